@@ -1,0 +1,34 @@
+"""shmem: exact shared-memory bank-conflict analysis for CUDA kernels, without a GPU.
+
+The Python API mirrors ``shmem analyze --format json``::
+
+    from shmem_cli import analyze
+    result = analyze("access_specs/column_read_32x33.yaml")
+    for access in result.accesses:
+        print(access.name, access.wavefronts, access.max_ways)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "analyze", "ShmemError"]
+
+if TYPE_CHECKING:
+    from .analysis import analyze
+    from .errors import ShmemError
+
+
+def __getattr__(name: str) -> Any:
+    # keep `import shmem_cli` (and so `shmem --version`) free of numpy and friends
+    if name == "analyze":
+        from .analysis import analyze
+
+        return analyze
+    if name == "ShmemError":
+        from .errors import ShmemError
+
+        return ShmemError
+    raise AttributeError(name)

@@ -1,0 +1,198 @@
+"""The pipeline: spec -> layout -> iteration space -> engine -> result model.
+
+Pure apart from reading spec files; no printing. ``analyze_spec`` is what the
+CLI, ``sweep`` and ``lint`` share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .engine import AccessKind, explain_request, request_stats
+from .errors import ShmemError
+from .layout import Layout, Variant, resolve
+from .model import AccessResult, FileResult, Report, RequestRef
+from .space import Space
+from .spec import AccessDecl, SpecFile, load_spec, spec_from_mapping
+
+HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
+
+
+@dataclass(frozen=True)
+class RequestChoice:
+    """A request picked by the user: a warp and a flat loop-iteration index."""
+
+    warp: int
+    iteration: int = 0
+
+
+def access_kind(spec: SpecFile, layout: Layout, access: AccessDecl) -> AccessKind:
+    arr = layout.arrays[access.array]
+    size = spec.arch.ldmatrix_row_bytes if access.op in ("ldmatrix", "stmatrix") else arr.esize
+    return AccessKind(op=access.op, size=size, atomic=access.atomic, matrices=access.matrices)
+
+
+def analyze_access(
+    spec: SpecFile,
+    layout: Layout,
+    access: AccessDecl,
+    *,
+    choice: RequestChoice | None = None,
+    detail: bool = True,
+) -> AccessResult:
+    """Totals for one access over its whole iteration space."""
+    space = Space(spec, layout, access)
+    space.check_size()
+    kind = access_kind(spec, layout, access)
+    arch = spec.arch
+    warps, iterations = space.warps, space.iterations
+    keep_heat = warps * iterations <= HEAT_LIMIT
+    heat = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
+    requests = wavefronts = ideal = cycles = conflicted = 0
+    max_ways = 0
+    worst: tuple[int, int, int, int, int] | None = None  # wavefronts, iteration, warp, ideal, ways
+    for batch in space.batches():
+        has = batch.active.any(axis=1)
+        addr, active = batch.addr[has], batch.active[has]
+        if not len(addr):
+            continue
+        stats = request_stats(addr, active, kind, arch)
+        requests += len(addr)
+        wavefronts += int(stats.wavefronts.sum())
+        ideal += int(stats.ideal.sum())
+        cycles += int(stats.cycles.sum())
+        conflicted += int((stats.wavefronts > stats.ideal).sum())
+        max_ways = max(max_ways, int(stats.ways.max()))
+        rows = np.nonzero(has)[0]
+        if heat is not None:
+            flat = heat.reshape(-1)
+            flat[batch.first_iteration * warps + rows] = stats.wavefronts
+        k = int(np.argmax(stats.wavefronts))
+        if worst is None or int(stats.wavefronts[k]) > worst[0]:
+            row = int(rows[k])
+            worst = (
+                int(stats.wavefronts[k]),
+                batch.first_iteration + row // warps,
+                row % warps,
+                int(stats.ideal[k]),
+                int(stats.ways[k]),
+            )
+    shown: RequestRef | None = None
+    req_detail = None
+    pick = None
+    if choice is not None:
+        if not 0 <= choice.warp < warps or not 0 <= choice.iteration < iterations:
+            raise ShmemError(
+                f"--request {choice.warp}:{choice.iteration} is outside this access's "
+                f"{warps} warp(s) x {iterations} iteration(s)"
+            )
+        pick = (choice.iteration, choice.warp)
+    elif worst is not None:
+        pick = (worst[1], worst[2])
+    if pick is not None:
+        it, warp = pick
+        one = space.batch(space.thread_env(), it, 1)
+        addr = one.addr[warp : warp + 1]
+        act = one.active[warp : warp + 1]
+        if act.any():
+            st = request_stats(addr, act, kind, arch)
+            shown = RequestRef(
+                warp=warp,
+                iteration=it,
+                loop_values=space.loop_values(it),
+                wavefronts=int(st.wavefronts[0]),
+                ideal=int(st.ideal[0]),
+                ways=int(st.ways[0]),
+            )
+            if detail:
+                lanes = [int(a) if on else None for a, on in zip(addr[0], act[0], strict=True)]
+                req_detail = explain_request(lanes, kind, arch)
+    return AccessResult(
+        name=access.name,
+        array=access.array,
+        op=access.op,
+        dtype=layout.arrays[access.array].decl.dtype.name,
+        width=kind.size,
+        requests=requests,
+        wavefronts=wavefronts,
+        ideal_wavefronts=ideal,
+        max_ways=max_ways,
+        cycles=cycles,
+        lane_accesses=space.lane_accesses,
+        line=access.pos.line if access.pos else None,
+        column=access.pos.column if access.pos else None,
+        shown=shown,
+        detail=req_detail,
+        warps=warps,
+        iterations=iterations,
+        loops=tuple(lp.describe() for lp in access.loops),
+        heat=heat,
+        expect=access.expect.merged_over(spec.expect) if access.expect else spec.expect,
+        conflicted_requests=conflicted,
+    )
+
+
+def analyze_spec(
+    spec: SpecFile,
+    variant: Variant | None = None,
+    *,
+    choice: RequestChoice | None = None,
+    detail: bool = True,
+) -> FileResult:
+    layout = resolve(spec, variant)
+    results = tuple(
+        analyze_access(spec, layout, acc, choice=choice, detail=detail) for acc in spec.accesses
+    )
+    return FileResult(
+        path=spec.path,
+        name=spec.name,
+        accesses=results,
+        block=layout.block,
+        smem_bytes=layout.smem_bytes,
+    )
+
+
+def analyze_path(path: str | Path, *, choice: RequestChoice | None = None) -> FileResult:
+    """Analyze one file; a bad spec becomes a FileResult carrying its error."""
+    try:
+        spec = load_spec(path)
+        return analyze_spec(spec, choice=choice)
+    except ShmemError as exc:
+        exc.located(str(path))
+        return FileResult(path=str(path), name=Path(path).stem, error=exc)
+
+
+def collect_specs(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file()))
+        else:
+            out.append(p)
+    return out
+
+
+def analyze(
+    source: str | Path | Mapping[str, Any], *, choice: RequestChoice | None = None
+) -> FileResult:
+    """Analyze one spec, given as a path or as a mapping in the spec format.
+
+    Returns the :class:`~shmem_cli.model.FileResult` the JSON output is rendered
+    from. Raises :class:`~shmem_cli.errors.ShmemError` when the spec is invalid::
+
+        from shmem_cli import analyze
+        result = analyze("access_specs/column_read_32x33.yaml")
+        assert result.accesses[0].conflict_free
+    """
+    spec = spec_from_mapping(source) if isinstance(source, Mapping) else load_spec(source)
+    return analyze_spec(spec, choice=choice)
+
+
+def analyze_many(paths: Iterable[str | Path], *, choice: RequestChoice | None = None) -> Report:
+    return Report(files=tuple(analyze_path(p, choice=choice) for p in collect_specs(paths)))

@@ -1,0 +1,55 @@
+"""The architecture profile: every hardware rule shmem applies, in one place.
+
+The rules are those measured on an NVIDIA H200 (sm_90) with Nsight Compute; the
+evidence is in docs/hardware-model.md and tests/data/. In short:
+
+* 32 banks of 4 bytes; bank = (byte address / 4) % 32.
+* A warp instruction is split into *phases* of lanes, each phase moving at most
+  128 bytes: 1-, 2- and 4-byte accesses form one phase (the whole warp), 8-byte
+  accesses two (half-warps), 16-byte accesses four (quarter-warps). ldmatrix /
+  stmatrix use one phase per 8x8 matrix (lanes 8m..8m+7 give its row addresses).
+* Within a phase, lanes reading the same 4-byte word share it (broadcast); the
+  phase costs as many wavefronts as the most distinct words any one bank must
+  deliver. A phase with no active lane costs nothing. A request costs the sum of
+  its phases.
+* Loads of 8 and 16 bytes whose active lanes come in equal pairs (lane n and n^1
+  read the same address wherever both are active, or lane n and n^2) pack two
+  lanes into one return slot: their phases are twice as wide (the whole warp for
+  8 bytes, half-warps for 16 bytes). Stores never merge.
+* Atomics: atomicAdd(p, 1) compiles to ATOMS.POPC.INC, which combines lanes on
+  one address like a load. Other integer atomics (ATOMS.ADD/MIN/MAX/...) make
+  each lane its own bank access, except that a warp-uniform address is reduced in
+  one wavefront; atomicExch/CAS never combine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ArchProfile:
+    """Numbers and rules of one GPU architecture's shared memory."""
+
+    name: str
+    banks: int = 32
+    bank_bytes: int = 4
+    phase_bytes: int = 128
+    max_threads: int = 1024
+    max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
+    smem_per_block: int = 227 * 1024
+    warp_size: int = 32
+    ldmatrix_row_bytes: int = 16
+    pair_merge_loads: bool = True
+    min_cycles_per_16b_phase: int = 1
+
+    def lanes_per_phase(self, size: int) -> int:
+        """How many lanes share one phase for an access of ``size`` bytes."""
+        if size <= self.bank_bytes:
+            return self.warp_size
+        return max(1, self.phase_bytes // size)
+
+
+SM90 = ArchProfile(name="sm_90")
+PROFILES: dict[str, ArchProfile] = {"sm_90": SM90}
+DEFAULT_ARCH = "sm_90"

@@ -1,0 +1,156 @@
+"""The result model: what every renderer (text, JSON, SARIF, ...) is built from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .engine import RequestDetail
+from .errors import ShmemError
+
+
+@dataclass(frozen=True)
+class RequestRef:
+    """One warp-level request: which warp, which loop iteration."""
+
+    warp: int
+    iteration: int  # flat index over the loop nest, 0 without loops
+    loop_values: tuple[tuple[str, int], ...]
+    wavefronts: int
+    ideal: int
+    ways: int
+
+    def describe(self) -> str:
+        where = f"warp {self.warp}"
+        if self.loop_values:
+            where += ", " + ", ".join(f"{k}={v}" for k, v in self.loop_values)
+        return where
+
+
+@dataclass(frozen=True)
+class AccessResult:
+    """Totals over all warps and loop iterations of one access, plus the request to show."""
+
+    name: str
+    array: str
+    op: str
+    dtype: str
+    width: int  # bytes per lane (16 per row for ldmatrix/stmatrix)
+    requests: int
+    wavefronts: int
+    ideal_wavefronts: int
+    max_ways: int
+    cycles: int
+    lane_accesses: int
+    line: int | None
+    column: int | None
+    shown: RequestRef | None
+    detail: RequestDetail | None
+    warps: int
+    iterations: int
+    loops: tuple[str, ...]
+    heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
+    expect: Any = field(default=None, compare=False, repr=False)
+    conflicted_requests: int = 0
+
+    @property
+    def excess_wavefronts(self) -> int:
+        return self.wavefronts - self.ideal_wavefronts
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.wavefronts == self.ideal_wavefronts
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
+
+    @property
+    def max_wavefronts_per_request(self) -> int:
+        return self.shown.wavefronts if self.shown else 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "array": self.array,
+            "op": self.op,
+            "dtype": self.dtype,
+            "bytes_per_lane": self.width,
+            "line": self.line,
+            "column": self.column,
+            "requests": self.requests,
+            "wavefronts": self.wavefronts,
+            "ideal_wavefronts": self.ideal_wavefronts,
+            "excess_wavefronts": self.excess_wavefronts,
+            "max_ways": self.max_ways,
+            "conflict_free": self.conflict_free,
+            "conflicted_requests": self.conflicted_requests,
+            "bandwidth_efficiency": round(self.efficiency, 4),
+            "cycles": self.cycles,
+            "lane_accesses": self.lane_accesses,
+            "warps": self.warps,
+            "iterations": self.iterations,
+        }
+        if self.shown is not None:
+            out["worst_request"] = {
+                "warp": self.shown.warp,
+                "iteration": self.shown.iteration,
+                "loop": dict(self.shown.loop_values),
+                "wavefronts": self.shown.wavefronts,
+                "ideal_wavefronts": self.shown.ideal,
+                "max_ways": self.shown.ways,
+            }
+        if self.detail is not None:
+            out["worst_request"]["wavefront_banks"] = [
+                {
+                    "phase": w.phase,
+                    "banks": {str(c.bank): {"word": c.word, "lanes": list(c.lanes)} for c in w.cells},
+                }
+                for w in self.detail.wavefronts
+            ]
+        return out
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One spec file: its accesses, or the error that stopped it."""
+
+    path: str
+    name: str
+    accesses: tuple[AccessResult, ...] = ()
+    error: ShmemError | None = None
+    block: tuple[int, int, int] | None = None
+    smem_bytes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "name": self.name}
+        if self.error is not None:
+            out["error"] = {
+                "message": self.error.message,
+                "line": self.error.line,
+                "column": self.error.column,
+            }
+        else:
+            out["block"] = list(self.block or ())
+            out["smem_bytes"] = self.smem_bytes
+        out["accesses"] = [a.to_json() for a in self.accesses]
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    files: tuple[FileResult, ...]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.error is not None for f in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema_version": 1, "files": [f.to_json() for f in self.files]}

@@ -1,0 +1,230 @@
+"""The iteration space: every (loop iteration, warp) request of an access, in chunks.
+
+Threads form warps by linear id ``x + y*X + z*X*Y``. Loops nest in the order
+written, the last one innermost. Each chunk covers whole loop iterations and is
+evaluated with NumPy broadcasting: loop values are (C, 1) columns, thread
+coordinates (1, T) rows, so an expression costs one array operation per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import ShmemError, shorten
+from .expr import EvalFault, Value
+from .layout import ArrayLayout, Layout
+from .spec import AccessDecl, Located, SpecFile
+
+I64 = npt.NDArray[np.int64]
+B8 = npt.NDArray[np.bool_]
+
+MAX_LANE_ACCESSES = 1 << 31  # per access: about two billion lane-accesses
+CHUNK_LANES = 1 << 19
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Requests of a run of whole loop iterations: rows are (iteration, warp) pairs."""
+
+    first_iteration: int
+    iterations: int
+    addr: I64  # (iterations * warps, 32) byte addresses
+    active: B8  # (iterations * warps, 32)
+
+
+@dataclass(frozen=True)
+class Space:
+    spec: SpecFile
+    layout: Layout
+    access: AccessDecl
+
+    @property
+    def threads(self) -> int:
+        return self.layout.threads
+
+    @property
+    def warps(self) -> int:
+        return -(-self.threads // self.spec.arch.warp_size)
+
+    @property
+    def iterations(self) -> int:
+        return prod(lp.count for lp in self.access.loops)
+
+    @property
+    def lane_accesses(self) -> int:
+        return self.iterations * self.threads
+
+    @property
+    def array(self) -> ArrayLayout:
+        return self.layout.arrays[self.access.array]
+
+    def check_size(self) -> None:
+        for lp in self.access.loops:
+            if lp.count == 0:
+                raise ShmemError(
+                    f"loop {lp.describe()} runs no iteration", path=self.spec.path, pos=lp.pos
+                )
+        if self.lane_accesses > MAX_LANE_ACCESSES:
+            raise ShmemError(
+                f"access {self.access.name!r} covers {self.lane_accesses:.3g} lane-accesses "
+                f"({self.iterations} iterations x {self.threads} threads); the limit is "
+                f"{MAX_LANE_ACCESSES} (2^31) per access",
+                path=self.spec.path,
+                pos=self.access.loops[0].pos if self.access.loops else self.access.pos,
+            )
+
+    def loop_values(self, iteration: int) -> tuple[tuple[str, int], ...]:
+        out = []
+        rest = iteration
+        for lp in reversed(self.access.loops):
+            out.append((lp.var, int(lp.value_at(rest % lp.count))))
+            rest //= lp.count
+        return tuple(reversed(out))
+
+    def thread_env(self) -> dict[str, Value]:
+        x, y, z = self.layout.block
+        tid = np.arange(self.threads, dtype=np.int64)[None, :]
+        lane = tid % self.spec.arch.warp_size
+        return {
+            "threadIdx.x": tid % x,
+            "threadIdx.y": (tid // x) % y,
+            "threadIdx.z": tid // (x * y),
+            "blockDim.x": x,
+            "blockDim.y": y,
+            "blockDim.z": z,
+            "tid": tid,
+            "lane": lane,
+            "warp": tid // self.spec.arch.warp_size,
+            **self.layout.params,
+        }
+
+    def batches(self, chunk_lanes: int = CHUNK_LANES) -> Iterator[Batch]:
+        self.check_size()
+        base_env = self.thread_env()
+        per_chunk = max(1, chunk_lanes // max(1, self.threads))
+        total = self.iterations
+        for start in range(0, total, per_chunk):
+            count = min(per_chunk, total - start)
+            yield self.batch(base_env, start, count)
+
+    def batch(self, base_env: dict[str, Value], start: int, count: int) -> Batch:
+        env = dict(base_env)
+        rest = np.arange(start, start + count, dtype=np.int64)[:, None]
+        for lp in reversed(self.access.loops):
+            env[lp.var] = lp.value_at(rest % lp.count)
+            rest = rest // lp.count
+        shape = (count, self.threads)
+        acc = self.access
+        arch = self.spec.arch
+        if acc.when is not None:
+            active = np.broadcast_to(self._eval(acc.when, env, None, start, shape) != 0, shape)
+        else:
+            active = np.ones(shape, dtype=bool)
+        live = active
+        lane = np.asarray(env["lane"])
+        if acc.op in ("ldmatrix", "stmatrix"):
+            self._check_warp_uniform(active, start)
+            live = active & (lane < 8 * acc.matrices)
+        arr = self.array
+        flat = np.zeros(shape, dtype=np.int64)
+        for k, loc in enumerate(acc.index):
+            idx = np.broadcast_to(self._eval(loc, env, live, start, shape), shape)
+            limit = arr.padded_shape[k]
+            bad = ((idx < 0) | (idx >= limit)) & live
+            if bad.any():
+                self._fault_oob(loc, k, idx, bad, limit, start)
+            flat = flat + idx * arr.strides[k]
+        offset = flat * arr.esize
+        if arr.swizzle is not None:
+            offset = arr.swizzle.apply(offset)
+        addr = offset + arr.offset
+        if acc.op in ("ldmatrix", "stmatrix"):
+            misaligned = (addr % arch.ldmatrix_row_bytes != 0) & live
+            if misaligned.any():
+                c, t = np.argwhere(misaligned)[0]
+                raise ShmemError(
+                    f"{acc.op} row address {int(addr[c, t])} of {self._who(int(c), int(t), start)} is "
+                    f"not 16-byte aligned (each lane gives the start of a 16-byte row)",
+                    path=self.spec.path,
+                    pos=acc.index[-1].pos,
+                )
+        warps = self.warps
+        pad = warps * arch.warp_size - self.threads
+        if pad:
+            addr = np.pad(addr, ((0, 0), (0, pad)))
+            live = np.pad(live, ((0, 0), (0, pad)))
+            active = np.pad(active, ((0, 0), (0, pad)))
+        rows = count * warps
+        if acc.op in ("ldmatrix", "stmatrix"):
+            # the instruction runs for a warp if its (uniform) predicate holds; lanes beyond
+            # the matrices' address lanes are ignored by the engine
+            live = active
+        return Batch(
+            first_iteration=start,
+            iterations=count,
+            addr=np.ascontiguousarray(addr.reshape(rows, arch.warp_size)),
+            active=np.ascontiguousarray(live.reshape(rows, arch.warp_size)),
+        )
+
+    def _eval(
+        self, loc: Located, env: dict[str, Value], live: B8 | None, start: int, shape: tuple[int, int]
+    ) -> I64:
+        try:
+            return np.asarray(loc.expr.evaluate(env, live), dtype=np.int64)
+        except EvalFault as fault:
+            where = np.asarray(fault.where)
+            hits = np.argwhere(np.broadcast_to(where, shape)) if where.ndim else np.zeros((1, 2), dtype=np.int64)
+            c, t = (int(v) for v in hits[0]) if len(hits) else (0, 0)
+            raise ShmemError(
+                f"{fault.message} in {shorten(loc.text)!r} for {self._who(c, t, start)}",
+                path=self.spec.path,
+                pos=loc.pos.shifted(fault.node.col) if loc.pos else None,
+            ) from None
+
+    def _who(self, c: int, t: int, start: int) -> str:
+        x, y, _ = self.layout.block
+        ws = self.spec.arch.warp_size
+        who = f"thread ({t % x},{(t // x) % y},{t // (x * y)}) (warp {t // ws}, lane {t % ws})"
+        values = self.loop_values(start + c)
+        if values:
+            who += " at " + ", ".join(f"{k}={v}" for k, v in values)
+        return who
+
+    def _fault_oob(self, loc: Located, k: int, idx: I64, bad: B8, limit: int, start: int) -> None:
+        c, t = (int(v) for v in np.argwhere(bad)[0])
+        value = int(idx[c, t])
+        arr = self.array
+        kind = "negative" if value < 0 else "out of bounds"
+        raise ShmemError(
+            f"index {k} of {arr.name}{list(arr.padded_shape)} is {value} ({kind}; valid 0..{limit - 1}) "
+            f"for {self._who(c, t, start)}",
+            path=self.spec.path,
+            pos=loc.pos,
+        )
+
+    def _check_warp_uniform(self, active: B8, start: int) -> None:
+        ws = self.spec.arch.warp_size
+        n = self.threads
+        if n % ws:
+            raise ShmemError(
+                f"{self.access.op} is a warp-wide .sync.aligned instruction; the block has "
+                f"{n} threads, not a whole number of warps",
+                path=self.spec.path,
+                pos=self.access.pos,
+            )
+        per_warp = active.reshape(active.shape[0], n // ws, ws)
+        mixed = per_warp.any(axis=2) & ~per_warp.all(axis=2)
+        if mixed.any():
+            c, w = (int(v) for v in np.argwhere(mixed)[0])
+            raise ShmemError(
+                f"{self.access.op} is .sync.aligned: 'when' must be the same for all lanes of a warp, "
+                f"but it differs inside warp {w}"
+                + (f" at {', '.join(f'{k}={v}' for k, v in self.loop_values(start + c))}" if self.access.loops else ""),
+                path=self.spec.path,
+                pos=self.access.when.pos if self.access.when else self.access.pos,
+            )

@@ -1,0 +1,432 @@
+"""Access specs: from a loaded YAML document to a checked, compiled model.
+
+``compile_spec`` turns a :class:`~shmem_cli.source.Document` into a
+:class:`SpecFile`: every expression parsed once, every name checked, every fault
+located at ``file:line:column``. Layout numbers that may depend on params
+(shapes, pads, offsets, block) stay expressions here; :mod:`shmem_cli.layout`
+resolves them for one variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import dtypes
+from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
+from .engine import ATOMIC_KINDS, OPS
+from .errors import ShmemError, SourcePos, shorten
+from .expr import Expr, parse
+from .source import Document, load_yaml, validate
+
+THREAD_NAMES: dict[str, str] = {
+    "threadIdx.x": "thread index x",
+    "threadIdx.y": "thread index y",
+    "threadIdx.z": "thread index z",
+    "blockDim.x": "block size x",
+    "blockDim.y": "block size y",
+    "blockDim.z": "block size z",
+    "tid": "linear thread id",
+    "lane": "tid % 32",
+    "warp": "tid / 32",
+}
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """XOR swizzle of the byte offset inside an array (CuTe ``Swizzle<bits, base, shift>``)."""
+
+    bits: int
+    base: int
+    shift: int
+    label: str
+
+    @property
+    def period(self) -> int:
+        """Bytes after which the pattern repeats; the array must start at a multiple."""
+        return 1 << (self.base + self.shift + self.bits)
+
+    def apply(self, offset: Any) -> Any:
+        mask = ((1 << self.bits) - 1) << self.base
+        return offset ^ ((offset >> self.shift) & mask)
+
+
+TMA_SWIZZLES: dict[str, Swizzle] = {
+    "32B": Swizzle(1, 4, 3, "32B"),
+    "64B": Swizzle(2, 4, 3, "64B"),
+    "128B": Swizzle(3, 4, 3, "128B"),
+}
+
+
+@dataclass(frozen=True)
+class Located:
+    """An expression with the place it came from."""
+
+    expr: Expr
+    pos: SourcePos | None
+    text: str
+
+
+@dataclass(frozen=True)
+class ArrayDecl:
+    name: str
+    dtype: dtypes.DType
+    shape: tuple[Located, ...]
+    pad: Located
+    offset: Located | None
+    swizzle: Swizzle | None
+    pos: SourcePos | None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop variable: ``start, start+step, ...`` up to and including ``stop`` or a list."""
+
+    var: str
+    values: tuple[int, ...] | None
+    start: int = 0
+    stop: int = 0
+    step: int = 1
+    pos: SourcePos | None = None
+
+    @property
+    def count(self) -> int:
+        if self.values is not None:
+            return len(self.values)
+        if self.step > 0:
+            return max(0, (self.stop - self.start) // self.step + 1)
+        return max(0, (self.start - self.stop) // (-self.step) + 1)
+
+    def value_at(self, indices: Any) -> Any:
+        """The loop value of the given iteration indices (ints or arrays)."""
+        if self.values is not None:
+            import numpy as np
+
+            return np.asarray(self.values, dtype=np.int64)[indices]
+        return self.start + self.step * indices
+
+    def describe(self) -> str:
+        if self.values is not None:
+            return f"{self.var} in {list(self.values)}"
+        suffix = f":{self.step}" if self.step != 1 else ""
+        return f"{self.var} = {self.start}..{self.stop}{suffix}"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a lint run accepts for an access."""
+
+    max_ways: int | None = None
+    max_wavefronts_per_request: int | None = None
+    conflict_free: bool | None = None
+    pos: SourcePos | None = None
+
+    def merged_over(self, base: Expect | None) -> Expect:
+        if base is None:
+            return self
+        return Expect(
+            max_ways=self.max_ways if self.max_ways is not None else base.max_ways,
+            max_wavefronts_per_request=(
+                self.max_wavefronts_per_request
+                if self.max_wavefronts_per_request is not None
+                else base.max_wavefronts_per_request
+            ),
+            conflict_free=self.conflict_free if self.conflict_free is not None else base.conflict_free,
+            pos=self.pos or base.pos,
+        )
+
+    @property
+    def empty(self) -> bool:
+        return self.max_ways is None and self.max_wavefronts_per_request is None and self.conflict_free is None
+
+
+@dataclass(frozen=True)
+class AccessDecl:
+    name: str
+    array: str
+    op: str
+    index: tuple[Located, ...]
+    loops: tuple[Loop, ...]
+    when: Located | None
+    matrices: int
+    trans: bool
+    atomic: str
+    expect: Expect | None
+    pos: SourcePos | None
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """A compiled spec: the single source of truth for every later stage."""
+
+    path: str
+    name: str
+    block: tuple[Located, ...]
+    params: Mapping[str, int]
+    arrays: Mapping[str, ArrayDecl]
+    accesses: tuple[AccessDecl, ...]
+    expect: Expect | None
+    arch: ArchProfile
+    pos: SourcePos | None = None
+    lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+
+def load_spec(path: str | Path) -> SpecFile:
+    """Read, validate and compile one spec file. Raises :class:`ShmemError`."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ShmemError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
+    return compile_spec(load_yaml(raw, str(path)), raw)
+
+
+def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecFile:
+    """Compile a spec given as a Python mapping (no positions)."""
+    import yaml
+
+    text = yaml.safe_dump(dict(data), sort_keys=False)
+    return compile_spec(load_yaml(text, name), text.encode())
+
+
+def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
+    problems = validate(doc)
+    if problems:
+        raise problems[0]
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    return _Compiler(doc, tuple(text.splitlines())).run()
+
+
+class _Compiler:
+    def __init__(self, doc: Document, lines: tuple[str, ...]) -> None:
+        self.doc = doc
+        self.lines = lines
+        self.path = doc.path
+
+    def err(self, message: str, *keys: str | int, key: bool = False) -> ShmemError:
+        pos = self.doc.key_pos(*keys) if key else self.doc.pos(*keys)
+        return ShmemError(message, path=self.path, pos=pos)
+
+    def expr_pos(self, *keys: str | int) -> SourcePos | None:
+        pos = self.doc.pos(*keys)
+        if pos is None:
+            return None
+        if 0 < pos.line <= len(self.lines):
+            line = self.lines[pos.line - 1]
+            if pos.column - 1 < len(line) and line[pos.column - 1] in "'\"":
+                return pos.shifted(1)
+        return pos
+
+    def compile_expr(self, value: Any, names: Mapping[str, str], *keys: str | int) -> Located:
+        pos = self.expr_pos(*keys)
+        expr = parse(value, path=self.path, pos=pos, names=names)
+        return Located(expr, pos, str(value))
+
+    def run(self) -> SpecFile:
+        data = self.doc.data
+        arch_name = data.get("arch", DEFAULT_ARCH)
+        if arch_name not in PROFILES:
+            raise self.err(f"unknown arch {shorten(arch_name)!r}; known: {', '.join(PROFILES)}", "arch")
+        params = dict(data.get("params") or {})
+        for pname in params:
+            if pname in THREAD_NAMES:
+                raise self.err(f"param {pname!r} shadows a built-in name", "params", pname, key=True)
+        pnames = {p: "param" for p in params}
+        block_raw = data["block"]
+        block = tuple(self.compile_expr(v, pnames, "block", i) for i, v in enumerate(block_raw))
+        arrays: dict[str, ArrayDecl] = {}
+        for aname, adata in data["arrays"].items():
+            if aname in THREAD_NAMES or aname in params:
+                raise self.err(f"array name {aname!r} clashes with a built-in or param", "arrays", aname, key=True)
+            arrays[aname] = self.compile_array(aname, adata, pnames)
+        expect = self.compile_expect(data.get("expect"), "expect")
+        accesses = tuple(
+            self.compile_access(i, acc, arrays, params) for i, acc in enumerate(data["accesses"])
+        )
+        names_seen: dict[str, int] = {}
+        for i, acc in enumerate(accesses):
+            if acc.name in names_seen:
+                raise self.err(
+                    f"two accesses are named {acc.name!r} (also accesses[{names_seen[acc.name]}])",
+                    "accesses",
+                    i,
+                    "name",
+                )
+            names_seen[acc.name] = i
+        name = data.get("name") or Path(self.path).stem
+        return SpecFile(
+            path=self.path,
+            name=str(name),
+            block=block,
+            params=params,
+            arrays=arrays,
+            accesses=accesses,
+            expect=expect,
+            arch=PROFILES[arch_name],
+            pos=self.doc.pos(),
+            lines=self.lines,
+        )
+
+    def compile_array(self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, str]) -> ArrayDecl:
+        dt = dtypes.lookup(str(adata["dtype"]))
+        if dt is None:
+            import difflib
+
+            hint = difflib.get_close_matches(str(adata["dtype"]), dtypes.known_names(), n=1)
+            more = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise self.err(
+                f"unknown dtype {shorten(adata['dtype'])!r} for array {name!r}{more}",
+                "arrays",
+                name,
+                "dtype",
+            )
+        shape = tuple(
+            self.compile_expr(v, pnames, "arrays", name, "shape", i) for i, v in enumerate(adata["shape"])
+        )
+        pad = self.compile_expr(adata.get("pad", 0), pnames, "arrays", name, "pad")
+        offset = (
+            self.compile_expr(adata["offset"], pnames, "arrays", name, "offset")
+            if "offset" in adata
+            else None
+        )
+        swz = self.compile_swizzle(adata.get("swizzle"), name)
+        return ArrayDecl(name, dt, shape, pad, offset, swz, self.doc.key_pos("arrays", name))
+
+    def compile_swizzle(self, value: Any, array: str) -> Swizzle | None:
+        if value is None or value == "none":
+            return None
+        if isinstance(value, str):
+            return TMA_SWIZZLES[value]
+        b, m, s = int(value["bits"]), int(value["base"]), int(value["shift"])
+        if b > 0 and s < b:
+            raise self.err(
+                f"swizzle shift ({s}) must be at least bits ({b}) so source and target bits do not overlap",
+                "arrays",
+                array,
+                "swizzle",
+            )
+        return Swizzle(b, m, s, f"Swizzle<{b},{m},{s}>")
+
+    def compile_expect(self, value: Any, *keys: str | int) -> Expect | None:
+        if value is None:
+            return None
+        return Expect(
+            max_ways=value.get("max_ways"),
+            max_wavefronts_per_request=value.get("max_wavefronts_per_request"),
+            conflict_free=value.get("conflict_free"),
+            pos=self.doc.pos(*keys),
+        )
+
+    def compile_loops(self, loop: Mapping[str, Any] | None, i: int, params: Mapping[str, int]) -> tuple[Loop, ...]:
+        if not loop:
+            return ()
+        loops = []
+        for var, spec in loop.items():
+            where = ("accesses", i, "loop", var)
+            if var in THREAD_NAMES or var in params:
+                raise self.err(f"loop variable {var!r} shadows a built-in name or param", *where, key=True)
+            if not isinstance(var, str) or not var.isidentifier():
+                raise self.err(f"loop variable {shorten(var)!r} is not a C identifier", *where, key=True)
+            pos = self.doc.pos(*where)
+            if isinstance(spec, list):
+                loops.append(Loop(var, tuple(int(v) for v in spec), pos=pos))
+                continue
+            text = str(spec)
+            head, _, step_text = text.partition(":")
+            lo_text, sep, hi_text = head.partition("..")
+            if not sep:
+                raise self.err(f"loop range {shorten(text)!r} must look like a..b or a..b:step", *where)
+            pnames = {p: "param" for p in params}
+            try:
+                lo = parse(lo_text.strip(), names=pnames).constant(params)
+                hi = parse(hi_text.strip(), names=pnames).constant(params)
+                step = parse(step_text.strip(), names=pnames).constant(params) if step_text.strip() else 1
+            except ShmemError as exc:
+                raise self.err(f"loop range {shorten(text)!r}: {exc.message}", *where) from None
+            if step == 0:
+                raise self.err(f"loop {var!r} has step 0", *where)
+            loops.append(Loop(var, None, start=lo, stop=hi, step=step, pos=pos))
+        return tuple(loops)
+
+    def compile_access(
+        self, i: int, acc: Mapping[str, Any], arrays: Mapping[str, ArrayDecl], params: Mapping[str, int]
+    ) -> AccessDecl:
+        aname = acc["array"]
+        if aname not in arrays:
+            import difflib
+
+            hint = difflib.get_close_matches(str(aname), list(arrays), n=1)
+            more = f" (did you mean {hint[0]!r}?)" if hint else f"; arrays: {', '.join(arrays)}"
+            raise self.err(f"unknown array {shorten(aname)!r}{more}", "accesses", i, "array")
+        arr = arrays[aname]
+        op = acc.get("op", "load")
+        assert op in OPS
+        loops = self.compile_loops(acc.get("loop"), i, params)
+        seen: set[str] = set()
+        for lp in loops:
+            if lp.var in seen:
+                raise self.err(f"loop variable {lp.var!r} appears twice", "accesses", i, "loop")
+            seen.add(lp.var)
+        names = dict(THREAD_NAMES)
+        names.update({p: "param" for p in params})
+        names.update({lp.var: "loop variable" for lp in loops})
+        index_raw = acc["index"]
+        if len(index_raw) != len(arr.shape):
+            raise self.err(
+                f"array {aname!r} has {len(arr.shape)} dimension(s) but the index has {len(index_raw)}",
+                "accesses",
+                i,
+                "index",
+            )
+        index = tuple(
+            self.compile_expr(v, names, "accesses", i, "index", k) for k, v in enumerate(index_raw)
+        )
+        when = self.compile_expr(acc["when"], names, "accesses", i, "when") if "when" in acc else None
+        matrices = int(acc.get("matrices", 1))
+        trans = bool(acc.get("trans", False))
+        atomic = acc.get("atomic", "inc")
+        assert atomic in ATOMIC_KINDS
+        where = ("accesses", i)
+        if op in ("ldmatrix", "stmatrix"):
+            if arr.dtype.size != 2:
+                raise self.err(
+                    f"{op} moves 16-bit elements (8x8 b16 matrices) but array {aname!r} holds "
+                    f"{arr.dtype.name} ({arr.dtype.size} bytes)",
+                    *where,
+                    "op",
+                )
+        else:
+            for key in ("matrices", "trans"):
+                if key in acc:
+                    raise self.err(f"'{key}' only applies to ldmatrix/stmatrix, not {op}", *where, key, key=True)
+        if op == "atomic":
+            if not (arr.dtype.integer and arr.dtype.size == 4):
+                raise self.err(
+                    f"atomics on {arr.dtype.name} compile to a compare-and-swap loop (ATOMS.CAST.SPIN) whose "
+                    "cost depends on run-time contention; shmem models 32-bit integer atomics "
+                    "(int32/uint32) only",
+                    *where,
+                    "array",
+                )
+        elif "atomic" in acc:
+            raise self.err(f"'atomic' only applies to op: atomic, not {op}", *where, "atomic", key=True)
+        name = acc.get("name") or f"{aname} #{i}"
+        return AccessDecl(
+            name=str(name),
+            array=aname,
+            op=op,
+            index=index,
+            loops=loops,
+            when=when,
+            matrices=matrices,
+            trans=trans,
+            atomic=atomic,
+            expect=self.compile_expect(acc.get("expect"), *where, "expect"),
+            pos=self.doc.pos(*where),
+        )
+
+
+def describe_names(spec: SpecFile, access: AccessDecl) -> Sequence[str]:
+    return [*THREAD_NAMES, *spec.params, *(lp.var for lp in access.loops)]
