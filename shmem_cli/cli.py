@@ -1,0 +1,200 @@
+"""The command line: argument parsing, I/O and exit codes only.
+
+Every command reads specs through :mod:`shmem_cli.analysis`, builds the result
+model and hands it to a renderer. Heavy modules (numpy, rich, lark, jsonschema)
+are imported inside the commands so that ``shmem --version`` stays fast.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from . import __version__
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(enum.IntEnum):
+    """Exit statuses, the same for every command."""
+
+    OK = 0
+    FINDINGS = 1  # lint findings at or above --fail-on, verify mismatches
+    USAGE = 2  # bad arguments, unreadable or invalid specs
+
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def want_color(no_color: bool, stream: Any = None) -> bool:
+    """Color only on a terminal, and never with --no-color or NO_COLOR set."""
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
+    """--format, --output and --no-color, shared by the commands that print reports."""
+
+    def deco(fn: F) -> F:
+        fn = click.option(
+            "--no-color", is_flag=True, help="Plain text even on a terminal (also: NO_COLOR=1)."
+        )(fn)
+        fn = click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False, writable=True),
+            help="Write the report to FILE (atomically) instead of standard output.",
+        )(fn)
+        fn = click.option(
+            "-f",
+            "--format",
+            "fmt",
+            type=click.Choice(formats),
+            default=formats[0],
+            show_default=True,
+            help="Output format.",
+        )(fn)
+        return fn
+
+    return deco
+
+
+def emit(text: str, output: str | None) -> None:
+    if output:
+        from .fsutil import write_atomic
+
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=False)
+
+
+def fail_usage(message: str) -> None:
+    click.echo(f"shmem: error: {message}", err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+def parse_request(value: str | None) -> Any:
+    if value is None:
+        return None
+    from .analysis import RequestChoice
+
+    warp_text, _, it_text = value.partition(":")
+    try:
+        return RequestChoice(warp=int(warp_text), iteration=int(it_text) if it_text else 0)
+    except ValueError:
+        fail_usage(f"--request expects WARP or WARP:ITERATION (integers), got {value!r}")
+    return None
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="shmem")
+def main() -> None:
+    """shmem: exact shared-memory bank-conflict analysis for CUDA kernels, without a GPU.
+
+    Describe a kernel's shared-memory accesses in a YAML access spec (see
+    docs/spec-format.md); shmem computes every warp's byte addresses, the banks
+    they hit and the wavefronts (shared-memory pipe cycles) each warp instruction
+    costs, with the rules measured on an NVIDIA H200 (docs/hardware-model.md).
+
+    \b
+    Examples:
+      shmem analyze access_specs/column_read_32x32.yaml
+      shmem analyze access_specs/ --format json
+      shmem sweep access_specs/transpose_naive.yaml --pad 0..4
+      shmem lint access_specs/ --format sarif -o shmem.sarif
+
+    Shell completion (bash): eval "$(_SHMEM_COMPLETE=bash_source shmem)";
+    zsh: eval "$(_SHMEM_COMPLETE=zsh_source shmem)";
+    fish: _SHMEM_COMPLETE=fish_source shmem | source.
+    """
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@output_options(("text", "json"))
+@click.option(
+    "--request",
+    "request",
+    metavar="WARP[:ITER]",
+    help="Show the bank table of this request (warp, flat loop-iteration index) "
+    "instead of the worst one.",
+)
+@click.option("--words", is_flag=True, help="Show the word index under each lane list in bank tables.")
+@click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
+@click.option("--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200).")
+def analyze(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+    request: str | None,
+    words: bool,
+    no_tables: bool,
+    width: int | None,
+) -> None:
+    """Analyze the shared-memory accesses of spec FILES and DIRECTORIES.
+
+    For every access: warp-level requests, wavefronts (totals over all warps and
+    loop iterations), the ideal wavefronts, the worst bank conflict (ways), the
+    bandwidth efficiency and a cycle estimate, then a bank-occupancy table of
+    the worst request: one row per wavefront, one column per bank, each cell
+    the lanes served.
+
+    Directories are searched recursively for *.yaml and *.yml. A bad spec is
+    reported at file:line:column and the others are still analyzed; the exit
+    status is 2 if any spec was invalid, else 0.
+
+    \b
+    Examples:
+      shmem analyze access_specs/transpose_naive.yaml
+      shmem analyze access_specs/ --no-tables
+      shmem analyze spec.yaml --request 3:1 --words
+      shmem analyze access_specs/ --format json -o report.json
+    """
+    from .analysis import analyze_many, collect_specs
+
+    for p in paths:
+        if not os.path.exists(p):
+            fail_usage(f"no such file or directory: {p}")
+    if not collect_specs(paths):
+        fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
+    report = analyze_many(paths, choice=parse_request(request))
+    if fmt == "json":
+        from .render.json_out import render_json
+
+        text = render_json(report)
+    else:
+        from .render.text import render_text
+
+        color = want_color(no_color) and output is None
+        term_width = width or (click.get_terminal_size()[0] if color else None)
+        text = render_text(report, color=color, width=term_width, words=words, tables=not no_tables)
+    emit(text, output)
+    if report.has_errors:
+        for f in report.files:
+            if f.error is not None:
+                click.echo(f.error.render(), err=True)
+        sys.exit(ExitCode.USAGE)
+
+
+@main.command(context_settings=CONTEXT)
+def schema() -> None:
+    """Print the JSON Schema (draft-07) of the access-spec format."""
+    import json
+
+    from .source import schema as load_schema
+
+    click.echo(json.dumps(load_schema(), indent=2))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

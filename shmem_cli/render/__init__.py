@@ -1,0 +1,1 @@
+"""Renderers: functions from the result model to strings. No I/O here."""
