@@ -95,7 +95,44 @@ def parse_request(value: str | None) -> Any:
     return None
 
 
-@click.group(context_settings=CONTEXT)
+# name -> "module:attribute" of commands loaded on first use (keeps start-up fast)
+LAZY_COMMANDS: dict[str, str] = {
+    "sweep": "shmem_cli.commands.sweep:sweep",
+    "lint": "shmem_cli.commands.lint:lint",
+    "rules": "shmem_cli.commands.lint:rules",
+    "verify": "shmem_cli.commands.verify:verify",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose listed subcommands are imported only when invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._available()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None or cmd_name not in self._available():
+            return found
+        import importlib
+
+        module_name, attr = LAZY_COMMANDS[cmd_name].split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    @staticmethod
+    def _available() -> list[str]:
+        import importlib.util
+
+        return [
+            name
+            for name, target in LAZY_COMMANDS.items()
+            if importlib.util.find_spec(target.split(":")[0]) is not None
+        ]
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="shmem")
 def main() -> None:
     """shmem: exact shared-memory bank-conflict analysis for CUDA kernels, without a GPU.

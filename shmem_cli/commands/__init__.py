@@ -1,0 +1,1 @@
+"""Subcommands that live in their own modules, loaded only when used (see cli.LazyGroup)."""
