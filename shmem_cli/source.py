@@ -1,0 +1,744 @@
+"""Safe YAML loading with source positions, and schema validation of specs.
+
+A spec file is parsed with PyYAML's *safe* composer only (``yaml.SafeLoader``);
+nodes are converted to plain Python values here, never by a YAML constructor
+that could build arbitrary objects. Every value and every mapping key keeps its
+1-based line and column, so later stages can point at the exact place of a
+problem (:meth:`Document.pos`, :meth:`Document.key_pos`).
+
+Limits guard against hostile input: file size, node count after alias
+expansion ("billion laughs"), and nesting depth. YAML merge keys (``<<``) are
+supported with the same semantics as ``yaml.safe_load``.
+
+``jsonschema`` is imported lazily (in :func:`validate`) to keep start-up fast.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from shmem_cli.errors import ShmemError, SourcePos, shorten
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "Document",
+    "KeyPath",
+    "load_file",
+    "load_yaml",
+    "schema",
+    "validate",
+]
+
+#: Most nodes (values and keys) a document may have once aliases are expanded.
+MAX_NODES = 100_000
+#: Deepest nesting of lists and mappings.
+MAX_DEPTH = 100
+#: Largest spec file accepted, in bytes.
+MAX_BYTES = 8 * 1024 * 1024
+
+KeyPath = tuple[Any, ...]
+
+_YAML = "tag:yaml.org,2002:"
+_STR = _YAML + "str"
+_INT = _YAML + "int"
+_FLOAT = _YAML + "float"
+_BOOL = _YAML + "bool"
+_NULL = _YAML + "null"
+_SEQ = _YAML + "seq"
+_MAP = _YAML + "map"
+_MERGE = _YAML + "merge"
+_TIMESTAMP = _YAML + "timestamp"
+
+
+# --------------------------------------------------------------------------
+# Document
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded spec: plain data plus where each value and key came from.
+
+    ``data`` holds only dict/list/str/int/float/bool/None. Positions are keyed
+    by *key paths*: tuples of mapping keys and list indexes from the root, as
+    in ``("accesses", 0, "index", 1)``; the root is ``()``.
+    """
+
+    path: str
+    data: Any
+    value_positions: Mapping[KeyPath, SourcePos] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    key_positions: Mapping[KeyPath, SourcePos] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def pos(self, *keys: str | int) -> SourcePos | None:
+        """Position of the value at ``keys``, else of its nearest existing ancestor."""
+        path: KeyPath = tuple(keys)
+        while True:
+            found = self.value_positions.get(path)
+            if found is not None:
+                return found
+            if not path:
+                return None
+            path = path[:-1]
+
+    def key_pos(self, *keys: str | int) -> SourcePos | None:
+        """Position of the mapping key at ``keys``; falls back to :meth:`pos`."""
+        found = self.key_positions.get(tuple(keys))
+        return found if found is not None else self.pos(*keys)
+
+
+# --------------------------------------------------------------------------
+# Loading
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that bounds composition and leaves dates as strings."""
+
+    # ``yaml.safe_load`` turns ``2024-01-01`` into a date; a spec only needs
+    # plain JSON-like values, so the implicit timestamp resolver is dropped.
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str, path: str) -> None:
+        super().__init__(stream)
+        self.shmem_path = path
+        self.shmem_depth = 0
+        self.shmem_nodes = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        # Bound recursion (PyYAML's composer is recursive) and total size
+        # before any conversion happens.
+        self.shmem_nodes += 1
+        if self.shmem_nodes > MAX_NODES:
+            raise ShmemError(
+                f"YAML document too large (limit {MAX_NODES} nodes)",
+                path=self.shmem_path,
+                pos=_mark_pos(self.peek_event().start_mark),  # type: ignore[no-untyped-call]
+            )
+        self.shmem_depth += 1
+        try:
+            if self.shmem_depth > MAX_DEPTH:
+                raise ShmemError(
+                    f"YAML nesting too deep (limit {MAX_DEPTH} levels)",
+                    path=self.shmem_path,
+                    pos=_mark_pos(self.peek_event().start_mark),  # type: ignore[no-untyped-call]
+                )
+            node = super().compose_node(parent, index)
+            assert node is not None
+            return node
+        finally:
+            self.shmem_depth -= 1
+
+
+def _mark_pos(mark: Any) -> SourcePos | None:
+    if mark is None:
+        return None
+    return SourcePos(int(mark.line) + 1, int(mark.column) + 1)
+
+
+def _offset_pos(text: str, index: int) -> SourcePos:
+    """1-based line and column of character ``index`` in ``text``."""
+    line_start = text.rfind("\n", 0, index) + 1
+    return SourcePos(text.count("\n", 0, index) + 1, index - line_start + 1)
+
+
+def _decode(source: bytes, path: str) -> str:
+    if source.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ShmemError(
+            "file is UTF-16 encoded; save it as UTF-8 text", path=path, pos=SourcePos(1, 1)
+        )
+    if source.startswith(b"\xef\xbb\xbf"):
+        source = source[3:]
+    nul = source.find(b"\x00")
+    if nul >= 0:
+        line_start = source.rfind(b"\n", 0, nul) + 1
+        column = len(source[line_start:nul].decode("utf-8", errors="replace")) + 1
+        raise ShmemError(
+            "file contains a NUL byte; it looks like a binary file, not a YAML spec",
+            path=path,
+            pos=SourcePos(source.count(b"\n", 0, nul) + 1, column),
+        )
+    try:
+        return source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+        line_start = source.rfind(b"\n", 0, bad) + 1
+        column = len(source[line_start:bad].decode("utf-8", errors="replace")) + 1
+        raise ShmemError(
+            f"file is not valid UTF-8 text (byte 0x{source[bad]:02x})",
+            path=path,
+            pos=SourcePos(source.count(b"\n", 0, bad) + 1, column),
+        ) from None
+
+
+def _syntax_error(exc: yaml.YAMLError, text: str, path: str) -> ShmemError:
+    if isinstance(exc, yaml.reader.ReaderError):
+        char = exc.character
+        code = char if isinstance(char, int) else ord(char) if char else 0
+        return ShmemError(
+            f"invalid YAML: control character U+{code:04X} is not allowed",
+            path=path,
+            pos=_offset_pos(text, exc.position),
+        )
+    if isinstance(exc, yaml.MarkedYAMLError):
+        problem = exc.problem or exc.context or "syntax error"
+        message = f"invalid YAML: {shorten(problem, 100)}"
+        if exc.context and exc.problem:
+            message += f" ({shorten(exc.context, 100)}"
+            if exc.context_mark is not None and exc.context_mark is not exc.problem_mark:
+                message += f" at line {exc.context_mark.line + 1}"
+            message += ")"
+        return ShmemError(message, path=path, pos=_mark_pos(exc.problem_mark or exc.context_mark))
+    return ShmemError(f"invalid YAML: {shorten(str(exc), 100)}", path=path)
+
+
+def _show_tag(tag: str) -> str:
+    if tag.startswith(_YAML):
+        tag = "!!" + tag[len(_YAML) :]
+    return shorten(tag)
+
+
+def _kind(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "mapping"
+    if isinstance(node, SequenceNode):
+        return "list"
+    return "value"
+
+
+class _Converter:
+    """Turns a composed node graph into plain data and position tables."""
+
+    def __init__(self, loader: _Loader, path: str) -> None:
+        self.loader = loader
+        self.path = path
+        self.nodes = 0
+        self.values: dict[KeyPath, SourcePos] = {}
+        self.keys: dict[KeyPath, SourcePos] = {}
+        self.active: set[int] = set()  # containers being converted (cycle check)
+        self.merging: set[int] = set()  # mappings being flattened (cycle check)
+        self.pairs_memo: dict[int, list[tuple[Any, Node, Node]]] = {}
+
+    def error(self, message: str, node_or_pos: Node | SourcePos | None) -> ShmemError:
+        pos = (
+            node_or_pos if not isinstance(node_or_pos, Node) else _mark_pos(node_or_pos.start_mark)
+        )
+        return ShmemError(message, path=self.path, pos=pos)
+
+    def count(self, node: Node, amount: int = 1) -> None:
+        self.nodes += amount
+        if self.nodes > MAX_NODES:
+            raise self.error(
+                f"YAML document too large after expanding aliases (limit {MAX_NODES} nodes)",
+                node,
+            )
+
+    def scalar(self, node: Node) -> Any:
+        if not isinstance(node, ScalarNode):  # pragma: no cover - callers check
+            raise self.error("expected a plain value", node)
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        constructor: Callable[[ScalarNode], Any] | None = {
+            _INT: self.loader.construct_yaml_int,
+            _FLOAT: self.loader.construct_yaml_float,
+            _BOOL: self.loader.construct_yaml_bool,
+            _NULL: self.loader.construct_yaml_null,
+        }.get(tag)
+        if constructor is None:
+            raise self.error(f"unsupported YAML tag '{_show_tag(tag)}'", node)
+        try:
+            return constructor(node)
+        except Exception:
+            raise self.error(
+                f"invalid {_show_tag(tag)} value '{shorten(node.value)}'", node
+            ) from None
+
+    def key(self, node: Node) -> Any:
+        if not isinstance(node, ScalarNode):
+            raise self.error(f"a mapping key must be a plain value, not a {_kind(node)}", node)
+        return self.scalar(node)
+
+    def pairs(self, node: MappingNode) -> list[tuple[Any, Node, Node]]:
+        """Effective (key, key node, value node) of a mapping, merges applied.
+
+        Same result and order as PyYAML's ``flatten_mapping`` followed by
+        ``construct_mapping``, except that duplicate explicit keys are errors.
+        """
+        memo = self.pairs_memo.get(id(node))
+        if memo is not None:
+            return memo
+        if id(node) in self.merging:
+            raise self.error("recursive YAML merge: a mapping merges itself", node)
+        self.merging.add(id(node))
+        self.count(node, len(node.value))
+        merged: list[tuple[Any, Node, Node]] = []
+        explicit: list[tuple[Any, Node, Node]] = []
+        first_seen: dict[Any, Node] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                if isinstance(value_node, MappingNode):
+                    sources = [value_node]
+                elif isinstance(value_node, SequenceNode):
+                    sources = []
+                    for item in value_node.value:
+                        if not isinstance(item, MappingNode):
+                            raise self.error(
+                                "a merge key '<<' takes a mapping or a list of mappings, "
+                                f"found a {_kind(item)}",
+                                item,
+                            )
+                        sources.append(item)
+                else:
+                    raise self.error(
+                        "a merge key '<<' takes a mapping or a list of mappings, "
+                        f"found a {_kind(value_node)}",
+                        value_node,
+                    )
+                for source in reversed(sources):
+                    merged.extend(self.pairs(source))
+                continue
+            key = self.key(key_node)
+            try:
+                previous = first_seen.get(key)
+            except TypeError:  # pragma: no cover - scalars are hashable
+                previous = None
+            if previous is not None:
+                raise self.error(
+                    f"duplicate key '{shorten(key_node.value)}' "
+                    f"(first at line {previous.start_mark.line + 1})",
+                    key_node,
+                )
+            first_seen[key] = key_node
+            explicit.append((key, key_node, value_node))
+        self.merging.discard(id(node))
+        if not merged:
+            result = explicit
+        else:
+            table: dict[Any, tuple[Any, Node, Node]] = {}
+            for entry in merged + explicit:
+                table[entry[0]] = entry
+            result = list(table.values())
+        self.pairs_memo[id(node)] = result
+        return result
+
+    def convert(self, node: Node, where: KeyPath, depth: int) -> Any:
+        self.count(node)
+        self.values[where] = _mark_pos(node.start_mark) or SourcePos(1, 1)
+        if isinstance(node, ScalarNode):
+            return self.scalar(node)
+        if depth >= MAX_DEPTH:
+            raise self.error(
+                f"YAML nesting too deep after expanding aliases (limit {MAX_DEPTH} levels)",
+                node,
+            )
+        if id(node) in self.active:
+            raise self.error("recursive YAML alias: a value contains itself", node)
+        self.active.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                if node.tag != _SEQ:
+                    raise self.error(
+                        f"unsupported YAML tag '{_show_tag(node.tag)}' on a list", node
+                    )
+                return [
+                    self.convert(item, (*where, i), depth + 1) for i, item in enumerate(node.value)
+                ]
+            if isinstance(node, MappingNode):
+                if node.tag != _MAP:
+                    raise self.error(
+                        f"unsupported YAML tag '{_show_tag(node.tag)}' on a mapping", node
+                    )
+                result: dict[Any, Any] = {}
+                for key, key_node, value_node in self.pairs(node):
+                    sub = (*where, key)
+                    self.keys[sub] = _mark_pos(key_node.start_mark) or SourcePos(1, 1)
+                    result[key] = self.convert(value_node, sub, depth + 1)
+                return result
+            raise self.error("unsupported YAML node", node)  # pragma: no cover
+        finally:
+            self.active.discard(id(node))
+
+
+def load_yaml(source: str | bytes, path: str) -> Document:
+    """Parse one YAML spec document safely; every problem is a located ShmemError."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        raw = bytes(source)
+        if len(raw) > MAX_BYTES:
+            raise ShmemError(
+                f"spec file too large ({len(raw)} bytes, limit {MAX_BYTES})", path=path
+            )
+        text = _decode(raw, path)
+    else:
+        text = source
+        if len(text) > MAX_BYTES:
+            raise ShmemError(
+                f"spec file too large ({len(text)} characters, limit {MAX_BYTES})", path=path
+            )
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        nul = text.find("\x00")
+        if nul >= 0:
+            raise ShmemError(
+                "file contains a NUL byte; it looks like a binary file, not a YAML spec",
+                path=path,
+                pos=_offset_pos(text, nul),
+            )
+
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text, path)
+        root = loader.get_node() if loader.check_node() else None
+        if root is None:
+            raise ShmemError("empty spec file", path=path, pos=SourcePos(1, 1))
+        if loader.check_node():
+            raise ShmemError(
+                "a spec file must hold exactly one YAML document; another one starts here",
+                path=path,
+                pos=_mark_pos(loader.peek_event().start_mark),  # type: ignore[no-untyped-call]
+            )
+        if isinstance(root, ScalarNode) and root.tag == _NULL and root.value in ("", "~"):
+            raise ShmemError("empty spec file", path=path, pos=_mark_pos(root.start_mark))
+        if not isinstance(root, MappingNode):
+            found = "a list" if isinstance(root, SequenceNode) else "a single value"
+            raise ShmemError(
+                f"a spec must be a mapping (lines of 'key: value') at the top level, found {found}",
+                path=path,
+                pos=_mark_pos(root.start_mark),
+            )
+        converter = _Converter(loader, path)
+        data = converter.convert(root, (), 0)
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, text, path) from None
+    except RecursionError:  # pragma: no cover - depth limits come first
+        raise ShmemError(f"YAML nesting too deep (limit {MAX_DEPTH} levels)", path=path) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    return Document(path, data, converter.values, converter.keys)
+
+
+def load_file(path: str | os.PathLike[str]) -> Document:
+    """Read a spec file and :func:`load_yaml` it."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise ShmemError("cannot read spec: it is a directory", path=name) from None
+    except FileNotFoundError:
+        raise ShmemError("cannot read spec: no such file", path=name) from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ShmemError(f"cannot read spec: {shorten(reason)}", path=name) from None
+    return load_yaml(raw, name)
+
+
+# --------------------------------------------------------------------------
+# Schema validation
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The JSON schema (draft-07) of spec format v1."""
+    text = resources.files("shmem_cli").joinpath("spec_schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+@cache
+def _validator() -> Validator:
+    from jsonschema import Draft7Validator, validators
+
+    def is_strict_integer(checker: Any, instance: Any) -> bool:
+        # Draft 7 counts 3.0 as an integer; a spec wants a real int.
+        return isinstance(instance, int) and not isinstance(instance, bool)
+
+    checker = Draft7Validator.TYPE_CHECKER.redefine("integer", is_strict_integer)
+    cls = validators.extend(Draft7Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+    validator: Validator = cls(schema())
+    return validator
+
+
+_IDENT_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
+_IDENT_RE = re.compile(_IDENT_PATTERN)
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean (true/false)",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "null",
+}
+
+
+def _dotted(path: Sequence[Any]) -> str:
+    out = ""
+    for key in path:
+        if isinstance(key, int) and not isinstance(key, bool):
+            out += f"[{key}]"
+        elif isinstance(key, str) and _IDENT_RE.match(key):
+            out += f".{key}" if out else key
+        else:
+            out += f"[{_show(key)}]"
+    return out or "top level"
+
+
+def _show(value: Any) -> str:
+    """A short rendering of a value in YAML terms."""
+    if isinstance(value, str):
+        return f"'{shorten(value)}'"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return shorten(value)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return shorten(value)  # pragma: no cover
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, str):
+        return f"the string {_show(value)}"
+    if isinstance(value, bool):
+        return f"the boolean {_show(value)}"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return f"the integer {_show(value)}"
+    if isinstance(value, float):
+        return f"the number {_show(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return "a mapping"
+    return shorten(value)  # pragma: no cover
+
+
+def _or_list(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _closest(word: Any, choices: Iterable[Any]) -> str | None:
+    if not isinstance(word, str):
+        return None
+    names = [c for c in choices if isinstance(c, str)]
+    for name in names:
+        if name.lower() == word.lower():
+            return name
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _suggest(word: Any, choices: Iterable[Any]) -> str:
+    close = _closest(word, choices)
+    return f" (did you mean '{close}'?)" if close is not None else ""
+
+
+def _type_names(value: Any) -> list[str]:
+    types = [value] if isinstance(value, str) else list(value)
+    return [_TYPE_NAMES.get(t, t) for t in types]
+
+
+def _pattern_hint(pattern: str, value: Any) -> str:
+    if pattern == _IDENT_PATTERN:
+        return (
+            f"{_show(value)} is not a valid name "
+            "(use letters, digits and '_', not starting with a digit)"
+        )
+    if "\\.\\." in pattern:
+        return (
+            f"{_show(value)} is not a valid range "
+            "(write 'start..stop' or 'start..stop:step', e.g. '0..3' or '0..30:2')"
+        )
+    return f"{_show(value)} does not match the pattern {shorten(pattern)}"
+
+
+class _Reporter:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.found: list[tuple[tuple[int, int], str, ShmemError]] = []
+        # A missing required key that an unknown key's suggestion names is a
+        # typo already reported ("unknown key 'shpae' ... did you mean 'shape'?").
+        self.suggested: set[tuple[KeyPath, str]] = set()
+        self.missing: list[tuple[KeyPath, str, str, SourcePos | None]] = []
+
+    def add(self, message: str, pos: SourcePos | None) -> None:
+        err = ShmemError(message, path=self.doc.path, pos=pos)
+        key = (pos.line, pos.column) if pos is not None else (0, 0)
+        self.found.append((key, message, err))
+
+    def results(self) -> list[ShmemError]:
+        for where, name, message, pos in self.missing:
+            if (where, name) not in self.suggested:
+                self.add(message, pos)
+        self.missing.clear()
+        seen: set[tuple[tuple[int, int], str]] = set()
+        out: list[ShmemError] = []
+        for key, message, err in sorted(self.found, key=lambda item: (item[0], item[1])):
+            if (key, message) in seen:
+                continue
+            seen.add((key, message))
+            out.append(err)
+        return out
+
+    def report_all(self, errors: Iterable[ValidationError]) -> None:
+        errors = list(errors)
+        # A value of the wrong type also fails every other keyword (enum,
+        # pattern...); only the type error is worth showing for it.
+        typed = {
+            tuple(e.absolute_path)
+            for e in errors
+            if e.validator == "type" and "propertyNames" not in e.absolute_schema_path
+        }
+        for error in errors:
+            if (
+                tuple(error.absolute_path) in typed
+                and error.validator != "type"
+                and "propertyNames" not in error.absolute_schema_path
+            ):
+                continue
+            self.report(error)
+
+    def report(self, error: ValidationError) -> None:
+        path = list(error.absolute_path)
+        where = _dotted(path)
+        kind = error.validator
+        value: Any = error.instance
+        arg: Any = error.validator_value
+        sub_schema: Any = error.schema
+        doc = self.doc
+
+        if "propertyNames" in error.absolute_schema_path:
+            # ``value`` is the offending key of the mapping at ``path``.
+            pos = doc.key_pos(*path, value)
+            if kind == "pattern":
+                self.add(f"{where}: {_pattern_hint(str(arg), value)}", pos)
+            elif kind == "type":
+                self.add(f"{where}: the name {_show(value)} must be a string", pos)
+            else:
+                self.add(f"{where}: invalid name {_show(value)}: {error.message}", pos)
+            return
+
+        if kind == "additionalProperties" and isinstance(value, dict):
+            allowed = list(sub_schema.get("properties", {}))
+            place = "at top level" if not path else f"in {where}"
+            for extra in value:
+                if extra in allowed:
+                    continue
+                close = _closest(extra, allowed)
+                if close is not None:
+                    hint = f" (did you mean '{close}'?)"
+                    self.suggested.add((tuple(path), close))
+                else:
+                    hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+                self.add(f"unknown key {_show(extra)} {place}{hint}", doc.key_pos(*path, extra))
+            return
+
+        pos = doc.pos(*path)
+        if kind in ("anyOf", "oneOf"):
+            self.report_alternatives(error)
+        elif kind == "type":
+            expected = _or_list(_type_names(arg))
+            self.add(f"{where}: expected {expected}, found {_found(value)}", pos)
+        elif kind == "enum":
+            choices = ", ".join(shorten(c) if isinstance(c, str) else _show(c) for c in arg)
+            self.add(f"{where}: {_show(value)} is not one of {choices}{_suggest(value, arg)}", pos)
+        elif kind == "required" and isinstance(value, dict):
+            for name in arg:
+                if name not in value:
+                    if path:
+                        message = f"{where}: missing required key {_show(name)}"
+                    else:
+                        message = f"missing required top-level key {_show(name)}"
+                    self.missing.append((tuple(path), name, message, pos))
+        elif kind == "minItems":
+            if arg == 1:
+                self.add(f"{where}: must not be an empty list", pos)
+            else:
+                self.add(f"{where}: needs at least {arg} items, found {len(value)}", pos)
+        elif kind == "maxItems":
+            self.add(f"{where}: allows at most {arg} items, found {len(value)}", pos)
+        elif kind == "minProperties":
+            self.add(f"{where}: needs at least {arg} entr{'y' if arg == 1 else 'ies'}", pos)
+        elif kind == "minimum":
+            self.add(f"{where}: must be at least {arg}, found {_show(value)}", pos)
+        elif kind == "maximum":
+            self.add(f"{where}: must be at most {arg}, found {_show(value)}", pos)
+        elif kind == "minLength" and arg == 1:
+            self.add(f"{where}: must not be empty", pos)
+        elif kind == "pattern":
+            self.add(f"{where}: {_pattern_hint(str(arg), value)}", pos)
+        else:
+            self.add(f"{where}: {shorten(error.message, 120)}", pos)
+
+    def report_alternatives(self, error: ValidationError) -> None:
+        """Explain an anyOf/oneOf failure by the alternative the user meant."""
+        from jsonschema.exceptions import best_match
+
+        branches: dict[Any, list[ValidationError]] = {}
+        for sub in error.context or ():
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        expected: list[str] = []
+        plausible: list[list[ValidationError]] = []
+        for subs in branches.values():
+            mismatch = [s for s in subs if s.validator == "type" and not s.relative_path]
+            if mismatch:
+                for name in _type_names(mismatch[0].validator_value):
+                    if name not in expected:
+                        expected.append(name)
+            else:
+                plausible.append(subs)
+        if len(plausible) == 1:
+            self.report_all(plausible[0])
+        elif plausible:
+            best = best_match(sub for subs in plausible for sub in subs)
+            if best is not None:
+                self.report(best)
+        elif expected:
+            where = _dotted(list(error.absolute_path))
+            self.add(
+                f"{where}: expected {_or_list(expected)}, found {_found(error.instance)}",
+                self.doc.pos(*error.absolute_path),
+            )
+        else:  # pragma: no cover - every alternative has a type
+            self.add(
+                f"{_dotted(list(error.absolute_path))}: {shorten(error.message, 120)}",
+                self.doc.pos(*error.absolute_path),
+            )
+
+
+def validate(doc: Document) -> list[ShmemError]:
+    """Every schema problem of ``doc``, located and sorted by position."""
+    reporter = _Reporter(doc)
+    reporter.report_all(_validator().iter_errors(doc.data))
+    return reporter.results()
