@@ -172,7 +172,9 @@ def collect_specs(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file()))
+            out.extend(
+                sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file())
+            )
         else:
             out.append(p)
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -213,7 +214,7 @@ def analyze(
         from .render.text import render_text
 
         color = want_color(no_color) and output is None
-        term_width = width or (click.get_terminal_size()[0] if color else None)
+        term_width = width or (shutil.get_terminal_size().columns if color else None)
         text = render_text(report, color=color, width=term_width, words=words, tables=not no_tables)
     emit(text, output)
     if report.has_errors:

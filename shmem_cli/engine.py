@@ -78,7 +78,8 @@ def lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
     partner = np.arange(addr.shape[1]) ^ distance
     both = active & active[:, partner]
     same = addr == addr[:, partner]
-    return np.all(same | ~both, axis=1)
+    paired: B8 = np.all(same | ~both, axis=1)
+    return paired
 
 
 def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:

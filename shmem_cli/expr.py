@@ -174,14 +174,19 @@ def parse(
     _check_shape(text, path, pos)
     if not text.strip():
         raise ShmemError("empty expression", path=path, pos=pos)
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+    from lark.exceptions import (
+        UnexpectedCharacters,
+        UnexpectedEOF,
+        UnexpectedInput,
+        UnexpectedToken,
+    )
 
     try:
         tree = _parser().parse(text)
     except UnexpectedCharacters as exc:
         col = exc.column - 1
         raise ShmemError(
-            f"unexpected character {shorten(text[col:col + 1])!s} in expression "
+            f"unexpected character {shorten(text[col : col + 1])!s} in expression "
             f"{shorten(text)!r}",
             path=path,
             pos=pos.shifted(col) if pos else None,
@@ -205,7 +210,9 @@ def parse(
     except RecursionError:
         raise ShmemError("expression is nested too deeply", path=path, pos=pos) from None
     except _BuildError as exc:
-        raise ShmemError(exc.message, path=path, pos=pos.shifted(exc.col) if pos else None) from None
+        raise ShmemError(
+            exc.message, path=path, pos=pos.shifted(exc.col) if pos else None
+        ) from None
     if names is not None:
         _check_names(expr, text, names, path, pos)
     return expr
@@ -248,7 +255,9 @@ def _build(tree: Any, text: str) -> Expr:
 
     if isinstance(tree, Token):  # a bare INT or NAME at the top level
         if tree.type == "INT":
-            return Expr("num", tree.start_pos or 0, value=_parse_int(str(tree), tree.start_pos or 0))
+            return Expr(
+                "num", tree.start_pos or 0, value=_parse_int(str(tree), tree.start_pos or 0)
+            )
         return Expr("name", tree.start_pos or 0, op=str(tree))
     data = tree.data
     kids = tree.children
@@ -291,7 +300,9 @@ def _build(tree: Any, text: str) -> Expr:
         )
     if data == "ternary":
         cond, q, a, b = kids
-        return Expr("ternary", q.start_pos, args=(_build(cond, text), _build(a, text), _build(b, text)))
+        return Expr(
+            "ternary", q.start_pos, args=(_build(cond, text), _build(a, text), _build(b, text))
+        )
     raise _BuildError(f"unsupported expression form {data!r}", col)
 
 
@@ -321,7 +332,7 @@ def _arr(v: Value) -> IntArray:
 
 
 def _mask(live: BoolArray | None, cond: IntArray | BoolArray, negate: bool = False) -> BoolArray:
-    c = np.asarray(cond) != 0
+    c: BoolArray = np.asarray(cond) != 0
     if negate:
         c = ~c
     return c if live is None else (live & c)
@@ -335,7 +346,9 @@ def _c_div(a: Value, b: Value, node: Expr, live: BoolArray | None, mod: bool) ->
     if _is_scalar(a) and _is_scalar(b):
         assert isinstance(a, int) and isinstance(b, int)
         if b == 0:
-            raise EvalFault("division by zero" if not mod else "modulo by zero", node, np.array(True))
+            raise EvalFault(
+                "division by zero" if not mod else "modulo by zero", node, np.array(True)
+            )
         q = abs(a) // abs(b)
         q = q if (a >= 0) == (b >= 0) else -q
         return a - b * q if mod else q
@@ -344,11 +357,15 @@ def _c_div(a: Value, b: Value, node: Expr, live: BoolArray | None, mod: bool) ->
     if live is not None:
         zero = zero & live
     if np.any(zero):
-        raise EvalFault("division by zero" if not mod else "modulo by zero", node, np.broadcast_to(zero, np.broadcast_shapes(aa.shape, bb.shape)))
-    safe = np.where(bb == 0, 1, bb)
-    q = np.abs(aa) // np.abs(safe)
-    q = np.where((aa >= 0) == (safe >= 0), q, -q)
-    return aa - safe * q if mod else q
+        raise EvalFault(
+            "division by zero" if not mod else "modulo by zero",
+            node,
+            np.broadcast_to(zero, np.broadcast_shapes(aa.shape, bb.shape)),
+        )
+    safe: IntArray = np.where(bb == 0, 1, bb).astype(np.int64)
+    mag = np.abs(aa) // np.abs(safe)
+    quot: IntArray = np.where((aa >= 0) == (safe >= 0), mag, -mag)
+    return aa - safe * quot if mod else quot
 
 
 def _shift(a: Value, b: Value, node: Expr, live: BoolArray | None, left: bool) -> Value:
@@ -385,11 +402,10 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _as_int(v: Any) -> Value:
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, (bool, np.bool_, int, np.integer)):
         return int(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    return np.asarray(v).astype(np.int64)
+    out: IntArray = np.asarray(v).astype(np.int64)
+    return out
 
 
 def _eval(node: Expr, env: Mapping[str, Value], live: BoolArray | None) -> Value:
@@ -426,7 +442,8 @@ def _eval(node: Expr, env: Mapping[str, Value], live: BoolArray | None) -> Value
             return _as_int(np.logical_or(np.not_equal(a, 0), np.not_equal(b, 0)))
         b = _eval(node.args[1], env, live)
         if op in _SIMPLE:
-            return _SIMPLE[op](a, b)
+            result: Value = _SIMPLE[op](a, b)
+            return result
         if op in _COMPARE:
             return _as_int(_COMPARE[op](a, b))
         if op in ("/", "%"):
@@ -444,14 +461,13 @@ def _eval(node: Expr, env: Mapping[str, Value], live: BoolArray | None) -> Value
         return _as_int(np.where(ca != 0, x, y))
     if kind == "call":
         vals = [_eval(a, env, live) for a in node.args]
+        if all(isinstance(v, int) for v in vals):
+            ints = [int(v) for v in vals]
+            return {"min": min, "max": max}[node.op](ints) if node.op != "abs" else abs(ints[0])
         if node.op == "min":
-            return vals[0] if all(map(_is_scalar, vals)) and vals[0] <= vals[1] else (  # type: ignore[operator]
-                vals[1] if all(map(_is_scalar, vals)) else np.minimum(vals[0], vals[1])
-            )
+            return _arr(np.minimum(vals[0], vals[1]))
         if node.op == "max":
-            return vals[0] if all(map(_is_scalar, vals)) and vals[0] >= vals[1] else (  # type: ignore[operator]
-                vals[1] if all(map(_is_scalar, vals)) else np.maximum(vals[0], vals[1])
-            )
+            return _arr(np.maximum(vals[0], vals[1]))
         if node.op == "abs":
-            return abs(vals[0]) if _is_scalar(vals[0]) else np.abs(vals[0])
+            return _arr(np.abs(vals[0]))
     raise EvalFault(f"cannot evaluate {kind!r}", node, np.array(True))

@@ -69,7 +69,9 @@ def _const(spec: SpecFile, loc: Located, params: Mapping[str, int], what: str) -
     except ShmemError as exc:
         raise exc.located(spec.path, loc.pos) from None
     except Exception as exc:  # EvalFault: division by zero etc.
-        raise ShmemError(f"{what}: {getattr(exc, 'message', exc)}", path=spec.path, pos=loc.pos) from None
+        raise ShmemError(
+            f"{what}: {getattr(exc, 'message', exc)}", path=spec.path, pos=loc.pos
+        ) from None
 
 
 def resolve(spec: SpecFile, variant: Variant | None = None) -> Layout:
@@ -79,7 +81,9 @@ def resolve(spec: SpecFile, variant: Variant | None = None) -> Layout:
     params = dict(spec.params)
     for name, value in variant.params.items():
         if name not in params:
-            raise ShmemError(f"unknown param {name!r}; the spec defines {', '.join(params) or 'none'}")
+            raise ShmemError(
+                f"unknown param {name!r}; the spec defines {', '.join(params) or 'none'}"
+            )
         params[name] = value
     dims = [_const(spec, loc, params, "block size") for loc in spec.block]
     for i, (d, loc) in enumerate(zip(dims, spec.block, strict=True)):
@@ -131,7 +135,9 @@ def _resolve_array(
     if pad is None:
         pad = _const(spec, decl.pad, params, f"pad of {decl.name}")
     if pad < 0:
-        raise ShmemError(f"array {decl.name!r} has a negative pad ({pad})", path=spec.path, pos=decl.pad.pos)
+        raise ShmemError(
+            f"array {decl.name!r} has a negative pad ({pad})", path=spec.path, pos=decl.pad.pos
+        )
     swizzle = variant.swizzle[decl.name] if decl.name in variant.swizzle else decl.swizzle
     esize = decl.dtype.size
     padded = (*shape[:-1], shape[-1] + pad)
@@ -150,7 +156,9 @@ def _resolve_array(
     if decl.offset is not None:
         offset = _const(spec, decl.offset, params, f"offset of {decl.name}")
         if offset < 0:
-            raise ShmemError(f"array {decl.name!r} has a negative offset", path=spec.path, pos=decl.offset.pos)
+            raise ShmemError(
+                f"array {decl.name!r} has a negative offset", path=spec.path, pos=decl.offset.pos
+            )
         if offset % esize:
             raise ShmemError(
                 f"array {decl.name!r} ({decl.dtype.name}) starts at byte {offset}, which is not a "

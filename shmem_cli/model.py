@@ -107,7 +107,9 @@ class AccessResult:
             out["worst_request"]["wavefront_banks"] = [
                 {
                     "phase": w.phase,
-                    "banks": {str(c.bank): {"word": c.word, "lanes": list(c.lanes)} for c in w.cells},
+                    "banks": {
+                        str(c.bank): {"word": c.word, "lanes": list(c.lanes)} for c in w.cells
+                    },
                 }
                 for w in self.detail.wavefronts
             ]

@@ -133,13 +133,19 @@ class Expect:
                 if self.max_wavefronts_per_request is not None
                 else base.max_wavefronts_per_request
             ),
-            conflict_free=self.conflict_free if self.conflict_free is not None else base.conflict_free,
+            conflict_free=self.conflict_free
+            if self.conflict_free is not None
+            else base.conflict_free,
             pos=self.pos or base.pos,
         )
 
     @property
     def empty(self) -> bool:
-        return self.max_ways is None and self.max_wavefronts_per_request is None and self.conflict_free is None
+        return (
+            self.max_ways is None
+            and self.max_wavefronts_per_request is None
+            and self.conflict_free is None
+        )
 
 
 @dataclass(frozen=True)
@@ -228,18 +234,27 @@ class _Compiler:
         data = self.doc.data
         arch_name = data.get("arch", DEFAULT_ARCH)
         if arch_name not in PROFILES:
-            raise self.err(f"unknown arch {shorten(arch_name)!r}; known: {', '.join(PROFILES)}", "arch")
+            raise self.err(
+                f"unknown arch {shorten(arch_name)!r}; known: {', '.join(PROFILES)}", "arch"
+            )
         params = dict(data.get("params") or {})
         for pname in params:
             if pname in THREAD_NAMES:
-                raise self.err(f"param {pname!r} shadows a built-in name", "params", pname, key=True)
+                raise self.err(
+                    f"param {pname!r} shadows a built-in name", "params", pname, key=True
+                )
         pnames = {p: "param" for p in params}
         block_raw = data["block"]
         block = tuple(self.compile_expr(v, pnames, "block", i) for i, v in enumerate(block_raw))
         arrays: dict[str, ArrayDecl] = {}
         for aname, adata in data["arrays"].items():
             if aname in THREAD_NAMES or aname in params:
-                raise self.err(f"array name {aname!r} clashes with a built-in or param", "arrays", aname, key=True)
+                raise self.err(
+                    f"array name {aname!r} clashes with a built-in or param",
+                    "arrays",
+                    aname,
+                    key=True,
+                )
             arrays[aname] = self.compile_array(aname, adata, pnames)
         expect = self.compile_expect(data.get("expect"), "expect")
         accesses = tuple(
@@ -269,7 +284,9 @@ class _Compiler:
             lines=self.lines,
         )
 
-    def compile_array(self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, str]) -> ArrayDecl:
+    def compile_array(
+        self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, str]
+    ) -> ArrayDecl:
         dt = dtypes.lookup(str(adata["dtype"]))
         if dt is None:
             import difflib
@@ -283,7 +300,8 @@ class _Compiler:
                 "dtype",
             )
         shape = tuple(
-            self.compile_expr(v, pnames, "arrays", name, "shape", i) for i, v in enumerate(adata["shape"])
+            self.compile_expr(v, pnames, "arrays", name, "shape", i)
+            for i, v in enumerate(adata["shape"])
         )
         pad = self.compile_expr(adata.get("pad", 0), pnames, "arrays", name, "pad")
         offset = (
@@ -319,16 +337,22 @@ class _Compiler:
             pos=self.doc.pos(*keys),
         )
 
-    def compile_loops(self, loop: Mapping[str, Any] | None, i: int, params: Mapping[str, int]) -> tuple[Loop, ...]:
+    def compile_loops(
+        self, loop: Mapping[str, Any] | None, i: int, params: Mapping[str, int]
+    ) -> tuple[Loop, ...]:
         if not loop:
             return ()
         loops = []
         for var, spec in loop.items():
             where = ("accesses", i, "loop", var)
             if var in THREAD_NAMES or var in params:
-                raise self.err(f"loop variable {var!r} shadows a built-in name or param", *where, key=True)
+                raise self.err(
+                    f"loop variable {var!r} shadows a built-in name or param", *where, key=True
+                )
             if not isinstance(var, str) or not var.isidentifier():
-                raise self.err(f"loop variable {shorten(var)!r} is not a C identifier", *where, key=True)
+                raise self.err(
+                    f"loop variable {shorten(var)!r} is not a C identifier", *where, key=True
+                )
             pos = self.doc.pos(*where)
             if isinstance(spec, list):
                 loops.append(Loop(var, tuple(int(v) for v in spec), pos=pos))
@@ -337,12 +361,18 @@ class _Compiler:
             head, _, step_text = text.partition(":")
             lo_text, sep, hi_text = head.partition("..")
             if not sep:
-                raise self.err(f"loop range {shorten(text)!r} must look like a..b or a..b:step", *where)
+                raise self.err(
+                    f"loop range {shorten(text)!r} must look like a..b or a..b:step", *where
+                )
             pnames = {p: "param" for p in params}
             try:
                 lo = parse(lo_text.strip(), names=pnames).constant(params)
                 hi = parse(hi_text.strip(), names=pnames).constant(params)
-                step = parse(step_text.strip(), names=pnames).constant(params) if step_text.strip() else 1
+                step = (
+                    parse(step_text.strip(), names=pnames).constant(params)
+                    if step_text.strip()
+                    else 1
+                )
             except ShmemError as exc:
                 raise self.err(f"loop range {shorten(text)!r}: {exc.message}", *where) from None
             if step == 0:
@@ -351,7 +381,11 @@ class _Compiler:
         return tuple(loops)
 
     def compile_access(
-        self, i: int, acc: Mapping[str, Any], arrays: Mapping[str, ArrayDecl], params: Mapping[str, int]
+        self,
+        i: int,
+        acc: Mapping[str, Any],
+        arrays: Mapping[str, ArrayDecl],
+        params: Mapping[str, int],
     ) -> AccessDecl:
         aname = acc["array"]
         if aname not in arrays:
@@ -383,7 +417,9 @@ class _Compiler:
         index = tuple(
             self.compile_expr(v, names, "accesses", i, "index", k) for k, v in enumerate(index_raw)
         )
-        when = self.compile_expr(acc["when"], names, "accesses", i, "when") if "when" in acc else None
+        when = (
+            self.compile_expr(acc["when"], names, "accesses", i, "when") if "when" in acc else None
+        )
         matrices = int(acc.get("matrices", 1))
         trans = bool(acc.get("trans", False))
         atomic = acc.get("atomic", "inc")
@@ -400,7 +436,12 @@ class _Compiler:
         else:
             for key in ("matrices", "trans"):
                 if key in acc:
-                    raise self.err(f"'{key}' only applies to ldmatrix/stmatrix, not {op}", *where, key, key=True)
+                    raise self.err(
+                        f"'{key}' only applies to ldmatrix/stmatrix, not {op}",
+                        *where,
+                        key,
+                        key=True,
+                    )
         if op == "atomic":
             if not (arr.dtype.integer and arr.dtype.size == 4):
                 raise self.err(
@@ -411,7 +452,9 @@ class _Compiler:
                     "array",
                 )
         elif "atomic" in acc:
-            raise self.err(f"'atomic' only applies to op: atomic, not {op}", *where, "atomic", key=True)
+            raise self.err(
+                f"'atomic' only applies to op: atomic, not {op}", *where, "atomic", key=True
+            )
         name = acc.get("name") or f"{aname} #{i}"
         return AccessDecl(
             name=str(name),

@@ -11,9 +11,18 @@ DATA = Path(__file__).parent / "data"
 
 _NAMES = {"tx": "threadIdx.x", "ty": "threadIdx.y", "tz": "threadIdx.z"}
 _LAB_DTYPES = {
-    "char": "int8", "short": "int16", "half": "float16", "int": "int32", "float": "float32",
-    "double": "float64", "float2": "float2", "int2": "int2", "float4": "float4", "int4": "int4",
-    "double2": "double2", "ull": "uint64",
+    "char": "int8",
+    "short": "int16",
+    "half": "float16",
+    "int": "int32",
+    "float": "float32",
+    "double": "float64",
+    "float2": "float2",
+    "int2": "int2",
+    "float4": "float4",
+    "int4": "int4",
+    "double2": "double2",
+    "ull": "uint64",
 }
 _LAB_OPS = {"ld": "load", "st": "store", "atom": "atomic", "ldsm": "ldmatrix", "stsm": "stmatrix"}
 
@@ -67,7 +76,9 @@ def probe_cases() -> list[dict[str, Any]]:
     for lab in cases:
         counters = results[lab["name"]]["counters"]
         op = _LAB_OPS[lab["op"]]
-        unit = {"load": "ld", "store": "st", "atomic": "atom", "ldmatrix": "ld", "stmatrix": "st"}[op]
+        unit = {"load": "ld", "store": "st", "atomic": "atom", "ldmatrix": "ld", "stmatrix": "st"}[
+            op
+        ]
         if op == "ldmatrix":
             requests = counters["smsp__sass_inst_executed_op_ldsm.sum"]
         elif op == "stmatrix":

@@ -23,7 +23,9 @@ def _check(case: dict[str, Any]) -> None:
     result = analyze(case_to_spec(case))
     (acc,) = result.accesses
     measured = case["measured"]
-    assert (acc.requests, acc.wavefronts) == (measured["requests"], measured["wavefronts"]), case["name"]
+    assert (acc.requests, acc.wavefronts) == (measured["requests"], measured["wavefronts"]), case[
+        "name"
+    ]
 
 
 @pytest.mark.parametrize("case", PUBLIC, ids=[c["name"] for c in PUBLIC])
@@ -31,9 +33,7 @@ def test_public_case(case: dict[str, Any]) -> None:
     _check(case)
 
 
-@pytest.mark.parametrize(
-    "case", [c for c in PROBES if not is_cas_loop(c)], ids=lambda c: c["name"]
-)
+@pytest.mark.parametrize("case", [c for c in PROBES if not is_cas_loop(c)], ids=lambda c: c["name"])
 def test_probe_case(case: dict[str, Any]) -> None:
     _check(case)
 
