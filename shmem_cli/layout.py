@@ -138,7 +138,7 @@ def _resolve_array(
         raise ShmemError(
             f"array {decl.name!r} has a negative pad ({pad})", path=spec.path, pos=decl.pad.pos
         )
-    swizzle = variant.swizzle[decl.name] if decl.name in variant.swizzle else decl.swizzle
+    swizzle = variant.swizzle.get(decl.name, decl.swizzle)
     esize = decl.dtype.size
     padded = (*shape[:-1], shape[-1] + pad)
     strides = [1] * len(padded)
