@@ -1,0 +1,301 @@
+"""A plain-Python reference model of shmem's analysis, for cross-checking the engine.
+
+Written from the hardware rules in ``shmem_cli/arch.py``'s docstring, one thread and
+one lane at a time, without NumPy and without ``shmem_cli.engine`` or
+``shmem_cli.space``. It is slow and meant to be obviously correct:
+
+* every loop iteration (nested in the order written, the last loop innermost) and
+  every thread of the block is visited; threads form warps by linear id
+  ``x + y*X + z*X*Y``;
+* a thread's byte address is ``offset + swizzle((row-major flat index, padding
+  included) * element size)``; the expressions are evaluated by the scalar
+  tree-walker below, with C semantics on integers;
+* each warp-iteration with an active lane is one request; its lanes are split into
+  phases, and a phase costs the most distinct 4-byte words any one bank must deliver.
+
+Only the layout numbers (shape, pad, offset, swizzle per array, block size) come from
+``shmem_cli.layout.resolve``; the parsed expressions (``Located.expr``) come from
+``shmem_cli.spec``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from itertools import product
+
+from shmem_cli.expr import Expr
+from shmem_cli.layout import ArrayLayout, Layout, Variant, resolve
+from shmem_cli.spec import AccessDecl, Loop, SpecFile
+
+WARP = 32
+BANKS = 32
+BANK_BYTES = 4
+ROW_BYTES = 16  # one ldmatrix/stmatrix row
+
+
+class RefFault(Exception):
+    """The reference model met something a valid spec cannot contain."""
+
+
+# --- expressions: a scalar evaluator with C semantics ------------------------------------
+
+
+def c_div(a: int, b: int) -> int:
+    """C division: the quotient truncated toward zero."""
+    if b == 0:
+        raise RefFault("division by zero")
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def c_mod(a: int, b: int) -> int:
+    """C remainder: has the sign of the dividend, ``a == (a/b)*b + a%b``."""
+    return a - b * c_div(a, b)
+
+
+def evaluate(node: Expr, env: Mapping[str, int]) -> int:
+    """Evaluate one parsed expression for one thread; only the selected operands of
+    ``&&``, ``||`` and ``?:`` are evaluated."""
+    kind, op, args = node.kind, node.op, node.args
+    if kind == "num":
+        return node.value
+    if kind == "name":
+        if op not in env:
+            raise RefFault(f"no value for {op}")
+        return env[op]
+    if kind == "ternary":
+        return evaluate(args[1] if evaluate(args[0], env) != 0 else args[2], env)
+    if kind == "call":
+        vals = [evaluate(a, env) for a in args]
+        if op == "min":
+            return vals[0] if vals[0] < vals[1] else vals[1]
+        if op == "max":
+            return vals[0] if vals[0] > vals[1] else vals[1]
+        if op == "abs":
+            return -vals[0] if vals[0] < 0 else vals[0]
+        raise RefFault(f"unknown function {op}")
+    if kind == "unop":
+        x = evaluate(args[0], env)
+        if op == "-":
+            return -x
+        if op == "+":
+            return x
+        if op == "~":
+            return -x - 1
+        if op == "!":
+            return 1 if x == 0 else 0
+        raise RefFault(f"unknown unary operator {op}")
+    if kind != "binop":
+        raise RefFault(f"unknown node {kind}")
+    a = evaluate(args[0], env)
+    if op == "&&":
+        return 0 if a == 0 else (1 if evaluate(args[1], env) != 0 else 0)
+    if op == "||":
+        return 1 if a != 0 else (1 if evaluate(args[1], env) != 0 else 0)
+    b = evaluate(args[1], env)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return c_div(a, b)
+    if op == "%":
+        if b == 0:
+            raise RefFault("modulo by zero")
+        return c_mod(a, b)
+    if op in ("<<", ">>"):
+        if not 0 <= b <= 62:
+            raise RefFault("bad shift count")
+        return a << b if op == "<<" else a >> b  # >> of a negative: arithmetic, as on long long
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    compare = {
+        "<": a < b,
+        "<=": a <= b,
+        ">": a > b,
+        ">=": a >= b,
+        "==": a == b,
+        "!=": a != b,
+    }
+    if op in compare:
+        return 1 if compare[op] else 0
+    raise RefFault(f"unknown operator {op}")
+
+
+# --- addresses ---------------------------------------------------------------------------
+
+
+def loop_values(loop: Loop) -> list[int]:
+    """The values a loop variable takes: its list, or start, start+step, ... up to stop."""
+    if loop.values is not None:
+        return list(loop.values)
+    if loop.step > 0:
+        return list(range(loop.start, loop.stop + 1, loop.step))
+    return list(range(loop.start, loop.stop - 1, loop.step))
+
+
+def iterations(access: AccessDecl) -> Iterator[dict[str, int]]:
+    """Every combination of loop values, the last loop varying fastest."""
+    names = [lp.var for lp in access.loops]
+    for combo in product(*(loop_values(lp) for lp in access.loops)):
+        yield dict(zip(names, combo, strict=True))
+
+
+def thread_env(tid: int, block: tuple[int, int, int]) -> dict[str, int]:
+    x, y, z = block
+    return {
+        "threadIdx.x": tid % x,
+        "threadIdx.y": (tid // x) % y,
+        "threadIdx.z": tid // (x * y),
+        "blockDim.x": x,
+        "blockDim.y": y,
+        "blockDim.z": z,
+        "tid": tid,
+        "lane": tid % WARP,
+        "warp": tid // WARP,
+    }
+
+
+def swizzled(offset: int, arr: ArrayLayout) -> int:
+    sw = arr.swizzle
+    if sw is None:
+        return offset
+    mask = ((1 << sw.bits) - 1) << sw.base
+    return offset ^ ((offset >> sw.shift) & mask)
+
+
+def byte_address(index: list[int], arr: ArrayLayout) -> int:
+    """Offset of the array + swizzled in-array byte offset of a row-major element."""
+    dims = list(arr.shape[:-1]) + [arr.shape[-1] + arr.pad]  # padding widens the last dimension
+    flat = 0
+    for i, (value, dim) in enumerate(zip(index, dims, strict=True)):
+        if not 0 <= value < dim:
+            raise RefFault(f"index {i} is {value}, outside 0..{dim - 1}")
+        flat = flat * dim + value
+    return arr.offset + swizzled(flat * arr.esize, arr)
+
+
+# --- one request -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequestCost:
+    wavefronts: int
+    ideal: int
+    ways: int
+
+
+def pairs_up(addr: list[int | None], distance: int) -> bool:
+    """Lane n and lane n^distance have equal addresses wherever both are active."""
+    for n in range(WARP):
+        a, b = addr[n], addr[n ^ distance]
+        if a is not None and b is not None and a != b:
+            return False
+    return True
+
+
+def phase_cost(lanes: list[tuple[int, int]], width: int, distinct: bool) -> int:
+    """Wavefronts of one phase: ``lanes`` are (lane, byte address) of its active lanes,
+    each moving ``width`` bytes. With ``distinct`` a word read by several lanes is
+    delivered once (broadcast); otherwise every lane's word is its own bank access."""
+    per_bank: dict[int, list[int]] = {}
+    for _lane, address in lanes:
+        first = address // BANK_BYTES
+        for word in range(first, first + max(1, width // BANK_BYTES)):
+            words = per_bank.setdefault(word % BANKS, [])
+            if not distinct or word not in words:
+                words.append(word)
+    return max((len(words) for words in per_bank.values()), default=0)
+
+
+def request_cost(addr: list[int | None], op: str, width: int, atomic: str, matrices: int) -> RequestCost:
+    """Wavefronts, ideal wavefronts and worst bank degree of one warp request.
+
+    ``addr`` has 32 entries, ``None`` for an inactive lane."""
+    if op in ("ldmatrix", "stmatrix"):
+        phases = [list(range(8 * m, 8 * m + 8)) for m in range(matrices)]
+        width = ROW_BYTES
+    elif op == "atomic" or width <= BANK_BYTES:
+        phases = [list(range(WARP))]
+    else:
+        per_phase = 128 // width  # 8 bytes: half-warps, 16 bytes: quarter-warps
+        if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
+            per_phase *= 2
+        phases = [list(range(p, p + per_phase)) for p in range(0, WARP, per_phase)]
+    distinct = not (op == "atomic" and atomic in ("add", "exch"))
+    costs = []
+    for lanes in phases:
+        live = [(n, a) for n in lanes if (a := addr[n]) is not None]
+        if live:
+            costs.append(phase_cost(live, width, distinct))
+    wavefronts, ideal, ways = sum(costs), len(costs), max(costs, default=0)
+    if op == "atomic" and atomic == "add":
+        used = {a for a in addr if a is not None}
+        if len(used) == 1:  # a warp-uniform address is reduced in one wavefront
+            wavefronts, ways = 1, 1
+    return RequestCost(wavefronts, ideal, ways)
+
+
+# --- a whole access ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefAccess:
+    """Totals of one access over all its warp-iterations."""
+
+    name: str
+    requests: int
+    wavefronts: int
+    ideal: int
+    max_ways: int
+
+
+def analyze_access(spec: SpecFile, layout: Layout, access: AccessDecl) -> RefAccess:
+    arr = layout.arrays[access.array]
+    block = layout.block
+    threads = block[0] * block[1] * block[2]
+    warps = -(-threads // WARP)
+    matrix = access.op in ("ldmatrix", "stmatrix")
+    base_envs = [{**thread_env(t, block), **layout.params} for t in range(threads)]
+    requests = wavefronts = ideal = max_ways = 0
+    for loop_env in iterations(access):
+        for w in range(warps):
+            addr: list[int | None] = [None] * WARP
+            predicate: list[bool] = []
+            for lane in range(WARP):
+                tid = w * WARP + lane
+                if tid >= threads:
+                    continue  # a partial last warp: lanes past the block are inactive
+                env = {**base_envs[tid], **loop_env}
+                on = access.when is None or evaluate(access.when.expr, env) != 0
+                predicate.append(on)
+                if not on or (matrix and lane >= 8 * access.matrices):
+                    continue  # ldmatrix takes row addresses only from lanes 0..8*matrices-1
+                index = [evaluate(loc.expr, env) for loc in access.index]
+                address = byte_address(index, arr)
+                if matrix and address % ROW_BYTES:
+                    raise RefFault(f"row address {address} is not 16-byte aligned")
+                addr[lane] = address
+            if not any(predicate):
+                continue
+            if matrix and not all(predicate):
+                raise RefFault(f"{access.op} predicate differs inside warp {w}")
+            cost = request_cost(addr, access.op, arr.esize, access.atomic, access.matrices)
+            requests += 1
+            wavefronts += cost.wavefronts
+            ideal += cost.ideal
+            max_ways = max(max_ways, cost.ways)
+    return RefAccess(access.name, requests, wavefronts, ideal, max_ways)
+
+
+def reference_analyze(spec: SpecFile, variant: Variant | None = None) -> list[RefAccess]:
+    """Totals of every access of a compiled spec, in order."""
+    layout = resolve(spec, variant)
+    return [analyze_access(spec, layout, acc) for acc in spec.accesses]
