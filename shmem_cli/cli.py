@@ -218,7 +218,8 @@ def analyze(
         text = render_text(report, color=color, width=term_width, words=words, tables=not no_tables)
     emit(text, output)
     if report.has_errors:
-        for f in report.files:
+        already_shown = fmt == "text" and output is None
+        for f in report.files if not already_shown else ():
             if f.error is not None:
                 click.echo(f.error.render(), err=True)
         sys.exit(ExitCode.USAGE)
