@@ -209,7 +209,7 @@ def test_anchors_and_aliases_expand() -> None:
     assert doc.data["shape"] is not doc.data["arrays"]["a"]["shape"]
 
 
-def test_merge_keys_follow_safe_load() -> None:
+def test_merge_keys_follow_the_yaml_merge_spec() -> None:
     text = (
         "base: &b {dtype: f32, shape: [8], pad: 1}\n"
         "other: &o {pad: 2, offset: 64}\n"
@@ -218,7 +218,9 @@ def test_merge_keys_follow_safe_load() -> None:
         "  shape: [16]\n"
     )
     doc = load_yaml(text, "merge.yaml")
-    assert doc.data == yaml.safe_load(text)
+    # The YAML merge-key spec: keys written in the mapping win, then the merged
+    # mappings in sequence order (the first one wins). PyYAML releases disagree on
+    # that order, so the expectation is written out rather than taken from safe_load.
     assert doc.data["arr"] == {"dtype": "f32", "shape": [16], "pad": 1, "offset": 64}
     assert doc.key_pos("arr", "shape") == SourcePos(5, 3)
     assert doc.pos("arr", "pad") == SourcePos(1, 40)
