@@ -169,6 +169,26 @@ def main() -> None:
 @click.option("--words", is_flag=True, help="Show the word index under each lane list in bank tables.")
 @click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
 @click.option("--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200).")
+@click.option(
+    "--heatmap/--no-heatmap",
+    default=None,
+    help="Under each conflicting access with several requests, a warp x iteration map of the "
+    "wavefronts of every request (default: on, off with --no-tables).",
+)
+@click.option(
+    "--svg",
+    "svg_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also write the text report, in color, as an SVG picture to FILE.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also write the text report, in color, as a standalone HTML page to FILE.",
+)
 def analyze(
     paths: tuple[str, ...],
     fmt: str,
@@ -178,6 +198,9 @@ def analyze(
     words: bool,
     no_tables: bool,
     width: int | None,
+    heatmap: bool | None,
+    svg_path: str | None,
+    html_path: str | None,
 ) -> None:
     """Analyze the shared-memory accesses of spec FILES and DIRECTORIES.
 
@@ -206,6 +229,7 @@ def analyze(
     if not collect_specs(paths):
         fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
     report = analyze_many(paths, choice=parse_request(request))
+    heat = heatmap if heatmap is not None else not no_tables
     if fmt == "json":
         from .render.json_out import render_json
 
@@ -215,8 +239,21 @@ def analyze(
 
         color = want_color(no_color) and output is None
         term_width = width or (shutil.get_terminal_size().columns if color else None)
-        text = render_text(report, color=color, width=term_width, words=words, tables=not no_tables)
+        text = render_text(
+            report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat
+        )
     emit(text, output)
+    if svg_path or html_path:
+        from .fsutil import write_atomic
+        from .render.export import report_html, report_svg
+
+        title = " ".join(["shmem analyze", *paths])
+        for path, export in ((svg_path, report_svg), (html_path, report_html)):
+            if path:
+                picture = export(
+                    report, title=title, width=width, words=words, tables=not no_tables, heat=heat
+                )
+                write_atomic(path, picture)
     if report.has_errors:
         already_shown = fmt == "text" and output is None
         for f in report.files if not already_shown else ():

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..engine import RequestDetail
 from ..model import AccessResult, FileResult, Report
+from .heatmap import heatmap
 
 MAX_ROWS = 16
 
@@ -72,7 +73,7 @@ def summary_table(result: FileResult) -> Table:
     for acc in result.accesses:
         table.add_row(
             status_text(acc),
-            acc.name,
+            Text(acc.name),  # not markup: names like tile[ty][tx] contain brackets
             f"{acc.op} {acc.dtype} ({acc.width} B)",
             f"{acc.requests:,}",
             f"{acc.wavefronts:,}",
@@ -136,7 +137,14 @@ def describe_request(acc: AccessResult) -> Text:
     return text
 
 
-def access_block(acc: AccessResult, *, words: bool = False, hint: str | None = None) -> RenderableType:
+def access_block(
+    acc: AccessResult,
+    *,
+    words: bool = False,
+    hint: str | None = None,
+    table: bool = True,
+    heat: bool = False,
+) -> RenderableType:
     parts: list[RenderableType] = []
     head = Text()
     head.append(acc.name, style="bold")
@@ -145,15 +153,19 @@ def access_block(acc: AccessResult, *, words: bool = False, hint: str | None = N
     if acc.loops:
         head.append("  loop " + ", ".join(acc.loops), style="dim")
     parts.append(head)
-    if acc.shown is not None and acc.detail is not None:
+    if table and acc.shown is not None and acc.detail is not None:
         parts.append(describe_request(acc))
         parts.append(bank_table(acc.detail, words=words))
+    if heat and (grid := heatmap(acc)) is not None:
+        parts.append(grid)
     if hint:
         parts.append(Text(f"hint: {hint}", style="cyan"))
     return Group(*parts)
 
 
-def file_block(result: FileResult, *, words: bool = False, tables: bool = True) -> RenderableType:
+def file_block(
+    result: FileResult, *, words: bool = False, tables: bool = True, heat: bool = False
+) -> RenderableType:
     title = Text()
     title.append(result.path, style="bold underline")
     if result.name and result.name != result.path:
@@ -164,19 +176,22 @@ def file_block(result: FileResult, *, words: bool = False, tables: bool = True) 
         x, y, z = result.block
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", style="dim")
     parts: list[RenderableType] = [title, summary_table(result)]
-    if tables:
-        for acc in result.accesses:
+    for acc in result.accesses:
+        if tables or (heat and heatmap(acc) is not None):
             parts.append(Text(""))
-            parts.append(access_block(acc, words=words))
+            parts.append(access_block(acc, words=words, table=tables, heat=heat))
     return Group(*parts)
 
 
-def report_renderables(report: Report, *, words: bool = False, tables: bool = True) -> list[RenderableType]:
+def report_renderables(
+    report: Report, *, words: bool = False, tables: bool = True, heat: bool = False
+) -> list[RenderableType]:
+    """The whole report as renderables (terminal, SVG and HTML); ``heat`` adds heat maps."""
     out: list[RenderableType] = []
     for i, f in enumerate(report.files):
         if i:
             out.append(Text(""))
-        out.append(file_block(f, words=words, tables=tables))
+        out.append(file_block(f, words=words, tables=tables, heat=heat))
     if any(f.accesses and f.accesses[0].detail for f in report.files) and tables:
         out.append(Text(""))
         out.append(legend())
@@ -212,6 +227,13 @@ def to_string(renderables: Iterable[RenderableType], *, color: bool, width: int 
 
 
 def render_text(
-    report: Report, *, color: bool = False, width: int | None = None, words: bool = False, tables: bool = True
+    report: Report,
+    *,
+    color: bool = False,
+    width: int | None = None,
+    words: bool = False,
+    tables: bool = True,
+    heat: bool = False,
 ) -> str:
-    return to_string(report_renderables(report, words=words, tables=tables), color=color, width=width)
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat)
+    return to_string(renderables, color=color, width=width)

@@ -1,0 +1,108 @@
+"""Pictures of the report: the terminal view as a standalone SVG image or HTML page.
+
+The same renderables as the terminal (:func:`shmem_cli.render.text.report_renderables`)
+are printed to a recording rich console and exported, so the picture shows exactly
+what ``shmem analyze`` prints, in color. Returns strings; the CLI writes the files.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import io
+import re
+from collections.abc import Sequence
+
+from rich.console import Console, RenderableType
+from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
+
+from ..model import Report
+from .text import report_renderables
+
+THEME: TerminalTheme = SVG_EXPORT_THEME  # dark, like most terminals
+MIN_WIDTH = 60
+MAX_WIDTH = 400
+
+# rich's SVG template, without the web font URLs: the picture must not fetch anything
+_SVG_FORMAT: str = re.sub(
+    r",\s*url\([^)]*\)\s*format\([^)]*\)",
+    "",
+    str(inspect.signature(Console.export_svg).parameters["code_format"].default),
+)
+
+_HTML_FORMAT = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<title>{title}</title>
+<style>
+{{stylesheet}}
+body {{{{
+    color: {{foreground}};
+    background-color: {{background}};
+}}}}
+</style>
+</head>
+<body>
+<pre style="font-family:Menlo,'DejaVu Sans Mono',Consolas,'Courier New',monospace;line-height:1.25">\
+<code style="font-family:inherit">{{code}}</code></pre>
+</body>
+</html>
+"""
+
+
+def fit_width(renderables: Sequence[RenderableType]) -> int:
+    """The narrowest width that shows every line unwrapped (between 60 and 400 columns)."""
+    probe = Console(file=io.StringIO(), width=MAX_WIDTH, no_color=True, highlight=False, emoji=False)
+    for r in renderables:
+        probe.print(r)
+    text = probe.file.getvalue()  # type: ignore[attr-defined]
+    longest = max((len(line.rstrip()) for line in str(text).splitlines()), default=0)
+    return max(MIN_WIDTH, min(MAX_WIDTH, longest))
+
+
+def _recorded(renderables: Sequence[RenderableType], width: int | None) -> Console:
+    console = Console(
+        file=io.StringIO(),
+        record=True,
+        force_terminal=True,
+        color_system="truecolor",
+        width=width or fit_width(renderables),
+        highlight=False,
+        emoji=False,
+        legacy_windows=False,
+    )
+    for r in renderables:
+        console.print(r)
+    return console
+
+
+def report_svg(
+    report: Report,
+    *,
+    title: str = "shmem",
+    width: int | None = None,
+    words: bool = False,
+    tables: bool = True,
+    heat: bool = True,
+) -> str:
+    """The report as an SVG image (a terminal window); ``width`` defaults to the content's."""
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat)
+    console = _recorded(renderables, width)
+    return console.export_svg(title=title, theme=THEME, code_format=_SVG_FORMAT)
+
+
+def report_html(
+    report: Report,
+    *,
+    title: str = "shmem",
+    width: int | None = None,
+    words: bool = False,
+    tables: bool = True,
+    heat: bool = True,
+) -> str:
+    """The report as a standalone HTML page with inline colors."""
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat)
+    console = _recorded(renderables, width)
+    page = _HTML_FORMAT.format(title=html.escape(title).replace("{", "{{").replace("}", "}}"))
+    return console.export_html(theme=THEME, code_format=page, inline_styles=True)
