@@ -62,16 +62,31 @@ def public_cases() -> list[dict[str, Any]]:
     return list(json.loads((DATA / "h200_public.json").read_text())["cases"])
 
 
+PROBE_SETS = ("h200_probe", "h200_probe2")
+
+
 def probe_cases() -> list[dict[str, Any]]:
-    """The cases measured for this project (tests/data/h200_probe_*.json), in corpus format.
+    """The cases measured for this project, in corpus format.
+
+    ``h200_probe``: 45 cases aimed at the rules (pair merging, atomics, ldmatrix);
+    ``h200_probe2``: 140 random 8-/16-byte, sub-word and ldmatrix/stmatrix cases.
+    Both measured on 2026-11-29 on the H200 (files ``tests/data/<set>_cases.json``
+    in the lab format and ``<set>_results.json`` with the raw counters).
 
     Counters are read per op: a load kernel also stores its result once, which is
     not part of the case. Atomics with a per-lane value (``atomval``) are ATOMS.ADD
     / MIN / MAX (``atomic: add``); atomicExch is ``exch``; plain atomicAdd(p, 1)
     compiles to ATOMS.POPC.INC (``inc``).
     """
-    cases = json.loads((DATA / "h200_probe_cases.json").read_text())
-    results = {r["name"]: r for r in json.loads((DATA / "h200_probe_results.json").read_text())}
+    out = []
+    for name in PROBE_SETS:
+        out.extend(_probe_set(name))
+    return out
+
+
+def _probe_set(name: str) -> list[dict[str, Any]]:
+    cases = json.loads((DATA / f"{name}_cases.json").read_text())
+    results = {r["name"]: r for r in json.loads((DATA / f"{name}_results.json").read_text())}
     out = []
     for lab in cases:
         counters = results[lab["name"]]["counters"]
