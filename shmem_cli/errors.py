@@ -44,12 +44,26 @@ class ShmemError(Exception):
         path: str | None = None,
         pos: SourcePos | None = None,
         code: str = "invalid-spec",
+        more: tuple[ShmemError, ...] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
         self.pos = pos
         self.code = code
+        self.more = more  # further problems found in the same file, in order
+
+    @classmethod
+    def collect(cls, problems: list[ShmemError]) -> ShmemError:
+        """One error standing for several: the first, carrying the rest in ``more``."""
+        first = problems[0]
+        first.more = tuple(problems[1:])
+        return first
+
+    @property
+    def all(self) -> tuple[ShmemError, ...]:
+        """This problem and every further one found with it."""
+        return (self, *self.more)
 
     def located(self, path: str | None = None, pos: SourcePos | None = None) -> ShmemError:
         """Fill in the path and position if they are not known yet (returns self)."""
@@ -57,6 +71,8 @@ class ShmemError(Exception):
             self.path = path
         if self.pos is None and pos is not None:
             self.pos = pos
+        for other in self.more:
+            other.located(path)
         return self
 
     @property
@@ -67,12 +83,16 @@ class ShmemError(Exception):
     def column(self) -> int | None:
         return self.pos.column if self.pos else None
 
-    def render(self) -> str:
-        """``path:line:column: message`` with whatever parts are known."""
+    def render_one(self) -> str:
+        """``path:line:column: error: message`` with whatever parts are known."""
         where = self.path or "<input>"
         if self.pos is not None:
             where += f":{self.pos.line}:{self.pos.column}"
         return f"{where}: error: {self.message}"
+
+    def render(self) -> str:
+        """Every problem, one ``path:line:column: error: message`` line each."""
+        return "\n".join(e.render_one() for e in self.all)
 
     def __str__(self) -> str:
         return self.render()

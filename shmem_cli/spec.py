@@ -200,7 +200,7 @@ def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecF
 def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
     problems = validate(doc)
     if problems:
-        raise problems[0]
+        raise ShmemError.collect(problems)
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
     return _Compiler(doc, tuple(text.splitlines())).run()
 
