@@ -23,12 +23,13 @@ THEME: TerminalTheme = SVG_EXPORT_THEME  # dark, like most terminals
 MIN_WIDTH = 60
 MAX_WIDTH = 400
 
-# rich's SVG template, without the web font URLs: the picture must not fetch anything
+# rich's SVG template without the web font URLs (the picture must not fetch anything) and
+# with xml:space="preserve", without which some renderers (librsvg) drop leading spaces
 _SVG_FORMAT: str = re.sub(
     r",\s*url\([^)]*\)\s*format\([^)]*\)",
     "",
     str(inspect.signature(Console.export_svg).parameters["code_format"].default),
-)
+).replace("<svg ", '<svg xml:space="preserve" ', 1)
 
 _HTML_FORMAT = """<!DOCTYPE html>
 <html lang="en">
@@ -44,7 +45,7 @@ body {{{{
 </style>
 </head>
 <body>
-<pre style="font-family:Menlo,'DejaVu Sans Mono',Consolas,'Courier New',monospace;line-height:1.25">\
+<pre style="font-family:Menlo,'DejaVu Sans Mono',Consolas,monospace;line-height:1.25">\
 <code style="font-family:inherit">{{code}}</code></pre>
 </body>
 </html>
@@ -53,7 +54,9 @@ body {{{{
 
 def fit_width(renderables: Sequence[RenderableType]) -> int:
     """The narrowest width that shows every line unwrapped (between 60 and 400 columns)."""
-    probe = Console(file=io.StringIO(), width=MAX_WIDTH, no_color=True, highlight=False, emoji=False)
+    probe = Console(
+        file=io.StringIO(), width=MAX_WIDTH, no_color=True, highlight=False, emoji=False
+    )
     for r in renderables:
         probe.print(r)
     text = probe.file.getvalue()  # type: ignore[attr-defined]

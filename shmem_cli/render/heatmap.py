@@ -155,8 +155,10 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> RenderableType 
                 cells.append(Text(str(wf), style=excess_style(wf / ideal)))
         table.add_row(label, *cells)
 
-    legend = Text(
-        f"{acc.conflicted_requests} of {acc.requests} requests conflict; color: wavefronts / ideal ",
+    legend = Text()
+    legend.append(
+        f"{acc.conflicted_requests} of {acc.requests} requests conflict; "
+        "color: wavefronts / ideal ",
         style="dim",
     )
     for _, style, label in LEVELS:

@@ -130,7 +130,8 @@ def describe_request(acc: AccessResult) -> Text:
     text.append(f"{ref.describe()}: ", style="bold")
     text.append(f"{ref.wavefronts} wavefront(s), ideal {ref.ideal}, worst bank {ref.ways}-way")
     if d.phases > 1 or acc.width > 4:
-        kind = "matrices" if acc.op in ("ldmatrix", "stmatrix") else "phases"
+        matrix = acc.op in ("ldmatrix", "stmatrix")
+        kind = ("matrix" if matrix else "phase") if d.phases == 1 else ("matrices" if matrix else "phases")
         text.append(f"; {d.phases} {kind} of {d.lanes_per_phase} lanes", style="dim")
         if d.merged_pairs:
             text.append(" (lane pairs share addresses: two lanes per return slot)", style="dim")
