@@ -1,0 +1,258 @@
+"""``shmem lint`` and ``shmem rules``: bank-conflict checks for CI.
+
+Only argument handling, file and environment I/O and exit codes live here; the
+checks are in :mod:`shmem_cli.lint`, the output formats in
+:mod:`shmem_cli.render`. Heavy imports happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+from ..cli import CONTEXT, ExitCode, emit, output_options, want_color
+
+if TYPE_CHECKING:
+    from ..errors import ShmemError
+    from ..lint.config import LintConfig
+    from ..lint.findings import LintReport, Severity
+
+FORMATS = ("text", "json", "github", "sarif", "junit")
+SEVERITIES = ("error", "warning", "info")
+
+
+def _usage(message: str) -> NoReturn:
+    click.echo(f"shmem: error: {message}", err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+def _bad_input(err: ShmemError) -> NoReturn:
+    click.echo(err.render(), err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConfig:
+    from ..errors import ShmemError
+    from ..lint.config import LintConfig, find_pyproject, load_config
+
+    if no_config:
+        return LintConfig(base=cwd)
+    if config_path is not None:
+        if not Path(config_path).is_file():
+            _usage(f"config file not found: {config_path}")
+        source: Path | None = Path(config_path)
+    else:
+        source = find_pyproject(cwd)
+    if source is None:
+        return LintConfig(base=cwd)
+    try:
+        return load_config(source)
+    except ShmemError as err:
+        _bad_input(err)
+
+
+def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str:
+    if fmt == "json":
+        from ..render.lint_json import render_lint_json
+
+        return render_lint_json(report, fail_on=fail_on)
+    if fmt == "github":
+        from ..render.github import render_github
+
+        return render_github(report)
+    if fmt == "sarif":
+        from ..render.sarif import render_sarif
+
+        return render_sarif(report)
+    if fmt == "junit":
+        from ..render.junit import render_junit
+
+        return render_junit(report, fail_on=fail_on)
+    from ..render.lint_text import render_lint_text
+
+    return render_lint_text(report, color=color)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, type=click.Path())
+@output_options(FORMATS)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    help="Lowest severity that makes the exit status 1 (default: [tool.shmem] fail-on, else error).",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    help="Accept the findings recorded in FILE; report and fail only on new ones.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False),
+    help="Record every current finding in FILE (atomically) and exit 0.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip spec files matching GLOB (relative to the current directory); repeatable.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Read [tool.shmem] from this TOML file instead of the nearest pyproject.toml.",
+)
+@click.option("--no-config", is_flag=True, help="Ignore pyproject.toml.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Worker processes for many files (0: one per CPU core).",
+)
+def lint(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+    fail_on: str | None,
+    exit_zero: bool,
+    baseline: str | None,
+    write_baseline: str | None,
+    exclude: tuple[str, ...],
+    config_path: str | None,
+    no_config: bool,
+    jobs: int,
+) -> None:
+    """Check spec FILES and DIRECTORIES against their bank-conflict expectations.
+
+    Every access must be conflict-free (wavefronts equal to the ideal) unless
+    its spec states what is accepted: `expect: {max_ways: 2}`,
+    `{max_wavefronts_per_request: 4}` or `{conflict_free: false}`, per access
+    or for the whole spec. Each problem is a finding with a rule code
+    (`shmem rules` lists them), a severity and the file, line and column.
+
+    Directories are searched recursively for *.yaml and *.yml. Settings come
+    from [tool.shmem] in the nearest pyproject.toml (paths, exclude, fail-on,
+    baseline, expect); flags override them.
+
+    Exit status: 0 no findings at or above --fail-on, 1 findings, 2 usage
+    errors (unknown option, missing path, bad config or baseline).
+
+    \b
+    Examples:
+      shmem lint access_specs/
+      shmem lint access_specs/ --format github
+      shmem lint access_specs/ --format sarif -o shmem.sarif
+      shmem lint access_specs/ --format junit -o shmem-junit.xml --exit-zero
+      shmem lint --write-baseline shmem-baseline.json access_specs/
+      shmem lint --baseline shmem-baseline.json access_specs/
+    """
+    from ..errors import ShmemError
+    from ..lint import baseline as baselines
+    from ..lint.config import find_repo_root
+    from ..lint.core import LintOptions, lint_files
+    from ..lint.findings import LintReport, Severity
+    from ..lint.paths import Excludes, collect_targets
+
+    cwd = Path.cwd()
+    config = _read_config(config_path, no_config, cwd)
+    root = find_repo_root(cwd) or (config.base if config.source else cwd)
+
+    inputs: list[Path]
+    if paths:
+        inputs = [Path(p) for p in paths]
+        for p in paths:
+            if not os.path.exists(p):
+                _usage(f"no such file or directory: {p}")
+    elif config.paths:
+        inputs = [config.base / p for p in config.paths]
+        for q in inputs:
+            if not q.exists():
+                _usage(f"no such file or directory: {q} (from [tool.shmem] paths in {config.source})")
+    else:
+        _usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
+
+    excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
+    targets = collect_targets(inputs, root=root, excludes=excludes)
+    if not targets:
+        click.echo("shmem lint: no spec files to lint", err=True)
+        sys.exit(ExitCode.OK)
+
+    files = lint_files(targets, LintOptions(default_expect=config.expect), jobs=jobs)
+    report = LintReport(files=files)
+
+    if write_baseline is not None:
+        baselines.write_baseline(write_baseline, report.findings)
+        n = len(report.findings)
+        click.echo(f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True)
+        sys.exit(ExitCode.OK)
+
+    baseline_file = baseline or (str(config.base / config.baseline) if config.baseline else None)
+    if baseline_file is not None:
+        try:
+            accepted = baselines.load_baseline(baseline_file)
+        except ShmemError as err:
+            _bad_input(err)
+        report = baselines.apply_baseline(report, accepted)
+
+    threshold = Severity.parse(fail_on) if fail_on else (config.fail_on or Severity.ERROR)
+    color = want_color(no_color) and output is None and fmt == "text"
+    emit(_render(report, fmt, threshold, color), output)
+
+    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        from ..render.github import render_step_summary
+
+        try:
+            with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
+                fh.write(render_step_summary(report, fail_on=threshold))
+        except OSError as exc:
+            click.echo(f"shmem lint: cannot write the step summary: {exc}", err=True)
+    if output is not None:
+        from ..render.lint_text import summary_line
+
+        click.echo(f"shmem lint: {summary_line(report)} (report in {output})", err=True)
+
+    failed = bool(report.failing(threshold))
+    sys.exit(ExitCode.FINDINGS if failed and not exit_zero else ExitCode.OK)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("names", nargs=-1, metavar="[CODE|NAME]...")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json", "markdown")),
+    default="text",
+    show_default=True,
+    help="Output format (markdown: the rules reference of docs/lint.md).",
+)
+def rules(names: tuple[str, ...], fmt: str) -> None:
+    """List the lint rules, or document the rules named by CODE or NAME.
+
+    \b
+    Examples:
+      shmem rules
+      shmem rules SH001
+      shmem rules bank-conflict --format markdown
+    """
+    from ..lint.rules import RULES, lookup
+    from ..render.lint_text import render_rules
+
+    chosen = list(RULES)
+    if names:
+        chosen = []
+        for n in names:
+            rule = lookup(n)
+            if rule is None:
+                _usage(f"unknown rule {n!r}; known: {', '.join(r.code for r in RULES)}")
+            chosen.append(rule)
+    click.echo(render_rules(chosen, fmt, full=bool(names) or fmt != "text"), nl=False)

@@ -1,0 +1,105 @@
+"""Baselines: accept the findings that exist today, fail only on new ones.
+
+A baseline file is JSON listing findings by file, access name and rule code
+(plus the message, for people reading it). A finding is *baselined* when an
+entry with the same file, access and rule is left to match it; each entry
+matches one finding, so a second, new finding of the same kind still counts.
+Lines and messages do not take part: moving an access or a change in its
+numbers keeps it accepted, renaming the access or the file does not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ShmemError
+from ..fsutil import write_atomic
+from .findings import Finding, LintReport
+
+SCHEMA_VERSION = 1
+
+Key = tuple[str, str, str]
+
+
+def key_of(finding: Finding) -> Key:
+    return (finding.path, finding.access or "", finding.code)
+
+
+def render_baseline(findings: Iterable[Finding]) -> str:
+    """The baseline file's text for these findings (sorted, so diffs stay small)."""
+    entries = sorted(
+        (
+            {"file": f.path, "access": f.access, "rule": f.code, "name": f.rule, "message": f.message}
+            for f in findings
+        ),
+        key=lambda e: (e["file"], e["access"] or "", e["rule"], e["message"]),
+    )
+    doc = {"schema_version": SCHEMA_VERSION, "tool": "shmem", "findings": entries}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_baseline(path: str | Path, findings: Iterable[Finding]) -> None:
+    write_atomic(path, render_baseline(findings))
+
+
+def load_baseline(path: str | Path) -> Counter[Key]:
+    """The accepted findings of a baseline file; raises ShmemError if it is not one."""
+    name = str(path)
+    try:
+        data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ShmemError("baseline file not found (create it with --write-baseline)", path=name,
+                         code="baseline") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ShmemError(f"cannot read baseline: {exc}", path=name, code="baseline") from None
+    except json.JSONDecodeError as exc:
+        from ..errors import SourcePos
+
+        raise ShmemError(f"baseline is not valid JSON: {exc.msg}", path=name,
+                         pos=SourcePos(exc.lineno, exc.colno), code="baseline") from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise ShmemError("not a shmem baseline (expected an object with a 'findings' list)",
+                         path=name, code="baseline")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ShmemError(f"unsupported baseline schema_version {data.get('schema_version')!r} "
+                         f"(this shmem writes {SCHEMA_VERSION})", path=name, code="baseline")
+    accepted: Counter[Key] = Counter()
+    for i, entry in enumerate(data["findings"]):
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("file"), str)
+            and isinstance(entry.get("rule"), str)
+            and isinstance(entry.get("access"), str | None)
+        )
+        if not ok:
+            raise ShmemError(f"baseline entry {i} needs 'file' and 'rule' strings and an 'access' "
+                             "string or null", path=name, code="baseline")
+        accepted[(entry["file"], entry["access"] or "", entry["rule"])] += 1
+    return accepted
+
+
+def apply_baseline(report: LintReport, accepted: Counter[Key]) -> LintReport:
+    """The report without its accepted findings, counting them and the unused entries."""
+    left = Counter(accepted)
+    files = []
+    matched = 0
+    for file in report.files:
+        kept = []
+        for f in file.findings:
+            k = key_of(f)
+            if left[k] > 0:
+                left[k] -= 1
+                matched += 1
+            else:
+                kept.append(f)
+        files.append(replace(file, findings=tuple(kept)))
+    return LintReport(
+        files=tuple(files),
+        baselined=report.baselined + matched,
+        fixed=sum(left.values()),
+    )

@@ -1,0 +1,173 @@
+"""``[tool.shmem]`` in the nearest ``pyproject.toml``.
+
+Keys (command-line flags override them)::
+
+    [tool.shmem]
+    paths = ["access_specs"]          # what `shmem lint` checks when given no paths
+    exclude = ["access_specs/wip/*"]  # glob patterns, relative to this file's directory
+    fail-on = "error"                 # error | warning | info
+    baseline = "shmem-baseline.json"  # accepted findings (see --baseline)
+    expect = {max_ways = 2}           # default expectation under every spec's own
+
+The nearest ``pyproject.toml`` is searched from the current directory upwards,
+stopping at the repository root (the directory holding ``.git``); a file without
+a ``[tool.shmem]`` table gives the defaults. Unknown keys and wrong types are
+errors located at their line, with the nearest valid key suggested.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ShmemError, SourcePos
+from ..spec import Expect
+from .findings import LABELS, Severity
+
+KEYS = ("paths", "exclude", "fail-on", "baseline", "expect")
+EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    """The lint settings of one project; ``source`` is None when no file was read."""
+
+    source: Path | None = None
+    base: Path = Path(".")  # relative paths in the file are relative to this directory
+    paths: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    fail_on: Severity | None = None
+    baseline: str | None = None
+    expect: Expect | None = None
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start``, not above the repository root."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def find_repo_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` that holds ``.git``."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def load_config(path: Path) -> LintConfig:
+    """Read ``[tool.shmem]`` from a pyproject.toml; raises a located ShmemError if it is bad."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ShmemError(f"cannot read config: {exc}", path=str(path), code="config") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ShmemError(f"invalid TOML: {exc}", path=str(path), code="config") from None
+    table = data.get("tool", {}).get("shmem")
+    if table is None:
+        return LintConfig(source=path, base=path.parent)
+    return _Reader(path, text).read(table)
+
+
+class _Reader:
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def where(self, key: str, table: str = "tool.shmem") -> SourcePos | None:
+        """Best effort: the line that sets ``key`` in ``[table]``, else that table's header."""
+        section = ""
+        header: SourcePos | None = None
+        key_rx = re.compile(r'^\s*(["\']?)' + re.escape(key) + r"\1\s*=")
+        for n, line in enumerate(self.lines, 1):
+            head = re.match(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$", line)
+            if head:
+                section = re.sub(r"[\s\"']", "", head.group(1))
+                if section == table:
+                    header = SourcePos(n, 1)
+            elif section == table and key_rx.match(line):
+                return SourcePos(n, len(line) - len(line.lstrip()) + 1)
+        return header
+
+    def error(self, message: str, key: str, table: str = "tool.shmem") -> ShmemError:
+        pos = self.where(key, table)
+        if pos is None and table != "tool.shmem":  # an inline table: point at its key
+            pos = self.where(table.rsplit(".", 1)[1])
+        return ShmemError(message, path=str(self.path), pos=pos, code="config")
+
+    def unknown(self, key: str, known: tuple[str, ...], table: str) -> ShmemError:
+        near = difflib.get_close_matches(key.replace("_", "-"), known, n=1, cutoff=0.5)
+        near = near or difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+        hint = f"did you mean {near[0]!r}?" if near else "valid keys: " + ", ".join(known)
+        return self.error(f"unknown key {key!r} in [{table}]; {hint}", key, table)
+
+    def strings(self, table: dict[str, Any], key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(f"[tool.shmem] {key} must be a list of strings", key)
+        return tuple(value)
+
+    def read(self, table: Any) -> LintConfig:
+        if not isinstance(table, dict):
+            raise self.error("[tool.shmem] must be a table", "shmem", "tool")
+        for key in table:
+            if key not in KEYS:
+                raise self.unknown(key, KEYS, "tool.shmem")
+        fail_on = None
+        if "fail-on" in table:
+            value = table["fail-on"]
+            if not isinstance(value, str) or value.lower() not in LABELS:
+                raise self.error(
+                    f"[tool.shmem] fail-on must be one of {', '.join(LABELS)}, got {value!r}", "fail-on"
+                )
+            fail_on = Severity.parse(value)
+        baseline = table.get("baseline")
+        if baseline is not None and not isinstance(baseline, str):
+            raise self.error("[tool.shmem] baseline must be a file name (a string)", "baseline")
+        return LintConfig(
+            source=self.path,
+            base=self.path.parent,
+            paths=self.strings(table, "paths"),
+            exclude=self.strings(table, "exclude"),
+            fail_on=fail_on,
+            baseline=baseline,
+            expect=self.expect(table.get("expect")),
+        )
+
+    def expect(self, value: Any) -> Expect | None:
+        if value is None:
+            return None
+        table = "tool.shmem.expect"
+        if not isinstance(value, dict):
+            raise self.error("[tool.shmem] expect must be a table, e.g. {max_ways = 2}", "expect")
+        for key in value:
+            if key not in EXPECT_KEYS:
+                raise self.unknown(key, EXPECT_KEYS, table)
+        for key in ("max_ways", "max_wavefronts_per_request"):
+            v = value.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise self.error(f"[{table}] {key} must be a positive integer, got {v!r}", key, table)
+        cf = value.get("conflict_free")
+        if cf is not None and not isinstance(cf, bool):
+            raise self.error(f"[{table}] conflict_free must be true or false, got {cf!r}", "conflict_free", table)
+        out = Expect(
+            max_ways=value.get("max_ways"),
+            max_wavefronts_per_request=value.get("max_wavefronts_per_request"),
+            conflict_free=cf,
+        )
+        return None if out.empty else out

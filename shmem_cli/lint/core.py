@@ -1,0 +1,150 @@
+"""The linting core: spec files in, findings out.
+
+Reads spec files and nothing else; prints nothing, exits nothing. For each
+file: load and analyze it (:mod:`shmem_cli.analysis`), run every access rule
+on every access and every file rule on the file, and turn the rules' hits into
+:class:`~.findings.Finding` records placed at the access (or at the fault).
+
+Many files are linted in worker processes (:func:`lint_files`); the result is
+the same as linting them one by one, in the order given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..analysis import analyze_spec
+from ..errors import ShmemError
+from ..spec import Expect, load_spec
+from .findings import AccessSummary, FileLint, Finding, Hit
+from .rules import RULES, AccessCheck, FileCheck, Rule
+
+#: Below this many files, linting stays in this process (starting workers costs more).
+PARALLEL_MIN_FILES = 48
+#: Files handed to a worker at a time.
+CHUNK_FILES = 16
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """What a lint run needs besides the files."""
+
+    default_expect: Expect | None = None  # [tool.shmem] expect: under every spec's own
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to lint: where to read it, and how to name it in findings."""
+
+    path: str
+    display: str
+
+
+def effective_expect(
+    own: Expect | None, spec_level: Expect | None, default: Expect | None
+) -> Expect | None:
+    """The access's own expectation over the spec's over the configured default, key by key."""
+    out: Expect | None = None
+    for layer in (default, spec_level, own):
+        if layer is not None and not layer.empty:
+            out = layer.merged_over(out)
+    return out
+
+
+def _finding(rule: Rule, hit: Hit, display: str, *, access: str | None = None,
+             spec: str | None = None, line: int | None = None, column: int | None = None) -> Finding:
+    return Finding(
+        code=rule.code,
+        rule=rule.name,
+        severity=rule.severity,
+        path=display,
+        line=hit.line if hit.line is not None else line,
+        column=hit.column if hit.column is not None else column,
+        message=hit.message,
+        access=access,
+        spec=spec,
+        facts=hit.facts,
+    )
+
+
+def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
+    """Lint one spec file; a spec that does not load is an ``invalid-spec`` finding."""
+    stem = Path(target.path).stem
+    try:
+        spec = load_spec(target.path)
+        result = analyze_spec(spec)
+    except ShmemError as exc:
+        exc.located(target.path)
+        check = FileCheck(target.display, exc)
+        findings = [
+            _finding(rule, hit, target.display)
+            for rule in RULES
+            if rule.check_file is not None
+            for hit in rule.check_file(check)
+        ]
+        return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
+    findings = []
+    for decl, acc in zip(spec.accesses, result.accesses, strict=True):
+        item = AccessCheck(
+            result=acc,
+            expect=effective_expect(decl.expect, spec.expect, options.default_expect),
+            own=decl.expect,
+        )
+        for rule in RULES:
+            if rule.check_access is None:
+                continue
+            for hit in rule.check_access(item):
+                findings.append(
+                    _finding(rule, hit, target.display, access=acc.name, spec=spec.name,
+                             line=acc.line, column=acc.column)
+                )
+    file_check = FileCheck(target.display, None)
+    for rule in RULES:
+        if rule.check_file is not None:
+            findings.extend(_finding(rule, hit, target.display, spec=spec.name)
+                            for hit in rule.check_file(file_check))
+    return FileLint(
+        path=target.display,
+        name=spec.name,
+        accesses=tuple(AccessSummary.of(a) for a in result.accesses),
+        findings=tuple(sorted(findings, key=Finding.sort_key)),
+    )
+
+
+def _lint_chunk(args: tuple[Sequence[Target], LintOptions]) -> list[FileLint]:
+    targets, options = args
+    return [lint_file(t, options) for t in targets]
+
+
+def default_jobs() -> int:
+    """The CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def lint_files(
+    targets: Iterable[Target], options: LintOptions = LintOptions(), *, jobs: int = 0
+) -> tuple[FileLint, ...]:
+    """Lint files in the order given, in ``jobs`` worker processes (0: one per core).
+
+    Small runs (fewer than :data:`PARALLEL_MIN_FILES` files) or ``jobs=1`` stay in
+    this process.
+    """
+    todo = list(targets)
+    workers = min(jobs or default_jobs(), -(-len(todo) // CHUNK_FILES))
+    if workers <= 1 or len(todo) < PARALLEL_MIN_FILES:
+        return tuple(lint_file(t, options) for t in todo)
+    chunks = [(todo[i : i + CHUNK_FILES], options) for i in range(0, len(todo), CHUNK_FILES)]
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        # map() yields in submission order: the output never depends on scheduling
+        return tuple(f for part in pool.map(_lint_chunk, chunks) for f in part)

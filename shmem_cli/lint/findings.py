@@ -1,0 +1,144 @@
+"""The lint records: severities, rule hits and findings.
+
+A :class:`Finding` is one problem at one place: which rule, how bad, the file,
+line and column, and a message that carries the numbers. Every output format
+(text, JSON, GitHub, SARIF, JUnit) and the baseline are built from the same
+list of findings.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+
+from ..model import AccessResult
+
+Fact = tuple[str, int | str]
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is; ``--fail-on`` picks the lowest one that fails the run."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        """``"error"`` -> ``Severity.ERROR``; raises ``ValueError`` for other words."""
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown severity {text!r}; use one of {', '.join(LABELS)}"
+            ) from None
+
+
+LABELS = tuple(s.label for s in sorted(Severity, reverse=True))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule's check function reports: a message, its numbers, optionally a place."""
+
+    message: str
+    facts: tuple[Fact, ...] = ()
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule violation at one place in one spec file."""
+
+    code: str  # stable rule code, e.g. "SH001"
+    rule: str  # stable rule name, e.g. "bank-conflict"
+    severity: Severity
+    path: str  # as shown to the user: repository-relative with '/' where possible
+    line: int | None
+    column: int | None
+    message: str
+    access: str | None = None  # the access's name; None for file-level findings
+    spec: str | None = None  # the spec's name
+    facts: tuple[Fact, ...] = field(default=())
+
+    @property
+    def title(self) -> str:
+        return f"{self.code} {self.rule}"
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity across runs: rule, file and access (or message), not the line.
+
+        Moving an access within its file keeps the fingerprint; renaming it, or
+        moving the file, makes it a new finding.
+        """
+        subject = self.access if self.access is not None else self.message
+        raw = "\x00".join((self.code, self.path, subject))
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line or 0, self.column or 0, self.code)
+
+
+@dataclass(frozen=True)
+class AccessSummary:
+    """The numbers of one linted access (for formats that list passing accesses too)."""
+
+    name: str
+    line: int | None
+    column: int | None
+    requests: int
+    wavefronts: int
+    ideal_wavefronts: int
+    max_ways: int
+
+    @classmethod
+    def of(cls, result: AccessResult) -> AccessSummary:
+        return cls(
+            name=result.name,
+            line=result.line,
+            column=result.column,
+            requests=result.requests,
+            wavefronts=result.wavefronts,
+            ideal_wavefronts=result.ideal_wavefronts,
+            max_ways=result.max_ways,
+        )
+
+
+@dataclass(frozen=True)
+class FileLint:
+    """One linted spec file: its accesses (empty if it did not load) and its findings."""
+
+    path: str
+    name: str
+    accesses: tuple[AccessSummary, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """A whole run: the files in path order, and what the baseline accepted."""
+
+    files: tuple[FileLint, ...]
+    baselined: int = 0  # findings accepted by the baseline (not in ``files``)
+    fixed: int = 0  # baseline entries that no longer occur
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for file in self.files for f in file.findings)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def failing(self, fail_on: Severity) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity >= fail_on)
+
+    @property
+    def accesses(self) -> int:
+        return sum(len(f.accesses) for f in self.files)

@@ -1,0 +1,45 @@
+"""An access has bank conflicts that nothing accepts.
+
+By default every access must be conflict-free: each warp-level request costs
+exactly its ideal number of wavefronts (one per phase that has active lanes:
+1 for 1/2/4-byte accesses, 2 for 8-byte, 4 for 16-byte, one per matrix for
+ldmatrix/stmatrix). An access whose wavefronts exceed the ideal is reported,
+with its worst conflict degree (ways), the totals, and the worst request's
+busiest bank and the lanes that pile onto it.
+
+Fix the layout (padding, an XOR swizzle, a different index order), or, if
+the conflict is known and accepted, say so in the spec::
+
+    expect: {max_ways: 2}            # accepts up to 2-way conflicts
+    expect: {conflict_free: false}   # accepts any conflict
+
+``conflict_free: true`` (or no ``expect:`` at all) keeps this rule on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..findings import Hit, Severity
+from ._base import AccessCheck, access_facts, describe_worst
+
+CODE = "SH001"
+NAME = "bank-conflict"
+SEVERITY = Severity.ERROR
+SCOPE = "access"
+
+
+def check(item: AccessCheck) -> Iterator[Hit]:
+    r = item.result
+    if r.conflict_free or item.conflicts_accepted:
+        return
+    message = (
+        f"{r.max_ways}-way bank conflict in {r.name!r}: {r.wavefronts} wavefronts where "
+        f"{r.ideal_wavefronts} would do ({r.conflicted_requests} of {r.requests} requests "
+        f"conflicted)"
+    )
+    worst = describe_worst(r)
+    if worst:
+        message += f"; {worst}"
+    message += f". If this is intended, state expect: {{max_ways: {r.max_ways}}}"
+    yield Hit(message, access_facts(r))
