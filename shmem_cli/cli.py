@@ -189,6 +189,12 @@ def main() -> None:
     type=click.Path(dir_okay=False),
     help="Also write the text report, in color, as a standalone HTML page to FILE.",
 )
+@click.option(
+    "--suggest",
+    is_flag=True,
+    help="Under each access with bank conflicts, a one-line hint: the cheapest fix found among "
+    "pads 0..32 and swizzles none/32B/64B/128B of its array (text output).",
+)
 def analyze(
     paths: tuple[str, ...],
     fmt: str,
@@ -201,6 +207,7 @@ def analyze(
     heatmap: bool | None,
     svg_path: str | None,
     html_path: str | None,
+    suggest: bool,
 ) -> None:
     """Analyze the shared-memory accesses of spec FILES and DIRECTORIES.
 
@@ -219,6 +226,7 @@ def analyze(
       shmem analyze access_specs/transpose_naive.yaml
       shmem analyze access_specs/ --no-tables
       shmem analyze spec.yaml --request 3:1 --words
+      shmem analyze access_specs/transpose_naive.yaml --suggest
       shmem analyze access_specs/ --format json -o report.json
     """
     from .analysis import analyze_many, collect_specs
@@ -239,8 +247,13 @@ def analyze(
 
         color = want_color(no_color) and output is None
         term_width = width or (shutil.get_terminal_size().columns if color else None)
+        hints = None
+        if suggest:
+            from .sweep import suggest_report
+
+            hints = suggest_report(report)
         text = render_text(
-            report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat
+            report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat, hints=hints
         )
     emit(text, output)
     if svg_path or html_path:

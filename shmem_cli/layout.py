@@ -168,8 +168,11 @@ def _resolve_array(
             )
         if swizzle and offset % swizzle.period:
             raise ShmemError(
-                f"swizzle {swizzle.label} on array {decl.name!r} repeats every {swizzle.period} bytes, "
-                f"so the array must start at a multiple of {swizzle.period}; it starts at {offset}",
+                f"swizzle {swizzle.label} on array {decl.name!r} XORs offset bits "
+                f"{_bit_span(swizzle.base + swizzle.shift, swizzle.bits)} into bits "
+                f"{_bit_span(swizzle.base, swizzle.bits)} and repeats every {swizzle.period} bytes, so the "
+                f"array must start at a multiple of {swizzle.period} bytes (__align__({swizzle.period})); "
+                f"it starts at byte {offset}",
                 path=spec.path,
                 pos=decl.offset.pos,
             )
@@ -180,8 +183,9 @@ def _resolve_array(
         unit = 1 << swizzle.base
         if swizzle.bits and unit < esize:
             raise ShmemError(
-                f"swizzle {swizzle.label} moves {unit}-byte units but array {decl.name!r} holds "
-                f"{esize}-byte elements; the base must be at least log2({esize})",
+                f"swizzle {swizzle.label} moves {unit}-byte units (base {swizzle.base}) but array "
+                f"{decl.name!r} holds {esize}-byte {decl.dtype.name} elements, which it would split; "
+                f"the base must be at least {esize.bit_length() - 1} ({esize}-byte units)",
                 path=spec.path,
                 pos=decl.pos,
             )
@@ -195,3 +199,8 @@ def _resolve_array(
         nbytes=nbytes,
         swizzle=swizzle,
     )
+
+
+def _bit_span(low: int, count: int) -> str:
+    """``7`` or ``7-9``: the bit positions low .. low+count-1."""
+    return str(low) if count == 1 else f"{low}-{low + count - 1}"

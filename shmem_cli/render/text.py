@@ -7,7 +7,7 @@ HTML alike); ``render_text`` turns a report into a string.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -165,7 +165,12 @@ def access_block(
 
 
 def file_block(
-    result: FileResult, *, words: bool = False, tables: bool = True, heat: bool = False
+    result: FileResult,
+    *,
+    words: bool = False,
+    tables: bool = True,
+    heat: bool = False,
+    hints: Mapping[str, str] | None = None,
 ) -> RenderableType:
     title = Text()
     title.append(result.path, style="bold underline")
@@ -178,21 +183,28 @@ def file_block(
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", style="dim")
     parts: list[RenderableType] = [title, summary_table(result)]
     for acc in result.accesses:
-        if tables or (heat and heatmap(acc) is not None):
+        hint = (hints or {}).get(acc.name)
+        if tables or hint or (heat and heatmap(acc) is not None):
             parts.append(Text(""))
-            parts.append(access_block(acc, words=words, table=tables, heat=heat))
+            parts.append(access_block(acc, words=words, hint=hint, table=tables, heat=heat))
     return Group(*parts)
 
 
 def report_renderables(
-    report: Report, *, words: bool = False, tables: bool = True, heat: bool = False
+    report: Report,
+    *,
+    words: bool = False,
+    tables: bool = True,
+    heat: bool = False,
+    hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[RenderableType]:
-    """The whole report as renderables (terminal, SVG and HTML); ``heat`` adds heat maps."""
+    """The whole report as renderables (terminal, SVG and HTML); ``heat`` adds heat maps,
+    ``hints`` (file path -> access name -> text) a hint line under those accesses."""
     out: list[RenderableType] = []
     for i, f in enumerate(report.files):
         if i:
             out.append(Text(""))
-        out.append(file_block(f, words=words, tables=tables, heat=heat))
+        out.append(file_block(f, words=words, tables=tables, heat=heat, hints=(hints or {}).get(f.path)))
     if any(f.accesses and f.accesses[0].detail for f in report.files) and tables:
         out.append(Text(""))
         out.append(legend())
@@ -235,6 +247,7 @@ def render_text(
     words: bool = False,
     tables: bool = True,
     heat: bool = False,
+    hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat)
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
     return to_string(renderables, color=color, width=width)

@@ -1,0 +1,133 @@
+"""Sweep results as text: one row per variant, the best one marked, and JSON."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ..sweep import AccessTotals, SweepResult, VariantResult
+from .text import degree_style, to_string
+
+BEST_MARK = "*"
+NOTE_WIDTH = 60
+
+
+def _access_cell(a: AccessTotals) -> Text:
+    if a.requests == 0:
+        return Text("idle", style="dim")
+    if a.conflict_free:
+        return Text(f"{a.wavefronts:,} ok", style="green")
+    return Text(f"{a.wavefronts:,} {a.max_ways}-way", style=degree_style(a.max_ways))
+
+
+def _note(v: VariantResult, limit: int) -> str:
+    o = v.outcome
+    if o.error is not None:
+        where = f"line {o.error.line}: " if o.error.line else ""
+        return f"invalid: {where}{o.error.message}"
+    if not o.fits:
+        return f"needs {o.smem_bytes:,} B of shared memory, more than the {limit:,} B a block may use"
+    return ""
+
+
+def sweep_table(result: SweepResult) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("", justify="left")
+    for axis in result.axes:
+        table.add_column(axis.label, justify="right")
+    for title in ("wavefronts", "excess", "ways", "cycles", "extra B", "fits"):
+        table.add_column(title, justify="right")
+    per_access = len(result.access_names) > 1
+    if per_access:
+        for name in result.access_names:
+            table.add_column(name, justify="right", overflow="fold")
+    notes = [_note(v, result.smem_limit) for v in result.variants]
+    if any(notes):
+        table.add_column("note", justify="left", no_wrap=True, overflow="ellipsis", max_width=NOTE_WIDTH)
+    best = result.best.index if result.best is not None else None
+    for v, note in zip(result.variants, notes, strict=True):
+        o = v.outcome
+        point = [axis.show(value) for axis, value in zip(result.axes, v.point, strict=True)]
+        mark = Text(BEST_MARK, style="bold green") if v.index == best else Text("")
+        if o.valid:
+            numbers: list[Text | str] = [
+                f"{o.wavefronts:,}",
+                Text(f"{o.excess_wavefronts:,}", style="red" if o.excess_wavefronts else ""),
+                Text(str(o.max_ways), style=degree_style(o.max_ways)),
+                f"~{o.cycles:,}",
+                f"{o.extra_bytes:+,}" if o.extra_bytes else "0",
+                Text("yes") if o.fits else Text("no", style="bold red"),
+            ]
+            cells: list[Text | str] = [_access_cell(a) for a in o.accesses] if per_access else []
+        else:
+            numbers = ["-"] * 5 + [Text("-", style="dim")]
+            cells = ["-"] * len(result.access_names) if per_access else []
+        row: list[Text | str] = [mark, *point, *numbers, *cells]
+        if any(notes):
+            row.append(Text(note, style="red" if note else ""))
+        table.add_row(*row, style="bold" if v.index == best else None)
+    return table
+
+
+def describe_settings(result: SweepResult, v: VariantResult) -> str:
+    return ", ".join(
+        f"{axis.label} {axis.show(value)}" for axis, value in zip(result.axes, v.point, strict=True)
+    )
+
+
+def best_line(result: SweepResult) -> Text:
+    if result.best is None:
+        return Text("no variant is valid and fits in shared memory", style="bold red")
+    v = result.best
+    o = v.outcome
+    text = Text()
+    text.append(f"best ({BEST_MARK}): ", style="bold")
+    text.append(describe_settings(result, v), style="bold green")
+    state = "conflict-free" if o.excess_wavefronts == 0 else f"{o.excess_wavefronts:,} over ideal, {o.max_ways}-way"
+    cost = f"{o.extra_bytes:+,} B shared" if o.extra_bytes else "no extra shared memory"
+    text.append(f": {o.wavefronts:,} wavefronts ({state}), {cost}")
+    first = result.variants[0].outcome
+    if result.best.index != 0 and first.valid and first.wavefronts:
+        text.append(
+            f"; {first.wavefronts / max(1, o.wavefronts):.1f}x fewer than the first row",
+            style="dim",
+        )
+    return text
+
+
+def sweep_renderables(result: SweepResult) -> list[RenderableType]:
+    title = Text()
+    title.append(result.path, style="bold underline")
+    if result.name and result.name != result.path:
+        title.append(f"  {result.name}", style="bold")
+    axes = "; ".join(a.describe() for a in result.axes)
+    head = Text(
+        f"sweep {axes}: {len(result.variants)} variant(s), ranges inclusive; "
+        "best = fewest wavefronts, then fewest extra bytes, then sweep order",
+        style="dim",
+    )
+    out: list[RenderableType] = [Group(title, head, sweep_table(result)), Text("")]
+    invalid = [v for v in result.variants if v.outcome.error is not None]
+    if invalid:
+        first = invalid[0]
+        assert first.outcome.error is not None
+        out.append(
+            Text(
+                f"{len(invalid)} invalid variant(s); the first ({describe_settings(result, first)}): "
+                + first.outcome.error.render(),
+                style="red",
+            )
+        )
+    out.append(best_line(result))
+    return out
+
+
+def render_sweep_text(result: SweepResult, *, color: bool = False, width: int | None = None) -> str:
+    return to_string(sweep_renderables(result), color=color, width=width)
+
+
+def render_sweep_json(result: SweepResult) -> str:
+    return json.dumps(result.to_json(), indent=2) + "\n"
