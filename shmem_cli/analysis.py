@@ -58,7 +58,8 @@ def analyze_access(
     worst: tuple[int, int, int, int, int] | None = None  # wavefronts, iteration, warp, ideal, ways
     for batch in space.batches():
         has = batch.active.any(axis=1)
-        addr, active = batch.addr[has], batch.active[has]
+        everyone = bool(has.all())
+        addr, active = (batch.addr, batch.active) if everyone else (batch.addr[has], batch.active[has])
         if not len(addr):
             continue
         stats = request_stats(addr, active, kind, arch)

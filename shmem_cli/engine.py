@@ -22,6 +22,8 @@ B8 = npt.NDArray[np.bool_]
 WORD_BITS = 20  # word index bits inside a sort key: covers 4 MiB of shared memory
 SENTINEL = np.int64(1) << 40
 MAX_GROUPS = 4
+SLOT_BITS = 20  # slot index bits inside a fast-path key (int32: phase above, 31 bits in all)
+INACTIVE = np.int32(np.iinfo(np.int32).max)  # fast-path key of an inactive lane (sorts last)
 
 OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
 ATOMIC_KINDS = ("inc", "add", "exch")
@@ -57,33 +59,98 @@ class RequestStats:
 
 
 def phase_groups(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> tuple[I64, I64]:
-    """The phase of every lane (R, 32) and the number of phases of every request (R,)."""
+    """The phase of every lane and the number of phases of every request (R,).
+
+    The phases are (R, 32), or (1, 32) when every request splits its lanes the same way.
+    """
     rows = addr.shape[0]
     lanes = np.arange(arch.warp_size, dtype=np.int64)
     if kind.is_matrix:
-        group = np.broadcast_to(lanes // 8, addr.shape)
-        return group, np.full(rows, kind.matrices, dtype=np.int64)
+        return (lanes // 8)[None, :], np.full(rows, kind.matrices, dtype=np.int64)
     if kind.op == "atomic" or kind.size <= arch.bank_bytes:
-        return np.zeros(addr.shape, dtype=np.int64), np.ones(rows, dtype=np.int64)
-    per_phase = np.full(rows, arch.lanes_per_phase(kind.size), dtype=np.int64)
+        return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
+    per_phase = arch.lanes_per_phase(kind.size)
     if kind.op == "load" and arch.pair_merge_loads:
         merged = lanes_pair_up(addr, active, 1) | lanes_pair_up(addr, active, 2)
-        per_phase = np.where(merged, per_phase * 2, per_phase)
-    group = lanes[None, :] // per_phase[:, None]
-    return group, arch.warp_size // per_phase
+        if merged.any():
+            per_row = np.where(merged, 2 * per_phase, per_phase)
+            return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
+    return (lanes // per_phase)[None, :], np.full(rows, arch.warp_size // per_phase, dtype=np.int64)
 
 
 def lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
     """Rows where lane n and lane n^distance read the same address wherever both are active."""
-    partner = np.arange(addr.shape[1]) ^ distance
-    both = active & active[:, partner]
-    same = addr == addr[:, partner]
-    paired: B8 = np.all(same | ~both, axis=1)
-    return paired
+    # view the lanes as (pairs, 2, distance): [:, :, 0] holds lane n, [:, :, 1] lane n^distance
+    shape = (addr.shape[0], -1, 2, distance)
+    a, on = addr.reshape(shape), active.reshape(shape)
+    same = a[:, :, 0] == a[:, :, 1]
+    both = on[:, :, 0] & on[:, :, 1]
+    pairs: B8 = np.all(same | ~both, axis=(1, 2))
+    return pairs
 
 
 def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:
-    """Wavefronts of each request in a batch: ``addr`` and ``active`` are (R, 32)."""
+    """Wavefronts of each request in a batch: ``addr`` and ``active`` are (R, 32).
+
+    This fast path counts *slots* rather than words. A lane moving ``size`` bytes
+    from an address aligned to its size (the layout guarantees it) stays inside one
+    slot of ``unit = max(size, 4)`` bytes, ``slot = addr // unit``: the ``unit / 4``
+    consecutive banks of bank group ``slot % groups``. Every bank of a group is
+    asked for the same slots, so a phase costs the most distinct slots of any one
+    group (the most lanes, for atomics that do not combine). That is exactly the
+    word-by-word count of :func:`request_stats_by_word`, which also serves the
+    inputs this path does not cover (misaligned, negative or huge addresses);
+    tests/test_engine_paths.py checks that both agree.
+    """
+    rows, lanes = addr.shape
+    if kind.is_matrix:
+        active = active & (np.arange(lanes) < 8 * kind.matrices)[None, :]
+    unit = max(kind.size, arch.bank_bytes)
+    groups = arch.banks * arch.bank_bytes // unit
+    all_active = bool(active.all())
+    live_addr = addr if all_active else np.where(active, addr, 0)
+    # the OR of all addresses shows at once whether any is negative, too large or misaligned
+    seen_bits = int(np.bitwise_or.reduce(live_addr, axis=None)) if addr.size else 0
+    words_per_slot = unit // arch.bank_bytes
+    aligned = (seen_bits // arch.bank_bytes) % words_per_slot == 0  # first word of a slot
+    if not (_power_of_two(unit) and _power_of_two(groups) and aligned):
+        return request_stats_by_word(addr, active, kind, arch)
+    if not 0 <= seen_bits < unit << SLOT_BITS:
+        return request_stats_by_word(addr, active, kind, arch)
+
+    phase, n_phases = phase_groups(addr, active, kind, arch)
+    max_phases = int(n_phases.max()) if rows else 1
+    slot = (live_addr // unit).astype(np.int32)
+    if kind.combines_lanes:
+        # sort (phase, slot) keys so that lanes asking for the same slot are neighbours
+        key = (phase.astype(np.int32) << SLOT_BITS) | slot
+        if not all_active:
+            key = np.where(active, key, INACTIVE)
+        key.sort(axis=1)
+        counted = np.empty(key.shape, dtype=bool)
+        counted[:, 0] = True
+        np.not_equal(key[:, 1:], key[:, :-1], out=counted[:, 1:])
+        if not all_active:
+            counted &= key != INACTIVE
+        phase, slot = key >> SLOT_BITS, key
+    else:
+        counted = np.broadcast_to(active, addr.shape)
+    # one counter per (request, phase, bank group)
+    bins = max_phases * groups
+    counter = (
+        np.arange(0, rows * bins, bins, dtype=np.int64)[:, None]
+        + phase * groups
+        + (slot & (groups - 1))
+    )
+    counts = np.bincount(counter[counted], minlength=rows * bins).reshape(rows, max_phases, groups)
+    return _summarize(counts.max(axis=2), n_phases, addr, active, kind, arch)
+
+
+def request_stats_by_word(
+    addr: I64, active: B8, kind: AccessKind, arch: ArchProfile
+) -> RequestStats:
+    """The rule applied literally, word by word: each lane's ``size / 4`` words, the
+    distinct words of every (phase, bank) counted. Same result as :func:`request_stats`."""
     rows = addr.shape[0]
     if kind.is_matrix:
         active = active & (np.arange(arch.warp_size) < 8 * kind.matrices)[None, :]
@@ -109,10 +176,17 @@ def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) ->
     counts = np.bincount(
         row_idx * (MAX_GROUPS * arch.banks) + bucket, minlength=rows * MAX_GROUPS * arch.banks
     ).reshape(rows, MAX_GROUPS, arch.banks)
-    ways_g = counts.max(axis=2)
-    wavefronts = ways_g.sum(axis=1)
-    ideal = (ways_g > 0).sum(axis=1)
-    ways = ways_g.max(axis=1)
+    return _summarize(counts.max(axis=2), n_phases, addr, active, kind, arch)
+
+
+def _summarize(
+    ways_per_phase: I64, n_phases: I64, addr: I64, active: B8, kind: AccessKind, arch: ArchProfile
+) -> RequestStats:
+    """Per-request totals from the worst bank degree of each (request, phase)."""
+    rows = addr.shape[0]
+    wavefronts = ways_per_phase.sum(axis=1)
+    ideal = (ways_per_phase > 0).sum(axis=1)
+    ways = ways_per_phase.max(axis=1)
     if kind.op == "atomic" and kind.atomic == "add":
         first = np.argmax(active, axis=1)
         lead = addr[np.arange(rows), first]
@@ -120,8 +194,10 @@ def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) ->
         wavefronts = np.where(uniform, 1, wavefronts)
         ways = np.where(uniform, 1, ways)
     if kind.size == 16 and not kind.is_matrix:
-        in_range = np.arange(MAX_GROUPS)[None, :] < n_phases[:, None]
-        cycles = np.where(in_range, np.maximum(ways_g, arch.min_cycles_per_16b_phase), 0).sum(axis=1)
+        # every phase of the instruction takes a cycle, even one without an active lane
+        in_range = np.arange(ways_per_phase.shape[1])[None, :] < n_phases[:, None]
+        floor = arch.min_cycles_per_16b_phase
+        cycles = np.where(in_range, np.maximum(ways_per_phase, floor), 0).sum(axis=1)
     else:
         cycles = wavefronts
     return RequestStats(
@@ -130,6 +206,10 @@ def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) ->
         ways=ways.astype(np.int64),
         cycles=cycles.astype(np.int64),
     )
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
 
 
 # --- one request, lane by lane (for tables and pictures) ------------------------------

@@ -352,6 +352,14 @@ def _c_div(a: Value, b: Value, node: Expr, live: BoolArray | None, mod: bool) ->
         q = abs(a) // abs(b)
         q = q if (a >= 0) == (b >= 0) else -q
         return a - b * q if mod else q
+    if isinstance(b, int) and b > 0 and not _is_scalar(a):
+        aa = _arr(a)
+        if aa.size == 0 or aa.min() >= 0:
+            # a non-negative dividend: C's truncation is floor division (the common, fast case)
+            if b & (b - 1) == 0:
+                return aa & (b - 1) if mod else aa >> (b.bit_length() - 1)
+            quotient: IntArray = aa // b
+            return aa - b * quotient if mod else quotient
     aa, bb = _arr(a), _arr(b)
     zero = bb == 0
     if live is not None:

@@ -24,7 +24,7 @@ I64 = npt.NDArray[np.int64]
 B8 = npt.NDArray[np.bool_]
 
 MAX_LANE_ACCESSES = 1 << 31  # per access: about two billion lane-accesses
-CHUNK_LANES = 1 << 19
+CHUNK_LANES = 1 << 15  # 32K lanes: the working set of a chunk stays in L2 (docs/performance.md)
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,10 @@ class Space:
             **self.layout.params,
         }
 
-    def batches(self, chunk_lanes: int = CHUNK_LANES) -> Iterator[Batch]:
+    def batches(self, chunk_lanes: int | None = None) -> Iterator[Batch]:
         self.check_size()
         base_env = self.thread_env()
-        per_chunk = max(1, chunk_lanes // max(1, self.threads))
+        per_chunk = max(1, (chunk_lanes or CHUNK_LANES) // max(1, self.threads))
         total = self.iterations
         for start in range(0, total, per_chunk):
             count = min(per_chunk, total - start)
@@ -121,29 +121,19 @@ class Space:
         shape = (count, self.threads)
         acc = self.access
         arch = self.spec.arch
+        matrix = acc.op in ("ldmatrix", "stmatrix")
+        # predicate: the lanes that run the instruction (None: all of them)
+        predicate = None
         if acc.when is not None:
-            active = np.broadcast_to(self._eval(acc.when, env, None, start, shape) != 0, shape)
-        else:
-            active = np.ones(shape, dtype=bool)
-        live = active
-        lane = np.asarray(env["lane"])
-        if acc.op in ("ldmatrix", "stmatrix"):
-            self._check_warp_uniform(active, start)
-            live = active & (lane < 8 * acc.matrices)
-        arr = self.array
-        flat = np.zeros(shape, dtype=np.int64)
-        for k, loc in enumerate(acc.index):
-            idx = np.broadcast_to(self._eval(loc, env, live, start, shape), shape)
-            limit = arr.padded_shape[k]
-            bad = ((idx < 0) | (idx >= limit)) & live
-            if bad.any():
-                self._fault_oob(loc, k, idx, bad, limit, start)
-            flat = flat + idx * arr.strides[k]
-        offset = flat * arr.esize
-        if arr.swizzle is not None:
-            offset = arr.swizzle.apply(offset)
-        addr = offset + arr.offset
-        if acc.op in ("ldmatrix", "stmatrix"):
+            predicate = np.broadcast_to(self._eval(acc.when, env, None, start, shape) != 0, shape)
+        # live: the lanes whose index expressions matter (None: all of them)
+        live = predicate
+        if matrix:
+            self._check_warp_uniform(np.ones(shape, dtype=bool) if predicate is None else predicate, start)
+            address_lanes = np.asarray(env["lane"]) < 8 * acc.matrices
+            live = np.broadcast_to(address_lanes if predicate is None else predicate & address_lanes, shape)
+        addr = self._addresses(env, live, start, shape)
+        if matrix:
             misaligned = (addr % arch.ldmatrix_row_bytes != 0) & live
             if misaligned.any():
                 c, t = np.argwhere(misaligned)[0]
@@ -153,23 +143,43 @@ class Space:
                     path=self.spec.path,
                     pos=acc.index[-1].pos,
                 )
+            # the instruction runs for a warp if its (uniform) predicate holds; lanes beyond
+            # the matrices' address lanes are ignored by the engine
+            live = predicate
+        active = np.ones(shape, dtype=bool) if live is None else live
         warps = self.warps
         pad = warps * arch.warp_size - self.threads
         if pad:
             addr = np.pad(addr, ((0, 0), (0, pad)))
-            live = np.pad(live, ((0, 0), (0, pad)))
             active = np.pad(active, ((0, 0), (0, pad)))
         rows = count * warps
-        if acc.op in ("ldmatrix", "stmatrix"):
-            # the instruction runs for a warp if its (uniform) predicate holds; lanes beyond
-            # the matrices' address lanes are ignored by the engine
-            live = active
         return Batch(
             first_iteration=start,
             iterations=count,
             addr=np.ascontiguousarray(addr.reshape(rows, arch.warp_size)),
-            active=np.ascontiguousarray(live.reshape(rows, arch.warp_size)),
+            active=np.ascontiguousarray(active.reshape(rows, arch.warp_size)),
         )
+
+    def _addresses(
+        self, env: dict[str, Value], live: B8 | None, start: int, shape: tuple[int, int]
+    ) -> I64:
+        """Byte addresses of every (iteration, thread); indices are bounds-checked where live."""
+        arr = self.array
+        offset: I64 = np.zeros((1, 1), dtype=np.int64)
+        for k, loc in enumerate(self.access.index):
+            idx = self._eval(loc, env, live, start, shape)  # any shape that broadcasts to ``shape``
+            limit = arr.padded_shape[k]
+            if idx.size and (idx.min() < 0 or idx.max() >= limit):
+                bad = (idx < 0) | (idx >= limit)
+                bad = np.broadcast_to(bad if live is None else bad & live, shape)
+                if bad.any():
+                    self._fault_oob(loc, k, np.broadcast_to(idx, shape), bad, limit, start)
+            offset = offset + idx * (arr.strides[k] * arr.esize)
+        offset = np.broadcast_to(offset, shape)
+        if arr.swizzle is not None:
+            offset = arr.swizzle.apply(offset)
+        addr: I64 = offset + arr.offset
+        return addr
 
     def _eval(
         self, loc: Located, env: dict[str, Value], live: B8 | None, start: int, shape: tuple[int, int]

@@ -1,0 +1,116 @@
+"""The engine's fast path (slots) against its word-by-word path and the reference model.
+
+``request_stats`` counts distinct *slots* per bank group; ``request_stats_by_word``
+applies the rule literally, word by word; ``tests/reference.py`` does it for one
+request at a time in plain Python. Random batches of requests (seeded, so the
+test is repeatable) must give the same numbers on all three, for every kind of
+access, with and without inactive lanes, pair-merged 8/16-byte loads and
+warp-uniform atomics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from shmem_cli import engine
+from shmem_cli.arch import SM90
+from shmem_cli.engine import AccessKind, RequestStats, request_stats, request_stats_by_word
+
+from .reference import request_cost
+
+I64 = npt.NDArray[np.int64]
+B8 = npt.NDArray[np.bool_]
+
+KINDS = [
+    AccessKind("load", 1),
+    AccessKind("store", 2),
+    AccessKind("load", 4),
+    AccessKind("store", 4),
+    AccessKind("load", 8),
+    AccessKind("store", 8),
+    AccessKind("load", 16),
+    AccessKind("store", 16),
+    AccessKind("atomic", 4, atomic="inc"),
+    AccessKind("atomic", 4, atomic="add"),
+    AccessKind("atomic", 4, atomic="exch"),
+    AccessKind("ldmatrix", 16, matrices=1),
+    AccessKind("ldmatrix", 16, matrices=2),
+    AccessKind("stmatrix", 16, matrices=4),
+]
+ROWS = 400
+
+
+def random_batch(kind: AccessKind, seed: int, aligned: bool = True) -> tuple[I64, B8]:
+    """Requests mixing random, paired, uniform and strided lanes, some lanes inactive."""
+    rng = np.random.default_rng(seed)
+    unit = kind.size
+    # few distinct addresses per row so that broadcasts and conflicts are frequent
+    span = int(rng.choice([8, 64, 512]))
+    addr = rng.integers(0, span, size=(ROWS, 32)) * unit
+    style = rng.integers(0, 5, size=ROWS)
+    lanes = np.arange(32)
+    addr[style == 1] = addr[style == 1][:, lanes & ~1]  # lanes n and n^1 equal
+    addr[style == 2] = addr[style == 2][:, lanes & ~2]  # lanes n and n^2 equal
+    addr[style == 3] = addr[style == 3][:, :1]  # warp-uniform
+    addr[style == 4] = (lanes * rng.integers(1, 40, size=(int((style == 4).sum()), 1))) * unit
+    if not aligned:
+        addr += rng.integers(0, 4, size=addr.shape)
+    mask_style = rng.integers(0, 4, size=ROWS)
+    active = np.ones((ROWS, 32), dtype=bool)
+    active[mask_style == 1] = rng.random((int((mask_style == 1).sum()), 32)) < 0.6
+    active[mask_style == 2] = False
+    active[mask_style == 3] = lanes < rng.integers(1, 32, size=(int((mask_style == 3).sum()), 1))
+    if kind.is_matrix:  # the predicate of a .sync.aligned instruction is warp-uniform
+        active[mask_style != 2] = True
+    # inactive lanes may hold any value (out-of-range indices of lanes a `when` switched off)
+    addr = np.where(active, addr, rng.integers(-(1 << 40), 1 << 40, size=addr.shape))
+    return addr, active
+
+
+def fields(stats: RequestStats) -> list[tuple[int, int, int, int]]:
+    return list(zip(*(a.tolist() for a in (stats.wavefronts, stats.ideal, stats.ways, stats.cycles)), strict=True))
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k.op}{k.size}-{k.atomic}-{k.matrices}")
+def test_fast_path_equals_word_path_and_reference(
+    kind: AccessKind, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    addr, active = random_batch(kind, seed)
+    literal = request_stats_by_word(addr, active, kind, SM90)
+    with monkeypatch.context() as m:  # aligned addresses must not need the word path
+        m.setattr(engine, "request_stats_by_word", None)
+        fast = request_stats(addr, active, kind, SM90)
+    assert fields(fast) == fields(literal)
+    for row in range(ROWS):
+        lanes = [int(a) if on else None for a, on in zip(addr[row], active[row], strict=True)]
+        if kind.is_matrix:
+            lanes = [a if n < 8 * kind.matrices else None for n, a in enumerate(lanes)]
+        ref = request_cost(lanes, kind.op, kind.size, kind.atomic, kind.matrices)
+        assert (ref.wavefronts, ref.ideal, ref.ways) == fields(fast)[row][:3], (row, lanes)
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.size > 1], ids=lambda k: f"{k.op}{k.size}")
+def test_misaligned_addresses_fall_back_to_the_word_path(kind: AccessKind) -> None:
+    addr, active = random_batch(kind, 7, aligned=False)
+    assert fields(request_stats(addr, active, kind, SM90)) == fields(
+        request_stats_by_word(addr, active, kind, SM90)
+    )
+
+
+def test_hand_counted_requests() -> None:
+    lanes = np.arange(32)
+    full = np.ones((1, 32), dtype=bool)
+    # float4 column reads 128 bytes apart: every quarter-warp piles 8 lanes on banks 0-3
+    stats = request_stats((lanes * 128)[None, :], full, AccessKind("load", 16), SM90)
+    assert fields(stats) == [(32, 4, 8, 32)]
+    # one 4-byte word for the whole warp: a broadcast, one wavefront
+    stats = request_stats(np.full((1, 32), 256), full, AccessKind("load", 4), SM90)
+    assert fields(stats) == [(1, 1, 1, 1)]
+    # ATOMS.ADD on one address is reduced in one wavefront; atomicExch is 32-way
+    stats = request_stats(np.full((1, 32), 256), full, AccessKind("atomic", 4, atomic="add"), SM90)
+    assert fields(stats) == [(1, 1, 1, 1)]
+    stats = request_stats(np.full((1, 32), 256), full, AccessKind("atomic", 4, atomic="exch"), SM90)
+    assert fields(stats) == [(32, 1, 32, 32)]
