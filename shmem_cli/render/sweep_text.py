@@ -37,20 +37,20 @@ def sweep_table(result: SweepResult) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     table.add_column("", justify="left")
     for axis in result.axes:
-        table.add_column(axis.label, justify="right")
+        table.add_column(Text(axis.label), justify="right")
     for title in ("wavefronts", "excess", "ways", "cycles", "extra B", "fits"):
         table.add_column(title, justify="right")
     per_access = len(result.access_names) > 1
     if per_access:
         for name in result.access_names:
-            table.add_column(name, justify="right", overflow="fold")
+            table.add_column(Text(name), justify="right", overflow="fold")
     notes = [_note(v, result.smem_limit) for v in result.variants]
     if any(notes):
         table.add_column("note", justify="left", no_wrap=True, overflow="ellipsis", max_width=NOTE_WIDTH)
     best = result.best.index if result.best is not None else None
     for v, note in zip(result.variants, notes, strict=True):
         o = v.outcome
-        point = [axis.show(value) for axis, value in zip(result.axes, v.point, strict=True)]
+        point = [Text(axis.show(value)) for axis, value in zip(result.axes, v.point, strict=True)]
         mark = Text(BEST_MARK, style="bold green") if v.index == best else Text("")
         if o.valid:
             numbers: list[Text | str] = [

@@ -1,0 +1,393 @@
+"""shmem sweep: option parsing, ranking, invalid variants, reuse, JSON/text output and --suggest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.analysis import analyze_spec
+from shmem_cli.cli import main
+from shmem_cli.errors import ShmemError
+from shmem_cli.layout import Variant
+from shmem_cli.spec import TMA_SWIZZLES, SpecFile, load_spec, spec_from_mapping
+from shmem_cli.sweep import (
+    Evaluator,
+    Plan,
+    parse_axis,
+    parse_swizzle,
+    parse_values,
+    run_sweep,
+    split_swizzles,
+    suggest,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+SPECS = REPO / "access_specs"
+TRANSPOSE = SPECS / "transpose_naive.yaml"
+
+
+def plan(*options: tuple[str, str]) -> Plan:
+    return Plan.of([parse_axis(kind, text) for kind, text in options])
+
+
+# --- option parsing ----------------------------------------------------------------
+
+
+def test_ranges_are_inclusive() -> None:
+    assert parse_values("0..4") == (0, 1, 2, 3, 4)
+    assert parse_values("0..32:8") == (0, 8, 16, 24, 32)
+    assert parse_values("1..6:2") == (1, 3, 5)
+    assert parse_values("3") == (3,)
+    assert parse_values("4, 1,9") == (4, 1, 9)
+    assert parse_values("-2..1") == (-2, -1, 0, 1)
+
+
+@pytest.mark.parametrize("text", ["4..0", "0..4:0", "0..4:-1", "a..b", "", "1,,2", "0..", "1.5"])
+def test_bad_ranges(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_values(text)
+
+
+def test_swizzle_lists() -> None:
+    assert split_swizzles("none,Swizzle<3,4,3>,128B") == ["none", "Swizzle<3,4,3>", "128B"]
+    assert parse_swizzle("none") is None
+    assert parse_swizzle("128b") is TMA_SWIZZLES["128B"]
+    s = parse_swizzle("Swizzle<3, 4, 4>")
+    assert s is not None and (s.bits, s.base, s.shift) == (3, 4, 4)
+    axis = parse_axis("swizzle", "A=none,64B")
+    assert axis.target == "A" and axis.values == (None, TMA_SWIZZLES["64B"])
+
+
+def test_axes() -> None:
+    a = parse_axis("pad", "tile=0..2")
+    assert (a.kind, a.target, a.values) == ("pad", "tile", (0, 1, 2))
+    assert parse_axis("pad", "0..1").target is None
+    assert parse_axis("param", "N=4,8").values == (4, 8)
+    for kind, text in [("param", "4..8"), ("pad", "-1..2"), ("pad", "1x=0..2"), ("swizzle", "A=99B")]:
+        with pytest.raises(ValueError):
+            parse_axis(kind, text)
+
+
+def test_cross_product_order_params_slowest_swizzle_fastest() -> None:
+    p = plan(("swizzle", "none,128B"), ("pad", "0..1"), ("param", "N=4,8"))
+    assert [a.kind for a in p.axes] == ["param", "pad", "swizzle"]
+    points = list(p.points())
+    assert len(points) == p.size == 8
+    assert points[0] == (4, 0, None)
+    assert points[1] == (4, 0, TMA_SWIZZLES["128B"])
+    assert points[2] == (4, 1, None)
+    assert points[4][0] == 8
+
+
+def test_unknown_names_are_reported() -> None:
+    spec = load_spec(TRANSPOSE)
+    for option in [("pad", "tiel=0..1"), ("param", "TILE=1,2")]:
+        with pytest.raises(ShmemError) as info:
+            plan(option).check(spec)
+        assert "did you mean" in info.value.message
+
+
+# --- results -----------------------------------------------------------------------
+
+
+def test_transpose_pad_sweep_by_hand() -> None:
+    # 32x8 block, j = 0, 8, 16, 24: each access makes 8 warps x 4 = 32 requests.
+    # Row store: 1 wavefront each. Column load: lane tx reads word 32*tx + r (+ pad*tx):
+    # pad 0 -> one bank, 32-way; pad 1 or 3 (odd) -> 32 banks; pad 2 -> 2-way; pad 4 -> 4-way.
+    result = run_sweep(load_spec(TRANSPOSE), plan(("pad", "0..4")))
+    rows = [(v.outcome.wavefronts, v.outcome.max_ways, v.outcome.extra_bytes) for v in result.variants]
+    assert rows == [
+        (32 + 32 * 32, 32, 0),
+        (32 + 32, 1, 128),
+        (32 + 64, 2, 256),
+        (32 + 32, 1, 384),
+        (32 + 128, 4, 512),
+    ]
+    assert result.best is not None and result.best.index == 1  # pad 3 ties on wavefronts, costs more
+    assert [a.wavefronts for a in result.variants[0].outcome.accesses] == [32, 1024]
+    assert all(v.outcome.fits for v in result.variants)
+
+
+def test_swizzle_tie_goes_to_sweep_order() -> None:
+    result = run_sweep(load_spec(SPECS / "sweep_ldmatrix_swizzle.yaml"), plan(("swizzle", "none,32B,64B,128B")))
+    # 8 A requests and 16 B requests, ldmatrix.x4: 4 wavefronts each when conflict-free
+    waves = [v.outcome.wavefronts for v in result.variants]
+    assert waves == [4 * 96, 2 * 96, 96, 96]
+    assert result.best is not None and result.best.settings.swizzle == "64B"
+
+
+def test_pad_fixes_the_fp16_transpose_at_two() -> None:
+    result = run_sweep(load_spec(SPECS / "sweep_transpose_pad.yaml"), plan(("pad", "0..4")))
+    assert result.best is not None and result.best.settings.pad == 2
+    assert result.best.outcome.excess_wavefronts == 0
+    assert [v.outcome.max_ways for v in result.variants] == [32, 2, 1, 2, 2]
+
+
+OOB = {
+    "block": [32],
+    "arrays": {"tile": {"dtype": "float32", "shape": [32, 32], "pad": 1}},
+    "accesses": [
+        {"name": "read the pad column", "array": "tile", "index": ["lane", 32]},
+        {"name": "read a row", "array": "tile", "index": [0, "lane"]},
+    ],
+}
+
+
+def test_a_variant_indexing_past_its_pad_is_invalid_not_fatal() -> None:
+    result = run_sweep(spec_from_mapping(OOB), plan(("pad", "0..2")))
+    first, second, third = result.variants
+    assert not first.outcome.valid
+    assert first.outcome.error is not None
+    assert "out of bounds" in first.outcome.error.message
+    assert first.to_json()["wavefronts"] is None
+    assert second.outcome.valid and third.outcome.valid
+    # pad 1: rows of 33 words -> column 32 of row `lane` is word 33*lane + 32: 32 banks
+    assert second.outcome.accesses[0].wavefronts == 1
+    assert result.best is second
+
+
+BIG = {
+    "block": [32],
+    "arrays": {"big": {"dtype": "float32", "shape": [448, 128]}},  # 229,376 B of 232,448
+    "accesses": [{"array": "big", "index": ["lane", 0]}],
+}
+
+
+def test_a_variant_that_does_not_fit_is_shown_but_never_best() -> None:
+    result = run_sweep(spec_from_mapping(BIG), plan(("pad", "0,1,8")))
+    fits = [v.outcome.fits for v in result.variants]
+    assert fits == [True, True, False]  # pad 8: 448 * 136 * 4 = 243,712 B
+    unfit = result.variants[2].outcome
+    assert unfit.smem_bytes == 448 * 136 * 4
+    # still analyzed: rows of 136 words put lane l in bank 8*l % 32: 4 banks, 8 lanes each, 8-way
+    assert unfit.wavefronts == 8
+    assert result.best is result.variants[1]  # pad 1: 1 wavefront
+    # without the fitting pad 1, pad 8 still does not win
+    only = run_sweep(spec_from_mapping(BIG), plan(("pad", "0,8")))
+    assert only.best is only.variants[0]
+
+
+def test_a_param_in_a_loop_bound_is_honoured() -> None:
+    data = {
+        "block": [64],
+        "params": {"N": 2},
+        "arrays": {"a": {"dtype": "float32", "shape": [64, 32]}},
+        "accesses": [{"array": "a", "index": ["tid % 32", "j"], "loop": {"j": "0..N-1"}}],
+    }
+    result = run_sweep(spec_from_mapping(data), plan(("param", "N=2,5")))
+    assert [v.outcome.accesses[0].requests for v in result.variants] == [2 * 2, 5 * 2]
+    assert [v.settings.params for v in result.variants] == [{"N": 2}, {"N": 5}]
+
+
+def variants_for(spec: SpecFile) -> list[Variant]:
+    names = list(spec.arrays)
+    out = [Variant()]
+    for p in (0, 1, 3):
+        out.append(Variant(pad=dict.fromkeys(names, p)))
+    for mode in ("32B", "128B"):
+        out.append(Variant(pad=dict.fromkeys(names, 0), swizzle=dict.fromkeys(names, TMA_SWIZZLES[mode])))
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(SPECS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_sweep_numbers_equal_the_analysis(path: Path) -> None:
+    """Both evaluation paths (index cache, chunked) give analyze_spec's totals, or its error."""
+    spec = load_spec(path)
+    fast, slow = Evaluator(spec), Evaluator(spec, cache_lanes=0)
+    for variant in variants_for(spec):
+        got = [fast.evaluate(variant), slow.evaluate(variant)]
+        try:
+            ref = analyze_spec(spec, variant, detail=False)
+        except ShmemError as exc:
+            for out in got:
+                assert out.error is not None or not out.fits, (variant, exc.message)
+                if out.error is not None:
+                    assert out.error.message == exc.message
+            continue
+        for out in got:
+            assert out.valid and out.fits
+            assert out.smem_bytes == ref.smem_bytes
+            for mine, theirs in zip(out.accesses, ref.accesses, strict=True):
+                assert (
+                    mine.requests,
+                    mine.wavefronts,
+                    mine.ideal_wavefronts,
+                    mine.max_ways,
+                    mine.cycles,
+                    mine.conflicted_requests,
+                ) == (
+                    theirs.requests,
+                    theirs.wavefronts,
+                    theirs.ideal_wavefronts,
+                    theirs.max_ways,
+                    theirs.cycles,
+                    theirs.conflicted_requests,
+                ), (path.stem, variant, mine.name)
+
+
+def test_index_expressions_are_evaluated_once_per_params(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = spec_from_mapping(
+        {
+            "block": [1024],
+            "arrays": {"tile": {"dtype": "float32", "shape": [64, 64]}},
+            "accesses": [
+                {"array": "tile", "index": ["lane + 32 * (warp % 2)", "(warp / 2 + j) % 64"], "loop": {"j": "0..255"}}
+            ],
+        }
+    )
+    calls = []
+    original = Evaluator._chunk
+
+    def counting(*args: Any) -> Any:
+        calls.append(args[2:])
+        return original(*args)
+
+    monkeypatch.setattr(Evaluator, "_chunk", staticmethod(counting))
+    result = run_sweep(spec, plan(("pad", "0..32")))
+    assert len(result.variants) == 33
+    # every loop iteration evaluated exactly once for all 33 variants
+    covered = sorted(i for start, count in calls for i in range(start, start + count))
+    assert covered == list(range(256))
+    # lane l reads row l (+32) of a (64+p)-word pitch: bank (l*(64+p) + c) % 32
+    by_pad = {v.point[0]: v.outcome.max_ways for v in result.variants}
+    assert by_pad[0] == 32 and by_pad[1] == 1 and by_pad[2] == 2 and by_pad[32] == 32
+
+
+# --- command line ------------------------------------------------------------------
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, ["sweep", *args])
+
+
+def test_cli_json() -> None:
+    res = run(str(TRANSPOSE), "--pad", "0..4", "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["schema_version"] == 1
+    assert doc["file"] == str(TRANSPOSE)
+    assert [v["pad"] for v in doc["variants"]] == [0, 1, 2, 3, 4]
+    assert [v["wavefronts"] for v in doc["variants"]] == [1056, 64, 96, 64, 160]
+    assert [v["extra_bytes"] for v in doc["variants"]] == [0, 128, 256, 384, 512]
+    assert doc["variants"][0]["accesses"][1]["max_ways"] == 32
+    assert doc["best"]["pad"] == 1 and doc["best"]["wavefronts"] == 64 and doc["best"]["swizzle"] is None
+
+
+def test_cli_json_per_array_settings() -> None:
+    res = run(str(SPECS / "ldmatrix_fragments.yaml"), "--pad", "A=0,8", "--swizzle", "A=none,128B", "-f", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert [(v["pad"], v["swizzle"]) for v in doc["variants"]] == [
+        ({"A": 0}, {"A": "none"}),
+        ({"A": 0}, {"A": "128B"}),
+        ({"A": 8}, {"A": "none"}),
+        ({"A": 8}, {"A": "128B"}),
+    ]
+    assert doc["best"]["pad"] == {"A": 0} and doc["best"]["swizzle"] == {"A": "128B"}
+    # extra bytes count only the swept array A: pad 8 on 64 rows of halves
+    assert [v["extra_bytes"] for v in doc["variants"]] == [0, 0, 1024, 1024]
+
+
+def test_cli_text_marks_the_best_row() -> None:
+    res = run(str(TRANSPOSE), "--pad", "0..2")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    marked = [line for line in lines if line.startswith("*")]
+    assert len(marked) == 1 and marked[0].split()[1] == "1"
+    assert "best (*): pad 1: 64 wavefronts (conflict-free), +128 B shared" in res.output
+    assert "inclusive" in res.output
+    # two accesses: a column each
+    assert "store tile[ty+j][tx] (row)" in res.output and "1,024 32-way" in res.output
+
+
+def test_cli_text_shows_invalid_rows(tmp_path: Path) -> None:
+    import yaml
+
+    path = tmp_path / "oob.yaml"
+    path.write_text(yaml.safe_dump(OOB))
+    res = run(str(path), "--pad", "0..1")
+    assert res.exit_code == 0, res.output
+    assert "invalid: line" in res.output
+    assert "1 invalid variant(s)" in res.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ([], "nothing to sweep"),
+        (["--pad", "4..0"], "empty"),
+        (["--pad", "nope=0..1"], "no array 'nope'"),
+        (["--param", "X=1"], "no param 'X'"),
+        (["--swizzle", "96B"], "unknown swizzle"),
+        (["--pad", "0..100000"], "more than"),
+    ],
+)
+def test_cli_usage_errors(args: list[str], needle: str) -> None:
+    res = run(str(TRANSPOSE), *args)
+    assert res.exit_code == 2
+    assert needle in res.output
+
+
+def test_cli_invalid_spec_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("block: [32]\narrays:\n  t: {dtype: float32, shape: [8]}\naccesses:\n  - {array: u, index: [0]}\n")
+    res = run(str(path), "--pad", "0..1")
+    assert res.exit_code == 2
+    assert f"{path}:5:" in res.output and "unknown array" in res.output
+
+
+def test_cli_help_says_inclusive_and_has_examples() -> None:
+    res = run("--help")
+    assert res.exit_code == 0
+    assert "INCLUSIVE" in res.output and "Examples:" in res.output and "--swizzle" in res.output
+
+
+# --- analyze --suggest ---------------------------------------------------------------
+
+
+def test_suggest_transpose_pad() -> None:
+    spec = load_spec(TRANSPOSE)
+    hints = suggest(spec, analyze_spec(spec))
+    assert list(hints) == ["load tile[tx][ty+j] (column)"]
+    assert "pad tile 0 -> 1 (tile[32][33])" in hints["load tile[tx][ty+j] (column)"]
+    assert "+128 B shared" in hints["load tile[tx][ty+j] (column)"]
+    assert "1,024 -> 32 wavefronts, conflict-free" in hints["load tile[tx][ty+j] (column)"]
+
+
+def test_suggest_prefers_a_free_swizzle_over_padding() -> None:
+    spec = load_spec(SPECS / "ldmatrix_fragments.yaml")
+    hints = suggest(spec, analyze_spec(spec))
+    assert list(hints) == ["ldmatrix.x4 A fragment (unpadded)"]
+    assert "swizzle A none -> 128B (no extra bytes)" in hints["ldmatrix.x4 A fragment (unpadded)"]
+
+
+def test_suggest_pitch_matched_swizzle_for_256_byte_rows() -> None:
+    spec = load_spec(SPECS / "flash_attn_k_tile_swizzle.yaml")
+    hints = suggest(spec, analyze_spec(spec))
+    assert "swizzle K none -> Swizzle<3,4,4> (no extra bytes)" in hints["ldmatrix.x4 K fragments, plain"]
+
+
+def test_suggest_says_when_nothing_helps() -> None:
+    spec = spec_from_mapping(
+        {
+            "block": [32],
+            "arrays": {"buf": {"dtype": "float32", "shape": [64]}},
+            "accesses": [{"array": "buf", "index": ["2 * lane"]}],
+        }
+    )
+    hints = suggest(spec, analyze_spec(spec))
+    assert "no pad 0..32 or swizzle" in next(iter(hints.values()))
+
+
+def test_analyze_suggest_cli() -> None:
+    res = CliRunner().invoke(
+        main, ["analyze", str(TRANSPOSE), str(SPECS / "transpose_padded.yaml"), "--suggest", "--no-tables"]
+    )
+    assert res.exit_code == 0, res.output
+    hints = [line for line in res.output.splitlines() if line.startswith("hint:")]
+    assert len(hints) == 1
+    assert hints[0].startswith("hint: cheapest fix: pad tile 0 -> 1")
