@@ -215,7 +215,9 @@ def phase_cost(lanes: list[tuple[int, int]], width: int, distinct: bool) -> int:
     return max((len(words) for words in per_bank.values()), default=0)
 
 
-def request_cost(addr: list[int | None], op: str, width: int, atomic: str, matrices: int) -> RequestCost:
+def request_cost(
+    addr: list[int | None], op: str, width: int, atomic: str, matrices: int
+) -> RequestCost:
     """Wavefronts, ideal wavefronts and worst bank degree of one warp request.
 
     ``addr`` has 32 entries, ``None`` for an inactive lane."""
