@@ -1,0 +1,231 @@
+"""``shmem verify``: measure every access of the specs on this machine's GPU.
+
+Argument handling, file I/O and exit codes only; code generation, the tools,
+the SASS and CSV readers and the comparison live in :mod:`shmem_cli.verify`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+from ..cli import CONTEXT, ExitCode, emit, output_options
+
+if TYPE_CHECKING:
+    from ..errors import ShmemError
+    from ..verify.codegen import Target
+    from ..verify.compare import VerifyReport
+
+ARCH = re.compile(r"^sm_\d{2,3}[a-z]?$")
+
+
+def _usage(message: str) -> NoReturn:
+    click.echo(f"shmem: error: {message}", err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+def _say(message: str) -> None:
+    click.echo(f"shmem verify: {message}", err=True)
+
+
+def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
+    from ..analysis import collect_specs
+    from ..errors import ShmemError
+    from ..spec import load_spec
+    from ..verify.codegen import plan_spec
+
+    for p in paths:
+        if not Path(p).exists():
+            _usage(f"no such file or directory: {p}")
+    files = collect_specs(paths)
+    if not files:
+        _usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
+    targets: list[Target] = []
+    errors: list[ShmemError] = []
+    used: set[str] = set()
+    for f in files:
+        try:
+            targets += plan_spec(load_spec(f), used)
+        except ShmemError as exc:
+            errors.append(exc.located(str(f)))
+    return targets, errors
+
+
+def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> VerifyReport:
+    from ..errors import ShmemError
+    from ..verify import ncu, runner, sass
+    from ..verify.compare import VerifyReport, compare
+
+    try:
+        launches = ncu.parse_csv(csv_path.read_text(encoding="utf-8", errors="replace"), str(csv_path))
+    except OSError as exc:
+        _usage(f"cannot read {csv_path}: {exc.strerror or exc}")
+    except ShmemError as exc:
+        click.echo(exc.render(), err=True)
+        sys.exit(ExitCode.USAGE)
+    if sass_path is None and (csv_path.parent / runner.SASS_FILE).is_file():
+        sass_path = csv_path.parent / runner.SASS_FILE
+    functions = sass.parse_sass(sass_path.read_text(errors="replace")) if sass_path else None
+    env_file = csv_path.parent / runner.ENV_FILE
+    device = ""
+    if env_file.is_file():
+        device = "; ".join(line.strip() for line in env_file.read_text(errors="replace").splitlines() if line.strip())
+    if not device:
+        caps = sorted({launch.compute_capability for launch in launches if launch.compute_capability})
+        device = f"recorded in {csv_path}" + (f" (compute capability {', '.join(caps)})" if caps else "")
+    return VerifyReport(tuple(compare(targets, launches, functions)), device=device)
+
+
+def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:
+    from ..verify import ncu, runner, sass
+    from ..verify.compare import VerifyReport, compare
+
+    tools = runner.find_tools()
+    missing = tools.missing()
+    if missing:
+        click.echo("shmem: error: cannot verify on this machine:", err=True)
+        for m in missing:
+            click.echo(f"  - {m}", err=True)
+        click.echo("  (use --emit DIR to write the benchmark for a machine that has them)", err=True)
+        sys.exit(ExitCode.USAGE)
+    assert tools.gpu is not None
+    build_arch = arch or tools.gpu.arch or "native"
+    scratch = None
+    if keep:
+        folder = Path(keep)
+    else:
+        scratch = tempfile.TemporaryDirectory(prefix="shmem-verify-")
+        folder = Path(scratch.name)
+    try:
+        runner.write_bundle(folder, targets, build_arch)
+        device = runner.describe_environment(tools)
+        (folder / runner.ENV_FILE).write_text(device + "\n")
+        _say(f"compiling {len(targets)} kernels for {build_arch} in {folder}")
+        runner.compile_program(tools, folder, build_arch)
+        functions = sass.parse_sass(runner.dump_sass(tools, folder))
+        _say("profiling with Nsight Compute (one launch per kernel; this takes a while)")
+        launches = ncu.parse_csv(runner.profile(tools, folder), str(folder / runner.CSV_FILE))
+    except runner.ToolError as exc:
+        click.echo(f"shmem: error: {exc}", err=True)
+        sys.exit(ExitCode.USAGE)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    return VerifyReport(tuple(compare(targets, launches, functions)), device=device, arch=build_arch)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--arch", metavar="sm_XX", help="Compile for this GPU architecture (default: the local GPU's; sm_90 for --emit).")
+@click.option(
+    "--emit",
+    "emit_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Only write the benchmark (.cu, manifest, run.sh) to DIR, for a GPU elsewhere.",
+)
+@click.option(
+    "--from-ncu",
+    "from_ncu",
+    metavar="CSV",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Compare against a recorded ncu CSV (from run.sh) instead of running anything.",
+)
+@click.option(
+    "--sass",
+    "sass_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True),
+    help="With --from-ncu: the cuobjdump -sass dump to check (default: sass.txt beside the CSV).",
+)
+@click.option(
+    "--keep",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Build and profile in DIR and keep everything there (source, SASS, raw ncu CSV).",
+)
+@click.option("--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured.")
+@output_options(("text", "json"))
+def verify(
+    paths: tuple[str, ...],
+    arch: str | None,
+    emit_dir: str | None,
+    from_ncu: str | None,
+    sass_file: str | None,
+    keep: str | None,
+    strict: bool,
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+) -> None:
+    """Check shmem's predictions for spec FILES and DIRECTORIES against this machine's GPU.
+
+    For every access, a CUDA kernel that makes exactly that access (one thread
+    block, the spec's shape, dtype, offsets, padding, swizzle, loops and
+    predicate) is compiled with nvcc, its SASS is checked for the intended
+    shared-memory instruction (LDS.128, ATOMS.POPC.INC.32, LDSM.16.M88.4 ...),
+    and Nsight Compute counts its requests and wavefronts (raw wavefronts minus
+    arbitration). Each access is listed as ok, MISMATCH, unmeasurable (the
+    compiler changed the instruction) or not measured.
+
+    Exit status: 0 if every measured access matches, 1 on any mismatch (with
+    --strict also when something could not be measured), 2 for bad specs or
+    when nvcc, cuobjdump, ncu or a GPU is missing.
+
+    \b
+    Examples:
+      shmem verify access_specs/
+      shmem verify access_specs/ --keep verify-run/
+      shmem verify access_specs/ --emit bench/ --arch sm_90    # then: bash bench/run.sh
+      shmem verify access_specs/ --from-ncu bench/ncu.csv
+    """
+    if emit_dir and from_ncu:
+        _usage("--emit and --from-ncu exclude each other")
+    if keep and (emit_dir or from_ncu):
+        _usage("--keep applies only when verify builds and profiles here")
+    if sass_file and not from_ncu:
+        _usage("--sass applies only with --from-ncu")
+    if arch is not None and not ARCH.match(arch):
+        _usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
+    targets, errors = _plan(paths)
+    for err in errors:
+        click.echo(err.render(), err=True)
+    if not targets:
+        sys.exit(ExitCode.USAGE if errors else ExitCode.OK)
+    if emit_dir:
+        from ..verify import runner
+
+        build_arch = arch or "sm_90"
+        runner.write_bundle(Path(emit_dir), targets, build_arch)
+        click.echo(
+            f"wrote {len(targets)} kernels to {emit_dir}/ ({runner.SOURCE}, {runner.MANIFEST}, run.sh).\n"
+            f"On the GPU machine: bash {emit_dir}/run.sh [{build_arch}]\n"
+            f"Then here: shmem verify {' '.join(paths)} --from-ncu {emit_dir}/{runner.CSV_FILE}"
+        )
+        sys.exit(ExitCode.USAGE if errors else ExitCode.OK)
+    if from_ncu:
+        report = _from_csv(targets, Path(from_ncu), Path(sass_file) if sass_file else None)
+    else:
+        report = _measure_here(targets, arch, keep)
+    if errors:
+        from dataclasses import replace
+
+        report = replace(report, errors=tuple(errors))
+    if fmt == "json":
+        from ..verify.report import render_json
+
+        text = render_json(report)
+    else:
+        from ..verify.report import render_text
+
+        text = render_text(report)
+    emit(text, output)
+    if errors:
+        sys.exit(ExitCode.USAGE)
+    if report.failed or (strict and not report.complete):
+        sys.exit(ExitCode.FINDINGS)

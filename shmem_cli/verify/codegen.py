@@ -1,0 +1,401 @@
+"""Spec -> CUDA: one microbenchmark kernel per access, all in one program.
+
+Each kernel runs as one thread block of the spec's shape and makes exactly the
+access the spec describes, nothing else in shared memory:
+
+* the byte address is computed in C as the engine computes it (array offset +
+  swizzle(flat index * element size)) from a 1024-byte aligned base, and the
+  access goes through a pointer of the array's own C type, so the compiler
+  emits the instruction of that width (``LDS.128`` for float4, ...);
+* index expressions are printed as C over ``long long`` with every operation
+  parenthesized; params are constants; loops are ``#pragma unroll 1`` loops
+  with the spec's values (lists come from ``__constant__`` arrays, which are
+  read through the constant cache, not the L1/shared-memory pipe);
+* an empty ``asm volatile`` with a memory clobber starts every iteration, so
+  the compiler can neither hoist, merge nor drop an access;
+* loads fold every component into a register that is written to global memory
+  once, after a ``__syncthreads()`` that follows the measured loop: no global
+  traffic runs beside the measured instruction and the load keeps its width;
+* stores write a lane-dependent value; atomics are ``atomicAdd(p, 1)``
+  (``inc``), ``atomicAdd(p, tid + 1)`` (``add``) and ``atomicExch`` (``exch``);
+  ldmatrix/stmatrix are inline PTX on the lane's row address.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .. import __version__
+from ..analysis import access_kind, analyze_access
+from ..dtypes import DType
+from ..expr import Expr
+from ..layout import Layout, resolve
+from ..model import AccessResult
+from ..spec import AccessDecl, Loop, SpecFile
+from . import sass
+
+ALIGN = 1024
+SINK_WORDS = 1024  # one result word per thread of the largest block
+PROBE_KERNEL = "shm_probe_smem_base"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One access to measure: its kernel, the instruction it must compile to, the prediction."""
+
+    kernel: str
+    spec: SpecFile
+    layout: Layout
+    access: AccessDecl
+    expected: sass.Expected
+    predicted: AccessResult
+
+    @property
+    def op(self) -> str:
+        return self.access.op
+
+
+def plan(specs: Iterable[SpecFile]) -> list[Target]:
+    """A target per access of every spec, with the engine's prediction.
+
+    Raises :class:`~shmem_cli.errors.ShmemError` for a spec that cannot be resolved.
+    """
+    targets: list[Target] = []
+    used: set[str] = set()
+    for spec in specs:
+        targets += plan_spec(spec, used)
+    return targets
+
+
+def plan_spec(spec: SpecFile, used: set[str]) -> list[Target]:
+    """The targets of one spec; ``used`` holds the kernel names taken so far (and is updated)."""
+    targets: list[Target] = []
+    layout = resolve(spec)
+    for i, acc in enumerate(spec.accesses):
+        kind = access_kind(spec, layout, acc)
+        expected = sass.expected_instruction(
+            acc.op, kind.size, atomic=acc.atomic, matrices=acc.matrices, trans=acc.trans
+        )
+        predicted = analyze_access(spec, layout, acc, detail=False)
+        name = kernel_name(spec, i, acc)
+        base, n = name, 2
+        while name in used:
+            name = f"{base}_{n}"
+            n += 1
+        used.add(name)
+        targets.append(Target(name, spec, layout, acc, expected, predicted))
+    return targets
+
+
+def _slug(text: str, limit: int) -> str:
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", text)).strip("_").lower()[:limit].strip("_")
+
+
+def kernel_name(spec: SpecFile, index: int, access: AccessDecl) -> str:
+    """A C identifier from the spec file's name, the access's position and its name."""
+    stem = spec.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return f"v_{_slug(stem, 32) or 'spec'}_{index:02d}_{_slug(access.name, 40) or 'access'}"
+
+
+# --- expressions ------------------------------------------------------------------------
+
+
+def c_expr(expr: Expr, names: Mapping[str, str]) -> str:
+    """An expression as C over ``long long``: every operation in parentheses."""
+    kind = expr.kind
+    if kind == "num":
+        return f"{expr.value}LL"
+    if kind == "name":
+        return names[expr.op]
+    args = [c_expr(a, names) for a in expr.args]
+    if kind == "unop":
+        return f"({expr.op}{args[0]})"
+    if kind == "binop":
+        return f"({args[0]} {expr.op} {args[1]})"
+    if kind == "ternary":
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    if kind == "call":
+        return f"shm_{expr.op}({', '.join(args)})"
+    raise ValueError(f"cannot print expression node {kind!r}")
+
+
+def _literal(value: int) -> str:
+    return f"{value}LL" if value >= 0 else f"({value}LL)"
+
+
+def names_for(target: Target) -> dict[str, str]:
+    """The C spelling of every name an expression of ``target``'s access may use."""
+    x, y, z = target.layout.block
+    names = {
+        "threadIdx.x": "b_tx",
+        "threadIdx.y": "b_ty",
+        "threadIdx.z": "b_tz",
+        "blockDim.x": _literal(x),
+        "blockDim.y": _literal(y),
+        "blockDim.z": _literal(z),
+        "tid": "b_tid",
+        "lane": "b_lane",
+        "warp": "b_warp",
+    }
+    names.update({p: _literal(v) for p, v in target.layout.params.items()})
+    names.update({lp.var: f"u_{lp.var}" for lp in target.access.loops})
+    return names
+
+
+# --- values by dtype ----------------------------------------------------------------------
+
+_FOLD: dict[str, str] = {
+    "float16": "(unsigned)__half_as_ushort({v})",
+    "bfloat16": "(unsigned)__bfloat16_as_ushort({v})",
+    "float32": "__float_as_uint({v})",
+    "half2": "((unsigned)__half_as_ushort({v}.x) + (unsigned)__half_as_ushort({v}.y))",
+    "int64": "shm_fold64((unsigned long long)({v}))",
+    "uint64": "shm_fold64({v})",
+    "float64": "shm_fold64((unsigned long long)__double_as_longlong({v}))",
+    "float2": "(__float_as_uint({v}.x) + __float_as_uint({v}.y))",
+    "int2": "((unsigned)({v}.x) + (unsigned)({v}.y))",
+    "uint2": "({v}.x + {v}.y)",
+    "float4": "(__float_as_uint({v}.x) + __float_as_uint({v}.y) + __float_as_uint({v}.z) + __float_as_uint({v}.w))",
+    "int4": "((unsigned)({v}.x) + (unsigned)({v}.y) + (unsigned)({v}.z) + (unsigned)({v}.w))",
+    "uint4": "({v}.x + {v}.y + {v}.z + {v}.w)",
+    "double2": "(shm_fold64((unsigned long long)__double_as_longlong({v}.x)) + "
+    "shm_fold64((unsigned long long)__double_as_longlong({v}.y)))",
+}
+
+_VALUE: dict[str, str] = {
+    "float16": "__ushort_as_half((unsigned short)(s + 1u))",
+    "bfloat16": "__ushort_as_bfloat16((unsigned short)(s + 1u))",
+    "float32": "(float)(s + 1u)",
+    "half2": "__halves2half2(__ushort_as_half((unsigned short)s), __ushort_as_half((unsigned short)(s + 1u)))",
+    "float64": "(double)(s + 1u)",
+    "float2": "make_float2((float)s, (float)(s + 1u))",
+    "int2": "make_int2((int)s, (int)(s + 1u))",
+    "uint2": "make_uint2(s, s + 1u)",
+    "float4": "make_float4((float)s, (float)(s + 1u), (float)(s + 2u), (float)(s + 3u))",
+    "int4": "make_int4((int)s, (int)(s + 1u), (int)(s + 2u), (int)(s + 3u))",
+    "uint4": "make_uint4(s, s + 1u, s + 2u, s + 3u)",
+    "double2": "make_double2((double)s, (double)(s + 1u))",
+}
+
+
+def fold(dtype: DType, var: str) -> str:
+    """C that folds every byte of a loaded value into an ``unsigned`` (keeps all of it used)."""
+    return _FOLD.get(dtype.name, "(unsigned)({v})").format(v=var)
+
+
+def store_value(dtype: DType) -> str:
+    """A lane-dependent value of the array's type, from ``unsigned s`` (the thread id)."""
+    return _VALUE.get(dtype.name, f"({dtype.c_type})(s + 1u)")
+
+
+# --- one kernel -----------------------------------------------------------------------------
+
+
+def address_lines(target: Target, names: Mapping[str, str]) -> list[str]:
+    """C statements that leave the lane's shared-memory byte address in ``e_addr``."""
+    arr = target.layout.arrays[target.access.array]
+    terms = [
+        f"{c_expr(loc.expr, names)} * {_literal(stride)}"
+        for loc, stride in zip(target.access.index, arr.strides, strict=True)
+    ]
+    lines = [
+        f"const long long e_flat = {' + '.join(terms)};",
+        f"long long e_off = e_flat * {arr.esize}LL;",
+    ]
+    swz = arr.swizzle
+    if swz is not None:
+        mask = ((1 << swz.bits) - 1) << swz.base
+        lines.append(f"e_off = e_off ^ ((e_off >> {swz.shift}) & {mask}LL);  // {swz.label}")
+    lines.append(f"const long long e_addr = {arr.offset}LL + e_off;")
+    return lines
+
+
+def _matrix_asm(target: Target) -> list[str]:
+    acc = target.access
+    m = acc.matrices
+    trans = ".trans" if acc.trans else ""
+    shape = f"m8n8.x{m}{trans}.shared.b16"
+    lines = ["const unsigned a = (unsigned)__cvta_generic_to_shared(p);"]
+    if acc.op == "ldmatrix":
+        regs = ", ".join(f"%{k}" for k in range(m))
+        outs = ", ".join(f'"=r"(r{k})' for k in range(m))
+        lines.append(f"unsigned {', '.join(f'r{k}' for k in range(m))};")
+        lines.append(f'asm volatile("ldmatrix.sync.aligned.{shape} {{{regs}}}, [%{m}];" : {outs} : "r"(a));')
+        lines.append(f"acc += {' + '.join(f'r{k}' for k in range(m))};")
+    else:
+        regs = ", ".join(f"%{k + 1}" for k in range(m))
+        ins = ", ".join(f'"r"(s * 4u + {k}u)' for k in range(m))
+        lines.append(f'asm volatile("stmatrix.sync.aligned.{shape} [%0], {{{regs}}};" :: "r"(a), {ins} : "memory");')
+    return lines
+
+
+def _action(target: Target) -> list[str]:
+    acc = target.access
+    dt = target.layout.arrays[acc.array].decl.dtype
+    if acc.op == "load":
+        return [f"const {dt.c_type} v = *p;", f"acc += {fold(dt, 'v')};"]
+    if acc.op == "store":
+        return [f"*p = {store_value(dt)};"]
+    if acc.op == "atomic":
+        one = "1u" if dt.c_type.startswith("unsigned") else "1"
+        value = {"inc": one, "add": f"({dt.c_type})(s + 1u)", "exch": f"({dt.c_type})(s + 1u)"}[acc.atomic]
+        fn = "atomicExch" if acc.atomic == "exch" else "atomicAdd"
+        return [f"{fn}(p, {value});"]
+    return _matrix_asm(target)
+
+
+def loop_head(kernel: str, lp: Loop, depth: int) -> list[str]:
+    """The ``for`` line of one loop (``#pragma unroll 1``) and its variable ``u_<var>``."""
+    i = f"i_{depth}"
+    head = ["#pragma unroll 1", f"for (long long {i} = 0; {i} < {lp.count}LL; ++{i}) {{"]
+    if lp.values is not None:
+        head.append(f"  const long long u_{lp.var} = {kernel}_{lp.var}[{i}];")
+    else:
+        head.append(f"  const long long u_{lp.var} = {_literal(lp.start)} + {_literal(lp.step)} * {i};")
+    return head
+
+
+def _comment(text: str) -> str:
+    return " ".join(text.replace("*/", "* /").split())
+
+
+def kernel_source(target: Target) -> str:
+    """The ``extern "C"`` kernel that makes ``target``'s access."""
+    acc = target.access
+    names = names_for(target)
+    x, y, z = target.layout.block
+    reads = acc.op in ("load", "ldmatrix")
+    out: list[str] = [
+        f"// {_comment(target.spec.path)}: {_comment(acc.name)}",
+        f"// {acc.op} -> {target.expected.label}; predicted {target.predicted.requests} requests, "
+        f"{target.predicted.wavefronts} wavefronts",
+    ]
+    for lp in acc.loops:
+        if lp.values is not None:
+            vals = ", ".join(f"{v}LL" for v in lp.values)
+            out.append(f"__constant__ long long {target.kernel}_{lp.var}[{len(lp.values)}] = {{{vals}}};")
+    out += [
+        f'extern "C" __global__ void __launch_bounds__({x * y * z}) {target.kernel}(unsigned* __restrict__ sink) {{',
+        "  unsigned char* const smem = shm_base();",
+        "  const long long b_tx = threadIdx.x, b_ty = threadIdx.y, b_tz = threadIdx.z;",
+        f"  const long long b_tid = b_tx + {x}LL * (b_ty + {y}LL * b_tz);",
+        "  const long long b_lane = b_tid % 32LL, b_warp = b_tid / 32LL;",
+        "  const unsigned s = (unsigned)b_tid;",
+        "  (void)b_lane; (void)b_warp; (void)s; (void)sink;",
+    ]
+    if reads:
+        out.append("  unsigned acc = 0u;")
+    indent = "  "
+    for depth, lp in enumerate(acc.loops):
+        out += [indent + line for line in loop_head(target.kernel, lp, depth)]
+        indent += "  "
+    out.append(indent + 'asm volatile("" ::: "memory");  // no hoisting, merging or dropping')
+    when = f"({c_expr(acc.when.expr, names)}) != 0" if acc.when is not None else "true"
+    out.append(f"{indent}if ({when}) {{")
+    ctype = target.layout.arrays[acc.array].decl.dtype.c_type
+    body = address_lines(target, names)
+    body.append(f"{ctype}* const p = reinterpret_cast<{ctype}*>(smem + e_addr);")
+    body += _action(target)
+    out += [indent + "  " + line for line in body]
+    out.append(indent + "}")
+    for _ in acc.loops:
+        indent = indent[:-2]
+        out.append(indent + "}")
+    if reads:
+        out += ["  __syncthreads();  // the measured region ends here", "  sink[b_tid] = acc;"]
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+# --- the program ------------------------------------------------------------------------------
+
+PRELUDE = """\
+// Generated by shmem verify {version}: one kernel per access, one block and one launch each.
+// Build: nvcc -arch=sm_XX -O3 -o shmem_verify shmem_verify.cu; profile with ncu (see run.sh).
+#include <cstdio>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+__device__ __forceinline__ long long shm_min(long long a, long long b) {{ return a < b ? a : b; }}
+__device__ __forceinline__ long long shm_max(long long a, long long b) {{ return a > b ? a : b; }}
+__device__ __forceinline__ long long shm_abs(long long a) {{ return a < 0 ? -a : a; }}
+__device__ __forceinline__ unsigned shm_fold64(unsigned long long v) {{ return (unsigned)v + (unsigned)(v >> 32); }}
+
+// The dynamic shared memory, moved up to the next {align}-byte boundary (the host adds the slack).
+extern __shared__ __align__({align}) unsigned char shm_raw[];
+__device__ __forceinline__ unsigned char* shm_base() {{
+  const unsigned at = (unsigned)__cvta_generic_to_shared(shm_raw);
+  return shm_raw + (({align}u - (at & {mask}u)) & {mask}u);
+}}
+
+extern "C" __global__ void {probe}(unsigned* out) {{
+  out[0] = (unsigned)__cvta_generic_to_shared(shm_raw);
+}}
+"""
+
+HOST = """\
+static int shm_launch(const char* name, void (*kernel)(unsigned*), dim3 block, size_t smem, unsigned* sink,
+                      int max_smem) {{
+  if (smem > (size_t)max_smem) {{
+    printf("FAILED %s: needs %zu bytes of shared memory, the device allows %d\\n", name, smem, max_smem);
+    return 1;
+  }}
+  cudaError_t e = cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess) {{
+    kernel<<<1, block, smem>>>(sink);
+    e = cudaGetLastError();
+  }}
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {{
+    printf("FAILED %s: %s\\n", name, cudaGetErrorString(e));
+    return 1;
+  }}
+  return 0;
+}}
+
+int main() {{
+  unsigned* sink = nullptr;
+  if (cudaMalloc(&sink, {sink_words} * sizeof(unsigned)) != cudaSuccess) {{ printf("cudaMalloc failed\\n"); return 2; }}
+  {probe}<<<1, 1, 16>>>(sink);
+  unsigned base = 0;
+  if (cudaMemcpy(&base, sink, sizeof(base), cudaMemcpyDeviceToHost) != cudaSuccess) {{
+    printf("the shared-memory base probe failed\\n");
+    return 2;
+  }}
+  const size_t slack = ({align}u - (base & {mask}u)) & {mask}u;
+  int max_smem = 0;
+  cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  printf("smem_base %u slack %zu max_dynamic_smem %d\\n", base, slack, max_smem);
+  int failed = 0;
+{launches}
+  printf("shmem verify: %d kernels, %d failed\\n", {count}, failed);
+  return failed ? 1 : 0;
+}}
+"""
+
+
+def program_source(targets: list[Target]) -> str:
+    """The whole ``.cu`` file: prelude, every target's kernel, a host ``main`` that launches each once."""
+    parts = [PRELUDE.format(version=__version__, align=ALIGN, mask=ALIGN - 1, probe=PROBE_KERNEL)]
+    parts += [kernel_source(t) for t in targets]
+    launches = []
+    for t in targets:
+        x, y, z = t.layout.block
+        smem = max(16, t.layout.smem_bytes)
+        launches.append(
+            f'  failed += shm_launch("{t.kernel}", {t.kernel}, dim3({x}, {y}, {z}), {smem} + slack, sink, max_smem);'
+        )
+    parts.append(
+        HOST.format(
+            sink_words=SINK_WORDS,
+            probe=PROBE_KERNEL,
+            align=ALIGN,
+            mask=ALIGN - 1,
+            launches="\n".join(launches),
+            count=len(targets),
+        )
+    )
+    return "\n".join(parts)

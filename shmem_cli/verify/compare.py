@@ -1,0 +1,133 @@
+"""Predicted against measured, access by access."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ShmemError
+from . import ncu, sass
+from .codegen import Target
+
+MATCH = "match"
+MISMATCH = "mismatch"
+UNMEASURABLE = "unmeasurable"
+NOT_MEASURED = "not measured"
+STATUSES = (MATCH, MISMATCH, UNMEASURABLE, NOT_MEASURED)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One access: what shmem predicted, what the GPU counted, and whether they agree."""
+
+    target: Target
+    status: str
+    measured: ncu.Measured | None = None
+    verdict: sass.Verdict | None = None  # None when no SASS dump was given
+    note: str = ""
+
+    @property
+    def predicted_requests(self) -> int:
+        return self.target.predicted.requests
+
+    @property
+    def predicted_wavefronts(self) -> int:
+        return self.target.predicted.wavefronts
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.target
+        out: dict[str, Any] = {
+            "spec": t.spec.path,
+            "access": t.access.name,
+            "line": t.access.pos.line if t.access.pos else None,
+            "kernel": t.kernel,
+            "op": t.op,
+            "instruction": t.expected.label,
+            "status": self.status,
+            "predicted": {"requests": self.predicted_requests, "wavefronts": self.predicted_wavefronts},
+            "measured": None,
+            "sass": None,
+            "note": self.note,
+        }
+        if self.measured is not None:
+            m = self.measured
+            out["measured"] = {
+                "requests": m.requests,
+                "wavefronts": m.wavefronts,
+                "wavefronts_raw": m.wavefronts_raw,
+                "arbitration": m.arbitration,
+            }
+        if self.verdict is not None:
+            out["sass"] = {"ok": self.verdict.ok, "found": self.verdict.found, "predicated": self.verdict.predicated}
+        return out
+
+
+def compare_one(
+    target: Target,
+    launches: Mapping[str, list[ncu.Launch]],
+    functions: Mapping[str, list[sass.Instruction]] | None,
+) -> Outcome:
+    verdict = None
+    if functions is not None:
+        verdict = sass.check(functions.get(target.kernel), target.expected)
+        if not verdict.ok:
+            return Outcome(target, UNMEASURABLE, verdict=verdict, note=verdict.reason)
+    runs = launches.get(target.kernel)
+    if not runs:
+        return Outcome(
+            target, NOT_MEASURED, verdict=verdict, note="no counters in the ncu CSV (did the launch fail?)"
+        )
+    try:
+        got = ncu.measured(runs[0], target.op)
+    except ShmemError as exc:
+        return Outcome(target, NOT_MEASURED, verdict=verdict, note=exc.message)
+    notes = []
+    if len(runs) > 1:
+        notes.append(f"{len(runs)} launches in the CSV; the first is used")
+    if verdict is None:
+        notes.append("SASS not checked")
+    same = (got.requests, got.wavefronts) == (target.predicted.requests, target.predicted.wavefronts)
+    return Outcome(target, MATCH if same else MISMATCH, got, verdict, "; ".join(notes))
+
+
+def compare(
+    targets: list[Target],
+    launches: list[ncu.Launch],
+    functions: Mapping[str, list[sass.Instruction]] | None,
+) -> list[Outcome]:
+    """Every target's outcome, in order. ``functions`` is the parsed SASS dump, if any."""
+    grouped = ncu.by_kernel(launches)
+    return [compare_one(t, grouped, functions) for t in targets]
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """All outcomes of one run, and where they were measured."""
+
+    outcomes: tuple[Outcome, ...]
+    device: str = ""
+    arch: str = ""
+    errors: tuple[ShmemError, ...] = field(default=())
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def failed(self) -> bool:
+        return self.count(MISMATCH) > 0
+
+    @property
+    def complete(self) -> bool:
+        """Every access measured and checked."""
+        return all(o.status in (MATCH, MISMATCH) for o in self.outcomes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": 1,
+            "device": self.device,
+            "arch": self.arch,
+            "counts": {s: self.count(s) for s in STATUSES},
+            "accesses": [o.to_json() for o in self.outcomes],
+            "errors": [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in self.errors],
+        }

@@ -1,0 +1,129 @@
+"""Nsight Compute: the counters to collect and reading its ``--csv`` output.
+
+Per kernel, one warp-level *request* is one executed shared-memory instruction
+and a *wavefront* is one pass of the shared-memory pipe. The raw wavefront
+counter also counts a few passes lost to arbitration with other L1 traffic
+(``l1tex__data_bank_conflicts_type_arbitration``), which the instruction's own
+addresses did not cause, so they are subtracted (as in the hardware-truth data
+in tests/data/).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..errors import ShmemError
+
+ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
+
+
+def _requests_metric(op: str) -> str:
+    if op == "ldmatrix":
+        return "smsp__sass_inst_executed_op_ldsm.sum"
+    if op == "stmatrix":
+        return "smsp__sass_inst_executed_op_shared_stsm.sum"
+    return f"smsp__sass_inst_executed_op_shared_{_unit(op)}.sum"
+
+
+def _unit(op: str) -> str:
+    """The l1tex op a spec op is counted under: ldmatrix reads, stmatrix writes."""
+    return {"load": "ld", "ldmatrix": "ld", "store": "st", "stmatrix": "st", "atomic": "atom"}[op]
+
+
+def _wavefront_metric(op: str) -> str:
+    return f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{_unit(op)}.sum"
+
+
+OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
+METRICS: tuple[str, ...] = tuple(
+    sorted({_requests_metric(op) for op in OPS} | {_wavefront_metric(op) for op in OPS} | {ARBITRATION})
+)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The counters of one profiled kernel launch."""
+
+    kernel: str
+    metrics: Mapping[str, float]
+    compute_capability: str = ""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the GPU counted for one access."""
+
+    requests: int
+    wavefronts: int  # raw wavefronts minus arbitration
+    wavefronts_raw: int
+    arbitration: int
+
+
+def measured(launch: Launch, op: str) -> Measured:
+    """The request and wavefront counts of ``launch`` for a spec ``op``."""
+    names = (_requests_metric(op), _wavefront_metric(op))
+    missing = [n for n in names if n not in launch.metrics]
+    if missing:
+        raise ShmemError(f"kernel {launch.kernel}: the ncu CSV lacks {', '.join(missing)}")
+    raw = int(launch.metrics[names[1]])
+    arb = int(launch.metrics.get(ARBITRATION, 0))
+    return Measured(int(launch.metrics[names[0]]), raw - arb, raw, arb)
+
+
+_NUMBER = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
+
+
+def parse_value(text: str) -> float | None:
+    """A metric value as ncu prints it ("12", "1,024", "3.5"); None for "n/a" and the like."""
+    t = text.strip()
+    if not _NUMBER.match(t):
+        return None
+    return float(t.replace(",", ""))
+
+
+def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
+    """Every kernel launch in ``ncu --csv`` output, in order.
+
+    ncu interleaves its own ``==PROF==`` lines and the program's output with the
+    CSV; only lines that start with a double quote are CSV. One row holds one
+    metric of one launch (``ID`` numbers the launches).
+    """
+    rows = [line for line in text.splitlines() if line.startswith('"')]
+    if not rows:
+        raise ShmemError("no CSV rows found: is this the output of ncu --csv?", path=source)
+    reader = csv.DictReader(io.StringIO("\n".join(rows)))
+    needed = ("Kernel Name", "Metric Name", "Metric Value")
+    header = reader.fieldnames or []
+    if any(col not in header for col in needed):
+        raise ShmemError(
+            f"the CSV header lacks {', '.join(c for c in needed if c not in header)}; "
+            "expected ncu --csv output (one row per metric)",
+            path=source,
+        )
+    launches: dict[str, dict[str, float]] = {}
+    names: dict[str, str] = {}
+    cc: dict[str, str] = {}
+    order: list[str] = []
+    for row in reader:
+        kernel = (row["Kernel Name"] or "").split("(")[0].strip()
+        launch_id = row.get("ID") or kernel
+        if launch_id not in launches:
+            launches[launch_id] = {}
+            names[launch_id] = kernel
+            cc[launch_id] = row.get("CC") or ""
+            order.append(launch_id)
+        value = parse_value(row["Metric Value"] or "")
+        if value is not None:
+            launches[launch_id][row["Metric Name"]] = value
+    return [Launch(names[i], launches[i], cc[i]) for i in order]
+
+
+def by_kernel(launches: list[Launch]) -> dict[str, list[Launch]]:
+    out: dict[str, list[Launch]] = {}
+    for launch in launches:
+        out.setdefault(launch.kernel, []).append(launch)
+    return out

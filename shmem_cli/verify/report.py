@@ -1,0 +1,61 @@
+"""Text and JSON renderings of a verify report (strings only, no I/O)."""
+
+from __future__ import annotations
+
+import json
+
+from .compare import MATCH, MISMATCH, NOT_MEASURED, STATUSES, UNMEASURABLE, Outcome, VerifyReport
+
+_MARK = {MATCH: "ok", MISMATCH: "MISMATCH", UNMEASURABLE: "unmeasurable", NOT_MEASURED: "not measured"}
+NAME_WIDTH = 52
+
+
+def _pair(predicted: int, measured: int | None) -> str:
+    if measured is None:
+        return f"{predicted} / -"
+    sign = "=" if predicted == measured else "!="
+    return f"{predicted} {sign} {measured}"
+
+
+def _line(o: Outcome) -> str:
+    name = o.target.access.name
+    if len(name) > NAME_WIDTH:
+        name = name[: NAME_WIDTH - 3] + "..."
+    m = o.measured
+    req = _pair(o.predicted_requests, m.requests if m else None)
+    wf = _pair(o.predicted_wavefronts, m.wavefronts if m else None)
+    text = f"  {_MARK[o.status]:<13}{name:<{NAME_WIDTH}}  {o.target.expected.label:<15} requests {req:<13} wavefronts {wf}"
+    extra = []
+    if m is not None and m.arbitration:
+        extra.append(f"raw {m.wavefronts_raw} - arbitration {m.arbitration}")
+    if o.note:
+        extra.append(o.note)
+    if extra:
+        text += "  (" + "; ".join(extra) + ")"
+    return text.rstrip()
+
+
+def render_text(report: VerifyReport) -> str:
+    """Predicted vs measured per access (requests, then wavefronts), grouped by spec file."""
+    out = []
+    where = report.device or "recorded counters"
+    if report.arch:
+        where += f"; built for {report.arch}"
+    out.append(f"shmem verify: {where}")
+    out.append("  columns: predicted = or != measured; wavefronts are the raw counter minus arbitration")
+    current = None
+    for o in report.outcomes:
+        if o.target.spec.path != current:
+            current = o.target.spec.path
+            out.append("")
+            out.append(current)
+        out.append(_line(o))
+    total = len(report.outcomes)
+    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s) or s in (MATCH, MISMATCH))
+    out.append("")
+    out.append(f"{total} access{'es' if total != 1 else ''}: {counts}")
+    return "\n".join(out) + "\n"
+
+
+def render_json(report: VerifyReport) -> str:
+    return json.dumps(report.to_json(), indent=2) + "\n"

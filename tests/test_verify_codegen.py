@@ -1,0 +1,267 @@
+"""shmem verify's CUDA generator: expressions, addresses, kernels, and that it all compiles."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shmem_cli.analysis import collect_specs
+from shmem_cli.expr import parse
+from shmem_cli.space import Space
+from shmem_cli.spec import THREAD_NAMES, load_spec, spec_from_mapping
+from shmem_cli.verify import codegen, runner, sass
+from shmem_cli.verify.codegen import Target
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_FILES = collect_specs([ROOT / "access_specs"])
+
+
+def _targets(mapping: dict[str, object]) -> list[Target]:
+    return codegen.plan([spec_from_mapping(mapping, "t.yaml")])
+
+
+def _one(dtype: str, op: str, index: list[str], **extra: object) -> Target:
+    access: dict[str, object] = {"name": "a", "array": "a", "op": op, "index": index, **extra}
+    (t,) = _targets({"block": [64], "arrays": {"a": {"dtype": dtype, "shape": [256]}}, "accesses": [access]})
+    return t
+
+
+ALL_TARGETS = codegen.plan([load_spec(p) for p in SPEC_FILES])
+
+
+# --- expressions ---------------------------------------------------------------------------
+
+
+def test_expressions_print_as_parenthesized_long_long_c() -> None:
+    names = {"threadIdx.y": "b_ty", "k": "u_k", "lane": "b_lane", "N": "64LL"}
+    assert codegen.c_expr(parse("threadIdx.y + 8*k"), names) == "(b_ty + (8LL * u_k))"
+    assert codegen.c_expr(parse("lane % 8 == 0 ? -N : N >> 1"), names) == (
+        "(((b_lane % 8LL) == 0LL) ? (-64LL) : (64LL >> 1LL))"
+    )
+    assert codegen.c_expr(parse("min(lane, 3) ^ !k"), names) == "(shm_min(b_lane, 3LL) ^ (!u_k))"
+
+
+def test_every_access_of_every_example_spec_becomes_one_kernel() -> None:
+    assert len(ALL_TARGETS) == sum(len(load_spec(p).accesses) for p in SPEC_FILES)
+    names = [t.kernel for t in ALL_TARGETS]
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"v_[a-z0-9_]+", n) for n in names)
+
+
+def test_kernel_names_stay_unique_when_two_specs_share_a_file_name() -> None:
+    spec = spec_from_mapping(
+        {"block": [32], "arrays": {"a": {"dtype": "float", "shape": [32]}},
+         "accesses": [{"name": "x", "array": "a", "index": ["lane"]}]},
+        "dir1/same.yaml",
+    )
+    twin = spec_from_mapping(
+        {"block": [32], "arrays": {"a": {"dtype": "float", "shape": [32]}},
+         "accesses": [{"name": "x", "array": "a", "index": ["lane"]}]},
+        "dir2/same.yaml",
+    )
+    a, b = codegen.plan([spec, twin])
+    assert (a.kernel, b.kernel) == ("v_same_00_x", "v_same_00_x_2")
+
+
+# --- the kernels ------------------------------------------------------------------------------
+
+
+def test_float4_load_keeps_all_four_components_and_stores_once_after_a_barrier() -> None:
+    src = codegen.kernel_source(_one("float4", "load", ["lane"]))
+    assert "const float4 v = *p;" in src
+    assert "__float_as_uint(v.x) + __float_as_uint(v.y) + __float_as_uint(v.z) + __float_as_uint(v.w)" in src
+    body = src[src.index("{\n") :]
+    assert body.index("__syncthreads();") < body.index("sink[b_tid] = acc;")
+    assert body.count("sink[") == 1
+
+
+def test_stores_and_atomics_write_nothing_to_global_memory() -> None:
+    for t in (_one("double", "store", ["lane"]), _one("uint32", "atomic", ["lane"], atomic="inc")):
+        src = codegen.kernel_source(t)
+        assert "sink[" not in src
+        assert "__syncthreads" not in src
+
+
+def test_atomic_kinds_map_to_their_cuda_calls() -> None:
+    assert "atomicAdd(p, 1u);" in codegen.kernel_source(_one("uint32", "atomic", ["lane"], atomic="inc"))
+    assert "atomicAdd(p, 1);" in codegen.kernel_source(_one("int32", "atomic", ["lane"], atomic="inc"))
+    assert "atomicAdd(p, (int)(s + 1u));" in codegen.kernel_source(_one("int", "atomic", ["lane"], atomic="add"))
+    assert "atomicExch(p, (unsigned int)(s + 1u));" in codegen.kernel_source(
+        _one("uint32", "atomic", ["lane"], atomic="exch")
+    )
+
+
+def test_ldmatrix_and_stmatrix_are_inline_ptx_on_the_lane_row_address() -> None:
+    spec = {
+        "block": [32],
+        "arrays": {"m": {"dtype": "half", "shape": [64, 64]}},
+        "accesses": [
+            {"name": "l", "array": "m", "op": "ldmatrix", "matrices": 4, "trans": True, "index": ["lane", "0"]},
+            {"name": "s", "array": "m", "op": "stmatrix", "matrices": 2, "index": ["lane % 16", "8"]},
+        ],
+    }
+    ld, st = _targets(spec)
+    ld_src, st_src = codegen.kernel_source(ld), codegen.kernel_source(st)
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" in ld_src
+    assert "__cvta_generic_to_shared(p)" in ld_src
+    assert "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" in st_src
+    assert (ld.expected.opcodes, st.expected.opcodes) == (("LDSM.16.MT88.4",), ("STSM.16.M88.2",))
+
+
+def test_loops_are_not_unrolled_and_list_loops_read_constant_memory() -> None:
+    t = _one("float", "load", ["tid + s"], loop={"s": [128, 64, 1], "r": "0..6:3"})
+    src = codegen.kernel_source(t)
+    assert src.count("#pragma unroll 1") == 2
+    assert f"__constant__ long long {t.kernel}_s[3] = {{128LL, 64LL, 1LL}};" in src
+    assert "for (long long i_1 = 0; i_1 < 3LL; ++i_1)" in src  # r = 0, 3, 6
+    assert "const long long u_r = 0LL + 3LL * i_1;" in src
+    assert 'asm volatile("" ::: "memory");' in src
+
+
+def test_swizzle_and_offset_enter_the_byte_address() -> None:
+    (t,) = _targets(
+        {"block": [32], "arrays": {"a": {"dtype": "half", "shape": [64, 64], "offset": 2048, "swizzle": "128B"}},
+         "accesses": [{"name": "x", "array": "a", "index": ["lane", "0"]}]}
+    )
+    lines = codegen.address_lines(t, codegen.names_for(t))
+    # 128B = Swizzle<3,4,3>: bits 7-9 of the byte offset XOR-ed into bits 4-6 (mask 0b1110000 = 112)
+    assert "e_off = e_off ^ ((e_off >> 3) & 112LL);  // 128B" in lines
+    assert lines[-1] == "const long long e_addr = 2048LL + e_off;"
+
+
+# --- addresses: the generated C against the engine's iteration space ------------------------
+
+
+def _harness(targets: list[Target]) -> str:
+    """A host C++ program that prints every lane's byte address (or '-') with the generated code."""
+    out = [
+        "#include <cstdio>",
+        "static long long shm_min(long long a, long long b) { return a < b ? a : b; }",
+        "static long long shm_max(long long a, long long b) { return a > b ? a : b; }",
+        "static long long shm_abs(long long a) { return a < 0 ? -a : a; }",
+    ]
+    for t in targets:
+        for lp in t.access.loops:
+            if lp.values is not None:
+                vals = ", ".join(f"{v}LL" for v in lp.values)
+                out.append(f"static const long long {t.kernel}_{lp.var}[] = {{{vals}}};")
+        x, y, z = t.layout.block
+        names = codegen.names_for(t)
+        when = codegen.c_expr(t.access.when.expr, names) if t.access.when else "1"
+        out.append(f"static void {t.kernel}() {{")
+        for depth, lp in enumerate(t.access.loops):
+            out += codegen.loop_head(t.kernel, lp, depth)
+        out += [
+            f"for (long long b_tz = 0; b_tz < {z}; ++b_tz) for (long long b_ty = 0; b_ty < {y}; ++b_ty)",
+            f"for (long long b_tx = 0; b_tx < {x}; ++b_tx) {{",
+            f"  const long long b_tid = b_tx + {x}LL * (b_ty + {y}LL * b_tz);",
+            "  const long long b_lane = b_tid % 32LL, b_warp = b_tid / 32LL; (void)b_lane; (void)b_warp;",
+            f"  if (({when}) != 0) {{",
+            *codegen.address_lines(t, names),
+            '    printf("%lld\\n", e_addr);',
+            '  } else printf("-\\n");',
+            "}",
+            *["}" for _ in t.access.loops],
+            "}",
+        ]
+    out.append("int main() {")
+    out += [f'  printf("= {t.kernel}\\n"); {t.kernel}();' for t in targets]
+    out.append("  return 0;\n}")
+    return "\n".join(out) + "\n"
+
+
+def _engine_addresses(t: Target) -> list[str]:
+    space = Space(t.spec, t.layout, t.access)
+    matrix = t.op in ("ldmatrix", "stmatrix")
+    rows: list[str] = []
+    for batch in space.batches():
+        addr = batch.addr.reshape(batch.iterations, -1)[:, : space.threads]
+        live = batch.active.reshape(batch.iterations, -1)[:, : space.threads]
+        for it in range(batch.iterations):
+            for tid in range(space.threads):
+                on = live[it, tid] and (not matrix or tid % 32 < 8 * t.access.matrices)
+                rows.append(str(int(addr[it, tid])) if on else "-")
+    return rows
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a host C++ compiler")
+def test_generated_addresses_equal_the_engine_addresses(tmp_path: Path) -> None:
+    """Every lane's byte address and activity, from the generated C (run on the host) and from
+    the engine, for every access of every example spec: the kernels access what shmem analyzes."""
+    src = tmp_path / "addr.cpp"
+    src.write_text(_harness(ALL_TARGETS))
+    exe = tmp_path / "addr"
+    subprocess.run(["g++", "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
+    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=120).stdout
+    blocks = printed.split("= ")[1:]
+    assert len(blocks) == len(ALL_TARGETS)
+    for t, block in zip(ALL_TARGETS, blocks, strict=True):
+        name, *rows = block.strip().split("\n")
+        assert name == t.kernel
+        want = _engine_addresses(t)
+        if t.op in ("ldmatrix", "stmatrix"):  # lanes past the address lanes are ignored by the hardware
+            rows = [r if w != "-" else "-" for r, w in zip(rows, want, strict=True)]
+        assert rows == want, t.kernel
+
+
+def test_c_semantics_of_division_and_shifts_match_the_engine(tmp_path: Path) -> None:
+    if shutil.which("g++") is None:
+        pytest.skip("needs a host C++ compiler")
+    exprs = ["(lane - 16) / 3", "(lane - 16) % 3", "-(lane) >> 2", "(lane ^ 5) << 3", "!lane + ~lane",
+             "lane != 8 && 32 / (lane - 8) > 2", "abs(lane - 20) * max(lane, 9)"]
+    names = {"lane": "b_lane"}
+    lines = ["#include <cstdio>", "static long long shm_max(long long a, long long b) { return a > b ? a : b; }",
+             "static long long shm_abs(long long a) { return a < 0 ? -a : a; }", "int main() {",
+             "for (long long b_lane = 0; b_lane < 32; ++b_lane) {"]
+    lines += [f'printf("%lld\\n", (long long)({codegen.c_expr(parse(e), names)}));' for e in exprs]
+    lines += ["}", "return 0; }"]
+    (tmp_path / "e.cpp").write_text("\n".join(lines))
+    subprocess.run(["g++", "-o", str(tmp_path / "e"), str(tmp_path / "e.cpp")], check=True, timeout=60)
+    got = subprocess.run([str(tmp_path / "e")], check=True, capture_output=True, text=True).stdout.split()
+    lane = np.arange(32, dtype=np.int64)
+    want = np.stack([np.broadcast_to(parse(e, names=THREAD_NAMES).evaluate({"lane": lane}), (32,)) for e in exprs], 1)
+    assert [int(v) for v in got] == [int(v) for v in want.reshape(-1)]
+
+
+# --- compiling for real ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cubin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    nvcc = runner.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    folder = tmp_path_factory.mktemp("nvcc")
+    (folder / "v.cu").write_text(codegen.program_source(ALL_TARGETS))
+    res = subprocess.run(
+        [nvcc, "-arch=sm_90", "-O3", "-cubin", "-o", "v.cubin", "v.cu"],
+        cwd=folder, capture_output=True, text=True, timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "warning" not in res.stderr
+    return folder / "v.cubin"
+
+
+def test_generated_cuda_compiles_for_sm90(cubin: Path) -> None:
+    assert cubin.stat().st_size > 0
+
+
+def test_compiled_kernels_have_exactly_the_intended_shared_memory_instruction(cubin: Path) -> None:
+    tool = runner.which("cuobjdump")
+    if tool is None:
+        pytest.skip("cuobjdump is not installed")
+    dump = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=120)
+    if dump.returncode != 0:
+        pytest.skip(f"cuobjdump -sass failed: {dump.stderr.strip()[:200]}")
+    functions = sass.parse_sass(dump.stdout)
+    verdicts = {t.kernel: sass.check(functions.get(t.kernel), t.expected) for t in ALL_TARGETS}
+    assert {k: v.reason for k, v in verdicts.items() if not v.ok} == {}
+    by_name = {t.kernel: v.found for t, v in zip(ALL_TARGETS, verdicts.values(), strict=True)}
+    assert by_name["v_float4_tiles_02_row_per_thread_read_tile_tid_c_column"] == "LDS.128"
+    assert by_name["v_double_tile_01_column_load_tile_tx_ty_j"] == "LDS.64"
+    assert by_name["v_histogram_atomics_01_atomicadd_hist_bin_1_well_mixed_bytes"] == "ATOMS.POPC.INC.32"
