@@ -138,10 +138,13 @@ class LazyGroup(click.Group):
 def main() -> None:
     """shmem: exact shared-memory bank-conflict analysis for CUDA kernels, without a GPU.
 
-    Describe a kernel's shared-memory accesses in a YAML access spec (see
-    docs/spec-format.md); shmem computes every warp's byte addresses, the banks
-    they hit and the wavefronts (shared-memory pipe cycles) each warp instruction
-    costs, with the rules measured on an NVIDIA H200 (docs/hardware-model.md).
+    Describe a kernel's shared-memory accesses in a YAML access spec (arrays with
+    their element type, shape, padding and swizzle; accesses with their index
+    expressions over threadIdx, loops and predicates: see docs/tutorial.md, the
+    examples in access_specs/ and `shmem schema`). shmem computes every warp's
+    byte addresses, the banks they hit and the wavefronts (passes of the
+    shared-memory pipe) each warp instruction costs, with the rules measured on
+    an NVIDIA H200 (docs/hardware-model.md).
 
     \b
     Examples:
@@ -150,13 +153,20 @@ def main() -> None:
       shmem sweep access_specs/transpose_naive.yaml --pad 0..4
       shmem lint access_specs/ --format sarif -o shmem.sarif
 
+    Every command exits with 0 on success, 1 when it found what it checks for
+    (lint findings, verify mismatches) and 2 on bad arguments or invalid specs.
+    Run `shmem COMMAND --help` for a command's options.
+
     Shell completion (bash): eval "$(_SHMEM_COMPLETE=bash_source shmem)";
     zsh: eval "$(_SHMEM_COMPLETE=zsh_source shmem)";
     fish: _SHMEM_COMPLETE=fish_source shmem | source.
     """
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(
+    context_settings=CONTEXT,
+    short_help="Costs, bank tables and heat maps of every access of spec files.",
+)
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @output_options(("text", "json"))
 @click.option(
@@ -209,24 +219,40 @@ def analyze(
     html_path: str | None,
     suggest: bool,
 ) -> None:
-    """Analyze the shared-memory accesses of spec FILES and DIRECTORIES.
+    """Analyze the shared-memory accesses of spec files and directories (PATHS).
 
-    For every access: warp-level requests, wavefronts (totals over all warps and
-    loop iterations), the ideal wavefronts, the worst bank conflict (ways), the
-    bandwidth efficiency and a cycle estimate, then a bank-occupancy table of
-    the worst request: one row per wavefront, one column per bank, each cell
-    the lanes served.
+    For every spec, a summary table with one row per access: its warp-level
+    requests, wavefronts (totals over all warps and loop iterations), the ideal
+    wavefronts (the same requests without bank conflicts), the excess, the
+    worst conflict (ways: the most distinct words one bank must deliver in a
+    phase), the bandwidth efficiency (ideal / wavefronts) and a cycle estimate.
+
+    Under it, for every access, a bank table of its worst request (or of the one
+    chosen with --request): one row per wavefront, one column per bank 0-31, in
+    each cell the lanes that bank serves (a-b: a range, a,b: two lanes, a+n:
+    lane a and n more), colored by how many wavefronts that bank is busy in its
+    phase. Accesses with several requests that conflict also get a heat map:
+    warps across, loop iterations down, in each cell the wavefronts of one
+    request ('.' when it costs no more than the ideal), so that a conflict that
+    only hits some iterations or some warps stands out.
 
     Directories are searched recursively for *.yaml and *.yml. A bad spec is
-    reported at file:line:column and the others are still analyzed; the exit
-    status is 2 if any spec was invalid, else 0.
+    reported at file:line:column and the others are still analyzed. Colors are
+    used on a terminal only (never with --no-color or NO_COLOR set); --svg and
+    --html save the colored report as a picture or a web page in addition to
+    the normal output.
+
+    Exit status: 0 when every spec was analyzed, 2 when an argument or any spec
+    was invalid.
 
     \b
     Examples:
       shmem analyze access_specs/transpose_naive.yaml
       shmem analyze access_specs/ --no-tables
       shmem analyze spec.yaml --request 3:1 --words
+      shmem analyze access_specs/reduction_interleaved.yaml --no-tables --heatmap
       shmem analyze access_specs/transpose_naive.yaml --suggest
+      shmem analyze access_specs/column_read_32x32.yaml --svg column_read.svg
       shmem analyze access_specs/ --format json -o report.json
     """
     from .analysis import analyze_many, collect_specs
@@ -238,6 +264,11 @@ def analyze(
         fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
     report = analyze_many(paths, choice=parse_request(request))
     heat = heatmap if heatmap is not None else not no_tables
+    hints = None
+    if suggest and (fmt == "text" or svg_path or html_path):
+        from .sweep import suggest_report
+
+        hints = suggest_report(report)
     if fmt == "json":
         from .render.json_out import render_json
 
@@ -247,11 +278,6 @@ def analyze(
 
         color = want_color(no_color) and output is None
         term_width = width or (shutil.get_terminal_size().columns if color else None)
-        hints = None
-        if suggest:
-            from .sweep import suggest_report
-
-            hints = suggest_report(report)
         text = render_text(
             report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat, hints=hints
         )
@@ -264,7 +290,13 @@ def analyze(
         for path, export in ((svg_path, report_svg), (html_path, report_html)):
             if path:
                 picture = export(
-                    report, title=title, width=width, words=words, tables=not no_tables, heat=heat
+                    report,
+                    title=title,
+                    width=width,
+                    words=words,
+                    tables=not no_tables,
+                    heat=heat,
+                    hints=hints,
                 )
                 write_atomic(path, picture)
     if report.has_errors:
@@ -275,9 +307,25 @@ def analyze(
         sys.exit(ExitCode.USAGE)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, short_help="Print the JSON Schema of the access-spec format.")
 def schema() -> None:
-    """Print the JSON Schema (draft-07) of the access-spec format."""
+    """Print the JSON Schema (draft-07) of the access-spec format.
+
+    The schema lists every key of a spec (name, block, params, arch, expect,
+    arrays with dtype/shape/pad/offset/swizzle, accesses with
+    array/op/index/loop/when/atomic/matrices/trans/expect), its type and what
+    it means. Editors that understand JSON Schema use it to complete and check
+    specs as you type. shmem itself checks every spec against it and reports a
+    violation at its file:line:column.
+
+    Exit status: 0.
+
+    \b
+    Examples:
+      shmem schema > shmem-spec.schema.json
+      # then, first line of a spec, for the YAML language server:
+      # yaml-language-server: $schema=shmem-spec.schema.json
+    """
     import json
 
     from .source import schema as load_schema

@@ -11,15 +11,39 @@ import html
 import inspect
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console, RenderableType
-from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
+from rich.terminal_theme import TerminalTheme
 
 from ..model import Report
 from .text import report_renderables
 
-THEME: TerminalTheme = SVG_EXPORT_THEME  # dark, like most terminals
+# A dark terminal whose conflict colors (green, yellow, orange, red, magenta) are far apart
+THEME = TerminalTheme(
+    (33, 37, 43),
+    (220, 223, 228),
+    [
+        (40, 44, 52),  # black
+        (239, 83, 80),  # red
+        (152, 195, 121),  # green
+        (229, 192, 123),  # yellow
+        (97, 175, 239),  # blue
+        (198, 120, 221),  # magenta
+        (86, 182, 194),  # cyan
+        (220, 223, 228),  # white
+    ],
+    [
+        (92, 99, 112),
+        (255, 110, 103),
+        (181, 224, 146),
+        (240, 210, 150),
+        (130, 195, 250),
+        (220, 150, 240),
+        (120, 210, 220),
+        (255, 255, 255),
+    ],
+)
 MIN_WIDTH = 60
 MAX_WIDTH = 400
 
@@ -88,9 +112,10 @@ def report_svg(
     words: bool = False,
     tables: bool = True,
     heat: bool = True,
+    hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The report as an SVG image (a terminal window); ``width`` defaults to the content's."""
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat)
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
     console = _recorded(renderables, width)
     return console.export_svg(title=title, theme=THEME, code_format=_SVG_FORMAT)
 
@@ -103,9 +128,10 @@ def report_html(
     words: bool = False,
     tables: bool = True,
     heat: bool = True,
+    hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The report as a standalone HTML page with inline colors."""
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat)
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
     console = _recorded(renderables, width)
     page = _HTML_FORMAT.format(title=html.escape(title).replace("{", "{{").replace("}", "}}"))
     return console.export_html(theme=THEME, code_format=page, inline_styles=True)
