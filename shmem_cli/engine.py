@@ -80,12 +80,15 @@ def phase_groups(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> 
 
 def lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
     """Rows where lane n and lane n^distance read the same address wherever both are active."""
-    # view the lanes as (pairs, 2, distance): [:, :, 0] holds lane n, [:, :, 1] lane n^distance
-    shape = (addr.shape[0], -1, 2, distance)
-    a, on = addr.reshape(shape), active.reshape(shape)
-    same = a[:, :, 0] == a[:, :, 1]
-    both = on[:, :, 0] & on[:, :, 1]
-    pairs: B8 = np.all(same | ~both, axis=(1, 2))
+    # most rows already differ in lanes 0 and 0^distance: check the others in full
+    pairs = (addr[:, 0] == addr[:, distance]) | ~(active[:, 0] & active[:, distance])
+    rows = np.flatnonzero(pairs)
+    if len(rows):
+        # view the lanes as (pairs, 2, distance): [:, :, 0] holds lane n, [:, :, 1] lane n^distance
+        shape = (len(rows), -1, 2, distance)
+        a, on = addr[rows].reshape(shape), active[rows].reshape(shape)
+        same = (a[:, :, 0] == a[:, :, 1]) | ~(on[:, :, 0] & on[:, :, 1])
+        pairs[rows] = same.all(axis=(1, 2))
     return pairs
 
 
@@ -135,15 +138,27 @@ def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) ->
         phase, slot = key >> SLOT_BITS, key
     else:
         counted = np.broadcast_to(active, addr.shape)
-    # one counter per (request, phase, bank group)
-    bins = max_phases * groups
+    # one counter per (request, bank group, phase)
+    bins = groups * max_phases
     counter = (
         np.arange(0, rows * bins, bins, dtype=np.int64)[:, None]
-        + phase * groups
-        + (slot & (groups - 1))
+        + (slot & (groups - 1)) * max_phases
+        + phase
     )
-    counts = np.bincount(counter[counted], minlength=rows * bins).reshape(rows, max_phases, groups)
-    return _summarize(counts.max(axis=2), n_phases, addr, active, kind, arch)
+    counts = np.bincount(counter[counted], minlength=rows * bins).reshape(rows, groups, max_phases)
+    return _summarize(_max_over_groups(counts), n_phases, addr, active, kind, arch)
+
+
+def _max_over_groups(counts: I64) -> I64:
+    """(R, groups, phases) -> (R, phases), the worst bank group of each phase."""
+    if counts.shape[2] == 1:
+        most: I64 = counts.max(axis=1)
+        return most
+    # halving the groups keeps every step one vectorized maximum over whole rows of phases
+    while counts.shape[1] > 1:
+        half = counts.shape[1] // 2
+        counts = np.maximum(counts[:, :half], counts[:, half:])
+    return counts[:, 0]
 
 
 def request_stats_by_word(
@@ -201,10 +216,10 @@ def _summarize(
     else:
         cycles = wavefronts
     return RequestStats(
-        wavefronts=wavefronts.astype(np.int64),
-        ideal=ideal.astype(np.int64),
-        ways=ways.astype(np.int64),
-        cycles=cycles.astype(np.int64),
+        wavefronts=wavefronts.astype(np.int64, copy=False),
+        ideal=ideal.astype(np.int64, copy=False),
+        ways=ways.astype(np.int64, copy=False),
+        cycles=cycles.astype(np.int64, copy=False),
     )
 
 
