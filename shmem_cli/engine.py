@@ -81,7 +81,7 @@ def phase_groups(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> 
 def lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
     """Rows where lane n and lane n^distance read the same address wherever both are active."""
     # most rows already differ in lanes 0 and 0^distance: check the others in full
-    pairs = (addr[:, 0] == addr[:, distance]) | ~(active[:, 0] & active[:, distance])
+    pairs: B8 = (addr[:, 0] == addr[:, distance]) | ~(active[:, 0] & active[:, distance])
     rows = np.flatnonzero(pairs)
     if len(rows):
         # view the lanes as (pairs, 2, distance): [:, :, 0] holds lane n, [:, :, 1] lane n^distance
