@@ -46,7 +46,8 @@ def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintCon
             _usage(f"config file not found: {config_path}")
         source: Path | None = Path(config_path)
     else:
-        source = find_pyproject(cwd)
+        found = find_pyproject(cwd)
+        source = Path(os.path.relpath(found, cwd)) if found is not None else None
     if source is None:
         return LintConfig(base=cwd)
     try:
@@ -176,7 +177,9 @@ def lint(
         inputs = [config.base / p for p in config.paths]
         for q in inputs:
             if not q.exists():
-                _usage(f"no such file or directory: {q} (from [tool.shmem] paths in {config.source})")
+                _usage(
+                    f"no such file or directory: {q} (from [tool.shmem] paths in {config.source})"
+                )
     else:
         _usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
 
@@ -192,7 +195,9 @@ def lint(
     if write_baseline is not None:
         baselines.write_baseline(write_baseline, report.findings)
         n = len(report.findings)
-        click.echo(f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True)
+        click.echo(
+            f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True
+        )
         sys.exit(ExitCode.OK)
 
     baseline_file = baseline or (str(config.base / config.baseline) if config.baseline else None)

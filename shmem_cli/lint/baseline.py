@@ -34,7 +34,13 @@ def render_baseline(findings: Iterable[Finding]) -> str:
     """The baseline file's text for these findings (sorted, so diffs stay small)."""
     entries = sorted(
         (
-            {"file": f.path, "access": f.access, "rule": f.code, "name": f.rule, "message": f.message}
+            {
+                "file": f.path,
+                "access": f.access,
+                "rule": f.code,
+                "name": f.rule,
+                "message": f.message,
+            }
             for f in findings
         ),
         key=lambda e: (e["file"], e["access"] or "", e["rule"], e["message"]),
@@ -53,21 +59,33 @@ def load_baseline(path: str | Path) -> Counter[Key]:
     try:
         data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ShmemError("baseline file not found (create it with --write-baseline)", path=name,
-                         code="baseline") from None
+        raise ShmemError(
+            "baseline file not found (create it with --write-baseline)", path=name, code="baseline"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ShmemError(f"cannot read baseline: {exc}", path=name, code="baseline") from None
     except json.JSONDecodeError as exc:
         from ..errors import SourcePos
 
-        raise ShmemError(f"baseline is not valid JSON: {exc.msg}", path=name,
-                         pos=SourcePos(exc.lineno, exc.colno), code="baseline") from None
+        raise ShmemError(
+            f"baseline is not valid JSON: {exc.msg}",
+            path=name,
+            pos=SourcePos(exc.lineno, exc.colno),
+            code="baseline",
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
-        raise ShmemError("not a shmem baseline (expected an object with a 'findings' list)",
-                         path=name, code="baseline")
+        raise ShmemError(
+            "not a shmem baseline (expected an object with a 'findings' list)",
+            path=name,
+            code="baseline",
+        )
     if data.get("schema_version") != SCHEMA_VERSION:
-        raise ShmemError(f"unsupported baseline schema_version {data.get('schema_version')!r} "
-                         f"(this shmem writes {SCHEMA_VERSION})", path=name, code="baseline")
+        raise ShmemError(
+            f"unsupported baseline schema_version {data.get('schema_version')!r} "
+            f"(this shmem writes {SCHEMA_VERSION})",
+            path=name,
+            code="baseline",
+        )
     accepted: Counter[Key] = Counter()
     for i, entry in enumerate(data["findings"]):
         ok = (
@@ -77,8 +95,12 @@ def load_baseline(path: str | Path) -> Counter[Key]:
             and isinstance(entry.get("access"), str | None)
         )
         if not ok:
-            raise ShmemError(f"baseline entry {i} needs 'file' and 'rule' strings and an 'access' "
-                             "string or null", path=name, code="baseline")
+            raise ShmemError(
+                f"baseline entry {i} needs 'file' and 'rule' strings and an 'access' "
+                "string or null",
+                path=name,
+                code="baseline",
+            )
         accepted[(entry["file"], entry["access"] or "", entry["rule"])] += 1
     return accepted
 

@@ -133,7 +133,8 @@ class _Reader:
             value = table["fail-on"]
             if not isinstance(value, str) or value.lower() not in LABELS:
                 raise self.error(
-                    f"[tool.shmem] fail-on must be one of {', '.join(LABELS)}, got {value!r}", "fail-on"
+                    f"[tool.shmem] fail-on must be one of {', '.join(LABELS)}, got {value!r}",
+                    "fail-on",
                 )
             fail_on = Severity.parse(value)
         baseline = table.get("baseline")
@@ -161,10 +162,14 @@ class _Reader:
         for key in ("max_ways", "max_wavefronts_per_request"):
             v = value.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise self.error(f"[{table}] {key} must be a positive integer, got {v!r}", key, table)
+                raise self.error(
+                    f"[{table}] {key} must be a positive integer, got {v!r}", key, table
+                )
         cf = value.get("conflict_free")
         if cf is not None and not isinstance(cf, bool):
-            raise self.error(f"[{table}] conflict_free must be true or false, got {cf!r}", "conflict_free", table)
+            raise self.error(
+                f"[{table}] conflict_free must be true or false, got {cf!r}", "conflict_free", table
+            )
         out = Expect(
             max_ways=value.get("max_ways"),
             max_wavefronts_per_request=value.get("max_wavefronts_per_request"),

@@ -55,8 +55,16 @@ def effective_expect(
     return out
 
 
-def _finding(rule: Rule, hit: Hit, display: str, *, access: str | None = None,
-             spec: str | None = None, line: int | None = None, column: int | None = None) -> Finding:
+def _finding(
+    rule: Rule,
+    hit: Hit,
+    display: str,
+    *,
+    access: str | None = None,
+    spec: str | None = None,
+    line: int | None = None,
+    column: int | None = None,
+) -> Finding:
     return Finding(
         code=rule.code,
         rule=rule.name,
@@ -99,14 +107,23 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
                 continue
             for hit in rule.check_access(item):
                 findings.append(
-                    _finding(rule, hit, target.display, access=acc.name, spec=spec.name,
-                             line=acc.line, column=acc.column)
+                    _finding(
+                        rule,
+                        hit,
+                        target.display,
+                        access=acc.name,
+                        spec=spec.name,
+                        line=acc.line,
+                        column=acc.column,
+                    )
                 )
     file_check = FileCheck(target.display, None)
     for rule in RULES:
         if rule.check_file is not None:
-            findings.extend(_finding(rule, hit, target.display, spec=spec.name)
-                            for hit in rule.check_file(file_check))
+            findings.extend(
+                _finding(rule, hit, target.display, spec=spec.name)
+                for hit in rule.check_file(file_check)
+            )
     return FileLint(
         path=target.display,
         name=spec.name,
@@ -140,11 +157,15 @@ def lint_files(
     workers = min(jobs or default_jobs(), -(-len(todo) // CHUNK_FILES))
     if workers <= 1 or len(todo) < PARALLEL_MIN_FILES:
         return tuple(lint_file(t, options) for t in todo)
-    chunks = [(todo[i : i + CHUNK_FILES], options) for i in range(0, len(todo), CHUNK_FILES)]
+    # the first file, linted here, also builds the parsers and the schema validator
+    # that forked workers then inherit instead of each building its own
+    first = lint_file(todo[0], options)
+    rest = todo[1:]
+    chunks = [(rest[i : i + CHUNK_FILES], options) for i in range(0, len(rest), CHUNK_FILES)]
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         # map() yields in submission order: the output never depends on scheduling
-        return tuple(f for part in pool.map(_lint_chunk, chunks) for f in part)
+        return (first, *(f for part in pool.map(_lint_chunk, chunks) for f in part))

@@ -34,9 +34,7 @@ class Severity(enum.IntEnum):
         try:
             return cls[text.strip().upper()]
         except KeyError:
-            raise ValueError(
-                f"unknown severity {text!r}; use one of {', '.join(LABELS)}"
-            ) from None
+            raise ValueError(f"unknown severity {text!r}; use one of {', '.join(LABELS)}") from None
 
 
 LABELS = tuple(s.label for s in sorted(Severity, reverse=True))

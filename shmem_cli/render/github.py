@@ -68,7 +68,10 @@ def render_step_summary(report: LintReport, *, fail_on: Severity = Severity.ERRO
     verdict = "failed" if failed else "passed"
     out = [f"### shmem lint {verdict}", "", summary_line(report) + ".", ""]
     if report.findings:
-        out += ["| Severity | Rule | Location | Access | Message |", "| --- | --- | --- | --- | --- |"]
+        out += [
+            "| Severity | Rule | Location | Access | Message |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         for f in report.findings:
             cells = (
                 f.severity.label,

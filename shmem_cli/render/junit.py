@@ -39,10 +39,15 @@ def _suite(file: FileLint, fail_on: Severity) -> ET.Element:
     lines = {a.name: a.line for a in file.accesses}
     for name, found in cases.items():
         case = ET.SubElement(
-            suite, "testcase", name=xml_text(name if name is not None else SPEC_CASE),
-            classname=xml_text(file.path), file=xml_text(file.path),
+            suite,
+            "testcase",
+            name=xml_text(name if name is not None else SPEC_CASE),
+            classname=xml_text(file.path),
+            file=xml_text(file.path),
         )
-        line = lines.get(name) if name is not None else next((f.line for f in found if f.line), None)
+        line = (
+            lines.get(name) if name is not None else next((f.line for f in found if f.line), None)
+        )
         if line is not None:
             case.set("line", str(line))
         failing = [f for f in found if f.severity >= fail_on]
@@ -53,7 +58,9 @@ def _suite(file: FileLint, fail_on: Severity) -> ET.Element:
         if rest:
             out = ET.SubElement(case, "system-out")
             out.text = xml_text(
-                "\n".join(f"{location(f)}: {f.severity.label}: {f.message} [{f.title}]" for f in rest)
+                "\n".join(
+                    f"{location(f)}: {f.severity.label}: {f.message} [{f.title}]" for f in rest
+                )
             )
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))

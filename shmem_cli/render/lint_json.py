@@ -56,7 +56,12 @@ def render_lint_json(report: LintReport, *, fail_on: Severity = Severity.ERROR) 
         "failed": bool(report.failing(fail_on)),
         "summary": summary,
         "files": [
-            {"path": f.path, "name": f.name, "accesses": len(f.accesses), "findings": len(f.findings)}
+            {
+                "path": f.path,
+                "name": f.name,
+                "accesses": len(f.accesses),
+                "findings": len(f.findings),
+            }
             for f in report.files
         ],
         "findings": [finding_record(f) for f in report.findings],

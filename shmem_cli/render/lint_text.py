@@ -31,7 +31,9 @@ def count_words(report: LintReport) -> str:
     for sev in sorted(Severity, reverse=True):
         n = report.count(sev)
         if n:
-            word = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "info"}[sev]
+            word = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "info"}[
+                sev
+            ]
             parts.append(f"{n} {word}" + ("s" if n != 1 and sev != Severity.INFO else ""))
     return ", ".join(parts)
 
@@ -39,7 +41,9 @@ def count_words(report: LintReport) -> str:
 def summary_line(report: LintReport) -> str:
     """One sentence: how many findings of which severity, in how many files, and the baseline."""
     n_files, n_acc = len(report.files), report.accesses
-    checked = f"{n_files} file{'s' if n_files != 1 else ''}, {n_acc} access{'es' if n_acc != 1 else ''}"
+    checked = (
+        f"{n_files} file{'s' if n_files != 1 else ''}, {n_acc} access{'es' if n_acc != 1 else ''}"
+    )
     findings = report.findings
     if findings:
         with_findings = sum(1 for f in report.files if f.findings)
@@ -53,7 +57,9 @@ def summary_line(report: LintReport) -> str:
     if report.baselined:
         text += f"; {report.baselined} accepted by the baseline"
     if report.fixed:
-        text += f"; {report.fixed} baseline entr{'ies' if report.fixed != 1 else 'y'} no longer occur"
+        text += (
+            f"; {report.fixed} baseline entr{'ies' if report.fixed != 1 else 'y'} no longer occur"
+        )
     return text
 
 
@@ -67,7 +73,8 @@ def render_lint_text(report: LintReport, *, color: bool = False) -> str:
             tag = click.style(f"[{f.title}]", dim=True)
         else:
             head, tag = location(f) + ":", f"[{f.title}]"
-        lines.append(f"{head} {sev}: {f.message} {tag}")
+        message = " ".join(f.message.splitlines())  # one finding, one line
+        lines.append(f"{head} {sev}: {message} {tag}")
     if lines:
         lines.append("")
     lines.append(summary_line(report) + ".")
@@ -96,7 +103,9 @@ def render_rules(rules: Sequence[Rule], fmt: str = "text", *, full: bool = False
     if fmt == "markdown":
         parts = []
         for r in rules:
-            parts.append(f"### {r.code} {r.name}\n\nSeverity: **{r.severity.label}**. {r.summary}\n")
+            parts.append(
+                f"### {r.code} {r.name}\n\nSeverity: **{r.severity.label}**. {r.summary}\n"
+            )
             if r.details:
                 parts.append(r.details + "\n")
         return "\n".join(parts)

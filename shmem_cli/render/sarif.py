@@ -43,7 +43,10 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
         "fullDescription": {"text": full},
         "help": {"text": full, "markdown": f"**{rule.code} {rule.name}**: {full}"},
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
-        "properties": {"tags": ["shared-memory", "bank-conflicts", "performance"], "precision": "very-high"},
+        "properties": {
+            "tags": ["shared-memory", "bank-conflicts", "performance"],
+            "precision": "very-high",
+        },
     }
 
 

@@ -30,7 +30,9 @@ _MODULES = (
     invalid_spec,
 )
 
-RULES: tuple[Rule, ...] = tuple(sorted((rule_from_module(m) for m in _MODULES), key=lambda r: r.code))
+RULES: tuple[Rule, ...] = tuple(
+    sorted((rule_from_module(m) for m in _MODULES), key=lambda r: r.code)
+)
 
 _BY_KEY = {key: rule for rule in RULES for key in (rule.code.upper(), rule.name)}
 if len(_BY_KEY) != 2 * len(RULES):  # pragma: no cover - caught by the tests

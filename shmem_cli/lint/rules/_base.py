@@ -87,7 +87,9 @@ def rule_from_module(module: ModuleType) -> Rule:
     if not (isinstance(code, str) and isinstance(name, str) and isinstance(severity, Severity)):
         raise TypeError(f"{module.__name__}: CODE, NAME and SEVERITY are malformed")
     if scope not in ("access", "file") or not callable(check) or not doc:
-        raise TypeError(f"{module.__name__}: needs SCOPE 'access' or 'file', check() and a docstring")
+        raise TypeError(
+            f"{module.__name__}: needs SCOPE 'access' or 'file', check() and a docstring"
+        )
     if scope == "access":
         return Rule(code, name, severity, doc, check_access=check)
     return Rule(code, name, severity, doc, check_file=check)

@@ -2,18 +2,19 @@
 
 By default every access must be conflict-free: each warp-level request costs
 exactly its ideal number of wavefronts (one per phase that has active lanes:
-1 for 1/2/4-byte accesses, 2 for 8-byte, 4 for 16-byte, one per matrix for
-ldmatrix/stmatrix). An access whose wavefronts exceed the ideal is reported,
-with its worst conflict degree (ways), the totals, and the worst request's
-busiest bank and the lanes that pile onto it.
+1 for 1/2/4-byte accesses, 2 for 8-byte, 4 for 16-byte, fewer for loads whose
+lanes pair up on equal addresses, one per matrix for ldmatrix/stmatrix). An
+access whose wavefronts exceed the ideal is reported with its worst conflict
+degree (ways), the totals, and the worst request's busiest bank and the lanes
+that pile onto it.
 
 Fix the layout (padding, an XOR swizzle, a different index order), or, if
-the conflict is known and accepted, say so in the spec::
+the conflict is known and accepted, say so in the spec:
 
     expect: {max_ways: 2}            # accepts up to 2-way conflicts
     expect: {conflict_free: false}   # accepts any conflict
 
-``conflict_free: true`` (or no ``expect:`` at all) keeps this rule on.
+`conflict_free: true` (or no `expect:` at all) keeps this rule on.
 """
 
 from __future__ import annotations

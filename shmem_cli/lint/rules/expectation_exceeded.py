@@ -1,13 +1,13 @@
 """An access is worse than the bound its expectation states.
 
-``expect: {max_ways: N}`` accepts conflicts up to N-way: the most distinct
+`expect: {max_ways: N}` accepts conflicts up to N-way: the most distinct
 4-byte words any one bank must deliver in one phase of any request.
-``expect: {max_wavefronts_per_request: N}`` accepts up to N wavefronts for the
+`expect: {max_wavefronts_per_request: N}` accepts up to N wavefronts for the
 worst warp-level request (mind the ideal: a conflict-free 16-byte access costs
 4 per request, an 8-byte one 2, ldmatrix.x4 4).
 
-The bounds come from the access's own ``expect:``, else from the spec's
-top-level ``expect:``, else from ``[tool.shmem] expect`` in pyproject.toml. The
+The bounds come from the access's own `expect:`, else from the spec's
+top-level `expect:`, else from `[tool.shmem] expect` in pyproject.toml. The
 finding names the bound, the measured value and the worst request's busiest
 bank with its lanes.
 """

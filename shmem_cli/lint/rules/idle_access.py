@@ -1,6 +1,6 @@
 """An access makes no shared-memory request at all.
 
-Its ``when:`` condition is false for every thread in every loop iteration (or
+Its `when:` condition is false for every thread in every loop iteration (or
 its loop is empty), so there is nothing to check and any expectation on it
 passes vacuously. Usually the condition or a loop range is wrong.
 """

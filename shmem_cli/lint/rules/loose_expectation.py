@@ -1,10 +1,10 @@
 """An access's own bound is looser than what the access needs.
 
-The access states ``max_ways: N`` or ``max_wavefronts_per_request: N`` and
+The access states `max_ways: N` or `max_wavefronts_per_request: N` and
 conflicts, but less than N allows: the bound would let the access get worse
 without a finding. Tighten it to the measured value given in the message.
 
-Informational only (fails a run only with ``--fail-on info``). A conflict-free
+Informational only (fails a run only with `--fail-on info`). A conflict-free
 access with a conflict-accepting expectation is reported by SH003 instead.
 """
 
@@ -30,7 +30,9 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         loose.append(f"max_ways {own.max_ways} could be {r.max_ways}")
     worst = r.max_wavefronts_per_request
     if own.max_wavefronts_per_request is not None and worst < own.max_wavefronts_per_request:
-        loose.append(f"max_wavefronts_per_request {own.max_wavefronts_per_request} could be {worst}")
+        loose.append(
+            f"max_wavefronts_per_request {own.max_wavefronts_per_request} could be {worst}"
+        )
     if not loose:
         return
     pos = own.pos

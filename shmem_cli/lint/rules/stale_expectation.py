@@ -1,12 +1,12 @@
 """An access's own expectation accepts bank conflicts, but it has none.
 
-The access states ``conflict_free: false`` or a ``max_ways`` /
-``max_wavefronts_per_request`` bound, yet every request costs exactly its
-ideal wavefronts. The conflict was fixed (or never there): replace the
-expectation with ``expect: {conflict_free: true}`` (or drop it) so that a
+The access states `conflict_free: false`, `max_ways` above 1 or a
+`max_wavefronts_per_request` above what its requests take, yet every request
+costs exactly its ideal wavefronts. The conflict was fixed (or never there): replace the
+expectation with `expect: {conflict_free: true}` (or drop it) so that a
 conflict coming back fails the lint.
 
-Only an access's own ``expect:`` is checked; a spec-wide or configured
+Only an access's own `expect:` is checked; a spec-wide or configured
 default applies to many accesses and is not stale because some are clean.
 """
 
@@ -24,18 +24,20 @@ SCOPE = "access"
 
 
 def check(item: AccessCheck) -> Iterator[Hit]:
-    r = item.result
-    if item.own is None or item.own.empty or r.requests == 0:
+    r, own = item.result, item.own
+    if own is None or own.empty or r.requests == 0 or not r.conflict_free:
         return
-    if not (r.conflict_free and item.conflicts_accepted):
+    if not item.conflicts_accepted:
+        return  # conflict_free: true somewhere above keeps conflicts out anyway
+    # does the access's own entry allow more than the clean access it is?
+    allows = [
+        own.conflict_free is False,
+        own.max_ways is not None and own.max_ways > 1,
+        own.max_wavefronts_per_request is not None
+        and own.max_wavefronts_per_request > r.max_wavefronts_per_request,
+    ]
+    if not any(allows):
         return
-    own = item.own
-    accepted = own.conflict_free is False or (
-        own.conflict_free is None
-        and (own.max_ways is not None or own.max_wavefronts_per_request is not None)
-    )
-    if not accepted:
-        return  # the acceptance comes from a spec-wide or configured default
     pos = own.pos
     yield Hit(
         f"{r.name!r} accepts bank conflicts but is conflict-free ({r.wavefronts} wavefronts, "

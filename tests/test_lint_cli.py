@@ -1,0 +1,310 @@
+"""`shmem lint` on the command line: exit statuses, paths, configuration and baselines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+
+CLEAN = """\
+name: clean
+block: [32]
+arrays:
+  a: {dtype: float, shape: [32]}
+accesses:
+  - name: contiguous
+    array: a
+    index: [tid]
+"""
+
+# a[2*tid] over one warp: lanes l and l+16 share bank 2l % 32, a 2-way conflict
+CONFLICT = """\
+name: conflicted
+block: [32]
+arrays:
+  a: {dtype: float, shape: [64]}
+accesses:
+  - name: even words
+    array: a
+    index: [2 * tid]
+"""
+
+BROKEN = "name: broken\nblock: [32]\narrays:\n  a: {dtype: float, shape: [32]}\naccesses:\n  - array: b\n    index: [tid]\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory with specs/{clean,conflict}.yaml; the current directory for the test."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "clean.yaml").write_text(CLEAN)
+    (tmp_path / "specs" / "conflict.yaml").write_text(CONFLICT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+# --- exit statuses -------------------------------------------------------------------------
+
+
+def test_clean_spec_exits_0(project: Path) -> None:
+    code, out, _ = run("lint", "specs/clean.yaml")
+    assert code == 0
+    assert out == "no findings in 1 file, 1 access.\n"
+
+
+def test_findings_exit_1_with_gcc_style_lines(project: Path) -> None:
+    code, out, _ = run("lint", "specs")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith(
+        "specs/conflict.yaml:6:5: error: 2-way bank conflict in 'even words'"
+    )
+    assert lines[0].endswith("[SH001 bank-conflict]")
+    assert lines[-1] == "1 finding (1 error) in 1 of 2 files, 2 accesses."
+
+
+def test_exit_zero(project: Path) -> None:
+    assert run("lint", "specs", "--exit-zero")[0] == 0
+
+
+def test_missing_path_is_a_usage_error(project: Path) -> None:
+    code, _, err = run("lint", "specs", "nope.yaml")
+    assert code == 2
+    assert "no such file or directory: nope.yaml" in err
+
+
+def test_unknown_option_is_a_usage_error(project: Path) -> None:
+    assert run("lint", "specs", "--fial-on", "error")[0] == 2
+
+
+def test_bad_fail_on_value_is_a_usage_error(project: Path) -> None:
+    assert run("lint", "specs", "--fail-on", "fatal")[0] == 2
+
+
+def test_invalid_spec_is_reported_and_the_others_still_linted(project: Path) -> None:
+    (project / "specs" / "broken.yaml").write_text(BROKEN)
+    code, out, _ = run("lint", "specs", "--format", "json")
+    assert code == 1
+    doc = json.loads(out)
+    assert [f["path"] for f in doc["files"]] == [
+        "specs/broken.yaml",
+        "specs/clean.yaml",
+        "specs/conflict.yaml",
+    ]
+    by_code = {f["code"]: f for f in doc["findings"]}
+    assert set(by_code) == {"SH100", "SH001"}
+    bad = by_code["SH100"]
+    assert (bad["rule"], bad["path"], bad["line"], bad["column"]) == (
+        "invalid-spec",
+        "specs/broken.yaml",
+        6,
+        12,
+    )
+    assert "'b'" in bad["message"]
+
+
+def test_fail_on_warning_counts_warnings(project: Path) -> None:
+    stale = CLEAN.replace("index: [tid]", "index: [tid]\n    expect: {conflict_free: false}")
+    (project / "specs" / "clean.yaml").write_text(stale)
+    assert run("lint", "specs/clean.yaml")[0] == 0  # a warning does not fail by default
+    code, out, _ = run("lint", "specs/clean.yaml", "--fail-on", "warning")
+    assert code == 1
+    assert "warning:" in out and "[SH003 stale-expectation]" in out
+
+
+def test_no_paths_and_no_config_is_a_usage_error(project: Path) -> None:
+    code, _, err = run("lint")
+    assert code == 2 and "no paths given" in err
+
+
+def test_everything_excluded_is_not_an_error(project: Path) -> None:
+    code, out, err = run("lint", "specs", "--exclude", "specs")
+    assert (code, out) == (0, "")
+    assert "no spec files to lint" in err
+
+
+def test_exclude_by_file_name(project: Path) -> None:
+    assert run("lint", "specs", "--exclude", "conflict.yaml")[0] == 0
+
+
+def test_output_file_and_summary_on_stderr(project: Path) -> None:
+    code, out, err = run("lint", "specs", "-f", "json", "-o", "out/report.json")
+    assert code == 1 and out == ""
+    assert json.loads((project / "out" / "report.json").read_text())["summary"]["findings"] == 1
+    assert "1 finding" in err and "out/report.json" in err
+
+
+def test_each_file_once_in_path_order(project: Path) -> None:
+    code, out, _ = run("lint", "specs/conflict.yaml", "specs", "-f", "json")
+    doc = json.loads(out)
+    assert [f["path"] for f in doc["files"]] == ["specs/conflict.yaml", "specs/clean.yaml"]
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+def test_config_paths_exclude_and_fail_on(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "k"\n\n[tool.shmem]\npaths = ["specs"]\nexclude = ["specs/conflict.yaml"]\n'
+    )
+    code, out, _ = run("lint")
+    assert code == 0 and out == "no findings in 1 file, 1 access.\n"
+
+
+def test_config_default_expect(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.shmem]\nexpect = {max_ways = 2}\n")
+    assert run("lint", "specs")[0] == 0
+    (project / "pyproject.toml").write_text("[tool.shmem.expect]\nconflict_free = true\n")
+    assert run("lint", "specs")[0] == 1
+
+
+def test_command_line_overrides_config(project: Path) -> None:
+    stale = CLEAN.replace("index: [tid]", "index: [tid]\n    expect: {conflict_free: false}")
+    (project / "specs" / "clean.yaml").write_text(stale)
+    (project / "pyproject.toml").write_text('[tool.shmem]\nfail-on = "warning"\n')
+    assert run("lint", "specs/clean.yaml")[0] == 1
+    assert run("lint", "specs/clean.yaml", "--fail-on", "error")[0] == 0
+    assert run("lint", "specs/clean.yaml", "--no-config")[0] == 0
+
+
+def test_unknown_config_key_suggests_the_nearest(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "k"\n\n[tool.shmem]\nfail_on = "error"\n'
+    )
+    code, out, err = run("lint", "specs")
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "pyproject.toml:5:1: error: unknown key 'fail_on' in [tool.shmem]; did you mean 'fail-on'?"
+    )
+
+
+def test_unknown_expect_key_in_config(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.shmem]\nexpect = {max_way = 2}\n")
+    code, _, err = run("lint", "specs")
+    assert code == 2
+    assert "pyproject.toml:2:1:" in err and "did you mean 'max_ways'?" in err
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[tool.shmem]\nfail-on = "fatal"\n', "fail-on must be one of error, warning, info"),
+        ("[tool.shmem]\npaths = 3\n", "paths must be a list of strings"),
+        ("[tool.shmem]\nexpect = {max_ways = 0}\n", "max_ways must be a positive integer"),
+        ("[tool.shmem\n", "invalid TOML"),
+    ],
+)
+def test_bad_config_values(project: Path, toml: str, message: str) -> None:
+    (project / "pyproject.toml").write_text(toml)
+    code, _, err = run("lint", "specs")
+    assert code == 2 and message in err
+
+
+def test_explicit_config_file(project: Path) -> None:
+    (project / "ci.toml").write_text('[tool.shmem]\nexclude = ["conflict.yaml"]\n')
+    assert run("lint", "specs", "--config", "ci.toml")[0] == 0
+    assert run("lint", "specs", "--config", "missing.toml")[0] == 2
+
+
+# --- baselines ---------------------------------------------------------------------------------
+
+
+def test_baseline_accepts_todays_findings_and_fails_on_new_ones(project: Path) -> None:
+    code, out, err = run("lint", "specs", "--write-baseline", "base.json")
+    assert code == 0 and "wrote 1 finding to base.json" in err
+    entries = json.loads((project / "base.json").read_text())["findings"]
+    assert [(e["file"], e["access"], e["rule"]) for e in entries] == [
+        ("specs/conflict.yaml", "even words", "SH001")
+    ]
+    code, out, _ = run("lint", "specs", "--baseline", "base.json")
+    assert code == 0
+    assert out == "no findings in 2 files, 2 accesses; 1 accepted by the baseline.\n"
+
+    # a second conflicted access is new, even in the same file and for the same rule
+    more = CONFLICT + "  - name: stride four\n    array: a\n    index: [(4 * tid) % 64]\n"
+    (project / "specs" / "conflict.yaml").write_text("# moved down\n" + more)
+    code, out, _ = run("lint", "specs", "--baseline", "base.json", "-f", "json")
+    assert code == 1
+    doc = json.loads(out)
+    assert [f["access"] for f in doc["findings"]] == ["stride four"]
+    assert doc["summary"]["baselined"] == 1
+
+
+def test_baseline_reports_entries_that_no_longer_occur(project: Path) -> None:
+    run("lint", "specs", "--write-baseline", "base.json")
+    (project / "specs" / "conflict.yaml").write_text(CONFLICT.replace("2 * tid", "tid"))
+    code, out, _ = run("lint", "specs", "--baseline", "base.json")
+    assert code == 0 and "1 baseline entry no longer occur" in out
+
+
+def test_baseline_from_config(project: Path) -> None:
+    run("lint", "specs", "--write-baseline", "base.json")
+    (project / "pyproject.toml").write_text('[tool.shmem]\nbaseline = "base.json"\n')
+    assert run("lint", "specs")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "baseline file not found"),
+        ("{not json", "not valid JSON"),
+        ('{"schema_version": 1}', "not a shmem baseline"),
+        ('{"schema_version": 9, "findings": []}', "unsupported baseline schema_version 9"),
+        ('{"schema_version": 1, "findings": [{"file": 1}]}', "baseline entry 0"),
+    ],
+)
+def test_bad_baseline_is_a_usage_error(project: Path, content: str | None, message: str) -> None:
+    if content is not None:
+        (project / "base.json").write_text(content)
+    code, _, err = run("lint", "specs", "--baseline", "base.json")
+    assert code == 2 and message in err
+
+
+def test_baseline_is_written_atomically_and_sorted(project: Path) -> None:
+    (project / "specs" / "a.yaml").write_text(CONFLICT)
+    run("lint", "specs", "--write-baseline", "base.json")
+    files = [e["file"] for e in json.loads((project / "base.json").read_text())["findings"]]
+    assert files == ["specs/a.yaml", "specs/conflict.yaml"]
+    assert [p.name for p in project.iterdir() if p.name.startswith(".base.json")] == []
+
+
+# --- shmem rules --------------------------------------------------------------------------------
+
+
+def test_rules_lists_every_rule() -> None:
+    code, out, _ = run("rules")
+    assert code == 0
+    assert [line.split()[:3] for line in out.splitlines()] == [
+        ["SH001", "bank-conflict", "error"],
+        ["SH002", "expectation-exceeded", "error"],
+        ["SH003", "stale-expectation", "warning"],
+        ["SH004", "loose-expectation", "info"],
+        ["SH005", "idle-access", "warning"],
+        ["SH100", "invalid-spec", "error"],
+    ]
+
+
+def test_rules_documents_one_rule() -> None:
+    code, out, _ = run("rules", "bank-conflict")
+    assert code == 0
+    assert out.startswith(
+        "SH001 bank-conflict (error)\nAn access has bank conflicts that nothing accepts.\n"
+    )
+    assert "expect: {max_ways: 2}" in out
+    assert run("rules", "SH999")[0] == 2
+
+
+def test_rules_json() -> None:
+    code, out, _ = run("rules", "-f", "json")
+    records = json.loads(out)
+    assert [r["code"] for r in records][:2] == ["SH001", "SH002"]
+    assert records[0]["severity"] == "error" and "conflict-free" in records[0]["description"]
