@@ -48,6 +48,7 @@ from shmem_cli.errors import ShmemError  # noqa: E402
 from shmem_cli.layout import resolve  # noqa: E402
 from shmem_cli.space import Space  # noqa: E402
 from shmem_cli.spec import spec_from_mapping  # noqa: E402
+from tests import hwtruth  # noqa: E402
 from tests.hwtruth import (  # noqa: E402
     DATA,
     case_to_spec,
@@ -150,6 +151,9 @@ PROBE_SETS = {"h200_probe": "probe", "h200_probe2": "random"}
 @cache
 def probe_set_of() -> dict[str, str]:
     """Case name -> "probe" (aimed at the rules) or "random" (the second, random set)."""
+    unknown = set(hwtruth.PROBE_SETS) - set(PROBE_SETS)
+    if unknown:
+        raise SystemExit(f"new probe set(s) {sorted(unknown)}: give them a label in PROBE_SETS")
     out = {}
     for stem, label in PROBE_SETS.items():
         for lab in json.loads((DATA / f"{stem}_cases.json").read_text()):
