@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -14,6 +15,7 @@ from typing import Any
 import click
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.lint.rules import RULES
@@ -54,6 +56,16 @@ def test_the_project_lints_its_own_access_specs() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("no findings in ")
+
+
+def test_pyproject_names_the_specs_to_lint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """[tool.shmem] paths: a bare `shmem lint` in the repository checks access_specs/."""
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["lint", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    files = {f["path"] for f in json.loads(result.stdout)["files"]}
+    expected = {p.relative_to(ROOT).as_posix() for p in (ROOT / "access_specs").rglob("*.y*ml")}
+    assert files == expected
 
 
 # --- pre-commit ------------------------------------------------------------------------------------
