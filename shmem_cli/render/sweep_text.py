@@ -29,7 +29,7 @@ def _note(v: VariantResult, limit: int) -> str:
         where = f"line {o.error.line}: " if o.error.line else ""
         return f"invalid: {where}{o.error.message}"
     if not o.fits:
-        return f"needs {o.smem_bytes:,} B of shared memory, more than the {limit:,} B a block may use"
+        return f"does not fit: {o.smem_bytes:,} B > {limit:,} B per block"
     return ""
 
 
@@ -88,7 +88,7 @@ def best_line(result: SweepResult) -> Text:
     text.append(describe_settings(result, v), style="bold green")
     state = "conflict-free" if o.excess_wavefronts == 0 else f"{o.excess_wavefronts:,} over ideal, {o.max_ways}-way"
     cost = f"{o.extra_bytes:+,} B shared" if o.extra_bytes else "no extra shared memory"
-    text.append(f": {o.wavefronts:,} wavefronts ({state}), {cost}")
+    text.append(f": {o.wavefronts:,} wavefront{'' if o.wavefronts == 1 else 's'} ({state}), {cost}")
     first = result.variants[0].outcome
     if result.best.index != 0 and first.valid and first.wavefronts:
         text.append(
