@@ -78,7 +78,10 @@ def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str
     return render_lint_text(report, color=color)
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(
+    context_settings=CONTEXT,
+    short_help="Fail CI on bank conflicts that specs do not accept.",
+)
 @click.argument("paths", nargs=-1, type=click.Path())
 @output_options(FORMATS)
 @click.option(
@@ -229,7 +232,7 @@ def lint(
     sys.exit(ExitCode.FINDINGS if failed and not exit_zero else ExitCode.OK)
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT, short_help="List the lint rules, or document some.")
 @click.argument("names", nargs=-1, metavar="[CODE|NAME]...")
 @click.option(
     "-f",
