@@ -172,3 +172,15 @@ def test_a_bad_spec_is_located_and_the_others_still_run(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"{bad}:5:" in result.output
     assert "2 accesses: 2 match, 0 mismatch" in result.output
+
+
+def test_emit_then_from_ncu_in_the_same_folder(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    assert _verify(SPEC, "--emit", str(out), "--arch", "sm_90").exit_code == 0
+    (out / "ncu.csv").write_text(_csv((32, 32), (32, 1024)))
+    (out / "env.txt").write_text("NVIDIA H200, 9.0, 580.159.04\nCuda compilation tools, release 13.0, V13.0.88\n")
+    result = _verify(SPEC, "--from-ncu", str(out / "ncu.csv"))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "shmem verify: NVIDIA H200, 9.0, 580.159.04; Cuda compilation tools, release 13.0, V13.0.88; built for sm_90"
+    )

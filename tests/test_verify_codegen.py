@@ -265,3 +265,12 @@ def test_compiled_kernels_have_exactly_the_intended_shared_memory_instruction(cu
     assert by_name["v_float4_tiles_02_row_per_thread_read_tile_tid_c_column"] == "LDS.128"
     assert by_name["v_double_tile_01_column_load_tile_tx_ty_j"] == "LDS.64"
     assert by_name["v_histogram_atomics_01_atomicadd_hist_bin_1_well_mixed_bytes"] == "ATOMS.POPC.INC.32"
+
+
+def test_names_in_comments_cannot_continue_the_comment_line() -> None:
+    (t,) = _targets(
+        {"block": [32], "arrays": {"a": {"dtype": "float", "shape": [32]}},
+         "accesses": [{"name": "ends in a backslash \\", "array": "a", "index": ["lane"]}]}
+    )
+    src = codegen.kernel_source(t)
+    assert not any(line.endswith("\\") for line in src.splitlines())

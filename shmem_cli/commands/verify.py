@@ -78,7 +78,16 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     if not device:
         caps = sorted({launch.compute_capability for launch in launches if launch.compute_capability})
         device = f"recorded in {csv_path}" + (f" (compute capability {', '.join(caps)})" if caps else "")
-    return VerifyReport(tuple(compare(targets, launches, functions)), device=device)
+    arch = ""
+    manifest = csv_path.parent / runner.MANIFEST
+    if manifest.is_file():
+        import json
+
+        try:
+            arch = str(json.loads(manifest.read_text()).get("arch", ""))
+        except (ValueError, AttributeError):
+            arch = ""
+    return VerifyReport(tuple(compare(targets, launches, functions)), device=device, arch=arch)
 
 
 def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:

@@ -258,7 +258,8 @@ def loop_head(kernel: str, lp: Loop, depth: int) -> list[str]:
 
 
 def _comment(text: str) -> str:
-    return " ".join(text.replace("*/", "* /").split())
+    """Text safe for a ``//`` comment: one line, no trailing backslash that would continue it."""
+    return " ".join(text.replace("\\", "/").split())
 
 
 def kernel_source(target: Target) -> str:
