@@ -69,13 +69,18 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
     return deco
 
 
-def emit(text: str, output: str | None) -> None:
+def emit(text: str, output: str | None, color: bool | None = None) -> None:
+    """Write a rendered report to ``output`` (atomically) or standard output.
+
+    ``color=True`` keeps ANSI codes even when standard output is a pipe (the
+    renderer only emits them when color was asked for: FORCE_COLOR, a terminal).
+    """
     if output:
         from .fsutil import write_atomic
 
         write_atomic(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)
 
 
 def fail_usage(message: str) -> None:
@@ -269,6 +274,7 @@ def analyze(
         from .sweep import suggest_report
 
         hints = suggest_report(report)
+    color = False
     if fmt == "json":
         from .render.json_out import render_json
 
@@ -281,7 +287,7 @@ def analyze(
         text = render_text(
             report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat, hints=hints
         )
-    emit(text, output)
+    emit(text, output, color=color)
     if svg_path or html_path:
         from .fsutil import write_atomic
         from .render.export import report_html, report_svg

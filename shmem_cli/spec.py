@@ -10,7 +10,7 @@ resolves them for one variant.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,16 @@ class Loop:
     stop: int = 0
     step: int = 1
     pos: SourcePos | None = None
+    bounds: tuple[Expr, Expr, Expr] | None = field(default=None, compare=False, repr=False)
+
+    def resolved(self, params: Mapping[str, int]) -> Loop:
+        """This loop with its bounds re-evaluated for other param values."""
+        if self.bounds is None:
+            return self
+        lo, hi, step = (e.constant(params) for e in self.bounds)
+        if step == 0:
+            raise ShmemError(f"loop {self.var!r} has step 0", pos=self.pos)
+        return replace(self, start=lo, stop=hi, step=step)
 
     @property
     def count(self) -> int:
@@ -366,18 +376,17 @@ class _Compiler:
                 )
             pnames = {p: "param" for p in params}
             try:
-                lo = parse(lo_text.strip(), names=pnames).constant(params)
-                hi = parse(hi_text.strip(), names=pnames).constant(params)
-                step = (
-                    parse(step_text.strip(), names=pnames).constant(params)
-                    if step_text.strip()
-                    else 1
+                bounds = (
+                    parse(lo_text.strip(), names=pnames),
+                    parse(hi_text.strip(), names=pnames),
+                    parse(step_text.strip() or "1", names=pnames),
                 )
+                lo, hi, step = (e.constant(params) for e in bounds)
             except ShmemError as exc:
                 raise self.err(f"loop range {shorten(text)!r}: {exc.message}", *where) from None
             if step == 0:
                 raise self.err(f"loop {var!r} has step 0", *where)
-            loops.append(Loop(var, None, start=lo, stop=hi, step=step, pos=pos))
+            loops.append(Loop(var, None, start=lo, stop=hi, step=step, pos=pos, bounds=bounds))
         return tuple(loops)
 
     def compile_access(
