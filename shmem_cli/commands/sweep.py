@@ -11,7 +11,7 @@ import click
 from ..cli import CONTEXT, ExitCode, emit, fail_usage, output_options, want_color
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT, short_help="Rank paddings, swizzles and params of a spec by cost.")
 @click.argument("spec", type=click.Path())
 @click.option(
     "--pad",
