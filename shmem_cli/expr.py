@@ -174,6 +174,19 @@ def parse(
     _check_shape(text, path, pos)
     if not text.strip():
         raise ShmemError("empty expression", path=path, pos=pos)
+    from .exprfast import parse_well_formed
+
+    # well-formed text needs no lark (fast start-up); lark parses the rest and explains errors
+    expr = parse_well_formed(text)
+    if expr is None:
+        expr = _parse_with_lark(text, path, pos)
+    if names is not None:
+        _check_names(expr, text, names, path, pos)
+    return expr
+
+
+def _parse_with_lark(text: str, path: str | None, pos: SourcePos | None) -> Expr:
+    """Parse with the grammar; every syntax error becomes a located ShmemError."""
     from lark.exceptions import (
         UnexpectedCharacters,
         UnexpectedEOF,
@@ -213,8 +226,6 @@ def parse(
         raise ShmemError(
             exc.message, path=path, pos=pos.shifted(exc.col) if pos else None
         ) from None
-    if names is not None:
-        _check_names(expr, text, names, path, pos)
     return expr
 
 
