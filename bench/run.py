@@ -1,0 +1,360 @@
+"""shmem performance figures, all measured in one run: ``make bench`` or ``python bench/run.py``.
+
+Prints one table (each figure, its target, the ratio, pass or fail) and writes
+every number to bench/results.json. The method, and the figures of the
+development machine, are in docs/performance.md.
+
+Options: ``--repeats N`` (default 5) repeats of every timed process;
+``--quick`` for a fast smoke run (2 repeats, no scaling table); ``--json PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from measure import ROOT, Timing, run_process, shmem_command, time_call, time_processes
+from specgen import lint_corpus, scaling_spec
+
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import shmem_cli  # noqa: E402
+from shmem_cli.analysis import analyze_spec  # noqa: E402
+from shmem_cli.space import MAX_LANE_ACCESSES  # noqa: E402
+from shmem_cli.spec import load_spec, spec_from_mapping  # noqa: E402
+
+SPECS = ROOT / "bench" / "specs"
+THROUGHPUT = SPECS / "throughput.yaml"
+LINT_FILES = 500
+
+
+class Report:
+    """The rows of the summary table and everything else that goes into the JSON file."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.details: dict[str, Any] = {}
+
+    def row(
+        self, figure: str, measured: str, target: str, ratio: float | None, ok: bool | None, note: str = ""
+    ) -> None:
+        status = "n/a" if ok is None else ("pass" if ok else "FAIL")
+        self.rows.append(
+            {
+                "figure": figure,
+                "measured": measured,
+                "target": target,
+                "ratio": None if ratio is None else round(ratio, 3),
+                "result": status,
+                "note": note,
+            }
+        )
+        ratio_text = "" if ratio is None else f"{ratio:.2f}x"
+        print(f"  {status:4}  {figure}: {measured}  [target {target}] {ratio_text} {note}".rstrip(), flush=True)
+
+    def table(self) -> str:
+        head = ("figure", "measured", "target", "ratio", "result")
+        body = [
+            (r["figure"], r["measured"], r["target"], "" if r["ratio"] is None else f"{r['ratio']:.2f}x", r["result"])
+            for r in self.rows
+        ]
+        widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(len(head))]
+        lines = ["  ".join(str(c).ljust(w) for c, w in zip(x, widths, strict=True)) for x in [head, *body]]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+
+def mb(x: float) -> str:
+    return f"{x:.0f} MB"
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.0f} ms"
+
+
+def command_exists(shmem: list[str], name: str) -> bool:
+    return run_process([*shmem, name, "--help"]).returncode == 0
+
+
+# --- the figures ---------------------------------------------------------------------------
+
+
+def throughput(report: Report, shmem: list[str], repeats: int) -> float:
+    """shmem analyze on the 25M lane-access spec against the hand-written NumPy floor."""
+    print("throughput: shmem analyze vs the NumPy floor (bench/floor.py), whole processes", flush=True)
+    totals = json.loads(run_process([*shmem, "analyze", str(THROUGHPUT), "-f", "json"]).stdout)
+    shmem_wavefronts = [a["wavefronts"] for a in totals["files"][0]["accesses"]]
+    lanes = sum(a["lane_accesses"] for a in totals["files"][0]["accesses"])
+    floor_out = json.loads(run_process([sys.executable, str(ROOT / "bench" / "floor.py")]).stdout)
+    same = floor_out["wavefronts"] == shmem_wavefronts and floor_out["lane_accesses"] == lanes
+    t = time_processes(
+        {
+            "floor": [sys.executable, str(ROOT / "bench" / "floor.py")],
+            "shmem": [*shmem, "analyze", str(THROUGHPUT)],
+        },
+        repeats,
+    )
+    ratio = t["shmem"].best / t["floor"].best
+    rate = lanes / t["shmem"].best
+    report.row(
+        "throughput: shmem analyze, 25M lane-accesses (whole process)",
+        f"{t['shmem'].best:.2f} s, {rate / 1e6:.0f}M lane-accesses/s",
+        f"<= 1.5x NumPy floor ({t['floor'].best:.2f} s)",
+        ratio,
+        ratio <= 1.5 and same,
+        "" if same else "TOTALS DIFFER from the floor",
+    )
+    # the engine alone, in this process: no start-up, no output
+    spec = load_spec(THROUGHPUT)
+    engine_s = time_call(lambda: analyze_spec(spec, detail=False), max(1, repeats // 2))
+    report.details["throughput"] = {
+        "spec": str(THROUGHPUT.relative_to(ROOT)),
+        "lane_accesses": lanes,
+        "wavefronts": shmem_wavefronts,
+        "floor_wavefronts": floor_out["wavefronts"],
+        "totals_equal": same,
+        "shmem": t["shmem"].summary(),
+        "floor": t["floor"].summary(),
+        "ratio_to_floor": round(ratio, 3),
+        "lane_accesses_per_s_process": round(rate),
+        "in_process_analysis_s": round(engine_s, 4),
+        "lane_accesses_per_s_in_process": round(lanes / engine_s),
+    }
+    print(f"        in process (no start-up, no output): {engine_s:.3f} s, {lanes / engine_s / 1e6:.0f}M lane-accesses/s")
+    return lanes / engine_s
+
+
+def reference(report: Report, engine_rate: float) -> None:
+    """The engine against the plain-Python reference model of the tests, per lane-access."""
+    from tests.reference import reference_analyze
+
+    print("reference: plain-Python model (tests/reference.py) on the same spec, 32 iterations", flush=True)
+    data = json.loads(json.dumps(_yaml(THROUGHPUT)))
+    for acc in data["accesses"]:
+        acc["loop"] = {"k": "0..31"}
+    spec = spec_from_mapping(data)
+    lanes = 3 * 1024 * 32
+    start = time.perf_counter()
+    ref = reference_analyze(spec)
+    ref_s = time.perf_counter() - start
+    ours = analyze_spec(spec, detail=False)
+    same = [(r.requests, r.wavefronts, r.ideal, r.max_ways) for r in ref] == [
+        (a.requests, a.wavefronts, a.ideal_wavefronts, a.max_ways) for a in ours.accesses
+    ]
+    ref_rate = lanes / ref_s
+    ratio = engine_rate / ref_rate
+    report.row(
+        "engine vs reference model (lane-accesses/s)",
+        f"{engine_rate / 1e6:.0f}M/s vs {ref_rate / 1e3:.0f}k/s",
+        ">= 100x",
+        ratio,
+        ratio >= 100 and same,
+        "" if same else "TOTALS DIFFER from the reference",
+    )
+    report.details["reference"] = {
+        "lane_accesses": lanes,
+        "reference_s": round(ref_s, 4),
+        "reference_lane_accesses_per_s": round(ref_rate),
+        "engine_lane_accesses_per_s": round(engine_rate),
+        "speedup": round(ratio, 1),
+        "totals_equal": same,
+    }
+
+
+def memory(report: Report, shmem: list[str]) -> None:
+    """Peak memory of analyze as the iteration space grows, and the refusal of a too-large one."""
+    print("memory: peak RSS of shmem analyze; refusal of a spec over the limit", flush=True)
+    sizes = {
+        "one.yaml (1 request)": SPECS / "one.yaml",
+        "throughput.yaml (25M lane-accesses)": THROUGHPUT,
+        "memory.yaml (134M lane-accesses)": SPECS / "memory.yaml",
+    }
+    peaks = {}
+    for label, path in sizes.items():
+        run = run_process([*shmem, "analyze", str(path)])
+        assert run.returncode == 0, run.stdout
+        peaks[label] = run.max_rss_mb
+    worst = max(peaks.values())
+    report.row(
+        "peak RSS of analyze (134M lane-accesses)",
+        mb(peaks["memory.yaml (134M lane-accesses)"]),
+        "< 500 MB",
+        None,
+        worst < 500,
+        f"(1 request: {mb(peaks['one.yaml (1 request)'])}, 25M: {mb(peaks['throughput.yaml (25M lane-accesses)'])})",
+    )
+    refused = Timing()
+    for _ in range(3):
+        run = run_process([*shmem, "analyze", str(SPECS / "refused.yaml")])
+        refused.add(run)
+    message_ok = run.returncode == 2 and "the limit is" in run.stdout
+    report.row(
+        f"refusal of > {MAX_LANE_ACCESSES} lane-accesses",
+        f"exit {run.returncode} after {ms(refused.best)}",
+        "exit 2 at once (< 1 s)",
+        None,
+        message_ok and refused.best < 1.0,
+    )
+    report.details["memory"] = {
+        "peak_rss_mb": {k: round(v, 1) for k, v in peaks.items()},
+        "refused": {**refused.summary(), "returncode": run.returncode, "message": run.stdout.strip()[:300]},
+    }
+
+
+def startup(report: Report, shmem: list[str], repeats: int) -> None:
+    print("start-up: against python -c 'import numpy'", flush=True)
+    t = time_processes(
+        {
+            "numpy": [sys.executable, "-c", "import numpy"],
+            "version": [*shmem, "--version"],
+            "analyze": [*shmem, "analyze", str(SPECS / "one.yaml")],
+            "analyze_json": [*shmem, "analyze", str(SPECS / "one.yaml"), "-f", "json"],
+        },
+        max(repeats * 3, 5),
+    )
+    base = t["numpy"].best
+    for key, label in (("version", "shmem --version"), ("analyze", "shmem analyze one-access spec")):
+        ratio = t[key].best / base
+        report.row(
+            f"start-up: {label}", ms(t[key].best), f"<= 1.3x import numpy ({ms(base)})", ratio, ratio <= 1.3
+        )
+    ratio = t["analyze_json"].best / base
+    report.row("start-up: same, -f json (no rich)", ms(t["analyze_json"].best), "(for comparison)", ratio, None)
+    report.details["startup"] = {k: v.summary() for k, v in t.items()}
+
+
+def lint(report: Report, shmem: list[str], repeats: int) -> None:
+    if not command_exists(shmem, "lint"):
+        report.row(f"lint: {LINT_FILES} specs in one run", "not available", "< 10 s", None, None, "no shmem lint")
+        return
+    print(f"lint: {LINT_FILES} specs in one run", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        lint_corpus(Path(tmp), LINT_FILES)
+        t = time_processes({"lint": [*shmem, "lint", tmp]}, max(2, repeats // 2))
+        last = run_process([*shmem, "lint", tmp, "-f", "json"])
+    cores = min(t["lint"].cpus) / t["lint"].best
+    report.row(
+        f"lint: {LINT_FILES} specs in one run",
+        f"{t['lint'].best:.2f} s ({cores:.1f} cores busy)",
+        "< 10 s",
+        t["lint"].best / 10,
+        t["lint"].best < 10 and last.returncode in (0, 1),
+        f"{os.cpu_count()} cores on this machine",
+    )
+    report.details["lint"] = {**t["lint"].summary(), "files": LINT_FILES, "cpu_per_wall": round(cores, 2)}
+
+
+def sweep(report: Report, shmem: list[str], repeats: int) -> None:
+    if not command_exists(shmem, "sweep"):
+        report.row("sweep: 33 pads x 1024 threads x 256 iterations", "not available", "<= 5x one analysis", None, None)
+        return
+    print("sweep: 33 pads against one analysis of the same spec", flush=True)
+    spec = SPECS / "sweep.yaml"
+    t = time_processes(
+        {
+            "analyze": [*shmem, "analyze", str(spec)],
+            "sweep": [*shmem, "sweep", str(spec), "--pad", "0..32"],
+        },
+        repeats,
+    )
+    ratio = t["sweep"].best / t["analyze"].best
+    report.row(
+        "sweep: 33 pads x 1024 threads x 256 iterations",
+        f"{t['sweep'].best:.2f} s",
+        f"<= 5x one analysis ({t['analyze'].best:.2f} s)",
+        ratio,
+        ratio <= 5,
+    )
+    report.details["sweep"] = {k: v.summary() for k, v in t.items()}
+
+
+def scaling(report: Report) -> None:
+    """In-process analysis time as threads, iterations, accesses and widths grow, one at a time."""
+    print("scaling: in-process analysis time, one dimension at a time (base: 1024 threads, 1024 iterations, 1 access)")
+    series: list[tuple[str, int, int, list[str]]] = []
+    series += [("threads", n, 1024, ["load 4 B"]) for n in (32, 128, 512, 1024)]
+    series += [("iterations", 1024, n, ["load 4 B"]) for n in (1, 64, 1024, 16384)]
+    series += [
+        ("accesses", 1024, 1024, (["load 4 B", "store 4 B", "load 16 B", "load 8 B"] * 2)[:n]) for n in (1, 2, 4, 8)
+    ]
+    series += [("width", 1024, 1024, [p]) for p in ("load 4 B", "store 4 B", "load 8 B", "load 16 B")]
+    rows = []
+    for dim, threads, iterations, patterns in series:
+        spec = spec_from_mapping(scaling_spec(threads, iterations, patterns))
+        lanes = threads * iterations * len(patterns)
+        best = time_call(lambda spec=spec: analyze_spec(spec, detail=False), 3)
+        row = {
+            "vary": dim,
+            "threads": threads,
+            "iterations": iterations,
+            "accesses": len(patterns),
+            "patterns": patterns if dim == "width" else len(set(patterns)),
+            "lane_accesses": lanes,
+            "seconds": round(best, 5),
+            "ns_per_lane_access": round(best / lanes * 1e9, 2),
+        }
+        rows.append(row)
+        label = patterns[0] if dim == "width" else ""
+        print(
+            f"        {dim:10} T={threads:5} I={iterations:6} A={len(patterns)} {label:9} "
+            f"{best * 1000:9.2f} ms  {row['ns_per_lane_access']:7.2f} ns/lane-access",
+            flush=True,
+        )
+    report.details["scaling"] = rows
+
+
+def _yaml(path: Path) -> Any:
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results.json")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else max(1, args.repeats)
+    # start-up must not pay for compiling shmem's own modules (an installed package has .pyc)
+    compileall.compile_dir(str(ROOT / "shmem_cli"), quiet=1)
+    shmem = shmem_command()
+    report = Report()
+    report.details["machine"] = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "shmem": shmem_cli.__version__,
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "repeats": repeats,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    engine_rate = throughput(report, shmem, repeats)
+    reference(report, engine_rate)
+    memory(report, shmem)
+    startup(report, shmem, repeats)
+    lint(report, shmem, repeats)
+    sweep(report, shmem, repeats)
+    if not args.quick:
+        scaling(report)
+    report.details["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    print()
+    print(report.table())
+    args.json.write_text(json.dumps({"rows": report.rows, **report.details}, indent=2) + "\n")
+    print(f"\nwrote {args.json}")
+    return 0 if all(r["result"] != "FAIL" for r in report.rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
