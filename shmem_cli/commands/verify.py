@@ -56,6 +56,20 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
     return targets, errors
 
 
+def _read_dump(path: Path) -> str:
+    """A SASS dump as text; gzip-compressed dumps (``sass.txt.gz``) are unpacked."""
+    import gzip
+    import zlib
+
+    try:
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":  # the gzip magic number
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        _usage(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+    return data.decode("utf-8", errors="replace")
+
+
 def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> VerifyReport:
     from ..errors import ShmemError
     from ..verify import ncu, runner, sass
@@ -68,9 +82,12 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     except ShmemError as exc:
         click.echo(exc.render(), err=True)
         sys.exit(ExitCode.USAGE)
-    if sass_path is None and (csv_path.parent / runner.SASS_FILE).is_file():
-        sass_path = csv_path.parent / runner.SASS_FILE
-    functions = sass.parse_sass(sass_path.read_text(errors="replace")) if sass_path else None
+    if sass_path is None:
+        for name in (runner.SASS_FILE, runner.SASS_FILE + ".gz"):
+            if (csv_path.parent / name).is_file():
+                sass_path = csv_path.parent / name
+                break
+    functions = sass.parse_sass(_read_dump(sass_path)) if sass_path else None
     env_file = csv_path.parent / runner.ENV_FILE
     device = ""
     if env_file.is_file():
@@ -128,7 +145,9 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     return VerifyReport(tuple(compare(targets, launches, functions)), device=device, arch=build_arch)
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(
+    context_settings=CONTEXT, short_help="Compare predictions with Nsight Compute on a real GPU."
+)
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--arch", metavar="sm_XX", help="Compile for this GPU architecture (default: the local GPU's; sm_90 for --emit).")
 @click.option(
@@ -150,7 +169,8 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     "sass_file",
     metavar="FILE",
     type=click.Path(dir_okay=False, exists=True),
-    help="With --from-ncu: the cuobjdump -sass dump to check (default: sass.txt beside the CSV).",
+    help="With --from-ncu: the cuobjdump -sass dump to check, plain or gzip-compressed "
+    "(default: sass.txt or sass.txt.gz beside the CSV).",
 )
 @click.option(
     "--keep",
@@ -172,19 +192,36 @@ def verify(
     output: str | None,
     no_color: bool,
 ) -> None:
-    """Check shmem's predictions for spec FILES and DIRECTORIES against this machine's GPU.
+    """Check shmem's predictions for the specs in PATHS against a real GPU.
 
-    For every access, a CUDA kernel that makes exactly that access (one thread
-    block, the spec's shape, dtype, offsets, padding, swizzle, loops and
-    predicate) is compiled with nvcc, its SASS is checked for the intended
-    shared-memory instruction (LDS.128, ATOMS.POPC.INC.32, LDSM.16.M88.4 ...),
-    and Nsight Compute counts its requests and wavefronts (raw wavefronts minus
-    arbitration). Each access is listed as ok, MISMATCH, unmeasurable (the
-    compiler changed the instruction) or not measured.
+    PATHS are spec files and directories (searched recursively for *.yaml and
+    *.yml). For every access, a CUDA kernel that makes exactly that access (one
+    thread block of the spec's shape; the same dtype, offsets, padding,
+    swizzle, loops and predicate) is compiled with nvcc, its SASS is checked
+    for the intended shared-memory instruction (LDS.128, ATOMS.POPC.INC.32,
+    LDSM.16.M88.4 ...), and Nsight Compute (ncu) counts its warp-level
+    requests and wavefronts (the raw wavefront counter minus arbitration).
+    Each access is reported as ok, MISMATCH, unmeasurable (the compiler
+    emitted another instruction, so the counters would not be about it) or
+    not measured (no counters for its kernel).
+
+    \b
+    Three ways to run it:
+      here        needs nvcc, cuobjdump, ncu and an NVIDIA GPU on this machine;
+                  --keep DIR keeps the source, SASS and raw ncu CSV
+      --emit DIR  writes the benchmark (.cu, manifest.json, run.sh) for a GPU
+                  elsewhere; needs no CUDA tools
+      --from-ncu  compares with the ncu.csv that run.sh (or --keep) recorded,
+                  checking sass.txt or sass.txt.gz beside it; needs no GPU
+
+    Kernels are named after the spec file's stem and the access, so the same
+    specs (same file names) must be given to --emit and --from-ncu. See
+    docs/verification.md for how the kernels are built and the results
+    recorded on an H200.
 
     Exit status: 0 if every measured access matches, 1 on any mismatch (with
-    --strict also when something could not be measured), 2 for bad specs or
-    when nvcc, cuobjdump, ncu or a GPU is missing.
+    --strict also when an access is unmeasurable or not measured), 2 for bad
+    arguments or specs, a missing tool or GPU, or a failed build or profile.
 
     \b
     Examples:
@@ -192,6 +229,7 @@ def verify(
       shmem verify access_specs/ --keep verify-run/
       shmem verify access_specs/ --emit bench/ --arch sm_90    # then: bash bench/run.sh
       shmem verify access_specs/ --from-ncu bench/ncu.csv
+      shmem verify access_specs/ --from-ncu bench/ncu.csv --format json -o verify.json
     """
     if emit_dir and from_ncu:
         _usage("--emit and --from-ncu exclude each other")
