@@ -36,6 +36,7 @@ from shmem_cli.spec import load_spec, spec_from_mapping  # noqa: E402
 SPECS = ROOT / "bench" / "specs"
 THROUGHPUT = SPECS / "throughput.yaml"
 LINT_FILES = 500
+MALLOC_TUNED = ["MALLOC_MMAP_THRESHOLD_=67108864", "MALLOC_TRIM_THRESHOLD_=134217728"]
 
 
 class Report:
@@ -97,10 +98,13 @@ def throughput(report: Report, shmem: list[str], repeats: int) -> float:
     lanes = sum(a["lane_accesses"] for a in totals["files"][0]["accesses"])
     floor_out = json.loads(run_process([sys.executable, str(ROOT / "bench" / "floor.py")]).stdout)
     same = floor_out["wavefronts"] == shmem_wavefronts and floor_out["lane_accesses"] == lanes
+    floor = [sys.executable, str(ROOT / "bench" / "floor.py")]
     t = time_processes(
         {
-            "floor": [sys.executable, str(ROOT / "bench" / "floor.py")],
+            "floor": floor,
             "shmem": [*shmem, "analyze", str(THROUGHPUT)],
+            # the floor again, with the allocator setting shmem makes for itself (space.py)
+            "floor_tuned_malloc": ["env", *MALLOC_TUNED, *floor],
         },
         repeats,
     )
@@ -125,12 +129,18 @@ def throughput(report: Report, shmem: list[str], repeats: int) -> float:
         "totals_equal": same,
         "shmem": t["shmem"].summary(),
         "floor": t["floor"].summary(),
+        "floor_tuned_malloc": t["floor_tuned_malloc"].summary(),
         "ratio_to_floor": round(ratio, 3),
+        "ratio_to_floor_tuned_malloc": round(t["shmem"].best / t["floor_tuned_malloc"].best, 3),
         "lane_accesses_per_s_process": round(rate),
         "in_process_analysis_s": round(engine_s, 4),
         "lane_accesses_per_s_in_process": round(lanes / engine_s),
     }
-    print(f"        in process (no start-up, no output): {engine_s:.3f} s, {lanes / engine_s / 1e6:.0f}M lane-accesses/s")
+    print(
+        f"        floor with shmem's allocator setting: {t['floor_tuned_malloc'].best:.2f} s "
+        f"(shmem {t['shmem'].best / t['floor_tuned_malloc'].best:.2f}x of it)\n"
+        f"        in process (no start-up, no output): {engine_s:.3f} s, {lanes / engine_s / 1e6:.0f}M lane-accesses/s"
+    )
     return lanes / engine_s
 
 
@@ -231,6 +241,25 @@ def startup(report: Report, shmem: list[str], repeats: int) -> None:
     ratio = t["analyze_json"].best / base
     report.row("start-up: same, -f json (no rich)", ms(t["analyze_json"].best), "(for comparison)", ratio, None)
     report.details["startup"] = {k: v.summary() for k, v in t.items()}
+    report.details["startup"]["import_ms"] = import_breakdown()
+    print("        imports (python -X importtime, ms):", report.details["startup"]["import_ms"])
+
+
+def import_breakdown() -> dict[str, float]:
+    """Milliseconds spent importing each package that ``shmem analyze`` (text) needs, in the
+    order imported; -X importtime itself adds some overhead to every figure."""
+    modules = "numpy, click, yaml, rich.console, rich.table, shmem_cli.cli, shmem_cli.analysis, shmem_cli.render.text"
+    run = run_process([sys.executable, "-X", "importtime", "-c", f"import {modules}"])
+    out: dict[str, float] = {}
+    for line in run.stdout.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|")
+        if name.startswith("  ") or not cumulative.strip().isdigit():
+            continue  # only the top-level imports, each with everything it pulled in
+        package = name.strip().split(".")[0]
+        out[package] = round(out.get(package, 0.0) + int(cumulative) / 1000, 1)
+    return {k: v for k, v in out.items() if v >= 1.0}
 
 
 def lint(report: Report, shmem: list[str], repeats: int) -> None:
