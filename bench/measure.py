@@ -27,7 +27,6 @@ class Run:
 
     wall: float  # seconds, start to exit
     cpu: float  # user + system seconds, its waited-for children included
-    max_rss_mb: float  # peak resident memory of the process (or of its largest child)
     returncode: int
     stdout: str
 
@@ -38,12 +37,10 @@ class Timing:
 
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
-    rss_mb: list[float] = field(default_factory=list)
 
     def add(self, run: Run) -> None:
         self.walls.append(run.wall)
         self.cpus.append(run.cpu)
-        self.rss_mb.append(run.max_rss_mb)
 
     @property
     def best(self) -> float:
@@ -58,7 +55,6 @@ class Timing:
             "wall_min_s": round(self.best, 4),
             "wall_median_s": round(self.median, 4),
             "cpu_min_s": round(min(self.cpus), 4),
-            "max_rss_mb": round(max(self.rss_mb), 1),
             "repeats": len(self.walls),
         }
 
@@ -81,13 +77,24 @@ def run_process(argv: Sequence[str], *, cwd: Path = ROOT) -> Run:
         proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped by wait4
         out.seek(0)
         text = out.read().decode("utf-8", errors="replace")
-    return Run(
-        wall=wall,
-        cpu=usage.ru_utime + usage.ru_stime,
-        max_rss_mb=usage.ru_maxrss / 1024,  # Linux reports kilobytes
-        returncode=proc.returncode,
-        stdout=text,
-    )
+    return Run(wall=wall, cpu=usage.ru_utime + usage.ru_stime, returncode=proc.returncode, stdout=text)
+
+
+TIME = Path("/usr/bin/time")
+
+
+def peak_rss_mb(argv: Sequence[str]) -> tuple[float, Run]:
+    """Peak resident memory of a process, in MB, as GNU time reports it.
+
+    Not from our own wait4(): a child forked from this (large) Python process
+    starts with our memory high-water mark, and Linux keeps it across exec, so
+    its ru_maxrss would never read below ours. GNU time is small.
+    """
+    if not TIME.exists():
+        raise RuntimeError("peak memory needs GNU time (/usr/bin/time)")
+    run = run_process([str(TIME), "-f", "%M", *argv])
+    kilobytes = int(run.stdout.strip().splitlines()[-1])
+    return kilobytes / 1024, run
 
 
 def time_processes(commands: dict[str, Sequence[str]], repeats: int) -> dict[str, Timing]:

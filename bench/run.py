@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import ROOT, Timing, run_process, shmem_command, time_call, time_processes
+from measure import ROOT, Timing, peak_rss_mb, run_process, shmem_command, time_call, time_processes
 from specgen import lint_corpus, scaling_spec
 
 sys.path.insert(0, str(ROOT))
@@ -181,6 +181,9 @@ def reference(report: Report, engine_rate: float) -> None:
     }
 
 
+NUMPY_ONLY = "python -c 'import numpy'"
+
+
 def memory(report: Report, shmem: list[str]) -> None:
     """Peak memory of analyze as the iteration space grows, and the refusal of a too-large one."""
     print("memory: peak RSS of shmem analyze; refusal of a spec over the limit", flush=True)
@@ -191,9 +194,9 @@ def memory(report: Report, shmem: list[str]) -> None:
     }
     peaks = {}
     for label, path in sizes.items():
-        run = run_process([*shmem, "analyze", str(path)])
+        peaks[label], run = peak_rss_mb([*shmem, "analyze", str(path)])
         assert run.returncode == 0, run.stdout
-        peaks[label] = run.max_rss_mb
+    peaks[NUMPY_ONLY] = peak_rss_mb([sys.executable, "-c", "import numpy"])[0]
     worst = max(peaks.values())
     report.row(
         "peak RSS of analyze (134M lane-accesses)",
@@ -201,7 +204,8 @@ def memory(report: Report, shmem: list[str]) -> None:
         "< 500 MB",
         None,
         worst < 500,
-        f"(1 request: {mb(peaks['one.yaml (1 request)'])}, 25M: {mb(peaks['throughput.yaml (25M lane-accesses)'])})",
+        f"(1 request: {mb(peaks['one.yaml (1 request)'])}, 25M: {mb(peaks['throughput.yaml (25M lane-accesses)'])}"
+        f", import numpy alone: {mb(peaks[NUMPY_ONLY])})",
     )
     refused = Timing()
     for _ in range(3):
