@@ -5,7 +5,8 @@ every number to bench/results.json. The method, and the figures of the
 development machine, are in docs/performance.md.
 
 Options: ``--repeats N`` (default 5) repeats of every timed process;
-``--quick`` for a fast smoke run (2 repeats, no scaling table); ``--json PATH``.
+``--quick`` for a fast smoke run (2 repeats, no scaling table); ``--json PATH``;
+``--markdown PATH`` to also write the tables in Markdown.
 """
 
 from __future__ import annotations
@@ -62,6 +63,24 @@ class Report:
         )
         ratio_text = "" if ratio is None else f"{ratio:.2f}x"
         print(f"  {status:4}  {figure}: {measured}  [target {target}] {ratio_text} {note}".rstrip(), flush=True)
+
+    def markdown(self) -> str:
+        """The summary and the scaling series as Markdown tables (for docs/performance.md)."""
+        lines = ["| figure | measured | target | ratio | result |", "|---|---|---|---|---|"]
+        for r in self.rows:
+            ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+            lines.append(f"| {r['figure']} | {r['measured']} | {r['target']} | {ratio} | {r['result']} |")
+        scaling = self.details.get("scaling")
+        if scaling:
+            lines += ["", "| varied | threads | iterations | accesses | lane-accesses | time | ns per lane-access |"]
+            lines.append("|---|---|---|---|---|---|---|")
+            for row in scaling:
+                varied = f"width: {row['patterns'][0]}" if row["vary"] == "width" else row["vary"]
+                lines.append(
+                    f"| {varied} | {row['threads']} | {row['iterations']} | {row['accesses']} | "
+                    f"{row['lane_accesses']:,} | {row['seconds'] * 1000:.2f} ms | {row['ns_per_lane_access']:.1f} |"
+                )
+        return "\n".join(lines) + "\n"
 
     def table(self) -> str:
         head = ("figure", "measured", "target", "ratio", "result")
@@ -357,6 +376,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results.json")
+    parser.add_argument("--markdown", type=Path, help="also write the tables as Markdown to this file")
     args = parser.parse_args()
     repeats = 2 if args.quick else max(1, args.repeats)
     # start-up must not pay for compiling shmem's own modules (an installed package has .pyc)
@@ -386,6 +406,9 @@ def main() -> int:
     print(report.table())
     args.json.write_text(json.dumps({"rows": report.rows, **report.details}, indent=2) + "\n")
     print(f"\nwrote {args.json}")
+    if args.markdown:
+        args.markdown.write_text(report.markdown())
+        print(f"wrote {args.markdown}")
     return 0 if all(r["result"] != "FAIL" for r in report.rows) else 1
 
 
