@@ -110,7 +110,13 @@ class Expr:
     def evaluate(self, env: Mapping[str, Value], live: BoolArray | None = None) -> Value:
         """Evaluate over ``env`` (arrays broadcast together). ``live`` masks
         the elements whose faults (division by zero, bad shifts) matter."""
-        return _eval(self, env, live)
+        try:
+            result = _eval(self, env, live)
+        except OverflowError:  # a Python int beyond 64 bits met a NumPy array
+            result = None
+        if result is None or (isinstance(result, int) and not -(2**63) <= result < 2**63):
+            raise EvalFault("integer overflow: a value does not fit in 64 bits", self, np.array(True))
+        return result
 
     def constant(self, params: Mapping[str, int]) -> int:
         """Evaluate an expression that may only use ``params``."""
@@ -168,6 +174,8 @@ def parse(
     if isinstance(text, bool):
         return Expr("num", 0, value=int(text), text=str(int(text)))
     if isinstance(text, int):
+        if not -(2**62) < text < 2**62:
+            raise ShmemError(f"integer {shorten(text)} is too large", path=path, pos=pos)
         return Expr("num", 0, value=text, text=str(text))
     if not isinstance(text, str):
         raise ShmemError(f"expected an expression, found {shorten(text)}", path=path, pos=pos)

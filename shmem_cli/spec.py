@@ -253,6 +253,8 @@ class _Compiler:
                 raise self.err(
                     f"param {pname!r} shadows a built-in name", "params", pname, key=True
                 )
+            if not -(2**62) < params[pname] < 2**62:
+                raise self.err(f"param {pname!r} is too large", "params", pname)
         pnames = {p: "param" for p in params}
         block_raw = data["block"]
         block = tuple(self.compile_expr(v, pnames, "block", i) for i, v in enumerate(block_raw))
@@ -365,6 +367,9 @@ class _Compiler:
                 )
             pos = self.doc.pos(*where)
             if isinstance(spec, list):
+                for k, v in enumerate(spec):
+                    if not -(2**62) < v < 2**62:
+                        raise self.err(f"loop value {shorten(v)} is too large", *where, k)
                 loops.append(Loop(var, tuple(int(v) for v in spec), pos=pos))
                 continue
             text = str(spec)

@@ -1,0 +1,59 @@
+"""Crashes found by fuzzing (tests/fuzz, docs/robustness.md), kept so they stay fixed.
+
+Each spec here once raised something other than shmem's own error (a traceback);
+each must now end with exit 2 and a located message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+
+HEAD = "block: [32]\narrays:\n  a: {dtype: float32, shape: [32]}\naccesses:\n  - array: a\n"
+BIG = 2**70  # 1180591620717411303424
+
+
+def analyze(tmp_path: Path, text: str) -> tuple[int, str, str]:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    result = CliRunner().invoke(main, ["analyze", "--no-tables", str(spec)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout + result.stderr, str(spec)
+
+
+def test_index_integer_beyond_64_bits(tmp_path: Path) -> None:
+    # was: OverflowError converting the index to int64 (space.py)
+    code, out, path = analyze(tmp_path, HEAD + f"    index: [{BIG}]\n")
+    assert code == 2
+    assert f"{path}:6:13: error: integer {BIG} is too large" in out
+    assert "Traceback" not in out
+
+
+def test_param_beyond_64_bits(tmp_path: Path) -> None:
+    # was: OverflowError when the param met the thread-index arrays (expr.py)
+    text = f"params: {{P: {BIG}}}\n" + HEAD + "    index: [(lane + P) % 32]\n"
+    code, out, path = analyze(tmp_path, text)
+    assert code == 2
+    assert f"{path}:1:13: error: param 'P' is too large" in out
+
+
+def test_loop_value_beyond_64_bits(tmp_path: Path) -> None:
+    # was: OverflowError building the loop values (spec.py Loop.value_at)
+    text = HEAD + f"    index: [i]\n    loop: {{i: [0, {BIG}]}}\n"
+    code, out, path = analyze(tmp_path, text)
+    assert code == 2
+    assert f"{path}:7:19: error: loop value {BIG} is too large" in out
+
+
+def test_arithmetic_beyond_64_bits(tmp_path: Path) -> None:
+    # P*P*P = 2^120 as a Python int, then added to the lane array: was an OverflowError
+    text = f"params: {{P: {2**40}}}\n" + HEAD + "    index: [lane + P*P*P]\n"
+    code, out, path = analyze(tmp_path, text)
+    assert code == 2
+    # located at the expression's root operator, the '+' (column 13 + 5)
+    assert f"{path}:7:18: error: integer overflow" in out
+    assert "does not fit in 64 bits" in out
+
