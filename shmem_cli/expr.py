@@ -387,7 +387,7 @@ def _c_div(a: Value, b: Value, node: Expr, live: BoolArray | None, mod: bool) ->
         raise EvalFault(
             "division by zero" if not mod else "modulo by zero",
             node,
-            np.broadcast_to(zero, np.broadcast_shapes(aa.shape, bb.shape)),
+            np.broadcast_to(zero, np.broadcast_shapes(aa.shape, bb.shape, zero.shape)),
         )
     safe: IntArray = np.where(bb == 0, 1, bb).astype(np.int64)
     mag = np.abs(aa) // np.abs(safe)

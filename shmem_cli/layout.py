@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import prod
 
-from .errors import ShmemError
+from .errors import ShmemError, shorten
 from .spec import ArrayDecl, Located, SpecFile, Swizzle
 
 ALLOC_ALIGN = 128
@@ -82,7 +82,8 @@ def resolve(spec: SpecFile, variant: Variant | None = None) -> Layout:
     for name, value in variant.params.items():
         if name not in params:
             raise ShmemError(
-                f"unknown param {name!r}; the spec defines {', '.join(params) or 'none'}"
+                f"unknown param {shorten(name)!r}; the spec defines "
+                f"{shorten(', '.join(params), 200) or 'none'}"
             )
         params[name] = value
     dims = [_const(spec, loc, params, "block size") for loc in spec.block]
@@ -123,20 +124,24 @@ def resolve(spec: SpecFile, variant: Variant | None = None) -> Layout:
 def _resolve_array(
     spec: SpecFile, decl: ArrayDecl, params: Mapping[str, int], variant: Variant, cursor: int
 ) -> ArrayLayout:
-    shape = tuple(_const(spec, loc, params, f"shape of {decl.name}") for loc in decl.shape)
+    shape = tuple(
+        _const(spec, loc, params, f"shape of {shorten(decl.name)}") for loc in decl.shape
+    )
     for d, loc in zip(shape, decl.shape, strict=True):
         if d < 1:
             raise ShmemError(
-                f"array {decl.name!r} has a dimension of {d}; dimensions must be positive",
+                f"array {shorten(decl.name)!r} has a dimension of {d}; dimensions must be positive",
                 path=spec.path,
                 pos=loc.pos,
             )
     pad = variant.pad.get(decl.name, None)
     if pad is None:
-        pad = _const(spec, decl.pad, params, f"pad of {decl.name}")
+        pad = _const(spec, decl.pad, params, f"pad of {shorten(decl.name)}")
     if pad < 0:
         raise ShmemError(
-            f"array {decl.name!r} has a negative pad ({pad})", path=spec.path, pos=decl.pad.pos
+            f"array {shorten(decl.name)!r} has a negative pad ({pad})",
+            path=spec.path,
+            pos=decl.pad.pos,
         )
     swizzle = variant.swizzle.get(decl.name, decl.swizzle)
     esize = decl.dtype.size
@@ -147,28 +152,31 @@ def _resolve_array(
     elems = prod(padded)
     if elems * esize > 1 << 30:
         raise ShmemError(
-            f"array {decl.name!r} is {elems * esize} bytes, far beyond shared memory",
+            f"array {shorten(decl.name)!r} is {elems * esize} bytes, far beyond shared memory",
             path=spec.path,
             pos=decl.pos,
         )
     nbytes = elems * esize
     align = max(esize, swizzle.period if swizzle else 1)
     if decl.offset is not None:
-        offset = _const(spec, decl.offset, params, f"offset of {decl.name}")
+        offset = _const(spec, decl.offset, params, f"offset of {shorten(decl.name)}")
         if offset < 0:
             raise ShmemError(
-                f"array {decl.name!r} has a negative offset", path=spec.path, pos=decl.offset.pos
+                f"array {shorten(decl.name)!r} has a negative offset",
+                path=spec.path,
+                pos=decl.offset.pos,
             )
         if offset % esize:
             raise ShmemError(
-                f"array {decl.name!r} ({decl.dtype.name}) starts at byte {offset}, which is not a "
+                f"array {shorten(decl.name)!r} ({decl.dtype.name}) starts at byte {offset}, "
+                "which is not a "
                 f"multiple of its {esize}-byte alignment",
                 path=spec.path,
                 pos=decl.offset.pos,
             )
         if swizzle and offset % swizzle.period:
             raise ShmemError(
-                f"swizzle {swizzle.label} on array {decl.name!r} XORs offset bits "
+                f"swizzle {swizzle.label} on array {shorten(decl.name)!r} XORs offset bits "
                 f"{_bit_span(swizzle.base + swizzle.shift, swizzle.bits)} into bits "
                 f"{_bit_span(swizzle.base, swizzle.bits)} and repeats every {swizzle.period} bytes, so the "
                 f"array must start at a multiple of {swizzle.period} bytes (__align__({swizzle.period})); "
@@ -184,7 +192,7 @@ def _resolve_array(
         if swizzle.bits and unit < esize:
             raise ShmemError(
                 f"swizzle {swizzle.label} moves {unit}-byte units (base {swizzle.base}) but array "
-                f"{decl.name!r} holds {esize}-byte {decl.dtype.name} elements, which it would split; "
+                f"{shorten(decl.name)!r} holds {esize}-byte {decl.dtype.name} elements, which it would split; "
                 f"the base must be at least {esize.bit_length() - 1} ({esize}-byte units)",
                 path=spec.path,
                 pos=decl.pos,

@@ -94,7 +94,8 @@ class Space:
                 )
         if self.lane_accesses > MAX_LANE_ACCESSES:
             raise ShmemError(
-                f"access {self.access.name!r} covers {self.lane_accesses:.3g} lane-accesses "
+                f"access {shorten(self.access.name)!r} covers "
+                f"{self.lane_accesses:.3g} lane-accesses "
                 f"({self.iterations} iterations x {self.threads} threads); the limit is "
                 f"{MAX_LANE_ACCESSES} (2^31) per access",
                 path=self.spec.path,

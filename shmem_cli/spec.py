@@ -98,7 +98,7 @@ class Loop:
             return self
         lo, hi, step = (e.constant(params) for e in self.bounds)
         if step == 0:
-            raise ShmemError(f"loop {self.var!r} has step 0", pos=self.pos)
+            raise ShmemError(f"loop {shorten(self.var)!r} has step 0", pos=self.pos)
         return replace(self, start=lo, stop=hi, step=step)
 
     @property
@@ -251,10 +251,10 @@ class _Compiler:
         for pname in params:
             if pname in THREAD_NAMES:
                 raise self.err(
-                    f"param {pname!r} shadows a built-in name", "params", pname, key=True
+                    f"param {shorten(pname)!r} shadows a built-in name", "params", pname, key=True
                 )
             if not -(2**62) < params[pname] < 2**62:
-                raise self.err(f"param {pname!r} is too large", "params", pname)
+                raise self.err(f"param {shorten(pname)!r} is too large", "params", pname)
         pnames = {p: "param" for p in params}
         block_raw = data["block"]
         block = tuple(self.compile_expr(v, pnames, "block", i) for i, v in enumerate(block_raw))
@@ -262,7 +262,7 @@ class _Compiler:
         for aname, adata in data["arrays"].items():
             if aname in THREAD_NAMES or aname in params:
                 raise self.err(
-                    f"array name {aname!r} clashes with a built-in or param",
+                    f"array name {shorten(aname)!r} clashes with a built-in or param",
                     "arrays",
                     aname,
                     key=True,
@@ -276,7 +276,8 @@ class _Compiler:
         for i, acc in enumerate(accesses):
             if acc.name in names_seen:
                 raise self.err(
-                    f"two accesses are named {acc.name!r} (also accesses[{names_seen[acc.name]}])",
+                    f"two accesses are named {shorten(acc.name)!r} "
+                    f"(also accesses[{names_seen[acc.name]}])",
                     "accesses",
                     i,
                     "name",
@@ -359,7 +360,9 @@ class _Compiler:
             where = ("accesses", i, "loop", var)
             if var in THREAD_NAMES or var in params:
                 raise self.err(
-                    f"loop variable {var!r} shadows a built-in name or param", *where, key=True
+                    f"loop variable {shorten(var)!r} shadows a built-in name or param",
+                    *where,
+                    key=True,
                 )
             if not isinstance(var, str) or not var.isidentifier():
                 raise self.err(
@@ -390,7 +393,7 @@ class _Compiler:
             except ShmemError as exc:
                 raise self.err(f"loop range {shorten(text)!r}: {exc.message}", *where) from None
             if step == 0:
-                raise self.err(f"loop {var!r} has step 0", *where)
+                raise self.err(f"loop {shorten(var)!r} has step 0", *where)
             loops.append(Loop(var, None, start=lo, stop=hi, step=step, pos=pos, bounds=bounds))
         return tuple(loops)
 
@@ -406,7 +409,11 @@ class _Compiler:
             import difflib
 
             hint = difflib.get_close_matches(str(aname), list(arrays), n=1)
-            more = f" (did you mean {hint[0]!r}?)" if hint else f"; arrays: {', '.join(arrays)}"
+            more = (
+                f" (did you mean {shorten(hint[0])!r}?)"
+                if hint
+                else f"; arrays: {shorten(', '.join(arrays), 200)}"
+            )
             raise self.err(f"unknown array {shorten(aname)!r}{more}", "accesses", i, "array")
         arr = arrays[aname]
         op = acc.get("op", "load")
@@ -415,7 +422,9 @@ class _Compiler:
         seen: set[str] = set()
         for lp in loops:
             if lp.var in seen:
-                raise self.err(f"loop variable {lp.var!r} appears twice", "accesses", i, "loop")
+                raise self.err(
+                    f"loop variable {shorten(lp.var)!r} appears twice", "accesses", i, "loop"
+                )
             seen.add(lp.var)
         names = dict(THREAD_NAMES)
         names.update({p: "param" for p in params})
@@ -423,7 +432,7 @@ class _Compiler:
         index_raw = acc["index"]
         if len(index_raw) != len(arr.shape):
             raise self.err(
-                f"array {aname!r} has {len(arr.shape)} dimension(s) but the index has {len(index_raw)}",
+                f"array {shorten(aname)!r} has {len(arr.shape)} dimension(s) but the index has {len(index_raw)}",
                 "accesses",
                 i,
                 "index",
@@ -442,7 +451,8 @@ class _Compiler:
         if op in ("ldmatrix", "stmatrix"):
             if arr.dtype.size != 2:
                 raise self.err(
-                    f"{op} moves 16-bit elements (8x8 b16 matrices) but array {aname!r} holds "
+                    f"{op} moves 16-bit elements (8x8 b16 matrices) but array "
+                    f"{shorten(aname)!r} holds "
                     f"{arr.dtype.name} ({arr.dtype.size} bytes)",
                     *where,
                     "op",

@@ -57,3 +57,16 @@ def test_arithmetic_beyond_64_bits(tmp_path: Path) -> None:
     assert f"{path}:7:18: error: integer overflow" in out
     assert "does not fit in 64 bits" in out
 
+
+
+def test_modulo_by_a_zero_array_under_a_loop(tmp_path: Path) -> None:
+    # fuzz input ('1 % warp', index 1): a scalar dividend, a per-thread divisor that is 0 in
+    # warp 0 and a loop made the fault mask wider than the operands: was a NumPy ValueError
+    text = (
+        "block: [32, 4]\narrays:\n  a: {dtype: float32, shape: [32, 8]}\naccesses:\n"
+        "  - array: a\n    index: [lane, 1 % warp]\n    loop: {i: 0..3}\n"
+    )
+    code, out, path = analyze(tmp_path, text)
+    assert code == 2
+    assert f"{path}:6:21: error: modulo by zero in '1 % warp' for thread (0,0,0)" in out
+    assert "at i=0" in out
