@@ -151,6 +151,8 @@ def analyze_spec(
     detail: bool = True,
 ) -> FileResult:
     layout = resolve(spec, variant)
+    for acc in spec.accesses:  # refuse a too-large access before any work on the others
+        Space(spec, layout, acc).check_size()
     results = tuple(
         analyze_access(spec, layout, acc, choice=choice, detail=detail) for acc in spec.accesses
     )

@@ -114,3 +114,25 @@ def test_hand_counted_requests() -> None:
     assert fields(stats) == [(1, 1, 1, 1)]
     stats = request_stats(np.full((1, 32), 256), full, AccessKind("atomic", 4, atomic="exch"), SM90)
     assert fields(stats) == [(32, 1, 32, 32)]
+
+
+def test_a_too_large_access_is_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shmem_cli.analysis import analyze
+    from shmem_cli.errors import ShmemError
+    from shmem_cli.space import MAX_LANE_ACCESSES, Space
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a batch was built")
+
+    monkeypatch.setattr(Space, "batch", no_work)
+    iterations = MAX_LANE_ACCESSES // 1024 + 1  # one iteration over the limit, for 1024 threads
+    spec = {
+        "block": [1024],
+        "arrays": {"a": {"dtype": "float32", "shape": [1024]}},
+        "accesses": [
+            {"name": "small", "array": "a", "index": ["tid"], "loop": {"k": "0..7"}},
+            {"name": "huge", "array": "a", "index": ["tid"], "loop": {"k": f"0..{iterations - 1}"}},
+        ],
+    }
+    with pytest.raises(ShmemError, match=r"'huge' covers .* the limit is 2147483648"):
+        analyze(spec)
