@@ -70,3 +70,16 @@ def test_modulo_by_a_zero_array_under_a_loop(tmp_path: Path) -> None:
     assert code == 2
     assert f"{path}:6:21: error: modulo by zero in '1 % warp' for thread (0,0,0)" in out
     assert "at i=0" in out
+
+
+def test_lone_surrogate_escape(tmp_path: Path) -> None:
+    # found by tests/test_robustness.py's random expression text: YAML's "\ud800" escape
+    # made a string that could not be printed, so writing the report raised
+    # UnicodeEncodeError; now the loader refuses it where it is
+    text = HEAD + '    index: ["\\ud800\\udc00"]\n'
+    code, out, path = analyze(tmp_path, text)
+    assert code == 2
+    assert f"{path}:6:13: error: invalid YAML: an escape gives a lone UTF-16 surrogate" in out
+    code, out, path = analyze(tmp_path, 'name: "\\udfff"\n' + HEAD + "    index: [lane]\n")
+    assert code == 2
+    assert f"{path}:1:7: error: invalid YAML" in out

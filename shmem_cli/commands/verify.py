@@ -108,6 +108,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
 
 
 def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:
+    from ..fsutil import write_atomic
     from ..verify import ncu, runner, sass
     from ..verify.compare import VerifyReport, compare
 
@@ -130,7 +131,7 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     try:
         runner.write_bundle(folder, targets, build_arch)
         device = runner.describe_environment(tools)
-        (folder / runner.ENV_FILE).write_text(device + "\n")
+        write_atomic(folder / runner.ENV_FILE, device + "\n")
         _say(f"compiling {len(targets)} kernels for {build_arch} in {folder}")
         runner.compile_program(tools, folder, build_arch)
         functions = sass.parse_sass(runner.dump_sass(tools, folder))
