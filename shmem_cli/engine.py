@@ -10,14 +10,17 @@ same answer for one request lane by lane, for the tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from .arch import ArchProfile
 
-I64 = npt.NDArray[np.int64]
-B8 = npt.NDArray[np.bool_]
+I64: TypeAlias = "npt.NDArray[np.int64]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
 
 WORD_BITS = 20  # word index bits inside a sort key: covers 4 MiB of shared memory
 SENTINEL = np.int64(1) << 40

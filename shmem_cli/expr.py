@@ -15,15 +15,17 @@ import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from .errors import ShmemError, SourcePos, shorten
 
-IntArray: TypeAlias = npt.NDArray[np.int64]
-BoolArray: TypeAlias = npt.NDArray[np.bool_]
+IntArray: TypeAlias = "npt.NDArray[np.int64]"
+BoolArray: TypeAlias = "npt.NDArray[np.bool_]"
 Value: TypeAlias = "IntArray | int"
 
 MAX_LENGTH = 4096

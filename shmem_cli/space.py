@@ -12,17 +12,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from math import prod
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from .errors import ShmemError, shorten
 from .expr import EvalFault, Value
 from .layout import ArrayLayout, Layout
 from .spec import AccessDecl, Located, SpecFile
 
-I64 = npt.NDArray[np.int64]
-B8 = npt.NDArray[np.bool_]
+I64: TypeAlias = "npt.NDArray[np.int64]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
 
 MAX_LANE_ACCESSES = 1 << 31  # per access: about two billion lane-accesses
 CHUNK_LANES = 1 << 16  # 64K lanes: a chunk's arrays stay near the L2 cache (docs/performance.md)

@@ -32,10 +32,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import prod
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from .analysis import access_kind
 from .engine import AccessKind, request_stats
@@ -46,8 +48,8 @@ from .model import FileResult, Report
 from .space import CHUNK_LANES, Space
 from .spec import TMA_SWIZZLES, SpecFile, Swizzle, compile_spec
 
-I64 = npt.NDArray[np.int64]
-B8 = npt.NDArray[np.bool_]
+I64: TypeAlias = "npt.NDArray[np.int64]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
 
 MAX_VARIANTS = 100_000
 CACHE_LANES = 1 << 23  # index values kept per params value (x 8 bytes per dimension)

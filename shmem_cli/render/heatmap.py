@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
