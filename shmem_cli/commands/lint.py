@@ -246,6 +246,13 @@ def lint(
 def rules(names: tuple[str, ...], fmt: str) -> None:
     """List the lint rules, or document the rules named by CODE or NAME.
 
+    Without arguments: one line per rule (code, name, default severity and
+    summary). With CODE (SH001) or NAME (bank-conflict) arguments: each rule's
+    full documentation, from its docstring: what it checks, when it fires,
+    how to accept or fix a finding, and an example message.
+
+    Exit status: 0, or 2 when a CODE or NAME matches no rule.
+
     \b
     Examples:
       shmem rules
