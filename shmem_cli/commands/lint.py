@@ -249,7 +249,7 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
     Without arguments: one line per rule (code, name, default severity and
     summary). With CODE (SH001) or NAME (bank-conflict) arguments: each rule's
     full documentation, from its docstring: what it checks, when it fires,
-    how to accept or fix a finding, and an example message.
+    how to fix a finding or accept it in the spec.
 
     Exit status: 0, or 2 when a CODE or NAME matches no rule.
 
