@@ -58,7 +58,6 @@ def test_arithmetic_beyond_64_bits(tmp_path: Path) -> None:
     assert "does not fit in 64 bits" in out
 
 
-
 def test_modulo_by_a_zero_array_under_a_loop(tmp_path: Path) -> None:
     # fuzz input ('1 % warp', index 1): a scalar dividend, a per-thread divisor that is 0 in
     # warp 0 and a loop made the fault mask wider than the operands: was a NumPy ValueError

@@ -46,7 +46,9 @@ def cli(*args: str) -> tuple[int, str, float]:
     result = CliRunner().invoke(main, list(args))
     elapsed = time.perf_counter() - start
     # anything but a clean exit would be a crash
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     return result.exit_code, result.stdout + result.stderr, elapsed
 
 
@@ -102,7 +104,9 @@ def test_empty_files(tmp_path: Path, content: str, where: tuple[int, int]) -> No
 
 def test_not_utf8(tmp_path: Path) -> None:
     # 'name: "' is 7 characters, the 0xff byte is the 8th
-    check_refused(tmp_path, b'block: [32]\nname: "\xff\xfe abc"\n', (2, 8), "not valid UTF-8", "0xff")
+    check_refused(
+        tmp_path, b'block: [32]\nname: "\xff\xfe abc"\n', (2, 8), "not valid UTF-8", "0xff"
+    )
 
 
 def test_binary_file(tmp_path: Path) -> None:
@@ -115,7 +119,13 @@ def test_utf16_file(tmp_path: Path) -> None:
 
 
 def test_duplicate_top_level_key(tmp_path: Path) -> None:
-    check_refused(tmp_path, "block: [32]\nblock: [64]\n" + GOOD[12:], (2, 1), "duplicate key 'block'", "first at line 1")
+    check_refused(
+        tmp_path,
+        "block: [32]\nblock: [64]\n" + GOOD[12:],
+        (2, 1),
+        "duplicate key 'block'",
+        "first at line 1",
+    )
 
 
 def test_duplicate_nested_key(tmp_path: Path) -> None:
@@ -129,7 +139,9 @@ def test_billion_laughs(tmp_path: Path) -> None:
     for k in range(1, 10):
         refs = ", ".join([f"*a{k - 1}"] * 9)
         lines.append(f"a{k}: &a{k} [{refs}]")
-    check_refused(tmp_path, "\n".join(lines) + "\n", None, "too large after expanding aliases", "100000 nodes")
+    check_refused(
+        tmp_path, "\n".join(lines) + "\n", None, "too large after expanding aliases", "100000 nodes"
+    )
 
 
 def test_recursive_alias(tmp_path: Path) -> None:
@@ -188,19 +200,49 @@ def test_wrong_types_everywhere(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "where", "fragment"),
     [
-        ("index: [lane]", "index: lane", (7, 12), "index: expected a list, found the string 'lane'"),
+        (
+            "index: [lane]",
+            "index: lane",
+            (7, 12),
+            "index: expected a list, found the string 'lane'",
+        ),
         ("dtype: float32", "dtype: 4", (3, 14), "dtype: expected a string, found the integer 4"),
         ("shape: [32]", "shape: '32'", (3, 30), "shape: expected a list, found the string '32'"),
         ("name: row read", "name: [1]", (5, 11), "name: expected a string, found a list of 1 item"),
         ("index: [lane]", "index: [lane]\n    loop: [1]", (8, 11), "loop: expected a mapping"),
-        ("index: [lane]", "index: [lane]\n    when: {a: 1}", (8, 11), "when: expected a string, an integer or"),
-        ("index: [lane]", "index: [lane]\n    op: 3", (8, 9), "op: expected a string, found the integer 3"),
-        ("index: [lane]", "index: [1.5]", (7, 13), "expected a string or an integer, found the number 1.5"),
+        (
+            "index: [lane]",
+            "index: [lane]\n    when: {a: 1}",
+            (8, 11),
+            "when: expected a string, an integer or",
+        ),
+        (
+            "index: [lane]",
+            "index: [lane]\n    op: 3",
+            (8, 9),
+            "op: expected a string, found the integer 3",
+        ),
+        (
+            "index: [lane]",
+            "index: [1.5]",
+            (7, 13),
+            "expected a string or an integer, found the number 1.5",
+        ),
         ("shape: [32]", "shape: [0]", (3, 31), "must be at least 1, found 0"),
         ("shape: [32]", "shape: [32], pad: -1", (3, 41), "must be at least 0, found -1"),
-        ("shape: [32]", "shape: [32], swizzle: 7", (3, 45), "swizzle: expected a string or a mapping"),
+        (
+            "shape: [32]",
+            "shape: [32], swizzle: 7",
+            (3, 45),
+            "swizzle: expected a string or a mapping",
+        ),
         ("shape: [32]", "shape: [32], swizzle: 256B", (3, 45), "'256B' is not one of"),
-        ("index: [lane]", "index: [lane]\n    op: ldmatrix\n    matrices: 3", (9, 15), "3 is not one of"),
+        (
+            "index: [lane]",
+            "index: [lane]\n    op: ldmatrix\n    matrices: 3",
+            (9, 15),
+            "3 is not one of",
+        ),
     ],
 )
 def test_wrong_values(
@@ -227,7 +269,9 @@ def test_megabyte_expression(tmp_path: Path) -> None:
 
 def test_division_by_zero(tmp_path: Path) -> None:
     # 'lane / (lane - 5)' starts at column 13; the '/' is 5 characters further
-    check_refused(tmp_path, with_index("lane / (lane - 5)"), (7, 18), "division by zero", "thread (5,0,0)")
+    check_refused(
+        tmp_path, with_index("lane / (lane - 5)"), (7, 18), "division by zero", "thread (5,0,0)"
+    )
     check_refused(tmp_path, with_index("lane % (lane - 7)"), (7, 18), "modulo by zero", "lane 7")
 
 
@@ -239,12 +283,18 @@ def test_division_by_zero_in_a_shape(tmp_path: Path) -> None:
 
 def test_out_of_bounds_index(tmp_path: Path) -> None:
     check_refused(
-        tmp_path, with_index("lane + 1"), (7, 13), "is 32 (out of bounds; valid 0..31)", "thread (31,0,0)"
+        tmp_path,
+        with_index("lane + 1"),
+        (7, 13),
+        "is 32 (out of bounds; valid 0..31)",
+        "thread (31,0,0)",
     )
 
 
 def test_negative_index(tmp_path: Path) -> None:
-    check_refused(tmp_path, with_index("lane - 3"), (7, 13), "is -3 (negative; valid 0..31)", "thread (0,0,0)")
+    check_refused(
+        tmp_path, with_index("lane - 3"), (7, 13), "is -3 (negative; valid 0..31)", "thread (0,0,0)"
+    )
 
 
 def test_misaligned_vector_offset(tmp_path: Path) -> None:
@@ -272,7 +322,9 @@ def test_misaligned_ldmatrix_rows(tmp_path: Path) -> None:
     ],
 )
 def test_absurd_blocks(tmp_path: Path, block: str, fragment: str) -> None:
-    check_refused(tmp_path, GOOD.replace("[32]", block, 1), (1, 9 if block != "[1, 1, 65]" else 15), fragment)
+    check_refused(
+        tmp_path, GOOD.replace("[32]", block, 1), (1, 9 if block != "[1, 1, 65]" else 15), fragment
+    )
 
 
 def test_absurd_arrays(tmp_path: Path) -> None:
@@ -284,7 +336,9 @@ def test_trillion_lane_accesses_refused_at_once(tmp_path: Path) -> None:
     # 1024 threads x 10^6 x 1000 iterations = 1.02e12 lane-accesses; the loop range of 'i'
     # is at column 15 of line 8
     text = GOOD.replace("[32]", "[1024]", 1) + "    loop: {i: 0..999999, j: 0..999}\n"
-    check_refused(tmp_path, text, (8, 15), "1.02e+12 lane-accesses", "the limit is 2147483648 (2^31)")
+    check_refused(
+        tmp_path, text, (8, 15), "1.02e+12 lane-accesses", "the limit is 2147483648 (2^31)"
+    )
 
 
 def test_absurd_iteration_count_refused_at_once(tmp_path: Path) -> None:
@@ -357,9 +411,17 @@ def test_good_and_bad_files_json(tmp_path: Path) -> None:
     ("content", "where"),
     [
         (b"\x7fELF\x02\x01\x01\x00", "1:8"),
-        (GOOD.replace("block: [32]", "block: !!python/object/apply:os.system ['touch PWNED']").encode(), "1:8"),
+        (
+            GOOD.replace(
+                "block: [32]", "block: !!python/object/apply:os.system ['touch PWNED']"
+            ).encode(),
+            "1:8",
+        ),
         (with_index('"' + "(" * 20_000 + "lane" + ")" * 20_000 + '"').encode(), "7:14"),
-        ((GOOD.replace("[32]", "[1024]", 1) + "    loop: {i: 0..999999, j: 0..999}\n").encode(), "8:15"),
+        (
+            (GOOD.replace("[32]", "[1024]", 1) + "    loop: {i: 0..999999, j: 0..999}\n").encode(),
+            "8:15",
+        ),
     ],
 )
 def test_subprocess_exit_2_without_traceback(tmp_path: Path, content: bytes, where: str) -> None:
@@ -367,7 +429,16 @@ def test_subprocess_exit_2_without_traceback(tmp_path: Path, content: bytes, whe
     spec.write_bytes(content)
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "shmem_cli.cli", "analyze", "--no-tables", "--format", "json", str(spec)],
+        [
+            sys.executable,
+            "-m",
+            "shmem_cli.cli",
+            "analyze",
+            "--no-tables",
+            "--format",
+            "json",
+            str(spec),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -479,7 +550,9 @@ def test_ctrl_c_in_the_middle_of_writing(tmp_path: Path, monkeypatch: pytest.Mon
     assert leftovers(tmp_path) == []
 
 
-def test_cli_output_interrupted_keeps_the_old_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_output_interrupted_keeps_the_old_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = tmp_path / "good.yaml"
     spec.write_text(GOOD)
     target = tmp_path / "report.txt"
