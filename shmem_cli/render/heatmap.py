@@ -15,13 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..model import AccessResult
+from .plain import Block, Cell, Column, Styled, Table
+
 if TYPE_CHECKING:
     import numpy.typing as npt
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from ..model import AccessResult
 
 MAX_CELLS = 32  # rows and columns shown before bucketing
 
@@ -33,8 +31,9 @@ LEVELS: tuple[tuple[float, str, str], ...] = (
     (math.inf, "white on magenta", ">8x"),
 )
 
-_RANGE = re.compile(r"^(\w+) = (-?\d+)\.\.(-?\d+)(?::(-?\d+))?$")
-_LIST = re.compile(r"^(\w+) in \[([-\d, ]*)\]$")
+# loop descriptions (spec.Loop.describe); compiled on first use, through re's cache
+_RANGE = r"^(\w+) = (-?\d+)\.\.(-?\d+)(?::(-?\d+))?$"
+_LIST = r"^(\w+) in \[([-\d, ]*)\]$"
 
 
 def excess_style(ratio: float) -> str:
@@ -54,12 +53,12 @@ def loop_labels(loops: tuple[str, ...], iterations: int) -> tuple[str, list[str]
     names: list[str] = []
     values: list[list[int]] = []
     for desc in loops:
-        if m := _RANGE.match(desc):
+        if m := re.match(_RANGE, desc):
             start, stop, step = int(m[2]), int(m[3]), int(m[4] or 1)
             if step == 0:
                 return None
             values.append(list(range(start, stop + (1 if step > 0 else -1), step)))
-        elif m := _LIST.match(desc):
+        elif m := re.match(_LIST, desc):
             values.append([int(v) for v in m[2].split(",") if v.strip()])
         else:
             return None
@@ -84,7 +83,7 @@ def _ranges(n: int, size: int) -> list[str]:
     return [str(s) if size == 1 else f"{s}-{min(s + size, n) - 1}" for s in range(0, n, size)]
 
 
-def heat_summary(acc: AccessResult) -> Text | None:
+def heat_summary(acc: AccessResult) -> Styled | None:
     """One line for an access whose requests all cost the same (or None)."""
     heat = acc.heat
     if heat is None:
@@ -93,15 +92,16 @@ def heat_summary(acc: AccessResult) -> Text | None:
     if not present.size or int(present.min()) != int(present.max()):
         return None
     ideal = acc.ideal_wavefronts / acc.requests
-    return Text(
+    return Styled(
         f"requests: all {present.size} ({acc.warps} warp(s) x {acc.iterations} iteration(s)) "
         f"cost {int(present[0])} wavefront(s) each, ideal {ideal:g}",
-        style="dim",
+        "dim",
     )
 
 
-def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> RenderableType | None:
-    """The heat map of one access, or a one-line summary, or None when there is nothing to show.
+def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
+    """The heat map of one access (its title, grid and legend), or a one-line summary,
+    or None when there is nothing to show.
 
     Nothing is shown for a single request or a conflict-free access; an access whose
     requests all cost the same gets one line instead of a grid.
@@ -110,10 +110,10 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> RenderableType 
         return None
     heat = acc.heat
     if heat is None:
-        return Text("heat map omitted: too many requests to keep per request", style="dim")
+        return [Styled("heat map omitted: too many requests to keep per request", "dim")]
     same = heat_summary(acc)
     if same is not None:
-        return same
+        return [same]
     ideal = acc.ideal_wavefronts / acc.requests  # per request (exact unless phases vary)
     rows, cols = heat.shape
     row_step = math.ceil(rows / max_cells)
@@ -127,8 +127,8 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> RenderableType 
         row_head = "iteration" if acc.loops else ""
         row_labels = _ranges(rows, row_step)
 
-    title = Text()
-    title.append("requests", style="bold")
+    title = Styled()
+    title.append("requests", "bold")
     down = f", {row_head or 'iterations'} down" if acc.loops else ""
     title.append(
         f" (warps across{down}): wavefronts of each; '.' at the ideal ({ideal:g}), blank: none"
@@ -141,30 +141,27 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> RenderableType 
     if notes:
         title.append(f" ({', '.join(notes)}: worst request shown)")
 
-    table = Table(
-        box=None, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 1, 0, 0)
-    )
-    table.add_column(f"{row_head} \\ warp" if row_head else "warp", justify="right", style="dim")
-    for label in _ranges(cols, col_step):
-        table.add_column(label.split("-")[0], justify="right", min_width=2)
+    columns = [Column(f"{row_head} \\ warp" if row_head else "warp", "right", style="dim")]
+    columns += [Column(label.split("-")[0], "right", min_width=2) for label in _ranges(cols, col_step)]
+    table = Table(columns, pad_left=0, pad_right=1)
     for label, line in zip(row_labels, grid, strict=True):
-        cells: list[RenderableType] = []
+        cells: list[Cell] = []
         for wf in line.tolist():
             if wf < 0:
                 cells.append("")
             elif wf <= ideal:
-                cells.append(Text(".", style="green"))
+                cells.append(Styled(".", "green"))
             else:
-                cells.append(Text(str(wf), style=excess_style(wf / ideal)))
+                cells.append(Styled(str(wf), excess_style(wf / ideal)))
         table.add_row(label, *cells)
 
-    legend = Text()
+    legend = Styled()
     legend.append(
         f"{acc.conflicted_requests} of {acc.requests} requests conflict; "
         "color: wavefronts / ideal ",
-        style="dim",
+        "dim",
     )
     for _, style, label in LEVELS:
-        legend.append(f" {label} ", style=style)
+        legend.append(f" {label} ", style)
         legend.append(" ")
-    return Group(title, table, legend)
+    return [title, table, legend]

@@ -1,23 +1,28 @@
-"""Human output: per-access summaries and bank-occupancy tables, built with rich.
+"""Human output: per-access summaries, bank-occupancy tables and heat maps.
 
-``build_*`` functions return rich renderables (used for the terminal, SVG and
-HTML alike); ``render_text`` turns a report into a string.
+The report's view is built once, as blocks (:mod:`shmem_cli.render.plain`:
+styled lines and tables, every piece of text with its rich style).
+``render_text`` lays them out as plain text itself when there is no color, and
+otherwise (a terminal) through rich; ``report_renderables`` gives the rich
+renderables for the terminal, SVG and HTML alike. rich is imported only then.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Mapping
-
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from ..engine import RequestDetail
 from ..model import AccessResult, FileResult, Report
-from .heatmap import heatmap
+from .plain import Block, Cell, Column, Justify, Styled, Table, layout
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.text import Text
 
 MAX_ROWS = 16
+DEFAULT_WIDTH = 200  # columns of text when not on a terminal
 
 
 def degree_style(ways: int) -> str:
@@ -47,38 +52,39 @@ def compact_lanes(lanes: Iterable[int]) -> str:
     return text
 
 
-def status_text(acc: AccessResult) -> Text:
+def status_text(acc: AccessResult) -> Styled:
     if acc.requests == 0:
-        return Text("idle", style="dim")
+        return Styled("idle", "dim")
     if acc.conflict_free:
-        return Text("ok", style="bold green")
-    return Text(f"{acc.max_ways}-way", style="bold " + degree_style(acc.max_ways))
+        return Styled("ok", "bold green")
+    return Styled(f"{acc.max_ways}-way", "bold " + degree_style(acc.max_ways))
+
+
+SUMMARY_COLUMNS: tuple[tuple[str, Justify], ...] = (
+    ("", "left"),
+    ("access", "left"),
+    ("op", "left"),
+    ("requests", "right"),
+    ("wavefronts", "right"),
+    ("ideal", "right"),
+    ("excess", "right"),
+    ("ways", "right"),
+    ("efficiency", "right"),
+    ("cycles", "right"),
+)
 
 
 def summary_table(result: FileResult) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for col, justify in [
-        ("", "left"),
-        ("access", "left"),
-        ("op", "left"),
-        ("requests", "right"),
-        ("wavefronts", "right"),
-        ("ideal", "right"),
-        ("excess", "right"),
-        ("ways", "right"),
-        ("efficiency", "right"),
-        ("cycles", "right"),
-    ]:
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    table = Table([Column(title, justify) for title, justify in SUMMARY_COLUMNS])
     for acc in result.accesses:
         table.add_row(
             status_text(acc),
-            Text(acc.name),  # not markup: names like tile[ty][tx] contain brackets
+            Styled(acc.name),
             f"{acc.op} {acc.dtype} ({acc.width} B)",
             f"{acc.requests:,}",
             f"{acc.wavefronts:,}",
             f"{acc.ideal_wavefronts:,}",
-            Text(f"{acc.excess_wavefronts:,}", style="red" if acc.excess_wavefronts else ""),
+            Styled(f"{acc.excess_wavefronts:,}", "red" if acc.excess_wavefronts else ""),
             str(acc.max_ways),
             f"{acc.efficiency:.1%}",
             f"~{acc.cycles:,}",
@@ -88,10 +94,9 @@ def summary_table(result: FileResult) -> Table:
 
 def bank_table(detail: RequestDetail, *, words: bool = False, max_rows: int = MAX_ROWS) -> Table:
     """Rows are wavefronts, columns the 32 banks; cells list the lanes served."""
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 1, 0, 0))
-    table.add_column("wf", justify="right", style="dim")
-    for b in range(32):
-        table.add_column(str(b), justify="center", min_width=2)
+    columns = [Column("wf", "right", style="dim")]
+    columns += [Column(str(b), "center", min_width=2) for b in range(32)]
+    table = Table(columns, pad_left=0, pad_right=1)
     # how many wavefronts each (phase, bank) is busy: the color of its cells
     busy: dict[tuple[int, int], int] = {}
     for w in detail.wavefronts:
@@ -103,38 +108,38 @@ def bank_table(detail: RequestDetail, *, words: bool = False, max_rows: int = MA
         table.caption = f"wavefronts {max_rows - 2}-{len(waves) - 2} not shown ({hidden} rows)"
         waves = waves[: max_rows - 2] + waves[-1:]
     for i, w in waves:
-        cells: list[RenderableType] = [""] * 32
+        cells: list[Cell] = [""] * 32
         for c in w.cells:
             label = compact_lanes(c.lanes)
             if words:
                 label += f"\n@{c.word}"
-            cells[c.bank] = Text(label, style=degree_style(busy[(w.phase, c.bank)]))
+            cells[c.bank] = Styled(label, degree_style(busy[(w.phase, c.bank)]))
         name = str(i) if detail.phases == 1 else f"{i} p{w.phase}"
         table.add_row(name, *cells)
     return table
 
 
-def legend() -> Text:
-    text = Text("cells: lanes served (a-b range, a,b pair, a+n: lane a and n more); color: ")
+def legend() -> Styled:
+    text = Styled("cells: lanes served (a-b range, a,b pair, a+n: lane a and n more); color: ")
     for label, ways in [("1 wavefront", 1), ("2", 2), ("3-4", 4), ("5-8", 8), (">8", 9)]:
-        text.append(f"{label} ", style=degree_style(ways))
-    text.append("per bank in its phase", style="dim")
+        text.append(f"{label} ", degree_style(ways))
+    text.append("per bank in its phase", "dim")
     return text
 
 
-def describe_request(acc: AccessResult) -> Text:
+def describe_request(acc: AccessResult) -> Styled:
     assert acc.shown is not None and acc.detail is not None
     d = acc.detail
     ref = acc.shown
-    text = Text()
-    text.append(f"{ref.describe()}: ", style="bold")
+    text = Styled()
+    text.append(f"{ref.describe()}: ", "bold")
     text.append(f"{ref.wavefronts} wavefront(s), ideal {ref.ideal}, worst bank {ref.ways}-way")
     if d.phases > 1 or acc.width > 4:
         matrix = acc.op in ("ldmatrix", "stmatrix")
         kind = ("matrix" if matrix else "phase") if d.phases == 1 else ("matrices" if matrix else "phases")
-        text.append(f"; {d.phases} {kind} of {d.lanes_per_phase} lanes", style="dim")
+        text.append(f"; {d.phases} {kind} of {d.lanes_per_phase} lanes", "dim")
         if d.merged_pairs:
-            text.append(" (lane pairs share addresses: two lanes per return slot)", style="dim")
+            text.append(" (lane pairs share addresses: two lanes per return slot)", "dim")
     return text
 
 
@@ -144,24 +149,24 @@ def access_block(
     words: bool = False,
     hint: str | None = None,
     table: bool = True,
-    heat: bool = False,
-) -> RenderableType:
-    parts: list[RenderableType] = []
-    head = Text()
-    head.append(acc.name, style="bold")
+    heat: list[Block] | None = None,
+) -> list[Block]:
+    """The blocks under the summary for one access: its name, the bank table of the
+    request shown, the heat map blocks ``heat`` and the hint."""
+    head = Styled()
+    head.append(acc.name, "bold")
     where = f"  line {acc.line}" if acc.line else ""
-    head.append(f"  {acc.op} {acc.array} ({acc.dtype}){where}", style="dim")
+    head.append(f"  {acc.op} {acc.array} ({acc.dtype}){where}", "dim")
     if acc.loops:
-        head.append("  loop " + ", ".join(acc.loops), style="dim")
-    parts.append(head)
+        head.append("  loop " + ", ".join(acc.loops), "dim")
+    parts: list[Block] = [head]
     if table and acc.shown is not None and acc.detail is not None:
         parts.append(describe_request(acc))
         parts.append(bank_table(acc.detail, words=words))
-    if heat and (grid := heatmap(acc)) is not None:
-        parts.append(grid)
+    parts.extend(heat or ())
     if hint:
-        parts.append(Text(f"hint: {hint}", style="cyan"))
-    return Group(*parts)
+        parts.append(Styled(f"hint: {hint}", "cyan"))
+    return parts
 
 
 def file_block(
@@ -171,23 +176,97 @@ def file_block(
     tables: bool = True,
     heat: bool = False,
     hints: Mapping[str, str] | None = None,
-) -> RenderableType:
-    title = Text()
-    title.append(result.path, style="bold underline")
+) -> list[Block]:
+    title = Styled()
+    title.append(result.path, "bold underline")
     if result.name and result.name != result.path:
-        title.append(f"  {result.name}", style="bold")
+        title.append(f"  {result.name}", "bold")
     if result.error is not None:
-        return Group(title, Text(result.error.render(), style="bold red"))
+        return [title, Styled(result.error.render(), "bold red")]
     if result.block:
         x, y, z = result.block
-        title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", style="dim")
-    parts: list[RenderableType] = [title, summary_table(result)]
+        title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", "dim")
+    parts: list[Block] = [title, summary_table(result)]
     for acc in result.accesses:
         hint = (hints or {}).get(acc.name)
-        if tables or hint or (heat and heatmap(acc) is not None):
-            parts.append(Text(""))
-            parts.append(access_block(acc, words=words, hint=hint, table=tables, heat=heat))
-    return Group(*parts)
+        grid = _heatmap(acc) if heat else None
+        if tables or hint or grid:
+            parts.append(Styled())
+            parts.extend(access_block(acc, words=words, hint=hint, table=tables, heat=grid))
+    return parts
+
+
+def _heatmap(acc: AccessResult) -> list[Block] | None:
+    from .heatmap import heatmap
+
+    return heatmap(acc)
+
+
+def report_view(
+    report: Report,
+    *,
+    words: bool = False,
+    tables: bool = True,
+    heat: bool = False,
+    hints: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[Block]:
+    """The whole report as blocks; ``heat`` adds heat maps, ``hints`` (file path ->
+    access name -> text) a hint line under those accesses."""
+    out: list[Block] = []
+    for i, f in enumerate(report.files):
+        if i:
+            out.append(Styled())
+        out.extend(file_block(f, words=words, tables=tables, heat=heat, hints=(hints or {}).get(f.path)))
+    if any(f.accesses and f.accesses[0].detail for f in report.files) and tables:
+        out.append(Styled())
+        out.append(legend())
+    n_err = sum(1 for f in report.files if f.error)
+    n_acc = sum(len(f.accesses) for f in report.files)
+    n_conf = sum(1 for f in report.files for a in f.accesses if not a.conflict_free)
+    tail = Styled(f"{len(report.files)} file(s), {n_acc} access(es), {n_conf} with bank conflicts")
+    if n_err:
+        tail.append(f", {n_err} invalid", "bold red")
+    out.append(tail)
+    return out
+
+
+def rich_text(styled: Styled | str) -> Text:
+    """A styled piece of text as a rich Text (never read as markup)."""
+    from rich.text import Text
+
+    if isinstance(styled, str):
+        return Text(styled)
+    text = Text(style=styled.base)
+    for part, style in styled.spans:
+        text.append(part, style=style or None)
+    return text
+
+
+def to_rich(block: Block) -> RenderableType:
+    """One block as the rich renderable that draws it."""
+    if isinstance(block, Styled):
+        return rich_text(block)
+    from rich.table import Table as RichTable
+
+    table = RichTable(
+        box=None,
+        pad_edge=False,
+        show_edge=False,
+        header_style="bold",
+        padding=(0, block.pad_right, 0, block.pad_left),
+    )
+    for column in block.columns:
+        table.add_column(
+            rich_text(column.header),
+            justify=column.justify,
+            style=column.style or None,
+            min_width=column.min_width or None,
+        )
+    for row in block.rows:
+        table.add_row(*(rich_text(cell) for cell in row))
+    if block.caption:
+        table.caption = block.caption  # our own words: rich gives it the caption style
+    return table
 
 
 def report_renderables(
@@ -198,33 +277,19 @@ def report_renderables(
     heat: bool = False,
     hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[RenderableType]:
-    """The whole report as renderables (terminal, SVG and HTML); ``heat`` adds heat maps,
-    ``hints`` (file path -> access name -> text) a hint line under those accesses."""
-    out: list[RenderableType] = []
-    for i, f in enumerate(report.files):
-        if i:
-            out.append(Text(""))
-        out.append(file_block(f, words=words, tables=tables, heat=heat, hints=(hints or {}).get(f.path)))
-    if any(f.accesses and f.accesses[0].detail for f in report.files) and tables:
-        out.append(Text(""))
-        out.append(legend())
-    n_err = sum(1 for f in report.files if f.error)
-    n_acc = sum(len(f.accesses) for f in report.files)
-    n_conf = sum(1 for f in report.files for a in f.accesses if not a.conflict_free)
-    tail = Text(f"{len(report.files)} file(s), {n_acc} access(es), {n_conf} with bank conflicts")
-    if n_err:
-        tail.append(f", {n_err} invalid", style="bold red")
-    out.append(tail)
-    return out
+    """The whole report as rich renderables (terminal, SVG and HTML); see ``report_view``."""
+    return [to_rich(b) for b in report_view(report, words=words, tables=tables, heat=heat, hints=hints)]
 
 
 def make_console(color: bool, width: int | None = None) -> Console:
+    from rich.console import Console
+
     return Console(
         file=io.StringIO(),
         force_terminal=color,
         no_color=not color,
         color_system="truecolor" if color else None,
-        width=width or 200,
+        width=width or DEFAULT_WIDTH,
         highlight=False,
         emoji=False,
         legacy_windows=False,
@@ -249,5 +314,11 @@ def render_text(
     heat: bool = False,
     hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
-    return to_string(renderables, color=color, width=width)
+    """The report as text: plain without rich when possible, through rich for color
+    (and for the rare plain report whose lines rich would have to wrap)."""
+    view = report_view(report, words=words, tables=tables, heat=heat, hints=hints)
+    if not color:
+        plain = layout(view, width or DEFAULT_WIDTH)
+        if plain is not None:
+            return plain
+    return to_string([to_rich(b) for b in view], color=color, width=width)
