@@ -11,7 +11,6 @@ User text is never passed to ``eval``; the grammar is the only way in.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -334,6 +333,8 @@ def _check_names(
     while stack:
         node = stack.pop()
         if node.kind == "name" and node.op not in names:
+            import difflib  # only for the message (keeps start-up short)
+
             hint = difflib.get_close_matches(node.op, list(names), n=1)
             allowed = ", ".join(sorted(names)) if len(names) <= 16 else "see docs/spec-format.md"
             extra = f" (did you mean {hint[0]!r}?)" if hint else f"; known names: {allowed}"

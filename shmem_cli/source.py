@@ -15,7 +15,6 @@ supported with the same semantics as ``yaml.safe_load``.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -564,6 +563,8 @@ def _closest(word: Any, choices: Iterable[Any]) -> str | None:
     for name in names:
         if name.lower() == word.lower():
             return name
+    import difflib  # only for messages (keeps start-up short)
+
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return close[0] if close else None
 
