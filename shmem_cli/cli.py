@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -283,7 +282,11 @@ def analyze(
         from .render.text import render_text
 
         color = want_color(no_color) and output is None
-        term_width = width or (shutil.get_terminal_size().columns if color else None)
+        term_width = width
+        if color and width is None:
+            import shutil  # only here: it pulls in the compression modules
+
+            term_width = shutil.get_terminal_size().columns
         text = render_text(
             report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat, hints=hints
         )
