@@ -309,7 +309,9 @@ def analyze(
                 )
                 write_atomic(path, picture)
     if report.has_errors:
-        already_shown = fmt == "text" and output is None
+        # on a terminal the report already shows the errors; otherwise (a pipe, a file,
+        # JSON) standard error gets them too, one unwrapped file:line:column line each
+        already_shown = fmt == "text" and output is None and sys.stdout.isatty()
         for f in report.files if not already_shown else ():
             if f.error is not None:
                 click.echo(f.error.render(), err=True)
