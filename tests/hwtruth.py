@@ -62,7 +62,7 @@ def public_cases() -> list[dict[str, Any]]:
     return list(json.loads((DATA / "h200_public.json").read_text())["cases"])
 
 
-PROBE_SETS = ("h200_probe", "h200_probe2")
+PROBE_SETS = ("h200_probe", "h200_probe2", "h200_probe3")
 
 
 def probe_cases() -> list[dict[str, Any]]:
@@ -128,3 +128,34 @@ def _probe_set(name: str) -> list[dict[str, Any]]:
 def is_cas_loop(case: dict[str, Any]) -> bool:
     """Atomics the compiler turned into a compare-and-swap loop (not one instruction)."""
     return any("CAS" in k for k in case.get("sass", {}))
+
+
+def first_iteration(case: dict[str, Any]) -> dict[str, Any]:
+    """The case with its loop cut down to its first iteration."""
+    if not case.get("loop"):
+        return case
+    var, lo, _hi = case["loop"]
+    return {**case, "loop": [var, lo, lo + 1]}
+
+
+def loop_invariant(case: dict[str, Any]) -> bool:
+    """Whether a looped case touches the same addresses with the same lanes in every iteration."""
+    if not case.get("loop"):
+        return False
+    import numpy as np
+
+    from shmem_cli.layout import resolve
+    from shmem_cli.space import Space
+    from shmem_cli.spec import spec_from_mapping
+
+    spec = spec_from_mapping(case_to_spec(case))
+    space = Space(spec, resolve(spec), spec.accesses[0])
+    seen = None
+    for batch in space.batches():
+        rows = np.where(batch.active, batch.addr, -1).reshape(batch.iterations, space.warps, -1)
+        for it in rows:
+            if seen is None:
+                seen = it
+            elif not np.array_equal(it, seen):
+                return False
+    return True
