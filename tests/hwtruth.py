@@ -65,12 +65,13 @@ def public_cases() -> list[dict[str, Any]]:
 PROBE_SETS = ("h200_probe", "h200_probe2", "h200_probe3")
 
 
-def probe_cases() -> list[dict[str, Any]]:
+def probe_cases(sets: tuple[str, ...] = PROBE_SETS) -> list[dict[str, Any]]:
     """The cases measured for this project, in corpus format.
 
     ``h200_probe``: 45 cases aimed at the rules (pair merging, atomics, ldmatrix);
-    ``h200_probe2``: 140 random 8-/16-byte, sub-word and ldmatrix/stmatrix cases.
-    Both measured on 2026-11-29 on the H200 (files ``tests/data/<set>_cases.json``
+    ``h200_probe2``: 140 random 8-/16-byte, sub-word and ldmatrix/stmatrix cases;
+    ``h200_probe3``: 200 random cases on 2-D arrays and 1-3-D blocks, 81 with a loop.
+    All measured on 2026-11-29 on the H200 (files ``tests/data/<set>_cases.json``
     in the lab format and ``<set>_results.json`` with the raw counters).
 
     Counters are read per op: a load kernel also stores its result once, which is
@@ -79,7 +80,7 @@ def probe_cases() -> list[dict[str, Any]]:
     compiles to ATOMS.POPC.INC (``inc``).
     """
     out = []
-    for name in PROBE_SETS:
+    for name in sets:
         out.extend(_probe_set(name))
     return out
 
