@@ -289,6 +289,7 @@ def test_rules_lists_every_rule() -> None:
         ["SH003", "stale-expectation", "warning"],
         ["SH004", "loose-expectation", "info"],
         ["SH005", "idle-access", "warning"],
+        ["SH006", "loop-invariant-access", "warning"],
         ["SH100", "invalid-spec", "error"],
     ]
 

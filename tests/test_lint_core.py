@@ -75,13 +75,22 @@ def codes(findings: tuple[Finding, ...]) -> list[str]:
 
 
 def test_registry_codes_names_and_docs() -> None:
-    assert [r.code for r in RULES] == ["SH001", "SH002", "SH003", "SH004", "SH005", "SH100"]
+    assert [r.code for r in RULES] == [
+        "SH001",
+        "SH002",
+        "SH003",
+        "SH004",
+        "SH005",
+        "SH006",
+        "SH100",
+    ]
     assert [r.name for r in RULES] == [
         "bank-conflict",
         "expectation-exceeded",
         "stale-expectation",
         "loose-expectation",
         "idle-access",
+        "loop-invariant-access",
         "invalid-spec",
     ]
     for rule in RULES:

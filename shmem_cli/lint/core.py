@@ -19,6 +19,8 @@ from pathlib import Path
 
 from ..analysis import analyze_spec
 from ..errors import ShmemError
+from ..layout import resolve
+from ..space import Space
 from ..spec import Expect, load_spec
 from .findings import AccessSummary, FileLint, Finding, Hit
 from .rules import RULES, AccessCheck, FileCheck, Rule
@@ -96,11 +98,13 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
         ]
         return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
     findings = []
+    layout = resolve(spec)
     for decl, acc in zip(spec.accesses, result.accesses, strict=True):
         item = AccessCheck(
             result=acc,
             expect=effective_expect(decl.expect, spec.expect, options.default_expect),
             own=decl.expect,
+            space=Space(spec, layout, decl),
         )
         for rule in RULES:
             if rule.check_access is None:

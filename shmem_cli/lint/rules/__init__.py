@@ -14,6 +14,7 @@ from . import (
     expectation_exceeded,
     idle_access,
     invalid_spec,
+    loop_invariant_access,
     loose_expectation,
     stale_expectation,
 )
@@ -27,6 +28,7 @@ _MODULES = (
     stale_expectation,
     loose_expectation,
     idle_access,
+    loop_invariant_access,
     invalid_spec,
 )
 

@@ -1,7 +1,8 @@
 """What rules see and return, and the wording they share.
 
-An access rule gets an :class:`AccessCheck` (the analysis numbers of one access
-and the expectation that applies to it); a file rule gets a :class:`FileCheck`.
+An access rule gets an :class:`AccessCheck` (the analysis numbers of one access,
+the expectation that applies to it and its iteration space); a file rule gets a
+:class:`FileCheck`.
 Both yield :class:`~shmem_cli.lint.findings.Hit` records; the core turns hits
 into findings with the rule's code, name, severity and the access's place.
 """
@@ -11,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ...engine import RequestDetail
 from ...errors import ShmemError
 from ...model import AccessResult
 from ...spec import Expect
 from ..findings import Fact, Hit, Severity
+
+if TYPE_CHECKING:
+    from ...space import Space
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,7 @@ class AccessCheck:
     result: AccessResult
     expect: Expect | None  # effective: the access's own over the spec's over the config's
     own: Expect | None  # the access's own ``expect:`` block, if it has one
+    space: Space | None = None  # the access's iteration space (spec, layout, declaration)
 
     @property
     def conflicts_accepted(self) -> bool:
