@@ -32,8 +32,27 @@ class RequestRef:
         return where
 
 
+class CostTotals:
+    """What follows from an access's total wavefronts and their ideal (mixed into results)."""
+
+    wavefronts: int
+    ideal_wavefronts: int
+
+    @property
+    def excess_wavefronts(self) -> int:
+        return self.wavefronts - self.ideal_wavefronts
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.wavefronts == self.ideal_wavefronts
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
+
+
 @dataclass(frozen=True)
-class AccessResult:
+class AccessResult(CostTotals):
     """Totals over all warps and loop iterations of one access, plus the request to show."""
 
     name: str
@@ -57,18 +76,6 @@ class AccessResult:
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     expect: Any = field(default=None, compare=False, repr=False)
     conflicted_requests: int = 0
-
-    @property
-    def excess_wavefronts(self) -> int:
-        return self.wavefronts - self.ideal_wavefronts
-
-    @property
-    def conflict_free(self) -> bool:
-        return self.wavefronts == self.ideal_wavefronts
-
-    @property
-    def efficiency(self) -> float:
-        return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
 
     @property
     def max_wavefronts_per_request(self) -> int:

@@ -44,7 +44,7 @@ from .engine import AccessKind, request_stats
 from .errors import ShmemError, shorten
 from .expr import EvalFault, Value
 from .layout import Layout, Variant, resolve
-from .model import FileResult, Report
+from .model import CostTotals, FileResult, Report
 from .space import CHUNK_LANES, Space
 from .spec import TMA_SWIZZLES, SpecFile, Swizzle, compile_spec
 
@@ -267,7 +267,7 @@ class Settings:
 
 
 @dataclass(frozen=True)
-class AccessTotals:
+class AccessTotals(CostTotals):
     """One access under one variant: totals over all its warps and loop iterations."""
 
     name: str
@@ -277,14 +277,6 @@ class AccessTotals:
     max_ways: int
     cycles: int
     conflicted_requests: int
-
-    @property
-    def excess_wavefronts(self) -> int:
-        return self.wavefronts - self.ideal_wavefronts
-
-    @property
-    def conflict_free(self) -> bool:
-        return self.wavefronts == self.ideal_wavefronts
 
     def to_json(self) -> dict[str, Any]:
         return {
