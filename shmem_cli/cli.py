@@ -11,11 +11,14 @@ import enum
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .errors import ShmemError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,8 +85,15 @@ def emit(text: str, output: str | None, color: bool | None = None) -> None:
         click.echo(text, nl=False, color=color)
 
 
-def fail_usage(message: str) -> None:
+def fail_usage(message: str) -> NoReturn:
+    """A bad argument: ``shmem: error: message`` on standard error, exit status 2."""
     click.echo(f"shmem: error: {message}", err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+def fail_input(err: ShmemError) -> NoReturn:
+    """Bad input: ``file:line:column: error: message`` on standard error, exit status 2."""
+    click.echo(err.render(), err=True)
     sys.exit(ExitCode.USAGE)
 
 
@@ -97,7 +107,6 @@ def parse_request(value: str | None) -> Any:
         return RequestChoice(warp=int(warp_text), iteration=int(it_text) if it_text else 0)
     except ValueError:
         fail_usage(f"--request expects WARP or WARP:ITERATION (integers), got {value!r}")
-    return None
 
 
 # name -> "module:attribute" of commands loaded on first use (keeps start-up fast)

@@ -10,29 +10,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
-from ..cli import CONTEXT, ExitCode, emit, output_options, want_color
+from ..cli import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, want_color
 
 if TYPE_CHECKING:
-    from ..errors import ShmemError
     from ..lint.config import LintConfig
     from ..lint.findings import LintReport, Severity
 
 FORMATS = ("text", "json", "github", "sarif", "junit")
 SEVERITIES = ("error", "warning", "info")
-
-
-def _usage(message: str) -> NoReturn:
-    click.echo(f"shmem: error: {message}", err=True)
-    sys.exit(ExitCode.USAGE)
-
-
-def _bad_input(err: ShmemError) -> NoReturn:
-    click.echo(err.render(), err=True)
-    sys.exit(ExitCode.USAGE)
 
 
 def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConfig:
@@ -43,7 +32,7 @@ def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintCon
         return LintConfig(base=cwd)
     if config_path is not None:
         if not Path(config_path).is_file():
-            _usage(f"config file not found: {config_path}")
+            fail_usage(f"config file not found: {config_path}")
         source: Path | None = Path(config_path)
     else:
         found = find_pyproject(cwd)
@@ -53,7 +42,7 @@ def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintCon
     try:
         return load_config(source)
     except ShmemError as err:
-        _bad_input(err)
+        fail_input(err)
 
 
 def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str:
@@ -175,16 +164,16 @@ def lint(
         inputs = [Path(p) for p in paths]
         for p in paths:
             if not os.path.exists(p):
-                _usage(f"no such file or directory: {p}")
+                fail_usage(f"no such file or directory: {p}")
     elif config.paths:
         inputs = [config.base / p for p in config.paths]
         for q in inputs:
             if not q.exists():
-                _usage(
+                fail_usage(
                     f"no such file or directory: {q} (from [tool.shmem] paths in {config.source})"
                 )
     else:
-        _usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
+        fail_usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
 
     excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
     targets = collect_targets(inputs, root=root, excludes=excludes)
@@ -208,7 +197,7 @@ def lint(
         try:
             accepted = baselines.load_baseline(baseline_file)
         except ShmemError as err:
-            _bad_input(err)
+            fail_input(err)
         report = baselines.apply_baseline(report, accepted)
 
     threshold = Severity.parse(fail_on) if fail_on else (config.fail_on or Severity.ERROR)
@@ -268,6 +257,6 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
         for n in names:
             rule = lookup(n)
             if rule is None:
-                _usage(f"unknown rule {n!r}; known: {', '.join(r.code for r in RULES)}")
+                fail_usage(f"unknown rule {n!r}; known: {', '.join(r.code for r in RULES)}")
             chosen.append(rule)
     click.echo(render_rules(chosen, fmt, full=bool(names) or fmt != "text"), nl=False)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 
 import click
 
-from ..cli import CONTEXT, ExitCode, emit, fail_usage, output_options, want_color
+from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, want_color
 
 
 @click.command(context_settings=CONTEXT, short_help="Rank paddings, swizzles and params of a spec by cost.")
@@ -92,8 +91,9 @@ def sweep(
         plan.check(compiled)
         result = run_sweep(compiled, plan)
     except ShmemError as exc:
-        click.echo(exc.render() if exc.path else f"shmem: error: {exc.message}", err=True)
-        sys.exit(ExitCode.USAGE)
+        if exc.path:
+            fail_input(exc)
+        fail_usage(exc.message)
     if fmt == "json":
         from ..render.sweep_text import render_sweep_json
 

@@ -10,11 +10,11 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
-from ..cli import CONTEXT, ExitCode, emit, output_options
+from ..cli import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options
 
 if TYPE_CHECKING:
     from ..errors import ShmemError
@@ -22,11 +22,6 @@ if TYPE_CHECKING:
     from ..verify.compare import VerifyReport
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?$")
-
-
-def _usage(message: str) -> NoReturn:
-    click.echo(f"shmem: error: {message}", err=True)
-    sys.exit(ExitCode.USAGE)
 
 
 def _say(message: str) -> None:
@@ -41,10 +36,10 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
 
     for p in paths:
         if not Path(p).exists():
-            _usage(f"no such file or directory: {p}")
+            fail_usage(f"no such file or directory: {p}")
     files = collect_specs(paths)
     if not files:
-        _usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
+        fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
     targets: list[Target] = []
     errors: list[ShmemError] = []
     used: set[str] = set()
@@ -66,7 +61,7 @@ def _read_dump(path: Path) -> str:
         if data[:2] == b"\x1f\x8b":  # the gzip magic number
             data = gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as exc:
-        _usage(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        fail_usage(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
     return data.decode("utf-8", errors="replace")
 
 
@@ -78,10 +73,9 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     try:
         launches = ncu.parse_csv(csv_path.read_text(encoding="utf-8", errors="replace"), str(csv_path))
     except OSError as exc:
-        _usage(f"cannot read {csv_path}: {exc.strerror or exc}")
+        fail_usage(f"cannot read {csv_path}: {exc.strerror or exc}")
     except ShmemError as exc:
-        click.echo(exc.render(), err=True)
-        sys.exit(ExitCode.USAGE)
+        fail_input(exc)
     if sass_path is None:
         for name in (runner.SASS_FILE, runner.SASS_FILE + ".gz"):
             if (csv_path.parent / name).is_file():
@@ -138,8 +132,7 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
         _say("profiling with Nsight Compute (one launch per kernel; this takes a while)")
         launches = ncu.parse_csv(runner.profile(tools, folder), str(folder / runner.CSV_FILE))
     except runner.ToolError as exc:
-        click.echo(f"shmem: error: {exc}", err=True)
-        sys.exit(ExitCode.USAGE)
+        fail_usage(str(exc))
     finally:
         if scratch is not None:
             scratch.cleanup()
@@ -233,13 +226,13 @@ def verify(
       shmem verify access_specs/ --from-ncu bench/ncu.csv --format json -o verify.json
     """
     if emit_dir and from_ncu:
-        _usage("--emit and --from-ncu exclude each other")
+        fail_usage("--emit and --from-ncu exclude each other")
     if keep and (emit_dir or from_ncu):
-        _usage("--keep applies only when verify builds and profiles here")
+        fail_usage("--keep applies only when verify builds and profiles here")
     if sass_file and not from_ncu:
-        _usage("--sass applies only with --from-ncu")
+        fail_usage("--sass applies only with --from-ncu")
     if arch is not None and not ARCH.match(arch):
-        _usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
     targets, errors = _plan(paths)
     for err in errors:
         click.echo(err.render(), err=True)
