@@ -71,6 +71,18 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
     return deco
 
 
+def text_width(width: int | None, color: bool) -> int | None:
+    """--width if given, else the terminal's width when printing to it in color.
+
+    None leaves the width to the renderer (200 columns for plain text).
+    """
+    if width is not None or not color:
+        return width
+    import shutil  # only here: it pulls in the compression modules
+
+    return shutil.get_terminal_size().columns
+
+
 def emit(text: str, output: str | None, color: bool | None = None) -> None:
     """Write a rendered report to ``output`` (atomically) or standard output.
 
@@ -291,13 +303,8 @@ def analyze(
         from .render.text import render_text
 
         color = want_color(no_color) and output is None
-        term_width = width
-        if color and width is None:
-            import shutil  # only here: it pulls in the compression modules
-
-            term_width = shutil.get_terminal_size().columns
         text = render_text(
-            report, color=color, width=term_width, words=words, tables=not no_tables, heat=heat, hints=hints
+            report, color=color, width=text_width(width, color), words=words, tables=not no_tables, heat=heat, hints=hints
         )
     emit(text, output, color=color)
     if svg_path or html_path:

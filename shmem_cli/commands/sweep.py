@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 import click
 
-from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, want_color
+from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, text_width, want_color
 
 
 @click.command(context_settings=CONTEXT, short_help="Rank paddings, swizzles and params of a spec by cost.")
@@ -102,6 +101,5 @@ def sweep(
         from ..render.sweep_text import render_sweep_text
 
         color = want_color(no_color) and output is None
-        term_width = width or (shutil.get_terminal_size()[0] if color else None)
-        text = render_sweep_text(result, color=color, width=term_width)
+        text = render_sweep_text(result, color=color, width=text_width(width, color))
     emit(text, output)
