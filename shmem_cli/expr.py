@@ -12,7 +12,7 @@ User text is never passed to ``eval``; the grammar is the only way in.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -94,7 +94,6 @@ class Expr:
     op: str = ""
     value: int = 0
     args: tuple[Expr, ...] = ()
-    text: str = field(default="", compare=False)
 
     @property
     def names(self) -> frozenset[str]:
@@ -123,15 +122,6 @@ class Expr:
         """Evaluate an expression that may only use ``params``."""
         result = _eval(self, params, None)
         return int(np.asarray(result).reshape(-1)[0]) if not isinstance(result, int) else result
-
-
-@dataclass(frozen=True)
-class ParsedSource:
-    """The source text an expression came from, for locating faults."""
-
-    text: str
-    pos: SourcePos | None
-    path: str | None
 
 
 @lru_cache(maxsize=1)
@@ -173,11 +163,11 @@ def parse(
     description; an unknown name is an error at its column with a suggestion.
     ``pos`` is where the expression's first character sits in the file."""
     if isinstance(text, bool):
-        return Expr("num", 0, value=int(text), text=str(int(text)))
+        return Expr("num", 0, value=int(text))
     if isinstance(text, int):
         if not -(2**62) < text < 2**62:
             raise ShmemError(f"integer {shorten(text)} is too large", path=path, pos=pos)
-        return Expr("num", 0, value=text, text=str(text))
+        return Expr("num", 0, value=text)
     if not isinstance(text, str):
         raise ShmemError(f"expected an expression, found {shorten(text)}", path=path, pos=pos)
     _check_shape(text, path, pos)
@@ -228,7 +218,7 @@ def _parse_with_lark(text: str, path: str | None, pos: SourcePos | None) -> Expr
             pos=pos.shifted(len(text)) if pos else None,
         ) from None
     try:
-        expr = _build(tree, text)
+        expr = _build(tree)
     except RecursionError:
         raise ShmemError("expression is nested too deeply", path=path, pos=pos) from None
     except _BuildError as exc:
@@ -270,7 +260,7 @@ def _parse_int(token: str, col: int) -> int:
     return value
 
 
-def _build(tree: Any, text: str) -> Expr:
+def _build(tree: Any) -> Expr:
     from lark import Token
 
     if isinstance(tree, Token):  # a bare INT or NAME at the top level
@@ -295,7 +285,7 @@ def _build(tree: Any, text: str) -> Expr:
         return Expr("name", kids[0].start_pos, op=full)
     if data == "call":
         fname = str(kids[0])
-        args = tuple(_build(k, text) for k in kids[1:] if k is not None)
+        args = tuple(_build(k) for k in kids[1:] if k is not None)
         if fname not in FUNCTIONS:
             raise _BuildError(
                 f"unknown function {shorten(fname)!r}; available: {', '.join(sorted(FUNCTIONS))}",
@@ -309,19 +299,19 @@ def _build(tree: Any, text: str) -> Expr:
         return Expr("call", kids[0].start_pos, op=fname, args=args)
     if data == "unop":
         op = str(kids[0])
-        return Expr("unop", kids[0].start_pos, op=op, args=(_build(kids[1], text),))
+        return Expr("unop", kids[0].start_pos, op=op, args=(_build(kids[1]),))
     if data == "binop":
         left, optok, right = kids
         return Expr(
             "binop",
             optok.start_pos,
             op=str(optok),
-            args=(_build(left, text), _build(right, text)),
+            args=(_build(left), _build(right)),
         )
     if data == "ternary":
         cond, q, a, b = kids
         return Expr(
-            "ternary", q.start_pos, args=(_build(cond, text), _build(a, text), _build(b, text))
+            "ternary", q.start_pos, args=(_build(cond), _build(a), _build(b))
         )
     raise _BuildError(f"unsupported expression form {data!r}", col)
 

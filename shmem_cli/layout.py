@@ -46,10 +46,6 @@ class ArrayLayout:
     def padded_shape(self) -> tuple[int, ...]:
         return (*self.shape[:-1], self.shape[-1] + self.pad)
 
-    @property
-    def pad_bytes(self) -> int:
-        return prod(self.shape[:-1]) * self.pad * self.esize
-
 
 @dataclass(frozen=True)
 class Layout:

@@ -479,11 +479,6 @@ def schema() -> dict[str, Any]:
 
 
 @cache
-def _schema_cached() -> dict[str, Any]:
-    return schema()
-
-
-@cache
 def _validator() -> Validator:
     from jsonschema import Draft7Validator, validators
 
@@ -759,7 +754,7 @@ def validate(doc: Document) -> list[ShmemError]:
     """Every schema problem of ``doc``, located and sorted by position."""
     from .schemafast import conforms
 
-    if conforms(doc.data, _schema_cached()):  # a quick walk of the same schema; jsonschema explains
+    if conforms(doc.data, schema()):  # a quick walk of the same schema; jsonschema explains
         return []
     reporter = _Reporter(doc)
     reporter.report_all(_validator().iter_errors(doc.data))

@@ -9,7 +9,7 @@ resolves them for one variant.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -493,7 +493,3 @@ class _Compiler:
             expect=self.compile_expect(acc.get("expect"), *where, "expect"),
             pos=self.doc.pos(*where),
         )
-
-
-def describe_names(spec: SpecFile, access: AccessDecl) -> Sequence[str]:
-    return [*THREAD_NAMES, *spec.params, *(lp.var for lp in access.loops)]
