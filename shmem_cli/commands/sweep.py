@@ -94,9 +94,9 @@ def sweep(
             fail_input(exc)
         fail_usage(exc.message)
     if fmt == "json":
-        from ..render.sweep_text import render_sweep_json
+        from ..render.json_out import render_json
 
-        text = render_sweep_json(result)
+        text = render_json(result)
     else:
         from ..render.sweep_text import render_sweep_text
 

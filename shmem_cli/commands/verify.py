@@ -258,7 +258,7 @@ def verify(
 
         report = replace(report, errors=tuple(errors))
     if fmt == "json":
-        from ..verify.report import render_json
+        from ..render.json_out import render_json
 
         text = render_json(report)
     else:

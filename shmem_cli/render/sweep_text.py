@@ -1,8 +1,6 @@
-"""Sweep results as text: one row per variant, the best one marked, and JSON."""
+"""Sweep results as text: one row per variant, the best one marked."""
 
 from __future__ import annotations
-
-import json
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -127,7 +125,3 @@ def sweep_renderables(result: SweepResult) -> list[RenderableType]:
 
 def render_sweep_text(result: SweepResult, *, color: bool = False, width: int | None = None) -> str:
     return to_string(sweep_renderables(result), color=color, width=width)
-
-
-def render_sweep_json(result: SweepResult) -> str:
-    return json.dumps(result.to_json(), indent=2) + "\n"

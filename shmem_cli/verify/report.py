@@ -1,8 +1,6 @@
-"""Text and JSON renderings of a verify report (strings only, no I/O)."""
+"""Text rendering of a verify report (strings only, no I/O); JSON: render.json_out."""
 
 from __future__ import annotations
-
-import json
 
 from .compare import MATCH, MISMATCH, NOT_MEASURED, STATUSES, UNMEASURABLE, Outcome, VerifyReport
 
@@ -55,7 +53,3 @@ def render_text(report: VerifyReport) -> str:
     out.append("")
     out.append(f"{total} access{'es' if total != 1 else ''}: {counts}")
     return "\n".join(out) + "\n"
-
-
-def render_json(report: VerifyReport) -> str:
-    return json.dumps(report.to_json(), indent=2) + "\n"
