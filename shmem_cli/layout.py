@@ -15,7 +15,7 @@ from math import prod
 from .errors import ShmemError, shorten
 from .spec import ArrayDecl, Located, SpecFile, Swizzle
 
-ALLOC_ALIGN = 128
+ALLOC_ALIGN = 128  # arrays without an offset start at the next multiple of this (or their alignment)
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ def _resolve_array(
                 pos=decl.offset.pos,
             )
     else:
-        step = max(128, align)
+        step = max(ALLOC_ALIGN, align)
         offset = -(-cursor // step) * step
     if swizzle is not None:
         unit = 1 << swizzle.base
