@@ -7,7 +7,7 @@ CLI, ``sweep`` and ``lint`` share.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +46,10 @@ def analyze_access(
     detail: bool = True,
 ) -> AccessResult:
     """Totals for one access over its whole iteration space."""
-    if any(lp.bounds is not None for lp in access.loops) and layout.params != spec.params:
-        try:
-            access = replace(access, loops=tuple(lp.resolved(layout.params) for lp in access.loops))
-        except ShmemError as exc:
-            raise exc.located(spec.path) from None
+    try:
+        access = access.with_params(layout.params)
+    except ShmemError as exc:
+        raise exc.located(spec.path) from None
     space = Space(spec, layout, access)
     space.check_size()
     kind = access_kind(spec, layout, access)

@@ -55,9 +55,7 @@ def invariant_loops(
     that passes the two-iteration test on an access of more than ``limit``
     lane-accesses (see the module docstring). An empty loop is never reported.
     """
-    loops = access.loops
-    if any(lp.bounds is not None for lp in loops) and layout.params != spec.params:
-        loops = tuple(lp.resolved(layout.params) for lp in loops)
+    loops = access.with_params(layout.params).loops
     if any(lp.count == 0 for lp in loops):
         return ()
     found = []

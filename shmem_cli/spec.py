@@ -172,6 +172,12 @@ class AccessDecl:
     expect: Expect | None
     pos: SourcePos | None
 
+    def with_params(self, params: Mapping[str, int]) -> AccessDecl:
+        """This access with its loop ranges evaluated for ``params`` (they may use params)."""
+        if all(lp.bounds is None for lp in self.loops):
+            return self
+        return replace(self, loops=tuple(lp.resolved(params) for lp in self.loops))
+
 
 @dataclass(frozen=True)
 class SpecFile:
