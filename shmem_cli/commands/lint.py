@@ -202,7 +202,7 @@ def lint(
 
     threshold = Severity.parse(fail_on) if fail_on else (config.fail_on or Severity.ERROR)
     color = want_color(no_color) and output is None and fmt == "text"
-    emit(_render(report, fmt, threshold, color), output)
+    emit(_render(report, fmt, threshold, color), output, color=color)
 
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         from ..render.github import render_step_summary

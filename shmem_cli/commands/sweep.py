@@ -93,6 +93,7 @@ def sweep(
         if exc.path:
             fail_input(exc)
         fail_usage(exc.message)
+    color = False
     if fmt == "json":
         from ..render.json_out import render_json
 
@@ -102,4 +103,4 @@ def sweep(
 
         color = want_color(no_color) and output is None
         text = render_sweep_text(result, color=color, width=text_width(width, color))
-    emit(text, output)
+    emit(text, output, color=color)
