@@ -42,8 +42,10 @@ def test_text_summary_numbers(tmp_path: Path) -> None:
     assert code == 0
     # 2 warps x 2 iterations = 4 requests, each 32 wavefronts (32-way)
     line = next(ln for ln in out.splitlines() if "column read" in ln and "load" in ln)
-    assert line.split()[:1] == ["32-way"]
-    assert "4" in line.split() and "128" in line.split()
+    cells = line.split()
+    assert cells[0] == "32-way"
+    # requests, wavefronts, ideal, excess, ways, efficiency, cycles: the last seven columns
+    assert cells[-7:] == ["4", "128", "4", "124", "32", "3.1%", "~128"]
     assert "\x1b[" not in out  # no color when not a terminal
     assert "worst bank 32-way" in out
 
