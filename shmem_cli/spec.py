@@ -18,7 +18,7 @@ from . import dtypes
 from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
 from .engine import ATOMIC_KINDS, OPS
 from .errors import ShmemError, SourcePos, shorten
-from .expr import Expr, parse
+from .expr import EvalFault, Expr, parse
 from .source import Document, load_yaml, validate
 
 THREAD_NAMES: dict[str, str] = {
@@ -96,7 +96,12 @@ class Loop:
         """This loop with its bounds re-evaluated for other param values."""
         if self.bounds is None:
             return self
-        lo, hi, step = (e.constant(params) for e in self.bounds)
+        try:
+            lo, hi, step = (e.constant(params) for e in self.bounds)
+        except EvalFault as fault:  # e.g. a division by a param that is 0
+            raise ShmemError(
+                f"loop range of {shorten(self.var)!r}: {fault.message}", pos=self.pos
+            ) from None
         if step == 0:
             raise ShmemError(f"loop {shorten(self.var)!r} has step 0", pos=self.pos)
         return replace(self, start=lo, stop=hi, step=step)
@@ -395,12 +400,12 @@ class _Compiler:
                     parse(hi_text.strip(), names=pnames),
                     parse(step_text.strip() or "1", names=pnames),
                 )
-                lo, hi, step = (e.constant(params) for e in bounds)
             except ShmemError as exc:
                 raise self.err(f"loop range {shorten(text)!r}: {exc.message}", *where) from None
-            if step == 0:
-                raise self.err(f"loop {shorten(var)!r} has step 0", *where)
-            loops.append(Loop(var, None, start=lo, stop=hi, step=step, pos=pos, bounds=bounds))
+            try:
+                loops.append(Loop(var, None, pos=pos, bounds=bounds).resolved(params))
+            except ShmemError as exc:
+                raise exc.located(self.path) from None
         return tuple(loops)
 
     def compile_access(
