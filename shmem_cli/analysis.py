@@ -33,7 +33,7 @@ class RequestChoice:
 
 def access_kind(spec: SpecFile, layout: Layout, access: AccessDecl) -> AccessKind:
     arr = layout.arrays[access.array]
-    size = spec.arch.ldmatrix_row_bytes if access.op in ("ldmatrix", "stmatrix") else arr.esize
+    size = spec.arch.ldmatrix_row_bytes if access.is_matrix else arr.esize
     return AccessKind(op=access.op, size=size, atomic=access.atomic, matrices=access.matrices)
 
 

@@ -29,7 +29,16 @@ SLOT_BITS = 20  # slot index bits inside a fast-path key (int32: phase above, 31
 INACTIVE = np.int32(np.iinfo(np.int32).max)  # fast-path key of an inactive lane (sorts last)
 
 OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
+MATRIX_OPS = ("ldmatrix", "stmatrix")
 ATOMIC_KINDS = ("inc", "add", "exch")
+
+
+def matrix_address_lanes(matrices: int, warp_size: int) -> B8:
+    """ldmatrix/stmatrix: the lanes whose addresses count, (1, warp_size).
+
+    Lanes 8m..8m+7 give the row addresses of matrix m; the other lanes' addresses are ignored.
+    """
+    return (np.arange(warp_size) < 8 * matrices)[None, :]
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,7 @@ class AccessKind:
 
     @property
     def is_matrix(self) -> bool:
-        return self.op in ("ldmatrix", "stmatrix")
+        return self.op in MATRIX_OPS
 
     @property
     def combines_lanes(self) -> bool:
@@ -110,7 +119,7 @@ def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) ->
     """
     rows, lanes = addr.shape
     if kind.is_matrix:
-        active = active & (np.arange(lanes) < 8 * kind.matrices)[None, :]
+        active = active & matrix_address_lanes(kind.matrices, lanes)
     unit = max(kind.size, arch.bank_bytes)
     groups = arch.banks * arch.bank_bytes // unit
     all_active = bool(active.all())
@@ -171,7 +180,7 @@ def request_stats_by_word(
     distinct words of every (phase, bank) counted. Same result as :func:`request_stats`."""
     rows = addr.shape[0]
     if kind.is_matrix:
-        active = active & (np.arange(arch.warp_size) < 8 * kind.matrices)[None, :]
+        active = active & matrix_address_lanes(kind.matrices, arch.warp_size)
     group, n_phases = phase_groups(addr, active, kind, arch)
     words_per_lane = max(1, kind.size // arch.bank_bytes)
     word = addr // arch.bank_bytes
@@ -273,7 +282,7 @@ def explain_request(
         a = np.pad(a, ((0, 0), (0, pad)))
         act = np.pad(act, ((0, 0), (0, pad)))
     if kind.is_matrix:
-        act = act & (np.arange(arch.warp_size) < 8 * kind.matrices)[None, :]
+        act = act & matrix_address_lanes(kind.matrices, arch.warp_size)
     group, n_phases = phase_groups(a, act, kind, arch)
     per_phase = arch.warp_size // int(n_phases[0])
     words_per_lane = max(1, kind.size // arch.bank_bytes)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .engine import matrix_address_lanes
 from .layout import Layout
 from .space import Batch, Space
 from .spec import AccessDecl, Loop, SpecFile
@@ -101,7 +102,7 @@ def _lane_keys(space: Space, batch: Batch) -> npt.NDArray[np.int64]:
     """One row per iteration: each lane's address where it takes part, -1 where it does not."""
     access, arch = space.access, space.spec.arch
     active = batch.active
-    if access.op in ("ldmatrix", "stmatrix"):
-        active = active & (np.arange(arch.warp_size) < 8 * access.matrices)[None, :]
+    if access.is_matrix:
+        active = active & matrix_address_lanes(access.matrices, arch.warp_size)
     keys: npt.NDArray[np.int64] = np.where(active, batch.addr, -1)
     return keys.reshape(batch.iterations, -1)

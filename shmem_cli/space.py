@@ -150,7 +150,7 @@ class Space:
         shape = (count, self.threads)
         acc = self.access
         arch = self.spec.arch
-        matrix = acc.op in ("ldmatrix", "stmatrix")
+        matrix = acc.is_matrix
         # predicate: the lanes that run the instruction (None: all of them)
         predicate = None
         if acc.when is not None:

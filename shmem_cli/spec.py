@@ -16,7 +16,7 @@ from typing import Any
 
 from . import dtypes
 from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
-from .engine import ATOMIC_KINDS, OPS
+from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Expr, parse
 from .source import Document, load_yaml, validate
@@ -176,6 +176,11 @@ class AccessDecl:
     atomic: str
     expect: Expect | None
     pos: SourcePos | None
+
+    @property
+    def is_matrix(self) -> bool:
+        """ldmatrix/stmatrix: lanes give the row addresses of 8x8 matrices."""
+        return self.op in MATRIX_OPS
 
     def with_params(self, params: Mapping[str, int]) -> AccessDecl:
         """This access with its loop ranges evaluated for ``params`` (they may use params)."""
@@ -459,7 +464,7 @@ class _Compiler:
         atomic = acc.get("atomic", "inc")
         assert atomic in ATOMIC_KINDS
         where = ("accesses", i)
-        if op in ("ldmatrix", "stmatrix"):
+        if op in MATRIX_OPS:
             if arr.dtype.size != 2:
                 raise self.err(
                     f"{op} moves 16-bit elements (8x8 b16 matrices) but array "

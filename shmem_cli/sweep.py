@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from .analysis import access_kind
-from .engine import AccessKind, request_stats
+from .engine import AccessKind, matrix_address_lanes, request_stats
 from .errors import ShmemError, shorten
 from .expr import EvalFault, Value
 from .layout import Layout, Variant, resolve
@@ -590,7 +590,7 @@ class Evaluator:
         space = Space(spec, layout, acc)
         space.check_size()
         ws = spec.arch.warp_size
-        if acc.op in ("ldmatrix", "stmatrix") and space.threads % ws:
+        if acc.is_matrix and space.threads % ws:
             return None
         used = sum(v.live.size * (len(v.values) + 1) for v in self._indices.values() if v is not None)
         env = space.thread_env()
@@ -637,7 +637,7 @@ class Evaluator:
             else:
                 active = np.ones(shape, dtype=bool)
             live = active
-            if acc.op in ("ldmatrix", "stmatrix"):
+            if acc.is_matrix:
                 per_warp = active.reshape(count, threads // ws, ws)
                 if (per_warp.any(axis=2) & ~per_warp.all(axis=2)).any():
                     return None  # not warp-uniform
@@ -683,12 +683,11 @@ class Evaluator:
     def _slow(spec: SpecFile, layout: Layout, i: int, kind: AccessKind) -> tuple[int, ...]:
         """Chunk by chunk through :class:`Space` (which raises the located errors)."""
         acc = spec.accesses[i]
-        lanes = np.arange(spec.arch.warp_size)
         totals = [0, 0, 0, 0, 0, 0]
         for batch in Space(spec, layout, acc).batches():
             live = batch.active
             if kind.is_matrix:
-                live = live & (lanes < 8 * kind.matrices)[None, :]
+                live = live & matrix_address_lanes(kind.matrices, spec.arch.warp_size)
             part = request_totals(batch.addr, live, kind, spec)
             for k in (0, 1, 2, 4, 5):
                 totals[k] += part[k]
