@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from math import prod
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from .spec import AccessDecl, Located, SpecFile
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
+TidT = TypeVar("TidT", int, "npt.NDArray[np.int64]")
 
 MAX_LANE_ACCESSES = 1 << 31  # per access: about two billion lane-accesses
 CHUNK_LANES = 1 << 16  # 64K lanes: a chunk's arrays stay near the L2 cache (docs/performance.md)
@@ -51,6 +52,12 @@ def keep_freed_memory() -> None:
         libc.mallopt(m_trim_threshold, 128 << 20)
     except (OSError, AttributeError):
         pass
+
+
+def thread_index(tid: TidT, block: tuple[int, int, int]) -> tuple[TidT, TidT, TidT]:
+    """``threadIdx`` (x, y, z) of linear thread id ``tid`` (an int or an array): tid = x + y*X + z*X*Y."""
+    x, y, _ = block
+    return tid % x, (tid // x) % y, tid // (x * y)
 
 
 @dataclass(frozen=True)
@@ -117,10 +124,11 @@ class Space:
         x, y, z = self.layout.block
         tid = np.arange(self.threads, dtype=np.int64)[None, :]
         lane = tid % self.spec.arch.warp_size
+        tx, ty, tz = thread_index(tid, self.layout.block)
         return {
-            "threadIdx.x": tid % x,
-            "threadIdx.y": (tid // x) % y,
-            "threadIdx.z": tid // (x * y),
+            "threadIdx.x": tx,
+            "threadIdx.y": ty,
+            "threadIdx.z": tz,
             "blockDim.x": x,
             "blockDim.y": y,
             "blockDim.z": z,
@@ -226,13 +234,15 @@ class Space:
             ) from None
 
     def _who(self, c: int, t: int, start: int) -> str:
-        x, y, _ = self.layout.block
+        """Thread ``t`` in row ``c`` of the chunk from iteration ``start``, for error messages."""
+        tx, ty, tz = thread_index(t, self.layout.block)
         ws = self.spec.arch.warp_size
-        who = f"thread ({t % x},{(t // x) % y},{t // (x * y)}) (warp {t // ws}, lane {t % ws})"
-        values = self.loop_values(start + c)
-        if values:
-            who += " at " + ", ".join(f"{k}={v}" for k, v in values)
-        return who
+        return f"thread ({tx},{ty},{tz}) (warp {t // ws}, lane {t % ws})" + self._at(start + c)
+
+    def _at(self, iteration: int) -> str:
+        """`` at k=0, j=3``: the loop values of a flat iteration index ('' without loops)."""
+        values = self.loop_values(iteration)
+        return " at " + ", ".join(f"{k}={v}" for k, v in values) if values else ""
 
     def _fault_oob(self, loc: Located, k: int, idx: I64, bad: B8, limit: int, start: int) -> None:
         c, t = (int(v) for v in np.argwhere(bad)[0])
@@ -262,8 +272,7 @@ class Space:
             c, w = (int(v) for v in np.argwhere(mixed)[0])
             raise ShmemError(
                 f"{self.access.op} is .sync.aligned: 'when' must be the same for all lanes of a warp, "
-                f"but it differs inside warp {w}"
-                + (f" at {', '.join(f'{k}={v}' for k, v in self.loop_values(start + c))}" if self.access.loops else ""),
+                f"but it differs inside warp {w}{self._at(start + c)}",
                 path=self.spec.path,
                 pos=self.access.when.pos if self.access.when else self.access.pos,
             )
