@@ -8,7 +8,7 @@ coordinates (1, T) rows, so an expression costs one array operation per node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from math import prod
@@ -149,12 +149,17 @@ class Space:
             count = min(per_chunk, total - start)
             yield self.batch(base_env, start, count)
 
-    def batch(self, base_env: dict[str, Value], start: int, count: int) -> Batch:
+    def chunk_env(self, base_env: Mapping[str, Value], start: int, count: int) -> dict[str, Value]:
+        """``base_env`` plus each loop variable as a (count, 1) column: iterations start.. start+count-1."""
         env = dict(base_env)
         rest = np.arange(start, start + count, dtype=np.int64)[:, None]
         for lp in reversed(self.access.loops):
             env[lp.var] = lp.value_at(rest % lp.count)
             rest = rest // lp.count
+        return env
+
+    def batch(self, base_env: dict[str, Value], start: int, count: int) -> Batch:
+        env = self.chunk_env(base_env, start, count)
         shape = (count, self.threads)
         acc = self.access
         arch = self.spec.arch

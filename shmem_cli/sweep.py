@@ -625,11 +625,7 @@ class Evaluator:
         """Index values of ``count`` loop iterations from ``start``, as in Space.batch."""
         acc, ws = space.access, space.spec.arch.warp_size
         threads = space.threads
-        env = dict(base_env)
-        rest = np.arange(start, start + count, dtype=np.int64)[:, None]
-        for lp in reversed(acc.loops):
-            env[lp.var] = lp.value_at(rest % lp.count)
-            rest = rest // lp.count
+        env = space.chunk_env(base_env, start, count)
         shape = (count, threads)
         try:
             if acc.when is not None:
