@@ -95,18 +95,6 @@ class Expr:
     value: int = 0
     args: tuple[Expr, ...] = ()
 
-    @property
-    def names(self) -> frozenset[str]:
-        """Every variable name the expression reads."""
-        found: set[str] = set()
-        stack: list[Expr] = [self]
-        while stack:
-            node = stack.pop()
-            if node.kind == "name":
-                found.add(node.op)
-            stack.extend(node.args)
-        return frozenset(found)
-
     def evaluate(self, env: Mapping[str, Value], live: BoolArray | None = None) -> Value:
         """Evaluate over ``env`` (arrays broadcast together). ``live`` masks
         the elements whose faults (division by zero, bad shifts) matter."""
