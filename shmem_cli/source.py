@@ -171,24 +171,26 @@ def _decode(source: bytes, path: str) -> str:
         source = source[3:]
     nul = source.find(b"\x00")
     if nul >= 0:
-        line_start = source.rfind(b"\n", 0, nul) + 1
-        column = len(source[line_start:nul].decode("utf-8", errors="replace")) + 1
         raise ShmemError(
             "file contains a NUL byte; it looks like a binary file, not a YAML spec",
             path=path,
-            pos=SourcePos(source.count(b"\n", 0, nul) + 1, column),
+            pos=_byte_pos(source, nul),
         )
     try:
         return source.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bad = exc.start
-        line_start = source.rfind(b"\n", 0, bad) + 1
-        column = len(source[line_start:bad].decode("utf-8", errors="replace")) + 1
         raise ShmemError(
-            f"file is not valid UTF-8 text (byte 0x{source[bad]:02x})",
+            f"file is not valid UTF-8 text (byte 0x{source[exc.start]:02x})",
             path=path,
-            pos=SourcePos(source.count(b"\n", 0, bad) + 1, column),
+            pos=_byte_pos(source, exc.start),
         ) from None
+
+
+def _byte_pos(source: bytes, index: int) -> SourcePos:
+    """1-based line and column (in characters, as far as they decode) of byte ``index``."""
+    line_start = source.rfind(b"\n", 0, index) + 1
+    column = len(source[line_start:index].decode("utf-8", errors="replace")) + 1
+    return SourcePos(source.count(b"\n", 0, index) + 1, column)
 
 
 def _syntax_error(exc: yaml.YAMLError, text: str, path: str) -> ShmemError:
