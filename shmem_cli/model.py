@@ -10,6 +10,8 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+    from .spec import Expect
+
 from .engine import RequestDetail
 from .errors import ShmemError
 
@@ -74,7 +76,7 @@ class AccessResult(CostTotals):
     iterations: int
     loops: tuple[str, ...]
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
-    expect: Any = field(default=None, compare=False, repr=False)
+    expect: Expect | None = field(default=None, compare=False, repr=False)  # lint's bounds: the access's over the spec's
     conflicted_requests: int = 0
 
     @property
