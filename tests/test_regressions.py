@@ -82,3 +82,16 @@ def test_lone_surrogate_escape(tmp_path: Path) -> None:
     code, out, path = analyze(tmp_path, 'name: "\\udfff"\n' + HEAD + "    index: [lane]\n")
     assert code == 2
     assert f"{path}:1:7: error: invalid YAML" in out
+
+
+def test_loop_bound_that_faults(tmp_path: Path) -> None:
+    # found in review: a loop bound whose evaluation faults (here 4/N with N = 0)
+    # escaped as a Python traceback from analyze and sweep
+    text = (
+        "block: [32]\nparams: {N: 0}\narrays:\n  a: {dtype: float, shape: [64]}\naccesses:\n"
+        '  - array: a\n    index: [lane]\n    loop: {k: "0..4/N"}\n'
+    )
+    code, out, path = analyze(tmp_path, text)
+    assert code == 2
+    assert f"{path}:8:15: error: loop range of 'k': division by zero" in out
+    assert "Traceback" not in out
