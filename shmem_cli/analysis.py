@@ -57,6 +57,7 @@ def analyze_access(
     warps, iterations = space.warps, space.iterations
     keep_heat = warps * iterations <= HEAT_LIMIT
     heat = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
+    heat_ideal = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
     requests = wavefronts = ideal = cycles = conflicted = 0
     max_ways = 0
     worst: tuple[int, int, int, int, int] | None = None  # wavefronts, iteration, warp, ideal, ways
@@ -74,9 +75,10 @@ def analyze_access(
         conflicted += int((stats.wavefronts > stats.ideal).sum())
         max_ways = max(max_ways, int(stats.ways.max()))
         rows = np.nonzero(has)[0]
-        if heat is not None:
-            flat = heat.reshape(-1)
-            flat[batch.first_iteration * warps + rows] = stats.wavefronts
+        if heat is not None and heat_ideal is not None:
+            cells = batch.first_iteration * warps + rows
+            heat.reshape(-1)[cells] = stats.wavefronts
+            heat_ideal.reshape(-1)[cells] = stats.ideal
         k = int(np.argmax(stats.wavefronts))
         if worst is None or int(stats.wavefronts[k]) > worst[0]:
             row = int(rows[k])
@@ -137,6 +139,7 @@ def analyze_access(
         iterations=iterations,
         loops=tuple(lp.describe() for lp in access.loops),
         heat=heat,
+        heat_ideal=heat_ideal,
         expect=access.expect.merged_over(spec.expect) if access.expect else spec.expect,
         conflicted_requests=conflicted,
     )

@@ -76,6 +76,8 @@ class AccessResult(CostTotals):
     iterations: int
     loops: tuple[str, ...]
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
+    # each request's ideal wavefronts, same shape as heat (-1: no request); set with heat
+    heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     expect: Expect | None = field(default=None, compare=False, repr=False)  # lint's bounds: the access's over the spec's
     conflicted_requests: int = 0
 

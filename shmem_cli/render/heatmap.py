@@ -1,10 +1,17 @@
 """The warp x iteration heat map: which requests of an access conflict, and how badly.
 
 ``AccessResult.heat`` holds the wavefronts of every request (rows: flat loop
-iterations, columns: warps; -1 where a warp issues no request). The map shows
-one cell per request: ``.`` when the request costs no more than the ideal,
-otherwise its wavefront count, colored by how many times the ideal it costs.
-Large maps are bucketed (each cell then shows the worst request of its bucket).
+iterations, columns: warps; -1 where a warp issues no request) and
+``AccessResult.heat_ideal`` each request's own ideal, which differs between
+requests of 8- and 16-byte accesses (their phase count follows the active lanes
+and the pair rule). The map shows one cell per request: ``.`` when the request
+costs no more than its ideal, otherwise its wavefront count, colored by how many
+times its ideal it costs.
+
+Large maps are bucketed; a bucket shows its worst request by that ratio (ties:
+the most wavefronts), not the one with the most wavefronts: a request of 4
+wavefronts at an ideal of 4 is fine, one of 2 at an ideal of 1 is a 2-way
+conflict, and the bucket holding both must not look clean.
 """
 
 from __future__ import annotations
@@ -83,18 +90,61 @@ def _ranges(n: int, size: int) -> list[str]:
     return [str(s) if size == 1 else f"{s}-{min(s + size, n) - 1}" for s in range(0, n, size)]
 
 
+def request_ideals(acc: AccessResult) -> npt.NDArray[np.float64] | None:
+    """Each request's ideal wavefronts, shaped like ``acc.heat`` (None without heat).
+
+    A result built without ``heat_ideal`` falls back to the access's mean per request.
+    """
+    if acc.heat is None:
+        return None
+    if acc.heat_ideal is not None:
+        return acc.heat_ideal.astype(np.float64)
+    return np.full(acc.heat.shape, acc.ideal_wavefronts / max(acc.requests, 1))
+
+
+def bucket_worst(
+    heat: npt.NDArray[np.int32], ideal: npt.NDArray[np.float64], row_step: int, col_step: int
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    """The worst request of every ``row_step`` x ``col_step`` bucket: its wavefronts and ideal.
+
+    Worst means the highest wavefronts / ideal, then the most wavefronts; a bucket
+    without any request gives wavefronts -1.
+    """
+    rows, cols = heat.shape
+    n_r, n_c = -(-rows // row_step), -(-cols // col_step)
+    pad = ((0, n_r * row_step - rows), (0, n_c * col_step - cols))
+    wf = np.pad(heat, pad, constant_values=-1).astype(np.float64)
+    ide = np.pad(ideal, pad, constant_values=1.0)
+
+    def blocks(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = (
+            a.reshape(n_r, row_step, n_c, col_step).transpose(0, 2, 1, 3).reshape(n_r, n_c, -1)
+        )
+        return out
+
+    wf_b, ide_b = blocks(wf), blocks(ide)
+    ratio = np.where(wf_b >= 0, wf_b / np.maximum(ide_b, 1.0), -1.0)
+    top = ratio == ratio.max(axis=-1, keepdims=True)
+    pick = np.argmax(np.where(top, wf_b, -2.0), axis=-1)[..., None]
+    worst_wf = np.take_along_axis(wf_b, pick, axis=-1)[..., 0].astype(np.int32)
+    worst_ideal = np.take_along_axis(ide_b, pick, axis=-1)[..., 0]
+    return worst_wf, worst_ideal
+
+
 def heat_summary(acc: AccessResult) -> Styled | None:
-    """One line for an access whose requests all cost the same (or None)."""
-    heat = acc.heat
-    if heat is None:
+    """One line for an access whose requests all cost the same, at the same ideal (or None)."""
+    heat, ideals = acc.heat, request_ideals(acc)
+    if heat is None or ideals is None:
         return None
     present = heat[heat >= 0]
     if not present.size or int(present.min()) != int(present.max()):
         return None
-    ideal = acc.ideal_wavefronts / acc.requests
+    ideal = ideals[heat >= 0]
+    if float(ideal.min()) != float(ideal.max()):
+        return None  # same cost, different ideals: some requests conflict, others not
     return Styled(
         f"requests: all {present.size} ({acc.warps} warp(s) x {acc.iterations} iteration(s)) "
-        f"cost {int(present[0])} wavefront(s) each, ideal {ideal:g}",
+        f"cost {int(present[0])} wavefront(s) each, ideal {float(ideal[0]):g}",
         "dim",
     )
 
@@ -108,17 +158,19 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> list[Block] | N
     """
     if acc.warps * acc.iterations <= 1 or acc.requests <= 1 or acc.conflict_free:
         return None
-    heat = acc.heat
-    if heat is None:
+    heat, ideals = acc.heat, request_ideals(acc)
+    if heat is None or ideals is None:
         return [Styled("heat map omitted: too many requests to keep per request", "dim")]
     same = heat_summary(acc)
     if same is not None:
         return [same]
-    ideal = acc.ideal_wavefronts / acc.requests  # per request (exact unless phases vary)
     rows, cols = heat.shape
     row_step = math.ceil(rows / max_cells)
     col_step = math.ceil(cols / max_cells)
-    grid = bucket_max(bucket_max(heat, 0, row_step), 1, col_step)
+    grid, grid_ideal = bucket_worst(heat, ideals, row_step, col_step)
+    present = ideals[heat >= 0]
+    lo, hi = float(present.min()), float(present.max())
+    at_ideal = f"the ideal ({lo:g})" if lo == hi else f"each request's ideal ({lo:g}-{hi:g})"
 
     named = loop_labels(acc.loops, rows) if row_step == 1 else None
     if named is not None:
@@ -130,9 +182,7 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> list[Block] | N
     title = Styled()
     title.append("requests", "bold")
     down = f", {row_head or 'iterations'} down" if acc.loops else ""
-    title.append(
-        f" (warps across{down}): wavefronts of each; '.' at the ideal ({ideal:g}), blank: none"
-    )
+    title.append(f" (warps across{down}): wavefronts of each; '.' at {at_ideal}, blank: none")
     notes: list[str] = []
     if row_step > 1:
         notes.append(f"{row_step} iterations per row")
@@ -144,15 +194,15 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> list[Block] | N
     columns = [Column(f"{row_head} \\ warp" if row_head else "warp", "right", style="dim")]
     columns += [Column(label.split("-")[0], "right", min_width=2) for label in _ranges(cols, col_step)]
     table = Table(columns, pad_left=0, pad_right=1)
-    for label, line in zip(row_labels, grid, strict=True):
+    for label, line, line_ideal in zip(row_labels, grid, grid_ideal, strict=True):
         cells: list[Cell] = []
-        for wf in line.tolist():
+        for wf, ideal in zip(line.tolist(), line_ideal.tolist(), strict=True):
             if wf < 0:
                 cells.append("")
             elif wf <= ideal:
                 cells.append(Styled(".", "green"))
             else:
-                cells.append(Styled(str(wf), excess_style(wf / ideal)))
+                cells.append(Styled(str(wf), excess_style(wf / max(ideal, 1.0))))
         table.add_row(label, *cells)
 
     legend = Styled()
