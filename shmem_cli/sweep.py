@@ -11,8 +11,8 @@ carries the reason instead of stopping the sweep.
 
 Reuse, so that a sweep costs about as much as a few analyses:
 
-* the spec is compiled once (again per params value only when a loop range
-  may depend on a param: loop bounds are folded at compile time);
+* the spec is compiled once; a params value only re-evaluates the loop ranges
+  (:meth:`~shmem_cli.spec.AccessDecl.with_params`);
 * an access's index values depend on the threads, the loops and the params,
   never on padding or swizzle, so they are evaluated once per params value;
   a variant only recomputes flat index -> byte offset -> swizzle -> address;
@@ -41,12 +41,12 @@ if TYPE_CHECKING:
 
 from .analysis import access_kind
 from .engine import AccessKind, matrix_address_lanes, request_stats
-from .errors import ShmemError, shorten
+from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Value
 from .layout import Layout, Variant, resolve
 from .model import CostTotals, FileResult, Report
 from .space import CHUNK_LANES, Space
-from .spec import TMA_SWIZZLES, SpecFile, Swizzle, compile_spec
+from .spec import TMA_SWIZZLES, SpecFile, Swizzle
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
@@ -486,6 +486,16 @@ def _params_key(params: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(params.items()))
 
 
+def _param_pos(spec: SpecFile, name: str) -> SourcePos | None:
+    """Where the spec gives param ``name`` its value (the source is parsed again: errors only)."""
+    from .source import load_yaml
+
+    try:
+        return load_yaml("\n".join(spec.lines) + "\n", spec.path).pos("params", name)
+    except ShmemError:
+        return None
+
+
 class Evaluator:
     """Analyzes variants of one spec, reusing whatever a variant does not change."""
 
@@ -498,7 +508,7 @@ class Evaluator:
         self._totals: dict[tuple[Any, ...], AccessTotals] = {}
         self._loops_use_ranges = any(lp.values is None for a in spec.accesses for lp in a.loops)
 
-    # a spec with its params changed: loop bounds were folded at compile time
+    # a spec with its params changed: its loop ranges are evaluated for the new values
     def specialized(self, params: Mapping[str, int]) -> SpecFile:
         full = {**self.spec.params, **params}
         key = _params_key(full)
@@ -506,24 +516,26 @@ class Evaluator:
             base = self.spec
         else:
             if key not in self._specs:
-                self._specs[key] = self._recompile(full)
+                self._specs[key] = self._with_params(full)
             got = self._specs[key]
             if isinstance(got, ShmemError):
                 raise got
             base = got
         return replace(base, arch=replace(base.arch, smem_per_block=ROOMY_SMEM))
 
-    def _recompile(self, params: Mapping[str, int]) -> SpecFile | ShmemError:
-        from .source import load_yaml
-
-        text = "\n".join(self.spec.lines) + "\n"
+    def _with_params(self, params: Mapping[str, int]) -> SpecFile | ShmemError:
+        """The spec with ``params``, or the error that compiling it with them gives."""
+        spec = self.spec
+        for name, value in params.items():
+            if not -(2**62) < value < 2**62:  # as the spec compiler checks a param
+                return ShmemError(
+                    f"param {shorten(name)!r} is too large", path=spec.path, pos=_param_pos(spec, name)
+                )
         try:
-            doc = load_yaml(text, self.spec.path)
-            data = dict(doc.data)
-            data["params"] = {**(data.get("params") or {}), **params}
-            return compile_spec(replace(doc, data=data), text)
+            accesses = tuple(a.with_params(params) for a in spec.accesses)
         except ShmemError as exc:
-            return exc
+            return exc.located(spec.path)
+        return replace(spec, accesses=accesses)
 
     def evaluate(
         self, variant: Variant, only: Sequence[int] | None = None, bare: Sequence[str] | None = None

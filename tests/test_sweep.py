@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from shmem_cli.analysis import analyze_spec
@@ -181,6 +182,46 @@ def test_a_param_in_a_loop_bound_is_honoured() -> None:
     result = run_sweep(spec_from_mapping(data), plan(("param", "N=2,5")))
     assert [v.outcome.accesses[0].requests for v in result.variants] == [2 * 2, 5 * 2]
     assert [v.settings.params for v in result.variants] == [{"N": 2}, {"N": 5}]
+
+
+LOOP_PARAMS = """\
+name: loop params
+params: {N: 4, D: 2}
+block: [32]
+arrays:
+  a: {dtype: float32, shape: [64, 32]}
+accesses:
+  - array: a
+    index: [j, lane]
+    loop: {j: 0..N/D}
+"""
+
+
+def test_a_param_value_that_breaks_a_loop_bound_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "loop_params.yaml"
+    path.write_text(LOOP_PARAMS)
+    result = run_sweep(load_spec(path), plan(("param", f"N=4,{2**62}"), ("param", "D=2,0")))
+    errors = [
+        None if (e := v.outcome.error) is None else (e.message, e.line, e.column) for v in result.variants
+    ]
+    assert errors == [
+        None,
+        ("loop range of 'j': division by zero", 9, 15),  # the range of j (line 9)
+        ("param 'N' is too large", 2, 13),  # the value of N (line 2)
+        ("param 'N' is too large", 2, 13),
+    ]
+    assert result.variants[0].outcome.accesses[0].requests == 3  # j = 0..4/2
+
+
+def test_a_params_value_does_not_parse_the_spec_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = spec_from_mapping(yaml.safe_load(LOOP_PARAMS))
+
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("the YAML source was parsed again")
+
+    monkeypatch.setattr("shmem_cli.source.load_yaml", refuse)
+    result = run_sweep(spec, plan(("param", "N=4,8,16")))
+    assert [v.outcome.accesses[0].requests for v in result.variants] == [3, 5, 9]  # j = 0..N/2
 
 
 def variants_for(spec: SpecFile) -> list[Variant]:
