@@ -158,22 +158,33 @@ class Space:
             rest = rest // lp.count
         return env
 
+    def lanes(self, env: dict[str, Value], start: int, count: int) -> tuple[B8 | None, B8 | None]:
+        """(predicate, live) of a chunk from :meth:`chunk_env`, each (count, threads) or None for all lanes.
+
+        predicate: the lanes that run the instruction (``when``); live: the lanes whose
+        index expressions matter (for ldmatrix/stmatrix only the first 8 lanes per matrix
+        give a row address, and ``when`` must be the same for all lanes of a warp).
+        Raises the located ShmemError of a fault in ``when`` or a non-uniform warp.
+        """
+        shape = (count, self.threads)
+        acc = self.access
+        predicate = None
+        if acc.when is not None:
+            predicate = np.broadcast_to(self._eval(acc.when, env, None, start, shape) != 0, shape)
+        live = predicate
+        if acc.is_matrix:
+            self._check_warp_uniform(np.ones(shape, dtype=bool) if predicate is None else predicate, start)
+            address_lanes = np.asarray(env["lane"]) < 8 * acc.matrices
+            live = np.broadcast_to(address_lanes if predicate is None else predicate & address_lanes, shape)
+        return predicate, live
+
     def batch(self, base_env: dict[str, Value], start: int, count: int) -> Batch:
         env = self.chunk_env(base_env, start, count)
         shape = (count, self.threads)
         acc = self.access
         arch = self.spec.arch
         matrix = acc.is_matrix
-        # predicate: the lanes that run the instruction (None: all of them)
-        predicate = None
-        if acc.when is not None:
-            predicate = np.broadcast_to(self._eval(acc.when, env, None, start, shape) != 0, shape)
-        # live: the lanes whose index expressions matter (None: all of them)
-        live = predicate
-        if matrix:
-            self._check_warp_uniform(np.ones(shape, dtype=bool) if predicate is None else predicate, start)
-            address_lanes = np.asarray(env["lane"]) < 8 * acc.matrices
-            live = np.broadcast_to(address_lanes if predicate is None else predicate & address_lanes, shape)
+        predicate, live = self.lanes(env, start, count)
         addr = self._addresses(env, live, start, shape)
         if matrix:
             misaligned = (addr % arch.ldmatrix_row_bytes != 0) & live

@@ -601,9 +601,6 @@ class Evaluator:
         acc = spec.accesses[i]
         space = Space(spec, layout, acc)
         space.check_size()
-        ws = spec.arch.warp_size
-        if acc.is_matrix and space.threads % ws:
-            return None
         used = sum(v.live.size * (len(v.values) + 1) for v in self._indices.values() if v is not None)
         env = space.thread_env()
         per_chunk = max(1, CHUNK_LANES // space.threads)
@@ -634,28 +631,24 @@ class Evaluator:
     def _chunk(
         space: Space, base_env: Mapping[str, Value], start: int, count: int
     ) -> tuple[list[I64], B8, I64] | None:
-        """Index values of ``count`` loop iterations from ``start``, as in Space.batch."""
+        """Index values of ``count`` loop iterations from ``start``, on the live lanes of Space.batch.
+
+        None on a fault (or a ``when`` that is not warp-uniform for ldmatrix/stmatrix):
+        the reference path reports it, located.
+        """
         acc, ws = space.access, space.spec.arch.warp_size
         threads = space.threads
         env = space.chunk_env(base_env, start, count)
         shape = (count, threads)
         try:
-            if acc.when is not None:
-                active = np.broadcast_to(np.asarray(acc.when.expr.evaluate(env, None)) != 0, shape)
-            else:
-                active = np.ones(shape, dtype=bool)
-            live = active
-            if acc.is_matrix:
-                per_warp = active.reshape(count, threads // ws, ws)
-                if (per_warp.any(axis=2) & ~per_warp.all(axis=2)).any():
-                    return None  # not warp-uniform
-                live = active & (np.asarray(env["lane"]) < 8 * acc.matrices)
+            _, lanes = space.lanes(env, start, count)
             values = [
-                np.broadcast_to(np.asarray(loc.expr.evaluate(env, live), dtype=np.int64), shape)
+                np.broadcast_to(np.asarray(loc.expr.evaluate(env, lanes), dtype=np.int64), shape)
                 for loc in acc.index
             ]
-        except EvalFault:
+        except (ShmemError, EvalFault):
             return None
+        live = np.ones(shape, dtype=bool) if lanes is None else lanes
         pad = space.warps * ws - threads
         if pad:
             live = np.pad(live, ((0, 0), (0, pad)))

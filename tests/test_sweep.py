@@ -298,6 +298,36 @@ def test_index_expressions_are_evaluated_once_per_params(monkeypatch: pytest.Mon
     assert by_pad[0] == 32 and by_pad[1] == 1 and by_pad[2] == 2 and by_pad[32] == 32
 
 
+def test_ldmatrix_lanes_without_an_address_and_idle_warps_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index cache uses Space's lanes: only lanes 0..7 give the rows of one matrix."""
+    spec = spec_from_mapping(
+        {
+            "block": [64],
+            "arrays": {"h": {"dtype": "float16", "shape": [64, 64]}},
+            "accesses": [
+                {
+                    "array": "h",
+                    "op": "ldmatrix",
+                    "matrices": 1,
+                    # 64 / (lane - 20) faults on lane 20 only, which gives no address
+                    "index": ["lane % 8 + 64 / (lane - 20) * 0", "8 * warp"],
+                    "when": "warp < 1",  # warp 1 does not run it
+                }
+            ],
+        }
+    )
+
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("the chunked path was used")
+
+    monkeypatch.setattr(Evaluator, "_slow", staticmethod(refuse))
+    result = run_sweep(spec, plan(("pad", "0,8")))
+    got = [(a.requests, a.wavefronts, a.max_ways) for v in result.variants for a in v.outcome.accesses]
+    # rows 0..7 of warp 0: a 128-byte pitch puts all eight 16-byte rows on banks 0..3 (8 wavefronts);
+    # a 144-byte pitch (pad 8 halves) spreads them over all 32 banks (1 wavefront)
+    assert got == [(1, 8, 8), (1, 1, 1)]
+
+
 # --- command line ------------------------------------------------------------------
 
 
