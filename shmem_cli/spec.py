@@ -48,6 +48,18 @@ class Swizzle:
         """Bytes after which the pattern repeats; the array must start at a multiple."""
         return 1 << (self.base + self.shift + self.bits)
 
+    @classmethod
+    def cute(cls, bits: int, base: int, shift: int) -> Swizzle:
+        """CuTe's ``Swizzle<bits, base, shift>``; ValueError when it is not a permutation."""
+        if not (0 <= bits <= 8 and 0 <= base <= 16 and 1 <= shift <= 16):
+            raise ValueError("swizzle bits must be 0..8, base 0..16 and shift 1..16")
+        if bits > 0 and shift < bits:
+            raise ValueError(
+                f"swizzle shift ({shift}) must be at least bits ({bits}) so source and target "
+                "bits do not overlap"
+            )
+        return cls(bits, base, shift, f"Swizzle<{bits},{base},{shift}>")
+
     def apply(self, offset: Any) -> Any:
         mask = ((1 << self.bits) - 1) << self.base
         return offset ^ ((offset >> self.shift) & mask)
@@ -346,15 +358,10 @@ class _Compiler:
             return None
         if isinstance(value, str):
             return TMA_SWIZZLES[value]
-        b, m, s = int(value["bits"]), int(value["base"]), int(value["shift"])
-        if b > 0 and s < b:
-            raise self.err(
-                f"swizzle shift ({s}) must be at least bits ({b}) so source and target bits do not overlap",
-                "arrays",
-                array,
-                "swizzle",
-            )
-        return Swizzle(b, m, s, f"Swizzle<{b},{m},{s}>")
+        try:
+            return Swizzle.cute(int(value["bits"]), int(value["base"]), int(value["shift"]))
+        except ValueError as exc:
+            raise self.err(str(exc), "arrays", array, "swizzle") from None
 
     def compile_expect(self, value: Any, *keys: str | int) -> Expect | None:
         if value is None:

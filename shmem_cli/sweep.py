@@ -53,7 +53,9 @@ B8: TypeAlias = "npt.NDArray[np.bool_]"
 
 MAX_VARIANTS = 100_000
 CACHE_LANES = 1 << 23  # index values kept per params value (x 8 bytes per dimension)
-ROOMY_SMEM = 1 << 22  # layouts up to 4 MiB are analyzed, so that a non-fitting one still gets numbers
+ROOMY_SMEM = (
+    1 << 22
+)  # layouts up to 4 MiB are analyzed, so that a non-fitting one still gets numbers
 SUGGEST_PADS = range(0, 33)
 SUGGEST_SWIZZLES: tuple[Swizzle | None, ...] = (None, *TMA_SWIZZLES.values())
 
@@ -102,11 +104,10 @@ def parse_swizzle(text: str) -> Swizzle | None:
             f"unknown swizzle {shorten(text)!r}; use none, 32B, 64B, 128B or Swizzle<bits,base,shift>"
         )
     b, base, s = (int(g) for g in m.groups())
-    if b > 8 or base > 16 or not 1 <= s <= 16:
-        raise ValueError(f"{t!r}: bits must be 0..8, base 0..16 and shift 1..16")
-    if b > 0 and s < b:
-        raise ValueError(f"{t!r}: the shift ({s}) must be at least bits ({b}) so the XOR-ed bits do not overlap")
-    return Swizzle(b, base, s, f"Swizzle<{b},{base},{s}>")
+    try:
+        return Swizzle.cute(b, base, s)
+    except ValueError as exc:
+        raise ValueError(f"{t!r}: {exc}") from None
 
 
 def split_swizzles(text: str) -> list[str]:
@@ -206,7 +207,11 @@ class Plan:
             if a.target is not None and a.target not in known:
                 what = "param" if a.kind == "param" else "array"
                 close = difflib.get_close_matches(a.target, known, n=1)
-                more = f" (did you mean {close[0]!r}?)" if close else f"; the spec has: {', '.join(known) or 'none'}"
+                more = (
+                    f" (did you mean {close[0]!r}?)"
+                    if close
+                    else f"; the spec has: {', '.join(known) or 'none'}"
+                )
                 raise ShmemError(f"--{a.kind} {a.target}=...: no {what} {a.target!r}{more}")
         if self.size > MAX_VARIANTS:
             raise ShmemError(f"the sweep has {self.size:,} variants; the limit is {MAX_VARIANTS:,}")
@@ -249,8 +254,12 @@ class Plan:
                     out[str(n)] = show(v)
             return out
 
-        params = {str(a.target): v for a, v in zip(self.axes, point, strict=True) if a.kind == "param"}
-        return Settings(pad=collect("pad", int), swizzle=collect("swizzle", swizzle_label), params=params)
+        params = {
+            str(a.target): v for a, v in zip(self.axes, point, strict=True) if a.kind == "param"
+        }
+        return Settings(
+            pad=collect("pad", int), swizzle=collect("swizzle", swizzle_label), params=params
+        )
 
 
 # --- results -------------------------------------------------------------------------
@@ -355,7 +364,13 @@ class VariantResult:
                 cycles=o.cycles,
             )
         else:
-            out.update(wavefronts=None, ideal_wavefronts=None, excess_wavefronts=None, max_ways=None, cycles=None)
+            out.update(
+                wavefronts=None,
+                ideal_wavefronts=None,
+                excess_wavefronts=None,
+                max_ways=None,
+                cycles=None,
+            )
         out.update(smem_bytes=o.smem_bytes, extra_bytes=o.extra_bytes, fits=o.fits)
         out["error"] = (
             None
@@ -529,7 +544,9 @@ class Evaluator:
         for name, value in params.items():
             if not -(2**62) < value < 2**62:  # as the spec compiler checks a param
                 return ShmemError(
-                    f"param {shorten(name)!r} is too large", path=spec.path, pos=_param_pos(spec, name)
+                    f"param {shorten(name)!r} is too large",
+                    path=spec.path,
+                    pos=_param_pos(spec, name),
                 )
         try:
             accesses = tuple(a.with_params(params) for a in spec.accesses)
@@ -550,7 +567,9 @@ class Evaluator:
             try:
                 layout = resolve(spec, variant)
             except ShmemError:
-                resolve(replace(spec, arch=self.spec.arch), variant)  # the message with the real limit
+                resolve(
+                    replace(spec, arch=self.spec.arch), variant
+                )  # the message with the real limit
                 raise
             plain = list(spec.arrays) if bare is None else bare
             reference = Variant(
@@ -601,7 +620,9 @@ class Evaluator:
         acc = spec.accesses[i]
         space = Space(spec, layout, acc)
         space.check_size()
-        used = sum(v.live.size * (len(v.values) + 1) for v in self._indices.values() if v is not None)
+        used = sum(
+            v.live.size * (len(v.values) + 1) for v in self._indices.values() if v is not None
+        )
         env = space.thread_env()
         per_chunk = max(1, CHUNK_LANES // space.threads)
         parts: list[tuple[list[I64], B8, I64]] = []
@@ -762,7 +783,9 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
         return {}
     hints: dict[str, str] = {}
     by_name = {a.name: a for a in result.accesses}
-    conflicted = [a for a in spec.accesses if a.name in by_name and not by_name[a.name].conflict_free]
+    conflicted = [
+        a for a in spec.accesses if a.name in by_name and not by_name[a.name].conflict_free
+    ]
     ev = Evaluator(spec)
     try:
         layout = resolve(spec)
@@ -801,7 +824,11 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             _, v, out = best
             after = out.accesses[here]
             delta = (out.smem_bytes or 0) - (current.smem_bytes or 0)
-            cost = f"+{delta:,} B shared" if delta > 0 else ("no extra bytes" if delta == 0 else f"saves {-delta:,} B")
+            cost = (
+                f"+{delta:,} B shared"
+                if delta > 0
+                else ("no extra bytes" if delta == 0 else f"saves {-delta:,} B")
+            )
             state = "conflict-free" if after.conflict_free else f"still {after.max_ways}-way"
             text = (
                 f"cheapest fix: {_describe_change(layout, array, v)} ({cost}): this access "
