@@ -104,6 +104,18 @@ def _recorded(renderables: Sequence[RenderableType], width: int | None) -> Conso
     return console
 
 
+def _recorded_report(
+    report: Report,
+    width: int | None,
+    words: bool,
+    tables: bool,
+    heat: bool,
+    hints: Mapping[str, Mapping[str, str]] | None,
+) -> Console:
+    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
+    return _recorded(renderables, width)
+
+
 def report_svg(
     report: Report,
     *,
@@ -115,8 +127,7 @@ def report_svg(
     hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The report as an SVG image (a terminal window); ``width`` defaults to the content's."""
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
-    console = _recorded(renderables, width)
+    console = _recorded_report(report, width, words, tables, heat, hints)
     return console.export_svg(title=title, theme=THEME, code_format=_SVG_FORMAT)
 
 
@@ -131,7 +142,6 @@ def report_html(
     hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The report as a standalone HTML page with inline colors."""
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
-    console = _recorded(renderables, width)
+    console = _recorded_report(report, width, words, tables, heat, hints)
     page = _HTML_FORMAT.format(title=html.escape(title).replace("{", "{{").replace("}", "}}"))
     return console.export_html(theme=THEME, code_format=page, inline_styles=True)
