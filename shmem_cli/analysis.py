@@ -142,6 +142,7 @@ def analyze_access(
         heat_ideal=heat_ideal,
         expect=access.expect.merged_over(spec.expect) if access.expect else spec.expect,
         conflicted_requests=conflicted,
+        max_wavefronts_per_request=worst[0] if worst is not None else 0,
     )
 
 

@@ -80,10 +80,7 @@ class AccessResult(CostTotals):
     heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     expect: Expect | None = field(default=None, compare=False, repr=False)  # lint's bounds: the access's over the spec's
     conflicted_requests: int = 0
-
-    @property
-    def max_wavefronts_per_request(self) -> int:
-        return self.shown.wavefronts if self.shown else 0
+    max_wavefronts_per_request: int = 0  # of the worst request, whichever request is shown
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -68,3 +68,15 @@ def test_invalid_mapping_raises_located_error() -> None:
 
 def test_version_is_exposed() -> None:
     assert shmem_cli.__version__.count(".") == 2
+
+
+def test_worst_request_figure_does_not_follow_the_chosen_request() -> None:
+    # warp 0 reads a column of a [64][32] float tile (32-way: 32 wavefronts), warp 1 a row (1)
+    spec = {
+        "block": [32, 2],
+        "arrays": {"t": {"dtype": "float", "shape": [64, 32]}},
+        "accesses": [{"array": "t", "index": ["warp == 0 ? lane : 0", "warp == 0 ? 0 : lane"]}],
+    }
+    (acc,) = analyze(spec, choice=RequestChoice(warp=1)).accesses
+    assert acc.shown is not None and acc.shown.wavefronts == 1
+    assert acc.max_wavefronts_per_request == 32
