@@ -37,6 +37,17 @@ def access_kind(spec: SpecFile, layout: Layout, access: AccessDecl) -> AccessKin
     return AccessKind(op=access.op, size=size, atomic=access.atomic, matrices=access.matrices)
 
 
+def checked_space(spec: SpecFile, layout: Layout, access: AccessDecl) -> Space:
+    """The access's iteration space for this layout's params, refused if it is too large."""
+    try:
+        access = access.with_params(layout.params)
+    except ShmemError as exc:
+        raise exc.located(spec.path) from None
+    space = Space(spec, layout, access)
+    space.check_size()
+    return space
+
+
 def analyze_access(
     spec: SpecFile,
     layout: Layout,
@@ -46,12 +57,8 @@ def analyze_access(
     detail: bool = True,
 ) -> AccessResult:
     """Totals for one access over its whole iteration space."""
-    try:
-        access = access.with_params(layout.params)
-    except ShmemError as exc:
-        raise exc.located(spec.path) from None
-    space = Space(spec, layout, access)
-    space.check_size()
+    space = checked_space(spec, layout, access)
+    access = space.access
     kind = access_kind(spec, layout, access)
     arch = spec.arch
     warps, iterations = space.warps, space.iterations
@@ -155,7 +162,7 @@ def analyze_spec(
 ) -> FileResult:
     layout = resolve(spec, variant)
     for acc in spec.accesses:  # refuse a too-large access before any work on the others
-        Space(spec, layout, acc).check_size()
+        checked_space(spec, layout, acc)
     results = tuple(
         analyze_access(spec, layout, acc, choice=choice, detail=detail) for acc in spec.accesses
     )
