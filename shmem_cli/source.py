@@ -39,6 +39,7 @@ __all__ = [
     "Document",
     "KeyPath",
     "load_file",
+    "read_spec_bytes",
     "load_yaml",
     "schema",
     "validate",
@@ -445,10 +446,15 @@ def load_yaml(source: str | bytes, path: str) -> Document:
 
 def load_file(path: str | os.PathLike[str]) -> Document:
     """Read a spec file and :func:`load_yaml` it."""
+    return load_yaml(read_spec_bytes(path), os.fspath(path))
+
+
+def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A spec file's bytes, at most one past the size limit (so a huge file is not read whole)."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+            return handle.read(MAX_BYTES + 1)
     except IsADirectoryError:
         raise ShmemError("cannot read spec: it is a directory", path=name) from None
     except FileNotFoundError:
@@ -456,7 +462,6 @@ def load_file(path: str | os.PathLike[str]) -> Document:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ShmemError(f"cannot read spec: {shorten(reason)}", path=name) from None
-    return load_yaml(raw, name)
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
 from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Expr, parse
-from .source import Document, load_yaml, validate
+from .source import Document, load_yaml, read_spec_bytes, validate
 
 THREAD_NAMES: dict[str, str] = {
     "threadIdx.x": "thread index x",
@@ -219,11 +219,7 @@ class SpecFile:
 
 def load_spec(path: str | Path) -> SpecFile:
     """Read, validate and compile one spec file. Raises :class:`ShmemError`."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ShmemError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
+    raw = read_spec_bytes(path)
     return compile_spec(load_yaml(raw, str(path)), raw)
 
 
