@@ -147,6 +147,8 @@ def request_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) ->
         np.not_equal(key[:, 1:], key[:, :-1], out=counted[:, 1:])
         if not all_active:
             counted &= key != INACTIVE
+        # the sorted keys are (phase, slot) again; only the slot's low bits (its bank
+        # group) are used below, so the phase bits above SLOT_BITS need no masking
         phase, slot = key >> SLOT_BITS, key
     else:
         counted = np.broadcast_to(active, addr.shape)
