@@ -153,7 +153,7 @@ def _resolve_array(
             pos=decl.pos,
         )
     nbytes = elems * esize
-    align = max(esize, swizzle.period if swizzle else 1)
+    align = max(decl.dtype.alignment, swizzle.period if swizzle else 1)
     if decl.offset is not None:
         offset = _const(spec, decl.offset, params, f"offset of {shorten(decl.name)}")
         if offset < 0:
@@ -162,11 +162,11 @@ def _resolve_array(
                 path=spec.path,
                 pos=decl.offset.pos,
             )
-        if offset % esize:
+        if offset % decl.dtype.alignment:
             raise ShmemError(
                 f"array {shorten(decl.name)!r} ({decl.dtype.name}) starts at byte {offset}, "
                 "which is not a "
-                f"multiple of its {esize}-byte alignment",
+                f"multiple of its {decl.dtype.alignment}-byte alignment",
                 path=spec.path,
                 pos=decl.offset.pos,
             )
