@@ -71,13 +71,17 @@ def run_process(argv: Sequence[str], *, cwd: Path = ROOT) -> Run:
     """Run ``argv`` to completion; its output goes to a file, so no pipe slows it down."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(list(argv), cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=child_env())
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=child_env()
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped by wait4
         out.seek(0)
         text = out.read().decode("utf-8", errors="replace")
-    return Run(wall=wall, cpu=usage.ru_utime + usage.ru_stime, returncode=proc.returncode, stdout=text)
+    return Run(
+        wall=wall, cpu=usage.ru_utime + usage.ru_stime, returncode=proc.returncode, stdout=text
+    )
 
 
 TIME = Path("/usr/bin/time")

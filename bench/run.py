@@ -49,7 +49,13 @@ class Report:
         self.details: dict[str, Any] = {}
 
     def row(
-        self, figure: str, measured: str, target: str, ratio: float | None, ok: bool | None, note: str = ""
+        self,
+        figure: str,
+        measured: str,
+        target: str,
+        ratio: float | None,
+        ok: bool | None,
+        note: str = "",
     ) -> None:
         status = "n/a" if ok is None else ("pass" if ok else "FAIL")
         self.rows.append(
@@ -63,17 +69,25 @@ class Report:
             }
         )
         ratio_text = "" if ratio is None else f"{ratio:.2f}x"
-        print(f"  {status:4}  {figure}: {measured}  [target {target}] {ratio_text} {note}".rstrip(), flush=True)
+        print(
+            f"  {status:4}  {figure}: {measured}  [target {target}] {ratio_text} {note}".rstrip(),
+            flush=True,
+        )
 
     def markdown(self) -> str:
         """The summary and the scaling series as Markdown tables (for docs/performance.md)."""
         lines = ["| figure | measured | target | ratio | result |", "|---|---|---|---|---|"]
         for r in self.rows:
             ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-            lines.append(f"| {r['figure']} | {r['measured']} | {r['target']} | {ratio} | {r['result']} |")
+            lines.append(
+                f"| {r['figure']} | {r['measured']} | {r['target']} | {ratio} | {r['result']} |"
+            )
         scaling = self.details.get("scaling")
         if scaling:
-            lines += ["", "| varied | threads | iterations | accesses | lane-accesses | time | ns per lane-access |"]
+            lines += [
+                "",
+                "| varied | threads | iterations | accesses | lane-accesses | time | ns per lane-access |",
+            ]
             lines.append("|---|---|---|---|---|---|---|")
             for row in scaling:
                 varied = f"width: {row['patterns'][0]}" if row["vary"] == "width" else row["vary"]
@@ -86,11 +100,20 @@ class Report:
     def table(self) -> str:
         head = ("figure", "measured", "target", "ratio", "result")
         body = [
-            (r["figure"], r["measured"], r["target"], "" if r["ratio"] is None else f"{r['ratio']:.2f}x", r["result"])
+            (
+                r["figure"],
+                r["measured"],
+                r["target"],
+                "" if r["ratio"] is None else f"{r['ratio']:.2f}x",
+                r["result"],
+            )
             for r in self.rows
         ]
         widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(len(head))]
-        lines = ["  ".join(str(c).ljust(w) for c, w in zip(x, widths, strict=True)) for x in [head, *body]]
+        lines = [
+            "  ".join(str(c).ljust(w) for c, w in zip(x, widths, strict=True))
+            for x in [head, *body]
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
 
@@ -112,7 +135,9 @@ def command_exists(shmem: list[str], name: str) -> bool:
 
 def throughput(report: Report, shmem: list[str], repeats: int) -> float:
     """shmem analyze on the 25M lane-access spec against the hand-written NumPy floor."""
-    print("throughput: shmem analyze vs the NumPy floor (bench/floor.py), whole processes", flush=True)
+    print(
+        "throughput: shmem analyze vs the NumPy floor (bench/floor.py), whole processes", flush=True
+    )
     totals = json.loads(run_process([*shmem, "analyze", str(THROUGHPUT), "-f", "json"]).stdout)
     shmem_wavefronts = [a["wavefronts"] for a in totals["files"][0]["accesses"]]
     lanes = sum(a["lane_accesses"] for a in totals["files"][0]["accesses"])
@@ -168,7 +193,10 @@ def reference(report: Report, engine_rate: float) -> None:
     """The engine against the plain-Python reference model of the tests, per lane-access."""
     from tests.reference import reference_analyze
 
-    print("reference: plain-Python model (tests/reference.py) on the same spec, 32 iterations", flush=True)
+    print(
+        "reference: plain-Python model (tests/reference.py) on the same spec, 32 iterations",
+        flush=True,
+    )
     data = json.loads(json.dumps(_yaml(THROUGHPUT)))
     for acc in data["accesses"]:
         acc["loop"] = {"k": "0..31"}
@@ -241,7 +269,11 @@ def memory(report: Report, shmem: list[str]) -> None:
     )
     report.details["memory"] = {
         "peak_rss_mb": {k: round(v, 1) for k, v in peaks.items()},
-        "refused": {**refused.summary(), "returncode": run.returncode, "message": run.stdout.strip()[:300]},
+        "refused": {
+            **refused.summary(),
+            "returncode": run.returncode,
+            "message": run.stdout.strip()[:300],
+        },
     }
 
 
@@ -257,13 +289,22 @@ def startup(report: Report, shmem: list[str], repeats: int) -> None:
         max(repeats * 3, 5),
     )
     base = t["numpy"].best
-    for key, label in (("version", "shmem --version"), ("analyze", "shmem analyze one-access spec")):
+    for key, label in (
+        ("version", "shmem --version"),
+        ("analyze", "shmem analyze one-access spec"),
+    ):
         ratio = t[key].best / base
         report.row(
-            f"start-up: {label}", ms(t[key].best), f"<= 1.3x import numpy ({ms(base)})", ratio, ratio <= 1.3
+            f"start-up: {label}",
+            ms(t[key].best),
+            f"<= 1.3x import numpy ({ms(base)})",
+            ratio,
+            ratio <= 1.3,
         )
     ratio = t["analyze_json"].best / base
-    report.row("start-up: same, -f json", ms(t["analyze_json"].best), "(for comparison)", ratio, None)
+    report.row(
+        "start-up: same, -f json", ms(t["analyze_json"].best), "(for comparison)", ratio, None
+    )
     report.details["startup"] = {k: v.summary() for k, v in t.items()}
     report.details["startup"]["import_ms"] = import_breakdown()
     print("        imports (python -X importtime, ms):", report.details["startup"]["import_ms"])
@@ -282,7 +323,9 @@ def import_breakdown() -> dict[str, float]:
     one = str(SPECS / "one.yaml")
     code = f"import sys; from shmem_cli.cli import main; sys.argv = ['shmem', 'analyze', {one!r}]; main()"
     run = run_process([sys.executable, "-X", "importtime", "-c", code])
-    lines = [line for line in run.stdout.splitlines() if line.startswith("import time:") and "|" in line]
+    lines = [
+        line for line in run.stdout.splitlines() if line.startswith("import time:") and "|" in line
+    ]
     out: dict[str, float] = {}
     owner_at_depth: list[str] = []
     # importtime prints a module after the modules it imported, one indent deeper: read backwards
@@ -303,7 +346,14 @@ def import_breakdown() -> dict[str, float]:
 
 def lint(report: Report, shmem: list[str], repeats: int) -> None:
     if not command_exists(shmem, "lint"):
-        report.row(f"lint: {LINT_FILES} specs in one run", "not available", "< 10 s", None, None, "no shmem lint")
+        report.row(
+            f"lint: {LINT_FILES} specs in one run",
+            "not available",
+            "< 10 s",
+            None,
+            None,
+            "no shmem lint",
+        )
         return
     print(f"lint: {LINT_FILES} specs in one run", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -319,12 +369,22 @@ def lint(report: Report, shmem: list[str], repeats: int) -> None:
         t["lint"].best < 10 and last.returncode in (0, 1),
         f"{os.cpu_count()} cores on this machine",
     )
-    report.details["lint"] = {**t["lint"].summary(), "files": LINT_FILES, "cpu_per_wall": round(cores, 2)}
+    report.details["lint"] = {
+        **t["lint"].summary(),
+        "files": LINT_FILES,
+        "cpu_per_wall": round(cores, 2),
+    }
 
 
 def sweep(report: Report, shmem: list[str], repeats: int) -> None:
     if not command_exists(shmem, "sweep"):
-        report.row("sweep: 33 pads x 1024 threads x 256 iterations", "not available", "<= 5x one analysis", None, None)
+        report.row(
+            "sweep: 33 pads x 1024 threads x 256 iterations",
+            "not available",
+            "<= 5x one analysis",
+            None,
+            None,
+        )
         return
     print("sweep: 33 pads against one analysis of the same spec", flush=True)
     spec = SPECS / "sweep.yaml"
@@ -348,14 +408,19 @@ def sweep(report: Report, shmem: list[str], repeats: int) -> None:
 
 def scaling(report: Report) -> None:
     """In-process analysis time as threads, iterations, accesses and widths grow, one at a time."""
-    print("scaling: in-process analysis time, one dimension at a time (base: 1024 threads, 1024 iterations, 1 access)")
+    print(
+        "scaling: in-process analysis time, one dimension at a time (base: 1024 threads, 1024 iterations, 1 access)"
+    )
     series: list[tuple[str, int, int, list[str]]] = []
     series += [("threads", n, 1024, ["load 4 B"]) for n in (32, 128, 512, 1024)]
     series += [("iterations", 1024, n, ["load 4 B"]) for n in (1, 64, 1024, 16384)]
     series += [
-        ("accesses", 1024, 1024, (["load 4 B", "store 4 B", "load 16 B", "load 8 B"] * 2)[:n]) for n in (1, 2, 4, 8)
+        ("accesses", 1024, 1024, (["load 4 B", "store 4 B", "load 16 B", "load 8 B"] * 2)[:n])
+        for n in (1, 2, 4, 8)
     ]
-    series += [("width", 1024, 1024, [p]) for p in ("load 4 B", "store 4 B", "load 8 B", "load 16 B")]
+    series += [
+        ("width", 1024, 1024, [p]) for p in ("load 4 B", "store 4 B", "load 8 B", "load 16 B")
+    ]
     rows = []
     for dim, threads, iterations, patterns in series:
         spec = spec_from_mapping(scaling_spec(threads, iterations, patterns))
@@ -388,12 +453,18 @@ def _yaml(path: Path) -> Any:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results.json")
-    parser.add_argument("--markdown", type=Path, help="also write the tables as Markdown to this file")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a figure misses its target")
+    parser.add_argument(
+        "--markdown", type=Path, help="also write the tables as Markdown to this file"
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when a figure misses its target"
+    )
     args = parser.parse_args()
     repeats = 2 if args.quick else max(1, args.repeats)
     # start-up must not pay for compiling shmem's own modules (an installed package has .pyc)

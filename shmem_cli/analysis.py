@@ -71,7 +71,9 @@ def analyze_access(
     for batch in space.batches():
         has = batch.active.any(axis=1)
         everyone = bool(has.all())
-        addr, active = (batch.addr, batch.active) if everyone else (batch.addr[has], batch.active[has])
+        addr, active = (
+            (batch.addr, batch.active) if everyone else (batch.addr[has], batch.active[has])
+        )
         if not len(addr):
             continue
         stats = request_stats(addr, active, kind, arch)

@@ -201,9 +201,13 @@ def main() -> None:
     help="Show the bank table of this request (warp, flat loop-iteration index) "
     "instead of the worst one.",
 )
-@click.option("--words", is_flag=True, help="Show the word index under each lane list in bank tables.")
+@click.option(
+    "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
+)
 @click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
-@click.option("--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200).")
+@click.option(
+    "--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200)."
+)
 @click.option(
     "--heatmap/--no-heatmap",
     default=None,
@@ -304,7 +308,13 @@ def analyze(
 
         color = want_color(no_color) and output is None
         text = render_text(
-            report, color=color, width=text_width(width, color), words=words, tables=not no_tables, heat=heat, hints=hints
+            report,
+            color=color,
+            width=text_width(width, color),
+            words=words,
+            tables=not no_tables,
+            heat=heat,
+            hints=hints,
         )
     emit(text, output, color=color)
     if svg_path or html_path:
@@ -334,7 +344,9 @@ def analyze(
         sys.exit(ExitCode.USAGE)
 
 
-@main.command(context_settings=CONTEXT, short_help="Print the JSON Schema of the access-spec format.")
+@main.command(
+    context_settings=CONTEXT, short_help="Print the JSON Schema of the access-spec format."
+)
 def schema() -> None:
     """Print the JSON Schema (draft-07) of the access-spec format.
 

@@ -272,9 +272,7 @@ class RequestDetail:
     merged_pairs: bool
 
 
-def explain_request(
-    addr: list[int | None], kind: AccessKind, arch: ArchProfile
-) -> RequestDetail:
+def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile) -> RequestDetail:
     """Schedule one request's words into wavefronts (same counts as ``request_stats``)."""
     lanes = len(addr)
     a = np.array([x if x is not None else 0 for x in addr], dtype=np.int64)[None, :]

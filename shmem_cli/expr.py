@@ -103,7 +103,9 @@ class Expr:
         except OverflowError:  # a Python int beyond 64 bits met a NumPy array
             result = None
         if result is None or (isinstance(result, int) and not -(2**63) <= result < 2**63):
-            raise EvalFault("integer overflow: a value does not fit in 64 bits", self, np.array(True))
+            raise EvalFault(
+                "integer overflow: a value does not fit in 64 bits", self, np.array(True)
+            )
         return result
 
     def constant(self, params: Mapping[str, int]) -> int:
@@ -298,9 +300,7 @@ def _build(tree: Any) -> Expr:
         )
     if data == "ternary":
         cond, q, a, b = kids
-        return Expr(
-            "ternary", q.start_pos, args=(_build(cond), _build(a), _build(b))
-        )
+        return Expr("ternary", q.start_pos, args=(_build(cond), _build(a), _build(b)))
     raise _BuildError(f"unsupported expression form {data!r}", col)
 
 

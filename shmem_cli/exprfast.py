@@ -58,7 +58,11 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
             raise _Reject
         kind = m.lastgroup or ""
         if kind != "ws":
-            if kind == "int" and m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] == "_"):
+            if (
+                kind == "int"
+                and m.end() < len(text)
+                and (text[m.end()].isalnum() or text[m.end()] == "_")
+            ):
                 raise _Reject  # e.g. 0x without digits, 3x: lark splits these differently
             out.append((kind, m.group(), pos))
         pos = m.end()

@@ -15,7 +15,9 @@ from math import prod
 from .errors import ShmemError, shorten
 from .spec import ArrayDecl, Located, SpecFile, Swizzle
 
-ALLOC_ALIGN = 128  # arrays without an offset start at the next multiple of this (or their alignment)
+ALLOC_ALIGN = (
+    128  # arrays without an offset start at the next multiple of this (or their alignment)
+)
 
 
 @dataclass(frozen=True)
@@ -120,9 +122,7 @@ def resolve(spec: SpecFile, variant: Variant | None = None) -> Layout:
 def _resolve_array(
     spec: SpecFile, decl: ArrayDecl, params: Mapping[str, int], variant: Variant, cursor: int
 ) -> ArrayLayout:
-    shape = tuple(
-        _const(spec, loc, params, f"shape of {shorten(decl.name)}") for loc in decl.shape
-    )
+    shape = tuple(_const(spec, loc, params, f"shape of {shorten(decl.name)}") for loc in decl.shape)
     for d, loc in zip(shape, decl.shape, strict=True):
         if d < 1:
             raise ShmemError(

@@ -78,7 +78,9 @@ class AccessResult(CostTotals):
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     # each request's ideal wavefronts, same shape as heat (-1: no request); set with heat
     heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
-    expect: Expect | None = field(default=None, compare=False, repr=False)  # lint's bounds: the access's over the spec's
+    expect: Expect | None = field(
+        default=None, compare=False, repr=False
+    )  # lint's bounds: the access's over the spec's
     conflicted_requests: int = 0
     max_wavefronts_per_request: int = 0  # of the worst request, whichever request is shown
 

@@ -85,7 +85,9 @@ def _same(member: Any, value: Any) -> bool:
     return bool(member == value)
 
 
-def _keyword(key: str, arg: Any, value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
+def _keyword(
+    key: str, arg: Any, value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]
+) -> bool:
     """Whether ``value`` passes one keyword of ``schema``."""
     if key in _ANNOTATIONS:
         return True

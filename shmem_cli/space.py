@@ -173,9 +173,13 @@ class Space:
             predicate = np.broadcast_to(self._eval(acc.when, env, None, start, shape) != 0, shape)
         live = predicate
         if acc.is_matrix:
-            self._check_warp_uniform(np.ones(shape, dtype=bool) if predicate is None else predicate, start)
+            self._check_warp_uniform(
+                np.ones(shape, dtype=bool) if predicate is None else predicate, start
+            )
             address_lanes = np.asarray(env["lane"]) < 8 * acc.matrices
-            live = np.broadcast_to(address_lanes if predicate is None else predicate & address_lanes, shape)
+            live = np.broadcast_to(
+                address_lanes if predicate is None else predicate & address_lanes, shape
+            )
         return predicate, live
 
     def batch(self, base_env: dict[str, Value], start: int, count: int) -> Batch:
@@ -235,13 +239,22 @@ class Space:
         return addr
 
     def _eval(
-        self, loc: Located, env: dict[str, Value], live: B8 | None, start: int, shape: tuple[int, int]
+        self,
+        loc: Located,
+        env: dict[str, Value],
+        live: B8 | None,
+        start: int,
+        shape: tuple[int, int],
     ) -> I64:
         try:
             return np.asarray(loc.expr.evaluate(env, live), dtype=np.int64)
         except EvalFault as fault:
             where = np.asarray(fault.where)
-            hits = np.argwhere(np.broadcast_to(where, shape)) if where.ndim else np.zeros((1, 2), dtype=np.int64)
+            hits = (
+                np.argwhere(np.broadcast_to(where, shape))
+                if where.ndim
+                else np.zeros((1, 2), dtype=np.int64)
+            )
             c, t = (int(v) for v in hits[0]) if len(hits) else (0, 0)
             raise ShmemError(
                 f"{fault.message} in {shorten(loc.text)!r} for {self._who(c, t, start)}",

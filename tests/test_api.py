@@ -18,7 +18,9 @@ def column_read(pad: int) -> dict[str, object]:
     return {
         "block": [32, 32],
         "arrays": {"tile": {"dtype": "float32", "shape": [32, 32], "pad": pad}},
-        "accesses": [{"name": "column read", "array": "tile", "index": ["threadIdx.x", "threadIdx.y"]}],
+        "accesses": [
+            {"name": "column read", "array": "tile", "index": ["threadIdx.x", "threadIdx.y"]}
+        ],
     }
 
 
@@ -44,7 +46,9 @@ def test_path_and_mapping_agree_with_json() -> None:
     as_json = json.loads(json.dumps(result.to_json()))
     assert as_json["path"].endswith("column_read_32x33.yaml")
     # 32 warps; the row store and the column read of the [32][33] tile: 1 wavefront each
-    assert [(e["requests"], e["wavefronts"], e["max_ways"]) for e in as_json["accesses"]] == [(32, 32, 1)] * 2
+    assert [(e["requests"], e["wavefronts"], e["max_ways"]) for e in as_json["accesses"]] == [
+        (32, 32, 1)
+    ] * 2
     for acc, entry in zip(result.accesses, as_json["accesses"], strict=True):
         assert entry["wavefronts"] == acc.wavefronts and entry["requests"] == acc.requests
 

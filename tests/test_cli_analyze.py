@@ -59,7 +59,12 @@ def test_json_totals_and_schema_version(tmp_path: Path) -> None:
     assert doc["schema_version"] == 1
     (fa, fb) = doc["files"]
     acc_a, acc_b = fa["accesses"][0], fb["accesses"][0]
-    assert (acc_a["requests"], acc_a["wavefronts"], acc_a["ideal_wavefronts"], acc_a["max_ways"]) == (4, 128, 4, 32)
+    assert (
+        acc_a["requests"],
+        acc_a["wavefronts"],
+        acc_a["ideal_wavefronts"],
+        acc_a["max_ways"],
+    ) == (4, 128, 4, 32)
     assert (acc_b["requests"], acc_b["wavefronts"], acc_b["max_ways"]) == (4, 4, 1)
     assert {"name", "array", "op"} <= set(acc_a)
 

@@ -67,8 +67,16 @@ def case_rows() -> list[dict[str, str]]:
 def test_the_doc_has_its_tables() -> None:
     names = {row["case"] for row in case_rows()}
     # a few cases each section leans on
-    for name in ("f32_offset_col", "int4_div4", "p16_mixed", "ldsm_x4_same_all", "a_exch_same",
-                 "pred_warp1_col", "v_a_26_int4", "a_add_col"):
+    for name in (
+        "f32_offset_col",
+        "int4_div4",
+        "p16_mixed",
+        "ldsm_x4_same_all",
+        "a_exch_same",
+        "pred_warp1_col",
+        "v_a_26_int4",
+        "a_add_col",
+    ):
         assert name in names, name
     assert len(case_rows()) > 150
 
@@ -78,7 +86,10 @@ def test_measured_wavefronts_match_the_data() -> None:
     for row in case_rows():
         for column in ("measured", "measured wavefronts", "wavefronts"):
             if column in row:
-                assert int(row[column]) == MEASURED[row["case"]]["wavefronts"], (row["case"], column)
+                assert int(row[column]) == MEASURED[row["case"]]["wavefronts"], (
+                    row["case"],
+                    column,
+                )
                 checked += 1
     assert checked > 100
 
@@ -153,12 +164,20 @@ def table_with(column: str) -> Table:
 
 def test_the_evidence_table_counts_the_data_files() -> None:
     rows = {row["set"]: row for row in table_with("files")}
-    stems = {"rule probes": "h200_probe", "random probes": "h200_probe2", "probe3 cases": "h200_probe3"}
+    stems = {
+        "rule probes": "h200_probe",
+        "random probes": "h200_probe2",
+        "probe3 cases": "h200_probe3",
+    }
     assert int(rows["public corpus"]["cases"]) == len(public_cases()) == 167
     for label, stem in stems.items():
-        assert int(rows[label]["cases"]) == len(json.loads((DATA / f"{stem}_cases.json").read_text()))
+        assert int(rows[label]["cases"]) == len(
+            json.loads((DATA / f"{stem}_cases.json").read_text())
+        )
     assert int(rows["probe3 cases"]["cases"]) == len(PROBE3) == 200
-    assert int(rows["probe3 cases"]["with a loop"]) == sum(1 for n in PROBE3 if CASES[n]["loop"]) == 81
+    assert (
+        int(rows["probe3 cases"]["with a loop"]) == sum(1 for n in PROBE3 if CASES[n]["loop"]) == 81
+    )
     assert int(rows["probe3 cases"]["loop-invariant (section 9)"]) == len(INVARIANT) == 29
     everything = rows["all"]
     assert int(everything["cases"]) == len(CASES) == 552
@@ -194,28 +213,58 @@ def test_loop_invariant_table() -> None:
     verdicts = Counter(row["hoisted"] for row in rows)
     assert verdicts["yes"] == 25
     assert {row["case"] for row in rows if row["hoisted"] == "no"} == {
-        "r3_079_int4_ld", "r3_107_int_st", "r3_165_float_st",
+        "r3_079_int4_ld",
+        "r3_107_int_st",
+        "r3_165_float_st",
     }
-    assert {row["case"] for row in rows if row["hoisted"].startswith("cannot")} == {"r3_102_int_atom"}
+    assert {row["case"] for row in rows if row["hoisted"].startswith("cannot")} == {
+        "r3_102_int_atom"
+    }
 
 
 def test_loop_invariant_rows_worked_by_hand() -> None:
     rows = {row["case"]: row for row in table_with("hoisted")}
     columns = (
-        "iterations", "shmem requests", "shmem wavefronts", "one iteration: requests",
-        "one iteration: wavefronts", "measured requests", "measured wavefronts", "hoisted",
+        "iterations",
+        "shmem requests",
+        "shmem wavefronts",
+        "one iteration: requests",
+        "one iteration: wavefronts",
+        "measured requests",
+        "measured wavefronts",
+        "hoisted",
     )
     # float4 a[32][40], 16 threads: lanes 0-7 read a[0][0], lanes 8-15 a[0][1]; pairs at
     # distance 1 merge into half-warp phases, the first holds 8 words in 8 banks: one
     # wavefront per iteration, five iterations, executed once
-    assert [rows["r3_181_float4_ld"][k] for k in columns] == ["5", "5", "5", "1", "1", "1", "1", "yes"]
+    assert [rows["r3_181_float4_ld"][k] for k in columns] == [
+        "5",
+        "5",
+        "5",
+        "1",
+        "1",
+        "1",
+        "1",
+        "yes",
+    ]
     # float a[32][33], 32 threads (4x2x4), tx < 2 keeps 16 lanes, storing to a[0][lane/4]:
     # 8 words in 8 banks, one wavefront per iteration; both iterations executed
-    assert [rows["r3_165_float_st"][k] for k in columns] == ["2", "2", "2", "1", "1", "2", "2", "no"]
+    assert [rows["r3_165_float_st"][k] for k in columns] == [
+        "2",
+        "2",
+        "2",
+        "1",
+        "1",
+        "2",
+        "2",
+        "no",
+    ]
 
 
 def test_model_errors_count_probe3_without_the_loop_invariant_cases() -> None:
-    (errors,) = [t for t in DOC_TABLES if t and "model" in t[0] and any("probe3" in k for k in t[0])]
+    (errors,) = [
+        t for t in DOC_TABLES if t and "model" in t[0] and any("probe3" in k for k in t[0])
+    ]
     (row,) = [r for r in errors if r["model"] == "shmem"]
     (column,) = [k for k in row if "probe3" in k]
     atomics = {n for n in PROBE3 if CASES[n]["op"] == "atomic"}
@@ -230,13 +279,16 @@ def test_ideal_summary_covers_probe3() -> None:
     row = rows["probe3 cases, loop-invariant ones left out"]
     assert int(row["cases (no CAS loop)"]) == len(PROBE3 - INVARIANT) == 171
     arbitrated = {
-        n for n in PROBE3 - INVARIANT
+        n
+        for n in PROBE3 - INVARIANT
         if PROBE_COUNTERS[n].get("l1tex__data_bank_conflicts_type_arbitration.sum", 0)
     }
     assert arbitrated == {"r3_014_float4_ld", "r3_022_float4_ld"}
     assert int(row["with arbitration"]) == 2
     assert row["wavefronts - bank_conflicts = shmem ideal"] == row["cases (no CAS loop)"]
-    assert rows["random probes"]["with arbitration"] == rows["rule probes"]["with arbitration"] == "0"
+    assert (
+        rows["random probes"]["with arbitration"] == rows["rule probes"]["with arbitration"] == "0"
+    )
 
 
 def test_sections_are_numbered_and_section_9_is_about_hoisting() -> None:

@@ -19,9 +19,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "spec-format.md"
 TEXT = DOC.read_text()
 
 VALID = re.findall(r"<!-- spec -->\n```yaml\n(.*?)```", TEXT, re.S)
-INVALID = re.findall(
-    r"<!-- invalid-spec -->\n```yaml\n(.*?)```\s*```text\n(.*?)\n```", TEXT, re.S
-)
+INVALID = re.findall(r"<!-- invalid-spec -->\n```yaml\n(.*?)```\s*```text\n(.*?)\n```", TEXT, re.S)
 
 
 def test_the_page_has_its_examples() -> None:

@@ -70,7 +70,12 @@ def random_batch(kind: AccessKind, seed: int, aligned: bool = True) -> tuple[I64
 
 
 def fields(stats: RequestStats) -> list[tuple[int, int, int, int]]:
-    return list(zip(*(a.tolist() for a in (stats.wavefronts, stats.ideal, stats.ways, stats.cycles)), strict=True))
+    return list(
+        zip(
+            *(a.tolist() for a in (stats.wavefronts, stats.ideal, stats.ways, stats.cycles)),
+            strict=True,
+        )
+    )
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -15,9 +15,41 @@ from shmem_cli.errors import ShmemError
 from shmem_cli.expr import Expr, _parse_with_lark, parse
 from shmem_cli.exprfast import parse_well_formed
 
-BINARY = ["||", "&&", "|", "^", "&", "==", "!=", "<", "<=", ">", ">=", "<<", ">>", "+", "-", "*", "/", "%"]
+BINARY = [
+    "||",
+    "&&",
+    "|",
+    "^",
+    "&",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "<<",
+    ">>",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+]
 UNARY = ["-", "+", "~", "!"]
-LEAVES = ["x", "k", "threadIdx.x", "blockDim.y", "tid", "0", "7", "0x1F", "0b101", "017", "12u", "3UL"]
+LEAVES = [
+    "x",
+    "k",
+    "threadIdx.x",
+    "blockDim.y",
+    "tid",
+    "0",
+    "7",
+    "0x1F",
+    "0b101",
+    "017",
+    "12u",
+    "3UL",
+]
 SPACE = st.sampled_from(["", " ", "  ", "\t"])
 
 
@@ -50,7 +82,29 @@ def well_formed(draw: st.DrawFn, depth: int = 4) -> str:
     return f"({sp}{draw(well_formed(depth - 1))}{sp})"
 
 
-TOKENS = [*BINARY, *UNARY, "?", ":", "(", ")", ",", ".", "x", "threadIdx", "y", "min", "abs", "0", "08", "0x", "9", "3x", "=", "@", " "]
+TOKENS = [
+    *BINARY,
+    *UNARY,
+    "?",
+    ":",
+    "(",
+    ")",
+    ",",
+    ".",
+    "x",
+    "threadIdx",
+    "y",
+    "min",
+    "abs",
+    "0",
+    "08",
+    "0x",
+    "9",
+    "3x",
+    "=",
+    "@",
+    " ",
+]
 
 
 @settings(max_examples=400, deadline=None)
@@ -71,8 +125,26 @@ def test_token_soup_is_accepted_only_as_lark_accepts(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["3x", "0x", "08", "a.b", "threadIdx.w", "min(1)", "abs(1, 2)", "foo(1)", "(a", "a)", "a ? b", "a b", "a = b",
-     "!= b", "a <<= 2", "1.5", "a ||| b", "99999999999999999999"],
+    [
+        "3x",
+        "0x",
+        "08",
+        "a.b",
+        "threadIdx.w",
+        "min(1)",
+        "abs(1, 2)",
+        "foo(1)",
+        "(a",
+        "a)",
+        "a ? b",
+        "a b",
+        "a = b",
+        "!= b",
+        "a <<= 2",
+        "1.5",
+        "a ||| b",
+        "99999999999999999999",
+    ],
 )
 def test_malformed_text_is_left_to_lark(text: str) -> None:
     assert parse_well_formed(text) is None

@@ -38,7 +38,7 @@ def test_svg_shows_banks_lanes_colors_and_legend() -> None:
     svg = report_svg(analyze_many([COLUMN]), title="shmem analyze column")
     assert svg.startswith("<svg")
     assert 'xml:space="preserve"' in svg
-    assert "url(\"http" not in svg  # a standalone picture fetches no fonts
+    assert 'url("http' not in svg  # a standalone picture fetches no fonts
     assert "shmem&#160;analyze&#160;column" in svg  # the window title
     text = "\n".join(svg_lines(svg))
     # the 32 bank numbers head the tables, wavefront 31 serves lane 31 in bank 0

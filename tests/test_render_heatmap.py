@@ -76,7 +76,9 @@ def test_warps_without_request_are_blank() -> None:
 
 def test_uniform_requests_get_one_line() -> None:
     lines = text_of(spec("tid * 32", {"j": "0..3"}, block=32, size=4096))
-    assert "requests: all 4 (1 warp(s) x 4 iteration(s)) cost 32 wavefront(s) each, ideal 1" in lines
+    assert (
+        "requests: all 4 (1 warp(s) x 4 iteration(s)) cost 32 wavefront(s) each, ideal 1" in lines
+    )
     assert not any("\\ warp" in line for line in lines)
 
 
@@ -110,4 +112,6 @@ def test_cli_heatmap_switches(tmp_path: Any) -> None:
     assert "st \\ warp" not in off and "st \\ warp" not in summary_only
     assert "st \\ warp" in heat_only and "wf 0  1  2" not in heat_only
     # without the heat map the output is the bank-table report unchanged
-    assert off == default.replace(default[default.index("requests (warps") : default.index("\ncells:")], "")
+    assert off == default.replace(
+        default[default.index("requests (warps") : default.index("\ncells:")], ""
+    )

@@ -21,7 +21,13 @@ from shmem_cli.render.text import render_text
 
 
 def float4_spec(index: str, loop: Any, when: str | None = None) -> dict[str, Any]:
-    access: dict[str, Any] = {"name": "v", "array": "buf", "op": "load", "index": [index], "loop": loop}
+    access: dict[str, Any] = {
+        "name": "v",
+        "array": "buf",
+        "op": "load",
+        "index": [index],
+        "loop": loop,
+    }
     if when is not None:
         access["when"] = when
     return {

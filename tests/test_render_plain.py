@@ -87,13 +87,19 @@ def test_table_layout() -> None:
         " n  name   c \n"  # the header; 'c' centered in 3 columns leaves a blank after it
         " 1  ab     x \n"
         "10  a     xy \n"
-        + " " * 11 + "z \n"  # the second line of a two-line cell; the others stay blank
-        + " " * 5 + "cap" + " " * 5 + "\n"  # the caption, centered under the 13-column table
+        + " " * 11
+        + "z \n"  # the second line of a two-line cell; the others stay blank
+        + " " * 5
+        + "cap"
+        + " " * 5
+        + "\n"  # the caption, centered under the 13-column table
     )
 
 
 def test_padding_only_after_cells() -> None:
-    table = Table([Column("wf", "right"), Column("0", "center", min_width=2)], pad_left=0, pad_right=1)
+    table = Table(
+        [Column("wf", "right"), Column("0", "center", min_width=2)], pad_left=0, pad_right=1
+    )
     table.add_row("0", Styled("0-3\n@7"))
     assert layout([table], 80) == "wf  0 \n 0 0-3\n   @7 \n"
 
@@ -173,7 +179,14 @@ def test_plain_output_does_not_import_rich(tmp_path: Path) -> None:
     for args in (["analyze", one], ["analyze", one, "-f", "json"], ["analyze", one, "--no-color"]):
         modules = imported_by(*args)
         assert "shmem_cli.analysis" in modules
-        unwanted = {"rich", "lark", "jsonschema", "shmem_cli.sweep", "shmem_cli.lint", "shmem_cli.render.export"}
+        unwanted = {
+            "rich",
+            "lark",
+            "jsonschema",
+            "shmem_cli.sweep",
+            "shmem_cli.lint",
+            "shmem_cli.render.export",
+        }
         assert not unwanted & modules, args
     # a report with color or a picture still draws with rich
     assert "rich" in imported_by("analyze", one, "--svg", str(tmp_path / "one.svg"))

@@ -30,7 +30,10 @@ def jsonschema_valid(data: Any) -> bool:
 
 
 def test_every_example_and_case_agrees() -> None:
-    docs = [load_yaml(p.read_bytes(), str(p)).data for p in sorted((ROOT / "access_specs").glob("*.yaml"))]
+    docs = [
+        load_yaml(p.read_bytes(), str(p)).data
+        for p in sorted((ROOT / "access_specs").glob("*.yaml"))
+    ]
     docs += [case_to_spec(c) for c in public_cases()]
     assert docs
     for data in docs:
@@ -48,7 +51,9 @@ VALUES = st.recursive(
     SCALARS,
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
-        st.dictionaries(st.sampled_from(["dtype", "shape", "x", "1", "bits", "op", "index"]), inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["dtype", "shape", "x", "1", "bits", "op", "index"]), inner, max_size=3
+        ),
     ),
     max_leaves=6,
 )
@@ -81,7 +86,9 @@ def mutated(draw: st.DrawFn) -> Any:
         elif action == 1 and isinstance(parent, dict):
             del parent[where[-1]]
         elif isinstance(parent, dict):
-            parent[draw(st.sampled_from(["pad", "when", "zzz", "loop", "swizzle", "expect"]))] = draw(VALUES)
+            parent[draw(st.sampled_from(["pad", "when", "zzz", "loop", "swizzle", "expect"]))] = (
+                draw(VALUES)
+            )
     return data
 
 
@@ -99,14 +106,19 @@ def test_random_broken_specs_agree(data: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "keyword", [{"not": {}}, {"oneOf": [{}]}, {"items": [{}]}, {"$ref": "other.json#/x"}, {"const": 1}]
+    "keyword",
+    [{"not": {}}, {"oneOf": [{}]}, {"items": [{}]}, {"$ref": "other.json#/x"}, {"const": 1}],
 )
 def test_unknown_schema_forms_defer_to_jsonschema(keyword: dict[str, Any]) -> None:
     assert conforms([1], {"type": "array", **keyword}) is None
 
 
 def test_by_hand() -> None:
-    s = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "minimum": 1}}}
+    s = {
+        "type": "object",
+        "required": ["n"],
+        "properties": {"n": {"type": "integer", "minimum": 1}},
+    }
     assert conforms({"n": 2}, s) is True
     assert conforms({"n": 0}, s) is False
     assert conforms({"n": True}, s) is False  # a bool is not an integer

@@ -68,7 +68,12 @@ def test_axes() -> None:
     assert (a.kind, a.target, a.values) == ("pad", "tile", (0, 1, 2))
     assert parse_axis("pad", "0..1").target is None
     assert parse_axis("param", "N=4,8").values == (4, 8)
-    for kind, text in [("param", "4..8"), ("pad", "-1..2"), ("pad", "1x=0..2"), ("swizzle", "A=99B")]:
+    for kind, text in [
+        ("param", "4..8"),
+        ("pad", "-1..2"),
+        ("pad", "1x=0..2"),
+        ("swizzle", "A=99B"),
+    ]:
         with pytest.raises(ValueError):
             parse_axis(kind, text)
 
@@ -100,7 +105,9 @@ def test_transpose_pad_sweep_by_hand() -> None:
     # Row store: 1 wavefront each. Column load: lane tx reads word 32*tx + r (+ pad*tx):
     # pad 0 -> one bank, 32-way; pad 1 or 3 (odd) -> 32 banks; pad 2 -> 2-way; pad 4 -> 4-way.
     result = run_sweep(load_spec(TRANSPOSE), plan(("pad", "0..4")))
-    rows = [(v.outcome.wavefronts, v.outcome.max_ways, v.outcome.extra_bytes) for v in result.variants]
+    rows = [
+        (v.outcome.wavefronts, v.outcome.max_ways, v.outcome.extra_bytes) for v in result.variants
+    ]
     assert rows == [
         (32 + 32 * 32, 32, 0),
         (32 + 32, 1, 128),
@@ -108,13 +115,17 @@ def test_transpose_pad_sweep_by_hand() -> None:
         (32 + 32, 1, 384),
         (32 + 128, 4, 512),
     ]
-    assert result.best is not None and result.best.index == 1  # pad 3 ties on wavefronts, costs more
+    assert (
+        result.best is not None and result.best.index == 1
+    )  # pad 3 ties on wavefronts, costs more
     assert [a.wavefronts for a in result.variants[0].outcome.accesses] == [32, 1024]
     assert all(v.outcome.fits for v in result.variants)
 
 
 def test_swizzle_tie_goes_to_sweep_order() -> None:
-    result = run_sweep(load_spec(SPECS / "sweep_ldmatrix_swizzle.yaml"), plan(("swizzle", "none,32B,64B,128B")))
+    result = run_sweep(
+        load_spec(SPECS / "sweep_ldmatrix_swizzle.yaml"), plan(("swizzle", "none,32B,64B,128B"))
+    )
     # 8 A requests and 16 B requests, ldmatrix.x4: 4 wavefronts each when conflict-free
     waves = [v.outcome.wavefronts for v in result.variants]
     assert waves == [4 * 96, 2 * 96, 96, 96]
@@ -202,7 +213,8 @@ def test_a_param_value_that_breaks_a_loop_bound_is_located(tmp_path: Path) -> No
     path.write_text(LOOP_PARAMS)
     result = run_sweep(load_spec(path), plan(("param", f"N=4,{2**62}"), ("param", "D=2,0")))
     errors = [
-        None if (e := v.outcome.error) is None else (e.message, e.line, e.column) for v in result.variants
+        None if (e := v.outcome.error) is None else (e.message, e.line, e.column)
+        for v in result.variants
     ]
     assert errors == [
         None,
@@ -230,7 +242,9 @@ def variants_for(spec: SpecFile) -> list[Variant]:
     for p in (0, 1, 3):
         out.append(Variant(pad=dict.fromkeys(names, p)))
     for mode in ("32B", "128B"):
-        out.append(Variant(pad=dict.fromkeys(names, 0), swizzle=dict.fromkeys(names, TMA_SWIZZLES[mode])))
+        out.append(
+            Variant(pad=dict.fromkeys(names, 0), swizzle=dict.fromkeys(names, TMA_SWIZZLES[mode]))
+        )
     return out
 
 
@@ -276,7 +290,11 @@ def test_index_expressions_are_evaluated_once_per_params(monkeypatch: pytest.Mon
             "block": [1024],
             "arrays": {"tile": {"dtype": "float32", "shape": [64, 64]}},
             "accesses": [
-                {"array": "tile", "index": ["lane + 32 * (warp % 2)", "(warp / 2 + j) % 64"], "loop": {"j": "0..255"}}
+                {
+                    "array": "tile",
+                    "index": ["lane + 32 * (warp % 2)", "(warp / 2 + j) % 64"],
+                    "loop": {"j": "0..255"},
+                }
             ],
         }
     )
@@ -298,7 +316,9 @@ def test_index_expressions_are_evaluated_once_per_params(monkeypatch: pytest.Mon
     assert by_pad[0] == 32 and by_pad[1] == 1 and by_pad[2] == 2 and by_pad[32] == 32
 
 
-def test_ldmatrix_lanes_without_an_address_and_idle_warps_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ldmatrix_lanes_without_an_address_and_idle_warps_are_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The index cache uses Space's lanes: only lanes 0..7 give the rows of one matrix."""
     spec = spec_from_mapping(
         {
@@ -322,7 +342,9 @@ def test_ldmatrix_lanes_without_an_address_and_idle_warps_are_skipped(monkeypatc
 
     monkeypatch.setattr(Evaluator, "_slow", staticmethod(refuse))
     result = run_sweep(spec, plan(("pad", "0,8")))
-    got = [(a.requests, a.wavefronts, a.max_ways) for v in result.variants for a in v.outcome.accesses]
+    got = [
+        (a.requests, a.wavefronts, a.max_ways) for v in result.variants for a in v.outcome.accesses
+    ]
     # rows 0..7 of warp 0: a 128-byte pitch puts all eight 16-byte rows on banks 0..3 (8 wavefronts);
     # a 144-byte pitch (pad 8 halves) spreads them over all 32 banks (1 wavefront)
     assert got == [(1, 8, 8), (1, 1, 1)]
@@ -345,11 +367,23 @@ def test_cli_json() -> None:
     assert [v["wavefronts"] for v in doc["variants"]] == [1056, 64, 96, 64, 160]
     assert [v["extra_bytes"] for v in doc["variants"]] == [0, 128, 256, 384, 512]
     assert doc["variants"][0]["accesses"][1]["max_ways"] == 32
-    assert doc["best"]["pad"] == 1 and doc["best"]["wavefronts"] == 64 and doc["best"]["swizzle"] is None
+    assert (
+        doc["best"]["pad"] == 1
+        and doc["best"]["wavefronts"] == 64
+        and doc["best"]["swizzle"] is None
+    )
 
 
 def test_cli_json_per_array_settings() -> None:
-    res = run(str(SPECS / "ldmatrix_fragments.yaml"), "--pad", "A=0,8", "--swizzle", "A=none,128B", "-f", "json")
+    res = run(
+        str(SPECS / "ldmatrix_fragments.yaml"),
+        "--pad",
+        "A=0,8",
+        "--swizzle",
+        "A=none,128B",
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert [(v["pad"], v["swizzle"]) for v in doc["variants"]] == [
@@ -405,7 +439,9 @@ def test_cli_usage_errors(args: list[str], needle: str) -> None:
 
 def test_cli_invalid_spec_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text("block: [32]\narrays:\n  t: {dtype: float32, shape: [8]}\naccesses:\n  - {array: u, index: [0]}\n")
+    path.write_text(
+        "block: [32]\narrays:\n  t: {dtype: float32, shape: [8]}\naccesses:\n  - {array: u, index: [0]}\n"
+    )
     res = run(str(path), "--pad", "0..1")
     assert res.exit_code == 2
     assert f"{path}:5:" in res.output and "unknown array" in res.output
@@ -439,7 +475,10 @@ def test_suggest_prefers_a_free_swizzle_over_padding() -> None:
 def test_suggest_pitch_matched_swizzle_for_256_byte_rows() -> None:
     spec = load_spec(SPECS / "flash_attn_k_tile_swizzle.yaml")
     hints = suggest(spec, analyze_spec(spec))
-    assert "swizzle K none -> Swizzle<3,4,4> (no extra bytes)" in hints["ldmatrix.x4 K fragments, plain"]
+    assert (
+        "swizzle K none -> Swizzle<3,4,4> (no extra bytes)"
+        in hints["ldmatrix.x4 K fragments, plain"]
+    )
 
 
 def test_suggest_says_when_nothing_helps() -> None:
@@ -456,7 +495,14 @@ def test_suggest_says_when_nothing_helps() -> None:
 
 def test_analyze_suggest_cli() -> None:
     res = CliRunner().invoke(
-        main, ["analyze", str(TRANSPOSE), str(SPECS / "transpose_padded.yaml"), "--suggest", "--no-tables"]
+        main,
+        [
+            "analyze",
+            str(TRANSPOSE),
+            str(SPECS / "transpose_padded.yaml"),
+            "--suggest",
+            "--no-tables",
+        ],
     )
     assert res.exit_code == 0, res.output
     hints = [line for line in res.output.splitlines() if line.startswith("hint:")]

@@ -61,7 +61,8 @@ def test_128B_is_chunk_xor_row_on_128_byte_rows() -> None:
 
 
 @pytest.mark.parametrize(
-    ("mode", "cute"), [("32B", "Swizzle<1,4,3>"), ("64B", "Swizzle<2,4,3>"), ("128B", "Swizzle<3,4,3>")]
+    ("mode", "cute"),
+    [("32B", "Swizzle<1,4,3>"), ("64B", "Swizzle<2,4,3>"), ("128B", "Swizzle<3,4,3>")],
 )
 def test_tma_modes_equal_their_cute_forms(mode: str, cute: str) -> None:
     general = parse_swizzle(cute)
@@ -86,7 +87,11 @@ def test_general_cute_form_follows_its_definition() -> None:
 
 
 def test_swizzle_permutes_each_period() -> None:
-    for swz in (*TMA_SWIZZLES.values(), parse_swizzle("Swizzle<3,4,4>"), parse_swizzle("Swizzle<2,2,5>")):
+    for swz in (
+        *TMA_SWIZZLES.values(),
+        parse_swizzle("Swizzle<3,4,4>"),
+        parse_swizzle("Swizzle<2,2,5>"),
+    ):
         assert swz is not None
         period = swz.period
         for start in (0, period, 5 * period):
@@ -116,7 +121,9 @@ def test_space_addresses_use_the_swizzled_offset() -> None:
         [{"array": "A", "index": ["lane", "3 + 8 * j"], "loop": {"j": "0..7"}}],
     )
     layout = resolve(spec)
-    assert layout.arrays["A"].offset == 1024  # after 160 bytes of 'pre', aligned to the 1024-byte period
+    assert (
+        layout.arrays["A"].offset == 1024
+    )  # after 160 bytes of 'pre', aligned to the 1024-byte period
     batch = next(Space(spec, layout, spec.accesses[0]).batches())
     for j in range(8):
         for lane in range(32):
@@ -126,9 +133,13 @@ def test_space_addresses_use_the_swizzled_offset() -> None:
 
 @pytest.mark.parametrize(("mode", "period"), [("32B", 256), ("64B", 512), ("128B", 1024)])
 def test_explicit_offset_must_meet_the_period(mode: str, period: int) -> None:
-    ok = spec_with({"A": {"dtype": "float16", "shape": [8, 64], "offset": 3 * period, "swizzle": mode}})
+    ok = spec_with(
+        {"A": {"dtype": "float16", "shape": [8, 64], "offset": 3 * period, "swizzle": mode}}
+    )
     assert resolve(ok).arrays["A"].offset == 3 * period
-    bad = spec_with({"A": {"dtype": "float16", "shape": [8, 64], "offset": period // 2, "swizzle": mode}})
+    bad = spec_with(
+        {"A": {"dtype": "float16", "shape": [8, 64], "offset": period // 2, "swizzle": mode}}
+    )
     with pytest.raises(ShmemError) as info:
         resolve(bad)
     msg = info.value.message
@@ -158,12 +169,16 @@ def test_offset_error_is_located_at_the_offset(tmp_path: Any) -> None:
 
 
 def test_base_unit_must_hold_an_element() -> None:
-    spec = spec_with({"V": {"dtype": "float4", "shape": [32, 8], "swizzle": {"bits": 3, "base": 2, "shift": 3}}})
+    spec = spec_with(
+        {"V": {"dtype": "float4", "shape": [32, 8], "swizzle": {"bits": 3, "base": 2, "shift": 3}}}
+    )
     with pytest.raises(ShmemError) as info:
         resolve(spec)
     assert "4-byte units" in info.value.message
     assert "at least 4 (16-byte units)" in info.value.message
-    fine = spec_with({"V": {"dtype": "float4", "shape": [32, 8], "swizzle": {"bits": 3, "base": 4, "shift": 3}}})
+    fine = spec_with(
+        {"V": {"dtype": "float4", "shape": [32, 8], "swizzle": {"bits": 3, "base": 4, "shift": 3}}}
+    )
     assert resolve(fine).arrays["V"].swizzle is not None
 
 

@@ -32,7 +32,11 @@ def _rows(launch: int, kernel: str, metrics: dict[str, int]) -> list[str]:
 
 def _csv(store: tuple[int, int], load: tuple[int, int], arbitration: int = 0) -> str:
     """A CSV in ncu's layout: the tile store (requests, wavefronts) and the column load."""
-    lines = ["==PROF== Connected to process 77", "smem_base 1024 slack 0 max_dynamic_smem 232448", HEADER]
+    lines = [
+        "==PROF== Connected to process 77",
+        "smem_base 1024 slack 0 max_dynamic_smem 232448",
+        HEADER,
+    ]
     lines += _rows(0, "shm_probe_smem_base", {"smsp__sass_inst_executed_op_shared_ld.sum": 0})
     lines += _rows(
         1,
@@ -71,8 +75,13 @@ def test_matching_counters_pass(tmp_path: Path) -> None:
     result = _verify(SPEC, "--from-ncu", _recorded(tmp_path, _csv((32, 32), (32, 1024))))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert any(line.startswith("  ok") and "fill tile[ty][tx]" in line and "requests 32 = 32" in line for line in lines)
-    assert any("column read tile[tx][ty]" in line and "wavefronts 1024 = 1024" in line for line in lines)
+    assert any(
+        line.startswith("  ok") and "fill tile[ty][tx]" in line and "requests 32 = 32" in line
+        for line in lines
+    )
+    assert any(
+        "column read tile[tx][ty]" in line and "wavefronts 1024 = 1024" in line for line in lines
+    )
     assert lines[-1] == "2 accesses: 2 match, 0 mismatch"
 
 
@@ -85,7 +94,9 @@ def test_a_mismatch_exits_1(tmp_path: Path) -> None:
 
 
 def test_arbitration_wavefronts_are_not_the_access_s_own(tmp_path: Path) -> None:
-    result = _verify(SPEC, "--from-ncu", _recorded(tmp_path, _csv((32, 32), (32, 1030), arbitration=6)))
+    result = _verify(
+        SPEC, "--from-ncu", _recorded(tmp_path, _csv((32, 32), (32, 1030), arbitration=6))
+    )
     assert result.exit_code == 0, result.output
     assert "raw 1030 - arbitration 6" in result.output
 
@@ -139,7 +150,9 @@ def test_missing_tools_are_named_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_only_the_missing_tool_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     gpu = runner.Gpu("NVIDIA H200", "9.0", "580.159.04")
-    monkeypatch.setattr(runner, "find_tools", lambda: runner.Tools("/x/nvcc", "/x/cuobjdump", None, gpu))
+    monkeypatch.setattr(
+        runner, "find_tools", lambda: runner.Tools("/x/nvcc", "/x/cuobjdump", None, gpu)
+    )
     result = _verify(SPEC)
     assert result.exit_code == 2
     assert "ncu (Nsight Compute) is not on PATH" in result.output
@@ -167,7 +180,9 @@ def test_conflicting_or_bad_options_are_usage_errors(args: list[str]) -> None:
 
 def test_a_bad_spec_is_located_and_the_others_still_run(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("block: [32]\narrays:\n  a: {dtype: float, shape: [32]}\naccesses:\n  - {array: b, index: [lane]}\n")
+    bad.write_text(
+        "block: [32]\narrays:\n  a: {dtype: float, shape: [32]}\naccesses:\n  - {array: b, index: [lane]}\n"
+    )
     result = _verify(SPEC, str(bad), "--from-ncu", _recorded(tmp_path, _csv((32, 32), (32, 1024))))
     assert result.exit_code == 2
     assert f"{bad}:5:" in result.output
@@ -178,7 +193,9 @@ def test_emit_then_from_ncu_in_the_same_folder(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert _verify(SPEC, "--emit", str(out), "--arch", "sm_90").exit_code == 0
     (out / "ncu.csv").write_text(_csv((32, 32), (32, 1024)))
-    (out / "env.txt").write_text("NVIDIA H200, 9.0, 580.159.04\nCuda compilation tools, release 13.0, V13.0.88\n")
+    (out / "env.txt").write_text(
+        "NVIDIA H200, 9.0, 580.159.04\nCuda compilation tools, release 13.0, V13.0.88\n"
+    )
     result = _verify(SPEC, "--from-ncu", str(out / "ncu.csv"))
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == (

@@ -27,7 +27,9 @@ def _targets(mapping: dict[str, object]) -> list[Target]:
 
 def _one(dtype: str, op: str, index: list[str], **extra: object) -> Target:
     access: dict[str, object] = {"name": "a", "array": "a", "op": op, "index": index, **extra}
-    (t,) = _targets({"block": [64], "arrays": {"a": {"dtype": dtype, "shape": [256]}}, "accesses": [access]})
+    (t,) = _targets(
+        {"block": [64], "arrays": {"a": {"dtype": dtype, "shape": [256]}}, "accesses": [access]}
+    )
     return t
 
 
@@ -55,13 +57,19 @@ def test_every_access_of_every_example_spec_becomes_one_kernel() -> None:
 
 def test_kernel_names_stay_unique_when_two_specs_share_a_file_name() -> None:
     spec = spec_from_mapping(
-        {"block": [32], "arrays": {"a": {"dtype": "float", "shape": [32]}},
-         "accesses": [{"name": "x", "array": "a", "index": ["lane"]}]},
+        {
+            "block": [32],
+            "arrays": {"a": {"dtype": "float", "shape": [32]}},
+            "accesses": [{"name": "x", "array": "a", "index": ["lane"]}],
+        },
         "dir1/same.yaml",
     )
     twin = spec_from_mapping(
-        {"block": [32], "arrays": {"a": {"dtype": "float", "shape": [32]}},
-         "accesses": [{"name": "x", "array": "a", "index": ["lane"]}]},
+        {
+            "block": [32],
+            "arrays": {"a": {"dtype": "float", "shape": [32]}},
+            "accesses": [{"name": "x", "array": "a", "index": ["lane"]}],
+        },
         "dir2/same.yaml",
     )
     a, b = codegen.plan([spec, twin])
@@ -74,7 +82,10 @@ def test_kernel_names_stay_unique_when_two_specs_share_a_file_name() -> None:
 def test_float4_load_keeps_all_four_components_and_stores_once_after_a_barrier() -> None:
     src = codegen.kernel_source(_one("float4", "load", ["lane"]))
     assert "const float4 v = *p;" in src
-    assert "__float_as_uint(v.x) + __float_as_uint(v.y) + __float_as_uint(v.z) + __float_as_uint(v.w)" in src
+    assert (
+        "__float_as_uint(v.x) + __float_as_uint(v.y) + __float_as_uint(v.z) + __float_as_uint(v.w)"
+        in src
+    )
     body = src[src.index("{\n") :]
     assert body.index("__syncthreads();") < body.index("sink[b_tid] = acc;")
     assert body.count("sink[") == 1
@@ -88,9 +99,15 @@ def test_stores_and_atomics_write_nothing_to_global_memory() -> None:
 
 
 def test_atomic_kinds_map_to_their_cuda_calls() -> None:
-    assert "atomicAdd(p, 1u);" in codegen.kernel_source(_one("uint32", "atomic", ["lane"], atomic="inc"))
-    assert "atomicAdd(p, 1);" in codegen.kernel_source(_one("int32", "atomic", ["lane"], atomic="inc"))
-    assert "atomicAdd(p, (int)(s + 1u));" in codegen.kernel_source(_one("int", "atomic", ["lane"], atomic="add"))
+    assert "atomicAdd(p, 1u);" in codegen.kernel_source(
+        _one("uint32", "atomic", ["lane"], atomic="inc")
+    )
+    assert "atomicAdd(p, 1);" in codegen.kernel_source(
+        _one("int32", "atomic", ["lane"], atomic="inc")
+    )
+    assert "atomicAdd(p, (int)(s + 1u));" in codegen.kernel_source(
+        _one("int", "atomic", ["lane"], atomic="add")
+    )
     assert "atomicExch(p, (unsigned int)(s + 1u));" in codegen.kernel_source(
         _one("uint32", "atomic", ["lane"], atomic="exch")
     )
@@ -101,8 +118,21 @@ def test_ldmatrix_and_stmatrix_are_inline_ptx_on_the_lane_row_address() -> None:
         "block": [32],
         "arrays": {"m": {"dtype": "half", "shape": [64, 64]}},
         "accesses": [
-            {"name": "l", "array": "m", "op": "ldmatrix", "matrices": 4, "trans": True, "index": ["lane", "0"]},
-            {"name": "s", "array": "m", "op": "stmatrix", "matrices": 2, "index": ["lane % 16", "8"]},
+            {
+                "name": "l",
+                "array": "m",
+                "op": "ldmatrix",
+                "matrices": 4,
+                "trans": True,
+                "index": ["lane", "0"],
+            },
+            {
+                "name": "s",
+                "array": "m",
+                "op": "stmatrix",
+                "matrices": 2,
+                "index": ["lane % 16", "8"],
+            },
         ],
     }
     ld, st = _targets(spec)
@@ -125,8 +155,13 @@ def test_loops_are_not_unrolled_and_list_loops_read_constant_memory() -> None:
 
 def test_swizzle_and_offset_enter_the_byte_address() -> None:
     (t,) = _targets(
-        {"block": [32], "arrays": {"a": {"dtype": "half", "shape": [64, 64], "offset": 2048, "swizzle": "128B"}},
-         "accesses": [{"name": "x", "array": "a", "index": ["lane", "0"]}]}
+        {
+            "block": [32],
+            "arrays": {
+                "a": {"dtype": "half", "shape": [64, 64], "offset": 2048, "swizzle": "128B"}
+            },
+            "accesses": [{"name": "x", "array": "a", "index": ["lane", "0"]}],
+        }
     )
     lines = codegen.address_lines(t, codegen.names_for(t))
     # 128B = Swizzle<3,4,3>: bits 7-9 of the byte offset XOR-ed into bits 4-6 (mask 0b1110000 = 112)
@@ -197,14 +232,19 @@ def test_generated_addresses_equal_the_engine_addresses(tmp_path: Path) -> None:
     src.write_text(_harness(ALL_TARGETS))
     exe = tmp_path / "addr"
     subprocess.run(["g++", "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
-    printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=120).stdout
+    printed = subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True, timeout=120
+    ).stdout
     blocks = printed.split("= ")[1:]
     assert len(blocks) == len(ALL_TARGETS)
     for t, block in zip(ALL_TARGETS, blocks, strict=True):
         name, *rows = block.strip().split("\n")
         assert name == t.kernel
         want = _engine_addresses(t)
-        if t.op in ("ldmatrix", "stmatrix"):  # lanes past the address lanes are ignored by the hardware
+        if t.op in (
+            "ldmatrix",
+            "stmatrix",
+        ):  # lanes past the address lanes are ignored by the hardware
             rows = [r if w != "-" else "-" for r, w in zip(rows, want, strict=True)]
         assert rows == want, t.kernel
 
@@ -212,19 +252,40 @@ def test_generated_addresses_equal_the_engine_addresses(tmp_path: Path) -> None:
 def test_c_semantics_of_division_and_shifts_match_the_engine(tmp_path: Path) -> None:
     if shutil.which("g++") is None:
         pytest.skip("needs a host C++ compiler")
-    exprs = ["(lane - 16) / 3", "(lane - 16) % 3", "-(lane) >> 2", "(lane ^ 5) << 3", "!lane + ~lane",
-             "lane != 8 && 32 / (lane - 8) > 2", "abs(lane - 20) * max(lane, 9)"]
+    exprs = [
+        "(lane - 16) / 3",
+        "(lane - 16) % 3",
+        "-(lane) >> 2",
+        "(lane ^ 5) << 3",
+        "!lane + ~lane",
+        "lane != 8 && 32 / (lane - 8) > 2",
+        "abs(lane - 20) * max(lane, 9)",
+    ]
     names = {"lane": "b_lane"}
-    lines = ["#include <cstdio>", "static long long shm_max(long long a, long long b) { return a > b ? a : b; }",
-             "static long long shm_abs(long long a) { return a < 0 ? -a : a; }", "int main() {",
-             "for (long long b_lane = 0; b_lane < 32; ++b_lane) {"]
+    lines = [
+        "#include <cstdio>",
+        "static long long shm_max(long long a, long long b) { return a > b ? a : b; }",
+        "static long long shm_abs(long long a) { return a < 0 ? -a : a; }",
+        "int main() {",
+        "for (long long b_lane = 0; b_lane < 32; ++b_lane) {",
+    ]
     lines += [f'printf("%lld\\n", (long long)({codegen.c_expr(parse(e), names)}));' for e in exprs]
     lines += ["}", "return 0; }"]
     (tmp_path / "e.cpp").write_text("\n".join(lines))
-    subprocess.run(["g++", "-o", str(tmp_path / "e"), str(tmp_path / "e.cpp")], check=True, timeout=60)
-    got = subprocess.run([str(tmp_path / "e")], check=True, capture_output=True, text=True).stdout.split()
+    subprocess.run(
+        ["g++", "-o", str(tmp_path / "e"), str(tmp_path / "e.cpp")], check=True, timeout=60
+    )
+    got = subprocess.run(
+        [str(tmp_path / "e")], check=True, capture_output=True, text=True
+    ).stdout.split()
     lane = np.arange(32, dtype=np.int64)
-    want = np.stack([np.broadcast_to(parse(e, names=THREAD_NAMES).evaluate({"lane": lane}), (32,)) for e in exprs], 1)
+    want = np.stack(
+        [
+            np.broadcast_to(parse(e, names=THREAD_NAMES).evaluate({"lane": lane}), (32,))
+            for e in exprs
+        ],
+        1,
+    )
     assert [int(v) for v in got] == [int(v) for v in want.reshape(-1)]
 
 
@@ -240,7 +301,10 @@ def cubin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "v.cu").write_text(codegen.program_source(ALL_TARGETS))
     res = subprocess.run(
         [nvcc, "-arch=sm_90", "-O3", "-cubin", "-o", "v.cubin", "v.cu"],
-        cwd=folder, capture_output=True, text=True, timeout=300,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "warning" not in res.stderr
@@ -264,13 +328,19 @@ def test_compiled_kernels_have_exactly_the_intended_shared_memory_instruction(cu
     by_name = {t.kernel: v.found for t, v in zip(ALL_TARGETS, verdicts.values(), strict=True)}
     assert by_name["v_float4_tiles_02_row_per_thread_read_tile_tid_c_column"] == "LDS.128"
     assert by_name["v_double_tile_01_column_load_tile_tx_ty_j"] == "LDS.64"
-    assert by_name["v_histogram_atomics_01_atomicadd_hist_bin_1_well_mixed_bytes"] == "ATOMS.POPC.INC.32"
+    assert (
+        by_name["v_histogram_atomics_01_atomicadd_hist_bin_1_well_mixed_bytes"]
+        == "ATOMS.POPC.INC.32"
+    )
 
 
 def test_names_in_comments_cannot_continue_the_comment_line() -> None:
     (t,) = _targets(
-        {"block": [32], "arrays": {"a": {"dtype": "float", "shape": [32]}},
-         "accesses": [{"name": "ends in a backslash \\", "array": "a", "index": ["lane"]}]}
+        {
+            "block": [32],
+            "arrays": {"a": {"dtype": "float", "shape": [32]}},
+            "accesses": [{"name": "ends in a backslash \\", "array": "a", "index": ["lane"]}],
+        }
     )
     src = codegen.kernel_source(t)
     assert not any(line.endswith("\\") for line in src.splitlines())

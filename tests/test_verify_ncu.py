@@ -18,7 +18,9 @@ from shmem_cli.verify import ncu
 
 DATA = Path(__file__).parent / "data"
 LAUNCHES = ncu.parse_csv((DATA / "h200_probe2_ncu.csv").read_text())
-LAB = {r["name"]: r["counters"] for r in json.loads((DATA / "h200_probe2_results.json").read_text())}
+LAB = {
+    r["name"]: r["counters"] for r in json.loads((DATA / "h200_probe2_results.json").read_text())
+}
 
 
 def test_every_launch_is_read_in_order() -> None:
@@ -44,7 +46,9 @@ def test_the_counters_collected_are_those_the_csv_holds() -> None:
 def test_requests_and_wavefronts_per_op() -> None:
     first = ncu.by_kernel(LAUNCHES)["r2_000_double2_ld"][0]
     # a double2 load: 1 LDS.128 with 16 wavefronts; the lab's result store (STS.64) is op st
-    assert ncu.measured(first, "load") == ncu.Measured(requests=1, wavefronts=16, wavefronts_raw=16, arbitration=0)
+    assert ncu.measured(first, "load") == ncu.Measured(
+        requests=1, wavefronts=16, wavefronts_raw=16, arbitration=0
+    )
     assert ncu.measured(first, "store") == ncu.Measured(1, 2, 2, 0)
 
 
@@ -64,7 +68,15 @@ def test_arbitration_is_subtracted_from_the_raw_wavefronts() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("0", 0.0), ("12", 12.0), ("1,024", 1024.0), ("1,234,567", 1234567.0), ("3.50", 3.5), ("n/a", None), ("", None)],
+    [
+        ("0", 0.0),
+        ("12", 12.0),
+        ("1,024", 1024.0),
+        ("1,234,567", 1234567.0),
+        ("3.50", 3.5),
+        ("n/a", None),
+        ("", None),
+    ],
 )
 def test_metric_values(text: str, value: float | None) -> None:
     assert ncu.parse_value(text) == value

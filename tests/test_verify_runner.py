@@ -76,7 +76,12 @@ for n, k in enumerate(json.load(open("manifest.json"))["kernels"]):
 def fake_cuda(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, body in (("nvidia-smi", NVIDIA_SMI), ("nvcc", NVCC), ("cuobjdump", CUOBJDUMP), ("ncu", NCU)):
+    for name, body in (
+        ("nvidia-smi", NVIDIA_SMI),
+        ("nvcc", NVCC),
+        ("cuobjdump", CUOBJDUMP),
+        ("ncu", NCU),
+    ):
         tool = bin_dir / name
         tool.write_text(f"#!{sys.executable}\n{body}")
         tool.chmod(0o755)
@@ -91,19 +96,25 @@ def test_build_dump_profile_and_compare(fake_cuda: Path) -> None:
     result = CliRunner().invoke(main, ["verify", SPEC, "--keep", str(keep)])
     out = result.output
     assert result.exit_code == 1, out  # the first access is a mismatch
-    assert "shmem verify: NVIDIA H200 (sm_90), driver 580.159.04; nvcc: Cuda compilation tools" in out
+    assert (
+        "shmem verify: NVIDIA H200 (sm_90), driver 580.159.04; nvcc: Cuda compilation tools" in out
+    )
     assert "built for sm_90" in out
     first = next(line for line in out.splitlines() if "coalesced fill" in line)
     assert first.lstrip().startswith("MISMATCH") and "raw" in first and "arbitration 2" in first
     assert "the compiler emitted LDS.64 instead of LDS.128" in out
     assert out.splitlines()[-1] == "5 accesses: 3 match, 1 mismatch, 1 unmeasurable"
-    assert {"shmem_verify.cu", "manifest.json", "run.sh", "sass.txt", "ncu.csv", "env.txt"} <= set(os.listdir(keep))
+    assert {"shmem_verify.cu", "manifest.json", "run.sh", "sass.txt", "ncu.csv", "env.txt"} <= set(
+        os.listdir(keep)
+    )
     kernels = json.loads((keep / "manifest.json").read_text())["kernels"]
     assert len(kernels) == 5
 
 
 def test_a_failing_compiler_is_reported_with_its_message(fake_cuda: Path) -> None:
-    (fake_cuda / "bin" / "nvcc").write_text(f"#!{sys.executable}\nimport sys\nprint('v.cu(3): error: boom', file=sys.stderr)\nsys.exit(1)\n")
+    (fake_cuda / "bin" / "nvcc").write_text(
+        f"#!{sys.executable}\nimport sys\nprint('v.cu(3): error: boom', file=sys.stderr)\nsys.exit(1)\n"
+    )
     result = CliRunner().invoke(main, ["verify", SPEC])
     assert result.exit_code == 2
     assert "nvcc failed (exit status 1)" in result.output

@@ -54,14 +54,18 @@ def test_instructions_carry_offset_guard_and_opcode() -> None:
         ("stmatrix", 16, {"matrices": 2}, ("STSM.16.M88.2",)),
     ],
 )
-def test_expected_instruction_per_access(op: str, size: int, extra: dict[str, object], opcodes: tuple[str, ...]) -> None:
+def test_expected_instruction_per_access(
+    op: str, size: int, extra: dict[str, object], opcodes: tuple[str, ...]
+) -> None:
     assert sass.expected_instruction(op, size, **extra).opcodes == opcodes  # type: ignore[arg-type]
 
 
 def test_a_single_intended_instruction_is_measurable() -> None:
     v = sass.check(DUMP["a_inc1_mod4"], sass.expected_instruction("atomic", 4, atomic="inc"))
     assert (v.ok, v.found) == (True, "ATOMS.POPC.INC.32")
-    assert sass.check(DUMP["stsm_rows_mod4"], sass.expected_instruction("stmatrix", 16, matrices=4)).ok
+    assert sass.check(
+        DUMP["stsm_rows_mod4"], sass.expected_instruction("stmatrix", 16, matrices=4)
+    ).ok
     assert sass.check(DUMP["s_st_conflict"], sass.expected_instruction("store", 2)).ok
 
 
@@ -85,18 +89,30 @@ def test_other_shared_traffic_in_the_kernel_is_unmeasurable() -> None:
 
 
 def _listing(*lines: str) -> dict[str, list[sass.Instruction]]:
-    body = "\n".join(f"        /*{i * 16:04x}*/                   {text} ;" for i, text in enumerate(lines))
+    body = "\n".join(
+        f"        /*{i * 16:04x}*/                   {text} ;" for i, text in enumerate(lines)
+    )
     return sass.parse_sass("\t\tFunction : k\n" + body + "\n")
 
 
 def test_global_traffic_is_allowed_only_after_the_barrier_that_ends_the_region() -> None:
     expected = sass.expected_instruction("load", 4)
-    good = _listing("S2R R0, SR_TID.X", "@P0 LDS R2, [R0]", "BAR.SYNC.DEFER_BLOCKING 0x0", "STG.E desc[UR4][R2.64], R5", "EXIT")
+    good = _listing(
+        "S2R R0, SR_TID.X",
+        "@P0 LDS R2, [R0]",
+        "BAR.SYNC.DEFER_BLOCKING 0x0",
+        "STG.E desc[UR4][R2.64], R5",
+        "EXIT",
+    )
     v = sass.check(good["k"], expected)
     assert v.ok and v.predicated
     spill = _listing("STL [R1], R0", "LDS R2, [R0]", "BAR.SYNC.DEFER_BLOCKING 0x0", "EXIT")
-    assert sass.check(spill["k"], expected).reason.startswith("STL at 0x0000 moves global or local memory")
-    early = _listing("LDS R2, [R0]", "STG.E desc[UR4][R2.64], R5", "BAR.SYNC.DEFER_BLOCKING 0x0", "EXIT")
+    assert sass.check(spill["k"], expected).reason.startswith(
+        "STL at 0x0000 moves global or local memory"
+    )
+    early = _listing(
+        "LDS R2, [R0]", "STG.E desc[UR4][R2.64], R5", "BAR.SYNC.DEFER_BLOCKING 0x0", "EXIT"
+    )
     assert not sass.check(early["k"], expected).ok
 
 

@@ -9,7 +9,9 @@ import click
 from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, text_width, want_color
 
 
-@click.command(context_settings=CONTEXT, short_help="Rank paddings, swizzles and params of a spec by cost.")
+@click.command(
+    context_settings=CONTEXT, short_help="Rank paddings, swizzles and params of a spec by cost."
+)
 @click.argument("spec", type=click.Path())
 @click.option(
     "--pad",
@@ -34,7 +36,9 @@ from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, text_wi
     help="Values of the spec's param NAME.",
 )
 @output_options(("text", "json"))
-@click.option("--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200).")
+@click.option(
+    "--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200)."
+)
 def sweep(
     spec: str,
     pads: tuple[str, ...],
@@ -83,7 +87,9 @@ def sweep(
             except ValueError as exc:
                 fail_usage(f"--{kind} {text}: {exc}")
     if not axes:
-        fail_usage("nothing to sweep: give --pad, --swizzle and/or --param (see shmem sweep --help)")
+        fail_usage(
+            "nothing to sweep: give --pad, --swizzle and/or --param (see shmem sweep --help)"
+        )
     try:
         compiled = load_spec(spec)
         plan = Plan.of(axes)

@@ -71,7 +71,9 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     from ..verify.compare import VerifyReport, compare
 
     try:
-        launches = ncu.parse_csv(csv_path.read_text(encoding="utf-8", errors="replace"), str(csv_path))
+        launches = ncu.parse_csv(
+            csv_path.read_text(encoding="utf-8", errors="replace"), str(csv_path)
+        )
     except OSError as exc:
         fail_usage(f"cannot read {csv_path}: {exc.strerror or exc}")
     except ShmemError as exc:
@@ -85,10 +87,18 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     env_file = csv_path.parent / runner.ENV_FILE
     device = ""
     if env_file.is_file():
-        device = "; ".join(line.strip() for line in env_file.read_text(errors="replace").splitlines() if line.strip())
+        device = "; ".join(
+            line.strip()
+            for line in env_file.read_text(errors="replace").splitlines()
+            if line.strip()
+        )
     if not device:
-        caps = sorted({launch.compute_capability for launch in launches if launch.compute_capability})
-        device = f"recorded in {csv_path}" + (f" (compute capability {', '.join(caps)})" if caps else "")
+        caps = sorted(
+            {launch.compute_capability for launch in launches if launch.compute_capability}
+        )
+        device = f"recorded in {csv_path}" + (
+            f" (compute capability {', '.join(caps)})" if caps else ""
+        )
     arch = ""
     manifest = csv_path.parent / runner.MANIFEST
     if manifest.is_file():
@@ -112,7 +122,9 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
         click.echo("shmem: error: cannot verify on this machine:", err=True)
         for m in missing:
             click.echo(f"  - {m}", err=True)
-        click.echo("  (use --emit DIR to write the benchmark for a machine that has them)", err=True)
+        click.echo(
+            "  (use --emit DIR to write the benchmark for a machine that has them)", err=True
+        )
         sys.exit(ExitCode.USAGE)
     assert tools.gpu is not None
     build_arch = arch or tools.gpu.arch or "native"
@@ -136,14 +148,20 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     finally:
         if scratch is not None:
             scratch.cleanup()
-    return VerifyReport(tuple(compare(targets, launches, functions)), device=device, arch=build_arch)
+    return VerifyReport(
+        tuple(compare(targets, launches, functions)), device=device, arch=build_arch
+    )
 
 
 @click.command(
     context_settings=CONTEXT, short_help="Compare predictions with Nsight Compute on a real GPU."
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--arch", metavar="sm_XX", help="Compile for this GPU architecture (default: the local GPU's; sm_90 for --emit).")
+@click.option(
+    "--arch",
+    metavar="sm_XX",
+    help="Compile for this GPU architecture (default: the local GPU's; sm_90 for --emit).",
+)
 @click.option(
     "--emit",
     "emit_dir",
@@ -172,7 +190,9 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     type=click.Path(file_okay=False),
     help="Build and profile in DIR and keep everything there (source, SASS, raw ncu CSV).",
 )
-@click.option("--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured.")
+@click.option(
+    "--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured."
+)
 @output_options(("text", "json"))
 def verify(
     paths: tuple[str, ...],

@@ -192,7 +192,9 @@ def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> list[Block] | N
         title.append(f" ({', '.join(notes)}: worst request shown)")
 
     columns = [Column(f"{row_head} \\ warp" if row_head else "warp", "right", style="dim")]
-    columns += [Column(label.split("-")[0], "right", min_width=2) for label in _ranges(cols, col_step)]
+    columns += [
+        Column(label.split("-")[0], "right", min_width=2) for label in _ranges(cols, col_step)
+    ]
     table = Table(columns, pad_left=0, pad_right=1)
     for label, line, line_ideal in zip(row_labels, grid, grid_ideal, strict=True):
         cells: list[Cell] = []

@@ -58,7 +58,9 @@ class Column:
 
     __slots__ = ("header", "justify", "min_width", "style")
 
-    def __init__(self, header: str, justify: Justify = "left", *, min_width: int = 0, style: str = "") -> None:
+    def __init__(
+        self, header: str, justify: Justify = "left", *, min_width: int = 0, style: str = ""
+    ) -> None:
         self.header = header
         self.justify: Justify = justify
         self.min_width = min_width
@@ -126,7 +128,8 @@ def _table(table: Table, width: int) -> list[str] | None:
     columns = table.columns
     last = len(columns) - 1
     pads = [
-        (0 if i == 0 else table.pad_left, 0 if i == last else table.pad_right) for i in range(len(columns))
+        (0 if i == 0 else table.pad_left, 0 if i == last else table.pad_right)
+        for i in range(len(columns))
     ]
     header: list[Cell] = [c.header for c in columns]
     grid: list[list[list[str]]] = []  # row (the header first), column, line
@@ -155,7 +158,10 @@ def _table(table: Table, width: int) -> list[str] | None:
         for i, lines in enumerate(cells):
             left, right = pads[i]
             inner = widths[i] - left - right
-            body = [" " * left + _justify(line, inner, columns[i].justify) + " " * right for line in lines]
+            body = [
+                " " * left + _justify(line, inner, columns[i].justify) + " " * right
+                for line in lines
+            ]
             blank = [" " * widths[i]] * (height - len(body))
             shaped.append(blank + body if r == 0 else body + blank)  # the header sits at the bottom
         out.extend("".join(cell[k] for cell in shaped) for k in range(height))

@@ -44,7 +44,9 @@ def sweep_table(result: SweepResult) -> Table:
             table.add_column(Text(name), justify="right", overflow="fold")
     notes = [_note(v, result.smem_limit) for v in result.variants]
     if any(notes):
-        table.add_column("note", justify="left", no_wrap=True, overflow="ellipsis", max_width=NOTE_WIDTH)
+        table.add_column(
+            "note", justify="left", no_wrap=True, overflow="ellipsis", max_width=NOTE_WIDTH
+        )
     best = result.best.index if result.best is not None else None
     for v, note in zip(result.variants, notes, strict=True):
         o = v.outcome
@@ -84,7 +86,11 @@ def best_line(result: SweepResult) -> Text:
     text = Text()
     text.append(f"best ({BEST_MARK}): ", style="bold")
     text.append(describe_settings(result, v), style="bold green")
-    state = "conflict-free" if o.excess_wavefronts == 0 else f"{o.excess_wavefronts:,} over ideal, {o.max_ways}-way"
+    state = (
+        "conflict-free"
+        if o.excess_wavefronts == 0
+        else f"{o.excess_wavefronts:,} over ideal, {o.max_ways}-way"
+    )
     cost = f"{o.extra_bytes:+,} B shared" if o.extra_bytes else "no extra shared memory"
     text.append(f": {o.wavefronts:,} wavefront{'' if o.wavefronts == 1 else 's'} ({state}), {cost}")
     first = result.variants[0].outcome

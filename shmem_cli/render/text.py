@@ -136,7 +136,11 @@ def describe_request(acc: AccessResult) -> Styled:
     text.append(f"{ref.wavefronts} wavefront(s), ideal {ref.ideal}, worst bank {ref.ways}-way")
     if d.phases > 1 or acc.width > 4:
         matrix = acc.op in ("ldmatrix", "stmatrix")
-        kind = ("matrix" if matrix else "phase") if d.phases == 1 else ("matrices" if matrix else "phases")
+        kind = (
+            ("matrix" if matrix else "phase")
+            if d.phases == 1
+            else ("matrices" if matrix else "phases")
+        )
         text.append(f"; {d.phases} {kind} of {d.lanes_per_phase} lanes", "dim")
         if d.merged_pairs:
             text.append(" (lane pairs share addresses: two lanes per return slot)", "dim")
@@ -216,7 +220,9 @@ def report_view(
     for i, f in enumerate(report.files):
         if i:
             out.append(Styled())
-        out.extend(file_block(f, words=words, tables=tables, heat=heat, hints=(hints or {}).get(f.path)))
+        out.extend(
+            file_block(f, words=words, tables=tables, heat=heat, hints=(hints or {}).get(f.path))
+        )
     if any(f.accesses and f.accesses[0].detail for f in report.files) and tables:
         out.append(Styled())
         out.append(legend())
@@ -278,7 +284,9 @@ def report_renderables(
     hints: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[RenderableType]:
     """The whole report as rich renderables (terminal, SVG and HTML); see ``report_view``."""
-    return [to_rich(b) for b in report_view(report, words=words, tables=tables, heat=heat, hints=hints)]
+    return [
+        to_rich(b) for b in report_view(report, words=words, tables=tables, heat=heat, hints=hints)
+    ]
 
 
 def make_console(color: bool, width: int | None = None) -> Console:
@@ -296,7 +304,9 @@ def make_console(color: bool, width: int | None = None) -> Console:
     )
 
 
-def to_string(renderables: Iterable[RenderableType], *, color: bool, width: int | None = None) -> str:
+def to_string(
+    renderables: Iterable[RenderableType], *, color: bool, width: int | None = None
+) -> str:
     console = make_console(color, width)
     for r in renderables:
         console.print(r)

@@ -90,7 +90,9 @@ def plan_spec(spec: SpecFile, used: set[str]) -> list[Target]:
 
 
 def _slug(text: str, limit: int) -> str:
-    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", text)).strip("_").lower()[:limit].strip("_")
+    return (
+        re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", text)).strip("_").lower()[:limit].strip("_")
+    )
 
 
 def kernel_name(spec: SpecFile, index: int, access: AccessDecl) -> str:
@@ -222,12 +224,16 @@ def _matrix_asm(target: Target) -> list[str]:
         regs = ", ".join(f"%{k}" for k in range(m))
         outs = ", ".join(f'"=r"(r{k})' for k in range(m))
         lines.append(f"unsigned {', '.join(f'r{k}' for k in range(m))};")
-        lines.append(f'asm volatile("ldmatrix.sync.aligned.{shape} {{{regs}}}, [%{m}];" : {outs} : "r"(a));')
+        lines.append(
+            f'asm volatile("ldmatrix.sync.aligned.{shape} {{{regs}}}, [%{m}];" : {outs} : "r"(a));'
+        )
         lines.append(f"acc += {' + '.join(f'r{k}' for k in range(m))};")
     else:
         regs = ", ".join(f"%{k + 1}" for k in range(m))
         ins = ", ".join(f'"r"(s * 4u + {k}u)' for k in range(m))
-        lines.append(f'asm volatile("stmatrix.sync.aligned.{shape} [%0], {{{regs}}};" :: "r"(a), {ins} : "memory");')
+        lines.append(
+            f'asm volatile("stmatrix.sync.aligned.{shape} [%0], {{{regs}}};" :: "r"(a), {ins} : "memory");'
+        )
     return lines
 
 
@@ -240,7 +246,9 @@ def _action(target: Target) -> list[str]:
         return [f"*p = {store_value(dt)};"]
     if acc.op == "atomic":
         one = "1u" if dt.c_type.startswith("unsigned") else "1"
-        value = {"inc": one, "add": f"({dt.c_type})(s + 1u)", "exch": f"({dt.c_type})(s + 1u)"}[acc.atomic]
+        value = {"inc": one, "add": f"({dt.c_type})(s + 1u)", "exch": f"({dt.c_type})(s + 1u)"}[
+            acc.atomic
+        ]
         fn = "atomicExch" if acc.atomic == "exch" else "atomicAdd"
         return [f"{fn}(p, {value});"]
     return _matrix_asm(target)
@@ -253,7 +261,9 @@ def loop_head(kernel: str, lp: Loop, depth: int) -> list[str]:
     if lp.values is not None:
         head.append(f"  const long long u_{lp.var} = {kernel}_{lp.var}[{i}];")
     else:
-        head.append(f"  const long long u_{lp.var} = {_literal(lp.start)} + {_literal(lp.step)} * {i};")
+        head.append(
+            f"  const long long u_{lp.var} = {_literal(lp.start)} + {_literal(lp.step)} * {i};"
+        )
     return head
 
 
@@ -276,7 +286,9 @@ def kernel_source(target: Target) -> str:
     for lp in acc.loops:
         if lp.values is not None:
             vals = ", ".join(f"{v}LL" for v in lp.values)
-            out.append(f"__constant__ long long {target.kernel}_{lp.var}[{len(lp.values)}] = {{{vals}}};")
+            out.append(
+                f"__constant__ long long {target.kernel}_{lp.var}[{len(lp.values)}] = {{{vals}}};"
+            )
     out += [
         f'extern "C" __global__ void __launch_bounds__({x * y * z}) {target.kernel}(unsigned* __restrict__ sink) {{',
         "  unsigned char* const smem = shm_base();",

@@ -45,7 +45,10 @@ class Outcome:
             "op": t.op,
             "instruction": t.expected.label,
             "status": self.status,
-            "predicted": {"requests": self.predicted_requests, "wavefronts": self.predicted_wavefronts},
+            "predicted": {
+                "requests": self.predicted_requests,
+                "wavefronts": self.predicted_wavefronts,
+            },
             "measured": None,
             "sass": None,
             "note": self.note,
@@ -59,7 +62,11 @@ class Outcome:
                 "arbitration": m.arbitration,
             }
         if self.verdict is not None:
-            out["sass"] = {"ok": self.verdict.ok, "found": self.verdict.found, "predicated": self.verdict.predicated}
+            out["sass"] = {
+                "ok": self.verdict.ok,
+                "found": self.verdict.found,
+                "predicated": self.verdict.predicated,
+            }
         return out
 
 
@@ -76,7 +83,10 @@ def compare_one(
     runs = launches.get(target.kernel)
     if not runs:
         return Outcome(
-            target, NOT_MEASURED, verdict=verdict, note="no counters in the ncu CSV (did the launch fail?)"
+            target,
+            NOT_MEASURED,
+            verdict=verdict,
+            note="no counters in the ncu CSV (did the launch fail?)",
         )
     try:
         got = ncu.measured(runs[0], target.op)
@@ -87,7 +97,10 @@ def compare_one(
         notes.append(f"{len(runs)} launches in the CSV; the first is used")
     if verdict is None:
         notes.append("SASS not checked")
-    same = (got.requests, got.wavefronts) == (target.predicted.requests, target.predicted.wavefronts)
+    same = (got.requests, got.wavefronts) == (
+        target.predicted.requests,
+        target.predicted.wavefronts,
+    )
     return Outcome(target, MATCH if same else MISMATCH, got, verdict, "; ".join(notes))
 
 
@@ -129,5 +142,8 @@ class VerifyReport:
             "arch": self.arch,
             "counts": {s: self.count(s) for s in STATUSES},
             "accesses": [o.to_json() for o in self.outcomes],
-            "errors": [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in self.errors],
+            "errors": [
+                {"path": e.path, "line": e.line, "column": e.column, "message": e.message}
+                for e in self.errors
+            ],
         }

@@ -40,7 +40,9 @@ def _wavefront_metric(op: str) -> str:
 
 OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
 METRICS: tuple[str, ...] = tuple(
-    sorted({_requests_metric(op) for op in OPS} | {_wavefront_metric(op) for op in OPS} | {ARBITRATION})
+    sorted(
+        {_requests_metric(op) for op in OPS} | {_wavefront_metric(op) for op in OPS} | {ARBITRATION}
+    )
 )
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from .compare import MATCH, MISMATCH, NOT_MEASURED, STATUSES, UNMEASURABLE, Outcome, VerifyReport
 
-_MARK = {MATCH: "ok", MISMATCH: "MISMATCH", UNMEASURABLE: "unmeasurable", NOT_MEASURED: "not measured"}
+_MARK = {
+    MATCH: "ok",
+    MISMATCH: "MISMATCH",
+    UNMEASURABLE: "unmeasurable",
+    NOT_MEASURED: "not measured",
+}
 NAME_WIDTH = 52
 
 
@@ -40,7 +45,9 @@ def render_text(report: VerifyReport) -> str:
     if report.arch:
         where += f"; built for {report.arch}"
     out.append(f"shmem verify: {where}")
-    out.append("  columns: predicted = or != measured; wavefronts are the raw counter minus arbitration")
+    out.append(
+        "  columns: predicted = or != measured; wavefronts are the raw counter minus arbitration"
+    )
     current = None
     for o in report.outcomes:
         if o.target.spec.path != current:
@@ -49,7 +56,9 @@ def render_text(report: VerifyReport) -> str:
             out.append(current)
         out.append(_line(o))
     total = len(report.outcomes)
-    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s) or s in (MATCH, MISMATCH))
+    counts = ", ".join(
+        f"{report.count(s)} {s}" for s in STATUSES if report.count(s) or s in (MATCH, MISMATCH)
+    )
     out.append("")
     out.append(f"{total} access{'es' if total != 1 else ''}: {counts}")
     return "\n".join(out) + "\n"

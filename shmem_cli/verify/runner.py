@@ -104,8 +104,12 @@ def which(tool: str) -> str | None:
     return None
 
 
-def _run(args: list[str], *, timeout: float | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False)
+def _run(
+    args: list[str], *, timeout: float | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
+    )
 
 
 def find_gpu() -> Gpu | None:
@@ -114,7 +118,8 @@ def find_gpu() -> Gpu | None:
     if smi:
         try:
             res = _run(
-                [smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"], timeout=60
+                [smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
+                timeout=60,
             )
         except (OSError, subprocess.TimeoutExpired):
             res = None
@@ -214,14 +219,18 @@ def compile_program(tools: Tools, folder: Path, arch: str) -> None:
     assert tools.nvcc is not None
     res = _run([tools.nvcc, f"-arch={arch}", "-O3", "-o", BINARY, SOURCE], cwd=folder)
     if res.returncode != 0:
-        raise ToolError(f"nvcc failed (exit status {res.returncode}):\n{_tail(res.stderr or res.stdout)}")
+        raise ToolError(
+            f"nvcc failed (exit status {res.returncode}):\n{_tail(res.stderr or res.stdout)}"
+        )
 
 
 def dump_sass(tools: Tools, folder: Path) -> str:
     assert tools.cuobjdump is not None
     res = _run([tools.cuobjdump, "-sass", BINARY], cwd=folder)
     if res.returncode != 0:
-        raise ToolError(f"cuobjdump -sass failed (exit status {res.returncode}):\n{_tail(res.stderr)}")
+        raise ToolError(
+            f"cuobjdump -sass failed (exit status {res.returncode}):\n{_tail(res.stderr)}"
+        )
     write_atomic(folder / SASS_FILE, res.stdout)
     return res.stdout
 

@@ -70,12 +70,30 @@ class Expected:
         return "/".join(self.opcodes)
 
 
-_LOADS = {1: ("LDS.U8", "LDS.S8"), 2: ("LDS.U16", "LDS.S16"), 4: ("LDS",), 8: ("LDS.64",), 16: ("LDS.128",)}
-_STORES = {1: ("STS.U8", "STS.S8"), 2: ("STS.U16", "STS.S16"), 4: ("STS",), 8: ("STS.64",), 16: ("STS.128",)}
-_ATOMICS = {"inc": ("ATOMS.POPC.INC.32",), "add": ("ATOMS.ADD", "ATOMS.ADD.32"), "exch": ("ATOMS.EXCH",)}
+_LOADS = {
+    1: ("LDS.U8", "LDS.S8"),
+    2: ("LDS.U16", "LDS.S16"),
+    4: ("LDS",),
+    8: ("LDS.64",),
+    16: ("LDS.128",),
+}
+_STORES = {
+    1: ("STS.U8", "STS.S8"),
+    2: ("STS.U16", "STS.S16"),
+    4: ("STS",),
+    8: ("STS.64",),
+    16: ("STS.128",),
+}
+_ATOMICS = {
+    "inc": ("ATOMS.POPC.INC.32",),
+    "add": ("ATOMS.ADD", "ATOMS.ADD.32"),
+    "exch": ("ATOMS.EXCH",),
+}
 
 
-def expected_instruction(op: str, size: int, *, atomic: str = "inc", matrices: int = 1, trans: bool = False) -> Expected:
+def expected_instruction(
+    op: str, size: int, *, atomic: str = "inc", matrices: int = 1, trans: bool = False
+) -> Expected:
     """The SASS opcode of an access: ``op`` and ``size`` (bytes per lane) as in the spec."""
     if op == "load":
         return Expected(_LOADS[size])
@@ -131,7 +149,9 @@ def check(instructions: list[Instruction] | None, expected: Expected) -> Verdict
     for ins in instructions:
         if not GLOBAL_OR_LOCAL.match(ins.opcode):
             continue
-        fenced = ins.opcode.startswith("STG") and any(last_shared < b < ins.offset for b in barriers)
+        fenced = ins.opcode.startswith("STG") and any(
+            last_shared < b < ins.offset for b in barriers
+        )
         if not fenced:
             return Verdict(
                 False,
