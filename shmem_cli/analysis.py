@@ -32,9 +32,8 @@ class RequestChoice:
 
 
 def access_kind(spec: SpecFile, layout: Layout, access: AccessDecl) -> AccessKind:
-    arr = layout.arrays[access.array]
-    size = spec.arch.ldmatrix_row_bytes if access.is_matrix else arr.esize
-    return AccessKind(op=access.op, size=size, atomic=access.atomic, matrices=access.matrices)
+    """What one lane of ``access`` does (:attr:`Space.kind`)."""
+    return Space(spec, layout, access).kind
 
 
 def checked_space(spec: SpecFile, layout: Layout, access: AccessDecl) -> Space:
@@ -59,7 +58,7 @@ def analyze_access(
     """Totals for one access over its whole iteration space."""
     space = checked_space(spec, layout, access)
     access = space.access
-    kind = access_kind(spec, layout, access)
+    kind = space.kind
     arch = spec.arch
     warps, iterations = space.warps, space.iterations
     keep_heat = warps * iterations <= HEAT_LIMIT
@@ -149,7 +148,6 @@ def analyze_access(
         loops=tuple(lp.describe() for lp in access.loops),
         heat=heat,
         heat_ideal=heat_ideal,
-        expect=access.expect.merged_over(spec.expect) if access.expect else spec.expect,
         conflicted_requests=conflicted,
         max_wavefronts_per_request=worst[0] if worst is not None else 0,
     )

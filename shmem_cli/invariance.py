@@ -10,7 +10,7 @@ from the index expressions, so ``i ^ i``, ``i / 2`` with ``i`` in ``0..1`` and
 What is compared, per (warp, lane): the byte address where the lane is active,
 and "inactive" otherwise (an inactive lane's address does not matter). For
 ``ldmatrix``/``stmatrix`` only the address lanes (``lane < 8 * matrices``)
-count, as in the engine.
+count: the iteration space marks only those active.
 
 The check is exact over the whole loop range. For each loop variable with more
 than one value, the loops are reordered so that it is innermost (the iteration
@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine import matrix_address_lanes
 from .layout import Layout
 from .space import Batch, Space
 from .spec import AccessDecl, Loop, SpecFile
@@ -100,9 +99,5 @@ def _invariant_innermost(space: Space, limit: int) -> bool:
 
 def _lane_keys(space: Space, batch: Batch) -> npt.NDArray[np.int64]:
     """One row per iteration: each lane's address where it takes part, -1 where it does not."""
-    access, arch = space.access, space.spec.arch
-    active = batch.active
-    if access.is_matrix:
-        active = active & matrix_address_lanes(access.matrices, arch.warp_size)
-    keys: npt.NDArray[np.int64] = np.where(active, batch.addr, -1)
+    keys: npt.NDArray[np.int64] = np.where(batch.active, batch.addr, -1)
     return keys.reshape(batch.iterations, -1)

@@ -10,10 +10,36 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from .spec import Expect
-
-from .engine import RequestDetail
 from .errors import ShmemError
+
+
+@dataclass(frozen=True)
+class BankCell:
+    """One bank in one wavefront: the word it delivers and the lanes that get it."""
+
+    bank: int
+    word: int
+    lanes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Wavefront:
+    """One pass of the shared-memory data path: the phase it serves and its bank cells."""
+
+    phase: int
+    cells: tuple[BankCell, ...]
+
+
+@dataclass(frozen=True)
+class RequestDetail:
+    """A request explained (``engine.explain_request``): lane addresses, wavefronts in order."""
+
+    addresses: tuple[int | None, ...]  # per lane, None when inactive
+    wavefronts: tuple[Wavefront, ...]
+    phases: int
+    lanes_per_phase: int
+    merged_pairs: bool
+    banks: int  # of the architecture: the columns of a bank table
 
 
 @dataclass(frozen=True)
@@ -78,9 +104,6 @@ class AccessResult(CostTotals):
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     # each request's ideal wavefronts, same shape as heat (-1: no request); set with heat
     heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
-    expect: Expect | None = field(
-        default=None, compare=False, repr=False
-    )  # lint's bounds: the access's over the spec's
     conflicted_requests: int = 0
     max_wavefronts_per_request: int = 0  # of the worst request, whichever request is shown
 

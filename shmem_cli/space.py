@@ -19,6 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+from .engine import AccessKind
 from .errors import ShmemError, shorten
 from .expr import EvalFault, Value
 from .layout import ArrayLayout, Layout
@@ -96,6 +97,13 @@ class Space:
     def array(self) -> ArrayLayout:
         return self.layout.arrays[self.access.array]
 
+    @property
+    def kind(self) -> AccessKind:
+        """What one lane of the access does, for the engine."""
+        acc, arch = self.access, self.spec.arch
+        size = arch.ldmatrix_row_bytes if acc.is_matrix else self.array.esize
+        return AccessKind(op=acc.op, size=size, atomic=acc.atomic, matrices=acc.matrices)
+
     def check_size(self) -> None:
         for lp in self.access.loops:
             if lp.count == 0:
@@ -162,8 +170,9 @@ class Space:
         """(predicate, live) of a chunk from :meth:`chunk_env`, each (count, threads) or None for all lanes.
 
         predicate: the lanes that run the instruction (``when``); live: the lanes whose
-        index expressions matter (for ldmatrix/stmatrix only the first 8 lanes per matrix
-        give a row address, and ``when`` must be the same for all lanes of a warp).
+        addresses the instruction reads, the engine's active lanes (for ldmatrix/stmatrix
+        only lanes 8m..8m+7 give a row address, ``AccessKind.address_lanes``, and ``when``
+        must be the same for all lanes of a warp). This is the one place the rule is applied.
         Raises the located ShmemError of a fault in ``when`` or a non-uniform warp.
         """
         shape = (count, self.threads)
@@ -176,7 +185,7 @@ class Space:
             self._check_warp_uniform(
                 np.ones(shape, dtype=bool) if predicate is None else predicate, start
             )
-            address_lanes = np.asarray(env["lane"]) < 8 * acc.matrices
+            address_lanes = self.kind.address_lanes(self.spec.arch.warp_size)[env["lane"]]
             live = np.broadcast_to(
                 address_lanes if predicate is None else predicate & address_lanes, shape
             )
@@ -200,9 +209,6 @@ class Space:
                     path=self.spec.path,
                     pos=acc.index[-1].pos,
                 )
-            # the instruction runs for a warp if its (uniform) predicate holds; lanes beyond
-            # the matrices' address lanes are ignored by the engine
-            live = predicate
         active = np.ones(shape, dtype=bool) if live is None else live
         warps = self.warps
         pad = warps * arch.warp_size - self.threads

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from .analysis import access_kind
-from .engine import AccessKind, matrix_address_lanes, request_stats
+from .engine import AccessKind, request_stats
 from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Value
 from .layout import Layout, Variant, resolve
@@ -707,10 +707,7 @@ class Evaluator:
         acc = spec.accesses[i]
         totals = [0, 0, 0, 0, 0, 0]
         for batch in Space(spec, layout, acc).batches():
-            live = batch.active
-            if kind.is_matrix:
-                live = live & matrix_address_lanes(kind.matrices, spec.arch.warp_size)
-            part = request_totals(batch.addr, live, kind, spec)
+            part = request_totals(batch.addr, batch.active, kind, spec)
             for k in (0, 1, 2, 4, 5):
                 totals[k] += part[k]
             totals[3] = max(totals[3], part[3])

@@ -1,7 +1,7 @@
-"""The engine's fast path (slots) against its word-by-word path and the reference model.
+"""The engine's two methods against each other and against the reference model.
 
-``request_stats`` counts distinct *slots* per bank group; ``request_stats_by_word``
-applies the rule literally, word by word; ``tests/reference.py`` does it for one
+``request_stats(..., method="unit")`` counts distinct *units* per bank set;
+``method="word"`` applies the rule literally, word by word; ``tests/reference.py`` does it for one
 request at a time in plain Python. Random batches of requests (seeded, so the
 test is repeatable) must give the same numbers on all three, for every kind of
 access, with and without inactive lanes, pair-merged 8/16-byte loads and
@@ -14,9 +14,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from shmem_cli import engine
 from shmem_cli.arch import SM90
-from shmem_cli.engine import AccessKind, RequestStats, request_stats, request_stats_by_word
+from shmem_cli.engine import AccessKind, RequestStats, explain_request, request_stats
 
 from .reference import request_cost
 
@@ -64,6 +63,7 @@ def random_batch(kind: AccessKind, seed: int, aligned: bool = True) -> tuple[I64
     active[mask_style == 3] = lanes < rng.integers(1, 32, size=(int((mask_style == 3).sum()), 1))
     if kind.is_matrix:  # the predicate of a .sync.aligned instruction is warp-uniform
         active[mask_style != 2] = True
+        active &= kind.address_lanes(32)  # as the iteration space hands them over
     # inactive lanes may hold any value (out-of-range indices of lanes a `when` switched off)
     addr = np.where(active, addr, rng.integers(-(1 << 40), 1 << 40, size=addr.shape))
     return addr, active
@@ -80,29 +80,57 @@ def fields(stats: RequestStats) -> list[tuple[int, int, int, int]]:
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k.op}{k.size}-{k.atomic}-{k.matrices}")
-def test_fast_path_equals_word_path_and_reference(
-    kind: AccessKind, seed: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unit_method_equals_word_method_and_reference(kind: AccessKind, seed: int) -> None:
     addr, active = random_batch(kind, seed)
-    literal = request_stats_by_word(addr, active, kind, SM90)
-    with monkeypatch.context() as m:  # aligned addresses must not need the word path
-        m.setattr(engine, "request_stats_by_word", None)
-        fast = request_stats(addr, active, kind, SM90)
+    literal = request_stats(addr, active, kind, SM90, method="word")
+    fast = request_stats(addr, active, kind, SM90, method="unit")  # raises if not covered
     assert fields(fast) == fields(literal)
+    assert fields(request_stats(addr, active, kind, SM90)) == fields(fast)
     for row in range(ROWS):
         lanes = [int(a) if on else None for a, on in zip(addr[row], active[row], strict=True)]
-        if kind.is_matrix:
-            lanes = [a if n < 8 * kind.matrices else None for n, a in enumerate(lanes)]
         ref = request_cost(lanes, kind.op, kind.size, kind.atomic, kind.matrices)
         assert (ref.wavefronts, ref.ideal, ref.ways) == fields(fast)[row][:3], (row, lanes)
 
 
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k.op}{k.size}-{k.atomic}-{k.matrices}")
+def test_explain_request_counts_as_request_stats(kind: AccessKind) -> None:
+    addr, active = random_batch(kind, 11)
+    stats = fields(request_stats(addr, active, kind, SM90))
+    for row in range(0, ROWS, 7):
+        lanes = [int(a) if on else None for a, on in zip(addr[row], active[row], strict=True)]
+        detail = explain_request(lanes, kind, SM90)
+        phases_used = {w.phase for w in detail.wavefronts}
+        assert (len(detail.wavefronts), len(phases_used)) == stats[row][:2], (row, lanes)
+
+
 @pytest.mark.parametrize("kind", [k for k in KINDS if k.size > 1], ids=lambda k: f"{k.op}{k.size}")
-def test_misaligned_addresses_fall_back_to_the_word_path(kind: AccessKind) -> None:
+def test_misaligned_addresses_take_the_word_method(kind: AccessKind) -> None:
     addr, active = random_batch(kind, 7, aligned=False)
     assert fields(request_stats(addr, active, kind, SM90)) == fields(
-        request_stats_by_word(addr, active, kind, SM90)
+        request_stats(addr, active, kind, SM90, method="word")
     )
+
+
+def test_engine_refuses_ldmatrix_lanes_that_give_no_address() -> None:
+    kind = AccessKind("ldmatrix", 16, matrices=2)
+    addr = (np.arange(32) * 16)[None, :]
+    with pytest.raises(ValueError, match=r"lanes 0\.\.15 only; AND the active mask"):
+        request_stats(addr, np.ones((1, 32), dtype=bool), kind, SM90)
+    with pytest.raises(ValueError, match="method must be one of auto, unit, word"):
+        request_stats(addr, np.ones((1, 32), dtype=bool), kind, SM90, method="slot")  # type: ignore[arg-type]
+    masked = request_stats(addr, kind.address_lanes(32)[None, :], kind, SM90)
+    assert fields(masked) == [(2, 2, 1, 2)]
+
+
+def test_unit_method_refuses_what_it_does_not_cover() -> None:
+    full = np.ones((1, 32), dtype=bool)
+    odd_word = np.full((1, 32), 4)  # a 16-byte lane starting at word 1
+    negative = np.full((1, 32), -16)
+    for addr in (odd_word, negative):
+        with pytest.raises(ValueError, match="unit method needs addresses aligned"):
+            request_stats(addr, full, AccessKind("load", 16), SM90, method="unit")
+    # the word method: words 1..4 for every lane, pair-merged into two half-warp phases
+    assert fields(request_stats(odd_word, full, AccessKind("load", 16), SM90)) == [(2, 2, 1, 2)]
 
 
 def test_hand_counted_requests() -> None:

@@ -13,8 +13,7 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..engine import RequestDetail
-from ..model import AccessResult, FileResult, Report
+from ..model import AccessResult, FileResult, Report, RequestDetail
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout
 
 if TYPE_CHECKING:
@@ -93,9 +92,9 @@ def summary_table(result: FileResult) -> Table:
 
 
 def bank_table(detail: RequestDetail, *, words: bool = False, max_rows: int = MAX_ROWS) -> Table:
-    """Rows are wavefronts, columns the 32 banks; cells list the lanes served."""
+    """Rows are wavefronts, columns the banks; cells list the lanes served."""
     columns = [Column("wf", "right", style="dim")]
-    columns += [Column(str(b), "center", min_width=2) for b in range(32)]
+    columns += [Column(str(b), "center", min_width=2) for b in range(detail.banks)]
     table = Table(columns, pad_left=0, pad_right=1)
     # how many wavefronts each (phase, bank) is busy: the color of its cells
     busy: dict[tuple[int, int], int] = {}
@@ -108,7 +107,7 @@ def bank_table(detail: RequestDetail, *, words: bool = False, max_rows: int = MA
         table.caption = f"wavefronts {max_rows - 2}-{len(waves) - 2} not shown ({hidden} rows)"
         waves = waves[: max_rows - 2] + waves[-1:]
     for i, w in waves:
-        cells: list[Cell] = [""] * 32
+        cells: list[Cell] = [""] * detail.banks
         for c in w.cells:
             label = compact_lanes(c.lanes)
             if words:

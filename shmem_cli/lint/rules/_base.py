@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ...engine import RequestDetail
 from ...errors import ShmemError
-from ...model import AccessResult
+from ...model import AccessResult, RequestDetail
 from ...spec import Expect
 from ..findings import Fact, Hit, Severity
 
