@@ -113,6 +113,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
 
 def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:
     from ..fsutil import write_atomic
+    from ..toolchain import ToolError
     from ..verify import ncu, runner, sass
     from ..verify.compare import VerifyReport, compare
 
@@ -143,7 +144,7 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
         functions = sass.parse_sass(runner.dump_sass(tools, folder))
         _say("profiling with Nsight Compute (one launch per kernel; this takes a while)")
         launches = ncu.parse_csv(runner.profile(tools, folder), str(folder / runner.CSV_FILE))
-    except runner.ToolError as exc:
+    except ToolError as exc:
         fail_usage(str(exc))
     finally:
         if scratch is not None:

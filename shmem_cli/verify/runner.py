@@ -7,7 +7,8 @@ the generated ``run.sh`` on another machine (``--emit``):
 2. ``cuobjdump -sass shmem_verify > sass.txt``
 3. ``ncu --clock-control none --metrics ... --csv --print-units base ./shmem_verify > ncu.csv``
 
-Failures become :class:`ToolError` with the tool's own message.
+Failures become :class:`~shmem_cli.toolchain.ToolError` with the tool's own message;
+finding the tools is :mod:`shmem_cli.toolchain`'s job, shared with ``shmem trace``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 import glob
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..fsutil import write_atomic
+from ..toolchain import ToolError, run, tail, which
 from . import ncu
 from .codegen import Target, program_source
 
@@ -31,10 +32,6 @@ CSV_FILE = "ncu.csv"
 ENV_FILE = "env.txt"
 MANIFEST = "manifest.json"
 NCU_FLAGS = ("--clock-control", "none", "--csv", "--print-units", "base")
-
-
-class ToolError(Exception):
-    """A CUDA tool is missing or failed; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -80,44 +77,12 @@ class Tools:
         return out
 
 
-def _cuda_dirs() -> list[str]:
-    dirs = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            dirs.append(os.path.join(os.environ[var], "bin"))
-    dirs.append("/usr/local/cuda/bin")
-    return dirs
-
-
-def which(tool: str) -> str | None:
-    """``tool`` on PATH, else in the usual CUDA and Nsight Compute install folders."""
-    found = shutil.which(tool)
-    if found:
-        return found
-    candidates = [os.path.join(d, tool) for d in _cuda_dirs()]
-    if tool == "ncu":
-        candidates += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True)
-        candidates += sorted(glob.glob("/usr/local/NVIDIA-Nsight-Compute*/ncu"), reverse=True)
-    for c in candidates:
-        if os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
-
-
-def _run(
-    args: list[str], *, timeout: float | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        args, capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
-    )
-
-
 def find_gpu() -> Gpu | None:
     """The first NVIDIA GPU, from nvidia-smi (or the driver's /proc entries without it)."""
     smi = which("nvidia-smi")
     if smi:
         try:
-            res = _run(
+            res = run(
                 [smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
                 timeout=60,
             )
@@ -130,7 +95,7 @@ def find_gpu() -> Gpu | None:
             return Gpu(fields[0], fields[1], fields[2])
         if res is not None:
             try:
-                listed = _run([smi, "-L"], timeout=60)
+                listed = run([smi, "-L"], timeout=60)
             except (OSError, subprocess.TimeoutExpired):
                 listed = None
             if listed is not None and listed.returncode == 0 and "GPU" in listed.stdout:
@@ -211,25 +176,21 @@ def write_bundle(folder: Path, targets: list[Target], arch: str) -> None:
 # --- running the steps here -------------------------------------------------------------------
 
 
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 def compile_program(tools: Tools, folder: Path, arch: str) -> None:
     assert tools.nvcc is not None
-    res = _run([tools.nvcc, f"-arch={arch}", "-O3", "-o", BINARY, SOURCE], cwd=folder)
+    res = run([tools.nvcc, f"-arch={arch}", "-O3", "-o", BINARY, SOURCE], cwd=folder, timeout=None)
     if res.returncode != 0:
         raise ToolError(
-            f"nvcc failed (exit status {res.returncode}):\n{_tail(res.stderr or res.stdout)}"
+            f"nvcc failed (exit status {res.returncode}):\n{tail(res.stderr or res.stdout)}"
         )
 
 
 def dump_sass(tools: Tools, folder: Path) -> str:
     assert tools.cuobjdump is not None
-    res = _run([tools.cuobjdump, "-sass", BINARY], cwd=folder)
+    res = run([tools.cuobjdump, "-sass", BINARY], cwd=folder, timeout=None)
     if res.returncode != 0:
         raise ToolError(
-            f"cuobjdump -sass failed (exit status {res.returncode}):\n{_tail(res.stderr)}"
+            f"cuobjdump -sass failed (exit status {res.returncode}):\n{tail(res.stderr)}"
         )
     write_atomic(folder / SASS_FILE, res.stdout)
     return res.stdout
@@ -239,12 +200,12 @@ def profile(tools: Tools, folder: Path) -> str:
     """Run the program under ncu; returns the CSV text (also written to ``ncu.csv``)."""
     assert tools.ncu is not None
     args = [tools.ncu, *NCU_FLAGS, "--metrics", ",".join(ncu.METRICS), f"./{BINARY}"]
-    res = _run(args, cwd=folder)
+    res = run(args, cwd=folder, timeout=None)
     write_atomic(folder / CSV_FILE, res.stdout)
     write_atomic(folder / "ncu.log", res.stderr)
     if not any(line.startswith('"') for line in res.stdout.splitlines()):
         raise ToolError(
-            f"ncu wrote no counters (exit status {res.returncode}):\n{_tail(res.stderr + res.stdout)}"
+            f"ncu wrote no counters (exit status {res.returncode}):\n{tail(res.stderr + res.stdout)}"
         )
     return res.stdout
 
@@ -256,7 +217,7 @@ def describe_environment(tools: Tools) -> str:
         if tool is None:
             continue
         try:
-            res = _run([tool, "--version"], timeout=60)
+            res = run([tool, "--version"], timeout=60)
             last = res.stdout.strip().splitlines()[-1] if res.stdout.strip() else "?"
         except (OSError, subprocess.TimeoutExpired):
             last = "?"

@@ -1,0 +1,144 @@
+"""Parameter names of a kernel, from a light reading of its CUDA source.
+
+The cubin knows each parameter's position, offset and size but not its name.
+``--arg wA=64`` needs the name, so the source is searched for the kernel's
+``__global__`` declaration: ``[template <...>] __global__ void [attributes]
+NAME(params)``. Comments are ignored; parameter declarators are split at
+top-level commas and the name is the last identifier of each (``const float
+*__restrict__ A`` -> ``A``). When nothing fits (a macro builds the signature, or
+the parameter count differs from the cubin's) the names are simply unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_IDENT = re.compile(r"[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*")
+QUALIFIERS = {
+    "const",
+    "volatile",
+    "__restrict__",
+    "__restrict",
+    "restrict",
+    "struct",
+    "class",
+    "typename",
+    "enum",
+    "__grid_constant__",
+}
+TYPE_WORDS = {
+    "void",
+    "bool",
+    "char",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "unsigned",
+    "signed",
+    "size_t",
+    "half",
+    "__half",
+    "__nv_bfloat16",
+}
+
+
+def base_name(kernel_name: str) -> str:
+    """``MatrixMulCUDA`` from ``ns::MatrixMulCUDA<32>``: the identifier the source declares."""
+    depth = 0
+    plain = []
+    for ch in kernel_name:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            plain.append(ch)
+    return "".join(plain).split("::")[-1].strip()
+
+
+def _strip_template_args(text: str) -> str:
+    out = []
+    depth = 0
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at commas outside (), [], {} and <>."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth = max(0, depth - 1)
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if "".join(current).strip():
+        parts.append("".join(current))
+    return parts
+
+
+def declarator_name(param: str) -> str | None:
+    """The name a parameter declaration gives (None when it gives none)."""
+    text = param.split("=", 1)[0]
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = re.sub(r"\s*::\s*", "::", _strip_template_args(text))
+    words: list[str] = [w for w in _IDENT.findall(text) if w not in QUALIFIERS]
+    if len(words) < 2 or words[-1] in TYPE_WORDS:
+        return None
+    return words[-1]
+
+
+def _parameter_text(code: str, open_paren: int) -> str | None:
+    depth = 0
+    for k in range(open_paren, len(code)):
+        if code[k] == "(":
+            depth += 1
+        elif code[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return code[open_paren + 1 : k]
+    return None
+
+
+def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[str | None] | None:
+    """The names of the ``count`` parameters of ``kernel_name`` in the first source text
+    that declares it as ``__global__`` with that many parameters, else None."""
+    base = base_name(kernel_name)
+    if not base:
+        return None
+    pattern = re.compile(r"\b" + re.escape(base) + r"\s*\(")
+    best: list[str | None] | None = None
+    for source in sources:
+        code = _COMMENTS.sub(" ", source)
+        for m in pattern.finditer(code):
+            start = max(code.rfind(";", 0, m.start()), code.rfind("}", 0, m.start()))
+            start = max(start, code.rfind("{", 0, m.start()), code.rfind("#", 0, m.start()))
+            if "__global__" not in code[start + 1 : m.start()]:
+                continue
+            inner = _parameter_text(code, m.end() - 1)
+            if inner is None:
+                continue
+            params = [p for p in split_top_level(inner) if p.strip() not in ("", "void")]
+            if len(params) != count:
+                continue
+            names = [declarator_name(p) for p in params]
+            if all(n is not None for n in names):
+                return names
+            best = best or names
+    return best

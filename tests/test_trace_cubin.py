@@ -1,0 +1,190 @@
+"""Kernel metadata from cubins (shmem_cli.trace.cubin), names and parameter names.
+
+The cubins in tests/data/trace/ are built from tests/data/trace/kernels/*.cu by build.sh
+(nvcc 13.0, sm_90); the expected values are read off the kernels' source by hand.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.errors import ShmemError
+from shmem_cli.trace.cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from shmem_cli.trace.demangle import demangle, short_name
+from shmem_cli.trace.signature import declarator_name, param_names
+
+DATA = Path(__file__).parent / "data" / "trace"
+META = DATA / "meta.sm_90.cubin"
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["with-tools", "own-demangler"])
+def meta(request: pytest.FixtureRequest) -> CubinInfo:
+    return read_cubin(META, use_tools=request.param)
+
+
+def kernels_by_name(info: CubinInfo) -> dict[str, Kernel]:
+    return {k.name: k for k in info.kernels}
+
+
+def test_entry_functions_and_their_names(meta: CubinInfo) -> None:
+    info = meta
+    assert info.arch == "sm_90"
+    names = kernels_by_name(info)
+    assert set(names) == {
+        "tiled_copy<32, float>",
+        "tiled_copy<16, double>",
+        "by_value",
+        "no_shared",
+    }
+    k = names["tiled_copy<32, float>"]
+    assert k.mangled == "_Z10tiled_copyILi32EfEvPT0_PKS0_if"
+    assert k.signature == "void tiled_copy<32, float>(float*, float const*, int, float)"
+
+
+def test_parameters_offsets_and_sizes(meta: CubinInfo) -> None:
+    names = kernels_by_name(meta)
+    # (float* out, const float* in, int rows, float scale): 8, 8, 4, 4 bytes at 0, 8, 16, 20
+    k = names["tiled_copy<32, float>"]
+    assert [(p.ordinal, p.offset, p.size) for p in k.params] == [
+        (0, 0, 8),
+        (1, 8, 8),
+        (2, 16, 4),
+        (3, 20, 4),
+    ]
+    assert (k.param_base, k.param_bytes) == (0x210, 24)
+    # (Dims d, float* out): a 12-byte struct, then a pointer aligned to 8
+    k = names["by_value"]
+    assert [(p.ordinal, p.offset, p.size) for p in k.params] == [(0, 0, 12), (1, 16, 8)]
+
+
+def test_static_shared_memory(meta: CubinInfo) -> None:
+    names = kernels_by_name(meta)
+    assert names["tiled_copy<32, float>"].static_shared_bytes == 32 * 33 * 4
+    assert names["tiled_copy<16, double>"].static_shared_bytes == 16 * 17 * 8
+    assert names["by_value"].static_shared_bytes == 0
+    # sm_90 keeps 1 KiB reserved in front: the variables (and then extern memory) follow it
+    k = names["tiled_copy<32, float>"]
+    assert k.reserved_shared_bytes == 1024
+    assert k.dynamic_shared_base == 1024 + 32 * 33 * 4
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("tiled_copy<32, float>", "tiled_copy<32, float>"),
+        ("tiled_copy<32,float>", "tiled_copy<32, float>"),
+        ("_Z10tiled_copyILi16EdEvPT0_PKS0_if", "tiled_copy<16, double>"),
+        ("tiled_copy<16", "tiled_copy<16, double>"),
+        ("by_", "by_value"),
+        ("no_shared", "no_shared"),
+    ],
+)
+def test_kernel_selection(query: str, expected: str) -> None:
+    assert find_kernel(read_cubin(META), query).name == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("tiled_copy", "is ambiguous; it matches:\n  tiled_copy<16, double>"),
+        ("nothere", "no kernel matches --kernel 'nothere'; the cubin holds:\n"),
+        (None, "the cubin holds several kernels: choose one with --kernel"),
+    ],
+)
+def test_unknown_or_ambiguous_kernels_list_the_kernels(query: str | None, says: str) -> None:
+    with pytest.raises(ShmemError) as err:
+        find_kernel(read_cubin(META), query)
+    assert says in err.value.message
+    assert "  by_value" in err.value.message or "tiled_copy<32, float>" in err.value.message
+    assert err.value.path == str(META)
+
+
+def test_not_a_cubin_is_a_clear_error(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.cubin"
+    junk.write_bytes(b"\x7fELF" + bytes(60))
+    with pytest.raises(ShmemError, match="not a valid cubin"):
+        read_cubin(junk)
+    cut = tmp_path / "cut.cubin"
+    cut.write_bytes(META.read_bytes()[:2000])
+    with pytest.raises(ShmemError, match="not a valid cubin: its section table"):
+        read_cubin(cut)
+    host = tmp_path / "host"
+    data = bytearray(META.read_bytes())
+    struct.pack_into("<H", data, 18, 62)  # EM_X86_64
+    host.write_bytes(bytes(data))
+    with pytest.raises(ShmemError, match="not a cubin"):
+        read_cubin(host)
+
+
+@pytest.mark.parametrize(
+    ("mangled", "full"),
+    [
+        ("_Z7colreadILi32EEvPfPKfif", "void colread<32>(float*, float const*, int, float)"),
+        (
+            "_Z13MatrixMulCUDAILi32EEvPfS0_S0_ii",
+            "void MatrixMulCUDA<32>(float*, float*, float*, int, int)",
+        ),
+        ("_Z7reduce0IfEvPT_S1_j", "void reduce0<float>(float*, float*, unsigned int)"),
+        ("_ZN2ns3fooEPKfRi", "ns::foo(float const*, int&)"),
+        ("_Z3barIfLb1EEvPT_S1_i", "void bar<float, true>(float*, float*, int)"),
+        ("_Z1fv", "f()"),
+        ("plain", "plain"),
+    ],
+)
+def test_own_demangler(mangled: str, full: str) -> None:
+    assert demangle(mangled) == full
+
+
+def test_own_demangler_agrees_with_cxxfilt_where_found() -> None:
+    tool = shutil.which("c++filt")
+    if tool is None:
+        pytest.skip("c++filt is not installed")
+    names = [k.mangled for k in read_cubin(META).kernels]
+    res = subprocess.run([tool, *names], capture_output=True, text=True, check=True)
+    assert [demangle(n) for n in names] == res.stdout.splitlines()
+
+
+def test_short_names() -> None:
+    assert short_name("void MatrixMulCUDA<32>(float*, float*)") == "MatrixMulCUDA<32>"
+    assert short_name("(anonymous namespace)::k(int)") == "(anonymous namespace)::k"
+    assert short_name("void ns::k<a::b<int, int> >(int)") == "ns::k<a::b<int, int> >"
+    assert short_name("by_value") == "by_value"
+
+
+def test_parameter_names_from_the_source() -> None:
+    source = (DATA / "kernels" / "meta.cu").read_text()
+    assert param_names([source], "tiled_copy<32, float>", 4) == ["out", "in", "rows", "scale"]
+    assert param_names([source], "by_value", 2) == ["d", "out"]
+    assert param_names([source], "no_shared", 2) == ["p", "n"]
+    assert param_names([source], "no_shared", 3) is None  # the count must match the cubin's
+    assert param_names([source], "missing", 1) is None
+
+
+@pytest.mark.parametrize(
+    ("decl", "name"),
+    [
+        ("const float *__restrict__ A", "A"),
+        ("unsigned n", "n"),
+        ("unsigned int", None),
+        ("T", None),
+        ("cute::Shape<int, int> shape", "shape"),
+        ("float c[4] = 0", "c"),
+        ("const __grid_constant__ CUtensorMap map", "map"),
+    ],
+)
+def test_declarator_names(decl: str, name: str | None) -> None:
+    assert declarator_name(decl) == name
+
+
+def test_a_commented_out_or_non_global_declaration_is_skipped() -> None:
+    source = (
+        "// __global__ void k(int a, int b);\n"
+        "__device__ void k(int c, int d) {}\n"
+        "template <int N> __global__ void __launch_bounds__(256) k(int x, int y) {}\n"
+    )
+    assert param_names([source], "k<8>", 2) == ["x", "y"]

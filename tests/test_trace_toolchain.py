@@ -1,0 +1,165 @@
+"""Finding and running NVIDIA's tools (shmem_cli.toolchain): PATH, CUDA folders, wheels."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from shmem_cli import toolchain
+from shmem_cli.toolchain import ToolError
+
+DATA = Path(__file__).parent / "data" / "trace"
+
+
+def make_tool(folder: Path, name: str, body: str = "print('ok')") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / name
+    tool.write_text(f"#!{sys.executable}\n{body}\n")
+    tool.chmod(0o755)
+    return tool
+
+
+@pytest.fixture
+def bare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An environment where no CUDA tool can be found: empty PATH, no CUDA_HOME, no wheels."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "wheel_bin_dirs", lambda: [])
+    monkeypatch.setattr(toolchain, "DEFAULT_CUDA_BIN", str(tmp_path / "no-cuda" / "bin"))
+    return tmp_path
+
+
+def test_a_tool_on_path_is_found(bare: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = make_tool(bare / "bin", "nvdisasm")
+    monkeypatch.setenv("PATH", str(bare / "bin"))
+    assert toolchain.which("nvdisasm") == str(tool)
+
+
+def test_cuda_home_is_searched(bare: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = make_tool(bare / "cuda" / "bin", "nvcc")
+    monkeypatch.setenv("CUDA_HOME", str(bare / "cuda"))
+    assert toolchain.which("nvcc") == str(tool)
+
+
+def test_wheel_folders_serve_the_disassemblers_only(
+    bare: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheel_bin = bare / "site" / "nvidia" / "cu13" / "bin"
+    make_tool(wheel_bin, "nvdisasm")
+    make_tool(wheel_bin, "cuobjdump")
+    make_tool(wheel_bin, "nvcc")  # not a wheel tool: never taken from there
+    monkeypatch.setattr(toolchain, "wheel_bin_dirs", lambda: [str(wheel_bin)])
+    assert toolchain.which("nvdisasm") == str(wheel_bin / "nvdisasm")
+    assert toolchain.which("cuobjdump") == str(wheel_bin / "cuobjdump")
+    assert toolchain.which("nvcc") is None
+
+
+def test_wheel_bin_dirs_finds_the_installed_layout() -> None:
+    # whatever is installed, every folder listed is an nvidia/<package>/bin folder
+    for folder in toolchain.wheel_bin_dirs():
+        parts = Path(folder).parts
+        assert parts[-1] == "bin" and parts[-3] == "nvidia"
+
+
+@pytest.mark.parametrize(
+    ("tool", "advice"),
+    [
+        ("nvdisasm", "pip install 'shmem[cuda]'"),
+        ("cuobjdump", "pip install 'shmem[cuda]'"),
+        ("nvcc", "install the CUDA toolkit"),
+    ],
+)
+def test_a_missing_tool_says_what_to_install(bare: Path, tool: str, advice: str) -> None:
+    with pytest.raises(ToolError) as err:
+        toolchain.require(tool, "to read k.cubin")
+    message = str(err.value)
+    assert message.startswith(f"{tool} is needed to read k.cubin but was not found")
+    assert advice in message
+
+
+def test_a_failing_tool_reports_its_status_and_last_lines(bare: Path) -> None:
+    tool = make_tool(
+        bare / "bin",
+        "nvcc",
+        "import sys\nprint('k.cu(3): error: boom', file=sys.stderr)\nsys.exit(4)",
+    )
+    with pytest.raises(ToolError) as err:
+        toolchain.run_checked([str(tool), "x"])
+    assert str(err.value) == "nvcc failed (exit status 4):\nk.cu(3): error: boom"
+
+
+def test_compile_passes_the_documented_flags(bare: Path, tmp_path: Path) -> None:
+    log = tmp_path / "args.txt"
+    body = (
+        "import sys, pathlib\n"
+        f"pathlib.Path({str(log)!r}).write_text(' '.join(sys.argv[1:]))\n"
+        "out = sys.argv[sys.argv.index('-o') + 1]\n"
+        "pathlib.Path(out).write_bytes(b'cubin')\n"
+    )
+    nvcc = make_tool(tmp_path / "bin", "nvcc", body)
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    out = toolchain.compile_cu(src, "sm_80", work, ["-DTILE=8"], nvcc=str(nvcc))
+    assert out == work / "k.cubin" and out.read_bytes() == b"cubin"
+    args = log.read_text().split()
+    assert args[:6] == ["-cubin", "-lineinfo", "-O3", "-arch=sm_80", "-DTILE=8", "-o"]
+    assert args[-1] == str(src.resolve())
+
+
+def test_embedded_cubins_are_listed_and_the_arch_chosen(tmp_path: Path) -> None:
+    listing = "ELF file    1: app.1.sm_80.cubin\\nELF file    2: app.2.sm_90.cubin"
+    body = (
+        "import sys, pathlib\n"
+        "if sys.argv[1] == '-lelf':\n"
+        f"    print('{listing}')\n"
+        "else:\n"
+        "    pathlib.Path(sys.argv[2]).write_bytes(b'elf')\n"
+    )
+    tool = make_tool(tmp_path / "bin", "cuobjdump", body)
+    app = tmp_path / "app"
+    app.write_bytes(b"\x7fELF")
+    work = tmp_path / "work"
+    work.mkdir()
+    found = toolchain.extract_cubins(app, "sm_90", work, cuobjdump=str(tool))
+    assert [c.path.name for c in found] == ["app.2.sm_90.cubin"]
+    with pytest.raises(ToolError) as err:
+        toolchain.extract_cubins(app, "sm_100", work, cuobjdump=str(tool))
+    assert "holds no cubin for sm_100 (it has: sm_80, sm_90)" in str(err.value)
+
+
+def test_kernel_inputs_are_told_apart(tmp_path: Path) -> None:
+    assert toolchain.kernel_input_kind(Path("k.cu")) == "cu"
+    assert toolchain.kernel_input_kind(DATA / "meta.sm_90.cubin") == "cubin"
+    host = tmp_path / "app"
+    host.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(11) + (62).to_bytes(2, "little"))
+    assert toolchain.kernel_input_kind(host) == "binary"
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(ToolError, match="neither CUDA source"):
+        toolchain.kernel_input_kind(text)
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+@needs_nvcc
+def test_compiling_a_real_kernel_gives_a_cubin(tmp_path: Path) -> None:
+    out = toolchain.compile_cu(DATA / "kernels" / "column_read.cu", "sm_90", tmp_path)
+    assert toolchain.kernel_input_kind(out) == "cubin"
+
+
+@needs_nvcc
+def test_a_compile_error_is_reported_with_nvcc_message(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k() { undeclared = 1; }\n")
+    with pytest.raises(ToolError) as err:
+        toolchain.compile_cu(bad, "sm_90", tmp_path)
+    assert "nvcc failed" in str(err.value) and "undeclared" in str(err.value)
