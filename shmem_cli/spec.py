@@ -19,7 +19,8 @@ from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
 from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Expr, parse
-from .source import Document, load_yaml, read_spec_bytes, validate
+from .schema import validate
+from .source import Document, load_yaml, read_spec_bytes
 
 THREAD_NAMES: dict[str, str] = {
     "threadIdx.x": "thread index x",

@@ -12,6 +12,7 @@ from rich.color import Color
 from shmem_cli.analysis import analyze_many
 from shmem_cli.cli import main
 from shmem_cli.render.export import THEME, fit_width, report_html, report_svg
+from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import report_renderables
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ def test_svg_heat_map_cells_are_colored_blocks() -> None:
 
 def test_svg_width_fits_the_longest_line() -> None:
     report = analyze_many([COLUMN])
-    width = fit_width(report_renderables(report, heat=True))
+    width = fit_width(report_renderables(report, RenderOptions(heat=True)))
     # the legend is the longest line of this report
     legend = "cells: lanes served (a-b range, a,b pair, a+n: lane a and n more); color: "
     assert width > len(legend)

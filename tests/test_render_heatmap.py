@@ -11,6 +11,7 @@ from shmem_cli.analysis import analyze
 from shmem_cli.cli import main
 from shmem_cli.model import Report
 from shmem_cli.render.heatmap import bucket_max, excess_style, loop_labels
+from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import render_text
 
 
@@ -26,7 +27,7 @@ def spec(index: str, loop: Any, block: int = 64, size: int = 2048, **extra: Any)
 
 def text_of(mapping: dict[str, Any], **kw: Any) -> list[str]:
     report = Report(files=(analyze(mapping),))
-    out = render_text(report, color=False, width=200, tables=False, heat=True, **kw)
+    out = render_text(report, RenderOptions(width=200, tables=False, heat=True, **kw))
     return [line.rstrip() for line in out.splitlines()]
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from shmem_cli.analysis import analyze
 from shmem_cli.model import AccessResult, Report
 from shmem_cli.render.heatmap import bucket_worst, heatmap
+from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.plain import Styled, Table
 from shmem_cli.render.text import render_text
 
@@ -44,7 +45,7 @@ def access_of(mapping: dict[str, Any]) -> AccessResult:
 
 def text_of(mapping: dict[str, Any]) -> list[str]:
     report = Report(files=(analyze(mapping),))
-    out = render_text(report, color=False, width=200, tables=False, heat=True)
+    out = render_text(report, RenderOptions(width=200, tables=False, heat=True))
     return [line.rstrip() for line in out.splitlines()]
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from shmem_cli.analysis import RequestChoice, analyze, analyze_many
 from shmem_cli.model import Report
+from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.plain import Block, Column, Styled, Table, layout
 from shmem_cli.render.text import render_text, report_view, to_rich, to_string
 from shmem_cli.sweep import suggest_report
@@ -56,18 +57,18 @@ def test_every_example_is_laid_out_as_rich_does(spec: Path) -> None:
     report = analyze_many([str(spec)])
     hints = suggest_report(report)
     for kw in OPTIONS.values():
-        same_both_ways(report_view(report, **kw), 200)
+        same_both_ways(report_view(report, RenderOptions(**kw)), 200)
     for kw in (OPTIONS["default"], OPTIONS["no-tables"]):
-        same_both_ways(report_view(report, hints=hints, **kw), 200)
+        same_both_ways(report_view(report, RenderOptions(hints=hints, **kw)), 200)
     # --request: another warp or iteration (an invalid choice is a located error)
     for choice in (RequestChoice(warp=1, iteration=0), RequestChoice(warp=0, iteration=1)):
         chosen = analyze_many([str(spec)], choice=choice)
-        same_both_ways(report_view(chosen, words=True, heat=True), 200)
+        same_both_ways(report_view(chosen, RenderOptions(words=True, heat=True)), 200)
 
 
 def test_all_examples_together_and_at_their_narrowest_width() -> None:
     report = analyze_many([str(ROOT / "access_specs")])
-    view = report_view(report, words=True, heat=True)
+    view = report_view(report, RenderOptions(words=True, heat=True))
     wide = layout(view, 1000)
     assert wide is not None
     # at exactly the longest line's width nothing wraps yet, in either
@@ -149,10 +150,10 @@ def test_render_text_falls_back_to_rich_for_what_plain_cannot_do() -> None:
         "accesses": [{"name": "col\u00e9", "array": "a", "index": ["lane * 32"]}],
     }
     report = Report(files=(analyze(spec),))
-    out = render_text(report, width=200)
+    out = render_text(report, RenderOptions(width=200))
     assert "col\u00e9" in out and "32-way" in out
     assert out == by_rich(report_view(report), 200)
-    narrow = render_text(report, width=60)  # the bank table is rich's to squeeze
+    narrow = render_text(report, RenderOptions(width=60))  # the bank table is rich's to squeeze
     assert narrow == by_rich(report_view(report), 60)
     assert max(len(line) for line in narrow.splitlines()) <= 60
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from shmem_cli.analysis import analyze
 from shmem_cli.model import Report
+from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import render_text
 
 
@@ -13,7 +14,7 @@ def test_access_names_with_brackets_are_printed_as_written() -> None:
         "arrays": {"tile": {"dtype": "float", "shape": [32, 32]}},
         "accesses": [{"name": "tile[tx][0] [bold]", "array": "tile", "index": ["lane", 0]}],
     }
-    out = render_text(Report(files=(analyze(spec),)), width=200)
+    out = render_text(Report(files=(analyze(spec),)), RenderOptions(width=200))
     summary_row = next(line for line in out.splitlines() if line.startswith("32-way"))
     assert "tile[tx][0] [bold]" in summary_row
 
@@ -25,5 +26,5 @@ def test_phase_count_is_singular_for_one_phase() -> None:
         "arrays": {"d": {"dtype": "double", "shape": [32]}},
         "accesses": [{"name": "pairs", "array": "d", "index": ["lane / 2"]}],
     }
-    out = render_text(Report(files=(analyze(spec),)), width=200)
+    out = render_text(Report(files=(analyze(spec),)), RenderOptions(width=200))
     assert "; 1 phase of 32 lanes (lane pairs share addresses" in out

@@ -14,14 +14,14 @@ import pytest
 import yaml
 
 from shmem_cli.errors import ShmemError, SourcePos
+from shmem_cli.schema import spec_schema as schema
+from shmem_cli.schema import validate
 from shmem_cli.source import (
     MAX_DEPTH,
     MAX_NODES,
     Document,
     load_file,
     load_yaml,
-    schema,
-    validate,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -679,7 +679,7 @@ def test_long_values_are_shortened_in_schema_errors() -> None:
 
 def test_import_does_not_load_jsonschema() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    code = "import sys, shmem_cli.source; print('jsonschema' in sys.modules)"
+    code = "import sys, shmem_cli.source, shmem_cli.schema; print('jsonschema' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )

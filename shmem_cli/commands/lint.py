@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..cli import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, want_color
+from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_paths
+from .environment import current_environment
 
 if TYPE_CHECKING:
     from ..lint.config import LintConfig
@@ -162,23 +163,21 @@ def lint(
     inputs: list[Path]
     if paths:
         inputs = [Path(p) for p in paths]
-        for p in paths:
-            if not os.path.exists(p):
-                fail_usage(f"no such file or directory: {p}")
+        require_paths(paths)
     elif config.paths:
         inputs = [config.base / p for p in config.paths]
-        for q in inputs:
-            if not q.exists():
-                fail_usage(
-                    f"no such file or directory: {q} (from [tool.shmem] paths in {config.source})"
-                )
+        require_paths(
+            [str(q) for q in inputs],
+            stdin=False,
+            note=f" (from [tool.shmem] paths in {config.source})",
+        )
     else:
         fail_usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
 
     excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
     targets = collect_targets(inputs, root=root, excludes=excludes)
     if not targets:
-        click.echo("shmem lint: no spec files to lint", err=True)
+        current_environment().err("shmem lint: no spec files to lint")
         sys.exit(ExitCode.OK)
 
     files = lint_files(targets, LintOptions(default_expect=config.expect), jobs=jobs)
@@ -187,8 +186,8 @@ def lint(
     if write_baseline is not None:
         baselines.write_baseline(write_baseline, report.findings)
         n = len(report.findings)
-        click.echo(
-            f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}", err=True
+        current_environment().err(
+            f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}"
         )
         sys.exit(ExitCode.OK)
 
@@ -201,7 +200,7 @@ def lint(
         report = baselines.apply_baseline(report, accepted)
 
     threshold = Severity.parse(fail_on) if fail_on else (config.fail_on or Severity.ERROR)
-    color = want_color(no_color) and output is None and fmt == "text"
+    color = current_environment().color(no_color, output) and fmt == "text"
     emit(_render(report, fmt, threshold, color), output, color=color)
 
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -211,11 +210,11 @@ def lint(
             with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
                 fh.write(render_step_summary(report, fail_on=threshold))
         except OSError as exc:
-            click.echo(f"shmem lint: cannot write the step summary: {exc}", err=True)
+            current_environment().err(f"shmem lint: cannot write the step summary: {exc}")
     if output is not None:
         from ..render.lint_text import summary_line
 
-        click.echo(f"shmem lint: {summary_line(report)} (report in {output})", err=True)
+        current_environment().err(f"shmem lint: {summary_line(report)} (report in {output})")
 
     failed = bool(report.failing(threshold))
     sys.exit(ExitCode.FINDINGS if failed and not exit_zero else ExitCode.OK)
@@ -259,4 +258,6 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
             if rule is None:
                 fail_usage(f"unknown rule {n!r}; known: {', '.join(r.code for r in RULES)}")
             chosen.append(rule)
-    click.echo(render_rules(chosen, fmt, full=bool(names) or fmt != "text"), nl=False)
+    current_environment().out(
+        render_rules(chosen, fmt, full=bool(names) or fmt != "text"), nl=False
+    )

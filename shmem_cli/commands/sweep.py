@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, text_width, want_color
+from .common import (
+    CONTEXT,
+    emit,
+    fail_input,
+    fail_usage,
+    output_options,
+    require_paths,
+    width_option,
+)
+from .environment import current_environment
 
 
 @click.command(
@@ -36,9 +43,7 @@ from ..cli import CONTEXT, emit, fail_input, fail_usage, output_options, text_wi
     help="Values of the spec's param NAME.",
 )
 @output_options(("text", "json"))
-@click.option(
-    "--width", type=click.IntRange(60, 1000), help="Text width (default: terminal width or 200)."
-)
+@width_option
 def sweep(
     spec: str,
     pads: tuple[str, ...],
@@ -77,8 +82,7 @@ def sweep(
     from ..spec import load_spec
     from ..sweep import Axis, Plan, parse_axis, run_sweep
 
-    if not os.path.exists(spec):
-        fail_usage(f"no such file: {spec}")
+    require_paths([spec])
     axes: list[Axis] = []
     for kind, texts in (("param", params), ("pad", pads), ("swizzle", swizzles)):
         for text in texts:
@@ -99,7 +103,8 @@ def sweep(
         if exc.path:
             fail_input(exc)
         fail_usage(exc.message)
-    color = False
+    env = current_environment()
+    color = env.color(no_color, output) and fmt == "text"
     if fmt == "json":
         from ..render.json_out import render_json
 
@@ -107,6 +112,5 @@ def sweep(
     else:
         from ..render.sweep_text import render_sweep_text
 
-        color = want_color(no_color) and output is None
-        text = render_sweep_text(result, color=color, width=text_width(width, color))
+        text = render_sweep_text(result, color=color, width=env.width(width, color))
     emit(text, output, color=color)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..cli import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options
+from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
+from .environment import current_environment
 
 if TYPE_CHECKING:
     from ..errors import ShmemError
@@ -25,7 +26,7 @@ ARCH = re.compile(r"^sm_\d{2,3}[a-z]?$")
 
 
 def _say(message: str) -> None:
-    click.echo(f"shmem verify: {message}", err=True)
+    current_environment().err(f"shmem verify: {message}")
 
 
 def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
@@ -34,12 +35,8 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
     from ..spec import load_spec
     from ..verify.codegen import plan_spec
 
-    for p in paths:
-        if not Path(p).exists():
-            fail_usage(f"no such file or directory: {p}")
+    require_specs(paths)
     files = collect_specs(paths)
-    if not files:
-        fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
     targets: list[Target] = []
     errors: list[ShmemError] = []
     used: set[str] = set()
@@ -120,11 +117,11 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     tools = runner.find_tools()
     missing = tools.missing()
     if missing:
-        click.echo("shmem: error: cannot verify on this machine:", err=True)
+        current_environment().err("shmem: error: cannot verify on this machine:")
         for m in missing:
-            click.echo(f"  - {m}", err=True)
-        click.echo(
-            "  (use --emit DIR to write the benchmark for a machine that has them)", err=True
+            current_environment().err(f"  - {m}")
+        current_environment().err(
+            "  (use --emit DIR to write the benchmark for a machine that has them)"
         )
         sys.exit(ExitCode.USAGE)
     assert tools.gpu is not None
@@ -256,7 +253,7 @@ def verify(
         fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
     targets, errors = _plan(paths)
     for err in errors:
-        click.echo(err.render(), err=True)
+        current_environment().err(err.render())
     if not targets:
         sys.exit(ExitCode.USAGE if errors else ExitCode.OK)
     if emit_dir:

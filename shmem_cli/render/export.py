@@ -11,12 +11,13 @@ import html
 import inspect
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console, RenderableType
 from rich.terminal_theme import TerminalTheme
 
 from ..model import Report
+from .options import RenderOptions
 from .text import report_renderables
 
 # A dark terminal whose conflict colors (green, yellow, orange, red, magenta) are far apart
@@ -104,44 +105,24 @@ def _recorded(renderables: Sequence[RenderableType], width: int | None) -> Conso
     return console
 
 
-def _recorded_report(
-    report: Report,
-    width: int | None,
-    words: bool,
-    tables: bool,
-    heat: bool,
-    hints: Mapping[str, Mapping[str, str]] | None,
-) -> Console:
-    renderables = report_renderables(report, words=words, tables=tables, heat=heat, hints=hints)
-    return _recorded(renderables, width)
+def _recorded_report(report: Report, options: RenderOptions) -> Console:
+    return _recorded(report_renderables(report, options), options.width)
 
 
 def report_svg(
-    report: Report,
-    *,
-    title: str = "shmem",
-    width: int | None = None,
-    words: bool = False,
-    tables: bool = True,
-    heat: bool = True,
-    hints: Mapping[str, Mapping[str, str]] | None = None,
+    report: Report, options: RenderOptions | None = None, *, title: str = "shmem"
 ) -> str:
-    """The report as an SVG image (a terminal window); ``width`` defaults to the content's."""
-    console = _recorded_report(report, width, words, tables, heat, hints)
+    """The report as an SVG image (a terminal window); the width defaults to the content's.
+
+    ``options.color`` is ignored: a picture is always in color."""
+    console = _recorded_report(report, options or RenderOptions(heat=True))
     return console.export_svg(title=title, theme=THEME, code_format=_SVG_FORMAT)
 
 
 def report_html(
-    report: Report,
-    *,
-    title: str = "shmem",
-    width: int | None = None,
-    words: bool = False,
-    tables: bool = True,
-    heat: bool = True,
-    hints: Mapping[str, Mapping[str, str]] | None = None,
+    report: Report, options: RenderOptions | None = None, *, title: str = "shmem"
 ) -> str:
-    """The report as a standalone HTML page with inline colors."""
-    console = _recorded_report(report, width, words, tables, heat, hints)
+    """The report as a standalone HTML page with inline colors (see ``report_svg``)."""
+    console = _recorded_report(report, options or RenderOptions(heat=True))
     page = _HTML_FORMAT.format(title=html.escape(title).replace("{", "{{").replace("}", "}}"))
     return console.export_html(theme=THEME, code_format=page, inline_styles=True)

@@ -14,13 +14,13 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..model import AccessResult, FileResult, Report, RequestDetail
+from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.text import Text
 
-MAX_ROWS = 16
 DEFAULT_WIDTH = 200  # columns of text when not on a terminal
 
 
@@ -91,8 +91,13 @@ def summary_table(result: FileResult) -> Table:
     return table
 
 
-def bank_table(detail: RequestDetail, *, words: bool = False, max_rows: int = MAX_ROWS) -> Table:
-    """Rows are wavefronts, columns the banks; cells list the lanes served."""
+def bank_table(
+    detail: RequestDetail, *, words: bool = False, max_rows: int | None = DEFAULT_ROWS
+) -> Table:
+    """Rows are wavefronts, columns the banks; cells list the lanes served.
+
+    With more than ``max_rows`` wavefronts (None: no limit) the middle ones are left
+    out, and the caption says which."""
     columns = [Column("wf", "right", style="dim")]
     columns += [Column(str(b), "center", min_width=2) for b in range(detail.banks)]
     table = Table(columns, pad_left=0, pad_right=1)
@@ -102,9 +107,12 @@ def bank_table(detail: RequestDetail, *, words: bool = False, max_rows: int = MA
         for c in w.cells:
             busy[(w.phase, c.bank)] = busy.get((w.phase, c.bank), 0) + 1
     waves = list(enumerate(detail.wavefronts))
-    if len(waves) > max_rows:
+    if max_rows is not None and len(waves) > max(max_rows, 3):
+        max_rows = max(max_rows, 3)
         hidden = len(waves) - (max_rows - 1)
-        table.caption = f"wavefronts {max_rows - 2}-{len(waves) - 2} not shown ({hidden} rows)"
+        table.caption = (
+            f"wavefronts {max_rows - 2}-{len(waves) - 2} not shown ({hidden} rows; --rows all)"
+        )
         waves = waves[: max_rows - 2] + waves[-1:]
     for i, w in waves:
         cells: list[Cell] = [""] * detail.banks
@@ -148,10 +156,9 @@ def describe_request(acc: AccessResult) -> Styled:
 
 def access_block(
     acc: AccessResult,
+    options: RenderOptions,
     *,
-    words: bool = False,
     hint: str | None = None,
-    table: bool = True,
     heat: list[Block] | None = None,
 ) -> list[Block]:
     """The blocks under the summary for one access: its name, the bank table of the
@@ -163,23 +170,16 @@ def access_block(
     if acc.loops:
         head.append("  loop " + ", ".join(acc.loops), "dim")
     parts: list[Block] = [head]
-    if table and acc.shown is not None and acc.detail is not None:
+    if options.tables and acc.shown is not None and acc.detail is not None:
         parts.append(describe_request(acc))
-        parts.append(bank_table(acc.detail, words=words))
+        parts.append(bank_table(acc.detail, words=options.words, max_rows=options.rows))
     parts.extend(heat or ())
     if hint:
         parts.append(Styled(f"hint: {hint}", "cyan"))
     return parts
 
 
-def file_block(
-    result: FileResult,
-    *,
-    words: bool = False,
-    tables: bool = True,
-    heat: bool = False,
-    hints: Mapping[str, str] | None = None,
-) -> list[Block]:
+def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
     title = Styled()
     title.append(result.path, "bold underline")
     if result.name and result.name != result.path:
@@ -190,12 +190,13 @@ def file_block(
         x, y, z = result.block
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", "dim")
     parts: list[Block] = [title, summary_table(result)]
+    hints: Mapping[str, str] = options.hints.get(result.path, {})
     for acc in result.accesses:
-        hint = (hints or {}).get(acc.name)
-        grid = _heatmap(acc) if heat else None
-        if tables or hint or grid:
+        hint = hints.get(acc.name)
+        grid = _heatmap(acc) if options.heat else None
+        if options.tables or hint or grid:
             parts.append(Styled())
-            parts.extend(access_block(acc, words=words, hint=hint, table=tables, heat=grid))
+            parts.extend(access_block(acc, options, hint=hint, heat=grid))
     return parts
 
 
@@ -205,24 +206,15 @@ def _heatmap(acc: AccessResult) -> list[Block] | None:
     return heatmap(acc)
 
 
-def report_view(
-    report: Report,
-    *,
-    words: bool = False,
-    tables: bool = True,
-    heat: bool = False,
-    hints: Mapping[str, Mapping[str, str]] | None = None,
-) -> list[Block]:
-    """The whole report as blocks; ``heat`` adds heat maps, ``hints`` (file path ->
-    access name -> text) a hint line under those accesses."""
+def report_view(report: Report, options: RenderOptions | None = None) -> list[Block]:
+    """The whole report as blocks, drawn as ``options`` say (the defaults if None)."""
+    options = options or RenderOptions()
     out: list[Block] = []
     for i, f in enumerate(report.files):
         if i:
             out.append(Styled())
-        out.extend(
-            file_block(f, words=words, tables=tables, heat=heat, hints=(hints or {}).get(f.path))
-        )
-    if any(f.accesses and f.accesses[0].detail for f in report.files) and tables:
+        out.extend(file_block(f, options))
+    if any(f.accesses and f.accesses[0].detail for f in report.files) and options.tables:
         out.append(Styled())
         out.append(legend())
     n_err = sum(1 for f in report.files if f.error)
@@ -232,6 +224,7 @@ def report_view(
     if n_err:
         tail.append(f", {n_err} invalid", "bold red")
     out.append(tail)
+    out.extend(Styled(f"hint: {note}", "cyan") for note in options.notes)
     return out
 
 
@@ -275,17 +268,10 @@ def to_rich(block: Block) -> RenderableType:
 
 
 def report_renderables(
-    report: Report,
-    *,
-    words: bool = False,
-    tables: bool = True,
-    heat: bool = False,
-    hints: Mapping[str, Mapping[str, str]] | None = None,
+    report: Report, options: RenderOptions | None = None
 ) -> list[RenderableType]:
     """The whole report as rich renderables (terminal, SVG and HTML); see ``report_view``."""
-    return [
-        to_rich(b) for b in report_view(report, words=words, tables=tables, heat=heat, hints=hints)
-    ]
+    return [to_rich(b) for b in report_view(report, options)]
 
 
 def make_console(color: bool, width: int | None = None) -> Console:
@@ -313,21 +299,13 @@ def to_string(
     return str(out)
 
 
-def render_text(
-    report: Report,
-    *,
-    color: bool = False,
-    width: int | None = None,
-    words: bool = False,
-    tables: bool = True,
-    heat: bool = False,
-    hints: Mapping[str, Mapping[str, str]] | None = None,
-) -> str:
+def render_text(report: Report, options: RenderOptions | None = None) -> str:
     """The report as text: plain without rich when possible, through rich for color
     (and for the rare plain report whose lines rich would have to wrap)."""
-    view = report_view(report, words=words, tables=tables, heat=heat, hints=hints)
-    if not color:
-        plain = layout(view, width or DEFAULT_WIDTH)
+    options = options or RenderOptions()
+    view = report_view(report, options)
+    if not options.color:
+        plain = layout(view, options.width or DEFAULT_WIDTH)
         if plain is not None:
             return plain
-    return to_string([to_rich(b) for b in view], color=color, width=width)
+    return to_string([to_rich(b) for b in view], color=options.color, width=options.width)

@@ -22,6 +22,7 @@ from shmem_cli.analysis import analyze_spec
 from shmem_cli.errors import ShmemError
 from shmem_cli.model import FileResult, Report
 from shmem_cli.render.json_out import render_json
+from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import render_text
 from shmem_cli.source import load_yaml
 from shmem_cli.spec import compile_spec
@@ -92,5 +93,5 @@ def analyze_bytes(raw: bytes, path: str = "fuzz.yaml") -> None:
         result = FileResult(path=path, name="fuzz", error=err)
     # the report must render and be printable as UTF-8, as the CLI writes it
     report = Report(files=(result,))
-    render_text(report, width=120).encode("utf-8")
+    render_text(report, RenderOptions(width=120)).encode("utf-8")
     render_json(report).encode("utf-8")

@@ -1,8 +1,9 @@
-"""The quick schema walk (shmem_cli/schemafast.py) against jsonschema.
+"""shmem_cli.schema: its two algorithms (``kind="fast"``, ``kind="jsonschema"``) agree.
 
-On every document, valid or broken, ``conforms`` must say what jsonschema says:
-the bundled examples, the hardware cases, random valid specs and random
-mutations of them (a value replaced, a key dropped, an unknown key added).
+On every document, valid or broken, the quick walk must say what jsonschema says,
+and ``kind="auto"`` must give jsonschema's explained errors: the bundled
+examples, the hardware cases, random valid specs and random mutations of them (a
+value replaced, a key dropped, an unknown key added).
 """
 
 from __future__ import annotations
@@ -15,18 +16,28 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shmem_cli.schemafast import conforms
-from shmem_cli.source import _validator, load_yaml, schema
+from shmem_cli.schema import spec_schema, validate
+from shmem_cli.schema.fast import conforms
+from shmem_cli.source import Document, load_yaml
 
 from .hwtruth import case_to_spec, public_cases
 from .test_reference import specs
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = schema()
+SCHEMA = spec_schema()
 
 
 def jsonschema_valid(data: Any) -> bool:
-    return not any(True for _ in _validator().iter_errors(data))
+    return not validate(Document("spec.yaml", data), kind="jsonschema")
+
+
+def agree(data: Any) -> bool:
+    """Every kind gives the same verdict; "auto" the very errors of "jsonschema"."""
+    doc = Document("spec.yaml", data)
+    by_jsonschema = [e.render() for e in validate(doc, kind="jsonschema")]
+    by_auto = [e.render() for e in validate(doc, kind="auto")]
+    fast = validate(doc, kind="fast")
+    return by_auto == by_jsonschema and bool(fast) == bool(by_jsonschema)
 
 
 def test_every_example_and_case_agrees() -> None:
@@ -38,6 +49,7 @@ def test_every_example_and_case_agrees() -> None:
     assert docs
     for data in docs:
         assert conforms(data, SCHEMA) is jsonschema_valid(data)
+        assert agree(data)
 
 
 SCALARS = st.one_of(
@@ -103,6 +115,19 @@ def test_random_valid_specs_conform(data: Any) -> None:
 @given(mutated())
 def test_random_broken_specs_agree(data: Any) -> None:
     assert conforms(data, SCHEMA) is jsonschema_valid(data)
+    assert agree(data)
+
+
+def test_fast_kind_says_invalid_without_a_place() -> None:
+    errors = validate(Document("spec.yaml", {"name": "x"}), kind="fast")
+    assert [e.render() for e in errors] == [
+        "spec.yaml: error: the spec does not match the spec schema"
+    ]
+
+
+def test_unknown_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="kind must be"):
+        validate(Document("spec.yaml", {}), kind="quick")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ spec. Most specs are valid, and for those a plain walk over the *same* schema
 the handful of draft-07 keywords that schema uses; :func:`conforms` answers True
 (valid), False (invalid: the caller runs jsonschema to explain why) or None (the
 schema uses something this walk does not know: the caller must use jsonschema).
-tests/test_schemafast.py checks that it agrees with jsonschema.
+tests/test_schema.py checks that it agrees with jsonschema.
 """
 
 from __future__ import annotations

@@ -1,0 +1,210 @@
+"""``shmem analyze``: costs, bank tables and heat maps of every access of spec files."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import click
+
+from .common import (
+    CONTEXT,
+    ExitCode,
+    emit,
+    fail_usage,
+    output_options,
+    parse_request,
+    require_specs,
+    width_option,
+)
+from .environment import Environment, current_environment
+
+if TYPE_CHECKING:
+    from ..model import Report
+    from ..render.options import RenderOptions
+
+
+def parse_rows(value: str) -> int | None:
+    """--rows N or all (None: every row)."""
+    if value == "all":
+        return None
+    try:
+        rows = int(value)
+    except ValueError:
+        rows = 0
+    if rows < 3:
+        fail_usage(f"--rows expects a number of rows (3 or more) or 'all', got {value!r}")
+    return rows
+
+
+@click.command(
+    context_settings=CONTEXT,
+    short_help="Costs, bank tables and heat maps of every access of spec files.",
+)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@output_options(("text", "json"))
+@click.option(
+    "--request",
+    "request",
+    metavar="WARP[:ITER]",
+    help="Show the bank table of this request (warp, flat loop-iteration index) "
+    "instead of the worst one.",
+)
+@click.option(
+    "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
+)
+@click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
+@click.option(
+    "--rows",
+    default="16",
+    show_default=True,
+    metavar="N|all",
+    help="The most rows (wavefronts) of a bank table, also in --svg and --html; "
+    "'all' shows every row.",
+)
+@width_option
+@click.option(
+    "--heatmap/--no-heatmap",
+    default=None,
+    help="Under each conflicting access with several requests, a warp x iteration map of the "
+    "wavefronts of every request (default: on, off with --no-tables).",
+)
+@click.option(
+    "--svg",
+    "svg_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also write the text report, in color, as an SVG picture to FILE.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also write the text report, in color, as a standalone HTML page to FILE.",
+)
+@click.option(
+    "--suggest",
+    is_flag=True,
+    help="Under each access with bank conflicts, a one-line hint: the cheapest fix found among "
+    "pads 0..32 and swizzles none/32B/64B/128B of its array (text output).",
+)
+def analyze(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+    request: str | None,
+    words: bool,
+    no_tables: bool,
+    rows: str,
+    width: int | None,
+    heatmap: bool | None,
+    svg_path: str | None,
+    html_path: str | None,
+    suggest: bool,
+) -> None:
+    """Analyze the shared-memory accesses of spec files and directories (PATHS).
+
+    For every spec, a summary table with one row per access: its warp-level
+    requests, wavefronts (totals over all warps and loop iterations), the ideal
+    wavefronts (the same requests without bank conflicts), the excess, the
+    worst conflict (ways: the most distinct words one bank must deliver in a
+    phase), the bandwidth efficiency (ideal / wavefronts) and a cycle estimate.
+
+    Under it, for every access, a bank table of its worst request (or of the one
+    chosen with --request): one row per wavefront, one column per bank 0-31, in
+    each cell the lanes that bank serves (a-b: a range, a,b: two lanes, a+n:
+    lane a and n more), colored by how many wavefronts that bank is busy in its
+    phase. Accesses with several requests that conflict also get a heat map:
+    warps across, loop iterations down, in each cell the wavefronts of one
+    request ('.' when it costs no more than the ideal), so that a conflict that
+    only hits some iterations or some warps stands out.
+
+    Directories are searched recursively for *.yaml and *.yml; '-' reads one
+    spec from standard input. A bad spec is reported at file:line:column and the
+    others are still analyzed. Colors are used on a terminal only (never with
+    --no-color or NO_COLOR set); --svg and --html save the colored report as a
+    picture or a web page in addition to the normal output.
+
+    Exit status: 0 when every spec was analyzed, 2 when an argument or any spec
+    was invalid.
+
+    \b
+    Examples:
+      shmem analyze access_specs/transpose_naive.yaml
+      shmem analyze access_specs/ --no-tables
+      shmem analyze spec.yaml --request 3:1 --words
+      shmem analyze access_specs/reduction_interleaved.yaml --no-tables --heatmap
+      shmem analyze access_specs/transpose_naive.yaml --suggest
+      shmem analyze access_specs/column_read_32x32.yaml --svg column_read.svg
+      shmem analyze access_specs/ --format json -o report.json
+    """
+    from ..analysis import analyze_many
+
+    env = current_environment()
+    require_specs(paths)
+    max_rows = parse_rows(rows)
+    report = analyze_many(paths, choice=parse_request(request))
+    hints: dict[str, dict[str, str]] = {}
+    if suggest and (fmt == "text" or svg_path or html_path):
+        from ..sweep import suggest_report
+
+        hints = suggest_report(report)
+    from ..render.options import RenderOptions
+
+    color = env.color(no_color, output) and fmt == "text"
+    options = RenderOptions(
+        color=color,
+        width=env.width(width, color),
+        words=words,
+        tables=not no_tables,
+        heat=heatmap if heatmap is not None else not no_tables,
+        rows=max_rows,
+        hints=hints,
+    )
+    if fmt == "json":
+        from ..render.json_out import render_json
+
+        text = render_json(report)
+    else:
+        from ..render.text import render_text
+
+        text = render_text(report, options)
+    emit(text, output, color=options.color)
+    if svg_path or html_path:
+        picture = dataclasses.replace(options, color=True, width=width)
+        title = " ".join(["shmem analyze", *paths])
+        _pictures(report, picture, svg_path, html_path, title=title)
+    if report.has_errors:
+        _errors_to_stderr(env, report, shown=fmt == "text" and output is None)
+        raise SystemExit(ExitCode.USAGE)
+
+
+def _pictures(
+    report: Report,
+    options: RenderOptions,
+    svg_path: str | None,
+    html_path: str | None,
+    *,
+    title: str,
+) -> None:
+    """--svg and --html: the colored report as pictures."""
+    from ..fsutil import write_atomic
+    from ..render.export import report_html, report_svg
+
+    picture = dataclasses.replace(options, color=True, width=None)
+    for path, export in ((svg_path, report_svg), (html_path, report_html)):
+        if path:
+            write_atomic(path, export(report, picture, title=title))
+
+
+def _errors_to_stderr(env: Environment, report: Report, *, shown: bool) -> None:
+    """The errors once more on standard error, one unwrapped file:line:column line each,
+    unless the reader already saw them: the text report went to a terminal, or to the
+    very file or pipe standard error goes to (``2>&1``)."""
+    if shown and (env.stdout_isatty or env.stderr_is_stdout):
+        return
+    for f in report.files:
+        if f.error is not None:
+            env.err(f.error.render())

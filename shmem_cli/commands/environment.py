@@ -1,0 +1,102 @@
+"""Where a command's input comes from and its output goes: one object, handed to each command.
+
+As httpie does, the streams, the terminal questions (is it a terminal? how wide?) and
+the color rule are answered in one place, :class:`Environment`, instead of each
+command asking ``sys`` and ``os`` itself. The ``shmem`` group puts one on the click
+context; a test passes its own (``CliRunner().invoke(main, args, obj=Environment(...))``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import click
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _same_file(a: Any, b: Any) -> bool:
+    """Whether two streams write to the same open file or pipe (``cmd > log 2>&1``)."""
+    if a is b:
+        return True
+    try:
+        sa, sb = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+@dataclass
+class Environment:
+    """The streams and terminal of one shmem run.
+
+    ``stdout``/``stderr``/``stdin`` default to the process's streams at the time the
+    object is made; ``env`` to ``os.environ`` (read for NO_COLOR and FORCE_COLOR).
+    """
+
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: the terminal's width in columns; None: ask the terminal when needed
+    columns: int | None = None
+
+    @property
+    def stdout_isatty(self) -> bool:
+        return _isatty(self.stdout)
+
+    @property
+    def stderr_isatty(self) -> bool:
+        return _isatty(self.stderr)
+
+    @property
+    def stderr_is_stdout(self) -> bool:
+        """Standard error and output reach the same file, pipe or terminal."""
+        return _same_file(self.stdout, self.stderr)
+
+    def color(self, no_color: bool = False, output: str | None = None) -> bool:
+        """Color only for standard output on a terminal, never with --no-color or
+        NO_COLOR set, always with FORCE_COLOR (unless --output names a file)."""
+        if no_color or output is not None or self.env.get("NO_COLOR"):
+            return False
+        if self.env.get("FORCE_COLOR"):
+            return True
+        return self.stdout_isatty
+
+    def width(self, width: int | None, color: bool) -> int | None:
+        """--width if given, else the terminal's width when printing to it in color.
+
+        None leaves the width to the renderer (200 columns for plain text).
+        """
+        if width is not None or not color:
+            return width
+        if self.columns is not None:
+            return self.columns
+        import shutil  # only here: it pulls in the compression modules
+
+        return shutil.get_terminal_size().columns
+
+    def out(self, text: str, *, nl: bool = True, color: bool | None = None) -> None:
+        """Write to standard output (ANSI codes kept when ``color`` is True)."""
+        click.echo(text, file=self.stdout, nl=nl, color=color)
+
+    def err(self, text: str) -> None:
+        """Write one message line to standard error."""
+        click.echo(text, file=self.stderr)
+
+
+def current_environment() -> Environment:
+    """The Environment of the running command (made on first use when there is none)."""
+    ctx = click.get_current_context()
+    found = ctx.find_object(Environment)
+    if found is None:
+        found = ctx.find_root().ensure_object(Environment)
+    return found

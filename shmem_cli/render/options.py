@@ -1,0 +1,30 @@
+"""How a report is drawn: one object for the text, SVG and HTML renderers alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: bank-table rows shown by default (a wavefront each); ``rows=None`` shows every one
+DEFAULT_ROWS = 16
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """The choices of ``shmem analyze`` that shape its report.
+
+    ``width`` None: the renderer's default (200 columns of plain text, the
+    content's width for pictures). ``hints``: file path -> access name -> the
+    ``--suggest`` line shown under that access. ``rows``: the most bank-table
+    rows (None: all).
+    """
+
+    color: bool = False
+    width: int | None = None
+    words: bool = False
+    tables: bool = True
+    heat: bool = False
+    rows: int | None = DEFAULT_ROWS
+    hints: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: a line shown once at the end of the report (e.g. a hint shared by several accesses)
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,25 @@
+"""The JSON Schema (draft-07) of the access-spec format, read once from spec_schema.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from typing import Any
+
+
+@cache
+def spec_schema() -> dict[str, Any]:
+    """The JSON schema (draft-07) of spec format v1."""
+    # the file beside the package's modules; importlib.resources, needed only for a zipped package,
+    # would add some 2 ms to every start-up
+    beside = os.path.join(os.path.dirname(os.path.dirname(__file__)), "spec_schema.json")
+    if os.path.isfile(beside):
+        with open(beside, encoding="utf-8") as f:
+            text = f.read()
+    else:  # pragma: no cover - a zipped package
+        from importlib import resources
+
+        text = resources.files("shmem_cli").joinpath("spec_schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded

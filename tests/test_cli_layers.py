@@ -1,0 +1,100 @@
+"""The CLI's layering: commands in their own modules, one Environment, one usage-error style."""
+
+from __future__ import annotations
+
+import ast
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from shmem_cli.cli import LAZY_COMMANDS, main
+from shmem_cli.commands.environment import Environment
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = ROOT / "shmem_cli" / "commands"
+
+BAD = "name: bad\nblock: [32]\narrays: {a: {dtype: float, shape: [32]}}\naccesses: [{array: b, index: [0]}]\n"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_commands_never_import_from_the_group_module() -> None:
+    for path in sorted(COMMANDS.glob("*.py")):
+        modules = imported_modules(path)
+        assert "..cli" not in modules and "shmem_cli.cli" not in modules, path.name
+
+
+def test_every_command_lives_in_commands() -> None:
+    assert set(LAZY_COMMANDS) >= {"analyze", "schema", "sweep", "lint", "rules", "verify"}
+    for target in LAZY_COMMANDS.values():
+        assert target.startswith("shmem_cli.commands."), target
+
+
+def test_output_goes_to_the_environment_streams(tmp_path: Path) -> None:
+    spec = ROOT / "access_specs" / "column_read_32x33.yaml"
+    out, err = io.StringIO(), io.StringIO()
+    env = Environment(stdout=out, stderr=err, env={})
+    result = CliRunner().invoke(main, ["analyze", str(spec), "--no-tables"], obj=env)
+    assert result.exit_code == 0
+    assert result.stdout == ""  # nothing went around the Environment
+    assert "1 file(s)" in out.getvalue()
+
+
+def test_color_and_width_follow_the_environment() -> None:
+    assert not Environment(env={"NO_COLOR": "1", "FORCE_COLOR": "1"}).color()
+    assert Environment(env={"FORCE_COLOR": "1"}).color()
+    assert not Environment(env={"FORCE_COLOR": "1"}).color(no_color=True)
+    assert not Environment(env={"FORCE_COLOR": "1"}).color(output="report.txt")
+    assert not Environment(stdout=io.StringIO(), env={}).color()  # not a terminal
+    assert Environment(columns=90).width(None, color=True) == 90
+    assert Environment(columns=90).width(120, color=True) == 120
+    assert Environment(columns=90).width(None, color=False) is None
+
+
+def test_one_usage_error_style_for_click_and_shmem_errors() -> None:
+    missing_argument = CliRunner().invoke(main, ["analyze"])
+    missing_file = CliRunner().invoke(main, ["analyze", "no/such.yaml"])
+    unknown_option = CliRunner().invoke(main, ["lint", "--frobnicate"])
+    for result in (missing_argument, missing_file, unknown_option):
+        assert result.exit_code == 2
+        first, second = result.stderr.splitlines()
+        assert first.startswith("shmem: error: "), result.stderr
+        assert second.startswith("(see: ") and second.endswith(" --help)")
+    assert "Missing argument 'PATHS...'" in missing_argument.stderr
+    assert "no such file or directory: no/such.yaml" in missing_file.stderr
+
+
+def test_errors_are_printed_once_when_stdout_and_stderr_share_a_pipe(tmp_path: Path) -> None:
+    # what a CI log shows: `shmem analyze bad.yaml 2>&1 | cat`
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(BAD)
+    shared = subprocess.run(
+        [sys.executable, "-m", "shmem_cli.cli", "analyze", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+    assert shared.returncode == 2
+    assert shared.stdout.count("unknown array 'b'") == 1, shared.stdout
+    # separate streams: the report on stdout, and the error alone on stderr for scripts
+    apart = subprocess.run(
+        [sys.executable, "-m", "shmem_cli.cli", "analyze", str(spec)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert apart.stdout.count("unknown array 'b'") == 1
+    assert apart.stderr.count("unknown array 'b'") == 1
