@@ -4,6 +4,12 @@ A *variant* is a choice of params, per-array padding and swizzle (what ``shmem
 sweep`` varies). Resolving evaluates the param expressions and checks what the
 hardware requires: block limits, alignment, swizzle periods, the shared-memory
 budget.
+
+An :class:`ArrayLayout` is, as in CuTe, a function from indices to addresses:
+``array(i, j)`` is the byte address of element ``[i][j]``, with the padding, the
+swizzle and the array's offset composed in. It is the one place a byte address is
+computed (the iteration space, ``shmem sweep`` and the tests' reference model all
+call it).
 """
 
 from __future__ import annotations
@@ -11,9 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import prod
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from .errors import ShmemError, shorten
-from .spec import ArrayDecl, Located, SpecFile, Swizzle
+from .spec import ArrayDecl, Located, SpecFile
+from .swizzle import Swizzle
+
+Index = TypeVar("Index", int, npt.NDArray[np.int64])
 
 ALLOC_ALIGN = (
     128  # arrays without an offset start at the next multiple of this (or their alignment)
@@ -47,6 +60,22 @@ class ArrayLayout:
     @property
     def padded_shape(self) -> tuple[int, ...]:
         return (*self.shape[:-1], self.shape[-1] + self.pad)
+
+    def __call__(self, *index: Index) -> Index:
+        """The byte address of element ``index`` (ints, or arrays that broadcast together):
+        ``offset + swizzle(row-major flat index, padding included, * element size)``.
+
+        Indices are not bounds-checked here; the callers report a bad one, located.
+        """
+        if len(index) != len(self.strides):
+            raise ValueError(f"{self.name} has {len(self.strides)} dimensions, not {len(index)}")
+        esize = self.esize
+        offset = index[0] * (self.strides[0] * esize)
+        for value, stride in zip(index[1:], self.strides[1:], strict=True):
+            offset = offset + value * (stride * esize)
+        if self.swizzle is not None:
+            offset = self.swizzle.apply(offset)
+        return offset + self.offset
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,7 @@ class Space:
     ) -> I64:
         """Byte addresses of every (iteration, thread); indices are bounds-checked where live."""
         arr = self.array
-        offset: I64 = np.zeros((1, 1), dtype=np.int64)
+        indices: list[I64] = []
         for k, loc in enumerate(self.access.index):
             idx = self._eval(loc, env, live, start, shape)  # any shape that broadcasts to ``shape``
             limit = arr.padded_shape[k]
@@ -237,12 +237,8 @@ class Space:
                 bad = np.broadcast_to(bad if live is None else bad & live, shape)
                 if bad.any():
                     self._fault_oob(loc, k, np.broadcast_to(idx, shape), bad, limit, start)
-            offset = offset + idx * (arr.strides[k] * arr.esize)
-        offset = np.broadcast_to(offset, shape)
-        if arr.swizzle is not None:
-            offset = arr.swizzle.apply(offset)
-        addr: I64 = offset + arr.offset
-        return addr
+            indices.append(idx)
+        return np.broadcast_to(arr(*indices), shape)
 
     def _eval(
         self,

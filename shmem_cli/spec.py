@@ -21,6 +21,7 @@ from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Expr, parse
 from .schema import validate
 from .source import Document, load_yaml, read_spec_bytes
+from .swizzle import TMA_SWIZZLES, Swizzle
 
 THREAD_NAMES: dict[str, str] = {
     "threadIdx.x": "thread index x",
@@ -32,44 +33,6 @@ THREAD_NAMES: dict[str, str] = {
     "tid": "linear thread id",
     "lane": "tid % 32",
     "warp": "tid / 32",
-}
-
-
-@dataclass(frozen=True)
-class Swizzle:
-    """XOR swizzle of the byte offset inside an array (CuTe ``Swizzle<bits, base, shift>``)."""
-
-    bits: int
-    base: int
-    shift: int
-    label: str
-
-    @property
-    def period(self) -> int:
-        """Bytes after which the pattern repeats; the array must start at a multiple."""
-        return 1 << (self.base + self.shift + self.bits)
-
-    @classmethod
-    def cute(cls, bits: int, base: int, shift: int) -> Swizzle:
-        """CuTe's ``Swizzle<bits, base, shift>``; ValueError when it is not a permutation."""
-        if not (0 <= bits <= 8 and 0 <= base <= 16 and 1 <= shift <= 16):
-            raise ValueError("swizzle bits must be 0..8, base 0..16 and shift 1..16")
-        if bits > 0 and shift < bits:
-            raise ValueError(
-                f"swizzle shift ({shift}) must be at least bits ({bits}) so source and target "
-                "bits do not overlap"
-            )
-        return cls(bits, base, shift, f"Swizzle<{bits},{base},{shift}>")
-
-    def apply(self, offset: Any) -> Any:
-        mask = ((1 << self.bits) - 1) << self.base
-        return offset ^ ((offset >> self.shift) & mask)
-
-
-TMA_SWIZZLES: dict[str, Swizzle] = {
-    "32B": Swizzle(1, 4, 3, "32B"),
-    "64B": Swizzle(2, 4, 3, "64B"),
-    "128B": Swizzle(3, 4, 3, "128B"),
 }
 
 

@@ -46,7 +46,8 @@ from .expr import EvalFault, Value
 from .layout import Layout, Variant, resolve
 from .model import CostTotals, FileResult, Report
 from .space import CHUNK_LANES, Space
-from .spec import TMA_SWIZZLES, SpecFile, Swizzle
+from .spec import SpecFile
+from .swizzle import TMA_SWIZZLES, Swizzle, parse_swizzle, swizzle_label
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
@@ -63,7 +64,6 @@ SUGGEST_SWIZZLES: tuple[Swizzle | None, ...] = (None, *TMA_SWIZZLES.values())
 
 _INT = r"[+-]?\d+"
 _RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?$")
-_CUTE = re.compile(r"^(?:swizzle|s)?<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>$", re.IGNORECASE)
 
 
 def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
@@ -90,26 +90,6 @@ def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
     return tuple(out)
 
 
-def parse_swizzle(text: str) -> Swizzle | None:
-    """``none``, a TMA mode (``32B``, ``64B``, ``128B``) or CuTe ``Swizzle<B,M,S>``."""
-    t = text.strip()
-    if t.lower() == "none":
-        return None
-    for name, swz in TMA_SWIZZLES.items():
-        if t.upper() == name:
-            return swz
-    m = _CUTE.match(t)
-    if not m:
-        raise ValueError(
-            f"unknown swizzle {shorten(text)!r}; use none, 32B, 64B, 128B or Swizzle<bits,base,shift>"
-        )
-    b, base, s = (int(g) for g in m.groups())
-    try:
-        return Swizzle.cute(b, base, s)
-    except ValueError as exc:
-        raise ValueError(f"{t!r}: {exc}") from None
-
-
 def split_swizzles(text: str) -> list[str]:
     """Split ``none,128B,Swizzle<3,4,4>`` on the commas outside ``<...>``."""
     parts, depth, cur = [], 0, ""
@@ -122,10 +102,6 @@ def split_swizzles(text: str) -> list[str]:
             cur += ch
     parts.append(cur)
     return parts
-
-
-def swizzle_label(swz: Swizzle | None) -> str:
-    return "none" if swz is None else swz.label
 
 
 @dataclass(frozen=True)
@@ -691,12 +667,7 @@ class Evaluator:
         for k, limit in enumerate(arr.padded_shape):
             if idx.low[k] < 0 or idx.high[k] >= limit:
                 return None  # out of bounds: the reference path gives the message
-        offset = idx.values[0] * (arr.strides[0] * arr.esize)
-        for v, stride in zip(idx.values[1:], arr.strides[1:], strict=True):
-            offset = offset + v * (stride * arr.esize)
-        if arr.swizzle is not None:
-            offset = arr.swizzle.apply(offset)
-        addr = offset + arr.offset
+        addr = arr(*idx.values)
         if kind.is_matrix and ((addr % spec.arch.ldmatrix_row_bytes != 0) & idx.live).any():
             return None
         return request_totals(addr, idx.live, kind, spec, idx.count)

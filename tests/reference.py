@@ -7,15 +7,16 @@ one lane at a time, without NumPy and without ``shmem_cli.engine`` or
 * every loop iteration (nested in the order written, the last loop innermost) and
   every thread of the block is visited; threads form warps by linear id
   ``x + y*X + z*X*Y``;
-* a thread's byte address is ``offset + swizzle((row-major flat index, padding
-  included) * element size)``; the expressions are evaluated by the scalar
-  tree-walker below, with C semantics on integers;
+* the expressions are evaluated by the scalar tree-walker below, with C semantics
+  on integers; a thread's byte address comes from the array layout's one address
+  function, ``ArrayLayout(*index)`` (offset, padding and swizzle composed in);
 * each warp-iteration with an active lane is one request; its lanes are split into
   phases, and a phase costs the most distinct 4-byte words any one bank must deliver.
 
-Only the layout numbers (shape, pad, offset, swizzle per array, block size) come from
+The layout (block size, and per array the address function) comes from
 ``shmem_cli.layout.resolve``; the parsed expressions (``Located.expr``) come from
-``shmem_cli.spec``.
+``shmem_cli.spec``. The bank/phase rule is written out here independently of
+``shmem_cli.engine``: that is what this model checks.
 """
 
 from __future__ import annotations
@@ -163,23 +164,17 @@ def thread_env(tid: int, block: tuple[int, int, int]) -> dict[str, int]:
     }
 
 
-def swizzled(offset: int, arr: ArrayLayout) -> int:
-    sw = arr.swizzle
-    if sw is None:
-        return offset
-    mask = ((1 << sw.bits) - 1) << sw.base
-    return offset ^ ((offset >> sw.shift) & mask)
-
-
 def byte_address(index: list[int], arr: ArrayLayout) -> int:
-    """Offset of the array + swizzled in-array byte offset of a row-major element."""
-    dims = list(arr.shape[:-1]) + [arr.shape[-1] + arr.pad]  # padding widens the last dimension
-    flat = 0
-    for i, (value, dim) in enumerate(zip(index, dims, strict=True)):
+    """The element's byte address, from the layout's one address function, bounds-checked.
+
+    The address (offset, padding, swizzle) is not re-derived here: ``ArrayLayout``
+    computes it for every caller, and tests/test_layout_address.py checks it against
+    hand-written cases. This model checks what the engine does with the addresses.
+    """
+    for i, (value, dim) in enumerate(zip(index, arr.padded_shape, strict=True)):
         if not 0 <= value < dim:
             raise RefFault(f"index {i} is {value}, outside 0..{dim - 1}")
-        flat = flat * dim + value
-    return arr.offset + swizzled(flat * arr.esize, arr)
+    return arr(*index)
 
 
 # --- one request -------------------------------------------------------------------------

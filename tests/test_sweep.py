@@ -14,7 +14,7 @@ from shmem_cli.analysis import analyze_spec
 from shmem_cli.cli import main
 from shmem_cli.errors import ShmemError
 from shmem_cli.layout import Variant
-from shmem_cli.spec import TMA_SWIZZLES, SpecFile, load_spec, spec_from_mapping
+from shmem_cli.spec import SpecFile, load_spec, spec_from_mapping
 from shmem_cli.sweep import (
     Evaluator,
     Plan,
@@ -25,6 +25,7 @@ from shmem_cli.sweep import (
     split_swizzles,
     suggest,
 )
+from shmem_cli.swizzle import TMA_SWIZZLES
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "access_specs"

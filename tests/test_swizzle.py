@@ -11,8 +11,8 @@ import pytest
 from shmem_cli.errors import ShmemError
 from shmem_cli.layout import resolve
 from shmem_cli.space import Space
-from shmem_cli.spec import TMA_SWIZZLES, load_spec, spec_from_mapping
-from shmem_cli.sweep import parse_swizzle
+from shmem_cli.spec import load_spec, spec_from_mapping
+from shmem_cli.swizzle import TMA_SWIZZLES, parse_swizzle
 
 OFFSETS = range(0, 1 << 13)
 
