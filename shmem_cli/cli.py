@@ -34,9 +34,12 @@ class ShmemGroup(click.Group):
     style for click's errors and ours, and the :class:`Environment` on the context."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from .interrupts import guarded  # exit statuses 130/143/2 on interrupts, bad output
+
         ctx.ensure_object(Environment)
         try:
-            return super().invoke(ctx)
+            with guarded():
+                return super().invoke(ctx)
         except UsageError:
             raise
         except click.UsageError as exc:

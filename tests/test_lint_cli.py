@@ -137,6 +137,7 @@ def test_exclude_by_file_name(project: Path) -> None:
 
 
 def test_output_file_and_summary_on_stderr(project: Path) -> None:
+    (project / "out").mkdir()  # shmem does not create folders for output files
     code, out, err = run("lint", "specs", "-f", "json", "-o", "out/report.json")
     assert code == 1 and out == ""
     assert json.loads((project / "out" / "report.json").read_text())["summary"]["findings"] == 1

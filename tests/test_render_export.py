@@ -87,6 +87,7 @@ def test_cli_writes_pictures_and_keeps_the_terminal_output(tmp_path: Path) -> No
     runner = CliRunner()
     plain = runner.invoke(main, ["analyze", COLUMN])
     svg, page = tmp_path / "out" / "c.svg", tmp_path / "c.html"
+    svg.parent.mkdir()  # shmem does not create folders for output files
     both = runner.invoke(main, ["analyze", COLUMN, "--svg", str(svg), "--html", str(page)])
     assert both.exit_code == 0, both.output
     assert both.output == plain.output

@@ -144,6 +144,9 @@ def analyze(
 
     env = current_environment()
     require_specs(paths)
+    from ..fsutil import check_outputs
+
+    check_outputs((output, svg_path, html_path), paths)
     max_rows = parse_rows(rows)
     report = analyze_many(paths, choice=parse_request(request))
     hints: dict[str, dict[str, str]] = {}

@@ -135,7 +135,11 @@ def emit(text: str, output: str | None, color: bool | None = None) -> None:
 
         write_atomic(output, text)
     else:
-        current_environment().out(text, nl=False, color=color)
+        from ..fsutil import printable, stdout_guard
+
+        env = current_environment()
+        with stdout_guard(env.stdout):
+            env.out(printable(text, env.stdout), nl=False, color=color)
 
 
 def parse_request(value: str | None) -> RequestChoice | None:

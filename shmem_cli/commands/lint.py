@@ -174,6 +174,9 @@ def lint(
     else:
         fail_usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
 
+    from ..fsutil import check_outputs
+
+    check_outputs((output, write_baseline), inputs)
     excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
     targets = collect_targets(inputs, root=root, excludes=excludes)
     if not targets:
@@ -204,12 +207,13 @@ def lint(
     emit(_render(report, fmt, threshold, color), output, color=color)
 
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        from ..fsutil import OutputError, append_text
         from ..render.github import render_step_summary
 
         try:
-            with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
-                fh.write(render_step_summary(report, fail_on=threshold))
-        except OSError as exc:
+            summary = render_step_summary(report, fail_on=threshold)
+            append_text(os.environ["GITHUB_STEP_SUMMARY"], summary)
+        except OutputError as exc:
             current_environment().err(f"shmem lint: cannot write the step summary: {exc}")
     if output is not None:
         from ..render.lint_text import summary_line

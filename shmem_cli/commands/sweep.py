@@ -83,6 +83,9 @@ def sweep(
     from ..sweep import Axis, Plan, parse_axis, run_sweep
 
     require_paths([spec])
+    from ..fsutil import check_outputs
+
+    check_outputs((output,), (spec,))
     axes: list[Axis] = []
     for kind, texts in (("param", params), ("pad", pads), ("swizzle", swizzles)):
         for text in texts:

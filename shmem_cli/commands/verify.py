@@ -251,6 +251,9 @@ def verify(
         fail_usage("--sass applies only with --from-ncu")
     if arch is not None and not ARCH.match(arch):
         fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
+    from ..fsutil import check_outputs
+
+    check_outputs((output,), paths)
     targets, errors = _plan(paths)
     for err in errors:
         current_environment().err(err.render())

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,10 +165,7 @@ def lint_files(
     first = lint_file(todo[0], options)
     rest = todo[1:]
     chunks = [(rest[i : i + CHUNK_FILES], options) for i in range(0, len(rest), CHUNK_FILES)]
-    import multiprocessing
+    from ..workers import ordered_map  # stops the workers on Ctrl-C, SIGTERM or an error
 
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        # map() yields in submission order: the output never depends on scheduling
-        return (first, *(f for part in pool.map(_lint_chunk, chunks) for f in part))
+    # results come in submission order: the output never depends on scheduling
+    return (first, *(f for part in ordered_map(_lint_chunk, chunks, workers) for f in part))

@@ -78,7 +78,7 @@ class Finding:
         """
         subject = self.access if self.access is not None else self.message
         raw = "\x00".join((self.code, self.path, subject))
-        return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+        return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line or 0, self.column or 0, self.code)

@@ -29,8 +29,8 @@ def artifact_location(path: str) -> dict[str, str]:
     """A relative path becomes a URI against ``%SRCROOT%``; an absolute one a file: URI."""
     p = PurePosixPath(path)
     if p.is_absolute():
-        return {"uri": "file://" + quote(str(p))}
-    return {"uri": quote(str(p)), "uriBaseId": "%SRCROOT%"}
+        return {"uri": "file://" + quote(str(p), errors="surrogateescape")}
+    return {"uri": quote(str(p), errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
 
 
 def rule_descriptor(rule: Rule) -> dict[str, Any]:

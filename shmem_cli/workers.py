@@ -1,0 +1,59 @@
+"""Worker processes that never outlive the command that started them.
+
+:func:`ordered_map` runs a function over chunks of work in a process pool and
+yields the results in order. If anything stops the command on the way
+(Ctrl-C, SIGTERM, an error), the workers are terminated and the pool is shut
+down before the exception goes on: no worker keeps running, or keeps the output
+pipe open, after the command has ended. Workers also ask the kernel to stop
+them if the command dies without a chance to clean up (Linux only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_start() -> None:
+    """In each worker: default signal handling, and die with the parent (Linux)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it stops us
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """``fn`` over ``items`` in ``workers`` processes (fork where available), in order."""
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
+    try:
+        yield from pool.map(fn, items)
+    except BaseException:
+        stop(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started, terminate the workers and wait for them to end."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(timeout=5)
