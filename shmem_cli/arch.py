@@ -42,6 +42,10 @@ class ArchProfile:
     ldmatrix_row_bytes: int = 16
     pair_merge_loads: bool = True
     min_cycles_per_16b_phase: int = 1
+    # cp.async (LDGSTS.E, not .BYPASS) reads its source from L1: one wavefront serves at
+    # most this many distinct 128-byte global lines (tests/data/trace/measured.json)
+    l1_line_bytes: int = 128
+    async_copy_lines_per_wavefront: int = 4
 
     def lanes_per_phase(self, size: int) -> int:
         """How many lanes share one phase for an access of ``size`` bytes."""
