@@ -17,7 +17,7 @@ the project's own kernels (``tests/data/trace/measured.json``, ``cp_*``). What i
   costs nothing in the shared pipe for lanes that copy their 16 bytes; lanes with zero
   fill (``src-size`` below 16) write their zeros like a 16-byte store.
 
-Agreement: 50 of 54 launches exact. The exceptions are ``.ca`` copies whose every lane
+Agreement: 51 of 54 launches exact. The exceptions are ``.ca`` copies whose every lane
 reads its own global line at a stride that is no power of two (132, 136 and 144
 bytes): the hardware took up to 1.7x the figure above (4-byte 17 vs 16, 8-byte 20 vs 16,
 16-byte 27 vs 16 over two requests). Contiguous and power-of-two global strides, the
