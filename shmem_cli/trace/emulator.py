@@ -1,0 +1,196 @@
+"""Run a kernel's SASS for one thread block (or every block of a grid), functionally.
+
+Scheduling rule (independent thread scheduling, emulated): of the threads that are
+ready (not exited, not waiting at a barrier), those with the smallest instruction
+index run next, all together in one vectorized step, whatever their warp. Threads
+that diverge therefore run one side after the other and meet again where their pcs
+become equal, which is where the hardware reconverges structured code (BSYNC, the
+end of an if, the exit of a loop); a warp-level instruction (SHFL, VOTE) sees every
+converged lane of its warp at once. A thread at BAR.SYNC waits; when no thread is
+ready, each barrier that every live thread (or its thread count) has reached is
+released. If none can be released the kernel deadlocked: an error. EXIT retires a
+thread. A step limit bounds runaway loops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .decode import Step, decode_function
+from .ops_ctrl import BLOCKED
+from .records import InstructionRecords, Recorder
+from .sass import Function
+from .state import Block, Launch, TraceError
+
+DEFAULT_MAX_THREAD_INSTRUCTIONS = 2_000_000_000
+PROGRESS_EVERY = 2048  # steps between progress calls
+
+
+@dataclass
+class Trace:
+    """The result of running a kernel: its shared-memory requests and how much ran."""
+
+    function: Function
+    launch: Launch
+    records: list[InstructionRecords]
+    steps: int  # vectorized steps (one instruction for a group of threads)
+    thread_instructions: int  # instructions executed, summed over threads
+    blocks: int
+
+
+def run(
+    function: Function,
+    launch: Launch,
+    *,
+    grid: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    max_thread_instructions: int = DEFAULT_MAX_THREAD_INSTRUCTIONS,
+) -> Trace:
+    """Run the block ``launch.block_idx`` (or, with ``grid``, every block in order)."""
+    program = decode_function(function)
+    recorder = Recorder()
+    gx, gy, gz = launch.grid
+    blocks = (
+        [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        if grid
+        else [launch.block_idx]
+    )
+    steps = executed = 0
+    for k, idx in enumerate(blocks):
+        one = dataclasses.replace(launch, block_idx=idx)
+        blk = Block(one)
+        blk.rec = recorder
+        blk.warp_base = (idx[0] + gx * (idx[1] + gy * idx[2])) * blk.n_warps if grid else 0
+        s, e = run_block(
+            function,
+            program,
+            blk,
+            progress=_per_block(progress, k),
+            limit=max_thread_instructions - executed,
+        )
+        steps += s
+        executed += e
+    return Trace(function, launch, recorder.instructions(), steps, executed, len(blocks))
+
+
+def _per_block(
+    progress: Callable[[int, int], None] | None, block: int
+) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    report = progress
+
+    def call(executed: int) -> None:
+        report(executed, block)
+
+    return call
+
+
+def run_block(
+    function: Function,
+    program: list[Step],
+    blk: Block,
+    *,
+    progress: Callable[[int], None] | None = None,
+    limit: int = DEFAULT_MAX_THREAD_INSTRUCTIONS,
+) -> tuple[int, int]:
+    """Run one block to completion; returns (steps, thread instructions)."""
+    instructions = function.instructions
+    n_ins = len(instructions)
+    threads = blk.threads
+    everyone = slice(None)
+    guards = [ins.guard for ins in instructions]
+    steps = executed = 0
+    sched = blk.sched
+    while True:
+        m = int(sched.min())
+        if m >= BLOCKED:
+            if blk.exited.all():
+                break
+            _release(blk, function)
+            continue
+        if m >= n_ins:
+            last = instructions[-1]
+            raise TraceError("execution ran past the end of the function", last)
+        sel = np.flatnonzero(sched == m)
+        ix: Any = everyone if len(sel) == threads else sel
+        sched[ix] = m + 1
+        g = guards[m]
+        if g is not None and g.index == 7 and g.not_:
+            steps += 1  # @!PT: never executes
+            continue
+        if g is not None and g.index != 7:
+            pv = (blk.up if g.kind == "UP" else blk.p)[g.index, ix]
+            ok = ~pv if g.not_ else pv
+            if not ok.any():
+                steps += 1
+                continue
+            if not ok.all():
+                ix = sel[ok]
+        n = threads if isinstance(ix, slice) else len(ix)
+        blk.steps = steps
+        try:
+            program[m](blk, ix)
+        except TraceError:
+            raise
+        except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
+            raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
+        steps += 1
+        executed += n
+        if executed > limit:
+            raise TraceError(
+                f"step limit reached after {executed} thread-instructions "
+                "(an endless loop? raise the limit if the kernel is that long)",
+                instructions[m],
+            )
+        if progress is not None and steps % PROGRESS_EVERY == 0:
+            progress(executed)
+    return steps, executed
+
+
+def _release(blk: Block, function: Function) -> None:
+    """Release every barrier all live threads (or its count) have reached, or fail."""
+    live = int((~blk.exited).sum())
+    released = False
+    for bar_id, bar in blk.barriers.items():
+        waiting = blk.waiting == bar_id
+        if not waiting.any():
+            continue
+        expected = bar["count"] if bar["count"] else live
+        if bar["arrived"] < expected:
+            continue
+        ids = np.flatnonzero(waiting)
+        blk.sched[ids] = blk.resume[ids]
+        blk.waiting[ids] = -1
+        if bar["red"]:
+            preds = np.concatenate([entry[1] for entry in bar["red"]])
+            _, _, kind, wr, wp = bar["red"][0]
+            _reduce(blk, ids, preds, kind, wr, wp)
+        bar["arrived"] = 0
+        bar["red"] = []
+        released = True
+    if not released:
+        pcs = sorted({int(x) for x in blk.resume[blk.waiting >= 0]})
+        where = function.instructions[pcs[0] - 1] if pcs else None
+        raise TraceError(
+            f"deadlock: {int((blk.waiting >= 0).sum())} threads wait at a barrier that the "
+            f"other {live - int((blk.waiting >= 0).sum())} live threads never reach",
+            where,
+        )
+
+
+def _reduce(blk: Block, ids: Any, pred: Any, kind: str, wr: Any, wp: Any) -> None:
+    """BAR.RED: the block-wide POPC/AND/OR of the predicates given at the barrier."""
+    if kind == "POPC":
+        value: Any = np.full(len(ids), int(pred.sum()), dtype=np.uint32)
+        if wr is not None:
+            wr(blk, ids, value, 0)
+        return
+    r = bool(pred.all()) if kind == "AND" else bool(pred.any())
+    if wp is not None:
+        wp(blk, ids, np.full(len(ids), r), 0)

@@ -1,0 +1,208 @@
+"""Control flow, barriers, special registers and instructions without a data effect.
+
+Scheduling state lives in the block: ``sched`` is each thread's next instruction
+index (``BLOCKED`` for threads that exited or wait at a barrier), ``resume`` where a
+waiting thread goes on. The emulator sets every thread at the instruction to the
+next index before the step runs, so a step only changes what differs (a taken
+branch, an exit, a barrier wait).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .decode import Context, Step, op, unsupported
+from .operands import read_pred, read_u32, write_regs, write_u32
+from .sass import Imm, Instruction, Label, Special
+from .state import TAINT_UNKNOWN, Block, Idx, TraceError
+
+BLOCKED = np.int64(1) << 40
+
+
+def _noop(b: Block, ix: Idx) -> None:
+    return None
+
+
+@op(
+    "NOP",
+    "BSSY",
+    "BSYNC",
+    "WARPSYNC",
+    "MEMBAR",
+    "FENCE",
+    "ERRBAR",
+    "CCTL",
+    "CCTLL",
+    "YIELD",
+    "NANOSLEEP",
+    "DEPBAR",
+    "LDGDEPBAR",
+    "ARRIVES",
+    "CGAERRBAR",
+    "PMTRIG",
+    "UCGABAR_ARV",
+    "UCGABAR_WAIT",
+    "ACQBULK",
+    "BREAK",
+)
+def _nothing(ins: Instruction, ctx: Context) -> Step:
+    """Under min-pc scheduling convergence points need no action; memory is coherent."""
+    return _noop
+
+
+@op("BRA", "JMP", "CALL")
+def _bra(ins: Instruction, ctx: Context) -> Step:
+    labels = [o for o in ins.operands if isinstance(o, Label)]
+    conds = [o for o in ins.operands if not isinstance(o, Label)]
+    if len(labels) != 1:
+        raise unsupported(ins, "indirect branch")
+    if "DIV" in ins.mods:
+        # taken when the warp is not converged; min-pc scheduling keeps it converged
+        return _noop
+    target = ctx.target(ins, labels[0])
+    cond = read_pred(conds[0], ins) if conds else None
+
+    def step(b: Block, ix: Idx) -> None:
+        if cond is None:
+            b.sched[ix] = target
+            return
+        p, _ = cond(b, ix)
+        ids = b.ids(ix)
+        b.sched[ids[np.broadcast_to(p, ids.shape)]] = target
+
+    return step
+
+
+@op("RET")
+def _ret(ins: Instruction, ctx: Context) -> Step:
+    regs = [o for o in ins.operands if not isinstance(o, Label)]
+    if len(regs) != 1:
+        raise unsupported(ins)
+    ra = read_u32(regs[0], "i", ins)
+    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.int64)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, _ = ra(b, ix)
+        k = np.searchsorted(pcs, v.astype(np.int64))
+        if (k >= len(pcs)).any() or (pcs[np.minimum(k, len(pcs) - 1)] != v).any():
+            raise TraceError("return address is not an instruction", ins)
+        b.sched[ix] = k
+
+    return step
+
+
+@op("EXIT", "KILL")
+def _exit(ins: Instruction, ctx: Context) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        b.exited[ix] = True
+        b.sched[ix] = BLOCKED
+
+    return step
+
+
+@op("BAR")
+def _bar(ins: Instruction, ctx: Context) -> Step:
+    mods = set(ins.mods)
+    ops = list(ins.operands)
+    dest = None
+    if "RED" in mods:
+        dest = ops.pop(0)
+    if not ops or not isinstance(ops[0], Imm):
+        raise unsupported(ins, "barrier id in a register")
+    bar_id = ops[0].int_value or 0
+    count = ops[1].int_value if len(ops) > 1 and isinstance(ops[1], Imm) else None
+    pred = read_pred(ops[-1], ins) if "RED" in mods else None
+    red = next((m for m in ("POPC", "AND", "OR") if m in mods), None)
+    wr = write_u32(dest, ins) if dest is not None and red == "POPC" else None
+    if dest is not None and red != "POPC":
+        from .operands import write_pred
+
+        wp = write_pred(dest, ins)
+    else:
+        wp = None
+    arrive_only = "ARV" in mods
+    if not (mods & {"SYNC", "ARV", "RED"}):
+        raise unsupported(ins)
+    index = ctx.position(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        bar = b.barriers.setdefault(bar_id, {"arrived": 0, "count": count, "red": []})
+        bar["arrived"] += len(ids)
+        bar["count"] = count
+        if pred is not None:
+            p, _ = pred(b, ix)
+            bar["red"].append((ids.copy(), np.broadcast_to(p, ids.shape).copy(), red, wr, wp))
+        if arrive_only:
+            return
+        b.waiting[ids] = bar_id
+        b.resume[ids] = index + 1
+        b.sched[ids] = BLOCKED
+
+    return step
+
+
+_SPECIAL_TID = {"SR_TID.X": 0, "SR_TID.Y": 1, "SR_TID.Z": 2}
+_SPECIAL_CTA = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
+
+
+def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, Any]:
+    ids = b.ids(ix)
+    lane = b.lane[ix]
+    if name in _SPECIAL_TID:
+        return b.tid_xyz[_SPECIAL_TID[name]][ix].astype(np.uint32), 0
+    if name in _SPECIAL_CTA:
+        return np.full(len(ids), b.launch.block_idx[_SPECIAL_CTA[name]], dtype=np.uint32), 0
+    if name == "SR_LANEID":
+        return lane.astype(np.uint32), 0
+    if name in ("SR_CgaCtaId", "SRZ"):
+        return np.zeros(len(ids), dtype=np.uint32), 0
+    one = np.uint32(1)
+    masks: dict[str, Callable[[], Any]] = {
+        "SR_EQMASK": lambda: one << lane,
+        "SR_LTMASK": lambda: (one << lane) - one,
+        "SR_LEMASK": lambda: ((one << lane) - one) | (one << lane),
+        "SR_GTMASK": lambda: ~(((one << lane) - one) | (one << lane)),
+        "SR_GEMASK": lambda: ~((one << lane) - one),
+    }
+    if name in masks:
+        return np.asarray(masks[name](), dtype=np.uint32), 0
+    if name in ("SR_WARPID", "SR_VIRTID"):
+        return (b.ids(ix) >> 5).astype(np.uint32), 0
+    if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
+        return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
+    raise TraceError(f"special register {name} is not modelled", ins)
+
+
+@op("S2R", "S2UR", "CS2R")
+def _s2r(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Special):
+        raise unsupported(ins)
+    name = ops[1].name
+    if ins.opcode == "CS2R" and "32" not in ins.mods:
+        w2 = write_regs(ops[0], 2, ins)
+
+        def step64(b: Block, ix: Idx) -> None:
+            v, t = special_value(b, name, ix, ins)
+            w2(b, ix, (v, np.zeros_like(v)), t)
+
+        return step64
+    w = write_u32(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = special_value(b, name, ix, ins)
+        w(b, ix, v, t)
+
+    return step
+
+
+@op("BPT")
+def _bpt(ins: Instruction, ctx: Context) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        raise TraceError("the kernel reached a breakpoint or trap (assert or __trap())", ins)
+
+    return step

@@ -1,0 +1,687 @@
+"""Integer, logic, shift, compare, select and move instructions (and their uniform U* forms).
+
+Values are uint32 arrays; arithmetic wraps modulo 2**32 like the hardware. Carries
+between the halves of a 64-bit addition travel in predicates: an instruction's carry
+count c (0..2) sets its first carry-out predicate to c >= 1 and its second to c >= 2,
+and the ``.X`` form adds its carry-in predicates back, which is the same sum.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .decode import Context, Step, op, unsupported
+from .operands import (
+    is_pred,
+    read_pred,
+    read_u32,
+    read_u64,
+    write_pred,
+    write_u32,
+    write_u64,
+)
+from .sass import Imm, Instruction, Operand, Reg, Special
+from .state import Block, Idx
+
+M32 = np.int64(0xFFFFFFFF)
+_U = np.uint32
+
+
+def both(names: str) -> tuple[str, ...]:
+    """A name and its uniform-datapath twin (IADD3 and UIADD3)."""
+    out: list[str] = []
+    for n in names.split():
+        out += [n, "U" + n]
+    return tuple(out)
+
+
+def split_preds(
+    ops: tuple[Operand, ...],
+) -> tuple[Operand, list[Operand], list[Operand], list[Operand]]:
+    """(destination, carry-out predicates, sources, trailing predicates)."""
+    dest = ops[0]
+    i = 1
+    outs: list[Operand] = []
+    while i < len(ops) and is_pred(ops[i]) and not _negated(ops[i]):
+        outs.append(ops[i])
+        i += 1
+    rest = list(ops[i:])
+    ins_preds: list[Operand] = []
+    while rest and is_pred(rest[-1]):
+        ins_preds.insert(0, rest.pop())
+    return dest, outs, rest, ins_preds
+
+
+def _negated(o: Operand) -> bool:
+    return isinstance(o, Reg) and o.not_
+
+
+def _carry_in(preds: list[Operand], ins: Instruction) -> list[Any]:
+    return [read_pred(p, ins) for p in preds]
+
+
+def _carry_outs(outs: list[Operand], ins: Instruction) -> list[Any]:
+    return [write_pred(p, ins) for p in outs]
+
+
+def _set_carries(b: Block, ix: Idx, writers: list[Any], carry: Any, taint: Any) -> None:
+    for k, w in enumerate(writers):
+        w(b, ix, carry >= k + 1, taint)
+
+
+@op(*both("IADD3"))
+def _iadd3(ins: Instruction, ctx: Context) -> Step:
+    dest, outs, srcs, cin = split_preds(ins.operands)
+    if len(srcs) != 3:
+        raise unsupported(ins, "expected three sources")
+    # a '-' operand is added as ~x + 1 so that the carry matches a subtraction
+    negs = [isinstance(s, Reg) and s.neg for s in srcs]
+    plain = [_strip_neg(s) for s in srcs]
+    ra, rb, rc = (read_u32(s, "i", ins) for s in plain)
+    w = write_u32(dest, ins)
+    wout = _carry_outs(outs, ins)
+    rin = _carry_in(cin, ins) if "X" in ins.mods else []
+
+    def step(b: Block, ix: Idx) -> None:
+        total: Any = np.int64(0)
+        taint: Any = 0
+        for r, neg in zip((ra, rb, rc), negs, strict=True):
+            v, t = r(b, ix)
+            v = v.astype(np.int64)
+            total = total + ((~v & M32) + 1 if neg else v)
+            taint = taint | t
+        for r in rin:
+            p, t = r(b, ix)
+            total = total + p.astype(np.int64)
+            taint = taint | t
+        w(b, ix, (total & M32).astype(_U), taint)
+        if wout:
+            _set_carries(b, ix, wout, total >> 32, taint)
+
+    return step
+
+
+def _strip_neg(o: Operand) -> Operand:
+    if isinstance(o, Reg) and o.neg:
+        return Reg(o.kind, o.index, inv=o.inv, abs=o.abs, sel=o.sel)
+    return o
+
+
+@op(*both("VIADD IADD"))
+def _viadd(ins: Instruction, ctx: Context) -> Step:
+    dest, outs, srcs, cin = split_preds(ins.operands)
+    if outs or cin or len(srcs) != 2:
+        raise unsupported(ins)
+    ra, rb = (read_u32(s, "i", ins) for s in srcs)
+    w = write_u32(dest, ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+        w(b, ix, x + y, tx | ty)
+
+    return step
+
+
+@op(*both("IMAD IMUL"))
+def _imad(ins: Instruction, ctx: Context) -> Step:
+    dest, outs, srcs, cin = split_preds(ins.operands)
+    mods = set(ins.mods)
+    signed = "U32" not in mods
+    if ins.opcode.endswith("IMUL"):
+        srcs = [*srcs, Reg("R", 255)]
+    if len(srcs) != 3:
+        raise unsupported(ins, "expected three sources")
+    a_op, b_op, c_op = srcs
+    ra, rb = read_u32(a_op, "i", ins), read_u32(b_op, "i", ins)
+    rin = _carry_in(cin, ins) if "X" in mods else []
+    wout = _carry_outs(outs, ins)
+    if "WIDE" in mods:
+        rc64 = read_u64(c_op, ins)
+        w64 = write_u64(dest, ins)
+
+        def wide(b: Block, ix: Idx) -> None:
+            (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc64(b, ix)
+            if signed:
+                prod = (
+                    x.view(np.int32).astype(np.int64) * y.view(np.int32).astype(np.int64)
+                ).astype(np.uint64)
+            else:
+                prod = x.astype(np.uint64) * y.astype(np.uint64)
+            t = tx | ty | tz
+            w64(b, ix, prod + z, t)
+
+        return wide
+    hi = "HI" in mods
+    # IMAD.HI adds a 64-bit c (a register pair) to the 64-bit product and keeps the top half
+    rc = read_u64(c_op, ins) if hi else read_u32(c_op, "i", ins)
+    w = write_u32(dest, ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
+        t = tx | ty | tz
+        if hi:
+            if signed:
+                p = x.view(np.int32).astype(np.int64) * y.view(np.int32).astype(np.int64)
+                p_lo = p & M32
+                p_hi = p >> 32
+            else:
+                pu = x.astype(np.uint64) * y.astype(np.uint64)
+                p_lo = (pu & np.uint64(0xFFFFFFFF)).astype(np.int64)
+                p_hi = (pu >> np.uint64(32)).astype(np.int64)
+            z64 = np.asarray(z, dtype=np.uint64)
+            z_lo = (z64 & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            z_hi = (z64 >> np.uint64(32)).astype(np.int64)
+            total = p_hi + z_hi + ((p_lo + z_lo) >> 32)
+        else:
+            total = (x.astype(np.uint64) * y.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(
+                np.int64
+            ) + z.astype(np.int64)
+        for r in rin:
+            p_, tp = r(b, ix)
+            total = total + p_.astype(np.int64)
+            t = t | tp
+        w(b, ix, (total & M32).astype(_U), t)
+        if wout:
+            _set_carries(b, ix, wout, total >> 32, t)
+
+    return step
+
+
+@op(*both("LEA"))
+def _lea(ins: Instruction, ctx: Context) -> Step:
+    dest, outs, srcs, cin = split_preds(ins.operands)
+    mods = set(ins.mods)
+    if not srcs or not isinstance(srcs[-1], Imm) or srcs[-1].int_value is None:
+        raise unsupported(ins, "expected a shift amount")
+    s = srcs[-1].int_value & 63
+    srcs = srcs[:-1]
+    w = write_u32(dest, ins)
+    wout = _carry_outs(outs, ins)
+    rin = _carry_in(cin, ins) if "X" in mods else []
+    if "HI" in mods:
+        sx = "SX32" in mods
+        if len(srcs) != (2 if sx else 3):
+            raise unsupported(ins)
+        ra, rb = read_u32(srcs[0], "i", ins), read_u32(srcs[1], "i", ins)
+        rc = None if sx else read_u32(srcs[2], "i", ins)
+
+        def hi(b: Block, ix: Idx) -> None:
+            (a, ta), (bb, tb) = ra(b, ix), rb(b, ix)
+            if rc is None:
+                c, tc = (a.view(np.int32) >> 31).view(_U), 0
+            else:
+                c, tc = rc(b, ix)
+            full = (c.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
+            part = ((full >> np.uint64(32 - s)) & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            total = part + bb.astype(np.int64)
+            t = ta | tb | tc
+            for r in rin:
+                p_, tp = r(b, ix)
+                total = total + p_.astype(np.int64)
+                t = t | tp
+            w(b, ix, (total & M32).astype(_U), t)
+            if wout:
+                _set_carries(b, ix, wout, total >> 32, t)
+
+        return hi
+    if len(srcs) != 2:
+        raise unsupported(ins)
+    ra, rb = read_u32(srcs[0], "i", ins), read_u32(srcs[1], "i", ins)
+
+    def lo(b: Block, ix: Idx) -> None:
+        (a, ta), (bb, tb) = ra(b, ix), rb(b, ix)
+        shifted = (a.astype(np.int64) << s) & M32
+        total = shifted + bb.astype(np.int64)
+        t = ta | tb
+        for r in rin:
+            p_, tp = r(b, ix)
+            total = total + p_.astype(np.int64)
+            t = t | tp
+        w(b, ix, (total & M32).astype(_U), t)
+        if wout:
+            _set_carries(b, ix, wout, total >> 32, t)
+
+    return lo
+
+
+_CMP = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
+_BOOL = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
+
+
+def compare_mods(ins: Instruction) -> tuple[str, str]:
+    cmp_ = next((m for m in ins.mods if m in _CMP or m in ("T", "F")), None)
+    bop = next((m for m in ins.mods if m in _BOOL), "AND")
+    if cmp_ is None:
+        raise unsupported(ins, "no comparison")
+    return cmp_, bop
+
+
+@op(*both("ISETP"))
+def _isetp(ins: Instruction, ctx: Context) -> Step:
+    cmp_, bop = compare_mods(ins)
+    ops = ins.operands
+    ex = "EX" in ins.mods
+    if len(ops) != (6 if ex else 5):
+        raise unsupported(ins)
+    w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
+    ra, rb = read_u32(ops[2], "i", ins), read_u32(ops[3], "i", ins)
+    rp = read_pred(ops[4], ins)
+    rprev = read_pred(ops[5], ins) if ex else None
+    signed = "U32" not in ins.mods
+    comb = _BOOL[bop]
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        if signed:
+            x, y = x.view(np.int32), y.view(np.int32)
+        t = tx | ty | tp
+        if cmp_ in ("T", "F"):
+            r = np.full(np.broadcast(x, y).shape, cmp_ == "T")
+        elif rprev is None:
+            r = _CMP[cmp_](x, y)
+        else:
+            prev, tq = rprev(b, ix)
+            t = t | tq
+            eq = x == y
+            if cmp_ in ("EQ", "NE"):
+                r = (eq & prev) if cmp_ == "EQ" else (~eq | prev)
+            else:
+                strict = {"LT": "LT", "LE": "LT", "GT": "GT", "GE": "GT"}[cmp_]
+                r = _CMP[strict](x, y) | (eq & prev)
+        w1(b, ix, comb(r, p), t)
+        w2(b, ix, comb(~r, p), t)
+
+    return step
+
+
+def lut3(lut: int, a: Any, b: Any, c: Any) -> Any:
+    """The bitwise function of three inputs whose truth table is ``lut`` (a=0xF0, b=0xCC, c=0xAA)."""
+    known = {
+        0xC0: lambda: a & b,
+        0xFC: lambda: a | b,
+        0x3C: lambda: a ^ b,
+        0x96: lambda: a ^ b ^ c,
+        0xF8: lambda: a | (b & c),
+        0xFE: lambda: a | b | c,
+        0xE2: lambda: (a & ~c) | (b & c),
+        0x80: lambda: a & b & c,
+        0x33: lambda: ~b,
+        0x0F: lambda: ~a,
+        0x55: lambda: ~c,
+        0xF0: lambda: a,
+        0xCC: lambda: b,
+        0xAA: lambda: c,
+    }
+    f = known.get(lut)
+    if f is not None:
+        return f()
+    out: Any = None
+    for k in range(8):
+        if lut >> k & 1:
+            term = (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
+            out = term if out is None else out | term
+    if out is None:
+        return a & ~a
+    return out
+
+
+@op(*both("LOP3"))
+def _lop3(ins: Instruction, ctx: Context) -> Step:
+    ops = list(ins.operands)
+    wp = None
+    if is_pred(ops[0]):
+        wp = write_pred(ops.pop(0), ins)
+    if len(ops) != 6 or not isinstance(ops[4], Imm) or ops[4].int_value is None:
+        raise unsupported(ins)
+    lut = ops[4].int_value
+    w = write_u32(ops[0], ins)
+    ra, rb, rc = (read_u32(o, "i", ins) for o in ops[1:4])
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
+        v = np.asarray(lut3(lut, x, y, z), dtype=_U)
+        t = tx | ty | tz
+        if v.ndim == 0:
+            v = np.full(b.count(ix), v, dtype=_U)
+        w(b, ix, v, t)
+        if wp is not None:
+            wp(b, ix, v != 0, t)
+
+    return step
+
+
+@op(*both("PLOP3"))
+def _plop3(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 7 or not all(isinstance(o, Imm) for o in ops[5:7]):
+        raise unsupported(ins)
+    w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
+    ra, rb, rc = (read_pred(o, ins) for o in ops[2:5])
+    l1 = ops[5].int_value if isinstance(ops[5], Imm) else 0
+    l2 = ops[6].int_value if isinstance(ops[6], Imm) else 0
+
+    def step(b: Block, ix: Idx) -> None:
+        n = b.count(ix)
+        (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
+        x, y, z = (np.broadcast_to(v, (n,)) for v in (x, y, z))
+        t = tx | ty | tz
+        w1(b, ix, lut3(l1 or 0, x, y, z), t)
+        w2(b, ix, lut3(l2 or 0, x, y, z), t)
+
+    return step
+
+
+@op(*both("SHF"))
+def _shf(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 4:
+        raise unsupported(ins)
+    mods = set(ins.mods)
+    left = "L" in mods
+    hi = "HI" in mods
+    wide = bool(mods & {"U64", "S64"})
+    signed = bool(mods & {"S32", "S64"})
+    wrap = "W" in mods
+    w = write_u32(ops[0], ins)
+    ra, rs, rc = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins), read_u32(ops[3], "i", ins)
+    limit = 64 if wide else 32
+
+    def step(b: Block, ix: Idx) -> None:
+        (a, ta), (s, ts), (c, tc) = ra(b, ix), rs(b, ix), rc(b, ix)
+        sh = s.astype(np.int64)
+        sh = sh & (limit - 1) if wrap else np.minimum(sh, limit)
+        if signed:
+            full = (c.view(np.int32).astype(np.int64) << 32) | a.astype(np.int64)
+        else:
+            full = ((c.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)).view(np.int64)
+        full = np.asarray(full)
+        shu = np.asarray(sh)
+        if left:
+            r = np.where(
+                shu >= 64, 0, full.view(np.uint64) << np.minimum(shu, 63).astype(np.uint64)
+            )
+            r = np.asarray(r, dtype=np.uint64)
+        elif signed:
+            r = (full >> np.minimum(shu, 63)).view(np.uint64)
+        else:
+            r = np.where(
+                shu >= 64, 0, full.view(np.uint64) >> np.minimum(shu, 63).astype(np.uint64)
+            ).astype(np.uint64)
+        out = (r >> np.uint64(32)) if hi else r
+        w(b, ix, (out & np.uint64(0xFFFFFFFF)).astype(_U), ta | ts | tc)
+
+    return step
+
+
+@op(*both("SHL SHR"))
+def _shl(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 3:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra, rs = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins)
+    left = ins.opcode.endswith("SHL")
+    signed = "S32" in ins.mods
+
+    def step(b: Block, ix: Idx) -> None:
+        (a, ta), (s, ts) = ra(b, ix), rs(b, ix)
+        sh = np.minimum(s.astype(np.int64), 32)
+        if left:
+            r = (a.astype(np.int64) << sh) & M32
+        elif signed:
+            r = a.view(np.int32).astype(np.int64) >> np.minimum(sh, 31)
+        else:
+            r = a.astype(np.int64) >> sh
+        w(b, ix, (r & M32).astype(_U), ta | ts)
+
+    return step
+
+
+@op(*both("PRMT"))
+def _prmt(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 4 or len(ins.mods) > 0:
+        raise unsupported(ins, "only the default byte-select mode")
+    w = write_u32(ops[0], ins)
+    ra, rsel, rb = (
+        read_u32(ops[1], "i", ins),
+        read_u32(ops[2], "i", ins),
+        read_u32(ops[3], "i", ins),
+    )
+
+    def step(b: Block, ix: Idx) -> None:
+        (a, ta), (s, ts), (c, tc) = ra(b, ix), rsel(b, ix), rb(b, ix)
+        n = b.count(ix)
+        src = (c.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
+        src = np.broadcast_to(src, (n,))
+        s = np.broadcast_to(s, (n,)).astype(np.uint64)
+        out = np.zeros(n, dtype=np.uint64)
+        for k in range(4):
+            nib = (s >> np.uint64(4 * k)) & np.uint64(0xF)
+            byte = (src >> ((nib & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
+            rep = np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0))
+            byte = np.where(nib & np.uint64(8), rep, byte)
+            out |= byte << np.uint64(8 * k)
+        w(b, ix, out.astype(_U), ta | ts | tc)
+
+    return step
+
+
+@op(*both("SEL"), "FSEL")
+def _sel(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 4:
+        raise unsupported(ins)
+    mode = "f" if ins.opcode == "FSEL" else "i"
+    w = write_u32(ops[0], ins)
+    ra, rb, rp = read_u32(ops[1], mode, ins), read_u32(ops[2], mode, ins), read_pred(ops[3], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        n = b.count(ix)
+        w(b, ix, np.broadcast_to(np.where(p, x, y), (n,)).astype(_U), np.where(p, tx, ty) | tp)
+
+    return step
+
+
+@op(*both("MOV"), "MOV32I")
+def _mov(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) not in (2, 3):
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra = read_u32(ops[1], "i", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = ra(b, ix)
+        w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
+
+    return step
+
+
+@op("R2UR")
+def _r2ur(ins: Instruction, ctx: Context) -> Step:
+    ops = [o for o in ins.operands if not is_pred(o)]
+    if len(ops) != 2:
+        raise unsupported(ins)
+    return _mov(Instruction(ins.pc, None, "MOV", (), tuple(ops), ins.file, ins.line, ins.text), ctx)
+
+
+@op(*both("IABS"))
+def _iabs(ins: Instruction, ctx: Context) -> Step:
+    w = write_u32(ins.operands[0], ins)
+    ra = read_u32(ins.operands[1], "i", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = ra(b, ix)
+        w(b, ix, np.abs(v.view(np.int32)).view(_U), t)
+
+    return step
+
+
+@op(*both("IMNMX VIMNMX"))
+def _imnmx(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 4:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra, rb, rp = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins), read_pred(ops[3], ins)
+    signed = "U32" not in ins.mods
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        xs, ys = (x.view(np.int32), y.view(np.int32)) if signed else (x, y)
+        r = np.where(p, np.minimum(xs, ys), np.maximum(xs, ys))
+        w(b, ix, np.broadcast_to(r, (b.count(ix),)).astype(np.int64).astype(_U), tx | ty | tp)
+
+    return step
+
+
+def _unary(ins: Instruction, fn: Any) -> Step:
+    ops = ins.operands
+    w = write_u32(ops[0], ins)
+    ra = read_u32(ops[-1], "i", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = ra(b, ix)
+        w(b, ix, np.broadcast_to(fn(np.asarray(v, dtype=_U)), (b.count(ix),)).astype(_U), t)
+
+    return step
+
+
+def popcount(v: Any) -> Any:
+    v = v.astype(np.uint32)
+    v = v - ((v >> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+    v = (v + (v >> 4)) & 0x0F0F0F0F
+    return ((v * np.uint32(0x01010101)) & 0xFFFFFFFF) >> 24
+
+
+def _flo(signed: bool, shift: bool) -> Any:
+    def f(v: Any) -> Any:
+        x = v.view(np.int32).astype(np.int64) if signed else v.astype(np.int64)
+        if signed:
+            x = np.where(x < 0, ~x, x)
+        pos = np.full(x.shape, -1, dtype=np.int64)
+        for k in range(32):
+            pos = np.where((x >> k) & 1, k, pos)
+        if shift:
+            pos = np.where(pos < 0, -1, 31 - pos)
+        return pos.astype(np.int64) & 0xFFFFFFFF
+
+    return f
+
+
+def _brev(v: Any) -> Any:
+    out = np.zeros(v.shape, dtype=np.uint32)
+    for k in range(32):
+        out |= ((v >> np.uint32(k)) & np.uint32(1)) << np.uint32(31 - k)
+    return out
+
+
+@op(*both("POPC"))
+def _popc(ins: Instruction, ctx: Context) -> Step:
+    return _unary(ins, popcount)
+
+
+@op(*both("FLO"))
+def _flo_op(ins: Instruction, ctx: Context) -> Step:
+    return _unary(ins, _flo("U32" not in ins.mods, "SH" in ins.mods))
+
+
+@op(*both("BREV"))
+def _brev_op(ins: Instruction, ctx: Context) -> Step:
+    return _unary(ins, _brev)
+
+
+@op(*both("BMSK"))
+def _bmsk(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    w = write_u32(ops[0], ins)
+    rpos, rw = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins)
+    wrap = "W" in ins.mods
+
+    def step(b: Block, ix: Idx) -> None:
+        (p, tp), (n, tn) = rpos(b, ix), rw(b, ix)
+        p64, n64 = p.astype(np.int64) & 0xFF, n.astype(np.int64) & 0xFF
+        if wrap:
+            p64, n64 = p64 & 31, n64 & 31
+        else:
+            p64, n64 = np.minimum(p64, 32), np.minimum(n64, 32)
+        m = ((np.int64(1) << n64) - 1) << p64
+        w(b, ix, np.broadcast_to(m & M32, (b.count(ix),)).astype(_U), tp | tn)
+
+    return step
+
+
+@op(*both("SGXT"))
+def _sgxt(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    w = write_u32(ops[0], ins)
+    ra, rw = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins)
+    unsigned = "U32" in ins.mods
+
+    def step(b: Block, ix: Idx) -> None:
+        (a, ta), (n, tn) = ra(b, ix), rw(b, ix)
+        bits = np.minimum(n.astype(np.int64) & 0xFF, 32)
+        x = a.astype(np.int64) & ((np.int64(1) << bits) - 1)
+        if not unsigned:
+            sign = (x >> np.maximum(bits - 1, 0)) & 1
+            x = np.where((sign == 1) & (bits > 0), x - (np.int64(1) << bits), x)
+        w(b, ix, np.broadcast_to(x & M32, (b.count(ix),)).astype(_U), ta | tn)
+
+    return step
+
+
+@op(*both("P2R"))
+def _p2r(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 4 or not isinstance(ops[1], Special | Reg) or not isinstance(ops[3], Imm):
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    rb = read_u32(ops[2], "i", ins)
+    mask = (ops[3].int_value or 0) & 0x7F
+    shift = 8 * int(next((m[1] for m in ins.mods if m in ("B1", "B2", "B3")), "0"))
+    uniform = ins.opcode.startswith("U")
+
+    def step(b: Block, ix: Idx) -> None:
+        base, t = rb(b, ix)
+        preds = b.up if uniform else b.p
+        v = np.zeros(b.count(ix), dtype=np.uint32)
+        for k in range(7):
+            if mask >> k & 1:
+                v |= preds[k, ix].astype(np.uint32) << np.uint32(k)
+        keep = np.uint32(~(mask << shift) & 0xFFFFFFFF)
+        w(b, ix, (base & keep) | (v << np.uint32(shift)), t)
+
+    return step
+
+
+@op(*both("R2P"))
+def _r2p(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 3 or not isinstance(ops[2], Imm):
+        raise unsupported(ins)
+    ra = read_u32(ops[1], "i", ins)
+    mask = (ops[2].int_value or 0) & 0x7F
+    shift = 8 * int(next((m[1] for m in ins.mods if m in ("B1", "B2", "B3")), "0"))
+    uniform = ins.opcode.startswith("U")
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = ra(b, ix)
+        preds, taint = (b.up, b.tup) if uniform else (b.p, b.tp)
+        for k in range(7):
+            if mask >> k & 1:
+                preds[k, ix] = (v >> np.uint32(shift + k)) & np.uint32(1) != 0
+                taint[k, ix] = t
+
+    return step

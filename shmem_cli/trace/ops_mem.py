@@ -1,0 +1,486 @@
+"""Memory instructions: constant, global, local and shared loads and stores, atomics,
+ldmatrix/stmatrix and cp.async (LDGSTS, copied at once; a correct program waits
+before it reads the copy). Every shared-memory access is handed to the block's
+recorder. Loads from global memory set taint bit 0 on what they load; a load's value
+also inherits its address's taint and, for shared and local memory, the taint the
+stored bytes carry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .decode import Context, Step, op, unsupported
+from .operands import const_bytes, read_pred, read_regs, read_u32, read_u64, write_regs
+from .records import SharedOp
+from .sass import Const, Instruction, Mem, Operand, Reg
+from .state import LOCAL_BYTES, TAINT_GLOBAL, Block, Idx, TraceError
+
+_U = np.uint32
+_SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
+
+
+def access_width(ins: Instruction) -> tuple[int, bool]:
+    """Bytes per lane and whether a sub-word load sign-extends."""
+    for m in ins.mods:
+        if m in _SIZES:
+            return _SIZES[m], m.startswith("S")
+    return 4, False
+
+
+def address(mem: Operand, ins: Instruction) -> Any:
+    """A reader of a memory operand's byte address (int64) and its taint."""
+    if not isinstance(mem, Mem):
+        raise TraceError(f"expected a memory operand, found '{mem}'", ins)
+    parts: list[Any] = []
+    if mem.reg is not None:
+        reg = mem.reg
+        scale = next((int(s[1:]) for s in reg.sel if s in ("X4", "X8", "X16")), 1)
+        plain = Reg(reg.kind, reg.index)
+        if "64" in reg.sel:
+            r64 = read_u64(plain, ins)
+            parts.append(lambda b, ix: (lambda v: (v[0].view(np.int64), v[1]))(r64(b, ix)))
+        else:
+            r32 = read_u32(plain, "i", ins)
+            parts.append(
+                lambda b, ix: (lambda v: (v[0].astype(np.int64) * scale, v[1]))(r32(b, ix))
+            )
+    if mem.ureg is not None:
+        ureg = Reg(mem.ureg.kind, mem.ureg.index)
+        if "64" in mem.ureg.sel:
+            u64 = read_u64(ureg, ins)
+            parts.append(lambda b, ix: (lambda v: (v[0].view(np.int64), v[1]))(u64(b, ix)))
+        else:
+            u32r = read_u32(ureg, "i", ins)
+            parts.append(lambda b, ix: (lambda v: (v[0].astype(np.int64), v[1]))(u32r(b, ix)))
+    off = np.int64(mem.offset)
+
+    def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
+        total: Any = np.zeros(b.count(ix), dtype=np.int64) + off
+        taint: Any = 0
+        for p in parts:
+            v, t = p(b, ix)
+            total = total + v
+            taint = taint | t
+        return total, taint
+
+    return rd
+
+
+# --- memory spaces: byte arrays, their taint, and offsets --------------------------------
+
+
+def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction) -> Any:
+    a = addr & 0xFFFFFFFF
+    size = len(b.smem)
+    if a.size and (int(a.max()) + width > size):
+        bad = int(a[a + width > size][0])
+        raise TraceError(
+            f"shared access of {width} bytes at 0x{bad:x} is outside the block's shared "
+            f"memory (0x{size:x} bytes incl. the 0x{b.launch.shared_base:x}-byte reserved area; "
+            "give --dynamic-smem if the kernel uses extern __shared__)",
+            ins,
+        )
+    return a
+
+
+def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) -> Any:
+    a = addr & 0xFFFFFFFF
+    if a.size and (int(a.max()) + width > LOCAL_BYTES):
+        raise TraceError(f"local access at 0x{int(a.max()):x} beyond {LOCAL_BYTES} bytes", ins)
+    return tids.astype(np.int64) * LOCAL_BYTES + a
+
+
+def _check_align(addr: Any, width: int, ins: Instruction) -> None:
+    if width > 1 and addr.size and bool((addr & (width - 1)).any()):
+        bad = int(addr[(addr & (width - 1)) != 0][0])
+        raise TraceError(f"misaligned {width}-byte access at address 0x{bad:x}", ins)
+
+
+def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
+    """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
+    if width >= 4:
+        words = data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
+        return words
+    raw = data[off[None, :] + np.arange(width)[:, None]].astype(np.uint32)
+    v = raw[0] | (raw[1] << np.uint32(8)) if width == 2 else raw[0]
+    if signed:
+        bits = 8 * width
+        v = np.where(v >> np.uint32(bits - 1), v | np.uint32((0xFFFFFFFF << bits) & 0xFFFFFFFF), v)
+    return v[None, :].astype(np.uint32)
+
+
+def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
+    """Write (words, n) uint32 to byte offsets (sub-word: the low bytes of word 0)."""
+    if width >= 4:
+        data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = vals
+        return
+    v = vals[0]
+    for k in range(width):
+        data[off + k] = (v >> np.uint32(8 * k)) & np.uint32(0xFF)
+
+
+def gather_taint(taint: Any, off: Any, width: int) -> Any:
+    t = taint[off[None, :] + np.arange(width)[:, None]]
+    return np.bitwise_or.reduce(t, axis=0)
+
+
+def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
+    tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), off.shape)
+    for k in range(width):
+        taint[off + k] = tt
+
+
+def _or_all(ts: Any) -> Any:
+    out: Any = 0
+    for t in ts:
+        out = out | t
+    return out
+
+
+def _record(
+    b: Block, ctx_index: int, ins: Instruction, kind: SharedOp, ix: Idx, a: Any, t: Any
+) -> None:
+    tids = b.ids(ix)
+    b.rec.record(ctx_index, ins, kind, tids, a, t, b.n_warps, b.warp_base)
+
+
+# --- loads and stores ---------------------------------------------------------------------
+
+
+@op("LDS", "LDG", "LDL", "LD")
+def _load(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2:
+        raise unsupported(ins)
+    width, signed = access_width(ins)
+    words = max(1, width // 4)
+    w = write_regs(ops[0], words, ins)
+    ra = address(ops[1], ins)
+    space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
+    index = ctx.position(ins)
+    kind = SharedOp("load", width)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        _check_align(a, width, ins)
+        if space == "shared":
+            off = shared_offsets(b, a, width, ins)
+            _record(b, index, ins, kind, ix, off, ta)
+            vals = gather(b.smem, off, width, signed)
+            t = gather_taint(b.tsmem, off, width) | ta
+        elif space == "local":
+            data, taint = b.local()
+            off = local_offsets(b, b.ids(ix), a, width, ins)
+            vals = gather(data, off, width, signed)
+            t = gather_taint(taint, off, width) | ta
+        else:
+            mem = b.launch.memory
+            off = mem.offsets(a, width, ins)
+            vals = gather(mem.data, off, width, signed)
+            t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL
+        w(b, ix, vals, t)
+
+    return step
+
+
+@op("STS", "STG", "STL", "ST")
+def _store(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2:
+        raise unsupported(ins)
+    width, _ = access_width(ins)
+    words = max(1, width // 4)
+    ra = address(ops[0], ins)
+    rv = read_regs(ops[1], words, ins)
+    space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
+    index = ctx.position(ins)
+    kind = SharedOp("store", width)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        _check_align(a, width, ins)
+        vals, tv = rv(b, ix)
+        t = _or_all(tv)
+        if space == "shared":
+            off = shared_offsets(b, a, width, ins)
+            _record(b, index, ins, kind, ix, off, ta)
+            scatter(b.smem, off, width, vals)
+            scatter_taint(b.tsmem, off, width, t | ta)
+        elif space == "local":
+            data, taint = b.local()
+            off = local_offsets(b, b.ids(ix), a, width, ins)
+            scatter(data, off, width, vals)
+            scatter_taint(taint, off, width, t | ta)
+        else:
+            mem = b.launch.memory
+            off = mem.offsets(a, width, ins)
+            scatter(mem.data, off, width, vals)
+
+    return step
+
+
+@op("LDC", "ULDC")
+def _ldc(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Const):
+        raise unsupported(ins)
+    c = ops[1]
+    width, signed = access_width(ins)
+    words = max(1, width // 4)
+    w = write_regs(ops[0], words, ins)
+    roff = read_u32(c.reg, "i", ins) if c.reg is not None else None
+
+    def step(b: Block, ix: Idx) -> None:
+        n = b.count(ix)
+        if roff is None:
+            off: Any = np.full(n, c.offset, dtype=np.int64)
+            t: Any = 0
+        else:
+            v, t = roff(b, ix)
+            off = v.astype(np.int64) + c.offset
+        raw = const_bytes(b, c.bank, off, width, ins)
+        data = np.ascontiguousarray(raw).reshape(-1)
+        local = np.arange(n, dtype=np.int64) * width
+        w(b, ix, gather(data, local, width, signed), t)
+
+    return step
+
+
+# --- atomics ------------------------------------------------------------------------------
+
+_ATOMIC_CLASS = {"POPC": "inc", "EXCH": "exch", "CAS": "exch", "CAST": "exch"}
+
+
+def _atomic_op(ins: Instruction) -> str:
+    for m in ins.mods:
+        if m in ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST"):
+            return m
+        if m == "POPC":
+            return "POPC"
+    raise unsupported(ins, "unknown atomic operation")
+
+
+def _apply(opname: str, old: int, val: int, cmp: int, signed: bool, flt: bool) -> int:
+    if flt:
+        f = np.array([old, val], dtype=np.uint32).view(np.float32)
+        if opname == "ADD":
+            return int(np.array(f[0] + f[1], dtype=np.float32).view(np.uint32))
+        if opname in ("MIN", "MAX"):
+            r = min(f[0], f[1]) if opname == "MIN" else max(f[0], f[1])
+            return int(np.array(r, dtype=np.float32).view(np.uint32))
+    so = old - (1 << 32) if signed and old >> 31 else old
+    sv = val - (1 << 32) if signed and val >> 31 else val
+    table = {
+        "ADD": lambda: old + val,
+        "POPC": lambda: old + 1,
+        "MIN": lambda: min(so, sv),
+        "MAX": lambda: max(so, sv),
+        "INC": lambda: 0 if old >= val else old + 1,
+        "DEC": lambda: val if old == 0 or old > val else old - 1,
+        "AND": lambda: old & val,
+        "OR": lambda: old | val,
+        "XOR": lambda: old ^ val,
+        "EXCH": lambda: val,
+        "CAS": lambda: val if old == cmp else old,
+        "CAST": lambda: val if old == cmp else old,
+    }
+    return table[opname]() & 0xFFFFFFFF
+
+
+@op("ATOMS", "ATOMG", "ATOM", "RED", "REDG")
+def _atomic(ins: Instruction, ctx: Context) -> Step:
+    opname = _atomic_op(ins)
+    ops = list(ins.operands)
+    shared = ins.opcode == "ATOMS"
+    # destinations come first: an optional predicate (CAST.SPIN, ATOMG PT), then a register
+    wpred = None
+    if ops and isinstance(ops[0], Reg) and ops[0].kind == "P":
+        wpred = ops.pop(0)
+    dest: Operand | None = None
+    if ins.opcode not in ("RED", "REDG"):
+        dest = ops.pop(0)
+        if isinstance(dest, Reg) and dest.kind == "P":
+            wpred, dest = dest, ops.pop(0)
+    mem = ops.pop(0)
+    srcs = ops
+    width, _ = access_width(ins)
+    if width != 4:
+        raise unsupported(ins, "only 32-bit atomics")
+    signed = "S32" in ins.mods
+    flt = "F32" in ins.mods
+    ra = address(mem, ins)
+    readers = [read_u32(s, "i", ins) for s in srcs]
+    w = write_regs(dest, 1, ins) if dest is not None else None
+    from .operands import write_pred
+
+    wp = write_pred(wpred, ins) if wpred is not None else None
+    index = ctx.position(ins)
+    kind = SharedOp("atomic", 4, _ATOMIC_CLASS.get(opname, "add"))
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        _check_align(a, 4, ins)
+        n = b.count(ix)
+        vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
+        tv = _or_all([r(b, ix)[1] for r in readers])
+        if shared:
+            off = shared_offsets(b, a, 4, ins)
+            _record(b, index, ins, kind, ix, off, ta)
+            data, taint = b.smem, b.tsmem
+        else:
+            mem_ = b.launch.memory
+            off = mem_.offsets(a, 4, ins)
+            data, taint = mem_.data, None
+        words = data.view(np.uint32)
+        widx = off // 4
+        old = np.zeros(n, dtype=np.uint32)
+        ok = np.zeros(n, dtype=bool)
+        if opname in ("CAS", "CAST"):
+            cmp_v, new_v = vals[0], vals[1]
+        else:
+            cmp_v, new_v = (
+                vals[0] if vals else np.zeros(n, _U),
+                vals[0] if vals else np.zeros(n, _U),
+            )
+        for k in range(n):  # thread order: one valid serialization of the lanes
+            o = int(words[widx[k]])
+            old[k] = o
+            nv = _apply(opname, o, int(new_v[k]), int(cmp_v[k]), signed, flt)
+            ok[k] = o == int(cmp_v[k])
+            words[widx[k]] = nv
+        if taint is not None:
+            scatter_taint(taint, off, 4, np.asarray(tv, dtype=np.uint8) | ta)
+        t_old = (gather_taint(taint, off, 4) if taint is not None else TAINT_GLOBAL) | ta
+        if w is not None:
+            w(b, ix, old[None, :], t_old)
+        if wp is not None:
+            wp(b, ix, ok, t_old)
+
+    return step
+
+
+# --- ldmatrix / stmatrix ------------------------------------------------------------------
+
+
+def _matrix_shape(ins: Instruction) -> tuple[int, bool]:
+    trans = "MT88" in ins.mods or "TRANS" in ins.mods
+    count = next((int(m) for m in ins.mods if m in ("1", "2", "4")), 1)
+    if "16" not in ins.mods:
+        raise unsupported(ins, "only 16-bit element matrices")
+    return count, trans
+
+
+def _warp_rows(b: Block, ix: Idx, a: Any, ins: Instruction, count: int) -> Any:
+    """(warps, 32) addresses of every lane that executed; lanes 8m..8m+7 must all be there."""
+    tids = b.ids(ix)
+    warps = tids >> 5
+    uw, row = np.unique(warps, return_inverse=True)
+    table = np.full((len(uw), 32), -1, dtype=np.int64)
+    table[row, tids & 31] = a
+    if (table[:, : 8 * count] < 0).any():
+        raise TraceError("ldmatrix/stmatrix executed by a partial warp", ins)
+    return uw, row, table
+
+
+def _matrix_offsets(table: Any, row: Any, lanes: Any, m: int, trans: bool) -> Any:
+    """Byte offsets of the two 16-bit elements lane ``lanes`` holds of matrix ``m``."""
+    if trans:
+        r0 = table[row, 8 * m + 2 * (lanes % 4)]
+        r1 = table[row, 8 * m + 2 * (lanes % 4) + 1]
+        col = 2 * (lanes // 4)
+        return r0 + col, r1 + col
+    base = table[row, 8 * m + lanes // 4] + 4 * (lanes % 4)
+    return base, base + 2
+
+
+@op("LDSM")
+def _ldsm(ins: Instruction, ctx: Context) -> Step:
+    count, trans = _matrix_shape(ins)
+    w = write_regs(ins.operands[0], count, ins)
+    ra = address(ins.operands[1], ins)
+    index = ctx.position(ins)
+    kind = SharedOp("ldmatrix", 16, matrices=count)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        off = shared_offsets(b, a, 16, ins)
+        _record(b, index, ins, kind, ix, off, ta)
+        uw, row, table = _warp_rows(b, ix, off, ins, count)
+        lanes = b.ids(ix) & 31
+        out = np.zeros((count, len(lanes)), dtype=np.uint32)
+        tout = []
+        for m in range(count):
+            lo, hi = _matrix_offsets(table, row, lanes, m, trans)
+            vlo = gather(b.smem, lo, 2, False)[0]
+            vhi = gather(b.smem, hi, 2, False)[0]
+            out[m] = vlo | (vhi << np.uint32(16))
+            tout.append(gather_taint(b.tsmem, lo, 2) | gather_taint(b.tsmem, hi, 2) | ta)
+        w(b, ix, out, tout)
+
+    return step
+
+
+@op("STSM")
+def _stsm(ins: Instruction, ctx: Context) -> Step:
+    count, trans = _matrix_shape(ins)
+    ra = address(ins.operands[0], ins)
+    rv = read_regs(ins.operands[1], count, ins)
+    index = ctx.position(ins)
+    kind = SharedOp("stmatrix", 16, matrices=count)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        off = shared_offsets(b, a, 16, ins)
+        _record(b, index, ins, kind, ix, off, ta)
+        uw, row, table = _warp_rows(b, ix, off, ins, count)
+        lanes = b.ids(ix) & 31
+        vals, tv = rv(b, ix)
+        for m in range(count):
+            lo, hi = _matrix_offsets(table, row, lanes, m, trans)
+            v = np.asarray(vals[m], dtype=np.uint32)
+            scatter(b.smem, lo, 2, (v & np.uint32(0xFFFF))[None, :])
+            scatter(b.smem, hi, 2, (v >> np.uint32(16))[None, :])
+            scatter_taint(b.tsmem, lo, 2, tv[m] | ta)
+            scatter_taint(b.tsmem, hi, 2, tv[m] | ta)
+
+    return step
+
+
+# --- cp.async -----------------------------------------------------------------------------
+
+
+@op("LDGSTS")
+def _ldgsts(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) not in (2, 3):
+        raise unsupported(ins)
+    width, _ = access_width(ins)
+    rdst, rsrc = address(ops[0], ins), address(ops[1], ins)
+    rfill = read_pred(ops[2], ins) if len(ops) == 3 else None
+    index = ctx.position(ins)
+    kind = SharedOp("cp_async", width)
+
+    def step(b: Block, ix: Idx) -> None:
+        d, td = rdst(b, ix)
+        _check_align(d, width, ins)
+        off = shared_offsets(b, d, width, ins)
+        _record(b, index, ins, kind, ix, off, td)
+        n = b.count(ix)
+        vals = np.zeros((max(1, width // 4), n), dtype=np.uint32)
+        copy = np.ones(n, dtype=bool)
+        if rfill is not None:
+            copy = np.broadcast_to(rfill(b, ix)[0], (n,)).copy()
+        s, ts = rsrc(b, ix)
+        if copy.any():
+            mem = b.launch.memory
+            src = mem.offsets(s[copy], width, ins)
+            vals[:, copy] = gather(mem.data, src, width, False)
+        scatter(b.smem, off, width, vals)
+        scatter_taint(
+            b.tsmem, off, width, np.where(copy, TAINT_GLOBAL, 0).astype(np.uint8) | ts | td
+        )
+
+    return step

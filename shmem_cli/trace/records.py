@@ -1,0 +1,154 @@
+"""The shared-memory requests a traced block made, per SASS instruction, for the engine.
+
+Every executed shared-memory instruction adds one row per warp that had at least one
+active lane (its guard predicate true): the 32 lane addresses (int64, offsets in the
+CTA's shared window; inactive lanes hold 0), the active mask, the warp index, the
+warp's occurrence count of that instruction (the iteration axis of heat maps) and
+whether any active lane's address depends on global-memory data (or on a value the
+emulator could not compute). Rows live in NumPy arrays that grow by doubling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+
+from ..arch import ArchProfile
+from ..engine import AccessKind, RequestStats, request_stats
+from .sass import Instruction
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+I64: TypeAlias = "npt.NDArray[np.int64]"
+I32: TypeAlias = "npt.NDArray[np.int32]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
+U8: TypeAlias = "npt.NDArray[np.uint8]"
+
+OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
+
+
+@dataclass(frozen=True)
+class SharedOp:
+    """What one lane of a shared-memory instruction does.
+
+    ``op`` is one of :data:`OPS`; ``size`` is bytes per lane (16 for a matrix row);
+    ``atomic`` is the engine's atomic class (``inc`` combines like a load, ``add`` and
+    ``exch`` do not); ``matrices`` is 1, 2 or 4 for ldmatrix/stmatrix.
+    """
+
+    op: str
+    size: int
+    atomic: str = "inc"
+    matrices: int = 1
+
+    def engine_kind(self) -> AccessKind:
+        """The engine's view; cp.async writes are passed on as stores until measured."""
+        op = "store" if self.op == "cp_async" else self.op
+        return AccessKind(op, self.size, self.atomic, self.matrices)
+
+
+@dataclass
+class InstructionRecords:
+    """All requests of one SASS instruction."""
+
+    index: int  # position in the function
+    instruction: Instruction
+    kind: SharedOp
+    n: int = 0
+    addr: I64 = field(default_factory=lambda: np.zeros((0, 32), dtype=np.int64))
+    active: B8 = field(default_factory=lambda: np.zeros((0, 32), dtype=bool))
+    warp: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    iteration: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    data_dependent: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    not_modelled: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def _grow(self, extra: int) -> None:
+        need = self.n + extra
+        cap = len(self.warp)
+        if need <= cap:
+            return
+        new = max(need, 2 * cap, 16)
+        self.addr = _resize(self.addr, new)
+        self.active = _resize(self.active, new)
+        self.warp = _resize(self.warp, new)
+        self.iteration = _resize(self.iteration, new)
+        self.data_dependent = _resize(self.data_dependent, new)
+        self.not_modelled = _resize(self.not_modelled, new)
+
+    def add(self, addr: I64, active: B8, warp: I64, iteration: I64, taint: U8) -> None:
+        k = len(warp)
+        self._grow(k)
+        s = slice(self.n, self.n + k)
+        self.addr[s] = addr
+        self.active[s] = active
+        self.warp[s] = warp
+        self.iteration[s] = iteration
+        self.data_dependent[s] = (taint & 1) != 0
+        self.not_modelled[s] = (taint & 2) != 0
+        self.n += k
+
+    def rows(self) -> tuple[I64, B8]:
+        """(R, 32) addresses and active masks of the requests, in execution order."""
+        return self.addr[: self.n], self.active[: self.n]
+
+    def stats(self, arch: ArchProfile) -> RequestStats:
+        """Wavefronts of every request through the engine."""
+        addr, active = self.rows()
+        return request_stats(addr, active, self.kind.engine_kind(), arch)
+
+
+def _resize(a: Any, rows: int) -> Any:
+    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+class Recorder:
+    """Collects the requests of a block (or of every block of a grid)."""
+
+    def __init__(self) -> None:
+        self.by_index: dict[int, InstructionRecords] = {}
+        self._counts: dict[int, I64] = {}
+
+    def record(
+        self,
+        index: int,
+        ins: Instruction,
+        kind: SharedOp,
+        tids: npt.NDArray[np.intp],
+        addr: I64,
+        taint: U8 | int,
+        n_warps: int,
+        warp_base: int = 0,
+    ) -> None:
+        """One execution by the threads ``tids`` (sorted) with lane addresses ``addr``."""
+        if len(tids) == 0:
+            return
+        rec = self.by_index.get(index)
+        if rec is None:
+            rec = self.by_index[index] = InstructionRecords(index, ins, kind)
+        warps = tids >> 5
+        lanes = tids & 31
+        uw, row = np.unique(warps, return_inverse=True)
+        rows = np.zeros((len(uw), 32), dtype=np.int64)
+        act = np.zeros((len(uw), 32), dtype=bool)
+        rows[row, lanes] = addr
+        act[row, lanes] = True
+        t = np.zeros(len(uw), dtype=np.uint8)
+        np.bitwise_or.at(t, row, np.broadcast_to(np.asarray(taint, dtype=np.uint8), tids.shape))
+        counts = self._counts.get(index)
+        if counts is None or len(counts) < warp_base + n_warps:
+            grown = np.zeros(warp_base + n_warps, dtype=np.int64)
+            if counts is not None:
+                grown[: len(counts)] = counts
+            counts = self._counts[index] = grown
+        gw = uw + warp_base
+        rec.add(rows, act, gw, counts[gw], t)
+        counts[gw] += 1
+
+    def instructions(self) -> list[InstructionRecords]:
+        """Records of every shared-memory instruction executed, in program order."""
+        return [self.by_index[k] for k in sorted(self.by_index)]

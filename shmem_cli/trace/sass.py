@@ -1,0 +1,406 @@
+"""Parse the text nvdisasm prints (``nvdisasm -c -g``) into functions and instructions.
+
+Every instruction line keeps its byte address, guard predicate, opcode with its
+modifiers, operands parsed into typed objects, the source file and line of the
+``//## File "...", line N`` comment before it, and its original text. Syntax this
+module does not know is a :class:`SassSyntaxError` naming the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import ShmemError
+
+
+class SassSyntaxError(ShmemError):
+    """A line of disassembly this parser does not understand."""
+
+
+# --- operands ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register: ``kind`` is R, UR, P, UP, B (convergence barrier) or SB (scoreboard).
+
+    ``index`` is the register number; RZ is 255, URZ 63, PT and UPT 7. ``neg`` is a leading
+    ``-``, ``inv`` a leading ``~``, ``not_`` a leading ``!``, ``abs`` is ``|R|``; ``sel`` holds
+    selectors such as ``H1``, ``H0_H0``, ``B2``, ``X4``, ``64`` and ``reuse`` is dropped.
+    """
+
+    kind: str
+    index: int
+    neg: bool = False
+    inv: bool = False
+    not_: bool = False
+    abs: bool = False
+    sel: tuple[str, ...] = ()
+
+    @property
+    def is_zero(self) -> bool:
+        return (self.kind == "R" and self.index == 255) or (self.kind == "UR" and self.index == 63)
+
+    @property
+    def is_true(self) -> bool:
+        return self.kind in ("P", "UP") and self.index == 7
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate as printed: ``text``, with its integer value (None if not an integer)
+    and its value as a float."""
+
+    text: str
+    int_value: int | None
+    float_value: float
+    neg: bool = False
+    abs: bool = False
+
+
+@dataclass(frozen=True)
+class Const:
+    """``c[bank][offset]`` or ``c[bank][R3+0x10]`` (``reg`` set) or ``cx[UR4][...]``."""
+
+    bank: int
+    offset: int
+    reg: Reg | None = None
+    neg: bool = False
+    inv: bool = False
+    abs: bool = False
+    sel: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Mem:
+    """A memory reference ``[R8.64+UR4+0x80]``; ``desc`` is the ``desc[UR8]`` register.
+
+    ``reg`` may carry the selectors ``64`` (64-bit address pair) and ``X4``/``X8``/``X16``
+    (scaled index); ``ureg`` is a uniform register added to the address.
+    """
+
+    reg: Reg | None
+    ureg: Reg | None
+    offset: int
+    desc: Reg | None = None
+
+
+@dataclass(frozen=True)
+class Label:
+    """A branch target, e.g. ``.L_x_0``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Special:
+    """A special register such as ``SR_TID.X`` or ``SR_CgaCtaId``, or ``SRZ``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Braced:
+    """A ``{...}`` list of operands (DEPBAR's scoreboard list)."""
+
+    items: tuple[str, ...]
+
+
+Operand = Reg | Imm | Const | Mem | Label | Special | Braced
+
+
+@dataclass(frozen=True)
+class Instruction:
+    pc: int  # byte address inside the function
+    guard: Reg | None  # @P0, @!UP1; None when unguarded
+    opcode: str  # the base opcode, e.g. ISETP
+    mods: tuple[str, ...]  # modifiers in order, e.g. ("GE", "U32", "AND")
+    operands: tuple[Operand, ...]
+    file: str | None
+    line: int | None
+    text: str
+
+    @property
+    def name(self) -> str:
+        """Opcode with its modifiers, e.g. ``ISETP.GE.U32.AND``."""
+        return ".".join((self.opcode, *self.mods))
+
+    @property
+    def where(self) -> str:
+        loc = f" ({self.file}:{self.line})" if self.file else ""
+        return f"{self.text} at pc 0x{self.pc:04x}{loc}"
+
+
+@dataclass
+class Function:
+    """One code section: the kernel and the subroutines nvdisasm prints inside it."""
+
+    name: str  # mangled
+    instructions: list[Instruction] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)  # label -> byte pc
+
+    def index_of(self, pc: int) -> int:
+        """The position of the instruction at byte address ``pc``."""
+        lookup = self._pc_index()
+        if pc not in lookup:
+            raise SassSyntaxError(f"{self.name}: no instruction at pc 0x{pc:x}")
+        return lookup[pc]
+
+    def _pc_index(self) -> dict[int, int]:
+        cached: dict[int, int] | None = getattr(self, "_pcs", None)
+        if cached is None:
+            cached = {ins.pc: i for i, ins in enumerate(self.instructions)}
+            self._pcs = cached
+        return cached
+
+
+# --- lexing -----------------------------------------------------------------------------
+
+_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_HEADER = re.compile(r"^//-+ \.text\.(\S+)\s+-+$")
+_FILE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
+_LABEL = re.compile(r"^([.$\w]+):\s*$")
+_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;?\s*(?:/\*.*\*/\s*)?$")
+_GUARD = re.compile(r"^@(!?)(U?P)(T|\d)\s+")
+_REG = re.compile(r"^(UR|R|UP|P|B|SB)(Z|T|\d+)((?:\.[A-Za-z0-9_]+)*)$")
+_INT = re.compile(r"^-?(0x[0-9a-fA-F]+|\d+)$")
+_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|INF|QNAN|NAN)$", re.IGNORECASE)
+_CONST = re.compile(r"^c\[(0x[0-9a-fA-F]+|\d+)\]\[([^\]]*)\]((?:\.[A-Za-z0-9_]+)*)$")
+_DESC = re.compile(r"^desc\[(UR\w+)\](\[.*\])$")
+
+_ZERO = {"R": 255, "UR": 63}
+_TRUE = {"P": 7, "UP": 7}
+
+
+def parse(text: str) -> list[Function]:
+    """All code sections of ``nvdisasm -c -g`` output, in order."""
+    functions: list[Function] = []
+    current: Function | None = None
+    file: str | None = None
+    line: int | None = None
+    for raw in text.splitlines():
+        section = _SECTION.match(raw)
+        if section:
+            current = Function(section.group(1))
+            functions.append(current)
+            file = line = None
+            continue
+        if current is None:
+            continue
+        loc = _FILE.match(raw)
+        if loc:
+            file, line = loc.group(1), int(loc.group(2))
+            continue
+        label = _LABEL.match(raw.strip())
+        if label:
+            nxt = current.instructions[-1].pc + 16 if current.instructions else 0
+            current.labels[label.group(1)] = nxt
+            continue
+        m = _INSTR.match(raw)
+        if m:
+            current.instructions.append(
+                parse_instruction(m.group(2), int(m.group(1), 16), file, line)
+            )
+    for fn in functions:
+        _check_labels(fn)
+    return functions
+
+
+def _check_labels(fn: Function) -> None:
+    """A label printed after the last instruction points past the end; keep it (size marker)."""
+    if fn.instructions:
+        end = fn.instructions[-1].pc + 16
+        for name, pc in fn.labels.items():
+            if pc > end:
+                raise SassSyntaxError(f"{fn.name}: label {name} points outside the function")
+
+
+def parse_instruction(body: str, pc: int, file: str | None, line: int | None) -> Instruction:
+    """One instruction from its text without the ``/*pc*/`` prefix and the ``;``."""
+    text = body.strip().rstrip(";").strip()
+    rest = text
+    guard: Reg | None = None
+    g = _GUARD.match(rest)
+    if g:
+        kind = g.group(2)
+        idx = 7 if g.group(3) == "T" else int(g.group(3))
+        guard = Reg(kind, idx, not_=g.group(1) == "!")
+        rest = rest[g.end() :]
+    parts = rest.split(None, 1)
+    if not parts:
+        raise SassSyntaxError(f"empty instruction at pc 0x{pc:04x}")
+    opcode, *mods = parts[0].split(".")
+    ops_text = parts[1] if len(parts) > 1 else ""
+    try:
+        operands = tuple(parse_operand(t) for t in split_operands(ops_text))
+    except SassSyntaxError as exc:
+        where = f" ({file}:{line})" if file else ""
+        raise SassSyntaxError(f"{exc.message} in '{text}' at pc 0x{pc:04x}{where}") from None
+    return Instruction(pc, guard, opcode, tuple(mods), operands, file, line, text)
+
+
+def split_operands(text: str) -> list[str]:
+    """Split on top-level commas (not inside brackets, braces or parentheses)."""
+    out: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    for ch in text:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    tail = "".join(cur).strip()
+    if tail:
+        out.append(tail)
+    # RET.REL.NODEC R2 `(fn): a register and a label without a comma between them
+    split: list[str] = []
+    for piece in out:
+        head, sep, label = piece.partition(" `(")
+        split.extend([head.strip(), sep.strip() + label] if sep and head.strip() else [piece])
+    return split
+
+
+def parse_operand(text: str) -> Operand:
+    t = text.strip()
+    if t.startswith("`(") and t.endswith(")"):
+        return Label(t[2:-1])
+    if t.startswith("{"):
+        return Braced(tuple(x.strip() for x in t.strip("{}").split(",")))
+    if t.startswith("desc["):
+        d = _DESC.match(t)
+        if not d:
+            raise SassSyntaxError(f"unknown memory operand '{t}'")
+        desc = _parse_reg(d.group(1))
+        mem = _parse_mem(d.group(2))
+        return Mem(mem.reg, mem.ureg, mem.offset, desc)
+    if t.startswith("["):
+        return _parse_mem(t)
+    neg = inv = not_ = absolute = False
+    while t and t[0] in "-~!":
+        if t[0] == "-" and (_INT.match(t) or _FLOAT.match(t)):
+            break
+        neg |= t[0] == "-"
+        inv |= t[0] == "~"
+        not_ |= t[0] == "!"
+        t = t[1:]
+    if t.startswith("|"):
+        end = t.rfind("|")
+        if end <= 0:
+            raise SassSyntaxError(f"unbalanced '|' in '{text}'")
+        tail = t[end + 1 :]
+        t = t[1:end] + tail
+        absolute = True
+    if t.startswith("c["):
+        c = _CONST.match(t)
+        if not c:
+            raise SassSyntaxError(f"unknown constant operand '{text}'")
+        bank = int(c.group(1), 0)
+        reg, off = _parse_address(c.group(2))
+        sel = tuple(s for s in c.group(3).split(".") if s and s != "reuse")
+        return Const(bank, off, reg, neg, inv, absolute, sel)
+    if t.startswith("SR_") or t == "SRZ":
+        return Special(t)
+    r = _REG.match(t)
+    if r:
+        reg = _parse_reg(t)
+        return Reg(reg.kind, reg.index, neg, inv, not_, absolute, reg.sel)
+    if _INT.match(t):
+        v = int(t, 0)
+        return Imm(text.strip(), v, float(v), neg=neg, abs=absolute)
+    if _FLOAT.match(t):
+        return Imm(text.strip(), None, _float(t), neg=neg, abs=absolute)
+    raise SassSyntaxError(f"unknown operand '{text}'")
+
+
+def _float(t: str) -> float:
+    u = t.upper().lstrip("+")
+    sign = -1.0 if u.startswith("-") else 1.0
+    u = u.lstrip("-")
+    if u == "INF":
+        return sign * float("inf")
+    if u in ("QNAN", "NAN"):
+        return float("nan") if sign > 0 else -float("nan")
+    return sign * float(u)
+
+
+def _parse_reg(t: str) -> Reg:
+    r = _REG.match(t)
+    if not r:
+        raise SassSyntaxError(f"unknown register '{t}'")
+    kind, num, tail = r.group(1), r.group(2), r.group(3)
+    if num == "Z":
+        if kind not in _ZERO:
+            raise SassSyntaxError(f"unknown register '{t}'")
+        index = _ZERO[kind]
+    elif num == "T":
+        if kind not in _TRUE:
+            raise SassSyntaxError(f"unknown register '{t}'")
+        index = _TRUE[kind]
+    else:
+        index = int(num)
+    sel = tuple(s for s in tail.split(".") if s and s != "reuse")
+    return Reg(kind, index, sel=sel)
+
+
+def _parse_address(inner: str) -> tuple[Reg | None, int]:
+    """``R3+0x10``, ``0x210``, ``RZ``, ``UR4+-0x8`` -> (register or None, offset)."""
+    reg: Reg | None = None
+    off = 0
+    for term in _terms(inner):
+        if _INT.match(term):
+            off += int(term, 0)
+        else:
+            r = _parse_reg(term)
+            if reg is not None:
+                raise SassSyntaxError(f"two registers in constant address '{inner}'")
+            reg = None if r.is_zero else r
+    return reg, off
+
+
+def _terms(inner: str) -> list[str]:
+    inner = inner.replace(" ", "")
+    if not inner:
+        return []
+    out: list[str] = []
+    for piece in inner.split("+"):
+        if piece:
+            out.append(piece)
+    return out
+
+
+def _parse_mem(t: str) -> Mem:
+    if not (t.startswith("[") and t.endswith("]")) or t.count("[") != 1:
+        raise SassSyntaxError(f"unknown memory operand '{t}'")
+    reg: Reg | None = None
+    ureg: Reg | None = None
+    off = 0
+    for term in _terms(t[1:-1]):
+        if _INT.match(term):
+            off += int(term, 0)
+            continue
+        r = _parse_reg(term)
+        if r.kind == "R" and reg is None:
+            reg = r
+        elif r.kind == "UR" and ureg is None:
+            ureg = r
+        else:
+            raise SassSyntaxError(f"unknown memory operand '{t}'")
+    if reg is not None and reg.is_zero and not reg.sel:
+        reg = None
+    if ureg is not None and ureg.is_zero:
+        ureg = None
+    return Mem(reg, ureg, off)
+
+
+def find_function(functions: list[Function], name: str) -> Function:
+    for fn in functions:
+        if fn.name == name:
+            return fn
+    known = ", ".join(f.name for f in functions) or "none"
+    raise SassSyntaxError(f"no function '{name}' in the disassembly (found: {known})")

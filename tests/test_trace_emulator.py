@@ -1,0 +1,181 @@
+"""The SASS emulator runs small kernels of the project's own (tests/data/trace/kernels)
+and must produce what NumPy computes for the same inputs; the shared-memory records
+are then checked against what the source says each access does."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from shmem_cli.arch import SM90
+from shmem_cli.trace import emulator
+from shmem_cli.trace.records import InstructionRecords
+from shmem_cli.trace.state import GlobalMemory, Launch, TraceError
+
+from .trace_util import functions, needs_nvdisasm
+
+pytestmark = needs_nvdisasm
+
+ARCHES = [("emu_basic_sm90.cubin", 0x210, 0x400), ("emu_basic_sm80.cubin", 0x160, 0)]
+
+
+def launch(
+    arch: tuple[str, int, int],
+    block: tuple[int, int, int],
+    params: bytes,
+    mem: GlobalMemory,
+    smem: int,
+    dyn: int = 0,
+    grid: tuple[int, int, int] = (1, 1, 1),
+) -> Launch:
+    _, base, reserved = arch
+    return Launch(
+        block=block,
+        grid=grid,
+        params=params,
+        param_base=base,
+        static_smem=smem,
+        dynamic_smem=dyn,
+        shared_base=reserved,
+        memory=mem,
+    )
+
+
+def shared(trace: emulator.Trace, op: str) -> list[InstructionRecords]:
+    return [r for r in trace.records if r.kind.op == op]
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=["sm90", "sm80"])
+@pytest.mark.parametrize("pad", [0, 1])
+def test_transpose_output_and_conflicts(arch: tuple[str, int, int], pad: int) -> None:
+    fn = functions(arch[0])[f"_Z13emu_transposeILi{pad}EEvPKfPf"]
+    mem = GlobalMemory()
+    src = np.arange(1024, dtype=np.float32) * 0.5
+    a_in = mem.add_buffer(src.tobytes(), "in")
+    a_out = mem.add_buffer(4096, "out")
+    tr = emulator.run(
+        fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 32 * (32 + pad) * 4)
+    )
+    out = np.frombuffer(mem.read("out"), dtype=np.float32).reshape(32, 32)
+    np.testing.assert_array_equal(out, src.reshape(32, 32).T)
+    loads = shared(tr, "load")
+    assert sum(r.n for r in loads) == 8 * 4  # 8 warps x 4 row steps
+    for r in loads:
+        addr, active = r.rows()
+        assert active.all()
+        # lane x reads tile[x][y+j]: 32 lanes, one row (32 + pad floats) apart
+        assert (np.diff(addr, axis=1) == 4 * (32 + pad)).all()
+        st = r.stats(SM90)
+        assert (st.wavefronts == (32 if pad == 0 else 1)).all()
+        assert not r.data_dependent.any()
+    for r in shared(tr, "store"):
+        assert (r.stats(SM90).wavefronts == 1).all()
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=["sm90", "sm80"])
+def test_reduce_with_shuffles_over_a_grid(arch: tuple[str, int, int]) -> None:
+    fn = functions(arch[0])["_Z10emu_reducePKfPfi"]
+    mem = GlobalMemory()
+    n = 1000
+    x = (np.arange(n, dtype=np.float32) % 7) - 3.0
+    a_in = mem.add_buffer(x.tobytes(), "in")
+    a_out = mem.add_buffer(4 * 3, "out")
+    tr = emulator.run(
+        fn,
+        launch(
+            arch, (128, 1, 1), struct.pack("<QQi", a_in, a_out, n), mem, 0, dyn=512, grid=(3, 1, 1)
+        ),
+        grid=True,
+    )
+    out = np.frombuffer(mem.read("out"), dtype=np.float32)
+    per_block = [
+        float(sum(x[i] for t in range(128) for i in range(b * 128 + t, n, 384))) for b in range(3)
+    ]
+    np.testing.assert_allclose(out, per_block, rtol=1e-5)
+    assert tr.blocks == 3
+    # the tree (k = 64, 32) runs for every block: loads of warps that have t < k
+    warps = {int(w) for r in shared(tr, "load") for w in r.warp}
+    assert warps == {0, 1, 4, 5, 8, 9}  # warp index counts across the grid
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=["sm90", "sm80"])
+def test_histogram_atomics_are_data_dependent(arch: tuple[str, int, int]) -> None:
+    fn = functions(arch[0])["_Z13emu_histogramPKhiPj"]
+    mem = GlobalMemory()
+    data = ((np.arange(500) * 37) % 251).astype(np.uint8)
+    a_data = mem.add_buffer(data.tobytes(), "data")
+    a_bins = mem.add_buffer(64 * 4, "bins")
+    tr = emulator.run(
+        fn, launch(arch, (96, 1, 1), struct.pack("<QiiQ", a_data, 500, 0, a_bins), mem, 256)
+    )
+    bins = np.frombuffer(mem.read("bins"), dtype=np.uint32)
+    np.testing.assert_array_equal(bins, np.bincount(data & 63, minlength=64))
+    atoms = shared(tr, "atomic")
+    assert atoms and all(r.data_dependent.all() for r in atoms)
+    assert {r.kind.atomic for r in atoms} == {"inc"}
+    assert not any(r.data_dependent.any() for r in shared(tr, "store"))
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=["sm90", "sm80"])
+def test_scan(arch: tuple[str, int, int]) -> None:
+    fn = functions(arch[0])["_Z8emu_scanPKiPi"]
+    mem = GlobalMemory()
+    x = (np.arange(256, dtype=np.int32) * 13) % 17 - 8
+    a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(1024, "out")
+    emulator.run(fn, launch(arch, (256, 1, 1), struct.pack("<QQ", a_in, a_out), mem, 2048))
+    np.testing.assert_array_equal(np.frombuffer(mem.read("out"), dtype=np.int32), np.cumsum(x))
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=["sm90", "sm80"])
+def test_mixed_divergence_division_widths(arch: tuple[str, int, int]) -> None:
+    fn = functions(arch[0])["_Z9emu_mixedPKiPK6float4PfPx4Pairi"]
+    mem = GlobalMemory()
+    idx = ((np.arange(64) * 29) % 97).astype(np.int32)
+    vin = (np.arange(256, dtype=np.float32) * 0.25).reshape(64, 4)
+    a_idx, a_vin = mem.add_buffer(idx.tobytes(), "idx"), mem.add_buffer(vin.tobytes(), "vin")
+    a_out, a_wide = mem.add_buffer(128 * 4, "out"), mem.add_buffer(64 * 8, "wide")
+    pa, pb, trips = 5, 1.5, 3
+    params = struct.pack("<QQQQifi", a_idx, a_vin, a_out, a_wide, pa, pb, trips)
+    emulator.run(fn, launch(arch, (64, 1, 1), params, mem, 64 * 16 + 64 * 8 + 256 + 256))
+    out = np.frombuffer(mem.read("out"), dtype=np.float32)
+    t = np.arange(64)
+    want = np.zeros(64, dtype=np.float32)
+    for i in range(64):
+        if i % 3 == 0:
+            want[i] = sum(np.float32(vin[(i + k) % 64, 1]) for k in range(trips + i % 5))
+        elif i % 3 == 1:
+            want[i] = np.sqrt(np.float32(i)) + np.float32(i * pa) / np.float32(7.0)
+        else:
+            s16 = np.zeros(128, dtype=np.int16)
+            s16[0::2], s16[1::2] = t - 40, 3 * t
+            c8 = np.zeros(256, dtype=np.int8)
+            c8[0::4] = (t * 7).astype(np.int8)
+            want[i] = (
+                np.float32(idx[i] % 64 * 0.5) + s16[(i * 5) % 128] - np.float32(c8[(i * 8) % 256])
+            )
+    np.testing.assert_allclose(out[:64], want + np.float32(pb), rtol=1e-6)
+    np.testing.assert_array_equal(out[64:], (t // (pa + 1)) * 1000 + t % (pa + 1))
+    wide = np.frombuffer(mem.read("wide"), dtype=np.int64)
+    np.testing.assert_array_equal(wide, (t.astype(np.int64) * 0x100000001 - idx * 3) >> 3)
+
+
+def test_shared_overrun_is_a_located_error() -> None:
+    arch = ARCHES[0]
+    fn = functions(arch[0])["_Z13emu_transposeILi0EEvPKfPf"]
+    mem = GlobalMemory()
+    a_in, a_out = mem.add_buffer(4096, "in"), mem.add_buffer(4096, "out")
+    with pytest.raises(TraceError) as err:
+        emulator.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 64))
+    assert "outside the block's shared memory" in err.value.message
+    assert err.value.path is not None and err.value.path.endswith("emu_basic.cu")
+
+
+def test_global_overrun_names_the_buffer() -> None:
+    arch = ARCHES[0]
+    fn = functions(arch[0])["_Z13emu_transposeILi0EEvPKfPf"]
+    mem = GlobalMemory()
+    a_in, a_out = mem.add_buffer(1000, "in"), mem.add_buffer(4096, "out")
+    with pytest.raises(TraceError, match="nearest buffer 'in'"):
+        emulator.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 4096))
