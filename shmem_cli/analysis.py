@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from .engine import AccessKind, explain_request, request_stats
+from .engine import AccessKind, RequestStats, explain_request, request_stats
 from .errors import ShmemError
 from .layout import Layout, Variant, resolve
 from .model import AccessResult, FileResult, Report, RequestRef
-from .space import Space
+from .space import Batch, Space
 from .spec import AccessDecl, SpecFile, load_spec, spec_from_mapping
+from .totals import I64, scan_access
 
 HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
 
@@ -64,25 +65,10 @@ def analyze_access(
     keep_heat = warps * iterations <= HEAT_LIMIT
     heat = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
     heat_ideal = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
-    requests = wavefronts = ideal = cycles = conflicted = 0
-    max_ways = 0
-    worst: tuple[int, int, int, int, int] | None = None  # wavefronts, iteration, warp, ideal, ways
-    for batch in space.batches():
-        has = batch.active.any(axis=1)
-        everyone = bool(has.all())
-        addr, active = (
-            (batch.addr, batch.active) if everyone else (batch.addr[has], batch.active[has])
-        )
-        if not len(addr):
-            continue
-        stats = request_stats(addr, active, kind, arch)
-        requests += len(addr)
-        wavefronts += int(stats.wavefronts.sum())
-        ideal += int(stats.ideal.sum())
-        cycles += int(stats.cycles.sum())
-        conflicted += int((stats.wavefronts > stats.ideal).sum())
-        max_ways = max(max_ways, int(stats.ways.max()))
-        rows = np.nonzero(has)[0]
+    worst: tuple[int, int, int] | None = None  # wavefronts, iteration, warp
+
+    def visit(batch: Batch, rows: I64, stats: RequestStats) -> None:
+        nonlocal worst
         if heat is not None and heat_ideal is not None:
             cells = batch.first_iteration * warps + rows
             heat.reshape(-1)[cells] = stats.wavefronts
@@ -90,13 +76,9 @@ def analyze_access(
         k = int(np.argmax(stats.wavefronts))
         if worst is None or int(stats.wavefronts[k]) > worst[0]:
             row = int(rows[k])
-            worst = (
-                int(stats.wavefronts[k]),
-                batch.first_iteration + row // warps,
-                row % warps,
-                int(stats.ideal[k]),
-                int(stats.ways[k]),
-            )
+            worst = (int(stats.wavefronts[k]), batch.first_iteration + row // warps, row % warps)
+
+    totals = scan_access(space, kind, visit)
     shown: RequestRef | None = None
     req_detail = None
     pick = None
@@ -133,11 +115,12 @@ def analyze_access(
         op=access.op,
         dtype=layout.arrays[access.array].decl.dtype.name,
         width=kind.size,
-        requests=requests,
-        wavefronts=wavefronts,
-        ideal_wavefronts=ideal,
-        max_ways=max_ways,
-        cycles=cycles,
+        requests=totals.requests,
+        wavefronts=totals.wavefronts,
+        ideal_wavefronts=totals.ideal_wavefronts,
+        max_ways=totals.max_ways,
+        cycles=totals.cycles,
+        conflicted_requests=totals.conflicted_requests,
         lane_accesses=space.lane_accesses,
         line=access.pos.line if access.pos else None,
         column=access.pos.column if access.pos else None,
@@ -148,7 +131,6 @@ def analyze_access(
         loops=tuple(lp.describe() for lp in access.loops),
         heat=heat,
         heat_ideal=heat_ideal,
-        conflicted_requests=conflicted,
         max_wavefronts_per_request=worst[0] if worst is not None else 0,
     )
 
@@ -172,6 +154,7 @@ def analyze_spec(
         accesses=results,
         block=layout.block,
         smem_bytes=layout.smem_bytes,
+        spec=spec,
     )
 
 

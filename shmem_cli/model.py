@@ -10,6 +10,8 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+    from .spec import SpecFile
+
 from .errors import ShmemError
 
 
@@ -61,10 +63,13 @@ class RequestRef:
 
 
 class CostTotals:
-    """What follows from an access's total wavefronts and their ideal (mixed into results)."""
+    """What follows from request totals (mixed into results): excess, conflict-free, JSON."""
 
+    requests: int
     wavefronts: int
     ideal_wavefronts: int
+    max_ways: int
+    conflicted_requests: int
 
     @property
     def excess_wavefronts(self) -> int:
@@ -77,6 +82,40 @@ class CostTotals:
     @property
     def efficiency(self) -> float:
         return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
+
+    def cost_json(self) -> dict[str, Any]:
+        """The request totals as every JSON output writes them, in this order."""
+        return {
+            "requests": self.requests,
+            "wavefronts": self.wavefronts,
+            "ideal_wavefronts": self.ideal_wavefronts,
+            "excess_wavefronts": self.excess_wavefronts,
+            "max_ways": self.max_ways,
+            "conflict_free": self.conflict_free,
+            "conflicted_requests": self.conflicted_requests,
+        }
+
+
+@dataclass(frozen=True)
+class Totals(CostTotals):
+    """Sums over requests, as analyze and sweep both count them (``totals.py``)."""
+
+    requests: int = 0
+    wavefronts: int = 0
+    ideal_wavefronts: int = 0
+    max_ways: int = 0  # the worst bank degree of any request
+    cycles: int = 0
+    conflicted_requests: int = 0  # requests costing more than their ideal
+
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(
+            requests=self.requests + other.requests,
+            wavefronts=self.wavefronts + other.wavefronts,
+            ideal_wavefronts=self.ideal_wavefronts + other.ideal_wavefronts,
+            max_ways=max(self.max_ways, other.max_ways),
+            cycles=self.cycles + other.cycles,
+            conflicted_requests=self.conflicted_requests + other.conflicted_requests,
+        )
 
 
 @dataclass(frozen=True)
@@ -116,13 +155,7 @@ class AccessResult(CostTotals):
             "bytes_per_lane": self.width,
             "line": self.line,
             "column": self.column,
-            "requests": self.requests,
-            "wavefronts": self.wavefronts,
-            "ideal_wavefronts": self.ideal_wavefronts,
-            "excess_wavefronts": self.excess_wavefronts,
-            "max_ways": self.max_ways,
-            "conflict_free": self.conflict_free,
-            "conflicted_requests": self.conflicted_requests,
+            **self.cost_json(),
             "bandwidth_efficiency": round(self.efficiency, 4),
             "cycles": self.cycles,
             "lane_accesses": self.lane_accesses,
@@ -161,6 +194,8 @@ class FileResult:
     error: ShmemError | None = None
     block: tuple[int, int, int] | None = None
     smem_bytes: int = 0
+    # the compiled spec it was analyzed from (for --suggest: nothing is read twice)
+    spec: SpecFile | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

@@ -179,6 +179,10 @@ class SpecFile:
     arch: ArchProfile
     pos: SourcePos | None = None
     lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    # where each param gets its value, for messages about a swept value
+    param_pos: Mapping[str, SourcePos | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
 
 def load_spec(path: str | Path) -> SpecFile:
@@ -283,6 +287,7 @@ class _Compiler:
             arch=PROFILES[arch_name],
             pos=self.doc.pos(),
             lines=self.lines,
+            param_pos={p: self.doc.pos("params", p) for p in params},
         )
 
     def compile_array(

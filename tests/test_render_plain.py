@@ -23,7 +23,7 @@ from shmem_cli.model import Report
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.plain import Block, Column, Styled, Table, layout
 from shmem_cli.render.text import render_text, report_view, to_rich, to_string
-from shmem_cli.sweep import suggest_report
+from shmem_cli.suggest import suggest_report
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "access_specs").glob("*.yaml"))

@@ -15,6 +15,7 @@ from shmem_cli.cli import main
 from shmem_cli.errors import ShmemError
 from shmem_cli.layout import Variant
 from shmem_cli.spec import SpecFile, load_spec, spec_from_mapping
+from shmem_cli.suggest import suggest
 from shmem_cli.sweep import (
     Evaluator,
     Plan,
@@ -23,7 +24,6 @@ from shmem_cli.sweep import (
     parse_values,
     run_sweep,
     split_swizzles,
-    suggest,
 )
 from shmem_cli.swizzle import TMA_SWIZZLES
 

@@ -151,7 +151,7 @@ def analyze(
     report = analyze_many(paths, choice=parse_request(request))
     hints: dict[str, dict[str, str]] = {}
     if suggest and (fmt == "text" or svg_path or html_path):
-        from ..sweep import suggest_report
+        from ..suggest import suggest_report
 
         hints = suggest_report(report)
     from ..render.options import RenderOptions
