@@ -441,14 +441,6 @@ def load_file(path: str | os.PathLike[str]) -> Document:
 
 def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
     """A spec file's bytes, at most one past the size limit (so a huge file is not read whole)."""
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            return handle.read(MAX_BYTES + 1)
-    except IsADirectoryError:
-        raise ShmemError("cannot read spec: it is a directory", path=name) from None
-    except FileNotFoundError:
-        raise ShmemError("cannot read spec: no such file", path=name) from None
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ShmemError(f"cannot read spec: {shorten(reason)}", path=name) from None
+    from .bounded_read import read_prefix  # regular files only: a FIFO would hang the read
+
+    return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")

@@ -50,16 +50,9 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
 
 def _read_dump(path: Path) -> str:
     """A SASS dump as text; gzip-compressed dumps (``sass.txt.gz``) are unpacked."""
-    import gzip
-    import zlib
+    from ..verify.sass import read_dump
 
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":  # the gzip magic number
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        fail_usage(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
-    return data.decode("utf-8", errors="replace")
+    return read_dump(path)
 
 
 def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> VerifyReport:
@@ -68,11 +61,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     from ..verify.compare import VerifyReport, compare
 
     try:
-        launches = ncu.parse_csv(
-            csv_path.read_text(encoding="utf-8", errors="replace"), str(csv_path)
-        )
-    except OSError as exc:
-        fail_usage(f"cannot read {csv_path}: {exc.strerror or exc}")
+        launches = ncu.read_csv(csv_path)
     except ShmemError as exc:
         fail_input(exc)
     if sass_path is None:
@@ -81,14 +70,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
                 sass_path = csv_path.parent / name
                 break
     functions = sass.parse_sass(_read_dump(sass_path)) if sass_path else None
-    env_file = csv_path.parent / runner.ENV_FILE
-    device = ""
-    if env_file.is_file():
-        device = "; ".join(
-            line.strip()
-            for line in env_file.read_text(errors="replace").splitlines()
-            if line.strip()
-        )
+    device = runner.recorded_device(csv_path.parent)
     if not device:
         caps = sorted(
             {launch.compute_capability for launch in launches if launch.compute_capability}
@@ -96,15 +78,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
         device = f"recorded in {csv_path}" + (
             f" (compute capability {', '.join(caps)})" if caps else ""
         )
-    arch = ""
-    manifest = csv_path.parent / runner.MANIFEST
-    if manifest.is_file():
-        import json
-
-        try:
-            arch = str(json.loads(manifest.read_text()).get("arch", ""))
-        except (ValueError, AttributeError):
-            arch = ""
+    arch = runner.recorded_arch(csv_path.parent)
     return VerifyReport(tuple(compare(targets, launches, functions)), device=device, arch=arch)
 
 

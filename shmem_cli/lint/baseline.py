@@ -11,17 +11,21 @@ numbers keeps it accepted, renaming the access or the file does not.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ShmemError
+from ..bounded_read import read_bounded
+from ..errors import ShmemError, shorten
 from ..fsutil import write_atomic
 from .findings import Finding, LintReport
 
 SCHEMA_VERSION = 1
+#: The largest baseline read (about 200 bytes per finding: some 300,000 findings).
+MAX_BASELINE_BYTES = 64 << 20
 
 Key = tuple[str, str, str]
 
@@ -56,14 +60,24 @@ def write_baseline(path: str | Path, findings: Iterable[Finding]) -> None:
 def load_baseline(path: str | Path) -> Counter[Key]:
     """The accepted findings of a baseline file; raises ShmemError if it is not one."""
     name = str(path)
-    try:
-        data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(name):
         raise ShmemError(
             "baseline file not found (create it with --write-baseline)", path=name, code="baseline"
+        )
+    raw = read_bounded(name, MAX_BASELINE_BYTES, what="baseline", code="baseline")
+    try:
+        data: Any = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ShmemError(
+            f"baseline is not UTF-8 text (byte {exc.start})", path=name, code="baseline"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ShmemError(f"cannot read baseline: {exc}", path=name, code="baseline") from None
+    except RecursionError:
+        raise ShmemError(
+            "baseline is nested too deeply to be a shmem baseline "
+            "(write a new one with --write-baseline)",
+            path=name,
+            code="baseline",
+        ) from None
     except json.JSONDecodeError as exc:
         from ..errors import SourcePos
 
@@ -71,6 +85,12 @@ def load_baseline(path: str | Path) -> Counter[Key]:
             f"baseline is not valid JSON: {exc.msg}",
             path=name,
             pos=SourcePos(exc.lineno, exc.colno),
+            code="baseline",
+        ) from None
+    except ValueError as exc:  # a number with thousands of digits
+        raise ShmemError(
+            f"baseline holds a value shmem does not read: {shorten(str(exc))}",
+            path=name,
             code="baseline",
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):

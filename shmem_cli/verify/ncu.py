@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -122,6 +123,19 @@ def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
         if value is not None:
             launches[launch_id][row["Metric Name"]] = value
     return [Launch(names[i], launches[i], cc[i]) for i in order]
+
+
+#: The largest ncu CSV read (ncu writes about 300 bytes per metric and launch).
+MAX_CSV_BYTES = 256 << 20
+
+
+def read_csv(path: str | os.PathLike[str]) -> list[Launch]:
+    """The launches of an ``ncu --csv`` file (a regular file, at most MAX_CSV_BYTES)."""
+    from ..bounded_read import read_bounded
+
+    name = os.fspath(path)
+    data = read_bounded(name, MAX_CSV_BYTES, what="the ncu CSV", code="ncu")
+    return parse_csv(data.decode("utf-8", errors="replace"), name)
 
 
 def by_kernel(launches: list[Launch]) -> dict[str, list[Launch]]:

@@ -173,6 +173,39 @@ def write_bundle(folder: Path, targets: list[Target], arch: str) -> None:
     os.chmod(folder / "run.sh", 0o755)
 
 
+# --- what a run recorded beside its CSV ---------------------------------------------------
+
+#: The largest env.txt or manifest.json read back.
+MAX_RECORD_BYTES = 16 << 20
+
+
+def recorded_device(folder: Path) -> str:
+    """The GPU and tool versions ``env.txt`` in ``folder`` recorded, on one line ("" if none)."""
+    from ..bounded_read import read_bounded
+
+    env_file = folder / ENV_FILE
+    if not env_file.is_file():
+        return ""
+    text = read_bounded(env_file, MAX_RECORD_BYTES, what="env.txt", code="verify")
+    lines = text.decode("utf-8", errors="replace").splitlines()
+    return "; ".join(line.strip() for line in lines if line.strip())
+
+
+def recorded_arch(folder: Path) -> str:
+    """The architecture ``manifest.json`` in ``folder`` was built for ("" if not known)."""
+    from ..bounded_read import read_bounded
+
+    path = folder / MANIFEST
+    if not path.is_file():
+        return ""
+    data = read_bounded(path, MAX_RECORD_BYTES, what="manifest.json", code="verify")
+    try:
+        doc = json.loads(data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):  # not JSON, too deep, a 5,000-digit number
+        return ""
+    return str(doc.get("arch", "")) if isinstance(doc, dict) else ""
+
+
 # --- running the steps here -------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ local-memory spill, no global access before the measured region has ended.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -52,6 +53,21 @@ def parse_sass(text: str) -> dict[str, list[Instruction]]:
             guard = (m.group("guard") or "").strip()
             current.append(Instruction(int(m.group("offset"), 16), guard, m.group("opcode")))
     return functions
+
+
+#: The largest SASS dump read, plain or unpacked from gzip.
+MAX_DUMP_BYTES = 256 << 20
+
+
+def read_dump(path: str | os.PathLike[str]) -> str:
+    """A SASS dump as text; a gzip-compressed dump (``sass.txt.gz``) is unpacked.
+
+    Regular files only, at most MAX_DUMP_BYTES (unpacked); raises ShmemError.
+    """
+    from ..bounded_read import read_bounded
+
+    data = read_bounded(path, MAX_DUMP_BYTES, what="the SASS dump", code="sass", gunzip=True)
+    return data.decode("utf-8", errors="replace")
 
 
 def shared_opcodes(instructions: list[Instruction]) -> Counter[str]:

@@ -1,0 +1,238 @@
+"""Inputs that never end, never come, or unpack without end: exit 2 with the path and the
+reason, at once and with bounded memory (docs/robustness.md, "Reading files")."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli import bounded_read
+from shmem_cli.cli import main
+from shmem_cli.errors import ShmemError
+from shmem_cli.lint import baseline
+from shmem_cli.verify import sass
+
+SPEC = """\
+block: [32]
+arrays:
+  a: {dtype: float32, shape: [32, 32]}
+accesses:
+  - name: column read
+    array: a
+    index: [lane, 0]
+"""
+ZERO = "/dev/zero"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner(env=env).invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    return result.exit_code, result.stdout + result.stderr
+
+
+def shmem(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A separate process with a timeout: if a FIFO were waited on, the test fails, not hangs."""
+    return subprocess.run(
+        [sys.executable, "-m", "shmem_cli.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC)
+    return path
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "pipe.yaml"
+    os.mkfifo(path)
+    return path
+
+
+needs_zero = pytest.mark.skipif(not os.path.exists(ZERO), reason="no /dev/zero")
+
+
+# --- baselines ---------------------------------------------------------------------------
+
+
+@needs_zero
+def test_baseline_from_dev_zero(spec: Path) -> None:
+    code, out = run("lint", str(spec), "--baseline", ZERO)
+    assert code == 2
+    assert f"{ZERO}: error: cannot read baseline: it is a character device" in out
+
+
+def test_baseline_from_a_fifo(spec: Path, fifo: Path) -> None:
+    done = shmem("lint", str(spec), "--baseline", str(fifo))
+    assert done.returncode == 2
+    assert "cannot read baseline: it is a FIFO (named pipe), not a regular file" in done.stderr
+
+
+def test_baseline_over_the_size_limit(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = tmp_path / "big.json"
+    big.write_text('{"findings": [], "pad": "' + "x" * 5000 + '"}')
+    monkeypatch.setattr(baseline, "MAX_BASELINE_BYTES", 4096)
+    code, out = run("lint", str(spec), "--baseline", str(big))
+    assert code == 2
+    assert f"{big}: error: baseline is larger than the limit of 4096 bytes" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"findings": [], "n": ' + "9" * 5000 + "}", "holds a value shmem does not read"),
+        (b"\xff\xfe{}".decode("latin-1"), "not UTF-8 text"),
+    ],
+)
+def test_hostile_baseline_json(tmp_path: Path, spec: Path, text: str, message: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_bytes(text.encode("latin-1"))
+    code, out = run("lint", str(spec), "--baseline", str(path))
+    assert code == 2
+    assert f"{path}: error: baseline " in out and message in out
+    assert "Traceback" not in out
+
+
+# --- ncu CSVs and SASS dumps -------------------------------------------------------------
+
+
+@needs_zero
+def test_ncu_csv_from_dev_zero(spec: Path) -> None:
+    code, out = run("verify", str(spec), "--from-ncu", ZERO)
+    assert code == 2
+    assert f"{ZERO}: error: cannot read the ncu CSV: it is a character device" in out
+
+
+def test_ncu_csv_from_a_fifo(spec: Path, fifo: Path) -> None:
+    done = shmem("verify", str(spec), "--from-ncu", str(fifo))
+    assert done.returncode == 2
+    assert "cannot read the ncu CSV: it is a FIFO" in done.stderr
+
+
+def test_ncu_csv_over_the_size_limit(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmem_cli.verify import ncu
+
+    csv = tmp_path / "ncu.csv"
+    csv.write_text('"ID","Kernel Name","Metric Name","Metric Value"\n' * 1000)
+    monkeypatch.setattr(ncu, "MAX_CSV_BYTES", 1 << 20 >> 6)
+    code, out = run("verify", str(spec), "--from-ncu", str(csv))
+    assert code == 2
+    assert "the ncu CSV is larger than the limit of 16384 bytes" in out
+
+
+@needs_zero
+def test_sass_from_dev_zero(tmp_path: Path, spec: Path) -> None:
+    csv = tmp_path / "ncu.csv"
+    csv.write_text('"ID","Kernel Name","Metric Name","Metric Value"\n"0","k","m","1"\n')
+    code, out = run("verify", str(spec), "--from-ncu", str(csv), "--sass", ZERO)
+    assert code == 2
+    assert f"{ZERO}: error: cannot read the SASS dump: it is a character device" in out
+
+
+def test_gzip_bomb_stops_at_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bomb = tmp_path / "sass.txt.gz"
+    bomb.write_bytes(gzip.compress(b"\0" * (8 << 20)))  # 8 MiB of zeros in about 8 KB
+    assert bomb.stat().st_size < 64 << 10
+    monkeypatch.setattr(sass, "MAX_DUMP_BYTES", 1 << 20)
+    with pytest.raises(ShmemError, match="larger than the limit of 1 MiB"):
+        sass.read_dump(bomb)
+
+
+def test_gzip_members_are_all_read(tmp_path: Path) -> None:
+    dump = tmp_path / "sass.txt.gz"
+    dump.write_bytes(gzip.compress(b"Function : a\n") + gzip.compress(b"Function : b\n"))
+    assert sass.read_dump(dump) == "Function : a\nFunction : b\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (gzip.compress(bytes(range(256)) * 40)[:-30], "ends too soon"),
+        (b"\x1f\x8b" + b"\x00" * 30, "bad gzip data"),
+    ],
+)
+def test_broken_gzip(tmp_path: Path, data: bytes, message: str) -> None:
+    dump = tmp_path / "sass.txt.gz"
+    dump.write_bytes(data)
+    with pytest.raises(ShmemError, match=message):
+        bounded_read.read_bounded(dump, 1 << 20, gunzip=True)
+
+
+def test_hostile_manifest_beside_the_csv(tmp_path: Path) -> None:
+    from shmem_cli.verify import runner
+
+    (tmp_path / runner.MANIFEST).write_text("[" * 100_000)
+    assert runner.recorded_arch(tmp_path) == ""
+    (tmp_path / runner.MANIFEST).write_text('{"arch": ' + "1" * 5000 + "}")
+    assert runner.recorded_arch(tmp_path) == ""
+    (tmp_path / runner.MANIFEST).write_text('{"arch": "sm_90"}')
+    assert runner.recorded_arch(tmp_path) == "sm_90"
+
+
+# --- specs that are FIFOs or devices -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("analyze",),
+        ("lint",),
+        ("sweep", "--pad", "0..1"),
+        ("verify", "--emit", "EMIT"),
+    ],
+)
+def test_a_spec_that_is_a_fifo(tmp_path: Path, fifo: Path, command: tuple[str, ...]) -> None:
+    name, *rest = command
+    rest = [str(tmp_path / "emit") if r == "EMIT" else r for r in rest]
+    done = shmem(name, str(fifo), *rest)
+    # lint reports a spec it cannot read as a finding (exit 1); the others exit 2
+    assert done.returncode == (1 if name == "lint" else 2), done.stdout + done.stderr
+    assert f"{fifo}: error: cannot read spec: it is a FIFO (named pipe)" in (
+        done.stdout + done.stderr
+    )
+    assert "Traceback" not in done.stderr
+
+
+@needs_zero
+def test_a_spec_that_is_dev_zero() -> None:
+    code, out = run("analyze", ZERO)
+    assert code == 2
+    assert f"{ZERO}: error: cannot read spec: it is a character device" in out
+
+
+def test_step_summary_that_is_a_fifo(spec: Path, fifo: Path) -> None:
+    done = shmem("lint", str(spec), "--format", "github", env={"GITHUB_STEP_SUMMARY": str(fifo)})
+    assert done.returncode == 1  # the findings decide; the summary only warns
+    assert "cannot write the step summary" in done.stderr
+    assert "not a regular file" in done.stderr or "nobody reads" in done.stderr
+
+
+def test_step_summary_appends(tmp_path: Path, spec: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    code, _ = run(
+        "lint", str(spec), "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert code == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n") and len(text) > len("earlier step\n")
