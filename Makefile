@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SHMEM := $(VENV)/bin/shmem
 
-.PHONY: run test lint bench fuzz dev clean
+.PHONY: run shell test lint bench fuzz dev clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,9 +16,17 @@ $(VENV)/.dev: $(VENV)/.runtime
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-## run: analyze the bundled example specs
+## run: analyze the bundled example specs, then say how to put shmem on PATH
 run: $(VENV)/.runtime
 	$(SHMEM) analyze access_specs/
+	@echo
+	@echo "shmem is installed in $(VENV)/bin. To type 'shmem ...' as the docs do, run"
+	@echo "  . $(VENV)/bin/activate     (or: make shell, a shell with shmem on PATH)"
+
+## shell: a new shell with .venv/bin (and so shmem) first on PATH; exit to leave it
+shell: $(VENV)/.runtime
+	@echo "shmem is on PATH in this shell; type exit to leave it"
+	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $${SHELL:-/bin/sh} -i
 
 ## test: the whole test suite
 test: $(VENV)/.dev
@@ -27,9 +35,10 @@ test: $(VENV)/.dev
 ## dev: install shmem with its development tools into .venv
 dev: $(VENV)/.dev
 
-## lint: ruff and mypy
+## lint: ruff check, ruff format --check and mypy --strict
 lint: $(VENV)/.dev
-	$(VENV)/bin/ruff check shmem_cli tests bench
+	$(VENV)/bin/ruff check shmem_cli tests bench docs/tools
+	$(VENV)/bin/ruff format --check shmem_cli tests bench docs/tools
 	$(VENV)/bin/mypy
 
 ## bench: performance figures (see docs/performance.md)

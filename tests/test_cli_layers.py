@@ -16,7 +16,10 @@ from shmem_cli.commands.environment import Environment
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ROOT / "shmem_cli" / "commands"
 
-BAD = "name: bad\nblock: [32]\narrays: {a: {dtype: float, shape: [32]}}\naccesses: [{array: b, index: [0]}]\n"
+BAD = (
+    "name: bad\nblock: [32]\narrays: {a: {dtype: float, shape: [32]}}\n"
+    "accesses: [{array: b, index: [0]}]\n"
+)
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -33,7 +33,10 @@ accesses:
     index: [2 * tid]
 """
 
-BROKEN = "name: broken\nblock: [32]\narrays:\n  a: {dtype: float, shape: [32]}\naccesses:\n  - array: b\n    index: [tid]\n"
+BROKEN = (
+    "name: broken\nblock: [32]\narrays:\n  a: {dtype: float, shape: [32]}\n"
+    "accesses:\n  - array: b\n    index: [tid]\n"
+)
 
 
 @pytest.fixture
@@ -93,7 +96,7 @@ def test_bad_fail_on_value_is_a_usage_error(project: Path) -> None:
 def test_invalid_spec_is_reported_and_the_others_still_linted(project: Path) -> None:
     (project / "specs" / "broken.yaml").write_text(BROKEN)
     code, out, _ = run("lint", "specs", "--format", "json")
-    assert code == 1
+    assert code == 2  # an invalid spec: exit 2, as in every command
     doc = json.loads(out)
     assert [f["path"] for f in doc["files"]] == [
         "specs/broken.yaml",
@@ -155,7 +158,8 @@ def test_each_file_once_in_path_order(project: Path) -> None:
 
 def test_config_paths_exclude_and_fail_on(project: Path) -> None:
     (project / "pyproject.toml").write_text(
-        '[project]\nname = "k"\n\n[tool.shmem]\npaths = ["specs"]\nexclude = ["specs/conflict.yaml"]\n'
+        '[project]\nname = "k"\n\n[tool.shmem]\npaths = ["specs"]\n'
+        'exclude = ["specs/conflict.yaml"]\n'
     )
     code, out, _ = run("lint")
     assert code == 0 and out == "no findings in 1 file, 1 access.\n"
@@ -310,3 +314,69 @@ def test_rules_json() -> None:
     records = json.loads(out)
     assert [r["code"] for r in records][:2] == ["SH001", "SH002"]
     assert records[0]["severity"] == "error" and "conflict-free" in records[0]["description"]
+
+
+# --- issue 15: invalid specs, --select/--ignore --------------------------------------------
+
+# two schema errors: an unknown key and a missing index
+TWO_ERRORS = (
+    "name: two\nblock: [32]\narrays:\n  a: {dtype: float, shape: [32], shpae: 1}\n"
+    "accesses:\n  - array: a\n"
+)
+
+
+def test_lint_reports_every_schema_error_and_exits_2(project: Path) -> None:
+    (project / "specs" / "two.yaml").write_text(TWO_ERRORS)
+    for extra in ((), ("--exit-zero",)):
+        code, out, _ = run("lint", "specs/two.yaml", "--format", "json", *extra)
+        assert code == 2
+        found = [(f["code"], f["line"]) for f in json.loads(out)["findings"]]
+        assert found == [("SH100", 4), ("SH100", 6)]
+    # and analyze reports the same two
+    analyze = CliRunner().invoke(main, ["analyze", "specs/two.yaml", "--format", "json"])
+    assert analyze.exit_code == 2
+    assert len(analyze.stderr.strip().splitlines()) == 2
+
+
+def codes_found(*args: str) -> list[str]:
+    code, out, err = run("lint", "specs", "--format", "json", "--exit-zero", *args)
+    assert code == 0, err
+    return sorted({f["code"] for f in json.loads(out)["findings"]})
+
+
+STALE = CLEAN.replace("index: [tid]", "index: [tid]\n    expect: {max_ways: 4}")
+
+
+def test_select_and_ignore_by_code_prefix_and_name(project: Path) -> None:
+    (project / "specs" / "clean.yaml").write_text(STALE)  # SH003 stale-expectation
+    assert codes_found() == ["SH001", "SH003"]
+    assert codes_found("--select", "SH001") == ["SH001"]
+    assert codes_found("--select", "stale-expectation") == ["SH003"]
+    assert codes_found("--select", "SH00") == ["SH001", "SH003"]
+    assert codes_found("--ignore", "bank-conflict") == ["SH003"]
+    assert codes_found("--ignore", "SH001,SH003") == []
+    assert codes_found("--select", "SH001", "--select", "SH003", "--ignore", "sh003") == ["SH001"]
+
+
+def test_select_and_ignore_in_pyproject(project: Path) -> None:
+    (project / "specs" / "clean.yaml").write_text(STALE)
+    (project / "pyproject.toml").write_text('[tool.shmem]\nignore = ["SH001"]\n')
+    assert codes_found() == ["SH003"]
+    assert codes_found("--ignore", "SH003") == ["SH001"]  # the flag replaces the key
+    (project / "pyproject.toml").write_text('[tool.shmem]\nselect = ["bank-conflict"]\n')
+    assert codes_found() == ["SH001"]
+
+
+def test_unknown_rule_is_a_usage_error(project: Path) -> None:
+    code, _, err = run("lint", "specs", "--select", "SH999")
+    assert code == 2 and "unknown rule 'SH999'" in err and "SH001 (bank-conflict)" in err
+    (project / "pyproject.toml").write_text('[tool.shmem]\n\nignore = ["bank-conflicts"]\n')
+    code, _, err = run("lint", "specs")
+    assert code == 2 and "pyproject.toml:3:1: error: [tool.shmem] ignore: unknown rule" in err
+
+
+def test_invalid_spec_cannot_be_ignored(project: Path) -> None:
+    (project / "specs" / "broken.yaml").write_text(BROKEN)
+    code, out, _ = run("lint", "specs", "--format", "json", "--ignore", "SH100")
+    assert code == 2
+    assert "SH100" in {f["code"] for f in json.loads(out)["findings"]}

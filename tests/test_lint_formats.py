@@ -86,7 +86,7 @@ REPORT = LintReport(
 )
 
 
-# --- GitHub --------------------------------------------------------------------------------
+# --- GitHub ---------------------------------------------------------------------------------------
 
 
 def test_github_escaping() -> None:
@@ -104,7 +104,8 @@ def test_github_annotations_grouped_per_file() -> None:
         "100%25 clean%0Asecond line%0D",
         "::endgroup::",
         "::group::specs/c.yaml (1 finding)",
-        "::notice file=specs/c.yaml,line=3,col=13,title=SH004 loose-expectation::max_ways 8 could be 2",
+        "::notice file=specs/c.yaml,line=3,col=13,title=SH004 loose-expectation::"
+        "max_ways 8 could be 2",
         "::endgroup::",
         "::group::specs/z.yaml (1 finding)",
         "::error file=specs/z.yaml,title=SH100 invalid-spec::empty spec file",
@@ -126,7 +127,8 @@ def test_step_summary_markdown_table() -> None:
     assert "| Severity | Rule | Location | Access | Message |" in lines
     row = next(ln for ln in lines if "SH003" in ln)
     assert row == (
-        "| warning | SH003 stale-expectation | specs/a b.yaml:14:13 | ok | 100% clean second line  |"
+        "| warning | SH003 stale-expectation | specs/a b.yaml:14:13 | ok "
+        "| 100% clean second line  |"
     )
     assert markdown_cell("a|b<c>&\nd") == "a\\|b&lt;c&gt;&amp; d"
     clean = LintReport((FileLint("s.yaml", "s", (acc("a", 1),), ()),))
@@ -154,7 +156,7 @@ def test_github_step_summary_is_appended(tmp_path: Path, monkeypatch: pytest.Mon
     assert "| error | SH001 bank-conflict | s.yaml:5:5 | even |" in text
 
 
-# --- SARIF -----------------------------------------------------------------------------------------
+# --- SARIF ----------------------------------------------------------------------------------------
 
 
 def test_sarif_log_structure() -> None:
@@ -236,7 +238,7 @@ def test_sarif_end_to_end_uses_repo_relative_paths(
     assert res["locations"][0]["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 5}
 
 
-# --- JUnit -----------------------------------------------------------------------------------------
+# --- JUnit ----------------------------------------------------------------------------------------
 
 
 def test_junit_suites_cases_and_failures() -> None:
@@ -283,7 +285,7 @@ def test_junit_strips_characters_xml_cannot_hold() -> None:
     )
 
 
-# --- JSON and text -----------------------------------------------------------------------------------
+# --- JSON and text --------------------------------------------------------------------------------
 
 
 def test_json_records() -> None:

@@ -1,4 +1,4 @@
-"""The project lints its own specs, and its CI examples are real: pre-commit hook, workflow, docs."""
+"""The project lints its own specs, and its CI examples are real: pre-commit, workflow, docs."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_pyproject_names_the_specs_to_lint(monkeypatch: pytest.MonkeyPatch) -> N
     assert files == expected
 
 
-# --- pre-commit ------------------------------------------------------------------------------------
+# --- pre-commit -----------------------------------------------------------------------------------
 
 
 def hook() -> dict[str, Any]:
@@ -139,7 +139,7 @@ def test_pre_commit_hook_entry_runs(tmp_path: Path) -> None:
     assert failed.stdout.startswith("access_specs/bad.yaml:6:5: error: 2-way bank conflict")
 
 
-# --- the GitHub Actions example ---------------------------------------------------------------------
+# --- the GitHub Actions example -------------------------------------------------------------------
 
 
 def workflow() -> dict[Any, Any]:

@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -40,16 +39,14 @@ def with_index(index: str, *more: str) -> str:
     return GOOD.replace("index: [lane]", f"index: [{index}]") + "".join(m + "\n" for m in more)
 
 
-def cli(*args: str) -> tuple[int, str, float]:
-    """Run ``shmem`` in-process; exit status, stdout + stderr, seconds taken."""
-    start = time.perf_counter()
+def cli(*args: str) -> tuple[int, str]:
+    """Run ``shmem`` in-process; exit status, stdout + stderr (how fast: bench/run.py)."""
     result = CliRunner().invoke(main, list(args))
-    elapsed = time.perf_counter() - start
     # anything but a clean exit would be a crash
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(
         result.exception
     )
-    return result.exit_code, result.stdout + result.stderr, elapsed
+    return result.exit_code, result.stdout + result.stderr
 
 
 def check_refused(
@@ -61,7 +58,7 @@ def check_refused(
     else:
         spec.write_text(content, encoding="utf-8")
     # JSON on stdout, the errors on stderr exactly as rendered (text mode wraps long lines)
-    code, out, elapsed = cli("analyze", "--format", "json", str(spec))
+    code, out = cli("analyze", "--format", "json", str(spec))
     assert code == 2, out
     assert "Traceback" not in out
     if where is None:
@@ -382,7 +379,7 @@ def test_good_and_bad_files_together(tmp_path: Path) -> None:
     bad.write_text(with_index("lane + 1"))
     binary = tmp_path / "binary.yaml"
     binary.write_bytes(b"\x00\x01")
-    code, out, _ = cli("analyze", "--no-tables", str(bad), str(good), str(binary))
+    code, out = cli("analyze", "--no-tables", str(bad), str(good), str(binary))
     assert code == 2
     assert f"{bad}:7:13: error: index 0 of a[32] is 32" in out
     assert f"{binary}:1:1: error: file contains a NUL byte" in out
@@ -457,7 +454,7 @@ def test_random_expression_text(text: str) -> None:
     spec = Path(tempfile.gettempdir()) / f"shmem-rand-{os.getpid()}.yaml"
     spec.write_text(with_index(json.dumps(text)))  # a JSON string is a YAML double-quoted one
     try:
-        code, out, _ = cli("analyze", "--no-tables", str(spec))
+        code, out = cli("analyze", "--no-tables", str(spec))
     finally:
         spec.unlink()
     assert code in (0, 2)
@@ -477,7 +474,7 @@ def test_random_yaml(content: str | bytes) -> None:
     else:
         spec.write_text(content, encoding="utf-8")
     try:
-        code, out, _ = cli("analyze", "--no-tables", str(spec))
+        code, out = cli("analyze", "--no-tables", str(spec))
     finally:
         spec.unlink()
     assert code == 2  # random text is never a complete spec
@@ -543,7 +540,7 @@ def test_cli_output_interrupted_keeps_the_old_report(
     spec = tmp_path / "good.yaml"
     spec.write_text(GOOD)
     target = tmp_path / "report.txt"
-    code, _, _ = cli("analyze", str(spec), "--format", "json", "-o", str(target))
+    code, _ = cli("analyze", str(spec), "--format", "json", "-o", str(target))
     assert code == 0
     first = target.read_text()
     assert '"wavefronts": 1' in first

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -334,14 +333,11 @@ def test_billion_laughs_refused_quickly() -> None:
         refs = ", ".join([f"*l{i - 1}"] * 9)
         lines.append(f"l{i}: &l{i} [{refs}]")
     text = "\n".join(lines) + "\n"
-    start = time.perf_counter()
-    err = load_error(text)
-    elapsed = time.perf_counter() - start
+    err = load_error(text)  # how fast: bench/run.py ("refuse a billion-laughs document")
     assert err.message == (
         f"YAML document too large after expanding aliases (limit {MAX_NODES} nodes)"
     )
     assert err.pos is not None
-    assert elapsed < 2.0
 
 
 def test_merge_key_bomb_is_bounded() -> None:
@@ -349,9 +345,7 @@ def test_merge_key_bomb_is_bounded() -> None:
     for i in range(1, 12):
         refs = ", ".join([f"*m{i - 1}"] * 9)
         lines.append(f"m{i}: &m{i} {{<<: [{refs}]}}")
-    start = time.perf_counter()
-    doc = load_yaml("\n".join(lines) + "\n", "merge-bomb.yaml")
-    assert time.perf_counter() - start < 2.0
+    doc = load_yaml("\n".join(lines) + "\n", "merge-bomb.yaml")  # time: bench/run.py
     assert doc.data["m11"] == {"k": 1}
 
 
@@ -684,17 +678,3 @@ def test_import_does_not_load_jsonschema() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
-
-
-def test_loading_a_50_line_spec_is_fast() -> None:
-    assert 45 <= VALID.count("\n") <= 60
-    raw = VALID.encode()
-    load_yaml(raw, "warm.yaml")
-    best = min(_timed(lambda: load_yaml(raw, "fast.yaml")) for _ in range(20))
-    assert best < 0.005
-
-
-def _timed(fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start

@@ -77,7 +77,8 @@ def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str
 @click.option(
     "--fail-on",
     type=click.Choice(SEVERITIES),
-    help="Lowest severity that makes the exit status 1 (default: [tool.shmem] fail-on, else error).",
+    help="Lowest severity that makes the exit status 1 "
+    "(default: [tool.shmem] fail-on, else error).",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option(
@@ -104,6 +105,20 @@ def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str
 )
 @click.option("--no-config", is_flag=True, help="Ignore pyproject.toml.")
 @click.option(
+    "--select",
+    multiple=True,
+    metavar="RULES",
+    help="Run only these rules: codes (SH001), code prefixes (SH00) or names, comma-separated "
+    "or repeated (default: [tool.shmem] select, else every rule).",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="RULES",
+    help="Do not run these rules (as --select; default: [tool.shmem] ignore). "
+    "invalid-spec (SH100) always runs.",
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(0),
@@ -123,6 +138,8 @@ def lint(
     exclude: tuple[str, ...],
     config_path: str | None,
     no_config: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
     jobs: int,
 ) -> None:
     """Check spec FILES and DIRECTORIES against their bank-conflict expectations.
@@ -138,7 +155,9 @@ def lint(
     baseline, expect); flags override them.
 
     Exit status: 0 no findings at or above --fail-on, 1 findings, 2 usage
-    errors (unknown option, missing path, bad config or baseline).
+    errors (unknown option, missing path, bad config or baseline) or an
+    invalid spec (SH100: every problem of the spec is reported, as by
+    analyze; --exit-zero does not change this).
 
     \b
     Examples:
@@ -183,8 +202,11 @@ def lint(
         current_environment().err("shmem lint: no spec files to lint")
         sys.exit(ExitCode.OK)
 
-    files = lint_files(targets, LintOptions(default_expect=config.expect), jobs=jobs)
+    rules = _rules(select or config.select, ignore or config.ignore)
+    options = LintOptions(default_expect=config.expect, rules=rules)
+    files = lint_files(targets, options, jobs=jobs)
     report = LintReport(files=files)
+    invalid = any(f.code == "SH100" for f in report.findings)
 
     if write_baseline is not None:
         baselines.write_baseline(write_baseline, report.findings)
@@ -192,7 +214,7 @@ def lint(
         current_environment().err(
             f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}"
         )
-        sys.exit(ExitCode.OK)
+        sys.exit(ExitCode.USAGE if invalid else ExitCode.OK)
 
     baseline_file = baseline or (str(config.base / config.baseline) if config.baseline else None)
     if baseline_file is not None:
@@ -220,8 +242,25 @@ def lint(
 
         current_environment().err(f"shmem lint: {summary_line(report)} (report in {output})")
 
+    if invalid:
+        sys.exit(ExitCode.USAGE)
     failed = bool(report.failing(threshold))
     sys.exit(ExitCode.FINDINGS if failed and not exit_zero else ExitCode.OK)
+
+
+def _rules(select: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str] | None:
+    """The codes of the rules to run (None: all), from --select/--ignore or [tool.shmem]."""
+    from ..lint.selection import chosen
+
+    def split(keys: tuple[str, ...]) -> list[str]:
+        return [k for key in keys for k in key.split(",") if k.strip()]
+
+    if not select and not ignore:
+        return None
+    try:
+        return chosen(split(select), split(ignore))
+    except ValueError as exc:
+        fail_usage(str(exc))
 
 
 @click.command(context_settings=CONTEXT, short_help="List the lint rules, or document some.")

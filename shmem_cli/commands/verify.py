@@ -239,7 +239,8 @@ def verify(
         build_arch = arch or "sm_90"
         runner.write_bundle(Path(emit_dir), targets, build_arch)
         click.echo(
-            f"wrote {len(targets)} kernels to {emit_dir}/ ({runner.SOURCE}, {runner.MANIFEST}, run.sh).\n"
+            f"wrote {len(targets)} kernels to {emit_dir}/ "
+            f"({runner.SOURCE}, {runner.MANIFEST}, run.sh).\n"
             f"On the GPU machine: bash {emit_dir}/run.sh [{build_arch}]\n"
             f"Then here: shmem verify {' '.join(paths)} --from-ncu {emit_dir}/{runner.CSV_FILE}"
         )

@@ -8,6 +8,8 @@ Keys (command-line flags override them)::
     fail-on = "error"                 # error | warning | info
     baseline = "shmem-baseline.json"  # accepted findings (see --baseline)
     expect = {max_ways = 2}           # default expectation under every spec's own
+    select = ["SH001", "SH002"]       # only these rules (codes, code prefixes or names)
+    ignore = ["loose-expectation"]    # every rule but these
 
 The nearest ``pyproject.toml`` is searched from the current directory upwards,
 stopping at the repository root (the directory holding ``.git``); a file without
@@ -28,7 +30,7 @@ from ..errors import ShmemError, SourcePos
 from ..spec import Expect
 from .findings import LABELS, Severity
 
-KEYS = ("paths", "exclude", "fail-on", "baseline", "expect")
+KEYS = ("paths", "exclude", "fail-on", "baseline", "expect", "select", "ignore")
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
 
 
@@ -43,6 +45,8 @@ class LintConfig:
     fail_on: Severity | None = None
     baseline: str | None = None
     expect: Expect | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -148,7 +152,20 @@ class _Reader:
             fail_on=fail_on,
             baseline=baseline,
             expect=self.expect(table.get("expect")),
+            select=self.rule_keys(table, "select"),
+            ignore=self.rule_keys(table, "ignore"),
         )
+
+    def rule_keys(self, table: dict[str, Any], key: str) -> tuple[str, ...]:
+        from .selection import codes_of
+
+        keys = self.strings(table, key)
+        for k in keys:
+            try:
+                codes_of(k)
+            except ValueError as exc:
+                raise self.error(f"[tool.shmem] {key}: {exc}", key) from None
+        return keys
 
     def expect(self, value: Any) -> Expect | None:
         if value is None:

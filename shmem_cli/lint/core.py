@@ -35,6 +35,11 @@ class LintOptions:
     """What a lint run needs besides the files."""
 
     default_expect: Expect | None = None  # [tool.shmem] expect: under every spec's own
+    #: the codes of the rules that run (--select/--ignore); None: every rule
+    rules: frozenset[str] | None = None
+
+    def runs(self, rule: Rule) -> bool:
+        return self.rules is None or rule.code in self.rules
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
         findings = [
             _finding(rule, hit, target.display)
             for rule in RULES
-            if rule.check_file is not None
+            if rule.check_file is not None and options.runs(rule)
             for hit in rule.check_file(check)
         ]
         return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
@@ -106,7 +111,7 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
             space=Space(spec, layout, decl),
         )
         for rule in RULES:
-            if rule.check_access is None:
+            if rule.check_access is None or not options.runs(rule):
                 continue
             for hit in rule.check_access(item):
                 findings.append(
@@ -122,7 +127,7 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
                 )
     file_check = FileCheck(target.display, None)
     for rule in RULES:
-        if rule.check_file is not None:
+        if rule.check_file is not None and options.runs(rule):
             findings.extend(
                 _finding(rule, hit, target.display, spec=spec.name)
                 for hit in rule.check_file(file_check)

@@ -120,8 +120,8 @@ def sweep_renderables(result: SweepResult) -> list[RenderableType]:
         assert first.outcome.error is not None
         out.append(
             Text(
-                f"{len(invalid)} invalid variant(s); the first ({describe_settings(result, first)}): "
-                + first.outcome.error.render(),
+                f"{len(invalid)} invalid variant(s); "
+                f"the first ({describe_settings(result, first)}): " + first.outcome.error.render(),
                 style="red",
             )
         )

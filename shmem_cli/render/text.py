@@ -38,7 +38,7 @@ def degree_style(ways: int) -> str:
 
 
 def compact_lanes(lanes: Iterable[int]) -> str:
-    """Lane numbers as short text: ``5``, ``0,16``, ``4-7``, ``0+7`` (first lane and how many more)."""
+    """Lane numbers as short text: ``5``, ``0,16``, ``4-7``, ``0+7`` (lane 0 and 7 more)."""
     ls = sorted(lanes)
     if len(ls) == 1:
         return str(ls[0])

@@ -2,8 +2,11 @@
 
 Reported at the line and column of the fault (a YAML syntax error, a key the
 format does not know, a wrong type, an undefined name in an index expression,
-an index out of the array's bounds, ...). The file's accesses are not checked;
-every other file still is.
+an index out of the array's bounds, ...), one finding per problem: every
+schema error of the file is reported, as ``shmem analyze`` does. The file's
+accesses are not checked; every other file still is. A run with an invalid spec
+exits with status 2 (as every shmem command does), whatever ``--fail-on`` or
+``--exit-zero`` say, and this rule cannot be ignored.
 """
 
 from __future__ import annotations
@@ -20,6 +23,6 @@ SCOPE = "file"
 
 
 def check(item: FileCheck) -> Iterator[Hit]:
-    err = item.error
-    if err is not None:
-        yield Hit(err.message, (), line=err.line, column=err.column)
+    if item.error is not None:
+        for err in item.error.all:
+            yield Hit(err.message, (), line=err.line, column=err.column)
