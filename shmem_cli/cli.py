@@ -22,6 +22,7 @@ from .commands.environment import Environment
 LAZY_COMMANDS: dict[str, str] = {
     "analyze": "shmem_cli.commands.analyze:analyze",
     "schema": "shmem_cli.commands.schema:schema",
+    "examples": "shmem_cli.commands.examples:examples",
     "sweep": "shmem_cli.commands.sweep:sweep",
     "lint": "shmem_cli.commands.lint:lint",
     "rules": "shmem_cli.commands.lint:rules",

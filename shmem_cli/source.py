@@ -32,6 +32,7 @@ __all__ = [
     "KeyPath",
     "load_file",
     "read_spec_bytes",
+    "shown_name",
     "load_yaml",
 ]
 
@@ -436,11 +437,28 @@ def load_yaml(source: str | bytes, path: str) -> Document:
 
 def load_file(path: str | os.PathLike[str]) -> Document:
     """Read a spec file and :func:`load_yaml` it."""
-    return load_yaml(read_spec_bytes(path), os.fspath(path))
+    return load_yaml(read_spec_bytes(path), shown_name(path))
+
+
+#: the path that means standard input, and the name it is shown under
+STDIN_PATH = "-"
+STDIN_NAME = "<stdin>"
+
+
+def shown_name(path: str | os.PathLike[str]) -> str:
+    """The name of a spec in messages: the path as given, ``<stdin>`` for ``-``."""
+    name = os.fspath(path)
+    return STDIN_NAME if name == STDIN_PATH else name
 
 
 def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A spec file's bytes, at most one past the size limit (so a huge file is not read whole)."""
+    """A spec file's bytes, at most one past the size limit (so a huge file is not read whole).
+
+    ``-`` reads standard input."""
+    if os.fspath(path) == STDIN_PATH:
+        import sys
+
+        return sys.stdin.buffer.read(MAX_BYTES + 1)
     from .bounded_read import read_prefix  # regular files only: a FIFO would hang the read
 
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")

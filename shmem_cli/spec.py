@@ -20,7 +20,7 @@ from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
 from .expr import EvalFault, Expr, parse
 from .schema import validate
-from .source import Document, load_yaml, read_spec_bytes
+from .source import Document, load_yaml, read_spec_bytes, shown_name
 from .swizzle import TMA_SWIZZLES, Swizzle
 
 THREAD_NAMES: dict[str, str] = {
@@ -188,7 +188,7 @@ class SpecFile:
 def load_spec(path: str | Path) -> SpecFile:
     """Read, validate and compile one spec file. Raises :class:`ShmemError`."""
     raw = read_spec_bytes(path)
-    return compile_spec(load_yaml(raw, str(path)), raw)
+    return compile_spec(load_yaml(raw, shown_name(path)), raw)
 
 
 def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecFile:
