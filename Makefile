@@ -3,17 +3,20 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SHMEM := $(VENV)/bin/shmem
+# setuptools warns on every editable install of a flat (not src/) layout that a folder named
+# like the package could shadow it; here that folder is the package itself, so it is noise
+PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install -q
 
 .PHONY: run shell test lint bench fuzz dev clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PIP_INSTALL) -e .
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PIP_INSTALL) -e '.[dev]'
 	touch $@
 
 ## run: analyze the bundled example specs, then say how to put shmem on PATH

@@ -92,21 +92,24 @@ def main() -> None:
 
     Describe a kernel's shared-memory accesses in a YAML access spec (arrays with
     their element type, shape, padding and swizzle; accesses with their index
-    expressions over threadIdx, loops and predicates: see docs/tutorial.md, the
-    examples in access_specs/ and `shmem schema`). shmem computes every warp's
-    byte addresses, the banks they hit and the wavefronts (passes of the
-    shared-memory pipe) each warp instruction costs, with the rules measured on
-    an NVIDIA H200 (docs/hardware-model.md).
+    expressions over threadIdx, loops and predicates: `shmem examples` lists the
+    example specs that come with shmem, `shmem schema` prints the format). shmem
+    computes every warp's byte addresses, the banks they hit and the wavefronts
+    (passes of the shared-memory pipe) each warp instruction costs, with the
+    rules measured on an NVIDIA H200. The tutorial and the hardware model are
+    in the docs folder of shmem's source repository.
 
     \b
-    Examples:
+    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
+      shmem examples
       shmem analyze access_specs/column_read_32x32.yaml
       shmem analyze access_specs/ --format json
       shmem sweep access_specs/transpose_naive.yaml --pad 0..4
       shmem lint access_specs/ --format sarif -o shmem.sarif
 
     Every command exits with 0 on success, 1 when it found what it checks for
-    (lint findings, verify mismatches) and 2 on bad arguments or invalid specs.
+    (lint findings, verify mismatches) and 2 on bad arguments or an invalid
+    spec (every problem of it is reported at file:line:column).
     Run `shmem COMMAND --help` for a command's options.
 
     Shell completion (bash): eval "$(_SHMEM_COMPLETE=bash_source shmem)";

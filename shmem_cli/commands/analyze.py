@@ -131,7 +131,7 @@ def analyze(
     was invalid.
 
     \b
-    Examples:
+    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
       shmem analyze access_specs/transpose_naive.yaml
       shmem analyze access_specs/ --no-tables
       shmem analyze spec.yaml --request 3:1 --words

@@ -160,7 +160,7 @@ def lint(
     analyze; --exit-zero does not change this).
 
     \b
-    Examples:
+    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
       shmem lint access_specs/
       shmem lint access_specs/ --format github
       shmem lint access_specs/ --format sarif -o shmem.sarif
@@ -272,7 +272,7 @@ def _rules(select: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str] |
     type=click.Choice(("text", "json", "markdown")),
     default="text",
     show_default=True,
-    help="Output format (markdown: the rules reference of docs/lint.md).",
+    help="Output format (markdown: a rules reference page, as in the lint docs).",
 )
 def rules(names: tuple[str, ...], fmt: str) -> None:
     """List the lint rules, or document the rules named by CODE or NAME.

@@ -201,16 +201,16 @@ def verify(
                   checking sass.txt or sass.txt.gz beside it; needs no GPU
 
     Kernels are named after the spec file's stem and the access, so the same
-    specs (same file names) must be given to --emit and --from-ncu. See
-    docs/verification.md for how the kernels are built and the results
-    recorded on an H200.
+    specs (same file names) must be given to --emit and --from-ncu. The
+    verification notes of shmem's documentation say how the kernels are built
+    and list the results recorded on an H200.
 
     Exit status: 0 if every measured access matches, 1 on any mismatch (with
     --strict also when an access is unmeasurable or not measured), 2 for bad
     arguments or specs, a missing tool or GPU, or a failed build or profile.
 
     \b
-    Examples:
+    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
       shmem verify access_specs/
       shmem verify access_specs/ --keep verify-run/
       shmem verify access_specs/ --emit bench/ --arch sm_90    # then: bash bench/run.sh
