@@ -100,7 +100,8 @@ def main() -> None:
     in the docs folder of shmem's source repository.
 
     \b
-    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
+    Examples:
+      shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem examples
       shmem analyze access_specs/column_read_32x32.yaml
       shmem analyze access_specs/ --format json

@@ -131,7 +131,8 @@ def analyze(
     was invalid.
 
     \b
-    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
+    Examples:
+      shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem analyze access_specs/transpose_naive.yaml
       shmem analyze access_specs/ --no-tables
       shmem analyze spec.yaml --request 3:1 --words

@@ -160,7 +160,8 @@ def lint(
     analyze; --exit-zero does not change this).
 
     \b
-    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
+    Examples:
+      shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem lint access_specs/
       shmem lint access_specs/ --format github
       shmem lint access_specs/ --format sarif -o shmem.sarif

@@ -72,7 +72,8 @@ def sweep(
     Exit status: 0 when the sweep ran, 2 for bad options or an invalid spec.
 
     \b
-    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
+    Examples:
+      shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem sweep access_specs/transpose_naive.yaml --pad 0..4
       shmem sweep access_specs/sweep_ldmatrix_swizzle.yaml --swizzle none,32B,64B,128B
       shmem sweep spec.yaml --pad tile=0..8:2 --swizzle tile=none,128B

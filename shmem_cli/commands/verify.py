@@ -210,7 +210,8 @@ def verify(
     arguments or specs, a missing tool or GPU, or a failed build or profile.
 
     \b
-    Examples (`shmem examples --copy access_specs` puts the specs used here in place):
+    Examples:
+      shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem verify access_specs/
       shmem verify access_specs/ --keep verify-run/
       shmem verify access_specs/ --emit bench/ --arch sm_90    # then: bash bench/run.sh
