@@ -1,0 +1,211 @@
+"""From the emulator's per-instruction request records to the trace result.
+
+Every request goes through the engine's one door (:func:`shmem_cli.engine.request_stats`,
+and :func:`shmem_cli.engine.explain_request` for the bank table of the worst one),
+exactly as ``shmem analyze`` does for a spec's requests: the same rules, the same
+result model. The warp x occurrence heat map puts warps across and each warp's n-th
+execution of the instruction down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
+import numpy as np
+
+from ..arch import ArchProfile
+from ..engine import AccessKind, explain_request, request_stats
+from ..model import AccessResult, RequestRef
+from .result import (
+    TRACE_OPS,
+    LineTotals,
+    NotModelled,
+    OpTotals,
+    TraceAccess,
+)
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+I64: TypeAlias = "npt.NDArray[np.int64]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
+INT: TypeAlias = "npt.NDArray[np.integer]"
+
+HEAT_LIMIT = 1 << 22  # keep the per-request map up to 4M requests (as analyze does)
+CHUNK = 1 << 16  # requests per engine call: bounds the engine's scratch memory
+
+
+class InstructionLike(Protocol):
+    """A parsed SASS instruction (shmem_cli.trace.sass.Instruction)."""
+
+    @property
+    def pc(self) -> int: ...
+    @property
+    def file(self) -> str | None: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+class KindLike(Protocol):
+    """What one lane of a shared-memory instruction does (trace.records.SharedOp)."""
+
+    @property
+    def op(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    def engine_kind(self) -> AccessKind: ...
+
+
+class RecordsLike(Protocol):
+    """The requests of one instruction (trace.records.InstructionRecords)."""
+
+    @property
+    def instruction(self) -> InstructionLike: ...
+    @property
+    def kind(self) -> KindLike: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def warp(self) -> INT: ...
+    @property
+    def iteration(self) -> INT: ...
+    @property
+    def data_dependent(self) -> B8: ...
+    @property
+    def not_modelled(self) -> B8: ...
+    def rows(self) -> tuple[I64, B8]: ...
+
+
+def trace_access(
+    rec: RecordsLike, arch: ArchProfile, *, warps: int, warps_per_block: int, blocks: int
+) -> TraceAccess:
+    """Totals, worst request and heat map of one instruction over all its requests."""
+    ins = rec.instruction
+    kind = rec.kind.engine_kind()
+    addr, active = rec.rows()
+    if kind.is_matrix:
+        active = active & kind.address_lanes(arch.warp_size)[None, :]
+    n = len(addr)
+    warp_ids = np.asarray(rec.warp[:n], dtype=np.int64)
+    occurrence = np.asarray(rec.iteration[:n], dtype=np.int64)
+    wavefronts = np.zeros(n, dtype=np.int64)
+    ideal = np.zeros(n, dtype=np.int64)
+    ways = np.zeros(n, dtype=np.int64)
+    cycles = 0
+    for start in range(0, n, CHUNK):
+        part = slice(start, min(n, start + CHUNK))
+        st = request_stats(addr[part], active[part], kind, arch)
+        wavefronts[part], ideal[part], ways[part] = st.wavefronts, st.ideal, st.ways
+        cycles += int(st.cycles.sum())
+    iterations = int(occurrence.max()) + 1 if n else 0
+    heat = heat_ideal = None
+    if n and iterations * warps <= HEAT_LIMIT:
+        heat = np.full((iterations, warps), -1, dtype=np.int32)
+        heat_ideal = np.full((iterations, warps), -1, dtype=np.int32)
+        heat[occurrence, warp_ids] = wavefronts
+        heat_ideal[occurrence, warp_ids] = ideal
+    shown = detail = None
+    worst = 0
+    if n:
+        k = int(np.argmax(wavefronts))
+        worst = int(wavefronts[k])
+        warp, occ = int(warp_ids[k]), int(occurrence[k])
+        where: tuple[tuple[str, int], ...] = (("occurrence", occ),)
+        if blocks > 1:
+            where = (("block", warp // warps_per_block), *where)
+        shown = RequestRef(
+            warp=warp,
+            iteration=occ,
+            loop_values=where,
+            wavefronts=worst,
+            ideal=int(ideal[k]),
+            ways=int(ways[k]),
+        )
+        lanes = [int(a) if on else None for a, on in zip(addr[k], active[k], strict=True)]
+        detail = explain_request(lanes, kind, arch)
+    result = AccessResult(
+        name=ins.text,
+        array=f"pc 0x{ins.pc:04x}",
+        op=rec.kind.op,
+        dtype=ins.name,
+        width=kind.size,
+        requests=n,
+        wavefronts=int(wavefronts.sum()),
+        ideal_wavefronts=int(ideal.sum()),
+        max_ways=int(ways.max()) if n else 0,
+        cycles=cycles,
+        lane_accesses=int(active.sum()),
+        line=ins.line,
+        column=None,
+        shown=shown,
+        detail=detail,
+        warps=warps,
+        iterations=iterations,
+        loops=(),
+        heat=heat,
+        heat_ideal=heat_ideal,
+        conflicted_requests=int((wavefronts > ideal).sum()),
+        max_wavefronts_per_request=worst,
+    )
+    return TraceAccess(
+        result=result,
+        pc=ins.pc,
+        sass=ins.text,
+        opcode=ins.name,
+        op=rec.kind.op,
+        file=ins.file,
+        line=ins.line,
+        data_dependent_requests=int(np.count_nonzero(rec.data_dependent[:n])),
+        inexact_requests=int(np.count_nonzero(rec.not_modelled[:n])),
+    )
+
+
+def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
+    """The accesses added up per source line, in file and line order."""
+    groups: dict[tuple[str, int], list[TraceAccess]] = {}
+    for a in accesses:
+        groups.setdefault((a.file or "", a.line or 0), []).append(a)
+    out = []
+    for (file, line), group in sorted(groups.items()):
+        ops: list[str] = []
+        for a in group:
+            if a.op not in ops:
+                ops.append(a.op)
+        out.append(
+            LineTotals(
+                file=file or None,
+                line=line or None,
+                ops=tuple(ops),
+                instructions=len(group),
+                requests=sum(a.result.requests for a in group),
+                wavefronts=sum(a.result.wavefronts for a in group),
+                ideal_wavefronts=sum(a.result.ideal_wavefronts for a in group),
+                max_ways=max(a.result.max_ways for a in group),
+                cycles=sum(a.result.cycles for a in group),
+            )
+        )
+    return tuple(out)
+
+
+def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, OpTotals]:
+    """Requests and wavefronts per op kind (every kind present, zero when unused)."""
+    sums = {op: [0, 0, 0] for op in TRACE_OPS}
+    for a in accesses:
+        s = sums[a.op]
+        s[0] += a.result.requests
+        s[1] += a.result.wavefronts
+        s[2] += a.result.ideal_wavefronts
+    return {op: OpTotals(*s) for op, s in sums.items()}
+
+
+def not_modelled(items: Iterable[tuple[InstructionLike, int]]) -> tuple[NotModelled, ...]:
+    """The instructions whose shared-memory traffic is not modelled, with their executions."""
+    return tuple(
+        NotModelled(pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count)
+        for i, count in sorted(items, key=lambda item: item[0].pc)
+    )

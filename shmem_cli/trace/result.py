@@ -1,0 +1,225 @@
+"""The result of ``shmem trace``: per SASS instruction, per source line, per op, as JSON.
+
+Each shared-memory instruction becomes a :class:`TraceAccess` that carries an
+:class:`~shmem_cli.model.AccessResult` (the same totals, worst request, bank table
+and heat map as ``shmem analyze``, so the same renderers draw it) plus what only a
+trace knows: the SASS text, its source file and line, whether its addresses
+depend on global-memory data, and whether its wavefront figure is provisional.
+
+The JSON document (``--format json``; docs/trace.md describes every key)::
+
+    {"schema_version": 1, "files": [{"path", "kernels": [{"name", "mangled", "arch",
+      "block", "grid", "accesses": [{"file", "line", "sass", "op", "bytes_per_lane",
+      "requests", "wavefronts", "ideal_wavefronts", "max_ways", ...}],
+      "lines": [...], "totals": {"load": {"requests", "wavefronts", ...}, ...},
+      "not_modelled": [...], ...}]}]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import AccessResult, CostTotals
+
+TRACE_OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
+
+# cp.async (LDGSTS) writes shared memory; no hardware counter of its own exists and its rule
+# is being measured. Until then its wavefronts are counted like a store of its width and
+# every figure that includes them says so. The one switch:
+CP_ASYNC_PROVISIONAL = True
+CP_ASYNC_NOTE = (
+    "cp.async (LDGSTS) wavefronts are counted like a store of the same width: provisional "
+    "until the hardware rule is measured"
+)
+
+
+@dataclass(frozen=True)
+class TraceAccess:
+    """One shared-memory SASS instruction and its totals over every warp that ran it."""
+
+    result: AccessResult
+    pc: int
+    sass: str  # the instruction as nvdisasm prints it
+    opcode: str  # with modifiers: LDS.128, ATOMS.POPC.INC.32, LDSM.16.M88.4
+    op: str  # one of TRACE_OPS
+    file: str | None
+    line: int | None
+    data_dependent_requests: int  # requests with an address computed from global memory
+    inexact_requests: int = 0  # requests with an address the emulator could not compute
+
+    @property
+    def provisional(self) -> bool:
+        return self.op == "cp_async" and CP_ASYNC_PROVISIONAL
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        out: dict[str, Any] = {
+            "file": self.file,
+            "line": self.line,
+            "pc": self.pc,
+            "sass": self.sass,
+            "opcode": self.opcode,
+            "op": self.op,
+            "bytes_per_lane": r.width,
+            "requests": r.requests,
+            "wavefronts": r.wavefronts,
+            "ideal_wavefronts": r.ideal_wavefronts,
+            "excess_wavefronts": r.excess_wavefronts,
+            "max_ways": r.max_ways,
+            "conflicted_requests": r.conflicted_requests,
+            "bandwidth_efficiency": round(r.efficiency, 4),
+            "cycles": r.cycles,
+            "data_dependent": self.data_dependent_requests > 0,
+            "data_dependent_requests": self.data_dependent_requests,
+            "inexact_requests": self.inexact_requests,
+            "provisional": self.provisional,
+        }
+        worst = r.to_json().get("worst_request")
+        if worst is not None:
+            worst = dict(worst)
+            loop = worst.pop("loop", {})
+            worst.pop("iteration", None)
+            worst["occurrence"] = loop.get("occurrence", 0)
+            if "block" in loop:
+                worst["block"] = loop["block"]
+            out["worst_request"] = worst
+        return out
+
+
+@dataclass(frozen=True)
+class LineTotals(CostTotals):
+    """Every shared-memory instruction of one source line, added up."""
+
+    file: str | None
+    line: int | None
+    ops: tuple[str, ...]
+    instructions: int
+    requests: int
+    wavefronts: int
+    ideal_wavefronts: int
+    max_ways: int
+    cycles: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "ops": list(self.ops),
+            "instructions": self.instructions,
+            "requests": self.requests,
+            "wavefronts": self.wavefronts,
+            "ideal_wavefronts": self.ideal_wavefronts,
+            "max_ways": self.max_ways,
+            "cycles": self.cycles,
+        }
+
+
+@dataclass(frozen=True)
+class OpTotals(CostTotals):
+    requests: int
+    wavefronts: int
+    ideal_wavefronts: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "wavefronts": self.wavefronts,
+            "ideal_wavefronts": self.ideal_wavefronts,
+        }
+
+
+@dataclass(frozen=True)
+class NotModelled:
+    """An instruction whose shared-memory traffic shmem does not model (wgmma, TMA)."""
+
+    pc: int
+    sass: str
+    file: str | None
+    line: int | None
+    executions: int  # warp-level executions
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "pc": self.pc,
+            "sass": self.sass,
+            "executions": self.executions,
+        }
+
+
+@dataclass(frozen=True)
+class LaunchInfo:
+    """The launch as traced, for the report."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    blocks_traced: int
+    dynamic_smem: int
+    static_smem: int
+    arguments: tuple[tuple[str, str], ...]  # (parameter label, value as given or defaulted)
+    zero_filled: tuple[str, ...]  # pointer parameters given a made-up, zero-filled buffer
+    defaulted: tuple[str, ...]  # by-value parameters nobody gave (0)
+
+
+@dataclass(frozen=True)
+class KernelTrace:
+    name: str
+    mangled: str
+    arch: str
+    launch: LaunchInfo
+    accesses: tuple[TraceAccess, ...]
+    lines: tuple[LineTotals, ...]
+    totals: dict[str, OpTotals]
+    not_modelled: tuple[NotModelled, ...] = ()
+    instructions_executed: int = 0  # warp-level instructions the emulator ran
+
+    @property
+    def data_dependent(self) -> bool:
+        return any(a.data_dependent_requests for a in self.accesses)
+
+    @property
+    def provisional(self) -> bool:
+        return any(a.provisional and a.result.requests for a in self.accesses)
+
+    def to_json(self) -> dict[str, Any]:
+        launch = self.launch
+        return {
+            "name": self.name,
+            "mangled": self.mangled,
+            "arch": self.arch,
+            "block": list(launch.block),
+            "grid": list(launch.grid),
+            "blocks_traced": launch.blocks_traced,
+            "dynamic_smem": launch.dynamic_smem,
+            "static_smem": launch.static_smem,
+            "arguments": {label: value for label, value in launch.arguments},
+            "zero_filled_buffers": list(launch.zero_filled),
+            "defaulted_arguments": list(launch.defaulted),
+            "instructions_executed": self.instructions_executed,
+            "accesses": [a.to_json() for a in self.accesses],
+            "lines": [line.to_json() for line in self.lines],
+            "totals": {op: self.totals[op].to_json() for op in TRACE_OPS},
+            "not_modelled": [n.to_json() for n in self.not_modelled],
+            "data_dependent": self.data_dependent,
+            "provisional": [CP_ASYNC_NOTE] if self.provisional else [],
+        }
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    path: str
+    kernels: tuple[KernelTrace, ...] = field(default=())
+    origin: str = ""  # "compiled with nvcc ...", "cubin", "extracted from ..."
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "kernels": [k.to_json() for k in self.kernels]}
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    files: tuple[TraceFile, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema_version": 1, "files": [f.to_json() for f in self.files]}
