@@ -105,24 +105,36 @@ def _recorded(renderables: Sequence[RenderableType], width: int | None) -> Conso
     return console
 
 
-def _recorded_report(report: Report, options: RenderOptions) -> Console:
-    return _recorded(report_renderables(report, options), options.width)
-
-
 def report_svg(
     report: Report, options: RenderOptions | None = None, *, title: str = "shmem"
 ) -> str:
     """The report as an SVG image (a terminal window); the width defaults to the content's.
 
     ``options.color`` is ignored: a picture is always in color."""
-    console = _recorded_report(report, options or RenderOptions(heat=True))
-    return console.export_svg(title=title, theme=THEME, code_format=_SVG_FORMAT)
+    options = options or RenderOptions(heat=True)
+    return renderables_svg(report_renderables(report, options), title=title, width=options.width)
 
 
 def report_html(
     report: Report, options: RenderOptions | None = None, *, title: str = "shmem"
 ) -> str:
     """The report as a standalone HTML page with inline colors (see ``report_svg``)."""
-    console = _recorded_report(report, options or RenderOptions(heat=True))
+    options = options or RenderOptions(heat=True)
+    return renderables_html(report_renderables(report, options), title=title, width=options.width)
+
+
+def renderables_svg(
+    renderables: Sequence[RenderableType], *, title: str = "shmem", width: int | None = None
+) -> str:
+    """Any report's rich renderables as an SVG image (``shmem trace`` uses it too)."""
+    console = _recorded(renderables, width)
+    return console.export_svg(title=title, theme=THEME, code_format=_SVG_FORMAT)
+
+
+def renderables_html(
+    renderables: Sequence[RenderableType], *, title: str = "shmem", width: int | None = None
+) -> str:
+    """Any report's rich renderables as a standalone HTML page with inline colors."""
+    console = _recorded(renderables, width)
     page = _HTML_FORMAT.format(title=html.escape(title).replace("{", "{{").replace("}", "}}"))
     return console.export_html(theme=THEME, code_format=page, inline_styles=True)

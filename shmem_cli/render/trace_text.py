@@ -1,0 +1,275 @@
+"""The text view of ``shmem trace``: per instruction, per line, per op, then the details.
+
+Built from the same blocks as ``shmem analyze``'s report (:mod:`shmem_cli.render.plain`
+lines and tables; the bank tables, heat maps and legend of :mod:`shmem_cli.render.text`),
+so it is plain text when piped, rich on a terminal, and the same picture for
+``--svg``/``--html``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..model import AccessResult
+from ..trace.result import (
+    CP_ASYNC_NOTE,
+    TRACE_OPS,
+    KernelTrace,
+    TraceAccess,
+    TraceFile,
+    TraceReport,
+)
+from .options import RenderOptions
+from .plain import Block, Column, Styled, Table, layout
+from .text import DEFAULT_WIDTH, access_block, legend, status_text, to_rich, to_string
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+
+def _where(file: str | None, line: int | None) -> str:
+    if line is None:
+        return "?"
+    name = (file or "").rsplit("/", 1)[-1]
+    return f"{name}:{line}" if name else str(line)
+
+
+def _flags(a: TraceAccess) -> Styled:
+    text = Styled()
+    if a.data_dependent_requests:
+        text.append("data", "yellow")
+    if a.provisional:
+        text.append((" " if text.spans else "") + "provisional", "cyan")
+    return text
+
+
+def instruction_table(kernel: KernelTrace) -> Table:
+    """One row per shared-memory SASS instruction, in program order."""
+    columns = [
+        Column(""),
+        Column("line"),
+        Column("sass"),
+        Column("op"),
+        Column("requests", "right"),
+        Column("wavefronts", "right"),
+        Column("ideal", "right"),
+        Column("excess", "right"),
+        Column("ways", "right"),
+        Column("efficiency", "right"),
+        Column("cycles", "right"),
+        Column(""),
+    ]
+    table = Table(columns)
+    for a in kernel.accesses:
+        r = a.result
+        table.add_row(
+            status_text(r),
+            _where(a.file, a.line),
+            Styled(a.sass),
+            f"{a.op} ({r.width} B)",
+            f"{r.requests:,}",
+            f"{r.wavefronts:,}",
+            f"{r.ideal_wavefronts:,}",
+            Styled(f"{r.excess_wavefronts:,}", "red" if r.excess_wavefronts else ""),
+            str(r.max_ways),
+            f"{r.efficiency:.1%}",
+            f"~{r.cycles:,}",
+            _flags(a),
+        )
+    return table
+
+
+def line_table(kernel: KernelTrace) -> Table:
+    """The instructions added up per source line."""
+    columns = [
+        Column("line"),
+        Column("ops"),
+        Column("instructions", "right"),
+        Column("requests", "right"),
+        Column("wavefronts", "right"),
+        Column("ideal", "right"),
+        Column("ways", "right"),
+        Column("cycles", "right"),
+    ]
+    table = Table(columns)
+    for t in kernel.lines:
+        table.add_row(
+            _where(t.file, t.line),
+            ", ".join(t.ops),
+            str(t.instructions),
+            f"{t.requests:,}",
+            Styled(f"{t.wavefronts:,}", "" if t.conflict_free else "red"),
+            f"{t.ideal_wavefronts:,}",
+            str(t.max_ways),
+            f"~{t.cycles:,}",
+        )
+    return table
+
+
+def totals_table(kernel: KernelTrace) -> Table:
+    """Requests and wavefronts per op kind (the kinds the kernel uses)."""
+    table = Table(
+        [
+            Column("op"),
+            Column("requests", "right"),
+            Column("wavefronts", "right"),
+            Column("ideal", "right"),
+            Column("excess", "right"),
+        ]
+    )
+    for op in TRACE_OPS:
+        t = kernel.totals[op]
+        if not t.requests:
+            continue
+        label = op + (" (provisional)" if op == "cp_async" and kernel.provisional else "")
+        table.add_row(
+            label,
+            f"{t.requests:,}",
+            f"{t.wavefronts:,}",
+            f"{t.ideal_wavefronts:,}",
+            Styled(f"{t.excess_wavefronts:,}", "red" if t.excess_wavefronts else ""),
+        )
+    return table
+
+
+def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
+    launch = kernel.launch
+    title = Styled()
+    title.append(path, "bold underline")
+    title.append(f"  {kernel.name}", "bold")
+    bx, by, bz = launch.block
+    gx, gy, gz = launch.grid
+    title.append(
+        f"  {kernel.arch}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
+        f" ({launch.blocks_traced} block(s) traced), {launch.static_smem:,} B static"
+        f" + {launch.dynamic_smem:,} B dynamic shared",
+        "dim",
+    )
+    parts: list[Block] = [title]
+    if launch.arguments:
+        args = Styled("arguments: ", "dim")
+        args.append(", ".join(f"{k}={v}" for k, v in launch.arguments))
+        parts.append(args)
+    return parts
+
+
+def notes(kernel: KernelTrace) -> list[Block]:
+    """Warnings under the tables: data-dependent addresses, made-up data, provisional figures."""
+    out: list[Block] = []
+    launch = kernel.launch
+    dependent = [a for a in kernel.accesses if a.data_dependent_requests]
+    if dependent:
+        text = Styled(
+            f"note: {len(dependent)} instruction(s) (flag 'data') use addresses computed from "
+            "global-memory data",
+            "yellow",
+        )
+        if launch.zero_filled:
+            text.append(
+                f"; the buffers of parameter(s) {', '.join(launch.zero_filled)} were zero-filled:"
+                " give real data with --arg NAME=@FILE.npy or @FILE.bin",
+                "yellow",
+            )
+        out.append(text)
+    if launch.defaulted:
+        out.append(
+            Styled(
+                f"note: parameter(s) {', '.join(launch.defaulted)} were not given and are 0",
+                "dim",
+            )
+        )
+    if kernel.provisional:
+        out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
+    inexact = sum(a.inexact_requests for a in kernel.accesses)
+    if inexact:
+        out.append(
+            Styled(
+                f"note: {inexact} request(s) use an address the emulator could not compute exactly",
+                "bold red",
+            )
+        )
+    return out
+
+
+def not_modelled_block(kernel: KernelTrace) -> list[Block]:
+    if not kernel.not_modelled:
+        return []
+    table = Table([Column("line"), Column("sass"), Column("executions", "right")])
+    for n in kernel.not_modelled:
+        table.add_row(_where(n.file, n.line), n.sass, f"{n.executions:,}")
+    head = Styled(
+        "not modelled (shared-memory traffic of these instructions is not counted above):",
+        "bold yellow",
+    )
+    return [head, table]
+
+
+def _details(accesses: tuple[TraceAccess, ...], options: RenderOptions, every: bool) -> list[Block]:
+    """Bank table and heat map of each access with bank conflicts (of each, with ``every``)."""
+    from .heatmap import heatmap
+
+    out: list[Block] = []
+    for a in accesses:
+        r: AccessResult = a.result
+        if r.conflict_free and not every:
+            continue
+        grid = heatmap(r) if options.heat else None
+        if options.tables or grid:
+            out.append(Styled())
+            out.extend(access_block(r, options, heat=grid))
+    return out
+
+
+def kernel_view(
+    path: str, kernel: KernelTrace, options: RenderOptions, *, every: bool = False
+) -> list[Block]:
+    parts = kernel_header(path, kernel)
+    if kernel.accesses:
+        parts.append(instruction_table(kernel))
+        parts += [Styled(), Styled("per source line", "bold"), line_table(kernel)]
+        parts += [Styled(), Styled("per op", "bold"), totals_table(kernel)]
+    else:
+        parts.append(Styled("no shared-memory instruction was executed", "dim"))
+    extra = not_modelled_block(kernel) + notes(kernel)
+    if extra:
+        parts.append(Styled())
+        parts += extra
+    parts += _details(kernel.accesses, options, every)
+    return parts
+
+
+def trace_view(report: TraceReport, options: RenderOptions, *, every: bool = False) -> list[Block]:
+    """The whole report as blocks; ``every``: details of conflict-free accesses too."""
+    out: list[Block] = []
+    files: tuple[TraceFile, ...] = report.files
+    for f in files:
+        for kernel in f.kernels:
+            if out:
+                out.append(Styled())
+            out += kernel_view(f.path, kernel, options, every=every)
+    detailed = any(
+        (every or not a.result.conflict_free) and a.result.detail is not None
+        for f in files
+        for k in f.kernels
+        for a in k.accesses
+    )
+    if detailed and options.tables:
+        out += [Styled(), legend()]
+    return out
+
+
+def render_trace_text(report: TraceReport, options: RenderOptions, *, every: bool = False) -> str:
+    """The trace report as text: plain when possible, through rich for color."""
+    view = trace_view(report, options, every=every)
+    if not options.color:
+        plain = layout(view, options.width or DEFAULT_WIDTH)
+        if plain is not None:
+            return plain
+    return to_string([to_rich(b) for b in view], color=options.color, width=options.width)
+
+
+def trace_renderables(
+    report: TraceReport, options: RenderOptions, *, every: bool = False
+) -> list[RenderableType]:
+    """The report as rich renderables, for ``--svg`` and ``--html``."""
+    return [to_rich(b) for b in trace_view(report, options, every=every)]

@@ -1,0 +1,179 @@
+"""Launch building for shmem trace: sizes, --arg packing, buffers (shmem_cli.trace.launch)."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shmem_cli.errors import ShmemError
+from shmem_cli.trace.cubin import Kernel, KernelParam, read_cubin
+from shmem_cli.trace.launch import (
+    Param,
+    kernel_params,
+    param_table,
+    parse_dims,
+    plan_launch,
+    signature_types,
+    value_bytes,
+)
+
+DATA = Path(__file__).parent / "data" / "trace"
+
+
+class Memory:
+    """A stand-in for the emulator's global memory: buffers at 0x1000, 0x2000, ..."""
+
+    def __init__(self) -> None:
+        self.buffers: list[tuple[str, bytes | int]] = []
+
+    def add_buffer(self, content: bytes | int, name: str) -> int:
+        self.buffers.append((name, content))
+        return 0x1000 * len(self.buffers)
+
+
+def kernel(params: list[tuple[int, int]], signature: str = "k") -> Kernel:
+    return Kernel(
+        mangled="k",
+        name="k",
+        signature=signature,
+        params=tuple(KernelParam(i, off, size) for i, (off, size) in enumerate(params)),
+        param_base=0x210,
+        param_bytes=max(off + size for off, size in params),
+        shared_section_bytes=0,
+        reserved_shared_bytes=0,
+        code_bytes=0,
+    )
+
+
+def test_dims() -> None:
+    assert parse_dims("32", "--block", limit=1024) == (32, 1, 1)
+    assert parse_dims("32,8", "--block", limit=1024) == (32, 8, 1)
+    assert parse_dims("4x4x2", "--grid", limit=1 << 16) == (4, 4, 2)
+    with pytest.raises(ShmemError, match="--block 64,32 is 2,048 in all; the most is 1,024"):
+        parse_dims("64,32", "--block", limit=1024)
+    for bad in ("", "0", "a", "1,2,3,4", "-1"):
+        with pytest.raises(ShmemError, match="--block"):
+            parse_dims(bad, "--block", limit=1024)
+
+
+@pytest.mark.parametrize(
+    ("text", "size", "expected"),
+    [
+        ("64", 4, struct.pack("<i", 64)),
+        ("-1", 4, struct.pack("<i", -1)),
+        ("0xff", 1, b"\xff"),
+        ("4294967295", 4, struct.pack("<I", 4294967295)),
+        ("1.5", 4, struct.pack("<f", 1.5)),
+        ("1e-3", 8, struct.pack("<d", 1e-3)),
+        ("2.0", 2, struct.pack("<e", 2.0)),
+        ("7", 8, struct.pack("<q", 7)),
+        # a struct by value: 12 bytes in three 4-byte fields
+        ("128,128,64", 12, struct.pack("<3i", 128, 128, 64)),
+        # 8 bytes in two fields: two 4-byte values; 16 in two: two 8-byte values
+        ("3,4", 8, struct.pack("<2i", 3, 4)),
+        ("3,4", 16, struct.pack("<2q", 3, 4)),
+        # 12 bytes in two fields does not split evenly into 1/2/4/8: 4-byte fields, rest zero
+        ("1,2", 12, struct.pack("<2i", 1, 2) + bytes(4)),
+        ("1.5,2", 8, struct.pack("<fi", 1.5, 2)),
+    ],
+)
+def test_values_are_packed_little_endian(text: str, size: int, expected: bytes) -> None:
+    param = Param(0, 0, size, "x", None)
+    assert value_bytes(text, param) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "size", "message"),
+    [
+        ("256", 1, "256 does not fit in 1 byte(s)"),
+        ("1.5", 1, "a float needs a 2-, 4- or 8-byte field"),
+        ("abc", 4, "'abc' is not a number"),
+        ("1,2,3", 8, "3 fields of 4 bytes do not fit in the parameter's 8 bytes"),
+    ],
+)
+def test_bad_values_say_why(text: str, size: int, message: str) -> None:
+    with pytest.raises(ShmemError) as err:
+        value_bytes(text, Param(2, 0, size, "x", None))
+    assert err.value.message.startswith("--arg 2 (x)")
+    assert message in err.value.message
+
+
+def test_signature_types() -> None:
+    assert signature_types("void k<32>(float*, float const*, int, Dims)") == [
+        "float*",
+        "float const*",
+        "int",
+        "Dims",
+    ]
+    assert signature_types("k()") == []
+    assert signature_types("by_value") is None
+
+
+def test_pointers_get_buffers_and_scalars_default_to_zero() -> None:
+    k = kernel([(0, 8), (8, 8), (16, 4), (20, 4)], "void k(float*, float const*, int, float)")
+    params = kernel_params(k, ["out", "in", "n", "scale"])
+    plan = plan_launch(k, params, block=(32, 1, 1), args=["n=5"], buffer_size=4096)
+    memory = Memory()
+    image = plan.param_bytes(memory)
+    assert memory.buffers == [("out", 4096), ("in", 4096)]
+    assert struct.unpack("<QQif", image) == (0x1000, 0x2000, 5, 0.0)
+    assert plan.zero_filled == ("0 (out)", "1 (in)")
+    assert plan.defaulted == ("3 (scale)",)
+
+
+def test_buffers_from_files(tmp_path: Path) -> None:
+    k = kernel([(0, 8), (8, 8)], "void k(unsigned int*, float*)")
+    params = kernel_params(k, None)
+    raw = tmp_path / "data.bin"
+    raw.write_bytes(b"\x01\x02\x03")
+    array = tmp_path / "data.npy"
+    np.save(array, np.arange(4, dtype=np.float32))
+    plan = plan_launch(k, params, block=(32, 1, 1), args=[f"0=@{raw}", f"1=@{array}"])
+    memory = Memory()
+    plan.param_bytes(memory)
+    assert memory.buffers == [
+        ("param0", b"\x01\x02\x03"),
+        ("param1", np.arange(4, dtype=np.float32).tobytes()),
+    ]
+    assert plan.zero_filled == ()
+
+
+def test_unknown_type_takes_8_byte_parameters_for_pointers() -> None:
+    k = kernel([(0, 12), (16, 8)])  # extern "C": the signature holds no types
+    plan = plan_launch(k, kernel_params(k, ["d", "out"]), block=(32, 1, 1), args=["d=1,2,3"])
+    assert [b.param.name for b in plan.buffers] == ["out"]
+    image = plan.param_bytes(Memory())
+    assert image[:12] == struct.pack("<3i", 1, 2, 3)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["5=1"], "--arg 5: the kernel has 2 parameter(s), positions 0-1"),
+        (["wA=1"], "--arg wA: no parameter of that name (names: out, n)"),
+        (["n"], "--arg expects POSITION=VALUE or NAME=VALUE, got 'n'"),
+        (["n=1", "1=2"], "--arg 1 (n) is given twice"),
+        (["n=@x.bin"], "--arg 1 (n): @FILE is for pointer parameters; this one has 4 bytes"),
+        (["out=@/nonexistent/x.bin"], "--arg 0 (out): cannot read /nonexistent/x.bin"),
+    ],
+)
+def test_argument_errors(args: list[str], message: str) -> None:
+    k = kernel([(0, 8), (8, 4)], "void k(float*, int)")
+    with pytest.raises(ShmemError) as err:
+        plan_launch(k, kernel_params(k, ["out", "n"]), block=(32, 1, 1), args=args)
+    assert message in err.value.message
+
+
+def test_param_table_of_a_real_cubin() -> None:
+    info = read_cubin(DATA / "meta.sm_90.cubin")
+    k = next(k for k in info.kernels if k.name == "tiled_copy<32, float>")
+    rows = param_table(kernel_params(k, ["out", "in", "rows", "scale"]))
+    assert rows == [
+        ("0", "out", "float*", "0x0", "8"),
+        ("1", "in", "float const*", "0x8", "8"),
+        ("2", "rows", "int", "0x10", "4"),
+        ("3", "scale", "float", "0x14", "4"),
+    ]

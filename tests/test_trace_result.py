@@ -1,0 +1,226 @@
+"""From request records to the trace result: engine totals, lines, ops, JSON and text.
+
+The records are made here by hand (as the emulator would make them); the expected
+numbers are derived by hand from the bank rule: a warp reading a column of a 32x32
+float tile puts its 32 lanes into one bank (32 wavefronts), a row is one wavefront.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from shmem_cli.arch import SM90
+from shmem_cli.engine import AccessKind
+from shmem_cli.render.options import RenderOptions
+from shmem_cli.render.trace_text import render_trace_text
+from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
+from shmem_cli.trace.result import (
+    TRACE_OPS,
+    KernelTrace,
+    LaunchInfo,
+    TraceFile,
+    TraceReport,
+)
+
+BASE = 0x400  # sm_90's reserved kilobyte in front of the kernel's shared memory
+
+
+@dataclass(frozen=True)
+class Ins:
+    pc: int
+    text: str
+    name: str
+    file: str | None = "k.cu"
+    line: int | None = 6
+
+
+@dataclass(frozen=True)
+class Kind:
+    op: str
+    size: int
+    atomic: str = "inc"
+    matrices: int = 1
+
+    def engine_kind(self) -> AccessKind:
+        op = "store" if self.op == "cp_async" else self.op
+        return AccessKind(op, self.size, self.atomic, self.matrices)
+
+
+@dataclass
+class Records:
+    instruction: Ins
+    kind: Kind
+    addr: np.ndarray
+    active: np.ndarray
+    warp: np.ndarray
+    iteration: np.ndarray
+    data_dependent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    not_modelled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __post_init__(self) -> None:
+        if len(self.data_dependent) != self.n:
+            self.data_dependent = np.zeros(self.n, dtype=bool)
+            self.not_modelled = np.zeros(self.n, dtype=bool)
+
+    @property
+    def n(self) -> int:
+        return len(self.addr)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.addr, self.active
+
+
+def tile_records(column: bool, pc: int, line: int, op: str = "load") -> Records:
+    """32 warps of a 32x32 block, warp w = threadIdx.y, lane = threadIdx.x."""
+    warp = np.arange(32)[:, None]
+    lane = np.arange(32)[None, :]
+    index = lane * 32 + warp if column else warp * 32 + lane
+    name = "LDS" if op == "load" else "STS"
+    text = f"{name} R6, [R6]" if op == "load" else f"{name} [R7], R0"
+    return Records(
+        instruction=Ins(pc, text, name, line=line),
+        kind=Kind(op, 4),
+        addr=(BASE + 4 * index).astype(np.int64),
+        active=np.ones((32, 32), dtype=bool),
+        warp=np.arange(32),
+        iteration=np.zeros(32, dtype=np.int64),
+    )
+
+
+def traced(records: list[Records]) -> KernelTrace:
+    accesses = tuple(trace_access(r, SM90, warps=32, warps_per_block=32, blocks=1) for r in records)
+    return KernelTrace(
+        name="column_read",
+        mangled="_Z11column_readPfPKf",
+        arch="sm_90",
+        launch=LaunchInfo(
+            block=(32, 32, 1),
+            grid=(1, 1, 1),
+            blocks_traced=1,
+            dynamic_smem=0,
+            static_smem=4096,
+            arguments=(("0 (out)", "zero-filled buffer"), ("1 (in)", "zero-filled buffer")),
+            zero_filled=("0 (out)", "1 (in)"),
+            defaulted=(),
+        ),
+        accesses=accesses,
+        lines=line_totals(accesses),
+        totals=op_totals(accesses),
+        not_modelled=not_modelled(
+            [(Ins(0x200, "HGMMA.64x64x16.F32 R24, gdesc[UR4], R24", "HGMMA", line=9), 4)]
+        ),
+    )
+
+
+@pytest.fixture
+def kernel() -> KernelTrace:
+    return traced([tile_records(False, 0x130, 4, "store"), tile_records(True, 0x150, 6)])
+
+
+def test_column_read_costs_32_wavefronts_per_request(kernel: KernelTrace) -> None:
+    store, load = kernel.accesses
+    assert (store.result.requests, store.result.wavefronts, store.result.max_ways) == (32, 32, 1)
+    assert (load.result.requests, load.result.wavefronts) == (32, 1024)
+    assert (load.result.ideal_wavefronts, load.result.max_ways) == (32, 32)
+    assert load.result.conflicted_requests == 32
+    assert load.result.shown is not None and load.result.shown.wavefronts == 32
+    assert load.result.detail is not None and len(load.result.detail.wavefronts) == 32
+
+
+def test_totals_per_op_and_line(kernel: KernelTrace) -> None:
+    assert {op: (t.requests, t.wavefronts) for op, t in kernel.totals.items() if t.requests} == {
+        "store": (32, 32),
+        "load": (32, 1024),
+    }
+    assert [(t.line, t.ops, t.wavefronts) for t in kernel.lines] == [
+        (4, ("store",), 32),
+        (6, ("load",), 1024),
+    ]
+
+
+def test_json_keys_are_the_documented_ones(kernel: KernelTrace) -> None:
+    doc = json.loads(json.dumps(TraceReport((TraceFile("k.cu", (kernel,)),)).to_json()))
+    assert doc["schema_version"] == 1
+    k = doc["files"][0]["kernels"][0]
+    assert doc["files"][0]["path"] == "k.cu"
+    assert {"name", "mangled", "arch", "block", "grid", "accesses", "totals"} <= set(k)
+    assert k["block"] == [32, 32, 1] and k["grid"] == [1, 1, 1]
+    access = k["accesses"][1]
+    assert {
+        "file",
+        "line",
+        "sass",
+        "op",
+        "bytes_per_lane",
+        "requests",
+        "wavefronts",
+        "ideal_wavefronts",
+        "max_ways",
+    } <= set(access)
+    assert (access["file"], access["line"], access["sass"]) == ("k.cu", 6, "LDS R6, [R6]")
+    assert (access["op"], access["bytes_per_lane"], access["max_ways"]) == ("load", 4, 32)
+    assert access["worst_request"]["occurrence"] == 0
+    assert set(k["totals"]) == set(TRACE_OPS)
+    assert k["totals"]["load"] == {"requests": 32, "wavefronts": 1024, "ideal_wavefronts": 32}
+    assert k["totals"]["cp_async"] == {"requests": 0, "wavefronts": 0, "ideal_wavefronts": 0}
+    assert (
+        k["not_modelled"][0]["sass"].startswith("HGMMA") and k["not_modelled"][0]["executions"] == 4
+    )
+    assert k["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
+
+
+def test_cp_async_is_marked_provisional() -> None:
+    rec = tile_records(False, 0x100, 3, "store")
+    rec.kind = Kind("cp_async", 4)
+    rec.instruction = Ins(0x100, "LDGSTS.E [R3], desc[UR4][R4.64]", "LDGSTS.E", line=3)
+    kernel = traced([rec])
+    assert kernel.provisional
+    doc = kernel.to_json()
+    assert doc["accesses"][0]["provisional"] is True
+    assert doc["totals"]["cp_async"]["wavefronts"] == 32
+    assert "provisional" in doc["provisional"][0]
+
+
+def test_data_dependent_requests_are_counted_and_flagged() -> None:
+    rec = tile_records(True, 0x150, 6)
+    rec.data_dependent = np.arange(32) % 2 == 0
+    kernel = traced([rec])
+    assert kernel.accesses[0].data_dependent_requests == 16
+    assert kernel.to_json()["accesses"][0]["data_dependent"] is True
+    text = render_trace_text(TraceReport((TraceFile("k.cu", (kernel,)),)), RenderOptions())
+    assert "use addresses computed from global-memory data" in text
+    assert "0 (out), 1 (in) were zero-filled" in text
+
+
+def test_ldmatrix_ignores_lanes_past_its_matrices() -> None:
+    # ldmatrix.x1: only lanes 0-7 give row addresses; the others' addresses must not count
+    addr = np.full((1, 32), BASE, dtype=np.int64)
+    addr[0, :8] = BASE + 16 * np.arange(8)  # 8 rows of 16 bytes: conflict-free
+    rec = Records(
+        instruction=Ins(0x80, "LDSM.16.M88 R4, [R2]", "LDSM.16.M88"),
+        kind=Kind("ldmatrix", 16, matrices=1),
+        addr=addr,
+        active=np.ones((1, 32), dtype=bool),
+        warp=np.zeros(1, dtype=np.int64),
+        iteration=np.zeros(1, dtype=np.int64),
+    )
+    access = trace_access(rec, SM90, warps=1, warps_per_block=1, blocks=1)
+    assert (access.result.requests, access.result.wavefronts) == (1, 1)
+
+
+def test_text_report(kernel: KernelTrace) -> None:
+    text = render_trace_text(TraceReport((TraceFile("k.cu", (kernel,)),)), RenderOptions(heat=True))
+    lines = text.splitlines()
+    assert lines[0].startswith("k.cu  column_read  sm_90, block 32x32x1, grid 1x1x1")
+    row = next(line for line in lines if "LDS R6, [R6]" in line)
+    assert row.split()[:3] == ["32-way", "k.cu:6", "LDS"]
+    assert "1,024" in row and "load (4 B)" in row
+    assert "not modelled" in text and "HGMMA.64x64x16.F32" in text
+    # the conflicting load gets its bank table; the clean store does not
+    assert "warp 0, occurrence=0: 32 wavefront(s), ideal 1, worst bank 32-way" in text
+    assert "STS [R7], R0  store pc 0x0130" not in text
+    assert "LDS R6, [R6]  load pc 0x0150 (LDS)  line 6" in text
