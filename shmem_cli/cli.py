@@ -27,6 +27,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "lint": "shmem_cli.commands.lint:lint",
     "rules": "shmem_cli.commands.lint:rules",
     "verify": "shmem_cli.commands.verify:verify",
+    "trace": "shmem_cli.commands.trace:trace",
 }
 
 

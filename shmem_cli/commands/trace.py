@@ -1,0 +1,459 @@
+"""``shmem trace``: a compiled kernel's shared-memory traffic, instruction by instruction.
+
+Argument handling, the temporary build folder, progress and output only; the work is
+in :mod:`shmem_cli.toolchain` (compile, extract, disassemble) and :mod:`shmem_cli.trace`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+from .analyze import parse_rows
+from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, width_option
+from .environment import Environment, current_environment
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..render.options import RenderOptions
+    from ..trace.cubin import CubinInfo, Kernel
+    from ..trace.result import TraceReport
+
+ARCH = re.compile(r"^sm_\d{2,3}[a-z]?$")
+DEFAULT_ARCH = "sm_90"
+
+
+def _fail_tool(path: str, message: str) -> NoReturn:
+    current_environment().err(f"{path}: error: {message}")
+    raise SystemExit(ExitCode.USAGE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """The cubins of the KERNEL argument, the source files beside them and the arch."""
+
+    infos: tuple[CubinInfo, ...]
+    sources: tuple[Path, ...]
+    arch: str
+
+
+def _prepare(path: Path, arch: str | None, nvcc_args: tuple[str, ...], folder: Path) -> Prepared:
+    from .. import toolchain
+    from ..trace.cubin import read_cubin
+
+    kind = toolchain.kernel_input_kind(path)
+    if kind == "cu":
+        arch = arch or DEFAULT_ARCH
+        cubin = toolchain.compile_cu(path, arch, folder, nvcc_args)
+        return Prepared((read_cubin(cubin),), (path,), arch)
+    if nvcc_args:
+        raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
+    if kind == "cubin":
+        info = read_cubin(path)
+        if arch is not None and arch != info.arch:
+            raise toolchain.ToolError(f"the cubin is for {info.arch}, not {arch}")
+        return Prepared((info,), (), info.arch)
+    arch = arch or DEFAULT_ARCH
+    cubins = toolchain.extract_cubins(path, arch, folder)
+    return Prepared(tuple(read_cubin(c.path) for c in cubins), (), arch)
+
+
+def _pick(prepared: Prepared, query: str | None, path: str) -> tuple[CubinInfo, Kernel]:
+    from ..trace.cubin import CubinInfo, find_kernel
+
+    owner: dict[str, CubinInfo] = {}
+    for info in prepared.infos:
+        for k in info.kernels:
+            owner.setdefault(k.mangled, info)
+    every = tuple(k for info in prepared.infos for k in info.kernels)
+    merged = CubinInfo(path=path, arch=prepared.arch, kernels=every)
+    kernel = find_kernel(merged, query)
+    return owner[kernel.mangled], kernel
+
+
+@contextmanager
+def _progress(env: Environment, blocks: int) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress line on a terminal (standard error): block k of n, instructions so far."""
+    if not env.stderr_isatty:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        console=Console(file=env.stderr),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("tracing", total=None)
+        done = [0]
+
+        def update(executed: int, block: int) -> None:
+            done[0] = executed
+            bar.update(
+                task,
+                description=f"tracing block {block + 1} of {blocks}: "
+                f"{executed:,} thread-instructions",
+            )
+
+        yield update
+
+
+def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    from ..errors import ShmemError
+    from ..trace.launch import MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, parse_dims
+
+    try:
+        return (
+            parse_dims(block, "--block", limit=MAX_BLOCK_THREADS),
+            parse_dims(grid, "--grid", limit=MAX_GRID_BLOCKS),
+        )
+    except ShmemError as exc:
+        fail_usage(exc.message)
+
+
+@click.command(
+    context_settings=CONTEXT,
+    short_help="Shared-memory traffic of a compiled kernel, per SASS instruction (no GPU).",
+)
+@click.argument("kernel_path", metavar="KERNEL", type=click.Path())
+@click.option(
+    "-k",
+    "--kernel",
+    "kernel_name",
+    metavar="NAME",
+    help="The kernel to trace: its C++ name (MatrixMulCUDA<32>), mangled name, or a unique "
+    "prefix (needed when the file holds several).",
+)
+@click.option("-b", "--block", metavar="X[,Y[,Z]]", help="Threads per block (required to trace).")
+@click.option(
+    "-g",
+    "--grid",
+    metavar="X[,Y[,Z]]",
+    default="1",
+    show_default=True,
+    help="Blocks; every block is traced, one after the other.",
+)
+@click.option(
+    "-a",
+    "--arg",
+    "args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A kernel argument: KEY is the 0-based position or the name in the source; VALUE a "
+    "number, a,b,c for a struct's fields, or @FILE.bin / @FILE.npy for a pointer's buffer.",
+)
+@click.option(
+    "--dynamic-smem",
+    metavar="BYTES",
+    type=click.IntRange(0, 1 << 30),
+    default=0,
+    show_default=True,
+    help="Dynamic shared memory (extern __shared__) in bytes.",
+)
+@click.option(
+    "--buffer-size",
+    metavar="BYTES",
+    type=click.IntRange(1, 1 << 32),
+    default=8 << 20,
+    show_default=True,
+    help="Size of each zero-filled buffer made up for a pointer argument not given.",
+)
+@click.option(
+    "--arch",
+    metavar="sm_XX",
+    help="Compile for / pick the cubin of this architecture (default: sm_90; a .cubin's own).",
+)
+@click.option(
+    "--nvcc-arg",
+    "nvcc_args",
+    multiple=True,
+    metavar="ARG",
+    help="An extra nvcc argument for a .cu file (repeat: --nvcc-arg=-DTILE=32 --nvcc-arg=-I.).",
+)
+@click.option(
+    "--list-params",
+    is_flag=True,
+    help="Only list the kernel's parameters: position, name, type, offset, size.",
+)
+@output_options(("text", "json"))
+@click.option(
+    "--svg",
+    "svg_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also write the text report, in color, as an SVG picture to FILE.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also write the text report, in color, as a standalone HTML page to FILE.",
+)
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Bank tables of every instruction (default: of those with bank conflicts).",
+)
+@click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
+@click.option(
+    "--rows",
+    default="16",
+    show_default=True,
+    metavar="N|all",
+    help="The most wavefront rows of a bank table (the first and the last are always shown); "
+    "'all' shows every row.",
+)
+@click.option(
+    "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
+)
+@click.option(
+    "--heatmap/--no-heatmap",
+    default=None,
+    help="Under each conflicting instruction, a warp x occurrence map of its requests' "
+    "wavefronts (default: on, off with --no-tables).",
+)
+@width_option
+def trace(
+    kernel_path: str,
+    kernel_name: str | None,
+    block: str | None,
+    grid: str,
+    args: tuple[str, ...],
+    dynamic_smem: int,
+    buffer_size: int,
+    arch: str | None,
+    nvcc_args: tuple[str, ...],
+    list_params: bool,
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+    svg_path: str | None,
+    html_path: str | None,
+    every: bool,
+    no_tables: bool,
+    rows: str,
+    words: bool,
+    heatmap: bool | None,
+    width: int | None,
+) -> None:
+    """Trace the shared-memory accesses of a compiled CUDA kernel, without a GPU.
+
+    KERNEL is a .cu file (compiled here with nvcc -cubin -lineinfo -O3
+    -arch=sm_XX), a .cubin, or an executable or shared library with embedded
+    cubins (the one for --arch is extracted with cuobjdump). The kernel's SASS,
+    disassembled with nvdisasm, is run by a functional emulator for every thread
+    of the block (every block of --grid), and each shared-memory instruction's
+    warp-level requests go through the same engine as `shmem analyze`: the
+    wavefront rules measured on an H200.
+
+    The report has one row per SASS instruction that touched shared memory (its
+    source line, op, bytes per lane, requests, wavefronts, ideal, excess, worst
+    conflict, efficiency, cycles), the totals per source line and per op (load,
+    store, atomic, ldmatrix, stmatrix, cp_async), the instructions whose
+    traffic is not modelled (wgmma, TMA), and, for each instruction with bank
+    conflicts, the bank table of its worst request and a warp x occurrence heat
+    map. Flag 'data': the instruction's addresses were computed from
+    global-memory contents (zero-filled buffers unless given with @FILE).
+
+    \b
+    The launch:
+      --block/--grid     sizes as X[,Y[,Z]]
+      --arg 3=64         the parameter at 0-based position 3 (by value)
+      --arg wA=64        by its name in the .cu source, where it is found
+      --arg 0=128,128,1  a struct by value, field by field (docs/trace.md)
+      --arg in=@x.npy    a pointer's buffer from a file (.bin: raw bytes)
+    Pointer parameters not given point to zero-filled buffers of --buffer-size
+    bytes; other parameters not given are 0. --list-params shows them all.
+
+    nvdisasm and cuobjdump come with `pip install 'shmem[cuda]'` (or the CUDA
+    toolkit); nvcc is needed only for .cu files. See docs/trace.md.
+
+    Exit status: 0 when the kernel was traced (or its parameters listed), 2 for
+    bad arguments, a missing tool, a failed compile or an instruction the
+    emulator cannot run (reported with its source line).
+
+    \b
+    Examples:
+      shmem trace tests/data/trace/kernels/column_read.cu --block 32,32
+      shmem trace matmul.cu -k 'MatrixMulCUDA<32>' -b 32,32 -a wA=64 -a wB=32
+      shmem trace app.cubin --kernel reduce --block 256 --dynamic-smem 1024
+      shmem trace kernel.cu --list-params
+      shmem trace kernel.cu -b 128 -a 1=@input.npy --format json -o trace.json
+      shmem trace kernel.cu -b 256 --grid 4 --svg trace.svg
+    """
+    from .. import toolchain
+    from ..errors import ShmemError
+
+    env = current_environment()
+    path = Path(kernel_path)
+    if not path.is_file():
+        fail_usage(f"no such file: {kernel_path}")
+    if arch is not None and not ARCH.match(arch):
+        fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
+    if block is None and not list_params:
+        fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
+    block_dims, grid_dims = _parse_launch_sizes(block or "1", grid)
+    max_rows = parse_rows(rows)
+    with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
+        try:
+            report = _run(
+                env,
+                path,
+                kernel_name,
+                arch,
+                nvcc_args,
+                list_params=list_params,
+                block=block_dims,
+                grid=grid_dims,
+                args=args,
+                dynamic_smem=dynamic_smem,
+                buffer_size=buffer_size,
+                folder=Path(tmp),
+            )
+        except toolchain.ToolError as exc:
+            _fail_tool(kernel_path, str(exc))
+        except ShmemError as exc:
+            fail_input(exc.located(kernel_path))
+    if report is None:
+        return
+    from ..render.options import RenderOptions
+
+    color = env.color(no_color, output) and fmt == "text"
+    options = RenderOptions(
+        color=color,
+        width=env.width(width, color),
+        words=words,
+        tables=not no_tables,
+        heat=heatmap if heatmap is not None else not no_tables,
+        rows=max_rows,
+    )
+    _output(
+        report,
+        options,
+        fmt=fmt,
+        output=output,
+        pictures=(svg_path, html_path),
+        every=every,
+        width=width,
+        title=f"shmem trace {kernel_path}",
+    )
+
+
+def _run(
+    env: Environment,
+    path: Path,
+    kernel_name: str | None,
+    arch: str | None,
+    nvcc_args: tuple[str, ...],
+    *,
+    list_params: bool,
+    block: tuple[int, int, int],
+    grid: tuple[int, int, int],
+    args: tuple[str, ...],
+    dynamic_smem: int,
+    buffer_size: int,
+    folder: Path,
+) -> TraceReport | None:
+    from .. import toolchain
+    from ..trace.launch import kernel_params, param_table, plan_launch
+    from ..trace.result import TraceFile, TraceReport
+    from ..trace.signature import param_names
+    from ..trace.tracer import find_function, line_table_files, read_sources, trace_kernel
+
+    prepared = _prepare(path, arch, nvcc_args, folder)
+    info, kernel = _pick(prepared, kernel_name, str(path))
+    disassembly = toolchain.disassemble(Path(info.path))
+    sources = [*prepared.sources, *(Path(f) for f in line_table_files(disassembly))]
+    names = param_names(read_sources(sources), kernel.name, len(kernel.params))
+    params = kernel_params(kernel, names)
+    if list_params:
+        _list_params(env, kernel, param_table(params))
+        return None
+    plan = plan_launch(
+        kernel,
+        params,
+        block=block,
+        grid=grid,
+        args=args,
+        dynamic_smem=dynamic_smem,
+        buffer_size=buffer_size,
+    )
+    function = find_function(disassembly, kernel, str(path))
+    blocks = grid[0] * grid[1] * grid[2]
+    with _progress(env, blocks) as progress:
+        traced = trace_kernel(function, kernel, prepared.arch, plan, progress=progress)
+    return TraceReport((TraceFile(str(path), (traced,)),))
+
+
+def _list_params(
+    env: Environment, kernel: Kernel, rows: list[tuple[str, str, str, str, str]]
+) -> None:
+    from ..render.plain import Column, Styled, Table, layout
+
+    head = Styled(
+        f"{kernel.name}  ({kernel.mangled})" if kernel.mangled != kernel.name else kernel.name
+    )
+    table = Table(
+        [
+            Column("position", "right"),
+            Column("name"),
+            Column("type"),
+            Column("offset", "right"),
+            Column("size", "right"),
+        ]
+    )
+    for row in rows:
+        table.add_row(*row)
+    tail = Styled(
+        f"{len(rows)} parameter(s), {kernel.param_bytes} bytes at c[0x0][0x{kernel.param_base:x}]; "
+        f"{kernel.static_shared_bytes:,} B static shared memory"
+    )
+    text = layout([head, table, tail], 1000)
+    env.out(text or "", nl=False)
+
+
+def _output(
+    report: TraceReport,
+    options: RenderOptions,
+    *,
+    fmt: str,
+    output: str | None,
+    pictures: tuple[str | None, str | None],
+    every: bool,
+    width: int | None,
+    title: str,
+) -> None:
+    """The report on standard output (or --output), and the --svg/--html pictures."""
+    if fmt == "json":
+        from ..render.json_out import render_json
+
+        text = render_json(report)
+    else:
+        from ..render.trace_text import render_trace_text
+
+        text = render_trace_text(report, options, every=every)
+    emit(text, output, color=options.color)
+    svg_path, html_path = pictures
+    if svg_path or html_path:
+        from ..fsutil import write_atomic
+        from ..render.export import renderables_html, renderables_svg
+        from ..render.trace_text import trace_renderables
+
+        picture = dataclasses.replace(options, color=True, width=None)
+        renderables = trace_renderables(report, picture, every=every)
+        if svg_path:
+            write_atomic(svg_path, renderables_svg(renderables, title=title, width=width))
+        if html_path:
+            write_atomic(html_path, renderables_html(renderables, title=title, width=width))

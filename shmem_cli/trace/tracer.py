@@ -1,0 +1,130 @@
+"""Tracing one kernel: from a cubin and a launch plan to a :class:`KernelTrace`.
+
+The steps, each in its own module: the kernel's metadata (:mod:`.cubin`), its SASS
+(nvdisasm through :mod:`shmem_cli.toolchain`, parsed by :mod:`.sass`), the launch
+(:mod:`.launch`), the functional run of every block (:mod:`.emulator`) and the
+per-instruction totals through the engine (:mod:`.aggregate`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..arch import PROFILES, SM90
+from ..errors import ShmemError
+from .aggregate import line_totals, not_modelled, op_totals, trace_access
+from .cubin import Kernel
+from .launch import LaunchPlan
+from .result import KernelTrace, LaunchInfo
+
+_FILE = re.compile(r'//## File "([^"]+)"')
+
+
+def line_table_files(disassembly: str) -> list[str]:
+    """The source files the line table names, in order of first mention."""
+    seen: dict[str, None] = {}
+    for m in _FILE.finditer(disassembly):
+        seen.setdefault(m.group(1), None)
+    return list(seen)
+
+
+def read_sources(paths: Sequence[str | Path]) -> list[str]:
+    """The text of each existing source file (for parameter names); unreadable ones skipped."""
+    out = []
+    for p in paths:
+        try:
+            out.append(Path(p).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    return out
+
+
+def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
+    """The parsed SASS function of ``kernel``."""
+    from .sass import parse
+
+    for function in parse(disassembly):
+        if function.name == kernel.mangled:
+            return function
+    raise ShmemError(f"nvdisasm printed no code for {kernel.name} ({kernel.mangled})", path=path)
+
+
+def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
+    """(parameter label, value) for the report: given values, buffers, defaults."""
+    values: dict[int, tuple[str, str]] = {}
+    for arg in plan.arguments:
+        values[arg.param.ordinal] = (arg.param.label, arg.text)
+    for buf in plan.buffers:
+        what = (
+            f"zero-filled buffer ({buf.size:,} B)"
+            if buf.synthetic
+            else f"@{buf.source} ({buf.size:,} B)"
+        )
+        values[buf.param.ordinal] = (buf.param.label, what)
+    return tuple(values[k] for k in sorted(values))
+
+
+def trace_kernel(
+    function: Any,
+    kernel: Kernel,
+    arch: str,
+    plan: LaunchPlan,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> KernelTrace:
+    """Run every block of the plan (one when the grid is 1x1x1) and total the requests."""
+    from .emulator import run
+    from .state import GlobalMemory, Launch
+
+    memory = GlobalMemory()
+    params = plan.param_bytes(memory)
+    launch = Launch(
+        block=plan.block,
+        grid=plan.grid,
+        params=params,
+        param_base=kernel.param_base,
+        static_smem=kernel.static_shared_bytes,
+        dynamic_smem=plan.dynamic_smem,
+        shared_base=kernel.reserved_shared_bytes,
+        memory=memory,
+    )
+    whole_grid = plan.grid != (1, 1, 1)
+    trace = run(function, launch, grid=whole_grid, progress=progress)
+    profile = PROFILES.get(arch, SM90)
+    threads = plan.block[0] * plan.block[1] * plan.block[2]
+    warps_per_block = -(-threads // profile.warp_size)
+    blocks = int(trace.blocks)
+    accesses = tuple(
+        trace_access(
+            rec,
+            profile,
+            warps=warps_per_block * blocks,
+            warps_per_block=warps_per_block,
+            blocks=blocks,
+        )
+        for rec in trace.records
+    )
+    skipped = getattr(trace, "not_modelled", ())
+    return KernelTrace(
+        name=kernel.name,
+        mangled=kernel.mangled,
+        arch=arch,
+        launch=LaunchInfo(
+            block=plan.block,
+            grid=plan.grid,
+            blocks_traced=blocks,
+            dynamic_smem=plan.dynamic_smem,
+            static_smem=kernel.static_shared_bytes,
+            arguments=describe_arguments(plan),
+            zero_filled=plan.zero_filled,
+            defaulted=plan.defaulted,
+        ),
+        accesses=accesses,
+        lines=line_totals(accesses),
+        totals=op_totals(accesses),
+        not_modelled=not_modelled(skipped),
+        instructions_executed=int(trace.thread_instructions),
+    )

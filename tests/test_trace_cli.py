@@ -1,0 +1,200 @@
+"""The shmem trace command: arguments, exit statuses, error messages and outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from shmem_cli import toolchain
+from shmem_cli.cli import main
+
+DATA = Path(__file__).parent / "data" / "trace"
+COLUMN_CUBIN = str(DATA / "column_read.sm_90.cubin")
+COLUMN_CU = str(DATA / "kernels" / "column_read.cu")
+META = str(DATA / "meta.sm_90.cubin")
+
+needs_nvdisasm = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["trace", *args])
+
+
+@needs_nvdisasm
+def test_column_read_text_report() -> None:
+    result = run(COLUMN_CUBIN, "--block", "32,32")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "column_read  sm_90, block 32x32x1, grid 1x1x1 (1 block(s) traced)" in lines[0]
+    load = next(line for line in lines if " LDS " in f" {line} " and "load (4 B)" in line)
+    # 32 warps, each reading a column of the 32x32 float tile: 32 wavefronts per request
+    assert load.split()[0] == "32-way"
+    assert "1,024" in load.split()
+    assert "warp 0, occurrence=0: 32 wavefront(s), ideal 1, worst bank 32-way" in result.output
+
+
+@needs_nvdisasm
+def test_json_report_has_the_documented_keys() -> None:
+    result = run(COLUMN_CUBIN, "-b", "32,32", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["schema_version"] == 1
+    kernel = doc["files"][0]["kernels"][0]
+    assert (kernel["name"], kernel["mangled"], kernel["arch"]) == (
+        "column_read",
+        "_Z11column_readPfPKf",
+        "sm_90",
+    )
+    assert kernel["block"] == [32, 32, 1] and kernel["grid"] == [1, 1, 1]
+    ops = {a["op"]: a for a in kernel["accesses"]}
+    assert (ops["load"]["requests"], ops["load"]["wavefronts"], ops["load"]["max_ways"]) == (
+        32,
+        1024,
+        32,
+    )
+    assert (ops["store"]["requests"], ops["store"]["wavefronts"]) == (32, 32)
+    assert ops["load"]["file"].endswith("column_read.cu") and ops["load"]["line"] == 9
+    assert ops["load"]["sass"].startswith("LDS ") and ops["load"]["bytes_per_lane"] == 4
+    assert kernel["totals"]["load"]["wavefronts"] == 1024
+    assert set(kernel["totals"]) == {"load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async"}
+    assert kernel["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
+
+
+@needs_nvdisasm
+def test_grid_traces_every_block() -> None:
+    result = run(COLUMN_CUBIN, "-b", "32,32", "--grid", "2", "-f", "json")
+    assert result.exit_code == 0, result.output
+    kernel = json.loads(result.output)["files"][0]["kernels"][0]
+    assert kernel["blocks_traced"] == 2
+    assert kernel["totals"]["load"] == {"requests": 64, "wavefronts": 2048, "ideal_wavefronts": 64}
+
+
+@needs_nvdisasm
+def test_list_params_of_a_struct_and_a_pointer() -> None:
+    result = run(META, "--kernel", "by_value", "--list-params")
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.output.splitlines()[2:4]]
+    assert rows[0][0] == "0" and rows[0][-2:] == ["0x0", "12"]
+    assert rows[1][0] == "1" and rows[1][-2:] == ["0x10", "8"]
+
+
+@needs_nvdisasm
+def test_svg_and_html_pictures(tmp_path: Path) -> None:
+    svg, page = tmp_path / "t.svg", tmp_path / "t.html"
+    result = run(COLUMN_CUBIN, "-b", "32,32", "--svg", str(svg), "--html", str(page))
+    assert result.exit_code == 0, result.output
+    assert svg.read_text().startswith("<svg") and "column_read" in svg.read_text()
+    assert "<!DOCTYPE html>" in page.read_text() and "LDS" in page.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([COLUMN_CUBIN], "--block is required to trace"),
+        (["nothere.cu", "-b", "32"], "no such file: nothere.cu"),
+        ([COLUMN_CUBIN, "-b", "2048"], "--block 2048 is 2,048 in all; the most is 1,024"),
+        ([COLUMN_CUBIN, "-b", "32", "--arch", "90"], "--arch expects sm_XX"),
+        ([COLUMN_CUBIN, "-b", "32", "--arch", "sm_80"], "the cubin is for sm_90, not sm_80"),
+        ([COLUMN_CUBIN, "-b", "32", "--nvcc-arg=-G"], "--nvcc-arg applies only to a .cu file"),
+    ],
+)
+def test_bad_arguments_exit_2(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-k", "nope"], "no kernel matches --kernel 'nope'; the cubin holds:\n  no_shared"),
+        (["-k", "tiled"], "--kernel 'tiled' is ambiguous"),
+        (["-k", "no_shared", "-a", "n=abc"], "--arg 1 (n): 'abc' is not a number"),
+    ],
+)
+def test_kernel_and_argument_errors_name_the_file(args: list[str], message: str) -> None:
+    result = run(META, "-b", "32", *args)
+    assert result.exit_code == 2
+    assert result.output.startswith(f"{META}: error: ")
+    assert message in result.output
+
+
+def test_not_a_kernel_file(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    result = run(str(notes), "-b", "32")
+    assert result.exit_code == 2
+    assert "neither CUDA source (.cu) nor a cubin" in result.output
+
+
+def test_a_missing_disassembler_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "DEFAULT_CUDA_BIN", str(tmp_path / "none"))
+    monkeypatch.setattr(toolchain, "wheel_bin_dirs", lambda: [])
+    result = run(COLUMN_CUBIN, "-b", "32,32")
+    assert result.exit_code == 2
+    assert f"{COLUMN_CUBIN}: error: nvdisasm is needed" in result.output
+    assert "pip install 'shmem[cuda]'" in result.output
+
+
+def test_a_missing_compiler_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "DEFAULT_CUDA_BIN", str(tmp_path / "none"))
+    result = run(COLUMN_CU, "-b", "32,32")
+    assert result.exit_code == 2
+    assert "nvcc is needed to compile" in result.output
+    assert "install the CUDA toolkit" in result.output
+
+
+@needs_nvdisasm
+def test_an_instruction_the_emulator_lacks_is_a_located_error() -> None:
+    result = run(str(DATA / "irregular.sm_90.cubin"), "-k", "warp_compact", "-b", "64")
+    if result.exit_code == 0:
+        pytest.skip("the emulator now runs every instruction of warp_compact")
+    assert result.exit_code == 2
+    first = result.output.splitlines()[0]
+    assert ": error: instruction " in first and "is not modelled by the emulator" in first
+    assert "Traceback" not in result.output
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_compiling_a_cu_file_with_nvcc_arguments(tmp_path: Path) -> None:
+    src = tmp_path / "tile.cu"
+    src.write_text(
+        "__global__ void tile(float *out, int stride) {\n"
+        "  __shared__ float t[32 * STRIDE];\n"
+        "  t[threadIdx.x * STRIDE] = threadIdx.x;\n"
+        "  __syncthreads();\n"
+        "  out[threadIdx.x] = t[(31 - threadIdx.x) * STRIDE] + stride;\n"
+        "}\n"
+    )
+    result = run(str(src), "-b", "32", "--nvcc-arg=-DSTRIDE=2", "-a", "stride=3", "-f", "json")
+    assert result.exit_code == 0, result.output
+    kernel = json.loads(result.output)["files"][0]["kernels"][0]
+    # stride 2 floats: lanes n and n+16 share a bank, 2 wavefronts for the store and the load
+    assert kernel["totals"]["store"] == {"requests": 1, "wavefronts": 2, "ideal_wavefronts": 1}
+    assert kernel["totals"]["load"] == {"requests": 1, "wavefronts": 2, "ideal_wavefronts": 1}
+    assert kernel["arguments"]["1 (stride)"] == "3"
+
+
+def test_trace_is_listed_in_the_help() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert any(line.split()[:1] == ["trace"] for line in result.output.splitlines())
