@@ -25,14 +25,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
 
+from shmem_cli.arch import SM90
 from shmem_cli.expr import Expr
 from shmem_cli.layout import ArrayLayout, Layout, Variant, resolve
 from shmem_cli.spec import AccessDecl, Loop, SpecFile
 
-WARP = 32
-BANKS = 32
-BANK_BYTES = 4
-ROW_BYTES = 16  # one ldmatrix/stmatrix row
+# the numbers of the architecture profile (the rules below are written out independently)
+WARP = SM90.warp_size  # 32
+BANKS = SM90.banks  # 32
+BANK_BYTES = SM90.bank_bytes  # 4
+PHASE_BYTES = SM90.phase_bytes  # 128
+ROW_BYTES = SM90.ldmatrix_row_bytes  # 16, one ldmatrix/stmatrix row
 
 
 class RefFault(Exception):
@@ -222,7 +225,7 @@ def request_cost(
     elif op == "atomic" or width <= BANK_BYTES:
         phases = [list(range(WARP))]
     else:
-        per_phase = 128 // width  # 8 bytes: half-warps, 16 bytes: quarter-warps
+        per_phase = PHASE_BYTES // width  # 8 bytes: half-warps, 16 bytes: quarter-warps
         if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
             per_phase *= 2
         phases = [list(range(p, p + per_phase)) for p in range(0, WARP, per_phase)]

@@ -169,3 +169,17 @@ def test_a_too_large_access_is_refused_before_any_work(monkeypatch: pytest.Monke
     }
     with pytest.raises(ShmemError, match=r"'huge' covers .* the limit is 2147483648"):
         analyze(spec)
+
+
+def test_trace_records_reach_the_engine_through_the_address_lanes() -> None:
+    from shmem_cli.trace.records import InstructionRecords, SharedOp
+
+    records = InstructionRecords(
+        index=0, instruction=None, kind=SharedOp("ldmatrix", 16, matrices=1)
+    )  # type: ignore[arg-type]
+    lanes = np.arange(32, dtype=np.int64)
+    # lanes 0..7 give rows 128 bytes apart (all on banks 0-3: 8-way); lanes 8..31 carry junk
+    addr = np.where(lanes < 8, lanes * 128, 4 * lanes)[None, :]
+    zero = np.zeros(1, dtype=np.int64)
+    records.add(addr, np.ones((1, 32), dtype=bool), zero, zero, np.zeros(1, dtype=np.uint8))
+    assert fields(records.stats(SM90)) == [(8, 1, 8, 8)]

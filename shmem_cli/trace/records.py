@@ -97,7 +97,9 @@ class InstructionRecords:
     def stats(self, arch: ArchProfile) -> RequestStats:
         """Wavefronts of every request through the engine."""
         addr, active = self.rows()
-        return request_stats(addr, active, self.kind.engine_kind(), arch)
+        kind = self.kind.engine_kind()
+        # ldmatrix/stmatrix read row addresses from lanes 8m..8m+7 only
+        return request_stats(addr, active & kind.address_lanes(arch.warp_size), kind, arch)
 
 
 def _resize(a: Any, rows: int) -> Any:
