@@ -18,22 +18,24 @@ from . import dtypes
 from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
 from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
-from .expr import EvalFault, Expr, parse
+from .expr import CType, EvalFault, Expr, compile_expr
 from .schema import validate
 from .source import Document, load_yaml, read_spec_bytes, shown_name
 from .swizzle import TMA_SWIZZLES, Swizzle
 
-THREAD_NAMES: dict[str, str] = {
-    "threadIdx.x": "thread index x",
-    "threadIdx.y": "thread index y",
-    "threadIdx.z": "thread index z",
-    "blockDim.x": "block size x",
-    "blockDim.y": "block size y",
-    "blockDim.z": "block size z",
-    "tid": "linear thread id",
-    "lane": "tid % 32",
-    "warp": "tid / 32",
+# the built-in names and their C types: CUDA's threadIdx and blockDim are unsigned int, and
+# tid (the linear thread id), lane (tid % 32) and warp (tid / 32) are computed from them
+THREAD_NAMES: dict[str, CType] = {
+    name: CType.UINT
+    for name in (
+        *(f"{base}.{m}" for base in ("threadIdx", "blockDim") for m in "xyz"),
+        "tid",
+        "lane",
+        "warp",
+    )
 }
+LOOP_TYPE = CType.INT  # loop variables are int
+DEFAULT_PARAM_TYPE = CType.INT  # params are int unless the spec says `type:`
 
 
 @dataclass(frozen=True)
@@ -66,18 +68,30 @@ class Loop:
     stop: int = 0
     step: int = 1
     pos: SourcePos | None = None
-    bounds: tuple[Expr, Expr, Expr] | None = field(default=None, compare=False, repr=False)
+    bounds: tuple[Located, Located, Located] | None = field(default=None, compare=False, repr=False)
 
     def resolved(self, params: Mapping[str, int]) -> Loop:
         """This loop with its bounds re-evaluated for other param values."""
         if self.bounds is None:
             return self
-        try:
-            lo, hi, step = (e.constant(params) for e in self.bounds)
-        except EvalFault as fault:  # e.g. a division by a param that is 0
-            raise ShmemError(
-                f"loop range of {shorten(self.var)!r}: {fault.message}", pos=self.pos
-            ) from None
+        values = []
+        for loc in self.bounds:
+            try:
+                value = loc.expr.constant(params)
+            except EvalFault as fault:  # e.g. a division by a param that is 0
+                raise ShmemError(
+                    f"loop range of {shorten(self.var)!r}: {fault.message}",
+                    pos=loc.pos.shifted(fault.node.col) if loc.pos else self.pos,
+                ) from None
+            if not LOOP_TYPE.fits(value):
+                raise ShmemError(
+                    f"loop range of {shorten(self.var)!r}: {shorten(loc.text)!r} is {value}, "
+                    f"which does not fit in the loop variable's type "
+                    f"({LOOP_TYPE.spelling}, {LOOP_TYPE.min}..{LOOP_TYPE.max})",
+                    pos=loc.pos or self.pos,
+                )
+            values.append(value)
+        lo, hi, step = values
         if step == 0:
             raise ShmemError(f"loop {shorten(self.var)!r} has step 0", pos=self.pos)
         return replace(self, start=lo, stop=hi, step=step)
@@ -183,6 +197,7 @@ class SpecFile:
     param_pos: Mapping[str, SourcePos | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+    param_types: Mapping[str, CType] = field(default_factory=dict)
 
 
 def load_spec(path: str | Path) -> SpecFile:
@@ -227,9 +242,9 @@ class _Compiler:
                 return pos.shifted(1)
         return pos
 
-    def compile_expr(self, value: Any, names: Mapping[str, str], *keys: str | int) -> Located:
+    def compile_expr(self, value: Any, names: Mapping[str, CType], *keys: str | int) -> Located:
         pos = self.expr_pos(*keys)
-        expr = parse(value, path=self.path, pos=pos, names=names)
+        expr = compile_expr(value, names, path=self.path, pos=pos)
         return Located(expr, pos, str(value))
 
     def run(self) -> SpecFile:
@@ -239,15 +254,8 @@ class _Compiler:
             raise self.err(
                 f"unknown arch {shorten(arch_name)!r}; known: {', '.join(PROFILES)}", "arch"
             )
-        params = dict(data.get("params") or {})
-        for pname in params:
-            if pname in THREAD_NAMES:
-                raise self.err(
-                    f"param {shorten(pname)!r} shadows a built-in name", "params", pname, key=True
-                )
-            if not -(2**62) < params[pname] < 2**62:
-                raise self.err(f"param {shorten(pname)!r} is too large", "params", pname)
-        pnames = {p: "param" for p in params}
+        params, ptypes = self.compile_params(data.get("params") or {})
+        pnames = dict(ptypes)
         block_raw = data["block"]
         block = tuple(self.compile_expr(v, pnames, "block", i) for i, v in enumerate(block_raw))
         arrays: dict[str, ArrayDecl] = {}
@@ -262,7 +270,8 @@ class _Compiler:
             arrays[aname] = self.compile_array(aname, adata, pnames)
         expect = self.compile_expect(data.get("expect"), "expect")
         accesses = tuple(
-            self.compile_access(i, acc, arrays, params) for i, acc in enumerate(data["accesses"])
+            self.compile_access(i, acc, arrays, params, pnames)
+            for i, acc in enumerate(data["accesses"])
         )
         names_seen: dict[str, int] = {}
         for i, acc in enumerate(accesses):
@@ -281,6 +290,7 @@ class _Compiler:
             name=str(name),
             block=block,
             params=params,
+            param_types=ptypes,
             arrays=arrays,
             accesses=accesses,
             expect=expect,
@@ -290,8 +300,46 @@ class _Compiler:
             param_pos={p: self.doc.pos("params", p) for p in params},
         )
 
+    def compile_params(self, raw: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, CType]]:
+        """Values and C types of the params: ``N: 4`` is an int, ``N: {value: 4, type:
+        unsigned}`` any of int, unsigned, long long, unsigned long long."""
+        from .expr.ctype import by_name
+
+        params: dict[str, int] = {}
+        ptypes: dict[str, CType] = {}
+        for pname, spec in raw.items():
+            if pname in THREAD_NAMES:
+                raise self.err(
+                    f"param {shorten(pname)!r} shadows a built-in name", "params", pname, key=True
+                )
+            where: tuple[str, ...] = ("params", pname)
+            ctype = DEFAULT_PARAM_TYPE
+            value = spec
+            if isinstance(spec, Mapping):
+                value = spec["value"]
+                where = ("params", pname, "value")
+                if "type" in spec:
+                    try:
+                        ctype = by_name(str(spec["type"]))
+                    except ValueError as exc:
+                        raise self.err(str(exc), "params", pname, "type") from None
+            if not ctype.fits(value):
+                raise self.err(
+                    f"param {shorten(pname)!r} = {shorten(value)} does not fit in "
+                    f"{ctype.spelling} ({ctype.min}..{ctype.max})"
+                    + (
+                        "; give it a wider type: {value: ..., type: long long}"
+                        if ctype.bits == 32
+                        else ""
+                    ),
+                    *where,
+                )
+            params[pname] = int(value)
+            ptypes[pname] = ctype
+        return params, ptypes
+
     def compile_array(
-        self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, str]
+        self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, CType]
     ) -> ArrayDecl:
         dt = dtypes.lookup(str(adata["dtype"]))
         if dt is None:
@@ -339,7 +387,11 @@ class _Compiler:
         )
 
     def compile_loops(
-        self, loop: Mapping[str, Any] | None, i: int, params: Mapping[str, int]
+        self,
+        loop: Mapping[str, Any] | None,
+        i: int,
+        params: Mapping[str, int],
+        pnames: Mapping[str, CType],
     ) -> tuple[Loop, ...]:
         if not loop:
             return ()
@@ -359,8 +411,13 @@ class _Compiler:
             pos = self.doc.pos(*where)
             if isinstance(spec, list):
                 for k, v in enumerate(spec):
-                    if not -(2**62) < v < 2**62:
-                        raise self.err(f"loop value {shorten(v)} is too large", *where, k)
+                    if not LOOP_TYPE.fits(v):
+                        raise self.err(
+                            f"loop value {shorten(v)} does not fit in the loop variable's type "
+                            f"({LOOP_TYPE.spelling}, {LOOP_TYPE.min}..{LOOP_TYPE.max})",
+                            *where,
+                            k,
+                        )
                 loops.append(Loop(var, tuple(int(v) for v in spec), pos=pos))
                 continue
             text = str(spec)
@@ -370,15 +427,23 @@ class _Compiler:
                 raise self.err(
                     f"loop range {shorten(text)!r} must look like a..b or a..b:step", *where
                 )
-            pnames = {p: "param" for p in params}
-            try:
-                bounds = (
-                    parse(lo_text.strip(), names=pnames),
-                    parse(hi_text.strip(), names=pnames),
-                    parse(step_text.strip() or "1", names=pnames),
-                )
-            except ShmemError as exc:
-                raise self.err(f"loop range {shorten(text)!r}: {exc.message}", *where) from None
+            start = self.expr_pos(*where)
+            parts = []
+            for part, offset in (
+                (lo_text, 0),
+                (hi_text, len(lo_text) + 2),
+                (step_text, len(head) + 1),
+            ):
+                body = part.strip() or "1"
+                at = start.shifted(offset + len(part) - len(part.lstrip())) if start else None
+                try:
+                    expr = compile_expr(body, pnames, path=self.path, pos=at)
+                except ShmemError as exc:
+                    raise ShmemError(
+                        f"loop range {shorten(text)!r}: {exc.message}", path=self.path, pos=exc.pos
+                    ) from None
+                parts.append(Located(expr, at, body))
+            bounds = (parts[0], parts[1], parts[2])
             try:
                 loops.append(Loop(var, None, pos=pos, bounds=bounds).resolved(params))
             except ShmemError as exc:
@@ -391,6 +456,7 @@ class _Compiler:
         acc: Mapping[str, Any],
         arrays: Mapping[str, ArrayDecl],
         params: Mapping[str, int],
+        pnames: Mapping[str, CType],
     ) -> AccessDecl:
         aname = acc["array"]
         if aname not in arrays:
@@ -406,7 +472,7 @@ class _Compiler:
         arr = arrays[aname]
         op = acc.get("op", "load")
         assert op in OPS
-        loops = self.compile_loops(acc.get("loop"), i, params)
+        loops = self.compile_loops(acc.get("loop"), i, params, pnames)
         seen: set[str] = set()
         for lp in loops:
             if lp.var in seen:
@@ -415,8 +481,8 @@ class _Compiler:
                 )
             seen.add(lp.var)
         names = dict(THREAD_NAMES)
-        names.update({p: "param" for p in params})
-        names.update({lp.var: "loop variable" for lp in loops})
+        names.update(pnames)
+        names.update({lp.var: LOOP_TYPE for lp in loops})
         index_raw = acc["index"]
         if len(index_raw) != len(arr.shape):
             raise self.err(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import product
 
 from shmem_cli.arch import SM90
-from shmem_cli.expr import Expr
+from shmem_cli.expr import CType, Expr, Node
 from shmem_cli.layout import ArrayLayout, Layout, Variant, resolve
 from shmem_cli.spec import AccessDecl, Loop, SpecFile
 
@@ -58,62 +58,79 @@ def c_mod(a: int, b: int) -> int:
     return a - b * c_div(a, b)
 
 
-def evaluate(node: Expr, env: Mapping[str, int]) -> int:
-    """Evaluate one parsed expression for one thread; only the selected operands of
-    ``&&``, ``||`` and ``?:`` are evaluated."""
+def evaluate(expr: Expr | Node, env: Mapping[str, int]) -> int:
+    """The C value of a typed expression for one thread, with plain Python integers:
+    every result is reduced to its node's C type (unsigned wraps, signed overflow is a
+    fault); only the selected operands of ``&&``, ``||`` and ``?:`` are evaluated."""
+    node = expr.root if isinstance(expr, Expr) else expr
     kind, op, args = node.kind, node.op, node.args
+    t = node.optype or node.ctype
+    assert t is not None
+
+    def sub(k: int, to: CType | None = t) -> int:
+        v = evaluate(args[k], env)
+        return v if to is None else to.wrap(v)
+
+    def checked(v: int) -> int:
+        if t.signed and not t.fits(v):
+            raise RefFault("signed overflow")
+        return t.wrap(v)
+
     if kind == "num":
         return node.value
     if kind == "name":
         if op not in env:
             raise RefFault(f"no value for {op}")
-        return env[op]
+        return t.wrap(env[op])
+    if kind == "cast":
+        return t.wrap(sub(0, None))
     if kind == "ternary":
-        return evaluate(args[1] if evaluate(args[0], env) != 0 else args[2], env)
+        return sub(1) if sub(0, None) != 0 else sub(2)
     if kind == "call":
-        vals = [evaluate(a, env) for a in args]
+        vals = [sub(k) for k in range(len(args))]
         if op == "min":
-            return vals[0] if vals[0] < vals[1] else vals[1]
+            return min(vals)
         if op == "max":
-            return vals[0] if vals[0] > vals[1] else vals[1]
+            return max(vals)
         if op == "abs":
-            return -vals[0] if vals[0] < 0 else vals[0]
+            return checked(abs(vals[0]))
         raise RefFault(f"unknown function {op}")
     if kind == "unop":
-        x = evaluate(args[0], env)
+        x = sub(0)
         if op == "-":
-            return -x
+            return checked(-x)
         if op == "+":
             return x
         if op == "~":
-            return -x - 1
+            return t.wrap(~x)
         if op == "!":
             return 1 if x == 0 else 0
         raise RefFault(f"unknown unary operator {op}")
     if kind != "binop":
         raise RefFault(f"unknown node {kind}")
-    a = evaluate(args[0], env)
     if op == "&&":
-        return 0 if a == 0 else (1 if evaluate(args[1], env) != 0 else 0)
+        return 0 if sub(0, None) == 0 else (1 if sub(1, None) != 0 else 0)
     if op == "||":
-        return 1 if a != 0 else (1 if evaluate(args[1], env) != 0 else 0)
-    b = evaluate(args[1], env)
+        return 1 if sub(0, None) != 0 else (1 if sub(1, None) != 0 else 0)
+    if op in ("<<", ">>"):
+        a, b = sub(0), sub(1, None)
+        if not 0 <= b < t.bits:
+            raise RefFault("bad shift count")
+        return t.wrap(a << b) if op == "<<" else a >> b  # >> of a negative: arithmetic
+    a, b = sub(0), sub(1)
     if op == "+":
-        return a + b
+        return checked(a + b)
     if op == "-":
-        return a - b
+        return checked(a - b)
     if op == "*":
-        return a * b
+        return checked(a * b)
     if op == "/":
-        return c_div(a, b)
+        return checked(c_div(a, b))
     if op == "%":
         if b == 0:
             raise RefFault("modulo by zero")
+        checked(c_div(a, b))  # INT_MIN % -1 is undefined like INT_MIN / -1
         return c_mod(a, b)
-    if op in ("<<", ">>"):
-        if not 0 <= b <= 62:
-            raise RefFault("bad shift count")
-        return a << b if op == "<<" else a >> b  # >> of a negative: arithmetic, as on long long
     if op == "&":
         return a & b
     if op == "|":

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shmem_cli.analysis import analyze
-from shmem_cli.expr import parse
+from shmem_cli.expr import compile_expr as parse
 from shmem_cli.spec import spec_from_mapping
 
 from .hwtruth import case_to_spec, is_cas_loop, loop_invariant, probe_cases, public_cases
@@ -88,8 +88,10 @@ BY_SIZE = {
     16: ["float4", "int4", "uint4", "double2"],
 }
 TMA = {"32B": (1, 4, 3), "64B": (2, 4, 3), "128B": (3, 4, 3)}
-THREAD_LEAVES = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "tid", "lane"]
-UNIFORM_LEAVES = ["warp", "blockDim.x", "blockDim.y", "blockDim.z"]
+# the built-ins are unsigned: cast to int, so the random expressions stay signed and their
+# values small (unsigned wraparound has its own tests against gcc, test_expr_c.py)
+THREAD_LEAVES = [f"(int){n}" for n in ("threadIdx.x", "threadIdx.y", "threadIdx.z", "tid", "lane")]
+UNIFORM_LEAVES = [f"(int){n}" for n in ("warp", "blockDim.x", "blockDim.y", "blockDim.z")]
 
 
 @st.composite

@@ -28,7 +28,7 @@ def test_index_integer_beyond_64_bits(tmp_path: Path) -> None:
     # was: OverflowError converting the index to int64 (space.py)
     code, out, path = analyze(tmp_path, HEAD + f"    index: [{BIG}]\n")
     assert code == 2
-    assert f"{path}:6:13: error: integer {BIG} is too large" in out
+    assert f"{path}:6:13: error: integer {BIG} does not fit in long long" in out
     assert "Traceback" not in out
 
 
@@ -37,7 +37,7 @@ def test_param_beyond_64_bits(tmp_path: Path) -> None:
     text = f"params: {{P: {BIG}}}\n" + HEAD + "    index: [(lane + P) % 32]\n"
     code, out, path = analyze(tmp_path, text)
     assert code == 2
-    assert f"{path}:1:13: error: param 'P' is too large" in out
+    assert f"{path}:1:13: error: param 'P' = {BIG} does not fit in int" in out
 
 
 def test_loop_value_beyond_64_bits(tmp_path: Path) -> None:
@@ -45,17 +45,17 @@ def test_loop_value_beyond_64_bits(tmp_path: Path) -> None:
     text = HEAD + f"    index: [i]\n    loop: {{i: [0, {BIG}]}}\n"
     code, out, path = analyze(tmp_path, text)
     assert code == 2
-    assert f"{path}:7:19: error: loop value {BIG} is too large" in out
+    assert f"{path}:7:19: error: loop value {BIG} does not fit in the loop variable's type" in out
 
 
 def test_arithmetic_beyond_64_bits(tmp_path: Path) -> None:
     # P*P*P = 2^120 as a Python int, then added to the lane array: was an OverflowError
-    text = f"params: {{P: {2**40}}}\n" + HEAD + "    index: [lane + P*P*P]\n"
-    code, out, path = analyze(tmp_path, text)
+    text = f"params: {{P: {{value: {2**40}, type: long long}}}}\n" + HEAD
+    code, out, path = analyze(tmp_path, text + "    index: [lane + P*P*P]\n")
     assert code == 2
-    # located at the expression's root operator, the '+' (column 13 + 5)
-    assert f"{path}:7:18: error: integer overflow" in out
-    assert "does not fit in 64 bits" in out
+    # located at the operator that overflows, the first '*' (column 13 + 8)
+    assert f"{path}:7:21: error: signed integer overflow" in out
+    assert "does not fit in long long" in out
 
 
 def test_modulo_by_a_zero_array_under_a_loop(tmp_path: Path) -> None:
@@ -93,5 +93,5 @@ def test_loop_bound_that_faults(tmp_path: Path) -> None:
     )
     code, out, path = analyze(tmp_path, text)
     assert code == 2
-    assert f"{path}:8:15: error: loop range of 'k': division by zero" in out
+    assert f"{path}:8:20: error: loop range of 'k': division by zero" in out
     assert "Traceback" not in out

@@ -568,7 +568,7 @@ def test_float_is_not_an_integer() -> None:
         "block: [32]\nparams: {N: 2.0}\narrays: {t: {dtype: f, shape: [1]}}\n"
         "accesses: [{array: t, index: [0]}]\n"
     )
-    assert got == [(2, 13, "params.N: expected an integer, found the number 2.0")]
+    assert got == [(2, 13, "params.N: expected an integer or a mapping, found the number 2.0")]
 
 
 def test_enum_error_message() -> None:

@@ -219,7 +219,7 @@ def test_a_param_value_that_breaks_a_loop_bound_is_located(tmp_path: Path) -> No
     ]
     assert errors == [
         None,
-        ("loop range of 'j': division by zero", 9, 15),  # the range of j (line 9)
+        ("loop range of 'j': division by zero", 9, 19),  # the '/' of N/D (line 9)
         ("param 'N' is too large", 2, 13),  # the value of N (line 2)
         ("param 'N' is too large", 2, 13),
     ]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from shmem_cli.analysis import collect_specs
-from shmem_cli.expr import parse
+from shmem_cli.expr import CType, Expr, compile_expr
 from shmem_cli.space import Space
 from shmem_cli.spec import THREAD_NAMES, load_spec, spec_from_mapping
 from shmem_cli.verify import codegen, runner, sass
@@ -39,13 +39,31 @@ ALL_TARGETS = codegen.plan([load_spec(p) for p in SPEC_FILES])
 # --- expressions ---------------------------------------------------------------------------
 
 
-def test_expressions_print_as_parenthesized_long_long_c() -> None:
-    names = {"threadIdx.y": "b_ty", "k": "u_k", "lane": "b_lane", "N": "64LL"}
-    assert codegen.c_expr(parse("threadIdx.y + 8*k"), names) == "(b_ty + (8LL * u_k))"
+def parse(text: str) -> Expr:
+    return compile_expr(text, {**THREAD_NAMES, "k": CType.INT, "N": CType.INT})
+
+
+def test_expressions_print_as_parenthesized_c_of_the_same_types() -> None:
+    names = {"threadIdx.y": "b_ty", "k": "u_k", "lane": "b_lane", "N": "64"}
+    assert codegen.c_expr(parse("threadIdx.y + 8*k"), names) == "(b_ty + (8 * u_k))"
     assert codegen.c_expr(parse("lane % 8 == 0 ? -N : N >> 1"), names) == (
-        "(((b_lane % 8LL) == 0LL) ? (-64LL) : (64LL >> 1LL))"
+        "(((b_lane % 8) == 0) ? (-64) : (64 >> 1))"
     )
-    assert codegen.c_expr(parse("min(lane, 3) ^ !k"), names) == "(shm_min(b_lane, 3LL) ^ (!u_k))"
+    assert codegen.c_expr(parse("min(lane, 3) ^ !k"), names) == (
+        "(shm_min_u((unsigned)b_lane, (unsigned)3) ^ (!u_k))"
+    )
+    assert codegen.c_expr(parse("(long long)k + 0x80000000 + 7ull"), names) == (
+        "((((long long)u_k) + 2147483648u) + 7ull)"
+    )
+    assert [codegen.c_literal(v, t) for v, t in [(-5, CType.INT), (-(2**31), CType.INT)]] == [
+        "(-5)",
+        "(-2147483647 - 1)",
+    ]
+
+
+def test_expressions_thousands_deep_print_without_recursion() -> None:
+    text = "-" * 900 + "k" + "+0" * 1500
+    assert codegen.c_expr(parse(text), {"k": "u_k"}).startswith("(" * 1500)
 
 
 def test_every_access_of_every_example_spec_becomes_one_kernel() -> None:
@@ -74,6 +92,28 @@ def test_kernel_names_stay_unique_when_two_specs_share_a_file_name() -> None:
     )
     a, b = codegen.plan([spec, twin])
     assert (a.kernel, b.kernel) == ("v_same_00_x", "v_same_00_x_2")
+
+
+def test_constant_arrays_and_kernels_never_share_a_name() -> None:
+    # issue 13: access 'a' with loop list 'i' in sub1/s.yaml gave the __constant__ array
+    # v_s_00_a_i, the name of the kernel of access 'a i' in sub2/s.yaml
+    def one(name: str, loop: dict[str, object], path: str) -> object:
+        return spec_from_mapping(
+            {
+                "block": [32],
+                "arrays": {"a": {"dtype": "float", "shape": [64]}},
+                "accesses": [{"name": name, "array": "a", "index": ["lane"], "loop": loop}],
+            },
+            path,
+        )
+
+    targets = codegen.plan([one("a", {"i": [0, 1]}, "sub1/s.yaml"), one("a i", {}, "sub2/s.yaml")])
+    source = codegen.program_source(targets)
+    declared = re.findall(
+        r"(?:__global__ void __launch_bounds__\(\d+\)|__constant__ int) (\w+)", source
+    )
+    assert len(declared) == 3
+    assert len(set(declared)) == 3, declared
 
 
 # --- the kernels ------------------------------------------------------------------------------
@@ -147,9 +187,10 @@ def test_loops_are_not_unrolled_and_list_loops_read_constant_memory() -> None:
     t = _one("float", "load", ["tid + s"], loop={"s": [128, 64, 1], "r": "0..6:3"})
     src = codegen.kernel_source(t)
     assert src.count("#pragma unroll 1") == 2
-    assert f"__constant__ long long {t.kernel}_s[3] = {{128LL, 64LL, 1LL}};" in src
+    assert "__constant__ int k_t_00_a_0[3] = {128, 64, 1};" in src  # loop variables are int
+    assert "const int u_s = k_t_00_a_0[i_0];" in src
     assert "for (long long i_1 = 0; i_1 < 3LL; ++i_1)" in src  # r = 0, 3, 6
-    assert "const long long u_r = 0LL + 3LL * i_1;" in src
+    assert "const int u_r = (int)(0ll + 3ll * i_1);" in src
     assert 'asm volatile("" ::: "memory");' in src
 
 
@@ -176,15 +217,14 @@ def _harness(targets: list[Target]) -> str:
     """A host C++ program that prints every lane's byte address (or '-') with the generated code."""
     out = [
         "#include <cstdio>",
-        "static long long shm_min(long long a, long long b) { return a < b ? a : b; }",
-        "static long long shm_max(long long a, long long b) { return a > b ? a : b; }",
-        "static long long shm_abs(long long a) { return a < 0 ? -a : a; }",
+        codegen.helper_functions("static inline"),
     ]
     for t in targets:
-        for lp in t.access.loops:
+        for depth, lp in enumerate(t.access.loops):
             if lp.values is not None:
-                vals = ", ".join(f"{v}LL" for v in lp.values)
-                out.append(f"static const long long {t.kernel}_{lp.var}[] = {{{vals}}};")
+                vals = ", ".join(str(v) for v in lp.values)
+                name = codegen.constant_name(t.kernel, depth)
+                out.append(f"static const int {name}[] = {{{vals}}};")
         x, y, z = t.layout.block
         names = codegen.names_for(t)
         when = codegen.c_expr(t.access.when.expr, names) if t.access.when else "1"
@@ -192,10 +232,10 @@ def _harness(targets: list[Target]) -> str:
         for depth, lp in enumerate(t.access.loops):
             out += codegen.loop_head(t.kernel, lp, depth)
         out += [
-            f"for (long long b_tz = 0; b_tz < {z}; ++b_tz) for (long long b_ty = 0; b_ty < {y}; ++b_ty)",
-            f"for (long long b_tx = 0; b_tx < {x}; ++b_tx) {{",
-            f"  const long long b_tid = b_tx + {x}LL * (b_ty + {y}LL * b_tz);",
-            "  const long long b_lane = b_tid % 32LL, b_warp = b_tid / 32LL; (void)b_lane; (void)b_warp;",
+            f"for (unsigned b_tz = 0; b_tz < {z}u; ++b_tz) for (unsigned b_ty = 0; b_ty < {y}u; ++b_ty)",
+            f"for (unsigned b_tx = 0; b_tx < {x}u; ++b_tx) {{",
+            f"  const unsigned b_tid = b_tx + {x}u * (b_ty + {y}u * b_tz);",
+            "  const unsigned b_lane = b_tid % 32u, b_warp = b_tid / 32u; (void)b_lane; (void)b_warp;",
             f"  if (({when}) != 0) {{",
             *codegen.address_lines(t, names),
             '    printf("%lld\\n", e_addr);',
@@ -259,15 +299,16 @@ def test_c_semantics_of_division_and_shifts_match_the_engine(tmp_path: Path) -> 
         "(lane ^ 5) << 3",
         "!lane + ~lane",
         "lane != 8 && 32 / (lane - 8) > 2",
-        "abs(lane - 20) * max(lane, 9)",
+        "abs((int)lane - 20) * max(lane, 9)",
+        "(lane - 1) % 32 + (lane - 1) / 2",
+        "lane - 32 < 8",
     ]
     names = {"lane": "b_lane"}
     lines = [
         "#include <cstdio>",
-        "static long long shm_max(long long a, long long b) { return a > b ? a : b; }",
-        "static long long shm_abs(long long a) { return a < 0 ? -a : a; }",
+        codegen.helper_functions("static inline"),
         "int main() {",
-        "for (long long b_lane = 0; b_lane < 32; ++b_lane) {",
+        "for (unsigned b_lane = 0; b_lane < 32; ++b_lane) {",
     ]
     lines += [f'printf("%lld\\n", (long long)({codegen.c_expr(parse(e), names)}));' for e in exprs]
     lines += ["}", "return 0; }"]
@@ -280,10 +321,7 @@ def test_c_semantics_of_division_and_shifts_match_the_engine(tmp_path: Path) -> 
     ).stdout.split()
     lane = np.arange(32, dtype=np.int64)
     want = np.stack(
-        [
-            np.broadcast_to(parse(e, names=THREAD_NAMES).evaluate({"lane": lane}), (32,))
-            for e in exprs
-        ],
+        [np.broadcast_to(parse(e).evaluate({"lane": lane}), (32,)) for e in exprs],
         1,
     )
     assert [int(v) for v in got] == [int(v) for v in want.reshape(-1)]

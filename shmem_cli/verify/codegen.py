@@ -7,10 +7,14 @@ access the spec describes, nothing else in shared memory:
   swizzle(flat index * element size)) from a 1024-byte aligned base, and the
   access goes through a pointer of the array's own C type, so the compiler
   emits the instruction of that width (``LDS.128`` for float4, ...);
-* index expressions are printed as C over ``long long`` with every operation
-  parenthesized; params are constants; loops are ``#pragma unroll 1`` loops
-  with the spec's values (lists come from ``__constant__`` arrays, which are
-  read through the constant cache, not the L1/shared-memory pipe);
+* index expressions are printed as C with every operation parenthesized and
+  every name declared with the C type the spec gives it (``threadIdx``,
+  ``blockDim``, ``tid``, ``lane``, ``warp``: ``unsigned``; loop variables ``int``;
+  params their own type), every literal with the suffix of its type, so CUDA
+  computes exactly what shmem computed; params are constants; loops are
+  ``#pragma unroll 1`` loops with the spec's values (lists come from
+  ``__constant__`` arrays, which are read through the constant cache, not the
+  L1/shared-memory pipe);
 * an empty ``asm volatile`` with a memory clobber starts every iteration, so
   the compiler can neither hoist, merge nor drop an access;
 * loads fold every component into a register that is written to global memory
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from .. import __version__
 from ..analysis import access_kind, analyze_access
 from ..dtypes import DType
-from ..expr import Expr
+from ..expr import CType, Expr
 from ..layout import Layout, resolve
 from ..model import AccessResult
 from ..spec import AccessDecl, Loop, SpecFile
@@ -105,26 +109,75 @@ def kernel_name(spec: SpecFile, index: int, access: AccessDecl) -> str:
 
 
 def c_expr(expr: Expr, names: Mapping[str, str]) -> str:
-    """An expression as C over ``long long``: every operation in parentheses."""
-    kind = expr.kind
-    if kind == "num":
-        return f"{expr.value}LL"
-    if kind == "name":
-        return names[expr.op]
-    args = [c_expr(a, names) for a in expr.args]
-    if kind == "unop":
-        return f"({expr.op}{args[0]})"
-    if kind == "binop":
-        return f"({args[0]} {expr.op} {args[1]})"
-    if kind == "ternary":
-        return f"({args[0]} ? {args[1]} : {args[2]})"
-    if kind == "call":
-        return f"shm_{expr.op}({', '.join(args)})"
-    raise ValueError(f"cannot print expression node {kind!r}")
+    """An expression as C with the same types: every operation in parentheses, literals
+    with the suffix of their type, ``min``/``max``/``abs`` as the helper of their type
+    (:func:`helper_functions`) with the arguments cast to it. Iterative: the tree may be
+    thousands of nodes deep."""
+    done: dict[int, str] = {}
+    stack = [(expr.root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if not expanded and node.args:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args)
+            continue
+        args = [done.pop(id(a)) for a in node.args]
+        kind, op = node.kind, node.op
+        t = node.optype or node.ctype
+        assert t is not None
+        if kind == "num":
+            text = c_literal(node.value, t)
+        elif kind == "name":
+            text = names[op]
+        elif kind == "cast":
+            text = f"(({t.spelling}){args[0]})"
+        elif kind == "unop":
+            text = f"({op}{args[0]})"
+        elif kind == "binop":
+            text = f"({args[0]} {op} {args[1]})"
+        elif kind == "ternary":
+            text = f"({args[0]} ? {args[1]} : {args[2]})"
+        elif kind == "call":
+            cast = ", ".join(f"({t.spelling}){a}" for a in args)
+            text = f"shm_{op}_{_SUFFIX[t]}({cast})"
+        else:
+            raise ValueError(f"cannot print expression node {kind!r}")
+        done[id(node)] = text
+    return done[id(expr.root)]
+
+
+_SUFFIX = {CType.INT: "i", CType.UINT: "u", CType.LLONG: "ll", CType.ULLONG: "ull"}
+
+
+def c_literal(value: int, ctype: CType) -> str:
+    """``value`` as a C literal of type ``ctype`` (parenthesized when negative)."""
+    if value >= 0:
+        return f"{value}{ctype.suffix}"
+    if value == ctype.min:  # -2147483648 would be -(2147483648), a long long
+        return f"({value + 1}{ctype.suffix} - 1)"
+    return f"({value}{ctype.suffix})"
 
 
 def _literal(value: int) -> str:
-    return f"{value}LL" if value >= 0 else f"({value}LL)"
+    return c_literal(value, CType.LLONG)
+
+
+def helper_functions(qualifier: str) -> str:
+    """C definitions of ``shm_min_T``, ``shm_max_T`` and ``shm_abs_T`` for every type T."""
+    out = []
+    for t, sfx in _SUFFIX.items():
+        c = t.spelling
+        out.append(f"{qualifier} {c} shm_min_{sfx}({c} a, {c} b) {{ return a < b ? a : b; }}")
+        out.append(f"{qualifier} {c} shm_max_{sfx}({c} a, {c} b) {{ return a > b ? a : b; }}")
+        if t.signed:
+            out.append(f"{qualifier} {c} shm_abs_{sfx}({c} a) {{ return a < 0 ? -a : a; }}")
+    return "\n".join(out)
+
+
+def constant_name(kernel: str, depth: int) -> str:
+    """The ``__constant__`` array of the values of loop ``depth`` of ``kernel``: ``k_...``,
+    while kernels are ``v_...``, and the depth after the last ``_`` keeps it unique."""
+    return f"k{kernel[1:]}_{depth}"
 
 
 def names_for(target: Target) -> dict[str, str]:
@@ -134,14 +187,17 @@ def names_for(target: Target) -> dict[str, str]:
         "threadIdx.x": "b_tx",
         "threadIdx.y": "b_ty",
         "threadIdx.z": "b_tz",
-        "blockDim.x": _literal(x),
-        "blockDim.y": _literal(y),
-        "blockDim.z": _literal(z),
+        "blockDim.x": c_literal(x, CType.UINT),
+        "blockDim.y": c_literal(y, CType.UINT),
+        "blockDim.z": c_literal(z, CType.UINT),
         "tid": "b_tid",
         "lane": "b_lane",
         "warp": "b_warp",
     }
-    names.update({p: _literal(v) for p, v in target.layout.params.items()})
+    types = target.spec.param_types
+    names.update(
+        {p: c_literal(v, types.get(p, CType.INT)) for p, v in target.layout.params.items()}
+    )
     names.update({lp.var: f"u_{lp.var}" for lp in target.access.loops})
     return names
 
@@ -199,7 +255,7 @@ def address_lines(target: Target, names: Mapping[str, str]) -> list[str]:
     """C statements that leave the lane's shared-memory byte address in ``e_addr``."""
     arr = target.layout.arrays[target.access.array]
     terms = [
-        f"{c_expr(loc.expr, names)} * {_literal(stride)}"
+        f"(long long){c_expr(loc.expr, names)} * {_literal(stride)}"
         for loc, stride in zip(target.access.index, arr.strides, strict=True)
     ]
     lines = [
@@ -259,10 +315,10 @@ def loop_head(kernel: str, lp: Loop, depth: int) -> list[str]:
     i = f"i_{depth}"
     head = ["#pragma unroll 1", f"for (long long {i} = 0; {i} < {lp.count}LL; ++{i}) {{"]
     if lp.values is not None:
-        head.append(f"  const long long u_{lp.var} = {kernel}_{lp.var}[{i}];")
+        head.append(f"  const int u_{lp.var} = {constant_name(kernel, depth)}[{i}];")
     else:
         head.append(
-            f"  const long long u_{lp.var} = {_literal(lp.start)} + {_literal(lp.step)} * {i};"
+            f"  const int u_{lp.var} = (int)({_literal(lp.start)} + {_literal(lp.step)} * {i});"
         )
     return head
 
@@ -283,19 +339,18 @@ def kernel_source(target: Target) -> str:
         f"// {acc.op} -> {target.expected.label}; predicted {target.predicted.requests} requests, "
         f"{target.predicted.wavefronts} wavefronts",
     ]
-    for lp in acc.loops:
+    for depth, lp in enumerate(acc.loops):
         if lp.values is not None:
-            vals = ", ".join(f"{v}LL" for v in lp.values)
-            out.append(
-                f"__constant__ long long {target.kernel}_{lp.var}[{len(lp.values)}] = {{{vals}}};"
-            )
+            vals = ", ".join(c_literal(v, CType.INT) for v in lp.values)
+            name = constant_name(target.kernel, depth)
+            out.append(f"__constant__ int {name}[{len(lp.values)}] = {{{vals}}};")
     out += [
         f'extern "C" __global__ void __launch_bounds__({x * y * z}) {target.kernel}(unsigned* __restrict__ sink) {{',
         "  unsigned char* const smem = shm_base();",
-        "  const long long b_tx = threadIdx.x, b_ty = threadIdx.y, b_tz = threadIdx.z;",
-        f"  const long long b_tid = b_tx + {x}LL * (b_ty + {y}LL * b_tz);",
-        "  const long long b_lane = b_tid % 32LL, b_warp = b_tid / 32LL;",
-        "  const unsigned s = (unsigned)b_tid;",
+        "  const unsigned b_tx = threadIdx.x, b_ty = threadIdx.y, b_tz = threadIdx.z;",
+        f"  const unsigned b_tid = b_tx + {x}u * (b_ty + {y}u * b_tz);",
+        "  const unsigned b_lane = b_tid % 32u, b_warp = b_tid / 32u;",
+        "  const unsigned s = b_tid;",
         "  (void)b_lane; (void)b_warp; (void)s; (void)sink;",
     ]
     if reads:
@@ -332,9 +387,7 @@ PRELUDE = """\
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
-__device__ __forceinline__ long long shm_min(long long a, long long b) {{ return a < b ? a : b; }}
-__device__ __forceinline__ long long shm_max(long long a, long long b) {{ return a > b ? a : b; }}
-__device__ __forceinline__ long long shm_abs(long long a) {{ return a < 0 ? -a : a; }}
+{helpers}
 __device__ __forceinline__ unsigned shm_fold64(unsigned long long v) {{ return (unsigned)v + (unsigned)(v >> 32); }}
 
 // The dynamic shared memory, moved up to the next {align}-byte boundary (the host adds the slack).
@@ -392,7 +445,15 @@ int main() {{
 
 def program_source(targets: list[Target]) -> str:
     """The whole ``.cu`` file: prelude, every target's kernel, a host ``main`` that launches each once."""
-    parts = [PRELUDE.format(version=__version__, align=ALIGN, mask=ALIGN - 1, probe=PROBE_KERNEL)]
+    parts = [
+        PRELUDE.format(
+            version=__version__,
+            align=ALIGN,
+            mask=ALIGN - 1,
+            probe=PROBE_KERNEL,
+            helpers=helper_functions("__device__ __forceinline__"),
+        )
+    ]
     parts += [kernel_source(t) for t in targets]
     launches = []
     for t in targets:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shmem_cli.errors import ShmemError, SourcePos
-from shmem_cli.expr import parse
+from shmem_cli.expr import CType, compile_expr
 from shmem_cli.spec import THREAD_NAMES
 
 from .harness import analyze_bytes, check_error, remember, run_for
@@ -97,7 +97,7 @@ C_TOKENS = [
     "$",
     "`",
 ]
-NAMES = {**THREAD_NAMES, "P": "param", "N": "param", "i": "loop variable"}
+NAMES = {**THREAD_NAMES, "P": CType.INT, "N": CType.INT, "i": CType.INT}
 EXPR_SLOTS: list[tuple[Any, ...]] = [
     ("accesses", 0, "index", 0),
     ("accesses", 0, "index", 1),
@@ -134,7 +134,7 @@ def put(doc: Any, where: tuple[Any, ...], value: Any) -> None:
 def expression_target(text: str, slot: tuple[Any, ...]) -> None:
     remember((text, slot))
     try:
-        parse(text, path="e.yaml", pos=SourcePos(1, 1), names=NAMES)
+        compile_expr(text, NAMES, path="e.yaml", pos=SourcePos(1, 1))
     except ShmemError as err:
         check_error(err, "e.yaml")
         assert err.pos is not None and err.pos.line == 1

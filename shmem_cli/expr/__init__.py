@@ -1,0 +1,123 @@
+"""C index expressions with CUDA's integer semantics: one entry, :func:`compile_expr`.
+
+An expression such as ``threadIdx.y + 8*k`` is parsed once into a typed tree and
+then evaluated over NumPy arrays that cover every thread and loop iteration at once
+(:meth:`Expr.evaluate`). Types follow C: see docs/spec-format.md and
+:mod:`shmem_cli.expr.ctype`. User text is never passed to ``eval``.
+
+Two parsers give the same trees (numpy's ``kind=`` style): ``"fast"`` (a hand-written
+operator-precedence parser, no import of lark), ``"lark"`` (the grammar, the
+definition of the language) and ``"auto"`` (fast, then lark to explain an error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..errors import ShmemError, SourcePos, shorten
+from . import evaluate as _evaluate
+from . import fast, grammar, typecheck
+from .ctype import CType
+from .tree import MAX_LENGTH, BoolArray, EvalFault, Node, SyntaxFault, Value
+
+__all__ = ["MAX_LENGTH", "CType", "EvalFault", "Expr", "Node", "Value", "compile_expr"]
+
+Kind = Literal["auto", "fast", "lark"]
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A compiled expression: the typed tree of ``text``."""
+
+    text: str
+    root: Node = field(compare=False, repr=False)
+
+    @property
+    def ctype(self) -> CType:
+        assert self.root.ctype is not None
+        return self.root.ctype
+
+    def evaluate(self, env: Mapping[str, Value], live: BoolArray | None = None) -> Value:
+        """The value over ``env`` (arrays broadcast together; names hold their C values).
+
+        ``live`` masks the elements whose faults matter. An ``unsigned long long`` result
+        of 2^63 or more (only possible through wraparound) comes back as the largest
+        int64, which every caller treats as out of range. Raises :class:`EvalFault`.
+        """
+        import numpy as np
+
+        value = _evaluate.evaluate(self.root, env, live)
+        if self.ctype is CType.ULLONG:
+            if isinstance(value, int):
+                return value if value >= 0 else (1 << 63) - 1
+            return np.where(value < 0, np.int64((1 << 63) - 1), value)
+        return value
+
+    def constant(self, params: Mapping[str, int]) -> int:
+        """The exact C value of an expression over ``params`` only. Raises EvalFault."""
+        import numpy as np
+
+        value = _evaluate.true_value(_evaluate.evaluate(self.root, params, None), self.ctype)
+        if not isinstance(value, int):
+            return int(np.asarray(value).reshape(-1)[0])
+        return value
+
+
+def compile_expr(
+    text: str | int | bool,
+    names: Mapping[str, CType] | None = None,
+    *,
+    kind: Kind = "auto",
+    path: str | None = None,
+    pos: SourcePos | None = None,
+) -> Expr:
+    """Parse and type-check a C expression; ShmemError at ``path``/``pos`` on any fault.
+
+    ``names`` maps every allowed bare name to its C type (None: any name, typed
+    ``int``). ``pos`` is where the expression's first character sits in the file; an
+    integer (a YAML number) is a decimal literal.
+    """
+    try:
+        if isinstance(text, bool):
+            text = int(text)
+        if isinstance(text, int):
+            return _from_int(text)
+        if not isinstance(text, str):
+            raise SyntaxFault(f"expected an expression, found {shorten(text)}", 0)
+        if len(text) > MAX_LENGTH:
+            raise SyntaxFault(
+                f"expression is {len(text)} characters long; the limit is {MAX_LENGTH}", 0
+            )
+        if not text.strip():
+            raise SyntaxFault("empty expression", 0)
+        root = _parse(text, kind)
+        return Expr(text, typecheck.check(root, names, text))
+    except SyntaxFault as exc:
+        message = exc.message
+        if isinstance(text, str) and "in expression" not in message:
+            message += f" (in expression {shorten(text)!r})"
+        raise ShmemError(message, path=path, pos=pos.shifted(exc.col) if pos else None) from None
+
+
+def _parse(text: str, kind: Kind) -> Node:
+    if kind == "lark":
+        return grammar.parse(text)
+    try:
+        return fast.parse(text)
+    except fast.Reject as exc:
+        if kind == "fast":
+            bad = text[exc.col : exc.col + 10] or "the end"
+            raise SyntaxFault(
+                f"unexpected {bad!r} in expression {shorten(text)!r}", exc.col
+            ) from None
+    return grammar.parse(text)  # explains the error (or, in theory, parses what fast missed)
+
+
+def _from_int(value: int) -> Expr:
+    """A YAML integer: typed as a decimal literal; a negative one as ``-literal``."""
+    ctype = next((t for t in (CType.INT, CType.LLONG) if t.fits(value)), None)
+    if ctype is None:
+        raise SyntaxFault(f"integer {shorten(value)} does not fit in long long", 0)
+    return Expr(str(value), Node("num", 0, value=value, ctype=ctype))
