@@ -79,24 +79,26 @@ def compile_expr(
     ``int``). ``pos`` is where the expression's first character sits in the file; an
     integer (a YAML number) is a decimal literal.
     """
+    if isinstance(text, bool):
+        text = int(text)
+    if isinstance(text, int):
+        return _from_int(text, path, pos)
+    problem = None
+    if not isinstance(text, str):
+        problem = f"expected an expression, found {shorten(text)}"
+    elif len(text) > MAX_LENGTH:
+        problem = f"expression is {len(text)} characters long; the limit is {MAX_LENGTH}"
+    elif not text.strip():
+        problem = "empty expression"
+    if problem is not None:
+        raise ShmemError(problem, path=path, pos=pos)
+    assert isinstance(text, str)
     try:
-        if isinstance(text, bool):
-            text = int(text)
-        if isinstance(text, int):
-            return _from_int(text)
-        if not isinstance(text, str):
-            raise SyntaxFault(f"expected an expression, found {shorten(text)}", 0)
-        if len(text) > MAX_LENGTH:
-            raise SyntaxFault(
-                f"expression is {len(text)} characters long; the limit is {MAX_LENGTH}", 0
-            )
-        if not text.strip():
-            raise SyntaxFault("empty expression", 0)
         root = _parse(text, kind)
         return Expr(text, typecheck.check(root, names, text))
     except SyntaxFault as exc:
         message = exc.message
-        if isinstance(text, str) and "in expression" not in message:
+        if "in expression" not in message:
             message += f" (in expression {shorten(text)!r})"
         raise ShmemError(message, path=path, pos=pos.shifted(exc.col) if pos else None) from None
 
@@ -115,9 +117,9 @@ def _parse(text: str, kind: Kind) -> Node:
     return grammar.parse(text)  # explains the error (or, in theory, parses what fast missed)
 
 
-def _from_int(value: int) -> Expr:
+def _from_int(value: int, path: str | None, pos: SourcePos | None) -> Expr:
     """A YAML integer: typed as a decimal literal; a negative one as ``-literal``."""
     ctype = next((t for t in (CType.INT, CType.LLONG) if t.fits(value)), None)
     if ctype is None:
-        raise SyntaxFault(f"integer {shorten(value)} does not fit in long long", 0)
+        raise ShmemError(f"integer {shorten(value)} does not fit in long long", path=path, pos=pos)
     return Expr(str(value), Node("num", 0, value=value, ctype=ctype))
