@@ -23,6 +23,7 @@ import numpy as np
 
 from .decode import Step, decode_function
 from .ops_ctrl import BLOCKED
+from .ops_mem import shared_op_of
 from .records import InstructionRecords, Recorder
 from .sass import Function
 from .state import Block, Launch, TraceError
@@ -105,10 +106,22 @@ def run_block(
     threads = blk.threads
     everyone = slice(None)
     guards = [ins.guard for ins in instructions]
+    kinds = [shared_op_of(ins) for ins in instructions]
     steps = executed = 0
     sched = blk.sched
     while True:
-        m = int(sched.min())
+        if blk.calls_active:
+            # a thread inside a subroutine ranks just after its call site
+            key = np.where(
+                blk.call_site >= 0, blk.call_site * (n_ins + 1) + 1 + sched, sched * (n_ins + 1)
+            )
+            key = np.where(sched >= BLOCKED, BLOCKED * (n_ins + 1), key)
+            k = int(key.min())
+            sel = np.flatnonzero(key == k)
+            m = int(sched[sel[0]]) if len(sel) else int(BLOCKED)
+        else:
+            m = int(sched.min())
+            sel = None
         if m >= BLOCKED:
             if blk.exited.all():
                 break
@@ -117,16 +130,25 @@ def run_block(
         if m >= n_ins:
             last = instructions[-1]
             raise TraceError("execution ran past the end of the function", last)
-        sel = np.flatnonzero(sched == m)
+        if sel is None:
+            sel = np.flatnonzero(sched == m)
         ix: Any = everyone if len(sel) == threads else sel
         sched[ix] = m + 1
         g = guards[m]
         if g is not None and g.index == 7 and g.not_:
+            kind = kinds[m]
+            if kind is not None:
+                blk.rec.predicated_off(m, instructions[m], kind, _silent_warps(sel, sel[:0]))
             steps += 1  # @!PT: never executes
             continue
         if g is not None and g.index != 7:
             pv = (blk.up if g.kind == "UP" else blk.p)[g.index, ix]
             ok = ~pv if g.not_ else pv
+            if not ok.all():
+                kind = kinds[m]
+                if kind is not None:
+                    off = _silent_warps(sel, sel[ok])
+                    blk.rec.predicated_off(m, instructions[m], kind, off)
             if not ok.any():
                 steps += 1
                 continue
@@ -151,6 +173,11 @@ def run_block(
         if progress is not None and steps % PROGRESS_EVERY == 0:
             progress(executed)
     return steps, executed
+
+
+def _silent_warps(at_pc: Any, executing: Any) -> int:
+    """Warps with threads at the instruction but none whose guard holds."""
+    return len(np.setdiff1d(np.unique(at_pc >> 5), np.unique(executing >> 5)))
 
 
 def _release(blk: Block, function: Function) -> None:

@@ -53,7 +53,27 @@ def _nothing(ins: Instruction, ctx: Context) -> Step:
     return _noop
 
 
-@op("BRA", "JMP", "CALL")
+@op("CALL")
+def _call(ins: Instruction, ctx: Context) -> Step:
+    """A call jumps; the return address is already in a register (set by a MOV before it)."""
+    labels = [o for o in ins.operands if isinstance(o, Label)]
+    if len(labels) != 1 or len(ins.operands) != 1:
+        raise unsupported(ins, "indirect call")
+    target = ctx.target(ins, labels[0])
+    site = ctx.position(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        outer = b.call_site[ids] < 0
+        b.call_site[ids[outer]] = site
+        b.call_depth[ids] += 1
+        b.calls_active = int((b.call_depth > 0).sum())
+        b.sched[ix] = target
+
+    return step
+
+
+@op("BRA", "JMP")
 def _bra(ins: Instruction, ctx: Context) -> Step:
     labels = [o for o in ins.operands if isinstance(o, Label)]
     conds = [o for o in ins.operands if not isinstance(o, Label)]
@@ -90,6 +110,10 @@ def _ret(ins: Instruction, ctx: Context) -> Step:
         if (k >= len(pcs)).any() or (pcs[np.minimum(k, len(pcs) - 1)] != v).any():
             raise TraceError("return address is not an instruction", ins)
         b.sched[ix] = k
+        ids = b.ids(ix)
+        b.call_depth[ids] = np.maximum(b.call_depth[ids] - 1, 0)
+        b.call_site[ids[b.call_depth[ids] == 0]] = -1
+        b.calls_active = int((b.call_depth > 0).sum())
 
     return step
 

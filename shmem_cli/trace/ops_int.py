@@ -312,7 +312,7 @@ def lut3(lut: int, a: Any, b: Any, c: Any) -> Any:
         0x96: lambda: a ^ b ^ c,
         0xF8: lambda: a | (b & c),
         0xFE: lambda: a | b | c,
-        0xE2: lambda: (a & ~c) | (b & c),
+        0xE2: lambda: (a & b) | (c & ~b),
         0x80: lambda: a & b & c,
         0x33: lambda: ~b,
         0x0F: lambda: ~a,

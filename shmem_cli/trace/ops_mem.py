@@ -69,6 +69,27 @@ def address(mem: Operand, ins: Instruction) -> Any:
     return rd
 
 
+def shared_op_of(ins: Instruction) -> SharedOp | None:
+    """What a shared-memory instruction does per lane; None for other instructions."""
+    name = ins.opcode
+    if name in ("LDS", "STS"):
+        return SharedOp("load" if name == "LDS" else "store", access_width(ins)[0])
+    if name == "ATOMS":
+        return SharedOp("atomic", access_width(ins)[0], _ATOMIC_CLASS.get(_atomic_op(ins), "add"))
+    if name in ("LDSM", "STSM"):
+        count, _ = _matrix_shape(ins)
+        return SharedOp("ldmatrix" if name == "LDSM" else "stmatrix", 16, matrices=count)
+    if name == "LDGSTS":
+        return SharedOp("cp_async", access_width(ins)[0])
+    return None
+
+
+def _kind(ins: Instruction) -> SharedOp:
+    kind = shared_op_of(ins)
+    assert kind is not None
+    return kind
+
+
 # --- memory spaces: byte arrays, their taint, and offsets --------------------------------
 
 
@@ -141,10 +162,18 @@ def _or_all(ts: Any) -> Any:
 
 
 def _record(
-    b: Block, ctx_index: int, ins: Instruction, kind: SharedOp, ix: Idx, a: Any, t: Any
+    b: Block,
+    ctx_index: int,
+    ins: Instruction,
+    kind: SharedOp,
+    ix: Idx,
+    a: Any,
+    t: Any,
+    src: Any = None,
+    copies: Any = None,
 ) -> None:
     tids = b.ids(ix)
-    b.rec.record(ctx_index, ins, kind, tids, a, t, b.n_warps, b.warp_base)
+    b.rec.record(ctx_index, ins, kind, tids, a, t, b.n_warps, b.warp_base, src, copies)
 
 
 # --- loads and stores ---------------------------------------------------------------------
@@ -161,7 +190,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
     ra = address(ops[1], ins)
     space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = SharedOp("load", width)
+    kind = shared_op_of(ins) or SharedOp("load", width)  # recorded for LDS only
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -197,7 +226,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
     rv = read_regs(ops[1], words, ins)
     space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = SharedOp("store", width)
+    kind = shared_op_of(ins) or SharedOp("store", width)  # recorded for STS only
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -318,7 +347,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
 
     wp = write_pred(wpred, ins) if wpred is not None else None
     index = ctx.position(ins)
-    kind = SharedOp("atomic", 4, _ATOMIC_CLASS.get(opname, "add"))
+    kind = shared_op_of(ins) or SharedOp("atomic", 4)  # recorded for ATOMS only
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -402,7 +431,7 @@ def _ldsm(ins: Instruction, ctx: Context) -> Step:
     w = write_regs(ins.operands[0], count, ins)
     ra = address(ins.operands[1], ins)
     index = ctx.position(ins)
-    kind = SharedOp("ldmatrix", 16, matrices=count)
+    kind = _kind(ins)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -429,7 +458,7 @@ def _stsm(ins: Instruction, ctx: Context) -> Step:
     ra = address(ins.operands[0], ins)
     rv = read_regs(ins.operands[1], count, ins)
     index = ctx.position(ins)
-    kind = SharedOp("stmatrix", 16, matrices=count)
+    kind = _kind(ins)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -459,28 +488,36 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
         raise unsupported(ins)
     width, _ = access_width(ins)
     rdst, rsrc = address(ops[0], ins), address(ops[1], ins)
+    # the trailing predicate says whether any source byte is read (src-size > 0); with
+    # .ZFILL the low bits of the source address hold how many bytes are zero-filled
     rfill = read_pred(ops[2], ins) if len(ops) == 3 else None
+    zfill = "ZFILL" in ins.mods
     index = ctx.position(ins)
-    kind = SharedOp("cp_async", width)
+    kind = _kind(ins)
 
     def step(b: Block, ix: Idx) -> None:
         d, td = rdst(b, ix)
         _check_align(d, width, ins)
         off = shared_offsets(b, d, width, ins)
-        _record(b, index, ins, kind, ix, off, td)
         n = b.count(ix)
-        vals = np.zeros((max(1, width // 4), n), dtype=np.uint32)
-        copy = np.ones(n, dtype=bool)
-        if rfill is not None:
-            copy = np.broadcast_to(rfill(b, ix)[0], (n,)).copy()
         s, ts = rsrc(b, ix)
-        if copy.any():
+        nbytes = np.full(n, width, dtype=np.int64)
+        if zfill:
+            nbytes = width - (s & (width - 1))
+            s = s & ~np.int64(width - 1)
+        if rfill is not None:
+            nbytes = np.where(np.broadcast_to(rfill(b, ix)[0], (n,)), nbytes, 0)
+        _check_align(s, width, ins)
+        _record(b, index, ins, kind, ix, off, td, s, nbytes)
+        raw = np.zeros((n, width), dtype=np.uint8)
+        reads = nbytes > 0
+        if reads.any():
             mem = b.launch.memory
-            src = mem.offsets(s[copy], width, ins)
-            vals[:, copy] = gather(mem.data, src, width, False)
-        scatter(b.smem, off, width, vals)
-        scatter_taint(
-            b.tsmem, off, width, np.where(copy, TAINT_GLOBAL, 0).astype(np.uint8) | ts | td
-        )
+            src = mem.offsets(s[reads], width, ins)
+            raw[reads] = mem.data[src[:, None] + np.arange(width)]
+            raw[np.arange(width)[None, :] >= nbytes[:, None]] = 0
+        b.smem[off[:, None] + np.arange(width)] = raw
+        taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | ts | td
+        scatter_taint(b.tsmem, off, width, taint)
 
     return step

@@ -104,11 +104,12 @@ def _ballot(b: Block, ix: Idx, p: Any) -> tuple[Any, Any]:
 def _vote(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     mode = next((m for m in ins.mods if m in ("ALL", "ANY", "EQ")), None)
-    if mode is None or len(ops) != 3:
+    if mode is None or len(ops) not in (2, 3):
         raise unsupported(ins)
-    w = write_u32(ops[0], ins)
-    wp = write_pred(ops[1], ins)
-    rp = read_pred(ops[2], ins)
+    # VOTE.ANY R0, PT, P0 (ballot and predicate) or VOTE.ALL P0, P1 (predicate only)
+    w = write_u32(ops[0], ins) if len(ops) == 3 else None
+    wp = write_pred(ops[-2], ins)
+    rp = read_pred(ops[-1], ins)
 
     def step(b: Block, ix: Idx) -> None:
         p, t = rp(b, ix)
@@ -119,7 +120,8 @@ def _vote(ins: Instruction, ctx: Context) -> Step:
             r = ballot != 0
         else:
             r = (ballot == active) | (ballot == 0)
-        w(b, ix, ballot, t)
+        if w is not None:
+            w(b, ix, ballot, t)
         wp(b, ix, r, t)
 
     return step

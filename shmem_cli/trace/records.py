@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from ..arch import ArchProfile
+from ..async_copy import async_copy_stats
 from ..engine import AccessKind, RequestStats, request_stats
 from .sass import Instruction
 
@@ -57,13 +58,19 @@ class InstructionRecords:
     index: int  # position in the function
     instruction: Instruction
     kind: SharedOp
-    n: int = 0
+    n: int = 0  # requests: warp executions with at least one active lane
+    # warp executions with every lane predicated off (no request, but Nsight Compute's
+    # per-instruction "Instructions Executed" counts them)
+    predicated_off: int = 0
     addr: I64 = field(default_factory=lambda: np.zeros((0, 32), dtype=np.int64))
     active: B8 = field(default_factory=lambda: np.zeros((0, 32), dtype=bool))
     warp: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     iteration: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     data_dependent: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
     not_modelled: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # cp.async only: each lane's global source address and how many source bytes it reads
+    src: I64 | None = None
+    src_bytes: I64 | None = None
 
     def _grow(self, extra: int) -> None:
         need = self.n + extra
@@ -77,9 +84,24 @@ class InstructionRecords:
         self.iteration = _resize(self.iteration, new)
         self.data_dependent = _resize(self.data_dependent, new)
         self.not_modelled = _resize(self.not_modelled, new)
+        if self.src is not None and self.src_bytes is not None:
+            self.src = _resize(self.src, new)
+            self.src_bytes = _resize(self.src_bytes, new)
 
-    def add(self, addr: I64, active: B8, warp: I64, iteration: I64, taint: U8) -> None:
+    def add(
+        self,
+        addr: I64,
+        active: B8,
+        warp: I64,
+        iteration: I64,
+        taint: U8,
+        src: I64 | None = None,
+        src_bytes: I64 | None = None,
+    ) -> None:
         k = len(warp)
+        if src is not None and self.src is None:
+            self.src = np.zeros((len(self.warp), 32), dtype=np.int64)
+            self.src_bytes = np.zeros((len(self.warp), 32), dtype=np.int64)
         self._grow(k)
         s = slice(self.n, self.n + k)
         self.addr[s] = addr
@@ -88,18 +110,31 @@ class InstructionRecords:
         self.iteration[s] = iteration
         self.data_dependent[s] = (taint & 1) != 0
         self.not_modelled[s] = (taint & 2) != 0
+        if src is not None and src_bytes is not None:
+            assert self.src is not None and self.src_bytes is not None
+            self.src[s] = src
+            self.src_bytes[s] = src_bytes
         self.n += k
 
     def rows(self) -> tuple[I64, B8]:
-        """(R, 32) addresses and active masks of the requests, in execution order."""
-        return self.addr[: self.n], self.active[: self.n]
+        """(R, 32) addresses and active masks of the requests for the engine, in execution
+        order (ldmatrix/stmatrix: only the lanes that give row addresses)."""
+        active = self.active[: self.n]
+        if self.kind.op in ("ldmatrix", "stmatrix"):
+            active = active & self.kind.engine_kind().address_lanes(32)[None, :]
+        return self.addr[: self.n], active
 
     def stats(self, arch: ArchProfile) -> RequestStats:
-        """Wavefronts of every request through the engine."""
+        """Wavefronts of every request: the engine, or the measured cp.async rule."""
         addr, active = self.rows()
-        kind = self.kind.engine_kind()
-        # ldmatrix/stmatrix read row addresses from lanes 8m..8m+7 only
-        return request_stats(addr, active & kind.address_lanes(arch.warp_size), kind, arch)
+        if self.kind.op == "cp_async" and self.src is not None and self.src_bytes is not None:
+            bypass = "BYPASS" in self.instruction.mods
+            src, nbytes = self.src[: self.n], self.src_bytes[: self.n]
+            # .cg: a lane that zero-fills any part writes through the pipe; .ca: the global
+            # side counts the lanes that read at least one source byte
+            copies = nbytes == self.kind.size if bypass else nbytes > 0
+            return async_copy_stats(addr, src, active, copies, self.kind.size, bypass, arch)
+        return request_stats(addr, active, self.kind.engine_kind(), arch)
 
 
 def _resize(a: Any, rows: int) -> Any:
@@ -125,8 +160,11 @@ class Recorder:
         taint: U8 | int,
         n_warps: int,
         warp_base: int = 0,
+        src: I64 | None = None,
+        src_bytes: I64 | None = None,
     ) -> None:
-        """One execution by the threads ``tids`` (sorted) with lane addresses ``addr``."""
+        """One execution by the threads ``tids`` (sorted) with lane addresses ``addr``
+        (cp.async also gives each thread's global source address and source byte count)."""
         if len(tids) == 0:
             return
         rec = self.by_index.get(index)
@@ -148,8 +186,21 @@ class Recorder:
                 grown[: len(counts)] = counts
             counts = self._counts[index] = grown
         gw = uw + warp_base
-        rec.add(rows, act, gw, counts[gw], t)
+        src_rows = byte_rows = None
+        if src is not None and src_bytes is not None:
+            src_rows = np.zeros((len(uw), 32), dtype=np.int64)
+            byte_rows = np.zeros((len(uw), 32), dtype=np.int64)
+            src_rows[row, lanes] = src
+            byte_rows[row, lanes] = src_bytes
+        rec.add(rows, act, gw, counts[gw], t, src_rows, byte_rows)
         counts[gw] += 1
+
+    def predicated_off(self, index: int, ins: Instruction, kind: SharedOp, warps: int) -> None:
+        """``warps`` warps reached the instruction with every lane's guard false."""
+        rec = self.by_index.get(index)
+        if rec is None:
+            rec = self.by_index[index] = InstructionRecords(index, ins, kind)
+        rec.predicated_off += warps
 
     def instructions(self) -> list[InstructionRecords]:
         """Records of every shared-memory instruction executed, in program order."""

@@ -187,6 +187,11 @@ class Block:
         self.resume: I64 = np.zeros(t, dtype=np.int64)
         self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
         self.barriers: dict[int, dict[str, Any]] = {}
+        # subroutine calls: the outermost call site of a thread inside a call (-1 outside)
+        # and its call depth; scheduling treats a called thread as still at its call site
+        self.call_site: I64 = np.full(t, -1, dtype=np.int64)
+        self.call_depth = np.zeros(t, dtype=np.int32)
+        self.calls_active = 0
         self.steps = 0
         self.n_warps = -(-t // 32)
         self.warp_base = 0  # index of this block's first warp in the grid's records
