@@ -1,5 +1,5 @@
-"""The emulator alone against the H200, per op kind and per SASS instruction: every launch of
-and its shared-memory requests, fed through the engine (and the cp.async rule), must give
+"""The emulator alone against the H200: every launch of tests/data/trace/launches.json is
+traced and its shared-memory requests, fed through the engine (and the cp.async rule), must give
 Nsight Compute's counters in tests/data/trace/measured.json: per op kind the requests and
 wavefronts, and per SASS instruction the warp executions and wavefronts."""
 
