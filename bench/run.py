@@ -407,6 +407,51 @@ def sweep(report: Report, shmem: list[str], repeats: int) -> None:
     report.details["sweep"] = {k: v.summary() for k, v in t.items()}
 
 
+TRACE_CUBIN = ROOT / "bench" / "kernels" / "trace_bench.sm_90.cubin"
+BUSY_ITERATIONS = 6200  # busy_loop runs about 10 million thread-instructions with this
+
+
+def trace(report: Report, shmem: list[str], repeats: int) -> None:
+    """shmem trace end to end (start-up, nvdisasm, emulation, engine): an SGEMM block with
+    K = 512, and a loop of about 10 million thread-instructions."""
+    from shmem_cli import toolchain
+
+    sgemm = ["-k", "sgemm_tile", "-a", "M=64", "-a", "N=64", "-a", "K=512"]
+    busy = ["-k", "busy_loop", "-a", f"iters={BUSY_ITERATIONS}"]
+    figures = (
+        ("trace: 256-thread SGEMM tile, K = 512", 2.0, "sgemm_tile", sgemm),
+        ("trace: ~10M thread-instructions", 10.0, "busy_loop", busy),
+    )
+    if not command_exists(shmem, "trace") or toolchain.which("nvdisasm") is None:
+        for figure, target, _, _ in figures:
+            report.row(figure, "not available", f"< {target:g} s", None, None)
+        return
+    print("trace: shmem trace of two kernels of bench/kernels/trace_bench.cu", flush=True)
+    details: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = {kernel: Path(tmp) / f"{kernel}.json" for _, _, kernel, _ in figures}
+        commands = {
+            kernel: [*shmem, "trace", str(TRACE_CUBIN), "-b", "256", *args, "-f", "json"]
+            + ["-o", str(out[kernel])]
+            for _, _, kernel, args in figures
+        }
+        t = time_processes(commands, repeats)
+        for figure, target, kernel, _ in figures:
+            doc = json.loads(out[kernel].read_text())
+            ran = doc["files"][0]["kernels"][0]["instructions_executed"]
+            best = t[kernel].best
+            report.row(
+                figure,
+                f"{best:.2f} s",
+                f"< {target:g} s",
+                best / target,
+                best < target,
+                f"({ran:,} thread-instructions, {ran / best / 1e6:.1f} M/s)",
+            )
+            details[kernel] = {"thread_instructions": ran, **t[kernel].summary()}
+    report.details["trace"] = details
+
+
 def scaling(report: Report) -> None:
     """In-process analysis time as threads, iterations, accesses and widths grow, one at a time."""
     print(
@@ -526,6 +571,7 @@ def main() -> int:
     startup(report, shmem, repeats)
     lint(report, shmem, repeats)
     sweep(report, shmem, repeats)
+    trace(report, shmem, repeats)
     if not args.quick:
         scaling(report)
     report.details["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]

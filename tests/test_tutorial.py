@@ -49,6 +49,7 @@ def test_the_tutorial_has_its_lesson() -> None:
     assert any("float4_tiles" in c for c in commands)
     assert any("ldmatrix_swizzled_128B" in c for c in commands)
     assert any("reduction" in c and "--heatmap" in c for c in commands)
+    assert any(c.startswith("shmem trace ") for c in commands)
 
 
 def test_parser_splits_commands_and_outputs() -> None:

@@ -20,7 +20,7 @@ from ..trace.result import (
     TraceReport,
 )
 from .options import RenderOptions
-from .plain import Block, Column, Styled, Table, layout
+from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import DEFAULT_WIDTH, access_block, legend, status_text, to_rich, to_string
 
 if TYPE_CHECKING:
@@ -57,12 +57,14 @@ def instruction_table(kernel: KernelTrace) -> Table:
         Column("ways", "right"),
         Column("efficiency", "right"),
         Column("cycles", "right"),
-        Column(""),
     ]
+    flagged = any(a.data_dependent_requests or a.provisional for a in kernel.accesses)
+    if flagged:
+        columns.append(Column("flags"))
     table = Table(columns)
     for a in kernel.accesses:
         r = a.result
-        table.add_row(
+        cells: list[Cell] = [
             status_text(r),
             _where(a.file, a.line),
             Styled(a.sass),
@@ -74,8 +76,8 @@ def instruction_table(kernel: KernelTrace) -> Table:
             str(r.max_ways),
             f"{r.efficiency:.1%}",
             f"~{r.cycles:,}",
-            _flags(a),
-        )
+        ]
+        table.add_row(*cells, *([_flags(a)] if flagged else []))
     return table
 
 
