@@ -179,3 +179,33 @@ def test_global_overrun_names_the_buffer() -> None:
     a_in, a_out = mem.add_buffer(1000, "in"), mem.add_buffer(4096, "out")
     with pytest.raises(TraceError, match="nearest buffer 'in'"):
         emulator.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 4096))
+
+
+def test_sgemm_tile_product_and_broadcast_loads() -> None:
+    fn = functions("emu_gemm_sm90.cubin")["_Z9emu_sgemmiiiPKfS0_Pf"]
+    m = n = 64
+    k = 32
+    a = (np.arange(m * k) % 13 - 6).astype(np.float32).reshape(m, k)
+    b = (np.arange(k * n) % 7 - 3).astype(np.float32).reshape(k, n)
+    mem = GlobalMemory()
+    pa, pb, pc = (
+        mem.add_buffer(a.tobytes(), "A"),
+        mem.add_buffer(b.tobytes(), "B"),
+        mem.add_buffer(m * n * 4, "C"),
+    )
+    params = struct.pack("<iiiiQQQ", m, n, k, 0, pa, pb, pc)
+    tr = emulator.run(fn, launch(ARCHES[0], (256, 1, 1), params, mem, 4096))
+    np.testing.assert_array_equal(
+        np.frombuffer(mem.read("C"), dtype=np.float32).reshape(m, n), a @ b
+    )
+    loads = shared(tr, "load")
+    assert {r.kind.size for r in loads} == {16}  # the compiler made float4 loads of As and Bs
+    per_instruction = []
+    for r in loads:
+        assert r.n == 8 * (k // 8)  # 8 warps, once per k step of 8
+        assert set(r.iteration[: r.n].tolist()) == set(range(k // 8))
+        per_instruction.append(set(r.stats(SM90).wavefronts.tolist()))
+    # As[kk][ty*4]: lanes 0-15 and 16-31 read one float4 each, the pairs merge: 2 wavefronts;
+    # Bs[kk][tx*4]: 16 float4 read twice (lane n and n^16), no merging: 4 quarter-warp phases
+    assert sorted(min(w) for w in per_instruction) == [2] * 8 + [4] * 8
+    assert all(len(w) == 1 for w in per_instruction)
