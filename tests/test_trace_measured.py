@@ -3,7 +3,8 @@
 tests/data/trace/launches.json gives each launch (kernel, block, grid, dynamic shared
 memory, arguments) and measured.json what Nsight Compute counted on an H200 (see
 tests/data/trace/README.md). Every launch is traced from its kept cubin with the same
-arguments and compared per op kind: warp-level requests and raw wavefronts.
+arguments, through the command's own launch building (``--arg``), and compared per op
+kind: warp-level requests and raw wavefronts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from shmem_cli.trace.cubin import CubinInfo, find_kernel, read_cubin
 from shmem_cli.trace.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.tracer import find_function, trace_kernel
+
+from .test_trace_emulator_h200 import KNOWN_RULE_GAPS
 
 DATA = Path(__file__).parent / "data" / "trace"
 LAUNCHES = json.loads((DATA / "launches.json").read_text())["launches"]
@@ -61,7 +64,7 @@ def traced(launch: dict[str, Any], folder: Path) -> KernelTrace:
     return trace_kernel(find_function(disassembly, kernel, info.path), kernel, "sm_90", plan)
 
 
-def counters(kernel: KernelTrace) -> dict[str, tuple[int, ...]]:
+def counters(kernel: KernelTrace, cp_async_wavefronts: bool) -> dict[str, tuple[int, ...]]:
     """The trace in Nsight Compute's terms: ldmatrix wavefronts are counted with the loads,
     stmatrix wavefronts with the stores, their warp instructions apart."""
     t = kernel.totals
@@ -73,12 +76,12 @@ def counters(kernel: KernelTrace) -> dict[str, tuple[int, ...]]:
         "stsm": (t["stmatrix"].requests,),
         "ldgsts": (t["cp_async"].requests,),
     }
-    if not kernel.provisional:
+    if cp_async_wavefronts:
         out["ldgsts"] += (t["cp_async"].wavefronts,)
     return out
 
 
-def measured(launch_id: str, provisional: bool) -> dict[str, tuple[int, ...]]:
+def measured(launch_id: str, cp_async_wavefronts: bool) -> dict[str, tuple[int, ...]]:
     m = MEASURED[launch_id]["per_op"]
     out: dict[str, tuple[int, ...]] = {
         op: (m[op]["requests"], m[op]["wavefronts"]) for op in ("ld", "st", "atom")
@@ -86,8 +89,8 @@ def measured(launch_id: str, provisional: bool) -> dict[str, tuple[int, ...]]:
     out["ldsm"] = (m["ldsm"]["requests"],)
     out["stsm"] = (m["stsm"]["requests"],)
     out["ldgsts"] = (m["ldgsts"]["requests"],)
-    if not provisional:
-        out["ldgsts"] += (MEASURED[launch_id].get("ldgsts_wavefronts", m["ldgsts"]["wavefronts"]),)
+    if cp_async_wavefronts:
+        out["ldgsts"] += (m["ldgsts"]["wavefronts"],)
     return out
 
 
@@ -101,4 +104,7 @@ def test_trace_matches_the_h200(launch: dict[str, Any], tmp_path: Path) -> None:
         # located error naming it, never a wrong count
         assert "is not modelled by the emulator" in exc.message, exc.render()
         pytest.skip(exc.message.split(" [")[0])
-    assert counters(kernel) == measured(launch["id"], kernel.provisional)
+    # cp.async wavefronts: the measured rule where the global side was recorded, except the
+    # launches where the rule is known to fall short (listed with the emulator's own test)
+    compare_cp = not kernel.provisional and launch["id"] not in KNOWN_RULE_GAPS
+    assert counters(kernel, compare_cp) == measured(launch["id"], compare_cp)

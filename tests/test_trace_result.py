@@ -8,16 +8,15 @@ float tile puts its 32 lanes into one bank (32 wavefronts), a row is one wavefro
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
 from shmem_cli.arch import SM90
-from shmem_cli.engine import AccessKind
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.trace_text import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
+from shmem_cli.trace.records import InstructionRecords, SharedOp
 from shmem_cli.trace.result import (
     TRACE_OPS,
     KernelTrace,
@@ -25,74 +24,60 @@ from shmem_cli.trace.result import (
     TraceFile,
     TraceReport,
 )
+from shmem_cli.trace.sass import Instruction
 
 BASE = 0x400  # sm_90's reserved kilobyte in front of the kernel's shared memory
 
 
-@dataclass(frozen=True)
-class Ins:
-    pc: int
-    text: str
-    name: str
-    file: str | None = "k.cu"
-    line: int | None = 6
+def ins(pc: int, text: str, line: int | None = 6) -> Instruction:
+    """An instruction as the SASS parser gives it (only what the report reads)."""
+    head = text.split()[0].split(".")
+    return Instruction(pc, None, head[0], tuple(head[1:]), (), "k.cu", line, text)
 
 
-@dataclass(frozen=True)
-class Kind:
-    op: str
-    size: int
-    atomic: str = "inc"
-    matrices: int = 1
-
-    def engine_kind(self) -> AccessKind:
-        op = "store" if self.op == "cp_async" else self.op
-        return AccessKind(op, self.size, self.atomic, self.matrices)
-
-
-@dataclass
-class Records:
-    instruction: Ins
-    kind: Kind
-    addr: np.ndarray
-    active: np.ndarray
-    warp: np.ndarray
-    iteration: np.ndarray
-    data_dependent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    not_modelled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-
-    def __post_init__(self) -> None:
-        if len(self.data_dependent) != self.n:
-            self.data_dependent = np.zeros(self.n, dtype=bool)
-            self.not_modelled = np.zeros(self.n, dtype=bool)
-
-    @property
-    def n(self) -> int:
-        return len(self.addr)
-
-    def rows(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.addr, self.active
+def records(
+    instruction: Instruction,
+    kind: SharedOp,
+    addr: np.ndarray,
+    active: np.ndarray | None = None,
+    warp: np.ndarray | None = None,
+    *,
+    data_dependent: np.ndarray | None = None,
+    src: np.ndarray | None = None,
+    src_bytes: np.ndarray | None = None,
+) -> InstructionRecords:
+    """The emulator's records of one instruction, one request per row of ``addr``."""
+    rows = len(addr)
+    rec = InstructionRecords(0, instruction, kind)
+    taint = np.zeros(rows, dtype=np.uint8)
+    if data_dependent is not None:
+        taint[data_dependent] = 1
+    rec.add(
+        addr.astype(np.int64),
+        np.ones((rows, 32), dtype=bool) if active is None else active,
+        np.arange(rows) if warp is None else warp,
+        np.zeros(rows, dtype=np.int64),
+        taint,
+        src,
+        src_bytes,
+    )
+    return rec
 
 
-def tile_records(column: bool, pc: int, line: int, op: str = "load") -> Records:
-    """32 warps of a 32x32 block, warp w = threadIdx.y, lane = threadIdx.x."""
+def tile_index(column: bool) -> np.ndarray:
+    """Element index of each lane of 32 warps of a 32x32 block (warp = threadIdx.y)."""
     warp = np.arange(32)[:, None]
     lane = np.arange(32)[None, :]
-    index = lane * 32 + warp if column else warp * 32 + lane
-    name = "LDS" if op == "load" else "STS"
-    text = f"{name} R6, [R6]" if op == "load" else f"{name} [R7], R0"
-    return Records(
-        instruction=Ins(pc, text, name, line=line),
-        kind=Kind(op, 4),
-        addr=(BASE + 4 * index).astype(np.int64),
-        active=np.ones((32, 32), dtype=bool),
-        warp=np.arange(32),
-        iteration=np.zeros(32, dtype=np.int64),
-    )
+    return lane * 32 + warp if column else warp * 32 + lane
 
 
-def traced(records: list[Records]) -> KernelTrace:
-    accesses = tuple(trace_access(r, SM90, warps=32, warps_per_block=32, blocks=1) for r in records)
+def tile_records(column: bool, pc: int, line: int, op: str = "load") -> InstructionRecords:
+    text = "LDS R6, [R6]" if op == "load" else "STS [R7], R0"
+    return records(ins(pc, text, line), SharedOp(op, 4), BASE + 4 * tile_index(column))
+
+
+def traced(recs: list[InstructionRecords]) -> KernelTrace:
+    accesses = tuple(trace_access(r, SM90, warps=32, warps_per_block=32, blocks=1) for r in recs)
     return KernelTrace(
         name="column_read",
         mangled="_Z11column_readPfPKf",
@@ -111,7 +96,7 @@ def traced(records: list[Records]) -> KernelTrace:
         lines=line_totals(accesses),
         totals=op_totals(accesses),
         not_modelled=not_modelled(
-            [(Ins(0x200, "HGMMA.64x64x16.F32 R24, gdesc[UR4], R24", "HGMMA", line=9), 4)]
+            [(ins(0x200, "HGMMA.64x64x16.F32 R24, gdesc[UR4], R24", line=9), 4)]
         ),
     )
 
@@ -173,21 +158,45 @@ def test_json_keys_are_the_documented_ones(kernel: KernelTrace) -> None:
     assert k["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
 
 
-def test_cp_async_is_marked_provisional() -> None:
-    rec = tile_records(False, 0x100, 3, "store")
-    rec.kind = Kind("cp_async", 4)
-    rec.instruction = Ins(0x100, "LDGSTS.E [R3], desc[UR4][R4.64]", "LDGSTS.E", line=3)
-    kernel = traced([rec])
+def cp_async(src: np.ndarray | None) -> InstructionRecords:
+    """One warp copying 4 bytes per lane into consecutive shared words."""
+    lane = np.arange(32)[None, :]
+    return records(
+        ins(0x100, "LDGSTS.E [R3], desc[UR4][R4.64]", 3),
+        SharedOp("cp_async", 4),
+        BASE + 4 * lane,
+        src=src,
+        src_bytes=None if src is None else np.full((1, 32), 4),
+    )
+
+
+def test_cp_async_without_its_global_side_is_provisional() -> None:
+    kernel = traced([cp_async(None)])
     assert kernel.provisional
     doc = kernel.to_json()
     assert doc["accesses"][0]["provisional"] is True
-    assert doc["totals"]["cp_async"]["wavefronts"] == 32
+    assert doc["totals"]["cp_async"] == {"requests": 1, "wavefronts": 1, "ideal_wavefronts": 1}
     assert "provisional" in doc["provisional"][0]
 
 
+def test_cp_async_with_its_global_side_uses_the_measured_rule() -> None:
+    # the lanes read global words 128 bytes apart: one L1 bank, 32 distinct words, so the
+    # global side costs 32 wavefronts although the shared side is conflict-free
+    src = (0x10000 + 128 * np.arange(32))[None, :]
+    kernel = traced([cp_async(src)])
+    assert not kernel.provisional
+    assert kernel.to_json()["accesses"][0]["provisional"] is False
+    assert (kernel.totals["cp_async"].requests, kernel.totals["cp_async"].wavefronts) == (1, 32)
+
+
 def test_data_dependent_requests_are_counted_and_flagged() -> None:
-    rec = tile_records(True, 0x150, 6)
-    rec.data_dependent = np.arange(32) % 2 == 0
+    index = tile_index(True)
+    rec = records(
+        ins(0x150, "LDS R6, [R6]"),
+        SharedOp("load", 4),
+        BASE + 4 * index,
+        data_dependent=np.arange(32) % 2 == 0,
+    )
     kernel = traced([rec])
     assert kernel.accesses[0].data_dependent_requests == 16
     assert kernel.to_json()["accesses"][0]["data_dependent"] is True
@@ -200,14 +209,7 @@ def test_ldmatrix_ignores_lanes_past_its_matrices() -> None:
     # ldmatrix.x1: only lanes 0-7 give row addresses; the others' addresses must not count
     addr = np.full((1, 32), BASE, dtype=np.int64)
     addr[0, :8] = BASE + 16 * np.arange(8)  # 8 rows of 16 bytes: conflict-free
-    rec = Records(
-        instruction=Ins(0x80, "LDSM.16.M88 R4, [R2]", "LDSM.16.M88"),
-        kind=Kind("ldmatrix", 16, matrices=1),
-        addr=addr,
-        active=np.ones((1, 32), dtype=bool),
-        warp=np.zeros(1, dtype=np.int64),
-        iteration=np.zeros(1, dtype=np.int64),
-    )
+    rec = records(ins(0x80, "LDSM.16.M88 R4, [R2]"), SharedOp("ldmatrix", 16), addr)
     access = trace_access(rec, SM90, warps=1, warps_per_block=1, blocks=1)
     assert (access.result.requests, access.result.wavefronts) == (1, 1)
 

@@ -1,10 +1,12 @@
 """From the emulator's per-instruction request records to the trace result.
 
-Every request goes through the engine's one door (:func:`shmem_cli.engine.request_stats`,
-and :func:`shmem_cli.engine.explain_request` for the bank table of the worst one),
-exactly as ``shmem analyze`` does for a spec's requests: the same rules, the same
-result model. The warp x occurrence heat map puts warps across and each warp's n-th
-execution of the instruction down.
+Every request is costed by its records' ``stats`` (the engine's one door,
+:func:`shmem_cli.engine.request_stats`, or the measured cp.async rule of
+:mod:`shmem_cli.async_copy` when the records carry the global side), and the worst
+one is explained lane by lane by :func:`shmem_cli.engine.explain_request` for its
+bank table, exactly as ``shmem analyze`` does for a spec's requests: the same rules,
+the same result model. The warp x occurrence heat map puts warps across and each
+warp's n-th execution of the instruction down.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 import numpy as np
 
 from ..arch import ArchProfile
-from ..engine import AccessKind, explain_request, request_stats
+from ..engine import AccessKind, RequestStats, explain_request
 from ..model import AccessResult, RequestRef
 from .result import (
     TRACE_OPS,
@@ -33,7 +35,6 @@ B8: TypeAlias = "npt.NDArray[np.bool_]"
 INT: TypeAlias = "npt.NDArray[np.integer]"
 
 HEAT_LIMIT = 1 << 22  # keep the per-request map up to 4M requests (as analyze does)
-CHUNK = 1 << 16  # requests per engine call: bounds the engine's scratch memory
 
 
 class InstructionLike(Protocol):
@@ -78,7 +79,10 @@ class RecordsLike(Protocol):
     def data_dependent(self) -> B8: ...
     @property
     def not_modelled(self) -> B8: ...
+    @property
+    def src(self) -> I64 | None: ...  # cp.async: each lane's global source address
     def rows(self) -> tuple[I64, B8]: ...
+    def stats(self, arch: ArchProfile) -> RequestStats: ...
 
 
 def trace_access(
@@ -87,21 +91,13 @@ def trace_access(
     """Totals, worst request and heat map of one instruction over all its requests."""
     ins = rec.instruction
     kind = rec.kind.engine_kind()
-    addr, active = rec.rows()
-    if kind.is_matrix:
-        active = active & kind.address_lanes(arch.warp_size)[None, :]
+    addr, active = rec.rows()  # ldmatrix/stmatrix: only the lanes that give row addresses
     n = len(addr)
     warp_ids = np.asarray(rec.warp[:n], dtype=np.int64)
     occurrence = np.asarray(rec.iteration[:n], dtype=np.int64)
-    wavefronts = np.zeros(n, dtype=np.int64)
-    ideal = np.zeros(n, dtype=np.int64)
-    ways = np.zeros(n, dtype=np.int64)
-    cycles = 0
-    for start in range(0, n, CHUNK):
-        part = slice(start, min(n, start + CHUNK))
-        st = request_stats(addr[part], active[part], kind, arch)
-        wavefronts[part], ideal[part], ways[part] = st.wavefronts, st.ideal, st.ways
-        cycles += int(st.cycles.sum())
+    st = rec.stats(arch)
+    wavefronts, ideal, ways = st.wavefronts, st.ideal, st.ways
+    cycles = int(st.cycles.sum())
     iterations = int(occurrence.max()) + 1 if n else 0
     heat = heat_ideal = None
     if n and iterations * warps <= HEAT_LIMIT:
@@ -162,6 +158,9 @@ def trace_access(
         line=ins.line,
         data_dependent_requests=int(np.count_nonzero(rec.data_dependent[:n])),
         inexact_requests=int(np.count_nonzero(rec.not_modelled[:n])),
+        # cp.async without its global side is costed like a store of its width
+        provisional=rec.kind.op == "cp_async" and rec.src is None,
+        predicated_off=int(getattr(rec, "predicated_off", 0)),
     )
 
 

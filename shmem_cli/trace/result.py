@@ -24,13 +24,12 @@ from ..model import AccessResult, CostTotals
 
 TRACE_OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
 
-# cp.async (LDGSTS) writes shared memory; no hardware counter of its own exists and its rule
-# is being measured. Until then its wavefronts are counted like a store of its width and
-# every figure that includes them says so. The one switch:
-CP_ASYNC_PROVISIONAL = True
+# cp.async (LDGSTS) is costed by the measured rule (shmem_cli/async_copy.py) from both of its
+# sides; where the global side is missing its wavefronts are those of a store of its width,
+# and every figure that includes them says so
 CP_ASYNC_NOTE = (
-    "cp.async (LDGSTS) wavefronts are counted like a store of the same width: provisional "
-    "until the hardware rule is measured"
+    "cp.async (LDGSTS) wavefronts counted like a store of the same width (the global side "
+    "of the copy was not recorded): provisional"
 )
 
 
@@ -47,10 +46,8 @@ class TraceAccess:
     line: int | None
     data_dependent_requests: int  # requests with an address computed from global memory
     inexact_requests: int = 0  # requests with an address the emulator could not compute
-
-    @property
-    def provisional(self) -> bool:
-        return self.op == "cp_async" and CP_ASYNC_PROVISIONAL
+    provisional: bool = False  # wavefronts not from the measured rule (see CP_ASYNC_NOTE)
+    predicated_off: int = 0  # warp executions with every lane off: no request
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -63,6 +60,7 @@ class TraceAccess:
             "op": self.op,
             "bytes_per_lane": r.width,
             "requests": r.requests,
+            "predicated_off": self.predicated_off,
             "wavefronts": r.wavefronts,
             "ideal_wavefronts": r.ideal_wavefronts,
             "excess_wavefronts": r.excess_wavefronts,
