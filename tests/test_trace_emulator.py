@@ -209,3 +209,62 @@ def test_sgemm_tile_product_and_broadcast_loads() -> None:
     # Bs[kk][tx*4]: 16 float4 read twice (lane n and n^16), no merging: 4 quarter-warp phases
     assert sorted(min(w) for w in per_instruction) == [2] * 8 + [4] * 8
     assert all(len(w) == 1 for w in per_instruction)
+
+
+def _c_div(a: int, b: int) -> tuple[int, int]:
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return q, a - q * b
+
+
+@pytest.mark.parametrize("divisor", [97, -1000])
+def test_library_code_paths(divisor: int) -> None:
+    fn = functions("emu_more_sm90.cubin")["_Z11emu_libraryPKiPxPjPfx"]
+    t = np.arange(128)
+    v = ((t * 104729 + 12345) % 1000000).astype(np.int32)
+    mem = GlobalMemory()
+    a_in = mem.add_buffer(v.tobytes(), "in")
+    a64, au, af = (
+        mem.add_buffer(128 * 32, "o64"),
+        mem.add_buffer(4 * 1040, "ou"),
+        mem.add_buffer(128 * 16, "of"),
+    )
+    params = struct.pack("<QQQQq", a_in, a64, au, af, divisor)
+    emulator.run(fn, launch(ARCHES[0], (128, 1, 1), params, mem, 64))
+    o64 = np.frombuffer(mem.read("o64"), dtype=np.int64).reshape(128, 4)
+    ou = np.frombuffer(mem.read("ou"), dtype=np.uint32)
+    of = np.frombuffer(mem.read("of"), dtype=np.float32).reshape(128, 4)
+    for i in range(128):
+        big = int(v[i]) * 1000003 + i
+        assert (int(o64[i, 0]), int(o64[i, 1])) == _c_div(big, divisor)
+        ub = int(v[i]) * 77777
+        assert int(o64[i, 2]) == ub // 13
+        rev = int(f"{ub:064b}"[::-1], 2) ^ bin(ub).count("1")
+        assert int(o64[i, 3]) == (rev - (1 << 64) if rev >> 63 else rev)
+    x = (v % 1000).astype(np.float32) / np.float32(100)
+    np.testing.assert_array_equal(of[:, 0], x / (t + 1).astype(np.float32))
+    np.testing.assert_array_equal(of[:, 1], np.sqrt(x + np.float32(1)))
+    np.testing.assert_array_equal(of[:, 2], np.maximum(x, 3.5) - np.minimum(x, 2.25))
+    lo = x.astype(np.float16).astype(np.float32) ** 2 + 1
+    hi = (-x * np.float32(0.5)).astype(np.float16).astype(np.float32) ** 2 + 1
+    np.testing.assert_allclose(of[:, 3], lo + hi, rtol=2e-3)
+    u = ou[: 128 * 8].reshape(128, 8)
+    assert (u[:, 0] == (v & 1).sum()).all()
+    assert (u[:, 1] == int((v > 900000).any())).all()
+    lane = t % 32
+    base = t - lane
+    for i in range(128):
+        w = slice(base[i], base[i] + 32)
+        same = np.flatnonzero((v[w] & 3) == (v[i] & 3))
+        assert u[i, 2] == sum(1 << int(k) for k in same)
+        assert u[i, 3] == (v[w] & 255).sum()
+        assert u[i, 4] == (v[w] & 1023).max()
+        vi = int(v[i])
+        clz = 32 - vi.bit_length()
+        ffs = (vi & -vi).bit_length()
+        assert u[i, 5] == clz + 100 * ffs
+        assert u[i, 6] == (vi ^ (((vi >> 3) & 15) * 7)) + (vi ^ ((i & 15) * 7))
+        up = base[i] + (lane[i] - 3 if lane[i] % 16 >= 3 else lane[i])
+        idx = base[i] + (lane[i] & ~7) + ((31 - lane[i]) & 7)
+        assert u[i, 7] == (int(v[up]) ^ int(v[idx]))
+    assert ou[1024] == x.max().view(np.uint32)
+    np.testing.assert_array_equal(ou[1025:1033], np.bincount(v & 7, minlength=8))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from shmem_cli.trace import emulator, sass
 from shmem_cli.trace.ops_int import lut3
+from shmem_cli.trace.state import Launch, TraceError
 
 
 @pytest.mark.parametrize("lut", range(256))
@@ -13,3 +15,62 @@ def test_lop3_truth_tables(lut: int) -> None:
     # the truth-table immediate is the function applied to a = 0xF0, b = 0xCC, c = 0xAA
     a, b, c = np.uint8(0xF0), np.uint8(0xCC), np.uint8(0xAA)
     assert int(np.uint8(lut3(lut, a, b, c))) == lut
+
+
+def _program(body: str) -> sass.Function:
+    lines = ['.section\t.text._Z1kv,"ax",@progbits', '\t//## File "k.cu", line 7']
+    lines += [
+        f"        /*{16 * i:04x}*/  {text} ;" for i, text in enumerate(body.strip().splitlines())
+    ]
+    (fn,) = sass.parse("\n".join(lines))
+    return fn
+
+
+def _run(fn: sass.Function, threads: int = 64, **kw: int) -> emulator.Trace:
+    return emulator.run(fn, Launch(block=(threads, 1, 1), static_smem=1024), **kw)
+
+
+def test_an_instruction_outside_the_subset_is_named_with_its_line() -> None:
+    fn = _program("IMMA.16832.S8.S8 R4, R8, R12, R4\nEXIT")
+    with pytest.raises(TraceError) as err:
+        _run(fn)
+    assert "IMMA.16832.S8.S8 is not modelled" in err.value.message
+    assert err.value.path == "k.cu" and err.value.line == 7
+
+
+def test_a_barrier_that_never_releases_is_a_deadlock() -> None:
+    # threads 0..31 exit, the others wait for them at a barrier with a count of 64
+    fn = _program(
+        """S2R R0, SR_TID.X
+ISETP.GE.U32.AND P0, PT, R0, 0x20, PT
+@!P0 EXIT
+BAR.SYNC.DEFER_BLOCKING 0x1, 0x40
+EXIT"""
+    )
+    with pytest.raises(TraceError, match="deadlock: 32 threads wait"):
+        _run(fn)
+
+
+def test_an_endless_loop_hits_the_step_limit() -> None:
+    fn = _program("NOP\nBRA `(.text._Z1kv)")
+    fn.labels[".text._Z1kv"] = 0
+    with pytest.raises(TraceError, match="step limit"):
+        _run(fn, max_thread_instructions=10_000)
+
+
+def test_divergent_threads_reconverge_for_a_shuffle() -> None:
+    # odd lanes add 100 on their own path, then every lane reads its neighbour's value
+    fn = _program(
+        """S2R R0, SR_TID.X
+LOP3.LUT P0, RZ, R0, 0x1, RZ, 0xc0, !PT
+@!P0 BRA `(.L_x_0)
+IADD3 R0, R0, 0x64, RZ
+SHFL.BFLY PT, R1, R0, 0x1, 0x1f
+STS [R0.X4], R1
+EXIT"""
+    )
+    fn.labels[".L_x_0"] = 0x40
+    tr = _run(fn, threads=32, max_thread_instructions=10_000)
+    (rec,) = tr.records
+    assert rec.n == 1  # one converged request, not one per side
+    assert not rec.not_modelled.any()

@@ -195,9 +195,15 @@ def _release(blk: Block, function: Function) -> None:
         blk.sched[ids] = blk.resume[ids]
         blk.waiting[ids] = -1
         if bar["red"]:
-            preds = np.concatenate([entry[1] for entry in bar["red"]])
-            _, _, kind, wr, wp = bar["red"][0]
-            _reduce(blk, ids, preds, kind, wr, wp)
+            preds = np.concatenate([entry[0] for entry in bar["red"]])
+            kind = bar["red"][0][1]
+            value = (
+                int(preds.sum())
+                if kind == "POPC"
+                else int(preds.all() if kind == "AND" else preds.any())
+            )
+            blk.bar_value[ids] = value
+            blk.bar_pred[ids] = bool(value)
         bar["arrived"] = 0
         bar["red"] = []
         released = True
@@ -209,15 +215,3 @@ def _release(blk: Block, function: Function) -> None:
             f"other {live - int((blk.waiting >= 0).sum())} live threads never reach",
             where,
         )
-
-
-def _reduce(blk: Block, ids: Any, pred: Any, kind: str, wr: Any, wp: Any) -> None:
-    """BAR.RED: the block-wide POPC/AND/OR of the predicates given at the barrier."""
-    if kind == "POPC":
-        value: Any = np.full(len(ids), int(pred.sum()), dtype=np.uint32)
-        if wr is not None:
-            wr(blk, ids, value, 0)
-        return
-    r = bool(pred.all()) if kind == "AND" else bool(pred.any())
-    if wp is not None:
-        wp(blk, ids, np.full(len(ids), r), 0)

@@ -129,26 +129,20 @@ def _exit(ins: Instruction, ctx: Context) -> Step:
 
 @op("BAR")
 def _bar(ins: Instruction, ctx: Context) -> Step:
+    """BAR.SYNC id[, count], BAR.ARV id, count, BAR.RED.{POPC,AND,OR} id[, count], P.
+
+    A reduction's result is read afterwards with B2R.RESULT (kept per thread in the block).
+    """
     mods = set(ins.mods)
     ops = list(ins.operands)
-    dest = None
-    if "RED" in mods:
-        dest = ops.pop(0)
+    red = next((m for m in ("POPC", "AND", "OR") if m in mods), None)
+    pred = read_pred(ops.pop(), ins) if "RED" in mods else None
     if not ops or not isinstance(ops[0], Imm):
         raise unsupported(ins, "barrier id in a register")
     bar_id = ops[0].int_value or 0
     count = ops[1].int_value if len(ops) > 1 and isinstance(ops[1], Imm) else None
-    pred = read_pred(ops[-1], ins) if "RED" in mods else None
-    red = next((m for m in ("POPC", "AND", "OR") if m in mods), None)
-    wr = write_u32(dest, ins) if dest is not None and red == "POPC" else None
-    if dest is not None and red != "POPC":
-        from .operands import write_pred
-
-        wp = write_pred(dest, ins)
-    else:
-        wp = None
     arrive_only = "ARV" in mods
-    if not (mods & {"SYNC", "ARV", "RED"}):
+    if not (mods & {"SYNC", "ARV", "RED"}) or ("RED" in mods and red is None):
         raise unsupported(ins)
     index = ctx.position(ins)
 
@@ -157,14 +151,33 @@ def _bar(ins: Instruction, ctx: Context) -> Step:
         bar = b.barriers.setdefault(bar_id, {"arrived": 0, "count": count, "red": []})
         bar["arrived"] += len(ids)
         bar["count"] = count
+        bar["at"] = ins
         if pred is not None:
             p, _ = pred(b, ix)
-            bar["red"].append((ids.copy(), np.broadcast_to(p, ids.shape).copy(), red, wr, wp))
+            bar["red"].append((np.broadcast_to(p, ids.shape).copy(), red))
         if arrive_only:
             return
         b.waiting[ids] = bar_id
         b.resume[ids] = index + 1
         b.sched[ids] = BLOCKED
+
+    return step
+
+
+@op("B2R")
+def _b2r(ins: Instruction, ctx: Context) -> Step:
+    """B2R.RESULT R[, P]: the last barrier reduction's value (and predicate)."""
+    if "RESULT" not in ins.mods or not 1 <= len(ins.operands) <= 2:
+        raise unsupported(ins)
+    w = write_u32(ins.operands[0], ins)
+    from .operands import write_pred
+
+    wp = write_pred(ins.operands[1], ins) if len(ins.operands) == 2 else None
+
+    def step(b: Block, ix: Idx) -> None:
+        w(b, ix, b.bar_value[ix], 0)
+        if wp is not None:
+            wp(b, ix, b.bar_pred[ix], 0)
 
     return step
 

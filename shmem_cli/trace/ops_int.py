@@ -150,7 +150,14 @@ def _imad(ins: Instruction, ctx: Context) -> Step:
             else:
                 prod = x.astype(np.uint64) * y.astype(np.uint64)
             t = tx | ty | tz
-            w64(b, ix, prod + z, t)
+            total = prod + z
+            for r in rin:
+                p_, tp = r(b, ix)
+                total = total + p_.astype(np.uint64)
+                t = t | tp
+            w64(b, ix, total, t)
+            if wout:  # the carry out of the 64-bit addition
+                _set_carries(b, ix, wout, (total < prod).astype(np.int64), t)
 
         return wide
     hi = "HI" in mods

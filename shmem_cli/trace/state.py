@@ -187,6 +187,8 @@ class Block:
         self.resume: I64 = np.zeros(t, dtype=np.int64)
         self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
         self.barriers: dict[int, dict[str, Any]] = {}
+        self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
+        self.bar_pred: B8 = np.zeros(t, dtype=bool)
         # subroutine calls: the outermost call site of a thread inside a call (-1 outside)
         # and its call depth; scheduling treats a called thread as still at its call site
         self.call_site: I64 = np.full(t, -1, dtype=np.int64)
