@@ -20,7 +20,7 @@ from .errors import shorten
 
 Offset = TypeVar("Offset", int, npt.NDArray[np.int64])
 
-_CUTE = re.compile(r"^(?:swizzle|s)?<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>$", re.IGNORECASE)
+_CUTE = re.compile(r"^(?:swizzle|s)?<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\Z", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..trace.cubin import CubinInfo, Kernel
     from ..trace.result import TraceReport
 
-ARCH = re.compile(r"^sm_\d{2,3}[a-z]?$")
+ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
 DEFAULT_ARCH = "sm_90"
 
 

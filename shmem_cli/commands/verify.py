@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..verify.codegen import Target
     from ..verify.compare import VerifyReport
 
-ARCH = re.compile(r"^sm_\d{2,3}[a-z]?$")
+ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
 
 
 def _say(message: str) -> None:

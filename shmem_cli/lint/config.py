@@ -97,7 +97,7 @@ class _Reader:
         header: SourcePos | None = None
         key_rx = re.compile(r'^\s*(["\']?)' + re.escape(key) + r"\1\s*=")
         for n, line in enumerate(self.lines, 1):
-            head = re.match(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$", line)
+            head = re.match(r"^\s*\[([^\[\]]+)\]\s*(#.*)?\Z", line)
             if head:
                 section = re.sub(r"[\s\"']", "", head.group(1))
                 if section == table:

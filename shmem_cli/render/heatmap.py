@@ -39,8 +39,8 @@ LEVELS: tuple[tuple[float, str, str], ...] = (
 )
 
 # loop descriptions (spec.Loop.describe); compiled on first use, through re's cache
-_RANGE = r"^(\w+) = (-?\d+)\.\.(-?\d+)(?::(-?\d+))?$"
-_LIST = r"^(\w+) in \[([-\d, ]*)\]$"
+_RANGE = r"^(\w+) = (-?\d+)\.\.(-?\d+)(?::(-?\d+))?\Z"
+_LIST = r"^(\w+) in \[([-\d, ]*)\]\Z"
 
 
 def excess_style(ratio: float) -> str:

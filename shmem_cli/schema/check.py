@@ -6,6 +6,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .document import spec_schema
+from .fast import regex
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -13,13 +14,20 @@ if TYPE_CHECKING:
 
 @cache
 def validator() -> Validator:
-    from jsonschema import Draft7Validator, validators
+    from jsonschema import Draft7Validator, ValidationError, validators
 
     def is_strict_integer(checker: Any, instance: Any) -> bool:
         # Draft 7 counts 3.0 as an integer; a spec wants a real int.
         return isinstance(instance, int) and not isinstance(instance, bool)
 
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+        # ECMA-262's '$' (the end of the text), not Python's (also before a final newline)
+        if isinstance(instance, str) and regex(patrn).search(instance) is None:
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
     checker = Draft7Validator.TYPE_CHECKER.redefine("integer", is_strict_integer)
-    cls = validators.extend(Draft7Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+    cls = validators.extend(  # type: ignore[no-untyped-call]
+        Draft7Validator, type_checker=checker, validators={"pattern": pattern}
+    )
     validator: Validator = cls(spec_schema())
     return validator

@@ -8,18 +8,18 @@ problem, sorted by position.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ShmemError, SourcePos, shorten
 from ..source import Document, KeyPath
+from .fast import regex
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 _IDENT_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
-_IDENT_RE = re.compile(_IDENT_PATTERN)
+_IDENT_RE = regex(_IDENT_PATTERN)  # '$' as the schema means it: the end of the text
 
 _TYPE_NAMES = {
     "string": "a string",

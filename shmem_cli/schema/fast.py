@@ -38,7 +38,11 @@ class _Unsupported(Exception):
 
 
 @lru_cache(maxsize=64)
-def _regex(pattern: str) -> re.Pattern[str]:
+def regex(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as a Python regex with ECMA-262's meaning of a final ``$``: the end
+    of the text (Python's ``$`` also matches before a final newline)."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + "\\Z"
     return re.compile(pattern)
 
 
@@ -110,7 +114,7 @@ def _keyword(
     if key == "minLength":
         return not isinstance(value, str) or len(value) >= arg
     if key == "pattern":
-        return not isinstance(value, str) or _regex(arg).search(value) is not None
+        return not isinstance(value, str) or regex(arg).search(value) is not None
     if key == "minItems":
         return not isinstance(value, list) or len(value) >= arg
     if key == "maxItems":

@@ -23,7 +23,7 @@ from ..swizzle import Swizzle, parse_swizzle, swizzle_label
 MAX_VARIANTS = 100_000
 
 _INT = r"[+-]?\d+"
-_RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?$")
+_RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?\Z")
 
 
 def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:

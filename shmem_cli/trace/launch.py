@@ -36,8 +36,8 @@ DEFAULT_BUFFER_BYTES = 8 << 20  # each synthetic buffer: 8 MiB, zero-filled
 MAX_BLOCK_THREADS = 1024
 MAX_GRID_BLOCKS = 1 << 16  # blocks traced one after the other: keep it bounded
 
-_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
-_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$|^[+-]?(inf|nan)$", re.I)
+_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)\Z")
+_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|^[+-]?(inf|nan)\Z", re.I)
 _FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
 
 

@@ -77,7 +77,7 @@ def measured(launch: Launch, op: str) -> Measured:
     return Measured(int(launch.metrics[names[0]]), raw - arb, raw, arb)
 
 
-_NUMBER = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
+_NUMBER = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\Z")
 
 
 def parse_value(text: str) -> float | None:

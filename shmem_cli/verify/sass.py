@@ -18,10 +18,10 @@ _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _INSTRUCTION = re.compile(
     r"^\s*/\*(?P<offset>[0-9a-fA-F]{4,})\*/\s+(?P<guard>@!?U?P(?:T|\d+)\s+)?(?P<opcode>[A-Z][A-Z0-9_.]*)"
 )
-SHARED = re.compile(r"^(LDS|STS|ATOMS|LDSM|STSM|LDGSTS)(\.|$)")
+SHARED = re.compile(r"^(LDS|STS|ATOMS|LDSM|STSM|LDGSTS)(\.|\Z)")
 # instructions that move data through the L1TEX pipe other than shared memory
-GLOBAL_OR_LOCAL = re.compile(r"^(LDG|STG|LDL|STL|LD|ST|ATOM|ATOMG|RED|REDG|LDGSTS)(\.|$)")
-BARRIER = re.compile(r"^BAR(\.|$)")
+GLOBAL_OR_LOCAL = re.compile(r"^(LDG|STG|LDL|STL|LD|ST|ATOM|ATOMG|RED|REDG|LDGSTS)(\.|\Z)")
+BARRIER = re.compile(r"^BAR(\.|\Z)")
 
 
 @dataclass(frozen=True)
