@@ -193,7 +193,8 @@ def extract_cubins(
     names = embedded_cubins(binary, cuobjdump=tool)
     if not names:
         raise ToolError(f"{binary} holds no cubin (cuobjdump -lelf lists none)")
-    matching = [n for n in names if cubin_arch_of(n) == arch]
+    # a name can be listed twice (cuobjdump -xelf extracts one file per name)
+    matching = list(dict.fromkeys(n for n in names if cubin_arch_of(n) == arch))
     if not matching:
         have = ", ".join(sorted({cubin_arch_of(n) or n for n in names}))
         raise ToolError(f"{binary} holds no cubin for {arch} (it has: {have}); pass --arch")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -165,12 +166,11 @@ def test_a_missing_compiler_says_what_to_install(
 
 @needs_nvdisasm
 def test_an_instruction_the_emulator_lacks_is_a_located_error() -> None:
-    result = run(str(DATA / "irregular.sm_90.cubin"), "-k", "warp_compact", "-b", "64")
-    if result.exit_code == 0:
-        pytest.skip("the emulator now runs every instruction of warp_compact")
+    # kernels/unsupported.cu: an int8 mma.sync (IMMA) at line 10
+    result = run(str(DATA / "unsupported.sm_90.cubin"), "-b", "32")
     assert result.exit_code == 2
     first = result.output.splitlines()[0]
-    assert ": error: instruction " in first and "is not modelled by the emulator" in first
+    assert "unsupported.cu:10:1: error: instruction IMMA.16816.S8.S8 is not modelled" in first
     assert "Traceback" not in result.output
 
 
@@ -195,6 +195,42 @@ def test_compiling_a_cu_file_with_nvcc_arguments(tmp_path: Path) -> None:
     assert kernel["arguments"]["1 (stride)"] == "3"
 
 
+@needs_nvcc
+@needs_nvdisasm
+def test_an_executable_with_an_embedded_cubin(tmp_path: Path) -> None:
+    if toolchain.which("cuobjdump") is None:
+        pytest.skip("cuobjdump not found")
+    app = tmp_path / "app.cu"
+    app.write_text(
+        f'#include "{Path(COLUMN_CU).resolve()}"\n'
+        "int main() { column_read<<<1, dim3(32, 32)>>>(0, 0); return 0; }\n"
+    )
+    build = subprocess.run(
+        ["nvcc", "-O3", "-arch=sm_90", "-lineinfo", "-o", str(tmp_path / "app"), str(app)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    result = run(str(tmp_path / "app"), "-b", "32,32", "-f", "json")
+    assert result.exit_code == 0, result.output
+    kernel = json.loads(result.output)["files"][0]["kernels"][0]
+    assert kernel["name"] == "column_read"
+    assert kernel["totals"]["load"] == {"requests": 32, "wavefronts": 1024, "ideal_wavefronts": 32}
+
+
 def test_trace_is_listed_in_the_help() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert any(line.split()[:1] == ["trace"] for line in result.output.splitlines())
+
+
+def test_a_moved_source_is_found_by_the_tail_of_its_path(tmp_path: Path) -> None:
+    from shmem_cli.trace.tracer import locate_source
+
+    kernels = tmp_path / "clone" / "tests" / "data" / "trace" / "kernels"
+    kernels.mkdir(parents=True)
+    (kernels / "basics.cu").write_text("__global__ void k(int n) {}\n")
+    moved = "/elsewhere/checkout/tests/data/trace/kernels/basics.cu"
+    assert locate_source(moved, [tmp_path / "clone"]) == kernels / "basics.cu"
+    assert locate_source(moved, [kernels]) == kernels / "basics.cu"
+    assert locate_source("/elsewhere/other.cu", [tmp_path]) is None

@@ -115,7 +115,11 @@ def test_compile_passes_the_documented_flags(bare: Path, tmp_path: Path) -> None
 
 
 def test_embedded_cubins_are_listed_and_the_arch_chosen(tmp_path: Path) -> None:
-    listing = "ELF file    1: app.1.sm_80.cubin\\nELF file    2: app.2.sm_90.cubin"
+    # a name can be listed twice; it is extracted once
+    listing = (
+        "ELF file    1: app.1.sm_80.cubin\\nELF file    2: app.2.sm_90.cubin"
+        "\\nELF file    3: app.2.sm_90.cubin"
+    )
     body = (
         "import sys, pathlib\n"
         "if sys.argv[1] == '-lelf':\n"

@@ -73,7 +73,7 @@ def _pick(prepared: Prepared, query: str | None, path: str) -> tuple[CubinInfo, 
     for info in prepared.infos:
         for k in info.kernels:
             owner.setdefault(k.mangled, info)
-    every = tuple(k for info in prepared.infos for k in info.kernels)
+    every = tuple(k for info in prepared.infos for k in info.kernels if owner[k.mangled] is info)
     merged = CubinInfo(path=path, arch=prepared.arch, kernels=every)
     kernel = find_kernel(merged, query)
     return owner[kernel.mangled], kernel
@@ -376,7 +376,8 @@ def _run(
     info, kernel = _pick(prepared, kernel_name, str(path))
     disassembly = toolchain.disassemble(Path(info.path))
     sources = [*prepared.sources, *(Path(f) for f in line_table_files(disassembly))]
-    names = param_names(read_sources(sources), kernel.name, len(kernel.params))
+    roots = [path.resolve().parent, Path(info.path).resolve().parent]
+    names = param_names(read_sources(sources, roots), kernel.name, len(kernel.params))
     params = kernel_params(kernel, names)
     if list_params:
         _list_params(env, kernel, param_table(params))

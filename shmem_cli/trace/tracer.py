@@ -31,12 +31,32 @@ def line_table_files(disassembly: str) -> list[str]:
     return list(seen)
 
 
-def read_sources(paths: Sequence[str | Path]) -> list[str]:
-    """The text of each existing source file (for parameter names); unreadable ones skipped."""
+def locate_source(name: str, roots: Sequence[Path]) -> Path | None:
+    """The file a line table names, or where it is now: a cubin keeps the absolute path it
+    was compiled from, so a moved or freshly cloned tree is searched for the path's
+    trailing parts (``tests/data/trace/kernels/basics.cu``, ..., ``basics.cu``) under
+    each root, longest first."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    parts = path.parts[1:] if path.is_absolute() else path.parts
+    for k in range(len(parts)):
+        for root in roots:
+            candidate = root.joinpath(*parts[k:])
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def read_sources(paths: Sequence[str | Path], roots: Sequence[Path] = ()) -> list[str]:
+    """The text of each source file that can be found (for parameter names); others skipped."""
     out = []
     for p in paths:
+        found = locate_source(str(p), [*roots, Path.cwd()])
+        if found is None:
+            continue
         try:
-            out.append(Path(p).read_text(encoding="utf-8", errors="replace"))
+            out.append(found.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
     return out
