@@ -80,6 +80,20 @@ UNIT_BITS = 20  # unit bits of a "unit" key (int32: phase above, 31 bits in all)
 NO_WORD = np.int64(1) << 40  # "word" key of an inactive lane (sorts last)
 NO_UNIT = np.int32(np.iinfo(np.int32).max)  # "unit" key of an inactive lane (sorts last)
 
+__all__ = [
+    "ATOMIC_KINDS",
+    "B8",
+    "I64",
+    "MATRIX_OPS",
+    "METHODS",
+    "OPS",
+    "AccessKind",
+    "Method",
+    "RequestStats",
+    "explain_request",
+    "request_stats",
+]
+
 OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
 MATRIX_OPS = ("ldmatrix", "stmatrix")
 ATOMIC_KINDS = ("inc", "add", "exch")
@@ -168,7 +182,7 @@ def _check_address_lanes(active: B8, kind: AccessKind) -> None:
         )
 
 
-def lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> tuple[I64, I64]:
+def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> tuple[I64, I64]:
     """The phase of every lane and the number of phases of every request (R,).
 
     The phases are (R, warp_size), or (1, warp_size) when every request splits its
@@ -182,14 +196,14 @@ def lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> t
         return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
     per_phase = arch.lanes_per_phase(kind.size)
     if kind.op == "load" and arch.pair_merge_loads:
-        merged = lanes_pair_up(addr, active, 1) | lanes_pair_up(addr, active, 2)
+        merged = _lanes_pair_up(addr, active, 1) | _lanes_pair_up(addr, active, 2)
         if merged.any():
             per_row = np.where(merged, 2 * per_phase, per_phase)
             return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
     return (lanes // per_phase)[None, :], np.full(rows, arch.warp_size // per_phase, dtype=np.int64)
 
 
-def lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
+def _lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
     """Rows where lane n and lane n^distance give the same address wherever both are active."""
     # most rows already differ in lanes 0 and 0^distance: check the others in full
     pairs: B8 = (addr[:, 0] == addr[:, distance]) | ~(active[:, 0] & active[:, distance])
@@ -221,7 +235,7 @@ def _stats_by_unit(
     if not 0 <= seen_bits < unit_bytes << UNIT_BITS:
         return None
 
-    phase, n_phases = lane_phases(addr, active, kind, arch)
+    phase, n_phases = _lane_phases(addr, active, kind, arch)
     max_phases = int(n_phases.max()) if rows else 1
     unit = (live_addr // unit_bytes).astype(np.int32)
     if kind.combines_lanes:
@@ -268,7 +282,7 @@ def _worst_bank_set(counts: I64) -> I64:
 def _stats_by_word(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:
     """The "word" method: each lane's words, the distinct words of every (phase, bank)."""
     rows = addr.shape[0]
-    phase, n_phases = lane_phases(addr, active, kind, arch)
+    phase, n_phases = _lane_phases(addr, active, kind, arch)
     words_per_lane = max(1, kind.size // arch.bank_bytes)
     word = addr // arch.bank_bytes
     key = (phase << WORD_BITS) + word
@@ -343,7 +357,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
         a = np.pad(a, ((0, 0), (0, pad)))
         act = np.pad(act, ((0, 0), (0, pad)))
     _check_address_lanes(act, kind)
-    phase_of, n_phases = lane_phases(a, act, kind, arch)
+    phase_of, n_phases = _lane_phases(a, act, kind, arch)
     per_phase = arch.warp_size // int(n_phases[0])
     words_per_lane = max(1, kind.size // arch.bank_bytes)
     uniform_add = False
