@@ -268,3 +268,20 @@ def test_library_code_paths(divisor: int) -> None:
         assert u[i, 7] == (int(v[up]) ^ int(v[idx]))
     assert ou[1024] == x.max().view(np.uint32)
     np.testing.assert_array_equal(ou[1025:1033], np.bincount(v & 7, minlength=8))
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_generic_pointers_into_shared_memory(k: int) -> None:
+    fn = functions("emu_more_sm90.cubin")["_Z11emu_genericPfi"]
+    mem = GlobalMemory()
+    a_out = mem.add_buffer(128 * 4, "out")
+    tr = emulator.run(fn, launch(ARCHES[0], (64, 1, 1), struct.pack("<Qi", a_out, k), mem, 256))
+    out = np.frombuffer(mem.read("out"), dtype=np.float32)
+    t = np.arange(64)
+    written = t.astype(np.float32)  # in shared memory (k & 2) or at out[64:]
+    source = written if k & 1 else np.zeros(64, dtype=np.float32)
+    if k & 1 and not k & 2:
+        source = np.zeros(64, dtype=np.float32)  # s was never written
+    np.testing.assert_array_equal(out[:64], source[t ^ k])
+    ops = {r.kind.op for r in tr.records}
+    assert ops == ({"store"} if k & 2 else set()) | ({"load"} if k & 1 else set())

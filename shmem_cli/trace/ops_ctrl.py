@@ -17,7 +17,7 @@ import numpy as np
 from .decode import Context, Step, op, unsupported
 from .operands import read_pred, read_u32, write_regs, write_u32
 from .sass import Imm, Instruction, Label, Special
-from .state import TAINT_UNKNOWN, Block, Idx, TraceError
+from .state import SHARED_WINDOW_HI, TAINT_UNKNOWN, Block, Idx, TraceError
 
 BLOCKED = np.int64(1) << 40
 
@@ -195,6 +195,8 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
         return np.full(len(ids), b.launch.block_idx[_SPECIAL_CTA[name]], dtype=np.uint32), 0
     if name == "SR_LANEID":
         return lane.astype(np.uint32), 0
+    if name == "SR_SWINHI":
+        return np.full(len(ids), SHARED_WINDOW_HI, dtype=np.uint32), 0
     if name in ("SR_CgaCtaId", "SRZ"):
         return np.zeros(len(ids), dtype=np.uint32), 0
     one = np.uint32(1)

@@ -16,7 +16,7 @@ from .decode import Context, Step, op, unsupported
 from .operands import const_bytes, read_pred, read_regs, read_u32, read_u64, write_regs
 from .records import SharedOp
 from .sass import Const, Instruction, Mem, Operand, Reg
-from .state import LOCAL_BYTES, TAINT_GLOBAL, Block, Idx, TraceError
+from .state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
 
 _U = np.uint32
 _SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
@@ -88,6 +88,14 @@ def _kind(ins: Instruction) -> SharedOp:
     kind = shared_op_of(ins)
     assert kind is not None
     return kind
+
+
+def _generic_shared(addr: Any, ins: Instruction) -> Any:
+    """Lanes of a generic (LD/ST) access that fall in the shared window, or None if none."""
+    if ins.opcode not in ("LD", "ST"):
+        return None
+    sh = (addr >> 32) == SHARED_WINDOW_HI
+    return sh if sh.any() else None
 
 
 # --- memory spaces: byte arrays, their taint, and offsets --------------------------------
@@ -206,10 +214,23 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             vals = gather(data, off, width, signed)
             t = gather_taint(taint, off, width) | ta
         else:
+            sh = _generic_shared(a, ins)
             mem = b.launch.memory
-            off = mem.offsets(a, width, ins)
-            vals = gather(mem.data, off, width, signed)
-            t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL
+            if sh is None:
+                off = mem.offsets(a, width, ins)
+                vals = gather(mem.data, off, width, signed)
+                t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL
+            else:  # a generic pointer into the shared window: those lanes read shared memory
+                ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
+                off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
+                _record(b, index, ins, kind, ids[sh], off, ta[sh])
+                vals = np.zeros((words, len(a)), dtype=np.uint32)
+                t = ta | np.where(sh, 0, TAINT_GLOBAL).astype(np.uint8)
+                vals[:, sh] = gather(b.smem, off, width, signed)
+                t[sh] |= gather_taint(b.tsmem, off, width)
+                if not sh.all():
+                    goff = mem.offsets(a[~sh], width, ins)
+                    vals[:, ~sh] = gather(mem.data, goff, width, signed)
         w(b, ix, vals, t)
 
     return step
@@ -244,9 +265,20 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             scatter(data, off, width, vals)
             scatter_taint(taint, off, width, t | ta)
         else:
+            sh = _generic_shared(a, ins)
             mem = b.launch.memory
-            off = mem.offsets(a, width, ins)
-            scatter(mem.data, off, width, vals)
+            if sh is None:
+                scatter(mem.data, mem.offsets(a, width, ins), width, vals)
+            else:  # a generic pointer into the shared window: those lanes write shared memory
+                ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
+                off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
+                _record(b, index, ins, kind, ids[sh], off, ta[sh])
+                vals = np.asarray(vals)
+                scatter(b.smem, off, width, vals[:, sh])
+                tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
+                scatter_taint(b.tsmem, off, width, tt[sh] | ta[sh])
+                if not sh.all():
+                    scatter(mem.data, mem.offsets(a[~sh], width, ins), width, vals[:, ~sh])
 
     return step
 

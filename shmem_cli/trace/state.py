@@ -15,6 +15,8 @@ Memory:
 * local: per thread, allocated on first use; the stack pointer starts at
   ``LOCAL_BYTES`` (``c[0x0][0x28]``).
 * global: :class:`GlobalMemory`, buffers at synthetic device addresses.
+* generic pointers (LD/ST) into shared memory: ``SR_SWINHI`` is ``SHARED_WINDOW_HI``, so
+  such an address is ``SHARED_WINDOW_HI << 32`` plus the window address.
 * constant bank 0: block and grid sizes, the stack top, then the kernel parameters.
 """
 
@@ -47,6 +49,8 @@ LOCAL_BYTES = 16 * 1024
 GLOBAL_BASE = 0x7F00_0000_0000
 GLOBAL_ALIGN = 256
 GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
+# generic addresses of shared memory are (SR_SWINHI << 32) | window address
+SHARED_WINDOW_HI = 0x0001_0000
 
 
 class TraceError(ShmemError):

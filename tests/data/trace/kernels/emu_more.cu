@@ -59,3 +59,14 @@ __global__ void emu_library(const int *in, long long *out64, unsigned *outu, flo
   if (t < 8) outu[128 * 8 + 1 + t] = hist[t];
   outu[t * 8 + 7] = __shfl_up_sync(0xffffffffu, v, 3, 16) ^ __shfl_sync(0xffffffffu, v, 31 - lane, 8);
 }
+
+// a generic pointer that points into shared memory (LD/ST through the shared window)
+__device__ __noinline__ float generic_read(const float *p, int i) { return p[i]; }
+__device__ __noinline__ void generic_write(float *p, int i, float v) { p[i] = v; }
+__global__ void emu_generic(float *out, int k) {
+  __shared__ float s[64];
+  generic_write((k & 2) ? s : out + 64, threadIdx.x, (float)threadIdx.x);
+  __syncthreads();
+  const float *p = (k & 1) ? s : out;
+  out[threadIdx.x] = generic_read(p, threadIdx.x ^ k);
+}
