@@ -40,6 +40,10 @@ class ToolError(Exception):
     """A CUDA tool is missing or failed; the message says which and why."""
 
 
+class ToolMissing(ToolError):
+    """A CUDA tool was not found; the message says what to install."""
+
+
 def cuda_dirs() -> list[str]:
     """The ``bin`` folders of the CUDA toolkit installs named by the environment, then the default."""
     dirs = []
@@ -92,7 +96,7 @@ def require(tool: str, purpose: str) -> str:
     found = which(tool)
     if found is None:
         hint = INSTALL_HINTS.get(tool, "install the CUDA toolkit")
-        raise ToolError(f"{tool} is needed {purpose} but was not found: {hint}")
+        raise ToolMissing(f"{tool} is needed {purpose} but was not found: {hint}")
     return found
 
 

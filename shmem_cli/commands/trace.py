@@ -1,82 +1,32 @@
 """``shmem trace``: a compiled kernel's shared-memory traffic, instruction by instruction.
 
-Argument handling, the temporary build folder, progress and output only; the work is
-in :mod:`shmem_cli.toolchain` (compile, extract, disassemble) and :mod:`shmem_cli.trace`.
+Argument handling, progress and output only; the work is in
+:mod:`shmem_cli.trace.pipeline` (compile, pick, disassemble, launch, trace).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
 from .analyze import parse_rows
-from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, width_option
+from .common import CONTEXT, emit, fail_input, fail_usage, output_options, width_option
 from .environment import Environment, current_environment
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..render.options import RenderOptions
-    from ..trace.cubin import CubinInfo, Kernel
+    from ..trace.cubin import Kernel
     from ..trace.result import TraceReport
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
-DEFAULT_ARCH = "sm_90"
-
-
-def _fail_tool(path: str, message: str) -> NoReturn:
-    current_environment().err(f"{path}: error: {message}")
-    raise SystemExit(ExitCode.USAGE)
-
-
-@dataclasses.dataclass(frozen=True)
-class Prepared:
-    """The cubins of the KERNEL argument, the source files beside them and the arch."""
-
-    infos: tuple[CubinInfo, ...]
-    sources: tuple[Path, ...]
-    arch: str
-
-
-def _prepare(path: Path, arch: str | None, nvcc_args: tuple[str, ...], folder: Path) -> Prepared:
-    from .. import toolchain
-    from ..trace.cubin import read_cubin
-
-    kind = toolchain.kernel_input_kind(path)
-    if kind == "cu":
-        arch = arch or DEFAULT_ARCH
-        cubin = toolchain.compile_cu(path, arch, folder, nvcc_args)
-        return Prepared((read_cubin(cubin),), (path,), arch)
-    if nvcc_args:
-        raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
-    if kind == "cubin":
-        info = read_cubin(path)
-        if arch is not None and arch != info.arch:
-            raise toolchain.ToolError(f"the cubin is for {info.arch}, not {arch}")
-        return Prepared((info,), (), info.arch)
-    arch = arch or DEFAULT_ARCH
-    cubins = toolchain.extract_cubins(path, arch, folder)
-    return Prepared(tuple(read_cubin(c.path) for c in cubins), (), arch)
-
-
-def _pick(prepared: Prepared, query: str | None, path: str) -> tuple[CubinInfo, Kernel]:
-    from ..trace.cubin import CubinInfo, find_kernel
-
-    owner: dict[str, CubinInfo] = {}
-    for info in prepared.infos:
-        for k in info.kernels:
-            owner.setdefault(k.mangled, info)
-    every = tuple(k for info in prepared.infos for k in info.kernels if owner[k.mangled] is info)
-    merged = CubinInfo(path=path, arch=prepared.arch, kernels=every)
-    kernel = find_kernel(merged, query)
-    return owner[kernel.mangled], kernel
 
 
 @contextmanager
@@ -293,8 +243,10 @@ def trace(
       shmem trace kernel.cu -b 128 -a 1=@input.npy --format json -o trace.json
       shmem trace kernel.cu -b 256 --grid 4 --svg trace.svg
     """
-    from .. import toolchain
     from ..errors import ShmemError
+    from ..trace.launch import param_table
+    from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file
+    from ..trace.result import TraceReport
 
     env = current_environment()
     path = Path(kernel_path)
@@ -306,28 +258,27 @@ def trace(
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
     block_dims, grid_dims = _parse_launch_sizes(block or "1", grid)
     max_rows = parse_rows(rows)
-    with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
-        try:
-            report = _run(
-                env,
-                path,
-                kernel_name,
-                arch,
-                nvcc_args,
-                list_params=list_params,
-                block=block_dims,
-                grid=grid_dims,
-                args=args,
-                dynamic_smem=dynamic_smem,
-                buffer_size=buffer_size,
-                folder=Path(tmp),
-            )
-        except toolchain.ToolError as exc:
-            _fail_tool(kernel_path, str(exc))
-        except ShmemError as exc:
-            fail_input(exc.located(kernel_path))
-    if report is None:
-        return
+    request = TraceRequest(
+        path=path,
+        kernel=kernel_name,
+        block=block_dims,
+        grid=grid_dims,
+        args=args,
+        dynamic_smem=dynamic_smem,
+        buffer_size=buffer_size,
+        arch=arch,
+        nvcc_args=nvcc_args,
+    )
+    try:
+        if list_params:
+            kernel, params = kernel_parameters(request)
+            _list_params(env, kernel, param_table(params))
+            return
+        blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
+        with _progress(env, blocks) as progress:
+            report = TraceReport((trace_file(request, progress=progress),))
+    except ShmemError as exc:
+        fail_input(exc)
     from ..render.options import RenderOptions
 
     color = env.color(no_color, output) and fmt == "text"
@@ -349,53 +300,6 @@ def trace(
         width=width,
         title=f"shmem trace {kernel_path}",
     )
-
-
-def _run(
-    env: Environment,
-    path: Path,
-    kernel_name: str | None,
-    arch: str | None,
-    nvcc_args: tuple[str, ...],
-    *,
-    list_params: bool,
-    block: tuple[int, int, int],
-    grid: tuple[int, int, int],
-    args: tuple[str, ...],
-    dynamic_smem: int,
-    buffer_size: int,
-    folder: Path,
-) -> TraceReport | None:
-    from .. import toolchain
-    from ..trace.launch import kernel_params, param_table, plan_launch
-    from ..trace.result import TraceFile, TraceReport
-    from ..trace.signature import param_names
-    from ..trace.tracer import find_function, line_table_files, read_sources, trace_kernel
-
-    prepared = _prepare(path, arch, nvcc_args, folder)
-    info, kernel = _pick(prepared, kernel_name, str(path))
-    disassembly = toolchain.disassemble(Path(info.path))
-    sources = [*prepared.sources, *(Path(f) for f in line_table_files(disassembly))]
-    roots = [path.resolve().parent, Path(info.path).resolve().parent]
-    names = param_names(read_sources(sources, roots), kernel.name, len(kernel.params))
-    params = kernel_params(kernel, names)
-    if list_params:
-        _list_params(env, kernel, param_table(params))
-        return None
-    plan = plan_launch(
-        kernel,
-        params,
-        block=block,
-        grid=grid,
-        args=args,
-        dynamic_smem=dynamic_smem,
-        buffer_size=buffer_size,
-    )
-    function = find_function(disassembly, kernel, str(path))
-    blocks = grid[0] * grid[1] * grid[2]
-    with _progress(env, blocks) as progress:
-        traced = trace_kernel(function, kernel, prepared.arch, plan, progress=progress)
-    return TraceReport((TraceFile(str(path), (traced,)),))
 
 
 def _list_params(

@@ -245,13 +245,18 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
     unique, or a unique prefix of any of these. None picks the only kernel."""
     kernels = info.kernels
     if not kernels:
-        raise ShmemError("the cubin holds no kernel (no __global__ function)", path=info.path)
+        raise ShmemError(
+            "the cubin holds no kernel (no __global__ function)",
+            path=info.path,
+            code="invalid-kernel",
+        )
     if query is None:
         if len(kernels) == 1:
             return kernels[0]
         raise ShmemError(
             "the cubin holds several kernels: choose one with --kernel\n" + kernel_list(kernels),
             path=info.path,
+            code="invalid-kernel",
         )
     q = query.replace(" ", "")
 
@@ -268,10 +273,12 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
             raise ShmemError(
                 f"--kernel {query!r} is ambiguous; it matches:\n" + kernel_list(found),
                 path=info.path,
+                code="invalid-kernel",
             )
     raise ShmemError(
         f"no kernel matches --kernel {query!r}; the cubin holds:\n" + kernel_list(kernels),
         path=info.path,
+        code="invalid-kernel",
     )
 
 

@@ -41,6 +41,13 @@ _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|^[+-]?(inf|nan
 _FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
 
 
+class LaunchError(ShmemError):
+    """A bad launch: a size, an ``--arg`` or a buffer file (code ``invalid-launch``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="invalid-launch")
+
+
 class BufferSink(Protocol):
     """Where buffers go: the emulator's global memory."""
 
@@ -51,13 +58,13 @@ def parse_dims(text: str, option: str, *, limit: int) -> tuple[int, int, int]:
     """``X[,Y[,Z]]`` (also ``XxYxZ``) as three positive sizes whose product is at most ``limit``."""
     parts = [p.strip() for p in re.split(r"[,x]", text.strip())]
     if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
-        raise ShmemError(f"{option} expects X[,Y[,Z]] (positive integers), got {text!r}")
+        raise LaunchError(f"{option} expects X[,Y[,Z]] (positive integers), got {text!r}")
     dims = [int(p) for p in parts] + [1] * (3 - len(parts))
     if min(dims) < 1:
-        raise ShmemError(f"{option} sizes must be at least 1, got {text!r}")
+        raise LaunchError(f"{option} sizes must be at least 1, got {text!r}")
     total = dims[0] * dims[1] * dims[2]
     if total > limit:
-        raise ShmemError(f"{option} {text} is {total:,} in all; the most is {limit:,}")
+        raise LaunchError(f"{option} {text} is {total:,} in all; the most is {limit:,}")
     return dims[0], dims[1], dims[2]
 
 
@@ -179,17 +186,19 @@ def _number_bytes(text: str, size: int, where: str) -> bytes:
     if _INT.match(t):
         value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
         if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
-            raise ShmemError(f"{where}: {t} does not fit in {size} byte(s)")
+            raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
         return (value % (1 << (8 * size))).to_bytes(size, "little")
     if _FLOAT.match(t):
         if size not in _FLOAT_FORMAT:
-            raise ShmemError(f"{where}: a float needs a 2-, 4- or 8-byte field, not {size} byte(s)")
+            raise LaunchError(
+                f"{where}: a float needs a 2-, 4- or 8-byte field, not {size} byte(s)"
+            )
         value_f = float(t)
         try:
             return struct.pack(_FLOAT_FORMAT[size], value_f)
         except (OverflowError, struct.error):
-            raise ShmemError(f"{where}: {t} does not fit in a {size}-byte float") from None
-    raise ShmemError(
+            raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
+    raise LaunchError(
         f"{where}: {t!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, inf)"
     )
 
@@ -205,7 +214,7 @@ def value_bytes(text: str, param: Param) -> bytes:
     if each not in (1, 2, 4, 8):
         each = 4
     if n * each > param.size:
-        raise ShmemError(
+        raise LaunchError(
             f"{where}: {n} fields of {each} bytes do not fit in the parameter's {param.size} bytes"
         )
     data = b"".join(_number_bytes(f, each, f"{where} field {i}") for i, f in enumerate(fields))
@@ -223,11 +232,11 @@ def read_buffer_file(text: str, param: Param) -> bytes:
             try:
                 array = np.load(path, allow_pickle=False)
             except ValueError as exc:
-                raise ShmemError(f"{where}: {path} is not a NumPy array file: {exc}") from None
+                raise LaunchError(f"{where}: {path} is not a NumPy array file: {exc}") from None
             return bytes(np.ascontiguousarray(array).tobytes())
         return path.read_bytes()
     except OSError as exc:
-        raise ShmemError(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
+        raise LaunchError(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def resolve_key(key: str, params: Sequence[Param]) -> Param:
@@ -236,7 +245,7 @@ def resolve_key(key: str, params: Sequence[Param]) -> Param:
     if k.isdigit():
         pos = int(k)
         if pos >= len(params):
-            raise ShmemError(
+            raise LaunchError(
                 f"--arg {k}: the kernel has {len(params)} parameter(s), positions 0-"
                 f"{len(params) - 1}"
                 if params
@@ -248,7 +257,7 @@ def resolve_key(key: str, params: Sequence[Param]) -> Param:
             return p
     known = ", ".join(p.name for p in params if p.name)
     hint = f" (names: {known})" if known else " (no parameter names were found in the source)"
-    raise ShmemError(f"--arg {k}: no parameter of that name{hint}; use its position 0-based")
+    raise LaunchError(f"--arg {k}: no parameter of that name{hint}; use its position 0-based")
 
 
 def plan_launch(
@@ -266,20 +275,20 @@ def plan_launch(
     for arg in args:
         key, sep, value = arg.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise ShmemError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {arg!r}")
+            raise LaunchError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {arg!r}")
         param = resolve_key(key, params)
         if param.ordinal in given:
-            raise ShmemError(f"--arg {param.label} is given twice")
+            raise LaunchError(f"--arg {param.label} is given twice")
         given[param.ordinal] = value.strip()
     if dynamic_smem < 0:
-        raise ShmemError("--dynamic-smem must not be negative")
+        raise LaunchError("--dynamic-smem must not be negative")
     arguments: list[Argument] = []
     buffers: list[Buffer] = []
     for p in params:
         text = given.get(p.ordinal)
         if text is not None and text.startswith("@"):
             if p.size != 8:
-                raise ShmemError(
+                raise LaunchError(
                     f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} bytes"
                 )
             content = read_buffer_file(text, p)

@@ -1,0 +1,162 @@
+"""Tracing a kernel file from start to end: for ``shmem trace`` and for any other caller.
+
+``trace_file`` does every step in a temporary folder: compile a ``.cu`` (or take a
+``.cubin``, or extract the cubins of an executable), pick the kernel, read its
+parameters (names from the source), disassemble it, build the launch and run it::
+
+    from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+    traced = trace_file(TraceRequest("matmul.cu", kernel="MatrixMulCUDA<32>",
+                                     block=(32, 32, 1), args=("wA=64", "wB=32")))
+    for access in traced.kernels[0].accesses:
+        print(access.file, access.line, access.sass, access.result.wavefronts)
+
+Every failure is a :class:`~shmem_cli.errors.ShmemError` located at the kernel file
+(or at the source line of the instruction the emulator stopped at). Its ``code``
+says which kind: ``tool-missing`` (nvcc, nvdisasm or cuobjdump not found; the
+message says what to install), ``tool-failed`` (a compile error, with nvcc's
+message), ``invalid-kernel`` (not a cubin, no such kernel, bad ``--arg``) or
+``trace`` (the emulator).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import toolchain
+from ..errors import ShmemError
+from .cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
+from .result import TraceFile
+from .signature import param_names
+from .tracer import find_function, line_table_files, read_sources, trace_kernel
+
+DEFAULT_ARCH = "sm_90"
+
+Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """What to trace: the file, the kernel, the launch (as ``shmem trace``'s options)."""
+
+    path: str | Path
+    kernel: str | None = None  # C++ name, mangled name or a unique prefix
+    block: tuple[int, int, int] = (32, 1, 1)
+    grid: tuple[int, int, int] = (1, 1, 1)
+    args: tuple[str, ...] = ()  # "POS=VALUE" / "NAME=VALUE", as --arg
+    dynamic_smem: int = 0
+    buffer_size: int = DEFAULT_BUFFER_BYTES
+    arch: str | None = None  # default: sm_90, or a cubin's own
+    nvcc_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadedKernel:
+    """A kernel ready to launch: its metadata, parameters and SASS."""
+
+    kernel: Kernel
+    cubin: CubinInfo
+    params: tuple[Param, ...]
+    disassembly: str
+    arch: str
+
+
+def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
+    """``--arg`` texts from a mapping such as a spec's ``args: {wA: 64, 0: [128, 128]}``."""
+    out = []
+    for key, value in values.items():
+        if isinstance(value, list | tuple):
+            value = ",".join(str(v) for v in value)
+        out.append(f"{key}={value}")
+    return tuple(out)
+
+
+def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[Path], str]:
+    """The cubins of the request's file, the source files it names and the arch."""
+    path = Path(request.path)
+    kind = toolchain.kernel_input_kind(path)
+    if kind == "cu":
+        arch = request.arch or DEFAULT_ARCH
+        cubin = toolchain.compile_cu(path, arch, folder, request.nvcc_args)
+        return [read_cubin(cubin)], [path], arch
+    if request.nvcc_args:
+        raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
+    if kind == "cubin":
+        info = read_cubin(path)
+        if request.arch is not None and request.arch != info.arch:
+            raise toolchain.ToolError(f"the cubin is for {info.arch}, not {request.arch}")
+        return [info], [], info.arch
+    arch = request.arch or DEFAULT_ARCH
+    cubins = toolchain.extract_cubins(path, arch, folder)
+    return [read_cubin(c.path) for c in cubins], [], arch
+
+
+def _pick(infos: Sequence[CubinInfo], query: str | None, path: str, arch: str) -> CubinInfo:
+    """The cubin holding the kernel ``query`` names (one cubin per translation unit)."""
+    owner: dict[str, CubinInfo] = {}
+    for info in infos:
+        for k in info.kernels:
+            owner.setdefault(k.mangled, info)
+    every = tuple(k for info in infos for k in info.kernels if owner[k.mangled] is info)
+    kernel = find_kernel(CubinInfo(path=path, arch=arch, kernels=every), query)
+    info = owner[kernel.mangled]
+    return CubinInfo(path=info.path, arch=info.arch, kernels=(kernel,))
+
+
+def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
+    """Compile or extract (into ``folder``), pick the kernel, read its parameters and SASS."""
+    path = Path(request.path)
+    try:
+        infos, sources, arch = _cubins(request, folder)
+        chosen = _pick(infos, request.kernel, str(path), arch)
+        kernel = chosen.kernels[0]
+        disassembly = toolchain.disassemble(Path(chosen.path))
+    except toolchain.ToolError as exc:
+        code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
+        raise ShmemError(str(exc), path=str(path), code=code) from None
+    except ShmemError as exc:
+        raise exc.located(str(path)) from None
+    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
+    roots = [path.resolve().parent, Path(chosen.path).resolve().parent]
+    names = param_names(read_sources(named, roots), kernel.name, len(kernel.params))
+    return LoadedKernel(kernel, chosen, tuple(kernel_params(kernel, names)), disassembly, arch)
+
+
+def trace_loaded(
+    loaded: LoadedKernel, request: TraceRequest, *, progress: Progress | None = None
+) -> TraceFile:
+    """Launch a loaded kernel as the request says and trace it."""
+    path = str(request.path)
+    try:
+        plan = plan_launch(
+            loaded.kernel,
+            loaded.params,
+            block=request.block,
+            grid=request.grid,
+            args=request.args,
+            dynamic_smem=request.dynamic_smem,
+            buffer_size=request.buffer_size,
+        )
+        function = find_function(loaded.disassembly, loaded.kernel, path)
+        traced = trace_kernel(function, loaded.kernel, loaded.arch, plan, progress=progress)
+    except ShmemError as exc:
+        raise exc.located(path) from None
+    return TraceFile(path, (traced,))
+
+
+def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> TraceFile:
+    """Trace one kernel of a ``.cu``, ``.cubin`` or executable (see the module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
+        loaded = load_kernel(request, Path(tmp))
+    return trace_loaded(loaded, request, progress=progress)
+
+
+def kernel_parameters(request: TraceRequest) -> tuple[Kernel, tuple[Param, ...]]:
+    """The kernel the request names and its parameters (``--list-params``)."""
+    with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
+        loaded = load_kernel(request, Path(tmp))
+    return loaded.kernel, loaded.params

@@ -1,0 +1,59 @@
+"""The trace pipeline as a library (shmem_cli.trace.pipeline): what lint and scripts call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmem_cli import toolchain
+from shmem_cli.errors import ShmemError
+from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
+
+DATA = Path(__file__).parent / "data" / "trace"
+
+needs_nvdisasm = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+
+
+def test_arg_texts_from_a_mapping() -> None:
+    assert arg_texts({"wA": 64, 0: [128, 128, 1], "scale": 1.5}) == (
+        "wA=64",
+        "0=128,128,1",
+        "scale=1.5",
+    )
+
+
+@needs_nvdisasm
+def test_trace_file_gives_per_instruction_results() -> None:
+    request = TraceRequest(DATA / "column_read.sm_90.cubin", block=(32, 32, 1))
+    traced = trace_file(request)
+    kernel = traced.kernels[0]
+    by_op = {a.op: a for a in kernel.accesses}
+    assert (by_op["load"].line, by_op["load"].result.wavefronts) == (9, 1024)
+    assert (by_op["store"].line, by_op["store"].result.wavefronts) == (7, 32)
+
+
+@needs_nvdisasm
+def test_parameters_with_names_from_the_line_table_sources() -> None:
+    request = TraceRequest(DATA / "basics.sm_90.cubin", kernel="tile_transpose_padded")
+    kernel, params = kernel_parameters(request)
+    assert kernel.mangled == "_Z21tile_transpose_paddedPfPKfi"
+    assert [(p.name, p.size) for p in params] == [("out", 8), ("in", 8), ("n", 4)]
+
+
+def test_errors_carry_a_code_and_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "DEFAULT_CUDA_BIN", str(tmp_path / "none"))
+    monkeypatch.setattr(toolchain, "wheel_bin_dirs", lambda: [])
+    cubin = DATA / "column_read.sm_90.cubin"
+    with pytest.raises(ShmemError) as err:
+        trace_file(TraceRequest(cubin, block=(32, 32, 1)))
+    assert err.value.code == "tool-missing" and err.value.path == str(cubin)
+    assert "pip install 'shmem[cuda]'" in err.value.message
+    with pytest.raises(ShmemError) as err:
+        trace_file(TraceRequest(DATA / "meta.sm_90.cubin", kernel="nope"))
+    assert err.value.code == "invalid-kernel" and "no kernel matches" in err.value.message
