@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .budget import check_work
 from .engine import AccessKind, RequestStats, explain_request, request_stats
 from .errors import ShmemError
 from .layout import Layout, Variant, resolve
@@ -143,8 +144,8 @@ def analyze_spec(
     detail: bool = True,
 ) -> FileResult:
     layout = resolve(spec, variant)
-    for acc in spec.accesses:  # refuse a too-large access before any work on the others
-        checked_space(spec, layout, acc)
+    # refuse a too-large access, or too much work in all, before any work on the others
+    check_work(spec, [checked_space(spec, layout, acc) for acc in spec.accesses])
     results = tuple(
         analyze_access(spec, layout, acc, choice=choice, detail=detail) for acc in spec.accesses
     )

@@ -55,7 +55,11 @@ class ShmemError(Exception):
 
     @classmethod
     def collect(cls, problems: list[ShmemError]) -> ShmemError:
-        """One error standing for several: the first, carrying the rest in ``more``."""
+        """One error standing for several: the first, carrying the rest in ``more``
+        (beyond a bound, the rest are counted: :mod:`shmem_cli.problem_cap`)."""
+        from .problem_cap import cap
+
+        problems = cap(problems)
         first = problems[0]
         first.more = tuple(problems[1:])
         return first

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import dtypes
 from .arch import DEFAULT_ARCH, PROFILES, ArchProfile
+from .budget import check_text
 from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
 from .expr import CType, EvalFault, Expr, compile_expr
@@ -215,6 +216,7 @@ def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecF
 
 
 def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
+    check_text(doc)  # aliases can repeat a long expression thousands of times
     problems = validate(doc)
     if problems:
         raise ShmemError.collect(problems)

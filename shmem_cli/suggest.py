@@ -8,6 +8,8 @@ nothing is read or parsed again.
 
 from __future__ import annotations
 
+from .analysis import checked_space
+from .budget import search_refusal
 from .errors import ShmemError
 from .layout import Layout, Variant, resolve
 from .model import FileResult, Report
@@ -81,6 +83,11 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
         tried = [
             Variant(pad={array: p}, swizzle={array: s}) for p in SUGGEST_PADS for s in swizzles
         ]
+        spaces = [checked_space(spec, layout, spec.accesses[k]) for k in numbers]
+        refusal = search_refusal(spaces, len(tried))  # too large to try every layout
+        if refusal is not None:
+            hints.update({a.name: refusal for a in conflicted if a.array == array})
+            continue
         best: tuple[tuple[int, int, int], Variant, Outcome] | None = None
         for n, v in enumerate(tried):
             out = ev.evaluate(v, only=numbers)
