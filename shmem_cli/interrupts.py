@@ -34,8 +34,46 @@ class Terminated(SystemExit):
         super().__init__(EXIT_SIGTERM)
 
 
+_received: list[int] = []  # signals that arrived, in case their exception was swallowed
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
     raise Terminated()
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def _note(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Within this block SIGTERM and SIGINT are only noted; :func:`raise_pending` raises
+    them. For code that forks: an exception raised inside ``os.fork`` is lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old_term = signal.signal(signal.SIGTERM, _note)
+    old_int = signal.signal(signal.SIGINT, _note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
+    raise_pending()
+
+
+def raise_pending() -> None:
+    """Raise the exception of a signal noted so far (SIGTERM first)."""
+    if signal.SIGTERM in _received:
+        raise Terminated()
+    if signal.SIGINT in _received:
+        raise KeyboardInterrupt
 
 
 def _say(message: str) -> None:
@@ -51,6 +89,8 @@ def guarded() -> Iterator[None]:
     """Run a command with the exit statuses and clean-up described in this module."""
     installed = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if installed else None
+    previous_int = signal.signal(signal.SIGINT, _on_sigint) if installed else None
+    _received.clear()
     try:
         yield
     except KeyboardInterrupt:
@@ -65,3 +105,5 @@ def guarded() -> Iterator[None]:
     finally:
         if installed and previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if installed and previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)

@@ -17,10 +17,14 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
+from .interrupts import deferred, raise_pending
+
 T = TypeVar("T")
 R = TypeVar("R")
 
 _PR_SET_PDEATHSIG = 1
+#: How long the parent waits for a result before it looks at signals again.
+POLL_SECONDS = 0.2
 
 
 def _worker_start() -> None:
@@ -31,7 +35,7 @@ def _worker_start() -> None:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
@@ -40,15 +44,25 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Itera
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
     try:
-        yield from pool.map(fn, items)
+        with deferred():  # signals are noted and raised below, never inside a fork
+            futures = [pool.submit(fn, item) for item in items]
+            results = []
+            for future in futures:
+                while True:
+                    try:
+                        results.append(future.result(timeout=POLL_SECONDS))
+                        break
+                    except TimeoutError:
+                        raise_pending()
     except BaseException:
         stop(pool)
         raise
     pool.shutdown(wait=True)
+    yield from results
 
 
 def stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started, terminate the workers and wait for them to end."""
+    """Cancel what has not started, stop the workers and wait for them to end."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
@@ -56,4 +70,7 @@ def stop(pool: ProcessPoolExecutor) -> None:
             process.terminate()
     for process in processes:
         with contextlib.suppress(Exception):
-            process.join(timeout=5)
+            process.join(timeout=2)
+            if process.is_alive():  # still starting up, its handlers not yet the default
+                process.kill()
+                process.join(timeout=2)
