@@ -96,6 +96,7 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             key = (out.wavefronts, out.smem_bytes or 0, n)
             if best is None or key < best[0]:
                 best = (key, v, out)
+        first: str | None = None  # the access whose hint says the array's fix in full
         for k in numbers:
             acc = spec.accesses[k]
             if acc not in conflicted:
@@ -104,9 +105,12 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             now = current.accesses[here]
             if best is None or best[2].wavefronts >= current.wavefronts:
                 hints[acc.name] = (
-                    f"no pad 0..32 or swizzle (none, 32B, 64B, 128B) of {array} lowers its wavefronts "
-                    f"({current.wavefronts:,} over its accesses)"
+                    f"no pad 0..32 or swizzle (none, 32B, 64B, 128B) of {array} lowers its "
+                    f"wavefronts ({current.wavefronts:,} over its accesses)"
+                    if first is None
+                    else f"no fix of {array} found (see '{first}' above)"
                 )
+                first = first or acc.name
                 continue
             _, v, out = best
             after = out.accesses[here]
@@ -117,9 +121,13 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
                 else ("no extra bytes" if delta == 0 else f"saves {-delta:,} B")
             )
             state = "conflict-free" if after.conflict_free else f"still {after.max_ways}-way"
+            change = f"{now.wavefronts:,} -> {after.wavefronts:,} wavefronts, {state}"
+            if first is not None:  # one fix of the array, said once: under its first access
+                hints[acc.name] = f"the fix for '{first}' above: this access {change}"
+                continue
+            first = acc.name
             text = (
-                f"cheapest fix: {_describe_change(layout, array, v)} ({cost}): this access "
-                f"{now.wavefronts:,} -> {after.wavefronts:,} wavefronts, {state}"
+                f"cheapest fix: {_describe_change(layout, array, v)} ({cost}): this access {change}"
             )
             if len(numbers) > 1:
                 text += f"; all {array} accesses {current.wavefronts:,} -> {out.wavefronts:,}"

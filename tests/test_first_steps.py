@@ -34,7 +34,9 @@ def test_readme_activates_the_venv_before_the_first_shmem_command() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^VENV := \.venv$", makefile, re.M)
     # `make run` itself tells how, as the README does
-    run_recipe = makefile[makefile.index("\nrun:") : makefile.index("\n\n", makefile.index("\nrun:"))]
+    run_recipe = makefile[
+        makefile.index("\nrun:") : makefile.index("\n\n", makefile.index("\nrun:"))
+    ]
     assert ". $(VENV)/bin/activate" in run_recipe and "make shell" in run_recipe
     assert "\nshell:" in makefile
 

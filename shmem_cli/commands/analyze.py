@@ -110,7 +110,9 @@ def analyze(
     requests, wavefronts (totals over all warps and loop iterations), the ideal
     wavefronts (the same requests without bank conflicts), the excess, the
     worst conflict (ways: the most distinct words one bank must deliver in a
-    phase), the bandwidth efficiency (ideal / wavefronts) and a cycle estimate.
+    phase) and the bandwidth efficiency (ideal / wavefronts); a cycle estimate
+    too where it differs from the wavefronts (a 16-byte access whose quarter-warp
+    phases have no active lane still takes a cycle for each).
 
     Under it, for every access, a bank table of its worst request (or of the one
     chosen with --request): one row per wavefront, one column per bank 0-31, in

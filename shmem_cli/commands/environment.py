@@ -89,8 +89,11 @@ class Environment:
         click.echo(text, file=self.stdout, nl=nl, color=color)
 
     def err(self, text: str) -> None:
-        """Write one message line to standard error."""
-        click.echo(text, file=self.stderr)
+        """Write a message to standard error; control characters in it (from a spec, a
+        path) are shown as ``\\xNN`` escapes, never sent to the terminal raw."""
+        from ..render.plain import visible
+
+        click.echo(visible(text), file=self.stderr)
 
 
 def current_environment() -> Environment:

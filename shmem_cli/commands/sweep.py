@@ -57,11 +57,14 @@ def sweep(
     """Analyze SPEC under every combination of paddings, swizzles and params, ranked.
 
     VALUES is a range a..b or a..b:step (both ends INCLUSIVE: 0..4 is 0,1,2,3,4),
-    a list a,b,c, or one number. Every option may be repeated; together they form
-    the cross product, params varying slowest and swizzles fastest.
+    a list a,b,c, or one number. Every option may be repeated for other arrays or
+    params (--pad a=0..2 --pad b=0,4), never for the same one (that is a usage
+    error: give its values once); together they form the cross product, params
+    varying slowest and swizzles fastest.
 
     One row per variant: total wavefronts, excess over the ideal, the worst
-    conflict (ways), a cycle estimate, the extra shared memory the variant costs
+    conflict (ways), a cycle estimate (where it differs from the wavefronts),
+    the extra shared memory the variant costs
     over the same arrays unpadded and unswizzled, and whether the block still
     fits in shared memory; with several accesses, a column per access. The best
     variant (marked *) has the fewest wavefronts, then the fewest extra bytes,
@@ -88,12 +91,26 @@ def sweep(
 
     check_outputs((output,), (spec,))
     axes: list[Axis] = []
+    given: dict[tuple[str, str | None], str] = {}  # (kind, target) -> the option's text
     for kind, texts in (("param", params), ("pad", pads), ("swizzle", swizzles)):
         for text in texts:
             try:
-                axes.append(parse_axis(kind, text))
+                axis = parse_axis(kind, text)
             except ValueError as exc:
                 fail_usage(f"--{kind} {text}: {exc}")
+            key = (axis.kind, axis.target)
+            if key in given:
+                what = (
+                    f"param {axis.target}"
+                    if kind == "param"
+                    else f"{kind} of {axis.target or 'every array'}"
+                )
+                fail_usage(
+                    f"--{kind} {given[key]} and --{kind} {text} both set the {what}; "
+                    f"give its values once (a list a,b,c or a range a..b)"
+                )
+            given[key] = text
+            axes.append(axis)
     if not axes:
         fail_usage(
             "nothing to sweep: give --pad, --swizzle and/or --param (see shmem sweep --help)"

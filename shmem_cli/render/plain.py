@@ -25,10 +25,20 @@ from typing import Literal, TypeAlias
 
 Justify: TypeAlias = Literal["left", "center", "right"]
 
+# control characters (C0 but the newline, DEL, C1) that user text (a name, a path, an
+# error quoting a spec) could carry into a terminal: shown as escapes, never sent raw
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c != 0x0A}
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters written as ``\\xNN`` (a newline stays)."""
+    return text.translate(_CONTROLS)
+
 
 class Styled:
     """A piece of text (one line, or several separated by ``\\n``) in styled spans.
 
+    Control characters in the text are shown as escapes (:func:`visible`).
     ``Styled("ok", "bold green")`` gives the whole text a *base* style, which in
     a table cell also colors the blanks the cell is padded with (a heat-map cell
     on a yellow background stays yellow across its width); :meth:`append` adds
@@ -39,10 +49,10 @@ class Styled:
 
     def __init__(self, text: str = "", style: str = "") -> None:
         self.base = style
-        self.spans: list[tuple[str, str]] = [(text, "")] if text else []
+        self.spans: list[tuple[str, str]] = [(visible(text), "")] if text else []
 
     def append(self, text: str, style: str = "") -> Styled:
-        self.spans.append((text, style))
+        self.spans.append((visible(text), style))
         return self
 
     @property
@@ -94,6 +104,26 @@ class Table:
 Block: TypeAlias = "Styled | Table"
 
 
+def table_width(table: Table) -> int:
+    """The columns ``table`` needs to show every cell unwrapped (its caption aside)."""
+    columns = table.columns
+    last = len(columns) - 1
+    total = 0
+    for i, column in enumerate(columns):
+        pad = (0 if i == 0 else table.pad_left) + (0 if i == last else table.pad_right)
+        texts = [column.header, *(row[i] for row in table.rows)]
+        widest = max(
+            (
+                len(line)
+                for t in texts
+                for line in (t if isinstance(t, str) else t.plain).split("\n")
+            ),
+            default=0,
+        )
+        total += max(widest, column.min_width) + pad
+    return total
+
+
 def layout(blocks: Iterable[Block], width: int) -> str | None:
     """The blocks as plain text, one after the other, in ``width`` columns; None when
     some block would need wrapping or holds a character other than printable ASCII."""
@@ -103,7 +133,7 @@ def layout(blocks: Iterable[Block], width: int) -> str | None:
         if lines is None:
             return None
         out.extend(lines)
-    return "".join(line + "\n" for line in out)
+    return "".join(line.rstrip() + "\n" for line in out)
 
 
 def _lines(text: str, width: int) -> list[str] | None:

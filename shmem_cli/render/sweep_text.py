@@ -7,7 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sweep import AccessTotals, SweepResult, VariantResult
-from .text import degree_style, to_string
+from .plain import visible
+from .text import CYCLES_NOTE, degree_style, to_string
 
 BEST_MARK = "*"
 NOTE_WIDTH = 60
@@ -25,7 +26,7 @@ def _note(v: VariantResult, limit: int) -> str:
     o = v.outcome
     if o.error is not None:
         where = f"line {o.error.line}: " if o.error.line else ""
-        return f"invalid: {where}{o.error.message}"
+        return visible(f"invalid: {where}{o.error.message}")
     if not o.fits:
         return f"does not fit: {o.smem_bytes:,} B > {limit:,} B per block"
     return ""
@@ -36,12 +37,14 @@ def sweep_table(result: SweepResult) -> Table:
     table.add_column("", justify="left")
     for axis in result.axes:
         table.add_column(Text(axis.label), justify="right")
+    with_cycles = cycles_differ(result)
     for title in ("wavefronts", "excess", "ways", "cycles", "extra B", "fits"):
-        table.add_column(title, justify="right")
+        if title != "cycles" or with_cycles:
+            table.add_column(title, justify="right")
     per_access = len(result.access_names) > 1
     if per_access:
         for name in result.access_names:
-            table.add_column(Text(name), justify="right", overflow="fold")
+            table.add_column(Text(visible(name)), justify="right", overflow="fold")
     notes = [_note(v, result.smem_limit) for v in result.variants]
     if any(notes):
         table.add_column(
@@ -57,19 +60,26 @@ def sweep_table(result: SweepResult) -> Table:
                 f"{o.wavefronts:,}",
                 Text(f"{o.excess_wavefronts:,}", style="red" if o.excess_wavefronts else ""),
                 Text(str(o.max_ways), style=degree_style(o.max_ways)),
-                f"~{o.cycles:,}",
+                *([f"~{o.cycles:,}"] if with_cycles else []),
                 f"{o.extra_bytes:+,}" if o.extra_bytes else "0",
                 Text("yes") if o.fits else Text("no", style="bold red"),
             ]
             cells: list[Text | str] = [_access_cell(a) for a in o.accesses] if per_access else []
         else:
-            numbers = ["-"] * 5 + [Text("-", style="dim")]
+            numbers = ["-"] * (5 if with_cycles else 4) + [Text("-", style="dim")]
             cells = ["-"] * len(result.access_names) if per_access else []
         row: list[Text | str] = [mark, *point, *numbers, *cells]
         if any(notes):
             row.append(Text(note, style="red" if note else ""))
         table.add_row(*row, style="bold" if v.index == best else None)
     return table
+
+
+def cycles_differ(result: SweepResult) -> bool:
+    """Whether a variant's cycle estimate differs from its wavefronts (then it is shown)."""
+    return any(
+        v.outcome.valid and v.outcome.cycles != v.outcome.wavefronts for v in result.variants
+    )
 
 
 def describe_settings(result: SweepResult, v: VariantResult) -> str:
@@ -104,16 +114,21 @@ def best_line(result: SweepResult) -> Text:
 
 def sweep_renderables(result: SweepResult) -> list[RenderableType]:
     title = Text()
-    title.append(result.path, style="bold underline")
+    title.append(visible(result.path), style="bold underline")
     if result.name and result.name != result.path:
-        title.append(f"  {result.name}", style="bold")
-    axes = "; ".join(a.describe() for a in result.axes)
-    head = Text(
-        f"sweep {axes}: {len(result.variants)} variant(s), ranges inclusive; "
-        "best = fewest wavefronts, then fewest extra bytes, then sweep order",
-        style="dim",
-    )
-    out: list[RenderableType] = [Group(title, head, sweep_table(result)), Text("")]
+        title.append(f"  {visible(result.name)}", style="bold")
+    head = [
+        Text(
+            f"sweep of {len(result.variants)} variant(s) (ranges inclusive); best = fewest "
+            "wavefronts, then fewest extra bytes, then sweep order",
+            style="dim",
+        )
+    ]
+    head += [Text(f"  {a.describe()}", style="dim") for a in result.axes]
+    table = sweep_table(result)
+    out: list[RenderableType] = [Group(title, *head, table), Text("")]
+    if cycles_differ(result):
+        out.insert(1, Text(CYCLES_NOTE, style="dim"))
     invalid = [v for v in result.variants if v.outcome.error is not None]
     if invalid:
         first = invalid[0]
@@ -121,7 +136,8 @@ def sweep_renderables(result: SweepResult) -> list[RenderableType]:
         out.append(
             Text(
                 f"{len(invalid)} invalid variant(s); "
-                f"the first ({describe_settings(result, first)}): " + first.outcome.error.render(),
+                f"the first ({describe_settings(result, first)}): "
+                + visible(first.outcome.error.render()),
                 style="red",
             )
         )

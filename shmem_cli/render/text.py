@@ -9,13 +9,14 @@ renderables for the terminal, SVG and HTML alike. rich is imported only then.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..model import AccessResult, FileResult, Report, RequestDetail
 from .options import DEFAULT_ROWS, RenderOptions
-from .plain import Block, Cell, Column, Justify, Styled, Table, layout
+from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -69,14 +70,29 @@ SUMMARY_COLUMNS: tuple[tuple[str, Justify], ...] = (
     ("excess", "right"),
     ("ways", "right"),
     ("efficiency", "right"),
-    ("cycles", "right"),
+)
+#: why a cycle estimate can differ from the wavefronts (the only case: docs/hardware-model.md)
+CYCLES_NOTE = (
+    "cycles: a 16-byte access takes a cycle for each of its quarter-warp phases, "
+    "even one without an active lane; elsewhere cycles = wavefronts"
 )
 
 
+def cycles_differ(result: FileResult) -> bool:
+    """Whether a cycle estimate of the file differs from its wavefronts (then it is shown)."""
+    return any(acc.cycles != acc.wavefronts for acc in result.accesses)
+
+
 def summary_table(result: FileResult) -> Table:
-    table = Table([Column(title, justify) for title, justify in SUMMARY_COLUMNS])
+    """One row per access; the ``cycles`` column only when some access's cycle estimate
+    differs from its wavefronts (else it would repeat them)."""
+    titles = list(SUMMARY_COLUMNS)
+    with_cycles = cycles_differ(result)
+    if with_cycles:
+        titles.append(("cycles", "right"))
+    table = Table([Column(title, justify) for title, justify in titles])
     for acc in result.accesses:
-        table.add_row(
+        cells: list[Cell] = [
             status_text(acc),
             Styled(acc.name),
             f"{acc.op} {acc.dtype} ({acc.width} B)",
@@ -86,20 +102,28 @@ def summary_table(result: FileResult) -> Table:
             Styled(f"{acc.excess_wavefronts:,}", "red" if acc.excess_wavefronts else ""),
             str(acc.max_ways),
             f"{acc.efficiency:.1%}",
-            f"~{acc.cycles:,}",
-        )
+        ]
+        if with_cycles:
+            cells.append(f"~{acc.cycles:,}")
+        table.add_row(*cells)
     return table
 
 
 def bank_table(
-    detail: RequestDetail, *, words: bool = False, max_rows: int | None = DEFAULT_ROWS
+    detail: RequestDetail,
+    *,
+    words: bool = False,
+    max_rows: int | None = DEFAULT_ROWS,
+    banks: range | None = None,
 ) -> Table:
-    """Rows are wavefronts, columns the banks; cells list the lanes served.
+    """Rows are wavefronts, columns the banks (all, or those of ``banks``); cells list the
+    lanes served.
 
     With more than ``max_rows`` wavefronts (None: no limit) the middle ones are left
     out, and the caption says which."""
+    shown = banks if banks is not None else range(detail.banks)
     columns = [Column("wf", "right", style="dim")]
-    columns += [Column(str(b), "center", min_width=2) for b in range(detail.banks)]
+    columns += [Column(str(b), "center", min_width=2) for b in shown]
     table = Table(columns, pad_left=0, pad_right=1)
     # how many wavefronts each (phase, bank) is busy: the color of its cells
     busy: dict[tuple[int, int], int] = {}
@@ -115,15 +139,51 @@ def bank_table(
         )
         waves = waves[: max_rows - 2] + waves[-1:]
     for i, w in waves:
-        cells: list[Cell] = [""] * detail.banks
+        cells: list[Cell] = [""] * len(shown)
         for c in w.cells:
+            if c.bank not in shown:
+                continue
             label = compact_lanes(c.lanes)
             if words:
                 label += f"\n@{c.word}"
-            cells[c.bank] = Styled(label, degree_style(busy[(w.phase, c.bank)]))
+            cells[c.bank - shown.start] = Styled(label, degree_style(busy[(w.phase, c.bank)]))
         name = str(i) if detail.phases == 1 else f"{i} p{w.phase}"
         table.add_row(name, *cells)
     return table
+
+
+def bank_tables(
+    detail: RequestDetail,
+    *,
+    words: bool = False,
+    max_rows: int | None = DEFAULT_ROWS,
+    width: int | None = None,
+) -> list[Block]:
+    """The bank table; folded into stacked tables of half, a quarter or an eighth of the
+    banks when ``width`` columns cannot hold every bank side by side (None: never fold).
+
+    A folded table keeps every bank and every lane and says that it is folded: a bank
+    is never left out for want of room."""
+    whole = bank_table(detail, words=words, max_rows=max_rows)
+    if width is None or table_width(whole) <= width:
+        return [whole]
+    n = detail.banks
+    parts: list[Table] = []
+    for size in (n // 2, n // 4, n // 8):
+        size = max(size, 1)
+        parts = [
+            bank_table(detail, words=words, max_rows=max_rows, banks=range(b, min(b + size, n)))
+            for b in range(0, n, size)
+        ]
+        if all(table_width(t) <= width for t in parts):
+            break
+    for t in parts[:-1]:
+        t.caption = ""  # the rows left out are said once, under the last part
+    note = Styled(
+        f"(the {n} banks in {len(parts)} tables of {n // len(parts)}, to fit {width} columns)",
+        "dim",
+    )
+    return [note, *parts]
 
 
 def legend() -> Styled:
@@ -172,7 +232,9 @@ def access_block(
     parts: list[Block] = [head]
     if options.tables and acc.shown is not None and acc.detail is not None:
         parts.append(describe_request(acc))
-        parts.append(bank_table(acc.detail, words=options.words, max_rows=options.rows))
+        parts.extend(
+            bank_tables(acc.detail, words=options.words, max_rows=options.rows, width=options.width)
+        )
     parts.extend(heat or ())
     if hint:
         parts.append(Styled(f"hint: {hint}", "cyan"))
@@ -190,6 +252,8 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
         x, y, z = result.block
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", "dim")
     parts: list[Block] = [title, summary_table(result)]
+    if cycles_differ(result):
+        parts.append(Styled(CYCLES_NOTE, "dim"))
     hints: Mapping[str, str] = options.hints.get(result.path, {})
     for acc in result.accesses:
         hint = hints.get(acc.name)
@@ -295,14 +359,19 @@ def to_string(
     console = make_console(color, width)
     for r in renderables:
         console.print(r)
-    out = console.file.getvalue()  # type: ignore[attr-defined]
-    return str(out)
+    out = str(console.file.getvalue())  # type: ignore[attr-defined]
+    if color:
+        return out
+    # without color, rich pads lines to the width: piped text ends each line at its last character
+    return "".join(line.rstrip() + "\n" for line in out.splitlines())
 
 
 def render_text(report: Report, options: RenderOptions | None = None) -> str:
     """The report as text: plain without rich when possible, through rich for color
     (and for the rare plain report whose lines rich would have to wrap)."""
     options = options or RenderOptions()
+    if options.width is None:  # the width the text is laid out in: tables fold to fit it
+        options = dataclasses.replace(options, width=DEFAULT_WIDTH)
     view = report_view(report, options)
     if not options.color:
         plain = layout(view, options.width or DEFAULT_WIDTH)

@@ -2,15 +2,21 @@
 
 Usage: gen_main.py DATA_DIR CUOBJDUMP OUT.cu. Adds each launch's mangled name to launches.json.
 """
+
 import json, subprocess, sys, re
 from pathlib import Path
+
 data = Path(sys.argv[1])  # tests/data/trace
 man = json.load(open(data / "launches.json"))
 nd = sys.argv[2]  # cuobjdump path
+
+
 def entries(cubin):
     out = subprocess.run([nd, "-elf", str(cubin)], capture_output=True, text=True).stdout
     names = sorted(set(re.findall(r"FUNC\s+GLOBAL\s+DEFAULT\s+ENTRY\s+\S+\s+(_Z\S+)", out)))
-    dem = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.split("\n")
+    dem = subprocess.run(
+        ["c++filt"], input="\n".join(names), capture_output=True, text=True
+    ).stdout.split("\n")
     res = {}
     for m, d in zip(names, dem):
         d = d.removeprefix("void ")
@@ -18,34 +24,40 @@ def entries(cubin):
         # c++filt: the kernel's parameter list starts at the last '(' at depth 0
         res[d] = m
     return res
+
+
 cache = {}
 body = []
 for n, L in enumerate(man["launches"]):
     cub = data / (Path(L["source"]).stem + ".sm_90.cubin")
-    if cub not in cache: cache[cub] = entries(cub)
+    if cub not in cache:
+        cache[cub] = entries(cub)
     mangled = cache[cub][L["kernel"]]
     L["mangled"] = mangled
-    lines = [f'  {{ // {L["id"]}', f'    CUfunction f = get(mod("{cub.name}"), "{mangled}");']
+    lines = [f"  {{ // {L['id']}", f'    CUfunction f = get(mod("{cub.name}"), "{mangled}");']
     params = []
     for i, a in enumerate(L["args"]):
         if isinstance(a, dict):
             if "zeros" in a:
-                lines.append(f'    CUdeviceptr p{i} = buffer({a["zeros"]}, nullptr);')
+                lines.append(f"    CUdeviceptr p{i} = buffer({a['zeros']}, nullptr);")
             else:
                 lines.append(f'    CUdeviceptr p{i} = buffer(0, "{a["file"]}");')
         else:
             lines.append(f"    int p{i} = {int(a)};")
         params.append(f"&p{i}")
-    lines.append(f'    void *args[] = {{{", ".join(params)}}};')
+    lines.append(f"    void *args[] = {{{', '.join(params)}}};")
     g, b = L["grid"], L["block"]
-    lines.append(f'    CK(cuLaunchKernel(f, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, {L["dynamic_smem"]}, 0, args, 0));')
+    lines.append(
+        f"    CK(cuLaunchKernel(f, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, {L['dynamic_smem']}, 0, args, 0));"
+    )
     lines.append("    CK(cuCtxSynchronize());")
     z = L["args"][0]["zeros"]
     lines.append(f'    dump(p0, {z}, "{L["id"]}");')
     lines.append("  }")
     body.append("\n".join(lines))
 json.dump(man, open(data / "launches.json", "w"), indent=1)
-src = r'''
+src = (
+    r"""
 #include <cuda.h>
 #include <cstdio>
 #include <cstdlib>
@@ -72,8 +84,11 @@ static void dump(CUdeviceptr d, size_t n, const char *id) {
 int main(int argc, char **argv) {
   DATA = argv[1]; OUTD = argv[2];
   CK(cuInit(0)); CUdevice dev; CK(cuDeviceGet(&dev, 0)); CUcontext ctx; CK(cuCtxCreate(&ctx, NULL, 0, dev));
-''' + "\n".join(body) + r'''
+"""
+    + "\n".join(body)
+    + r"""
   printf("all done\n"); return 0; }
-'''
+"""
+)
 open(sys.argv[3], "w").write(src)
 print("launches", len(man["launches"]))
