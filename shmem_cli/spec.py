@@ -35,7 +35,7 @@ THREAD_NAMES: dict[str, CType] = {
         "warp",
     )
 }
-LOOP_TYPE = CType.INT  # loop variables are int
+LOOP_TYPE = CType.INT  # loop variables are int unless the spec says `type:`
 DEFAULT_PARAM_TYPE = CType.INT  # params are int unless the spec says `type:`
 
 
@@ -70,6 +70,14 @@ class Loop:
     step: int = 1
     pos: SourcePos | None = None
     bounds: tuple[Located, Located, Located] | None = field(default=None, compare=False, repr=False)
+    ctype: CType = LOOP_TYPE
+
+    def fits(self, value: int) -> bool:
+        """Whether the loop variable can take ``value`` (and an int64 can hold it)."""
+        return self.ctype.fits(value) and value < 1 << 63
+
+    def type_text(self) -> str:
+        return f"{self.ctype.spelling}, {self.ctype.min}..{min(self.ctype.max, (1 << 63) - 1)}"
 
     def resolved(self, params: Mapping[str, int]) -> Loop:
         """This loop with its bounds re-evaluated for other param values."""
@@ -84,11 +92,10 @@ class Loop:
                     f"loop range of {shorten(self.var)!r}: {fault.message}",
                     pos=loc.pos.shifted(fault.node.col) if loc.pos else self.pos,
                 ) from None
-            if not LOOP_TYPE.fits(value):
+            if not self.fits(value):
                 raise ShmemError(
                     f"loop range of {shorten(self.var)!r}: {shorten(loc.text)!r} is {value}, "
-                    f"which does not fit in the loop variable's type "
-                    f"({LOOP_TYPE.spelling}, {LOOP_TYPE.min}..{LOOP_TYPE.max})",
+                    f"which does not fit in the loop variable's type ({self.type_text()})",
                     pos=loc.pos or self.pos,
                 )
             values.append(value)
@@ -399,7 +406,7 @@ class _Compiler:
             return ()
         loops = []
         for var, spec in loop.items():
-            where = ("accesses", i, "loop", var)
+            where: tuple[str | int, ...] = ("accesses", i, "loop", var)
             if var in THREAD_NAMES or var in params:
                 raise self.err(
                     f"loop variable {shorten(var)!r} shadows a built-in name or param",
@@ -411,16 +418,28 @@ class _Compiler:
                     f"loop variable {shorten(var)!r} is not a C identifier", *where, key=True
                 )
             pos = self.doc.pos(*where)
+            ctype = LOOP_TYPE
+            if isinstance(spec, Mapping):  # {values: <range or list>, type: <C type>}
+                from .expr.ctype import by_name
+
+                if "type" in spec:
+                    try:
+                        ctype = by_name(str(spec["type"]))
+                    except ValueError as exc:
+                        raise self.err(str(exc), *where, "type") from None
+                spec = spec["values"]
+                where = (*where, "values")
             if isinstance(spec, list):
+                lp = Loop(var, tuple(int(v) for v in spec), pos=pos, ctype=ctype)
                 for k, v in enumerate(spec):
-                    if not LOOP_TYPE.fits(v):
+                    if not lp.fits(v):
                         raise self.err(
                             f"loop value {shorten(v)} does not fit in the loop variable's type "
-                            f"({LOOP_TYPE.spelling}, {LOOP_TYPE.min}..{LOOP_TYPE.max})",
+                            f"({lp.type_text()})",
                             *where,
                             k,
                         )
-                loops.append(Loop(var, tuple(int(v) for v in spec), pos=pos))
+                loops.append(lp)
                 continue
             text = str(spec)
             head, _, step_text = text.partition(":")
@@ -447,7 +466,8 @@ class _Compiler:
                 parts.append(Located(expr, at, body))
             bounds = (parts[0], parts[1], parts[2])
             try:
-                loops.append(Loop(var, None, pos=pos, bounds=bounds).resolved(params))
+                loop_decl = Loop(var, None, pos=pos, bounds=bounds, ctype=ctype)
+                loops.append(loop_decl.resolved(params))
             except ShmemError as exc:
                 raise exc.located(self.path) from None
         return tuple(loops)
@@ -484,7 +504,7 @@ class _Compiler:
             seen.add(lp.var)
         names = dict(THREAD_NAMES)
         names.update(pnames)
-        names.update({lp.var: LOOP_TYPE for lp in loops})
+        names.update({lp.var: lp.ctype for lp in loops})
         index_raw = acc["index"]
         if len(index_raw) != len(arr.shape):
             raise self.err(

@@ -220,6 +220,23 @@ def test_params_with_a_type(tmp_path: Path) -> None:
     assert "type: long long" in out
 
 
+def test_loop_variables_with_a_type(tmp_path: Path) -> None:
+    # for (unsigned k = 0; k <= 3; ++k) ... a[(k - 1) % 64]: k - 1 wraps for k = 0
+    text = SPEC + '    index: ["(k - 1) % 64"]\n    loop: {k: {values: "0..3", type: unsigned}}\n'
+    code, out, _ = run(tmp_path, text, "analyze", "--format", "json")
+    assert code == 0, out
+    code, out, _ = run(tmp_path, text.replace("unsigned}", "int}"))
+    assert code == 2 and "is -1 (negative" in out  # as int, k - 1 is -1
+    listed = text.replace('"0..3"', "[0, 4294967295]")
+    code, out, _ = run(tmp_path, listed, "verify", "--emit", str(tmp_path / "o"))
+    assert code == 0, out
+    source = (tmp_path / "o" / "shmem_verify.cu").read_text()
+    assert "__constant__ unsigned k_s_00_a_0_0[2] = {0u, 4294967295u};" in source
+    code, out, path = run(tmp_path, text.replace("unsigned}", "short}"))
+    assert code == 2
+    assert f"{path}:8:38: error: unknown type 'short': a param or loop variable is int" in out
+
+
 DEEP = {
     "990 additions in an index": ("index", "lane" + "+0" * 990),
     "990 additions in a loop bound": ("loop", "0..P" + "+0" * 990),

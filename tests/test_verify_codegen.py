@@ -224,7 +224,7 @@ def _harness(targets: list[Target]) -> str:
             if lp.values is not None:
                 vals = ", ".join(str(v) for v in lp.values)
                 name = codegen.constant_name(t.kernel, depth)
-                out.append(f"static const int {name}[] = {{{vals}}};")
+                out.append(f"static const {lp.ctype.spelling} {name}[] = {{{vals}}};")
         x, y, z = t.layout.block
         names = codegen.names_for(t)
         when = codegen.c_expr(t.access.when.expr, names) if t.access.when else "1"

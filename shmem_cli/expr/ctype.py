@@ -173,4 +173,10 @@ def cast_type(words: list[str]) -> CType:
 
 def by_name(name: str) -> CType:
     """The type named in a spec (``int``, ``unsigned``, ``long long``, ...)."""
-    return cast_type(name.split())
+    try:
+        return cast_type(name.split())
+    except ValueError:
+        raise ValueError(
+            f"unknown type {name[:40]!r}: a param or loop variable is int, unsigned, "
+            "long long or unsigned long long"
+        ) from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from .ctype import CType
+from .ctype import CType, cast_type, literal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,8 +91,6 @@ class EvalFault(Exception):
 
 def number(token: str, col: int) -> Node:
     """A literal with its C type; SyntaxFault on a bad suffix, digit or size."""
-    from .ctype import literal
-
     try:
         value, ctype = literal(token)
     except ValueError as exc:
@@ -118,8 +116,6 @@ def call(name: str, col: int, args: tuple[Node, ...]) -> Node:
 
 
 def cast(words: list[str], col: int, arg: Node) -> Node:
-    from .ctype import cast_type
-
     try:
         ctype = cast_type(words)
     except ValueError as exc:

@@ -313,12 +313,13 @@ def _action(target: Target) -> list[str]:
 def loop_head(kernel: str, lp: Loop, depth: int) -> list[str]:
     """The ``for`` line of one loop (``#pragma unroll 1``) and its variable ``u_<var>``."""
     i = f"i_{depth}"
+    t = lp.ctype.spelling
     head = ["#pragma unroll 1", f"for (long long {i} = 0; {i} < {lp.count}LL; ++{i}) {{"]
     if lp.values is not None:
-        head.append(f"  const int u_{lp.var} = {constant_name(kernel, depth)}[{i}];")
+        head.append(f"  const {t} u_{lp.var} = {constant_name(kernel, depth)}[{i}];")
     else:
         head.append(
-            f"  const int u_{lp.var} = (int)({_literal(lp.start)} + {_literal(lp.step)} * {i});"
+            f"  const {t} u_{lp.var} = ({t})({_literal(lp.start)} + {_literal(lp.step)} * {i});"
         )
     return head
 
@@ -341,9 +342,9 @@ def kernel_source(target: Target) -> str:
     ]
     for depth, lp in enumerate(acc.loops):
         if lp.values is not None:
-            vals = ", ".join(c_literal(v, CType.INT) for v in lp.values)
+            vals = ", ".join(c_literal(v, lp.ctype) for v in lp.values)
             name = constant_name(target.kernel, depth)
-            out.append(f"__constant__ int {name}[{len(lp.values)}] = {{{vals}}};")
+            out.append(f"__constant__ {lp.ctype.spelling} {name}[{len(lp.values)}] = {{{vals}}};")
     out += [
         f'extern "C" __global__ void __launch_bounds__({x * y * z}) {target.kernel}(unsigned* __restrict__ sink) {{',
         "  unsigned char* const smem = shm_base();",
