@@ -216,9 +216,13 @@ def _c_div(a: int, b: int) -> tuple[int, int]:
     return q, a - q * b
 
 
+MORE = [("emu_more_sm90.cubin", 0x210, 0x400), ("emu_more_sm80.cubin", 0x160, 0)]
+
+
+@pytest.mark.parametrize("arch", MORE, ids=["sm90", "sm80"])
 @pytest.mark.parametrize("divisor", [97, -1000])
-def test_library_code_paths(divisor: int) -> None:
-    fn = functions("emu_more_sm90.cubin")["_Z11emu_libraryPKiPxPjPfx"]
+def test_library_code_paths(arch: tuple[str, int, int], divisor: int) -> None:
+    fn = functions(arch[0])["_Z11emu_libraryPKiPxPjPfx"]
     t = np.arange(128)
     v = ((t * 104729 + 12345) % 1000000).astype(np.int32)
     mem = GlobalMemory()
@@ -229,7 +233,7 @@ def test_library_code_paths(divisor: int) -> None:
         mem.add_buffer(128 * 16, "of"),
     )
     params = struct.pack("<QQQQq", a_in, a64, au, af, divisor)
-    emulator.run(fn, launch(ARCHES[0], (128, 1, 1), params, mem, 64))
+    emulator.run(fn, launch(arch, (128, 1, 1), params, mem, 64))
     o64 = np.frombuffer(mem.read("o64"), dtype=np.int64).reshape(128, 4)
     ou = np.frombuffer(mem.read("ou"), dtype=np.uint32)
     of = np.frombuffer(mem.read("of"), dtype=np.float32).reshape(128, 4)
@@ -270,12 +274,13 @@ def test_library_code_paths(divisor: int) -> None:
     np.testing.assert_array_equal(ou[1025:1033], np.bincount(v & 7, minlength=8))
 
 
+@pytest.mark.parametrize("arch", MORE, ids=["sm90", "sm80"])
 @pytest.mark.parametrize("k", [0, 1, 2, 3])
-def test_generic_pointers_into_shared_memory(k: int) -> None:
-    fn = functions("emu_more_sm90.cubin")["_Z11emu_genericPfi"]
+def test_generic_pointers_into_shared_memory(arch: tuple[str, int, int], k: int) -> None:
+    fn = functions(arch[0])["_Z11emu_genericPfi"]
     mem = GlobalMemory()
     a_out = mem.add_buffer(128 * 4, "out")
-    tr = emulator.run(fn, launch(ARCHES[0], (64, 1, 1), struct.pack("<Qi", a_out, k), mem, 256))
+    tr = emulator.run(fn, launch(arch, (64, 1, 1), struct.pack("<Qi", a_out, k), mem, 256))
     out = np.frombuffer(mem.read("out"), dtype=np.float32)
     t = np.arange(64)
     written = t.astype(np.float32)  # in shared memory (k & 2) or at out[64:]
@@ -285,3 +290,36 @@ def test_generic_pointers_into_shared_memory(k: int) -> None:
     np.testing.assert_array_equal(out[:64], source[t ^ k])
     ops = {r.kind.op for r in tr.records}
     assert ops == ({"store"} if k & 2 else set()) | ({"load"} if k & 1 else set())
+
+
+ASYNC = [("emu_async_sm90.cubin", 0x210, 0x400), ("emu_async_sm80.cubin", 0x160, 0)]
+
+
+@pytest.mark.parametrize("arch", ASYNC, ids=["sm90", "sm80"])
+def test_cp_async_pipeline_ldmatrix_mma(arch: tuple[str, int, int]) -> None:
+    fn = functions(arch[0])["_Z13emu_async_mmaPK6__halfPfii"]
+    tiles, valid = 3, 13
+    x = ((np.arange(tiles * 256) % 23) - 11).astype(np.float16) / np.float16(4)
+    mem = GlobalMemory()
+    a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(tiles * 128 * 4, "out")
+    params = struct.pack("<QQii", a_in, a_out, tiles, valid)
+    tr = emulator.run(fn, launch(arch, (32, 1, 1), params, mem, 1024))
+    out = np.frombuffer(mem.read("out"), dtype=np.float32).reshape(tiles, 32, 4)
+    lane = np.arange(32)
+    g, q = lane // 4, lane % 4
+    for t in range(tiles):
+        tile = x[t * 256 : (t + 1) * 256].reshape(16, 16).astype(np.float64)
+        tile[valid:] = 0  # zero-filled by cp.async
+        d = tile @ tile[:, :8]
+        want = np.stack([d[g, 2 * q], d[g, 2 * q + 1], d[g + 8, 2 * q], d[g + 8, 2 * q + 1]], 1)
+        np.testing.assert_allclose(out[t], want, rtol=1e-6)
+    ops = sorted({r.kind.op for r in tr.records if r.n})
+    assert ops == ["cp_async", "ldmatrix"]  # the @!PT LDS fillers make no request
+    copies = [r for r in tr.records if r.kind.op == "cp_async"]
+    assert all(r.src_bytes is not None for r in copies)
+    n_zero = sum(
+        int((r.src_bytes[: r.n][r.active[: r.n]] == 0).sum())
+        for r in copies
+        if r.src_bytes is not None
+    )
+    assert n_zero == tiles * 2 * (16 - valid)  # two 16-byte chunks per zero-filled row

@@ -83,6 +83,8 @@ def _bra(ins: Instruction, ctx: Context) -> Step:
         # taken when the warp is not converged; min-pc scheduling keeps it converged
         return _noop
     target = ctx.target(ins, labels[0])
+    if "CONV" in ins.mods:
+        conds = []  # taken when the warp is converged, which it is (see above)
     cond = read_pred(conds[0], ins) if conds else None
 
     def step(b: Block, ix: Idx) -> None:

@@ -146,11 +146,14 @@ class Launch:
         return self.block[0] * self.block[1] * self.block[2]
 
     def bank0(self) -> bytes:
-        """Constant bank 0: blockDim at 0x0, gridDim at 0xc, stack top at 0x28, params."""
+        """Constant bank 0: blockDim at 0x0, gridDim at 0xc, the shared window's generic
+        address at 0x18, the stack top at 0x28, the parameters at ``param_base``."""
         img = bytearray(max(0x400, self.param_base + len(self.params) + 16))
         for i, v in enumerate((*self.block, *self.grid)):
             img[4 * i : 4 * i + 4] = int(v).to_bytes(4, "little")
         img[0x28:0x2C] = LOCAL_BYTES.to_bytes(4, "little")
+        # sm_80 code reads the generic address of the shared window from c[0x0][0x18]
+        img[0x18:0x20] = (SHARED_WINDOW_HI << 32).to_bytes(8, "little")
         img[self.param_base : self.param_base + len(self.params)] = self.params
         return bytes(img)
 
