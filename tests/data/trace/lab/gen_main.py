@@ -3,11 +3,14 @@
 Usage: gen_main.py DATA_DIR CUOBJDUMP OUT.cu. Adds each launch's mangled name to launches.json.
 """
 
-import json, subprocess, sys, re
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 data = Path(sys.argv[1])  # tests/data/trace
-man = json.load(open(data / "launches.json"))
+man = json.loads((data / "launches.json").read_text())
 nd = sys.argv[2]  # cuobjdump path
 
 
@@ -18,7 +21,7 @@ def entries(cubin):
         ["c++filt"], input="\n".join(names), capture_output=True, text=True
     ).stdout.split("\n")
     res = {}
-    for m, d in zip(names, dem):
+    for m, d in zip(names, dem, strict=False):
         d = d.removeprefix("void ")
         d = d[: d.index("(")] if "(" in d else d
         # c++filt: the kernel's parameter list starts at the last '(' at depth 0
@@ -28,7 +31,7 @@ def entries(cubin):
 
 cache = {}
 body = []
-for n, L in enumerate(man["launches"]):
+for L in man["launches"]:
     cub = data / (Path(L["source"]).stem + ".sm_90.cubin")
     if cub not in cache:
         cache[cub] = entries(cub)
@@ -55,7 +58,7 @@ for n, L in enumerate(man["launches"]):
     lines.append(f'    dump(p0, {z}, "{L["id"]}");')
     lines.append("  }")
     body.append("\n".join(lines))
-json.dump(man, open(data / "launches.json", "w"), indent=1)
+(data / "launches.json").write_text(json.dumps(man, indent=1))
 src = (
     r"""
 #include <cuda.h>
@@ -73,7 +76,7 @@ static CUmodule mod(const char *name) {
 static CUfunction get(CUmodule m, const char *n) { CUfunction f; CK(cuModuleGetFunction(&f, m, n)); return f; }
 static CUdeviceptr buffer(size_t bytes, const char *file) {
   std::vector<char> h;
-  if (file) { FILE *fp = fopen((DATA + "/" + file).c_str(), "rb"); if (!fp) { printf("no %s\n", file); exit(1);} 
+  if (file) { FILE *fp = fopen((DATA + "/" + file).c_str(), "rb"); if (!fp) { printf("no %s\n", file); exit(1);}
     fseek(fp, 0, SEEK_END); long n = ftell(fp); fseek(fp, 0, SEEK_SET); h.resize(n); fread(h.data(), 1, n, fp); fclose(fp); }
   else h.assign(bytes, 0);
   CUdeviceptr d; CK(cuMemAlloc(&d, h.size() + 256)); CK(cuMemsetD8(d, 0, h.size() + 256));
@@ -90,5 +93,5 @@ int main(int argc, char **argv) {
   printf("all done\n"); return 0; }
 """
 )
-open(sys.argv[3], "w").write(src)
+Path(sys.argv[3]).write_text(src)
 print("launches", len(man["launches"]))

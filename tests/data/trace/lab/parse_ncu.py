@@ -1,12 +1,19 @@
 """Turn one ncu run (raw.csv + source.csv) into tests/data/trace/measured.json."""
 
-import csv, io, json, sys
+import csv
+import json
+import sys
 from pathlib import Path
 
 src_dir, data = Path(sys.argv[1]), Path(sys.argv[2])
-man = json.load(open(data / "launches.json"))
-num = lambda s: int(float(s.replace(",", ""))) if s not in ("", "-", "n/a") else None
-rows = list(csv.reader(open(src_dir / "raw.csv")))
+man = json.loads((data / "launches.json").read_text())
+
+
+def num(s: str) -> int | None:
+    return int(float(s.replace(",", ""))) if s not in ("", "-", "n/a") else None
+
+
+rows = list(csv.reader((src_dir / "raw.csv").read_text().splitlines()))
 head, body = rows[0], rows[2:]
 assert len(body) == len(man["launches"]), (len(body), len(man["launches"]))
 
@@ -17,7 +24,7 @@ def m(r, name):
 
 # source page: tables start with "Kernel Name"; two per kernel, take the first of each pair
 tables, cur = [], None
-for r in csv.reader(open(src_dir / "source.csv")):
+for r in csv.reader((src_dir / "source.csv").read_text().splitlines()):
     if r and r[0] == "Kernel Name":
         cur = {"name": r[1], "rows": []}
         tables.append(cur)
@@ -30,7 +37,7 @@ for r in csv.reader(open(src_dir / "source.csv")):
 assert len(tables) == 2 * len(body), len(tables)
 out = []
 SH = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS")
-for i, (L, r) in enumerate(zip(man["launches"], body)):
+for i, (L, r) in enumerate(zip(man["launches"], body, strict=True)):
     t, t2 = tables[2 * i], tables[2 * i + 1]
     assert t["name"].replace("(int)", "").replace("(bool)", "") == r[
         head.index("Kernel Name")
@@ -45,7 +52,10 @@ for i, (L, r) in enumerate(zip(man["launches"], body)):
             op = sass.split()[1]
         if op.split(".")[0] not in SH:
             continue
-        g = lambda n: num(row[c.index(n)])
+
+        def g(n: str, row: list[str] = row, c: list[str] = c) -> int | None:
+            return num(row[c.index(n)])
+
         insts.append(
             {
                 "pc": int(row[0], 16) - base,
@@ -90,14 +100,15 @@ for i, (L, r) in enumerate(zip(man["launches"], body)):
         }
     )
 gpu = (src_dir / "gpu.txt").read_text().split("\n")
-json.dump(
-    {
-        "gpu": "NVIDIA H200 (sm_90), " + " / ".join(x.strip() for x in gpu if x.strip()),
-        "profiler": "ncu --clock-control none --metrics <shared counters> --section SourceCounters",
-        "note": "requests = smsp__sass_inst_executed_op_*; wavefronts = raw l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*; ldgsts wavefronts = total shared wavefronts less the ld, st, atom, misc, gmma and ipa parts; instructions = Nsight Compute source counters per SASS instruction (pc relative to the function)",
-        "launches": out,
-    },
-    open(data / "measured.json", "w"),
-    indent=1,
+(data / "measured.json").write_text(
+    json.dumps(
+        {
+            "gpu": "NVIDIA H200 (sm_90), " + " / ".join(x.strip() for x in gpu if x.strip()),
+            "profiler": "ncu --clock-control none --metrics <shared counters> --section SourceCounters",
+            "note": "requests = smsp__sass_inst_executed_op_*; wavefronts = raw l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*; ldgsts wavefronts = total shared wavefronts less the ld, st, atom, misc, gmma and ipa parts; instructions = Nsight Compute source counters per SASS instruction (pc relative to the function)",
+            "launches": out,
+        },
+        indent=1,
+    )
 )
 print("ok", len(out))
