@@ -213,9 +213,9 @@ def extract_cubins(
 
 
 def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:
-    """The SASS of a cubin with its line table: ``nvdisasm -g -c`` text."""
+    """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text."""
     tool = nvdisasm or require("nvdisasm", f"to disassemble {cubin}")
-    return run_checked([tool, "-g", "-c", str(cubin.resolve())])
+    return run_checked([tool, "-gi", "-c", str(cubin.resolve())])
 
 
 def kernel_input_kind(path: Path) -> str:

@@ -57,3 +57,28 @@ def test_errors_carry_a_code_and_the_file(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(ShmemError) as err:
         trace_file(TraceRequest(DATA / "meta.sm_90.cubin", kernel="nope"))
     assert err.value.code == "invalid-kernel" and "no kernel matches" in err.value.message
+
+
+def test_inlined_code_is_reported_at_the_innermost_user_line() -> None:
+    from shmem_cli.trace.tracer import source_lines
+
+    header = "/usr/local/cuda/targets/x86_64-linux/include/device_atomic_functions.hpp"
+    text = (
+        '\t.section\t.text._Z1kPj,"ax",@progbits\n'
+        '\t//## File "/src/k.cu", line 20\n'
+        "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+        f'\t//## File "{header}", line 112 inlined at "/src/k.cu", line 11\n'
+        '\t//## File "/src/k.cu", line 11 inlined at "/src/k.cu", line 30\n'
+        '\t//## File "/src/k.cu", line 30\n'
+        "        /*0010*/                   ATOMS.POPC.INC.32 RZ, [R9+URZ] ;\n"
+        "        /*0020*/                   ATOMS.POPC.INC.32 RZ, [R10+URZ] ;\n"
+        f'\t//## File "{header}", line 112\n'
+        "        /*0030*/                   EXIT ;\n"
+    )
+    lines = source_lines(text)["_Z1kPj"]
+    assert lines == {
+        0x00: ("/src/k.cu", 20),
+        0x10: ("/src/k.cu", 11),  # the atomicAdd call in the inlined function, not the header
+        0x20: ("/src/k.cu", 11),
+        0x30: (header, 112),  # only toolkit code: its own line
+    }

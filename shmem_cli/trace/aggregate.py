@@ -86,10 +86,18 @@ class RecordsLike(Protocol):
 
 
 def trace_access(
-    rec: RecordsLike, arch: ArchProfile, *, warps: int, warps_per_block: int, blocks: int
+    rec: RecordsLike,
+    arch: ArchProfile,
+    *,
+    warps: int,
+    warps_per_block: int,
+    blocks: int,
+    location: tuple[str, int] | None = None,
 ) -> TraceAccess:
-    """Totals, worst request and heat map of one instruction over all its requests."""
+    """Totals, worst request and heat map of one instruction over all its requests;
+    ``location`` (file, line) replaces the instruction's own source location."""
     ins = rec.instruction
+    file, line = location if location is not None else (ins.file, ins.line)
     kind = rec.kind.engine_kind()
     addr, active = rec.rows()  # ldmatrix/stmatrix: only the lanes that give row addresses
     n = len(addr)
@@ -136,7 +144,7 @@ def trace_access(
         max_ways=int(ways.max()) if n else 0,
         cycles=cycles,
         lane_accesses=int(active.sum()),
-        line=ins.line,
+        line=line,
         column=None,
         shown=shown,
         detail=detail,
@@ -154,8 +162,8 @@ def trace_access(
         sass=ins.text,
         opcode=ins.name,
         op=rec.kind.op,
-        file=ins.file,
-        line=ins.line,
+        file=file,
+        line=line,
         data_dependent_requests=int(np.count_nonzero(rec.data_dependent[:n])),
         inexact_requests=int(np.count_nonzero(rec.not_modelled[:n])),
         # cp.async without its global side is costed like a store of its width

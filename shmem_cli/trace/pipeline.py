@@ -32,7 +32,7 @@ from .cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .result import TraceFile
 from .signature import param_names
-from .tracer import find_function, line_table_files, read_sources, trace_kernel
+from .tracer import find_function, line_table_files, read_sources, source_lines, trace_kernel
 
 DEFAULT_ARCH = "sm_90"
 
@@ -142,7 +142,10 @@ def trace_loaded(
             buffer_size=request.buffer_size,
         )
         function = find_function(loaded.disassembly, loaded.kernel, path)
-        traced = trace_kernel(function, loaded.kernel, loaded.arch, plan, progress=progress)
+        lines = source_lines(loaded.disassembly).get(loaded.kernel.mangled)
+        traced = trace_kernel(
+            function, loaded.kernel, loaded.arch, plan, progress=progress, lines=lines
+        )
     except ShmemError as exc:
         raise exc.located(path) from None
     return TraceFile(path, (traced,))

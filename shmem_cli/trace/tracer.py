@@ -21,6 +21,48 @@ from .launch import LaunchPlan
 from .result import KernelTrace, LaunchInfo
 
 _FILE = re.compile(r'//## File "([^"]+)"')
+_LOCATION = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
+_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_PC = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/")
+# headers of the CUDA toolkit (atomics, intrinsics, cooperative groups, CUB): a location
+# there says less than the user's line that called it
+TOOLKIT_HEADER = re.compile(r"/targets/[^/]+/include/|/cuda[^/]*/include/|/nvidia/[^/]+/include/")
+
+
+def source_lines(disassembly: str) -> dict[str, dict[int, tuple[str, int]]]:
+    """Per function and pc, the source line to report, from ``nvdisasm -gi`` text.
+
+    With inlining, nvdisasm prints a chain of locations before an instruction, the
+    innermost first (``line 11 inlined at ... line 15``, ``line 15 inlined at ... line 43``,
+    ``line 43``). The line reported is the innermost one outside the CUDA toolkit's
+    headers: the user's ``atomicAdd(...)`` rather than the header that implements it.
+    """
+    out: dict[str, dict[int, tuple[str, int]]] = {}
+    current: dict[int, tuple[str, int]] | None = None
+    chain: list[tuple[str, int]] = []
+    fresh = True  # the next location starts a new chain
+    where: tuple[str, int] | None = None
+    for line in disassembly.splitlines():
+        section = _SECTION.match(line)
+        if section:
+            current = out.setdefault(section.group(1), {})
+            chain, fresh, where = [], True, None
+            continue
+        loc = _LOCATION.match(line)
+        if loc:
+            if fresh:
+                chain, fresh = [], False
+            chain.append((loc.group(1), int(loc.group(2))))
+            continue
+        pc = _PC.match(line)
+        if pc and current is not None:
+            if not fresh:
+                user = [c for c in chain if not TOOLKIT_HEADER.search(c[0])]
+                where = (user or chain)[0]
+                fresh = True
+            if where is not None:
+                current[int(pc.group(1), 16)] = where
+    return out
 
 
 def line_table_files(disassembly: str) -> list[str]:
@@ -94,8 +136,12 @@ def trace_kernel(
     plan: LaunchPlan,
     *,
     progress: Callable[[int, int], None] | None = None,
+    lines: dict[int, tuple[str, int]] | None = None,
 ) -> KernelTrace:
-    """Run every block of the plan (one when the grid is 1x1x1) and total the requests."""
+    """Run every block of the plan (one when the grid is 1x1x1) and total the requests.
+
+    ``lines`` (pc -> file, line; :func:`source_lines`) overrides the instructions' own
+    source locations in the report."""
     from .emulator import run
     from .state import GlobalMemory, Launch
 
@@ -124,6 +170,7 @@ def trace_kernel(
             warps=warps_per_block * blocks,
             warps_per_block=warps_per_block,
             blocks=blocks,
+            location=(lines or {}).get(rec.instruction.pc),
         )
         for rec in trace.records
     )
