@@ -226,3 +226,10 @@ def test_text_report(kernel: KernelTrace) -> None:
     assert "warp 0, occurrence=0: 32 wavefront(s), ideal 1, worst bank 32-way" in text
     assert "STS [R7], R0  store pc 0x0130" not in text
     assert "LDS R6, [R6]  load pc 0x0150 (LDS)  line 6" in text
+
+
+def test_accesses_by_source_line(kernel: KernelTrace) -> None:
+    assert [a.op for a in kernel.accesses_at(6)] == ["load"]
+    assert [a.op for a in kernel.accesses_at(6, "k.cu")] == ["load"]
+    assert kernel.accesses_at(6, "other.cu") == ()
+    assert kernel.accesses_at(5) == ()

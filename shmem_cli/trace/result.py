@@ -177,6 +177,24 @@ class KernelTrace:
     def data_dependent(self) -> bool:
         return any(a.data_dependent_requests for a in self.accesses)
 
+    def accesses_at(self, line: int, file: str | None = None) -> tuple[TraceAccess, ...]:
+        """The shared-memory instructions of a source line (what a spec's ``line:`` names).
+
+        ``file`` None matches the line in any file; otherwise the access's file must end
+        with ``file`` at a path boundary (``matmul.cu`` or ``src/matmul.cu`` both match
+        ``/home/me/src/matmul.cu``).
+        """
+
+        def same_file(path: str | None) -> bool:
+            if file is None:
+                return True
+            if path is None:
+                return False
+            a, b = path.replace("\\", "/"), file.replace("\\", "/").lstrip("./")
+            return a == b or a.endswith("/" + b)
+
+        return tuple(a for a in self.accesses if a.line == line and same_file(a.file))
+
     @property
     def provisional(self) -> bool:
         return any(a.provisional and a.result.requests for a in self.accesses)
