@@ -194,6 +194,31 @@ def _mode_for(target: str) -> int:
         return 0o666 & ~umask
 
 
+def make_folder(path: str | os.PathLike[str]) -> None:
+    """Create the output folder ``path`` (``verify --emit DIR``) if it is not there yet.
+
+    Only the folder itself is created: its parent must exist, as for output files.
+    Raises :class:`OutputError`.
+    """
+    name = os.fspath(path)
+    shown = display(name)
+    if os.path.isdir(name):
+        return
+    if os.path.lexists(name):
+        raise OutputError("cannot create the folder: a file of that name exists", shown)
+    try:
+        os.mkdir(name)
+    except FileNotFoundError:
+        parent = os.path.dirname(os.path.abspath(name))
+        raise OutputError(
+            f"cannot create the folder: {display(parent)} does not exist "
+            "(create it first, e.g. with mkdir -p)",
+            shown,
+        ) from None
+    except OSError as exc:
+        raise OutputError(f"cannot create the folder: {reason(exc)}", shown) from None
+
+
 def append_text(path: str | os.PathLike[str], text: str) -> None:
     """Append ``text`` to a log someone else owns (``$GITHUB_STEP_SUMMARY``).
 

@@ -388,3 +388,17 @@ def test_sigterm_to_lint_stops_its_workers(tmp_path: Path) -> None:
     assert process.returncode == 143, err
     assert b"Traceback" not in err
     assert [w for w in workers if alive(w)] == []
+
+
+def test_verify_emit_creates_only_its_own_folder(tmp_path: Path, spec: Path) -> None:
+    code, out = run("verify", str(spec), "--emit", str(tmp_path / "no" / "bench"))
+    assert code == 2
+    assert "does not exist (create it first" in out
+    assert not (tmp_path / "no").exists()
+    (tmp_path / "file").write_text("x")
+    code, out = run("verify", str(spec), "--emit", str(tmp_path / "file"))
+    assert code == 2
+    assert "is a file" in out  # click's own check of --emit comes first
+    code, out = run("verify", str(spec), "--emit", str(tmp_path / "bench"))
+    assert code == 0, out
+    assert (tmp_path / "bench" / "run.sh").is_file()

@@ -126,7 +126,7 @@ def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
 
 
 #: The largest ncu CSV read (ncu writes about 300 bytes per metric and launch).
-MAX_CSV_BYTES = 256 << 20
+MAX_CSV_BYTES = 64 << 20
 
 
 def read_csv(path: str | os.PathLike[str]) -> list[Launch]:

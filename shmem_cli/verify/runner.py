@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fsutil import write_atomic
+from ..fsutil import make_folder, write_atomic
 from ..toolchain import ToolError, run, tail, which
 from . import ncu
 from .codegen import Target, program_source
@@ -166,7 +166,7 @@ def manifest(targets: list[Target], arch: str) -> str:
 
 def write_bundle(folder: Path, targets: list[Target], arch: str) -> None:
     """The ``.cu`` program, its manifest and ``run.sh`` in ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     write_atomic(folder / SOURCE, program_source(targets))
     write_atomic(folder / MANIFEST, manifest(targets, arch))
     write_atomic(folder / "run.sh", run_script(arch))

@@ -56,7 +56,7 @@ def parse_sass(text: str) -> dict[str, list[Instruction]]:
 
 
 #: The largest SASS dump read, plain or unpacked from gzip.
-MAX_DUMP_BYTES = 256 << 20
+MAX_DUMP_BYTES = 64 << 20
 
 
 def read_dump(path: str | os.PathLike[str]) -> str:
