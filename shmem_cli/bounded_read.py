@@ -17,6 +17,7 @@ Failures are :class:`~shmem_cli.errors.ShmemError` naming the file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -107,17 +108,24 @@ def read_bounded(
     """The whole of a regular file, refused if it (or, gzip-compressed, its content)
     is larger than ``limit`` bytes."""
     name = os.fspath(path)
+    with contextlib.suppress(OSError):
+        if os.stat(name).st_size > limit:  # refused without reading it
+            raise _too_large(name, limit, what, code)
     data = read_prefix(name, limit + 1, what=what, code=code)
     if gunzip and len(data) <= limit and data[:2] == GZIP_MAGIC:
         data = _gunzip(data, limit + 1, name, what, code)
     if len(data) > limit:
-        raise ShmemError(
-            f"{what} is larger than the limit of {_size_words(limit)}; "
-            "give a smaller file (or split it)",
-            path=name,
-            code=code,
-        )
+        raise _too_large(name, limit, what, code)
     return data
+
+
+def _too_large(name: str, limit: int, what: str, code: str) -> ShmemError:
+    return ShmemError(
+        f"{what} is larger than the limit of {_size_words(limit)}; "
+        "give a smaller file (or split it)",
+        path=name,
+        code=code,
+    )
 
 
 def _gunzip(data: bytes, limit: int, name: str, what: str, code: str) -> bytes:
