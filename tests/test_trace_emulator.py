@@ -323,3 +323,22 @@ def test_cp_async_pipeline_ldmatrix_mma(arch: tuple[str, int, int]) -> None:
         if r.src_bytes is not None
     )
     assert n_zero == tiles * 2 * (16 - valid)  # two 16-byte chunks per zero-filled row
+
+
+def test_bulk_copy_runs_and_is_listed_as_not_modelled() -> None:
+    fn = functions("emu_bulk_sm90a.cubin")["_Z8emu_bulkPKfPf"]
+    mem = GlobalMemory()
+    x = np.arange(256, dtype=np.float32) * 3
+    a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(1024, "out")
+    tr = emulator.run(
+        fn, launch(ARCHES[0], (256, 1, 1), struct.pack("<QQ", a_in, a_out), mem, 1040)
+    )
+    np.testing.assert_array_equal(
+        np.frombuffer(mem.read("out"), dtype=np.float32), x[np.arange(256) ^ 1]
+    )
+    listed = {ins.opcode: count for ins, count in tr.not_modelled}
+    assert listed["UBLKCP"] == 1  # one elected lane of warp 0
+    assert "SYNCS" in listed
+    (lds,) = [r for r in tr.records if r.n]
+    assert lds.kind.op == "load" and lds.n == 8
+    assert lds.data_dependent.sum() == 0  # the addresses are thread indices

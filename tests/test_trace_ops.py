@@ -74,3 +74,17 @@ EXIT"""
     (rec,) = tr.records
     assert rec.n == 1  # one converged request, not one per side
     assert not rec.not_modelled.any()
+
+
+def test_wgmma_runs_with_accumulators_marked_not_modelled() -> None:
+    fn = _program(
+        """WARPGROUP.ARRIVE
+HGMMA.64x8x16.F32 R24, gdesc[UR4], RZ, !UPT
+WARPGROUP.DEPBAR.LE gsb0, 0x0
+STS [R0.X4], R25
+EXIT"""
+    )
+    tr = _run(fn, threads=128)
+    assert [(ins.opcode, count) for ins, count in tr.not_modelled] == [("HGMMA", 4)]
+    (sts,) = tr.records
+    assert sts.n == 4 and not sts.not_modelled.any()  # the address R0 is known, the value not

@@ -81,7 +81,7 @@ def unsupported(ins: Instruction, what: str = "") -> TraceError:
 
 def _load_families() -> None:
     if TABLE.get("__loaded__") is None:
-        from . import ops_ctrl, ops_float, ops_int, ops_mem, ops_mma, ops_warp  # noqa: F401
+        from . import ops_async, ops_ctrl, ops_float, ops_int, ops_mem, ops_mma, ops_warp  # noqa: F401
 
         TABLE["__loaded__"] = _never
 

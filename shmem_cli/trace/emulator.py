@@ -25,7 +25,7 @@ from .decode import Step, decode_function
 from .ops_ctrl import BLOCKED
 from .ops_mem import shared_op_of
 from .records import InstructionRecords, Recorder
-from .sass import Function
+from .sass import Function, Instruction
 from .state import Block, Launch, TraceError
 
 DEFAULT_MAX_THREAD_INSTRUCTIONS = 2_000_000_000
@@ -42,6 +42,9 @@ class Trace:
     steps: int  # vectorized steps (one instruction for a group of threads)
     thread_instructions: int  # instructions executed, summed over threads
     blocks: int
+    # instructions whose shared-memory traffic is not modelled (wgmma, TMA, mbarriers, bulk
+    # copies) with their warp executions, in program order
+    not_modelled: list[tuple[Instruction, int]]
 
 
 def run(
@@ -62,6 +65,7 @@ def run(
         else [launch.block_idx]
     )
     steps = executed = 0
+    unmodelled: dict[int, int] = {}
     for k, idx in enumerate(blocks):
         one = dataclasses.replace(launch, block_idx=idx)
         blk = Block(one)
@@ -76,7 +80,10 @@ def run(
         )
         steps += s
         executed += e
-    return Trace(function, launch, recorder.instructions(), steps, executed, len(blocks))
+        for index, count in blk.unmodelled.items():
+            unmodelled[index] = unmodelled.get(index, 0) + count
+    listed = [(function.instructions[i], unmodelled[i]) for i in sorted(unmodelled)]
+    return Trace(function, launch, recorder.instructions(), steps, executed, len(blocks), listed)
 
 
 def _per_block(

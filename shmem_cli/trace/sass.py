@@ -279,6 +279,8 @@ def parse_operand(text: str) -> Operand:
         desc = _parse_reg(d.group(1))
         mem = _parse_mem(d.group(2))
         return Mem(mem.reg, mem.ureg, mem.offset, desc)
+    if t.startswith("gdesc["):  # a wgmma matrix descriptor in uniform registers
+        return _parse_mem(t[5:])
     if t.startswith("["):
         return _parse_mem(t)
     neg = inv = not_ = absolute = False
@@ -304,8 +306,8 @@ def parse_operand(text: str) -> Operand:
         reg, off = _parse_address(c.group(2))
         sel = tuple(s for s in c.group(3).split(".") if s and s != "reuse")
         return Const(bank, off, reg, neg, inv, absolute, sel)
-    if t.startswith("SR_") or t == "SRZ":
-        return Special(t)
+    if t.startswith("SR_") or t == "SRZ" or re.fullmatch(r"gsb\d+", t):
+        return Special(t)  # a special register, or a wgmma scoreboard (gsb0)
     r = _REG.match(t)
     if r:
         reg = _parse_reg(t)

@@ -194,6 +194,8 @@ class Block:
         self.resume: I64 = np.zeros(t, dtype=np.int64)
         self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
         self.barriers: dict[int, dict[str, Any]] = {}
+        # warp executions of instructions whose traffic is not modelled (ops_async), by index
+        self.unmodelled: dict[int, int] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
         self.bar_pred: B8 = np.zeros(t, dtype=bool)
         # subroutine calls: the outermost call site of a thread inside a call (-1 outside)
