@@ -257,3 +257,13 @@ def test_deep_expressions_analyze_lint_and_emit(tmp_path: Path, slot: str, text:
         assert code == 0, (args, out[-2000:])
         assert "Traceback" not in out
     assert "shm" in (tmp_path / "out" / "shmem_verify.cu").read_text()
+
+
+def test_a_masked_fault_leaves_a_value_that_fits() -> None:
+    # found by make fuzz: -x of the smallest long long, in the branch of ?: that no element
+    # takes, left a Python int of 2^63 that NumPy could not hold
+    names = {"L": CType.LLONG, "a": CType.INT}
+    for text in ("a > 0 ? 1 : -L", "a > 0 ? 1 : L - 1", "a > 0 ? 1 : abs(L)", "a < 0 && -L"):
+        e = compile_expr(text, names)
+        got = e.evaluate({"a": np.array([1, 2], dtype=np.int64), "L": -(2**63)})
+        assert list(np.broadcast_to(got, (2,))) == ([0, 0] if "&&" in text else [1, 1]), text

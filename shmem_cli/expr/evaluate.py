@@ -125,8 +125,7 @@ def _arith(node: Node, a: Value, b: Value, t: CType, live: BoolArray | None) -> 
         r = ta + tb if op == "+" else ta - tb if op == "-" else ta * tb
         if t.signed:
             _fault(_overflow(node, t), node, not t.fits(r), live)
-            return r
-        return to_storage(r, t)
+        return to_storage(r, t)  # (wraps only a value whose fault was masked off)
     aa, bb = _arr(a), _arr(b)
     with np.errstate(over="ignore"):
         rr: IntArray = aa + bb if op == "+" else aa - bb if op == "-" else aa * bb
@@ -314,7 +313,6 @@ def _combine(
             return to_storage(~x, t)
         if t.signed:
             _fault(_overflow(node, t), node, _arr(x) == t.min if _is_array(x) else x == t.min, live)
-            return -x
         with np.errstate(over="ignore"):
             return to_storage(-x, t) if isinstance(x, int) else to_storage(-_arr(x), t)
     if kind == "ternary":
@@ -329,7 +327,8 @@ def _combine(
         if op == "abs":
             x = conv[0]
             _fault(_overflow(node, t), node, _arr(x) == t.min if _is_array(x) else x == t.min, live)
-            return abs(x) if isinstance(x, int) else np.abs(_arr(x))
+            with np.errstate(over="ignore"):
+                return to_storage(abs(x), t) if isinstance(x, int) else np.abs(_arr(x))
         less = _compare("<", conv[0], conv[1], t)
         pick_first = less if op == "min" else _compare(">", conv[0], conv[1], t)
         if isinstance(pick_first, int) and not _is_array(conv[0]) and not _is_array(conv[1]):
