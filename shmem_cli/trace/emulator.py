@@ -71,13 +71,14 @@ def run(
         blk = Block(one)
         blk.rec = recorder
         blk.warp_base = (idx[0] + gx * (idx[1] + gy * idx[2])) * blk.n_warps if grid else 0
-        s, e = run_block(
-            function,
-            program,
-            blk,
-            progress=_per_block(progress, k),
-            limit=max_thread_instructions - executed,
-        )
+        with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
+            s, e = run_block(
+                function,
+                program,
+                blk,
+                progress=_per_block(progress, k),
+                limit=max_thread_instructions - executed,
+            )
         steps += s
         executed += e
         for index, count in blk.unmodelled.items():

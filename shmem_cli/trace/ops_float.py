@@ -24,7 +24,7 @@ _ROUND = ("RN", "RZ", "RM", "RP")
 
 
 def as_f32(v: Any) -> Any:
-    return np.asarray(v, dtype=_U).view(np.float32)
+    return v.view(np.float32) if v.dtype == _U else np.asarray(v, dtype=_U).view(np.float32)
 
 
 def round_f32(x: Any, mode: str) -> Any:
@@ -79,6 +79,21 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
 
         return mnmx
     readers = _srcs32(ins, ops[1:])
+    plain = mode == "RN" and "SAT" not in ins.mods
+    if kind == "FFMA" and plain:
+        ra, rb, rc = readers
+        f64 = np.float64
+
+        def ffma(b: Block, ix: Idx) -> None:
+            # the float32 product is exact in float64; the sum rounds there, then to float32
+            (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
+            r = as_f32(x).astype(f64) * as_f32(y) + as_f32(z)
+            v = r.astype(np.float32).view(_U)
+            if v.shape != (b.count(ix),):
+                v = np.broadcast_to(v, (b.count(ix),))
+            w(b, ix, v, tx | ty | tz)
+
+        return ffma
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
@@ -86,13 +101,12 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         t: Any = 0
         for _, tt in vals:
             t = t | tt
-        with np.errstate(all="ignore"):
-            if kind == "FADD":
-                x = f[0] + f[1]
-            elif kind == "FMUL":
-                x = f[0] * f[1]
-            else:
-                x = f[0] * f[1] + f[2]
+        if kind == "FADD":
+            x = f[0] + f[1]
+        elif kind == "FMUL":
+            x = f[0] * f[1]
+        else:
+            x = f[0] * f[1] + f[2]
         w(b, ix, np.broadcast_to(round_f32(_sat(ins, x), mode), (b.count(ix),)), t)
 
     return step
