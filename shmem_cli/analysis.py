@@ -18,6 +18,7 @@ from .engine import AccessKind, RequestStats, explain_request, request_stats
 from .errors import ShmemError
 from .layout import Layout, Variant, resolve
 from .model import AccessResult, FileResult, Report, RequestRef
+from .source import shown_name
 from .space import Batch, Space
 from .spec import AccessDecl, SpecFile, load_spec, spec_from_mapping
 from .totals import I64, scan_access
@@ -165,8 +166,9 @@ def analyze_path(path: str | Path, *, choice: RequestChoice | None = None) -> Fi
         spec = load_spec(path)
         return analyze_spec(spec, choice=choice)
     except ShmemError as exc:
-        exc.located(str(path))
-        return FileResult(path=str(path), name=Path(path).stem, error=exc)
+        shown = shown_name(path)  # "<stdin>" for "-"
+        exc.located(shown)
+        return FileResult(path=shown, name=Path(shown).stem, error=exc)
 
 
 def collect_specs(paths: Iterable[str | Path]) -> list[Path]:

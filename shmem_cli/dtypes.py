@@ -63,6 +63,13 @@ ALIASES: dict[str, str] = {
     "unsigned long long": "uint64",
     "double": "float64",
     "__half2": "half2",
+    # the short names of other tools (PyTorch, NumPy, CUTLASS)
+    "fp16": "float16",
+    "f16": "float16",
+    "fp32": "float32",
+    "f32": "float32",
+    "fp64": "float64",
+    "f64": "float64",
 }
 
 

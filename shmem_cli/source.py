@@ -195,6 +195,10 @@ def _syntax_error(exc: yaml.YAMLError, text: str, path: str) -> ShmemError:
             pos=_offset_pos(text, exc.position),
         )
     if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        advice = _in_words(exc, text)
+        if advice is not None:
+            return ShmemError(f"invalid YAML: {advice}", path=path, pos=_mark_pos(mark))
         problem = exc.problem or exc.context or "syntax error"
         message = f"invalid YAML: {shorten(problem, 100)}"
         if exc.context and exc.problem:
@@ -204,6 +208,70 @@ def _syntax_error(exc: yaml.YAMLError, text: str, path: str) -> ShmemError:
             message += ")"
         return ShmemError(message, path=path, pos=_mark_pos(exc.problem_mark or exc.context_mark))
     return ShmemError(f"invalid YAML: {shorten(str(exc), 100)}", path=path)
+
+
+# a value, after ``key:`` (or ``- key:``), that holds characters YAML gives a meaning of its own
+_KEY_VALUE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.]*)\s*:\s+(.+?)\s*(?:#.*)?$")
+_C_SYNTAX = re.compile(r"[?!&*|<>%@`]|:\s")
+
+
+def _in_words(exc: yaml.MarkedYAMLError, text: str) -> str | None:
+    """PyYAML's complaint said as what to do, for the slips a spec writer makes; None to
+    keep PyYAML's own words."""
+    problem = exc.problem or ""
+    mark = exc.problem_mark or exc.context_mark
+    lines = text.splitlines()
+    line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
+    if "'\\t'" in problem or "\t" in line[: len(line) - len(line.lstrip())]:
+        return "a tab character in the indentation: YAML indents with spaces only"
+    if problem.startswith("expected <block end>"):
+        where = exc.context_mark
+        above = f" (the block starts at line {where.line + 1})" if where is not None else ""
+        return (
+            "this line is indented differently from the other keys of its block"
+            f"{above}: YAML nests by indentation, so line it up with them (in spaces)"
+        )
+    if "mapping values are not allowed" in problem and mark is not None and mark.line > 0:
+        above = next((x for x in reversed(lines[: mark.line]) if x.strip()), "")
+        has_value = _KEY_VALUE.match(above) is not None
+        if has_value and len(line) - len(line.lstrip()) > len(above) - len(above.lstrip()):
+            return (
+                "this line is indented deeper than the line above it, which is not a block "
+                "(its value is already given): YAML nests by indentation, so line it up"
+            )
+    found = _KEY_VALUE.match(line)
+    if (
+        found
+        and "alias" not in problem
+        and found.group(2)[0] not in "'\""
+        and _C_SYNTAX.search(found.group(2).strip("[]"))
+    ):
+        key, value = found.group(1), found.group(2)
+        inner = value[1:-1].strip() if value.startswith("[") and value.endswith("]") else None
+        quoted = (
+            f'{key}: ["{inner}"]' if inner is not None and "," not in inner else f'{key}: "{value}"'
+        )
+        if key == "name":
+            return f"a name with ':', '#' or other YAML characters must be quoted: {quoted}"
+        return (
+            "YAML reads characters of this C expression ('?', '!', '&', '*', ':', ...) as its "
+            f"own syntax: quote the expression, e.g. {quoted}"
+        )
+    if "mapping values are not allowed" in problem:
+        return "a ': ' inside a value ends it: quote the value, e.g. name: \"tile: row read\""
+    opened = exc.context_mark.line + 1 if exc.context_mark is not None else None
+    for close, kind in (("]", "[...] list"), ("}", "{...} mapping")):
+        if problem.startswith(f"expected ',' or '{close}'"):
+            return (
+                f"the {kind} opened at line {opened} is not closed before this point: close it "
+                f"with '{close}', or quote an item that holds ':', '#', '?' or '!'"
+            )
+    if "could not find expected ':'" in problem:
+        return (
+            f"line {opened} is not 'key: value' (is its ':' missing?), nor a list item "
+            "('- ...'): add the ':', or quote the text"
+        )
+    return None
 
 
 def _show_tag(tag: str) -> str:
@@ -440,6 +508,8 @@ def load_file(path: str | os.PathLike[str]) -> Document:
     return load_yaml(read_spec_bytes(path), shown_name(path))
 
 
+_stdin_read: tuple[object, bytes] | None = None  # (the stream, what was read from it)
+
 #: the path that means standard input, and the name it is shown under
 STDIN_PATH = "-"
 STDIN_NAME = "<stdin>"
@@ -458,7 +528,12 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
     if os.fspath(path) == STDIN_PATH:
         import sys
 
-        return sys.stdin.buffer.read(MAX_BYTES + 1)
+        global _stdin_read
+        # read once: a second reader of the same standard input (--suggest, an error's
+        # quoted line) gets the same spec
+        if _stdin_read is None or _stdin_read[0] is not sys.stdin:
+            _stdin_read = (sys.stdin, sys.stdin.buffer.read(MAX_BYTES + 1))
+        return _stdin_read[1]
     from .bounded_read import read_prefix  # regular files only: a FIFO would hang the read
 
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")

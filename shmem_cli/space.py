@@ -281,11 +281,23 @@ class Space:
         arr = self.array
         kind = "negative" if value < 0 else "out of bounds"
         raise ShmemError(
-            f"index {k} of {arr.name}{list(arr.padded_shape)} is {value} ({kind}; valid 0..{limit - 1}) "
-            f"for {self._who(c, t, start)}",
+            f"index {k} of {arr.name}{list(arr.padded_shape)} is {value} ({kind}; valid "
+            f"0..{limit - 1}) for {self._who(c, t, start)}{self._inclusive_hint(start + c)}",
             path=self.spec.path,
             pos=loc.pos,
         )
+
+    def _inclusive_hint(self, iteration: int) -> str:
+        """A hint when the faulting iteration is the last of a range loop: ranges include
+        their end, and writing the C bound ``0..N`` for ``i < N`` runs one too far."""
+        values = dict(self.loop_values(iteration))
+        for lp in self.access.loops:
+            if lp.values is None and lp.stop > lp.start and values.get(lp.var) == lp.stop:
+                return (
+                    f" (loop ranges include their end: {lp.var} = {lp.start}..{lp.stop} runs "
+                    f"up to {lp.stop}; for i < {lp.stop} write {lp.start}..{lp.stop - lp.step})"
+                )
+        return ""
 
     def _check_warp_uniform(self, active: B8, start: int) -> None:
         ws = self.spec.arch.warp_size

@@ -20,6 +20,7 @@ from .budget import check_text
 from .engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from .errors import ShmemError, SourcePos, shorten
 from .expr import CType, EvalFault, Expr, compile_expr
+from .pitfalls import pitfalls
 from .schema import validate
 from .source import Document, load_yaml, read_spec_bytes, shown_name
 from .swizzle import TMA_SWIZZLES, Swizzle
@@ -224,7 +225,7 @@ def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecF
 
 def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
     check_text(doc)  # aliases can repeat a long expression thousands of times
-    problems = validate(doc)
+    problems = validate(doc) or pitfalls(doc)  # the schema first, then the usual slips
     if problems:
         raise ShmemError.collect(problems)
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw

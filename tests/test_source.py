@@ -250,14 +250,19 @@ def test_duplicate_key_in_flow_mapping() -> None:
 def test_syntax_error_position() -> None:
     err = load_error("a: 1\nb: [1, 2\nc: 3\n")
     assert err.pos == SourcePos(3, 2)
-    assert err.message.startswith("invalid YAML: expected ',' or ']'")
-    assert "line 2" in err.message  # where the unclosed list began
+    assert err.message == (
+        "invalid YAML: the [...] list opened at line 2 is not closed before this point: "
+        "close it with ']', or quote an item that holds ':', '#', '?' or '!'"
+    )
 
 
 def test_bad_indentation_position() -> None:
     err = load_error("block: [1]\narrays:\n  t: 1\n    u: 2\n")
     assert err.pos == SourcePos(4, 6)
-    assert err.message == "invalid YAML: mapping values are not allowed here"
+    assert err.message == (
+        "invalid YAML: this line is indented deeper than the line above it, which is not a "
+        "block (its value is already given): YAML nests by indentation, so line it up"
+    )
 
 
 def test_undefined_alias() -> None:

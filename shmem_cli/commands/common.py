@@ -65,8 +65,11 @@ def fail_usage(message: str) -> NoReturn:
 
 
 def fail_input(err: ShmemError) -> NoReturn:
-    """Bad input: ``file:line:column: error: message`` on standard error, exit status 2."""
-    current_environment().err(err.render())
+    """Bad input: ``file:line:column: error: message`` on standard error, with the source
+    line and a caret under the column; exit status 2."""
+    from ..render.snippet import with_source
+
+    current_environment().err(with_source(err))
     raise SystemExit(ExitCode.USAGE)
 
 

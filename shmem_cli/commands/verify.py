@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..render.snippet import with_source
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
 from .environment import current_environment
 
@@ -231,7 +232,7 @@ def verify(
     check_outputs((output,), paths)
     targets, errors = _plan(paths)
     for err in errors:
-        current_environment().err(err.render())
+        current_environment().err(with_source(err))
     if not targets:
         sys.exit(ExitCode.USAGE if errors else ExitCode.OK)
     if emit_dir:

@@ -247,7 +247,9 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
     if result.name and result.name != result.path:
         title.append(f"  {result.name}", "bold")
     if result.error is not None:
-        return [title, Styled(result.error.render(), "bold red")]
+        from .snippet import with_source
+
+        return [title, Styled(with_source(result.error), "bold red")]
     if result.block:
         x, y, z = result.block
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", "dim")
