@@ -5,6 +5,8 @@ are then checked against what the source says each access does."""
 from __future__ import annotations
 
 import struct
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -342,3 +344,52 @@ def test_bulk_copy_runs_and_is_listed_as_not_modelled() -> None:
     (lds,) = [r for r in tr.records if r.n]
     assert lds.kind.op == "load" and lds.n == 8
     assert lds.data_dependent.sum() == 0  # the addresses are thread indices
+
+
+def test_conversions_rounding_doubles_and_bit_ops() -> None:
+    fn = functions("emu_conv_sm90.cubin")["_Z8emu_convPKfPKiPKdPj"]
+    n = 64
+    t = np.arange(n)
+    xf = ((t - 32) * 0.75 + np.where(t % 4 == 0, 0.25, 0)).astype(np.float32)
+    xf[5], xf[6] = 2.5, -3.5  # ties round to even
+    xi = ((t * 2654435761) % (1 << 32)).astype(np.uint32).view(np.int32)
+    xd = (t - 20) * 1.37 + 0.1
+    mem = GlobalMemory()
+    pf, pi = mem.add_buffer(xf.tobytes(), "f"), mem.add_buffer(xi.tobytes(), "i")
+    pd, po = mem.add_buffer(xd.tobytes(), "d"), mem.add_buffer(n * 24 * 4, "out")
+    emulator.run(fn, launch(ARCHES[0], (n, 1, 1), struct.pack("<QQQQ", pf, pi, pd, po), mem, 0))
+    o = np.frombuffer(mem.read("out"), dtype=np.uint32).reshape(n, 24)
+
+    def u(x: object) -> np.ndarray[Any, Any]:
+        return np.asarray(x).astype(np.int64).astype(np.uint32)
+
+    np.testing.assert_array_equal(o[:, 0], u(np.floor(xf)))
+    np.testing.assert_array_equal(o[:, 1], u(np.ceil(xf)))
+    np.testing.assert_array_equal(o[:, 2], u(np.rint(xf)))
+    np.testing.assert_array_equal(o[:, 3], u(np.trunc(xf)))
+    for col, fn_ in zip((4, 5, 6, 7), (np.floor, np.ceil, np.trunc, np.rint), strict=True):
+        np.testing.assert_array_equal(o[:, col], fn_(xf).astype(np.float32).view(np.uint32))
+    np.testing.assert_array_equal(o[:, 8], u(xi.astype(np.int8)))
+    np.testing.assert_array_equal(o[:, 9], u((xi >> 3).astype(np.int16)))
+    for k in range(n):
+        x, s = int(xi[k]) & 0xFFFFFFFF, k & 0x7777
+        both = (0x12345678 << 32) | x
+        perm = sum(((both >> (8 * ((s >> (4 * j)) & 7))) & 0xFF) << (8 * j) for j in range(4))
+        assert o[k, 10] == perm
+        wide = (0xDEADBEEF << 32) | x
+        assert o[k, 11] == ((wide << (k & 31)) >> 32) & 0xFFFFFFFF
+        assert o[k, 12] == (wide >> (k & 31)) & 0xFFFFFFFF
+        assert o[k, 13] == max(int(xi[k]), k * 1000 - 50000) & 0xFFFFFFFF
+        assert o[k, 14] == min(x, k * 77777)
+        assert o[k, 15] == (x * 0x9E3779B9) >> 32
+        m = (int(xi[k]) * 12345 * -987654321987) >> 64
+        assert (int(o[k, 16]) | int(o[k, 17]) << 32) == m & 0xFFFFFFFFFFFFFFFF
+        d = Fraction(float(xd[k]))
+        e = float(d * Fraction(3, 2) + int(xi[k]))  # nvcc contracts d * 1.5 + i into a DFMA
+        e = float(Fraction(e) * d - Fraction(13, 4))
+        assert (int(o[k, 18]) | int(o[k, 19]) << 32) == int(np.float64(e).view(np.uint64))
+        assert o[k, 20] == np.float32(e).view(np.uint32)
+        assert o[k, 21] == int(float(xd[k]) < float(xf[k]))
+        big = int(np.float32(xf[k]) * np.float32(1e6))
+        assert o[k, 22] == np.float32(big).view(np.uint32)
+        assert o[k, 23] == int(xd[k]) & 0xFFFFFFFF

@@ -10,6 +10,7 @@ their last bits may differ.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -557,6 +558,18 @@ def _hsetp2(ins: Instruction, ctx: Context) -> Step:
 # --- float64 ----------------------------------------------------------------------------
 
 
+def fma64(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once, element by element (exact rationals where all are finite)."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
+    out = a * b + c
+    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(out)
+    flat = out.reshape(-1)
+    for k in np.flatnonzero(finite.reshape(-1)):
+        exact = Fraction(float(a.flat[k])) * Fraction(float(b.flat[k])) + Fraction(float(c.flat[k]))
+        flat[k] = float(exact) if exact != 0 else flat[k]
+    return out
+
+
 @op("DADD", "DMUL", "DFMA", "DMNMX")
 def _double(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
@@ -578,7 +591,7 @@ def _double(ins: Instruction, ctx: Context) -> Step:
             elif kind == "DMUL":
                 x = f[0] * f[1]
             elif kind == "DFMA":
-                x = f[0] * f[1] + f[2]
+                x = fma64(f[0], f[1], f[2])
             else:
                 assert rp is not None
                 p, tp = rp(b, ix)
