@@ -236,3 +236,14 @@ def test_step_summary_appends(tmp_path: Path, spec: Path) -> None:
     assert code == 1
     text = summary.read_text()
     assert text.startswith("earlier step\n") and len(text) > len("earlier step\n")
+
+
+@pytest.mark.parametrize(
+    "value", ["9" * 5000, "[" * 5000 + "]" * 5000], ids=["5000 digits", "5000 deep"]
+)
+def test_hostile_lint_config(tmp_path: Path, spec: Path, value: str) -> None:
+    config = tmp_path / "shmem.toml"
+    config.write_text(f"[tool.shmem]\nx = {value}\n")
+    code, out = run("lint", "--config", str(config), str(spec))
+    assert code == 2
+    assert f"{config}: error: the TOML holds a number too long or nesting too deep" in out

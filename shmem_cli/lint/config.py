@@ -70,16 +70,29 @@ def find_repo_root(start: Path) -> Path | None:
     return None
 
 
+#: The largest pyproject.toml (or --config file) read.
+MAX_CONFIG_BYTES = 16 << 20
+
+
 def load_config(path: Path) -> LintConfig:
     """Read ``[tool.shmem]`` from a pyproject.toml; raises a located ShmemError if it is bad."""
+    from ..bounded_read import read_bounded
+
+    raw = read_bounded(path, MAX_CONFIG_BYTES, what="config", code="config")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ShmemError(f"cannot read config: {exc}", path=str(path), code="config") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ShmemError(f"invalid TOML: {exc}", path=str(path), code="config") from None
+    except (ValueError, RecursionError):  # a number of thousands of digits, deep nesting
+        raise ShmemError(
+            "the TOML holds a number too long or nesting too deep to read",
+            path=str(path),
+            code="config",
+        ) from None
     table = data.get("tool", {}).get("shmem")
     if table is None:
         return LintConfig(source=path, base=path.parent)
