@@ -72,6 +72,7 @@ class Loop:
     pos: SourcePos | None = None
     bounds: tuple[Located, Located, Located] | None = field(default=None, compare=False, repr=False)
     ctype: CType = LOOP_TYPE
+    barrier: bool = False  # the kernel's loop holds a __syncthreads(): nothing is hoisted
 
     def fits(self, value: int) -> bool:
         """Whether the loop variable can take ``value`` (and an int64 can hold it)."""
@@ -163,6 +164,32 @@ class Expect:
 
 
 @dataclass(frozen=True)
+class SourceLine:
+    """An access's place in the kernel source: a line of ``file`` (None: kernel.source)."""
+
+    line: int
+    file: str | None = None
+    pos: SourcePos | None = None
+
+    def describe(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else f"line {self.line}"
+
+
+@dataclass(frozen=True)
+class KernelDecl:
+    """The compiled kernel a spec describes (``kernel:``); paths resolved from the spec's folder."""
+
+    source: str  # as written
+    path: str  # resolved
+    name: str | None
+    grid: tuple[int, int, int]
+    args: tuple[tuple[str, str], ...]  # (name or position, value as for --arg)
+    nvcc: tuple[str, ...]
+    dynamic_smem: int
+    pos: SourcePos | None = None
+
+
+@dataclass(frozen=True)
 class AccessDecl:
     name: str
     array: str
@@ -175,6 +202,7 @@ class AccessDecl:
     atomic: str
     expect: Expect | None
     pos: SourcePos | None
+    line: SourceLine | None = None  # where the kernel's source has it (with a kernel:)
 
     @property
     def is_matrix(self) -> bool:
@@ -207,6 +235,7 @@ class SpecFile:
         default_factory=dict, repr=False, compare=False
     )
     param_types: Mapping[str, CType] = field(default_factory=dict)
+    kernel: KernelDecl | None = None
 
 
 def load_spec(path: str | Path) -> SpecFile:
@@ -295,6 +324,19 @@ class _Compiler:
                 )
             names_seen[acc.name] = i
         name = data.get("name") or Path(self.path).stem
+        kernel = self.compile_kernel(data.get("kernel"))
+        if kernel is None:
+            for i, acc in enumerate(accesses):
+                if acc.line is not None:
+                    raise self.err(
+                        "'line' names the access's line in the kernel source: it needs a "
+                        "kernel: block (source, name) at the top of the spec",
+                        "accesses",
+                        i,
+                        "line",
+                        key=True,
+                    )
+        accesses = self.mark_barriers(accesses)
         return SpecFile(
             path=self.path,
             name=str(name),
@@ -308,6 +350,7 @@ class _Compiler:
             pos=self.doc.pos(),
             lines=self.lines,
             param_pos={p: self.doc.pos("params", p) for p in params},
+            kernel=kernel,
         )
 
     def compile_params(self, raw: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, CType]]:
@@ -347,6 +390,51 @@ class _Compiler:
             params[pname] = int(value)
             ptypes[pname] = ctype
         return params, ptypes
+
+    def compile_kernel(self, value: Any) -> KernelDecl | None:
+        """The ``kernel:`` block, its paths taken relative to the spec file."""
+        if value is None:
+            return None
+        base = Path(self.path).parent if self.path not in ("-", "<stdin>") else Path()
+        path = str(base / str(value["source"]))
+        grid = [int(g) for g in value.get("grid", [1])]
+        grid += [1] * (3 - len(grid))
+        args = []
+        for key, arg in (value.get("args") or {}).items():
+            text = str(arg)
+            if text.startswith("@"):  # a buffer file, relative to the spec too
+                text = "@" + str(base / text[1:])
+            args.append((str(key), text))
+        return KernelDecl(
+            source=str(value["source"]),
+            path=path,
+            name=value.get("name"),
+            grid=(grid[0], grid[1], grid[2]),
+            args=tuple(args),
+            nvcc=tuple(str(a) for a in value.get("nvcc") or ()),
+            dynamic_smem=int(value.get("dynamic_smem", 0)),
+            pos=self.doc.pos("kernel"),
+        )
+
+    @staticmethod
+    def mark_barriers(accesses: tuple[AccessDecl, ...]) -> tuple[AccessDecl, ...]:
+        """A loop marked ``barrier: true`` in one access marks the loop of that name in all."""
+        names = {lp.var for acc in accesses for lp in acc.loops if lp.barrier}
+        if not names:
+            return accesses
+        return tuple(
+            replace(acc, loops=tuple(replace(lp, barrier=lp.var in names) for lp in acc.loops))
+            for acc in accesses
+        )
+
+    def compile_line(self, value: Any, i: int) -> SourceLine | None:
+        if value is None:
+            return None
+        pos = self.doc.pos("accesses", i, "line")
+        if isinstance(value, int):
+            return SourceLine(value, None, pos)
+        file, _, number = str(value).rpartition(":")
+        return SourceLine(int(number), file, pos)
 
     def compile_array(
         self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, CType]
@@ -420,7 +508,8 @@ class _Compiler:
                 )
             pos = self.doc.pos(*where)
             ctype = LOOP_TYPE
-            if isinstance(spec, Mapping):  # {values: <range or list>, type: <C type>}
+            barrier = False
+            if isinstance(spec, Mapping):  # {values: <range or list>, type:, barrier:}
                 from .expr.ctype import by_name
 
                 if "type" in spec:
@@ -428,10 +517,11 @@ class _Compiler:
                         ctype = by_name(str(spec["type"]))
                     except ValueError as exc:
                         raise self.err(str(exc), *where, "type") from None
+                barrier = bool(spec.get("barrier", False))
                 spec = spec["values"]
                 where = (*where, "values")
             if isinstance(spec, list):
-                lp = Loop(var, tuple(int(v) for v in spec), pos=pos, ctype=ctype)
+                lp = Loop(var, tuple(int(v) for v in spec), pos=pos, ctype=ctype, barrier=barrier)
                 for k, v in enumerate(spec):
                     if not lp.fits(v):
                         raise self.err(
@@ -467,7 +557,7 @@ class _Compiler:
                 parts.append(Located(expr, at, body))
             bounds = (parts[0], parts[1], parts[2])
             try:
-                loop_decl = Loop(var, None, pos=pos, bounds=bounds, ctype=ctype)
+                loop_decl = Loop(var, None, pos=pos, bounds=bounds, ctype=ctype, barrier=barrier)
                 loops.append(loop_decl.resolved(params))
             except ShmemError as exc:
                 raise exc.located(self.path) from None
@@ -569,4 +659,5 @@ class _Compiler:
             atomic=atomic,
             expect=self.compile_expect(acc.get("expect"), *where, "expect"),
             pos=self.doc.pos(*where),
+            line=self.compile_line(acc.get("line"), i),
         )

@@ -1,36 +1,46 @@
-"""An access repeats the very same request in every iteration of a loop.
+"""A load repeats the very same request in every iteration of a loop that cannot keep it there.
 
 Every lane has the same address in every iteration of the loop, and the same
 lanes take part: the loop replays one request, and shmem counts it once per
 iteration because the spec says so. The compiled kernel may not do that.
-When nothing inside the loop forces the access to happen again (no store to
-shared memory in between, no `__syncthreads()`, no `volatile`), nvcc treats
-it as loop-invariant code and moves it out of the loop, so the hardware runs
-it once. Measured on an H200 (tests/data/h200_probe3_*): 25 of the 29
-looped probes with such an access ran it once, the other 4 once per
-iteration; nvcc decides, not the spec.
+When nothing inside the loop forces the load to happen again (no
+`__syncthreads()`, no store to the array, no `volatile`), nvcc treats it as
+loop-invariant code and moves it out of the loop, so the hardware runs it
+once. Measured on an H200 (tests/data/h200_probe3_*): of the 18 looped probes
+with such a load, 17 ran it once, one once per iteration; nvcc decides, not
+the spec.
+
+What keeps an access in its loop, and so is never reported:
+
+* a loop marked `barrier: true` (`loop: {t: {range: "0..3", barrier: true}}`):
+  the kernel's loop holds a `__syncthreads()`, and no shared-memory access
+  moves across a barrier. One access marking a loop variable marks the loop of
+  that name in every access of the spec;
+* a load whose array is also written (a store, an atomic or stmatrix access)
+  in a loop of the same name in this spec: the value may change between
+  iterations;
+* stores, atomics and stmatrix: a store is hoisted or merged only when the
+  value stored is loop-invariant too, which a spec cannot know (8 of the 10
+  invariant store probes stored an invariant value and were stored once;
+  real kernels store what the loop computes);
+* a spec with a `kernel:` block: the compiled code decides, and the
+  compiled-code rules (SH007, SH008) report a count that differs.
 
 Either the loop does not belong in the spec (drop it, or give it one
-iteration), or the kernel has a barrier or a shared-memory store in the loop
-that keeps the access there, and the count is right. Telling which needs the
-kernel source, so this is a warning: the default `--fail-on error` does not
-fail on it. With `--fail-on warning`, accept a checked case with a baseline
-(`shmem lint ... --write-baseline FILE`, then `--baseline FILE`).
+iteration), or the kernel has a barrier or a store in the loop that keeps the
+access there: say so with `barrier: true`, or attach the kernel (`kernel:`).
+This is a warning: the default `--fail-on error` does not fail on it.
 `shmem verify` will not reveal the difference: its kernels keep every access
 in its loop.
 
-The finding names every loop the access is invariant in. Those measurements
-had one loop each; whether nvcc also hoists an access out of an outer loop
-(it would have to unroll the inner ones) depends on the kernel. Invariance
-is decided from the addresses, not from the index expressions: `i ^ i`,
-`i/2` with `i` in `0..1`, `i & 8` with `i` in `0..4` and `i % 1` are all
+The finding names every loop the access is invariant in. Invariance is
+decided from the addresses, not from the index expressions: `i ^ i`, `i/2`
+with `i` in `0..1`, `i & 8` with `i` in `0..4` and `i % 1` are all
 invariant, and one lane whose address or activity changes in a single
-iteration is enough to make an access variant. Not reported: atomics (every
-read-modify-write counts, so the compiler keeps them; the one measured case
-ran every iteration), an access that makes no request at all (that is
-SH005), loops of one iteration, and an access of more than 2^24 (about 16
-million) lane-accesses that agrees over its first two iterations: the exact
-check is skipped there.
+iteration is enough to make an access variant. Also not reported: an access
+that makes no request at all (that is SH005), loops of one iteration, and an
+access of more than 2^24 (about 16 million) lane-accesses that agrees over
+its first two iterations: the exact check is skipped there.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from math import prod
 
+from ...spec import AccessDecl, SpecFile
 from ..findings import Hit, Severity
 from ._base import AccessCheck, plural
 
@@ -47,13 +58,35 @@ SEVERITY = Severity.WARNING
 SCOPE = "access"
 
 
+#: ops whose every execution has an effect a spec cannot see through: never hoisted here
+_WRITES = ("store", "atomic", "stmatrix")
+
+
+def _kept_in_loop(spec: SpecFile, access: AccessDecl) -> frozenset[str]:
+    """Loop variables of ``access`` whose loop keeps it there: barriers, stores to its array."""
+    kept = {lp.var for lp in access.loops if lp.barrier}
+    for other in spec.accesses:
+        if other.op in _WRITES and other.array == access.array:
+            kept |= {lp.var for lp in other.loops}
+    return frozenset(kept)
+
+
 def check(item: AccessCheck) -> Iterator[Hit]:
     r, space = item.result, item.space
-    if space is None or r.requests == 0 or r.op == "atomic" or r.iterations < 2:
+    if space is None or r.requests == 0 or r.op in _WRITES or r.iterations < 2:
+        return
+    if space.spec.kernel is not None:  # the compiled code decides (SH007/SH008)
+        return
+    kept = _kept_in_loop(space.spec, space.access)
+    if all(lp.var in kept for lp in space.access.loops if lp.count > 1):
         return
     from ...invariance import invariant_loops
 
-    loops = invariant_loops(space.spec, space.layout, space.access)
+    loops = tuple(
+        lp
+        for lp in invariant_loops(space.spec, space.layout, space.access)
+        if lp.var not in kept
+    )
     if not loops:
         return
     factor = prod(lp.count for lp in loops)
@@ -68,8 +101,8 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         f"often than counted here ({plural(r.wavefronts, 'wavefront')}; "
         f"{plural(once, 'wavefront')} if hoisted). Drop the "
         f"{where} from the spec unless the kernel keeps the access in "
-        f"{'it' if len(loops) == 1 else 'them'} (a __syncthreads() or a shared-memory "
-        f"store in between)"
+        f"{'it' if len(loops) == 1 else 'them'}: a __syncthreads() in the loop "
+        f"(say barrier: true) or a store to {space.access.array} in it (describe the store)"
     )
     yield Hit(
         message,
