@@ -236,6 +236,8 @@ class SpecFile:
     )
     param_types: Mapping[str, CType] = field(default_factory=dict)
     kernel: KernelDecl | None = None
+    #: params marked runtime: true (their value is not known to the compiler)
+    runtime_params: frozenset[str] = frozenset()
 
 
 def load_spec(path: str | Path) -> SpecFile:

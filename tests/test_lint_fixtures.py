@@ -17,6 +17,7 @@ from shmem_cli.lint.rules import RULES
 
 FIXTURES = Path(__file__).resolve().parent / "lint_fixtures"
 FILES = sorted(FIXTURES.glob("SH*.yaml"))
+TRACE_DATA = FIXTURES.parent / "data" / "trace"
 
 
 def cases() -> list[Any]:
@@ -36,7 +37,8 @@ def test_every_rule_has_a_fixture() -> None:
 @pytest.mark.parametrize(("code", "case"), cases())
 def test_rule_fixture(tmp_path: Path, code: str, case: dict[str, Any]) -> None:
     spec = tmp_path / "spec.yaml"
-    spec.write_text(case["spec"])
+    # {TRACE_DATA}: tests/data/trace, for specs that name one of its kernels (kernel.source)
+    spec.write_text(case["spec"].replace("{TRACE_DATA}", str(TRACE_DATA)))
     # this rule, and invalid-spec, so that a fixture spec with a typo cannot pass silently
     options = LintOptions(rules=frozenset({code, "SH100"}))
     found = lint_file(Target(str(spec), "spec.yaml"), options).findings

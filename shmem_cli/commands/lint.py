@@ -126,6 +126,12 @@ def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str
     show_default=True,
     help="Worker processes for many files (0: one per CPU core).",
 )
+@click.option(
+    "--no-compile",
+    is_flag=True,
+    help="Do not compile the .cu kernels that specs name (kernel:): skip their compiled-code "
+    "checks (SH007, SH008). A .cubin kernel is still traced.",
+)
 def lint(
     paths: tuple[str, ...],
     fmt: str,
@@ -141,6 +147,7 @@ def lint(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     jobs: int,
+    no_compile: bool,
 ) -> None:
     """Check spec FILES and DIRECTORIES against their bank-conflict expectations.
 
@@ -152,7 +159,9 @@ def lint(
 
     Directories are searched recursively for *.yaml and *.yml. Settings come
     from [tool.shmem] in the nearest pyproject.toml (paths, exclude, fail-on,
-    baseline, expect); flags override them.
+    baseline, expect); flags override them. A spec with a kernel: block is
+    also checked against its compiled kernel (traced as by shmem trace; a .cu
+    needs nvcc, --no-compile skips it).
 
     Exit status: 0 no findings at or above --fail-on, 1 findings, 2 usage
     errors (unknown option, missing path, bad config or baseline) or an
@@ -204,7 +213,7 @@ def lint(
         sys.exit(ExitCode.OK)
 
     rules = _rules(select or config.select, ignore or config.ignore)
-    options = LintOptions(default_expect=config.expect, rules=rules)
+    options = LintOptions(default_expect=config.expect, rules=rules, compile=not no_compile)
     files = lint_files(targets, options, jobs=jobs)
     report = LintReport(files=files)
     invalid = any(f.code == "SH100" for f in report.findings)

@@ -15,14 +15,24 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..analysis import analyze_spec
 from ..errors import ShmemError
 from ..layout import resolve
 from ..space import Space
-from ..spec import Expect, load_spec
+from ..spec import Expect, SpecFile, load_spec
 from .findings import AccessSummary, FileLint, Finding, Hit
 from .rules import RULES, AccessCheck, FileCheck, Rule
+
+if TYPE_CHECKING:
+    from ..layout import Layout
+    from ..model import AccessResult
+    from .compiled_compare import Comparison
+    from .kernel_trace import KernelUnavailable
+
+#: the rules that need the spec's kernel traced
+COMPILED_RULES = frozenset({"SH006", "SH007", "SH008", "SH009"})
 
 #: Below this many files, linting stays in this process (starting workers costs more).
 PARALLEL_MIN_FILES = 48
@@ -35,6 +45,8 @@ class LintOptions:
     """What a lint run needs besides the files."""
 
     default_expect: Expect | None = None  # [tool.shmem] expect: under every spec's own
+    #: compile a spec's kernel: source with nvcc (False: --no-compile; a .cubin is still read)
+    compile: bool = True
     #: the codes of the rules that run (--select/--ignore); None: every rule
     rules: frozenset[str] | None = None
 
@@ -103,12 +115,18 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
         return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
     findings = []
     layout = resolve(spec)
-    for decl, acc in zip(spec.accesses, result.accesses, strict=True):
+    compiled = _compiled(spec, layout, result.accesses, options)
+    from .compiled_compare import Comparison
+
+    verdicts = compiled.verdicts if isinstance(compiled, Comparison) else ()
+    for i, (decl, acc) in enumerate(zip(spec.accesses, result.accesses, strict=True)):
         item = AccessCheck(
             result=acc,
             expect=effective_expect(decl.expect, spec.expect, options.default_expect),
             own=decl.expect,
             space=Space(spec, layout, decl),
+            compiled=verdicts[i] if verdicts else None,
+            kernel_traced=isinstance(compiled, Comparison),
         )
         for rule in RULES:
             if rule.check_access is None or not options.runs(rule):
@@ -125,11 +143,11 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
                         column=acc.column,
                     )
                 )
-    file_check = FileCheck(target.display, None)
+    file_check = FileCheck(target.display, None, spec, compiled)
     for rule in RULES:
         if rule.check_file is not None and options.runs(rule):
             findings.extend(
-                _finding(rule, hit, target.display, spec=spec.name)
+                _finding(rule, hit, target.display, spec=spec.name, access=hit.access)
                 for hit in rule.check_file(file_check)
             )
     return FileLint(
@@ -138,6 +156,35 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
         accesses=tuple(AccessSummary.of(a) for a in result.accesses),
         findings=tuple(sorted(findings, key=Finding.sort_key)),
     )
+
+
+def _compiled(
+    spec: SpecFile,
+    layout: Layout,
+    results: Sequence[AccessResult],
+    options: LintOptions,
+) -> Comparison | KernelUnavailable | None:
+    """The spec against its kernel's trace, why there is none, or None (no kernel: / skipped)."""
+    if spec.kernel is None:
+        return None
+    from .compiled_compare import compare
+    from .kernel_trace import KernelUnavailable, needs_nvcc, trace_spec_kernel
+
+    if not options.compile and needs_nvcc(spec.kernel):
+        return None
+    if options.rules is not None and not options.rules & COMPILED_RULES:
+        return None
+    traced = trace_spec_kernel(spec.kernel, layout.block, spec.arch.name)
+    if isinstance(traced, KernelUnavailable):
+        return traced
+    from ..vectorize import vector_form
+
+    suspects = frozenset(
+        i
+        for i, decl in enumerate(spec.accesses)
+        if decl.line is not None and vector_form(spec, layout, decl, spec.runtime_params)
+    )
+    return compare(spec, results, traced, suspects)
 
 
 def _lint_chunk(args: tuple[Sequence[Target], LintOptions]) -> list[FileLint]:

@@ -48,6 +48,7 @@ class Hit:
     facts: tuple[Fact, ...] = ()
     line: int | None = None
     column: int | None = None
+    access: str | None = None  # a file rule's hit about one access (for baselines)
 
 
 @dataclass(frozen=True)

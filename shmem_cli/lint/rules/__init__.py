@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from . import (
     bank_conflict,
+    compiled_coverage,
+    compiled_mismatch,
     expectation_exceeded,
     idle_access,
     invalid_spec,
+    likely_vectorized,
     loop_invariant_access,
     loose_expectation,
     stale_expectation,
@@ -29,6 +32,9 @@ _MODULES = (
     loose_expectation,
     idle_access,
     loop_invariant_access,
+    compiled_mismatch,
+    compiled_coverage,
+    likely_vectorized,
     invalid_spec,
 )
 

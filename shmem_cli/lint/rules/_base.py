@@ -21,6 +21,9 @@ from ..findings import Fact, Hit, Severity
 
 if TYPE_CHECKING:
     from ...space import Space
+    from ...spec import SpecFile
+    from ..compiled_compare import Comparison, Verdict
+    from ..kernel_trace import KernelUnavailable
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class AccessCheck:
     expect: Expect | None  # effective: the access's own over the spec's over the config's
     own: Expect | None  # the access's own ``expect:`` block, if it has one
     space: Space | None = None  # the access's iteration space (spec, layout, declaration)
+    #: the access against the compiled kernel at its line (the spec has kernel: and line:)
+    compiled: Verdict | None = None
+    #: the spec's kernel was traced (then the compiled code decides what is hoisted)
+    kernel_traced: bool = False
 
     @property
     def conflicts_accepted(self) -> bool:
@@ -54,6 +61,9 @@ class FileCheck:
 
     path: str
     error: ShmemError | None
+    spec: SpecFile | None = None
+    #: the spec against its traced kernel, or why the kernel could not be traced
+    compiled: Comparison | KernelUnavailable | None = None
 
 
 AccessFn = Callable[[AccessCheck], Iterable[Hit]]

@@ -75,7 +75,7 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     r, space = item.result, item.space
     if space is None or r.requests == 0 or r.op in _WRITES or r.iterations < 2:
         return
-    if space.spec.kernel is not None:  # the compiled code decides (SH007/SH008)
+    if item.kernel_traced:  # the compiled code decides (SH007/SH008)
         return
     kept = _kept_in_loop(space.spec, space.access)
     if all(lp.var in kept for lp in space.access.loops if lp.count > 1):
@@ -83,9 +83,7 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     from ...invariance import invariant_loops
 
     loops = tuple(
-        lp
-        for lp in invariant_loops(space.spec, space.layout, space.access)
-        if lp.var not in kept
+        lp for lp in invariant_loops(space.spec, space.layout, space.access) if lp.var not in kept
     )
     if not loops:
         return

@@ -1,0 +1,351 @@
+"""A spec against its compiled kernel, line by line.
+
+Each access with a ``line:`` is compared with the shared-memory instructions the
+trace found at that source line: same op (a ``cp.async`` counts as a store), the
+same bytes per lane, and the same requests and wavefronts (the spec's numbers
+times the blocks traced). Several accesses may share a line (``acc += As[ty][k] *
+Bs[k][tx]``): the instructions of one op and width at a line are matched to the
+subset of the line's accesses of that op and width whose totals they equal.
+
+What comes out: a :class:`Verdict` per access (matched, wrong with the compiled
+numbers and the fix in words, or its line has no such instruction) and the
+instruction groups no access describes. The rules compiled-mismatch (SH007) and
+compiled-coverage (SH008) turn them into findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..model import AccessResult
+    from ..spec import AccessDecl, SpecFile
+    from ..trace.result import KernelTrace, TraceAccess
+
+#: the spec op a traced op is compared as
+_AS_SPEC_OP = {"cp_async": "store"}
+#: the largest group of accesses on one line and width matched by trying every subset
+MAX_SUBSET = 12
+
+OK = "ok"
+WRONG = "wrong"  # the line has instructions of the op, and the numbers differ
+NO_INSTRUCTION = "no-instruction"  # the line has no shared-memory instruction of the op
+
+
+@dataclass(frozen=True)
+class Group:
+    """The instructions of one op and width at one source line, totalled."""
+
+    file: str
+    line: int
+    op: str
+    width: int
+    opcodes: tuple[str, ...]  # distinct, in address order
+    instructions: int
+    requests: int
+    wavefronts: int
+
+    @property
+    def where(self) -> str:
+        return f"{PurePosixPath(self.file).name}:{self.line}"
+
+    def describe(self) -> str:
+        ops = "/".join(self.opcodes)
+        count = f" x{self.instructions}" if self.instructions > 1 else ""
+        return (
+            f"{ops}{count}: {self.width} B per lane, {self.requests} requests, "
+            f"{self.wavefronts} wavefronts"
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One access against the compiled code at its line."""
+
+    status: str
+    where: str  # gemm.cu:17
+    groups: tuple[Group, ...] = ()  # the compiled instructions it was compared with
+    fix: str = ""
+    requests: int = 0  # the spec's, times the blocks traced
+    wavefronts: int = 0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every access's verdict (None: it has no line) and the undescribed instructions."""
+
+    verdicts: tuple[Verdict | None, ...]
+    undescribed: tuple[Group, ...]
+    blocks: int
+    kernel: str
+    lines_described: frozenset[tuple[str, int]] = field(default=frozenset())
+
+
+def group_instructions(accesses: Sequence[TraceAccess]) -> list[Group]:
+    """The traced instructions totalled per (file, line, op, width), in first-seen order."""
+    order: dict[tuple[str, int, str, int], list[TraceAccess]] = {}
+    for a in accesses:
+        if a.line is None or a.result.requests == 0:
+            continue
+        op = _AS_SPEC_OP.get(a.op, a.op)
+        order.setdefault((a.file or "?", a.line, op, a.result.width), []).append(a)
+    out = []
+    for (file, line, op, width), items in order.items():
+        opcodes = tuple(dict.fromkeys(a.opcode for a in items))
+        out.append(
+            Group(
+                file=file,
+                line=line,
+                op=op,
+                width=width,
+                opcodes=opcodes,
+                instructions=len(items),
+                requests=sum(a.result.requests for a in items),
+                wavefronts=sum(a.result.wavefronts for a in items),
+            )
+        )
+    return out
+
+
+def main_file(trace: KernelTrace, source: str) -> str | None:
+    """The line-table file a bare ``line: N`` refers to.
+
+    For a ``.cu`` source: the file of that name. For a cubin (or when the name is not
+    in the line table): the file holding most of the kernel's shared-memory instructions.
+    """
+    files = [a.file for a in trace.accesses if a.file]
+    name = PurePosixPath(source).name
+    if not source.endswith(".cubin"):
+        for f in files:
+            if PurePosixPath(f).name == name:
+                return f
+    if not files:
+        return None
+    return max(dict.fromkeys(files), key=files.count)
+
+
+def same_file(traced: str, written: str) -> bool:
+    """Whether a line-table path names the file written in a spec (``FILE:LINE``)."""
+    t, w = PurePosixPath(traced).parts, PurePosixPath(written).parts
+    w = tuple(p for p in w if p not in (".", ""))
+    return len(w) <= len(t) and t[len(t) - len(w) :] == w
+
+
+def compare(
+    spec: SpecFile,
+    results: Sequence[AccessResult],
+    trace: KernelTrace,
+    suspects: frozenset[int] = frozenset(),
+) -> Comparison:
+    """Every access of ``spec`` with a ``line:`` against the traced kernel.
+
+    ``suspects``: accesses nvcc is likely to have changed (:mod:`shmem_cli.vectorize`);
+    when several accesses on one line could stand for the same instructions, the
+    others are matched first.
+    """
+    assert spec.kernel is not None
+    blocks = max(1, trace.launch.blocks_traced)
+    groups = group_instructions(trace.accesses)
+    main = main_file(trace, spec.kernel.source)
+    files = {g.file for g in groups}
+
+    def resolve(decl: AccessDecl) -> tuple[str, int] | None:
+        if decl.line is None:
+            return None
+        if decl.line.file is None:
+            return (main or "?", decl.line.line)
+        for f in sorted(files):
+            if same_file(f, decl.line.file):
+                return (f, decl.line.line)
+        return (decl.line.file, decl.line.line)
+
+    places = [resolve(d) for d in spec.accesses]
+    verdicts: list[Verdict | None] = [None] * len(spec.accesses)
+    used: set[int] = set()  # indices into groups, matched or explained
+    by_line: dict[tuple[str, int, str], list[int]] = {}
+    for i, (decl, place) in enumerate(zip(spec.accesses, places, strict=True)):
+        if place is not None:
+            by_line.setdefault((*place, _spec_op(decl)), []).append(i)
+    for (file, line, op), members in by_line.items():
+        here = [k for k, g in enumerate(groups) if (g.file, g.line, g.op) == (file, line, op)]
+        where = f"{PurePosixPath(file).name}:{line}"
+        if not here:
+            others = [g for g in groups if (g.file, g.line) == (file, line)]
+            for i in members:
+                r = results[i]
+                verdicts[i] = Verdict(
+                    NO_INSTRUCTION,
+                    where,
+                    tuple(others),
+                    _fix_missing(spec.accesses[i], r, others),
+                    r.requests * blocks,
+                    r.wavefronts * blocks,
+                )
+            continue
+        open_members = list(members)
+        for width in sorted({results[i].width for i in members} | {groups[k].width for k in here}):
+            gk = [k for k in here if groups[k].width == width]
+            cands = [i for i in open_members if results[i].width == width]
+            if not gk or not cands:
+                continue
+            req = sum(groups[k].requests for k in gk)
+            wav = sum(groups[k].wavefronts for k in gk)
+            chosen = _subset(cands, results, req, wav, blocks, suspects)
+            if chosen is None:
+                continue
+            used.update(gk)
+            for i in chosen:
+                open_members.remove(i)
+                verdicts[i] = Verdict(
+                    OK,
+                    where,
+                    tuple(groups[k] for k in gk),
+                    requests=results[i].requests * blocks,
+                    wavefronts=results[i].wavefronts * blocks,
+                )
+        free = [k for k in here if k not in used]
+        for i in open_members:
+            r = results[i]
+            compared, fix = _diagnose(spec.accesses[i], r, [groups[k] for k in free], blocks)
+            if not compared:
+                compared = tuple(groups[k] for k in here)
+            used.update(k for k in here if groups[k] in compared)
+            verdicts[i] = Verdict(
+                WRONG, where, compared, fix, r.requests * blocks, r.wavefronts * blocks
+            )
+    described = frozenset(p for p in places if p is not None)
+    return Comparison(
+        verdicts=tuple(verdicts),
+        undescribed=tuple(g for k, g in enumerate(groups) if k not in used),
+        blocks=blocks,
+        kernel=trace.name,
+        lines_described=described,
+    )
+
+
+def _spec_op(decl: AccessDecl) -> str:
+    return decl.op
+
+
+def _subset(
+    cands: list[int],
+    results: Sequence[AccessResult],
+    req: int,
+    wav: int,
+    blocks: int,
+    suspects: frozenset[int],
+) -> tuple[int, ...] | None:
+    """The largest subset of ``cands`` whose requests and wavefronts total ``req``/``wav``
+    (of those, the one with the fewest ``suspects``)."""
+    sizes = range(len(cands), 0, -1)
+    if len(cands) > MAX_SUBSET:
+        sizes = range(len(cands), len(cands) - 1, -1)
+    for n in sizes:
+        found = [
+            combo
+            for combo in combinations(cands, n)
+            if sum(results[i].requests for i in combo) * blocks == req
+            and sum(results[i].wavefronts for i in combo) * blocks == wav
+        ]
+        if found:
+            return min(found, key=lambda c: sum(i in suspects for i in c))
+    return None
+
+
+_VECTOR_NAMES = {
+    ("float32", 8): "float2",
+    ("float32", 16): "float4",
+    ("int32", 8): "int2",
+    ("int32", 16): "int4",
+    ("uint32", 8): "uint2",
+    ("uint32", 16): "uint4",
+    ("float64", 16): "double2",
+}
+
+
+def vector_view(dtype: str, width: int) -> str:
+    """The CUDA vector type of ``width`` bytes made of ``dtype`` elements, in words."""
+    name = _VECTOR_NAMES.get((dtype, width))
+    return name if name else f"{width}-byte"
+
+
+def _verb(op: str) -> str:
+    return {"load": "reads", "ldmatrix": "reads", "atomic": "updates"}.get(op, "writes")
+
+
+def _diagnose(
+    decl: AccessDecl, r: AccessResult, free: list[Group], blocks: int
+) -> tuple[tuple[Group, ...], str]:
+    """The compiled groups that stand for this access, and what to change in the spec."""
+    spec_req, spec_bytes = r.requests * blocks, r.requests * blocks * r.width
+    wider = [g for g in free if g.width > r.width and g.requests * g.width == spec_bytes]
+    if wider:
+        g = wider[0]
+        factor = g.width // r.width
+        return (g,), (
+            f"the compiled kernel {_verb(r.op)} {g.width} bytes per lane here "
+            f"({'/'.join(g.opcodes)}): nvcc vectorized {factor} consecutive elements into one "
+            f"instruction. Declare a {vector_view(r.dtype, g.width)} view of {decl.array} "
+            f"(same offset) and index it so that each lane moves {g.width} bytes, with "
+            f"{factor}x fewer iterations"
+        )
+    narrower = [g for g in free if g.width < r.width and g.requests * g.width == spec_bytes]
+    if narrower:
+        g = narrower[0]
+        return (g,), (
+            f"the compiled kernel {_verb(r.op)} only {g.width} bytes per lane here "
+            f"({'/'.join(g.opcodes)}), {g.requests} requests: nvcc split the access (the "
+            f"address is not provably {r.width}-byte aligned). Declare {decl.array} with "
+            f"{g.width}-byte elements"
+        )
+    same = [g for g in free if g.width == r.width]
+    if same:
+        g = same[0]
+        if g.requests == spec_req:
+            return (g,), (
+                f"the compiled kernel makes the same {g.requests} requests but they take "
+                f"{g.wavefronts} wavefronts, not {r.wavefronts * blocks}: its addresses differ "
+                f"from the spec's index or layout (check the index, pad, swizzle and offset)"
+            )
+        if g.requests < spec_req:
+            ratio = f" ({spec_req // g.requests}x fewer)" if spec_req % g.requests == 0 else ""
+            return (g,), (
+                f"the compiled kernel makes {g.requests} requests here, not {spec_req}{ratio}: "
+                f"nvcc hoisted the access out of a loop, or unrolled the loop and reuses "
+                f"what it loaded; make the spec's loop ranges match the compiled trip counts"
+            )
+        return (g,), (
+            f"the compiled kernel makes {g.requests} requests here, not {spec_req}: the loop "
+            f"runs more often than the spec says (its trip count or its unrolled copies "
+            f"differ); make the spec's loop ranges match"
+        )
+    if free:
+        g = free[0]
+        return (g,), (
+            f"the compiled kernel {_verb(r.op)} {g.width} bytes per lane here "
+            f"({'/'.join(g.opcodes)}), {g.requests} requests, not {r.width} bytes in "
+            f"{spec_req} requests: make the element type and loop ranges match the compiled code"
+        )
+    return (), (
+        "the instructions at this line are all matched by other accesses; this one has no "
+        "compiled counterpart: nvcc removed it (the value stays in a register) or the line "
+        "is wrong"
+    )
+
+
+def _fix_missing(decl: AccessDecl, r: AccessResult, others: list[Group]) -> str:
+    if others:
+        found = "; ".join(f"{g.op} {g.describe()}" for g in others)
+        return (
+            f"the compiled kernel has no shared-memory {r.op} at this line, only {found}: "
+            f"correct the op or the line"
+        )
+    return (
+        f"the compiled kernel has no shared-memory instruction at this line: nvcc removed the "
+        f"{r.op} (its value stays in a register, or it was merged with another line) or the "
+        f"line is wrong; remove the access or correct line:"
+    )

@@ -1,0 +1,83 @@
+"""The spec and its compiled kernel do not cover each other.
+
+With a `kernel:` block, `shmem lint` traces the compiled kernel (see
+compiled-mismatch, SH007) and reports:
+
+* every shared-memory instruction group (one op and width at one source
+  line) that no access describes, with its SASS, requests and wavefronts:
+  add an access with that `line:`, or correct the `line:` of the access
+  meant to describe it;
+* every access whose line has no shared-memory instruction at all in the
+  compiled code: nvcc removed it (the value stays in a register, or the
+  access was merged into another line's instruction), or the `line:` is
+  wrong;
+* a kernel that could not be traced, once per spec, with the reason: no
+  `nvcc` for a `.cu` source (install the CUDA toolkit, point `kernel.source`
+  at a `.cubin` built with `-lineinfo`, or run `shmem lint --no-compile`,
+  which skips the compiled-code checks of `.cu` kernels), no `nvdisasm`
+  (`pip install 'shmem[cuda]'`), a failed compile, an unknown kernel name or
+  an instruction the emulator cannot run.
+
+Accesses without `line:` are not compared. A spec that describes only part
+of a kernel (its hot loop) can accept the rest with a baseline
+(`--write-baseline`) or `--ignore SH008`. This is a warning: the default
+`--fail-on error` does not fail on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..compiled_compare import NO_INSTRUCTION, Comparison
+from ..findings import Hit, Severity
+from ..kernel_trace import KernelUnavailable
+from ._base import FileCheck
+
+CODE = "SH008"
+NAME = "compiled-coverage"
+SEVERITY = Severity.WARNING
+SCOPE = "file"
+
+
+def check(item: FileCheck) -> Iterator[Hit]:
+    spec, compiled = item.spec, item.compiled
+    if spec is None or spec.kernel is None or compiled is None:
+        return
+    kpos = spec.kernel.pos
+    kline, kcol = (kpos.line, kpos.column) if kpos else (None, None)
+    if isinstance(compiled, KernelUnavailable):
+        yield Hit(
+            f"kernel {spec.kernel.name or spec.kernel.source!r} was not traced, so the "
+            f"accesses were not checked against the compiled code: {compiled.reason}",
+            (("kernel_source", spec.kernel.source),),
+            kline,
+            kcol,
+        )
+        return
+    assert isinstance(compiled, Comparison)
+    for decl, verdict in zip(spec.accesses, compiled.verdicts, strict=True):
+        if verdict is None or verdict.status != NO_INSTRUCTION:
+            continue
+        pos = decl.line.pos if decl.line is not None and decl.line.pos else decl.pos
+        yield Hit(
+            f"{decl.name!r} at {verdict.where}: {verdict.fix}",
+            (("source_line", verdict.where), ("spec_requests", verdict.requests)),
+            pos.line if pos else None,
+            pos.column if pos else None,
+            access=decl.name,
+        )
+    for g in compiled.undescribed:
+        yield Hit(
+            f"the compiled kernel {compiled.kernel} has {g.op} {g.describe()} at {g.where} "
+            f"that no access describes: add an access with line: {g.line} (or correct the "
+            f"line: of the access meant for it)",
+            (
+                ("source_line", g.where),
+                ("compiled_sass", "/".join(g.opcodes)),
+                ("compiled_bytes_per_lane", g.width),
+                ("compiled_requests", g.requests),
+                ("compiled_wavefronts", g.wavefronts),
+            ),
+            kline,
+            kcol,
+        )
