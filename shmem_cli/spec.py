@@ -345,6 +345,11 @@ class _Compiler:
             block=block,
             params=params,
             param_types=ptypes,
+            runtime_params=frozenset(
+                p
+                for p, v in (data.get("params") or {}).items()
+                if isinstance(v, Mapping) and v.get("runtime") is True
+            ),
             arrays=arrays,
             accesses=accesses,
             expect=expect,
