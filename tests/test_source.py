@@ -549,7 +549,7 @@ def test_unknown_top_level_key() -> None:
             3,
             1,
             "unknown key 'zzzz' at top level "
-            "(allowed: name, block, params, arch, expect, arrays, accesses)",
+            "(allowed: name, block, params, arch, kernel, expect, arrays, accesses)",
         ),
     ]
 

@@ -26,6 +26,7 @@ class Outcome:
     measured: ncu.Measured | None = None
     verdict: sass.Verdict | None = None  # None when no SASS dump was given
     note: str = ""
+    basis: str = ""  # how the wavefronts matched: ncu.RAW, LESS_ARBITRATION, PART_ARBITRATION
 
     @property
     def predicted_requests(self) -> int:
@@ -60,7 +61,10 @@ class Outcome:
                 "wavefronts": m.wavefronts,
                 "wavefronts_raw": m.wavefronts_raw,
                 "arbitration": m.arbitration,
+                "bank_conflicts": m.bank_conflicts,
+                "requests_with_predicated_off": m.requests_with_predicated_off,
             }
+            out["match_basis"] = self.basis or None
         if self.verdict is not None:
             out["sass"] = {
                 "ok": self.verdict.ok,
@@ -97,11 +101,9 @@ def compare_one(
         notes.append(f"{len(runs)} launches in the CSV; the first is used")
     if verdict is None:
         notes.append("SASS not checked")
-    same = (got.requests, got.wavefronts) == (
-        target.predicted.requests,
-        target.predicted.wavefronts,
-    )
-    return Outcome(target, MATCH if same else MISMATCH, got, verdict, "; ".join(notes))
+    basis = got.basis(target.predicted.wavefronts)
+    same = got.requests == target.predicted.requests and basis is not None
+    return Outcome(target, MATCH if same else MISMATCH, got, verdict, "; ".join(notes), basis or "")
 
 
 def compare(

@@ -1,11 +1,15 @@
 """Nsight Compute: the counters to collect and reading its ``--csv`` output.
 
 Per kernel, one warp-level *request* is one executed shared-memory instruction
-and a *wavefront* is one pass of the shared-memory pipe. The raw wavefront
-counter also counts a few passes lost to arbitration with other L1 traffic
-(``l1tex__data_bank_conflicts_type_arbitration``), which the instruction's own
-addresses did not cause, so they are subtracted (as in the hardware-truth data
-in tests/data/).
+with at least one active lane (``smsp__sass_inst_executed_op_shared_*``; the
+counter without ``sass_`` also counts warps whose lanes are all predicated off,
+and is read only to show the difference) and a *wavefront* is one pass of the
+shared-memory pipe (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*``, raw).
+Two more counters are read and reported apart: the bank-conflict counter per op
+(``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_*``) and the kernel-wide
+arbitration counter (``l1tex__data_bank_conflicts_type_arbitration``), passes
+lost to arbitration with other L1 traffic. Whether those passes are in an op's
+raw count depends on the traffic (:meth:`Measured.basis` decides a match).
 """
 
 from __future__ import annotations
@@ -20,6 +24,16 @@ from dataclasses import dataclass
 from ..errors import ShmemError
 
 ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
+UNITS = ("ld", "st", "atom")
+
+
+def _all_requests_metric(unit: str) -> str:
+    """Warp instructions executed, lanes all predicated off included."""
+    return f"smsp__inst_executed_op_shared_{unit}.sum"
+
+
+def _conflicts_metric(unit: str) -> str:
+    return f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{unit}.sum"
 
 
 def _requests_metric(op: str) -> str:
@@ -42,9 +56,17 @@ def _wavefront_metric(op: str) -> str:
 OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
 METRICS: tuple[str, ...] = tuple(
     sorted(
-        {_requests_metric(op) for op in OPS} | {_wavefront_metric(op) for op in OPS} | {ARBITRATION}
+        {_requests_metric(op) for op in OPS}
+        | {_wavefront_metric(op) for op in OPS}
+        | {_all_requests_metric(u) for u in UNITS}
+        | {_conflicts_metric(u) for u in UNITS}
+        | {ARBITRATION}
     )
 )
+
+RAW = "raw"
+LESS_ARBITRATION = "raw less arbitration"
+PART_ARBITRATION = "raw less part of the arbitration"
 
 
 @dataclass(frozen=True)
@@ -60,10 +82,32 @@ class Launch:
 class Measured:
     """What the GPU counted for one access."""
 
-    requests: int
+    requests: int  # smsp__sass_inst_executed_op_*: warps with an active lane
     wavefronts: int  # raw wavefronts minus arbitration
     wavefronts_raw: int
-    arbitration: int
+    arbitration: int  # kernel-wide
+    bank_conflicts: int | None = None  # the op's bank-conflict counter, when recorded
+    requests_with_predicated_off: int | None = None  # the counter without sass_
+    other_wavefronts: int = 0  # raw wavefronts of the kernel's other shared-memory ops
+
+    def basis(self, predicted: int) -> str | None:
+        """How ``predicted`` wavefronts agree with the counters, or None when they do not.
+
+        ``raw``: the op's raw counter equals the prediction (any arbitration belongs to
+        other traffic). ``raw less arbitration``: the raw count less the whole
+        arbitration counter does (measured on single-access kernels, where arbitration
+        passes land in the op's own counter). ``raw less part of the arbitration``: the
+        excess is smaller than the arbitration and the kernel has other shared-memory
+        traffic that the rest of it can belong to.
+        """
+        excess = self.wavefronts_raw - predicted
+        if excess == 0:
+            return RAW
+        if self.arbitration and excess == self.arbitration:
+            return LESS_ARBITRATION
+        if 0 < excess < self.arbitration and self.other_wavefronts > 0:
+            return PART_ARBITRATION
+        return None
 
 
 def measured(launch: Launch, op: str) -> Measured:
@@ -74,7 +118,25 @@ def measured(launch: Launch, op: str) -> Measured:
         raise ShmemError(f"kernel {launch.kernel}: the ncu CSV lacks {', '.join(missing)}")
     raw = int(launch.metrics[names[1]])
     arb = int(launch.metrics.get(ARBITRATION, 0))
-    return Measured(int(launch.metrics[names[0]]), raw - arb, raw, arb)
+    unit = _unit(op)
+    conflicts = launch.metrics.get(_conflicts_metric(unit))
+    every = launch.metrics.get(_all_requests_metric(unit))
+    if op in ("ldmatrix", "stmatrix"):
+        every = None  # the counter without sass_ mixes in the plain loads/stores
+    other = sum(
+        int(launch.metrics.get(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{u}.sum", 0))
+        for u in UNITS
+        if u != unit
+    )
+    return Measured(
+        int(launch.metrics[names[0]]),
+        raw - arb,
+        raw,
+        arb,
+        bank_conflicts=None if conflicts is None else int(conflicts),
+        requests_with_predicated_off=None if every is None else int(every),
+        other_wavefronts=other,
+    )
 
 
 _NUMBER = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\Z")

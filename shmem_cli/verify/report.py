@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .ncu import LESS_ARBITRATION
 from .compare import MATCH, MISMATCH, NOT_MEASURED, STATUSES, UNMEASURABLE, Outcome, VerifyReport
 
 _MARK = {
@@ -26,11 +27,24 @@ def _line(o: Outcome) -> str:
         name = name[: NAME_WIDTH - 3] + "..."
     m = o.measured
     req = _pair(o.predicted_requests, m.requests if m else None)
-    wf = _pair(o.predicted_wavefronts, m.wavefronts if m else None)
+    wf = _pair(o.predicted_wavefronts, m.wavefronts_raw if m else None)
+    if m is not None and o.basis == LESS_ARBITRATION:
+        wf = f"{o.predicted_wavefronts} = raw {m.wavefronts_raw} - arbitration {m.arbitration}"
     text = f"  {_MARK[o.status]:<13}{name:<{NAME_WIDTH}}  {o.target.expected.label:<15} requests {req:<13} wavefronts {wf}"
     extra = []
     if m is not None and m.arbitration:
-        extra.append(f"raw {m.wavefronts_raw} - arbitration {m.arbitration}")
+        extra.append(f"arbitration {m.arbitration}")
+        if o.basis:
+            extra.append(f"matched: {o.basis}")
+    if m is not None and m.bank_conflicts:
+        extra.append(f"bank conflicts {m.bank_conflicts}")
+    if (
+        m is not None
+        and m.requests_with_predicated_off is not None
+        and m.requests_with_predicated_off != m.requests
+    ):
+        off = m.requests_with_predicated_off - m.requests
+        extra.append(f"+{off} warp instructions with every lane predicated off, not requests")
     if o.note:
         extra.append(o.note)
     if extra:
@@ -46,7 +60,8 @@ def render_text(report: VerifyReport) -> str:
         where += f"; built for {report.arch}"
     out.append(f"shmem verify: {where}")
     out.append(
-        "  columns: predicted = or != measured; wavefronts are the raw counter minus arbitration"
+        "  columns: predicted = or != measured; wavefronts are the raw per-op counter "
+        "(a match may take the arbitration off, and says so)"
     )
     current = None
     for o in report.outcomes:
