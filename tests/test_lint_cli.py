@@ -297,6 +297,9 @@ def test_rules_lists_every_rule() -> None:
         ["SH004", "loose-expectation", "info"],
         ["SH005", "idle-access", "warning"],
         ["SH006", "loop-invariant-access", "warning"],
+        ["SH007", "compiled-mismatch", "error"],
+        ["SH008", "compiled-coverage", "warning"],
+        ["SH009", "likely-vectorized", "warning"],
         ["SH100", "invalid-spec", "error"],
     ]
 

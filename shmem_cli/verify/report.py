@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .ncu import LESS_ARBITRATION
 from .compare import MATCH, MISMATCH, NOT_MEASURED, STATUSES, UNMEASURABLE, Outcome, VerifyReport
+from .ncu import LESS_ARBITRATION
 
 _MARK = {
     MATCH: "ok",
