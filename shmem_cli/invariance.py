@@ -42,6 +42,31 @@ if TYPE_CHECKING:
 MAX_CHECKED_LANE_ACCESSES = 1 << 24
 
 
+#: ops whose every execution has an effect a spec cannot see through: never hoisted
+WRITES = ("store", "atomic", "stmatrix")
+
+
+def kept_in_loop(spec: SpecFile, access: AccessDecl) -> frozenset[str]:
+    """Loop variables of ``access`` whose loop keeps it there: a loop marked ``barrier:
+    true`` (it holds a __syncthreads()), or one in which the spec stores to its array
+    (an access that writes the array with a loop variable of the same name)."""
+    kept = {lp.var for lp in access.loops if lp.barrier}
+    for other in spec.accesses:
+        if other.op in WRITES and other.array == access.array:
+            kept |= {lp.var for lp in other.loops}
+    return frozenset(kept)
+
+
+def hoistable_loops(spec: SpecFile, layout: Layout, access: AccessDecl) -> tuple[Loop, ...]:
+    """The invariant loops of a load that nothing in the spec keeps it in (SH006's test)."""
+    if access.op in WRITES or access.op == "atomic":
+        return ()
+    kept = kept_in_loop(spec, access)
+    if all(lp.var in kept for lp in access.loops if lp.count > 1):
+        return ()
+    return tuple(lp for lp in invariant_loops(spec, layout, access) if lp.var not in kept)
+
+
 def invariant_loops(
     spec: SpecFile,
     layout: Layout,

@@ -1,9 +1,10 @@
 """shmem lint against the compiled kernel: the v1/v2 spec pairs of the project's own kernels.
 
-tests/data/compiled_specs/*_v1.yaml describe tests/data/trace/kernels/gemm.cu's
-tiled_matmul<32> and <16> from the source (one float of As per j); nvcc vectorized
-that read into LDS.128 (the measured cubins in tests/data/trace), so v1 fails with
-compiled-mismatch (SH007) naming the line, and v2 (a float4 view) passes.
+tests/data/compiled_specs/*_v1.yaml describe a kernel from its source, *_v2.yaml as nvcc
+compiled it: tiled_matmul<32> and <16> (tests/data/trace/kernels/gemm.cu, the measured
+cubins) read one float of As per j, which nvcc vectorized into LDS.128; row_scale
+(compiled_specs/kernels/row_scale.cu) reads w[tx] in an unrolled loop, which nvcc
+hoisted. Each v1 fails with compiled-mismatch (SH007) naming the line; each v2 passes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from .trace_util import needs_nvdisasm
 
 SPECS = Path(__file__).parent / "data" / "compiled_specs"
 KERNELS = Path(__file__).parent / "data" / "trace" / "kernels"
-PAIRS = ("tiled_matmul32", "tiled_matmul16")
 
 pytestmark = needs_nvdisasm
 
@@ -33,15 +33,24 @@ def codes(path: Path, **kw: object) -> list[tuple[str, int | None, str]]:
     return [(f.code, f.line, f.message) for f in found]
 
 
-@pytest.mark.parametrize("name", PAIRS)
-def test_v1_fails_with_the_line_and_v2_passes(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "access", "phrases"),
+    [
+        ("tiled_matmul32", "As[ty][j]", ["LDS.128", "float4 view of As", "2048 requests"]),
+        ("tiled_matmul16", "As[ty][j]", ["LDS.128", "float4 view of As", "512 requests"]),
+        # 8 warps x 4 iterations = 32 requests in the spec; the hoisted LDS runs once per warp
+        ("row_scale", "w[tx]", ["not 32 (4x fewer)", "hoisted", "8 requests, 8 wavefronts"]),
+    ],
+)
+def test_v1_fails_with_the_line_and_v2_passes(name: str, access: str, phrases: list[str]) -> None:
     v1 = codes(SPECS / f"{name}_v1.yaml")
     assert [c for c, _, _ in v1] == ["SH007"]
     (_, line, message) = v1[0]
-    assert "'As[ty][j]' at gemm.cu:17" in message
-    assert "LDS.128" in message and "float4 view of As" in message
+    assert message.startswith(f"'{access}' at ")
+    for phrase in phrases:
+        assert phrase in message, message
     text = (SPECS / f"{name}_v1.yaml").read_text().splitlines()
-    assert text[line - 1].strip() == "- name: As[ty][j]"
+    assert text[line - 1].strip() == f"- name: {access}"
     assert codes(SPECS / f"{name}_v2.yaml") == []
 
 
@@ -99,3 +108,55 @@ def test_cli_json_and_no_compile_flag() -> None:
     assert (facts["compiled_sass"], facts["compiled_bytes_per_lane"]) == ("LDS.128", 16)
     res = runner.invoke(main, ["lint", str(SPECS / "tiled_matmul32_v1.yaml"), "--ignore", "SH007"])
     assert res.exit_code == 0, res.output
+
+
+def test_baseline_sarif_and_config_work_for_the_compiled_rules(tmp_path: Path) -> None:
+    runner = CliRunner()
+    spec = str(SPECS / "row_scale_v1.yaml")
+    base = tmp_path / "base.json"
+    res = runner.invoke(main, ["lint", spec, "--no-config", "--write-baseline", str(base)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["lint", spec, "--no-config", "--baseline", str(base)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["lint", spec, "--no-config", "-f", "sarif"])
+    assert res.exit_code == 1
+    sarif = json.loads(res.stdout)
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["SH007"]
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.shmem]\nignore = ["compiled-mismatch"]\n')
+    res = runner.invoke(main, ["lint", spec, "--config", str(config)])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize(("bs", "tiles"), [(16, 4), (32, 2)])
+def test_likely_vectorized_agrees_with_the_compiled_kernel(bs: int, tiles: int) -> None:
+    """SH009 without the kernel flags As[ty][j] (nvcc made it LDS.128) with the very cost
+    of the compiled LDS.128, and not Bs[j][tx] (it stayed scalar)."""
+    from shmem_cli.layout import resolve
+    from shmem_cli.spec import load_spec
+    from shmem_cli.vectorize import vector_form
+
+    spec = load_spec(SPECS / f"tiled_matmul{bs}_v1.yaml")
+    layout = resolve(spec)
+    forms = {a.name: vector_form(spec, layout, a) for a in spec.accesses}
+    assert forms["Bs[j][tx]"] is None
+    trace = kernel_trace.trace_spec_kernel(spec.kernel, layout.block)  # type: ignore[arg-type]
+    assert not isinstance(trace, kernel_trace.KernelUnavailable)
+    wide = [a.result for a in trace.accesses if a.line == 17 and a.opcode == "LDS.128"]
+    form = forms["As[ty][j]"]
+    assert form is not None and form.width == 16
+    assert (form.requests, form.wavefronts) == (
+        sum(r.requests for r in wide),
+        sum(r.wavefronts for r in wide),
+    )
+    assert not [a for a in trace.accesses if a.line == 17 and a.opcode == "LDS.64"]
+
+
+def test_row_scale_reads_nothing_nvcc_could_merge() -> None:
+    from shmem_cli.layout import resolve
+    from shmem_cli.spec import load_spec
+    from shmem_cli.vectorize import vector_form
+
+    spec = load_spec(SPECS / "row_scale_v1.yaml")
+    layout = resolve(spec)
+    assert [vector_form(spec, layout, a) for a in spec.accesses] == [None] * 4

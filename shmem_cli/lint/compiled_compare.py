@@ -15,9 +15,8 @@ compiled-coverage (SH008) turn them into findings.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -28,8 +27,6 @@ if TYPE_CHECKING:
 
 #: the spec op a traced op is compared as
 _AS_SPEC_OP = {"cp_async": "store"}
-#: the largest group of accesses on one line and width matched by trying every subset
-MAX_SUBSET = 12
 
 OK = "ok"
 WRONG = "wrong"  # the line has instructions of the op, and the numbers differ
@@ -85,30 +82,54 @@ class Comparison:
     lines_described: frozenset[tuple[str, int]] = field(default=frozenset())
 
 
-def group_instructions(accesses: Sequence[TraceAccess]) -> list[Group]:
-    """The traced instructions totalled per (file, line, op, width), in first-seen order."""
-    order: dict[tuple[str, int, str, int], list[TraceAccess]] = {}
-    for a in accesses:
-        if a.line is None or a.result.requests == 0:
-            continue
-        op = _AS_SPEC_OP.get(a.op, a.op)
-        order.setdefault((a.file or "?", a.line, op, a.result.width), []).append(a)
-    out = []
-    for (file, line, op, width), items in order.items():
-        opcodes = tuple(dict.fromkeys(a.opcode for a in items))
-        out.append(
-            Group(
-                file=file,
-                line=line,
-                op=op,
-                width=width,
-                opcodes=opcodes,
-                instructions=len(items),
-                requests=sum(a.result.requests for a in items),
-                wavefronts=sum(a.result.wavefronts for a in items),
-            )
+@dataclass(frozen=True)
+class Instruction:
+    """One traced shared-memory instruction, as compared: where, what, its totals."""
+
+    file: str
+    line: int
+    op: str  # as a spec op (cp.async counts as a store)
+    width: int
+    opcode: str
+    requests: int
+    wavefronts: int
+
+
+def instructions(accesses: Sequence[TraceAccess]) -> list[Instruction]:
+    """The traced instructions that made requests and have a source line, in address order."""
+    return [
+        Instruction(
+            a.file or "?",
+            a.line,
+            _AS_SPEC_OP.get(a.op, a.op),
+            a.result.width,
+            a.opcode,
+            a.result.requests,
+            a.result.wavefronts,
         )
-    return out
+        for a in accesses
+        if a.line is not None and a.result.requests > 0
+    ]
+
+
+def group_instructions(items: Sequence[Instruction]) -> list[Group]:
+    """``items`` totalled per (file, line, op, width), in first-seen order."""
+    order: dict[tuple[str, int, str, int], list[Instruction]] = {}
+    for ins in items:
+        order.setdefault((ins.file, ins.line, ins.op, ins.width), []).append(ins)
+    return [
+        Group(
+            file=file,
+            line=line,
+            op=op,
+            width=width,
+            opcodes=tuple(dict.fromkeys(i.opcode for i in members)),
+            instructions=len(members),
+            requests=sum(i.requests for i in members),
+            wavefronts=sum(i.wavefronts for i in members),
+        )
+        for (file, line, op, width), members in order.items()
+    ]
 
 
 def main_file(trace: KernelTrace, source: str) -> str | None:
@@ -139,19 +160,20 @@ def compare(
     spec: SpecFile,
     results: Sequence[AccessResult],
     trace: KernelTrace,
-    suspects: frozenset[int] = frozenset(),
+    suspects: Mapping[int, int] | None = None,
 ) -> Comparison:
     """Every access of ``spec`` with a ``line:`` against the traced kernel.
 
-    ``suspects``: accesses nvcc is likely to have changed (:mod:`shmem_cli.vectorize`);
-    when several accesses on one line could stand for the same instructions, the
-    others are matched first.
+    ``suspects``: how likely nvcc changed an access (access index -> rank: 2 likely
+    vectorized, 1 hoistable); when several accesses on one line could stand for the
+    same instructions, the least suspect are matched first.
     """
+    rank = suspects or {}
     assert spec.kernel is not None
     blocks = max(1, trace.launch.blocks_traced)
-    groups = group_instructions(trace.accesses)
+    instrs = instructions(trace.accesses)
     main = main_file(trace, spec.kernel.source)
-    files = {g.file for g in groups}
+    files = {ins.file for ins in instrs}
 
     def resolve(decl: AccessDecl) -> tuple[str, int] | None:
         if decl.line is None:
@@ -165,95 +187,105 @@ def compare(
 
     places = [resolve(d) for d in spec.accesses]
     verdicts: list[Verdict | None] = [None] * len(spec.accesses)
-    used: set[int] = set()  # indices into groups, matched or explained
+    used: set[int] = set()  # indices into instrs, matched or explained
     by_line: dict[tuple[str, int, str], list[int]] = {}
     for i, (decl, place) in enumerate(zip(spec.accesses, places, strict=True)):
         if place is not None:
-            by_line.setdefault((*place, _spec_op(decl)), []).append(i)
+            by_line.setdefault((*place, decl.op), []).append(i)
     for (file, line, op), members in by_line.items():
-        here = [k for k, g in enumerate(groups) if (g.file, g.line, g.op) == (file, line, op)]
+        pool = [k for k, s in enumerate(instrs) if (s.file, s.line, s.op) == (file, line, op)]
         where = f"{PurePosixPath(file).name}:{line}"
-        if not here:
-            others = [g for g in groups if (g.file, g.line) == (file, line)]
+        if not pool:
+            others = group_instructions([s for s in instrs if (s.file, s.line) == (file, line)])
             for i in members:
                 r = results[i]
                 verdicts[i] = Verdict(
                     NO_INSTRUCTION,
                     where,
                     tuple(others),
-                    _fix_missing(spec.accesses[i], r, others),
+                    _fix_missing(r, others),
                     r.requests * blocks,
                     r.wavefronts * blocks,
                 )
             continue
-        open_members = list(members)
-        for width in sorted({results[i].width for i in members} | {groups[k].width for k in here}):
-            gk = [k for k in here if groups[k].width == width]
-            cands = [i for i in open_members if results[i].width == width]
-            if not gk or not cands:
-                continue
-            req = sum(groups[k].requests for k in gk)
-            wav = sum(groups[k].wavefronts for k in gk)
-            chosen = _subset(cands, results, req, wav, blocks, suspects)
-            if chosen is None:
-                continue
-            used.update(gk)
-            for i in chosen:
-                open_members.remove(i)
-                verdicts[i] = Verdict(
-                    OK,
-                    where,
-                    tuple(groups[k] for k in gk),
-                    requests=results[i].requests * blocks,
-                    wavefronts=results[i].wavefronts * blocks,
-                )
-        free = [k for k in here if k not in used]
-        for i in open_members:
+        free = [k for k in pool if k not in used]
+        wrong = []
+        for i in sorted(members, key=lambda m: (rank.get(m, 0), m)):
             r = results[i]
-            compared, fix = _diagnose(spec.accesses[i], r, [groups[k] for k in free], blocks)
+            same = [k for k in free if instrs[k].width == r.width]
+            pick = _pick(same, instrs, r.requests * blocks, r.wavefronts * blocks)
+            if pick is None:
+                wrong.append(i)
+                continue
+            used.update(pick)
+            free = [k for k in free if k not in pick]
+            verdicts[i] = Verdict(
+                OK,
+                where,
+                tuple(group_instructions([instrs[k] for k in pick])),
+                requests=r.requests * blocks,
+                wavefronts=r.wavefronts * blocks,
+            )
+        for i in sorted(wrong):
+            r = results[i]
+            left = group_instructions([instrs[k] for k in free])
+            compared, fix = _diagnose(spec.accesses[i], r, left, blocks)
+            taken = [k for k in free if any(_in_group(instrs[k], g) for g in compared)]
+            used.update(taken)
+            free = [k for k in free if k not in taken]
             if not compared:
-                compared = tuple(groups[k] for k in here)
-            used.update(k for k in here if groups[k] in compared)
+                compared = tuple(group_instructions([instrs[k] for k in pool]))
             verdicts[i] = Verdict(
                 WRONG, where, compared, fix, r.requests * blocks, r.wavefronts * blocks
             )
     described = frozenset(p for p in places if p is not None)
     return Comparison(
         verdicts=tuple(verdicts),
-        undescribed=tuple(g for k, g in enumerate(groups) if k not in used),
+        undescribed=tuple(group_instructions([s for k, s in enumerate(instrs) if k not in used])),
         blocks=blocks,
         kernel=trace.name,
         lines_described=described,
     )
 
 
-def _spec_op(decl: AccessDecl) -> str:
-    return decl.op
+def _in_group(ins: Instruction, g: Group) -> bool:
+    return (ins.file, ins.line, ins.op, ins.width) == (g.file, g.line, g.op, g.width)
 
 
-def _subset(
-    cands: list[int],
-    results: Sequence[AccessResult],
-    req: int,
-    wav: int,
-    blocks: int,
-    suspects: frozenset[int],
+#: the most combinations :func:`_pick` tries before giving up on an access
+MAX_TRIES = 1 << 18
+
+
+def _pick(
+    cands: list[int], instrs: Sequence[Instruction], req: int, wav: int
 ) -> tuple[int, ...] | None:
-    """The largest subset of ``cands`` whose requests and wavefronts total ``req``/``wav``
-    (of those, the one with the fewest ``suspects``)."""
-    sizes = range(len(cands), 0, -1)
-    if len(cands) > MAX_SUBSET:
-        sizes = range(len(cands), len(cands) - 1, -1)
-    for n in sizes:
-        found = [
-            combo
-            for combo in combinations(cands, n)
-            if sum(results[i].requests for i in combo) * blocks == req
-            and sum(results[i].wavefronts for i in combo) * blocks == wav
-        ]
-        if found:
-            return min(found, key=lambda c: sum(i in suspects for i in c))
-    return None
+    """Instructions among ``cands`` whose requests and wavefronts total ``req``/``wav``.
+
+    Unrolled copies of one access usually cost the same each, so the candidates are
+    grouped by (requests, wavefronts) and only the number taken of each kind is searched.
+    """
+    kinds: dict[tuple[int, int], list[int]] = {}
+    for k in cands:
+        kinds.setdefault((instrs[k].requests, instrs[k].wavefronts), []).append(k)
+    keys = sorted(kinds, reverse=True)
+    tries = [0]
+
+    def search(j: int, r: int, w: int) -> list[int] | None:
+        if r == 0 and w == 0:
+            return []
+        if j == len(keys) or r < 0 or w < 0 or tries[0] > MAX_TRIES:
+            return None
+        (kr, kw), avail = keys[j], len(kinds[keys[j]])
+        most = min(avail, r // kr if kr else avail)
+        for n in range(most, -1, -1):
+            tries[0] += 1
+            rest = search(j + 1, r - n * kr, w - n * kw)
+            if rest is not None:
+                return [*kinds[keys[j]][:n], *rest]
+        return None
+
+    found = search(0, req, wav)
+    return None if found is None else tuple(sorted(found))
 
 
 _VECTOR_NAMES = {
@@ -337,7 +369,7 @@ def _diagnose(
     )
 
 
-def _fix_missing(decl: AccessDecl, r: AccessResult, others: list[Group]) -> str:
+def _fix_missing(r: AccessResult, others: list[Group]) -> str:
     if others:
         found = "; ".join(f"{g.op} {g.describe()}" for g in others)
         return (

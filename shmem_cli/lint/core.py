@@ -177,13 +177,18 @@ def _compiled(
     traced = trace_spec_kernel(spec.kernel, layout.block, spec.arch.name)
     if isinstance(traced, KernelUnavailable):
         return traced
+    from ..invariance import hoistable_loops
     from ..vectorize import vector_form
 
-    suspects = frozenset(
-        i
-        for i, decl in enumerate(spec.accesses)
-        if decl.line is not None and vector_form(spec, layout, decl, spec.runtime_params)
-    )
+    # accesses nvcc is likely to have changed (2: vectorized, 1: hoisted): matched last
+    suspects: dict[int, int] = {}
+    for i, decl in enumerate(spec.accesses):
+        if decl.line is None:
+            continue
+        if vector_form(spec, layout, decl, spec.runtime_params) is not None:
+            suspects[i] = 2
+        elif hoistable_loops(spec, layout, decl):
+            suspects[i] = 1
     return compare(spec, results, traced, suspects)
 
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from math import prod
 
-from ...spec import AccessDecl, SpecFile
+from ...invariance import WRITES as _WRITES
 from ..findings import Hit, Severity
 from ._base import AccessCheck, plural
 
@@ -58,33 +58,15 @@ SEVERITY = Severity.WARNING
 SCOPE = "access"
 
 
-#: ops whose every execution has an effect a spec cannot see through: never hoisted here
-_WRITES = ("store", "atomic", "stmatrix")
-
-
-def _kept_in_loop(spec: SpecFile, access: AccessDecl) -> frozenset[str]:
-    """Loop variables of ``access`` whose loop keeps it there: barriers, stores to its array."""
-    kept = {lp.var for lp in access.loops if lp.barrier}
-    for other in spec.accesses:
-        if other.op in _WRITES and other.array == access.array:
-            kept |= {lp.var for lp in other.loops}
-    return frozenset(kept)
-
-
 def check(item: AccessCheck) -> Iterator[Hit]:
     r, space = item.result, item.space
     if space is None or r.requests == 0 or r.op in _WRITES or r.iterations < 2:
         return
     if item.kernel_traced:  # the compiled code decides (SH007/SH008)
         return
-    kept = _kept_in_loop(space.spec, space.access)
-    if all(lp.var in kept for lp in space.access.loops if lp.count > 1):
-        return
-    from ...invariance import invariant_loops
+    from ...invariance import hoistable_loops
 
-    loops = tuple(
-        lp for lp in invariant_loops(space.spec, space.layout, space.access) if lp.var not in kept
-    )
+    loops = hoistable_loops(space.spec, space.layout, space.access)
     if not loops:
         return
     factor = prod(lp.count for lp in loops)
