@@ -96,7 +96,11 @@ def _trace(
     except toolchain.ToolError as exc:
         return KernelUnavailable(str(exc))
     except ShmemError as exc:
-        return KernelUnavailable(exc.message)
+        # the trace modules speak of shmem trace's options; a spec has keys instead
+        text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
+        return KernelUnavailable(text)
+    except OSError as exc:  # e.g. a temporary folder that cannot be made
+        return KernelUnavailable(f"cannot trace {kernel.source}: {exc.strerror or exc}")
 
 
 def _run(kernel: KernelDecl, block: tuple[int, int, int], arch: str, folder: Path) -> KernelTrace:
