@@ -82,6 +82,9 @@ def test_registry_codes_names_and_docs() -> None:
         "SH004",
         "SH005",
         "SH006",
+        "SH007",
+        "SH008",
+        "SH009",
         "SH100",
     ]
     assert [r.name for r in RULES] == [
@@ -91,6 +94,9 @@ def test_registry_codes_names_and_docs() -> None:
         "loose-expectation",
         "idle-access",
         "loop-invariant-access",
+        "compiled-mismatch",
+        "compiled-coverage",
+        "likely-vectorized",
         "invalid-spec",
     ]
     for rule in RULES:

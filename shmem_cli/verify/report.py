@@ -30,6 +30,9 @@ def _line(o: Outcome) -> str:
     wf = _pair(o.predicted_wavefronts, m.wavefronts_raw if m else None)
     if m is not None and o.basis == LESS_ARBITRATION:
         wf = f"{o.predicted_wavefronts} = raw {m.wavefronts_raw} - arbitration {m.arbitration}"
+    elif m is not None and m.arbitration and not o.basis:
+        sign = "=" if o.predicted_wavefronts == m.wavefronts_raw else "!="
+        wf = f"{o.predicted_wavefronts} {sign} raw {m.wavefronts_raw}"
     text = f"  {_MARK[o.status]:<13}{name:<{NAME_WIDTH}}  {o.target.expected.label:<15} requests {req:<13} wavefronts {wf}"
     extra = []
     if m is not None and m.arbitration:
