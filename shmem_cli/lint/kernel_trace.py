@@ -14,7 +14,6 @@ with the reason in words, never an exception that escapes the lint.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,6 +81,7 @@ def _trace(
     kernel: KernelDecl, block: tuple[int, int, int], arch: str
 ) -> KernelTrace | KernelUnavailable:
     from .. import toolchain
+    from ..trace.pipeline import TraceRequest, trace_file
 
     if needs_nvcc(kernel) and toolchain.which("nvcc") is None:
         return KernelUnavailable(
@@ -90,50 +90,21 @@ def _trace(
             "-lineinfo, or run shmem lint --no-compile to skip the compiled-code checks",
             needs_compiler=True,
         )
+    request = TraceRequest(
+        kernel.path,
+        kernel=kernel.name,
+        block=block,
+        grid=kernel.grid,
+        args=tuple(f"{k}={v}" for k, v in kernel.args),
+        dynamic_smem=kernel.dynamic_smem,
+        arch=arch if needs_nvcc(kernel) else None,
+        nvcc_args=kernel.nvcc,
+    )
     try:
-        with tempfile.TemporaryDirectory(prefix="shmem-lint-") as tmp:
-            return _run(kernel, block, arch, Path(tmp))
-    except toolchain.ToolError as exc:
-        return KernelUnavailable(str(exc))
+        return trace_file(request).kernels[0]
     except ShmemError as exc:
         # the trace modules speak of shmem trace's options; a spec has keys instead
         text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
         return KernelUnavailable(text)
-    except OSError as exc:  # e.g. a temporary folder that cannot be made
-        return KernelUnavailable(f"cannot trace {kernel.source}: {exc.strerror or exc}")
-
-
-def _run(kernel: KernelDecl, block: tuple[int, int, int], arch: str, folder: Path) -> KernelTrace:
-    from .. import toolchain
-    from ..trace.cubin import CubinInfo, find_kernel, read_cubin
-    from ..trace.launch import kernel_params, plan_launch
-    from ..trace.signature import param_names
-    from ..trace.tracer import find_function, line_table_files, read_sources, trace_kernel
-
-    path = Path(kernel.path)
-    kind = toolchain.kernel_input_kind(path)
-    sources: list[Path] = []
-    if kind == "cu":
-        infos = [read_cubin(toolchain.compile_cu(path, arch, folder, kernel.nvcc))]
-        sources.append(path)
-    elif kind == "cubin":
-        infos = [read_cubin(path)]
-    else:
-        infos = [read_cubin(c.path) for c in toolchain.extract_cubins(path, arch, folder)]
-    every = tuple(k for info in infos for k in info.kernels)
-    found = find_kernel(CubinInfo(path=str(path), arch=arch, kernels=every), kernel.name)
-    info = next(i for i in infos if found in i.kernels)
-    disassembly = toolchain.disassemble(Path(info.path))
-    sources += [Path(f) for f in line_table_files(disassembly)]
-    names = param_names(read_sources(sources), found.name, len(found.params))
-    params = kernel_params(found, names)
-    plan = plan_launch(
-        found,
-        params,
-        block=block,
-        grid=kernel.grid,
-        args=[f"{k}={v}" for k, v in kernel.args],
-        dynamic_smem=kernel.dynamic_smem,
-    )
-    function = find_function(disassembly, found, str(path))
-    return trace_kernel(function, found, info.arch, plan)
+    except (toolchain.ToolError, OSError) as exc:  # e.g. a folder that cannot be made
+        return KernelUnavailable(f"cannot trace {kernel.source}: {exc}")
