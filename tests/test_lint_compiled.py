@@ -160,3 +160,32 @@ def test_row_scale_reads_nothing_nvcc_could_merge() -> None:
     spec = load_spec(SPECS / "row_scale_v1.yaml")
     layout = resolve(spec)
     assert [vector_form(spec, layout, a) for a in spec.accesses] == [None] * 4
+
+
+def test_file_and_line_names_a_file_of_the_line_table(tmp_path: Path) -> None:
+    from shmem_cli.lint.compiled_compare import same_file
+
+    assert same_file("/build/kernels/gemm.cu", "gemm.cu")
+    assert same_file("/build/kernels/gemm.cu", "kernels/gemm.cu")
+    assert not same_file("/build/kernels/xgemm.cu", "gemm.cu")
+    text = (SPECS / "tiled_matmul32_v2.yaml").read_text()
+    text = text.replace("../trace/", str(KERNELS.parent) + "/")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(text.replace("line: 17", "line: kernels/gemm.cu:17"))
+    assert codes(spec) == []
+    spec.write_text(text.replace("line: 17", "line: other.cuh:17"))
+    found = codes(spec)
+    # the two reads at a file the kernel does not use: no instruction there, and the
+    # instructions of gemm.cu:17 are described by no access
+    assert [c for c, _, _ in found] == ["SH008"] * 4
+    assert sum("other.cuh:17" in m for _, _, m in found) == 2
+
+
+def test_line_without_kernel_is_an_invalid_spec(tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "block: [32]\narrays:\n  a: {dtype: float, shape: [32]}\n"
+        "accesses:\n  - array: a\n    index: [lane]\n    line: 4\n"
+    )
+    (found,) = codes(spec)
+    assert found[:2] == ("SH100", 7) and "needs a kernel: block" in found[2]
