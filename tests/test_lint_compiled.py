@@ -57,7 +57,7 @@ def test_v1_fails_with_the_line_and_v2_passes(name: str, access: str, phrases: l
 def test_sh006_is_not_run_with_a_traced_kernel(tmp_path: Path) -> None:
     # v1 without barrier marks: the t loop would be loop-invariant for every access
     text = (SPECS / "tiled_matmul32_v2.yaml").read_text()
-    text = text.replace("{range: 0..TILES-1, barrier: true}", "0..TILES-1")
+    text = text.replace("{values: 0..TILES-1, barrier: true}", "0..TILES-1")
     text = text.replace("../trace/", str(KERNELS.parent) + "/")
     spec = tmp_path / "s.yaml"
     spec.write_text(text)

@@ -265,7 +265,7 @@ def test_barrier_and_stores_keep_an_access_in_its_loop(tmp_path: Path) -> None:
     load = {"name": "acc", "array": "a", "index": ["threadIdx.y", "threadIdx.x"]}
     base = one_access({"index": ["threadIdx.y", "threadIdx.x"], "loop": {"i": "0..7"}})
     assert sh006(lint(tmp_path, base))
-    barrier = dict(base, accesses=[dict(load, loop={"i": {"range": "0..7", "barrier": True}})])
+    barrier = dict(base, accesses=[dict(load, loop={"i": {"values": "0..7", "barrier": True}})])
     assert sh006(lint(tmp_path, barrier)) == []
     store = {"name": "st", "array": "a", "op": "store", "index": ["i", "threadIdx.x"]}
     stored = dict(base, accesses=[dict(load, loop={"i": "0..7"}), dict(store, loop={"i": "0..7"})])
@@ -273,7 +273,7 @@ def test_barrier_and_stores_keep_an_access_in_its_loop(tmp_path: Path) -> None:
     # a barrier marked on one access marks the loop of that name in all of them
     other = dict(load, name="other", index=["threadIdx.y + 4", "threadIdx.x"], loop={"i": "0..7"})
     marked = dict(
-        base, accesses=[dict(load, loop={"i": {"range": "0..7", "barrier": True}}), other]
+        base, accesses=[dict(load, loop={"i": {"values": "0..7", "barrier": True}}), other]
     )
     assert sh006(lint(tmp_path, marked)) == []
     # an invariant store (the value is unknown to the spec) is not reported

@@ -12,7 +12,7 @@ the spec.
 
 What keeps an access in its loop, and so is never reported:
 
-* a loop marked `barrier: true` (`loop: {t: {range: "0..3", barrier: true}}`):
+* a loop marked `barrier: true` (`loop: {t: {values: "0..3", barrier: true}}`):
   the kernel's loop holds a `__syncthreads()`, and no shared-memory access
   moves across a barrier. One access marking a loop variable marks the loop of
   that name in every access of the spec;
