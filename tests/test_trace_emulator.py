@@ -393,3 +393,38 @@ def test_conversions_rounding_doubles_and_bit_ops() -> None:
         big = int(np.float32(xf[k]) * np.float32(1e6))
         assert o[k, 22] == np.float32(big).view(np.uint32)
         assert o[k, 23] == int(xd[k]) & 0xFFFFFFFF
+
+
+def test_imma_int8_mma() -> None:
+    fn = functions("emu_imma_sm90.cubin")["_Z8emu_immaPKjS0_Pi"]
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, size=(16, 32))
+    b = rng.integers(-128, 128, size=(32, 8))
+    lane = np.arange(32)
+    g, q = lane // 4, lane % 4
+    # pack the fragments the way the kernel expects them (PTX layout for m16n8k32 .s8)
+    afrag = np.zeros((32, 4), dtype=np.uint32)
+    for r in range(4):
+        row, col = g + 8 * (r % 2), 4 * q + 16 * (r // 2)
+        for j in range(4):
+            afrag[:, r] |= (a[row, col + j] & 0xFF).astype(np.uint32) << np.uint32(8 * j)
+    bfrag = np.zeros((32, 2), dtype=np.uint32)
+    for r in range(2):
+        for j in range(4):
+            bfrag[:, r] |= (b[4 * q + j + 16 * r, g] & 0xFF).astype(np.uint32) << np.uint32(8 * j)
+    mem = GlobalMemory()
+    pa, pb = mem.add_buffer(afrag.tobytes(), "a"), mem.add_buffer(bfrag.tobytes(), "b")
+    pd = mem.add_buffer(32 * 16, "d")
+    emulator.run(fn, launch(ARCHES[0], (32, 1, 1), struct.pack("<QQQ", pa, pb, pd), mem, 0))
+    got = np.frombuffer(mem.read("d"), dtype=np.int32).reshape(32, 4)
+    prod = a @ b
+    want = np.stack(
+        [
+            prod[g, 2 * q] + lane,
+            prod[g, 2 * q + 1] - lane,
+            prod[g + 8, 2 * q] + 7,
+            prod[g + 8, 2 * q + 1],
+        ],
+        1,
+    )
+    np.testing.assert_array_equal(got, want)

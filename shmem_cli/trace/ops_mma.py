@@ -112,3 +112,66 @@ def _hmma(ins: Instruction, ctx: Context) -> Step:
         wd(blk, ix, regs, warp_taint)
 
     return step
+
+
+def _bytes(regs: Any, signed: bool) -> Any:
+    """(n_regs, W, 32) uint32 -> (4 * n_regs, W, 32) int64, element i = reg i//4 byte i%4."""
+    parts = [(regs >> _U(8 * j)) & _U(0xFF) for j in range(4)]
+    both = np.stack(parts, axis=1).reshape(-1, *regs.shape[1:]).astype(np.int64)
+    return np.where(both >= 128, both - 256, both) if signed else both
+
+
+@op("IMMA")
+def _imma(ins: Instruction, ctx: Context) -> Step:
+    """mma.sync m16n8k32 / m16n8k16 with 8-bit integer inputs and int32 accumulators.
+
+    With ``g = lane / 4`` and ``t = lane % 4``: A register r holds row ``g + 8 (r % 2)``,
+    columns ``4t .. 4t + 3`` (+ 16 for r >= 2); B register r holds rows (k) ``4t .. 4t + 3``
+    (+ 16 r) of column ``g``; C and D as for HMMA.
+    """
+    shape = next((m for m in ins.mods if m in ("16832", "16816")), None)
+    types = [m for m in ins.mods if m in ("S8", "U8")]
+    if shape is None or len(types) != 2 or len(ins.operands) != 4:
+        raise unsupported(ins, "only m16n8k32 and m16n8k16 with 8-bit inputs")
+    k = 32 if shape == "16832" else 16
+    a_regs, b_regs = k // 8, k // 16
+    a_signed, b_signed = types[0] == "S8", types[1] == "S8"
+    sat = "SAT" in ins.mods
+    d, a, b, c = ins.operands
+    wd = write_regs(d, 4, ins)
+    ra, rb, rc = read_regs(a, a_regs, ins), read_regs(b, b_regs, ins), read_regs(c, 4, ins)
+    c_zero = isinstance(c, Reg) and c.is_zero
+    a_map = [(G + 8 * (i // 4 % 2), 4 * T + i % 4 + 16 * (i // 8)) for i in range(4 * a_regs)]
+    b_map = [(4 * T + i % 4 + 16 * (i // 4), G) for i in range(4 * b_regs)]
+    c_map = _c_layout()
+
+    def step(blk: Block, ix: Idx) -> None:
+        ids = blk.ids(ix)
+        if len(ids) % 32 or (ids.reshape(-1, 32) % 32 != LANES).any():
+            raise TraceError("mma.sync executed by a partial warp", ins)
+        w = len(ids) // 32
+        (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
+        am = np.zeros((w, 16, k), dtype=np.int64)
+        bm = np.zeros((w, k, 8), dtype=np.int64)
+        a_el = _bytes(np.asarray(av).reshape(a_regs, w, 32), a_signed)
+        b_el = _bytes(np.asarray(bv).reshape(b_regs, w, 32), b_signed)
+        for e, (row, col) in zip(a_el, a_map, strict=True):
+            am[:, row, col] = e
+        for e, (row, col) in zip(b_el, b_map, strict=True):
+            bm[:, row, col] = e
+        cm = np.zeros((w, 16, 8), dtype=np.int64)
+        if not c_zero:
+            cvals = np.asarray(cv).reshape(4, w, 32).view(np.int32).astype(np.int64)
+            for e, (row, col) in zip(cvals, c_map, strict=True):
+                cm[:, row, col] = e
+        dm = np.einsum("wik,wkj->wij", am, bm) + cm
+        if sat:
+            dm = np.clip(dm, -(2**31), 2**31 - 1)
+        out = np.stack([dm[:, row, col] for row, col in c_map])
+        regs = (out & 0xFFFFFFFF).astype(_U).reshape(4, -1)
+        taint: Any = np.zeros(len(ids), dtype=np.uint8)
+        for t in (*at, *bt, *ct):
+            taint = taint | t
+        wd(blk, ix, regs, np.bitwise_or.reduce(taint.reshape(w, 32), axis=1).repeat(32))
+
+    return step
