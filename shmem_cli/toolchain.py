@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import struct
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -193,6 +194,19 @@ def extract_cubins(
 ) -> list[Cubin]:
     """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
     into ``folder``; an error naming the architectures it has when none is for ``arch``."""
+    from .fatbin import embedded_cubins as read_fatbin
+
+    try:
+        found = read_fatbin(binary.read_bytes(), arch)
+    except (OSError, struct.error):
+        found = []
+    if found:
+        out = []
+        for i, data in enumerate(found):
+            path = folder / f"{binary.name}.{i}.{arch}.cubin"
+            path.write_bytes(data)
+            out.append(Cubin(path, f"extracted from {binary} (fat binary entry {i})"))
+        return out
     tool = cuobjdump or require("cuobjdump", f"to extract the cubins of {binary}")
     names = embedded_cubins(binary, cuobjdump=tool)
     if not names:

@@ -86,6 +86,16 @@ def test_list_params_of_a_struct_and_a_pointer() -> None:
     assert rows[1][0] == "1" and rows[1][-2:] == ["0x10", "8"]
 
 
+def test_list_params_of_a_kernel_whose_name_is_longer_than_a_screen() -> None:
+    # a CuTe-style template name (~1,000 characters) is printed whole, the table after it
+    result = run(str(DATA / "long_name.sm_90.cubin"), "--list-params")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("tagged_copy<Pair<Pair<") and len(lines[0]) > 1000
+    assert lines[1].split() == ["position", "name", "type", "offset", "size"]
+    assert lines[4].split() == ["2", "n", "int", "0x10", "4"]
+
+
 @needs_nvdisasm
 def test_svg_and_html_pictures(tmp_path: Path) -> None:
     svg, page = tmp_path / "t.svg", tmp_path / "t.html"

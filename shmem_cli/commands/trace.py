@@ -325,8 +325,10 @@ def _list_params(
         f"{len(rows)} parameter(s), {kernel.param_bytes} bytes at c[0x0][0x{kernel.param_base:x}]; "
         f"{kernel.static_shared_bytes:,} B static shared memory"
     )
-    text = layout([head, table, tail], 1000)
-    env.out(text or "", nl=False)
+    # a C++ template's name can be longer than any screen: lay out at its own width
+    width = max(1000, len(head.plain), len(tail.plain))
+    text = layout([head, table, tail], width)
+    env.out(text if text is not None else f"{head.plain}\n{tail.plain}\n", nl=False)
 
 
 def _output(
