@@ -176,11 +176,11 @@ def test_a_missing_compiler_says_what_to_install(
 
 @needs_nvdisasm
 def test_an_instruction_the_emulator_lacks_is_a_located_error() -> None:
-    # kernels/unsupported.cu: an int8 mma.sync (IMMA) at line 10
+    # kernels/unsupported.cu: a 64-bit __match_any_sync (MATCH.ANY.U64) at line 10
     result = run(str(DATA / "unsupported.sm_90.cubin"), "-b", "32")
     assert result.exit_code == 2
     first = result.output.splitlines()[0]
-    assert "unsupported.cu:10:1: error: instruction IMMA.16816.S8.S8 is not modelled" in first
+    assert "unsupported.cu:10:1: error: instruction MATCH.ANY.U64 is not modelled" in first
     assert "Traceback" not in result.output
 
 
