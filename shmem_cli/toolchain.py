@@ -194,6 +194,7 @@ def extract_cubins(
 ) -> list[Cubin]:
     """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
     into ``folder``; an error naming the architectures it has when none is for ``arch``."""
+    from . import fsutil
     from .fatbin import embedded_cubins as read_fatbin
 
     try:
@@ -204,7 +205,7 @@ def extract_cubins(
         out = []
         for i, data in enumerate(found):
             path = folder / f"{binary.name}.{i}.{arch}.cubin"
-            path.write_bytes(data)
+            fsutil.write_bytes(path, data)
             out.append(Cubin(path, f"extracted from {binary} (fat binary entry {i})"))
         return out
     tool = cuobjdump or require("cuobjdump", f"to extract the cubins of {binary}")
