@@ -40,8 +40,8 @@ dev: $(VENV)/.dev
 
 ## lint: ruff check, ruff format --check and mypy --strict
 lint: $(VENV)/.dev
-	$(VENV)/bin/ruff check shmem_cli tests bench docs/tools
-	$(VENV)/bin/ruff format --check shmem_cli tests bench docs/tools
+	$(VENV)/bin/ruff check shmem_cli tests bench docs/tools measured
+	$(VENV)/bin/ruff format --check shmem_cli tests bench docs/tools measured
 	$(VENV)/bin/mypy
 
 ## bench: performance figures (see docs/performance.md)

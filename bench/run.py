@@ -87,14 +87,16 @@ class Report:
         if scaling:
             lines += [
                 "",
-                "| varied | threads | iterations | accesses | lane-accesses | time | ns per lane-access |",
+                "| varied | threads | iterations | accesses | lane-accesses | time "
+                "| ns per lane-access |",
             ]
             lines.append("|---|---|---|---|---|---|---|")
             for row in scaling:
                 varied = f"width: {row['patterns'][0]}" if row["vary"] == "width" else row["vary"]
                 lines.append(
                     f"| {varied} | {row['threads']} | {row['iterations']} | {row['accesses']} | "
-                    f"{row['lane_accesses']:,} | {row['seconds'] * 1000:.2f} ms | {row['ns_per_lane_access']:.1f} |"
+                    f"{row['lane_accesses']:,} | {row['seconds'] * 1000:.2f} ms | "
+                    f"{row['ns_per_lane_access']:.1f} |"
                 )
         return "\n".join(lines) + "\n"
 
@@ -185,7 +187,8 @@ def throughput(report: Report, shmem: list[str], repeats: int) -> float:
     print(
         f"        floor with shmem's allocator setting: {t['floor_tuned_malloc'].best:.2f} s "
         f"(shmem {t['shmem'].best / t['floor_tuned_malloc'].best:.2f}x of it)\n"
-        f"        in process (no start-up, no output): {engine_s:.3f} s, {lanes / engine_s / 1e6:.0f}M lane-accesses/s"
+        f"        in process (no start-up, no output): {engine_s:.3f} s, "
+        f"{lanes / engine_s / 1e6:.0f}M lane-accesses/s"
     )
     return lanes / engine_s
 
@@ -253,7 +256,8 @@ def memory(report: Report, shmem: list[str]) -> None:
         "< 500 MB",
         None,
         worst < 500,
-        f"(1 request: {mb(peaks['one.yaml (1 request)'])}, 25M: {mb(peaks['throughput.yaml (25M lane-accesses)'])}"
+        f"(1 request: {mb(peaks['one.yaml (1 request)'])}, "
+        f"25M: {mb(peaks['throughput.yaml (25M lane-accesses)'])}"
         f", import numpy alone: {mb(peaks[NUMPY_ONLY])})",
     )
     refused = Timing()
@@ -322,7 +326,10 @@ def import_breakdown() -> dict[str, float]:
     included); "python" is the interpreter's own start-up imports (site and what it loads).
     -X importtime itself adds some overhead to every figure."""
     one = str(SPECS / "one.yaml")
-    code = f"import sys; from shmem_cli.cli import main; sys.argv = ['shmem', 'analyze', {one!r}]; main()"
+    code = (
+        "import sys; from shmem_cli.cli import main; "
+        f"sys.argv = ['shmem', 'analyze', {one!r}]; main()"
+    )
     run = run_process([sys.executable, "-X", "importtime", "-c", code])
     lines = [
         line for line in run.stdout.splitlines() if line.startswith("import time:") and "|" in line
@@ -455,7 +462,8 @@ def trace(report: Report, shmem: list[str], repeats: int) -> None:
 def scaling(report: Report) -> None:
     """In-process analysis time as threads, iterations, accesses and widths grow, one at a time."""
     print(
-        "scaling: in-process analysis time, one dimension at a time (base: 1024 threads, 1024 iterations, 1 access)"
+        "scaling: in-process analysis time, one dimension at a time "
+        "(base: 1024 threads, 1024 iterations, 1 access)"
     )
     series: list[tuple[str, int, int, list[str]]] = []
     series += [("threads", n, 1024, ["load 4 B"]) for n in (32, 128, 512, 1024)]

@@ -101,3 +101,9 @@ def test_errors_are_printed_once_when_stdout_and_stderr_share_a_pipe(tmp_path: P
     )
     assert apart.stdout.count("unknown array 'b'") == 1
     assert apart.stderr.count("unknown array 'b'") == 1
+
+
+def test_docs_tools_do_not_import_from_tests() -> None:
+    for path in sorted((ROOT / "docs" / "tools").glob("*.py")):
+        modules = imported_modules(path)
+        assert not [m for m in modules if m == "tests" or m.startswith("tests.")], path.name

@@ -1,4 +1,4 @@
-"""Error messages a new user met (issue 15): each says where, shows the line, and says what to do."""
+"""Error messages a new user met (issue 15): each says where, shows the line, and what to do."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Generate the tables of docs/hardware-model.md from the measured data in tests/data/.
 
 Every number in those tables comes from here: the measured counters (read as
-tests/hwtruth.py reads them), shmem's own prediction (``shmem_cli.analyze``), and
+measured/h200.py reads them), shmem's own prediction (``shmem_cli.analyze``), and
 three simpler models implemented below from scratch so that they can be
 compared with the measurements:
 
@@ -48,13 +48,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from shmem_cli import analyze  # noqa: E402
-from shmem_cli.errors import ShmemError  # noqa: E402
-from shmem_cli.layout import resolve  # noqa: E402
-from shmem_cli.space import Space  # noqa: E402
-from shmem_cli.spec import spec_from_mapping  # noqa: E402
-from tests import hwtruth  # noqa: E402
-from tests.hwtruth import (  # noqa: E402
+from measured import h200 as hwtruth  # noqa: E402
+from measured.h200 import (  # noqa: E402
     DATA,
     case_to_spec,
     first_iteration,
@@ -63,6 +58,11 @@ from tests.hwtruth import (  # noqa: E402
     probe_cases,
     public_cases,
 )
+from shmem_cli import analyze  # noqa: E402
+from shmem_cli.errors import ShmemError  # noqa: E402
+from shmem_cli.layout import resolve  # noqa: E402
+from shmem_cli.space import Space  # noqa: E402
+from shmem_cli.spec import spec_from_mapping  # noqa: E402
 
 DOC = ROOT / "docs" / "hardware-model.md"
 WARP = 32

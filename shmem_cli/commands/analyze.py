@@ -207,8 +207,9 @@ def _pictures(
 
 def _errors_to_stderr(env: Environment, report: Report, *, shown: bool) -> None:
     """The errors once more on standard error, one unwrapped file:line:column line each
-    (and the source line it points at, with a caret), unless the reader already saw them: the text report went to a terminal, or to the
-    very file or pipe standard error goes to (``2>&1``)."""
+    (and the source line it points at, with a caret), unless the reader already saw them:
+    the text report went to a terminal, or to the very file or pipe standard error goes
+    to (``2>&1``)."""
     if shown and (env.stdout_isatty or env.stderr_is_stdout):
         return
     from ..render.snippet import with_source
