@@ -428,3 +428,43 @@ def test_imma_int8_mma() -> None:
         1,
     )
     np.testing.assert_array_equal(got, want)
+
+
+# A hand-written function: every thread stores its id into shared memory and exits; the
+# instruction after the EXIT (FOOBAR, which no GPU has) is on a path no thread takes, the
+# way CUB's warp-collective fallbacks sit behind BRA.DIV.
+DEAD_PATH_SASS = """
+        .section        .text.dead_path,"ax",@progbits
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   S2UR UR4, SR_CgaCtaId ;
+        /*0020*/                   UMOV UR5, 0x400 ;
+        /*0030*/                   ULEA UR4, UR4, UR5, 0x18 ;
+        /*0040*/                   LEA R2, R0, UR4, 0x2 ;
+        /*0050*/                   STS [R2], R0 ;
+        /*0060*/                   EXIT ;
+        /*0070*/                   FOOBAR R3, R0 ;
+        /*0080*/                   EXIT ;
+"""
+
+
+def _dead_path_function(reached: bool) -> Any:
+    from shmem_cli.trace.sass import parse
+
+    text = DEAD_PATH_SASS
+    if reached:  # without the first EXIT every thread runs FOOBAR
+        text = text.replace("/*0060*/                   EXIT ;", "/*0060*/                   NOP ;")
+    return parse(text)[0]
+
+
+def test_an_unknown_instruction_on_a_path_never_taken_does_not_stop_the_trace() -> None:
+    mem = GlobalMemory()
+    trace = emulator.run(_dead_path_function(False), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))
+    stores = shared(trace, "store")
+    assert len(stores) == 1 and stores[0].n == 2  # one request per warp
+    assert stores[0].addr[: stores[0].n, 5].tolist() == [0x400 + 4 * 5, 0x400 + 4 * 37]
+
+
+def test_an_unknown_instruction_that_runs_is_a_located_error() -> None:
+    mem = GlobalMemory()
+    with pytest.raises(TraceError, match="instruction FOOBAR is not modelled"):
+        emulator.run(_dead_path_function(True), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))

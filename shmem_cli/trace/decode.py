@@ -70,8 +70,24 @@ def decode(ins: Instruction, ctx: Context) -> Step:
 
 
 def decode_function(fn: Function) -> list[Step]:
+    """Every instruction's step. One the emulator cannot run becomes a step that raises
+    its error when a thread reaches it: library code carries paths a launch never takes
+    (CUB's warp-collective fallbacks behind ``BRA.DIV``), which must not stop a trace."""
     ctx = Context(fn)
-    return [decode(ins, ctx) for ins in fn.instructions]
+    steps = []
+    for ins in fn.instructions:
+        try:
+            steps.append(decode(ins, ctx))
+        except TraceError as exc:
+            steps.append(_raises(exc))
+    return steps
+
+
+def _raises(error: TraceError) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        raise error
+
+    return step
 
 
 def unsupported(ins: Instruction, what: str = "") -> TraceError:

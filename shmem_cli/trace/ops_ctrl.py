@@ -31,6 +31,7 @@ def _noop(b: Block, ix: Idx) -> None:
     "BSSY",
     "BSYNC",
     "WARPSYNC",
+    "ENDCOLLECTIVE",  # closes a WARPSYNC.COLLECTIVE region; the fall-through is its end
     "MEMBAR",
     "FENCE",
     "ERRBAR",
