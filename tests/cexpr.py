@@ -8,12 +8,15 @@ each value with the name of its type. Expressions whose evaluation is undefined 
 C (signed overflow, shift counts past the width, division by zero) must be refused
 by shmem and by the independent reference evaluator (tests/reference.py); the C
 program is built with ``-fsanitize=undefined`` so it also proves that no accepted
-expression is undefined.
+expression is undefined, and the operation shmem refused (overflow or a shift; a
+division by zero would stop the program) is run through the sanitizer, which must
+report it.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -22,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from shmem_cli.errors import ShmemError
-from shmem_cli.expr import CType, EvalFault, compile_expr
+from shmem_cli.expr import CType, EvalFault, Expr, compile_expr
+from shmem_cli.verify.codegen import c_expr, helper_functions
 
 from .reference import RefFault, evaluate
 
@@ -113,6 +117,12 @@ class Checked:
 
     values: dict[tuple[int, int], tuple[str, int]] = field(default_factory=dict)
     refused: int = 0  # (expression, environment) pairs refused as undefined
+    # refused pairs whose C operation does not trap on x86 (overflow, shifts), with the C of
+    # the operation at fault: g++'s sanitizer must find it undefined too (a division by
+    # zero would kill the program; the whole expression may let g++ fold the fault away,
+    # as in ``-x ? a : b``, which it reads as ``x ? a : b``)
+    trappable: list[tuple[int, int]] = field(default_factory=list)
+    faulting: dict[tuple[int, int], str] = field(default_factory=dict)
     rejected: int = 0  # expressions refused at compile time (abs of an unsigned value)
     compared: int = 0  # (expression, environment) pairs compared with C
 
@@ -147,7 +157,8 @@ def shmem_values(texts: list[str]) -> Checked:
             continue
         t = expr.ctype
         try:
-            got = np.broadcast_to(np.asarray(expr.evaluate(vector)), (ENVS,))  # type: ignore[arg-type]
+            value = expr.evaluate(vector)  # type: ignore[arg-type]
+            got = np.broadcast_to(np.asarray(value), (ENVS,))
             vector_fault = None
         except EvalFault as fault:
             got, vector_fault = None, np.broadcast_to(np.asarray(fault.where), (ENVS,))
@@ -155,8 +166,12 @@ def shmem_values(texts: list[str]) -> Checked:
             env = env_scalar(j)
             try:
                 exact = expr.constant(env)
-            except EvalFault:
+            except EvalFault as fault:
                 exact = None
+                if "by zero" not in fault.message and fault.node.op not in ("/", "%"):
+                    out.trappable.append((i, j))
+                    sub = Expr("", fault.node)
+                    out.faulting[(i, j)] = c_expr(sub, {n: n for n in NAMES})
             try:
                 ref: int | None = evaluate(expr, env)
             except RefFault:
@@ -189,8 +204,15 @@ template <class A, class B> static auto min(A a, B b) -> decltype(a + b) {
   using T = decltype(a + b); return (T)a < (T)b ? (T)a : (T)b; }
 template <class A, class B> static auto max(A a, B b) -> decltype(a + b) {
   using T = decltype(a + b); return (T)a > (T)b ? (T)a : (T)b; }
-template <class T> static T abs(T a) { return a < 0 ? -a : a; }
+#define abs_(x) ([&] { auto a_ = (x); return a_ < 0 ? -a_ : a_; }())
 """
+
+
+def c_text(text: str) -> str:
+    """An expression as C++: ``abs`` is a macro (the library's ``abs(int)`` would hide an
+    overflow from the sanitizer, and one function would be checked at one place only: the
+    sanitizer reports each place once)."""
+    return re.sub(r"\b(?:abs|shm_abs_ll|shm_abs_i)\(", "abs_(", text)
 
 
 def c_program(texts: list[str], pairs: list[tuple[int, int]]) -> str:
@@ -205,7 +227,7 @@ def c_program(texts: list[str], pairs: list[tuple[int, int]]) -> str:
         for name, t in NAMES.items():
             lines.append(f"  volatile {t.spelling} v_{name} = {env[name]}{t.suffix};")
             lines.append(f"  {t.spelling} {name} = v_{name};")
-        lines += [f"  P({texts[i]});" for i in exprs]
+        lines += [f"  P({c_text(texts[i])});" for i in exprs]
         lines.append("}")
     lines.append("int main() {")
     lines += [f"  env{j}();" for j in sorted(by_env)]
@@ -230,6 +252,52 @@ def c_values(texts: list[str], pairs: list[tuple[int, int]], folder: Path) -> li
     return out
 
 
+_LITERAL = re.compile(r"\b(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uUlL]*\b")
+
+
+def c_undefined(texts: list[str], pairs: list[tuple[int, int]], folder: Path) -> list[bool]:
+    """Whether g++'s undefined-behaviour sanitizer reports each (C text, environment)."""
+    # Every literal is read through a volatile (keeping its type), so the compiler folds
+    # nothing and checks every operation at run time.
+    assert GXX is not None
+    volatile = [_LITERAL.sub(lambda m: f"V({m.group()})", c_text(t)) for t in texts]
+    lines = [
+        PROGRAM_HEAD,
+        "#include <csetjmp>",
+        "#include <csignal>",
+        "template <class T> static T V(T x) { volatile T y = x; return y; }",
+        # a wrapped value may divide by zero later in the same expression: skip to the next
+        "static sigjmp_buf jump;",
+        "static void on_fpe(int) { siglongjmp(jump, 1); }",
+        helper_functions("static inline"),
+    ]
+    for n, (i, j) in enumerate(pairs):
+        env = env_scalar(j)
+        lines.append(f"static void case{n}() {{")
+        for name, t in NAMES.items():
+            lines.append(f"  volatile {t.spelling} v_{name} = {env[name]}{t.suffix};")
+            lines.append(f"  {t.spelling} {name} = v_{name};")
+        lines += [f'  std::fprintf(stderr, "@{n}\\n");', f"  P({volatile[i]});", "}"]
+    lines.append("int main() {\n  std::signal(SIGFPE, on_fpe);")
+    lines += [f"  if (!sigsetjmp(jump, 1)) case{n}();" for n in range(len(pairs))]
+    lines.append("  return 0;\n}")
+    src = folder / "undefined.cpp"
+    src.write_text("\n".join(lines) + "\n")
+    exe = folder / "undefined"
+    flags = ["-std=c++20", "-O0", "-w", "-fsanitize=undefined", "-fsanitize-recover=all"]
+    subprocess.run([GXX, *flags, "-o", str(exe), str(src)], check=True, timeout=600)
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    reported = [False] * len(pairs)
+    case = -1
+    for line in run.stderr.splitlines():
+        if line.startswith("@"):
+            case = int(line[1:])
+        elif "runtime error" in line and case >= 0:
+            reported[case] = True
+    return reported
+
+
 def compare(count: int, seed: int, folder: Path) -> Checked:
     """``count`` random expressions through shmem and g++; asserts they agree everywhere."""
     rng = random.Random(seed)
@@ -240,4 +308,15 @@ def compare(count: int, seed: int, folder: Path) -> Checked:
     assert len(got) == len(pairs)
     for (i, j), c in zip(pairs, got, strict=True):
         assert checked.values[(i, j)] == c, (texts[i], env_scalar(j), checked.values[(i, j)], c)
+    if checked.trappable:
+        faulting = [checked.faulting[p] for p in checked.trappable]
+        reported = c_undefined(
+            faulting, [(n, j) for n, (_, j) in enumerate(checked.trappable)], folder
+        )
+        missed = [
+            (texts[i], env_scalar(j))
+            for (i, j), r in zip(checked.trappable, reported, strict=True)
+            if not r
+        ]
+        assert not missed, missed[:5]
     return checked

@@ -79,7 +79,8 @@ def well_formed(draw: st.DrawFn, depth: int = 4) -> str:
     sp = draw(SPACE)
     form = draw(st.integers(0, 6))
     if form <= 2:
-        return f"{draw(well_formed(depth - 1))}{sp}{draw(st.sampled_from(BINARY))}{sp}{draw(well_formed(depth - 1))}"
+        left, right = draw(well_formed(depth - 1)), draw(well_formed(depth - 1))
+        return f"{left}{sp}{draw(st.sampled_from(BINARY))}{sp}{right}"
     if form == 3:
         return f"{draw(st.sampled_from(UNARY))}{sp}{draw(well_formed(depth - 1))}"
     if form == 4:

@@ -36,6 +36,7 @@ def test_fuzz_expressions_against_gcc(fuzz_seconds: float, tmp_path: Path) -> No
         ITERATIONS["expressions compared with g++"] += batch
         ITERATIONS["(expression, environment) pairs equal"] += checked.compared
         ITERATIONS["(expression, environment) pairs refused as undefined"] += checked.refused
+        ITERATIONS["refusals confirmed by g++'s sanitizer"] += len(checked.trappable)
         seed += 1
         if time.monotonic() >= deadline:
             break
