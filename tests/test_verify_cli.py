@@ -24,7 +24,8 @@ HEADER = (
 
 def _rows(launch: int, kernel: str, metrics: dict[str, int]) -> list[str]:
     return [
-        f'"{launch}","77","shmem_verify","127.0.0.1","{kernel}","1","7","(32, 32, 1)","(1, 1, 1)","0","9.0",'
+        f'"{launch}","77","shmem_verify","127.0.0.1","{kernel}","1","7",'
+        '"(32, 32, 1)","(1, 1, 1)","0","9.0",'
         f'"Command line profiler metrics","{name}","","{value:,}"'
         for name, value in metrics.items()
     ]
@@ -181,7 +182,8 @@ def test_conflicting_or_bad_options_are_usage_errors(args: list[str]) -> None:
 def test_a_bad_spec_is_located_and_the_others_still_run(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(
-        "block: [32]\narrays:\n  a: {dtype: float, shape: [32]}\naccesses:\n  - {array: b, index: [lane]}\n"
+        "block: [32]\narrays:\n  a: {dtype: float, shape: [32]}\n"
+        "accesses:\n  - {array: b, index: [lane]}\n"
     )
     result = _verify(SPEC, str(bad), "--from-ncu", _recorded(tmp_path, _csv((32, 32), (32, 1024))))
     assert result.exit_code == 2
@@ -199,5 +201,6 @@ def test_emit_then_from_ncu_in_the_same_folder(tmp_path: Path) -> None:
     result = _verify(SPEC, "--from-ncu", str(out / "ncu.csv"))
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == (
-        "shmem verify: NVIDIA H200, 9.0, 580.159.04; Cuda compilation tools, release 13.0, V13.0.88; built for sm_90"
+        "shmem verify: NVIDIA H200, 9.0, 580.159.04; "
+        "Cuda compilation tools, release 13.0, V13.0.88; built for sm_90"
     )

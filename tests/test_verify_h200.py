@@ -174,12 +174,14 @@ def test_arbitration_is_taken_off_the_raw_wavefronts(reports: dict[str, dict[str
 def test_warps_switched_off_by_a_predicate_issue_no_request(
     reports: dict[str, dict[str, Any]],
 ) -> None:
-    """`when` that disables whole warps: the LDS is predicated, not branched around, yet not counted."""
+    """`when` that disables whole warps: the LDS is predicated, not branched around, yet not
+    counted."""
     warp1 = _access(reports["public"], "v_public_pred_warp1_col_00_pred_warp1_col")
     assert warp1["sass"] == {"ok": True, "found": "LDS", "predicated": True}
     # 64 threads: both warps execute @!P0 LDS, the hardware counts one request
     assert warp1["measured"]["requests"] == 1
-    # reduction_sequential: 256 threads, s = 128 .. 1; 4+2+1+1+1+1+1+1 = 12 warps have an active lane
+    # reduction_sequential: 256 threads, s = 128 .. 1;
+    # 4+2+1+1+1+1+1+1 = 12 warps have an active lane
     seq = _access(reports["specs"], "v_reduction_sequential_01_read_sdata_tid")
     assert seq["sass"]["predicated"] is True
     assert seq["measured"]["requests"] == 12

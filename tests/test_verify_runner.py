@@ -113,7 +113,8 @@ def test_build_dump_profile_and_compare(fake_cuda: Path) -> None:
 
 def test_a_failing_compiler_is_reported_with_its_message(fake_cuda: Path) -> None:
     (fake_cuda / "bin" / "nvcc").write_text(
-        f"#!{sys.executable}\nimport sys\nprint('v.cu(3): error: boom', file=sys.stderr)\nsys.exit(1)\n"
+        f"#!{sys.executable}\nimport sys\n"
+        "print('v.cu(3): error: boom', file=sys.stderr)\nsys.exit(1)\n"
     )
     result = CliRunner().invoke(main, ["verify", SPEC])
     assert result.exit_code == 2

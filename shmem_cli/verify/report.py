@@ -33,7 +33,9 @@ def _line(o: Outcome) -> str:
     elif m is not None and m.arbitration and not o.basis:
         sign = "=" if o.predicted_wavefronts == m.wavefronts_raw else "!="
         wf = f"{o.predicted_wavefronts} {sign} raw {m.wavefronts_raw}"
-    text = f"  {_MARK[o.status]:<13}{name:<{NAME_WIDTH}}  {o.target.expected.label:<15} requests {req:<13} wavefronts {wf}"
+    label = o.target.expected.label
+    text = f"  {_MARK[o.status]:<13}{name:<{NAME_WIDTH}}  {label:<15} requests {req:<13} "
+    text += f"wavefronts {wf}"
     extra = []
     if m is not None and m.arbitration:
         extra.append(f"arbitration {m.arbitration}")

@@ -238,7 +238,8 @@ def profile(tools: Tools, folder: Path) -> str:
     write_atomic(folder / "ncu.log", res.stderr)
     if not any(line.startswith('"') for line in res.stdout.splitlines()):
         raise ToolError(
-            f"ncu wrote no counters (exit status {res.returncode}):\n{tail(res.stderr + res.stdout)}"
+            f"ncu wrote no counters (exit status {res.returncode}):\n"
+            + tail(res.stderr + res.stdout)
         )
     return res.stdout
 

@@ -155,7 +155,8 @@ def check(instructions: list[Instruction] | None, expected: Expected) -> Verdict
         return Verdict(
             False,
             found,
-            f"besides {expected.label} the kernel has {describe(Counter(others))}, which would be counted too",
+            f"besides {expected.label} the kernel has {describe(Counter(others))}, "
+            "which would be counted too",
         )
     spelled = {i.opcode for i in want}
     if len(spelled) > 1:
@@ -172,7 +173,7 @@ def check(instructions: list[Instruction] | None, expected: Expected) -> Verdict
             return Verdict(
                 False,
                 found,
-                f"{ins.opcode} at 0x{ins.offset:04x} moves global or local memory while the measured "
-                "instruction runs",
+                f"{ins.opcode} at 0x{ins.offset:04x} moves global or local memory while the "
+                "measured instruction runs",
             )
     return Verdict(True, found, predicated=any(i.guard for i in want))
