@@ -222,13 +222,14 @@ def trace(
       --block/--grid     sizes as X[,Y[,Z]]
       --arg 3=64         the parameter at 0-based position 3 (by value)
       --arg wA=64        by its name in the .cu source, where it is found
-      --arg 0=128,128,1  a struct by value, field by field (docs/trace.md)
+      --arg 0=128,128,1  a struct by value, field by field
       --arg in=@x.npy    a pointer's buffer from a file (.bin: raw bytes)
     Pointer parameters not given point to zero-filled buffers of --buffer-size
     bytes; other parameters not given are 0. --list-params shows them all.
 
     nvdisasm and cuobjdump come with `pip install 'shmem[cuda]'` (or the CUDA
-    toolkit); nvcc is needed only for .cu files. See docs/trace.md.
+    toolkit); nvcc is needed only for .cu files. The guide to tracing is
+    docs/trace.md in shmem's source repository.
 
     Exit status: 0 when the kernel was traced (or its parameters listed), 2 for
     bad arguments, a missing tool, a failed compile or an instruction the
@@ -236,7 +237,7 @@ def trace(
 
     \b
     Examples:
-      shmem trace tests/data/trace/kernels/column_read.cu --block 32,32
+      shmem trace transpose.cu --block 32,8 --arg n=32
       shmem trace matmul.cu -k 'MatrixMulCUDA<32>' -b 32,32 -a wA=64 -a wB=32
       shmem trace app.cubin --kernel reduce --block 256 --dynamic-smem 1024
       shmem trace kernel.cu --list-params
