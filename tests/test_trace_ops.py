@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from shmem_cli.trace import emulator, sass
-from shmem_cli.trace.ops_int import lut3
+from shmem_cli.trace.ops_bits import lut3
 from shmem_cli.trace.state import Launch, TraceError
 
 

@@ -97,7 +97,20 @@ def unsupported(ins: Instruction, what: str = "") -> TraceError:
 
 def _load_families() -> None:
     if TABLE.get("__loaded__") is None:
-        from . import ops_async, ops_ctrl, ops_float, ops_int, ops_mem, ops_mma, ops_warp  # noqa: F401
+        from . import (  # noqa: F401 (imported for the opcodes they register)
+            ops_async,
+            ops_atomic,
+            ops_bits,
+            ops_convert,
+            ops_ctrl,
+            ops_float,
+            ops_half,
+            ops_int,
+            ops_ldsm,
+            ops_mem,
+            ops_mma,
+            ops_warp,
+        )
 
         TABLE["__loaded__"] = _never
 

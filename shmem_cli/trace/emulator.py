@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from .access_kind import shared_op_of
 from .decode import Step, decode_function
 from .ops_ctrl import BLOCKED
-from .ops_mem import shared_op_of
 from .records import InstructionRecords, Recorder
 from .sass import Function, Instruction
 from .state import Block, Launch, TraceError

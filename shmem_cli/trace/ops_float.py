@@ -1,10 +1,12 @@
-"""Floating-point instructions: float32, half2, float64, conversions and MUFU.
+"""Floating-point arithmetic: float32 (add, multiply, fused multiply-add, min/max,
+compares, MUFU) and float64.
 
 Arithmetic is computed in float64 and rounded once to float32 with the
 instruction's rounding mode (the product of two float32 is exact in float64, so
 FADD/FMUL are exact and FFMA rounds twice only in rare ties). MUFU functions are
 computed correctly rounded; the hardware approximates them within about 1 ulp, so
-their last bits may differ.
+their last bits may differ. Half2 arithmetic is in :mod:`.ops_half`, conversions
+between number types in :mod:`.ops_convert`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from .decode import Context, Step, op, unsupported
 from .operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
-from .sass import Imm, Instruction, Operand
+from .sass import Instruction, Operand
 from .state import Block, Idx
 
 _U = np.uint32
@@ -45,7 +47,8 @@ def round_f32(x: Any, mode: str) -> Any:
     return np.asarray(f, dtype=np.float32).view(_U)
 
 
-def _mode(ins: Instruction) -> str:
+def rounding_mode(ins: Instruction) -> str:
+    """The rounding mode an instruction names (RN when it names none)."""
     return next((m for m in ins.mods if m in _ROUND), "RN")
 
 
@@ -67,7 +70,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
     if len(ops) != want:
         raise unsupported(ins)
     w = write_u32(ops[0], ins)
-    mode = _mode(ins)
+    mode = rounding_mode(ins)
     if kind == "FMNMX":
         ra, rb = _srcs32(ins, ops[1:3])
         rp = read_pred(ops[3], ins)
@@ -123,7 +126,8 @@ _FCMP = {
     "NUM": lambda x, y: ~np.isnan(x) & ~np.isnan(y),
     "NAN": lambda x, y: np.isnan(x) | np.isnan(y),
 }
-_BOOL = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
+# how a compare's result is combined with its predicate operand
+BOOL_OPS = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
 
 
 def float_compare(name: str, x: Any, y: Any) -> Any:
@@ -139,7 +143,8 @@ def float_compare(name: str, x: Any, y: Any) -> Any:
     raise ValueError(name)
 
 
-def _fcmp_name(ins: Instruction) -> str:
+def compare_name(ins: Instruction) -> str:
+    """The comparison an instruction names: EQ, LT, ..., their unordered U forms, T or F."""
     for m in ins.mods:
         if m in _FCMP or (m.endswith("U") and m[:-1] in _FCMP) or m in ("T", "F"):
             return m
@@ -148,8 +153,8 @@ def _fcmp_name(ins: Instruction) -> str:
 
 @op("FSETP", "DSETP")
 def _fsetp(ins: Instruction, ctx: Context) -> Step:
-    name = _fcmp_name(ins)
-    bop = next((m for m in ins.mods if m in _BOOL), "AND")
+    name = compare_name(ins)
+    bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
     ops = ins.operands
     if len(ops) != 5:
         raise unsupported(ins)
@@ -160,7 +165,7 @@ def _fsetp(ins: Instruction, ctx: Context) -> Step:
     else:
         ra, rb = read_u32(ops[2], "f", ins), read_u32(ops[3], "f", ins)
     rp = read_pred(ops[4], ins)
-    comb = _BOOL[bop]
+    comb = BOOL_OPS[bop]
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
@@ -176,8 +181,8 @@ def _fsetp(ins: Instruction, ctx: Context) -> Step:
 
 @op("FSET")
 def _fset(ins: Instruction, ctx: Context) -> Step:
-    name = _fcmp_name(ins)
-    bop = next((m for m in ins.mods if m in _BOOL), "AND")
+    name = compare_name(ins)
+    bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
     ops = ins.operands
     if len(ops) != 4:
         raise unsupported(ins)
@@ -188,7 +193,7 @@ def _fset(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
-        r = _BOOL[bop](float_compare(name, as_f32(x), as_f32(y)), p)
+        r = BOOL_OPS[bop](float_compare(name, as_f32(x), as_f32(y)), p)
         one = np.uint32(0x3F800000) if as_float else np.uint32(0xFFFFFFFF)
         w(b, ix, np.broadcast_to(np.where(r, one, np.uint32(0)), (b.count(ix),)), tx | ty | tp)
 
@@ -250,307 +255,6 @@ def _mufu(ins: Instruction, ctx: Context) -> Step:
         with np.errstate(all="ignore"):
             r = fn(as_f32(v).astype(np.float64))
         w(b, ix, np.broadcast_to(round_f32(r, "RN"), (b.count(ix),)), t)
-
-    return step
-
-
-# --- conversions ------------------------------------------------------------------------
-
-_INT_TYPES = {"S8": (8, True), "U8": (8, False), "S16": (16, True), "U16": (16, False)}
-_INT_TYPES |= {"S32": (32, True), "U32": (32, False), "S64": (64, True), "U64": (64, False)}
-_FLOAT_TYPES = ("F16", "F32", "F64", "BF16")
-
-
-def _types(ins: Instruction, default_dst: str, default_src: str) -> tuple[str, str]:
-    ts = [m for m in ins.mods if m in _INT_TYPES or m in _FLOAT_TYPES]
-    if len(ts) >= 2:
-        return ts[0], ts[1]
-    if len(ts) == 1:
-        # a single type names the side that is not the default one
-        if ins.opcode in ("I2F", "I2FP"):
-            return (ts[0], default_src) if ts[0] in _FLOAT_TYPES else (default_dst, ts[0])
-        return (ts[0], default_src) if ts[0] in _INT_TYPES else (default_dst, ts[0])
-    return default_dst, default_src
-
-
-def _read_int(ins: Instruction, opnd: Operand, typ: str) -> Any:
-    bits, signed = _INT_TYPES[typ]
-    if bits == 64:
-        r64 = read_u64(opnd, ins)
-
-        def rd64(b: Block, ix: Idx) -> tuple[Any, Any]:
-            v, t = r64(b, ix)
-            return (v.view(np.int64) if signed else v).astype(np.float64), t
-
-        return rd64
-    r = read_u32(opnd, "i", ins)
-
-    def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
-        v, t = r(b, ix)
-        x = np.asarray(v, dtype=np.int64) & ((1 << bits) - 1)
-        if signed:
-            x = np.where(x >= 1 << (bits - 1), x - (1 << bits), x)
-        return x.astype(np.float64), t
-
-    return rd
-
-
-def _read_float(ins: Instruction, opnd: Operand, typ: str) -> Any:
-    if typ == "F64":
-        r64 = read_u64(opnd, ins, "d")
-        return lambda b, ix: (lambda v: (np.asarray(v[0]).view(np.float64), v[1]))(r64(b, ix))
-    r = read_u32(opnd, "f", ins)
-    if typ == "F16":
-        hsel = "H1" in getattr(opnd, "sel", ())
-
-        def rh(b: Block, ix: Idx) -> tuple[Any, Any]:
-            v, t = r(b, ix)
-            h = (np.asarray(v) >> np.uint32(16)) if hsel else np.asarray(v)
-            return (h & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64), t
-
-        return rh
-    if typ == "BF16":
-
-        def rbf(b: Block, ix: Idx) -> tuple[Any, Any]:
-            v, t = r(b, ix)
-            return ((np.asarray(v) & np.uint32(0xFFFF)) << np.uint32(16)).view(np.float32).astype(
-                np.float64
-            ), t
-
-        return rbf
-    return lambda b, ix: (lambda v: (as_f32(v[0]).astype(np.float64), v[1]))(r(b, ix))
-
-
-def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str) -> Any:
-    if typ == "F64":
-        w64 = write_u64(opnd, ins)
-        return lambda b, ix, x, t: w64(b, ix, np.asarray(x, dtype=np.float64).view(np.uint64), t)
-    w = write_u32(opnd, ins)
-    if typ == "F16":
-        return lambda b, ix, x, t: w(
-            b, ix, np.asarray(x, dtype=np.float16).view(np.uint16).astype(_U), t
-        )
-    if typ == "BF16":
-        return lambda b, ix, x, t: w(b, ix, bf16_bits(x).astype(_U), t)
-    return lambda b, ix, x, t: w(b, ix, round_f32(x, mode), t)
-
-
-def bf16_bits(x: Any) -> Any:
-    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
-    return (rounded & np.uint64(0xFFFF)).astype(np.uint32)
-
-
-def _round_int(x: Any, ins: Instruction) -> Any:
-    mods = set(ins.mods)
-    if "TRUNC" in mods:
-        return np.trunc(x)
-    if "FLOOR" in mods:
-        return np.floor(x)
-    if "CEIL" in mods:
-        return np.ceil(x)
-    return np.rint(x)
-
-
-@op("I2F", "I2FP")
-def _i2f(ins: Instruction, ctx: Context) -> Step:
-    dst, src = _types(ins, "F32", "S32")
-    rd = _read_int(ins, ins.operands[1], src)
-    wr = _write_float(ins, ins.operands[0], dst, _mode(ins))
-
-    def step(b: Block, ix: Idx) -> None:
-        x, t = rd(b, ix)
-        wr(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
-
-    return step
-
-
-@op("F2I")
-def _f2i(ins: Instruction, ctx: Context) -> Step:
-    dst, src = _types(ins, "S32", "F32")
-    if dst in _FLOAT_TYPES:
-        dst, src = src, dst
-    rd = _read_float(ins, ins.operands[1], src)
-    bits, signed = _INT_TYPES[dst]
-    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
-    w = write_u64(ins.operands[0], ins) if bits == 64 else write_u32(ins.operands[0], ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        x, t = rd(b, ix)
-        with np.errstate(invalid="ignore"):
-            r = _round_int(np.asarray(x, dtype=np.float64), ins)
-            r = np.where(np.isnan(r), 0, np.clip(r, lo, hi))
-        if bits == 64:
-            v = np.array([int(q) & 0xFFFFFFFFFFFFFFFF for q in np.atleast_1d(r)], dtype=np.uint64)
-        else:
-            v = (r.astype(np.int64) & 0xFFFFFFFF).astype(_U)
-        w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
-
-    return step
-
-
-@op("F2F")
-def _f2f(ins: Instruction, ctx: Context) -> Step:
-    dst, src = _types(ins, "F32", "F32")
-    rd = _read_float(ins, ins.operands[1], src)
-    wr = _write_float(ins, ins.operands[0], dst, _mode(ins))
-
-    def step(b: Block, ix: Idx) -> None:
-        x, t = rd(b, ix)
-        if any(m in ins.mods for m in ("TRUNC", "FLOOR", "CEIL")):
-            x = _round_int(x, ins)
-        wr(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
-
-    return step
-
-
-@op("FRND")
-def _frnd(ins: Instruction, ctx: Context) -> Step:
-    typ = "F64" if "F64" in ins.mods else "F32"
-    rd = _read_float(ins, ins.operands[1], typ)
-    wr = _write_float(ins, ins.operands[0], typ, "RN")
-
-    def step(b: Block, ix: Idx) -> None:
-        x, t = rd(b, ix)
-        wr(b, ix, np.broadcast_to(_round_int(x, ins), (b.count(ix),)), t)
-
-    return step
-
-
-@op("I2I", "I2IP")
-def _i2i(ins: Instruction, ctx: Context) -> Step:
-    dst, src = _types(ins, "S32", "S32")
-    rd = _read_int(ins, ins.operands[1], src)
-    bits, signed = _INT_TYPES[dst]
-    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
-    w = write_u32(ins.operands[0], ins)
-    sat = "SAT" in ins.mods or True
-
-    def step(b: Block, ix: Idx) -> None:
-        x, t = rd(b, ix)
-        r = np.clip(x, lo, hi) if sat else x
-        w(b, ix, np.broadcast_to((r.astype(np.int64) & 0xFFFFFFFF).astype(_U), (b.count(ix),)), t)
-
-    return step
-
-
-@op("F2FP")
-def _f2fp(ins: Instruction, ctx: Context) -> Step:
-    ops = ins.operands
-    if "PACK_AB" not in ins.mods or len(ops) != 3:
-        raise unsupported(ins)
-    bf = "BF16" in ins.mods
-    w = write_u32(ops[0], ins)
-    ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
-
-    def half(v: Any) -> Any:
-        f = as_f32(v)
-        return bf16_bits(f) if bf else np.asarray(f, dtype=np.float16).view(np.uint16).astype(_U)
-
-    def step(b: Block, ix: Idx) -> None:
-        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
-        r = (half(x) << np.uint32(16)) | half(y)
-        w(b, ix, np.broadcast_to(r.astype(_U), (b.count(ix),)), tx | ty)
-
-    return step
-
-
-# --- half2 ------------------------------------------------------------------------------
-
-
-def _half_operands(ins: Instruction) -> list[Operand]:
-    """Join a trailing pair of immediates (high, low) into one packed operand."""
-    ops = list(ins.operands)
-    out: list[Operand] = []
-    i = 0
-    while i < len(ops):
-        a = ops[i]
-        nxt = ops[i + 1] if i + 1 < len(ops) else None
-        if isinstance(a, Imm) and isinstance(nxt, Imm):
-            hi = int(np.array(a.float_value, dtype=np.float16).view(np.uint16))
-            lo = int(np.array(nxt.float_value, dtype=np.float16).view(np.uint16))
-            out.append(Imm(f"0x{(hi << 16) | lo:x}", (hi << 16) | lo, 0.0))
-            i += 2
-        else:
-            out.append(a)
-            i += 1
-    return out
-
-
-def _h2(v: Any) -> Any:
-    """uint32 -> (n, 2) float32 halves (low, high)."""
-    v = np.asarray(v, dtype=_U)
-    lo = (v & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float32)
-    hi = (v >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float32)
-    return lo, hi
-
-
-def _pack_h2(lo: Any, hi: Any) -> Any:
-    lo16 = np.asarray(lo, dtype=np.float16).view(np.uint16).astype(_U)
-    hi16 = np.asarray(hi, dtype=np.float16).view(np.uint16).astype(_U)
-    return lo16 | (hi16 << np.uint32(16))
-
-
-@op("HADD2", "HMUL2", "HFMA2", "HMNMX2")
-def _half(ins: Instruction, ctx: Context) -> Step:
-    ops = _half_operands(ins)
-    kind = ins.opcode
-    if "BF16_V2" in ins.mods or "BF16" in ins.mods:
-        raise unsupported(ins, "bf16 half2 arithmetic")
-    w = write_u32(ops[0], ins)
-    readers = []
-    for o in ops[1:]:
-        if isinstance(o, Imm) and o.text.startswith("0x"):
-            readers.append(read_u32(o, "i", ins))
-        elif kind == "HMNMX2" and o is ops[-1]:
-            readers.append(read_pred(o, ins))
-        else:
-            readers.append(read_u32(o, "h", ins))
-    f32_out = "F32" in ins.mods
-
-    def step(b: Block, ix: Idx) -> None:
-        vals = [r(b, ix) for r in readers]
-        t: Any = 0
-        for _, tt in vals:
-            t = t | tt
-        h = [_h2(v) for v, _ in vals[: 3 if kind == "HFMA2" else 2]]
-        res = []
-        for k in range(2):
-            x = [hh[k] for hh in h]
-            if kind == "HADD2":
-                r = x[0] + x[1]
-            elif kind == "HMUL2":
-                r = x[0] * x[1]
-            elif kind == "HFMA2":
-                r = x[0] * x[1] + x[2]
-            else:
-                p = vals[2][0]
-                r = np.where(p, np.fmin(x[0], x[1]), np.fmax(x[0], x[1]))
-            res.append(r)
-        out = np.asarray(res[0], dtype=np.float32).view(_U) if f32_out else _pack_h2(*res)
-        w(b, ix, np.broadcast_to(out, (b.count(ix),)), t)
-
-    return step
-
-
-@op("HSETP2")
-def _hsetp2(ins: Instruction, ctx: Context) -> Step:
-    name = _fcmp_name(ins)
-    bop = next((m for m in ins.mods if m in _BOOL), "AND")
-    ops = _half_operands(ins)
-    if len(ops) != 5:
-        raise unsupported(ins)
-    w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
-    ra, rb = read_u32(ops[2], "h", ins), read_u32(ops[3], "h", ins)
-    rp = read_pred(ops[4], ins)
-    comb = _BOOL[bop]
-
-    def step(b: Block, ix: Idx) -> None:
-        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
-        (xl, xh), (yl, yh) = _h2(x), _h2(y)
-        t = tx | ty | tp
-        w1(b, ix, comb(float_compare(name, xl, yl), p), t)
-        w2(b, ix, comb(float_compare(name, xh, yh), p), t)
 
     return step
 

@@ -1,9 +1,10 @@
-"""Memory instructions: constant, global, local and shared loads and stores, atomics,
-ldmatrix/stmatrix and cp.async (LDGSTS, copied at once; a correct program waits
-before it reads the copy). Every shared-memory access is handed to the block's
-recorder. Loads from global memory set taint bit 0 on what they load; a load's value
-also inherits its address's taint and, for shared and local memory, the taint the
-stored bytes carry.
+"""Memory instructions: constant, global, local and shared loads and stores, and cp.async
+(LDGSTS, copied at once; a correct program waits before it reads the copy), with the
+addressing and the byte-level memory helpers every memory family shares. Every
+shared-memory access is handed to the block's recorder. Loads from global memory set
+taint bit 0 on what they load; a load's value also inherits its address's taint and,
+for shared and local memory, the taint the stored bytes carry. Atomics are in
+:mod:`.ops_atomic`, ldmatrix/stmatrix in :mod:`.ops_ldsm`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .access_kind import access_width, shared_kind, shared_op_of
 from .decode import Context, Step, op, unsupported
 from .operands import const_bytes, read_pred, read_regs, read_u32, read_u64, write_regs
 from .records import SharedOp
@@ -19,15 +21,6 @@ from .sass import Const, Instruction, Mem, Operand, Reg
 from .state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
 
 _U = np.uint32
-_SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
-
-
-def access_width(ins: Instruction) -> tuple[int, bool]:
-    """Bytes per lane and whether a sub-word load sign-extends."""
-    for m in ins.mods:
-        if m in _SIZES:
-            return _SIZES[m], m.startswith("S")
-    return 4, False
 
 
 def address(mem: Operand, ins: Instruction) -> Any:
@@ -69,27 +62,6 @@ def address(mem: Operand, ins: Instruction) -> Any:
     return rd
 
 
-def shared_op_of(ins: Instruction) -> SharedOp | None:
-    """What a shared-memory instruction does per lane; None for other instructions."""
-    name = ins.opcode
-    if name in ("LDS", "STS"):
-        return SharedOp("load" if name == "LDS" else "store", access_width(ins)[0])
-    if name == "ATOMS":
-        return SharedOp("atomic", access_width(ins)[0], _ATOMIC_CLASS.get(_atomic_op(ins), "add"))
-    if name in ("LDSM", "STSM"):
-        count, _ = _matrix_shape(ins)
-        return SharedOp("ldmatrix" if name == "LDSM" else "stmatrix", 16, matrices=count)
-    if name == "LDGSTS":
-        return SharedOp("cp_async", access_width(ins)[0])
-    return None
-
-
-def _kind(ins: Instruction) -> SharedOp:
-    kind = shared_op_of(ins)
-    assert kind is not None
-    return kind
-
-
 def _generic_shared(addr: Any, ins: Instruction) -> Any:
     """Lanes of a generic (LD/ST) access that fall in the shared window, or None if none."""
     if ins.opcode not in ("LD", "ST"):
@@ -122,7 +94,7 @@ def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) 
     return tids.astype(np.int64) * LOCAL_BYTES + a
 
 
-def _check_align(addr: Any, width: int, ins: Instruction) -> None:
+def check_align(addr: Any, width: int, ins: Instruction) -> None:
     if width > 1 and addr.size and bool((addr & (width - 1)).any()):
         bad = int(addr[(addr & (width - 1)) != 0][0])
         raise TraceError(f"misaligned {width}-byte access at address 0x{bad:x}", ins)
@@ -162,14 +134,14 @@ def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
         taint[off + k] = tt
 
 
-def _or_all(ts: Any) -> Any:
+def or_all(ts: Any) -> Any:
     out: Any = 0
     for t in ts:
         out = out | t
     return out
 
 
-def _record(
+def record_shared(
     b: Block,
     ctx_index: int,
     ins: Instruction,
@@ -202,10 +174,10 @@ def _load(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
-        _check_align(a, width, ins)
+        check_align(a, width, ins)
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
-            _record(b, index, ins, kind, ix, off, ta)
+            record_shared(b, index, ins, kind, ix, off, ta)
             vals = gather(b.smem, off, width, signed)
             t = gather_taint(b.tsmem, off, width) | ta
         elif space == "local":
@@ -223,7 +195,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             else:  # a generic pointer into the shared window: those lanes read shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
-                _record(b, index, ins, kind, ids[sh], off, ta[sh])
+                record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
                 vals = np.zeros((words, len(a)), dtype=np.uint32)
                 t = ta | np.where(sh, 0, TAINT_GLOBAL).astype(np.uint8)
                 vals[:, sh] = gather(b.smem, off, width, signed)
@@ -251,12 +223,12 @@ def _store(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
-        _check_align(a, width, ins)
+        check_align(a, width, ins)
         vals, tv = rv(b, ix)
-        t = _or_all(tv)
+        t = or_all(tv)
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
-            _record(b, index, ins, kind, ix, off, ta)
+            record_shared(b, index, ins, kind, ix, off, ta)
             scatter(b.smem, off, width, vals)
             scatter_taint(b.tsmem, off, width, t | ta)
         elif space == "local":
@@ -272,7 +244,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             else:  # a generic pointer into the shared window: those lanes write shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
-                _record(b, index, ins, kind, ids[sh], off, ta[sh])
+                record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
                 vals = np.asarray(vals)
                 scatter(b.smem, off, width, vals[:, sh])
                 tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
@@ -310,206 +282,6 @@ def _ldc(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-# --- atomics ------------------------------------------------------------------------------
-
-_ATOMIC_CLASS = {"POPC": "inc", "EXCH": "exch", "CAS": "exch", "CAST": "exch"}
-
-
-def _atomic_op(ins: Instruction) -> str:
-    for m in ins.mods:
-        if m in ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST"):
-            return m
-        if m == "POPC":
-            return "POPC"
-    raise unsupported(ins, "unknown atomic operation")
-
-
-def _apply(opname: str, old: int, val: int, cmp: int, signed: bool, flt: bool) -> int:
-    if flt:
-        f = np.array([old, val], dtype=np.uint32).view(np.float32)
-        if opname == "ADD":
-            return int(np.array(f[0] + f[1], dtype=np.float32).view(np.uint32))
-        if opname in ("MIN", "MAX"):
-            r = min(f[0], f[1]) if opname == "MIN" else max(f[0], f[1])
-            return int(np.array(r, dtype=np.float32).view(np.uint32))
-    so = old - (1 << 32) if signed and old >> 31 else old
-    sv = val - (1 << 32) if signed and val >> 31 else val
-    table = {
-        "ADD": lambda: old + val,
-        "POPC": lambda: old + 1,
-        "MIN": lambda: min(so, sv),
-        "MAX": lambda: max(so, sv),
-        "INC": lambda: 0 if old >= val else old + 1,
-        "DEC": lambda: val if old == 0 or old > val else old - 1,
-        "AND": lambda: old & val,
-        "OR": lambda: old | val,
-        "XOR": lambda: old ^ val,
-        "EXCH": lambda: val,
-        "CAS": lambda: val if old == cmp else old,
-        "CAST": lambda: val if old == cmp else old,
-    }
-    return table[opname]() & 0xFFFFFFFF
-
-
-@op("ATOMS", "ATOMG", "ATOM", "RED", "REDG")
-def _atomic(ins: Instruction, ctx: Context) -> Step:
-    opname = _atomic_op(ins)
-    ops = list(ins.operands)
-    shared = ins.opcode == "ATOMS"
-    # destinations come first: an optional predicate (CAST.SPIN, ATOMG PT), then a register
-    wpred = None
-    if ops and isinstance(ops[0], Reg) and ops[0].kind == "P":
-        wpred = ops.pop(0)
-    dest: Operand | None = None
-    if ins.opcode not in ("RED", "REDG"):
-        dest = ops.pop(0)
-        if isinstance(dest, Reg) and dest.kind == "P":
-            wpred, dest = dest, ops.pop(0)
-    mem = ops.pop(0)
-    srcs = ops
-    width, _ = access_width(ins)
-    if width != 4:
-        raise unsupported(ins, "only 32-bit atomics")
-    signed = "S32" in ins.mods
-    flt = "F32" in ins.mods
-    ra = address(mem, ins)
-    readers = [read_u32(s, "i", ins) for s in srcs]
-    w = write_regs(dest, 1, ins) if dest is not None else None
-    from .operands import write_pred
-
-    wp = write_pred(wpred, ins) if wpred is not None else None
-    index = ctx.position(ins)
-    kind = shared_op_of(ins) or SharedOp("atomic", 4)  # recorded for ATOMS only
-
-    def step(b: Block, ix: Idx) -> None:
-        a, ta = ra(b, ix)
-        _check_align(a, 4, ins)
-        n = b.count(ix)
-        vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
-        tv = _or_all([r(b, ix)[1] for r in readers])
-        if shared:
-            off = shared_offsets(b, a, 4, ins)
-            _record(b, index, ins, kind, ix, off, ta)
-            data, taint = b.smem, b.tsmem
-        else:
-            mem_ = b.launch.memory
-            off = mem_.offsets(a, 4, ins)
-            data, taint = mem_.data, None
-        words = data.view(np.uint32)
-        widx = off // 4
-        old = np.zeros(n, dtype=np.uint32)
-        ok = np.zeros(n, dtype=bool)
-        if opname in ("CAS", "CAST"):
-            cmp_v, new_v = vals[0], vals[1]
-        else:
-            cmp_v, new_v = (
-                vals[0] if vals else np.zeros(n, _U),
-                vals[0] if vals else np.zeros(n, _U),
-            )
-        for k in range(n):  # thread order: one valid serialization of the lanes
-            o = int(words[widx[k]])
-            old[k] = o
-            nv = _apply(opname, o, int(new_v[k]), int(cmp_v[k]), signed, flt)
-            ok[k] = o == int(cmp_v[k])
-            words[widx[k]] = nv
-        if taint is not None:
-            scatter_taint(taint, off, 4, np.asarray(tv, dtype=np.uint8) | ta)
-        t_old = (gather_taint(taint, off, 4) if taint is not None else TAINT_GLOBAL) | ta
-        if w is not None:
-            w(b, ix, old[None, :], t_old)
-        if wp is not None:
-            wp(b, ix, ok, t_old)
-
-    return step
-
-
-# --- ldmatrix / stmatrix ------------------------------------------------------------------
-
-
-def _matrix_shape(ins: Instruction) -> tuple[int, bool]:
-    trans = "MT88" in ins.mods or "TRANS" in ins.mods
-    count = next((int(m) for m in ins.mods if m in ("1", "2", "4")), 1)
-    if "16" not in ins.mods:
-        raise unsupported(ins, "only 16-bit element matrices")
-    return count, trans
-
-
-def _warp_rows(b: Block, ix: Idx, a: Any, ins: Instruction, count: int) -> Any:
-    """(warps, 32) addresses of every lane that executed; lanes 8m..8m+7 must all be there."""
-    tids = b.ids(ix)
-    warps = tids >> 5
-    uw, row = np.unique(warps, return_inverse=True)
-    table = np.full((len(uw), 32), -1, dtype=np.int64)
-    table[row, tids & 31] = a
-    if (table[:, : 8 * count] < 0).any():
-        raise TraceError("ldmatrix/stmatrix executed by a partial warp", ins)
-    return uw, row, table
-
-
-def _matrix_offsets(table: Any, row: Any, lanes: Any, m: int, trans: bool) -> Any:
-    """Byte offsets of the two 16-bit elements lane ``lanes`` holds of matrix ``m``."""
-    if trans:
-        r0 = table[row, 8 * m + 2 * (lanes % 4)]
-        r1 = table[row, 8 * m + 2 * (lanes % 4) + 1]
-        col = 2 * (lanes // 4)
-        return r0 + col, r1 + col
-    base = table[row, 8 * m + lanes // 4] + 4 * (lanes % 4)
-    return base, base + 2
-
-
-@op("LDSM")
-def _ldsm(ins: Instruction, ctx: Context) -> Step:
-    count, trans = _matrix_shape(ins)
-    w = write_regs(ins.operands[0], count, ins)
-    ra = address(ins.operands[1], ins)
-    index = ctx.position(ins)
-    kind = _kind(ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        a, ta = ra(b, ix)
-        off = shared_offsets(b, a, 16, ins)
-        _record(b, index, ins, kind, ix, off, ta)
-        uw, row, table = _warp_rows(b, ix, off, ins, count)
-        lanes = b.ids(ix) & 31
-        out = np.zeros((count, len(lanes)), dtype=np.uint32)
-        tout = []
-        for m in range(count):
-            lo, hi = _matrix_offsets(table, row, lanes, m, trans)
-            vlo = gather(b.smem, lo, 2, False)[0]
-            vhi = gather(b.smem, hi, 2, False)[0]
-            out[m] = vlo | (vhi << np.uint32(16))
-            tout.append(gather_taint(b.tsmem, lo, 2) | gather_taint(b.tsmem, hi, 2) | ta)
-        w(b, ix, out, tout)
-
-    return step
-
-
-@op("STSM")
-def _stsm(ins: Instruction, ctx: Context) -> Step:
-    count, trans = _matrix_shape(ins)
-    ra = address(ins.operands[0], ins)
-    rv = read_regs(ins.operands[1], count, ins)
-    index = ctx.position(ins)
-    kind = _kind(ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        a, ta = ra(b, ix)
-        off = shared_offsets(b, a, 16, ins)
-        _record(b, index, ins, kind, ix, off, ta)
-        uw, row, table = _warp_rows(b, ix, off, ins, count)
-        lanes = b.ids(ix) & 31
-        vals, tv = rv(b, ix)
-        for m in range(count):
-            lo, hi = _matrix_offsets(table, row, lanes, m, trans)
-            v = np.asarray(vals[m], dtype=np.uint32)
-            scatter(b.smem, lo, 2, (v & np.uint32(0xFFFF))[None, :])
-            scatter(b.smem, hi, 2, (v >> np.uint32(16))[None, :])
-            scatter_taint(b.tsmem, lo, 2, tv[m] | ta)
-            scatter_taint(b.tsmem, hi, 2, tv[m] | ta)
-
-    return step
-
-
 # --- cp.async -----------------------------------------------------------------------------
 
 
@@ -525,11 +297,11 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
     rfill = read_pred(ops[2], ins) if len(ops) == 3 else None
     zfill = "ZFILL" in ins.mods
     index = ctx.position(ins)
-    kind = _kind(ins)
+    kind = shared_kind(ins)
 
     def step(b: Block, ix: Idx) -> None:
         d, td = rdst(b, ix)
-        _check_align(d, width, ins)
+        check_align(d, width, ins)
         off = shared_offsets(b, d, width, ins)
         n = b.count(ix)
         s, ts = rsrc(b, ix)
@@ -539,8 +311,8 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
             s = s & ~np.int64(width - 1)
         if rfill is not None:
             nbytes = np.where(np.broadcast_to(rfill(b, ix)[0], (n,)), nbytes, 0)
-        _check_align(s, width, ins)
-        _record(b, index, ins, kind, ix, off, td, s, nbytes)
+        check_align(s, width, ins)
+        record_shared(b, index, ins, kind, ix, off, td, s, nbytes)
         raw = np.zeros((n, width), dtype=np.uint8)
         reads = nbytes > 0
         if reads.any():
