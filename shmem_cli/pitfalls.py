@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from .errors import ShmemError, shorten
 from .source import Document, KeyPath
+from .spec_model import THREAD_NAMES
 
 _HABITS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\*\*"), "'**' is Python, not C: for a power of two write 1 << k, else multiply"),
@@ -69,8 +70,7 @@ def _names_hint(text: str, declared: set[str]) -> str | None:
 
 
 def _thread_names() -> frozenset[str]:
-    from .spec import THREAD_NAMES  # (if the shorthands become names, this check steps aside)
-
+    # (if the shorthands become names, this check steps aside)
     return frozenset(THREAD_NAMES)
 
 
