@@ -1,0 +1,120 @@
+"""No import circle among the package's modules (issue 11).
+
+The graph is built from the source with ``ast``: an edge for every import a module runs
+when it is imported (statements at module level, including those under ``if``/``try``,
+but not under ``if TYPE_CHECKING:``, and not those inside functions); ``from . import x``
+in a package's own module is an edge to ``x``, not back to the package, which Python
+initializes first. A circle in that
+graph makes the import order matter and the modules one unit in all but name.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "shmem_cli"
+
+
+def module_names(root: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _runtime_imports(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        elif isinstance(node, ast.If):
+            test = ast.unparse(node.test)
+            if test not in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                found += _runtime_imports(node.body)
+            found += _runtime_imports(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody):
+                found += _runtime_imports(block)
+            for handler in node.handlers:
+                found += _runtime_imports(handler.body)
+    return found
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the package modules it imports when it is imported."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        here = name if is_package else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in _runtime_imports(ast.parse(path.read_text()).body):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = here
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                mod = node.module or ""
+                if node.level:
+                    mod = f"{base}.{mod}" if mod else base
+                targets = [mod] + [f"{mod}.{alias.name}" for alias in node.names]
+            # a module's own packages are initialized before it: no edge back to them
+            edges |= {t for t in targets if t in modules and not f"{name}.".startswith(f"{t}.")}
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_the_package() -> None:
+    graph = import_graph(module_names())
+    assert "shmem_cli.spec_model" in graph["shmem_cli.spec"]
+    assert "shmem_cli.trace.decode" in graph["shmem_cli.trace.ops_int"]
+    assert "shmem_cli.expr" in graph["shmem_cli.spec"]
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_circle() -> None:
+    assert cycles(import_graph(module_names())) == []
