@@ -203,9 +203,9 @@ def _resolve_array(
             raise ShmemError(
                 f"swizzle {swizzle.label} on array {shorten(decl.name)!r} XORs offset bits "
                 f"{_bit_span(swizzle.base + swizzle.shift, swizzle.bits)} into bits "
-                f"{_bit_span(swizzle.base, swizzle.bits)} and repeats every {swizzle.period} bytes, so the "
-                f"array must start at a multiple of {swizzle.period} bytes (__align__({swizzle.period})); "
-                f"it starts at byte {offset}",
+                f"{_bit_span(swizzle.base, swizzle.bits)} and repeats every {swizzle.period} "
+                f"bytes, so the array must start at a multiple of {swizzle.period} bytes "
+                f"(__align__({swizzle.period})); it starts at byte {offset}",
                 path=spec.path,
                 pos=decl.offset.pos,
             )
@@ -217,8 +217,9 @@ def _resolve_array(
         if swizzle.bits and unit < esize:
             raise ShmemError(
                 f"swizzle {swizzle.label} moves {unit}-byte units (base {swizzle.base}) but array "
-                f"{shorten(decl.name)!r} holds {esize}-byte {decl.dtype.name} elements, which it would split; "
-                f"the base must be at least {esize.bit_length() - 1} ({esize}-byte units)",
+                f"{shorten(decl.name)!r} holds {esize}-byte {decl.dtype.name} elements, which it "
+                f"would split; the base must be at least {esize.bit_length() - 1} ({esize}-byte "
+                "units)",
                 path=spec.path,
                 pos=decl.pos,
             )

@@ -56,7 +56,8 @@ def keep_freed_memory() -> None:
 
 
 def thread_index(tid: TidT, block: tuple[int, int, int]) -> tuple[TidT, TidT, TidT]:
-    """``threadIdx`` (x, y, z) of linear thread id ``tid`` (an int or an array): tid = x + y*X + z*X*Y."""
+    """``threadIdx`` (x, y, z) of linear thread id ``tid`` (an int or an array):
+    tid = x + y*X + z*X*Y."""
     x, y, _ = block
     return tid % x, (tid // x) % y, tid // (x * y)
 
@@ -158,7 +159,8 @@ class Space:
             yield self.batch(base_env, start, count)
 
     def chunk_env(self, base_env: Mapping[str, Value], start: int, count: int) -> dict[str, Value]:
-        """``base_env`` plus each loop variable as a (count, 1) column: iterations start.. start+count-1."""
+        """``base_env`` plus each loop variable as a (count, 1) column: iterations
+        start..start+count-1."""
         env = dict(base_env)
         rest = np.arange(start, start + count, dtype=np.int64)[:, None]
         for lp in reversed(self.access.loops):
@@ -167,7 +169,8 @@ class Space:
         return env
 
     def lanes(self, env: dict[str, Value], start: int, count: int) -> tuple[B8 | None, B8 | None]:
-        """(predicate, live) of a chunk from :meth:`chunk_env`, each (count, threads) or None for all lanes.
+        """(predicate, live) of a chunk from :meth:`chunk_env`, each (count, threads) or None
+        for all lanes.
 
         predicate: the lanes that run the instruction (``when``); live: the lanes whose
         addresses the instruction reads, the engine's active lanes (for ldmatrix/stmatrix
@@ -204,8 +207,8 @@ class Space:
             if misaligned.any():
                 c, t = np.argwhere(misaligned)[0]
                 raise ShmemError(
-                    f"{acc.op} row address {int(addr[c, t])} of {self._who(int(c), int(t), start)} is "
-                    f"not 16-byte aligned (each lane gives the start of a 16-byte row)",
+                    f"{acc.op} row address {int(addr[c, t])} of {self._who(int(c), int(t), start)} "
+                    "is not 16-byte aligned (each lane gives the start of a 16-byte row)",
                     path=self.spec.path,
                     pos=acc.index[-1].pos,
                 )
@@ -314,8 +317,8 @@ class Space:
         if mixed.any():
             c, w = (int(v) for v in np.argwhere(mixed)[0])
             raise ShmemError(
-                f"{self.access.op} is .sync.aligned: 'when' must be the same for all lanes of a warp, "
-                f"but it differs inside warp {w}{self._at(start + c)}",
+                f"{self.access.op} is .sync.aligned: 'when' must be the same for all lanes of a "
+                f"warp, but it differs inside warp {w}{self._at(start + c)}",
                 path=self.spec.path,
                 pos=self.access.when.pos if self.access.when else self.access.pos,
             )

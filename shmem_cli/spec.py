@@ -422,7 +422,8 @@ class _Compiler:
         index_raw = acc["index"]
         if len(index_raw) != len(arr.shape):
             raise self.err(
-                f"array {shorten(aname)!r} has {len(arr.shape)} dimension(s) but the index has {len(index_raw)}",
+                f"array {shorten(aname)!r} has {len(arr.shape)} dimension(s) but the index has "
+                f"{len(index_raw)}",
                 "accesses",
                 i,
                 "index",
@@ -459,9 +460,9 @@ class _Compiler:
         if op == "atomic":
             if not (arr.dtype.integer and arr.dtype.size == 4):
                 raise self.err(
-                    f"atomics on {arr.dtype.name} compile to a compare-and-swap loop (ATOMS.CAST.SPIN) whose "
-                    "cost depends on run-time contention; shmem models 32-bit integer atomics "
-                    "(int32/uint32) only",
+                    f"atomics on {arr.dtype.name} compile to a compare-and-swap loop "
+                    "(ATOMS.CAST.SPIN) whose cost depends on run-time contention; shmem models "
+                    "32-bit integer atomics (int32/uint32) only",
                     *where,
                     "array",
                 )

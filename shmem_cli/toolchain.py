@@ -46,7 +46,8 @@ class ToolMissing(ToolError):
 
 
 def cuda_dirs() -> list[str]:
-    """The ``bin`` folders of the CUDA toolkit installs named by the environment, then the default."""
+    """The ``bin`` folders of the CUDA toolkit installs named by the environment, then the
+    default."""
     dirs = []
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):

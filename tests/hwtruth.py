@@ -1,4 +1,5 @@
-"""The measured H200 cases for the tests; the reader is measured/h200.py (docs/tools uses it too)."""
+"""The measured H200 cases for the tests; the reader is measured/h200.py (docs/tools uses it
+too)."""
 
 from measured.h200 import (
     DATA,

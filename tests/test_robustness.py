@@ -567,8 +567,8 @@ def test_cli_output_interrupted_keeps_the_old_report(
 
 
 def test_no_module_writes_files_directly() -> None:
-    """Every file shmem writes goes through fsutil (write_atomic, write_bytes; appending to a log that
-    someone else owns, such as $GITHUB_STEP_SUMMARY, is not replacing a file)."""
+    """Every file shmem writes goes through fsutil (write_atomic, write_bytes; appending to a
+    log that someone else owns, such as $GITHUB_STEP_SUMMARY, is not replacing a file)."""
     direct = re.compile(r"(?<!fsutil)\.write_(text|bytes)\(|\bopen\([^)]*['\"][wx]b?\+?['\"]")
     found = []
     for source in sorted((ROOT / "shmem_cli").rglob("*.py")):

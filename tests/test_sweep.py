@@ -346,8 +346,8 @@ def test_ldmatrix_lanes_without_an_address_and_idle_warps_are_skipped(
     got = [
         (a.requests, a.wavefronts, a.max_ways) for v in result.variants for a in v.outcome.accesses
     ]
-    # rows 0..7 of warp 0: a 128-byte pitch puts all eight 16-byte rows on banks 0..3 (8 wavefronts);
-    # a 144-byte pitch (pad 8 halves) spreads them over all 32 banks (1 wavefront)
+    # rows 0..7 of warp 0: a 128-byte pitch puts all eight 16-byte rows on banks 0..3
+    # (8 wavefronts); a 144-byte pitch (pad 8 halves) spreads them over all 32 banks (1 wavefront)
     assert got == [(1, 8, 8), (1, 1, 1)]
 
 
@@ -441,7 +441,8 @@ def test_cli_usage_errors(args: list[str], needle: str) -> None:
 def test_cli_invalid_spec_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(
-        "block: [32]\narrays:\n  t: {dtype: float32, shape: [8]}\naccesses:\n  - {array: u, index: [0]}\n"
+        "block: [32]\narrays:\n  t: {dtype: float32, shape: [8]}\n"
+        "accesses:\n  - {array: u, index: [0]}\n"
     )
     res = run(str(path), "--pad", "0..1")
     assert res.exit_code == 2

@@ -1,4 +1,5 @@
-"""Swizzles: the TMA modes and CuTe Swizzle<B,M,S> against independent bit-twiddling, and alignment."""
+"""Swizzles: the TMA modes and CuTe Swizzle<B,M,S> against independent bit-twiddling, and
+alignment."""
 
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ def spec_with(arrays: dict[str, Any], accesses: list[dict[str, Any]] | None = No
 
 
 def test_space_addresses_use_the_swizzled_offset() -> None:
-    # a 64x64 half tile with 128B swizzle, column c of rows lane: address = offset + swz(row*128 + c*2)
+    # a 64x64 half tile with 128B swizzle, column c of rows lane:
+    # address = offset + swz(row*128 + c*2)
     spec = spec_with(
         {
             "pre": {"dtype": "float32", "shape": [40]},

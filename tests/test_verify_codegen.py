@@ -232,10 +232,12 @@ def _harness(targets: list[Target]) -> str:
         for depth, lp in enumerate(t.access.loops):
             out += codegen.loop_head(t.kernel, lp, depth)
         out += [
-            f"for (unsigned b_tz = 0; b_tz < {z}u; ++b_tz) for (unsigned b_ty = 0; b_ty < {y}u; ++b_ty)",
+            f"for (unsigned b_tz = 0; b_tz < {z}u; ++b_tz) "
+            f"for (unsigned b_ty = 0; b_ty < {y}u; ++b_ty)",
             f"for (unsigned b_tx = 0; b_tx < {x}u; ++b_tx) {{",
             f"  const unsigned b_tid = b_tx + {x}u * (b_ty + {y}u * b_tz);",
-            "  const unsigned b_lane = b_tid % 32u, b_warp = b_tid / 32u; (void)b_lane; (void)b_warp;",
+            "  const unsigned b_lane = b_tid % 32u, b_warp = b_tid / 32u; "
+            "(void)b_lane; (void)b_warp;",
             f"  if (({when}) != 0) {{",
             *codegen.address_lines(t, names),
             '    printf("%lld\\n", e_addr);',

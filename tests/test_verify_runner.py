@@ -67,7 +67,8 @@ for n, k in enumerate(json.load(open("manifest.json"))["kernels"]):
     u = unit[k["op"]]
     extra = 1 if n == 0 else 0  # the first kernel measures one wavefront more than predicted
     print(f'"{n}","{k["kernel"]}","smsp__sass_inst_executed_op_shared_{u}.sum","inst","{p["requests"]:,}"')
-    print(f'"{n}","{k["kernel"]}","l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{u}.sum","","{p["wavefronts"] + extra + 2:,}"')
+    wavefronts = f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{u}.sum"
+    print(f'"{n}","{k["kernel"]}","{wavefronts}","","{p["wavefronts"] + extra + 2:,}"')
     print(f'"{n}","{k["kernel"]}","l1tex__data_bank_conflicts_type_arbitration.sum","","2"')
 """
 

@@ -207,7 +207,8 @@ class Evaluator:
     def _chunk(
         space: Space, base_env: Mapping[str, Value], start: int, count: int
     ) -> tuple[list[I64], B8, I64] | None:
-        """Index values of ``count`` loop iterations from ``start``, on the live lanes of Space.batch.
+        """Index values of ``count`` loop iterations from ``start``, on the live lanes of
+        Space.batch.
 
         None on a fault (or a ``when`` that is not warp-uniform for ldmatrix/stmatrix):
         the reference path reports it, located.

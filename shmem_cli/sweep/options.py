@@ -95,7 +95,9 @@ class Axis:
 
 
 def parse_axis(kind: str, text: str) -> Axis:
-    """``--pad [ARRAY=]RANGE``, ``--swizzle [ARRAY=]LIST``, ``--param NAME=RANGE``. Raises ValueError."""
+    """``--pad [ARRAY=]RANGE``, ``--swizzle [ARRAY=]LIST``, ``--param NAME=RANGE``.
+
+    Raises ValueError."""
     target: str | None = None
     body = text
     head, eq, rest = text.partition("=")
@@ -153,7 +155,8 @@ class Plan:
             raise ShmemError(f"the sweep has {self.size:,} variants; the limit is {MAX_VARIANTS:,}")
 
     def swept_arrays(self, spec: SpecFile) -> list[str] | None:
-        """Arrays whose pad or swizzle the sweep sets (None: every array, as when only params vary)."""
+        """Arrays whose pad or swizzle the sweep sets (None: every array, as when only params
+        vary)."""
         axes = [a for a in self.axes if a.kind != "param"]
         if not axes or any(a.target is None for a in axes):
             return None

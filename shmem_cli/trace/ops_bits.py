@@ -21,7 +21,8 @@ _U = np.uint32
 
 
 def lut3(lut: int, a: Any, b: Any, c: Any) -> Any:
-    """The bitwise function of three inputs whose truth table is ``lut`` (a=0xF0, b=0xCC, c=0xAA)."""
+    """The bitwise function of three inputs whose truth table is ``lut``
+    (a=0xF0, b=0xCC, c=0xAA)."""
     known = {
         0xC0: lambda: a & b,
         0xFC: lambda: a | b,

@@ -215,7 +215,8 @@ _FOLD: dict[str, str] = {
     "float2": "(__float_as_uint({v}.x) + __float_as_uint({v}.y))",
     "int2": "((unsigned)({v}.x) + (unsigned)({v}.y))",
     "uint2": "({v}.x + {v}.y)",
-    "float4": "(__float_as_uint({v}.x) + __float_as_uint({v}.y) + __float_as_uint({v}.z) + __float_as_uint({v}.w))",
+    "float4": "(__float_as_uint({v}.x) + __float_as_uint({v}.y) + __float_as_uint({v}.z) + "
+    "__float_as_uint({v}.w))",
     "int4": "((unsigned)({v}.x) + (unsigned)({v}.y) + (unsigned)({v}.z) + (unsigned)({v}.w))",
     "uint4": "({v}.x + {v}.y + {v}.z + {v}.w)",
     "double2": "(shm_fold64((unsigned long long)__double_as_longlong({v}.x)) + "
@@ -226,7 +227,8 @@ _VALUE: dict[str, str] = {
     "float16": "__ushort_as_half((unsigned short)(s + 1u))",
     "bfloat16": "__ushort_as_bfloat16((unsigned short)(s + 1u))",
     "float32": "(float)(s + 1u)",
-    "half2": "__halves2half2(__ushort_as_half((unsigned short)s), __ushort_as_half((unsigned short)(s + 1u)))",
+    "half2": "__halves2half2(__ushort_as_half((unsigned short)s), "
+    "__ushort_as_half((unsigned short)(s + 1u)))",
     "float64": "(double)(s + 1u)",
     "float2": "make_float2((float)s, (float)(s + 1u))",
     "int2": "make_int2((int)s, (int)(s + 1u))",
@@ -288,7 +290,8 @@ def _matrix_asm(target: Target) -> list[str]:
         regs = ", ".join(f"%{k + 1}" for k in range(m))
         ins = ", ".join(f'"r"(s * 4u + {k}u)' for k in range(m))
         lines.append(
-            f'asm volatile("stmatrix.sync.aligned.{shape} [%0], {{{regs}}};" :: "r"(a), {ins} : "memory");'
+            f'asm volatile("stmatrix.sync.aligned.{shape} [%0], {{{regs}}};" :: "r"(a), {ins} '
+            ': "memory");'
         )
     return lines
 
@@ -346,7 +349,8 @@ def kernel_source(target: Target) -> str:
             name = constant_name(target.kernel, depth)
             out.append(f"__constant__ {lp.ctype.spelling} {name}[{len(lp.values)}] = {{{vals}}};")
     out += [
-        f'extern "C" __global__ void __launch_bounds__({x * y * z}) {target.kernel}(unsigned* __restrict__ sink) {{',
+        f'extern "C" __global__ void __launch_bounds__({x * y * z}) {target.kernel}('
+        "unsigned* __restrict__ sink) {",
         "  unsigned char* const smem = shm_base();",
         "  const unsigned b_tx = threadIdx.x, b_ty = threadIdx.y, b_tz = threadIdx.z;",
         f"  const unsigned b_tid = b_tx + {x}u * (b_ty + {y}u * b_tz);",
@@ -389,7 +393,9 @@ PRELUDE = """\
 #include <cuda_bf16.h>
 
 {helpers}
-__device__ __forceinline__ unsigned shm_fold64(unsigned long long v) {{ return (unsigned)v + (unsigned)(v >> 32); }}
+__device__ __forceinline__ unsigned shm_fold64(unsigned long long v) {{
+  return (unsigned)v + (unsigned)(v >> 32);
+}}
 
 // The dynamic shared memory, moved up to the next {align}-byte boundary (the host adds the slack).
 extern __shared__ __align__({align}) unsigned char shm_raw[];
@@ -404,13 +410,15 @@ extern "C" __global__ void {probe}(unsigned* out) {{
 """
 
 HOST = """\
-static int shm_launch(const char* name, void (*kernel)(unsigned*), dim3 block, size_t smem, unsigned* sink,
-                      int max_smem) {{
+static int shm_launch(const char* name, void (*kernel)(unsigned*), dim3 block, size_t smem,
+                      unsigned* sink, int max_smem) {{
   if (smem > (size_t)max_smem) {{
-    printf("FAILED %s: needs %zu bytes of shared memory, the device allows %d\\n", name, smem, max_smem);
+    printf("FAILED %s: needs %zu bytes of shared memory, the device allows %d\\n", name, smem,
+           max_smem);
     return 1;
   }}
-  cudaError_t e = cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  cudaError_t e = cudaFuncSetAttribute((const void*)kernel,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e == cudaSuccess) {{
     kernel<<<1, block, smem>>>(sink);
     e = cudaGetLastError();
@@ -425,7 +433,10 @@ static int shm_launch(const char* name, void (*kernel)(unsigned*), dim3 block, s
 
 int main() {{
   unsigned* sink = nullptr;
-  if (cudaMalloc(&sink, {sink_words} * sizeof(unsigned)) != cudaSuccess) {{ printf("cudaMalloc failed\\n"); return 2; }}
+  if (cudaMalloc(&sink, {sink_words} * sizeof(unsigned)) != cudaSuccess) {{
+    printf("cudaMalloc failed\\n");
+    return 2;
+  }}
   {probe}<<<1, 1, 16>>>(sink);
   unsigned base = 0;
   if (cudaMemcpy(&base, sink, sizeof(base), cudaMemcpyDeviceToHost) != cudaSuccess) {{
@@ -445,7 +456,8 @@ int main() {{
 
 
 def program_source(targets: list[Target]) -> str:
-    """The whole ``.cu`` file: prelude, every target's kernel, a host ``main`` that launches each once."""
+    """The whole ``.cu`` file: prelude, every target's kernel, and a host ``main`` that
+    launches each once."""
     parts = [
         PRELUDE.format(
             version=__version__,
@@ -461,7 +473,8 @@ def program_source(targets: list[Target]) -> str:
         x, y, z = t.layout.block
         smem = max(16, t.layout.smem_bytes)
         launches.append(
-            f'  failed += shm_launch("{t.kernel}", {t.kernel}, dim3({x}, {y}, {z}), {smem} + slack, sink, max_smem);'
+            f'  failed += shm_launch("{t.kernel}", {t.kernel}, dim3({x}, {y}, {z}), '
+            f"{smem} + slack, sink, max_smem);"
         )
     parts.append(
         HOST.format(

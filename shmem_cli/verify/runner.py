@@ -122,7 +122,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 ARCH="${{1:-{arch}}}"
 {{
-  nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader || echo "nvidia-smi failed"
+  nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader \\
+    || echo "nvidia-smi failed"
   nvcc --version | tail -n 1
   ncu --version | tail -n 1
 }} > {env} 2>&1
@@ -130,7 +131,10 @@ nvcc -arch="$ARCH" -O3 -o {binary} {source}
 cuobjdump -sass {binary} > {sass}
 status=0
 ncu {ncu_flags} --metrics {metrics} ./{binary} > {csv} 2> ncu.log || status=$?
-if [ "$status" != 0 ]; then echo "ncu exited with status $status (see ncu.log)" >&2; tail -n 5 ncu.log >&2; fi
+if [ "$status" != 0 ]; then
+  echo "ncu exited with status $status (see ncu.log)" >&2
+  tail -n 5 ncu.log >&2
+fi
 grep -c '^"' {csv} > /dev/null || {{ echo "ncu wrote no counters" >&2; exit 1; }}
 echo "wrote $(pwd)/{csv} and $(pwd)/{sass}"
 """

@@ -51,7 +51,8 @@ for L in man["launches"]:
     lines.append(f"    void *args[] = {{{', '.join(params)}}};")
     g, b = L["grid"], L["block"]
     lines.append(
-        f"    CK(cuLaunchKernel(f, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, {L['dynamic_smem']}, 0, args, 0));"
+        f"    CK(cuLaunchKernel(f, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, "
+        f"{L['dynamic_smem']}, 0, args, 0));"
     )
     lines.append("    CK(cuCtxSynchronize());")
     z = L["args"][0]["zeros"]
@@ -67,26 +68,34 @@ src = (
 #include <string>
 #include <vector>
 #include <map>
-#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s; cuGetErrorString(r_, &s); printf("CUDA error %s at line %d\n", s, __LINE__); exit(1);} } while (0)
+#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s; \
+    cuGetErrorString(r_, &s); printf("CUDA error %s at line %d\n", s, __LINE__); exit(1);} \
+  } while (0)
 static std::string DATA, OUTD;
 static std::map<std::string, CUmodule> mods;
 static CUmodule mod(const char *name) {
   auto it = mods.find(name); if (it != mods.end()) return it->second;
   CUmodule m; CK(cuModuleLoad(&m, (DATA + "/" + name).c_str())); mods[name] = m; return m; }
-static CUfunction get(CUmodule m, const char *n) { CUfunction f; CK(cuModuleGetFunction(&f, m, n)); return f; }
+static CUfunction get(CUmodule m, const char *n) {
+  CUfunction f; CK(cuModuleGetFunction(&f, m, n)); return f; }
 static CUdeviceptr buffer(size_t bytes, const char *file) {
   std::vector<char> h;
-  if (file) { FILE *fp = fopen((DATA + "/" + file).c_str(), "rb"); if (!fp) { printf("no %s\n", file); exit(1);}
-    fseek(fp, 0, SEEK_END); long n = ftell(fp); fseek(fp, 0, SEEK_SET); h.resize(n); fread(h.data(), 1, n, fp); fclose(fp); }
+  if (file) {
+    FILE *fp = fopen((DATA + "/" + file).c_str(), "rb");
+    if (!fp) { printf("no %s\n", file); exit(1);}
+    fseek(fp, 0, SEEK_END); long n = ftell(fp); fseek(fp, 0, SEEK_SET);
+    h.resize(n); fread(h.data(), 1, n, fp); fclose(fp); }
   else h.assign(bytes, 0);
   CUdeviceptr d; CK(cuMemAlloc(&d, h.size() + 256)); CK(cuMemsetD8(d, 0, h.size() + 256));
   CK(cuMemcpyHtoD(d, h.data(), h.size())); return d; }
 static void dump(CUdeviceptr d, size_t n, const char *id) {
   std::vector<char> h(n); CK(cuMemcpyDtoH(h.data(), d, n));
-  FILE *fp = fopen((OUTD + "/" + id + ".bin").c_str(), "wb"); fwrite(h.data(), 1, n, fp); fclose(fp); }
+  FILE *fp = fopen((OUTD + "/" + id + ".bin").c_str(), "wb");
+  fwrite(h.data(), 1, n, fp); fclose(fp); }
 int main(int argc, char **argv) {
   DATA = argv[1]; OUTD = argv[2];
-  CK(cuInit(0)); CUdevice dev; CK(cuDeviceGet(&dev, 0)); CUcontext ctx; CK(cuCtxCreate(&ctx, NULL, 0, dev));
+  CK(cuInit(0)); CUdevice dev; CK(cuDeviceGet(&dev, 0));
+  CUcontext ctx; CK(cuCtxCreate(&ctx, NULL, 0, dev));
 """
     + "\n".join(body)
     + r"""

@@ -104,8 +104,16 @@ gpu = (src_dir / "gpu.txt").read_text().split("\n")
     json.dumps(
         {
             "gpu": "NVIDIA H200 (sm_90), " + " / ".join(x.strip() for x in gpu if x.strip()),
-            "profiler": "ncu --clock-control none --metrics <shared counters> --section SourceCounters",
-            "note": "requests = smsp__sass_inst_executed_op_*; wavefronts = raw l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*; ldgsts wavefronts = total shared wavefronts less the ld, st, atom, misc, gmma and ipa parts; instructions = Nsight Compute source counters per SASS instruction (pc relative to the function)",
+            "profiler": (
+                "ncu --clock-control none --metrics <shared counters> --section SourceCounters"
+            ),
+            "note": (
+                "requests = smsp__sass_inst_executed_op_*; "
+                "wavefronts = raw l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*; "
+                "ldgsts wavefronts = total shared wavefronts less the ld, st, atom, misc, gmma "
+                "and ipa parts; instructions = Nsight Compute source counters per SASS "
+                "instruction (pc relative to the function)"
+            ),
             "launches": out,
         },
         indent=1,
