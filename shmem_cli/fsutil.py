@@ -24,7 +24,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
@@ -163,6 +162,8 @@ def _write_in_place(name: str, shown: str, data: bytes) -> None:
 def _replace(target: str, folder: str, shown: str, data: bytes) -> None:
     base = os.path.basename(target)
     try:
+        import tempfile  # here: it imports shutil, random and hashlib, ms of start-up
+
         fd, tmp = tempfile.mkstemp(prefix=f".{base[:64]}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot write: {reason(exc)}", shown) from None

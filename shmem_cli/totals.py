@@ -77,7 +77,20 @@ def scan_access(space: Space, kind: AccessKind, visit: Visit | None = None) -> T
     return total
 
 
-_HASH = np.random.default_rng(20240601).integers(1, 1 << 62, size=(9, 32), dtype=np.int64) | 1
+def _odd_multipliers(count: int) -> I64:
+    """``count`` odd 62-bit multipliers from a splitmix64 sequence (fixed, no numpy.random:
+    importing it costs several milliseconds of every run's start-up)."""
+    state, out = 20240601, []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & (1 << 64) - 1
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (1 << 64) - 1
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (1 << 64) - 1
+        out.append(((z ^ (z >> 31)) >> 2) | 1)
+    return np.array(out, dtype=np.int64)
+
+
+_HASH = _odd_multipliers(9 * 32).reshape(9, 32)
 
 
 def distinct_rows(columns: Sequence[I64]) -> tuple[I64, I64]:
