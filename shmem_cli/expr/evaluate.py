@@ -23,11 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from . import interval
 from .ctype import CType
+from .interval import Range
 from .tree import BoolArray, EvalFault, IntArray, Node, Value
 
 _I64_MIN = -(1 << 63)
 _MOD64 = 1 << 64
+_BIG = 1 << 62
 
 
 def _wrap64(v: int) -> int:
@@ -81,7 +84,7 @@ def _tv(v: int, t: CType) -> int:
     return v + _MOD64 if t is CType.ULLONG and v < 0 else v
 
 
-def _name(node: Node, env: Mapping[str, Value]) -> Value:
+def _name(node: Node, env: Mapping[str, Value]) -> tuple[Value, Range]:
     try:
         v = env[node.op]
     except KeyError:
@@ -94,13 +97,17 @@ def _name(node: Node, env: Mapping[str, Value]) -> Value:
     if isinstance(v, int):
         if not lo <= v <= hi:
             raise EvalFault(f"value {v} of {node.op!r} does not fit in {t.spelling}", node, True)
-        return _wrap64(v) if t.bits == 64 else v
+        stored = _wrap64(v) if t.bits == 64 else v
+        return stored, interval.of_scalar(stored, t)
     a = _arr(v)
-    if t.bits == 32 and a.size and (a.min() < lo or a.max() > hi):
+    if not a.size:
+        return a, None
+    amin, amax = int(a.min()), int(a.max())
+    if t.bits == 32 and (amin < lo or amax > hi):
         raise EvalFault(
             f"a value of {node.op!r} does not fit in {t.spelling}", node, (a < lo) | (a > hi)
         )
-    return a
+    return a, interval.within((amin, amax), t)
 
 
 def _overflow(node: Node, t: CType) -> str:
@@ -289,16 +296,13 @@ def _next(node: Node, live: BoolArray | None, vals: list[Value]) -> tuple[Node, 
     return (node.args[n], live) if n < len(node.args) else None
 
 
-def _combine(
-    node: Node, vals: list[Value], env: Mapping[str, Value], live: BoolArray | None
-) -> Value:
+def _checked(node: Node, vals: list[Value], live: BoolArray | None) -> Value:
+    """The value of ``node`` from its operands' values, every fault checked."""
     kind, op = node.kind, node.op
     t = node.optype or node.ctype
     assert t is not None
     if kind == "num":
         return to_storage(node.value, t)
-    if kind == "name":
-        return _name(node, env)
     if kind == "cast":
         return to_storage(vals[0], t)
     args = [a.ctype for a in node.args]
@@ -359,17 +363,133 @@ def _combine(
     return _compare(op, a, b, t)
 
 
+def _convert(v: Value, r: Range, t: CType) -> tuple[Value, Range]:
+    """``v`` converted to ``t``; a value whose range fits ``t`` is stored as itself."""
+    if interval.fits(r, t):
+        return v, r
+    out = to_storage(v, t)
+    return out, interval.of_scalar(out, t) if isinstance(out, int) else None
+
+
+def _unchecked(node: Node, vals: list[Value], rngs: list[Range], t: CType) -> tuple[Value, Range]:
+    """The value and range of an operation that the operands' ranges prove cannot fault or
+    wrap (the plain int64 operation is then exact); ``(0, None)`` otherwise.
+    Only arrays come here: scalars take the checked path, which is cheap for them."""
+    kind, op = node.kind, node.op
+    if kind == "cast":
+        return _convert(vals[0], rngs[0], t) if interval.fits(rngs[0], t) else (0, None)
+    if kind == "unop" and op in ("-", "~") and t.signed:
+        r = rngs[0]
+        if r is None or r[0] <= t.min:
+            return 0, None
+        x: Any = vals[0]
+        return (-x, (-r[1], -r[0])) if op == "-" else (~x, (-r[1] - 1, -r[0] - 1))
+    if kind != "binop" or op in ("&&", "||"):
+        return 0, None
+    args = node.args
+    ra, rb = rngs
+    a, b = vals
+    if args[0].ctype is not t:
+        if not interval.fits(ra, t):
+            return 0, None
+    if op in ("<<", ">>"):
+        if ra is None or rb is None or rb[0] < 0 or rb[1] >= t.bits:
+            return 0, None
+        aa = _arr(a)
+        if op == ">>":
+            lo, hi = ra
+            return aa >> b, (min(lo >> rb[0], lo >> rb[1]), max(hi >> rb[0], hi >> rb[1]))
+        r2 = (ra[0] << rb[0], ra[1] << rb[1])
+        return (aa << b, r2) if ra[0] >= 0 and interval.fits(r2, t) else (0, None)
+    if args[1].ctype is not t and not interval.fits(rb, t):
+        return 0, None
+    if ra is None or rb is None:
+        return 0, None
+    p: Any = a
+    q: Any = b
+    if op in ("+", "-", "*"):
+        r3 = interval.arith(op, ra, rb)
+        if not interval.fits(r3, t) or (op == "*" and t.bits == 64 and max(-r3[0], r3[1]) >= _BIG):
+            return 0, None  # (the checked 64-bit product judges these through floats)
+        return (p + q if op == "+" else p - q if op == "-" else p * q), r3
+    if op in ("/", "%"):
+        if ra[0] < 0 or rb[0] <= 0:
+            return 0, None
+        if op == "/":
+            return p // q, (ra[0] // rb[1], ra[1] // rb[0])
+        return p % q, (0, min(ra[1], rb[1] - 1))
+    return 0, None
+
+
+_FAST_KINDS = frozenset(("cast", "unop", "binop"))
+
+
+def _combine(
+    node: Node,
+    vals: list[Value],
+    rngs: list[Range],
+    env: Mapping[str, Value],
+    live: BoolArray | None,
+) -> tuple[Value, Range]:
+    """The value of ``node`` and its range: unchecked where the ranges prove it safe."""
+    kind = node.kind
+    if kind == "name":
+        return _name(node, env)
+    t = node.optype or node.ctype
+    assert t is not None
+    if kind in _FAST_KINDS and any(_is_array(v) for v in vals):
+        value, r = _unchecked(node, vals, rngs, t)
+        if r is not None:
+            return value, r
+    value = _checked(node, vals, live)
+    out = node.ctype
+    assert out is not None
+    if isinstance(value, int):
+        return value, interval.of_scalar(value, out)
+    return value, _result_range(node, vals, rngs, out)
+
+
+def _result_range(node: Node, vals: list[Value], rngs: list[Range], out: CType) -> Range:
+    """The range of a checked array result, where it is cheap to know."""
+    kind, op = node.kind, node.op
+    if kind == "binop" and op in _BOOLEAN or kind == "unop" and op == "!":
+        return (0, 1)
+    if kind == "binop" and op in ("&", "|", "^") and all(a.ctype is out for a in node.args):
+        return interval.within(interval.bitwise(op, rngs[0], rngs[1]), out)
+    if kind == "unop" and op == "+":
+        return rngs[0]
+    if kind == "ternary":
+        if len(vals) == 2:  # a scalar condition: only the chosen branch ran
+            chosen = node.args[1] if vals[0] != 0 else node.args[2]
+            return rngs[1] if chosen.ctype is out else None
+        if all(a.ctype is out for a in node.args[1:]):
+            return interval.within(interval.union(rngs[1], rngs[2]), out)
+    if kind == "call" and all(a.ctype is out for a in node.args):
+        if op == "abs":  # an element at the minimum (a fault masked off) would stay negative
+            r = rngs[0]
+            return interval.magnitude(r) if r is not None and r[0] > out.min else None
+        return interval.within(interval.pick(op, rngs[0], rngs[1]), out)
+    return None
+
+
+_BOOLEAN = frozenset(("&&", "||", "<", "<=", ">", ">=", "==", "!="))
+
+
 def evaluate(root: Node, env: Mapping[str, Value], live: BoolArray | None = None) -> Value:
-    """The value of a typed tree over ``env`` (storage form; see :func:`true_value`)."""
-    stack: list[tuple[Node, Any, list[Value]]] = [(root, live, [])]
+    """The value of a typed tree over ``env`` (storage form; see :func:`true_value`).
+
+    Each value travels with its range (:mod:`shmem_cli.expr.interval`): an operation whose
+    operands' ranges prove it cannot fault or wrap runs unchecked, with the same result."""
+    stack: list[tuple[Node, Any, list[Value], list[Range]]] = [(root, live, [], [])]
     while True:
-        node, lv, vals = stack[-1]
+        node, lv, vals, rngs = stack[-1]
         step = _next(node, lv, vals)
         if step is not None:
-            stack.append((step[0], step[1], []))
+            stack.append((step[0], step[1], [], []))
             continue
-        result = _combine(node, vals, env, lv)
+        result, r = _combine(node, vals, rngs, env, lv)
         stack.pop()
         if not stack:
             return result
         stack[-1][2].append(result)
+        stack[-1][3].append(r)
