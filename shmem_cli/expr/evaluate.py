@@ -389,9 +389,8 @@ def _unchecked(node: Node, vals: list[Value], rngs: list[Range], t: CType) -> tu
     args = node.args
     ra, rb = rngs
     a, b = vals
-    if args[0].ctype is not t:
-        if not interval.fits(ra, t):
-            return 0, None
+    if args[0].ctype is not t and not interval.fits(ra, t):
+        return 0, None
     if op in ("<<", ">>"):
         if ra is None or rb is None or rb[0] < 0 or rb[1] >= t.bits:
             return 0, None
