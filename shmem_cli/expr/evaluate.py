@@ -414,9 +414,11 @@ def _unchecked(node: Node, vals: list[Value], rngs: list[Range], t: CType) -> tu
     if op in ("/", "%"):
         if ra[0] < 0 or rb[0] <= 0:
             return 0, None
-        if op == "/":
-            return p // q, (ra[0] // rb[1], ra[1] // rb[0])
-        return p % q, (0, min(ra[1], rb[1] - 1))
+        mod = op == "%"
+        r4 = (0, min(ra[1], rb[1] - 1)) if mod else (ra[0] // rb[1], ra[1] // rb[0])
+        if isinstance(q, int) and q & (q - 1) == 0:  # a power of two: a mask or a shift
+            return (p & (q - 1) if mod else p >> (q.bit_length() - 1)), r4
+        return (p % q if mod else p // q), r4
     return 0, None
 
 
