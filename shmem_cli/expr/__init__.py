@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from ..errors import ShmemError, SourcePos, shorten
@@ -94,13 +95,50 @@ def compile_expr(
         raise ShmemError(problem, path=path, pos=pos)
     assert isinstance(text, str)
     try:
-        root = _parse(text, kind)
-        return Expr(text, typecheck.check(root, names, text))
+        return _compiled(text, names, kind)
     except SyntaxFault as exc:
         message = exc.message
         if "in expression" not in message:
             message += f" (in expression {shorten(text)!r})"
         raise ShmemError(message, path=path, pos=pos.shifted(exc.col) if pos else None) from None
+
+
+def _compiled(text: str, names: Mapping[str, CType] | None, kind: Kind) -> Expr:
+    """The typed expression; trees are immutable, so a text seen before with the same types
+    for the names it uses (specs repeat ``threadIdx.x``, ``k``, ``N``) is not parsed again.
+    Faults are raised afresh each time (their messages may name every known name)."""
+    root, used = _parsed(text, kind)
+    if names is None:
+        types = None
+    elif all(n in names for n in used):
+        types = tuple(names[n] for n in used)
+    else:
+        return Expr(text, typecheck.check(root, names, text))  # raises: an unknown name
+    key = (text, kind, types)
+    expr = _TYPED.get(key)
+    if expr is None:
+        if len(_TYPED) >= _CACHE_SIZE:
+            _TYPED.clear()
+        expr = _TYPED[key] = Expr(text, typecheck.check(root, names, text))
+    return expr
+
+
+_CACHE_SIZE = 4096
+_TYPED: dict[tuple[str, Kind, tuple[CType, ...] | None], Expr] = {}
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _parsed(text: str, kind: Kind) -> tuple[Node, tuple[str, ...]]:
+    """The untyped tree of ``text`` and the names it uses, in order of first use."""
+    root = _parse(text, kind)
+    used: dict[str, None] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "name":
+            used.setdefault(node.op)
+        stack.extend(node.args)
+    return root, tuple(used)
 
 
 def _parse(text: str, kind: Kind) -> Node:

@@ -481,6 +481,10 @@ def evaluate(root: Node, env: Mapping[str, Value], live: BoolArray | None = None
 
     Each value travels with its range (:mod:`shmem_cli.expr.interval`): an operation whose
     operands' ranges prove it cannot fault or wrap runs unchecked, with the same result."""
+    if root.kind == "name":  # a leaf alone (a loop bound, a param): no walk
+        return _name(root, env)[0]
+    if root.kind == "num":
+        return _checked(root, [], live)
     stack: list[tuple[Node, Any, list[Value], list[Range]]] = [(root, live, [], [])]
     while True:
         node, lv, vals, rngs = stack[-1]
