@@ -62,6 +62,14 @@ def thread_index(tid: TidT, block: tuple[int, int, int]) -> tuple[TidT, TidT, Ti
     return tid % x, (tid // x) % y, tid // (x * y)
 
 
+def read_only(a: I64) -> I64:
+    """``a`` as a read-only array that owns its data: the expression evaluator then reads
+    its range once for all the expressions of a chunk (shmem_cli.expr.evaluate)."""
+    out = a if a.flags.owndata else a.copy()
+    out.flags.writeable = False
+    return out
+
+
 @dataclass(frozen=True)
 class Batch:
     """Requests of a run of whole loop iterations: rows are (iteration, warp) pairs."""
@@ -135,15 +143,15 @@ class Space:
         lane = tid % self.spec.arch.warp_size
         tx, ty, tz = thread_index(tid, self.layout.block)
         return {
-            "threadIdx.x": tx,
-            "threadIdx.y": ty,
-            "threadIdx.z": tz,
+            "threadIdx.x": read_only(tx),
+            "threadIdx.y": read_only(ty),
+            "threadIdx.z": read_only(tz),
             "blockDim.x": x,
             "blockDim.y": y,
             "blockDim.z": z,
-            "tid": tid,
-            "lane": lane,
-            "warp": tid // self.spec.arch.warp_size,
+            "tid": read_only(tid),
+            "lane": read_only(lane),
+            "warp": read_only(tid // self.spec.arch.warp_size),
             **self.layout.params,
         }
 
@@ -164,7 +172,7 @@ class Space:
         env = dict(base_env)
         rest = np.arange(start, start + count, dtype=np.int64)[:, None]
         for lp in reversed(self.access.loops):
-            env[lp.var] = lp.value_at(rest % lp.count)
+            env[lp.var] = read_only(lp.value_at(rest % lp.count))
             rest = rest // lp.count
         return env
 

@@ -21,6 +21,7 @@ from ..errors import ShmemError, SourcePos, shorten
 from . import evaluate as _evaluate
 from . import fast, grammar, typecheck
 from .ctype import CType
+from .plan import planned
 from .tree import MAX_LENGTH, BoolArray, EvalFault, Node, SyntaxFault, Value
 
 __all__ = ["MAX_LENGTH", "CType", "EvalFault", "Expr", "Node", "Value", "compile_expr"]
@@ -49,7 +50,7 @@ class Expr:
         """
         import numpy as np
 
-        value = _evaluate.evaluate(self.root, env, live)
+        value = planned(self.root)(env, live)
         if self.ctype is CType.ULLONG:
             if isinstance(value, int):
                 return value if value >= 0 else (1 << 63) - 1
@@ -60,7 +61,7 @@ class Expr:
         """The exact C value of an expression over ``params`` only. Raises EvalFault."""
         import numpy as np
 
-        value = _evaluate.true_value(_evaluate.evaluate(self.root, params, None), self.ctype)
+        value = _evaluate.true_value(planned(self.root)(params, None), self.ctype)
         if not isinstance(value, int):
             return int(np.asarray(value).reshape(-1)[0])
         return value

@@ -84,7 +84,7 @@ def _tv(v: int, t: CType) -> int:
     return v + _MOD64 if t is CType.ULLONG and v < 0 else v
 
 
-def _name(node: Node, env: Mapping[str, Value]) -> tuple[Value, Range]:
+def name_value(node: Node, env: Mapping[str, Value]) -> tuple[Value, Range]:
     try:
         v = env[node.op]
     except KeyError:
@@ -102,12 +102,31 @@ def _name(node: Node, env: Mapping[str, Value]) -> tuple[Value, Range]:
     a = _arr(v)
     if not a.size:
         return a, None
-    amin, amax = int(a.min()), int(a.max())
+    amin, amax = _extent(a)
     if t.bits == 32 and (amin < lo or amax > hi):
         raise EvalFault(
             f"a value of {node.op!r} does not fit in {t.spelling}", node, (a < lo) | (a > hi)
         )
     return a, interval.within((amin, amax), t)
+
+
+_EXTENTS: dict[int, tuple[IntArray, int, int]] = {}
+
+
+def _extent(a: IntArray) -> tuple[int, int]:
+    """(min, max) of ``a``, remembered for a read-only array that owns its data (it cannot
+    change; the entry holds it, so its id is not reused): the thread and loop arrays of a
+    chunk are read by every expression of the access."""
+    if a.flags.writeable or not a.flags.owndata:
+        return int(a.min()), int(a.max())
+    known = _EXTENTS.get(id(a))
+    if known is not None and known[0] is a:
+        return known[1], known[2]
+    if len(_EXTENTS) >= 256:
+        _EXTENTS.clear()
+    lo, hi = int(a.min()), int(a.max())
+    _EXTENTS[id(a)] = (a, lo, hi)
+    return lo, hi
 
 
 def _overflow(node: Node, t: CType) -> str:
@@ -269,7 +288,7 @@ def _and_live(live: BoolArray | None, cond: Any) -> BoolArray:
     return c if live is None else (live & c)
 
 
-def _next(node: Node, live: BoolArray | None, vals: list[Value]) -> tuple[Node, Any] | None:
+def next_child(node: Node, live: BoolArray | None, vals: list[Value]) -> tuple[Node, Any] | None:
     """The next child to evaluate, with the lanes where it counts; None when done."""
     kind, n = node.kind, len(vals)
     if kind == "binop" and node.op in ("&&", "||"):
@@ -296,7 +315,7 @@ def _next(node: Node, live: BoolArray | None, vals: list[Value]) -> tuple[Node, 
     return (node.args[n], live) if n < len(node.args) else None
 
 
-def _checked(node: Node, vals: list[Value], live: BoolArray | None) -> Value:
+def checked(node: Node, vals: list[Value], live: BoolArray | None) -> Value:
     """The value of ``node`` from its operands' values, every fault checked."""
     kind, op = node.kind, node.op
     t = node.optype or node.ctype
@@ -425,7 +444,7 @@ def _unchecked(node: Node, vals: list[Value], rngs: list[Range], t: CType) -> tu
 _FAST_KINDS = frozenset(("cast", "unop", "binop"))
 
 
-def _combine(
+def combine(
     node: Node,
     vals: list[Value],
     rngs: list[Range],
@@ -435,14 +454,14 @@ def _combine(
     """The value of ``node`` and its range: unchecked where the ranges prove it safe."""
     kind = node.kind
     if kind == "name":
-        return _name(node, env)
+        return name_value(node, env)
     t = node.optype or node.ctype
     assert t is not None
     if kind in _FAST_KINDS and any(_is_array(v) for v in vals):
         value, r = _unchecked(node, vals, rngs, t)
         if r is not None:
             return value, r
-    value = _checked(node, vals, live)
+    value = checked(node, vals, live)
     out = node.ctype
     assert out is not None
     if isinstance(value, int):
@@ -482,17 +501,17 @@ def evaluate(root: Node, env: Mapping[str, Value], live: BoolArray | None = None
     Each value travels with its range (:mod:`shmem_cli.expr.interval`): an operation whose
     operands' ranges prove it cannot fault or wrap runs unchecked, with the same result."""
     if root.kind == "name":  # a leaf alone (a loop bound, a param): no walk
-        return _name(root, env)[0]
+        return name_value(root, env)[0]
     if root.kind == "num":
-        return _checked(root, [], live)
+        return checked(root, [], live)
     stack: list[tuple[Node, Any, list[Value], list[Range]]] = [(root, live, [], [])]
     while True:
         node, lv, vals, rngs = stack[-1]
-        step = _next(node, lv, vals)
+        step = next_child(node, lv, vals)
         if step is not None:
             stack.append((step[0], step[1], [], []))
             continue
-        result, r = _combine(node, vals, rngs, env, lv)
+        result, r = combine(node, vals, rngs, env, lv)
         stack.pop()
         if not stack:
             return result
