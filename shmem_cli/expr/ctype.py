@@ -23,14 +23,9 @@ class CType(enum.Enum):
         self.spelling = spelling
         self.bits = bits
         self.signed = signed
-
-    @property
-    def min(self) -> int:
-        return -(1 << (self.bits - 1)) if self.signed else 0
-
-    @property
-    def max(self) -> int:
-        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+        # the smallest and largest value (plain attributes: the evaluator reads them often)
+        self.min = -(1 << (bits - 1)) if signed else 0
+        self.max = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
 
     @property
     def suffix(self) -> str:

@@ -17,16 +17,13 @@ from .ctype import CType
 
 Range: TypeAlias = "tuple[int, int] | None"
 
-# where storage form == C value: the type's own range, but below 2^63 for unsigned long long
-_EXACT = {t: (t.min, min(t.max, (1 << 63) - 1)) for t in CType}
+_I64_MAX = (1 << 63) - 1
 
 
 def fits(r: Range, t: CType) -> bool:
-    """Whether every value in ``r`` is stored as itself in type ``t``."""
-    if r is None:
-        return False
-    lo, hi = _EXACT[t]
-    return lo <= r[0] and r[1] <= hi
+    """Whether every value in ``r`` is stored as itself in type ``t``: inside the type,
+    and below 2^63 for ``unsigned long long``."""
+    return r is not None and t.min <= r[0] and r[1] <= t.max and r[1] <= _I64_MAX
 
 
 def of_scalar(v: int, t: CType) -> Range:
