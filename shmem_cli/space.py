@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from math import prod
+from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import numpy as np
@@ -60,6 +61,24 @@ def thread_index(tid: TidT, block: tuple[int, int, int]) -> tuple[TidT, TidT, Ti
     tid = x + y*X + z*X*Y."""
     x, y, _ = block
     return tid % x, (tid // x) % y, tid // (x * y)
+
+
+@lru_cache(maxsize=64)
+def thread_arrays(block: tuple[int, int, int], warp_size: int) -> Mapping[str, I64]:
+    """The per-thread names of a block as (1, threads) rows, read-only: shared by every
+    access and spec with this block (and their ranges read once, shmem_cli.expr.evaluate)."""
+    tid = np.arange(prod(block), dtype=np.int64)[None, :]
+    tx, ty, tz = thread_index(tid, block)
+    return MappingProxyType(
+        {
+            "threadIdx.x": read_only(tx),
+            "threadIdx.y": read_only(ty),
+            "threadIdx.z": read_only(tz),
+            "tid": read_only(tid),
+            "lane": read_only(tid % warp_size),
+            "warp": read_only(tid // warp_size),
+        }
+    )
 
 
 def read_only(a: I64) -> I64:
@@ -139,19 +158,11 @@ class Space:
 
     def thread_env(self) -> dict[str, Value]:
         x, y, z = self.layout.block
-        tid = np.arange(self.threads, dtype=np.int64)[None, :]
-        lane = tid % self.spec.arch.warp_size
-        tx, ty, tz = thread_index(tid, self.layout.block)
         return {
-            "threadIdx.x": read_only(tx),
-            "threadIdx.y": read_only(ty),
-            "threadIdx.z": read_only(tz),
+            **thread_arrays(self.layout.block, self.spec.arch.warp_size),
             "blockDim.x": x,
             "blockDim.y": y,
             "blockDim.z": z,
-            "tid": read_only(tid),
-            "lane": read_only(lane),
-            "warp": read_only(tid // self.spec.arch.warp_size),
             **self.layout.params,
         }
 

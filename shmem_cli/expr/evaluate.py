@@ -117,11 +117,12 @@ def _extent(a: IntArray) -> tuple[int, int]:
     """(min, max) of ``a``, remembered for a read-only array that owns its data (it cannot
     change; the entry holds it, so its id is not reused): the thread and loop arrays of a
     chunk are read by every expression of the access."""
-    if a.flags.writeable or not a.flags.owndata:
-        return int(a.min()), int(a.max())
     known = _EXTENTS.get(id(a))
     if known is not None and known[0] is a:
         return known[1], known[2]
+    flags = a.flags
+    if flags.writeable or not flags.owndata:
+        return int(a.min()), int(a.max())
     if len(_EXTENTS) >= 256:
         _EXTENTS.clear()
     lo, hi = int(a.min()), int(a.max())
