@@ -111,6 +111,7 @@ def name_value(node: Node, env: Mapping[str, Value]) -> tuple[Value, Range]:
 
 
 _EXTENTS: dict[int, tuple[IntArray, int, int]] = {}
+_EXTENT_ELEMENTS = 1 << 12  # remembered arrays stay small: at most 256 x 32 KiB held
 
 
 def _extent(a: IntArray) -> tuple[int, int]:
@@ -121,8 +122,8 @@ def _extent(a: IntArray) -> tuple[int, int]:
     if known is not None and known[0] is a:
         return known[1], known[2]
     flags = a.flags
-    if flags.writeable or not flags.owndata:
-        return int(a.min()), int(a.max())
+    if flags.writeable or not flags.owndata or a.size > _EXTENT_ELEMENTS:
+        return int(a.min()), int(a.max())  # (on a large array the reduction costs little)
     if len(_EXTENTS) >= 256:
         _EXTENTS.clear()
     lo, hi = int(a.min()), int(a.max())
