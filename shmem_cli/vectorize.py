@@ -84,6 +84,8 @@ def consecutive_steps(space: Space) -> tuple[np.ndarray, np.ndarray, int] | None
     if space.lane_accesses > MAX_LANE_ACCESSES:
         return None
     esize = space.array.esize
+    if not _steps_at_start(space, esize):
+        return None
     batches = list(space.batches())
     addr = np.concatenate([b.addr for b in batches])
     active = np.concatenate([b.active for b in batches])
@@ -97,6 +99,20 @@ def consecutive_steps(space: Space) -> tuple[np.ndarray, np.ndarray, int] | None
     if not (step[active[:, 1:]] == esize).all():
         return None
     return addr, active, esize
+
+
+def _steps_at_start(space: Space, esize: int) -> bool:
+    """False when the first two inner iterations already break the rule of
+    :func:`consecutive_steps` (most accesses do): then no other batch is computed."""
+    space.check_size()  # (as space.batches() does first)
+    first = space.batch(space.thread_env(), 0, 2)
+    addr = first.addr.reshape(2, -1, first.addr.shape[-1])
+    active = first.active.reshape(addr.shape)
+    if not active.any():
+        return True  # nothing to judge by here
+    if not (active[0] == active[1]).all():
+        return False
+    return bool((addr[1][active[1]] - addr[0][active[1]] == esize).all())
 
 
 def vector_form(
