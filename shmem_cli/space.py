@@ -252,9 +252,11 @@ class Space:
         arr = self.array
         indices: list[I64] = []
         for k, loc in enumerate(self.access.index):
-            idx = self._eval(loc, env, live, start, shape)  # any shape that broadcasts to ``shape``
+            # any shape that broadcasts to ``shape``; ``known`` bounds every element
+            idx, known = self._eval_with_range(loc, env, live, start, shape)
             limit = arr.padded_shape[k]
-            if idx.size and (idx.min() < 0 or idx.max() >= limit):
+            proved = known is not None and known[0] >= 0 and known[1] < limit  # no scan needed
+            if not proved and idx.size and (idx.min() < 0 or idx.max() >= limit):
                 bad = (idx < 0) | (idx >= limit)
                 bad = np.broadcast_to(bad if live is None else bad & live, shape)
                 if bad.any():
@@ -270,8 +272,19 @@ class Space:
         start: int,
         shape: tuple[int, int],
     ) -> I64:
+        return self._eval_with_range(loc, env, live, start, shape)[0]
+
+    def _eval_with_range(
+        self,
+        loc: Located,
+        env: dict[str, Value],
+        live: B8 | None,
+        start: int,
+        shape: tuple[int, int],
+    ) -> tuple[I64, tuple[int, int] | None]:
         try:
-            return np.asarray(loc.expr.evaluate(env, live), dtype=np.int64)
+            value, known = loc.expr.evaluate_with_range(env, live)
+            return np.asarray(value, dtype=np.int64), known
         except EvalFault as fault:
             where = np.asarray(fault.where)
             hits = (

@@ -48,20 +48,27 @@ class Expr:
         of 2^63 or more (only possible through wraparound) comes back as the largest
         int64, which every caller treats as out of range. Raises :class:`EvalFault`.
         """
+        return self.evaluate_with_range(env, live)[0]
+
+    def evaluate_with_range(
+        self, env: Mapping[str, Value], live: BoolArray | None = None
+    ) -> tuple[Value, tuple[int, int] | None]:
+        """:meth:`evaluate`, and a range ``(lo, hi)`` that holds every element of the value
+        (live or not), or None where the evaluation could not tell."""
         import numpy as np
 
-        value = planned(self.root)(env, live)
-        if self.ctype is CType.ULLONG:
+        value, known = planned(self.root)(env, live)
+        if self.ctype is CType.ULLONG:  # (a known range is below 2^63: nothing to change)
             if isinstance(value, int):
-                return value if value >= 0 else (1 << 63) - 1
-            return np.where(value < 0, np.int64((1 << 63) - 1), value)
-        return value
+                return (value if value >= 0 else (1 << 63) - 1), known
+            return np.where(value < 0, np.int64((1 << 63) - 1), value), known
+        return value, known
 
     def constant(self, params: Mapping[str, int]) -> int:
         """The exact C value of an expression over ``params`` only. Raises EvalFault."""
         import numpy as np
 
-        value = _evaluate.true_value(planned(self.root)(params, None), self.ctype)
+        value = _evaluate.true_value(planned(self.root)(params, None)[0], self.ctype)
         if not isinstance(value, int):
             return int(np.asarray(value).reshape(-1)[0])
         return value

@@ -26,13 +26,14 @@ class _TooDeep(Exception):
 
 
 @lru_cache(maxsize=4096)
-def planned(root: Node) -> Callable[[Mapping[str, Value], BoolArray | None], Value]:
-    """The evaluator of ``root`` (trees are immutable: one plan per tree)."""
+def planned(root: Node) -> Callable[[Mapping[str, Value], BoolArray | None], tuple[Value, Range]]:
+    """The evaluator of ``root`` (trees are immutable: one plan per tree): the value in
+    storage form and a range that holds every element's value (None when not known)."""
     try:
         step = _plan(root, 0)
     except _TooDeep:
-        return lambda env, live: evaluate(root, env, live)
-    return lambda env, live: step(env, live)[0]
+        return lambda env, live: (evaluate(root, env, live), None)
+    return step
 
 
 def _plan(node: Node, depth: int) -> Step:
