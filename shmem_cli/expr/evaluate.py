@@ -459,7 +459,8 @@ def combine(
         return name_value(node, env)
     t = node.optype or node.ctype
     assert t is not None
-    if kind in _FAST_KINDS and any(_is_array(v) for v in vals):
+    # (these kinds have one or two operands; scalars take the checked path, cheap for them)
+    if kind in _FAST_KINDS and not (isinstance(vals[0], int) and isinstance(vals[-1], int)):
         value, r = _unchecked(node, vals, rngs, t)
         if r is not None:
             return value, r
