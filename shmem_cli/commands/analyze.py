@@ -14,6 +14,7 @@ from .common import (
     fail_usage,
     output_options,
     parse_request,
+    picture_options,
     require_specs,
     width_option,
 )
@@ -69,20 +70,7 @@ def parse_rows(value: str) -> int | None:
     help="Under each conflicting access with several requests, a warp x iteration map of the "
     "wavefronts of every request (default: on, off with --no-tables).",
 )
-@click.option(
-    "--svg",
-    "svg_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="Also write the text report, in color, as an SVG picture to FILE.",
-)
-@click.option(
-    "--html",
-    "html_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="Also write the text report, in color, as a standalone HTML page to FILE.",
-)
+@picture_options
 @click.option(
     "--suggest",
     is_flag=True,

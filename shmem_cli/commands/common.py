@@ -118,6 +118,24 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
     return deco
 
 
+def picture_options(fn: F) -> F:
+    """--svg and --html, shared by the commands whose text report can be saved as a picture."""
+    fn = click.option(
+        "--html",
+        "html_path",
+        metavar="FILE",
+        type=click.Path(dir_okay=False),
+        help="Also write the text report, in color, as a standalone HTML page to FILE.",
+    )(fn)
+    return click.option(
+        "--svg",
+        "svg_path",
+        metavar="FILE",
+        type=click.Path(dir_okay=False),
+        help="Also write the text report, in color, as an SVG picture to FILE.",
+    )(fn)
+
+
 def width_option(fn: F) -> F:
     """--width, shared by the commands that print tables."""
     return click.option(

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 import click
 
 from .analyze import parse_rows
-from .common import CONTEXT, emit, fail_input, fail_usage, output_options, width_option
+from .common import (
+    CONTEXT,
+    emit,
+    fail_input,
+    fail_usage,
+    output_options,
+    picture_options,
+    width_option,
+)
 from .environment import Environment, current_environment
 
 if TYPE_CHECKING:
@@ -136,20 +144,7 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     help="Only list the kernel's parameters: position, name, type, offset, size.",
 )
 @output_options(("text", "json"))
-@click.option(
-    "--svg",
-    "svg_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="Also write the text report, in color, as an SVG picture to FILE.",
-)
-@click.option(
-    "--html",
-    "html_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="Also write the text report, in color, as a standalone HTML page to FILE.",
-)
+@picture_options
 @click.option(
     "--all",
     "every",
