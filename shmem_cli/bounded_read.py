@@ -21,7 +21,6 @@ import contextlib
 import errno
 import os
 import stat
-import zlib
 
 from .errors import ShmemError, shorten
 
@@ -130,6 +129,8 @@ def _too_large(name: str, limit: int, what: str, code: str) -> ShmemError:
 
 def _gunzip(data: bytes, limit: int, name: str, what: str, code: str) -> bytes:
     """The unpacked content of gzip ``data`` (all members), at most ``limit`` bytes."""
+    import zlib  # here: only gzip inputs need it
+
     out: list[bytes] = []
     size = 0
     rest = data

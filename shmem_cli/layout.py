@@ -17,16 +17,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import prod
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from .errors import ShmemError, shorten
 from .spec import ArrayDecl, Located, SpecFile
 from .swizzle import Swizzle
 
-Index = TypeVar("Index", int, npt.NDArray[np.int64])
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+Index = TypeVar("Index", int, "npt.NDArray[np.int64]")  # numpy.typing not loaded at run time
 
 ALLOC_ALIGN = (
     128  # arrays without an offset start at the next multiple of this (or their alignment)

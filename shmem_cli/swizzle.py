@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from .errors import shorten
 
-Offset = TypeVar("Offset", int, npt.NDArray[np.int64])
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+# a string constraint: numpy.typing is not imported at run time (start-up)
+Offset = TypeVar("Offset", int, "npt.NDArray[np.int64]")
 
 _CUTE = re.compile(r"^(?:swizzle|s)?<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\Z", re.IGNORECASE)
 
