@@ -267,3 +267,29 @@ def test_a_masked_fault_leaves_a_value_that_fits() -> None:
         e = compile_expr(text, names)
         got = e.evaluate({"a": np.array([1, 2], dtype=np.int64), "L": -(2**63)})
         assert list(np.broadcast_to(got, (2,))) == ([0, 0] if "&&" in text else [1, 1]), text
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (-(1 << 62), 2),  # exactly LLONG_MIN
+        ((1 << 63) - 1, 1),  # LLONG_MAX, which a float rounds up to 2^63
+        (-(1 << 32), 1 << 31),  # LLONG_MIN again
+        (1 << 62, 2),  # 2^63: overflow
+        (-1, -(1 << 63)),  # -LLONG_MIN: overflow
+        (3037000500, 3037000500),  # just past 2^63: overflow
+        (3037000499, -3037000499),
+    ],
+)
+def test_long_long_products_at_the_edge_over_arrays_as_one_value(a: int, b: int) -> None:
+    # a product's overflow is decided exactly, over arrays as for one value (the array
+    # path judged products near 2^63 through floats and refused some that fit)
+    expr = compile_expr("a * b", {"a": CType.LLONG, "b": CType.LLONG})
+    fits = -(1 << 63) <= a * b < (1 << 63)
+    arrays = {"a": np.array([a, 1], dtype=np.int64), "b": np.array([b, 1], dtype=np.int64)}
+    for env in ({"a": a, "b": b}, arrays):
+        if fits:
+            assert int(np.asarray(expr.evaluate(env)).reshape(-1)[0]) == a * b
+        else:
+            with pytest.raises(EvalFault, match="signed integer overflow"):
+                expr.evaluate(env)

@@ -176,15 +176,13 @@ def _arith_array(
         elif op == "-":
             bad = ((aa ^ bb) & (aa ^ r)) < 0
         else:
-            approx = np.abs(aa.astype(np.float64) * bb.astype(np.float64))
-            bad = approx >= 2.0**63
-            unsure = (approx >= 2.0**62) & ~bad
-            if np.any(unsure):  # decide the few near the edge exactly
-                ab = np.broadcast_arrays(aa, bb, bad)
-                bad = ab[2].copy()
-                for idx in zip(*np.nonzero(np.broadcast_to(unsure, bad.shape)), strict=True):
-                    exact = int(ab[0][idx]) * int(ab[1][idx])
-                    bad[idx] = not t.fits(exact)
+            # r is the product wrapped to 64 bits: it is the true product exactly when
+            # dividing it by aa gives bb back (an exact division has no rounding), apart
+            # from -1 * INT64_MIN, whose wrapped quotient is INT64_MIN again
+            with np.errstate(over="ignore", divide="ignore"):
+                nonzero = aa != 0
+                back = r // np.where(nonzero, aa, 1)
+            bad = nonzero & ((back != bb) | ((aa == -1) & (bb == t.min)))
         _fault(_overflow(node, t), node, bad, live)
     return r
 
@@ -430,7 +428,7 @@ def _unchecked(node: Node, vals: list[Value], rngs: list[Range], t: CType) -> tu
     if op in ("+", "-", "*"):
         r3 = interval.arith(op, ra, rb)
         if not interval.fits(r3, t) or (op == "*" and t.bits == 64 and max(-r3[0], r3[1]) >= _BIG):
-            return 0, None  # (the checked 64-bit product judges these through floats)
+            return 0, None  # (near 2^63 the checked 64-bit product decides)
         return (p + q if op == "+" else p - q if op == "-" else p * q), r3
     if op in ("/", "%"):
         if ra[0] < 0 or rb[0] <= 0:
