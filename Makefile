@@ -12,7 +12,7 @@ PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip instal
 $(VENV)/.runtime: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PIP_INSTALL) -e .
+	$(PIP_INSTALL) -e '.[cuda]'
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime
