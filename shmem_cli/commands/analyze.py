@@ -15,6 +15,7 @@ from .common import (
     output_options,
     parse_request,
     picture_options,
+    report_options,
     require_specs,
     width_option,
 )
@@ -145,15 +146,15 @@ def analyze(
         from ..suggest import suggest_report
 
         hints = suggest_report(report)
-    from ..render.options import RenderOptions
-
-    color = env.color(no_color, output) and fmt == "text"
-    options = RenderOptions(
-        color=color,
-        width=env.width(width, color),
+    options = report_options(
+        env,
+        fmt=fmt,
+        no_color=no_color,
+        output=output,
+        width=width,
         words=words,
-        tables=not no_tables,
-        heat=heatmap if heatmap is not None else not no_tables,
+        no_tables=no_tables,
+        heatmap=heatmap,
         rows=max_rows,
         hints=hints,
     )

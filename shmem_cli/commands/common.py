@@ -18,8 +18,12 @@ import click
 from .environment import current_environment
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..analysis import RequestChoice
     from ..errors import ShmemError
+    from ..render.options import RenderOptions
+    from .environment import Environment
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -116,6 +120,35 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
         return fn
 
     return deco
+
+
+def report_options(
+    env: Environment,
+    *,
+    fmt: str,
+    no_color: bool,
+    output: str | None,
+    width: int | None,
+    words: bool,
+    no_tables: bool,
+    heatmap: bool | None,
+    rows: int | None,
+    hints: Mapping[str, Mapping[str, str]] | None = None,
+) -> RenderOptions:
+    """How a text report is drawn, from the flags that analyze and trace share: color
+    only for text on a terminal (or forced), heat maps with the tables unless said."""
+    from ..render.options import RenderOptions
+
+    color = env.color(no_color, output) and fmt == "text"
+    return RenderOptions(
+        color=color,
+        width=env.width(width, color),
+        words=words,
+        tables=not no_tables,
+        heat=heatmap if heatmap is not None else not no_tables,
+        rows=rows,
+        hints=hints or {},
+    )
 
 
 def picture_options(fn: F) -> F:

@@ -23,6 +23,7 @@ from .common import (
     fail_usage,
     output_options,
     picture_options,
+    report_options,
     width_option,
 )
 from .environment import Environment, current_environment
@@ -275,15 +276,15 @@ def trace(
             report = TraceReport((trace_file(request, progress=progress),))
     except ShmemError as exc:
         fail_input(exc)
-    from ..render.options import RenderOptions
-
-    color = env.color(no_color, output) and fmt == "text"
-    options = RenderOptions(
-        color=color,
-        width=env.width(width, color),
+    options = report_options(
+        env,
+        fmt=fmt,
+        no_color=no_color,
+        output=output,
+        width=width,
         words=words,
-        tables=not no_tables,
-        heat=heatmap if heatmap is not None else not no_tables,
+        no_tables=no_tables,
+        heatmap=heatmap,
         rows=max_rows,
     )
     _output(
