@@ -64,6 +64,26 @@ def _set_carries(b: Block, ix: Idx, writers: list[Any], carry: Any, taint: Any) 
         w(b, ix, carry >= k + 1, taint)
 
 
+def _finish_sum(
+    b: Block,
+    ix: Idx,
+    total: Any,
+    taint: Any,
+    carry_in: list[Any],
+    write: Any,
+    carry_out: list[Any],
+) -> None:
+    """An adder's last steps: add the carry-in predicates to ``total`` (int64), write its
+    low 32 bits and set the carry-out predicates from what is above them."""
+    for r in carry_in:
+        p, t = r(b, ix)
+        total = total + p.astype(np.int64)
+        taint = taint | t
+    write(b, ix, (total & M32).astype(_U), taint)
+    if carry_out:
+        _set_carries(b, ix, carry_out, total >> 32, taint)
+
+
 @op(*both("IADD3"))
 def _iadd3(ins: Instruction, ctx: Context) -> Step:
     dest, outs, srcs, cin = split_preds(ins.operands)
@@ -85,13 +105,7 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
             v = v.astype(np.int64)
             total = total + ((~v & M32) + 1 if neg else v)
             taint = taint | t
-        for r in rin:
-            p, t = r(b, ix)
-            total = total + p.astype(np.int64)
-            taint = taint | t
-        w(b, ix, (total & M32).astype(_U), taint)
-        if wout:
-            _set_carries(b, ix, wout, total >> 32, taint)
+        _finish_sum(b, ix, total, taint, rin, w, wout)
 
     return step
 
@@ -178,13 +192,7 @@ def _imad(ins: Instruction, ctx: Context) -> Step:
             total = (x.astype(np.uint64) * y.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(
                 np.int64
             ) + z.astype(np.int64)
-        for r in rin:
-            p_, tp = r(b, ix)
-            total = total + p_.astype(np.int64)
-            t = t | tp
-        w(b, ix, (total & M32).astype(_U), t)
-        if wout:
-            _set_carries(b, ix, wout, total >> 32, t)
+        _finish_sum(b, ix, total, t, rin, w, wout)
 
     return step
 
@@ -217,13 +225,7 @@ def _lea(ins: Instruction, ctx: Context) -> Step:
             part = ((full >> np.uint64(32 - s)) & np.uint64(0xFFFFFFFF)).astype(np.int64)
             total = part + bb.astype(np.int64)
             t = ta | tb | tc
-            for r in rin:
-                p_, tp = r(b, ix)
-                total = total + p_.astype(np.int64)
-                t = t | tp
-            w(b, ix, (total & M32).astype(_U), t)
-            if wout:
-                _set_carries(b, ix, wout, total >> 32, t)
+            _finish_sum(b, ix, total, t, rin, w, wout)
 
         return hi
     if len(srcs) != 2:
@@ -235,13 +237,7 @@ def _lea(ins: Instruction, ctx: Context) -> Step:
         shifted = (a.astype(np.int64) << s) & M32
         total = shifted + bb.astype(np.int64)
         t = ta | tb
-        for r in rin:
-            p_, tp = r(b, ix)
-            total = total + p_.astype(np.int64)
-            t = t | tp
-        w(b, ix, (total & M32).astype(_U), t)
-        if wout:
-            _set_carries(b, ix, wout, total >> 32, t)
+        _finish_sum(b, ix, total, t, rin, w, wout)
 
     return lo
 
