@@ -168,9 +168,8 @@ def analyze(
         text = render_text(report, options)
     emit(text, output, color=options.color)
     if svg_path or html_path:
-        picture = dataclasses.replace(options, color=True, width=width)
         title = " ".join(["shmem analyze", *paths])
-        _pictures(report, picture, svg_path, html_path, title=title)
+        _pictures(report, options, svg_path, html_path, title=title)
     if report.has_errors:
         _errors_to_stderr(env, report, shown=fmt == "text" and output is None)
         raise SystemExit(ExitCode.USAGE)
