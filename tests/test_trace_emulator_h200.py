@@ -17,6 +17,7 @@ from shmem_cli.arch import SM90
 from shmem_cli.trace import cubin, emulator
 from shmem_cli.trace.state import GlobalMemory, Launch
 
+from .test_async_copy import BEYOND_RULE
 from .trace_util import DATA, functions, needs_nvdisasm
 
 pytestmark = needs_nvdisasm
@@ -28,12 +29,9 @@ OP_KEYS = {"load": "ld", "store": "st", "atomic": "atom", "cp_async": "ldgsts"}
 # cp.async launches where the measured rule (shmem_cli/async_copy.py) is known to fall
 # short of the hardware: .ca copies whose lanes each read their own global line at a stride
 # that is no power of two, and a .cg pipeline with partial (src-size 8) copies
-KNOWN_RULE_GAPS = {
-    "cp_pattern_4_ca_m1_s129_g33_z0_t64_n4",
-    "cp_pattern_8_ca_m0_s1_g17_z0_t64_n8",
-    "cp_pattern_16_ca_m0_s1_g9_z0_t64_n16",
-    "cp_async_pipeline",
-}
+# the cp.async rule's known gaps (tests/test_async_copy.py), and the pipelined kernel whose
+# cp.async count varies from run to run (24, 26, 27 measured; 6 structural)
+KNOWN_RULE_GAPS = set(BEYOND_RULE) | {"cp_async_pipeline"}
 
 
 @functools.cache
