@@ -19,7 +19,7 @@ ELF_MAGIC = b"\x7fELF"
 _HOST_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 
 
-def embedded_cubins(host: bytes, arch: str) -> list[bytes]:
+def cubins_for_arch(host: bytes, arch: str) -> list[bytes]:
     """Every uncompressed cubin for ``arch`` (``sm_90``) in a host ELF file, in order."""
     number = int(arch.removeprefix("sm_").rstrip("af") or 0)
     out: list[bytes] = []

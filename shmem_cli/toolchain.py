@@ -196,10 +196,10 @@ def extract_cubins(
     """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
     into ``folder``; an error naming the architectures it has when none is for ``arch``."""
     from . import fsutil
-    from .fatbin import embedded_cubins as read_fatbin
+    from .fatbin import cubins_for_arch
 
     try:
-        found = read_fatbin(binary.read_bytes(), arch)
+        found = cubins_for_arch(binary.read_bytes(), arch)
     except (OSError, struct.error):
         found = []
     if found:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from shmem_cli.fatbin import FATBIN_MAGIC, embedded_cubins
+from shmem_cli.fatbin import FATBIN_MAGIC, cubins_for_arch
 
 DATA = Path(__file__).parent / "data" / "trace"
 
@@ -50,12 +50,12 @@ def test_two_cubins_of_one_name_come_out_apart() -> None:
     )
     blob = struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, len(entries)) + entries
     host = _host_elf(blob)
-    assert embedded_cubins(host, "sm_90") == [first, second]
-    assert embedded_cubins(host, "sm_80") == [b"\x7fELF-not-for-this-arch"]
-    assert embedded_cubins(host, "sm_75") == []
+    assert cubins_for_arch(host, "sm_90") == [first, second]
+    assert cubins_for_arch(host, "sm_80") == [b"\x7fELF-not-for-this-arch"]
+    assert cubins_for_arch(host, "sm_75") == []
 
 
 def test_a_file_that_is_not_a_host_elf_holds_none() -> None:
-    assert embedded_cubins(b"#!/bin/sh\n", "sm_90") == []
+    assert cubins_for_arch(b"#!/bin/sh\n", "sm_90") == []
     cubin = (DATA / "basics.sm_90.cubin").read_bytes()  # an ELF without a fatbin section
-    assert embedded_cubins(cubin, "sm_90") == []
+    assert cubins_for_arch(cubin, "sm_90") == []
