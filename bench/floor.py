@@ -3,7 +3,7 @@
 This is the most direct NumPy program a person would write for that one spec,
 and nothing more: the addresses come straight from the index formulas (no
 expression parser, no YAML, no bounds checks, no per-request bookkeeping), the
-wavefronts follow the rules of shmem_cli/arch.py. It does visit every one of the
+wavefronts follow the rules of shmem_cli/hardware/arch.py. It does visit every one of the
 25 million lane-accesses, like shmem does; it takes no analytical shortcut
 (such as noticing that the pattern repeats every 64 iterations).
 

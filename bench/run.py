@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import shmem_cli  # noqa: E402
-from shmem_cli.analysis import analyze_spec  # noqa: E402
-from shmem_cli.space import MAX_LANE_ACCESSES  # noqa: E402
-from shmem_cli.spec import load_spec, spec_from_mapping  # noqa: E402
+from shmem_cli.analysis.analyze import analyze_spec  # noqa: E402
+from shmem_cli.spec.compile import load_spec, spec_from_mapping  # noqa: E402
+from shmem_cli.spec.space import MAX_LANE_ACCESSES  # noqa: E402
 
 SPECS = ROOT / "bench" / "specs"
 THROUGHPUT = SPECS / "throughput.yaml"
@@ -421,7 +421,7 @@ BUSY_ITERATIONS = 6200  # busy_loop runs about 10 million thread-instructions wi
 def trace(report: Report, shmem: list[str], repeats: int) -> None:
     """shmem trace end to end (start-up, nvdisasm, emulation, engine): an SGEMM block with
     K = 512, and a loop of about 10 million thread-instructions."""
-    from shmem_cli import toolchain
+    from shmem_cli.trace import toolchain
 
     sgemm = ["-k", "sgemm_tile", "-a", "M=64", "-a", "N=64", "-a", "K=512"]
     busy = ["-k", "busy_loop", "-a", f"iters={BUSY_ITERATIONS}"]
@@ -512,8 +512,8 @@ def _best_seconds(fn: Any, repeats: int) -> float:
 def loading(report: Report, repeats: int) -> None:
     """The spec loader: a 50-line spec, and the refusal of hostile YAML (moved here from the
     unit tests, where a loaded CI machine could trip a wall-clock bound)."""
-    from shmem_cli.errors import ShmemError
-    from shmem_cli.source import load_yaml
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.spec.source import load_yaml
 
     spec = (ROOT / "access_specs" / "transpose_naive.yaml").read_bytes()
     load_yaml(spec, "warm.yaml")

@@ -149,9 +149,9 @@ def loop_invariant(case: dict[str, Any]) -> bool:
         return False
     import numpy as np
 
-    from shmem_cli.layout import resolve
-    from shmem_cli.space import Space
-    from shmem_cli.spec import spec_from_mapping
+    from shmem_cli.spec.compile import spec_from_mapping
+    from shmem_cli.spec.layout import resolve
+    from shmem_cli.spec.space import Space
 
     spec = spec_from_mapping(case_to_spec(case))
     space = Space(spec, resolve(spec), spec.accesses[0])

@@ -17,18 +17,18 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "analyze", "ShmemError"]
 
 if TYPE_CHECKING:
-    from .analysis import analyze
-    from .errors import ShmemError
+    from .analysis.analyze import analyze
+    from .plumbing.errors import ShmemError
 
 
 def __getattr__(name: str) -> Any:
     # keep `import shmem_cli` (and so `shmem --version`) free of numpy and friends
     if name == "analyze":
-        from .analysis import analyze
+        from .analysis.analyze import analyze
 
         return analyze
     if name == "ShmemError":
-        from .errors import ShmemError
+        from .plumbing.errors import ShmemError
 
         return ShmemError
     raise AttributeError(name)

@@ -36,7 +36,9 @@ class ShmemGroup(click.Group):
     style for click's errors and ours, and the :class:`Environment` on the context."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from .interrupts import guarded  # exit statuses 130/143/2 on interrupts, bad output
+        from .plumbing.interrupts import (
+            guarded,  # exit statuses 130/143/2 on interrupts, bad output
+        )
 
         ctx.ensure_object(Environment)
         try:

@@ -10,9 +10,9 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from .spec import SpecFile
+    from .spec.compile import SpecFile
 
-from .errors import ShmemError
+from .plumbing.errors import ShmemError
 
 
 @dataclass(frozen=True)

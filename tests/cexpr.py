@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shmem_cli.errors import ShmemError
-from shmem_cli.expr import CType, EvalFault, Expr, compile_expr
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.expr import CType, EvalFault, Expr, compile_expr
 from shmem_cli.verify.codegen import c_expr, helper_functions
 
 from .reference import RefFault, evaluate

@@ -1,8 +1,8 @@
 """A plain-Python reference model of shmem's analysis, for cross-checking the engine.
 
-Written from the hardware rules in ``shmem_cli/arch.py``'s docstring, one thread and
-one lane at a time, without NumPy and without ``shmem_cli.engine`` or
-``shmem_cli.space``. It is slow and meant to be obviously correct:
+Written from the hardware rules in ``shmem_cli/hardware/arch.py``'s docstring, one thread and
+one lane at a time, without NumPy and without ``shmem_cli.hardware.engine`` or
+``shmem_cli.spec.space``. It is slow and meant to be obviously correct:
 
 * every loop iteration (nested in the order written, the last loop innermost) and
   every thread of the block is visited; threads form warps by linear id
@@ -14,9 +14,9 @@ one lane at a time, without NumPy and without ``shmem_cli.engine`` or
   phases, and a phase costs the most distinct 4-byte words any one bank must deliver.
 
 The layout (block size, and per array the address function) comes from
-``shmem_cli.layout.resolve``; the parsed expressions (``Located.expr``) come from
-``shmem_cli.spec``. The bank/phase rule is written out here independently of
-``shmem_cli.engine``: that is what this model checks.
+``shmem_cli.spec.layout.resolve``; the parsed expressions (``Located.expr``) come from
+``shmem_cli.spec.compile``. The bank/phase rule is written out here independently of
+``shmem_cli.hardware.engine``: that is what this model checks.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
 
-from shmem_cli.arch import SM90
-from shmem_cli.expr import CType, Expr, Node
-from shmem_cli.layout import ArrayLayout, Layout, Variant, resolve
-from shmem_cli.spec import AccessDecl, Loop, SpecFile
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.spec.compile import AccessDecl, Loop, SpecFile
+from shmem_cli.spec.expr import CType, Expr, Node
+from shmem_cli.spec.layout import ArrayLayout, Layout, Variant, resolve
 
 # the numbers of the architecture profile (the rules below are written out independently)
 WARP = SM90.warp_size  # 32

@@ -9,7 +9,7 @@ import pytest
 
 import shmem_cli
 from shmem_cli import ShmemError, analyze
-from shmem_cli.analysis import RequestChoice
+from shmem_cli.analysis.analyze import RequestChoice
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The cp.async rule (shmem_cli/async_copy.py) against the H200 measurements.
+"""The cp.async rule (shmem_cli/hardware/async_copy.py) against the H200 measurements.
 
 Each ``cp_async_pattern<BYTES, CG, MODE, SS, GS, ZFILL>`` launch of
 tests/data/trace/kernels/cp_async.cu copies, in lane t, BYTES from global slot ``t*GS`` to
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.arch import SM90
-from shmem_cli.async_copy import async_copy_stats
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.async_copy import async_copy_stats
 
 DATA = Path(__file__).parent / "data" / "trace"
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from shmem_cli import bounded_read
 from shmem_cli.cli import main
-from shmem_cli.errors import ShmemError
 from shmem_cli.lint import baseline
+from shmem_cli.plumbing import bounded_read
+from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.verify import sass
 
 SPEC = """\

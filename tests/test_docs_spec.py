@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shmem_cli import analyze
-from shmem_cli.errors import ShmemError
+from shmem_cli.plumbing.errors import ShmemError
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "spec-format.md"
 TEXT = DOC.read_text()

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from shmem_cli.arch import SM90
-from shmem_cli.engine import AccessKind, RequestStats, explain_request, request_stats
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind, RequestStats, explain_request, request_stats
 
 from .reference import request_cost
 
@@ -150,9 +150,9 @@ def test_hand_counted_requests() -> None:
 
 
 def test_a_too_large_access_is_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    from shmem_cli.analysis import analyze
-    from shmem_cli.errors import ShmemError
-    from shmem_cli.space import MAX_LANE_ACCESSES, Space
+    from shmem_cli.analysis.analyze import analyze
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.spec.space import MAX_LANE_ACCESSES, Space
 
     def no_work(*args: object, **kwargs: object) -> None:
         raise AssertionError("a batch was built")

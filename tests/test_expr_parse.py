@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shmem_cli.errors import ShmemError
-from shmem_cli.expr import CType, compile_expr
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.expr import CType, compile_expr
 
 BINARY = [
     "||",

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.errors import ShmemError
-from shmem_cli.expr import CType, EvalFault, compile_expr
-from shmem_cli.expr import evaluate as ev
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.expr import CType, EvalFault, compile_expr
+from shmem_cli.spec.expr import evaluate as ev
 
 from .cexpr import NAMES, VALUES, random_expression
 

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
-from shmem_cli.errors import ShmemError
-from shmem_cli.expr import CType, EvalFault, compile_expr
-from shmem_cli.spec import THREAD_NAMES
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.compile import THREAD_NAMES
+from shmem_cli.spec.expr import CType, EvalFault, compile_expr
 
 NAMES = {**THREAD_NAMES, "tx": CType.UINT, "i": CType.INT, "L": CType.LLONG}
 

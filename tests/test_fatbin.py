@@ -1,4 +1,4 @@
-"""Cubins read from a host ELF's fat binary (shmem_cli/fatbin.py).
+"""Cubins read from a host ELF's fat binary (shmem_cli/trace/fatbin.py).
 
 The host file is built here byte by byte: an ELF64 header, a ``.nv_fatbin`` section
 holding one fat binary with two ELF entries for sm_90 (two translation units whose
@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from shmem_cli.fatbin import FATBIN_MAGIC, cubins_for_arch
+from shmem_cli.trace.fatbin import FATBIN_MAGIC, cubins_for_arch
 
 DATA = Path(__file__).parent / "data" / "trace"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from shmem_cli.analysis import analyze_many
+from shmem_cli.analysis.analyze import analyze_many
 from shmem_cli.cli import main
 from shmem_cli.commands.environment import Environment
 from shmem_cli.render.options import RenderOptions

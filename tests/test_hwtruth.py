@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from shmem_cli import analyze
-from shmem_cli.errors import ShmemError
+from shmem_cli.plumbing.errors import ShmemError
 
 from .hwtruth import (
     case_to_spec,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shmem_cli.layout import Variant, resolve
-from shmem_cli.spec import spec_from_mapping
-from shmem_cli.swizzle import TMA_SWIZZLES
+from shmem_cli.hardware.swizzle import TMA_SWIZZLES
+from shmem_cli.spec.compile import spec_from_mapping
+from shmem_cli.spec.layout import Variant, resolve
 
 
 def test_padding_and_offset_enter_the_address() -> None:

@@ -80,7 +80,7 @@ def test_the_cu_source_compiled_with_nvcc(tmp_path: Path) -> None:
 def test_no_nvcc_is_one_finding_and_no_compile_skips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shmem_cli import toolchain
+    from shmem_cli.trace import toolchain
 
     real = toolchain.which
     monkeypatch.setattr(toolchain, "which", lambda t: None if t == "nvcc" else real(t))
@@ -132,9 +132,9 @@ def test_baseline_sarif_and_config_work_for_the_compiled_rules(tmp_path: Path) -
 def test_likely_vectorized_agrees_with_the_compiled_kernel(bs: int, tiles: int) -> None:
     """SH009 without the kernel flags As[ty][j] (nvcc made it LDS.128) with the very cost
     of the compiled LDS.128, and not Bs[j][tx] (it stayed scalar)."""
-    from shmem_cli.layout import resolve
-    from shmem_cli.spec import load_spec
-    from shmem_cli.vectorize import vector_form
+    from shmem_cli.analysis.vectorize import vector_form
+    from shmem_cli.spec.compile import load_spec
+    from shmem_cli.spec.layout import resolve
 
     spec = load_spec(SPECS / f"tiled_matmul{bs}_v1.yaml")
     layout = resolve(spec)
@@ -153,9 +153,9 @@ def test_likely_vectorized_agrees_with_the_compiled_kernel(bs: int, tiles: int) 
 
 
 def test_row_scale_reads_nothing_nvcc_could_merge() -> None:
-    from shmem_cli.layout import resolve
-    from shmem_cli.spec import load_spec
-    from shmem_cli.vectorize import vector_form
+    from shmem_cli.analysis.vectorize import vector_form
+    from shmem_cli.spec.compile import load_spec
+    from shmem_cli.spec.layout import resolve
 
     spec = load_spec(SPECS / "row_scale_v1.yaml")
     layout = resolve(spec)

@@ -15,7 +15,7 @@ from shmem_cli.lint.core import LintOptions, Target, effective_expect, lint_file
 from shmem_cli.lint.findings import Finding, Severity
 from shmem_cli.lint.rules import RULES, lookup
 from shmem_cli.lint.rules._base import lane_list
-from shmem_cli.spec import Expect
+from shmem_cli.spec.compile import Expect
 
 # 32x32 floats, block 32x32: warp w is threadIdx.y == w. The row access is
 # conflict-free; the column access puts lane l on word 32*l -> bank 0 for all

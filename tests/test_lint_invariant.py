@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from shmem_cli.invariance import invariant_loops
-from shmem_cli.layout import resolve
+from shmem_cli.analysis.invariance import invariant_loops
 from shmem_cli.lint.core import Target, lint_file
 from shmem_cli.lint.findings import Finding, Severity
-from shmem_cli.spec import spec_from_mapping
+from shmem_cli.spec.compile import spec_from_mapping
+from shmem_cli.spec.layout import resolve
 
 from .hwtruth import case_to_spec, is_cas_loop, loop_invariant, probe_cases, public_cases
 
@@ -246,7 +246,7 @@ def test_rule_agrees_with_the_measured_cases(tmp_path: Path, case: dict[str, Any
 
 def test_the_measured_hoisted_loads_still_warn(tmp_path: Path) -> None:
     """The true positives: invariant loads the H200 ran once (fewer requests than counted)."""
-    from shmem_cli.analysis import analyze_spec
+    from shmem_cli.analysis.analyze import analyze_spec
 
     hoisted = kept = 0
     for case in LOOPED:
@@ -297,7 +297,7 @@ def brute_force(mapping: dict[str, Any]) -> list[str]:
     """Every iteration's (address, active) rows in one array, compared along each loop axis."""
     import numpy as np
 
-    from shmem_cli.space import Space
+    from shmem_cli.spec.space import Space
 
     spec = spec_from_mapping(mapping)
     space = Space(spec, resolve(spec), spec.accesses[0])

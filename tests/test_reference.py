@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shmem_cli.analysis import analyze
-from shmem_cli.expr import compile_expr as parse
-from shmem_cli.spec import spec_from_mapping
+from shmem_cli.analysis.analyze import analyze
+from shmem_cli.spec.compile import spec_from_mapping
+from shmem_cli.spec.expr import compile_expr as parse
 
 from .hwtruth import case_to_spec, is_cas_loop, loop_invariant, probe_cases, public_cases
 from .reference import c_div, c_mod, evaluate, reference_analyze, request_cost

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from rich.color import Color
 
-from shmem_cli.analysis import analyze_many
+from shmem_cli.analysis.analyze import analyze_many
 from shmem_cli.cli import main
 from shmem_cli.render.export import THEME, fit_width, report_html, report_svg
 from shmem_cli.render.options import RenderOptions

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from click.testing import CliRunner
 
-from shmem_cli.analysis import analyze
+from shmem_cli.analysis.analyze import analyze
 from shmem_cli.cli import main
 from shmem_cli.model import Report
 from shmem_cli.render.heatmap import bucket_max, excess_style, loop_labels

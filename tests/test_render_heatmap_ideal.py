@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from shmem_cli.analysis import analyze
+from shmem_cli.analysis.analyze import analyze
 from shmem_cli.model import AccessResult, Report
 from shmem_cli.render.heatmap import bucket_worst, heatmap
 from shmem_cli.render.options import RenderOptions

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shmem_cli.analysis import analyze
+from shmem_cli.analysis.analyze import analyze
 from shmem_cli.model import Report
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import render_text

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shmem_cli import fsutil
 from shmem_cli.cli import main
+from shmem_cli.plumbing import fsutil
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = """\

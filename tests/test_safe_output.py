@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from shmem_cli import fsutil
 from shmem_cli.cli import main
+from shmem_cli.plumbing import fsutil
 
 SPEC = """\
 block: [32]
@@ -329,7 +329,7 @@ def test_sigterm_during_a_sarif_write(
 
 
 def test_ctrl_c_exits_130(spec: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import shmem_cli.analysis as analysis
+    import shmem_cli.analysis.analyze as analysis
 
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt

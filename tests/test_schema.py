@@ -1,4 +1,4 @@
-"""shmem_cli.schema: its two algorithms (``kind="fast"``, ``kind="jsonschema"``) agree.
+"""shmem_cli.spec.schema: its two algorithms (``kind="fast"``, ``kind="jsonschema"``) agree.
 
 On every document, valid or broken, the quick walk must say what jsonschema says,
 and ``kind="auto"`` must give jsonschema's explained errors: the bundled
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shmem_cli.schema import spec_schema, validate
-from shmem_cli.schema.fast import conforms
-from shmem_cli.source import Document, load_yaml
+from shmem_cli.spec.schema import spec_schema, validate
+from shmem_cli.spec.schema.fast import conforms
+from shmem_cli.spec.source import Document, load_yaml
 
 from .hwtruth import case_to_spec, public_cases
 from .test_reference import specs

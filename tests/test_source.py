@@ -1,4 +1,4 @@
-"""Tests for shmem_cli.source: safe YAML loading with positions, and schema validation."""
+"""Tests for shmem_cli.spec.source: safe YAML loading with positions, and schema validation."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import jsonschema
 import pytest
 import yaml
 
-from shmem_cli.errors import ShmemError, SourcePos
-from shmem_cli.schema import spec_schema as schema
-from shmem_cli.schema import validate
-from shmem_cli.source import (
+from shmem_cli.plumbing.errors import ShmemError, SourcePos
+from shmem_cli.spec.schema import spec_schema as schema
+from shmem_cli.spec.schema import validate
+from shmem_cli.spec.source import (
     MAX_DEPTH,
     MAX_NODES,
     Document,
@@ -678,7 +678,10 @@ def test_long_values_are_shortened_in_schema_errors() -> None:
 
 def test_import_does_not_load_jsonschema() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    code = "import sys, shmem_cli.source, shmem_cli.schema; print('jsonschema' in sys.modules)"
+    code = (
+        "import sys, shmem_cli.spec.source, shmem_cli.spec.schema; "
+        "print('jsonschema' in sys.modules)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )

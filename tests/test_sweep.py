@@ -10,13 +10,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from shmem_cli.analysis import analyze_spec
-from shmem_cli.cli import main
-from shmem_cli.errors import ShmemError
-from shmem_cli.layout import Variant
-from shmem_cli.spec import SpecFile, load_spec, spec_from_mapping
-from shmem_cli.suggest import suggest
-from shmem_cli.sweep import (
+from shmem_cli.analysis.analyze import analyze_spec
+from shmem_cli.analysis.suggest import suggest
+from shmem_cli.analysis.sweep import (
     Evaluator,
     Plan,
     parse_axis,
@@ -25,7 +21,11 @@ from shmem_cli.sweep import (
     run_sweep,
     split_swizzles,
 )
-from shmem_cli.swizzle import TMA_SWIZZLES
+from shmem_cli.cli import main
+from shmem_cli.hardware.swizzle import TMA_SWIZZLES
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.compile import SpecFile, load_spec, spec_from_mapping
+from shmem_cli.spec.layout import Variant
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "access_specs"
@@ -232,7 +232,7 @@ def test_a_params_value_does_not_parse_the_spec_again(monkeypatch: pytest.Monkey
     def refuse(*args: Any) -> Any:
         raise AssertionError("the YAML source was parsed again")
 
-    monkeypatch.setattr("shmem_cli.source.load_yaml", refuse)
+    monkeypatch.setattr("shmem_cli.spec.source.load_yaml", refuse)
     result = run_sweep(spec, plan(("param", "N=4,8,16")))
     assert [v.outcome.accesses[0].requests for v in result.variants] == [3, 5, 9]  # j = 0..N/2
 

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.errors import ShmemError
-from shmem_cli.layout import resolve
-from shmem_cli.space import Space
-from shmem_cli.spec import load_spec, spec_from_mapping
-from shmem_cli.swizzle import TMA_SWIZZLES, parse_swizzle
+from shmem_cli.hardware.swizzle import TMA_SWIZZLES, parse_swizzle
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.compile import load_spec, spec_from_mapping
+from shmem_cli.spec.layout import resolve
+from shmem_cli.spec.space import Space
 
 OFFSETS = range(0, 1 << 13)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from shmem_cli.arch import SM90
-from shmem_cli.engine import AccessKind, request_stats
+from shmem_cli.analysis.totals import request_totals, stats_totals
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind, request_stats
 from shmem_cli.model import Totals
-from shmem_cli.totals import request_totals, stats_totals
 
 
 def test_stats_totals_counts_requests_by_hand() -> None:

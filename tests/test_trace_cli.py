@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from shmem_cli import toolchain
 from shmem_cli.cli import main
+from shmem_cli.trace import toolchain
 
 DATA = Path(__file__).parent / "data" / "trace"
 COLUMN_CUBIN = str(DATA / "column_read.sm_90.cubin")

@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli import toolchain
-from shmem_cli.arch import SM90
-from shmem_cli.trace import emulator
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.trace import emulator, toolchain
 from shmem_cli.trace.state import GlobalMemory, Launch
 
 from .trace_util import DATA, functions, needs_nvdisasm

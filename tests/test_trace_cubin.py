@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli.errors import ShmemError
+from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from shmem_cli.trace.demangle import demangle, short_name
 from shmem_cli.trace.signature import declarator_name, param_names

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.arch import SM90
+from shmem_cli.hardware.arch import SM90
 from shmem_cli.trace import emulator
 from shmem_cli.trace.records import InstructionRecords
 from shmem_cli.trace.state import GlobalMemory, Launch, TraceError

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.arch import SM90
+from shmem_cli.hardware.arch import SM90
 from shmem_cli.trace import cubin, emulator
 from shmem_cli.trace.state import GlobalMemory, Launch
 
@@ -26,7 +26,7 @@ LAUNCHES = json.loads((DATA / "launches.json").read_text())["launches"]
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
 OP_KEYS = {"load": "ld", "store": "st", "atomic": "atom", "cp_async": "ldgsts"}
 
-# cp.async launches where the measured rule (shmem_cli/async_copy.py) is known to fall
+# cp.async launches where the measured rule (shmem_cli/hardware/async_copy.py) is known to fall
 # short of the hardware: .ca copies whose lanes each read their own global line at a stride
 # that is no power of two, and a .cg pipeline with partial (src-size 8) copies
 # the cp.async rule's known gaps (tests/test_async_copy.py), and the pipelined kernel whose

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.errors import ShmemError
+from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.cubin import Kernel, KernelParam, read_cubin
 from shmem_cli.trace.launch import (
     Param,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from shmem_cli import toolchain
+from shmem_cli.trace import toolchain
 from shmem_cli.trace.cubin import CubinInfo, find_kernel, read_cubin
 from shmem_cli.trace.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from shmem_cli.arch import SM90
+from shmem_cli.hardware.arch import SM90
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.trace_text import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access

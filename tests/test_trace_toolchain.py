@@ -1,4 +1,4 @@
-"""Finding and running NVIDIA's tools (shmem_cli.toolchain): PATH, CUDA folders, wheels."""
+"""Finding and running NVIDIA's tools (shmem_cli.trace.toolchain): PATH, CUDA folders, wheels."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli import toolchain
-from shmem_cli.toolchain import ToolError
+from shmem_cli.trace import toolchain
+from shmem_cli.trace.toolchain import ToolError
 
 DATA = Path(__file__).parent / "data" / "trace"
 

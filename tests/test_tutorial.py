@@ -97,7 +97,7 @@ def test_readme_picture_is_made_by_shmem() -> None:
 def test_readme_first_spec_does_what_the_readme_says() -> None:
     import yaml
 
-    from shmem_cli.analysis import analyze
+    from shmem_cli.analysis.analyze import analyze
 
     block = re.search(r"## A first spec\n\n```yaml\n(.*?)```", README.read_text(), re.S)
     assert block is not None

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.analysis import collect_specs
-from shmem_cli.expr import CType, Expr, compile_expr
-from shmem_cli.space import Space
-from shmem_cli.spec import THREAD_NAMES, load_spec, spec_from_mapping
+from shmem_cli.analysis.analyze import collect_specs
+from shmem_cli.spec.compile import THREAD_NAMES, load_spec, spec_from_mapping
+from shmem_cli.spec.expr import CType, Expr, compile_expr
+from shmem_cli.spec.space import Space
 from shmem_cli.verify import codegen, runner, sass
 from shmem_cli.verify.codegen import Target
 

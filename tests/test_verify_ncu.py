@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli.errors import ShmemError
+from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.verify import ncu
 
 DATA = Path(__file__).parent / "data"

@@ -1,5 +1,5 @@
-"""The work budget (shmem_cli/budget.py) and the cap on listed problems
-(shmem_cli/problem_cap.py): refused up front, located, exit 2 (docs/robustness.md)."""
+"""The work budget (shmem_cli/spec/budget.py) and the cap on listed problems
+(shmem_cli/plumbing/problem_cap.py): refused up front, located, exit 2 (docs/robustness.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from shmem_cli import budget
 from shmem_cli.cli import main
+from shmem_cli.spec import budget
 
 HEAD = """\
 block: [1024]
@@ -81,7 +81,7 @@ def test_long_expressions_weigh_more(tmp_path: Path) -> None:
 
 
 def test_weight_counts_index_and_when() -> None:
-    from shmem_cli.spec import spec_from_mapping
+    from shmem_cli.spec.compile import spec_from_mapping
 
     index = "lane + " * 30 + "0"  # 211 characters
     when = "lane < 64 && " * 7 + "1"  # 92 characters
@@ -108,7 +108,7 @@ def test_suggest_does_not_search_beyond_the_budget(
     )
     code, out = run("analyze", "--no-tables", "--suggest", str(spec))
     assert code == 0 and "cheapest fix" in out  # within the budget: searched
-    import shmem_cli.sweep.evaluate as evaluate
+    import shmem_cli.analysis.sweep.evaluate as evaluate
 
     monkeypatch.setattr(evaluate, "CACHE_LANES", 1024)  # too big for the cache: per layout
     monkeypatch.setattr(budget, "MAX_SEARCH_WORK", 32 * 1024 * 10)

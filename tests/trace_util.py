@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli import toolchain
-from shmem_cli.trace import sass
+from shmem_cli.trace import sass, toolchain
 
 DATA = Path(__file__).parent / "data" / "trace"
 

@@ -59,10 +59,10 @@ from measured.h200 import (  # noqa: E402
     public_cases,
 )
 from shmem_cli import analyze  # noqa: E402
-from shmem_cli.errors import ShmemError  # noqa: E402
-from shmem_cli.layout import resolve  # noqa: E402
-from shmem_cli.space import Space  # noqa: E402
-from shmem_cli.spec import spec_from_mapping  # noqa: E402
+from shmem_cli.plumbing.errors import ShmemError  # noqa: E402
+from shmem_cli.spec.compile import spec_from_mapping  # noqa: E402
+from shmem_cli.spec.layout import resolve  # noqa: E402
+from shmem_cli.spec.space import Space  # noqa: E402
 
 DOC = ROOT / "docs" / "hardware-model.md"
 WARP = 32
@@ -150,7 +150,7 @@ def _case(raw: dict[str, Any], source: str) -> Case:
 
 
 def _dtype_size(name: str) -> int:
-    from shmem_cli import dtypes
+    from shmem_cli.hardware import dtypes
 
     dt = dtypes.lookup(name)
     assert dt is not None, name

@@ -132,18 +132,18 @@ def analyze(
       shmem analyze access_specs/column_read_32x32.yaml --svg column_read.svg
       shmem analyze access_specs/ --format json -o report.json
     """
-    from ..analysis import analyze_many
+    from ..analysis.analyze import analyze_many
 
     env = current_environment()
     require_specs(paths)
-    from ..fsutil import check_outputs
+    from ..plumbing.fsutil import check_outputs
 
     check_outputs((output, svg_path, html_path), paths)
     max_rows = parse_rows(rows)
     report = analyze_many(paths, choice=parse_request(request))
     hints: dict[str, dict[str, str]] = {}
     if suggest and (fmt == "text" or svg_path or html_path):
-        from ..suggest import suggest_report
+        from ..analysis.suggest import suggest_report
 
         hints = suggest_report(report)
     options = report_options(
@@ -184,7 +184,7 @@ def _pictures(
     title: str,
 ) -> None:
     """--svg and --html: the colored report as pictures."""
-    from ..fsutil import write_atomic
+    from ..plumbing.fsutil import write_atomic
     from ..render.export import report_html, report_svg
 
     picture = dataclasses.replace(options, color=True, width=None)

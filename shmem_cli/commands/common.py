@@ -20,8 +20,8 @@ from .environment import current_environment
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..analysis import RequestChoice
-    from ..errors import ShmemError
+    from ..analysis.analyze import RequestChoice
+    from ..plumbing.errors import ShmemError
     from ..render.options import RenderOptions
     from .environment import Environment
 
@@ -88,7 +88,7 @@ def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -
 
 def require_specs(paths: tuple[str, ...]) -> None:
     """Every path exists and together they name at least one spec file."""
-    from ..analysis import collect_specs
+    from ..analysis.analyze import collect_specs
 
     require_paths(paths)
     if not collect_specs(paths):
@@ -185,11 +185,11 @@ def emit(text: str, output: str | None, color: bool | None = None) -> None:
     renderer only emits them when color was asked for: FORCE_COLOR, a terminal).
     """
     if output:
-        from ..fsutil import write_atomic
+        from ..plumbing.fsutil import write_atomic
 
         write_atomic(output, text)
     else:
-        from ..fsutil import printable, stdout_guard
+        from ..plumbing.fsutil import printable, stdout_guard
 
         env = current_environment()
         with stdout_guard(env.stdout):
@@ -200,7 +200,7 @@ def parse_request(value: str | None) -> RequestChoice | None:
     """--request WARP[:ITERATION]."""
     if value is None:
         return None
-    from ..analysis import RequestChoice
+    from ..analysis.analyze import RequestChoice
 
     warp_text, _, it_text = value.partition(":")
     try:

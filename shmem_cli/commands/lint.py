@@ -26,8 +26,8 @@ SEVERITIES = ("error", "warning", "info")
 
 
 def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConfig:
-    from ..errors import ShmemError
     from ..lint.config import LintConfig, find_pyproject, load_config
+    from ..plumbing.errors import ShmemError
 
     if no_config:
         return LintConfig(base=cwd)
@@ -178,12 +178,12 @@ def lint(
       shmem lint --write-baseline shmem-baseline.json access_specs/
       shmem lint --baseline shmem-baseline.json access_specs/
     """
-    from ..errors import ShmemError
     from ..lint import baseline as baselines
     from ..lint.config import find_repo_root
     from ..lint.core import LintOptions, lint_files
     from ..lint.findings import LintReport, Severity
     from ..lint.paths import Excludes, collect_targets
+    from ..plumbing.errors import ShmemError
 
     cwd = Path.cwd()
     config = _read_config(config_path, no_config, cwd)
@@ -203,7 +203,7 @@ def lint(
     else:
         fail_usage("no paths given (and no [tool.shmem] paths in pyproject.toml)")
 
-    from ..fsutil import check_outputs
+    from ..plumbing.fsutil import check_outputs
 
     check_outputs((output, write_baseline), inputs)
     excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
@@ -239,7 +239,7 @@ def lint(
     emit(_render(report, fmt, threshold, color), output, color=color)
 
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        from ..fsutil import OutputError, append_text
+        from ..plumbing.fsutil import OutputError, append_text
         from ..render.github import render_step_summary
 
         try:

@@ -31,6 +31,6 @@ def schema() -> None:
     """
     import json
 
-    from ..schema import spec_schema
+    from ..spec.schema import spec_schema
 
     current_environment().out(json.dumps(spec_schema(), indent=2))

@@ -82,12 +82,12 @@ def sweep(
       shmem sweep spec.yaml --pad tile=0..8:2 --swizzle tile=none,128B
       shmem sweep spec.yaml --param TILE=16,32,64 --pad 0..1 --format json -o sweep.json
     """
-    from ..errors import ShmemError
-    from ..spec import load_spec
-    from ..sweep import Axis, Plan, parse_axis, run_sweep
+    from ..analysis.sweep import Axis, Plan, parse_axis, run_sweep
+    from ..plumbing.errors import ShmemError
+    from ..spec.compile import load_spec
 
     require_paths([spec])
-    from ..fsutil import check_outputs
+    from ..plumbing.fsutil import check_outputs
 
     check_outputs((output,), (spec,))
     axes: list[Axis] = []

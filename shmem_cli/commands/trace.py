@@ -68,7 +68,7 @@ def _progress(env: Environment, blocks: int) -> Iterator[Callable[[int, int], No
 
 
 def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    from ..errors import ShmemError
+    from ..plumbing.errors import ShmemError
     from ..trace.launch import MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, parse_dims
 
     try:
@@ -240,7 +240,7 @@ def trace(
       shmem trace kernel.cu -b 128 -a 1=@input.npy --format json -o trace.json
       shmem trace kernel.cu -b 256 --grid 4 --svg trace.svg
     """
-    from ..errors import ShmemError
+    from ..plumbing.errors import ShmemError
     from ..trace.launch import param_table
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file
     from ..trace.result import TraceReport
@@ -351,7 +351,7 @@ def _output(
     emit(text, output, color=options.color)
     svg_path, html_path = pictures
     if svg_path or html_path:
-        from ..fsutil import write_atomic
+        from ..plumbing.fsutil import write_atomic
         from ..render.export import renderables_html, renderables_svg
         from ..render.trace_text import trace_renderables
 

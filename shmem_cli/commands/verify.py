@@ -19,7 +19,7 @@ from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_opti
 from .environment import current_environment
 
 if TYPE_CHECKING:
-    from ..errors import ShmemError
+    from ..plumbing.errors import ShmemError
     from ..verify.codegen import Target
     from ..verify.compare import VerifyReport
 
@@ -31,9 +31,9 @@ def _say(message: str) -> None:
 
 
 def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
-    from ..analysis import collect_specs
-    from ..errors import ShmemError
-    from ..spec import load_spec
+    from ..analysis.analyze import collect_specs
+    from ..plumbing.errors import ShmemError
+    from ..spec.compile import load_spec
     from ..verify.codegen import plan_spec
 
     require_specs(paths)
@@ -57,7 +57,7 @@ def _read_dump(path: Path) -> str:
 
 
 def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> VerifyReport:
-    from ..errors import ShmemError
+    from ..plumbing.errors import ShmemError
     from ..verify import ncu, runner, sass
     from ..verify.compare import VerifyReport, compare
 
@@ -84,8 +84,8 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
 
 
 def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:
-    from ..fsutil import write_atomic
-    from ..toolchain import ToolError
+    from ..plumbing.fsutil import write_atomic
+    from ..trace.toolchain import ToolError
     from ..verify import ncu, runner, sass
     from ..verify.compare import VerifyReport, compare
 
@@ -227,7 +227,7 @@ def verify(
         fail_usage("--sass applies only with --from-ncu")
     if arch is not None and not ARCH.match(arch):
         fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
-    from ..fsutil import check_outputs
+    from ..plumbing.fsutil import check_outputs
 
     check_outputs((output,), paths)
     targets, errors = _plan(paths)

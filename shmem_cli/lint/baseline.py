@@ -18,9 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..bounded_read import read_bounded
-from ..errors import ShmemError, shorten
-from ..fsutil import write_atomic
+from ..plumbing.bounded_read import read_bounded
+from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.fsutil import write_atomic
 from .findings import Finding, LintReport
 
 SCHEMA_VERSION = 1
@@ -79,7 +79,7 @@ def load_baseline(path: str | Path) -> Counter[Key]:
             code="baseline",
         ) from None
     except json.JSONDecodeError as exc:
-        from ..errors import SourcePos
+        from ..plumbing.errors import SourcePos
 
         raise ShmemError(
             f"baseline is not valid JSON: {exc.msg}",

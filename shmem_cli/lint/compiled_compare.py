@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..model import AccessResult
-    from ..spec import AccessDecl, SpecFile
+    from ..spec.compile import AccessDecl, SpecFile
     from ..trace.result import KernelTrace, TraceAccess
 
 #: the spec op a traced op is compared as

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ShmemError, SourcePos
-from ..spec import Expect
+from ..plumbing.errors import ShmemError, SourcePos
+from ..spec.compile import Expect
 from .findings import LABELS, Severity
 
 KEYS = ("paths", "exclude", "fail-on", "baseline", "expect", "select", "ignore")
@@ -76,7 +76,7 @@ MAX_CONFIG_BYTES = 16 << 20
 
 def load_config(path: Path) -> LintConfig:
     """Read ``[tool.shmem]`` from a pyproject.toml; raises a located ShmemError if it is bad."""
-    from ..bounded_read import read_bounded
+    from ..plumbing.bounded_read import read_bounded
 
     raw = read_bounded(path, MAX_CONFIG_BYTES, what="config", code="config")
     try:

@@ -1,7 +1,7 @@
 """The linting core: spec files in, findings out.
 
 Reads spec files and nothing else; prints nothing, exits nothing. For each
-file: load and analyze it (:mod:`shmem_cli.analysis`), run every access rule
+file: load and analyze it (:mod:`shmem_cli.analysis.analyze`), run every access rule
 on every access and every file rule on the file, and turn the rules' hits into
 :class:`~.findings.Finding` records placed at the access (or at the fault).
 
@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..analysis import analyze_spec
-from ..errors import ShmemError
-from ..layout import resolve
-from ..space import Space
-from ..spec import Expect, SpecFile, load_spec
+from ..analysis.analyze import analyze_spec
+from ..plumbing.errors import ShmemError
+from ..spec.compile import Expect, SpecFile, load_spec
+from ..spec.layout import resolve
+from ..spec.space import Space
 from .findings import AccessSummary, FileLint, Finding, Hit
 from .rules import RULES, AccessCheck, FileCheck, Rule
 
 if TYPE_CHECKING:
-    from ..layout import Layout
     from ..model import AccessResult
+    from ..spec.layout import Layout
     from .compiled_compare import Comparison
     from .kernel_trace import KernelUnavailable
 
@@ -177,8 +177,8 @@ def _compiled(
     traced = trace_spec_kernel(spec.kernel, layout.block, spec.arch.name)
     if isinstance(traced, KernelUnavailable):
         return traced
-    from ..invariance import hoistable_loops
-    from ..vectorize import vector_form
+    from ..analysis.invariance import hoistable_loops
+    from ..analysis.vectorize import vector_form
 
     # accesses nvcc is likely to have changed (2: vectorized, 1: hoisted): matched last
     suspects: dict[int, int] = {}
@@ -222,7 +222,7 @@ def lint_files(
     first = lint_file(todo[0], options)
     rest = todo[1:]
     chunks = [(rest[i : i + CHUNK_FILES], options) for i in range(0, len(rest), CHUNK_FILES)]
-    from ..workers import ordered_map  # stops the workers on Ctrl-C, SIGTERM or an error
+    from ..plumbing.workers import ordered_map  # stops the workers on Ctrl-C, SIGTERM or an error
 
     # results come in submission order: the output never depends on scheduling
     return (first, *(f for part in ordered_map(_lint_chunk, chunks, workers) for f in part))

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ShmemError
+from ..plumbing.errors import ShmemError
 
 if TYPE_CHECKING:
-    from ..spec import KernelDecl
+    from ..spec.compile import KernelDecl
     from ..trace.result import KernelTrace
 
 DEFAULT_ARCH = "sm_90"
@@ -40,7 +40,7 @@ _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
 
 def needs_nvcc(kernel: KernelDecl) -> bool:
     """Whether tracing ``kernel`` compiles its source (a .cu) rather than reading a cubin."""
-    from .. import toolchain
+    from ..trace import toolchain
 
     try:
         return toolchain.kernel_input_kind(Path(kernel.path)) == "cu"
@@ -80,7 +80,7 @@ def clear_cache() -> None:
 def _trace(
     kernel: KernelDecl, block: tuple[int, int, int], arch: str
 ) -> KernelTrace | KernelUnavailable:
-    from .. import toolchain
+    from ..trace import toolchain
     from ..trace.pipeline import TraceRequest, trace_file
 
     if needs_nvcc(kernel) and toolchain.which("nvcc") is None:

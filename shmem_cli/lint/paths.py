@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ..analysis import collect_specs
+from ..analysis.analyze import collect_specs
 from .core import Target
 
 

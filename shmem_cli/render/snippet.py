@@ -11,7 +11,7 @@ read) only when an error is shown; a file that cannot be read just gets no quote
 
 from __future__ import annotations
 
-from ..errors import ShmemError
+from ..plumbing.errors import ShmemError
 from .plain import visible
 
 #: the most characters of a source line quoted; a longer line is cut around the column
@@ -19,7 +19,7 @@ WINDOW = 80
 
 
 def _lines(path: str) -> tuple[str, ...] | None:
-    from ..source import STDIN_NAME, STDIN_PATH, read_spec_bytes
+    from ..spec.source import STDIN_NAME, STDIN_PATH, read_spec_bytes
 
     try:
         raw = read_spec_bytes(STDIN_PATH if path == STDIN_NAME else path)

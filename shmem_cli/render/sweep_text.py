@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..sweep import AccessTotals, SweepResult, VariantResult
+from ..analysis.sweep import AccessTotals, SweepResult, VariantResult
 from .plain import visible
 from .text import CYCLES_NOTE, degree_style, to_string
 

@@ -1,9 +1,9 @@
 """From the emulator's per-instruction request records to the trace result.
 
 Every request is costed by its records' ``stats`` (the engine's one door,
-:func:`shmem_cli.engine.request_stats`, or the measured cp.async rule of
-:mod:`shmem_cli.async_copy` when the records carry the global side), and the worst
-one is explained lane by lane by :func:`shmem_cli.engine.explain_request` for its
+:func:`shmem_cli.hardware.engine.request_stats`, or the measured cp.async rule of
+:mod:`shmem_cli.hardware.async_copy` when the records carry the global side), and the worst
+one is explained lane by lane by :func:`shmem_cli.hardware.engine.explain_request` for its
 bank table, exactly as ``shmem analyze`` does for a spec's requests: the same rules,
 the same result model. The warp x occurrence heat map puts warps across and each
 warp's n-th execution of the instruction down.
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
 
-from ..arch import ArchProfile
-from ..engine import AccessKind, RequestStats, explain_request
+from ..hardware.arch import ArchProfile
+from ..hardware.engine import AccessKind, RequestStats, explain_request
 from ..model import AccessResult, RequestRef
 from .result import (
     TRACE_OPS,

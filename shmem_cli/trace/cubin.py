@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ShmemError
+from ..plumbing.errors import ShmemError
 
 EM_CUDA = 190
 SHT_SYMTAB = 2

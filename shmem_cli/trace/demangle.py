@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterable
 
-from .. import toolchain
+from . import toolchain
 
 BUILTIN = {
     "v": "void",

@@ -11,7 +11,7 @@ parameters (names from the source), disassemble it, build the launch and run it:
     for access in traced.kernels[0].accesses:
         print(access.file, access.line, access.sass, access.result.wavefronts)
 
-Every failure is a :class:`~shmem_cli.errors.ShmemError` located at the kernel file
+Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` located at the kernel file
 (or at the source line of the instruction the emulator stopped at). Its ``code``
 says which kind: ``tool-missing`` (nvcc, nvdisasm or cuobjdump not found; the
 message says what to install), ``tool-failed`` (a compile error, with nvcc's
@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import toolchain
-from ..errors import ShmemError
+from ..plumbing.errors import ShmemError
+from . import toolchain
 from .cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .result import TraceFile

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from ..arch import ArchProfile
-from ..async_copy import async_copy_stats
-from ..engine import AccessKind, RequestStats, request_stats
+from ..hardware.arch import ArchProfile
+from ..hardware.async_copy import async_copy_stats
+from ..hardware.engine import AccessKind, RequestStats, request_stats
 from .sass import Instruction
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from ..model import AccessResult, CostTotals
 
 TRACE_OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
 
-# cp.async (LDGSTS) is costed by the measured rule (shmem_cli/async_copy.py) from both of its
-# sides; where the global side is missing its wavefronts are those of a store of its width,
-# and every figure that includes them says so
+# cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
+# both of its sides; where the global side is missing its wavefronts are those of a store of
+# its width, and every figure that includes them says so
 CP_ASYNC_NOTE = (
     "cp.async (LDGSTS) wavefronts counted like a store of the same width (the global side "
     "of the copy was not recorded): provisional"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from ..errors import ShmemError, SourcePos
+from ..plumbing.errors import ShmemError, SourcePos
 from .records import Recorder
 from .sass import Instruction
 

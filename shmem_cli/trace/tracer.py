@@ -1,7 +1,7 @@
 """Tracing one kernel: from a cubin and a launch plan to a :class:`KernelTrace`.
 
 The steps, each in its own module: the kernel's metadata (:mod:`.cubin`), its SASS
-(nvdisasm through :mod:`shmem_cli.toolchain`, parsed by :mod:`.sass`), the launch
+(nvdisasm through :mod:`shmem_cli.trace.toolchain`, parsed by :mod:`.sass`), the launch
 (:mod:`.launch`), the functional run of every block (:mod:`.emulator`) and the
 per-instruction totals through the engine (:mod:`.aggregate`).
 """
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..arch import PROFILES, SM90
-from ..errors import ShmemError
+from ..hardware.arch import PROFILES, SM90
+from ..plumbing.errors import ShmemError
 from .aggregate import line_totals, not_modelled, op_totals, trace_access
 from .cubin import Kernel
 from .launch import LaunchPlan

@@ -32,12 +32,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import __version__
-from ..analysis import access_kind, analyze_access
-from ..dtypes import DType
-from ..expr import CType, Expr
-from ..layout import Layout, resolve
+from ..analysis.analyze import access_kind, analyze_access
+from ..hardware.dtypes import DType
 from ..model import AccessResult
-from ..spec import AccessDecl, Loop, SpecFile
+from ..spec.compile import AccessDecl, Loop, SpecFile
+from ..spec.expr import CType, Expr
+from ..spec.layout import Layout, resolve
 from . import sass
 
 ALIGN = 1024
@@ -64,7 +64,7 @@ class Target:
 def plan(specs: Iterable[SpecFile]) -> list[Target]:
     """A target per access of every spec, with the engine's prediction.
 
-    Raises :class:`~shmem_cli.errors.ShmemError` for a spec that cannot be resolved.
+    Raises :class:`~shmem_cli.plumbing.errors.ShmemError` for a spec that cannot be resolved.
     """
     targets: list[Target] = []
     used: set[str] = set()

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ShmemError
+from ..plumbing.errors import ShmemError
 from . import ncu, sass
 from .codegen import Target
 

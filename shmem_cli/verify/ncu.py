@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import ShmemError
+from ..plumbing.errors import ShmemError
 
 ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
 UNITS = ("ld", "st", "atom")
@@ -193,7 +193,7 @@ MAX_CSV_BYTES = 64 << 20
 
 def read_csv(path: str | os.PathLike[str]) -> list[Launch]:
     """The launches of an ``ncu --csv`` file (a regular file, at most MAX_CSV_BYTES)."""
-    from ..bounded_read import read_bounded
+    from ..plumbing.bounded_read import read_bounded
 
     name = os.fspath(path)
     data = read_bounded(name, MAX_CSV_BYTES, what="the ncu CSV", code="ncu")

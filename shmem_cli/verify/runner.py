@@ -7,8 +7,8 @@ the generated ``run.sh`` on another machine (``--emit``):
 2. ``cuobjdump -sass shmem_verify > sass.txt``
 3. ``ncu --clock-control none --metrics ... --csv --print-units base ./shmem_verify > ncu.csv``
 
-Failures become :class:`~shmem_cli.toolchain.ToolError` with the tool's own message;
-finding the tools is :mod:`shmem_cli.toolchain`'s job, shared with ``shmem trace``.
+Failures become :class:`~shmem_cli.trace.toolchain.ToolError` with the tool's own message;
+finding the tools is :mod:`shmem_cli.trace.toolchain`'s job, shared with ``shmem trace``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fsutil import make_folder, write_atomic
-from ..toolchain import ToolError, run, tail, which
+from ..plumbing.fsutil import make_folder, write_atomic
+from ..trace.toolchain import ToolError, run, tail, which
 from . import ncu
 from .codegen import Target, program_source
 
@@ -185,7 +185,7 @@ MAX_RECORD_BYTES = 16 << 20
 
 def recorded_device(folder: Path) -> str:
     """The GPU and tool versions ``env.txt`` in ``folder`` recorded, on one line ("" if none)."""
-    from ..bounded_read import read_bounded
+    from ..plumbing.bounded_read import read_bounded
 
     env_file = folder / ENV_FILE
     if not env_file.is_file():
@@ -197,7 +197,7 @@ def recorded_device(folder: Path) -> str:
 
 def recorded_arch(folder: Path) -> str:
     """The architecture ``manifest.json`` in ``folder`` was built for ("" if not known)."""
-    from ..bounded_read import read_bounded
+    from ..plumbing.bounded_read import read_bounded
 
     path = folder / MANIFEST
     if not path.is_file():

@@ -64,7 +64,7 @@ def read_dump(path: str | os.PathLike[str]) -> str:
 
     Regular files only, at most MAX_DUMP_BYTES (unpacked); raises ShmemError.
     """
-    from ..bounded_read import read_bounded
+    from ..plumbing.bounded_read import read_bounded
 
     data = read_bounded(path, MAX_DUMP_BYTES, what="the SASS dump", code="sass", gunzip=True)
     return data.decode("utf-8", errors="replace")

@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import shmem_cli.space
-from shmem_cli.analysis import analyze_spec
-from shmem_cli.errors import ShmemError
+import shmem_cli.spec.space
+from shmem_cli.analysis.analyze import analyze_spec
 from shmem_cli.model import FileResult, Report
+from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.render.json_out import render_json
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import render_text
-from shmem_cli.source import load_yaml
-from shmem_cli.spec import compile_spec
+from shmem_cli.spec.compile import compile_spec
+from shmem_cli.spec.source import load_yaml
 
 ITERATIONS: Counter[str] = Counter()
 MESSAGE_LIMIT = 600  # characters of one rendered problem: user data must be cut short
@@ -42,12 +42,12 @@ def remember(value: Any) -> None:
 @contextmanager
 def quick_limits() -> Iterator[None]:
     """Lower the lane-access limit so a random spec can never run for long."""
-    saved = shmem_cli.space.MAX_LANE_ACCESSES
-    shmem_cli.space.MAX_LANE_ACCESSES = FAST_LIMIT
+    saved = shmem_cli.spec.space.MAX_LANE_ACCESSES
+    shmem_cli.spec.space.MAX_LANE_ACCESSES = FAST_LIMIT
     try:
         yield
     finally:
-        shmem_cli.space.MAX_LANE_ACCESSES = saved
+        shmem_cli.spec.space.MAX_LANE_ACCESSES = saved
 
 
 def run_for(target: Callable[..., Any], seconds: float, name: str) -> int:

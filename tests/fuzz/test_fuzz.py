@@ -15,9 +15,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shmem_cli.errors import ShmemError, SourcePos
-from shmem_cli.expr import CType, compile_expr
-from shmem_cli.spec import THREAD_NAMES
+from shmem_cli.plumbing.errors import ShmemError, SourcePos
+from shmem_cli.spec.compile import THREAD_NAMES
+from shmem_cli.spec.expr import CType, compile_expr
 
 from .harness import analyze_bytes, check_error, remember, run_for
 

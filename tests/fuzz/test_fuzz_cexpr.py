@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shmem_cli.analysis import analyze_spec
-from shmem_cli.errors import ShmemError
-from shmem_cli.spec import spec_from_mapping
+from shmem_cli.analysis.analyze import analyze_spec
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.verify import codegen
 
 from ..cexpr import GXX, compare

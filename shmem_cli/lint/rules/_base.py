@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ...errors import ShmemError
 from ...model import AccessResult, RequestDetail
-from ...spec import Expect
+from ...plumbing.errors import ShmemError
+from ...spec.compile import Expect
 from ..findings import Fact, Hit, Severity
 
 if TYPE_CHECKING:
-    from ...space import Space
-    from ...spec import SpecFile
+    from ...spec.compile import SpecFile
+    from ...spec.space import Space
     from ..compiled_compare import Comparison, Verdict
     from ..kernel_trace import KernelUnavailable
 

@@ -50,7 +50,7 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     r, space = item.result, item.space
     if space is None or item.kernel_traced or r.requests == 0:
         return
-    from ...vectorize import vector_form
+    from ...analysis.vectorize import vector_form
 
     form = vector_form(space.spec, space.layout, space.access, space.spec.runtime_params)
     if form is None:

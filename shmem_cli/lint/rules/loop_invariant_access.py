@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from math import prod
 
-from ...invariance import WRITES as _WRITES
+from ...analysis.invariance import WRITES as _WRITES
 from ..findings import Hit, Severity
 from ._base import AccessCheck, plural
 
@@ -64,7 +64,7 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         return
     if item.kernel_traced:  # the compiled code decides (SH007/SH008)
         return
-    from ...invariance import hoistable_loops
+    from ...analysis.invariance import hoistable_loops
 
     loops = hoistable_loops(space.spec, space.layout, space.access)
     if not loops:

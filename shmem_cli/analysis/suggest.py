@@ -1,0 +1,150 @@
+"""``shmem analyze --suggest``: the cheapest pad or swizzle that removes a conflict.
+
+For each conflicting access it tries pads 0..32 and the usual swizzles on the
+access's array, evaluated with :class:`~shmem_cli.analysis.sweep.evaluate.Evaluator` on the
+compiled spec the analysis kept (:attr:`~shmem_cli.model.FileResult.spec`):
+nothing is read or parsed again.
+"""
+
+from __future__ import annotations
+
+from ..hardware.swizzle import TMA_SWIZZLES, Swizzle, swizzle_label
+from ..model import FileResult, Report
+from ..plumbing.errors import ShmemError
+from ..spec.budget import search_refusal
+from ..spec.compile import SpecFile
+from ..spec.layout import Layout, Variant, resolve
+from .analyze import checked_space
+from .sweep.evaluate import Evaluator
+from .sweep.results import Outcome
+
+SUGGEST_PADS = range(0, 33)
+SUGGEST_SWIZZLES: tuple[Swizzle | None, ...] = (None, *TMA_SWIZZLES.values())
+
+
+def _describe_change(layout: Layout, array: str, variant: Variant) -> str:
+    arr = layout.arrays[array]
+    parts = []
+    new_pad = variant.pad.get(array, arr.pad)
+    new_swz = variant.swizzle.get(array, arr.swizzle)
+    if new_pad != arr.pad:
+        dims = "".join(f"[{d}]" for d in (*arr.shape[:-1], arr.shape[-1] + new_pad))
+        parts.append(f"pad {array} {arr.pad} -> {new_pad} ({array}{dims})")
+    if new_swz != arr.swizzle:
+        parts.append(f"swizzle {array} {swizzle_label(arr.swizzle)} -> {swizzle_label(new_swz)}")
+    return " and ".join(parts)
+
+
+def pitch_swizzle(layout: Layout, array: str) -> Swizzle | None:
+    """CuTe Swizzle<3,4,S> whose source bits are the row bits of a 2^(S+4)-byte row (S > 3).
+
+    The TMA modes XOR bits 7.. (128-byte rows); with longer power-of-two rows the
+    shift must grow with the pitch so that the XOR-ed bits are row bits.
+    """
+    arr = layout.arrays[array]
+    if len(arr.shape) < 2:
+        return None
+    pitch = arr.shape[-1] * arr.esize
+    if pitch < 256 or pitch & (pitch - 1) or arr.esize > 16:
+        return None
+    shift = pitch.bit_length() - 1 - 4
+    if shift > 16:
+        return None
+    return Swizzle(3, 4, shift, f"Swizzle<3,4,{shift}>")
+
+
+def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
+    """A one-line fix per conflicting access: the cheapest pad 0..32 / swizzle of its array.
+
+    The swizzles tried are none, the TMA modes and, for power-of-two rows of 256
+    bytes or more, the CuTe Swizzle<3,4,S> matched to the row pitch. Candidates
+    change only that array; they are ranked by the wavefronts of all accesses to
+    the array (a fix must not just move the conflict), then shared-memory bytes.
+    """
+    if result.error is not None:
+        return {}
+    hints: dict[str, str] = {}
+    by_name = {a.name: a for a in result.accesses}
+    conflicted = [
+        a for a in spec.accesses if a.name in by_name and not by_name[a.name].conflict_free
+    ]
+    ev = Evaluator(spec)
+    try:
+        layout = resolve(spec)
+    except ShmemError:
+        return {}
+    for array in dict.fromkeys(a.array for a in conflicted):
+        numbers = [k for k, a in enumerate(spec.accesses) if a.array == array]
+        current = ev.evaluate(Variant(), only=numbers)
+        if not current.valid:
+            continue
+        declared = layout.arrays[array].swizzle
+        swizzles = list(dict.fromkeys((declared, *SUGGEST_SWIZZLES, pitch_swizzle(layout, array))))
+        tried = [
+            Variant(pad={array: p}, swizzle={array: s}) for p in SUGGEST_PADS for s in swizzles
+        ]
+        spaces = [checked_space(spec, layout, spec.accesses[k]) for k in numbers]
+        refusal = search_refusal(spaces, len(tried))  # too large to try every layout
+        if refusal is not None:
+            hints.update({a.name: refusal for a in conflicted if a.array == array})
+            continue
+        best: tuple[tuple[int, int, int], Variant, Outcome] | None = None
+        for n, v in enumerate(tried):
+            out = ev.evaluate(v, only=numbers)
+            if not (out.valid and out.fits):
+                continue
+            key = (out.wavefronts, out.smem_bytes or 0, n)
+            if best is None or key < best[0]:
+                best = (key, v, out)
+        first: str | None = None  # the access whose hint says the array's fix in full
+        for k in numbers:
+            acc = spec.accesses[k]
+            if acc not in conflicted:
+                continue
+            here = numbers.index(k)
+            now = current.accesses[here]
+            if best is None or best[2].wavefronts >= current.wavefronts:
+                hints[acc.name] = (
+                    f"no pad 0..32 or swizzle (none, 32B, 64B, 128B) of {array} lowers its "
+                    f"wavefronts ({current.wavefronts:,} over its accesses)"
+                    if first is None
+                    else f"no fix of {array} found (see '{first}' above)"
+                )
+                first = first or acc.name
+                continue
+            _, v, out = best
+            after = out.accesses[here]
+            delta = (out.smem_bytes or 0) - (current.smem_bytes or 0)
+            cost = (
+                f"+{delta:,} B shared"
+                if delta > 0
+                else ("no extra bytes" if delta == 0 else f"saves {-delta:,} B")
+            )
+            state = "conflict-free" if after.conflict_free else f"still {after.max_ways}-way"
+            change = f"{now.wavefronts:,} -> {after.wavefronts:,} wavefronts, {state}"
+            if first is not None:  # one fix of the array, said once: under its first access
+                hints[acc.name] = f"the fix for '{first}' above: this access {change}"
+                continue
+            first = acc.name
+            text = (
+                f"cheapest fix: {_describe_change(layout, array, v)} ({cost}): this access {change}"
+            )
+            if len(numbers) > 1:
+                text += f"; all {array} accesses {current.wavefronts:,} -> {out.wavefronts:,}"
+            hints[acc.name] = text
+    return hints
+
+
+def suggest_report(report: Report) -> dict[str, dict[str, str]]:
+    """:func:`suggest` for every valid file of a report with a conflict: path -> access -> hint."""
+    out: dict[str, dict[str, str]] = {}
+    for f in report.files:
+        if f.spec is None or f.error is not None or all(a.conflict_free for a in f.accesses):
+            continue
+        try:
+            hints = suggest(f.spec, f)
+        except ShmemError:
+            continue
+        if hints:
+            out[f.path] = hints
+    return out

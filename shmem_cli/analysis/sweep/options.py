@@ -1,0 +1,211 @@
+"""``shmem sweep`` options: the axes (``--param``, ``--pad``, ``--swizzle``) and their plan.
+
+A sweep is the cross product of its axes, params outermost, the last axis fastest;
+every point is a :class:`~shmem_cli.spec.layout.Variant`, and :class:`Settings` says what
+it sets, shaped for people and JSON. Parsing raises ValueError with the accepted
+forms; :meth:`Plan.check` raises ShmemError for names the spec does not have.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from math import prod
+from typing import Any
+
+from ...hardware.swizzle import Swizzle, parse_swizzle, swizzle_label
+from ...plumbing.errors import ShmemError, shorten
+from ...spec.compile import SpecFile
+from ...spec.layout import Variant
+
+MAX_VARIANTS = 100_000
+
+_INT = r"[+-]?\d+"
+_RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?\Z")
+
+
+def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
+    """``a..b`` (inclusive), ``a..b:step``, ``a,b,c`` or ``a``. Raises ValueError."""
+    m = _RANGE.match(text)
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        step = int(m.group(3)) if m.group(3) is not None else 1
+        if step <= 0:
+            raise ValueError(f"the step of {text!r} must be positive")
+        if hi < lo:
+            raise ValueError(f"{text!r} is empty: ranges run upwards from a to b, b included")
+        if (hi - lo) // step + 1 > limit:
+            raise ValueError(f"{text!r} has more than {limit} values")
+        return tuple(range(lo, hi + 1, step))
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not re.fullmatch(_INT, part):
+            raise ValueError(
+                f"{shorten(text)!r} is not a list of integers or a range (a..b, a..b:step, a,b,c)"
+            )
+        out.append(int(part))
+    return tuple(out)
+
+
+def split_swizzles(text: str) -> list[str]:
+    """Split ``none,128B,Swizzle<3,4,4>`` on the commas outside ``<...>``."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "<") - (ch == ">")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept setting: a param, the pad or the swizzle of one array (``target``) or of all."""
+
+    kind: str  # "param" | "pad" | "swizzle"
+    target: str | None
+    values: tuple[Any, ...]  # ints, or Swizzle | None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "param":
+            return str(self.target)
+        return self.kind if self.target is None else f"{self.kind} {self.target}"
+
+    def show(self, value: Any) -> str:
+        return swizzle_label(value) if self.kind == "swizzle" else str(value)
+
+    def describe(self) -> str:
+        shown = [self.show(v) for v in self.values]
+        ints = [v for v in self.values if isinstance(v, int)]
+        if self.kind != "swizzle" and len(ints) > 3:
+            steps = {b - a for a, b in itertools.pairwise(ints)}
+            if len(steps) == 1:
+                step = steps.pop()
+                text = f"{ints[0]}..{ints[-1]}" + (f":{step}" if step != 1 else "")
+                shown = [text]
+        where = "" if self.kind == "param" or self.target else " (every array)"
+        return f"{self.label} {','.join(shown)}{where}"
+
+
+def parse_axis(kind: str, text: str) -> Axis:
+    """``--pad [ARRAY=]RANGE``, ``--swizzle [ARRAY=]LIST``, ``--param NAME=RANGE``.
+
+    Raises ValueError."""
+    target: str | None = None
+    body = text
+    head, eq, rest = text.partition("=")
+    if eq:
+        target, body = head.strip(), rest
+        if not target.isidentifier():
+            raise ValueError(f"{shorten(head)!r} is not a name")
+    elif kind == "param":
+        raise ValueError(f"--param expects NAME=RANGE, got {shorten(text)!r}")
+    if kind == "swizzle":
+        values: tuple[Any, ...] = tuple(parse_swizzle(p) for p in split_swizzles(body))
+    else:
+        values = parse_values(body)
+        if kind == "pad" and min(values) < 0:
+            raise ValueError(f"pads cannot be negative ({shorten(text)!r})")
+    if not values:
+        raise ValueError(f"{shorten(text)!r} gives no value")
+    return Axis(kind, target, values)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The axes of a sweep; :meth:`points` walks their cross product, last axis fastest."""
+
+    axes: tuple[Axis, ...]
+
+    @staticmethod
+    def of(axes: Sequence[Axis]) -> Plan:
+        order = {"param": 0, "pad": 1, "swizzle": 2}
+        return Plan(tuple(sorted(axes, key=lambda a: order[a.kind])))
+
+    @property
+    def size(self) -> int:
+        return prod(len(a.values) for a in self.axes)
+
+    def points(self) -> Iterator[tuple[Any, ...]]:
+        return itertools.product(*(a.values for a in self.axes))
+
+    def check(self, spec: SpecFile) -> None:
+        """Unknown names and oversized sweeps, as ShmemError (usage errors)."""
+        import difflib
+
+        for a in self.axes:
+            known = list(spec.params) if a.kind == "param" else list(spec.arrays)
+            if a.target is not None and a.target not in known:
+                what = "param" if a.kind == "param" else "array"
+                close = difflib.get_close_matches(a.target, known, n=1)
+                more = (
+                    f" (did you mean {close[0]!r}?)"
+                    if close
+                    else f"; the spec has: {', '.join(known) or 'none'}"
+                )
+                raise ShmemError(f"--{a.kind} {a.target}=...: no {what} {a.target!r}{more}")
+        if self.size > MAX_VARIANTS:
+            raise ShmemError(f"the sweep has {self.size:,} variants; the limit is {MAX_VARIANTS:,}")
+
+    def swept_arrays(self, spec: SpecFile) -> list[str] | None:
+        """Arrays whose pad or swizzle the sweep sets (None: every array, as when only params
+        vary)."""
+        axes = [a for a in self.axes if a.kind != "param"]
+        if not axes or any(a.target is None for a in axes):
+            return None
+        return list(dict.fromkeys(str(a.target) for a in axes))
+
+    def variant(self, spec: SpecFile, point: Sequence[Any]) -> Variant:
+        params: dict[str, int] = {}
+        pad: dict[str, int] = {}
+        swz: dict[str, Swizzle | None] = {}
+        for a, v in zip(self.axes, point, strict=True):
+            if a.kind == "param":
+                params[str(a.target)] = v
+                continue
+            names = [a.target] if a.target else list(spec.arrays)
+            for n in names:
+                if a.kind == "pad":
+                    pad[n] = v
+                else:
+                    swz[n] = v
+        return Variant(params=params, pad=pad, swizzle=swz)
+
+    def settings(self, spec: SpecFile, point: Sequence[Any]) -> Settings:
+        """What a variant sets, shaped for people and JSON: a global axis as one value."""
+
+        def collect(kind: str, show: Any) -> Any:
+            axes = [(a, v) for a, v in zip(self.axes, point, strict=True) if a.kind == kind]
+            if not axes:
+                return None
+            if len(axes) == 1 and axes[0][0].target is None:
+                return show(axes[0][1])
+            out: dict[str, Any] = {}
+            for a, v in axes:
+                for n in [a.target] if a.target else list(spec.arrays):
+                    out[str(n)] = show(v)
+            return out
+
+        params = {
+            str(a.target): v for a, v in zip(self.axes, point, strict=True) if a.kind == "param"
+        }
+        return Settings(
+            pad=collect("pad", int), swizzle=collect("swizzle", swizzle_label), params=params
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    pad: int | dict[str, int] | None
+    swizzle: str | dict[str, str] | None
+    params: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pad": self.pad, "swizzle": self.swizzle, "params": dict(self.params)}

@@ -1,0 +1,403 @@
+"""The wavefront engine: the hardware rule of docs/hardware-model.md, in NumPy, no I/O.
+
+Input: a batch of warp requests, each ``warp_size`` lanes of byte addresses and an
+active mask. Output: per request the wavefronts it costs, its ideal (the phases
+with an active lane, each costing one), the worst bank degree and a cycle estimate.
+The numbers (banks, bank bytes, phase bytes, the warp size) come from
+:mod:`shmem_cli.hardware.arch`; this module applies them.
+
+Words used here, each in one sense only: a *lane* gives one byte address; a *word*
+is 4 bytes (``bank_bytes``) of shared memory, ``word = address // 4``; a word lives
+in *bank* ``word % banks``; a *phase* is a set of lanes served together; a
+*wavefront* is one pass of the data path, in which each bank delivers one word;
+*broadcast* is one word delivered to every lane of a phase that asks for it; *pair
+merge* is the widening of a load's phases when its lanes come in equal pairs.
+
+The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
+
+1. Only active lanes take part. For ldmatrix/stmatrix only lanes 8m..8m+7 give
+   the row addresses of matrix m; the caller masks the others off (the iteration
+   space does it, see :meth:`AccessKind.address_lanes`), and the engine refuses a
+   request where they are active.
+2. A lane moving ``size`` bytes from address ``a`` asks for the words
+   ``a // 4 .. a // 4 + max(1, size // 4) - 1`` (16 bytes for an ldmatrix row).
+3. The lanes are cut into phases of consecutive lanes:
+   ldmatrix/stmatrix one phase per matrix (lanes 8m..8m+7); atomics and accesses
+   of 1, 2 or 4 bytes one phase (the whole warp); 8 bytes half-warps; 16 bytes
+   quarter-warps (``phase_bytes // size`` lanes each).
+4. Pair merge: a load of 8 or 16 bytes whose lane n and lane n^1 (or n and n^2)
+   have the same address wherever both are active has phases twice as wide.
+5. A phase costs the most words any one bank must deliver. Lanes asking for the
+   same word share it (broadcast), except for atomics that do not combine
+   (atomicAdd with a value other than 1 and atomicExch: every lane is its own
+   bank access). A phase without an active lane costs nothing.
+6. A request costs the sum of its phases' wavefronts; its ideal is the number of
+   phases with an active lane; its ways, the costliest phase.
+7. An atomicAdd whose active lanes all give one address is reduced in one
+   wavefront.
+8. Cycles: a 16-byte load or store spends at least one cycle on each of its
+   phases, active or not; any other request, its wavefronts.
+
+One public function, :func:`request_stats`, with two algorithms behind it
+(``method=``), documented and tested (tests/test_engine_paths.py) to give the
+same answer:
+
+* ``"word"``: the rule applied literally: each lane's words, the distinct words
+  of every (phase, bank) counted;
+* ``"unit"``: a lane moving ``size`` bytes from an address aligned to its size
+  stays inside one *unit* of ``max(size, 4)`` bytes, ``unit = address // max(size,
+  4)``, whose words sit in ``size / 4`` consecutive banks: a *bank set*, bank set
+  ``unit % (banks * 4 / max(size, 4))``. Every bank of a set is asked for the same
+  units, so a phase costs the most distinct units of any one bank set. One key
+  per lane instead of ``size / 4``, small enough for int32: the fast path.
+  It covers addresses that are aligned, non-negative and below ``unit << 20``.
+
+``"auto"`` (the default) takes ``"unit"`` where it applies, ``"word"`` elsewhere.
+:func:`explain_request` gives the same answer for one request, wavefront by
+wavefront, for the tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+from ..model import BankCell, RequestDetail, Wavefront
+from .arch import ArchProfile
+
+I64: TypeAlias = "npt.NDArray[np.int64]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
+Method: TypeAlias = Literal["auto", "unit", "word"]
+
+MAX_PHASES = 4  # the most phases of one request (16-byte accesses, ldmatrix.x4)
+WORD_BITS = 20  # word bits of a "word" key: covers 4 MiB of shared memory, phase above
+UNIT_BITS = 20  # unit bits of a "unit" key (int32: phase above, 31 bits in all)
+NO_WORD = np.int64(1) << 40  # "word" key of an inactive lane (sorts last)
+NO_UNIT = np.int32(np.iinfo(np.int32).max)  # "unit" key of an inactive lane (sorts last)
+
+__all__ = [
+    "ATOMIC_KINDS",
+    "B8",
+    "I64",
+    "MATRIX_OPS",
+    "METHODS",
+    "OPS",
+    "AccessKind",
+    "Method",
+    "RequestStats",
+    "explain_request",
+    "request_stats",
+]
+
+OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
+MATRIX_OPS = ("ldmatrix", "stmatrix")
+ATOMIC_KINDS = ("inc", "add", "exch")
+METHODS = ("auto", "unit", "word")
+
+
+@dataclass(frozen=True)
+class AccessKind:
+    """What one lane of the instruction does."""
+
+    op: str  # one of OPS
+    size: int  # bytes per lane (16 for ldmatrix/stmatrix rows)
+    atomic: str = "inc"
+    matrices: int = 1
+
+    @property
+    def is_matrix(self) -> bool:
+        return self.op in MATRIX_OPS
+
+    @property
+    def combines_lanes(self) -> bool:
+        """Whether lanes on the same word share one bank access (a broadcast)."""
+        return not (self.op == "atomic" and self.atomic in ("add", "exch"))
+
+    def address_lanes(self, warp_size: int) -> B8:
+        """The lanes whose addresses the instruction reads, (warp_size,).
+
+        Every lane for most instructions; for ldmatrix/stmatrix lanes 8m..8m+7 give
+        the row addresses of matrix m and the other lanes' addresses are ignored.
+        A front end ANDs its active mask with this before calling the engine.
+        """
+        lanes = np.arange(warp_size)
+        if self.is_matrix:
+            on: B8 = lanes < 8 * self.matrices
+            return on
+        return np.ones(warp_size, dtype=bool)
+
+
+@dataclass(frozen=True)
+class RequestStats:
+    """Per-request results for a batch (arrays of one entry per request)."""
+
+    wavefronts: I64
+    ideal: I64
+    ways: I64
+    cycles: I64
+
+
+def request_stats(
+    addr: I64,
+    active: B8,
+    kind: AccessKind,
+    arch: ArchProfile,
+    *,
+    method: Method = "auto",
+) -> RequestStats:
+    """Wavefronts of each request in a batch: ``addr`` and ``active`` are (R, warp_size).
+
+    ``method`` picks the algorithm (module docstring); all give the same answer.
+    ``"unit"`` raises ValueError for addresses it does not cover (misaligned,
+    negative or too large), which ``"auto"`` sends to ``"word"``. For ldmatrix and
+    stmatrix only :meth:`AccessKind.address_lanes` may be active (ValueError else).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    _check_address_lanes(active, kind)
+    if method == "word":
+        return _stats_by_word(addr, active, kind, arch)
+    by_unit = _stats_by_unit(addr, active, kind, arch)
+    if by_unit is not None:
+        return by_unit
+    if method == "unit":
+        raise ValueError(
+            "the unit method needs addresses aligned to the access size, non-negative and "
+            "below 2^20 units; use method='word' or 'auto'"
+        )
+    return _stats_by_word(addr, active, kind, arch)
+
+
+def _check_address_lanes(active: B8, kind: AccessKind) -> None:
+    if kind.is_matrix and active[:, 8 * kind.matrices :].any():
+        raise ValueError(
+            f"{kind.op} with {kind.matrices} matrices reads addresses from lanes "
+            f"0..{8 * kind.matrices - 1} only; AND the active mask with "
+            "kind.address_lanes(warp_size) before calling the engine"
+        )
+
+
+def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> tuple[I64, I64]:
+    """The phase of every lane and the number of phases of every request (R,).
+
+    The phases are (R, warp_size), or (1, warp_size) when every request splits its
+    lanes the same way (rules 3 and 4 of the module docstring).
+    """
+    rows = addr.shape[0]
+    lanes = np.arange(arch.warp_size, dtype=np.int64)
+    if kind.is_matrix:
+        return (lanes // 8)[None, :], np.full(rows, kind.matrices, dtype=np.int64)
+    if kind.op == "atomic" or kind.size <= arch.bank_bytes:
+        return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
+    per_phase = arch.lanes_per_phase(kind.size)
+    if kind.op == "load" and arch.pair_merge_loads:
+        merged = _lanes_pair_up(addr, active, 1) | _lanes_pair_up(addr, active, 2)
+        if merged.any():
+            per_row = np.where(merged, 2 * per_phase, per_phase)
+            return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
+    return (lanes // per_phase)[None, :], np.full(rows, arch.warp_size // per_phase, dtype=np.int64)
+
+
+def _lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
+    """Rows where lane n and lane n^distance give the same address wherever both are active."""
+    # most rows already differ in lanes 0 and 0^distance: check the others in full
+    pairs: B8 = (addr[:, 0] == addr[:, distance]) | ~(active[:, 0] & active[:, distance])
+    rows = np.flatnonzero(pairs)
+    if len(rows):
+        # view the lanes as (pairs, 2, distance): [:, :, 0] holds lane n, [:, :, 1] lane n^distance
+        shape = (len(rows), -1, 2, distance)
+        a, on = addr[rows].reshape(shape), active[rows].reshape(shape)
+        same = (a[:, :, 0] == a[:, :, 1]) | ~(on[:, :, 0] & on[:, :, 1])
+        pairs[rows] = same.all(axis=(1, 2))
+    return pairs
+
+
+def _stats_by_unit(
+    addr: I64, active: B8, kind: AccessKind, arch: ArchProfile
+) -> RequestStats | None:
+    """The "unit" method: distinct units per (phase, bank set); None where it does not apply."""
+    rows = addr.shape[0]
+    unit_bytes = max(kind.size, arch.bank_bytes)
+    bank_sets = arch.banks * arch.bank_bytes // unit_bytes
+    all_active = bool(active.all())
+    live_addr = addr if all_active else np.where(active, addr, 0)
+    # the OR of all addresses shows at once whether any is negative, too large or misaligned
+    seen_bits = int(np.bitwise_or.reduce(live_addr, axis=None)) if addr.size else 0
+    words_per_unit = unit_bytes // arch.bank_bytes
+    aligned = (seen_bits // arch.bank_bytes) % words_per_unit == 0  # first word of a unit
+    if not (_power_of_two(unit_bytes) and _power_of_two(bank_sets) and aligned):
+        return None
+    if not 0 <= seen_bits < unit_bytes << UNIT_BITS:
+        return None
+
+    phase, n_phases = _lane_phases(addr, active, kind, arch)
+    max_phases = int(n_phases.max()) if rows else 1
+    unit = (live_addr // unit_bytes).astype(np.int32)
+    if kind.combines_lanes:
+        # sort (phase, unit) keys so that lanes asking for the same unit are neighbours
+        key = (phase.astype(np.int32) << UNIT_BITS) | unit
+        if not all_active:
+            key = np.where(active, key, NO_UNIT)
+        key.sort(axis=1)
+        counted = np.empty(key.shape, dtype=bool)
+        counted[:, 0] = True
+        np.not_equal(key[:, 1:], key[:, :-1], out=counted[:, 1:])
+        if not all_active:
+            counted &= key != NO_UNIT
+        # the sorted keys are (phase, unit) again; only the unit's low bits (its bank
+        # set) are used below, so the phase bits above UNIT_BITS need no masking
+        phase, unit = key >> UNIT_BITS, key
+    else:
+        counted = np.broadcast_to(active, addr.shape)
+    # one counter per (request, bank set, phase)
+    bins = bank_sets * max_phases
+    counter = (
+        np.arange(0, rows * bins, bins, dtype=np.int64)[:, None]
+        + (unit & (bank_sets - 1)) * max_phases
+        + phase
+    )
+    counts = np.bincount(counter[counted], minlength=rows * bins).reshape(
+        rows, bank_sets, max_phases
+    )
+    return _summarize(_worst_bank_set(counts), n_phases, addr, active, kind, arch)
+
+
+def _worst_bank_set(counts: I64) -> I64:
+    """(R, bank sets, phases) -> (R, phases): the busiest bank set of each phase."""
+    if counts.shape[2] == 1:
+        most: I64 = counts.max(axis=1)
+        return most
+    # halving the bank sets keeps every step one vectorized maximum over whole rows of phases
+    while counts.shape[1] > 1:
+        half = counts.shape[1] // 2
+        counts = np.maximum(counts[:, :half], counts[:, half:])
+    return counts[:, 0]
+
+
+def _stats_by_word(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:
+    """The "word" method: each lane's words, the distinct words of every (phase, bank)."""
+    rows = addr.shape[0]
+    phase, n_phases = _lane_phases(addr, active, kind, arch)
+    words_per_lane = max(1, kind.size // arch.bank_bytes)
+    word = addr // arch.bank_bytes
+    key = (phase << WORD_BITS) + word
+    key = np.where(active, key, NO_WORD)
+    if words_per_lane > 1:
+        key = key[:, :, None] + np.arange(words_per_lane, dtype=np.int64)[None, None, :]
+        key = np.where(active[:, :, None], key, NO_WORD)
+    key = key.reshape(rows, -1)
+    if kind.combines_lanes:
+        key = np.sort(key, axis=1)
+        keep = np.ones(key.shape, dtype=bool)
+        keep[:, 1:] = key[:, 1:] != key[:, :-1]
+        keep &= key != NO_WORD
+    else:
+        keep = key < NO_WORD
+    row_idx = np.nonzero(keep)[0]
+    kept = key[keep]
+    bucket = (kept >> WORD_BITS) * arch.banks + (kept & ((1 << WORD_BITS) - 1)) % arch.banks
+    bins = MAX_PHASES * arch.banks
+    counts = np.bincount(row_idx * bins + bucket, minlength=rows * bins).reshape(
+        rows, MAX_PHASES, arch.banks
+    )
+    return _summarize(counts.max(axis=2), n_phases, addr, active, kind, arch)
+
+
+def _summarize(
+    ways_per_phase: I64, n_phases: I64, addr: I64, active: B8, kind: AccessKind, arch: ArchProfile
+) -> RequestStats:
+    """Per-request totals from the worst bank degree of each (request, phase): rules 6-8."""
+    rows = addr.shape[0]
+    wavefronts = ways_per_phase.sum(axis=1)
+    ideal = (ways_per_phase > 0).sum(axis=1)
+    ways = ways_per_phase.max(axis=1)
+    if kind.op == "atomic" and kind.atomic == "add":
+        first = np.argmax(active, axis=1)
+        lead = addr[np.arange(rows), first]
+        uniform = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
+        wavefronts = np.where(uniform, 1, wavefronts)
+        ways = np.where(uniform, 1, ways)
+    if kind.size == 16 and not kind.is_matrix:
+        # every phase of the instruction takes a cycle, even one without an active lane
+        in_range = np.arange(ways_per_phase.shape[1])[None, :] < n_phases[:, None]
+        floor = arch.min_cycles_per_16b_phase
+        cycles = np.where(in_range, np.maximum(ways_per_phase, floor), 0).sum(axis=1)
+    else:
+        cycles = wavefronts
+    return RequestStats(
+        wavefronts=wavefronts.astype(np.int64, copy=False),
+        ideal=ideal.astype(np.int64, copy=False),
+        ways=ways.astype(np.int64, copy=False),
+        cycles=cycles.astype(np.int64, copy=False),
+    )
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+# --- one request, wavefront by wavefront (for tables and pictures) -----------------------
+
+
+def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile) -> RequestDetail:
+    """Schedule one request's words into wavefronts (same counts as ``request_stats``).
+
+    ``addr`` has one entry per lane (up to ``warp_size``), None for an inactive lane.
+    """
+    lanes = len(addr)
+    a = np.array([x if x is not None else 0 for x in addr], dtype=np.int64)[None, :]
+    act = np.array([x is not None for x in addr], dtype=bool)[None, :]
+    if lanes < arch.warp_size:
+        pad = arch.warp_size - lanes
+        a = np.pad(a, ((0, 0), (0, pad)))
+        act = np.pad(act, ((0, 0), (0, pad)))
+    _check_address_lanes(act, kind)
+    phase_of, n_phases = _lane_phases(a, act, kind, arch)
+    per_phase = arch.warp_size // int(n_phases[0])
+    words_per_lane = max(1, kind.size // arch.bank_bytes)
+    uniform_add = False
+    if kind.op == "atomic" and kind.atomic == "add":
+        live = [int(x) for x, on in zip(a[0], act[0], strict=True) if on]
+        uniform_add = len(set(live)) == 1
+    waves: list[Wavefront] = []
+    for phase in range(int(n_phases[0])):
+        # bank -> its queue of (word, [lanes]) in order of first use
+        queues: dict[int, list[tuple[int, list[int]]]] = {}
+        for lane in range(arch.warp_size):
+            if not act[0, lane] or phase_of[0, lane] != phase:
+                continue
+            first_word = int(a[0, lane]) // arch.bank_bytes
+            for word in range(first_word, first_word + words_per_lane):
+                queue = queues.setdefault(word % arch.banks, [])
+                if kind.combines_lanes or uniform_add:
+                    for queued, users in queue:
+                        if queued == word:
+                            users.append(lane)  # a broadcast
+                            break
+                    else:
+                        queue.append((word, [lane]))
+                else:
+                    queue.append((word, [lane]))
+        depth = max((len(q) for q in queues.values()), default=0)
+        if uniform_add:
+            depth = min(depth, 1)
+        for level in range(depth):
+            cells = tuple(
+                BankCell(bank=bank, word=q[level][0], lanes=tuple(q[level][1]))
+                for bank, q in sorted(queues.items())
+                if level < len(q)
+            )
+            waves.append(Wavefront(phase=phase, cells=cells))
+    return RequestDetail(
+        addresses=tuple(int(a[0, i]) if act[0, i] else None for i in range(lanes)),
+        wavefronts=tuple(waves),
+        phases=int(n_phases[0]),
+        lanes_per_phase=per_phase,
+        merged_pairs=(not kind.is_matrix and per_phase > arch.lanes_per_phase(kind.size)),
+        banks=arch.banks,
+    )

@@ -1,0 +1,157 @@
+"""Reading input files with a size bound, and never waiting on one.
+
+Every file shmem reads (specs, baselines, ncu CSVs, SASS dumps, manifests) comes
+through here:
+
+* Only regular files are read. A FIFO, a device (``/dev/zero``), a socket or a
+  terminal is refused at once instead of read without end or waited on (the
+  file is opened non-blocking, so even opening a FIFO nobody writes returns).
+  Standard input (``-``) is the caller's business.
+* At most ``limit`` bytes are read; a bigger file is refused with the limit in
+  the message, so memory stays bounded however large the file.
+* A gzip-compressed file is unpacked as it is read, with the same bound on the
+  unpacked size (a "gzip bomb" stops at the bound).
+
+Failures are :class:`~shmem_cli.plumbing.errors.ShmemError` naming the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+
+from .errors import ShmemError, shorten
+
+MIB = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _size_words(limit: int) -> str:
+    return f"{limit // MIB} MiB" if limit % MIB == 0 else f"{limit} bytes"
+
+
+def _open_regular(name: str, what: str, code: str) -> int:
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(name, flags)
+    except FileNotFoundError:
+        raise ShmemError(f"cannot read {what}: no such file", path=name, code=code) from None
+    except OSError as exc:
+        why = (
+            "it is a directory" if exc.errno == errno.EISDIR else exc.strerror or type(exc).__name__
+        )
+        raise ShmemError(f"cannot read {what}: {shorten(why)}", path=name, code=code) from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
+        raise ShmemError(f"cannot read {what}: it is a directory", path=name, code=code)
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ShmemError(
+            f"cannot read {what}: it is {_kind(mode)}, not a regular file "
+            "(save the data to a file and name that file)",
+            path=name,
+            code=code,
+        )
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_prefix(
+    path: str | os.PathLike[str], limit: int, *, what: str = "file", code: str = "input"
+) -> bytes:
+    """At most ``limit`` bytes from the start of a regular file (no error if it is longer)."""
+    name = os.fspath(path)
+    fd = _open_regular(name, what, code)
+    try:
+        parts: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 4 * MIB))
+            if not chunk:
+                break
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
+    except OSError as exc:
+        why = shorten(exc.strerror or type(exc).__name__)
+        raise ShmemError(f"cannot read {what}: {why}", path=name, code=code) from None
+    finally:
+        os.close(fd)
+
+
+def read_bounded(
+    path: str | os.PathLike[str],
+    limit: int,
+    *,
+    what: str = "file",
+    code: str = "input",
+    gunzip: bool = False,
+) -> bytes:
+    """The whole of a regular file, refused if it (or, gzip-compressed, its content)
+    is larger than ``limit`` bytes."""
+    name = os.fspath(path)
+    with contextlib.suppress(OSError):
+        if os.stat(name).st_size > limit:  # refused without reading it
+            raise _too_large(name, limit, what, code)
+    data = read_prefix(name, limit + 1, what=what, code=code)
+    if gunzip and len(data) <= limit and data[:2] == GZIP_MAGIC:
+        data = _gunzip(data, limit + 1, name, what, code)
+    if len(data) > limit:
+        raise _too_large(name, limit, what, code)
+    return data
+
+
+def _too_large(name: str, limit: int, what: str, code: str) -> ShmemError:
+    return ShmemError(
+        f"{what} is larger than the limit of {_size_words(limit)}; "
+        "give a smaller file (or split it)",
+        path=name,
+        code=code,
+    )
+
+
+def _gunzip(data: bytes, limit: int, name: str, what: str, code: str) -> bytes:
+    """The unpacked content of gzip ``data`` (all members), at most ``limit`` bytes."""
+    import zlib  # here: only gzip inputs need it
+
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    try:
+        while rest and size < limit:
+            unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            pending = rest
+            while pending and size < limit:
+                piece = unpacker.decompress(pending, limit - size)
+                out.append(piece)
+                size += len(piece)
+                pending = unpacker.unconsumed_tail
+            if size >= limit:
+                break
+            if not unpacker.eof:
+                raise ShmemError(
+                    f"cannot read {what}: the gzip data ends too soon", path=name, code=code
+                )
+            rest = unpacker.unused_data.lstrip(b"\x00")  # zero padding between members
+    except zlib.error as exc:
+        raise ShmemError(
+            f"cannot read {what}: bad gzip data ({exc})", path=name, code=code
+        ) from None
+    return b"".join(out)

@@ -1,0 +1,102 @@
+"""shmem's one error type: a user-facing problem with a place in a file.
+
+Every fault caused by user input (a spec, an expression, a command-line value)
+is raised as :class:`ShmemError`. The CLI renders it as ``file:line:column:
+message`` and exits with status 2; nothing else ever reaches the user as a
+traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_SHOWN = 60
+
+
+def shorten(value: object, limit: int = MAX_SHOWN) -> str:
+    """A bounded, single-line rendering of user data for error messages."""
+    text = value if isinstance(value, str) else repr(value)
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+@dataclass(frozen=True)
+class SourcePos:
+    """1-based line and column in a source file."""
+
+    line: int
+    column: int
+
+    def shifted(self, offset: int) -> SourcePos:
+        """The position ``offset`` characters further along the same line."""
+        return SourcePos(self.line, self.column + offset)
+
+
+class ShmemError(Exception):
+    """A problem with user input, located where possible."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        pos: SourcePos | None = None,
+        code: str = "invalid-spec",
+        more: tuple[ShmemError, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.pos = pos
+        self.code = code
+        self.more = more  # further problems found in the same file, in order
+
+    @classmethod
+    def collect(cls, problems: list[ShmemError]) -> ShmemError:
+        """One error standing for several: the first, carrying the rest in ``more``
+        (beyond a bound, the rest are counted: :mod:`shmem_cli.plumbing.problem_cap`)."""
+        from .problem_cap import cap
+
+        problems = cap(problems)
+        first = problems[0]
+        first.more = tuple(problems[1:])
+        return first
+
+    @property
+    def all(self) -> tuple[ShmemError, ...]:
+        """This problem and every further one found with it."""
+        return (self, *self.more)
+
+    def located(self, path: str | None = None, pos: SourcePos | None = None) -> ShmemError:
+        """Fill in the path and position if they are not known yet (returns self)."""
+        if self.path is None and path is not None:
+            self.path = path
+        if self.pos is None and pos is not None:
+            self.pos = pos
+        for other in self.more:
+            other.located(path)
+        return self
+
+    @property
+    def line(self) -> int | None:
+        return self.pos.line if self.pos else None
+
+    @property
+    def column(self) -> int | None:
+        return self.pos.column if self.pos else None
+
+    def render_one(self) -> str:
+        """``path:line:column: error: message`` with whatever parts are known."""
+        where = self.path or "<input>"
+        if self.pos is not None:
+            where += f":{self.pos.line}:{self.pos.column}"
+        return f"{where}: error: {self.message}"
+
+    def render(self) -> str:
+        """Every problem, one ``path:line:column: error: message`` line each."""
+        return "\n".join(e.render_one() for e in self.all)
+
+    def __str__(self) -> str:
+        return self.render()

@@ -1,0 +1,124 @@
+"""The work budget: how much one spec may ask of shmem, checked before the work starts.
+
+A small file can ask for a lot: YAML aliases and merge keys repeat one long
+expression in thousands of accesses, and every access may cover up to 2^31
+lane-accesses. So besides the per-access limit (:data:`shmem_cli.spec.space.MAX_LANE_ACCESSES`)
+three totals are bounded, each refused up front with the place where the total
+is crossed and what to change:
+
+* **text**: the characters of all the strings of a spec, counted after aliases and
+  merge keys are expanded (:data:`MAX_TEXT`). Parsed expressions take some 60
+  bytes of memory per character, so this bounds the memory of compiling a spec.
+* **work**: the sum over a spec's accesses of lane-accesses times the access's
+  expression weight (:func:`weight`: one unit per :data:`CHARS_PER_UNIT`
+  characters of index and ``when`` text, at least one), bounded by
+  :data:`MAX_WORK`, the most one access may cover. A spec may thus cost at most
+  what its largest allowed access costs.
+* **search**: ``analyze --suggest`` evaluates every candidate layout of an array
+  (33 pads x up to 6 swizzles). An access small enough for the sweep's cache of
+  index values costs its work once; a larger one costs it again for every
+  candidate. That total is bounded by :data:`MAX_SEARCH_WORK`; an array over it
+  gets a hint saying so instead of a search.
+
+The bounds are per spec file: a run over many files does each file's work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..plumbing.errors import ShmemError, shorten
+
+if TYPE_CHECKING:
+    from .compile import AccessDecl, SpecFile
+    from .source import Document, KeyPath
+    from .space import Space
+
+#: Characters of all strings of one spec after alias expansion (4 MiB).
+MAX_TEXT = 4 << 20
+#: Work units of one spec: lane-accesses x expression weight (2^31).
+MAX_WORK = 1 << 31
+#: Expression characters per unit of weight.
+CHARS_PER_UNIT = 128
+#: Work units of one --suggest search (one array's accesses x the layouts tried).
+MAX_SEARCH_WORK = 1 << 32
+
+
+def check_text(doc: Document) -> None:
+    """Refuse a spec whose strings, aliases expanded, add up to more than MAX_TEXT."""
+    total = 0
+    for path, text in _strings(doc.data, ()):
+        total += len(text)
+        if total > MAX_TEXT:
+            raise ShmemError(
+                f"the spec's text adds up to more than {MAX_TEXT >> 20} MiB here (counting "
+                "every repetition made by aliases and merge keys); the limit bounds the "
+                "memory of compiling it: repeat long expressions less, or use params",
+                path=doc.path,
+                pos=doc.pos(*path),
+                code="too-large",
+            )
+
+
+def _strings(data: Any, path: KeyPath) -> Iterable[tuple[KeyPath, str]]:
+    stack: list[tuple[KeyPath, Any]] = [(path, data)]
+    while stack:
+        here, value = stack.pop()
+        if isinstance(value, str):
+            yield here, value
+        elif isinstance(value, dict):
+            for key, item in reversed(list(value.items())):
+                if isinstance(key, str):
+                    yield here, key
+                stack.append(((*here, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*here, i), item) for i, item in reversed(list(enumerate(value))))
+
+
+def weight(access: AccessDecl) -> int:
+    """Work units per lane-access: one per CHARS_PER_UNIT characters of index and
+    ``when`` text (what is evaluated for every lane), at least one."""
+    chars = sum(len(loc.text) for loc in access.index)
+    if access.when is not None:
+        chars += len(access.when.text)
+    return max(1, -(-chars // CHARS_PER_UNIT))
+
+
+def work(space: Space) -> int:
+    """The work units of one access's iteration space."""
+    return space.lane_accesses * weight(space.access)
+
+
+def check_work(spec: SpecFile, spaces: Sequence[Space]) -> None:
+    """Refuse a spec whose accesses together need more than MAX_WORK units, located
+    at the access where the total crosses the limit."""
+    total = 0
+    for space in spaces:
+        total += work(space)
+        if total > MAX_WORK:
+            access = space.access
+            raise ShmemError(
+                f"with access {shorten(access.name)!r} the spec needs {total:.3g} units of "
+                f"work (lane-accesses x expression weight, one unit per {CHARS_PER_UNIT} "
+                f"characters of index and when); the limit is {MAX_WORK} (2^31) per spec: "
+                "shorten loops, split the accesses over several spec files, or simplify "
+                "long expressions",
+                path=spec.path,
+                pos=access.pos,
+                code="too-large",
+            )
+
+
+def search_refusal(spaces: Sequence[Space], candidates: int) -> str | None:
+    """Why a --suggest search over ``candidates`` layouts of these accesses is not run,
+    or None if it fits in MAX_SEARCH_WORK."""
+    from ..analysis.sweep.evaluate import CACHE_LANES
+
+    needed = sum(work(s) * (candidates if s.lane_accesses > CACHE_LANES else 1) for s in spaces)
+    if needed <= MAX_SEARCH_WORK:
+        return None
+    return (
+        f"not searched: trying {candidates} layouts would take {needed:.3g} units of work "
+        f"(the limit is {MAX_SEARCH_WORK:.3g}); run shmem sweep with a few pads or swizzles"
+    )
