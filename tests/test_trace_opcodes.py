@@ -7,7 +7,7 @@ as a missing opcode.
 
 from __future__ import annotations
 
-from shmem_cli.trace import decode
+from shmem_cli.trace import opcodes
 
 _OPCODES = """
     ACQBULK ARRIVES ATOM ATOMG ATOMS B2R BAR BGMMA BMSK BPT BRA BREAK BREV BSSY BSYNC CALL
@@ -26,12 +26,10 @@ REGISTERED = _OPCODES.split()
 
 
 def test_every_family_registers_the_same_opcodes() -> None:
-    decode._load_families()
-    registered = {name for name in decode.TABLE if name != "__loaded__"}
+    registered = set(opcodes.registered())
     assert sorted(registered) == sorted(REGISTERED)
 
 
 def test_every_builder_lives_in_an_ops_module() -> None:
-    decode._load_families()
-    modules = {fn.__module__ for name, fn in decode.TABLE.items() if name != "__loaded__"}
+    modules = {fn.__module__ for fn in opcodes.registered().values()}
     assert modules and all(m.startswith("shmem_cli.trace.ops_") for m in modules), modules

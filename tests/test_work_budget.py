@@ -1,5 +1,5 @@
 """The work budget (shmem_cli/spec/budget.py) and the cap on listed problems
-(shmem_cli/plumbing/problem_cap.py): refused up front, located, exit 2 (docs/robustness.md)."""
+(shmem_cli/plumbing/errors.py): refused up front, located, exit 2 (docs/robustness.md)."""
 
 from __future__ import annotations
 

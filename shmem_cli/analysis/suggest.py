@@ -84,7 +84,9 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             Variant(pad={array: p}, swizzle={array: s}) for p in SUGGEST_PADS for s in swizzles
         ]
         spaces = [checked_space(spec, layout, spec.accesses[k]) for k in numbers]
-        refusal = search_refusal(spaces, len(tried))  # too large to try every layout
+        refusal = search_refusal(
+            spaces, len(tried), ev.cache_lanes
+        )  # too large to try every layout
         if refusal is not None:
             hints.update({a.name: refusal for a in conflicted if a.array == array})
             continue

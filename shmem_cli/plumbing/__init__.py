@@ -1,3 +1,3 @@
-"""What every stage leans on: the located error type (``errors``) and the cap on
-problems reported (``problem_cap``), bounded input (``bounded_read``), safe output
+"""What every stage leans on: the located error type and the cap on the
+problems reported per file (``errors``), bounded input (``bounded_read``), safe output
 files (``fsutil``), signals (``interrupts``) and worker processes (``workers``)."""

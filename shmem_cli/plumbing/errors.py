@@ -4,13 +4,23 @@ Every fault caused by user input (a spec, an expression, a command-line value)
 is raised as :class:`ShmemError`. The CLI renders it as ``file:line:column:
 message`` and exits with status 2; nothing else ever reaches the user as a
 traceback.
+
+One file may have many problems; a spec with 49,000 unknown keys has 49,000.
+:meth:`ShmemError.collect` lists the first :data:`MAX_LISTED` and counts the rest in
+one more line, placed at the first problem left out (:func:`cap`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MAX_SHOWN = 60
+
+#: Problems listed per file before the rest are only counted.
+MAX_LISTED = 20
+
+_QUOTED = re.compile(r"""\s*(['"]).*""")
 
 
 def shorten(value: object, limit: int = MAX_SHOWN) -> str:
@@ -56,9 +66,7 @@ class ShmemError(Exception):
     @classmethod
     def collect(cls, problems: list[ShmemError]) -> ShmemError:
         """One error standing for several: the first, carrying the rest in ``more``
-        (beyond a bound, the rest are counted: :mod:`shmem_cli.plumbing.problem_cap`)."""
-        from .problem_cap import cap
-
+        (beyond :data:`MAX_LISTED`, the rest are counted: :func:`cap`)."""
         problems = cap(problems)
         first = problems[0]
         first.more = tuple(problems[1:])
@@ -100,3 +108,27 @@ class ShmemError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+def kind_of(problem: ShmemError) -> str:
+    """What a problem is about, without its particulars: "unknown key" for
+    "unknown key 'k0' at top level"."""
+    return _QUOTED.sub("", problem.message).strip().rstrip(":")
+
+
+def cap(problems: list[ShmemError], limit: int = MAX_LISTED) -> list[ShmemError]:
+    """``problems`` as they are if there are at most ``limit``; else the first
+    ``limit`` and a problem that counts the others."""
+    if len(problems) <= limit:
+        return problems
+    rest = problems[limit:]
+    kinds = {kind_of(p) for p in rest}
+    what = f"{kinds.pop()} problems" if len(kinds) == 1 else "problems"
+    first = rest[0]
+    summary = ShmemError(
+        f"... and {len(rest):,} more {what} (the first {limit} are listed; fix them and run again)",
+        path=first.path,
+        pos=first.pos,
+        code=first.code,
+    )
+    return [*problems[:limit], summary]

@@ -110,12 +110,11 @@ def check_work(spec: SpecFile, spaces: Sequence[Space]) -> None:
             )
 
 
-def search_refusal(spaces: Sequence[Space], candidates: int) -> str | None:
+def search_refusal(spaces: Sequence[Space], candidates: int, cache_lanes: int) -> str | None:
     """Why a --suggest search over ``candidates`` layouts of these accesses is not run,
-    or None if it fits in MAX_SEARCH_WORK."""
-    from ..analysis.sweep.evaluate import CACHE_LANES
-
-    needed = sum(work(s) * (candidates if s.lane_accesses > CACHE_LANES else 1) for s in spaces)
+    or None if it fits in MAX_SEARCH_WORK. An access of at most ``cache_lanes``
+    lane-accesses (the evaluator's cache of index values) costs its work once."""
+    needed = sum(work(s) * (candidates if s.lane_accesses > cache_lanes else 1) for s in spaces)
     if needed <= MAX_SEARCH_WORK:
         return None
     return (

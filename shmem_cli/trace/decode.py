@@ -1,9 +1,11 @@
-"""The opcode table: each instruction is decoded once into a step closure.
+"""How an instruction is decoded: builders, their context and the opcode table.
 
-A step is ``step(block, index)``: it executes the instruction for the threads of the
-index (those at its pc whose guard predicate holds). Families of opcodes register
-their builders here from the ``ops_*`` modules; an opcode outside the table is an
-error naming it, its pc and its source line.
+Each instruction is decoded once into a step closure. A step is ``step(block,
+index)``: it executes the instruction for the threads of the index (those at its pc
+whose guard predicate holds). A builder turns an instruction into its step; the
+``ops_*`` family modules register theirs in :data:`TABLE` with :func:`op`. This module
+imports no family: :mod:`shmem_cli.trace.opcodes` imports them all and decodes with
+the full table.
 """
 
 from __future__ import annotations
@@ -61,59 +63,6 @@ def op(*names: str) -> Callable[[Builder], Builder]:
     return deco
 
 
-def decode(ins: Instruction, ctx: Context) -> Step:
-    _load_families()
-    builder = TABLE.get(ins.opcode)
-    if builder is None:
-        raise TraceError(f"instruction {ins.name} is not modelled by the emulator", ins)
-    return builder(ins, ctx)
-
-
-def decode_function(fn: Function) -> list[Step]:
-    """Every instruction's step. One the emulator cannot run becomes a step that raises
-    its error when a thread reaches it: library code carries paths a launch never takes
-    (CUB's warp-collective fallbacks behind ``BRA.DIV``), which must not stop a trace."""
-    ctx = Context(fn)
-    steps = []
-    for ins in fn.instructions:
-        try:
-            steps.append(decode(ins, ctx))
-        except TraceError as exc:
-            steps.append(_raises(exc))
-    return steps
-
-
-def _raises(error: TraceError) -> Step:
-    def step(b: Block, ix: Idx) -> None:
-        raise error
-
-    return step
-
-
 def unsupported(ins: Instruction, what: str = "") -> TraceError:
     extra = f" ({what})" if what else ""
     return TraceError(f"instruction {ins.name} is not modelled by the emulator{extra}", ins)
-
-
-def _load_families() -> None:
-    if TABLE.get("__loaded__") is None:
-        from . import (  # noqa: F401 (imported for the opcodes they register)
-            ops_async,
-            ops_atomic,
-            ops_bits,
-            ops_convert,
-            ops_ctrl,
-            ops_float,
-            ops_half,
-            ops_int,
-            ops_ldsm,
-            ops_mem,
-            ops_mma,
-            ops_warp,
-        )
-
-        TABLE["__loaded__"] = _never
-
-
-def _never(ins: Instruction, ctx: Context) -> Step:
-    raise unsupported(ins)

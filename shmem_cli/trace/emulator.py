@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from .access_kind import shared_op_of
-from .decode import Step, decode_function
+from .decode import Step
+from .opcodes import decode_function
 from .ops_ctrl import BLOCKED
 from .records import InstructionRecords, Recorder
 from .sass import Function, Instruction

@@ -69,9 +69,9 @@ def _params_key(params: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
 class Evaluator:
     """Analyzes variants of one spec, reusing whatever a variant does not change."""
 
-    def __init__(self, spec: SpecFile, *, cache_lanes: int = CACHE_LANES) -> None:
+    def __init__(self, spec: SpecFile, *, cache_lanes: int | None = None) -> None:
         self.spec = spec
-        self.cache_lanes = cache_lanes
+        self.cache_lanes = CACHE_LANES if cache_lanes is None else cache_lanes
         self._specs: dict[tuple[tuple[str, int], ...], SpecFile | ShmemError] = {}
         self._indices: dict[int, _Indices | None] = {}
         self._indices_params: Any = None
