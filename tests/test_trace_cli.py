@@ -86,6 +86,59 @@ def test_list_params_of_a_struct_and_a_pointer() -> None:
     assert rows[1][0] == "1" and rows[1][-2:] == ["0x10", "8"]
 
 
+@needs_nvdisasm
+def test_list_params_without_kernel_lists_every_kernel_of_the_file() -> None:
+    # meta.cu holds four kernels: no --kernel lists each of them with its parameters
+    result = run(META, "--list-params")
+    assert result.exit_code == 0, result.output
+    blocks = result.output.split("\n\n")
+    assert blocks[0] == "4 kernels (trace one with --kernel NAME):"
+    heads = sorted(b.splitlines()[0] for b in blocks[1:])
+    assert heads == [
+        "by_value",
+        "no_shared  (_Z9no_sharedPfj)",
+        "tiled_copy<16, double>  (_Z10tiled_copyILi16EdEvPT0_PKS0_if)",
+        "tiled_copy<32, float>  (_Z10tiled_copyILi32EfEvPT0_PKS0_if)",
+    ]
+    double = next(b for b in blocks if b.startswith("tiled_copy<16, double>")).splitlines()
+    # out, in (pointers), rows (int), scale (float): as declared in meta.cu
+    assert [row.split()[:2] for row in double[2:6]] == [
+        ["0", "out"],
+        ["1", "in"],
+        ["2", "rows"],
+        ["3", "scale"],
+    ]
+    assert [row.split()[-2:] for row in double[2:6]] == [
+        ["0x0", "8"],
+        ["0x8", "8"],
+        ["0x10", "4"],
+        ["0x14", "4"],
+    ]
+    assert double[6].startswith("4 parameter(s), 24 bytes") and "2,176 B static shared" in double[6]
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_list_params_of_a_cu_file_compiles_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    compile_cu, disassemble = toolchain.compile_cu, toolchain.disassemble
+
+    def counted_compile(*args: object, **kw: object) -> Path:
+        calls.append("nvcc")
+        return compile_cu(*args, **kw)  # type: ignore[arg-type]
+
+    def counted_disassemble(*args: object, **kw: object) -> str:
+        calls.append("nvdisasm")
+        return disassemble(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(toolchain, "compile_cu", counted_compile)
+    monkeypatch.setattr(toolchain, "disassemble", counted_disassemble)
+    result = run(str(DATA / "kernels" / "meta.cu"), "--list-params")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("4 kernels")
+    assert calls == ["nvcc", "nvdisasm"]
+
+
 def test_list_params_of_a_kernel_whose_name_is_longer_than_a_screen() -> None:
     # a CuTe-style template name (~1,000 characters) is printed whole, the table after it
     result = run(str(DATA / "long_name.sm_90.cubin"), "--list-params")

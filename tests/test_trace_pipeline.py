@@ -38,7 +38,7 @@ def test_trace_file_gives_per_instruction_results() -> None:
 @needs_nvdisasm
 def test_parameters_with_names_from_the_line_table_sources() -> None:
     request = TraceRequest(DATA / "basics.sm_90.cubin", kernel="tile_transpose_padded")
-    kernel, params = kernel_parameters(request)
+    ((kernel, params),) = kernel_parameters(request)
     assert kernel.mangled == "_Z21tile_transpose_paddedPfPKfi"
     assert [(p.name, p.size) for p in params] == [("out", 8), ("in", 8), ("n", 4)]
 

@@ -142,7 +142,8 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
 @click.option(
     "--list-params",
     is_flag=True,
-    help="Only list the kernel's parameters: position, name, type, offset, size.",
+    help="Only list the parameters (position, name, type, offset, size) of the kernel, or of "
+    "every kernel of the file when no --kernel is given.",
 )
 @output_options(("text", "json"))
 @picture_options
@@ -221,7 +222,8 @@ def trace(
       --arg 0=128,128,1  a struct by value, field by field
       --arg in=@x.npy    a pointer's buffer from a file (.bin: raw bytes)
     Pointer parameters not given point to zero-filled buffers of --buffer-size
-    bytes; other parameters not given are 0. --list-params shows them all.
+    bytes; other parameters not given are 0. --list-params shows them all (of
+    every kernel of the file, without --kernel).
 
     nvdisasm and cuobjdump come with `pip install 'shmem[cuda]'` (or the CUDA
     toolkit); nvcc is needed only for .cu files. The guide to tracing is
@@ -268,8 +270,13 @@ def trace(
     )
     try:
         if list_params:
-            kernel, params = kernel_parameters(request)
-            _list_params(env, kernel, param_table(params))
+            listed = kernel_parameters(request)
+            if len(listed) > 1:
+                env.out(f"{len(listed)} kernels (trace one with --kernel NAME):\n")
+            for n, (kernel, params) in enumerate(listed):
+                if n:
+                    env.out("")
+                _list_params(env, kernel, param_table(params))
             return
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
         with _progress(env, blocks) as progress:

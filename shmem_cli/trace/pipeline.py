@@ -95,16 +95,38 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
     return [read_cubin(c.path) for c in cubins], [], arch
 
 
-def _pick(infos: Sequence[CubinInfo], query: str | None, path: str, arch: str) -> CubinInfo:
-    """The cubin holding the kernel ``query`` names (one cubin per translation unit)."""
+def _owners(infos: Sequence[CubinInfo]) -> dict[str, CubinInfo]:
+    """Mangled name -> the first cubin holding that kernel (one cubin per translation unit;
+    an inline kernel may be in several)."""
     owner: dict[str, CubinInfo] = {}
     for info in infos:
         for k in info.kernels:
             owner.setdefault(k.mangled, info)
+    return owner
+
+
+def _pick(infos: Sequence[CubinInfo], query: str | None, path: str, arch: str) -> CubinInfo:
+    """The cubin holding the kernel ``query`` names."""
+    owner = _owners(infos)
     every = tuple(k for info in infos for k in info.kernels if owner[k.mangled] is info)
     kernel = find_kernel(CubinInfo(path=path, arch=arch, kernels=every), query)
     info = owner[kernel.mangled]
     return CubinInfo(path=info.path, arch=info.arch, kernels=(kernel,))
+
+
+def _tool_failure(exc: toolchain.ToolError, path: Path) -> ShmemError:
+    code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
+    return ShmemError(str(exc), path=str(path), code=code)
+
+
+def _params(
+    kernel: Kernel, cubin: CubinInfo, disassembly: str, sources: Sequence[Path], path: Path
+) -> tuple[Param, ...]:
+    """The kernel's parameters, named from the source files given or named by its line table."""
+    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
+    roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
+    names = param_names(read_sources(named, roots), kernel.name, len(kernel.params))
+    return tuple(kernel_params(kernel, names))
 
 
 def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
@@ -116,14 +138,11 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         kernel = chosen.kernels[0]
         disassembly = toolchain.disassemble(Path(chosen.path))
     except toolchain.ToolError as exc:
-        code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
-        raise ShmemError(str(exc), path=str(path), code=code) from None
+        raise _tool_failure(exc, path) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
-    roots = [path.resolve().parent, Path(chosen.path).resolve().parent]
-    names = param_names(read_sources(named, roots), kernel.name, len(kernel.params))
-    return LoadedKernel(kernel, chosen, tuple(kernel_params(kernel, names)), disassembly, arch)
+    params = _params(kernel, chosen, disassembly, sources, path)
+    return LoadedKernel(kernel, chosen, params, disassembly, arch)
 
 
 def trace_loaded(
@@ -158,8 +177,30 @@ def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> Tr
     return trace_loaded(loaded, request, progress=progress)
 
 
-def kernel_parameters(request: TraceRequest) -> tuple[Kernel, tuple[Param, ...]]:
-    """The kernel the request names and its parameters (``--list-params``)."""
+def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, ...]]]:
+    """The parameters of the kernel the request names or, without a name, of every kernel
+    of the file (``--list-params``): one compile, one disassembly per cubin."""
+    path = Path(request.path)
+    if request.kernel is not None:
+        with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
+            loaded = load_kernel(request, Path(tmp))
+        return [(loaded.kernel, loaded.params)]
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
-        loaded = load_kernel(request, Path(tmp))
-    return loaded.kernel, loaded.params
+        try:
+            infos, sources, arch = _cubins(request, Path(tmp))
+            owner = _owners(infos)
+            found: list[tuple[Kernel, tuple[Param, ...]]] = []
+            for info in infos:
+                kernels = [k for k in info.kernels if owner[k.mangled] is info]
+                if kernels:
+                    disassembly = toolchain.disassemble(Path(info.path))
+                    found.extend((k, _params(k, info, disassembly, sources, path)) for k in kernels)
+        except toolchain.ToolError as exc:
+            raise _tool_failure(exc, path) from None
+    if not found:
+        raise ShmemError(
+            f"no kernel (__global__ function) for {arch} in the file",
+            path=str(path),
+            code="invalid-kernel",
+        )
+    return found
