@@ -99,17 +99,20 @@ def main() -> None:
     example specs that come with shmem, `shmem schema` prints the format). shmem
     computes every warp's byte addresses, the banks they hit and the wavefronts
     (passes of the shared-memory pipe) each warp instruction costs, with the
-    rules measured on an NVIDIA H200. The tutorial and the hardware model are
-    in the docs folder of shmem's source repository.
+    rules measured on an NVIDIA H200. `shmem trace` answers the same from a
+    compiled kernel (.cu, .cubin or executable): its SASS runs in an emulator,
+    no GPU needed. The tutorial and the hardware model are in the docs folder
+    of shmem's source repository.
 
     \b
     Examples:
-      shmem examples --copy access_specs    # the specs used below, in ./access_specs/
+      shmem examples --copy access_specs    # the specs and kernels used below, in ./access_specs/
       shmem examples
       shmem analyze access_specs/column_read_32x32.yaml
       shmem analyze access_specs/ --format json
       shmem sweep access_specs/transpose_naive.yaml --pad 0..4
       shmem lint access_specs/ --format sarif -o shmem.sarif
+      shmem trace access_specs/kernels/transpose.cu -k transpose_naive --block 32,8 --arg n=32
 
     Every command exits with 0 on success, 1 when it found what it checks for
     (lint findings, verify mismatches) and 2 on bad arguments or an invalid

@@ -65,7 +65,8 @@ def test_packaging_metadata_is_current() -> None:
     assert "version" not in project and project["dynamic"] == ["version"]
     assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "shmem_cli.__version__"}
     assert any(r.startswith("setuptools>=77") for r in meta["build-system"]["requires"])
-    assert "example_specs/*.yaml" in meta["tool"]["setuptools"]["package-data"]["shmem_cli"]
+    data = meta["tool"]["setuptools"]["package-data"]["shmem_cli"]
+    assert "example_specs/*.yaml" in data and "example_specs/kernels/*.cu" in data
     result = CliRunner().invoke(main, ["--version"])
     assert shmem_cli.__version__ in result.stdout
 
@@ -78,7 +79,9 @@ def test_examples_are_the_repository_specs() -> None:
     listing = CliRunner().invoke(main, ["examples"])
     assert listing.exit_code == 0
     names = [line.split()[0] for line in listing.stdout.splitlines()]
-    assert names == sorted(p.stem for p in SPECS.glob("*.yaml"))
+    kernels = sorted(f"kernels/{p.name}" for p in (SPECS / "kernels").glob("*.cu"))
+    assert names == sorted(p.stem for p in SPECS.glob("*.yaml")) + kernels
+    assert "kernels/matmul.cu" in kernels and "kernels/transpose.cu" in kernels
     assert "transpose_naive" in names
     one = CliRunner().invoke(main, ["examples", "transpose_naive"])
     assert one.stdout == (SPECS / "transpose_naive.yaml").read_text()
@@ -88,13 +91,22 @@ def test_examples_copy_and_unknown_name(tmp_path: Path) -> None:
     target = tmp_path / "access_specs"
     done = CliRunner().invoke(main, ["examples", "--copy", str(target)])
     assert done.exit_code == 0
-    assert sorted(p.name for p in target.iterdir()) == sorted(p.name for p in SPECS.glob("*.yaml"))
+    assert sorted(p.name for p in target.glob("*.yaml")) == sorted(
+        p.name for p in SPECS.glob("*.yaml")
+    )
+    # the example kernels for shmem trace come along, in kernels/
+    assert sorted(p.name for p in (target / "kernels").iterdir()) == ["matmul.cu", "transpose.cu"]
+    assert (target / "kernels" / "matmul.cu").read_text() == (
+        SPECS / "kernels" / "matmul.cu"
+    ).read_text()
+    kernel = CliRunner().invoke(main, ["examples", "kernels/transpose.cu"])
+    assert kernel.stdout == (SPECS / "kernels" / "transpose.cu").read_text()
     missing = CliRunner().invoke(main, ["examples", "nope"])
     assert missing.exit_code == 2 and "no example named 'nope'" in missing.stderr
 
 
 def test_help_texts_point_to_what_a_plain_install_has() -> None:
-    for command in ([], ["analyze"], ["sweep"], ["lint"], ["verify"], ["rules"]):
+    for command in ([], ["analyze"], ["sweep"], ["lint"], ["verify"], ["rules"], ["trace"]):
         text = CliRunner().invoke(main, [*command, "--help"]).stdout
         if "access_specs/" in text:
             assert "shmem examples --copy access_specs" in text, command

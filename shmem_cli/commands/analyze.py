@@ -126,7 +126,7 @@ def analyze(
       shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem analyze access_specs/transpose_naive.yaml
       shmem analyze access_specs/ --no-tables
-      shmem analyze spec.yaml --request 3:1 --words
+      shmem analyze access_specs/transpose_naive.yaml --request 3:1 --words
       shmem analyze access_specs/reduction_interleaved.yaml --no-tables --heatmap
       shmem analyze access_specs/transpose_naive.yaml --suggest
       shmem analyze access_specs/column_read_32x32.yaml --svg column_read.svg

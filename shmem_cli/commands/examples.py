@@ -1,7 +1,8 @@
 """``shmem examples``: the example specs that come with shmem (also after ``pip install``).
 
 The specs are the repository's access_specs/ folder, installed with the package
-as ``shmem_cli/example_specs`` (in a checkout, a link to access_specs/).
+as ``shmem_cli/example_specs`` (in a checkout, a link to access_specs/); its
+kernels/ folder holds shmem's own example CUDA kernels for ``shmem trace``.
 """
 
 from __future__ import annotations
@@ -27,12 +28,24 @@ def example_files() -> list[Path]:
     return sorted(example_dir().glob("*.yaml"))
 
 
+def example_kernels() -> list[Path]:
+    """The example CUDA kernels (``kernels/*.cu``) for ``shmem trace``."""
+    return sorted((example_dir() / KERNELS).glob("*.cu"))
+
+
+KERNELS = "kernels"
+_FIRST_COMMENT = re.compile(r"\A// (.+?)\s*$", re.M)  # a kernel's title: its first line
+
+
 def _title(path: Path) -> str:
-    found = _NAME.search(path.read_text(encoding="utf-8"))
+    pattern = _FIRST_COMMENT if path.suffix == ".cu" else _NAME
+    found = pattern.search(path.read_text(encoding="utf-8"))
     return found.group(1).strip("'\"") if found else ""
 
 
-@click.command(context_settings=CONTEXT, short_help="List, print or copy the example specs.")
+@click.command(
+    context_settings=CONTEXT, short_help="List, print or copy the example specs and kernels."
+)
 @click.argument("name", required=False)
 @click.option(
     "--copy",
@@ -47,9 +60,11 @@ def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
 
     The examples are real kernels' shared-memory accesses: transposes, SGEMM and
     attention tiles, ldmatrix fragments, reductions, stencils, histograms, and
-    the specs of the tutorial. The commands in `shmem --help` and the tutorial
-    use them as access_specs/NAME.yaml: `shmem examples --copy access_specs`
-    puts them there.
+    the specs of the tutorial; and, in kernels/, shmem's own example CUDA
+    kernels for `shmem trace` (a transpose and a tiled matrix product). The
+    commands in `shmem --help` and the tutorial use them as
+    access_specs/NAME.yaml and access_specs/kernels/NAME.cu: `shmem examples
+    --copy access_specs` puts them there.
 
     Exit status: 0, or 2 when NAME is not an example.
 
@@ -58,6 +73,7 @@ def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
       shmem examples
       shmem examples transpose_naive > transpose.yaml
       shmem examples transpose_naive | shmem analyze -
+      shmem examples kernels/matmul.cu
       shmem examples --copy access_specs && shmem analyze access_specs/
     """
     env = current_environment()
@@ -68,20 +84,27 @@ def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
     if copy_to is not None:
         target = Path(copy_to)
         target.mkdir(parents=True, exist_ok=True)
+        kernels = example_kernels()
         copied = 0
-        for f in files:
-            if not (target / f.name).exists():
-                shutil.copyfile(f, target / f.name)
+        for f in [*files, *kernels]:
+            to = target / f.relative_to(example_dir())
+            if not to.exists():
+                to.parent.mkdir(exist_ok=True)
+                shutil.copyfile(f, to)
                 copied += 1
-        env.err(f"shmem examples: copied {copied} of {len(files)} specs to {target}/")
+        total = len(files) + len(kernels)
+        env.err(
+            f"shmem examples: copied {copied} of {total} files ({len(files)} specs, "
+            f"{len(kernels)} kernels) to {target}/"
+        )
         return
+    named = {f.stem: f for f in files} | {f"{KERNELS}/{f.name}": f for f in example_kernels()}
     if name is not None:
         stem = name.removesuffix(".yaml").removesuffix(".yml")
-        found = [f for f in files if f.stem == stem]
-        if not found:
+        if stem not in named:
             fail_usage(f"no example named {name!r}; `shmem examples` lists them")
-        env.out(found[0].read_text(encoding="utf-8"), nl=False)
+        env.out(named[stem].read_text(encoding="utf-8"), nl=False)
         return
-    width = max(len(f.stem) for f in files)
-    for f in files:
-        env.out(f"{f.stem:<{width}}  {_title(f)}".rstrip())
+    width = max(len(n) for n in named)
+    for n, f in named.items():
+        env.out(f"{n:<{width}}  {_title(f)}".rstrip())

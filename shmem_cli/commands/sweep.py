@@ -79,8 +79,8 @@ def sweep(
       shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem sweep access_specs/transpose_naive.yaml --pad 0..4
       shmem sweep access_specs/sweep_ldmatrix_swizzle.yaml --swizzle none,32B,64B,128B
-      shmem sweep spec.yaml --pad tile=0..8:2 --swizzle tile=none,128B
-      shmem sweep spec.yaml --param TILE=16,32,64 --pad 0..1 --format json -o sweep.json
+      shmem sweep access_specs/transpose_naive.yaml --pad tile=0..8:2 --swizzle tile=none,128B
+      shmem sweep access_specs/sweep_transpose_pad.yaml --param PAD=0..4 -f json -o sweep.json
     """
     from ..analysis.sweep import Axis, Plan, parse_axis, run_sweep
     from ..plumbing.errors import ShmemError

@@ -227,20 +227,25 @@ def trace(
 
     nvdisasm and cuobjdump come with `pip install 'shmem[cuda]'` (or the CUDA
     toolkit); nvcc is needed only for .cu files. The guide to tracing is
-    docs/trace.md in shmem's source repository.
+    trace.md in the docs folder of shmem's source repository.
 
     Exit status: 0 when the kernel was traced (or its parameters listed), 2 for
     bad arguments, a missing tool, a failed compile or an instruction the
     emulator cannot run (reported with its source line).
 
     \b
-    Examples:
-      shmem trace transpose.cu --block 32,8 --arg n=32
-      shmem trace matmul.cu -k 'MatrixMulCUDA<32>' -b 32,32 -a wA=64 -a wB=32
-      shmem trace app.cubin --kernel reduce --block 256 --dynamic-smem 1024
-      shmem trace kernel.cu --list-params
-      shmem trace kernel.cu -b 128 -a 1=@input.npy --format json -o trace.json
-      shmem trace kernel.cu -b 256 --grid 4 --svg trace.svg
+    Examples (shmem's example kernels; nvcc compiles them):
+      shmem examples --copy access_specs    # the kernels used below, in ./access_specs/kernels/
+      shmem trace access_specs/kernels/transpose.cu -k transpose_naive --block 32,8 --arg n=32
+      shmem trace access_specs/kernels/matmul.cu --kernel 'matmul<32>' --block 32,32 \\
+          --arg wA=64 --arg wB=32
+      shmem trace access_specs/kernels/matmul.cu --list-params
+      shmem trace access_specs/kernels/transpose.cu -k transpose_padded -b 32,8 -a n=64 \\
+          --grid 2,2 --no-tables
+      shmem trace access_specs/kernels/transpose.cu -k transpose_naive -b 32,8 -a n=32 \\
+          --format json -o trace.json
+      shmem trace access_specs/kernels/matmul.cu -k 'matmul<16>' -b 16,16 -a wA=16 -a wB=16 \\
+          --svg trace.svg
     """
     from ..plumbing.errors import ShmemError
     from ..trace.launch import param_table

@@ -213,11 +213,11 @@ def verify(
     \b
     Examples:
       shmem examples --copy access_specs    # the specs used below, in ./access_specs/
-      shmem verify access_specs/
-      shmem verify access_specs/ --keep verify-run/
+      shmem verify access_specs/                      # on a GPU with Nsight Compute
+      shmem verify access_specs/ --keep verify-run/   # on a GPU, keeping what it built
       shmem verify access_specs/ --emit bench/ --arch sm_90    # then: bash bench/run.sh
-      shmem verify access_specs/ --from-ncu bench/ncu.csv
-      shmem verify access_specs/ --from-ncu bench/ncu.csv --format json -o verify.json
+      shmem verify access_specs/ --from-ncu bench/ncu.csv      # needs a GPU run's ncu.csv
+      shmem verify access_specs/ --from-ncu bench/ncu.csv -f json -o verify.json  # needs a GPU run
     """
     if emit_dir and from_ncu:
         fail_usage("--emit and --from-ncu exclude each other")
