@@ -1,0 +1,201 @@
+"""Every command README.md, docs/*.md and the --help texts print runs as printed.
+
+The commands (tests/doc_commands.py finds and sorts them) run from a copy of the
+repository root, in the order the pages print them (a baseline is written before it
+is read), each distinct command once: in this process when it is a plain command,
+through bash when it has a pipe, a redirection or ``&&``. Each must exit with a
+status its command documents (0; lint and verify also 1, "found what it checks
+for") and print no traceback. Where a page shows a command's output in full, the
+output must be what the command prints now. A command that needs a GPU is skipped
+with that reason; a ``shmem trace`` of a ``.cu`` file uses the cubin kept for it in
+tests/data/doc_cubins (the same nvcc flags and source, checked below), so that this
+needs no nvcc and compiles nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.trace import toolchain
+
+from . import doc_commands as docs
+from .doc_commands import ROOT, Command
+
+COMMANDS = docs.every_command()
+TO_RUN = list({c.text: c for c in reversed(COMMANDS) if docs.kind(c) == "run"}.values())[::-1]
+FOUND_STATUS = {"lint", "verify"}  # exit 1: lint findings, verify mismatches
+SHELL = re.compile(r"[|&;<>]")
+
+
+def where_all(command: Command) -> str:
+    return ", ".join(c.where for c in COMMANDS if c.text == command.text)
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the repository's files (not the package: the installed shmem runs)."""
+    root = tmp_path_factory.mktemp("repo")
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    for name in listed:
+        source = ROOT / name
+        if name.startswith("shmem_cli/") or not source.is_file() or source.is_symlink():
+            continue
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, root / name)
+    return root
+
+
+@pytest.fixture
+def kept_cubins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``shmem trace FILE.cu`` takes the kept cubin of that very source and flags."""
+
+    def compile_cu(
+        source: Path, arch: str, folder: Path, extra: tuple[str, ...] = (), **_: object
+    ) -> Path:
+        kept = docs.Compile(Path(os.path.relpath(source, Path.cwd())), arch, tuple(extra)).kept
+        assert kept.is_file(), f"no kept cubin for {source}: run python3 -m tests.doc_commands"
+        out = folder / (source.stem + ".cubin")
+        shutil.copyfile(kept, out)
+        return out
+
+    monkeypatch.setattr(toolchain, "compile_cu", compile_cu)
+    yield
+
+
+def run(command: Command, cwd: Path) -> tuple[int, str]:
+    """Exit status and output (standard output and error) of the command, run in ``cwd``."""
+    if SHELL.search(command.text.replace("'<", "").replace(">'", "")):
+        bin_dir = Path(sys.executable).parent
+        if not (bin_dir / "shmem").is_file():
+            pytest.skip(f"no shmem script beside {sys.executable} to run a shell pipeline")
+        env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        env["NO_COLOR"] = "1"
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command.text],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return done.returncode, done.stdout + done.stderr
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, command.argv[1:], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    finally:
+        os.chdir(old)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"{command.text} crashed") from result.exception
+    return result.exit_code, result.output
+
+
+@pytest.mark.usefixtures("kept_cubins")
+@pytest.mark.parametrize("command", TO_RUN, ids=[c.text[:70] for c in TO_RUN])
+def test_documented_command_runs_as_printed(command: Command, checkout: Path) -> None:
+    compiled = docs.compile_of(command)
+    if compiled is not None and not compiled.kept.is_file() and toolchain.which("nvcc") is None:
+        pytest.skip(f"needs nvcc to compile {compiled.source} (no kept cubin)")
+    if command.argv[1] == "trace" and toolchain.which("nvdisasm") is None:
+        pytest.skip("needs nvdisasm (pip install 'shmem[cuda]')")
+    status, output = run(command, checkout)
+    allowed = {0, 1} if command.argv[1] in FOUND_STATUS else {0}
+    assert status in allowed, f"{where_all(command)}: `{command.text}` exited {status}:\n{output}"
+    assert "Traceback" not in output, f"{where_all(command)}: `{command.text}`:\n{output}"
+    got = "\n".join(line.rstrip() for line in output.rstrip("\n").splitlines())
+    for c in COMMANDS:
+        if c.text == command.text and c.shown is not None:
+            assert got == c.shown, f"{c.where}: the output of `{c.text}` is not what it shows"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for c in COMMANDS if docs.kind(c) == "gpu"],
+    ids=lambda c: c.text[:70],
+)
+def test_commands_that_need_a_gpu_say_so_and_are_skipped(command: Command) -> None:
+    assert command.argv[1] == "verify", f"{command.where}: only shmem verify needs a GPU"
+    pytest.skip(f"needs a GPU ({command.where}: {command.comment})")
+
+
+def test_every_verify_that_profiles_is_marked() -> None:
+    # verify without --emit or --from-ncu profiles on this machine's GPU: the page says so
+    for c in COMMANDS:
+        if docs.kind(c) == "run" and c.argv[1] == "verify":
+            offline = {"--emit", "--from-ncu"} & set(c.argv)
+            assert offline, f"{c.where}: `{c.text}` needs a GPU: say '# on a GPU'"
+
+
+def test_references_and_synopses_name_real_commands_and_options() -> None:
+    for c in COMMANDS:
+        if docs.kind(c) in ("reference", "synopsis") and not c.argv[1].startswith("-"):
+            assert main.get_command(click.Context(main), c.argv[1]) is not None, c.where
+        if docs.kind(c) == "reference":
+            assert not docs.unknown_options(c.argv[1:]), f"{c.where}: {c.text}"
+
+
+def test_make_commands_name_makefile_targets() -> None:
+    targets = docs.make_targets()
+    makes = [c for c in COMMANDS if docs.kind(c) == "make"]
+    assert makes
+    for c in makes:
+        named = [t for t in c.argv[1:] if "=" not in t and not t.startswith("-")]
+        assert named and set(named) <= targets, f"{c.where}: `{c.text}`"
+
+
+def test_the_finder_sees_the_pages_and_help_texts() -> None:
+    # the finder itself: commands from a shell block, a console block, inline code, --help
+    places = {c.where.split(":")[0] for c in COMMANDS}
+    assert {"README.md", "docs/tutorial.md", "docs/lint.md", "shmem --help"} <= places
+    assert "shmem trace --help" in places
+    texts = {c.text for c in TO_RUN}
+    assert "shmem examples transpose_naive | shmem analyze -" in texts
+    assert any(t.startswith("shmem trace access_specs/kernels/matmul.cu") for t in texts)
+    readme = [c.text for c in COMMANDS if c.where.startswith("README.md")]
+    assert all("matmul.cu" not in t or "access_specs/kernels/matmul.cu" in t for t in readme)
+    kinds = {docs.kind(Command(t, "x")) for t in ("shmem trace", "shmem analyze PATHS...")}
+    assert kinds == {"reference", "synopsis"}
+    assert shlex.split("shmem trace k.cu -k 'matmul<32>'")[-1] == "matmul<32>"
+
+
+def test_a_trace_example_in_the_main_help() -> None:
+    text = CliRunner().invoke(main, ["--help"]).output
+    assert re.search(r"^\s+shmem trace \S+\.cu ", text, re.M)
+
+
+@pytest.mark.skipif(toolchain.which("nvdisasm") is None, reason="needs nvdisasm")
+def test_kept_cubins_are_the_compiles_of_the_documented_kernels(tmp_path: Path) -> None:
+    compiles = {c.kept: c for c in map(docs.compile_of, COMMANDS) if c is not None}
+    assert compiles, "the docs trace a .cu file"
+    for kept, c in compiles.items():
+        assert kept.is_file(), f"no kept cubin for {c.source}: run python3 -m tests.doc_commands"
+    stale = set(docs.KEPT_CUBINS.glob("*.cubin")) - set(compiles)
+    assert not stale, f"unused kept cubins {sorted(stale)}: run python3 -m tests.doc_commands"
+    if toolchain.which("nvcc") is None:
+        return
+    for kept, c in compiles.items():  # the kept cubin is what nvcc makes of the source today
+        fresh = toolchain.compile_cu(ROOT / c.source, c.arch, tmp_path, c.nvcc_args)
+        assert sass_only(toolchain.disassemble(fresh)) == sass_only(toolchain.disassemble(kept))
+
+
+def sass_only(listing: str) -> list[str]:
+    """The instructions of a disassembly, without its line-table comments (file paths)."""
+    return [line for line in listing.splitlines() if "/*" in line and "//##" not in line]
