@@ -16,7 +16,7 @@ nd = sys.argv[2]  # cuobjdump path
 
 def entries(cubin):
     out = subprocess.run([nd, "-elf", str(cubin)], capture_output=True, text=True).stdout
-    names = sorted(set(re.findall(r"FUNC\s+GLOBAL\s+DEFAULT\s+ENTRY\s+\S+\s+(_Z\S+)", out)))
+    names = sorted(set(re.findall(r"FUNC\s+GLOBAL\s+DEFAULT\s+ENTRY\s+\S+\s+(\S+)", out)))
     dem = subprocess.run(
         ["c++filt"], input="\n".join(names), capture_output=True, text=True
     ).stdout.split("\n")
@@ -35,7 +35,8 @@ for L in man["launches"]:
     cub = data / (Path(L["source"]).stem + ".sm_90.cubin")
     if cub not in cache:
         cache[cub] = entries(cub)
-    mangled = cache[cub][L["kernel"]]
+    # an extern "C" kernel keeps its name (cuobjdump's symbol table layout varies by version)
+    mangled = cache[cub].get(L["kernel"], L["kernel"])
     L["mangled"] = mangled
     lines = [f"  {{ // {L['id']}", f'    CUfunction f = get(mod("{cub.name}"), "{mangled}");']
     params = []
@@ -48,6 +49,8 @@ for L in man["launches"]:
         else:
             lines.append(f"    int p{i} = {int(a)};")
         params.append(f"&p{i}")
+    for sym, file in L.get("const", {}).items():  # __constant__ data the host sets
+        lines.append(f'    setconst(mod("{cub.name}"), "{sym}", "{file}");')
     lines.append(f"    void *args[] = {{{', '.join(params)}}};")
     g, b = L["grid"], L["block"]
     lines.append(
@@ -88,6 +91,13 @@ static CUdeviceptr buffer(size_t bytes, const char *file) {
   else h.assign(bytes, 0);
   CUdeviceptr d; CK(cuMemAlloc(&d, h.size() + 256)); CK(cuMemsetD8(d, 0, h.size() + 256));
   CK(cuMemcpyHtoD(d, h.data(), h.size())); return d; }
+static void setconst(CUmodule m, const char *sym, const char *file) {
+  FILE *fp = fopen((DATA + "/" + file).c_str(), "rb");
+  if (!fp) { printf("no %s\n", file); exit(1);}
+  std::vector<char> h(1 << 16); size_t n = fread(h.data(), 1, h.size(), fp); fclose(fp);
+  CUdeviceptr g; size_t size; CK(cuModuleGetGlobal(&g, &size, m, sym));
+  if (n > size) { printf("%s: %zu bytes > %zu\n", file, n, size); exit(1);}
+  CK(cuMemcpyHtoD(g, h.data(), n)); }
 static void dump(CUdeviceptr d, size_t n, const char *id) {
   std::vector<char> h(n); CK(cuMemcpyDtoH(h.data(), d, n));
   FILE *fp = fopen((OUTD + "/" + id + ".bin").c_str(), "wb");

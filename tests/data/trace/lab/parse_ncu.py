@@ -34,11 +34,28 @@ for r in csv.reader((src_dir / "source.csv").read_text().splitlines()):
         continue
     if r:
         cur["rows"].append(r)
-assert len(tables) == 2 * len(body), len(tables)
+# Nsight Compute prints the source table once or twice per launch (not always the same for all
+# kernels): within each run of consecutive launches of one kernel, take every table when there
+# are as many as launches, every other one when there are twice as many.
+firsts, k, i = [], 0, 0
+names = [r[head.index("Kernel Name")] for r in body]
+while i < len(body):
+    j = i
+    while j < len(body) and names[j] == names[i]:
+        j += 1
+    n_l, t0 = j - i, k
+    while k < len(tables) and tables[k]["name"] == tables[t0]["name"]:
+        k += 1
+    n_t = k - t0
+    assert n_t in (n_l, 2 * n_l), (names[i], n_l, n_t)
+    firsts += tables[t0 : k : n_t // n_l]
+    i = j
+assert len(firsts) == len(body) and k == len(tables), (len(firsts), len(body), k)
+
 out = []
 SH = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS")
 for i, (L, r) in enumerate(zip(man["launches"], body, strict=True)):
-    t, t2 = tables[2 * i], tables[2 * i + 1]
+    t = firsts[i]
     assert t["name"].replace("(int)", "").replace("(bool)", "") == r[
         head.index("Kernel Name")
     ].replace("(int)", "").replace("(bool)", ""), (t["name"], r[4])

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Measure every launch of tests/data/trace/launches.json on an NVIDIA GPU (sm_90) with Nsight
 # Compute, from the cubins kept beside it (the very binaries `shmem trace` emulates).
-#   bash tests/data/trace/lab/run.sh OUTDIR      (needs nvcc, ncu, cuobjdump, c++filt, python3)
-# Then, on any machine: python3 tests/data/trace/lab/parse_ncu.py OUTDIR tests/data/trace
+#   bash tests/data/trace/lab/run.sh OUTDIR [DATA]   (needs nvcc, ncu, cuobjdump, c++filt, python3)
+# DATA is the folder of launches.json and the cubins (default tests/data/trace).
+# Then, on any machine: python3 tests/data/trace/lab/parse_ncu.py OUTDIR DATA
 set -u
-here=$(cd "$(dirname "$0")" && pwd); DATA=$(dirname "$here"); O=$(realpath -m "${1:-out}")
+here=$(cd "$(dirname "$0")" && pwd); DATA=$(realpath "${2:-$(dirname "$here")}"); O=$(realpath -m "${1:-out}")
 mkdir -p "$O/outputs"; work=$(mktemp -d)
 python3 "$here/gen_main.py" "$DATA" "$(command -v cuobjdump)" "$work/main.cu" || exit 1
 nvidia-smi -L > "$O/gpu.txt"; nvcc --version | tail -2 >> "$O/gpu.txt"; ncu --version | tail -1 >> "$O/gpu.txt"
