@@ -14,7 +14,7 @@ import numpy as np
 from .decode import Context, Step, op, unsupported
 from .operands import is_pred, read_pred, read_u32, write_pred, write_u32
 from .ops_int import M32, both
-from .sass import Imm, Instruction, Reg, Special
+from .sass import Imm, Instruction, Operand, Reg, Special
 from .state import Block, Idx
 
 _U = np.uint32
@@ -290,38 +290,62 @@ def _sgxt(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
+def _byte_shift(ins: Instruction, reg: Operand) -> int:
+    """The bit offset of P2R/R2P's byte: ``.B1``..``.B3`` on the opcode or on the register
+    (``R2P PR, R7.B1, 0x3`` reads bits 8.. of R7)."""
+    sel = reg.sel if isinstance(reg, Reg) else ()
+    for m in (*ins.mods, *sel):
+        if m in ("B1", "B2", "B3"):
+            return 8 * int(m[1])
+    return 0
+
+
+def _predicate_file(ins: Instruction, operand: Operand) -> None:
+    """P2R/R2P name the predicates as ``PR`` (``UPR`` for the uniform forms)."""
+    want = "UPR" if ins.opcode.startswith("U") else "PR"
+    if not (isinstance(operand, Special) and operand.name == want):
+        raise unsupported(ins, f"expected {want} as the predicate operand")
+
+
 @op(*both("P2R"))
 def _p2r(ins: Instruction, ctx: Context) -> Step:
+    """``P2R Rd, PR, Rb, mask``: Rd = Rb with bit (shift + k) replaced by predicate k for
+    every k in ``mask`` (k < 7); shift is 8 x the byte of ``.B1``..``.B3``."""
     ops = ins.operands
-    if len(ops) != 4 or not isinstance(ops[1], Special | Reg) or not isinstance(ops[3], Imm):
+    if len(ops) != 4 or not isinstance(ops[3], Imm):
         raise unsupported(ins)
+    _predicate_file(ins, ops[1])
     w = write_u32(ops[0], ins)
     rb = read_u32(ops[2], "i", ins)
     mask = (ops[3].int_value or 0) & 0x7F
-    shift = 8 * int(next((m[1] for m in ins.mods if m in ("B1", "B2", "B3")), "0"))
+    shift = _byte_shift(ins, ops[2])
     uniform = ins.opcode.startswith("U")
 
     def step(b: Block, ix: Idx) -> None:
         base, t = rb(b, ix)
-        preds = b.up if uniform else b.p
+        preds, taints = (b.up, b.tup) if uniform else (b.p, b.tp)
         v = np.zeros(b.count(ix), dtype=np.uint32)
+        tv = np.broadcast_to(t, (b.count(ix),)).copy()
         for k in range(7):
             if mask >> k & 1:
                 v |= preds[k, ix].astype(np.uint32) << np.uint32(k)
+                tv |= taints[k, ix]
         keep = np.uint32(~(mask << shift) & 0xFFFFFFFF)
-        w(b, ix, (base & keep) | (v << np.uint32(shift)), t)
+        w(b, ix, (base & keep) | (v << np.uint32(shift)), tv)
 
     return step
 
 
 @op(*both("R2P"))
 def _r2p(ins: Instruction, ctx: Context) -> Step:
+    """``R2P PR, Ra, mask``: predicate k = bit (shift + k) of Ra for every k in ``mask``."""
     ops = ins.operands
     if len(ops) != 3 or not isinstance(ops[2], Imm):
         raise unsupported(ins)
+    _predicate_file(ins, ops[0])
     ra = read_u32(ops[1], "i", ins)
     mask = (ops[2].int_value or 0) & 0x7F
-    shift = 8 * int(next((m[1] for m in ins.mods if m in ("B1", "B2", "B3")), "0"))
+    shift = _byte_shift(ins, ops[1])
     uniform = ins.opcode.startswith("U")
 
     def step(b: Block, ix: Idx) -> None:

@@ -306,8 +306,10 @@ def parse_operand(text: str) -> Operand:
         reg, off = _parse_address(c.group(2))
         sel = tuple(s for s in c.group(3).split(".") if s and s != "reuse")
         return Const(bank, off, reg, neg, inv, absolute, sel)
-    if t.startswith("SR_") or t == "SRZ" or re.fullmatch(r"gsb\d+", t):
-        return Special(t)  # a special register, or a wgmma scoreboard (gsb0)
+    if t.startswith("SR_") or t in ("SRZ", "PR", "UPR") or re.fullmatch(r"gsb\d+", t):
+        # a special register, the predicate file as one value (PR/UPR: P2R, R2P), or a
+        # wgmma scoreboard (gsb0)
+        return Special(t)
     r = _REG.match(t)
     if r:
         reg = _parse_reg(t)

@@ -1,0 +1,62 @@
+"""P2R and R2P with the whole predicate file (``PR``), as CUTLASS mainloops and Triton emit
+them (``P2R R14, PR, RZ, 0x1``), against values worked out by hand."""
+
+from __future__ import annotations
+
+from shmem_cli.trace import emulator, sass
+from shmem_cli.trace.opcodes import decode_function
+from shmem_cli.trace.state import Block, Launch
+
+
+def _block(body: str, threads: int = 8) -> Block:
+    lines = ['.section\t.text._Z1kv,"ax",@progbits', '\t//## File "k.cu", line 3']
+    lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.strip().splitlines())]
+    (fn,) = sass.parse("\n".join(lines))
+    blk = Block(Launch(block=(threads, 1, 1), static_smem=256))
+    emulator.run_block(fn, decode_function(fn), blk)
+    return blk
+
+
+# P0 = tid bit 0, P1 = tid bit 1, P3 = tid bit 2 (P2 stays false)
+_PREDICATES = """S2R R0, SR_TID.X
+LOP3.LUT P0, RZ, R0, 0x1, RZ, 0xc0, !PT
+LOP3.LUT P1, RZ, R0, 0x2, RZ, 0xc0, !PT
+LOP3.LUT P3, RZ, R0, 0x4, RZ, 0xc0, !PT
+MOV R5, 0xffffffff"""
+
+
+def test_p2r_packs_the_masked_predicates_into_bits() -> None:
+    blk = _block(_PREDICATES + "\nP2R R2, PR, RZ, 0x1\nP2R R3, PR, RZ, 0xf\nEXIT")
+    for tid in range(8):
+        p0, p1, p3 = tid & 1, (tid >> 1) & 1, (tid >> 2) & 1
+        assert blk.r[2, tid] == p0  # P2R R14, PR, RZ, 0x1: just P0
+        assert blk.r[3, tid] == p0 | p1 << 1 | p3 << 3  # P2 is false
+
+
+def test_p2r_into_a_byte_keeps_the_other_bits() -> None:
+    blk = _block(_PREDICATES + "\nP2R R4, PR, R5.B1, 0xb\nP2R.B2 R6, PR, R5, 0x2\nEXIT")
+    for tid in range(8):
+        p0, p1, p3 = tid & 1, (tid >> 1) & 1, (tid >> 2) & 1
+        # bits 8, 9 and 11 of 0xffffffff replaced by P0, P1 and P3
+        assert blk.r[4, tid] == (0xFFFFFFFF & ~(0xB << 8)) | (p0 | p1 << 1 | p3 << 3) << 8
+        assert blk.r[6, tid] == (0xFFFFFFFF & ~(0x2 << 16)) | p1 << 17
+
+
+def test_r2p_restores_predicates_from_a_byte() -> None:
+    # R6 = tid << 8: R2P PR, R6.B1, 0x3 sets P0 = tid bit 0 and P1 = tid bit 1, leaves P3
+    blk = _block(
+        _PREDICATES + "\nSHF.L.U32 R6, R0, 0x8, RZ\nPLOP3.LUT P0, PT, PT, PT, PT, 0x0, 0x0\n"
+        "R2P PR, R6.B1, 0x3\nP2R R7, PR, RZ, 0x7f\nEXIT"
+    )
+    for tid in range(8):
+        assert blk.p[0, tid] == bool(tid & 1) and blk.p[1, tid] == bool(tid & 2)
+        assert blk.r[7, tid] == (tid & 3) | ((tid >> 2) & 1) << 3
+
+
+def test_r2p_round_trips_p2r() -> None:
+    blk = _block(
+        _PREDICATES + "\nP2R R8, PR, RZ, 0x7f\nPLOP3.LUT P0, PT, PT, PT, PT, 0x0, 0x0\n"
+        "PLOP3.LUT P3, PT, PT, PT, PT, 0x0, 0x0\nR2P PR, R8, 0x7f\nP2R R9, PR, RZ, 0x7f\nEXIT"
+    )
+    assert (blk.r[8] == blk.r[9]).all()
+    assert [int(v) for v in blk.r[9]] == [(t & 3) | ((t >> 2) & 1) << 3 for t in range(8)]
