@@ -246,7 +246,7 @@ def request_cost(
         if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
             per_phase *= 2
         phases = [list(range(p, p + per_phase)) for p in range(0, WARP, per_phase)]
-    distinct = not (op == "atomic" and atomic in ("add", "exch"))
+    distinct = not (op == "atomic" and atomic in ("add", "exch", "cas"))
     costs = []
     for lanes in phases:
         live = [(n, a) for n in lanes if (a := addr[n]) is not None]
@@ -257,6 +257,11 @@ def request_cost(
         used = {a for a in addr if a is not None}
         if len(used) == 1:  # a warp-uniform address is reduced in one wavefront
             wavefronts, ways = 1, 1
+    if op == "atomic" and atomic in ("cas", "cas_spin"):  # a compare pass and a swap pass
+        wavefronts, ideal = 2 * wavefronts, 2 * ideal
+        live = [a for a in addr if a is not None]
+        if atomic == "cas_spin" and width == 8 and len(set(live)) < len(live):
+            wavefronts += 1  # a 64-bit spin on an address two lanes share: a third pass
     return RequestCost(wavefronts, ideal, ways)
 
 

@@ -69,6 +69,16 @@ def test_reference_phase_rules_by_hand() -> None:
     assert request_cost([0] * 32, "atomic", 4, "exch", 1).wavefronts == 32
     assert request_cost([0] * 32, "atomic", 4, "add", 1).wavefronts == 1
     assert request_cost([0, 128] * 16, "atomic", 4, "add", 1).wavefronts == 32
+    # compare-and-swap, as measured (tests/data/trace/everyday): ATOMS.CAS 2 per lane on one
+    # word, 2 for distinct words, 4 (64-bit) ...
+    assert request_cost([0] * 17 + [None] * 15, "atomic", 4, "cas", 1).wavefronts == 34
+    assert request_cost([4 * n for n in lanes], "atomic", 4, "cas", 1).wavefronts == 2
+    assert request_cost([8 * n for n in lanes], "atomic", 8, "cas", 1).wavefronts == 4
+    assert request_cost([16 * n for n in lanes], "atomic", 8, "cas", 1).wavefronts == 8
+    # ... ATOMS.CAST.SPIN 2 on one word, 64-bit 3 there and 4 for 32 distinct lanes
+    assert request_cost([0] * 32, "atomic", 4, "cas_spin", 1).wavefronts == 2
+    assert request_cost([0] * 32, "atomic", 8, "cas_spin", 1).wavefronts == 3
+    assert request_cost([8 * n for n in lanes], "atomic", 8, "cas_spin", 1).wavefronts == 4
     # ldmatrix.x4 of 8 rows of 16 bytes each: 4 matrices, 4 wavefronts
     assert request_cost([16 * (n % 8) for n in lanes], "ldmatrix", 2, "inc", 4).wavefronts == 4
     # rows 128 bytes apart all sit in banks 0..3: 8-way per matrix

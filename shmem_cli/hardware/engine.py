@@ -35,6 +35,13 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    phases with an active lane; its ways, the costliest phase.
 7. An atomicAdd whose active lanes all give one address is reduced in one
    wavefront.
+7a. A compare-and-swap costs two passes: ``ATOMS.CAS`` (``atomic="cas"``) twice the
+   cost of the same lanes as an exchange (no lane combines, not even on one word);
+   ``ATOMS.CAST.SPIN`` (``"cas_spin"``, the compare-and-swap of the loops nvcc
+   emits for float, double, half2 and 64-bit atomics) twice the cost of the same
+   lanes as a load (lanes on one word combine: the hardware lets one lane per
+   address try), and a 64-bit one a third pass when two active lanes share an
+   address. Ideal wavefronts double likewise.
 8. Cycles: a 16-byte load or store spends at least one cycle on each of its
    phases, active or not; any other request, its wavefronts.
 
@@ -96,7 +103,8 @@ __all__ = [
 
 OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
 MATRIX_OPS = ("ldmatrix", "stmatrix")
-ATOMIC_KINDS = ("inc", "add", "exch")
+ATOMIC_KINDS = ("inc", "add", "exch", "cas", "cas_spin")
+CAS_KINDS = ("cas", "cas_spin")
 METHODS = ("auto", "unit", "word")
 
 
@@ -116,7 +124,7 @@ class AccessKind:
     @property
     def combines_lanes(self) -> bool:
         """Whether lanes on the same word share one bank access (a broadcast)."""
-        return not (self.op == "atomic" and self.atomic in ("add", "exch"))
+        return not (self.op == "atomic" and self.atomic in ("add", "exch", "cas"))
 
     def address_lanes(self, warp_size: int) -> B8:
         """The lanes whose addresses the instruction reads, (warp_size,).
@@ -322,6 +330,9 @@ def _summarize(
         uniform = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
         wavefronts = np.where(uniform, 1, wavefronts)
         ways = np.where(uniform, 1, ways)
+    if kind.op == "atomic" and kind.atomic in CAS_KINDS:
+        wavefronts = 2 * wavefronts + _spin_third_pass(addr, active, kind)
+        ideal = 2 * ideal
     if kind.size == 16 and not kind.is_matrix:
         # every phase of the instruction takes a cycle, even one without an active lane
         in_range = np.arange(ways_per_phase.shape[1])[None, :] < n_phases[:, None]
@@ -335,6 +346,19 @@ def _summarize(
         ways=ways.astype(np.int64, copy=False),
         cycles=cycles.astype(np.int64, copy=False),
     )
+
+
+def _spin_third_pass(addr: I64, active: B8, kind: AccessKind) -> I64:
+    """Rule 7a's third pass: 1 for a 64-bit CAST.SPIN request in which two active lanes
+    give one address, else 0 (R,)."""
+    rows = addr.shape[0]
+    if kind.atomic != "cas_spin" or kind.size != 8:
+        return np.zeros(rows, dtype=np.int64)
+    lanes = np.arange(addr.shape[1], dtype=np.int64)
+    keyed = np.where(active, addr, -1 - lanes[None, :])  # inactive lanes never match
+    ordered = np.sort(keyed, axis=1)
+    shared: I64 = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1).astype(np.int64)
+    return shared
 
 
 def _power_of_two(n: int) -> bool:
@@ -393,6 +417,13 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
                 if level < len(q)
             )
             waves.append(Wavefront(phase=phase, cells=cells))
+    if kind.op == "atomic" and kind.atomic in CAS_KINDS:
+        # rule 7a: the compare pass, then the swap pass over the same banks (and a 64-bit
+        # spin's third pass, shown as a repeat of the first wavefront)
+        first = int(n_phases[0])
+        waves += [Wavefront(phase=w.phase + first, cells=w.cells) for w in waves]
+        if int(_spin_third_pass(a, act, kind)[0]) and waves:
+            waves.append(waves[0])
     return RequestDetail(
         addresses=tuple(int(a[0, i]) if act[0, i] else None for i in range(lanes)),
         wavefronts=tuple(waves),

@@ -15,7 +15,15 @@ import numpy as np
 
 from .access_kind import access_width, shared_kind, shared_op_of
 from .decode import Context, Step, op, unsupported
-from .operands import const_bytes, read_pred, read_regs, read_u32, read_u64, write_regs
+from .operands import (
+    const_bytes,
+    read_pred,
+    read_regs,
+    read_u32,
+    read_u64,
+    write_pred,
+    write_regs,
+)
 from .records import SharedOp
 from .sass import Const, Instruction, Mem, Operand, Reg
 from .state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
@@ -323,5 +331,28 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
         b.smem[off[:, None] + np.arange(width)] = raw
         taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | ts | td
         scatter_taint(b.tsmem, off, width, taint)
+
+    return step
+
+
+@op("QSPC")
+def _qspc(ins: Instruction, ctx: Context) -> Step:
+    """``QSPC.E.S P0, RZ, [R4]``: whether a generic address lies in the shared window
+    (``.S``), in global memory (``.G``) or in local memory (``.L``, never: generic local
+    pointers are not emulated); the 64-bit address pair is printed as ``[R4]``."""
+    ops = ins.operands
+    space = next((m for m in ins.mods if m in ("S", "G", "L")), None)
+    if len(ops) != 3 or space is None or not isinstance(ops[2], Mem) or ops[2].reg is None:
+        raise unsupported(ins)
+    mem = ops[2]
+    assert mem.reg is not None
+    wide = Mem(Reg(mem.reg.kind, mem.reg.index, sel=("64",)), mem.ureg, mem.offset, mem.desc)
+    ra = address(wide, ins)
+    wp = write_pred(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, t = ra(b, ix)
+        shared = (a >> 32) == SHARED_WINDOW_HI
+        wp(b, ix, shared if space == "S" else (~shared if space == "G" else shared & False), t)
 
     return step

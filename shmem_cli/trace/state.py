@@ -196,6 +196,8 @@ class Block:
         self.barriers: dict[int, dict[str, Any]] = {}
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
+        # executions of each atomic instruction so far: whose warp is served first (ops_atomic)
+        self.atomic_turns: dict[int, int] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
         self.bar_pred: B8 = np.zeros(t, dtype=bool)
         # subroutine calls: the outermost call site of a thread inside a call (-1 outside)

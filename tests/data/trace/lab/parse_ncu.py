@@ -53,7 +53,8 @@ while i < len(body):
 assert len(firsts) == len(body) and k == len(tables), (len(firsts), len(body), k)
 
 out = []
-SH = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS")
+# generic LD, ST and ATOM too: on an address in the shared window they are shared traffic
+SH = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS", "LD", "ST", "ATOM")
 for i, (L, r) in enumerate(zip(man["launches"], body, strict=True)):
     t = firsts[i]
     assert t["name"].replace("(int)", "").replace("(bool)", "") == r[

@@ -1,0 +1,120 @@
+"""shmem trace against the H200 on issue 20's kernels (tests/data/trace/everyday): shared
+atomics of every type under contention, ``__constant__`` data, data-dependent branches,
+whole grids and predicates kept in registers.
+
+Each launch is traced from its kept cubin as measured and compared per SASS instruction
+with Nsight Compute's source counters (warp executions, wavefronts). The per-op counters
+are read in other replays of the launch than the source counters; where warps contend for
+an address their compare-and-swap retries differ between replays (README there), so the
+per-instruction counters are the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shmem_cli.trace.result import KernelTrace
+
+from .test_trace_measured import needs_nvdisasm, traced
+
+DATA = Path(__file__).parent / "data" / "trace" / "everyday"
+LAUNCHES = {x["id"]: x for x in json.loads((DATA / "launches.json").read_text())["launches"]}
+MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM")
+GENERIC_ATOMICS = {  # a generic ATOM.E.CAS on shared memory (half atomicAdd): listed apart
+    "hadd_t64_b64": 4,
+    "hadd_t64_b8": 31,
+    "hadd_t64_b1": 127,
+}
+
+# launches whose traced figures differ from the measured ones, with what the trace gives
+# (per instruction: warp executions, wavefronts) and why; every other launch is exact
+# (docs/hardware-model.md section 5a): the round-robin rule is exact for two warps without
+# no-op swaps, within 4% elsewhere; the 64-bit CAST.SPIN third-pass rule within 1%
+NEAR: dict[str, float] = {
+    "fadd_t64_b4": 0.04,  # 31 CAS executions traced, 30 measured
+    "fadd_t64_b16": 0.17,  # 7 traced, 6 measured
+    "fadd_t96_b1": 0.01,  # 280 / 282
+    "fadd_t96_b8": 0.04,  # 33 / 32
+    "fadd_t128_b1": 0.01,  # 499 / 502 (501 in another replay)
+    "fadd_t128_b8": 0.04,  # 58 / 56
+    "fadd_t256_b1": 0.01,  # 2003 / 1991 (1414 in another replay)
+    "fadd_t256_b16": 0.04,  # 100 / 97
+    "dadd_t64_b8": 0.07,  # 41 / 44 wavefronts
+    "dadd_t64_b1": 0.01,  # 377 / 380 wavefronts
+    "dadd_t128_b1": 0.01,  # 1502 / 1512 wavefronts
+    "i64_t64_b8": 0.25,  # a 2-request 64-bit max loop: 6 / 8 wavefronts
+    "i64_t64_b1": 0.25,
+}
+# the launches the emulator's order of warps does not reproduce (not compared): the two
+# warps' loops do not run in step on the hardware there
+APART = {
+    "h2add_t64_b1": "65 CAS executions measured: the warps' loops interleaved, 127 traced",
+    "u64_t64_b8": "and/or/xor/min/max loops: swaps that change nothing let several lanes win",
+    "u64_t64_b1": "as u64_t64_b8",
+    "const_unset": "needs the binary's __constant__ data (not loaded yet)",
+    "const_host": "needs the binary's and the host's __constant__ data (not loaded yet)",
+}
+
+
+def per_instruction(kernel: KernelTrace) -> dict[int, tuple[int, int]]:
+    out = {}
+    for a in kernel.accesses:
+        out[a.pc] = (a.result.requests + a.predicated_off, a.result.wavefronts)
+    return out
+
+
+def measured(launch_id: str) -> dict[int, tuple[int, int]]:
+    out = {}
+    for i in MEASURED[launch_id]["instructions"]:
+        op = i["sass"].split()[1 if i["sass"].startswith("@") else 0].split(".")[0]
+        # a generic LD/ST into the shared window counts as shared traffic where it has some
+        if i["executed"] and (op in SHARED or op in ("LD", "ST") and i["wavefronts"]):
+            out[i["pc"]] = (i["executed"], i["wavefronts"])
+    return out
+
+
+def check(launch_id: str, tmp_path: Path) -> tuple[dict[int, Any], dict[int, Any]]:
+    kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
+    got = {pc: v for pc, v in per_instruction(kernel).items() if v[0]}
+    return got, measured(launch_id)
+
+
+# 16,384 blocks traced one by one: behind the slow marker
+SLOW = {"transpose_4096x4096"}
+COMPARED = [
+    pytest.param(x, marks=pytest.mark.slow) if x in SLOW else x for x in LAUNCHES if x not in APART
+]
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("launch_id", COMPARED)
+def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) -> None:
+    got, exp = check(launch_id, tmp_path)
+    assert set(got) == set(exp), (sorted(got), sorted(exp))
+    if launch_id not in NEAR:
+        assert got == exp
+        return
+    tol = NEAR[launch_id]
+    for pc, (executed, wavefronts) in exp.items():
+        g_exec, g_wave = got[pc]
+        assert abs(g_exec - executed) <= tol * executed, (pc, got[pc], exp[pc])
+        assert abs(g_wave - wavefronts) <= tol * wavefronts, (pc, got[pc], exp[pc])
+    assert got != exp  # a launch listed as near that became exact belongs in the exact set
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("launch_id", sorted(GENERIC_ATOMICS))
+def test_a_generic_atomic_on_shared_memory_is_listed_not_modelled(
+    launch_id: str, tmp_path: Path
+) -> None:
+    kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
+    (listed,) = [x for x in kernel.not_modelled if x.sass.startswith("ATOM.E.CAS")]
+    (row,) = [i for i in MEASURED[launch_id]["instructions"] if i["pc"] == listed.pc]
+    assert row["executed"] == GENERIC_ATOMICS[launch_id]  # the measured warp executions
+    assert listed.executions == row["executed"]
+    assert kernel.totals["atomic"].requests == 0
