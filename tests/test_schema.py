@@ -23,6 +23,8 @@ from shmem_cli.spec.source import Document, load_yaml
 from .hwtruth import case_to_spec, public_cases
 from .test_reference import specs
 
+REPO_SCHEMA = Path(__file__).resolve().parents[1] / "shmem_cli" / "spec_schema.json"
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = spec_schema()
 
@@ -151,3 +153,11 @@ def test_by_hand() -> None:
     assert conforms({}, s) is False
     e = {"enum": [1, 2, 4]}
     assert [conforms(v, e) for v in (2, 2.0, True, "2", 3)] == [True, True, False, False, False]
+
+
+def test_the_schema_is_read_from_the_file_beside_the_package() -> None:
+    # the start-up path: a plain open() of the package's file, not importlib.resources
+    from shmem_cli.spec.schema.document import SCHEMA_FILE
+
+    assert Path(SCHEMA_FILE).resolve() == (REPO_SCHEMA).resolve()
+    assert Path(SCHEMA_FILE).is_file()

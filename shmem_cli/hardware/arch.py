@@ -32,6 +32,7 @@ class ArchProfile:
     """Numbers and rules of one GPU architecture's shared memory."""
 
     name: str
+    measured_on: str  # the GPU whose Nsight Compute counters these rules reproduce
     banks: int = 32
     bank_bytes: int = 4
     phase_bytes: int = 128
@@ -54,6 +55,38 @@ class ArchProfile:
         return max(1, self.phase_bytes // size)
 
 
-SM90 = ArchProfile(name="sm_90")
-PROFILES: dict[str, ArchProfile] = {"sm_90": SM90}
-DEFAULT_ARCH = "sm_90"
+SM90 = ArchProfile(name="sm_90", measured_on="H200")
+
+#: Every profile by name: the architectures whose rules were measured. The schema's
+#: ``arch`` enum is this registry's keys.
+PROFILES: dict[str, ArchProfile] = {p.name: p for p in (SM90,)}
+
+#: The architecture of a spec or a trace that names none (written here only).
+DEFAULT_ARCH = SM90.name
+
+
+def rules_for(arch: str) -> ArchProfile:
+    """The profile that costs code compiled for ``arch``: its own where its rules were
+    measured, else the default's, which :func:`rules_note` then states."""
+    return PROFILES.get(arch, PROFILES[DEFAULT_ARCH])
+
+
+def rules_note(arch: str) -> str | None:
+    """None when ``arch`` is costed with its own measured rules; else the words saying
+    whose rules cost it, for every report of such code."""
+    if arch in PROFILES:
+        return None
+    used = rules_for(arch)
+    return (
+        f"costed with the {used.name} ({used.measured_on}-measured) rules "
+        f"(none were measured for {arch})"
+    )
+
+
+def unmeasured_arch(arch: str) -> str:
+    """Why a spec may not name ``arch``, with the fix."""
+    known = ", ".join(f"{p.name} (measured on an {p.measured_on})" for p in PROFILES.values())
+    return (
+        f"no shared-memory rules were measured for {arch}; shmem models {known}: "
+        f"leave arch out or write arch: {DEFAULT_ARCH}"
+    )

@@ -7,15 +7,19 @@ import os
 from functools import cache
 from typing import Any
 
+#: spec_schema.json, at the top of the package (shmem_cli/spec/schema/ is two levels down)
+SCHEMA_FILE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "spec_schema.json"
+)
+
 
 @cache
 def spec_schema() -> dict[str, Any]:
     """The JSON schema (draft-07) of spec format v1."""
     # the file beside the package's modules; importlib.resources, needed only for a zipped package,
     # would add some 2 ms to every start-up
-    beside = os.path.join(os.path.dirname(os.path.dirname(__file__)), "spec_schema.json")
-    if os.path.isfile(beside):
-        with open(beside, encoding="utf-8") as f:
+    if os.path.isfile(SCHEMA_FILE):
+        with open(SCHEMA_FILE, encoding="utf-8") as f:
             text = f.read()
     else:  # pragma: no cover - a zipped package
         from importlib import resources
