@@ -82,6 +82,8 @@ def traced(recs: list[InstructionRecords]) -> KernelTrace:
         name="column_read",
         mangled="_Z11column_readPfPKf",
         arch="sm_90",
+        rules="sm_90",
+        rules_note=None,
         launch=LaunchInfo(
             block=(32, 32, 1),
             grid=(1, 1, 1),

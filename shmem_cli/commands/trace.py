@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..hardware.arch import DEFAULT_ARCH
 from .analyze import parse_rows
 from .common import (
     CONTEXT,
@@ -130,7 +131,8 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
 @click.option(
     "--arch",
     metavar="sm_XX",
-    help="Compile for / pick the cubin of this architecture (default: sm_90; a .cubin's own).",
+    help=f"Compile for / pick the cubin of this architecture (default: {DEFAULT_ARCH}; "
+    "a .cubin's own).",
 )
 @click.option(
     "--nvcc-arg",
@@ -257,7 +259,7 @@ def trace(
     if not path.is_file():
         fail_usage(f"no such file: {kernel_path}")
     if arch is not None and not ARCH.match(arch):
-        fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
     if block is None and not list_params:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
     block_dims, grid_dims = _parse_launch_sizes(block or "1", grid)

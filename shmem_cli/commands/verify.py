@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..hardware.arch import DEFAULT_ARCH
 from ..render.snippet import with_source
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
 from .environment import current_environment
@@ -133,7 +134,8 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
 @click.option(
     "--arch",
     metavar="sm_XX",
-    help="Compile for this GPU architecture (default: the local GPU's; sm_90 for --emit).",
+    help="Compile for this GPU architecture "
+    f"(default: the local GPU's; {DEFAULT_ARCH} for --emit).",
 )
 @click.option(
     "--emit",
@@ -226,7 +228,7 @@ def verify(
     if sass_file and not from_ncu:
         fail_usage("--sass applies only with --from-ncu")
     if arch is not None and not ARCH.match(arch):
-        fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {arch!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
     from ..plumbing.fsutil import check_outputs
 
     check_outputs((output,), paths)
@@ -238,7 +240,7 @@ def verify(
     if emit_dir:
         from ..verify import runner
 
-        build_arch = arch or "sm_90"
+        build_arch = arch or DEFAULT_ARCH
         runner.write_bundle(Path(emit_dir), targets, build_arch)
         click.echo(
             f"wrote {len(targets)} kernels to {emit_dir}/ "

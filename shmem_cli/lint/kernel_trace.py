@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError
 
 if TYPE_CHECKING:
     from ..spec.compile import KernelDecl
     from ..trace.result import KernelTrace
-
-DEFAULT_ARCH = "sm_90"
 
 
 @dataclass(frozen=True)

@@ -141,8 +141,9 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     title.append(f"  {kernel.name}", "bold")
     bx, by, bz = launch.block
     gx, gy, gz = launch.grid
+    rules = f", {kernel.rules_note}" if kernel.rules_note else ""
     title.append(
-        f"  {kernel.arch}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
+        f"  {kernel.arch}{rules}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
         f" ({launch.blocks_traced} block(s) traced), {launch.static_smem:,} B static"
         f" + {launch.dynamic_smem:,} B dynamic shared",
         "dim",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hardware import dtypes
-from ..hardware.arch import DEFAULT_ARCH, PROFILES
+from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
 from ..hardware.engine import ATOMIC_KINDS, MATRIX_OPS, OPS
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
 from ..plumbing.errors import ShmemError, SourcePos, shorten
@@ -108,9 +108,7 @@ class _Compiler:
         data = self.doc.data
         arch_name = data.get("arch", DEFAULT_ARCH)
         if arch_name not in PROFILES:
-            raise self.err(
-                f"unknown arch {shorten(arch_name)!r}; known: {', '.join(PROFILES)}", "arch"
-            )
+            raise self.err(unmeasured_arch(shorten(arch_name)), "arch")
         params, ptypes = self.compile_params(data.get("params") or {})
         pnames = dict(ptypes)
         block_raw = data["block"]

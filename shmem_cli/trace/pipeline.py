@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError
 from . import toolchain
 from .cubin import CubinInfo, Kernel, find_kernel, read_cubin
@@ -33,8 +34,6 @@ from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .result import TraceFile
 from .signature import param_names
 from .tracer import find_function, line_table_files, read_sources, source_lines, trace_kernel
-
-DEFAULT_ARCH = "sm_90"
 
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
 
@@ -50,7 +49,7 @@ class TraceRequest:
     args: tuple[str, ...] = ()  # "POS=VALUE" / "NAME=VALUE", as --arg
     dynamic_smem: int = 0
     buffer_size: int = DEFAULT_BUFFER_BYTES
-    arch: str | None = None  # default: sm_90, or a cubin's own
+    arch: str | None = None  # default: DEFAULT_ARCH, or a cubin's own
     nvcc_args: tuple[str, ...] = ()
 
 

@@ -8,7 +8,7 @@ depend on global-memory data, and whether its wavefront figure is provisional.
 
 The JSON document (``--format json``; docs/trace.md describes every key)::
 
-    {"schema_version": 1, "files": [{"path", "kernels": [{"name", "mangled", "arch",
+    {"schema_version": 1, "files": [{"path", "kernels": [{"name", "mangled", "arch", "rules",
       "block", "grid", "accesses": [{"file", "line", "sass", "op", "bytes_per_lane",
       "requests", "wavefronts", "ideal_wavefronts", "max_ways", ...}],
       "lines": [...], "totals": {"load": {"requests", "wavefronts", ...}, ...},
@@ -166,6 +166,8 @@ class KernelTrace:
     name: str
     mangled: str
     arch: str
+    rules: str  # the architecture profile whose rules costed it
+    rules_note: str | None  # said where those are not the arch's own: never costed silently
     launch: LaunchInfo
     accesses: tuple[TraceAccess, ...]
     lines: tuple[LineTotals, ...]
@@ -205,6 +207,8 @@ class KernelTrace:
             "name": self.name,
             "mangled": self.mangled,
             "arch": self.arch,
+            "rules": self.rules,
+            "rules_note": self.rules_note,
             "block": list(launch.block),
             "grid": list(launch.grid),
             "blocks_traced": launch.blocks_traced,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..hardware.arch import PROFILES, SM90
+from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError
 from .aggregate import line_totals, not_modelled, op_totals, trace_access
 from .cubin import Kernel
@@ -159,7 +159,7 @@ def trace_kernel(
     )
     whole_grid = plan.grid != (1, 1, 1)
     trace = run(function, launch, grid=whole_grid, progress=progress)
-    profile = PROFILES.get(arch, SM90)
+    profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
     blocks = int(trace.blocks)
@@ -179,6 +179,8 @@ def trace_kernel(
         name=kernel.name,
         mangled=kernel.mangled,
         arch=arch,
+        rules=profile.name,
+        rules_note=rules_note(arch),
         launch=LaunchInfo(
             block=plan.block,
             grid=plan.grid,

@@ -1,4 +1,8 @@
-"""The JSON Schema (draft-07) of the access-spec format, read once from spec_schema.json."""
+"""The JSON Schema (draft-07) of the access-spec format, read once from spec_schema.json.
+
+The values ``arch`` may take are not written in the file: they are the architecture
+profiles' names (:data:`shmem_cli.hardware.arch.PROFILES`), filled in here.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import json
 import os
 from functools import cache
 from typing import Any
+
+from ...hardware.arch import PROFILES
 
 #: spec_schema.json, at the top of the package (shmem_cli/spec/schema/ is two levels down)
 SCHEMA_FILE = os.path.join(
@@ -26,4 +32,5 @@ def spec_schema() -> dict[str, Any]:
 
         text = resources.files("shmem_cli").joinpath("spec_schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
+    loaded["properties"]["arch"]["enum"] = list(PROFILES)
     return loaded

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...hardware.arch import unmeasured_arch
 from ...plumbing.errors import ShmemError, SourcePos, shorten
 from ..source import Document, KeyPath
 from .fast import regex
@@ -211,6 +212,8 @@ class Reporter:
         elif kind == "type":
             expected = _or_list(_type_names(arg))
             self.add(f"{where}: expected {expected}, found {_found(value)}", pos)
+        elif kind == "enum" and list(path) == ["arch"]:
+            self.add(f"{where}: {unmeasured_arch(shorten(value))}", pos)
         elif kind == "enum":
             choices = ", ".join(shorten(c) if isinstance(c, str) else _show(c) for c in arg)
             self.add(f"{where}: {_show(value)} is not one of {choices}{_suggest(value, arg)}", pos)
