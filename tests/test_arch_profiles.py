@@ -41,9 +41,9 @@ def _string_constants(tree: ast.Module) -> Iterator[str]:
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 docstrings.add(id(body[0].value))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if id(node) not in docstrings:
-                yield node.value
+        is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if is_text and id(node) not in docstrings:
+            yield node.value
 
 
 def test_an_architecture_is_named_in_the_profile_registry_only() -> None:
