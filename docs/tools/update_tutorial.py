@@ -30,7 +30,12 @@ FENCE = re.compile(r"^```console\n(.*?)^```$", re.S | re.M)
 PICTURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "docs/images/column_read.svg",
-        ("analyze", "access_specs/column_read_32x32.yaml", "access_specs/column_read_32x33.yaml"),
+        (
+            "analyze",
+            "access_specs/column_read_32x32.yaml",
+            "access_specs/column_read_32x33.yaml",
+            "--tables",
+        ),
     ),
 )
 

@@ -8,6 +8,8 @@ nothing is read or parsed again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle, swizzle_label
 from ..model import FileResult, Report
 from ..plumbing.errors import ShmemError
@@ -53,8 +55,22 @@ def pitch_swizzle(layout: Layout, array: str) -> Swizzle | None:
     return Swizzle(3, 4, shift, f"Swizzle<3,4,{shift}>")
 
 
+@dataclass(frozen=True)
+class Fix:
+    """What --suggest says about one conflicting access: the line shown under it
+    (``hint``) and the same in a few words for a one-line overview (``short``)."""
+
+    hint: str
+    short: str
+
+
 def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
-    """A one-line fix per conflicting access: the cheapest pad 0..32 / swizzle of its array.
+    """A one-line fix per conflicting access: the hints of :func:`fixes`."""
+    return {name: fix.hint for name, fix in fixes(spec, result).items()}
+
+
+def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
+    """The fix of each conflicting access: the cheapest pad 0..32 / swizzle of its array.
 
     The swizzles tried are none, the TMA modes and, for power-of-two rows of 256
     bytes or more, the CuTe Swizzle<3,4,S> matched to the row pitch. Candidates
@@ -63,7 +79,7 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
     """
     if result.error is not None:
         return {}
-    hints: dict[str, str] = {}
+    hints: dict[str, Fix] = {}
     by_name = {a.name: a for a in result.accesses}
     conflicted = [
         a for a in spec.accesses if a.name in by_name and not by_name[a.name].conflict_free
@@ -88,7 +104,8 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             spaces, len(tried), ev.cache_lanes
         )  # too large to try every layout
         if refusal is not None:
-            hints.update({a.name: refusal for a in conflicted if a.array == array})
+            short = "not searched: too many layouts to try (shmem sweep)"
+            hints.update({a.name: Fix(refusal, short) for a in conflicted if a.array == array})
             continue
         best: tuple[tuple[int, int, int], Variant, Outcome] | None = None
         for n, v in enumerate(tried):
@@ -106,12 +123,13 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             here = numbers.index(k)
             now = current.accesses[here]
             if best is None or best[2].wavefronts >= current.wavefronts:
-                hints[acc.name] = (
+                hint = (
                     f"no pad 0..32 or swizzle (none, 32B, 64B, 128B) of {array} lowers its "
                     f"wavefronts ({current.wavefronts:,} over its accesses)"
                     if first is None
                     else f"no fix of {array} found (see '{first}' above)"
                 )
+                hints[acc.name] = Fix(hint, f"none found (pads 0..32, swizzles of {array})")
                 first = first or acc.name
                 continue
             _, v, out = best
@@ -124,29 +142,47 @@ def suggest(spec: SpecFile, result: FileResult) -> dict[str, str]:
             )
             state = "conflict-free" if after.conflict_free else f"still {after.max_ways}-way"
             change = f"{now.wavefronts:,} -> {after.wavefronts:,} wavefronts, {state}"
+            # after the fix, as shmem sweep's cells say it: "32 ok", "128 4-way"
+            then = f"{after.wavefronts:,} " + ("ok" if after.conflict_free else state[6:])
             if first is not None:  # one fix of the array, said once: under its first access
-                hints[acc.name] = f"the fix for '{first}' above: this access {change}"
+                hint = f"the fix for '{first}' above: this access {change}"
+                hints[acc.name] = Fix(hint, f"the same fix of {array}: {then}")
                 continue
             first = acc.name
-            text = (
-                f"cheapest fix: {_describe_change(layout, array, v)} ({cost}): this access {change}"
-            )
+            described = _describe_change(layout, array, v)
+            text = f"cheapest fix: {described} ({cost}): this access {change}"
             if len(numbers) > 1:
                 text += f"; all {array} accesses {current.wavefronts:,} -> {out.wavefronts:,}"
-            hints[acc.name] = text
+            short = _short_change(described) + (
+                f" ({cost.removesuffix(' shared')})" if delta else ""
+            )
+            hints[acc.name] = Fix(text, f"{short}: {then}")
     return hints
+
+
+def _short_change(described: str) -> str:
+    """``pad tile 0 -> 1 (tile[32][33])`` without the new shape (the overview's words)."""
+    return " and ".join(part.split(" (", 1)[0] for part in described.split(" and "))
 
 
 def suggest_report(report: Report) -> dict[str, dict[str, str]]:
     """:func:`suggest` for every valid file of a report with a conflict: path -> access -> hint."""
-    out: dict[str, dict[str, str]] = {}
+    return {
+        path: {name: fix.hint for name, fix in found.items()}
+        for path, found in report_fixes(report).items()
+    }
+
+
+def report_fixes(report: Report) -> dict[str, dict[str, Fix]]:
+    """:func:`fixes` for every valid file of a report with a conflict: path -> access -> fix."""
+    out: dict[str, dict[str, Fix]] = {}
     for f in report.files:
         if f.spec is None or f.error is not None or all(a.conflict_free for a in f.accesses):
             continue
         try:
-            hints = suggest(f.spec, f)
+            found = fixes(f.spec, f)
         except ShmemError:
             continue
-        if hints:
-            out[f.path] = hints
+        if found:
+            out[f.path] = found
     return out

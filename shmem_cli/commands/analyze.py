@@ -55,6 +55,12 @@ def parse_rows(value: str) -> int | None:
 @click.option(
     "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
 )
+@click.option(
+    "--tables",
+    is_flag=True,
+    help="The full report of every spec, also when several are analyzed: summaries, bank "
+    "tables and heat maps (the default for one spec).",
+)
 @click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
 @click.option(
     "--rows",
@@ -85,6 +91,7 @@ def analyze(
     no_color: bool,
     request: str | None,
     words: bool,
+    tables: bool,
     no_tables: bool,
     rows: str,
     width: int | None,
@@ -112,6 +119,13 @@ def analyze(
     request ('.' when it costs no more than the ideal), so that a conflict that
     only hits some iterations or some warps stands out.
 
+    With several specs (a directory, or more than one file) the text output is
+    an overview instead, one screen: each access with bank conflicts, its
+    wavefronts against the ideal and the fix --suggest finds, then the invalid
+    and the conflict-free specs. --tables gives the full report of every spec,
+    --no-tables every access's summary row; --request, --words, --rows and
+    --heatmap ask for the full report too.
+
     Directories are searched recursively for *.yaml and *.yml; '-' reads one
     spec from standard input. A bad spec is reported at file:line:column and the
     others are still analyzed. Colors are used on a terminal only (never with
@@ -125,7 +139,9 @@ def analyze(
     Examples:
       shmem examples --copy access_specs    # the specs used below, in ./access_specs/
       shmem analyze access_specs/transpose_naive.yaml
+      shmem analyze access_specs/
       shmem analyze access_specs/ --no-tables
+      shmem analyze access_specs/column_read_32x32.yaml access_specs/column_read_32x33.yaml --tables
       shmem analyze access_specs/transpose_naive.yaml --request 3:1 --words
       shmem analyze access_specs/reduction_interleaved.yaml --no-tables --heatmap
       shmem analyze access_specs/transpose_naive.yaml --suggest
@@ -139,8 +155,21 @@ def analyze(
     from ..plumbing.fsutil import check_outputs
 
     check_outputs((output, svg_path, html_path), paths)
+    if tables and no_tables:
+        fail_usage("--tables and --no-tables exclude each other")
     max_rows = parse_rows(rows)
     report = analyze_many(paths, choice=parse_request(request))
+    detail = tables or no_tables or request or words or heatmap is not None or rows != "16"
+    if len(report.files) > 1 and not detail and (fmt == "text" or svg_path or html_path):
+        _overview(env, report, fmt=fmt, no_color=no_color, output=output, width=width)
+        if svg_path or html_path:
+            _overview_pictures(
+                report, svg_path, html_path, title=" ".join(["shmem analyze", *paths])
+            )
+        if report.has_errors:
+            _errors_to_stderr(env, report, shown=fmt == "text" and output is None)
+            raise SystemExit(ExitCode.USAGE)
+        return
     hints: dict[str, dict[str, str]] = {}
     if suggest and (fmt == "text" or svg_path or html_path):
         from ..analysis.suggest import suggest_report
@@ -173,6 +202,48 @@ def analyze(
     if report.has_errors:
         _errors_to_stderr(env, report, shown=fmt == "text" and output is None)
         raise SystemExit(ExitCode.USAGE)
+
+
+def _overview(
+    env: Environment,
+    report: Report,
+    *,
+    fmt: str,
+    no_color: bool,
+    output: str | None,
+    width: int | None,
+) -> None:
+    """Several specs' overview: their conflicting accesses and fixes on one screen."""
+    if fmt != "text":  # JSON is always the full report; the overview is only a picture then
+        from ..render.json_out import render_json
+
+        emit(render_json(report), output, color=False)
+        return
+    from ..analysis.suggest import report_fixes
+    from ..render.overview import overview_view
+    from ..render.text import DEFAULT_WIDTH, blocks_text
+
+    color = env.color(no_color, output)
+    columns = env.width(width, color) or DEFAULT_WIDTH
+    view = overview_view(report, report_fixes(report), width=columns)
+    emit(blocks_text(view, color=color, width=columns), output, color=color)
+
+
+def _overview_pictures(
+    report: Report, svg_path: str | None, html_path: str | None, *, title: str
+) -> None:
+    """--svg and --html of the overview."""
+    from ..analysis.suggest import report_fixes
+    from ..plumbing.fsutil import write_atomic
+    from ..render.export import renderables_html, renderables_svg
+    from ..render.overview import overview_view
+    from ..render.text import DEFAULT_WIDTH, to_rich
+
+    view = [to_rich(b) for b in overview_view(report, report_fixes(report), width=DEFAULT_WIDTH)]
+    if svg_path:
+        write_atomic(svg_path, renderables_svg(view, title=title))
+    if html_path:
+        write_atomic(html_path, renderables_html(view, title=title))
 
 
 def _pictures(

@@ -374,9 +374,13 @@ def render_text(report: Report, options: RenderOptions | None = None) -> str:
     options = options or RenderOptions()
     if options.width is None:  # the width the text is laid out in: tables fold to fit it
         options = dataclasses.replace(options, width=DEFAULT_WIDTH)
-    view = report_view(report, options)
-    if not options.color:
-        plain = layout(view, options.width or DEFAULT_WIDTH)
+    return blocks_text(report_view(report, options), color=options.color, width=options.width)
+
+
+def blocks_text(view: list[Block], *, color: bool, width: int | None) -> str:
+    """Blocks as text in ``width`` columns (None: 200): plain without rich when possible."""
+    if not color:
+        plain = layout(view, width or DEFAULT_WIDTH)
         if plain is not None:
             return plain
-    return to_string([to_rich(b) for b in view], color=options.color, width=options.width)
+    return to_string([to_rich(b) for b in view], color=color, width=width)
