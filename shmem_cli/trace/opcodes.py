@@ -52,6 +52,8 @@ def registered() -> dict[str, Builder]:
 
 def decode(ins: Instruction, ctx: Context) -> Step:
     """The step of one instruction, or a :class:`TraceError` naming it."""
+    if ins.error is not None:
+        raise TraceError(f"instruction {ins.text!r} did not parse: {ins.error}", ins)
     builder = TABLE.get(ins.opcode)
     if builder is None:
         raise TraceError(f"instruction {ins.name} is not modelled by the emulator", ins)

@@ -107,7 +107,17 @@ class Braced:
     items: tuple[str, ...]
 
 
-Operand = Reg | Imm | Const | Mem | Label | Special | Braced
+@dataclass(frozen=True)
+class Gdesc:
+    """``gdesc[UR8]`` of a wgmma: the uniform register pair UR8:UR9 holds the A descriptor
+    and the next pair UR10:UR11 the B descriptor (only B's, at UR8, when A comes from
+    registers); ``flags`` are what follows, ``tnspA``/``tnspB`` (an MN-major operand)."""
+
+    reg: Reg
+    flags: tuple[str, ...] = ()
+
+
+Operand = Reg | Imm | Const | Mem | Label | Special | Braced | Gdesc
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,9 @@ class Instruction:
     file: str | None
     line: int | None
     text: str
+    # why the text did not parse (then opcode holds the first word and operands are empty):
+    # the emulator fails only when a thread reaches it
+    error: str | None = None
 
     @property
     def name(self) -> str:
@@ -161,13 +174,17 @@ _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 _HEADER = re.compile(r"^//-+ \.text\.(\S+)\s+-+$")
 _FILE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
 _LABEL = re.compile(r"^([.$\w]+):\s*$")
-_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;?\s*(?:/\*.*\*/\s*)?$")
+# an instruction line; ptxas may append an annotation such as (*"SpillRefill"*)
+_INSTR = re.compile(
+    r'^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*(?:\(\*"[^"]*"\*\))?\s*;?\s*(?:/\*.*\*/\s*)?$'
+)
 _GUARD = re.compile(r"^@(!?)(U?P)(T|\d)\s+")
 _REG = re.compile(r"^(UR|R|UP|P|B|SB)(Z|T|\d+)((?:\.[A-Za-z0-9_]+)*)$")
 _INT = re.compile(r"^-?(0x[0-9a-fA-F]+|\d+)$")
 _FLOAT = re.compile(r"^[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|INF|QNAN|NAN)$", re.IGNORECASE)
 _CONST = re.compile(r"^c\[(0x[0-9a-fA-F]+|\d+)\]\[([^\]]*)\]((?:\.[A-Za-z0-9_]+)*)$")
 _DESC = re.compile(r"^desc\[(UR\w+)\](\[.*\])$")
+_GDESC = re.compile(r"^gdesc\[(UR\w+)\]((?:\.\w+)*)$")
 
 _ZERO = {"R": 255, "UR": 63}
 _TRUE = {"P": 7, "UP": 7}
@@ -199,9 +216,12 @@ def parse(text: str) -> list[Function]:
             continue
         m = _INSTR.match(raw)
         if m:
-            current.instructions.append(
-                parse_instruction(m.group(2), int(m.group(1), 16), file, line)
-            )
+            pc = int(m.group(1), 16)
+            try:
+                ins = parse_instruction(m.group(2), pc, file, line)
+            except SassSyntaxError as exc:
+                ins = _unparsed(m.group(2), pc, file, line, exc.message)
+            current.instructions.append(ins)
     for fn in functions:
         _check_labels(fn)
     return functions
@@ -214,6 +234,14 @@ def _check_labels(fn: Function) -> None:
         for name, pc in fn.labels.items():
             if pc > end:
                 raise SassSyntaxError(f"{fn.name}: label {name} points outside the function")
+
+
+def _unparsed(body: str, pc: int, file: str | None, line: int | None, why: str) -> Instruction:
+    """An instruction whose operands did not parse, kept so that only running it fails."""
+    text = body.strip().rstrip(";").strip()
+    words = _GUARD.sub("", text).split()
+    opcode, *mods = (words[0] if words else "?").split(".")
+    return Instruction(pc, None, opcode, tuple(mods), (), file, line, text, error=why)
 
 
 def parse_instruction(body: str, pc: int, file: str | None, line: int | None) -> Instruction:
@@ -274,13 +302,19 @@ def parse_operand(text: str) -> Operand:
         return Braced(tuple(x.strip() for x in t.strip("{}").split(",")))
     if t.startswith("desc["):
         d = _DESC.match(t)
+        alone = re.fullmatch(r"desc\[(UR\w+)\]", t)
+        if alone:  # a TMA's L2 cache-policy register pair
+            return Mem(None, None, 0, _parse_reg(alone.group(1)))
         if not d:
             raise SassSyntaxError(f"unknown memory operand '{t}'")
         desc = _parse_reg(d.group(1))
         mem = _parse_mem(d.group(2))
         return Mem(mem.reg, mem.ureg, mem.offset, desc)
-    if t.startswith("gdesc["):  # a wgmma matrix descriptor in uniform registers
-        return _parse_mem(t[5:])
+    if t.startswith("gdesc["):  # wgmma matrix descriptors in uniform registers
+        g = _GDESC.match(t)
+        if not g:
+            raise SassSyntaxError(f"unknown descriptor operand '{t}'")
+        return Gdesc(_parse_reg(g.group(1)), tuple(f for f in g.group(2).split(".") if f))
     if t.startswith("["):
         return _parse_mem(t)
     neg = inv = not_ = absolute = False

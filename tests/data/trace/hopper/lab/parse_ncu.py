@@ -1,0 +1,134 @@
+"""Turn the Hopper lab's runs (run.sh OUTDIR) into ../measured.json and ../outputs/.
+
+Usage: python3 parse_ncu.py OUTDIR [OUTDIR ...]   (later directories add launches the earlier
+ones lack). Per launch: the per-op counters (requests = smsp__sass_inst_executed_op_*, raw
+l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*, bank conflicts), TMA instruction counts, and
+Nsight Compute's source counters of every shared-memory, wgmma and TMA SASS instruction.
+Outputs kept: every buffer of the non-wgmma launches, the tensor-map dumps and encodings, and
+the accumulators of the wgmma probes with N <= 32 (the rest are not needed to check data).
+"""
+
+import csv
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+man = json.loads((HERE / "launches.json").read_text())["launches"]
+by_id = {L["id"]: L for L in man}
+OPS = ("ld", "st", "atom", "gmma", "misc")
+INSTR = re.compile(r"^(LDS|STS|ATOMS|LDSM|STSM|LDGSTS|HGMMA|IGMMA|QGMMA|UTMA\w*|UBLK\w*|SYNCS)\b")
+
+
+def num(s):
+    s = s.replace(",", "")
+    return int(float(s)) if s not in ("", "-", "n/a") else None
+
+
+def source_tables(path):
+    tables, cur = [], None
+    for r in csv.reader(path.read_text().splitlines()):
+        if r and r[0] == "Kernel Name":
+            cur = {"name": r[1], "rows": []}
+            tables.append(cur)
+        elif r and r[0] == "Address":
+            cur["cols"] = r
+        elif r and cur is not None:
+            cur["rows"].append(r)
+    return tables
+
+
+def ranges(n_launches, k):
+    h = (n_launches - k) // 3 + 1
+    tiles = sum(1 for L in man if L["id"].startswith("tma_tile"))
+    out = {"tiles": (0, tiles), "other": (0, k)}
+    out.update({f"o{i}": (i, i + 1) for i in range(tiles, k)})
+    out.update({"wg1": (k, k + h), "wg2": (k + h, k + 2 * h), "wg3": (k + 2 * h, n_launches)})
+    return out
+
+
+def main():
+    k = sum(1 for L in man if not L["id"].startswith("wg_"))
+    spans = ranges(len(man), k)
+    result, gpu = {}, ""
+    for src in map(Path, sys.argv[1:]):
+        gpu = gpu or (src / "gpu.txt").read_text()
+        for name, (lo, hi) in spans.items():
+            raw = src / f"raw_{name}.csv"
+            if not raw.exists():
+                continue
+            rows = list(csv.reader(raw.read_text().splitlines()))
+            head, body = rows[0], rows[2:]
+            tables = source_tables(src / f"source_{name}.csv")
+            for j, (L, r) in enumerate(zip(man[lo:hi], body)):
+                if L["id"] in result or r[head.index("Kernel Name")] != L["kernel"]:
+                    continue
+                d = dict(zip(head, r))
+                per_op = {
+                    op: {
+                        "requests": num(d.get(f"smsp__sass_inst_executed_op_shared_{op}.sum", "")),
+                        "wavefronts": num(
+                            d.get(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", "")
+                        ),
+                        "bank_conflicts": num(
+                            d.get(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", "")
+                        ),
+                    }
+                    for op in OPS
+                }
+                per_op["ldsm"] = {"requests": num(d["smsp__sass_inst_executed_op_ldsm.sum"])}
+                per_op["stsm"] = {"requests": num(d["smsp__sass_inst_executed_op_shared_stsm.sum"])}
+                per_op["tma"] = {
+                    m: num(d.get(f"smsp__sass_inst_executed_op_tma{m and '_' + m}.sum", ""))
+                    for m in ("", "ld", "st", "red")
+                }
+                per_op["dshared"] = {
+                    m: num(d.get(f"smsp__sass_inst_executed_op_dshared_{m}.sum", ""))
+                    for m in ("ld", "st")
+                }
+                t = tables[2 * j]
+                c = t["cols"]
+                base = int(t["rows"][0][0], 16)
+                insts = []
+                for row in t["rows"]:
+                    sass = row[1].strip()
+                    op = sass.split()[1] if sass.startswith("@") else sass.split()[0]
+                    if not INSTR.match(op):
+                        continue
+                    get = lambda n, row=row: num(row[c.index(n)])  # noqa: E731
+                    insts.append({
+                        "pc": int(row[0], 16) - base,
+                        "sass": sass,
+                        "executed": get("Instructions Executed"),
+                        "wavefronts": get("L1 Wavefronts Shared"),
+                        "ideal": get("L1 Wavefronts Shared Ideal"),
+                    })
+                result[L["id"]] = {
+                    "id": L["id"],
+                    "per_op": per_op,
+                    "shared_wavefronts_total": num(d["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]),
+                    "arbitration": num(d.get("l1tex__data_bank_conflicts_type_arbitration.sum", "")),
+                    "instructions": insts,
+                }
+        outs = src / "outputs"
+        dest = HERE / "outputs"
+        dest.mkdir(exist_ok=True)
+        for f in outs.iterdir():
+            m = re.match(r"wg_\w+?_n(\d+)_", f.name)
+            if m and int(m.group(1)) > 32:
+                continue
+            if f.name == "enc_base.txt" or f.suffix == ".bin":
+                shutil.copy(f, dest / f.name)
+    ordered = [result[L["id"]] for L in man if L["id"] in result]
+    (HERE / "measured.json").write_text(json.dumps({
+        "gpu": "NVIDIA H200 (sm_90), " + " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),
+        "profiler": "ncu --clock-control none --metrics <shared, gmma, tma counters> --section SourceCounters",
+        "launches": ordered,
+    }, indent=0))
+    print("launches", len(ordered), "of", len(man))
+
+
+if __name__ == "__main__":
+    main()
