@@ -38,6 +38,11 @@ def shared_op_of(ins: Instruction) -> SharedOp | None:
     return None
 
 
+def wgmma_kind() -> SharedOp:
+    """A wgmma's operand reads (costed by the measured rule of :mod:`.wgmma`, not by lanes)."""
+    return SharedOp("wgmma", 16)
+
+
 def shared_kind(ins: Instruction) -> SharedOp:
     """``shared_op_of`` for an instruction known to access shared memory."""
     kind = shared_op_of(ins)

@@ -98,6 +98,7 @@ def trace_access(
     ``location`` (file, line) replaces the instruction's own source location."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
+    by_rule = rec.kind.op == "wgmma"  # costed by the measured rule, no lanes to explain
     kind = rec.kind.engine_kind()
     addr, active = rec.rows()  # ldmatrix/stmatrix: only the lanes that give row addresses
     n = len(addr)
@@ -130,8 +131,9 @@ def trace_access(
             ideal=int(ideal[k]),
             ways=int(ways[k]),
         )
-        lanes = [int(a) if on else None for a, on in zip(addr[k], active[k], strict=True)]
-        detail = explain_request(lanes, kind, arch)
+        if not by_rule:
+            lanes = [int(a) if on else None for a, on in zip(addr[k], active[k], strict=True)]
+            detail = explain_request(lanes, kind, arch)
     result = AccessResult(
         name=ins.text,
         array=f"pc 0x{ins.pc:04x}",
@@ -169,6 +171,7 @@ def trace_access(
         # cp.async without its global side is costed like a store of its width
         provisional=rec.kind.op == "cp_async" and rec.src is None,
         predicated_off=int(getattr(rec, "predicated_off", 0)),
+        reads=getattr(rec, "reads", None),
     )
 
 

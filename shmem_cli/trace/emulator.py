@@ -216,6 +216,9 @@ def _release(blk: Block, function: Function) -> None:
         bar["arrived"] = 0
         bar["red"] = []
         released = True
+    if not released and blk.mbarriers.blocked():
+        message, where = blk.mbarriers.describe_deadlock(blk.warp_base)
+        raise TraceError(message, where)
     if not released:
         pcs = sorted({int(x) for x in blk.resume[blk.waiting >= 0]})
         where = function.instructions[pcs[0] - 1] if pcs else None

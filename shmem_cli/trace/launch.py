@@ -12,7 +12,13 @@ name in the CUDA source. VALUE is
   (``--arg 0=128,128,128`` fills a 12-byte ``Dims{int m, n, k}``); otherwise the
   values are 4-byte fields from offset 0 and the rest stays zero;
 * ``@FILE.bin`` (raw bytes) or ``@FILE.npy`` (a NumPy array; its bytes) for a pointer
-  parameter: a global buffer with that content.
+  parameter: a global buffer with that content; for a 128-byte parameter, the bytes of a
+  ``CUtensorMap`` dumped on a GPU (its global memory becomes a zero-filled buffer here);
+* ``tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B[,data=@A.bin]`` for a
+  ``CUtensorMap`` parameter: what ``cuTensorMapEncodeTiled`` takes
+  (:func:`shmem_cli.trace.tensormap.parse_spec`); its global memory is the data file or a
+  zero-filled buffer. ``KEY+OFFSET=tensormap:...`` puts it at a byte offset inside a
+  struct parameter (CUTLASS passes its tensor maps in its ``Params``).
 
 Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of
 ``--buffer-size`` bytes each; other parameters without ``--arg`` are 0. Both are
@@ -22,6 +28,7 @@ data-dependent).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import struct
 from collections.abc import Sequence
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..plumbing.errors import ShmemError
+from . import tensormap
 from .cubin import Kernel
 
 DEFAULT_BUFFER_BYTES = 8 << 20  # each synthetic buffer: 8 MiB, zero-filled
@@ -147,6 +155,23 @@ class Argument:
 
 
 @dataclass(frozen=True)
+class TensorMapArg:
+    """A tensor map put into a parameter at ``offset``; its global memory is ``data``
+    (None: zero-filled) and its address is set when the buffer exists."""
+
+    param: Param
+    offset: int
+    map: tensormap.TensorMap
+    data: bytes | None
+    source: str  # the file, or "zero-filled"
+
+    def describe(self) -> str:
+        mem = f"@{self.source}" if self.data is not None else "zero-filled"
+        at = f" at +{self.offset}" if self.offset else ""
+        return f"tensor map{at}: {tensormap.describe(self.map)}, over {mem} memory"
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     """Everything about a launch except device addresses (those come from the emulator)."""
 
@@ -157,6 +182,7 @@ class LaunchPlan:
     params: tuple[Param, ...]
     arguments: tuple[Argument, ...]
     buffers: tuple[Buffer, ...]
+    tensor_maps: tuple[TensorMapArg, ...] = ()
 
     def param_bytes(self, memory: BufferSink) -> bytes:
         """The parameter block, with every buffer added to ``memory`` and its address stored."""
@@ -167,6 +193,14 @@ class LaunchPlan:
             name = buf.param.name or f"param{buf.param.ordinal}"
             address = memory.add_buffer(buf.content if buf.content is not None else buf.size, name)
             image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
+        for k, tm in enumerate(self.tensor_maps):
+            size = max(tensormap.extent(tm.map), len(tm.data or b""))
+            content = (tm.data or b"").ljust(size, b"\0")
+            address = memory.add_buffer(content, f"tensormap{k}")
+            at = tm.param.offset + tm.offset
+            image[at : at + tensormap.BYTES] = tensormap.encode(
+                dataclasses.replace(tm.map, address=address)
+            )
         return bytes(image)
 
     @property
@@ -272,10 +306,14 @@ def plan_launch(
 ) -> LaunchPlan:
     """The launch ``--arg`` texts and sizes describe, checked against the kernel."""
     given: dict[int, str] = {}
+    maps: list[TensorMapArg] = []
     for arg in args:
         key, sep, value = arg.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise LaunchError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {arg!r}")
+        if value.strip().startswith(tensormap.PREFIX):
+            maps.append(_tensor_map_arg(key, value.strip(), params))
+            continue
         param = resolve_key(key, params)
         if param.ordinal in given:
             raise LaunchError(f"--arg {param.label} is given twice")
@@ -286,6 +324,20 @@ def plan_launch(
     buffers: list[Buffer] = []
     for p in params:
         text = given.get(p.ordinal)
+        if text is not None and text.startswith("@") and p.size == tensormap.BYTES:
+            raw = read_buffer_file(text, p)
+            try:
+                tm = tensormap.decode(raw)
+            except tensormap.TensorMapError as exc:
+                raise LaunchError(f"--arg {p.label}: {text[1:]}: {exc.message}") from None
+            if tm is None:
+                arguments.append(Argument(p, raw, text, True))
+            else:
+                maps.append(TensorMapArg(p, 0, tm, None, "zero-filled"))
+            continue
+        if any(m.param.ordinal == p.ordinal for m in maps) and text is None:
+            arguments.append(Argument(p, bytes(p.size), "tensor map", True))
+            continue
         if text is not None and text.startswith("@"):
             if p.size != 8:
                 raise LaunchError(
@@ -307,7 +359,30 @@ def plan_launch(
         params=tuple(params),
         arguments=tuple(arguments),
         buffers=tuple(buffers),
+        tensor_maps=tuple(maps),
     )
+
+
+def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapArg:
+    """``KEY[+OFFSET]=tensormap:...``: the map, and its global memory if a file is named."""
+    name, plus, off_text = key.partition("+")
+    param = resolve_key(name, params)
+    try:
+        offset = int(off_text.strip(), 0) if plus else 0
+    except ValueError:
+        raise LaunchError(f"--arg {key}: the offset after '+' must be a number of bytes") from None
+    if offset % 64 or offset < 0 or offset + tensormap.BYTES > param.size:
+        raise LaunchError(
+            f"--arg {key}: a tensor map is {tensormap.BYTES} bytes at a multiple of 64; "
+            f"{param.label} has {param.size} bytes"
+            + ("" if offset % 64 == 0 else f" and +{offset} is not a multiple of 64")
+        )
+    try:
+        spec = tensormap.parse_spec(text)
+    except tensormap.TensorMapError as exc:
+        raise LaunchError(f"--arg {key}: {exc.message}") from None
+    data = read_buffer_file("@" + spec.data, param) if spec.data else None
+    return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
 
 
 def param_table(params: Sequence[Param]) -> list[tuple[str, str, str, str, str]]:

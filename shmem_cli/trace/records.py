@@ -28,7 +28,7 @@ I32: TypeAlias = "npt.NDArray[np.int32]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 U8: TypeAlias = "npt.NDArray[np.uint8]"
 
-OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
+OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async", "wgmma")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ class InstructionRecords:
     # cp.async only: each lane's global source address and how many source bytes it reads
     src: I64 | None = None
     src_bytes: I64 | None = None
+    # wgmma only: each request's wavefronts (the measured rule), and what it reads, in words
+    cost: I64 | None = None
+    reads: str | None = None
 
     def _grow(self, extra: int) -> None:
         need = self.n + extra
@@ -87,6 +90,8 @@ class InstructionRecords:
         if self.src is not None and self.src_bytes is not None:
             self.src = _resize(self.src, new)
             self.src_bytes = _resize(self.src_bytes, new)
+        if self.cost is not None:
+            self.cost = _resize(self.cost, new)
 
     def add(
         self,
@@ -127,6 +132,9 @@ class InstructionRecords:
     def stats(self, arch: ArchProfile) -> RequestStats:
         """Wavefronts of every request: the engine, or the measured cp.async rule."""
         addr, active = self.rows()
+        if self.kind.op == "wgmma" and self.cost is not None:
+            c = self.cost[: self.n]
+            return RequestStats(c, c, np.ones_like(c), c)
         if self.kind.op == "cp_async" and self.src is not None and self.src_bytes is not None:
             bypass = "BYPASS" in self.instruction.mods
             src, nbytes = self.src[: self.n], self.src_bytes[: self.n]
@@ -194,6 +202,35 @@ class Recorder:
             byte_rows[row, lanes] = src_bytes
         rec.add(rows, act, gw, counts[gw], t, src_rows, byte_rows)
         counts[gw] += 1
+
+    def record_cost(
+        self,
+        index: int,
+        ins: Instruction,
+        kind: SharedOp,
+        tids: npt.NDArray[np.intp],
+        cost: list[int],
+        n_warps: int,
+        warp_base: int = 0,
+    ) -> None:
+        """One execution of a wgmma by the warpgroup ``tids``: one request per warp, costing
+        ``cost[k]`` wavefronts for its k-th warp (no lane addresses: the engine is not used)."""
+        rec = self.by_index.get(index)
+        if rec is None:
+            rec = self.by_index[index] = InstructionRecords(index, ins, kind)
+        if rec.cost is None:
+            rec.cost = np.zeros(len(rec.warp), dtype=np.int64)
+        start = rec.n
+        uw = np.unique(tids >> 5)
+        self.record(index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, n_warps, warp_base)
+        assert rec.cost is not None
+        rec.cost[start : start + len(uw)] = cost[: len(uw)]
+
+    def note(self, index: int, text: str) -> None:
+        """What an instruction reads, said once (the first execution's)."""
+        rec = self.by_index.get(index)
+        if rec is not None and rec.reads is None:
+            rec.reads = text
 
     def predicated_off(self, index: int, ins: Instruction, kind: SharedOp, warps: int) -> None:
         """``warps`` warps reached the instruction with every lane's guard false."""

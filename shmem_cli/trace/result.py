@@ -22,7 +22,7 @@ from typing import Any
 
 from ..model import AccessResult, CostTotals
 
-TRACE_OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
+TRACE_OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async", "wgmma")
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
 # both of its sides; where the global side is missing its wavefronts are those of a store of
@@ -48,6 +48,7 @@ class TraceAccess:
     inexact_requests: int = 0  # requests with an address the emulator could not compute
     provisional: bool = False  # wavefronts not from the measured rule (see CP_ASYNC_NOTE)
     predicated_off: int = 0  # warp executions with every lane off: no request
+    reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -73,6 +74,8 @@ class TraceAccess:
             "inexact_requests": self.inexact_requests,
             "provisional": self.provisional,
         }
+        if self.reads is not None:
+            out["reads"] = self.reads
         worst = r.to_json().get("worst_request")
         if worst is not None:
             worst = dict(worst)

@@ -110,7 +110,7 @@ class Braced:
 @dataclass(frozen=True)
 class Gdesc:
     """``gdesc[UR8]`` of a wgmma: the uniform register pair UR8:UR9 holds the A descriptor
-    and the next pair UR10:UR11 the B descriptor (only B's, at UR8, when A comes from
+    and the next pair UR10:UR11 the B descriptor (UR8:UR9 unused when A comes from
     registers); ``flags`` are what follows, ``tnspA``/``tnspB`` (an MN-major operand)."""
 
     reg: Reg

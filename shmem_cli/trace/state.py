@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from ..plumbing.errors import ShmemError, SourcePos
+from .mbarrier import MBarriers
 from .records import Recorder
 from .sass import Instruction
 
@@ -51,6 +52,9 @@ GLOBAL_ALIGN = 256
 GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
 # generic addresses of shared memory are (SR_SWINHI << 32) | window address
 SHARED_WINDOW_HI = 0x0001_0000
+# generic address of constant bank 0's byte 0 (c[0x0][0x198] holds that of the parameters):
+# how a kernel takes the address of a __grid_constant__ parameter such as a tensor map
+PARAM_WINDOW = 0x0002_0000_0000_0000
 
 
 class TraceError(ShmemError):
@@ -154,6 +158,8 @@ class Launch:
         img[0x28:0x2C] = LOCAL_BYTES.to_bytes(4, "little")
         # sm_80 code reads the generic address of the shared window from c[0x0][0x18]
         img[0x18:0x20] = (SHARED_WINDOW_HI << 32).to_bytes(8, "little")
+        if self.param_base >= 0x210:  # sm_90: the parameters' generic address
+            img[0x198:0x1A0] = (PARAM_WINDOW + self.param_base).to_bytes(8, "little")
         img[self.param_base : self.param_base + len(self.params)] = self.params
         return bytes(img)
 
@@ -194,6 +200,7 @@ class Block:
         self.resume: I64 = np.zeros(t, dtype=np.int64)
         self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
         self.barriers: dict[int, dict[str, Any]] = {}
+        self.mbarriers = MBarriers()  # sm_90 mbarriers by shared offset
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
         # executions of each atomic instruction so far: whose warp is served first (ops_atomic)

@@ -126,6 +126,18 @@ def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
             else f"@{buf.source} ({buf.size:,} B)"
         )
         values[buf.param.ordinal] = (buf.param.label, what)
+    for arg in plan.arguments:
+        if not arg.given and "CUtensorMap" in (arg.param.type or ""):
+            values[arg.param.ordinal] = (
+                arg.param.label,
+                "zero bytes: tensor map not given, a TMA through it moves no data",
+            )
+    maps: dict[int, list[str]] = {}
+    for tm in plan.tensor_maps:
+        maps.setdefault(tm.param.ordinal, []).append(tm.describe())
+    for ordinal, texts in maps.items():
+        label = next(p.label for p in plan.params if p.ordinal == ordinal)
+        values[ordinal] = (label, "; ".join(texts))
     return tuple(values[k] for k in sorted(values))
 
 
@@ -137,15 +149,17 @@ def trace_kernel(
     *,
     progress: Callable[[int, int], None] | None = None,
     lines: dict[int, tuple[str, int]] | None = None,
+    memory: Any = None,
 ) -> KernelTrace:
     """Run every block of the plan (one when the grid is 1x1x1) and total the requests.
 
     ``lines`` (pc -> file, line; :func:`source_lines`) overrides the instructions' own
-    source locations in the report."""
+    source locations in the report; ``memory`` (a :class:`.state.GlobalMemory`) receives
+    the buffers, to be read after the run."""
     from .emulator import run
     from .state import GlobalMemory, Launch
 
-    memory = GlobalMemory()
+    memory = GlobalMemory() if memory is None else memory
     params = plan.param_bytes(memory)
     launch = Launch(
         block=plan.block,

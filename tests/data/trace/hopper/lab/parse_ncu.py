@@ -52,7 +52,7 @@ def ranges(n_launches, k):
 def main():
     k = sum(1 for L in man if not L["id"].startswith("wg_"))
     spans = ranges(len(man), k)
-    result, gpu = {}, ""
+    result, gpu, copied = {}, "", set()
     for src in map(Path, sys.argv[1:]):
         gpu = gpu or (src / "gpu.txt").read_text()
         for name, (lo, hi) in spans.items():
@@ -119,8 +119,9 @@ def main():
             m = re.match(r"wg_\w+?_n(\d+)_", f.name)
             if m and int(m.group(1)) > 32:
                 continue
-            if f.name == "enc_base.txt" or f.suffix == ".bin":
+            if (f.name == "enc_base.txt" or f.suffix == ".bin") and f.name not in copied:
                 shutil.copy(f, dest / f.name)
+                copied.add(f.name)
     ordered = [result[L["id"]] for L in man if L["id"] in result]
     (HERE / "measured.json").write_text(json.dumps({
         "gpu": "NVIDIA H200 (sm_90), " + " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),

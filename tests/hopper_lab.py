@@ -1,0 +1,123 @@
+"""Run a launch of the Hopper lab (tests/data/trace/hopper/launches.json) through shmem
+trace, with the arguments the lab's harness gave the GPU, and read what it measured."""
+
+from __future__ import annotations
+
+import functools
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shmem_cli.trace.launch import plan_launch
+from shmem_cli.trace.pipeline import TraceRequest, load_kernel
+from shmem_cli.trace.result import KernelTrace
+from shmem_cli.trace.state import GlobalMemory
+from shmem_cli.trace.tracer import find_function, trace_kernel
+
+HOPPER = Path(__file__).parent / "data" / "trace" / "hopper"
+SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+
+
+@functools.cache
+def manifest() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((HOPPER / "launches.json").read_text())
+    return data
+
+
+@functools.cache
+def measured() -> dict[str, dict[str, Any]]:
+    data = json.loads((HOPPER / "measured.json").read_text())
+    return {m["id"]: m for m in data["launches"]}
+
+
+def launch(lid: str) -> dict[str, Any]:
+    return next(L for L in manifest()["launches"] if L["id"] == lid)
+
+
+def _map_text(t: dict[str, Any]) -> str:
+    x = "x".join
+    parts = [
+        f"dtype={t['dtype'].lower()}",
+        f"dims={x(map(str, t['dims']))}",
+        f"box={x(map(str, t['box']))}",
+        f"elem={x(map(str, t['elem_strides']))}",
+        f"swizzle={SWIZZLE[t['swizzle']]}",
+    ]
+    if t["strides"]:
+        parts.append(f"strides={x(map(str, t['strides']))}")
+    if "file" in t["buffer"]:
+        parts.append(f"data=@{HOPPER / t['buffer']['file']}")
+    return "tensormap:" + ",".join(parts)
+
+
+def arg_texts(lab: dict[str, Any]) -> tuple[list[str], dict[int, int]]:
+    """The --arg texts, and the buffer each dumped argument position ends up in."""
+    args, buffers = [], {}
+    k_map = 0
+    for i, a in enumerate(lab["args"]):
+        if "tensormap" in a:
+            args.append(f"{i}={_map_text(a['tensormap'])}")
+            buffers[i] = k_map
+            k_map += 1
+        elif "file" in a:
+            args.append(f"{i}=@{HOPPER / a['file']}")
+        elif "zeros" in a:
+            args.append(f"{i}=@{_zeros(a['zeros'])}")
+        elif "int" in a:
+            args.append(f"{i}={a['int']}")
+        else:
+            args.append(f"{i}={a['u64']}")
+    return args, buffers
+
+
+@functools.cache
+def _zeros(n: int) -> str:
+    path = Path(tempfile.gettempdir()) / f"shmem-hopper-zeros-{n}.bin"
+    if not path.exists() or path.stat().st_size != n:
+        path.write_bytes(bytes(n))
+    return str(path)
+
+
+def run(lid: str, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
+    """Trace the launch; (the trace, {argument position: its buffer's bytes after the run})."""
+    lab = dict(launch(lid), **change)
+    args, maps = arg_texts(lab)
+    req = TraceRequest(
+        str(HOPPER / lab["cubin"]),
+        kernel=lab["kernel"],
+        block=tuple(lab["block"]),
+        grid=tuple(lab["grid"]),
+        args=tuple(args),
+        dynamic_smem=lab["dynamic_smem"],
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded = load_kernel(req, Path(tmp))
+    plan = plan_launch(
+        loaded.kernel, loaded.params, block=req.block, grid=req.grid, args=req.args,
+        dynamic_smem=req.dynamic_smem,
+    )
+    memory = GlobalMemory()
+    fn = find_function(loaded.disassembly, loaded.kernel, req.path)
+    kt = trace_kernel(fn, loaded.kernel, loaded.arch, plan, memory=memory)
+    out: dict[int, bytes] = {}
+    names = {b.param.ordinal: b.param.name or f"param{b.param.ordinal}" for b in plan.buffers}
+    for i in lab.get("dumps", []):
+        name = f"tensormap{maps[i]}" if i in maps else names[i]
+        out[i] = memory.read(name)
+    return kt, out
+
+
+def gpu_output(lid: str, i: int) -> bytes:
+    return (HOPPER / "outputs" / f"{lid}.arg{i}.bin").read_bytes()
+
+
+def per_op(kt: KernelTrace) -> dict[str, tuple[int, int]]:
+    totals = kt.to_json()["totals"]
+    return {op: (v["requests"], v["wavefronts"]) for op, v in totals.items()}
+
+
+def as_u32(data: bytes) -> Any:
+    return np.frombuffer(data, dtype=np.uint32)
