@@ -8,14 +8,18 @@ import json
 import tempfile
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
+from shmem_cli.trace import toolchain
 from shmem_cli.trace.launch import plan_launch
-from shmem_cli.trace.pipeline import TraceRequest, load_kernel
+from shmem_cli.trace.pipeline import LoadedKernel, TraceRequest, load_kernel
 from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.state import GlobalMemory
-from shmem_cli.trace.tracer import find_function, trace_kernel
+from shmem_cli.trace.tracer import trace_kernel
+
+from .trace_util import functions
 
 HOPPER = Path(__file__).parent / "data" / "trace" / "hopper"
 SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
@@ -93,14 +97,17 @@ def run(lid: str, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
         args=tuple(args),
         dynamic_smem=lab["dynamic_smem"],
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        loaded = load_kernel(req, Path(tmp))
+    loaded = _loaded(lab["cubin"], lab["kernel"])
     plan = plan_launch(
-        loaded.kernel, loaded.params, block=req.block, grid=req.grid, args=req.args,
+        loaded.kernel,
+        loaded.params,
+        block=req.block,
+        grid=req.grid,
+        args=req.args,
         dynamic_smem=req.dynamic_smem,
     )
     memory = GlobalMemory()
-    fn = find_function(loaded.disassembly, loaded.kernel, req.path)
+    fn = functions(f"hopper/{lab['cubin']}")[loaded.kernel.mangled]
     kt = trace_kernel(fn, loaded.kernel, loaded.arch, plan, memory=memory)
     out: dict[int, bytes] = {}
     names = {b.param.ordinal: b.param.name or f"param{b.param.ordinal}" for b in plan.buffers}
@@ -108,6 +115,25 @@ def run(lid: str, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
         name = f"tensormap{maps[i]}" if i in maps else names[i]
         out[i] = memory.read(name)
     return kt, out
+
+
+_DISASSEMBLE = toolchain.disassemble
+
+
+@functools.cache
+def _disassembly(path: Path) -> str:
+    return _DISASSEMBLE(path)
+
+
+@functools.cache
+def _loaded(cubin: str, kernel: str) -> LoadedKernel:
+    """The kernel's metadata and parameters (each cubin disassembled once)."""
+    req = TraceRequest(str(HOPPER / cubin), kernel=kernel, block=(1, 1, 1))
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mock.patch.object(toolchain, "disassemble", _disassembly),
+    ):
+        return load_kernel(req, Path(tmp))
 
 
 def gpu_output(lid: str, i: int) -> bytes:

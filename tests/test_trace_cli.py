@@ -64,7 +64,15 @@ def test_json_report_has_the_documented_keys() -> None:
     assert ops["load"]["file"].endswith("column_read.cu") and ops["load"]["line"] == 9
     assert ops["load"]["sass"].startswith("LDS ") and ops["load"]["bytes_per_lane"] == 4
     assert kernel["totals"]["load"]["wavefronts"] == 1024
-    assert set(kernel["totals"]) == {"load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async"}
+    assert set(kernel["totals"]) == {
+        "load",
+        "store",
+        "atomic",
+        "ldmatrix",
+        "stmatrix",
+        "cp_async",
+        "wgmma",
+    }
     assert kernel["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
 
 

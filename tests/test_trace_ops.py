@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from shmem_cli.hardware.arch import SM90
 from shmem_cli.trace import emulator, sass
 from shmem_cli.trace.ops_bits import lut3
 from shmem_cli.trace.state import Launch, TraceError
@@ -76,7 +77,8 @@ EXIT"""
     assert not rec.not_modelled.any()
 
 
-def test_wgmma_runs_with_accumulators_marked_not_modelled() -> None:
+def test_wgmma_is_one_request_per_warp_costed_by_the_core_matrices_it_reads() -> None:
+    # zero descriptors: A and B from shared address 0 (all zeros), K-major, no swizzle
     fn = _program(
         """WARPGROUP.ARRIVE
 HGMMA.64x8x16.F32 R24, gdesc[UR4], RZ, !UPT
@@ -85,6 +87,8 @@ STS [R0.X4], R25
 EXIT"""
     )
     tr = _run(fn, threads=128)
-    assert [(ins.opcode, count) for ins, count in tr.not_modelled] == [("HGMMA", 4)]
-    (sts,) = tr.records
-    assert sts.n == 4 and not sts.not_modelled.any()  # the address R0 is known, the value not
+    assert tr.not_modelled == []
+    gmma, sts = tr.records
+    assert gmma.kind.op == "wgmma" and gmma.n == 4  # one request per warp of the warpgroup
+    assert int(gmma.stats(SM90).wavefronts.sum()) == 16 + 2  # A: 16 core matrices, B: 8 / 4
+    assert sts.n == 4 and not sts.not_modelled.any()

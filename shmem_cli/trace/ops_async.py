@@ -99,8 +99,12 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
                 sel = a == addr
                 off = _bar_offset(b, int(addr), ins)
                 if b.mbarriers.get(off) is None:
-                    raise TraceError(f"arrive on shared 0x{off:x}, not an initialized mbarrier", ins)
-                phase = b.mbarriers.arrive(off, arrivals * int(sel.sum()), int(tx[sel].sum()), b.sched)
+                    raise TraceError(
+                        f"arrive on shared 0x{off:x}, not an initialized mbarrier", ins
+                    )
+                phase = b.mbarriers.arrive(
+                    off, arrivals * int(sel.sum()), int(tx[sel].sum()), b.sched
+                )
                 token[sel] = (phase & 1) << 31
             wtok(b, ix, token, 0)
 
@@ -139,7 +143,6 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
     raise unsupported(ins)
 
 
-
 # --- TMA and bulk copies -----------------------------------------------------------------
 
 
@@ -147,7 +150,7 @@ def _tensor_map(b: Block, addr: int, ins: Instruction) -> TensorMap | None:
     """The tensor map at a generic address: in the parameters, or in global memory."""
     bank = b.cbank[0]
     off = addr - PARAM_WINDOW
-    if 0 <= off and off + 128 <= len(bank):
+    if off >= 0 and off + 128 <= len(bank):
         raw = bank[off : off + 128].tobytes()
     else:
         mem = b.launch.memory
@@ -259,7 +262,11 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
 def _ublkred(ins: Instruction, ctx: Context) -> Step:
     """UBLKRED.G.S.ADD [global], [shared], size: 32-bit integer adds into global memory."""
     ops = ins.operands
-    if len(ops) != 3 or "ADD" not in ins.mods or any(m in ins.mods for m in ("F32", "F16", "BF16", "F64", "U64", "S64")):
+    if (
+        len(ops) != 3
+        or "ADD" not in ins.mods
+        or any(m in ins.mods for m in ("F32", "F16", "BF16", "F64", "U64", "S64"))
+    ):
         raise unsupported(ins)
     d, s = _mem_ureg(ops[0], ins), _mem_ureg(ops[1], ins)
     rsize = read_u32(ops[2], "i", ins)
@@ -368,7 +375,10 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
                 av, at = ra(b, sel)
                 raw = np.zeros((wgmma.M, wgmma.K_BYTES), dtype=np.uint8)
                 arow, akb = wgmma.a_fragment_layout(ta)
-                bytes_ = np.asarray(av, dtype=np.uint32)[:, None, :] >> (8 * np.arange(4, dtype=np.uint32))[None, :, None]
+                bytes_ = (
+                    np.asarray(av, dtype=np.uint32)[:, None, :]
+                    >> (8 * np.arange(4, dtype=np.uint32))[None, :, None]
+                )
                 raw[arow, akb] = (bytes_ & 0xFF).astype(np.uint8)
                 va = wgmma.values(raw, ta)
                 read = f"A from registers; B {db.describe(tn_b)}"

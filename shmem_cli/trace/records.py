@@ -222,7 +222,9 @@ class Recorder:
             rec.cost = np.zeros(len(rec.warp), dtype=np.int64)
         start = rec.n
         uw = np.unique(tids >> 5)
-        self.record(index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, n_warps, warp_base)
+        self.record(
+            index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, n_warps, warp_base
+        )
         assert rec.cost is not None
         rec.cost[start : start + len(uw)] = cost[: len(uw)]
 

@@ -46,10 +46,24 @@ DTYPES: dict[str, tuple[int, int, bool]] = {
     "tfloat32": (7, 4, True),
     "tfloat32_ftz": (8, 4, True),
 }
-ALIASES = {"u8": "uint8", "u16": "uint16", "u32": "uint32", "s32": "int32", "i32": "int32",
-           "u64": "uint64", "s64": "int64", "i64": "int64", "f16": "float16", "half": "float16",
-           "f32": "float32", "float": "float32", "f64": "float64", "double": "float64",
-           "bf16": "bfloat16", "tf32": "tfloat32"}
+ALIASES = {
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "s32": "int32",
+    "i32": "int32",
+    "u64": "uint64",
+    "s64": "int64",
+    "i64": "int64",
+    "f16": "float16",
+    "half": "float16",
+    "f32": "float32",
+    "float": "float32",
+    "f64": "float64",
+    "double": "float64",
+    "bf16": "bfloat16",
+    "tf32": "tfloat32",
+}
 SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}  # code -> bytes (0: none)
 BYTES = 128
 
@@ -230,10 +244,12 @@ def parse_spec(text: str) -> TensorMapSpec:
     if "strides" in fields:
         strides = _sizes(fields["strides"], "strides")
     else:
-        strides, run = [], dims[0] * esize
+        dense: list[int] = []
+        run = dims[0] * esize
         for d in dims[1:]:
-            strides.append(-(-run // 16) * 16)
-            run = strides[-1] * d
+            dense.append(-(-run // 16) * 16)
+            run = dense[-1] * d
+        strides = tuple(dense)
     elem = _sizes(fields["elem"], "elem") if "elem" in fields else (1,) * len(dims)
     swz = fields.get("swizzle", "none").lower().removesuffix("b")
     if swz not in ("none", "0", "32", "64", "128"):
@@ -287,7 +303,6 @@ def describe(tm: TensorMap) -> str:
     """One line: dtype, dims, box, swizzle."""
     swz = f"{tm.swizzle}B swizzle" if tm.swizzle else "no swizzle"
     x = "x".join
-    return (
-        f"{tm.dtype} {x(map(str, tm.dims))}, box {x(map(str, tm.box))}, {swz}"
-        + (f", element strides {x(map(str, tm.elem_strides))}" if max(tm.elem_strides) > 1 else "")
+    return f"{tm.dtype} {x(map(str, tm.dims))}, box {x(map(str, tm.box))}, {swz}" + (
+        f", element strides {x(map(str, tm.elem_strides))}" if max(tm.elem_strides) > 1 else ""
     )

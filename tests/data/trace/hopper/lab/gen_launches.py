@@ -90,8 +90,11 @@ def wgmma_launches():
             la, sa = canonical(64, e, ta, layout)
             lb, sb = canonical(n, e, tb, layout)
             variants.append((f"swz{SWZ_BYTES[layout]}", A_AT, la, sa, layout, B_AT, lb, sb, 0))
-        if dt == "f16" and n in (64, 256) and (ta, tb) in ((0, 0), (1, 1)) or (
-            dt == "f16" and n in (64, 256) and src == "rs"
+        if (
+            dt == "f16"
+            and n in (64, 256)
+            and (ta, tb) in ((0, 0), (1, 1))
+            or (dt == "f16" and n in (64, 256) and src == "rs")
         ):
             mn = bool(tb)
             for layout in (0, 1):
@@ -99,7 +102,9 @@ def wgmma_launches():
                 lb, sb = canonical(n, e, tb, layout)
                 w = SWZ_BYTES[layout]
                 variants.append((f"swz{w}_plus16", A_AT + 16, la, sa, layout, B_AT + 16, lb, sb, 0))
-                variants.append((f"swz{w}_plus128", A_AT + 128, la, sa, layout, B_AT + 128, lb, sb, 0))
+                variants.append(
+                    (f"swz{w}_plus128", A_AT + 128, la, sa, layout, B_AT + 128, lb, sb, 0)
+                )
                 variants.append((f"swz{w}_lbo0", A_AT, 0, sa, layout, B_AT, 0, sb, 0))
                 variants.append((f"swz{w}_sbo0", A_AT, la, 0, layout, B_AT, lb, 0, 0))
             if not mn:
@@ -201,8 +206,15 @@ def other_launches():
                     (1, 1, 1),
                     [
                         tmap(grid_in, "UINT32", [64, 128], [256], [rowb // 4, 64], swz[w]),
-                        tmap({"zeros": 128 * 256}, "UINT32", [64, 128], [256], [rowb // 4, 64],
-                             swz[w], dump=True),
+                        tmap(
+                            {"zeros": 128 * 256},
+                            "UINT32",
+                            [64, 128],
+                            [256],
+                            [rowb // 4, 64],
+                            swz[w],
+                            dump=True,
+                        ),
                         {"zeros": 64 * rowb},
                         {"zeros": 128 * 4},
                         {"int": x0},
@@ -245,8 +257,15 @@ def other_launches():
                 [
                     tmap(a, "BFLOAT16", [k, 128], [2 * k], [64, 128], 3),
                     tmap(b, "BFLOAT16", [k, 128], [2 * k], [64, 128], 3),
-                    tmap({"zeros": 128 * 128 * 2}, "BFLOAT16", [128, 128], [256], [128, 128], 0,
-                         dump=True),
+                    tmap(
+                        {"zeros": 128 * 128 * 2},
+                        "BFLOAT16",
+                        [128, 128],
+                        [256],
+                        [128, 128],
+                        0,
+                        dump=True,
+                    ),
                     {"int": kt},
                 ],
                 smem=smem_ws,
@@ -254,8 +273,15 @@ def other_launches():
             )
         )
     out.append(
-        launch("cluster_dsmem", "cluster.sm_90a.cubin", "cluster_dsmem", (256, 1, 1), (4, 1, 1),
-               [{"zeros": 4 * 512 * 4}], dumps=(0,))
+        launch(
+            "cluster_dsmem",
+            "cluster.sm_90a.cubin",
+            "cluster_dsmem",
+            (256, 1, 1),
+            (4, 1, 1),
+            [{"zeros": 4 * 512 * 4}],
+            dumps=(0,),
+        )
     )
     out.append(
         launch(
@@ -274,16 +300,37 @@ def other_launches():
 
 def encodings():
     """Tensor maps encoded on the GPU and dumped (128 bytes each), one field varied at a time."""
-    base = dict(dtype="UINT32", dims=[64, 128], strides=[256], box=[32, 64], elem=[1, 1],
-                interleave=0, swizzle=0, l2=0, oob=0)
+    base = dict(
+        dtype="UINT32",
+        dims=[64, 128],
+        strides=[256],
+        box=[32, 64],
+        elem=[1, 1],
+        interleave=0,
+        swizzle=0,
+        l2=0,
+        oob=0,
+    )
     out = [dict(base, id="base")]
     for sw in (1, 2, 3):
         out.append(dict(base, id=f"swizzle{sw}", swizzle=sw, box=[8 << (sw - 1), 64]))
     for l2 in (1, 2, 3):
         out.append(dict(base, id=f"l2_{l2}", l2=l2))
     out.append(dict(base, id="oob_nan", dtype="FLOAT32", oob=1))
-    for dt in ("UINT8", "UINT16", "INT32", "UINT64", "FLOAT16", "FLOAT32", "FLOAT64",
-               "BFLOAT16", "FLOAT32_FTZ", "TFLOAT32", "TFLOAT32_FTZ", "INT64"):
+    for dt in (
+        "UINT8",
+        "UINT16",
+        "INT32",
+        "UINT64",
+        "FLOAT16",
+        "FLOAT32",
+        "FLOAT64",
+        "BFLOAT16",
+        "FLOAT32_FTZ",
+        "TFLOAT32",
+        "TFLOAT32_FTZ",
+        "INT64",
+    ):
         out.append(dict(base, id=f"dtype_{dt}", dtype=dt))
     out.append(dict(base, id="dims_65x129", dims=[65, 129], strides=[272]))
     out.append(dict(base, id="dims_1000x7", dims=[1000, 7], strides=[4000], box=[16, 7]))
@@ -293,21 +340,52 @@ def encodings():
     out.append(dict(base, id="elem_1x3", elem=[1, 3]))
     out.append(dict(base, id="stride_big", strides=[1 << 20], dims=[64, 128]))
     out.append(dict(base, id="rank1", dims=[1024], strides=[], box=[256], elem=[1]))
-    out.append(dict(base, id="rank3", dims=[32, 8, 4], strides=[128, 1024], box=[32, 4, 4],
-                    elem=[1, 1, 1]))
-    out.append(dict(base, id="rank5", dims=[8, 4, 4, 4, 4], strides=[32, 128, 512, 2048],
-                    box=[8, 2, 4, 2, 4], elem=[1] * 5))
-    out.append(dict(base, id="interleave16", interleave=1, dims=[8, 128], strides=[32],
-                    box=[8, 64], swizzle=0))
-    out.append(dict(base, id="bf16_swz128", dtype="BFLOAT16", dims=[4096, 128], strides=[8192],
-                    box=[64, 128], swizzle=3))
+    out.append(
+        dict(base, id="rank3", dims=[32, 8, 4], strides=[128, 1024], box=[32, 4, 4], elem=[1, 1, 1])
+    )
+    out.append(
+        dict(
+            base,
+            id="rank5",
+            dims=[8, 4, 4, 4, 4],
+            strides=[32, 128, 512, 2048],
+            box=[8, 2, 4, 2, 4],
+            elem=[1] * 5,
+        )
+    )
+    out.append(
+        dict(
+            base,
+            id="interleave16",
+            interleave=1,
+            dims=[8, 128],
+            strides=[32],
+            box=[8, 64],
+            swizzle=0,
+        )
+    )
+    out.append(
+        dict(
+            base,
+            id="bf16_swz128",
+            dtype="BFLOAT16",
+            dims=[4096, 128],
+            strides=[8192],
+            box=[64, 128],
+            swizzle=3,
+        )
+    )
     return out
 
 
 def main():
     inputs()
     wg = wgmma_launches()
-    canon = [x for x in wg if x["id"].rsplit("_", 1)[1].startswith("swz") and "_" not in x["id"].split("_swz")[1]]
+    canon = [
+        x
+        for x in wg
+        if x["id"].rsplit("_", 1)[1].startswith("swz") and "_" not in x["id"].split("_swz")[1]
+    ]
     launches = other_launches() + canon + [x for x in wg if x not in canon]
     (HERE / "launches.json").write_text(
         json.dumps({"launches": launches, "encodings": encodings()}, indent=1)

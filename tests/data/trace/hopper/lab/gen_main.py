@@ -17,8 +17,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 man = json.loads((HERE / "launches.json").read_text())
 DT = {
-    "UINT8": 0, "UINT16": 1, "UINT32": 2, "INT32": 3, "UINT64": 4, "INT64": 5, "FLOAT16": 6,
-    "FLOAT32": 7, "FLOAT64": 8, "BFLOAT16": 9, "FLOAT32_FTZ": 10, "TFLOAT32": 11,
+    "UINT8": 0,
+    "UINT16": 1,
+    "UINT32": 2,
+    "INT32": 3,
+    "UINT64": 4,
+    "INT64": 5,
+    "FLOAT16": 6,
+    "FLOAT32": 7,
+    "FLOAT64": 8,
+    "BFLOAT16": 9,
+    "FLOAT32_FTZ": 10,
+    "TFLOAT32": 11,
     "TFLOAT32_FTZ": 12,
 }
 ESIZE = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 10: 4, 11: 4, 12: 4}
@@ -49,7 +59,10 @@ def encode(var, ptr, t):
 body = []
 for k, L in enumerate(man["launches"]):
     lid = L["id"]
-    lines = [f"  if ({k} >= LO && {k} < HI) {{ // {lid}", f'    CUfunction f = get(mod("{L["cubin"]}"), "{L["kernel"]}");']
+    lines = [
+        f"  if ({k} >= LO && {k} < HI) {{ // {lid}",
+        f'    CUfunction f = get(mod("{L["cubin"]}"), "{L["kernel"]}");',
+    ]
     lines.append(
         f"    CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
         f"{max(L['dynamic_smem'], 0)}));"
@@ -86,9 +99,11 @@ for k, L in enumerate(man["launches"]):
     lines.append("  }")
     body.append("\n".join(lines))
 
-enc = ["  { CUdeviceptr q = buffer(1 << 24, nullptr);",
-       '    FILE *fp = fopen((OUTD + "/enc_base.txt").c_str(), "w");'
-       ' fprintf(fp, "%llu\\n", (unsigned long long)q); fclose(fp);']
+enc = [
+    "  { CUdeviceptr q = buffer(1 << 24, nullptr);",
+    '    FILE *fp = fopen((OUTD + "/enc_base.txt").c_str(), "w");'
+    ' fprintf(fp, "%llu\\n", (unsigned long long)q); fclose(fp);',
+]
 for e in man["encodings"]:
     t = dict(e, elem_strides=e["elem"])
     code = encode("m", "q", t).replace("CUtensorMap m;", "{ CUtensorMap m;")
@@ -98,7 +113,8 @@ for e in man["encodings"]:
     enc.append(f'      else printf("encoding {e["id"]} refused: %d\\n", (int)r); }} }}')
 enc.append("  }")
 
-src = r"""
+src = (
+    r"""
 #include <cuda.h>
 #include <cstdio>
 #include <cstdlib>
@@ -155,8 +171,12 @@ int main(int argc, char **argv) {
   int LO = argc > 3 ? atoi(argv[3]) : 0, HI = argc > 4 ? atoi(argv[4]) : 1 << 30;
   CK(cuInit(0)); CUdevice dev; CK(cuDeviceGet(&dev, 0));
   CUcontext ctx; CK(cuCtxCreate(&ctx, NULL, 0, dev));
-""" + ("  if (!OUTD.empty()) {\n" + "\n".join(enc) + "\n  }\n") + "\n".join(body) + r"""
+"""
+    + ("  if (!OUTD.empty()) {\n" + "\n".join(enc) + "\n  }\n")
+    + "\n".join(body)
+    + r"""
   printf("all done\n"); return 0; }
 """
+)
 Path(sys.argv[1]).write_text(src)
 print("launches", len(man["launches"]))

@@ -62,10 +62,10 @@ def main():
             rows = list(csv.reader(raw.read_text().splitlines()))
             head, body = rows[0], rows[2:]
             tables = source_tables(src / f"source_{name}.csv")
-            for j, (L, r) in enumerate(zip(man[lo:hi], body)):
+            for j, (L, r) in enumerate(zip(man[lo:hi], body, strict=False)):
                 if L["id"] in result or r[head.index("Kernel Name")] != L["kernel"]:
                     continue
-                d = dict(zip(head, r))
+                d = dict(zip(head, r, strict=False))
                 per_op = {
                     op: {
                         "requests": num(d.get(f"smsp__sass_inst_executed_op_shared_{op}.sum", "")),
@@ -97,19 +97,25 @@ def main():
                     op = sass.split()[1] if sass.startswith("@") else sass.split()[0]
                     if not INSTR.match(op):
                         continue
-                    get = lambda n, row=row: num(row[c.index(n)])  # noqa: E731
-                    insts.append({
-                        "pc": int(row[0], 16) - base,
-                        "sass": sass,
-                        "executed": get("Instructions Executed"),
-                        "wavefronts": get("L1 Wavefronts Shared"),
-                        "ideal": get("L1 Wavefronts Shared Ideal"),
-                    })
+                    get = lambda n, row=row, c=c: num(row[c.index(n)])  # noqa: E731
+                    insts.append(
+                        {
+                            "pc": int(row[0], 16) - base,
+                            "sass": sass,
+                            "executed": get("Instructions Executed"),
+                            "wavefronts": get("L1 Wavefronts Shared"),
+                            "ideal": get("L1 Wavefronts Shared Ideal"),
+                        }
+                    )
                 result[L["id"]] = {
                     "id": L["id"],
                     "per_op": per_op,
-                    "shared_wavefronts_total": num(d["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]),
-                    "arbitration": num(d.get("l1tex__data_bank_conflicts_type_arbitration.sum", "")),
+                    "shared_wavefronts_total": num(
+                        d["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]
+                    ),
+                    "arbitration": num(
+                        d.get("l1tex__data_bank_conflicts_type_arbitration.sum", "")
+                    ),
                     "instructions": insts,
                 }
         outs = src / "outputs"
@@ -123,11 +129,18 @@ def main():
                 shutil.copy(f, dest / f.name)
                 copied.add(f.name)
     ordered = [result[L["id"]] for L in man if L["id"] in result]
-    (HERE / "measured.json").write_text(json.dumps({
-        "gpu": "NVIDIA H200 (sm_90), " + " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),
-        "profiler": "ncu --clock-control none --metrics <shared, gmma, tma counters> --section SourceCounters",
-        "launches": ordered,
-    }, indent=0))
+    (HERE / "measured.json").write_text(
+        json.dumps(
+            {
+                "gpu": "NVIDIA H200 (sm_90), "
+                + " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),
+                "profiler": "ncu --clock-control none --metrics <shared, gmma, tma counters> "
+                "--section SourceCounters",
+                "launches": ordered,
+            },
+            indent=0,
+        )
+    )
     print("launches", len(ordered), "of", len(man))
 
 
