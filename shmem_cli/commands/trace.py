@@ -94,7 +94,12 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     help="The kernel to trace: its C++ name (MatrixMulCUDA<32>), mangled name, or a unique "
     "prefix (needed when the file holds several).",
 )
-@click.option("-b", "--block", metavar="X[,Y[,Z]]", help="Threads per block (required to trace).")
+@click.option(
+    "-b",
+    "--block",
+    metavar="X[,Y[,Z]]",
+    help="Threads per block (required to trace, except a Triton cache entry: num_warps * 32).",
+)
 @click.option(
     "-g",
     "--grid",
@@ -116,9 +121,9 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     "--dynamic-smem",
     metavar="BYTES",
     type=click.IntRange(0, 1 << 30),
-    default=0,
-    show_default=True,
-    help="Dynamic shared memory (extern __shared__) in bytes.",
+    default=None,
+    help="Dynamic shared memory (extern __shared__) in bytes [default: 0; a Triton cache "
+    "entry: its metadata's shared].",
 )
 @click.option(
     "--buffer-size",
@@ -180,7 +185,7 @@ def trace(
     block: str | None,
     grid: str,
     args: tuple[str, ...],
-    dynamic_smem: int,
+    dynamic_smem: int | None,
     buffer_size: int,
     arch: str | None,
     nvcc_args: tuple[str, ...],
@@ -256,18 +261,21 @@ def trace(
 
     env = current_environment()
     path = Path(kernel_path)
-    if not path.is_file():
+    from ..trace.triton_cache import is_triton_input
+
+    if not path.is_file() and not path.is_dir():
         fail_usage(f"no such file: {kernel_path}")
     if arch is not None and not ARCH.match(arch):
         fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
-    if block is None and not list_params:
+    triton = is_triton_input(path)
+    if block is None and not list_params and not triton:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
     block_dims, grid_dims = _parse_launch_sizes(block or "1", grid)
     max_rows = parse_rows(rows)
     request = TraceRequest(
         path=path,
         kernel=kernel_name,
-        block=block_dims,
+        block=block_dims if block is not None else None,
         grid=grid_dims,
         args=args,
         dynamic_smem=dynamic_smem,

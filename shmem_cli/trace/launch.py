@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -303,8 +303,12 @@ def plan_launch(
     args: Sequence[str] = (),
     dynamic_smem: int = 0,
     buffer_size: int = DEFAULT_BUFFER_BYTES,
+    buffer_sizes: Mapping[int, int] | None = None,
 ) -> LaunchPlan:
-    """The launch ``--arg`` texts and sizes describe, checked against the kernel."""
+    """The launch ``--arg`` texts and sizes describe, checked against the kernel.
+
+    ``buffer_sizes`` gives some pointer parameters (by ordinal) a zero-filled buffer of
+    their own size instead of ``buffer_size`` (a Triton kernel's scratch)."""
     given: dict[int, str] = {}
     maps: list[TensorMapArg] = []
     for arg in args:
@@ -346,7 +350,8 @@ def plan_launch(
             content = read_buffer_file(text, p)
             buffers.append(Buffer(p, len(content), text[1:], content))
         elif text is None and p.is_pointer:
-            buffers.append(Buffer(p, buffer_size, "zero-filled", None))
+            size = (buffer_sizes or {}).get(p.ordinal, buffer_size)
+            buffers.append(Buffer(p, size, "zero-filled", None))
         elif text is None:
             arguments.append(Argument(p, bytes(p.size), "0 (default)", False))
         else:

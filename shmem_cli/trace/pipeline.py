@@ -34,6 +34,8 @@ from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .result import TraceFile
 from .signature import param_names
 from .tracer import find_function, line_table_files, read_sources, source_lines, trace_kernel
+from .triton_cache import TritonEntry, is_triton_input, open_entry
+from .triton_launch import triton_launch, triton_params
 
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
 
@@ -42,12 +44,12 @@ Progress = Callable[[int, int], None]  # (thread-instructions run in this block,
 class TraceRequest:
     """What to trace: the file, the kernel, the launch (as ``shmem trace``'s options)."""
 
-    path: str | Path
+    path: str | Path  # .cu, .cubin, executable, or a Triton cache entry (folder/.json/.cubin)
     kernel: str | None = None  # C++ name, mangled name or a unique prefix
-    block: tuple[int, int, int] = (32, 1, 1)
-    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] | None = None  # required, except for a Triton entry
+    grid: tuple[int, int, int] = (1, 1, 1)  # for a Triton entry: its program grid
     args: tuple[str, ...] = ()  # "POS=VALUE" / "NAME=VALUE", as --arg
-    dynamic_smem: int = 0
+    dynamic_smem: int | None = None  # default 0 (a Triton entry: its metadata's shared)
     buffer_size: int = DEFAULT_BUFFER_BYTES
     arch: str | None = None  # default: DEFAULT_ARCH, or a cubin's own
     nvcc_args: tuple[str, ...] = ()
@@ -62,6 +64,7 @@ class LoadedKernel:
     params: tuple[Param, ...]
     disassembly: str
     arch: str
+    triton: TritonEntry | None = None  # the Triton cache entry the cubin came from
 
 
 def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
@@ -128,9 +131,35 @@ def _params(
     return tuple(kernel_params(kernel, names))
 
 
+def _load_triton(request: TraceRequest) -> LoadedKernel:
+    """A Triton cache entry's kernel: its cubin, with names and types from the TTGIR."""
+    path = Path(request.path)
+    try:
+        entry = open_entry(path, request.kernel)
+        info = read_cubin(entry.cubin)
+        arch = entry.arch or info.arch
+        if arch != info.arch:
+            raise ShmemError(f"the metadata says {arch} and the cubin is for {info.arch}")
+        if request.arch is not None and request.arch != arch:
+            raise ShmemError(f"the entry is for {arch}, not {request.arch}")
+        kernel = find_kernel(info, entry.name)
+        disassembly = toolchain.disassemble(entry.cubin)
+    except toolchain.ToolError as exc:
+        raise _tool_failure(exc, path) from None
+    except ShmemError as exc:
+        raise exc.located(str(path)) from None
+    chosen = CubinInfo(path=str(entry.cubin), arch=arch, kernels=(kernel,))
+    params = tuple(triton_params(kernel, entry))
+    return LoadedKernel(kernel, chosen, params, disassembly, arch, entry)
+
+
 def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
     """Compile or extract (into ``folder``), pick the kernel, read its parameters and SASS."""
     path = Path(request.path)
+    if is_triton_input(path):
+        if request.nvcc_args:
+            raise ShmemError("--nvcc-arg applies only to a .cu file", path=str(path))
+        return _load_triton(request)
     try:
         infos, sources, arch = _cubins(request, folder)
         chosen = _pick(infos, request.kernel, str(path), arch)
@@ -150,14 +179,30 @@ def trace_loaded(
     """Launch a loaded kernel as the request says and trace it."""
     path = str(request.path)
     try:
+        block, grid, args = request.block, request.grid, request.args
+        dynamic_smem, sizes = request.dynamic_smem or 0, None
+        if loaded.triton is not None:
+            launch = triton_launch(
+                loaded.triton,
+                loaded.params,
+                block=block,
+                grid=grid,
+                dynamic_smem=request.dynamic_smem,
+                args=args,
+            )
+            block, grid, args = launch.block, launch.grid, launch.args
+            dynamic_smem, sizes = launch.dynamic_smem, launch.buffer_sizes
+        if block is None:
+            raise ShmemError("--block is required to trace (e.g. --block 256 or --block 32,8)")
         plan = plan_launch(
             loaded.kernel,
             loaded.params,
-            block=request.block,
-            grid=request.grid,
-            args=request.args,
-            dynamic_smem=request.dynamic_smem,
+            block=block,
+            grid=grid,
+            args=args,
+            dynamic_smem=dynamic_smem,
             buffer_size=request.buffer_size,
+            buffer_sizes=sizes,
         )
         function = find_function(loaded.disassembly, loaded.kernel, path)
         lines = source_lines(loaded.disassembly).get(loaded.kernel.mangled)
@@ -180,7 +225,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
     """The parameters of the kernel the request names or, without a name, of every kernel
     of the file (``--list-params``): one compile, one disassembly per cubin."""
     path = Path(request.path)
-    if request.kernel is not None:
+    if request.kernel is not None or is_triton_input(path):
         with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
             loaded = load_kernel(request, Path(tmp))
         return [(loaded.kernel, loaded.params)]

@@ -24,9 +24,12 @@ _FILE = re.compile(r'//## File "([^"]+)"')
 _LOCATION = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 _PC = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/")
-# headers of the CUDA toolkit (atomics, intrinsics, cooperative groups, CUB): a location
-# there says less than the user's line that called it
-TOOLKIT_HEADER = re.compile(r"/targets/[^/]+/include/|/cuda[^/]*/include/|/nvidia/[^/]+/include/")
+# headers of the CUDA toolkit (atomics, intrinsics, cooperative groups, CUB) and Triton's own
+# library (tl.max, tl.sum in triton/language/standard.py): a location there says less than
+# the user's line that called it
+TOOLKIT_HEADER = re.compile(
+    r"/targets/[^/]+/include/|/cuda[^/]*/include/|/nvidia/[^/]+/include/|/triton/language/"
+)
 
 
 def source_lines(disassembly: str) -> dict[str, dict[int, tuple[str, int]]]:

@@ -1,0 +1,249 @@
+"""`shmem trace` of a Triton cache entry: the launch from the metadata and the TTGIR.
+
+The entries under tests/data/triton/cache are the project's own kernels (kernels.py),
+compiled ahead of time with Triton for sm_90 (build.py) and measured once on an H200 from
+those very cubins (lab/, measured.json). These tests need no Triton.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli import toolchain
+from shmem_cli.cli import main
+from shmem_cli.errors import ShmemError
+from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
+from shmem_cli.trace.result import KernelTrace
+from shmem_cli.trace.triton_cache import open_entry, read_entry
+
+DATA = Path(__file__).parent / "data" / "triton"
+LAUNCHES = json.loads((DATA / "launches.json").read_text())["launches"]
+MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+# wgmma (HGMMA) is decoded by the hopper work; until then its entry cannot be traced
+WAITS_ON_HGMMA = {"matmul_wgmma"}
+EXACT = [L for L in LAUNCHES if L["id"] not in WAITS_ON_HGMMA]
+
+pytestmark = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+
+
+def launch(ident: str) -> dict[str, Any]:
+    return next(L for L in LAUNCHES if L["id"] == ident)
+
+
+def trace(entry: dict[str, Any], path: Path | None = None) -> KernelTrace:
+    request = TraceRequest(
+        path or DATA / entry["entry"], grid=tuple(entry["grid"]), args=arg_texts(entry["args"])
+    )
+    return trace_file(request).kernels[0]
+
+
+def per_op(kernel: KernelTrace) -> dict[str, Any]:
+    """The trace in Nsight Compute's per-op terms (ldmatrix/stmatrix wavefronts count in
+    op_ld/op_st, their instructions apart; docs/trace.md)."""
+    t = kernel.totals
+    return {
+        "ld": (t["load"].requests, t["load"].wavefronts + t["ldmatrix"].wavefronts),
+        "st": (t["store"].requests, t["store"].wavefronts + t["stmatrix"].wavefronts),
+        "ldsm": t["ldmatrix"].requests,
+        "stsm": t["stmatrix"].requests,
+        "ldgsts": (t["cp_async"].requests, t["cp_async"].wavefronts),
+    }
+
+
+def measured_per_op(ident: str) -> dict[str, Any]:
+    m = MEASURED[ident]["per_op"]
+    return {
+        "ld": (m["ld"]["requests"], m["ld"]["wavefronts"]),
+        "st": (m["st"]["requests"], m["st"]["wavefronts"]),
+        "ldsm": m["ldsm"]["requests"],
+        "stsm": m["stsm"]["requests"],
+        "ldgsts": (m["ldgsts"]["requests"], m["ldgsts"]["wavefronts"]),
+    }
+
+
+@pytest.mark.parametrize("entry", EXACT, ids=[L["id"] for L in EXACT])
+def test_an_entry_traced_with_only_the_grid_and_named_scalars_gives_the_h200s_counts(
+    entry: dict[str, Any],
+) -> None:
+    kernel = trace(entry)
+    assert per_op(kernel) == measured_per_op(entry["id"])
+    assert kernel.launch.block == (32 * entry["num_warps"], 1, 1)
+
+
+@pytest.mark.parametrize("entry", EXACT, ids=[L["id"] for L in EXACT])
+def test_each_instruction_matches_nsight_computes_source_counters(entry: dict[str, Any]) -> None:
+    measured = {i["pc"]: i for i in MEASURED[entry["id"]]["instructions"]}
+    kernel = trace(entry)
+    assert {a.pc for a in kernel.accesses} == set(measured)
+    for a in kernel.accesses:
+        m = measured[a.pc]
+        assert a.result.requests + a.predicated_off == m["executed"], a.sass
+        if a.op == "cp_async":
+            # the source view's LDGSTS figure is not the hardware's wavefront counter (which
+            # the per-op test checks): docs/trace.md, "--compare"
+            continue
+        assert (a.result.wavefronts, a.result.ideal_wavefronts) == (m["wavefronts"], m["ideal"])
+
+
+def test_the_wgmma_entry_waits_on_hgmma_decoding() -> None:
+    entry = launch("matmul_wgmma")
+    try:
+        kernel = trace(entry)
+    except ShmemError as exc:
+        assert "HGMMA" in exc.message
+        pytest.skip("HGMMA operands are not decoded yet (helper hopper)")
+    assert kernel.not_modelled  # once decoded: wgmma listed as not modelled
+
+
+def test_lines_are_the_triton_source_not_tritons_library() -> None:
+    kernel = trace(launch("softmax_w4"))
+    # tl.max and tl.sum are implemented in triton/language/standard.py: the line reported is
+    # the kernel's own call (kernels.py lines 19 and 21)
+    assert sorted({(Path(a.file or "").name, a.line) for a in kernel.accesses}) == [
+        ("kernels.py", 19),
+        ("kernels.py", 21),
+    ]
+
+
+def test_parameters_come_from_the_ttgir_and_tritons_scratch_pointers_follow() -> None:
+    [(_, params)] = kernel_parameters(TraceRequest(DATA / launch("layernorm")["entry"]))
+    assert [(p.name, p.type, p.size) for p in params] == [
+        ("out_ptr", "float*", 8),
+        ("in_ptr", "float*", 8),
+        ("w_ptr", "float*", 8),
+        ("b_ptr", "float*", 8),
+        ("n_cols", "int32_t", 4),
+        ("eps", "float", 4),
+        ("global_scratch", "void*", 8),
+        ("profile_scratch", "void*", 8),
+    ]
+
+
+def test_the_launch_follows_the_metadata() -> None:
+    entry = launch("transpose")
+    kernel = trace(entry)
+    meta = json.loads((DATA / entry["entry"] / "transpose_tiles.json").read_text())
+    assert kernel.launch.block == (32 * meta["num_warps"], 1, 1)
+    assert kernel.launch.dynamic_smem == meta["shared"] == 16384
+    assert kernel.launch.grid == (2, 2, 1)
+    args = dict(kernel.launch.arguments)
+    assert args["2 (n_rows)"] == "128" and args["4 (global_scratch)"] == "0"
+    assert "4 (global_scratch)" not in kernel.launch.zero_filled
+
+
+def test_an_integer_for_a_float_scalar_is_a_float() -> None:
+    entry = launch("layernorm")
+    kernel = trace({**entry, "args": {"n_cols": 768, "eps": 1}})
+    assert dict(kernel.launch.arguments)["5 (eps)"] == "1.0"
+
+
+def copy_entry(tmp_path: Path, ident: str) -> tuple[Path, str]:
+    entry = launch(ident)
+    folder = tmp_path / "entry"
+    shutil.copytree(DATA / entry["entry"], folder)
+    return folder, entry["kernel"]
+
+
+def edit_metadata(folder: Path, name: str, **changes: Any) -> None:
+    path = folder / f"{name}.json"
+    meta = json.loads(path.read_text())
+    meta.update(changes)
+    path.write_text(json.dumps(meta))
+
+
+def test_scratch_of_a_nonzero_size_is_a_buffer_of_size_times_programs(tmp_path: Path) -> None:
+    folder, name = copy_entry(tmp_path, "softmax_w4")
+    edit_metadata(folder, name, global_scratch_size=256)
+    kernel = trace(launch("softmax_w4"), folder)
+    args = dict(kernel.launch.arguments)
+    assert args["4 (global_scratch)"] == "zero-filled buffer (512 B)"  # 256 B x 2 programs
+    assert args["5 (profile_scratch)"] == "0"
+
+
+def test_cluster_dims_multiply_the_grid_and_older_targets_are_read(tmp_path: Path) -> None:
+    folder, name = copy_entry(tmp_path, "softmax_w4")
+    edit_metadata(folder, name, cluster_dims=[2, 1, 1], target=["cuda", 90, 32])
+    entry = read_entry(folder / f"{name}.json")
+    assert (entry.cluster_dims, entry.arch, entry.block) == ((2, 1, 1), "sm_90", (128, 1, 1))
+    kernel = trace(launch("softmax_w4"), folder)
+    assert kernel.launch.grid == (4, 1, 1)
+    edit_metadata(folder, name, target={"backend": "cuda", "arch": 80, "warp_size": 32})
+    with pytest.raises(ShmemError, match="the metadata says sm_80 and the cubin is for sm_90"):
+        trace(launch("softmax_w4"), folder)
+
+
+def test_an_older_ttgir_without_names_takes_them_from_the_python_def(tmp_path: Path) -> None:
+    folder, name = copy_entry(tmp_path, "softmax_w4")
+    ttgir = folder / f"{name}.ttgir"
+    text = ttgir.read_text()
+    for k, arg in enumerate(("out_ptr", "in_ptr", "n_cols", "row_stride")):
+        text = text.replace(f"%{arg}: ", f"%arg{k}: ").replace(f'loc("{arg}"(#loc))', "loc(#loc)")
+    first = text.index("#loc = loc(")
+    line_end = text.index("\n", first)
+    def_line = text[first:line_end].rsplit(":", 2)
+    source = DATA / "kernels.py"
+    text = text[:first] + f'#loc = loc("{source}":{def_line[1]}:{def_line[2]}' + text[line_end:]
+    ttgir.write_text(text)
+    names = [p.name for p in read_entry(folder / f"{name}.json").params]
+    assert names == ["out_ptr", "in_ptr", "n_cols", "row_stride"]
+
+
+def test_several_entries_of_one_name_are_listed_to_choose_from() -> None:
+    with pytest.raises(ShmemError) as err:
+        open_entry(DATA / "cache", "softmax_rows")
+    text = err.value.message
+    assert "2 entries of 'softmax_rows'" in text
+    assert "num_warps=4, num_stages=3, shared=16, tensor shapes 1024" in text
+    assert "num_warps=8, num_stages=3, shared=32, tensor shapes 2048" in text
+    assert open_entry(DATA / "cache", "layernorm_rows").name == "layernorm_rows"
+    with pytest.raises(ShmemError, match="no Triton cache entry of a kernel named 'nope'"):
+        open_entry(DATA / "cache", "nope")
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, ["trace", *args])
+
+
+def test_the_command_traces_an_entry_folder_json_cubin_and_root() -> None:
+    entry = launch("layernorm")
+    folder = DATA / entry["entry"]
+    want = run(str(folder), "--grid", "2", "-a", "n_cols=768", "-a", "eps=1e-5", "-f", "json")
+    assert want.exit_code == 0, want.output
+    totals = json.loads(want.output)["files"][0]["kernels"][0]["totals"]
+    for path in (folder / "layernorm_rows.json", folder / "layernorm_rows.cubin"):
+        got = run(str(path), "--grid", "2", "-a", "n_cols=768", "-a", "eps=1e-5", "-f", "json")
+        assert json.loads(got.output)["files"][0]["kernels"][0]["totals"] == totals
+    root = run(str(DATA / "cache"), "-k", "layernorm_rows", "-g", "2", "-a", "n_cols=768", "-fjson")
+    assert json.loads(root.output)["files"][0]["kernels"][0]["totals"] == totals
+
+
+def test_the_command_refuses_a_block_that_is_not_tritons() -> None:
+    result = run(str(DATA / launch("layernorm")["entry"]), "--block", "256")
+    assert result.exit_code == 2
+    assert "a Triton kernel runs with num_warps * 32 = 128 threads" in result.output
+
+
+def test_the_command_lists_the_entries_of_a_root() -> None:
+    result = run(str(DATA / "cache"), "--kernel", "matmul_tiles")
+    assert result.exit_code == 2
+    assert "3 entries of 'matmul_tiles'; choose one (its folder)" in result.output
+    assert result.output.count("matmul_tiles  num_warps=") == 3
+
+
+def test_metadata_that_is_not_tritons_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "k.json").write_text('{"kernels": []}')
+    result = run(str(tmp_path / "k.json"))
+    assert result.exit_code == 2
+    assert "not Triton metadata" in result.output
+    folder, name = copy_entry(tmp_path, "softmax_w4")
+    (folder / f"{name}.ttgir").unlink()
+    result = run(str(folder / f"{name}.json"))
+    assert result.exit_code == 2 and "has no softmax_rows.ttgir" in result.output
