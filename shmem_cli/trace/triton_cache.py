@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bounded_read import read_bounded
-from ..errors import ShmemError
+from ..plumbing.bounded_read import read_bounded
+from ..plumbing.errors import ShmemError
 
 MAX_METADATA_BYTES = 1 << 20
 MAX_TTGIR_BYTES = 64 << 20
