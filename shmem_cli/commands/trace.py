@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..hardware.arch import DEFAULT_ARCH
 from .analyze import parse_rows
 from .common import (
     CONTEXT,
+    ExitCode,
     emit,
     fail_input,
     fail_usage,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
     from ..render.options import RenderOptions
     from ..trace.cubin import Kernel
+    from ..trace.ncu_compare import KernelCompare
     from ..trace.result import TraceReport
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
@@ -152,6 +155,14 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     help="Only list the parameters (position, name, type, offset, size) of the kernel, or of "
     "every kernel of the file when no --kernel is given.",
 )
+@click.option(
+    "--compare",
+    "compare_csv",
+    metavar="NCU.csv",
+    type=click.Path(),
+    help="Line the trace up with Nsight Compute's per-instruction export (ncu --page source "
+    "--csv --print-source sass, SourceCounters) by SASS offset; exit 1 when they disagree.",
+)
 @output_options(("text", "json"))
 @picture_options
 @click.option(
@@ -190,6 +201,7 @@ def trace(
     arch: str | None,
     nvcc_args: tuple[str, ...],
     list_params: bool,
+    compare_csv: str | None,
     fmt: str,
     output: str | None,
     no_color: bool,
@@ -256,7 +268,8 @@ def trace(
     """
     from ..plumbing.errors import ShmemError
     from ..trace.launch import param_table
-    from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file
+    from ..trace.ncu_compare import KernelCompare, compare_kernel, read_ncu_csv
+    from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceReport
 
     env = current_environment()
@@ -294,8 +307,15 @@ def trace(
                 _list_params(env, kernel, param_table(params))
             return
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
+        compares: list[KernelCompare] | None = None
         with _progress(env, blocks) as progress:
-            report = TraceReport((trace_file(request, progress=progress),))
+            if compare_csv is None:
+                report = TraceReport((trace_file(request, progress=progress),))
+            else:
+                traced, code = trace_with_code(request, progress=progress)
+                report = TraceReport((traced,))
+                tables = read_ncu_csv(compare_csv)
+                compares = [compare_kernel(k, code, tables, compare_csv) for k in traced.kernels]
     except ShmemError as exc:
         fail_input(exc)
     options = report_options(
@@ -318,7 +338,10 @@ def trace(
         every=every,
         width=width,
         title=f"shmem trace {kernel_path}",
+        compares=compares,
     )
+    if compares is not None and not all(c.agrees for c in compares):
+        sys.exit(ExitCode.FINDINGS)
 
 
 def _list_params(
@@ -360,16 +383,24 @@ def _output(
     every: bool,
     width: int | None,
     title: str,
+    compares: list[KernelCompare] | None = None,
 ) -> None:
     """The report on standard output (or --output), and the --svg/--html pictures."""
     if fmt == "json":
-        from ..render.json_out import render_json
+        import json
 
-        text = render_json(report)
+        doc = report.to_json()
+        if compares is not None:
+            doc["compare"] = [c.to_json() for c in compares]
+        text = json.dumps(doc, indent=2) + "\n"
     else:
         from ..render.trace_text import render_trace_text
 
         text = render_trace_text(report, options, every=every)
+        if compares is not None:
+            from ..render.compare_text import render_compare_text
+
+            text += "\n" + render_compare_text(compares)
     emit(text, output, color=options.color)
     svg_path, html_path = pictures
     if svg_path or html_path:

@@ -221,6 +221,18 @@ def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> Tr
     return trace_loaded(loaded, request, progress=progress)
 
 
+def trace_with_code(
+    request: TraceRequest, *, progress: Progress | None = None
+) -> tuple[TraceFile, dict[int, str]]:
+    """The trace and the kernel's SASS by pc (for ``--compare``: is it the measured binary?)."""
+    from .ncu_compare import function_text
+
+    with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
+        loaded = load_kernel(request, Path(tmp))
+    traced = trace_loaded(loaded, request, progress=progress)
+    return traced, function_text(loaded.disassembly, loaded.kernel.mangled)
+
+
 def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, ...]]]:
     """The parameters of the kernel the request names or, without a name, of every kernel
     of the file (``--list-params``): one compile, one disassembly per cubin."""

@@ -1,0 +1,69 @@
+"""``shmem trace --compare``: the trace beside Nsight Compute's source counters, as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..trace.ncu_compare import VERDICTS, KernelCompare
+from .plain import Column, Styled, Table, layout
+
+
+def _pair(ncu: int | None, shmem: int) -> str:
+    shown = "-" if ncu is None else f"{ncu:,}"
+    return shown if ncu == shmem else f"{shown} / {shmem:,}"
+
+
+def render_compare_text(compares: list[KernelCompare]) -> str:
+    """One block per kernel: a verdict line, then a row per shared-memory instruction."""
+    out: list[str] = []
+    for c in compares:
+        head = f"--compare {c.csv}: {c.kernel}"
+        if c.tables > 1:
+            head += f" (table {c.table} of {c.tables} of this kernel)"
+        if c.binary_differs:
+            lines = [
+                f"{head}: a different binary: {len(c.binary_differs)} instruction(s) of the CSV "
+                "are not this cubin's at the same offset, so nothing is compared (profile the "
+                "binary you trace: the same cache entry, the same compile options)"
+            ]
+            for pc, theirs, mine in c.binary_differs[:5]:
+                where = f"0x{pc:04x}" if pc >= 0 else "count"
+                lines.append(f"  {where}  ncu: {theirs}  |  cubin: {mine}")
+            out.append("\n".join(lines) + "\n")
+            continue
+        counts = c.counts()
+        said = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+        verdict = "agree" if c.agrees else "DISAGREE"
+        table = Table(
+            [
+                Column("verdict"),
+                Column("line"),
+                Column("pc", "right"),
+                Column("sass"),
+                Column("executions", "right"),
+                Column("wavefronts", "right"),
+                Column("ideal", "right"),
+            ]
+        )
+        for i in c.instructions:
+            line = f"{Path(i.file).name}:{i.line}" if i.file and i.line else "-"
+            table.add_row(
+                i.verdict,
+                line,
+                f"0x{i.pc:04x}",
+                i.sass,
+                _pair(i.measured[0], i.traced[0]),
+                _pair(i.measured[1], i.traced[1]),
+                _pair(i.measured[2], i.traced[2]),
+            )
+        notes = [f"  {v}: {VERDICTS[v]}" for v, n in counts.items() if n and v != "match"]
+        tail = "cells: ncu / shmem where they differ"
+        blocks: list[Styled | Table] = [
+            Styled(f"{head}: {verdict} ({len(c.instructions)} instructions: {said})"),
+            table,
+            Styled("\n".join([tail, *notes])),
+        ]
+        width = max(1000, *(len(i.sass) + 80 for i in c.instructions))
+        text = layout(blocks, width)
+        out.append(text if text is not None else head + "\n")
+    return "\n".join(out)

@@ -1,0 +1,303 @@
+"""``shmem trace --compare NCU.csv``: the trace lined up with Nsight Compute's source counters.
+
+Nsight Compute's per-instruction export (``ncu --section SourceCounters ...``, then ``ncu
+-i REPORT --page source --csv --print-source sass``) has one table per profiled launch: a
+``"Kernel Name",NAME`` line, a header row (``Address``, ``Source``, ..., ``Instructions
+Executed``, ``L1 Wavefronts Shared``, ``L1 Wavefronts Shared Ideal``) and one row per SASS
+instruction at its absolute address. The offset in the function (the address less the
+table's first) is the trace's ``pc``.
+
+First the binary: every instruction of the table must be the cubin's instruction at the same
+offset (the SASS text, ``.reuse`` flags aside). If not, the CSV was measured on a different
+binary (another compile, another Triton entry, other options) and nothing is compared.
+Then each shared-memory instruction: executions (warp-level, predicated-off ones included),
+wavefronts and ideal side by side, and a verdict:
+
+* ``match``: all three equal;
+* ``cp.async``: an ``LDGSTS`` whose executions agree and whose source-view wavefronts do not:
+  Nsight Compute's source view counts cp.async by another counter than the raw per-op
+  wavefronts shmem's rule is exact to (measured: tests/data/triton); not a disagreement;
+* ``arbitration``: same executions and ideal, more wavefronts on the GPU: bank arbitration or
+  timing between warps (the l1tex arbitration counter), not a different address pattern;
+* ``addresses``: same executions, another ideal or fewer wavefronts: other addresses than
+  traced (other arguments, other data);
+* ``launch``: other executions: another grid, other arguments or data-dependent control flow.
+
+Any verdict but ``match`` and ``cp.async``, and a different binary, is a disagreement
+(``shmem trace`` exits 1, as ``shmem verify`` does on a mismatch).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..plumbing.bounded_read import read_bounded
+from ..plumbing.errors import ShmemError
+from .result import KernelTrace
+
+MAX_CSV_BYTES = 256 << 20
+EXECUTED = "Instructions Executed"
+WAVEFRONTS = "L1 Wavefronts Shared"
+IDEAL = "L1 Wavefronts Shared Ideal"
+SHARED_OPCODES = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS")
+AGREEING = ("match", "cp.async")
+VERDICTS = {
+    "match": "executions, wavefronts and ideal agree",
+    "cp.async": "Nsight Compute's source view counts cp.async (LDGSTS) by another counter than "
+    "the per-op wavefronts shmem is exact to; executions agree",
+    "arbitration": "more wavefronts on the GPU with the same ideal: bank arbitration or timing "
+    "between warps, not the addresses",
+    "addresses": "other addresses than traced (another ideal, or fewer wavefronts): other "
+    "arguments or data",
+    "launch": "other executions: another grid, other arguments, or data-dependent control flow",
+}
+
+_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_CODE = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;")
+
+
+@dataclass(frozen=True)
+class NcuTable:
+    """One launch's table of the source page."""
+
+    kernel: str
+    rows: tuple[tuple[int, str, dict[str, int | None]], ...]  # (pc, sass, counters)
+
+
+@dataclass(frozen=True)
+class InstructionCompare:
+    pc: int
+    sass: str
+    file: str | None
+    line: int | None
+    measured: tuple[int | None, int | None, int | None]  # executions, wavefronts, ideal
+    traced: tuple[int, int, int]
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        keys = ("executions", "wavefronts", "ideal_wavefronts")
+        return {
+            "pc": self.pc,
+            "sass": self.sass,
+            "file": self.file,
+            "line": self.line,
+            "ncu": dict(zip(keys, self.measured, strict=True)),
+            "shmem": dict(zip(keys, self.traced, strict=True)),
+            "verdict": self.verdict,
+        }
+
+
+@dataclass(frozen=True)
+class KernelCompare:
+    """The verdict for one traced kernel against one table of the CSV."""
+
+    csv: str
+    kernel: str
+    table: int  # 1-based among the CSV's tables of this kernel
+    tables: int
+    binary_differs: tuple[tuple[int, str, str], ...]  # (pc, in the CSV, in the cubin)
+    instructions: tuple[InstructionCompare, ...]
+
+    @property
+    def agrees(self) -> bool:
+        if self.binary_differs:
+            return False
+        return all(i.verdict in AGREEING for i in self.instructions)
+
+    def counts(self) -> dict[str, int]:
+        out = {v: 0 for v in VERDICTS}
+        for i in self.instructions:
+            out[i.verdict] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "csv": self.csv,
+            "kernel": self.kernel,
+            "table": self.table,
+            "tables": self.tables,
+            "agrees": self.agrees,
+            "different_binary": bool(self.binary_differs),
+            "binary_differences": [
+                {"pc": pc, "ncu": a, "cubin": b} for pc, a, b in self.binary_differs
+            ],
+            "verdicts": self.counts(),
+            "instructions": [i.to_json() for i in self.instructions],
+        }
+
+
+def _number(text: str) -> int | None:
+    t = text.strip().replace(",", "")
+    if t in ("", "-", "n/a"):
+        return None
+    try:
+        return int(float(t))
+    except ValueError:
+        return None
+
+
+def read_ncu_csv(path: str | Path) -> list[NcuTable]:
+    """Every table of a source-page CSV (``ncu --page source --csv --print-source sass``)."""
+    where = str(path)
+    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    tables: list[NcuTable] = []
+    kernel: str | None = None
+    columns: list[str] | None = None
+    rows: list[tuple[int, str, dict[str, int | None]]] = []
+    base = 0
+
+    def close() -> None:
+        if kernel is not None and columns is not None:
+            tables.append(NcuTable(kernel, tuple(rows)))
+
+    for record in csv.reader(io.StringIO(data.decode("utf-8", errors="replace"))):
+        if len(record) >= 2 and record[0] == "Kernel Name":
+            close()
+            kernel, columns, rows = record[1], None, []
+        elif kernel is not None and record[:2] == ["Address", "Source"]:
+            columns = record
+            missing = [c for c in (EXECUTED, WAVEFRONTS, IDEAL) if c not in columns]
+            if missing:
+                raise ShmemError(
+                    f"the table of {kernel} has no column {missing[0]!r}: profile with "
+                    "`ncu --section SourceCounters` and export with `ncu -i REPORT --page "
+                    "source --csv --print-source sass`",
+                    path=where,
+                    code="input",
+                )
+        elif columns is not None and len(record) == len(columns):
+            try:
+                address = int(record[0], 16)
+            except ValueError:
+                continue
+            if not rows:
+                base = address
+            counters = {c: _number(record[columns.index(c)]) for c in (EXECUTED, WAVEFRONTS, IDEAL)}
+            rows.append((address - base, record[1], counters))
+    close()
+    if not tables:
+        raise ShmemError(
+            "no Nsight Compute source table here: expected the output of `ncu -i REPORT "
+            '--page source --csv --print-source sass` ("Kernel Name" lines, then "Address", '
+            '"Source", ... rows)',
+            path=where,
+            code="input",
+        )
+    return tables
+
+
+_TARGET = re.compile(r"^(?:0x[0-9a-fA-F]{6,}|`\(.*\))$")
+
+
+def normal_sass(text: str) -> str:
+    """SASS text without layout and ``.reuse`` flags (ncu prints none)."""
+    return " ".join(text.replace(".reuse", "").split()).rstrip(" ;")
+
+
+def sass_key(text: str) -> tuple[str, ...]:
+    """What two printings of one instruction share: guard and opcode, then the operands in
+    any order (ncu prints LDGSTS's global operand first) with branch targets left out (ncu
+    prints an address, nvdisasm a label)."""
+    words = normal_sass(text).split(" ", 2 if text.lstrip().startswith("@") else 1)
+    head, rest = words[:-1] if len(words) > 1 else words, words[-1] if len(words) > 1 else ""
+    operands = sorted(o.strip() for o in rest.split(",") if o.strip())
+    return (*head, *("<target>" if _TARGET.match(o) else o for o in operands))
+
+
+def function_text(disassembly: str, mangled: str) -> dict[int, str]:
+    """pc -> SASS text of one function in nvdisasm's output."""
+    out: dict[int, str] = {}
+    inside = False
+    for line in disassembly.splitlines():
+        section = _SECTION.match(line)
+        if section:
+            inside = section.group(1) == mangled
+            continue
+        code = _CODE.match(line) if inside else None
+        if code:
+            out[int(code.group(1), 16)] = code.group(2)
+    return out
+
+
+def _same_kernel(table_name: str, kernel: KernelTrace) -> bool:
+    name = table_name.replace(" ", "")
+    ours = (kernel.name.replace(" ", ""), kernel.mangled)
+    return any(name == n or name.startswith(n + "(") for n in ours)
+
+
+def _binary_differences(
+    table: NcuTable, code: Mapping[int, str]
+) -> tuple[tuple[int, str, str], ...]:
+    out = []
+    for pc, sass_text, _ in table.rows:
+        mine = code.get(pc)
+        if mine is None or sass_key(sass_text) != sass_key(mine):
+            out.append((pc, normal_sass(sass_text), normal_sass(mine or "(no instruction here)")))
+    if len(table.rows) != len(code) and not out:
+        out.append((-1, f"{len(table.rows)} instructions", f"{len(code)} instructions"))
+    return tuple(out)
+
+
+def _verdict(
+    op: str, measured: tuple[int | None, int | None, int | None], traced: tuple[int, int, int]
+) -> str:
+    if measured == traced:
+        return "match"
+    if measured[0] != traced[0]:
+        return "launch"
+    if op.startswith("LDGSTS"):
+        return "cp.async"
+    if measured[2] == traced[2] and (measured[1] or 0) > traced[1]:
+        return "arbitration"
+    return "addresses"
+
+
+def compare_kernel(
+    kernel: KernelTrace, code: Mapping[int, str], tables: list[NcuTable], csv_path: str
+) -> KernelCompare:
+    """The trace against the first table of this kernel measured on this very binary."""
+    mine = [t for t in tables if _same_kernel(t.kernel, kernel)]
+    if not mine:
+        names = ", ".join(dict.fromkeys(t.kernel for t in tables))
+        raise ShmemError(
+            f"the CSV has no table of {kernel.name}; it has: {names}", path=csv_path, code="input"
+        )
+    differences = [_binary_differences(t, code) for t in mine]
+    pick = next((k for k, d in enumerate(differences) if not d), 0)
+    table = mine[pick]
+    if differences[pick]:
+        return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), differences[pick], ())
+    rows = {pc: counters for pc, _, counters in table.rows}
+    out = []
+    for access in kernel.accesses:
+        c = rows.get(access.pc, {})
+        r = access.result
+        measured = (c.get(EXECUTED), c.get(WAVEFRONTS), c.get(IDEAL))
+        traced = (r.requests + access.predicated_off, r.wavefronts, r.ideal_wavefronts)
+        verdict = _verdict(access.opcode, measured, traced)
+        out.append(
+            InstructionCompare(
+                access.pc, access.sass, access.file, access.line, measured, traced, verdict
+            )
+        )
+    traced_pcs = {a.pc for a in kernel.accesses}
+    for pc, sass_text, c in table.rows:
+        words = normal_sass(sass_text).split()
+        opcode = words[1] if words and words[0].startswith("@") and len(words) > 1 else words[0]
+        executed = c.get(EXECUTED) or 0
+        if pc not in traced_pcs and opcode.split(".")[0] in SHARED_OPCODES and executed:
+            # the GPU ran a shared-memory instruction that the trace never reached
+            measured = (c.get(EXECUTED), c.get(WAVEFRONTS), c.get(IDEAL))
+            out.append(
+                InstructionCompare(
+                    pc, normal_sass(sass_text), None, None, measured, (0, 0, 0), "launch"
+                )
+            )
+    out.sort(key=lambda i: i.pc)
+    return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), (), tuple(out))

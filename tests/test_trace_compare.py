@@ -1,0 +1,165 @@
+"""`shmem trace --compare NCU.csv`: the trace beside Nsight Compute's source counters.
+
+The CSVs in tests/data/triton/ncu are Nsight Compute's own export of the H200 run of the
+project's Triton kernels (tests/data/triton/README.md); the planted differences are made
+here from them, one number or one instruction changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from shmem_cli.cli import main
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace import toolchain
+from shmem_cli.trace.ncu_compare import read_ncu_csv, sass_key
+
+DATA = Path(__file__).parent / "data" / "triton"
+LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
+COMPARED = ["softmax_w4", "softmax_w8", "layernorm", "transpose", "matmul_f16", "matmul_bf16"]
+
+pytestmark = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+
+
+def launch_args(ident: str, entry: str | None = None) -> list[str]:
+    L = LAUNCHES[ident]
+    out = [str(DATA / (entry or L["entry"])), "--grid", ",".join(map(str, L["grid"]))]
+    for k, v in L["args"].items():
+        out += ["--arg", f"{k}={v}"]
+    return out
+
+
+def compare(ident: str, csv_path: Path, *more: str, entry: str | None = None) -> Result:
+    args = ["trace", *launch_args(ident, entry), "--no-tables", "--compare", str(csv_path), *more]
+    return CliRunner().invoke(main, args)
+
+
+def compare_json(ident: str, csv_path: Path, entry: str | None = None) -> tuple[int, Any]:
+    result = compare(ident, csv_path, "--format", "json", entry=entry)
+    return result.exit_code, json.loads(result.output)["compare"][0]
+
+
+@pytest.mark.parametrize("ident", COMPARED)
+def test_every_instruction_of_the_measured_kernels_matches(ident: str) -> None:
+    code, doc = compare_json(ident, DATA / "ncu" / f"{ident}.csv")
+    assert code == 0 and doc["agrees"] and not doc["different_binary"]
+    verdicts = {i["verdict"] for i in doc["instructions"]}
+    assert verdicts <= {"match", "cp.async"}
+    for i in doc["instructions"]:
+        assert i["ncu"]["executions"] == i["shmem"]["executions"]
+        if i["verdict"] == "match":
+            assert i["ncu"] == i["shmem"]
+        else:  # LDGSTS: the source view's figure is another counter (see the module)
+            assert i["sass"].startswith("LDGSTS")
+
+
+def edited_csv(tmp_path: Path, ident: str, pc: int, column: str, value: str) -> Path:
+    """The launch's CSV with one cell of the instruction at ``pc`` replaced."""
+    rows = list(csv.reader(io.StringIO((DATA / "ncu" / f"{ident}.csv").read_text())))
+    header = rows[1]
+    base = int(rows[2][0], 16)
+    for row in rows[2:]:
+        if int(row[0], 16) - base == pc:
+            row[header.index(column)] = value
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    path = tmp_path / f"{ident}.csv"
+    path.write_text(out.getvalue())
+    return path
+
+
+def first_store_pc(ident: str) -> int:
+    _, doc = compare_json(ident, DATA / "ncu" / f"{ident}.csv")
+    return int(next(i["pc"] for i in doc["instructions"] if i["sass"].startswith("STS")))
+
+
+def test_a_planted_extra_wavefront_is_named_arbitration_and_exits_1(tmp_path: Path) -> None:
+    pc = first_store_pc("transpose")
+    planted = edited_csv(tmp_path, "transpose", pc, "L1 Wavefronts Shared", "24")
+    code, doc = compare_json("transpose", planted)
+    assert code == 1 and not doc["agrees"]
+    (bad,) = [i for i in doc["instructions"] if i["verdict"] != "match"]
+    assert (bad["pc"], bad["verdict"]) == (pc, "arbitration")
+    assert (bad["ncu"]["wavefronts"], bad["shmem"]["wavefronts"]) == (24, 16)
+    text = compare("transpose", planted).output
+    assert "DISAGREE (64 instructions: 63 match, 1 arbitration)" in text
+    assert "24 / 16" in text and "bank arbitration or timing" in text
+
+
+def test_planted_ideal_and_execution_differences_are_named(tmp_path: Path) -> None:
+    pc = first_store_pc("softmax_w4")
+    ideal = edited_csv(tmp_path, "softmax_w4", pc, "L1 Wavefronts Shared Ideal", "16")
+    code, doc = compare_json("softmax_w4", ideal)
+    assert code == 1
+    assert [i["verdict"] for i in doc["instructions"] if i["pc"] == pc] == ["addresses"]
+    runs = edited_csv(tmp_path, "softmax_w4", pc, "Instructions Executed", "4")
+    code, doc = compare_json("softmax_w4", runs)
+    assert code == 1
+    assert [i["verdict"] for i in doc["instructions"] if i["pc"] == pc] == ["launch"]
+
+
+def test_another_binary_is_detected_and_nothing_is_compared() -> None:
+    # softmax_w8's measurement against softmax_w4's cubin: the same kernel name, other code
+    result = compare("softmax_w4", DATA / "ncu" / "softmax_w8.csv")
+    assert result.exit_code == 1
+    assert "a different binary:" in result.output and "nothing is compared" in result.output
+    code, doc = compare_json("softmax_w4", DATA / "ncu" / "softmax_w8.csv")
+    assert code == 1 and doc["different_binary"] and doc["instructions"] == []
+
+
+def test_one_changed_instruction_is_a_different_binary(tmp_path: Path) -> None:
+    pc = first_store_pc("layernorm")
+    planted = edited_csv(tmp_path, "layernorm", pc, "Source", "      STS [R12+UR4+0x4], R3")
+    code, doc = compare_json("layernorm", planted)
+    assert code == 1 and doc["binary_differences"] == [
+        {"pc": pc, "ncu": "STS [R12+UR4+0x4], R3", "cubin": "STS [R12+UR4], R3"}
+    ]
+
+
+def test_the_kernels_table_is_found_among_several(tmp_path: Path) -> None:
+    both = tmp_path / "both.csv"
+    both.write_text(
+        (DATA / "ncu" / "layernorm.csv").read_text() + (DATA / "ncu" / "softmax_w8.csv").read_text()
+    )
+    assert [t.kernel for t in read_ncu_csv(both)] == ["layernorm_rows", "softmax_rows"]
+    code, doc = compare_json("softmax_w8", both)
+    assert code == 0 and doc["agrees"] and doc["tables"] == 1
+    missing = compare("transpose", both)
+    assert missing.exit_code == 2
+    assert "the CSV has no table of transpose_tiles; it has: layernorm_rows, softmax_rows" in (
+        missing.output
+    )
+
+
+def test_a_file_that_is_not_a_source_export_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "raw.csv"
+    bad.write_text('"ID","Kernel Name","Metric"\n"0","k","1"\n')
+    with pytest.raises(ShmemError, match="no Nsight Compute source table here"):
+        read_ncu_csv(bad)
+    result = compare("softmax_w4", bad)
+    assert result.exit_code == 2 and "no Nsight Compute source table here" in result.output
+    no_counters = tmp_path / "plain.csv"
+    no_counters.write_text(
+        '"Kernel Name","k",\n"Address","Source","# Samples"\n"0x10","EXIT","0"\n'
+    )
+    with pytest.raises(ShmemError, match="no column 'Instructions Executed'"):
+        read_ncu_csv(no_counters)
+
+
+def test_two_printings_of_one_instruction_have_one_key() -> None:
+    assert sass_key("LDGSTS.E.BYPASS.128 desc[UR10][R6.64], P0, [R36]") == sass_key(
+        "LDGSTS.E.BYPASS.128 [R36], desc[UR10][R6.64], P0 ;"
+    )
+    assert sass_key("@P3 BRA 0x7eff477b1600") == sass_key("@P3 BRA `(.L_x_0)")
+    assert sass_key("IMAD R5, R2.reuse, UR9, RZ") == sass_key("IMAD R5, R2, UR9, RZ")
+    assert sass_key("@P3 BRA 0x7eff477b1600") != sass_key("@!P3 BRA 0x7eff477b1600")
+    assert sass_key("STS [R1], R2") != sass_key("STS [R1+0x4], R2")
