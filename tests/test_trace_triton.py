@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from shmem_cli.trace import toolchain
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace import toolchain
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
 from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.triton_cache import open_entry, read_entry

@@ -268,7 +268,7 @@ def trace(
     """
     from ..plumbing.errors import ShmemError
     from ..trace.launch import param_table
-    from ..trace.ncu_compare import KernelCompare, compare_kernel, read_ncu_csv
+    from ..trace.ncu_compare import compare_kernel, read_ncu_csv
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceReport
 
