@@ -14,11 +14,22 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "analyze", "ShmemError"]
+__all__ = [
+    "__version__",
+    "analyze",
+    "trace",
+    "trace_triton",
+    "assert_no_bank_conflicts",
+    "TraceResult",
+    "ShmemError",
+]
 
 if TYPE_CHECKING:
     from .analysis.analyze import analyze
     from .plumbing.errors import ShmemError
+    from .testing import assert_no_bank_conflicts
+    from .trace.api import TraceResult, trace
+    from .trace.triton_compile import trace_triton
 
 
 def __getattr__(name: str) -> Any:
@@ -27,6 +38,22 @@ def __getattr__(name: str) -> Any:
         from .analysis.analyze import analyze
 
         return analyze
+    if name == "trace":  # the trace package, callable: shmem_cli.trace.api.trace
+        import importlib
+
+        return importlib.import_module(".trace", __name__)
+    if name == "TraceResult":
+        from .trace.api import TraceResult
+
+        return TraceResult
+    if name == "trace_triton":
+        from .trace.triton_compile import trace_triton
+
+        return trace_triton
+    if name == "assert_no_bank_conflicts":
+        from .testing import assert_no_bank_conflicts
+
+        return assert_no_bank_conflicts
     if name == "ShmemError":
         from .plumbing.errors import ShmemError
 

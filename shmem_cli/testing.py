@@ -1,0 +1,96 @@
+"""A test helper for kernel libraries' CI: fail when a kernel's shared memory has bank conflicts.
+
+::
+
+    import shmem_cli
+    from shmem_cli.testing import assert_no_bank_conflicts
+
+    def test_softmax_has_no_bank_conflicts():
+        result = shmem_cli.trace("cache/softmax_entry", grid=(4,), args={"n_cols": 1000})
+        assert_no_bank_conflicts(result, allow=["kernels.py:52"])
+
+The failure names every conflicting instruction (its source line, offset and SASS, or the
+spec access), how many wavefronts it cost against its ideal, and the bank table of its worst
+request: which lanes met in which bank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .model import AccessResult, FileResult
+from .trace.result import KernelTrace, TraceAccess, TraceReport
+
+Selector = int | str  # a source line, "file:line", a pc "0x01a0", an opcode prefix, a name
+
+
+def _trace_matches(a: TraceAccess, selector: Selector) -> bool:
+    if isinstance(selector, int):
+        return a.line == selector
+    s = selector.strip()
+    if s.lower().startswith("0x"):
+        return a.pc == int(s, 16)
+    where, _, line = s.rpartition(":")
+    if where and line.isdigit() and a.file is not None and a.line == int(line):
+        path = a.file.replace("\\", "/")
+        return path == where or path.endswith("/" + where.lstrip("./"))
+    return a.opcode == s or a.opcode.startswith(s + ".")
+
+
+def _describe(r: AccessResult, what: str, width: int) -> str:
+    from .render.plain import layout
+    from .render.text import bank_tables
+
+    head = (
+        f"{what}: {r.max_ways}-way, {r.wavefronts:,} wavefronts for an ideal of "
+        f"{r.ideal_wavefronts:,} ({r.excess_wavefronts:,} excess) in {r.requests:,} requests, "
+        f"{r.conflicted_requests:,} of them with conflicts"
+    )
+    if r.detail is None or r.shown is None:
+        return head
+    where = f"worst request: {r.shown.describe()}, {len(r.detail.wavefronts)} wavefronts"
+    table = layout(bank_tables(r.detail, width=width), width) or ""
+    cells = "cells: the lanes each bank serves in each wavefront (rows)"
+    return f"{head}\n  {where}; bank table ({cells}):\n" + "\n".join(
+        "    " + line for line in table.rstrip("\n").splitlines()
+    )
+
+
+def conflicts(
+    result: TraceReport | KernelTrace | FileResult, allow: Iterable[Selector] = ()
+) -> list[str]:
+    """One description per access with bank conflicts that ``allow`` does not name."""
+    allowed = list(allow)
+    found: list[str] = []
+    if isinstance(result, FileResult):
+        for acc in result.accesses:
+            if not acc.conflict_free and acc.name not in allowed:
+                found.append(_describe(acc, f"{result.path}: access {acc.name!r}", 200))
+        return found
+    if isinstance(result, TraceReport):
+        kernels = tuple(k for f in result.files for k in f.kernels)
+    else:
+        kernels = (result,)
+    for k in kernels:
+        for a in k.accesses:
+            if a.result.conflict_free or any(_trace_matches(a, s) for s in allowed):
+                continue
+            line = f"{Path(a.file).name}:{a.line}" if a.file and a.line else "(no line)"
+            what = f"{k.name} {line} pc 0x{a.pc:04x} {a.sass}"
+            found.append(_describe(a.result, what, 200))
+    return found
+
+
+def assert_no_bank_conflicts(
+    result: TraceReport | KernelTrace | FileResult, *, allow: Iterable[Selector] = ()
+) -> None:
+    """Raise ``AssertionError`` naming each access with bank conflicts (more wavefronts than
+    its ideal) unless ``allow`` names it: a source line (``52`` or ``"kernels.py:52"``), a pc
+    (``"0x01a0"``), an opcode (``"STS"``, ``"LDSM.16.M88.4"``) or, for a spec, an access name.
+    """
+    found = conflicts(result, allow)
+    if found:
+        raise AssertionError(
+            f"{len(found)} shared-memory access(es) with bank conflicts:\n" + "\n".join(found)
+        )

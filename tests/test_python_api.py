@@ -1,0 +1,176 @@
+"""The documented Python API (docs/python.md): shmem_cli.trace, shmem_cli.analyze, the test
+helper, and shmem_cli.trace_triton (the last only where Triton is installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import shmem_cli
+from shmem_cli.cli import main
+from shmem_cli.testing import assert_no_bank_conflicts
+from shmem_cli.trace import toolchain
+
+HERE = Path(__file__).parent
+TRITON_DATA = HERE / "data" / "triton"
+TRACE_DATA = HERE / "data" / "trace"
+LAUNCHES = {L["id"]: L for L in json.loads((TRITON_DATA / "launches.json").read_text())["launches"]}
+
+needs_nvdisasm = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+needs_triton = pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None,
+    reason="Triton is not installed (pip install 'shmem[triton]')",
+)
+
+
+def command_json(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc: dict[str, object] = json.loads(result.output)
+    return doc
+
+
+@needs_nvdisasm
+def test_trace_of_a_triton_entry_equals_the_commands_json() -> None:
+    entry = str(TRITON_DATA / LAUNCHES["layernorm"]["entry"])
+    result = shmem_cli.trace(entry, grid=2, args={"n_cols": 768, "eps": 1e-5})
+    assert result.to_json() == command_json(
+        "trace", entry, "--grid", "2", "--arg", "n_cols=768", "--arg", "eps=1e-05"
+    )
+    assert [a.op for a in result.accesses] == ["store", "load", "store", "load"]
+    assert result.totals["load"].requests == 16
+
+
+@needs_nvdisasm
+def test_trace_of_a_cubin_equals_the_commands_json() -> None:
+    cubin = str(TRACE_DATA / "column_read.sm_90.cubin")
+    result = shmem_cli.trace(cubin, block=(32, 32))
+    assert result.to_json() == command_json("trace", cubin, "--block", "32,32")
+    (load,) = [a for a in result.accesses if a.op == "load"]
+    assert (load.line, load.result.wavefronts, load.result.max_ways) == (9, 1024, 32)
+
+
+@needs_nvdisasm
+def test_arguments_may_be_arrays_and_positions() -> None:
+    import numpy as np
+
+    cubin = str(TRACE_DATA / "column_read.sm_90.cubin")
+    data = np.arange(32 * 32, dtype=np.float32)
+    result = shmem_cli.trace(cubin, block=(32, 32), args={1: data})
+    (label, value) = dict(result.kernel.launch.arguments).popitem()
+    assert label == "1 (in)" and value.endswith("(4,096 B)")
+
+
+def test_bad_input_raises_shmem_error_with_its_code() -> None:
+    with pytest.raises(shmem_cli.ShmemError) as err:
+        shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin")
+    assert err.value.code == "invalid-launch" and "block is required" in err.value.message
+    with pytest.raises(shmem_cli.ShmemError) as err:
+        shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin", block=(32, 0))
+    assert err.value.code == "invalid-launch"
+    with pytest.raises(shmem_cli.ShmemError) as err:
+        shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin", block=32, args={"in": object()})
+    assert err.value.code == "invalid-launch" and "not a kernel argument" in err.value.message
+
+
+@needs_nvdisasm
+def test_a_bad_name_raises_with_the_kernel_code() -> None:
+    with pytest.raises(shmem_cli.ShmemError) as err:
+        shmem_cli.trace(TRITON_DATA / "cache", kernel="nope")
+    assert err.value.code == "invalid-kernel"
+
+
+def test_analyze_equals_the_commands_json_entry() -> None:
+    spec = str(HERE.parent / "access_specs" / "column_read_32x32.yaml")
+    result = shmem_cli.analyze(spec)
+    doc = command_json("analyze", spec)
+    assert result.to_json() == doc["files"][0]  # type: ignore[index]
+
+
+@needs_nvdisasm
+def test_assert_no_bank_conflicts_passes_a_clean_kernel_and_names_a_conflict() -> None:
+    clean = shmem_cli.trace(TRITON_DATA / LAUNCHES["transpose"]["entry"], grid=(2, 2))
+    assert_no_bank_conflicts(clean)
+    conflicted = shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin", block=(32, 32))
+    with pytest.raises(AssertionError) as err:
+        assert_no_bank_conflicts(conflicted)
+    text = str(err.value)
+    assert text.startswith("1 shared-memory access(es) with bank conflicts:")
+    assert "column_read.cu:9 pc 0x" in text and "LDS R9, [R6]" in text
+    assert "32-way, 1,024 wavefronts for an ideal of 32 (992 excess) in 32 requests" in text
+    # the bank table of the worst request: all 32 lanes in bank 0, one per wavefront
+    assert "bank table" in text and "\n    wf  0" in text.replace("wf 0", "wf  0")
+    for allow in (9, "column_read.cu:9", "LDS", "0x" + text.split(" pc 0x")[1][:4]):
+        assert_no_bank_conflicts(conflicted, allow=[allow])
+
+
+def test_assert_no_bank_conflicts_on_a_spec() -> None:
+    conflicted = shmem_cli.analyze(HERE.parent / "access_specs" / "column_read_32x32.yaml")
+    with pytest.raises(AssertionError, match="32-way"):
+        assert_no_bank_conflicts(conflicted)
+    assert_no_bank_conflicts(shmem_cli.analyze(HERE.parent / "access_specs/column_read_32x33.yaml"))
+
+
+def test_trace_is_callable_whatever_was_imported_first() -> None:
+    import shmem_cli.trace.pipeline  # noqa: F401  (binds shmem_cli.trace to the package)
+
+    assert callable(shmem_cli.trace)
+    from shmem_cli import trace
+
+    assert callable(trace)
+
+
+def test_trace_triton_without_triton_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "triton", None)  # import triton fails
+    with pytest.raises(shmem_cli.ShmemError) as err:
+        shmem_cli.trace_triton(lambda: None, {}, {})
+    assert err.value.code == "tool-missing" and "pip install 'shmem[triton]'" in err.value.message
+
+
+@needs_triton
+@needs_nvdisasm
+def test_trace_triton_compiles_ahead_of_time_like_the_kept_entry(tmp_path: Path) -> None:
+    sys.path.insert(0, str(TRITON_DATA))
+    try:
+        import kernels  # tests/data/triton/kernels.py, the project's own Triton kernels
+    finally:
+        sys.path.remove(str(TRITON_DATA))
+    L = LAUNCHES["matmul_f16"]
+    signature = {
+        "c_ptr": "*fp16",
+        "a_ptr": "*fp16",
+        "b_ptr": "*fp16",
+        "m": "i32",
+        "n": "i32",
+        "k": "i32",
+    }
+    result = shmem_cli.trace_triton(
+        kernels.matmul_tiles,
+        signature,
+        L["constexprs"],
+        num_warps=L["num_warps"],
+        num_stages=L["num_stages"],
+        grid=tuple(L["grid"]),
+        args=L["args"],
+        keep=tmp_path / "entry",
+    )
+    assert (tmp_path / "entry" / "matmul_tiles.ttgir").is_file()
+    import triton
+
+    built_with = json.loads((TRITON_DATA / "launches.json").read_text())["triton"]
+    if triton.__version__ != built_with:
+        assert result.totals["ldmatrix"].requests > 0  # another Triton: other code, still traced
+        return
+    kept = shmem_cli.trace(TRITON_DATA / L["entry"], grid=tuple(L["grid"]), args=L["args"])
+    # the same kernel: the same instructions and counts as the entry measured on the H200
+    assert [(a.pc, a.sass) for a in result.accesses] == [(a.pc, a.sass) for a in kept.accesses]
+    assert {op: t.to_json() for op, t in result.totals.items()} == {
+        op: t.to_json() for op, t in kept.totals.items()
+    }
