@@ -1,4 +1,4 @@
-"""The documented Python API (docs/api.md)."""
+"""The documented Python API (docs/python.md)."""
 
 from __future__ import annotations
 

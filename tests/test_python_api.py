@@ -106,7 +106,7 @@ def test_assert_no_bank_conflicts_passes_a_clean_kernel_and_names_a_conflict() -
     assert "column_read.cu:9 pc 0x" in text and "LDS R9, [R6]" in text
     assert "32-way, 1,024 wavefronts for an ideal of 32 (992 excess) in 32 requests" in text
     # the bank table of the worst request: all 32 lanes in bank 0, one per wavefront
-    assert "bank table" in text and "\n    wf  0" in text.replace("wf 0", "wf  0")
+    assert "\n    wf 0  1  2  3" in text and "\n     0 0\n     1 1\n     2 2\n" in text
     for allow in (9, "column_read.cu:9", "LDS", "0x" + text.split(" pc 0x")[1][:4]):
         assert_no_bank_conflicts(conflicted, allow=[allow])
 
