@@ -8,6 +8,7 @@ here from them, one number or one instruction changed.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from pathlib import Path
@@ -19,7 +20,9 @@ from click.testing import CliRunner, Result
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace import toolchain
-from shmem_cli.trace.ncu_compare import read_ncu_csv, sass_key
+from shmem_cli.trace.ncu_compare import compare_kernel, read_ncu_csv, sass_key
+from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_with_code
+from shmem_cli.trace.result import KernelTrace
 
 DATA = Path(__file__).parent / "data" / "triton"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
@@ -30,22 +33,41 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def launch_args(ident: str, entry: str | None = None) -> list[str]:
+def launch_args(ident: str) -> list[str]:
     L = LAUNCHES[ident]
-    out = [str(DATA / (entry or L["entry"])), "--grid", ",".join(map(str, L["grid"]))]
+    out = [str(DATA / L["entry"]), "--grid", ",".join(map(str, L["grid"]))]
     for k, v in L["args"].items():
         out += ["--arg", f"{k}={v}"]
     return out
 
 
-def compare(ident: str, csv_path: Path, *more: str, entry: str | None = None) -> Result:
-    args = ["trace", *launch_args(ident, entry), "--no-tables", "--compare", str(csv_path), *more]
+def compare(ident: str, csv_path: Path, *more: str) -> Result:
+    args = ["trace", *launch_args(ident), "--no-tables", "--compare", str(csv_path), *more]
     return CliRunner().invoke(main, args)
 
 
-def compare_json(ident: str, csv_path: Path, entry: str | None = None) -> tuple[int, Any]:
-    result = compare(ident, csv_path, "--format", "json", entry=entry)
-    return result.exit_code, json.loads(result.output)["compare"][0]
+@functools.cache
+def traced(ident: str) -> tuple[KernelTrace, dict[int, str]]:
+    """The launch traced once for all the tests (its kernel and SASS by pc)."""
+    L = LAUNCHES[ident]
+    request = TraceRequest(DATA / L["entry"], grid=tuple(L["grid"]), args=arg_texts(L["args"]))
+    file, code = trace_with_code(request)
+    return file.kernels[0], code
+
+
+def compare_json(ident: str, csv_path: Path) -> tuple[int, Any]:
+    """What --compare --format json says, and its exit status (as the command decides it)."""
+    kernel, code = traced(ident)
+    result = compare_kernel(kernel, code, read_ncu_csv(csv_path), str(csv_path))
+    return (0 if result.agrees else 1), result.to_json()
+
+
+def test_the_command_and_the_library_say_the_same(tmp_path: Path) -> None:
+    csv_path = DATA / "ncu" / "matmul_f16.csv"
+    result = compare("matmul_f16", csv_path, "--format", "json")
+    assert (result.exit_code, json.loads(result.output)["compare"][0]) == compare_json(
+        "matmul_f16", csv_path
+    )
 
 
 @pytest.mark.parametrize("ident", COMPARED)

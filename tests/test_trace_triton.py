@@ -7,6 +7,7 @@ those very cubins (lab/, measured.json). These tests need no Triton.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -36,6 +37,12 @@ pytestmark = pytest.mark.skipif(
 
 def launch(ident: str) -> dict[str, Any]:
     return next(L for L in LAUNCHES if L["id"] == ident)
+
+
+@functools.cache
+def traced(ident: str) -> KernelTrace:
+    """A kept launch, traced once for all the tests."""
+    return trace(launch(ident))
 
 
 def trace(entry: dict[str, Any], path: Path | None = None) -> KernelTrace:
@@ -73,7 +80,7 @@ def measured_per_op(ident: str) -> dict[str, Any]:
 def test_an_entry_traced_with_only_the_grid_and_named_scalars_gives_the_h200s_counts(
     entry: dict[str, Any],
 ) -> None:
-    kernel = trace(entry)
+    kernel = traced(entry["id"])
     assert per_op(kernel) == measured_per_op(entry["id"])
     assert kernel.launch.block == (32 * entry["num_warps"], 1, 1)
 
@@ -81,7 +88,7 @@ def test_an_entry_traced_with_only_the_grid_and_named_scalars_gives_the_h200s_co
 @pytest.mark.parametrize("entry", EXACT, ids=[L["id"] for L in EXACT])
 def test_each_instruction_matches_nsight_computes_source_counters(entry: dict[str, Any]) -> None:
     measured = {i["pc"]: i for i in MEASURED[entry["id"]]["instructions"]}
-    kernel = trace(entry)
+    kernel = traced(entry["id"])
     assert {a.pc for a in kernel.accesses} == set(measured)
     for a in kernel.accesses:
         m = measured[a.pc]
@@ -104,7 +111,7 @@ def test_the_wgmma_entry_waits_on_hgmma_decoding() -> None:
 
 
 def test_lines_are_the_triton_source_not_tritons_library() -> None:
-    kernel = trace(launch("softmax_w4"))
+    kernel = traced("softmax_w4")
     # tl.max and tl.sum are implemented in triton/language/standard.py: the line reported is
     # the kernel's own call (kernels.py lines 19 and 21)
     assert sorted({(Path(a.file or "").name, a.line) for a in kernel.accesses}) == [
@@ -129,7 +136,7 @@ def test_parameters_come_from_the_ttgir_and_tritons_scratch_pointers_follow() ->
 
 def test_the_launch_follows_the_metadata() -> None:
     entry = launch("transpose")
-    kernel = trace(entry)
+    kernel = traced("transpose")
     meta = json.loads((DATA / entry["entry"] / "transpose_tiles.json").read_text())
     assert kernel.launch.block == (32 * meta["num_warps"], 1, 1)
     assert kernel.launch.dynamic_smem == meta["shared"] == 16384

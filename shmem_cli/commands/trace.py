@@ -217,8 +217,11 @@ def trace(
     """Trace the shared-memory accesses of a compiled CUDA kernel, without a GPU.
 
     KERNEL is a .cu file (compiled here with nvcc -cubin -lineinfo -O3
-    -arch=sm_XX), a .cubin, or an executable or shared library with embedded
-    cubins (the one for --arch is extracted with cuobjdump). The kernel's SASS,
+    -arch=sm_XX), a .cubin, an executable or shared library with embedded
+    cubins (the one for --arch is extracted with cuobjdump), or a Triton cache
+    entry (its folder, .json or .cubin; or a cache root with --kernel NAME): its
+    block, dynamic shared memory and parameter names come from the entry, so
+    only --grid (the program grid) and the scalar --arg's are needed. The SASS,
     disassembled with nvdisasm, is run by a functional emulator for every thread
     of the block (every block of --grid), and each shared-memory instruction's
     warp-level requests go through the same engine as `shmem analyze`: the
@@ -248,7 +251,13 @@ def trace(
     toolkit); nvcc is needed only for .cu files. The guide to tracing is
     trace.md in the docs folder of shmem's source repository.
 
-    Exit status: 0 when the kernel was traced (or its parameters listed), 2 for
+    --compare NCU.csv lines the trace up with Nsight Compute's per-instruction
+    export (ncu --section SourceCounters, then ncu -i REP --page source --csv
+    --print-source sass) by SASS offset: executions, wavefronts and ideal side by
+    side, each difference named; a different binary is detected.
+
+    Exit status: 0 when the kernel was traced (or its parameters listed), 1 when
+    --compare found a disagreement, 2 for
     bad arguments, a missing tool, a failed compile or an instruction the
     emulator cannot run (reported with its source line).
 
@@ -265,6 +274,8 @@ def trace(
           --format json -o trace.json
       shmem trace access_specs/kernels/matmul.cu -k 'matmul<16>' -b 16,16 -a wA=16 -a wB=16 \\
           --svg trace.svg
+      shmem trace tests/data/triton/cache -k layernorm_rows --grid 2 -a n_cols=768
+          # a Triton cache entry (here shmem's own, in its source repository)
     """
     from ..plumbing.errors import ShmemError
     from ..trace.launch import param_table

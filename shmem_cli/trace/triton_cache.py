@@ -38,6 +38,7 @@ from ..plumbing.errors import ShmemError
 
 MAX_METADATA_BYTES = 1 << 20
 MAX_TTGIR_BYTES = 64 << 20
+MAX_PYTHON_BYTES = 4 << 20
 MAX_ENTRIES = 10_000  # cache folders looked at under a root
 HIDDEN = ("global_scratch", "profile_scratch")  # Triton's own pointers, in the order it adds them
 
@@ -315,8 +316,9 @@ def _names_from_python(
     if first is None:
         return None
     try:
-        tree = ast.parse(Path(first.group(1)).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+        source = read_bounded(first.group(1), MAX_PYTHON_BYTES, what="Python source")
+        tree = ast.parse(source.decode("utf-8", errors="replace"))
+    except (ShmemError, SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == name:
@@ -334,19 +336,36 @@ def _names_from_python(
 
 def entries_under(root: Path, name: str | None) -> list[TritonEntry]:
     """Every entry of a cache root (``root/<hash>/<name>.json``) or of one entry folder whose
-    kernel is ``name`` (any name when None)."""
+    kernel is ``name`` (any name when None). Only the metadata of the others is read."""
     found: list[TritonEntry] = []
-    metas = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
-    for meta in metas[:MAX_ENTRIES]:
-        if meta.name.startswith("__grp__") or not meta.with_suffix(".cubin").is_file():
-            continue
+    for meta in _metadata_files(root):
         try:
-            entry = read_entry(meta)
+            if name is not None and str(_metadata(meta)["name"]) != name:
+                continue
+            found.append(read_entry(meta))
         except ShmemError:
-            continue  # not an entry this trace can use; the listing says what was found
-        if name is None or entry.name == name:
-            found.append(entry)
+            continue  # not an entry this trace can use
     return found
+
+
+def kernel_names(root: Path) -> list[str]:
+    """The kernel names of a cache root's entries (for an error that lists them)."""
+    names: set[str] = set()
+    for meta in _metadata_files(root):
+        try:
+            names.add(str(_metadata(meta)["name"]))
+        except ShmemError:
+            continue
+    return sorted(names)
+
+
+def _metadata_files(root: Path) -> list[Path]:
+    metas = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
+    return [
+        m
+        for m in metas[:MAX_ENTRIES]
+        if not m.name.startswith("__grp__") and m.with_suffix(".cubin").is_file()
+    ]
 
 
 def open_entry(path: Path, kernel: str | None) -> TritonEntry:
@@ -359,8 +378,7 @@ def open_entry(path: Path, kernel: str | None) -> TritonEntry:
     if len(found) == 1:
         return found[0]
     if not found:
-        every = entries_under(path, None)
-        names = sorted({e.name for e in every})
+        names = kernel_names(path)
         if kernel is not None and names:
             raise TritonError(
                 f"no Triton cache entry of a kernel named {kernel!r}; there are: "
