@@ -1,10 +1,14 @@
 """Warp-level matrix multiply-accumulate on registers: HMMA (mma.sync m16n8k16 and
-m16n8k8 with f16 or bf16 inputs, f32 or f16 accumulators).
+m16n8k8 with f16 or bf16 inputs, f32 or f16 accumulators; m16n8k8 and m16n8k4 with tf32
+inputs, f32 accumulators).
 
 Each lane holds fragments in the layout PTX documents for mma.sync: with
 ``g = lane / 4`` and ``t = lane % 4``, A element pairs sit at rows ``g`` / ``g + 8`` and
 columns ``2t, 2t + 1`` (+ 8 for the second k half), B pairs at rows (k) ``2t, 2t + 1``
 (+ 8) and column ``g``, C and D pairs at row ``g`` / ``g + 8`` and columns ``2t, 2t + 1``.
+A tf32 element takes a whole register: A at rows ``g`` / ``g + 8`` and column ``t`` (+ 4
+for k8's second half), B at row ``t`` (+ 4) and column ``g``; its low 13 mantissa bits are
+not used.
 Products are summed in float64 and rounded once; the tensor cores' own summation order
 and rounding may differ in the last bits.
 """
@@ -44,6 +48,18 @@ def _b_layout(k: int) -> list[tuple[Any, Any]]:
     return out
 
 
+def _tf32_layouts(k: int) -> tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]]:
+    """(row, col) per lane of each tf32 A and B register (one element each)."""
+    a = [(G + 8 * (i % 2), T + 4 * (i // 2)) for i in range(k // 2)]
+    b = [(T + 4 * i, G) for i in range(k // 4)]
+    return a, b
+
+
+def _tf32(regs: Any) -> Any:
+    """(n_regs, W, 32) uint32 -> float64, tf32: the low 13 mantissa bits dropped."""
+    return (regs & _U(0xFFFFE000)).view(np.float32).astype(np.float64)
+
+
 def _c_layout() -> list[tuple[Any, Any]]:
     return [(G + 8 * (i // 2), 2 * T + i % 2) for i in range(4)]
 
@@ -60,22 +76,26 @@ def _halves(regs: Any, bf16: bool) -> Any:
 
 @op("HMMA")
 def _hmma(ins: Instruction, ctx: Context) -> Step:
-    shape = next((m for m in ins.mods if m in ("16816", "1688")), None)
+    tf32 = "TF32" in ins.mods
+    shapes = {"16816": 16, "1688": 8, "1684": 4} if tf32 else {"16816": 16, "1688": 8}
+    shape = next((m for m in ins.mods if m in shapes), None)
     if shape is None or len(ins.operands) != 4:
-        raise unsupported(ins, "only m16n8k16 and m16n8k8 shapes")
-    k = 16 if shape == "16816" else 8
+        raise unsupported(ins, "only m16n8k16 and m16n8k8 shapes (tf32: m16n8k8, m16n8k4)")
+    k = shapes[shape]
     f32_acc = "F32" in ins.mods
     bf16 = "BF16" in ins.mods
-    if "TF32" in ins.mods:
-        raise unsupported(ins, "tf32 inputs")
     acc_regs = 4 if f32_acc else 2
-    a_regs, b_regs = k // 4, k // 8
+    a_regs, b_regs = (k // 2, k // 4) if tf32 else (k // 4, k // 8)
     d, a, b, c = ins.operands
     wd = write_regs(d, acc_regs, ins)
     ra, rb = read_regs(a, a_regs, ins), read_regs(b, b_regs, ins)
     rc = read_regs(c, acc_regs, ins)
     c_zero = isinstance(c, Reg) and c.is_zero
-    a_map, b_map, c_map = _a_layout(k), _b_layout(k), _c_layout()
+    a_map, b_map = _tf32_layouts(k) if tf32 else (_a_layout(k), _b_layout(k))
+    c_map = _c_layout()
+
+    def elements(regs: Any) -> Any:
+        return _tf32(regs) if tf32 else _halves(regs, bf16)
 
     def step(blk: Block, ix: Idx) -> None:
         ids = blk.ids(ix)
@@ -87,9 +107,9 @@ def _hmma(ins: Instruction, ctx: Context) -> Step:
         bv = np.asarray(bv).reshape(b_regs, w, 32)
         am = np.zeros((w, 16, k))
         bm = np.zeros((w, k, 8))
-        for e, (row, col) in zip(_halves(av, bf16), a_map, strict=True):
+        for e, (row, col) in zip(elements(av), a_map, strict=True):
             am[:, row, col] = e
-        for e, (row, col) in zip(_halves(bv, bf16), b_map, strict=True):
+        for e, (row, col) in zip(elements(bv), b_map, strict=True):
             bm[:, row, col] = e
         cm = np.zeros((w, 16, 8))
         if not c_zero:

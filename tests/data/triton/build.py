@@ -70,6 +70,14 @@ ENTRIES = {
         {"num_warps": 2, "num_stages": 3},
         {"grid": [1, 1, 1], "args": {"m": 64, "n": 64, "k": 128}},
     ),
+    # fp32 inputs: tl.dot's default tf32 precision, mma.sync m16n8k8 .tf32 (not measured)
+    "matmul_tf32": (
+        "matmul_tiles",
+        {"c_ptr": "*fp32", "a_ptr": "*fp32", "b_ptr": "*fp32", "m": "i32", "n": "i32", "k": "i32"},
+        {"BM": 32, "BN": 32, "BK": 32},
+        {"num_warps": 2, "num_stages": 2},
+        {"grid": [2, 2, 1], "args": {"m": 64, "n": 64, "k": 128}},
+    ),
     # four warps and a 64-row tile: wgmma (HGMMA) on sm_90, whose shared-memory traffic
     # shmem does not model yet (listed as not modelled)
     "matmul_wgmma": (
