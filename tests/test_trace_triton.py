@@ -242,8 +242,8 @@ def test_the_command_refuses_a_block_that_is_not_tritons() -> None:
 def test_the_command_lists_the_entries_of_a_root() -> None:
     result = run(str(DATA / "cache"), "--kernel", "matmul_tiles")
     assert result.exit_code == 2
-    assert "3 entries of 'matmul_tiles'; choose one (its folder)" in result.output
-    assert result.output.count("matmul_tiles  num_warps=") == 3
+    assert "4 entries of 'matmul_tiles'; choose one (its folder)" in result.output
+    assert result.output.count("matmul_tiles  num_warps=") == 4
 
 
 def test_metadata_that_is_not_tritons_is_refused(tmp_path: Path) -> None:

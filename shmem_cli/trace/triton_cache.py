@@ -176,7 +176,14 @@ class TritonEntry:
             parts.append("constexprs: " + ", ".join(f"{k}={v}" for k, v in self.constexprs.items()))
         elif self.shapes:
             parts.append("tensor shapes " + ", ".join(self.shapes[:6]))
+        parts.append("signature (" + ", ".join(_short_type(p.ir_type) for p in self.params) + ")")
         return f"{self.folder}  {self.name}  " + ", ".join(parts)
+
+
+def _short_type(ir_type: str) -> str:
+    """``*f16`` for ``!tt.ptr<f16>``, as Triton's signatures write it; scalars as they are."""
+    pointer = re.fullmatch(r"!tt\.ptr<\s*(\w+)[^>]*>", ir_type)
+    return "*" + pointer.group(1) if pointer else ir_type
 
 
 def _int(value: Any) -> int:
