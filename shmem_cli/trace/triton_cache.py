@@ -247,7 +247,7 @@ def read_entry(meta_path: Path) -> TritonEntry:
     text = _read(ttgir, MAX_TTGIR_BYTES, "TTGIR")
     params = ttgir_params(text, name, ttgir)
     if any(p.name.startswith("arg") and p.name[3:].isdigit() for p in params):
-        params = _names_from_python(text, params, name) or params
+        params = _names_from_python(text, params, name, folder) or params
     shapes = tuple(dict.fromkeys(m.group(1)[:-1] for m in _SHAPE.finditer(text)))
     return TritonEntry(folder, name, cubin, meta, params, shapes)
 
@@ -315,15 +315,21 @@ def _param(piece: str, where: Path) -> TritonParam:
 
 
 def _names_from_python(
-    ttgir: str, params: tuple[TritonParam, ...], name: str
+    ttgir: str, params: tuple[TritonParam, ...], name: str, folder: Path
 ) -> tuple[TritonParam, ...] | None:
     """Names from the Python ``def`` the TTGIR's first location names (older Triton), when its
-    parameters less the ``tl.constexpr`` ones are as many as the TTGIR's."""
+    parameters less the ``tl.constexpr`` ones are as many as the TTGIR's. The file is looked
+    for where it was compiled, then by its trailing path parts under the current folder."""
+    from .tracer import locate_source
+
     first = _FIRST_LOC.search(ttgir)
     if first is None:
         return None
+    found = locate_source(first.group(1), [Path.cwd(), folder])
+    if found is None:
+        return None
     try:
-        source = read_bounded(first.group(1), MAX_PYTHON_BYTES, what="Python source")
+        source = read_bounded(found, MAX_PYTHON_BYTES, what="Python source")
         tree = ast.parse(source.decode("utf-8", errors="replace"))
     except (ShmemError, SyntaxError, ValueError):
         return None
