@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..plumbing import fsutil
 from ..plumbing.errors import ShmemError
 from .result import KernelTrace, OpTotals, TraceAccess, TraceReport
 
@@ -74,11 +75,11 @@ def _arg_texts(args: Mapping[str | int, ArgValue], folder: Path) -> tuple[str, .
     for n, (key, value) in enumerate(args.items()):
         if isinstance(value, bytes | bytearray):
             path = folder / f"arg{n}.bin"
-            path.write_bytes(bytes(value))
+            fsutil.write_bytes(path, bytes(value))
             text = f"@{path}"
         elif hasattr(value, "tobytes") and hasattr(value, "dtype"):  # a NumPy array
             path = folder / f"arg{n}.bin"
-            path.write_bytes(value.tobytes(order="C"))
+            fsutil.write_bytes(path, value.tobytes(order="C"))
             text = f"@{path}"
         elif isinstance(value, list | tuple):
             text = ",".join(str(v) for v in value)

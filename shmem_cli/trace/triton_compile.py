@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..plumbing import fsutil
 from ..plumbing.errors import ShmemError
 from .api import ArgValue, Dims, TraceResult, trace
 
@@ -96,10 +97,10 @@ def compile_entry(
         ) from None
     name = compiled.metadata.name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.cubin").write_bytes(compiled.asm["cubin"])
-    (folder / f"{name}.json").write_text(_metadata_json(compiled))
+    fsutil.write_bytes(folder / f"{name}.cubin", compiled.asm["cubin"])
+    fsutil.write_atomic(folder / f"{name}.json", _metadata_json(compiled))
     for kind in ("ttgir", "ptx"):
-        (folder / f"{name}.{kind}").write_text(str(compiled.asm[kind]))
+        fsutil.write_atomic(folder / f"{name}.{kind}", str(compiled.asm[kind]))
     return folder
 
 
