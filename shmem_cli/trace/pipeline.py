@@ -139,9 +139,10 @@ def _load_triton(request: TraceRequest) -> LoadedKernel:
         info = read_cubin(entry.cubin)
         arch = entry.arch or info.arch
         if arch != info.arch:
-            raise ShmemError(f"the metadata says {arch} and the cubin is for {info.arch}")
+            why = f"the metadata says {arch} and the cubin is for {info.arch}"
+            raise ShmemError(why, code="invalid-kernel")
         if request.arch is not None and request.arch != arch:
-            raise ShmemError(f"the entry is for {arch}, not {request.arch}")
+            raise ShmemError(f"the entry is for {arch}, not {request.arch}", code="invalid-kernel")
         kernel = find_kernel(info, entry.name)
         disassembly = toolchain.disassemble(entry.cubin)
     except toolchain.ToolError as exc:
@@ -158,7 +159,8 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
     path = Path(request.path)
     if is_triton_input(path):
         if request.nvcc_args:
-            raise ShmemError("--nvcc-arg applies only to a .cu file", path=str(path))
+            why = "--nvcc-arg applies only to a .cu file"
+            raise ShmemError(why, path=str(path), code="invalid-launch")
         return _load_triton(request)
     try:
         infos, sources, arch = _cubins(request, folder)
@@ -193,7 +195,8 @@ def trace_loaded(
             block, grid, args = launch.block, launch.grid, launch.args
             dynamic_smem, sizes = launch.dynamic_smem, launch.buffer_sizes
         if block is None:
-            raise ShmemError("--block is required to trace (e.g. --block 256 or --block 32,8)")
+            why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
+            raise ShmemError(why, code="invalid-launch")
         plan = plan_launch(
             loaded.kernel,
             loaded.params,
