@@ -184,8 +184,9 @@ def test_cluster_dims_multiply_the_grid_and_older_targets_are_read(tmp_path: Pat
     kernel = trace(launch("softmax_w4"), folder)
     assert kernel.launch.grid == (4, 1, 1)
     edit_metadata(folder, name, target={"backend": "cuda", "arch": 80, "warp_size": 32})
-    with pytest.raises(ShmemError, match="the metadata says sm_80 and the cubin is for sm_90"):
+    with pytest.raises(ShmemError, match="the metadata says sm_80 and the cubin is for sm_90") as e:
         trace(launch("softmax_w4"), folder)
+    assert e.value.code == "invalid-kernel"
 
 
 def test_an_older_ttgir_without_names_takes_them_from_the_python_def(
