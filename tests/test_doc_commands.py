@@ -117,7 +117,8 @@ def test_documented_command_runs_as_printed(command: Command, checkout: Path) ->
     if command.argv[1] == "trace" and toolchain.which("nvdisasm") is None:
         pytest.skip("needs nvdisasm (pip install 'shmem[cuda]')")
     status, output = run(command, checkout)
-    allowed = {0, 1} if command.argv[1] in FOUND_STATUS else {0}
+    found_status = command.argv[1] in FOUND_STATUS or "--compare" in command.argv
+    allowed = {0, 1} if found_status else {0}  # trace --compare: exit 1 on a disagreement
     assert status in allowed, f"{where_all(command)}: `{command.text}` exited {status}:\n{output}"
     assert "Traceback" not in output, f"{where_all(command)}: `{command.text}`:\n{output}"
     got = "\n".join(line.rstrip() for line in output.rstrip("\n").splitlines())
