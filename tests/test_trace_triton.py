@@ -263,3 +263,12 @@ def test_metadata_that_is_not_tritons_is_refused(tmp_path: Path) -> None:
     (folder / f"{name}.ttgir").unlink()
     result = run(str(folder / f"{name}.json"))
     assert result.exit_code == 2 and "has no softmax_rows.ttgir" in result.output
+
+
+def test_tritons_group_file_names_the_entry_beside_it(tmp_path: Path) -> None:
+    folder, name = copy_entry(tmp_path, "softmax_w4")
+    files = {f"{name}{kind}": str(folder / f"{name}{kind}") for kind in (".cubin", ".json")}
+    (folder / f"__grp__{name}.json").write_text(json.dumps({"child_paths": files}))
+    assert open_entry(folder / f"__grp__{name}.json", None).name == name
+    # a folder holding a group file is still one entry
+    assert open_entry(folder, None).cubin == folder / f"{name}.cubin"

@@ -386,7 +386,9 @@ def open_entry(path: Path, kernel: str | None) -> TritonEntry:
     if path.suffix == ".cubin":
         return read_entry(path.with_suffix(".json"))
     if path.suffix == ".json":
-        return read_entry(path)
+        # Triton's group file __grp__<name>.json lists the entry's files: the metadata is beside
+        grouped = path.with_name(path.name.removeprefix("__grp__"))
+        return read_entry(grouped if path.name.startswith("__grp__") else path)
     found = entries_under(path, kernel)
     if len(found) == 1:
         return found[0]
