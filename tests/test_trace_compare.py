@@ -26,7 +26,15 @@ from shmem_cli.trace.result import KernelTrace
 
 DATA = Path(__file__).parent / "data" / "triton"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-COMPARED = ["softmax_w4", "softmax_w8", "layernorm", "transpose", "matmul_f16", "matmul_bf16"]
+COMPARED = [
+    "softmax_w4",
+    "softmax_w8",
+    "layernorm",
+    "transpose",
+    "matmul_f16",
+    "matmul_bf16",
+    "matmul_wgmma",
+]
 
 pytestmark = pytest.mark.skipif(
     toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
