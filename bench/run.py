@@ -415,6 +415,7 @@ def sweep(report: Report, shmem: list[str], repeats: int) -> None:
 
 
 TRACE_CUBIN = ROOT / "bench" / "kernels" / "trace_bench.sm_90.cubin"
+WS_CUBIN = ROOT / "tests" / "data" / "trace" / "hopper" / "ws_gemm.sm_90a.cubin"
 BUSY_ITERATIONS = 6200  # busy_loop runs about 10 million thread-instructions with this
 
 
@@ -423,27 +424,32 @@ def trace(report: Report, shmem: list[str], repeats: int) -> None:
     K = 512, and a loop of about 10 million thread-instructions."""
     from shmem_cli.trace import toolchain
 
-    sgemm = ["-k", "sgemm_tile", "-a", "M=64", "-a", "N=64", "-a", "K=512"]
-    busy = ["-k", "busy_loop", "-a", f"iters={BUSY_ITERATIONS}"]
+    sgemm = ["-b", "256", "-k", "sgemm_tile", "-a", "M=64", "-a", "N=64", "-a", "K=512"]
+    busy = ["-b", "256", "-k", "busy_loop", "-a", f"iters={BUSY_ITERATIONS}"]
+    # a 128x128x64 warp-specialized wgmma GEMM mainloop (TMA producer, two consumer
+    # warpgroups, 4 mbarrier stages), K = 4096
+    tile = "tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B"
+    ws = ["-b", "384", "--dynamic-smem", "197696", "-a", f"0={tile}", "-a", f"1={tile}"]
+    ws += ["-a", "2=tensormap:dtype=bf16,dims=128x128,box=128x128", "-a", "3=64"]
     figures = (
-        ("trace: 256-thread SGEMM tile, K = 512", 2.0, "sgemm_tile", sgemm),
-        ("trace: ~10M thread-instructions", 10.0, "busy_loop", busy),
+        ("trace: 256-thread SGEMM tile, K = 512", 2.0, "sgemm_tile", TRACE_CUBIN, sgemm),
+        ("trace: ~10M thread-instructions", 10.0, "busy_loop", TRACE_CUBIN, busy),
+        ("trace: warp-specialized wgmma GEMM, K = 4096", 10.0, "ws_gemm", WS_CUBIN, ws),
     )
     if not command_exists(shmem, "trace") or toolchain.which("nvdisasm") is None:
-        for figure, target, _, _ in figures:
+        for figure, target, *_ in figures:
             report.row(figure, "not available", f"< {target:g} s", None, None)
         return
-    print("trace: shmem trace of two kernels of bench/kernels/trace_bench.cu", flush=True)
+    print("trace: shmem trace of bench/kernels/trace_bench.cu and the Hopper GEMM", flush=True)
     details: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        out = {kernel: Path(tmp) / f"{kernel}.json" for _, _, kernel, _ in figures}
+        out = {kernel: Path(tmp) / f"{kernel}.json" for _, _, kernel, _, _ in figures}
         commands = {
-            kernel: [*shmem, "trace", str(TRACE_CUBIN), "-b", "256", *args, "-f", "json"]
-            + ["-o", str(out[kernel])]
-            for _, _, kernel, args in figures
+            kernel: [*shmem, "trace", str(cubin), *args, "-f", "json"] + ["-o", str(out[kernel])]
+            for _, _, kernel, cubin, args in figures
         }
         t = time_processes(commands, repeats)
-        for figure, target, kernel, _ in figures:
+        for figure, target, kernel, _, _ in figures:
             doc = json.loads(out[kernel].read_text())
             ran = doc["files"][0]["kernels"][0]["instructions_executed"]
             best = t[kernel].best
