@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, TypeAlias
 
-from .evaluate import checked, combine, evaluate, name_value, next_child
+from .checked import checked
+from .evaluate import combine, evaluate, name_value, next_child
 from .interval import Range, of_scalar
 from .tree import BoolArray, Node, Value
 
