@@ -7,7 +7,7 @@ SHMEM := $(VENV)/bin/shmem
 # like the package could shadow it; here that folder is the package itself, so it is noise
 PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install -q
 
-.PHONY: run shell test lint bench fuzz dev clean
+.PHONY: run shell test test-slow lint bench fuzz dev clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ shell: $(VENV)/.runtime
 ## test: the whole test suite
 test: $(VENV)/.dev
 	$(PY) -m pytest -q
+
+## test-slow: the tests marked slow, which `make test` leaves out (CI runs both)
+test-slow: $(VENV)/.dev
+	$(PY) -m pytest -q -m slow
 
 ## dev: install shmem with its development tools into .venv
 dev: $(VENV)/.dev

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import click
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
+
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 _FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,7 @@ import shmem_cli
 from shmem_cli import ShmemError, analyze
 from shmem_cli.analysis.analyze import RequestChoice
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
 
 
 def column_read(pad: int) -> dict[str, object]:

@@ -19,9 +19,10 @@ from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.spec.schema import spec_schema, validate
 from shmem_cli.spec.source import load_yaml
 
-from .trace_util import DATA, needs_nvdisasm
+from .conftest import ROOT, needs_nvdisasm
+from .conftest import TRACE_DATA as DATA
 
-PACKAGE = Path(__file__).resolve().parents[1] / "shmem_cli"
+PACKAGE = ROOT / "shmem_cli"
 SPEC = """\
 block: [32]
 arch: {arch}

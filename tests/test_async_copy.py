@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +19,8 @@ import pytest
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.async_copy import async_copy_stats
 
-DATA = Path(__file__).parent / "data" / "trace"
+from .conftest import TRACE_DATA as DATA
+
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
 PATTERN = re.compile(r"cp_pattern_(\d+)_(c[ag])_m(\d)_s(\d+)_g(\d+)_z(\d)_t(\d+)_n(\d+)")
 COPY = re.compile(r"cp_async_copy_(\d+)_(\d+)")

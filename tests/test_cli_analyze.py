@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 SPECS = ROOT / "access_specs"
 
 COLUMN = """\

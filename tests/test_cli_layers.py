@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from shmem_cli.cli import LAZY_COMMANDS, main
 from shmem_cli.commands.environment import Environment
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 COMMANDS = ROOT / "shmem_cli" / "commands"
 
 BAD = (

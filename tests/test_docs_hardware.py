@@ -7,13 +7,12 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from .conftest import ROOT
 from .hwtruth import DATA, PROBE_SETS, is_cas_loop, loop_invariant, probe_cases, public_cases
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "hardware-model.md"
 
 Table = list[dict[str, str]]

@@ -15,7 +15,9 @@ import pytest
 from shmem_cli import analyze
 from shmem_cli.plumbing.errors import ShmemError
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "spec-format.md"
+from .conftest import ROOT
+
+DOC = ROOT / "docs" / "spec-format.md"
 TEXT = DOC.read_text()
 
 VALID = re.findall(r"<!-- spec -->\n```yaml\n(.*?)```", TEXT, re.S)

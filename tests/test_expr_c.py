@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from .cexpr import GXX, compare
-
-needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
+from .cexpr import compare
+from .conftest import needs_gxx
 
 
 @needs_gxx

@@ -8,11 +8,10 @@ cubins cuobjdump would extract under one name), one for sm_80 and one PTX entry.
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 from shmem_cli.trace.fatbin import FATBIN_MAGIC, cubins_for_arch
 
-DATA = Path(__file__).parent / "data" / "trace"
+from .conftest import TRACE_DATA as DATA
 
 
 def _entry(kind: int, arch: int, payload: bytes) -> bytes:

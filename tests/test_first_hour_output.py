@@ -13,7 +13,8 @@ from shmem_cli.commands.environment import Environment
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import render_text
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 SPECS = ROOT / "access_specs"
 
 # every lane of the warp reads column 31 of a float[32][32]: word 32*lane + 31, bank 31,

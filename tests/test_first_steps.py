@@ -15,7 +15,8 @@ from click.testing import CliRunner
 import shmem_cli
 from shmem_cli.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 SPECS = ROOT / "access_specs"
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "shmem_cli"
+from .conftest import ROOT
+
+PACKAGE = ROOT / "shmem_cli"
 
 
 def module_names(root: Path = PACKAGE) -> dict[str, Path]:

@@ -20,10 +20,10 @@ from shmem_cli.cli import main
 from shmem_cli.lint import kernel_trace
 from shmem_cli.lint.core import LintOptions, Target, lint_file
 
-from .trace_util import needs_nvdisasm
+from .conftest import TEST_DATA, TRACE_DATA, needs_nvdisasm
 
-SPECS = Path(__file__).parent / "data" / "compiled_specs"
-KERNELS = Path(__file__).parent / "data" / "trace" / "kernels"
+SPECS = TEST_DATA / "compiled_specs"
+KERNELS = TRACE_DATA / "kernels"
 
 pytestmark = needs_nvdisasm
 

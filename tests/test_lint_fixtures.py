@@ -15,9 +15,10 @@ import yaml
 from shmem_cli.lint.core import LintOptions, Target, lint_file
 from shmem_cli.lint.rules import RULES
 
-FIXTURES = Path(__file__).resolve().parent / "lint_fixtures"
+from .conftest import ROOT, TRACE_DATA
+
+FIXTURES = ROOT / "tests" / "lint_fixtures"
 FILES = sorted(FIXTURES.glob("SH*.yaml"))
-TRACE_DATA = FIXTURES.parent / "data" / "trace"
 
 
 def cases() -> list[Any]:

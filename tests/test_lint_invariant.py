@@ -20,6 +20,7 @@ from shmem_cli.lint.findings import Finding, Severity
 from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.spec.layout import resolve
 
+from .conftest import ROOT
 from .hwtruth import case_to_spec, is_cas_loop, loop_invariant, probe_cases, public_cases
 
 
@@ -284,7 +285,7 @@ def test_barrier_and_stores_keep_an_access_in_its_loop(tmp_path: Path) -> None:
 
 
 def test_example_specs_have_no_loop_invariant_access() -> None:
-    root = Path(__file__).parent.parent / "access_specs"
+    root = ROOT / "access_specs"
     for path in sorted(root.glob("*.yaml")):
         found = lint_file(Target(str(path), path.name)).findings
         assert not [f for f in found if f.code == "SH006"], path.name

@@ -21,7 +21,8 @@ from shmem_cli.cli import main
 from shmem_cli.lint.rules import RULES
 from shmem_cli.render.lint_text import render_rules
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 WORKFLOW = ROOT / "docs" / "examples" / "shmem-lint.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 

@@ -15,7 +15,8 @@ from shmem_cli.render.export import THEME, fit_width, report_html, report_svg
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.text import report_renderables
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
+
 COLUMN = str(ROOT / "access_specs" / "column_read_32x32.yaml")
 
 

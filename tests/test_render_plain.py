@@ -25,7 +25,8 @@ from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.plain import Block, Column, Styled, Table, layout
 from shmem_cli.render.text import render_text, report_view, to_rich, to_string
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
+
 SPECS = sorted((ROOT / "access_specs").glob("*.yaml"))
 
 

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from shmem_cli.cli import main
 from shmem_cli.plumbing import fsutil
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 GOOD = """\
 block: [32]
 arrays:

@@ -20,12 +20,12 @@ from shmem_cli.spec.schema import spec_schema, validate
 from shmem_cli.spec.schema.fast import conforms
 from shmem_cli.spec.source import Document, load_yaml
 
+from .conftest import ROOT
 from .hwtruth import case_to_spec, public_cases
 from .test_reference import specs
 
-REPO_SCHEMA = Path(__file__).resolve().parents[1] / "shmem_cli" / "spec_schema.json"
+REPO_SCHEMA = ROOT / "shmem_cli" / "spec_schema.json"
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = spec_schema()
 
 

@@ -23,7 +23,7 @@ from shmem_cli.spec.source import (
     load_yaml,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+from .conftest import ROOT as REPO
 
 SMALL = """\
 name: demo

@@ -27,7 +27,8 @@ from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.spec.compile import SpecFile, load_spec, spec_from_mapping
 from shmem_cli.spec.layout import Variant
 
-REPO = Path(__file__).resolve().parent.parent
+from .conftest import ROOT as REPO
+
 SPECS = REPO / "access_specs"
 TRANSPOSE = SPECS / "transpose_naive.yaml"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,15 +12,12 @@ from click.testing import CliRunner, Result
 from shmem_cli.cli import main
 from shmem_cli.trace import toolchain
 
-DATA = Path(__file__).parent / "data" / "trace"
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvcc, needs_nvdisasm
+
 COLUMN_CUBIN = str(DATA / "column_read.sm_90.cubin")
 COLUMN_CU = str(DATA / "kernels" / "column_read.cu")
 META = str(DATA / "meta.sm_90.cubin")
-
-needs_nvdisasm = pytest.mark.skipif(
-    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
-)
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
 def run(*args: str) -> Result:

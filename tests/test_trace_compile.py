@@ -14,7 +14,9 @@ from shmem_cli.hardware.arch import SM90
 from shmem_cli.trace import emulator, toolchain
 from shmem_cli.trace.state import GlobalMemory, Launch
 
-from .trace_util import DATA, functions, needs_nvdisasm
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvdisasm
+from .trace_util import functions
 
 pytestmark = [
     needs_nvdisasm,

@@ -18,7 +18,8 @@ from shmem_cli.trace.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from shmem_cli.trace.demangle import demangle, short_name
 from shmem_cli.trace.signature import declarator_name, param_names
 
-DATA = Path(__file__).parent / "data" / "trace"
+from .conftest import TRACE_DATA as DATA
+
 META = DATA / "meta.sm_90.cubin"
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import struct
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,11 +17,12 @@ from shmem_cli.trace import emulator
 from shmem_cli.trace.records import InstructionRecords
 from shmem_cli.trace.state import GlobalMemory, Launch, TraceError
 
-from .trace_util import functions, needs_nvdisasm
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvdisasm
+from .trace_util import functions
 
 pytestmark = needs_nvdisasm
 
-DATA = Path(__file__).parent / "data" / "trace"
 ARCHES = [("emu_basic_sm90.cubin", 0x210, 0x400), ("emu_basic_sm80.cubin", 0x160, 0)]
 
 

@@ -17,8 +17,10 @@ from shmem_cli.hardware.arch import SM90
 from shmem_cli.trace import cubin, emulator
 from shmem_cli.trace.state import GlobalMemory, Launch
 
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvdisasm
 from .test_async_copy import BEYOND_RULE
-from .trace_util import DATA, functions, needs_nvdisasm
+from .trace_util import functions
 
 pytestmark = needs_nvdisasm
 

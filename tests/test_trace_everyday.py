@@ -19,9 +19,10 @@ import pytest
 
 from shmem_cli.trace.result import KernelTrace
 
+from .conftest import TRACE_DATA
 from .test_trace_measured import needs_nvdisasm, traced
 
-DATA = Path(__file__).parent / "data" / "trace" / "everyday"
+DATA = TRACE_DATA / "everyday"
 LAUNCHES = {x["id"]: x for x in json.loads((DATA / "launches.json").read_text())["launches"]}
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
 SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM")

@@ -20,7 +20,7 @@ from shmem_cli.trace.launch import (
     value_bytes,
 )
 
-DATA = Path(__file__).parent / "data" / "trace"
+from .conftest import TRACE_DATA as DATA
 
 
 class Memory:

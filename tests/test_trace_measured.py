@@ -22,15 +22,12 @@ from shmem_cli.trace.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvdisasm
 from .test_trace_emulator_h200 import KNOWN_RULE_GAPS
 
-DATA = Path(__file__).parent / "data" / "trace"
 LAUNCHES = json.loads((DATA / "launches.json").read_text())["launches"]
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-
-needs_nvdisasm = pytest.mark.skipif(
-    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
-)
 
 
 @functools.cache

@@ -10,11 +10,8 @@ from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace import toolchain
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
 
-DATA = Path(__file__).parent / "data" / "trace"
-
-needs_nvdisasm = pytest.mark.skipif(
-    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
-)
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvdisasm
 
 
 def test_arg_texts_from_a_mapping() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -11,7 +10,8 @@ import pytest
 from shmem_cli.trace import toolchain
 from shmem_cli.trace.toolchain import ToolError
 
-DATA = Path(__file__).parent / "data" / "trace"
+from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvcc
 
 
 def make_tool(folder: Path, name: str, body: str = "print('ok')") -> Path:
@@ -149,9 +149,6 @@ def test_kernel_inputs_are_told_apart(tmp_path: Path) -> None:
     text.write_text("hello")
     with pytest.raises(ToolError, match="neither CUDA source"):
         toolchain.kernel_input_kind(text)
-
-
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
 @needs_nvcc

@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
+
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 README = ROOT / "README.md"
 

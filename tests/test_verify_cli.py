@@ -11,7 +11,8 @@ from click.testing import CliRunner, Result
 from shmem_cli.cli import main
 from shmem_cli.verify import runner
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 SPEC = str(ROOT / "access_specs" / "column_read_32x32.yaml")
 # kernel names: v_<file stem>_<access position>_<access name in lower case, [a-z0-9_] only>
 STORE = "v_column_read_32x32_00_fill_tile_ty_tx_row_store"

@@ -17,7 +17,8 @@ from shmem_cli.spec.space import Space
 from shmem_cli.verify import codegen, runner, sass
 from shmem_cli.verify.codegen import Target
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 SPEC_FILES = collect_specs([ROOT / "access_specs"])
 
 

@@ -31,10 +31,12 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from tests.hwtruth import case_to_spec, is_cas_loop, probe_cases, public_cases
 
+from .conftest import TEST_DATA
+
 # the probe sets that existed when shmem verify ran on the H200 (h200_probe3 came later)
 VERIFIED_PROBE_SETS = ("h200_probe", "h200_probe2")
 
-DATA = Path(__file__).parent / "data" / "verify_h200"
+DATA = TEST_DATA / "verify_h200"
 SETS = {"specs": 88, "public": 167, "probe": 180}
 
 

@@ -9,14 +9,14 @@ counters in tests/data/h200_probe2_results.json; ours must read the same.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.verify import ncu
 
-DATA = Path(__file__).parent / "data"
+from .conftest import TEST_DATA as DATA
+
 LAUNCHES = ncu.parse_csv((DATA / "h200_probe2_ncu.csv").read_text())
 LAB = {
     r["name"]: r["counters"] for r in json.loads((DATA / "h200_probe2_results.json").read_text())

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 SPEC = str(ROOT / "access_specs" / "float4_tiles.yaml")
 
 NVIDIA_SMI = """

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from shmem_cli.verify import sass
 
-DATA = Path(__file__).parent / "data"
+from .conftest import TEST_DATA as DATA
+
 DUMP = sass.parse_sass((DATA / "verify_sass_h200_lab.txt").read_text())
 LAB = {r["name"]: r["sass"] for r in json.loads((DATA / "h200_probe_results.json").read_text())}
 

@@ -5,15 +5,9 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import pytest
-
 from shmem_cli.trace import sass, toolchain
 
-DATA = Path(__file__).parent / "data" / "trace"
-
-needs_nvdisasm = pytest.mark.skipif(
-    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
-)
+from .conftest import TRACE_DATA as DATA
 
 
 @functools.cache

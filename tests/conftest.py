@@ -1,0 +1,31 @@
+"""What the test modules share: where the test data lives and the markers that skip a
+test when a tool it needs is missing. Defined here once; modules import them
+(``from .conftest import TRACE_DATA, needs_nvdisasm``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.trace import toolchain
+
+from .cexpr import GXX
+
+#: the repository's root
+ROOT = Path(__file__).resolve().parents[1]
+#: the project's measured data, fixtures and kernels (tests/data/README.md)
+TEST_DATA = ROOT / "tests" / "data"
+#: the trace front end's cubins, kernels and measured launches (tests/data/trace/README.md)
+TRACE_DATA = TEST_DATA / "trace"
+
+__all__ = ["ROOT", "TEST_DATA", "TRACE_DATA", "needs_gxx", "needs_nvcc", "needs_nvdisasm"]
+
+#: needs NVIDIA's disassembler (the ``cuda`` extra: ``pip install 'shmem[cuda]'``)
+needs_nvdisasm = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+#: needs nvcc, found as shmem itself finds it (PATH, CUDA_HOME)
+needs_nvcc = pytest.mark.skipif(toolchain.which("nvcc") is None, reason="nvcc is not installed")
+#: needs a host C++ compiler (the C reference of the expression language)
+needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
