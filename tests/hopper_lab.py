@@ -19,9 +19,10 @@ from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.state import GlobalMemory
 from shmem_cli.trace.tracer import trace_kernel
 
+from .conftest import TRACE_DATA
 from .trace_util import functions
 
-HOPPER = Path(__file__).parent / "data" / "trace" / "hopper"
+HOPPER = TRACE_DATA / "hopper"
 SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 

@@ -15,7 +15,8 @@ from click.testing import CliRunner, Result
 
 from shmem_cli.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
+
 SPECS = "access_specs"
 COLUMN = f"{SPECS}/column_read_32x32.yaml"
 PADDED = f"{SPECS}/column_read_32x33.yaml"

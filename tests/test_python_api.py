@@ -14,16 +14,12 @@ from click.testing import CliRunner
 import shmem_cli
 from shmem_cli.cli import main
 from shmem_cli.testing import assert_no_bank_conflicts
-from shmem_cli.trace import toolchain
 
-HERE = Path(__file__).parent
-TRITON_DATA = HERE / "data" / "triton"
-TRACE_DATA = HERE / "data" / "trace"
+from .conftest import ROOT, TEST_DATA, TRACE_DATA, needs_nvdisasm
+
+TRITON_DATA = TEST_DATA / "triton"
 LAUNCHES = {L["id"]: L for L in json.loads((TRITON_DATA / "launches.json").read_text())["launches"]}
 
-needs_nvdisasm = pytest.mark.skipif(
-    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
-)
 needs_triton = pytest.mark.skipif(
     importlib.util.find_spec("triton") is None,
     reason="Triton is not installed (pip install 'shmem[triton]')",
@@ -88,7 +84,7 @@ def test_a_bad_name_raises_with_the_kernel_code() -> None:
 
 
 def test_analyze_equals_the_commands_json_entry() -> None:
-    spec = str(HERE.parent / "access_specs" / "column_read_32x32.yaml")
+    spec = str(ROOT / "access_specs" / "column_read_32x32.yaml")
     result = shmem_cli.analyze(spec)
     doc = command_json("analyze", spec)
     assert result.to_json() == doc["files"][0]  # type: ignore[index]
@@ -112,10 +108,10 @@ def test_assert_no_bank_conflicts_passes_a_clean_kernel_and_names_a_conflict() -
 
 
 def test_assert_no_bank_conflicts_on_a_spec() -> None:
-    conflicted = shmem_cli.analyze(HERE.parent / "access_specs" / "column_read_32x32.yaml")
+    conflicted = shmem_cli.analyze(ROOT / "access_specs" / "column_read_32x32.yaml")
     with pytest.raises(AssertionError, match="32-way"):
         assert_no_bank_conflicts(conflicted)
-    assert_no_bank_conflicts(shmem_cli.analyze(HERE.parent / "access_specs/column_read_32x33.yaml"))
+    assert_no_bank_conflicts(shmem_cli.analyze(ROOT / "access_specs/column_read_32x33.yaml"))
 
 
 def test_trace_is_callable_whatever_was_imported_first() -> None:

@@ -24,7 +24,9 @@ from shmem_cli.trace.ncu_compare import compare_kernel, read_ncu_csv, sass_key
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_with_code
 from shmem_cli.trace.result import KernelTrace
 
-DATA = Path(__file__).parent / "data" / "triton"
+from .conftest import TEST_DATA
+
+DATA = TEST_DATA / "triton"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
 COMPARED = [
     "softmax_w4",

@@ -23,7 +23,9 @@ from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters,
 from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.triton_cache import open_entry, read_entry
 
-DATA = Path(__file__).parent / "data" / "triton"
+from .conftest import TEST_DATA
+
+DATA = TEST_DATA / "triton"
 LAUNCHES = json.loads((DATA / "launches.json").read_text())["launches"]
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
 # measured on the H200 (matmul_tf32 was added after the run)

@@ -22,7 +22,9 @@ from shmem_cli.trace.state import GlobalMemory, Launch
 from shmem_cli.trace.tracer import find_function
 from shmem_cli.trace.triton_launch import triton_launch
 
-DATA = Path(__file__).parent / "data" / "triton"
+from .conftest import TEST_DATA
+
+DATA = TEST_DATA / "triton"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
 
 pytestmark = pytest.mark.skipif(
