@@ -19,8 +19,8 @@ import pytest
 
 from shmem_cli.trace.result import KernelTrace
 
-from .conftest import TRACE_DATA
-from .test_trace_measured import needs_nvdisasm, traced
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .test_trace_measured import traced
 
 DATA = TRACE_DATA / "everyday"
 LAUNCHES = {x["id"]: x for x in json.loads((DATA / "launches.json").read_text())["launches"]}

@@ -16,7 +16,8 @@ from shmem_cli.trace.decode import Context
 from shmem_cli.trace.state import TraceError
 
 from . import hopper_lab as lab
-from .trace_util import functions, needs_nvdisasm
+from .conftest import needs_nvdisasm
+from .trace_util import functions
 
 pytestmark = needs_nvdisasm
 CUBINS = sorted(p.name for p in lab.HOPPER.glob("*.sm_90a.cubin"))
