@@ -108,7 +108,7 @@ def test_compile_passes_the_documented_flags(bare: Path, tmp_path: Path) -> None
     work = tmp_path / "work"
     work.mkdir()
     out = toolchain.compile_cu(src, "sm_80", work, ["-DTILE=8"], nvcc=str(nvcc))
-    assert out == work / "k.cubin" and out.read_bytes() == b"cubin"
+    assert out == work / "kernel.cubin" and out.read_bytes() == b"cubin"
     args = log.read_text().split()
     assert args[:6] == ["-cubin", "-lineinfo", "-O3", "-arch=sm_80", "-DTILE=8", "-o"]
     assert args[-1] == str(src.resolve())

@@ -213,7 +213,12 @@ def lint(
         sys.exit(ExitCode.OK)
 
     rules = _rules(select or config.select, ignore or config.ignore)
-    options = LintOptions(default_expect=config.expect, rules=rules, compile=not no_compile)
+    options = LintOptions(
+        default_expect=config.expect,
+        rules=rules,
+        compile=not no_compile,
+        source_roots=config.source_roots,
+    )
     files = lint_files(targets, options, jobs=jobs)
     report = LintReport(files=files)
     invalid = any(f.code == "SH100" for f in report.findings)

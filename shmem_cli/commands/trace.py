@@ -150,6 +150,15 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     help="An extra nvcc argument for a .cu file (repeat: --nvcc-arg=-DTILE=32 --nvcc-arg=-I.).",
 )
 @click.option(
+    "--source-root",
+    "source_roots",
+    multiple=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="A folder the build of a .cu may read (its #includes and -I folders; repeat). "
+    "Default: the repository holding KERNEL, or its folder.",
+)
+@click.option(
     "--list-params",
     is_flag=True,
     help="Only list the parameters (position, name, type, offset, size) of the kernel, or of "
@@ -200,6 +209,7 @@ def trace(
     buffer_size: int,
     arch: str | None,
     nvcc_args: tuple[str, ...],
+    source_roots: tuple[str, ...],
     list_params: bool,
     compare_csv: str | None,
     fmt: str,
@@ -306,6 +316,7 @@ def trace(
         buffer_size=buffer_size,
         arch=arch,
         nvcc_args=nvcc_args,
+        source_roots=source_roots,
     )
     try:
         if list_params:

@@ -10,6 +10,7 @@ Keys (command-line flags override them)::
     expect = {max_ways = 2}           # default expectation under every spec's own
     select = ["SH001", "SH002"]       # only these rules (codes, code prefixes or names)
     ignore = ["loose-expectation"]    # every rule but these
+    source-roots = [".", "third_party/cutlass/include"]  # what a spec's kernel build may read
 
 The nearest ``pyproject.toml`` is searched from the current directory upwards,
 stopping at the repository root (the directory holding ``.git``); a file without
@@ -30,7 +31,7 @@ from ..plumbing.errors import ShmemError, SourcePos
 from ..spec.compile import Expect
 from .findings import LABELS, Severity
 
-KEYS = ("paths", "exclude", "fail-on", "baseline", "expect", "select", "ignore")
+KEYS = ("paths", "exclude", "fail-on", "baseline", "expect", "select", "ignore", "source-roots")
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
 
 
@@ -47,6 +48,8 @@ class LintConfig:
     expect: Expect | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    #: folders (absolute) a spec's kernel build may read; empty: each spec's repository
+    source_roots: tuple[str, ...] = ()
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -167,6 +170,9 @@ class _Reader:
             expect=self.expect(table.get("expect")),
             select=self.rule_keys(table, "select"),
             ignore=self.rule_keys(table, "ignore"),
+            source_roots=tuple(
+                str((self.path.parent / r).resolve()) for r in self.strings(table, "source-roots")
+            ),
         )
 
     def rule_keys(self, table: dict[str, Any], key: str) -> tuple[str, ...]:

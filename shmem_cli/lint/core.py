@@ -49,6 +49,9 @@ class LintOptions:
     compile: bool = True
     #: the codes of the rules that run (--select/--ignore); None: every rule
     rules: frozenset[str] | None = None
+    #: the folders a spec's kernel build may read ([tool.shmem] source-roots); empty: the
+    #: spec's repository, or its folder
+    source_roots: tuple[str, ...] = ()
 
     def runs(self, rule: Rule) -> bool:
         return self.rules is None or rule.code in self.rules
@@ -99,24 +102,19 @@ def _finding(
 
 def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
     """Lint one spec file; a spec that does not load is an ``invalid-spec`` finding."""
-    stem = Path(target.path).stem
     try:
         spec = load_spec(target.path)
         result = analyze_spec(spec)
     except ShmemError as exc:
-        exc.located(target.path)
-        check = FileCheck(target.display, exc)
-        findings = [
-            _finding(rule, hit, target.display)
-            for rule in RULES
-            if rule.check_file is not None and options.runs(rule)
-            for hit in rule.check_file(check)
-        ]
-        return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
+        return _invalid(target, exc, options)
     findings = []
     layout = resolve(spec)
     compiled = _compiled(spec, layout, result.accesses, options)
     from .compiled_compare import Comparison
+    from .kernel_trace import KernelUnavailable
+
+    if isinstance(compiled, KernelUnavailable) and compiled.error is not None:
+        return _invalid(target, compiled.error, options)
 
     verdicts = compiled.verdicts if isinstance(compiled, Comparison) else ()
     for i, (decl, acc) in enumerate(zip(spec.accesses, result.accesses, strict=True)):
@@ -158,6 +156,20 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
     )
 
 
+def _invalid(target: Target, exc: ShmemError, options: LintOptions) -> FileLint:
+    """The lint of a spec that is invalid: its problems, nothing else."""
+    exc.located(target.path)
+    check = FileCheck(target.display, exc)
+    findings = [
+        _finding(rule, hit, target.display)
+        for rule in RULES
+        if rule.check_file is not None and options.runs(rule)
+        for hit in rule.check_file(check)
+    ]
+    stem = Path(target.path).stem
+    return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
+
+
 def _compiled(
     spec: SpecFile,
     layout: Layout,
@@ -174,7 +186,7 @@ def _compiled(
         return None
     if options.rules is not None and not options.rules & COMPILED_RULES:
         return None
-    traced = trace_spec_kernel(spec.kernel, layout.block, spec.arch.name)
+    traced = trace_spec_kernel(spec.kernel, layout.block, spec.arch.name, options.source_roots)
     if isinstance(traced, KernelUnavailable):
         return traced
     from ..analysis.invariance import hoistable_loops

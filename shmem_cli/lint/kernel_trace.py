@@ -9,7 +9,11 @@ rest of the process, so specs that share a kernel trace it once.
 
 Anything that stops the trace (no nvcc, no nvdisasm, a failed compile, an unknown
 kernel name, an instruction the emulator cannot run) is a :class:`KernelUnavailable`
-with the reason in words, never an exception that escapes the lint.
+with the reason in words, never an exception that escapes the lint. What the spec
+may not ask for (a file outside the kernel's source tree, an nvcc argument off the
+allowlist, an include that leaves the tree: :mod:`shmem_cli.kernel_sources`,
+:mod:`shmem_cli.nvcc_args`) and a kernel past the trace's limits carry the error
+itself: the lint reports it as an invalid spec (SH100, exit status 2).
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ class KernelUnavailable:
 
     reason: str
     needs_compiler: bool = False  # nvcc is missing: --no-compile skips such kernels
+    #: the spec asked for what is refused, or the kernel ran past a limit (SH100)
+    error: ShmemError | None = None
+
+
+#: error codes that make a spec invalid rather than its kernel merely untraced
+INVALID_CODES = frozenset({"refused", "limit"})
 
 
 _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
@@ -48,10 +58,18 @@ def needs_nvcc(kernel: KernelDecl) -> bool:
 
 
 def trace_spec_kernel(
-    kernel: KernelDecl, block: tuple[int, int, int], arch: str = DEFAULT_ARCH
+    kernel: KernelDecl,
+    block: tuple[int, int, int],
+    arch: str = DEFAULT_ARCH,
+    roots: tuple[str, ...] = (),
 ) -> KernelTrace | KernelUnavailable:
-    """The trace of ``kernel`` launched with ``block`` (cached), or why there is none."""
+    """The trace of ``kernel`` launched with ``block`` (cached), or why there is none;
+    ``roots``: the source tree's folders ([tool.shmem] source-roots; default: the spec's
+    repository, or its folder)."""
     path = Path(kernel.path)
+    refused = _refusal(kernel, roots)
+    if refused is not None:
+        return refused
     try:
         stamp: object = path.stat().st_mtime_ns
     except OSError:
@@ -66,10 +84,45 @@ def trace_spec_kernel(
         kernel.nvcc,
         kernel.dynamic_smem,
         arch,
+        roots,
+        kernel.spec_path,
     )
     if key not in _CACHE:
-        _CACHE[key] = _trace(kernel, block, arch)
+        _CACHE[key] = _trace(kernel, block, arch, roots)
     return _CACHE[key]
+
+
+def _spec_error(kernel: KernelDecl, message: str, index: int | None = None) -> KernelUnavailable:
+    pos = kernel.pos
+    if index is not None and index < len(kernel.nvcc_pos):
+        pos = kernel.nvcc_pos[index] or pos
+    error = ShmemError(message, path=kernel.spec_path or None, pos=pos, code="refused")
+    return KernelUnavailable(message, error=error)
+
+
+def _refusal(kernel: KernelDecl, roots: tuple[str, ...]) -> KernelUnavailable | None:
+    """Why the spec's kernel may not be built or read at all (outside the tree, a refused
+    argument), or None."""
+    from ..trace.kernel_sources import confine, tree_for
+    from ..trace.nvcc_args import NvccArgError, check_nvcc_args
+
+    tree = tree_for(kernel.spec_path or kernel.path, roots)
+    try:
+        confine(kernel.path, tree, "kernel.source")
+        for key, value in kernel.args:
+            if value.startswith("@"):
+                confine(value[1:], tree, f"the buffer file of kernel.args {key!r}")
+    except ShmemError as exc:
+        return _spec_error(kernel, exc.message)
+    try:
+        check_nvcc_args(kernel.nvcc, base=_base(kernel), inside=tree.inside)
+    except NvccArgError as exc:
+        return _spec_error(kernel, exc.message, exc.index)
+    return None
+
+
+def _base(kernel: KernelDecl) -> Path:
+    return Path(kernel.spec_path).parent if kernel.spec_path else Path()
 
 
 def clear_cache() -> None:
@@ -77,7 +130,7 @@ def clear_cache() -> None:
 
 
 def _trace(
-    kernel: KernelDecl, block: tuple[int, int, int], arch: str
+    kernel: KernelDecl, block: tuple[int, int, int], arch: str, roots: tuple[str, ...]
 ) -> KernelTrace | KernelUnavailable:
     from ..trace import toolchain
     from ..trace.pipeline import TraceRequest, trace_file
@@ -98,12 +151,20 @@ def _trace(
         dynamic_smem=kernel.dynamic_smem,
         arch=arch if needs_nvcc(kernel) else None,
         nvcc_args=kernel.nvcc,
+        source_roots=roots,
+        tree_anchor=kernel.spec_path or None,
+        nvcc_base=str(_base(kernel)),
     )
     try:
         return trace_file(request).kernels[0]
     except ShmemError as exc:
         # the trace modules speak of shmem trace's options; a spec has keys instead
         text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
+        if exc.code in INVALID_CODES:
+            if exc.path and exc.path != kernel.spec_path:
+                where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path
+                text = f"kernel.source {where}: {text}"
+            return _spec_error(kernel, text)
         return KernelUnavailable(text)
     except (toolchain.ToolError, OSError) as exc:  # e.g. a folder that cannot be made
         return KernelUnavailable(f"cannot trace {kernel.source}: {exc}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -27,9 +28,18 @@ _PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
 
 
+def _worker_stop(signum: int, frame: object) -> None:
+    """SIGTERM in a worker: end the tools it runs (nvcc and its children), then exit."""
+    from .tool_process import end_all
+
+    end_all()
+    os._exit(128 + signum)
+
+
 def _worker_start() -> None:
-    """In each worker: default signal handling, and die with the parent (Linux)."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    """In each worker: SIGTERM ends it (and the tools it runs), SIGINT is left to the
+    parent, and it dies with the parent (Linux)."""
+    signal.signal(signal.SIGTERM, _worker_stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it stops us
     with contextlib.suppress(Exception):
         import ctypes

@@ -226,15 +226,25 @@ class _Compiler:
             if text.startswith("@"):  # a buffer file, relative to the spec too
                 text = "@" + str(base / text[1:])
             args.append((str(key), text))
+        nvcc = tuple(str(a) for a in value.get("nvcc") or ())
+        nvcc_pos = tuple(self.doc.pos("kernel", "nvcc", i) for i in range(len(nvcc)))
+        from ..trace.nvcc_args import NvccArgError, check_nvcc_args
+
+        try:  # the allowlist; the source tree is checked when the kernel is traced
+            check_nvcc_args(nvcc, base=base, inside=lambda _: True)
+        except NvccArgError as exc:
+            raise self.err(exc.message, "kernel", "nvcc", exc.index) from None
         return KernelDecl(
             source=str(value["source"]),
             path=path,
             name=value.get("name"),
             grid=(grid[0], grid[1], grid[2]),
             args=tuple(args),
-            nvcc=tuple(str(a) for a in value.get("nvcc") or ()),
+            nvcc=nvcc,
             dynamic_smem=int(value.get("dynamic_smem", 0)),
             pos=self.doc.pos("kernel"),
+            nvcc_pos=nvcc_pos,
+            spec_path=self.path,
         )
 
     @staticmethod

@@ -184,6 +184,8 @@ class KernelDecl:
     nvcc: tuple[str, ...]
     dynamic_smem: int
     pos: SourcePos | None = None
+    nvcc_pos: tuple[SourcePos | None, ...] = ()  # where each nvcc argument is written
+    spec_path: str = ""  # the spec file (its folder starts relative -I paths)
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..hardware.arch import DEFAULT_ARCH
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, shorten
 from . import toolchain
 from .cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from .kernel_sources import SourceTree, check_source, compiler_messages, tree_for
 from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .result import TraceFile
 from .signature import param_names
-from .tracer import find_function, line_table_files, read_sources, source_lines, trace_kernel
+from .tracer import (
+    find_function,
+    line_table_files,
+    locate_source,
+    read_sources,
+    source_lines,
+    trace_kernel,
+)
 from .triton_cache import TritonEntry, is_triton_input, open_entry
 from .triton_launch import triton_launch, triton_params
 
@@ -53,6 +61,16 @@ class TraceRequest:
     buffer_size: int = DEFAULT_BUFFER_BYTES
     arch: str | None = None  # default: DEFAULT_ARCH, or a cubin's own
     nvcc_args: tuple[str, ...] = ()
+    #: the folders the build may read (empty: the kernel file's repository, or its folder)
+    source_roots: tuple[str, ...] = ()
+    #: the file whose repository is the source tree when no roots are given (default: path)
+    tree_anchor: str | None = None
+    #: where relative -I paths start (default: the current folder)
+    nvcc_base: str | None = None
+
+    def tree(self) -> SourceTree:
+        """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
+        return tree_for(self.tree_anchor or self.path, self.source_roots)
 
 
 @dataclass(frozen=True)
@@ -82,8 +100,20 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
     path = Path(request.path)
     kind = toolchain.kernel_input_kind(path)
     if kind == "cu":
+        from .nvcc_args import NvccArgError, check_nvcc_args
+
         arch = request.arch or DEFAULT_ARCH
-        cubin = toolchain.compile_cu(path, arch, folder, request.nvcc_args)
+        tree = request.tree()
+        try:
+            args, dirs = check_nvcc_args(
+                request.nvcc_args, base=Path(request.nvcc_base or "."), inside=tree.inside
+            )
+        except NvccArgError as exc:
+            raise ShmemError(exc.message, code="refused") from None
+        check_source(path, tree, [d.path for d in dirs])
+        cubin = toolchain.compile_cu(
+            path, arch, folder, args, explain=lambda text: compiler_messages(text, tree)
+        )
         return [read_cubin(cubin)], [path], arch
     if request.nvcc_args:
         raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
@@ -122,12 +152,19 @@ def _tool_failure(exc: toolchain.ToolError, path: Path) -> ShmemError:
 
 
 def _params(
-    kernel: Kernel, cubin: CubinInfo, disassembly: str, sources: Sequence[Path], path: Path
+    kernel: Kernel,
+    cubin: CubinInfo,
+    disassembly: str,
+    sources: Sequence[Path],
+    path: Path,
+    tree: SourceTree,
 ) -> tuple[Param, ...]:
-    """The kernel's parameters, named from the source files given or named by its line table."""
+    """The kernel's parameters, named from the source files given or named by its line table
+    (those inside the source tree)."""
     named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
     roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
-    names = param_names(read_sources(named, roots), kernel.name, len(kernel.params))
+    texts = read_sources(named, roots, allowed=tree.inside)
+    names = param_names(texts, kernel.name, len(kernel.params))
     return tuple(kernel_params(kernel, names))
 
 
@@ -171,7 +208,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         raise _tool_failure(exc, path) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    params = _params(kernel, chosen, disassembly, sources, path)
+    params = _params(kernel, chosen, disassembly, sources, path, request.tree())
     return LoadedKernel(kernel, chosen, params, disassembly, arch)
 
 
@@ -213,8 +250,25 @@ def trace_loaded(
             function, loaded.kernel, loaded.arch, plan, progress=progress, lines=lines
         )
     except ShmemError as exc:
-        raise exc.located(path) from None
+        raise _outside_not_quoted(exc, request).located(path) from None
     return TraceFile(path, (traced,))
+
+
+def _outside_not_quoted(exc: ShmemError, request: TraceRequest) -> ShmemError:
+    """An error placed (by the cubin's line table) in a file outside the source tree is
+    moved to the kernel file, its place said in words: its lines are never quoted."""
+    tree = request.tree()
+    if exc.path is None or exc.path == str(request.path) or tree.inside(exc.path):
+        return exc
+    roots = [Path(request.path).resolve().parent, Path.cwd()]
+    moved = locate_source(exc.path, roots, tree.inside)  # the same file, in this tree
+    if moved is not None:
+        exc.path = str(moved)
+        return exc
+    where = f"{shorten(exc.path, 200)}:{exc.pos.line}" if exc.pos else shorten(exc.path, 200)
+    exc.message += f" (at {where}, outside the kernel's source tree)"
+    exc.path, exc.pos = None, None
+    return exc
 
 
 def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> TraceFile:

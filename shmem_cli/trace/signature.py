@@ -14,7 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_COMMENT_OPEN = re.compile(r"//|/\*")
+#: how far a declaration may reach: back to its ``__global__``, on to its closing ``)``
+DECLARATION_REACH = 4096
+PARAMETERS_REACH = 65536
+MAX_CANDIDATES = 1000  # places that look like ``name(`` examined per source
 _IDENT = re.compile(r"[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*")
 QUALIFIERS = {
     "const",
@@ -104,9 +108,26 @@ def declarator_name(param: str) -> str | None:
     return words[-1]
 
 
+def strip_comments(text: str) -> str:
+    """``text`` with each comment replaced by a space, in one pass (an unclosed ``/*``
+    ends the text)."""
+    out: list[str] = []
+    i = 0
+    while True:
+        m = _COMMENT_OPEN.search(text, i)
+        if m is None:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i : m.start()])
+        close = "\n" if m.group() == "//" else "*/"
+        j = text.find(close, m.end())
+        i = len(text) if j < 0 else (j if close == "\n" else j + 2)
+        out.append(" ")
+
+
 def _parameter_text(code: str, open_paren: int) -> str | None:
     depth = 0
-    for k in range(open_paren, len(code)):
+    for k in range(open_paren, min(len(code), open_paren + PARAMETERS_REACH)):
         if code[k] == "(":
             depth += 1
         elif code[k] == ")":
@@ -125,10 +146,14 @@ def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[st
     pattern = re.compile(r"\b" + re.escape(base) + r"\s*\(")
     best: list[str | None] | None = None
     for source in sources:
-        code = _COMMENTS.sub(" ", source)
-        for m in pattern.finditer(code):
-            start = max(code.rfind(";", 0, m.start()), code.rfind("}", 0, m.start()))
-            start = max(start, code.rfind("{", 0, m.start()), code.rfind("#", 0, m.start()))
+        code = strip_comments(source)
+        for n, m in enumerate(pattern.finditer(code)):
+            if n >= MAX_CANDIDATES:
+                break
+            lo = max(0, m.start() - DECLARATION_REACH)
+            start = max(code.rfind(";", lo, m.start()), code.rfind("}", lo, m.start()))
+            start = max(start, code.rfind("{", lo, m.start()), code.rfind("#", lo, m.start()))
+            start = max(start, lo - 1)
             if "__global__" not in code[start + 1 : m.start()]:
                 continue
             inner = _parameter_text(code, m.end() - 1)

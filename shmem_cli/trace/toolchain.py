@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import struct
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..plumbing.errors import shorten
 
 # what to install for each tool, in words
 INSTALL_HINTS: dict[str, str] = {
@@ -35,6 +39,13 @@ INSTALL_HINTS: dict[str, str] = {
 WHEEL_TOOLS = ("nvdisasm", "cuobjdump", "cu++filt")
 DEFAULT_CUDA_BIN = "/usr/local/cuda/bin"
 TOOL_TIMEOUT = 600.0  # seconds for one compile or disassembly
+OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
+#: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings
+MAX_CUBIN_BYTES = 64 << 20
+#: cuobjdump and nvdisasm: address space and the largest file they may write
+INSPECT_MEMORY = 768 << 20
+#: nvcc and its children: the largest file they may write (preprocessed source, PTX, cubin)
+COMPILE_FILE_LIMIT = 1 << 30
 
 
 class ToolError(Exception):
@@ -113,39 +124,68 @@ def run(
     cwd: Path | None = None,
     timeout: float | None = TOOL_TIMEOUT,
     stdin: str | None = None,
+    file_limit: int | None = None,
+    memory_limit: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run a tool and capture its output (never raises for a non-zero exit status)."""
-    return subprocess.run(
-        list(args),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        check=False,
-        input=stdin,
-    )
+    """Run a tool and capture its output (never raises for a non-zero exit status).
+
+    The tool runs as :func:`shmem_cli.tool_process.run_tool` runs it: its own process
+    group, a private TMPDIR removed afterwards, output capped at :data:`OUTPUT_LIMIT`.
+    A time limit raises :class:`subprocess.TimeoutExpired`, another limit a
+    :class:`ToolError` saying which."""
+    from ..plumbing.tool_process import ToolLimit, run_tool
+
+    start = time.monotonic()
+    try:
+        done = run_tool(
+            args,
+            cwd=cwd,
+            timeout=timeout,
+            output_limit=OUTPUT_LIMIT,
+            file_limit=file_limit,
+            memory_limit=memory_limit,
+            stdin=stdin,
+        )
+    except ToolLimit as exc:
+        if timeout is not None and time.monotonic() - start >= timeout:
+            raise subprocess.TimeoutExpired(list(args), timeout) from None
+        raise ToolError(str(exc)) from None
+    return subprocess.CompletedProcess(list(args), done.returncode, done.stdout, done.stderr)
 
 
 def run_checked(
-    args: Sequence[str], *, cwd: Path | None = None, timeout: float | None = TOOL_TIMEOUT
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = TOOL_TIMEOUT,
+    file_limit: int | None = None,
+    memory_limit: int | None = None,
+    explain: Callable[[str], str] = tail,
 ) -> str:
-    """Run a tool; its standard output, or a :class:`ToolError` with what it printed."""
+    """Run a tool; its standard output, or a :class:`ToolError` with what it printed
+    (``explain`` picks what of its messages is shown)."""
     name = Path(args[0]).name
     try:
-        res = run(args, cwd=cwd, timeout=timeout)
+        res = run(args, cwd=cwd, timeout=timeout, file_limit=file_limit, memory_limit=memory_limit)
     except subprocess.TimeoutExpired:
         raise ToolError(f"{name} did not finish within {timeout:.0f} s") from None
     except OSError as exc:
         raise ToolError(f"cannot run {args[0]}: {exc.strerror or exc}") from None
     if res.returncode != 0:
-        said = tail(res.stderr or res.stdout) or "(no output)"
-        raise ToolError(f"{name} failed (exit status {res.returncode}):\n{said}")
+        said = explain(res.stderr or res.stdout) or "(no output)"
+        status = (
+            f"killed by signal {-res.returncode}"
+            if res.returncode < 0
+            else f"exit status {res.returncode}"
+        )
+        raise ToolError(f"{name} failed ({status}):\n{said}")
     return res.stdout
 
 
 # --- from a kernel file to a cubin ------------------------------------------------------------
 
 ELF_MAGIC = b"\x7fELF"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")
 
 
 @dataclass(frozen=True)
@@ -157,13 +197,39 @@ class Cubin:
 
 
 def compile_cu(
-    source: Path, arch: str, folder: Path, extra: Sequence[str] = (), *, nvcc: str | None = None
+    source: Path,
+    arch: str,
+    folder: Path,
+    extra: Sequence[str] = (),
+    *,
+    nvcc: str | None = None,
+    explain: Callable[[str], str] = tail,
 ) -> Path:
-    """``nvcc -cubin -lineinfo -O3 -arch=ARCH [extra] -o folder/NAME.cubin source``."""
+    """``nvcc -cubin -lineinfo -O3 -arch=ARCH [extra] -o folder/kernel.cubin source``.
+
+    ``extra`` must already be in the form :func:`shmem_cli.nvcc_args.check_nvcc_args`
+    gives (it is checked again here, and so are the paths, for characters a shell
+    would act on); ``explain`` picks what of nvcc's messages a failure shows."""
+    from .nvcc_args import NvccArgError, check_nvcc_args, shell_special
+
+    try:
+        again, _ = check_nvcc_args(extra, base=folder, inside=lambda _: True)
+    except NvccArgError as exc:
+        raise ToolError(exc.message) from None
+    if again != list(extra):
+        raise ToolError("nvcc arguments must be checked before compiling")
+    src = source.resolve()
+    out = folder / "kernel.cubin"
+    for text in (str(src), str(out), arch):
+        bad = shell_special(text)
+        if bad is not None:
+            raise ToolError(
+                f"{shorten(text)!r} holds {bad!r}, which nvcc would hand to a shell; "
+                "rename the file or folder"
+            )
     nvcc = nvcc or require("nvcc", f"to compile {source}")
-    out = folder / (source.stem + ".cubin")
     args = [nvcc, "-cubin", "-lineinfo", "-O3", f"-arch={arch}", *extra, "-o", str(out)]
-    run_checked([*args, str(source.resolve())], cwd=folder)
+    run_checked([*args, str(src)], cwd=folder, file_limit=COMPILE_FILE_LIMIT, explain=explain)
     if not out.is_file():
         raise ToolError(f"nvcc wrote no cubin for {source}")
     return out
@@ -172,7 +238,11 @@ def compile_cu(
 def embedded_cubins(binary: Path, *, cuobjdump: str | None = None) -> list[str]:
     """Names of the cubins embedded in an executable or shared library (``cuobjdump -lelf``)."""
     tool = cuobjdump or require("cuobjdump", f"to list the cubins in {binary}")
-    listing = run_checked([tool, "-lelf", str(binary.resolve())])
+    listing = run_checked(
+        [tool, "-lelf", str(binary.resolve())],
+        file_limit=MAX_CUBIN_BYTES,
+        memory_limit=INSPECT_MEMORY,
+    )
     names = []
     for line in listing.splitlines():
         # "ELF file    1: app.1.sm_90.cubin"
@@ -213,14 +283,21 @@ def extract_cubins(
     names = embedded_cubins(binary, cuobjdump=tool)
     if not names:
         raise ToolError(f"{binary} holds no cubin (cuobjdump -lelf lists none)")
-    # a name can be listed twice (cuobjdump -xelf extracts one file per name)
-    matching = list(dict.fromkeys(n for n in names if cubin_arch_of(n) == arch))
+    # a name can be listed twice (cuobjdump -xelf extracts one file per name); a name is
+    # the binary's own text: only plain file names are used (no folder, no option)
+    plain = [n for n in names if _PLAIN_NAME.match(n)]
+    matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
     if not matching:
         have = ", ".join(sorted({cubin_arch_of(n) or n for n in names}))
         raise ToolError(f"{binary} holds no cubin for {arch} (it has: {have}); pass --arch")
     out = []
     for name in matching:
-        run_checked([tool, "-xelf", name, str(binary.resolve())], cwd=folder)
+        run_checked(
+            [tool, "-xelf", name, str(binary.resolve())],
+            cwd=folder,
+            file_limit=MAX_CUBIN_BYTES,
+            memory_limit=INSPECT_MEMORY,
+        )
         path = folder / name
         if not path.is_file():
             raise ToolError(f"cuobjdump -xelf {name} wrote no file")
@@ -231,7 +308,11 @@ def extract_cubins(
 def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:
     """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text."""
     tool = nvdisasm or require("nvdisasm", f"to disassemble {cubin}")
-    return run_checked([tool, "-gi", "-c", str(cubin.resolve())])
+    return run_checked(
+        [tool, "-gi", "-c", str(cubin.resolve())],
+        file_limit=OUTPUT_LIMIT + (1 << 20),
+        memory_limit=INSPECT_MEMORY,
+    )
 
 
 def kernel_input_kind(path: Path) -> str:

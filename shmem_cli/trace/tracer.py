@@ -76,34 +76,47 @@ def line_table_files(disassembly: str) -> list[str]:
     return list(seen)
 
 
-def locate_source(name: str, roots: Sequence[Path]) -> Path | None:
+def locate_source(
+    name: str, roots: Sequence[Path], allowed: Callable[[Path], bool] = lambda _: True
+) -> Path | None:
     """The file a line table names, or where it is now: a cubin keeps the absolute path it
     was compiled from, so a moved or freshly cloned tree is searched for the path's
     trailing parts (``tests/data/trace/kernels/basics.cu``, ..., ``basics.cu``) under
-    each root, longest first."""
+    each root, longest first; only files ``allowed`` accepts are taken."""
     path = Path(name)
-    if path.is_file():
+    if path.is_file() and allowed(path):
         return path
-    parts = path.parts[1:] if path.is_absolute() else path.parts
+    parts = (path.parts[1:] if path.is_absolute() else path.parts)[-8:]  # bounded work
     for k in range(len(parts)):
         for root in roots:
             candidate = root.joinpath(*parts[k:])
-            if candidate.is_file():
+            if candidate.is_file() and allowed(candidate):
                 return candidate
     return None
 
 
-def read_sources(paths: Sequence[str | Path], roots: Sequence[Path] = ()) -> list[str]:
-    """The text of each source file that can be found (for parameter names); others skipped."""
+def read_sources(
+    paths: Sequence[str | Path],
+    roots: Sequence[Path] = (),
+    *,
+    allowed: Callable[[Path], bool] = lambda _: True,
+) -> list[str]:
+    """The text of each source file that can be found (for parameter names); others
+    skipped: those ``allowed`` refuses (outside the source tree), those that are not
+    regular files, and those larger than a source may be."""
+    from ..plumbing.bounded_read import read_bounded
+    from .kernel_sources import MAX_SOURCE_BYTES
+
     out = []
     for p in paths:
-        found = locate_source(str(p), [*roots, Path.cwd()])
+        found = locate_source(str(p), [*roots, Path.cwd()], allowed)
         if found is None:
             continue
         try:
-            out.append(found.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+            data = read_bounded(found, MAX_SOURCE_BYTES, what="source")
+        except ShmemError:
             continue
+        out.append(data.decode("utf-8", errors="replace"))
     return out
 
 

@@ -1,0 +1,461 @@
+"""The source tree a kernel build may read, and the check of a ``.cu`` before nvcc sees it.
+
+A spec is untrusted text: its ``kernel.source``, its ``@FILE`` buffers, the
+``-I`` folders of ``kernel.nvcc`` and every file the source ``#include``\\ s must
+lie inside the kernel's *source tree*: the folders of ``[tool.shmem]
+source-roots`` (``shmem trace --source-root``), else the repository that holds
+the spec or kernel file (the nearest folder above it with ``.git``, else the
+file's own folder) together with the repository shmem runs in (when the current
+folder is inside one). Paths are compared after following symbolic links.
+
+:func:`check_source` reads the ``.cu`` and, transitively, every local header it
+includes, and refuses, at ``file:line:column``:
+
+* an ``#include``, ``#include_next`` or ``#import`` (also ``%:include``, and with
+  ``??=`` trigraphs) whose file is outside the tree, is absolute, climbs with
+  ``..`` out of the folders searched, or is named by a macro (a computed include
+  cannot be checked before compiling); the same for ``__has_include``;
+* ``#line`` and GCC line markers (``# 7 "file"``) that name a file outside the
+  tree, ``#pragma GCC dependency`` and ``#embed``;
+* a file that is not a regular file (a FIFO, a device), larger than
+  :data:`MAX_SOURCE_BYTES`, holding a NUL byte (not source text), or a raw string
+  literal that a backslash at the end of a line would make ambiguous.
+
+The scan is one pass over the text (comments, string and raw string literals,
+line splices), done twice when the text holds ``??`` (with and without trigraphs),
+so no directive the preprocessor sees is hidden from it. Headers found in the
+toolkit's or the host compiler's own include folders are not read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..plumbing.errors import ShmemError, SourcePos, shorten
+
+MAX_SOURCE_BYTES = 8 << 20  # one source or header
+MAX_TREE_BYTES = 64 << 20  # all of them together
+MAX_FILES = 2000
+
+_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_RAW_PREFIXES = ("R", "u8R", "uR", "UR", "LR")
+_DIRECTIVE = re.compile(r"\s*(?:#|%:)\s*([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(.*)\Z", re.S)
+_TARGET = re.compile(r'\s*(?:"([^"\n]*)"|<([^>\n]*)>)\s*\Z')
+_HAS_INCLUDE = re.compile(r'__has_include(?:_next)?\s*\(\s*(?:"([^"\n]*)"|<([^>\n]*)>)?')
+_LINE_NAME = re.compile(r'\s*[0-9]+\s*(?:"([^"\n]*)")?')
+_INCLUDES = ("include", "include_next", "import")
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    """The folders a kernel build may read (resolved)."""
+
+    roots: tuple[Path, ...]
+
+    def inside(self, path: Path | str) -> bool:
+        """Whether ``path``, links followed, lies in one of the roots."""
+        try:
+            real = Path(os.path.realpath(path))
+        except (OSError, ValueError):
+            return False
+        return any(real == r or r in real.parents for r in self.roots)
+
+    def describe(self) -> str:
+        return ", ".join(str(r) for r in self.roots)
+
+
+def repository_of(path: Path) -> Path | None:
+    """The nearest folder at or above ``path``'s folder that holds ``.git``."""
+    here = Path(os.path.realpath(path.parent if not path.is_dir() else path))
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def tree_for(anchor: str | Path, roots: Sequence[str | Path] = ()) -> SourceTree:
+    """The source tree of a spec or kernel file: ``roots`` when given, else its repository,
+    else its folder."""
+    if roots:
+        return SourceTree(tuple(Path(os.path.realpath(r)) for r in roots))
+    path = Path(anchor)
+    repo = repository_of(path)
+    folder = repo if repo is not None else Path(os.path.realpath(path)).parent
+    here = repository_of(Path.cwd())  # the project shmem runs in, when it is a repository
+    return SourceTree((folder,) if here is None or here == folder else (folder, here))
+
+
+def confine(path: str | Path, tree: SourceTree, what: str) -> None:
+    """Refuse ``path`` (a kernel source, a buffer file) outside ``tree``, in words."""
+    if not tree.inside(path):
+        raise ShmemError(
+            f"{what} {shorten(str(path))} is outside the kernel's source tree "
+            f"({shorten(tree.describe(), 200)}); keep it inside, or name a wider folder in "
+            "[tool.shmem] source-roots (shmem trace: --source-root)",
+            code="refused",
+        )
+
+
+# --- the scan ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Directive:
+    line: int
+    column: int
+    text: str  # from '#' to the end of the logical line, comments replaced by spaces
+
+
+class _Refused(Exception):
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.column, self.message = line, column, message
+
+
+def _trigraphs(text: str) -> str:
+    return text.replace("??=", "#").replace("??/", "\\")
+
+
+def directives(text: str) -> Iterator[Directive]:
+    """Every preprocessing directive of ``text`` (line splices and comments handled)."""
+    yield from _scan(text)
+    if "??" in text:  # trigraphs are on in some -std modes: look at the text both ways
+        yield from _scan(_trigraphs(text))
+
+
+_INTERESTING = re.compile(r"[\\\n/\"'#%]")
+_NONBLANK = re.compile(r"[^ \t\r\f\v]")
+
+
+def _word_before(s: str, i: int) -> str:
+    """The identifier characters just before ``i`` (line splices skipped), at most 3."""
+    out = ""
+    j = i - 1
+    while j >= 0 and len(out) < 4:
+        if s[j] == "\n":
+            k = j - 1
+            while k >= 0 and s[k] in " \t\r":
+                k -= 1
+            if k >= 0 and s[k] == "\\":
+                j = k - 1
+                continue
+            break
+        if s[j] not in _IDENT_CHARS:
+            break
+        out = s[j] + out
+        j -= 1
+    return out
+
+
+def _scan(s: str) -> Iterator[Directive]:  # noqa: C901 - one state machine, read top to bottom
+    n = len(s)
+    i = 0
+    line = 1
+    at_start = True  # only blanks and comments since the last newline
+    directive: list[str] | None = None
+    d_line = d_col = 0
+    line_start = 0
+
+    def splice(k: int) -> int:
+        """The index after a backslash-newline starting at ``k`` (blanks allowed), or -1."""
+        j = k + 1
+        while j < n and s[j] in " \t":
+            j += 1
+        if j < n and s[j] == "\r":
+            j += 1
+        return j + 1 if j < n and s[j] == "\n" else -1
+
+    while i < n:
+        m = _INTERESTING.search(s, i)
+        stop = m.start() if m else n
+        if stop > i:
+            if at_start and _NONBLANK.search(s, i, stop):
+                at_start = False
+            if directive is not None:
+                directive.append(s[i:stop])
+            i = stop
+            if i >= n:
+                break
+        c = s[i]
+        if c == "\\":
+            j = splice(i)
+            if j >= 0:
+                line += 1
+                line_start = j
+                i = j
+                continue
+        elif c == "\n":
+            if directive is not None:
+                yield Directive(d_line, d_col, "".join(directive))
+                directive = None
+            line += 1
+            line_start = i + 1
+            at_start = True
+            i += 1
+            continue
+        elif c == "/" and s.startswith("/*", i):
+            end = s.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            newlines = s.count("\n", i, end)
+            if newlines:
+                line += newlines
+                line_start = s.rfind("\n", i, end) + 1
+                at_start = True
+            if directive is not None:
+                directive.append(" ")
+            i = end
+            continue
+        elif c == "/" and s.startswith("//", i):
+            end = i + 2
+            while True:  # a // comment goes on over backslash-newlines
+                nl = s.find("\n", end)
+                if nl < 0:
+                    end = n
+                    break
+                k = nl - 1
+                while k > i and s[k] in " \t\r":
+                    k -= 1
+                if s[k] == "\\":
+                    line += 1
+                    end = nl + 1
+                    line_start = end
+                    continue
+                end = nl
+                break
+            i = end
+            continue
+        elif c in "\"'":
+            start = i
+            if c == '"' and _word_before(s, i) in _RAW_PREFIXES:
+                i, line, line_start = _raw_string(s, i, line, line_start)
+            else:
+                i = _quoted(s, i, c, splice)
+            if directive is not None:
+                directive.append(s[start:i])
+            at_start = False
+            continue
+        elif at_start and directive is None and (c == "#" or s.startswith("%:", i)):
+            directive = []
+            d_line, d_col = line, i - line_start + 1
+        at_start = False
+        if directive is not None:
+            directive.append(c)
+        i += 1
+    if directive is not None:
+        yield Directive(d_line, d_col, "".join(directive))
+
+
+def _quoted(s: str, i: int, quote: str, splice: object) -> int:
+    """The index after a string or character literal (it ends at a newline if unclosed)."""
+    n = len(s)
+    j = i + 1
+    while j < n:
+        c = s[j]
+        if c == quote:
+            return j + 1
+        if c == "\n":
+            return j
+        if c == "\\":
+            k = splice(j)  # type: ignore[operator]
+            j = k if k >= 0 else j + 2
+            continue
+        j += 1
+    return n
+
+
+def _raw_string(s: str, i: int, line: int, line_start: int) -> tuple[int, int, int]:
+    """The index after the raw string literal whose quote is at ``i`` (and the line)."""
+    open_at = s.find("(", i + 1, i + 18)
+    delim = s[i + 1 : open_at] if open_at >= 0 else None
+    if delim is None or any(ch in delim for ch in ' ()\\\t\n"'):
+        raise _Refused(line, i - line_start + 1, "a raw string literal with a malformed delimiter")
+    close = s.find(")" + delim + '"', open_at)
+    end = len(s) if close < 0 else close + len(delim) + 2
+    body = s[open_at:end]
+    if re.search(r"\\[ \t]*\r?\n", body):
+        raise _Refused(
+            line,
+            i - line_start + 1,
+            "a raw string literal holds a backslash at the end of a line; shmem cannot check "
+            "this file's directives before compiling (split the string)",
+        )
+    newlines = body.count("\n")
+    if newlines:
+        line += newlines
+        line_start = s.rfind("\n", i, end) + 1
+    return end, line, line_start
+
+
+# --- the check --------------------------------------------------------------------------------
+
+
+def _read_source(path: Path, tree_bytes: list[int]) -> str:
+    from ..plumbing.bounded_read import read_bounded
+
+    data = read_bounded(path, MAX_SOURCE_BYTES, what="CUDA source", code="invalid-kernel")
+    tree_bytes[0] += len(data)
+    if tree_bytes[0] > MAX_TREE_BYTES:
+        raise ShmemError(
+            f"the kernel's sources and headers are larger than {MAX_TREE_BYTES >> 20} MiB in all",
+            path=str(path),
+            code="invalid-kernel",
+        )
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise ShmemError(
+            "holds a NUL byte: this is not CUDA source text (give the .cu file, or a .cubin "
+            "for compiled code)",
+            path=str(path),
+            pos=SourcePos(line, nul - (data.rfind(b"\n", 0, nul) + 1) + 1),
+            code="invalid-kernel",
+        )
+    return data.decode("latin-1")  # one character per byte: columns stay byte columns
+
+
+def _plain_name(name: str) -> bool:
+    """A header name that cannot leave the folders searched: relative, no ``..``."""
+    return bool(name) and not name.startswith("/") and ".." not in Path(name).parts
+
+
+def check_source(source: Path, tree: SourceTree, include_dirs: Sequence[Path] = ()) -> None:
+    """Refuse ``source`` or any header it includes that would have the build read outside
+    ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``)."""
+    todo: list[Path] = [source]
+    seen: set[str] = set()
+    tree_bytes = [0]
+    while todo:
+        path = todo.pop()
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        if len(seen) > MAX_FILES:
+            raise ShmemError(
+                f"the kernel includes more than {MAX_FILES} local headers",
+                path=str(source),
+                code="invalid-kernel",
+            )
+        text = _read_source(path, tree_bytes)
+        try:
+            for d in directives(text):
+                todo.extend(_check_directive(d, path, tree, include_dirs))
+        except _Refused as exc:
+            raise ShmemError(
+                exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
+            ) from None
+
+
+def _refuse(d: Directive, message: str) -> _Refused:
+    return _Refused(d.line, d.column, message)
+
+
+def _check_directive(
+    d: Directive, path: Path, tree: SourceTree, include_dirs: Sequence[Path]
+) -> list[Path]:
+    """The local headers a directive brings in (to be checked too), or a refusal."""
+    m = _DIRECTIVE.match(d.text)
+    if m is None:
+        return []
+    name, rest = m.group(1), m.group(2)
+    if name in _INCLUDES:
+        return _include(d, name, rest, path, tree, include_dirs)
+    if name in ("if", "elif"):
+        for h in _HAS_INCLUDE.finditer(rest):
+            target = h.group(1) if h.group(1) is not None else h.group(2)
+            if target is None or not _plain_name(target):
+                raise _refuse(d, "__has_include must name a header relative to the include folders")
+        return []
+    if name == "line" or name.isdigit():
+        lm = _LINE_NAME.match(rest if name == "line" else name + rest)
+        named = lm.group(1) if lm else None
+        if named and not (_plain_name(named) or tree.inside(named)):
+            raise _refuse(
+                d, f"#line names {shorten(named)!r}, a file outside the kernel's source tree"
+            )
+        return []
+    if name == "pragma" and re.match(r"\s*GCC\s+dependency\b", rest):
+        raise _refuse(d, "#pragma GCC dependency reads a file by name; remove it")
+    if name == "embed":
+        raise _refuse(d, "#embed reads a file by name; put the data in a source file")
+    return []
+
+
+def _include(
+    d: Directive,
+    name: str,
+    rest: str,
+    path: Path,
+    tree: SourceTree,
+    include_dirs: Sequence[Path],
+) -> list[Path]:
+    t = _TARGET.match(rest)
+    if t is None:
+        raise _refuse(
+            d,
+            f"#{name} of a macro (a computed include) cannot be checked before compiling; "
+            'write the header\'s name in quotes: #include "file.h"',
+        )
+    quoted = t.group(1) is not None
+    target = t.group(1) if quoted else t.group(2)
+    if not target or target.startswith("/"):
+        raise _refuse(
+            d, f"#{name} of {shorten(target)!r}: an absolute path; name the header relatively"
+        )
+    search = ([path.parent] if quoted else []) + list(include_dirs)
+    for folder in search:
+        candidate = folder / target
+        if os.path.lexists(candidate):
+            if not tree.inside(candidate):
+                raise _refuse(
+                    d,
+                    f"#{name} {shorten(target)!r} is outside the kernel's source tree "
+                    f"({shorten(tree.describe(), 200)})",
+                )
+            return [candidate]
+    if not _plain_name(target):
+        raise _refuse(d, f"#{name} {shorten(target)!r} climbs out of the include folders with '..'")
+    return []  # a toolkit or system header, or one nvcc will report missing
+
+
+# --- what of the compiler's messages is shown ------------------------------------------------
+
+_DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^\s(][^()]*?)(?:\((?P<line>\d+)\)|:(?P<l2>\d+):(?P<col>\d+)):\s+"
+    r"(?P<msg>(?:catastrophic error|fatal error|error|warning|remark|note)\b.*)$"
+)
+_SUMMARY = re.compile(
+    r"^(\d+ errors? detected in the compilation of .*|compilation terminated\.|"
+    r"ptxas (?:error|fatal|warning)\s*:.*|nvcc (?:error|fatal)\s*:.*)$"
+)
+_TOOLKIT = re.compile(r"/(?:cuda[^/]*|nvidia/[^/]+|targets/[^/]+|usr)/(?:.*/)?include/")
+MAX_MESSAGES = 15
+
+
+def compiler_messages(text: str, tree: SourceTree) -> str:
+    """nvcc's diagnostics, one line each, without the source lines it quotes: a message
+    about a file outside the tree (other than the toolkit's and the system's headers)
+    keeps its place but not its words, so no file content reaches a report."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        m = _DIAGNOSTIC.match(line)
+        if m is not None:
+            file = m.group("file")
+            if tree.inside(file) or _TOOLKIT.search(file):
+                out.append(shorten(line, 300))
+            else:
+                where = m.group("line") or m.group("l2")
+                out.append(
+                    f"{shorten(file, 200)}({where}): {m.group('msg').split(':')[0]} "
+                    "(not shown: the file is outside the kernel's source tree)"
+                )
+        elif _SUMMARY.match(line):
+            out.append(shorten(line, 300))
+    if len(out) > MAX_MESSAGES:
+        out = [*out[: MAX_MESSAGES - 1], f"... and {len(out) - MAX_MESSAGES + 1} more lines"]
+    return "\n".join(out)
