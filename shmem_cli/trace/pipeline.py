@@ -307,7 +307,10 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
                 kernels = [k for k in info.kernels if owner[k.mangled] is info]
                 if kernels:
                     disassembly = toolchain.disassemble(Path(info.path))
-                    found.extend((k, _params(k, info, disassembly, sources, path)) for k in kernels)
+                    tree = request.tree()
+                    found.extend(
+                        (k, _params(k, info, disassembly, sources, path, tree)) for k in kernels
+                    )
         except toolchain.ToolError as exc:
             raise _tool_failure(exc, path) from None
     if not found:
