@@ -4,8 +4,8 @@ A spec is untrusted text: its ``kernel.source``, its ``@FILE`` buffers, the
 ``-I`` folders of ``kernel.nvcc`` and every file the source ``#include``\\ s must
 lie inside the kernel's *source tree*: the folders of ``[tool.shmem]
 source-roots`` (``shmem trace --source-root``), else the repository that holds
-the spec or kernel file (the nearest folder above it with ``.git``, else the
-file's own folder) together with the repository shmem runs in (when the current
+the spec or kernel file (the nearest folder above it with ``.git``, else with
+``pyproject.toml``, else the file's own folder) together with the repository shmem runs in (when the current
 folder is inside one). Paths are compared after following symbolic links.
 
 :func:`check_source` reads the ``.cu`` and, transitively, every local header it
@@ -69,11 +69,13 @@ class SourceTree:
 
 
 def repository_of(path: Path) -> Path | None:
-    """The nearest folder at or above ``path``'s folder that holds ``.git``."""
+    """The nearest folder at or above ``path``'s folder that holds ``.git`` (else
+    ``pyproject.toml``)."""
     here = Path(os.path.realpath(path.parent if not path.is_dir() else path))
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
+    for marker in (".git", "pyproject.toml"):  # a checkout, else a project without git
+        for folder in (here, *here.parents):
+            if (folder / marker).exists():
+                return folder
     return None
 
 
