@@ -5,8 +5,9 @@ A spec is untrusted text: its ``kernel.source``, its ``@FILE`` buffers, the
 lie inside the kernel's *source tree*: the folders of ``[tool.shmem]
 source-roots`` (``shmem trace --source-root``), else the repository that holds
 the spec or kernel file (the nearest folder above it with ``.git``, else with
-``pyproject.toml``, else the file's own folder) together with the repository shmem runs in (when the current
-folder is inside one). Paths are compared after following symbolic links.
+``pyproject.toml``, else the file's own folder) together with the repository
+shmem runs in (when the current folder is inside one). Paths are compared after
+following symbolic links.
 
 :func:`check_source` reads the ``.cu`` and, transitively, every local header it
 includes, and refuses, at ``file:line:column``:
