@@ -176,10 +176,11 @@ def test_a_too_large_access_is_refused_before_any_work(monkeypatch: pytest.Monke
 
 
 def test_trace_records_reach_the_engine_through_the_address_lanes() -> None:
-    from shmem_cli.trace.records import InstructionRecords, SharedOp
+    from shmem_cli.hardware.engine import AccessKind
+    from shmem_cli.trace.records import InstructionRecords
 
     records = InstructionRecords(
-        index=0, instruction=None, kind=SharedOp("ldmatrix", 16, matrices=1)
+        index=0, instruction=None, kind=AccessKind("ldmatrix", 16, matrices=1)
     )  # type: ignore[arg-type]
     lanes = np.arange(32, dtype=np.int64)
     # lanes 0..7 give rows 128 bytes apart (all on banks 0-3: 8-way); lanes 8..31 carry junk

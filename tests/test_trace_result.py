@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind
+from shmem_cli.hardware.ops import OP_NAMES
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.trace_text import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
-from shmem_cli.trace.records import InstructionRecords, SharedOp
+from shmem_cli.trace.records import InstructionRecords
 from shmem_cli.trace.result import (
-    TRACE_OPS,
     KernelTrace,
     LaunchInfo,
     TraceFile,
@@ -37,7 +38,7 @@ def ins(pc: int, text: str, line: int | None = 6) -> Instruction:
 
 def records(
     instruction: Instruction,
-    kind: SharedOp,
+    kind: AccessKind,
     addr: np.ndarray,
     active: np.ndarray | None = None,
     warp: np.ndarray | None = None,
@@ -73,7 +74,7 @@ def tile_index(column: bool) -> np.ndarray:
 
 def tile_records(column: bool, pc: int, line: int, op: str = "load") -> InstructionRecords:
     text = "LDS R6, [R6]" if op == "load" else "STS [R7], R0"
-    return records(ins(pc, text, line), SharedOp(op, 4), BASE + 4 * tile_index(column))
+    return records(ins(pc, text, line), AccessKind(op, 4), BASE + 4 * tile_index(column))
 
 
 def traced(recs: list[InstructionRecords]) -> KernelTrace:
@@ -151,7 +152,7 @@ def test_json_keys_are_the_documented_ones(kernel: KernelTrace) -> None:
     assert (access["file"], access["line"], access["sass"]) == ("k.cu", 6, "LDS R6, [R6]")
     assert (access["op"], access["bytes_per_lane"], access["max_ways"]) == ("load", 4, 32)
     assert access["worst_request"]["occurrence"] == 0
-    assert set(k["totals"]) == set(TRACE_OPS)
+    assert set(k["totals"]) == set(OP_NAMES)
     assert k["totals"]["load"] == {"requests": 32, "wavefronts": 1024, "ideal_wavefronts": 32}
     assert k["totals"]["cp_async"] == {"requests": 0, "wavefronts": 0, "ideal_wavefronts": 0}
     assert (
@@ -165,7 +166,7 @@ def cp_async(src: np.ndarray | None) -> InstructionRecords:
     lane = np.arange(32)[None, :]
     return records(
         ins(0x100, "LDGSTS.E [R3], desc[UR4][R4.64]", 3),
-        SharedOp("cp_async", 4),
+        AccessKind("cp_async", 4),
         BASE + 4 * lane,
         src=src,
         src_bytes=None if src is None else np.full((1, 32), 4),
@@ -195,7 +196,7 @@ def test_data_dependent_requests_are_counted_and_flagged() -> None:
     index = tile_index(True)
     rec = records(
         ins(0x150, "LDS R6, [R6]"),
-        SharedOp("load", 4),
+        AccessKind("load", 4),
         BASE + 4 * index,
         data_dependent=np.arange(32) % 2 == 0,
     )
@@ -211,7 +212,7 @@ def test_ldmatrix_ignores_lanes_past_its_matrices() -> None:
     # ldmatrix.x1: only lanes 0-7 give row addresses; the others' addresses must not count
     addr = np.full((1, 32), BASE, dtype=np.int64)
     addr[0, :8] = BASE + 16 * np.arange(8)  # 8 rows of 16 bytes: conflict-free
-    rec = records(ins(0x80, "LDSM.16.M88 R4, [R2]"), SharedOp("ldmatrix", 16), addr)
+    rec = records(ins(0x80, "LDSM.16.M88 R4, [R2]"), AccessKind("ldmatrix", 16), addr)
     access = trace_access(rec, SM90, warps=1, warps_per_block=1, blocks=1)
     assert (access.result.requests, access.result.wavefronts) == (1, 1)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..hardware import ops
 from ..hardware.engine import AccessKind, request_stats
 
 if TYPE_CHECKING:
@@ -121,7 +122,8 @@ def vector_form(
     """The wider instruction nvcc is likely to make of ``access``, or None."""
     from ..spec.space import Space
 
-    if access.op not in ("load", "store") or not access.loops:
+    op = ops.get(access.op)
+    if op.matrix or op.atomic or not access.loops:
         return None
     access = access.with_params(layout.params)
     if access.loops[-1].count < 2 or depends_on_runtime(spec, access, runtime):

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ..model import BankCell, RequestDetail, Wavefront
+from . import ops
 from .arch import ArchProfile
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
@@ -88,12 +89,9 @@ NO_WORD = np.int64(1) << 40  # "word" key of an inactive lane (sorts last)
 NO_UNIT = np.int32(np.iinfo(np.int32).max)  # "unit" key of an inactive lane (sorts last)
 
 __all__ = [
-    "ATOMIC_KINDS",
     "B8",
     "I64",
-    "MATRIX_OPS",
     "METHODS",
-    "OPS",
     "AccessKind",
     "Method",
     "RequestStats",
@@ -101,30 +99,36 @@ __all__ = [
     "request_stats",
 ]
 
-OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
-MATRIX_OPS = ("ldmatrix", "stmatrix")
-ATOMIC_KINDS = ("inc", "add", "exch", "cas", "cas_spin")
 CAS_KINDS = ("cas", "cas_spin")
 METHODS = ("auto", "unit", "word")
 
 
 @dataclass(frozen=True)
 class AccessKind:
-    """What one lane of the instruction does."""
+    """What one lane of the instruction does.
 
-    op: str  # one of OPS
+    ``op`` names an :class:`~shmem_cli.hardware.ops.Op`; ``size`` is bytes per lane (16 for a
+    matrix row); ``atomic`` is the engine's atomic class (``inc`` combines like a load,
+    ``add`` and ``exch`` do not); ``matrices`` is 1, 2 or 4 for ldmatrix/stmatrix.
+    """
+
+    op: str  # a name of shmem_cli.hardware.ops.OPS
     size: int  # bytes per lane (16 for ldmatrix/stmatrix rows)
     atomic: str = "inc"
     matrices: int = 1
 
     @property
     def is_matrix(self) -> bool:
-        return self.op in MATRIX_OPS
+        return ops.get(self.op).matrix
+
+    @property
+    def is_atomic(self) -> bool:
+        return ops.get(self.op).atomic
 
     @property
     def combines_lanes(self) -> bool:
         """Whether lanes on the same word share one bank access (a broadcast)."""
-        return not (self.op == "atomic" and self.atomic in ("add", "exch", "cas"))
+        return not (self.is_atomic and self.atomic in ("add", "exch", "cas"))
 
     def address_lanes(self, warp_size: int) -> B8:
         """The lanes whose addresses the instruction reads, (warp_size,).
@@ -200,7 +204,7 @@ def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> 
     lanes = np.arange(arch.warp_size, dtype=np.int64)
     if kind.is_matrix:
         return (lanes // 8)[None, :], np.full(rows, kind.matrices, dtype=np.int64)
-    if kind.op == "atomic" or kind.size <= arch.bank_bytes:
+    if kind.is_atomic or kind.size <= arch.bank_bytes:
         return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
     per_phase = arch.lanes_per_phase(kind.size)
     if kind.op == "load" and arch.pair_merge_loads:
@@ -324,13 +328,13 @@ def _summarize(
     wavefronts = ways_per_phase.sum(axis=1)
     ideal = (ways_per_phase > 0).sum(axis=1)
     ways = ways_per_phase.max(axis=1)
-    if kind.op == "atomic" and kind.atomic == "add":
+    if kind.is_atomic and kind.atomic == "add":
         first = np.argmax(active, axis=1)
         lead = addr[np.arange(rows), first]
         uniform = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
         wavefronts = np.where(uniform, 1, wavefronts)
         ways = np.where(uniform, 1, ways)
-    if kind.op == "atomic" and kind.atomic in CAS_KINDS:
+    if kind.is_atomic and kind.atomic in CAS_KINDS:
         wavefronts = 2 * wavefronts + _spin_third_pass(addr, active, kind)
         ideal = 2 * ideal
     if kind.size == 16 and not kind.is_matrix:
@@ -385,7 +389,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
     per_phase = arch.warp_size // int(n_phases[0])
     words_per_lane = max(1, kind.size // arch.bank_bytes)
     uniform_add = False
-    if kind.op == "atomic" and kind.atomic == "add":
+    if kind.is_atomic and kind.atomic == "add":
         live = [int(x) for x, on in zip(a[0], act[0], strict=True) if on]
         uniform_add = len(set(live)) == 1
     waves: list[Wavefront] = []
@@ -417,7 +421,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
                 if level < len(q)
             )
             waves.append(Wavefront(phase=phase, cells=cells))
-    if kind.op == "atomic" and kind.atomic in CAS_KINDS:
+    if kind.is_atomic and kind.atomic in CAS_KINDS:
         # rule 7a: the compare pass, then the swap pass over the same banks (and a 64-bit
         # spin's third pass, shown as a repeat of the first wavefront)
         first = int(n_phases[0])

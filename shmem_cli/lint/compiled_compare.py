@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from ..hardware import ops
+
 if TYPE_CHECKING:
     from ..model import AccessResult
     from ..spec.compile import AccessDecl, SpecFile
     from ..trace.result import KernelTrace, TraceAccess
-
-#: the spec op a traced op is compared as
-_AS_SPEC_OP = {"cp_async": "store"}
 
 OK = "ok"
 WRONG = "wrong"  # the line has instructions of the op, and the numbers differ
@@ -101,7 +100,7 @@ def instructions(accesses: Sequence[TraceAccess]) -> list[Instruction]:
         Instruction(
             a.file or "?",
             a.line,
-            _AS_SPEC_OP.get(a.op, a.op),
+            ops.get(a.op).spec_op,
             a.result.width,
             a.opcode,
             a.result.requests,
@@ -306,7 +305,7 @@ def vector_view(dtype: str, width: int) -> str:
 
 
 def _verb(op: str) -> str:
-    return {"load": "reads", "ldmatrix": "reads", "atomic": "updates"}.get(op, "writes")
+    return ops.get(op).verb
 
 
 def _diagnose(

@@ -14,6 +14,7 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from ..hardware import ops
 from ..model import AccessResult, FileResult, Report, RequestDetail
 from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
@@ -202,12 +203,8 @@ def describe_request(acc: AccessResult) -> Styled:
     text.append(f"{ref.describe()}: ", "bold")
     text.append(f"{ref.wavefronts} wavefront(s), ideal {ref.ideal}, worst bank {ref.ways}-way")
     if d.phases > 1 or acc.width > 4:
-        matrix = acc.op in ("ldmatrix", "stmatrix")
-        kind = (
-            ("matrix" if matrix else "phase")
-            if d.phases == 1
-            else ("matrices" if matrix else "phases")
-        )
+        word = ops.get(acc.op).phase_word
+        kind = word if d.phases == 1 else {"matrix": "matrices", "phase": "phases"}[word]
         text.append(f"; {d.phases} {kind} of {d.lanes_per_phase} lanes", "dim")
         if d.merged_pairs:
             text.append(" (lane pairs share addresses: two lanes per return slot)", "dim")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..hardware.ops import OP_NAMES
 from ..model import AccessResult
 from ..trace.result import (
     CP_ASYNC_NOTE,
-    TRACE_OPS,
     KernelTrace,
     TraceAccess,
     TraceFile,
@@ -119,7 +119,7 @@ def totals_table(kernel: KernelTrace) -> Table:
             Column("excess", "right"),
         ]
     )
-    for op in TRACE_OPS:
+    for op in OP_NAMES:
         t = kernel.totals[op]
         if not t.requests:
             continue

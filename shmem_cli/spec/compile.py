@@ -16,7 +16,7 @@ from typing import Any
 
 from ..hardware import dtypes
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
-from ..hardware.engine import ATOMIC_KINDS, MATRIX_OPS, OPS
+from ..hardware.ops import ATOMIC_NAMES, MATRIX_OPS, SPEC_OPS
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
 from ..plumbing.errors import ShmemError, SourcePos, shorten
 from .budget import check_text
@@ -415,7 +415,7 @@ class _Compiler:
             raise self.err(f"unknown array {shorten(aname)!r}{more}", "accesses", i, "array")
         arr = arrays[aname]
         op = acc.get("op", "load")
-        assert op in OPS
+        assert op in SPEC_OPS
         loops = self.compile_loops(acc.get("loop"), i, params, pnames)
         seen: set[str] = set()
         for lp in loops:
@@ -445,7 +445,7 @@ class _Compiler:
         matrices = int(acc.get("matrices", 1))
         trans = bool(acc.get("trans", False))
         atomic = acc.get("atomic", "inc")
-        assert atomic in ATOMIC_KINDS
+        assert atomic in ATOMIC_NAMES
         where = ("accesses", i)
         if op in MATRIX_OPS:
             if arr.dtype.size != 2:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..hardware import dtypes
 from ..hardware.arch import ArchProfile
-from ..hardware.engine import MATRIX_OPS
+from ..hardware.ops import MATRIX_OPS
 from ..hardware.swizzle import Swizzle
 from ..plumbing.errors import ShmemError, SourcePos, shorten
 from .expr import CType, EvalFault, Expr

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..hardware.arch import ArchProfile
 from ..hardware.engine import AccessKind, RequestStats, explain_request
+from ..hardware.ops import OP_NAMES
 from ..model import AccessResult, RequestRef
 from .result import (
-    TRACE_OPS,
     LineTotals,
     NotModelled,
     OpTotals,
@@ -52,23 +52,13 @@ class InstructionLike(Protocol):
     def name(self) -> str: ...
 
 
-class KindLike(Protocol):
-    """What one lane of a shared-memory instruction does (trace.records.SharedOp)."""
-
-    @property
-    def op(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    def engine_kind(self) -> AccessKind: ...
-
-
 class RecordsLike(Protocol):
     """The requests of one instruction (trace.records.InstructionRecords)."""
 
     @property
     def instruction(self) -> InstructionLike: ...
     @property
-    def kind(self) -> KindLike: ...
+    def kind(self) -> AccessKind: ...
     @property
     def n(self) -> int: ...
     @property
@@ -99,7 +89,7 @@ def trace_access(
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     by_rule = rec.kind.op == "wgmma"  # costed by the measured rule, no lanes to explain
-    kind = rec.kind.engine_kind()
+    kind = rec.kind
     addr, active = rec.rows()  # ldmatrix/stmatrix: only the lanes that give row addresses
     n = len(addr)
     warp_ids = np.asarray(rec.warp[:n], dtype=np.int64)
@@ -204,7 +194,7 @@ def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
 
 def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, OpTotals]:
     """Requests and wavefronts per op kind (every kind present, zero when unused)."""
-    sums = {op: [0, 0, 0] for op in TRACE_OPS}
+    sums = {op: [0, 0, 0] for op in OP_NAMES}
     for a in accesses:
         s = sums[a.op]
         s[0] += a.result.requests

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..hardware.engine import AccessKind
 from .access_kind import access_width, atomic_op, shared_op_of
 from .decode import Context, Step, op, unsupported
 from .operands import read_u32, read_u64, write_pred, write_regs
@@ -37,7 +38,6 @@ from .ops_mem import (
     scatter_taint,
     shared_offsets,
 )
-from .records import SharedOp
 from .sass import Instruction, Mem, Operand, Reg
 from .state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
 
@@ -139,7 +139,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     keeps = isinstance(wpred, Reg) and not wpred.is_true
     wp = write_pred(wpred, ins) if wpred is not None and keeps else None
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or SharedOp("atomic", width)  # recorded for ATOMS only
+    kind = shared_op_of(ins) or AccessKind("atomic", width)  # recorded for ATOMS only
     shared = ins.opcode == "ATOMS"
     generic = ins.opcode == "ATOM"
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..hardware.engine import AccessKind
 from .access_kind import access_width, shared_kind, shared_op_of
 from .decode import Context, Step, op, unsupported
 from .operands import (
@@ -24,7 +25,6 @@ from .operands import (
     write_pred,
     write_regs,
 )
-from .records import SharedOp
 from .sass import Const, Instruction, Mem, Operand, Reg
 from .state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
 
@@ -153,7 +153,7 @@ def record_shared(
     b: Block,
     ctx_index: int,
     ins: Instruction,
-    kind: SharedOp,
+    kind: AccessKind,
     ix: Idx,
     a: Any,
     t: Any,
@@ -178,7 +178,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
     ra = address(ops[1], ins)
     space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or SharedOp("load", width)  # recorded for LDS only
+    kind = shared_op_of(ins) or AccessKind("load", width)  # recorded for LDS only
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -227,7 +227,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
     rv = read_regs(ops[1], words, ins)
     space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or SharedOp("store", width)  # recorded for STS only
+    kind = shared_op_of(ins) or AccessKind("store", width)  # recorded for STS only
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)

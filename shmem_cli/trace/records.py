@@ -28,28 +28,6 @@ I32: TypeAlias = "npt.NDArray[np.int32]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 U8: TypeAlias = "npt.NDArray[np.uint8]"
 
-OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async", "wgmma")
-
-
-@dataclass(frozen=True)
-class SharedOp:
-    """What one lane of a shared-memory instruction does.
-
-    ``op`` is one of :data:`OPS`; ``size`` is bytes per lane (16 for a matrix row);
-    ``atomic`` is the engine's atomic class (``inc`` combines like a load, ``add`` and
-    ``exch`` do not); ``matrices`` is 1, 2 or 4 for ldmatrix/stmatrix.
-    """
-
-    op: str
-    size: int
-    atomic: str = "inc"
-    matrices: int = 1
-
-    def engine_kind(self) -> AccessKind:
-        """The engine's view; cp.async writes are passed on as stores until measured."""
-        op = "store" if self.op == "cp_async" else self.op
-        return AccessKind(op, self.size, self.atomic, self.matrices)
-
 
 @dataclass
 class InstructionRecords:
@@ -57,7 +35,7 @@ class InstructionRecords:
 
     index: int  # position in the function
     instruction: Instruction
-    kind: SharedOp
+    kind: AccessKind
     n: int = 0  # requests: warp executions with at least one active lane
     # warp executions with every lane predicated off (no request, but Nsight Compute's
     # per-instruction "Instructions Executed" counts them)
@@ -125,8 +103,8 @@ class InstructionRecords:
         """(R, 32) addresses and active masks of the requests for the engine, in execution
         order (ldmatrix/stmatrix: only the lanes that give row addresses)."""
         active = self.active[: self.n]
-        if self.kind.op in ("ldmatrix", "stmatrix"):
-            active = active & self.kind.engine_kind().address_lanes(32)[None, :]
+        if self.kind.is_matrix:
+            active = active & self.kind.address_lanes(32)[None, :]
         return self.addr[: self.n], active
 
     def stats(self, arch: ArchProfile) -> RequestStats:
@@ -142,7 +120,7 @@ class InstructionRecords:
             # side counts the lanes that read at least one source byte
             copies = nbytes == self.kind.size if bypass else nbytes > 0
             return async_copy_stats(addr, src, active, copies, self.kind.size, bypass, arch)
-        return request_stats(addr, active, self.kind.engine_kind(), arch)
+        return request_stats(addr, active, self.kind, arch)
 
 
 def _resize(a: Any, rows: int) -> Any:
@@ -162,7 +140,7 @@ class Recorder:
         self,
         index: int,
         ins: Instruction,
-        kind: SharedOp,
+        kind: AccessKind,
         tids: npt.NDArray[np.intp],
         addr: I64,
         taint: U8 | int,
@@ -207,7 +185,7 @@ class Recorder:
         self,
         index: int,
         ins: Instruction,
-        kind: SharedOp,
+        kind: AccessKind,
         tids: npt.NDArray[np.intp],
         cost: list[int],
         n_warps: int,
@@ -234,7 +212,7 @@ class Recorder:
         if rec is not None and rec.reads is None:
             rec.reads = text
 
-    def predicated_off(self, index: int, ins: Instruction, kind: SharedOp, warps: int) -> None:
+    def predicated_off(self, index: int, ins: Instruction, kind: AccessKind, warps: int) -> None:
         """``warps`` warps reached the instruction with every lane's guard false."""
         rec = self.by_index.get(index)
         if rec is None:

@@ -20,9 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..hardware.ops import OP_NAMES
 from ..model import AccessResult, CostTotals
-
-TRACE_OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async", "wgmma")
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
 # both of its sides; where the global side is missing its wavefronts are those of a store of
@@ -41,7 +40,7 @@ class TraceAccess:
     pc: int
     sass: str  # the instruction as nvdisasm prints it
     opcode: str  # with modifiers: LDS.128, ATOMS.POPC.INC.32, LDSM.16.M88.4
-    op: str  # one of TRACE_OPS
+    op: str  # a name of shmem_cli.hardware.ops.OPS
     file: str | None
     line: int | None
     data_dependent_requests: int  # requests with an address computed from global memory
@@ -223,7 +222,7 @@ class KernelTrace:
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],
             "lines": [line.to_json() for line in self.lines],
-            "totals": {op: self.totals[op].to_json() for op in TRACE_OPS},
+            "totals": {op: self.totals[op].to_json() for op in OP_NAMES},
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "data_dependent": self.data_dependent,
             "provisional": [CP_ASYNC_NOTE] if self.provisional else [],

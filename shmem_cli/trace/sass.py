@@ -214,13 +214,8 @@ def parse(text: str) -> list[Function]:
             nxt = current.instructions[-1].pc + 16 if current.instructions else 0
             current.labels[label.group(1)] = nxt
             continue
-        m = _INSTR.match(raw)
-        if m:
-            pc = int(m.group(1), 16)
-            try:
-                ins = parse_instruction(m.group(2), pc, file, line)
-            except SassSyntaxError as exc:
-                ins = _unparsed(m.group(2), pc, file, line, exc.message)
+        ins = parse_line(raw, file, line)
+        if ins is not None:
             current.instructions.append(ins)
     for fn in functions:
         _check_labels(fn)
@@ -236,12 +231,13 @@ def _check_labels(fn: Function) -> None:
                 raise SassSyntaxError(f"{fn.name}: label {name} points outside the function")
 
 
-def _unparsed(body: str, pc: int, file: str | None, line: int | None, why: str) -> Instruction:
-    """An instruction whose operands did not parse, kept so that only running it fails."""
-    text = body.strip().rstrip(";").strip()
-    words = _GUARD.sub("", text).split()
-    opcode, *mods = (words[0] if words else "?").split(".")
-    return Instruction(pc, None, opcode, tuple(mods), (), file, line, text, error=why)
+def parse_line(raw: str, file: str | None = None, line: int | None = None) -> Instruction | None:
+    """The instruction of one listing line (``/*0040*/  LDS R4, [R2] ;  /* 0x... */``, as
+    nvdisasm and cuobjdump print it); None for a line that holds none."""
+    m = _INSTR.match(raw)
+    if m is None:
+        return None
+    return parse_instruction(m.group(2), int(m.group(1), 16), file, line)
 
 
 def parse_instruction(body: str, pc: int, file: str | None, line: int | None) -> Instruction:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..analysis.analyze import access_kind, analyze_access
+from ..hardware import ops
 from ..hardware.dtypes import DType
 from ..model import AccessResult
 from ..spec.compile import AccessDecl, Loop, SpecFile
@@ -337,7 +338,7 @@ def kernel_source(target: Target) -> str:
     acc = target.access
     names = names_for(target)
     x, y, z = target.layout.block
-    reads = acc.op in ("load", "ldmatrix")
+    reads = ops.get(acc.op).verb == "reads"
     out: list[str] = [
         f"// {_comment(target.spec.path)}: {_comment(acc.name)}",
         f"// {acc.op} -> {target.expected.label}; predicted {target.predicted.requests} requests, "

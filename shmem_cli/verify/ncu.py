@@ -21,45 +21,36 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..hardware.ops import OPS, Op, get
 from ..plumbing.errors import ShmemError
 
 ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
-UNITS = ("ld", "st", "atom")
+#: the ops a spec may name: what verify measures (the counters are the op vocabulary's)
+SPEC_OPS: tuple[Op, ...] = tuple(op for op in OPS if op.in_spec)
 
 
-def _all_requests_metric(unit: str) -> str:
-    """Warp instructions executed, lanes all predicated off included."""
-    return f"smsp__inst_executed_op_shared_{unit}.sum"
+def _metric(counter: str) -> str:
+    """The name ncu's CSV gives the sum of a counter over the GPU."""
+    return counter + ".sum"
 
 
-def _conflicts_metric(unit: str) -> str:
-    return f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{unit}.sum"
-
-
-def _requests_metric(op: str) -> str:
-    if op == "ldmatrix":
-        return "smsp__sass_inst_executed_op_ldsm.sum"
-    if op == "stmatrix":
-        return "smsp__sass_inst_executed_op_shared_stsm.sum"
-    return f"smsp__sass_inst_executed_op_shared_{_unit(op)}.sum"
-
-
-def _unit(op: str) -> str:
-    """The l1tex op a spec op is counted under: ldmatrix reads, stmatrix writes."""
-    return {"load": "ld", "ldmatrix": "ld", "store": "st", "stmatrix": "st", "atomic": "atom"}[op]
-
-
-def _wavefront_metric(op: str) -> str:
-    return f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{_unit(op)}.sum"
-
-
-OPS = ("load", "store", "atomic", "ldmatrix", "stmatrix")
+#: the raw wavefront counter of every l1tex unit a spec op is counted under (ld, st, atom)
+_WAVEFRONT_UNITS: tuple[str, ...] = tuple(
+    dict.fromkeys(op.counters.wavefronts for op in SPEC_OPS if op.counters.wavefronts)
+)
 METRICS: tuple[str, ...] = tuple(
     sorted(
-        {_requests_metric(op) for op in OPS}
-        | {_wavefront_metric(op) for op in OPS}
-        | {_all_requests_metric(u) for u in UNITS}
-        | {_conflicts_metric(u) for u in UNITS}
+        {
+            _metric(c)
+            for op in SPEC_OPS
+            for c in (
+                op.counters.requests,
+                op.counters.wavefronts,
+                op.counters.all_requests,
+                op.counters.conflicts,
+            )
+            if c is not None
+        }
         | {ARBITRATION}
     )
 )
@@ -110,31 +101,33 @@ class Measured:
         return None
 
 
-def measured(launch: Launch, op: str) -> Measured:
-    """The request and wavefront counts of ``launch`` for a spec ``op``."""
-    names = (_requests_metric(op), _wavefront_metric(op))
+def measured(launch: Launch, op_name: str) -> Measured:
+    """The request and wavefront counts of ``launch`` for a spec op."""
+    op = get(op_name)
+    assert op.counters.wavefronts is not None, f"{op.name} has no wavefront counter"
+    names = (_metric(op.counters.requests), _metric(op.counters.wavefronts))
     missing = [n for n in names if n not in launch.metrics]
     if missing:
         raise ShmemError(f"kernel {launch.kernel}: the ncu CSV lacks {', '.join(missing)}")
     raw = int(launch.metrics[names[1]])
     arb = int(launch.metrics.get(ARBITRATION, 0))
-    unit = _unit(op)
-    conflicts = launch.metrics.get(_conflicts_metric(unit))
-    every = launch.metrics.get(_all_requests_metric(unit))
-    if op in ("ldmatrix", "stmatrix"):
-        every = None  # the counter without sass_ mixes in the plain loads/stores
+    conflicts = None if op.counters.conflicts is None else _metric(op.counters.conflicts)
+    # (matrix ops: the counter without sass_ mixes in the plain loads/stores, so none)
+    every = None if op.counters.all_requests is None else _metric(op.counters.all_requests)
     other = sum(
-        int(launch.metrics.get(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{u}.sum", 0))
-        for u in UNITS
-        if u != unit
+        int(launch.metrics.get(_metric(unit), 0))
+        for unit in _WAVEFRONT_UNITS
+        if unit != op.counters.wavefronts
     )
+    found_conflicts = None if conflicts is None else launch.metrics.get(conflicts)
+    found_every = None if every is None else launch.metrics.get(every)
     return Measured(
         int(launch.metrics[names[0]]),
         raw - arb,
         raw,
         arb,
-        bank_conflicts=None if conflicts is None else int(conflicts),
-        requests_with_predicated_off=None if every is None else int(every),
+        bank_conflicts=None if found_conflicts is None else int(found_conflicts),
+        requests_with_predicated_off=None if found_every is None else int(found_every),
         other_wavefronts=other,
     )
 

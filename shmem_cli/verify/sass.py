@@ -14,11 +14,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ..hardware import ops
+from ..trace import sass as listing
+
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
-_INSTRUCTION = re.compile(
-    r"^\s*/\*(?P<offset>[0-9a-fA-F]{4,})\*/\s+(?P<guard>@!?U?P(?:T|\d+)\s+)?(?P<opcode>[A-Z][A-Z0-9_.]*)"
-)
-SHARED = re.compile(r"^(LDS|STS|ATOMS|LDSM|STSM|LDGSTS)(\.|\Z)")
 # instructions that move data through the L1TEX pipe other than shared memory
 GLOBAL_OR_LOCAL = re.compile(r"^(LDG|STG|LDL|STL|LD|ST|ATOM|ATOMG|RED|REDG|LDGSTS)(\.|\Z)")
 BARRIER = re.compile(r"^BAR(\.|\Z)")
@@ -30,15 +29,24 @@ class Instruction:
 
     offset: int
     guard: str
-    opcode: str
+    opcode: str  # with its modifiers, e.g. LDS.U16
 
     @property
     def shared(self) -> bool:
-        return bool(SHARED.match(self.opcode))
+        """Whether it is a shared-memory op (the op vocabulary decides)."""
+        return ops.op_of_opcode(self.opcode.split(".", 1)[0]) is not None
+
+
+def _guard(reg: listing.Reg | None) -> str:
+    if reg is None:
+        return ""
+    index = "T" if reg.is_true else str(reg.index)
+    return f"@{'!' if reg.not_ else ''}{reg.kind}{index}"
 
 
 def parse_sass(text: str) -> dict[str, list[Instruction]]:
-    """Instructions per function of a ``cuobjdump -sass`` (or ``nvdisasm``) listing."""
+    """Instructions per function of a ``cuobjdump -sass`` listing, each line read by the
+    trace front end's SASS parser (:func:`shmem_cli.trace.sass.parse_line`)."""
     functions: dict[str, list[Instruction]] = {}
     current: list[Instruction] | None = None
     for line in text.splitlines():
@@ -48,10 +56,9 @@ def parse_sass(text: str) -> dict[str, list[Instruction]]:
             continue
         if current is None:
             continue
-        m = _INSTRUCTION.match(line)
-        if m:
-            guard = (m.group("guard") or "").strip()
-            current.append(Instruction(int(m.group("offset"), 16), guard, m.group("opcode")))
+        ins = listing.parse_line(line)
+        if ins is not None:
+            current.append(Instruction(ins.pc, _guard(ins.guard), ins.name))
     return functions
 
 
@@ -86,43 +93,23 @@ class Expected:
         return "/".join(self.opcodes)
 
 
-_LOADS = {
-    1: ("LDS.U8", "LDS.S8"),
-    2: ("LDS.U16", "LDS.S16"),
-    4: ("LDS",),
-    8: ("LDS.64",),
-    16: ("LDS.128",),
-}
-_STORES = {
-    1: ("STS.U8", "STS.S8"),
-    2: ("STS.U16", "STS.S16"),
-    4: ("STS",),
-    8: ("STS.64",),
-    16: ("STS.128",),
-}
-_ATOMICS = {
-    "inc": ("ATOMS.POPC.INC.32",),
-    "add": ("ATOMS.ADD", "ATOMS.ADD.32"),
-    "exch": ("ATOMS.EXCH",),
-}
+#: how SASS spells each width of a plain load or store (a 4-byte access has no modifier)
+_WIDTH_SPELLINGS = {1: ("U8", "S8"), 2: ("U16", "S16"), 4: ("",), 8: ("64",), 16: ("128",)}
 
 
 def expected_instruction(
     op: str, size: int, *, atomic: str = "inc", matrices: int = 1, trans: bool = False
 ) -> Expected:
     """The SASS opcode of an access: ``op`` and ``size`` (bytes per lane) as in the spec."""
-    if op == "load":
-        return Expected(_LOADS[size])
-    if op == "store":
-        return Expected(_STORES[size])
-    if op == "atomic":
-        return Expected(_ATOMICS[atomic])
-    if op in ("ldmatrix", "stmatrix"):
-        stem = "LDSM" if op == "ldmatrix" else "STSM"
+    kind = ops.get(op)
+    stem = kind.sass[0]
+    if kind.atomic:
+        return Expected(ops.atomic(atomic).sass)
+    if kind.matrix:
         shape = "MT88" if trans else "M88"
         count = "" if matrices == 1 else f".{matrices}"
         return Expected((f"{stem}.16.{shape}{count}",))
-    raise ValueError(f"unknown op {op!r}")
+    return Expected(tuple(f"{stem}.{w}" if w else stem for w in _WIDTH_SPELLINGS[size]))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ...hardware import ops
 from ...model import AccessResult, RequestDetail
 from ...plumbing.errors import ShmemError
 from ...spec.compile import Expect
@@ -162,7 +163,7 @@ def describe_pile_up(result: AccessResult) -> str:
     )
     where = ""
     if result.detail is not None and result.detail.phases > 1:
-        unit = "matrix" if result.op in ("ldmatrix", "stmatrix") else "phase"
+        unit = ops.get(result.op).phase_word
         where = f" in {unit} {pile.phase}"
     return f"lanes {lane_list(pile.lanes)} hit bank {pile.bank}{where} ({what})"
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...hardware import ops
 from ..findings import Hit, Severity
 from ._base import AccessCheck, plural
 
@@ -55,8 +56,9 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     form = vector_form(space.spec, space.layout, space.access, space.spec.runtime_params)
     if form is None:
         return
-    verb = "reads" if r.op == "load" else "writes"
-    sass = ("LDS" if r.op == "load" else "STS") + f".{form.width * 8}"
+    op = ops.get(r.op)
+    verb = op.verb
+    sass = f"{op.sass[0]}.{form.width * 8}"
     message = (
         f"{r.name!r} {verb} consecutive {r.width}-byte elements over loop {form.loop}, "
         f"aligned to {form.width} bytes: nvcc is likely to merge {form.factor} iterations "

@@ -1,7 +1,9 @@
 """The JSON Schema (draft-07) of the access-spec format, read once from spec_schema.json.
 
-The values ``arch`` may take are not written in the file: they are the architecture
-profiles' names (:data:`shmem_cli.hardware.arch.PROFILES`), filled in here.
+The values of ``op``, ``atomic`` and ``arch`` are not written in the file: they are
+the op vocabulary's (:mod:`shmem_cli.hardware.ops`) and the architecture profiles'
+names (:data:`shmem_cli.hardware.arch.PROFILES`), filled in here, so that an op, an
+atomic kind or a profile added there is one a spec may name.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from ...hardware.arch import PROFILES
+from ...hardware.ops import ATOMIC_NAMES, SPEC_OPS
 
 #: spec_schema.json, at the top of the package (shmem_cli/spec/schema/ is two levels down)
 SCHEMA_FILE = os.path.join(
@@ -33,4 +36,7 @@ def spec_schema() -> dict[str, Any]:
         text = resources.files("shmem_cli").joinpath("spec_schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     loaded["properties"]["arch"]["enum"] = list(PROFILES)
+    access = loaded["definitions"]["access"]["properties"]
+    access["op"]["enum"] = list(SPEC_OPS)
+    access["atomic"]["enum"] = list(ATOMIC_NAMES)
     return loaded

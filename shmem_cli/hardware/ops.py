@@ -1,0 +1,235 @@
+"""The shared-memory ops: one vocabulary for the spec, the trace, the engine, verify, outputs.
+
+An *op* is a kind of shared-memory instruction with its own lane rule: ``load`` (LDS),
+``store`` (STS), ``atomic`` (ATOMS), ``ldmatrix`` (LDSM), ``stmatrix`` (STSM) and
+``cp_async`` (LDGSTS). Each :class:`Op` says everything the rest of shmem needs to know
+about it, so that adding one is one entry here (and its lane rule, if it is new, in
+:mod:`shmem_cli.hardware.engine` with the architecture's numbers):
+
+* its name, which is also its key in every JSON output and a spec's ``op:`` value
+  (where ``in_spec``: cp.async is only seen in compiled code);
+* the SASS opcodes that are this op (the trace front end, ``shmem verify``'s check of
+  the compiled kernel and the emulator's up-front pass all ask :func:`op_of_opcode`);
+* whether its lanes give the row addresses of 8x8 matrices (``matrix``: one phase
+  per matrix) and whether it is an atomic (its lanes' combining is the atomic class's);
+* what a lane moves (``widths``: bytes per lane) and what it does to memory (``verb``);
+* the Nsight Compute counters that measure it (requests, wavefronts, and the two
+  counters shown beside them), for ``shmem verify`` and the measured tests.
+
+The atomic operations a spec may name (:data:`ATOMICS`) are listed here too, each with
+its engine class (how its lanes combine: the class's rule is the architecture
+profile's) and the SASS spellings nvcc emits for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ATOMICS",
+    "ATOMIC_NAMES",
+    "MATRIX_OPS",
+    "OPS",
+    "OP_NAMES",
+    "SPEC_OPS",
+    "AtomicKind",
+    "Counters",
+    "Op",
+    "atomic",
+    "atomic_class_of_sass",
+    "get",
+    "op_of_opcode",
+    "sass_width",
+    "unit_counters",
+]
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The Nsight Compute counters that measure an op (names without ``.sum``)."""
+
+    requests: str  # warp instructions with at least one active lane
+    # the op's wavefronts in the shared-memory pipe; None: no counter of its own
+    wavefronts: str | None
+    # the same instructions counted with warps whose lanes are all predicated off; None
+    # where that counter also counts other ops' instructions
+    all_requests: str | None = None
+    conflicts: str | None = None  # the bank-conflict counter it is counted under
+
+
+def unit_counters(unit: str) -> Counters:
+    """The counters of an l1tex shared-memory op unit (``ld``, ``st``, ``atom``)."""
+    return Counters(
+        requests=f"smsp__sass_inst_executed_op_shared_{unit}",
+        wavefronts=f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{unit}",
+        all_requests=f"smsp__inst_executed_op_shared_{unit}",
+        conflicts=f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{unit}",
+    )
+
+
+@dataclass(frozen=True)
+class Op:
+    """One kind of shared-memory instruction and everything said about it."""
+
+    name: str  # the spec's op: value and the key in JSON outputs
+    sass: tuple[str, ...]  # base opcodes (no modifiers) that are this op, e.g. ("LDS",)
+    verb: str  # what a lane does to shared memory: "reads", "writes" or "updates"
+    widths: tuple[int, ...]  # bytes per lane it can move (a matrix op: one 16-byte row)
+    counters: Counters
+    matrix: bool = False  # lanes 8m..8m+7 give the row addresses of 8x8 matrix m
+    atomic: bool = False  # a read-modify-write: its lanes combine as its atomic class says
+    in_spec: bool = True  # a spec may name it (cp.async comes only from compiled code)
+    # the spec op that describes it where a spec may not name it (lint compares a traced
+    # cp.async with a spec's store of its width)
+    described_as: str | None = None
+
+    @property
+    def spec_op(self) -> str:
+        """The spec op a traced instruction of this op is compared with."""
+        return self.name if self.in_spec else (self.described_as or self.name)
+
+    @property
+    def phase_word(self) -> str:
+        """What a phase of this op is called in reports: a matrix, or a phase."""
+        return "matrix" if self.matrix else "phase"
+
+
+_ELEMENT_WIDTHS = (1, 2, 4, 8, 16)
+_LD, _ST = unit_counters("ld"), unit_counters("st")
+
+#: every op, in the order reports list them (trace totals, JSON keys)
+OPS: tuple[Op, ...] = (
+    Op("load", ("LDS",), "reads", _ELEMENT_WIDTHS, _LD),
+    Op("store", ("STS",), "writes", _ELEMENT_WIDTHS, _ST),
+    Op("atomic", ("ATOMS",), "updates", (4, 8), unit_counters("atom"), atomic=True),
+    Op(
+        "ldmatrix",
+        ("LDSM",),
+        "reads",
+        (16,),
+        Counters("smsp__sass_inst_executed_op_ldsm", _LD.wavefronts, conflicts=_LD.conflicts),
+        matrix=True,
+    ),
+    Op(
+        "stmatrix",
+        ("STSM",),
+        "writes",
+        (16,),
+        Counters(
+            "smsp__sass_inst_executed_op_shared_stsm", _ST.wavefronts, conflicts=_ST.conflicts
+        ),
+        matrix=True,
+    ),
+    Op(
+        "cp_async",
+        ("LDGSTS",),
+        "writes",
+        (4, 8, 16),
+        # no wavefront counter of its own: the shared total less the other ops' parts
+        Counters(
+            "smsp__sass_inst_executed_op_ldgsts",
+            None,
+            all_requests="smsp__inst_executed_op_ldgsts",
+            conflicts="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts",
+        ),
+        in_spec=False,
+        described_as="store",
+    ),
+    Op(
+        "wgmma",
+        # HGMMA reads its operands through descriptors, not lane addresses: its family
+        # (trace/wgmma.py) records it with the measured rule, so no opcode maps here
+        (),
+        "reads",
+        (16,),
+        Counters(
+            "smsp__inst_executed_op_shared_gmma",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma",
+        ),
+        in_spec=False,
+    ),
+)
+
+_BY_NAME = {op.name: op for op in OPS}
+_BY_OPCODE = {opcode: op for op in OPS for opcode in op.sass}
+
+OP_NAMES: tuple[str, ...] = tuple(op.name for op in OPS)
+#: the ops a spec may name, in order (the schema's op enum)
+SPEC_OPS: tuple[str, ...] = tuple(op.name for op in OPS if op.in_spec)
+MATRIX_OPS: tuple[str, ...] = tuple(op.name for op in OPS if op.matrix)
+
+
+def get(name: str) -> Op:
+    """The op called ``name`` (KeyError for a name that is no op)."""
+    return _BY_NAME[name]
+
+
+def op_of_opcode(opcode: str) -> Op | None:
+    """The op a SASS base opcode (``LDS``, ``LDSM``; no modifiers) is, None for other code."""
+    return _BY_OPCODE.get(opcode)
+
+
+# --- what a lane moves, as SASS spells it -----------------------------------------------
+
+#: SASS width modifiers and the bytes per lane they mean; a 4-byte access has none
+WIDTH_MODIFIERS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
+
+
+def sass_width(mods: tuple[str, ...]) -> tuple[int, bool]:
+    """Bytes per lane of a memory instruction's modifiers, and whether a sub-word load
+    sign-extends (``LDS.S8``); 4 bytes without a width modifier."""
+    for m in mods:
+        if m in WIDTH_MODIFIERS:
+            return WIDTH_MODIFIERS[m], m.startswith("S")
+    return 4, False
+
+
+# --- atomics ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AtomicKind:
+    """An atomic operation a spec may name, as the engine charges it and nvcc spells it."""
+
+    name: str  # the spec's atomic: value
+    atomic_class: str  # the engine's class (how its lanes combine): a key of arch.atomic_rules
+    sass: tuple[str, ...]  # the SASS spellings nvcc emits for a 32-bit int (shmem verify)
+    sass_ops: tuple[str, ...]  # the ATOMS operation modifiers charged in this class
+    in_spec: bool = True  # a spec may name it
+
+
+#: the atomic operations, in order; those a spec may name are the schema's atomic enum
+ATOMICS: tuple[AtomicKind, ...] = (
+    # atomicAdd(p, 1): ATOMS.POPC.INC, lanes on one address combine like a load
+    AtomicKind("inc", "inc", ("ATOMS.POPC.INC.32",), ("POPC",)),
+    # atomicAdd(p, v) and the other arithmetic atomics: every lane its own bank access
+    AtomicKind(
+        "add",
+        "add",
+        ("ATOMS.ADD", "ATOMS.ADD.32"),
+        ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR"),
+    ),
+    # atomicExch: every lane its own bank access
+    AtomicKind("exch", "exch", ("ATOMS.EXCH",), ("EXCH",)),
+    # compare-and-swap, seen in compiled code only: ATOMS.CAS (atomicCAS) and the
+    # ATOMS.CAST.SPIN of the loops nvcc emits for float, double, half2 and 64-bit atomics
+    AtomicKind("cas", "cas", (), ("CAS",), in_spec=False),
+    AtomicKind("cas_spin", "cas_spin", (), ("CAST",), in_spec=False),
+)
+
+ATOMIC_NAMES: tuple[str, ...] = tuple(a.name for a in ATOMICS if a.in_spec)
+_ATOMIC_CLASS = {m: a.atomic_class for a in ATOMICS for m in a.sass_ops}
+
+
+_ATOMIC_BY_NAME = {a.name: a for a in ATOMICS}
+
+
+def atomic(name: str) -> AtomicKind:
+    """The atomic kind called ``name`` (KeyError for a name that is none)."""
+    return _ATOMIC_BY_NAME[name]
+
+
+def atomic_class_of_sass(operation: str) -> str | None:
+    """The engine class an ATOMS operation modifier (``POPC``, ``ADD``, ``CAS``) is charged as;
+    None for a modifier that is no atomic operation."""
+    return _ATOMIC_CLASS.get(operation)
