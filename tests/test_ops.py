@@ -1,0 +1,168 @@
+"""The op vocabulary (shmem_cli/hardware/ops.py): what it says, and that everything reads it.
+
+The table below is written by hand from the instruction set and the counter names
+Nsight Compute gives on the H200 (tests/data/trace/measured.json was recorded with
+them); the last test adds an op to the vocabulary's source, as CONTRIBUTING.md says,
+and shows that the schema, the trace front end, the engine, verify's counters and
+the trace report all take it up without another edit.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from shmem_cli.hardware import ops
+from shmem_cli.hardware.engine import AccessKind
+from shmem_cli.spec.schema import spec_schema
+from shmem_cli.trace.access_kind import shared_op_of
+from shmem_cli.trace.sass import parse_instruction
+from shmem_cli.verify import ncu
+from shmem_cli.verify import sass as verify_sass
+
+LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld"
+ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st"
+
+# name: (SASS opcodes, requests counter, wavefronts counter, matrix, atomic, in a spec)
+VOCABULARY = {
+    "load": (("LDS",), "smsp__sass_inst_executed_op_shared_ld", LD, False, False, True),
+    "store": (("STS",), "smsp__sass_inst_executed_op_shared_st", ST, False, False, True),
+    "atomic": (
+        ("ATOMS",),
+        "smsp__sass_inst_executed_op_shared_atom",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom",
+        False,
+        True,
+        True,
+    ),
+    "ldmatrix": (("LDSM",), "smsp__sass_inst_executed_op_ldsm", LD, True, False, True),
+    "stmatrix": (("STSM",), "smsp__sass_inst_executed_op_shared_stsm", ST, True, False, True),
+    "cp_async": (("LDGSTS",), "smsp__sass_inst_executed_op_ldgsts", None, False, False, False),
+}
+
+
+def test_the_vocabulary_says_what_the_hardware_and_the_profiler_call_each_op() -> None:
+    assert ops.OP_NAMES == tuple(VOCABULARY)
+    for op in ops.OPS:
+        sass, requests, wavefronts, matrix, atomic, in_spec = VOCABULARY[op.name]
+        assert (op.sass, op.counters.requests, op.counters.wavefronts) == (
+            sass,
+            requests,
+            wavefronts,
+        )
+        assert (op.matrix, op.atomic, op.in_spec) == (matrix, atomic, in_spec)
+    assert ops.get("cp_async").spec_op == "store"
+    assert ops.MATRIX_OPS == ("ldmatrix", "stmatrix")
+
+
+def test_the_schema_enums_are_the_vocabulary() -> None:
+    access = spec_schema()["definitions"]["access"]["properties"]
+    assert access["op"]["enum"] == ["load", "store", "atomic", "ldmatrix", "stmatrix"]
+    assert access["atomic"]["enum"] == ["inc", "add", "exch"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("LDS.U8 R4, [R2]", AccessKind("load", 1)),
+        ("LDS.128 R4, [R2+0x10]", AccessKind("load", 16)),
+        ("STS.64 [R2], R4", AccessKind("store", 8)),
+        ("ATOMS.POPC.INC.32 RZ, [R2+URZ], RZ", AccessKind("atomic", 4, "inc")),
+        ("ATOMS.ADD RZ, [R2], R5", AccessKind("atomic", 4, "add")),
+        ("ATOMS.CAST.SPIN R0, [R2], R4, R5", AccessKind("atomic", 4, "exch")),
+        ("LDSM.16.M88.4 R4, [R2]", AccessKind("ldmatrix", 16, matrices=4)),
+        ("STSM.16.MT88.2 [R2], R4", AccessKind("stmatrix", 16, matrices=2)),
+        ("LDGSTS.E.BYPASS.128 [R2], desc[UR4][R6.64]", AccessKind("cp_async", 16)),
+        ("LDG.E R4, desc[UR4][R2.64]", None),
+    ],
+)
+def test_the_trace_and_verify_agree_on_which_sass_touches_shared_memory(
+    text: str, kind: AccessKind | None
+) -> None:
+    ins = parse_instruction(text, 0x40, None, None)
+    assert shared_op_of(ins) == kind
+    listing = f"\t\tFunction : k\n        /*0040*/                   {text} ;\n"
+    (found,) = verify_sass.parse_sass(listing)["k"]
+    assert found.shared == (kind is not None)
+    assert found.opcode == text.split()[0]
+
+
+def test_verify_collects_every_counter_of_every_spec_op() -> None:
+    for name in ops.SPEC_OPS:
+        c = ops.get(name).counters
+        for counter in (c.requests, c.wavefronts, c.all_requests, c.conflicts):
+            assert counter is None or counter + ".sum" in ncu.METRICS
+
+
+# One new Op line in ops.py, nothing else: a made-up LDSP ("probe") that behaves as a
+# plain load without pair merge.
+_NEW_OP = textwrap.dedent(
+    """
+    import json, pathlib, sys, types
+
+    import shmem_cli.hardware as hardware
+
+    path = pathlib.Path(hardware.__file__).with_name("ops.py")
+    source = path.read_text()
+    end = "\\n)\\n\\n_BY_NAME"
+    assert source.count(end) == 1
+    entry = '    Op("probe", ("LDSP",), "reads", (4, 8, 16), unit_counters("probe")),'
+    source = source.replace(end, "\\n" + entry + end)
+    module = types.ModuleType("shmem_cli.hardware.ops")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    hardware.ops = module
+
+    import numpy as np
+
+    from shmem_cli.analysis.analyze import analyze
+    from shmem_cli.hardware.arch import SM90
+    from shmem_cli.hardware.engine import AccessKind, request_stats
+    from shmem_cli.spec.schema import spec_schema
+    from shmem_cli.trace.access_kind import shared_op_of
+    from shmem_cli.trace.aggregate import op_totals
+    from shmem_cli.trace.sass import parse_instruction
+    from shmem_cli.verify import ncu
+    from shmem_cli.verify import sass as verify_sass
+
+    kind = shared_op_of(parse_instruction("LDSP.128 R4, [R2]", 0, None, None))
+    lanes = np.arange(32, dtype=np.int64)[None, :]
+    stats = request_stats(16 * lanes, np.ones((1, 32), dtype=bool), AccessKind("probe", 16), SM90)
+    listing = "Function : k\\n        /*0000*/  LDSP.64 R4, [R2] ;\\n"
+    spec = {
+        "name": "probe",
+        "block": [32],
+        "arrays": {"a": {"dtype": "float", "shape": [32, 32]}},
+        "accesses": [{"name": "column", "array": "a", "op": "probe", "index": ["lane", 0]}],
+    }
+    print(json.dumps({
+        "schema": "probe" in spec_schema()["definitions"]["access"]["properties"]["op"]["enum"],
+        "trace_kind": [kind.op, kind.size],
+        "wavefronts": int(stats.wavefronts[0]),
+        "verify_shared": verify_sass.parse_sass(listing)["k"][0].shared,
+        "metric": "smsp__sass_inst_executed_op_shared_probe.sum" in ncu.METRICS,
+        "totals": list(op_totals([])),
+        "analyzed": analyze(spec).accesses[0].wavefronts,
+    }))
+    """
+)
+
+
+def test_an_op_added_to_the_vocabulary_reaches_every_consumer() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _NEW_OP], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["schema"] is True  # a spec may name it
+    assert seen["trace_kind"] == ["probe", 16]  # the trace front end records it
+    assert seen["wavefronts"] == 4  # the engine costs it: 16 bytes, 4 quarter-warp phases
+    assert seen["verify_shared"] is True  # verify's SASS check counts it as shared memory
+    assert seen["metric"] is True  # verify collects its counters
+    assert seen["totals"][-1] == "probe"  # the trace report's per-op totals list it
+    assert seen["analyzed"] == 32  # a column of float[32][32]: every lane in bank 0
