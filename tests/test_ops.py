@@ -46,7 +46,7 @@ VOCABULARY = {
 
 
 def test_the_vocabulary_says_what_the_hardware_and_the_profiler_call_each_op() -> None:
-    assert ops.OP_NAMES == tuple(VOCABULARY)
+    assert tuple(VOCABULARY) == ops.OP_NAMES
     for op in ops.OPS:
         sass, requests, wavefronts, matrix, atomic, in_spec = VOCABULARY[op.name]
         assert (op.sass, op.counters.requests, op.counters.wavefronts) == (
