@@ -42,6 +42,14 @@ VOCABULARY = {
     "ldmatrix": (("LDSM",), "smsp__sass_inst_executed_op_ldsm", LD, True, False, True),
     "stmatrix": (("STSM",), "smsp__sass_inst_executed_op_shared_stsm", ST, True, False, True),
     "cp_async": (("LDGSTS",), "smsp__sass_inst_executed_op_ldgsts", None, False, False, False),
+    "wgmma": (
+        (),
+        "smsp__inst_executed_op_shared_gmma",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma",
+        False,
+        False,
+        False,
+    ),
 }
 
 
