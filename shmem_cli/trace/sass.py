@@ -237,7 +237,19 @@ def parse_line(raw: str, file: str | None = None, line: int | None = None) -> In
     m = _INSTR.match(raw)
     if m is None:
         return None
-    return parse_instruction(m.group(2), int(m.group(1), 16), file, line)
+    pc = int(m.group(1), 16)
+    try:
+        return parse_instruction(m.group(2), pc, file, line)
+    except SassSyntaxError as exc:  # kept, so that only running it fails
+        return _unparsed(m.group(2), pc, file, line, exc.message)
+
+
+def _unparsed(body: str, pc: int, file: str | None, line: int | None, why: str) -> Instruction:
+    """An instruction whose operands did not parse, kept so that only running it fails."""
+    text = body.strip().rstrip(";").strip()
+    words = _GUARD.sub("", text).split()
+    opcode, *mods = (words[0] if words else "?").split(".")
+    return Instruction(pc, None, opcode, tuple(mods), (), file, line, text, error=why)
 
 
 def parse_instruction(body: str, pc: int, file: str | None, line: int | None) -> Instruction:
