@@ -235,6 +235,11 @@ def compile_of(command: Command) -> Compile | None:
     argv = command.argv
     if len(argv) < 3 or argv[1] != "trace" or not argv[2].endswith(".cu"):
         return None
+    arch, extra = _build_options(argv)
+    return Compile(Path(argv[2]), arch, tuple(extra))
+
+
+def _build_options(argv: list[str]) -> tuple[str, list[str]]:
     arch, extra = "sm_90", []
     for i, token in enumerate(argv):
         name, _, value = token.partition("=")
@@ -244,14 +249,40 @@ def compile_of(command: Command) -> Compile | None:
                 arch = value
             else:
                 extra.append(value)
-    return Compile(Path(argv[2]), arch, tuple(extra))
+    return arch, extra
+
+
+def compiles_of(command: Command) -> list[Compile]:
+    """Every compile the command does: a trace of a ``.cu`` one, ``shmem sweep FILE.cu
+    --define NAME=VALUES`` one per combination (``-DNAME=VALUE`` after the other
+    arguments, in the order of the options, as the sweep builds them)."""
+    one = compile_of(command)
+    if one is not None:
+        return [one]
+    argv = command.argv
+    if len(argv) < 3 or argv[1] != "sweep" or not argv[2].endswith(".cu") or kind(command) != "run":
+        return []
+    import itertools
+
+    from shmem_cli.trace.compiled_sweep import parse_define
+
+    arch, extra = _build_options(argv)
+    axes = [parse_define(argv[i + 1]) for i, t in enumerate(argv[:-1]) if t == "--define"]
+    return [
+        Compile(
+            Path(argv[2]),
+            arch,
+            (*extra, *(f"-D{a.name}={v}" for a, v in zip(axes, point, strict=True))),
+        )
+        for point in itertools.product(*(a.values for a in axes))
+    ]
 
 
 def keep_cubins() -> None:
     """Compile every documented ``.cu`` into tests/data/doc_cubins (and drop stale cubins)."""
     import subprocess
 
-    wanted = {c.kept: c for c in map(compile_of, every_command()) if c is not None}
+    wanted = {c.kept: c for command in every_command() for c in compiles_of(command)}
     KEPT_CUBINS.mkdir(exist_ok=True)
     for path, c in wanted.items():
         cmd = ["nvcc", "-cubin", "-lineinfo", "-O3", f"-arch={c.arch}", *c.nvcc_args]

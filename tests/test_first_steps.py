@@ -96,7 +96,11 @@ def test_examples_copy_and_unknown_name(tmp_path: Path) -> None:
         p.name for p in SPECS.glob("*.yaml")
     )
     # the example kernels for shmem trace come along, in kernels/
-    assert sorted(p.name for p in (target / "kernels").iterdir()) == ["matmul.cu", "transpose.cu"]
+    assert sorted(p.name for p in (target / "kernels").iterdir()) == [
+        "matmul.cu",
+        "transpose.cu",
+        "warp_sgemm.cu",
+    ]
     assert (target / "kernels" / "matmul.cu").read_text() == (
         SPECS / "kernels" / "matmul.cu"
     ).read_text()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
 
 from .common import (
@@ -14,12 +17,14 @@ from .common import (
     width_option,
 )
 from .environment import current_environment
+from .sweep_kernel import LAUNCH_DEFAULTS, launch_options
 
 
 @click.command(
-    context_settings=CONTEXT, short_help="Rank paddings, swizzles and params of a spec by cost."
+    context_settings=CONTEXT,
+    short_help="Rank paddings, swizzles and params of a spec, or -D variants of a kernel, by cost.",
 )
-@click.argument("spec", type=click.Path())
+@click.argument("spec", metavar="SPEC|KERNEL.cu", type=click.Path())
 @click.option(
     "--pad",
     "pads",
@@ -42,6 +47,14 @@ from .environment import current_environment
     metavar="NAME=VALUES",
     help="Values of the spec's param NAME.",
 )
+@click.option(
+    "--define",
+    "defines",
+    multiple=True,
+    metavar="NAME=VALUES",
+    help="KERNEL.cu: compile with -DNAME=VALUE for each value (every combination) and trace each.",
+)
+@launch_options
 @output_options(("text", "json"))
 @width_option
 def sweep(
@@ -49,6 +62,8 @@ def sweep(
     pads: tuple[str, ...],
     swizzles: tuple[str, ...],
     params: tuple[str, ...],
+    defines: tuple[str, ...],
+    launch: dict[str, Any],
     fmt: str,
     output: str | None,
     no_color: bool,
@@ -72,7 +87,17 @@ def sweep(
     index leaves the array, or whose swizzle alignment is not met, is shown with
     the reason instead of stopping the sweep.
 
-    Exit status: 0 when the sweep ran, 2 for bad options or an invalid spec.
+    KERNEL.cu with --define NAME=VALUES: every combination of the values is compiled
+    (nvcc -cubin -lineinfo -O3 -DNAME=VALUE ..., several at once, each cubin cached by
+    the source, the arguments and the architecture) and traced with the launch that
+    --block, --grid, --arg, --dynamic-smem (as shmem trace takes them) give; the variants
+    are ranked by total wavefronts, then by shared bytes, with the per-op requests and
+    wavefronts of each and a note where the compiler changed the shared-memory
+    instructions (LDS.128 -> LDS.64 + LDS.64). A variant that fails to compile or trace
+    is listed with its error; the others still run.
+
+    Exit status: 0 when the sweep ran, 2 for bad options, an invalid spec, or a kernel
+    sweep in which no variant could be compiled and traced.
 
     \b
     Examples:
@@ -81,6 +106,8 @@ def sweep(
       shmem sweep access_specs/sweep_ldmatrix_swizzle.yaml --swizzle none,32B,64B,128B
       shmem sweep access_specs/transpose_naive.yaml --pad tile=0..8:2 --swizzle tile=none,128B
       shmem sweep access_specs/sweep_transpose_pad.yaml --param PAD=0..4 -f json -o sweep.json
+      shmem sweep access_specs/kernels/warp_sgemm.cu --define PAD=0,1,2,4,8 -b 256 \\
+          -a M=64 -a N=128 -a K=64
     """
     from ..analysis.sweep import Axis, Plan, parse_axis, run_sweep
     from ..plumbing.errors import ShmemError
@@ -90,6 +117,21 @@ def sweep(
     from ..plumbing.fsutil import check_outputs
 
     check_outputs((output,), (spec,))
+    if Path(spec).suffix.lower() in (".cu", ".cuh"):
+        from .sweep_kernel import sweep_kernel
+
+        if pads or swizzles or params:
+            fail_usage(
+                "--pad, --swizzle and --param sweep a spec; a kernel's variants are "
+                "--define NAME=VALUES (its macros), compiled and traced"
+            )
+        sweep_kernel(spec, defines, launch, fmt=fmt, output=output, no_color=no_color, width=width)
+        return
+    if defines or any(v not in (None, (), LAUNCH_DEFAULTS.get(k)) for k, v in launch.items()):
+        fail_usage(
+            "--define and the launch options (--block, --arg, ...) sweep a kernel (.cu); "
+            "a spec is swept with --pad, --swizzle and --param"
+        )
     axes: list[Axis] = []
     given: dict[tuple[str, str | None], str] = {}  # (kind, target) -> the option's text
     for kind, texts in (("param", params), ("pad", pads), ("swizzle", swizzles)):

@@ -159,6 +159,20 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     "Default: the repository holding KERNEL, or its folder.",
 )
 @click.option(
+    "--suggest",
+    is_flag=True,
+    help="For each shared array with bank conflicts, try paddings and swizzles on the traced "
+    "addresses and rank them (vector accesses a change misaligns are costed split).",
+)
+@click.option(
+    "--array",
+    "arrays",
+    multiple=True,
+    metavar="NAME=OFFSET:BYTES",
+    help="With --suggest: a part of dynamic shared memory to treat as its own array "
+    "(offset from the start of dynamic shared memory; repeat for each part).",
+)
+@click.option(
     "--list-params",
     is_flag=True,
     help="Only list the parameters (position, name, type, offset, size) of the kernel, or of "
@@ -210,6 +224,8 @@ def trace(
     arch: str | None,
     nvcc_args: tuple[str, ...],
     source_roots: tuple[str, ...],
+    suggest: bool,
+    arrays: tuple[str, ...],
     list_params: bool,
     compare_csv: str | None,
     fmt: str,
@@ -257,6 +273,15 @@ def trace(
     bytes; other parameters not given are 0. --list-params shows them all (of
     every kernel of the file, without --kernel).
 
+    --suggest: for each shared array with bank conflicts (static __shared__ arrays
+    by name; dynamic shared memory as one region, or its parts named with --array
+    NAME=OFFSET:BYTES), row paddings, CuTe Swizzle<B,M,S> and the TMA swizzles are
+    tried on the traced addresses, applied to every instruction of the array; a
+    change that misaligns an LDS.64/LDS.128 is costed as the split accesses ptxas
+    emits instead (and marked). The changes are ranked by the kernel's wavefronts,
+    then extra bytes, and said in the kernel's terms (the padded declaration, the XOR
+    of the index, the macro to sweep with shmem sweep KERNEL.cu --define).
+
     nvdisasm and cuobjdump come with `pip install 'shmem[cuda]'` (or the CUDA
     toolkit); nvcc is needed only for .cu files. The guide to tracing is
     trace.md in the docs folder of shmem's source repository.
@@ -286,6 +311,8 @@ def trace(
           --svg trace.svg
       shmem trace tests/data/triton/cache -k layernorm_rows --grid 2 -a n_cols=768
           # a Triton cache entry (here shmem's own, in its source repository)
+      shmem trace access_specs/kernels/warp_sgemm.cu -b 256 -a M=64 -a N=128 -a K=64 \\
+          --suggest --no-tables
     """
     from ..plumbing.errors import ShmemError
     from ..trace.launch import param_table
@@ -301,6 +328,8 @@ def trace(
         fail_usage(f"no such file: {kernel_path}")
     if arch is not None and not ARCH.match(arch):
         fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
+    if arrays and not suggest:
+        fail_usage("--array names parts of shared memory for --suggest; add --suggest")
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
@@ -331,7 +360,17 @@ def trace(
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
         compares: list[KernelCompare] | None = None
         with _progress(env, blocks) as progress:
-            if compare_csv is None:
+            if suggest and compare_csv is not None:
+                fail_usage("--suggest and --compare-csv are separate runs: give one of them")
+            if suggest:
+                from ..trace.suggest_pipeline import trace_with_suggestions
+
+                launch = _launch_words(block or "1", grid, args, dynamic_smem, kernel_name)
+                traced = trace_with_suggestions(
+                    request, arrays=arrays, launch=launch, progress=progress
+                )
+                report = TraceReport((traced,))
+            elif compare_csv is None:
                 report = TraceReport((trace_file(request, progress=progress),))
             else:
                 traced, code = trace_with_code(request, progress=progress)
@@ -364,6 +403,20 @@ def trace(
     )
     if compares is not None and not all(c.agrees for c in compares):
         sys.exit(ExitCode.FINDINGS)
+
+
+def _launch_words(
+    block: str, grid: str, args: tuple[str, ...], dynamic_smem: int | None, kernel: str | None
+) -> list[str]:
+    """The launch options again, for the ``shmem sweep`` command a suggestion names."""
+    words = [*(["-k", kernel] if kernel else []), "-b", block]
+    if grid != "1":
+        words += ["-g", grid]
+    for a in args:
+        words += ["-a", a]
+    if dynamic_smem:
+        words += ["--dynamic-smem", str(dynamic_smem)]
+    return words
 
 
 def _list_params(

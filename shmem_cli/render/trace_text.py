@@ -22,6 +22,7 @@ from ..trace.result import (
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import DEFAULT_WIDTH, access_block, legend, status_text, to_rich, to_string
+from .trace_suggest_text import suggestion_blocks
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -238,6 +239,7 @@ def kernel_view(
         parts.append(Styled())
         parts += extra
     parts += _details(kernel.accesses, options, every)
+    parts += suggestion_blocks(kernel)
     return parts
 
 

@@ -235,6 +235,17 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     return CubinInfo(path=str(path), arch=arch_of(elf.flags), kernels=tuple(kernels))
 
 
+def read_section(path: str | Path, name: str) -> bytes | None:
+    """The bytes of the cubin's section ``name`` (None when it has none or cannot be read)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    elf = _Elf(data, str(path))
+    section = elf.by_name.get(name)
+    return None if section is None or section.type == SHT_NOBITS else elf.body(section)
+
+
 def _end_of(params: list[KernelParam]) -> int:
     return max((p.offset + p.size for p in params), default=0)
 

@@ -176,6 +176,12 @@ class KernelTrace:
     totals: dict[str, OpTotals]
     not_modelled: tuple[NotModelled, ...] = ()
     instructions_executed: int = 0  # warp-level instructions the emulator ran
+    # the emulator's per-instruction requests (trace.records.InstructionRecords), kept for
+    # what re-costs them (``--suggest``); not part of the JSON
+    records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    # ``--suggest``: per array with conflicts, its layout suggestions
+    # (trace.suggest.ArraySuggestions); None when not asked for
+    suggestions: tuple[Any, ...] | None = None
 
     @property
     def data_dependent(self) -> bool:
@@ -226,6 +232,11 @@ class KernelTrace:
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "data_dependent": self.data_dependent,
             "provisional": [CP_ASYNC_NOTE] if self.provisional else [],
+            **(
+                {}
+                if self.suggestions is None
+                else {"suggestions": [s.to_json() for a in self.suggestions for s in a.suggestions]}
+            ),
         }
 
 

@@ -226,4 +226,5 @@ def trace_kernel(
         totals=op_totals(accesses),
         not_modelled=not_modelled(skipped),
         instructions_executed=int(trace.thread_instructions),
+        records=tuple(trace.records),
     )

@@ -32,11 +32,14 @@ def entries(cubin):
 cache = {}
 body = []
 for L in man["launches"]:
-    cub = data / (Path(L["source"]).stem + ".sm_90.cubin")
-    if cub not in cache:
-        cache[cub] = entries(cub)
-    # an extern "C" kernel keeps its name (cuobjdump's symbol table layout varies by version)
-    mangled = cache[cub].get(L["kernel"], L["kernel"])
+    cub = data / L.get("cubin", Path(L["source"]).stem + ".sm_90.cubin")
+    if "mangled" in L:  # given (names kept with the launches)
+        mangled = L["mangled"]
+    else:
+        if cub not in cache:
+            cache[cub] = entries(cub)
+        # an extern "C" kernel keeps its name (cuobjdump's symbol table layout varies by version)
+        mangled = cache[cub].get(L["kernel"], L["kernel"])
     L["mangled"] = mangled
     lines = [f"  {{ // {L['id']}", f'    CUfunction f = get(mod("{cub.name}"), "{mangled}");']
     params = []

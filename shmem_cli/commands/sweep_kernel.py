@@ -1,0 +1,151 @@
+"""``shmem sweep KERNEL.cu --define NAME=VALUES``: the launch options and the run.
+
+The options are ``shmem trace``'s launch (``--kernel``, ``--block``, ``--grid``,
+``--arg``, ``--dynamic-smem``, ``--buffer-size``, ``--arch``, ``--nvcc-arg``) and
+``--jobs``; :func:`launch_options` declares them once on the ``sweep`` command and
+hands them to it as one mapping. The work is in
+:mod:`shmem_cli.trace.compiled_sweep`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .common import emit, fail_input, fail_usage
+from .environment import current_environment
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+LAUNCH_DEFAULTS: dict[str, Any] = {
+    "kernel_name": None,
+    "block": None,
+    "grid": "1",
+    "args": (),
+    "dynamic_smem": 0,
+    "buffer_size": 8 << 20,
+    "arch": None,
+    "nvcc_args": (),
+    "jobs": None,
+}
+
+_OPTIONS = (
+    click.option("-k", "--kernel", "kernel_name", metavar="NAME", help="KERNEL.cu: the kernel."),
+    click.option("-b", "--block", metavar="X[,Y[,Z]]", help="KERNEL.cu: threads per block."),
+    click.option("-g", "--grid", metavar="X[,Y[,Z]]", default="1", help="KERNEL.cu: blocks."),
+    click.option(
+        "-a", "--arg", "args", multiple=True, metavar="KEY=VALUE", help="KERNEL.cu: an argument."
+    ),
+    click.option(
+        "--dynamic-smem",
+        metavar="BYTES",
+        type=click.IntRange(0, 1 << 30),
+        default=0,
+        help="KERNEL.cu: dynamic shared memory.",
+    ),
+    click.option(
+        "--buffer-size",
+        metavar="BYTES",
+        type=click.IntRange(1, 1 << 32),
+        default=8 << 20,
+        help="KERNEL.cu: each zero-filled buffer.",
+    ),
+    click.option("--arch", metavar="sm_XX", help="KERNEL.cu: compile for (default sm_90)."),
+    click.option(
+        "--nvcc-arg",
+        "nvcc_args",
+        multiple=True,
+        metavar="ARG",
+        help="KERNEL.cu: one more nvcc argument for every variant.",
+    ),
+    click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(1, 256),
+        metavar="N",
+        help="KERNEL.cu: compiles at once (default: the CPU count).",
+    ),
+)
+
+
+def launch_options(fn: F) -> F:
+    """Declare the kernel-sweep options; the command receives them as ``launch=dict``."""
+
+    @functools.wraps(fn)
+    def wrapper(**kwargs: Any) -> Any:
+        launch = {k: kwargs.pop(k) for k in LAUNCH_DEFAULTS}
+        return fn(launch=launch, **kwargs)
+
+    out: Any = wrapper
+    for option in reversed(_OPTIONS):
+        out = option(out)
+    return out  # type: ignore[no-any-return]
+
+
+def sweep_kernel(
+    path: str,
+    defines: tuple[str, ...],
+    launch: dict[str, Any],
+    *,
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+    width: int | None,
+) -> None:
+    """Compile, trace and rank every ``--define`` combination of the kernel at ``path``."""
+    from ..plumbing.errors import ShmemError
+    from ..trace.compiled_sweep import Define, parse_define, run_compiled_sweep
+    from ..trace.pipeline import TraceRequest
+    from .trace import ARCH, _parse_launch_sizes
+
+    if not Path(path).is_file():
+        fail_usage(f"no such file: {path}")
+    if not defines:
+        fail_usage("nothing to sweep: give --define NAME=VALUES (e.g. --define PAD=0,1,2,4,8)")
+    if launch["block"] is None:
+        fail_usage("--block is required to trace each variant (e.g. --block 256)")
+    if launch["arch"] is not None and not ARCH.match(launch["arch"]):
+        fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {launch['arch']!r}")
+    axes: list[Define] = []
+    for text in defines:
+        try:
+            axes.append(parse_define(text))
+        except ValueError as exc:
+            fail_usage(f"--define {text}: {exc}")
+    block, grid = _parse_launch_sizes(launch["block"], launch["grid"])
+    request = TraceRequest(
+        path=path,
+        kernel=launch["kernel_name"],
+        block=block,
+        grid=grid,
+        args=launch["args"],
+        dynamic_smem=launch["dynamic_smem"],
+        buffer_size=launch["buffer_size"],
+        arch=launch["arch"],
+        nvcc_args=launch["nvcc_args"],
+    )
+    try:
+        result = run_compiled_sweep(request, axes, jobs=launch["jobs"])
+    except ShmemError as exc:
+        if exc.path:
+            fail_input(exc)
+        fail_usage(exc.message)
+    env = current_environment()
+    color = env.color(no_color, output) and fmt == "text"
+    if fmt == "json":
+        from ..render.json_out import render_json
+
+        text = render_json(result)
+    else:
+        from ..render.compiled_sweep_text import render_compiled_sweep_text
+
+        text = render_compiled_sweep_text(result, color=color, width=env.width(width, color))
+    emit(text, output, color=color)
+    if not any(v.valid for v in result.variants):
+        first = next(v.error for v in result.variants if v.error is not None)
+        assert first is not None
+        fail_input(first)

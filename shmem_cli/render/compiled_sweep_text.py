@@ -1,0 +1,117 @@
+"""``shmem sweep KERNEL.cu --define``'s table: one row per compiled variant, the best marked."""
+
+from __future__ import annotations
+
+from ..trace.compiled_sweep import CompiledSweep, Variant
+from ..trace.result import TRACE_OPS
+from .plain import Block, Cell, Column, Styled, Table, layout
+from .text import DEFAULT_WIDTH, to_rich, to_string
+
+BEST_MARK = "*"
+
+
+def _settings(v: Variant) -> str:
+    return ", ".join(f"{n}={x}" for n, x in v.defines)
+
+
+def _table(result: CompiledSweep) -> Table:
+    ops = [
+        op
+        for op in TRACE_OPS
+        if any(v.kernel is not None and v.kernel.totals[op].requests for v in result.variants)
+    ]
+    columns = [Column("")]
+    columns += [Column(a.name, "right") for a in result.axes]
+    columns += [
+        Column("wavefronts", "right"),
+        Column("excess", "right"),
+        Column("ways", "right"),
+        Column("shared B", "right"),
+        Column("extra B", "right"),
+        Column("fits", "right"),
+        *[Column(f"{op} req / wf", "right") for op in ops],
+    ]
+    notes = any(v.note or v.error is not None for v in result.variants)
+    if notes:
+        columns.append(Column("note"))
+    table = Table(columns)
+    best = result.best
+    for v in result.variants:
+        mark: Cell = Styled(BEST_MARK, "bold green") if best is v else ""
+        values: list[Cell] = [str(x) for _, x in v.defines]
+        if v.kernel is None:
+            numbers: list[Cell] = ["-"] * (6 + len(ops))
+        else:
+            k = v.kernel
+            excess = v.wavefronts - v.ideal_wavefronts
+            extra = result.extra_bytes(v)
+            numbers = [
+                f"{v.wavefronts:,}",
+                Styled(f"{excess:,}", "red" if excess else ""),
+                str(v.max_ways),
+                f"{v.smem_bytes:,}",
+                f"{extra:+,}" if extra else "0",
+                "yes" if result.fits(v) else Styled("no", "bold red"),
+                *[f"{k.totals[op].requests:,} / {k.totals[op].wavefronts:,}" for op in ops],
+            ]
+        row = [mark, *values, *numbers]
+        if notes:
+            if v.error is not None:
+                first = v.error.message.strip().splitlines()[0] if v.error.message else ""
+                row.append(Styled(f"failed: {first}", "red"))
+            else:
+                row.append(Styled(f"compiler: {v.note}" if v.note else "", "yellow"))
+        table.add_row(*row)
+    return table
+
+
+def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
+    title = Styled()
+    title.append(result.path, "bold underline")
+    names = {v.kernel.name for v in result.variants if v.kernel is not None}
+    if names:
+        title.append(f"  {', '.join(sorted(names))}", "bold")
+    out: list[Block] = [
+        title,
+        Styled(
+            f"compiled sweep of {len(result.variants)} variant(s) (each compiled with -D and "
+            "traced; ranges inclusive); best = fewest wavefronts, then fewest shared bytes, "
+            "then sweep order",
+            "dim",
+        ),
+        *[Styled(f"  {a.describe()}", "dim") for a in result.axes],
+        _table(result),
+        Styled(),
+    ]
+    failed = [v for v in result.variants if v.error is not None]
+    for v in failed:
+        assert v.error is not None
+        out.append(Styled(f"variant {_settings(v)} failed: {v.error.render()}", "red"))
+    best = result.best
+    if best is None:
+        out.append(Styled("no variant compiled, traced and fits in shared memory", "bold red"))
+        return out
+    line = Styled()
+    line.append(f"best ({BEST_MARK}): ", "bold")
+    line.append(_settings(best), "bold green")
+    extra = result.extra_bytes(best)
+    cost = f"{extra:+,} B shared" if extra else "no extra shared memory"
+    line.append(f": {best.wavefronts:,} wavefronts, {cost}")
+    first = result.reference
+    if first is not None and first is not best and best.wavefronts:
+        line.append(
+            f"; {first.wavefronts / best.wavefronts:.2f}x fewer than {_settings(first)}", "dim"
+        )
+    out.append(line)
+    return out
+
+
+def render_compiled_sweep_text(
+    result: CompiledSweep, *, color: bool = False, width: int | None = None
+) -> str:
+    view = compiled_sweep_view(result)
+    if not color:
+        plain = layout(view, width or DEFAULT_WIDTH)
+        if plain is not None:
+            return plain
+    return to_string([to_rich(b) for b in view], color=color, width=width)

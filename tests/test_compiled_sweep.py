@@ -1,0 +1,156 @@
+"""``shmem sweep KERNEL.cu --define``: every variant compiled and traced, against what the
+H200 measured for the same variants (tests/data/trace/fixes/measured.json)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.trace import toolchain
+from shmem_cli.trace.compiled_sweep import Define, parse_define, run_compiled_sweep
+from shmem_cli.trace.pipeline import TraceRequest
+from shmem_cli.trace.suggest_pipeline import defines_of
+
+from .test_trace_suggest import FIXES, SGEMM_ARGS, measured
+
+needs_nvcc = pytest.mark.skipif(
+    shutil.which("nvcc") is None or toolchain.which("nvdisasm") is None,
+    reason="nvcc or nvdisasm not found",
+)
+SGEMM = FIXES / "kernels" / "warp_sgemm.cu"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHMEM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def sweep_json(*args: str) -> tuple[int, dict[str, Any] | None, str]:
+    result = CliRunner().invoke(main, ["sweep", *args, "--format", "json"])
+    try:
+        doc = json.loads(result.output)
+    except json.JSONDecodeError:
+        doc = None
+    return result.exit_code, doc, result.output
+
+
+@needs_nvcc
+def test_sweep_gives_every_variants_measured_counts_and_ranks_the_measured_best_first(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "warp_sgemm.cu"
+    shutil.copy(SGEMM, source)
+    code, doc, out = sweep_json(str(source), "--define", "PAD=0,1,2,4,8", "-b", "256", *SGEMM_ARGS)
+    assert code == 0 and doc is not None, out
+    truth = measured()
+    assert [v["defines"] for v in doc["variants"]] == [{"PAD": str(p)} for p in (0, 1, 2, 4, 8)]
+    for v in doc["variants"]:
+        pad = v["defines"]["PAD"]
+        totals = {
+            op: (v["totals"][op]["requests"], v["totals"][op]["wavefronts"])
+            for op in ("load", "store")
+        }
+        assert totals == truth[f"warp_sgemm_pad{pad}"]
+        assert v["smem_bytes"] == 4 * 16 * (64 + int(pad)) + 4 * 16 * 128
+    # the measured best: fewest wavefronts, then fewest bytes (PAD 2: 5,504)
+    best = min(
+        (0, 1, 2, 4, 8),
+        key=lambda p: (sum(w for _, w in truth[f"warp_sgemm_pad{p}"].values()), p),
+    )
+    assert doc["best"]["defines"] == {"PAD": str(best)}
+    notes = {v["defines"]["PAD"]: v["note"] for v in doc["variants"]}
+    assert notes["0"] is None and notes["4"] is None and notes["8"] is None
+    assert "LDS.128 x48 -> LDS.128 x44 + LDS.64 x8 + LDS x8" in notes["1"]
+    assert "LDS.128 x40 + LDS.64 x16" in notes["2"]
+
+
+@needs_nvcc
+def test_a_variant_that_fails_to_compile_is_listed_and_the_others_still_run(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "warp_sgemm.cu"
+    shutil.copy(SGEMM, source)
+    # PAD=-100: a negative array size, a compile error
+    code, doc, out = sweep_json(str(source), "--define", "PAD=-100,4", "-b", "256", *SGEMM_ARGS)
+    assert code == 0 and doc is not None, out
+    bad, good = doc["variants"]
+    assert bad["wavefronts"] is None and "nvcc failed" in bad["error"]["message"]
+    assert good["error"] is None and doc["best"]["defines"] == {"PAD": "4"}
+    text = CliRunner().invoke(
+        main, ["sweep", str(source), "--define", "PAD=-100,4", "-b", "256", *SGEMM_ARGS]
+    )
+    assert text.exit_code == 0 and "failed: nvcc failed" in text.output
+
+
+@needs_nvcc
+def test_variants_are_compiled_once_and_then_taken_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "warp_sgemm.cu"
+    shutil.copy(SGEMM, source)
+    calls: list[tuple[str, ...]] = []
+    real = toolchain.compile_cu
+
+    def counting(src: Path, arch: str, folder: Path, extra: Any = (), **kw: Any) -> Path:
+        calls.append(tuple(extra))
+        return real(src, arch, folder, extra, **kw)
+
+    monkeypatch.setattr(toolchain, "compile_cu", counting)
+    request = TraceRequest(source, block=(256, 1, 1), args=("M=64", "N=128", "K=64"))
+    first = run_compiled_sweep(request, [Define("PAD", (0, 4))])
+    again = run_compiled_sweep(request, [Define("PAD", (0, 4))])
+    assert sorted(calls) == [("-DPAD=0",), ("-DPAD=4",)]
+    assert [v.wavefronts for v in first.variants] == [v.wavefronts for v in again.variants]
+    source.write_text(source.read_text() + "\n// changed\n")  # new source: compiled again
+    run_compiled_sweep(request, [Define("PAD", (0,))])
+    assert len(calls) == 3
+
+
+def test_define_values_are_parsed_as_the_spec_sweep_parses_them() -> None:
+    assert parse_define("PAD=0..4") == Define("PAD", (0, 1, 2, 3, 4))
+    assert parse_define("PAD=0,1,2,4,8").values == (0, 1, 2, 4, 8)
+    assert parse_define("T=16..64:16").values == (16, 32, 48, 64)
+    for bad in ("PAD", "1PAD=0", "PAD=a", "PAD=$(id)", "P-AD=1"):
+        with pytest.raises(ValueError):
+            parse_define(bad)
+
+
+def test_defines_of_reads_the_compile_arguments() -> None:
+    assert defines_of(["-DPAD=4", "-D", "TILE=32", "-DFLAG", "-O3"]) == {
+        "PAD": "4",
+        "TILE": "32",
+        "FLAG": "1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--define", "PAD=0,1"], "--block"),
+        (["-b", "256"], "--define"),
+        (["--define", "PAD=x", "-b", "256"], "--define PAD=x"),
+        (["--pad", "0..2", "-b", "256"], "--pad"),
+    ],
+)
+def test_kernel_sweep_usage_errors(args: list[str], needle: str) -> None:
+    result = CliRunner().invoke(main, ["sweep", str(SGEMM), *args])
+    assert result.exit_code == 2 and needle in result.output, result.output
+
+
+def test_define_on_a_spec_is_a_usage_error() -> None:
+    spec = Path(__file__).parent.parent / "access_specs" / "transpose_naive.yaml"
+    result = CliRunner().invoke(main, ["sweep", str(spec), "--define", "PAD=0,1"])
+    assert result.exit_code == 2 and "--define" in result.output
+
+
+def test_the_example_kernel_is_the_measured_one() -> None:
+    # access_specs/kernels/warp_sgemm.cu ships with the examples; the H200 measured the copy
+    # in tests/data/trace/fixes (its cubins' line tables name that file)
+    shipped = Path(__file__).parent.parent / "access_specs" / "kernels" / "warp_sgemm.cu"
+    assert shipped.read_text() == SGEMM.read_text()
