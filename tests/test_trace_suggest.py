@@ -25,7 +25,7 @@ from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.relayout import Change, Piece, cost_moved, cover
 from shmem_cli.trace.result import KernelTrace
 
-from .trace_util import needs_nvdisasm
+from .conftest import needs_nvdisasm
 
 FIXES = Path(__file__).parent / "data" / "trace" / "fixes"
 PADS = (1, 2, 4, 8)

@@ -305,7 +305,9 @@ def run_compiled_sweep(
             if isinstance(cubin, ShmemError):
                 variants.append(Variant(index, defines, error=cubin))
                 continue
-            one = dataclasses.replace(request, path=cubin, nvcc_args=(), arch=None)
+            one = dataclasses.replace(
+                request, path=cubin, nvcc_args=(), arch=None, tree_anchor=str(source)
+            )
             try:
                 kernel = trace_file(one).kernels[0]
             except ShmemError as exc:
