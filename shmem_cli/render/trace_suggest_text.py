@@ -3,7 +3,8 @@ changes, each said in the kernel's own terms with the new counts per instruction
 
 from __future__ import annotations
 
-from ..trace.result import TRACE_OPS, KernelTrace
+from ..hardware.ops import OP_NAMES as TRACE_OPS
+from ..trace.result import KernelTrace
 from ..trace.suggest import ArraySuggestions, Suggestion
 from .plain import Block, Column, Styled, Table
 

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from ..hardware.arch import DEFAULT_ARCH, rules_for
+from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..plumbing.errors import ShmemError
 from . import toolchain
 from .pipeline import TraceRequest, trace_file
-from .result import TRACE_OPS, KernelTrace
+from .result import KernelTrace
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 MAX_VARIANTS = 256  # compiles are seconds each: a sweep beyond this is refused

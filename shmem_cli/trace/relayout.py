@@ -33,6 +33,7 @@ them is refused.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,7 +43,7 @@ import numpy as np
 
 from ..hardware.arch import ArchProfile
 from ..hardware.async_copy import async_copy_stats
-from ..hardware.engine import AccessKind, request_stats
+from ..hardware.engine import request_stats
 from ..hardware.swizzle import Swizzle
 from .arrays import SharedArray
 
@@ -154,9 +155,7 @@ def _stats(
         copies = nbytes == kind.size if bypass else nbytes > 0
         st = async_copy_stats(addr, rec.src[: rec.n], active, copies, size, bypass, arch)
     else:
-        st = request_stats(
-            addr, active, AccessKind(kind.engine_kind().op, size, kind.atomic, kind.matrices), arch
-        )
+        st = request_stats(addr, active, dataclasses.replace(kind, size=size), arch)
     return int(st.wavefronts.sum())
 
 
@@ -170,6 +169,8 @@ def cost_moved(
     base = change.new_offset(array)
     rel = np.where(active, addr - array.offset, 0)
     new = np.where(active, base + change.offset(rel), 0)
+    if rec.kind.op not in ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async"):
+        return Costed(n, 0, (width,), False, refused=f"its {rec.kind.op} traffic is not moved")
     vector = rec.kind.op in ("load", "store") and width > 4
     matrix = rec.kind.op in ("ldmatrix", "stmatrix", "cp_async")
     if not (vector or matrix) or n == 0:

@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from ..hardware.arch import ArchProfile
+from ..hardware.ops import OP_NAMES as OPS
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
 from .arrays import SharedArray, array_of
 from .declared import Shape
-from .records import OPS, InstructionRecords
+from .records import InstructionRecords
 from .relayout import Change, Costed, cost_moved
 from .result import KernelTrace
 
