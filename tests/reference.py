@@ -209,7 +209,7 @@ class RequestCost:
 
 def pairs_up(addr: list[int | None], distance: int) -> bool:
     """Lane n and lane n^distance have equal addresses wherever both are active."""
-    for n in range(WARP):
+    for n in range(len(addr)):
         a, b = addr[n], addr[n ^ distance]
         if a is not None and b is not None and a != b:
             return False
@@ -235,17 +235,18 @@ def request_cost(
 ) -> RequestCost:
     """Wavefronts, ideal wavefronts and worst bank degree of one warp request.
 
-    ``addr`` has 32 entries, ``None`` for an inactive lane."""
+    ``addr`` has an entry per lane of the warp (32), ``None`` for an inactive lane."""
+    lanes = len(addr)
     if op in ("ldmatrix", "stmatrix"):
         phases = [list(range(8 * m, 8 * m + 8)) for m in range(matrices)]
         width = ROW_BYTES
     elif op == "atomic" or width <= BANK_BYTES:
-        phases = [list(range(WARP))]
+        phases = [list(range(lanes))]
     else:
         per_phase = PHASE_BYTES // width  # 8 bytes: half-warps, 16 bytes: quarter-warps
         if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
             per_phase *= 2
-        phases = [list(range(p, p + per_phase)) for p in range(0, WARP, per_phase)]
+        phases = [list(range(p, p + per_phase)) for p in range(0, lanes, per_phase)]
     distinct = not (op == "atomic" and atomic in ("add", "exch", "cas"))
     costs = []
     for lanes in phases:

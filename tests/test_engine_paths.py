@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.arch import SM90, ArchProfile
 from shmem_cli.hardware.engine import AccessKind, RequestStats, explain_request, request_stats
 
 from .reference import request_cost
@@ -45,15 +45,18 @@ KINDS = [
 ROWS = 400
 
 
-def random_batch(kind: AccessKind, seed: int, aligned: bool = True) -> tuple[I64, B8]:
+def random_batch(
+    kind: AccessKind, seed: int, aligned: bool = True, arch: ArchProfile = SM90
+) -> tuple[I64, B8]:
     """Requests mixing random, paired, uniform and strided lanes, some lanes inactive."""
+    width = arch.warp_size
     rng = np.random.default_rng(seed)
     unit = kind.size
     # few distinct addresses per row so that broadcasts and conflicts are frequent
     span = int(rng.choice([8, 64, 512]))
-    addr = rng.integers(0, span, size=(ROWS, 32)) * unit
+    addr = rng.integers(0, span, size=(ROWS, width)) * unit
     style = rng.integers(0, 5, size=ROWS)
-    lanes = np.arange(32)
+    lanes = np.arange(width)
     addr[style == 1] = addr[style == 1][:, lanes & ~1]  # lanes n and n^1 equal
     addr[style == 2] = addr[style == 2][:, lanes & ~2]  # lanes n and n^2 equal
     addr[style == 3] = addr[style == 3][:, :1]  # warp-uniform
@@ -61,13 +64,13 @@ def random_batch(kind: AccessKind, seed: int, aligned: bool = True) -> tuple[I64
     if not aligned:
         addr += rng.integers(0, 4, size=addr.shape)
     mask_style = rng.integers(0, 4, size=ROWS)
-    active = np.ones((ROWS, 32), dtype=bool)
-    active[mask_style == 1] = rng.random((int((mask_style == 1).sum()), 32)) < 0.6
+    active = np.ones((ROWS, width), dtype=bool)
+    active[mask_style == 1] = rng.random((int((mask_style == 1).sum()), width)) < 0.6
     active[mask_style == 2] = False
-    active[mask_style == 3] = lanes < rng.integers(1, 32, size=(int((mask_style == 3).sum()), 1))
+    active[mask_style == 3] = lanes < rng.integers(1, width, size=(int((mask_style == 3).sum()), 1))
     if kind.is_matrix:  # the predicate of a .sync.aligned instruction is warp-uniform
         active[mask_style != 2] = True
-        active &= kind.address_lanes(32)  # as the iteration space hands them over
+        active &= kind.address_lanes(arch)  # as the iteration space hands them over
     # inactive lanes may hold any value (out-of-range indices of lanes a `when` switched off)
     addr = np.where(active, addr, rng.integers(-(1 << 40), 1 << 40, size=addr.shape))
     return addr, active
@@ -96,6 +99,28 @@ def test_unit_method_equals_word_method_and_reference(kind: AccessKind, seed: in
         assert (ref.wavefronts, ref.ideal, ref.ways) == fields(fast)[row][:3], (row, lanes)
 
 
+# a profile with the H200's banks and phases but warps of 64 lanes: every number the engine
+# uses comes from the profile, so both methods must still agree, with each other and with
+# the reference model (which takes the lane count from the request it is given)
+WIDE = ArchProfile(name="synthetic 64-lane", warp_size=64)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k.op}{k.size}-{k.atomic}-{k.matrices}")
+def test_a_64_lane_profile_gets_the_same_answer_from_both_methods(kind: AccessKind) -> None:
+    addr, active = random_batch(kind, 5, arch=WIDE)
+    literal = request_stats(addr, active, kind, WIDE, method="word")
+    fast = request_stats(addr, active, kind, WIDE, method="unit")
+    assert fields(fast) == fields(literal)
+    for row in range(ROWS):
+        lanes = [int(a) if on else None for a, on in zip(addr[row], active[row], strict=True)]
+        ref = request_cost(lanes, kind.op, kind.size, kind.atomic, kind.matrices)
+        assert (ref.wavefronts, ref.ideal, ref.ways) == fields(fast)[row][:3], (row, lanes)
+    if kind.op in ("load", "store") and kind.size == 16:
+        # 64 lanes of 16 bytes: eight quarter-warp-sized phases, as 128-byte phases give
+        full = request_stats(16 * np.arange(64)[None, :], np.ones((1, 64), bool), kind, WIDE)
+        assert fields(full)[0][:2] == (8, 8)
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k.op}{k.size}-{k.atomic}-{k.matrices}")
 def test_explain_request_counts_as_request_stats(kind: AccessKind) -> None:
     addr, active = random_batch(kind, 11)
@@ -122,7 +147,7 @@ def test_engine_refuses_ldmatrix_lanes_that_give_no_address() -> None:
         request_stats(addr, np.ones((1, 32), dtype=bool), kind, SM90)
     with pytest.raises(ValueError, match="method must be one of auto, unit, word"):
         request_stats(addr, np.ones((1, 32), dtype=bool), kind, SM90, method="slot")  # type: ignore[arg-type]
-    masked = request_stats(addr, kind.address_lanes(32)[None, :], kind, SM90)
+    masked = request_stats(addr, kind.address_lanes(SM90)[None, :], kind, SM90)
     assert fields(masked) == [(2, 2, 1, 2)]
 
 

@@ -68,7 +68,7 @@ def test_transpose_output_and_conflicts(arch: tuple[str, int, int], pad: int) ->
     loads = shared(tr, "load")
     assert sum(r.n for r in loads) == 8 * 4  # 8 warps x 4 row steps
     for r in loads:
-        addr, active = r.rows()
+        addr, active = r.rows(SM90)
         assert active.all()
         # lane x reads tile[x][y+j]: 32 lanes, one row (32 + pad floats) apart
         assert (np.diff(addr, axis=1) == 4 * (32 + pad)).all()

@@ -11,6 +11,7 @@ passes a ``visit`` callback to see each chunk's numbers (heat map, worst request
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
@@ -90,7 +91,14 @@ def _odd_multipliers(count: int) -> I64:
     return np.array(out, dtype=np.int64)
 
 
-_HASH = _odd_multipliers(9 * 32).reshape(9, 32)
+#: the most address columns one grouping hashes
+_HASH_COLUMNS = 9
+
+
+@lru_cache(maxsize=4)
+def _hash(lanes: int) -> I64:
+    """The multipliers of each column's lanes, (columns, lanes), for rows of ``lanes``."""
+    return _odd_multipliers(_HASH_COLUMNS * lanes).reshape(_HASH_COLUMNS, lanes)
 
 
 def distinct_rows(columns: Sequence[I64]) -> tuple[I64, I64]:
@@ -100,10 +108,12 @@ def distinct_rows(columns: Sequence[I64]) -> tuple[I64, I64]:
     with a hash collision (or too many columns) every row is its own group.
     """
     rows = len(columns[0])
-    if len(columns) > len(_HASH) or columns[0].shape[1] != _HASH.shape[1] or rows < 2:
+    lanes = columns[0].shape[1]
+    if len(columns) > _HASH_COLUMNS or rows < 2 or any(c.shape[1] != lanes for c in columns):
         return np.arange(rows), np.arange(rows)
-    key = columns[0] @ _HASH[0]
-    for c, h in zip(columns[1:], _HASH[1:], strict=False):
+    multipliers = _hash(lanes)
+    key = columns[0] @ multipliers[0]
+    for c, h in zip(columns[1:], multipliers[1:], strict=False):
         key = key + c @ h
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
     group = group.reshape(-1)

@@ -26,6 +26,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ops import OP_NAMES
+
+
+@dataclass(frozen=True)
+class AtomicRule:
+    """How the lanes of one atomic class share the banks (the engine's rules 5 and 7)."""
+
+    name: str  # the class: a value of ops.AtomicKind.atomic_class
+    combines: bool  # lanes on one word share one bank access, as a load's do
+    uniform_in_one: bool  # a warp-uniform address is reduced in one wavefront
+    passes: int = 1  # passes over the same banks (a compare-and-swap: compare, then swap)
+
+
+#: the atomic classes measured on the H200: ATOMS.POPC.INC combines like a load;
+#: ATOMS.ADD (and MIN, MAX, ...) does not, but reduces a warp-uniform address in one
+#: wavefront; EXCH never combines; ATOMS.CAS costs two passes of an exchange and
+#: ATOMS.CAST.SPIN two passes of a load (rule 7a of the engine)
+MEASURED_ATOMICS = (
+    AtomicRule("inc", combines=True, uniform_in_one=False),
+    AtomicRule("add", combines=False, uniform_in_one=True),
+    AtomicRule("exch", combines=False, uniform_in_one=False),
+    AtomicRule("cas", combines=False, uniform_in_one=False, passes=2),
+    AtomicRule("cas_spin", combines=True, uniform_in_one=False, passes=2),
+)
+
 
 @dataclass(frozen=True)
 class ArchProfile:
@@ -40,13 +65,37 @@ class ArchProfile:
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
     smem_per_block: int = 227 * 1024
     warp_size: int = 32
+    # ldmatrix/stmatrix: one phase per 8x8 matrix, whose rows come from this many lanes
+    matrix_rows: int = 8
     ldmatrix_row_bytes: int = 16
-    pair_merge_loads: bool = True
-    min_cycles_per_16b_phase: int = 1
+    # pair merge: the ops whose phases are twice as wide when lane n and lane n^d give
+    # equal addresses wherever both are active, for some d of pair_merge_distances
+    pair_merge_ops: tuple[str, ...] = ("load",)
+    pair_merge_distances: tuple[int, ...] = (1, 2)
+    # cycle floors (bytes per lane, cycles): an access of that width (not a matrix op)
+    # spends at least that many cycles on each of its phases, active or not
+    cycle_floors: tuple[tuple[int, int], ...] = ((16, 1),)
+    atomic_rules: tuple[AtomicRule, ...] = MEASURED_ATOMICS
+    # capabilities: the ops whose rules this profile holds (the engine refuses others)
+    ops: tuple[str, ...] = OP_NAMES
     # cp.async (LDGSTS.E, not .BYPASS) reads its source from L1: one wavefront serves at
     # most this many distinct 128-byte global lines (tests/data/trace/measured.json)
     l1_line_bytes: int = 128
     async_copy_lines_per_wavefront: int = 4
+
+    def atomic_rule(self, atomic_class: str) -> AtomicRule:
+        """The rule of an atomic class (ValueError for a class this profile lacks)."""
+        for rule in self.atomic_rules:
+            if rule.name == atomic_class:
+                return rule
+        raise ValueError(f"{self.name} has no rule for atomic class {atomic_class!r}")
+
+    def cycle_floor(self, size: int) -> int | None:
+        """The fewest cycles a phase of a ``size``-byte access takes, None for no floor."""
+        for width, cycles in self.cycle_floors:
+            if width == size:
+                return cycles
+        return None
 
     def lanes_per_phase(self, size: int) -> int:
         """How many lanes share one phase for an access of ``size`` bytes."""

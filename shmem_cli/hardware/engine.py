@@ -3,8 +3,11 @@
 Input: a batch of warp requests, each ``warp_size`` lanes of byte addresses and an
 active mask. Output: per request the wavefronts it costs, its ideal (the phases
 with an active lane, each costing one), the worst bank degree and a cycle estimate.
-The numbers (banks, bank bytes, phase bytes, the warp size) come from
-:mod:`shmem_cli.hardware.arch`; this module applies them.
+Every number and choice of the rule (banks, bank bytes, phase bytes, the warp size,
+the lanes of a matrix, which ops pair-merge and at which lane distances, the cycle
+floors, each atomic class's combining, the ops the profile has rules for) comes from
+the :class:`~shmem_cli.hardware.arch.ArchProfile`; this module applies them, and the
+numbers below are sm_90's.
 
 Words used here, each in one sense only: a *lane* gives one byte address; a *word*
 is 4 bytes (``bank_bytes``) of shared memory, ``word = address // 4``; a word lives
@@ -82,7 +85,6 @@ I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 Method: TypeAlias = Literal["auto", "unit", "word"]
 
-MAX_PHASES = 4  # the most phases of one request (16-byte accesses, ldmatrix.x4)
 WORD_BITS = 20  # word bits of a "word" key: covers 4 MiB of shared memory, phase above
 UNIT_BITS = 20  # unit bits of a "unit" key (int32: phase above, 31 bits in all)
 NO_WORD = np.int64(1) << 40  # "word" key of an inactive lane (sorts last)
@@ -99,7 +101,6 @@ __all__ = [
     "request_stats",
 ]
 
-CAS_KINDS = ("cas", "cas_spin")
 METHODS = ("auto", "unit", "word")
 
 
@@ -125,23 +126,26 @@ class AccessKind:
     def is_atomic(self) -> bool:
         return ops.get(self.op).atomic
 
-    @property
-    def combines_lanes(self) -> bool:
+    def combines_lanes(self, arch: ArchProfile) -> bool:
         """Whether lanes on the same word share one bank access (a broadcast)."""
-        return not (self.is_atomic and self.atomic in ("add", "exch", "cas"))
+        return not self.is_atomic or arch.atomic_rule(self.atomic).combines
 
-    def address_lanes(self, warp_size: int) -> B8:
+    def uniform_in_one(self, arch: ArchProfile) -> bool:
+        """Whether a warp-uniform address is reduced in one wavefront (rule 7)."""
+        return self.is_atomic and arch.atomic_rule(self.atomic).uniform_in_one
+
+    def address_lanes(self, arch: ArchProfile) -> B8:
         """The lanes whose addresses the instruction reads, (warp_size,).
 
         Every lane for most instructions; for ldmatrix/stmatrix lanes 8m..8m+7 give
-        the row addresses of matrix m and the other lanes' addresses are ignored.
-        A front end ANDs its active mask with this before calling the engine.
+        the row addresses of matrix m (``arch.matrix_rows`` lanes a matrix) and the
+        other lanes' addresses are ignored. A front end ANDs its active mask with this
+        before calling the engine.
         """
-        lanes = np.arange(warp_size)
         if self.is_matrix:
-            on: B8 = lanes < 8 * self.matrices
+            on: B8 = np.arange(arch.warp_size) < arch.matrix_rows * self.matrices
             return on
-        return np.ones(warp_size, dtype=bool)
+        return np.ones(arch.warp_size, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,7 @@ def request_stats(
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-    _check_address_lanes(active, kind)
+    _check_address_lanes(active, kind, arch)
     if method == "word":
         return _stats_by_word(addr, active, kind, arch)
     by_unit = _stats_by_unit(addr, active, kind, arch)
@@ -185,12 +189,15 @@ def request_stats(
     return _stats_by_word(addr, active, kind, arch)
 
 
-def _check_address_lanes(active: B8, kind: AccessKind) -> None:
-    if kind.is_matrix and active[:, 8 * kind.matrices :].any():
+def _check_address_lanes(active: B8, kind: AccessKind, arch: ArchProfile) -> None:
+    if kind.op not in arch.ops:
+        raise ValueError(f"{arch.name} has no rule for op {kind.op!r}")
+    rows = arch.matrix_rows * kind.matrices
+    if kind.is_matrix and active[:, rows:].any():
         raise ValueError(
             f"{kind.op} with {kind.matrices} matrices reads addresses from lanes "
-            f"0..{8 * kind.matrices - 1} only; AND the active mask with "
-            "kind.address_lanes(warp_size) before calling the engine"
+            f"0..{rows - 1} only; AND the active mask with "
+            "kind.address_lanes(arch) before calling the engine"
         )
 
 
@@ -203,12 +210,15 @@ def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> 
     rows = addr.shape[0]
     lanes = np.arange(arch.warp_size, dtype=np.int64)
     if kind.is_matrix:
-        return (lanes // 8)[None, :], np.full(rows, kind.matrices, dtype=np.int64)
+        matrix = lanes // arch.matrix_rows
+        return matrix[None, :], np.full(rows, kind.matrices, dtype=np.int64)
     if kind.is_atomic or kind.size <= arch.bank_bytes:
         return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
     per_phase = arch.lanes_per_phase(kind.size)
-    if kind.op == "load" and arch.pair_merge_loads:
-        merged = _lanes_pair_up(addr, active, 1) | _lanes_pair_up(addr, active, 2)
+    if kind.op in arch.pair_merge_ops and arch.pair_merge_distances:
+        merged = np.zeros(rows, dtype=bool)
+        for distance in arch.pair_merge_distances:
+            merged |= _lanes_pair_up(addr, active, distance)
         if merged.any():
             per_row = np.where(merged, 2 * per_phase, per_phase)
             return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
@@ -250,7 +260,7 @@ def _stats_by_unit(
     phase, n_phases = _lane_phases(addr, active, kind, arch)
     max_phases = int(n_phases.max()) if rows else 1
     unit = (live_addr // unit_bytes).astype(np.int32)
-    if kind.combines_lanes:
+    if kind.combines_lanes(arch):
         # sort (phase, unit) keys so that lanes asking for the same unit are neighbours
         key = (phase.astype(np.int32) << UNIT_BITS) | unit
         if not all_active:
@@ -303,7 +313,7 @@ def _stats_by_word(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -
         key = key[:, :, None] + np.arange(words_per_lane, dtype=np.int64)[None, None, :]
         key = np.where(active[:, :, None], key, NO_WORD)
     key = key.reshape(rows, -1)
-    if kind.combines_lanes:
+    if kind.combines_lanes(arch):
         key = np.sort(key, axis=1)
         keep = np.ones(key.shape, dtype=bool)
         keep[:, 1:] = key[:, 1:] != key[:, :-1]
@@ -313,9 +323,10 @@ def _stats_by_word(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -
     row_idx = np.nonzero(keep)[0]
     kept = key[keep]
     bucket = (kept >> WORD_BITS) * arch.banks + (kept & ((1 << WORD_BITS) - 1)) % arch.banks
-    bins = MAX_PHASES * arch.banks
+    max_phases = int(n_phases.max()) if rows else 1
+    bins = max_phases * arch.banks
     counts = np.bincount(row_idx * bins + bucket, minlength=rows * bins).reshape(
-        rows, MAX_PHASES, arch.banks
+        rows, max_phases, arch.banks
     )
     return _summarize(counts.max(axis=2), n_phases, addr, active, kind, arch)
 
@@ -328,19 +339,20 @@ def _summarize(
     wavefronts = ways_per_phase.sum(axis=1)
     ideal = (ways_per_phase > 0).sum(axis=1)
     ways = ways_per_phase.max(axis=1)
-    if kind.is_atomic and kind.atomic == "add":
+    if kind.uniform_in_one(arch):
         first = np.argmax(active, axis=1)
         lead = addr[np.arange(rows), first]
         uniform = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
         wavefronts = np.where(uniform, 1, wavefronts)
         ways = np.where(uniform, 1, ways)
-    if kind.is_atomic and kind.atomic in CAS_KINDS:
-        wavefronts = 2 * wavefronts + _spin_third_pass(addr, active, kind)
-        ideal = 2 * ideal
-    if kind.size == 16 and not kind.is_matrix:
-        # every phase of the instruction takes a cycle, even one without an active lane
+    passes = 1 if not kind.is_atomic else arch.atomic_rule(kind.atomic).passes
+    if passes > 1:
+        wavefronts = passes * wavefronts + _spin_third_pass(addr, active, kind)
+        ideal = passes * ideal
+    floor = None if kind.is_matrix else arch.cycle_floor(kind.size)
+    if floor is not None:
+        # every phase of the instruction takes its cycles, even one without an active lane
         in_range = np.arange(ways_per_phase.shape[1])[None, :] < n_phases[:, None]
-        floor = arch.min_cycles_per_16b_phase
         cycles = np.where(in_range, np.maximum(ways_per_phase, floor), 0).sum(axis=1)
     else:
         cycles = wavefronts
@@ -384,12 +396,12 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
         pad = arch.warp_size - lanes
         a = np.pad(a, ((0, 0), (0, pad)))
         act = np.pad(act, ((0, 0), (0, pad)))
-    _check_address_lanes(act, kind)
+    _check_address_lanes(act, kind, arch)
     phase_of, n_phases = _lane_phases(a, act, kind, arch)
     per_phase = arch.warp_size // int(n_phases[0])
     words_per_lane = max(1, kind.size // arch.bank_bytes)
     uniform_add = False
-    if kind.is_atomic and kind.atomic == "add":
+    if kind.uniform_in_one(arch):
         live = [int(x) for x, on in zip(a[0], act[0], strict=True) if on]
         uniform_add = len(set(live)) == 1
     waves: list[Wavefront] = []
@@ -402,7 +414,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
             first_word = int(a[0, lane]) // arch.bank_bytes
             for word in range(first_word, first_word + words_per_lane):
                 queue = queues.setdefault(word % arch.banks, [])
-                if kind.combines_lanes or uniform_add:
+                if kind.combines_lanes(arch) or uniform_add:
                     for queued, users in queue:
                         if queued == word:
                             users.append(lane)  # a broadcast
@@ -421,7 +433,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
                 if level < len(q)
             )
             waves.append(Wavefront(phase=phase, cells=cells))
-    if kind.is_atomic and kind.atomic in CAS_KINDS:
+    if kind.is_atomic and arch.atomic_rule(kind.atomic).passes > 1:
         # rule 7a: the compare pass, then the swap pass over the same banks (and a 64-bit
         # spin's third pass, shown as a repeat of the first wavefront)
         first = int(n_phases[0])

@@ -207,7 +207,7 @@ class Space:
             self._check_warp_uniform(
                 np.ones(shape, dtype=bool) if predicate is None else predicate, start
             )
-            address_lanes = self.kind.address_lanes(self.spec.arch.warp_size)[env["lane"]]
+            address_lanes = self.kind.address_lanes(self.spec.arch)[env["lane"]]
             live = np.broadcast_to(
                 address_lanes if predicate is None else predicate & address_lanes, shape
             )

@@ -71,7 +71,7 @@ class RecordsLike(Protocol):
     def not_modelled(self) -> B8: ...
     @property
     def src(self) -> I64 | None: ...  # cp.async: each lane's global source address
-    def rows(self) -> tuple[I64, B8]: ...
+    def rows(self, arch: ArchProfile) -> tuple[I64, B8]: ...
     def stats(self, arch: ArchProfile) -> RequestStats: ...
 
 
@@ -90,7 +90,7 @@ def trace_access(
     file, line = location if location is not None else (ins.file, ins.line)
     by_rule = rec.kind.op == "wgmma"  # costed by the measured rule, no lanes to explain
     kind = rec.kind
-    addr, active = rec.rows()  # ldmatrix/stmatrix: only the lanes that give row addresses
+    addr, active = rec.rows(arch)  # ldmatrix/stmatrix: only the lanes that give row addresses
     n = len(addr)
     warp_ids = np.asarray(rec.warp[:n], dtype=np.int64)
     occurrence = np.asarray(rec.iteration[:n], dtype=np.int64)

@@ -58,7 +58,7 @@ def run(
 ) -> Trace:
     """Run the block ``launch.block_idx`` (or, with ``grid``, every block in order)."""
     program = decode_function(function)
-    recorder = Recorder()
+    recorder = Recorder(launch.warp_size)
     gx, gy, gz = launch.grid
     blocks = (
         [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
@@ -147,7 +147,9 @@ def run_block(
         if g is not None and g.index == 7 and g.not_:
             kind = kinds[m]
             if kind is not None:
-                blk.rec.predicated_off(m, instructions[m], kind, _silent_warps(sel, sel[:0]))
+                blk.rec.predicated_off(
+                    m, instructions[m], kind, _silent_warps(sel, sel[:0], blk.warp_size)
+                )
             steps += 1  # @!PT: never executes
             continue
         if g is not None and g.index != 7:
@@ -156,7 +158,7 @@ def run_block(
             if not ok.all():
                 kind = kinds[m]
                 if kind is not None:
-                    off = _silent_warps(sel, sel[ok])
+                    off = _silent_warps(sel, sel[ok], blk.warp_size)
                     blk.rec.predicated_off(m, instructions[m], kind, off)
             if not ok.any():
                 steps += 1
@@ -184,9 +186,9 @@ def run_block(
     return steps, executed
 
 
-def _silent_warps(at_pc: Any, executing: Any) -> int:
+def _silent_warps(at_pc: Any, executing: Any, warp_size: int) -> int:
     """Warps with threads at the instruction but none whose guard holds."""
-    return len(np.setdiff1d(np.unique(at_pc >> 5), np.unique(executing >> 5)))
+    return len(np.setdiff1d(np.unique(at_pc // warp_size), np.unique(executing // warp_size)))
 
 
 def _release(blk: Block, function: Function) -> None:

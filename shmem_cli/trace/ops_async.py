@@ -32,7 +32,7 @@ from .tensormap import TensorMap, TensorMapError, decode
 
 
 def _count(b: Block, index: int, ix: Idx) -> None:
-    warps = len(np.unique(b.ids(ix) >> 5))
+    warps = len(np.unique(b.warp[b.ids(ix)]))
     b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
 
 
@@ -312,11 +312,11 @@ def _elect(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         ids = b.ids(ix)
-        warps = ids >> 5
+        warps = b.warp[ids]
         first = np.r_[True, warps[1:] != warps[:-1]]
         leader = np.maximum.accumulate(np.where(first, np.arange(len(ids)), 0))
         wp(b, ix, first, 0)
-        w(b, ix, (ids[leader] & 31).astype(np.uint32), 0)
+        w(b, ix, b.lane[ids[leader]], 0)
 
     return step
 

@@ -1,11 +1,11 @@
 """The shared-memory requests a traced block made, per SASS instruction, for the engine.
 
 Every executed shared-memory instruction adds one row per warp that had at least one
-active lane (its guard predicate true): the 32 lane addresses (int64, offsets in the
-CTA's shared window; inactive lanes hold 0), the active mask, the warp index, the
-warp's occurrence count of that instruction (the iteration axis of heat maps) and
-whether any active lane's address depends on global-memory data (or on a value the
-emulator could not compute). Rows live in NumPy arrays that grow by doubling.
+active lane (its guard predicate true): the lane addresses (int64, offsets in the CTA's
+shared window; inactive lanes hold 0; the profile's ``warp_size`` lanes), the active
+mask, the warp index, the warp's occurrence count of that instruction (the iteration
+axis of heat maps) and whether any active lane's address depends on global-memory data
+(or on a value the emulator could not compute). Rows live in NumPy arrays that grow by doubling.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from ..hardware.arch import ArchProfile
+from ..hardware.arch import SM90, ArchProfile
 from ..hardware.async_copy import async_copy_stats
 from ..hardware.engine import AccessKind, RequestStats, request_stats
 from .sass import Instruction
@@ -36,12 +36,13 @@ class InstructionRecords:
     index: int  # position in the function
     instruction: Instruction
     kind: AccessKind
+    lanes: int = SM90.warp_size  # of the architecture traced
     n: int = 0  # requests: warp executions with at least one active lane
     # warp executions with every lane predicated off (no request, but Nsight Compute's
     # per-instruction "Instructions Executed" counts them)
     predicated_off: int = 0
-    addr: I64 = field(default_factory=lambda: np.zeros((0, 32), dtype=np.int64))
-    active: B8 = field(default_factory=lambda: np.zeros((0, 32), dtype=bool))
+    addr: I64 = field(init=False)
+    active: B8 = field(init=False)
     warp: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     iteration: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     data_dependent: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -52,6 +53,10 @@ class InstructionRecords:
     # wgmma only: each request's wavefronts (the measured rule), and what it reads, in words
     cost: I64 | None = None
     reads: str | None = None
+
+    def __post_init__(self) -> None:
+        self.addr = np.zeros((0, self.lanes), dtype=np.int64)
+        self.active = np.zeros((0, self.lanes), dtype=bool)
 
     def _grow(self, extra: int) -> None:
         need = self.n + extra
@@ -83,8 +88,8 @@ class InstructionRecords:
     ) -> None:
         k = len(warp)
         if src is not None and self.src is None:
-            self.src = np.zeros((len(self.warp), 32), dtype=np.int64)
-            self.src_bytes = np.zeros((len(self.warp), 32), dtype=np.int64)
+            self.src = np.zeros((len(self.warp), self.lanes), dtype=np.int64)
+            self.src_bytes = np.zeros((len(self.warp), self.lanes), dtype=np.int64)
         self._grow(k)
         s = slice(self.n, self.n + k)
         self.addr[s] = addr
@@ -99,17 +104,17 @@ class InstructionRecords:
             self.src_bytes[s] = src_bytes
         self.n += k
 
-    def rows(self) -> tuple[I64, B8]:
-        """(R, 32) addresses and active masks of the requests for the engine, in execution
-        order (ldmatrix/stmatrix: only the lanes that give row addresses)."""
+    def rows(self, arch: ArchProfile) -> tuple[I64, B8]:
+        """(R, lanes) addresses and active masks of the requests for the engine, in
+        execution order (ldmatrix/stmatrix: only the lanes that give row addresses)."""
         active = self.active[: self.n]
         if self.kind.is_matrix:
-            active = active & self.kind.address_lanes(32)[None, :]
+            active = active & self.kind.address_lanes(arch)[None, :]
         return self.addr[: self.n], active
 
     def stats(self, arch: ArchProfile) -> RequestStats:
         """Wavefronts of every request: the engine, or the measured cp.async rule."""
-        addr, active = self.rows()
+        addr, active = self.rows(arch)
         if self.kind.op == "wgmma" and self.cost is not None:
             c = self.cost[: self.n]
             return RequestStats(c, c, np.ones_like(c), c)
@@ -132,7 +137,8 @@ def _resize(a: Any, rows: int) -> Any:
 class Recorder:
     """Collects the requests of a block (or of every block of a grid)."""
 
-    def __init__(self) -> None:
+    def __init__(self, warp_size: int = SM90.warp_size) -> None:
+        self.warp_size = warp_size
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
 
@@ -155,12 +161,11 @@ class Recorder:
             return
         rec = self.by_index.get(index)
         if rec is None:
-            rec = self.by_index[index] = InstructionRecords(index, ins, kind)
-        warps = tids >> 5
-        lanes = tids & 31
+            rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
+        warps, lanes = np.divmod(tids, self.warp_size)
         uw, row = np.unique(warps, return_inverse=True)
-        rows = np.zeros((len(uw), 32), dtype=np.int64)
-        act = np.zeros((len(uw), 32), dtype=bool)
+        rows = np.zeros((len(uw), self.warp_size), dtype=np.int64)
+        act = np.zeros((len(uw), self.warp_size), dtype=bool)
         rows[row, lanes] = addr
         act[row, lanes] = True
         t = np.zeros(len(uw), dtype=np.uint8)
@@ -174,8 +179,8 @@ class Recorder:
         gw = uw + warp_base
         src_rows = byte_rows = None
         if src is not None and src_bytes is not None:
-            src_rows = np.zeros((len(uw), 32), dtype=np.int64)
-            byte_rows = np.zeros((len(uw), 32), dtype=np.int64)
+            src_rows = np.zeros((len(uw), self.warp_size), dtype=np.int64)
+            byte_rows = np.zeros((len(uw), self.warp_size), dtype=np.int64)
             src_rows[row, lanes] = src
             byte_rows[row, lanes] = src_bytes
         rec.add(rows, act, gw, counts[gw], t, src_rows, byte_rows)
@@ -216,7 +221,7 @@ class Recorder:
         """``warps`` warps reached the instruction with every lane's guard false."""
         rec = self.by_index.get(index)
         if rec is None:
-            rec = self.by_index[index] = InstructionRecords(index, ins, kind)
+            rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
         rec.predicated_off += warps
 
     def instructions(self) -> list[InstructionRecords]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from ..hardware.arch import SM90
 from ..plumbing.errors import ShmemError, SourcePos
 from .mbarrier import MBarriers
 from .records import Recorder
@@ -144,6 +145,7 @@ class Launch:
     shared_base: int = 0x400
     memory: GlobalMemory = field(default_factory=GlobalMemory)
     const_banks: dict[int, bytes] = field(default_factory=dict)  # banks other than 0
+    warp_size: int = SM90.warp_size  # lanes of a warp: the architecture profile's
 
     @property
     def threads(self) -> int:
@@ -191,8 +193,9 @@ class Block:
         self.tid = np.arange(t, dtype=np.int64)
         bx, by, _ = launch.block
         self.tid_xyz = (self.tid % bx, (self.tid // bx) % by, self.tid // (bx * by))
-        self.lane = (self.tid % 32).astype(np.uint32)
-        self.warp = self.tid // 32
+        self.warp_size = launch.warp_size
+        self.lane = (self.tid % self.warp_size).astype(np.uint32)
+        self.warp = self.tid // self.warp_size
         self.all_idx = np.arange(t, dtype=np.intp)
         self.exited: B8 = np.zeros(t, dtype=bool)
         # scheduling: next instruction index per thread (1 << 40 when blocked)
@@ -213,9 +216,9 @@ class Block:
         self.call_depth = np.zeros(t, dtype=np.int32)
         self.calls_active = 0
         self.steps = 0
-        self.n_warps = -(-t // 32)
+        self.n_warps = -(-t // self.warp_size)
         self.warp_base = 0  # index of this block's first warp in the grid's records
-        self.rec: Recorder = Recorder()
+        self.rec: Recorder = Recorder(self.warp_size)
 
     def local(self) -> tuple[U8, U8]:
         """Per-thread local memory, flattened: thread t owns bytes [t*L, (t+1)*L)."""

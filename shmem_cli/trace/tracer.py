@@ -177,6 +177,7 @@ def trace_kernel(
 
     memory = GlobalMemory() if memory is None else memory
     params = plan.param_bytes(memory)
+    profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     launch = Launch(
         block=plan.block,
         grid=plan.grid,
@@ -186,10 +187,10 @@ def trace_kernel(
         dynamic_smem=plan.dynamic_smem,
         shared_base=kernel.reserved_shared_bytes,
         memory=memory,
+        warp_size=profile.warp_size,
     )
     whole_grid = plan.grid != (1, 1, 1)
     trace = run(function, launch, grid=whole_grid, progress=progress)
-    profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
     blocks = int(trace.blocks)

@@ -39,4 +39,5 @@ def spec_schema() -> dict[str, Any]:
     access = loaded["definitions"]["access"]["properties"]
     access["op"]["enum"] = list(SPEC_OPS)
     access["atomic"]["enum"] = list(ATOMIC_NAMES)
+    loaded["properties"]["arch"]["enum"] = list(PROFILES)
     return loaded
