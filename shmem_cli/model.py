@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -62,43 +63,13 @@ class RequestRef:
         return where
 
 
-class CostTotals:
-    """What follows from request totals (mixed into results): excess, conflict-free, JSON."""
-
-    requests: int
-    wavefronts: int
-    ideal_wavefronts: int
-    max_ways: int
-    conflicted_requests: int
-
-    @property
-    def excess_wavefronts(self) -> int:
-        return self.wavefronts - self.ideal_wavefronts
-
-    @property
-    def conflict_free(self) -> bool:
-        return self.wavefronts == self.ideal_wavefronts
-
-    @property
-    def efficiency(self) -> float:
-        return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
-
-    def cost_json(self) -> dict[str, Any]:
-        """The request totals as every JSON output writes them, in this order."""
-        return {
-            "requests": self.requests,
-            "wavefronts": self.wavefronts,
-            "ideal_wavefronts": self.ideal_wavefronts,
-            "excess_wavefronts": self.excess_wavefronts,
-            "max_ways": self.max_ways,
-            "conflict_free": self.conflict_free,
-            "conflicted_requests": self.conflicted_requests,
-        }
-
-
 @dataclass(frozen=True)
-class Totals(CostTotals):
-    """Sums over requests, as analyze and sweep both count them (``totals.py``)."""
+class Totals:
+    """Request totals: the engine's per-request answers summed (``analysis/totals.py``).
+
+    The one record of cost figures: every result that reports them holds a ``Totals``
+    (by composition) and writes them to JSON with :meth:`json`.
+    """
 
     requests: int = 0
     wavefronts: int = 0
@@ -117,62 +88,126 @@ class Totals(CostTotals):
             conflicted_requests=self.conflicted_requests + other.conflicted_requests,
         )
 
+    @property
+    def excess_wavefronts(self) -> int:
+        return self.wavefronts - self.ideal_wavefronts
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.wavefronts == self.ideal_wavefronts
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
+
+    def json(self, *keys: str) -> dict[str, Any]:
+        """The figures named by ``keys`` (any of :data:`FIGURES`), in that order."""
+        return {key: FIGURES[key](self) for key in keys}
+
+    def cost_json(self) -> dict[str, Any]:
+        """The request totals as every JSON output writes them, in this order."""
+        return self.json(*COST_KEYS)
+
+
+#: every cost figure a JSON output may write, by its key
+FIGURES: dict[str, Callable[[Totals], Any]] = {
+    "requests": lambda t: t.requests,
+    "wavefronts": lambda t: t.wavefronts,
+    "ideal_wavefronts": lambda t: t.ideal_wavefronts,
+    "excess_wavefronts": lambda t: t.excess_wavefronts,
+    "max_ways": lambda t: t.max_ways,
+    "conflict_free": lambda t: t.conflict_free,
+    "conflicted_requests": lambda t: t.conflicted_requests,
+    "bandwidth_efficiency": lambda t: round(t.efficiency, 4),
+    "cycles": lambda t: t.cycles,
+}
+#: the request totals of every JSON output, in order
+COST_KEYS = (
+    "requests",
+    "wavefronts",
+    "ideal_wavefronts",
+    "excess_wavefronts",
+    "max_ways",
+    "conflict_free",
+    "conflicted_requests",
+)
+
+
+class CostView:
+    """The cost figures of a record, read from the :class:`Totals` it holds (:meth:`_totals`)."""
+
+    def _totals(self) -> Totals:
+        raise NotImplementedError
+
+    @property
+    def requests(self) -> int:
+        return self._totals().requests
+
+    @property
+    def wavefronts(self) -> int:
+        return self._totals().wavefronts
+
+    @property
+    def ideal_wavefronts(self) -> int:
+        return self._totals().ideal_wavefronts
+
+    @property
+    def max_ways(self) -> int:
+        return self._totals().max_ways
+
+    @property
+    def cycles(self) -> int:
+        return self._totals().cycles
+
+    @property
+    def conflicted_requests(self) -> int:
+        return self._totals().conflicted_requests
+
+    @property
+    def excess_wavefronts(self) -> int:
+        return self._totals().excess_wavefronts
+
+    @property
+    def conflict_free(self) -> bool:
+        return self._totals().conflict_free
+
+    @property
+    def efficiency(self) -> float:
+        return self._totals().efficiency
+
 
 @dataclass(frozen=True)
-class AccessResult(CostTotals):
-    """Totals over all warps and loop iterations of one access, plus the request to show."""
+class Cost:
+    """What the requests of one site cost (``analysis/cost.py``, the one door to a cost):
+    totals, the request shown (with its bank table) and the warp x iteration heat map."""
 
-    name: str
-    array: str
-    op: str
-    dtype: str
+    op: str  # a name of hardware.ops.OPS
     width: int  # bytes per lane (16 per row for ldmatrix/stmatrix)
-    requests: int
-    wavefronts: int
-    ideal_wavefronts: int
-    max_ways: int
-    cycles: int
+    totals: Totals
     lane_accesses: int
-    line: int | None
-    column: int | None
-    shown: RequestRef | None
-    detail: RequestDetail | None
     warps: int
     iterations: int
-    loops: tuple[str, ...]
+    shown: RequestRef | None = None
+    detail: RequestDetail | None = None
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     # each request's ideal wavefronts, same shape as heat (-1: no request); set with heat
     heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
-    conflicted_requests: int = 0
     max_wavefronts_per_request: int = 0  # of the worst request, whichever request is shown
 
-    def to_json(self) -> dict[str, Any]:
+    def worst_json(self) -> dict[str, Any] | None:
+        """The request shown, with its wavefronts bank by bank when explained."""
+        if self.shown is None:
+            return None
         out: dict[str, Any] = {
-            "name": self.name,
-            "array": self.array,
-            "op": self.op,
-            "dtype": self.dtype,
-            "bytes_per_lane": self.width,
-            "line": self.line,
-            "column": self.column,
-            **self.cost_json(),
-            "bandwidth_efficiency": round(self.efficiency, 4),
-            "cycles": self.cycles,
-            "lane_accesses": self.lane_accesses,
-            "warps": self.warps,
-            "iterations": self.iterations,
+            "warp": self.shown.warp,
+            "iteration": self.shown.iteration,
+            "loop": dict(self.shown.loop_values),
+            "wavefronts": self.shown.wavefronts,
+            "ideal_wavefronts": self.shown.ideal,
+            "max_ways": self.shown.ways,
         }
-        if self.shown is not None:
-            out["worst_request"] = {
-                "warp": self.shown.warp,
-                "iteration": self.shown.iteration,
-                "loop": dict(self.shown.loop_values),
-                "wavefronts": self.shown.wavefronts,
-                "ideal_wavefronts": self.shown.ideal,
-                "max_ways": self.shown.ways,
-            }
         if self.detail is not None:
-            out["worst_request"]["wavefront_banks"] = [
+            out["wavefront_banks"] = [
                 {
                     "phase": w.phase,
                     "banks": {
@@ -181,6 +216,141 @@ class AccessResult(CostTotals):
                 }
                 for w in self.detail.wavefronts
             ]
+        return out
+
+
+class Site(Protocol):
+    """Where requests come from: a spec's access, or a SASS instruction of a trace."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def loops(self) -> tuple[str, ...]: ...
+    def label(self, op: str) -> str:
+        """What the site is, after its name in a report's heading."""
+        ...
+
+
+class Costed(CostView):
+    """A result made of a site and its cost (by composition): what renderers read."""
+
+    site: Site
+    cost: Cost
+
+    @property
+    def totals(self) -> Totals:
+        return self.cost.totals
+
+    def _totals(self) -> Totals:
+        return self.cost.totals
+
+    @property
+    def name(self) -> str:
+        return self.site.name
+
+    @property
+    def line(self) -> int | None:
+        return self.site.line
+
+    @property
+    def loops(self) -> tuple[str, ...]:
+        return self.site.loops
+
+    @property
+    def op(self) -> str:
+        return self.cost.op
+
+    @property
+    def width(self) -> int:
+        return self.cost.width
+
+    @property
+    def shown(self) -> RequestRef | None:
+        return self.cost.shown
+
+    @property
+    def detail(self) -> RequestDetail | None:
+        return self.cost.detail
+
+    @property
+    def heat(self) -> npt.NDArray[np.int32] | None:
+        return self.cost.heat
+
+    @property
+    def heat_ideal(self) -> npt.NDArray[np.int32] | None:
+        return self.cost.heat_ideal
+
+    @property
+    def warps(self) -> int:
+        return self.cost.warps
+
+    @property
+    def iterations(self) -> int:
+        return self.cost.iterations
+
+    @property
+    def lane_accesses(self) -> int:
+        return self.cost.lane_accesses
+
+    @property
+    def max_wavefronts_per_request(self) -> int:
+        return self.cost.max_wavefronts_per_request
+
+
+@dataclass(frozen=True)
+class SpecSite:
+    """One access of a spec: its name, array, element type, place and loops."""
+
+    name: str
+    array: str
+    dtype: str
+    line: int | None
+    column: int | None
+    loops: tuple[str, ...]
+
+    def label(self, op: str) -> str:
+        return f"{op} {self.array} ({self.dtype})"
+
+
+@dataclass(frozen=True)
+class AccessResult(Costed):
+    """One access of a spec and its cost over all its warps and loop iterations."""
+
+    site: SpecSite
+    cost: Cost
+
+    @property
+    def array(self) -> str:
+        return self.site.array
+
+    @property
+    def dtype(self) -> str:
+        return self.site.dtype
+
+    @property
+    def column(self) -> int | None:
+        return self.site.column
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.totals
+        out: dict[str, Any] = {
+            "name": self.name,
+            "array": self.array,
+            "op": self.op,
+            "dtype": self.dtype,
+            "bytes_per_lane": self.width,
+            "line": self.line,
+            "column": self.column,
+            **t.json(*COST_KEYS, "bandwidth_efficiency", "cycles"),
+            "lane_accesses": self.lane_accesses,
+            "warps": self.warps,
+            "iterations": self.iterations,
+        }
+        worst = self.cost.worst_json()
+        if worst is not None:
+            out["worst_request"] = worst
         return out
 
 

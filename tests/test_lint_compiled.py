@@ -142,7 +142,7 @@ def test_likely_vectorized_agrees_with_the_compiled_kernel(bs: int, tiles: int) 
     assert forms["Bs[j][tx]"] is None
     trace = kernel_trace.trace_spec_kernel(spec.kernel, layout.block)  # type: ignore[arg-type]
     assert not isinstance(trace, kernel_trace.KernelUnavailable)
-    wide = [a.result for a in trace.accesses if a.line == 17 and a.opcode == "LDS.128"]
+    wide = [a for a in trace.accesses if a.line == 17 and a.opcode == "LDS.128"]
     form = forms["As[ty][j]"]
     assert form is not None and form.width == 16
     assert (form.requests, form.wavefronts) == (

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.lint.findings import AccessSummary, FileLint, Finding, LintReport, Severity
 from shmem_cli.lint.rules import RULES
+from shmem_cli.model import Totals
 from shmem_cli.render.github import (
     escape_data,
     escape_property,
@@ -30,7 +31,9 @@ from shmem_cli.render.sarif import render_sarif
 
 
 def acc(name: str, line: int) -> AccessSummary:
-    return AccessSummary(name, line, 5, requests=1, wavefronts=1, ideal_wavefronts=1, max_ways=1)
+    return AccessSummary(
+        name, line, 5, Totals(requests=1, wavefronts=1, ideal_wavefronts=1, max_ways=1)
+    )
 
 
 CONFLICT = Finding(

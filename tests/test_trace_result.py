@@ -111,12 +111,12 @@ def kernel() -> KernelTrace:
 
 def test_column_read_costs_32_wavefronts_per_request(kernel: KernelTrace) -> None:
     store, load = kernel.accesses
-    assert (store.result.requests, store.result.wavefronts, store.result.max_ways) == (32, 32, 1)
-    assert (load.result.requests, load.result.wavefronts) == (32, 1024)
-    assert (load.result.ideal_wavefronts, load.result.max_ways) == (32, 32)
-    assert load.result.conflicted_requests == 32
-    assert load.result.shown is not None and load.result.shown.wavefronts == 32
-    assert load.result.detail is not None and len(load.result.detail.wavefronts) == 32
+    assert (store.requests, store.wavefronts, store.max_ways) == (32, 32, 1)
+    assert (load.requests, load.wavefronts) == (32, 1024)
+    assert (load.ideal_wavefronts, load.max_ways) == (32, 32)
+    assert load.conflicted_requests == 32
+    assert load.shown is not None and load.shown.wavefronts == 32
+    assert load.detail is not None and len(load.detail.wavefronts) == 32
 
 
 def test_totals_per_op_and_line(kernel: KernelTrace) -> None:
@@ -214,7 +214,7 @@ def test_ldmatrix_ignores_lanes_past_its_matrices() -> None:
     addr[0, :8] = BASE + 16 * np.arange(8)  # 8 rows of 16 bytes: conflict-free
     rec = records(ins(0x80, "LDSM.16.M88 R4, [R2]"), AccessKind("ldmatrix", 16), addr)
     access = trace_access(rec, SM90, warps=1, warps_per_block=1, blocks=1)
-    assert (access.result.requests, access.result.wavefronts) == (1, 1)
+    assert (access.requests, access.wavefronts) == (1, 1)
 
 
 def test_text_report(kernel: KernelTrace) -> None:

@@ -11,19 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..hardware.engine import AccessKind, RequestStats, explain_request, request_stats
-from ..model import AccessResult, FileResult, Report, RequestRef
+from ..hardware.engine import AccessKind
+from ..model import AccessResult, FileResult, Report, SpecSite
 from ..plumbing.errors import ShmemError
 from ..spec.budget import check_work
 from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
 from ..spec.layout import Layout, Variant, resolve
 from ..spec.source import shown_name
-from ..spec.space import Batch, Space
-from .totals import I64, scan_access
-
-HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
+from ..spec.space import Space
+from .cost import cost_requests
+from .totals import space_batches
 
 
 @dataclass(frozen=True)
@@ -61,28 +58,7 @@ def analyze_access(
     """Totals for one access over its whole iteration space."""
     space = checked_space(spec, layout, access)
     access = space.access
-    kind = space.kind
-    arch = spec.arch
     warps, iterations = space.warps, space.iterations
-    keep_heat = warps * iterations <= HEAT_LIMIT
-    heat = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
-    heat_ideal = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
-    worst: tuple[int, int, int] | None = None  # wavefronts, iteration, warp
-
-    def visit(batch: Batch, rows: I64, stats: RequestStats) -> None:
-        nonlocal worst
-        if heat is not None and heat_ideal is not None:
-            cells = batch.first_iteration * warps + rows
-            heat.reshape(-1)[cells] = stats.wavefronts
-            heat_ideal.reshape(-1)[cells] = stats.ideal
-        k = int(np.argmax(stats.wavefronts))
-        if worst is None or int(stats.wavefronts[k]) > worst[0]:
-            row = int(rows[k])
-            worst = (int(stats.wavefronts[k]), batch.first_iteration + row // warps, row % warps)
-
-    totals = scan_access(space, kind, visit)
-    shown: RequestRef | None = None
-    req_detail = None
     pick = None
     if choice is not None:
         if not 0 <= choice.warp < warps or not 0 <= choice.iteration < iterations:
@@ -90,51 +66,27 @@ def analyze_access(
                 f"--request {choice.warp}:{choice.iteration} is outside this access's "
                 f"{warps} warp(s) x {iterations} iteration(s)"
             )
-        pick = (choice.iteration, choice.warp)
-    elif worst is not None:
-        pick = (worst[1], worst[2])
-    if pick is not None:
-        it, warp = pick
-        one = space.batch(space.thread_env(), it, 1)
-        addr = one.addr[warp : warp + 1]
-        act = one.active[warp : warp + 1]
-        if act.any():
-            st = request_stats(addr, act, kind, arch)
-            shown = RequestRef(
-                warp=warp,
-                iteration=it,
-                loop_values=space.loop_values(it),
-                wavefronts=int(st.wavefronts[0]),
-                ideal=int(st.ideal[0]),
-                ways=int(st.ways[0]),
-            )
-            if detail:
-                lanes = [int(a) if on else None for a, on in zip(addr[0], act[0], strict=True)]
-                req_detail = explain_request(lanes, kind, arch)
-    return AccessResult(
-        name=access.name,
-        array=access.array,
-        op=access.op,
-        dtype=layout.arrays[access.array].decl.dtype.name,
-        width=kind.size,
-        requests=totals.requests,
-        wavefronts=totals.wavefronts,
-        ideal_wavefronts=totals.ideal_wavefronts,
-        max_ways=totals.max_ways,
-        cycles=totals.cycles,
-        conflicted_requests=totals.conflicted_requests,
-        lane_accesses=space.lane_accesses,
-        line=access.pos.line if access.pos else None,
-        column=access.pos.column if access.pos else None,
-        shown=shown,
-        detail=req_detail,
+        pick = (choice.warp, choice.iteration)
+    cost = cost_requests(
+        space_batches(space),
+        space.kind,
+        spec.arch,
         warps=warps,
         iterations=iterations,
-        loops=tuple(lp.describe() for lp in access.loops),
-        heat=heat,
-        heat_ideal=heat_ideal,
-        max_wavefronts_per_request=worst[0] if worst is not None else 0,
+        where=lambda _warp, iteration: space.loop_values(iteration),
+        pick=pick,
+        detail=detail,
+        lane_accesses=space.lane_accesses,
     )
+    site = SpecSite(
+        name=access.name,
+        array=access.array,
+        dtype=layout.arrays[access.array].decl.dtype.name,
+        line=access.pos.line if access.pos else None,
+        column=access.pos.column if access.pos else None,
+        loops=tuple(lp.describe() for lp in access.loops),
+    )
+    return AccessResult(site=site, cost=cost)
 
 
 def analyze_spec(

@@ -1,16 +1,16 @@
-"""Request totals: the engine's per-request answers summed, for analyze and sweep alike.
+"""Request totals of a spec's access: the loop over its requests, with deduplication.
 
-:func:`scan_access` is the one loop over an access's requests (chunk by chunk
-through its :class:`~shmem_cli.spec.space.Space`); :func:`stats_totals` the one place
-per-request numbers become :class:`~shmem_cli.model.Totals`. ``shmem analyze``
-passes a ``visit`` callback to see each chunk's numbers (heat map, worst request);
-``shmem sweep`` also sums requests it has deduplicated itself
-(:func:`request_totals`).
+:func:`scan_access` totals every request of an access (chunk by chunk through its
+:class:`~shmem_cli.spec.space.Space`), sending requests that repeat (up to a shift of
+every address by whole bank rows) to the engine once (:func:`request_totals`); this is
+``shmem sweep``'s fast path. The sum of engine answers is :func:`~.cost.stats_totals`,
+and ``shmem analyze``'s loop, with heat map and worst request, is
+:func:`~.cost.cost_requests` (:func:`space_batches` turns a space into its batches).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -20,61 +20,43 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ..hardware.arch import ArchProfile
-from ..hardware.engine import AccessKind, RequestStats, request_stats
+from ..hardware.engine import AccessKind, request_stats
 from ..model import Totals
-from ..spec.space import Batch, Space
+from ..spec.space import Space
+from .cost import RequestBatch, stats_totals
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
-#: called with a chunk, the rows of it that are requests, and their engine answers
-Visit: TypeAlias = Callable[[Batch, I64, RequestStats], None]
+
+__all__ = ["distinct_rows", "request_totals", "scan_access", "space_batches", "stats_totals"]
 
 
-def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
-    """The totals of a batch of requests; row r stands for ``weight[r]`` requests (default 1)."""
-    if not len(stats.wavefronts):
-        return Totals()
-    if weight is None:
-        return Totals(
-            requests=len(stats.wavefronts),
-            wavefronts=int(stats.wavefronts.sum()),
-            ideal_wavefronts=int(stats.ideal.sum()),
-            max_ways=int(stats.ways.max()),
-            cycles=int(stats.cycles.sum()),
-            conflicted_requests=int((stats.wavefronts > stats.ideal).sum()),
-        )
-    return Totals(
-        requests=int(weight.sum()),
-        wavefronts=int((stats.wavefronts * weight).sum()),
-        ideal_wavefronts=int((stats.ideal * weight).sum()),
-        max_ways=int(stats.ways.max()),
-        cycles=int((stats.cycles * weight).sum()),
-        conflicted_requests=int(weight[stats.wavefronts > stats.ideal].sum()),
-    )
+def space_batches(space: Space) -> Iterator[RequestBatch]:
+    """The requests of ``space``, chunk by chunk: each (loop iteration, warp) with an active
+    lane, labelled with its warp and iteration."""
+    warps = space.warps
+    for batch in space.batches():
+        has = batch.active.any(axis=1)
+        if bool(has.all()):
+            addr, active = batch.addr, batch.active
+            rows = np.arange(len(addr), dtype=np.int64)
+        else:
+            addr, active = batch.addr[has], batch.active[has]
+            rows = np.nonzero(has)[0].astype(np.int64)
+        if len(addr):
+            yield RequestBatch(addr, active, rows % warps, batch.first_iteration + rows // warps)
 
 
-def scan_access(space: Space, kind: AccessKind, visit: Visit | None = None) -> Totals:
+def scan_access(space: Space, kind: AccessKind) -> Totals:
     """Totals of every request of ``space``: each (loop iteration, warp) with an active lane.
 
-    Without ``visit``, requests that repeat (up to a shift of all addresses by whole
-    bank rows) go to the engine once (:func:`request_totals`).
+    Requests that repeat (up to a shift of all addresses by whole bank rows) go to the
+    engine once (:func:`request_totals`).
     """
     arch = space.spec.arch
     total = Totals()
     for batch in space.batches():
-        if visit is None:
-            total += request_totals(batch.addr, batch.active, kind, arch)
-            continue
-        has = batch.active.any(axis=1)
-        if bool(has.all()):
-            addr, active = batch.addr, batch.active
-        else:
-            addr, active = batch.addr[has], batch.active[has]
-        if not len(addr):
-            continue
-        stats = request_stats(addr, active, kind, arch)
-        total += stats_totals(stats)
-        visit(batch, np.nonzero(has)[0], stats)
+        total += request_totals(batch.addr, batch.active, kind, arch)
     return total
 
 

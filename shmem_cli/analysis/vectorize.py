@@ -25,6 +25,8 @@ import numpy as np
 
 from ..hardware import ops
 from ..hardware.engine import AccessKind, request_stats
+from ..model import CostView, Totals
+from .cost import stats_totals
 
 if TYPE_CHECKING:
     from ..spec.compile import AccessDecl, SpecFile
@@ -38,15 +40,16 @@ MAX_LANE_ACCESSES = 1 << 22
 
 
 @dataclass(frozen=True)
-class VectorForm:
+class VectorForm(CostView):
     """The merged instruction: its width, how many elements it covers, and its cost."""
 
     width: int
     factor: int
     loop: str
-    requests: int
-    wavefronts: int
-    ideal_wavefronts: int
+    totals: Totals
+
+    def _totals(self) -> Totals:
+        return self.totals
 
 
 def uses_name(text: str, name: str) -> bool:
@@ -147,12 +150,5 @@ def vector_form(
         used = flat_on.any(axis=1)
         kind = AccessKind(op=access.op, size=width)
         stats = request_stats(flat_addr[used], flat_on[used], kind, spec.arch)
-        return VectorForm(
-            width=width,
-            factor=factor,
-            loop=access.loops[-1].var,
-            requests=int(used.sum()),
-            wavefronts=int(stats.wavefronts.sum()),
-            ideal_wavefronts=int(stats.ideal.sum()),
-        )
+        return VectorForm(width, factor, access.loops[-1].var, stats_totals(stats))
     return None

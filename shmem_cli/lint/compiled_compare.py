@@ -101,13 +101,13 @@ def instructions(accesses: Sequence[TraceAccess]) -> list[Instruction]:
             a.file or "?",
             a.line,
             ops.get(a.op).spec_op,
-            a.result.width,
+            a.width,
             a.opcode,
-            a.result.requests,
-            a.result.wavefronts,
+            a.requests,
+            a.wavefronts,
         )
         for a in accesses
-        if a.line is not None and a.result.requests > 0
+        if a.line is not None and a.requests > 0
     ]
 
 

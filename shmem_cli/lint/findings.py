@@ -12,7 +12,7 @@ import enum
 import hashlib
 from dataclasses import dataclass, field
 
-from ..model import AccessResult
+from ..model import AccessResult, CostView, Totals
 
 Fact = tuple[str, int | str]
 
@@ -86,28 +86,21 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class AccessSummary:
-    """The numbers of one linted access (for formats that list passing accesses too)."""
+class AccessSummary(CostView):
+    """One linted access: where it is and its totals (for formats that list passing
+    accesses too)."""
 
     name: str
     line: int | None
     column: int | None
-    requests: int
-    wavefronts: int
-    ideal_wavefronts: int
-    max_ways: int
+    totals: Totals
+
+    def _totals(self) -> Totals:
+        return self.totals
 
     @classmethod
     def of(cls, result: AccessResult) -> AccessSummary:
-        return cls(
-            name=result.name,
-            line=result.line,
-            column=result.column,
-            requests=result.requests,
-            wavefronts=result.wavefronts,
-            ideal_wavefronts=result.ideal_wavefronts,
-            max_ways=result.max_ways,
-        )
+        return cls(result.name, result.line, result.column, result.totals)
 
 
 @dataclass(frozen=True)

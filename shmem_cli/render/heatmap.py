@@ -1,8 +1,8 @@
 """The warp x iteration heat map: which requests of an access conflict, and how badly.
 
-``AccessResult.heat`` holds the wavefronts of every request (rows: flat loop
+``Cost.heat`` holds the wavefronts of every request (rows: flat loop
 iterations, columns: warps; -1 where a warp issues no request) and
-``AccessResult.heat_ideal`` each request's own ideal, which differs between
+``Cost.heat_ideal`` each request's own ideal, which differs between
 requests of 8- and 16-byte accesses (their phase count follows the active lanes
 and the pair rule). The map shows one cell per request: ``.`` when the request
 costs no more than its ideal, otherwise its wavefront count, colored by how many
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..model import AccessResult
+from ..model import Costed
 from .plain import Block, Cell, Column, Styled, Table
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def _ranges(n: int, size: int) -> list[str]:
     return [str(s) if size == 1 else f"{s}-{min(s + size, n) - 1}" for s in range(0, n, size)]
 
 
-def request_ideals(acc: AccessResult) -> npt.NDArray[np.float64] | None:
+def request_ideals(acc: Costed) -> npt.NDArray[np.float64] | None:
     """Each request's ideal wavefronts, shaped like ``acc.heat`` (None without heat).
 
     A result built without ``heat_ideal`` falls back to the access's mean per request.
@@ -131,7 +131,7 @@ def bucket_worst(
     return worst_wf, worst_ideal
 
 
-def heat_summary(acc: AccessResult) -> Styled | None:
+def heat_summary(acc: Costed) -> Styled | None:
     """One line for an access whose requests all cost the same, at the same ideal (or None)."""
     heat, ideals = acc.heat, request_ideals(acc)
     if heat is None or ideals is None:
@@ -149,7 +149,7 @@ def heat_summary(acc: AccessResult) -> Styled | None:
     )
 
 
-def heatmap(acc: AccessResult, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
+def heatmap(acc: Costed, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
     """The heat map of one access (its title, grid and legend), or a one-line summary,
     or None when there is nothing to show.
 

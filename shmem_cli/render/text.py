@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..hardware import ops
-from ..model import AccessResult, FileResult, Report, RequestDetail
+from ..model import Costed, FileResult, Report, RequestDetail
 from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
 
@@ -53,7 +53,7 @@ def compact_lanes(lanes: Iterable[int]) -> str:
     return text
 
 
-def status_text(acc: AccessResult) -> Styled:
+def status_text(acc: Costed) -> Styled:
     if acc.requests == 0:
         return Styled("idle", "dim")
     if acc.conflict_free:
@@ -195,7 +195,7 @@ def legend() -> Styled:
     return text
 
 
-def describe_request(acc: AccessResult) -> Styled:
+def describe_request(acc: Costed) -> Styled:
     assert acc.shown is not None and acc.detail is not None
     d = acc.detail
     ref = acc.shown
@@ -212,7 +212,7 @@ def describe_request(acc: AccessResult) -> Styled:
 
 
 def access_block(
-    acc: AccessResult,
+    acc: Costed,
     options: RenderOptions,
     *,
     hint: str | None = None,
@@ -223,7 +223,7 @@ def access_block(
     head = Styled()
     head.append(acc.name, "bold")
     where = f"  line {acc.line}" if acc.line else ""
-    head.append(f"  {acc.op} {acc.array} ({acc.dtype}){where}", "dim")
+    head.append(f"  {acc.site.label(acc.op)}{where}", "dim")
     if acc.loops:
         head.append("  loop " + ", ".join(acc.loops), "dim")
     parts: list[Block] = [head]
@@ -263,7 +263,7 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
     return parts
 
 
-def _heatmap(acc: AccessResult) -> list[Block] | None:
+def _heatmap(acc: Costed) -> list[Block] | None:
     from .heatmap import heatmap
 
     return heatmap(acc)

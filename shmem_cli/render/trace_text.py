@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..hardware.ops import OP_NAMES
-from ..model import AccessResult
 from ..trace.result import (
     CP_ASYNC_NOTE,
     KernelTrace,
@@ -64,7 +63,7 @@ def instruction_table(kernel: KernelTrace) -> Table:
         columns.append(Column("flags"))
     table = Table(columns)
     for a in kernel.accesses:
-        r = a.result
+        r = a
         cells: list[Cell] = [
             status_text(r),
             _where(a.file, a.line),
@@ -214,7 +213,7 @@ def _details(accesses: tuple[TraceAccess, ...], options: RenderOptions, every: b
 
     out: list[Block] = []
     for a in accesses:
-        r: AccessResult = a.result
+        r = a
         if r.conflict_free and not every:
             continue
         grid = heatmap(r) if options.heat else None
@@ -253,7 +252,7 @@ def trace_view(report: TraceReport, options: RenderOptions, *, every: bool = Fal
                 out.append(Styled())
             out += kernel_view(f.path, kernel, options, every=every)
     detailed = any(
-        (every or not a.result.conflict_free) and a.result.detail is not None
+        (every or not a.conflict_free) and a.detail is not None
         for f in files
         for k in f.kernels
         for a in k.accesses

@@ -9,7 +9,7 @@ parameters (names from the source), disassemble it, build the launch and run it:
     traced = trace_file(TraceRequest("matmul.cu", kernel="MatrixMulCUDA<32>",
                                      block=(32, 32, 1), args=("wA=64", "wB=32")))
     for access in traced.kernels[0].accesses:
-        print(access.file, access.line, access.sass, access.result.wavefronts)
+        print(access.file, access.line, access.sass, access.wavefronts)
 
 Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` located at the kernel file
 (or at the source line of the instruction the emulator stopped at). Its ``code``

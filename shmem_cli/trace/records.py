@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from ..analysis.cost import CopySource, RequestBatch, batch_stats
 from ..hardware.arch import SM90, ArchProfile
-from ..hardware.async_copy import async_copy_stats
-from ..hardware.engine import AccessKind, RequestStats, request_stats
+from ..hardware.engine import AccessKind, RequestStats
 from .sass import Instruction
 
 if TYPE_CHECKING:
@@ -112,20 +112,28 @@ class InstructionRecords:
             active = active & self.kind.address_lanes(arch)[None, :]
         return self.addr[: self.n], active
 
-    def stats(self, arch: ArchProfile) -> RequestStats:
-        """Wavefronts of every request: the engine, or the measured cp.async rule."""
+    def batch(self, arch: ArchProfile) -> RequestBatch:
+        """The requests as one batch for the cost door, with cp.async's global side."""
         addr, active = self.rows(arch)
-        if self.kind.op == "wgmma" and self.cost is not None:
-            c = self.cost[: self.n]
-            return RequestStats(c, c, np.ones_like(c), c)
+        warp = np.asarray(self.warp[: self.n], dtype=np.int64)
+        occurrence = np.asarray(self.iteration[: self.n], dtype=np.int64)
+        source = None
         if self.kind.op == "cp_async" and self.src is not None and self.src_bytes is not None:
             bypass = "BYPASS" in self.instruction.mods
-            src, nbytes = self.src[: self.n], self.src_bytes[: self.n]
+            nbytes = self.src_bytes[: self.n]
             # .cg: a lane that zero-fills any part writes through the pipe; .ca: the global
             # side counts the lanes that read at least one source byte
             copies = nbytes == self.kind.size if bypass else nbytes > 0
-            return async_copy_stats(addr, src, active, copies, self.kind.size, bypass, arch)
-        return request_stats(addr, active, self.kind, arch)
+            source = CopySource(self.src[: self.n], copies, bypass)
+        # wgmma: each request's wavefronts by the measured rule (no lane addresses)
+        measured = (
+            self.cost[: self.n] if self.kind.op == "wgmma" and self.cost is not None else None
+        )
+        return RequestBatch(addr, active, warp, occurrence, source, measured)
+
+    def stats(self, arch: ArchProfile) -> RequestStats:
+        """Wavefronts of every request: the engine, or the measured cp.async rule."""
+        return batch_stats(self.batch(arch), self.kind, arch)
 
 
 def _resize(a: Any, rows: int) -> Any:
@@ -204,7 +212,7 @@ class Recorder:
         if rec.cost is None:
             rec.cost = np.zeros(len(rec.warp), dtype=np.int64)
         start = rec.n
-        uw = np.unique(tids >> 5)
+        uw = np.unique(tids // self.warp_size)
         self.record(
             index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, n_warps, warp_base
         )

@@ -1,10 +1,11 @@
 """The result of ``shmem trace``: per SASS instruction, per source line, per op, as JSON.
 
-Each shared-memory instruction becomes a :class:`TraceAccess` that carries an
-:class:`~shmem_cli.model.AccessResult` (the same totals, worst request, bank table
-and heat map as ``shmem analyze``, so the same renderers draw it) plus what only a
-trace knows: the SASS text, its source file and line, whether its addresses
-depend on global-memory data, and whether its wavefront figure is provisional.
+Each shared-memory instruction becomes a :class:`TraceAccess`: its site (a
+:class:`SassSite`: pc, SASS text, opcode, source file and line) and its
+:class:`~shmem_cli.model.Cost` (the same totals, worst request, bank table and heat
+map as ``shmem analyze``, from the same door, so the same renderers draw it), plus
+what only a trace knows: whether its addresses depend on global-memory data, and
+whether its wavefront figure is provisional.
 
 The JSON document (``--format json``; docs/trace.md describes every key)::
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hardware.ops import OP_NAMES
-from ..model import AccessResult, CostTotals
+from ..model import Cost, Costed, CostView, Totals
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
 # both of its sides; where the global side is missing its wavefronts are those of a store of
@@ -33,24 +34,58 @@ CP_ASYNC_NOTE = (
 
 
 @dataclass(frozen=True)
-class TraceAccess:
-    """One shared-memory SASS instruction and its totals over every warp that ran it."""
+class SassSite:
+    """One SASS instruction of a kernel: where it is and what it says."""
 
-    result: AccessResult
     pc: int
     sass: str  # the instruction as nvdisasm prints it
     opcode: str  # with modifiers: LDS.128, ATOMS.POPC.INC.32, LDSM.16.M88.4
-    op: str  # a name of shmem_cli.hardware.ops.OPS
     file: str | None
     line: int | None
+
+    @property
+    def name(self) -> str:
+        return self.sass
+
+    @property
+    def loops(self) -> tuple[str, ...]:
+        return ()
+
+    def label(self, op: str) -> str:
+        return f"{op} pc 0x{self.pc:04x} ({self.opcode})"
+
+
+@dataclass(frozen=True)
+class TraceAccess(Costed):
+    """One shared-memory SASS instruction and its cost over every warp that ran it."""
+
+    site: SassSite
+    cost: Cost
     data_dependent_requests: int  # requests with an address computed from global memory
     inexact_requests: int = 0  # requests with an address the emulator could not compute
     provisional: bool = False  # wavefronts not from the measured rule (see CP_ASYNC_NOTE)
     predicated_off: int = 0  # warp executions with every lane off: no request
     reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
+    reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
+
+    @property
+    def pc(self) -> int:
+        return self.site.pc
+
+    @property
+    def sass(self) -> str:
+        return self.site.sass
+
+    @property
+    def opcode(self) -> str:
+        return self.site.opcode
+
+    @property
+    def file(self) -> str | None:
+        return self.site.file
 
     def to_json(self) -> dict[str, Any]:
-        r = self.result
+        t = self.totals
         out: dict[str, Any] = {
             "file": self.file,
             "line": self.line,
@@ -58,16 +93,18 @@ class TraceAccess:
             "sass": self.sass,
             "opcode": self.opcode,
             "op": self.op,
-            "bytes_per_lane": r.width,
-            "requests": r.requests,
+            "bytes_per_lane": self.width,
+            "requests": t.requests,
             "predicated_off": self.predicated_off,
-            "wavefronts": r.wavefronts,
-            "ideal_wavefronts": r.ideal_wavefronts,
-            "excess_wavefronts": r.excess_wavefronts,
-            "max_ways": r.max_ways,
-            "conflicted_requests": r.conflicted_requests,
-            "bandwidth_efficiency": round(r.efficiency, 4),
-            "cycles": r.cycles,
+            **t.json(
+                "wavefronts",
+                "ideal_wavefronts",
+                "excess_wavefronts",
+                "max_ways",
+                "conflicted_requests",
+                "bandwidth_efficiency",
+                "cycles",
+            ),
             "data_dependent": self.data_dependent_requests > 0,
             "data_dependent_requests": self.data_dependent_requests,
             "inexact_requests": self.inexact_requests,
@@ -75,9 +112,8 @@ class TraceAccess:
         }
         if self.reads is not None:
             out["reads"] = self.reads
-        worst = r.to_json().get("worst_request")
+        worst = self.cost.worst_json()
         if worst is not None:
-            worst = dict(worst)
             loop = worst.pop("loop", {})
             worst.pop("iteration", None)
             worst["occurrence"] = loop.get("occurrence", 0)
@@ -88,18 +124,17 @@ class TraceAccess:
 
 
 @dataclass(frozen=True)
-class LineTotals(CostTotals):
+class LineTotals(CostView):
     """Every shared-memory instruction of one source line, added up."""
 
     file: str | None
     line: int | None
     ops: tuple[str, ...]
     instructions: int
-    requests: int
-    wavefronts: int
-    ideal_wavefronts: int
-    max_ways: int
-    cycles: int
+    totals: Totals
+
+    def _totals(self) -> Totals:
+        return self.totals
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,26 +142,21 @@ class LineTotals(CostTotals):
             "line": self.line,
             "ops": list(self.ops),
             "instructions": self.instructions,
-            "requests": self.requests,
-            "wavefronts": self.wavefronts,
-            "ideal_wavefronts": self.ideal_wavefronts,
-            "max_ways": self.max_ways,
-            "cycles": self.cycles,
+            **self.totals.json("requests", "wavefronts", "ideal_wavefronts", "max_ways", "cycles"),
         }
 
 
 @dataclass(frozen=True)
-class OpTotals(CostTotals):
-    requests: int
-    wavefronts: int
-    ideal_wavefronts: int
+class OpTotals(CostView):
+    """Every shared-memory instruction of one op, added up."""
+
+    totals: Totals
+
+    def _totals(self) -> Totals:
+        return self.totals
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "requests": self.requests,
-            "wavefronts": self.wavefronts,
-            "ideal_wavefronts": self.ideal_wavefronts,
-        }
+        return self.totals.json("requests", "wavefronts", "ideal_wavefronts")
 
 
 @dataclass(frozen=True)
@@ -207,7 +237,7 @@ class KernelTrace:
 
     @property
     def provisional(self) -> bool:
-        return any(a.provisional and a.result.requests for a in self.accesses)
+        return any(a.provisional and a.requests for a in self.accesses)
 
     def to_json(self) -> dict[str, Any]:
         launch = self.launch

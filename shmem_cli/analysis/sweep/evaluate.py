@@ -155,7 +155,7 @@ class Evaluator:
             totals = self._fast(spec, layout, i, idx, kind) if idx is not None else None
             if totals is None:
                 totals = self._slow(spec, layout, i, kind)
-            self._totals[key] = AccessTotals.of(acc.name, totals)
+            self._totals[key] = AccessTotals(acc.name, totals)
         return self._totals[key]
 
     def _index_values(self, spec: SpecFile, layout: Layout, i: int, pkey: Any) -> _Indices | None:

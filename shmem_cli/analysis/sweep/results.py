@@ -1,7 +1,7 @@
 """``shmem sweep`` results: per variant the totals of each access, ranked.
 
 The totals of an access are :class:`~shmem_cli.model.Totals` with its name; their
-JSON is the model's (:meth:`~shmem_cli.model.CostTotals.cost_json`).
+JSON is the model's (:meth:`~shmem_cli.model.Totals.json`).
 """
 
 from __future__ import annotations
@@ -10,32 +10,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import Totals
+from ...model import COST_KEYS, CostView, Totals
 from ...plumbing.errors import ShmemError
 from ...spec.layout import Variant
 from .options import Axis, Settings
 
 
 @dataclass(frozen=True)
-class AccessTotals(Totals):
+class AccessTotals(CostView):
     """One access under one variant: totals over all its warps and loop iterations."""
 
-    name: str = ""
+    name: str
+    totals: Totals
 
-    @staticmethod
-    def of(name: str, totals: Totals) -> AccessTotals:
-        return AccessTotals(
-            name=name,
-            requests=totals.requests,
-            wavefronts=totals.wavefronts,
-            ideal_wavefronts=totals.ideal_wavefronts,
-            max_ways=totals.max_ways,
-            cycles=totals.cycles,
-            conflicted_requests=totals.conflicted_requests,
-        )
+    def _totals(self) -> Totals:
+        return self.totals
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, **self.cost_json(), "cycles": self.cycles}
+        return {"name": self.name, **self.totals.json(*COST_KEYS, "cycles")}
 
 
 @dataclass(frozen=True)

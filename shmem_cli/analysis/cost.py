@@ -1,0 +1,188 @@
+"""The one door from a front end to a cost: a site's request batches in, a :class:`Cost` out.
+
+A front end (the spec's iteration space, or the trace's records of one SASS
+instruction) hands over its requests as :class:`RequestBatch` rows: each row is one
+warp-level request, ``lanes`` byte addresses with the lanes that take part, the warp
+it came from and its iteration (a loop iteration of a spec, the warp's n-th execution
+of an instruction in a trace). A cp.async batch also carries its global side
+(:class:`CopySource`). :func:`cost_requests` costs every batch (:func:`batch_stats`:
+the engine's rule, or the measured cp.async rule of :mod:`shmem_cli.hardware.async_copy`),
+sums them (:func:`stats_totals`, the one sum of engine answers), keeps the warp x
+iteration heat map and the worst request, and explains the request shown wavefront by
+wavefront. ``shmem analyze`` and ``shmem trace`` both report through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeAlias
+
+import numpy as np
+
+from ..hardware.arch import ArchProfile
+from ..hardware.async_copy import async_copy_stats
+from ..hardware.engine import B8, I64, AccessKind, RequestStats, explain_request, request_stats
+from ..model import Cost, RequestRef, Totals
+
+HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
+#: (warp, iteration) -> the labelled place of a request, e.g. (("i", 3),) or (("occurrence", 2),)
+Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
+
+
+@dataclass(frozen=True)
+class CopySource:
+    """The global side of a cp.async batch: each lane's source address, which lanes read
+    at least one source byte (``.ca``) or all of them (``.cg``), and whether it bypasses L1."""
+
+    addr: I64
+    copies: B8
+    bypass: bool
+
+
+@dataclass(frozen=True)
+class RequestBatch:
+    """Warp-level requests of one site, one per row, from any front end."""
+
+    addr: I64  # (R, lanes) byte addresses
+    active: B8  # (R, lanes) the lanes that take part (ldmatrix/stmatrix: address lanes only)
+    warp: I64  # (R,) the warp each request came from
+    iteration: I64  # (R,) its loop iteration, or the warp's occurrence of the instruction
+    source: CopySource | None = None  # cp.async only
+    # a rule measured per instruction, not per lane (wgmma): each request's wavefronts
+    wavefronts: I64 | None = None
+
+
+def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
+    """The engine's answer for every request of a batch (cp.async, wgmma: the measured rule)."""
+    if batch.wavefronts is not None:
+        c = batch.wavefronts
+        return RequestStats(wavefronts=c, ideal=c, ways=np.ones_like(c), cycles=c)
+    if batch.source is not None:
+        s = batch.source
+        return async_copy_stats(
+            batch.addr, s.addr, batch.active, s.copies, kind.size, s.bypass, arch
+        )
+    return request_stats(batch.addr, batch.active, kind, arch)
+
+
+def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
+    """The totals of a batch of requests; row r stands for ``weight[r]`` requests (default 1)."""
+    if not len(stats.wavefronts):
+        return Totals()
+    if weight is None:
+        return Totals(
+            requests=len(stats.wavefronts),
+            wavefronts=int(stats.wavefronts.sum()),
+            ideal_wavefronts=int(stats.ideal.sum()),
+            max_ways=int(stats.ways.max()),
+            cycles=int(stats.cycles.sum()),
+            conflicted_requests=int((stats.wavefronts > stats.ideal).sum()),
+        )
+    return Totals(
+        requests=int(weight.sum()),
+        wavefronts=int((stats.wavefronts * weight).sum()),
+        ideal_wavefronts=int((stats.ideal * weight).sum()),
+        max_ways=int(stats.ways.max()),
+        cycles=int((stats.cycles * weight).sum()),
+        conflicted_requests=int(weight[stats.wavefronts > stats.ideal].sum()),
+    )
+
+
+@dataclass
+class _Shown:
+    """A request kept while the batches pass: its place, its numbers and its lanes."""
+
+    warp: int
+    iteration: int
+    wavefronts: int
+    ideal: int
+    ways: int
+    lanes: list[int | None] | None  # None: no lanes to explain (a measured rule's request)
+
+
+def _keep(batch: RequestBatch, stats: RequestStats, row: int) -> _Shown:
+    lanes = None
+    if batch.wavefronts is None:
+        pairs = zip(batch.addr[row], batch.active[row], strict=True)
+        lanes = [int(a) if on else None for a, on in pairs]
+    return _Shown(
+        warp=int(batch.warp[row]),
+        iteration=int(batch.iteration[row]),
+        wavefronts=int(stats.wavefronts[row]),
+        ideal=int(stats.ideal[row]),
+        ways=int(stats.ways[row]),
+        lanes=lanes,
+    )
+
+
+def cost_requests(
+    batches: Iterable[RequestBatch],
+    kind: AccessKind,
+    arch: ArchProfile,
+    *,
+    warps: int,
+    iterations: int,
+    where: Where,
+    pick: tuple[int, int] | None = None,
+    detail: bool = True,
+    heat: bool = True,
+    lane_accesses: int | None = None,
+) -> Cost:
+    """The cost of a site's requests.
+
+    ``warps`` x ``iterations`` is the heat map's size (kept up to :data:`HEAT_LIMIT`
+    requests, and only with ``heat``); the request shown is ``pick`` (warp, iteration)
+    when given, else the first request with the most wavefronts, explained lane by lane
+    with ``detail``. ``where`` labels the request shown; ``lane_accesses`` defaults to
+    the active lanes counted.
+    """
+    keep_heat = heat and warps * iterations <= HEAT_LIMIT
+    heat_map = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
+    heat_ideal = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
+    total = Totals()
+    lanes_seen = 0
+    worst: _Shown | None = None
+    chosen: _Shown | None = None
+    for batch in batches:
+        if not len(batch.addr):
+            continue
+        stats = batch_stats(batch, kind, arch)
+        total += stats_totals(stats)
+        lanes_seen += int(np.count_nonzero(batch.active))
+        if heat_map is not None and heat_ideal is not None:
+            heat_map[batch.iteration, batch.warp] = stats.wavefronts
+            heat_ideal[batch.iteration, batch.warp] = stats.ideal
+        k = int(np.argmax(stats.wavefronts))
+        if worst is None or int(stats.wavefronts[k]) > worst.wavefronts:
+            worst = _keep(batch, stats, k)
+        if pick is not None and chosen is None:
+            at = np.flatnonzero((batch.warp == pick[0]) & (batch.iteration == pick[1]))
+            if len(at):
+                chosen = _keep(batch, stats, int(at[0]))
+    shown = chosen if pick is not None else worst
+    ref = explained = None
+    if shown is not None:
+        ref = RequestRef(
+            warp=shown.warp,
+            iteration=shown.iteration,
+            loop_values=where(shown.warp, shown.iteration),
+            wavefronts=shown.wavefronts,
+            ideal=shown.ideal,
+            ways=shown.ways,
+        )
+        if detail and shown.lanes is not None:
+            explained = explain_request(shown.lanes, kind, arch)
+    return Cost(
+        op=kind.op,
+        width=kind.size,
+        totals=total,
+        lane_accesses=lanes_seen if lane_accesses is None else lane_accesses,
+        warps=warps,
+        iterations=iterations,
+        shown=ref,
+        detail=explained,
+        heat=heat_map,
+        heat_ideal=heat_ideal,
+        max_wavefronts_per_request=worst.wavefronts if worst is not None else 0,
+    )
