@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..render.check_formats import FORMATS as CHECK_FORMATS
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_paths
 from .environment import current_environment
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..lint.config import LintConfig
     from ..lint.findings import LintReport, Severity
 
-FORMATS = ("text", "json", "github", "sarif", "junit")
+FORMATS = ("text", "json", *CHECK_FORMATS)
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -51,18 +52,11 @@ def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str
         from ..render.lint_json import render_lint_json
 
         return render_lint_json(report, fail_on=fail_on)
-    if fmt == "github":
-        from ..render.github import render_github
+    if fmt in CHECK_FORMATS:
+        from ..lint.rules import RULES
+        from ..render.check_formats import CheckContext, render_check
 
-        return render_github(report)
-    if fmt == "sarif":
-        from ..render.sarif import render_sarif
-
-        return render_sarif(report)
-    if fmt == "junit":
-        from ..render.junit import render_junit
-
-        return render_junit(report, fail_on=fail_on)
+        return render_check(report, fmt, CheckContext("shmem lint", RULES, fail_on))
     from ..render.lint_text import render_lint_text
 
     return render_lint_text(report, color=color)

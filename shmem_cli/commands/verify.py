@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..hardware.arch import DEFAULT_ARCH
+from ..render.check_formats import FORMATS as CHECK_FORMATS
 from ..render.snippet import with_source
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
 from .environment import current_environment
@@ -168,7 +169,7 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
 @click.option(
     "--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured."
 )
-@output_options(("text", "json"))
+@output_options(("text", "json", *CHECK_FORMATS))
 def verify(
     paths: tuple[str, ...],
     arch: str | None,
@@ -261,6 +262,14 @@ def verify(
         from ..render.json_out import render_json
 
         text = render_json(report)
+    elif fmt in CHECK_FORMATS:
+        from ..lint.findings import Severity
+        from ..render.check_formats import CheckContext, render_check
+        from ..verify.checks import CHECKS, check_report
+
+        checked = check_report(report, strict=strict)
+        context = CheckContext("shmem verify", CHECKS, Severity.ERROR)
+        text = render_check(checked, fmt, context)
     else:
         from ..verify.report import render_text
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ..model import AccessResult, CostView, Totals
 
@@ -38,6 +39,21 @@ class Severity(enum.IntEnum):
 
 
 LABELS = tuple(s.label for s in sorted(Severity, reverse=True))
+
+
+class RuleInfo(Protocol):
+    """What an output format may say about a rule (a lint rule, or a check of verify)."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def details(self) -> str: ...
 
 
 @dataclass(frozen=True)

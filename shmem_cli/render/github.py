@@ -38,7 +38,7 @@ def annotation(f: Finding) -> str:
     return f"::{COMMAND[f.severity]} {','.join(props)}::{escape_data(f.message)}"
 
 
-def render_github(report: LintReport) -> str:
+def render_github(report: LintReport, *, tool: str = "shmem lint") -> str:
     lines: list[str] = []
     for path, group in groupby(report.findings, key=lambda f: f.path):
         found = list(group)
@@ -46,7 +46,7 @@ def render_github(report: LintReport) -> str:
         lines.append(f"::group::{escape_data(path)} ({n} finding{'s' if n != 1 else ''})")
         lines.extend(annotation(f) for f in found)
         lines.append("::endgroup::")
-    lines.append("shmem lint: " + summary_line(report))
+    lines.append(f"{tool}: " + summary_line(report))
     return "\n".join(lines) + "\n"
 
 

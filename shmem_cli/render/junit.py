@@ -69,8 +69,10 @@ def _suite(file: FileLint, fail_on: Severity) -> ET.Element:
     return suite
 
 
-def render_junit(report: LintReport, *, fail_on: Severity = Severity.ERROR) -> str:
-    root = ET.Element("testsuites", name="shmem lint")
+def render_junit(
+    report: LintReport, *, fail_on: Severity = Severity.ERROR, tool: str = "shmem lint"
+) -> str:
+    root = ET.Element("testsuites", name=tool)
     tests = failures = 0
     for file in report.files:
         suite = _suite(file, fail_on)

@@ -11,13 +11,13 @@ moves within its file.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..lint.findings import Finding, LintReport, Severity
-from ..lint.rules import RULES, Rule
+from ..lint.findings import Finding, LintReport, RuleInfo, Severity
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -33,7 +33,7 @@ def artifact_location(path: str) -> dict[str, str]:
     return {"uri": quote(str(p), errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
 
 
-def rule_descriptor(rule: Rule) -> dict[str, Any]:
+def rule_descriptor(rule: RuleInfo) -> dict[str, Any]:
     details = rule.details
     full = rule.summary + ("\n\n" + details if details else "")
     return {
@@ -78,8 +78,13 @@ def result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def render_sarif(report: LintReport) -> str:
-    index = {rule.code: i for i, rule in enumerate(RULES)}
+def render_sarif(report: LintReport, *, rules: Sequence[RuleInfo] | None = None) -> str:
+    """The findings as one SARIF run; ``rules`` are the tool's rules (lint's by default)."""
+    if rules is None:
+        from ..lint.rules import RULES
+
+        rules = RULES
+    index = {rule.code: i for i, rule in enumerate(rules)}
     doc = {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -90,7 +95,7 @@ def render_sarif(report: LintReport) -> str:
                         "name": "shmem",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "rules": [rule_descriptor(r) for r in RULES],
+                        "rules": [rule_descriptor(r) for r in rules],
                     }
                 },
                 "columnKind": "unicodeCodePoints",
