@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..hardware.ops import OPS
 from ..spec.compile import AccessDecl, Loop, SpecFile
 from ..spec.layout import Layout
 from ..spec.space import Batch, Space
@@ -43,7 +44,7 @@ MAX_CHECKED_LANE_ACCESSES = 1 << 24
 
 
 #: ops whose every execution has an effect a spec cannot see through: never hoisted
-WRITES = ("store", "atomic", "stmatrix")
+WRITES = tuple(op.name for op in OPS if op.verb != "reads")
 
 
 def kept_in_loop(spec: SpecFile, access: AccessDecl) -> frozenset[str]:
