@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .model import AccessResult, FileResult
+from .model import Costed, FileResult
 from .trace.result import KernelTrace, TraceAccess, TraceReport
 
 Selector = int | str  # a source line, "file:line", a pc "0x01a0", an opcode prefix, a name
@@ -38,7 +38,7 @@ def _trace_matches(a: TraceAccess, selector: Selector) -> bool:
     return a.opcode == s or a.opcode.startswith(s + ".")
 
 
-def _describe(r: AccessResult, what: str, width: int) -> str:
+def _describe(r: Costed, what: str, width: int) -> str:
     from .render.plain import layout
     from .render.text import bank_tables
 
@@ -74,11 +74,11 @@ def conflicts(
         kernels = (result,)
     for k in kernels:
         for a in k.accesses:
-            if a.result.conflict_free or any(_trace_matches(a, s) for s in allowed):
+            if a.conflict_free or any(_trace_matches(a, s) for s in allowed):
                 continue
             line = f"{Path(a.file).name}:{a.line}" if a.file and a.line else "(no line)"
             what = f"{k.name} {line} pc 0x{a.pc:04x} {a.sass}"
-            found.append(_describe(a.result, what, 200))
+            found.append(_describe(a, what, 200))
     return found
 
 

@@ -102,7 +102,7 @@ def test_unit_method_equals_word_method_and_reference(kind: AccessKind, seed: in
 # a profile with the H200's banks and phases but warps of 64 lanes: every number the engine
 # uses comes from the profile, so both methods must still agree, with each other and with
 # the reference model (which takes the lane count from the request it is given)
-WIDE = ArchProfile(name="synthetic 64-lane", warp_size=64)
+WIDE = ArchProfile(name="synthetic 64-lane", measured_on="nothing (a test profile)", warp_size=64)
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k.op}{k.size}-{k.atomic}-{k.matrices}")

@@ -65,7 +65,7 @@ APART = {
 def per_instruction(kernel: KernelTrace) -> dict[int, tuple[int, int]]:
     out = {}
     for a in kernel.accesses:
-        out[a.pc] = (a.result.requests + a.predicated_off, a.result.wavefronts)
+        out[a.pc] = (a.requests + a.predicated_off, a.wavefronts)
     return out
 
 

@@ -8,7 +8,7 @@ These are the stable entry points for scripts and for kernel libraries' tests::
 
     result = shmem_cli.trace("~/.triton/cache/<hash>", grid=(4,), args={"n_cols": 1000})
     for access in result.accesses:           # one per shared-memory SASS instruction
-        print(access.line, access.sass, access.result.wavefronts)
+        print(access.line, access.sass, access.wavefronts)
     print(result.totals["load"].wavefronts)  # per op
     result.to_json()                         # what `shmem trace ... --format json` prints
 

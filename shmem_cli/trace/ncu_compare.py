@@ -277,7 +277,7 @@ def compare_kernel(
     out = []
     for access in kernel.accesses:
         c = rows.get(access.pc, {})
-        r = access.result
+        r = access
         measured = (c.get(EXECUTED), c.get(WAVEFRONTS), c.get(IDEAL))
         traced = (r.requests + access.predicated_off, r.wavefronts, r.ideal_wavefronts)
         verdict = _verdict(access.opcode, measured, traced)

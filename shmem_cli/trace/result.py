@@ -66,7 +66,12 @@ class TraceAccess(Costed):
     provisional: bool = False  # wavefronts not from the measured rule (see CP_ASYNC_NOTE)
     predicated_off: int = 0  # warp executions with every lane off: no request
     reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
-    reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
+
+    @property
+    def result(self) -> TraceAccess:
+        """The access itself: its figures were ``access.result.X`` before the trace had a
+        site and a cost of its own; ``access.X`` now."""
+        return self
 
     @property
     def pc(self) -> int:
