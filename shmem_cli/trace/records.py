@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from ..analysis.cost import CopySource, RequestBatch, batch_stats
-from ..hardware.arch import SM90, ArchProfile
+from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
 from .sass import Instruction
 
@@ -104,12 +104,14 @@ class InstructionRecords:
             self.src_bytes[s] = src_bytes
         self.n += k
 
-    def rows(self, arch: ArchProfile) -> tuple[I64, B8]:
+    def rows(self, arch: ArchProfile | None = None) -> tuple[I64, B8]:
         """(R, lanes) addresses and active masks of the requests for the engine, in
-        execution order (ldmatrix/stmatrix: only the lanes that give row addresses)."""
+        execution order (ldmatrix/stmatrix: only the lanes that give row addresses, as
+        ``arch``'s profile says, the default profile's without one)."""
         active = self.active[: self.n]
         if self.kind.is_matrix:
-            active = active & self.kind.address_lanes(arch)[None, :]
+            profile = arch if arch is not None else PROFILES[DEFAULT_ARCH]
+            active = active & self.kind.address_lanes(profile)[None, :]
         return self.addr[: self.n], active
 
     def batch(self, arch: ArchProfile) -> RequestBatch:

@@ -163,7 +163,7 @@ def cost_moved(
     rec: InstructionRecords, array: SharedArray, change: Change, arch: ArchProfile
 ) -> Costed:
     """The instruction's requests with the array laid out by ``change``."""
-    addr, active = rec.rows()
+    addr, active = rec.rows(arch)
     n = len(addr)
     width = rec.kind.size
     base = change.new_offset(array)
