@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..hardware.arch import DEFAULT_ARCH
 from .common import emit, fail_input, fail_usage
 from .environment import current_environment
 
@@ -54,7 +55,9 @@ _OPTIONS = (
         default=8 << 20,
         help="KERNEL.cu: each zero-filled buffer.",
     ),
-    click.option("--arch", metavar="sm_XX", help="KERNEL.cu: compile for (default sm_90)."),
+    click.option(
+        "--arch", metavar="sm_XX", help=f"KERNEL.cu: compile for (default {DEFAULT_ARCH})."
+    ),
     click.option(
         "--nvcc-arg",
         "nvcc_args",
@@ -109,7 +112,7 @@ def sweep_kernel(
     if launch["block"] is None:
         fail_usage("--block is required to trace each variant (e.g. --block 256)")
     if launch["arch"] is not None and not ARCH.match(launch["arch"]):
-        fail_usage(f"--arch expects sm_XX (e.g. sm_90), got {launch['arch']!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {launch['arch']!r}")
     axes: list[Define] = []
     for text in defines:
         try:
