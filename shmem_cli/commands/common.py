@@ -77,6 +77,34 @@ def fail_input(err: ShmemError) -> NoReturn:
     raise SystemExit(ExitCode.USAGE)
 
 
+def fail(err: ShmemError) -> NoReturn:
+    """A refused input: located (``fail_input``) when it names a file, else a usage error."""
+    if err.path:
+        fail_input(err)
+    fail_usage(err.message)
+
+
+def emit_ranking(
+    result: Any,
+    render_text: Callable[..., str],
+    *,
+    fmt: str,
+    output: str | None,
+    no_color: bool,
+    width: int | None,
+) -> None:
+    """Emit a ranked sweep (of a spec or of a compiled kernel) as JSON or as ``render_text``."""
+    env = current_environment()
+    color = env.color(no_color, output) and fmt == "text"
+    if fmt == "json":
+        from ..render.json_out import render_json
+
+        text = render_json(result)
+    else:
+        text = render_text(result, color=color, width=env.width(width, color))
+    emit(text, output, color=color)
+
+
 def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -> None:
     """The one "no such file" check: every path exists (``-``, standard input, too)."""
     for p in paths:

@@ -9,14 +9,13 @@ import click
 
 from .common import (
     CONTEXT,
-    emit,
-    fail_input,
+    emit_ranking,
+    fail,
     fail_usage,
     output_options,
     require_paths,
     width_option,
 )
-from .environment import current_environment
 from .sweep_kernel import LAUNCH_DEFAULTS, launch_options
 
 
@@ -163,17 +162,7 @@ def sweep(
         plan.check(compiled)
         result = run_sweep(compiled, plan)
     except ShmemError as exc:
-        if exc.path:
-            fail_input(exc)
-        fail_usage(exc.message)
-    env = current_environment()
-    color = env.color(no_color, output) and fmt == "text"
-    if fmt == "json":
-        from ..render.json_out import render_json
+        fail(exc)
+    from ..render.sweep_text import render_sweep_text
 
-        text = render_json(result)
-    else:
-        from ..render.sweep_text import render_sweep_text
-
-        text = render_sweep_text(result, color=color, width=env.width(width, color))
-    emit(text, output, color=color)
+    emit_ranking(result, render_sweep_text, fmt=fmt, output=output, no_color=no_color, width=width)

@@ -17,8 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from ..hardware.arch import DEFAULT_ARCH
-from .common import emit, fail_input, fail_usage
-from .environment import current_environment
+from .common import emit_ranking, fail, fail_input, fail_usage
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,20 +133,12 @@ def sweep_kernel(
     try:
         result = run_compiled_sweep(request, axes, jobs=launch["jobs"])
     except ShmemError as exc:
-        if exc.path:
-            fail_input(exc)
-        fail_usage(exc.message)
-    env = current_environment()
-    color = env.color(no_color, output) and fmt == "text"
-    if fmt == "json":
-        from ..render.json_out import render_json
+        fail(exc)
+    from ..render.compiled_sweep_text import render_compiled_sweep_text
 
-        text = render_json(result)
-    else:
-        from ..render.compiled_sweep_text import render_compiled_sweep_text
-
-        text = render_compiled_sweep_text(result, color=color, width=env.width(width, color))
-    emit(text, output, color=color)
+    emit_ranking(
+        result, render_compiled_sweep_text, fmt=fmt, output=output, no_color=no_color, width=width
+    )
     if not any(v.valid for v in result.variants):
         first = next(v.error for v in result.variants if v.error is not None)
         assert first is not None
