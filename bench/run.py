@@ -422,7 +422,7 @@ BUSY_ITERATIONS = 6200  # busy_loop runs about 10 million thread-instructions wi
 def trace(report: Report, shmem: list[str], repeats: int) -> None:
     """shmem trace end to end (start-up, nvdisasm, emulation, engine): an SGEMM block with
     K = 512, and a loop of about 10 million thread-instructions."""
-    from shmem_cli.trace import toolchain
+    from shmem_cli.cuda import toolchain
 
     sgemm = ["-b", "256", "-k", "sgemm_tile", "-a", "M=64", "-a", "N=64", "-a", "K=512"]
     busy = ["-b", "256", "-k", "busy_loop", "-a", f"iters={BUSY_ITERATIONS}"]

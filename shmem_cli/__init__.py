@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .plumbing.errors import ShmemError
     from .testing import assert_no_bank_conflicts
     from .trace.api import TraceResult, trace
-    from .trace.triton_compile import trace_triton
+    from .trace.triton.compile import trace_triton
 
 
 def __getattr__(name: str) -> Any:
@@ -47,7 +47,7 @@ def __getattr__(name: str) -> Any:
 
         return TraceResult
     if name == "trace_triton":
-        from .trace.triton_compile import trace_triton
+        from .trace.triton.compile import trace_triton
 
         return trace_triton
     if name == "assert_no_bank_conflicts":

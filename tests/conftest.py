@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli.trace import toolchain
+from shmem_cli.cuda import toolchain
 
 from .cexpr import GXX
 

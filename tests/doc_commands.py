@@ -264,7 +264,7 @@ def compiles_of(command: Command) -> list[Compile]:
         return []
     import itertools
 
-    from shmem_cli.trace.compiled_sweep import parse_define
+    from shmem_cli.trace.fixes.compiled_sweep import parse_define
 
     arch, extra = _build_options(argv)
     axes = [parse_define(argv[i + 1]) for i, t in enumerate(argv[:-1]) if t == "--define"]

@@ -12,11 +12,11 @@ from unittest import mock
 
 import numpy as np
 
-from shmem_cli.trace import toolchain
-from shmem_cli.trace.launch import plan_launch
+from shmem_cli.cuda import toolchain
+from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.kernel.launch import plan_launch
 from shmem_cli.trace.pipeline import LoadedKernel, TraceRequest, load_kernel
 from shmem_cli.trace.result import KernelTrace
-from shmem_cli.trace.state import GlobalMemory
 from shmem_cli.trace.tracer import trace_kernel
 
 from .conftest import TRACE_DATA

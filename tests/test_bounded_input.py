@@ -16,7 +16,7 @@ from shmem_cli.cli import main
 from shmem_cli.lint import baseline
 from shmem_cli.plumbing import bounded_read
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.verify import sass
+from shmem_cli.verify import sass_check
 
 SPEC = """\
 block: [32]
@@ -153,15 +153,15 @@ def test_gzip_bomb_stops_at_the_bound(tmp_path: Path, monkeypatch: pytest.Monkey
     bomb = tmp_path / "sass.txt.gz"
     bomb.write_bytes(gzip.compress(b"\0" * (8 << 20)))  # 8 MiB of zeros in about 8 KB
     assert bomb.stat().st_size < 64 << 10
-    monkeypatch.setattr(sass, "MAX_DUMP_BYTES", 1 << 20)
+    monkeypatch.setattr(sass_check, "MAX_DUMP_BYTES", 1 << 20)
     with pytest.raises(ShmemError, match="larger than the limit of 1 MiB"):
-        sass.read_dump(bomb)
+        sass_check.read_dump(bomb)
 
 
 def test_gzip_members_are_all_read(tmp_path: Path) -> None:
     dump = tmp_path / "sass.txt.gz"
     dump.write_bytes(gzip.compress(b"Function : a\n") + gzip.compress(b"Function : b\n"))
-    assert sass.read_dump(dump) == "Function : a\nFunction : b\n"
+    assert sass_check.read_dump(dump) == "Function : a\nFunction : b\n"
 
 
 @pytest.mark.parametrize(

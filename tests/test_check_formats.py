@@ -1,7 +1,7 @@
 """The check formats (GitHub, SARIF, JUnit) for every command that can fail a check.
 
 ``shmem verify`` fails on a prediction the GPU did not confirm; its report goes through
-the same registry as ``shmem lint``'s (shmem_cli/render/check_formats.py). The counters
+the same registry as ``shmem lint``'s (shmem_cli/render/checks/formats.py). The counters
 below are made up to disagree with shmem on purpose: the column read of a 32x32 float
 tile costs 32 wavefronts per request (1024 for 32 warps), the CSV says 1000.
 """
@@ -67,17 +67,19 @@ _NEW_FORMAT = textwrap.dedent(
 
     import shmem_cli.render as render
 
-    path = pathlib.Path(render.__file__).with_name("check_formats.py")
+    path = pathlib.Path(render.__file__).parent / "checks" / "formats.py"
     source = path.read_text()
     end = '    "junit": _junit,\\n}'
     assert source.count(end) == 1
     entry = '    "count": lambda report, ctx: f"{ctx.tool}: {len(report.findings)}\\\\n",\\n'
     source = source.replace(end, '    "junit": _junit,\\n' + entry + "}")
-    module = types.ModuleType("shmem_cli.render.check_formats")
+    module = types.ModuleType("shmem_cli.render.checks.formats")
     module.__file__ = str(path)
     sys.modules[module.__name__] = module
     exec(compile(source, str(path), "exec"), module.__dict__)
-    render.check_formats = module
+    import shmem_cli.render.checks as checks
+
+    checks.formats = module
 
     from shmem_cli.cli import main
 

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
-from shmem_cli.trace import toolchain
-from shmem_cli.trace.compiled_sweep import Define, parse_define, run_compiled_sweep
+from shmem_cli.cuda import toolchain
+from shmem_cli.trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
+from shmem_cli.trace.fixes.suggest_kernel import defines_of
 from shmem_cli.trace.pipeline import TraceRequest
-from shmem_cli.trace.suggest_pipeline import defines_of
 
 from .test_trace_suggest import FIXES, SGEMM_ARGS, measured
 

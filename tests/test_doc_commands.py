@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
-from shmem_cli.trace import toolchain
+from shmem_cli.cuda import toolchain
 
 from . import doc_commands as docs
 from .doc_commands import ROOT, Command

@@ -202,7 +202,7 @@ def test_a_too_large_access_is_refused_before_any_work(monkeypatch: pytest.Monke
 
 def test_trace_records_reach_the_engine_through_the_address_lanes() -> None:
     from shmem_cli.hardware.engine import AccessKind
-    from shmem_cli.trace.records import InstructionRecords
+    from shmem_cli.trace.requests import InstructionRecords
 
     records = InstructionRecords(
         index=0, instruction=None, kind=AccessKind("ldmatrix", 16, matrices=1)

@@ -18,6 +18,8 @@ import pytest
 
 from shmem_cli.analysis.analyze import analyze_spec
 from shmem_cli.analysis.totals import stats_totals
+from shmem_cli.cuda import sass
+from shmem_cli.cuda.sass import Instruction
 from shmem_cli.hardware import arch
 from shmem_cli.hardware.engine import AccessKind, request_stats
 from shmem_cli.lint import core
@@ -26,10 +28,9 @@ from shmem_cli.lint.rules import RULES, AccessCheck
 from shmem_cli.lint.rules._base import rule_from_module
 from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.spec.schema import spec_schema
-from shmem_cli.trace import decode, emulator, opcodes, sass
-from shmem_cli.trace.operands import write_u32
-from shmem_cli.trace.sass import Instruction
-from shmem_cli.trace.state import Block, Idx, Launch
+from shmem_cli.trace.emulator import decode, execute, op_table
+from shmem_cli.trace.emulator.operands import write_u32
+from shmem_cli.trace.emulator.state import Block, Idx, Launch
 
 ROW_READ = {
     "block": [32],
@@ -49,19 +50,19 @@ def _program(body: str) -> sass.Function:
 
 def test_a_new_opcode_is_one_decorated_builder() -> None:
     """``@op("NAME")`` in a family module is all the emulator needs to run an opcode."""
-    assert "SEVEN" not in opcodes.registered()
+    assert "SEVEN" not in decode.registered()
     try:
         _run_seven()
     finally:
-        del decode.TABLE["SEVEN"]
-    assert "SEVEN" not in opcodes.registered()
+        del op_table.TABLE["SEVEN"]
+    assert "SEVEN" not in decode.registered()
 
 
 def _run_seven() -> None:
     ran: list[int] = []
 
-    @decode.op("SEVEN")
-    def seven(ins: Instruction, ctx: decode.Context) -> decode.Step:
+    @op_table.op("SEVEN")
+    def seven(ins: Instruction, ctx: op_table.Context) -> op_table.Step:
         """SEVEN Rd: Rd = 7 (a made-up opcode)."""
         (dst,) = ins.operands
         w = write_u32(dst, ins)
@@ -73,7 +74,7 @@ def _run_seven() -> None:
 
         return step
 
-    assert opcodes.registered()["SEVEN"] is seven
+    assert decode.registered()["SEVEN"] is seven
     # each thread stores at byte 4 * (tid * R1): the value the new opcode wrote decides
     fn = _program(
         """SEVEN R1
@@ -82,7 +83,7 @@ IMAD R2, R0, R1, RZ
 STS [R2.X4], R1
 EXIT"""
     )
-    trace = emulator.run(fn, Launch(block=(32, 1, 1), static_smem=4096))
+    trace = execute.run(fn, Launch(block=(32, 1, 1), static_smem=4096))
     assert ran == [32]  # one warp of 32 threads reached it once
     (rec,) = trace.records
     # the store's addresses are 4 * 7 * tid: the value 7 came from the new opcode

@@ -80,7 +80,7 @@ def test_the_cu_source_compiled_with_nvcc(tmp_path: Path) -> None:
 def test_no_nvcc_is_one_finding_and_no_compile_skips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shmem_cli.trace import toolchain
+    from shmem_cli.cuda import toolchain
 
     real = toolchain.which
     monkeypatch.setattr(toolchain, "which", lambda t: None if t == "nvcc" else real(t))

@@ -17,17 +17,17 @@ from shmem_cli.cli import main
 from shmem_cli.lint.findings import AccessSummary, FileLint, Finding, LintReport, Severity
 from shmem_cli.lint.rules import RULES
 from shmem_cli.model import Totals
-from shmem_cli.render.github import (
+from shmem_cli.render.checks.github import (
     escape_data,
     escape_property,
     markdown_cell,
     render_github,
     render_step_summary,
 )
-from shmem_cli.render.junit import render_junit
-from shmem_cli.render.lint_json import render_lint_json
-from shmem_cli.render.lint_text import render_lint_text
-from shmem_cli.render.sarif import render_sarif
+from shmem_cli.render.checks.junit import render_junit
+from shmem_cli.render.checks.lint_json import render_lint_json
+from shmem_cli.render.checks.lint_text import render_lint_text
+from shmem_cli.render.checks.sarif import render_sarif
 
 
 def acc(name: str, line: int) -> AccessSummary:

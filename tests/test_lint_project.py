@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.lint.rules import RULES
-from shmem_cli.render.lint_text import render_rules
+from shmem_cli.render.checks.lint_text import render_rules
 
 from .conftest import ROOT
 

@@ -16,13 +16,13 @@ import textwrap
 
 import pytest
 
+from shmem_cli.cuda.sass import parse_instruction
 from shmem_cli.hardware import ops
 from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.spec.schema import spec_schema
-from shmem_cli.trace.access_kind import shared_op_of
-from shmem_cli.trace.sass import parse_instruction
+from shmem_cli.trace.emulator.access_kind import shared_op_of
 from shmem_cli.verify import ncu
-from shmem_cli.verify import sass as verify_sass
+from shmem_cli.verify import sass_check as verify_sass
 
 LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld"
 ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st"
@@ -136,11 +136,11 @@ _NEW_OP = textwrap.dedent(
     from shmem_cli.hardware.arch import SM90
     from shmem_cli.hardware.engine import AccessKind, request_stats
     from shmem_cli.spec.schema import spec_schema
-    from shmem_cli.trace.access_kind import shared_op_of
+    from shmem_cli.trace.emulator.access_kind import shared_op_of
     from shmem_cli.trace.aggregate import op_totals
-    from shmem_cli.trace.sass import parse_instruction
+    from shmem_cli.cuda.sass import parse_instruction
     from shmem_cli.verify import ncu
-    from shmem_cli.verify import sass as verify_sass
+    from shmem_cli.verify import sass_check as verify_sass
 
     kind = shared_op_of(parse_instruction("LDSP.128 R4, [R2]", 0, None, None))
     lanes = np.arange(32, dtype=np.int64)[None, :]

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from shmem_cli.cli import main
-from shmem_cli.trace import toolchain
+from shmem_cli.cuda import toolchain
 
 from .conftest import TRACE_DATA as DATA
 from .conftest import needs_nvcc, needs_nvdisasm

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace import toolchain
 from shmem_cli.trace.ncu_compare import compare_kernel, read_ncu_csv, sass_key
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_with_code
 from shmem_cli.trace.result import KernelTrace

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from shmem_cli.cuda import toolchain
 from shmem_cli.hardware.arch import SM90
-from shmem_cli.trace import emulator, toolchain
-from shmem_cli.trace.state import GlobalMemory, Launch
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.state import GlobalMemory, Launch
 
 from .conftest import TRACE_DATA as DATA
 from .conftest import needs_nvdisasm
@@ -38,7 +39,7 @@ def test_fresh_cubin_traces_like_the_kept_one(tmp_path: Path) -> None:
     launch = Launch(
         block=(32, 8, 1), params=struct.pack("<QQ", a_in, a_out), static_smem=4096, memory=mem
     )
-    tr = emulator.run(fn, launch)
+    tr = execute.run(fn, launch)
     out_data = np.frombuffer(mem.read("out"), dtype=np.float32).reshape(32, 32)
     np.testing.assert_array_equal(out_data, src_data.reshape(32, 32).T)
     loads = [r for r in tr.records if r.kind.op == "load"]

@@ -1,4 +1,4 @@
-"""Kernel metadata from cubins (shmem_cli.trace.cubin), names and parameter names.
+"""Kernel metadata from cubins (shmem_cli.trace.kernel.cubin), names and parameter names.
 
 The cubins in tests/data/trace/ are built from tests/data/trace/kernels/*.cu by build.sh
 (nvcc 13.0, sm_90); the expected values are read off the kernels' source by hand.
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.cubin import CubinInfo, Kernel, find_kernel, read_cubin
-from shmem_cli.trace.demangle import demangle, short_name
-from shmem_cli.trace.signature import declarator_name, param_names
+from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from shmem_cli.trace.kernel.demangle import demangle, short_name
+from shmem_cli.trace.kernel.signature import declarator_name, param_names
 
 from .conftest import TRACE_DATA as DATA
 

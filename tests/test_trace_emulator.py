@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from shmem_cli.hardware.arch import SM90
-from shmem_cli.trace import emulator
-from shmem_cli.trace.records import InstructionRecords
-from shmem_cli.trace.state import GlobalMemory, Launch, TraceError
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.state import GlobalMemory, Launch, TraceError
+from shmem_cli.trace.requests import InstructionRecords
 
 from .conftest import TRACE_DATA as DATA
 from .conftest import needs_nvdisasm
@@ -48,7 +48,7 @@ def launch(
     )
 
 
-def shared(trace: emulator.Trace, op: str) -> list[InstructionRecords]:
+def shared(trace: execute.Trace, op: str) -> list[InstructionRecords]:
     return [r for r in trace.records if r.kind.op == op]
 
 
@@ -60,7 +60,7 @@ def test_transpose_output_and_conflicts(arch: tuple[str, int, int], pad: int) ->
     src = np.arange(1024, dtype=np.float32) * 0.5
     a_in = mem.add_buffer(src.tobytes(), "in")
     a_out = mem.add_buffer(4096, "out")
-    tr = emulator.run(
+    tr = execute.run(
         fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 32 * (32 + pad) * 4)
     )
     out = np.frombuffer(mem.read("out"), dtype=np.float32).reshape(32, 32)
@@ -87,7 +87,7 @@ def test_reduce_with_shuffles_over_a_grid(arch: tuple[str, int, int]) -> None:
     x = (np.arange(n, dtype=np.float32) % 7) - 3.0
     a_in = mem.add_buffer(x.tobytes(), "in")
     a_out = mem.add_buffer(4 * 3, "out")
-    tr = emulator.run(
+    tr = execute.run(
         fn,
         launch(
             arch, (128, 1, 1), struct.pack("<QQi", a_in, a_out, n), mem, 0, dyn=512, grid=(3, 1, 1)
@@ -112,7 +112,7 @@ def test_histogram_atomics_are_data_dependent(arch: tuple[str, int, int]) -> Non
     data = ((np.arange(500) * 37) % 251).astype(np.uint8)
     a_data = mem.add_buffer(data.tobytes(), "data")
     a_bins = mem.add_buffer(64 * 4, "bins")
-    tr = emulator.run(
+    tr = execute.run(
         fn, launch(arch, (96, 1, 1), struct.pack("<QiiQ", a_data, 500, 0, a_bins), mem, 256)
     )
     bins = np.frombuffer(mem.read("bins"), dtype=np.uint32)
@@ -129,7 +129,7 @@ def test_scan(arch: tuple[str, int, int]) -> None:
     mem = GlobalMemory()
     x = (np.arange(256, dtype=np.int32) * 13) % 17 - 8
     a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(1024, "out")
-    emulator.run(fn, launch(arch, (256, 1, 1), struct.pack("<QQ", a_in, a_out), mem, 2048))
+    execute.run(fn, launch(arch, (256, 1, 1), struct.pack("<QQ", a_in, a_out), mem, 2048))
     np.testing.assert_array_equal(np.frombuffer(mem.read("out"), dtype=np.int32), np.cumsum(x))
 
 
@@ -143,7 +143,7 @@ def test_mixed_divergence_division_widths(arch: tuple[str, int, int]) -> None:
     a_out, a_wide = mem.add_buffer(128 * 4, "out"), mem.add_buffer(64 * 8, "wide")
     pa, pb, trips = 5, 1.5, 3
     params = struct.pack("<QQQQifi", a_idx, a_vin, a_out, a_wide, pa, pb, trips)
-    emulator.run(fn, launch(arch, (64, 1, 1), params, mem, 64 * 16 + 64 * 8 + 256 + 256))
+    execute.run(fn, launch(arch, (64, 1, 1), params, mem, 64 * 16 + 64 * 8 + 256 + 256))
     out = np.frombuffer(mem.read("out"), dtype=np.float32)
     t = np.arange(64)
     want = np.zeros(64, dtype=np.float32)
@@ -172,7 +172,7 @@ def test_shared_overrun_is_a_located_error() -> None:
     mem = GlobalMemory()
     a_in, a_out = mem.add_buffer(4096, "in"), mem.add_buffer(4096, "out")
     with pytest.raises(TraceError) as err:
-        emulator.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 64))
+        execute.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 64))
     assert "outside the block's shared memory" in err.value.message
     assert err.value.path is not None and err.value.path.endswith("emu_basic.cu")
 
@@ -183,7 +183,7 @@ def test_global_overrun_names_the_buffer() -> None:
     mem = GlobalMemory()
     a_in, a_out = mem.add_buffer(1000, "in"), mem.add_buffer(4096, "out")
     with pytest.raises(TraceError, match="nearest buffer 'in'"):
-        emulator.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 4096))
+        execute.run(fn, launch(arch, (32, 8, 1), struct.pack("<QQ", a_in, a_out), mem, 4096))
 
 
 def test_sgemm_tile_product_and_broadcast_loads() -> None:
@@ -199,7 +199,7 @@ def test_sgemm_tile_product_and_broadcast_loads() -> None:
         mem.add_buffer(m * n * 4, "C"),
     )
     params = struct.pack("<iiiiQQQ", m, n, k, 0, pa, pb, pc)
-    tr = emulator.run(fn, launch(ARCHES[0], (256, 1, 1), params, mem, 4096))
+    tr = execute.run(fn, launch(ARCHES[0], (256, 1, 1), params, mem, 4096))
     np.testing.assert_array_equal(
         np.frombuffer(mem.read("C"), dtype=np.float32).reshape(m, n), a @ b
     )
@@ -238,7 +238,7 @@ def test_library_code_paths(arch: tuple[str, int, int], divisor: int) -> None:
         mem.add_buffer(128 * 16, "of"),
     )
     params = struct.pack("<QQQQq", a_in, a64, au, af, divisor)
-    emulator.run(fn, launch(arch, (128, 1, 1), params, mem, 64))
+    execute.run(fn, launch(arch, (128, 1, 1), params, mem, 64))
     o64 = np.frombuffer(mem.read("o64"), dtype=np.int64).reshape(128, 4)
     ou = np.frombuffer(mem.read("ou"), dtype=np.uint32)
     of = np.frombuffer(mem.read("of"), dtype=np.float32).reshape(128, 4)
@@ -285,7 +285,7 @@ def test_generic_pointers_into_shared_memory(arch: tuple[str, int, int], k: int)
     fn = functions(arch[0])["_Z11emu_genericPfi"]
     mem = GlobalMemory()
     a_out = mem.add_buffer(128 * 4, "out")
-    tr = emulator.run(fn, launch(arch, (64, 1, 1), struct.pack("<Qi", a_out, k), mem, 256))
+    tr = execute.run(fn, launch(arch, (64, 1, 1), struct.pack("<Qi", a_out, k), mem, 256))
     out = np.frombuffer(mem.read("out"), dtype=np.float32)
     t = np.arange(64)
     written = t.astype(np.float32)  # in shared memory (k & 2) or at out[64:]
@@ -316,7 +316,7 @@ def test_cp_async_pipeline_ldmatrix_mma(arch: tuple[str, int, int]) -> None:
     mem = GlobalMemory()
     a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(tiles * 128 * 4, "out")
     params = struct.pack("<QQii", a_in, a_out, tiles, valid)
-    tr = emulator.run(fn, launch(arch, (32, 1, 1), params, mem, 1024))
+    tr = execute.run(fn, launch(arch, (32, 1, 1), params, mem, 1024))
     out = np.frombuffer(mem.read("out"), dtype=np.float32).reshape(tiles, 32, 4)
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
@@ -343,9 +343,7 @@ def test_bulk_copy_completes_its_mbarrier() -> None:
     mem = GlobalMemory()
     x = np.arange(256, dtype=np.float32) * 3
     a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(1024, "out")
-    tr = emulator.run(
-        fn, launch(ARCHES[0], (256, 1, 1), struct.pack("<QQ", a_in, a_out), mem, 1040)
-    )
+    tr = execute.run(fn, launch(ARCHES[0], (256, 1, 1), struct.pack("<QQ", a_in, a_out), mem, 1040))
     np.testing.assert_array_equal(
         np.frombuffer(mem.read("out"), dtype=np.float32), x[np.arange(256) ^ 1]
     )
@@ -366,7 +364,7 @@ def test_conversions_rounding_doubles_and_bit_ops() -> None:
     mem = GlobalMemory()
     pf, pi = mem.add_buffer(xf.tobytes(), "f"), mem.add_buffer(xi.tobytes(), "i")
     pd, po = mem.add_buffer(xd.tobytes(), "d"), mem.add_buffer(n * 24 * 4, "out")
-    emulator.run(fn, launch(ARCHES[0], (n, 1, 1), struct.pack("<QQQQ", pf, pi, pd, po), mem, 0))
+    execute.run(fn, launch(ARCHES[0], (n, 1, 1), struct.pack("<QQQQ", pf, pi, pd, po), mem, 0))
     o = np.frombuffer(mem.read("out"), dtype=np.uint32).reshape(n, 24)
 
     def u(x: object) -> np.ndarray[Any, Any]:
@@ -426,7 +424,7 @@ def test_imma_int8_mma() -> None:
     mem = GlobalMemory()
     pa, pb = mem.add_buffer(afrag.tobytes(), "a"), mem.add_buffer(bfrag.tobytes(), "b")
     pd = mem.add_buffer(32 * 16, "d")
-    emulator.run(fn, launch(ARCHES[0], (32, 1, 1), struct.pack("<QQQ", pa, pb, pd), mem, 0))
+    execute.run(fn, launch(ARCHES[0], (32, 1, 1), struct.pack("<QQQ", pa, pb, pd), mem, 0))
     got = np.frombuffer(mem.read("d"), dtype=np.int32).reshape(32, 4)
     prod = a @ b
     want = np.stack(
@@ -459,7 +457,7 @@ DEAD_PATH_SASS = """
 
 
 def _dead_path_function(reached: bool) -> Any:
-    from shmem_cli.trace.sass import parse
+    from shmem_cli.cuda.sass import parse
 
     text = DEAD_PATH_SASS
     if reached:  # without the first EXIT every thread runs FOOBAR
@@ -469,7 +467,7 @@ def _dead_path_function(reached: bool) -> Any:
 
 def test_an_unknown_instruction_on_a_path_never_taken_does_not_stop_the_trace() -> None:
     mem = GlobalMemory()
-    trace = emulator.run(_dead_path_function(False), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))
+    trace = execute.run(_dead_path_function(False), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))
     stores = shared(trace, "store")
     assert len(stores) == 1 and stores[0].n == 2  # one request per warp
     assert stores[0].addr[: stores[0].n, 5].tolist() == [0x400 + 4 * 5, 0x400 + 4 * 37]
@@ -478,4 +476,4 @@ def test_an_unknown_instruction_on_a_path_never_taken_does_not_stop_the_trace() 
 def test_an_unknown_instruction_that_runs_is_a_located_error() -> None:
     mem = GlobalMemory()
     with pytest.raises(TraceError, match="instruction FOOBAR is not modelled"):
-        emulator.run(_dead_path_function(True), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))
+        execute.run(_dead_path_function(True), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))

@@ -11,9 +11,11 @@ import json
 import numpy as np
 import pytest
 
-from shmem_cli.trace import opcodes, sass, tensormap
-from shmem_cli.trace.decode import Context
-from shmem_cli.trace.state import TraceError
+from shmem_cli.cuda import sass
+from shmem_cli.trace.emulator import decode
+from shmem_cli.trace.emulator.op_table import Context
+from shmem_cli.trace.emulator.state import TraceError
+from shmem_cli.trace.kernel import tensormap
 
 from . import hopper_lab as lab
 from .conftest import needs_nvdisasm
@@ -31,7 +33,7 @@ def test_every_instruction_of_the_hopper_kernels_decodes(cubin: str) -> None:
         ctx = Context(fn)
         for ins in fn.instructions:
             assert ins.error is None, ins.text
-            opcodes.decode(ins, ctx)  # raises TraceError for an instruction it cannot run
+            decode.decode(ins, ctx)  # raises TraceError for an instruction it cannot run
 
 
 def test_an_unparsable_instruction_fails_only_where_it_runs() -> None:
@@ -44,8 +46,8 @@ def test_an_unparsable_instruction_fails_only_where_it_runs() -> None:
     fns = {f.name: f for f in sass.parse(listing)}
     (bad,) = fns["other"].instructions
     assert bad.opcode == "FOO" and bad.error is not None and "%weird" in bad.error
-    assert opcodes.decode_function(fns["traced"])  # the traced function is untouched
-    step = opcodes.decode_function(fns["other"])[0]
+    assert decode.decode_function(fns["traced"])  # the traced function is untouched
+    step = decode.decode_function(fns["other"])[0]
     with pytest.raises(TraceError, match="did not parse"):
         step(None, None)  # type: ignore[arg-type]
 

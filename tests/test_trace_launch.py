@@ -1,4 +1,4 @@
-"""Launch building for shmem trace: sizes, --arg packing, buffers (shmem_cli.trace.launch)."""
+"""Launch building for shmem trace: sizes, --arg packing, buffers (trace.kernel.launch)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.cubin import Kernel, KernelParam, read_cubin
-from shmem_cli.trace.launch import (
+from shmem_cli.trace.kernel.cubin import Kernel, KernelParam, read_cubin
+from shmem_cli.trace.kernel.launch import (
     Param,
     kernel_params,
     param_table,

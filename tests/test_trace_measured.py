@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.trace import toolchain
-from shmem_cli.trace.cubin import CubinInfo, Kernel, find_kernel, read_cubin
-from shmem_cli.trace.launch import kernel_params, plan_launch
+from shmem_cli.cuda import toolchain
+from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
-from shmem_cli.trace.state import GlobalMemory
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from .conftest import TRACE_DATA as DATA

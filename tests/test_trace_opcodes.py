@@ -1,4 +1,4 @@
-"""The emulator's opcode table: which base opcodes the ``ops_*`` families register.
+"""The emulator's opcode table: which base opcodes the families in ``trace/emulator/ops/`` register.
 
 The list below was written down before the families were split into smaller modules;
 a family module that stops being loaded, or a decorator lost on the way, shows here
@@ -7,7 +7,7 @@ as a missing opcode.
 
 from __future__ import annotations
 
-from shmem_cli.trace import opcodes
+from shmem_cli.trace.emulator import decode
 
 _OPCODES = """
     ACQBULK ARRIVES ATOM ATOMG ATOMS B2R BAR BMSK BPT BRA BREAK BREV BSSY BSYNC CALL
@@ -27,10 +27,10 @@ REGISTERED = _OPCODES.split()
 
 
 def test_every_family_registers_the_same_opcodes() -> None:
-    registered = set(opcodes.registered())
+    registered = set(decode.registered())
     assert sorted(registered) == sorted(REGISTERED)
 
 
 def test_every_builder_lives_in_an_ops_module() -> None:
-    modules = {fn.__module__ for fn in opcodes.registered().values()}
-    assert modules and all(m.startswith("shmem_cli.trace.ops_") for m in modules), modules
+    modules = {fn.__module__ for fn in decode.registered().values()}
+    assert modules and all(m.startswith("shmem_cli.trace.emulator.ops.") for m in modules), modules

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from shmem_cli.cuda import sass
 from shmem_cli.hardware.arch import SM90
-from shmem_cli.trace import emulator, sass
-from shmem_cli.trace.ops_bits import lut3
-from shmem_cli.trace.state import Launch, TraceError
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.ops.bits import lut3
+from shmem_cli.trace.emulator.state import Launch, TraceError
 
 
 @pytest.mark.parametrize("lut", range(256))
@@ -27,8 +28,8 @@ def _program(body: str) -> sass.Function:
     return fn
 
 
-def _run(fn: sass.Function, threads: int = 64, **kw: int) -> emulator.Trace:
-    return emulator.run(fn, Launch(block=(threads, 1, 1), static_smem=1024), **kw)
+def _run(fn: sass.Function, threads: int = 64, **kw: int) -> execute.Trace:
+    return execute.run(fn, Launch(block=(threads, 1, 1), static_smem=1024), **kw)
 
 
 def test_an_instruction_outside_the_subset_is_named_with_its_line() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace import toolchain
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
 
 from .conftest import TRACE_DATA as DATA

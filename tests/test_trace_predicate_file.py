@@ -3,9 +3,10 @@ them (``P2R R14, PR, RZ, 0x1``), against values worked out by hand."""
 
 from __future__ import annotations
 
-from shmem_cli.trace import emulator, sass
-from shmem_cli.trace.opcodes import decode_function
-from shmem_cli.trace.state import Block, Launch
+from shmem_cli.cuda import sass
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.decode import decode_function
+from shmem_cli.trace.emulator.state import Block, Launch
 
 
 def _block(body: str, threads: int = 8) -> Block:
@@ -13,7 +14,7 @@ def _block(body: str, threads: int = 8) -> Block:
     lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.strip().splitlines())]
     (fn,) = sass.parse("\n".join(lines))
     blk = Block(Launch(block=(threads, 1, 1), static_smem=256))
-    emulator.run_block(fn, decode_function(fn), blk)
+    execute.run_block(fn, decode_function(fn), blk)
     return blk
 
 

@@ -12,20 +12,20 @@ import json
 import numpy as np
 import pytest
 
+from shmem_cli.cuda.sass import Instruction
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.hardware.ops import OP_NAMES
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.trace_text import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
-from shmem_cli.trace.records import InstructionRecords
+from shmem_cli.trace.requests import InstructionRecords
 from shmem_cli.trace.result import (
     KernelTrace,
     LaunchInfo,
     TraceFile,
     TraceReport,
 )
-from shmem_cli.trace.sass import Instruction
 
 BASE = 0x400  # sm_90's reserved kilobyte in front of the kernel's shared memory
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shmem_cli.trace import sass
-from shmem_cli.trace.sass import Const, Imm, Label, Mem, Reg, Special
+from shmem_cli.cuda import sass
+from shmem_cli.cuda.sass import Const, Imm, Label, Mem, Reg, Special
 
 LISTING = """
 \t.target\tsm_90

@@ -19,10 +19,10 @@ from shmem_cli.cli import main
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.swizzle import Swizzle
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.arrays import array_of, parse_array_option, static_arrays
-from shmem_cli.trace.cubin import find_kernel, read_cubin
+from shmem_cli.trace.fixes.arrays import array_of, parse_array_option, static_arrays
+from shmem_cli.trace.fixes.relayout import Change, Piece, cost_moved, cover
+from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
-from shmem_cli.trace.relayout import Change, Piece, cost_moved, cover
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import needs_nvdisasm

@@ -1,4 +1,4 @@
-"""Finding and running NVIDIA's tools (shmem_cli.trace.toolchain): PATH, CUDA folders, wheels."""
+"""Finding and running NVIDIA's tools (shmem_cli.cuda.toolchain): PATH, CUDA folders, wheels."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli.trace import toolchain
-from shmem_cli.trace.toolchain import ToolError
+from shmem_cli.cuda import toolchain
+from shmem_cli.cuda.toolchain import ToolError
 
 from .conftest import TRACE_DATA as DATA
 from .conftest import needs_nvcc

@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace import toolchain
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
 from shmem_cli.trace.result import KernelTrace
-from shmem_cli.trace.triton_cache import open_entry, read_entry
+from shmem_cli.trace.triton.cache import open_entry, read_entry
 
 from .conftest import TEST_DATA
 

@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.trace import emulator, toolchain
-from shmem_cli.trace.launch import plan_launch
+from shmem_cli.cuda import toolchain
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.state import GlobalMemory, Launch
+from shmem_cli.trace.kernel.launch import plan_launch
 from shmem_cli.trace.pipeline import TraceRequest, load_kernel
-from shmem_cli.trace.state import GlobalMemory, Launch
 from shmem_cli.trace.tracer import find_function
-from shmem_cli.trace.triton_launch import triton_launch
+from shmem_cli.trace.triton.launch import triton_launch
 
 from .conftest import TEST_DATA
 
@@ -71,7 +72,7 @@ def run(ident: str, inputs: dict[str, np.ndarray[Any, Any]], tmp: Path) -> Globa
         memory=memory,
     )
     function = find_function(loaded.disassembly, loaded.kernel, str(DATA))
-    emulator.run(function, launch, grid=True)
+    execute.run(function, launch, grid=True)
     return memory
 
 

@@ -14,7 +14,7 @@ from shmem_cli.analysis.analyze import collect_specs
 from shmem_cli.spec.compile import THREAD_NAMES, load_spec, spec_from_mapping
 from shmem_cli.spec.expr import CType, Expr, compile_expr
 from shmem_cli.spec.space import Space
-from shmem_cli.verify import codegen, runner, sass
+from shmem_cli.verify import codegen, runner, sass_check
 from shmem_cli.verify.codegen import Target
 
 from .conftest import ROOT
@@ -363,8 +363,10 @@ def test_compiled_kernels_have_exactly_the_intended_shared_memory_instruction(cu
     dump = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=120)
     if dump.returncode != 0:
         pytest.skip(f"cuobjdump -sass failed: {dump.stderr.strip()[:200]}")
-    functions = sass.parse_sass(dump.stdout)
-    verdicts = {t.kernel: sass.check(functions.get(t.kernel), t.expected) for t in ALL_TARGETS}
+    functions = sass_check.parse_sass(dump.stdout)
+    verdicts = {
+        t.kernel: sass_check.check(functions.get(t.kernel), t.expected) for t in ALL_TARGETS
+    }
     assert {k: v.reason for k, v in verdicts.items() if not v.ok} == {}
     by_name = {t.kernel: v.found for t, v in zip(ALL_TARGETS, verdicts.values(), strict=True)}
     assert by_name["v_float4_tiles_02_row_per_thread_read_tile_tid_c_column"] == "LDS.128"

@@ -13,11 +13,11 @@ from collections import Counter
 
 import pytest
 
-from shmem_cli.verify import sass
+from shmem_cli.verify import sass_check
 
 from .conftest import TEST_DATA as DATA
 
-DUMP = sass.parse_sass((DATA / "verify_sass_h200_lab.txt").read_text())
+DUMP = sass_check.parse_sass((DATA / "verify_sass_h200_lab.txt").read_text())
 LAB = {r["name"]: r["sass"] for r in json.loads((DATA / "h200_probe_results.json").read_text())}
 
 
@@ -28,14 +28,14 @@ def test_every_function_of_the_dump_is_found() -> None:
 
 @pytest.mark.parametrize("name", sorted(DUMP))
 def test_shared_opcodes_agree_with_the_lab_record(name: str) -> None:
-    assert sass.shared_opcodes(DUMP[name]) == Counter(LAB[name])
+    assert sass_check.shared_opcodes(DUMP[name]) == Counter(LAB[name])
 
 
 def test_instructions_carry_offset_guard_and_opcode() -> None:
     a_u64 = DUMP["a_u64_pairs"]
-    assert sass.Instruction(0x110, "", "ATOMS.CAST.SPIN.64") in a_u64
-    assert sass.Instruction(0x140, "@!P0", "BRA") in a_u64
-    assert a_u64[0] == sass.Instruction(0, "", "LDC")
+    assert sass_check.Instruction(0x110, "", "ATOMS.CAST.SPIN.64") in a_u64
+    assert sass_check.Instruction(0x140, "@!P0", "BRA") in a_u64
+    assert a_u64[0] == sass_check.Instruction(0, "", "LDC")
 
 
 @pytest.mark.parametrize(
@@ -57,46 +57,50 @@ def test_instructions_carry_offset_guard_and_opcode() -> None:
 def test_expected_instruction_per_access(
     op: str, size: int, extra: dict[str, object], opcodes: tuple[str, ...]
 ) -> None:
-    assert sass.expected_instruction(op, size, **extra).opcodes == opcodes  # type: ignore[arg-type]
+    assert sass_check.expected_instruction(op, size, **extra).opcodes == opcodes  # type: ignore[arg-type]
 
 
 def test_a_single_intended_instruction_is_measurable() -> None:
-    v = sass.check(DUMP["a_inc1_mod4"], sass.expected_instruction("atomic", 4, atomic="inc"))
+    v = sass_check.check(
+        DUMP["a_inc1_mod4"], sass_check.expected_instruction("atomic", 4, atomic="inc")
+    )
     assert (v.ok, v.found) == (True, "ATOMS.POPC.INC.32")
-    assert sass.check(
-        DUMP["stsm_rows_mod4"], sass.expected_instruction("stmatrix", 16, matrices=4)
+    assert sass_check.check(
+        DUMP["stsm_rows_mod4"], sass_check.expected_instruction("stmatrix", 16, matrices=4)
     ).ok
-    assert sass.check(DUMP["s_st_conflict"], sass.expected_instruction("store", 2)).ok
+    assert sass_check.check(DUMP["s_st_conflict"], sass_check.expected_instruction("store", 2)).ok
 
 
 def test_a_different_width_is_unmeasurable() -> None:
-    v = sass.check(DUMP["s_st_conflict"], sass.expected_instruction("store", 4))
+    v = sass_check.check(DUMP["s_st_conflict"], sass_check.expected_instruction("store", 4))
     assert not v.ok
     assert v.reason == "the compiler emitted STS.U16 instead of STS"
 
 
 def test_a_compare_and_swap_loop_is_not_an_atomic_add() -> None:
-    v = sass.check(DUMP["a_u64_pairs"], sass.expected_instruction("atomic", 4, atomic="add"))
+    v = sass_check.check(
+        DUMP["a_u64_pairs"], sass_check.expected_instruction("atomic", 4, atomic="add")
+    )
     assert not v.ok
     assert v.found == "ATOMS.CAST.SPIN.64, LDS.64"
 
 
 def test_other_shared_traffic_in_the_kernel_is_unmeasurable() -> None:
     # the lab's load kernels store their result to shared memory: one STS beside the LDS.128
-    v = sass.check(DUMP["ctl_int4_div4"], sass.expected_instruction("load", 16))
+    v = sass_check.check(DUMP["ctl_int4_div4"], sass_check.expected_instruction("load", 16))
     assert not v.ok
     assert "STS" in v.reason and v.found == "LDS.128, STS"
 
 
-def _listing(*lines: str) -> dict[str, list[sass.Instruction]]:
+def _listing(*lines: str) -> dict[str, list[sass_check.Instruction]]:
     body = "\n".join(
         f"        /*{i * 16:04x}*/                   {text} ;" for i, text in enumerate(lines)
     )
-    return sass.parse_sass("\t\tFunction : k\n" + body + "\n")
+    return sass_check.parse_sass("\t\tFunction : k\n" + body + "\n")
 
 
 def test_global_traffic_is_allowed_only_after_the_barrier_that_ends_the_region() -> None:
-    expected = sass.expected_instruction("load", 4)
+    expected = sass_check.expected_instruction("load", 4)
     good = _listing(
         "S2R R0, SR_TID.X",
         "@P0 LDS R2, [R0]",
@@ -104,18 +108,18 @@ def test_global_traffic_is_allowed_only_after_the_barrier_that_ends_the_region()
         "STG.E desc[UR4][R2.64], R5",
         "EXIT",
     )
-    v = sass.check(good["k"], expected)
+    v = sass_check.check(good["k"], expected)
     assert v.ok and v.predicated
     spill = _listing("STL [R1], R0", "LDS R2, [R0]", "BAR.SYNC.DEFER_BLOCKING 0x0", "EXIT")
-    assert sass.check(spill["k"], expected).reason.startswith(
+    assert sass_check.check(spill["k"], expected).reason.startswith(
         "STL at 0x0000 moves global or local memory"
     )
     early = _listing(
         "LDS R2, [R0]", "STG.E desc[UR4][R2.64], R5", "BAR.SYNC.DEFER_BLOCKING 0x0", "EXIT"
     )
-    assert not sass.check(early["k"], expected).ok
+    assert not sass_check.check(early["k"], expected).ok
 
 
 def test_a_kernel_missing_from_the_dump_is_unmeasurable() -> None:
-    v = sass.check(None, sass.expected_instruction("load", 4))
+    v = sass_check.check(None, sass_check.expected_instruction("load", 4))
     assert not v.ok and v.reason == "the kernel is not in the SASS dump"

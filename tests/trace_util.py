@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from shmem_cli.trace import sass, toolchain
+from shmem_cli.cuda import sass, toolchain
 
 from .conftest import TRACE_DATA as DATA
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..render.check_formats import FORMATS as CHECK_FORMATS
+from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_paths
 from .environment import current_environment
 
@@ -49,15 +49,15 @@ def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintCon
 
 def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str:
     if fmt == "json":
-        from ..render.lint_json import render_lint_json
+        from ..render.checks.lint_json import render_lint_json
 
         return render_lint_json(report, fail_on=fail_on)
     if fmt in CHECK_FORMATS:
         from ..lint.rules import RULES
-        from ..render.check_formats import CheckContext, render_check
+        from ..render.checks.formats import CheckContext, render_check
 
         return render_check(report, fmt, CheckContext("shmem lint", RULES, fail_on))
-    from ..render.lint_text import render_lint_text
+    from ..render.checks.lint_text import render_lint_text
 
     return render_lint_text(report, color=color)
 
@@ -239,7 +239,7 @@ def lint(
 
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         from ..plumbing.fsutil import OutputError, append_text
-        from ..render.github import render_step_summary
+        from ..render.checks.github import render_step_summary
 
         try:
             summary = render_step_summary(report, fail_on=threshold)
@@ -247,7 +247,7 @@ def lint(
         except OutputError as exc:
             current_environment().err(f"shmem lint: cannot write the step summary: {exc}")
     if output is not None:
-        from ..render.lint_text import summary_line
+        from ..render.checks.lint_text import summary_line
 
         current_environment().err(f"shmem lint: {summary_line(report)} (report in {output})")
 
@@ -300,7 +300,7 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
       shmem rules bank-conflict --format markdown
     """
     from ..lint.rules import RULES, lookup
-    from ..render.lint_text import render_rules
+    from ..render.checks.lint_text import render_rules
 
     chosen = list(RULES)
     if names:

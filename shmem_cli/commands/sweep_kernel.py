@@ -4,7 +4,7 @@ The options are ``shmem trace``'s launch (``--kernel``, ``--block``, ``--grid``,
 ``--arg``, ``--dynamic-smem``, ``--buffer-size``, ``--arch``, ``--nvcc-arg``) and
 ``--jobs``; :func:`launch_options` declares them once on the ``sweep`` command and
 hands them to it as one mapping. The work is in
-:mod:`shmem_cli.trace.compiled_sweep`.
+:mod:`shmem_cli.trace.fixes.compiled_sweep`.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def sweep_kernel(
 ) -> None:
     """Compile, trace and rank every ``--define`` combination of the kernel at ``path``."""
     from ..plumbing.errors import ShmemError
-    from ..trace.compiled_sweep import Define, parse_define, run_compiled_sweep
+    from ..trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
     from ..trace.pipeline import TraceRequest
     from .trace import ARCH, _parse_launch_sizes
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..render.options import RenderOptions
-    from ..trace.cubin import Kernel
+    from ..trace.kernel.cubin import Kernel
     from ..trace.ncu_compare import KernelCompare
     from ..trace.result import TraceReport
 
@@ -73,7 +73,7 @@ def _progress(env: Environment, blocks: int) -> Iterator[Callable[[int, int], No
 
 def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     from ..plumbing.errors import ShmemError
-    from ..trace.launch import MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, parse_dims
+    from ..trace.kernel.launch import MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, parse_dims
 
     try:
         return (
@@ -315,14 +315,14 @@ def trace(
           --suggest --no-tables
     """
     from ..plumbing.errors import ShmemError
-    from ..trace.launch import param_table
+    from ..trace.kernel.launch import param_table
     from ..trace.ncu_compare import compare_kernel, read_ncu_csv
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceReport
 
     env = current_environment()
     path = Path(kernel_path)
-    from ..trace.triton_cache import is_triton_input
+    from ..trace.triton.cache import is_triton_input
 
     if not path.is_file() and not path.is_dir():
         fail_usage(f"no such file: {kernel_path}")
@@ -363,7 +363,7 @@ def trace(
             if suggest and compare_csv is not None:
                 fail_usage("--suggest and --compare-csv are separate runs: give one of them")
             if suggest:
-                from ..trace.suggest_pipeline import trace_with_suggestions
+                from ..trace.fixes.suggest_kernel import trace_with_suggestions
 
                 launch = _launch_words(block or "1", grid, args, dynamic_smem, kernel_name)
                 traced = trace_with_suggestions(

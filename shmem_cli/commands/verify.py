@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..hardware.arch import DEFAULT_ARCH
-from ..render.check_formats import FORMATS as CHECK_FORMATS
+from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from ..render.snippet import with_source
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
 from .environment import current_environment
@@ -53,14 +53,14 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
 
 def _read_dump(path: Path) -> str:
     """A SASS dump as text; gzip-compressed dumps (``sass.txt.gz``) are unpacked."""
-    from ..verify.sass import read_dump
+    from ..verify.sass_check import read_dump
 
     return read_dump(path)
 
 
 def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> VerifyReport:
     from ..plumbing.errors import ShmemError
-    from ..verify import ncu, runner, sass
+    from ..verify import ncu, runner, sass_check
     from ..verify.compare import VerifyReport, compare
 
     try:
@@ -72,7 +72,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
             if (csv_path.parent / name).is_file():
                 sass_path = csv_path.parent / name
                 break
-    functions = sass.parse_sass(_read_dump(sass_path)) if sass_path else None
+    functions = sass_check.parse_sass(_read_dump(sass_path)) if sass_path else None
     device = runner.recorded_device(csv_path.parent)
     if not device:
         caps = sorted(
@@ -86,9 +86,9 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
 
 
 def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:
+    from ..cuda.toolchain import ToolError
     from ..plumbing.fsutil import write_atomic
-    from ..trace.toolchain import ToolError
-    from ..verify import ncu, runner, sass
+    from ..verify import ncu, runner, sass_check
     from ..verify.compare import VerifyReport, compare
 
     tools = runner.find_tools()
@@ -115,7 +115,7 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
         write_atomic(folder / runner.ENV_FILE, device + "\n")
         _say(f"compiling {len(targets)} kernels for {build_arch} in {folder}")
         runner.compile_program(tools, folder, build_arch)
-        functions = sass.parse_sass(runner.dump_sass(tools, folder))
+        functions = sass_check.parse_sass(runner.dump_sass(tools, folder))
         _say("profiling with Nsight Compute (one launch per kernel; this takes a while)")
         launches = ncu.parse_csv(runner.profile(tools, folder), str(folder / runner.CSV_FILE))
     except ToolError as exc:
@@ -264,7 +264,7 @@ def verify(
         text = render_json(report)
     elif fmt in CHECK_FORMATS:
         from ..lint.findings import Severity
-        from ..render.check_formats import CheckContext, render_check
+        from ..render.checks.formats import CheckContext, render_check
         from ..verify.checks import CHECKS, check_report
 
         checked = check_report(report, strict=strict)

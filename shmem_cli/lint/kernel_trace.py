@@ -49,7 +49,7 @@ _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
 
 def needs_nvcc(kernel: KernelDecl) -> bool:
     """Whether tracing ``kernel`` compiles its source (a .cu) rather than reading a cubin."""
-    from ..trace import toolchain
+    from ..cuda import toolchain
 
     try:
         return toolchain.kernel_input_kind(Path(kernel.path)) == "cu"
@@ -103,8 +103,8 @@ def _spec_error(kernel: KernelDecl, message: str, index: int | None = None) -> K
 def _refusal(kernel: KernelDecl, roots: tuple[str, ...]) -> KernelUnavailable | None:
     """Why the spec's kernel may not be built or read at all (outside the tree, a refused
     argument), or None."""
-    from ..trace.kernel_sources import confine, tree_for
-    from ..trace.nvcc_args import NvccArgError, check_nvcc_args
+    from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
+    from ..cuda.sources import confine, tree_for
 
     tree = tree_for(kernel.spec_path or kernel.path, roots)
     try:
@@ -132,7 +132,7 @@ def clear_cache() -> None:
 def _trace(
     kernel: KernelDecl, block: tuple[int, int, int], arch: str, roots: tuple[str, ...]
 ) -> KernelTrace | KernelUnavailable:
-    from ..trace import toolchain
+    from ..cuda import toolchain
     from ..trace.pipeline import TraceRequest, trace_file
 
     if needs_nvcc(kernel) and toolchain.which("nvcc") is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..hardware.ops import OP_NAMES as TRACE_OPS
-from ..trace.compiled_sweep import CompiledSweep, Variant
+from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import DEFAULT_WIDTH, to_rich, to_string
 

@@ -228,7 +228,7 @@ class _Compiler:
             args.append((str(key), text))
         nvcc = tuple(str(a) for a in value.get("nvcc") or ())
         nvcc_pos = tuple(self.doc.pos("kernel", "nvcc", i) for i in range(len(nvcc)))
-        from ..trace.nvcc_args import NvccArgError, check_nvcc_args
+        from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
 
         try:  # the allowlist; the source tree is checked when the kernel is traced
             check_nvcc_args(nvcc, base=base, inside=lambda _: True)

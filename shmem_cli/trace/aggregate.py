@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..analysis.cost import cost_requests
+from ..cuda.sass import Instruction
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
 from ..model import Totals
-from .records import InstructionRecords
+from .requests import InstructionRecords
 from .result import LineTotals, NotModelled, OpTotals, SassSite, TraceAccess
-from .sass import Instruction
 
 
 def trace_access(

@@ -116,7 +116,7 @@ def trace(
     (a struct's fields), or ``bytes`` / a NumPy array (a pointer's buffer); pointers not given
     get zero-filled buffers of ``buffer_size`` bytes (default 8 MiB).
     """
-    from .launch import DEFAULT_BUFFER_BYTES, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS
+    from .kernel.launch import DEFAULT_BUFFER_BYTES, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS
     from .pipeline import TraceRequest, trace_file
 
     block_dims = _dims(block, "block")
@@ -140,7 +140,7 @@ def trace(
             nvcc_args=tuple(nvcc_args),
         )
         if block_dims is None:
-            from .triton_cache import is_triton_input
+            from .triton.cache import is_triton_input
 
             if not is_triton_input(Path(path)):
                 raise ShmemError(

@@ -26,14 +26,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cuda import toolchain
+from ..cuda.sources import SourceTree, check_source, compiler_messages, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
-from . import toolchain
-from .cubin import CubinInfo, Kernel, find_kernel, read_cubin
-from .kernel_sources import SourceTree, check_source, compiler_messages, tree_for
-from .launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
+from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
+from .kernel.signature import param_names
 from .result import TraceFile
-from .signature import param_names
 from .tracer import (
     find_function,
     line_table_files,
@@ -42,8 +42,8 @@ from .tracer import (
     source_lines,
     trace_kernel,
 )
-from .triton_cache import TritonEntry, is_triton_input, open_entry
-from .triton_launch import triton_launch, triton_params
+from .triton.cache import TritonEntry, is_triton_input, open_entry
+from .triton.launch import triton_launch, triton_params
 
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
 
@@ -100,7 +100,7 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
     path = Path(request.path)
     kind = toolchain.kernel_input_kind(path)
     if kind == "cu":
-        from .nvcc_args import NvccArgError, check_nvcc_args
+        from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
 
         arch = request.arch or DEFAULT_ARCH
         tree = request.tree()

@@ -1,7 +1,7 @@
 """Tracing one kernel: from a cubin and a launch plan to a :class:`KernelTrace`.
 
 The steps, each in its own module: the kernel's metadata (:mod:`.cubin`), its SASS
-(nvdisasm through :mod:`shmem_cli.trace.toolchain`, parsed by :mod:`.sass`), the launch
+(nvdisasm through :mod:`shmem_cli.cuda.toolchain`, parsed by :mod:`.sass`), the launch
 (:mod:`.launch`), the functional run of every block (:mod:`.emulator`) and the
 per-instruction totals through the engine (:mod:`.aggregate`).
 """
@@ -16,8 +16,8 @@ from typing import Any
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError
 from .aggregate import line_totals, not_modelled, op_totals, trace_access
-from .cubin import Kernel
-from .launch import LaunchPlan
+from .kernel.cubin import Kernel
+from .kernel.launch import LaunchPlan
 from .result import KernelTrace, LaunchInfo
 
 _FILE = re.compile(r'//## File "([^"]+)"')
@@ -104,8 +104,8 @@ def read_sources(
     """The text of each source file that can be found (for parameter names); others
     skipped: those ``allowed`` refuses (outside the source tree), those that are not
     regular files, and those larger than a source may be."""
+    from ..cuda.sources import MAX_SOURCE_BYTES
     from ..plumbing.bounded_read import read_bounded
-    from .kernel_sources import MAX_SOURCE_BYTES
 
     out = []
     for p in paths:
@@ -122,7 +122,7 @@ def read_sources(
 
 def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
     """The parsed SASS function of ``kernel``."""
-    from .sass import parse
+    from ..cuda.sass import parse
 
     for function in parse(disassembly):
         if function.name == kernel.mangled:
@@ -172,8 +172,8 @@ def trace_kernel(
     ``lines`` (pc -> file, line; :func:`source_lines`) overrides the instructions' own
     source locations in the report; ``memory`` (a :class:`.state.GlobalMemory`) receives
     the buffers, to be read after the run."""
-    from .emulator import run
-    from .state import GlobalMemory, Launch
+    from .emulator.execute import run
+    from .emulator.state import GlobalMemory, Launch
 
     memory = GlobalMemory() if memory is None else memory
     params = plan.param_bytes(memory)

@@ -39,7 +39,7 @@ from ..model import AccessResult
 from ..spec.compile import AccessDecl, Loop, SpecFile
 from ..spec.expr import CType, Expr
 from ..spec.layout import Layout, resolve
-from . import sass
+from . import sass_check
 
 ALIGN = 1024
 SINK_WORDS = 1024  # one result word per thread of the largest block
@@ -54,7 +54,7 @@ class Target:
     spec: SpecFile
     layout: Layout
     access: AccessDecl
-    expected: sass.Expected
+    expected: sass_check.Expected
     predicted: AccessResult
 
     @property
@@ -80,7 +80,7 @@ def plan_spec(spec: SpecFile, used: set[str]) -> list[Target]:
     layout = resolve(spec)
     for i, acc in enumerate(spec.accesses):
         kind = access_kind(spec, layout, acc)
-        expected = sass.expected_instruction(
+        expected = sass_check.expected_instruction(
             acc.op, kind.size, atomic=acc.atomic, matrices=acc.matrices, trans=acc.trans
         )
         predicted = analyze_access(spec, layout, acc, detail=False)

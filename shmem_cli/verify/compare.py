@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..plumbing.errors import ShmemError
-from . import ncu, sass
+from . import ncu, sass_check
 from .codegen import Target
 
 MATCH = "match"
@@ -24,7 +24,7 @@ class Outcome:
     target: Target
     status: str
     measured: ncu.Measured | None = None
-    verdict: sass.Verdict | None = None  # None when no SASS dump was given
+    verdict: sass_check.Verdict | None = None  # None when no SASS dump was given
     note: str = ""
     basis: str = ""  # how the wavefronts matched: ncu.RAW, LESS_ARBITRATION, PART_ARBITRATION
 
@@ -77,11 +77,11 @@ class Outcome:
 def compare_one(
     target: Target,
     launches: Mapping[str, list[ncu.Launch]],
-    functions: Mapping[str, list[sass.Instruction]] | None,
+    functions: Mapping[str, list[sass_check.Instruction]] | None,
 ) -> Outcome:
     verdict = None
     if functions is not None:
-        verdict = sass.check(functions.get(target.kernel), target.expected)
+        verdict = sass_check.check(functions.get(target.kernel), target.expected)
         if not verdict.ok:
             return Outcome(target, UNMEASURABLE, verdict=verdict, note=verdict.reason)
     runs = launches.get(target.kernel)
@@ -109,7 +109,7 @@ def compare_one(
 def compare(
     targets: list[Target],
     launches: list[ncu.Launch],
-    functions: Mapping[str, list[sass.Instruction]] | None,
+    functions: Mapping[str, list[sass_check.Instruction]] | None,
 ) -> list[Outcome]:
     """Every target's outcome, in order. ``functions`` is the parsed SASS dump, if any."""
     grouped = ncu.by_kernel(launches)

@@ -8,7 +8,7 @@ the generated ``run.sh`` on another machine (``--emit``):
 3. ``ncu --clock-control none --metrics ... --csv --print-units base ./shmem_verify > ncu.csv``
 
 Failures become :class:`~shmem_cli.trace.toolchain.ToolError` with the tool's own message;
-finding the tools is :mod:`shmem_cli.trace.toolchain`'s job, shared with ``shmem trace``.
+finding the tools is :mod:`shmem_cli.cuda.toolchain`'s job, shared with ``shmem trace``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cuda.toolchain import ToolError, run, tail, which
 from ..plumbing.fsutil import make_folder, write_atomic
-from ..trace.toolchain import ToolError, run, tail, which
 from . import ncu
 from .codegen import Target, program_source
 

@@ -1,0 +1,344 @@
+"""Finding and running NVIDIA's tools (nvcc, nvdisasm, cuobjdump, ncu, cu++filt).
+
+One module serves ``shmem trace`` and ``shmem verify``. A tool is looked up on
+``PATH``, then in ``$CUDA_HOME/bin``, ``$CUDA_PATH/bin`` and ``/usr/local/cuda/bin``,
+then (nvdisasm, cuobjdump, cu++filt) in the ``bin`` folders of NVIDIA's Python
+wheels (``nvidia-cuda-nvdisasm``, ``nvidia-cuda-cuobjdump``: ``pip install
+'shmem[cuda]'``), which put them under ``site-packages/nvidia/cu13/bin/``.
+
+Failures are :class:`ToolError` whose message says what is missing and how to
+get it, or what the tool printed; the commands turn it into exit status 2.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..plumbing.errors import shorten
+
+# what to install for each tool, in words
+INSTALL_HINTS: dict[str, str] = {
+    "nvcc": "install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME), "
+    "or give a compiled .cubin instead of the .cu file",
+    "nvdisasm": "pip install 'shmem[cuda]' (the nvidia-cuda-nvdisasm wheel), "
+    "or install the CUDA toolkit",
+    "cuobjdump": "pip install 'shmem[cuda]' (the nvidia-cuda-cuobjdump wheel), "
+    "or install the CUDA toolkit",
+    "ncu": "install Nsight Compute and put ncu on PATH",
+    "nvidia-smi": "install the NVIDIA driver",
+}
+WHEEL_TOOLS = ("nvdisasm", "cuobjdump", "cu++filt")
+DEFAULT_CUDA_BIN = "/usr/local/cuda/bin"
+TOOL_TIMEOUT = 600.0  # seconds for one compile or disassembly
+OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
+#: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings
+MAX_CUBIN_BYTES = 64 << 20
+#: cuobjdump and nvdisasm: address space and the largest file they may write
+INSPECT_MEMORY = 768 << 20
+#: nvcc and its children: the largest file they may write (preprocessed source, PTX, cubin)
+COMPILE_FILE_LIMIT = 1 << 30
+
+
+class ToolError(Exception):
+    """A CUDA tool is missing or failed; the message says which and why."""
+
+
+class ToolMissing(ToolError):
+    """A CUDA tool was not found; the message says what to install."""
+
+
+def cuda_dirs() -> list[str]:
+    """The ``bin`` folders of the CUDA toolkit installs named by the environment, then the
+    default."""
+    dirs = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            dirs.append(os.path.join(os.environ[var], "bin"))
+    dirs.append(DEFAULT_CUDA_BIN)
+    return dirs
+
+
+def wheel_bin_dirs() -> list[str]:
+    """The ``bin`` folders of NVIDIA's CUDA wheels installed beside shmem (``nvidia/*/bin``)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        spec = None
+    roots = list(spec.submodule_search_locations or ()) if spec is not None else []
+    out: list[str] = []
+    for root in roots:
+        # nvidia/cu13/bin (CUDA 13 wheels), nvidia/cuda_nvdisasm/bin (CUDA 12 wheels)
+        out += sorted(glob.glob(os.path.join(root, "*", "bin")), reverse=True)
+    return out
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def which(tool: str) -> str | None:
+    """``tool`` on PATH, else in the usual CUDA, wheel and Nsight Compute install folders."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    candidates = [os.path.join(d, tool) for d in cuda_dirs()]
+    if tool in WHEEL_TOOLS:
+        candidates += [os.path.join(d, tool) for d in wheel_bin_dirs()]
+    if tool == "ncu":
+        candidates += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True)
+        candidates += sorted(glob.glob("/usr/local/NVIDIA-Nsight-Compute*/ncu"), reverse=True)
+    for c in candidates:
+        if _executable(c):
+            return c
+    return None
+
+
+def require(tool: str, purpose: str) -> str:
+    """The path of ``tool``, or a :class:`ToolError` saying what to install."""
+    found = which(tool)
+    if found is None:
+        hint = INSTALL_HINTS.get(tool, "install the CUDA toolkit")
+        raise ToolMissing(f"{tool} is needed {purpose} but was not found: {hint}")
+    return found
+
+
+def tail(text: str, lines: int = 15) -> str:
+    """The last lines of a tool's output, for error messages."""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = TOOL_TIMEOUT,
+    stdin: str | None = None,
+    file_limit: int | None = None,
+    memory_limit: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a tool and capture its output (never raises for a non-zero exit status).
+
+    The tool runs as :func:`shmem_cli.tool_process.run_tool` runs it: its own process
+    group, a private TMPDIR removed afterwards, output capped at :data:`OUTPUT_LIMIT`.
+    A time limit raises :class:`subprocess.TimeoutExpired`, another limit a
+    :class:`ToolError` saying which."""
+    from ..plumbing.tool_process import ToolLimit, run_tool
+
+    start = time.monotonic()
+    try:
+        done = run_tool(
+            args,
+            cwd=cwd,
+            timeout=timeout,
+            output_limit=OUTPUT_LIMIT,
+            file_limit=file_limit,
+            memory_limit=memory_limit,
+            stdin=stdin,
+        )
+    except ToolLimit as exc:
+        if timeout is not None and time.monotonic() - start >= timeout:
+            raise subprocess.TimeoutExpired(list(args), timeout) from None
+        raise ToolError(str(exc)) from None
+    return subprocess.CompletedProcess(list(args), done.returncode, done.stdout, done.stderr)
+
+
+def run_checked(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = TOOL_TIMEOUT,
+    file_limit: int | None = None,
+    memory_limit: int | None = None,
+    explain: Callable[[str], str] = tail,
+) -> str:
+    """Run a tool; its standard output, or a :class:`ToolError` with what it printed
+    (``explain`` picks what of its messages is shown)."""
+    name = Path(args[0]).name
+    try:
+        res = run(args, cwd=cwd, timeout=timeout, file_limit=file_limit, memory_limit=memory_limit)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{name} did not finish within {timeout:.0f} s") from None
+    except OSError as exc:
+        raise ToolError(f"cannot run {args[0]}: {exc.strerror or exc}") from None
+    if res.returncode != 0:
+        said = explain(res.stderr or res.stdout) or "(no output)"
+        status = (
+            f"killed by signal {-res.returncode}"
+            if res.returncode < 0
+            else f"exit status {res.returncode}"
+        )
+        raise ToolError(f"{name} failed ({status}):\n{said}")
+    return res.stdout
+
+
+# --- from a kernel file to a cubin ------------------------------------------------------------
+
+ELF_MAGIC = b"\x7fELF"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")
+
+
+@dataclass(frozen=True)
+class Cubin:
+    """A cubin ready to read: its path and where it came from."""
+
+    path: Path
+    origin: str  # "compiled from k.cu", "given", "extracted from app (name.sm_90.cubin)"
+
+
+def compile_cu(
+    source: Path,
+    arch: str,
+    folder: Path,
+    extra: Sequence[str] = (),
+    *,
+    nvcc: str | None = None,
+    explain: Callable[[str], str] = tail,
+) -> Path:
+    """``nvcc -cubin -lineinfo -O3 -arch=ARCH [extra] -o folder/kernel.cubin source``.
+
+    ``extra`` must already be in the form :func:`shmem_cli.nvcc_args.check_nvcc_args`
+    gives (it is checked again here, and so are the paths, for characters a shell
+    would act on); ``explain`` picks what of nvcc's messages a failure shows."""
+    from .nvcc_args import NvccArgError, check_nvcc_args, shell_special
+
+    try:
+        again, _ = check_nvcc_args(extra, base=folder, inside=lambda _: True)
+    except NvccArgError as exc:
+        raise ToolError(exc.message) from None
+    if again != list(extra):
+        raise ToolError("nvcc arguments must be checked before compiling")
+    src = source.resolve()
+    out = folder / "kernel.cubin"
+    for text in (str(src), str(out), arch):
+        bad = shell_special(text)
+        if bad is not None:
+            raise ToolError(
+                f"{shorten(text)!r} holds {bad!r}, which nvcc would hand to a shell; "
+                "rename the file or folder"
+            )
+    nvcc = nvcc or require("nvcc", f"to compile {source}")
+    args = [nvcc, "-cubin", "-lineinfo", "-O3", f"-arch={arch}", *extra, "-o", str(out)]
+    run_checked([*args, str(src)], cwd=folder, file_limit=COMPILE_FILE_LIMIT, explain=explain)
+    if not out.is_file():
+        raise ToolError(f"nvcc wrote no cubin for {source}")
+    return out
+
+
+def embedded_cubins(binary: Path, *, cuobjdump: str | None = None) -> list[str]:
+    """Names of the cubins embedded in an executable or shared library (``cuobjdump -lelf``)."""
+    tool = cuobjdump or require("cuobjdump", f"to list the cubins in {binary}")
+    listing = run_checked(
+        [tool, "-lelf", str(binary.resolve())],
+        file_limit=MAX_CUBIN_BYTES,
+        memory_limit=INSPECT_MEMORY,
+    )
+    names = []
+    for line in listing.splitlines():
+        # "ELF file    1: app.1.sm_90.cubin"
+        head, sep, name = line.partition(":")
+        if sep and head.strip().startswith("ELF file") and name.strip():
+            names.append(name.strip())
+    return names
+
+
+def cubin_arch_of(name: str) -> str | None:
+    """``sm_90`` from an embedded cubin's name such as ``app.1.sm_90.cubin``."""
+    for part in reversed(name.split(".")):
+        if part.startswith("sm_"):
+            return part
+    return None
+
+
+def extract_cubins(
+    binary: Path, arch: str, folder: Path, *, cuobjdump: str | None = None
+) -> list[Cubin]:
+    """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
+    into ``folder``; an error naming the architectures it has when none is for ``arch``."""
+    from ..plumbing import fsutil
+    from ..trace.kernel.fatbin import cubins_for_arch
+
+    try:
+        found = cubins_for_arch(binary.read_bytes(), arch)
+    except (OSError, struct.error):
+        found = []
+    if found:
+        out = []
+        for i, data in enumerate(found):
+            path = folder / f"{binary.name}.{i}.{arch}.cubin"
+            fsutil.write_bytes(path, data)
+            out.append(Cubin(path, f"extracted from {binary} (fat binary entry {i})"))
+        return out
+    tool = cuobjdump or require("cuobjdump", f"to extract the cubins of {binary}")
+    names = embedded_cubins(binary, cuobjdump=tool)
+    if not names:
+        raise ToolError(f"{binary} holds no cubin (cuobjdump -lelf lists none)")
+    # a name can be listed twice (cuobjdump -xelf extracts one file per name); a name is
+    # the binary's own text: only plain file names are used (no folder, no option)
+    plain = [n for n in names if _PLAIN_NAME.match(n)]
+    matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
+    if not matching:
+        have = ", ".join(sorted({cubin_arch_of(n) or n for n in names}))
+        raise ToolError(f"{binary} holds no cubin for {arch} (it has: {have}); pass --arch")
+    out = []
+    for name in matching:
+        run_checked(
+            [tool, "-xelf", name, str(binary.resolve())],
+            cwd=folder,
+            file_limit=MAX_CUBIN_BYTES,
+            memory_limit=INSPECT_MEMORY,
+        )
+        path = folder / name
+        if not path.is_file():
+            raise ToolError(f"cuobjdump -xelf {name} wrote no file")
+        out.append(Cubin(path, f"extracted from {binary} ({name})"))
+    return out
+
+
+def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:
+    """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text."""
+    tool = nvdisasm or require("nvdisasm", f"to disassemble {cubin}")
+    return run_checked(
+        [tool, "-gi", "-c", str(cubin.resolve())],
+        file_limit=OUTPUT_LIMIT + (1 << 20),
+        memory_limit=INSPECT_MEMORY,
+    )
+
+
+def kernel_input_kind(path: Path) -> str:
+    """What a KERNEL argument is: ``cu`` (CUDA source), ``cubin`` or ``binary`` (ELF host file).
+
+    A cubin is an ELF file too; it is told apart from a host executable by its
+    machine field (EM_CUDA, 190).
+    """
+    suffix = path.suffix.lower()
+    if suffix in (".cu", ".cuh"):
+        return "cu"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(20)
+    except OSError as exc:
+        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if head[:4] != ELF_MAGIC:
+        if suffix == ".cubin":
+            raise ToolError(f"{path} is not a cubin (no ELF header)")
+        raise ToolError(
+            f"{path} is neither CUDA source (.cu) nor a cubin nor an executable or "
+            "shared library with embedded cubins"
+        )
+    little = head[5] == 1
+    machine = int.from_bytes(head[18:20], "little" if little else "big")
+    return "cubin" if machine == EM_CUDA else "binary"
+
+
+EM_CUDA = 190

@@ -1,0 +1,77 @@
+"""What a memory instruction accesses, read from its opcode and modifiers: the width of
+a lane's access, an atomic's operation and class, an ldmatrix/stmatrix's matrix count,
+and the engine's :class:`~shmem_cli.hardware.engine.AccessKind` the recorder is given for a
+shared-memory access.
+
+One place for these, so that the memory families (:mod:`.ops_mem`, :mod:`.ops_atomic`,
+:mod:`.ops_ldsm`) and the emulator's up-front pass over a function agree; which opcodes
+are shared-memory ops, and how SASS spells widths and atomic classes, is the op
+vocabulary's (:mod:`shmem_cli.hardware.ops`).
+"""
+
+from __future__ import annotations
+
+from ...cuda.sass import Instruction, Mem
+from ...hardware import ops
+from ...hardware.engine import AccessKind
+from .op_table import unsupported
+
+
+def access_width(ins: Instruction) -> tuple[int, bool]:
+    """Bytes per lane and whether a sub-word load sign-extends."""
+    return ops.sass_width(ins.mods)
+
+
+def shared_op_of(ins: Instruction) -> AccessKind | None:
+    """What a shared-memory instruction does per lane; None for other instructions."""
+    op = ops.op_of_opcode(ins.opcode)
+    if op is None:
+        return None
+    if op.matrix:
+        count, _ = matrix_shape(ins)
+        return AccessKind(op.name, op.widths[0], matrices=count)
+    if op.atomic:
+        return AccessKind(op.name, access_width(ins)[0], atomic_class(ins))
+    return AccessKind(op.name, access_width(ins)[0])
+
+
+def wgmma_kind() -> AccessKind:
+    """A wgmma's operand reads (costed by the measured rule of :mod:`.wgmma`, not by lanes)."""
+    return AccessKind("wgmma", 16)
+
+
+def shared_kind(ins: Instruction) -> AccessKind:
+    """``shared_op_of`` for an instruction known to access shared memory."""
+    kind = shared_op_of(ins)
+    assert kind is not None
+    return kind
+
+
+def atomic_op(ins: Instruction) -> str:
+    """The operation an atomic or reduction applies (ADD, MIN, ..., CAS, POPC)."""
+    for m in ins.mods:
+        if ops.atomic_class_of_sass(m) is not None:
+            return m
+    raise unsupported(ins, "unknown atomic operation")
+
+
+def atomic_class(ins: Instruction) -> str:
+    """The engine's class of an ATOMS (the op vocabulary's class of its operation). An
+    "add" (ADD, MIN, MAX, INC, DEC, AND, OR, XOR) whose address is a per-thread register
+    is served lane by lane even when every lane gives one address (measured: 32
+    wavefronts a request, tests/data/trace/everyday), so it is charged as an exchange;
+    only a uniform-register address is reduced in one."""
+    cls = ops.atomic_class_of_sass(atomic_op(ins))
+    assert cls is not None
+    mem = next((o for o in ins.operands if isinstance(o, Mem)), None)
+    per_thread = mem is not None and mem.reg is not None and not mem.reg.is_zero
+    return "exch" if cls == "add" and per_thread else cls
+
+
+def matrix_shape(ins: Instruction) -> tuple[int, bool]:
+    """An ldmatrix/stmatrix's matrix count (1, 2 or 4) and whether it transposes."""
+    trans = "MT88" in ins.mods or "TRANS" in ins.mods
+    count = next((int(m) for m in ins.mods if m in ("1", "2", "4")), 1)
+    if "16" not in ins.mods:
+        raise unsupported(ins, "only 16-bit element matrices")
+    return count, trans

@@ -1,0 +1,79 @@
+"""The opcode registry: every opcode family, and decoding with the full table.
+
+Importing a family module registers its builders in :data:`decode.TABLE
+<shmem_cli.trace.decode.TABLE>`; this module imports every family, so whoever decodes
+through it sees every opcode. A new family module is added to :data:`FAMILIES`. An
+opcode outside the table is an error naming it, its pc and its source line.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ...cuda.sass import Function, Instruction
+from .op_table import TABLE, Builder, Context, Step
+from .ops import async_proxy as ops_async
+from .ops import atomic as ops_atomic
+from .ops import bits as ops_bits
+from .ops import control as ops_ctrl
+from .ops import convert as ops_convert
+from .ops import floating as ops_float
+from .ops import half as ops_half
+from .ops import integer as ops_int
+from .ops import ldsm as ops_ldsm
+from .ops import memory as ops_mem
+from .ops import mma as ops_mma
+from .ops import warp as ops_warp
+from .state import Block, Idx, TraceError
+
+#: The family modules, each registering the opcodes of one kind of instruction.
+FAMILIES: tuple[ModuleType, ...] = (
+    ops_int,
+    ops_bits,
+    ops_float,
+    ops_half,
+    ops_convert,
+    ops_mem,
+    ops_atomic,
+    ops_ldsm,
+    ops_ctrl,
+    ops_warp,
+    ops_mma,
+    ops_async,
+)
+
+
+def registered() -> dict[str, Builder]:
+    """Every registered opcode and its builder."""
+    return dict(TABLE)
+
+
+def decode(ins: Instruction, ctx: Context) -> Step:
+    """The step of one instruction, or a :class:`TraceError` naming it."""
+    if ins.error is not None:
+        raise TraceError(f"instruction {ins.text!r} did not parse: {ins.error}", ins)
+    builder = TABLE.get(ins.opcode)
+    if builder is None:
+        raise TraceError(f"instruction {ins.name} is not modelled by the emulator", ins)
+    return builder(ins, ctx)
+
+
+def decode_function(fn: Function) -> list[Step]:
+    """Every instruction's step. One the emulator cannot run becomes a step that raises
+    its error when a thread reaches it: library code carries paths a launch never takes
+    (CUB's warp-collective fallbacks behind ``BRA.DIV``), which must not stop a trace."""
+    ctx = Context(fn)
+    steps = []
+    for ins in fn.instructions:
+        try:
+            steps.append(decode(ins, ctx))
+        except TraceError as exc:
+            steps.append(_raises(exc))
+    return steps
+
+
+def _raises(error: TraceError) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        raise error
+
+    return step

@@ -1,0 +1,68 @@
+"""How an instruction is decoded: builders, their context and the opcode table.
+
+Each instruction is decoded once into a step closure. A step is ``step(block,
+index)``: it executes the instruction for the threads of the index (those at its pc
+whose guard predicate holds). A builder turns an instruction into its step; the
+``ops_*`` family modules register theirs in :data:`TABLE` with :func:`op`. This module
+imports no family: :mod:`shmem_cli.trace.emulator.decode` imports them all and decodes with
+the full table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from ...cuda.sass import Function, Instruction, Label
+from .state import Block, Idx, TraceError
+
+Step: TypeAlias = Callable[[Block, Idx], None]
+
+
+@dataclass
+class Context:
+    """What a builder may need beyond the instruction: the function and its labels."""
+
+    function: Function
+
+    def __post_init__(self) -> None:
+        self._lookup = {x.pc: i for i, x in enumerate(self.function.instructions)}
+
+    def position(self, ins: Instruction) -> int:
+        """The index of an instruction of this function."""
+        return self._lookup[ins.pc]
+
+    def target(self, ins: Instruction, label: Label) -> int:
+        """The instruction index a label names."""
+        pc = self.function.labels.get(label.name)
+        if pc is None:
+            if label.name == self.function.name:
+                return 0
+            raise TraceError(f"unknown branch target {label.name}", ins)
+        return self.index_of(ins, pc)
+
+    def index_of(self, ins: Instruction, pc: int) -> int:
+        if pc not in self._lookup:
+            raise TraceError(f"branch target pc 0x{pc:x} is not an instruction", ins)
+        return self._lookup[pc]
+
+
+Builder: TypeAlias = Callable[[Instruction, Context], Step]
+TABLE: dict[str, Builder] = {}
+
+
+def op(*names: str) -> Callable[[Builder], Builder]:
+    """Register a builder for the given base opcodes."""
+
+    def deco(fn: Builder) -> Builder:
+        for n in names:
+            TABLE[n] = fn
+        return fn
+
+    return deco
+
+
+def unsupported(ins: Instruction, what: str = "") -> TraceError:
+    extra = f" ({what})" if what else ""
+    return TraceError(f"instruction {ins.name} is not modelled by the emulator{extra}", ins)

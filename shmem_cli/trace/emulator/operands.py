@@ -1,0 +1,329 @@
+"""Operand access, decoded once per instruction into small closures.
+
+A reader returns ``(value, taint)`` for the threads of an index: 32-bit values as
+``uint32`` (an immediate or constant as a 0-d array that broadcasts), 64-bit values as
+``uint64``, predicates as ``bool``; taint as a ``uint8`` array or the integer 0. The
+operand's sign and absolute-value marks are applied as the mode says: ``"i"``
+integer (``-x`` is two's complement, ``~x`` bitwise not), ``"f"`` float32 (sign bit),
+``"h"`` a pair of float16 (both sign bits), ``"d"`` float64.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+import numpy as np
+
+from ...cuda.sass import Const, Imm, Instruction, Operand, Reg, Special
+from .state import PT, RZ, URZ, Block, Idx, TraceError
+
+Reader: TypeAlias = Callable[[Block, Idx], tuple[Any, Any]]
+Writer: TypeAlias = Callable[[Block, Idx, Any, Any], None]
+
+_SIGN32 = np.uint32(0x80000000)
+_SIGN_H2 = np.uint32(0x80008000)
+_SIGN64 = np.uint64(0x8000000000000000)
+
+
+def u32(v: int) -> Any:
+    return np.array(v & 0xFFFFFFFF, dtype=np.uint32)
+
+
+def f32_bits(x: float) -> int:
+    return int(struct.unpack("<I", struct.pack("<f", x))[0])
+
+
+def imm_bits(op: Imm, mode: str) -> int:
+    """The 32-bit pattern of an immediate in an instruction of the given mode."""
+    if mode == "f" and not op.text.lstrip("-").startswith("0x"):
+        return f32_bits(op.float_value)
+    if mode == "h":
+        return int(np.array(op.float_value, dtype=np.float16).view(np.uint16))
+    if op.int_value is None:
+        return f32_bits(op.float_value)
+    return op.int_value & 0xFFFFFFFF
+
+
+def _apply_mods(v: Any, neg: bool, inv: bool, absolute: bool, mode: str) -> Any:
+    if mode == "i":
+        if absolute:
+            v = np.abs(v.view(np.int32)).view(np.uint32)
+        if neg:
+            v = (np.uint32(0) - v).astype(np.uint32)
+        if inv:
+            v = ~v
+        return v
+    sign = _SIGN_H2 if mode == "h" else _SIGN32
+    if absolute:
+        v = v & ~sign
+    if neg:
+        v = v ^ sign
+    if inv:
+        v = ~v
+    return v
+
+
+def const_bytes(blk: Block, bank: int, off: Any, width: int, ins: Instruction) -> Any:
+    """``width`` bytes of a constant bank at byte offsets ``off`` (int or array)."""
+    img = blk.cbank.get(bank)
+    if img is None:
+        raise TraceError(f"constant bank {bank} is not loaded", ins)
+    off_arr = np.asarray(off, dtype=np.int64)
+    if off_arr.size and (int(off_arr.min()) < 0 or int(off_arr.max()) + width > len(img)):
+        raise TraceError(
+            f"constant bank {bank} read at 0x{int(off_arr.max()):x} is out of range", ins
+        )
+    idx = off_arr[..., None] + np.arange(width)
+    return img[idx]
+
+
+def read_u32(op: Operand, mode: str, ins: Instruction) -> Reader:
+    if isinstance(op, Reg):
+        if op.kind not in ("R", "UR"):
+            raise TraceError(f"register {op.kind}{op.index} where a 32-bit value is read", ins)
+        if op.is_zero:
+            z = u32(0)
+            zero = _apply_mods(z, op.neg, op.inv, op.abs, mode)
+            return lambda b, ix: (zero, 0)
+        i = op.index
+        neg, inv, ab = op.neg, op.inv, op.abs
+        half = _half_sel(op.sel) if mode == "h" else None
+        plain = not (neg or inv or ab or half)
+        if op.kind == "R":
+            if plain:
+                return lambda b, ix: (b.r[i, ix], b.tr[i, ix])
+
+            def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
+                v = b.r[i, ix]
+                if half:
+                    v = half(v)
+                return _apply_mods(v, neg, inv, ab, mode), b.tr[i, ix]
+
+            return rd
+        if plain:
+            return lambda b, ix: (b.ur[i, ix], b.tur[i, ix])
+
+        def rdu(b: Block, ix: Idx) -> tuple[Any, Any]:
+            v = b.ur[i, ix]
+            if half:
+                v = half(v)
+            return _apply_mods(v, neg, inv, ab, mode), b.tur[i, ix]
+
+        return rdu
+    if isinstance(op, Imm):
+        bits = imm_bits(op, mode)
+        if mode == "h":
+            bits = bits | (bits << 16)
+        val = _apply_mods(
+            u32(bits), op.neg and mode == "i" and op.int_value is None, False, False, mode
+        )
+        if op.abs:
+            val = _apply_mods(val, False, False, True, mode)
+        return lambda b, ix: (val, 0)
+    if isinstance(op, Const):
+        return _read_const(op, mode, ins, 4)
+    raise TraceError(f"operand '{op}' cannot be read as a 32-bit value", ins)
+
+
+def _half_sel(sel: tuple[str, ...]) -> Callable[[Any], Any] | None:
+    """Selectors of a half2 operand: H0_H0 repeats the low half, H1_H1 the high one."""
+    if "H0_H0" in sel:
+        return lambda v: (v & np.uint32(0xFFFF)) * np.uint32(0x10001)
+    if "H1_H1" in sel:
+        return lambda v: (v >> np.uint32(16)) * np.uint32(0x10001)
+    return None
+
+
+def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
+    bank, off = op.bank, op.offset
+    dtype = np.uint32 if width == 4 else np.uint64
+    if op.reg is None:
+        cache: dict[int, Any] = {}
+
+        def rc(b: Block, ix: Idx) -> tuple[Any, Any]:
+            key = id(b)
+            if key not in cache:
+                raw = const_bytes(b, bank, off, width, ins)
+                v = np.frombuffer(raw.tobytes(), dtype=dtype)[0]
+                v = np.array(v, dtype=dtype)
+                if width == 4:
+                    v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
+                cache.clear()
+                cache[key] = v
+            return cache[key], 0
+
+        return rc
+    base = read_u32(op.reg, "i", ins)
+
+    def rcr(b: Block, ix: Idx) -> tuple[Any, Any]:
+        r, t = base(b, ix)
+        offs = r.astype(np.int64) + off
+        raw = const_bytes(b, bank, offs, width, ins)
+        v = np.ascontiguousarray(raw).view(dtype)[..., 0]
+        if width == 4:
+            v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
+        return v, t
+
+    return rcr
+
+
+def read_u64(op: Operand, ins: Instruction, mode: str = "i") -> Reader:
+    """A 64-bit operand: a register pair, a constant, or a sign-extended immediate."""
+    if isinstance(op, Reg):
+        if op.is_zero:
+            z = np.array(0, dtype=np.uint64)
+            return lambda b, ix: (z, 0)
+        if op.kind not in ("R", "UR"):
+            raise TraceError(f"register {op.kind}{op.index} where a 64-bit value is read", ins)
+        i = op.index
+        neg, ab = op.neg, op.abs
+
+        def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
+            regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
+            v = regs[i, ix].astype(np.uint64) | (regs[i + 1, ix].astype(np.uint64) << np.uint64(32))
+            t = taint[i, ix] | taint[i + 1, ix]
+            if mode == "d":
+                if ab:
+                    v = v & ~_SIGN64
+                if neg:
+                    v = v ^ _SIGN64
+            elif neg:
+                v = np.uint64(0) - v
+            return v, t
+
+        return rd
+    if isinstance(op, Imm):
+        if mode == "d":
+            val = np.array(op.float_value, dtype=np.float64).view(np.uint64)
+            if op.text.startswith("0x") and op.int_value is not None:
+                # a 32-bit hex immediate of a double op holds the upper word
+                val = np.array(op.int_value << 32, dtype=np.uint64)
+        else:
+            iv = op.int_value if op.int_value is not None else 0
+            if iv & 0x80000000 and iv < (1 << 32):
+                iv -= 1 << 32
+            val = np.array(iv & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
+        return lambda b, ix: (val, 0)
+    if isinstance(op, Const):
+        return _read_const(op, mode, ins, 8)
+    raise TraceError(f"operand '{op}' cannot be read as a 64-bit value", ins)
+
+
+def read_pred(op: Operand, ins: Instruction) -> Reader:
+    if not isinstance(op, Reg) or op.kind not in ("P", "UP"):
+        raise TraceError(f"expected a predicate, found '{op}'", ins)
+    i, neg = op.index, op.not_
+    if i == PT:
+        v = np.array(not neg)
+        return lambda b, ix: (v, 0)
+    if op.kind == "P":
+        if neg:
+            return lambda b, ix: (~b.p[i, ix], b.tp[i, ix])
+        return lambda b, ix: (b.p[i, ix], b.tp[i, ix])
+    if neg:
+        return lambda b, ix: (~b.up[i, ix], b.tup[i, ix])
+    return lambda b, ix: (b.up[i, ix], b.tup[i, ix])
+
+
+def _nowrite(b: Block, ix: Idx, v: Any, t: Any) -> None:
+    return None
+
+
+def write_u32(op: Operand, ins: Instruction) -> Writer:
+    if not isinstance(op, Reg) or op.kind not in ("R", "UR"):
+        raise TraceError(f"expected a destination register, found '{op}'", ins)
+    if op.is_zero:
+        return _nowrite
+    i = op.index
+    if op.kind == "R":
+
+        def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
+            b.r[i, ix] = v
+            b.tr[i, ix] = t
+
+        return wr
+
+    def wu(b: Block, ix: Idx, v: Any, t: Any) -> None:
+        b.ur[i, ix] = v
+        b.tur[i, ix] = t
+
+    return wu
+
+
+def write_regs(op: Operand, count: int, ins: Instruction) -> Writer:
+    """A destination of ``count`` consecutive registers; the value is (count, n) uint32."""
+    if not isinstance(op, Reg) or op.kind not in ("R", "UR"):
+        raise TraceError(f"expected a destination register, found '{op}'", ins)
+    if op.is_zero:
+        return _nowrite
+    i = op.index
+    limit = RZ if op.kind == "R" else URZ
+    if i + count > limit:
+        raise TraceError(f"register range {op.kind}{i}..{i + count - 1} runs past the last", ins)
+
+    def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
+        regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
+        for k in range(count):
+            regs[i + k, ix] = v[k]
+            taint[i + k, ix] = t[k] if isinstance(t, (list, tuple)) else t
+
+    return wr
+
+
+def read_regs(op: Operand, count: int, ins: Instruction) -> Reader:
+    """``count`` consecutive registers as a (count, n) array and their OR-ed taint list."""
+    if not isinstance(op, Reg) or op.kind not in ("R", "UR"):
+        raise TraceError(f"expected a source register, found '{op}'", ins)
+    i = op.index
+
+    def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
+        n = b.count(ix)
+        if op.is_zero:
+            return np.zeros((count, n), dtype=np.uint32), [0] * count
+        regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
+        return regs[i : i + count, ix], [taint[i + k, ix] for k in range(count)]
+
+    return rd
+
+
+def write_u64(op: Operand, ins: Instruction) -> Writer:
+    w = write_regs(op, 2, ins)
+
+    def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
+        v = np.asarray(v, dtype=np.uint64)
+        lo = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        hi = (v >> np.uint64(32)).astype(np.uint32)
+        w(b, ix, (lo, hi), t)
+
+    return wr
+
+
+def write_pred(op: Operand, ins: Instruction) -> Writer:
+    if not isinstance(op, Reg) or op.kind not in ("P", "UP"):
+        raise TraceError(f"expected a destination predicate, found '{op}'", ins)
+    if op.is_true:
+        return _nowrite
+    i = op.index
+    if op.kind == "P":
+
+        def wp(b: Block, ix: Idx, v: Any, t: Any) -> None:
+            b.p[i, ix] = v
+            b.tp[i, ix] = t
+
+        return wp
+
+    def wup(b: Block, ix: Idx, v: Any, t: Any) -> None:
+        b.up[i, ix] = v
+        b.tup[i, ix] = t
+
+    return wup
+
+
+def is_pred(op: Operand) -> bool:
+    return isinstance(op, Reg) and op.kind in ("P", "UP")
+
+
+def is_special(op: Operand) -> bool:
+    return isinstance(op, Special)

@@ -1,0 +1,210 @@
+"""Atomic instructions on shared and global memory: ATOMS, ATOMG, ATOM and the
+reductions RED/REDG, 32- and 64-bit, integer, float, double and half2.
+
+Order: the warps at the instruction are served one after the other, rotating which warp
+goes first from one execution of the instruction to the next (round robin, as the H200
+serves the retries of contending compare-and-swap loops, docs/hardware-model.md section
+5); the lanes of a warp in lane order. Every other atomic applies lane by lane in that
+order, a compare-and-swap comparing with memory as the lanes before it left it.
+
+``ATOMS.CAST.SPIN`` (the compare-and-swap of the loops nvcc emits for float, double,
+half2 and 64-bit atomics) writes its destination with 1 where the swap happened and 0
+where not (a 64-bit one: the pair 1, 0), never the old value; per warp and address only
+the first lane whose compare value matches swaps, the others fail and retry.
+
+A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, ...`` (the
+fast path of half2 atomics) is not performed there and writes P0 false, so that the
+kernel takes its shared-memory path; other generic atomics are applied to shared memory,
+and their shared traffic is listed as not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction, Mem, Operand, Reg
+from ....hardware.engine import AccessKind
+from ..access_kind import access_width, atomic_op, shared_op_of
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_u32, read_u64, write_pred, write_regs
+from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
+from .memory import (
+    address,
+    check_align,
+    gather_taint,
+    or_all,
+    record_shared,
+    scatter_taint,
+    shared_offsets,
+)
+
+_U = np.uint32
+_FLOAT = {"F32": np.float32, "F64": np.float64}
+
+
+def _signed(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def _half2(old: int, val: int, opname: str) -> int:
+    a = np.array([old], dtype=np.uint32).view(np.float16)
+    b = np.array([val], dtype=np.uint32).view(np.float16)
+    pick = {"ADD": np.add, "MIN": np.minimum, "MAX": np.maximum}[opname]
+    r = pick(a, b)
+    return int(r.astype(np.float16).view(np.uint32)[0])
+
+
+def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits: int) -> int:
+    """The value an atomic leaves in memory, on ``bits``-wide unsigned words."""
+    mask = (1 << bits) - 1
+    if "F16x2" in mods:
+        return _half2(old, val, opname)
+    fmt = next((f for m, f in _FLOAT.items() if m in mods), None)
+    if fmt is not None and opname in ("ADD", "MIN", "MAX"):
+        ut = np.uint32 if bits == 32 else np.uint64
+        o, v = np.array([old, val], dtype=ut).view(fmt)
+        r = o + v if opname == "ADD" else (min(o, v) if opname == "MIN" else max(o, v))
+        return int(np.array([r], dtype=fmt).view(ut)[0])
+    signed = "S32" in mods or "S64" in mods
+    so, sv = (_signed(old, bits), _signed(val, bits)) if signed else (old, val)
+    table: dict[str, Callable[[], int]] = {
+        "ADD": lambda: old + val,
+        "POPC": lambda: old + 1,
+        "MIN": lambda: min(so, sv),
+        "MAX": lambda: max(so, sv),
+        "INC": lambda: 0 if old >= val else old + 1,
+        "DEC": lambda: val if old == 0 or old > val else old - 1,
+        "AND": lambda: old & val,
+        "OR": lambda: old | val,
+        "XOR": lambda: old ^ val,
+        "EXCH": lambda: val,
+        "CAS": lambda: val if old == cmp else old,
+        "CAST": lambda: val if old == cmp else old,
+    }
+    return table[opname]() & mask
+
+
+def _wide_address(mem: Operand, ins: Instruction) -> Operand:
+    """A generic ``ATOM.E`` names a 64-bit address pair as ``[R4]``."""
+    generic = ins.opcode == "ATOM" and "E" in ins.mods
+    if generic and isinstance(mem, Mem) and mem.reg is not None and "64" not in mem.reg.sel:
+        reg = mem.reg
+        wide = Reg(reg.kind, reg.index, sel=(*reg.sel, "64"))
+        return Mem(wide, mem.ureg, mem.offset, mem.desc)
+    return mem
+
+
+def warp_order(b: Block, index: int, ids: Any) -> Any:
+    """Positions of ``ids`` in serving order: warps rotated by the instruction's executions
+    (round robin over the warps at it), lanes of a warp in order."""
+    warps = ids >> 5
+    present = np.unique(warps)
+    turn = b.atomic_turns.get(index, 0)
+    b.atomic_turns[index] = turn + 1
+    k = turn % len(present)
+    rank = {int(w): r for r, w in enumerate(np.concatenate([present[k:], present[:k]]))}
+    keys = np.array([rank[int(w)] for w in warps], dtype=np.int64) * 64 + (ids & 31)
+    return np.argsort(keys, kind="stable")
+
+
+@op("ATOMS", "ATOMG", "ATOM", "RED", "REDG")
+def _atomic(ins: Instruction, ctx: Context) -> Step:
+    opname = atomic_op(ins)
+    ops = list(ins.operands)
+    # destinations come first: an optional predicate (ATOMG PT, ATOM P0), then a register
+    wpred: Operand | None = None
+    if ops and isinstance(ops[0], Reg) and ops[0].kind == "P":
+        wpred = ops.pop(0)
+    dest: Operand | None = None
+    if ins.opcode not in ("RED", "REDG"):
+        dest = ops.pop(0)
+        if isinstance(dest, Reg) and dest.kind == "P":
+            wpred, dest = dest, ops.pop(0)
+    mem = _wide_address(ops.pop(0), ins)
+    srcs = ops
+    width, _ = access_width(ins)
+    if "F16x2" in ins.mods:
+        width = 4
+    if width not in (4, 8):
+        raise unsupported(ins, f"{width}-byte atomics")
+    bits = 8 * width
+    words = width // 4
+    spin = opname == "CAST"
+    ra = address(mem, ins)
+    readers = [read_u32(s, "i", ins) if width == 4 else read_u64(s, ins) for s in srcs]
+    w = write_regs(dest, words, ins) if dest is not None else None
+    keeps = isinstance(wpred, Reg) and not wpred.is_true
+    wp = write_pred(wpred, ins) if wpred is not None and keeps else None
+    index = ctx.position(ins)
+    kind = shared_op_of(ins) or AccessKind("atomic", width)  # recorded for ATOMS only
+    shared = ins.opcode == "ATOMS"
+    generic = ins.opcode == "ATOM"
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        n = b.count(ix)
+        in_window = ((a >> 32) == SHARED_WINDOW_HI) if generic else np.zeros(n, dtype=bool)
+        if generic and in_window.any() and wp is not None and dest is not None and _no_dest(dest):
+            # the generic fast path of a half2 atomic: not done on shared memory
+            done = ~in_window
+            if done.any():
+                raise unsupported(ins, "a generic atomic on global and shared lanes at once")
+            wp(b, ix, done, ta)
+            return
+        check_align(a, width, ins)
+        vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
+        tv = or_all([r(b, ix)[1] for r in readers])
+        if shared or in_window.all() and generic:
+            off = shared_offsets(b, a, width, ins)
+            if shared:
+                record_shared(b, index, ins, kind, ix, off, ta)
+            else:
+                b.unmodelled[index] = b.unmodelled.get(index, 0) + len(np.unique(b.ids(ix) >> 5))
+            data, taint = b.smem, b.tsmem
+        elif generic and in_window.any():
+            raise unsupported(ins, "a generic atomic on global and shared lanes at once")
+        else:
+            mem_ = b.launch.memory
+            off = mem_.offsets(a, width, ins)
+            data, taint = mem_.data, None
+        cells = data.view(np.uint32 if width == 4 else np.uint64)
+        cell = off // width
+        old = np.zeros(n, dtype=np.uint64)
+        ok = np.zeros(n, dtype=bool)
+        if opname in ("CAS", "CAST"):
+            cmp_v, new_v = vals[0], vals[1]
+        else:
+            zero = np.zeros(n, np.uint64)
+            cmp_v = new_v = vals[0] if vals else zero
+        tried: set[tuple[int, int]] = set()  # (warp, cell) pairs whose spin was served
+        ids = b.ids(ix)
+        for k in warp_order(b, index, ids):
+            c = int(cell[k])
+            o = int(cells[c])
+            old[k] = o
+            if spin:
+                key = (int(ids[k]) >> 5, c)
+                if key in tried or o != int(cmp_v[k]):
+                    continue
+                tried.add(key)
+            ok[k] = o == int(cmp_v[k])
+            cells[c] = apply(opname, o, int(new_v[k]), int(cmp_v[k]), ins.mods, bits)
+        if taint is not None:
+            scatter_taint(taint, off, width, np.asarray(tv, dtype=np.uint8) | ta)
+        t_old = (gather_taint(taint, off, width) if taint is not None else TAINT_GLOBAL) | ta
+        if w is not None:
+            result = ok.astype(np.uint64) if spin else old
+            lo = (result & np.uint64(0xFFFFFFFF)).astype(_U)
+            hi = (result >> np.uint64(32)).astype(_U)
+            w(b, ix, (lo, hi)[:words], t_old)
+        if wp is not None:
+            wp(b, ix, ok if opname in ("CAS", "CAST") else np.ones(n, dtype=bool), t_old)
+
+    return step
+
+
+def _no_dest(dest: Operand) -> bool:
+    return isinstance(dest, Reg) and dest.is_zero

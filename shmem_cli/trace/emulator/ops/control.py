@@ -1,0 +1,250 @@
+"""Control flow, barriers, special registers and instructions without a data effect.
+
+Scheduling state lives in the block: ``sched`` is each thread's next instruction
+index (``BLOCKED`` for threads that exited or wait at a barrier), ``resume`` where a
+waiting thread goes on. The emulator sets every thread at the instruction to the
+next index before the step runs, so a step only changes what differs (a taken
+branch, an exit, a barrier wait).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Imm, Instruction, Label, Special
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_pred, read_u32, write_regs, write_u32
+from ..state import SHARED_WINDOW_HI, TAINT_UNKNOWN, Block, Idx, TraceError
+
+BLOCKED = np.int64(1) << 40
+
+
+def _noop(b: Block, ix: Idx) -> None:
+    return None
+
+
+@op(
+    "NOP",
+    "BSSY",
+    "BSYNC",
+    "WARPSYNC",
+    "ENDCOLLECTIVE",  # closes a WARPSYNC.COLLECTIVE region; the fall-through is its end
+    "MEMBAR",
+    "FENCE",
+    "ERRBAR",
+    "CCTL",
+    "CCTLL",
+    "YIELD",
+    "NANOSLEEP",
+    "DEPBAR",
+    "LDGDEPBAR",
+    "ARRIVES",
+    "CGAERRBAR",
+    "PMTRIG",
+    "UCGABAR_ARV",
+    "UCGABAR_WAIT",
+    "ACQBULK",
+    "BREAK",
+)
+def _nothing(ins: Instruction, ctx: Context) -> Step:
+    """Under min-pc scheduling convergence points need no action; memory is coherent."""
+    return _noop
+
+
+@op("CALL")
+def _call(ins: Instruction, ctx: Context) -> Step:
+    """A call jumps; the return address is already in a register (set by a MOV before it)."""
+    labels = [o for o in ins.operands if isinstance(o, Label)]
+    if len(labels) != 1 or len(ins.operands) != 1:
+        raise unsupported(ins, "indirect call")
+    target = ctx.target(ins, labels[0])
+    site = ctx.position(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        outer = b.call_site[ids] < 0
+        b.call_site[ids[outer]] = site
+        b.call_depth[ids] += 1
+        b.calls_active = int((b.call_depth > 0).sum())
+        b.sched[ix] = target
+
+    return step
+
+
+@op("BRA", "JMP")
+def _bra(ins: Instruction, ctx: Context) -> Step:
+    labels = [o for o in ins.operands if isinstance(o, Label)]
+    conds = [o for o in ins.operands if not isinstance(o, Label)]
+    if len(labels) != 1:
+        raise unsupported(ins, "indirect branch")
+    if "DIV" in ins.mods:
+        # taken when the warp is not converged; min-pc scheduling keeps it converged
+        return _noop
+    target = ctx.target(ins, labels[0])
+    if "CONV" in ins.mods:
+        conds = []  # taken when the warp is converged, which it is (see above)
+    cond = read_pred(conds[0], ins) if conds else None
+
+    def step(b: Block, ix: Idx) -> None:
+        if cond is None:
+            b.sched[ix] = target
+            return
+        p, _ = cond(b, ix)
+        ids = b.ids(ix)
+        b.sched[ids[np.broadcast_to(p, ids.shape)]] = target
+
+    return step
+
+
+@op("RET")
+def _ret(ins: Instruction, ctx: Context) -> Step:
+    regs = [o for o in ins.operands if not isinstance(o, Label)]
+    if len(regs) != 1:
+        raise unsupported(ins)
+    ra = read_u32(regs[0], "i", ins)
+    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.int64)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, _ = ra(b, ix)
+        k = np.searchsorted(pcs, v.astype(np.int64))
+        if (k >= len(pcs)).any() or (pcs[np.minimum(k, len(pcs) - 1)] != v).any():
+            raise TraceError("return address is not an instruction", ins)
+        b.sched[ix] = k
+        ids = b.ids(ix)
+        b.call_depth[ids] = np.maximum(b.call_depth[ids] - 1, 0)
+        b.call_site[ids[b.call_depth[ids] == 0]] = -1
+        b.calls_active = int((b.call_depth > 0).sum())
+
+    return step
+
+
+@op("EXIT", "KILL")
+def _exit(ins: Instruction, ctx: Context) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        b.exited[ix] = True
+        b.sched[ix] = BLOCKED
+
+    return step
+
+
+@op("BAR")
+def _bar(ins: Instruction, ctx: Context) -> Step:
+    """BAR.SYNC id[, count], BAR.ARV id, count, BAR.RED.{POPC,AND,OR} id[, count], P.
+
+    A reduction's result is read afterwards with B2R.RESULT (kept per thread in the block).
+    """
+    mods = set(ins.mods)
+    ops = list(ins.operands)
+    red = next((m for m in ("POPC", "AND", "OR") if m in mods), None)
+    pred = read_pred(ops.pop(), ins) if "RED" in mods else None
+    if not ops or not isinstance(ops[0], Imm):
+        raise unsupported(ins, "barrier id in a register")
+    bar_id = ops[0].int_value or 0
+    count = ops[1].int_value if len(ops) > 1 and isinstance(ops[1], Imm) else None
+    arrive_only = "ARV" in mods
+    if not (mods & {"SYNC", "ARV", "RED"}) or ("RED" in mods and red is None):
+        raise unsupported(ins)
+    index = ctx.position(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        bar = b.barriers.setdefault(bar_id, {"arrived": 0, "count": count, "red": []})
+        bar["arrived"] += len(ids)
+        bar["count"] = count
+        bar["at"] = ins
+        if pred is not None:
+            p, _ = pred(b, ix)
+            bar["red"].append((np.broadcast_to(p, ids.shape).copy(), red))
+        if arrive_only:
+            return
+        b.waiting[ids] = bar_id
+        b.resume[ids] = index + 1
+        b.sched[ids] = BLOCKED
+
+    return step
+
+
+@op("B2R")
+def _b2r(ins: Instruction, ctx: Context) -> Step:
+    """B2R.RESULT R[, P]: the last barrier reduction's value (and predicate)."""
+    if "RESULT" not in ins.mods or not 1 <= len(ins.operands) <= 2:
+        raise unsupported(ins)
+    w = write_u32(ins.operands[0], ins)
+    from ..operands import write_pred
+
+    wp = write_pred(ins.operands[1], ins) if len(ins.operands) == 2 else None
+
+    def step(b: Block, ix: Idx) -> None:
+        w(b, ix, b.bar_value[ix], 0)
+        if wp is not None:
+            wp(b, ix, b.bar_pred[ix], 0)
+
+    return step
+
+
+_SPECIAL_TID = {"SR_TID.X": 0, "SR_TID.Y": 1, "SR_TID.Z": 2}
+_SPECIAL_CTA = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
+
+
+def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, Any]:
+    ids = b.ids(ix)
+    lane = b.lane[ix]
+    if name in _SPECIAL_TID:
+        return b.tid_xyz[_SPECIAL_TID[name]][ix].astype(np.uint32), 0
+    if name in _SPECIAL_CTA:
+        return np.full(len(ids), b.launch.block_idx[_SPECIAL_CTA[name]], dtype=np.uint32), 0
+    if name == "SR_LANEID":
+        return lane.astype(np.uint32), 0
+    if name == "SR_SWINHI":
+        return np.full(len(ids), SHARED_WINDOW_HI, dtype=np.uint32), 0
+    if name in ("SR_CgaCtaId", "SRZ"):
+        return np.zeros(len(ids), dtype=np.uint32), 0
+    one = np.uint32(1)
+    masks: dict[str, Callable[[], Any]] = {
+        "SR_EQMASK": lambda: one << lane,
+        "SR_LTMASK": lambda: (one << lane) - one,
+        "SR_LEMASK": lambda: ((one << lane) - one) | (one << lane),
+        "SR_GTMASK": lambda: ~(((one << lane) - one) | (one << lane)),
+        "SR_GEMASK": lambda: ~((one << lane) - one),
+    }
+    if name in masks:
+        return np.asarray(masks[name](), dtype=np.uint32), 0
+    if name in ("SR_WARPID", "SR_VIRTID"):
+        return (b.ids(ix) >> 5).astype(np.uint32), 0
+    if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
+        return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
+    raise TraceError(f"special register {name} is not modelled", ins)
+
+
+@op("S2R", "S2UR", "CS2R")
+def _s2r(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Special):
+        raise unsupported(ins)
+    name = ops[1].name
+    if ins.opcode == "CS2R" and "32" not in ins.mods:
+        w2 = write_regs(ops[0], 2, ins)
+
+        def step64(b: Block, ix: Idx) -> None:
+            v, t = special_value(b, name, ix, ins)
+            w2(b, ix, (v, np.zeros_like(v)), t)
+
+        return step64
+    w = write_u32(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = special_value(b, name, ix, ins)
+        w(b, ix, v, t)
+
+    return step
+
+
+@op("BPT")
+def _bpt(ins: Instruction, ctx: Context) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        raise TraceError("the kernel reached a breakpoint or trap (assert or __trap())", ins)
+
+    return step

@@ -1,0 +1,217 @@
+"""Conversions between number types: integer <-> float (I2F, F2I), float <-> float
+(F2F, packed F2FP), integer <-> integer (I2I) and rounding to an integral value (FRND),
+with the instruction's rounding mode and saturation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction, Operand
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_u32, read_u64, write_u32, write_u64
+from ..state import Block, Idx
+from .floating import as_f32, round_f32, rounding_mode
+
+_U = np.uint32
+_ROUND = ("RN", "RZ", "RM", "RP")
+
+_INT_TYPES = {"S8": (8, True), "U8": (8, False), "S16": (16, True), "U16": (16, False)}
+_INT_TYPES |= {"S32": (32, True), "U32": (32, False), "S64": (64, True), "U64": (64, False)}
+_FLOAT_TYPES = ("F16", "F32", "F64", "BF16")
+
+
+def _types(ins: Instruction, default_dst: str, default_src: str) -> tuple[str, str]:
+    ts = [m for m in ins.mods if m in _INT_TYPES or m in _FLOAT_TYPES]
+    if len(ts) >= 2:
+        return ts[0], ts[1]
+    if len(ts) == 1:
+        # a single type names the side that is not the default one
+        if ins.opcode in ("I2F", "I2FP"):
+            return (ts[0], default_src) if ts[0] in _FLOAT_TYPES else (default_dst, ts[0])
+        return (ts[0], default_src) if ts[0] in _INT_TYPES else (default_dst, ts[0])
+    return default_dst, default_src
+
+
+def _read_int(ins: Instruction, opnd: Operand, typ: str) -> Any:
+    bits, signed = _INT_TYPES[typ]
+    if bits == 64:
+        r64 = read_u64(opnd, ins)
+
+        def rd64(b: Block, ix: Idx) -> tuple[Any, Any]:
+            v, t = r64(b, ix)
+            return (v.view(np.int64) if signed else v).astype(np.float64), t
+
+        return rd64
+    r = read_u32(opnd, "i", ins)
+
+    def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
+        v, t = r(b, ix)
+        x = np.asarray(v, dtype=np.int64) & ((1 << bits) - 1)
+        if signed:
+            x = np.where(x >= 1 << (bits - 1), x - (1 << bits), x)
+        return x.astype(np.float64), t
+
+    return rd
+
+
+def _read_float(ins: Instruction, opnd: Operand, typ: str) -> Any:
+    if typ == "F64":
+        r64 = read_u64(opnd, ins, "d")
+        return lambda b, ix: (lambda v: (np.asarray(v[0]).view(np.float64), v[1]))(r64(b, ix))
+    r = read_u32(opnd, "f", ins)
+    if typ == "F16":
+        hsel = "H1" in getattr(opnd, "sel", ())
+
+        def rh(b: Block, ix: Idx) -> tuple[Any, Any]:
+            v, t = r(b, ix)
+            h = (np.asarray(v) >> np.uint32(16)) if hsel else np.asarray(v)
+            return (h & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64), t
+
+        return rh
+    if typ == "BF16":
+
+        def rbf(b: Block, ix: Idx) -> tuple[Any, Any]:
+            v, t = r(b, ix)
+            return ((np.asarray(v) & np.uint32(0xFFFF)) << np.uint32(16)).view(np.float32).astype(
+                np.float64
+            ), t
+
+        return rbf
+    return lambda b, ix: (lambda v: (as_f32(v[0]).astype(np.float64), v[1]))(r(b, ix))
+
+
+def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str) -> Any:
+    if typ == "F64":
+        w64 = write_u64(opnd, ins)
+        return lambda b, ix, x, t: w64(b, ix, np.asarray(x, dtype=np.float64).view(np.uint64), t)
+    w = write_u32(opnd, ins)
+    if typ == "F16":
+        return lambda b, ix, x, t: w(
+            b, ix, np.asarray(x, dtype=np.float16).view(np.uint16).astype(_U), t
+        )
+    if typ == "BF16":
+        return lambda b, ix, x, t: w(b, ix, bf16_bits(x).astype(_U), t)
+    return lambda b, ix, x, t: w(b, ix, round_f32(x, mode), t)
+
+
+def bf16_bits(x: Any) -> Any:
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
+    return (rounded & np.uint64(0xFFFF)).astype(np.uint32)
+
+
+def _round_int(x: Any, ins: Instruction) -> Any:
+    mods = set(ins.mods)
+    if "TRUNC" in mods:
+        return np.trunc(x)
+    if "FLOOR" in mods:
+        return np.floor(x)
+    if "CEIL" in mods:
+        return np.ceil(x)
+    return np.rint(x)
+
+
+@op("I2F", "I2FP")
+def _i2f(ins: Instruction, ctx: Context) -> Step:
+    dst, src = _types(ins, "F32", "S32")
+    rd = _read_int(ins, ins.operands[1], src)
+    wr = _write_float(ins, ins.operands[0], dst, rounding_mode(ins))
+
+    def step(b: Block, ix: Idx) -> None:
+        x, t = rd(b, ix)
+        wr(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
+
+    return step
+
+
+@op("F2I")
+def _f2i(ins: Instruction, ctx: Context) -> Step:
+    dst, src = _types(ins, "S32", "F32")
+    if dst in _FLOAT_TYPES:
+        dst, src = src, dst
+    rd = _read_float(ins, ins.operands[1], src)
+    bits, signed = _INT_TYPES[dst]
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+    w = write_u64(ins.operands[0], ins) if bits == 64 else write_u32(ins.operands[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        x, t = rd(b, ix)
+        with np.errstate(invalid="ignore"):
+            r = _round_int(np.asarray(x, dtype=np.float64), ins)
+            r = np.where(np.isnan(r), 0, np.clip(r, lo, hi))
+        if bits == 64:
+            v = np.array([int(q) & 0xFFFFFFFFFFFFFFFF for q in np.atleast_1d(r)], dtype=np.uint64)
+        else:
+            v = (r.astype(np.int64) & 0xFFFFFFFF).astype(_U)
+        w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
+
+    return step
+
+
+@op("F2F")
+def _f2f(ins: Instruction, ctx: Context) -> Step:
+    dst, src = _types(ins, "F32", "F32")
+    rd = _read_float(ins, ins.operands[1], src)
+    wr = _write_float(ins, ins.operands[0], dst, rounding_mode(ins))
+
+    def step(b: Block, ix: Idx) -> None:
+        x, t = rd(b, ix)
+        if any(m in ins.mods for m in ("TRUNC", "FLOOR", "CEIL")):
+            x = _round_int(x, ins)
+        wr(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
+
+    return step
+
+
+@op("FRND")
+def _frnd(ins: Instruction, ctx: Context) -> Step:
+    typ = "F64" if "F64" in ins.mods else "F32"
+    rd = _read_float(ins, ins.operands[1], typ)
+    wr = _write_float(ins, ins.operands[0], typ, "RN")
+
+    def step(b: Block, ix: Idx) -> None:
+        x, t = rd(b, ix)
+        wr(b, ix, np.broadcast_to(_round_int(x, ins), (b.count(ix),)), t)
+
+    return step
+
+
+@op("I2I", "I2IP")
+def _i2i(ins: Instruction, ctx: Context) -> Step:
+    dst, src = _types(ins, "S32", "S32")
+    rd = _read_int(ins, ins.operands[1], src)
+    bits, signed = _INT_TYPES[dst]
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+    w = write_u32(ins.operands[0], ins)
+    sat = "SAT" in ins.mods or True
+
+    def step(b: Block, ix: Idx) -> None:
+        x, t = rd(b, ix)
+        r = np.clip(x, lo, hi) if sat else x
+        w(b, ix, np.broadcast_to((r.astype(np.int64) & 0xFFFFFFFF).astype(_U), (b.count(ix),)), t)
+
+    return step
+
+
+@op("F2FP")
+def _f2fp(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if "PACK_AB" not in ins.mods or len(ops) != 3:
+        raise unsupported(ins)
+    bf = "BF16" in ins.mods
+    w = write_u32(ops[0], ins)
+    ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
+
+    def half(v: Any) -> Any:
+        f = as_f32(v)
+        return bf16_bits(f) if bf else np.asarray(f, dtype=np.float16).view(np.uint16).astype(_U)
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+        r = (half(x) << np.uint32(16)) | half(y)
+        w(b, ix, np.broadcast_to(r.astype(_U), (b.count(ix),)), tx | ty)
+
+    return step

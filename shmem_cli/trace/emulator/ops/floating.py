@@ -1,0 +1,311 @@
+"""Floating-point arithmetic: float32 (add, multiply, fused multiply-add, min/max,
+compares, MUFU) and float64.
+
+Arithmetic is computed in float64 and rounded once to float32 with the
+instruction's rounding mode (the product of two float32 is exact in float64, so
+FADD/FMUL are exact and FFMA rounds twice only in rare ties). MUFU functions are
+computed correctly rounded; the hardware approximates them within about 1 ulp, so
+their last bits may differ. Half2 arithmetic is in :mod:`.ops_half`, conversions
+between number types in :mod:`.ops_convert`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction, Operand
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
+from ..state import Block, Idx
+
+_U = np.uint32
+_ROUND = ("RN", "RZ", "RM", "RP")
+
+
+def as_f32(v: Any) -> Any:
+    return v.view(np.float32) if v.dtype == _U else np.asarray(v, dtype=_U).view(np.float32)
+
+
+def round_f32(x: Any, mode: str) -> Any:
+    """float64 values rounded to float32 bits (uint32) with rounding mode RN/RZ/RM/RP."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = x.astype(np.float32)
+        if mode != "RN":
+            back = f.astype(np.float64)
+            if mode == "RZ":
+                fix = np.abs(back) > np.abs(x)
+                f = np.where(fix, np.nextafter(f, np.float32(0)), f)
+            elif mode == "RM":
+                f = np.where(back > x, np.nextafter(f, np.float32(-np.inf)), f)
+            else:
+                f = np.where(back < x, np.nextafter(f, np.float32(np.inf)), f)
+    return np.asarray(f, dtype=np.float32).view(_U)
+
+
+def rounding_mode(ins: Instruction) -> str:
+    """The rounding mode an instruction names (RN when it names none)."""
+    return next((m for m in ins.mods if m in _ROUND), "RN")
+
+
+def _sat(ins: Instruction, x: Any) -> Any:
+    return np.clip(x, 0.0, 1.0) if "SAT" in ins.mods else x
+
+
+def _srcs32(
+    ins: Instruction, ops: tuple[Operand, ...] | list[Operand], mode: str = "f"
+) -> list[Any]:
+    return [read_u32(o, mode, ins) for o in ops]
+
+
+@op("FADD", "FMUL", "FFMA", "FMNMX", "FADD32I", "FMUL32I", "FFMA32I")
+def _farith(ins: Instruction, ctx: Context) -> Step:
+    kind = ins.opcode.replace("32I", "")
+    ops = ins.operands
+    want = {"FADD": 3, "FMUL": 3, "FFMA": 4, "FMNMX": 4}[kind]
+    if len(ops) != want:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    mode = rounding_mode(ins)
+    if kind == "FMNMX":
+        ra, rb = _srcs32(ins, ops[1:3])
+        rp = read_pred(ops[3], ins)
+
+        def mnmx(b: Block, ix: Idx) -> None:
+            (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+            fx, fy = as_f32(x), as_f32(y)
+            r = np.where(p, np.fmin(fx, fy), np.fmax(fx, fy)).astype(np.float32)
+            w(b, ix, np.broadcast_to(r.view(_U), (b.count(ix),)), tx | ty | tp)
+
+        return mnmx
+    readers = _srcs32(ins, ops[1:])
+    plain = mode == "RN" and "SAT" not in ins.mods
+    if kind == "FFMA" and plain:
+        ra, rb, rc = readers
+        f64 = np.float64
+
+        def ffma(b: Block, ix: Idx) -> None:
+            # the float32 product is exact in float64; the sum rounds there, then to float32
+            (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
+            r = as_f32(x).astype(f64) * as_f32(y) + as_f32(z)
+            v = r.astype(np.float32).view(_U)
+            if v.shape != (b.count(ix),):
+                v = np.broadcast_to(v, (b.count(ix),))
+            w(b, ix, v, tx | ty | tz)
+
+        return ffma
+
+    def step(b: Block, ix: Idx) -> None:
+        vals = [r(b, ix) for r in readers]
+        f = [as_f32(v).astype(np.float64) for v, _ in vals]
+        t: Any = 0
+        for _, tt in vals:
+            t = t | tt
+        if kind == "FADD":
+            x = f[0] + f[1]
+        elif kind == "FMUL":
+            x = f[0] * f[1]
+        else:
+            x = f[0] * f[1] + f[2]
+        w(b, ix, np.broadcast_to(round_f32(_sat(ins, x), mode), (b.count(ix),)), t)
+
+    return step
+
+
+_FCMP = {
+    "EQ": lambda x, y: x == y,
+    "NE": lambda x, y: (x != y) & ~np.isnan(x) & ~np.isnan(y),
+    "LT": lambda x, y: x < y,
+    "LE": lambda x, y: x <= y,
+    "GT": lambda x, y: x > y,
+    "GE": lambda x, y: x >= y,
+    "NUM": lambda x, y: ~np.isnan(x) & ~np.isnan(y),
+    "NAN": lambda x, y: np.isnan(x) | np.isnan(y),
+}
+# how a compare's result is combined with its predicate operand
+BOOL_OPS = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
+
+
+def float_compare(name: str, x: Any, y: Any) -> Any:
+    with np.errstate(invalid="ignore"):
+        if name in _FCMP:
+            return _FCMP[name](x, y)
+        if name.endswith("U") and name[:-1] in _FCMP:
+            return _FCMP[name[:-1]](x, y) | np.isnan(x) | np.isnan(y)
+        if name == "T":
+            return np.ones(np.broadcast(x, y).shape, dtype=bool)
+        if name == "F":
+            return np.zeros(np.broadcast(x, y).shape, dtype=bool)
+    raise ValueError(name)
+
+
+def compare_name(ins: Instruction) -> str:
+    """The comparison an instruction names: EQ, LT, ..., their unordered U forms, T or F."""
+    for m in ins.mods:
+        if m in _FCMP or (m.endswith("U") and m[:-1] in _FCMP) or m in ("T", "F"):
+            return m
+    raise unsupported(ins, "no comparison")
+
+
+@op("FSETP", "DSETP")
+def _fsetp(ins: Instruction, ctx: Context) -> Step:
+    name = compare_name(ins)
+    bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
+    ops = ins.operands
+    if len(ops) != 5:
+        raise unsupported(ins)
+    w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
+    dbl = ins.opcode == "DSETP"
+    if dbl:
+        ra, rb = read_u64(ops[2], ins, "d"), read_u64(ops[3], ins, "d")
+    else:
+        ra, rb = read_u32(ops[2], "f", ins), read_u32(ops[3], "f", ins)
+    rp = read_pred(ops[4], ins)
+    comb = BOOL_OPS[bop]
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        fx = np.asarray(x).view(np.float64) if dbl else as_f32(x)
+        fy = np.asarray(y).view(np.float64) if dbl else as_f32(y)
+        r = float_compare(name, fx, fy)
+        t = tx | ty | tp
+        w1(b, ix, comb(r, p), t)
+        w2(b, ix, comb(~r, p), t)
+
+    return step
+
+
+@op("FSET")
+def _fset(ins: Instruction, ctx: Context) -> Step:
+    name = compare_name(ins)
+    bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
+    ops = ins.operands
+    if len(ops) != 4:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
+    rp = read_pred(ops[3], ins)
+    as_float = "BF" in ins.mods
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        r = BOOL_OPS[bop](float_compare(name, as_f32(x), as_f32(y)), p)
+        one = np.uint32(0x3F800000) if as_float else np.uint32(0xFFFFFFFF)
+        w(b, ix, np.broadcast_to(np.where(r, one, np.uint32(0)), (b.count(ix),)), tx | ty | tp)
+
+    return step
+
+
+@op("FCHK")
+def _fchk(ins: Instruction, ctx: Context) -> Step:
+    """True when a/b needs the slow path: special or tiny/huge operands or quotient."""
+    ops = ins.operands
+    w = write_pred(ops[0], ins)
+    ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+        ex = (np.asarray(x, dtype=np.int64) >> 23) & 0xFF
+        ey = (np.asarray(y, dtype=np.int64) >> 23) & 0xFF
+        bad = (ey == 0) | (ey == 255) | (ex == 255) | (ey >= 253)
+        bad |= (ex != 0) & ((ex - ey > 125) | (ex - ey < -125) | (ex <= 24))
+        w(b, ix, np.broadcast_to(bad, (b.count(ix),)), tx | ty)
+
+    return step
+
+
+_MUFU: dict[str, Callable[[Any], Any]] = {
+    "RCP": lambda x: 1.0 / x,
+    "RSQ": lambda x: 1.0 / np.sqrt(x),
+    "SQRT": np.sqrt,
+    "EX2": np.exp2,
+    "LG2": np.log2,
+    "SIN": np.sin,
+    "COS": np.cos,
+    "TANH": np.tanh,
+}
+
+
+@op("MUFU")
+def _mufu(ins: Instruction, ctx: Context) -> Step:
+    fn_name = next((m for m in ins.mods if m in _MUFU or m in ("RCP64H", "RSQ64H")), None)
+    if fn_name is None:
+        raise unsupported(ins)
+    w = write_u32(ins.operands[0], ins)
+    ra = read_u32(ins.operands[1], "f", ins)
+    if fn_name in ("RCP64H", "RSQ64H"):
+        fn64 = _MUFU[fn_name[:3]]
+
+        def step64(b: Block, ix: Idx) -> None:
+            v, t = ra(b, ix)
+            d = (np.asarray(v, dtype=np.uint64) << np.uint64(32)).view(np.float64)
+            with np.errstate(all="ignore"):
+                r = np.asarray(fn64(d), dtype=np.float64).view(np.uint64) >> np.uint64(32)
+            w(b, ix, np.broadcast_to(r.astype(_U), (b.count(ix),)), t)
+
+        return step64
+    fn = _MUFU[fn_name]
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = ra(b, ix)
+        with np.errstate(all="ignore"):
+            r = fn(as_f32(v).astype(np.float64))
+        w(b, ix, np.broadcast_to(round_f32(r, "RN"), (b.count(ix),)), t)
+
+    return step
+
+
+# --- float64 ----------------------------------------------------------------------------
+
+
+def fma64(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once, element by element (exact rationals where all are finite)."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
+    out = a * b + c
+    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(out)
+    flat = out.reshape(-1)
+    for k in np.flatnonzero(finite.reshape(-1)):
+        exact = Fraction(float(a.flat[k])) * Fraction(float(b.flat[k])) + Fraction(float(c.flat[k]))
+        flat[k] = float(exact) if exact != 0 else flat[k]
+    return out
+
+
+@op("DADD", "DMUL", "DFMA", "DMNMX")
+def _double(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    kind = ins.opcode
+    w = write_u64(ops[0], ins)
+    n_src = 3 if kind == "DFMA" else 2
+    readers = [read_u64(o, ins, "d") for o in ops[1 : 1 + n_src]]
+    rp = read_pred(ops[3], ins) if kind == "DMNMX" else None
+
+    def step(b: Block, ix: Idx) -> None:
+        vals = [r(b, ix) for r in readers]
+        f = [np.asarray(v).view(np.float64) for v, _ in vals]
+        t: Any = 0
+        for _, tt in vals:
+            t = t | tt
+        with np.errstate(all="ignore"):
+            if kind == "DADD":
+                x = f[0] + f[1]
+            elif kind == "DMUL":
+                x = f[0] * f[1]
+            elif kind == "DFMA":
+                x = fma64(f[0], f[1], f[2])
+            else:
+                assert rp is not None
+                p, tp = rp(b, ix)
+                t = t | tp
+                x = np.where(p, np.fmin(f[0], f[1]), np.fmax(f[0], f[1]))
+        w(
+            b,
+            ix,
+            np.broadcast_to(np.asarray(x, dtype=np.float64).view(np.uint64), (b.count(ix),)),
+            t,
+        )
+
+    return step

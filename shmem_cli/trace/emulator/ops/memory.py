@@ -1,0 +1,350 @@
+"""Memory instructions: constant, global, local and shared loads and stores, and cp.async
+(LDGSTS, copied at once; a correct program waits before it reads the copy), with the
+addressing and the byte-level memory helpers every memory family shares. Every
+shared-memory access is handed to the block's recorder. Loads from global memory set
+taint bit 0 on what they load; a load's value also inherits its address's taint and,
+for shared and local memory, the taint the stored bytes carry. Atomics are in
+:mod:`.ops_atomic`, ldmatrix/stmatrix in :mod:`.ops_ldsm`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Const, Instruction, Mem, Operand, Reg
+from ....hardware.engine import AccessKind
+from ..access_kind import access_width, shared_kind, shared_op_of
+from ..op_table import Context, Step, op, unsupported
+from ..operands import const_bytes, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
+from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
+
+_U = np.uint32
+
+
+def address(mem: Operand, ins: Instruction) -> Any:
+    """A reader of a memory operand's byte address (int64) and its taint."""
+    if not isinstance(mem, Mem):
+        raise TraceError(f"expected a memory operand, found '{mem}'", ins)
+    parts: list[Any] = []
+    if mem.reg is not None:
+        reg = mem.reg
+        scale = next((int(s[1:]) for s in reg.sel if s in ("X4", "X8", "X16")), 1)
+        plain = Reg(reg.kind, reg.index)
+        if "64" in reg.sel:
+            r64 = read_u64(plain, ins)
+            parts.append(lambda b, ix: (lambda v: (v[0].view(np.int64), v[1]))(r64(b, ix)))
+        else:
+            r32 = read_u32(plain, "i", ins)
+            parts.append(
+                lambda b, ix: (lambda v: (v[0].astype(np.int64) * scale, v[1]))(r32(b, ix))
+            )
+    if mem.ureg is not None:
+        ureg = Reg(mem.ureg.kind, mem.ureg.index)
+        if "64" in mem.ureg.sel:
+            u64 = read_u64(ureg, ins)
+            parts.append(lambda b, ix: (lambda v: (v[0].view(np.int64), v[1]))(u64(b, ix)))
+        else:
+            u32r = read_u32(ureg, "i", ins)
+            parts.append(lambda b, ix: (lambda v: (v[0].astype(np.int64), v[1]))(u32r(b, ix)))
+    off = np.int64(mem.offset)
+
+    def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
+        total: Any = np.zeros(b.count(ix), dtype=np.int64) + off
+        taint: Any = 0
+        for p in parts:
+            v, t = p(b, ix)
+            total = total + v
+            taint = taint | t
+        return total, taint
+
+    return rd
+
+
+def _generic_shared(addr: Any, ins: Instruction) -> Any:
+    """Lanes of a generic (LD/ST) access that fall in the shared window, or None if none."""
+    if ins.opcode not in ("LD", "ST"):
+        return None
+    sh = (addr >> 32) == SHARED_WINDOW_HI
+    return sh if sh.any() else None
+
+
+# --- memory spaces: byte arrays, their taint, and offsets --------------------------------
+
+
+def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction) -> Any:
+    a = addr & 0xFFFFFFFF
+    size = len(b.smem)
+    if a.size and (int(a.max()) + width > size):
+        bad = int(a[a + width > size][0])
+        raise TraceError(
+            f"shared access of {width} bytes at 0x{bad:x} is outside the block's shared "
+            f"memory (0x{size:x} bytes incl. the 0x{b.launch.shared_base:x}-byte reserved area; "
+            "give --dynamic-smem if the kernel uses extern __shared__)",
+            ins,
+        )
+    return a
+
+
+def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) -> Any:
+    a = addr & 0xFFFFFFFF
+    if a.size and (int(a.max()) + width > LOCAL_BYTES):
+        raise TraceError(f"local access at 0x{int(a.max()):x} beyond {LOCAL_BYTES} bytes", ins)
+    return tids.astype(np.int64) * LOCAL_BYTES + a
+
+
+def check_align(addr: Any, width: int, ins: Instruction) -> None:
+    if width > 1 and addr.size and bool((addr & (width - 1)).any()):
+        bad = int(addr[(addr & (width - 1)) != 0][0])
+        raise TraceError(f"misaligned {width}-byte access at address 0x{bad:x}", ins)
+
+
+def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
+    """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
+    if width >= 4:
+        words = data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
+        return words
+    raw = data[off[None, :] + np.arange(width)[:, None]].astype(np.uint32)
+    v = raw[0] | (raw[1] << np.uint32(8)) if width == 2 else raw[0]
+    if signed:
+        bits = 8 * width
+        v = np.where(v >> np.uint32(bits - 1), v | np.uint32((0xFFFFFFFF << bits) & 0xFFFFFFFF), v)
+    return v[None, :].astype(np.uint32)
+
+
+def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
+    """Write (words, n) uint32 to byte offsets (sub-word: the low bytes of word 0)."""
+    if width >= 4:
+        data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = vals
+        return
+    v = vals[0]
+    for k in range(width):
+        data[off + k] = (v >> np.uint32(8 * k)) & np.uint32(0xFF)
+
+
+def gather_taint(taint: Any, off: Any, width: int) -> Any:
+    t = taint[off[None, :] + np.arange(width)[:, None]]
+    return np.bitwise_or.reduce(t, axis=0)
+
+
+def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
+    tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), off.shape)
+    for k in range(width):
+        taint[off + k] = tt
+
+
+def or_all(ts: Any) -> Any:
+    out: Any = 0
+    for t in ts:
+        out = out | t
+    return out
+
+
+def record_shared(
+    b: Block,
+    ctx_index: int,
+    ins: Instruction,
+    kind: AccessKind,
+    ix: Idx,
+    a: Any,
+    t: Any,
+    src: Any = None,
+    copies: Any = None,
+) -> None:
+    tids = b.ids(ix)
+    b.rec.record(ctx_index, ins, kind, tids, a, t, b.n_warps, b.warp_base, src, copies)
+
+
+# --- loads and stores ---------------------------------------------------------------------
+
+
+@op("LDS", "LDG", "LDL", "LD")
+def _load(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2:
+        raise unsupported(ins)
+    width, signed = access_width(ins)
+    words = max(1, width // 4)
+    w = write_regs(ops[0], words, ins)
+    ra = address(ops[1], ins)
+    space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
+    index = ctx.position(ins)
+    kind = shared_op_of(ins) or AccessKind("load", width)  # recorded for LDS only
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        check_align(a, width, ins)
+        if space == "shared":
+            off = shared_offsets(b, a, width, ins)
+            record_shared(b, index, ins, kind, ix, off, ta)
+            vals = gather(b.smem, off, width, signed)
+            t = gather_taint(b.tsmem, off, width) | ta
+        elif space == "local":
+            data, taint = b.local()
+            off = local_offsets(b, b.ids(ix), a, width, ins)
+            vals = gather(data, off, width, signed)
+            t = gather_taint(taint, off, width) | ta
+        else:
+            sh = _generic_shared(a, ins)
+            mem = b.launch.memory
+            if sh is None:
+                off = mem.offsets(a, width, ins)
+                vals = gather(mem.data, off, width, signed)
+                t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL
+            else:  # a generic pointer into the shared window: those lanes read shared memory
+                ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
+                off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
+                record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
+                vals = np.zeros((words, len(a)), dtype=np.uint32)
+                t = ta | np.where(sh, 0, TAINT_GLOBAL).astype(np.uint8)
+                vals[:, sh] = gather(b.smem, off, width, signed)
+                t[sh] |= gather_taint(b.tsmem, off, width)
+                if not sh.all():
+                    goff = mem.offsets(a[~sh], width, ins)
+                    vals[:, ~sh] = gather(mem.data, goff, width, signed)
+        w(b, ix, vals, t)
+
+    return step
+
+
+@op("STS", "STG", "STL", "ST")
+def _store(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2:
+        raise unsupported(ins)
+    width, _ = access_width(ins)
+    words = max(1, width // 4)
+    ra = address(ops[0], ins)
+    rv = read_regs(ops[1], words, ins)
+    space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
+    index = ctx.position(ins)
+    kind = shared_op_of(ins) or AccessKind("store", width)  # recorded for STS only
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        check_align(a, width, ins)
+        vals, tv = rv(b, ix)
+        t = or_all(tv)
+        if space == "shared":
+            off = shared_offsets(b, a, width, ins)
+            record_shared(b, index, ins, kind, ix, off, ta)
+            scatter(b.smem, off, width, vals)
+            scatter_taint(b.tsmem, off, width, t | ta)
+        elif space == "local":
+            data, taint = b.local()
+            off = local_offsets(b, b.ids(ix), a, width, ins)
+            scatter(data, off, width, vals)
+            scatter_taint(taint, off, width, t | ta)
+        else:
+            sh = _generic_shared(a, ins)
+            mem = b.launch.memory
+            if sh is None:
+                scatter(mem.data, mem.offsets(a, width, ins), width, vals)
+            else:  # a generic pointer into the shared window: those lanes write shared memory
+                ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
+                off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
+                record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
+                vals = np.asarray(vals)
+                scatter(b.smem, off, width, vals[:, sh])
+                tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
+                scatter_taint(b.tsmem, off, width, tt[sh] | ta[sh])
+                if not sh.all():
+                    scatter(mem.data, mem.offsets(a[~sh], width, ins), width, vals[:, ~sh])
+
+    return step
+
+
+@op("LDC", "ULDC")
+def _ldc(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Const):
+        raise unsupported(ins)
+    c = ops[1]
+    width, signed = access_width(ins)
+    words = max(1, width // 4)
+    w = write_regs(ops[0], words, ins)
+    roff = read_u32(c.reg, "i", ins) if c.reg is not None else None
+
+    def step(b: Block, ix: Idx) -> None:
+        n = b.count(ix)
+        if roff is None:
+            off: Any = np.full(n, c.offset, dtype=np.int64)
+            t: Any = 0
+        else:
+            v, t = roff(b, ix)
+            off = v.astype(np.int64) + c.offset
+        raw = const_bytes(b, c.bank, off, width, ins)
+        data = np.ascontiguousarray(raw).reshape(-1)
+        local = np.arange(n, dtype=np.int64) * width
+        w(b, ix, gather(data, local, width, signed), t)
+
+    return step
+
+
+# --- cp.async -----------------------------------------------------------------------------
+
+
+@op("LDGSTS")
+def _ldgsts(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) not in (2, 3):
+        raise unsupported(ins)
+    width, _ = access_width(ins)
+    rdst, rsrc = address(ops[0], ins), address(ops[1], ins)
+    # the trailing predicate says whether any source byte is read (src-size > 0); with
+    # .ZFILL the low bits of the source address hold how many bytes are zero-filled
+    rfill = read_pred(ops[2], ins) if len(ops) == 3 else None
+    zfill = "ZFILL" in ins.mods
+    index = ctx.position(ins)
+    kind = shared_kind(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        d, td = rdst(b, ix)
+        check_align(d, width, ins)
+        off = shared_offsets(b, d, width, ins)
+        n = b.count(ix)
+        s, ts = rsrc(b, ix)
+        nbytes = np.full(n, width, dtype=np.int64)
+        if zfill:
+            nbytes = width - (s & (width - 1))
+            s = s & ~np.int64(width - 1)
+        if rfill is not None:
+            nbytes = np.where(np.broadcast_to(rfill(b, ix)[0], (n,)), nbytes, 0)
+        check_align(s, width, ins)
+        record_shared(b, index, ins, kind, ix, off, td, s, nbytes)
+        raw = np.zeros((n, width), dtype=np.uint8)
+        reads = nbytes > 0
+        if reads.any():
+            mem = b.launch.memory
+            src = mem.offsets(s[reads], width, ins)
+            raw[reads] = mem.data[src[:, None] + np.arange(width)]
+            raw[np.arange(width)[None, :] >= nbytes[:, None]] = 0
+        b.smem[off[:, None] + np.arange(width)] = raw
+        taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | ts | td
+        scatter_taint(b.tsmem, off, width, taint)
+
+    return step
+
+
+@op("QSPC")
+def _qspc(ins: Instruction, ctx: Context) -> Step:
+    """``QSPC.E.S P0, RZ, [R4]``: whether a generic address lies in the shared window
+    (``.S``), in global memory (``.G``) or in local memory (``.L``, never: generic local
+    pointers are not emulated); the 64-bit address pair is printed as ``[R4]``."""
+    ops = ins.operands
+    space = next((m for m in ins.mods if m in ("S", "G", "L")), None)
+    if len(ops) != 3 or space is None or not isinstance(ops[2], Mem) or ops[2].reg is None:
+        raise unsupported(ins)
+    mem = ops[2]
+    assert mem.reg is not None
+    wide = Mem(Reg(mem.reg.kind, mem.reg.index, sel=("64",)), mem.ureg, mem.offset, mem.desc)
+    ra = address(wide, ins)
+    wp = write_pred(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, t = ra(b, ix)
+        shared = (a >> 32) == SHARED_WINDOW_HI
+        wp(b, ix, shared if space == "S" else (~shared if space == "G" else shared & False), t)
+
+    return step

@@ -1,0 +1,197 @@
+"""Warp-level matrix multiply-accumulate on registers: HMMA (mma.sync m16n8k16 and
+m16n8k8 with f16 or bf16 inputs, f32 or f16 accumulators; m16n8k8 and m16n8k4 with tf32
+inputs, f32 accumulators).
+
+Each lane holds fragments in the layout PTX documents for mma.sync: with
+``g = lane / 4`` and ``t = lane % 4``, A element pairs sit at rows ``g`` / ``g + 8`` and
+columns ``2t, 2t + 1`` (+ 8 for the second k half), B pairs at rows (k) ``2t, 2t + 1``
+(+ 8) and column ``g``, C and D pairs at row ``g`` / ``g + 8`` and columns ``2t, 2t + 1``.
+A tf32 element takes a whole register: A at rows ``g`` / ``g + 8`` and column ``t`` (+ 4
+for k8's second half), B at row ``t`` (+ 4) and column ``g``; its low 13 mantissa bits are
+not used.
+Products are summed in float64 and rounded once; the tensor cores' own summation order
+and rounding may differ in the last bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction, Reg
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_regs, write_regs
+from ..state import Block, Idx, TraceError
+
+_U = np.uint32
+LANES = np.arange(32)
+G, T = LANES // 4, LANES % 4
+
+
+def _a_layout(k: int) -> list[tuple[Any, Any]]:
+    """(row, col) per lane of each A element i (register i // 2, half i % 2)."""
+    out = []
+    for i in range(2 * (k // 4)):  # 4 registers for k16, 2 for k8
+        reg, half = divmod(i, 2)
+        row = G + 8 * (reg % 2)
+        col = 2 * T + half + 8 * (reg // 2)
+        out.append((row, col))
+    return out
+
+
+def _b_layout(k: int) -> list[tuple[Any, Any]]:
+    out = []
+    for i in range(2 * (k // 8)):  # 2 registers for k16, 1 for k8
+        reg, half = divmod(i, 2)
+        out.append((2 * T + half + 8 * reg, G))
+    return out
+
+
+def _tf32_layouts(k: int) -> tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]]:
+    """(row, col) per lane of each tf32 A and B register (one element each)."""
+    a = [(G + 8 * (i % 2), T + 4 * (i // 2)) for i in range(k // 2)]
+    b = [(T + 4 * i, G) for i in range(k // 4)]
+    return a, b
+
+
+def _tf32(regs: Any) -> Any:
+    """(n_regs, W, 32) uint32 -> float64, tf32: the low 13 mantissa bits dropped."""
+    return (regs & _U(0xFFFFE000)).view(np.float32).astype(np.float64)
+
+
+def _c_layout() -> list[tuple[Any, Any]]:
+    return [(G + 8 * (i // 2), 2 * T + i % 2) for i in range(4)]
+
+
+def _halves(regs: Any, bf16: bool) -> Any:
+    """(n_regs, W, 32) uint32 -> (2 * n_regs, W, 32) float64, element i = reg i//2 half i%2."""
+    lo = regs & _U(0xFFFF)
+    hi = regs >> _U(16)
+    both = np.stack([lo, hi], axis=1).reshape(-1, *regs.shape[1:])
+    if bf16:
+        return (both << _U(16)).view(np.float32).astype(np.float64)
+    return both.astype(np.uint16).view(np.float16).astype(np.float64)
+
+
+@op("HMMA")
+def _hmma(ins: Instruction, ctx: Context) -> Step:
+    tf32 = "TF32" in ins.mods
+    shapes = {"16816": 16, "1688": 8, "1684": 4} if tf32 else {"16816": 16, "1688": 8}
+    shape = next((m for m in ins.mods if m in shapes), None)
+    if shape is None or len(ins.operands) != 4:
+        raise unsupported(ins, "only m16n8k16 and m16n8k8 shapes (tf32: m16n8k8, m16n8k4)")
+    k = shapes[shape]
+    f32_acc = "F32" in ins.mods
+    bf16 = "BF16" in ins.mods
+    acc_regs = 4 if f32_acc else 2
+    a_regs, b_regs = (k // 2, k // 4) if tf32 else (k // 4, k // 8)
+    d, a, b, c = ins.operands
+    wd = write_regs(d, acc_regs, ins)
+    ra, rb = read_regs(a, a_regs, ins), read_regs(b, b_regs, ins)
+    rc = read_regs(c, acc_regs, ins)
+    c_zero = isinstance(c, Reg) and c.is_zero
+    a_map, b_map = _tf32_layouts(k) if tf32 else (_a_layout(k), _b_layout(k))
+    c_map = _c_layout()
+
+    def elements(regs: Any) -> Any:
+        return _tf32(regs) if tf32 else _halves(regs, bf16)
+
+    def step(blk: Block, ix: Idx) -> None:
+        ids = blk.ids(ix)
+        if len(ids) % 32 or (ids.reshape(-1, 32) % 32 != LANES).any():
+            raise TraceError("mma.sync executed by a partial warp", ins)
+        w = len(ids) // 32
+        (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
+        av = np.asarray(av).reshape(a_regs, w, 32)
+        bv = np.asarray(bv).reshape(b_regs, w, 32)
+        am = np.zeros((w, 16, k))
+        bm = np.zeros((w, k, 8))
+        for e, (row, col) in zip(elements(av), a_map, strict=True):
+            am[:, row, col] = e
+        for e, (row, col) in zip(elements(bv), b_map, strict=True):
+            bm[:, row, col] = e
+        cm = np.zeros((w, 16, 8))
+        if not c_zero:
+            cv = np.asarray(cv).reshape(acc_regs, w, 32)
+            elems = cv.view(np.float32).astype(np.float64) if f32_acc else _halves(cv, False)
+            for e, (row, col) in zip(elems, c_map, strict=True):
+                cm[:, row, col] = e
+        dm = np.einsum("wik,wkj->wij", am, bm) + cm
+        out = np.stack([dm[:, row, col] for row, col in c_map])  # (4, w, 32)
+        if f32_acc:
+            regs = out.astype(np.float32).view(_U).reshape(4, -1)
+        else:
+            h = out.astype(np.float16).view(np.uint16).astype(_U)
+            regs = (h[0::2] | (h[1::2] << _U(16))).reshape(2, -1)
+        taint: Any = np.zeros(len(ids), dtype=np.uint8)
+        for t in (*at, *bt, *ct):
+            taint = taint | t
+        # every lane's result depends on the whole warp's fragments
+        warp_taint = np.bitwise_or.reduce(taint.reshape(w, 32), axis=1).repeat(32)
+        wd(blk, ix, regs, warp_taint)
+
+    return step
+
+
+def _bytes(regs: Any, signed: bool) -> Any:
+    """(n_regs, W, 32) uint32 -> (4 * n_regs, W, 32) int64, element i = reg i//4 byte i%4."""
+    parts = [(regs >> _U(8 * j)) & _U(0xFF) for j in range(4)]
+    both = np.stack(parts, axis=1).reshape(-1, *regs.shape[1:]).astype(np.int64)
+    return np.where(both >= 128, both - 256, both) if signed else both
+
+
+@op("IMMA")
+def _imma(ins: Instruction, ctx: Context) -> Step:
+    """mma.sync m16n8k32 / m16n8k16 with 8-bit integer inputs and int32 accumulators.
+
+    With ``g = lane / 4`` and ``t = lane % 4``: A register r holds row ``g + 8 (r % 2)``,
+    columns ``4t .. 4t + 3`` (+ 16 for r >= 2); B register r holds rows (k) ``4t .. 4t + 3``
+    (+ 16 r) of column ``g``; C and D as for HMMA.
+    """
+    shape = next((m for m in ins.mods if m in ("16832", "16816")), None)
+    types = [m for m in ins.mods if m in ("S8", "U8")]
+    if shape is None or len(types) != 2 or len(ins.operands) != 4:
+        raise unsupported(ins, "only m16n8k32 and m16n8k16 with 8-bit inputs")
+    k = 32 if shape == "16832" else 16
+    a_regs, b_regs = k // 8, k // 16
+    a_signed, b_signed = types[0] == "S8", types[1] == "S8"
+    sat = "SAT" in ins.mods
+    d, a, b, c = ins.operands
+    wd = write_regs(d, 4, ins)
+    ra, rb, rc = read_regs(a, a_regs, ins), read_regs(b, b_regs, ins), read_regs(c, 4, ins)
+    c_zero = isinstance(c, Reg) and c.is_zero
+    a_map = [(G + 8 * (i // 4 % 2), 4 * T + i % 4 + 16 * (i // 8)) for i in range(4 * a_regs)]
+    b_map = [(4 * T + i % 4 + 16 * (i // 4), G) for i in range(4 * b_regs)]
+    c_map = _c_layout()
+
+    def step(blk: Block, ix: Idx) -> None:
+        ids = blk.ids(ix)
+        if len(ids) % 32 or (ids.reshape(-1, 32) % 32 != LANES).any():
+            raise TraceError("mma.sync executed by a partial warp", ins)
+        w = len(ids) // 32
+        (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
+        am = np.zeros((w, 16, k), dtype=np.int64)
+        bm = np.zeros((w, k, 8), dtype=np.int64)
+        a_el = _bytes(np.asarray(av).reshape(a_regs, w, 32), a_signed)
+        b_el = _bytes(np.asarray(bv).reshape(b_regs, w, 32), b_signed)
+        for e, (row, col) in zip(a_el, a_map, strict=True):
+            am[:, row, col] = e
+        for e, (row, col) in zip(b_el, b_map, strict=True):
+            bm[:, row, col] = e
+        cm = np.zeros((w, 16, 8), dtype=np.int64)
+        if not c_zero:
+            cvals = np.asarray(cv).reshape(4, w, 32).view(np.int32).astype(np.int64)
+            for e, (row, col) in zip(cvals, c_map, strict=True):
+                cm[:, row, col] = e
+        dm = np.einsum("wik,wkj->wij", am, bm) + cm
+        if sat:
+            dm = np.clip(dm, -(2**31), 2**31 - 1)
+        out = np.stack([dm[:, row, col] for row, col in c_map])
+        regs = (out & 0xFFFFFFFF).astype(_U).reshape(4, -1)
+        taint: Any = np.zeros(len(ids), dtype=np.uint8)
+        for t in (*at, *bt, *ct):
+            taint = taint | t
+        wd(blk, ix, regs, np.bitwise_or.reduce(taint.reshape(w, 32), axis=1).repeat(32))
+
+    return step

@@ -1,0 +1,191 @@
+"""Warp-level instructions: SHFL, VOTE/VOTEU, MATCH and REDUX.
+
+They act on the lanes of each warp that execute the instruction in the same step;
+min-pc scheduling brings every converged lane of a warp to the instruction together.
+A shuffle that reads a lane which did not execute it gets that lane's register as it
+is, marked not modelled (the hardware leaves the value undefined).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction, Reg
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_pred, read_u32, write_pred, write_u32
+from ..state import TAINT_UNKNOWN, Block, Idx
+
+_U = np.uint32
+
+
+def warp_table(b: Block, ix: Idx) -> tuple[Any, Any, Any]:
+    """(ids, row of each id, (warps, 32) position of each lane in ids or -1)."""
+    ids = b.ids(ix)
+    warps = ids >> 5
+    uw, row = np.unique(warps, return_inverse=True)
+    table = np.full((len(uw), 32), -1, dtype=np.int64)
+    table[row, ids & 31] = np.arange(len(ids))
+    return ids, row, table
+
+
+@op("SHFL")
+def _shfl(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 5:
+        raise unsupported(ins)
+    mode = next((m for m in ins.mods if m in ("IDX", "UP", "DOWN", "BFLY")), None)
+    if mode is None:
+        raise unsupported(ins)
+    wp = write_pred(ops[0], ins)
+    w = write_u32(ops[1], ins)
+    ra = read_u32(ops[2], "i", ins)
+    rb, rc = read_u32(ops[3], "i", ins), read_u32(ops[4], "i", ins)
+    src_reg = ops[2] if isinstance(ops[2], Reg) else None
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        n = len(ids)
+        lane = (ids & 31).astype(np.int64)
+        bv = np.broadcast_to(rb(b, ix)[0], (n,)).astype(np.int64) & 31
+        cv = np.broadcast_to(rc(b, ix)[0], (n,)).astype(np.int64)
+        clamp, seg = cv & 31, (cv >> 8) & 31
+        max_lane = (lane & seg) | (clamp & ~seg)
+        min_lane = lane & seg
+        if mode == "UP":
+            j = lane - bv
+            ok = j >= max_lane
+        elif mode == "DOWN":
+            j = lane + bv
+            ok = j <= max_lane
+        elif mode == "BFLY":
+            j = lane ^ bv
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bv & ~seg)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane)
+        src_tid = (ids & ~31) + j
+        t_extra: Any = 0
+        if src_reg is not None and not src_reg.is_zero:
+            regs, taint = (b.r, b.tr) if src_reg.kind == "R" else (b.ur, b.tur)
+            v = regs[src_reg.index, src_tid]
+            t = taint[src_reg.index, src_tid]
+            if not isinstance(ix, slice):
+                executing = np.zeros(b.threads, dtype=bool)
+                executing[ids] = True
+                missing = ~executing[np.minimum(src_tid, b.threads - 1)] | (src_tid >= b.threads)
+                t_extra = np.where(missing, TAINT_UNKNOWN, 0).astype(np.uint8)
+            else:
+                t_extra = np.where(src_tid >= b.threads, TAINT_UNKNOWN, 0).astype(np.uint8)
+        else:
+            v, t = np.broadcast_to(ra(b, ix)[0], (n,)), 0
+        w(b, ix, v, t | t_extra)
+        wp(b, ix, ok, 0)
+
+    return step
+
+
+def _ballot(b: Block, ix: Idx, p: Any) -> tuple[Any, Any]:
+    """Per executing thread: the warp's ballot of ``p`` and the warp's executing mask."""
+    ids, row, table = warp_table(b, ix)
+    bits = np.zeros(len(ids), dtype=np.uint64)
+    pb = np.broadcast_to(p, ids.shape)
+    lane_bit = np.uint64(1) << (ids & 31).astype(np.uint64)
+    ballot = np.zeros(table.shape[0], dtype=np.uint64)
+    active = np.zeros(table.shape[0], dtype=np.uint64)
+    np.bitwise_or.at(ballot, row, np.where(pb, lane_bit, bits))
+    np.bitwise_or.at(active, row, lane_bit)
+    return ballot[row].astype(_U), active[row].astype(_U)
+
+
+@op("VOTE", "VOTEU")
+def _vote(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    mode = next((m for m in ins.mods if m in ("ALL", "ANY", "EQ")), None)
+    if mode is None or len(ops) not in (2, 3):
+        raise unsupported(ins)
+    # VOTE.ANY R0, PT, P0 (ballot and predicate) or VOTE.ALL P0, P1 (predicate only)
+    w = write_u32(ops[0], ins) if len(ops) == 3 else None
+    wp = write_pred(ops[-2], ins)
+    rp = read_pred(ops[-1], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        p, t = rp(b, ix)
+        ballot, active = _ballot(b, ix, p)
+        if mode == "ALL":
+            r = ballot == active
+        elif mode == "ANY":
+            r = ballot != 0
+        else:
+            r = (ballot == active) | (ballot == 0)
+        if w is not None:
+            w(b, ix, ballot, t)
+        wp(b, ix, r, t)
+
+    return step
+
+
+@op("MATCH")
+def _match(ins: Instruction, ctx: Context) -> Step:
+    ops = list(ins.operands)
+    wp = write_pred(ops.pop(0), ins) if "ALL" in ins.mods else None
+    if len(ops) != 2 or "U64" in ins.mods:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra = read_u32(ops[1], "i", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids, row, table = warp_table(b, ix)
+        v, t = ra(b, ix)
+        v = np.broadcast_to(v, ids.shape)
+        out = np.zeros(len(ids), dtype=np.uint32)
+        allsame = np.zeros(len(ids), dtype=bool)
+        for k in range(len(ids)):  # small: one warp's worth per row
+            same = (row == row[k]) & (v == v[k])
+            mask = int(np.bitwise_or.reduce(np.uint32(1) << (ids[same] & 31).astype(np.uint32)))
+            out[k] = mask
+            allsame[k] = bool(same[row == row[k]].all())
+        if "ALL" in ins.mods:
+            out = np.where(allsame, out, 0).astype(np.uint32)
+        w(b, ix, out, t)
+        if wp is not None:
+            wp(b, ix, allsame, t)
+
+    return step
+
+
+@op("REDUX")
+def _redux(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    kind = next((m for m in ins.mods if m in ("SUM", "MIN", "MAX", "AND", "OR", "XOR")), None)
+    if kind is None or len(ops) != 2:
+        raise unsupported(ins)
+    signed = "S32" in ins.mods
+    w = write_u32(ops[0], ins)
+    ra = read_u32(ops[1], "i", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids, row, table = warp_table(b, ix)
+        v, t = ra(b, ix)
+        v = np.broadcast_to(v, ids.shape).astype(np.int64)
+        if signed:
+            v = np.where(v >= 1 << 31, v - (1 << 32), v)
+        nw = table.shape[0]
+        if kind == "SUM":
+            acc = np.zeros(nw, dtype=np.int64)
+            np.add.at(acc, row, v)
+        elif kind in ("MIN", "MAX"):
+            acc = np.full(nw, np.iinfo(np.int64).max if kind == "MIN" else np.iinfo(np.int64).min)
+            (np.minimum if kind == "MIN" else np.maximum).at(acc, row, v)
+        else:
+            acc = np.zeros(nw, dtype=np.int64) if kind != "AND" else np.full(nw, 0xFFFFFFFF)
+            {"AND": np.bitwise_and, "OR": np.bitwise_or, "XOR": np.bitwise_xor}[kind].at(
+                acc, row, v
+            )
+        tt = np.zeros(nw, dtype=np.uint8)
+        np.bitwise_or.at(tt, row, np.broadcast_to(np.asarray(t, dtype=np.uint8), ids.shape))
+        w(b, ix, (acc[row] & 0xFFFFFFFF).astype(_U), tt[row])
+
+    return step

@@ -1,0 +1,237 @@
+"""The machine state of one thread block, vectorized over all its threads.
+
+Registers are ``(count, threads)`` arrays: general registers R0..R254 (RZ = 255 reads
+0), uniform registers UR0..UR62 (URZ = 63; each thread keeps its own copy, equal across
+a warp), predicates P0..P6 and UP0..UP6 (PT/UPT = 7 read true). Every register has a
+taint byte per thread: bit 0 = the value depends on data read from global memory,
+bit 1 = the emulator could not compute the value exactly. Shared and local memory
+carry one taint byte per data byte.
+
+Memory:
+
+* shared: the CTA's window. On sm_90 user shared memory starts after a 1 KiB reserved
+  area (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0),
+  so a window address is ``0x400 + offset``; banks are ``(address / 4) % 32`` either way.
+* local: per thread, allocated on first use; the stack pointer starts at
+  ``LOCAL_BYTES`` (``c[0x0][0x28]``).
+* global: :class:`GlobalMemory`, buffers at synthetic device addresses.
+* generic pointers (LD/ST) into shared memory: ``SR_SWINHI`` is ``SHARED_WINDOW_HI``, so
+  such an address is ``SHARED_WINDOW_HI << 32`` plus the window address.
+* constant bank 0: block and grid sizes, the stack top, then the kernel parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+
+from ...cuda.sass import Instruction
+from ...hardware.arch import SM90
+from ...plumbing.errors import ShmemError, SourcePos
+from ..requests import Recorder
+from .mbarrier import MBarriers
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+U32: TypeAlias = "npt.NDArray[np.uint32]"
+U8: TypeAlias = "npt.NDArray[np.uint8]"
+I64: TypeAlias = "npt.NDArray[np.int64]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
+Idx: TypeAlias = "slice | npt.NDArray[np.intp]"
+
+RZ = 255
+URZ = 63
+PT = 7
+TAINT_GLOBAL = 1
+TAINT_UNKNOWN = 2
+LOCAL_BYTES = 16 * 1024
+GLOBAL_BASE = 0x7F00_0000_0000
+GLOBAL_ALIGN = 256
+GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
+# generic addresses of shared memory are (SR_SWINHI << 32) | window address
+SHARED_WINDOW_HI = 0x0001_0000
+# generic address of constant bank 0's byte 0 (c[0x0][0x198] holds that of the parameters):
+# how a kernel takes the address of a __grid_constant__ parameter such as a tensor map
+PARAM_WINDOW = 0x0002_0000_0000_0000
+
+
+class TraceError(ShmemError):
+    """The emulator cannot go on: located at the instruction's source line where known."""
+
+    def __init__(self, message: str, ins: Instruction | None = None) -> None:
+        where = f" [{ins.where}]" if ins is not None else ""
+        pos = SourcePos(ins.line, 1) if ins is not None and ins.line else None
+        super().__init__(message + where, path=ins.file if ins else None, pos=pos, code="trace")
+
+
+@dataclass
+class Buffer:
+    name: str
+    address: int
+    size: int
+    offset: int  # inside the arena
+
+
+class GlobalMemory:
+    """Global memory: named buffers at synthetic device addresses, one byte arena."""
+
+    def __init__(self) -> None:
+        self.buffers: list[Buffer] = []
+        self.data: U8 = np.zeros(0, dtype=np.uint8)
+        self._starts: I64 = np.zeros(0, dtype=np.int64)
+        self._ends: I64 = np.zeros(0, dtype=np.int64)
+
+    def add_buffer(self, content: bytes | int, name: str) -> int:
+        """A new buffer of ``content`` (bytes, or a size to zero-fill); its device address."""
+        raw = bytes(content) if not isinstance(content, int) else bytes(content)
+        size = len(raw)
+        offset = -(-(len(self.data) + GLOBAL_GAP) // GLOBAL_ALIGN) * GLOBAL_ALIGN
+        grown = np.zeros(offset + max(size, 1), dtype=np.uint8)
+        grown[: len(self.data)] = self.data
+        grown[offset : offset + size] = np.frombuffer(raw, dtype=np.uint8)
+        self.data = grown
+        buf = Buffer(name, GLOBAL_BASE + offset, size, offset)
+        self.buffers.append(buf)
+        self._starts = np.array([b.address for b in self.buffers], dtype=np.int64)
+        self._ends = np.array([b.address + b.size for b in self.buffers], dtype=np.int64)
+        return buf.address
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def read(self, name: str) -> bytes:
+        """The current content of a buffer."""
+        b = self.buffer(name)
+        return self.data[b.offset : b.offset + b.size].tobytes()
+
+    def offsets(self, addr: I64, width: int, ins: Instruction) -> I64:
+        """Arena offsets of device addresses; an address outside every buffer is an error."""
+        if len(self._starts) == 0:
+            raise TraceError(f"global address 0x{int(addr.flat[0]):x}: no buffers exist", ins)
+        k = np.searchsorted(self._starts, addr, side="right") - 1
+        bad = (k < 0) | (addr + width > self._ends[np.maximum(k, 0)])
+        if bad.any():
+            a = int(addr[bad][0])
+            raise TraceError(
+                f"global access of {width} bytes at 0x{a:x} is outside every buffer "
+                f"({self._describe(a)})",
+                ins,
+            )
+        base: I64 = addr - GLOBAL_BASE
+        return base
+
+    def _describe(self, a: int) -> str:
+        near = min(self.buffers, key=lambda b: min(abs(a - b.address), abs(a - b.address - b.size)))
+        return f"nearest buffer '{near.name}' at 0x{near.address:x}, {near.size} bytes"
+
+
+@dataclass
+class Launch:
+    """What one block needs besides the code: sizes, indices, memories and parameters."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block_idx: tuple[int, int, int] = (0, 0, 0)
+    params: bytes = b""
+    param_base: int = 0x210
+    static_smem: int = 0
+    dynamic_smem: int = 0
+    shared_base: int = 0x400
+    memory: GlobalMemory = field(default_factory=GlobalMemory)
+    const_banks: dict[int, bytes] = field(default_factory=dict)  # banks other than 0
+    warp_size: int = SM90.warp_size  # lanes of a warp: the architecture profile's
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    def bank0(self) -> bytes:
+        """Constant bank 0: blockDim at 0x0, gridDim at 0xc, the shared window's generic
+        address at 0x18, the stack top at 0x28, the parameters at ``param_base``."""
+        img = bytearray(max(0x400, self.param_base + len(self.params) + 16))
+        for i, v in enumerate((*self.block, *self.grid)):
+            img[4 * i : 4 * i + 4] = int(v).to_bytes(4, "little")
+        img[0x28:0x2C] = LOCAL_BYTES.to_bytes(4, "little")
+        # sm_80 code reads the generic address of the shared window from c[0x0][0x18]
+        img[0x18:0x20] = (SHARED_WINDOW_HI << 32).to_bytes(8, "little")
+        if self.param_base >= 0x210:  # sm_90: the parameters' generic address
+            img[0x198:0x1A0] = (PARAM_WINDOW + self.param_base).to_bytes(8, "little")
+        img[self.param_base : self.param_base + len(self.params)] = self.params
+        return bytes(img)
+
+
+class Block:
+    """Registers, predicates, memories and scheduling state of one thread block."""
+
+    def __init__(self, launch: Launch) -> None:
+        t = launch.threads
+        self.launch = launch
+        self.threads = t
+        self.r: U32 = np.zeros((256, t), dtype=np.uint32)
+        self.tr: U8 = np.zeros((256, t), dtype=np.uint8)
+        self.ur: U32 = np.zeros((64, t), dtype=np.uint32)
+        self.tur: U8 = np.zeros((64, t), dtype=np.uint8)
+        self.p: B8 = np.zeros((8, t), dtype=bool)
+        self.p[PT] = True
+        self.tp: U8 = np.zeros((8, t), dtype=np.uint8)
+        self.up: B8 = np.zeros((8, t), dtype=bool)
+        self.up[PT] = True
+        self.tup: U8 = np.zeros((8, t), dtype=np.uint8)
+        size = launch.shared_base + launch.static_smem + launch.dynamic_smem
+        self.smem: U8 = np.zeros(size, dtype=np.uint8)
+        self.tsmem: U8 = np.zeros(size, dtype=np.uint8)
+        self._local: U8 | None = None
+        self._tlocal: U8 | None = None
+        banks = {0: launch.bank0(), **launch.const_banks}
+        self.cbank: dict[int, U8] = {k: np.frombuffer(v, dtype=np.uint8) for k, v in banks.items()}
+        self.tid = np.arange(t, dtype=np.int64)
+        bx, by, _ = launch.block
+        self.tid_xyz = (self.tid % bx, (self.tid // bx) % by, self.tid // (bx * by))
+        self.warp_size = launch.warp_size
+        self.lane = (self.tid % self.warp_size).astype(np.uint32)
+        self.warp = self.tid // self.warp_size
+        self.all_idx = np.arange(t, dtype=np.intp)
+        self.exited: B8 = np.zeros(t, dtype=bool)
+        # scheduling: next instruction index per thread (1 << 40 when blocked)
+        self.sched: I64 = np.zeros(t, dtype=np.int64)
+        self.resume: I64 = np.zeros(t, dtype=np.int64)
+        self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
+        self.barriers: dict[int, dict[str, Any]] = {}
+        self.mbarriers = MBarriers()  # sm_90 mbarriers by shared offset
+        # warp executions of instructions whose traffic is not modelled (ops_async), by index
+        self.unmodelled: dict[int, int] = {}
+        # executions of each atomic instruction so far: whose warp is served first (ops_atomic)
+        self.atomic_turns: dict[int, int] = {}
+        self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
+        self.bar_pred: B8 = np.zeros(t, dtype=bool)
+        # subroutine calls: the outermost call site of a thread inside a call (-1 outside)
+        # and its call depth; scheduling treats a called thread as still at its call site
+        self.call_site: I64 = np.full(t, -1, dtype=np.int64)
+        self.call_depth = np.zeros(t, dtype=np.int32)
+        self.calls_active = 0
+        self.steps = 0
+        self.n_warps = -(-t // self.warp_size)
+        self.warp_base = 0  # index of this block's first warp in the grid's records
+        self.rec: Recorder = Recorder(self.warp_size)
+
+    def local(self) -> tuple[U8, U8]:
+        """Per-thread local memory, flattened: thread t owns bytes [t*L, (t+1)*L)."""
+        if self._local is None or self._tlocal is None:
+            self._local = np.zeros(self.threads * LOCAL_BYTES, dtype=np.uint8)
+            self._tlocal = np.zeros(self.threads * LOCAL_BYTES, dtype=np.uint8)
+        return self._local, self._tlocal
+
+    def ids(self, ix: Idx) -> npt.NDArray[np.intp]:
+        """Thread ids of an index (a slice means every thread)."""
+        if isinstance(ix, slice):
+            return self.all_idx
+        return ix
+
+    def count(self, ix: Idx) -> int:
+        return self.threads if isinstance(ix, slice) else len(ix)

@@ -1,0 +1,94 @@
+"""What the tensor memory accelerator moves: a tensor map's box between global and shared
+memory, with the map's swizzle applied to the shared side.
+
+The box is laid out densely in shared memory, dimension 0 innermost; a swizzle of W bytes
+(32, 64, 128) then exchanges 16-byte chunks by the shared address itself: the chunk bits
+4..6 are XORed with address bits 7..9 (one bit for 32B, two for 64B, three for 128B), the
+pattern CUTLASS calls ``Swizzle<1|2|3, 4, 3>``. Checked on the H200 for all four modes
+(tests/data/trace/hopper, ``tma_tile_*``: every element read back through the swizzle).
+Elements outside the tensor read as zero (NaN for a float map with NaN fill) and are not
+written by a store.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..kernel.tensormap import TensorMap
+from .state import TAINT_GLOBAL, Block, TraceError
+
+if TYPE_CHECKING:
+    from ...cuda.sass import Instruction
+
+_MASK = {0: 0, 32: 1, 64: 3, 128: 7}
+
+
+def swizzle(addr: Any, width: int) -> Any:
+    """Shared byte addresses after a TMA swizzle of ``width`` bytes (0: none)."""
+    mask = _MASK[width]
+    return addr ^ (((addr >> 7) & mask) << 4) if mask else addr
+
+
+def _box(tm: TensorMap, coords: tuple[int, ...]) -> tuple[Any, Any]:
+    """Global byte offsets (from the map's address) of the box's elements in shared order,
+    and which of them lie inside the tensor."""
+    n = tm.box_elements
+    grids = np.indices(n[::-1], dtype=np.int64)[::-1]  # dimension 0 varies fastest
+    inside = np.ones(grids[0].shape, dtype=bool)
+    goff = np.zeros(grids[0].shape, dtype=np.int64)
+    strides = (tm.esize, *tm.strides)
+    for d in range(tm.rank):
+        c = coords[d] + grids[d] * tm.elem_strides[d]
+        inside &= (c >= 0) & (c < tm.dims[d])
+        goff += c * strides[d]
+    return goff.ravel(), inside.ravel()
+
+
+def _shared_bytes(b: Block, tm: TensorMap, dst: int, count: int, ins: Instruction) -> Any:
+    lin = dst + np.arange(count * tm.esize, dtype=np.int64)
+    phys = swizzle(lin, tm.swizzle)
+    if dst < 0 or int(phys.max()) >= len(b.smem):
+        raise TraceError(
+            f"a TMA box of {count * tm.esize} bytes at shared 0x{dst:x} runs past the block's "
+            f"shared memory (0x{len(b.smem):x} bytes)",
+            ins,
+        )
+    return phys
+
+
+def load(b: Block, tm: TensorMap, dst: int, coords: tuple[int, ...], ins: Instruction) -> int:
+    """Copy the box at ``coords`` into shared memory at ``dst``; the bytes it delivers."""
+    goff, inside = _box(tm, coords)
+    phys = _shared_bytes(b, tm, dst, len(goff), ins)
+    e = tm.esize
+    data = np.zeros(len(goff) * e, dtype=np.uint8)
+    if inside.any():
+        mem = b.launch.memory
+        addr = tm.address + goff[inside]
+        src = mem.offsets(addr, e, ins)
+        idx = (src[:, None] + np.arange(e)).ravel()
+        sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
+        data[sel] = mem.data[idx]
+    if tm.oob_nan and tm.is_float and not inside.all():
+        nan = np.array([np.nan], dtype={2: np.float16, 4: np.float32, 8: np.float64}[e])
+        fill = np.frombuffer(nan.tobytes(), dtype=np.uint8)
+        out = np.flatnonzero(~inside)
+        data[(out[:, None] * e + np.arange(e)).ravel()] = np.tile(fill, len(out))
+    b.smem[phys] = data
+    b.tsmem[phys] = TAINT_GLOBAL
+    return tm.box_bytes
+
+
+def store(b: Block, tm: TensorMap, src: int, coords: tuple[int, ...], ins: Instruction) -> None:
+    """Write the box at ``coords`` from shared memory at ``src`` (inside elements only)."""
+    goff, inside = _box(tm, coords)
+    phys = _shared_bytes(b, tm, src, len(goff), ins)
+    e = tm.esize
+    if not inside.any():
+        return
+    mem = b.launch.memory
+    dst = mem.offsets(tm.address + goff[inside], e, ins)
+    sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
+    mem.data[(dst[:, None] + np.arange(e)).ravel()] = b.smem[phys[sel]]

@@ -1,0 +1,328 @@
+"""``shmem sweep KERNEL.cu --define NAME=VALUES``: compile every combination, trace each.
+
+Every combination of the ``--define`` values is one variant: the kernel compiled with
+``-DNAME=VALUE`` for each name (beside the ``--nvcc-arg`` arguments), through
+:func:`shmem_cli.trace.toolchain.compile_cu` like every other build, several at once,
+each cubin kept in a cache keyed by the source's bytes, the arguments, the
+architecture and the nvcc used. Each variant is traced with the same launch; the
+variants are ranked by total wavefronts, then by shared memory, then by sweep order.
+A variant that fails to compile or trace is kept with its error; the others still run.
+Where a variant's shared-memory instructions differ from the first variant's (the
+compiler split an ``LDS.128``), its note says how.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import os
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...cuda import toolchain
+from ...hardware.arch import DEFAULT_ARCH, rules_for
+from ...hardware.ops import OP_NAMES as TRACE_OPS
+from ...plumbing.errors import ShmemError
+from ..pipeline import TraceRequest, trace_file
+from ..result import KernelTrace
+
+_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+MAX_VARIANTS = 256  # compiles are seconds each: a sweep beyond this is refused
+
+
+@dataclass(frozen=True)
+class Define:
+    """One ``--define NAME=VALUES`` axis."""
+
+    name: str
+    values: tuple[int, ...]
+
+    def describe(self) -> str:
+        return f"define {self.name}={','.join(str(v) for v in self.values)}"
+
+
+def parse_define(text: str) -> Define:
+    """``NAME=VALUES`` with VALUES as the spec sweep takes them (``0..4``, ``0,1,2,4,8``);
+    ValueError in words otherwise."""
+    from ...analysis.sweep.options import parse_values
+
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or not _NAME.match(name):
+        raise ValueError("expects NAME=VALUES with NAME a C identifier (--define PAD=0..8)")
+    return Define(name, parse_values(values.strip(), limit=MAX_VARIANTS))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One combination: what it set, and what its trace gave (or why it has none)."""
+
+    index: int
+    defines: tuple[tuple[str, int], ...]
+    kernel: KernelTrace | None = None
+    error: ShmemError | None = None
+    note: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.kernel is not None
+
+    @property
+    def wavefronts(self) -> int:
+        assert self.kernel is not None
+        return sum(t.wavefronts for t in self.kernel.totals.values())
+
+    @property
+    def ideal_wavefronts(self) -> int:
+        assert self.kernel is not None
+        return sum(t.ideal_wavefronts for t in self.kernel.totals.values())
+
+    @property
+    def smem_bytes(self) -> int:
+        assert self.kernel is not None
+        return self.kernel.launch.static_smem + self.kernel.launch.dynamic_smem
+
+    @property
+    def max_ways(self) -> int:
+        assert self.kernel is not None
+        return max((a.result.max_ways for a in self.kernel.accesses), default=0)
+
+    @property
+    def cycles(self) -> int:
+        assert self.kernel is not None
+        return sum(a.result.cycles for a in self.kernel.accesses)
+
+    def opcodes(self) -> Counter[str]:
+        """How many shared-memory SASS instructions of each opcode the variant executed."""
+        assert self.kernel is not None
+        return Counter(a.opcode for a in self.kernel.accesses)
+
+
+@dataclass(frozen=True)
+class CompiledSweep:
+    path: str
+    kernel: str | None
+    axes: tuple[Define, ...]
+    variants: tuple[Variant, ...]
+    smem_limit: int
+
+    @property
+    def reference(self) -> Variant | None:
+        """The variant extra bytes and instruction changes are measured from: the first valid."""
+        return next((v for v in self.variants if v.valid), None)
+
+    def extra_bytes(self, v: Variant) -> int:
+        ref = self.reference
+        return 0 if ref is None else v.smem_bytes - ref.smem_bytes
+
+    def fits(self, v: Variant) -> bool:
+        return v.valid and v.smem_bytes <= self.smem_limit
+
+    @property
+    def best(self) -> Variant | None:
+        """Fewest wavefronts, then fewest shared bytes, then sweep order (valid and fitting)."""
+        ok = [v for v in self.variants if self.fits(v)]
+        return min(ok, key=lambda v: (v.wavefronts, v.smem_bytes, v.index)) if ok else None
+
+    def to_json(self) -> dict[str, Any]:
+        best = self.best
+        name = next((v.kernel.name for v in self.variants if v.kernel is not None), None)
+        return {
+            "schema_version": 1,
+            "file": self.path,
+            "name": name,
+            "sweep": [a.describe() for a in self.axes],
+            "smem_limit_bytes": self.smem_limit,
+            "variants": [self._variant_json(v) for v in self.variants],
+            "best": None
+            if best is None
+            else {
+                "index": best.index,
+                "defines": {k: str(x) for k, x in best.defines},
+                "wavefronts": best.wavefronts,
+                "extra_bytes": self.extra_bytes(best),
+            },
+        }
+
+    def _variant_json(self, v: Variant) -> dict[str, Any]:
+        out: dict[str, Any] = {"index": v.index, "defines": {k: str(x) for k, x in v.defines}}
+        if v.kernel is None:
+            out.update(
+                wavefronts=None,
+                ideal_wavefronts=None,
+                excess_wavefronts=None,
+                max_ways=None,
+                cycles=None,
+                smem_bytes=None,
+                extra_bytes=None,
+                fits=False,
+            )
+        else:
+            out.update(
+                wavefronts=v.wavefronts,
+                ideal_wavefronts=v.ideal_wavefronts,
+                excess_wavefronts=v.wavefronts - v.ideal_wavefronts,
+                max_ways=v.max_ways,
+                cycles=v.cycles,
+                smem_bytes=v.smem_bytes,
+                extra_bytes=self.extra_bytes(v),
+                fits=self.fits(v),
+            )
+        out["error"] = (
+            None
+            if v.error is None
+            else {"message": v.error.message, "line": v.error.line, "column": v.error.column}
+        )
+        out["note"] = v.note or None
+        out["totals"] = (
+            None if v.kernel is None else {op: v.kernel.totals[op].to_json() for op in TRACE_OPS}
+        )
+        out["instructions"] = None if v.kernel is None else dict(sorted(v.opcodes().items()))
+        return out
+
+
+def cache_dir() -> Path | None:
+    """Where compiled variants are kept: ``$SHMEM_CACHE_DIR``, else ``$XDG_CACHE_HOME/shmem``
+    or ``~/.cache/shmem``, folder ``cubins``; None when there is no usable home."""
+    root = os.environ.get("SHMEM_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or (
+            os.path.join(os.path.expanduser("~"), ".cache")
+            if os.path.expanduser("~") != "~"
+            else ""
+        )
+        if not base:
+            return None
+        root = os.path.join(base, "shmem")
+    return Path(root) / "cubins"
+
+
+def _cache_key(source: bytes, arch: str, args: Sequence[str], nvcc: str) -> str:
+    h = hashlib.sha256()
+    try:
+        st = os.stat(nvcc)
+        tool = f"{os.path.realpath(nvcc)}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        tool = nvcc
+    for part in (tool, arch, *args):
+        h.update(part.encode() + b"\0")
+    h.update(source)
+    return h.hexdigest()[:40]
+
+
+def compile_variant(
+    source: Path, arch: str, args: Sequence[str], folder: Path, cache: Path | None
+) -> Path:
+    """The cubin of ``source`` built with ``args``: from the cache, or compiled (and kept)."""
+    nvcc = toolchain.which("nvcc")
+    key = _cache_key(source.read_bytes(), arch, args, nvcc or "nvcc")
+    if cache is not None:
+        kept = cache / f"{key}.cubin"
+        if kept.is_file():
+            return kept
+    work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
+    cubin = toolchain.compile_cu(source, arch, work, args)
+    if cache is None:
+        return cubin
+    from ...plumbing import fsutil
+
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        fsutil.write_bytes(cache / f"{key}.cubin", cubin.read_bytes())  # atomic: replaced whole
+        return cache / f"{key}.cubin"
+    except (OSError, fsutil.OutputError):
+        return cubin
+
+
+def _instruction_note(first: Counter[str], now: Counter[str]) -> str:
+    """``LDS.128 x48 -> LDS.128 x44 + LDS.64 x8 + LDS x8`` for the ops whose opcodes changed."""
+    notes = []
+    stems = sorted({k.split(".")[0] for k in (*first, *now)})
+    for stem in stems:
+        a = {k: n for k, n in first.items() if k.split(".")[0] == stem}
+        b = {k: n for k, n in now.items() if k.split(".")[0] == stem}
+        if a != b:
+
+            def said(c: dict[str, int]) -> str:
+                def width(op: str) -> int:
+                    tail = op.rsplit(".", 1)[-1]
+                    return -int(tail) if tail.isdigit() else -32
+
+                return (
+                    " + ".join(
+                        f"{k} x{n}" for k, n in sorted(c.items(), key=lambda i: (width(i[0]), i[0]))
+                    )
+                    or "none"
+                )
+
+            notes.append(f"{said(a)} -> {said(b)}")
+    return "; ".join(notes)
+
+
+def run_compiled_sweep(
+    request: TraceRequest,
+    axes: Sequence[Define],
+    *,
+    jobs: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> CompiledSweep:
+    """Compile and trace every combination of ``axes`` (``request`` gives the file and the
+    launch; its ``nvcc_args`` go to every compile)."""
+    names = [a.name for a in axes]
+    if len(set(names)) != len(names):
+        raise ShmemError("a --define names the same macro twice; give its values once")
+    points = list(itertools.product(*(a.values for a in axes)))
+    if len(points) > MAX_VARIANTS:
+        raise ShmemError(f"the sweep has {len(points):,} variants; the limit is {MAX_VARIANTS}")
+    source = Path(request.path)
+    arch = request.arch or DEFAULT_ARCH
+    cache = cache_dir()
+    workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
+    variants: list[Variant] = []
+    with tempfile.TemporaryDirectory(prefix="shmem-sweep-") as tmp:
+        folder = Path(tmp)
+
+        def build(point: tuple[int, ...]) -> Path | ShmemError:
+            args = [*request.nvcc_args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
+            try:
+                return compile_variant(source, arch, args, folder, cache)
+            except toolchain.ToolError as exc:
+                code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
+                return ShmemError(str(exc), path=str(source), code=code)
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            built = list(pool.map(build, points))
+        for index, (point, cubin) in enumerate(zip(points, built, strict=True)):
+            defines = tuple(zip(names, point, strict=True))
+            if progress is not None:
+                progress(", ".join(f"{n}={v}" for n, v in defines))
+            if isinstance(cubin, ShmemError):
+                variants.append(Variant(index, defines, error=cubin))
+                continue
+            one = dataclasses.replace(
+                request, path=cubin, nvcc_args=(), arch=None, tree_anchor=str(source)
+            )
+            try:
+                kernel = trace_file(one).kernels[0]
+            except ShmemError as exc:
+                if exc.path == str(cubin):  # the cache's file: say the source instead
+                    exc.path = str(source)
+                variants.append(Variant(index, defines, error=exc.located(str(source))))
+                continue
+            variants.append(Variant(index, defines, kernel=kernel))
+    first = next((v for v in variants if v.valid), None)
+    if first is not None:
+        base = first.opcodes()
+        variants = [
+            dataclasses.replace(v, note=_instruction_note(base, v.opcodes())) if v.valid else v
+            for v in variants
+        ]
+    limit = rules_for(arch).smem_per_block
+    return CompiledSweep(str(request.path), request.kernel, tuple(axes), tuple(variants), limit)

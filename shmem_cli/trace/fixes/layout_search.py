@@ -1,0 +1,293 @@
+"""``shmem trace --suggest``: layout changes for each shared array with bank conflicts,
+tried on the traced addresses.
+
+For every array that a conflicting instruction touches, each candidate change (row
+padding of 1..32 elements, the TMA swizzle modes, CuTe ``Swizzle<B,M,S>``) is applied
+alike to every instruction of that array (:mod:`.relayout`), vector accesses it
+misaligns split as ptxas would split them, and the whole kernel is costed again. The
+candidates are ranked by the kernel's total wavefronts, then by the shared memory
+they add; those that lower the total are listed, and so are the misaligning pads
+below the best aligned one (the "textbook" pad of one element), marked, with what
+they really cost.
+
+The row length padding works on is the declared one (:mod:`.declared`) when the
+source declares a 2-D array, otherwise the traced row stride: the smallest positive
+distance of at least 128 bytes, dividing the array, between the addresses one lane
+gives in successive executions of an instruction or between neighbouring lanes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...hardware.arch import ArchProfile
+from ...hardware.ops import OP_NAMES as OPS
+from ...hardware.swizzle import TMA_SWIZZLES, Swizzle
+from ..requests import InstructionRecords
+from ..result import KernelTrace
+from .arrays import SharedArray, array_of
+from .declared import Shape
+from .relayout import Change, Costed, cost_moved
+
+PADS = range(1, 33)  # elements added to each row
+LISTED = 5  # improving candidates listed per array
+MISALIGNED_LISTED = 3  # misaligning pads below the best aligned one, listed as a warning
+
+
+@dataclass(frozen=True)
+class InstructionChange:
+    """One instruction of the array under a suggestion: before and after."""
+
+    pc: int
+    sass: str
+    opcode: str
+    requests: int
+    wavefronts: int
+    new: Costed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pc": self.pc,
+            "sass": self.sass,
+            "requests": self.requests,
+            "wavefronts": self.wavefronts,
+            "new_requests": self.new.requests,
+            "new_wavefronts": self.new.wavefronts,
+            "becomes": self.new.becomes(self.opcode) if self.new.split else None,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    array: str
+    change: Change
+    extra_bytes: int
+    breaks_vector_alignment: bool
+    predicted: dict[str, tuple[int, int]]  # op -> (requests, wavefronts), whole kernel
+    instructions: tuple[InstructionChange, ...]
+    fix: str  # the change in the kernel's own terms
+    sweep: str | None  # the macro or template parameter to sweep, and how
+
+    @property
+    def wavefronts(self) -> int:
+        return sum(w for _, w in self.predicted.values())
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.change
+        out: dict[str, Any] = {"array": self.array, "kind": c.kind}
+        if c.kind == "pad":
+            out["pad_bytes"] = c.pad_bytes
+        else:
+            assert c.swizzle is not None
+            s = c.swizzle
+            out["swizzle"] = {"bits": s.bits, "base": s.base, "shift": s.shift}
+        out.update(
+            extra_bytes=self.extra_bytes,
+            breaks_vector_alignment=self.breaks_vector_alignment,
+            predicted={
+                op: {"requests": r, "wavefronts": w} for op, (r, w) in self.predicted.items()
+            },
+            wavefronts=self.wavefronts,
+            fix=self.fix,
+            sweep=self.sweep,
+            instructions=[i.to_json() for i in self.instructions],
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class ArraySuggestions:
+    """The suggestions for one array, best first, and what they start from."""
+
+    array: SharedArray
+    shape: Shape | None
+    pitch: int | None  # row bytes padding works on
+    pitch_from: str  # "declared" or "traced strides"
+    current: dict[str, tuple[int, int]]  # op -> (requests, wavefronts) as traced
+    conflicted: int  # conflicting instructions of the array
+    suggestions: tuple[Suggestion, ...]
+    element: int = 4  # bytes of one element (pads are whole elements)
+
+    @property
+    def wavefronts(self) -> int:
+        return sum(w for _, w in self.current.values())
+
+
+def traced_pitch(recs: Sequence[InstructionRecords], array: SharedArray) -> int | None:
+    """The row stride of an array seen in its traced addresses (see the module docstring)."""
+    strides: set[int] = set()
+    for rec in recs:
+        addr, active = rec.rows()
+        if not len(addr):
+            continue
+        on = np.where(active, addr, -1)
+        lanes = np.diff(on, axis=1)[(on[:, 1:] >= 0) & (on[:, :-1] >= 0)]
+        strides |= {int(s) for s in np.unique(np.abs(lanes))}
+        warp, occ = np.asarray(rec.warp[: rec.n]), np.asarray(rec.iteration[: rec.n])
+        order = np.lexsort((occ, warp))
+        first = addr[order, np.argmax(active[order], axis=1)]
+        same = np.diff(warp[order]) == 0
+        strides |= {int(s) for s in np.unique(np.abs(np.diff(first)[same]))}
+    fits = sorted(s for s in strides if s >= 128 and array.size % s == 0 and s < array.size)
+    return fits[0] if fits else None
+
+
+def _element_bytes(shape: Shape | None, recs: Sequence[InstructionRecords]) -> int:
+    if shape is not None:
+        return shape.element_bytes
+    return max(1, min(4, *(r.kind.size for r in recs)))
+
+
+def candidates(array: SharedArray, pitch: int | None, element: int) -> list[Change]:
+    """Every change tried: pads of 1..32 elements, the TMA modes, CuTe Swizzle<B,M,S>."""
+    out = []
+    if pitch is not None and array.size % pitch == 0 and array.size > pitch:
+        out += [Change("pad", pitch=pitch, pad_bytes=e * element) for e in PADS]
+    top = max(1, (array.size - 1).bit_length())  # offset bits of the array
+    seen = set()
+    for swz in TMA_SWIZZLES.values():
+        if swz.period <= 1 << top:
+            seen.add((swz.bits, swz.base, swz.shift))
+            out.append(Change("swizzle", swizzle=swz))
+    low = max(2, (element - 1).bit_length())
+    for bits in (1, 2, 3):
+        for base in range(low, 8):
+            for shift in range(max(bits, 1), top - base - bits + 1):
+                if (bits, base, shift) not in seen:
+                    out.append(Change("swizzle", swizzle=Swizzle.cute(bits, base, shift)))
+    return out
+
+
+def _evaluate(
+    recs: Sequence[InstructionRecords],
+    array: SharedArray,
+    change: Change,
+    arch: ArchProfile,
+    before: dict[int, tuple[int, int]],
+) -> tuple[dict[str, tuple[int, int]], tuple[InstructionChange, ...]] | None:
+    delta = {op: [0, 0] for op in OPS}
+    changes = []
+    for rec in recs:
+        new = cost_moved(rec, array, change, arch)
+        if new.refused is not None:
+            return None
+        r, w = before[rec.index]
+        d = delta[rec.kind.op]
+        d[0] += new.requests - r
+        d[1] += new.wavefronts - w
+        if (new.requests, new.wavefronts) != (r, w) or new.split:
+            ins = rec.instruction
+            changes.append(InstructionChange(ins.pc, ins.text, ins.name, r, w, new))
+    return {op: (d[0], d[1]) for op, d in delta.items()}, tuple(changes)
+
+
+Scored = tuple[
+    tuple[int, int, int], Change, dict[str, tuple[int, int]], tuple[InstructionChange, ...], bool
+]
+
+
+def _pick(scored: Sequence[Scored], current: int) -> list[Scored]:
+    """What is listed, best first: the best changes that lower the total (one per kind and
+    total: pad 2 and pad 6 giving the same count, only the cheaper), the best pad that
+    keeps every vector access, and the misaligning pads below it."""
+    seen: set[tuple[str, int]] = set()
+    better: list[Scored] = []
+    for s in scored:
+        key = (s[1].kind, s[0][0])
+        if s[0][0] < current and key not in seen and len(better) < LISTED:
+            seen.add(key)
+            better.append(s)
+    aligned = next((s for s in scored if s[1].kind == "pad" and not s[4]), None)
+    if aligned is not None and aligned[0][0] < current and aligned not in better:
+        better.append(aligned)
+    limit = aligned[1].pad_bytes if aligned is not None and aligned[0][0] < current else 0
+    totals: set[int] = {s[0][0] for s in better}
+    warn: list[Scored] = []
+    for s in sorted(scored, key=lambda s: s[1].pad_bytes):
+        misaligned = s[1].kind == "pad" and s[4] and s[1].pad_bytes < limit
+        if misaligned and s[0][0] not in totals and len(warn) < MISALIGNED_LISTED:
+            totals.add(s[0][0])
+            warn.append(s)
+    return sorted([*better, *warn], key=lambda s: s[0])
+
+
+def suggest_kernel(
+    trace: KernelTrace,
+    arrays: Sequence[SharedArray],
+    shapes: dict[str, Shape | None],
+    arch: ArchProfile,
+    *,
+    say: Any,
+) -> tuple[ArraySuggestions, ...]:
+    """The suggestions for every array with a conflicting instruction.
+
+    ``say(array, shape, change, widest access bytes) -> (fix, sweep)`` words a change in
+    the kernel's own terms (:mod:`shmem_cli.trace.fixes.kernel_terms`)."""
+    records: list[InstructionRecords] = list(trace.records)
+    by_pc = {a.pc: a for a in trace.accesses}
+    owner = {rec.index: array_of(rec, arrays) for rec in records}
+    before = {}
+    for rec in records:
+        r = by_pc[rec.instruction.pc].result
+        before[rec.index] = (r.requests, r.wavefronts)
+    base = {op: (t.requests, t.wavefronts) for op, t in trace.totals.items()}
+    out = []
+    for array in arrays:
+        recs = [r for r in records if owner[r.index] is array]
+        conflicted = sum(1 for r in recs if by_pc[r.instruction.pc].result.excess_wavefronts > 0)
+        if not conflicted:
+            continue
+        shape = shapes.get(array.name)
+        pitch: int | None
+        if shape is not None and len(shape.sizes) >= 2:
+            pitch, source = shape.pitch, "declared"
+        else:
+            pitch, source = traced_pitch(recs, array), "traced strides"
+        current = sum(w for _, w in base.values())
+        element = _element_bytes(shape, recs)
+        widest = max((r.kind.size for r in recs if r.kind.op in ("load", "store")), default=0)
+        scored: list[Scored] = []
+        for n, change in enumerate(candidates(array, pitch, element)):
+            got = _evaluate(recs, array, change, arch, before)
+            if got is None:
+                continue
+            delta, changes = got
+            predicted = {op: (base[op][0] + delta[op][0], base[op][1] + delta[op][1]) for op in OPS}
+            total = sum(w for _, w in predicted.values())
+            extra = change.extra_bytes(array)
+            split = any(c.new.split for c in changes)
+            scored.append(((total, extra, n), change, predicted, changes, split))
+        scored.sort(key=lambda s: s[0])
+        listed = _pick(scored, current)
+        suggestions = []
+        for _key, change, predicted, changes, split in listed:
+            fix, sweep = say(array, shape, change, widest)
+            suggestions.append(
+                Suggestion(
+                    array.name,
+                    change,
+                    change.extra_bytes(array),
+                    split,
+                    {op: v for op, v in predicted.items() if v != (0, 0) or base[op] != (0, 0)},
+                    changes,
+                    fix,
+                    sweep,
+                )
+            )
+        out.append(
+            ArraySuggestions(
+                array,
+                shape,
+                pitch,
+                source,
+                {op: v for op, v in base.items() if v != (0, 0)},
+                conflicted,
+                tuple(suggestions),
+                element,
+            )
+        )
+    return tuple(out)

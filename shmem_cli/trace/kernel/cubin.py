@@ -1,0 +1,300 @@
+"""Kernel metadata read from a cubin (a CUDA ELF file), with the standard library only.
+
+For every entry function (``__global__`` kernel): its mangled and demangled
+names, its parameters (``EIATTR_KPARAM_INFO``: ordinal, byte offset, size), where
+they sit in constant bank 0 (``EIATTR_PARAM_CBANK``: base offset and size), and its
+static shared memory (the size of its ``.nv.shared.<mangled>`` section).
+
+The ``.nv.info.<mangled>`` sections are sequences of attribute records: a format
+byte, an attribute byte, then either a 16-bit value (formats 1-3) or a 16-bit
+length and that many bytes (format 4, ``EIFMT_SVAL``). Only the attributes named
+above are read; the others are skipped by their length.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...plumbing.errors import ShmemError
+
+EM_CUDA = 190
+SHT_SYMTAB = 2
+SHT_NOBITS = 8
+STT_FUNC = 2
+STO_CUDA_ENTRY = 0x10
+
+EIFMT_SVAL = 4
+EIATTR_PARAM_CBANK = 0x0A
+EIATTR_KPARAM_INFO = 0x17
+EIATTR_CBANK_PARAM_SIZE = 0x19
+
+# sm_90 cubins place the driver's reserved shared memory (1 KiB) in front of the kernel's
+# own static shared memory, inside its .nv.shared.<name> section, when they carry a
+# .nv.shared.reserved.* section; the kernel's variables start at that offset
+RESERVED_SMEM_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One kernel parameter: its 0-based position, byte offset in the parameter block, size."""
+
+    ordinal: int
+    offset: int
+    size: int
+    name: str | None = None  # from the CUDA source, where it was found
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """An entry function of a cubin and what a launch needs to know about it."""
+
+    mangled: str
+    name: str  # demangled, without return type and parameter list: MatrixMulCUDA<32>
+    signature: str  # the whole demangled name: void MatrixMulCUDA<32>(float*, ...)
+    params: tuple[KernelParam, ...]
+    param_base: int  # offset of the parameter block in constant bank 0 (0x210 on sm_90)
+    param_bytes: int  # size of the parameter block
+    shared_section_bytes: int  # size of .nv.shared.<mangled> (0 without one)
+    reserved_shared_bytes: int  # the part of it reserved for the driver (sm_90: 1 KiB)
+    code_bytes: int
+
+    @property
+    def static_shared_bytes(self) -> int:
+        """The kernel's own ``__shared__`` variables (the section less the reserved part)."""
+        return max(0, self.shared_section_bytes - self.reserved_shared_bytes)
+
+    @property
+    def dynamic_shared_base(self) -> int:
+        """Shared-window offset where ``extern __shared__`` memory starts: after the section."""
+        return self.shared_section_bytes or self.reserved_shared_bytes
+
+
+@dataclass(frozen=True)
+class CubinInfo:
+    path: str
+    arch: str  # sm_90
+    kernels: tuple[Kernel, ...]
+
+
+@dataclass(frozen=True)
+class _Section:
+    name: str
+    type: int
+    offset: int
+    size: int
+    link: int
+
+
+class _Elf:
+    """The sections and symbols of a 64-bit little-endian ELF file, bounds-checked."""
+
+    def __init__(self, data: bytes, path: str) -> None:
+        self.data = data
+        self.path = path
+        if len(data) < 64 or data[:4] != b"\x7fELF":
+            self._fail("not an ELF file")
+        if data[4] != 2 or data[5] != 1:
+            self._fail("not a 64-bit little-endian ELF file")
+        (self.machine,) = struct.unpack_from("<H", data, 18)
+        (self.flags,) = struct.unpack_from("<I", data, 0x30)
+        (shoff,) = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        if shentsize != 64 or shoff + shnum * 64 > len(data) or shstrndx >= shnum:
+            self._fail("its section table is cut off or malformed")
+        raw = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * 64) for i in range(shnum)]
+        names = raw[shstrndx]
+        self.sections = [
+            _Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6]) for r in raw
+        ]
+        for s in self.sections:
+            if s.type != SHT_NOBITS and s.offset + s.size > len(data):
+                self._fail(f"section {s.name} runs past the end of the file")
+        self.by_name = {s.name: s for s in self.sections}
+
+    def _fail(self, why: str) -> None:
+        raise ShmemError(f"not a valid cubin: {why}", path=self.path, code="invalid-kernel")
+
+    def _string(self, table_offset: int, table_size: int, index: int) -> str:
+        if index >= table_size or table_offset + table_size > len(self.data):
+            self._fail("a name points outside its string table")
+        start = table_offset + index
+        end = self.data.find(b"\0", start, table_offset + table_size)
+        if end < 0:
+            self._fail("an unterminated name in a string table")
+        return self.data[start:end].decode("utf-8", errors="replace")
+
+    def body(self, section: _Section) -> bytes:
+        return self.data[section.offset : section.offset + section.size]
+
+    def symbols(self) -> list[tuple[str, int, int, int]]:
+        """(name, info, other, section index) of every symbol."""
+        out = []
+        for s in self.sections:
+            if s.type != SHT_SYMTAB:
+                continue
+            if s.link >= len(self.sections):
+                self._fail("the symbol table names no string table")
+            strings = self.sections[s.link]
+            for k in range(s.size // 24):
+                name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
+                out.append((self._string(strings.offset, strings.size, name), info, other, shndx))
+        return out
+
+
+def _attributes(body: bytes) -> list[tuple[int, bytes]]:
+    """(attribute, value bytes) records of an ``.nv.info`` section."""
+    out = []
+    pos = 0
+    while pos + 4 <= len(body):
+        fmt, attr = body[pos], body[pos + 1]
+        (value,) = struct.unpack_from("<H", body, pos + 2)
+        pos += 4
+        if fmt == EIFMT_SVAL:
+            out.append((attr, body[pos : pos + value]))
+            pos += value
+        else:
+            out.append((attr, struct.pack("<H", value)))
+    return out
+
+
+def _kernel_attributes(
+    body: bytes,
+) -> tuple[list[KernelParam], int | None, int | None]:
+    params: list[KernelParam] = []
+    base: int | None = None
+    size: int | None = None
+    for attr, value in _attributes(body):
+        if attr == EIATTR_KPARAM_INFO and len(value) >= 12:
+            _index, ordinal, offset, flags = struct.unpack_from("<IHHI", value)
+            params.append(KernelParam(ordinal, offset, (flags >> 18) & 0x3FFF))
+        elif attr == EIATTR_PARAM_CBANK and len(value) >= 8:
+            _symbol, base, size = struct.unpack_from("<IHH", value)
+        elif attr == EIATTR_CBANK_PARAM_SIZE and size is None:
+            (size,) = struct.unpack_from("<H", value)
+    return sorted(params, key=lambda p: p.ordinal), base, size
+
+
+def arch_of(flags: int) -> str:
+    """``sm_90`` from a cubin's ELF flags (the SM version sits in bits 8-15)."""
+    return f"sm_{(flags >> 8) & 0xFF}"
+
+
+def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
+    """The entry functions of the cubin at ``path`` and their launch metadata.
+
+    Names are demangled by cu++filt or c++filt when found (``use_tools``), else by
+    :mod:`shmem_cli.trace.kernel.demangle`'s own small demangler.
+    """
+    from .demangle import demangle, demangle_all, short_name
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ShmemError(
+            f"cannot read: {exc.strerror or exc}", path=str(path), code="invalid-kernel"
+        ) from None
+    elf = _Elf(data, str(path))
+    if elf.machine != EM_CUDA:
+        raise ShmemError(
+            "not a cubin (an ELF file for another machine)", path=str(path), code="invalid-kernel"
+        )
+    reserved = (
+        RESERVED_SMEM_BYTES
+        if any(s.name.startswith(".nv.shared.reserved.") for s in elf.sections)
+        else 0
+    )
+    entries = [
+        (name, shndx)
+        for name, info, other, shndx in elf.symbols()
+        if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY
+    ]
+    names = [name for name, _ in entries]
+    demangled = demangle_all(names) if use_tools else {n: demangle(n) for n in names}
+    kernels = []
+    for name, shndx in entries:
+        info_section = elf.by_name.get(f".nv.info.{name}")
+        params, base, size = _kernel_attributes(elf.body(info_section) if info_section else b"")
+        shared = elf.by_name.get(f".nv.shared.{name}")
+        text = elf.sections[shndx] if shndx < len(elf.sections) else None
+        full = demangled.get(name) or name
+        kernels.append(
+            Kernel(
+                mangled=name,
+                name=short_name(full),
+                signature=full,
+                params=tuple(params),
+                param_base=base if base is not None else 0,
+                param_bytes=size if size is not None else _end_of(params),
+                shared_section_bytes=shared.size if shared else 0,
+                reserved_shared_bytes=reserved if shared else 0,
+                code_bytes=text.size if text else 0,
+            )
+        )
+    return CubinInfo(path=str(path), arch=arch_of(elf.flags), kernels=tuple(kernels))
+
+
+def read_section(path: str | Path, name: str) -> bytes | None:
+    """The bytes of the cubin's section ``name`` (None when it has none or cannot be read)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    elf = _Elf(data, str(path))
+    section = elf.by_name.get(name)
+    return None if section is None or section.type == SHT_NOBITS else elf.body(section)
+
+
+def _end_of(params: list[KernelParam]) -> int:
+    return max((p.offset + p.size for p in params), default=0)
+
+
+def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
+    """The kernel ``--kernel`` names: its demangled name (``MatrixMulCUDA<32>``), its
+    mangled name, its whole signature, its name without template arguments when that is
+    unique, or a unique prefix of any of these. None picks the only kernel."""
+    kernels = info.kernels
+    if not kernels:
+        raise ShmemError(
+            "the cubin holds no kernel (no __global__ function)",
+            path=info.path,
+            code="invalid-kernel",
+        )
+    if query is None:
+        if len(kernels) == 1:
+            return kernels[0]
+        raise ShmemError(
+            "the cubin holds several kernels: choose one with --kernel\n" + kernel_list(kernels),
+            path=info.path,
+            code="invalid-kernel",
+        )
+    q = query.replace(" ", "")
+
+    def forms(k: Kernel) -> list[str]:
+        names = (k.name, k.mangled, k.signature, k.name.split("<", 1)[0])
+        return [f.replace(" ", "") for f in names]
+
+    exact = [k for k in kernels if q in forms(k)]
+    prefixed = [k for k in kernels if any(f.startswith(q) for f in forms(k))]
+    for found in (exact, prefixed):
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise ShmemError(
+                f"--kernel {query!r} is ambiguous; it matches:\n" + kernel_list(found),
+                path=info.path,
+                code="invalid-kernel",
+            )
+    raise ShmemError(
+        f"no kernel matches --kernel {query!r}; the cubin holds:\n" + kernel_list(kernels),
+        path=info.path,
+        code="invalid-kernel",
+    )
+
+
+def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:
+    """One indented line per kernel: demangled name and mangled name."""
+    return "\n".join(
+        f"  {k.name}" + (f"  ({k.mangled})" if k.mangled != k.name else "") for k in kernels
+    )

@@ -1,0 +1,398 @@
+"""A kernel launch from the command line: block and grid sizes, arguments, buffers.
+
+``--arg KEY=VALUE`` sets one kernel parameter; KEY is its 0-based position or its
+name in the CUDA source. VALUE is
+
+* a number: decimal or ``0x`` hexadecimal integer, or a float (``1.5``, ``1e-3``,
+  ``inf``), stored in the parameter's size (1, 2, 4 or 8 bytes; floats as half,
+  float or double by that size);
+* several numbers ``a,b,c`` for a struct passed by value (CuTe shapes and
+  strides): the fields are filled in order. When the parameter's size divides
+  evenly into that many fields of 1, 2, 4 or 8 bytes, each field gets that size
+  (``--arg 0=128,128,128`` fills a 12-byte ``Dims{int m, n, k}``); otherwise the
+  values are 4-byte fields from offset 0 and the rest stays zero;
+* ``@FILE.bin`` (raw bytes) or ``@FILE.npy`` (a NumPy array; its bytes) for a pointer
+  parameter: a global buffer with that content; for a 128-byte parameter, the bytes of a
+  ``CUtensorMap`` dumped on a GPU (its global memory becomes a zero-filled buffer here);
+* ``tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B[,data=@A.bin]`` for a
+  ``CUtensorMap`` parameter: what ``cuTensorMapEncodeTiled`` takes
+  (:func:`shmem_cli.trace.tensormap.parse_spec`); its global memory is the data file or a
+  zero-filled buffer. ``KEY+OFFSET=tensormap:...`` puts it at a byte offset inside a
+  struct parameter (CUTLASS passes its tensor maps in its ``Params``).
+
+Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of
+``--buffer-size`` bytes each; other parameters without ``--arg`` are 0. Both are
+listed in the report (an address computed from a zero-filled buffer is marked as
+data-dependent).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ...plumbing.errors import ShmemError
+from . import tensormap
+from .cubin import Kernel
+
+DEFAULT_BUFFER_BYTES = 8 << 20  # each synthetic buffer: 8 MiB, zero-filled
+MAX_BLOCK_THREADS = 1024
+MAX_GRID_BLOCKS = 1 << 16  # blocks traced one after the other: keep it bounded
+
+_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)\Z")
+_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|^[+-]?(inf|nan)\Z", re.I)
+_FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
+
+
+class LaunchError(ShmemError):
+    """A bad launch: a size, an ``--arg`` or a buffer file (code ``invalid-launch``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="invalid-launch")
+
+
+class BufferSink(Protocol):
+    """Where buffers go: the emulator's global memory."""
+
+    def add_buffer(self, content: bytes | int, name: str) -> int: ...
+
+
+def parse_dims(text: str, option: str, *, limit: int) -> tuple[int, int, int]:
+    """``X[,Y[,Z]]`` (also ``XxYxZ``) as three positive sizes whose product is at most ``limit``."""
+    parts = [p.strip() for p in re.split(r"[,x]", text.strip())]
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise LaunchError(f"{option} expects X[,Y[,Z]] (positive integers), got {text!r}")
+    dims = [int(p) for p in parts] + [1] * (3 - len(parts))
+    if min(dims) < 1:
+        raise LaunchError(f"{option} sizes must be at least 1, got {text!r}")
+    total = dims[0] * dims[1] * dims[2]
+    if total > limit:
+        raise LaunchError(f"{option} {text} is {total:,} in all; the most is {limit:,}")
+    return dims[0], dims[1], dims[2]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter with what the launch knows about it."""
+
+    ordinal: int
+    offset: int
+    size: int
+    name: str | None
+    type: str | None  # from the demangled signature or the source, where known
+
+    @property
+    def is_pointer(self) -> bool:
+        if self.type is not None:
+            return self.type.rstrip().endswith("*")
+        return self.size == 8  # unknown type: an 8-byte parameter is taken for a pointer
+
+    @property
+    def label(self) -> str:
+        return f"{self.ordinal} ({self.name})" if self.name else str(self.ordinal)
+
+
+def signature_types(signature: str) -> list[str] | None:
+    """The parameter types of a demangled signature, ``None`` when it has no list."""
+    from .demangle import short_name
+    from .signature import split_top_level
+
+    text = signature.strip()
+    name = short_name(text)
+    at = text.find(name + "(") if name else -1
+    if at < 0 or not text.endswith(")"):
+        return None
+    inner = text[at + len(name) + 1 : -1]
+    return [t.strip() for t in split_top_level(inner) if t.strip()]
+
+
+def kernel_params(kernel: Kernel, names: Sequence[str | None] | None) -> list[Param]:
+    """The kernel's parameters with their names (from the source) and types."""
+    types = signature_types(kernel.signature)
+    if types is not None and len(types) != len(kernel.params):
+        types = None
+    out = []
+    for i, p in enumerate(kernel.params):
+        out.append(
+            Param(
+                ordinal=p.ordinal,
+                offset=p.offset,
+                size=p.size,
+                name=names[i] if names is not None and i < len(names) else None,
+                type=types[i] if types is not None else None,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A global buffer a pointer parameter points to."""
+
+    param: Param
+    size: int
+    source: str  # "zero-filled" or the file it was read from
+    content: bytes | None  # None: ``size`` zero bytes
+
+    @property
+    def synthetic(self) -> bool:
+        return self.content is None
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A by-value parameter's bytes and how they came to be."""
+
+    param: Param
+    data: bytes
+    text: str  # as given, or "0 (default)"
+    given: bool
+
+
+@dataclass(frozen=True)
+class TensorMapArg:
+    """A tensor map put into a parameter at ``offset``; its global memory is ``data``
+    (None: zero-filled) and its address is set when the buffer exists."""
+
+    param: Param
+    offset: int
+    map: tensormap.TensorMap
+    data: bytes | None
+    source: str  # the file, or "zero-filled"
+
+    def describe(self) -> str:
+        mem = f"@{self.source}" if self.data is not None else "zero-filled"
+        at = f" at +{self.offset}" if self.offset else ""
+        return f"tensor map{at}: {tensormap.describe(self.map)}, over {mem} memory"
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Everything about a launch except device addresses (those come from the emulator)."""
+
+    kernel: Kernel
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    dynamic_smem: int
+    params: tuple[Param, ...]
+    arguments: tuple[Argument, ...]
+    buffers: tuple[Buffer, ...]
+    tensor_maps: tuple[TensorMapArg, ...] = ()
+
+    def param_bytes(self, memory: BufferSink) -> bytes:
+        """The parameter block, with every buffer added to ``memory`` and its address stored."""
+        image = bytearray(self.kernel.param_bytes)
+        for arg in self.arguments:
+            image[arg.param.offset : arg.param.offset + len(arg.data)] = arg.data
+        for buf in self.buffers:
+            name = buf.param.name or f"param{buf.param.ordinal}"
+            address = memory.add_buffer(buf.content if buf.content is not None else buf.size, name)
+            image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
+        for k, tm in enumerate(self.tensor_maps):
+            size = max(tensormap.extent(tm.map), len(tm.data or b""))
+            content = (tm.data or b"").ljust(size, b"\0")
+            address = memory.add_buffer(content, f"tensormap{k}")
+            at = tm.param.offset + tm.offset
+            image[at : at + tensormap.BYTES] = tensormap.encode(
+                dataclasses.replace(tm.map, address=address)
+            )
+        return bytes(image)
+
+    @property
+    def zero_filled(self) -> tuple[str, ...]:
+        """Labels of the parameters whose buffers were made up (zero-filled)."""
+        return tuple(b.param.label for b in self.buffers if b.synthetic)
+
+    @property
+    def defaulted(self) -> tuple[str, ...]:
+        """Labels of the by-value parameters nobody gave (0)."""
+        return tuple(a.param.label for a in self.arguments if not a.given)
+
+
+def _number_bytes(text: str, size: int, where: str) -> bytes:
+    """One number in ``size`` bytes, little-endian."""
+    t = text.strip()
+    if _INT.match(t):
+        value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
+        if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
+            raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
+        return (value % (1 << (8 * size))).to_bytes(size, "little")
+    if _FLOAT.match(t):
+        if size not in _FLOAT_FORMAT:
+            raise LaunchError(
+                f"{where}: a float needs a 2-, 4- or 8-byte field, not {size} byte(s)"
+            )
+        value_f = float(t)
+        try:
+            return struct.pack(_FLOAT_FORMAT[size], value_f)
+        except (OverflowError, struct.error):
+            raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
+    raise LaunchError(
+        f"{where}: {t!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, inf)"
+    )
+
+
+def value_bytes(text: str, param: Param) -> bytes:
+    """The bytes of a by-value parameter from ``--arg`` text (numbers, or a struct's fields)."""
+    where = f"--arg {param.label}"
+    fields = text.split(",")
+    n = len(fields)
+    if n == 1 and param.size in (1, 2, 4, 8):
+        return _number_bytes(text, param.size, where)
+    each = param.size // n if param.size % n == 0 else 0
+    if each not in (1, 2, 4, 8):
+        each = 4
+    if n * each > param.size:
+        raise LaunchError(
+            f"{where}: {n} fields of {each} bytes do not fit in the parameter's {param.size} bytes"
+        )
+    data = b"".join(_number_bytes(f, each, f"{where} field {i}") for i, f in enumerate(fields))
+    return data.ljust(param.size, b"\0")
+
+
+def read_buffer_file(text: str, param: Param) -> bytes:
+    """The content of ``@FILE`` (raw bytes, or a ``.npy`` array's data)."""
+    path = Path(text[1:])
+    where = f"--arg {param.label}"
+    try:
+        if path.suffix.lower() == ".npy":
+            import numpy as np
+
+            try:
+                array = np.load(path, allow_pickle=False)
+            except ValueError as exc:
+                raise LaunchError(f"{where}: {path} is not a NumPy array file: {exc}") from None
+            return bytes(np.ascontiguousarray(array).tobytes())
+        return path.read_bytes()
+    except OSError as exc:
+        raise LaunchError(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def resolve_key(key: str, params: Sequence[Param]) -> Param:
+    """The parameter ``--arg KEY=`` names: a 0-based position or a source name."""
+    k = key.strip()
+    if k.isdigit():
+        pos = int(k)
+        if pos >= len(params):
+            raise LaunchError(
+                f"--arg {k}: the kernel has {len(params)} parameter(s), positions 0-"
+                f"{len(params) - 1}"
+                if params
+                else f"--arg {k}: the kernel has no parameters"
+            )
+        return params[pos]
+    for p in params:
+        if p.name == k:
+            return p
+    known = ", ".join(p.name for p in params if p.name)
+    hint = f" (names: {known})" if known else " (no parameter names were found in the source)"
+    raise LaunchError(f"--arg {k}: no parameter of that name{hint}; use its position 0-based")
+
+
+def plan_launch(
+    kernel: Kernel,
+    params: Sequence[Param],
+    *,
+    block: tuple[int, int, int],
+    grid: tuple[int, int, int] = (1, 1, 1),
+    args: Sequence[str] = (),
+    dynamic_smem: int = 0,
+    buffer_size: int = DEFAULT_BUFFER_BYTES,
+    buffer_sizes: Mapping[int, int] | None = None,
+) -> LaunchPlan:
+    """The launch ``--arg`` texts and sizes describe, checked against the kernel.
+
+    ``buffer_sizes`` gives some pointer parameters (by ordinal) a zero-filled buffer of
+    their own size instead of ``buffer_size`` (a Triton kernel's scratch)."""
+    given: dict[int, str] = {}
+    maps: list[TensorMapArg] = []
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise LaunchError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {arg!r}")
+        if value.strip().startswith(tensormap.PREFIX):
+            maps.append(_tensor_map_arg(key, value.strip(), params))
+            continue
+        param = resolve_key(key, params)
+        if param.ordinal in given:
+            raise LaunchError(f"--arg {param.label} is given twice")
+        given[param.ordinal] = value.strip()
+    if dynamic_smem < 0:
+        raise LaunchError("--dynamic-smem must not be negative")
+    arguments: list[Argument] = []
+    buffers: list[Buffer] = []
+    for p in params:
+        text = given.get(p.ordinal)
+        if text is not None and text.startswith("@") and p.size == tensormap.BYTES:
+            raw = read_buffer_file(text, p)
+            try:
+                tm = tensormap.decode(raw)
+            except tensormap.TensorMapError as exc:
+                raise LaunchError(f"--arg {p.label}: {text[1:]}: {exc.message}") from None
+            if tm is None:
+                arguments.append(Argument(p, raw, text, True))
+            else:
+                maps.append(TensorMapArg(p, 0, tm, None, "zero-filled"))
+            continue
+        if any(m.param.ordinal == p.ordinal for m in maps) and text is None:
+            arguments.append(Argument(p, bytes(p.size), "tensor map", True))
+            continue
+        if text is not None and text.startswith("@"):
+            if p.size != 8:
+                raise LaunchError(
+                    f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} bytes"
+                )
+            content = read_buffer_file(text, p)
+            buffers.append(Buffer(p, len(content), text[1:], content))
+        elif text is None and p.is_pointer:
+            size = (buffer_sizes or {}).get(p.ordinal, buffer_size)
+            buffers.append(Buffer(p, size, "zero-filled", None))
+        elif text is None:
+            arguments.append(Argument(p, bytes(p.size), "0 (default)", False))
+        else:
+            arguments.append(Argument(p, value_bytes(text, p), text, True))
+    return LaunchPlan(
+        kernel=kernel,
+        block=block,
+        grid=grid,
+        dynamic_smem=dynamic_smem,
+        params=tuple(params),
+        arguments=tuple(arguments),
+        buffers=tuple(buffers),
+        tensor_maps=tuple(maps),
+    )
+
+
+def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapArg:
+    """``KEY[+OFFSET]=tensormap:...``: the map, and its global memory if a file is named."""
+    name, plus, off_text = key.partition("+")
+    param = resolve_key(name, params)
+    try:
+        offset = int(off_text.strip(), 0) if plus else 0
+    except ValueError:
+        raise LaunchError(f"--arg {key}: the offset after '+' must be a number of bytes") from None
+    if offset % 64 or offset < 0 or offset + tensormap.BYTES > param.size:
+        raise LaunchError(
+            f"--arg {key}: a tensor map is {tensormap.BYTES} bytes at a multiple of 64; "
+            f"{param.label} has {param.size} bytes"
+            + ("" if offset % 64 == 0 else f" and +{offset} is not a multiple of 64")
+        )
+    try:
+        spec = tensormap.parse_spec(text)
+    except tensormap.TensorMapError as exc:
+        raise LaunchError(f"--arg {key}: {exc.message}") from None
+    data = read_buffer_file("@" + spec.data, param) if spec.data else None
+    return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
+
+
+def param_table(params: Sequence[Param]) -> list[tuple[str, str, str, str, str]]:
+    """Rows for ``--list-params``: position, name, type, offset, size."""
+    return [
+        (str(p.ordinal), p.name or "?", p.type or "?", f"0x{p.offset:x}", str(p.size))
+        for p in params
+    ]

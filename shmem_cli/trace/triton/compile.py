@@ -1,0 +1,142 @@
+"""``shmem_cli.trace_triton``: compile a ``@triton.jit`` function ahead of time and trace it.
+
+Needs Triton (``pip install 'shmem[triton]'``), no GPU: the kernel is compiled for a
+``GPUTarget`` (default sm_90, 32-thread warps) with :func:`triton.compile`, its cubin,
+metadata and TTGIR are written as a cache entry in a temporary folder, and that entry is
+traced as ``shmem trace ENTRY`` would (:func:`shmem_cli.trace.api.trace`).
+
+As Triton's launcher does when it is called, pointer arguments and integer arguments that
+are multiples of 16 are compiled as divisible by 16 (``tt.divisibility``); pass
+``specialize=False`` to compile without.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...plumbing import fsutil
+from ...plumbing.errors import ShmemError
+from ..api import ArgValue, Dims, TraceResult, trace
+
+INSTALL = "pip install 'shmem[triton]' (or pip install triton)"
+
+
+def _triton() -> Any:
+    try:
+        import triton
+    except ImportError:
+        raise ShmemError(
+            f"trace_triton needs Triton, which is not installed: {INSTALL}", code="tool-missing"
+        ) from None
+    return triton
+
+
+def divisibility(
+    signature: Mapping[str, str], args: Mapping[str | int, ArgValue]
+) -> dict[tuple[int], list[list[Any]]]:
+    """Triton's specialization of the arguments it is called with: pointers and integers
+    that are multiples of 16 are known to be divisible by 16."""
+    names = list(signature)
+    out: dict[tuple[int], list[list[Any]]] = {}
+    for i, (name, kind) in enumerate(signature.items()):
+        value = args.get(name, args.get(i))
+        multiple = isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
+        if kind.startswith("*") or (multiple and name in names):
+            out[(i,)] = [["tt.divisibility", 16]]
+    return out
+
+
+def _metadata_json(compiled: Any) -> str:
+    meta = dict(compiled.metadata._asdict())
+    return json.dumps(meta, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    """A metadata value JSON does not know (the GPUTarget) as Triton writes it: its fields."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value._asdict() if hasattr(value, "_asdict") else str(value)
+
+
+def compile_entry(
+    fn: Any,
+    signature: Mapping[str, str],
+    constexprs: Mapping[str, Any],
+    folder: Path,
+    *,
+    num_warps: int,
+    num_stages: int,
+    arch: int,
+    attrs: Mapping[tuple[int], Any] | None,
+) -> Path:
+    """Compile ``fn`` and write its cache entry (cubin, json, ttgir, ptx) into ``folder``."""
+    triton = _triton()
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    sig = dict(signature)
+    for name in constexprs:
+        sig.setdefault(name, "constexpr")
+    try:
+        source = ASTSource(fn, sig, dict(constexprs), dict(attrs or {}))
+        compiled = triton.compile(
+            source,
+            target=GPUTarget("cuda", arch, 32),
+            options={"num_warps": num_warps, "num_stages": num_stages},
+        )
+    except ShmemError:
+        raise
+    except Exception as exc:  # Triton's compile errors carry the kernel's own source line
+        raise ShmemError(
+            f"Triton could not compile {getattr(fn, '__name__', fn)}: {exc}", code="tool-failed"
+        ) from None
+    name = compiled.metadata.name
+    folder.mkdir(parents=True, exist_ok=True)
+    fsutil.write_bytes(folder / f"{name}.cubin", compiled.asm["cubin"])
+    fsutil.write_atomic(folder / f"{name}.json", _metadata_json(compiled))
+    for kind in ("ttgir", "ptx"):
+        fsutil.write_atomic(folder / f"{name}.{kind}", str(compiled.asm[kind]))
+    return folder
+
+
+def trace_triton(
+    fn: Any,
+    signature: Mapping[str, str],
+    constexprs: Mapping[str, Any] | None = None,
+    *,
+    num_warps: int = 4,
+    num_stages: int = 3,
+    grid: Dims = (1, 1, 1),
+    args: Mapping[str | int, ArgValue] | None = None,
+    arch: int = 90,
+    specialize: bool = True,
+    keep: str | Path | None = None,
+) -> TraceResult:
+    """Compile the ``@triton.jit`` function ``fn`` for sm_``arch`` and trace it.
+
+    ``signature`` maps each parameter to its Triton type (``"*fp32"``, ``"i32"``, ``"fp32"``),
+    as :class:`triton.compiler.ASTSource` takes it; ``constexprs`` the ``tl.constexpr``
+    parameters to their values. ``grid`` is the program grid and ``args`` the scalar
+    arguments by name (pointers get zero-filled buffers unless given as bytes or arrays).
+    ``keep``: a folder to keep the cache entry in (default: a temporary one).
+    """
+    given = dict(args or {})
+    attrs = divisibility(signature, given) if specialize else None
+    consts = dict(constexprs or {})
+
+    def build(folder: Path) -> TraceResult:
+        compile_entry(
+            fn, signature, consts, folder,
+            num_warps=num_warps, num_stages=num_stages, arch=arch, attrs=attrs,
+        )  # fmt: skip
+        return trace(folder, grid=grid, args=given)
+
+    if keep is not None:
+        return build(Path(keep))
+    with tempfile.TemporaryDirectory(prefix="shmem-triton-") as tmp:
+        return build(Path(tmp))

@@ -1,0 +1,124 @@
+"""The launch of a Triton kernel as Triton's own launcher makes it, from its cache entry.
+
+The user gives the program grid and the scalar arguments by name (``--arg n_cols=1000``);
+everything else follows from the entry (:mod:`.triton_cache`): the block, the dynamic
+shared memory, the cluster dimensions the CUDA grid is multiplied by, and Triton's hidden
+scratch pointers after the kernel's own parameters (null when their size is 0, otherwise a
+zero-filled buffer of ``size * programs * num_ctas`` bytes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..kernel.cubin import Kernel
+from ..kernel.launch import LaunchError, Param
+from .cache import HIDDEN, TritonEntry, TritonError
+
+_DECIMAL = re.compile(r"^[+-]?\d+\Z")
+_C_BYTES = {
+    "bool": 1,
+    "int8_t": 1,
+    "int16_t": 2,
+    "int32_t": 4,
+    "int64_t": 8,
+    "half": 2,
+    "bfloat16": 2,
+    "float": 4,
+    "double": 8,
+}
+
+
+@dataclass(frozen=True)
+class TritonLaunch:
+    """What ``shmem trace`` needs beyond the user's grid and scalars."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]  # the CUDA grid: programs times cluster dimensions
+    dynamic_smem: int
+    args: tuple[str, ...]  # the user's, completed with the hidden pointers
+    buffer_sizes: dict[int, int]  # ordinal -> bytes, for scratch buffers
+
+
+def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
+    """The cubin's parameters named and typed from the TTGIR, the hidden ones last."""
+    own = entry.params
+    hidden = len(kernel.params) - len(own)
+    if not 0 <= hidden <= len(HIDDEN):
+        raise TritonError(
+            f"the cubin has {len(kernel.params)} parameters and the TTGIR {len(own)}; Triton adds "
+            f"at most {len(HIDDEN)} of its own, so this .ttgir does not belong to this .cubin",
+            entry.folder,
+        )
+    out: list[Param] = []
+    for i, p in enumerate(kernel.params):
+        if i < len(own):
+            name, c_type = own[i].name, own[i].c_type
+            want = 8 if c_type.endswith("*") else _C_BYTES[c_type]
+            if p.size != want:
+                raise TritonError(
+                    f"parameter {i} ({name}, {c_type}) has {p.size} bytes in the cubin, not "
+                    f"{want}: the .ttgir does not belong to this .cubin",
+                    entry.folder,
+                )
+        else:
+            name, c_type = HIDDEN[i - len(own)], "void*"
+        out.append(Param(p.ordinal, p.offset, p.size, name, c_type))
+    return out
+
+
+def _float_text(text: str, param: Param) -> str:
+    """``1`` for a float parameter means 1.0, as Python would pass it to Triton."""
+    floating = param.type in ("half", "float", "double")
+    return text + ".0" if floating and _DECIMAL.match(text) else text
+
+
+def triton_launch(
+    entry: TritonEntry,
+    params: Sequence[Param],
+    *,
+    block: tuple[int, int, int] | None,
+    grid: tuple[int, int, int],
+    dynamic_smem: int | None,
+    args: Sequence[str],
+) -> TritonLaunch:
+    """The launch Triton makes for ``grid`` programs with the user's ``args``."""
+    if block is not None and block != entry.block:
+        raise LaunchError(
+            f"a Triton kernel runs with num_warps * {entry.warp_size} = {entry.block[0]} threads "
+            f"(this entry: num_warps={entry.num_warps}); leave out --block, or trace another "
+            "entry"
+        )
+    by_name = {p.name: p for p in params}
+    given: list[str] = []
+    named: set[str] = set()
+    for text in args:
+        key, sep, value = text.partition("=")
+        param = by_name.get(key.strip())
+        if param is None and key.strip().isdigit() and int(key) < len(params):
+            param = params[int(key)]
+        if param is not None and sep:
+            named.add(param.name or "")
+            given.append(f"{key}={_float_text(value.strip(), param)}")
+        else:
+            given.append(text)  # plan_launch says what is wrong with it
+    cluster = entry.cluster_dims
+    programs = grid[0] * grid[1] * grid[2]
+    sizes: dict[int, int] = {}
+    for p in params:
+        if p.name not in HIDDEN or p.name in named:
+            continue
+        size = entry.scratch_bytes(p.name)
+        if size == 0:
+            given.append(f"{p.ordinal}=0")
+        else:
+            sizes[p.ordinal] = size * programs * cluster[0] * cluster[1] * cluster[2]
+    return TritonLaunch(
+        block=entry.block,
+        grid=(grid[0] * cluster[0], grid[1] * cluster[1], grid[2] * cluster[2]),
+        dynamic_smem=entry.shared if dynamic_smem is None else dynamic_smem,
+        args=tuple(given),
+        buffer_sizes=sizes,
+    )
