@@ -9,6 +9,7 @@ import pytest
 
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.toolchain import ToolError
+from shmem_cli.trace.kernel import binaries
 
 from .conftest import TRACE_DATA as DATA
 from .conftest import needs_nvcc
@@ -132,29 +133,29 @@ def test_embedded_cubins_are_listed_and_the_arch_chosen(tmp_path: Path) -> None:
     app.write_bytes(b"\x7fELF")
     work = tmp_path / "work"
     work.mkdir()
-    found = toolchain.extract_cubins(app, "sm_90", work, cuobjdump=str(tool))
+    found = binaries.extract_cubins(app, "sm_90", work, cuobjdump=str(tool))
     assert [c.path.name for c in found] == ["app.2.sm_90.cubin"]
     with pytest.raises(ToolError) as err:
-        toolchain.extract_cubins(app, "sm_100", work, cuobjdump=str(tool))
+        binaries.extract_cubins(app, "sm_100", work, cuobjdump=str(tool))
     assert "holds no cubin for sm_100 (it has: sm_80, sm_90)" in str(err.value)
 
 
 def test_kernel_inputs_are_told_apart(tmp_path: Path) -> None:
-    assert toolchain.kernel_input_kind(Path("k.cu")) == "cu"
-    assert toolchain.kernel_input_kind(DATA / "meta.sm_90.cubin") == "cubin"
+    assert binaries.kernel_input_kind(Path("k.cu")) == "cu"
+    assert binaries.kernel_input_kind(DATA / "meta.sm_90.cubin") == "cubin"
     host = tmp_path / "app"
     host.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(11) + (62).to_bytes(2, "little"))
-    assert toolchain.kernel_input_kind(host) == "binary"
+    assert binaries.kernel_input_kind(host) == "binary"
     text = tmp_path / "notes.txt"
     text.write_text("hello")
     with pytest.raises(ToolError, match="neither CUDA source"):
-        toolchain.kernel_input_kind(text)
+        binaries.kernel_input_kind(text)
 
 
 @needs_nvcc
 def test_compiling_a_real_kernel_gives_a_cubin(tmp_path: Path) -> None:
     out = toolchain.compile_cu(DATA / "kernels" / "column_read.cu", "sm_90", tmp_path)
-    assert toolchain.kernel_input_kind(out) == "cubin"
+    assert binaries.kernel_input_kind(out) == "cubin"
 
 
 @needs_nvcc

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import shutil
-import struct
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..plumbing.errors import shorten
@@ -184,17 +181,6 @@ def run_checked(
 
 # --- from a kernel file to a cubin ------------------------------------------------------------
 
-ELF_MAGIC = b"\x7fELF"
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")
-
-
-@dataclass(frozen=True)
-class Cubin:
-    """A cubin ready to read: its path and where it came from."""
-
-    path: Path
-    origin: str  # "compiled from k.cu", "given", "extracted from app (name.sm_90.cubin)"
-
 
 def compile_cu(
     source: Path,
@@ -235,76 +221,6 @@ def compile_cu(
     return out
 
 
-def embedded_cubins(binary: Path, *, cuobjdump: str | None = None) -> list[str]:
-    """Names of the cubins embedded in an executable or shared library (``cuobjdump -lelf``)."""
-    tool = cuobjdump or require("cuobjdump", f"to list the cubins in {binary}")
-    listing = run_checked(
-        [tool, "-lelf", str(binary.resolve())],
-        file_limit=MAX_CUBIN_BYTES,
-        memory_limit=INSPECT_MEMORY,
-    )
-    names = []
-    for line in listing.splitlines():
-        # "ELF file    1: app.1.sm_90.cubin"
-        head, sep, name = line.partition(":")
-        if sep and head.strip().startswith("ELF file") and name.strip():
-            names.append(name.strip())
-    return names
-
-
-def cubin_arch_of(name: str) -> str | None:
-    """``sm_90`` from an embedded cubin's name such as ``app.1.sm_90.cubin``."""
-    for part in reversed(name.split(".")):
-        if part.startswith("sm_"):
-            return part
-    return None
-
-
-def extract_cubins(
-    binary: Path, arch: str, folder: Path, *, cuobjdump: str | None = None
-) -> list[Cubin]:
-    """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
-    into ``folder``; an error naming the architectures it has when none is for ``arch``."""
-    from ..plumbing import fsutil
-    from ..trace.kernel.fatbin import cubins_for_arch
-
-    try:
-        found = cubins_for_arch(binary.read_bytes(), arch)
-    except (OSError, struct.error):
-        found = []
-    if found:
-        out = []
-        for i, data in enumerate(found):
-            path = folder / f"{binary.name}.{i}.{arch}.cubin"
-            fsutil.write_bytes(path, data)
-            out.append(Cubin(path, f"extracted from {binary} (fat binary entry {i})"))
-        return out
-    tool = cuobjdump or require("cuobjdump", f"to extract the cubins of {binary}")
-    names = embedded_cubins(binary, cuobjdump=tool)
-    if not names:
-        raise ToolError(f"{binary} holds no cubin (cuobjdump -lelf lists none)")
-    # a name can be listed twice (cuobjdump -xelf extracts one file per name); a name is
-    # the binary's own text: only plain file names are used (no folder, no option)
-    plain = [n for n in names if _PLAIN_NAME.match(n)]
-    matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
-    if not matching:
-        have = ", ".join(sorted({cubin_arch_of(n) or n for n in names}))
-        raise ToolError(f"{binary} holds no cubin for {arch} (it has: {have}); pass --arch")
-    out = []
-    for name in matching:
-        run_checked(
-            [tool, "-xelf", name, str(binary.resolve())],
-            cwd=folder,
-            file_limit=MAX_CUBIN_BYTES,
-            memory_limit=INSPECT_MEMORY,
-        )
-        path = folder / name
-        if not path.is_file():
-            raise ToolError(f"cuobjdump -xelf {name} wrote no file")
-        out.append(Cubin(path, f"extracted from {binary} ({name})"))
-    return out
-
-
 def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:
     """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text."""
     tool = nvdisasm or require("nvdisasm", f"to disassemble {cubin}")
@@ -313,32 +229,3 @@ def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:
         file_limit=OUTPUT_LIMIT + (1 << 20),
         memory_limit=INSPECT_MEMORY,
     )
-
-
-def kernel_input_kind(path: Path) -> str:
-    """What a KERNEL argument is: ``cu`` (CUDA source), ``cubin`` or ``binary`` (ELF host file).
-
-    A cubin is an ELF file too; it is told apart from a host executable by its
-    machine field (EM_CUDA, 190).
-    """
-    suffix = path.suffix.lower()
-    if suffix in (".cu", ".cuh"):
-        return "cu"
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(20)
-    except OSError as exc:
-        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if head[:4] != ELF_MAGIC:
-        if suffix == ".cubin":
-            raise ToolError(f"{path} is not a cubin (no ELF header)")
-        raise ToolError(
-            f"{path} is neither CUDA source (.cu) nor a cubin nor an executable or "
-            "shared library with embedded cubins"
-        )
-    little = head[5] == 1
-    machine = int.from_bytes(head[18:20], "little" if little else "big")
-    return "cubin" if machine == EM_CUDA else "binary"
-
-
-EM_CUDA = 190

@@ -49,11 +49,12 @@ _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
 
 def needs_nvcc(kernel: KernelDecl) -> bool:
     """Whether tracing ``kernel`` compiles its source (a .cu) rather than reading a cubin."""
-    from ..cuda import toolchain
+    from ..cuda.toolchain import ToolError
+    from ..trace.kernel.binaries import kernel_input_kind
 
     try:
-        return toolchain.kernel_input_kind(Path(kernel.path)) == "cu"
-    except (OSError, ShmemError, toolchain.ToolError):
+        return kernel_input_kind(Path(kernel.path)) == "cu"
+    except (OSError, ShmemError, ToolError):
         return Path(kernel.path).suffix != ".cubin"
 
 

@@ -30,6 +30,7 @@ from ..cuda import toolchain
 from ..cuda.sources import SourceTree, check_source, compiler_messages, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
+from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .kernel.signature import param_names
@@ -98,7 +99,7 @@ def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
 def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[Path], str]:
     """The cubins of the request's file, the source files it names and the arch."""
     path = Path(request.path)
-    kind = toolchain.kernel_input_kind(path)
+    kind = kernel_input_kind(path)
     if kind == "cu":
         from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
 
@@ -123,7 +124,7 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
             raise toolchain.ToolError(f"the cubin is for {info.arch}, not {request.arch}")
         return [info], [], info.arch
     arch = request.arch or DEFAULT_ARCH
-    cubins = toolchain.extract_cubins(path, arch, folder)
+    cubins = extract_cubins(path, arch, folder)
     return [read_cubin(c.path) for c in cubins], [], arch
 
 
