@@ -18,14 +18,13 @@ import pytest
 
 from shmem_cli.analysis.analyze import analyze_spec
 from shmem_cli.analysis.totals import stats_totals
+from shmem_cli.checks.report import Severity
 from shmem_cli.cuda import sass
 from shmem_cli.cuda.sass import Instruction
 from shmem_cli.hardware import arch
 from shmem_cli.hardware.engine import AccessKind, request_stats
-from shmem_cli.lint import core
-from shmem_cli.lint.findings import Hit, Severity
-from shmem_cli.lint.rules import RULES, AccessCheck
-from shmem_cli.lint.rules._base import rule_from_module
+from shmem_cli.lint import core, rules
+from shmem_cli.lint.rules import AccessCheck, Hit
 from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.spec.schema import spec_schema
 from shmem_cli.trace.emulator import decode, execute, op_table
@@ -104,10 +103,13 @@ def test_a_new_lint_rule_is_one_module_in_the_registry(
     vars(module).update(
         CODE="SH999", NAME="single-request", SEVERITY=Severity.INFO, SCOPE="access", check=check
     )
-    monkeypatch.setattr(core, "RULES", (*RULES, rule_from_module(module)))
-    spec = tmp_path / "row.yaml"
-    spec.write_text(json.dumps(ROW_READ))  # JSON is YAML
-    linted = core.lint_file(core.Target(str(spec), "row.yaml"))
+    rules.register(module)
+    try:
+        spec = tmp_path / "row.yaml"
+        spec.write_text(json.dumps(ROW_READ))  # JSON is YAML
+        linted = core.lint_file(core.Target(str(spec), "row.yaml"))
+    finally:
+        rules.RULES.unregister("SH999")
     mine = [f for f in linted.findings if f.code == "SH999"]
     assert [(f.rule, f.message) for f in mine] == [
         ("single-request", "'row' makes a single request")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from shmem_cli.checks.report import Finding, Severity
 from shmem_cli.lint import core
 from shmem_cli.lint.core import LintOptions, Target, effective_expect, lint_file, lint_files
-from shmem_cli.lint.findings import Finding, Severity
-from shmem_cli.lint.rules import RULES, lookup
+from shmem_cli.lint.rules import RULES
 from shmem_cli.lint.rules._base import lane_list
 from shmem_cli.spec.compile import Expect
 
@@ -102,8 +102,8 @@ def test_registry_codes_names_and_docs() -> None:
     for rule in RULES:
         assert rule.summary.endswith(".") and len(rule.details) > 80, rule.code
         assert (rule.check_access is None) != (rule.check_file is None)
-    assert lookup("sh001") is lookup("bank-conflict") is RULES[0]
-    assert lookup("SH999") is None
+    assert RULES.lookup("sh001") is RULES.lookup("bank-conflict") is RULES.rules[0]
+    assert RULES.lookup("SH999") is None
     assert {r.code: r.severity for r in RULES}["SH004"] is Severity.INFO
 
 
@@ -165,7 +165,8 @@ def test_wide_accesses_at_their_ideal_are_conflict_free(tmp_path: Path) -> None:
     # 4 wavefronts per request, but that is the ideal of a 16-byte access
     result = lint_file(spec(tmp_path, FLOAT4))
     assert result.findings == ()
-    assert (result.accesses[0].wavefronts, result.accesses[0].ideal_wavefronts) == (4, 4)
+    t = result.accesses[0].totals
+    assert (t.wavefronts, t.ideal_wavefronts) == (4, 4)
 
 
 # --- SH002 expectation-exceeded -----------------------------------------------------------

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from shmem_cli.checks.report import AccessSummary, CheckedFile, CheckReport, Finding, Severity
 from shmem_cli.cli import main
-from shmem_cli.lint.findings import AccessSummary, FileLint, Finding, LintReport, Severity
 from shmem_cli.lint.rules import RULES
 from shmem_cli.model import Totals
 from shmem_cli.render.checks.github import (
@@ -79,12 +79,12 @@ BROKEN = Finding(
     column=None,
     message="empty spec file",
 )
-REPORT = LintReport(
+REPORT = CheckReport(
     files=(
-        FileLint("specs/a b.yaml", "A", (acc("x, y: z", 9), acc("ok", 12)), (CONFLICT, STALE)),
-        FileLint("specs/c.yaml", "C", (acc("loose", 2),), (NOTE,)),
-        FileLint("specs/clean.yaml", "D", (acc("fine", 6),), ()),
-        FileLint("specs/z.yaml", "z", (), (BROKEN,)),
+        CheckedFile("specs/a b.yaml", "A", (acc("x, y: z", 9), acc("ok", 12)), (CONFLICT, STALE)),
+        CheckedFile("specs/c.yaml", "C", (acc("loose", 2),), (NOTE,)),
+        CheckedFile("specs/clean.yaml", "D", (acc("fine", 6),), ()),
+        CheckedFile("specs/z.yaml", "z", (), (BROKEN,)),
     ),
 )
 
@@ -119,7 +119,7 @@ def test_github_annotations_grouped_per_file() -> None:
 
 def test_github_property_with_comma_and_colon() -> None:
     odd = Finding("SH001", "bank-conflict", Severity.ERROR, "d:1,2/x.yaml", 1, 1, "m")
-    line = render_github(LintReport((FileLint(odd.path, "x", (), (odd,)),))).splitlines()[1]
+    line = render_github(CheckReport((CheckedFile(odd.path, "x", (), (odd,)),))).splitlines()[1]
     assert line == "::error file=d%3A1%2C2/x.yaml,line=1,col=1,title=SH001 bank-conflict::m"
 
 
@@ -134,7 +134,7 @@ def test_step_summary_markdown_table() -> None:
         "| 100% clean second line  |"
     )
     assert markdown_cell("a|b<c>&\nd") == "a\\|b&lt;c&gt;&amp; d"
-    clean = LintReport((FileLint("s.yaml", "s", (acc("a", 1),), ()),))
+    clean = CheckReport((CheckedFile("s.yaml", "s", (acc("a", 1),), ()),))
     assert render_step_summary(clean).splitlines()[0] == "### shmem lint passed"
     assert "|" not in render_step_summary(clean)
 
@@ -163,7 +163,7 @@ def test_github_step_summary_is_appended(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_sarif_log_structure() -> None:
-    log = json.loads(render_sarif(REPORT))
+    log = json.loads(render_sarif(REPORT, rules=RULES.rules))
     assert log["version"] == "2.1.0"
     assert log["$schema"].endswith("sarif-2.1.0.json")
     (run,) = log["runs"]
@@ -206,8 +206,8 @@ def test_sarif_log_structure() -> None:
 
 
 def test_sarif_fingerprints_are_stable_and_distinct() -> None:
-    a = json.loads(render_sarif(REPORT))["runs"][0]["results"]
-    b = json.loads(render_sarif(REPORT))["runs"][0]["results"]
+    a = json.loads(render_sarif(REPORT, rules=RULES.rules))["runs"][0]["results"]
+    b = json.loads(render_sarif(REPORT, rules=RULES.rules))["runs"][0]["results"]
     assert a == b
     prints = [r["partialFingerprints"]["shmemFinding/v1"] for r in a]
     assert len(set(prints)) == len(prints)
@@ -217,7 +217,9 @@ def test_sarif_absolute_path_is_a_file_uri() -> None:
     far = Finding(
         "SH001", "bank-conflict", Severity.ERROR, "/elsewhere/k.yaml", 2, 3, "m", access="a"
     )
-    log = json.loads(render_sarif(LintReport((FileLint(far.path, "k", (), (far,)),))))
+    log = json.loads(
+        render_sarif(CheckReport((CheckedFile(far.path, "k", (), (far,)),)), rules=RULES.rules)
+    )
     art = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert art == {"uri": "file:///elsewhere/k.yaml"}
 
@@ -280,7 +282,7 @@ def test_junit_fail_on_warning_turns_warnings_into_failures() -> None:
 
 def test_junit_strips_characters_xml_cannot_hold() -> None:
     odd = Finding("SH100", "invalid-spec", Severity.ERROR, "x.yaml", 1, 1, "bad \x00 byte \x1b[0m")
-    root = ET.fromstring(render_junit(LintReport((FileLint("x.yaml", "x", (), (odd,)),))))
+    root = ET.fromstring(render_junit(CheckReport((CheckedFile("x.yaml", "x", (), (odd,)),))))
     failure = root.find("testsuite/testcase/failure")
     assert (
         failure is not None

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from shmem_cli.analysis.invariance import invariant_loops
+from shmem_cli.checks.report import Finding, Severity
 from shmem_cli.lint.core import Target, lint_file
-from shmem_cli.lint.findings import Finding, Severity
 from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.spec.layout import resolve
 

@@ -149,6 +149,7 @@ def analyze(
       shmem analyze access_specs/ --format json -o report.json
     """
     from ..analysis.analyze import analyze_many
+    from ..spec.source import error_sources
 
     env = current_environment()
     require_specs(paths)
@@ -186,6 +187,7 @@ def analyze(
         heatmap=heatmap,
         rows=max_rows,
         hints=hints,
+        sources=error_sources(*(f.error for f in report.files)),
     )
     if fmt == "json":
         from ..render.json_out import render_json
@@ -225,7 +227,10 @@ def _overview(
 
     color = env.color(no_color, output)
     columns = env.width(width, color) or DEFAULT_WIDTH
-    view = overview_view(report, report_fixes(report), width=columns)
+    from ..spec.source import error_sources
+
+    sources = error_sources(*(f.error for f in report.files))
+    view = overview_view(report, report_fixes(report), width=columns, sources=sources)
     emit(blocks_text(view, color=color, width=columns), output, color=color)
 
 
@@ -272,7 +277,9 @@ def _errors_to_stderr(env: Environment, report: Report, *, shown: bool) -> None:
     if shown and (env.stdout_isatty or env.stderr_is_stdout):
         return
     from ..render.snippet import with_source
+    from ..spec.source import error_sources
 
+    sources = error_sources(*(f.error for f in report.files))
     for f in report.files:
         if f.error is not None:
-            env.err(with_source(f.error))
+            env.err(with_source(f.error, sources))

@@ -72,8 +72,9 @@ def fail_input(err: ShmemError) -> NoReturn:
     """Bad input: ``file:line:column: error: message`` on standard error, with the source
     line and a caret under the column; exit status 2."""
     from ..render.snippet import with_source
+    from ..spec.source import error_sources
 
-    current_environment().err(with_source(err))
+    current_environment().err(with_source(err, error_sources(err)))
     raise SystemExit(ExitCode.USAGE)
 
 
@@ -162,6 +163,7 @@ def report_options(
     heatmap: bool | None,
     rows: int | None,
     hints: Mapping[str, Mapping[str, str]] | None = None,
+    sources: Mapping[str, tuple[str, ...] | None] | None = None,
 ) -> RenderOptions:
     """How a text report is drawn, from the flags that analyze and trace share: color
     only for text on a terminal (or forced), heat maps with the tables unless said."""
@@ -176,6 +178,7 @@ def report_options(
         heat=heatmap if heatmap is not None else not no_tables,
         rows=rows,
         hints=hints or {},
+        sources=sources or {},
     )
 
 

@@ -19,8 +19,8 @@ from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_opti
 from .environment import current_environment
 
 if TYPE_CHECKING:
+    from ..checks.report import CheckReport, Severity
     from ..lint.config import LintConfig
-    from ..lint.findings import LintReport, Severity
 
 FORMATS = ("text", "json", *CHECK_FORMATS)
 SEVERITIES = ("error", "warning", "info")
@@ -47,7 +47,7 @@ def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintCon
         fail_input(err)
 
 
-def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str:
+def _render(report: CheckReport, fmt: str, fail_on: Severity, color: bool) -> str:
     if fmt == "json":
         from ..render.checks.lint_json import render_lint_json
 
@@ -56,7 +56,7 @@ def _render(report: LintReport, fmt: str, fail_on: Severity, color: bool) -> str
         from ..lint.rules import RULES
         from ..render.checks.formats import CheckContext, render_check
 
-        return render_check(report, fmt, CheckContext("shmem lint", RULES, fail_on))
+        return render_check(report, fmt, CheckContext("shmem lint", RULES.rules, fail_on))
     from ..render.checks.lint_text import render_lint_text
 
     return render_lint_text(report, color=color)
@@ -172,10 +172,10 @@ def lint(
       shmem lint --write-baseline shmem-baseline.json access_specs/
       shmem lint --baseline shmem-baseline.json access_specs/
     """
+    from ..checks.report import CheckReport, Severity
     from ..lint import baseline as baselines
     from ..lint.config import find_repo_root
     from ..lint.core import LintOptions, lint_files
-    from ..lint.findings import LintReport, Severity
     from ..lint.paths import Excludes, collect_targets
     from ..plumbing.errors import ShmemError
 
@@ -214,7 +214,7 @@ def lint(
         source_roots=config.source_roots,
     )
     files = lint_files(targets, options, jobs=jobs)
-    report = LintReport(files=files)
+    report = CheckReport(files=files)
     invalid = any(f.code == "SH100" for f in report.findings)
 
     if write_baseline is not None:
@@ -299,14 +299,14 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
       shmem rules SH001
       shmem rules bank-conflict --format markdown
     """
-    from ..lint.rules import RULES, lookup
+    from ..lint.rules import RULES
     from ..render.checks.lint_text import render_rules
 
     chosen = list(RULES)
     if names:
         chosen = []
         for n in names:
-            rule = lookup(n)
+            rule = RULES.lookup(n)
             if rule is None:
                 fail_usage(f"unknown rule {n!r}; known: {', '.join(r.code for r in RULES)}")
             chosen.append(rule)

@@ -17,6 +17,7 @@ import click
 from ..hardware.arch import DEFAULT_ARCH
 from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from ..render.snippet import with_source
+from ..spec.source import error_sources
 from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
 from .environment import current_environment
 
@@ -235,7 +236,7 @@ def verify(
     check_outputs((output,), paths)
     targets, errors = _plan(paths)
     for err in errors:
-        current_environment().err(with_source(err))
+        current_environment().err(with_source(err, error_sources(err)))
     if not targets:
         sys.exit(ExitCode.USAGE if errors else ExitCode.OK)
     if emit_dir:
@@ -263,7 +264,7 @@ def verify(
 
         text = render_json(report)
     elif fmt in CHECK_FORMATS:
-        from ..lint.findings import Severity
+        from ..checks.report import Severity
         from ..render.checks.formats import CheckContext, render_check
         from ..verify.checks import CHECKS, check_report
 

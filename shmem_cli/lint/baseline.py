@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..checks.report import CheckReport, Finding
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.fsutil import write_atomic
-from .findings import Finding, LintReport
 
 SCHEMA_VERSION = 1
 #: The largest baseline read (about 200 bytes per finding: some 300,000 findings).
@@ -125,7 +125,7 @@ def load_baseline(path: str | Path) -> Counter[Key]:
     return accepted
 
 
-def apply_baseline(report: LintReport, accepted: Counter[Key]) -> LintReport:
+def apply_baseline(report: CheckReport, accepted: Counter[Key]) -> CheckReport:
     """The report without its accepted findings, counting them and the unused entries."""
     left = Counter(accepted)
     files = []
@@ -140,7 +140,7 @@ def apply_baseline(report: LintReport, accepted: Counter[Key]) -> LintReport:
             else:
                 kept.append(f)
         files.append(replace(file, findings=tuple(kept)))
-    return LintReport(
+    return CheckReport(
         files=tuple(files),
         baselined=report.baselined + matched,
         fixed=sum(left.values()),

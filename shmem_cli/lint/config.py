@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..checks.report import LABELS, Severity
 from ..plumbing.errors import ShmemError, SourcePos
 from ..spec.compile import Expect
-from .findings import LABELS, Severity
 
 KEYS = ("paths", "exclude", "fail-on", "baseline", "expect", "select", "ignore", "source-roots")
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")

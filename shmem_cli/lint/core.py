@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..analysis.analyze import analyze_spec
+from ..checks.report import AccessSummary, CheckedFile, Finding
 from ..plumbing.errors import ShmemError
 from ..spec.compile import Expect, SpecFile, load_spec
 from ..spec.layout import resolve
 from ..spec.space import Space
-from .findings import AccessSummary, FileLint, Finding, Hit
-from .rules import RULES, AccessCheck, FileCheck, Rule
+from .rules import RULES, AccessCheck, FileCheck, Hit, Rule
 
 if TYPE_CHECKING:
     from ..model import AccessResult
@@ -100,7 +100,7 @@ def _finding(
     )
 
 
-def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
+def lint_file(target: Target, options: LintOptions = LintOptions()) -> CheckedFile:
     """Lint one spec file; a spec that does not load is an ``invalid-spec`` finding."""
     try:
         spec = load_spec(target.path)
@@ -148,7 +148,7 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
                 _finding(rule, hit, target.display, spec=spec.name, access=hit.access)
                 for hit in rule.check_file(file_check)
             )
-    return FileLint(
+    return CheckedFile(
         path=target.display,
         name=spec.name,
         accesses=tuple(AccessSummary.of(a) for a in result.accesses),
@@ -156,7 +156,7 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> FileLint:
     )
 
 
-def _invalid(target: Target, exc: ShmemError, options: LintOptions) -> FileLint:
+def _invalid(target: Target, exc: ShmemError, options: LintOptions) -> CheckedFile:
     """The lint of a spec that is invalid: its problems, nothing else."""
     exc.located(target.path)
     check = FileCheck(target.display, exc)
@@ -167,7 +167,7 @@ def _invalid(target: Target, exc: ShmemError, options: LintOptions) -> FileLint:
         for hit in rule.check_file(check)
     ]
     stem = Path(target.path).stem
-    return FileLint(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
+    return CheckedFile(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
 
 
 def _compiled(
@@ -204,7 +204,7 @@ def _compiled(
     return compare(spec, results, traced, suspects)
 
 
-def _lint_chunk(args: tuple[Sequence[Target], LintOptions]) -> list[FileLint]:
+def _lint_chunk(args: tuple[Sequence[Target], LintOptions]) -> list[CheckedFile]:
     targets, options = args
     return [lint_file(t, options) for t in targets]
 
@@ -219,7 +219,7 @@ def default_jobs() -> int:
 
 def lint_files(
     targets: Iterable[Target], options: LintOptions = LintOptions(), *, jobs: int = 0
-) -> tuple[FileLint, ...]:
+) -> tuple[CheckedFile, ...]:
     """Lint files in the order given, in ``jobs`` worker processes (0: one per core).
 
     Small runs (fewer than :data:`PARALLEL_MIN_FILES` files) or ``jobs=1`` stay in

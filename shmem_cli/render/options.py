@@ -28,3 +28,6 @@ class RenderOptions:
     hints: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: a line shown once at the end of the report (e.g. a hint shared by several accesses)
     notes: tuple[str, ...] = ()
+    #: the lines of the files the report's errors name (the caller reads them, bounded:
+    #: ``spec.source.error_sources``), for the source line quoted under an error
+    sources: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..model import Report
 from .plain import Block, Cell, Column, Styled, Table, table_width
+from .snippet import Sources
 from .text import status_text
 
 if TYPE_CHECKING:
@@ -53,9 +54,14 @@ def _fit(table: Table, width: int) -> None:
 
 
 def overview_view(
-    report: Report, fixes: Mapping[str, Mapping[str, Fix]], *, width: int
+    report: Report,
+    fixes: Mapping[str, Mapping[str, Fix]],
+    *,
+    width: int,
+    sources: Sources | None = None,
 ) -> list[Block]:
-    """The overview's blocks (``fixes``: path -> access name -> fix, as --suggest finds)."""
+    """The overview's blocks (``fixes``: path -> access name -> fix, as --suggest finds;
+    ``sources``: the lines of the files the errors name, quoted under them)."""
     valid = [f for f in report.files if f.error is None]
     invalid = [f for f in report.files if f.error is not None]
     conflicted = [f for f in valid if any(not a.conflict_free for a in f.accesses)]
@@ -109,7 +115,7 @@ def overview_view(
         from .snippet import with_source
 
         out.append(Styled())
-        out += [Styled(with_source(f.error), "bold red") for f in invalid if f.error]
+        out += [Styled(with_source(f.error, sources or {}), "bold red") for f in invalid if f.error]
     clean = [f.path[len(folder) :] for f in valid if f not in conflicted]
     if clean:
         out.append(Styled())

@@ -5,11 +5,14 @@ ruff and mypy show them)::
       7 |     array: b
         |            ^
 
-The line is read again from the spec file (or from the standard input already
-read) only when an error is shown; a file that cannot be read just gets no quote.
+The caller reads the files an error names (bounded:
+:func:`shmem_cli.spec.source.error_sources`) and passes their lines; a file it could not
+read just gets no quote. Nothing here reads a file.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ..plumbing.errors import ShmemError
 from .plain import visible
@@ -17,24 +20,15 @@ from .plain import visible
 #: the most characters of a source line quoted; a longer line is cut around the column
 WINDOW = 80
 
-
-def _lines(path: str) -> tuple[str, ...] | None:
-    from ..spec.source import STDIN_NAME, STDIN_PATH, read_spec_bytes
-
-    try:
-        raw = read_spec_bytes(STDIN_PATH if path == STDIN_NAME else path)
-    except ShmemError:
-        return None
-    return tuple(raw.decode("utf-8", errors="replace").splitlines())
+#: file path -> its lines (None: it could not be read)
+Sources = Mapping[str, tuple[str, ...] | None]
 
 
-def quote(err: ShmemError, lines: tuple[str, ...] | None = None) -> list[str]:
-    """The source line of one problem and a caret line under its column (empty: no place).
-
-    ``lines``: the file's lines, when the caller has them already."""
+def quote(err: ShmemError, lines: tuple[str, ...] | None) -> list[str]:
+    """The source line of one problem and a caret line under its column (empty: no place,
+    or no ``lines``, the lines of the file it names)."""
     if err.path is None or err.line is None or err.column is None:
         return []
-    lines = lines if lines is not None else _lines(err.path)
     if lines is None or not 0 < err.line <= len(lines):
         return []
     line = lines[err.line - 1]
@@ -51,14 +45,11 @@ def quote(err: ShmemError, lines: tuple[str, ...] | None = None) -> list[str]:
     ]
 
 
-def with_source(err: ShmemError) -> str:
+def with_source(err: ShmemError, sources: Sources) -> str:
     """Every problem of ``err``: its ``file:line:column: error: message`` line, then the
-    source line and a caret."""
+    source line (from ``sources``) and a caret."""
     out: list[str] = []
-    read: dict[str, tuple[str, ...] | None] = {}  # each file read once per error
     for one in err.all:
         out.append(one.render_one())
-        if one.path is not None and one.path not in read:
-            read[one.path] = _lines(one.path)
-        out.extend(quote(one, read.get(one.path or "")))
+        out.extend(quote(one, sources.get(one.path or "")))
     return "\n".join(out)

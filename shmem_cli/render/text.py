@@ -246,7 +246,7 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
     if result.error is not None:
         from .snippet import with_source
 
-        return [title, Styled(with_source(result.error), "bold red")]
+        return [title, Styled(with_source(result.error, options.sources), "bold red")]
     if result.block:
         x, y, z = result.block
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", "dim")

@@ -406,3 +406,20 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
     )
 
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")
+
+
+def error_sources(*errors: ShmemError | None) -> dict[str, tuple[str, ...] | None]:
+    """The lines of every file the errors name, each read once (bounded, as a spec is), for
+    the source line quoted under an error; None for a file that cannot be read."""
+    out: dict[str, tuple[str, ...] | None] = {}
+    for err in errors:
+        for one in err.all if err is not None else ():
+            if one.path is None or one.path in out:
+                continue
+            try:
+                raw = read_spec_bytes(STDIN_PATH if one.path == STDIN_NAME else one.path)
+            except ShmemError:
+                out[one.path] = None
+                continue
+            out[one.path] = tuple(raw.decode("utf-8", errors="replace").splitlines())
+    return out

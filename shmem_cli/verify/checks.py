@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lint.findings import AccessSummary, FileLint, Finding, LintReport, Severity
+from ..checks.report import AccessSummary, CheckedFile, CheckReport, Finding, Severity
 from .compare import MATCH, MISMATCH, NOT_MEASURED, UNMEASURABLE, Outcome, VerifyReport
 
 
@@ -78,7 +78,7 @@ def outcome_finding(o: Outcome, *, strict: bool = False) -> Finding | None:
     return _finding(o, NOT_CHECKED, Severity.ERROR if strict else NOT_CHECKED.severity, message)
 
 
-def check_report(report: VerifyReport, *, strict: bool = False) -> LintReport:
+def check_report(report: VerifyReport, *, strict: bool = False) -> CheckReport:
     """The outcomes grouped by spec file, in order, with a finding for each one not matched."""
     files: dict[str, tuple[str, list[AccessSummary], list[Finding]]] = {}
     for o in report.outcomes:
@@ -88,9 +88,9 @@ def check_report(report: VerifyReport, *, strict: bool = False) -> LintReport:
         found = outcome_finding(o, strict=strict)
         if found is not None:
             findings.append(found)
-    return LintReport(
+    return CheckReport(
         files=tuple(
-            FileLint(path, name, tuple(cases), tuple(found))
+            CheckedFile(path, name, tuple(cases), tuple(found))
             for path, (name, cases, found) in files.items()
         )
     )

@@ -4,11 +4,16 @@ Each rule is a module in this package with ``CODE`` (stable, e.g. ``SH001``),
 ``NAME`` (stable, e.g. ``bank-conflict``), ``SEVERITY``, ``SCOPE`` (``"access"``
 or ``"file"``), a ``check`` function and a docstring that is its documentation
 (shown by ``shmem rules`` and in docs/lint.md). To add a rule, write the module
-and list it in ``_MODULES``.
+and list it in ``_MODULES``; :func:`register` adds one from elsewhere (a plug-in, a
+test). :data:`RULES` is the registry that the lint run, ``shmem rules``,
+``--select``/``--ignore`` and SARIF read.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
+from ...checks.registry import RuleRegistry
 from . import (
     bank_conflict,
     compiled_coverage,
@@ -21,9 +26,9 @@ from . import (
     loose_expectation,
     stale_expectation,
 )
-from ._base import AccessCheck, FileCheck, Rule, rule_from_module
+from ._base import AccessCheck, FileCheck, Hit, Rule, rule_from_module
 
-__all__ = ["RULES", "AccessCheck", "FileCheck", "Rule", "lookup"]
+__all__ = ["RULES", "AccessCheck", "FileCheck", "Hit", "Rule", "register"]
 
 _MODULES = (
     bank_conflict,
@@ -38,22 +43,15 @@ _MODULES = (
     invalid_spec,
 )
 
-RULES: tuple[Rule, ...] = tuple(
-    sorted((rule_from_module(m) for m in _MODULES), key=lambda r: r.code)
-)
-
-_BY_KEY = {key: rule for rule in RULES for key in (rule.code.upper(), rule.name)}
-if len(_BY_KEY) != 2 * len(RULES):  # pragma: no cover - caught by the tests
-    raise RuntimeError("two lint rules share a code or a name")
+#: every lint rule, by code
+RULES: RuleRegistry[Rule] = RuleRegistry("shmem lint")
 
 
-def lookup(key: str) -> Rule | None:
-    """A rule by code (any case) or name."""
-    return _BY_KEY.get(key) or _BY_KEY.get(key.upper())
+def register(module: ModuleType) -> Rule:
+    """Add the rule a module defines (``CODE``, ``NAME``, ``SEVERITY``, ``SCOPE``, ``check``
+    and a docstring) to :data:`RULES`; ValueError when its code or name is taken."""
+    return RULES.register(rule_from_module(module))
 
 
-def get(code: str) -> Rule:
-    rule = lookup(code)
-    if rule is None:
-        raise KeyError(code)
-    return rule
+for _module in _MODULES:
+    register(_module)

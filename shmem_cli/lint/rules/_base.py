@@ -3,7 +3,7 @@
 An access rule gets an :class:`AccessCheck` (the analysis numbers of one access,
 the expectation that applies to it and its iteration space); a file rule gets a
 :class:`FileCheck`.
-Both yield :class:`~shmem_cli.lint.findings.Hit` records; the core turns hits
+Both yield :class:`Hit` records; the core turns hits
 into findings with the rule's code, name, severity and the access's place.
 """
 
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ...checks.report import Fact, Severity
 from ...hardware import ops
 from ...model import AccessResult, RequestDetail
 from ...plumbing.errors import ShmemError
 from ...spec.compile import Expect
-from ..findings import Fact, Hit, Severity
 
 if TYPE_CHECKING:
     from ...spec.compile import SpecFile
@@ -65,6 +65,17 @@ class FileCheck:
     spec: SpecFile | None = None
     #: the spec against its traced kernel, or why the kernel could not be traced
     compiled: Comparison | KernelUnavailable | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule's check function reports: a message, its numbers, optionally a place."""
+
+    message: str
+    facts: tuple[Fact, ...] = ()
+    line: int | None = None
+    column: int | None = None
+    access: str | None = None  # a file rule's hit about one access (for baselines)
 
 
 AccessFn = Callable[[AccessCheck], Iterable[Hit]]

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...checks.report import Severity
 from ..compiled_compare import NO_INSTRUCTION, Comparison
-from ..findings import Hit, Severity
 from ..kernel_trace import KernelUnavailable
-from ._base import FileCheck
+from ._base import FileCheck, Hit
 
 CODE = "SH008"
 NAME = "compiled-coverage"

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...checks.report import Severity
 from ..compiled_compare import WRONG
-from ..findings import Hit, Severity
-from ._base import AccessCheck
+from ._base import AccessCheck, Hit
 
 CODE = "SH007"
 NAME = "compiled-mismatch"

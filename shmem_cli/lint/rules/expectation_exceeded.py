@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..findings import Hit, Severity
-from ._base import AccessCheck, access_facts, describe_worst
+from ...checks.report import Severity
+from ._base import AccessCheck, Hit, access_facts, describe_worst
 
 CODE = "SH002"
 NAME = "expectation-exceeded"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..findings import Hit, Severity
-from ._base import AccessCheck
+from ...checks.report import Severity
+from ._base import AccessCheck, Hit
 
 CODE = "SH005"
 NAME = "idle-access"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..findings import Hit, Severity
-from ._base import FileCheck
+from ...checks.report import Severity
+from ._base import FileCheck, Hit
 
 CODE = "SH100"
 NAME = "invalid-spec"

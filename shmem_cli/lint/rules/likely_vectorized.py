@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...checks.report import Severity
 from ...hardware import ops
-from ..findings import Hit, Severity
-from ._base import AccessCheck, plural
+from ._base import AccessCheck, Hit, plural
 
 CODE = "SH009"
 NAME = "likely-vectorized"

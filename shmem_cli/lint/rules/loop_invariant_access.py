@@ -49,8 +49,8 @@ from collections.abc import Iterator
 from math import prod
 
 from ...analysis.invariance import WRITES as _WRITES
-from ..findings import Hit, Severity
-from ._base import AccessCheck, plural
+from ...checks.report import Severity
+from ._base import AccessCheck, Hit, plural
 
 CODE = "SH006"
 NAME = "loop-invariant-access"

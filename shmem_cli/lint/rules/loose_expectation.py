@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..findings import Hit, Severity
-from ._base import AccessCheck, access_facts
+from ...checks.report import Severity
+from ._base import AccessCheck, Hit, access_facts
 
 CODE = "SH004"
 NAME = "loose-expectation"

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..findings import Hit, Severity
-from ._base import AccessCheck, access_facts
+from ...checks.report import Severity
+from ._base import AccessCheck, Hit, access_facts
 
 CODE = "SH003"
 NAME = "stale-expectation"

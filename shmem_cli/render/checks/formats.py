@@ -1,6 +1,6 @@
 """The output formats of a check, one registry for every command whose report can fail one.
 
-A *check report* is a :class:`~shmem_cli.lint.findings.LintReport`: files, the cases
+A *check report* is a :class:`~shmem_cli.checks.report.CheckReport`: files, the cases
 checked in each (accesses) and the findings, each with a rule code and a severity.
 ``shmem lint`` makes one from its rules; ``shmem verify`` from its predicted-against-
 measured outcomes (:mod:`shmem_cli.verify.checks`). Every format in :data:`FORMATS`
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:  # (commands read FORMATS at start-up: nothing heavy at run time)
-    from ...lint.findings import LintReport, RuleInfo, Severity
+    from ...checks.report import CheckReport, RuleInfo, Severity
 
 
 @dataclass(frozen=True)
@@ -29,22 +29,22 @@ class CheckContext:
     fail_on: Severity  # findings at or above it fail the run
 
 
-Renderer: TypeAlias = "Callable[[LintReport, CheckContext], str]"
+Renderer: TypeAlias = "Callable[[CheckReport, CheckContext], str]"
 
 
-def _github(report: LintReport, ctx: CheckContext) -> str:
+def _github(report: CheckReport, ctx: CheckContext) -> str:
     from .github import render_github
 
     return render_github(report, tool=ctx.tool)
 
 
-def _sarif(report: LintReport, ctx: CheckContext) -> str:
+def _sarif(report: CheckReport, ctx: CheckContext) -> str:
     from .sarif import render_sarif
 
     return render_sarif(report, rules=ctx.rules)
 
 
-def _junit(report: LintReport, ctx: CheckContext) -> str:
+def _junit(report: CheckReport, ctx: CheckContext) -> str:
     from .junit import render_junit
 
     return render_junit(report, fail_on=ctx.fail_on, tool=ctx.tool)
@@ -58,6 +58,6 @@ FORMATS: dict[str, Renderer] = {
 }
 
 
-def render_check(report: LintReport, fmt: str, ctx: CheckContext) -> str:
+def render_check(report: CheckReport, fmt: str, ctx: CheckContext) -> str:
     """The check report in format ``fmt`` (a key of :data:`FORMATS`)."""
     return FORMATS[fmt](report, ctx)

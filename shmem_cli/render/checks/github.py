@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from ...lint.findings import Finding, LintReport, Severity
+from ...checks.report import CheckReport, Finding, Severity
 from .lint_text import location, summary_line
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -38,7 +38,7 @@ def annotation(f: Finding) -> str:
     return f"::{COMMAND[f.severity]} {','.join(props)}::{escape_data(f.message)}"
 
 
-def render_github(report: LintReport, *, tool: str = "shmem lint") -> str:
+def render_github(report: CheckReport, *, tool: str = "shmem lint") -> str:
     lines: list[str] = []
     for path, group in groupby(report.findings, key=lambda f: f.path):
         found = list(group)
@@ -62,7 +62,7 @@ def markdown_cell(text: str) -> str:
     )
 
 
-def render_step_summary(report: LintReport, *, fail_on: Severity = Severity.ERROR) -> str:
+def render_step_summary(report: CheckReport, *, fail_on: Severity = Severity.ERROR) -> str:
     """A Markdown section for the job summary page: a headline and a table of findings."""
     failed = bool(report.failing(fail_on))
     verdict = "failed" if failed else "passed"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ...lint.findings import FileLint, Finding, LintReport, Severity
+from ...checks.report import CheckedFile, CheckReport, Finding, Severity
 from .lint_text import location
 
 # characters XML 1.0 cannot carry, even escaped
@@ -29,7 +29,7 @@ def _failure(case: ET.Element, f: Finding) -> None:
     el.text = xml_text(f"{location(f)}: {f.severity.label}: {f.message} [{f.title}]")
 
 
-def _suite(file: FileLint, fail_on: Severity) -> ET.Element:
+def _suite(file: CheckedFile, fail_on: Severity) -> ET.Element:
     cases: dict[str | None, list[Finding]] = {a.name: [] for a in file.accesses}
     for f in file.findings:
         key = f.access if f.access in cases else None
@@ -70,7 +70,7 @@ def _suite(file: FileLint, fail_on: Severity) -> ET.Element:
 
 
 def render_junit(
-    report: LintReport, *, fail_on: Severity = Severity.ERROR, tool: str = "shmem lint"
+    report: CheckReport, *, fail_on: Severity = Severity.ERROR, tool: str = "shmem lint"
 ) -> str:
     root = ET.Element("testsuites", name=tool)
     tests = failures = 0

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from ... import __version__
-from ...lint.findings import Finding, LintReport, Severity
+from ...checks.report import CheckReport, Finding, Severity
 
 SCHEMA_VERSION = 1
 
@@ -39,7 +39,7 @@ def finding_record(f: Finding) -> dict[str, Any]:
     }
 
 
-def render_lint_json(report: LintReport, *, fail_on: Severity = Severity.ERROR) -> str:
+def render_lint_json(report: CheckReport, *, fail_on: Severity = Severity.ERROR) -> str:
     summary: dict[str, int] = {
         "files": len(report.files),
         "accesses": report.accesses,

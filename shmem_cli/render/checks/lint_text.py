@@ -10,8 +10,7 @@ from collections.abc import Sequence
 
 import click
 
-from ...lint.findings import Finding, LintReport, Severity
-from ...lint.rules import Rule
+from ...checks.report import CheckReport, Finding, RuleInfo, Severity
 
 STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -25,7 +24,7 @@ def location(f: Finding) -> str:
     return where
 
 
-def count_words(report: LintReport) -> str:
+def count_words(report: CheckReport) -> str:
     """``2 errors, 1 warning`` (only the severities present)."""
     parts = []
     for sev in sorted(Severity, reverse=True):
@@ -38,7 +37,7 @@ def count_words(report: LintReport) -> str:
     return ", ".join(parts)
 
 
-def summary_line(report: LintReport) -> str:
+def summary_line(report: CheckReport) -> str:
     """One sentence: how many findings of which severity, in how many files, and the baseline."""
     n_files, n_acc = len(report.files), report.accesses
     checked = (
@@ -63,7 +62,7 @@ def summary_line(report: LintReport) -> str:
     return text
 
 
-def render_lint_text(report: LintReport, *, color: bool = False) -> str:
+def render_lint_text(report: CheckReport, *, color: bool = False) -> str:
     lines = []
     for f in report.findings:
         sev = f.severity.label
@@ -84,7 +83,7 @@ def render_lint_text(report: LintReport, *, color: bool = False) -> str:
 # --- shmem rules --------------------------------------------------------------------------
 
 
-def render_rules(rules: Sequence[Rule], fmt: str = "text", *, full: bool = False) -> str:
+def render_rules(rules: Sequence[RuleInfo], fmt: str = "text", *, full: bool = False) -> str:
     """The rules as a table (text), as records (json) or as a Markdown reference."""
     if fmt == "json":
         import json

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ... import __version__
-from ...lint.findings import Finding, LintReport, RuleInfo, Severity
+from ...checks.report import CheckReport, Finding, RuleInfo, Severity
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -78,12 +78,8 @@ def result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def render_sarif(report: LintReport, *, rules: Sequence[RuleInfo] | None = None) -> str:
-    """The findings as one SARIF run; ``rules`` are the tool's rules (lint's by default)."""
-    if rules is None:
-        from ...lint.rules import RULES
-
-        rules = RULES
+def render_sarif(report: CheckReport, *, rules: Sequence[RuleInfo]) -> str:
+    """The findings as one SARIF run; ``rules`` are every rule the tool can report."""
     index = {rule.code: i for i, rule in enumerate(rules)}
     doc = {
         "$schema": SARIF_SCHEMA,

@@ -1,9 +1,11 @@
-"""The lint records: severities, rule hits and findings.
+"""A check report: what every command that can fail a check reports, and every check
+format (text, JSON, GitHub, SARIF, JUnit) draws.
 
-A :class:`Finding` is one problem at one place: which rule, how bad, the file,
-line and column, and a message that carries the numbers. Every output format
-(text, JSON, GitHub, SARIF, JUnit) and the baseline are built from the same
-list of findings.
+A :class:`Finding` is one problem at one place: which rule, how bad, the file, line
+and column, and a message that carries the numbers. A :class:`CheckReport` holds the
+files checked, the cases (accesses) checked in each and their findings; ``shmem lint``
+builds one from its rules, ``shmem verify`` from its outcomes, and lint's baseline
+from the same findings.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..model import AccessResult, CostView, Totals
+from ..model import AccessResult, Totals
 
 Fact = tuple[str, int | str]
 
@@ -57,17 +59,6 @@ class RuleInfo(Protocol):
 
 
 @dataclass(frozen=True)
-class Hit:
-    """What a rule's check function reports: a message, its numbers, optionally a place."""
-
-    message: str
-    facts: tuple[Fact, ...] = ()
-    line: int | None = None
-    column: int | None = None
-    access: str | None = None  # a file rule's hit about one access (for baselines)
-
-
-@dataclass(frozen=True)
 class Finding:
     """One rule violation at one place in one spec file."""
 
@@ -102,8 +93,8 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class AccessSummary(CostView):
-    """One linted access: where it is and its totals (for formats that list passing
+class AccessSummary:
+    """One checked access: where it is and its totals (for formats that list passing
     accesses too)."""
 
     name: str
@@ -111,17 +102,15 @@ class AccessSummary(CostView):
     column: int | None
     totals: Totals
 
-    def _totals(self) -> Totals:
-        return self.totals
-
     @classmethod
     def of(cls, result: AccessResult) -> AccessSummary:
-        return cls(result.name, result.line, result.column, result.totals)
+        site = result.site
+        return cls(site.name, site.line, site.column, result.cost.totals)
 
 
 @dataclass(frozen=True)
-class FileLint:
-    """One linted spec file: its accesses (empty if it did not load) and its findings."""
+class CheckedFile:
+    """One checked spec file: its accesses (empty if it did not load) and its findings."""
 
     path: str
     name: str
@@ -130,10 +119,10 @@ class FileLint:
 
 
 @dataclass(frozen=True)
-class LintReport:
+class CheckReport:
     """A whole run: the files in path order, and what the baseline accepted."""
 
-    files: tuple[FileLint, ...]
+    files: tuple[CheckedFile, ...]
     baselined: int = 0  # findings accepted by the baseline (not in ``files``)
     fixed: int = 0  # baseline entries that no longer occur
 
