@@ -57,7 +57,7 @@ def test_errors_carry_a_code_and_the_file(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_inlined_code_is_reported_at_the_innermost_user_line() -> None:
-    from shmem_cli.trace.tracer import source_lines
+    from shmem_cli.cuda.sass import find_function, parse, source_lines
 
     header = "/usr/local/cuda/targets/x86_64-linux/include/device_atomic_functions.hpp"
     text = (
@@ -72,7 +72,7 @@ def test_inlined_code_is_reported_at_the_innermost_user_line() -> None:
         f'\t//## File "{header}", line 112\n'
         "        /*0030*/                   EXIT ;\n"
     )
-    lines = source_lines(text)["_Z1kPj"]
+    lines = source_lines(find_function(parse(text), "_Z1kPj"))
     assert lines == {
         0x00: ("/src/k.cu", 20),
         0x10: ("/src/k.cu", 11),  # the atomicAdd call in the inlined function, not the header

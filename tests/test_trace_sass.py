@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shmem_cli.cuda import sass
-from shmem_cli.cuda.sass import Const, Imm, Label, Mem, Reg, Special
+from shmem_cli.cuda import sass, sass_operands
+from shmem_cli.cuda.sass_operands import Const, Imm, Label, Mem, Reg, Special
 
 LISTING = """
 \t.target\tsm_90
@@ -82,8 +82,8 @@ def test_opcode_and_modifiers() -> None:
         ("SR_CgaCtaId", Special("SR_CgaCtaId")),
     ],
 )
-def test_operands(text: str, expected: sass.Operand) -> None:
-    assert sass.parse_operand(text) == expected
+def test_operands(text: str, expected: sass_operands.Operand) -> None:
+    assert sass_operands.parse_operand(text) == expected
 
 
 def test_float_immediates() -> None:
@@ -109,16 +109,16 @@ def test_uniform_guard_and_braces() -> None:
     ins = one("@UP0 DEPBAR.LE SB0, 0x0, {2,1}")
     assert ins.guard == Reg("UP", 0)
     assert ins.operands[0] == Reg("SB", 0)
-    assert isinstance(ins.operands[2], sass.Braced)
+    assert isinstance(ins.operands[2], sass_operands.Braced)
 
 
 def test_unknown_syntax_is_an_error_naming_the_text() -> None:
-    with pytest.raises(sass.SassSyntaxError) as err:
+    with pytest.raises(sass_operands.SassSyntaxError) as err:
         one("FOO R1, %weird")
     assert "%weird" in err.value.message and "k.cu:3" in err.value.message
 
 
 def test_find_function_lists_what_exists() -> None:
     fns = sass.parse(LISTING)
-    with pytest.raises(sass.SassSyntaxError, match="_Z4demoPfS_ii"):
+    with pytest.raises(sass_operands.SassSyntaxError, match="_Z4demoPfS_ii"):
         sass.find_function(fns, "nope")

@@ -11,113 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..plumbing.errors import ShmemError
+from .sass_operands import (
+    Operand,
+    Reg,
+    SassSyntaxError,
+    parse_operand,
+    split_operands,
+)
 
-
-class SassSyntaxError(ShmemError):
-    """A line of disassembly this parser does not understand."""
-
-
-# --- operands ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reg:
-    """A register: ``kind`` is R, UR, P, UP, B (convergence barrier) or SB (scoreboard).
-
-    ``index`` is the register number; RZ is 255, URZ 63, PT and UPT 7. ``neg`` is a leading
-    ``-``, ``inv`` a leading ``~``, ``not_`` a leading ``!``, ``abs`` is ``|R|``; ``sel`` holds
-    selectors such as ``H1``, ``H0_H0``, ``B2``, ``X4``, ``64`` and ``reuse`` is dropped.
-    """
-
-    kind: str
-    index: int
-    neg: bool = False
-    inv: bool = False
-    not_: bool = False
-    abs: bool = False
-    sel: tuple[str, ...] = ()
-
-    @property
-    def is_zero(self) -> bool:
-        return (self.kind == "R" and self.index == 255) or (self.kind == "UR" and self.index == 63)
-
-    @property
-    def is_true(self) -> bool:
-        return self.kind in ("P", "UP") and self.index == 7
-
-
-@dataclass(frozen=True)
-class Imm:
-    """An immediate as printed: ``text``, with its integer value (None if not an integer)
-    and its value as a float."""
-
-    text: str
-    int_value: int | None
-    float_value: float
-    neg: bool = False
-    abs: bool = False
-
-
-@dataclass(frozen=True)
-class Const:
-    """``c[bank][offset]`` or ``c[bank][R3+0x10]`` (``reg`` set) or ``cx[UR4][...]``."""
-
-    bank: int
-    offset: int
-    reg: Reg | None = None
-    neg: bool = False
-    inv: bool = False
-    abs: bool = False
-    sel: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Mem:
-    """A memory reference ``[R8.64+UR4+0x80]``; ``desc`` is the ``desc[UR8]`` register.
-
-    ``reg`` may carry the selectors ``64`` (64-bit address pair) and ``X4``/``X8``/``X16``
-    (scaled index); ``ureg`` is a uniform register added to the address.
-    """
-
-    reg: Reg | None
-    ureg: Reg | None
-    offset: int
-    desc: Reg | None = None
-
-
-@dataclass(frozen=True)
-class Label:
-    """A branch target, e.g. ``.L_x_0``."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Special:
-    """A special register such as ``SR_TID.X`` or ``SR_CgaCtaId``, or ``SRZ``."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Braced:
-    """A ``{...}`` list of operands (DEPBAR's scoreboard list)."""
-
-    items: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Gdesc:
-    """``gdesc[UR8]`` of a wgmma: the uniform register pair UR8:UR9 holds the A descriptor
-    and the next pair UR10:UR11 the B descriptor (UR8:UR9 unused when A comes from
-    registers); ``flags`` are what follows, ``tnspA``/``tnspB`` (an MN-major operand)."""
-
-    reg: Reg
-    flags: tuple[str, ...] = ()
-
-
-Operand = Reg | Imm | Const | Mem | Label | Special | Braced | Gdesc
+#: source locations (file, line), the innermost first
+Locations = tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)
@@ -133,6 +36,20 @@ class Instruction:
     # why the text did not parse (then opcode holds the first word and operands are empty):
     # the emulator fails only when a thread reaches it
     error: str | None = None
+    #: the source locations nvdisasm prints before it (``-gi``), the innermost first: one
+    #: per level of inlining (``line 11 inlined at ... line 15``, ..., ``line 43``);
+    #: ``file``/``line`` are the last of them
+    locations: Locations = ()
+
+    @property
+    def user_location(self) -> tuple[str, int] | None:
+        """The source line to report: the innermost location outside the CUDA toolkit's
+        and Triton's library headers (the user's ``atomicAdd(...)`` rather than the header
+        that implements it)."""
+        if not self.locations:
+            return None
+        user = [c for c in self.locations if not TOOLKIT_HEADER.search(c[0])]
+        return (user or self.locations)[0]
 
     @property
     def name(self) -> str:
@@ -175,19 +92,16 @@ _HEADER = re.compile(r"^//-+ \.text\.(\S+)\s+-+$")
 _FILE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
 _LABEL = re.compile(r"^([.$\w]+):\s*$")
 # an instruction line; ptxas may append an annotation such as (*"SpillRefill"*)
+# headers of the CUDA toolkit (atomics, intrinsics, cooperative groups, CUB) and Triton's own
+# library (tl.max, tl.sum in triton/language/standard.py): a location there says less than
+# the user's line that called it
+TOOLKIT_HEADER = re.compile(
+    r"/targets/[^/]+/include/|/cuda[^/]*/include/|/nvidia/[^/]+/include/|/triton/language/"
+)
 _INSTR = re.compile(
     r'^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*(?:\(\*"[^"]*"\*\))?\s*;?\s*(?:/\*.*\*/\s*)?$'
 )
 _GUARD = re.compile(r"^@(!?)(U?P)(T|\d)\s+")
-_REG = re.compile(r"^(UR|R|UP|P|B|SB)(Z|T|\d+)((?:\.[A-Za-z0-9_]+)*)$")
-_INT = re.compile(r"^-?(0x[0-9a-fA-F]+|\d+)$")
-_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|INF|QNAN|NAN)$", re.IGNORECASE)
-_CONST = re.compile(r"^c\[(0x[0-9a-fA-F]+|\d+)\]\[([^\]]*)\]((?:\.[A-Za-z0-9_]+)*)$")
-_DESC = re.compile(r"^desc\[(UR\w+)\](\[.*\])$")
-_GDESC = re.compile(r"^gdesc\[(UR\w+)\]((?:\.\w+)*)$")
-
-_ZERO = {"R": 255, "UR": 63}
-_TRUE = {"P": 7, "UP": 7}
 
 
 def parse(text: str) -> list[Function]:
@@ -196,27 +110,33 @@ def parse(text: str) -> list[Function]:
     current: Function | None = None
     file: str | None = None
     line: int | None = None
+    chain: tuple[tuple[str, int], ...] = ()  # the locations before the next instruction
+    fresh = True  # the next location starts a new chain
     for raw in text.splitlines():
         section = _SECTION.match(raw)
         if section:
             current = Function(section.group(1))
             functions.append(current)
             file = line = None
+            chain, fresh = (), True
             continue
         if current is None:
             continue
         loc = _FILE.match(raw)
         if loc:
             file, line = loc.group(1), int(loc.group(2))
+            chain = ((file, line),) if fresh else (*chain, (file, line))
+            fresh = False
             continue
         label = _LABEL.match(raw.strip())
         if label:
             nxt = current.instructions[-1].pc + 16 if current.instructions else 0
             current.labels[label.group(1)] = nxt
             continue
-        ins = parse_line(raw, file, line)
+        ins = parse_line(raw, file, line, chain)
         if ins is not None:
             current.instructions.append(ins)
+            fresh = True
     for fn in functions:
         _check_labels(fn)
     return functions
@@ -231,7 +151,9 @@ def _check_labels(fn: Function) -> None:
                 raise SassSyntaxError(f"{fn.name}: label {name} points outside the function")
 
 
-def parse_line(raw: str, file: str | None = None, line: int | None = None) -> Instruction | None:
+def parse_line(
+    raw: str, file: str | None = None, line: int | None = None, locations: Locations = ()
+) -> Instruction | None:
     """The instruction of one listing line (``/*0040*/  LDS R4, [R2] ;  /* 0x... */``, as
     nvdisasm and cuobjdump print it); None for a line that holds none."""
     m = _INSTR.match(raw)
@@ -239,20 +161,19 @@ def parse_line(raw: str, file: str | None = None, line: int | None = None) -> In
         return None
     pc = int(m.group(1), 16)
     try:
-        return parse_instruction(m.group(2), pc, file, line)
+        return parse_instruction(m.group(2), pc, file, line, locations)
     except SassSyntaxError as exc:  # kept, so that only running it fails
-        return _unparsed(m.group(2), pc, file, line, exc.message)
+        text = m.group(2).strip().rstrip(";").strip()
+        words = _GUARD.sub("", text).split()
+        opcode, *mods = (words[0] if words else "?").split(".")
+        return Instruction(
+            pc, None, opcode, tuple(mods), (), file, line, text, exc.message, locations
+        )
 
 
-def _unparsed(body: str, pc: int, file: str | None, line: int | None, why: str) -> Instruction:
-    """An instruction whose operands did not parse, kept so that only running it fails."""
-    text = body.strip().rstrip(";").strip()
-    words = _GUARD.sub("", text).split()
-    opcode, *mods = (words[0] if words else "?").split(".")
-    return Instruction(pc, None, opcode, tuple(mods), (), file, line, text, error=why)
-
-
-def parse_instruction(body: str, pc: int, file: str | None, line: int | None) -> Instruction:
+def parse_instruction(
+    body: str, pc: int, file: str | None, line: int | None, locations: Locations = ()
+) -> Instruction:
     """One instruction from its text without the ``/*pc*/`` prefix and the ``;``."""
     text = body.strip().rstrip(";").strip()
     rest = text
@@ -273,175 +194,7 @@ def parse_instruction(body: str, pc: int, file: str | None, line: int | None) ->
     except SassSyntaxError as exc:
         where = f" ({file}:{line})" if file else ""
         raise SassSyntaxError(f"{exc.message} in '{text}' at pc 0x{pc:04x}{where}") from None
-    return Instruction(pc, guard, opcode, tuple(mods), operands, file, line, text)
-
-
-def split_operands(text: str) -> list[str]:
-    """Split on top-level commas (not inside brackets, braces or parentheses)."""
-    out: list[str] = []
-    depth = 0
-    cur: list[str] = []
-    for ch in text:
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    tail = "".join(cur).strip()
-    if tail:
-        out.append(tail)
-    # RET.REL.NODEC R2 `(fn): a register and a label without a comma between them
-    split: list[str] = []
-    for piece in out:
-        head, sep, label = piece.partition(" `(")
-        split.extend([head.strip(), sep.strip() + label] if sep and head.strip() else [piece])
-    return split
-
-
-def parse_operand(text: str) -> Operand:
-    t = text.strip()
-    if t.startswith("`(") and t.endswith(")"):
-        return Label(t[2:-1])
-    if t.startswith("{"):
-        return Braced(tuple(x.strip() for x in t.strip("{}").split(",")))
-    if t.startswith("desc["):
-        d = _DESC.match(t)
-        alone = re.fullmatch(r"desc\[(UR\w+)\]", t)
-        if alone:  # a TMA's L2 cache-policy register pair
-            return Mem(None, None, 0, _parse_reg(alone.group(1)))
-        if not d:
-            raise SassSyntaxError(f"unknown memory operand '{t}'")
-        desc = _parse_reg(d.group(1))
-        mem = _parse_mem(d.group(2))
-        return Mem(mem.reg, mem.ureg, mem.offset, desc)
-    if t.startswith("gdesc["):  # wgmma matrix descriptors in uniform registers
-        g = _GDESC.match(t)
-        if not g:
-            raise SassSyntaxError(f"unknown descriptor operand '{t}'")
-        return Gdesc(_parse_reg(g.group(1)), tuple(f for f in g.group(2).split(".") if f))
-    if t.startswith("["):
-        return _parse_mem(t)
-    neg = inv = not_ = absolute = False
-    while t and t[0] in "-~!":
-        if t[0] == "-" and (_INT.match(t) or _FLOAT.match(t)):
-            break
-        neg |= t[0] == "-"
-        inv |= t[0] == "~"
-        not_ |= t[0] == "!"
-        t = t[1:]
-    if t.startswith("|"):
-        end = t.rfind("|")
-        if end <= 0:
-            raise SassSyntaxError(f"unbalanced '|' in '{text}'")
-        tail = t[end + 1 :]
-        t = t[1:end] + tail
-        absolute = True
-    if t.startswith("c["):
-        c = _CONST.match(t)
-        if not c:
-            raise SassSyntaxError(f"unknown constant operand '{text}'")
-        bank = int(c.group(1), 0)
-        reg, off = _parse_address(c.group(2))
-        sel = tuple(s for s in c.group(3).split(".") if s and s != "reuse")
-        return Const(bank, off, reg, neg, inv, absolute, sel)
-    if t.startswith("SR_") or t in ("SRZ", "PR", "UPR") or re.fullmatch(r"gsb\d+", t):
-        # a special register, the predicate file as one value (PR/UPR: P2R, R2P), or a
-        # wgmma scoreboard (gsb0)
-        return Special(t)
-    r = _REG.match(t)
-    if r:
-        reg = _parse_reg(t)
-        return Reg(reg.kind, reg.index, neg, inv, not_, absolute, reg.sel)
-    if _INT.match(t):
-        v = int(t, 0)
-        return Imm(text.strip(), v, float(v), neg=neg, abs=absolute)
-    if _FLOAT.match(t):
-        return Imm(text.strip(), None, _float(t), neg=neg, abs=absolute)
-    raise SassSyntaxError(f"unknown operand '{text}'")
-
-
-def _float(t: str) -> float:
-    u = t.upper().lstrip("+")
-    sign = -1.0 if u.startswith("-") else 1.0
-    u = u.lstrip("-")
-    if u == "INF":
-        return sign * float("inf")
-    if u in ("QNAN", "NAN"):
-        return float("nan") if sign > 0 else -float("nan")
-    return sign * float(u)
-
-
-def _parse_reg(t: str) -> Reg:
-    r = _REG.match(t)
-    if not r:
-        raise SassSyntaxError(f"unknown register '{t}'")
-    kind, num, tail = r.group(1), r.group(2), r.group(3)
-    if num == "Z":
-        if kind not in _ZERO:
-            raise SassSyntaxError(f"unknown register '{t}'")
-        index = _ZERO[kind]
-    elif num == "T":
-        if kind not in _TRUE:
-            raise SassSyntaxError(f"unknown register '{t}'")
-        index = _TRUE[kind]
-    else:
-        index = int(num)
-    sel = tuple(s for s in tail.split(".") if s and s != "reuse")
-    return Reg(kind, index, sel=sel)
-
-
-def _parse_address(inner: str) -> tuple[Reg | None, int]:
-    """``R3+0x10``, ``0x210``, ``RZ``, ``UR4+-0x8`` -> (register or None, offset)."""
-    reg: Reg | None = None
-    off = 0
-    for term in _terms(inner):
-        if _INT.match(term):
-            off += int(term, 0)
-        else:
-            r = _parse_reg(term)
-            if reg is not None:
-                raise SassSyntaxError(f"two registers in constant address '{inner}'")
-            reg = None if r.is_zero else r
-    return reg, off
-
-
-def _terms(inner: str) -> list[str]:
-    inner = inner.replace(" ", "")
-    if not inner:
-        return []
-    out: list[str] = []
-    for piece in inner.split("+"):
-        if piece:
-            out.append(piece)
-    return out
-
-
-def _parse_mem(t: str) -> Mem:
-    if not (t.startswith("[") and t.endswith("]")) or t.count("[") != 1:
-        raise SassSyntaxError(f"unknown memory operand '{t}'")
-    reg: Reg | None = None
-    ureg: Reg | None = None
-    off = 0
-    for term in _terms(t[1:-1]):
-        if _INT.match(term):
-            off += int(term, 0)
-            continue
-        r = _parse_reg(term)
-        if r.kind == "R" and reg is None:
-            reg = r
-        elif r.kind == "UR" and ureg is None:
-            ureg = r
-        else:
-            raise SassSyntaxError(f"unknown memory operand '{t}'")
-    if reg is not None and reg.is_zero and not reg.sel:
-        reg = None
-    if ureg is not None and ureg.is_zero:
-        ureg = None
-    return Mem(reg, ureg, off)
+    return Instruction(pc, guard, opcode, tuple(mods), operands, file, line, text, None, locations)
 
 
 def find_function(functions: list[Function], name: str) -> Function:
@@ -450,3 +203,25 @@ def find_function(functions: list[Function], name: str) -> Function:
             return fn
     known = ", ".join(f.name for f in functions) or "none"
     raise SassSyntaxError(f"no function '{name}' in the disassembly (found: {known})")
+
+
+def source_lines(fn: Function) -> dict[int, tuple[str, int]]:
+    """pc -> the source line to report (:attr:`Instruction.user_location`), for every
+    instruction of ``fn`` the line table places."""
+    out = {}
+    for ins in fn.instructions:
+        where = ins.user_location
+        if where is not None:
+            out[ins.pc] = where
+    return out
+
+
+def line_table_files(text: str) -> list[str]:
+    """The source files the line table of ``nvdisasm -g`` text names, in order of first
+    mention."""
+    seen: dict[str, None] = {}
+    for raw in text.splitlines():
+        loc = _FILE.match(raw)
+        if loc and loc.group(1):
+            seen.setdefault(loc.group(1), None)
+    return list(seen)

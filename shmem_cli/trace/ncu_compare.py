@@ -58,9 +58,6 @@ VERDICTS = {
     "launch": "other executions: another grid, other arguments, or data-dependent control flow",
 }
 
-_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
-_CODE = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;")
-
 
 @dataclass(frozen=True)
 class NcuTable:
@@ -212,17 +209,14 @@ def sass_key(text: str) -> tuple[str, ...]:
 
 def function_text(disassembly: str, mangled: str) -> dict[int, str]:
     """pc -> SASS text of one function in nvdisasm's output."""
-    out: dict[int, str] = {}
-    inside = False
-    for line in disassembly.splitlines():
-        section = _SECTION.match(line)
-        if section:
-            inside = section.group(1) == mangled
-            continue
-        code = _CODE.match(line) if inside else None
-        if code:
-            out[int(code.group(1), 16)] = code.group(2)
-    return out
+    from ..cuda.sass import parse
+
+    return {
+        ins.pc: ins.text
+        for fn in parse(disassembly)
+        if fn.name == mangled
+        for ins in fn.instructions
+    }
 
 
 def _same_kernel(table_name: str, kernel: KernelTrace) -> bool:

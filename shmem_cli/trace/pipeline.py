@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cuda import toolchain
+from ..cuda.sass import line_table_files, source_lines
 from ..cuda.sources import SourceTree, check_source, compiler_messages, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
@@ -35,14 +36,7 @@ from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .kernel.signature import param_names
 from .result import TraceFile
-from .tracer import (
-    find_function,
-    line_table_files,
-    locate_source,
-    read_sources,
-    source_lines,
-    trace_kernel,
-)
+from .tracer import find_function, locate_source, read_sources, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.launch import triton_launch, triton_params
 
@@ -246,7 +240,7 @@ def trace_loaded(
             buffer_sizes=sizes,
         )
         function = find_function(loaded.disassembly, loaded.kernel, path)
-        lines = source_lines(loaded.disassembly).get(loaded.kernel.mangled)
+        lines = source_lines(function)
         traced = trace_kernel(
             function, loaded.kernel, loaded.arch, plan, progress=progress, lines=lines
         )

@@ -1,14 +1,13 @@
 """Tracing one kernel: from a cubin and a launch plan to a :class:`KernelTrace`.
 
 The steps, each in its own module: the kernel's metadata (:mod:`.cubin`), its SASS
-(nvdisasm through :mod:`shmem_cli.cuda.toolchain`, parsed by :mod:`.sass`), the launch
+(nvdisasm through :mod:`shmem_cli.cuda.toolchain`, read by :mod:`shmem_cli.cuda.sass`), the launch
 (:mod:`.launch`), the functional run of every block (:mod:`.emulator`) and the
 per-instruction totals through the engine (:mod:`.aggregate`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,61 +18,6 @@ from .aggregate import line_totals, not_modelled, op_totals, trace_access
 from .kernel.cubin import Kernel
 from .kernel.launch import LaunchPlan
 from .result import KernelTrace, LaunchInfo
-
-_FILE = re.compile(r'//## File "([^"]+)"')
-_LOCATION = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
-_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
-_PC = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/")
-# headers of the CUDA toolkit (atomics, intrinsics, cooperative groups, CUB) and Triton's own
-# library (tl.max, tl.sum in triton/language/standard.py): a location there says less than
-# the user's line that called it
-TOOLKIT_HEADER = re.compile(
-    r"/targets/[^/]+/include/|/cuda[^/]*/include/|/nvidia/[^/]+/include/|/triton/language/"
-)
-
-
-def source_lines(disassembly: str) -> dict[str, dict[int, tuple[str, int]]]:
-    """Per function and pc, the source line to report, from ``nvdisasm -gi`` text.
-
-    With inlining, nvdisasm prints a chain of locations before an instruction, the
-    innermost first (``line 11 inlined at ... line 15``, ``line 15 inlined at ... line 43``,
-    ``line 43``). The line reported is the innermost one outside the CUDA toolkit's
-    headers: the user's ``atomicAdd(...)`` rather than the header that implements it.
-    """
-    out: dict[str, dict[int, tuple[str, int]]] = {}
-    current: dict[int, tuple[str, int]] | None = None
-    chain: list[tuple[str, int]] = []
-    fresh = True  # the next location starts a new chain
-    where: tuple[str, int] | None = None
-    for line in disassembly.splitlines():
-        section = _SECTION.match(line)
-        if section:
-            current = out.setdefault(section.group(1), {})
-            chain, fresh, where = [], True, None
-            continue
-        loc = _LOCATION.match(line)
-        if loc:
-            if fresh:
-                chain, fresh = [], False
-            chain.append((loc.group(1), int(loc.group(2))))
-            continue
-        pc = _PC.match(line)
-        if pc and current is not None:
-            if not fresh:
-                user = [c for c in chain if not TOOLKIT_HEADER.search(c[0])]
-                where = (user or chain)[0]
-                fresh = True
-            if where is not None:
-                current[int(pc.group(1), 16)] = where
-    return out
-
-
-def line_table_files(disassembly: str) -> list[str]:
-    """The source files the line table names, in order of first mention."""
-    seen: dict[str, None] = {}
-    for m in _FILE.finditer(disassembly):
-        seen.setdefault(m.group(1), None)
-    return list(seen)
 
 
 def locate_source(
@@ -169,8 +113,9 @@ def trace_kernel(
 ) -> KernelTrace:
     """Run every block of the plan (one when the grid is 1x1x1) and total the requests.
 
-    ``lines`` (pc -> file, line; :func:`source_lines`) overrides the instructions' own
-    source locations in the report; ``memory`` (a :class:`.state.GlobalMemory`) receives
+    ``lines`` (pc -> file, line; :func:`shmem_cli.cuda.sass.source_lines`) overrides the
+    instructions' own source locations in the report; ``memory`` (a
+    :class:`.state.GlobalMemory`) receives
     the buffers, to be read after the run."""
     from .emulator.execute import run
     from .emulator.state import GlobalMemory, Launch

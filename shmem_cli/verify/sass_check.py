@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..cuda import sass as listing
+from ..cuda.sass_operands import Reg
 from ..hardware import ops
 
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
@@ -37,7 +38,7 @@ class Instruction:
         return ops.op_of_opcode(self.opcode.split(".", 1)[0]) is not None
 
 
-def _guard(reg: listing.Reg | None) -> str:
+def _guard(reg: Reg | None) -> str:
     if reg is None:
         return ""
     index = "T" if reg.is_true else str(reg.index)

@@ -11,7 +11,8 @@ vocabulary's (:mod:`shmem_cli.hardware.ops`).
 
 from __future__ import annotations
 
-from ...cuda.sass import Instruction, Mem
+from ...cuda.sass import Instruction
+from ...cuda.sass_operands import Mem
 from ...hardware import ops
 from ...hardware.engine import AccessKind
 from .op_table import unsupported

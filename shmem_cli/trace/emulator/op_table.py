@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ...cuda.sass import Function, Instruction, Label
+from ...cuda.sass import Function, Instruction
+from ...cuda.sass_operands import Label
 from .state import Block, Idx, TraceError
 
 Step: TypeAlias = Callable[[Block, Idx], None]

@@ -16,7 +16,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from ...cuda.sass import Const, Imm, Instruction, Operand, Reg, Special
+from ...cuda.sass import Instruction
+from ...cuda.sass_operands import Const, Imm, Operand, Reg, Special
 from .state import PT, RZ, URZ, Block, Idx, TraceError
 
 Reader: TypeAlias = Callable[[Block, Idx], tuple[Any, Any]]

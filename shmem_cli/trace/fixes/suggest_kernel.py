@@ -14,10 +14,11 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...cuda.sass import line_table_files
 from ...hardware.arch import rules_for
 from ..pipeline import Progress, TraceRequest, load_kernel, trace_loaded
 from ..result import TraceFile
-from ..tracer import line_table_files, locate_source
+from ..tracer import locate_source
 from .arrays import kernel_arrays, parse_array_option, static_arrays
 from .declared import Shape, shape_of
 from .kernel_terms import wording

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Gdesc, Instruction, Mem, Reg, Special
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Gdesc, Mem, Reg, Special
 from ...kernel.tensormap import TensorMap, TensorMapError, decode
 from .. import tma, wgmma
 from ..access_kind import wgmma_kind

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction, Mem, Operand, Reg
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Mem, Operand, Reg
 from ....hardware.engine import AccessKind
 from ..access_kind import access_width, atomic_op, shared_op_of
 from ..op_table import Context, Step, op, unsupported

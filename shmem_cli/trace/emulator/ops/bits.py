@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Imm, Instruction, Operand, Reg, Special
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Imm, Operand, Reg, Special
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Imm, Instruction, Label, Special
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Imm, Label, Special
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_regs, write_u32
 from ..state import SHARED_WINDOW_HI, TAINT_UNKNOWN, Block, Idx, TraceError

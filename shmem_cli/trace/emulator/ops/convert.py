@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction, Operand
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Operand
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Imm, Instruction, Operand
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Imm, Operand
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Imm, Instruction, Operand, Reg
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Imm, Operand, Reg
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
 from ..state import Block, Idx

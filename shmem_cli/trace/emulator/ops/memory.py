@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Const, Instruction, Mem, Operand, Reg
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Const, Mem, Operand, Reg
 from ....hardware.engine import AccessKind
 from ..access_kind import access_width, shared_kind, shared_op_of
 from ..op_table import Context, Step, op, unsupported

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction, Reg
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Reg
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, write_regs
 from ..state import Block, Idx, TraceError

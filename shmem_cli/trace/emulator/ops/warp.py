@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction, Reg
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Reg
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_pred, write_u32
 from ..state import TAINT_UNKNOWN, Block, Idx
