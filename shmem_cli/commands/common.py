@@ -115,6 +115,23 @@ def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -
             fail_usage(f"no such file or directory: {p}{note}")
 
 
+def require_file(path: str, *, folder: bool = False) -> None:
+    """A kernel file (or, with ``folder``, a Triton cache folder) exists and is one: a FIFO or
+    a device is refused by its kind, never waited on or read."""
+    import stat
+
+    from ..plumbing.errors import shorten
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        fail_usage(f"no such file: {shorten(path, 200)}")
+    if stat.S_ISREG(mode) or folder and stat.S_ISDIR(mode):
+        return
+    kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
+    fail_usage(f"{shorten(path, 200)} is {kind}; give a kernel file")
+
+
 def require_specs(paths: tuple[str, ...]) -> None:
     """Every path exists and together they name at least one spec file."""
     from ..analysis.analyze import collect_specs

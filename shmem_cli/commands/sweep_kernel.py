@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from ..hardware.arch import DEFAULT_ARCH
-from .common import emit_ranking, fail, fail_input, fail_usage
+from .common import emit_ranking, fail, fail_input, fail_usage, require_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -104,8 +103,7 @@ def sweep_kernel(
     from ..trace.pipeline import TraceRequest
     from .trace import ARCH, _parse_launch_sizes
 
-    if not Path(path).is_file():
-        fail_usage(f"no such file: {path}")
+    require_file(path)
     if not defines:
         fail_usage("nothing to sweep: give --define NAME=VALUES (e.g. --define PAD=0,1,2,4,8)")
     if launch["block"] is None:

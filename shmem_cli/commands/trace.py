@@ -27,6 +27,7 @@ from .common import (
     output_options,
     picture_options,
     report_options,
+    require_file,
     width_option,
 )
 from .environment import Environment, current_environment
@@ -324,8 +325,7 @@ def trace(
     path = Path(kernel_path)
     from ..trace.triton.cache import is_triton_input
 
-    if not path.is_file() and not path.is_dir():
-        fail_usage(f"no such file: {kernel_path}")
+    require_file(kernel_path, folder=True)
     if arch is not None and not ARCH.match(arch):
         fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
     if arrays and not suggest:
@@ -333,7 +333,7 @@ def trace(
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
-    block_dims, grid_dims = _parse_launch_sizes(block or "1", grid)
+    block_dims, grid_dims = _parse_launch_sizes("1" if block is None else block, grid)
     max_rows = parse_rows(rows)
     request = TraceRequest(
         path=path,
@@ -365,7 +365,9 @@ def trace(
             if suggest:
                 from ..trace.fixes.suggest_kernel import trace_with_suggestions
 
-                launch = _launch_words(block or "1", grid, args, dynamic_smem, kernel_name)
+                launch = _launch_words(
+                    "1" if block is None else block, grid, args, dynamic_smem, kernel_name
+                )
                 traced = trace_with_suggestions(
                     request, arrays=arrays, launch=launch, progress=progress
                 )

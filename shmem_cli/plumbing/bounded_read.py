@@ -46,7 +46,9 @@ def _size_words(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit % MIB == 0 else f"{limit} bytes"
 
 
-def _open_regular(name: str, what: str, code: str) -> int:
+def open_regular(name: str, what: str, code: str) -> int:
+    """A file descriptor of the regular file ``name``, open for reading (the caller closes
+    it); a FIFO, device, socket or folder is refused at once, without waiting."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(name, flags)
@@ -78,7 +80,7 @@ def read_prefix(
 ) -> bytes:
     """At most ``limit`` bytes from the start of a regular file (no error if it is longer)."""
     name = os.fspath(path)
-    fd = _open_regular(name, what, code)
+    fd = open_regular(name, what, code)
     try:
         parts: list[bytes] = []
         left = limit

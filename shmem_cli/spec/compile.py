@@ -220,6 +220,13 @@ class _Compiler:
         path = str(base / str(value["source"]))
         grid = [int(g) for g in value.get("grid", [1])]
         grid += [1] * (3 - len(grid))
+        from ..trace.kernel import values  # the trace's bound on a grid, checked before a build
+
+        try:
+            dims = (grid[0], grid[1], grid[2])
+            values.check_dims(dims, "kernel.grid", limit=values.MAX_GRID_BLOCKS)
+        except values.LaunchError as exc:
+            raise self.err(exc.message, "kernel", "grid") from None
         args = []
         for key, arg in (value.get("args") or {}).items():
             text = str(arg)

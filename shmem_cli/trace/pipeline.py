@@ -118,8 +118,16 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
             raise toolchain.ToolError(f"the cubin is for {info.arch}, not {request.arch}")
         return [info], [], info.arch
     arch = request.arch or DEFAULT_ARCH
-    cubins = extract_cubins(path, arch, folder)
-    return [read_cubin(c.path) for c in cubins], [], arch
+    infos = []
+    for embedded in extract_cubins(path, arch, folder):
+        try:
+            infos.append(read_cubin(embedded.path))
+        except ShmemError as exc:  # said of the executable, not of the temporary cubin
+            which = embedded.origin.rpartition(" (")[2].rstrip(")")
+            exc.message += f" (embedded cubin: {which})"
+            exc.path = str(path)
+            raise
+    return infos, [], arch
 
 
 def _owners(infos: Sequence[CubinInfo]) -> dict[str, CubinInfo]:

@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from ...cuda.sass import Instruction
 from ...hardware.arch import SM90
-from ...plumbing.errors import ShmemError, SourcePos
 from ..requests import Recorder
+from .global_memory import GLOBAL_BASE, Buffer, GlobalMemory
 from .mbarrier import MBarriers
+from .trace_error import TraceError
+
+__all__ = ["GLOBAL_BASE", "Block", "Buffer", "GlobalMemory", "Launch", "TraceError"]
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -48,87 +50,11 @@ PT = 7
 TAINT_GLOBAL = 1
 TAINT_UNKNOWN = 2
 LOCAL_BYTES = 16 * 1024
-GLOBAL_BASE = 0x7F00_0000_0000
-GLOBAL_ALIGN = 256
-GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
 # generic addresses of shared memory are (SR_SWINHI << 32) | window address
 SHARED_WINDOW_HI = 0x0001_0000
 # generic address of constant bank 0's byte 0 (c[0x0][0x198] holds that of the parameters):
 # how a kernel takes the address of a __grid_constant__ parameter such as a tensor map
 PARAM_WINDOW = 0x0002_0000_0000_0000
-
-
-class TraceError(ShmemError):
-    """The emulator cannot go on: located at the instruction's source line where known."""
-
-    def __init__(self, message: str, ins: Instruction | None = None) -> None:
-        where = f" [{ins.where}]" if ins is not None else ""
-        pos = SourcePos(ins.line, 1) if ins is not None and ins.line else None
-        super().__init__(message + where, path=ins.file if ins else None, pos=pos, code="trace")
-
-
-@dataclass
-class Buffer:
-    name: str
-    address: int
-    size: int
-    offset: int  # inside the arena
-
-
-class GlobalMemory:
-    """Global memory: named buffers at synthetic device addresses, one byte arena."""
-
-    def __init__(self) -> None:
-        self.buffers: list[Buffer] = []
-        self.data: U8 = np.zeros(0, dtype=np.uint8)
-        self._starts: I64 = np.zeros(0, dtype=np.int64)
-        self._ends: I64 = np.zeros(0, dtype=np.int64)
-
-    def add_buffer(self, content: bytes | int, name: str) -> int:
-        """A new buffer of ``content`` (bytes, or a size to zero-fill); its device address."""
-        raw = bytes(content) if not isinstance(content, int) else bytes(content)
-        size = len(raw)
-        offset = -(-(len(self.data) + GLOBAL_GAP) // GLOBAL_ALIGN) * GLOBAL_ALIGN
-        grown = np.zeros(offset + max(size, 1), dtype=np.uint8)
-        grown[: len(self.data)] = self.data
-        grown[offset : offset + size] = np.frombuffer(raw, dtype=np.uint8)
-        self.data = grown
-        buf = Buffer(name, GLOBAL_BASE + offset, size, offset)
-        self.buffers.append(buf)
-        self._starts = np.array([b.address for b in self.buffers], dtype=np.int64)
-        self._ends = np.array([b.address + b.size for b in self.buffers], dtype=np.int64)
-        return buf.address
-
-    def buffer(self, name: str) -> Buffer:
-        for b in self.buffers:
-            if b.name == name:
-                return b
-        raise KeyError(name)
-
-    def read(self, name: str) -> bytes:
-        """The current content of a buffer."""
-        b = self.buffer(name)
-        return self.data[b.offset : b.offset + b.size].tobytes()
-
-    def offsets(self, addr: I64, width: int, ins: Instruction) -> I64:
-        """Arena offsets of device addresses; an address outside every buffer is an error."""
-        if len(self._starts) == 0:
-            raise TraceError(f"global address 0x{int(addr.flat[0]):x}: no buffers exist", ins)
-        k = np.searchsorted(self._starts, addr, side="right") - 1
-        bad = (k < 0) | (addr + width > self._ends[np.maximum(k, 0)])
-        if bad.any():
-            a = int(addr[bad][0])
-            raise TraceError(
-                f"global access of {width} bytes at 0x{a:x} is outside every buffer "
-                f"({self._describe(a)})",
-                ins,
-            )
-        base: I64 = addr - GLOBAL_BASE
-        return base
-
-    def _describe(self, a: int) -> str:
-        near = min(self.buffers, key=lambda b: min(abs(a - b.address), abs(a - b.address - b.size)))
-        return f"nearest buffer '{near.name}' at 0x{near.address:x}, {near.size} bytes"
 
 
 @dataclass

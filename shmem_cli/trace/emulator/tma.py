@@ -89,6 +89,6 @@ def store(b: Block, tm: TensorMap, src: int, coords: tuple[int, ...], ins: Instr
     if not inside.any():
         return
     mem = b.launch.memory
-    dst = mem.offsets(tm.address + goff[inside], e, ins)
+    dst = mem.store_offsets(tm.address + goff[inside], e, ins)
     sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
     mem.data[(dst[:, None] + np.arange(e)).ravel()] = b.smem[phys[sel]]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from ...cuda.toolchain import INSPECT_MEMORY, MAX_CUBIN_BYTES, ToolError, require, run_checked
 from ...plumbing import fsutil
-from .fatbin import cubins_for_arch
+from ...plumbing.bounded_read import read_prefix
+from ...plumbing.errors import ShmemError, shorten
+from .fatbin import cubins_in_file
 
 ELF_MAGIC = b"\x7fELF"
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")
@@ -55,8 +57,10 @@ def extract_cubins(
 ) -> list[Cubin]:
     """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
     into ``folder``; an error naming the architectures it has when none is for ``arch``."""
-    try:
-        found = cubins_for_arch(binary.read_bytes(), arch)
+    try:  # the host file is read where its fat binaries are, never whole
+        found = cubins_in_file(binary, arch)
+    except ShmemError as exc:
+        raise ToolError(exc.message) from None
     except (OSError, struct.error):
         found = []
     if found:
@@ -101,11 +105,12 @@ def kernel_input_kind(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in (".cu", ".cuh"):
         return "cu"
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(20)
-    except OSError as exc:
-        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:  # a regular file only: a FIFO or a device is refused, not waited on
+        head = read_prefix(path, 20, what="the kernel file")
+    except ShmemError as exc:
+        raise ToolError(f"{shorten(str(path), 200)}: {exc.message}") from None
+    if head[:4] == ELF_MAGIC and len(head) < 20:
+        raise ToolError(f"{path} is cut off: {len(head)} bytes, too short for an ELF header")
     if head[:4] != ELF_MAGIC:
         if suffix == ".cubin":
             raise ToolError(f"{path} is not a cubin (no ELF header)")

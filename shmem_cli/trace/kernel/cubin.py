@@ -8,7 +8,13 @@ static shared memory (the size of its ``.nv.shared.<mangled>`` section).
 The ``.nv.info.<mangled>`` sections are sequences of attribute records: a format
 byte, an attribute byte, then either a 16-bit value (formats 1-3) or a 16-bit
 length and that many bytes (format 4, ``EIFMT_SVAL``). Only the attributes named
-above are read; the others are skipped by their length.
+above are read; the others are skipped by their length. A kernel with a large
+parameter block (1,000 pointers) has its parameters in ``EIATTR_KPARAM_INFO_V2``
+records instead: the same fields, the size a plain number.
+
+The file is read whole but bounded (:data:`MAX_CUBIN_BYTES`, a regular file only), and
+every offset and count in it is checked against the bytes there are before it is used:
+a file that claims more than it holds is "not a valid cubin", never a traceback.
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 
+#: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
+MAX_CUBIN_BYTES = 64 << 20
 EM_CUDA = 190
 SHT_SYMTAB = 2
 SHT_NOBITS = 8
@@ -29,6 +38,8 @@ EIFMT_SVAL = 4
 EIATTR_PARAM_CBANK = 0x0A
 EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
+EIATTR_KPARAM_INFO_V2 = 0x45
+MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
 
 # sm_90 cubins place the driver's reserved shared memory (1 KiB) in front of the kernel's
 # own static shared memory, inside its .nv.shared.<name> section, when they carry a
@@ -104,6 +115,9 @@ class _Elf:
         if shentsize != 64 or shoff + shnum * 64 > len(data) or shstrndx >= shnum:
             self._fail("its section table is cut off or malformed")
         raw = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * 64) for i in range(shnum)]
+        # the bytes of all names read: a name's search costs its length, and names that overlap
+        # (every symbol at the same long string) must not add up to more than twice the file
+        self._name_budget = 2 * len(data) + (1 << 20)
         names = raw[shstrndx]
         self.sections = [
             _Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6]) for r in raw
@@ -123,13 +137,17 @@ class _Elf:
         end = self.data.find(b"\0", start, table_offset + table_size)
         if end < 0:
             self._fail("an unterminated name in a string table")
+        self._name_budget -= end - start
+        if self._name_budget < 0:
+            self._fail("its names add up to more than twice its size (names that overlap)")
         return self.data[start:end].decode("utf-8", errors="replace")
 
     def body(self, section: _Section) -> bytes:
         return self.data[section.offset : section.offset + section.size]
 
-    def symbols(self) -> list[tuple[str, int, int, int]]:
-        """(name, info, other, section index) of every symbol."""
+    def entries(self) -> list[tuple[str, int]]:
+        """(name, section index) of every entry function (``__global__`` kernel); only their
+        names are read, so a symbol table of millions of other symbols costs no strings."""
         out = []
         for s in self.sections:
             if s.type != SHT_SYMTAB:
@@ -139,7 +157,8 @@ class _Elf:
             strings = self.sections[s.link]
             for k in range(s.size // 24):
                 name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
-                out.append((self._string(strings.offset, strings.size, name), info, other, shndx))
+                if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
+                    out.append((self._string(strings.offset, strings.size, name), shndx))
         return out
 
 
@@ -160,15 +179,25 @@ def _attributes(body: bytes) -> list[tuple[int, bytes]]:
 
 
 def _kernel_attributes(
-    body: bytes,
+    body: bytes, path: str = ""
 ) -> tuple[list[KernelParam], int | None, int | None]:
     params: list[KernelParam] = []
     base: int | None = None
     size: int | None = None
     for attr, value in _attributes(body):
+        if len(params) > MAX_PARAMS:
+            raise ShmemError(
+                f"not a valid cubin: a kernel with more than {MAX_PARAMS:,} parameters "
+                "(CUDA allows 32,764 bytes of them)",
+                path=path,
+                code="invalid-kernel",
+            )
         if attr == EIATTR_KPARAM_INFO and len(value) >= 12:
             _index, ordinal, offset, flags = struct.unpack_from("<IHHI", value)
             params.append(KernelParam(ordinal, offset, (flags >> 18) & 0x3FFF))
+        elif attr == EIATTR_KPARAM_INFO_V2 and len(value) >= 12:
+            _index, ordinal, offset, size_v2 = struct.unpack_from("<IHHI", value)
+            params.append(KernelParam(ordinal, offset, size_v2 & 0xFFFF))
         elif attr == EIATTR_PARAM_CBANK and len(value) >= 8:
             _symbol, base, size = struct.unpack_from("<IHH", value)
         elif attr == EIATTR_CBANK_PARAM_SIZE and size is None:
@@ -189,12 +218,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     """
     from .demangle import demangle, demangle_all, short_name
 
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ShmemError(
-            f"cannot read: {exc.strerror or exc}", path=str(path), code="invalid-kernel"
-        ) from None
+    data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
     elf = _Elf(data, str(path))
     if elf.machine != EM_CUDA:
         raise ShmemError(
@@ -205,17 +229,17 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
         if any(s.name.startswith(".nv.shared.reserved.") for s in elf.sections)
         else 0
     )
-    entries = [
-        (name, shndx)
-        for name, info, other, shndx in elf.symbols()
-        if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY
-    ]
+    first: dict[str, int] = {}  # one entry per name (each .nv.info section is read once)
+    for name, shndx in elf.entries():
+        first.setdefault(name, shndx)
+    entries = list(first.items())
     names = [name for name, _ in entries]
     demangled = demangle_all(names) if use_tools else {n: demangle(n) for n in names}
     kernels = []
     for name, shndx in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
-        params, base, size = _kernel_attributes(elf.body(info_section) if info_section else b"")
+        body = elf.body(info_section) if info_section else b""
+        params, base, size = _kernel_attributes(body, str(path))
         shared = elf.by_name.get(f".nv.shared.{name}")
         text = elf.sections[shndx] if shndx < len(elf.sections) else None
         full = demangled.get(name) or name
@@ -238,8 +262,8 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
 def read_section(path: str | Path, name: str) -> bytes | None:
     """The bytes of the cubin's section ``name`` (None when it has none or cannot be read)."""
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
+    except ShmemError:
         return None
     elf = _Elf(data, str(path))
     section = elf.by_name.get(name)

@@ -33,47 +33,48 @@ import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
-from ...plumbing.errors import ShmemError
-from . import tensormap
+from ...plumbing.errors import shorten
+from . import tensormap, values
+from .buffers import MAX_FILE_BYTES, read_buffer
 from .cubin import Kernel
+from .values import (
+    MAX_BLOCK_THREADS,
+    MAX_GRID_BLOCKS,
+    LaunchError,
+    check_dims,
+    parse_dims,
+)
+
+__all__ = [
+    "MAX_BLOCK_THREADS",
+    "MAX_GRID_BLOCKS",
+    "LaunchError",
+    "LaunchPlan",
+    "Param",
+    "check_dims",
+    "kernel_params",
+    "param_table",
+    "parse_dims",
+    "plan_launch",
+    "value_bytes",
+]
 
 DEFAULT_BUFFER_BYTES = 8 << 20  # each synthetic buffer: 8 MiB, zero-filled
-MAX_BLOCK_THREADS = 1024
-MAX_GRID_BLOCKS = 1 << 16  # blocks traced one after the other: keep it bounded
+#: the global memory of a launch (every buffer and tensor map, reserved but only touched pages
+#: are real): 64 GiB of address space
+MAX_GLOBAL_BYTES = 64 << 30
+#: shared memory of a block, static and dynamic (every GPU has at most 228 KiB)
+MAX_SHARED_BYTES = 1 << 20
 
-_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)\Z")
-_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|^[+-]?(inf|nan)\Z", re.I)
-_FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
-
-
-class LaunchError(ShmemError):
-    """A bad launch: a size, an ``--arg`` or a buffer file (code ``invalid-launch``)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code="invalid-launch")
+_POSITION = re.compile(r"[0-9]{1,9}\Z")
 
 
 class BufferSink(Protocol):
     """Where buffers go: the emulator's global memory."""
 
-    def add_buffer(self, content: bytes | int, name: str) -> int: ...
-
-
-def parse_dims(text: str, option: str, *, limit: int) -> tuple[int, int, int]:
-    """``X[,Y[,Z]]`` (also ``XxYxZ``) as three positive sizes whose product is at most ``limit``."""
-    parts = [p.strip() for p in re.split(r"[,x]", text.strip())]
-    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
-        raise LaunchError(f"{option} expects X[,Y[,Z]] (positive integers), got {text!r}")
-    dims = [int(p) for p in parts] + [1] * (3 - len(parts))
-    if min(dims) < 1:
-        raise LaunchError(f"{option} sizes must be at least 1, got {text!r}")
-    total = dims[0] * dims[1] * dims[2]
-    if total > limit:
-        raise LaunchError(f"{option} {text} is {total:,} in all; the most is {limit:,}")
-    return dims[0], dims[1], dims[2]
+    def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -195,8 +196,10 @@ class LaunchPlan:
             image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
         for k, tm in enumerate(self.tensor_maps):
             size = max(tensormap.extent(tm.map), len(tm.data or b""))
-            content = (tm.data or b"").ljust(size, b"\0")
-            address = memory.add_buffer(content, f"tensormap{k}")
+            name = f"tensormap{k}"  # zero-filled past its data, and nothing real until written
+            address = (
+                memory.add_buffer(tm.data, name, size) if tm.data else memory.add_buffer(size, name)
+            )
             at = tm.param.offset + tm.offset
             image[at : at + tensormap.BYTES] = tensormap.encode(
                 dataclasses.replace(tm.map, address=address)
@@ -214,84 +217,37 @@ class LaunchPlan:
         return tuple(a.param.label for a in self.arguments if not a.given)
 
 
-def _number_bytes(text: str, size: int, where: str) -> bytes:
-    """One number in ``size`` bytes, little-endian."""
-    t = text.strip()
-    if _INT.match(t):
-        value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
-        if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
-            raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
-        return (value % (1 << (8 * size))).to_bytes(size, "little")
-    if _FLOAT.match(t):
-        if size not in _FLOAT_FORMAT:
-            raise LaunchError(
-                f"{where}: a float needs a 2-, 4- or 8-byte field, not {size} byte(s)"
-            )
-        value_f = float(t)
-        try:
-            return struct.pack(_FLOAT_FORMAT[size], value_f)
-        except (OverflowError, struct.error):
-            raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
-    raise LaunchError(
-        f"{where}: {t!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, inf)"
-    )
-
-
 def value_bytes(text: str, param: Param) -> bytes:
-    """The bytes of a by-value parameter from ``--arg`` text (numbers, or a struct's fields)."""
-    where = f"--arg {param.label}"
-    fields = text.split(",")
-    n = len(fields)
-    if n == 1 and param.size in (1, 2, 4, 8):
-        return _number_bytes(text, param.size, where)
-    each = param.size // n if param.size % n == 0 else 0
-    if each not in (1, 2, 4, 8):
-        each = 4
-    if n * each > param.size:
-        raise LaunchError(
-            f"{where}: {n} fields of {each} bytes do not fit in the parameter's {param.size} bytes"
-        )
-    data = b"".join(_number_bytes(f, each, f"{where} field {i}") for i, f in enumerate(fields))
-    return data.ljust(param.size, b"\0")
+    """The bytes of a by-value parameter from ``--arg`` text (:func:`.values.value_bytes`)."""
+    return values.value_bytes(text, param.size, f"--arg {param.label}")
 
 
 def read_buffer_file(text: str, param: Param) -> bytes:
-    """The content of ``@FILE`` (raw bytes, or a ``.npy`` array's data)."""
-    path = Path(text[1:])
-    where = f"--arg {param.label}"
-    try:
-        if path.suffix.lower() == ".npy":
-            import numpy as np
-
-            try:
-                array = np.load(path, allow_pickle=False)
-            except ValueError as exc:
-                raise LaunchError(f"{where}: {path} is not a NumPy array file: {exc}") from None
-            return bytes(np.ascontiguousarray(array).tobytes())
-        return path.read_bytes()
-    except OSError as exc:
-        raise LaunchError(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
+    """The content of ``@FILE`` (raw bytes, or a ``.npy`` array's data): :mod:`.buffers`."""
+    return read_buffer(text[1:], f"--arg {param.label}")
 
 
 def resolve_key(key: str, params: Sequence[Param]) -> Param:
     """The parameter ``--arg KEY=`` names: a 0-based position or a source name."""
     k = key.strip()
-    if k.isdigit():
-        pos = int(k)
+    if k.isascii() and k.isdigit():
+        pos = int(k) if _POSITION.match(k) else len(params)
         if pos >= len(params):
             raise LaunchError(
-                f"--arg {k}: the kernel has {len(params)} parameter(s), positions 0-"
+                f"--arg {shorten(k)}: the kernel has {len(params)} parameter(s), positions 0-"
                 f"{len(params) - 1}"
                 if params
-                else f"--arg {k}: the kernel has no parameters"
+                else f"--arg {shorten(k)}: the kernel has no parameters"
             )
         return params[pos]
     for p in params:
         if p.name == k:
             return p
-    known = ", ".join(p.name for p in params if p.name)
+    known = shorten(", ".join(p.name for p in params if p.name), 200)
     hint = f" (names: {known})" if known else " (no parameter names were found in the source)"
-    raise LaunchError(f"--arg {k}: no parameter of that name{hint}; use its position 0-based")
+    raise LaunchError(
+        f"--arg {shorten(k)}: no parameter of that name{hint}; use its position 0-based"
+    )
 
 
 def plan_launch(
@@ -309,12 +265,23 @@ def plan_launch(
 
     ``buffer_sizes`` gives some pointer parameters (by ordinal) a zero-filled buffer of
     their own size instead of ``buffer_size`` (a Triton kernel's scratch)."""
+    check_dims(block, "--block", limit=MAX_BLOCK_THREADS)
+    check_dims(grid, "--grid", limit=MAX_GRID_BLOCKS)
+    if dynamic_smem < 0:
+        raise LaunchError("--dynamic-smem must not be negative")
+    shared = kernel.shared_section_bytes + dynamic_smem
+    if shared > MAX_SHARED_BYTES:
+        raise LaunchError(
+            f"the block would have {shared:,} bytes of shared memory ({dynamic_smem:,} dynamic "
+            f"and {kernel.shared_section_bytes:,} in the kernel's section); the most is "
+            f"{MAX_SHARED_BYTES:,}"
+        )
     given: dict[int, str] = {}
     maps: list[TensorMapArg] = []
     for arg in args:
         key, sep, value = arg.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise LaunchError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {arg!r}")
+            raise LaunchError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {shorten(arg)!r}")
         if value.strip().startswith(tensormap.PREFIX):
             maps.append(_tensor_map_arg(key, value.strip(), params))
             continue
@@ -322,8 +289,6 @@ def plan_launch(
         if param.ordinal in given:
             raise LaunchError(f"--arg {param.label} is given twice")
         given[param.ordinal] = value.strip()
-    if dynamic_smem < 0:
-        raise LaunchError("--dynamic-smem must not be negative")
     arguments: list[Argument] = []
     buffers: list[Buffer] = []
     for p in params:
@@ -349,6 +314,7 @@ def plan_launch(
                 )
             content = read_buffer_file(text, p)
             buffers.append(Buffer(p, len(content), text[1:], content))
+            _check_files(buffers)
         elif text is None and p.is_pointer:
             size = (buffer_sizes or {}).get(p.ordinal, buffer_size)
             buffers.append(Buffer(p, size, "zero-filled", None))
@@ -356,6 +322,7 @@ def plan_launch(
             arguments.append(Argument(p, bytes(p.size), "0 (default)", False))
         else:
             arguments.append(Argument(p, value_bytes(text, p), text, True))
+    _check_global(buffers, maps)
     return LaunchPlan(
         kernel=kernel,
         block=block,
@@ -368,6 +335,29 @@ def plan_launch(
     )
 
 
+def _check_files(buffers: Sequence[Buffer]) -> None:
+    """The buffer files of a launch hold at most :data:`MAX_FILE_BYTES` in all."""
+    total = sum(len(b.content) for b in buffers if b.content is not None)
+    if total > MAX_FILE_BYTES:
+        raise LaunchError(
+            f"the buffer files of the launch hold {total:,} bytes in all; the most is "
+            f"{MAX_FILE_BYTES >> 20} MiB (give smaller files, or zero-filled buffers)"
+        )
+
+
+def _check_global(buffers: Sequence[Buffer], maps: Sequence[TensorMapArg]) -> None:
+    """Every buffer and tensor map of the launch fits in :data:`MAX_GLOBAL_BYTES` of global
+    memory (the emulator reserves it and makes only the touched pages real)."""
+    sizes = [b.size for b in buffers] + [tensormap.extent(m.map) for m in maps]
+    total = sum(sizes)
+    if total > MAX_GLOBAL_BYTES:
+        raise LaunchError(
+            f"the launch's buffers and tensor maps span {total:,} bytes of global memory; "
+            f"the most is {MAX_GLOBAL_BYTES >> 30} GiB (a smaller --buffer-size, or smaller "
+            "tensor-map dims)"
+        )
+
+
 def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapArg:
     """``KEY[+OFFSET]=tensormap:...``: the map, and its global memory if a file is named."""
     name, plus, off_text = key.partition("+")
@@ -375,17 +365,19 @@ def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapAr
     try:
         offset = int(off_text.strip(), 0) if plus else 0
     except ValueError:
-        raise LaunchError(f"--arg {key}: the offset after '+' must be a number of bytes") from None
+        raise LaunchError(
+            f"--arg {shorten(key)}: the offset after '+' must be a number of bytes"
+        ) from None
     if offset % 64 or offset < 0 or offset + tensormap.BYTES > param.size:
         raise LaunchError(
-            f"--arg {key}: a tensor map is {tensormap.BYTES} bytes at a multiple of 64; "
+            f"--arg {shorten(key)}: a tensor map is {tensormap.BYTES} bytes at a multiple of 64; "
             f"{param.label} has {param.size} bytes"
             + ("" if offset % 64 == 0 else f" and +{offset} is not a multiple of 64")
         )
     try:
         spec = tensormap.parse_spec(text)
     except tensormap.TensorMapError as exc:
-        raise LaunchError(f"--arg {key}: {exc.message}") from None
+        raise LaunchError(f"--arg {shorten(key)}: {exc.message}") from None
     data = read_buffer_file("@" + spec.data, param) if spec.data else None
     return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
 

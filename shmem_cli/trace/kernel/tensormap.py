@@ -25,10 +25,11 @@ Interleaved maps (``CU_TENSOR_MAP_INTERLEAVE_16B/32B``) were not decoded: they a
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
-from ...plumbing.errors import ShmemError
+from ...plumbing.errors import ShmemError, shorten
 
 # CUtensorMapDataType -> (internal code in word 2, element bytes, name); tf32 sets bit 16
 DTYPES: dict[str, tuple[int, int, bool]] = {
@@ -123,8 +124,10 @@ class TensorMap:
             )
         if any(not 1 <= d <= 1 << 32 for d in self.dims):
             raise TensorMapError("tensor-map dims must be between 1 and 2^32")
-        if any(s % 16 or s <= 0 for s in self.strides):
-            raise TensorMapError("tensor-map strides are bytes, positive multiples of 16")
+        if any(s % 16 or s <= 0 or s >= 1 << 40 for s in self.strides):
+            raise TensorMapError(
+                "tensor-map strides are bytes, positive multiples of 16 below 2^40"
+            )
         if any(not 1 <= b <= 256 for b in self.box):
             raise TensorMapError("tensor-map box sizes must be between 1 and 256")
         if any(not 1 <= e <= 8 for e in self.elem_strides):
@@ -225,10 +228,11 @@ def parse_spec(text: str) -> TensorMapSpec:
         key = key.strip().lower()
         if not eq or key not in KEYS:
             raise TensorMapError(
-                f"tensor-map field '{part}' is not one of {', '.join(k + '=' for k in KEYS)}"
+                f"tensor-map field '{shorten(part)}' is not one of "
+                + ", ".join(k + "=" for k in KEYS)
             )
         if key in fields:
-            raise TensorMapError(f"tensor-map field '{key}' given twice")
+            raise TensorMapError(f"tensor-map field '{shorten(key)}' given twice")
         fields[key] = value.strip()
     for need in ("dtype", "dims", "box"):
         if need not in fields:
@@ -236,7 +240,7 @@ def parse_spec(text: str) -> TensorMapSpec:
     dtype = ALIASES.get(fields["dtype"].lower(), fields["dtype"].lower())
     if dtype not in DTYPES:
         raise TensorMapError(
-            f"tensor-map dtype '{fields['dtype']}' is not one of {', '.join(DTYPES)}"
+            f"tensor-map dtype '{shorten(fields['dtype'])}' is not one of {', '.join(DTYPES)}"
         )
     dims = _sizes(fields["dims"], "dims")
     box = _sizes(fields["box"], "box")
@@ -253,13 +257,15 @@ def parse_spec(text: str) -> TensorMapSpec:
     elem = _sizes(fields["elem"], "elem") if "elem" in fields else (1,) * len(dims)
     swz = fields.get("swizzle", "none").lower().removesuffix("b")
     if swz not in ("none", "0", "32", "64", "128"):
-        raise TensorMapError(f"swizzle '{fields['swizzle']}' is not none, 32B, 64B or 128B")
+        raise TensorMapError(
+            f"swizzle '{shorten(fields['swizzle'])}' is not none, 32B, 64B or 128B"
+        )
     l2 = fields.get("l2", "none").lower().removesuffix("b")
     if l2 not in ("none", "0", "64", "128", "256"):
-        raise TensorMapError(f"l2 '{fields['l2']}' is not none, 64B, 128B or 256B")
+        raise TensorMapError(f"l2 '{shorten(fields['l2'])}' is not none, 64B, 128B or 256B")
     oob = fields.get("oob", "zero").lower()
     if oob not in ("zero", "nan"):
-        raise TensorMapError(f"oob '{fields['oob']}' is not zero or nan")
+        raise TensorMapError(f"oob '{shorten(fields['oob'])}' is not zero or nan")
     data = fields.get("data")
     if data is not None and not data.startswith("@"):
         raise TensorMapError("data= names a file: data=@FILE.bin or data=@FILE.npy")
@@ -279,16 +285,16 @@ def parse_spec(text: str) -> TensorMapSpec:
 
 
 _EXAMPLE = "tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B"
+_SIZE = re.compile(r"(0x[0-9a-f]{1,16}|[0-9]{1,20})\Z")  # ASCII, bounded: 2^64 at most
 
 
 def _sizes(text: str, what: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(x, 0) for x in text.lower().split("x"))
-    except ValueError:
-        raise TensorMapError(f"tensor-map {what} '{text}' is not numbers joined by 'x'") from None
-    if not out or min(out) < 0:
-        raise TensorMapError(f"tensor-map {what} '{text}' must be positive numbers")
-    return out
+    parts = text.lower().split("x") if len(text) <= 128 else []
+    if not parts or not all(_SIZE.match(p.strip()) for p in parts):
+        raise TensorMapError(
+            f"tensor-map {what} '{shorten(text)}' is not numbers joined by 'x' (e.g. 4096x128)"
+        )
+    return tuple(int(p.strip(), 0) for p in parts)
 
 
 def extent(tm: TensorMap) -> int:

@@ -253,7 +253,7 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
                 b.mbarriers.complete_tx(bar, size, b.sched)
             else:
                 off = int(shared_offsets(b, np.array([_ur(b, one, s)]), size, ins)[0])
-                g = int(mem.offsets(np.array([_ur64(b, one, d)]), size, ins)[0])
+                g = int(mem.store_offsets(np.array([_ur64(b, one, d)]), size, ins)[0])
                 mem.data[g : g + size] = b.smem[off : off + size]
 
     return step
@@ -279,7 +279,7 @@ def _ublkred(ins: Instruction, ctx: Context) -> Step:
             one = np.array([t], dtype=np.intp)
             size = int(np.broadcast_to(sizes, (b.count(ix),))[k]) * 16
             off = int(shared_offsets(b, np.array([_ur(b, one, s)]), size, ins)[0])
-            g = int(mem.offsets(np.array([_ur64(b, one, d)]), size, ins)[0])
+            g = int(mem.store_offsets(np.array([_ur64(b, one, d)]), size, ins)[0])
             acc = mem.data[g : g + size].view(np.uint32) + b.smem[off : off + size].view(np.uint32)
             mem.data[g : g + size] = acc.view(np.uint8)
 

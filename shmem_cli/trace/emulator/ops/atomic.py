@@ -169,7 +169,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
         else:
             mem_ = b.launch.memory
-            off = mem_.offsets(a, width, ins)
+            off = mem_.store_offsets(a, width, ins)
             data, taint = mem_.data, None
         cells = data.view(np.uint32 if width == 4 else np.uint64)
         cell = off // width

@@ -241,7 +241,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             sh = _generic_shared(a, ins)
             mem = b.launch.memory
             if sh is None:
-                scatter(mem.data, mem.offsets(a, width, ins), width, vals)
+                scatter(mem.data, mem.store_offsets(a, width, ins), width, vals)
             else:  # a generic pointer into the shared window: those lanes write shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
@@ -251,7 +251,8 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                 tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
                 scatter_taint(b.tsmem, off, width, tt[sh] | ta[sh])
                 if not sh.all():
-                    scatter(mem.data, mem.offsets(a[~sh], width, ins), width, vals[:, ~sh])
+                    off = mem.store_offsets(a[~sh], width, ins)
+                    scatter(mem.data, off, width, vals[:, ~sh])
 
     return step
 

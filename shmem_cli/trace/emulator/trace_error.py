@@ -1,0 +1,15 @@
+"""The emulator's one error: it cannot go on, located at the instruction's source line."""
+
+from __future__ import annotations
+
+from ...cuda.sass import Instruction
+from ...plumbing.errors import ShmemError, SourcePos
+
+
+class TraceError(ShmemError):
+    """The emulator cannot go on: located at the instruction's source line where known."""
+
+    def __init__(self, message: str, ins: Instruction | None = None) -> None:
+        where = f" [{ins.where}]" if ins is not None else ""
+        pos = SourcePos(ins.line, 1) if ins is not None and ins.line else None
+        super().__init__(message + where, path=ins.file if ins else None, pos=pos, code="trace")

@@ -1,0 +1,111 @@
+"""Launch text to numbers: block and grid sizes, and the bytes of a by-value argument.
+
+Only ASCII digits are numbers (``str.isdigit`` also takes superscripts and other scripts'
+digits, which ``int`` then refuses), and a number's length is bounded before it is converted
+(a 5,000-digit size is refused in words, not by Python's digit limit). A block or grid is
+checked in one place, :func:`check_dims`, whoever gives it: the command line, a spec's
+``kernel:``, the Python API or a Triton entry's metadata.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+
+from ...plumbing.errors import ShmemError, shorten
+
+MAX_BLOCK_THREADS = 1024
+MAX_GRID_BLOCKS = 1 << 16  # blocks traced one after the other: keep it bounded
+
+# ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
+_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)\Z")  # at most 64 characters: below
+_FLOAT = re.compile(
+    r"^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]{1,6})?\Z|^[+-]?(inf|nan)\Z", re.I
+)
+_DIM = re.compile(r"[0-9]{1,10}\Z")
+_FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
+
+
+class LaunchError(ShmemError):
+    """A bad launch: a size, an ``--arg`` or a buffer file (code ``invalid-launch``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="invalid-launch")
+
+
+def parse_dims(text: str, option: str, *, limit: int) -> tuple[int, int, int]:
+    """``X[,Y[,Z]]`` (also ``XxYxZ``) as three positive sizes whose product is at most ``limit``."""
+    parts = [p.strip() for p in re.split(r"[,x]", text.strip())] if len(text) <= 64 else []
+    if not 1 <= len(parts) <= 3 or not all(_DIM.match(p) for p in parts):
+        raise LaunchError(
+            f"{option} expects X[,Y[,Z]] (positive integers in ASCII digits), got {shorten(text)!r}"
+        )
+    dims = [int(p) for p in parts] + [1] * (3 - len(parts))
+    return check_dims((dims[0], dims[1], dims[2]), option, limit=limit)
+
+
+def check_dims(dims: tuple[int, int, int], option: str, *, limit: int) -> tuple[int, int, int]:
+    """Three sizes, each at least 1 and their product at most ``limit``: the one check of a
+    block or grid, whoever gives it (the command line, a spec, the Python API, a Triton
+    entry's metadata)."""
+    if min(dims) < 1:
+        raise LaunchError(f"{option} sizes must be at least 1, got {_said(dims)}")
+    total = dims[0] * dims[1] * dims[2]
+    if total > limit:
+        count = f"{total:,}" if total.bit_length() <= 64 else "more than 2^64"
+        raise LaunchError(f"{option} {_said(dims)} is {count} in all; the most is {limit:,}")
+    return dims
+
+
+def _said(dims: tuple[int, int, int]) -> str:
+    """``64,32`` for (64, 32, 1); a size of thousands of digits is cut."""
+    shown = list(dims)
+    while len(shown) > 1 and shown[-1] == 1:
+        shown.pop()
+    return shorten(",".join(str(d) if d.bit_length() <= 64 else "(huge)" for d in shown))
+
+
+def _number_bytes(text: str, size: int, where: str) -> bytes:
+    """One number in ``size`` bytes, little-endian."""
+    t = text.strip()
+    if len(t) > 64:
+        raise LaunchError(f"{where}: {shorten(t)} is too long to be a number of {size} byte(s)")
+    if _INT.match(t):
+        value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
+        if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
+            raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
+        return (value % (1 << (8 * size))).to_bytes(size, "little")
+    if _FLOAT.match(t):
+        if size not in _FLOAT_FORMAT:
+            raise LaunchError(
+                f"{where}: a float needs a 2-, 4- or 8-byte field, not {size} byte(s)"
+            )
+        value_f = float(t)
+        try:
+            if math.isinf(value_f) and "inf" not in t.lower():  # 1e309: a finite number, too big
+                raise OverflowError(t)
+            return struct.pack(_FLOAT_FORMAT[size], value_f)
+        except (OverflowError, struct.error):
+            raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
+    raise LaunchError(
+        f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, inf)"
+    )
+
+
+def value_bytes(text: str, size: int, where: str) -> bytes:
+    """The ``size`` bytes of a by-value parameter from ``--arg`` text (numbers, or a struct's
+    fields); ``where`` names the argument in errors."""
+    fields = text.split(",")
+    n = len(fields)
+    if n == 1 and size in (1, 2, 4, 8):
+        return _number_bytes(text, size, where)
+    each = size // n if size % n == 0 else 0
+    if each not in (1, 2, 4, 8):
+        each = 4
+    if n * each > size:
+        raise LaunchError(
+            f"{where}: {n} fields of {each} bytes do not fit in the parameter's {size} bytes"
+        )
+    data = b"".join(_number_bytes(f, each, f"{where} field {i}") for i, f in enumerate(fields))
+    return data.ljust(size, b"\0")

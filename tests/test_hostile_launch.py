@@ -1,0 +1,249 @@
+"""Hostile launches of ``shmem trace`` (issue 28): sizes, numbers and names on the command
+line, buffer files, tensor maps and the total of global memory, a spec's ``kernel.grid``.
+
+Every case runs as its own process (tests/hostile.py): exit 2 in seconds with a message
+naming the input, no traceback, less than 1 GiB at the peak; the legal but large launches
+(255 zero-filled buffers, a 4 GiB tensor map) run, with their memory made real only where
+the kernel writes.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.global_memory import GlobalMemory
+from shmem_cli.trace.kernel.buffers import npy_data, read_buffer
+from shmem_cli.trace.kernel.values import check_dims, parse_dims, value_bytes
+
+from .conftest import needs_nvdisasm
+from .hostile import CUBIN, PEAK_LIMIT_MIB, refused, shmem
+
+TRIVIAL = ("trace", str(CUBIN), "-k", "trivial", "-b", "32", "--no-tables")
+
+
+# --- sizes and numbers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("3\u00b2", "'3\u00b2'"),  # a superscript two: str.isdigit says yes, int says no
+        ("\u0663\u0662", "ASCII digits"),  # Arabic-Indic 32: int() would take it
+        ("9" * 5000, "'99999"),  # past Python's 4,300-digit conversion limit
+        ("", "got ''"),  # not one thread
+        ("1,2,3,4", "X[,Y[,Z]]"),
+        ("0", "at least 1"),
+    ],
+)
+def test_block_and_grid_texts(text: str, fragment: str) -> None:
+    with pytest.raises(ShmemError) as err:
+        parse_dims(text, "--block", limit=1024)
+    assert fragment in err.value.message
+    assert len(err.value.message) < 200
+
+
+def test_one_check_for_every_block_and_grid() -> None:
+    with pytest.raises(ShmemError, match="is 1,099,511,627,776 in all; the most is 65,536"):
+        check_dims((1 << 40, 1, 1), "--grid", limit=1 << 16)
+    with pytest.raises(ShmemError, match=r"\(huge\)"):
+        check_dims((10**5000, 1, 1), "--grid", limit=1 << 16)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("9" * 5000, "too long to be a number"),
+        ("\u0663", "is not a number"),
+        ("1e309", "does not fit in a 4-byte float"),
+        ("0x" + "f" * 40, "does not fit in 4 byte(s)"),
+    ],
+)
+def test_argument_numbers(text: str, fragment: str) -> None:
+    with pytest.raises(ShmemError) as err:
+        value_bytes(text, 4, "--arg 0")
+    assert fragment in err.value.message
+    assert len(err.value.message) < 200
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("-b", "3\u00b2"), ("--block expects",)),
+        (("-b", ""), ("--block expects", "got ''")),
+        (("-b", "32", "-g", "9" * 5000), ("--grid expects",)),
+        (("-b", "32", "-a", "0=" + "9" * 5000), ("too long to be a number",)),
+        (("-b", "32", "-a", "x" * 100_000 + "=1"), ("no parameter of that name",)),
+        (("-b", "2048"), ("--block 2048 is 2,048 in all; the most is 1,024",)),
+    ],
+)
+def test_launch_texts_on_the_command_line(args: tuple[str, ...], fragments: tuple[str]) -> None:
+    refused(shmem("trace", str(CUBIN), "-k", "trivial", *args), *fragments, seconds=10)
+
+
+# --- buffer files ----------------------------------------------------------------------------
+
+
+def _npy_header(descr: str, shape: str) -> bytes:
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+    text += " " * (63 - (10 + len(text)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode()
+
+
+def _buffer_cases(tmp_path: Path) -> list[tuple[str, str]]:
+    cases: list[tuple[str, str]] = []
+
+    def put(name: str, data: bytes, fragment: str) -> None:
+        (tmp_path / name).write_bytes(data)
+        cases.append((name, fragment))
+
+    put("empty.npy", b"", "empty.npy is empty, not a NumPy array")
+    put("huge.npy", _npy_header("<f4", "(2199023255552,)"), "promises 8,796,093,022,208 bytes")
+    put("cut.npy", _npy_header("<i4", "(1024,)") + bytes(100), "promises 4,096 bytes")
+    put("objects.npy", _npy_header("|O", "(2,)") + bytes(16), "objects or empty items")
+    put("garbage.npy", b"\x93NUMPY\x09\x00junk", "not a readable .npy header")
+    put("text.npy", b"1 2 3\n", "not a NumPy .npy file")
+    archive = tmp_path / "arrays.npz"
+    np.savez(archive, a=np.arange(4))
+    put("zip.npy", archive.read_bytes(), "zip.npy is a .npz archive")
+    cases.append(("arrays.npz", "arrays.npz is a .npz archive"))
+    os.mkfifo(tmp_path / "fifo.bin")
+    cases.append(("fifo.bin", "it is a FIFO (named pipe)"))
+    (tmp_path / "folder.bin").mkdir()
+    cases.append(("folder.bin", "it is a directory"))
+    big = tmp_path / "sparse.bin"
+    with big.open("wb") as fh:
+        fh.truncate(20 << 30)  # 20 GiB of hole
+    cases.append(("sparse.bin", "larger than the limit of 256 MiB"))
+    return cases
+
+
+def test_buffer_files_are_refused_from_what_they_claim(tmp_path: Path) -> None:
+    for name, fragment in _buffer_cases(tmp_path):
+        with pytest.raises(ShmemError) as err:
+            read_buffer(str(tmp_path / name), "--arg 0 (out)")
+        assert err.value.message.startswith("--arg 0 (out): "), err.value.message
+        assert fragment in err.value.message, (name, err.value.message)
+        assert err.value.code == "invalid-launch"
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(ShmemError, match="it is a character device"):
+            read_buffer("/dev/zero", "--arg 0")
+
+
+def test_a_good_npy_gives_its_bytes_in_c_order(tmp_path: Path) -> None:
+    array = np.arange(12, dtype=np.int16).reshape(3, 4)
+    np.save(tmp_path / "f.npy", np.asfortranarray(array))
+    assert read_buffer(str(tmp_path / "f.npy"), "--arg 0") == array.tobytes()
+    np.save(tmp_path / "c.npy", array)
+    assert npy_data((tmp_path / "c.npy").read_bytes(), "x") == array.tobytes()
+
+
+@needs_nvdisasm
+def test_buffer_files_on_the_command_line(tmp_path: Path) -> None:
+    cases = dict(_buffer_cases(tmp_path))
+    for name in ("huge.npy", "zip.npy", "fifo.bin", "sparse.bin"):
+        ran = shmem(*TRIVIAL, "-a", f"0=@{tmp_path / name}")
+        refused(
+            ran, "hostile.sm_90.cubin: error: --arg 0 (out): ", str(tmp_path / name), cases[name]
+        )
+    if os.path.exists("/dev/zero"):
+        refused(shmem(*TRIVIAL, "-a", "0=@/dev/zero"), "it is a character device", seconds=10)
+
+
+# --- global memory: reserved, real where written ----------------------------------------------
+
+
+def test_a_huge_zero_filled_buffer_costs_nothing_until_written() -> None:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    memory = GlobalMemory()
+    first = memory.add_buffer(4 << 30, "big")
+    second = memory.add_buffer(b"\x01\x02\x03\x04", "small")
+    assert memory.read("small") == b"\x01\x02\x03\x04"
+    assert memory.data[second - first - 1] == 0  # after the 4 GiB, zeros; nothing copied
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown < 64 << 10, grown  # KiB: the 4 GiB stayed a reservation
+    assert memory.written_bytes == 4096  # the small buffer's one page
+
+
+def test_pages_the_kernel_writes_are_bounded() -> None:
+    from shmem_cli.cuda.sass import Instruction
+
+    memory = GlobalMemory(max_written=64 << 10)
+    base = memory.add_buffer(1 << 30, "out")
+    ins = Instruction(0x40, None, "STG", ("E",), (), "k.cu", 7, "STG.E [R2.64], R5")
+    memory.store_offsets(np.arange(15, dtype=np.int64) * 4096 + base, 4, ins)
+    assert memory.written_bytes == 15 * 4096
+    with pytest.raises(ShmemError, match="more than 0 MiB of global memory real") as err:
+        memory.store_offsets(np.arange(40, dtype=np.int64) * 4096 + base, 4, ins)
+    assert (err.value.path, err.value.pos.line if err.value.pos else None) == ("k.cu", 7)
+
+
+@needs_nvdisasm
+def test_255_pointers_each_get_a_buffer() -> None:
+    ran = shmem("trace", str(CUBIN), "-k", "many255", "-b", "32", "--no-tables")
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.seconds < 20 and ran.peak_mib < PEAK_LIMIT_MIB
+    assert "254 (p254)" in ran.text
+
+
+@needs_nvdisasm
+def test_the_total_of_all_buffers_is_bounded() -> None:
+    big = ("trace", str(CUBIN), "-k", "many255", "-b", "32", "--no-tables")
+    refused(
+        shmem(*big, "--buffer-size", str(4 << 30)),
+        "span 1,095,216,660,480 bytes of global memory; the most is 64 GiB",
+    )
+    ran = shmem(*big, "--buffer-size", str(256 << 20))  # 63.75 GiB reserved, two pages real
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.peak_mib < PEAK_LIMIT_MIB
+
+
+@needs_nvdisasm
+def test_one_thousand_pointers_are_listed() -> None:
+    ran = shmem("trace", str(CUBIN), "-k", "many1000", "--list-params")
+    assert ran.code == 0, ran.text[-2000:]
+    assert "1000 parameter(s), 8000 bytes" in ran.text
+    assert "999  q999  ?     0x1f38     8" in ran.text
+
+
+# --- tensor maps --------------------------------------------------------------------------------
+
+HOPPER = Path(__file__).parent / "data" / "trace" / "hopper" / "tma_probe.sm_90a.cubin"
+TMA = ("trace", str(HOPPER), "-k", "tma_tile_16", "-b", "128", "--no-tables")
+
+
+@needs_nvdisasm
+def test_a_tensor_map_over_2_to_the_72_bytes_is_refused() -> None:
+    spec = "tensormap:dtype=u8,dims=4294967296x4294967296,box=16x1,strides=1099511627760"
+    refused(shmem(*TMA, "-a", f"0={spec}"), "span 4,722,366,481,705,725,853,712 bytes")
+    refused(shmem(*TMA, "-a", "0=tensormap:dtype=u8,dims=16x16,box=16x1,strides=" + "9" * 5000))
+
+
+@needs_nvdisasm
+def test_a_legal_4_gib_tensor_map_is_not_allocated() -> None:
+    spec = "tensormap:dtype=u32,dims=65536x16384,box=32x64"
+    ran = shmem(*TMA, "-a", f"0={spec}", "-a", f"1={spec}")
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.peak_mib < 400, ran.peak_mib
+
+
+# --- a spec's kernel.grid ----------------------------------------------------------------------
+
+
+def test_a_spec_kernel_grid_is_bounded_before_anything_is_built(tmp_path: Path) -> None:
+    spec = tmp_path / "grid.yaml"
+    spec.write_text(
+        "block: [32]\narrays:\n  a: {dtype: float32, shape: [32]}\naccesses:\n"
+        "  - {name: r, array: a, index: [lane]}\n"
+        f"kernel:\n  source: {CUBIN}\n  name: trivial\n  grid: [1099511627776]\n"
+    )
+    ran = shmem("lint", str(spec))
+    refused(ran, f"{spec}:9:9: error: kernel.grid 1099511627776 is 1,099,511,627,776 in all")

@@ -1,0 +1,176 @@
+"""Hostile binaries (issue 28): cubins, fat binaries and executables whose headers claim more
+than they hold. Each reader checks a size before it reads or copies it, and is linear in its
+input: a header that says 0, entries that overrun their section, a 20 GiB sparse file, names
+that all point at one long string; every one answered at once with "not a valid cubin" or
+nothing found, never a hang, a traceback or gigabytes."""
+
+from __future__ import annotations
+
+import struct
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.kernel import fatbin
+from shmem_cli.trace.kernel.cubin import read_cubin
+from shmem_cli.trace.kernel.fatbin import FATBIN_MAGIC, cubins_for_arch, cubins_in_file
+
+from .conftest import needs_nvdisasm
+from .hostile import CUBIN, refused, shmem
+from .test_fatbin import _entry, _host_elf
+
+REAL = CUBIN.read_bytes()
+
+
+def _sparse(path: Path, head: bytes, size: int = 20 << 30) -> Path:
+    with path.open("wb") as fh:
+        fh.write(head)
+        fh.truncate(size)
+    return path
+
+
+def _fat(entries: bytes, header: int = 16, size: int | None = None) -> bytes:
+    return struct.pack("<IHHQ", FATBIN_MAGIC, 1, header, len(entries) if size is None else size)
+
+
+# --- cubins --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"\x7fELF", "not an ELF file"),
+        (REAL[:3000], "its section table is cut off or malformed"),
+        (REAL[:64] + bytes(100), "its section table is cut off or malformed"),
+        (b"", "not an ELF file"),
+    ],
+)
+def test_broken_cubins(tmp_path: Path, data: bytes, fragment: str) -> None:
+    path = tmp_path / "k.cubin"
+    path.write_bytes(data)
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert f"not a valid cubin: {fragment}" in err.value.message
+    assert err.value.path == str(path)
+
+
+def test_a_sparse_20_gib_cubin_is_refused_from_its_size(tmp_path: Path) -> None:
+    path = _sparse(tmp_path / "big.cubin", REAL[:64])
+    start = time.monotonic()
+    with pytest.raises(ShmemError, match="cubin is larger than the limit of 64 MiB"):
+        read_cubin(path, use_tools=False)
+    assert time.monotonic() - start < 1
+
+
+def test_names_that_overlap_are_bounded(tmp_path: Path) -> None:
+    """A symbol table of 200,000 entry functions all named by one 50 KB string: 10 GB of
+    names if each were read; refused once their bytes pass twice the file's size."""
+    long_name = b"k" * 50_000 + b"\0"
+    count = 200_000
+    strtab = b"\0.shstrtab\0.strtab\0.symtab\0"
+    symtab = bytes(24) + struct.pack("<IBBHQQ", len(strtab), 0x12, 0x10, 0, 0, 0) * count
+    body_at = 64
+    strings = strtab + long_name
+    sym_at = body_at + len(strings)
+    sh_at = sym_at + len(symtab)
+    head = bytearray(64)
+    head[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<H", head, 18, 190)  # EM_CUDA
+    struct.pack_into("<Q", head, 0x28, sh_at)
+    struct.pack_into("<HHH", head, 0x3A, 64, 4, 1)
+    sections = bytes(64)
+    sections += struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, body_at, len(strings), 0, 0, 1, 0)
+    sections += struct.pack("<IIQQQQIIQQ", 11, 3, 0, 0, body_at, len(strings), 0, 0, 1, 0)
+    sections += struct.pack("<IIQQQQIIQQ", 19, 2, 0, 0, sym_at, len(symtab), 2, 0, 8, 24)
+    path = tmp_path / "names.cubin"
+    path.write_bytes(bytes(head) + strings + symtab + sections)
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(ShmemError, match="its names add up to more than twice its size"):
+            read_cubin(path, use_tools=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - start < 5
+    assert peak < 200 << 20
+
+
+@needs_nvdisasm
+def test_broken_cubins_on_the_command_line(tmp_path: Path) -> None:
+    four = tmp_path / "four.cubin"
+    four.write_bytes(b"\x7fELF")
+    refused(shmem("trace", str(four), "-b", "32"), f"{four}: error:", "too short for an ELF")
+    sparse = _sparse(tmp_path / "sparse.cubin", REAL[:64])
+    refused(shmem("trace", str(sparse), "-b", "32"), "larger than the limit of 64 MiB")
+
+
+# --- fat binaries and executables -----------------------------------------------------------
+
+
+def test_a_fat_binary_whose_header_says_size_0_ends() -> None:
+    entries = _entry(2, 90, REAL)
+    for header, size in ((0, 0), (0, len(entries)), (16, 0), (8, 1 << 60)):
+        blob = _fat(entries, header, size) + entries
+        assert cubins_for_arch(_host_elf(blob), "sm_90") == []
+
+
+def test_entries_that_overrun_their_section_are_not_copied() -> None:
+    """16,384 entries of 32 bytes, each claiming 2^40 bytes of payload: the old reader copied
+    the rest of the section for each one (quadratic, past 1 GiB from 512 KiB)."""
+    entry = bytearray(32)
+    struct.pack_into("<HHIQ", entry, 0, 2, 0x101, 32, 1 << 40)
+    struct.pack_into("<I", entry, 28, 90)
+    entries = bytes(entry) * 16_384
+    host = _host_elf(_fat(entries) + entries)
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        assert cubins_for_arch(host, "sm_90") == []
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - start < 1
+    assert peak < 8 << 20
+
+
+def test_entries_whose_headers_are_too_short_end_the_walk() -> None:
+    entry = bytearray(32)
+    struct.pack_into("<HHIQ", entry, 0, 2, 0x101, 0, 0)  # entry header size 0: no progress
+    entries = bytes(entry) * 1000 + _entry(2, 90, REAL)
+    assert cubins_for_arch(_host_elf(_fat(entries) + entries), "sm_90") == []
+
+
+def test_an_executable_is_read_where_its_sections_are(tmp_path: Path) -> None:
+    entries = _entry(2, 90, REAL)
+    host = _host_elf(_fat(entries) + entries)
+    path = _sparse(tmp_path / "app", host)  # the fat binary, then 20 GiB of hole
+    start = time.monotonic()
+    assert cubins_in_file(path, "sm_90") == [REAL]
+    assert time.monotonic() - start < 1
+    with pytest.raises(ShmemError, match="it is a directory"):
+        cubins_in_file(tmp_path, "sm_90")
+
+
+def test_fat_binary_sections_past_the_bound_are_left_to_cuobjdump(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    entries = _entry(2, 90, REAL)
+    host = _host_elf(_fat(entries) + entries)
+    monkeypatch.setattr(fatbin, "MAX_SECTION_BYTES", 1024)
+    assert cubins_for_arch(host, "sm_90") == []
+
+
+@needs_nvdisasm
+def test_an_executable_error_names_the_executable(tmp_path: Path) -> None:
+    entries = _entry(2, 90, REAL[:3000])  # an ELF cut off inside the fat binary
+    app = tmp_path / "app"
+    app.write_bytes(_host_elf(_fat(entries) + entries))
+    refused(
+        shmem("trace", str(app), "-b", "32"),
+        f"{app}: error: not a valid cubin",
+        "(embedded cubin: fat binary entry 0)",
+    )
