@@ -114,8 +114,8 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
         raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
     if kind == "cubin":
         info = read_cubin(path)
-        if request.arch is not None and request.arch != info.arch:
-            raise toolchain.ToolError(f"the cubin is for {info.arch}, not {request.arch}")
+        if request.arch is not None and request.arch not in (info.arch, info.target_name):
+            raise toolchain.ToolError(f"the cubin is for {info.target_name}, not {request.arch}")
         return [info], [], info.arch
     arch = request.arch or DEFAULT_ARCH
     infos = []
@@ -146,7 +146,7 @@ def _pick(infos: Sequence[CubinInfo], query: str | None, path: str, arch: str) -
     every = tuple(k for info in infos for k in info.kernels if owner[k.mangled] is info)
     kernel = find_kernel(CubinInfo(path=path, arch=arch, kernels=every), query)
     info = owner[kernel.mangled]
-    return CubinInfo(path=info.path, arch=info.arch, kernels=(kernel,))
+    return CubinInfo(path=info.path, arch=info.arch, kernels=(kernel,), target=info.target)
 
 
 def _tool_failure(exc: toolchain.ToolError, path: Path) -> ShmemError:
@@ -178,18 +178,19 @@ def _load_triton(request: TraceRequest) -> LoadedKernel:
         entry = open_entry(path, request.kernel)
         info = read_cubin(entry.cubin)
         arch = entry.arch or info.arch
-        if arch != info.arch:
-            why = f"the metadata says {arch} and the cubin is for {info.arch}"
+        if arch not in (info.arch, info.target_name):
+            why = f"the metadata says {arch} and the cubin is for {info.target_name}"
             raise ShmemError(why, code="invalid-kernel")
-        if request.arch is not None and request.arch != arch:
-            raise ShmemError(f"the entry is for {arch}, not {request.arch}", code="invalid-kernel")
+        if request.arch is not None and request.arch not in (arch, info.target_name):
+            why = f"the entry is for {info.target_name}, not {request.arch}"
+            raise ShmemError(why, code="invalid-kernel")
         kernel = find_kernel(info, entry.name)
         disassembly = toolchain.disassemble(entry.cubin)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    chosen = CubinInfo(path=str(entry.cubin), arch=arch, kernels=(kernel,))
+    chosen = CubinInfo(path=str(entry.cubin), arch=info.arch, kernels=(kernel,), target=info.target)
     params = tuple(triton_params(kernel, entry))
     return LoadedKernel(kernel, chosen, params, disassembly, arch, entry)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
+from .elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
 MAX_CUBIN_BYTES = 64 << 20
@@ -85,8 +86,14 @@ class Kernel:
 @dataclass(frozen=True)
 class CubinInfo:
     path: str
-    arch: str  # sm_90
+    arch: str  # sm_90: the SM, whose rules cost the code (sm_90a's are sm_90's)
     kernels: tuple[Kernel, ...]
+    target: str | None = None  # sm_90a where the cubin is the architecture-specific variant
+
+    @property
+    def target_name(self) -> str:
+        """The cubin's target as cuobjdump names it (``sm_90a``), else :attr:`arch`."""
+        return self.target or self.arch
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,7 @@ class _Elf:
             self._fail("not an ELF file")
         if data[4] != 2 or data[5] != 1:
             self._fail("not a 64-bit little-endian ELF file")
+        self.abi_version = data[8]  # e_ident[EI_ABIVERSION]: 7 or 8 (elf_arch)
         (self.machine,) = struct.unpack_from("<H", data, 18)
         (self.flags,) = struct.unpack_from("<I", data, 0x30)
         (shoff,) = struct.unpack_from("<Q", data, 0x28)
@@ -205,9 +213,11 @@ def _kernel_attributes(
     return sorted(params, key=lambda p: p.ordinal), base, size
 
 
-def arch_of(flags: int) -> str:
-    """``sm_90`` from a cubin's ELF flags (the SM version sits in bits 8-15)."""
-    return f"sm_{(flags >> 8) & 0xFF}"
+def arch_of(elf: _Elf) -> CubinArch:
+    """The cubin's SM and ``a`` variant from its ELF header (both ABI layouts: elf_arch)."""
+    compat = elf.by_name.get(".nv.compat")
+    body = elf.body(compat) if compat is not None and compat.type != SHT_NOBITS else None
+    return cubin_arch(elf.abi_version, elf.flags, body)
 
 
 def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
@@ -256,7 +266,8 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
                 code_bytes=text.size if text else 0,
             )
         )
-    return CubinInfo(path=str(path), arch=arch_of(elf.flags), kernels=tuple(kernels))
+    target = arch_of(elf)
+    return CubinInfo(path=str(path), arch=target.base, kernels=tuple(kernels), target=target.name)
 
 
 def read_section(path: str | Path, name: str) -> bytes | None:

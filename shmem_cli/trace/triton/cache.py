@@ -47,6 +47,9 @@ _ARG = re.compile(r"%([\w$.]+)\s*:\s*")
 _LOC_NAME = re.compile(r'loc\(\s*"([^"]+)"\s*\(')
 _FIRST_LOC = re.compile(r'^#loc\s*=\s*loc\("([^"]+)":(\d+):\d+\)', re.M)
 _SHAPE = re.compile(r"tensor<((?:\d+x)+)[^>]*>")
+# a host-side tensor descriptor (TensorDescriptor), lowered to TMA: a CUtensorMap by value
+_DESC = re.compile(r"!tt\.tensordesc<\s*tensor<((?:\d+x)+)\w+[^>]*>\s*>")
+DESC_TYPE = "CUtensorMap"
 # TTGIR scalar types -> (C type, bytes)
 _SCALARS = {
     "i1": ("bool", 1),
@@ -80,6 +83,11 @@ class TritonParam:
     @property
     def is_pointer(self) -> bool:
         return self.c_type.endswith("*")
+
+    @property
+    def is_desc(self) -> bool:
+        """A host-side tensor descriptor, passed as a 128-byte CUtensorMap."""
+        return self.c_type == DESC_TYPE
 
     @property
     def is_float(self) -> bool:
@@ -260,8 +268,30 @@ def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
         inner = _balanced(text, m.end() - 1)
         if inner is None:
             break
-        return tuple(_param(piece, where) for piece in _split_args(inner))
+        return _desc_parts(tuple(_param(piece, where) for piece in _split_args(inner)))
     raise TritonError(f"the TTGIR has no function @{name}", where)
+
+
+def desc_rank(param: TritonParam) -> int:
+    """The rank of a tensor descriptor parameter (its block's dimensions)."""
+    m = _DESC.fullmatch(param.ir_type)
+    return m.group(1).count("x") if m else 0
+
+
+def _desc_parts(params: tuple[TritonParam, ...]) -> tuple[TritonParam, ...]:
+    """Names for the scalars Triton passes after each descriptor (its shape as i32 and its
+    strides as i64, all named after the descriptor in the TTGIR): ``a_desc.shape0``, ..."""
+    out = list(params)
+    for i, p in enumerate(params):
+        rank = desc_rank(p)
+        if not rank:
+            continue
+        parts = [f"shape{k}" for k in range(rank)] + [f"stride{k}" for k in range(rank)]
+        for k, part in enumerate(parts):
+            j = i + 1 + k
+            if j < len(out) and out[j].name == p.name:
+                out[j] = TritonParam(f"{p.name}.{part}", out[j].ir_type, out[j].c_type)
+    return tuple(out)
 
 
 def _balanced(text: str, open_paren: int) -> str | None:
@@ -300,15 +330,17 @@ def _param(piece: str, where: Path) -> TritonParam:
     loc = _LOC_NAME.search(rest)
     name = loc.group(1) if loc else m.group(1)
     pointer = re.fullmatch(r"!tt\.ptr<\s*([\w]+)\s*(?:,\s*\d+)?\s*>", ir_type)
-    if pointer:
+    if _DESC.fullmatch(ir_type):
+        c_type = DESC_TYPE
+    elif pointer:
         element = _SCALARS.get(pointer.group(1), (pointer.group(1), 0))[0]
         c_type = {"half": "float16", "bfloat16": "bfloat16"}.get(element, element) + "*"
     elif ir_type in _SCALARS:
         c_type = _SCALARS[ir_type][0]
     else:
         raise TritonError(
-            f"parameter {name} has the type {ir_type}, which shmem cannot pass yet "
-            "(tensor descriptors, tuples)",
+            f"parameter {name} has the type {ir_type}, which shmem cannot pass yet (tuples, "
+            "descriptors of other forms than !tt.tensordesc<tensor<...>>)",
             where,
         )
     return TritonParam(name, ir_type, c_type)
@@ -347,17 +379,21 @@ def _names_from_python(
     return None
 
 
-def entries_under(root: Path, name: str | None) -> list[TritonEntry]:
+def entries_under(
+    root: Path, name: str | None, refused: list[ShmemError] | None = None
+) -> list[TritonEntry]:
     """Every entry of a cache root (``root/<hash>/<name>.json``) or of one entry folder whose
-    kernel is ``name`` (any name when None). Only the metadata of the others is read."""
+    kernel is ``name`` (any name when None). Only the metadata of the others is read; the
+    reasons entries of that name could not be read are added to ``refused``."""
     found: list[TritonEntry] = []
     for meta in _metadata_files(root):
         try:
             if name is not None and str(_metadata(meta)["name"]) != name:
                 continue
             found.append(read_entry(meta))
-        except ShmemError:
-            continue  # not an entry this trace can use
+        except ShmemError as exc:
+            if refused is not None:
+                refused.append(exc)  # an entry this trace cannot use: say why if none can
     return found
 
 
@@ -389,9 +425,12 @@ def open_entry(path: Path, kernel: str | None) -> TritonEntry:
         # Triton's group file __grp__<name>.json lists the entry's files: the metadata is beside
         grouped = path.with_name(path.name.removeprefix("__grp__"))
         return read_entry(grouped if path.name.startswith("__grp__") else path)
-    found = entries_under(path, kernel)
+    refused: list[ShmemError] = []
+    found = entries_under(path, kernel, refused)
     if len(found) == 1:
         return found[0]
+    if not found and refused:
+        raise refused[0]  # the real reason, as the entry's own .json or .cubin gives it
     if not found:
         names = kernel_names(path)
         if kernel is not None and names:

@@ -13,8 +13,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..kernel import tensormap
 from ..kernel.cubin import Kernel
 from ..kernel.launch import LaunchError, Param
+from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
 
 _DECIMAL = re.compile(r"^[+-]?\d+\Z")
@@ -56,7 +58,10 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
     for i, p in enumerate(kernel.params):
         if i < len(own):
             name, c_type = own[i].name, own[i].c_type
-            want = 8 if c_type.endswith("*") else _C_BYTES[c_type]
+            if own[i].is_desc:
+                want = tensormap.BYTES
+            else:
+                want = 8 if c_type.endswith("*") else _C_BYTES[c_type]
             if p.size != want:
                 raise TritonError(
                     f"parameter {i} ({name}, {c_type}) has {p.size} bytes in the cubin, not "
@@ -94,16 +99,26 @@ def triton_launch(
     by_name = {p.name: p for p in params}
     given: list[str] = []
     named: set[str] = set()
+    own = list(entry.params)
     for text in args:
         key, sep, value = text.partition("=")
         param = by_name.get(key.strip())
         if param is None and key.strip().isdigit() and int(key) < len(params):
             param = params[int(key)]
-        if param is not None and sep:
+        if param is not None and param.ordinal < len(own) and own[param.ordinal].is_desc:
+            if not value.strip().startswith(descriptors.PREFIX):
+                raise LaunchError(_desc_hint(param.name or key))
+            for pos, v in descriptors.expand(entry, own, param.ordinal, value.strip()):
+                given.append(f"{pos}={v}")
+                named.add(params[pos].name or "")
+        elif param is not None and sep:
             named.add(param.name or "")
             given.append(f"{key}={_float_text(value.strip(), param)}")
         else:
             given.append(text)  # plan_launch says what is wrong with it
+    missing = [p.name for p in own if p.is_desc and p.name not in named]
+    if missing:
+        raise LaunchError(_desc_hint(missing[0]))
     cluster = entry.cluster_dims
     programs = grid[0] * grid[1] * grid[2]
     sizes: dict[int, int] = {}
@@ -121,4 +136,12 @@ def triton_launch(
         dynamic_smem=entry.shared if dynamic_smem is None else dynamic_smem,
         args=tuple(given),
         buffer_sizes=sizes,
+    )
+
+
+def _desc_hint(name: str) -> str:
+    return (
+        f"{name} is a host-side tensor descriptor (TensorDescriptor): give the tensor's shape "
+        f"and strides, --arg {name}=tensordesc:shape=256x256,strides=256x1 (block shape, type "
+        "and swizzle come from the entry)"
     )

@@ -77,3 +77,80 @@ def matmul_tiles(
         acc = tl.dot(a, b, acc)
     out = (rows[:, None] < m) & (cols[None, :] < n)
     tl.store(c_ptr + rows[:, None] * n + cols[None, :], acc.to(c_ptr.dtype.element_ty), mask=out)
+
+
+@triton.jit
+def matmul_grouped(
+    c_ptr,
+    a_ptr,
+    b_ptr,
+    m,
+    n,
+    k,
+    GROUP: tl.constexpr,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
+    """C = A @ B (row-major), programs in groups of GROUP rows of tiles for L2 reuse, rows and
+    columns wrapped modulo m and n, the K tail masked: the usual shape of a Triton matmul."""
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(m, BM)
+    tiles_n = tl.cdiv(n, BN)
+    in_group = GROUP * tiles_n
+    first_m = (pid // in_group) * GROUP
+    size_m = min(tiles_m - first_m, GROUP)
+    pid_m = first_m + (pid % in_group) % size_m
+    pid_n = (pid % in_group) // size_m
+    rows = (pid_m * BM + tl.arange(0, BM)) % m
+    cols = (pid_n * BN + tl.arange(0, BN)) % n
+    steps = tl.arange(0, BK)
+    a_ptrs = a_ptr + rows[:, None] * k + steps[None, :]
+    b_ptrs = b_ptr + steps[:, None] * n + cols[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kk in range(0, tl.cdiv(k, BK)):
+        left = k - kk * BK
+        a = tl.load(a_ptrs, mask=steps[None, :] < left, other=0.0)
+        b = tl.load(b_ptrs, mask=steps[:, None] < left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * n
+    out_r = pid_m * BM + tl.arange(0, BM)
+    out_c = pid_n * BN + tl.arange(0, BN)
+    inside = (out_r[:, None] < m) & (out_c[None, :] < n)
+    c = acc.to(c_ptr.dtype.element_ty)
+    tl.store(c_ptr + out_r[:, None] * n + out_c[None, :], c, mask=inside)
+
+
+@triton.jit
+def matmul_host_desc(
+    a_desc, b_desc, c_desc, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
+    """C = A @ B through host-side tensor descriptors (TensorDescriptor: TMA on Hopper)."""
+    off_m = tl.program_id(0) * BM
+    off_n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, k, BK):
+        a = a_desc.load([off_m, k0])
+        b = b_desc.load([k0, off_n])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([off_m, off_n], acc.to(tl.float16))
+
+
+@triton.jit
+def matmul_device_desc(
+    c_ptr, a_ptr, b_ptr, m, n, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
+    """C = A @ B through tensor descriptors made in the kernel (tl.make_tensor_descriptor,
+    written into the global scratch Triton asks the allocator for)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[m, k], strides=[k, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[k, n], strides=[n, 1], block_shape=[BK, BN])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[m, n], strides=[n, 1], block_shape=[BM, BN])
+    off_m = tl.program_id(0) * BM
+    off_n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, k, BK):
+        a = a_desc.load([off_m, k0])
+        b = b_desc.load([k0, off_n])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([off_m, off_n], acc.to(tl.float16))

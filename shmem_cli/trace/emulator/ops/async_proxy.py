@@ -147,6 +147,16 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
 # --- TMA and bulk copies -----------------------------------------------------------------
 
 
+def per_warp(b: Block, ix: Idx) -> list[tuple[int, int]]:
+    """(position in ``ix``, thread) of the first executing thread of each warp: a TMA or bulk
+    copy is a uniform-datapath instruction, issued once per warp that executes it, whether
+    one elected lane or a whole warp (under a uniform predicate, as Triton writes it) runs
+    it; its operands are uniform registers, the same in every lane."""
+    ids = b.ids(ix)
+    _, first = np.unique(ids >> 5, return_index=True)
+    return [(int(k), int(ids[k])) for k in first]
+
+
 def _tensor_map(b: Block, addr: int, ins: Instruction) -> TensorMap | None:
     """The tensor map at a generic address: in the parameters, or in global memory."""
     bank = b.cbank[0]
@@ -181,7 +191,7 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
     index = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
-        for t in b.ids(ix).tolist():  # one copy per executing thread (an elected lane)
+        for _, t in per_warp(b, ix):
             one = np.array([t], dtype=np.intp)
             dst = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
             bar = _bar_offset(b, _ur(b, one, a + 1), ins)
@@ -210,7 +220,7 @@ def _utmastg(ins: Instruction, ctx: Context) -> Step:
     reduce = ins.opcode == "UTMAREDG"
 
     def step(b: Block, ix: Idx) -> None:
-        for t in b.ids(ix).tolist():
+        for _, t in per_warp(b, ix):
             one = np.array([t], dtype=np.intp)
             src = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
             coords = tuple(_signed(_ur(b, one, a + 1 + k)) for k in range(rank))
@@ -241,7 +251,7 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         mem = b.launch.memory
         sizes, _ = rsize(b, ix)
-        for k, t in enumerate(b.ids(ix).tolist()):
+        for k, t in per_warp(b, ix):
             one = np.array([t], dtype=np.intp)
             size = int(np.broadcast_to(sizes, (b.count(ix),))[k]) * 16
             if to_shared:
@@ -275,7 +285,7 @@ def _ublkred(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         mem = b.launch.memory
         sizes, _ = rsize(b, ix)
-        for k, t in enumerate(b.ids(ix).tolist()):
+        for k, t in per_warp(b, ix):
             one = np.array([t], dtype=np.intp)
             size = int(np.broadcast_to(sizes, (b.count(ix),))[k]) * 16
             off = int(shared_offsets(b, np.array([_ur(b, one, s)]), size, ins)[0])

@@ -89,9 +89,10 @@ def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits
 
 
 def _wide_address(mem: Operand, ins: Instruction) -> Operand:
-    """A generic ``ATOM.E`` names a 64-bit address pair as ``[R4]``."""
-    generic = ins.opcode == "ATOM" and "E" in ins.mods
-    if generic and isinstance(mem, Mem) and mem.reg is not None and "64" not in mem.reg.sel:
+    """A generic ``ATOM.E`` or global ``ATOMG.E`` names a 64-bit address pair as ``[R4]``
+    (nvdisasm writes ``.64`` for LDG/STG/REDG addresses, not for these)."""
+    extended = ins.opcode in ("ATOM", "ATOMG") and "E" in ins.mods
+    if extended and isinstance(mem, Mem) and mem.reg is not None and "64" not in mem.reg.sel:
         reg = mem.reg
         wide = Reg(reg.kind, reg.index, sel=(*reg.sel, "64"))
         return Mem(wide, mem.ureg, mem.offset, mem.desc)

@@ -90,6 +90,8 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
     dest, outs, srcs, cin = split_preds(ins.operands)
     if len(srcs) != 3:
         raise unsupported(ins, "expected three sources")
+    if "64" in ins.mods:
+        return _iadd3_64(ins, dest, outs, srcs, cin)
     # a '-' operand is added as ~x + 1 so that the carry matches a subtraction
     negs = [isinstance(s, Reg) and s.neg for s in srcs]
     plain = [_strip_neg(s) for s in srcs]
@@ -107,6 +109,28 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
             total = total + ((~v & M32) + 1 if neg else v)
             taint = taint | t
         _finish_sum(b, ix, total, taint, rin, w, wout)
+
+    return step
+
+
+def _iadd3_64(
+    ins: Instruction, dest: Operand, outs: list[Operand], srcs: list[Operand], cin: list[Operand]
+) -> Step:
+    """``IADD3.64``: three 64-bit register pairs (a '-' one negated) added modulo 2^64, as
+    Triton's wgmma loops step a descriptor pair (``UIADD3.64 UR24, UR6, -UR24, URZ``)."""
+    if outs or cin:
+        raise unsupported(ins, "a 64-bit add with carries")
+    readers = [read_u64(s, ins) for s in srcs]  # a '-' register pair is read negated
+    w = write_u64(dest, ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        total: Any = np.zeros(b.count(ix), dtype=np.uint64)
+        taint: Any = 0
+        for r in readers:
+            v, t = r(b, ix)
+            total = total + np.asarray(v, dtype=np.uint64)
+            taint = taint | t
+        w(b, ix, total, taint)
 
     return step
 

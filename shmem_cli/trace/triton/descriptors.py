@@ -1,0 +1,136 @@
+"""Host-side tensor descriptors of a Triton kernel (``TensorDescriptor``) as launch arguments.
+
+Triton passes a host-side descriptor whose loads it lowered to TMA as a ``CUtensorMap`` by value,
+followed by the tensor's shape (one i32 per dimension) and strides (one i64 each). Its launcher
+encodes the map from the tensor and from the entry's metadata (``tensordesc_meta``, one record
+per descriptor parameter, in order): the block shape, the element type (in the map's own data
+type codes), the element size and the swizzle (a ``CUtensorMapSwizzle`` code); the L2
+promotion is 128 bytes, the element strides 1, out-of-bounds elements zero unless the
+descriptor's padding is ``"nan"``.
+
+The user gives only what the tensor is: ``--arg a_desc=tensordesc:shape=256x256,strides=256x1``
+(Python's order, outermost first, strides in elements; ``padding=nan`` optional). The map is
+then written as the ``tensormap:`` argument :mod:`shmem_cli.trace.kernel.tensormap` reads
+(dimensions innermost first, strides in bytes), over a zero-filled buffer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..kernel import tensormap
+from ..kernel.launch import LaunchError
+from .cache import TritonEntry, TritonParam, desc_rank
+
+PREFIX = "tensordesc:"
+_KEYS = ("shape", "strides", "padding")
+_CODES = {code: name for name, (code, _, _) in tensormap.DTYPES.items() if "tfloat" not in name}
+_MAX_DIMENSION = 1 << 32
+
+
+def _sizes(text: str, key: str, name: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(x, 10) for x in text.lower().split("x"))
+    except ValueError:
+        raise LaunchError(
+            f"--arg {name}: {key}={text!r} is not numbers joined by 'x' (e.g. {key}=256x256)"
+        ) from None
+    if not out or any(not 0 < v <= _MAX_DIMENSION for v in out):
+        raise LaunchError(f"--arg {name}: {key} must be numbers from 1 to 2^32")
+    return out
+
+
+def parse(text: str, name: str) -> dict[str, Any]:
+    """``tensordesc:shape=AxB,strides=Cx1[,padding=nan]`` -> its fields."""
+    fields: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text[len(PREFIX) :].split(","))):
+        key, eq, value = part.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in _KEYS or key in fields:
+            raise LaunchError(
+                f"--arg {name}: '{part}' is not one of shape=, strides=, padding= (each once): "
+                f"write {name}=tensordesc:shape=256x256,strides=256x1"
+            )
+        fields[key] = value.strip()
+    for need in ("shape", "strides"):
+        if need not in fields:
+            raise LaunchError(
+                f"--arg {name}: a tensor descriptor needs {need}= "
+                f"({name}=tensordesc:shape=256x256,strides=256x1)"
+            )
+    padding = fields.get("padding", "zero").lower()
+    if padding not in ("zero", "nan"):
+        raise LaunchError(f"--arg {name}: padding is zero or nan, not {fields['padding']!r}")
+    return {
+        "shape": _sizes(fields["shape"], "shape", name),
+        "strides": _sizes(fields["strides"], "strides", name),
+        "nan": padding == "nan",
+    }
+
+
+def _meta(entry: TritonEntry, index: int, name: str) -> dict[str, Any]:
+    metas = entry.metadata.get("tensordesc_meta")
+    if not isinstance(metas, list) or index >= len(metas) or not isinstance(metas[index], dict):
+        raise LaunchError(
+            f"{name} is a tensor descriptor the entry's metadata has no tensordesc_meta for "
+            "(Triton did not lower it to a TMA tensor map): shmem cannot pass it"
+        )
+    meta: dict[str, Any] = metas[index]
+    return meta
+
+
+def _int(meta: dict[str, Any], key: str, name: str) -> int:
+    value = meta.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LaunchError(f"{name}: the metadata's tensordesc_meta has no integer {key!r}")
+    return value
+
+
+def expand(
+    entry: TritonEntry, params: list[TritonParam], index: int, text: str
+) -> list[tuple[int, str]]:
+    """The arguments (parameter position, ``--arg`` value) that the descriptor ``params[index]``
+    given as ``text`` stands for: its tensor map, then its shape and strides."""
+    desc = params[index]
+    name = desc.name
+    rank = desc_rank(desc)
+    given = parse(text, name)
+    shape, strides = list(given["shape"]), list(given["strides"])
+    if len(shape) != rank or len(strides) != rank:
+        raise LaunchError(
+            f"--arg {name}: the kernel's descriptor has {rank} dimensions; give {rank} sizes "
+            f"in shape= and strides= (got {len(shape)} and {len(strides)})"
+        )
+    if strides[-1] != 1:
+        raise LaunchError(f"--arg {name}: the last stride must be 1 (a TMA tensor is dense inside)")
+    ordinal = sum(1 for p in params[:index] if p.is_desc)
+    meta = _meta(entry, ordinal, name)
+    code = _int(meta, "elem_type", name)
+    if code not in _CODES:
+        raise LaunchError(f"{name}: element type code {code} of tensordesc_meta is not known")
+    dtype = _CODES[code]
+    esize = tensormap.DTYPES[dtype][1]
+    block = meta.get("block_size")
+    if (
+        not isinstance(block, list)
+        or len(block) != rank
+        or not all(isinstance(b, int) and not isinstance(b, bool) for b in block)
+    ):
+        raise LaunchError(f"{name}: tensordesc_meta's block_size is not {rank} integers")
+    swizzle = tensormap.SWIZZLE_BYTES.get(_int(meta, "swizzle", name))
+    if swizzle is None:
+        raise LaunchError(f"{name}: tensordesc_meta's swizzle code is not 0 to 3")
+    if meta.get("fp4_padded"):
+        shape[-1] *= 2  # two fp4 values a byte: the launcher doubles the inner size
+    dims = list(reversed(shape))
+    byte_strides = [s * esize for s in reversed(strides[:-1])]
+    spec = (
+        f"{tensormap.PREFIX}dtype={dtype},dims={'x'.join(map(str, dims))},"
+        f"box={'x'.join(str(b) for b in reversed(block))},"
+        + (f"strides={'x'.join(map(str, byte_strides))}," if byte_strides else "")
+        + f"swizzle={swizzle or 'none'},l2=128B,oob={'nan' if given['nan'] else 'zero'}"
+    )
+    out = [(index, spec)]
+    for k, value in enumerate([*shape, *strides]):
+        out.append((index + 1 + k, str(value)))
+    return out

@@ -1,0 +1,90 @@
+"""A Triton user's cache on Hopper: the project's own kernels run by PyTorch 2.11's Triton 3.6
+(JIT, on the H200), whose cache entries were kept (tests/data/triton/jit36): once with
+Triton's own ptxas (ELF ABI 7 cubins) and once with CUDA 13's (ABI 8, as PyTorch's Inductor
+entries). Each entry traced with only the grid, the named scalars and each host-side
+descriptor's shape and strides gives Nsight Compute's counts of that very run."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import pytest
+
+from shmem_cli.cuda import toolchain
+from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_file
+from shmem_cli.trace.result import KernelTrace
+
+from .conftest import TEST_DATA
+
+DATA = TEST_DATA / "triton" / "jit36"
+LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
+RUNS = json.loads((DATA / "measured.json").read_text())["runs"]
+MEASURED = {(abi, m["id"]): m for abi, runs in RUNS.items() for m in runs}
+CASES = sorted(MEASURED)
+
+pytestmark = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+
+
+@functools.cache
+def traced(abi: str, ident: str) -> KernelTrace:
+    L = LAUNCHES[ident]
+    args = {**L["args"], **L.get("tensordesc", {})}
+    request = TraceRequest(DATA / L[f"entry_{abi}"], grid=tuple(L["grid"]), args=arg_texts(args))
+    return trace_file(request).kernels[0]
+
+
+def per_op(kernel: KernelTrace) -> dict[str, Any]:
+    """Nsight Compute's per-op terms (ldmatrix/stmatrix wavefronts count in op_ld/op_st)."""
+    t = kernel.totals
+    return {
+        "ld": (t["load"].requests, t["load"].wavefronts + t["ldmatrix"].wavefronts),
+        "st": (t["store"].requests, t["store"].wavefronts + t["stmatrix"].wavefronts),
+        "ldsm": t["ldmatrix"].requests,
+        "stsm": t["stmatrix"].requests,
+        "ldgsts": t["cp_async"].requests,
+        "gmma": t["wgmma"].wavefronts,
+    }
+
+
+def measured(abi: str, ident: str) -> dict[str, Any]:
+    m = MEASURED[(abi, ident)]
+    p = m["per_op"]
+    return {
+        "ld": (p["ld"]["requests"], p["ld"]["wavefronts"]),
+        "st": (p["st"]["requests"], p["st"]["wavefronts"]),
+        "ldsm": p["ldsm"]["requests"],
+        "stsm": p["stsm"]["requests"],
+        "ldgsts": p["ldgsts"]["requests"],
+        "gmma": m["gmma_wavefronts"],
+    }
+
+
+@pytest.mark.parametrize(("abi", "ident"), CASES, ids=[f"{a}-{i}" for a, i in CASES])
+def test_each_entry_gives_the_h200s_per_op_counts(abi: str, ident: str) -> None:
+    # cp.async's wavefronts are the total less the other parts: they moved between the two
+    # runs of the same kernel (grouped_b: 513 and 512), so only its requests are compared
+    assert per_op(traced(abi, ident)) == measured(abi, ident)
+
+
+@pytest.mark.parametrize(("abi", "ident"), CASES, ids=[f"{a}-{i}" for a, i in CASES])
+def test_each_instruction_gives_nsight_computes_source_counters(abi: str, ident: str) -> None:
+    ncu = {i["pc"]: i for i in MEASURED[(abi, ident)]["instructions"]}
+    kernel = traced(abi, ident)
+    assert {a.pc for a in kernel.accesses if a.op != "wgmma"} == set(ncu)
+    for a in kernel.accesses:
+        if a.op in ("wgmma", "cp_async"):
+            continue  # wgmma per op (gmma); the source view's LDGSTS figure: docs/trace.md
+        m = ncu[a.pc]
+        got = (a.result.requests + a.predicated_off, a.result.wavefronts, a.result.ideal_wavefronts)
+        assert got == (m["executed"], m["wavefronts"], m["ideal"]), a.sass
+
+
+def test_both_runs_are_the_cubin_layouts_they_are_kept_for() -> None:
+    for abi, version in (("abi7", 7), ("abi8", 8)):
+        for L in LAUNCHES.values():
+            cubin = next((DATA / L[f"entry_{abi}"]).glob("*.cubin"))
+            assert cubin.read_bytes()[8] == version, cubin

@@ -1,0 +1,69 @@
+"""What `shmem trace` says of a Triton entry it cannot trace: the same real reason from the
+cache root, the entry folder, its .json and its .cubin; and a host-side descriptor's arguments."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
+
+from .conftest import TEST_DATA
+
+JIT = TEST_DATA / "triton" / "jit36"
+HOST = next((JIT / "cache_abi7").glob("*/matmul_host_desc.json")).parent
+
+pytestmark = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+
+
+def _shmem(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["trace", *args])
+    return result.exit_code, result.output
+
+
+def test_every_way_to_name_an_unreadable_entry_gives_its_real_reason(tmp_path: Path) -> None:
+    entry = tmp_path / "cache" / HOST.name
+    shutil.copytree(HOST, entry)
+    ttgir = entry / "matmul_host_desc.ttgir"
+    # a parameter type shmem does not pass (here a tuple in the descriptor's place)
+    ttgir.write_text(
+        ttgir.read_text().replace("!tt.tensordesc<tensor<64x32xf16, #shared>>", "!tt.tuple<i32>", 1)
+    )
+    why = "parameter a_desc has the type !tt.tuple<i32>, which shmem cannot pass yet"
+    for where in ("cache", f"cache/{entry.name}", f"cache/{entry.name}/matmul_host_desc.json",
+                  f"cache/{entry.name}/matmul_host_desc.cubin"):  # fmt: skip
+        code, out = _shmem(str(tmp_path / where), "--kernel", "matmul_host_desc", "-g", "1")
+        assert code == 2 and why in out, (where, out)
+        assert "no Triton cache entry" not in out
+
+
+def test_a_host_side_descriptor_not_given_says_how_to_give_it() -> None:
+    code, out = _shmem(str(HOST), "-g", "2,2", "-a", "k=128")
+    assert code == 2
+    assert "a_desc is a host-side tensor descriptor" in out
+    assert "--arg a_desc=tensordesc:shape=256x256,strides=256x1" in out
+
+
+def test_a_descriptor_of_the_wrong_rank_is_refused_in_words() -> None:
+    args = ["-a", "k=128", "-a", "a_desc=tensordesc:shape=128,strides=1"]
+    code, out = _shmem(str(HOST), "-g", "2,2", *args)
+    assert code == 2 and "has 2 dimensions; give 2 sizes" in out
+
+
+def test_the_parameters_of_a_descriptor_are_named_after_it() -> None:
+    code, out = _shmem(str(HOST), "--list-params")
+    assert code == 0
+    rows = [line.split()[:4] for line in out.splitlines()[2:7]]
+    assert rows == [
+        ["0", "a_desc", "CUtensorMap", "0x30"],
+        ["1", "a_desc.shape0", "int32_t", "0xb0"],
+        ["2", "a_desc.shape1", "int32_t", "0xb4"],
+        ["3", "a_desc.stride0", "int64_t", "0xb8"],
+        ["4", "a_desc.stride1", "int64_t", "0xc0"],
+    ]
