@@ -39,6 +39,7 @@ from typing import Any
 
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError
+from .ncu_names import same_kernel
 from .result import KernelTrace
 
 MAX_CSV_BYTES = 256 << 20
@@ -203,8 +204,8 @@ def sass_key(text: str) -> tuple[str, ...]:
     prints an address, nvdisasm a label)."""
     words = normal_sass(text).split(" ", 2 if text.lstrip().startswith("@") else 1)
     head, rest = words[:-1] if len(words) > 1 else words, words[-1] if len(words) > 1 else ""
-    operands = sorted(o.strip() for o in rest.split(",") if o.strip())
-    return (*head, *("<target>" if _TARGET.match(o) else o for o in operands))
+    operands = ("<target>" if _TARGET.match(o) else o for o in (p.strip() for p in rest.split(",")))
+    return (*head, *sorted(o for o in operands if o))
 
 
 def function_text(disassembly: str, mangled: str) -> dict[int, str]:
@@ -220,9 +221,8 @@ def function_text(disassembly: str, mangled: str) -> dict[int, str]:
 
 
 def _same_kernel(table_name: str, kernel: KernelTrace) -> bool:
-    name = table_name.replace(" ", "")
-    ours = (kernel.name.replace(" ", ""), kernel.mangled)
-    return any(name == n or name.startswith(n + "(") for n in ours)
+    """Nsight Compute's spelling of the name (casts, ``void``, parameters): ncu_names."""
+    return same_kernel(table_name, (kernel.name, kernel.mangled))
 
 
 def _binary_differences(

@@ -1,0 +1,62 @@
+"""A kernel's name as Nsight Compute writes it, told equal to the name shmem knows it by.
+
+Nsight Compute's ``"Kernel Name"`` is, by default, the demangled signature in its own spelling:
+a return type (``void``), namespaces, template arguments with C casts (``(int)128``,
+``(unsigned int)4``, ``(bool)1``) and the parameter list, whose types may be written with the
+template's own placeholders (``(T3 *, const T3 *, int)``); with ``--print-kernel-base
+mangled`` it is the mangled name, and a Triton kernel is its plain name. shmem knows a kernel
+by its demangled name without return type and parameters (``lab::transpose_tile<32, 0,
+float>``, literals as c++filt writes them: ``32``, ``4u``, ``true``), its whole signature and
+its mangled name. :func:`same_kernel` compares the forms after :func:`canonical`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# a C cast of an integral literal in a template argument: (int)128, (unsigned long long)4
+_CAST = re.compile(
+    r"\(\s*(?:const\s+)?(?:(?:unsigned|signed|long|short|int|char|bool|__int128)\s*)+\)\s*"
+    r"(-?\d+)"
+)
+_BOOL_CAST = re.compile(r"\(\s*bool\s*\)\s*([01])\b")
+_SUFFIX = re.compile(r"\b(-?\d+)(?:ull|ll|ul|lu|u|l)\b", re.IGNORECASE)
+_RETURN = re.compile(r"^(?:void|int|float|double|unsigned int)\s+")
+
+
+def _strip_parameters(name: str) -> str:
+    """``f<1>(int *, int)`` -> ``f<1>``: the last top-level parenthesised group at the end."""
+    text = name.rstrip()
+    if not text.endswith(")"):
+        return text
+    depth = 0
+    for k in range(len(text) - 1, -1, -1):
+        ch = text[k]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                head = text[:k].rstrip()
+                # a cast such as (int)3 inside template arguments never ends the name
+                return head if head and not head.endswith(("<", ",")) else text
+    return text
+
+
+def canonical(name: str) -> str:
+    """The name without return type, parameter list, casts, literal suffixes and spaces."""
+    text = _RETURN.sub("", name.strip())
+    text = _strip_parameters(text)
+    text = _BOOL_CAST.sub(lambda m: "true" if m.group(1) == "1" else "false", text)
+    text = _CAST.sub(r"\1", text)
+    text = _SUFFIX.sub(r"\1", text)
+    return text.replace(" ", "")
+
+
+def same_kernel(table_name: str, forms: tuple[str, ...]) -> bool:
+    """Whether Nsight Compute's ``table_name`` names the kernel shmem knows by ``forms``
+    (its demangled name, its signature, its mangled name)."""
+    if table_name.strip() in forms:
+        return True
+    ours = {canonical(f) for f in forms if f}
+    return canonical(table_name) in ours

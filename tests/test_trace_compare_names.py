@@ -1,0 +1,79 @@
+"""`--compare` finds a kernel in a real Nsight Compute export by the name Nsight writes
+(tests/data/trace/templ: templ.cu's two instantiations measured on the H200, the source page
+exported demangled and mangled)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
+from shmem_cli.trace.ncu_names import canonical, same_kernel
+
+from .conftest import TEST_DATA
+
+DATA = TEST_DATA / "trace" / "templ"
+CUBIN = DATA / "templ.sm_90.cubin"
+
+
+def test_nsights_spellings_of_one_kernel_are_one_name() -> None:
+    ours = ("lab::transpose_tile<32, 0, float>", "_ZN3lab14transpose_tileILi32ELi0EfEEvPT1_PKS1_i")
+    for written in (
+        "void lab::transpose_tile<(int)32, (int)0, float>(T3 *, const T3 *, int)",
+        "lab::transpose_tile<(int)32, (int)0, float>",
+        "_ZN3lab14transpose_tileILi32ELi0EfEEvPT1_PKS1_i",
+    ):
+        assert same_kernel(written, ours), written
+    assert not same_kernel(
+        "void lab::transpose_tile<(int)32, (int)1, float>(T3 *, const T3 *, int)", ours
+    )
+    assert canonical(
+        "void sgemmWarptiling<(int)128, (int)128, (unsigned int)4, (bool)1>(int, float *)"
+    ) == ("sgemmWarptiling<128,128,4,true>")
+    assert canonical("sgemmWarptiling<128, 128, 4u, true>") == "sgemmWarptiling<128,128,4,true>"
+    assert canonical("softmax_rows") == "softmax_rows"
+
+
+def _compare(csv: Path, kernel: str) -> tuple[int, str]:
+    args = ["trace", str(CUBIN), "--kernel", kernel, "--block", "32,8", "-a", "n=32"]
+    result = CliRunner().invoke(main, [*args, "--no-tables", "--compare", str(csv)])
+    return result.exit_code, result.output
+
+
+needs_nvdisasm = pytest.mark.skipif(
+    toolchain.which("nvdisasm") is None, reason="nvdisasm not found (pip install 'shmem[cuda]')"
+)
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("csv", ["ncu_source.csv", "ncu_source_mangled.csv"])
+@pytest.mark.parametrize("pad", [0, 1])
+def test_a_real_export_of_a_templated_kernel_agrees(csv: str, pad: int) -> None:
+    code, out = _compare(DATA / csv, f"lab::transpose_tile<32, {pad}, float>")
+    assert code == 0, out
+    # the H200 measured 1,024 wavefronts for the unpadded column read, 32 with one pad
+    assert (
+        f"match    templ.cu:11  0x0240  LDS R9, [R6]          32  {1024 if pad == 0 else 32:>10,}"
+        in out
+    )
+
+
+@needs_nvdisasm
+def test_one_row_that_differs_fails(tmp_path: Path) -> None:
+    text = (DATA / "ncu_source.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    # the first table's LDS row (0x...240): its wavefronts 1024 become 1023
+    k = next(i for i, line in enumerate(lines) if line.startswith('"0x') and "LDS R9, [R6]" in line)
+    cells = lines[k].split('","')
+    col = lines[1].split('","').index("L1 Wavefronts Shared")
+    assert cells[col] == "1024"
+    cells[col] = "1023"
+    lines[k] = '","'.join(cells)
+    changed = tmp_path / "ncu.csv"
+    changed.write_text("".join(lines))
+    code, out = _compare(changed, "lab::transpose_tile<32, 0, float>")
+    assert code == 1
+    assert "1,023 / 1,024" in out or "1023 / 1024" in out, out
