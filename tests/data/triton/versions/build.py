@@ -27,12 +27,11 @@ TYPES = {"float32": "fp32", "float16": "fp16"}
 def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="triton-cache-"))
     os.environ["TRITON_CACHE_DIR"] = str(scratch)
+    import kernels
     import triton
+    from launches import LAUNCHES
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-
-    import kernels
-    from launches import LAUNCHES
 
     out = HERE / triton.__version__
     shutil.rmtree(out, ignore_errors=True)
