@@ -16,6 +16,7 @@ request: which lanes met in which bank.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,8 +30,8 @@ def _trace_matches(a: TraceAccess, selector: Selector) -> bool:
     if isinstance(selector, int):
         return a.line == selector
     s = selector.strip()
-    if s.lower().startswith("0x"):
-        return a.pc == int(s, 16)
+    if s[:2].lower() == "0x" and len(s) <= 18 and all(c in string.hexdigits for c in s[2:]):
+        return a.pc == int(s, 16) if len(s) > 2 else False
     where, _, line = s.rpartition(":")
     if where and line.isdigit() and a.file is not None and a.line == int(line):
         path = a.file.replace("\\", "/")
@@ -57,11 +58,29 @@ def _describe(r: Costed, what: str, width: int) -> str:
     )
 
 
+def _check(result: object, allow: object, call: str) -> list[Selector]:
+    """The arguments' types, said as a :class:`ShmemError` naming the parameter; ``allow``
+    as a list (read once: it may be a generator)."""
+    from .plumbing import arguments
+
+    if not isinstance(result, TraceReport | KernelTrace | FileResult):
+        raise arguments.fail(
+            call, "result", "what shmem_cli.trace or shmem_cli.analyze returns", result
+        )
+    listed = isinstance(allow, Iterable) and not isinstance(allow, str | bytes)
+    items = list(allow) if listed else []  # type: ignore[call-overload]
+    if not listed or not all(isinstance(s, int | str) and not isinstance(s, bool) for s in items):
+        raise arguments.fail(
+            call, "allow", "a list of source lines (52, 'k.py:52'), pcs, opcodes or names", allow
+        )
+    return items
+
+
 def conflicts(
     result: TraceReport | KernelTrace | FileResult, allow: Iterable[Selector] = ()
 ) -> list[str]:
     """One description per access with bank conflicts that ``allow`` does not name."""
-    allowed = list(allow)
+    allowed = _check(result, allow, "conflicts")
     found: list[str] = []
     if isinstance(result, FileResult):
         for acc in result.accesses:
@@ -89,7 +108,7 @@ def assert_no_bank_conflicts(
     its ideal) unless ``allow`` names it: a source line (``52`` or ``"kernels.py:52"``), a pc
     (``"0x01a0"``), an opcode (``"STS"``, ``"LDSM.16.M88.4"``) or, for a spec, an access name.
     """
-    found = conflicts(result, allow)
+    found = conflicts(result, _check(result, allow, "assert_no_bank_conflicts"))
     if found:
         raise AssertionError(
             f"{len(found)} shared-memory access(es) with bank conflicts:\n" + "\n".join(found)

@@ -148,6 +148,12 @@ def analyze(
         result = analyze("access_specs/column_read_32x33.yaml")
         assert result.accesses[0].conflict_free
     """
+    from ..plumbing import arguments
+
+    if not isinstance(source, Mapping):
+        source = arguments.path("analyze", "source", source)
+    if choice is not None and not isinstance(choice, RequestChoice):
+        raise arguments.fail("analyze", "choice", "a RequestChoice or None", choice)
     spec = spec_from_mapping(source) if isinstance(source, Mapping) else load_spec(source)
     return analyze_spec(spec, choice=choice)
 

@@ -17,6 +17,9 @@ import click
 
 from ..hardware.arch import DEFAULT_ARCH
 from .common import emit_ranking, fail, fail_input, fail_usage, require_file
+from .trace_budget import KEYS as BUDGET_KEYS
+from .trace_budget import OPTIONS as BUDGET_OPTIONS
+from .trace_budget import budget_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,6 +33,7 @@ LAUNCH_DEFAULTS: dict[str, Any] = {
     "arch": None,
     "nvcc_args": (),
     "jobs": None,
+    **dict.fromkeys(BUDGET_KEYS),
 }
 
 _OPTIONS = (
@@ -70,6 +74,7 @@ _OPTIONS = (
         metavar="N",
         help="KERNEL.cu: compiles at once (default: the CPU count).",
     ),
+    *BUDGET_OPTIONS,
 )
 
 
@@ -127,6 +132,7 @@ def sweep_kernel(
         buffer_size=launch["buffer_size"],
         arch=launch["arch"],
         nvcc_args=launch["nvcc_args"],
+        budget=budget_of(launch),
     )
     try:
         result = run_compiled_sweep(request, axes, jobs=launch["jobs"])

@@ -6,11 +6,8 @@ Argument handling, progress and output only; the work is in
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +18,6 @@ from .analyze import parse_rows
 from .common import (
     CONTEXT,
     ExitCode,
-    emit,
     fail_input,
     fail_usage,
     output_options,
@@ -30,46 +26,15 @@ from .common import (
     require_file,
     width_option,
 )
-from .environment import Environment, current_environment
+from .environment import current_environment
+from .trace_budget import budget_options
+from .trace_report import output as output_report
+from .trace_report import print_params, progress_line
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ..render.options import RenderOptions
-    from ..trace.kernel.cubin import Kernel
     from ..trace.ncu_compare import KernelCompare
-    from ..trace.result import TraceReport
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
-
-
-@contextmanager
-def _progress(env: Environment, blocks: int) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress line on a terminal (standard error): block k of n, instructions so far."""
-    if not env.stderr_isatty:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        console=Console(file=env.stderr),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("tracing", total=None)
-        done = [0]
-
-        def update(executed: int, block: int) -> None:
-            done[0] = executed
-            bar.update(
-                task,
-                description=f"tracing block {block + 1} of {blocks}: "
-                f"{executed:,} thread-instructions",
-            )
-
-        yield update
 
 
 def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -187,6 +152,7 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     help="Line the trace up with Nsight Compute's per-instruction export (ncu --page source "
     "--csv --print-source sass, SourceCounters) by SASS offset; exit 1 when they disagree.",
 )
+@budget_options
 @output_options(("text", "json"))
 @picture_options
 @click.option(
@@ -229,6 +195,9 @@ def trace(
     arrays: tuple[str, ...],
     list_params: bool,
     compare_csv: str | None,
+    max_instructions: int | None,
+    max_launch_instructions: int | None,
+    time_limit: float | None,
     fmt: str,
     output: str | None,
     no_color: bool,
@@ -316,6 +285,7 @@ def trace(
           --suggest --no-tables
     """
     from ..plumbing.errors import ShmemError
+    from ..trace.emulator.budget import Budget
     from ..trace.kernel.launch import param_table
     from ..trace.ncu_compare import compare_kernel, read_ncu_csv
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
@@ -346,6 +316,7 @@ def trace(
         arch=arch,
         nvcc_args=nvcc_args,
         source_roots=source_roots,
+        budget=Budget.of(max_instructions, max_launch_instructions, time_limit),
     )
     try:
         if list_params:
@@ -355,11 +326,11 @@ def trace(
             for n, (kernel, params) in enumerate(listed):
                 if n:
                     env.out("")
-                _list_params(env, kernel, param_table(params))
+                print_params(env, kernel, param_table(params))
             return
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
         compares: list[KernelCompare] | None = None
-        with _progress(env, blocks) as progress:
+        with progress_line(env, blocks) as progress:
             if suggest and compare_csv is not None:
                 fail_usage("--suggest and --compare-csv are separate runs: give one of them")
             if suggest:
@@ -392,7 +363,7 @@ def trace(
         heatmap=heatmap,
         rows=max_rows,
     )
-    _output(
+    output_report(
         report,
         options,
         fmt=fmt,
@@ -419,75 +390,3 @@ def _launch_words(
     if dynamic_smem:
         words += ["--dynamic-smem", str(dynamic_smem)]
     return words
-
-
-def _list_params(
-    env: Environment, kernel: Kernel, rows: list[tuple[str, str, str, str, str]]
-) -> None:
-    from ..render.plain import Column, Styled, Table, layout
-
-    head = Styled(
-        f"{kernel.name}  ({kernel.mangled})" if kernel.mangled != kernel.name else kernel.name
-    )
-    table = Table(
-        [
-            Column("position", "right"),
-            Column("name"),
-            Column("type"),
-            Column("offset", "right"),
-            Column("size", "right"),
-        ]
-    )
-    for row in rows:
-        table.add_row(*row)
-    tail = Styled(
-        f"{len(rows)} parameter(s), {kernel.param_bytes} bytes at c[0x0][0x{kernel.param_base:x}]; "
-        f"{kernel.static_shared_bytes:,} B static shared memory"
-    )
-    # a C++ template's name can be longer than any screen: lay out at its own width
-    width = max(1000, len(head.plain), len(tail.plain))
-    text = layout([head, table, tail], width)
-    env.out(text if text is not None else f"{head.plain}\n{tail.plain}\n", nl=False)
-
-
-def _output(
-    report: TraceReport,
-    options: RenderOptions,
-    *,
-    fmt: str,
-    output: str | None,
-    pictures: tuple[str | None, str | None],
-    every: bool,
-    width: int | None,
-    title: str,
-    compares: list[KernelCompare] | None = None,
-) -> None:
-    """The report on standard output (or --output), and the --svg/--html pictures."""
-    if fmt == "json":
-        import json
-
-        doc = report.to_json()
-        if compares is not None:
-            doc["compare"] = [c.to_json() for c in compares]
-        text = json.dumps(doc, indent=2) + "\n"
-    else:
-        from ..render.trace_text import render_trace_text
-
-        text = render_trace_text(report, options, every=every)
-        if compares is not None:
-            from ..render.compare_text import render_compare_text
-
-            text += "\n" + render_compare_text(compares)
-    emit(text, output, color=options.color)
-    svg_path, html_path = pictures
-    if svg_path or html_path:
-        from ..plumbing.fsutil import write_atomic
-        from ..render.export import renderables_html, renderables_svg
-        from ..render.trace_text import trace_renderables
-
-        picture = dataclasses.replace(options, color=True, width=None)
-        renderables = trace_renderables(report, picture, every=every)
-        if svg_path:
-            write_atomic(svg_path, renderables_svg(renderables, title=title, width=width))
-        if html_path:
-            write_atomic(html_path, renderables_html(renderables, title=title, width=width))

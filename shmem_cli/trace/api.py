@@ -19,14 +19,15 @@ Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` with a ``code`
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..plumbing import fsutil
-from ..plumbing.errors import ShmemError
+from ..plumbing import arguments, fsutil
+from ..plumbing.errors import ShmemError, shorten
 from .result import KernelTrace, OpTotals, TraceAccess, TraceReport
 
 Dims = int | Sequence[int]
@@ -53,45 +54,64 @@ class TraceResult(TraceReport):
         return self.kernel.totals
 
 
-def _dims(value: Dims | None, what: str) -> tuple[int, int, int] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, int) else list(value)
-    ok = 1 <= len(items) <= 3 and all(
-        isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in items
+def _not_an_argument(where: str, what: str, value: Any) -> ShmemError:
+    """A value of ``args`` that cannot be passed (code ``invalid-launch``, as ``--arg``'s)."""
+    said = f"trace(): {where} is not a kernel argument: it must be {what}, got "
+    return ShmemError(said + arguments.shown(value), code="invalid-launch")
+
+
+def _number(call: str, where: str, value: Any) -> str:
+    """A number's ``--arg`` text: an int must fit 64 bits (the widest parameter), a float any."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(1 << 63) <= value < 1 << 64:
+            return str(value)
+        raise _not_an_argument(where, "a number that fits in 64 bits", value)
+    if isinstance(value, float):
+        return repr(value)
+    raise _not_an_argument(
+        where, "a number, a list of numbers for a struct, or bytes / a NumPy array", value
     )
-    if not ok:
-        raise ShmemError(
-            f"{what} must be a positive integer or 1-3 of them, got {value!r}",
-            code="invalid-launch",
-        )
-    dims = [int(v) for v in items] + [1] * (3 - len(items))
-    return dims[0], dims[1], dims[2]
 
 
-def _arg_texts(args: Mapping[str | int, ArgValue], folder: Path) -> tuple[str, ...]:
+def _arg_texts(args: Mapping[Any, ArgValue], folder: Path) -> tuple[str, ...]:
     """``--arg`` texts; bytes and arrays become buffer files in ``folder``."""
+    from .kernel.buffers import MAX_FILE_BYTES
+
     out = []
     for n, (key, value) in enumerate(args.items()):
-        if isinstance(value, bytes | bytearray):
-            path = folder / f"arg{n}.bin"
-            fsutil.write_bytes(path, bytes(value))
-            text = f"@{path}"
-        elif hasattr(value, "tobytes") and hasattr(value, "dtype"):  # a NumPy array
-            path = folder / f"arg{n}.bin"
-            fsutil.write_bytes(path, value.tobytes(order="C"))
-            text = f"@{path}"
-        elif isinstance(value, list | tuple):
-            text = ",".join(str(v) for v in value)
-        elif isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ShmemError(
-                f"argument {key!r}: {type(value).__name__} is not a kernel argument (give a "
-                "number, a list of numbers for a struct, or bytes / a NumPy array for a buffer)",
-                code="invalid-launch",
-            )
+        if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < 1 << 31:
+            where = f"args[{key}]"
+        elif isinstance(key, str) and key and "=" not in key:
+            where = f"args[{shorten(key)!r}]"
         else:
-            text = str(value)
-        out.append(f"{key}={text}")
+            raise _not_an_argument("a key of args", "a parameter's name or 0-based position", key)
+        limit = f"a buffer of at most {MAX_FILE_BYTES >> 20} MiB"
+        if isinstance(value, bytes | bytearray | memoryview):
+            if len(value) > MAX_FILE_BYTES:
+                raise _not_an_argument(where, limit, value)
+            data = bytes(value)
+        elif hasattr(value, "tobytes") and hasattr(value, "dtype"):  # a NumPy array
+            array: Any = value
+            if getattr(array.dtype, "hasobject", True):
+                raise _not_an_argument(where, "an array of numbers", value)
+            if int(array.nbytes) > MAX_FILE_BYTES:
+                raise _not_an_argument(where, limit, value)
+            data = array.tobytes(order="C")
+        elif isinstance(value, list | tuple):
+            if not 1 <= len(value) <= 4096:
+                raise _not_an_argument(where, "1 to 4,096 numbers (a struct)", value)
+            text = ",".join(_number("trace", where, v) for v in value)
+            out.append(f"{key}={text}")
+            continue
+        elif isinstance(value, str):
+            out.append(f"{key}={value}")
+            continue
+        else:
+            out.append(f"{key}={_number('trace', where, value)}")
+            continue
+        path = folder / f"arg{n}.bin"
+        fsutil.write_bytes(path, data)
+        out.append(f"{key}=@{path}")
     return tuple(out)
 
 
@@ -106,6 +126,9 @@ def trace(
     buffer_size: int | None = None,
     arch: str | None = None,
     nvcc_args: Sequence[str] = (),
+    max_instructions: int | None = None,
+    max_launch_instructions: int | None = None,
+    time_limit: float | None = None,
 ) -> TraceResult:
     """Trace one kernel as ``shmem trace PATH`` does and return its result.
 
@@ -114,38 +137,64 @@ def trace(
     except for a Triton entry (``num_warps * 32``); ``grid`` is a Triton entry's program grid.
     ``args`` maps a parameter's name or 0-based position to a number, a list of numbers
     (a struct's fields), or ``bytes`` / a NumPy array (a pointer's buffer); pointers not given
-    get zero-filled buffers of ``buffer_size`` bytes (default 8 MiB).
+    get zero-filled buffers of ``buffer_size`` bytes (default 8 MiB). ``max_instructions``
+    (per thread of a block), ``max_launch_instructions`` and ``time_limit`` (seconds) raise
+    the trace's budget (``--max-instructions``, ...). A wrong argument raises
+    :class:`ShmemError` (code ``invalid-argument``) naming it.
     """
-    from .kernel.launch import DEFAULT_BUFFER_BYTES, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS
+    from .emulator.budget import Budget
+    from .kernel.launch import (
+        DEFAULT_BUFFER_BYTES,
+        MAX_BLOCK_THREADS,
+        MAX_GRID_BLOCKS,
+        MAX_SHARED_BYTES,
+        check_dims,
+    )
     from .pipeline import TraceRequest, trace_file
 
-    block_dims = _dims(block, "block")
-    grid_dims = _dims(grid, "grid") or (1, 1, 1)
-    if block_dims and block_dims[0] * block_dims[1] * block_dims[2] > MAX_BLOCK_THREADS:
-        raise ShmemError(f"block {block_dims} has more than 1024 threads", code="invalid-launch")
-    if grid_dims[0] * grid_dims[1] * grid_dims[2] > MAX_GRID_BLOCKS:
-        raise ShmemError(
-            f"grid {grid_dims} has more than {MAX_GRID_BLOCKS:,} blocks", code="invalid-launch"
-        )
+    call = "trace"
+    where = arguments.path(call, "path", path)
+    kernel = arguments.optional_text(call, "kernel", kernel)
+    block_dims = None if block is None else arguments.dims(call, "block", block)
+    grid_dims = arguments.dims(call, "grid", grid)
+    given = arguments.mapping(call, "args", args)
+    smem = arguments.optional_integer(call, "dynamic_smem", dynamic_smem, high=MAX_SHARED_BYTES)
+    size = arguments.optional_integer(call, "buffer_size", buffer_size, low=1, high=1 << 32)
+    arch = arguments.optional_text(call, "arch", arch)
+    if arch is not None and not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):
+        raise arguments.fail(call, "arch", "an architecture such as 'sm_90'", arch)
+    nvcc = arguments.texts(call, "nvcc_args", nvcc_args)
+    budget = Budget.of(
+        arguments.optional_integer(call, "max_instructions", max_instructions, low=1),
+        arguments.optional_integer(call, "max_launch_instructions", max_launch_instructions, low=1),
+        arguments.optional_seconds(call, "time_limit", time_limit),
+    )
+    try:
+        if block_dims is not None:
+            check_dims(block_dims, "block", limit=MAX_BLOCK_THREADS)
+        check_dims(grid_dims, "grid", limit=MAX_GRID_BLOCKS)
+    except ShmemError as exc:
+        raise exc.located(str(where)) from None
     with tempfile.TemporaryDirectory(prefix="shmem-args-") as tmp:
         request = TraceRequest(
-            path=Path(path),
+            path=where,
             kernel=kernel,
             block=block_dims,
             grid=grid_dims,
-            args=_arg_texts(args or {}, Path(tmp)),
-            dynamic_smem=dynamic_smem,
-            buffer_size=buffer_size if buffer_size is not None else DEFAULT_BUFFER_BYTES,
+            args=_arg_texts(given, Path(tmp)),
+            dynamic_smem=smem,
+            buffer_size=size if size is not None else DEFAULT_BUFFER_BYTES,
             arch=arch,
-            nvcc_args=tuple(nvcc_args),
+            nvcc_args=nvcc,
+            budget=budget,
         )
         if block_dims is None:
             from .triton.cache import is_triton_input
 
-            if not is_triton_input(Path(path)):
+            if not is_triton_input(where):
                 raise ShmemError(
                     "block is required (e.g. block=256 or block=(32, 8))",
-                    path=str(path),
+                    path=str(where),
                     code="invalid-launch",
                 )
         traced = trace_file(request)

@@ -31,6 +31,8 @@ from ..cuda.sass import line_table_files, source_lines
 from ..cuda.sources import SourceTree, check_source, compiler_messages, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
+from .emulator.budget import DEFAULT as DEFAULT_BUDGET
+from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
@@ -62,6 +64,8 @@ class TraceRequest:
     tree_anchor: str | None = None
     #: where relative -I paths start (default: the current folder)
     nvcc_base: str | None = None
+    #: how much the trace may run: instructions per block and per launch, wall time
+    budget: Budget = DEFAULT_BUDGET
 
     def tree(self) -> SourceTree:
         """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
@@ -251,7 +255,13 @@ def trace_loaded(
         function = find_function(loaded.disassembly, loaded.kernel, path)
         lines = source_lines(function)
         traced = trace_kernel(
-            function, loaded.kernel, loaded.arch, plan, progress=progress, lines=lines
+            function,
+            loaded.kernel,
+            loaded.arch,
+            plan,
+            progress=progress,
+            lines=lines,
+            budget=request.budget,
         )
     except ShmemError as exc:
         raise _outside_not_quoted(exc, request).located(path) from None

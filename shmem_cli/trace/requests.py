@@ -104,6 +104,12 @@ class InstructionRecords:
             self.src_bytes[s] = src_bytes
         self.n += k
 
+    @property
+    def recorded_bytes(self) -> int:
+        """The memory these records hold (their arrays, spare room included)."""
+        arrays = (self.addr, self.active, self.warp, self.iteration, self.src, self.src_bytes)
+        return sum(a.nbytes for a in arrays if a is not None) + 2 * len(self.warp)
+
     def rows(self, arch: ArchProfile | None = None) -> tuple[I64, B8]:
         """(R, lanes) addresses and active masks of the requests for the engine, in
         execution order (ldmatrix/stmatrix: only the lanes that give row addresses, as

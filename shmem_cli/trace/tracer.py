@@ -15,6 +15,8 @@ from typing import Any
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError
 from .aggregate import line_totals, not_modelled, op_totals, trace_access
+from .emulator.budget import DEFAULT as DEFAULT_BUDGET
+from .emulator.budget import Budget
 from .kernel.cubin import Kernel
 from .kernel.launch import LaunchPlan
 from .result import KernelTrace, LaunchInfo
@@ -110,13 +112,14 @@ def trace_kernel(
     progress: Callable[[int, int], None] | None = None,
     lines: dict[int, tuple[str, int]] | None = None,
     memory: Any = None,
+    budget: Budget = DEFAULT_BUDGET,
 ) -> KernelTrace:
     """Run every block of the plan (one when the grid is 1x1x1) and total the requests.
 
     ``lines`` (pc -> file, line; :func:`shmem_cli.cuda.sass.source_lines`) overrides the
     instructions' own source locations in the report; ``memory`` (a
     :class:`.state.GlobalMemory`) receives
-    the buffers, to be read after the run."""
+    the buffers, to be read after the run; ``budget`` bounds the run (:mod:`.emulator.budget`)."""
     from .emulator.execute import run
     from .emulator.state import GlobalMemory, Launch
 
@@ -135,7 +138,7 @@ def trace_kernel(
         warp_size=profile.warp_size,
     )
     whole_grid = plan.grid != (1, 1, 1)
-    trace = run(function, launch, grid=whole_grid, progress=progress)
+    trace = run(function, launch, grid=whole_grid, progress=progress, budget=budget)
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
     blocks = int(trace.blocks)

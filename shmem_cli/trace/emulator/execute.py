@@ -9,13 +9,16 @@ end of an if, the exit of a loop); a warp-level instruction (SHFL, VOTE) sees ev
 converged lane of its warp at once. A thread at BAR.SYNC waits; when no thread is
 ready, each barrier that every live thread (or its thread count) has reached is
 released. If none can be released the kernel deadlocked: an error. EXIT retires a
-thread. A step limit bounds runaway loops.
+thread. A budget (:mod:`.budget`: instructions per block and per launch, wall time, the
+records' memory) bounds runaway loops, with an error that names the loop.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import itertools
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,13 +26,13 @@ import numpy as np
 
 from ...cuda.sass import Function, Instruction
 from ..requests import InstructionRecords, Recorder
+from . import budget as budgets
 from .access_kind import shared_op_of
 from .decode import decode_function
 from .op_table import Step
 from .ops.control import BLOCKED
 from .state import Block, Launch, TraceError
 
-DEFAULT_MAX_THREAD_INSTRUCTIONS = 2_000_000_000
 PROGRESS_EVERY = 2048  # steps between progress calls
 
 
@@ -54,38 +57,90 @@ def run(
     *,
     grid: bool = False,
     progress: Callable[[int, int], None] | None = None,
-    max_thread_instructions: int = DEFAULT_MAX_THREAD_INSTRUCTIONS,
+    budget: budgets.Budget = budgets.DEFAULT,
 ) -> Trace:
-    """Run the block ``launch.block_idx`` (or, with ``grid``, every block in order)."""
+    """Run the block ``launch.block_idx`` (or, with ``grid``, every block in order), within
+    ``budget`` (:mod:`.budget`)."""
     program = decode_function(function)
     recorder = Recorder(launch.warp_size)
     gx, gy, gz = launch.grid
-    blocks = (
-        [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    count = gx * gy * gz if grid else 1
+    blocks: Iterator[tuple[int, int, int]] = (
+        ((x, y, z) for z, y, x in itertools.product(range(gz), range(gy), range(gx)))
         if grid
-        else [launch.block_idx]
+        else iter([launch.block_idx])
     )
     steps = executed = 0
+    deadline = time.monotonic() + budget.seconds
     unmodelled: dict[int, int] = {}
     for k, idx in enumerate(blocks):
         one = dataclasses.replace(launch, block_idx=idx)
         blk = Block(one)
         blk.rec = recorder
         blk.warp_base = (idx[0] + gx * (idx[1] + gy * idx[2])) * blk.n_warps if grid else 0
+        limits = _Limits(budget, blk.threads, executed, deadline, f"of {count:,}" if grid else "")
         with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
             s, e = run_block(
-                function,
-                program,
-                blk,
-                progress=_per_block(progress, k),
-                limit=max_thread_instructions - executed,
+                function, program, blk, progress=_per_block(progress, k), limits=limits
             )
         steps += s
         executed += e
-        for index, count in blk.unmodelled.items():
-            unmodelled[index] = unmodelled.get(index, 0) + count
+        for index, n in blk.unmodelled.items():
+            unmodelled[index] = unmodelled.get(index, 0) + n
     listed = [(function.instructions[i], unmodelled[i]) for i in sorted(unmodelled)]
-    return Trace(function, launch, recorder.instructions(), steps, executed, len(blocks), listed)
+    return Trace(function, launch, recorder.instructions(), steps, executed, count, listed)
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What one block may still use of the launch's budget."""
+
+    budget: budgets.Budget
+    threads: int
+    before: int  # thread-instructions the launch executed before this block
+    deadline: float  # time.monotonic() at which the launch's time is up
+    of_blocks: str  # "of 16,384" for a grid
+
+    @property
+    def block(self) -> int:
+        return min(
+            self.budget.block_instructions(self.threads),
+            self.budget.launch_instructions - self.before,
+        )
+
+    def check(
+        self, blk: Block, executed: int, instructions: list[Instruction], hits: list[int]
+    ) -> None:
+        """Raise the located error of the first budget ``blk`` has run out of, if any."""
+        name = f"{budgets.block_name(blk.launch.block_idx)} {self.of_blocks}".rstrip()
+        if executed > self.budget.block_instructions(self.threads):
+            why = (
+                f"{name} ran {executed:,} thread-instructions without ending (budget: "
+                f"{self.budget.per_thread:,} per thread x {self.threads:,} threads)"
+            )
+            raise budgets.stop(why, instructions, hits, "--max-instructions")
+        if executed > self.block:
+            why = (
+                f"the launch ran {self.before + executed:,} thread-instructions by {name} "
+                f"(the budget is {self.budget.launch_instructions:,})"
+            )
+            raise budgets.stop(
+                why,
+                instructions,
+                hits,
+                "--max-launch-instructions",
+            )
+        if time.monotonic() > self.deadline:
+            why = f"the trace ran past its time limit of {self.budget.seconds:g} s in {name}"
+            raise budgets.stop(why, instructions, hits, "--time-limit")
+        recorded = sum(r.recorded_bytes for r in blk.rec.by_index.values())
+        if recorded > self.budget.recorded_bytes:
+            raise TraceError(
+                f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
+                f"MiB by {name} (the requests of every warp are kept for the report): trace "
+                "fewer blocks (a smaller --grid)",
+                None,
+            )
 
 
 def _per_block(
@@ -107,11 +162,16 @@ def run_block(
     blk: Block,
     *,
     progress: Callable[[int], None] | None = None,
-    limit: int = DEFAULT_MAX_THREAD_INSTRUCTIONS,
+    limits: _Limits | None = None,
 ) -> tuple[int, int]:
     """Run one block to completion; returns (steps, thread instructions)."""
     instructions = function.instructions
     n_ins = len(instructions)
+    if limits is None:
+        deadline = time.monotonic() + budgets.DEFAULT.seconds
+        limits = _Limits(budgets.DEFAULT, blk.threads, 0, deadline, "")
+    limit = limits.block
+    hits = [0] * n_ins  # executions of each instruction: where a runaway block loops
     threads = blk.threads
     everyone = slice(None)
     guards = [ins.guard for ins in instructions]
@@ -175,12 +235,9 @@ def run_block(
             raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
         steps += 1
         executed += n
-        if executed > limit:
-            raise TraceError(
-                f"step limit reached after {executed} thread-instructions "
-                "(an endless loop? raise the limit if the kernel is that long)",
-                instructions[m],
-            )
+        hits[m] += 1
+        if executed > limit or steps % budgets.CHECK_EVERY == 0:
+            limits.check(blk, executed, instructions, hits)
         if progress is not None and steps % PROGRESS_EVERY == 0:
             progress(executed)
     return steps, executed

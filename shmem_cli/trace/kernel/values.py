@@ -16,7 +16,7 @@ import struct
 from ...plumbing.errors import ShmemError, shorten
 
 MAX_BLOCK_THREADS = 1024
-MAX_GRID_BLOCKS = 1 << 16  # blocks traced one after the other: keep it bounded
+MAX_GRID_BLOCKS = 1 << 14  # blocks traced one after the other (a 4096 x 4096 transpose: 16,384)
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)\Z")  # at most 64 characters: below
@@ -54,7 +54,11 @@ def check_dims(dims: tuple[int, int, int], option: str, *, limit: int) -> tuple[
     total = dims[0] * dims[1] * dims[2]
     if total > limit:
         count = f"{total:,}" if total.bit_length() <= 64 else "more than 2^64"
-        raise LaunchError(f"{option} {_said(dims)} is {count} in all; the most is {limit:,}")
+        why = " (blocks are traced one after another: trace a part of the grid)"
+        raise LaunchError(
+            f"{option} {_said(dims)} is {count} in all; the most is {limit:,}"
+            + (why if limit == MAX_GRID_BLOCKS else "")
+        )
     return dims
 
 

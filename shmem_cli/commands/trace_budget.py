@@ -1,0 +1,61 @@
+"""The trace budget's options, declared once for ``shmem trace`` and ``shmem sweep KERNEL.cu``.
+
+``--max-instructions`` (per thread of a block), ``--max-launch-instructions`` and
+``--time-limit`` raise (or lower) the budget of :mod:`shmem_cli.trace.emulator.budget`;
+:func:`budget_of` turns the values given into a ``Budget``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from ..trace.emulator.budget import Budget
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the option names, as the command function receives them
+KEYS = ("max_instructions", "max_launch_instructions", "time_limit")
+
+OPTIONS = (
+    click.option(
+        "--max-instructions",
+        metavar="N",
+        type=click.IntRange(1, 1 << 40),
+        default=None,
+        help="The most instructions a block may execute per thread, on average, before the "
+        "trace stops it as an endless loop [default: 131,072].",
+    ),
+    click.option(
+        "--max-launch-instructions",
+        metavar="N",
+        type=click.IntRange(1, 1 << 50),
+        default=None,
+        help="The most thread-instructions of the whole launch [default: 2^34].",
+    ),
+    click.option(
+        "--time-limit",
+        metavar="SECONDS",
+        type=click.FloatRange(0.001, 86_400),
+        default=None,
+        help="The most wall time of the trace's run of the launch [default: 120].",
+    ),
+)
+
+
+def budget_options(fn: F) -> F:
+    """Declare the budget options on a command."""
+    out: Any = fn
+    for option in reversed(OPTIONS):
+        out = option(out)
+    return out  # type: ignore[no-any-return]
+
+
+def budget_of(values: dict[str, Any]) -> Budget:
+    """The budget the options in ``values`` (keyed as :data:`KEYS`) ask for."""
+    from ..trace.emulator.budget import Budget
+
+    return Budget.of(*(values.get(k) for k in KEYS))

@@ -1,0 +1,119 @@
+"""``shmem trace``'s output: the progress line, the parameter listing and the report with its
+pictures (the command's arguments and its run are in :mod:`.trace`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from .common import emit
+from .environment import Environment
+
+if TYPE_CHECKING:
+    from ..render.options import RenderOptions
+    from ..trace.kernel.cubin import Kernel
+    from ..trace.ncu_compare import KernelCompare
+    from ..trace.result import TraceReport
+
+
+@contextmanager
+def progress_line(env: Environment, blocks: int) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress line on a terminal (standard error): block k of n, instructions so far."""
+    if not env.stderr_isatty:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        console=Console(file=env.stderr),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("tracing", total=None)
+        done = [0]
+
+        def update(executed: int, block: int) -> None:
+            done[0] = executed
+            bar.update(
+                task,
+                description=f"tracing block {block + 1} of {blocks}: "
+                f"{executed:,} thread-instructions",
+            )
+
+        yield update
+
+
+def print_params(
+    env: Environment, kernel: Kernel, rows: list[tuple[str, str, str, str, str]]
+) -> None:
+    from ..render.plain import Column, Styled, Table, layout
+
+    head = Styled(
+        f"{kernel.name}  ({kernel.mangled})" if kernel.mangled != kernel.name else kernel.name
+    )
+    table = Table(
+        [
+            Column("position", "right"),
+            Column("name"),
+            Column("type"),
+            Column("offset", "right"),
+            Column("size", "right"),
+        ]
+    )
+    for row in rows:
+        table.add_row(*row)
+    tail = Styled(
+        f"{len(rows)} parameter(s), {kernel.param_bytes} bytes at c[0x0][0x{kernel.param_base:x}]; "
+        f"{kernel.static_shared_bytes:,} B static shared memory"
+    )
+    # a C++ template's name can be longer than any screen: lay out at its own width
+    width = max(1000, len(head.plain), len(tail.plain))
+    text = layout([head, table, tail], width)
+    env.out(text if text is not None else f"{head.plain}\n{tail.plain}\n", nl=False)
+
+
+def output(
+    report: TraceReport,
+    options: RenderOptions,
+    *,
+    fmt: str,
+    output: str | None,
+    pictures: tuple[str | None, str | None],
+    every: bool,
+    width: int | None,
+    title: str,
+    compares: list[KernelCompare] | None = None,
+) -> None:
+    """The report on standard output (or --output), and the --svg/--html pictures."""
+    if fmt == "json":
+        import json
+
+        doc = report.to_json()
+        if compares is not None:
+            doc["compare"] = [c.to_json() for c in compares]
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        from ..render.trace_text import render_trace_text
+
+        text = render_trace_text(report, options, every=every)
+        if compares is not None:
+            from ..render.compare_text import render_compare_text
+
+            text += "\n" + render_compare_text(compares)
+    emit(text, output, color=options.color)
+    svg_path, html_path = pictures
+    if svg_path or html_path:
+        from ..plumbing.fsutil import write_atomic
+        from ..render.export import renderables_html, renderables_svg
+        from ..render.trace_text import trace_renderables
+
+        picture = dataclasses.replace(options, color=True, width=None)
+        renderables = trace_renderables(report, picture, every=every)
+        if svg_path:
+            write_atomic(svg_path, renderables_svg(renderables, title=title, width=width))
+        if html_path:
+            write_atomic(html_path, renderables_html(renderables, title=title, width=width))

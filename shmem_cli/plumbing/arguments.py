@@ -1,0 +1,116 @@
+"""The Python API's arguments, checked before any work: each wrong one is a
+:class:`~shmem_cli.plumbing.errors.ShmemError` (code ``invalid-argument``) that names the call,
+the parameter and what it must be, never a ``TypeError`` from deep inside.
+
+``shmem_cli.trace(block=32.5)`` says ``trace(): block must be a positive integer or 1 to 3 of
+them, got a float (32.5)``; a value is shown short (a 5,000-digit integer by its size).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import ShmemError, shorten
+
+CODE = "invalid-argument"
+
+
+class ArgumentError(ShmemError):
+    """A Python API argument of the wrong type or out of range."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code=CODE)
+
+
+def shown(value: Any) -> str:
+    """``a float (32.5)``: the type of ``value`` and a short rendering of it."""
+    kind = type(value).__name__
+    if value is None:
+        return "None"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an int of {value.bit_length()} bits"
+    try:
+        text = shorten(value if isinstance(value, str) else repr(value))
+    except Exception:  # a repr that fails: the type says enough
+        return f"a {kind}"
+    article = "an" if kind[:1] in "aeiou" else "a"
+    return f"{article} {kind} ({text})"
+
+
+def fail(call: str, name: str, what: str, value: Any) -> ArgumentError:
+    return ArgumentError(f"{call}(): {name} must be {what}, got {shown(value)}")
+
+
+def path(call: str, name: str, value: Any) -> Path:
+    """A file path: a ``str`` or an ``os.PathLike`` naming text."""
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bytes):
+        text = os.fspath(value)
+        if isinstance(text, str) and text and "\0" not in text:
+            return Path(text)
+    raise fail(call, name, "a file path (a str or a pathlib.Path)", value)
+
+
+def optional_text(call: str, name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise fail(call, name, "a str or None", value)
+
+
+def integer(call: str, name: str, value: Any, *, low: int = 0, high: int | None = None) -> int:
+    """An ``int`` (not a bool) between ``low`` and ``high``."""
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if ok and value >= low and (high is None or value <= high):
+        return int(value)
+    bounds = f"at least {low:,}" if high is None else f"between {low:,} and {high:,}"
+    raise fail(call, name, f"an integer {bounds}", value)
+
+
+def optional_integer(
+    call: str, name: str, value: Any, *, low: int = 0, high: int | None = None
+) -> int | None:
+    return None if value is None else integer(call, name, value, low=low, high=high)
+
+
+def optional_seconds(call: str, name: str, value: Any) -> float | None:
+    """None, or a positive, finite number of seconds."""
+    if value is None:
+        return None
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and math.isfinite(value) and value > 0:
+        return float(value)
+    raise fail(call, name, "a positive number of seconds", value)
+
+
+def dims(call: str, name: str, value: Any) -> tuple[int, int, int]:
+    """A block or grid: an ``int`` or a sequence of 1 to 3 of them (their values are checked
+    by the launch's own rule, :func:`shmem_cli.trace.kernel.values.check_dims`)."""
+    items = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    listed = isinstance(items, Sequence) and not isinstance(items, str | bytes)
+    if (
+        listed
+        and 1 <= len(items) <= 3
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in items)
+    ):
+        full = [int(v) for v in items] + [1] * (3 - len(items))
+        return full[0], full[1], full[2]
+    raise fail(call, name, "a positive integer or a sequence of 1 to 3 of them", value)
+
+
+def texts(call: str, name: str, value: Any) -> tuple[str, ...]:
+    """A sequence of ``str`` (a lone ``str`` is refused: it would be split into letters)."""
+    listed = isinstance(value, Sequence) and not isinstance(value, str | bytes)
+    if listed and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise fail(call, name, "a list of str", value)
+
+
+def mapping(call: str, name: str, value: Any) -> Mapping[Any, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return value
+    raise fail(call, name, "a mapping (a dict)", value)

@@ -1,0 +1,192 @@
+"""The trace's budget (issue 28): a kernel that never ends is stopped in seconds with an error
+placed at its loop (source lines and SASS offsets) that says how to raise the budget; a grid
+too large to trace block by block is refused at once; in ``shmem lint`` one runaway kernel
+does not keep the other specs' results from coming. The Python API checks its arguments.
+
+The budget's defaults (trace/emulator/budget.py) let a 4096 x 4096 transpose of 16,384
+blocks through: tests/test_trace_everyday.py's slow test traces it with them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shmem_cli
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.testing import assert_no_bank_conflicts
+from shmem_cli.trace.emulator import budget
+from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .hostile import CUBIN, refused, shmem
+
+SPIN = ("trace", str(CUBIN), "-k", "spin")
+# the loop of hostile.cu's spin: lines 8-11, SASS 0x0130-0x01d0 (nvdisasm of the kept cubin)
+LOOP = "looping in hostile.cu:8-11 (pc 0x0130-0x01d0)"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("threads", ["32", "1024"])
+def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
+    ran = shmem(*SPIN, "-b", threads)
+    per = f"{budget.PER_THREAD:,} per thread x {int(threads):,} threads"
+    refused(ran, "hostile.cu:9:1: error: block (0,0,0) ran ", per, LOOP, "--max-instructions")
+
+
+@needs_nvdisasm
+def test_each_budget_can_be_set() -> None:
+    refused(
+        shmem(*SPIN, "-b", "32", "--max-instructions", "100"),
+        "ran 3,2",  # a few steps of 32 threads past 3,200
+        "budget: 100 per thread x 32 threads",
+        seconds=10,
+    )
+    refused(
+        shmem(*SPIN, "-b", "32", "--max-launch-instructions", "5000"),
+        "the launch ran 5,0",
+        "(the budget is 5,000)",
+        "raise --max-launch-instructions",
+        seconds=10,
+    )
+    refused(
+        shmem(*SPIN, "-b", "32", "--time-limit", "0.5"),
+        "the trace ran past its time limit of 0.5 s in block (0,0,0)",
+        "raise --time-limit",
+        seconds=10,
+    )
+
+
+@needs_nvdisasm
+def test_a_grid_too_large_to_trace_is_refused_at_once() -> None:
+    trivial = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")
+    refused(
+        shmem(*trivial, "-g", "65536"),
+        "--grid 65536 is 65,536 in all; the most is 16,384",
+        "trace a part of the grid",
+        seconds=5,
+    )
+    refused(shmem(*trivial, "-g", "256,256"), "--grid 256,256 is 65,536 in all")
+
+
+@needs_nvdisasm
+def test_the_records_are_bounded() -> None:
+    small = budget.Budget(per_thread=1 << 20, recorded_bytes=1 << 20)
+    request = TraceRequest(CUBIN, kernel="spin", block=(1024, 1, 1), budget=small)
+    with pytest.raises(ShmemError, match="shared-memory records passed 1 MiB by block"):
+        trace_file(request)
+
+
+@needs_nvdisasm
+def test_the_python_api_takes_the_budget() -> None:
+    with pytest.raises(ShmemError) as err:
+        shmem_cli.trace(CUBIN, kernel="spin", block=32, max_instructions=50)
+    assert err.value.code == "trace"
+    assert LOOP in err.value.message
+    assert (Path(err.value.path or "").name, err.value.line) == ("hostile.cu", 9)
+
+
+@needs_nvdisasm
+def test_one_runaway_kernel_does_not_stop_lint(tmp_path: Path) -> None:
+    shutil.copy(CUBIN, tmp_path / "k.cubin")
+    for name in ("spin", "trivial"):
+        (tmp_path / f"{name}.yaml").write_text(
+            "block: [32]\narrays:\n  s: {dtype: int32, shape: [32]}\naccesses:\n"
+            f"  - {{name: {name} store, array: s, op: store, index: [lane]}}\n"
+            f"kernel:\n  source: k.cubin\n  name: {name}\n"
+        )
+    for jobs in ("1", "2"):
+        ran = shmem("lint", str(tmp_path), "-j", jobs)
+        assert ran.code == 0, ran.text
+        assert ran.seconds < 20
+        assert "kernel 'spin' was not traced" in ran.text
+        assert "ran 4,194,336 thread-instructions without ending" in ran.text
+        assert "the compiled kernel trivial has store STS" in ran.text  # the other one's result
+
+
+# --- the Python API's arguments -----------------------------------------------------------------
+
+COLUMN = TRACE_DATA / "column_read.sm_90.cubin"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (dict(path=5, block=32), "trace(): path must be a file path (a str or a pathlib.Path)"),
+        (dict(block=32.5), "trace(): block must be a positive integer or a sequence of 1 to 3"),
+        (dict(block=(32, 0)), "block sizes must be at least 1, got 32,0"),
+        (dict(block=True), "block must be"),
+        (dict(block=32, kernel=5), "trace(): kernel must be a str or None, got an int (5)"),
+        (dict(block=32, args=[1, 2]), "trace(): args must be a mapping (a dict), got a list"),
+        (
+            dict(block=32, args={"n": 10**5000}),
+            "args['n'] is not a kernel argument: it must be a number that fits in 64 bits",
+        ),
+        (
+            dict(block=32, args={"n": object()}),
+            "args['n'] is not a kernel argument: it must be a number, a list",
+        ),
+        (
+            dict(block=32, args={(1,): 2}),
+            "a key of args is not a kernel argument: it must be a parameter",
+        ),
+        (
+            dict(block=32, args={"a": [1] * 5000}),
+            "args['a'] is not a kernel argument: it must be 1 to 4,096 numbers",
+        ),
+        (dict(block=32, grid=10**5000), "grid (huge) is more than 2^64 in all"),
+        (dict(block=32, dynamic_smem=-5), "dynamic_smem must be an integer between 0 and"),
+        (dict(block=32, buffer_size=2**70), "buffer_size must be an integer between 1 and"),
+        (dict(block=32, nvcc_args="-O3"), "nvcc_args must be a list of str, got a str"),
+        (dict(block=32, arch=90), "trace(): arch must be a str or None, got an int (90)"),
+        (dict(block=32, arch="90"), "arch must be an architecture such as 'sm_90'"),
+        (dict(block=32, time_limit=float("nan")), "time_limit must be a positive number"),
+        (dict(block=32, max_instructions=0), "max_instructions must be an integer at least 1"),
+    ],
+)
+def test_the_trace_api_names_a_wrong_argument(call: dict[str, Any], message: str) -> None:
+    kwargs = {"path": COLUMN, **call}
+    with pytest.raises(ShmemError) as err:
+        shmem_cli.trace(**kwargs)
+    assert message in err.value.message, err.value.message
+    assert len(err.value.message) < 300
+
+
+def test_a_huge_array_argument_is_refused_before_it_is_copied() -> None:
+    big = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(1 << 30,), strides=(0,))
+    with pytest.raises(ShmemError, match=r"it must be a buffer of at most 256 MiB"):
+        shmem_cli.trace(COLUMN, block=32, args={"a": big})
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: shmem_cli.analyze(5), "analyze(): source must be a file path"),
+        (lambda: shmem_cli.analyze(None), "analyze(): source must be a file path, got None"),
+        (lambda: assert_no_bank_conflicts(None), "assert_no_bank_conflicts(): result must be"),
+        (lambda: assert_no_bank_conflicts("x.yaml"), "result must be what shmem_cli.trace"),
+    ],
+)
+def test_the_other_calls_name_a_wrong_argument(call: Any, message: str) -> None:
+    with pytest.raises(ShmemError) as err:
+        call()
+    assert message in err.value.message.replace(" (a str or a pathlib.Path)", "")
+    assert err.value.code == "invalid-argument"
+
+
+def test_allow_is_checked_and_read_once() -> None:
+    spec = {
+        "block": [32],
+        "arrays": {"a": {"dtype": "float32", "shape": [32, 32]}},
+        "accesses": [{"name": "column", "array": "a", "index": ["lane", 0]}],
+    }
+    result = shmem_cli.analyze(spec)
+    assert_no_bank_conflicts(result, allow=(name for name in ["column"]))  # a generator
+    with pytest.raises(ShmemError, match="allow must be a list of source lines"):
+        assert_no_bank_conflicts(result, allow=5)
+    with pytest.raises(AssertionError, match="access 'column'"):
+        assert_no_bank_conflicts(result, allow=["0xzz", "0x" + "f" * 5000])
