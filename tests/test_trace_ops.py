@@ -8,6 +8,7 @@ import pytest
 from shmem_cli.cuda import sass
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.ops.bits import lut3
 from shmem_cli.trace.emulator.state import Launch, TraceError
 
@@ -28,8 +29,9 @@ def _program(body: str) -> sass.Function:
     return fn
 
 
-def _run(fn: sass.Function, threads: int = 64, **kw: int) -> execute.Trace:
-    return execute.run(fn, Launch(block=(threads, 1, 1), static_smem=1024), **kw)
+def _run(fn: sass.Function, threads: int = 64, per_thread: int | None = None) -> execute.Trace:
+    budget = Budget() if per_thread is None else Budget(per_thread=per_thread)
+    return execute.run(fn, Launch(block=(threads, 1, 1), static_smem=1024), budget=budget)
 
 
 def test_an_instruction_outside_the_subset_is_named_with_its_line() -> None:
@@ -53,11 +55,14 @@ EXIT"""
         _run(fn)
 
 
-def test_an_endless_loop_hits_the_step_limit() -> None:
+def test_an_endless_loop_hits_the_budget() -> None:
     fn = _program("NOP\nBRA `(.text._Z1kv)")
     fn.labels[".text._Z1kv"] = 0
-    with pytest.raises(TraceError, match="step limit"):
-        _run(fn, max_thread_instructions=10_000)
+    with pytest.raises(TraceError, match="block \\(0,0,0\\) ran 10,048 thread-instructions") as err:
+        _run(fn, per_thread=156)  # 156 x 64 threads = 9,984: the step of 64 past it stops
+    assert "budget: 156 per thread x 64 threads), looping in k.cu:7 (pc 0x0000-0x0010)" in str(
+        err.value
+    )
 
 
 def test_divergent_threads_reconverge_for_a_shuffle() -> None:
@@ -72,7 +77,7 @@ STS [R0.X4], R1
 EXIT"""
     )
     fn.labels[".L_x_0"] = 0x40
-    tr = _run(fn, threads=32, max_thread_instructions=10_000)
+    tr = _run(fn, threads=32, per_thread=312)
     (rec,) = tr.records
     assert rec.n == 1  # one converged request, not one per side
     assert not rec.not_modelled.any()

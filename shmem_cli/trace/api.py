@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing import arguments, fsutil
 from ..plumbing.errors import ShmemError, shorten
 from .result import KernelTrace, OpTotals, TraceAccess, TraceReport
@@ -162,7 +163,7 @@ def trace(
     size = arguments.optional_integer(call, "buffer_size", buffer_size, low=1, high=1 << 32)
     arch = arguments.optional_text(call, "arch", arch)
     if arch is not None and not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):
-        raise arguments.fail(call, "arch", "an architecture such as 'sm_90'", arch)
+        raise arguments.fail(call, "arch", f"an architecture such as {DEFAULT_ARCH!r}", arch)
     nvcc = arguments.texts(call, "nvcc_args", nvcc_args)
     budget = Budget.of(
         arguments.optional_integer(call, "max_instructions", max_instructions, low=1),
