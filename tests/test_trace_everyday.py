@@ -57,8 +57,6 @@ APART = {
     "h2add_t64_b1": "65 CAS executions measured: the warps' loops interleaved, 127 traced",
     "u64_t64_b8": "and/or/xor/min/max loops: swaps that change nothing let several lanes win",
     "u64_t64_b1": "as u64_t64_b8",
-    "const_unset": "needs the binary's __constant__ data (not loaded yet)",
-    "const_host": "needs the binary's and the host's __constant__ data (not loaded yet)",
 }
 
 

@@ -24,6 +24,7 @@ import pytest
 
 from shmem_cli.cuda import toolchain
 from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.kernel.constants import read_constants, set_constants
 from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
@@ -88,7 +89,9 @@ def traced(
         dynamic_smem=launch["dynamic_smem"],
     )
     function = find_function(disassembly, kernel, info.path)
-    return trace_kernel(function, kernel, info.arch, plan, memory=memory)
+    consts = [f"{name}=@{data / file}" for name, file in launch.get("const", {}).items()]
+    constants = set_constants(read_constants(info.path, kernel.mangled), consts)
+    return trace_kernel(function, kernel, info.arch, plan, memory=memory, constants=constants)
 
 
 @functools.cache

@@ -87,6 +87,15 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     "number, a,b,c for a struct's fields, or @FILE.bin / @FILE.npy for a pointer's buffer.",
 )
 @click.option(
+    "--const",
+    "consts",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A __constant__ variable's value, as cudaMemcpyToSymbol sets it: NAME=1,2,3 (in its "
+    "declared type; or NAME=float:1,2,3) or NAME=@FILE.bin/.npy. Unset variables read as the "
+    "cubin initialises them (0 without an initialiser: named in the report).",
+)
+@click.option(
     "--dynamic-smem",
     metavar="BYTES",
     type=click.IntRange(0, 1 << 30),
@@ -186,6 +195,7 @@ def trace(
     block: str | None,
     grid: str,
     args: tuple[str, ...],
+    consts: tuple[str, ...],
     dynamic_smem: int | None,
     buffer_size: int,
     arch: str | None,
@@ -239,6 +249,7 @@ def trace(
       --arg wA=64        by its name in the .cu source, where it is found
       --arg 0=128,128,1  a struct by value, field by field
       --arg in=@x.npy    a pointer's buffer from a file (.bin: raw bytes)
+      --const tab=1,2,3  a __constant__ variable (cudaMemcpyToSymbol), or =@FILE
     Pointer parameters not given point to zero-filled buffers of --buffer-size
     bytes; other parameters not given are 0. --list-params shows them all (of
     every kernel of the file, without --kernel).
@@ -317,6 +328,7 @@ def trace(
         nvcc_args=nvcc_args,
         source_roots=source_roots,
         budget=Budget.of(max_instructions, max_launch_instructions, time_limit),
+        consts=consts,
     )
     try:
         if list_params:

@@ -82,6 +82,7 @@ def trace_spec_kernel(
         block,
         kernel.grid,
         kernel.args,
+        kernel.consts,
         kernel.nvcc,
         kernel.dynamic_smem,
         arch,
@@ -113,6 +114,9 @@ def _refusal(kernel: KernelDecl, roots: tuple[str, ...]) -> KernelUnavailable | 
         for key, value in kernel.args:
             if value.startswith("@"):
                 confine(value[1:], tree, f"the buffer file of kernel.args {key!r}")
+        for key, value in kernel.consts:
+            if value.startswith("@"):
+                confine(value[1:], tree, f"the file of kernel.const {key!r}")
     except ShmemError as exc:
         return _spec_error(kernel, exc.message)
     try:
@@ -149,6 +153,7 @@ def _trace(
         block=block,
         grid=kernel.grid,
         args=tuple(f"{k}={v}" for k, v in kernel.args),
+        consts=tuple(f"{k}={v}" for k, v in kernel.consts),
         dynamic_smem=kernel.dynamic_smem,
         arch=arch if needs_nvcc(kernel) else None,
         nvcc_args=kernel.nvcc,
@@ -161,6 +166,7 @@ def _trace(
     except ShmemError as exc:
         # the trace modules speak of shmem trace's options; a spec has keys instead
         text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
+        text = text.replace("--const", "kernel.const")
         if exc.code in INVALID_CODES:
             if exc.path and exc.path != kernel.spec_path:
                 where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path

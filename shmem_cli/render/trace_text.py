@@ -153,6 +153,10 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
         args = Styled("arguments: ", "dim")
         args.append(", ".join(f"{k}={v}" for k, v in launch.arguments))
         parts.append(args)
+    if launch.constants:
+        consts = Styled("__constant__: ", "dim")
+        consts.append(", ".join(f"{k}={v}" for k, v in launch.constants))
+        parts.append(consts)
     return parts
 
 
@@ -183,6 +187,15 @@ def notes(kernel: KernelTrace) -> list[Block]:
         )
     if kernel.provisional:
         out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
+    if launch.unset_constants:
+        out.append(
+            Styled(
+                f"note: the kernel read __constant__ {', '.join(launch.unset_constants)}, which "
+                "neither the cubin initialises nor the launch set: read as 0 (as the driver "
+                "loads it), values that depend on it are inexact; give --const NAME=v,...|@FILE",
+                "yellow",
+            )
+        )
     inexact = sum(a.inexact_requests for a in kernel.accesses)
     if inexact:
         out.append(

@@ -233,6 +233,12 @@ class _Compiler:
             if text.startswith("@"):  # a buffer file, relative to the spec too
                 text = "@" + str(base / text[1:])
             args.append((str(key), text))
+        consts = []
+        for key, const in (value.get("const") or {}).items():
+            text = ",".join(str(v) for v in const) if isinstance(const, list) else str(const)
+            if text.startswith("@"):  # a file, relative to the spec too
+                text = "@" + str(base / text[1:])
+            consts.append((str(key), text))
         nvcc = tuple(str(a) for a in value.get("nvcc") or ())
         nvcc_pos = tuple(self.doc.pos("kernel", "nvcc", i) for i in range(len(nvcc)))
         from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
@@ -247,6 +253,7 @@ class _Compiler:
             name=value.get("name"),
             grid=(grid[0], grid[1], grid[2]),
             args=tuple(args),
+            consts=tuple(consts),
             nvcc=nvcc,
             dynamic_smem=int(value.get("dynamic_smem", 0)),
             pos=self.doc.pos("kernel"),

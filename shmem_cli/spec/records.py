@@ -185,6 +185,7 @@ class KernelDecl:
     dynamic_smem: int
     pos: SourcePos | None = None
     nvcc_pos: tuple[SourcePos | None, ...] = ()  # where each nvcc argument is written
+    consts: tuple[tuple[str, str], ...] = ()  # (name, value as for --const)
     spec_path: str = ""  # the spec file (its folder starts relative -I paths)
 
 

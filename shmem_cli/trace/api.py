@@ -74,16 +74,17 @@ def _number(call: str, where: str, value: Any) -> str:
     )
 
 
-def _arg_texts(args: Mapping[Any, ArgValue], folder: Path) -> tuple[str, ...]:
-    """``--arg`` texts; bytes and arrays become buffer files in ``folder``."""
+def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") -> tuple[str, ...]:
+    """``--arg`` (``prefix`` const: ``--const``) texts; bytes and arrays become buffer files in
+    ``folder``."""
     from .kernel.buffers import MAX_FILE_BYTES
 
     out = []
     for n, (key, value) in enumerate(args.items()):
         if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < 1 << 31:
-            where = f"args[{key}]"
+            where = f"{prefix}s[{key}]"
         elif isinstance(key, str) and key and "=" not in key:
-            where = f"args[{shorten(key)!r}]"
+            where = f"{prefix}s[{shorten(key)!r}]"
         else:
             raise _not_an_argument("a key of args", "a parameter's name or 0-based position", key)
         limit = f"a buffer of at most {MAX_FILE_BYTES >> 20} MiB"
@@ -110,7 +111,7 @@ def _arg_texts(args: Mapping[Any, ArgValue], folder: Path) -> tuple[str, ...]:
         else:
             out.append(f"{key}={_number('trace', where, value)}")
             continue
-        path = folder / f"arg{n}.bin"
+        path = folder / f"{prefix}{n}.bin"
         fsutil.write_bytes(path, data)
         out.append(f"{key}=@{path}")
     return tuple(out)
@@ -127,6 +128,7 @@ def trace(
     buffer_size: int | None = None,
     arch: str | None = None,
     nvcc_args: Sequence[str] = (),
+    consts: Mapping[str, ArgValue] | None = None,
     max_instructions: int | None = None,
     max_launch_instructions: int | None = None,
     time_limit: float | None = None,
@@ -141,7 +143,10 @@ def trace(
     get zero-filled buffers of ``buffer_size`` bytes (default 8 MiB). ``max_instructions``
     (per thread of a block), ``max_launch_instructions`` and ``time_limit`` (seconds) raise
     the trace's budget (``--max-instructions``, ...). A wrong argument raises
-    :class:`ShmemError` (code ``invalid-argument``) naming it.
+    :class:`ShmemError` (code ``invalid-argument``) naming it. ``consts`` sets
+    ``__constant__`` variables by name as ``cudaMemcpyToSymbol`` does: a number, a list of
+    numbers (in the variable's declared type; ``"float:1,2"`` names one), or ``bytes`` / a
+    NumPy array (its bytes).
     """
     from .emulator.budget import Budget
     from .kernel.launch import (
@@ -159,6 +164,7 @@ def trace(
     block_dims = None if block is None else arguments.dims(call, "block", block)
     grid_dims = arguments.dims(call, "grid", grid)
     given = arguments.mapping(call, "args", args)
+    constants = arguments.mapping(call, "consts", consts)
     smem = arguments.optional_integer(call, "dynamic_smem", dynamic_smem, high=MAX_SHARED_BYTES)
     size = arguments.optional_integer(call, "buffer_size", buffer_size, low=1, high=1 << 32)
     arch = arguments.optional_text(call, "arch", arch)
@@ -188,6 +194,7 @@ def trace(
             arch=arch,
             nvcc_args=nvcc,
             budget=budget,
+            consts=_arg_texts(constants, Path(tmp), prefix="const"),
         )
         if block_dims is None:
             from .triton.cache import is_triton_input

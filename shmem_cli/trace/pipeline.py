@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cuda import toolchain
@@ -34,6 +34,7 @@ from ..plumbing.errors import ShmemError, shorten
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
+from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .kernel.signature import param_names
@@ -66,6 +67,8 @@ class TraceRequest:
     nvcc_base: str | None = None
     #: how much the trace may run: instructions per block and per launch, wall time
     budget: Budget = DEFAULT_BUDGET
+    #: ``__constant__`` values, "NAME=v,..." or "NAME=@FILE", as --const
+    consts: tuple[str, ...] = ()
 
     def tree(self) -> SourceTree:
         """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
@@ -82,6 +85,7 @@ class LoadedKernel:
     disassembly: str
     arch: str
     triton: TritonEntry | None = None  # the Triton cache entry the cubin came from
+    constants: Constants = field(default_factory=Constants)  # the cubin's __constant__ banks
 
 
 def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
@@ -158,6 +162,15 @@ def _tool_failure(exc: toolchain.ToolError, path: Path) -> ShmemError:
     return ShmemError(str(exc), path=str(path), code=code)
 
 
+def _source_texts(
+    cubin: CubinInfo, disassembly: str, sources: Sequence[Path], path: Path, tree: SourceTree
+) -> list[str]:
+    """The texts of the source files given or named by the line table (inside the tree)."""
+    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
+    roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
+    return read_sources(named, roots, allowed=tree.inside)
+
+
 def _params(
     kernel: Kernel,
     cubin: CubinInfo,
@@ -165,13 +178,13 @@ def _params(
     sources: Sequence[Path],
     path: Path,
     tree: SourceTree,
+    texts: Sequence[str] | None = None,
 ) -> tuple[Param, ...]:
     """The kernel's parameters, named from the source files given or named by its line table
     (those inside the source tree)."""
-    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
-    roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
-    texts = read_sources(named, roots, allowed=tree.inside)
-    names = param_names(texts, kernel.name, len(kernel.params))
+    if texts is None:
+        texts = _source_texts(cubin, disassembly, sources, path, tree)
+    names = param_names(list(texts), kernel.name, len(kernel.params))
     return tuple(kernel_params(kernel, names))
 
 
@@ -196,7 +209,11 @@ def _load_triton(request: TraceRequest) -> LoadedKernel:
         raise exc.located(str(path)) from None
     chosen = CubinInfo(path=str(entry.cubin), arch=info.arch, kernels=(kernel,), target=info.target)
     params = tuple(triton_params(kernel, entry))
-    return LoadedKernel(kernel, chosen, params, disassembly, arch, entry)
+    try:
+        constants = read_constants(entry.cubin, kernel.mangled)
+    except ShmemError as exc:
+        raise exc.located(str(path)) from None
+    return LoadedKernel(kernel, chosen, params, disassembly, arch, entry, constants)
 
 
 def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
@@ -212,12 +229,17 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         chosen = _pick(infos, request.kernel, str(path), arch)
         kernel = chosen.kernels[0]
         disassembly = toolchain.disassemble(Path(chosen.path))
+        constants = read_constants(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    params = _params(kernel, chosen, disassembly, sources, path, request.tree())
-    return LoadedKernel(kernel, chosen, params, disassembly, arch)
+    texts = _source_texts(chosen, disassembly, sources, path, request.tree())
+    params = _params(kernel, chosen, disassembly, sources, path, request.tree(), texts)
+    constants = Constants(
+        constants.banks, constants.symbols, constants.unset, types=declared_types(texts)
+    )
+    return LoadedKernel(kernel, chosen, params, disassembly, arch, constants=constants)
 
 
 def trace_loaded(
@@ -252,6 +274,7 @@ def trace_loaded(
             buffer_size=request.buffer_size,
             buffer_sizes=sizes,
         )
+        constants = set_constants(loaded.constants, request.consts)
         function = find_function(loaded.disassembly, loaded.kernel, path)
         lines = source_lines(function)
         traced = trace_kernel(
@@ -262,6 +285,7 @@ def trace_loaded(
             progress=progress,
             lines=lines,
             budget=request.budget,
+            constants=constants,
         )
     except ShmemError as exc:
         raise _outside_not_quoted(exc, request).located(path) from None

@@ -196,6 +196,8 @@ class LaunchInfo:
     arguments: tuple[tuple[str, str], ...]  # (parameter label, value as given or defaulted)
     zero_filled: tuple[str, ...]  # pointer parameters given a made-up, zero-filled buffer
     defaulted: tuple[str, ...]  # by-value parameters nobody gave (0)
+    constants: tuple[tuple[str, str], ...] = ()  # __constant__ variables set: (name, value)
+    unset_constants: tuple[str, ...] = ()  # __constant__ variables read but never set (0)
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,8 @@ class KernelTrace:
             "arguments": {label: value for label, value in launch.arguments},
             "zero_filled_buffers": list(launch.zero_filled),
             "defaulted_arguments": list(launch.defaulted),
+            "constants": {name: value for name, value in launch.constants},
+            "unset_constants": list(launch.unset_constants),
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],
             "lines": [line.to_json() for line in self.lines],

@@ -17,6 +17,7 @@ from ..plumbing.errors import ShmemError
 from .aggregate import line_totals, not_modelled, op_totals, trace_access
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
+from .kernel.constants import Constants
 from .kernel.cubin import Kernel
 from .kernel.launch import LaunchPlan
 from .result import KernelTrace, LaunchInfo
@@ -113,13 +114,15 @@ def trace_kernel(
     lines: dict[int, tuple[str, int]] | None = None,
     memory: Any = None,
     budget: Budget = DEFAULT_BUDGET,
+    constants: Constants | None = None,
 ) -> KernelTrace:
     """Run every block of the plan (one when the grid is 1x1x1) and total the requests.
 
     ``lines`` (pc -> file, line; :func:`shmem_cli.cuda.sass.source_lines`) overrides the
     instructions' own source locations in the report; ``memory`` (a
     :class:`.state.GlobalMemory`) receives
-    the buffers, to be read after the run; ``budget`` bounds the run (:mod:`.emulator.budget`)."""
+    the buffers, to be read after the run; ``budget`` bounds the run (:mod:`.emulator.budget`);
+    ``constants`` are the ``__constant__`` banks (:mod:`.kernel.constants`)."""
     from .emulator.execute import run
     from .emulator.state import GlobalMemory, Launch
 
@@ -136,6 +139,8 @@ def trace_kernel(
         shared_base=kernel.reserved_shared_bytes,
         memory=memory,
         warp_size=profile.warp_size,
+        const_banks=dict(constants.banks) if constants else {},
+        const_unset=constants.unset_spans() if constants else {},
     )
     whole_grid = plan.grid != (1, 1, 1)
     trace = run(function, launch, grid=whole_grid, progress=progress, budget=budget)
@@ -169,6 +174,8 @@ def trace_kernel(
             arguments=describe_arguments(plan),
             zero_filled=plan.zero_filled,
             defaulted=plan.defaulted,
+            constants=constants.given if constants else (),
+            unset_constants=tuple(sorted(launch.unset_reads)),
         ),
         accesses=accesses,
         lines=line_totals(accesses),

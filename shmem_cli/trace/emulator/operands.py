@@ -18,7 +18,7 @@ import numpy as np
 
 from ...cuda.sass import Instruction
 from ...cuda.sass_operands import Const, Imm, Operand, Reg, Special
-from .state import PT, RZ, URZ, Block, Idx, TraceError
+from .state import PT, RZ, TAINT_UNKNOWN, URZ, Block, Idx, TraceError
 
 Reader: TypeAlias = Callable[[Block, Idx], tuple[Any, Any]]
 Writer: TypeAlias = Callable[[Block, Idx, Any, Any], None]
@@ -66,18 +66,35 @@ def _apply_mods(v: Any, neg: bool, inv: bool, absolute: bool, mode: str) -> Any:
     return v
 
 
-def const_bytes(blk: Block, bank: int, off: Any, width: int, ins: Instruction) -> Any:
-    """``width`` bytes of a constant bank at byte offsets ``off`` (int or array)."""
+def const_read(blk: Block, bank: int, off: Any, width: int, ins: Instruction) -> tuple[Any, Any]:
+    """``width`` bytes of a constant bank at byte offsets ``off`` (int or array) and their
+    taint: inexact where a byte lies in a ``__constant__`` variable nobody set (it reads as
+    zero; its name is kept for the report)."""
     img = blk.cbank.get(bank)
     if img is None:
-        raise TraceError(f"constant bank {bank} is not loaded", ins)
+        raise TraceError(
+            f"the kernel reads constant bank {bank} (c[0x{bank:x}][...]), which the cubin does "
+            "not hold: a __constant__ variable of another module? give the cubin that "
+            "defines it",
+            ins,
+        )
     off_arr = np.asarray(off, dtype=np.int64)
     if off_arr.size and (int(off_arr.min()) < 0 or int(off_arr.max()) + width > len(img)):
         raise TraceError(
-            f"constant bank {bank} read at 0x{int(off_arr.max()):x} is out of range", ins
+            f"constant bank {bank} read at 0x{int(off_arr.max()):x} is past its "
+            f"{len(img):,} bytes (the __constant__ variables the cubin defines)",
+            ins,
         )
     idx = off_arr[..., None] + np.arange(width)
-    return img[idx]
+    mark = blk.cunset.get(bank)
+    if mark is None:
+        return img[idx], 0
+    hit = mark[idx].max(axis=-1)
+    if not hit.any():
+        return img[idx], 0
+    spans = blk.launch.const_unset[bank]
+    blk.launch.unset_reads.update(spans[int(k) - 1][2] for k in np.unique(hit) if k)
+    return img[idx], np.where(hit > 0, TAINT_UNKNOWN, 0).astype(np.uint8)
 
 
 def read_u32(op: Operand, mode: str, ins: Instruction) -> Reader:
@@ -141,19 +158,19 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
     bank, off = op.bank, op.offset
     dtype = np.uint32 if width == 4 else np.uint64
     if op.reg is None:
-        cache: dict[int, Any] = {}
+        cache: dict[int, tuple[Any, Any]] = {}
 
         def rc(b: Block, ix: Idx) -> tuple[Any, Any]:
             key = id(b)
             if key not in cache:
-                raw = const_bytes(b, bank, off, width, ins)
+                raw, t = const_read(b, bank, off, width, ins)
                 v = np.frombuffer(raw.tobytes(), dtype=dtype)[0]
                 v = np.array(v, dtype=dtype)
                 if width == 4:
                     v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
                 cache.clear()
-                cache[key] = v
-            return cache[key], 0
+                cache[key] = (v, np.uint8(t) if np.ndim(t) == 0 else np.uint8(t.max()))
+            return cache[key]
 
         return rc
     base = read_u32(op.reg, "i", ins)
@@ -161,11 +178,11 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
     def rcr(b: Block, ix: Idx) -> tuple[Any, Any]:
         r, t = base(b, ix)
         offs = r.astype(np.int64) + off
-        raw = const_bytes(b, bank, offs, width, ins)
+        raw, tc = const_read(b, bank, offs, width, ins)
         v = np.ascontiguousarray(raw).view(dtype)[..., 0]
         if width == 4:
             v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
-        return v, t
+        return v, t | tc
 
     return rcr
 

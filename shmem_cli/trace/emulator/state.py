@@ -71,6 +71,10 @@ class Launch:
     shared_base: int = 0x400
     memory: GlobalMemory = field(default_factory=GlobalMemory)
     const_banks: dict[int, bytes] = field(default_factory=dict)  # banks other than 0
+    # per bank, (start, end, name) of each __constant__ variable nobody set (reads as 0)
+    const_unset: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
+    # the names of those that were read (filled as the blocks run)
+    unset_reads: set[str] = field(default_factory=set)
     warp_size: int = SM90.warp_size  # lanes of a warp: the architecture profile's
 
     @property
@@ -116,6 +120,13 @@ class Block:
         self._tlocal: U8 | None = None
         banks = {0: launch.bank0(), **launch.const_banks}
         self.cbank: dict[int, U8] = {k: np.frombuffer(v, dtype=np.uint8) for k, v in banks.items()}
+        # per bank with unset variables: 1 + the index of the variable at each byte, else 0
+        self.cunset: dict[int, npt.NDArray[np.int32]] = {}
+        for k, spans in launch.const_unset.items():
+            mark = np.zeros(len(self.cbank.get(k, b"")), dtype=np.int32)
+            for n, (start, end, _name) in enumerate(spans):
+                mark[start:end] = n + 1
+            self.cunset[k] = mark
         self.tid = np.arange(t, dtype=np.int64)
         bx, by, _ = launch.block
         self.tid_xyz = (self.tid % bx, (self.tid // bx) % by, self.tid // (bx * by))

@@ -153,6 +153,23 @@ class _Elf:
     def body(self, section: _Section) -> bytes:
         return self.data[section.offset : section.offset + section.size]
 
+    def objects(self, sections: set[int]) -> list[tuple[str, int, int, int]]:
+        """(name, value, size, section index) of every symbol defined in one of
+        ``sections`` (only their names are read)."""
+        out = []
+        for s in self.sections:
+            if s.type != SHT_SYMTAB or s.link >= len(self.sections):
+                continue
+            strings = self.sections[s.link]
+            for k in range(s.size // 24):
+                name, _i, _o, shndx, value, size = struct.unpack_from(
+                    "<IBBHQQ", self.data, s.offset + k * 24
+                )
+                if shndx in sections:
+                    text = self._string(strings.offset, strings.size, name)
+                    out.append((text, value, size, shndx))
+        return out
+
     def entries(self) -> list[tuple[str, int]]:
         """(name, section index) of every entry function (``__global__`` kernel); only their
         names are read, so a symbol table of millions of other symbols costs no strings."""

@@ -18,7 +18,7 @@ from ....cuda.sass_operands import Const, Mem, Operand, Reg
 from ....hardware.engine import AccessKind
 from ..access_kind import access_width, shared_kind, shared_op_of
 from ..op_table import Context, Step, op, unsupported
-from ..operands import const_bytes, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
+from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
 
 _U = np.uint32
@@ -276,10 +276,10 @@ def _ldc(ins: Instruction, ctx: Context) -> Step:
         else:
             v, t = roff(b, ix)
             off = v.astype(np.int64) + c.offset
-        raw = const_bytes(b, c.bank, off, width, ins)
+        raw, tc = const_read(b, c.bank, off, width, ins)
         data = np.ascontiguousarray(raw).reshape(-1)
         local = np.arange(n, dtype=np.int64) * width
-        w(b, ix, gather(data, local, width, signed), t)
+        w(b, ix, gather(data, local, width, signed), t | tc)
 
     return step
 

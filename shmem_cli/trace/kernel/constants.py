@@ -1,0 +1,276 @@
+"""``__constant__`` memory of a launch: the cubin's banks as the driver loads them, and the
+values a host program sets by name.
+
+A cubin keeps each bank of user constants in a section ``.nv.constantN`` (N the bank, 3 for
+``__constant__`` variables on sm_90; ``.nv.constantN.<kernel>`` for one kernel's own), its
+bytes the variables' initial values, and every ``__constant__`` variable as a symbol in that
+section (offset and size). Loading the module, the driver copies each section into its bank;
+``cudaMemcpyToSymbol`` then overwrites one variable. :func:`read_constants` does the first,
+:func:`set_constants` the second from ``--const NAME=VALUE`` texts:
+
+* ``NAME=1,2,3`` (or ``NAME=TYPE:1,2,3``): the variable's first elements, in the element type
+  of its declaration in the source (``__constant__ float table[64]``) or the ``TYPE:`` given
+  (``float``, ``double``, ``half``, ``int``, ``unsigned``, ``int8_t``..``uint64_t``, ...);
+  without either, integers fill 4-byte ints and other numbers 4-byte floats;
+* ``NAME=@FILE`` (raw bytes, or a ``.npy`` array's data): the variable's first bytes.
+
+A variable whose bytes are all zero in the cubin (no initialiser, or one of zeros: the cubin
+does not tell them apart) and that the launch does not set is *unset*: it reads as zero, as on
+the device, and a value read from it is marked inexact (a request whose address depends on it
+is counted in ``inexact_requests``), and the report names the variable.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ...plumbing.bounded_read import read_bounded
+from ...plumbing.errors import shorten
+from .buffers import read_buffer
+from .cubin import MAX_CUBIN_BYTES, SHT_NOBITS, _Elf
+from .values import LaunchError, value_bytes
+
+#: a constant bank is 64 KiB on every GPU
+BANK_BYTES = 64 << 10
+#: the most ``--const`` values of one launch
+MAX_CONST_VALUES = 1 << 16
+_SECTION = re.compile(r"\.nv\.constant([1-9][0-9]?)(?:\.(.+))?\Z")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*\Z")
+#: scalar C types -> (kind, bytes): 'f' float, 'i' integer
+_SCALARS: dict[str, tuple[str, int]] = {
+    "float": ("f", 4),
+    "double": ("f", 8),
+    "half": ("f", 2),
+    "__half": ("f", 2),
+    "char": ("i", 1),
+    "signed char": ("i", 1),
+    "unsigned char": ("i", 1),
+    "uchar": ("i", 1),
+    "bool": ("i", 1),
+    "short": ("i", 2),
+    "unsigned short": ("i", 2),
+    "ushort": ("i", 2),
+    "int": ("i", 4),
+    "signed": ("i", 4),
+    "unsigned": ("i", 4),
+    "unsigned int": ("i", 4),
+    "uint": ("i", 4),
+    "long": ("i", 8),
+    "unsigned long": ("i", 8),
+    "long long": ("i", 8),
+    "unsigned long long": ("i", 8),
+    "longlong": ("i", 8),
+    "ulonglong": ("i", 8),
+    "size_t": ("i", 8),
+    **{f"{u}int{n}_t": ("i", n // 8) for u in ("", "u") for n in (8, 16, 32, 64)},
+}
+_VECTOR = re.compile(r"(u?(?:char|short|int|long|longlong)|float|double)([1-4])\Z")
+_DECLARED = re.compile(
+    r"__constant__\s+(?:__device__\s+)?(?:static\s+)?(?:const\s+)?"
+    r"((?:(?:unsigned|signed|long|short)\s+)*[A-Za-z_][A-Za-z0-9_:]*)\s+"
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*[\[=;{]"
+)
+
+
+@dataclass(frozen=True)
+class ConstSymbol:
+    """A ``__constant__`` variable: its bank, byte offset in it and size."""
+
+    name: str
+    bank: int
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The constant banks (other than 0) of a launch and what is known of their variables."""
+
+    banks: Mapping[int, bytes] = field(default_factory=dict)
+    symbols: tuple[ConstSymbol, ...] = ()
+    unset: frozenset[str] = frozenset()  # variables neither initialised nor set
+    given: tuple[tuple[str, str], ...] = ()  # (name, value as given) set by the launch
+    types: Mapping[str, str] = field(default_factory=dict)  # declared element types
+
+    def symbol_at(self, bank: int, offset: int) -> ConstSymbol | None:
+        for s in self.symbols:
+            if s.bank == bank and s.offset <= offset < s.offset + s.size:
+                return s
+        return None
+
+    def unset_spans(self) -> dict[int, list[tuple[int, int, str]]]:
+        """Per bank, (start, end, name) of every unset variable."""
+        out: dict[int, list[tuple[int, int, str]]] = {}
+        for s in self.symbols:
+            if s.name in self.unset:
+                out.setdefault(s.bank, []).append((s.offset, s.offset + s.size, s.name))
+        return out
+
+
+def read_constants(path: str | Path, kernel: str) -> Constants:
+    """The constant banks the driver loads for ``kernel`` (its mangled name) from the cubin
+    at ``path``, with their variables."""
+    data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
+    elf = _Elf(data, str(path))
+    banks: dict[int, bytes] = {}
+    bank_of: dict[int, int] = {}
+    for index, s in enumerate(elf.sections):
+        m = _SECTION.match(s.name)
+        if m is None or (m.group(2) is not None and m.group(2) != kernel):
+            continue
+        bank = int(m.group(1))
+        if s.size > BANK_BYTES:
+            raise LaunchError(
+                f"the cubin's constant bank {bank} ({s.name}) has {s.size:,} bytes; a bank "
+                f"holds {BANK_BYTES:,}"
+            )
+        body = bytes(s.size) if s.type == SHT_NOBITS else elf.body(s)
+        old = banks.get(bank, b"")
+        banks[bank] = bytes(a | b for a, b in zip(*_pad(old, body), strict=True))
+        bank_of[index] = bank
+    symbols: list[ConstSymbol] = []
+    for name, value, size, shndx in elf.objects(set(bank_of)) if bank_of else ():
+        bank = bank_of[shndx]
+        if size and value + size <= len(banks[bank]):
+            symbols.append(ConstSymbol(name, bank, value, size))
+    unset = frozenset(
+        s.name for s in symbols if not any(banks[s.bank][s.offset : s.offset + s.size])
+    )
+    return Constants(banks=banks, symbols=tuple(symbols), unset=unset)
+
+
+def _pad(a: bytes, b: bytes) -> tuple[bytes, bytes]:
+    n = max(len(a), len(b))
+    return a.ljust(n, b"\0"), b.ljust(n, b"\0")
+
+
+def declared_types(texts: Iterable[str]) -> dict[str, str]:
+    """``__constant__`` variable name -> its element type, as the sources declare them."""
+    out: dict[str, str] = {}
+    for text in texts:
+        if "__constant__" not in text:
+            continue
+        for m in _DECLARED.finditer(text):
+            out.setdefault(m.group(2), " ".join(m.group(1).split()))
+    return out
+
+
+def scalar_of(type_name: str) -> tuple[str, int] | None:
+    """(kind, bytes) of one element of a C type (``float4``: a 4-byte float), or None."""
+    t = " ".join(type_name.replace("const ", "").split()).removeprefix("std::")
+    if t in _SCALARS:
+        return _SCALARS[t]
+    m = _VECTOR.match(t)
+    if m:
+        base = m.group(1)
+        base = {"uchar": "unsigned char", "ushort": "unsigned short", "uint": "unsigned"}.get(
+            base, base
+        )
+        return _SCALARS.get(base)
+    return None
+
+
+def set_constants(
+    constants: Constants, texts: Sequence[str], *, types: Mapping[str, str] | None = None
+) -> Constants:
+    """``constants`` with the ``--const NAME=VALUE`` texts written into their variables."""
+    types = dict(types or constants.types)
+    banks = {k: bytearray(v) for k, v in constants.banks.items()}
+    unset = set(constants.unset)
+    given: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for text in texts:
+        name, sep, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not _NAME.match(name) or not value:
+            raise LaunchError(
+                f"--const expects NAME=VALUE (a __constant__ variable's name), got "
+                f"{shorten(text)!r}"
+            )
+        symbol = _find(constants, name)
+        if symbol.name in seen:
+            raise LaunchError(f"--const {name} is given twice")
+        seen.add(symbol.name)
+        data = _value(symbol, value, types.get(symbol.name))
+        start = symbol.offset
+        banks[symbol.bank][start : start + len(data)] = data
+        unset.discard(symbol.name)
+        given.append((symbol.name, value))
+    return replace(
+        constants,
+        banks={k: bytes(v) for k, v in banks.items()},
+        unset=frozenset(unset),
+        given=(*constants.given, *given),
+        types=types,
+    )
+
+
+def _find(constants: Constants, name: str) -> ConstSymbol:
+    for s in constants.symbols:
+        if s.name == name or s.name.rsplit("::", 1)[-1] == name:
+            return s
+    known = shorten(", ".join(s.name for s in constants.symbols), 200)
+    raise LaunchError(
+        f"--const {shorten(name)}: the kernel's cubin has no __constant__ variable of that name"
+        + (f" (it has: {known})" if known else " (it has none)")
+    )
+
+
+def _value(symbol: ConstSymbol, value: str, declared: str | None) -> bytes:
+    where = f"--const {symbol.name}"
+    if value.startswith("@"):
+        data = read_buffer(value[1:], where, limit=BANK_BYTES)
+        if len(data) > symbol.size:
+            raise LaunchError(
+                f"{where}: {shorten(value[1:])} holds {len(data):,} bytes; the variable has "
+                f"{symbol.size:,}"
+            )
+        return data
+    type_name, colon, numbers = value.partition(":")
+    if colon:
+        scalar = scalar_of(type_name.strip())
+        if scalar is None:
+            raise LaunchError(
+                f"{where}: unknown element type {shorten(type_name.strip())!r} (float, double, "
+                "half, int, unsigned, int8_t..uint64_t, char, short, long long)"
+            )
+    else:
+        numbers = value
+        scalar = scalar_of(declared) if declared else None
+    fields = [f.strip() for f in numbers.split(",")]
+    if len(fields) > MAX_CONST_VALUES:
+        raise LaunchError(f"{where}: more than {MAX_CONST_VALUES:,} values")
+    out = b"".join(_element(f, scalar, f"{where} value {i}") for i, f in enumerate(fields))
+    if len(out) > symbol.size:
+        raise LaunchError(
+            f"{where}: {len(fields)} value(s) take {len(out):,} bytes; the variable has "
+            f"{symbol.size:,}"
+        )
+    return out
+
+
+def _element(text: str, scalar: tuple[str, int] | None, where: str) -> bytes:
+    if scalar is None:  # no type known: ints as 4-byte ints, other numbers as floats
+        is_int = re.fullmatch(r"[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)", text) is not None
+        return value_bytes(text, 4, where) if is_int else _float(text, 4, where)
+    kind, size = scalar
+    if kind == "f":
+        return _float(text, size, where)
+    return value_bytes(text, size, where)
+
+
+def _float(text: str, size: int, where: str) -> bytes:
+    try:
+        number = float(text) if len(text) <= 64 else None
+    except ValueError:
+        number = None
+    if number is None or "_" in text:
+        raise LaunchError(f"{where}: {shorten(text)!r} is not a number")
+    try:
+        return struct.pack({2: "<e", 4: "<f", 8: "<d"}[size], number)
+    except (OverflowError, struct.error):
+        raise LaunchError(f"{where}: {text} does not fit in a {size}-byte float") from None
