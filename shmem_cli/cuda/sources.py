@@ -82,12 +82,13 @@ def repository_of(path: Path) -> Path | None:
 
 def tree_for(anchor: str | Path, roots: Sequence[str | Path] = ()) -> SourceTree:
     """The source tree of a spec or kernel file: ``roots`` when given, else its repository,
-    else its folder."""
+    else its folder (a folder's own: a Triton cache entry's, not the one holding it)."""
     if roots:
         return SourceTree(tuple(Path(os.path.realpath(r)) for r in roots))
     path = Path(anchor)
     repo = repository_of(path)
-    folder = repo if repo is not None else Path(os.path.realpath(path)).parent
+    real = Path(os.path.realpath(path))
+    folder = repo if repo is not None else real if real.is_dir() else real.parent
     here = repository_of(Path.cwd())  # the project shmem runs in, when it is a repository
     return SourceTree((folder,) if here is None or here == folder else (folder, here))
 

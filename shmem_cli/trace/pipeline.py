@@ -192,7 +192,7 @@ def _load_triton(request: TraceRequest) -> LoadedKernel:
     """A Triton cache entry's kernel: its cubin, with names and types from the TTGIR."""
     path = Path(request.path)
     try:
-        entry = open_entry(path, request.kernel)
+        entry = open_entry(path, request.kernel, request.tree().inside)
         info = read_cubin(entry.cubin)
         arch = entry.arch or info.arch
         if arch not in (info.arch, info.target_name):

@@ -26,72 +26,45 @@ the tensor shapes of its TTGIR (which the constexprs decide).
 
 from __future__ import annotations
 
-import ast
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import ShmemError
+from ...plumbing.errors import ShmemError, shorten
+from .metadata import TritonError, read_metadata
+from .ttgir import (
+    DESC_TYPE,
+    TritonParam,
+    desc_rank,
+    python_names,
+    short_type,
+    tensor_shapes,
+    ttgir_params,
+)
 
-MAX_METADATA_BYTES = 1 << 20
+__all__ = [
+    "DESC_TYPE",
+    "HIDDEN",
+    "TritonEntry",
+    "TritonError",
+    "TritonParam",
+    "desc_rank",
+    "entries_under",
+    "is_triton_input",
+    "open_entry",
+    "read_entry",
+    "ttgir_params",
+]
+
 MAX_TTGIR_BYTES = 64 << 20
-MAX_PYTHON_BYTES = 4 << 20
 MAX_ENTRIES = 10_000  # cache folders looked at under a root
+MAX_LISTED = 20  # entries or kernel names an error lists
+#: the metadata read while looking through a cache root for a kernel's entries
+MAX_SCAN_BYTES = 256 << 20
 HIDDEN = ("global_scratch", "profile_scratch")  # Triton's own pointers, in the order it adds them
-
-_FUNC = re.compile(r"tt\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
-_ARG = re.compile(r"%([\w$.]+)\s*:\s*")
-_LOC_NAME = re.compile(r'loc\(\s*"([^"]+)"\s*\(')
-_FIRST_LOC = re.compile(r'^#loc\s*=\s*loc\("([^"]+)":(\d+):\d+\)', re.M)
-_SHAPE = re.compile(r"tensor<((?:\d+x)+)[^>]*>")
-# a host-side tensor descriptor (TensorDescriptor), lowered to TMA: a CUtensorMap by value
-_DESC = re.compile(r"!tt\.tensordesc<\s*tensor<((?:\d+x)+)\w+[^>]*>\s*>")
-DESC_TYPE = "CUtensorMap"
-# TTGIR scalar types -> (C type, bytes)
-_SCALARS = {
-    "i1": ("bool", 1),
-    "i8": ("int8_t", 1),
-    "i16": ("int16_t", 2),
-    "i32": ("int32_t", 4),
-    "i64": ("int64_t", 8),
-    "f16": ("half", 2),
-    "bf16": ("bfloat16", 2),
-    "f32": ("float", 4),
-    "f64": ("double", 8),
-}
-
-
-class TritonError(ShmemError):
-    """A Triton cache entry that cannot be read or does not fit its cubin."""
-
-    def __init__(self, message: str, path: str | Path) -> None:
-        super().__init__(message, path=str(path), code="invalid-kernel")
-
-
-@dataclass(frozen=True)
-class TritonParam:
-    """One parameter of the kernel as Triton compiled it."""
-
-    name: str
-    ir_type: str  # as the TTGIR writes it: !tt.ptr<f16>, i32, f32
-    c_type: str  # float16*, int32_t, float
-    hidden: bool = False  # one of Triton's scratch pointers
-
-    @property
-    def is_pointer(self) -> bool:
-        return self.c_type.endswith("*")
-
-    @property
-    def is_desc(self) -> bool:
-        """A host-side tensor descriptor, passed as a 128-byte CUtensorMap."""
-        return self.c_type == DESC_TYPE
-
-    @property
-    def is_float(self) -> bool:
-        return self.c_type in ("half", "bfloat16", "float", "double")
 
 
 @dataclass(frozen=True)
@@ -153,7 +126,7 @@ class TritonEntry:
         for key in ("capability", "cc"):
             if value is None:
                 value = self.metadata.get(key)
-        if isinstance(value, int):
+        if isinstance(value, int) and not isinstance(value, bool) and 10 <= value < 1000:
             return f"sm_{value}"
         if isinstance(value, str) and re.fullmatch(r"(sm_?)?\d{2,3}[a-z]?", value):
             return "sm_" + value.removeprefix("sm").removeprefix("_")
@@ -181,17 +154,13 @@ class TritonEntry:
             parts.append(f"num_stages={self.num_stages}")
         parts.append(f"shared={self.shared}")
         if self.constexprs is not None:
-            parts.append("constexprs: " + ", ".join(f"{k}={v}" for k, v in self.constexprs.items()))
+            said = ", ".join(f"{k}={v}" for k, v in self.constexprs.items())
+            parts.append("constexprs: " + shorten(said, 200))
         elif self.shapes:
             parts.append("tensor shapes " + ", ".join(self.shapes[:6]))
-        parts.append("signature (" + ", ".join(_short_type(p.ir_type) for p in self.params) + ")")
-        return f"{self.folder}  {self.name}  " + ", ".join(parts)
-
-
-def _short_type(ir_type: str) -> str:
-    """``*f16`` for ``!tt.ptr<f16>``, as Triton's signatures write it; scalars as they are."""
-    pointer = re.fullmatch(r"!tt\.ptr<\s*(\w+)[^>]*>", ir_type)
-    return "*" + pointer.group(1) if pointer else ir_type
+        said = ", ".join(short_type(p.ir_type) for p in self.params)
+        parts.append("signature (" + shorten(said, 200) + ")")
+        return f"{shorten(str(self.folder), 200)}  {shorten(self.name)}  " + ", ".join(parts)
 
 
 def _int(value: Any) -> int:
@@ -217,21 +186,12 @@ def _read(path: Path, limit: int, what: str) -> str:
 
 
 def _metadata(path: Path) -> dict[str, Any]:
-    text = _read(path, MAX_METADATA_BYTES, "Triton metadata")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise TritonError(f"not Triton metadata (not JSON: {exc})", path) from None
-    if not isinstance(data, dict) or "name" not in data or "num_warps" not in data:
-        raise TritonError(
-            "not Triton metadata: a Triton cache entry's <name>.json has 'name' and 'num_warps'",
-            path,
-        )
-    return data
+    return read_metadata(path)
 
 
-def read_entry(meta_path: Path) -> TritonEntry:
-    """The entry whose metadata is ``meta_path`` (``<folder>/<name>.json``)."""
+def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -> TritonEntry:
+    """The entry whose metadata is ``meta_path`` (``<folder>/<name>.json``); ``allowed`` says
+    which Python file a TTGIR location may name (default: the entry's source tree)."""
     meta = _metadata(meta_path)
     name = str(meta["name"])
     folder = meta_path.parent
@@ -239,12 +199,6 @@ def read_entry(meta_path: Path) -> TritonEntry:
     ttgir = folder / f"{meta_path.stem}.ttgir"
     if not cubin.is_file():
         raise TritonError(f"the entry has no {cubin.name} beside its metadata", meta_path)
-    try:
-        for key in ("num_warps", "shared", "num_ctas", "num_stages"):
-            if key in meta and meta[key] is not None:
-                _int(meta[key])
-    except ValueError as exc:
-        raise TritonError(f"unexpected metadata: {exc}", meta_path) from None
     if not ttgir.is_file():
         raise TritonError(
             f"the entry has no {ttgir.name}: it names the kernel's parameters (Triton keeps it "
@@ -254,133 +208,20 @@ def read_entry(meta_path: Path) -> TritonEntry:
         )
     text = _read(ttgir, MAX_TTGIR_BYTES, "TTGIR")
     params = ttgir_params(text, name, ttgir)
-    if any(p.name.startswith("arg") and p.name[3:].isdigit() for p in params):
-        params = _names_from_python(text, params, name, folder) or params
-    shapes = tuple(dict.fromkeys(m.group(1)[:-1] for m in _SHAPE.finditer(text)))
-    return TritonEntry(folder, name, cubin, meta, params, shapes)
+    if any(re.fullmatch(r"arg[0-9]+", p.name) for p in params):
+        if allowed is None:
+            from ...cuda.sources import tree_for
 
-
-def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
-    """The parameters of ``tt.func public @name(...)`` in TTGIR text."""
-    for m in _FUNC.finditer(text):
-        if m.group(1) != name:
-            continue
-        inner = _balanced(text, m.end() - 1)
-        if inner is None:
-            break
-        return _desc_parts(tuple(_param(piece, where) for piece in _split_args(inner)))
-    raise TritonError(f"the TTGIR has no function @{name}", where)
-
-
-def desc_rank(param: TritonParam) -> int:
-    """The rank of a tensor descriptor parameter (its block's dimensions)."""
-    m = _DESC.fullmatch(param.ir_type)
-    return m.group(1).count("x") if m else 0
-
-
-def _desc_parts(params: tuple[TritonParam, ...]) -> tuple[TritonParam, ...]:
-    """Names for the scalars Triton passes after each descriptor (its shape as i32 and its
-    strides as i64, all named after the descriptor in the TTGIR): ``a_desc.shape0``, ..."""
-    out = list(params)
-    for i, p in enumerate(params):
-        rank = desc_rank(p)
-        if not rank:
-            continue
-        parts = [f"shape{k}" for k in range(rank)] + [f"stride{k}" for k in range(rank)]
-        for k, part in enumerate(parts):
-            j = i + 1 + k
-            if j < len(out) and out[j].name == p.name:
-                out[j] = TritonParam(f"{p.name}.{part}", out[j].ir_type, out[j].c_type)
-    return tuple(out)
-
-
-def _balanced(text: str, open_paren: int) -> str | None:
-    depth = 0
-    quoted = False
-    for k in range(open_paren, len(text)):
-        ch = text[k]
-        if ch == '"':
-            quoted = not quoted
-        elif quoted:
-            continue
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return text[open_paren + 1 : k]
-    return None
-
-
-def _split_args(inner: str) -> list[str]:
-    """``inner`` split at the commas that start a new ``%name:`` argument."""
-    starts = [m.start() for m in _ARG.finditer(inner)]
-    return [
-        inner[a:b].strip().rstrip(",")
-        for a, b in zip(starts, [*starts[1:], len(inner)], strict=True)
-    ]
-
-
-def _param(piece: str, where: Path) -> TritonParam:
-    m = _ARG.match(piece)
-    if m is None:
-        raise TritonError(f"cannot read the TTGIR parameter {piece[:60]!r}", where)
-    rest = piece[m.end() :]
-    ir_type = re.split(r"\s+(?=[{]|loc\()", rest, maxsplit=1)[0].strip()
-    loc = _LOC_NAME.search(rest)
-    name = loc.group(1) if loc else m.group(1)
-    pointer = re.fullmatch(r"!tt\.ptr<\s*([\w]+)\s*(?:,\s*\d+)?\s*>", ir_type)
-    if _DESC.fullmatch(ir_type):
-        c_type = DESC_TYPE
-    elif pointer:
-        element = _SCALARS.get(pointer.group(1), (pointer.group(1), 0))[0]
-        c_type = {"half": "float16", "bfloat16": "bfloat16"}.get(element, element) + "*"
-    elif ir_type in _SCALARS:
-        c_type = _SCALARS[ir_type][0]
-    else:
-        raise TritonError(
-            f"parameter {name} has the type {ir_type}, which shmem cannot pass yet (tuples, "
-            "descriptors of other forms than !tt.tensordesc<tensor<...>>)",
-            where,
-        )
-    return TritonParam(name, ir_type, c_type)
-
-
-def _names_from_python(
-    ttgir: str, params: tuple[TritonParam, ...], name: str, folder: Path
-) -> tuple[TritonParam, ...] | None:
-    """Names from the Python ``def`` the TTGIR's first location names (older Triton), when its
-    parameters less the ``tl.constexpr`` ones are as many as the TTGIR's. The file is looked
-    for where it was compiled, then by its trailing path parts under the current folder."""
-    from ..tracer import locate_source
-
-    first = _FIRST_LOC.search(ttgir)
-    if first is None:
-        return None
-    found = locate_source(first.group(1), [Path.cwd(), folder])
-    if found is None:
-        return None
-    try:
-        source = read_bounded(found, MAX_PYTHON_BYTES, what="Python source")
-        tree = ast.parse(source.decode("utf-8", errors="replace"))
-    except (ShmemError, SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            names = [
-                a.arg
-                for a in node.args.args
-                if not (a.annotation is not None and "constexpr" in ast.unparse(a.annotation))
-            ]
-            if len(names) == len(params):
-                return tuple(
-                    TritonParam(n, p.ir_type, p.c_type) for n, p in zip(names, params, strict=True)
-                )
-    return None
+            allowed = tree_for(meta_path).inside
+        params = python_names(text, params, name, folder, allowed) or params
+    return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text))
 
 
 def entries_under(
-    root: Path, name: str | None, refused: list[ShmemError] | None = None
+    root: Path,
+    name: str | None,
+    refused: list[ShmemError] | None = None,
+    allowed: Callable[[Path], bool] | None = None,
 ) -> list[TritonEntry]:
     """Every entry of a cache root (``root/<hash>/<name>.json``) or of one entry folder whose
     kernel is ``name`` (any name when None). Only the metadata of the others is read; the
@@ -390,7 +231,7 @@ def entries_under(
         try:
             if name is not None and str(_metadata(meta)["name"]) != name:
                 continue
-            found.append(read_entry(meta))
+            found.append(read_entry(meta, allowed))
         except ShmemError as exc:
             if refused is not None:
                 refused.append(exc)  # an entry this trace cannot use: say why if none can
@@ -409,24 +250,46 @@ def kernel_names(root: Path) -> list[str]:
 
 
 def _metadata_files(root: Path) -> list[Path]:
+    """The metadata files of a cache root's entries (at most :data:`MAX_ENTRIES`, and
+    :data:`MAX_SCAN_BYTES` of them in all: each may be read)."""
     metas = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
-    return [
-        m
-        for m in metas[:MAX_ENTRIES]
-        if not m.name.startswith("__grp__") and m.with_suffix(".cubin").is_file()
-    ]
+    out, total = [], 0
+    for m in metas[:MAX_ENTRIES]:
+        if m.name.startswith("__grp__") or not m.with_suffix(".cubin").is_file():
+            continue
+        try:
+            total += m.stat().st_size
+        except OSError:
+            continue
+        if total > MAX_SCAN_BYTES:
+            raise TritonError(
+                f"the cache root holds more than {MAX_SCAN_BYTES >> 20} MiB of metadata to look "
+                "through: name the entry's folder instead",
+                root,
+            )
+        out.append(m)
+    return out
 
 
-def open_entry(path: Path, kernel: str | None) -> TritonEntry:
-    """The entry ``path`` (folder, .json, .cubin, or a cache root with ``kernel``) names."""
+def _listed(names: list[str]) -> str:
+    """The first :data:`MAX_LISTED` names (each cut short), and how many more there are."""
+    said = ", ".join(shorten(n) for n in names[:MAX_LISTED])
+    return said + (f" and {len(names) - MAX_LISTED:,} more" if len(names) > MAX_LISTED else "")
+
+
+def open_entry(
+    path: Path, kernel: str | None, allowed: Callable[[Path], bool] | None = None
+) -> TritonEntry:
+    """The entry ``path`` (folder, .json, .cubin, or a cache root with ``kernel``) names;
+    ``allowed``: the Python files its TTGIR may name (default: the entry's source tree)."""
     if path.suffix == ".cubin":
-        return read_entry(path.with_suffix(".json"))
+        return read_entry(path.with_suffix(".json"), allowed)
     if path.suffix == ".json":
         # Triton's group file __grp__<name>.json lists the entry's files: the metadata is beside
         grouped = path.with_name(path.name.removeprefix("__grp__"))
-        return read_entry(grouped if path.name.startswith("__grp__") else path)
+        return read_entry(grouped if path.name.startswith("__grp__") else path, allowed)
     refused: list[ShmemError] = []
-    found = entries_under(path, kernel, refused)
+    found = entries_under(path, kernel, refused, allowed)
     if len(found) == 1:
         return found[0]
     if not found and refused:
@@ -435,8 +298,8 @@ def open_entry(path: Path, kernel: str | None) -> TritonEntry:
         names = kernel_names(path)
         if kernel is not None and names:
             raise TritonError(
-                f"no Triton cache entry of a kernel named {kernel!r}; there are: "
-                + ", ".join(names),
+                f"no Triton cache entry of a kernel named {shorten(kernel)!r}; there are: "
+                + _listed(names),
                 path,
             )
         raise TritonError(
@@ -444,7 +307,9 @@ def open_entry(path: Path, kernel: str | None) -> TritonEntry:
             "<name>.ttgir, or a cache root holding such folders)",
             path,
         )
-    listing = "\n".join("  " + e.describe() for e in found)
-    what = f"{len(found)} entries of {kernel!r}" if kernel else f"{len(found)} entries"
+    listing = "\n".join("  " + e.describe() for e in found[:MAX_LISTED])
+    if len(found) > MAX_LISTED:
+        listing += f"\n  ... and {len(found) - MAX_LISTED:,} more"
+    what = f"{len(found)} entries of {shorten(kernel)!r}" if kernel else f"{len(found)} entries"
     hint = "--kernel NAME" if kernel is None and len({e.name for e in found}) > 1 else "its folder"
     raise TritonError(f"{what}; choose one ({hint}):\n{listing}", path)

@@ -103,8 +103,9 @@ def triton_launch(
     for text in args:
         key, sep, value = text.partition("=")
         param = by_name.get(key.strip())
-        if param is None and key.strip().isdigit() and int(key) < len(params):
-            param = params[int(key)]
+        position = key.strip()
+        if param is None and re.fullmatch(r"[0-9]{1,9}", position) and int(position) < len(params):
+            param = params[int(position)]
         if param is not None and param.ordinal < len(own) and own[param.ordinal].is_desc:
             if not value.strip().startswith(descriptors.PREFIX):
                 raise LaunchError(_desc_hint(param.name or key))

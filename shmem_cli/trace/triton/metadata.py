@@ -1,0 +1,112 @@
+"""A Triton cache entry's metadata (``<name>.json``), read bounded and checked like the
+command line: every field a launch takes from it has its type and range checked before it is
+used, so that an entry cannot claim what ``--block``, ``--grid`` or ``--dynamic-smem`` would
+refuse (``shared`` 2^40, ``cluster_dims`` [65536, 65536, 65536], ``num_warps`` 0 or 10^30,
+``warp_size`` "32") or nest JSON 100,000 deep. Each refusal names the entry and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ...plumbing.bounded_read import read_bounded
+from ...plumbing.errors import ShmemError, shorten
+from ..kernel.launch import MAX_SHARED_BYTES
+
+MAX_METADATA_BYTES = 1 << 20
+MAX_NAME = 4096  # characters of a kernel's name
+#: the integer fields a launch reads, with the range Triton can write
+RANGES: dict[str, tuple[int, int]] = {
+    "num_warps": (1, 32),  # 1,024 threads at most
+    "warp_size": (1, 64),
+    "shared": (0, MAX_SHARED_BYTES),
+    "num_ctas": (1, 16),  # a cluster holds at most 16 blocks
+    "num_stages": (0, 1024),
+    "global_scratch_size": (0, 1 << 32),
+    "profile_scratch_size": (0, 1 << 32),
+}
+CLUSTER = (1, 16)  # each of cluster_dims, and their product
+
+
+class TritonError(ShmemError):
+    """A Triton cache entry that cannot be read or does not fit its cubin."""
+
+    def __init__(self, message: str, path: str | Path) -> None:
+        super().__init__(message, path=str(path), code="invalid-kernel")
+
+
+def read_metadata(path: Path) -> dict[str, Any]:
+    """The metadata at ``path``: a JSON object with ``name`` and ``num_warps``, its fields
+    checked (:func:`check`)."""
+    data = read_bounded(path, MAX_METADATA_BYTES, what="Triton metadata", code="invalid-kernel")
+    try:
+        meta = json.loads(data.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise TritonError("not Triton metadata (JSON nested too deeply)", path) from None
+    except ValueError as exc:
+        raise TritonError(f"not Triton metadata (not JSON: {shorten(exc, 120)})", path) from None
+    if not isinstance(meta, dict) or "name" not in meta or "num_warps" not in meta:
+        raise TritonError(
+            "not Triton metadata: a Triton cache entry's <name>.json has 'name' and 'num_warps'",
+            path,
+        )
+    check(meta, path)
+    return meta
+
+
+def _integer(meta: dict[str, Any], key: str, value: Any, low: int, high: int, path: Path) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TritonError(f"unexpected metadata: {key!r} is {_kind(value)}, not an integer", path)
+    if not low <= value <= high:
+        said = str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
+        raise TritonError(
+            f"unexpected metadata: {key!r} is {said}; a launch takes {low:,} to {high:,}", path
+        )
+
+
+def _kind(value: Any) -> str:
+    """``a str ('32')``: the type and a short rendering (a huge integer by its size)."""
+    from ...plumbing.arguments import shown
+
+    return shown(value)
+
+
+def check(meta: dict[str, Any], path: Path) -> None:
+    """Every field a launch reads is of its type and in its range (:data:`RANGES`)."""
+    name = meta.get("name")
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
+        raise TritonError(
+            f"unexpected metadata: 'name' is {_kind(name)}, not a kernel's name", path
+        )
+    target = meta.get("target")
+    fields = dict(meta)
+    if isinstance(target, dict) and "warp_size" in target and "warp_size" not in fields:
+        fields["warp_size"] = target["warp_size"]
+    if isinstance(target, list) and len(target) >= 3 and "warp_size" not in fields:
+        fields["warp_size"] = target[2]
+    for key, (low, high) in RANGES.items():
+        value = fields.get(key)
+        if value is not None:
+            _integer(meta, key, value, low, high, path)
+    dims = meta.get("cluster_dims")
+    if dims is not None:
+        if not isinstance(dims, list) or len(dims) != 3:
+            raise TritonError(
+                f"unexpected metadata: 'cluster_dims' is {_kind(dims)}, not 3 integers", path
+            )
+        product = 1
+        for k, value in enumerate(dims):
+            _integer(meta, f"cluster_dims[{k}]", value, *CLUSTER, path)
+            product *= value
+        if product > CLUSTER[1]:
+            raise TritonError(
+                f"unexpected metadata: 'cluster_dims' {dims} is a cluster of {product} blocks; "
+                f"a cluster holds at most {CLUSTER[1]}",
+                path,
+            )
+    if fields.get("num_warps", 1) * fields.get("warp_size", 32) > 1024:
+        raise TritonError(
+            "unexpected metadata: num_warps x warp_size is more than 1,024 threads", path
+        )

@@ -1,0 +1,223 @@
+"""A Triton kernel's TTGIR, read for what a launch needs: its parameters (names and types), the
+tensor shapes that tell entries apart, and the Python file its first location names.
+
+TTGIR comes from a cache anyone can commit, so every reading is linear in the text: the
+patterns have no two unbounded parts that can match the same characters (a 4 MB
+``tensor<1x1x1x...`` without its ``>`` used to take minutes), a type is at most
+:data:`MAX_TYPE` characters before it is matched, and the Python file a ``#loc`` names is read
+only inside the kernel's source tree (:mod:`shmem_cli.cuda.sources`): a ``#loc`` naming any
+other file is ignored, never read or quoted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...plumbing.bounded_read import read_bounded
+from ...plumbing.errors import ShmemError, shorten
+from .metadata import TritonError
+
+MAX_PYTHON_BYTES = 4 << 20
+MAX_TYPE = 512  # characters of one parameter's type
+MAX_SHAPES = 1000  # distinct tensor shapes kept
+
+_FUNC = re.compile(r"tt\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
+_ARG = re.compile(r"%([\w$.]+)\s*:\s*")
+_LOC_NAME = re.compile(r'loc\(\s*"([^"]+)"\s*\(')
+_FIRST_LOC = re.compile(r'^#loc\s*=\s*loc\("([^"\n]{1,4096})":(\d{1,9}):\d{1,9}\)', re.M)
+_TENSOR = "tensor<"
+_DIMS = re.compile(r"(?:\d{1,12}x){1,16}")  # the dimensions after "tensor<": 64x64x
+_TYPE_END = re.compile(r"\s(?=\{|loc\()")  # where a parameter's type ends
+_POINTER = re.compile(r"!tt\.ptr<(\w+)(?:,\d+)?>")  # whitespace removed first
+# a host-side tensor descriptor (TensorDescriptor), lowered to TMA: a CUtensorMap by value
+_DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d{1,12}x){1,16})\w+(?:,[^<>]*)?>>")
+DESC_TYPE = "CUtensorMap"
+# TTGIR scalar types -> (C type, bytes)
+SCALARS = {
+    "i1": ("bool", 1),
+    "i8": ("int8_t", 1),
+    "i16": ("int16_t", 2),
+    "i32": ("int32_t", 4),
+    "i64": ("int64_t", 8),
+    "f16": ("half", 2),
+    "bf16": ("bfloat16", 2),
+    "f32": ("float", 4),
+    "f64": ("double", 8),
+}
+
+
+@dataclass(frozen=True)
+class TritonParam:
+    """One parameter of the kernel as Triton compiled it."""
+
+    name: str
+    ir_type: str  # as the TTGIR writes it: !tt.ptr<f16>, i32, f32
+    c_type: str  # float16*, int32_t, float
+    hidden: bool = False  # one of Triton's scratch pointers
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.c_type.endswith("*")
+
+    @property
+    def is_desc(self) -> bool:
+        """A host-side tensor descriptor, passed as a 128-byte CUtensorMap."""
+        return self.c_type == DESC_TYPE
+
+    @property
+    def is_float(self) -> bool:
+        return self.c_type in ("half", "bfloat16", "float", "double")
+
+
+def _compact(ir_type: str) -> str:
+    """The type without whitespace (``!tt.ptr< f16 , 1 >`` -> ``!tt.ptr<f16,1>``)."""
+    return "".join(ir_type.split())
+
+
+def tensor_shapes(text: str) -> tuple[str, ...]:
+    """The distinct tensor shapes of the text (``1024``, ``64x64``), in order of first use."""
+    shapes: dict[str, None] = {}
+    at = text.find(_TENSOR)
+    while at >= 0 and len(shapes) < MAX_SHAPES:
+        dims = _DIMS.match(text, at + len(_TENSOR))
+        if dims:
+            shapes.setdefault(dims.group(0)[:-1], None)
+        at = text.find(_TENSOR, at + len(_TENSOR))
+    return tuple(shapes)
+
+
+def short_type(ir_type: str) -> str:
+    """``*f16`` for ``!tt.ptr<f16>``, as Triton's signatures write it; scalars as they are."""
+    pointer = _POINTER.fullmatch(_compact(ir_type)) if len(ir_type) <= MAX_TYPE else None
+    return "*" + pointer.group(1) if pointer else shorten(ir_type)
+
+
+def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
+    """The parameters of ``tt.func public @name(...)`` in TTGIR text."""
+    for m in _FUNC.finditer(text):
+        if m.group(1) != name:
+            continue
+        inner = _balanced(text, m.end() - 1)
+        if inner is None:
+            break
+        return _desc_parts(tuple(_param(piece, where) for piece in _split_args(inner)))
+    raise TritonError(f"the TTGIR has no function @{shorten(name)}", where)
+
+
+def desc_rank(param: TritonParam) -> int:
+    """The rank of a tensor descriptor parameter (its block's dimensions)."""
+    m = _DESC.fullmatch(_compact(param.ir_type)) if len(param.ir_type) <= MAX_TYPE else None
+    return m.group(1).count("x") if m else 0
+
+
+def _desc_parts(params: tuple[TritonParam, ...]) -> tuple[TritonParam, ...]:
+    """Names for the scalars Triton passes after each descriptor (its shape as i32 and its
+    strides as i64, all named after the descriptor in the TTGIR): ``a_desc.shape0``, ..."""
+    out = list(params)
+    for i, p in enumerate(params):
+        rank = desc_rank(p)
+        if not rank:
+            continue
+        parts = [f"shape{k}" for k in range(rank)] + [f"stride{k}" for k in range(rank)]
+        for k, part in enumerate(parts):
+            j = i + 1 + k
+            if j < len(out) and out[j].name == p.name:
+                out[j] = TritonParam(f"{p.name}.{part}", out[j].ir_type, out[j].c_type)
+    return tuple(out)
+
+
+def _balanced(text: str, open_paren: int) -> str | None:
+    depth = 0
+    quoted = False
+    for k in range(open_paren, len(text)):
+        ch = text[k]
+        if ch == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return text[open_paren + 1 : k]
+    return None
+
+
+def _split_args(inner: str) -> list[str]:
+    """``inner`` split at the commas that start a new ``%name:`` argument."""
+    starts = [m.start() for m in _ARG.finditer(inner)]
+    return [
+        inner[a:b].strip().rstrip(",")
+        for a, b in zip(starts, [*starts[1:], len(inner)], strict=True)
+    ]
+
+
+def _param(piece: str, where: Path) -> TritonParam:
+    m = _ARG.match(piece)
+    if m is None:
+        raise TritonError(f"cannot read the TTGIR parameter {shorten(piece)!r}", where)
+    rest = piece[m.end() :]
+    end = _TYPE_END.search(rest)
+    ir_type = (rest[: end.start()] if end else rest).strip()
+    loc = _LOC_NAME.search(rest)
+    name = loc.group(1) if loc else m.group(1)
+    compact = _compact(ir_type) if len(ir_type) <= MAX_TYPE else ""
+    pointer = _POINTER.fullmatch(compact)
+    if _DESC.fullmatch(compact):
+        c_type = DESC_TYPE
+    elif pointer:
+        element = SCALARS.get(pointer.group(1), (pointer.group(1), 0))[0]
+        c_type = {"half": "float16", "bfloat16": "bfloat16"}.get(element, element) + "*"
+    elif compact in SCALARS:
+        c_type = SCALARS[compact][0]
+    else:
+        raise TritonError(
+            f"parameter {shorten(name)} has the type {shorten(ir_type)}, which shmem cannot pass "
+            "yet (tuples, descriptors of other forms than !tt.tensordesc<tensor<...>>)",
+            where,
+        )
+    return TritonParam(name, ir_type, c_type)
+
+
+def python_names(
+    ttgir: str,
+    params: tuple[TritonParam, ...],
+    name: str,
+    folder: Path,
+    allowed: Callable[[Path], bool],
+) -> tuple[TritonParam, ...] | None:
+    """Names from the Python ``def`` the TTGIR's first location names (older Triton), when its
+    parameters less the ``tl.constexpr`` ones are as many as the TTGIR's. The file is looked
+    for where it was compiled, then by its trailing path parts under the current folder and
+    the entry's; only a file ``allowed`` takes (inside the source tree) is read."""
+    from ..tracer import locate_source
+
+    first = _FIRST_LOC.search(ttgir)
+    if first is None:
+        return None
+    found = locate_source(first.group(1), [Path.cwd(), folder], allowed)
+    if found is None:
+        return None
+    try:
+        source = read_bounded(found, MAX_PYTHON_BYTES, what="Python source")
+        tree = ast.parse(source.decode("utf-8", errors="replace"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                names = [
+                    a.arg
+                    for a in node.args.args
+                    if not (a.annotation is not None and "constexpr" in ast.unparse(a.annotation))
+                ]
+                if len(names) == len(params):
+                    return tuple(
+                        TritonParam(n, p.ir_type, p.c_type)
+                        for n, p in zip(names, params, strict=True)
+                    )
+    except (ShmemError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # a file Python cannot read: the parameters keep the TTGIR's names
+    return None

@@ -1,0 +1,196 @@
+"""Hostile Triton cache entries (issue 28): metadata checked like the command line (types,
+ranges, nesting), TTGIR read in linear time, a ``#loc`` naming a file outside the source tree
+never read, long lists of names cut. Each entry is a copy of one of the project's own,
+changed in one place."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.triton.cache import open_entry, read_entry
+from shmem_cli.trace.triton.ttgir import tensor_shapes, ttgir_params
+
+from .conftest import TEST_DATA, needs_nvdisasm
+from .hostile import refused, shmem
+
+CACHE = TEST_DATA / "triton" / "cache"
+MATMUL = CACHE / "UIAVWYKFMI46K2QIXDERSSIUTU46SKZUSQ6O7N3QILUNPZ6GU44A"
+# Triton 3.4.0 writes %arg0...: the names come from the Python file its first #loc names
+OLD = TEST_DATA / "triton/versions/3.4.0/cache/JMBKJ6OENSROKUPQMIYVR7LEGDBOFN664SR6NSSLGI2OOZWPVMIA"
+
+
+def entry(tmp_path: Path, source: Path = MATMUL, **changes: Any) -> Path:
+    """A copy of ``source`` whose metadata has ``changes`` (a value of ... removes the key)."""
+    folder = tmp_path / "entry"
+    shutil.copytree(source, folder)
+    meta_path = folder / "matmul_tiles.json"
+    meta = json.loads(meta_path.read_text())
+    for key, value in changes.items():
+        if value is ...:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    meta_path.write_text(json.dumps(meta))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"num_warps": 0}, "'num_warps' is 0; a launch takes 1 to 32"),
+        ({"num_warps": 10**30}, "'num_warps' is a 100-bit number; a launch takes 1 to 32"),
+        ({"num_warps": "4"}, "'num_warps' is a str (4), not an integer"),
+        ({"warp_size": "32"}, "'warp_size' is a str (32), not an integer"),
+        ({"warp_size": [32]}, "'warp_size' is a list ([32]), not an integer"),
+        ({"shared": 1 << 40}, "'shared' is 1099511627776; a launch takes 0 to 1,048,576"),
+        ({"cluster_dims": [65536] * 3}, "'cluster_dims[0]' is 65536; a launch takes 1 to 16"),
+        ({"cluster_dims": [4, 4, 4]}, "'cluster_dims' [4, 4, 4] is a cluster of 64 blocks"),
+        ({"cluster_dims": "1,1,1"}, "'cluster_dims' is a str (1,1,1), not 3 integers"),
+        ({"num_ctas": 1 << 20}, "'num_ctas' is 1048576; a launch takes 1 to 16"),
+        ({"global_scratch_size": -1}, "'global_scratch_size' is -1"),
+        ({"num_warps": 32, "warp_size": 64}, "num_warps x warp_size is more than 1,024"),
+        ({"name": "k" * 100_000}, "'name' is a str (kkkkk"),
+        ({"name": 5}, "'name' is an int (5), not a kernel's name"),
+    ],
+)
+def test_metadata_is_checked_like_the_command_line(
+    tmp_path: Path, changes: dict[str, Any], fragment: str
+) -> None:
+    folder = entry(tmp_path, **changes)
+    with pytest.raises(ShmemError) as err:
+        read_entry(folder / "matmul_tiles.json")
+    assert f"unexpected metadata: {fragment}" in err.value.message, err.value.message
+    assert err.value.path == str(folder / "matmul_tiles.json")
+    assert len(err.value.message) < 300
+
+
+def test_metadata_that_is_not_json(tmp_path: Path) -> None:
+    folder = entry(tmp_path)
+    meta = folder / "matmul_tiles.json"
+    for text, fragment in [
+        ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+        ('{"name": "m", "num_warps": ' + "9" * 5000 + "}", "not JSON"),
+        ("\xff\xfe{", "not JSON"),
+        ('{"name": "m"}', "has 'name' and 'num_warps'"),
+    ]:
+        meta.write_text(text, errors="surrogateescape")
+        with pytest.raises(ShmemError, match=fragment):
+            read_entry(meta)
+
+
+@needs_nvdisasm
+def test_hostile_metadata_on_the_command_line(tmp_path: Path) -> None:
+    for n, (changes, fragment) in enumerate(
+        [
+            ({"shared": 1 << 40}, "'shared' is 1099511627776"),
+            ({"cluster_dims": [65536] * 3}, "'cluster_dims[0]' is 65536"),
+            ({"num_warps": 10**30}, "'num_warps' is a 100-bit number"),
+            ({"warp_size": "32"}, "'warp_size' is a str (32)"),
+        ]
+    ):
+        folder = entry(tmp_path / str(n), **changes)
+        refused(shmem("trace", str(folder), "--grid", "1"), "unexpected metadata: ", fragment)
+    deep = entry(tmp_path / "deep")
+    (deep / "matmul_tiles.json").write_text("[" * 100_000 + "]" * 100_000)
+    refused(shmem("trace", str(deep / "matmul_tiles.json")), "JSON nested too deeply")
+
+
+# --- TTGIR ------------------------------------------------------------------------------------
+
+
+def test_tensor_shapes_are_read_in_linear_time() -> None:
+    """4 MB of ``tensor<1x1x...`` without a closing ``>``: quadratic for the old pattern."""
+    text = "tensor<" + "1x" * 2_000_000
+    start = time.monotonic()
+    assert tensor_shapes(text) == ("1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1",)
+    many = "tensor<64x64xf16> tensor<" * 200_000
+    assert tensor_shapes(many) == ("64x64",)
+    assert time.monotonic() - start < 2
+    assert tensor_shapes("tensor<128x64xf16, #blocked> tensor<f32> tensor<1024xi32>") == (
+        "128x64",
+        "1024",
+    )
+
+
+def test_parameter_types_are_read_in_linear_time() -> None:
+    spaces = " " * 1_000_000
+    for text in [
+        f"tt.func public @k(%x: !tt.ptr<f32{spaces}) {{",
+        f"tt.func public @k(%x: !tt.ptr<f32{spaces}loc(#l)) {{",
+        f"tt.func public @k(%x: !tt.tensordesc<tensor<1x{'1' * 1_000_000}) {{",
+        f"tt.func public @k(%x: i32{spaces}, %y: f32) {{",
+    ]:
+        start = time.monotonic()
+        try:
+            ttgir_params(text, "k", Path("k.ttgir"))
+        except ShmemError as exc:
+            assert "which shmem cannot pass yet" in exc.message
+            assert len(exc.message) < 300
+        assert time.monotonic() - start < 2
+
+
+def _old_entry(tmp_path: Path, loc: Path) -> Path:
+    """The Triton 3.4.0 entry (parameters %arg0...) with its first #loc naming ``loc``."""
+    folder = tmp_path / "old"
+    shutil.copytree(OLD, folder)
+    ttgir = folder / "matmul_tiles.ttgir"
+    lines = ttgir.read_text().splitlines(keepends=True)
+    lines[1] = f'#loc = loc("{loc}":56:0)\n'
+    ttgir.write_text("".join(lines))
+    return folder
+
+
+PYTHON = "def matmul_tiles(SECRET_C, SECRET_A, SECRET_B, SECRET_M, SECRET_N, SECRET_K):\n    pass\n"
+
+
+def test_a_loc_outside_the_source_tree_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "secret.py"
+    outside.parent.mkdir()
+    outside.write_text(PYTHON)
+    folder = _old_entry(tmp_path, outside)
+    names = [p.name for p in open_entry(folder, None).params]
+    assert names[:6] == ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5"]
+    inside = folder / "kernels.py"  # the same file inside the entry's own tree is read
+    inside.write_text(PYTHON)
+    (folder / "matmul_tiles.ttgir").write_text(
+        (folder / "matmul_tiles.ttgir").read_text().replace(str(outside), str(inside))
+    )
+    assert [p.name for p in open_entry(folder, None).params][:2] == ["SECRET_C", "SECRET_A"]
+
+
+@needs_nvdisasm
+def test_a_loc_outside_the_source_tree_is_never_printed(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "secret.py"
+    outside.parent.mkdir()
+    outside.write_text(PYTHON)
+    ran = shmem("trace", str(_old_entry(tmp_path, outside)), "--list-params")
+    assert ran.code == 0, ran.text
+    assert "SECRET" not in ran.text and "arg0" in ran.text
+
+
+def test_python_that_cannot_be_parsed_keeps_the_ttgir_names(tmp_path: Path) -> None:
+    folder = _old_entry(tmp_path, tmp_path / "old" / "deep.py")
+    (folder / "deep.py").write_text("def matmul_tiles(a: " + "(" * 100_000 + "):\n  pass\n")
+    assert open_entry(folder, None).params[0].name == "arg0"
+
+
+def test_a_cache_root_with_many_kernels_lists_some(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    for n in range(60):
+        folder = root / f"H{n:03d}"
+        folder.mkdir(parents=True)
+        name = f"kernel_{n:03d}_" + "x" * 500
+        (folder / "k.json").write_text(json.dumps({"name": name, "num_warps": 4}))
+        (folder / "k.cubin").write_bytes(b"")
+    with pytest.raises(ShmemError) as err:
+        open_entry(root, "nope")
+    assert "there are: kernel_000_" in err.value.message
+    assert "and 40 more" in err.value.message
+    assert len(err.value.message) < 2000
