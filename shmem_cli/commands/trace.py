@@ -87,6 +87,15 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     "number, a,b,c for a struct's fields, or @FILE.bin / @FILE.npy for a pointer's buffer.",
 )
 @click.option(
+    "--params",
+    "params_file",
+    metavar="@FILE",
+    help="The kernel's whole parameter block as a host program passed it (sizeof its "
+    "parameters, e.g. a CUTLASS/FlashAttention Params struct written with fwrite): the device "
+    "pointers in it need no buffers (memory the launch did not describe reads as untouched "
+    "device memory); --arg overrides single parameters.",
+)
+@click.option(
     "--const",
     "consts",
     multiple=True,
@@ -195,6 +204,7 @@ def trace(
     block: str | None,
     grid: str,
     args: tuple[str, ...],
+    params_file: str | None,
     consts: tuple[str, ...],
     dynamic_smem: int | None,
     buffer_size: int,
@@ -250,9 +260,12 @@ def trace(
       --arg 0=128,128,1  a struct by value, field by field
       --arg in=@x.npy    a pointer's buffer from a file (.bin: raw bytes)
       --const tab=1,2,3  a __constant__ variable (cudaMemcpyToSymbol), or =@FILE
+      --params @p.bin    the whole parameter block a host program passed
     Pointer parameters not given point to zero-filled buffers of --buffer-size
-    bytes; other parameters not given are 0. --list-params shows them all (of
-    every kernel of the file, without --kernel).
+    bytes; other parameters not given are 0 (with --params: the block's bytes,
+    whose pointers point into memory the launch did not describe, which reads as
+    untouched device memory: what the kernel wrote, else zeros, flagged).
+    --list-params shows them all (of every kernel of the file, without --kernel).
 
     --suggest: for each shared array with bank conflicts (static __shared__ arrays
     by name; dynamic shared memory as one region, or its parts named with --array
@@ -329,6 +342,7 @@ def trace(
         source_roots=source_roots,
         budget=Budget.of(max_instructions, max_launch_instructions, time_limit),
         consts=consts,
+        params_file=params_file,
     )
     try:
         if list_params:

@@ -196,6 +196,17 @@ def notes(kernel: KernelTrace) -> list[Block]:
                 "yellow",
             )
         )
+    if launch.undescribed:
+        shown = ", ".join(launch.undescribed[:4]) + (", ..." if len(launch.undescribed) > 4 else "")
+        out.append(
+            Styled(
+                f"note: the kernel touched global memory the launch did not describe ({shown}): "
+                f"untouched device memory, reading what the kernel wrote, else zeros "
+                f"({launch.undescribed_reads:,} lane read(s) of bytes never written; values that "
+                "depend on them are inexact)",
+                "yellow",
+            )
+        )
     inexact = sum(a.inexact_requests for a in kernel.accesses)
     if inexact:
         out.append(

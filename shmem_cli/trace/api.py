@@ -74,6 +74,19 @@ def _number(call: str, where: str, value: Any) -> str:
     )
 
 
+def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
+    """``--params``' text: a path as given, bytes written to a file in ``folder``."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        path = folder / "params.bin"
+        fsutil.write_bytes(path, bytes(value))
+        return f"@{path}"
+    if isinstance(value, str | Path):
+        return f"@{value}"
+    raise arguments.fail("trace", "params", "bytes or the path of a file", value)
+
+
 def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") -> tuple[str, ...]:
     """``--arg`` (``prefix`` const: ``--const``) texts; bytes and arrays become buffer files in
     ``folder``."""
@@ -129,6 +142,7 @@ def trace(
     arch: str | None = None,
     nvcc_args: Sequence[str] = (),
     consts: Mapping[str, ArgValue] | None = None,
+    params: bytes | str | Path | None = None,
     max_instructions: int | None = None,
     max_launch_instructions: int | None = None,
     time_limit: float | None = None,
@@ -146,7 +160,8 @@ def trace(
     :class:`ShmemError` (code ``invalid-argument``) naming it. ``consts`` sets
     ``__constant__`` variables by name as ``cudaMemcpyToSymbol`` does: a number, a list of
     numbers (in the variable's declared type; ``"float:1,2"`` names one), or ``bytes`` / a
-    NumPy array (its bytes).
+    NumPy array (its bytes). ``params`` is the kernel's whole parameter block as a host
+    program passed it (``bytes``, or the path of a file holding them), as ``--params``.
     """
     from .emulator.budget import Budget
     from .kernel.launch import (
@@ -195,6 +210,7 @@ def trace(
             nvcc_args=nvcc,
             budget=budget,
             consts=_arg_texts(constants, Path(tmp), prefix="const"),
+            params_file=_params_file(params, Path(tmp)),
         )
         if block_dims is None:
             from .triton.cache import is_triton_input

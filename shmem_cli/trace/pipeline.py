@@ -69,6 +69,8 @@ class TraceRequest:
     budget: Budget = DEFAULT_BUDGET
     #: ``__constant__`` values, "NAME=v,..." or "NAME=@FILE", as --const
     consts: tuple[str, ...] = ()
+    #: the whole parameter block, "@FILE", as --params
+    params_file: str | None = None
 
     def tree(self) -> SourceTree:
         """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
@@ -273,6 +275,7 @@ def trace_loaded(
             dynamic_smem=dynamic_smem,
             buffer_size=request.buffer_size,
             buffer_sizes=sizes,
+            params_file=request.params_file,
         )
         constants = set_constants(loaded.constants, request.consts)
         function = find_function(loaded.disassembly, loaded.kernel, path)

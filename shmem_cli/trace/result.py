@@ -198,6 +198,10 @@ class LaunchInfo:
     defaulted: tuple[str, ...]  # by-value parameters nobody gave (0)
     constants: tuple[tuple[str, str], ...] = ()  # __constant__ variables set: (name, value)
     unset_constants: tuple[str, ...] = ()  # __constant__ variables read but never set (0)
+    # global memory the launch did not describe that the kernel touched: its regions, and
+    # the lanes that read bytes of it never written (zeros)
+    undescribed: tuple[str, ...] = ()
+    undescribed_reads: int = 0
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,10 @@ class KernelTrace:
             "defaulted_arguments": list(launch.defaulted),
             "constants": {name: value for name, value in launch.constants},
             "unset_constants": list(launch.unset_constants),
+            "undescribed_memory": {
+                "regions": list(launch.undescribed),
+                "unwritten_reads": launch.undescribed_reads,
+            },
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],
             "lines": [line.to_json() for line in self.lines],

@@ -98,6 +98,16 @@ def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
     maps: dict[int, list[str]] = {}
     for tm in plan.tensor_maps:
         maps.setdefault(tm.param.ordinal, []).append(tm.describe())
+    if plan.param_image is not None:  # the maps a host program's parameter block holds
+        from .kernel.param_block import tensor_maps_in
+        from .kernel.tensormap import describe
+
+        for at, found in tensor_maps_in(plan.param_image):
+            for p in plan.params:
+                if p.offset <= at < p.offset + p.size:
+                    inner = f" at +{at - p.offset}" if at > p.offset else ""
+                    text = f"tensor map{inner}: {describe(found)} (from {plan.param_source})"
+                    maps.setdefault(p.ordinal, []).append(text)
     for ordinal, texts in maps.items():
         label = next(p.label for p in plan.params if p.ordinal == ordinal)
         values[ordinal] = (label, "; ".join(texts))
@@ -176,6 +186,8 @@ def trace_kernel(
             defaulted=plan.defaulted,
             constants=constants.given if constants else (),
             unset_constants=tuple(sorted(launch.unset_reads)),
+            undescribed=memory.shadow_summary(),
+            undescribed_reads=memory.untouched_reads,
         ),
         accesses=accesses,
         lines=line_totals(accesses),

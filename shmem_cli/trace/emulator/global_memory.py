@@ -11,6 +11,16 @@ What becomes real is bounded: the bytes given from files and the pages the kerne
 (counted in 4 KiB pages by :meth:`GlobalMemory.store_offsets`, which every op that writes
 global memory calls) may not pass :data:`MAX_WRITTEN_BYTES`; past it the trace stops with an
 error at the instruction.
+
+Memory the launch did not describe (the device pointers of a real run, given in a parameter
+block with ``--params``) behaves like untouched device memory: an access outside the
+synthetic window (below :data:`GLOBAL_BASE` or past the buffers) gets a *shadow* region of
+the arena, made on first touch in :data:`SEGMENT` steps (adjacent regions are merged, their
+written pages copied), so reads see what the kernel wrote there and zeros elsewhere.
+:meth:`GlobalMemory.untouched_taint` says which lanes read bytes of a shadow never written:
+their values are not the real run's, and the memory ops mark them inexact. Addresses below
+:data:`NULL_PAGE` (a null pointer) and above :data:`MAX_ADDRESS` stay errors, and so does an
+overrun of a described buffer.
 """
 
 from __future__ import annotations
@@ -40,12 +50,23 @@ _SMALL = 1 << 20  # arenas below this are plain arrays
 _NORESERVE = {"x86_64": 0x4000, "aarch64": 0x4000, "arm64": 0x4000}
 
 
+#: shadow regions of undescribed memory grow in steps of this many bytes
+SEGMENT = 64 << 10
+#: addresses below this are a null pointer, not memory
+NULL_PAGE = 1 << 16
+#: no device address is this large (49-bit virtual addresses)
+MAX_ADDRESS = 1 << 49
+#: the most undescribed address space the shadows may cover
+MAX_SHADOW_BYTES = 16 << 30
+
+
 @dataclass
 class Buffer:
     name: str
     address: int
     size: int
     offset: int  # inside the arena
+    shadow: bool = False  # undescribed memory, made on first touch
 
 
 def _arena(size: int) -> tuple[npt.NDArray[np.uint8], Any]:
@@ -74,6 +95,15 @@ class GlobalMemory:
         self.max_written = max_written
         self._starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._bases: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # arena offsets
+        # undescribed memory: allowed at all, its regions, which of its bytes were written
+        self.untouched = True
+        self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
+        self.shadows: list[Buffer] = []
+        self._set: npt.NDArray[np.uint8] | None = None  # 1 where a shadow byte was written
+        self._set_mapping: Any = None
+        self.untouched_reads = 0  # lanes that read never-written undescribed bytes
+        self.first_untouched: int | None = None  # the first such address
 
     def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int:
         """A new buffer of ``content`` (bytes, or a size to zero-fill), ``size`` bytes long
@@ -86,11 +116,17 @@ class GlobalMemory:
             self.data[offset : offset + given] = np.frombuffer(content, dtype=np.uint8)
             self._mark(np.arange(offset // PAGE, (offset + given - 1) // PAGE + 1), None)
         self._used = offset + max(size, 1)
+        self._window = offset + max(size, 1) + GLOBAL_GAP  # the synthetic addresses in use
         buf = Buffer(name, GLOBAL_BASE + offset, size, offset)
         self.buffers.append(buf)
-        self._starts = np.array([b.address for b in self.buffers], dtype=np.int64)
-        self._ends = np.array([b.address + b.size for b in self.buffers], dtype=np.int64)
+        self._index()
         return buf.address
+
+    def _index(self) -> None:
+        every = sorted([*self.buffers, *self.shadows], key=lambda b: b.address)
+        self._starts = np.array([b.address for b in every], dtype=np.int64)
+        self._ends = np.array([b.address + b.size for b in every], dtype=np.int64)
+        self._bases = np.array([b.offset for b in every], dtype=np.int64)
 
     def _make_room(self, need: int) -> None:
         """Grow the arena to at least ``need`` bytes, copying only the pages that are real."""
@@ -104,6 +140,12 @@ class GlobalMemory:
             old = self.data[: len(self._written) * PAGE].reshape(-1, PAGE)
             data[: len(old) * PAGE].reshape(-1, PAGE)[pages] = old[pages]
             written[pages] = True
+        if self._set is not None:
+            marks, self._set_mapping = _arena(size)
+            if len(pages):
+                old = self._set[: len(self._written) * PAGE].reshape(-1, PAGE)
+                marks[: len(old) * PAGE].reshape(-1, PAGE)[pages] = old[pages]
+            self._set = marks
         self.data, self._mapping, self._written = data, mapping, written
 
     def buffer(self, name: str) -> Buffer:
@@ -120,20 +162,109 @@ class GlobalMemory:
     def offsets(
         self, addr: npt.NDArray[np.int64], width: int, ins: Instruction
     ) -> npt.NDArray[np.int64]:
-        """Arena offsets of device addresses; an address outside every buffer is an error."""
+        """Arena offsets of device addresses; an address outside every buffer is undescribed
+        memory (a shadow region is made for it), or an error when it cannot be memory."""
+        addr = np.asarray(addr, dtype=np.int64)
+        k, bad = self._find(addr, width)
+        if bad.any():
+            self._shadow(addr[bad], width, ins)
+            k, bad = self._find(addr, width)
+        off: npt.NDArray[np.int64] = self._bases[k] + (addr - self._starts[k])
+        return off
+
+    def _find(
+        self, addr: npt.NDArray[np.int64], width: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
         if len(self._starts) == 0:
-            raise TraceError(f"global address 0x{int(addr.flat[0]):x}: no buffers exist", ins)
+            return np.zeros(addr.shape, dtype=np.intp), np.ones(addr.shape, dtype=bool)
         k = np.searchsorted(self._starts, addr, side="right") - 1
         bad = (k < 0) | (addr + width > self._ends[np.maximum(k, 0)])
-        if bad.any():
-            a = int(addr[bad][0])
+        return np.maximum(k, 0), bad
+
+    def _shadow(self, addr: npt.NDArray[np.int64], width: int, ins: Instruction) -> None:
+        """Shadow regions for undescribed addresses (or the error they are)."""
+        a = int(addr.min())
+        window = addr >= GLOBAL_BASE
+        window &= addr < GLOBAL_BASE + self._window
+        if window.any() or not self.untouched:
+            a = int(addr[window][0]) if window.any() else a
+            near = f" ({self._describe(a)})" if self.buffers else ": no buffers exist"
             raise TraceError(
-                f"global access of {width} bytes at 0x{a:x} is outside every buffer "
-                f"({self._describe(a)})",
+                f"global access of {width} bytes at 0x{a:x} is outside every buffer{near}", ins
+            )
+        if a < NULL_PAGE or int(addr.max()) + width > MAX_ADDRESS:
+            a = a if a < NULL_PAGE else int(addr.max())
+            raise TraceError(
+                f"global access at 0x{a:x}: not a device address (a null pointer, or a pointer "
+                "parameter that was not given: --arg NAME=@FILE, or --params @FILE)",
                 ins,
             )
-        base: npt.NDArray[np.int64] = addr - GLOBAL_BASE
-        return base
+        lo = addr.ravel() // SEGMENT * SEGMENT
+        hi = ((addr.ravel() + width - 1) // SEGMENT + 1) * SEGMENT
+        pairs = np.unique(np.stack([lo, hi], axis=1), axis=0)
+        for start, end in _merged([(int(a0), int(a1)) for a0, a1 in pairs]):
+            self._make_shadow(start, end, ins)
+        self._index()
+
+    def _make_shadow(self, start: int, end: int, ins: Instruction) -> None:
+        """One shadow over [start, end), merged with those it overlaps or touches."""
+        old = [s for s in self.shadows if s.address <= end and start <= s.address + s.size]
+        start = min([start, *(s.address for s in old)])
+        end = max([end, *(s.address + s.size for s in old)])
+        covered = sum(s.size for s in self.shadows if s not in old) + (end - start)
+        if covered > MAX_SHADOW_BYTES:
+            raise TraceError(
+                f"the kernel touched more than {MAX_SHADOW_BYTES >> 30} GiB of global memory the "
+                "launch did not describe; give its buffers (--arg NAME=@FILE)",
+                ins,
+            )
+        offset = -(-self._used // SEGMENT) * SEGMENT
+        self._make_room(offset + (end - start))
+        if self._set is None:
+            self._set, self._set_mapping = _arena(len(self.data))
+        for s in old:  # carry over what was written (real pages only)
+            first, count = s.offset // PAGE, s.size // PAGE
+            pages = np.flatnonzero(self._written[first : first + count])
+            dst = offset + (s.address - start)
+            for p in pages.tolist():
+                src = s.offset + p * PAGE
+                at = dst + p * PAGE
+                self.data[at : at + PAGE] = self.data[src : src + PAGE]
+                self._set[at : at + PAGE] = self._set[src : src + PAGE]
+                self._mark(np.array([at // PAGE]), ins)
+        self._used = offset + (end - start)
+        self.shadows = [s for s in self.shadows if s not in old]
+        self.shadows.append(Buffer(f"0x{start:x}", start, end - start, offset, shadow=True))
+
+    def untouched_taint(self, off: npt.NDArray[np.int64], width: int) -> Any:
+        """Per lane: TAINT_UNKNOWN (2) where the read of ``width`` bytes at arena offsets
+        ``off`` touches a shadow byte never written, else 0 (a scalar without shadows)."""
+        if self._set is None or not self.shadows:
+            return np.uint8(0)
+        off = np.asarray(off, dtype=np.int64)
+        starts = np.array([s.offset for s in self.shadows], dtype=np.int64)
+        order = np.argsort(starts)
+        starts = starts[order]
+        ends = starts + np.array([self.shadows[i].size for i in order], dtype=np.int64)
+        k = np.maximum(np.searchsorted(starts, off, side="right") - 1, 0)
+        inside = (off >= starts[k]) & (off < ends[k])
+        if not inside.any():
+            return np.uint8(0)
+        idx = off[..., None] + np.arange(width)
+        fresh = inside & (self._set[idx] == 0).any(axis=-1)
+        count = int(np.count_nonzero(fresh))
+        if count:
+            self.untouched_reads += count
+            if self.first_untouched is None:
+                j = int(np.flatnonzero(fresh.ravel())[0])
+                self.first_untouched = self._address_of(int(off.ravel()[j]))
+        return np.where(fresh, 2, 0).astype(np.uint8)
+
+    def _address_of(self, off: int) -> int:
+        for s in self.shadows:
+            if s.offset <= off < s.offset + s.size:
+                return s.address + off - s.offset
+        return off
 
     def store_offsets(
         self, addr: npt.NDArray[np.int64], width: int, ins: Instruction
@@ -141,6 +272,8 @@ class GlobalMemory:
         """:meth:`offsets` for a write of ``width`` bytes at each address: the pages written
         become real, and more of them than :attr:`max_written` stop the trace."""
         off = self.offsets(addr, width, ins)
+        if self._set is not None:  # undescribed bytes written: they read back as written
+            self._set[(off[..., None] + np.arange(width)).ravel()] = 1
         if width <= PAGE:
             pages = np.unique(np.concatenate([off // PAGE, (off + width - 1) // PAGE]))
         else:
@@ -164,6 +297,21 @@ class GlobalMemory:
                 ins,
             )
 
+    def shadow_summary(self) -> tuple[str, ...]:
+        """The undescribed regions touched, as ``0x7f43..00 (64 KiB)``."""
+        return tuple(f"0x{s.address:x} ({s.size >> 10:,} KiB)" for s in self.shadows)
+
     def _describe(self, a: int) -> str:
         near = min(self.buffers, key=lambda b: min(abs(a - b.address), abs(a - b.address - b.size)))
         return f"nearest buffer '{near.name}' at 0x{near.address:x}, {near.size} bytes"
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted half-open spans with those that overlap or touch joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out

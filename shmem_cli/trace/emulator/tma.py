@@ -64,6 +64,7 @@ def load(b: Block, tm: TensorMap, dst: int, coords: tuple[int, ...], ins: Instru
     phys = _shared_bytes(b, tm, dst, len(goff), ins)
     e = tm.esize
     data = np.zeros(len(goff) * e, dtype=np.uint8)
+    taint = np.full(len(goff) * e, TAINT_GLOBAL, dtype=np.uint8)
     if inside.any():
         mem = b.launch.memory
         addr = tm.address + goff[inside]
@@ -71,13 +72,15 @@ def load(b: Block, tm: TensorMap, dst: int, coords: tuple[int, ...], ins: Instru
         idx = (src[:, None] + np.arange(e)).ravel()
         sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
         data[sel] = mem.data[idx]
+        fresh = np.asarray(mem.untouched_taint(src, e), dtype=np.uint8)
+        taint[sel] |= np.repeat(np.broadcast_to(fresh, src.shape), e)
     if tm.oob_nan and tm.is_float and not inside.all():
         nan = np.array([np.nan], dtype={2: np.float16, 4: np.float32, 8: np.float64}[e])
         fill = np.frombuffer(nan.tobytes(), dtype=np.uint8)
         out = np.flatnonzero(~inside)
         data[(out[:, None] * e + np.arange(e)).ravel()] = np.tile(fill, len(out))
     b.smem[phys] = data
-    b.tsmem[phys] = TAINT_GLOBAL
+    b.tsmem[phys] = taint
     return tm.box_bytes
 
 

@@ -184,10 +184,13 @@ class LaunchPlan:
     arguments: tuple[Argument, ...]
     buffers: tuple[Buffer, ...]
     tensor_maps: tuple[TensorMapArg, ...] = ()
+    #: the whole parameter block from ``--params @FILE`` (the ``--arg``\ s written over it)
+    param_image: bytes | None = None
+    param_source: str | None = None
 
     def param_bytes(self, memory: BufferSink) -> bytes:
         """The parameter block, with every buffer added to ``memory`` and its address stored."""
-        image = bytearray(self.kernel.param_bytes)
+        image = bytearray(self.param_image or bytes(self.kernel.param_bytes))
         for arg in self.arguments:
             image[arg.param.offset : arg.param.offset + len(arg.data)] = arg.data
         for buf in self.buffers:
@@ -260,11 +263,21 @@ def plan_launch(
     dynamic_smem: int = 0,
     buffer_size: int = DEFAULT_BUFFER_BYTES,
     buffer_sizes: Mapping[int, int] | None = None,
+    params_file: str | None = None,
 ) -> LaunchPlan:
     """The launch ``--arg`` texts and sizes describe, checked against the kernel.
 
     ``buffer_sizes`` gives some pointer parameters (by ordinal) a zero-filled buffer of
-    their own size instead of ``buffer_size`` (a Triton kernel's scratch)."""
+    their own size instead of ``buffer_size`` (a Triton kernel's scratch). ``params_file``
+    (``@FILE``) is the whole parameter block a host program passed: the parameters no
+    ``--arg`` gives keep its bytes, pointers included (:mod:`.param_block`)."""
+    from .param_block import read_param_block
+
+    image = (
+        read_param_block(params_file, kernel.param_bytes, kernel.name)
+        if params_file is not None
+        else None
+    )
     check_dims(block, "--block", limit=MAX_BLOCK_THREADS)
     check_dims(grid, "--grid", limit=MAX_GRID_BLOCKS)
     if dynamic_smem < 0:
@@ -315,6 +328,9 @@ def plan_launch(
             content = read_buffer_file(text, p)
             buffers.append(Buffer(p, len(content), text[1:], content))
             _check_files(buffers)
+        elif text is None and image is not None and params_file is not None:
+            given_bytes = image[p.offset : p.offset + p.size]
+            arguments.append(Argument(p, given_bytes, f"from {params_file[1:]}", True))
         elif text is None and p.is_pointer:
             size = (buffer_sizes or {}).get(p.ordinal, buffer_size)
             buffers.append(Buffer(p, size, "zero-filled", None))
@@ -332,6 +348,8 @@ def plan_launch(
         arguments=tuple(arguments),
         buffers=tuple(buffers),
         tensor_maps=tuple(maps),
+        param_image=image,
+        param_source=params_file[1:] if params_file else None,
     )
 
 

@@ -258,7 +258,8 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
                 off = int(shared_offsets(b, np.array([_ur(b, one, d)]), size, ins)[0])
                 g = int(mem.offsets(np.array([_ur64(b, one, s)]), size, ins)[0])
                 b.smem[off : off + size] = mem.data[g : g + size]
-                b.tsmem[off : off + size] = TAINT_GLOBAL
+                fresh = mem.untouched_taint(np.array([g]), size)
+                b.tsmem[off : off + size] = TAINT_GLOBAL | int(np.max(fresh))
                 bar = _bar_offset(b, _ur(b, one, d + 1), ins)
                 b.mbarriers.complete_tx(bar, size, b.sched)
             else:

@@ -170,8 +170,11 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
         else:
             mem_ = b.launch.memory
+            fresh = mem_.untouched_taint(mem_.offsets(a, width, ins), width)
             off = mem_.store_offsets(a, width, ins)
             data, taint = mem_.data, None
+        if taint is not None:
+            fresh = 0
         cells = data.view(np.uint32 if width == 4 else np.uint64)
         cell = off // width
         old = np.zeros(n, dtype=np.uint64)
@@ -197,6 +200,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         if taint is not None:
             scatter_taint(taint, off, width, np.asarray(tv, dtype=np.uint8) | ta)
         t_old = (gather_taint(taint, off, width) if taint is not None else TAINT_GLOBAL) | ta
+        t_old = t_old | fresh
         if w is not None:
             result = ok.astype(np.uint64) if spin else old
             lo = (result & np.uint64(0xFFFFFFFF)).astype(_U)

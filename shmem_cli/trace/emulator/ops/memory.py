@@ -192,7 +192,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             if sh is None:
                 off = mem.offsets(a, width, ins)
                 vals = gather(mem.data, off, width, signed)
-                t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL
+                t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL | mem.untouched_taint(off, width)
             else:  # a generic pointer into the shared window: those lanes read shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
@@ -204,6 +204,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
                 if not sh.all():
                     goff = mem.offsets(a[~sh], width, ins)
                     vals[:, ~sh] = gather(mem.data, goff, width, signed)
+                    t[~sh] |= mem.untouched_taint(goff, width)
         w(b, ix, vals, t)
 
     return step
@@ -241,7 +242,8 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             sh = _generic_shared(a, ins)
             mem = b.launch.memory
             if sh is None:
-                scatter(mem.data, mem.store_offsets(a, width, ins), width, vals)
+                off = mem.store_offsets(a, width, ins)  # first: it may grow the arena
+                scatter(mem.data, off, width, vals)
             else:  # a generic pointer into the shared window: those lanes write shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
@@ -317,13 +319,15 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
         record_shared(b, index, ins, kind, ix, off, td, s, nbytes)
         raw = np.zeros((n, width), dtype=np.uint8)
         reads = nbytes > 0
+        fresh = np.zeros(n, dtype=np.uint8)
         if reads.any():
             mem = b.launch.memory
             src = mem.offsets(s[reads], width, ins)
             raw[reads] = mem.data[src[:, None] + np.arange(width)]
             raw[np.arange(width)[None, :] >= nbytes[:, None]] = 0
+            fresh[reads] = mem.untouched_taint(src, width)
         b.smem[off[:, None] + np.arange(width)] = raw
-        taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | ts | td
+        taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | fresh | ts | td
         scatter_taint(b.tsmem, off, width, taint)
 
     return step

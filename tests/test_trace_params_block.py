@@ -1,0 +1,165 @@
+"""Launches as libraries make them: the whole parameter block from a file (``--params``), and
+global memory the launch did not describe read as untouched device memory."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda.sass import Instruction
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.global_memory import SEGMENT, GlobalMemory
+from shmem_cli.trace.kernel import tensormap
+from shmem_cli.trace.kernel.param_block import tensor_maps_in
+
+from .conftest import needs_nvcc
+
+INS = Instruction(0x40, None, "LDG", ("E",), (), "k.cu", 7, "LDG.E R0, [R2.64]")
+REAL = 0x7F43_1200_0000  # a device pointer of a real run
+
+
+def test_undescribed_memory_reads_zero_and_is_flagged() -> None:
+    m = GlobalMemory()
+    addr = REAL + 4 * np.arange(32, dtype=np.int64)
+    off = m.offsets(addr, 4, INS)
+    assert not m.data[off].any()
+    taint = m.untouched_taint(off, 4)
+    assert list(taint) == [2] * 32  # every lane read bytes never written
+    assert m.untouched_reads == 32 and m.first_untouched == REAL
+    assert m.shadow_summary() == ("0x7f4312000000 (64 KiB)",)
+
+
+def test_what_the_kernel_wrote_reads_back_unflagged() -> None:
+    m = GlobalMemory()
+    addr = REAL + 8 * np.arange(4, dtype=np.int64)
+    off = m.store_offsets(addr, 4, INS)
+    m.data[off] = 7
+    back = m.offsets(addr, 4, INS)
+    assert list(m.data[back]) == [7] * 4
+    assert not np.any(m.untouched_taint(back, 4))
+    # the 4 bytes after each written word were not written
+    assert list(m.untouched_taint(m.offsets(addr + 4, 4, INS), 4)) == [2] * 4
+
+
+def test_adjacent_regions_merge_and_keep_what_was_written() -> None:
+    m = GlobalMemory()
+    first = np.array([REAL + 100], dtype=np.int64)
+    off = m.store_offsets(first, 4, INS)  # before m.data: the arena grows
+    m.data[off] = 9
+    second = np.array([REAL + SEGMENT + 16], dtype=np.int64)
+    m.offsets(second, 4, INS)
+    # one access across the seam of the two segments: one region of both
+    seam = np.array([REAL + SEGMENT - 4], dtype=np.int64)
+    m.offsets(seam, 8, INS)
+    assert m.shadow_summary() == ("0x7f4312000000 (128 KiB)",)
+    assert m.data[m.offsets(first, 4, INS)][0] == 9
+    assert not np.any(m.untouched_taint(m.offsets(first, 4, INS), 4))
+
+
+def test_a_described_buffer_still_catches_an_overrun() -> None:
+    m = GlobalMemory()
+    base = m.add_buffer(64, "in")
+    with pytest.raises(ShmemError, match="outside every buffer .*nearest buffer 'in'"):
+        m.offsets(np.array([base + 64], dtype=np.int64), 4, INS)
+
+
+@pytest.mark.parametrize("address", [0, 0x40, 1 << 50])
+def test_a_null_or_impossible_pointer_is_an_error(address: int) -> None:
+    with pytest.raises(ShmemError, match="not a device address"):
+        GlobalMemory().offsets(np.array([address], dtype=np.int64), 4, INS)
+
+
+def test_the_undescribed_address_space_is_bounded() -> None:
+    m = GlobalMemory()
+    far = np.array([REAL + k * (1 << 30) for k in range(8)], dtype=np.int64)
+    m.offsets(far, 4, INS)  # 8 regions of 64 KiB, far apart: cheap
+    assert len(m.shadows) == 8
+    with pytest.raises(ShmemError, match="more than 16 GiB of global memory the launch did not"):
+        m.offsets(np.array([REAL], dtype=np.int64), 17 << 30, INS)  # one access that wide
+
+
+def _map(address: int) -> bytes:
+    tm = tensormap.TensorMap(
+        address=address,
+        dtype="bfloat16",
+        dims=(4096, 128),
+        strides=(8192,),
+        box=(64, 128),
+        elem_strides=(1, 1),
+        swizzle=128,
+    )
+    return tensormap.encode(tm)
+
+
+def test_tensor_maps_inside_a_parameter_block_are_found() -> None:
+    block = struct.pack("<QQii", REAL, REAL + 4096, 128, 64).ljust(64, b"\0")
+    block += _map(REAL) + bytes(64) + _map(REAL + (1 << 20))
+    found = tensor_maps_in(block)
+    assert [at for at, _ in found] == [64, 256]
+    assert found[0][1].address == REAL and found[0][1].box == (64, 128)
+    # numbers that happen to decode are not taken for a map: no box size where the driver
+    # writes it
+    noise = bytearray(_map(REAL))
+    noise[64:68] = b"\0\0\0\0"
+    assert tensor_maps_in(bytes(noise)) == []
+
+
+PARAMS_CU = """
+struct Params { const float *in; float *out; int n; int ld; int pad; };
+__global__ void params_kernel(Params p) {
+  __shared__ float s[32 * 34];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  s[ty * p.ld + tx] = p.in[ty * p.n + tx];
+  __syncthreads();
+  p.out[ty * p.n + tx] = s[tx * p.ld + ty + p.pad];
+}
+"""
+
+
+def _block(ld: int, pad: int) -> bytes:
+    return struct.pack("<QQiii4x", REAL, REAL + (4 << 20), 32, ld, pad)
+
+
+@needs_nvcc
+@pytest.mark.parametrize(("ld", "pad", "load"), [(32, 0, 32), (33, 1, 1), (34, 2, 2)])
+def test_a_parameter_block_with_real_pointers_traces(
+    tmp_path: Path, ld: int, pad: int, load: int
+) -> None:
+    src = tmp_path / "params.cu"
+    src.write_text(PARAMS_CU)
+    blob = tmp_path / "params.bin"
+    blob.write_bytes(_block(ld, pad))
+    res = CliRunner().invoke(
+        main,
+        ["trace", str(src), "-b", "32,32", "--params", f"@{blob}", "--format", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    k = json.loads(res.output)["files"][0]["kernels"][0]
+    by_op = {a["op"]: a for a in k["accesses"]}
+    # the row store s[ty * ld + tx] is conflict-free; the column read s[tx * ld + ty + pad]
+    # puts lane tx in bank (tx * ld + c) % 32: gcd(ld, 32) lanes per bank (32 warps)
+    assert by_op["store"]["wavefronts"] == 32
+    assert by_op["load"]["wavefronts"] == 32 * load
+    assert k["undescribed_memory"]["regions"] == [
+        "0x7f4312000000 (64 KiB)",
+        "0x7f4312400000 (64 KiB)",
+    ]
+    assert k["undescribed_memory"]["unwritten_reads"] == 1024
+    assert k["arguments"] == {"0 (p)": f"from {blob}"}
+
+
+@needs_nvcc
+def test_a_block_of_the_wrong_size_is_said(tmp_path: Path) -> None:
+    src = tmp_path / "params.cu"
+    src.write_text(PARAMS_CU)
+    blob = tmp_path / "short.bin"
+    blob.write_bytes(bytes(12))
+    res = CliRunner().invoke(main, ["trace", str(src), "-b", "32,32", "--params", f"@{blob}"])
+    assert res.exit_code == 2
+    assert "12 bytes; params_kernel's parameter block is 32 bytes" in " ".join(res.output.split())
