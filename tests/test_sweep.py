@@ -60,7 +60,7 @@ def test_swizzle_lists() -> None:
     assert parse_swizzle("none") is None
     assert parse_swizzle("128b") is TMA_SWIZZLES["128B"]
     s = parse_swizzle("Swizzle<3, 4, 4>")
-    assert s is not None and (s.bits, s.base, s.shift) == (3, 4, 4)
+    assert s is not None and s.cute_form() == (3, 4, 4)
     axis = parse_axis("swizzle", "A=none,64B")
     assert axis.target == "A" and axis.values == (None, TMA_SWIZZLES["64B"])
 
@@ -459,13 +459,32 @@ def test_cli_help_says_inclusive_and_has_examples() -> None:
 # --- analyze --suggest ---------------------------------------------------------------
 
 
-def test_suggest_transpose_pad() -> None:
+def test_suggest_transpose_swizzle_before_pad() -> None:
+    """The float 32x32 transpose: a pad of one float removes the conflict for 128 bytes,
+    the synthesized XOR swizzle (CuTe Swizzle<5,0,5> on the element index) for none."""
     spec = load_spec(TRANSPOSE)
     hints = suggest(spec, analyze_spec(spec))
     assert list(hints) == ["load tile[tx][ty+j] (column)"]
-    assert "pad tile 0 -> 1 (tile[32][33])" in hints["load tile[tx][ty+j] (column)"]
-    assert "+128 B shared" in hints["load tile[tx][ty+j] (column)"]
-    assert "1,024 -> 32 wavefronts, conflict-free" in hints["load tile[tx][ty+j] (column)"]
+    hint = hints["load tile[tx][ty+j] (column)"]
+    assert "swizzle tile none -> Swizzle<5,2,5> (no extra bytes)" in hint
+    assert "1,024 -> 32 wavefronts, conflict-free" in hint
+    assert "i ^ ((i >> 5) & 0x1f)" in hint
+    assert "optimal" in hint
+
+
+def test_suggest_pad_where_no_swizzle_applies() -> None:
+    """float tile[33][30] is not a whole number of 128-byte lines (3,960 bytes): an XOR
+    map of its bank bits would move its last words outside it, so the pad of one float
+    (rows of 31 words: every lane its own bank) is the fix."""
+    spec = spec_from_mapping(
+        {
+            "block": [32],
+            "arrays": {"tile": {"dtype": "float32", "shape": [33, 30]}},
+            "accesses": [{"array": "tile", "index": ["lane", "0"]}],
+        }
+    )
+    (hint,) = suggest(spec, analyze_spec(spec)).values()
+    assert "pad tile 0 -> 1 (tile[33][31])" in hint
 
 
 def test_suggest_prefers_a_free_swizzle_over_padding() -> None:
@@ -488,8 +507,9 @@ def test_suggest_says_when_nothing_helps() -> None:
     spec = spec_from_mapping(
         {
             "block": [32],
-            "arrays": {"buf": {"dtype": "float32", "shape": [64]}},
-            "accesses": [{"array": "buf", "index": ["2 * lane"]}],
+            "arrays": {"buf": {"dtype": "int32", "shape": [64]}},
+            # atomicExch on one word: every lane its own bank access, whatever the layout
+            "accesses": [{"array": "buf", "op": "atomic", "atomic": "exch", "index": ["0"]}],
         }
     )
     hints = suggest(spec, analyze_spec(spec))
@@ -510,4 +530,4 @@ def test_analyze_suggest_cli() -> None:
     assert res.exit_code == 0, res.output
     hints = [line for line in res.output.splitlines() if line.startswith("hint:")]
     assert len(hints) == 1
-    assert hints[0].startswith("hint: cheapest fix: pad tile 0 -> 1")
+    assert hints[0].startswith("hint: cheapest fix: swizzle tile none -> Swizzle<5,2,5>")

@@ -17,8 +17,11 @@ from ..spec.budget import search_refusal
 from ..spec.compile import SpecFile
 from ..spec.layout import Layout, Variant, resolve
 from .analyze import checked_space
+from .spec_synthesis import synthesized
 from .sweep.evaluate import Evaluator
 from .sweep.results import Outcome
+from .swizzle_terms import terms
+from .synthesis import Synthesis
 
 SUGGEST_PADS = range(0, 33)
 SUGGEST_SWIZZLES: tuple[Swizzle | None, ...] = (None, *TMA_SWIZZLES.values())
@@ -52,7 +55,7 @@ def pitch_swizzle(layout: Layout, array: str) -> Swizzle | None:
     shift = pitch.bit_length() - 1 - 4
     if shift > 16:
         return None
-    return Swizzle(3, 4, shift, f"Swizzle<3,4,{shift}>")
+    return Swizzle.cute(3, 4, shift)
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,9 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
         tried = [
             Variant(pad={array: p}, swizzle={array: s}) for p in SUGGEST_PADS for s in swizzles
         ]
+        synth = synthesized(spec, array)
+        if synth is not None and not synth.swizzle.identity:
+            tried.append(Variant(swizzle={array: synth.swizzle}))
         spaces = [checked_space(spec, layout, spec.accesses[k]) for k in numbers]
         refusal = search_refusal(
             spaces, len(tried), ev.cache_lanes
@@ -153,11 +159,29 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
             text = f"cheapest fix: {described} ({cost}): this access {change}"
             if len(numbers) > 1:
                 text += f"; all {array} accesses {current.wavefronts:,} -> {out.wavefronts:,}"
+            chosen = v.swizzle.get(array)
+            if synth is not None and chosen is not None and chosen == synth.swizzle:
+                arr = layout.arrays[array]
+                row = arr.padded_shape[-1] if len(arr.shape) >= 2 else None
+                said = terms(chosen, arr.esize, arr.decl.dtype.name, row)
+                text += f"; {said.sentence(array)}; {proof(synth)}"
             short = _short_change(described) + (
                 f" ({cost.removesuffix(' shared')})" if delta else ""
             )
             hints[acc.name] = Fix(text, f"{short}: {then}")
     return hints
+
+
+def proof(synth: Synthesis) -> str:
+    """Whether the synthesized map is the best there is, in words."""
+    if synth.reaches_bound:
+        return f"optimal: it reaches the ideal {synth.bound:,} wavefronts"
+    if synth.exhaustive:
+        return (
+            f"the best XOR swizzle (every one costed); the ideal {synth.bound:,} wavefronts is "
+            "out of reach of any: only padding or another mapping gets closer"
+        )
+    return f"the best XOR swizzle found; the ideal is {synth.bound:,} wavefronts"
 
 
 def _short_change(described: str) -> str:

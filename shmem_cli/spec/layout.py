@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from ..hardware.swizzle import Swizzle
+from ..hardware.swizzle import Swizzle, bit_words
 from ..plumbing.errors import ShmemError, shorten
 from .compile import ArrayDecl, Located, SpecFile
 
@@ -203,9 +203,8 @@ def _resolve_array(
             )
         if swizzle and offset % swizzle.period:
             raise ShmemError(
-                f"swizzle {swizzle.label} on array {shorten(decl.name)!r} XORs offset bits "
-                f"{_bit_span(swizzle.base + swizzle.shift, swizzle.bits)} into bits "
-                f"{_bit_span(swizzle.base, swizzle.bits)} and repeats every {swizzle.period} "
+                f"swizzle {swizzle.label} on array {shorten(decl.name)!r} XORs "
+                f"{bit_words(swizzle)} and repeats every {swizzle.period} "
                 f"bytes, so the array must start at a multiple of {swizzle.period} bytes "
                 f"(__align__({swizzle.period})); it starts at byte {offset}",
                 path=spec.path,
@@ -215,13 +214,17 @@ def _resolve_array(
         step = max(ALLOC_ALIGN, align)
         offset = -(-cursor // step) * step
     if swizzle is not None:
-        unit = 1 << swizzle.base
-        if swizzle.bits and unit < esize:
+        unit = swizzle.unit
+        if not swizzle.identity and unit < esize:
+            low, need = unit.bit_length() - 1, esize.bit_length() - 1
+            cute = swizzle.cute_form() is not None
             raise ShmemError(
-                f"swizzle {swizzle.label} moves {unit}-byte units (base {swizzle.base}) but array "
-                f"{shorten(decl.name)!r} holds {esize}-byte {decl.dtype.name} elements, which it "
-                f"would split; the base must be at least {esize.bit_length() - 1} ({esize}-byte "
-                "units)",
+                f"swizzle {swizzle.label} moves {unit}-byte units "
+                + (f"(base {low})" if cute else f"(it writes bit {low})")
+                + f" but array {shorten(decl.name)!r} holds {esize}-byte {decl.dtype.name} "
+                "elements, which it would split; "
+                + (f"the base must be at least {need}" if cute else f"it may write bits {need}+")
+                + f" ({esize}-byte units)",
                 path=spec.path,
                 pos=decl.pos,
             )
@@ -235,8 +238,3 @@ def _resolve_array(
         nbytes=nbytes,
         swizzle=swizzle,
     )
-
-
-def _bit_span(low: int, count: int) -> str:
-    """``7`` or ``7-9``: the bit positions low .. low+count-1."""
-    return str(low) if count == 1 else f"{low}-{low + count - 1}"

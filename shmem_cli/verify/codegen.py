@@ -35,6 +35,7 @@ from .. import __version__
 from ..analysis.analyze import access_kind, analyze_access
 from ..hardware import ops
 from ..hardware.dtypes import DType
+from ..hardware.swizzle import cute_pieces
 from ..model import AccessResult
 from ..spec.compile import AccessDecl, Loop, SpecFile
 from ..spec.expr import CType, Expr
@@ -267,8 +268,11 @@ def address_lines(target: Target, names: Mapping[str, str]) -> list[str]:
     ]
     swz = arr.swizzle
     if swz is not None:
-        mask = ((1 << swz.bits) - 1) << swz.base
-        lines.append(f"e_off = e_off ^ ((e_off >> {swz.shift}) & {mask}LL);  // {swz.label}")
+        xors = "".join(
+            f" ^ ((e_off >> {shift}) & {((1 << bits) - 1) << base}LL)"
+            for bits, base, shift in cute_pieces(swz)
+        )
+        lines.append(f"e_off = e_off{xors};  // {swz.label}")
     lines.append(f"const long long e_addr = {arr.offset}LL + e_off;")
     return lines
 

@@ -30,14 +30,16 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ...hardware.engine import AccessKind
+from ...hardware.swizzle import Swizzle
 from ...model import Totals
 from ...plumbing.errors import ShmemError, shorten
 from ...spec.compile import SpecFile
 from ...spec.expr import EvalFault, Value
 from ...spec.layout import Layout, Variant, resolve
 from ...spec.space import CHUNK_LANES, Space
+from ..spec_synthesis import synthesized
 from ..totals import distinct_rows, request_totals, scan_access
-from .options import Plan
+from .options import SYNTH, Plan
 from .results import AccessTotals, Outcome, SweepResult, VariantResult, pick_best
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
@@ -264,10 +266,12 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
     plan.check(spec)
     ev = evaluator or Evaluator(spec)
     results = []
+    maps: dict[Any, Swizzle | None] = {}
     for n, point in enumerate(plan.points()):
-        variant = plan.variant(spec, point)
+        variant = _with_synthesized(ev, plan.variant(spec, point), maps)
         outcome = ev.evaluate(variant, bare=plan.swept_arrays(spec))
-        results.append(VariantResult(n, tuple(point), plan.settings(spec, point), variant, outcome))
+        shown = plan.resolved_point(point, variant)
+        results.append(VariantResult(n, shown, plan.settings(spec, shown), variant, outcome))
     return SweepResult(
         path=spec.path,
         name=spec.name,
@@ -277,3 +281,27 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
         smem_limit=spec.arch.smem_per_block,
         best=pick_best(results),
     )
+
+
+def _with_synthesized(ev: Evaluator, variant: Variant, maps: dict[Any, Swizzle | None]) -> Variant:
+    """``variant`` with each ``synth`` swizzle replaced by the map synthesized for its
+    array under the variant's params and pads (cached in ``maps``); no swizzle where
+    the variant cannot be analyzed (its own evaluation says why)."""
+    chosen: dict[str, Swizzle | None] = {}
+    for name, swz in variant.swizzle.items():
+        if swz is not SYNTH:
+            continue
+        key = (_params_key(variant.params), name, variant.pad.get(name))
+        if key not in maps:
+            try:
+                spec = ev.specialized(variant.params)
+                found = synthesized(spec, name, Variant(params=variant.params, pad=variant.pad))
+            except ShmemError:
+                found = None
+            maps[key] = (
+                None
+                if found is None or found.swizzle.identity
+                else Swizzle(found.swizzle.terms, f"synth {found.swizzle.label}")
+            )
+        chosen[name] = maps[key]
+    return replace(variant, swizzle={**variant.swizzle, **chosen}) if chosen else variant

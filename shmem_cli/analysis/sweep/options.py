@@ -21,6 +21,8 @@ from ...spec.compile import SpecFile
 from ...spec.layout import Variant
 
 MAX_VARIANTS = 100_000
+#: ``--swizzle ARRAY=synth``: the XOR map synthesized for the array in each variant
+SYNTH = Swizzle((), "synth")
 
 _INT = r"[+-]?\d+"
 _RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?\Z")
@@ -108,7 +110,10 @@ def parse_axis(kind: str, text: str) -> Axis:
     elif kind == "param":
         raise ValueError(f"--param expects NAME=RANGE, got {shorten(text)!r}")
     if kind == "swizzle":
-        values: tuple[Any, ...] = tuple(parse_swizzle(p) for p in split_swizzles(body))
+        values: tuple[Any, ...] = tuple(
+            SYNTH if p.strip().lower() == "synth" else parse_swizzle(p)
+            for p in split_swizzles(body)
+        )
     else:
         values = parse_values(body)
         if kind == "pad" and min(values) < 0:
@@ -177,6 +182,15 @@ class Plan:
                 else:
                     swz[n] = v
         return Variant(params=params, pad=pad, swizzle=swz)
+
+    def resolved_point(self, point: Sequence[Any], variant: Variant) -> tuple[Any, ...]:
+        """``point`` with a ``synth`` swizzle of one array shown as the map it became."""
+        out = []
+        for a, v in zip(self.axes, point, strict=True):
+            if v is SYNTH and a.kind == "swizzle" and a.target is not None:
+                v = variant.swizzle.get(a.target)
+            out.append(v)
+        return tuple(out)
 
     def settings(self, spec: SpecFile, point: Sequence[Any]) -> Settings:
         """What a variant sets, shaped for people and JSON: a global axis as one value."""

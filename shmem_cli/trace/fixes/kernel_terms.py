@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 
+from ...analysis.swizzle_terms import terms
 from .arrays import SharedArray
 from .declared import Shape
 from .relayout import Change
@@ -51,28 +52,18 @@ def _pad_words(array: SharedArray, shape: Shape | None, change: Change) -> str:
 def _swizzle_words(array: SharedArray, shape: Shape | None, change: Change, widest: int) -> str:
     swz = change.swizzle
     assert swz is not None
-    element = shape.element_bytes if shape is not None else 4
-    zbits = element.bit_length() - 1
-    tma = f"the TMA {swz.label} swizzle mode, " if swz.label in ("32B", "64B", "128B") else ""
-    byte_form = f"Swizzle<{swz.bits},{swz.base},{swz.shift}> on byte offsets"
-    if element & (element - 1) == 0 and swz.base >= zbits:
-        mask = ((1 << swz.bits) - 1) << (swz.base - zbits)
-        index = ""
-        if shape is not None and len(shape.sizes) >= 2:
-            names = "rcdefgh"[: len(shape.sizes)]
-            terms = [f"{v} * {_stride(shape.sizes, k)}" for k, v in enumerate(names[:-1])]
-            at = "".join(f"[{v}]" for v in names)
-            index = f" with i = {' + '.join([*terms, names[-1]])} for {array.name}{at}"
-        vector = widest > element and (1 << swz.base) >= widest
-        note = VECTOR_NOTE.format(width=widest, name=array.name) if vector else ""
-        return (
-            f"{tma}XOR the element index of {array.name}: i ^ ((i >> {swz.shift}) & {mask:#x})"
-            f"{index} (CuTe Swizzle<{swz.bits},{swz.base - zbits},{swz.shift}> on the "
-            f"element index; {byte_form}){note}"
-        )
-    return f"{tma}XOR the byte offset o inside {array.name}: o ^ ((o >> {swz.shift}) & " + (
-        f"{((1 << swz.bits) - 1) << swz.base:#x}) ({byte_form})"
-    )
+    if shape is None:  # the element type is unknown: the byte offset, never a guessed index
+        return terms(swz, None).sentence(array.name)
+    row = shape.sizes[-1] if len(shape.sizes) >= 2 else None
+    said = terms(swz, shape.element_bytes, shape.declaration.type, row)
+    text = said.sentence(array.name)
+    if said.on_elements is not None and len(shape.sizes) >= 2:
+        names = "rcdefgh"[: len(shape.sizes)]
+        parts = [f"{v} * {_stride(shape.sizes, k)}" for k, v in enumerate(names[:-1])]
+        at = "".join(f"[{v}]" for v in names)
+        text += f", with i = {' + '.join([*parts, names[-1]])} for {array.name}{at}"
+    vector = widest > shape.element_bytes and swz.unit >= widest
+    return text + (VECTOR_NOTE.format(width=widest, name=array.name) if vector else "")
 
 
 def _stride(sizes: Sequence[int], k: int) -> int:

@@ -83,8 +83,7 @@ class Suggestion:
             out["pad_bytes"] = c.pad_bytes
         else:
             assert c.swizzle is not None
-            s = c.swizzle
-            out["swizzle"] = {"bits": s.bits, "base": s.base, "shift": s.shift}
+            out["swizzle"] = c.swizzle.to_json()
         out.update(
             extra_bytes=self.extra_bytes,
             breaks_vector_alignment=self.breaks_vector_alignment,
@@ -151,7 +150,7 @@ def candidates(array: SharedArray, pitch: int | None, element: int) -> list[Chan
     seen = set()
     for swz in TMA_SWIZZLES.values():
         if swz.period <= 1 << top:
-            seen.add((swz.bits, swz.base, swz.shift))
+            seen.add(swz.cute_form())
             out.append(Change("swizzle", swizzle=swz))
     low = max(2, (element - 1).bit_length())
     for bits in (1, 2, 3):
