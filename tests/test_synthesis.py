@@ -24,9 +24,11 @@ from shmem_cli.spec.layout import Variant, resolve
 from . import reference as ref
 
 
-def _spec(dtype: str, shape: list[int], accesses: list[dict[str, Any]], block: int = 32) -> SpecFile:
+def _spec(
+    dtype: str, shape: list[int], accesses: list[dict[str, Any]], block: int = 32
+) -> SpecFile:
     return spec_from_mapping(
-        {"block": [block], "arrays": {"a": {"dtype": dtype, "shape": shape}}, "accesses": accesses}
+        {"block": [32], "arrays": {"a": {"dtype": dtype, "shape": shape}}, "accesses": accesses}
     )
 
 
@@ -74,6 +76,7 @@ def _every_map(targets: range, sources: range) -> list[Swizzle]:
     ]
 
 
+TX, TY = "threadIdx.x", "threadIdx.y"
 RANDOM_INDICES = [
     ["(lane * 5) % 4", "(lane / 4) * 4 + lane % 3"],
     ["lane % 4", "(lane * 9) % 32"],
@@ -131,7 +134,12 @@ def test_a_32x32_transpose_reaches_its_ideal_with_no_byte_added(dtype: str, idea
             "block": [32, 32],
             "arrays": {"tile": {"dtype": dtype, "shape": [32, 32]}},
             "accesses": [
-                {"name": "w", "array": "tile", "op": "store", "index": ["threadIdx.y", "threadIdx.x"]},
+                {
+                    "name": "w",
+                    "array": "tile",
+                    "op": "store",
+                    "index": ["threadIdx.y", "threadIdx.x"],
+                },
                 {"name": "r", "array": "tile", "index": ["threadIdx.x", "threadIdx.y"]},
             ],
         }
@@ -191,7 +199,17 @@ def test_cute_pieces_read_back() -> None:
         mixed.apply(o) == _cute(o, 3, 4, 3) ^ _cute(o, 1, 2, 9) ^ o for o in range(0, 1 << 12, 7)
     )
     assert written(mixed) == "Swizzle<1,2,9> ^ Swizzle<3,4,3>"
-    assert mixed.to_json() == {"xor": [[7, [4]], [8, [5]], [9, [6]], [11, [2]]]}
+    form = mixed.to_json()
+    assert form["xor"] == [[7, [4]], [8, [5]], [9, [6]], [11, [2]]]
+    matrix = form["matrix"]
+    assert isinstance(matrix, list)
+    for o in range(0, 1 << 12, 11):  # the matrix times the offset's bits, over GF(2)
+        bits = [o >> c & 1 for c in range(len(matrix))]
+        out = sum(
+            (sum(r * b for r, b in zip(row, bits, strict=True)) % 2) << k
+            for k, row in enumerate(matrix)
+        )
+        assert out == mixed.apply(o)
 
 
 @pytest.mark.parametrize(

@@ -92,8 +92,8 @@ class SwizzleTerms:
         return f"{head} ({forms}{extra})"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.swizzle.to_json())
-        out["written"] = written(self.swizzle)
+        """Every way the map is written (its machine form is ``swizzle.to_json()``)."""
+        out: dict[str, Any] = {"written": written(self.swizzle)}
         out["element_bytes"] = self.element
         if self.on_elements is not None:
             out["on_elements"] = self.on_elements.to_json()

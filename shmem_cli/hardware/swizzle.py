@@ -172,11 +172,12 @@ class Swizzle:
 
     def to_json(self) -> dict[str, object]:
         """CuTe ``{"bits", "base", "shift"}`` on byte offsets when the map has that form,
-        else its terms: ``{"xor": [[source bit, [target bits]], ...]}``."""
+        else the bit matrix (``matrix[out][in]`` over bits 0..period-1) and its terms
+        (``"xor": [[source bit, [target bits]], ...]``)."""
         form = self.cute_form()
         if form is not None:
             return {"bits": form[0], "base": form[1], "shift": form[2]}
-        return {"xor": [[s, _bits(m)] for s, m in self.terms]}
+        return {"matrix": self.matrix(), "xor": [[s, _bits(m)] for s, m in self.terms]}
 
 
 def cute_pieces(swz: Swizzle) -> list[tuple[int, int, int]]:

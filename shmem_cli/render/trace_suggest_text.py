@@ -110,6 +110,23 @@ def _details(k: int, s: Suggestion) -> list[Block]:
     return out
 
 
+def synthesis_line(a: ArraySuggestions) -> str:
+    """What the synthesized XOR swizzle gives the array's instructions, and its bound."""
+    syn = a.synthesis
+    assert syn is not None
+    n = len(syn.per_access)
+    head = (
+        f"best XOR swizzle for the {n} instruction(s) of {a.array.name} together: "
+        f"{syn.swizzle.label if not syn.swizzle.identity else 'none (the layout as it is)'}, "
+        f"{syn.current:,} -> {syn.wavefronts:,} wavefronts; ideal {syn.bound:,}"
+    )
+    if syn.reaches_bound:
+        return head + " (reached: optimal)"
+    if syn.exhaustive:
+        return head + " (out of reach of every XOR swizzle, each costed: pad or remap)"
+    return head + " (not reached; the best found)"
+
+
 def suggestion_blocks(kernel: KernelTrace) -> list[Block]:
     """The ``--suggest`` part of a kernel's text report (nothing without ``--suggest``)."""
     if kernel.suggestions is None:
@@ -122,6 +139,8 @@ def suggestion_blocks(kernel: KernelTrace) -> list[Block]:
         return out
     for a in kernel.suggestions:
         out += [_head(a), _table(a)]
+        if a.synthesis is not None:
+            out.append(Styled(synthesis_line(a), "dim"))
         if not a.suggestions:
             out.append(
                 Styled("no pad of 1..32 elements or swizzle lowers the kernel's wavefronts", "dim")

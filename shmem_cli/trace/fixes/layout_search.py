@@ -18,12 +18,15 @@ gives in successive executions of an instruction or between neighbouring lanes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ...analysis.swizzle_terms import SwizzleTerms, terms
+from ...analysis.synthesis import ArrayAccess, Synthesis, synthesize
 from ...hardware.arch import ArchProfile
 from ...hardware.ops import OP_NAMES as OPS
 from ...hardware.swizzle import TMA_SWIZZLES, Swizzle
@@ -34,6 +37,8 @@ from .declared import Shape
 from .relayout import Change, Costed, cost_moved
 
 PADS = range(1, 33)  # elements added to each row
+# ops whose lanes' addresses move with the array (wgmma reads through descriptors)
+MOVABLE = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
 LISTED = 5  # improving candidates listed per array
 MISALIGNED_LISTED = 3  # misaligning pads below the best aligned one, listed as a warning
 
@@ -71,6 +76,8 @@ class Suggestion:
     instructions: tuple[InstructionChange, ...]
     fix: str  # the change in the kernel's own terms
     sweep: str | None  # the macro or template parameter to sweep, and how
+    terms: SwizzleTerms | None = None  # a swizzle written every way (JSON)
+    synthesis: Synthesis | None = None  # set when the swizzle is the synthesized map
 
     @property
     def wavefronts(self) -> int:
@@ -84,6 +91,13 @@ class Suggestion:
         else:
             assert c.swizzle is not None
             out["swizzle"] = c.swizzle.to_json()
+            if self.terms is not None:
+                out["swizzle_terms"] = self.terms.to_json()
+            out["synthesized"] = self.synthesis is not None
+            if self.synthesis is not None:
+                out["array_wavefronts"] = self.synthesis.wavefronts
+                out["array_ideal_wavefronts"] = self.synthesis.bound
+                out["optimal"] = self.synthesis.optimal
         out.update(
             extra_bytes=self.extra_bytes,
             breaks_vector_alignment=self.breaks_vector_alignment,
@@ -110,6 +124,7 @@ class ArraySuggestions:
     conflicted: int  # conflicting instructions of the array
     suggestions: tuple[Suggestion, ...]
     element: int = 4  # bytes of one element (pads are whole elements)
+    synthesis: Synthesis | None = None  # the best XOR map for the array, with its bound
 
     @property
     def wavefronts(self) -> int:
@@ -249,8 +264,14 @@ def suggest_kernel(
         current = sum(w for _, w in base.values())
         element = _element_bytes(shape, recs)
         widest = max((r.kind.size for r in recs if r.kind.op in ("load", "store")), default=0)
+        synth = synthesize_array(recs, array, arch)
+        tried = candidates(array, pitch, element)
+        if synth is not None and not synth.swizzle.identity:
+            known = {c.swizzle.terms for c in tried if c.swizzle is not None}
+            if synth.swizzle.terms not in known:
+                tried.insert(0, Change("swizzle", swizzle=synth.swizzle))
         scored: list[Scored] = []
-        for n, change in enumerate(candidates(array, pitch, element)):
+        for n, change in enumerate(tried):
             got = _evaluate(recs, array, change, arch, before)
             if got is None:
                 continue
@@ -263,8 +284,15 @@ def suggest_kernel(
         scored.sort(key=lambda s: s[0])
         listed = _pick(scored, current)
         suggestions = []
+        row = shape.sizes[-1] if shape is not None and len(shape.sizes) >= 2 else None
         for _key, change, predicted, changes, split in listed:
             fix, sweep = say(array, shape, change, widest)
+            said = None
+            if change.swizzle is not None:
+                known = shape.element_bytes if shape is not None else None
+                kind = shape.declaration.type if shape is not None else None
+                said = terms(change.swizzle, known, kind, row)
+            mine = synth if synth is not None and change.swizzle == synth.swizzle else None
             suggestions.append(
                 Suggestion(
                     array.name,
@@ -275,6 +303,8 @@ def suggest_kernel(
                     changes,
                     fix,
                     sweep,
+                    said,
+                    mine,
                 )
             )
         out.append(
@@ -287,6 +317,32 @@ def suggest_kernel(
                 conflicted,
                 tuple(suggestions),
                 element,
+                synth,
             )
         )
     return tuple(out)
+
+
+def synthesize_array(
+    recs: Sequence[InstructionRecords], array: SharedArray, arch: ArchProfile
+) -> Synthesis | None:
+    """The best XOR map of ``array`` for all its traced instructions together
+    (:mod:`shmem_cli.analysis.synthesis`), the array placed on a bank line as a swizzle
+    places it; None when an instruction's traffic cannot move with the array (wgmma's
+    descriptors fix its layout)."""
+    line = arch.banks * arch.bank_bytes
+    accesses = []
+    for rec in recs:
+        if rec.kind.op not in MOVABLE:
+            return None
+        batch = rec.batch(arch)
+        if not len(batch.addr):
+            continue
+        rel = np.where(batch.active, batch.addr - array.offset, 0)
+        accesses.append(
+            ArrayAccess(rec.kind, dataclasses.replace(batch, addr=rel), rec.instruction.text)
+        )
+    if not accesses:
+        return None
+    start = -(-array.offset // line) * line
+    return synthesize(accesses, array.size, arch, base=start)
