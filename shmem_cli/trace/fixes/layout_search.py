@@ -267,8 +267,8 @@ def suggest_kernel(
         synth = synthesize_array(recs, array, arch)
         tried = candidates(array, pitch, element)
         if synth is not None and not synth.swizzle.identity:
-            known = {c.swizzle.terms for c in tried if c.swizzle is not None}
-            if synth.swizzle.terms not in known:
+            listed = {c.swizzle.terms for c in tried if c.swizzle is not None}
+            if synth.swizzle.terms not in listed:
                 tried.insert(0, Change("swizzle", swizzle=synth.swizzle))
         scored: list[Scored] = []
         for n, change in enumerate(tried):
@@ -289,9 +289,9 @@ def suggest_kernel(
             fix, sweep = say(array, shape, change, widest)
             said = None
             if change.swizzle is not None:
-                known = shape.element_bytes if shape is not None else None
+                esize = shape.element_bytes if shape is not None else None
                 kind = shape.declaration.type if shape is not None else None
-                said = terms(change.swizzle, known, kind, row)
+                said = terms(change.swizzle, esize, kind, row)
             mine = synth if synth is not None and change.swizzle == synth.swizzle else None
             suggestions.append(
                 Suggestion(
