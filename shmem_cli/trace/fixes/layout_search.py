@@ -267,8 +267,8 @@ def suggest_kernel(
         synth = synthesize_array(recs, array, arch)
         tried = candidates(array, pitch, element)
         if synth is not None and not synth.swizzle.identity:
-            listed = {c.swizzle.terms for c in tried if c.swizzle is not None}
-            if synth.swizzle.terms not in listed:
+            have = {c.swizzle.terms for c in tried if c.swizzle is not None}
+            if synth.swizzle.terms not in have:
                 tried.insert(0, Change("swizzle", swizzle=synth.swizzle))
         scored: list[Scored] = []
         for n, change in enumerate(tried):
