@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 ELEMENT_BYTES = {
@@ -26,10 +26,10 @@ ELEMENT_BYTES = {
     "float2": 8, "int2": 8, "uint2": 8, "float4": 16, "int4": 16, "uint4": 16, "double2": 16,
 }  # fmt: skip
 
+_ALIGN = r"(?:(?:__align__|alignas)\s*\(\s*[^()]*\)\s*)*"
 _DECL = re.compile(
-    r"(?<![\w])__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?"
-    r"((?:const\s+|volatile\s+)*(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*))"
-    r"\s+([^;{}]*?);",
+    r"(?<![\w])__shared__\s+" + _ALIGN + r"((?:const\s+|volatile\s+)*(?:unsigned\s+|signed\s+)?"
+    r"(?:long\s+long|[A-Za-z_][\w:]*))\s+" + _ALIGN + r"([^;{}]*?);",
     re.S,
 )
 _NAME_DIMS = re.compile(r"^\s*([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)+)$")
@@ -74,6 +74,12 @@ class Shape:
 
 def find_declaration(sources: Sequence[tuple[str, str]], name: str) -> Declaration | None:
     """The ``__shared__`` declaration of ``name`` in the (path, text) sources (first found)."""
+    return next(find_declarations(sources, name), None)
+
+
+def find_declarations(sources: Sequence[tuple[str, str]], name: str) -> Iterator[Declaration]:
+    """Every ``__shared__`` declaration of ``name`` in the (path, text) sources, in order
+    (kernels of one file often each declare a ``tile``)."""
     for path, text in sources:
         for m in _DECL.finditer(text):
             for item in _split_top(m.group(2)):
@@ -81,8 +87,7 @@ def find_declaration(sources: Sequence[tuple[str, str]], name: str) -> Declarati
                 if nd and nd.group(1) == name:
                     dims = tuple(d.strip() for d in re.findall(r"\[([^\[\]]*)\]", nd.group(2)))
                     line = text.count("\n", 0, m.start()) + 1
-                    return Declaration(path, line, " ".join(m.group(1).split()), name, dims)
-    return None
+                    yield Declaration(path, line, " ".join(m.group(1).split()), name, dims)
 
 
 def _split_top(text: str) -> list[str]:
@@ -169,10 +174,54 @@ def shape_of(
     kernel_name: str,
     defines: Mapping[str, str],
 ) -> Shape | None:
-    """The declared shape of array ``name`` (``size`` bytes in the cubin), or None when it
-    is not found or does not add up to ``size``."""
-    decl = find_declaration(sources, name)
-    if decl is None or not decl.dims or any(not d for d in decl.dims):
+    """The declared shape of array ``name`` (``size`` bytes in the cubin): of its
+    declarations that add up to ``size``, the first inside the kernel's own body, else the
+    first; None when none does."""
+    found = []
+    for decl in find_declarations(sources, name):
+        shape = _shape(sources, decl, size, kernel_name, defines)
+        if shape is not None:
+            found.append(shape)
+    for shape in found:
+        d = shape.declaration
+        text = next((t for p, t in sources if p == d.path), "")
+        if any(lo <= d.line <= hi for lo, hi in kernel_lines(text, kernel_name)):
+            return shape
+    return found[0] if found else None
+
+
+def kernel_lines(text: str, kernel_name: str) -> list[tuple[int, int]]:
+    """The (first, last) lines of each definition of the kernel in ``text``: from its name
+    before ``(`` to the brace that closes its body (a linear scan, comments and strings
+    not told apart: a stray brace there only narrows the preference)."""
+    base = re.split(r"[<(]", kernel_name, maxsplit=1)[0].rsplit("::", 1)[-1].strip()
+    if not base.isidentifier():
+        return []
+    out = []
+    for m in re.finditer(rf"(?<![\w]){re.escape(base)}\s*\(", text):
+        open_at = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if open_at < 0 or (0 <= semi < open_at):
+            continue  # a call or a declaration, not a definition
+        depth, k = 0, open_at
+        while k < len(text):
+            ch = text[k]
+            depth += (ch == "{") - (ch == "}")
+            if depth == 0:
+                break
+            k += 1
+        out.append((text.count("\n", 0, m.start()) + 1, text.count("\n", 0, k) + 1))
+    return out
+
+
+def _shape(
+    sources: Sequence[tuple[str, str]],
+    decl: Declaration,
+    size: int,
+    kernel_name: str,
+    defines: Mapping[str, str],
+) -> Shape | None:
+    if not decl.dims or any(not d for d in decl.dims):
         return None
     text = next((t for p, t in sources if p == decl.path), "")
     bound = template_bindings(text, kernel_name)

@@ -292,7 +292,9 @@ def suggest_kernel(
                 esize = shape.element_bytes if shape is not None else None
                 kind = shape.declaration.type if shape is not None else None
                 said = terms(change.swizzle, esize, kind, row)
-            mine = synth if synth is not None and change.swizzle == synth.swizzle else None
+            mine = None
+            if change.swizzle is not None and synth is not None:
+                mine = synth if change.swizzle.terms == synth.swizzle.terms else None
             suggestions.append(
                 Suggestion(
                     array.name,

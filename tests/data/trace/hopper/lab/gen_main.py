@@ -11,10 +11,12 @@ Usage: python3 gen_main.py OUT.cu; then harness DATA OUTDIR|- [FIRST LAST+1]
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+# the lab folder: ../ by default, or $LAB_DATA (another lab laid out the same way)
+HERE = Path(os.environ.get("LAB_DATA") or Path(__file__).resolve().parent.parent)
 man = json.loads((HERE / "launches.json").read_text())
 DT = {
     "UINT8": 0,
@@ -74,14 +76,14 @@ for k, L in enumerate(man["launches"]):
             lines.append(buf(t["buffer"], f"q{i}"))
             lines.append(encode(f"p{i}", f"q{i}", t))
             post.append(f'    dump_host(&p{i}, 128, "{lid}.tmap{i}");')
-            if i in L["dumps"]:
+            if i in L.get("dumps", []):
                 n = t["dims"][0] * ESIZE[DT[t["dtype"]]]
                 for d in t["dims"][1:]:
                     n *= d
                 post.append(f'    dump(q{i}, {n}, "{lid}.arg{i}");')
         elif "file" in a or "zeros" in a:
             lines.append(buf(a, f"p{i}"))
-            if i in L["dumps"]:
+            if i in L.get("dumps", []):
                 post.append(f'    dump(p{i}, size_of(p{i}), "{lid}.arg{i}");')
         elif "int" in a:
             lines.append(f"    int p{i} = {int(a['int'])};")
@@ -89,7 +91,7 @@ for k, L in enumerate(man["launches"]):
             lines.append(f"    unsigned long long p{i} = {int(a['u64'])}ull;")
         ptrs.append(f"&p{i}")
     lines.append(f"    void *args[] = {{{', '.join(ptrs)}}};")
-    g, b, c = L["grid"], L["block"], L["cluster"]
+    g, b, c = L["grid"], L["block"], L.get("cluster", [1, 1, 1])
     lines.append(
         f"    launch(f, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, {c[0]}, {c[1]}, {c[2]}, "
         f'{L["dynamic_smem"]}, args, "{lid}");'
@@ -104,7 +106,7 @@ enc = [
     '    FILE *fp = fopen((OUTD + "/enc_base.txt").c_str(), "w");'
     ' fprintf(fp, "%llu\\n", (unsigned long long)q); fclose(fp);',
 ]
-for e in man["encodings"]:
+for e in man.get("encodings", []):
     t = dict(e, elem_strides=e["elem"])
     code = encode("m", "q", t).replace("CUtensorMap m;", "{ CUtensorMap m;")
     code = code.replace("CK(cuTensorMapEncodeTiled(", "CUresult r = (cuTensorMapEncodeTiled(")

@@ -10,12 +10,14 @@ the accumulators of the wgmma probes with N <= 32 (the rest are not needed to ch
 
 import csv
 import json
+import os
 import re
 import shutil
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+# the lab folder: ../ by default, or $LAB_DATA (another lab laid out the same way)
+HERE = Path(os.environ.get("LAB_DATA") or Path(__file__).resolve().parent.parent)
 man = json.loads((HERE / "launches.json").read_text())["launches"]
 by_id = {L["id"]: L for L in man}
 OPS = ("ld", "st", "atom", "gmma", "misc")
@@ -43,7 +45,7 @@ def source_tables(path):
 def ranges(n_launches, k):
     h = (n_launches - k) // 3 + 1
     tiles = sum(1 for L in man if L["id"].startswith("tma_tile"))
-    out = {"tiles": (0, tiles), "other": (0, k)}
+    out = {"tiles": (0, tiles), "other": (0, k), "all": (0, k)}
     out.update({f"o{i}": (i, i + 1) for i in range(tiles, k)})
     out.update({"wg1": (k, k + h), "wg2": (k + h, k + 2 * h), "wg3": (k + 2 * h, n_launches)})
     return out

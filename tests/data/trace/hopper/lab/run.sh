@@ -8,7 +8,8 @@
 # OUTDIR/raw_*.csv (per launch), source_*.csv (per SASS instruction). Then, here:
 #   python3 lab/parse_ncu.py OUTDIR
 set -u
-here=$(cd "$(dirname "$0")" && pwd); DATA=$(dirname "$here"); O=$(realpath -m "${1:-out}")
+here=$(cd "$(dirname "$0")" && pwd); DATA=$(realpath "${LAB_DATA:-$(dirname "$here")}"); O=$(realpath -m "${1:-out}")
+export LAB_DATA="$DATA"  # another lab laid out as ../ (launches.json, cubins): LAB_DATA=DIR
 mkdir -p "$O/outputs"; work=$(mktemp -d)
 python3 "$here/gen_main.py" "$work/main.cu" || exit 1
 nvidia-smi -L > "$O/gpu.txt"; nvcc --version | tail -2 >> "$O/gpu.txt"; ncu --version | tail -1 >> "$O/gpu.txt"
@@ -27,6 +28,7 @@ TILES=$(python3 -c "import json;print(sum(1 for l in json.load(open('$DATA/launc
 RANGES="tiles:0:$TILES"
 for ((i = TILES; i < K; i++)); do RANGES="$RANGES o$i:$i:$((i + 1))"; done
 [ "${2:-}" = wgmma ] && RANGES="$RANGES wg1:$K:$((K + H)) wg2:$((K + H)):$((K + 2 * H)) wg3:$((K + 2 * H)):$N"
+[ -n "${LAB_ONE_GROUP:-}" ] && RANGES="all:0:$K"  # every launch in one profiled run
 for r in $RANGES; do IFS=: read n lo hi <<< "$r"
   timeout 150 ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no \
     -f -o "$O/rep_$n" "$work/harness" "$DATA" - "$lo" "$hi" > "$O/ncu_$n.txt" 2>&1
