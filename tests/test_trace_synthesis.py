@@ -97,8 +97,10 @@ def test_both_builds_trace_as_the_h200_measured_them(kernel: str, variant: str) 
     for rep in ("", "_again"):
         launch = _measured()[f"{kernel}_{name}{rep}"]
         for ins in launch["instructions"]:
-            a = by_pc[ins["pc"]]
-            got = (a.result.requests + a.predicated_off, a.result.wavefronts)
+            a = by_pc.get(ins["pc"])  # an instruction no warp reached has no row
+            got = (
+                (0, 0) if a is None else (a.result.requests + a.predicated_off, a.result.wavefronts)
+            )
             assert got == (ins["executed"], ins["wavefronts"]), (rep, ins["sass"])
 
 
@@ -119,7 +121,8 @@ def test_a_tile_that_tma_fills_gets_a_tma_mode_and_no_pad() -> None:
     k = trace_with_suggestions(request).kernels[0]
     assert k.suggestions is not None
     (tile,) = k.suggestions
-    assert [s.change.kind for s in tile.suggestions] == ["swizzle"]
+    assert tile.tma == 0  # filled by a map with no swizzle
+    assert {s.change.kind for s in tile.suggestions} == {"swizzle"}  # no pad: TMA lands densely
     first = tile.suggestions[0]
     assert first.change.swizzle is not None and first.change.swizzle.label == "128B"
     assert "TMA" in first.fix and "i ^ ((i >> 3) & 0x7)" in first.fix

@@ -4,6 +4,7 @@ changes, each said in the kernel's own terms with the new counts per instruction
 from __future__ import annotations
 
 from ..hardware.ops import OP_NAMES as TRACE_OPS
+from ..hardware.swizzle import tma_mode
 from ..trace.fixes.layout_search import ArraySuggestions, Suggestion
 from ..trace.result import KernelTrace
 from .plain import Block, Column, Styled, Table
@@ -115,6 +116,15 @@ def synthesis_line(a: ArraySuggestions) -> str:
     syn = a.synthesis
     assert syn is not None
     n = len(syn.per_access)
+    if a.tma is not None:
+        now = f"{a.tma}B" if a.tma else "none"
+        mode = tma_mode(syn.swizzle) or syn.swizzle.label
+        return (
+            f"TMA fills {a.array.name} (its tensor map's swizzle: {now}): its layout can only "
+            f"be a TMA mode, and no padding (the box lands densely); the best mode: {mode} "
+            f"(CU_TENSOR_MAP_SWIZZLE_{mode.upper()}), {syn.current:,} -> {syn.wavefronts:,} "
+            f"wavefronts; ideal {syn.bound:,}" + (" (reached)" if syn.reaches_bound else "")
+        )
     head = (
         f"best XOR swizzle for the {n} instruction(s) of {a.array.name} together: "
         f"{syn.swizzle.label if not syn.swizzle.identity else 'none (the layout as it is)'}, "

@@ -150,6 +150,20 @@ def _resize(a: Any, rows: int) -> Any:
     return out
 
 
+@dataclass(frozen=True)
+class TmaFill:
+    """Shared memory a TMA copy wrote: where, how much, with which swizzle mode."""
+
+    pc: int
+    start: int  # byte offset in the block's shared window
+    nbytes: int
+    swizzle: int  # the tensor map's swizzle in bytes: 0 (none), 32, 64 or 128
+
+    @property
+    def end(self) -> int:
+        return self.start + self.nbytes
+
+
 class Recorder:
     """Collects the requests of a block (or of every block of a grid)."""
 
@@ -157,6 +171,14 @@ class Recorder:
         self.warp_size = warp_size
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
+        self.fills: dict[tuple[int, int, int, int], TmaFill] = {}
+
+    def fill(self, ins: Instruction, start: int, nbytes: int, swizzle: int) -> None:
+        """A TMA copy wrote ``nbytes`` of shared memory from ``start`` (the block's window),
+        laid out with a ``swizzle``-byte mode (0: none); kept once per place."""
+        key = (ins.pc, start, nbytes, swizzle)
+        if key not in self.fills:
+            self.fills[key] = TmaFill(ins.pc, start, nbytes, swizzle)
 
     def record(
         self,

@@ -220,6 +220,8 @@ class KernelTrace:
     # the emulator's per-instruction requests (trace.records.InstructionRecords), kept for
     # what re-costs them (``--suggest``); not part of the JSON
     records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    # shared memory that TMA copies wrote (requests.TmaFill): what fixes an array's layout
+    fills: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     # ``--suggest``: per array with conflicts, its layout suggestions
     # (trace.suggest.ArraySuggestions); None when not asked for
     suggestions: tuple[Any, ...] | None = None

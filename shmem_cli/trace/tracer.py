@@ -195,4 +195,5 @@ def trace_kernel(
         not_modelled=not_modelled(skipped),
         instructions_executed=int(trace.thread_instructions),
         records=tuple(trace.records),
+        fills=trace.fills,
     )

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...cuda.sass import Function, Instruction
-from ..requests import InstructionRecords, Recorder
+from ..requests import InstructionRecords, Recorder, TmaFill
 from . import budget as budgets
 from .access_kind import shared_op_of
 from .decode import decode_function
@@ -49,6 +49,7 @@ class Trace:
     # instructions whose shared-memory traffic is not modelled (wgmma, TMA, mbarriers, bulk
     # copies) with their warp executions, in program order
     not_modelled: list[tuple[Instruction, int]]
+    fills: tuple[TmaFill, ...] = ()  # shared memory written by TMA copies
 
 
 def run(
@@ -88,7 +89,8 @@ def run(
         for index, n in blk.unmodelled.items():
             unmodelled[index] = unmodelled.get(index, 0) + n
     listed = [(function.instructions[i], unmodelled[i]) for i in sorted(unmodelled)]
-    return Trace(function, launch, recorder.instructions(), steps, executed, count, listed)
+    fills = tuple(recorder.fills.values())
+    return Trace(function, launch, recorder.instructions(), steps, executed, count, listed, fills)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ gives in successive executions of an instruction or between neighbouring lanes.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,19 +25,19 @@ from typing import Any
 import numpy as np
 
 from ...analysis.swizzle_terms import SwizzleTerms, terms
-from ...analysis.synthesis import ArrayAccess, Synthesis, synthesize
+from ...analysis.synthesis import Synthesis
 from ...hardware.arch import ArchProfile
 from ...hardware.ops import OP_NAMES as OPS
 from ...hardware.swizzle import TMA_SWIZZLES, Swizzle
-from ..requests import InstructionRecords
+from ..requests import InstructionRecords, TmaFill
 from ..result import KernelTrace
 from .arrays import SharedArray, array_of
 from .declared import Shape
 from .relayout import Change, Costed, cost_moved
+from .synthesized import synthesize_array, tma_changes, tma_mode
 
 PADS = range(1, 33)  # elements added to each row
-# ops whose lanes' addresses move with the array (wgmma reads through descriptors)
-MOVABLE = ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async")
+
 LISTED = 5  # improving candidates listed per array
 MISALIGNED_LISTED = 3  # misaligning pads below the best aligned one, listed as a warning
 
@@ -125,6 +124,7 @@ class ArraySuggestions:
     suggestions: tuple[Suggestion, ...]
     element: int = 4  # bytes of one element (pads are whole elements)
     synthesis: Synthesis | None = None  # the best XOR map for the array, with its bound
+    tma: int | None = None  # the swizzle bytes of the TMA copies that fill it (None: no TMA)
 
     @property
     def wavefronts(self) -> int:
@@ -242,6 +242,7 @@ def suggest_kernel(
     ``say(array, shape, change, widest access bytes) -> (fix, sweep)`` words a change in
     the kernel's own terms (:mod:`shmem_cli.trace.fixes.kernel_terms`)."""
     records: list[InstructionRecords] = list(trace.records)
+    fills: Sequence[TmaFill] = trace.fills
     by_pc = {a.pc: a for a in trace.accesses}
     owner = {rec.index: array_of(rec, arrays) for rec in records}
     before = {}
@@ -264,9 +265,10 @@ def suggest_kernel(
         current = sum(w for _, w in base.values())
         element = _element_bytes(shape, recs)
         widest = max((r.kind.size for r in recs if r.kind.op in ("load", "store")), default=0)
-        synth = synthesize_array(recs, array, arch)
-        tried = candidates(array, pitch, element)
-        if synth is not None and not synth.swizzle.identity:
+        tma = tma_mode(array, fills)
+        synth = synthesize_array(recs, array, arch, tma)
+        tried = candidates(array, pitch, element) if tma is None else tma_changes(tma)
+        if synth is not None and not synth.swizzle.identity and tma is None:
             have = {c.swizzle.terms for c in tried if c.swizzle is not None}
             if synth.swizzle.terms not in have:
                 tried.insert(0, Change("swizzle", swizzle=synth.swizzle))
@@ -320,31 +322,7 @@ def suggest_kernel(
                 tuple(suggestions),
                 element,
                 synth,
+                tma,
             )
         )
     return tuple(out)
-
-
-def synthesize_array(
-    recs: Sequence[InstructionRecords], array: SharedArray, arch: ArchProfile
-) -> Synthesis | None:
-    """The best XOR map of ``array`` for all its traced instructions together
-    (:mod:`shmem_cli.analysis.synthesis`), the array placed on a bank line as a swizzle
-    places it; None when an instruction's traffic cannot move with the array (wgmma's
-    descriptors fix its layout)."""
-    line = arch.banks * arch.bank_bytes
-    accesses = []
-    for rec in recs:
-        if rec.kind.op not in MOVABLE:
-            return None
-        batch = rec.batch(arch)
-        if not len(batch.addr):
-            continue
-        rel = np.where(batch.active, batch.addr - array.offset, 0)
-        accesses.append(
-            ArrayAccess(rec.kind, dataclasses.replace(batch, addr=rel), rec.instruction.text)
-        )
-    if not accesses:
-        return None
-    start = -(-array.offset // line) * line
-    return synthesize(accesses, array.size, arch, base=start)

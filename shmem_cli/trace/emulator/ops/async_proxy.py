@@ -204,6 +204,7 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
             if mcast is not None and isinstance(mcast, Reg):
                 pass  # one CTA per trace: the copy lands in this CTA (clusters: see docs)
             nbytes = tma.load(b, tm, dst, coords, ins)
+            b.rec.fill(ins, dst, tm.box_bytes, tm.swizzle)
             b.mbarriers.complete_tx(bar, nbytes, b.sched)
 
     return step

@@ -30,6 +30,8 @@ def num(s):
 
 
 def source_tables(path):
+    """One table per profiled launch: Nsight Compute may print a launch's table twice (a
+    repeat has the same kernel and first address as the table before it), or once."""
     tables, cur = [], None
     for r in csv.reader(path.read_text().splitlines()):
         if r and r[0] == "Kernel Name":
@@ -39,7 +41,13 @@ def source_tables(path):
             cur["cols"] = r
         elif r and cur is not None:
             cur["rows"].append(r)
-    return tables
+    out = []
+    for t in tables:
+        key = (t["name"], t["rows"][0][0] if t["rows"] else None)
+        if out and (out[-1]["name"], out[-1]["rows"][0][0] if out[-1]["rows"] else None) == key:
+            continue
+        out.append(t)
+    return out
 
 
 def ranges(n_launches, k):
@@ -90,7 +98,7 @@ def main():
                     m: num(d.get(f"smsp__sass_inst_executed_op_dshared_{m}.sum", ""))
                     for m in ("ld", "st")
                 }
-                t = tables[2 * j]
+                t = tables[j]
                 c = t["cols"]
                 base = int(t["rows"][0][0], 16)
                 insts = []
