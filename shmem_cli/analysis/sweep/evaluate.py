@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ...hardware.engine import AccessKind
-from ...hardware.swizzle import Swizzle
+from ...hardware.swizzle import Swizzle, written
 from ...model import Totals
 from ...plumbing.errors import ShmemError, shorten
 from ...spec.compile import SpecFile
@@ -300,8 +300,8 @@ def _with_synthesized(ev: Evaluator, variant: Variant, maps: dict[Any, Swizzle |
                 found = None
             maps[key] = (
                 None
-                if found is None or found.swizzle.identity
-                else Swizzle(found.swizzle.terms, f"synth {found.swizzle.label}")
+                if found is None
+                else Swizzle(found.swizzle.terms, f"synth {written(found.swizzle)}")
             )
         chosen[name] = maps[key]
     return replace(variant, swizzle={**variant.swizzle, **chosen}) if chosen else variant
