@@ -465,6 +465,51 @@ def trace(report: Report, shmem: list[str], repeats: int) -> None:
     report.details["trace"] = details
 
 
+SYNTH = ROOT / "tests" / "data" / "trace" / "synth"
+
+
+def synthesis(report: Report, repeats: int) -> None:
+    """Swizzle synthesis per shared array, in-process, on traced kernels: the bench SGEMM
+    tile (K = 512), the 32x32 float transpose and the ldmatrix tile of tests/data/trace/synth
+    (the trace itself is not timed)."""
+    from shmem_cli.cuda import toolchain
+    from shmem_cli.hardware.arch import SM90
+    from shmem_cli.trace.fixes.arrays import array_of, static_arrays
+    from shmem_cli.trace.fixes.synthesized import synthesize_array
+    from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
+    from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+    cases = (
+        ("SGEMM tile, K = 512", TRACE_CUBIN, "sgemm_tile", (256, 1, 1), ("M=64", "N=64", "K=512")),
+        ("32x32 float transpose", SYNTH / "swizzled.none.sm_90.cubin", "transpose_f32",
+         (32, 8, 1), ()),
+        ("ldmatrix.x4 half tile", SYNTH / "swizzled.none.sm_90.cubin", "ldmatrix_tile",
+         (128, 1, 1), ()),
+    )  # fmt: skip
+    if toolchain.which("nvdisasm") is None:
+        for name, *_ in cases:
+            report.row(f"synthesis: {name}", "not available", "< 2 s an array", None, None)
+        return
+    print("synthesis: the best XOR swizzle of each array of three traced kernels", flush=True)
+    details = {}
+    for name, cubin, kernel, block, args in cases:
+        traced = trace_file(TraceRequest(cubin, kernel=kernel, block=block, args=args))
+        arrays = static_arrays(cubin, find_kernel(read_cubin(cubin), kernel))
+        recs = list(traced.kernels[0].records)
+        per_array = {}
+        for array in arrays:
+            mine = [r for r in recs if array_of(r, arrays) is array]
+            if mine:
+                t = _best_seconds(lambda m=mine, a=array: synthesize_array(m, a, SM90), repeats)
+                per_array[array.name] = t
+        worst = max(per_array.values())
+        note = ", ".join(f"{a} {t:.3f} s" for a, t in per_array.items())
+        figure = f"synthesis: {name}"
+        report.row(figure, f"{worst:.3f} s", "< 2 s an array", worst / 2.0, worst < 2.0, note)
+        details[name] = per_array
+    report.details["synthesis"] = details
+
+
 def scaling(report: Report) -> None:
     """In-process analysis time as threads, iterations, accesses and widths grow, one at a time."""
     print(
@@ -586,6 +631,7 @@ def main() -> int:
     lint(report, shmem, repeats)
     sweep(report, shmem, repeats)
     trace(report, shmem, repeats)
+    synthesis(report, repeats)
     if not args.quick:
         scaling(report)
     report.details["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
