@@ -9,15 +9,23 @@ ideal, and predict the counts that the swizzled build traces to and the H200 cou
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from shmem_cli.analysis.synthesis import ArrayAccess, synthesize
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.swizzle import Swizzle
+from shmem_cli.trace.fixes.arrays import SharedArray, array_of
 from shmem_cli.trace.fixes.layout_search import ArraySuggestions
 from shmem_cli.trace.fixes.suggest_kernel import trace_with_suggestions
+from shmem_cli.trace.fixes.synthesized import synthesize_array
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.result import KernelTrace
 
@@ -135,3 +143,71 @@ def test_a_tile_that_tma_fills_gets_a_tma_mode_and_no_pad() -> None:
     assert per_op(trace_file(swizzled).kernels[0]) == {
         op: v for op, v in first.predicted.items() if v[0]
     }
+
+
+# --- Triton's choice (tests/data/triton) -----------------------------------------------
+
+TRITON = TEST_DATA / "triton"
+_ENCODING = re.compile(
+    r"^(#shared\w*) = #ttg\.swizzled_shared<\{vec = (\d+), perPhase = (\d+), maxPhase = (\d+), "
+    r"order = \[1, 0\]\}>",
+    re.M,
+)
+_ALLOC = re.compile(r"ttg\.local_alloc : \(\) -> !ttg\.memdesc<([0-9x]+)x(f16|bf16|f32), (#\w+),")
+ELEMENT = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+def _triton_buffers(entry: Path) -> list[tuple[SharedArray, Swizzle]]:
+    """Each buffer Triton allocates (one after the other, as its allocator placed these) and
+    the byte map of its swizzled_shared encoding, from Triton's own parameters: the column's
+    vec-group bits XOR-ed with the row bits perPhase up (written out here bit by bit)."""
+    ttgir = next(entry.glob("*.ttgir")).read_text()
+    encodings = {m[1]: (int(m[2]), int(m[3]), int(m[4])) for m in _ENCODING.finditer(ttgir)}
+    out, offset = [], 0
+    for dims, ty, enc in _ALLOC.findall(ttgir):
+        shape = [int(d) for d in dims.split("x")]
+        esize, cols = ELEMENT[ty], shape[-1]
+        vec, per, most = encodings[enc]
+        terms: dict[int, int] = {}
+        for k in range(most.bit_length() - 1):  # phase bit k: row bit (log2 per + k)
+            row_bit = cols.bit_length() - 1 + per.bit_length() - 1 + k
+            col_bit = vec.bit_length() - 1 + k
+            byte = esize.bit_length() - 1
+            terms[row_bit + byte] = terms.get(row_bit + byte, 0) | 1 << (col_bit + byte)
+        size = esize
+        for d in shape:
+            size *= d
+        out.append(
+            (SharedArray(f"buf{len(out)}", "", offset, size, 128), Swizzle.from_terms(terms))
+        )
+        offset += size
+    return out
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("launch_id", ["matmul_f16", "matmul_bf16", "matmul_tf32"])
+def test_synthesis_from_the_unswizzled_buffers_is_as_good_as_tritons_choice(launch_id: str) -> None:
+    """Triton chose each buffer's swizzled_shared layout; with that layout undone (an XOR map
+    is its own inverse), the synthesis must find a map as cheap as Triton's, and both reach
+    the ideal."""
+    doc = json.loads((TRITON / "launches.json").read_text())
+    launch = next(x for x in doc["launches"] if x["id"] == launch_id)
+    entry = TRITON / launch["entry"]
+    args = tuple(f"{k}={v}" for k, v in launch["args"].items())
+    kernel = trace_file(TraceRequest(entry, grid=tuple(launch["grid"]), args=args)).kernels[0]
+    buffers = _triton_buffers(entry)
+    arrays = [a for a, _ in buffers]
+    for array, triton in buffers:
+        recs = [r for r in kernel.records if array_of(r, arrays) is array]
+        if not recs:
+            continue
+        as_chosen = synthesize_array(recs, array, SM90)
+        assert as_chosen is not None
+        accesses = []
+        for rec in recs:
+            batch = rec.batch(SM90)
+            logical = triton.apply(np.where(batch.active, batch.addr - array.offset, 0))
+            accesses.append(ArrayAccess(rec.kind, dataclasses.replace(batch, addr=logical)))
+        fresh = synthesize(accesses, array.size, SM90, base=array.offset)
+        assert as_chosen.current == as_chosen.bound  # Triton's layout: at the ideal
+        assert fresh.wavefronts == as_chosen.current and fresh.reaches_bound, array.name

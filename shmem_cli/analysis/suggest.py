@@ -164,7 +164,8 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
                 arr = layout.arrays[array]
                 row = arr.padded_shape[-1] if len(arr.shape) >= 2 else None
                 said = terms(chosen, arr.esize, arr.decl.dtype.name, row)
-                text += f"; {said.sentence(array)}; {proof(synth)}"
+                # on lines of their own: a report stays within its width unwrapped
+                text += f"\n      {said.sentence(array)}\n      {proof(synth)}"
             short = _short_change(described) + (
                 f" ({cost.removesuffix(' shared')})" if delta else ""
             )
