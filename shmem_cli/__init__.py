@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from .analysis.analyze import analyze
     from .plumbing.errors import ShmemError
     from .testing import assert_no_bank_conflicts
-    from .trace.api import TraceResult, trace
+    from .trace.api import trace
+    from .trace.result import TraceResult
     from .trace.triton.compile import trace_triton
 
 
@@ -43,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module(".trace", __name__)
     if name == "TraceResult":
-        from .trace.api import TraceResult
+        from .trace.result import TraceResult
 
         return TraceResult
     if name == "trace_triton":

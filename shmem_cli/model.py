@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from .spec.compile import SpecFile
+    from .spec.records import SpecFile
 
 from .plumbing.errors import ShmemError
 
@@ -133,57 +133,14 @@ COST_KEYS = (
 )
 
 
-class CostView:
-    """The cost figures of a record, read from the :class:`Totals` it holds (:meth:`_totals`)."""
-
-    def _totals(self) -> Totals:
-        raise NotImplementedError
-
-    @property
-    def requests(self) -> int:
-        return self._totals().requests
-
-    @property
-    def wavefronts(self) -> int:
-        return self._totals().wavefronts
-
-    @property
-    def ideal_wavefronts(self) -> int:
-        return self._totals().ideal_wavefronts
-
-    @property
-    def max_ways(self) -> int:
-        return self._totals().max_ways
-
-    @property
-    def cycles(self) -> int:
-        return self._totals().cycles
-
-    @property
-    def conflicted_requests(self) -> int:
-        return self._totals().conflicted_requests
-
-    @property
-    def excess_wavefronts(self) -> int:
-        return self._totals().excess_wavefronts
-
-    @property
-    def conflict_free(self) -> bool:
-        return self._totals().conflict_free
-
-    @property
-    def efficiency(self) -> float:
-        return self._totals().efficiency
-
-
-@dataclass(frozen=True)
-class Cost:
+@dataclass(frozen=True, kw_only=True)
+class Cost(Totals):
     """What the requests of one site cost (``analysis/cost.py``, the one door to a cost):
-    totals, the request shown (with its bank table) and the warp x iteration heat map."""
+    their totals (a cost *is* the :class:`Totals` of its requests: ``cost.wavefronts``), the
+    request shown (with its bank table) and the warp x iteration heat map."""
 
     op: str  # a name of hardware.ops.OPS
     width: int  # bytes per lane (16 per row for ldmatrix/stmatrix)
-    totals: Totals
     lane_accesses: int
     warps: int
     iterations: int
@@ -193,6 +150,16 @@ class Cost:
     # each request's ideal wavefronts, same shape as heat (-1: no request); set with heat
     heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     max_wavefronts_per_request: int = 0  # of the worst request, whichever request is shown
+
+    @classmethod
+    def of(cls, totals: Totals, **rest: Any) -> Cost:
+        """The cost of requests whose totals are ``totals``; ``rest``: the other fields."""
+        return cls(**{f.name: getattr(totals, f.name) for f in fields(Totals)}, **rest)
+
+    @property
+    def totals(self) -> Totals:
+        """The figures alone (a plain :class:`Totals`, e.g. to add up or compare)."""
+        return Totals(**{f.name: getattr(self, f.name) for f in fields(Totals)})
 
     def worst_json(self) -> dict[str, Any] | None:
         """The request shown, with its wavefronts bank by bank when explained."""
@@ -233,70 +200,14 @@ class Site(Protocol):
         ...
 
 
-class Costed(CostView):
-    """A result made of a site and its cost (by composition): what renderers read."""
-
-    site: Site
-    cost: Cost
+class SiteCost(Protocol):
+    """A result made of a site and its cost, by composition (a spec's ``AccessResult``, a
+    trace's ``TraceAccess``): what the renderers of both read."""
 
     @property
-    def totals(self) -> Totals:
-        return self.cost.totals
-
-    def _totals(self) -> Totals:
-        return self.cost.totals
-
+    def site(self) -> Site: ...
     @property
-    def name(self) -> str:
-        return self.site.name
-
-    @property
-    def line(self) -> int | None:
-        return self.site.line
-
-    @property
-    def loops(self) -> tuple[str, ...]:
-        return self.site.loops
-
-    @property
-    def op(self) -> str:
-        return self.cost.op
-
-    @property
-    def width(self) -> int:
-        return self.cost.width
-
-    @property
-    def shown(self) -> RequestRef | None:
-        return self.cost.shown
-
-    @property
-    def detail(self) -> RequestDetail | None:
-        return self.cost.detail
-
-    @property
-    def heat(self) -> npt.NDArray[np.int32] | None:
-        return self.cost.heat
-
-    @property
-    def heat_ideal(self) -> npt.NDArray[np.int32] | None:
-        return self.cost.heat_ideal
-
-    @property
-    def warps(self) -> int:
-        return self.cost.warps
-
-    @property
-    def iterations(self) -> int:
-        return self.cost.iterations
-
-    @property
-    def lane_accesses(self) -> int:
-        return self.cost.lane_accesses
-
-    @property
-    def max_wavefronts_per_request(self) -> int:
-        return self.cost.max_wavefronts_per_request
+    def cost(self) -> Cost: ...
 
 
 @dataclass(frozen=True)
@@ -315,38 +226,85 @@ class SpecSite:
 
 
 @dataclass(frozen=True)
-class AccessResult(Costed):
-    """One access of a spec and its cost over all its warps and loop iterations."""
+class AccessResult:
+    """One access of a spec (its :class:`SpecSite`) and its :class:`Cost` over all its warps
+    and loop iterations."""
 
     site: SpecSite
     cost: Cost
 
-    @property
-    def array(self) -> str:
-        return self.site.array
+    # --- the Python API's names for them (docs/python.md), nothing more -----------------
 
     @property
-    def dtype(self) -> str:
-        return self.site.dtype
+    def name(self) -> str:
+        return self.site.name
 
     @property
-    def column(self) -> int | None:
-        return self.site.column
+    def requests(self) -> int:
+        return self.cost.requests
+
+    @property
+    def wavefronts(self) -> int:
+        return self.cost.wavefronts
+
+    @property
+    def ideal_wavefronts(self) -> int:
+        return self.cost.ideal_wavefronts
+
+    @property
+    def excess_wavefronts(self) -> int:
+        return self.cost.excess_wavefronts
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.cost.conflict_free
+
+    @property
+    def efficiency(self) -> float:
+        return self.cost.efficiency
+
+    @property
+    def max_ways(self) -> int:
+        return self.cost.max_ways
+
+    @property
+    def cycles(self) -> int:
+        return self.cost.cycles
+
+    @property
+    def conflicted_requests(self) -> int:
+        return self.cost.conflicted_requests
+
+    @property
+    def shown(self) -> RequestRef | None:
+        return self.cost.shown
+
+    @property
+    def detail(self) -> RequestDetail | None:
+        return self.cost.detail
+
+    @property
+    def heat(self) -> npt.NDArray[np.int32] | None:
+        return self.cost.heat
+
+    @property
+    def heat_ideal(self) -> npt.NDArray[np.int32] | None:
+        return self.cost.heat_ideal
 
     def to_json(self) -> dict[str, Any]:
-        t = self.totals
+        site, cost = self.site, self.cost
         out: dict[str, Any] = {
-            "name": self.name,
-            "array": self.array,
-            "op": self.op,
-            "dtype": self.dtype,
-            "bytes_per_lane": self.width,
-            "line": self.line,
-            "column": self.column,
-            **t.json(*COST_KEYS, "bandwidth_efficiency", "cycles"),
-            "lane_accesses": self.lane_accesses,
-            "warps": self.warps,
-            "iterations": self.iterations,
+            "name": site.name,
+            "array": site.array,
+            "op": cost.op,
+            "dtype": site.dtype,
+            "bytes_per_lane": cost.width,
+            "line": site.line,
+            "column": site.column,
+            **cost.json(*COST_KEYS, "bandwidth_efficiency", "cycles"),
+            "lane_accesses": cost.lane_accesses,
+            "warps": cost.warps,
+            "iterations": cost.iterations,
         }
         worst = self.cost.worst_json()
         if worst is not None:

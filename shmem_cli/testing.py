@@ -20,29 +20,30 @@ import string
 from collections.abc import Iterable
 from pathlib import Path
 
-from .model import Costed, FileResult
-from .trace.result import KernelTrace, TraceAccess, TraceReport
+from .model import FileResult, SiteCost
+from .trace.result import KernelTrace, TraceAccess, TraceResult
 
 Selector = int | str  # a source line, "file:line", a pc "0x01a0", an opcode prefix, a name
 
 
 def _trace_matches(a: TraceAccess, selector: Selector) -> bool:
     if isinstance(selector, int):
-        return a.line == selector
+        return a.site.line == selector
     s = selector.strip()
     if s[:2].lower() == "0x" and len(s) <= 18 and all(c in string.hexdigits for c in s[2:]):
-        return a.pc == int(s, 16) if len(s) > 2 else False
+        return a.site.pc == int(s, 16) if len(s) > 2 else False
     where, _, line = s.rpartition(":")
-    if where and line.isdigit() and a.file is not None and a.line == int(line):
-        path = a.file.replace("\\", "/")
+    if where and line.isdigit() and a.site.file is not None and a.site.line == int(line):
+        path = a.site.file.replace("\\", "/")
         return path == where or path.endswith("/" + where.lstrip("./"))
-    return a.opcode == s or a.opcode.startswith(s + ".")
+    return a.site.opcode == s or a.site.opcode.startswith(s + ".")
 
 
-def _describe(r: Costed, what: str, width: int) -> str:
+def _describe(acc: SiteCost, what: str, width: int) -> str:
     from .render.plain import layout
     from .render.text import bank_tables
 
+    r = acc.cost
     head = (
         f"{what}: {r.max_ways}-way, {r.wavefronts:,} wavefronts for an ideal of "
         f"{r.ideal_wavefronts:,} ({r.excess_wavefronts:,} excess) in {r.requests:,} requests, "
@@ -63,7 +64,7 @@ def _check(result: object, allow: object, call: str) -> list[Selector]:
     as a list (read once: it may be a generator)."""
     from .plumbing import arguments
 
-    if not isinstance(result, TraceReport | KernelTrace | FileResult):
+    if not isinstance(result, TraceResult | KernelTrace | FileResult):
         raise arguments.fail(
             call, "result", "what shmem_cli.trace or shmem_cli.analyze returns", result
         )
@@ -77,32 +78,33 @@ def _check(result: object, allow: object, call: str) -> list[Selector]:
 
 
 def conflicts(
-    result: TraceReport | KernelTrace | FileResult, allow: Iterable[Selector] = ()
+    result: TraceResult | KernelTrace | FileResult, allow: Iterable[Selector] = ()
 ) -> list[str]:
     """One description per access with bank conflicts that ``allow`` does not name."""
     allowed = _check(result, allow, "conflicts")
     found: list[str] = []
     if isinstance(result, FileResult):
         for acc in result.accesses:
-            if not acc.conflict_free and acc.name not in allowed:
-                found.append(_describe(acc, f"{result.path}: access {acc.name!r}", 200))
+            if not acc.cost.conflict_free and acc.site.name not in allowed:
+                found.append(_describe(acc, f"{result.path}: access {acc.site.name!r}", 200))
         return found
-    if isinstance(result, TraceReport):
+    if isinstance(result, TraceResult):
         kernels = tuple(k for f in result.files for k in f.kernels)
     else:
         kernels = (result,)
     for k in kernels:
         for a in k.accesses:
-            if a.conflict_free or any(_trace_matches(a, s) for s in allowed):
+            if a.cost.conflict_free or any(_trace_matches(a, s) for s in allowed):
                 continue
-            line = f"{Path(a.file).name}:{a.line}" if a.file and a.line else "(no line)"
-            what = f"{k.name} {line} pc 0x{a.pc:04x} {a.sass}"
+            site = a.site
+            line = f"{Path(site.file).name}:{site.line}" if site.file and site.line else "(no line)"
+            what = f"{k.name} {line} pc 0x{site.pc:04x} {site.sass}"
             found.append(_describe(a, what, 200))
     return found
 
 
 def assert_no_bank_conflicts(
-    result: TraceReport | KernelTrace | FileResult, *, allow: Iterable[Selector] = ()
+    result: TraceResult | KernelTrace | FileResult, *, allow: Iterable[Selector] = ()
 ) -> None:
     """Raise ``AssertionError`` naming each access with bank conflicts (more wavefronts than
     its ideal) unless ``allow`` names it: a source line (``52`` or ``"kernels.py:52"``), a pc

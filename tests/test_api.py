@@ -82,4 +82,4 @@ def test_worst_request_figure_does_not_follow_the_chosen_request() -> None:
     }
     (acc,) = analyze(spec, choice=RequestChoice(warp=1)).accesses
     assert acc.shown is not None and acc.shown.wavefronts == 1
-    assert acc.max_wavefronts_per_request == 32
+    assert acc.cost.max_wavefronts_per_request == 32

@@ -78,12 +78,11 @@ def test_a_spec_for_an_unmeasured_architecture_is_refused(tmp_path: Path) -> Non
         spec_from_mapping(load_yaml(SPEC.format(arch="sm_80"), "a.yaml").data)
 
 
-def test_a_registered_profile_is_one_a_spec_may_name(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_registered_profile_is_one_a_spec_may_name() -> None:
     """Adding an architecture is one profile in the registry: the schema accepts its
     name and the spec is costed with its numbers."""
     wide = dataclasses.replace(arch.SM90, name="sm_test", measured_on="test GPU", banks=64)
-    monkeypatch.setitem(arch.PROFILES, wide.name, wide)
-    spec_schema.cache_clear()
+    arch.register(wide)
     try:
         doc = load_yaml(SPEC.format(arch="sm_test"), "a.yaml")
         assert validate(doc) == []
@@ -91,8 +90,7 @@ def test_a_registered_profile_is_one_a_spec_may_name(monkeypatch: pytest.MonkeyP
         assert compiled.arch is wide
         assert arch.rules_note("sm_test") is None
     finally:
-        monkeypatch.undo()
-        spec_schema.cache_clear()
+        arch.unregister("sm_test")
     assert "sm_test" not in spec_schema()["properties"]["arch"]["enum"]
 
 

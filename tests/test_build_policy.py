@@ -20,7 +20,8 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda.nvcc_args import NvccArgError, check_nvcc_args
-from shmem_cli.cuda.sources import SourceTree, check_source, compiler_messages, directives
+from shmem_cli.cuda.nvcc_messages import compiler_messages
+from shmem_cli.cuda.sources import SourceTree, check_source, directives
 from shmem_cli.plumbing.errors import ShmemError
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")

@@ -9,19 +9,17 @@ tile costs 32 wavefronts per request (1024 for 32 warps), the CSV says 1000.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from shmem_cli.checks.report import CheckReport
 from shmem_cli.cli import main
+from shmem_cli.render.checks import formats
+from shmem_cli.render.checks.formats import CheckContext
 
 from .test_verify_cli import SPEC, _csv, _recorded
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _verify(tmp_path: Path, fmt: str) -> tuple[int, str]:
@@ -60,45 +58,6 @@ def test_verify_mismatch_as_junit(tmp_path: Path) -> None:
     assert [c.get("name") for c in failed] == ["column read tile[tx][ty]"]
 
 
-# One entry added to the registry's FORMATS, nothing else: both commands offer it.
-_NEW_FORMAT = textwrap.dedent(
-    """
-    import pathlib, sys, types
-
-    import shmem_cli.render as render
-
-    path = pathlib.Path(render.__file__).parent / "checks" / "formats.py"
-    source = path.read_text()
-    end = '    "junit": _junit,\\n}'
-    assert source.count(end) == 1
-    entry = '    "count": lambda report, ctx: f"{ctx.tool}: {len(report.findings)}\\\\n",\\n'
-    source = source.replace(end, '    "junit": _junit,\\n' + entry + "}")
-    module = types.ModuleType("shmem_cli.render.checks.formats")
-    module.__file__ = str(path)
-    sys.modules[module.__name__] = module
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    import shmem_cli.render.checks as checks
-
-    checks.formats = module
-
-    from shmem_cli.cli import main
-
-    sys.argv = ["shmem", *sys.argv[1:]]
-    main()
-    """
-)
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", _NEW_FORMAT, *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-    )
-
-
 CONFLICT = """\
 name: column read
 block: [32, 32]
@@ -111,11 +70,24 @@ accesses:
 """
 
 
-def test_a_format_added_to_the_registry_reaches_lint_and_verify(tmp_path: Path) -> None:
+def _count(report: CheckReport, ctx: CheckContext) -> str:
+    return f"{ctx.tool}: {len(report.findings)}\n"
+
+
+def test_a_format_registered_reaches_lint_and_verify(tmp_path: Path) -> None:
+    """One ``register_format``, nothing else: both commands offer and draw it."""
     spec = tmp_path / "conflict.yaml"
     spec.write_text(CONFLICT)  # a 32-way conflict no expect: accepts (SH001)
-    lint = _run("lint", str(spec), "--format", "count")
-    assert (lint.returncode, lint.stdout) == (1, "shmem lint: 1\n"), lint.stderr
     csv_path = _recorded(tmp_path, _csv((32, 32), (32, 1000)))
-    verify = _run("verify", SPEC, "--from-ncu", csv_path, "--format", "count")
-    assert (verify.returncode, verify.stdout) == (1, "shmem verify: 1\n"), verify.stderr
+    formats.register_format("count", _count)
+    try:
+        lint = CliRunner().invoke(main, ["lint", str(spec), "--format", "count"])
+        verify = CliRunner().invoke(
+            main, ["verify", SPEC, "--from-ncu", csv_path, "--format", "count"]
+        )
+    finally:
+        formats.unregister_format("count")
+    assert (lint.exit_code, lint.output) == (1, "shmem lint: 1\n")
+    assert (verify.exit_code, verify.output) == (1, "shmem verify: 1\n")
+    gone = CliRunner().invoke(main, ["lint", str(spec), "--format", "count"])
+    assert gone.exit_code == 2 and "'count' is not one of" in gone.output

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from shmem_cli.cuda.launch_values import check_dims, parse_dims, value_bytes
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
 from shmem_cli.trace.kernel.buffers import npy_data, read_buffer
-from shmem_cli.trace.kernel.values import check_dims, parse_dims, value_bytes
 
 from .conftest import needs_nvdisasm
 from .hostile import CUBIN, PEAK_LIMIT_MIB, refused, shmem

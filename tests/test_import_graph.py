@@ -1,12 +1,12 @@
-"""No import circle among the package's modules (issues 11 and 19).
+"""No import circle among the package's modules (issues 11, 19 and 26).
 
 The graph is built from the source with ``ast``: an edge for every import statement a
-module holds, wherever it stands: at module level, under ``if``/``try``, and inside
-functions and methods (a lazy import kept for start-up time is still a dependency).
-Only imports under ``if TYPE_CHECKING:`` are left out: they never run. ``from . import
-x`` is an edge to ``x``; no edge goes from a module back to a package it lives in, which
-Python initializes first. A circle in that graph makes the import order matter and the
-modules one unit in all but name.
+module holds, wherever it stands: at module level, under ``if``/``try``, inside
+functions and methods (a lazy import kept for start-up time is still a dependency), and
+under ``if TYPE_CHECKING:`` (a module that needs another's types to be read depends on
+it). ``from . import x`` is an edge to ``x``; no edge goes from a module back to a
+package it lives in, which Python initializes first. A circle in that graph makes the
+import order matter and the modules one unit in all but name.
 """
 
 from __future__ import annotations
@@ -30,37 +30,42 @@ def module_names(root: Path = PACKAGE) -> dict[str, Path]:
     return out
 
 
-def _imports(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement in ``body``, at any depth, but those under
-    ``if TYPE_CHECKING:`` (their ``else:`` counts)."""
+def _imports(
+    body: list[ast.stmt], *, type_checking: bool = True
+) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement in ``body``, at any depth; those under ``if TYPE_CHECKING:``
+    too unless ``type_checking`` is False (their ``else:`` counts either way)."""
     found: list[ast.Import | ast.ImportFrom] = []
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             found.append(node)
             continue
-        if isinstance(node, ast.If) and ast.unparse(node.test) in (
-            "TYPE_CHECKING",
-            "typing.TYPE_CHECKING",
+        if (
+            not type_checking
+            and isinstance(node, ast.If)
+            and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
         ):
-            found += _imports(node.orelse)
+            found += _imports(node.orelse, type_checking=False)
             continue
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             for child in getattr(node, field, ()):
                 if isinstance(child, ast.stmt):
-                    found += _imports([child])
+                    found += _imports([child], type_checking=type_checking)
                 elif isinstance(child, ast.excepthandler | ast.match_case):
-                    found += _imports(child.body)
+                    found += _imports(child.body, type_checking=type_checking)
     return found
 
 
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """module -> the package modules it imports, at import time or later."""
+def import_graph(modules: dict[str, Path], *, type_checking: bool = True) -> dict[str, set[str]]:
+    """module -> the package modules it imports, at import time, later, or (with
+    ``type_checking``) only for the type checker."""
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
         here = name if is_package else name.rpartition(".")[0]
         edges: set[str] = set()
-        for node in _imports(ast.parse(path.read_text()).body):
+        body = ast.parse(path.read_text()).body
+        for node in _imports(body, type_checking=type_checking):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -119,8 +124,11 @@ def test_the_graph_sees_the_package() -> None:
     assert "shmem_cli.spec.expr" in graph["shmem_cli.spec.compile"]
     # an import inside a function counts: the API's lazy import of the analysis
     assert "shmem_cli.analysis.analyze" in graph["shmem_cli"]
-    # one under TYPE_CHECKING does not: the result model names SpecFile only for mypy
-    assert "shmem_cli.spec.compile" not in graph["shmem_cli.model"]
+    # one under TYPE_CHECKING counts too (the result model names SpecFile for mypy), unless
+    # asked to leave those out
+    assert "shmem_cli.spec.records" in graph["shmem_cli.model"]
+    running = import_graph(module_names(), type_checking=False)
+    assert "shmem_cli.spec.records" not in running["shmem_cli.model"]
 
 
 def test_the_cycle_finder_finds_a_circle() -> None:

@@ -145,9 +145,9 @@ def test_likely_vectorized_agrees_with_the_compiled_kernel(bs: int, tiles: int) 
     wide = [a for a in trace.accesses if a.line == 17 and a.opcode == "LDS.128"]
     form = forms["As[ty][j]"]
     assert form is not None and form.width == 16
-    assert (form.requests, form.wavefronts) == (
-        sum(r.requests for r in wide),
-        sum(r.wavefronts for r in wide),
+    assert (form.totals.requests, form.totals.wavefronts) == (
+        sum(r.cost.requests for r in wide),
+        sum(r.cost.wavefronts for r in wide),
     )
     assert not [a for a in trace.accesses if a.line == 17 and a.opcode == "LDS.64"]
 

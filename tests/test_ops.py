@@ -2,24 +2,25 @@
 
 The table below is written by hand from the instruction set and the counter names
 Nsight Compute gives on the H200 (tests/data/trace/measured.json was recorded with
-them); the last test adds an op to the vocabulary's source, as CONTRIBUTING.md says,
-and shows that the schema, the trace front end, the engine, verify's counters and
-the trace report all take it up without another edit.
+them); the last test registers an op in the vocabulary, as CONTRIBUTING.md says, and
+shows that the schema, the trace front end, the engine, verify's counters and the trace
+report all take it up without another edit.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
+import dataclasses
 
+import numpy as np
 import pytest
 
+from shmem_cli.analysis.analyze import analyze
+from shmem_cli.analysis.cost import rows_stats
 from shmem_cli.cuda.sass import parse_instruction
-from shmem_cli.hardware import ops
+from shmem_cli.hardware import arch, ops
 from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.spec.schema import spec_schema
+from shmem_cli.trace.aggregate import op_totals
 from shmem_cli.trace.emulator.access_kind import shared_op_of
 from shmem_cli.verify import ncu
 from shmem_cli.verify import sass_check as verify_sass
@@ -54,7 +55,7 @@ VOCABULARY = {
 
 
 def test_the_vocabulary_says_what_the_hardware_and_the_profiler_call_each_op() -> None:
-    assert tuple(VOCABULARY) == ops.OP_NAMES
+    assert tuple(VOCABULARY) == tuple(ops.OP_NAMES)
     for op in ops.OPS:
         sass, requests, wavefronts, matrix, atomic, in_spec = VOCABULARY[op.name]
         assert (op.sass, op.counters.requests, op.counters.wavefronts) == (
@@ -64,7 +65,7 @@ def test_the_vocabulary_says_what_the_hardware_and_the_profiler_call_each_op() -
         )
         assert (op.matrix, op.atomic, op.in_spec) == (matrix, atomic, in_spec)
     assert ops.get("cp_async").spec_op == "store"
-    assert ops.MATRIX_OPS == ("ldmatrix", "stmatrix")
+    assert tuple(ops.MATRIX_OPS) == ("ldmatrix", "stmatrix")
 
 
 def test_the_schema_enums_are_the_vocabulary() -> None:
@@ -107,74 +108,49 @@ def test_verify_collects_every_counter_of_every_spec_op() -> None:
     for name in ops.SPEC_OPS:
         c = ops.get(name).counters
         for counter in (c.requests, c.wavefronts, c.all_requests, c.conflicts):
-            assert counter is None or counter + ".sum" in ncu.METRICS
+            assert counter is None or counter + ".sum" in ncu.metrics()
 
 
-# One new Op line in ops.py, nothing else: a made-up LDSP ("probe") that behaves as a
-# plain load without pair merge.
-_NEW_OP = textwrap.dedent(
-    """
-    import json, pathlib, sys, types
-
-    import shmem_cli.hardware as hardware
-
-    path = pathlib.Path(hardware.__file__).with_name("ops.py")
-    source = path.read_text()
-    end = "\\n)\\n\\n_BY_NAME"
-    assert source.count(end) == 1
-    entry = '    Op("probe", ("LDSP",), "reads", (4, 8, 16), unit_counters("probe")),'
-    source = source.replace(end, "\\n" + entry + end)
-    module = types.ModuleType("shmem_cli.hardware.ops")
-    module.__file__ = str(path)
-    sys.modules[module.__name__] = module
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    hardware.ops = module
-
-    import numpy as np
-
-    from shmem_cli.analysis.analyze import analyze
-    from shmem_cli.hardware.arch import SM90
-    from shmem_cli.hardware.engine import AccessKind, request_stats
-    from shmem_cli.spec.schema import spec_schema
-    from shmem_cli.trace.emulator.access_kind import shared_op_of
-    from shmem_cli.trace.aggregate import op_totals
-    from shmem_cli.cuda.sass import parse_instruction
-    from shmem_cli.verify import ncu
-    from shmem_cli.verify import sass_check as verify_sass
-
-    kind = shared_op_of(parse_instruction("LDSP.128 R4, [R2]", 0, None, None))
-    lanes = np.arange(32, dtype=np.int64)[None, :]
-    stats = request_stats(16 * lanes, np.ones((1, 32), dtype=bool), AccessKind("probe", 16), SM90)
-    listing = "Function : k\\n        /*0000*/  LDSP.64 R4, [R2] ;\\n"
+def test_an_op_registered_in_the_vocabulary_reaches_every_consumer() -> None:
+    """One ``ops.register`` (and a profile with rules for it), nothing else: a made-up
+    LDSP ("probe") that behaves as a plain load without pair merge is named by specs,
+    recorded by the trace front end, costed by the engine, counted by verify and totalled
+    by the trace report."""
+    probe = ops.Op("probe", ("LDSP",), "reads", (4, 8, 16), ops.unit_counters("probe"))
+    ops.register(probe)
+    profile = dataclasses.replace(
+        arch.SM90, name="sm_probe", measured_on="no GPU", ops=(*arch.SM90.ops, "probe")
+    )
+    arch.register(profile)
     spec = {
         "name": "probe",
+        "arch": "sm_probe",
         "block": [32],
         "arrays": {"a": {"dtype": "float", "shape": [32, 32]}},
         "accesses": [{"name": "column", "array": "a", "op": "probe", "index": ["lane", 0]}],
     }
-    print(json.dumps({
-        "schema": "probe" in spec_schema()["definitions"]["access"]["properties"]["op"]["enum"],
-        "trace_kind": [kind.op, kind.size],
-        "wavefronts": int(stats.wavefronts[0]),
-        "verify_shared": verify_sass.parse_sass(listing)["k"][0].shared,
-        "metric": "smsp__sass_inst_executed_op_shared_probe.sum" in ncu.METRICS,
-        "totals": list(op_totals([])),
-        "analyzed": analyze(spec).accesses[0].wavefronts,
-    }))
-    """
-)
-
-
-def test_an_op_added_to_the_vocabulary_reaches_every_consumer() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _NEW_OP], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
-    assert seen["schema"] is True  # a spec may name it
-    assert seen["trace_kind"] == ["probe", 16]  # the trace front end records it
-    assert seen["wavefronts"] == 4  # the engine costs it: 16 bytes, 4 quarter-warp phases
-    assert seen["verify_shared"] is True  # verify's SASS check counts it as shared memory
-    assert seen["metric"] is True  # verify collects its counters
-    assert seen["totals"][-1] == "probe"  # the trace report's per-op totals list it
-    assert seen["analyzed"] == 32  # a column of float[32][32]: every lane in bank 0
+    try:
+        named = "probe" in spec_schema()["definitions"]["access"]["properties"]["op"]["enum"]
+        kind = shared_op_of(parse_instruction("LDSP.128 R4, [R2]", 0, None, None))
+        lanes = np.arange(32, dtype=np.int64)[None, :]
+        probe_kind = AccessKind("probe", 16)
+        stats = rows_stats(16 * lanes, np.ones((1, 32), dtype=bool), probe_kind, profile)
+        listing = "\t\tFunction : k\n        /*0000*/  LDSP.64 R4, [R2] ;\n"
+        (found,) = verify_sass.parse_sass(listing)["k"]
+        shared = found.shared
+        counted = "smsp__sass_inst_executed_op_shared_probe.sum" in ncu.metrics()
+        totalled = list(op_totals([]))
+        analyzed = analyze(spec).accesses[0].cost.wavefronts
+    finally:
+        arch.unregister("sm_probe")
+        ops.unregister("probe")
+    assert named  # a spec may name it
+    assert kind == AccessKind("probe", 16)  # the trace front end records it
+    assert int(stats.wavefronts[0]) == 4  # the engine costs it: 16 bytes, 4 quarter-warp phases
+    assert shared  # verify's SASS check counts it as shared memory
+    assert counted  # verify collects its counters
+    assert totalled[-1] == "probe"  # the trace report's per-op totals list it
+    assert analyzed == 32  # a column of float[32][32]: every lane in bank 0
+    # and gone again: the vocabulary is as it was
+    assert tuple(ops.OP_NAMES) == tuple(VOCABULARY)
+    assert "probe" not in spec_schema()["definitions"]["access"]["properties"]["op"]["enum"]

@@ -108,7 +108,8 @@ def test_transpose_pad_sweep_by_hand() -> None:
     # pad 0 -> one bank, 32-way; pad 1 or 3 (odd) -> 32 banks; pad 2 -> 2-way; pad 4 -> 4-way.
     result = run_sweep(load_spec(TRANSPOSE), plan(("pad", "0..4")))
     rows = [
-        (v.outcome.wavefronts, v.outcome.max_ways, v.outcome.extra_bytes) for v in result.variants
+        (v.outcome.totals.wavefronts, v.outcome.totals.max_ways, v.outcome.extra_bytes)
+        for v in result.variants
     ]
     assert rows == [
         (32 + 32 * 32, 32, 0),
@@ -120,7 +121,7 @@ def test_transpose_pad_sweep_by_hand() -> None:
     assert (
         result.best is not None and result.best.index == 1
     )  # pad 3 ties on wavefronts, costs more
-    assert [a.wavefronts for a in result.variants[0].outcome.accesses] == [32, 1024]
+    assert [a.totals.wavefronts for a in result.variants[0].outcome.accesses] == [32, 1024]
     assert all(v.outcome.fits for v in result.variants)
 
 
@@ -129,7 +130,7 @@ def test_swizzle_tie_goes_to_sweep_order() -> None:
         load_spec(SPECS / "sweep_ldmatrix_swizzle.yaml"), plan(("swizzle", "none,32B,64B,128B"))
     )
     # 8 A requests and 16 B requests, ldmatrix.x4: 4 wavefronts each when conflict-free
-    waves = [v.outcome.wavefronts for v in result.variants]
+    waves = [v.outcome.totals.wavefronts for v in result.variants]
     assert waves == [4 * 96, 2 * 96, 96, 96]
     assert result.best is not None and result.best.settings.swizzle == "64B"
 
@@ -137,8 +138,8 @@ def test_swizzle_tie_goes_to_sweep_order() -> None:
 def test_pad_fixes_the_fp16_transpose_at_two() -> None:
     result = run_sweep(load_spec(SPECS / "sweep_transpose_pad.yaml"), plan(("pad", "0..4")))
     assert result.best is not None and result.best.settings.pad == 2
-    assert result.best.outcome.excess_wavefronts == 0
-    assert [v.outcome.max_ways for v in result.variants] == [32, 2, 1, 2, 2]
+    assert result.best.outcome.totals.excess_wavefronts == 0
+    assert [v.outcome.totals.max_ways for v in result.variants] == [32, 2, 1, 2, 2]
 
 
 OOB = {
@@ -157,10 +158,10 @@ def test_a_variant_indexing_past_its_pad_is_invalid_not_fatal() -> None:
     assert not first.outcome.valid
     assert first.outcome.error is not None
     assert "out of bounds" in first.outcome.error.message
-    assert first.to_json()["wavefronts"] is None
+    assert first.ranked().to_json()["wavefronts"] is None
     assert second.outcome.valid and third.outcome.valid
     # pad 1: rows of 33 words -> column 32 of row `lane` is word 33*lane + 32: 32 banks
-    assert second.outcome.accesses[0].wavefronts == 1
+    assert second.outcome.accesses[0].totals.wavefronts == 1
     assert result.best is second
 
 
@@ -178,7 +179,7 @@ def test_a_variant_that_does_not_fit_is_shown_but_never_best() -> None:
     unfit = result.variants[2].outcome
     assert unfit.smem_bytes == 448 * 136 * 4
     # still analyzed: rows of 136 words put lane l in bank 8*l % 32: 4 banks, 8 lanes each, 8-way
-    assert unfit.wavefronts == 8
+    assert unfit.totals.wavefronts == 8
     assert result.best is result.variants[1]  # pad 1: 1 wavefront
     # without the fitting pad 1, pad 8 still does not win
     only = run_sweep(spec_from_mapping(BIG), plan(("pad", "0,8")))
@@ -193,7 +194,7 @@ def test_a_param_in_a_loop_bound_is_honoured() -> None:
         "accesses": [{"array": "a", "index": ["tid % 32", "j"], "loop": {"j": "0..N-1"}}],
     }
     result = run_sweep(spec_from_mapping(data), plan(("param", "N=2,5")))
-    assert [v.outcome.accesses[0].requests for v in result.variants] == [2 * 2, 5 * 2]
+    assert [v.outcome.accesses[0].totals.requests for v in result.variants] == [2 * 2, 5 * 2]
     assert [v.settings.params for v in result.variants] == [{"N": 2}, {"N": 5}]
 
 
@@ -224,7 +225,7 @@ def test_a_param_value_that_breaks_a_loop_bound_is_located(tmp_path: Path) -> No
         ("param 'N' is too large", 2, 13),  # the value of N (line 2)
         ("param 'N' is too large", 2, 13),
     ]
-    assert result.variants[0].outcome.accesses[0].requests == 3  # j = 0..4/2
+    assert result.variants[0].outcome.accesses[0].totals.requests == 3  # j = 0..4/2
 
 
 def test_a_params_value_does_not_parse_the_spec_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,7 +236,11 @@ def test_a_params_value_does_not_parse_the_spec_again(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr("shmem_cli.spec.source.load_yaml", refuse)
     result = run_sweep(spec, plan(("param", "N=4,8,16")))
-    assert [v.outcome.accesses[0].requests for v in result.variants] == [3, 5, 9]  # j = 0..N/2
+    assert [v.outcome.accesses[0].totals.requests for v in result.variants] == [
+        3,
+        5,
+        9,
+    ]  # j = 0..N/2
 
 
 def variants_for(spec: SpecFile) -> list[Variant]:
@@ -270,12 +275,12 @@ def test_sweep_numbers_equal_the_analysis(path: Path) -> None:
             assert out.smem_bytes == ref.smem_bytes
             for mine, theirs in zip(out.accesses, ref.accesses, strict=True):
                 assert (
-                    mine.requests,
-                    mine.wavefronts,
-                    mine.ideal_wavefronts,
-                    mine.max_ways,
-                    mine.cycles,
-                    mine.conflicted_requests,
+                    mine.totals.requests,
+                    mine.totals.wavefronts,
+                    mine.totals.ideal_wavefronts,
+                    mine.totals.max_ways,
+                    mine.totals.cycles,
+                    mine.totals.conflicted_requests,
                 ) == (
                     theirs.requests,
                     theirs.wavefronts,
@@ -314,7 +319,7 @@ def test_index_expressions_are_evaluated_once_per_params(monkeypatch: pytest.Mon
     covered = sorted(i for start, count in calls for i in range(start, start + count))
     assert covered == list(range(256))
     # lane l reads row l (+32) of a (64+p)-word pitch: bank (l*(64+p) + c) % 32
-    by_pad = {v.point[0]: v.outcome.max_ways for v in result.variants}
+    by_pad = {v.point[0]: v.outcome.totals.max_ways for v in result.variants}
     assert by_pad[0] == 32 and by_pad[1] == 1 and by_pad[2] == 2 and by_pad[32] == 32
 
 
@@ -345,7 +350,9 @@ def test_ldmatrix_lanes_without_an_address_and_idle_warps_are_skipped(
     monkeypatch.setattr(Evaluator, "_slow", staticmethod(refuse))
     result = run_sweep(spec, plan(("pad", "0,8")))
     got = [
-        (a.requests, a.wavefronts, a.max_ways) for v in result.variants for a in v.outcome.accesses
+        (a.totals.requests, a.totals.wavefronts, a.totals.max_ways)
+        for v in result.variants
+        for a in v.outcome.accesses
     ]
     # rows 0..7 of warp 0: a 128-byte pitch puts all eight 16-byte rows on banks 0..3
     # (8 wavefronts); a 144-byte pitch (pad 8 halves) spreads them over all 32 banks (1 wavefront)

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
+from shmem_cli.cuda.launch_values import LaunchError
 from shmem_cli.trace.kernel.constants import (
     ConstSymbol,
     declared_types,
@@ -24,7 +25,6 @@ from shmem_cli.trace.kernel.constants import (
     scalar_of,
     set_constants,
 )
-from shmem_cli.trace.kernel.values import LaunchError
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 
@@ -153,7 +153,7 @@ def test_the_python_api_sets_constants() -> None:
 
     r = shmem_cli.trace(CUBIN, block=128, consts={"offs": np.full(8, 32, dtype=np.int32)})
     assert r.kernel.launch.unset_constants == ()
-    at14 = [a.wavefronts for a in r.accesses if a.line == 14]
+    at14 = [a.cost.wavefronts for a in r.accesses if a.line == 14]
     assert at14 == [4 * 32] * 8  # stride 32: every lane in one bank
 
 

@@ -63,7 +63,7 @@ APART = {
 def per_instruction(kernel: KernelTrace) -> dict[int, tuple[int, int]]:
     out = {}
     for a in kernel.accesses:
-        out[a.pc] = (a.requests + a.predicated_off, a.wavefronts)
+        out[a.pc] = (a.cost.requests + a.predicated_off, a.cost.wavefronts)
     return out
 
 

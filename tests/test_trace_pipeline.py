@@ -28,8 +28,8 @@ def test_trace_file_gives_per_instruction_results() -> None:
     traced = trace_file(request)
     kernel = traced.kernels[0]
     by_op = {a.op: a for a in kernel.accesses}
-    assert (by_op["load"].line, by_op["load"].wavefronts) == (9, 1024)
-    assert (by_op["store"].line, by_op["store"].wavefronts) == (7, 32)
+    assert (by_op["load"].line, by_op["load"].cost.wavefronts) == (9, 1024)
+    assert (by_op["store"].line, by_op["store"].cost.wavefronts) == (7, 32)
 
 
 @needs_nvdisasm

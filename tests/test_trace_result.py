@@ -21,10 +21,10 @@ from shmem_cli.render.trace_text import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
 from shmem_cli.trace.requests import InstructionRecords
 from shmem_cli.trace.result import (
+    FileTrace,
     KernelTrace,
     LaunchInfo,
-    TraceFile,
-    TraceReport,
+    TraceResult,
 )
 
 BASE = 0x400  # sm_90's reserved kilobyte in front of the kernel's shared memory
@@ -111,12 +111,12 @@ def kernel() -> KernelTrace:
 
 def test_column_read_costs_32_wavefronts_per_request(kernel: KernelTrace) -> None:
     store, load = kernel.accesses
-    assert (store.requests, store.wavefronts, store.max_ways) == (32, 32, 1)
-    assert (load.requests, load.wavefronts) == (32, 1024)
-    assert (load.ideal_wavefronts, load.max_ways) == (32, 32)
-    assert load.conflicted_requests == 32
-    assert load.shown is not None and load.shown.wavefronts == 32
-    assert load.detail is not None and len(load.detail.wavefronts) == 32
+    assert (store.cost.requests, store.cost.wavefronts, store.cost.max_ways) == (32, 32, 1)
+    assert (load.cost.requests, load.cost.wavefronts) == (32, 1024)
+    assert (load.cost.ideal_wavefronts, load.cost.max_ways) == (32, 32)
+    assert load.cost.conflicted_requests == 32
+    assert load.cost.shown is not None and load.cost.shown.wavefronts == 32
+    assert load.cost.detail is not None and len(load.cost.detail.wavefronts) == 32
 
 
 def test_totals_per_op_and_line(kernel: KernelTrace) -> None:
@@ -124,14 +124,14 @@ def test_totals_per_op_and_line(kernel: KernelTrace) -> None:
         "store": (32, 32),
         "load": (32, 1024),
     }
-    assert [(t.line, t.ops, t.wavefronts) for t in kernel.lines] == [
+    assert [(t.line, t.ops, t.totals.wavefronts) for t in kernel.lines] == [
         (4, ("store",), 32),
         (6, ("load",), 1024),
     ]
 
 
 def test_json_keys_are_the_documented_ones(kernel: KernelTrace) -> None:
-    doc = json.loads(json.dumps(TraceReport((TraceFile("k.cu", (kernel,)),)).to_json()))
+    doc = json.loads(json.dumps(TraceResult((FileTrace("k.cu", (kernel,)),)).to_json()))
     assert doc["schema_version"] == 1
     k = doc["files"][0]["kernels"][0]
     assert doc["files"][0]["path"] == "k.cu"
@@ -203,7 +203,7 @@ def test_data_dependent_requests_are_counted_and_flagged() -> None:
     kernel = traced([rec])
     assert kernel.accesses[0].data_dependent_requests == 16
     assert kernel.to_json()["accesses"][0]["data_dependent"] is True
-    text = render_trace_text(TraceReport((TraceFile("k.cu", (kernel,)),)), RenderOptions())
+    text = render_trace_text(TraceResult((FileTrace("k.cu", (kernel,)),)), RenderOptions())
     assert "use addresses computed from global-memory data" in text
     assert "0 (out), 1 (in) were zero-filled" in text
 
@@ -214,11 +214,11 @@ def test_ldmatrix_ignores_lanes_past_its_matrices() -> None:
     addr[0, :8] = BASE + 16 * np.arange(8)  # 8 rows of 16 bytes: conflict-free
     rec = records(ins(0x80, "LDSM.16.M88 R4, [R2]"), AccessKind("ldmatrix", 16), addr)
     access = trace_access(rec, SM90, warps=1, warps_per_block=1, blocks=1)
-    assert (access.requests, access.wavefronts) == (1, 1)
+    assert (access.cost.requests, access.cost.wavefronts) == (1, 1)
 
 
 def test_text_report(kernel: KernelTrace) -> None:
-    text = render_trace_text(TraceReport((TraceFile("k.cu", (kernel,)),)), RenderOptions(heat=True))
+    text = render_trace_text(TraceResult((FileTrace("k.cu", (kernel,)),)), RenderOptions(heat=True))
     lines = text.splitlines()
     assert lines[0].startswith("k.cu  column_read  sm_90, block 32x32x1, grid 1x1x1")
     row = next(line for line in lines if "LDS R6, [R6]" in line)

@@ -103,7 +103,7 @@ def test_readme_first_spec_does_what_the_readme_says() -> None:
     assert block is not None
     spec = yaml.safe_load(block[1])
     (column,) = analyze(spec).accesses
-    assert (column.max_wavefronts_per_request, column.max_ways) == (32, 32)
+    assert (column.cost.max_wavefronts_per_request, column.max_ways) == (32, 32)
     spec["arrays"]["tile"]["pad"] = 1
     (padded,) = analyze(spec).accesses
-    assert padded.max_wavefronts_per_request == 1 and padded.conflict_free
+    assert padded.cost.max_wavefronts_per_request == 1 and padded.conflict_free

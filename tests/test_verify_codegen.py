@@ -14,7 +14,7 @@ from shmem_cli.analysis.analyze import collect_specs
 from shmem_cli.spec.compile import THREAD_NAMES, load_spec, spec_from_mapping
 from shmem_cli.spec.expr import CType, Expr, compile_expr
 from shmem_cli.spec.space import Space
-from shmem_cli.verify import codegen, runner, sass_check
+from shmem_cli.verify import codegen, program, runner, sass_check
 from shmem_cli.verify.codegen import Target
 
 from .conftest import ROOT
@@ -109,7 +109,7 @@ def test_constant_arrays_and_kernels_never_share_a_name() -> None:
         )
 
     targets = codegen.plan([one("a", {"i": [0, 1]}, "sub1/s.yaml"), one("a i", {}, "sub2/s.yaml")])
-    source = codegen.program_source(targets)
+    source = program.program_source(targets)
     declared = re.findall(
         r"(?:__global__ void __launch_bounds__\(\d+\)|__constant__ int) (\w+)", source
     )
@@ -339,7 +339,7 @@ def cubin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if nvcc is None:
         pytest.skip("nvcc is not installed")
     folder = tmp_path_factory.mktemp("nvcc")
-    (folder / "v.cu").write_text(codegen.program_source(ALL_TARGETS))
+    (folder / "v.cu").write_text(program.program_source(ALL_TARGETS))
     res = subprocess.run(
         [nvcc, "-arch=sm_90", "-O3", "-cubin", "-o", "v.cubin", "v.cu"],
         cwd=folder,

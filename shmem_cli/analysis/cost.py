@@ -53,6 +53,13 @@ class RequestBatch:
     wavefronts: I64 | None = None
 
 
+def rows_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:
+    """The engine's answer for plain (R, lanes) requests: no global side, no measured rule
+    (the door for callers that hold rows, not a site's batches: the sweep's deduplicated
+    rows, a vector form's requests)."""
+    return request_stats(addr, active, kind, arch)
+
+
 def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
     """The engine's answer for every request of a batch (cp.async, wgmma: the measured rule)."""
     if batch.wavefronts is not None:
@@ -63,7 +70,7 @@ def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> Req
         return async_copy_stats(
             batch.addr, s.addr, batch.active, s.copies, kind.size, s.bypass, arch
         )
-    return request_stats(batch.addr, batch.active, kind, arch)
+    return rows_stats(batch.addr, batch.active, kind, arch)
 
 
 def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
@@ -173,10 +180,10 @@ def cost_requests(
         )
         if detail and shown.lanes is not None:
             explained = explain_request(shown.lanes, kind, arch)
-    return Cost(
+    return Cost.of(
+        total,
         op=kind.op,
         width=kind.size,
-        totals=total,
         lane_accesses=lanes_seen if lane_accesses is None else lane_accesses,
         warps=warps,
         iterations=iterations,

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..hardware.ops import OPS
+from ..hardware import ops
 from ..spec.compile import AccessDecl, Loop, SpecFile
 from ..spec.layout import Layout
 from ..spec.space import Batch, Space
@@ -43,8 +43,10 @@ if TYPE_CHECKING:
 MAX_CHECKED_LANE_ACCESSES = 1 << 24
 
 
-#: ops whose every execution has an effect a spec cannot see through: never hoisted
-WRITES = tuple(op.name for op in OPS if op.verb != "reads")
+def writes(op: str) -> bool:
+    """Whether every execution of ``op`` has an effect a spec cannot see through (a store, an
+    atomic): never hoisted."""
+    return ops.get(op).verb != "reads"
 
 
 def kept_in_loop(spec: SpecFile, access: AccessDecl) -> frozenset[str]:
@@ -53,14 +55,14 @@ def kept_in_loop(spec: SpecFile, access: AccessDecl) -> frozenset[str]:
     (an access that writes the array with a loop variable of the same name)."""
     kept = {lp.var for lp in access.loops if lp.barrier}
     for other in spec.accesses:
-        if other.op in WRITES and other.array == access.array:
+        if writes(other.op) and other.array == access.array:
             kept |= {lp.var for lp in other.loops}
     return frozenset(kept)
 
 
 def hoistable_loops(spec: SpecFile, layout: Layout, access: AccessDecl) -> tuple[Loop, ...]:
     """The invariant loops of a load that nothing in the spec keeps it in (SH006's test)."""
-    if access.op in WRITES or access.op == "atomic":
+    if writes(access.op):
         return ()
     kept = kept_in_loop(spec, access)
     if all(lp.var in kept for lp in access.loops if lp.count > 1):

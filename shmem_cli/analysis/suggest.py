@@ -83,9 +83,9 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
     if result.error is not None:
         return {}
     hints: dict[str, Fix] = {}
-    by_name = {a.name: a for a in result.accesses}
+    by_name = {a.site.name: a for a in result.accesses}
     conflicted = [
-        a for a in spec.accesses if a.name in by_name and not by_name[a.name].conflict_free
+        a for a in spec.accesses if a.name in by_name and not by_name[a.name].cost.conflict_free
     ]
     ev = Evaluator(spec)
     try:
@@ -118,7 +118,7 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
             out = ev.evaluate(v, only=numbers)
             if not (out.valid and out.fits):
                 continue
-            key = (out.wavefronts, out.smem_bytes or 0, n)
+            key = (out.totals.wavefronts, out.smem_bytes or 0, n)
             if best is None or key < best[0]:
                 best = (key, v, out)
         first: str | None = None  # the access whose hint says the array's fix in full
@@ -128,10 +128,10 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
                 continue
             here = numbers.index(k)
             now = current.accesses[here]
-            if best is None or best[2].wavefronts >= current.wavefronts:
+            if best is None or best[2].totals.wavefronts >= current.totals.wavefronts:
                 hint = (
                     f"no pad 0..32 or swizzle (none, 32B, 64B, 128B) of {array} lowers its "
-                    f"wavefronts ({current.wavefronts:,} over its accesses)"
+                    f"wavefronts ({current.totals.wavefronts:,} over its accesses)"
                     if first is None
                     else f"no fix of {array} found (see '{first}' above)"
                 )
@@ -146,10 +146,16 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
                 if delta > 0
                 else ("no extra bytes" if delta == 0 else f"saves {-delta:,} B")
             )
-            state = "conflict-free" if after.conflict_free else f"still {after.max_ways}-way"
-            change = f"{now.wavefronts:,} -> {after.wavefronts:,} wavefronts, {state}"
+            state = (
+                "conflict-free"
+                if after.totals.conflict_free
+                else f"still {after.totals.max_ways}-way"
+            )
+            change = f"{now.totals.wavefronts:,} -> {after.totals.wavefronts:,} wavefronts, {state}"
             # after the fix, as shmem sweep's cells say it: "32 ok", "128 4-way"
-            then = f"{after.wavefronts:,} " + ("ok" if after.conflict_free else state[6:])
+            then = f"{after.totals.wavefronts:,} " + (
+                "ok" if after.totals.conflict_free else state[6:]
+            )
             if first is not None:  # one fix of the array, said once: under its first access
                 hint = f"the fix for '{first}' above: this access {change}"
                 hints[acc.name] = Fix(hint, f"the same fix of {array}: {then}")
@@ -158,7 +164,8 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
             described = _describe_change(layout, array, v)
             text = f"cheapest fix: {described} ({cost}): this access {change}"
             if len(numbers) > 1:
-                text += f"; all {array} accesses {current.wavefronts:,} -> {out.wavefronts:,}"
+                was, fixed = current.totals.wavefronts, out.totals.wavefronts
+                text += f"; all {array} accesses {was:,} -> {fixed:,}"
             chosen = v.swizzle.get(array)
             if synth is not None and chosen is not None and chosen == synth.swizzle:
                 arr = layout.arrays[array]
@@ -202,7 +209,7 @@ def report_fixes(report: Report) -> dict[str, dict[str, Fix]]:
     """:func:`fixes` for every valid file of a report with a conflict: path -> access -> fix."""
     out: dict[str, dict[str, Fix]] = {}
     for f in report.files:
-        if f.spec is None or f.error is not None or all(a.conflict_free for a in f.accesses):
+        if f.spec is None or f.error is not None or all(a.cost.conflict_free for a in f.accesses):
             continue
         try:
             found = fixes(f.spec, f)

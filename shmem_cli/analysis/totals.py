@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ..hardware.arch import ArchProfile
-from ..hardware.engine import AccessKind, request_stats
+from ..hardware.engine import AccessKind
 from ..model import Totals
 from ..spec.space import Space
-from .cost import RequestBatch, stats_totals
+from .cost import RequestBatch, rows_stats, stats_totals
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
@@ -130,6 +130,6 @@ def request_totals(
         norm = np.where(active, addr - (low - low % span)[:, None], -1)
     first, group = distinct_rows([norm])
     reps = norm[first]
-    stats = request_stats(np.maximum(reps, 0), reps >= 0, kind, arch)
+    stats = rows_stats(np.maximum(reps, 0), reps >= 0, kind, arch)
     weight = np.bincount(group, weights=count, minlength=len(reps)).astype(np.int64)
     return stats_totals(stats, weight)

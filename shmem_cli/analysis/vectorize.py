@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..hardware import ops
-from ..hardware.engine import AccessKind, request_stats
-from ..model import CostView, Totals
-from .cost import stats_totals
+from ..hardware.engine import AccessKind
+from ..model import Totals
+from .cost import rows_stats, stats_totals
 
 if TYPE_CHECKING:
     from ..spec.compile import AccessDecl, SpecFile
@@ -40,16 +40,13 @@ MAX_LANE_ACCESSES = 1 << 22
 
 
 @dataclass(frozen=True)
-class VectorForm(CostView):
-    """The merged instruction: its width, how many elements it covers, and its cost."""
+class VectorForm:
+    """The merged instruction: its width, how many elements it covers, and its totals."""
 
     width: int
     factor: int
     loop: str
     totals: Totals
-
-    def _totals(self) -> Totals:
-        return self.totals
 
 
 def uses_name(text: str, name: str) -> bool:
@@ -149,6 +146,6 @@ def vector_form(
         flat_on = on.reshape(flat_addr.shape)
         used = flat_on.any(axis=1)
         kind = AccessKind(op=access.op, size=width)
-        stats = request_stats(flat_addr[used], flat_on[used], kind, spec.arch)
+        stats = rows_stats(flat_addr[used], flat_on[used], kind, spec.arch)
         return VectorForm(width, factor, access.loops[-1].var, stats_totals(stats))
     return None

@@ -10,20 +10,24 @@ import click
 from .common import (
     CONTEXT,
     ExitCode,
-    emit,
+    emit_report,
     fail_usage,
     output_options,
     parse_request,
     picture_options,
+    pictures,
+    report_format_names,
     report_options,
     require_specs,
-    width_option,
+    table_options,
+    write_pictures,
 )
 from .environment import Environment, current_environment
 
 if TYPE_CHECKING:
     from ..model import Report
-    from ..render.options import RenderOptions
+    from ..render.overview import Overview
+    from ..render.snippet import Sources
 
 
 def parse_rows(value: str) -> int | None:
@@ -44,7 +48,7 @@ def parse_rows(value: str) -> int | None:
     short_help="Costs, bank tables and heat maps of every access of spec files.",
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@output_options(("text", "json"))
+@output_options(report_format_names)
 @click.option(
     "--request",
     "request",
@@ -53,30 +57,12 @@ def parse_rows(value: str) -> int | None:
     "instead of the worst one.",
 )
 @click.option(
-    "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
-)
-@click.option(
     "--tables",
     is_flag=True,
     help="The full report of every spec, also when several are analyzed: summaries, bank "
     "tables and heat maps (the default for one spec).",
 )
-@click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
-@click.option(
-    "--rows",
-    default="16",
-    show_default=True,
-    metavar="N|all",
-    help="The most rows (wavefronts) of a bank table, also in --svg and --html; "
-    "'all' shows every row.",
-)
-@width_option
-@click.option(
-    "--heatmap/--no-heatmap",
-    default=None,
-    help="Under each conflicting access with several requests, a warp x iteration map of the "
-    "wavefronts of every request (default: on, off with --no-tables).",
-)
+@table_options("access", "iteration")
 @picture_options
 @click.option(
     "--suggest",
@@ -96,8 +82,6 @@ def analyze(
     rows: str,
     width: int | None,
     heatmap: bool | None,
-    svg_path: str | None,
-    html_path: str | None,
     suggest: bool,
 ) -> None:
     """Analyze the shared-memory accesses of spec files and directories (PATHS).
@@ -155,24 +139,22 @@ def analyze(
     require_specs(paths)
     from ..plumbing.fsutil import check_outputs
 
-    check_outputs((output, svg_path, html_path), paths)
+    check_outputs((output, *pictures().values()), paths)
     if tables and no_tables:
         fail_usage("--tables and --no-tables exclude each other")
     max_rows = parse_rows(rows)
     report = analyze_many(paths, choice=parse_request(request))
+    title = " ".join(["shmem analyze", *paths])
+    sources = error_sources(*(f.error for f in report.files))
     detail = tables or no_tables or request or words or heatmap is not None or rows != "16"
-    if len(report.files) > 1 and not detail and (fmt == "text" or svg_path or html_path):
-        _overview(env, report, fmt=fmt, no_color=no_color, output=output, width=width)
-        if svg_path or html_path:
-            _overview_pictures(
-                report, svg_path, html_path, title=" ".join(["shmem analyze", *paths])
-            )
-        if report.has_errors:
-            _errors_to_stderr(env, report, shown=fmt == "text" and output is None)
-            raise SystemExit(ExitCode.USAGE)
-        return
+    shown: Report | Overview = report
     hints: dict[str, dict[str, str]] = {}
-    if suggest and (fmt == "text" or svg_path or html_path):
+    if len(report.files) > 1 and not detail and (fmt == "text" or pictures()):
+        from ..analysis.suggest import report_fixes
+        from ..render.overview import Overview
+
+        shown = Overview(report, report_fixes(report), sources)
+    elif suggest and (fmt == "text" or pictures()):
         from ..analysis.suggest import suggest_report
 
         hints = suggest_report(report)
@@ -187,89 +169,16 @@ def analyze(
         heatmap=heatmap,
         rows=max_rows,
         hints=hints,
-        sources=error_sources(*(f.error for f in report.files)),
+        sources=sources,
     )
-    if fmt == "json":
-        from ..render.json_out import render_json
-
-        text = render_json(report)
-    else:
-        from ..render.text import render_text
-
-        text = render_text(report, options)
-    emit(text, output, color=options.color)
-    if svg_path or html_path:
-        title = " ".join(["shmem analyze", *paths])
-        _pictures(report, options, svg_path, html_path, title=title)
+    emit_report(shown, options, fmt=fmt, output=output, title=title)
+    write_pictures(shown, dataclasses.replace(options, width=None), title=title)
     if report.has_errors:
-        _errors_to_stderr(env, report, shown=fmt == "text" and output is None)
+        _errors_to_stderr(env, report, sources, shown=fmt == "text" and output is None)
         raise SystemExit(ExitCode.USAGE)
 
 
-def _overview(
-    env: Environment,
-    report: Report,
-    *,
-    fmt: str,
-    no_color: bool,
-    output: str | None,
-    width: int | None,
-) -> None:
-    """Several specs' overview: their conflicting accesses and fixes on one screen."""
-    if fmt != "text":  # JSON is always the full report; the overview is only a picture then
-        from ..render.json_out import render_json
-
-        emit(render_json(report), output, color=False)
-        return
-    from ..analysis.suggest import report_fixes
-    from ..render.overview import overview_view
-    from ..render.text import DEFAULT_WIDTH, blocks_text
-
-    color = env.color(no_color, output)
-    columns = env.width(width, color) or DEFAULT_WIDTH
-    from ..spec.source import error_sources
-
-    sources = error_sources(*(f.error for f in report.files))
-    view = overview_view(report, report_fixes(report), width=columns, sources=sources)
-    emit(blocks_text(view, color=color, width=columns), output, color=color)
-
-
-def _overview_pictures(
-    report: Report, svg_path: str | None, html_path: str | None, *, title: str
-) -> None:
-    """--svg and --html of the overview."""
-    from ..analysis.suggest import report_fixes
-    from ..plumbing.fsutil import write_atomic
-    from ..render.export import renderables_html, renderables_svg
-    from ..render.overview import overview_view
-    from ..render.text import DEFAULT_WIDTH, to_rich
-
-    view = [to_rich(b) for b in overview_view(report, report_fixes(report), width=DEFAULT_WIDTH)]
-    if svg_path:
-        write_atomic(svg_path, renderables_svg(view, title=title))
-    if html_path:
-        write_atomic(html_path, renderables_html(view, title=title))
-
-
-def _pictures(
-    report: Report,
-    options: RenderOptions,
-    svg_path: str | None,
-    html_path: str | None,
-    *,
-    title: str,
-) -> None:
-    """--svg and --html: the colored report as pictures."""
-    from ..plumbing.fsutil import write_atomic
-    from ..render.export import report_html, report_svg
-
-    picture = dataclasses.replace(options, color=True, width=None)
-    for path, export in ((svg_path, report_svg), (html_path, report_html)):
-        if path:
-            write_atomic(path, export(report, picture, title=title))
-
-
-def _errors_to_stderr(env: Environment, report: Report, *, shown: bool) -> None:
+def _errors_to_stderr(env: Environment, report: Report, sources: Sources, *, shown: bool) -> None:
     """The errors once more on standard error, one unwrapped file:line:column line each
     (and the source line it points at, with a caret), unless the reader already saw them:
     the text report went to a terminal, or to the very file or pipe standard error goes
@@ -277,9 +186,7 @@ def _errors_to_stderr(env: Environment, report: Report, *, shown: bool) -> None:
     if shown and (env.stdout_isatty or env.stderr_is_stdout):
         return
     from ..render.snippet import with_source
-    from ..spec.source import error_sources
 
-    sources = error_sources(*(f.error for f in report.files))
     for f in report.files:
         if f.error is not None:
             env.err(with_source(f.error, sources))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -85,25 +85,28 @@ def fail(err: ShmemError) -> NoReturn:
     fail_usage(err.message)
 
 
-def emit_ranking(
-    result: Any,
-    render_text: Callable[..., str],
-    *,
-    fmt: str,
-    output: str | None,
-    no_color: bool,
-    width: int | None,
+def emit_report(
+    report: Any, options: RenderOptions, *, fmt: str, output: str | None, title: str
 ) -> None:
-    """Emit a ranked sweep (of a spec or of a compiled kernel) as JSON or as ``render_text``."""
+    """Draw ``report`` in ``fmt`` (the report-format registry) to ``output`` or standard
+    output."""
+    from ..render.report_formats import render_report
+
+    emit(render_report(report, fmt, options, title=title), output, color=options.color)
+
+
+def emit_simple_report(
+    result: Any, *, fmt: str, output: str | None, no_color: bool, width: int | None, title: str
+) -> None:
+    """Emit a report drawn with the default options (a ranked sweep of a spec or of a
+    compiled kernel) in ``fmt``, and its pictures."""
+    from ..render.options import RenderOptions
+
     env = current_environment()
     color = env.color(no_color, output) and fmt == "text"
-    if fmt == "json":
-        from ..render.json_out import render_json
-
-        text = render_json(result)
-    else:
-        text = render_text(result, color=color, width=env.width(width, color))
-    emit(text, output, color=color)
+    options = RenderOptions(color=color, width=env.width(width, color))
+    emit_report(result, options, fmt=fmt, output=output, title=title)
+    write_pictures(result, RenderOptions(width=width), title=title)
 
 
 def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -> None:
@@ -141,8 +144,41 @@ def require_specs(paths: tuple[str, ...]) -> None:
         fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
 
 
-def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
-    """--format, --output and --no-color, shared by the commands that print reports."""
+class LiveChoice(click.Choice):  # type: ignore[type-arg]
+    """A choice among the names a registry holds when the command runs, not when it was
+    built: a format registered later is offered too."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]) -> None:
+        self._names = names
+        super().__init__(tuple(names()))
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        del value  # the registry decides
+
+
+def check_format_names() -> tuple[str, ...]:
+    """The --format choices of the commands whose report can fail a check (lint, verify):
+    their text and JSON, and every format of the check-format registry."""
+    from ..render.checks.formats import FORMATS
+
+    return ("text", "json", *FORMATS)
+
+
+def report_format_names() -> tuple[str, ...]:
+    """The --format choices of the commands whose reports the report-format registry draws."""
+    from ..render.report_formats import report_formats
+
+    return report_formats()
+
+
+def output_options(formats: Callable[[], Sequence[str]]) -> Callable[[F], F]:
+    """--format (the names ``formats`` gives when the command runs), --output and
+    --no-color, shared by the commands that print reports."""
 
     def deco(fn: F) -> F:
         fn = click.option(
@@ -158,8 +194,8 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
             "-f",
             "--format",
             "fmt",
-            type=click.Choice(formats),
-            default=formats[0],
+            type=LiveChoice(formats),
+            default=formats()[0],
             show_default=True,
             help="Output format.",
         )(fn)
@@ -199,22 +235,81 @@ def report_options(
     )
 
 
+PICTURES = "shmem.pictures"  # where the picture options keep their paths (ctx.meta)
+
+
+def _keep_picture(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None:
+            ctx.meta.setdefault(PICTURES, {})[name] = value
+        return value
+
+    return keep
+
+
 def picture_options(fn: F) -> F:
-    """--svg and --html, shared by the commands whose text report can be saved as a picture."""
-    fn = click.option(
-        "--html",
-        "html_path",
-        metavar="FILE",
-        type=click.Path(dir_okay=False),
-        help="Also write the text report, in color, as a standalone HTML page to FILE.",
-    )(fn)
-    return click.option(
-        "--svg",
-        "svg_path",
-        metavar="FILE",
-        type=click.Path(dir_okay=False),
-        help="Also write the text report, in color, as an SVG picture to FILE.",
-    )(fn)
+    """--svg FILE and --html FILE: one option per picture format of the report-format
+    registry, shared by the commands whose report can be saved as a picture; the paths
+    are read with :func:`pictures`."""
+    from ..render.report_formats import picture_formats
+
+    for f in reversed(picture_formats()):
+        fn = click.option(
+            f"--{f.name}",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            expose_value=False,
+            callback=_keep_picture(f.name),
+            help=f.help,
+        )(fn)
+    return fn
+
+
+def pictures() -> dict[str, str]:
+    """Picture format -> the file it goes to, as this command's options asked."""
+    ctx = click.get_current_context(silent=True)
+    return dict(ctx.meta.get(PICTURES, {})) if ctx is not None else {}
+
+
+def write_pictures(report: Any, options: RenderOptions, *, title: str) -> None:
+    """Each picture this command was asked for, ``report`` drawn in color (``options.width``:
+    the page's width, None for the content's)."""
+    from ..plumbing.fsutil import write_atomic
+    from ..render.report_formats import render_report
+
+    for name, path in pictures().items():
+        write_atomic(path, render_report(report, name, options, title=title))
+
+
+def table_options(site: str, repeat: str) -> Callable[[F], F]:
+    """--no-tables, --rows, --words, --heatmap/--no-heatmap and --width: how the bank tables
+    and heat maps of a report are drawn, shared by analyze and trace (``site``: what a
+    report lists, ``repeat``: what its heat map puts down the rows)."""
+
+    def deco(fn: F) -> F:
+        fn = width_option(fn)
+        fn = click.option(
+            "--heatmap/--no-heatmap",
+            default=None,
+            help=f"Under each conflicting {site} with several requests, a warp x {repeat} map "
+            "of the wavefronts of every request (default: on, off with --no-tables).",
+        )(fn)
+        fn = click.option(
+            "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
+        )(fn)
+        fn = click.option(
+            "--rows",
+            default="16",
+            show_default=True,
+            metavar="N|all",
+            help="The most rows (wavefronts) of a bank table, also in --svg and --html (the "
+            "first and the last are always shown); 'all' shows every row.",
+        )(fn)
+        return click.option(
+            "--no-tables", is_flag=True, help="Only the summaries, no bank tables."
+        )(fn)
+
+    return deco
 
 
 def width_option(fn: F) -> F:

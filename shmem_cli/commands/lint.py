@@ -15,14 +15,22 @@ from typing import TYPE_CHECKING
 import click
 
 from ..render.checks.formats import FORMATS as CHECK_FORMATS
-from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_paths
+from .common import (
+    CONTEXT,
+    ExitCode,
+    check_format_names,
+    emit,
+    fail_input,
+    fail_usage,
+    output_options,
+    require_paths,
+)
 from .environment import current_environment
 
 if TYPE_CHECKING:
     from ..checks.report import CheckReport, Severity
     from ..lint.config import LintConfig
 
-FORMATS = ("text", "json", *CHECK_FORMATS)
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -67,7 +75,7 @@ def _render(report: CheckReport, fmt: str, fail_on: Severity, color: bool) -> st
     short_help="Fail CI on bank conflicts that specs do not accept.",
 )
 @click.argument("paths", nargs=-1, type=click.Path())
-@output_options(FORMATS)
+@output_options(check_format_names)
 @click.option(
     "--fail-on",
     type=click.Choice(SEVERITIES),

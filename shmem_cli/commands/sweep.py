@@ -9,10 +9,13 @@ import click
 
 from .common import (
     CONTEXT,
-    emit_ranking,
+    emit_simple_report,
     fail,
     fail_usage,
     output_options,
+    picture_options,
+    pictures,
+    report_format_names,
     require_paths,
     width_option,
 )
@@ -54,7 +57,8 @@ from .sweep_kernel import LAUNCH_DEFAULTS, launch_options
     help="KERNEL.cu: compile with -DNAME=VALUE for each value (every combination) and trace each.",
 )
 @launch_options
-@output_options(("text", "json"))
+@output_options(report_format_names)
+@picture_options
 @width_option
 def sweep(
     spec: str,
@@ -115,7 +119,7 @@ def sweep(
     require_paths([spec])
     from ..plumbing.fsutil import check_outputs
 
-    check_outputs((output,), (spec,))
+    check_outputs((output, *pictures().values()), (spec,))
     if Path(spec).suffix.lower() in (".cu", ".cuh"):
         from .sweep_kernel import sweep_kernel
 
@@ -163,6 +167,5 @@ def sweep(
         result = run_sweep(compiled, plan)
     except ShmemError as exc:
         fail(exc)
-    from ..render.sweep_text import render_sweep_text
-
-    emit_ranking(result, render_sweep_text, fmt=fmt, output=output, no_color=no_color, width=width)
+    title = f"shmem sweep {spec}"
+    emit_simple_report(result, fmt=fmt, output=output, no_color=no_color, width=width, title=title)

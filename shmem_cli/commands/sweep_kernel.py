@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from ..hardware.arch import DEFAULT_ARCH
-from .common import emit_ranking, fail, fail_input, fail_usage, require_file
+from .common import emit_simple_report, fail, fail_input, fail_usage, require_file
 from .trace_budget import KEYS as BUDGET_KEYS
 from .trace_budget import OPTIONS as BUDGET_OPTIONS
 from .trace_budget import budget_of
@@ -138,11 +138,8 @@ def sweep_kernel(
         result = run_compiled_sweep(request, axes, jobs=launch["jobs"])
     except ShmemError as exc:
         fail(exc)
-    from ..render.compiled_sweep_text import render_compiled_sweep_text
-
-    emit_ranking(
-        result, render_compiled_sweep_text, fmt=fmt, output=output, no_color=no_color, width=width
-    )
+    title = f"shmem sweep {path}"
+    emit_simple_report(result, fmt=fmt, output=output, no_color=no_color, width=width, title=title)
     if not any(v.valid for v in result.variants):
         first = next(v.error for v in result.variants if v.error is not None)
         assert first is not None

@@ -22,9 +22,10 @@ from .common import (
     fail_usage,
     output_options,
     picture_options,
+    report_format_names,
     report_options,
     require_file,
-    width_option,
+    table_options,
 )
 from .environment import current_environment
 from .trace_budget import budget_options
@@ -171,7 +172,7 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     "--csv --print-source sass, SourceCounters) by SASS offset; exit 1 when they disagree.",
 )
 @budget_options
-@output_options(("text", "json"))
+@output_options(report_format_names)
 @picture_options
 @click.option(
     "--all",
@@ -179,25 +180,7 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     is_flag=True,
     help="Bank tables of every instruction (default: of those with bank conflicts).",
 )
-@click.option("--no-tables", is_flag=True, help="Only the summaries, no bank tables.")
-@click.option(
-    "--rows",
-    default="16",
-    show_default=True,
-    metavar="N|all",
-    help="The most wavefront rows of a bank table (the first and the last are always shown); "
-    "'all' shows every row.",
-)
-@click.option(
-    "--words", is_flag=True, help="Show the word index under each lane list in bank tables."
-)
-@click.option(
-    "--heatmap/--no-heatmap",
-    default=None,
-    help="Under each conflicting instruction, a warp x occurrence map of its requests' "
-    "wavefronts (default: on, off with --no-tables).",
-)
-@width_option
+@table_options("instruction", "occurrence")
 def trace(
     kernel_path: str,
     kernel_name: str | None,
@@ -221,8 +204,6 @@ def trace(
     fmt: str,
     output: str | None,
     no_color: bool,
-    svg_path: str | None,
-    html_path: str | None,
     every: bool,
     no_tables: bool,
     rows: str,
@@ -313,7 +294,7 @@ def trace(
     from ..trace.kernel.launch import param_table
     from ..trace.ncu_compare import compare_kernel, read_ncu_csv
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
-    from ..trace.result import TraceReport
+    from ..trace.result import TraceResult
 
     env = current_environment()
     path = Path(kernel_path)
@@ -368,12 +349,12 @@ def trace(
                 traced = trace_with_suggestions(
                     request, arrays=arrays, launch=launch, progress=progress
                 )
-                report = TraceReport((traced,))
+                report = TraceResult((traced,))
             elif compare_csv is None:
-                report = TraceReport((trace_file(request, progress=progress),))
+                report = TraceResult((trace_file(request, progress=progress),))
             else:
                 traced, code = trace_with_code(request, progress=progress)
-                report = TraceReport((traced,))
+                report = TraceResult((traced,))
                 tables = read_ncu_csv(compare_csv)
                 compares = [compare_kernel(k, code, tables, compare_csv) for k in traced.kernels]
     except ShmemError as exc:
@@ -389,18 +370,17 @@ def trace(
         heatmap=heatmap,
         rows=max_rows,
     )
-    output_report(
+    agrees = output_report(
         report,
         options,
         fmt=fmt,
         output=output,
-        pictures=(svg_path, html_path),
         every=every,
         width=width,
         title=f"shmem trace {kernel_path}",
         compares=compares,
     )
-    if compares is not None and not all(c.agrees for c in compares):
+    if not agrees:
         sys.exit(ExitCode.FINDINGS)
 
 

@@ -8,14 +8,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from .common import emit
+from .common import emit_report, write_pictures
 from .environment import Environment
 
 if TYPE_CHECKING:
     from ..render.options import RenderOptions
     from ..trace.kernel.cubin import Kernel
     from ..trace.ncu_compare import KernelCompare
-    from ..trace.result import TraceReport
+    from ..trace.result import TraceResult
 
 
 @contextmanager
@@ -77,43 +77,22 @@ def print_params(
 
 
 def output(
-    report: TraceReport,
+    report: TraceResult,
     options: RenderOptions,
     *,
     fmt: str,
     output: str | None,
-    pictures: tuple[str | None, str | None],
     every: bool,
     width: int | None,
     title: str,
     compares: list[KernelCompare] | None = None,
-) -> None:
-    """The report on standard output (or --output), and the --svg/--html pictures."""
-    if fmt == "json":
-        import json
+) -> bool:
+    """The report on standard output (or --output), in any format of the report-format
+    registry, and its pictures; whether the comparison with Nsight Compute (if any) agrees."""
+    from ..trace.ncu_compare import ComparedTrace
 
-        doc = report.to_json()
-        if compares is not None:
-            doc["compare"] = [c.to_json() for c in compares]
-        text = json.dumps(doc, indent=2) + "\n"
-    else:
-        from ..render.trace_text import render_trace_text
-
-        text = render_trace_text(report, options, every=every)
-        if compares is not None:
-            from ..render.compare_text import render_compare_text
-
-            text += "\n" + render_compare_text(compares)
-    emit(text, output, color=options.color)
-    svg_path, html_path = pictures
-    if svg_path or html_path:
-        from ..plumbing.fsutil import write_atomic
-        from ..render.export import renderables_html, renderables_svg
-        from ..render.trace_text import trace_renderables
-
-        picture = dataclasses.replace(options, color=True, width=None)
-        renderables = trace_renderables(report, picture, every=every)
-        if svg_path:
-            write_atomic(svg_path, renderables_svg(renderables, title=title, width=width))
-        if html_path:
-            write_atomic(html_path, renderables_html(renderables, title=title, width=width))
+    options = dataclasses.replace(options, every=every)
+    shown = report if compares is None else ComparedTrace(report, tuple(compares))
+    emit_report(shown, options, fmt=fmt, output=output, title=title)
+    write_pictures(shown, dataclasses.replace(options, width=width), title=title)
+    return not isinstance(shown, ComparedTrace) or shown.agrees

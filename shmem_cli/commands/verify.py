@@ -18,7 +18,16 @@ from ..hardware.arch import DEFAULT_ARCH
 from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from ..render.snippet import with_source
 from ..spec.source import error_sources
-from .common import CONTEXT, ExitCode, emit, fail_input, fail_usage, output_options, require_specs
+from .common import (
+    CONTEXT,
+    ExitCode,
+    check_format_names,
+    emit,
+    fail_input,
+    fail_usage,
+    output_options,
+    require_specs,
+)
 from .environment import current_environment
 
 if TYPE_CHECKING:
@@ -170,7 +179,7 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
 @click.option(
     "--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured."
 )
-@output_options(("text", "json", *CHECK_FORMATS))
+@output_options(check_format_names)
 def verify(
     paths: tuple[str, ...],
     arch: str | None,
@@ -260,7 +269,7 @@ def verify(
 
         report = replace(report, errors=tuple(errors))
     if fmt == "json":
-        from ..render.json_out import render_json
+        from ..render.report_formats import render_json
 
         text = render_json(report)
     elif fmt in CHECK_FORMATS:

@@ -24,8 +24,9 @@ evidence is in docs/hardware-model.md and tests/data/. In short:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from . import ops
 from .ops import OP_NAMES
 
 
@@ -64,24 +65,36 @@ class ArchProfile:
     max_threads: int = 1024
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
     smem_per_block: int = 227 * 1024
+    # shared memory the driver reserves in front of a kernel's own when its cubin has a
+    # .nv.shared.reserved.* section: the kernel's variables start this many bytes in
+    reserved_smem_bytes: int = 1024
+    # the launch's constant bank 0: where the kernel parameters start (a cubin states its
+    # own, EIATTR_PARAM_CBANK) and where the parameters' generic address is kept
+    param_base: int = 0x210
+    param_address_offset: int = 0x198
     warp_size: int = 32
     # ldmatrix/stmatrix: one phase per 8x8 matrix, whose rows come from this many lanes
     matrix_rows: int = 8
     ldmatrix_row_bytes: int = 16
     # pair merge: the ops whose phases are twice as wide when lane n and lane n^d give
     # equal addresses wherever both are active, for some d of pair_merge_distances
-    pair_merge_ops: tuple[str, ...] = ("load",)
+    pair_merge_ops: tuple[str, ...] = (ops.LOAD.name,)
     pair_merge_distances: tuple[int, ...] = (1, 2)
     # cycle floors (bytes per lane, cycles): an access of that width (not a matrix op)
     # spends at least that many cycles on each of its phases, active or not
     cycle_floors: tuple[tuple[int, int], ...] = ((16, 1),)
     atomic_rules: tuple[AtomicRule, ...] = MEASURED_ATOMICS
     # capabilities: the ops whose rules this profile holds (the engine refuses others)
-    ops: tuple[str, ...] = OP_NAMES
+    ops: tuple[str, ...] = field(default_factory=lambda: tuple(OP_NAMES))
     # cp.async (LDGSTS.E, not .BYPASS) reads its source from L1: one wavefront serves at
     # most this many distinct 128-byte global lines (tests/data/trace/measured.json)
     l1_line_bytes: int = 128
     async_copy_lines_per_wavefront: int = 4
+
+    @property
+    def capability(self) -> int:
+        """The compute capability as one number: 90 for sm_90 (Triton's GPUTarget)."""
+        return int(self.name.removeprefix("sm_").rstrip("af"))
 
     def atomic_rule(self, atomic_class: str) -> AtomicRule:
         """The rule of an atomic class (ValueError for a class this profile lacks)."""
@@ -112,6 +125,23 @@ PROFILES: dict[str, ArchProfile] = {p.name: p for p in (SM90,)}
 
 #: The architecture of a spec or a trace that names none (written here only).
 DEFAULT_ARCH = SM90.name
+
+
+def register(profile: ArchProfile) -> ArchProfile:
+    """Add a measured architecture: specs may name it (the schema's ``arch`` enum is built
+    from :data:`PROFILES` when first asked for) and code compiled for it is costed with its
+    rules. ValueError when the name is taken."""
+    if profile.name in PROFILES:
+        raise ValueError(f"architecture {profile.name} is registered already")
+    PROFILES[profile.name] = profile
+    return profile
+
+
+def unregister(name: str) -> None:
+    """Remove the profile called ``name`` (one added for a while, e.g. by a test); the
+    default architecture stays."""
+    if name != DEFAULT_ARCH:
+        PROFILES.pop(name, None)
 
 
 def rules_for(arch: str) -> ArchProfile:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ops
 from .arch import ArchProfile
 from .engine import B8, I64, AccessKind, RequestStats, request_stats
 
@@ -48,7 +49,7 @@ def async_copy_stats(
     source byte (``src-size`` > 0), ``size`` the bytes per lane (4, 8 or 16) and
     ``bypass`` whether it is ``LDGSTS.E.BYPASS`` (``cp.async.cg``).
     """
-    store = AccessKind(op="store", size=size)
+    store = AccessKind(op=ops.STORE.name, size=size)  # its shared side: a store of its width
     if bypass:
         # only the lanes that zero-fill part of their 16 bytes write through the pipe;
         # the caller marks them with copies_source False or a partial size

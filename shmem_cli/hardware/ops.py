@@ -26,11 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ARBITRATION_COUNTER",
     "ATOMICS",
     "ATOMIC_NAMES",
+    "DEFAULT_ATOMIC",
+    "DEFAULT_OP",
+    "GLOBAL_OR_LOCAL_OPCODES",
     "MATRIX_OPS",
     "OPS",
     "OP_NAMES",
+    "SHARED_OPCODES",
+    "SOURCE_COLUMNS",
     "SPEC_OPS",
     "AtomicKind",
     "Counters",
@@ -39,6 +45,8 @@ __all__ = [
     "atomic_class_of_sass",
     "get",
     "op_of_opcode",
+    "register",
+    "unregister",
     "sass_width",
     "unit_counters",
 ]
@@ -82,6 +90,15 @@ class Op:
     # the spec op that describes it where a spec may not name it (lint compares a traced
     # cp.async with a spec's store of its width)
     described_as: str | None = None
+    #: a copy from global memory (cp.async): costed from both of its sides (the measured
+    #: rule of hardware/async_copy.py), like a store of its width without the global side
+    copy: bool = False
+    #: its lanes give shared-memory addresses; False: it reads its operands through
+    #: descriptors (wgmma) and its family records each request's measured wavefronts
+    lane_addressed: bool = True
+    #: a wide form (.64, .128) exists only where ptxas proves the address aligned: a
+    #: layout change that breaks the alignment splits it into narrower accesses
+    splits: bool = False
 
     @property
     def spec_op(self) -> str:
@@ -97,10 +114,10 @@ class Op:
 _ELEMENT_WIDTHS = (1, 2, 4, 8, 16)
 _LD, _ST = unit_counters("ld"), unit_counters("st")
 
-#: every op, in the order reports list them (trace totals, JSON keys)
-OPS: tuple[Op, ...] = (
-    Op("load", ("LDS",), "reads", _ELEMENT_WIDTHS, _LD),
-    Op("store", ("STS",), "writes", _ELEMENT_WIDTHS, _ST),
+#: the ops shmem has measured rules for, in the order reports list them
+_BUILT_IN: tuple[Op, ...] = (
+    Op("load", ("LDS",), "reads", _ELEMENT_WIDTHS, _LD, splits=True),
+    Op("store", ("STS",), "writes", _ELEMENT_WIDTHS, _ST, splits=True),
     Op("atomic", ("ATOMS",), "updates", (4, 8), unit_counters("atom"), atomic=True),
     Op(
         "ldmatrix",
@@ -134,6 +151,7 @@ OPS: tuple[Op, ...] = (
         ),
         in_spec=False,
         described_as="store",
+        copy=True,
     ),
     Op(
         "wgmma",
@@ -147,16 +165,90 @@ OPS: tuple[Op, ...] = (
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma",
         ),
         in_spec=False,
+        lane_addressed=False,
     ),
 )
 
-_BY_NAME = {op.name: op for op in OPS}
-_BY_OPCODE = {opcode: op for op in OPS for opcode in op.sass}
+# The registry. Every table below is a list kept up to date in place by register() and
+# unregister(), so that a module that imported one sees an op registered later.
 
-OP_NAMES: tuple[str, ...] = tuple(op.name for op in OPS)
+#: every op, in the order reports list them (trace totals, JSON keys)
+OPS: list[Op] = []
+OP_NAMES: list[str] = []
 #: the ops a spec may name, in order (the schema's op enum)
-SPEC_OPS: tuple[str, ...] = tuple(op.name for op in OPS if op.in_spec)
-MATRIX_OPS: tuple[str, ...] = tuple(op.name for op in OPS if op.matrix)
+SPEC_OPS: list[str] = []
+MATRIX_OPS: list[str] = []
+#: every SASS base opcode that is a shared-memory op
+SHARED_OPCODES: list[str] = []
+_BY_NAME: dict[str, Op] = {}
+_BY_OPCODE: dict[str, Op] = {}
+
+
+def _reindex() -> None:
+    OP_NAMES[:] = [op.name for op in OPS]
+    SPEC_OPS[:] = [op.name for op in OPS if op.in_spec]
+    MATRIX_OPS[:] = [op.name for op in OPS if op.matrix]
+    SHARED_OPCODES[:] = [opcode for op in OPS for opcode in op.sass]
+    _BY_NAME.clear()
+    _BY_NAME.update((op.name, op) for op in OPS)
+    _BY_OPCODE.clear()
+    _BY_OPCODE.update((opcode, op) for op in OPS for opcode in op.sass)
+
+
+def register(op: Op) -> Op:
+    """Add ``op`` to the vocabulary (after the others); ValueError when its name or one of
+    its opcodes is taken. The engine costs it only under a profile that lists it in its
+    ``ops`` (hardware/arch.py)."""
+    taken = [o for o in op.sass if o in _BY_OPCODE]
+    if op.name in _BY_NAME or taken:
+        raise ValueError(f"op {op.name!r}: its name or opcode(s) {taken} are taken")
+    OPS.append(op)
+    _reindex()
+    return op
+
+
+def unregister(name: str) -> None:
+    """Remove the op called ``name`` (one added for a while, e.g. by a test)."""
+    OPS[:] = [op for op in OPS if op.name != name]
+    _reindex()
+
+
+for _op in _BUILT_IN:
+    register(_op)
+
+#: the ops other modules name, for the code that builds or names one (``ops.LOAD.name``)
+LOAD, STORE, WGMMA = _BY_NAME["load"], _BY_NAME["store"], _BY_NAME["wgmma"]
+#: the op of a spec's access that names none
+DEFAULT_OP = LOAD.name
+#: the SASS base opcodes that move global or local memory through the L1TEX pipe (LDGSTS:
+#: its global side), which a measured verification kernel must not run before its access
+GLOBAL_OR_LOCAL_OPCODES: tuple[str, ...] = (
+    *("LDG", "STG", "LDL", "STL", "LD", "ST"),
+    *("ATOM", "ATOMG", "RED", "REDG", "LDGSTS"),
+)
+
+
+# --- counters that are no one op's --------------------------------------------------------
+
+#: the kernel-wide bank-arbitration counter (passes no op's address causes; verify subtracts it)
+ARBITRATION_COUNTER = "l1tex__data_bank_conflicts_type_arbitration"
+
+
+@dataclass(frozen=True)
+class SourceColumns:
+    """The columns of Nsight Compute's source page (``--page source --csv``) per SASS
+    instruction: executions (warps with an active lane), shared wavefronts, their ideal."""
+
+    executed: str = "Instructions Executed"
+    wavefronts: str = "L1 Wavefronts Shared"
+    ideal: str = "L1 Wavefronts Shared Ideal"
+
+    @property
+    def all(self) -> tuple[str, str, str]:
+        return (self.executed, self.wavefronts, self.ideal)
+
+
+SOURCE_COLUMNS = SourceColumns()
 
 
 def get(name: str) -> Op:
@@ -218,6 +310,8 @@ ATOMICS: tuple[AtomicKind, ...] = (
 )
 
 ATOMIC_NAMES: tuple[str, ...] = tuple(a.name for a in ATOMICS if a.in_spec)
+#: the atomic of a spec's atomic access that names none
+DEFAULT_ATOMIC = "inc"
 _ATOMIC_CLASS = {m: a.atomic_class for a in ATOMICS for m in a.sass_ops}
 
 

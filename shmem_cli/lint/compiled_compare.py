@@ -98,16 +98,16 @@ def instructions(accesses: Sequence[TraceAccess]) -> list[Instruction]:
     """The traced instructions that made requests and have a source line, in address order."""
     return [
         Instruction(
-            a.file or "?",
-            a.line,
-            ops.get(a.op).spec_op,
-            a.width,
-            a.opcode,
-            a.requests,
-            a.wavefronts,
+            a.site.file or "?",
+            a.site.line,
+            ops.get(a.cost.op).spec_op,
+            a.cost.width,
+            a.site.opcode,
+            a.cost.requests,
+            a.cost.wavefronts,
         )
         for a in accesses
-        if a.line is not None and a.requests > 0
+        if a.site.line is not None and a.cost.requests > 0
     ]
 
 
@@ -137,7 +137,7 @@ def main_file(trace: KernelTrace, source: str) -> str | None:
     For a ``.cu`` source: the file of that name. For a cubin (or when the name is not
     in the line table): the file holding most of the kernel's shared-memory instructions.
     """
-    files = [a.file for a in trace.accesses if a.file]
+    files = [a.site.file for a in trace.accesses if a.site.file]
     name = PurePosixPath(source).name
     if not source.endswith(".cubin"):
         for f in files:
@@ -203,16 +203,16 @@ def compare(
                     where,
                     tuple(others),
                     _fix_missing(r, others),
-                    r.requests * blocks,
-                    r.wavefronts * blocks,
+                    r.cost.requests * blocks,
+                    r.cost.wavefronts * blocks,
                 )
             continue
         free = [k for k in pool if k not in used]
         wrong = []
         for i in sorted(members, key=lambda m: (rank.get(m, 0), m)):
             r = results[i]
-            same = [k for k in free if instrs[k].width == r.width]
-            pick = _pick(same, instrs, r.requests * blocks, r.wavefronts * blocks)
+            same = [k for k in free if instrs[k].width == r.cost.width]
+            pick = _pick(same, instrs, r.cost.requests * blocks, r.cost.wavefronts * blocks)
             if pick is None:
                 wrong.append(i)
                 continue
@@ -222,8 +222,8 @@ def compare(
                 OK,
                 where,
                 tuple(group_instructions([instrs[k] for k in pick])),
-                requests=r.requests * blocks,
-                wavefronts=r.wavefronts * blocks,
+                requests=r.cost.requests * blocks,
+                wavefronts=r.cost.wavefronts * blocks,
             )
         for i in sorted(wrong):
             r = results[i]
@@ -235,7 +235,7 @@ def compare(
             if not compared:
                 compared = tuple(group_instructions([instrs[k] for k in pool]))
             verdicts[i] = Verdict(
-                WRONG, where, compared, fix, r.requests * blocks, r.wavefronts * blocks
+                WRONG, where, compared, fix, r.cost.requests * blocks, r.cost.wavefronts * blocks
             )
     described = frozenset(p for p in places if p is not None)
     return Comparison(
@@ -312,35 +312,35 @@ def _diagnose(
     decl: AccessDecl, r: AccessResult, free: list[Group], blocks: int
 ) -> tuple[tuple[Group, ...], str]:
     """The compiled groups that stand for this access, and what to change in the spec."""
-    spec_req, spec_bytes = r.requests * blocks, r.requests * blocks * r.width
-    wider = [g for g in free if g.width > r.width and g.requests * g.width == spec_bytes]
+    spec_req, spec_bytes = r.cost.requests * blocks, r.cost.requests * blocks * r.cost.width
+    wider = [g for g in free if g.width > r.cost.width and g.requests * g.width == spec_bytes]
     if wider:
         g = wider[0]
-        factor = g.width // r.width
+        factor = g.width // r.cost.width
         return (g,), (
-            f"the compiled kernel {_verb(r.op)} {g.width} bytes per lane here "
+            f"the compiled kernel {_verb(r.cost.op)} {g.width} bytes per lane here "
             f"({'/'.join(g.opcodes)}): nvcc vectorized {factor} consecutive elements into one "
-            f"instruction. Declare a {vector_view(r.dtype, g.width)} view of {decl.array} "
+            f"instruction. Declare a {vector_view(r.site.dtype, g.width)} view of {decl.array} "
             f"(same offset) and index it so that each lane moves {g.width} bytes, with "
             f"{factor}x fewer iterations"
         )
-    narrower = [g for g in free if g.width < r.width and g.requests * g.width == spec_bytes]
+    narrower = [g for g in free if g.width < r.cost.width and g.requests * g.width == spec_bytes]
     if narrower:
         g = narrower[0]
         return (g,), (
-            f"the compiled kernel {_verb(r.op)} only {g.width} bytes per lane here "
+            f"the compiled kernel {_verb(r.cost.op)} only {g.width} bytes per lane here "
             f"({'/'.join(g.opcodes)}), {g.requests} requests: nvcc split the access (the "
-            f"address is not provably {r.width}-byte aligned). Declare {decl.array} with "
+            f"address is not provably {r.cost.width}-byte aligned). Declare {decl.array} with "
             f"{g.width}-byte elements"
         )
-    same = [g for g in free if g.width == r.width]
+    same = [g for g in free if g.width == r.cost.width]
     if same:
         g = same[0]
         if g.requests == spec_req:
             return (g,), (
                 f"the compiled kernel makes the same {g.requests} requests but they take "
-                f"{g.wavefronts} wavefronts, not {r.wavefronts * blocks}: its addresses differ "
-                f"from the spec's index or layout (check the index, pad, swizzle and offset)"
+                f"{g.wavefronts} wavefronts, not {r.cost.wavefronts * blocks}: its addresses "
+                f"differ from the spec's index or layout (check the index, pad, swizzle and offset)"
             )
         if g.requests < spec_req:
             ratio = f" ({spec_req // g.requests}x fewer)" if spec_req % g.requests == 0 else ""
@@ -357,8 +357,8 @@ def _diagnose(
     if free:
         g = free[0]
         return (g,), (
-            f"the compiled kernel {_verb(r.op)} {g.width} bytes per lane here "
-            f"({'/'.join(g.opcodes)}), {g.requests} requests, not {r.width} bytes in "
+            f"the compiled kernel {_verb(r.cost.op)} {g.width} bytes per lane here "
+            f"({'/'.join(g.opcodes)}), {g.requests} requests, not {r.cost.width} bytes in "
             f"{spec_req} requests: make the element type and loop ranges match the compiled code"
         )
     return (), (
@@ -372,11 +372,11 @@ def _fix_missing(r: AccessResult, others: list[Group]) -> str:
     if others:
         found = "; ".join(f"{g.op} {g.describe()}" for g in others)
         return (
-            f"the compiled kernel has no shared-memory {r.op} at this line, only {found}: "
+            f"the compiled kernel has no shared-memory {r.cost.op} at this line, only {found}: "
             f"correct the op or the line"
         )
     return (
         f"the compiled kernel has no shared-memory instruction at this line: nvcc removed the "
-        f"{r.op} (its value stays in a register, or it was merged with another line) or the "
+        f"{r.cost.op} (its value stays in a register, or it was merged with another line) or the "
         f"line is wrong; remove the access or correct line:"
     )

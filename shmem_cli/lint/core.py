@@ -135,10 +135,10 @@ def lint_file(target: Target, options: LintOptions = LintOptions()) -> CheckedFi
                         rule,
                         hit,
                         target.display,
-                        access=acc.name,
+                        access=acc.site.name,
                         spec=spec.name,
-                        line=acc.line,
-                        column=acc.column,
+                        line=acc.site.line,
+                        column=acc.site.column,
                     )
                 )
     file_check = FileCheck(target.display, None, spec, compiled)

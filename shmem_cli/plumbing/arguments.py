@@ -87,7 +87,7 @@ def optional_seconds(call: str, name: str, value: Any) -> float | None:
 
 def dims(call: str, name: str, value: Any) -> tuple[int, int, int]:
     """A block or grid: an ``int`` or a sequence of 1 to 3 of them (their values are checked
-    by the launch's own rule, :func:`shmem_cli.trace.kernel.values.check_dims`)."""
+    by the launch's own rule, :func:`shmem_cli.cuda.launch_values.check_dims`)."""
     items = [value] if isinstance(value, int) and not isinstance(value, bool) else value
     listed = isinstance(items, Sequence) and not isinstance(items, str | bytes)
     if (

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..trace.ncu_compare import VERDICTS, KernelCompare
+from ..trace.ncu_compare import VERDICTS, ComparedTrace, KernelCompare
+from .options import RenderOptions
 from .plain import Column, Styled, Table, layout
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 def _pair(ncu: int | None, shmem: int) -> str:
@@ -13,7 +19,7 @@ def _pair(ncu: int | None, shmem: int) -> str:
     return shown if ncu == shmem else f"{shown} / {shmem:,}"
 
 
-def render_compare_text(compares: list[KernelCompare]) -> str:
+def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     """One block per kernel: a verdict line, then a row per shared-memory instruction."""
     out: list[str] = []
     for c in compares:
@@ -67,3 +73,17 @@ def render_compare_text(compares: list[KernelCompare]) -> str:
         text = layout(blocks, width)
         out.append(text if text is not None else head + "\n")
     return "\n".join(out)
+
+
+def render_compared_text(report: ComparedTrace, options: RenderOptions) -> str:
+    """The trace's text report, then the comparison."""
+    from .trace_text import render_trace_text
+
+    return render_trace_text(report.trace, options) + "\n" + render_compare_text(report.compares)
+
+
+def compared_renderables(report: ComparedTrace, options: RenderOptions) -> list[RenderableType]:
+    """The pictures of a compared trace: the trace's."""
+    from .trace_text import trace_renderables
+
+    return trace_renderables(report.trace, options)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
+from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import DEFAULT_WIDTH, to_rich, to_string
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 BEST_MARK = "*"
 
@@ -43,12 +49,12 @@ def _table(result: CompiledSweep) -> Table:
             numbers: list[Cell] = ["-"] * (6 + len(ops))
         else:
             k = v.kernel
-            excess = v.wavefronts - v.ideal_wavefronts
+            excess = v.totals.wavefronts - v.totals.ideal_wavefronts
             extra = result.extra_bytes(v)
             numbers = [
-                f"{v.wavefronts:,}",
+                f"{v.totals.wavefronts:,}",
                 Styled(f"{excess:,}", "red" if excess else ""),
-                str(v.max_ways),
+                str(v.totals.max_ways),
                 f"{v.smem_bytes:,}",
                 f"{extra:+,}" if extra else "0",
                 "yes" if result.fits(v) else Styled("no", "bold red"),
@@ -96,22 +102,27 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
     line.append(_settings(best), "bold green")
     extra = result.extra_bytes(best)
     cost = f"{extra:+,} B shared" if extra else "no extra shared memory"
-    line.append(f": {best.wavefronts:,} wavefronts, {cost}")
+    wavefronts = best.totals.wavefronts
+    line.append(f": {wavefronts:,} wavefronts, {cost}")
     first = result.reference
-    if first is not None and first is not best and best.wavefronts:
-        line.append(
-            f"; {first.wavefronts / best.wavefronts:.2f}x fewer than {_settings(first)}", "dim"
-        )
+    if first is not None and first is not best and wavefronts:
+        ratio = first.totals.wavefronts / wavefronts
+        line.append(f"; {ratio:.2f}x fewer than {_settings(first)}", "dim")
     out.append(line)
     return out
 
 
-def render_compiled_sweep_text(
-    result: CompiledSweep, *, color: bool = False, width: int | None = None
-) -> str:
+def render_compiled_sweep_text(result: CompiledSweep, options: RenderOptions) -> str:
     view = compiled_sweep_view(result)
-    if not color:
-        plain = layout(view, width or DEFAULT_WIDTH)
+    if not options.color:
+        plain = layout(view, options.width or DEFAULT_WIDTH)
         if plain is not None:
             return plain
-    return to_string([to_rich(b) for b in view], color=color, width=width)
+    return to_string([to_rich(b) for b in view], color=options.color, width=options.width)
+
+
+def compiled_sweep_renderables(
+    result: CompiledSweep, options: RenderOptions
+) -> list[RenderableType]:
+    """The table as rich renderables, for pictures."""
+    return [to_rich(b) for b in compiled_sweep_view(result)]

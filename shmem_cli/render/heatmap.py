@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..model import Costed
+from ..model import Cost, SiteCost
 from .plain import Block, Cell, Column, Styled, Table
 
 if TYPE_CHECKING:
@@ -90,16 +90,16 @@ def _ranges(n: int, size: int) -> list[str]:
     return [str(s) if size == 1 else f"{s}-{min(s + size, n) - 1}" for s in range(0, n, size)]
 
 
-def request_ideals(acc: Costed) -> npt.NDArray[np.float64] | None:
-    """Each request's ideal wavefronts, shaped like ``acc.heat`` (None without heat).
+def request_ideals(cost: Cost) -> npt.NDArray[np.float64] | None:
+    """Each request's ideal wavefronts, shaped like ``cost.heat`` (None without heat).
 
     A result built without ``heat_ideal`` falls back to the access's mean per request.
     """
-    if acc.heat is None:
+    if cost.heat is None:
         return None
-    if acc.heat_ideal is not None:
-        return acc.heat_ideal.astype(np.float64)
-    return np.full(acc.heat.shape, acc.ideal_wavefronts / max(acc.requests, 1))
+    if cost.heat_ideal is not None:
+        return cost.heat_ideal.astype(np.float64)
+    return np.full(cost.heat.shape, cost.ideal_wavefronts / max(cost.requests, 1))
 
 
 def bucket_worst(
@@ -131,9 +131,9 @@ def bucket_worst(
     return worst_wf, worst_ideal
 
 
-def heat_summary(acc: Costed) -> Styled | None:
+def heat_summary(cost: Cost) -> Styled | None:
     """One line for an access whose requests all cost the same, at the same ideal (or None)."""
-    heat, ideals = acc.heat, request_ideals(acc)
+    heat, ideals = cost.heat, request_ideals(cost)
     if heat is None or ideals is None:
         return None
     present = heat[heat >= 0]
@@ -143,25 +143,29 @@ def heat_summary(acc: Costed) -> Styled | None:
     if float(ideal.min()) != float(ideal.max()):
         return None  # same cost, different ideals: some requests conflict, others not
     return Styled(
-        f"requests: all {present.size} ({acc.warps} warp(s) x {acc.iterations} iteration(s)) "
+        f"requests: all {present.size} ({cost.warps} warp(s) x {cost.iterations} iteration(s)) "
         f"cost {int(present[0])} wavefront(s) each, ideal {float(ideal[0]):g}",
         "dim",
     )
 
 
-def heatmap(acc: Costed, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
+def heatmap(acc: SiteCost, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
     """The heat map of one access (its title, grid and legend), or a one-line summary,
     or None when there is nothing to show.
 
     Nothing is shown for a single request or a conflict-free access; an access whose
     requests all cost the same gets one line instead of a grid.
     """
-    if acc.warps * acc.iterations <= 1 or acc.requests <= 1 or acc.conflict_free:
+    if (
+        acc.cost.warps * acc.cost.iterations <= 1
+        or acc.cost.requests <= 1
+        or acc.cost.conflict_free
+    ):
         return None
-    heat, ideals = acc.heat, request_ideals(acc)
+    heat, ideals = acc.cost.heat, request_ideals(acc.cost)
     if heat is None or ideals is None:
         return [Styled("heat map omitted: too many requests to keep per request", "dim")]
-    same = heat_summary(acc)
+    same = heat_summary(acc.cost)
     if same is not None:
         return [same]
     rows, cols = heat.shape
@@ -172,16 +176,16 @@ def heatmap(acc: Costed, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
     lo, hi = float(present.min()), float(present.max())
     at_ideal = f"the ideal ({lo:g})" if lo == hi else f"each request's ideal ({lo:g}-{hi:g})"
 
-    named = loop_labels(acc.loops, rows) if row_step == 1 else None
+    named = loop_labels(acc.site.loops, rows) if row_step == 1 else None
     if named is not None:
         row_head, row_labels = named
     else:
-        row_head = "iteration" if acc.loops else ""
+        row_head = "iteration" if acc.site.loops else ""
         row_labels = _ranges(rows, row_step)
 
     title = Styled()
     title.append("requests", "bold")
-    down = f", {row_head or 'iterations'} down" if acc.loops else ""
+    down = f", {row_head or 'iterations'} down" if acc.site.loops else ""
     title.append(f" (warps across{down}): wavefronts of each; '.' at {at_ideal}, blank: none")
     notes: list[str] = []
     if row_step > 1:
@@ -209,7 +213,7 @@ def heatmap(acc: Costed, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
 
     legend = Styled()
     legend.append(
-        f"{acc.conflicted_requests} of {acc.requests} requests conflict; "
+        f"{acc.cost.conflicted_requests} of {acc.cost.requests} requests conflict; "
         "color: wavefronts / ideal ",
         "dim",
     )

@@ -20,6 +20,8 @@ class RenderOptions:
     """
 
     color: bool = False
+    #: details (bank table, heat map) of the accesses without conflicts too (trace --all)
+    every: bool = False
     width: int | None = None
     words: bool = False
     tables: bool = True

@@ -12,14 +12,18 @@ from __future__ import annotations
 import shlex
 import textwrap
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..model import Report
+from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, table_width
 from .snippet import Sources
 from .text import status_text
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from ..analysis.suggest import Fix
 
 
@@ -64,9 +68,9 @@ def overview_view(
     ``sources``: the lines of the files the errors name, quoted under them)."""
     valid = [f for f in report.files if f.error is None]
     invalid = [f for f in report.files if f.error is not None]
-    conflicted = [f for f in valid if any(not a.conflict_free for a in f.accesses)]
+    conflicted = [f for f in valid if any(not a.cost.conflict_free for a in f.accesses)]
     n_accesses = sum(len(f.accesses) for f in valid)
-    n_conflicts = sum(1 for f in valid for a in f.accesses if not a.conflict_free)
+    n_conflicts = sum(1 for f in valid for a in f.accesses if not a.cost.conflict_free)
     head = Styled(
         f"{_plural(len(report.files), 'spec')}, {_plural(n_accesses, 'access')}: ", "bold"
     )
@@ -96,15 +100,15 @@ def overview_view(
             found = fixes.get(f.path, {})
             first = True
             for acc in f.accesses:
-                if acc.conflict_free:
+                if acc.cost.conflict_free:
                     continue
-                fix = found.get(acc.name)
+                fix = found.get(acc.site.name)
                 row: list[Cell] = [
                     Styled(f.path[len(folder) :] if first else "", "bold"),
-                    status_text(acc),
-                    acc.name,
-                    f"{acc.wavefronts:,}",
-                    f"{acc.ideal_wavefronts:,}",
+                    status_text(acc.cost),
+                    acc.site.name,
+                    f"{acc.cost.wavefronts:,}",
+                    f"{acc.cost.ideal_wavefronts:,}",
                     Styled(fix.short, "cyan") if fix else Styled("-", "dim"),
                 ]
                 table.add_row(*row)
@@ -129,3 +133,33 @@ def overview_view(
     )
     out += [Styled(), Styled(textwrap.fill(tail, width, break_on_hyphens=False), "dim")]
     return out
+
+
+@dataclass(frozen=True)
+class Overview:
+    """Several specs' report drawn as one screen (``shmem analyze DIR``): the report, the
+    fixes ``--suggest`` finds and the lines its errors quote. Its JSON is the full report's."""
+
+    report: Report
+    fixes: Mapping[str, Mapping[str, Fix]]
+    sources: Sources
+
+    def to_json(self) -> dict[str, Any]:
+        return self.report.to_json()
+
+
+def render_overview_text(overview: Overview, options: RenderOptions) -> str:
+    from .text import DEFAULT_WIDTH, blocks_text
+
+    columns = options.width or DEFAULT_WIDTH
+    view = overview_view(overview.report, overview.fixes, width=columns, sources=overview.sources)
+    return blocks_text(view, color=options.color, width=columns)
+
+
+def overview_renderables(overview: Overview, options: RenderOptions) -> list[RenderableType]:
+    from .text import DEFAULT_WIDTH, to_rich
+
+    view = overview_view(
+        overview.report, overview.fixes, width=DEFAULT_WIDTH, sources=overview.sources
+    )
+    return [to_rich(b) for b in view]

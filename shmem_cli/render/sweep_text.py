@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.sweep import AccessTotals, SweepResult, VariantResult
+from .options import RenderOptions
 from .plain import visible
 from .text import CYCLES_NOTE, degree_style, to_string
 
@@ -15,11 +16,13 @@ NOTE_WIDTH = 60
 
 
 def _access_cell(a: AccessTotals) -> Text:
-    if a.requests == 0:
+    if a.totals.requests == 0:
         return Text("idle", style="dim")
-    if a.conflict_free:
-        return Text(f"{a.wavefronts:,} ok", style="green")
-    return Text(f"{a.wavefronts:,} {a.max_ways}-way", style=degree_style(a.max_ways))
+    if a.totals.conflict_free:
+        return Text(f"{a.totals.wavefronts:,} ok", style="green")
+    return Text(
+        f"{a.totals.wavefronts:,} {a.totals.max_ways}-way", style=degree_style(a.totals.max_ways)
+    )
 
 
 def _note(v: VariantResult, limit: int) -> str:
@@ -57,10 +60,13 @@ def sweep_table(result: SweepResult) -> Table:
         mark = Text(BEST_MARK, style="bold green") if v.index == best else Text("")
         if o.valid:
             numbers: list[Text | str] = [
-                f"{o.wavefronts:,}",
-                Text(f"{o.excess_wavefronts:,}", style="red" if o.excess_wavefronts else ""),
-                Text(str(o.max_ways), style=degree_style(o.max_ways)),
-                *([f"~{o.cycles:,}"] if with_cycles else []),
+                f"{o.totals.wavefronts:,}",
+                Text(
+                    f"{o.totals.excess_wavefronts:,}",
+                    style="red" if o.totals.excess_wavefronts else "",
+                ),
+                Text(str(o.totals.max_ways), style=degree_style(o.totals.max_ways)),
+                *([f"~{o.totals.cycles:,}"] if with_cycles else []),
                 f"{o.extra_bytes:+,}" if o.extra_bytes else "0",
                 Text("yes") if o.fits else Text("no", style="bold red"),
             ]
@@ -78,7 +84,8 @@ def sweep_table(result: SweepResult) -> Table:
 def cycles_differ(result: SweepResult) -> bool:
     """Whether a variant's cycle estimate differs from its wavefronts (then it is shown)."""
     return any(
-        v.outcome.valid and v.outcome.cycles != v.outcome.wavefronts for v in result.variants
+        v.outcome.valid and v.outcome.totals.cycles != v.outcome.totals.wavefronts
+        for v in result.variants
     )
 
 
@@ -93,26 +100,25 @@ def best_line(result: SweepResult) -> Text:
         return Text("no variant is valid and fits in shared memory", style="bold red")
     v = result.best
     o = v.outcome
+    t = o.totals
     text = Text()
     text.append(f"best ({BEST_MARK}): ", style="bold")
     text.append(describe_settings(result, v), style="bold green")
     state = (
         "conflict-free"
-        if o.excess_wavefronts == 0
-        else f"{o.excess_wavefronts:,} over ideal, {o.max_ways}-way"
+        if t.excess_wavefronts == 0
+        else f"{t.excess_wavefronts:,} over ideal, {t.max_ways}-way"
     )
     cost = f"{o.extra_bytes:+,} B shared" if o.extra_bytes else "no extra shared memory"
-    text.append(f": {o.wavefronts:,} wavefront{'' if o.wavefronts == 1 else 's'} ({state}), {cost}")
+    text.append(f": {t.wavefronts:,} wavefront{'' if t.wavefronts == 1 else 's'} ({state}), {cost}")
     first = result.variants[0].outcome
-    if result.best.index != 0 and first.valid and first.wavefronts:
-        text.append(
-            f"; {first.wavefronts / max(1, o.wavefronts):.1f}x fewer than the first row",
-            style="dim",
-        )
+    if result.best.index != 0 and first.valid and first.totals.wavefronts:
+        ratio = first.totals.wavefronts / max(1, t.wavefronts)
+        text.append(f"; {ratio:.1f}x fewer than the first row", style="dim")
     return text
 
 
-def sweep_renderables(result: SweepResult) -> list[RenderableType]:
+def sweep_renderables(result: SweepResult, options: RenderOptions) -> list[RenderableType]:
     title = Text()
     title.append(visible(result.path), style="bold underline")
     if result.name and result.name != result.path:
@@ -145,5 +151,5 @@ def sweep_renderables(result: SweepResult) -> list[RenderableType]:
     return out
 
 
-def render_sweep_text(result: SweepResult, *, color: bool = False, width: int | None = None) -> str:
-    return to_string(sweep_renderables(result), color=color, width=width)
+def render_sweep_text(result: SweepResult, options: RenderOptions) -> str:
+    return to_string(sweep_renderables(result, options), color=options.color, width=options.width)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..hardware import ops
-from ..model import Costed, FileResult, Report, RequestDetail
+from ..model import Cost, FileResult, Report, RequestDetail, SiteCost
 from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
 
@@ -53,12 +53,12 @@ def compact_lanes(lanes: Iterable[int]) -> str:
     return text
 
 
-def status_text(acc: Costed) -> Styled:
-    if acc.requests == 0:
+def status_text(cost: Cost) -> Styled:
+    if cost.requests == 0:
         return Styled("idle", "dim")
-    if acc.conflict_free:
+    if cost.conflict_free:
         return Styled("ok", "bold green")
-    return Styled(f"{acc.max_ways}-way", "bold " + degree_style(acc.max_ways))
+    return Styled(f"{cost.max_ways}-way", "bold " + degree_style(cost.max_ways))
 
 
 SUMMARY_COLUMNS: tuple[tuple[str, Justify], ...] = (
@@ -81,7 +81,7 @@ CYCLES_NOTE = (
 
 def cycles_differ(result: FileResult) -> bool:
     """Whether a cycle estimate of the file differs from its wavefronts (then it is shown)."""
-    return any(acc.cycles != acc.wavefronts for acc in result.accesses)
+    return any(acc.cost.cycles != acc.cost.wavefronts for acc in result.accesses)
 
 
 def summary_table(result: FileResult) -> Table:
@@ -94,18 +94,18 @@ def summary_table(result: FileResult) -> Table:
     table = Table([Column(title, justify) for title, justify in titles])
     for acc in result.accesses:
         cells: list[Cell] = [
-            status_text(acc),
-            Styled(acc.name),
-            f"{acc.op} {acc.dtype} ({acc.width} B)",
-            f"{acc.requests:,}",
-            f"{acc.wavefronts:,}",
-            f"{acc.ideal_wavefronts:,}",
-            Styled(f"{acc.excess_wavefronts:,}", "red" if acc.excess_wavefronts else ""),
-            str(acc.max_ways),
-            f"{acc.efficiency:.1%}",
+            status_text(acc.cost),
+            Styled(acc.site.name),
+            f"{acc.cost.op} {acc.site.dtype} ({acc.cost.width} B)",
+            f"{acc.cost.requests:,}",
+            f"{acc.cost.wavefronts:,}",
+            f"{acc.cost.ideal_wavefronts:,}",
+            Styled(f"{acc.cost.excess_wavefronts:,}", "red" if acc.cost.excess_wavefronts else ""),
+            str(acc.cost.max_ways),
+            f"{acc.cost.efficiency:.1%}",
         ]
         if with_cycles:
-            cells.append(f"~{acc.cycles:,}")
+            cells.append(f"~{acc.cost.cycles:,}")
         table.add_row(*cells)
     return table
 
@@ -195,15 +195,15 @@ def legend() -> Styled:
     return text
 
 
-def describe_request(acc: Costed) -> Styled:
-    assert acc.shown is not None and acc.detail is not None
-    d = acc.detail
-    ref = acc.shown
+def describe_request(cost: Cost) -> Styled:
+    assert cost.shown is not None and cost.detail is not None
+    d = cost.detail
+    ref = cost.shown
     text = Styled()
     text.append(f"{ref.describe()}: ", "bold")
     text.append(f"{ref.wavefronts} wavefront(s), ideal {ref.ideal}, worst bank {ref.ways}-way")
-    if d.phases > 1 or acc.width > 4:
-        word = ops.get(acc.op).phase_word
+    if d.phases > 1 or cost.width > 4:
+        word = ops.get(cost.op).phase_word
         kind = word if d.phases == 1 else {"matrix": "matrices", "phase": "phases"}[word]
         text.append(f"; {d.phases} {kind} of {d.lanes_per_phase} lanes", "dim")
         if d.merged_pairs:
@@ -212,7 +212,7 @@ def describe_request(acc: Costed) -> Styled:
 
 
 def access_block(
-    acc: Costed,
+    acc: SiteCost,
     options: RenderOptions,
     *,
     hint: str | None = None,
@@ -221,16 +221,18 @@ def access_block(
     """The blocks under the summary for one access: its name, the bank table of the
     request shown, the heat map blocks ``heat`` and the hint."""
     head = Styled()
-    head.append(acc.name, "bold")
-    where = f"  line {acc.line}" if acc.line else ""
-    head.append(f"  {acc.site.label(acc.op)}{where}", "dim")
-    if acc.loops:
-        head.append("  loop " + ", ".join(acc.loops), "dim")
+    head.append(acc.site.name, "bold")
+    where = f"  line {acc.site.line}" if acc.site.line else ""
+    head.append(f"  {acc.site.label(acc.cost.op)}{where}", "dim")
+    if acc.site.loops:
+        head.append("  loop " + ", ".join(acc.site.loops), "dim")
     parts: list[Block] = [head]
-    if options.tables and acc.shown is not None and acc.detail is not None:
-        parts.append(describe_request(acc))
+    if options.tables and acc.cost.shown is not None and acc.cost.detail is not None:
+        parts.append(describe_request(acc.cost))
         parts.extend(
-            bank_tables(acc.detail, words=options.words, max_rows=options.rows, width=options.width)
+            bank_tables(
+                acc.cost.detail, words=options.words, max_rows=options.rows, width=options.width
+            )
         )
     parts.extend(heat or ())
     if hint:
@@ -255,7 +257,7 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
         parts.append(Styled(CYCLES_NOTE, "dim"))
     hints: Mapping[str, str] = options.hints.get(result.path, {})
     for acc in result.accesses:
-        hint = hints.get(acc.name)
+        hint = hints.get(acc.site.name)
         grid = _heatmap(acc) if options.heat else None
         if options.tables or hint or grid:
             parts.append(Styled())
@@ -263,7 +265,7 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
     return parts
 
 
-def _heatmap(acc: Costed) -> list[Block] | None:
+def _heatmap(acc: SiteCost) -> list[Block] | None:
     from .heatmap import heatmap
 
     return heatmap(acc)
@@ -277,12 +279,12 @@ def report_view(report: Report, options: RenderOptions | None = None) -> list[Bl
         if i:
             out.append(Styled())
         out.extend(file_block(f, options))
-    if any(f.accesses and f.accesses[0].detail for f in report.files) and options.tables:
+    if any(f.accesses and f.accesses[0].cost.detail for f in report.files) and options.tables:
         out.append(Styled())
         out.append(legend())
     n_err = sum(1 for f in report.files if f.error)
     n_acc = sum(len(f.accesses) for f in report.files)
-    n_conf = sum(1 for f in report.files for a in f.accesses if not a.conflict_free)
+    n_conf = sum(1 for f in report.files for a in f.accesses if not a.cost.conflict_free)
     tail = Styled(f"{len(report.files)} file(s), {n_acc} access(es), {n_conf} with bank conflicts")
     if n_err:
         tail.append(f", {n_err} invalid", "bold red")

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..hardware import ops
 from ..hardware.ops import OP_NAMES
 from ..trace.result import (
     CP_ASYNC_NOTE,
+    FileTrace,
     KernelTrace,
     TraceAccess,
-    TraceFile,
-    TraceReport,
+    TraceResult,
 )
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, layout
@@ -63,19 +64,19 @@ def instruction_table(kernel: KernelTrace) -> Table:
         columns.append(Column("flags"))
     table = Table(columns)
     for a in kernel.accesses:
-        r = a
+        site, c = a.site, a.cost
         cells: list[Cell] = [
-            status_text(r),
-            _where(a.file, a.line),
-            Styled(a.sass),
-            f"{a.op} ({r.width} B)",
-            f"{r.requests:,}",
-            f"{r.wavefronts:,}",
-            f"{r.ideal_wavefronts:,}",
-            Styled(f"{r.excess_wavefronts:,}", "red" if r.excess_wavefronts else ""),
-            str(r.max_ways),
-            f"{r.efficiency:.1%}",
-            f"~{r.cycles:,}",
+            status_text(c),
+            _where(site.file, site.line),
+            Styled(site.sass),
+            f"{c.op} ({c.width} B)",
+            f"{c.requests:,}",
+            f"{c.wavefronts:,}",
+            f"{c.ideal_wavefronts:,}",
+            Styled(f"{c.excess_wavefronts:,}", "red" if c.excess_wavefronts else ""),
+            str(c.max_ways),
+            f"{c.efficiency:.1%}",
+            f"~{c.cycles:,}",
         ]
         table.add_row(*cells, *([_flags(a)] if flagged else []))
     return table
@@ -94,11 +95,12 @@ def line_table(kernel: KernelTrace) -> Table:
         Column("cycles", "right"),
     ]
     table = Table(columns)
-    for t in kernel.lines:
+    for line in kernel.lines:
+        t = line.totals
         table.add_row(
-            _where(t.file, t.line),
-            ", ".join(t.ops),
-            str(t.instructions),
+            _where(line.file, line.line),
+            ", ".join(line.ops),
+            str(line.instructions),
             f"{t.requests:,}",
             Styled(f"{t.wavefronts:,}", "" if t.conflict_free else "red"),
             f"{t.ideal_wavefronts:,}",
@@ -123,7 +125,7 @@ def totals_table(kernel: KernelTrace) -> Table:
         t = kernel.totals[op]
         if not t.requests:
             continue
-        label = op + (" (provisional)" if op == "cp_async" and kernel.provisional else "")
+        label = op + (" (provisional)" if ops.get(op).copy and kernel.provisional else "")
         table.add_row(
             label,
             f"{t.requests:,}",
@@ -238,7 +240,7 @@ def _details(accesses: tuple[TraceAccess, ...], options: RenderOptions, every: b
     out: list[Block] = []
     for a in accesses:
         r = a
-        if r.conflict_free and not every:
+        if r.cost.conflict_free and not every:
             continue
         grid = heatmap(r) if options.heat else None
         if options.tables or grid:
@@ -266,17 +268,18 @@ def kernel_view(
     return parts
 
 
-def trace_view(report: TraceReport, options: RenderOptions, *, every: bool = False) -> list[Block]:
-    """The whole report as blocks; ``every``: details of conflict-free accesses too."""
+def trace_view(report: TraceResult, options: RenderOptions) -> list[Block]:
+    """The whole report as blocks (``options.every``: details of conflict-free accesses too)."""
+    every = options.every
     out: list[Block] = []
-    files: tuple[TraceFile, ...] = report.files
+    files: tuple[FileTrace, ...] = report.files
     for f in files:
         for kernel in f.kernels:
             if out:
                 out.append(Styled())
             out += kernel_view(f.path, kernel, options, every=every)
     detailed = any(
-        (every or not a.conflict_free) and a.detail is not None
+        (every or not a.cost.conflict_free) and a.cost.detail is not None
         for f in files
         for k in f.kernels
         for a in k.accesses
@@ -286,9 +289,9 @@ def trace_view(report: TraceReport, options: RenderOptions, *, every: bool = Fal
     return out
 
 
-def render_trace_text(report: TraceReport, options: RenderOptions, *, every: bool = False) -> str:
+def render_trace_text(report: TraceResult, options: RenderOptions) -> str:
     """The trace report as text: plain when possible, through rich for color."""
-    view = trace_view(report, options, every=every)
+    view = trace_view(report, options)
     if not options.color:
         plain = layout(view, options.width or DEFAULT_WIDTH)
         if plain is not None:
@@ -296,8 +299,6 @@ def render_trace_text(report: TraceReport, options: RenderOptions, *, every: boo
     return to_string([to_rich(b) for b in view], color=options.color, width=options.width)
 
 
-def trace_renderables(
-    report: TraceReport, options: RenderOptions, *, every: bool = False
-) -> list[RenderableType]:
+def trace_renderables(report: TraceResult, options: RenderOptions) -> list[RenderableType]:
     """The report as rich renderables, for ``--svg`` and ``--html``."""
-    return [to_rich(b) for b in trace_view(report, options, every=every)]
+    return [to_rich(b) for b in trace_view(report, options)]

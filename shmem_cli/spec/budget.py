@@ -26,14 +26,23 @@ The bounds are per spec file: a run over many files does each file's work.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..plumbing.errors import ShmemError, shorten
 
 if TYPE_CHECKING:
-    from .compile import AccessDecl, SpecFile
+    from .records import AccessDecl, SpecFile
     from .source import Document, KeyPath
-    from .space import Space
+
+
+class Space(Protocol):
+    """What the budget reads of an access's iteration space (:class:`.space.Space`)."""
+
+    @property
+    def access(self) -> AccessDecl: ...
+    @property
+    def lane_accesses(self) -> int: ...
+
 
 #: Characters of all strings of one spec after alias expansion (4 MiB).
 MAX_TEXT = 4 << 20

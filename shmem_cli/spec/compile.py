@@ -10,17 +10,16 @@ resolves them for one variant.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..hardware import dtypes
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
-from ..hardware.ops import ATOMIC_NAMES, MATRIX_OPS, SPEC_OPS
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
-from ..plumbing.errors import ShmemError, SourcePos, shorten
+from ..plumbing.errors import ShmemError, shorten
 from .budget import check_text
-from .expr import CType, compile_expr
+from .compile_accesses import AccessCompiler
+from .expr import CType
 from .pitfalls import pitfalls
 from .records import (
     DEFAULT_PARAM_TYPE,
@@ -79,30 +78,8 @@ def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
     return _Compiler(doc, tuple(text.splitlines())).run()
 
 
-class _Compiler:
-    def __init__(self, doc: Document, lines: tuple[str, ...]) -> None:
-        self.doc = doc
-        self.lines = lines
-        self.path = doc.path
-
-    def err(self, message: str, *keys: str | int, key: bool = False) -> ShmemError:
-        pos = self.doc.key_pos(*keys) if key else self.doc.pos(*keys)
-        return ShmemError(message, path=self.path, pos=pos)
-
-    def expr_pos(self, *keys: str | int) -> SourcePos | None:
-        pos = self.doc.pos(*keys)
-        if pos is None:
-            return None
-        if 0 < pos.line <= len(self.lines):
-            line = self.lines[pos.line - 1]
-            if pos.column - 1 < len(line) and line[pos.column - 1] in "'\"":
-                return pos.shifted(1)
-        return pos
-
-    def compile_expr(self, value: Any, names: Mapping[str, CType], *keys: str | int) -> Located:
-        pos = self.expr_pos(*keys)
-        expr = compile_expr(value, names, path=self.path, pos=pos)
-        return Located(expr, pos, str(value))
+class _Compiler(AccessCompiler):
+    """The whole document: arch, block, params, arrays and kernel, then the accesses."""
 
     def run(self) -> SpecFile:
         data = self.doc.data
@@ -220,7 +197,7 @@ class _Compiler:
         path = str(base / str(value["source"]))
         grid = [int(g) for g in value.get("grid", [1])]
         grid += [1] * (3 - len(grid))
-        from ..trace.kernel import values  # the trace's bound on a grid, checked before a build
+        from ..cuda import launch_values as values  # a trace's bound on a grid, before a build
 
         try:
             dims = (grid[0], grid[1], grid[2])
@@ -261,26 +238,6 @@ class _Compiler:
             spec_path=self.path,
         )
 
-    @staticmethod
-    def mark_barriers(accesses: tuple[AccessDecl, ...]) -> tuple[AccessDecl, ...]:
-        """A loop marked ``barrier: true`` in one access marks the loop of that name in all."""
-        names = {lp.var for acc in accesses for lp in acc.loops if lp.barrier}
-        if not names:
-            return accesses
-        return tuple(
-            replace(acc, loops=tuple(replace(lp, barrier=lp.var in names) for lp in acc.loops))
-            for acc in accesses
-        )
-
-    def compile_line(self, value: Any, i: int) -> SourceLine | None:
-        if value is None:
-            return None
-        pos = self.doc.pos("accesses", i, "line")
-        if isinstance(value, int):
-            return SourceLine(value, None, pos)
-        file, _, number = str(value).rpartition(":")
-        return SourceLine(int(number), file, pos)
-
     def compile_array(
         self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, CType]
     ) -> ArrayDecl:
@@ -318,192 +275,3 @@ class _Compiler:
             return Swizzle.cute(int(value["bits"]), int(value["base"]), int(value["shift"]))
         except ValueError as exc:
             raise self.err(str(exc), "arrays", array, "swizzle") from None
-
-    def compile_expect(self, value: Any, *keys: str | int) -> Expect | None:
-        if value is None:
-            return None
-        return Expect(
-            max_ways=value.get("max_ways"),
-            max_wavefronts_per_request=value.get("max_wavefronts_per_request"),
-            conflict_free=value.get("conflict_free"),
-            pos=self.doc.pos(*keys),
-        )
-
-    def compile_loops(
-        self,
-        loop: Mapping[str, Any] | None,
-        i: int,
-        params: Mapping[str, int],
-        pnames: Mapping[str, CType],
-    ) -> tuple[Loop, ...]:
-        if not loop:
-            return ()
-        loops = []
-        for var, spec in loop.items():
-            where: tuple[str | int, ...] = ("accesses", i, "loop", var)
-            if var in THREAD_NAMES or var in params:
-                raise self.err(
-                    f"loop variable {shorten(var)!r} shadows a built-in name or param",
-                    *where,
-                    key=True,
-                )
-            if not isinstance(var, str) or not var.isidentifier():
-                raise self.err(
-                    f"loop variable {shorten(var)!r} is not a C identifier", *where, key=True
-                )
-            pos = self.doc.pos(*where)
-            ctype = LOOP_TYPE
-            barrier = False
-            if isinstance(spec, Mapping):  # {values: <range or list>, type:, barrier:}
-                from .expr.ctype import by_name
-
-                if "type" in spec:
-                    try:
-                        ctype = by_name(str(spec["type"]))
-                    except ValueError as exc:
-                        raise self.err(str(exc), *where, "type") from None
-                barrier = bool(spec.get("barrier", False))
-                spec = spec["values"]
-                where = (*where, "values")
-            if isinstance(spec, list):
-                lp = Loop(var, tuple(int(v) for v in spec), pos=pos, ctype=ctype, barrier=barrier)
-                for k, v in enumerate(spec):
-                    if not lp.fits(v):
-                        raise self.err(
-                            f"loop value {shorten(v)} does not fit in the loop variable's type "
-                            f"({lp.type_text()})",
-                            *where,
-                            k,
-                        )
-                loops.append(lp)
-                continue
-            text = str(spec)
-            head, _, step_text = text.partition(":")
-            lo_text, sep, hi_text = head.partition("..")
-            if not sep:
-                raise self.err(
-                    f"loop range {shorten(text)!r} must look like a..b or a..b:step", *where
-                )
-            start = self.expr_pos(*where)
-            parts = []
-            for part, offset in (
-                (lo_text, 0),
-                (hi_text, len(lo_text) + 2),
-                (step_text, len(head) + 1),
-            ):
-                body = part.strip() or "1"
-                at = start.shifted(offset + len(part) - len(part.lstrip())) if start else None
-                try:
-                    expr = compile_expr(body, pnames, path=self.path, pos=at)
-                except ShmemError as exc:
-                    raise ShmemError(
-                        f"loop range {shorten(text)!r}: {exc.message}", path=self.path, pos=exc.pos
-                    ) from None
-                parts.append(Located(expr, at, body))
-            bounds = (parts[0], parts[1], parts[2])
-            try:
-                loop_decl = Loop(var, None, pos=pos, bounds=bounds, ctype=ctype, barrier=barrier)
-                loops.append(loop_decl.resolved(params))
-            except ShmemError as exc:
-                raise exc.located(self.path) from None
-        return tuple(loops)
-
-    def compile_access(
-        self,
-        i: int,
-        acc: Mapping[str, Any],
-        arrays: Mapping[str, ArrayDecl],
-        params: Mapping[str, int],
-        pnames: Mapping[str, CType],
-    ) -> AccessDecl:
-        aname = acc["array"]
-        if aname not in arrays:
-            import difflib
-
-            hint = difflib.get_close_matches(str(aname), list(arrays), n=1)
-            more = (
-                f" (did you mean {shorten(hint[0])!r}?)"
-                if hint
-                else f"; arrays: {shorten(', '.join(arrays), 200)}"
-            )
-            raise self.err(f"unknown array {shorten(aname)!r}{more}", "accesses", i, "array")
-        arr = arrays[aname]
-        op = acc.get("op", "load")
-        assert op in SPEC_OPS
-        loops = self.compile_loops(acc.get("loop"), i, params, pnames)
-        seen: set[str] = set()
-        for lp in loops:
-            if lp.var in seen:
-                raise self.err(
-                    f"loop variable {shorten(lp.var)!r} appears twice", "accesses", i, "loop"
-                )
-            seen.add(lp.var)
-        names = dict(THREAD_NAMES)
-        names.update(pnames)
-        names.update({lp.var: lp.ctype for lp in loops})
-        index_raw = acc["index"]
-        if len(index_raw) != len(arr.shape):
-            raise self.err(
-                f"array {shorten(aname)!r} has {len(arr.shape)} dimension(s) but the index has "
-                f"{len(index_raw)}",
-                "accesses",
-                i,
-                "index",
-            )
-        index = tuple(
-            self.compile_expr(v, names, "accesses", i, "index", k) for k, v in enumerate(index_raw)
-        )
-        when = (
-            self.compile_expr(acc["when"], names, "accesses", i, "when") if "when" in acc else None
-        )
-        matrices = int(acc.get("matrices", 1))
-        trans = bool(acc.get("trans", False))
-        atomic = acc.get("atomic", "inc")
-        assert atomic in ATOMIC_NAMES
-        where = ("accesses", i)
-        if op in MATRIX_OPS:
-            if arr.dtype.size != 2:
-                raise self.err(
-                    f"{op} moves 16-bit elements (8x8 b16 matrices) but array "
-                    f"{shorten(aname)!r} holds "
-                    f"{arr.dtype.name} ({arr.dtype.size} bytes)",
-                    *where,
-                    "op",
-                )
-        else:
-            for key in ("matrices", "trans"):
-                if key in acc:
-                    raise self.err(
-                        f"'{key}' only applies to ldmatrix/stmatrix, not {op}",
-                        *where,
-                        key,
-                        key=True,
-                    )
-        if op == "atomic":
-            if not (arr.dtype.integer and arr.dtype.size == 4):
-                raise self.err(
-                    f"atomics on {arr.dtype.name} compile to a compare-and-swap loop "
-                    "(ATOMS.CAST.SPIN) whose cost depends on run-time contention; shmem models "
-                    "32-bit integer atomics (int32/uint32) only",
-                    *where,
-                    "array",
-                )
-        elif "atomic" in acc:
-            raise self.err(
-                f"'atomic' only applies to op: atomic, not {op}", *where, "atomic", key=True
-            )
-        name = acc.get("name") or f"{aname} #{i}"
-        return AccessDecl(
-            name=str(name),
-            array=aname,
-            op=op,
-            index=index,
-            loops=loops,
-            when=when,
-            matrices=matrices,
-            trans=trans,
-            atomic=atomic,
-            expect=self.compile_expect(acc.get("expect"), *where, "expect"),
-            pos=self.doc.pos(*where),
-            line=self.compile_line(acc.get("line"), i),
-        )

@@ -23,7 +23,8 @@ from ..plumbing.errors import ShmemError, SourcePos, shorten
 from .expr import CType, EvalFault, Expr
 
 # the built-in names and their C types: CUDA's threadIdx and blockDim are unsigned int, and
-# tid (the linear thread id), lane (tid % 32) and warp (tid / 32) are computed from them
+# tid (the linear thread id), lane and warp (tid modulo and over the profile's warp size)
+# are computed from them
 THREAD_NAMES: dict[str, CType] = {
     name: CType.UINT
     for name in (

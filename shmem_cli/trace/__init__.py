@@ -1,9 +1,11 @@
 """``shmem trace``: the shared-memory traffic of a compiled CUDA kernel, without a GPU.
 
-The emulator part: ``sass`` parses nvdisasm's text, ``state`` holds a thread block's
-machine state, ``decode`` and the ``ops_*`` modules give each opcode its meaning,
-``emulator`` runs a block and ``records`` collects the shared-memory requests it
-makes for the wavefront engine.
+By stage: ``kernel/`` reads the kernel (cubins, fat binaries, parameters, the launch),
+``emulator/`` runs its SASS block by block (the opcode families in ``emulator/ops/``),
+``requests`` collects the shared-memory requests each instruction makes, ``aggregate``
+costs them through the cost door into the ``result`` records; ``pipeline`` does it all
+for one kernel file, ``triton/`` reads Triton cache entries and ``fixes/`` tries layout
+changes on the traced requests.
 """
 
 from __future__ import annotations

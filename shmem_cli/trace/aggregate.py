@@ -16,11 +16,12 @@ import numpy as np
 
 from ..analysis.cost import cost_requests
 from ..cuda.sass import Instruction
+from ..hardware import ops
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
 from ..model import Totals
 from .requests import InstructionRecords
-from .result import LineTotals, NotModelled, OpTotals, SassSite, TraceAccess
+from .result import LineTotals, NotModelled, SassSite, TraceAccess
 
 
 def trace_access(
@@ -59,7 +60,7 @@ def trace_access(
         data_dependent_requests=int(np.count_nonzero(rec.data_dependent[:n])),
         inexact_requests=int(np.count_nonzero(rec.not_modelled[:n])),
         # cp.async without its global side is costed like a store of its width
-        provisional=rec.kind.op == "cp_async" and batch.source is None,
+        provisional=ops.get(rec.kind.op).copy and batch.source is None,
         predicated_off=rec.predicated_off,
         reads=rec.reads,
     )
@@ -68,7 +69,7 @@ def trace_access(
 def _sum(accesses: Iterable[TraceAccess]) -> Totals:
     total = Totals()
     for a in accesses:
-        total += a.totals
+        total += a.cost
     return total
 
 
@@ -76,13 +77,13 @@ def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
     """The accesses added up per source line, in file and line order."""
     groups: dict[tuple[str, int], list[TraceAccess]] = {}
     for a in accesses:
-        groups.setdefault((a.file or "", a.line or 0), []).append(a)
+        groups.setdefault((a.site.file or "", a.site.line or 0), []).append(a)
     out = []
     for (file, line), group in sorted(groups.items()):
         ops: list[str] = []
         for a in group:
-            if a.op not in ops:
-                ops.append(a.op)
+            if a.cost.op not in ops:
+                ops.append(a.cost.op)
         out.append(
             LineTotals(
                 file=file or None,
@@ -95,12 +96,12 @@ def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
     return tuple(out)
 
 
-def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, OpTotals]:
+def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, Totals]:
     """Requests and wavefronts per op kind (every kind present, zero when unused)."""
     by_op: dict[str, list[TraceAccess]] = {op: [] for op in OP_NAMES}
     for a in accesses:
-        by_op[a.op].append(a)
-    return {op: OpTotals(_sum(group)) for op, group in by_op.items()}
+        by_op[a.cost.op].append(a)
+    return {op: _sum(group) for op, group in by_op.items()}
 
 
 def not_modelled(items: Iterable[tuple[Instruction, int]]) -> tuple[NotModelled, ...]:

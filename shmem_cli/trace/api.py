@@ -8,7 +8,7 @@ These are the stable entry points for scripts and for kernel libraries' tests::
 
     result = shmem_cli.trace("~/.triton/cache/<hash>", grid=(4,), args={"n_cols": 1000})
     for access in result.accesses:           # one per shared-memory SASS instruction
-        print(access.line, access.sass, access.wavefronts)
+        print(access.line, access.sass, access.result.wavefronts)
     print(result.totals["load"].wavefronts)  # per op
     result.to_json()                         # what `shmem trace ... --format json` prints
 
@@ -22,37 +22,16 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing import arguments, fsutil
 from ..plumbing.errors import ShmemError, shorten
-from .result import KernelTrace, OpTotals, TraceAccess, TraceReport
+from .result import TraceResult
 
 Dims = int | Sequence[int]
 ArgValue = int | float | str | bytes | Sequence[int | float] | Any  # Any: a NumPy array
-
-
-@dataclass(frozen=True)
-class TraceResult(TraceReport):
-    """The trace of one kernel: the report ``shmem trace --format json`` prints (``to_json``),
-    with the kernel's records at hand."""
-
-    @property
-    def kernel(self) -> KernelTrace:
-        return self.files[0].kernels[0]
-
-    @property
-    def accesses(self) -> tuple[TraceAccess, ...]:
-        """One record per shared-memory SASS instruction, in program order."""
-        return self.kernel.accesses
-
-    @property
-    def totals(self) -> dict[str, OpTotals]:
-        """Per op: load, store, atomic, ldmatrix, stmatrix, cp_async."""
-        return self.kernel.totals
 
 
 def _not_an_argument(where: str, what: str, value: Any) -> ShmemError:

@@ -37,16 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..hardware.ops import SHARED_OPCODES, SOURCE_COLUMNS, op_of_opcode
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError
 from .ncu_names import same_kernel
-from .result import KernelTrace
+from .result import KernelTrace, TraceResult
 
 MAX_CSV_BYTES = 256 << 20
-EXECUTED = "Instructions Executed"
-WAVEFRONTS = "L1 Wavefronts Shared"
-IDEAL = "L1 Wavefronts Shared Ideal"
-SHARED_OPCODES = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS")
+EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
 AGREEING = ("match", "cp.async")
 VERDICTS = {
     "match": "executions, wavefronts and ideal agree",
@@ -239,13 +237,14 @@ def _binary_differences(
 
 
 def _verdict(
-    op: str, measured: tuple[int | None, int | None, int | None], traced: tuple[int, int, int]
+    opcode: str, measured: tuple[int | None, int | None, int | None], traced: tuple[int, int, int]
 ) -> str:
     if measured == traced:
         return "match"
     if measured[0] != traced[0]:
         return "launch"
-    if op.startswith("LDGSTS"):
+    found = op_of_opcode(opcode.split(".")[0])
+    if found is not None and found.copy:
         return "cp.async"
     if measured[2] == traced[2] and (measured[1] or 0) > traced[1]:
         return "arbitration"
@@ -270,17 +269,27 @@ def compare_kernel(
     rows = {pc: counters for pc, _, counters in table.rows}
     out = []
     for access in kernel.accesses:
-        c = rows.get(access.pc, {})
+        c = rows.get(access.site.pc, {})
         r = access
         measured = (c.get(EXECUTED), c.get(WAVEFRONTS), c.get(IDEAL))
-        traced = (r.requests + access.predicated_off, r.wavefronts, r.ideal_wavefronts)
-        verdict = _verdict(access.opcode, measured, traced)
+        traced = (
+            r.cost.requests + access.predicated_off,
+            r.cost.wavefronts,
+            r.cost.ideal_wavefronts,
+        )
+        verdict = _verdict(access.site.opcode, measured, traced)
         out.append(
             InstructionCompare(
-                access.pc, access.sass, access.file, access.line, measured, traced, verdict
+                access.site.pc,
+                access.site.sass,
+                access.site.file,
+                access.site.line,
+                measured,
+                traced,
+                verdict,
             )
         )
-    traced_pcs = {a.pc for a in kernel.accesses}
+    traced_pcs = {a.site.pc for a in kernel.accesses}
     for pc, sass_text, c in table.rows:
         words = normal_sass(sass_text).split()
         opcode = words[1] if words and words[0].startswith("@") and len(words) > 1 else words[0]
@@ -295,3 +304,19 @@ def compare_kernel(
             )
     out.sort(key=lambda i: i.pc)
     return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), (), tuple(out))
+
+
+@dataclass(frozen=True)
+class ComparedTrace:
+    """``shmem trace --compare``'s report: the trace, and each kernel's comparison with the
+    CSV (its JSON is the trace's with a ``compare`` list)."""
+
+    trace: TraceResult
+    compares: tuple[KernelCompare, ...]
+
+    @property
+    def agrees(self) -> bool:
+        return all(c.agrees for c in self.compares)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.trace.to_json(), "compare": [c.to_json() for c in self.compares]}

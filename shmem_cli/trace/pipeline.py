@@ -9,7 +9,7 @@ parameters (names from the source), disassemble it, build the launch and run it:
     traced = trace_file(TraceRequest("matmul.cu", kernel="MatrixMulCUDA<32>",
                                      block=(32, 32, 1), args=("wA=64", "wB=32")))
     for access in traced.kernels[0].accesses:
-        print(access.file, access.line, access.sass, access.wavefronts)
+        print(access.file, access.line, access.sass, access.cost.wavefronts)
 
 Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` located at the kernel file
 (or at the source line of the instruction the emulator stopped at). Its ``code``
@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cuda import toolchain
+from ..cuda.nvcc_messages import compiler_messages
 from ..cuda.sass import line_table_files, source_lines
-from ..cuda.sources import SourceTree, check_source, compiler_messages, tree_for
+from ..cuda.sources import SourceTree, check_source, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -38,7 +39,7 @@ from .kernel.constants import Constants, declared_types, read_constants, set_con
 from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .kernel.signature import param_names
-from .result import TraceFile
+from .result import FileTrace
 from .tracer import find_function, locate_source, read_sources, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.launch import triton_launch, triton_params
@@ -246,7 +247,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
 
 def trace_loaded(
     loaded: LoadedKernel, request: TraceRequest, *, progress: Progress | None = None
-) -> TraceFile:
+) -> FileTrace:
     """Launch a loaded kernel as the request says and trace it."""
     path = str(request.path)
     try:
@@ -292,7 +293,7 @@ def trace_loaded(
         )
     except ShmemError as exc:
         raise _outside_not_quoted(exc, request).located(path) from None
-    return TraceFile(path, (traced,))
+    return FileTrace(path, (traced,))
 
 
 def _outside_not_quoted(exc: ShmemError, request: TraceRequest) -> ShmemError:
@@ -312,7 +313,7 @@ def _outside_not_quoted(exc: ShmemError, request: TraceRequest) -> ShmemError:
     return exc
 
 
-def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> TraceFile:
+def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> FileTrace:
     """Trace one kernel of a ``.cu``, ``.cubin`` or executable (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         loaded = load_kernel(request, Path(tmp))
@@ -321,7 +322,7 @@ def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> Tr
 
 def trace_with_code(
     request: TraceRequest, *, progress: Progress | None = None
-) -> tuple[TraceFile, dict[int, str]]:
+) -> tuple[FileTrace, dict[int, str]]:
     """The trace and the kernel's SASS by pc (for ``--compare``: is it the measured binary?)."""
     from .ncu_compare import function_text
 

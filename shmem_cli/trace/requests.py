@@ -17,6 +17,7 @@ import numpy as np
 
 from ..analysis.cost import CopySource, RequestBatch, batch_stats
 from ..cuda.sass import Instruction
+from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
 
@@ -126,7 +127,8 @@ class InstructionRecords:
         warp = np.asarray(self.warp[: self.n], dtype=np.int64)
         occurrence = np.asarray(self.iteration[: self.n], dtype=np.int64)
         source = None
-        if self.kind.op == "cp_async" and self.src is not None and self.src_bytes is not None:
+        op = ops.get(self.kind.op)
+        if op.copy and self.src is not None and self.src_bytes is not None:
             bypass = "BYPASS" in self.instruction.mods
             nbytes = self.src_bytes[: self.n]
             # .cg: a lane that zero-fills any part writes through the pipe; .ca: the global
@@ -134,9 +136,7 @@ class InstructionRecords:
             copies = nbytes == self.kind.size if bypass else nbytes > 0
             source = CopySource(self.src[: self.n], copies, bypass)
         # wgmma: each request's wavefronts by the measured rule (no lane addresses)
-        measured = (
-            self.cost[: self.n] if self.kind.op == "wgmma" and self.cost is not None else None
-        )
+        measured = self.cost[: self.n] if not op.lane_addressed and self.cost is not None else None
         return RequestBatch(addr, active, warp, occurrence, source, measured)
 
     def stats(self, arch: ArchProfile) -> RequestStats:

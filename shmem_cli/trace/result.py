@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hardware.ops import OP_NAMES
-from ..model import Cost, Costed, CostView, Totals
+from ..model import Cost, Totals
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
 # both of its sides; where the global side is missing its wavefronts are those of a store of
@@ -56,8 +56,9 @@ class SassSite:
 
 
 @dataclass(frozen=True)
-class TraceAccess(Costed):
-    """One shared-memory SASS instruction and its cost over every warp that ran it."""
+class TraceAccess:
+    """One shared-memory SASS instruction (its :class:`SassSite`) and its :class:`Cost` over
+    every warp that ran it, with what only a trace knows."""
 
     site: SassSite
     cost: Cost
@@ -67,11 +68,7 @@ class TraceAccess(Costed):
     predicated_off: int = 0  # warp executions with every lane off: no request
     reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
 
-    @property
-    def result(self) -> TraceAccess:
-        """The access itself: its figures were ``access.result.X`` before the trace had a
-        site and a cost of its own; ``access.X`` now."""
-        return self
+    # --- the Python API's names for them (docs/python.md), nothing more -----------------
 
     @property
     def pc(self) -> int:
@@ -89,16 +86,29 @@ class TraceAccess(Costed):
     def file(self) -> str | None:
         return self.site.file
 
+    @property
+    def line(self) -> int | None:
+        return self.site.line
+
+    @property
+    def op(self) -> str:
+        return self.cost.op
+
+    @property
+    def result(self) -> Cost:
+        """Its cost: requests, wavefronts, ideal, worst request, bank table, heat map."""
+        return self.cost
+
     def to_json(self) -> dict[str, Any]:
-        t = self.totals
+        site, t = self.site, self.cost
         out: dict[str, Any] = {
-            "file": self.file,
-            "line": self.line,
-            "pc": self.pc,
-            "sass": self.sass,
-            "opcode": self.opcode,
-            "op": self.op,
-            "bytes_per_lane": self.width,
+            "file": site.file,
+            "line": site.line,
+            "pc": site.pc,
+            "sass": site.sass,
+            "opcode": site.opcode,
+            "op": t.op,
+            "bytes_per_lane": t.width,
             "requests": t.requests,
             "predicated_off": self.predicated_off,
             **t.json(
@@ -129,7 +139,7 @@ class TraceAccess(Costed):
 
 
 @dataclass(frozen=True)
-class LineTotals(CostView):
+class LineTotals:
     """Every shared-memory instruction of one source line, added up."""
 
     file: str | None
@@ -137,9 +147,6 @@ class LineTotals(CostView):
     ops: tuple[str, ...]
     instructions: int
     totals: Totals
-
-    def _totals(self) -> Totals:
-        return self.totals
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,19 +156,6 @@ class LineTotals(CostView):
             "instructions": self.instructions,
             **self.totals.json("requests", "wavefronts", "ideal_wavefronts", "max_ways", "cycles"),
         }
-
-
-@dataclass(frozen=True)
-class OpTotals(CostView):
-    """Every shared-memory instruction of one op, added up."""
-
-    totals: Totals
-
-    def _totals(self) -> Totals:
-        return self.totals
-
-    def to_json(self) -> dict[str, Any]:
-        return self.totals.json("requests", "wavefronts", "ideal_wavefronts")
 
 
 @dataclass(frozen=True)
@@ -204,8 +198,15 @@ class LaunchInfo:
     undescribed_reads: int = 0
 
 
+#: the figures of each op's totals in the JSON
+OP_TOTALS_KEYS = ("requests", "wavefronts", "ideal_wavefronts")
+
+
 @dataclass(frozen=True)
 class KernelTrace:
+    """One kernel traced: its launch, its shared-memory instructions and their totals per
+    source line and per op."""
+
     name: str
     mangled: str
     arch: str
@@ -214,16 +215,16 @@ class KernelTrace:
     launch: LaunchInfo
     accesses: tuple[TraceAccess, ...]
     lines: tuple[LineTotals, ...]
-    totals: dict[str, OpTotals]
+    totals: dict[str, Totals]  # per op name, every op of hardware.ops (zero when unused)
     not_modelled: tuple[NotModelled, ...] = ()
     instructions_executed: int = 0  # warp-level instructions the emulator ran
-    # the emulator's per-instruction requests (trace.records.InstructionRecords), kept for
+    # the emulator's per-instruction requests (trace.requests.InstructionRecords), kept for
     # what re-costs them (``--suggest``); not part of the JSON
     records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     # shared memory that TMA copies wrote (requests.TmaFill): what fixes an array's layout
     fills: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     # ``--suggest``: per array with conflicts, its layout suggestions
-    # (trace.suggest.ArraySuggestions); None when not asked for
+    # (trace.fixes.layout_search.ArraySuggestions); None when not asked for
     suggestions: tuple[Any, ...] | None = None
 
     @property
@@ -246,11 +247,11 @@ class KernelTrace:
             a, b = path.replace("\\", "/"), file.replace("\\", "/").lstrip("./")
             return a == b or a.endswith("/" + b)
 
-        return tuple(a for a in self.accesses if a.line == line and same_file(a.file))
+        return tuple(a for a in self.accesses if a.site.line == line and same_file(a.site.file))
 
     @property
     def provisional(self) -> bool:
-        return any(a.provisional and a.requests for a in self.accesses)
+        return any(a.provisional and a.cost.requests for a in self.accesses)
 
     def to_json(self) -> dict[str, Any]:
         launch = self.launch
@@ -277,7 +278,7 @@ class KernelTrace:
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],
             "lines": [line.to_json() for line in self.lines],
-            "totals": {op: self.totals[op].to_json() for op in OP_NAMES},
+            "totals": {op: self.totals[op].json(*OP_TOTALS_KEYS) for op in OP_NAMES},
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "data_dependent": self.data_dependent,
             "provisional": [CP_ASYNC_NOTE] if self.provisional else [],
@@ -290,7 +291,10 @@ class KernelTrace:
 
 
 @dataclass(frozen=True)
-class TraceFile:
+class FileTrace:
+    """The kernels traced from one kernel file (a ``.cu``, cubin, executable or Triton
+    entry) and where its code came from."""
+
     path: str
     kernels: tuple[KernelTrace, ...] = field(default=())
     origin: str = ""  # "compiled with nvcc ...", "cubin", "extracted from ..."
@@ -300,8 +304,31 @@ class TraceFile:
 
 
 @dataclass(frozen=True)
-class TraceReport:
-    files: tuple[TraceFile, ...]
+class TraceResult:
+    """What one ``shmem trace`` run or one ``shmem_cli.trace(...)`` call traced: its files,
+    written as one JSON document (``--format json``)."""
+
+    files: tuple[FileTrace, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {"schema_version": 1, "files": [f.to_json() for f in self.files]}
+
+    # --- a report of one kernel, as the Python API returns it (docs/python.md) -----------
+
+    @property
+    def kernel(self) -> KernelTrace:
+        """The kernel traced (a report of exactly one kernel)."""
+        kernels = [k for f in self.files for k in f.kernels]
+        if len(kernels) != 1:
+            raise ValueError(f"the report holds {len(kernels)} kernels, not one")
+        return kernels[0]
+
+    @property
+    def accesses(self) -> tuple[TraceAccess, ...]:
+        """One record per shared-memory SASS instruction, in program order."""
+        return self.kernel.accesses
+
+    @property
+    def totals(self) -> dict[str, Totals]:
+        """Per op: load, store, atomic, ldmatrix, stmatrix, cp_async."""
+        return self.kernel.totals

@@ -67,8 +67,8 @@ def outcome_finding(o: Outcome, *, strict: bool = False) -> Finding | None:
     if o.status == MISMATCH and o.measured is not None:
         m = o.measured
         message = (
-            f"{o.target.access.name!r} ({o.target.expected.label}): predicted {p.requests} "
-            f"requests and {p.wavefronts} wavefronts, measured {m.requests} requests and "
+            f"{o.target.access.name!r} ({o.target.expected.label}): predicted {p.cost.requests} "
+            f"requests and {p.cost.wavefronts} wavefronts, measured {m.requests} requests and "
             f"{m.wavefronts_raw} wavefronts (raw; arbitration {m.arbitration})"
         )
         return _finding(o, MISMATCHED, MISMATCHED.severity, message)

@@ -30,11 +30,11 @@ class Outcome:
 
     @property
     def predicted_requests(self) -> int:
-        return self.target.predicted.requests
+        return self.target.predicted.cost.requests
 
     @property
     def predicted_wavefronts(self) -> int:
-        return self.target.predicted.wavefronts
+        return self.target.predicted.cost.wavefronts
 
     def to_json(self) -> dict[str, Any]:
         t = self.target
@@ -101,8 +101,8 @@ def compare_one(
         notes.append(f"{len(runs)} launches in the CSV; the first is used")
     if verdict is None:
         notes.append("SASS not checked")
-    basis = got.basis(target.predicted.wavefronts)
-    same = got.requests == target.predicted.requests and basis is not None
+    basis = got.basis(target.predicted.cost.wavefronts)
+    same = got.requests == target.predicted.cost.requests and basis is not None
     return Outcome(target, MATCH if same else MISMATCH, got, verdict, "; ".join(notes), basis or "")
 
 

@@ -21,12 +21,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..hardware.ops import OPS, Op, get
+from ..hardware.ops import ARBITRATION_COUNTER, OPS, Op, get
 from ..plumbing.errors import ShmemError
 
-ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
-#: the ops a spec may name: what verify measures (the counters are the op vocabulary's)
-SPEC_OPS: tuple[Op, ...] = tuple(op for op in OPS if op.in_spec)
+ARBITRATION = f"{ARBITRATION_COUNTER}.sum"
 
 
 def _metric(counter: str) -> str:
@@ -34,26 +32,33 @@ def _metric(counter: str) -> str:
     return counter + ".sum"
 
 
-#: the raw wavefront counter of every l1tex unit a spec op is counted under (ld, st, atom)
-_WAVEFRONT_UNITS: tuple[str, ...] = tuple(
-    dict.fromkeys(op.counters.wavefronts for op in SPEC_OPS if op.counters.wavefronts)
-)
-METRICS: tuple[str, ...] = tuple(
-    sorted(
-        {
-            _metric(c)
-            for op in SPEC_OPS
-            for c in (
-                op.counters.requests,
-                op.counters.wavefronts,
-                op.counters.all_requests,
-                op.counters.conflicts,
-            )
-            if c is not None
-        }
-        | {ARBITRATION}
+def spec_ops() -> tuple[Op, ...]:
+    """The ops a spec may name: what verify measures (the counters are the op vocabulary's)."""
+    return tuple(op for op in OPS if op.in_spec)
+
+
+def wavefront_units() -> tuple[str, ...]:
+    """The raw wavefront counter of every l1tex unit a spec op is counted under (ld, st, atom)."""
+    return tuple(
+        dict.fromkeys(op.counters.wavefronts for op in spec_ops() if op.counters.wavefronts)
     )
-)
+
+
+def metrics() -> tuple[str, ...]:
+    """Every counter ``shmem verify`` asks ncu for: each spec op's, and the arbitration."""
+    counters = {
+        _metric(c)
+        for op in spec_ops()
+        for c in (
+            op.counters.requests,
+            op.counters.wavefronts,
+            op.counters.all_requests,
+            op.counters.conflicts,
+        )
+        if c is not None
+    }
+    return tuple(sorted(counters | {ARBITRATION}))
+
 
 RAW = "raw"
 LESS_ARBITRATION = "raw less arbitration"
@@ -116,7 +121,7 @@ def measured(launch: Launch, op_name: str) -> Measured:
     every = None if op.counters.all_requests is None else _metric(op.counters.all_requests)
     other = sum(
         int(launch.metrics.get(_metric(unit), 0))
-        for unit in _WAVEFRONT_UNITS
+        for unit in wavefront_units()
         if unit != op.counters.wavefronts
     )
     found_conflicts = None if conflicts is None else launch.metrics.get(conflicts)

@@ -1,4 +1,4 @@
-"""Text rendering of a verify report (strings only, no I/O); JSON: render.json_out."""
+"""Text rendering of a verify report (strings only, no I/O); JSON: report_formats.render_json."""
 
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from ..cuda.toolchain import ToolError, run, tail, which
 from ..plumbing.fsutil import make_folder, write_atomic
 from . import ncu
-from .codegen import Target, program_source
+from .codegen import Target
+from .program import program_source
 
 SOURCE = "shmem_verify.cu"
 BINARY = "shmem_verify"
@@ -149,7 +150,7 @@ def run_script(arch: str) -> str:
         sass=SASS_FILE,
         csv=CSV_FILE,
         ncu_flags=" ".join(NCU_FLAGS),
-        metrics=",".join(ncu.METRICS),
+        metrics=",".join(ncu.metrics()),
     )
 
 
@@ -161,7 +162,10 @@ def manifest(targets: list[Target], arch: str) -> str:
             "access": t.access.name,
             "op": t.op,
             "instruction": t.expected.label,
-            "predicted": {"requests": t.predicted.requests, "wavefronts": t.predicted.wavefronts},
+            "predicted": {
+                "requests": t.predicted.cost.requests,
+                "wavefronts": t.predicted.cost.wavefronts,
+            },
         }
         for t in targets
     ]
@@ -236,7 +240,7 @@ def dump_sass(tools: Tools, folder: Path) -> str:
 def profile(tools: Tools, folder: Path) -> str:
     """Run the program under ncu; returns the CSV text (also written to ``ncu.csv``)."""
     assert tools.ncu is not None
-    args = [tools.ncu, *NCU_FLAGS, "--metrics", ",".join(ncu.METRICS), f"./{BINARY}"]
+    args = [tools.ncu, *NCU_FLAGS, "--metrics", ",".join(ncu.metrics()), f"./{BINARY}"]
     res = run(args, cwd=folder, timeout=None)
     write_atomic(folder / CSV_FILE, res.stdout)
     write_atomic(folder / "ncu.log", res.stderr)

@@ -19,8 +19,6 @@ from ..cuda.sass_operands import Reg
 from ..hardware import ops
 
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
-# instructions that move data through the L1TEX pipe other than shared memory
-GLOBAL_OR_LOCAL = re.compile(r"^(LDG|STG|LDL|STL|LD|ST|ATOM|ATOMG|RED|REDG|LDGSTS)(\.|\Z)")
 BARRIER = re.compile(r"^BAR(\.|\Z)")
 
 
@@ -47,7 +45,7 @@ def _guard(reg: Reg | None) -> str:
 
 def parse_sass(text: str) -> dict[str, list[Instruction]]:
     """Instructions per function of a ``cuobjdump -sass`` listing, each line read by the
-    trace front end's SASS parser (:func:`shmem_cli.trace.sass.parse_line`)."""
+    trace front end's SASS parser (:func:`shmem_cli.cuda.sass.parse_line`)."""
     functions: dict[str, list[Instruction]] = {}
     current: list[Instruction] | None = None
     for line in text.splitlines():
@@ -152,7 +150,7 @@ def check(instructions: list[Instruction] | None, expected: Expected) -> Verdict
     last_shared = max(i.offset for i in instructions if i.shared)
     barriers = [i.offset for i in instructions if BARRIER.match(i.opcode)]
     for ins in instructions:
-        if not GLOBAL_OR_LOCAL.match(ins.opcode):
+        if ins.opcode.split(".", 1)[0] not in ops.GLOBAL_OR_LOCAL_OPCODES:
             continue
         fenced = ins.opcode.startswith("STG") and any(
             last_shared < b < ins.offset for b in barriers

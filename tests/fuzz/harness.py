@@ -21,8 +21,8 @@ import shmem_cli.spec.space
 from shmem_cli.analysis.analyze import analyze_spec
 from shmem_cli.model import FileResult, Report
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.render.json_out import render_json
 from shmem_cli.render.options import RenderOptions
+from shmem_cli.render.report_formats import render_json
 from shmem_cli.render.text import render_text
 from shmem_cli.spec.compile import compile_spec
 from shmem_cli.spec.source import load_yaml

@@ -20,7 +20,7 @@ import yaml
 from shmem_cli.analysis.analyze import analyze_spec
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.spec.compile import spec_from_mapping
-from shmem_cli.verify import codegen
+from shmem_cli.verify import codegen, program
 
 from ..cexpr import GXX, compare
 from .harness import ITERATIONS, quick_limits
@@ -94,7 +94,7 @@ def test_fuzz_deep_expressions(fuzz_seconds: float) -> None:
             try:
                 spec = spec_from_mapping(doc, "deep.yaml")
                 analyze_spec(spec)
-                codegen.program_source(codegen.plan([spec]))
+                program.program_source(codegen.plan([spec]))
             except ShmemError as err:
                 assert err.message and len(err.message) < 2000
             count += 1

@@ -10,21 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import COST_KEYS, CostView, Totals
+from ...model import COST_KEYS, Totals
 from ...plumbing.errors import ShmemError
 from ...spec.layout import Variant
 from .options import Axis, Settings
+from .report import RankedVariant, sweep_json
 
 
 @dataclass(frozen=True)
-class AccessTotals(CostView):
+class AccessTotals:
     """One access under one variant: totals over all its warps and loop iterations."""
 
     name: str
     totals: Totals
-
-    def _totals(self) -> Totals:
-        return self.totals
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, **self.totals.json(*COST_KEYS, "cycles")}
@@ -45,24 +43,12 @@ class Outcome:
         return self.error is None
 
     @property
-    def wavefronts(self) -> int:
-        return sum(a.wavefronts for a in self.accesses)
-
-    @property
-    def ideal_wavefronts(self) -> int:
-        return sum(a.ideal_wavefronts for a in self.accesses)
-
-    @property
-    def excess_wavefronts(self) -> int:
-        return self.wavefronts - self.ideal_wavefronts
-
-    @property
-    def max_ways(self) -> int:
-        return max((a.max_ways for a in self.accesses), default=0)
-
-    @property
-    def cycles(self) -> int:
-        return sum(a.cycles for a in self.accesses)
+    def totals(self) -> Totals:
+        """Every access's totals added up."""
+        total = Totals()
+        for a in self.accesses:
+            total += a.totals
+        return total
 
 
 @dataclass(frozen=True)
@@ -79,35 +65,20 @@ class VariantResult:
 
     def rank_key(self) -> tuple[int, int, int]:
         o = self.outcome
-        return (o.wavefronts, o.extra_bytes or 0, self.index)
+        return (o.totals.wavefronts, o.extra_bytes or 0, self.index)
 
-    def to_json(self) -> dict[str, Any]:
+    def ranked(self) -> RankedVariant:
         o = self.outcome
-        out: dict[str, Any] = {"index": self.index, **self.settings.to_json()}
-        if o.valid:
-            out.update(
-                wavefronts=o.wavefronts,
-                ideal_wavefronts=o.ideal_wavefronts,
-                excess_wavefronts=o.excess_wavefronts,
-                max_ways=o.max_ways,
-                cycles=o.cycles,
-            )
-        else:
-            out.update(
-                wavefronts=None,
-                ideal_wavefronts=None,
-                excess_wavefronts=None,
-                max_ways=None,
-                cycles=None,
-            )
-        out.update(smem_bytes=o.smem_bytes, extra_bytes=o.extra_bytes, fits=o.fits)
-        out["error"] = (
-            None
-            if o.error is None
-            else {"message": o.error.message, "line": o.error.line, "column": o.error.column}
+        return RankedVariant(
+            index=self.index,
+            settings=self.settings.to_json(),
+            totals=o.totals if o.valid else None,
+            smem_bytes=o.smem_bytes,
+            extra_bytes=o.extra_bytes,
+            fits=o.fits,
+            error=o.error,
+            details={"accesses": [a.to_json() for a in o.accesses]},
         )
-        out["accesses"] = [a.to_json() for a in o.accesses]
-        return out
 
 
 @dataclass(frozen=True)
@@ -121,24 +92,14 @@ class SweepResult:
     best: VariantResult | None = field(default=None)
 
     def to_json(self) -> dict[str, Any]:
-        best = None
-        if self.best is not None:
-            o = self.best.outcome
-            best = {
-                "index": self.best.index,
-                **self.best.settings.to_json(),
-                "wavefronts": o.wavefronts,
-                "extra_bytes": o.extra_bytes,
-            }
-        return {
-            "schema_version": 1,
-            "file": self.path,
-            "name": self.name,
-            "sweep": [a.describe() for a in self.axes],
-            "smem_limit_bytes": self.smem_limit,
-            "variants": [v.to_json() for v in self.variants],
-            "best": best,
-        }
+        return sweep_json(
+            file=self.path,
+            name=self.name,
+            sweep=[a.describe() for a in self.axes],
+            smem_limit=self.smem_limit,
+            variants=[v.ranked() for v in self.variants],
+            best=None if self.best is None else self.best.ranked(),
+        )
 
 
 def pick_best(variants: Sequence[VariantResult]) -> VariantResult | None:

@@ -164,7 +164,7 @@ def busiest_bank(detail: RequestDetail | None) -> BankPileUp | None:
 
 def describe_pile_up(result: AccessResult) -> str:
     """``lanes 0,1,...,31 hit bank 0 (32 different words)`` for the worst request."""
-    pile = busiest_bank(result.detail)
+    pile = busiest_bank(result.cost.detail)
     if pile is None or pile.accesses < 2:
         return ""
     what = (
@@ -173,15 +173,15 @@ def describe_pile_up(result: AccessResult) -> str:
         else f"{pile.accesses} accesses to {pile.words} word{'s' if pile.words != 1 else ''}"
     )
     where = ""
-    if result.detail is not None and result.detail.phases > 1:
-        unit = ops.get(result.op).phase_word
+    if result.cost.detail is not None and result.cost.detail.phases > 1:
+        unit = ops.get(result.cost.op).phase_word
         where = f" in {unit} {pile.phase}"
     return f"lanes {lane_list(pile.lanes)} hit bank {pile.bank}{where} ({what})"
 
 
 def describe_worst(result: AccessResult) -> str:
     """The worst request: where, its wavefronts against the ideal, and its busiest bank."""
-    ref = result.shown
+    ref = result.cost.shown
     if ref is None:
         return ""
     text = f"worst request ({ref.describe()}): {ref.wavefronts} wavefronts, ideal {ref.ideal}"
@@ -192,13 +192,13 @@ def describe_worst(result: AccessResult) -> str:
 def access_facts(result: AccessResult) -> tuple[Fact, ...]:
     """The numbers every access finding carries (JSON ``facts``)."""
     facts: list[Fact] = [
-        ("max_ways", result.max_ways),
-        ("wavefronts", result.wavefronts),
-        ("ideal_wavefronts", result.ideal_wavefronts),
-        ("requests", result.requests),
-        ("conflicted_requests", result.conflicted_requests),
+        ("max_ways", result.cost.max_ways),
+        ("wavefronts", result.cost.wavefronts),
+        ("ideal_wavefronts", result.cost.ideal_wavefronts),
+        ("requests", result.cost.requests),
+        ("conflicted_requests", result.cost.conflicted_requests),
     ]
-    ref = result.shown
+    ref = result.cost.shown
     if ref is not None:
         facts += [
             ("worst_warp", ref.warp),
@@ -206,7 +206,7 @@ def access_facts(result: AccessResult) -> tuple[Fact, ...]:
             ("worst_wavefronts", ref.wavefronts),
             ("worst_ideal_wavefronts", ref.ideal),
         ]
-    pile = busiest_bank(result.detail)
+    pile = busiest_bank(result.cost.detail)
     if pile is not None and pile.accesses > 1:
         facts += [("worst_bank", pile.bank), ("worst_lanes", ",".join(map(str, pile.lanes)))]
     return tuple(facts)

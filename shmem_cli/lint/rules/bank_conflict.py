@@ -32,15 +32,16 @@ SCOPE = "access"
 
 def check(item: AccessCheck) -> Iterator[Hit]:
     r = item.result
-    if r.conflict_free or item.conflicts_accepted:
+    c = r.cost
+    if c.conflict_free or item.conflicts_accepted:
         return
     message = (
-        f"{r.max_ways}-way bank conflict in {r.name!r}: {r.wavefronts} wavefronts where "
-        f"{r.ideal_wavefronts} would do ({r.conflicted_requests} of {r.requests} requests "
+        f"{c.max_ways}-way bank conflict in {r.site.name!r}: {c.wavefronts} wavefronts where "
+        f"{c.ideal_wavefronts} would do ({c.conflicted_requests} of {c.requests} requests "
         f"conflicted)"
     )
     worst = describe_worst(r)
     if worst:
         message += f"; {worst}"
-    message += f". If this is intended, state expect: {{max_ways: {r.max_ways}}}"
+    message += f". If this is intended, state expect: {{max_ways: {c.max_ways}}}"
     yield Hit(message, access_facts(r))

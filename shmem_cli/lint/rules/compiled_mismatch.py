@@ -50,15 +50,17 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     v, r = item.compiled, item.result
     if v is None or v.status != WRONG:
         return
-    spec_side = f"{r.op} {r.width} B per lane, {v.requests} requests, {v.wavefronts} wavefronts"
+    spec_side = (
+        f"{r.cost.op} {r.cost.width} B per lane, {v.requests} requests, {v.wavefronts} wavefronts"
+    )
     compiled = "; ".join(g.describe() for g in v.groups) or "nothing left"
     message = (
-        f"{r.name!r} at {v.where}: the spec says {spec_side}; the compiled kernel has "
+        f"{r.site.name!r} at {v.where}: the spec says {spec_side}; the compiled kernel has "
         f"{compiled}. {v.fix[0].upper()}{v.fix[1:]}"
     )
     facts: list[tuple[str, int | str]] = [
         ("source_line", v.where),
-        ("spec_bytes_per_lane", r.width),
+        ("spec_bytes_per_lane", r.cost.width),
         ("spec_requests", v.requests),
         ("spec_wavefronts", v.wavefronts),
     ]

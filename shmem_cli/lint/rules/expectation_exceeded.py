@@ -30,9 +30,9 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     if e is None:
         return
     broken: list[str] = []
-    if e.max_ways is not None and r.max_ways > e.max_ways:
-        broken.append(f"max_ways is {e.max_ways} but the access is {r.max_ways}-way")
-    worst = r.max_wavefronts_per_request
+    if e.max_ways is not None and r.cost.max_ways > e.max_ways:
+        broken.append(f"max_ways is {e.max_ways} but the access is {r.cost.max_ways}-way")
+    worst = r.cost.max_wavefronts_per_request
     if e.max_wavefronts_per_request is not None and worst > e.max_wavefronts_per_request:
         broken.append(
             f"max_wavefronts_per_request is {e.max_wavefronts_per_request} but the worst "
@@ -40,7 +40,7 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         )
     if not broken:
         return
-    message = f"{r.name!r} exceeds its expectation: " + "; ".join(broken)
+    message = f"{r.site.name!r} exceeds its expectation: " + "; ".join(broken)
     detail = describe_worst(r)
     if detail:
         message += f" ({detail})"

@@ -20,9 +20,9 @@ SCOPE = "access"
 
 def check(item: AccessCheck) -> Iterator[Hit]:
     r = item.result
-    if r.requests == 0:
+    if r.cost.requests == 0:
         yield Hit(
-            f"{r.name!r} makes no requests: no thread is active in any of its "
-            f"{r.iterations} loop iteration(s); check its 'when' and 'loop'",
-            (("requests", 0), ("warps", r.warps), ("iterations", r.iterations)),
+            f"{r.site.name!r} makes no requests: no thread is active in any of its "
+            f"{r.cost.iterations} loop iteration(s); check its 'when' and 'loop'",
+            (("requests", 0), ("warps", r.cost.warps), ("iterations", r.cost.iterations)),
         )

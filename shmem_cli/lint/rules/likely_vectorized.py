@@ -49,22 +49,23 @@ SCOPE = "access"
 
 def check(item: AccessCheck) -> Iterator[Hit]:
     r, space = item.result, item.space
-    if space is None or item.kernel_traced or r.requests == 0:
+    if space is None or item.kernel_traced or r.cost.requests == 0:
         return
     from ...analysis.vectorize import vector_form
 
     form = vector_form(space.spec, space.layout, space.access, space.spec.runtime_params)
     if form is None:
         return
-    op = ops.get(r.op)
+    op = ops.get(r.cost.op)
     verb = op.verb
     sass = f"{op.sass[0]}.{form.width * 8}"
     message = (
-        f"{r.name!r} {verb} consecutive {r.width}-byte elements over loop {form.loop}, "
+        f"{r.site.name!r} {verb} consecutive {r.cost.width}-byte elements over loop {form.loop}, "
         f"aligned to {form.width} bytes: nvcc is likely to merge {form.factor} iterations "
         f"into one {sass} ({form.width} bytes per lane). Counted here as scalar: "
-        f"{plural(r.requests, 'request')}, {plural(r.wavefronts, 'wavefront')}; as {sass}: "
-        f"{plural(form.requests, 'request')}, {plural(form.wavefronts, 'wavefront')}. "
+        f"{plural(r.cost.requests, 'request')}, {plural(r.cost.wavefronts, 'wavefront')}; "
+        f"as {sass}: {plural(form.totals.requests, 'request')}, "
+        f"{plural(form.totals.wavefronts, 'wavefront')}. "
         f"Attach the kernel (kernel:, line:) to let the compiled code decide, describe the "
         f"vector form, or mark a param runtime: true if the compiler cannot know it"
     )
@@ -73,9 +74,9 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         (
             ("loop", form.loop),
             ("vector_bytes_per_lane", form.width),
-            ("requests", r.requests),
-            ("wavefronts", r.wavefronts),
-            ("vector_requests", form.requests),
-            ("vector_wavefronts", form.wavefronts),
+            ("requests", r.cost.requests),
+            ("wavefronts", r.cost.wavefronts),
+            ("vector_requests", form.totals.requests),
+            ("vector_wavefronts", form.totals.wavefronts),
         ),
     )

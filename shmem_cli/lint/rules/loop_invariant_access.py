@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from math import prod
 
-from ...analysis.invariance import WRITES as _WRITES
+from ...analysis.invariance import writes
 from ...checks.report import Severity
 from ._base import AccessCheck, Hit, plural
 
@@ -60,7 +60,7 @@ SCOPE = "access"
 
 def check(item: AccessCheck) -> Iterator[Hit]:
     r, space = item.result, item.space
-    if space is None or r.requests == 0 or r.op in _WRITES or r.iterations < 2:
+    if space is None or r.cost.requests == 0 or writes(r.cost.op) or r.cost.iterations < 2:
         return
     if item.kernel_traced:  # the compiled code decides (SH007/SH008)
         return
@@ -73,12 +73,12 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     names = ", ".join(lp.var for lp in loops)
     where = "loop" if len(loops) == 1 else "loops"
     described = "; ".join(lp.describe() for lp in loops)
-    once = r.wavefronts // factor
+    once = r.cost.wavefronts // factor
     message = (
-        f"{r.name!r} makes the same request in every iteration of {where} {names} "
+        f"{r.site.name!r} makes the same request in every iteration of {where} {names} "
         f"({described}): the same lanes, the same addresses. nvcc may hoist it out of "
         f"{'that loop' if len(loops) == 1 else 'those loops'} and run it {factor}x less "
-        f"often than counted here ({plural(r.wavefronts, 'wavefront')}; "
+        f"often than counted here ({plural(r.cost.wavefronts, 'wavefront')}; "
         f"{plural(once, 'wavefront')} if hoisted). Drop the "
         f"{where} from the spec unless the kernel keeps the access in "
         f"{'it' if len(loops) == 1 else 'them'}: a __syncthreads() in the loop "
@@ -88,10 +88,10 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         message,
         (
             ("invariant_loops", names),
-            ("iterations", r.iterations),
-            ("requests", r.requests),
-            ("wavefronts", r.wavefronts),
-            ("requests_if_hoisted", r.requests // factor),
+            ("iterations", r.cost.iterations),
+            ("requests", r.cost.requests),
+            ("wavefronts", r.cost.wavefronts),
+            ("requests_if_hoisted", r.cost.requests // factor),
             ("wavefronts_if_hoisted", once),
         ),
     )

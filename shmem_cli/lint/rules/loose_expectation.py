@@ -23,12 +23,12 @@ SCOPE = "access"
 
 def check(item: AccessCheck) -> Iterator[Hit]:
     own, r = item.own, item.result
-    if own is None or r.requests == 0 or r.conflict_free:
+    if own is None or r.cost.requests == 0 or r.cost.conflict_free:
         return
     loose: list[str] = []
-    if own.max_ways is not None and r.max_ways < own.max_ways:
-        loose.append(f"max_ways {own.max_ways} could be {r.max_ways}")
-    worst = r.max_wavefronts_per_request
+    if own.max_ways is not None and r.cost.max_ways < own.max_ways:
+        loose.append(f"max_ways {own.max_ways} could be {r.cost.max_ways}")
+    worst = r.cost.max_wavefronts_per_request
     if own.max_wavefronts_per_request is not None and worst < own.max_wavefronts_per_request:
         loose.append(
             f"max_wavefronts_per_request {own.max_wavefronts_per_request} could be {worst}"
@@ -37,7 +37,7 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         return
     pos = own.pos
     yield Hit(
-        f"{r.name!r} has a loose expectation: " + "; ".join(loose),
+        f"{r.site.name!r} has a loose expectation: " + "; ".join(loose),
         access_facts(r),
         line=pos.line if pos else None,
         column=pos.column if pos else None,

@@ -25,7 +25,7 @@ SCOPE = "access"
 
 def check(item: AccessCheck) -> Iterator[Hit]:
     r, own = item.result, item.own
-    if own is None or own.empty or r.requests == 0 or not r.conflict_free:
+    if own is None or own.empty or r.cost.requests == 0 or not r.cost.conflict_free:
         return
     if not item.conflicts_accepted:
         return  # conflict_free: true somewhere above keeps conflicts out anyway
@@ -34,14 +34,15 @@ def check(item: AccessCheck) -> Iterator[Hit]:
         own.conflict_free is False,
         own.max_ways is not None and own.max_ways > 1,
         own.max_wavefronts_per_request is not None
-        and own.max_wavefronts_per_request > r.max_wavefronts_per_request,
+        and own.max_wavefronts_per_request > r.cost.max_wavefronts_per_request,
     ]
     if not any(allows):
         return
     pos = own.pos
     yield Hit(
-        f"{r.name!r} accepts bank conflicts but is conflict-free ({r.wavefronts} wavefronts, "
-        f"the ideal); state expect: {{conflict_free: true}} so a regression fails",
+        f"{r.site.name!r} accepts bank conflicts but is conflict-free "
+        f"({r.cost.wavefronts} wavefronts, the ideal); state expect: {{conflict_free: true}} "
+        f"so a regression fails",
         access_facts(r),
         line=pos.line if pos else None,
         column=pos.column if pos else None,

@@ -58,6 +58,16 @@ FORMATS: dict[str, Renderer] = {
 }
 
 
+def register_format(name: str, renderer: Renderer) -> None:
+    """Offer ``renderer`` as ``--format NAME`` in every command that can fail a check."""
+    FORMATS[name] = renderer
+
+
+def unregister_format(name: str) -> None:
+    """Stop offering the format ``name`` (one added for a while, e.g. by a test)."""
+    FORMATS.pop(name, None)
+
+
 def render_check(report: CheckReport, fmt: str, ctx: CheckContext) -> str:
     """The check report in format ``fmt`` (a key of :data:`FORMATS`)."""
     return FORMATS[fmt](report, ctx)

@@ -5,15 +5,20 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from .document import spec_schema
+from .document import SchemaKey, schema_for, schema_key
 from .fast import regex
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 
-@cache
 def validator() -> Validator:
+    """The validator of the schema as the registries make it now (built once per schema)."""
+    return _validator(schema_key())
+
+
+@cache
+def _validator(key: SchemaKey) -> Validator:
     from jsonschema import Draft7Validator, ValidationError, validators
 
     def is_strict_integer(checker: Any, instance: Any) -> bool:
@@ -29,5 +34,5 @@ def validator() -> Validator:
     cls = validators.extend(  # type: ignore[no-untyped-call]
         Draft7Validator, type_checker=checker, validators={"pattern": pattern}
     )
-    validator: Validator = cls(spec_schema())
+    validator: Validator = cls(schema_for(*key))
     return validator

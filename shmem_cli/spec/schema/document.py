@@ -22,9 +22,25 @@ SCHEMA_FILE = os.path.join(
 )
 
 
-@cache
+SchemaKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def schema_key() -> SchemaKey:
+    """What the schema depends on: the architectures, spec ops and atomic kinds registered
+    now (a schema is built once per key)."""
+    return tuple(PROFILES), tuple(SPEC_OPS), tuple(ATOMIC_NAMES)
+
+
 def spec_schema() -> dict[str, Any]:
-    """The JSON schema (draft-07) of spec format v1."""
+    """The JSON schema (draft-07) of spec format v1, with the ops, atomic kinds and
+    architectures registered now."""
+    return schema_for(*schema_key())
+
+
+@cache
+def schema_for(
+    archs: tuple[str, ...], spec_ops: tuple[str, ...], atomics: tuple[str, ...]
+) -> dict[str, Any]:
     # the file beside the package's modules; importlib.resources, needed only for a zipped package,
     # would add some 2 ms to every start-up
     if os.path.isfile(SCHEMA_FILE):
@@ -35,9 +51,8 @@ def spec_schema() -> dict[str, Any]:
 
         text = resources.files("shmem_cli").joinpath("spec_schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
-    loaded["properties"]["arch"]["enum"] = list(PROFILES)
+    loaded["properties"]["arch"]["enum"] = list(archs)
     access = loaded["definitions"]["access"]["properties"]
-    access["op"]["enum"] = list(SPEC_OPS)
-    access["atomic"]["enum"] = list(ATOMIC_NAMES)
-    loaded["properties"]["arch"]["enum"] = list(PROFILES)
+    access["op"]["enum"] = list(spec_ops)
+    access["atomic"]["enum"] = list(atomics)
     return loaded

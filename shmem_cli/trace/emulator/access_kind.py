@@ -38,7 +38,15 @@ def shared_op_of(ins: Instruction) -> AccessKind | None:
 
 def wgmma_kind() -> AccessKind:
     """A wgmma's operand reads (costed by the measured rule of :mod:`.wgmma`, not by lanes)."""
-    return AccessKind("wgmma", 16)
+    return AccessKind(ops.WGMMA.name, ops.WGMMA.widths[0])
+
+
+def shared_form(shared_opcode: str, width: int) -> AccessKind:
+    """The kind a generic access (``LD``, ``ST``, ``ATOM``) is recorded as where its lanes
+    land in the shared window: that of its shared form ``shared_opcode``, ``width`` bytes."""
+    op = ops.op_of_opcode(shared_opcode)
+    assert op is not None, shared_opcode
+    return AccessKind(op.name, width)
 
 
 def shared_kind(ins: Instruction) -> AccessKind:

@@ -278,7 +278,7 @@ def _release(blk: Block, function: Function) -> None:
         bar["red"] = []
         released = True
     if not released and blk.mbarriers.blocked():
-        message, where = blk.mbarriers.describe_deadlock(blk.warp_base)
+        message, where = blk.mbarriers.describe_deadlock(blk.warp_base, blk.warp_size)
         raise TraceError(message, where)
     if not released:
         pcs = sorted({int(x) for x in blk.resume[blk.waiting >= 0]})

@@ -87,12 +87,12 @@ class MBarriers:
     def blocked(self) -> list[MBarrier]:
         return [b for b in self.table.values() if b.waiters]
 
-    def describe_deadlock(self, warp_base: int) -> tuple[str, Instruction | None]:
+    def describe_deadlock(self, warp_base: int, warp_size: int) -> tuple[str, Instruction | None]:
         """Why the waiting threads never go on, and where they wait."""
         parts = []
         where = None
         for bar in self.blocked():
-            warps = sorted({t // 32 + warp_base for t in bar.waiters})
+            warps = sorted({t // warp_size + warp_base for t in bar.waiters})
             parity = next(iter(bar.waiters.values()))[0]
             parts.append(
                 f"warp(s) {_ranges(warps)} wait for phase parity {parity} of the mbarrier at "

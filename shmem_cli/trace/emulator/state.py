@@ -65,7 +65,7 @@ class Launch:
     grid: tuple[int, int, int] = (1, 1, 1)
     block_idx: tuple[int, int, int] = (0, 0, 0)
     params: bytes = b""
-    param_base: int = 0x210
+    param_base: int = SM90.param_base
     static_smem: int = 0
     dynamic_smem: int = 0
     shared_base: int = 0x400
@@ -90,8 +90,9 @@ class Launch:
         img[0x28:0x2C] = LOCAL_BYTES.to_bytes(4, "little")
         # sm_80 code reads the generic address of the shared window from c[0x0][0x18]
         img[0x18:0x20] = (SHARED_WINDOW_HI << 32).to_bytes(8, "little")
-        if self.param_base >= 0x210:  # sm_90: the parameters' generic address
-            img[0x198:0x1A0] = (PARAM_WINDOW + self.param_base).to_bytes(8, "little")
+        if self.param_base >= SM90.param_base:  # sm_90's bank: the parameters' generic address
+            at = SM90.param_address_offset
+            img[at : at + 8] = (PARAM_WINDOW + self.param_base).to_bytes(8, "little")
         img[self.param_base : self.param_base + len(self.params)] = self.params
         return bytes(img)
 

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 K_BYTES = 32  # bytes of K one instruction reads per row
 CORE_BYTES = 128  # one core matrix: 8 rows x 16 bytes
+#: the PTX ISA's warpgroup: four warps of 32 lanes (the fragment layouts below are its)
+WARP_LANES = 32
+GROUP_THREADS = 4 * WARP_LANES
 M = 64
 LAYOUTS = {0: 0, 1: 128, 2: 64, 3: 32}  # descriptor layout code -> swizzle bytes (0 none)
 
@@ -177,9 +180,9 @@ def types_of(opcode: str, mods: tuple[str, ...]) -> tuple[str, str, str, int, in
 
 def accumulator_layout(n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(row, column) of accumulator element i of thread t of the warpgroup: arrays (n/2, 128)."""
-    t = np.arange(128, dtype=np.int64)[None, :]
+    t = np.arange(GROUP_THREADS, dtype=np.int64)[None, :]
     i = np.arange(n // 2, dtype=np.int64)[:, None]
-    lane, warp = t % 32, t // 32
+    lane, warp = t % WARP_LANES, t // WARP_LANES
     row = 16 * warp + lane // 4 + 8 * ((i // 2) % 2)
     col = 8 * (i // 4) + 2 * (lane % 4) + i % 2
     return row, col
@@ -188,10 +191,10 @@ def accumulator_layout(n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.in
 def a_fragment_layout(dtype: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(row, K byte) of byte j of A register r of thread t (A from registers): arrays
     (4, 4, 128) indexed [r, j, t]."""
-    t = np.arange(128, dtype=np.int64)[None, None, :]
+    t = np.arange(GROUP_THREADS, dtype=np.int64)[None, None, :]
     r = np.arange(4, dtype=np.int64)[:, None, None]
     j = np.arange(4, dtype=np.int64)[None, :, None]
-    lane, warp = t % 32, t // 32
+    lane, warp = t % WARP_LANES, t // WARP_LANES
     row = 16 * warp + lane // 4 + 8 * (r % 2)
     kb = 4 * (lane % 4) + 16 * (r // 2) + j  # four bytes per register, K-halves by r // 2
     return row + 0 * j, kb

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...hardware import ops
 from ...plumbing.errors import ShmemError
 from ..kernel.cubin import Kernel, read_section
 
@@ -169,7 +170,7 @@ def array_of(rec: InstructionRecords, arrays: Sequence[SharedArray]) -> SharedAr
         return None
     lanes = addr[active]
     low, high = int(lanes.min()), int(lanes.max()) + rec.kind.size
-    if rec.kind.op in ("ldmatrix", "stmatrix"):
+    if ops.get(rec.kind.op).matrix:
         high = int(lanes.max()) + 16
     for a in arrays:
         if a.offset <= low and high <= a.end:

@@ -26,12 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...analysis.sweep.report import RankedVariant, sweep_json
 from ...cuda import toolchain
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
+from ...model import Totals
 from ...plumbing.errors import ShmemError
 from ..pipeline import TraceRequest, trace_file
-from ..result import KernelTrace
+from ..result import OP_TOTALS_KEYS, KernelTrace
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 MAX_VARIANTS = 256  # compiles are seconds each: a sweep beyond this is refused
@@ -75,34 +77,23 @@ class Variant:
         return self.kernel is not None
 
     @property
-    def wavefronts(self) -> int:
+    def totals(self) -> Totals:
+        """Every op's totals added up."""
         assert self.kernel is not None
-        return sum(t.wavefronts for t in self.kernel.totals.values())
-
-    @property
-    def ideal_wavefronts(self) -> int:
-        assert self.kernel is not None
-        return sum(t.ideal_wavefronts for t in self.kernel.totals.values())
+        total = Totals()
+        for t in self.kernel.totals.values():
+            total += t
+        return total
 
     @property
     def smem_bytes(self) -> int:
         assert self.kernel is not None
         return self.kernel.launch.static_smem + self.kernel.launch.dynamic_smem
 
-    @property
-    def max_ways(self) -> int:
-        assert self.kernel is not None
-        return max((a.result.max_ways for a in self.kernel.accesses), default=0)
-
-    @property
-    def cycles(self) -> int:
-        assert self.kernel is not None
-        return sum(a.result.cycles for a in self.kernel.accesses)
-
     def opcodes(self) -> Counter[str]:
         """How many shared-memory SASS instructions of each opcode the variant executed."""
         assert self.kernel is not None
-        return Counter(a.opcode for a in self.kernel.accesses)
+        return Counter(a.site.opcode for a in self.kernel.accesses)
 
 
 @dataclass(frozen=True)
@@ -129,63 +120,37 @@ class CompiledSweep:
     def best(self) -> Variant | None:
         """Fewest wavefronts, then fewest shared bytes, then sweep order (valid and fitting)."""
         ok = [v for v in self.variants if self.fits(v)]
-        return min(ok, key=lambda v: (v.wavefronts, v.smem_bytes, v.index)) if ok else None
+        return min(ok, key=lambda v: (v.totals.wavefronts, v.smem_bytes, v.index)) if ok else None
 
     def to_json(self) -> dict[str, Any]:
         best = self.best
-        name = next((v.kernel.name for v in self.variants if v.kernel is not None), None)
-        return {
-            "schema_version": 1,
-            "file": self.path,
-            "name": name,
-            "sweep": [a.describe() for a in self.axes],
-            "smem_limit_bytes": self.smem_limit,
-            "variants": [self._variant_json(v) for v in self.variants],
-            "best": None
-            if best is None
-            else {
-                "index": best.index,
-                "defines": {k: str(x) for k, x in best.defines},
-                "wavefronts": best.wavefronts,
-                "extra_bytes": self.extra_bytes(best),
-            },
-        }
+        return sweep_json(
+            file=self.path,
+            name=next((v.kernel.name for v in self.variants if v.kernel is not None), None),
+            sweep=[a.describe() for a in self.axes],
+            smem_limit=self.smem_limit,
+            variants=[self._ranked(v) for v in self.variants],
+            best=None if best is None else self._ranked(best),
+        )
 
-    def _variant_json(self, v: Variant) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": v.index, "defines": {k: str(x) for k, x in v.defines}}
-        if v.kernel is None:
-            out.update(
-                wavefronts=None,
-                ideal_wavefronts=None,
-                excess_wavefronts=None,
-                max_ways=None,
-                cycles=None,
-                smem_bytes=None,
-                extra_bytes=None,
-                fits=False,
-            )
-        else:
-            out.update(
-                wavefronts=v.wavefronts,
-                ideal_wavefronts=v.ideal_wavefronts,
-                excess_wavefronts=v.wavefronts - v.ideal_wavefronts,
-                max_ways=v.max_ways,
-                cycles=v.cycles,
-                smem_bytes=v.smem_bytes,
-                extra_bytes=self.extra_bytes(v),
-                fits=self.fits(v),
-            )
-        out["error"] = (
-            None
-            if v.error is None
-            else {"message": v.error.message, "line": v.error.line, "column": v.error.column}
+    def _ranked(self, v: Variant) -> RankedVariant:
+        k = v.kernel
+        return RankedVariant(
+            index=v.index,
+            settings={"defines": {name: str(x) for name, x in v.defines}},
+            totals=None if k is None else v.totals,
+            smem_bytes=None if k is None else v.smem_bytes,
+            extra_bytes=None if k is None else self.extra_bytes(v),
+            fits=self.fits(v),
+            error=v.error,
+            details={
+                "note": v.note or None,
+                "totals": None
+                if k is None
+                else {op: k.totals[op].json(*OP_TOTALS_KEYS) for op in TRACE_OPS},
+                "instructions": None if k is None else dict(sorted(v.opcodes().items())),
+            },
         )
-        out["note"] = v.note or None
-        out["totals"] = (
-            None if v.kernel is None else {op: v.kernel.totals[op].to_json() for op in TRACE_OPS}
-        )
-        out["instructions"] = None if v.kernel is None else dict(sorted(v.opcodes().items()))
-        return out
 
 
 def cache_dir() -> Path | None:

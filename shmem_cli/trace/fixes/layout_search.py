@@ -26,6 +26,7 @@ import numpy as np
 
 from ...analysis.swizzle_terms import SwizzleTerms, terms
 from ...analysis.synthesis import Synthesis
+from ...hardware import ops
 from ...hardware.arch import ArchProfile
 from ...hardware.ops import OP_NAMES as OPS
 from ...hardware.swizzle import TMA_SWIZZLES, Swizzle
@@ -33,7 +34,7 @@ from ..requests import InstructionRecords, TmaFill
 from ..result import KernelTrace
 from .arrays import SharedArray, array_of
 from .declared import Shape
-from .relayout import Change, Costed, cost_moved
+from .relayout import Change, MovedCost, cost_moved
 from .synthesized import synthesize_array, tma_changes, tma_mode
 
 PADS = range(1, 33)  # elements added to each row
@@ -51,7 +52,7 @@ class InstructionChange:
     opcode: str
     requests: int
     wavefronts: int
-    new: Costed
+    new: MovedCost
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -243,17 +244,17 @@ def suggest_kernel(
     the kernel's own terms (:mod:`shmem_cli.trace.fixes.kernel_terms`)."""
     records: list[InstructionRecords] = list(trace.records)
     fills: Sequence[TmaFill] = trace.fills
-    by_pc = {a.pc: a for a in trace.accesses}
+    by_pc = {a.site.pc: a for a in trace.accesses}
     owner = {rec.index: array_of(rec, arrays) for rec in records}
     before = {}
     for rec in records:
-        r = by_pc[rec.instruction.pc].result
+        r = by_pc[rec.instruction.pc].cost
         before[rec.index] = (r.requests, r.wavefronts)
     base = {op: (t.requests, t.wavefronts) for op, t in trace.totals.items()}
     out = []
     for array in arrays:
         recs = [r for r in records if owner[r.index] is array]
-        conflicted = sum(1 for r in recs if by_pc[r.instruction.pc].result.excess_wavefronts > 0)
+        conflicted = sum(1 for r in recs if by_pc[r.instruction.pc].cost.excess_wavefronts > 0)
         if not conflicted:
             continue
         shape = shapes.get(array.name)
@@ -264,7 +265,7 @@ def suggest_kernel(
             pitch, source = traced_pitch(recs, array), "traced strides"
         current = sum(w for _, w in base.values())
         element = _element_bytes(shape, recs)
-        widest = max((r.kind.size for r in recs if r.kind.op in ("load", "store")), default=0)
+        widest = max((r.kind.size for r in recs if ops.get(r.kind.op).splits), default=0)
         tma = tma_mode(array, fills)
         synth = synthesize_array(recs, array, arch, tma)
         tried = candidates(array, pitch, element) if tma is None else tma_changes(tma)

@@ -3,8 +3,8 @@
 A :class:`Change` maps a byte offset inside an array to its new offset: row padding
 (``pitch`` bytes a row, ``pad_bytes`` more after each) or an XOR swizzle
 (:class:`~shmem_cli.swizzle.Swizzle`). It is applied to the traced lane addresses of
-every instruction that touches the array, and each instruction is costed again by
-the engine.
+every instruction that touches the array, and each instruction is costed again through
+the cost door (:func:`shmem_cli.analysis.cost.batch_stats`).
 
 A vector access (``LDS.64``, ``LDS.128``, ``STS.64``, ``STS.128``) exists only while
 ptxas can prove its address aligned to its width. ptxas merges the scalar PTX loads
@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
+from ...analysis.cost import batch_stats
+from ...hardware import ops
 from ...hardware.arch import ArchProfile
-from ...hardware.async_copy import async_copy_stats
-from ...hardware.engine import request_stats
 from ...hardware.swizzle import Swizzle
 from .arrays import SharedArray
 
@@ -98,7 +98,7 @@ class Piece:
 
 
 @dataclass(frozen=True)
-class Costed:
+class MovedCost:
     """One instruction under a change: what it becomes and what that costs."""
 
     requests: int
@@ -141,27 +141,23 @@ def cover(residue: int, width: int, *, exact: bool) -> tuple[Piece, ...]:
     return walk(residue)[2]
 
 
-def _stats(
+def _wavefronts(
     rec: InstructionRecords,
     addr: I64,
     active: npt.NDArray[np.bool_],
     size: int,
     arch: ArchProfile,
 ) -> int:
-    kind = rec.kind
-    if kind.op == "cp_async" and rec.src is not None and rec.src_bytes is not None:
-        bypass = "BYPASS" in rec.instruction.mods
-        nbytes = rec.src_bytes[: rec.n]
-        copies = nbytes == kind.size if bypass else nbytes > 0
-        st = async_copy_stats(addr, rec.src[: rec.n], active, copies, size, bypass, arch)
-    else:
-        st = request_stats(addr, active, dataclasses.replace(kind, size=size), arch)
-    return int(st.wavefronts.sum())
+    """The instruction's requests at the addresses ``addr``, ``size`` bytes per lane, costed
+    through the cost door (the engine, or cp.async's rule with its global side)."""
+    batch = dataclasses.replace(rec.batch(arch), addr=addr, active=active)
+    stats = batch_stats(batch, dataclasses.replace(rec.kind, size=size), arch)
+    return int(stats.wavefronts.sum())
 
 
 def cost_moved(
     rec: InstructionRecords, array: SharedArray, change: Change, arch: ArchProfile
-) -> Costed:
+) -> MovedCost:
     """The instruction's requests with the array laid out by ``change``."""
     addr, active = rec.rows(arch)
     n = len(addr)
@@ -169,12 +165,13 @@ def cost_moved(
     base = change.new_offset(array)
     rel = np.where(active, addr - array.offset, 0)
     new = np.where(active, base + change.offset(rel), 0)
-    if rec.kind.op not in ("load", "store", "atomic", "ldmatrix", "stmatrix", "cp_async"):
-        return Costed(n, 0, (width,), False, refused=f"its {rec.kind.op} traffic is not moved")
-    vector = rec.kind.op in ("load", "store") and width > 4
-    matrix = rec.kind.op in ("ldmatrix", "stmatrix", "cp_async")
-    if not (vector or matrix) or n == 0:
-        return Costed(n, _stats(rec, new, active, width, arch) if n else 0, (width,), False)
+    op = ops.get(rec.kind.op)
+    if not op.lane_addressed:
+        return MovedCost(n, 0, (width,), False, refused=f"its {op.name} traffic is not moved")
+    vector = op.splits and width > 4
+    whole = op.matrix or op.copy  # ldmatrix/stmatrix rows and cp.async copies never split
+    if not (vector or whole) or n == 0:
+        return MovedCost(n, _wavefronts(rec, new, active, width, arch) if n else 0, (width,), False)
     on = new[active]
     contiguous = all(
         np.array_equal(base + change.offset(rel[active] + t), on + t) for t in range(4, width, 4)
@@ -183,15 +180,16 @@ def cost_moved(
     while aligned > 4 and np.any(on % aligned):
         aligned //= 2
     if contiguous and aligned == width:
-        return Costed(n, _stats(rec, new, active, width, arch), (width,), False)
-    if matrix:
-        what = "its 16-byte rows" if rec.kind.op != "cp_async" else f"its {width}-byte copies"
-        return Costed(n, 0, (width,), True, refused=f"misaligns {what}")
+        return MovedCost(n, _wavefronts(rec, new, active, width, arch), (width,), False)
+    if whole:
+        what = "its 16-byte rows" if op.matrix else f"its {width}-byte copies"
+        return MovedCost(n, 0, (width,), True, refused=f"misaligns {what}")
     if contiguous:
         residues = np.unique(on % width)
         pieces: Sequence[Piece]
         if len(residues) == 1:
-            pieces = cover(int(residues[0]), width, exact=rec.kind.op == "store")
+            # stores never write bytes they were not given
+            pieces = cover(int(residues[0]), width, exact=op.verb != "reads")
             low = int(on.min()) + min(p.offset for p in pieces)
             high = int(on.max()) + max(p.offset + p.size for p in pieces)
             if low < base or high > base + array.size + change.extra_bytes(array):
@@ -209,8 +207,8 @@ def cost_moved(
             moved = np.where(active, new + p.offset, 0)
         else:
             moved = np.where(active, base + change.offset(rel + p.offset), 0)
-        wavefronts += _stats(rec, moved, active, p.size, arch)
-    return Costed(n * len(pieces), wavefronts, tuple(p.size for p in pieces), True)
+        wavefronts += _wavefronts(rec, moved, active, p.size, arch)
+    return MovedCost(n * len(pieces), wavefronts, tuple(p.size for p in pieces), True)
 
 
 def _holds(change: Change, rel: I64, on: I64, base: int, piece: int, width: int) -> bool:

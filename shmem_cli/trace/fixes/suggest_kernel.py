@@ -17,7 +17,7 @@ from pathlib import Path
 from ...cuda.sass import line_table_files
 from ...hardware.arch import rules_for
 from ..pipeline import Progress, TraceRequest, load_kernel, trace_loaded
-from ..result import TraceFile
+from ..result import FileTrace
 from ..tracer import locate_source
 from .arrays import kernel_arrays, parse_array_option, static_arrays
 from .declared import Shape, shape_of
@@ -60,7 +60,7 @@ def trace_with_suggestions(
     arrays: Sequence[str] = (),
     launch: Sequence[str] = (),
     progress: Progress | None = None,
-) -> TraceFile:
+) -> FileTrace:
     """Trace as :func:`~shmem_cli.trace.pipeline.trace_file` does and attach the layout
     suggestions to the kernel (``arrays``: the ``--array NAME=OFFSET:BYTES`` texts;
     ``launch``: the launch options, for the ``shmem sweep`` command the words give)."""

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ...cuda.launch_values import LaunchError, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES, SHT_NOBITS, _Elf
-from .values import LaunchError, value_bytes
 
 #: a constant bank is 64 KiB on every GPU
 BANK_BYTES = 64 << 10

@@ -23,6 +23,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...hardware.arch import rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 from .elf_arch import CubinArch, cubin_arch
@@ -41,11 +42,6 @@ EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
 EIATTR_KPARAM_INFO_V2 = 0x45
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
-
-# sm_90 cubins place the driver's reserved shared memory (1 KiB) in front of the kernel's
-# own static shared memory, inside its .nv.shared.<name> section, when they carry a
-# .nv.shared.reserved.* section; the kernel's variables start at that offset
-RESERVED_SMEM_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -66,7 +62,7 @@ class Kernel:
     name: str  # demangled, without return type and parameter list: MatrixMulCUDA<32>
     signature: str  # the whole demangled name: void MatrixMulCUDA<32>(float*, ...)
     params: tuple[KernelParam, ...]
-    param_base: int  # offset of the parameter block in constant bank 0 (0x210 on sm_90)
+    param_base: int  # offset of the parameter block in constant bank 0 (arch.param_base)
     param_bytes: int  # size of the parameter block
     shared_section_bytes: int  # size of .nv.shared.<mangled> (0 without one)
     reserved_shared_bytes: int  # the part of it reserved for the driver (sm_90: 1 KiB)
@@ -251,8 +247,11 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
         raise ShmemError(
             "not a cubin (an ELF file for another machine)", path=str(path), code="invalid-kernel"
         )
+    # the driver's reserved shared memory sits in front of the kernel's own static shared
+    # memory, inside its .nv.shared.<name> section, when the cubin has a
+    # .nv.shared.reserved.* section: the kernel's variables start after it
     reserved = (
-        RESERVED_SMEM_BYTES
+        rules_for(arch_of(elf).base).reserved_smem_bytes
         if any(s.name.startswith(".nv.shared.reserved.") for s in elf.sections)
         else 0
     )

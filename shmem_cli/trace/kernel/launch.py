@@ -35,17 +35,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...plumbing.errors import shorten
-from . import tensormap, values
-from .buffers import MAX_FILE_BYTES, read_buffer
-from .cubin import Kernel
-from .values import (
+from ...cuda import launch_values as values
+from ...cuda.launch_values import (
     MAX_BLOCK_THREADS,
     MAX_GRID_BLOCKS,
     LaunchError,
     check_dims,
     parse_dims,
 )
+from ...plumbing.errors import shorten
+from . import tensormap
+from .buffers import MAX_FILE_BYTES, read_buffer
+from .cubin import Kernel
 
 __all__ = [
     "MAX_BLOCK_THREADS",

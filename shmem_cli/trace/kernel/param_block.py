@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import struct
 
+from ...cuda.launch_values import LaunchError
 from ...plumbing.errors import shorten
 from . import tensormap
 from .buffers import read_buffer
-from .values import LaunchError
 
 
 def read_param_block(text: str, size: int, kernel: str) -> bytes:

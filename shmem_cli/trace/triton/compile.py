@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...hardware.arch import DEFAULT_ARCH, PROFILES, rules_for
 from ...plumbing import fsutil
 from ...plumbing.errors import ShmemError
-from ..api import ArgValue, Dims, TraceResult, trace
+from ..api import ArgValue, Dims, trace
+from ..result import TraceResult
 
 INSTALL = "pip install 'shmem[triton]' (or pip install triton)"
 
@@ -86,7 +88,7 @@ def compile_entry(
         source = ASTSource(fn, sig, dict(constexprs), dict(attrs or {}))
         compiled = triton.compile(
             source,
-            target=GPUTarget("cuda", arch, 32),
+            target=GPUTarget("cuda", arch, rules_for(f"sm_{arch}").warp_size),
             options={"num_warps": num_warps, "num_stages": num_stages},
         )
     except ShmemError:
@@ -113,7 +115,7 @@ def trace_triton(
     num_stages: int = 3,
     grid: Dims = (1, 1, 1),
     args: Mapping[str | int, ArgValue] | None = None,
-    arch: int = 90,
+    arch: int = PROFILES[DEFAULT_ARCH].capability,
     specialize: bool = True,
     keep: str | Path | None = None,
 ) -> TraceResult:

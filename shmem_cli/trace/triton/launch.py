@@ -1,7 +1,7 @@
 """The launch of a Triton kernel as Triton's own launcher makes it, from its cache entry.
 
 The user gives the program grid and the scalar arguments by name (``--arg n_cols=1000``);
-everything else follows from the entry (:mod:`.triton_cache`): the block, the dynamic
+everything else follows from the entry (:mod:`.cache`): the block, the dynamic
 shared memory, the cluster dimensions the CUDA grid is multiplied by, and Triton's hidden
 scratch pointers after the kernel's own parameters (null when their size is 0, otherwise a
 zero-filled buffer of ``size * programs * num_ctas`` bytes).

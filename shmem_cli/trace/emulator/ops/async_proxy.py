@@ -372,10 +372,13 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
     ea, eb = wgmma.esize(ta), wgmma.esize(tb)
 
     def step(b: Block, ix: Idx) -> None:
+        if b.warp_size != wgmma.WARP_LANES:
+            raise unsupported(ins, f"wgmma's fragments of {wgmma.WARP_LANES}-lane warps")
         ids = b.ids(ix)
-        for group in np.unique(ids // 128).tolist():
-            mine = ids[(ids // 128) == group]
-            if len(mine) != 128:
+        size = wgmma.GROUP_THREADS
+        for group in np.unique(ids // size).tolist():
+            mine = ids[(ids // size) == group]
+            if len(mine) != size:
                 raise TraceError("wgmma executed by a partial warpgroup", ins)
             sel = np.asarray(mine, dtype=np.intp)
             db = wgmma.Descriptor.decode(_ur64(b, sel, g.reg.index + 2))

@@ -27,8 +27,8 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Mem, Operand, Reg
-from ....hardware.engine import AccessKind
-from ..access_kind import access_width, atomic_op, shared_op_of
+from ....hardware import ops as ops_vocabulary
+from ..access_kind import access_width, atomic_op, shared_form, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
@@ -102,13 +102,13 @@ def _wide_address(mem: Operand, ins: Instruction) -> Operand:
 def warp_order(b: Block, index: int, ids: Any) -> Any:
     """Positions of ``ids`` in serving order: warps rotated by the instruction's executions
     (round robin over the warps at it), lanes of a warp in order."""
-    warps = ids >> 5
+    warps, lanes = np.divmod(ids, b.warp_size)
     present = np.unique(warps)
     turn = b.atomic_turns.get(index, 0)
     b.atomic_turns[index] = turn + 1
     k = turn % len(present)
     rank = {int(w): r for r, w in enumerate(np.concatenate([present[k:], present[:k]]))}
-    keys = np.array([rank[int(w)] for w in warps], dtype=np.int64) * 64 + (ids & 31)
+    keys = np.array([rank[int(w)] for w in warps], dtype=np.int64) * b.warp_size + lanes
     return np.argsort(keys, kind="stable")
 
 
@@ -141,8 +141,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     keeps = isinstance(wpred, Reg) and not wpred.is_true
     wp = write_pred(wpred, ins) if wpred is not None and keeps else None
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or AccessKind("atomic", width)  # recorded for ATOMS only
-    shared = ins.opcode == "ATOMS"
+    kind = shared_op_of(ins) or shared_form("ATOMS", width)
+    shared = ops_vocabulary.op_of_opcode(ins.opcode) is not None  # ATOMS
     generic = ins.opcode == "ATOM"
 
     def step(b: Block, ix: Idx) -> None:
@@ -164,7 +164,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             if shared:
                 record_shared(b, index, ins, kind, ix, off, ta)
             else:
-                b.unmodelled[index] = b.unmodelled.get(index, 0) + len(np.unique(b.ids(ix) >> 5))
+                warps = len(np.unique(b.ids(ix) // b.warp_size))
+                b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
@@ -191,7 +192,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             o = int(cells[c])
             old[k] = o
             if spin:
-                key = (int(ids[k]) >> 5, c)
+                key = (int(ids[k]) // b.warp_size, c)
                 if key in tried or o != int(cmp_v[k]):
                     continue
                 tried.add(key)

@@ -214,7 +214,7 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
     if name in masks:
         return np.asarray(masks[name](), dtype=np.uint32), 0
     if name in ("SR_WARPID", "SR_VIRTID"):
-        return (b.ids(ix) >> 5).astype(np.uint32), 0
+        return (b.ids(ix) // b.warp_size).astype(np.uint32), 0
     if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
         return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
     raise TraceError(f"special register {name} is not modelled", ins)

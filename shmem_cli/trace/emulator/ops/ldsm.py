@@ -26,12 +26,12 @@ from .memory import (
 
 
 def _warp_rows(b: Block, ix: Idx, a: Any, ins: Instruction, count: int) -> Any:
-    """(warps, 32) addresses of every lane that executed; lanes 8m..8m+7 must all be there."""
+    """(warps, lanes) addresses of every lane that executed; lanes 8m..8m+7 must all be there."""
     tids = b.ids(ix)
-    warps = tids >> 5
+    warps, lanes = np.divmod(tids, b.warp_size)
     uw, row = np.unique(warps, return_inverse=True)
-    table = np.full((len(uw), 32), -1, dtype=np.int64)
-    table[row, tids & 31] = a
+    table = np.full((len(uw), b.warp_size), -1, dtype=np.int64)
+    table[row, lanes] = a
     if (table[:, : 8 * count] < 0).any():
         raise TraceError("ldmatrix/stmatrix executed by a partial warp", ins)
     return uw, row, table
@@ -61,7 +61,7 @@ def _ldsm(ins: Instruction, ctx: Context) -> Step:
         off = shared_offsets(b, a, 16, ins)
         record_shared(b, index, ins, kind, ix, off, ta)
         uw, row, table = _warp_rows(b, ix, off, ins, count)
-        lanes = b.ids(ix) & 31
+        lanes = b.ids(ix) % b.warp_size
         out = np.zeros((count, len(lanes)), dtype=np.uint32)
         tout = []
         for m in range(count):
@@ -88,7 +88,7 @@ def _stsm(ins: Instruction, ctx: Context) -> Step:
         off = shared_offsets(b, a, 16, ins)
         record_shared(b, index, ins, kind, ix, off, ta)
         uw, row, table = _warp_rows(b, ix, off, ins, count)
-        lanes = b.ids(ix) & 31
+        lanes = b.ids(ix) % b.warp_size
         vals, tv = rv(b, ix)
         for m in range(count):
             lo, hi = _matrix_offsets(table, row, lanes, m, trans)

@@ -16,7 +16,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Const, Mem, Operand, Reg
 from ....hardware.engine import AccessKind
-from ..access_kind import access_width, shared_kind, shared_op_of
+from ..access_kind import access_width, shared_form, shared_kind, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
@@ -171,7 +171,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
     ra = address(ops[1], ins)
     space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or AccessKind("load", width)  # recorded for LDS only
+    kind = shared_op_of(ins) or shared_form("LDS", width)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -221,7 +221,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
     rv = read_regs(ops[1], words, ins)
     space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or AccessKind("store", width)  # recorded for STS only
+    kind = shared_op_of(ins) or shared_form("STS", width)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)

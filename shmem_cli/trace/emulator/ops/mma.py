@@ -26,8 +26,27 @@ from ..operands import read_regs, write_regs
 from ..state import Block, Idx, TraceError
 
 _U = np.uint32
-LANES = np.arange(32)
+#: the lanes of an mma.sync fragment: the PTX ISA defines its layouts for 32 threads (a
+#: profile of another warp size runs no mma.sync: see _whole_warps)
+FRAGMENT_LANES = 32
+LANES = np.arange(FRAGMENT_LANES)
 G, T = LANES // 4, LANES % 4
+
+
+def _warp_taint(taint: Any, warps: int) -> Any:
+    """Every lane's result depends on its whole warp's fragments: each warp's taint, per lane."""
+    n = FRAGMENT_LANES
+    return np.bitwise_or.reduce(taint.reshape(warps, n), axis=1).repeat(n)
+
+
+def _whole_warps(blk: Block, ids: Any, ins: Instruction) -> int:
+    """How many whole warps ``ids`` are (an mma.sync runs on whole warps only)."""
+    n = FRAGMENT_LANES
+    if blk.warp_size != n:
+        raise unsupported(ins, f"mma.sync fragments of {n} lanes in {blk.warp_size}-lane warps")
+    if len(ids) % n or (ids.reshape(-1, n) % n != LANES).any():
+        raise TraceError("mma.sync executed by a partial warp", ins)
+    return len(ids) // n
 
 
 def _a_layout(k: int) -> list[tuple[Any, Any]]:
@@ -100,12 +119,10 @@ def _hmma(ins: Instruction, ctx: Context) -> Step:
 
     def step(blk: Block, ix: Idx) -> None:
         ids = blk.ids(ix)
-        if len(ids) % 32 or (ids.reshape(-1, 32) % 32 != LANES).any():
-            raise TraceError("mma.sync executed by a partial warp", ins)
-        w = len(ids) // 32
+        w = _whole_warps(blk, ids, ins)
         (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
-        av = np.asarray(av).reshape(a_regs, w, 32)
-        bv = np.asarray(bv).reshape(b_regs, w, 32)
+        av = np.asarray(av).reshape(a_regs, w, FRAGMENT_LANES)
+        bv = np.asarray(bv).reshape(b_regs, w, FRAGMENT_LANES)
         am = np.zeros((w, 16, k))
         bm = np.zeros((w, k, 8))
         for e, (row, col) in zip(elements(av), a_map, strict=True):
@@ -114,7 +131,7 @@ def _hmma(ins: Instruction, ctx: Context) -> Step:
             bm[:, row, col] = e
         cm = np.zeros((w, 16, 8))
         if not c_zero:
-            cv = np.asarray(cv).reshape(acc_regs, w, 32)
+            cv = np.asarray(cv).reshape(acc_regs, w, FRAGMENT_LANES)
             elems = cv.view(np.float32).astype(np.float64) if f32_acc else _halves(cv, False)
             for e, (row, col) in zip(elems, c_map, strict=True):
                 cm[:, row, col] = e
@@ -128,9 +145,7 @@ def _hmma(ins: Instruction, ctx: Context) -> Step:
         taint: Any = np.zeros(len(ids), dtype=np.uint8)
         for t in (*at, *bt, *ct):
             taint = taint | t
-        # every lane's result depends on the whole warp's fragments
-        warp_taint = np.bitwise_or.reduce(taint.reshape(w, 32), axis=1).repeat(32)
-        wd(blk, ix, regs, warp_taint)
+        wd(blk, ix, regs, _warp_taint(taint, w))
 
     return step
 
@@ -168,21 +183,19 @@ def _imma(ins: Instruction, ctx: Context) -> Step:
 
     def step(blk: Block, ix: Idx) -> None:
         ids = blk.ids(ix)
-        if len(ids) % 32 or (ids.reshape(-1, 32) % 32 != LANES).any():
-            raise TraceError("mma.sync executed by a partial warp", ins)
-        w = len(ids) // 32
+        w = _whole_warps(blk, ids, ins)
         (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
         am = np.zeros((w, 16, k), dtype=np.int64)
         bm = np.zeros((w, k, 8), dtype=np.int64)
-        a_el = _bytes(np.asarray(av).reshape(a_regs, w, 32), a_signed)
-        b_el = _bytes(np.asarray(bv).reshape(b_regs, w, 32), b_signed)
+        a_el = _bytes(np.asarray(av).reshape(a_regs, w, FRAGMENT_LANES), a_signed)
+        b_el = _bytes(np.asarray(bv).reshape(b_regs, w, FRAGMENT_LANES), b_signed)
         for e, (row, col) in zip(a_el, a_map, strict=True):
             am[:, row, col] = e
         for e, (row, col) in zip(b_el, b_map, strict=True):
             bm[:, row, col] = e
         cm = np.zeros((w, 16, 8), dtype=np.int64)
         if not c_zero:
-            cvals = np.asarray(cv).reshape(4, w, 32).view(np.int32).astype(np.int64)
+            cvals = np.asarray(cv).reshape(4, w, FRAGMENT_LANES).view(np.int32).astype(np.int64)
             for e, (row, col) in zip(cvals, c_map, strict=True):
                 cm[:, row, col] = e
         dm = np.einsum("wik,wkj->wij", am, bm) + cm
@@ -193,6 +206,6 @@ def _imma(ins: Instruction, ctx: Context) -> Step:
         taint: Any = np.zeros(len(ids), dtype=np.uint8)
         for t in (*at, *bt, *ct):
             taint = taint | t
-        wd(blk, ix, regs, np.bitwise_or.reduce(taint.reshape(w, 32), axis=1).repeat(32))
+        wd(blk, ix, regs, _warp_taint(taint, w))
 
     return step

@@ -22,12 +22,12 @@ _U = np.uint32
 
 
 def warp_table(b: Block, ix: Idx) -> tuple[Any, Any, Any]:
-    """(ids, row of each id, (warps, 32) position of each lane in ids or -1)."""
+    """(ids, row of each id, (warps, lanes) position of each lane in ids or -1)."""
     ids = b.ids(ix)
-    warps = ids >> 5
+    warps, lanes = np.divmod(ids, b.warp_size)
     uw, row = np.unique(warps, return_inverse=True)
-    table = np.full((len(uw), 32), -1, dtype=np.int64)
-    table[row, ids & 31] = np.arange(len(ids))
+    table = np.full((len(uw), b.warp_size), -1, dtype=np.int64)
+    table[row, lanes] = np.arange(len(ids))
     return ids, row, table
 
 
@@ -48,10 +48,11 @@ def _shfl(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         ids = b.ids(ix)
         n = len(ids)
-        lane = (ids & 31).astype(np.int64)
-        bv = np.broadcast_to(rb(b, ix)[0], (n,)).astype(np.int64) & 31
+        last = b.warp_size - 1  # the lane fields of b and c: 5 bits for 32 lanes
+        lane = (ids % b.warp_size).astype(np.int64)
+        bv = np.broadcast_to(rb(b, ix)[0], (n,)).astype(np.int64) & last
         cv = np.broadcast_to(rc(b, ix)[0], (n,)).astype(np.int64)
-        clamp, seg = cv & 31, (cv >> 8) & 31
+        clamp, seg = cv & last, (cv >> 8) & last
         max_lane = (lane & seg) | (clamp & ~seg)
         min_lane = lane & seg
         if mode == "UP":
@@ -93,7 +94,7 @@ def _ballot(b: Block, ix: Idx, p: Any) -> tuple[Any, Any]:
     ids, row, table = warp_table(b, ix)
     bits = np.zeros(len(ids), dtype=np.uint64)
     pb = np.broadcast_to(p, ids.shape)
-    lane_bit = np.uint64(1) << (ids & 31).astype(np.uint64)
+    lane_bit = np.uint64(1) << (ids % b.warp_size).astype(np.uint64)
     ballot = np.zeros(table.shape[0], dtype=np.uint64)
     active = np.zeros(table.shape[0], dtype=np.uint64)
     np.bitwise_or.at(ballot, row, np.where(pb, lane_bit, bits))
@@ -145,7 +146,8 @@ def _match(ins: Instruction, ctx: Context) -> Step:
         allsame = np.zeros(len(ids), dtype=bool)
         for k in range(len(ids)):  # small: one warp's worth per row
             same = (row == row[k]) & (v == v[k])
-            mask = int(np.bitwise_or.reduce(np.uint32(1) << (ids[same] & 31).astype(np.uint32)))
+            lanes = (ids[same] % b.warp_size).astype(np.uint32)
+            mask = int(np.bitwise_or.reduce(np.uint32(1) << lanes))
             out[k] = mask
             allsame[k] = bool(same[row == row[k]].all())
         if "ALL" in ins.mods:

@@ -13,9 +13,11 @@ import math
 import re
 import struct
 
-from ...plumbing.errors import ShmemError, shorten
+from ..hardware.arch import DEFAULT_ARCH, PROFILES
+from ..plumbing.errors import ShmemError, shorten
 
-MAX_BLOCK_THREADS = 1024
+#: the most threads a block may have: the default architecture profile's
+MAX_BLOCK_THREADS = PROFILES[DEFAULT_ARCH].max_threads
 MAX_GRID_BLOCKS = 1 << 14  # blocks traced one after the other (a 4096 x 4096 transpose: 16,384)
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)

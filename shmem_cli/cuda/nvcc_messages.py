@@ -1,0 +1,48 @@
+"""What of nvcc's messages a failed kernel build shows: the diagnostics located in the
+kernel's own source tree, never a line of a file outside it (the CUDA toolkit's headers or
+anything else), at most :data:`MAX_MESSAGES` of them."""
+
+from __future__ import annotations
+
+import re
+
+from ..plumbing.errors import shorten
+from .sources import SourceTree
+
+# --- what of the compiler's messages is shown ------------------------------------------------
+
+_DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^\s(][^()]*?)(?:\((?P<line>\d+)\)|:(?P<l2>\d+):(?P<col>\d+)):\s+"
+    r"(?P<msg>(?:catastrophic error|fatal error|error|warning|remark|note)\b.*)$"
+)
+_SUMMARY = re.compile(
+    r"^(\d+ errors? detected in the compilation of .*|compilation terminated\.|"
+    r"ptxas (?:error|fatal|warning)\s*:.*|nvcc (?:error|fatal)\s*:.*)$"
+)
+_TOOLKIT = re.compile(r"/(?:cuda[^/]*|nvidia/[^/]+|targets/[^/]+|usr)/(?:.*/)?include/")
+MAX_MESSAGES = 15
+
+
+def compiler_messages(text: str, tree: SourceTree) -> str:
+    """nvcc's diagnostics, one line each, without the source lines it quotes: a message
+    about a file outside the tree (other than the toolkit's and the system's headers)
+    keeps its place but not its words, so no file content reaches a report."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        m = _DIAGNOSTIC.match(line)
+        if m is not None:
+            file = m.group("file")
+            if tree.inside(file) or _TOOLKIT.search(file):
+                out.append(shorten(line, 300))
+            else:
+                where = m.group("line") or m.group("l2")
+                out.append(
+                    f"{shorten(file, 200)}({where}): {m.group('msg').split(':')[0]} "
+                    "(not shown: the file is outside the kernel's source tree)"
+                )
+        elif _SUMMARY.match(line):
+            out.append(shorten(line, 300))
+    if len(out) > MAX_MESSAGES:
+        out = [*out[: MAX_MESSAGES - 1], f"... and {len(out) - MAX_MESSAGES + 1} more lines"]
+    return "\n".join(out)
