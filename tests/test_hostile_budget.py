@@ -31,7 +31,7 @@ LOOP = "looping in hostile.cu:8-11 (pc 0x0130-0x01d0)"
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("threads", ["32", "1024"])
+@pytest.mark.parametrize("threads", ["32", pytest.param("1024", marks=pytest.mark.slow)])
 def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
     ran = shmem(*SPIN, "-b", threads)
     per = f"{budget.PER_THREAD:,} per thread x {int(threads):,} threads"
@@ -99,7 +99,7 @@ def test_one_runaway_kernel_does_not_stop_lint(tmp_path: Path) -> None:
             f"  - {{name: {name} store, array: s, op: store, index: [lane]}}\n"
             f"kernel:\n  source: k.cubin\n  name: {name}\n"
         )
-    for jobs in ("1", "2"):
+    for jobs in ("2",):  # worker processes; serially, the same trace runs in the command
         ran = shmem("lint", str(tmp_path), "-j", jobs)
         assert ran.code == 0, ran.text
         assert ran.seconds < 20

@@ -135,6 +135,23 @@ def require_file(path: str, *, folder: bool = False) -> None:
     fail_usage(f"{shorten(path, 200)} is {kind}; give a kernel file")
 
 
+#: the files of a Triton cache entry: an output inside an input folder may not be one
+ENTRY_FILES = (".json", ".cubin", ".ttgir", ".ttir", ".ptx", ".llir", ".source")
+
+
+def kernel_inputs(path: str, args: Iterable[str], *more: str | None) -> list[str]:
+    """What a trace reads that an output must never replace: the kernel file (or a Triton
+    folder), every ``@FILE`` of ``--arg`` (a tensor map's ``data=@FILE`` too) and ``more``
+    (``--compare``'s CSV)."""
+    out = [path, *(m for m in more if m)]
+    for arg in args:
+        value = arg.partition("=")[2].strip()
+        if value.startswith("@"):
+            out.append(value[1:])
+        out += [p.strip()[6:] for p in value.split(",") if p.strip().startswith("data=@")]
+    return out
+
+
 def require_specs(paths: tuple[str, ...]) -> None:
     """Every path exists and together they name at least one spec file."""
     from ..analysis.analyze import collect_specs

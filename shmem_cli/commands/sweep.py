@@ -12,6 +12,7 @@ from .common import (
     emit_simple_report,
     fail,
     fail_usage,
+    kernel_inputs,
     output_options,
     picture_options,
     pictures,
@@ -119,7 +120,7 @@ def sweep(
     require_paths([spec])
     from ..plumbing.fsutil import check_outputs
 
-    check_outputs((output, *pictures().values()), (spec,))
+    check_outputs((output, *pictures().values()), kernel_inputs(spec, launch["args"]))
     if Path(spec).suffix.lower() in (".cu", ".cuh"):
         from .sweep_kernel import sweep_kernel
 

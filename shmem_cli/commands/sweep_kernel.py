@@ -133,6 +133,7 @@ def sweep_kernel(
         arch=launch["arch"],
         nvcc_args=launch["nvcc_args"],
         budget=budget_of(launch),
+        outputs=(output,) if output else (),
     )
     try:
         result = run_compiled_sweep(request, axes, jobs=launch["jobs"])

@@ -17,11 +17,14 @@ from ..hardware.arch import DEFAULT_ARCH
 from .analyze import parse_rows
 from .common import (
     CONTEXT,
+    ENTRY_FILES,
     ExitCode,
     fail_input,
     fail_usage,
+    kernel_inputs,
     output_options,
     picture_options,
+    pictures,
     report_format_names,
     report_options,
     require_file,
@@ -292,7 +295,7 @@ def trace(
     from ..plumbing.errors import ShmemError
     from ..trace.emulator.budget import Budget
     from ..trace.kernel.launch import param_table
-    from ..trace.ncu_compare import compare_kernel, read_ncu_csv
+    from ..trace.ncu_compare import compare_kernel, read_ncu_csv, wanted
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceResult
 
@@ -305,6 +308,10 @@ def trace(
         fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
     if arrays and not suggest:
         fail_usage("--array names parts of shared memory for --suggest; add --suggest")
+    from ..plumbing.fsutil import check_outputs
+
+    outputs = (output, *pictures().values())
+    check_outputs(outputs, kernel_inputs(kernel_path, args, compare_csv), ENTRY_FILES)
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
@@ -322,6 +329,7 @@ def trace(
         nvcc_args=nvcc_args,
         source_roots=source_roots,
         budget=Budget.of(max_instructions, max_launch_instructions, time_limit),
+        outputs=tuple(o for o in outputs if o),
         consts=consts,
         params_file=params_file,
     )
@@ -355,7 +363,7 @@ def trace(
             else:
                 traced, code = trace_with_code(request, progress=progress)
                 report = TraceResult((traced,))
-                tables = read_ncu_csv(compare_csv)
+                tables = read_ncu_csv(compare_csv, wanted(traced.kernels))
                 compares = [compare_kernel(k, code, tables, compare_csv) for k in traced.kernels]
     except ShmemError as exc:
         fail_input(exc)

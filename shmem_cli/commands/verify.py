@@ -242,7 +242,12 @@ def verify(
         fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
     from ..plumbing.fsutil import check_outputs
 
-    check_outputs((output,), paths)
+    inputs = [*paths, *(p for p in (from_ncu, sass_file) if p)]
+    from ..verify.runner import BUNDLE
+
+    # the bundle's folder is made by --emit: its files are checked only when it exists
+    bundle = [Path(emit_dir) / n for n in BUNDLE] if emit_dir and Path(emit_dir).is_dir() else []
+    check_outputs((output, *bundle), inputs)
     targets, errors = _plan(paths)
     for err in errors:
         current_environment().err(with_source(err, error_sources(err)))
@@ -253,11 +258,12 @@ def verify(
 
         build_arch = arch or DEFAULT_ARCH
         runner.write_bundle(Path(emit_dir), targets, build_arch)
-        click.echo(
+        emit(
             f"wrote {len(targets)} kernels to {emit_dir}/ "
             f"({runner.SOURCE}, {runner.MANIFEST}, run.sh).\n"
             f"On the GPU machine: bash {emit_dir}/run.sh [{build_arch}]\n"
-            f"Then here: shmem verify {' '.join(paths)} --from-ncu {emit_dir}/{runner.CSV_FILE}"
+            f"Then here: shmem verify {' '.join(paths)} --from-ncu {emit_dir}/{runner.CSV_FILE}\n",
+            output,
         )
         sys.exit(ExitCode.USAGE if errors else ExitCode.OK)
     if from_ncu:

@@ -326,9 +326,10 @@ def _plain_name(name: str) -> bool:
     return bool(name) and not name.startswith("/") and ".." not in Path(name).parts
 
 
-def check_source(source: Path, tree: SourceTree, include_dirs: Sequence[Path] = ()) -> None:
+def check_source(source: Path, tree: SourceTree, include_dirs: Sequence[Path] = ()) -> list[str]:
     """Refuse ``source`` or any header it includes that would have the build read outside
-    ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``)."""
+    ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``).
+    Returns the files the build reads (resolved), the source first."""
     todo: list[Path] = [source]
     seen: set[str] = set()
     tree_bytes = [0]
@@ -352,6 +353,7 @@ def check_source(source: Path, tree: SourceTree, include_dirs: Sequence[Path] = 
             raise ShmemError(
                 exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
             ) from None
+    return sorted(seen, key=lambda p: p != os.path.realpath(source))
 
 
 def _refuse(d: Directive, message: str) -> _Refused:

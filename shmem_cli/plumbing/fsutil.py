@@ -245,13 +245,16 @@ def append_text(path: str | os.PathLike[str], text: str) -> None:
 
 
 def check_outputs(
-    outputs: Iterable[str | os.PathLike[str] | None], inputs: Iterable[str | os.PathLike[str]]
+    outputs: Iterable[str | os.PathLike[str] | None],
+    inputs: Iterable[str | os.PathLike[str]],
+    folder_suffixes: tuple[str, ...] = (".yaml", ".yml"),
 ) -> None:
     """Refuse, before any work, outputs that would overwrite an input or cannot be created.
 
     An output names an input when it is the same file as an input file, or an
-    existing ``*.yaml``/``*.yml`` file inside an input folder (a spec that would be
-    read). Raises :class:`OutputError`.
+    existing file inside an input folder with one of ``folder_suffixes`` (a spec that
+    would be read; for a Triton cache folder, the entry's ``.json``, ``.cubin``, ...).
+    Raises :class:`OutputError`.
     """
     sources = [os.fspath(p) for p in inputs]
     for out in outputs:
@@ -260,7 +263,7 @@ def check_outputs(
         name = os.fspath(out)
         shown = display(name)
         for source in sources:
-            if _overwrites(name, source):
+            if _overwrites(name, source, folder_suffixes):
                 raise OutputError(
                     f"refusing to write over the input {display(source)}; "
                     "choose another output file",
@@ -287,7 +290,7 @@ def check_outputs(
                 )
 
 
-def _overwrites(output: str, source: str) -> bool:
+def _overwrites(output: str, source: str, folder_suffixes: tuple[str, ...]) -> bool:
     try:
         out_stat = os.stat(output)
     except OSError:
@@ -299,7 +302,7 @@ def _overwrites(output: str, source: str) -> bool:
             return True
     except OSError:
         return False
-    if not os.path.isdir(source) or not output.endswith((".yaml", ".yml")):
+    if not os.path.isdir(source) or not output.endswith(folder_suffixes):
         return False
     real_dir = os.path.realpath(source)
     real_out = os.path.realpath(output)

@@ -29,22 +29,18 @@ Any verdict but ``match`` and ``cp.async``, and a different binary, is a disagre
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..hardware.ops import SHARED_OPCODES, SOURCE_COLUMNS, op_of_opcode
-from ..plumbing.bounded_read import read_bounded
-from ..plumbing.errors import ShmemError
+from ..hardware.ops import SHARED_OPCODES, op_of_opcode
+from ..plumbing.errors import ShmemError, shorten
+from .ncu_csv import EXECUTED, IDEAL, MAX_CSV_BYTES, WAVEFRONTS, NcuTable, read_ncu_csv
 from .ncu_names import same_kernel
 from .result import KernelTrace, TraceResult
 
-MAX_CSV_BYTES = 256 << 20
-EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
+__all__ = ["MAX_CSV_BYTES", "KernelCompare", "NcuTable", "compare_kernel", "read_ncu_csv"]
 AGREEING = ("match", "cp.async")
 VERDICTS = {
     "match": "executions, wavefronts and ideal agree",
@@ -56,14 +52,6 @@ VERDICTS = {
     "arguments or data",
     "launch": "other executions: another grid, other arguments, or data-dependent control flow",
 }
-
-
-@dataclass(frozen=True)
-class NcuTable:
-    """One launch's table of the source page."""
-
-    kernel: str
-    rows: tuple[tuple[int, str, dict[str, int | None]], ...]  # (pc, sass, counters)
 
 
 @dataclass(frozen=True)
@@ -128,66 +116,6 @@ class KernelCompare:
         }
 
 
-def _number(text: str) -> int | None:
-    t = text.strip().replace(",", "")
-    if t in ("", "-", "n/a"):
-        return None
-    try:
-        return int(float(t))
-    except ValueError:
-        return None
-
-
-def read_ncu_csv(path: str | Path) -> list[NcuTable]:
-    """Every table of a source-page CSV (``ncu --page source --csv --print-source sass``)."""
-    where = str(path)
-    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
-    tables: list[NcuTable] = []
-    kernel: str | None = None
-    columns: list[str] | None = None
-    rows: list[tuple[int, str, dict[str, int | None]]] = []
-    base = 0
-
-    def close() -> None:
-        if kernel is not None and columns is not None:
-            tables.append(NcuTable(kernel, tuple(rows)))
-
-    for record in csv.reader(io.StringIO(data.decode("utf-8", errors="replace"))):
-        if len(record) >= 2 and record[0] == "Kernel Name":
-            close()
-            kernel, columns, rows = record[1], None, []
-        elif kernel is not None and record[:2] == ["Address", "Source"]:
-            columns = record
-            missing = [c for c in (EXECUTED, WAVEFRONTS, IDEAL) if c not in columns]
-            if missing:
-                raise ShmemError(
-                    f"the table of {kernel} has no column {missing[0]!r}: profile with "
-                    "`ncu --section SourceCounters` and export with `ncu -i REPORT --page "
-                    "source --csv --print-source sass`",
-                    path=where,
-                    code="input",
-                )
-        elif columns is not None and len(record) == len(columns):
-            try:
-                address = int(record[0], 16)
-            except ValueError:
-                continue
-            if not rows:
-                base = address
-            counters = {c: _number(record[columns.index(c)]) for c in (EXECUTED, WAVEFRONTS, IDEAL)}
-            rows.append((address - base, record[1], counters))
-    close()
-    if not tables:
-        raise ShmemError(
-            "no Nsight Compute source table here: expected the output of `ncu -i REPORT "
-            '--page source --csv --print-source sass` ("Kernel Name" lines, then "Address", '
-            '"Source", ... rows)',
-            path=where,
-            code="input",
-        )
-    return tables
-
-
 _TARGET = re.compile(r"^(?:0x[0-9a-fA-F]{6,}|`\(.*\))$")
 
 
@@ -216,6 +144,11 @@ def function_text(disassembly: str, mangled: str) -> dict[int, str]:
         if fn.name == mangled
         for ins in fn.instructions
     }
+
+
+def wanted(kernels: tuple[KernelTrace, ...]) -> Callable[[str], bool]:
+    """The ``keep`` of :func:`read_ncu_csv` for the tables of ``kernels``."""
+    return lambda name: any(_same_kernel(name, k) for k in kernels)
 
 
 def _same_kernel(table_name: str, kernel: KernelTrace) -> bool:
@@ -257,9 +190,11 @@ def compare_kernel(
     """The trace against the first table of this kernel measured on this very binary."""
     mine = [t for t in tables if _same_kernel(t.kernel, kernel)]
     if not mine:
-        names = ", ".join(dict.fromkeys(t.kernel for t in tables))
+        names = ", ".join(shorten(n) for n in list(dict.fromkeys(t.kernel for t in tables))[:20])
         raise ShmemError(
-            f"the CSV has no table of {kernel.name}; it has: {names}", path=csv_path, code="input"
+            f"the CSV has no table of {shorten(kernel.name)}; it has: {shorten(names, 400)}",
+            path=csv_path,
+            code="input",
         )
     differences = [_binary_differences(t, code) for t in mine]
     pick = next((k for k, d in enumerate(differences) if not d), 0)

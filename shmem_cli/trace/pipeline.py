@@ -68,6 +68,8 @@ class TraceRequest:
     nvcc_base: str | None = None
     #: how much the trace may run: instructions per block and per launch, wall time
     budget: Budget = DEFAULT_BUDGET
+    #: the files the caller will write: refused if the build of a .cu reads one
+    outputs: tuple[str, ...] = ()
     #: ``__constant__`` values, "NAME=v,..." or "NAME=@FILE", as --const
     consts: tuple[str, ...] = ()
     #: the whole parameter block, "@FILE", as --params
@@ -116,7 +118,11 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
             )
         except NvccArgError as exc:
             raise ShmemError(exc.message, code="refused") from None
-        check_source(path, tree, [d.path for d in dirs])
+        read = check_source(path, tree, [d.path for d in dirs])
+        if request.outputs:  # a report must never replace a header the build reads
+            from ..plumbing.fsutil import check_outputs
+
+            check_outputs(request.outputs, read)
         cubin = toolchain.compile_cu(
             path, arch, folder, args, explain=lambda text: compiler_messages(text, tree)
         )

@@ -172,8 +172,12 @@ def manifest(targets: list[Target], arch: str) -> str:
     return json.dumps({"arch": arch, "kernels": rows}, indent=1) + "\n"
 
 
+#: the files ``--emit DIR`` writes
+BUNDLE = (SOURCE, MANIFEST, "run.sh")
+
+
 def write_bundle(folder: Path, targets: list[Target], arch: str) -> None:
-    """The ``.cu`` program, its manifest and ``run.sh`` in ``folder``."""
+    """The ``.cu`` program, its manifest and ``run.sh`` in ``folder`` (:data:`BUNDLE`)."""
     make_folder(folder)
     write_atomic(folder / SOURCE, program_source(targets))
     write_atomic(folder / MANIFEST, manifest(targets, arch))

@@ -21,17 +21,20 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...analysis.sweep.report import RankedVariant, sweep_json
 from ...cuda import toolchain
+from ...cuda.nvcc_messages import compiler_messages
+from ...cuda.sources import MAX_SOURCE_BYTES, SourceTree, check_source
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
 from ...model import Totals
+from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
+from ...plumbing.tool_threads import map_tools
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -170,6 +173,8 @@ def cache_dir() -> Path | None:
 
 
 def _cache_key(source: bytes, arch: str, args: Sequence[str], nvcc: str) -> str:
+    """The key of a variant's cubin: the tool, the target, the arguments and the bytes of
+    every file the build reads (``source``: the .cu and its headers, in order)."""
     h = hashlib.sha256()
     try:
         st = os.stat(nvcc)
@@ -183,17 +188,28 @@ def _cache_key(source: bytes, arch: str, args: Sequence[str], nvcc: str) -> str:
 
 
 def compile_variant(
-    source: Path, arch: str, args: Sequence[str], folder: Path, cache: Path | None
+    source: Path,
+    arch: str,
+    args: Sequence[str],
+    folder: Path,
+    cache: Path | None,
+    *,
+    contents: bytes | None = None,
+    explain: Callable[[str], str] = toolchain.tail,
 ) -> Path:
-    """The cubin of ``source`` built with ``args``: from the cache, or compiled (and kept)."""
+    """The cubin of ``source`` built with ``args``: from the cache, or compiled (and kept).
+    ``contents``: the bytes of every file the build reads (the cache key; default the
+    source's), ``explain``: what of nvcc's messages a failure shows."""
     nvcc = toolchain.which("nvcc")
-    key = _cache_key(source.read_bytes(), arch, args, nvcc or "nvcc")
+    if contents is None:
+        contents = read_bounded(source, MAX_SOURCE_BYTES, what="source", code="invalid-kernel")
+    key = _cache_key(contents, arch, args, nvcc or "nvcc")
     if cache is not None:
         kept = cache / f"{key}.cubin"
         if kept.is_file():
             return kept
     work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
-    cubin = toolchain.compile_cu(source, arch, work, args)
+    cubin = toolchain.compile_cu(source, arch, work, args, explain=explain)
     if cache is None:
         return cubin
     from ...plumbing import fsutil
@@ -204,6 +220,30 @@ def compile_variant(
         return cache / f"{key}.cubin"
     except (OSError, fsutil.OutputError):
         return cubin
+
+
+def _checked_build(request: TraceRequest, tree: SourceTree) -> tuple[list[str], list[str]]:
+    """The sweep's nvcc arguments (checked against the allowlist, their ``-I`` folders inside
+    the source tree) and the files the build reads, checked as ``shmem trace`` checks a .cu:
+    nothing outside the tree, no output over one of them."""
+    from ...cuda.nvcc_args import NvccArgError, check_nvcc_args
+
+    source = Path(request.path)
+    try:
+        args, dirs = check_nvcc_args(
+            request.nvcc_args, base=Path(request.nvcc_base or "."), inside=tree.inside
+        )
+    except NvccArgError as exc:
+        raise ShmemError(exc.message, code="refused") from None
+    try:
+        read = check_source(source, tree, [d.path for d in dirs])
+    except ShmemError as exc:
+        raise exc.located(str(source)) from None
+    if request.outputs:
+        from ...plumbing.fsutil import check_outputs
+
+        check_outputs(request.outputs, read)
+    return args, read
 
 
 def _instruction_note(first: Counter[str], now: Counter[str]) -> str:
@@ -248,6 +288,11 @@ def run_compiled_sweep(
         raise ShmemError(f"the sweep has {len(points):,} variants; the limit is {MAX_VARIANTS}")
     source = Path(request.path)
     arch = request.arch or DEFAULT_ARCH
+    tree = request.tree()
+    nvcc_args, read = _checked_build(request, tree)
+    contents = b"\0".join(
+        read_bounded(f, MAX_SOURCE_BYTES, what="source", code="invalid-kernel") for f in read
+    )
     cache = cache_dir()
     workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
     variants: list[Variant] = []
@@ -255,15 +300,22 @@ def run_compiled_sweep(
         folder = Path(tmp)
 
         def build(point: tuple[int, ...]) -> Path | ShmemError:
-            args = [*request.nvcc_args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
+            args = [*nvcc_args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
             try:
-                return compile_variant(source, arch, args, folder, cache)
+                return compile_variant(
+                    source,
+                    arch,
+                    args,
+                    folder,
+                    cache,
+                    contents=contents,
+                    explain=lambda text: compiler_messages(text, tree),
+                )
             except toolchain.ToolError as exc:
                 code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
                 return ShmemError(str(exc), path=str(source), code=code)
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            built = list(pool.map(build, points))
+        built = map_tools(build, points, workers)  # Ctrl-C ends every compile at once
         for index, (point, cubin) in enumerate(zip(points, built, strict=True)):
             defines = tuple(zip(names, point, strict=True))
             if progress is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...cuda.sass import line_table_files
@@ -41,16 +41,25 @@ def defines_of(nvcc_args: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _sources(paths: Sequence[str | Path], roots: Sequence[Path]) -> list[tuple[str, str]]:
+def _sources(
+    paths: Sequence[str | Path], roots: Sequence[Path], allowed: Callable[[Path], bool]
+) -> list[tuple[str, str]]:
+    """(path, text) of the sources to look for declarations in: only files inside the source
+    tree (``allowed``), regular, and at most a source's size (a declaration is quoted)."""
+    from ...cuda.sources import MAX_SOURCE_BYTES
+    from ...plumbing.bounded_read import read_bounded
+    from ...plumbing.errors import ShmemError
+
     out = []
     for p in dict.fromkeys(str(p) for p in paths):
-        found = locate_source(p, [*roots, Path.cwd()])
+        found = locate_source(p, [*roots, Path.cwd()], allowed)
         if found is None:
             continue
         try:
-            out.append((str(p), found.read_text(encoding="utf-8", errors="replace")))
-        except OSError:
+            data = read_bounded(found, MAX_SOURCE_BYTES, what="source")
+        except ShmemError:
             continue
+        out.append((str(p), data.decode("utf-8", errors="replace")))
     return out
 
 
@@ -79,7 +88,8 @@ def trace_with_suggestions(
     traced = trace_loaded(loaded, request, progress=progress)
     kernel = traced.kernels[0]
     is_cu = path.suffix.lower() in (".cu", ".cuh")
-    sources = _sources([*([path] if is_cu else []), *line_table_files(loaded.disassembly)], roots)
+    files: list[str | Path] = [*([path] if is_cu else []), *line_table_files(loaded.disassembly)]
+    sources = _sources(files, roots, request.tree().inside)
     defines = defines_of(request.nvcc_args)
     shapes: dict[str, Shape | None] = {
         a.name: shape_of(sources, a.name, a.size, kernel_name=loaded.kernel.name, defines=defines)

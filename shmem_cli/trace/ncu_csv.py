@@ -1,0 +1,162 @@
+"""Nsight Compute's per-instruction export (the source page as CSV) read for ``--compare``.
+
+``ncu -i REPORT --page source --csv --print-source sass`` writes one table per profiled
+launch: a ``"Kernel Name",NAME`` line, a header row (``Address``, ``Source``, ...,
+``Instructions Executed``, ``L1 Wavefronts Shared``, ``L1 Wavefronts Shared Ideal``) and one
+row per SASS instruction at its absolute address. A row's pc is its address less the table's
+first.
+
+The file is an input anyone can commit, so it is read bounded and streamed: at most
+:data:`MAX_CSV_BYTES` (a gzip file unpacked only that far), rows parsed as they come (line ends
+``\\n``, ``\\r\\n`` or a bare ``\\r``), only the tables of the kernels asked for kept, at most
+:data:`MAX_ROWS` of their rows in all, each counter a whole number below 2^63 (``1e309``,
+``nan`` or a 40-digit count is an error at its line), a field at most 128 KiB.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..hardware.ops import SOURCE_COLUMNS
+from ..plumbing.bounded_read import read_bounded
+from ..plumbing.errors import ShmemError, SourcePos, shorten
+
+MAX_CSV_BYTES = 256 << 20
+MAX_ROWS = 1_000_000  # instruction rows kept, over every table of the kernels compared
+MAX_OTHER_NAMES = 20  # names of other kernels' tables kept for an error
+EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
+COUNTERS = (EXECUTED, WAVEFRONTS, IDEAL)
+
+
+@dataclass(frozen=True)
+class NcuTable:
+    """One launch's table of the source page (``rows`` empty for a kernel not asked for)."""
+
+    kernel: str
+    rows: tuple[tuple[int, str, dict[str, int | None]], ...]  # (pc, sass, counters)
+
+
+def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, fields) of every CSV record, streamed; a malformed one is a located error."""
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
+    reader = csv.reader(stream)
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            line = reader.line_num
+            raise ShmemError(
+                f"not a CSV record Nsight Compute writes ({shorten(str(exc), 80)}); export "
+                "with `ncu -i REPORT --page source --csv --print-source sass`",
+                path=where,
+                pos=SourcePos(max(line, 1), 1),
+                code="input",
+            ) from None
+        yield reader.line_num, record
+
+
+def count(text: str, where: str, line: int, column: str) -> int | None:
+    """A counter's value: a whole number (``1,024`` or ``1024.0``), None where ncu prints none."""
+    t = text.strip().replace(",", "")
+    if t in ("", "-", "n/a"):
+        return None
+    value: float | int | None = None
+    if len(t) <= 24 and t.isascii():
+        if t.isdigit():
+            value = int(t)
+        else:
+            try:
+                value = float(t)
+            except ValueError:
+                value = None
+    if value is None or not math.isfinite(value) or value < 0 or value >= 2**63:
+        raise ShmemError(
+            f"{column!r} is {shorten(text)!r}, not a count of at most 2^63",
+            path=where,
+            pos=SourcePos(line, 1),
+            code="input",
+        )
+    return int(value)
+
+
+def read_ncu_csv(path: str | Path, keep: Callable[[str], bool] | None = None) -> list[NcuTable]:
+    """Every table of a source-page CSV; with ``keep``, the rows only of the tables whose
+    kernel it takes (the others are named, up to :data:`MAX_OTHER_NAMES`, without rows)."""
+    where = str(path)
+    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    tables: list[NcuTable] = []
+    others: dict[str, None] = {}
+    kernel: str | None = None
+    wanted = False
+    columns: list[int] | None = None
+    width = 0
+    rows: list[tuple[int, str, dict[str, int | None]]] = []
+    kept = 0
+    base = 0
+
+    def close() -> None:
+        if kernel is None or columns is None:
+            return
+        if wanted:
+            tables.append(NcuTable(kernel, tuple(rows)))
+        elif kernel not in others and len(others) < MAX_OTHER_NAMES:
+            others[kernel] = None
+            tables.append(NcuTable(kernel, ()))
+
+    for line, record in _records(data, where):
+        if len(record) >= 2 and record[0] == "Kernel Name":
+            close()
+            kernel, columns, rows = record[1], None, []
+            wanted = keep is None or keep(kernel)
+        elif kernel is not None and record[:2] == ["Address", "Source"]:
+            missing = [c for c in COUNTERS if c not in record]
+            if missing:
+                raise ShmemError(
+                    f"the table of {shorten(kernel)} has no column {missing[0]!r}: profile with "
+                    "`ncu --section SourceCounters` and export with `ncu -i REPORT --page "
+                    "source --csv --print-source sass`",
+                    path=where,
+                    pos=SourcePos(line, 1),
+                    code="input",
+                )
+            columns, width = [record.index(c) for c in COUNTERS], len(record)
+        elif columns is not None and wanted and len(record) == width:
+            try:
+                address = int(record[0], 16) if len(record[0]) <= 20 else None
+            except ValueError:
+                address = None
+            if address is None:
+                continue
+            if not rows:
+                base = address
+            kept += 1
+            if kept > MAX_ROWS:
+                raise ShmemError(
+                    f"the CSV holds more than {MAX_ROWS:,} instruction rows of the kernel "
+                    "compared: profile one launch (ncu --kernel-name NAME --launch-count 1)",
+                    path=where,
+                    pos=SourcePos(line, 1),
+                    code="input",
+                )
+            counters = {
+                name: count(record[k], where, line, name)
+                for name, k in zip(COUNTERS, columns, strict=True)
+            }
+            rows.append((address - base, record[1], counters))
+    close()
+    if not tables:
+        raise ShmemError(
+            "no Nsight Compute source table here: expected the output of `ncu -i REPORT "
+            '--page source --csv --print-source sass` ("Kernel Name" lines, then "Address", '
+            '"Source", ... rows)',
+            path=where,
+            code="input",
+        )
+    return tables

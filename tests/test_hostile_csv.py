@@ -1,0 +1,122 @@
+"""Hostile ``--compare`` CSVs (issue 28): counters that are not counts, bare CR line ends,
+a 128 KiB field, a gzip bomb of rows. Each is a located error or a result, read streamed with
+bounded memory; only the compared kernel's tables keep their rows."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.ncu_csv import MAX_ROWS, read_ncu_csv
+
+from .conftest import TEST_DATA, needs_nvdisasm
+from .hostile import PEAK_LIMIT_MIB, refused, shmem
+
+REAL = TEST_DATA / "triton" / "ncu" / "layernorm.csv"
+ENTRY = TEST_DATA / "triton" / "cache" / "BNA37UX6NG47NQSUZID23JEHSIPE3YFLJEPGHWSGJUGSKGQ6TXBA"
+HEAD = (
+    '"Kernel Name","k"\n"Address","Source","Instructions Executed","L1 Wavefronts Shared",'
+    '"L1 Wavefronts Shared Ideal"\n'
+)
+
+
+def row(address: int, executed: str = "1") -> str:
+    return f'"0x{address:x}","LDS R0, [R1]","{executed}","1","1"\n'
+
+
+@pytest.mark.parametrize(
+    ("executed", "fragment"),
+    [
+        ("1e309", "'Instructions Executed' is '1e309', not a count of at most 2^63"),
+        ("nan", "is 'nan', not a count"),
+        ("-3", "is '-3', not a count"),
+        ("9" * 40, "is '99999"),
+        ("\u0661\u0662", "not a count"),
+    ],
+)
+def test_counters_that_are_not_counts(tmp_path: Path, executed: str, fragment: str) -> None:
+    path = tmp_path / "ncu.csv"
+    path.write_text(HEAD + row(0x7F00) + row(0x7F10, executed))
+    with pytest.raises(ShmemError) as err:
+        read_ncu_csv(path)
+    assert fragment in err.value.message
+    assert (err.value.path, err.value.line) == (str(path), 4)
+
+
+def test_line_ends_of_every_kind(tmp_path: Path) -> None:
+    text = HEAD + row(0x7F00, "1,024") + row(0x7F10, "2.0")
+    for end in ("\n", "\r\n", "\r"):
+        path = tmp_path / "ncu.csv"
+        path.write_bytes(text.replace("\n", end).encode())
+        (table,) = read_ncu_csv(path)
+        assert [(pc, c["Instructions Executed"]) for pc, _, c in table.rows] == [(0, 1024), (16, 2)]
+
+
+def test_a_field_past_128_kib_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "ncu.csv"
+    for size, name in ((128 << 10, "k"), (128 << 10, "A" * (128 << 10))):
+        path.write_text(HEAD.replace('"k"', f'"{name}"') + f'"0x7f10","{"A" * size}","1","1","1"\n')
+        assert len(read_ncu_csv(path)[0].rows) == 1  # 128 KiB: the most a field holds
+    path.write_text(HEAD + row(0x7F00) + f'"0x7f10","{"A" * ((128 << 10) + 1)}","1","1","1"\n')
+    with pytest.raises(ShmemError, match="not a CSV record Nsight Compute writes") as err:
+        read_ncu_csv(path)
+    assert err.value.line == 4
+    assert len(err.value.message) < 300
+
+
+def test_only_the_compared_kernels_rows_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "ncu.csv"
+    other = HEAD.replace('"k"', '"other"') + "".join(row(0x7F00 + 16 * i) for i in range(1000))
+    path.write_text(other + HEAD + row(0x7F00))
+    tables = read_ncu_csv(path, lambda name: name == "k")
+    assert [(t.kernel, len(t.rows)) for t in tables] == [("other", 0), ("k", 1)]
+
+
+def test_rows_past_the_bound_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shmem_cli.trace.ncu_csv as ncu_csv
+
+    monkeypatch.setattr(ncu_csv, "MAX_ROWS", 100)
+    path = tmp_path / "ncu.csv"
+    path.write_text(HEAD + "".join(row(0x7F00 + 16 * i) for i in range(101)))
+    with pytest.raises(ShmemError, match="more than 100 instruction rows") as err:
+        read_ncu_csv(path)
+    assert err.value.line == 103
+
+
+def _bomb(tmp_path: Path, name: str, rows: int) -> Path:
+    bomb = tmp_path / f"{name}.csv.gz"
+    text = HEAD.replace('"k"', f'"{name}"') + row(0x7F00) * rows  # 84 bytes a row
+    bomb.write_bytes(gzip.compress(text.encode(), 9))
+    assert bomb.stat().st_size < 1 << 20
+    return bomb
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("name", "rows", "said"),
+    [
+        # 126 MiB of another kernel's rows: read as they come, none kept
+        ("other_kernel", 1_500_000, "no table of matmul_tiles"),
+        # 176 MiB of the compared kernel's: refused past the bound of rows
+        pytest.param("matmul_tiles", 2_200_000, "more than 1,000,000", marks=pytest.mark.slow),
+    ],
+)
+def test_a_gzip_bomb_of_rows_is_read_in_bounded_memory(
+    tmp_path: Path, name: str, rows: int, said: str
+) -> None:
+    assert MAX_ROWS == 1_000_000
+    bomb = _bomb(tmp_path, name, rows)
+    ran = shmem("trace", str(ENTRY), "--grid", "1", "--compare", str(bomb), timeout=120)
+    refused(ran, str(bomb), said, seconds=60)
+    assert ran.peak_mib < PEAK_LIMIT_MIB
+
+
+@needs_nvdisasm
+def test_hostile_csvs_on_the_command_line(tmp_path: Path) -> None:
+    inf = tmp_path / "inf.csv"
+    inf.write_text(REAL.read_text().replace('"0","0","0","0",', '"1e309","0","0","0",', 1))
+    ran = shmem("trace", str(ENTRY), "--grid", "1", "--compare", str(inf))
+    assert ran.code in (1, 2) and "Traceback" not in ran.text

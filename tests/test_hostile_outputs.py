@@ -1,0 +1,106 @@
+"""Outputs that would destroy an input of the same command (issue 28): ``-o``, ``--svg``,
+``--html`` and ``--emit`` naming the kernel, a header it includes, a buffer file, the
+``--compare`` CSV, a Triton entry's files or a CSV ``verify`` reads are refused before any
+work, and the input is left byte for byte; ``verify --emit -o FILE`` writes its summary there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+
+from .conftest import ROOT, TEST_DATA
+from .hostile import CUBIN
+
+ENTRY = TEST_DATA / "triton" / "cache" / "BNA37UX6NG47NQSUZID23JEHSIPE3YFLJEPGHWSGJUGSKGQ6TXBA"
+CSV = TEST_DATA / "triton" / "ncu" / "layernorm.csv"
+SPEC = ROOT / "access_specs" / "column_read_32x32.yaml"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.output
+
+
+def refused_over(target: Path, *args: str) -> None:
+    """The command is refused naming ``target``, which keeps its bytes."""
+    before = target.read_bytes()
+    code, out = run(*args)
+    assert code == 2, out
+    assert "refusing to write over the input" in out, out
+    assert target.read_bytes() == before
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Path:
+    """A .cu that includes a header, in a source tree of its own."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tile.cuh").write_text("#define TILE 32\n")
+    source = tmp_path / "k.cu"
+    source.write_text(
+        '#include "tile.cuh"\n__global__ void k(float *o) { __shared__ float s[TILE];\n'
+        "  s[threadIdx.x] = 1; __syncthreads(); o[threadIdx.x] = s[0]; }\n"
+    )
+    return source
+
+
+@pytest.mark.parametrize("option", ["-o", "--svg", "--html"])
+def test_a_trace_never_writes_over_its_kernel(tmp_path: Path, option: str) -> None:
+    cubin = tmp_path / "k.cubin"
+    shutil.copy(CUBIN, cubin)
+    refused_over(cubin, "trace", str(cubin), "-k", "trivial", "-b", "32", option, str(cubin))
+
+
+def test_a_trace_never_writes_over_its_source_or_a_header(kernel: Path) -> None:
+    refused_over(kernel, "trace", str(kernel), "-b", "32", "-o", str(kernel))
+    header = kernel.parent / "tile.cuh"  # read by the build: found by the source scan
+    refused_over(header, "trace", str(kernel), "-b", "32", "--svg", str(header))
+
+
+def test_a_trace_never_writes_over_a_buffer_or_the_compare_csv(tmp_path: Path) -> None:
+    buffer = tmp_path / "in.bin"
+    buffer.write_bytes(b"\x01" * 64)
+    args = ("trace", str(CUBIN), "-k", "trivial", "-b", "32", "-a", f"0=@{buffer}")
+    refused_over(buffer, *args, "-o", str(buffer))
+    spec = f"0+0=tensormap:dtype=u8,dims=64,box=16,data=@{buffer}"
+    refused_over(
+        buffer, "trace", str(CUBIN), "-k", "trivial", "-b", "32", "-a", spec, "-o", str(buffer)
+    )
+    csv = tmp_path / "ncu.csv"
+    shutil.copy(CSV, csv)
+    refused_over(csv, "trace", str(ENTRY), "--compare", str(csv), "-o", str(csv))
+
+
+def test_a_trace_never_writes_over_a_triton_entry(tmp_path: Path) -> None:
+    entry = tmp_path / "entry"
+    shutil.copytree(ENTRY, entry)
+    (meta,) = entry.glob("*.json")
+    refused_over(meta, "trace", str(entry), "-o", str(meta))
+    refused_over(meta, "trace", str(meta), "--html", str(meta))
+    (cubin,) = entry.glob("*.cubin")
+    refused_over(cubin, "trace", str(entry), "--svg", str(cubin))
+
+
+def test_a_kernel_sweep_never_writes_over_its_inputs(kernel: Path) -> None:
+    buffer = kernel.parent / "in.bin"
+    buffer.write_bytes(bytes(128))
+    sweep = ("sweep", str(kernel), "--define", "TILE=32,64", "-b", "32", "-a", f"0=@{buffer}")
+    refused_over(kernel, *sweep, "-o", str(kernel))
+    refused_over(buffer, *sweep, "-o", str(buffer))
+
+
+def test_verify_never_writes_over_its_csv_and_honours_o_with_emit(tmp_path: Path) -> None:
+    csv = tmp_path / "ncu.csv"
+    csv.write_text("x\n")
+    refused_over(csv, "verify", str(SPEC), "--from-ncu", str(csv), "-o", str(csv))
+    summary = tmp_path / "summary.txt"
+    code, out = run("verify", str(SPEC), "--emit", str(tmp_path / "bench"), "-o", str(summary))
+    assert code == 0, out
+    assert out == ""
+    assert summary.read_text().startswith("wrote 2 kernels to ")

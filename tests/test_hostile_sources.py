@@ -1,0 +1,134 @@
+"""Source confinement on every path that compiles or reads sources (issue 28), and a compiled
+sweep that ends at once on Ctrl-C.
+
+``shmem sweep K.cu --define ...`` refuses a source that includes a file outside its tree,
+as ``shmem trace`` does, before anything is compiled; ``--suggest`` and ``--list-params``
+read declarations and parameter names only from files inside the tree. Ctrl-C or SIGTERM
+during a sweep's compiles (``-j2``) kills every compile with its children at once and leaves
+no temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .hostile import refused, shmem
+
+SGEMM = TRACE_DATA / "fixes" / "warp_sgemm.pad0.sm_90.cubin"
+SGEMM_CU = TRACE_DATA / "fixes" / "kernels" / "warp_sgemm.cu"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A source tree (it holds .git) with a kernel that includes a file outside it."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (tmp_path / "outside.h").write_text("#define TILE 32 // SECRET_OUTSIDE_LINE\n")
+    (root / "k.cu").write_text(
+        '#include "../outside.h"\n__global__ void k(float *o) { o[threadIdx.x] = TILE; }\n'
+    )
+    return root
+
+
+def test_a_kernel_sweep_refuses_a_source_outside_its_tree(project: Path) -> None:
+    ran = shmem("sweep", str(project / "k.cu"), "--define", "PAD=0,1", "-b", "32")
+    refused(ran, f"{project / 'k.cu'}:1:", "outside the kernel's source tree")
+    assert "SECRET_OUTSIDE_LINE" not in ran.text
+
+
+def test_a_kernel_sweep_refuses_an_include_folder_outside_its_tree(project: Path) -> None:
+    (project / "k.cu").write_text("__global__ void k(float *o) { o[0] = 1; }\n")
+    ran = shmem(
+        "sweep", str(project / "k.cu"), "--define", "P=0,1", "-b", "32",
+        f"--nvcc-arg=-I{project.parent}",
+    )  # fmt: skip
+    refused(ran, "outside")
+
+
+@needs_nvdisasm
+def test_declarations_and_names_are_read_only_inside_the_tree(tmp_path: Path) -> None:
+    """A cubin in a folder of its own, run from a folder holding its source: outside the
+    cubin's tree, so neither --list-params nor --suggest reads it; inside, both do."""
+    (tmp_path / "proj").mkdir()
+    shutil.copy(SGEMM, tmp_path / "proj" / "k.cubin")
+    shutil.copy(SGEMM_CU, tmp_path / "warp_sgemm.cu")  # found by name under the current folder
+    listing = ("trace", "proj/k.cubin", "--list-params")
+    suggest = ("trace", "proj/k.cubin", "-b", "256", "-a", "3=64", "-a", "4=128", "-a", "5=64")
+    suggest += ("--suggest", "--no-tables", "--format", "json")
+    outside = [shmem(*args, cwd=tmp_path) for args in (listing, suggest)]
+    assert all(r.code == 0 for r in outside), [r.text[-500:] for r in outside]
+    assert "3  ?     int" in outside[0].stdout
+    assert "__shared__ float As" not in outside[1].stdout
+    shutil.move(tmp_path / "warp_sgemm.cu", tmp_path / "proj" / "warp_sgemm.cu")
+    inside = [shmem(*args, cwd=tmp_path) for args in (listing, suggest)]
+    assert "3  M     int" in inside[0].stdout
+    assert "__shared__ float As[16][64 + " in inside[1].stdout
+
+
+# --- Ctrl-C during the compiles -------------------------------------------------------------
+
+SLOW_NVCC = """#!/bin/sh
+# a compiler that takes a minute, in a child of its own (its process group must go too)
+echo $$ >> "$PIDS"
+sleep 60 &
+echo $! >> "$PIDS"
+wait
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:  # a zombie is gone for our purpose
+        return fh.read().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_every_compile_of_a_sweep_at_once(
+    tmp_path: Path, project: Path, sig: signal.Signals
+) -> None:
+    (project / "k.cu").write_text("__global__ void k(float *o) { o[threadIdx.x] = PAD; }\n")
+    bin_dir, scratch, pids = tmp_path / "bin", tmp_path / "tmp", tmp_path / "pids"
+    bin_dir.mkdir()
+    scratch.mkdir()
+    (bin_dir / "nvcc").write_text(SLOW_NVCC)
+    (bin_dir / "nvcc").chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "TMPDIR": str(scratch),
+        "PIDS": str(pids),
+        "SHMEM_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    args = [str(project / "k.cu"), "--define", "PAD=1,2,3,4", "-b", "32", "-j", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shmem_cli.cli", "sweep", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 4):
+        time.sleep(0.05)  # both compiles started, each with its child
+    started = [int(p) for p in pids.read_text().split()]
+    proc.send_signal(sig)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 5, "the sweep waited for its compiles"
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    assert not [p for p in started if _alive(p)]
+    assert list(scratch.iterdir()) == []
