@@ -220,6 +220,7 @@ def lint(
         rules=rules,
         compile=not no_compile,
         source_roots=config.source_roots,
+        include_roots=config.include_roots,
     )
     files = lint_files(targets, options, jobs=jobs)
     report = CheckReport(files=files)

@@ -332,6 +332,8 @@ def trace(
         outputs=tuple(o for o in outputs if o),
         consts=consts,
         params_file=params_file,
+        include_roots=_include_roots(),
+        nvcc_trusted=True,
     )
     try:
         if list_params:
@@ -390,6 +392,20 @@ def trace(
     )
     if not agrees:
         sys.exit(ExitCode.FINDINGS)
+
+
+def _include_roots() -> tuple[str, ...]:
+    """``[tool.shmem] include-roots`` of the project shmem runs in (none without one)."""
+    from ..lint.config import find_pyproject, load_config
+    from ..plumbing.errors import ShmemError
+
+    found = find_pyproject(Path.cwd())
+    if found is None:
+        return ()
+    try:
+        return load_config(found).include_roots
+    except ShmemError as exc:
+        fail_input(exc)
 
 
 def _launch_words(

@@ -11,8 +11,9 @@ a form that is inert on a shell command line:
 * ``-DNAME``, ``-DNAME=VALUE`` (also ``-D NAME``, ``--define-macro``): NAME a C
   identifier, VALUE made of letters, digits and ``_ . + -`` only;
 * ``-UNAME`` (``--undefine-macro``);
-* ``-IDIR`` (``--include-path``): a folder inside the kernel's source tree
-  (:mod:`shmem_cli.kernel_sources`), with no shell-special character in its path;
+* ``-IDIR`` (``--include-path``): a folder the caller's ``inside`` accepts (for a spec: the
+  kernel's source tree or an include root, :mod:`shmem_cli.cuda.sources`; the user's own
+  command line: any), with no shell-special character in its path;
 * ``-std=c++11`` ... ``-std=c++20``; ``--expt-relaxed-constexpr``,
   ``--expt-extended-lambda``, ``--extended-lambda``;
 * ``-G``, ``--device-debug``, ``-lineinfo``, ``--generate-line-info``;

@@ -15,6 +15,9 @@ _DIAGNOSTIC = re.compile(
     r"^(?P<file>[^\s(][^()]*?)(?:\((?P<line>\d+)\)|:(?P<l2>\d+):(?P<col>\d+)):\s+"
     r"(?P<msg>(?:catastrophic error|fatal error|error|warning|remark|note)\b.*)$"
 )
+# ptxas names the PTX it assembles, a temporary file: "ptxas /tmp/tmpxft_.._k.ptx, line 26;
+# error   : Instruction 'wgmma.fence' not supported on .target 'sm_90'"
+_PTXAS = re.compile(r"^ptxas\s+\S+?, line (\d+); (error|warning)\s*:\s*(.*)$")
 _SUMMARY = re.compile(
     r"^(\d+ errors? detected in the compilation of .*|compilation terminated\.|"
     r"ptxas (?:error|fatal|warning)\s*:.*|nvcc (?:error|fatal)\s*:.*)$"
@@ -41,6 +44,9 @@ def compiler_messages(text: str, tree: SourceTree) -> str:
                     f"{shorten(file, 200)}({where}): {m.group('msg').split(':')[0]} "
                     "(not shown: the file is outside the kernel's source tree)"
                 )
+        elif (p := _PTXAS.match(line)) is not None:
+            said = f"ptxas {p.group(2)}: {p.group(3)} (line {p.group(1)} of the PTX)"
+            out.append(shorten(said, 300))
         elif _SUMMARY.match(line):
             out.append(shorten(line, 300))
     if len(out) > MAX_MESSAGES:

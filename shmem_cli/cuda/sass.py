@@ -9,6 +9,7 @@ module does not know is a :class:`SassSyntaxError` naming the text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .sass_operands import (
@@ -205,12 +206,19 @@ def find_function(functions: list[Function], name: str) -> Function:
     raise SassSyntaxError(f"no function '{name}' in the disassembly (found: {known})")
 
 
-def source_lines(fn: Function) -> dict[int, tuple[str, int]]:
-    """pc -> the source line to report (:attr:`Instruction.user_location`), for every
-    instruction of ``fn`` the line table places."""
+def source_lines(
+    fn: Function, user: Callable[[str], bool] | None = None
+) -> dict[int, tuple[str, int]]:
+    """pc -> the source line to report, for every instruction of ``fn`` the line table
+    places: the innermost location in the user's own sources (``user(file)``: in the
+    kernel's source tree, not in a library's include folder) where ``user`` is given and
+    one is in the chain, else :attr:`Instruction.user_location`."""
     out = {}
     for ins in fn.instructions:
         where = ins.user_location
+        if user is not None:
+            own = [c for c in ins.locations if user(c[0])]
+            where = own[0] if own else where
         if where is not None:
             out[ins.pc] = where
     return out

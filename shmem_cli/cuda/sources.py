@@ -13,9 +13,11 @@ following symbolic links.
 includes, and refuses, at ``file:line:column``:
 
 * an ``#include``, ``#include_next`` or ``#import`` (also ``%:include``, and with
-  ``??=`` trigraphs) whose file is outside the tree, is absolute, climbs with
-  ``..`` out of the folders searched, or is named by a macro (a computed include
-  cannot be checked before compiling); the same for ``__has_include``;
+  ``??=`` trigraphs) whose file is outside the tree (and outside the include roots
+  the user named), is absolute, or climbs with ``..`` out of the folders searched;
+  the same for ``__has_include``. An include named by a macro (a computed include:
+  ``#include CUDA_STD_HEADER(...)``) cannot be resolved before compiling: the
+  compile's own list of what it read is checked instead (:mod:`.build`);
 * ``#line`` and GCC line markers (``# 7 "file"``) that name a file outside the
   tree, ``#pragma GCC dependency`` and ``#embed``;
 * a file that is not a regular file (a FIFO, a device), larger than
@@ -25,14 +27,15 @@ includes, and refuses, at ``file:line:column``:
 The scan is one pass over the text (comments, string and raw string literals,
 line splices), done twice when the text holds ``??`` (with and without trigraphs),
 so no directive the preprocessor sees is hidden from it. Headers found in the
-toolkit's or the host compiler's own include folders are not read.
+toolkit's or the host compiler's own include folders, or in an include root the user
+trusts (``trusted``), are not read.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -326,10 +329,16 @@ def _plain_name(name: str) -> bool:
     return bool(name) and not name.startswith("/") and ".." not in Path(name).parts
 
 
-def check_source(source: Path, tree: SourceTree, include_dirs: Sequence[Path] = ()) -> list[str]:
+def check_source(
+    source: Path,
+    tree: SourceTree,
+    include_dirs: Sequence[Path] = (),
+    trusted: Callable[[Path], bool] = lambda _: False,
+) -> list[str]:
     """Refuse ``source`` or any header it includes that would have the build read outside
     ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``).
-    Returns the files the build reads (resolved), the source first."""
+    Headers that ``trusted`` accepts (an include root the user named) are not read.
+    Returns the files read here (resolved), the source first."""
     todo: list[Path] = [source]
     seen: set[str] = set()
     tree_bytes = [0]
@@ -348,7 +357,7 @@ def check_source(source: Path, tree: SourceTree, include_dirs: Sequence[Path] = 
         text = _read_source(path, tree_bytes)
         try:
             for d in directives(text):
-                todo.extend(_check_directive(d, path, tree, include_dirs))
+                todo.extend(_check_directive(d, path, tree, include_dirs, trusted))
         except _Refused as exc:
             raise ShmemError(
                 exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
@@ -361,7 +370,11 @@ def _refuse(d: Directive, message: str) -> _Refused:
 
 
 def _check_directive(
-    d: Directive, path: Path, tree: SourceTree, include_dirs: Sequence[Path]
+    d: Directive,
+    path: Path,
+    tree: SourceTree,
+    include_dirs: Sequence[Path],
+    trusted: Callable[[Path], bool],
 ) -> list[Path]:
     """The local headers a directive brings in (to be checked too), or a refusal."""
     m = _DIRECTIVE.match(d.text)
@@ -369,7 +382,7 @@ def _check_directive(
         return []
     name, rest = m.group(1), m.group(2)
     if name in _INCLUDES:
-        return _include(d, name, rest, path, tree, include_dirs)
+        return _include(d, name, rest, path, tree, include_dirs, trusted)
     if name in ("if", "elif"):
         for h in _HAS_INCLUDE.finditer(rest):
             target = h.group(1) if h.group(1) is not None else h.group(2)
@@ -398,14 +411,11 @@ def _include(
     path: Path,
     tree: SourceTree,
     include_dirs: Sequence[Path],
+    trusted: Callable[[Path], bool],
 ) -> list[Path]:
     t = _TARGET.match(rest)
-    if t is None:
-        raise _refuse(
-            d,
-            f"#{name} of a macro (a computed include) cannot be checked before compiling; "
-            'write the header\'s name in quotes: #include "file.h"',
-        )
+    if t is None:  # a computed include: what the compile read is checked after it (.build)
+        return []
     quoted = t.group(1) is not None
     target = t.group(1) if quoted else t.group(2)
     if not target or target.startswith("/"):
@@ -416,6 +426,8 @@ def _include(
     for folder in search:
         candidate = folder / target
         if os.path.lexists(candidate):
+            if trusted(candidate):
+                return []  # an include root the user named: not read here
             if not tree.inside(candidate):
                 raise _refuse(
                     d,

@@ -43,6 +43,9 @@ MAX_CUBIN_BYTES = 64 << 20
 INSPECT_MEMORY = 768 << 20
 #: nvcc and its children: the largest file they may write (preprocessed source, PTX, cubin)
 COMPILE_FILE_LIMIT = 1 << 30
+#: nvcc and each of its children: address space (a CUTLASS kernel's cicc needs a few GiB; a
+#: preprocessor made to read a device file without end stops here)
+COMPILE_MEMORY = 16 << 30
 
 
 class ToolError(Exception):
@@ -190,12 +193,15 @@ def compile_cu(
     *,
     nvcc: str | None = None,
     explain: Callable[[str], str] = tail,
+    keep: bool = False,
 ) -> Path:
     """``nvcc -cubin -lineinfo -O3 -arch=ARCH [extra] -o folder/kernel.cubin source``.
 
     ``extra`` must already be in the form :func:`shmem_cli.nvcc_args.check_nvcc_args`
     gives (it is checked again here, and so are the paths, for characters a shell
-    would act on); ``explain`` picks what of nvcc's messages a failure shows."""
+    would act on); ``explain`` picks what of nvcc's messages a failure shows; ``keep``
+    keeps nvcc's intermediate files in ``folder`` (the preprocessed source it compiled:
+    :mod:`.build` reads what the compile read from it)."""
     from .nvcc_args import NvccArgError, check_nvcc_args, shell_special
 
     try:
@@ -215,10 +221,28 @@ def compile_cu(
             )
     nvcc = nvcc or require("nvcc", f"to compile {source}")
     args = [nvcc, "-cubin", "-lineinfo", "-O3", f"-arch={arch}", *extra, "-o", str(out)]
-    run_checked([*args, str(src)], cwd=folder, file_limit=COMPILE_FILE_LIMIT, explain=explain)
+    if keep:
+        args += ["--keep", "--keep-dir", str(folder)]
+    run_checked(
+        [*args, str(src)],
+        cwd=folder,
+        file_limit=COMPILE_FILE_LIMIT,
+        memory_limit=COMPILE_MEMORY,
+        explain=explain,
+    )
     if not out.is_file():
         raise ToolError(f"nvcc wrote no cubin for {source}")
     return out
+
+
+def disassemble_plain(cubin: Path) -> str:
+    """The SASS of a cubin without its line table (``nvdisasm -c``)."""
+    tool = require("nvdisasm", f"to disassemble {cubin}")
+    return run_checked(
+        [tool, "-c", str(cubin.resolve())],
+        file_limit=OUTPUT_LIMIT + (1 << 20),
+        memory_limit=INSPECT_MEMORY,
+    )
 
 
 def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:

@@ -11,6 +11,7 @@ Keys (command-line flags override them)::
     select = ["SH001", "SH002"]       # only these rules (codes, code prefixes or names)
     ignore = ["loose-expectation"]    # every rule but these
     source-roots = [".", "third_party/cutlass/include"]  # what a spec's kernel build may read
+    include-roots = ["/opt/cutlass/include"]  # libraries' headers a build may read (not scanned)
 
 The nearest ``pyproject.toml`` is searched from the current directory upwards,
 stopping at the repository root (the directory holding ``.git``); a file without
@@ -31,7 +32,17 @@ from ..checks.report import LABELS, Severity
 from ..plumbing.errors import ShmemError, SourcePos
 from ..spec.compile import Expect
 
-KEYS = ("paths", "exclude", "fail-on", "baseline", "expect", "select", "ignore", "source-roots")
+KEYS = (
+    "paths",
+    "exclude",
+    "fail-on",
+    "baseline",
+    "expect",
+    "select",
+    "ignore",
+    "source-roots",
+    "include-roots",
+)
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
 
 
@@ -50,6 +61,8 @@ class LintConfig:
     ignore: tuple[str, ...] = ()
     #: folders (absolute) a spec's kernel build may read; empty: each spec's repository
     source_roots: tuple[str, ...] = ()
+    #: folders (absolute) of libraries' headers any kernel build may read (CUTLASS, CuTe)
+    include_roots: tuple[str, ...] = ()
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -172,6 +185,9 @@ class _Reader:
             ignore=self.rule_keys(table, "ignore"),
             source_roots=tuple(
                 str((self.path.parent / r).resolve()) for r in self.strings(table, "source-roots")
+            ),
+            include_roots=tuple(
+                str((self.path.parent / r).resolve()) for r in self.strings(table, "include-roots")
             ),
         )
 

@@ -52,6 +52,8 @@ class LintOptions:
     #: the folders a spec's kernel build may read ([tool.shmem] source-roots); empty: the
     #: spec's repository, or its folder
     source_roots: tuple[str, ...] = ()
+    #: libraries' header folders any kernel build may read ([tool.shmem] include-roots)
+    include_roots: tuple[str, ...] = ()
 
     def runs(self, rule: Rule) -> bool:
         return self.rules is None or rule.code in self.rules
@@ -186,7 +188,9 @@ def _compiled(
         return None
     if options.rules is not None and not options.rules & COMPILED_RULES:
         return None
-    traced = trace_spec_kernel(spec.kernel, layout.block, spec.arch.name, options.source_roots)
+    traced = trace_spec_kernel(
+        spec.kernel, layout.block, spec.arch.name, options.source_roots, options.include_roots
+    )
     if isinstance(traced, KernelUnavailable):
         return traced
     from ..analysis.invariance import hoistable_loops

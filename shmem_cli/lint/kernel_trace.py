@@ -63,12 +63,14 @@ def trace_spec_kernel(
     block: tuple[int, int, int],
     arch: str = DEFAULT_ARCH,
     roots: tuple[str, ...] = (),
+    includes: tuple[str, ...] = (),
 ) -> KernelTrace | KernelUnavailable:
     """The trace of ``kernel`` launched with ``block`` (cached), or why there is none;
     ``roots``: the source tree's folders ([tool.shmem] source-roots; default: the spec's
-    repository, or its folder)."""
+    repository, or its folder); ``includes``: libraries' header folders ([tool.shmem]
+    include-roots) the build may read too."""
     path = Path(kernel.path)
-    refused = _refusal(kernel, roots)
+    refused = _refusal(kernel, roots, includes)
     if refused is not None:
         return refused
     try:
@@ -87,10 +89,11 @@ def trace_spec_kernel(
         kernel.dynamic_smem,
         arch,
         roots,
+        includes,
         kernel.spec_path,
     )
     if key not in _CACHE:
-        _CACHE[key] = _trace(kernel, block, arch, roots)
+        _CACHE[key] = _trace(kernel, block, arch, roots, includes)
     return _CACHE[key]
 
 
@@ -102,7 +105,9 @@ def _spec_error(kernel: KernelDecl, message: str, index: int | None = None) -> K
     return KernelUnavailable(message, error=error)
 
 
-def _refusal(kernel: KernelDecl, roots: tuple[str, ...]) -> KernelUnavailable | None:
+def _refusal(
+    kernel: KernelDecl, roots: tuple[str, ...], includes: tuple[str, ...] = ()
+) -> KernelUnavailable | None:
     """Why the spec's kernel may not be built or read at all (outside the tree, a refused
     argument), or None."""
     from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
@@ -120,7 +125,10 @@ def _refusal(kernel: KernelDecl, roots: tuple[str, ...]) -> KernelUnavailable | 
     except ShmemError as exc:
         return _spec_error(kernel, exc.message)
     try:
-        check_nvcc_args(kernel.nvcc, base=_base(kernel), inside=tree.inside)
+        from ..cuda.build import within
+
+        inside = lambda p: tree.inside(p) or within(p, includes)  # noqa: E731
+        check_nvcc_args(kernel.nvcc, base=_base(kernel), inside=inside)
     except NvccArgError as exc:
         return _spec_error(kernel, exc.message, exc.index)
     return None
@@ -135,7 +143,11 @@ def clear_cache() -> None:
 
 
 def _trace(
-    kernel: KernelDecl, block: tuple[int, int, int], arch: str, roots: tuple[str, ...]
+    kernel: KernelDecl,
+    block: tuple[int, int, int],
+    arch: str,
+    roots: tuple[str, ...],
+    includes: tuple[str, ...] = (),
 ) -> KernelTrace | KernelUnavailable:
     from ..cuda import toolchain
     from ..trace.pipeline import TraceRequest, trace_file
@@ -158,6 +170,7 @@ def _trace(
         arch=arch if needs_nvcc(kernel) else None,
         nvcc_args=kernel.nvcc,
         source_roots=roots,
+        include_roots=includes,
         tree_anchor=kernel.spec_path or None,
         nvcc_base=str(_base(kernel)),
     )

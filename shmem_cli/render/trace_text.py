@@ -35,6 +35,15 @@ def _where(file: str | None, line: int | None) -> str:
     return f"{name}:{line}" if name else str(line)
 
 
+def _line_cell(a: TraceAccess) -> Styled:
+    """The user's line, and the library line it reaches through inlining, dimmed."""
+    cell = Styled(_where(a.file, a.line))
+    inner = a.site.inner
+    if inner is not None:
+        cell.append(f" < {_where(inner[0], inner[1])}", "dim")
+    return cell
+
+
 def _flags(a: TraceAccess) -> Styled:
     text = Styled()
     if a.data_dependent_requests:
@@ -67,7 +76,7 @@ def instruction_table(kernel: KernelTrace) -> Table:
         site, c = a.site, a.cost
         cells: list[Cell] = [
             status_text(c),
-            _where(site.file, site.line),
+            _line_cell(a),
             Styled(site.sass),
             f"{c.op} ({c.width} B)",
             f"{c.requests:,}",
@@ -145,7 +154,7 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     gx, gy, gz = launch.grid
     rules = f", {kernel.rules_note}" if kernel.rules_note else ""
     title.append(
-        f"  {kernel.arch}{rules}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
+        f"  {kernel.target or kernel.arch}{rules}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
         f" ({launch.blocks_traced} block(s) traced), {launch.static_smem:,} B static"
         f" + {launch.dynamic_smem:,} B dynamic shared",
         "dim",
@@ -189,6 +198,8 @@ def notes(kernel: KernelTrace) -> list[Block]:
         )
     if kernel.provisional:
         out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
+    if kernel.arch_note:
+        out.append(Styled(f"note: {kernel.arch_note}", "dim"))
     if launch.unset_constants:
         out.append(
             Styled(

@@ -37,6 +37,9 @@ def trace_access(
     ``location`` (file, line) replaces the instruction's own source location."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
+    inner = ins.locations[0] if ins.locations else None
+    if inner is not None and inner == (file, line):
+        inner = None
     batch = rec.batch(arch)
     n = len(batch.addr)
 
@@ -55,7 +58,7 @@ def trace_access(
         heat=n > 0,
     )
     return TraceAccess(
-        site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line),
+        site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line, inner=inner),
         cost=cost,
         data_dependent_requests=int(np.count_nonzero(rec.data_dependent[:n])),
         inexact_requests=int(np.count_nonzero(rec.not_modelled[:n])),

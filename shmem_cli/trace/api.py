@@ -187,6 +187,7 @@ def trace(
             buffer_size=size if size is not None else DEFAULT_BUFFER_BYTES,
             arch=arch,
             nvcc_args=nvcc,
+            nvcc_trusted=True,
             budget=budget,
             consts=_arg_texts(constants, Path(tmp), prefix="const"),
             params_file=_params_file(params, Path(tmp)),

@@ -21,6 +21,8 @@ message), ``invalid-kernel`` (not a cubin, no such kernel, bad ``--arg``) or
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from ..cuda import toolchain
 from ..cuda.nvcc_messages import compiler_messages
-from ..cuda.sass import line_table_files, source_lines
+from ..cuda.sass import TOOLKIT_HEADER, line_table_files, source_lines
 from ..cuda.sources import SourceTree, check_source, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
@@ -74,6 +76,11 @@ class TraceRequest:
     consts: tuple[str, ...] = ()
     #: the whole parameter block, "@FILE", as --params
     params_file: str | None = None
+    #: libraries' header folders the build may read ([tool.shmem] include-roots)
+    include_roots: tuple[str, ...] = ()
+    #: the nvcc arguments are the user's own (command line, Python API): their -I folders
+    #: may lie outside the source tree (a spec's kernel.nvcc stays confined)
+    nvcc_trusted: bool = False
 
     def tree(self) -> SourceTree:
         """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
@@ -91,6 +98,7 @@ class LoadedKernel:
     arch: str
     triton: TritonEntry | None = None  # the Triton cache entry the cubin came from
     constants: Constants = field(default_factory=Constants)  # the cubin's __constant__ banks
+    note: str | None = None  # why a .cu was built for its target (sm_90a), when shmem chose
 
 
 def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
@@ -103,37 +111,23 @@ def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[Path], str]:
-    """The cubins of the request's file, the source files it names and the arch."""
+def _cubins(
+    request: TraceRequest, folder: Path
+) -> tuple[list[CubinInfo], list[Path], str, str | None]:
+    """The cubins of the request's file, the source files it names, the arch (the SM whose
+    rules cost it) and why the build's target was chosen (a .cu built for sm_90a)."""
     path = Path(request.path)
     kind = kernel_input_kind(path)
     if kind == "cu":
-        from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
-
-        arch = request.arch or DEFAULT_ARCH
-        tree = request.tree()
-        try:
-            args, dirs = check_nvcc_args(
-                request.nvcc_args, base=Path(request.nvcc_base or "."), inside=tree.inside
-            )
-        except NvccArgError as exc:
-            raise ShmemError(exc.message, code="refused") from None
-        read = check_source(path, tree, [d.path for d in dirs])
-        if request.outputs:  # a report must never replace a header the build reads
-            from ..plumbing.fsutil import check_outputs
-
-            check_outputs(request.outputs, read)
-        cubin = toolchain.compile_cu(
-            path, arch, folder, args, explain=lambda text: compiler_messages(text, tree)
-        )
-        return [read_cubin(cubin)], [path], arch
+        info, note = _compile(request, path, folder)
+        return [info], [path], info.arch, note
     if request.nvcc_args:
         raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
     if kind == "cubin":
         info = read_cubin(path)
         if request.arch is not None and request.arch not in (info.arch, info.target_name):
             raise toolchain.ToolError(f"the cubin is for {info.target_name}, not {request.arch}")
-        return [info], [], info.arch
+        return [info], [], info.arch, None
     arch = request.arch or DEFAULT_ARCH
     infos = []
     for embedded in extract_cubins(path, arch, folder):
@@ -144,7 +138,77 @@ def _cubins(request: TraceRequest, folder: Path) -> tuple[list[CubinInfo], list[
             exc.message += f" (embedded cubin: {which})"
             exc.path = str(path)
             raise
-    return infos, [], arch
+    return infos, [], arch, None
+
+
+def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None]:
+    """A .cu compiled as the request says: its arguments and sources checked, the build's
+    own list of what it read checked (:mod:`shmem_cli.cuda.build`), the target chosen."""
+    from ..cuda.build import compile_checked, system_dirs, toolkit_dirs, within
+    from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
+
+    tree = request.tree()
+    includes = tuple(os.path.realpath(r) for r in request.include_roots)
+
+    def may_include(p: Path) -> bool:  # an -I folder: the tree, an include root, or typed
+        return request.nvcc_trusted or tree.inside(p) or within(p, includes)
+
+    try:
+        args, dirs = check_nvcc_args(
+            request.nvcc_args, base=Path(request.nvcc_base or "."), inside=may_include
+        )
+    except NvccArgError as exc:
+        raise ShmemError(exc.message, code="refused") from None
+    typed = tuple(str(d.path) for d in dirs if request.nvcc_trusted)
+    library = (*includes, *typed, *toolkit_dirs(), *system_dirs())
+
+    def allowed(p: Path) -> bool:
+        return tree.inside(p) or within(p, library)
+
+    read = check_source(path, tree, [d.path for d in dirs], trusted=lambda p: within(p, library))
+    if request.outputs:  # a report must never replace a header the build reads
+        from ..plumbing.fsutil import check_outputs
+
+        check_outputs(request.outputs, read)
+    build = compile_checked(
+        path,
+        request.arch,
+        DEFAULT_ARCH,
+        folder,
+        args,
+        allowed=allowed,
+        explain=lambda text: compiler_messages(text, tree),
+    )
+    if request.outputs:  # and none the compile read (computed includes, include roots)
+        from ..plumbing.fsutil import check_outputs
+
+        check_outputs(request.outputs, list(build.files))
+    return read_cubin(build.cubin), build.note
+
+
+def _user_files(request: TraceRequest) -> Callable[[str], bool]:
+    """Whether a file of the line table is the user's own: in the kernel's source tree and not
+    in a library's include folder (an include root, a typed -I folder outside the tree, the
+    toolkit's): rows are placed at the innermost such line (the user's ``copy(...)``), the
+    library's line kept as detail."""
+    from ..cuda.build import within
+
+    tree = request.tree()
+    libraries = tuple(os.path.realpath(r) for r in request.include_roots)
+    if request.nvcc_trusted:
+        for i, arg in enumerate(request.nvcc_args):
+            folder = arg[2:] if arg.startswith("-I") else None
+            if arg in ("-I", "--include-path") and i + 1 < len(request.nvcc_args):
+                folder = request.nvcc_args[i + 1]
+            if folder:
+                libraries += (os.path.realpath(Path(request.nvcc_base or ".") / folder),)
+
+    def user(file: str) -> bool:
+        if within(Path(file), libraries) or TOOLKIT_HEADER.search(file):
+            return False
+        return tree.inside(file) or not Path(file).is_absolute()
+
+    return user
 
 
 def _owners(infos: Sequence[CubinInfo]) -> dict[str, CubinInfo]:
@@ -234,7 +298,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
             raise ShmemError(why, path=str(path), code="invalid-launch")
         return _load_triton(request)
     try:
-        infos, sources, arch = _cubins(request, folder)
+        infos, sources, arch, note = _cubins(request, folder)
         chosen = _pick(infos, request.kernel, str(path), arch)
         kernel = chosen.kernels[0]
         disassembly = toolchain.disassemble(Path(chosen.path))
@@ -248,7 +312,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
     constants = Constants(
         constants.banks, constants.symbols, constants.unset, types=declared_types(texts)
     )
-    return LoadedKernel(kernel, chosen, params, disassembly, arch, constants=constants)
+    return LoadedKernel(kernel, chosen, params, disassembly, arch, constants=constants, note=note)
 
 
 def trace_loaded(
@@ -286,7 +350,7 @@ def trace_loaded(
         )
         constants = set_constants(loaded.constants, request.consts)
         function = find_function(loaded.disassembly, loaded.kernel, path)
-        lines = source_lines(function)
+        lines = source_lines(function, _user_files(request))
         traced = trace_kernel(
             function,
             loaded.kernel,
@@ -299,6 +363,7 @@ def trace_loaded(
         )
     except ShmemError as exc:
         raise _outside_not_quoted(exc, request).located(path) from None
+    traced = dataclasses.replace(traced, target=loaded.cubin.target_name, arch_note=loaded.note)
     return FileTrace(path, (traced,))
 
 
@@ -348,7 +413,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
         return [(loaded.kernel, loaded.params)]
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         try:
-            infos, sources, arch = _cubins(request, Path(tmp))
+            infos, sources, arch, _ = _cubins(request, Path(tmp))
             owner = _owners(infos)
             found: list[tuple[Kernel, tuple[Param, ...]]] = []
             for info in infos:

@@ -42,6 +42,9 @@ class SassSite:
     opcode: str  # with modifiers: LDS.128, ATOMS.POPC.INC.32, LDSM.16.M88.4
     file: str | None
     line: int | None
+    #: the innermost location (a library's line, e.g. copy_sm80.hpp:64) where the reported
+    #: line is the user's own call further out; None when they are the same
+    inner: tuple[str, int] | None = None
 
     @property
     def name(self) -> str:
@@ -104,6 +107,7 @@ class TraceAccess:
         out: dict[str, Any] = {
             "file": site.file,
             "line": site.line,
+            "inner": None if site.inner is None else {"file": site.inner[0], "line": site.inner[1]},
             "pc": site.pc,
             "sass": site.sass,
             "opcode": site.opcode,
@@ -226,6 +230,8 @@ class KernelTrace:
     # ``--suggest``: per array with conflicts, its layout suggestions
     # (trace.fixes.layout_search.ArraySuggestions); None when not asked for
     suggestions: tuple[Any, ...] | None = None
+    target: str | None = None  # the cubin's target when it is not arch (sm_90a)
+    arch_note: str | None = None  # why a .cu was built for that target
 
     @property
     def data_dependent(self) -> bool:
@@ -261,6 +267,8 @@ class KernelTrace:
             "arch": self.arch,
             "rules": self.rules,
             "rules_note": self.rules_note,
+            "target": self.target or self.arch,
+            "arch_note": self.arch_note,
             "block": list(launch.block),
             "grid": list(launch.grid),
             "blocks_traced": launch.blocks_traced,

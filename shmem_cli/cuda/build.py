@@ -1,0 +1,197 @@
+"""Compiling a ``.cu`` for tracing: the architecture chosen, and what the very compile read
+checked against the folders a build may read.
+
+**What the build read.** A ``.cu`` that uses a library (CuTe, CUTLASS) includes headers
+through macros (``#include CUDA_STD_HEADER(...)``) that no scan of the text can resolve.
+So the compile itself says what it read: nvcc runs with ``--keep`` into shmem's temporary
+folder, and the device-side preprocessed source it compiled (``*.cpp1.ii``) names, in its
+line markers, every file the preprocessor opened. :func:`read_files` lists them and
+:func:`compile_checked` refuses the build (its cubin is not used) when one lies outside the
+allowed folders: the kernel's source tree, the include roots (``[tool.shmem]
+include-roots``, and ``-I`` folders the user typed on the command line), the CUDA toolkit
+and the host compiler's own include folders. The list checked is the list of the compile
+whose cubin is traced, so nothing can change between the check and the build.
+
+**The architecture.** Without ``--arch`` a ``.cu`` is compiled for the default (sm_90);
+when ptxas refuses it for an instruction only sm_90a has (wgmma, TMA, setmaxnreg), or when
+that build traps where an sm_90a build has those instructions (CuTe and CUTLASS compile
+their Hopper paths only for sm_90a and trap otherwise), it is compiled for sm_90a and the
+report says why.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..plumbing.errors import ShmemError, shorten
+from . import toolchain
+
+#: ptxas's words for an instruction the target lacks (``... not supported on .target 'sm_90'``)
+_NEEDS_A = re.compile(r"not supported on \.target '(sm_\d+)'|requires? (?:\.target )?'?sm_\d+a")
+#: opcodes that only an architecture-specific (sm_90a) build has
+_A_ONLY = re.compile(r"\b(?:HGMMA|UTMALDG|UTMASTG|UTMAPF|UBLKCP|UBLKRED|USETMAXREG)\b")
+_MARKER = re.compile(rb'^#(?:line)?\s*[0-9]+\s+"((?:[^"\\]|\\.)*)"')
+MAX_FILES = 20_000  # files one compile may read
+#: folders of the host compiler's own headers when it cannot be asked
+_SYSTEM_DEFAULT = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib64/gcc")
+
+
+@dataclass(frozen=True)
+class Build:
+    """A compiled ``.cu``: the cubin, the architecture it was built for and why."""
+
+    cubin: Path
+    arch: str
+    note: str | None = None  # why sm_90a was chosen, when shmem chose it
+    files: tuple[str, ...] = ()  # what the compile read (resolved)
+
+
+def compile_checked(
+    source: Path,
+    arch: str | None,
+    default: str,
+    folder: Path,
+    args: Sequence[str],
+    *,
+    allowed: Callable[[Path], bool],
+    explain: Callable[[str], str] = toolchain.tail,
+) -> Build:
+    """Compile ``source`` for ``arch`` (None: ``default``, or its ``a`` variant where the code
+    needs it), refusing a build that read a file ``allowed`` refuses."""
+    chosen = arch or default
+    try:
+        build = _compile(source, chosen, folder / "build", args, allowed, explain)
+    except toolchain.ToolError as exc:
+        m = _NEEDS_A.search(str(exc))
+        if m is None or chosen.endswith("a"):
+            raise
+        if arch is not None:
+            raise toolchain.ToolError(
+                f"{exc}\nthis code needs the architecture-specific target: --arch {chosen}a"
+            ) from None
+        said = next((ln for ln in str(exc).splitlines() if _NEEDS_A.search(ln)), m.group(0))
+        said = shorten(said.removeprefix("ptxas error: "), 200)
+        build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
+        note = f"compiled for {chosen}a: ptxas refused {chosen} ({said})"
+        return Build(build.cubin, build.arch, note, build.files)
+    if arch is not None or chosen.endswith("a") or "BPT.TRAP" not in _sass(build.cubin):
+        return build
+    other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
+    if not _A_ONLY.search(_sass(other.cubin)):
+        return build
+    note = (
+        f"compiled for {chosen}a: the {chosen} build traps where the {chosen}a one runs "
+        f"wgmma/TMA (give --arch {chosen} to trace the {chosen} build)"
+    )
+    return Build(other.cubin, other.arch, note, other.files)
+
+
+def _sass(cubin: Path) -> str:
+    return toolchain.disassemble_plain(cubin)
+
+
+def _compile(
+    source: Path,
+    arch: str,
+    folder: Path,
+    args: Sequence[str],
+    allowed: Callable[[Path], bool],
+    explain: Callable[[str], str],
+) -> Build:
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        cubin = toolchain.compile_cu(source, arch, folder, args, explain=explain, keep=True)
+    except toolchain.ToolError:
+        _check(read_files(folder), source, allowed)  # a refusal says more than the failure
+        raise
+    files = read_files(folder)
+    _check(files, source, allowed)
+    return Build(cubin, arch, None, tuple(files))
+
+
+def _check(files: Sequence[str], source: Path, allowed: Callable[[Path], bool]) -> None:
+    for name in files:
+        if not allowed(Path(name)):
+            raise ShmemError(
+                f"the build read {shorten(name, 200)}, which is outside the kernel's source "
+                "tree and its include roots (a computed #include?); keep the sources inside, "
+                "name the folder with --nvcc-arg=-I... on the command line, or add it to "
+                "[tool.shmem] include-roots",
+                path=str(source),
+                code="refused",
+            )
+
+
+def read_files(folder: Path) -> list[str]:
+    """Every file the preprocessed sources nvcc kept in ``folder`` name in their line
+    markers (resolved against ``folder``), in order of first mention."""
+    seen: dict[str, None] = {}
+    for kept in sorted(folder.glob("*.ii")):
+        for raw in _marker_names(kept):
+            if raw.startswith("<") and raw.endswith(">"):  # <built-in>, <command-line>
+                continue
+            seen.setdefault(os.path.realpath(folder / raw), None)
+            if len(seen) > MAX_FILES:
+                raise ShmemError(
+                    f"the build read more than {MAX_FILES:,} files", code="invalid-kernel"
+                )
+    return list(seen)
+
+
+def _marker_names(path: Path) -> Iterator[str]:
+    with open(path, "rb") as f:
+        for line in f:
+            if line.startswith(b"#"):
+                m = _MARKER.match(line)
+                if m:
+                    text = re.sub(rb"\\(.)", rb"\1", m.group(1))
+                    yield text.decode("utf-8", errors="surrogateescape")
+
+
+@functools.cache
+def system_dirs() -> tuple[str, ...]:
+    """The host compiler's own include folders (``g++ -E -v``), resolved."""
+    gxx = toolchain.which("g++") or toolchain.which("c++")
+    found: list[str] = []
+    if gxx is not None:
+        try:
+            done = toolchain.run([gxx, "-E", "-x", "c++", "-v", "-"], stdin="", timeout=30)
+            text = done.stderr
+            if "search starts here:" in text:
+                body = text.split("#include <...> search starts here:", 1)[-1]
+                body = body.split("End of search list.", 1)[0]
+                found = [line.strip() for line in body.splitlines() if line.strip()]
+        except (OSError, toolchain.ToolError, Exception):  # noqa: BLE001 - a guess then
+            found = []
+    dirs = [*found, *_SYSTEM_DEFAULT]
+    return tuple(dict.fromkeys(os.path.realpath(d) for d in dirs))
+
+
+@functools.cache
+def toolkit_dirs() -> tuple[str, ...]:
+    """The CUDA toolkit's include folders, as nvcc itself names them (``--dryrun``: its
+    ``INCLUDES`` and ``SYSTEM_INCLUDES``), resolved."""
+    tool = toolchain.which("nvcc")
+    if tool is None:
+        return ()
+    try:
+        done = toolchain.run(
+            [tool, "--dryrun", "-cubin", "-arch=sm_90", "-o", "x.cubin", "x.cu"], timeout=60
+        )
+    except (OSError, toolchain.ToolError, Exception):  # noqa: BLE001 - none known then
+        return ()
+    dirs = []
+    for m in re.finditer(r"^#\$ (?:SYSTEM_)?INCLUDES=(.*)$", done.stderr + done.stdout, re.M):
+        dirs += [d for d in re.findall(r'"?(?:-I|-isystem" ")?"?([^" ]+)"?', m.group(1))]
+    return tuple(dict.fromkeys(os.path.realpath(d) for d in dirs if d.startswith("/")))
+
+
+def within(path: Path, roots: Sequence[str]) -> bool:
+    """Whether ``path`` (resolved) lies in one of the resolved ``roots``."""
+    real = os.path.realpath(path)
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)

@@ -1,0 +1,175 @@
+"""A ``.cu`` that uses a library traced as written: what the very compile read checked (computed
+includes, include roots the user names), sm_90a chosen where the code needs it with ptxas's own
+words, the architecture reported alike from a ``.cu`` and its cubin, and each row placed at the
+user's own line with the library's line kept as detail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
+from shmem_cli.cuda.build import read_files
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+from .conftest import needs_nvcc
+
+KERNEL = """
+__global__ void k(float *out) {
+  __shared__ float s[256];
+  s[threadIdx.x] = 1.f;
+  __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x * 2) % 256];
+}
+"""
+
+
+def test_the_files_a_compile_read_come_from_its_line_markers(tmp_path: Path) -> None:
+    (tmp_path / "k.cpp1.ii").write_bytes(
+        b'# 1 "k.cu"\n# 1 "<built-in>"\n# 1 "<command-line>"\n'
+        b'# 1 "/usr/include/stdio.h" 1 3 4\nint x;\n#line 7 "sub/a\\\\b.h"\n'
+        b'# 12 "k.cu" 2\n  # not a marker\n'
+    )
+    assert read_files(tmp_path) == [
+        str((tmp_path / "k.cu").resolve()),
+        "/usr/include/stdio.h",
+        str((tmp_path / "sub" / "a\\b.h").resolve()),
+    ]
+
+
+def _json(*args: str) -> dict[str, object]:
+    res = CliRunner().invoke(main, ["trace", *args, "--format", "json", "--no-tables"])
+    assert res.exit_code == 0, res.output
+    kernel: dict[str, object] = json.loads(res.output)["files"][0]["kernels"][0]
+    return kernel
+
+
+def _project(tmp_path: Path, text: str) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".git").mkdir()  # the source tree is this repository
+    (proj / "k.cu").write_text(text)
+    return proj / "k.cu"
+
+
+@needs_nvcc
+def test_a_computed_include_inside_the_tree_compiles(tmp_path: Path) -> None:
+    src = _project(tmp_path, "#define HDR(x) #x\n#include HDR(util.h)\n" + KERNEL)
+    (src.parent / "util.h").write_text("#define TWO 2\n")
+    k = _json(str(src), "-b", "128")
+    assert [a["line"] for a in k["accesses"]] == [6, 8]  # the store and the load of KERNEL
+
+
+@needs_nvcc
+def test_a_computed_include_outside_the_tree_is_refused_after_the_compile(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "secret.h"
+    secret.write_text("the secret words\n")
+    src = _project(tmp_path, f"#define F <{secret}>\n#include F\n" + KERNEL)
+    res = CliRunner().invoke(main, ["trace", str(src), "-b", "128"])
+    assert res.exit_code == 2
+    flat = " ".join(res.output.split())
+    assert f"the build read {secret}" in flat and "outside the kernel's source tree" in flat
+    assert "secret words" not in res.output
+
+
+def _library(tmp_path: Path) -> tuple[Path, Path]:
+    """A kernel in a project and a header library outside it, as CuTe's copy(...) is."""
+    inc = tmp_path / "lib" / "include"
+    inc.mkdir(parents=True)
+    (inc / "mylib.h").write_text(
+        "template <class T> __device__ __forceinline__ void put(T *s, int i, T v) {\n"
+        "  s[i] = v;\n"
+        "}\n"
+    )
+    src = _project(
+        tmp_path,
+        "#include <mylib.h>\n"
+        "__global__ void k(float *out) {\n"
+        "  __shared__ float s[1024];\n"
+        "  put(s, threadIdx.x * 32 % 1024, 1.f);\n"
+        "  __syncthreads();\n"
+        "  out[threadIdx.x] = s[threadIdx.x];\n"
+        "}\n",
+    )
+    return src, inc
+
+
+@needs_nvcc
+def test_an_include_folder_typed_on_the_command_line_may_lie_outside_the_tree(
+    tmp_path: Path,
+) -> None:
+    src, inc = _library(tmp_path)
+    k = _json(str(src), "-b", "32", f"--nvcc-arg=-I{inc}")
+    accesses = k["accesses"]
+    assert isinstance(accesses, list)
+    store = next(a for a in accesses if a["op"] == "store")
+    # placed at the user's put(...) call, the library's line kept as detail
+    assert (Path(store["file"]).name, store["line"]) == ("k.cu", 4)
+    assert store["inner"] == {"file": str(inc / "mylib.h"), "line": 2}
+    assert store["wavefronts"] == 32  # every lane in bank 0
+    text = CliRunner().invoke(main, ["trace", str(src), "-b", "32", f"--nvcc-arg=-I{inc}"])
+    assert "k.cu:4 < mylib.h:2" in text.output
+
+
+@needs_nvcc
+def test_a_spec_s_include_folder_stays_inside_the_tree(tmp_path: Path) -> None:
+    src, inc = _library(tmp_path)
+    request = TraceRequest(src, block=(32, 1, 1), nvcc_args=(f"-I{inc}",))
+    with pytest.raises(ShmemError, match="outside the kernel's source tree"):
+        trace_file(request)
+    # an include root the project configures is allowed
+    allowed = TraceRequest(
+        src, block=(32, 1, 1), nvcc_args=(f"-I{inc}",), include_roots=(str(inc),)
+    )
+    (kernel,) = trace_file(allowed).kernels
+    assert {a.op for a in kernel.accesses} == {"store", "load"}
+
+
+WGMMA = """
+__global__ void k(float *o) {
+  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+  o[threadIdx.x] = 1;
+}
+"""
+
+
+@needs_nvcc
+def test_sm90a_is_chosen_when_ptxas_refuses_sm90(tmp_path: Path) -> None:
+    src = _project(tmp_path, WGMMA)
+    k = _json(str(src), "-b", "128")
+    assert (k["arch"], k["target"]) == ("sm_90", "sm_90a")
+    note = k["arch_note"]
+    assert isinstance(note, str)
+    assert "Instruction 'wgmma.fence' not supported on .target 'sm_90'" in note
+
+
+@needs_nvcc
+def test_ptxas_s_own_words_when_the_arch_is_given(tmp_path: Path) -> None:
+    src = _project(tmp_path, WGMMA)
+    res = CliRunner().invoke(main, ["trace", str(src), "-b", "128", "--arch", "sm_90"])
+    assert res.exit_code == 2
+    assert "ptxas error: Instruction 'wgmma.fence' not supported on .target 'sm_90'" in res.output
+    assert "--arch sm_90a" in res.output
+
+
+@needs_nvcc
+def test_the_architecture_is_reported_alike_from_a_cu_and_its_cubin(tmp_path: Path) -> None:
+    src = _project(tmp_path, WGMMA)
+    cubin = tmp_path / "k.cubin"
+    nvcc = toolchain.which("nvcc")
+    assert nvcc is not None
+    subprocess.run(
+        [nvcc, "-cubin", "-lineinfo", "-O3", "-arch=sm_90a", "-o", str(cubin), str(src)],
+        check=True,
+    )
+    from_cu, from_cubin = _json(str(src), "-b", "128"), _json(str(cubin), "-b", "128")
+    assert (from_cu["arch"], from_cu["target"]) == (from_cubin["arch"], from_cubin["target"])
+    assert from_cubin["target"] == "sm_90a" and from_cubin["arch_note"] is None
