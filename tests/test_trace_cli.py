@@ -68,6 +68,7 @@ def test_json_report_has_the_documented_keys() -> None:
         "stmatrix",
         "cp_async",
         "wgmma",
+        "tma",
     }
     assert kernel["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
 

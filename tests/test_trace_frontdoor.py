@@ -18,7 +18,7 @@ from shmem_cli.cuda.build import read_files
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 
-from .conftest import needs_nvcc
+from .conftest import needs_nvcc, needs_nvdisasm
 
 KERNEL = """
 __global__ void k(float *out) {
@@ -173,3 +173,46 @@ def test_the_architecture_is_reported_alike_from_a_cu_and_its_cubin(tmp_path: Pa
     from_cu, from_cubin = _json(str(src), "-b", "128"), _json(str(cubin), "-b", "128")
     assert (from_cu["arch"], from_cu["target"]) == (from_cubin["arch"], from_cubin["target"])
     assert from_cubin["target"] == "sm_90a" and from_cubin["arch_note"] is None
+
+
+ATOMICS = Path(__file__).parent / "data" / "trace" / "everyday" / "ev_atomics.sm_90.cubin"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(("bins", "contended"), [(1, True), (64, False)])
+def test_compare_and_swap_retries_are_flagged_as_contention(bins: int, contended: bool) -> None:
+    # ev_fadd: atomicAdd(&bins[t % nb], float) is a CAS loop; with one bin 64 lanes contend
+    k = _json(str(ATOMICS), "-k", "ev_fadd", "-b", "64", "-a", f"nb={bins}")
+    accesses = k["accesses"]
+    assert isinstance(accesses, list)
+    (cas,) = [a for a in accesses if "CAST.SPIN" in a["sass"]]
+    assert (cas["cas_retries"] > 0) is contended
+    text = (
+        CliRunner()
+        .invoke(main, ["trace", str(ATOMICS), "-k", "ev_fadd", "-b", "64", "-a", f"nb={bins}"])
+        .output
+    )
+    assert ("contended" in text and "compare-and-swap attempt(s) failed" in text) is contended
+
+
+HOPPER = Path(__file__).parent / "data" / "trace" / "hopper"
+
+
+@needs_nvdisasm
+def test_the_text_shows_the_decoded_wgmma_descriptors_and_tma_rows() -> None:
+    gemm = [
+        str(HOPPER / "ws_gemm.sm_90a.cubin"),
+        "--block", "384", "--dynamic-smem", "197696", "--no-tables",
+        "--arg", "0=tensormap:dtype=bf16,dims=256x128,box=64x128,swizzle=128B",
+        "--arg", "1=tensormap:dtype=bf16,dims=256x128,box=64x128,swizzle=128B",
+        "--arg", "2=tensormap:dtype=bf16,dims=128x128,box=128x128", "--arg", "3=4",
+    ]  # fmt: skip
+    res = CliRunner().invoke(main, ["trace", *gemm])
+    assert res.exit_code == 0, res.output
+    assert "wgmma descriptors, decoded:" in res.output
+    assert "A K-major, 128B swizzle, start 0x400, LBO 16, SBO 1024" in res.output
+    k = _json(*gemm)
+    totals = k["totals"]
+    assert isinstance(totals, dict)
+    # 4 k-tiles of two TMA loads (A, B) and the epilogue's TMA store, from one producer warp
+    assert totals["tma"] == {"requests": 9, "wavefronts": 0, "ideal_wavefronts": 0}

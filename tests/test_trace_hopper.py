@@ -111,6 +111,16 @@ def test_tma_moves_the_gpus_bytes_and_costs_what_it_measured(lid: str) -> None:
         assert data == lab.gpu_output(lid, i), (lid, i)
 
 
+@pytest.mark.parametrize("lid", [*TILES, "tma_ranks", "ws_gemm_k256"])
+def test_each_tma_copy_is_a_row_of_its_bytes_without_lsu_wavefronts(lid: str) -> None:
+    kt, _ = lab.run(lid)
+    rows = [a for a in kt.accesses if a.op == "tma"]
+    # smsp__sass_inst_executed_op_tma: the TMA instructions the warps issued
+    assert sum(a.requests for a in rows) == lab.measured()[lid]["per_op"]["tma"][""]
+    assert all(a.wavefronts == 0 for a in rows)
+    assert all(a.reads and a.reads.startswith(("TMA ", "bulk ")) and " B " in a.reads for a in rows)
+
+
 WGMMA = [L["id"] for L in lab.manifest()["launches"] if L["id"].startswith("wg_")]
 
 

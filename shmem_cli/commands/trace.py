@@ -230,11 +230,16 @@ def trace(
     The report has one row per SASS instruction that touched shared memory (its
     source line, op, bytes per lane, requests, wavefronts, ideal, excess, worst
     conflict, efficiency, cycles), the totals per source line and per op (load,
-    store, atomic, ldmatrix, stmatrix, cp_async), the instructions whose
-    traffic is not modelled (wgmma, TMA), and, for each instruction with bank
-    conflicts, the bank table of its worst request and a warp x occurrence heat
-    map. Flag 'data': the instruction's addresses were computed from
-    global-memory contents (zero-filled buffers unless given with @FILE).
+    store, atomic, ldmatrix, stmatrix, cp_async, wgmma: its operand reads by the
+    measured rule, tma: TMA and bulk copies, one request per copy and no LSU
+    wavefronts), the decoded wgmma descriptors, the instructions whose traffic is
+    not modelled (a TMA through a tensor map not given, TMA reductions), and, for
+    each instruction with bank conflicts, the bank table of its worst request and
+    a warp x occurrence heat map. A row is placed at the innermost line of your own
+    sources through inlining (k.cu:21 < copy_sm80.hpp:64: the library's line
+    after '<'). Flag 'data': the instruction's addresses were computed from
+    global-memory contents (zero-filled buffers unless given with @FILE); flag
+    'contention': compare-and-swap loops retried (lanes contending for one address).
 
     \b
     The launch:

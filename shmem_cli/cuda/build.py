@@ -12,11 +12,12 @@ include-roots``, and ``-I`` folders the user typed on the command line), the CUD
 and the host compiler's own include folders. The list checked is the list of the compile
 whose cubin is traced, so nothing can change between the check and the build.
 
-**The architecture.** Without ``--arch`` a ``.cu`` is compiled for the default (sm_90);
-when ptxas refuses it for an instruction only sm_90a has (wgmma, TMA, setmaxnreg), or when
-that build traps where an sm_90a build has those instructions (CuTe and CUTLASS compile
-their Hopper paths only for sm_90a and trap otherwise), it is compiled for sm_90a and the
-report says why.
+**The architecture.** Without ``--arch`` a ``.cu`` is compiled for the default (the
+profile registry's, :data:`shmem_cli.hardware.arch.DEFAULT_ARCH`); when ptxas refuses it for
+an instruction only its architecture-specific ``a`` variant has (wgmma, TMA, setmaxnreg), or
+when that build traps where an ``a`` build has those instructions (CuTe and CUTLASS compile
+their Hopper paths only for the ``a`` target and trap otherwise), it is compiled for the
+``a`` variant and the report says why.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
 from . import toolchain
 
-#: ptxas's words for an instruction the target lacks (``... not supported on .target 'sm_90'``)
+#: ptxas's words for an instruction the target lacks (``... not supported on .target 'sm_NN'``)
 _NEEDS_A = re.compile(r"not supported on \.target '(sm_\d+)'|requires? (?:\.target )?'?sm_\d+a")
-#: opcodes that only an architecture-specific (sm_90a) build has
+#: opcodes that only an architecture-specific (``a``) build has
 _A_ONLY = re.compile(r"\b(?:HGMMA|UTMALDG|UTMASTG|UTMAPF|UBLKCP|UBLKRED|USETMAXREG)\b")
 _MARKER = re.compile(rb'^#(?:line)?\s*[0-9]+\s+"((?:[^"\\]|\\.)*)"')
 MAX_FILES = 20_000  # files one compile may read
@@ -47,7 +49,7 @@ class Build:
 
     cubin: Path
     arch: str
-    note: str | None = None  # why sm_90a was chosen, when shmem chose it
+    note: str | None = None  # why the ``a`` variant was chosen, when shmem chose it
     files: tuple[str, ...] = ()  # what the compile read (resolved)
 
 
@@ -181,7 +183,8 @@ def toolkit_dirs() -> tuple[str, ...]:
         return ()
     try:
         done = toolchain.run(
-            [tool, "--dryrun", "-cubin", "-arch=sm_90", "-o", "x.cubin", "x.cu"], timeout=60
+            [tool, "--dryrun", "-cubin", f"-arch={DEFAULT_ARCH}", "-o", "x.cubin", "x.cu"],
+            timeout=60,
         )
     except (OSError, toolchain.ToolError, Exception):  # noqa: BLE001 - none known then
         return ()

@@ -167,6 +167,18 @@ _BUILT_IN: tuple[Op, ...] = (
         in_spec=False,
         lane_addressed=False,
     ),
+    Op(
+        "tma",
+        # TMA and bulk copies (UTMALDG, UTMASTG, UBLKCP) move a box or a block between global
+        # and shared memory outside the LSU pipe: one request per issue, no LSU wavefronts;
+        # the async-proxy family (trace/emulator/ops/async_proxy.py) records them
+        (),
+        "writes",
+        (16,),
+        Counters("smsp__sass_inst_executed_op_tma", None),
+        in_spec=False,
+        lane_addressed=False,
+    ),
 )
 
 # The registry. Every table below is a list kept up to date in place by register() and

@@ -50,6 +50,8 @@ def _flags(a: TraceAccess) -> Styled:
         text.append("data", "yellow")
     if a.provisional:
         text.append((" " if text.spans else "") + "provisional", "cyan")
+    if a.cas_retries:
+        text.append((" " if text.spans else "") + "contention", "yellow")
     return text
 
 
@@ -68,14 +70,16 @@ def instruction_table(kernel: KernelTrace) -> Table:
         Column("efficiency", "right"),
         Column("cycles", "right"),
     ]
-    flagged = any(a.data_dependent_requests or a.provisional for a in kernel.accesses)
+    flagged = any(
+        a.data_dependent_requests or a.provisional or a.cas_retries for a in kernel.accesses
+    )
     if flagged:
         columns.append(Column("flags"))
     table = Table(columns)
     for a in kernel.accesses:
         site, c = a.site, a.cost
         cells: list[Cell] = [
-            status_text(c),
+            Styled("contended", "yellow") if a.cas_retries else status_text(c),
             _line_cell(a),
             Styled(site.sass),
             f"{c.op} ({c.width} B)",
@@ -198,6 +202,18 @@ def notes(kernel: KernelTrace) -> list[Block]:
         )
     if kernel.provisional:
         out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
+    contended = [a for a in kernel.accesses if a.cas_retries]
+    if contended:
+        retries = sum(a.cas_retries for a in contended)
+        where = ", ".join(sorted({_where(a.file, a.line) for a in contended}))
+        out.append(
+            Styled(
+                f"note: {retries:,} compare-and-swap attempt(s) failed and were retried "
+                f"(flag 'contention', at {where}): lanes contending for one address go round "
+                "their atomic loop again; every retry is in the requests and wavefronts",
+                "yellow",
+            )
+        )
     if kernel.arch_note:
         out.append(Styled(f"note: {kernel.arch_note}", "dim"))
     if launch.unset_constants:
@@ -244,6 +260,18 @@ def not_modelled_block(kernel: KernelTrace) -> list[Block]:
     return [head, table]
 
 
+def wgmma_block(kernel: KernelTrace) -> list[Block]:
+    """What each wgmma read: its decoded descriptors and the core matrices (as the JSON's
+    ``reads``), one row per instruction."""
+    rows = [a for a in kernel.accesses if a.reads]
+    if not rows:
+        return []
+    table = Table([Column("line"), Column("pc"), Column("operands read from shared memory")])
+    for a in rows:
+        table.add_row(_where(a.file, a.line), f"0x{a.pc:04x}", a.reads or "")
+    return [Styled("wgmma descriptors, decoded:", "bold"), table]
+
+
 def _details(accesses: tuple[TraceAccess, ...], options: RenderOptions, every: bool) -> list[Block]:
     """Bank table and heat map of each access with bank conflicts (of each, with ``every``)."""
     from .heatmap import heatmap
@@ -270,7 +298,7 @@ def kernel_view(
         parts += [Styled(), Styled("per op", "bold"), totals_table(kernel)]
     else:
         parts.append(Styled("no shared-memory instruction was executed", "dim"))
-    extra = not_modelled_block(kernel) + notes(kernel)
+    extra = wgmma_block(kernel) + not_modelled_block(kernel) + notes(kernel)
     if extra:
         parts.append(Styled())
         parts += extra

@@ -32,6 +32,7 @@ def trace_access(
     warps_per_block: int,
     blocks: int,
     location: tuple[str, int] | None = None,
+    cas_retries: int = 0,
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
     ``location`` (file, line) replaces the instruction's own source location."""
@@ -66,6 +67,7 @@ def trace_access(
         provisional=ops.get(rec.kind.op).copy and batch.source is None,
         predicated_off=rec.predicated_off,
         reads=rec.reads,
+        cas_retries=cas_retries,
     )
 
 

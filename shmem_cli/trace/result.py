@@ -70,6 +70,8 @@ class TraceAccess:
     provisional: bool = False  # wavefronts not from the measured rule (see CP_ASYNC_NOTE)
     predicated_off: int = 0  # warp executions with every lane off: no request
     reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
+    # compare-and-swap lanes that failed and went round their loop again (contention)
+    cas_retries: int = 0
 
     # --- the Python API's names for them (docs/python.md), nothing more -----------------
 
@@ -128,6 +130,7 @@ class TraceAccess:
             "data_dependent_requests": self.data_dependent_requests,
             "inexact_requests": self.inexact_requests,
             "provisional": self.provisional,
+            "cas_retries": self.cas_retries,
         }
         if self.reads is not None:
             out["reads"] = self.reads
@@ -338,5 +341,5 @@ class TraceResult:
 
     @property
     def totals(self) -> dict[str, Totals]:
-        """Per op: load, store, atomic, ldmatrix, stmatrix, cp_async."""
+        """Per op: load, store, atomic, ldmatrix, stmatrix, cp_async, wgmma, tma."""
         return self.kernel.totals

@@ -165,6 +165,7 @@ def trace_kernel(
             warps_per_block=warps_per_block,
             blocks=blocks,
             location=(lines or {}).get(rec.instruction.pc),
+            cas_retries=trace.cas_failed.get(rec.index, 0),
         )
         for rec in trace.records
     )

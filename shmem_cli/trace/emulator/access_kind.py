@@ -49,6 +49,11 @@ def shared_form(shared_opcode: str, width: int) -> AccessKind:
     return AccessKind(op.name, width)
 
 
+def tma_kind() -> AccessKind:
+    """A TMA or bulk copy: one request per issue, no LSU wavefronts (its bytes said apart)."""
+    return AccessKind("tma", 16)
+
+
 def shared_kind(ins: Instruction) -> AccessKind:
     """``shared_op_of`` for an instruction known to access shared memory."""
     kind = shared_op_of(ins)

@@ -50,6 +50,8 @@ class Trace:
     # copies) with their warp executions, in program order
     not_modelled: list[tuple[Instruction, int]]
     fills: tuple[TmaFill, ...] = ()  # shared memory written by TMA copies
+    # compare-and-swap lanes that failed (and so retry their loop), by instruction index
+    cas_failed: dict[int, int] = dataclasses.field(default_factory=dict)
 
 
 def run(
@@ -74,6 +76,7 @@ def run(
     steps = executed = 0
     deadline = time.monotonic() + budget.seconds
     unmodelled: dict[int, int] = {}
+    cas_failed: dict[int, int] = {}
     for k, idx in enumerate(blocks):
         one = dataclasses.replace(launch, block_idx=idx)
         blk = Block(one)
@@ -88,9 +91,12 @@ def run(
         executed += e
         for index, n in blk.unmodelled.items():
             unmodelled[index] = unmodelled.get(index, 0) + n
+        for index, n in blk.cas_failed.items():
+            cas_failed[index] = cas_failed.get(index, 0) + n
     listed = [(function.instructions[i], unmodelled[i]) for i in sorted(unmodelled)]
     fills = tuple(recorder.fills.values())
-    return Trace(function, launch, recorder.instructions(), steps, executed, count, listed, fills)
+    records = recorder.instructions()
+    return Trace(function, launch, records, steps, executed, count, listed, fills, cas_failed)
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,8 @@ class Block:
         self.mbarriers = MBarriers()  # sm_90 mbarriers by shared offset
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
+        # lanes whose compare-and-swap failed (they retry their loop), by instruction index
+        self.cas_failed: dict[int, int] = {}
         # executions of each atomic instruction so far: whose warp is served first (ops_atomic)
         self.atomic_turns: dict[int, int] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT

@@ -12,15 +12,15 @@ written by a store.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import re
+from typing import Any
 
 import numpy as np
 
-from ..kernel.tensormap import TensorMap
-from .state import TAINT_GLOBAL, Block, TraceError
-
-if TYPE_CHECKING:
-    from ...cuda.sass import Instruction
+from ...cuda.sass import Instruction
+from ..kernel.tensormap import TensorMap, TensorMapError, decode
+from .op_table import unsupported
+from .state import PARAM_WINDOW, TAINT_GLOBAL, Block, TraceError
 
 _MASK = {0: 0, 32: 1, 64: 3, 128: 7}
 
@@ -95,3 +95,26 @@ def store(b: Block, tm: TensorMap, src: int, coords: tuple[int, ...], ins: Instr
     dst = mem.store_offsets(tm.address + goff[inside], e, ins)
     sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
     mem.data[(dst[:, None] + np.arange(e)).ravel()] = b.smem[phys[sel]]
+
+
+def tensor_map(b: Block, addr: int, ins: Instruction) -> TensorMap | None:
+    """The tensor map at a generic address: in the parameters, or in global memory."""
+    bank = b.cbank[0]
+    off = addr - PARAM_WINDOW
+    if off >= 0 and off + 128 <= len(bank):
+        raw = bank[off : off + 128].tobytes()
+    else:
+        mem = b.launch.memory
+        src = int(mem.offsets(np.array([addr], dtype=np.int64), 128, ins)[0])
+        raw = mem.data[src : src + 128].tobytes()
+    try:
+        return decode(raw)
+    except TensorMapError as exc:
+        raise TraceError(f"tensor map at 0x{addr:x}: {exc.message}", ins) from None
+
+
+def rank_of(ins: Instruction) -> int:
+    d = next((m for m in ins.mods if re.fullmatch(r"[1-5]D", m)), None)
+    if d is None:
+        raise unsupported(ins, "no dimension modifier")
+    return int(d[0])

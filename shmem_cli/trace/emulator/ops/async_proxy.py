@@ -22,12 +22,12 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Gdesc, Mem, Reg, Special
-from ...kernel.tensormap import TensorMap, TensorMapError, decode
+from ...kernel.tensormap import describe
 from .. import tma, wgmma
-from ..access_kind import wgmma_kind
+from ..access_kind import tma_kind, wgmma_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_regs, read_u32, write_pred, write_regs, write_u32
-from ..state import PARAM_WINDOW, TAINT_GLOBAL, TAINT_UNKNOWN, Block, Idx, TraceError
+from ..state import TAINT_GLOBAL, TAINT_UNKNOWN, Block, Idx, TraceError
 from .control import BLOCKED
 from .memory import address, shared_offsets
 
@@ -35,6 +35,14 @@ from .memory import address, shared_offsets
 def _count(b: Block, index: int, ix: Idx) -> None:
     warps = len(np.unique(b.warp[b.ids(ix)]))
     b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
+
+
+def _copied(b: Block, index: int, ins: Instruction, t: int, text: str) -> None:
+    """A TMA or bulk copy issued by thread ``t``'s warp: one request, no LSU wavefronts, and
+    what it moved said once (the report's row and its ``reads``)."""
+    one = np.array([t], dtype=np.intp)
+    b.rec.record_cost(index, ins, tma_kind(), one, [0], b.n_warps, b.warp_base)
+    b.rec.note(index, text)
 
 
 def _ur(b: Block, ix: Idx, i: int) -> int:
@@ -157,34 +165,11 @@ def per_warp(b: Block, ix: Idx) -> list[tuple[int, int]]:
     return [(int(k), int(ids[k])) for k in first]
 
 
-def _tensor_map(b: Block, addr: int, ins: Instruction) -> TensorMap | None:
-    """The tensor map at a generic address: in the parameters, or in global memory."""
-    bank = b.cbank[0]
-    off = addr - PARAM_WINDOW
-    if off >= 0 and off + 128 <= len(bank):
-        raw = bank[off : off + 128].tobytes()
-    else:
-        mem = b.launch.memory
-        src = int(mem.offsets(np.array([addr], dtype=np.int64), 128, ins)[0])
-        raw = mem.data[src : src + 128].tobytes()
-    try:
-        return decode(raw)
-    except TensorMapError as exc:
-        raise TraceError(f"tensor map at 0x{addr:x}: {exc.message}", ins) from None
-
-
-def _rank(ins: Instruction) -> int:
-    d = next((m for m in ins.mods if re.fullmatch(r"[1-5]D", m)), None)
-    if d is None:
-        raise unsupported(ins, "no dimension modifier")
-    return int(d[0])
-
-
 @op("UTMALDG")
 def _utmaldg(ins: Instruction, ctx: Context) -> Step:
     if len(ins.operands) < 2 or "IM2COL" in ins.mods:
         raise unsupported(ins)
-    rank = _rank(ins)
+    rank = tma.rank_of(ins)
     a = _mem_ureg(ins.operands[0], ins)
     m = _mem_ureg(ins.operands[1], ins)
     mcast = ins.operands[-1] if "MULTICAST" in ins.mods else None
@@ -196,7 +181,7 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
             dst = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
             bar = _bar_offset(b, _ur(b, one, a + 1), ins)
             coords = tuple(_signed(_ur(b, one, a + 2 + k)) for k in range(rank))
-            tm = _tensor_map(b, _ur64(b, one, m), ins)
+            tm = tma.tensor_map(b, _ur64(b, one, m), ins)
             if tm is None:
                 _count(b, index, one)
                 b.mbarriers.complete_tx(bar, None, b.sched)
@@ -206,6 +191,8 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
             nbytes = tma.load(b, tm, dst, coords, ins)
             b.rec.fill(ins, dst, tm.box_bytes, tm.swizzle)
             b.mbarriers.complete_tx(bar, nbytes, b.sched)
+            said = f"TMA load of {nbytes:,} B into shared 0x{dst:x}: {describe(tm)}"
+            _copied(b, index, ins, t, said)
 
     return step
 
@@ -214,7 +201,7 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
 def _utmastg(ins: Instruction, ctx: Context) -> Step:
     if len(ins.operands) != 2:
         raise unsupported(ins)
-    rank = _rank(ins)
+    rank = tma.rank_of(ins)
     a = _mem_ureg(ins.operands[0], ins)
     m = _mem_ureg(ins.operands[1], ins)
     index = ctx.position(ins)
@@ -225,11 +212,13 @@ def _utmastg(ins: Instruction, ctx: Context) -> Step:
             one = np.array([t], dtype=np.intp)
             src = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
             coords = tuple(_signed(_ur(b, one, a + 1 + k)) for k in range(rank))
-            tm = _tensor_map(b, _ur64(b, one, m), ins)
+            tm = tma.tensor_map(b, _ur64(b, one, m), ins)
             if tm is None or reduce:  # reductions into global memory: not modelled
                 _count(b, index, one)
                 continue
             tma.store(b, tm, src, coords, ins)
+            said = f"TMA store of {tm.box_bytes:,} B from shared 0x{src:x}: {describe(tm)}"
+            _copied(b, index, ins, t, said)
 
     return step
 
@@ -248,6 +237,7 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
     to_shared = ins.mods.index("S") < ins.mods.index("G")
     d, s = _mem_ureg(ops[0], ins), _mem_ureg(ops[1], ins)
     rsize = read_u32(ops[2], "i", ins)
+    index = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
         mem = b.launch.memory
@@ -263,10 +253,12 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
                 b.tsmem[off : off + size] = TAINT_GLOBAL | int(np.max(fresh))
                 bar = _bar_offset(b, _ur(b, one, d + 1), ins)
                 b.mbarriers.complete_tx(bar, size, b.sched)
+                _copied(b, index, ins, t, f"bulk copy of {size:,} B into shared 0x{off:x}")
             else:
                 off = int(shared_offsets(b, np.array([_ur(b, one, s)]), size, ins)[0])
                 g = int(mem.store_offsets(np.array([_ur64(b, one, d)]), size, ins)[0])
                 mem.data[g : g + size] = b.smem[off : off + size]
+                _copied(b, index, ins, t, f"bulk copy of {size:,} B from shared 0x{off:x}")
 
     return step
 
@@ -283,6 +275,7 @@ def _ublkred(ins: Instruction, ctx: Context) -> Step:
         raise unsupported(ins)
     d, s = _mem_ureg(ops[0], ins), _mem_ureg(ops[1], ins)
     rsize = read_u32(ops[2], "i", ins)
+    index = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
         mem = b.launch.memory
@@ -294,6 +287,7 @@ def _ublkred(ins: Instruction, ctx: Context) -> Step:
             g = int(mem.store_offsets(np.array([_ur64(b, one, d)]), size, ins)[0])
             acc = mem.data[g : g + size].view(np.uint32) + b.smem[off : off + size].view(np.uint32)
             mem.data[g : g + size] = acc.view(np.uint8)
+            _copied(b, index, ins, t, f"bulk add of {size:,} B from shared 0x{off:x}")
 
     return step
 

@@ -198,6 +198,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
                 tried.add(key)
             ok[k] = o == int(cmp_v[k])
             cells[c] = apply(opname, o, int(new_v[k]), int(cmp_v[k]), ins.mods, bits)
+        if opname in ("CAS", "CAST") and not ok.all():  # those lanes go round their loop again
+            b.cas_failed[index] = b.cas_failed.get(index, 0) + int(np.count_nonzero(~ok))
         if taint is not None:
             scatter_taint(taint, off, width, np.asarray(tv, dtype=np.uint8) | ta)
         t_old = (gather_taint(taint, off, width) if taint is not None else TAINT_GLOBAL) | ta
