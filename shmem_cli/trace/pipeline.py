@@ -138,7 +138,8 @@ def _cubins(
             exc.message += f" (embedded cubin: {which})"
             exc.path = str(path)
             raise
-    return infos, [], arch, None
+    # the SM the rules cost, as from a cubin (an sm_90a executable's cubins say sm_90)
+    return infos, [], (infos[0].arch if infos else arch), None
 
 
 def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None]:
