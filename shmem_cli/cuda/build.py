@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,8 +169,8 @@ def system_dirs() -> tuple[str, ...]:
                 body = text.split("#include <...> search starts here:", 1)[-1]
                 body = body.split("End of search list.", 1)[0]
                 found = [line.strip() for line in body.splitlines() if line.strip()]
-        except (OSError, toolchain.ToolError, Exception):  # noqa: BLE001 - a guess then
-            found = []
+        except (OSError, toolchain.ToolError, subprocess.TimeoutExpired):
+            found = []  # the usual folders then
     dirs = [*found, *_SYSTEM_DEFAULT]
     return tuple(dict.fromkeys(os.path.realpath(d) for d in dirs))
 
@@ -186,8 +187,8 @@ def toolkit_dirs() -> tuple[str, ...]:
             [tool, "--dryrun", "-cubin", f"-arch={DEFAULT_ARCH}", "-o", "x.cubin", "x.cu"],
             timeout=60,
         )
-    except (OSError, toolchain.ToolError, Exception):  # noqa: BLE001 - none known then
-        return ()
+    except (OSError, toolchain.ToolError, subprocess.TimeoutExpired):
+        return ()  # none known: only the tree and the include roots are allowed
     dirs = []
     for m in re.finditer(r"^#\$ (?:SYSTEM_)?INCLUDES=(.*)$", done.stderr + done.stdout, re.M):
         dirs += [d for d in re.findall(r'"?(?:-I|-isystem" ")?"?([^" ]+)"?', m.group(1))]
