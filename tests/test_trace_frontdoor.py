@@ -209,7 +209,7 @@ def test_the_text_shows_the_decoded_wgmma_descriptors_and_tma_rows() -> None:
     ]  # fmt: skip
     res = CliRunner().invoke(main, ["trace", *gemm])
     assert res.exit_code == 0, res.output
-    assert "wgmma descriptors, decoded:" in res.output
+    assert "wgmma descriptors and TMA copies, decoded:" in res.output
     assert "A K-major, 128B swizzle, start 0x400, LBO 16, SBO 1024" in res.output
     k = _json(*gemm)
     totals = k["totals"]

@@ -261,15 +261,15 @@ def not_modelled_block(kernel: KernelTrace) -> list[Block]:
 
 
 def wgmma_block(kernel: KernelTrace) -> list[Block]:
-    """What each wgmma read: its decoded descriptors and the core matrices (as the JSON's
-    ``reads``), one row per instruction."""
+    """What each wgmma read (its decoded descriptors and the core matrices) and what each TMA
+    or bulk copy moved, as the JSON's ``reads``: one row per instruction."""
     rows = [a for a in kernel.accesses if a.reads]
     if not rows:
         return []
-    table = Table([Column("line"), Column("pc"), Column("operands read from shared memory")])
+    table = Table([Column("line"), Column("pc"), Column("op"), Column("reads / moves")])
     for a in rows:
-        table.add_row(_where(a.file, a.line), f"0x{a.pc:04x}", a.reads or "")
-    return [Styled("wgmma descriptors, decoded:", "bold"), table]
+        table.add_row(_where(a.file, a.line), f"0x{a.pc:04x}", a.op, a.reads or "")
+    return [Styled("wgmma descriptors and TMA copies, decoded:", "bold"), table]
 
 
 def _details(accesses: tuple[TraceAccess, ...], options: RenderOptions, every: bool) -> list[Block]:
