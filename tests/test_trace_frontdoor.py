@@ -216,3 +216,12 @@ def test_the_text_shows_the_decoded_wgmma_descriptors_and_tma_rows() -> None:
     assert isinstance(totals, dict)
     # 4 k-tiles of two TMA loads (A, B) and the epilogue's TMA store, from one producer warp
     assert totals["tma"] == {"requests": 9, "wavefronts": 0, "ideal_wavefronts": 0}
+
+
+def test_include_roots_are_read_from_the_project_config(tmp_path: Path) -> None:
+    from shmem_cli.lint.config import load_config
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.shmem]\ninclude-roots = ["lib"]\n')
+    config = load_config(tmp_path / "pyproject.toml")
+    assert config.include_roots == (str((tmp_path / "lib").resolve()),)
