@@ -51,6 +51,8 @@ VOCABULARY = {
         False,
         False,
     ),
+    # TMA and bulk copies: the instructions the hopper lab counted; no LSU wavefronts
+    "tma": ((), "smsp__sass_inst_executed_op_tma", None, False, False, False),
 }
 
 

@@ -348,7 +348,9 @@ def test_bulk_copy_completes_its_mbarrier() -> None:
         np.frombuffer(mem.read("out"), dtype=np.float32), x[np.arange(256) ^ 1]
     )
     assert tr.not_modelled == []  # the copy and its mbarrier are emulated
-    (lds,) = [r for r in tr.records if r.n]
+    (copy,) = [r for r in tr.records if r.n and r.kind.op == "tma"]  # one per issuing warp
+    assert copy.n == 1 and (copy.reads or "").startswith("bulk copy of 1,024 B into shared")
+    (lds,) = [r for r in tr.records if r.n and r.kind.op != "tma"]
     assert lds.kind.op == "load" and lds.n == 8
     assert lds.data_dependent.sum() == 0  # the addresses are thread indices
 
