@@ -91,7 +91,7 @@ def test_each_launch_is_exact_per_op(launch_id: str) -> None:
 @pytest.mark.parametrize("launch_id", ["cute_plain", "cute_swizzled", "const_table"])
 def test_each_instruction_is_exact(launch_id: str) -> None:
     kernel = trace(CUBIN, launch_id)
-    got = {a.pc: (a.requests + a.predicated_off, a.wavefronts) for a in kernel.accesses}
+    got = {a.pc: (a.cost.requests + a.predicated_off, a.cost.wavefronts) for a in kernel.accesses}
     rows = [
         i
         for i in MEASURED[launch_id]["instructions"]
@@ -133,7 +133,7 @@ def test_the_cute_kernel_traces_from_its_cu(launch_id: str) -> None:
     kernel = trace(DATA / "kernels" / "cute_tile.cu", launch_id, nvcc_args=nvcc, nvcc_trusted=True)
     assert per_op(kernel) == measured(launch_id)
     # every row at the kernel's own lines: the copy(...) call and the column read
-    lines = {(Path(a.file or "").name, a.line) for a in kernel.accesses if a.requests}
+    lines = {(Path(a.file or "").name, a.line) for a in kernel.accesses if a.cost.requests}
     assert lines == {("cute_tile.cu", 21), ("cute_tile.cu", 28)}
     copies = [a for a in kernel.accesses if a.op == "cp_async"]
     assert all(a.site.inner and a.site.inner[0].endswith("copy_sm80.hpp") for a in copies)

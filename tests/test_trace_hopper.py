@@ -116,8 +116,8 @@ def test_each_tma_copy_is_a_row_of_its_bytes_without_lsu_wavefronts(lid: str) ->
     kt, _ = lab.run(lid)
     rows = [a for a in kt.accesses if a.op == "tma"]
     # smsp__sass_inst_executed_op_tma: the TMA instructions the warps issued
-    assert sum(a.requests for a in rows) == lab.measured()[lid]["per_op"]["tma"][""]
-    assert all(a.wavefronts == 0 for a in rows)
+    assert sum(a.cost.requests for a in rows) == lab.measured()[lid]["per_op"]["tma"][""]
+    assert all(a.cost.wavefronts == 0 for a in rows)
     assert all(a.reads and a.reads.startswith(("TMA ", "bulk ")) and " B " in a.reads for a in rows)
 
 
