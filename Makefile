@@ -54,7 +54,7 @@ lint: $(VENV)/.dev
 bench: $(VENV)/.dev
 	$(PY) bench/run.py
 
-## fuzz: bounded fuzzing of the spec loader and expression parser
+## fuzz: bounded fuzzing of the spec loader, the expression parser and the kernel-input readers
 fuzz: $(VENV)/.dev
 	$(PY) -m pytest -q tests/fuzz --fuzz-seconds=$${FUZZ_SECONDS:-60}
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 import shmem_cli
+from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.testing import assert_no_bank_conflicts
 from shmem_cli.trace.emulator import budget
@@ -39,26 +41,27 @@ def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
 
 
 @needs_nvdisasm
-def test_each_budget_can_be_set() -> None:
-    refused(
-        shmem(*SPIN, "-b", "32", "--max-instructions", "100"),
-        "ran 3,2",  # a few steps of 32 threads past 3,200
-        "budget: 100 per thread x 32 threads",
-        seconds=10,
-    )
-    refused(
-        shmem(*SPIN, "-b", "32", "--max-launch-instructions", "5000"),
-        "the launch ran 5,0",
-        "(the budget is 5,000)",
-        "raise --max-launch-instructions",
-        seconds=10,
-    )
-    refused(
-        shmem(*SPIN, "-b", "32", "--time-limit", "0.5"),
-        "the trace ran past its time limit of 0.5 s in block (0,0,0)",
-        "raise --time-limit",
-        seconds=10,
-    )
+@pytest.mark.parametrize(
+    ("option", "fragments"),
+    [
+        # a few steps of 32 threads past 3,200
+        (("--max-instructions", "100"), ("ran 3,2", "budget: 100 per thread x 32 threads")),
+        (
+            ("--max-launch-instructions", "5000"),
+            ("the launch ran 5,0", "(the budget is 5,000)", "raise --max-launch-instructions"),
+        ),
+        (
+            ("--time-limit", "0.5"),
+            ("the trace ran past its time limit of 0.5 s in block (0,0,0)", "raise --time-limit"),
+        ),
+    ],
+)
+def test_each_budget_can_be_set(option: tuple[str, str], fragments: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(main, [*SPIN, "-b", "32", *option])
+    assert result.exit_code == 2, result.output
+    assert "hostile.cu:9:1: error: " in result.output
+    for fragment in fragments:
+        assert fragment in result.output
 
 
 @needs_nvdisasm
@@ -190,3 +193,23 @@ def test_allow_is_checked_and_read_once() -> None:
         assert_no_bank_conflicts(result, allow=5)
     with pytest.raises(AssertionError, match="access 'column'"):
         assert_no_bank_conflicts(result, allow=["0xzz", "0x" + "f" * 5000])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(fn=5, signature={}), "trace_triton(): fn must be a @triton.jit function"),
+        (dict(signature=[1]), "trace_triton(): signature must be a mapping"),
+        (dict(signature={"x": 5}), "signature must be a mapping of names to Triton types"),
+        (dict(signature={}, num_warps=0), "num_warps must be an integer between 1 and 32"),
+        (dict(signature={}, grid=2.5), "grid must be a positive integer or a sequence"),
+        (dict(signature={}, arch="sm_90"), "arch must be an integer between 10 and 999"),
+        (dict(signature={}, keep=7), "keep must be a file path"),
+    ],
+)
+def test_trace_triton_names_a_wrong_argument(kwargs: dict[str, Any], message: str) -> None:
+    kwargs.setdefault("fn", len)  # any callable: the arguments are checked first
+    with pytest.raises(ShmemError) as err:
+        shmem_cli.trace_triton(**kwargs)
+    assert message in err.value.message
+    assert err.value.code == "invalid-argument"

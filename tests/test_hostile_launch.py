@@ -147,13 +147,11 @@ def test_a_good_npy_gives_its_bytes_in_c_order(tmp_path: Path) -> None:
 @needs_nvdisasm
 def test_buffer_files_on_the_command_line(tmp_path: Path) -> None:
     cases = dict(_buffer_cases(tmp_path))
-    for name in ("huge.npy", "zip.npy", "fifo.bin", "sparse.bin"):
+    for name in ("huge.npy", "fifo.bin"):  # the others: test_buffer_files_are_refused...
         ran = shmem(*TRIVIAL, "-a", f"0=@{tmp_path / name}")
         refused(
             ran, "hostile.sm_90.cubin: error: --arg 0 (out): ", str(tmp_path / name), cases[name]
         )
-    if os.path.exists("/dev/zero"):
-        refused(shmem(*TRIVIAL, "-a", "0=@/dev/zero"), "it is a character device", seconds=10)
 
 
 # --- global memory: reserved, real where written ----------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel import fatbin
-from shmem_cli.trace.kernel.cubin import read_cubin
+from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
 from shmem_cli.trace.kernel.fatbin import FATBIN_MAGIC, cubins_for_arch, cubins_in_file
 
 from .conftest import needs_nvdisasm
@@ -174,3 +174,43 @@ def test_an_executable_error_names_the_executable(tmp_path: Path) -> None:
         f"{app}: error: not a valid cubin",
         "(embedded cubin: fat binary entry 0)",
     )
+
+
+# --- what the errors say ---------------------------------------------------------------------
+
+
+def test_two_thousand_kernel_names_are_listed_short() -> None:
+    from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel
+
+    kernels = tuple(
+        Kernel(f"_Z{i}", f"k{i}_" + "x" * 10_000, f"k{i}()", (), 0x210, 0, 0, 0, 16)
+        for i in range(2000)
+    )
+    with pytest.raises(ShmemError) as err:
+        find_kernel(CubinInfo("k.cubin", "sm_90", kernels), "nope")
+    message = err.value.message
+    assert "no kernel matches --kernel 'nope'; the cubin holds:" in message
+    assert "... and 1,980 more" in message and len(message) < 10_000
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("name", ["x.cubin", "x.json", "sub.cu"])
+def test_a_folder_named_like_a_kernel_file(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).mkdir()
+    ran = shmem("trace", str(tmp_path / name), "-b", "32")
+    refused(ran, f"{tmp_path / name}: error: a folder, and no Triton cache entry is in it")
+    assert "no such file" not in ran.text
+
+
+def test_a_tool_error_names_the_executable_not_a_temporary_cubin(tmp_path: Path) -> None:
+    from shmem_cli.cuda.toolchain import ToolError
+    from shmem_cli.trace.pipeline import _tool_failure
+
+    folder = tmp_path / "shmem-trace-1234"
+    said = ToolError(
+        f"nvdisasm failed (exit status 1):\nnvdisasm fatal : '{folder}/app.0.sm_90.cubin'"
+    )
+    error = _tool_failure(said, Path("app"), folder)
+    assert str(folder) not in error.message
+    assert "nvdisasm fatal : 'app (its embedded cubin)'" in error.message
+    assert error.path == "app"

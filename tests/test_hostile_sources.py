@@ -95,7 +95,9 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)]
+)
 def test_a_signal_ends_every_compile_of_a_sweep_at_once(
     tmp_path: Path, project: Path, sig: signal.Signals
 ) -> None:

@@ -45,6 +45,7 @@ def entry(tmp_path: Path, source: Path = MATMUL, **changes: Any) -> Path:
     ("changes", "fragment"),
     [
         ({"num_warps": 0}, "'num_warps' is 0; a launch takes 1 to 32"),
+        ({"num_warps": None}, "'num_warps' is None, not an integer"),
         ({"num_warps": 10**30}, "'num_warps' is a 100-bit number; a launch takes 1 to 32"),
         ({"num_warps": "4"}, "'num_warps' is a str (4), not an integer"),
         ({"warp_size": "32"}, "'warp_size' is a str (32), not an integer"),

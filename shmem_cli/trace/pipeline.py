@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -231,9 +232,14 @@ def _pick(infos: Sequence[CubinInfo], query: str | None, path: str, arch: str) -
     return CubinInfo(path=info.path, arch=info.arch, kernels=(kernel,), target=info.target)
 
 
-def _tool_failure(exc: toolchain.ToolError, path: Path) -> ShmemError:
+def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = None) -> ShmemError:
+    """A tool's failure said of the user's file: a path in shmem's temporary ``folder`` (a
+    cubin extracted from an executable, gone when the error is read) is named as that."""
     code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
-    return ShmemError(str(exc), path=str(path), code=code)
+    text = str(exc)
+    if folder is not None:
+        text = re.sub(re.escape(str(folder)) + r"[^\s'\"]*", f"{path} (its embedded cubin)", text)
+    return ShmemError(text, path=str(path), code=code)
 
 
 def _source_texts(
@@ -305,7 +311,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         disassembly = toolchain.disassemble(Path(chosen.path))
         constants = read_constants(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
-        raise _tool_failure(exc, path) from None
+        raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
     texts = _source_texts(chosen, disassembly, sources, path, request.tree())

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ...hardware.arch import rules_for
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import ShmemError
+from ...plumbing.errors import ShmemError, shorten
 from .elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
@@ -333,19 +333,29 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
             return found[0]
         if len(found) > 1:
             raise ShmemError(
-                f"--kernel {query!r} is ambiguous; it matches:\n" + kernel_list(found),
+                f"--kernel {shorten(query)!r} is ambiguous; it matches:\n" + kernel_list(found),
                 path=info.path,
                 code="invalid-kernel",
             )
     raise ShmemError(
-        f"no kernel matches --kernel {query!r}; the cubin holds:\n" + kernel_list(kernels),
+        f"no kernel matches --kernel {shorten(query)!r}; the cubin holds:\n" + kernel_list(kernels),
         path=info.path,
         code="invalid-kernel",
     )
 
 
+#: kernels an error lists (the rest are counted)
+MAX_LISTED = 20
+
+
 def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:
-    """One indented line per kernel: demangled name and mangled name."""
-    return "\n".join(
-        f"  {k.name}" + (f"  ({k.mangled})" if k.mangled != k.name else "") for k in kernels
-    )
+    """One indented line per kernel: demangled name and mangled name (each cut at 200
+    characters; the first :data:`MAX_LISTED`, then how many more)."""
+    lines = [
+        f"  {shorten(k.name, 200)}"
+        + (f"  ({shorten(k.mangled, 200)})" if k.mangled != k.name else "")
+        for k in kernels[:MAX_LISTED]
+    ]
+    if len(kernels) > MAX_LISTED:
+        lines.append(f"  ... and {len(kernels) - MAX_LISTED:,} more")
+    return "\n".join(lines)

@@ -282,9 +282,9 @@ def open_entry(
 ) -> TritonEntry:
     """The entry ``path`` (folder, .json, .cubin, or a cache root with ``kernel``) names;
     ``allowed``: the Python files its TTGIR may name (default: the entry's source tree)."""
-    if path.suffix == ".cubin":
+    if path.suffix == ".cubin" and not path.is_dir():
         return read_entry(path.with_suffix(".json"), allowed)
-    if path.suffix == ".json":
+    if path.suffix == ".json" and not path.is_dir():
         # Triton's group file __grp__<name>.json lists the entry's files: the metadata is beside
         grouped = path.with_name(path.name.removeprefix("__grp__"))
         return read_entry(grouped if path.name.startswith("__grp__") else path, allowed)
@@ -303,8 +303,9 @@ def open_entry(
                 path,
             )
         raise TritonError(
-            "no Triton cache entry here (a folder with <name>.json, <name>.cubin and "
-            "<name>.ttgir, or a cache root holding such folders)",
+            "a folder, and no Triton cache entry is in it (a folder with <name>.json, "
+            "<name>.cubin and <name>.ttgir, or a cache root holding such folders); name a "
+            "kernel file (.cu, .cubin, executable) or a Triton cache entry",
             path,
         )
     listing = "\n".join("  " + e.describe() for e in found[:MAX_LISTED])

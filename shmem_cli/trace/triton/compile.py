@@ -125,8 +125,27 @@ def trace_triton(
     as :class:`triton.compiler.ASTSource` takes it; ``constexprs`` the ``tl.constexpr``
     parameters to their values. ``grid`` is the program grid and ``args`` the scalar
     arguments by name (pointers get zero-filled buffers unless given as bytes or arrays).
-    ``keep``: a folder to keep the cache entry in (default: a temporary one).
+    ``keep``: a folder to keep the cache entry in (default: a temporary one). A wrong
+    argument raises :class:`ShmemError` (code ``invalid-argument``) naming it.
     """
+    from ...plumbing import arguments
+
+    call = "trace_triton"
+    if not callable(fn):
+        raise arguments.fail(call, "fn", "a @triton.jit function", fn)
+    signature = arguments.mapping(call, "signature", signature)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in signature.items()):
+        raise arguments.fail(call, "signature", "a mapping of names to Triton types", signature)
+    constexprs = arguments.mapping(call, "constexprs", constexprs)
+    num_warps = arguments.integer(call, "num_warps", num_warps, low=1, high=32)
+    num_stages = arguments.integer(call, "num_stages", num_stages, low=0, high=64)
+    arguments.dims(call, "grid", grid)
+    args = arguments.mapping(call, "args", args)
+    arch = arguments.integer(call, "arch", arch, low=10, high=999)
+    if not isinstance(specialize, bool):
+        raise arguments.fail(call, "specialize", "True or False", specialize)
+    if keep is not None:
+        keep = arguments.path(call, "keep", keep)
     given = dict(args or {})
     attrs = divisibility(signature, given) if specialize else None
     consts = dict(constexprs or {})

@@ -75,6 +75,9 @@ def _kind(value: Any) -> str:
 
 def check(meta: dict[str, Any], path: Path) -> None:
     """Every field a launch reads is of its type and in its range (:data:`RANGES`)."""
+    for key in (*RANGES, "cluster_dims"):  # null: as if not written (the defaults apply)
+        if key in meta and meta[key] is None and key != "num_warps":
+            del meta[key]
     name = meta.get("name")
     if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
         raise TritonError(
@@ -88,7 +91,7 @@ def check(meta: dict[str, Any], path: Path) -> None:
         fields["warp_size"] = target[2]
     for key, (low, high) in RANGES.items():
         value = fields.get(key)
-        if value is not None:
+        if value is not None or key == "num_warps":
             _integer(meta, key, value, low, high, path)
     dims = meta.get("cluster_dims")
     if dims is not None:
@@ -106,7 +109,8 @@ def check(meta: dict[str, Any], path: Path) -> None:
                 f"a cluster holds at most {CLUSTER[1]}",
                 path,
             )
-    if fields.get("num_warps", 1) * fields.get("warp_size", 32) > 1024:
+    warps, size = fields.get("num_warps"), fields.get("warp_size")
+    if (warps if isinstance(warps, int) else 1) * (size if isinstance(size, int) else 32) > 1024:
         raise TritonError(
             "unexpected metadata: num_warps x warp_size is more than 1,024 threads", path
         )

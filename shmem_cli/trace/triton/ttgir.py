@@ -151,6 +151,8 @@ def _balanced(text: str, open_paren: int) -> str | None:
 def _split_args(inner: str) -> list[str]:
     """``inner`` split at the commas that start a new ``%name:`` argument."""
     starts = [m.start() for m in _ARG.finditer(inner)]
+    if not starts:
+        return []  # no parameters (or none this reader can take)
     return [
         inner[a:b].strip().rstrip(",")
         for a, b in zip(starts, [*starts[1:], len(inner)], strict=True)
