@@ -104,3 +104,27 @@ def test_verify_never_writes_over_its_csv_and_honours_o_with_emit(tmp_path: Path
     assert code == 0, out
     assert out == ""
     assert summary.read_text().startswith("wrote 2 kernels to ")
+
+
+def test_lint_never_writes_over_a_kernel_it_reads(kernel: Path) -> None:
+    spec = kernel.parent / "k.yaml"
+    spec.write_text(
+        "block: [32]\narrays:\n  s: {dtype: float32, shape: [32]}\naccesses:\n"
+        "  - {name: st, array: s, op: store, index: [lane]}\n"
+        "kernel:\n  source: k.cu\n  name: k\n"
+    )
+    for target in (kernel, kernel.parent / "tile.cuh"):
+        before = target.read_bytes()
+        code, out = run("lint", str(spec), "-o", str(target))
+        assert code == 2, out
+        assert f"{target}: refusing to write over the input" in out, out
+        assert "(this spec's kernel reads it)" in out or "SH100" in out
+        assert target.read_bytes() == before
+
+
+def test_a_trace_never_writes_over_its_params_or_a_constant(tmp_path: Path) -> None:
+    block = tmp_path / "params.bin"
+    block.write_bytes(bytes(8))
+    base = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")
+    refused_over(block, *base, "--params", f"@{block}", "-o", str(block))
+    refused_over(block, *base, "--const", f"tab=@{block}", "--svg", str(block))

@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
+
+from shmem_cli.cli import main
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .hostile import refused, shmem
@@ -54,8 +57,17 @@ def test_a_kernel_sweep_refuses_an_include_folder_outside_its_tree(project: Path
     refused(ran, "outside")
 
 
+def _run_in(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    monkeypatch.chdir(folder)
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output[-500:]
+    return result
+
+
 @needs_nvdisasm
-def test_declarations_and_names_are_read_only_inside_the_tree(tmp_path: Path) -> None:
+def test_declarations_and_names_are_read_only_inside_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A cubin in a folder of its own, run from a folder holding its source: outside the
     cubin's tree, so neither --list-params nor --suggest reads it; inside, both do."""
     (tmp_path / "proj").mkdir()
@@ -64,14 +76,13 @@ def test_declarations_and_names_are_read_only_inside_the_tree(tmp_path: Path) ->
     listing = ("trace", "proj/k.cubin", "--list-params")
     suggest = ("trace", "proj/k.cubin", "-b", "256", "-a", "3=64", "-a", "4=128", "-a", "5=64")
     suggest += ("--suggest", "--no-tables", "--format", "json")
-    outside = [shmem(*args, cwd=tmp_path) for args in (listing, suggest)]
-    assert all(r.code == 0 for r in outside), [r.text[-500:] for r in outside]
-    assert "3  ?     int" in outside[0].stdout
-    assert "__shared__ float As" not in outside[1].stdout
+    outside = [_run_in(tmp_path, monkeypatch, *args).output for args in (listing, suggest)]
+    assert "3  ?     int" in outside[0]
+    assert "__shared__ float As" not in outside[1]
     shutil.move(tmp_path / "warp_sgemm.cu", tmp_path / "proj" / "warp_sgemm.cu")
-    inside = [shmem(*args, cwd=tmp_path) for args in (listing, suggest)]
-    assert "3  M     int" in inside[0].stdout
-    assert "__shared__ float As[16][64 + " in inside[1].stdout
+    inside = [_run_in(tmp_path, monkeypatch, *args).output for args in (listing, suggest)]
+    assert "3  M     int" in inside[0]
+    assert "__shared__ float As[16][64 + " in inside[1]
 
 
 # --- Ctrl-C during the compiles -------------------------------------------------------------

@@ -221,9 +221,14 @@ def lint(
         compile=not no_compile,
         source_roots=config.source_roots,
         include_roots=config.include_roots,
+        outputs=tuple(str(o) for o in (output, write_baseline) if o),
     )
     files = lint_files(targets, options, jobs=jobs)
     report = CheckReport(files=files)
+    from ..plumbing.fsutil import OVERWRITE
+
+    if any(OVERWRITE in f.message for f in report.findings):  # a kernel's file: keep it
+        output = write_baseline = None
     invalid = any(f.code == "SH100" for f in report.findings)
 
     if write_baseline is not None:

@@ -316,7 +316,9 @@ def trace(
     from ..plumbing.fsutil import check_outputs
 
     outputs = (output, *pictures().values())
-    check_outputs(outputs, kernel_inputs(kernel_path, args, compare_csv), ENTRY_FILES)
+    block_file = params_file[1:] if params_file and params_file.startswith("@") else params_file
+    read = kernel_inputs(kernel_path, (*args, *consts), compare_csv, block_file)
+    check_outputs(outputs, read, ENTRY_FILES)
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")

@@ -54,6 +54,8 @@ class LintOptions:
     source_roots: tuple[str, ...] = ()
     #: libraries' header folders any kernel build may read ([tool.shmem] include-roots)
     include_roots: tuple[str, ...] = ()
+    #: the files the run writes (-o, --write-baseline): a kernel may not read one
+    outputs: tuple[str, ...] = ()
 
     def runs(self, rule: Rule) -> bool:
         return self.rules is None or rule.code in self.rules
@@ -189,7 +191,12 @@ def _compiled(
     if options.rules is not None and not options.rules & COMPILED_RULES:
         return None
     traced = trace_spec_kernel(
-        spec.kernel, layout.block, spec.arch.name, options.source_roots, options.include_roots
+        spec.kernel,
+        layout.block,
+        spec.arch.name,
+        options.source_roots,
+        options.include_roots,
+        options.outputs,
     )
     if isinstance(traced, KernelUnavailable):
         return traced

@@ -41,7 +41,7 @@ class KernelUnavailable:
 
 
 #: error codes that make a spec invalid rather than its kernel merely untraced
-INVALID_CODES = frozenset({"refused", "limit"})
+INVALID_CODES = frozenset({"refused", "limit", "output"})
 
 
 _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
@@ -64,13 +64,15 @@ def trace_spec_kernel(
     arch: str = DEFAULT_ARCH,
     roots: tuple[str, ...] = (),
     includes: tuple[str, ...] = (),
+    outputs: tuple[str, ...] = (),
 ) -> KernelTrace | KernelUnavailable:
     """The trace of ``kernel`` launched with ``block`` (cached), or why there is none;
     ``roots``: the source tree's folders ([tool.shmem] source-roots; default: the spec's
     repository, or its folder); ``includes``: libraries' header folders ([tool.shmem]
-    include-roots) the build may read too."""
+    include-roots) the build may read too; ``outputs``: the files the lint run writes,
+    refused (SH100) when one is a file the kernel's trace reads."""
     path = Path(kernel.path)
-    refused = _refusal(kernel, roots, includes)
+    refused = _refusal(kernel, roots, includes) or _overwritten(kernel, outputs)
     if refused is not None:
         return refused
     try:
@@ -91,9 +93,10 @@ def trace_spec_kernel(
         roots,
         includes,
         kernel.spec_path,
+        outputs,
     )
     if key not in _CACHE:
-        _CACHE[key] = _trace(kernel, block, arch, roots, includes)
+        _CACHE[key] = _trace(kernel, block, arch, roots, includes, outputs)
     return _CACHE[key]
 
 
@@ -134,6 +137,20 @@ def _refusal(
     return None
 
 
+def _overwritten(kernel: KernelDecl, outputs: tuple[str, ...]) -> KernelUnavailable | None:
+    """An output of the run that would replace the kernel, a buffer or a constant's file."""
+    if not outputs:
+        return None
+    from ..plumbing.fsutil import OutputError, check_outputs
+
+    files = [kernel.path, *(v[1:] for _, v in (*kernel.args, *kernel.consts) if v[:1] == "@")]
+    try:
+        check_outputs(outputs, files)
+    except OutputError as exc:
+        return _spec_error(kernel, f"{exc.path}: {exc.message} (this spec's kernel reads it)")
+    return None
+
+
 def _base(kernel: KernelDecl) -> Path:
     return Path(kernel.spec_path).parent if kernel.spec_path else Path()
 
@@ -148,6 +165,7 @@ def _trace(
     arch: str,
     roots: tuple[str, ...],
     includes: tuple[str, ...] = (),
+    outputs: tuple[str, ...] = (),
 ) -> KernelTrace | KernelUnavailable:
     from ..cuda import toolchain
     from ..trace.pipeline import TraceRequest, trace_file
@@ -173,6 +191,7 @@ def _trace(
         include_roots=includes,
         tree_anchor=kernel.spec_path or None,
         nvcc_base=str(_base(kernel)),
+        outputs=outputs,
     )
     try:
         return trace_file(request).kernels[0]

@@ -45,6 +45,10 @@ _REASONS = {
 }
 
 
+#: the words of a refused output that names an input (lint looks for them in its findings)
+OVERWRITE = "refusing to write over the input"
+
+
 class OutputError(ShmemError):
     """An output file could not be written; the message says which file and why."""
 
@@ -265,9 +269,7 @@ def check_outputs(
         for source in sources:
             if _overwrites(name, source, folder_suffixes):
                 raise OutputError(
-                    f"refusing to write over the input {display(source)}; "
-                    "choose another output file",
-                    shown,
+                    f"{OVERWRITE} {display(source)}; choose another output file", shown
                 )
         try:
             found = os.stat(name)
