@@ -245,3 +245,36 @@ def test_a_spec_kernel_grid_is_bounded_before_anything_is_built(tmp_path: Path) 
     )
     ran = shmem("lint", str(spec))
     refused(ran, f"{spec}:9:9: error: kernel.grid 1099511627776 is 1,099,511,627,776 in all")
+
+
+# --- every option's text: refused in words, each line short ---------------------------------
+
+HUGE = "9" * 5000
+SPEC = str(Path(__file__).parents[1] / "access_specs" / "transpose_naive.yaml")
+KERNEL = str(Path(__file__).parent / "data" / "hostile" / "hostile.cu")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("trace", str(CUBIN), "-k", "trivial", "-b", "32", "--suggest", "--array", f"A={HUGE}:4"),
+        ("trace", str(CUBIN), "-k", "trivial", "-b", "32", "--arch", "sm_" + "9" * 100_000),
+        ("trace", str(CUBIN), "-k", "x" * 100_000, "-b", "32"),
+        ("trace", str(CUBIN), "-k", "trivial", "-b", "32", "--rows", HUGE),
+        ("sweep", KERNEL, "--define", f"PAD={HUGE}", "-b", "32"),
+        ("sweep", KERNEL, "--define", f"PAD=0..{HUGE}", "-b", "32"),
+        ("sweep", SPEC, "--pad", HUGE),
+        ("analyze", SPEC, "--request", HUGE),
+        ("verify", SPEC, "--emit", "x", "--arch", "x" * 100_000),
+    ],
+    ids=lambda a: " ".join(x[:12] for x in a[:1] + a[-2:]),
+)
+def test_long_option_texts_are_refused_short(args: tuple[str, ...]) -> None:
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 2, result.output[-1000:]
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert max(len(line) for line in result.output.splitlines()) <= 400, result.output[:1000]

@@ -214,3 +214,23 @@ def test_a_tool_error_names_the_executable_not_a_temporary_cubin(tmp_path: Path)
     assert str(folder) not in error.message
     assert "nvdisasm fatal : 'app (its embedded cubin)'" in error.message
     assert error.path == "app"
+
+
+@needs_nvdisasm
+def test_only_the_traced_kernel_s_sass_is_parsed_and_it_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shmem_cli.cuda import sass, toolchain
+    from shmem_cli.trace.tracer import find_function
+
+    disassembly = toolchain.disassemble(CUBIN)
+    kernel = find_kernel(read_cubin(CUBIN, use_tools=False), "trivial")
+    other = '\t.section\t.text._Z5otherv,"ax",@progbits\n'
+    other += "        /*0000*/                   NOP ;\n" * 400_000  # 15 MiB: minutes to parse
+    start = time.monotonic()
+    function = find_function(other + disassembly + other, kernel, "k.cubin")
+    assert time.monotonic() - start < 2
+    assert function.name == "_Z7trivialPi" and function.instructions
+    monkeypatch.setattr(sass, "MAX_FUNCTION_TEXT", 1000)
+    with pytest.raises(ShmemError, match=r"the SASS of trivial is 0 MiB \(about [0-9,]+ instr"):
+        find_function(disassembly, kernel, "k.cubin")

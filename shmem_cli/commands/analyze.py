@@ -38,8 +38,10 @@ def parse_rows(value: str) -> int | None:
         rows = int(value)
     except ValueError:
         rows = 0
+    from ..plumbing.errors import shorten
+
     if rows < 3:
-        fail_usage(f"--rows expects a number of rows (3 or more) or 'all', got {value!r}")
+        fail_usage(f"--rows expects a number of rows (3 or more) or 'all', got {shorten(value)!r}")
     return rows
 
 

@@ -366,4 +366,6 @@ def parse_request(value: str | None) -> RequestChoice | None:
     try:
         return RequestChoice(warp=int(warp_text), iteration=int(it_text) if it_text else 0)
     except ValueError:
-        fail_usage(f"--request expects WARP or WARP:ITERATION (integers), got {value!r}")
+        from ..plumbing.errors import shorten
+
+        fail_usage(f"--request expects WARP or WARP:ITERATION (integers), got {shorten(value)!r}")

@@ -114,7 +114,7 @@ def sweep(
           -a M=64 -a N=128 -a K=64
     """
     from ..analysis.sweep import Axis, Plan, parse_axis, run_sweep
-    from ..plumbing.errors import ShmemError
+    from ..plumbing.errors import ShmemError, shorten
     from ..spec.compile import load_spec
 
     require_paths([spec])
@@ -143,7 +143,7 @@ def sweep(
             try:
                 axis = parse_axis(kind, text)
             except ValueError as exc:
-                fail_usage(f"--{kind} {text}: {exc}")
+                fail_usage(f"--{kind} {shorten(text)}: {shorten(str(exc), 200)}")
             key = (axis.kind, axis.target)
             if key in given:
                 what = (

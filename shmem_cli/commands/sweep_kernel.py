@@ -103,7 +103,7 @@ def sweep_kernel(
     width: int | None,
 ) -> None:
     """Compile, trace and rank every ``--define`` combination of the kernel at ``path``."""
-    from ..plumbing.errors import ShmemError
+    from ..plumbing.errors import ShmemError, shorten
     from ..trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
     from ..trace.pipeline import TraceRequest
     from .trace import ARCH, _parse_launch_sizes
@@ -114,13 +114,13 @@ def sweep_kernel(
     if launch["block"] is None:
         fail_usage("--block is required to trace each variant (e.g. --block 256)")
     if launch["arch"] is not None and not ARCH.match(launch["arch"]):
-        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {launch['arch']!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {shorten(launch['arch'])!r}")
     axes: list[Define] = []
     for text in defines:
         try:
             axes.append(parse_define(text))
         except ValueError as exc:
-            fail_usage(f"--define {text}: {exc}")
+            fail_usage(f"--define {shorten(text)}: {shorten(str(exc), 200)}")
     block, grid = _parse_launch_sizes(launch["block"], launch["grid"])
     request = TraceRequest(
         path=path,

@@ -309,10 +309,19 @@ def trace(
     from ..trace.triton.cache import is_triton_input
 
     require_file(kernel_path, folder=True)
+    from ..plumbing.errors import shorten
+
     if arch is not None and not ARCH.match(arch):
-        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {shorten(arch)!r}")
     if arrays and not suggest:
         fail_usage("--array names parts of shared memory for --suggest; add --suggest")
+    from ..trace.fixes.arrays import parse_array_option
+
+    for text in arrays:  # checked before any work
+        try:
+            parse_array_option(text)
+        except ShmemError as exc:
+            fail_usage(exc.message)
     from ..plumbing.fsutil import check_outputs
 
     outputs = (output, *pictures().values())

@@ -238,8 +238,10 @@ def verify(
         fail_usage("--keep applies only when verify builds and profiles here")
     if sass_file and not from_ncu:
         fail_usage("--sass applies only with --from-ncu")
+    from ..plumbing.errors import shorten
+
     if arch is not None and not ARCH.match(arch):
-        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {arch!r}")
+        fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {shorten(arch)!r}")
     from ..plumbing.fsutil import check_outputs
 
     inputs = [*paths, *(p for p in (from_ncu, sass_file) if p)]

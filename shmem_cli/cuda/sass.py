@@ -198,6 +198,24 @@ def parse_instruction(
     return Instruction(pc, guard, opcode, tuple(mods), operands, file, line, text, None, locations)
 
 
+#: the SASS text of the one function a trace parses (about 130,000 instructions with their
+#: line table): a kernel larger than that is refused, not parsed for minutes
+MAX_FUNCTION_TEXT = 8 << 20
+_ANY_SECTION = re.compile(r"^[ \t]*\.section[ \t]", re.M)
+
+
+def function_section(text: str, name: str) -> str | None:
+    """The part of nvdisasm's ``text`` that holds the function ``name``: its ``.section``
+    line up to the next section (found in one pass, the other functions never parsed);
+    None when the text has no such function."""
+    head = re.compile(r"^[ \t]*\.section[ \t]+\.text\." + re.escape(name) + r"[,\s]", re.M)
+    m = head.search(text)
+    if m is None:
+        return None
+    end = _ANY_SECTION.search(text, m.end())
+    return text[m.start() : end.start() if end else len(text)]
+
+
 def find_function(functions: list[Function], name: str) -> Function:
     for fn in functions:
         if fn.name == name:

@@ -136,11 +136,11 @@ def sass_key(text: str) -> tuple[str, ...]:
 
 def function_text(disassembly: str, mangled: str) -> dict[int, str]:
     """pc -> SASS text of one function in nvdisasm's output."""
-    from ..cuda.sass import parse
+    from ..cuda.sass import function_section, parse
 
     return {
         ins.pc: ins.text
-        for fn in parse(disassembly)
+        for fn in parse(function_section(disassembly, mangled) or "")
         if fn.name == mangled
         for ins in fn.instructions
     }

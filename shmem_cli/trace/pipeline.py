@@ -428,8 +428,10 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
                 if kernels:
                     disassembly = toolchain.disassemble(Path(info.path))
                     tree = request.tree()
+                    texts = _source_texts(info, disassembly, sources, path, tree)  # once
                     found.extend(
-                        (k, _params(k, info, disassembly, sources, path, tree)) for k in kernels
+                        (k, _params(k, info, disassembly, sources, path, tree, texts))
+                        for k in kernels
                     )
         except toolchain.ToolError as exc:
             raise _tool_failure(exc, path) from None

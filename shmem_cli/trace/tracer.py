@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hardware.arch import rules_for, rules_note
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, shorten
 from .aggregate import line_totals, not_modelled, op_totals, trace_access
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
@@ -50,31 +50,49 @@ def read_sources(
 ) -> list[str]:
     """The text of each source file that can be found (for parameter names); others
     skipped: those ``allowed`` refuses (outside the source tree), those that are not
-    regular files, and those larger than a source may be."""
-    from ..cuda.sources import MAX_SOURCE_BYTES
+    regular files, and those larger than a source may be; at most the first
+    ``MAX_FILES`` files named and ``MAX_TREE_BYTES`` in all, as a build reads."""
+    from ..cuda.sources import MAX_FILES, MAX_SOURCE_BYTES, MAX_TREE_BYTES
     from ..plumbing.bounded_read import read_bounded
 
     out = []
-    for p in paths:
-        found = locate_source(str(p), [*roots, Path.cwd()], allowed)
+    total = 0
+    for p in list(dict.fromkeys(str(p) for p in paths))[:MAX_FILES]:
+        if total > MAX_TREE_BYTES:
+            break
+        found = locate_source(p, [*roots, Path.cwd()], allowed)
         if found is None:
             continue
         try:
             data = read_bounded(found, MAX_SOURCE_BYTES, what="source")
         except ShmemError:
             continue
+        total += len(data)
         out.append(data.decode("utf-8", errors="replace"))
     return out
 
 
 def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
-    """The parsed SASS function of ``kernel``."""
-    from ..cuda.sass import parse
+    """The parsed SASS function of ``kernel`` (only its section of the text is parsed, and
+    only up to :data:`~shmem_cli.cuda.sass.MAX_FUNCTION_TEXT`)."""
+    from ..cuda.sass import MAX_FUNCTION_TEXT, function_section, parse
 
-    for function in parse(disassembly):
+    text = function_section(disassembly, kernel.mangled)
+    if text is not None and len(text) > MAX_FUNCTION_TEXT:
+        raise ShmemError(
+            f"the SASS of {shorten(kernel.name)} is {len(text) >> 20} MiB (about "
+            f"{text.count(chr(10)) // 2:,} instructions); shmem traces kernels of at most "
+            f"{MAX_FUNCTION_TEXT >> 20} MiB of SASS",
+            path=path,
+            code="invalid-kernel",
+        )
+    for function in parse(text or ""):
         if function.name == kernel.mangled:
             return function
-    raise ShmemError(f"nvdisasm printed no code for {kernel.name} ({kernel.mangled})", path=path)
+    raise ShmemError(
+        f"nvdisasm printed no code for {shorten(kernel.name)} ({shorten(kernel.mangled)})",
+        path=path,
+    )
 
 
 def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:

@@ -24,7 +24,7 @@ MAX_VARIANTS = 100_000
 #: ``--swizzle ARRAY=synth``: the XOR map synthesized for the array in each variant
 SYNTH = Swizzle((), "synth")
 
-_INT = r"[+-]?\d+"
+_INT = r"[+-]?[0-9]{1,20}"  # ASCII digits, a 64-bit value at most
 _RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?\Z")
 
 
@@ -35,11 +35,13 @@ def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
         lo, hi = int(m.group(1)), int(m.group(2))
         step = int(m.group(3)) if m.group(3) is not None else 1
         if step <= 0:
-            raise ValueError(f"the step of {text!r} must be positive")
+            raise ValueError(f"the step of {shorten(text)!r} must be positive")
         if hi < lo:
-            raise ValueError(f"{text!r} is empty: ranges run upwards from a to b, b included")
+            raise ValueError(
+                f"{shorten(text)!r} is empty: ranges run upwards from a to b, b included"
+            )
         if (hi - lo) // step + 1 > limit:
-            raise ValueError(f"{text!r} has more than {limit} values")
+            raise ValueError(f"{shorten(text)!r} has more than {limit} values")
         return tuple(range(lo, hi + 1, step))
     out: list[int] = []
     for part in text.split(","):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...hardware import ops
-from ...plumbing.errors import ShmemError
+from ...plumbing.errors import ShmemError, shorten
 from ..kernel.cubin import Kernel, read_section
 
 if TYPE_CHECKING:
@@ -35,7 +35,9 @@ _SHARED_DECL = re.compile(
     re.M,
 )
 _ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)\s*\(", re.M)
-_ARRAY_OPTION = re.compile(r"^([A-Za-z_]\w*)=(0[xX][0-9a-fA-F]+|\d+):(0[xX][0-9a-fA-F]+|\d+)\Z")
+_ARRAY_OPTION = re.compile(
+    r"^([A-Za-z_]\w{0,200})=(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10}):(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10})\Z"
+)
 
 
 @dataclass(frozen=True)
@@ -124,12 +126,14 @@ def parse_array_option(text: str) -> tuple[str, int, int]:
     if not m:
         raise ShmemError(
             f"--array expects NAME=OFFSET:BYTES (offset from the start of dynamic shared "
-            f"memory, e.g. --array As=0:8192), got {text!r}",
+            f"memory, e.g. --array As=0:8192), got {shorten(text)!r}",
             code="invalid-launch",
         )
     offset, size = int(m.group(2), 0), int(m.group(3), 0)
     if size < 1:
-        raise ShmemError(f"--array {text}: BYTES must be at least 1", code="invalid-launch")
+        raise ShmemError(
+            f"--array {shorten(text)}: BYTES must be at least 1", code="invalid-launch"
+        )
     return m.group(1), offset, size
 
 
