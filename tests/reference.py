@@ -240,10 +240,11 @@ def request_cost(
     if op in ("ldmatrix", "stmatrix"):
         phases = [list(range(8 * m, 8 * m + 8)) for m in range(matrices)]
         width = ROW_BYTES
-    elif op == "atomic" or width <= BANK_BYTES:
+    elif width <= BANK_BYTES:
         phases = [list(range(lanes))]
     else:
-        per_phase = PHASE_BYTES // width  # 8 bytes: half-warps, 16 bytes: quarter-warps
+        # 8 bytes (64-bit atomics too): half-warps, 16 bytes: quarter-warps
+        per_phase = PHASE_BYTES // width
         if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
             per_phase *= 2
         phases = [list(range(p, p + per_phase)) for p in range(0, lanes, per_phase)]
@@ -260,9 +261,6 @@ def request_cost(
             wavefronts, ways = 1, 1
     if op == "atomic" and atomic in ("cas", "cas_spin"):  # a compare pass and a swap pass
         wavefronts, ideal = 2 * wavefronts, 2 * ideal
-        live = [a for a in addr if a is not None]
-        if atomic == "cas_spin" and width == 8 and len(set(live)) < len(live):
-            wavefronts += 1  # a 64-bit spin on an address two lanes share: a third pass
     return RequestCost(wavefronts, ideal, ways)
 
 

@@ -75,9 +75,12 @@ def test_reference_phase_rules_by_hand() -> None:
     assert request_cost([4 * n for n in lanes], "atomic", 4, "cas", 1).wavefronts == 2
     assert request_cost([8 * n for n in lanes], "atomic", 8, "cas", 1).wavefronts == 4
     assert request_cost([16 * n for n in lanes], "atomic", 8, "cas", 1).wavefronts == 8
-    # ... ATOMS.CAST.SPIN 2 on one word, 64-bit 3 there and 4 for 32 distinct lanes
+    # ... ATOMS.CAST.SPIN 2 on one word; 64-bit in half-warps: 2 for each half-warp with a
+    # lane on it, 4 for 32 distinct lanes (dadd_t64_b1: 380 over 127 executions)
     assert request_cost([0] * 32, "atomic", 4, "cas_spin", 1).wavefronts == 2
-    assert request_cost([0] * 32, "atomic", 8, "cas_spin", 1).wavefronts == 3
+    assert request_cost([0] * 32, "atomic", 8, "cas_spin", 1).wavefronts == 4
+    assert request_cost([0] * 16 + [None] * 16, "atomic", 8, "cas_spin", 1).wavefronts == 2
+    assert request_cost([None] * 16 + [0] * 16, "atomic", 8, "cas_spin", 1).wavefronts == 2
     assert request_cost([8 * n for n in lanes], "atomic", 8, "cas_spin", 1).wavefronts == 4
     # ldmatrix.x4 of 8 rows of 16 bytes each: 4 matrices, 4 wavefronts
     assert request_cost([16 * (n % 8) for n in lanes], "ldmatrix", 2, "inc", 4).wavefronts == 4

@@ -25,7 +25,7 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
 2. A lane moving ``size`` bytes from address ``a`` asks for the words
    ``a // 4 .. a // 4 + max(1, size // 4) - 1`` (16 bytes for an ldmatrix row).
 3. The lanes are cut into phases of consecutive lanes:
-   ldmatrix/stmatrix one phase per matrix (lanes 8m..8m+7); atomics and accesses
+   ldmatrix/stmatrix one phase per matrix (lanes 8m..8m+7); accesses (atomics too)
    of 1, 2 or 4 bytes one phase (the whole warp); 8 bytes half-warps; 16 bytes
    quarter-warps (``phase_bytes // size`` lanes each).
 4. Pair merge: a load of 8 or 16 bytes whose lane n and lane n^1 (or n and n^2)
@@ -42,9 +42,9 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    cost of the same lanes as an exchange (no lane combines, not even on one word);
    ``ATOMS.CAST.SPIN`` (``"cas_spin"``, the compare-and-swap of the loops nvcc
    emits for float, double, half2 and 64-bit atomics) twice the cost of the same
-   lanes as a load (lanes on one word combine: the hardware lets one lane per
-   address try), and a 64-bit one a third pass when two active lanes share an
-   address. Ideal wavefronts double likewise.
+   lanes as a load without pair merge (lanes on one word combine: the hardware lets
+   one lane per address try; a 64-bit one in half-warps, rule 3). Ideal wavefronts
+   double likewise.
 8. Cycles: a 16-byte load or store spends at least one cycle on each of its
    phases, active or not; any other request, its wavefronts.
 
@@ -212,7 +212,7 @@ def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> 
     if kind.is_matrix:
         matrix = lanes // arch.matrix_rows
         return matrix[None, :], np.full(rows, kind.matrices, dtype=np.int64)
-    if kind.is_atomic or kind.size <= arch.bank_bytes:
+    if kind.size <= arch.bank_bytes:
         return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
     per_phase = arch.lanes_per_phase(kind.size)
     if kind.op in arch.pair_merge_ops and arch.pair_merge_distances:
@@ -347,7 +347,7 @@ def _summarize(
         ways = np.where(uniform, 1, ways)
     passes = 1 if not kind.is_atomic else arch.atomic_rule(kind.atomic).passes
     if passes > 1:
-        wavefronts = passes * wavefronts + _spin_third_pass(addr, active, kind)
+        wavefronts = passes * wavefronts
         ideal = passes * ideal
     floor = None if kind.is_matrix else arch.cycle_floor(kind.size)
     if floor is not None:
@@ -362,19 +362,6 @@ def _summarize(
         ways=ways.astype(np.int64, copy=False),
         cycles=cycles.astype(np.int64, copy=False),
     )
-
-
-def _spin_third_pass(addr: I64, active: B8, kind: AccessKind) -> I64:
-    """Rule 7a's third pass: 1 for a 64-bit CAST.SPIN request in which two active lanes
-    give one address, else 0 (R,)."""
-    rows = addr.shape[0]
-    if kind.atomic != "cas_spin" or kind.size != 8:
-        return np.zeros(rows, dtype=np.int64)
-    lanes = np.arange(addr.shape[1], dtype=np.int64)
-    keyed = np.where(active, addr, -1 - lanes[None, :])  # inactive lanes never match
-    ordered = np.sort(keyed, axis=1)
-    shared: I64 = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1).astype(np.int64)
-    return shared
 
 
 def _power_of_two(n: int) -> bool:
@@ -434,12 +421,9 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
             )
             waves.append(Wavefront(phase=phase, cells=cells))
     if kind.is_atomic and arch.atomic_rule(kind.atomic).passes > 1:
-        # rule 7a: the compare pass, then the swap pass over the same banks (and a 64-bit
-        # spin's third pass, shown as a repeat of the first wavefront)
+        # rule 7a: the compare pass, then the swap pass over the same banks
         first = int(n_phases[0])
         waves += [Wavefront(phase=w.phase + first, cells=w.cells) for w in waves]
-        if int(_spin_third_pass(a, act, kind)[0]) and waves:
-            waves.append(waves[0])
     return RequestDetail(
         addresses=tuple(int(a[0, i]) if act[0, i] else None for i in range(lanes)),
         wavefronts=tuple(waves),
