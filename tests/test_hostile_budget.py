@@ -161,7 +161,7 @@ def test_the_trace_api_names_a_wrong_argument(call: dict[str, Any], message: str
 
 def test_a_huge_array_argument_is_refused_before_it_is_copied() -> None:
     big = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(1 << 30,), strides=(0,))
-    with pytest.raises(ShmemError, match=r"it must be a buffer of at most 256 MiB"):
+    with pytest.raises(ShmemError, match=r"it must be a buffer of at most 128 MiB"):
         shmem_cli.trace(COLUMN, block=32, args={"a": big})
 
 

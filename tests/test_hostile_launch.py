@@ -120,7 +120,7 @@ def _buffer_cases(tmp_path: Path) -> list[tuple[str, str]]:
     big = tmp_path / "sparse.bin"
     with big.open("wb") as fh:
         fh.truncate(20 << 30)  # 20 GiB of hole
-    cases.append(("sparse.bin", "larger than the limit of 256 MiB"))
+    cases.append(("sparse.bin", "larger than the limit of 128 MiB"))
     return cases
 
 

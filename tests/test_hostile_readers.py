@@ -234,3 +234,30 @@ def test_only_the_traced_kernel_s_sass_is_parsed_and_it_is_bounded(
     monkeypatch.setattr(sass, "MAX_FUNCTION_TEXT", 1000)
     with pytest.raises(ShmemError, match=r"the SASS of trivial is 0 MiB \(about [0-9,]+ instr"):
         find_function(disassembly, kernel, "k.cubin")
+
+
+def test_millions_of_headers_are_not_walked() -> None:
+    """64 MiB of fat binaries of size 0, or of empty entries: the walk stops at 65,536."""
+    zero = _fat(b"", 16, 0) * ((64 << 20) // 16)
+    entry = bytearray(32)
+    struct.pack_into("<HHIQ", entry, 0, 2, 0x101, 32, 0)
+    struct.pack_into("<I", entry, 28, 90)
+    empties = bytes(entry) * ((64 << 20) // 32)
+    for blob in (zero, _fat(empties) + empties):
+        start = time.monotonic()
+        assert cubins_for_arch(_host_elf(blob), "sm_90") == []
+        assert time.monotonic() - start < 3
+
+
+def test_millions_of_attribute_records_are_refused() -> None:
+    from shmem_cli.trace.kernel.cubin import _kernel_attributes
+
+    body = struct.pack("<BBH", 3, 0x37, 0) * (4 << 20)  # 16 MiB of 4-byte records
+    tracemalloc.start()
+    try:
+        with pytest.raises(ShmemError, match="holds more than 1,048,576 attribute records"):
+            _kernel_attributes(body, "k.cubin")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20  # read one record at a time

@@ -41,7 +41,7 @@ OPTIONS = (
         metavar="SECONDS",
         type=click.FloatRange(0.001, 86_400),
         default=None,
-        help="The most wall time of the trace's run of the launch [default: 120].",
+        help="The most wall time of the trace's run of the launch [default: 180].",
     ),
 )
 

@@ -11,7 +11,8 @@ takes about a minute) and stop an endless loop of any block within seconds:
   GEMM block's main loop over K = 8,192 is well within); ``--max-instructions``;
 * a launch may execute :data:`LAUNCH_INSTRUCTIONS` thread-instructions in all
   (2^34); ``--max-launch-instructions``;
-* a launch may run :data:`SECONDS` of wall time (120); ``--time-limit``;
+* a launch may run :data:`SECONDS` of wall time (180: three times the transpose);
+  ``--time-limit``;
 * the requests recorded for the report may take :data:`MAX_RECORDED_BYTES` (384 MiB).
 
 Past a budget the trace stops with an error placed at the loop it was in: the
@@ -30,7 +31,7 @@ from .trace_error import TraceError
 
 PER_THREAD = 1 << 17
 LAUNCH_INSTRUCTIONS = 1 << 34
-SECONDS = 120.0
+SECONDS = 180.0
 MAX_RECORDED_BYTES = 384 << 20
 CHECK_EVERY = 256  # steps between looks at the clock and at the records
 

@@ -43,7 +43,7 @@ GLOBAL_ALIGN = 256
 GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
 PAGE = 4096
 #: pages that may become real: file contents plus what the kernel writes
-MAX_WRITTEN_BYTES = 512 << 20
+MAX_WRITTEN_BYTES = 256 << 20
 _SMALL = 1 << 20  # arenas below this are plain arrays
 # Linux's MAP_NORESERVE where Python (before 3.12) does not name it: pages not counted against
 # the overcommit limit until written

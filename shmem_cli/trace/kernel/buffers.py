@@ -23,7 +23,7 @@ from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 
 #: the most bytes one ``@FILE`` may hold, and all of a launch's files together
-MAX_FILE_BYTES = 256 << 20
+MAX_FILE_BYTES = 128 << 20
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 

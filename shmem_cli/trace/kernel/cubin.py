@@ -20,6 +20,7 @@ a file that claims more than it holds is "not a valid cubin", never a traceback.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
 EIATTR_KPARAM_INFO_V2 = 0x45
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
+MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few dozen + params)
 
 
 @dataclass(frozen=True)
@@ -183,20 +185,27 @@ class _Elf:
         return out
 
 
-def _attributes(body: bytes) -> list[tuple[int, bytes]]:
-    """(attribute, value bytes) records of an ``.nv.info`` section."""
-    out = []
-    pos = 0
+def _attributes(body: bytes, path: str = "") -> Iterator[tuple[int, bytes]]:
+    """(attribute, value bytes) records of an ``.nv.info`` section, one at a time (a section
+    of millions of records is refused past :data:`MAX_ATTRIBUTES`, never held whole)."""
+    pos = count = 0
     while pos + 4 <= len(body):
+        count += 1
+        if count > MAX_ATTRIBUTES:
+            raise ShmemError(
+                f"not a valid cubin: a kernel's .nv.info holds more than {MAX_ATTRIBUTES:,} "
+                "attribute records",
+                path=path,
+                code="invalid-kernel",
+            )
         fmt, attr = body[pos], body[pos + 1]
         (value,) = struct.unpack_from("<H", body, pos + 2)
         pos += 4
         if fmt == EIFMT_SVAL:
-            out.append((attr, body[pos : pos + value]))
+            yield attr, body[pos : pos + value]
             pos += value
         else:
-            out.append((attr, struct.pack("<H", value)))
-    return out
+            yield attr, struct.pack("<H", value)
 
 
 def _kernel_attributes(
@@ -205,7 +214,7 @@ def _kernel_attributes(
     params: list[KernelParam] = []
     base: int | None = None
     size: int | None = None
-    for attr, value in _attributes(body):
+    for attr, value in _attributes(body, path):
         if len(params) > MAX_PARAMS:
             raise ShmemError(
                 f"not a valid cubin: a kernel with more than {MAX_PARAMS:,} parameters "

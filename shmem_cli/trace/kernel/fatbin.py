@@ -32,6 +32,7 @@ MAX_SECTION_BYTES = 256 << 20
 MAX_NAMES_BYTES = 16 << 20
 FAT_HEADER = 16  # magic, version, header size, size of the entries
 ENTRY_HEADER = 32  # the fields read from an entry's header
+MAX_HEADERS = 1 << 16  # fat binaries, and entries, walked in one section
 
 Read = Callable[[int, int], bytes]  # (offset, size) -> the bytes there, b"" if out of range
 
@@ -114,9 +115,12 @@ def _fatbin_sections(read: Read, size: int) -> list[bytes]:
 def _entries(blob: bytes) -> list[tuple[int, int, int, int]]:
     """(kind, architecture number, payload start, payload end) of every entry of the fat
     binaries in ``blob``; a header whose sizes do not fit in ``blob`` ends the walk."""
-    out = []
-    pos = 0
+    out: list[tuple[int, int, int, int]] = []
+    pos = steps = 0
     while pos + FAT_HEADER <= len(blob):
+        steps += 1
+        if steps > MAX_HEADERS:
+            break  # more fat binaries than any program links: the rest is not read
         magic, _version, header, size = struct.unpack_from("<IHHQ", blob, pos)
         if magic != FATBIN_MAGIC or header < FAT_HEADER:
             break
@@ -126,7 +130,7 @@ def _entries(blob: bytes) -> list[tuple[int, int, int, int]]:
             target = struct.unpack_from("<I", blob, entry + 28)[0]
             start = entry + entry_header
             stop = start + payload_size
-            if entry_header < ENTRY_HEADER or stop > end:
+            if entry_header < ENTRY_HEADER or stop > end or len(out) >= MAX_HEADERS:
                 break  # a header that claims more than the fat binary holds: malformed
             out.append((kind, target, start, stop))
             entry = stop
