@@ -82,6 +82,11 @@ def test_reference_phase_rules_by_hand() -> None:
     assert request_cost([0] * 16 + [None] * 16, "atomic", 8, "cas_spin", 1).wavefronts == 2
     assert request_cost([None] * 16 + [0] * 16, "atomic", 8, "cas_spin", 1).wavefronts == 2
     assert request_cost([8 * n for n in lanes], "atomic", 8, "cas_spin", 1).wavefronts == 4
+    # ... and serves one wavefront per phase: two words of one bank cost what one does (the
+    # other lane fails; tests/data/trace/atomloops fadd_bank_pair, dadd_bank_pairs)
+    assert request_cost([0, 128] + [None] * 30, "atomic", 4, "cas_spin", 1).wavefronts == 2
+    pairs = [0, 256] + [None] * 14 + [16, 272] + [None] * 14
+    assert request_cost(pairs, "atomic", 8, "cas_spin", 1).wavefronts == 4
     # ldmatrix.x4 of 8 rows of 16 bytes each: 4 matrices, 4 wavefronts
     assert request_cost([16 * (n % 8) for n in lanes], "ldmatrix", 2, "inc", 4).wavefronts == 4
     # rows 128 bytes apart all sit in banks 0..3: 8-way per matrix

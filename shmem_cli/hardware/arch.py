@@ -38,18 +38,24 @@ class AtomicRule:
     combines: bool  # lanes on one word share one bank access, as a load's do
     uniform_in_one: bool  # a warp-uniform address is reduced in one wavefront
     passes: int = 1  # passes over the same banks (a compare-and-swap: compare, then swap)
+    # each pass serves one wavefront per phase: the lanes whose word is not the first one
+    # their bank holds in the phase are not served (a spin: they fail and try again)
+    first_wavefront_only: bool = False
 
 
 #: the atomic classes measured on the H200: ATOMS.POPC.INC combines like a load;
 #: ATOMS.ADD (and MIN, MAX, ...) does not, but reduces a warp-uniform address in one
 #: wavefront; EXCH never combines; ATOMS.CAS costs two passes of an exchange and
-#: ATOMS.CAST.SPIN two passes of a load (rule 7a of the engine)
+#: ATOMS.CAST.SPIN two passes of a load's first wavefront per phase (rule 7a of the engine;
+#: tests/data/trace/atomloops: lanes on two words of one bank take two executions)
 MEASURED_ATOMICS = (
     AtomicRule("inc", combines=True, uniform_in_one=False),
     AtomicRule("add", combines=False, uniform_in_one=True),
     AtomicRule("exch", combines=False, uniform_in_one=False),
     AtomicRule("cas", combines=False, uniform_in_one=False, passes=2),
-    AtomicRule("cas_spin", combines=True, uniform_in_one=False, passes=2),
+    AtomicRule(
+        "cas_spin", combines=True, uniform_in_one=False, passes=2, first_wavefront_only=True
+    ),
 )
 
 

@@ -41,10 +41,11 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
 7a. A compare-and-swap costs two passes: ``ATOMS.CAS`` (``atomic="cas"``) twice the
    cost of the same lanes as an exchange (no lane combines, not even on one word);
    ``ATOMS.CAST.SPIN`` (``"cas_spin"``, the compare-and-swap of the loops nvcc
-   emits for float, double, half2 and 64-bit atomics) twice the cost of the same
-   lanes as a load without pair merge (lanes on one word combine: the hardware lets
-   one lane per address try; a 64-bit one in half-warps, rule 3). Ideal wavefronts
-   double likewise.
+   emits for float, double, half2 and 64-bit atomics) serves only the first
+   wavefront of each phase of the same lanes as a load without pair merge (lanes on
+   one word combine: the hardware lets one lane per address try; a 64-bit one in
+   half-warps, rule 3), twice: 2 per phase with an active lane. The lanes it does not
+   reach fail and retry (the emulator's business). Ideal wavefronts double likewise.
 8. Cycles: a 16-byte load or store spends at least one cycle on each of its
    phases, active or not; any other request, its wavefronts.
 
@@ -345,7 +346,11 @@ def _summarize(
         uniform = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
         wavefronts = np.where(uniform, 1, wavefronts)
         ways = np.where(uniform, 1, ways)
-    passes = 1 if not kind.is_atomic else arch.atomic_rule(kind.atomic).passes
+    rule = arch.atomic_rule(kind.atomic) if kind.is_atomic else None
+    passes = 1 if rule is None else rule.passes
+    if rule is not None and rule.first_wavefront_only:
+        wavefronts = ideal
+        ways = np.minimum(ways, 1)
     if passes > 1:
         wavefronts = passes * wavefronts
         ideal = passes * ideal
@@ -411,7 +416,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
                 else:
                     queue.append((word, [lane]))
         depth = max((len(q) for q in queues.values()), default=0)
-        if uniform_add:
+        if uniform_add or (kind.is_atomic and arch.atomic_rule(kind.atomic).first_wavefront_only):
             depth = min(depth, 1)
         for level in range(depth):
             cells = tuple(

@@ -9,8 +9,10 @@ order, a compare-and-swap comparing with memory as the lanes before it left it.
 
 ``ATOMS.CAST.SPIN`` (the compare-and-swap of the loops nvcc emits for float, double,
 half2 and 64-bit atomics) writes its destination with 1 where the swap happened and 0
-where not (a 64-bit one: the pair 1, 0), never the old value; per warp and address only
-the first lane whose compare value matches swaps, the others fail and retry.
+where not (a 64-bit one: the pair 1, 0), never the old value; it serves one wavefront
+per phase (:func:`served`): a lane whose word is not the first its bank holds in the
+phase fails, and per warp and address only the first lane whose compare value matches
+swaps; the others fail and retry.
 
 A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, ...`` (the
 fast path of half2 atomics) is not performed there and writes P0 false, so that the
@@ -28,6 +30,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Mem, Operand, Reg
 from ....hardware import ops as ops_vocabulary
+from ....hardware.arch import SM90
 from ..access_kind import access_width, atomic_op, shared_form, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_pred, write_regs
@@ -97,6 +100,21 @@ def _wide_address(mem: Operand, ins: Instruction) -> Operand:
         wide = Reg(reg.kind, reg.index, sel=(*reg.sel, "64"))
         return Mem(wide, mem.ureg, mem.offset, mem.desc)
     return mem
+
+
+def served(ids: Any, off: Any, width: int, warp_size: int) -> Any:
+    """Per lane, whether one wavefront per phase reaches it: its word is the first word its
+    bank holds in its phase (lanes in lane order; phases as the engine cuts them: a warp
+    for 4-byte lanes, half-warps for 8-byte ones)."""
+    lanes_per_phase = min(warp_size, SM90.lanes_per_phase(width))
+    word = off // SM90.bank_bytes
+    group = (ids // lanes_per_phase) * SM90.banks + word % SM90.banks  # (phase, bank)
+    order = np.lexsort((ids, group))
+    first = np.empty(len(ids), dtype=np.int64)
+    g, w = group[order], word[order]
+    starts = np.r_[True, g[1:] != g[:-1]]
+    first[order] = w[np.maximum.accumulate(np.where(starts, np.arange(len(g)), 0))]
+    return word == first
 
 
 def warp_order(b: Block, index: int, ids: Any) -> Any:
@@ -187,13 +205,14 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             cmp_v = new_v = vals[0] if vals else zero
         tried: set[tuple[int, int]] = set()  # (warp, cell) pairs whose spin was served
         ids = b.ids(ix)
+        reached = served(ids, off, width, b.warp_size) if spin else None
         for k in warp_order(b, index, ids):
             c = int(cell[k])
             o = int(cells[c])
             old[k] = o
-            if spin:
+            if reached is not None:
                 key = (int(ids[k]) // b.warp_size, c)
-                if key in tried or o != int(cmp_v[k]):
+                if key in tried or not reached[k] or o != int(cmp_v[k]):
                     continue
                 tried.add(key)
             ok[k] = o == int(cmp_v[k])

@@ -1,0 +1,71 @@
+"""shmem trace against the H200 on issue 30's atomic-loop probes (tests/data/trace/atomloops):
+what one execution of a shared compare-and-swap costs (64-bit and 32-bit ``ATOMS.CAST.SPIN``,
+``ATOMS.CAS.64``, ``ATOMS.EXCH.64``) for chosen lanes and addresses, and how the loops of
+2, 3 and 4 warps interleave on 1, 2 and 4 addresses (``float``, ``double``, ``__half2``).
+
+Each launch is traced from its kept cubin as measured and compared per SASS instruction
+with Nsight Compute's source counters (warp executions, wavefronts).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .test_trace_everyday import per_instruction
+from .test_trace_measured import traced
+
+DATA = TRACE_DATA / "atomloops"
+LAUNCHES = {x["id"]: x for x in json.loads((DATA / "launches.json").read_text())["launches"]}
+MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+SHARED = ("LDS", "STS", "ATOMS")
+# warps set 30,000 cycles apart before the atomic: the first runs part of its loop alone,
+# which no order of warps without time reproduces (the README there)
+# instructions whose traced figures differ, and why (docs/hardware-model.md section 10)
+DIFFER = {
+    # LDS.64 of lanes 0, 1, 16, 17 (lanes 0 and 1 on one bank): the pair rule merges the
+    # warp into one phase (distance 2 holds, vacuously) for 2 + 1 wavefronts; measured 5,
+    # as if unmerged (4) and then merged (1)
+    ("dadd_bank_pairs", 2032): "LDS.64: 3 wavefronts traced, 5 measured",
+}
+APART = {
+    "fadd_t64_b1_skew30000": "115 CAS executions measured, 127 traced",
+    "dadd_t64_b1_skew30000": "119 measured, 127 traced",
+    "h2add_t64_b1_skew30000": "64 measured (no collision), 127 traced",
+}
+
+
+def measured(launch_id: str) -> dict[int, tuple[int, int]]:
+    out = {}
+    for i in MEASURED[launch_id]["instructions"]:
+        op = i["sass"].split()[1 if i["sass"].startswith("@") else 0].split(".")[0]
+        if i["executed"] and op in SHARED:
+            out[i["pc"]] = (i["executed"], i["wavefronts"])
+    return out
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("launch_id", [x for x in LAUNCHES if x not in APART])
+def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) -> None:
+    kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
+    got = {pc: v for pc, v in per_instruction(kernel).items() if v[0]}
+    exp = measured(launch_id)
+    assert set(got) == set(exp)
+    for pc in exp:
+        if (launch_id, pc) in DIFFER:
+            assert got[pc] != exp[pc]  # exact now: take it out of DIFFER
+        else:
+            assert got[pc] == exp[pc], (pc, got[pc], exp[pc])
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("launch_id", sorted(APART))
+def test_warps_set_apart_in_time_are_listed_not_compared(launch_id: str, tmp_path: Path) -> None:
+    # the warps' loops did not run in step: fewer executions than the order in step gives
+    kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
+    (atom,) = [a for a in kernel.accesses if a.sass.startswith("ATOMS")]
+    (row,) = [i for i in MEASURED[launch_id]["instructions"] if i["sass"].startswith("ATOMS")]
+    assert row["executed"] < atom.cost.requests == 127
