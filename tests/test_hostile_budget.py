@@ -64,6 +64,25 @@ def test_each_budget_can_be_set(option: tuple[str, str], fragments: tuple[str, .
         assert fragment in result.output
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--time-limit", "nan", "'--time-limit': must be a number of seconds"),
+        ("--time-limit", "NaN", "'--time-limit': must be a number of seconds"),
+        ("--time-limit", "inf", "inf is not in the range"),
+        ("--time-limit", "0", "0 is not in the range"),
+        ("--max-instructions", "0", "0 is not in the range"),
+        ("--max-launch-instructions", "1" + "0" * 40, "is not in the range"),
+    ],
+)
+def test_a_budget_that_is_no_number_is_refused(option: str, value: str, message: str) -> None:
+    # NaN passes a range check (every comparison with it is false): it would mean no limit
+    result = CliRunner().invoke(main, [*SPIN, "-b", "32", option, value])
+    assert result.exit_code == 2, result.output
+    assert message in result.output, result.output
+    assert "Traceback" not in result.output
+
+
 @needs_nvdisasm
 def test_a_grid_too_large_to_trace_is_refused_at_once() -> None:
     trivial = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,10 +41,18 @@ OPTIONS = (
         "--time-limit",
         metavar="SECONDS",
         type=click.FloatRange(0.001, 86_400),
+        callback=lambda _ctx, _param, value: _finite(value),
         default=None,
         help="The most wall time of the trace's run of the launch [default: 180].",
     ),
 )
+
+
+def _finite(value: float | None) -> float | None:
+    """NaN passes a range check (every comparison with it is false): refused here."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter("must be a number of seconds", param_hint="'--time-limit'")
+    return value
 
 
 def budget_options(fn: F) -> F:
