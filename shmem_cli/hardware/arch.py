@@ -71,9 +71,12 @@ class ArchProfile:
     max_threads: int = 1024
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
     smem_per_block: int = 227 * 1024
-    # shared memory the driver reserves in front of a kernel's own when its cubin has a
-    # .nv.shared.reserved.* section: the kernel's variables start this many bytes in
+    # shared memory the driver reserves in front of a kernel's own: the kernel's variables
+    # start this many bytes into its .nv.shared.<name> section in code for sm_<N> from
+    # reserved_smem_from_sm on (ptxas 12.8 and later also add a .nv.shared.reserved.0
+    # section saying so; ptxas 12.4, Triton 3.2-3.3's, reserves the same bytes silently)
     reserved_smem_bytes: int = 1024
+    reserved_smem_from_sm: int = 90
     # the launch's constant bank 0: where the kernel parameters start (a cubin states its
     # own, EIATTR_PARAM_CBANK) and where the parameters' generic address is kept
     param_base: int = 0x210

@@ -81,6 +81,17 @@ class Kernel:
         return self.shared_section_bytes or self.reserved_shared_bytes
 
 
+def _reserved_shared_bytes(elf: _Elf) -> int:
+    """The bytes at the front of each .nv.shared.<name> section that are the driver's:
+    a .nv.shared.reserved.* section says so; code for sm_90 on reserves them even without
+    one (ptxas 12.4 writes none: an empty kernel's section is then 1 KiB, not 0)."""
+    target = arch_of(elf)
+    profile = rules_for(target.base)
+    named = any(s.name.startswith(".nv.shared.reserved.") for s in elf.sections)
+    reserves = named or target.sm >= profile.reserved_smem_from_sm
+    return profile.reserved_smem_bytes if reserves else 0
+
+
 @dataclass(frozen=True)
 class CubinInfo:
     path: str
@@ -257,13 +268,8 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
             "not a cubin (an ELF file for another machine)", path=str(path), code="invalid-kernel"
         )
     # the driver's reserved shared memory sits in front of the kernel's own static shared
-    # memory, inside its .nv.shared.<name> section, when the cubin has a
-    # .nv.shared.reserved.* section: the kernel's variables start after it
-    reserved = (
-        rules_for(arch_of(elf).base).reserved_smem_bytes
-        if any(s.name.startswith(".nv.shared.reserved.") for s in elf.sections)
-        else 0
-    )
+    # memory, inside its .nv.shared.<name> section: the kernel's variables start after it
+    reserved = _reserved_shared_bytes(elf)
     first: dict[str, int] = {}  # one entry per name (each .nv.info section is read once)
     for name, shndx in elf.entries():
         first.setdefault(name, shndx)

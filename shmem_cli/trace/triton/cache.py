@@ -5,9 +5,9 @@ compiled kernel: ``<hash>/<name>.cubin``, ``<name>.json`` (the metadata), ``<nam
 and ``<name>.ptx``. The launch Triton makes follows from them:
 
 * block: ``num_warps * 32`` threads (``warp_size`` of the metadata's target), 1, 1;
-* dynamic shared memory: the metadata's ``shared`` (a Triton kernel has no static shared
-  memory of its own);
-* clusters: ``cluster_dims`` (Triton 3.0-3.3) or ``num_ctas`` x 1 x 1 (later): the CUDA grid is
+* dynamic shared memory: the metadata's ``shared`` (a Triton kernel declares no static
+  shared memory; the cubin's section holds only sm_90's reserved kilobyte);
+* clusters: ``cluster_dims`` (Triton 3.0-3.5) or ``num_ctas`` x 1 x 1 (later): the CUDA grid is
   the program grid times the cluster dimensions, as Triton's launcher multiplies them;
 * architecture: the metadata's ``target`` (``{"backend": "cuda", "arch": 90, ...}``, or
   ``["cuda", 90, 32]``, or an older ``capability``/``cc``);
@@ -15,7 +15,7 @@ and ``<name>.ptx``. The launch Triton makes follows from them:
   kernel's own parameters its name and type (older Triton writes ``%arg0``; then the names
   come from the Python ``def`` the line table names, its ``tl.constexpr`` parameters left
   out). The cubin has more parameters than the TTGIR: Triton's own scratch pointers, appended
-  at the end: the global scratch (Triton 3.2 on) and the profile scratch (3.4 on). Triton
+  at the end: the global scratch (Triton 3.3 on) and the profile scratch (3.5 on). Triton
   passes a null pointer when the metadata's ``global_scratch_size`` / ``profile_scratch_size``
   is 0, and otherwise a buffer of that many bytes per program (times ``num_ctas``).
 
