@@ -42,15 +42,24 @@ class CopySource:
 
 @dataclass(frozen=True)
 class RequestBatch:
-    """Warp-level requests of one site, one per row, from any front end."""
+    """Warp-level requests of one site, one per row, from any front end.
 
-    addr: I64  # (R, lanes) byte addresses
-    active: B8  # (R, lanes) the lanes that take part (ldmatrix/stmatrix: address lanes only)
+    With ``row``, the rows are the distinct requests and ``row[r]`` is request r's row
+    (a grid's blocks repeat their requests: each distinct one is costed once); without,
+    request r is row r."""
+
+    addr: I64  # (rows, lanes) byte addresses
+    active: B8  # (rows, lanes) the lanes that take part (ldmatrix/stmatrix: address lanes)
     warp: I64  # (R,) the warp each request came from
     iteration: I64  # (R,) its loop iteration, or the warp's occurrence of the instruction
-    source: CopySource | None = None  # cp.async only
+    source: CopySource | None = None  # cp.async only (rows, lanes like addr)
     # a rule measured per instruction, not per lane (wgmma): each request's wavefronts
     wavefronts: I64 | None = None
+    row: I64 | None = None  # (R,) each request's row of addr, active and source
+
+    @property
+    def requests(self) -> int:
+        return len(self.warp)
 
 
 def rows_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:
@@ -61,16 +70,22 @@ def rows_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> Re
 
 
 def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
-    """The engine's answer for every request of a batch (cp.async, wgmma: the measured rule)."""
+    """The engine's answer for every request of a batch (cp.async, wgmma: the measured rule),
+    one entry per request (a batch with ``row``: each distinct row costed once)."""
     if batch.wavefronts is not None:
         c = batch.wavefronts
         return RequestStats(wavefronts=c, ideal=c, ways=np.ones_like(c), cycles=c)
     if batch.source is not None:
         s = batch.source
-        return async_copy_stats(
+        stats = async_copy_stats(
             batch.addr, s.addr, batch.active, s.copies, kind.size, s.bypass, arch
         )
-    return rows_stats(batch.addr, batch.active, kind, arch)
+    else:
+        stats = rows_stats(batch.addr, batch.active, kind, arch)
+    if batch.row is None:
+        return stats
+    r = batch.row
+    return RequestStats(stats.wavefronts[r], stats.ideal[r], stats.ways[r], stats.cycles[r])
 
 
 def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
@@ -111,7 +126,8 @@ class _Shown:
 def _keep(batch: RequestBatch, stats: RequestStats, row: int) -> _Shown:
     lanes = None
     if batch.wavefronts is None:
-        pairs = zip(batch.addr[row], batch.active[row], strict=True)
+        at = row if batch.row is None else int(batch.row[row])
+        pairs = zip(batch.addr[at], batch.active[at], strict=True)
         lanes = [int(a) if on else None for a, on in pairs]
     return _Shown(
         warp=int(batch.warp[row]),
@@ -152,11 +168,14 @@ def cost_requests(
     worst: _Shown | None = None
     chosen: _Shown | None = None
     for batch in batches:
-        if not len(batch.addr):
+        if not batch.requests:
             continue
         stats = batch_stats(batch, kind, arch)
         total += stats_totals(stats)
-        lanes_seen += int(np.count_nonzero(batch.active))
+        if batch.row is None:
+            lanes_seen += int(np.count_nonzero(batch.active))
+        else:
+            lanes_seen += int(np.count_nonzero(batch.active, axis=1)[batch.row].sum())
         if heat_map is not None and heat_ideal is not None:
             heat_map[batch.iteration, batch.warp] = stats.wavefronts
             heat_ideal[batch.iteration, batch.warp] = stats.ideal

@@ -41,8 +41,8 @@ def trace_access(
     inner = ins.locations[0] if ins.locations else None
     if inner is not None and inner == (file, line):
         inner = None
-    batch = rec.batch(arch)
-    n = len(batch.addr)
+    batch = rec.batch(arch, distinct=True)
+    n = batch.requests
 
     def where(warp: int, occurrence: int) -> tuple[tuple[str, int], ...]:
         if blocks > 1:

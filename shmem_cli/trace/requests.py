@@ -5,7 +5,8 @@ active lane (its guard predicate true): the lane addresses (int64, offsets in th
 shared window; inactive lanes hold 0; the profile's ``warp_size`` lanes), the active
 mask, the warp index, the warp's occurrence count of that instruction (the iteration
 axis of heat maps) and whether any active lane's address depends on global-memory data
-(or on a value the emulator could not compute). Rows live in NumPy arrays that grow by doubling.
+(or on a value the emulator could not compute). A row repeated (by other blocks, other
+iterations) is kept once (:mod:`.distinct_rows`); the arrays grow by doubling.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..cuda.sass import Instruction
 from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
+from .distinct_rows import DistinctRows
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -32,7 +34,8 @@ U8: TypeAlias = "npt.NDArray[np.uint8]"
 
 @dataclass
 class InstructionRecords:
-    """All requests of one SASS instruction."""
+    """All requests of one SASS instruction: each distinct row once (:mod:`.distinct_rows`),
+    and per request its row, warp, occurrence and flags."""
 
     index: int  # position in the function
     instruction: Instruction
@@ -42,22 +45,39 @@ class InstructionRecords:
     # warp executions with every lane predicated off (no request, but Nsight Compute's
     # per-instruction "Instructions Executed" counts them)
     predicated_off: int = 0
-    addr: I64 = field(init=False)
-    active: B8 = field(init=False)
+    distinct: DistinctRows = field(init=False)
+    row: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     warp: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     iteration: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     data_dependent: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
     not_modelled: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    # cp.async only: each lane's global source address and how many source bytes it reads
-    src: I64 | None = None
-    src_bytes: I64 | None = None
     # wgmma only: each request's wavefronts (the measured rule), and what it reads, in words
     cost: I64 | None = None
     reads: str | None = None
 
     def __post_init__(self) -> None:
-        self.addr = np.zeros((0, self.lanes), dtype=np.int64)
-        self.active = np.zeros((0, self.lanes), dtype=bool)
+        self.distinct = DistinctRows(self.lanes)
+
+    @property
+    def addr(self) -> I64:
+        """(n, lanes) lane addresses of every request (inactive lanes hold 0)."""
+        return self.distinct.addr[self.row[: self.n]]
+
+    @property
+    def active(self) -> B8:
+        return self.distinct.active[self.row[: self.n]]
+
+    @property
+    def src(self) -> I64 | None:
+        """cp.async only: each lane's global source address, per request."""
+        src = self.distinct.src
+        return None if src is None else src[self.row[: self.n]]
+
+    @property
+    def src_bytes(self) -> I64 | None:
+        """cp.async only: how many source bytes each lane reads, per request."""
+        nbytes = self.distinct.nbytes
+        return None if nbytes is None else nbytes[self.row[: self.n]]
 
     def _grow(self, extra: int) -> None:
         need = self.n + extra
@@ -65,15 +85,11 @@ class InstructionRecords:
         if need <= cap:
             return
         new = max(need, 2 * cap, 16)
-        self.addr = _resize(self.addr, new)
-        self.active = _resize(self.active, new)
+        self.row = _resize(self.row, new)
         self.warp = _resize(self.warp, new)
         self.iteration = _resize(self.iteration, new)
         self.data_dependent = _resize(self.data_dependent, new)
         self.not_modelled = _resize(self.not_modelled, new)
-        if self.src is not None and self.src_bytes is not None:
-            self.src = _resize(self.src, new)
-            self.src_bytes = _resize(self.src_bytes, new)
         if self.cost is not None:
             self.cost = _resize(self.cost, new)
 
@@ -88,60 +104,66 @@ class InstructionRecords:
         src_bytes: I64 | None = None,
     ) -> None:
         k = len(warp)
-        if src is not None and self.src is None:
-            self.src = np.zeros((len(self.warp), self.lanes), dtype=np.int64)
-            self.src_bytes = np.zeros((len(self.warp), self.lanes), dtype=np.int64)
         self._grow(k)
         s = slice(self.n, self.n + k)
-        self.addr[s] = addr
-        self.active[s] = active
+        self.row[s] = self.distinct.add(addr, active, src, src_bytes)
         self.warp[s] = warp
         self.iteration[s] = iteration
         self.data_dependent[s] = (taint & 1) != 0
         self.not_modelled[s] = (taint & 2) != 0
-        if src is not None and src_bytes is not None:
-            assert self.src is not None and self.src_bytes is not None
-            self.src[s] = src
-            self.src_bytes[s] = src_bytes
         self.n += k
 
     @property
     def recorded_bytes(self) -> int:
         """The memory these records hold (their arrays, spare room included)."""
-        arrays = (self.addr, self.active, self.warp, self.iteration, self.src, self.src_bytes)
-        return sum(a.nbytes for a in arrays if a is not None) + 2 * len(self.warp)
+        per_request = (self.row, self.warp, self.iteration, self.cost)
+        return (
+            self.distinct.nbytes_held
+            + sum(a.nbytes for a in per_request if a is not None)
+            + 2 * len(self.warp)
+        )
 
     def rows(self, arch: ArchProfile | None = None) -> tuple[I64, B8]:
         """(R, lanes) addresses and active masks of the requests for the engine, in
         execution order (ldmatrix/stmatrix: only the lanes that give row addresses, as
         ``arch``'s profile says, the default profile's without one)."""
-        active = self.active[: self.n]
+        active = self.active
         if self.kind.is_matrix:
             profile = arch if arch is not None else PROFILES[DEFAULT_ARCH]
             active = active & self.kind.address_lanes(profile)[None, :]
-        return self.addr[: self.n], active
+        return self.addr, active
 
-    def batch(self, arch: ArchProfile) -> RequestBatch:
-        """The requests as one batch for the cost door, with cp.async's global side."""
-        addr, active = self.rows(arch)
+    def batch(self, arch: ArchProfile, *, distinct: bool = False) -> RequestBatch:
+        """The requests as one batch for the cost door, with cp.async's global side; with
+        ``distinct``, each distinct request once and every request's row (``row``)."""
+        rows = self.distinct
+        u = rows.n
+        if distinct:
+            addr, active, src, nbytes = rows.addr[:u], rows.active[:u], rows.src, rows.nbytes
+            if src is not None and nbytes is not None:
+                src, nbytes = src[:u], nbytes[:u]
+            row: I64 | None = self.row[: self.n]
+        else:
+            addr, active, src, nbytes, row = self.addr, self.active, self.src, self.src_bytes, None
+        if self.kind.is_matrix:
+            active = active & self.kind.address_lanes(arch)[None, :]
         warp = np.asarray(self.warp[: self.n], dtype=np.int64)
         occurrence = np.asarray(self.iteration[: self.n], dtype=np.int64)
         source = None
         op = ops.get(self.kind.op)
-        if op.copy and self.src is not None and self.src_bytes is not None:
+        if op.copy and src is not None and nbytes is not None:
             bypass = "BYPASS" in self.instruction.mods
-            nbytes = self.src_bytes[: self.n]
             # .cg: a lane that zero-fills any part writes through the pipe; .ca: the global
             # side counts the lanes that read at least one source byte
             copies = nbytes == self.kind.size if bypass else nbytes > 0
-            source = CopySource(self.src[: self.n], copies, bypass)
+            source = CopySource(src, copies, bypass)
         # wgmma: each request's wavefronts by the measured rule (no lane addresses)
         measured = self.cost[: self.n] if not op.lane_addressed and self.cost is not None else None
-        return RequestBatch(addr, active, warp, occurrence, source, measured)
+        return RequestBatch(addr, active, warp, occurrence, source, measured, row)
 
     def stats(self, arch: ArchProfile) -> RequestStats:
         """Wavefronts of every request: the engine, or the measured cp.async rule."""
-        return batch_stats(self.batch(arch), self.kind, arch)
+        return batch_stats(self.batch(arch, distinct=True), self.kind, arch)
 
 
 def _resize(a: Any, rows: int) -> Any:
@@ -180,6 +202,11 @@ class Recorder:
         if key not in self.fills:
             self.fills[key] = TmaFill(ins.pc, start, nbytes, swizzle)
 
+    def new_batch(self) -> None:
+        """The next blocks run: each warp's occurrences are counted afresh (a warp belongs to
+        one batch)."""
+        self._counts = {}
+
     def record(
         self,
         index: int,
@@ -188,41 +215,61 @@ class Recorder:
         tids: npt.NDArray[np.intp],
         addr: I64,
         taint: U8 | int,
-        n_warps: int,
-        warp_base: int = 0,
+        warp_ids: I64,
         src: I64 | None = None,
         src_bytes: I64 | None = None,
     ) -> None:
         """One execution by the threads ``tids`` (sorted) with lane addresses ``addr``
-        (cp.async also gives each thread's global source address and source byte count)."""
+        (cp.async also gives each thread's global source address and source byte count);
+        ``warp_ids`` numbers the batch's warps in the grid."""
         if len(tids) == 0:
             return
         rec = self.by_index.get(index)
         if rec is None:
             rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
-        warps, lanes = np.divmod(tids, self.warp_size)
-        uw, row = np.unique(warps, return_inverse=True)
-        rows = np.zeros((len(uw), self.warp_size), dtype=np.int64)
-        act = np.zeros((len(uw), self.warp_size), dtype=bool)
-        rows[row, lanes] = addr
-        act[row, lanes] = True
-        t = np.zeros(len(uw), dtype=np.uint8)
-        np.bitwise_or.at(t, row, np.broadcast_to(np.asarray(taint, dtype=np.uint8), tids.shape))
-        counts = self._counts.get(index)
-        if counts is None or len(counts) < warp_base + n_warps:
-            grown = np.zeros(warp_base + n_warps, dtype=np.int64)
-            if counts is not None:
-                grown[: len(counts)] = counts
-            counts = self._counts[index] = grown
-        gw = uw + warp_base
+        ws = self.warp_size
+        n = len(tids)
+        taint_arr = np.asarray(taint, dtype=np.uint8)
         src_rows = byte_rows = None
-        if src is not None and src_bytes is not None:
-            src_rows = np.zeros((len(uw), self.warp_size), dtype=np.int64)
-            byte_rows = np.zeros((len(uw), self.warp_size), dtype=np.int64)
-            src_rows[row, lanes] = src
-            byte_rows[row, lanes] = src_bytes
-        rec.add(rows, act, gw, counts[gw], t, src_rows, byte_rows)
-        counts[gw] += 1
+        lead = tids[::ws]
+        if n % ws == 0 and not (lead % ws).any() and (tids[ws - 1 :: ws] - lead == ws - 1).all():
+            # whole warps, every lane: the rows are the addresses as they are
+            uw = lead // ws
+            rows = np.asarray(addr, dtype=np.int64).reshape(-1, ws)
+            act = np.ones(rows.shape, dtype=bool)
+            if taint_arr.ndim:
+                t = np.bitwise_or.reduce(np.broadcast_to(taint_arr, (n,)).reshape(-1, ws), axis=1)
+            else:
+                t = np.full(len(uw), taint_arr, dtype=np.uint8)
+            if src is not None and src_bytes is not None:
+                src_rows = np.asarray(src, dtype=np.int64).reshape(-1, ws)
+                byte_rows = np.asarray(src_bytes, dtype=np.int64).reshape(-1, ws)
+        else:
+            warps, lanes = np.divmod(tids, ws)  # tids are sorted: so are their warps
+            new = np.empty(n, dtype=bool)
+            new[0] = True
+            np.not_equal(warps[1:], warps[:-1], out=new[1:])
+            starts = np.flatnonzero(new)
+            uw = warps[starts]
+            row = np.cumsum(new) - 1
+            rows = np.zeros((len(uw), ws), dtype=np.int64)
+            act = np.zeros((len(uw), ws), dtype=bool)
+            rows[row, lanes] = addr
+            act[row, lanes] = True
+            if taint_arr.ndim:
+                t = np.bitwise_or.reduceat(np.broadcast_to(taint_arr, (n,)), starts)
+            else:
+                t = np.full(len(uw), taint_arr, dtype=np.uint8)
+            if src is not None and src_bytes is not None:
+                src_rows = np.zeros((len(uw), ws), dtype=np.int64)
+                byte_rows = np.zeros((len(uw), ws), dtype=np.int64)
+                src_rows[row, lanes] = src
+                byte_rows[row, lanes] = src_bytes
+        counts = self._counts.get(index)
+        if counts is None:
+            counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
+        rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows)
+        counts[uw] += 1
 
     def record_cost(
         self,
@@ -231,21 +278,18 @@ class Recorder:
         kind: AccessKind,
         tids: npt.NDArray[np.intp],
         cost: list[int],
-        n_warps: int,
-        warp_base: int = 0,
+        warp_ids: I64,
     ) -> None:
         """One execution of a wgmma by the warpgroup ``tids``: one request per warp, costing
         ``cost[k]`` wavefronts for its k-th warp (no lane addresses: the engine is not used)."""
         rec = self.by_index.get(index)
         if rec is None:
-            rec = self.by_index[index] = InstructionRecords(index, ins, kind)
+            rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
         if rec.cost is None:
             rec.cost = np.zeros(len(rec.warp), dtype=np.int64)
         start = rec.n
         uw = np.unique(tids // self.warp_size)
-        self.record(
-            index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, n_warps, warp_base
-        )
+        self.record(index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, warp_ids)
         assert rec.cost is not None
         rec.cost[start : start + len(uw)] = cost[: len(uw)]
 

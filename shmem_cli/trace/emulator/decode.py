@@ -24,6 +24,7 @@ from .ops import ldsm as ops_ldsm
 from .ops import memory as ops_mem
 from .ops import mma as ops_mma
 from .ops import warp as ops_warp
+from .ops import warpgroup as ops_warpgroup
 from .state import Block, Idx, TraceError
 
 #: The family modules, each registering the opcodes of one kind of instruction.
@@ -40,6 +41,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     ops_warp,
     ops_mma,
     ops_async,
+    ops_warpgroup,
 )
 
 

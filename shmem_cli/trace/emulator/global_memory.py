@@ -275,20 +275,21 @@ class GlobalMemory:
         if self._set is not None:  # undescribed bytes written: they read back as written
             self._set[(off[..., None] + np.arange(width)).ravel()] = 1
         if width <= PAGE:
-            pages = np.unique(np.concatenate([off // PAGE, (off + width - 1) // PAGE]))
+            pages = np.concatenate([off // PAGE, (off + width - 1) // PAGE])
         else:
-            pages = np.unique(
-                np.concatenate([np.arange(o // PAGE, (o + width - 1) // PAGE + 1) for o in off])
-            )
+            pages = np.concatenate([np.arange(o // PAGE, (o + width - 1) // PAGE + 1) for o in off])
         self._mark(pages, ins)
         return off
 
     def _mark(self, pages: npt.NDArray[np.int64], ins: Instruction | None) -> None:
+        """Pages written (repeats allowed): those new become real, counted."""
         new = pages[~self._written[pages]]
         if not len(new):
             return
+        lo, hi = int(new.min()), int(new.max()) + 1
+        before = int(np.count_nonzero(self._written[lo:hi]))
         self._written[new] = True
-        self.written_bytes += len(new) * PAGE
+        self.written_bytes += (int(np.count_nonzero(self._written[lo:hi])) - before) * PAGE
         if self.written_bytes > self.max_written:
             raise TraceError(
                 f"the launch made more than {self.max_written >> 20} MiB of global memory real "

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ...cuda.sass import Instruction
 
 
 @dataclass
 class MBarrier:
-    offset: int  # in the block's shared window
+    offset: int  # in the batch's shared memory (the CTA's window + its base)
     count: int  # arrivals per phase
     pending: int  # arrivals still missing in this phase
     tx: int = 0  # transaction bytes still missing (may go below 0 until the arrival)
@@ -36,7 +38,7 @@ class MBarrier:
 
 
 class MBarriers:
-    """The mbarriers of one block."""
+    """The mbarriers of a block (of every CTA of a batch: keyed by the batch's offset)."""
 
     def __init__(self) -> None:
         self.table: dict[int, MBarrier] = {}
@@ -87,16 +89,19 @@ class MBarriers:
     def blocked(self) -> list[MBarrier]:
         return [b for b in self.table.values() if b.waiters]
 
-    def describe_deadlock(self, warp_base: int, warp_size: int) -> tuple[str, Instruction | None]:
-        """Why the waiting threads never go on, and where they wait."""
+    def describe_deadlock(
+        self, warp_of: Callable[[int], int], place: Callable[[int], str]
+    ) -> tuple[str, Instruction | None]:
+        """Why the waiting threads never go on, and where they wait (``warp_of``: a thread's
+        warp in the grid; ``place``: where a barrier is, in words)."""
         parts = []
         where = None
         for bar in self.blocked():
-            warps = sorted({t // warp_size + warp_base for t in bar.waiters})
+            warps = sorted({warp_of(t) for t in bar.waiters})
             parity = next(iter(bar.waiters.values()))[0]
             parts.append(
                 f"warp(s) {_ranges(warps)} wait for phase parity {parity} of the mbarrier at "
-                f"shared offset 0x{bar.offset:x}, which is in phase {bar.phase} with "
+                f"{place(bar.offset)}, which is in phase {bar.phase} with "
                 f"{max(bar.pending, 0)} of {bar.count} arrival(s) and {max(bar.tx, 0)} "
                 "transaction byte(s) still missing, and no other thread can arrive"
             )

@@ -51,14 +51,23 @@ class Context:
 
 Builder: TypeAlias = Callable[[Instruction, Context], Step]
 TABLE: dict[str, Builder] = {}
+#: opcodes whose steps may move threads other than to the next instruction: they write
+#: ``Block.sched`` (a branch, an exit, a barrier, an mbarrier's wait or what completes one)
+MOVES: set[str] = set()
 
 
-def op(*names: str) -> Callable[[Builder], Builder]:
-    """Register a builder for the given base opcodes."""
+def op(*names: str, moves: bool = False) -> Callable[[Builder], Builder]:
+    """Register a builder for the given base opcodes; ``moves``: its steps may set where a
+    thread goes next (``Block.sched``) other than the next instruction, so the scheduler
+    looks again at every thread after it (:data:`MOVES`)."""
 
     def deco(fn: Builder) -> Builder:
         for n in names:
             TABLE[n] = fn
+            if moves:
+                MOVES.add(n)
+            else:
+                MOVES.discard(n)
         return fn
 
     return deco

@@ -111,23 +111,23 @@ def read_u32(op: Operand, mode: str, ins: Instruction) -> Reader:
         plain = not (neg or inv or ab or half)
         if op.kind == "R":
             if plain:
-                return lambda b, ix: (b.r[i, ix], b.tr[i, ix])
+                return lambda b, ix: (b.r[i][ix], b.tr[i][ix])
 
             def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
-                v = b.r[i, ix]
+                v = b.r[i][ix]
                 if half:
                     v = half(v)
-                return _apply_mods(v, neg, inv, ab, mode), b.tr[i, ix]
+                return _apply_mods(v, neg, inv, ab, mode), b.tr[i][ix]
 
             return rd
         if plain:
-            return lambda b, ix: (b.ur[i, ix], b.tur[i, ix])
+            return lambda b, ix: (b.ur[i][ix], b.tur[i][ix])
 
         def rdu(b: Block, ix: Idx) -> tuple[Any, Any]:
-            v = b.ur[i, ix]
+            v = b.ur[i][ix]
             if half:
                 v = half(v)
-            return _apply_mods(v, neg, inv, ab, mode), b.tur[i, ix]
+            return _apply_mods(v, neg, inv, ab, mode), b.tur[i][ix]
 
         return rdu
     if isinstance(op, Imm):
@@ -200,8 +200,8 @@ def read_u64(op: Operand, ins: Instruction, mode: str = "i") -> Reader:
 
         def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
             regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
-            v = regs[i, ix].astype(np.uint64) | (regs[i + 1, ix].astype(np.uint64) << np.uint64(32))
-            t = taint[i, ix] | taint[i + 1, ix]
+            v = regs[i][ix].astype(np.uint64) | (regs[i + 1][ix].astype(np.uint64) << np.uint64(32))
+            t = taint[i][ix] | taint[i + 1][ix]
             if mode == "d":
                 if ab:
                     v = v & ~_SIGN64
@@ -238,11 +238,11 @@ def read_pred(op: Operand, ins: Instruction) -> Reader:
         return lambda b, ix: (v, 0)
     if op.kind == "P":
         if neg:
-            return lambda b, ix: (~b.p[i, ix], b.tp[i, ix])
-        return lambda b, ix: (b.p[i, ix], b.tp[i, ix])
+            return lambda b, ix: (~b.p[i][ix], b.tp[i][ix])
+        return lambda b, ix: (b.p[i][ix], b.tp[i][ix])
     if neg:
-        return lambda b, ix: (~b.up[i, ix], b.tup[i, ix])
-    return lambda b, ix: (b.up[i, ix], b.tup[i, ix])
+        return lambda b, ix: (~b.up[i][ix], b.tup[i][ix])
+    return lambda b, ix: (b.up[i][ix], b.tup[i][ix])
 
 
 def _nowrite(b: Block, ix: Idx, v: Any, t: Any) -> None:
@@ -258,14 +258,14 @@ def write_u32(op: Operand, ins: Instruction) -> Writer:
     if op.kind == "R":
 
         def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
-            b.r[i, ix] = v
-            b.tr[i, ix] = t
+            b.r[i][ix] = v
+            b.tr[i][ix] = t
 
         return wr
 
     def wu(b: Block, ix: Idx, v: Any, t: Any) -> None:
-        b.ur[i, ix] = v
-        b.tur[i, ix] = t
+        b.ur[i][ix] = v
+        b.tur[i][ix] = t
 
     return wu
 
@@ -284,8 +284,8 @@ def write_regs(op: Operand, count: int, ins: Instruction) -> Writer:
     def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
         regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
         for k in range(count):
-            regs[i + k, ix] = v[k]
-            taint[i + k, ix] = t[k] if isinstance(t, (list, tuple)) else t
+            regs[i + k][ix] = v[k]
+            taint[i + k][ix] = t[k] if isinstance(t, (list, tuple)) else t
 
     return wr
 
@@ -301,7 +301,7 @@ def read_regs(op: Operand, count: int, ins: Instruction) -> Reader:
         if op.is_zero:
             return np.zeros((count, n), dtype=np.uint32), [0] * count
         regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
-        return regs[i : i + count, ix], [taint[i + k, ix] for k in range(count)]
+        return regs[i : i + count, ix], [taint[i + k][ix] for k in range(count)]
 
     return rd
 
@@ -327,14 +327,14 @@ def write_pred(op: Operand, ins: Instruction) -> Writer:
     if op.kind == "P":
 
         def wp(b: Block, ix: Idx, v: Any, t: Any) -> None:
-            b.p[i, ix] = v
-            b.tp[i, ix] = t
+            b.p[i][ix] = v
+            b.tp[i][ix] = t
 
         return wp
 
     def wup(b: Block, ix: Idx, v: Any, t: Any) -> None:
-        b.up[i, ix] = v
-        b.tup[i, ix] = t
+        b.up[i][ix] = v
+        b.tup[i][ix] = t
 
     return wup
 

@@ -4,14 +4,16 @@ Registers are ``(count, threads)`` arrays: general registers R0..R254 (RZ = 255 
 0), uniform registers UR0..UR62 (URZ = 63; each thread keeps its own copy, equal across
 a warp), predicates P0..P6 and UP0..UP6 (PT/UPT = 7 read true). Every register has a
 taint byte per thread: bit 0 = the value depends on data read from global memory,
-bit 1 = the emulator could not compute the value exactly. Shared and local memory
-carry one taint byte per data byte.
+bit 1 = the emulator could not compute the value exactly, bit 2 = the value may differ
+between blocks (it depends on the block index). Shared and local memory carry one taint
+byte per data byte.
 
 Memory:
 
 * shared: the CTA's window. On sm_90 user shared memory starts after a 1 KiB reserved
   area (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0),
   so a window address is ``0x400 + offset``; banks are ``(address / 4) % 32`` either way.
+  A batch of CTAs keeps one window per CTA (:meth:`Block.shared_base`).
 * local: per thread, allocated on first use; the stack pointer starts at
   ``LOCAL_BYTES`` (``c[0x0][0x28]``).
 * global: :class:`GlobalMemory`, buffers at synthetic device addresses.
@@ -22,6 +24,7 @@ Memory:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -47,8 +50,12 @@ Idx: TypeAlias = "slice | npt.NDArray[np.intp]"
 RZ = 255
 URZ = 63
 PT = 7
+# a thread's next instruction index when it has exited or waits (at a barrier, an mbarrier)
+BLOCKED = np.int64(1) << 40
 TAINT_GLOBAL = 1
 TAINT_UNKNOWN = 2
+# the value may differ between blocks: it depends on the block index (or the CTA's rank)
+TAINT_BLOCK = 4
 LOCAL_BYTES = 16 * 1024
 # generic addresses of shared memory are (SR_SWINHI << 32) | window address
 SHARED_WINDOW_HI = 0x0001_0000
@@ -98,12 +105,37 @@ class Launch:
 
 
 class Block:
-    """Registers, predicates, memories and scheduling state of one thread block."""
+    """Registers, predicates, memories and scheduling state of one thread block, or of
+    several blocks run together (a batch of CTAs).
 
-    def __init__(self, launch: Launch) -> None:
-        t = launch.threads
+    In a batch the CTAs' threads lie side by side, each CTA's padded to whole warps
+    (``stride`` threads; the padding threads start exited and never run; a block run alone
+    is not padded): thread ``i``
+    is thread ``i % stride`` of the batch's CTA ``i // stride``, warp ``i // warp_size``
+    of the batch is warp ``(i % stride) // warp_size`` of that CTA, and each CTA has its
+    own shared memory (``smem_size`` bytes at ``cta * smem_stride`` of :attr:`smem`), its
+    own barriers and mbarriers. :meth:`shared_base` turns a window address into the batch's
+    shared array; the recorder numbers warps in the grid (:attr:`warp_ids`).
+    """
+
+    def __init__(
+        self,
+        launch: Launch,
+        ctas: Sequence[tuple[int, int, int]] | None = None,
+        linear: Sequence[int] | None = None,
+    ) -> None:
+        cta_list = [launch.block_idx] if ctas is None else list(ctas)
+        nb = len(cta_list)
+        ws = launch.warp_size
+        per_cta = launch.threads
+        stride = -(-per_cta // ws) * ws if nb > 1 else per_cta  # one CTA: no padding
+        t = nb * stride
         self.launch = launch
-        self.threads = t
+        self.ctas = nb  # CTAs in this batch
+        self.cta_threads = per_cta  # threads of one CTA
+        self.stride = stride  # threads of one CTA, padded to whole warps
+        self.threads = t  # every thread of the batch, padding included
+        self.cta_idx: I64 = np.array(cta_list, dtype=np.int64).reshape(nb, 3).T.copy()
         self.r: U32 = np.zeros((256, t), dtype=np.uint32)
         self.tr: U8 = np.zeros((256, t), dtype=np.uint8)
         self.ur: U32 = np.zeros((64, t), dtype=np.uint32)
@@ -115,8 +147,11 @@ class Block:
         self.up[PT] = True
         self.tup: U8 = np.zeros((8, t), dtype=np.uint8)
         size = launch.shared_base + launch.static_smem + launch.dynamic_smem
-        self.smem: U8 = np.zeros(size, dtype=np.uint8)
-        self.tsmem: U8 = np.zeros(size, dtype=np.uint8)
+        self.smem_size = size  # the shared window of one CTA
+        # where CTA c's window starts in smem: c * smem_stride (aligned for wide accesses)
+        self.smem_stride = -(-size // 1024) * 1024 if nb > 1 else size
+        self.smem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)
+        self.tsmem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)
         self._local: U8 | None = None
         self._tlocal: U8 | None = None
         banks = {0: launch.bank0(), **launch.const_banks}
@@ -129,25 +164,28 @@ class Block:
                 mark[start:end] = n + 1
             self.cunset[k] = mark
         self.tid = np.arange(t, dtype=np.int64)
+        self.cta: npt.NDArray[np.intp] = (self.tid // stride).astype(np.intp)
+        own = self.tid % stride  # the thread's index in its CTA
         bx, by, _ = launch.block
-        self.tid_xyz = (self.tid % bx, (self.tid // bx) % by, self.tid // (bx * by))
-        self.warp_size = launch.warp_size
-        self.lane = (self.tid % self.warp_size).astype(np.uint32)
-        self.warp = self.tid // self.warp_size
+        self.tid_xyz = (own % bx, (own // bx) % by, own // (bx * by))
+        self.warp_size = ws
+        self.lane = (self.tid % ws).astype(np.uint32)
+        self.warp = self.tid // ws
         self.all_idx = np.arange(t, dtype=np.intp)
-        self.exited: B8 = np.zeros(t, dtype=bool)
-        # scheduling: next instruction index per thread (1 << 40 when blocked)
-        self.sched: I64 = np.zeros(t, dtype=np.int64)
+        padding = own >= per_cta
+        self.exited: B8 = padding.copy()
+        # scheduling: next instruction index per thread (BLOCKED when exited or waiting)
+        self.sched: I64 = np.where(padding, BLOCKED, 0).astype(np.int64)
         self.resume: I64 = np.zeros(t, dtype=np.int64)
         self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
         self.barriers: dict[int, dict[str, Any]] = {}
-        self.mbarriers = MBarriers()  # sm_90 mbarriers by shared offset
+        self.mbarriers = MBarriers()  # sm_90 mbarriers by offset in smem (CTA base included)
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
         self.cas_failed: dict[int, int] = {}
-        # executions of each atomic instruction so far: whose warp is served first (ops_atomic)
-        self.atomic_turns: dict[int, int] = {}
+        # executions of each atomic instruction so far, per CTA: whose warp is served first
+        self.atomic_turns: dict[int, I64] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
         self.bar_pred: B8 = np.zeros(t, dtype=bool)
         # subroutine calls: the outermost call site of a thread inside a call (-1 outside)
@@ -156,8 +194,10 @@ class Block:
         self.call_depth = np.zeros(t, dtype=np.int32)
         self.calls_active = 0
         self.steps = 0
-        self.n_warps = -(-t // self.warp_size)
-        self.warp_base = 0  # index of this block's first warp in the grid's records
+        self.n_warps = -(-stride // ws)  # warps of one CTA
+        # the grid's number of each warp of the batch (CTA ``linear[c]``'s warps for CTA c)
+        first = np.asarray(list(linear) if linear is not None else [0] * nb, dtype=np.int64)
+        self.warp_ids: I64 = (first[:, None] * self.n_warps + np.arange(self.n_warps)).ravel()
         self.rec: Recorder = Recorder(self.warp_size)
 
     def local(self) -> tuple[U8, U8]:
@@ -175,3 +215,19 @@ class Block:
 
     def count(self, ix: Idx) -> int:
         return self.threads if isinstance(ix, slice) else len(ix)
+
+    def shared_base(self, ix: Idx | int) -> Any:
+        """Where the shared window of each thread's CTA starts in :attr:`smem` (a thread
+        index, an index of threads or a slice; 0 when the batch is one CTA)."""
+        if self.ctas == 1:
+            return 0
+        return self.cta[ix] * self.smem_stride
+
+    def window(self, at: int) -> tuple[int, int]:
+        """(CTA of the batch, window address) of an offset in :attr:`smem`."""
+        return divmod(at, self.smem_stride) if self.ctas > 1 else (0, at)
+
+    def cta_name(self, c: int) -> str:
+        """``block (x,y,z)`` of the batch's CTA ``c``."""
+        x, y, z = (int(v) for v in self.cta_idx[:, c])
+        return f"block ({x},{y},{z})"

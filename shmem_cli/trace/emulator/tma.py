@@ -46,22 +46,28 @@ def _box(tm: TensorMap, coords: tuple[int, ...]) -> tuple[Any, Any]:
     return goff.ravel(), inside.ravel()
 
 
-def _shared_bytes(b: Block, tm: TensorMap, dst: int, count: int, ins: Instruction) -> Any:
+def _shared_bytes(
+    b: Block, tm: TensorMap, dst: int, count: int, ins: Instruction, base: int
+) -> Any:
+    """The box's bytes in the batch's shared memory: the CTA's window at ``base``."""
     lin = dst + np.arange(count * tm.esize, dtype=np.int64)
     phys = swizzle(lin, tm.swizzle)
-    if dst < 0 or int(phys.max()) >= len(b.smem):
+    if dst < 0 or int(phys.max()) >= b.smem_size:
         raise TraceError(
             f"a TMA box of {count * tm.esize} bytes at shared 0x{dst:x} runs past the block's "
-            f"shared memory (0x{len(b.smem):x} bytes)",
+            f"shared memory (0x{b.smem_size:x} bytes)",
             ins,
         )
-    return phys
+    return phys + base
 
 
-def load(b: Block, tm: TensorMap, dst: int, coords: tuple[int, ...], ins: Instruction) -> int:
-    """Copy the box at ``coords`` into shared memory at ``dst``; the bytes it delivers."""
+def load(
+    b: Block, tm: TensorMap, dst: int, coords: tuple[int, ...], ins: Instruction, base: int = 0
+) -> int:
+    """Copy the box at ``coords`` into shared memory at ``dst`` (of the CTA whose window
+    starts at ``base`` in the batch's shared memory); the bytes it delivers."""
     goff, inside = _box(tm, coords)
-    phys = _shared_bytes(b, tm, dst, len(goff), ins)
+    phys = _shared_bytes(b, tm, dst, len(goff), ins, base)
     e = tm.esize
     data = np.zeros(len(goff) * e, dtype=np.uint8)
     taint = np.full(len(goff) * e, TAINT_GLOBAL, dtype=np.uint8)
@@ -84,10 +90,13 @@ def load(b: Block, tm: TensorMap, dst: int, coords: tuple[int, ...], ins: Instru
     return tm.box_bytes
 
 
-def store(b: Block, tm: TensorMap, src: int, coords: tuple[int, ...], ins: Instruction) -> None:
-    """Write the box at ``coords`` from shared memory at ``src`` (inside elements only)."""
+def store(
+    b: Block, tm: TensorMap, src: int, coords: tuple[int, ...], ins: Instruction, base: int = 0
+) -> None:
+    """Write the box at ``coords`` from shared memory at ``src`` (of the CTA at ``base``;
+    inside elements only)."""
     goff, inside = _box(tm, coords)
-    phys = _shared_bytes(b, tm, src, len(goff), ins)
+    phys = _shared_bytes(b, tm, src, len(goff), ins, base)
     e = tm.esize
     if not inside.any():
         return

@@ -118,15 +118,23 @@ def served(ids: Any, off: Any, width: int, warp_size: int) -> Any:
 
 
 def warp_order(b: Block, index: int, ids: Any) -> Any:
-    """Positions of ``ids`` in serving order: warps rotated by the instruction's executions
-    (round robin over the warps at it), lanes of a warp in order."""
+    """Positions of ``ids`` in serving order: CTA by CTA, the warps of each rotated by the
+    instruction's executions in that CTA (round robin over its warps at it), lanes of a
+    warp in order."""
     warps, lanes = np.divmod(ids, b.warp_size)
-    present = np.unique(warps)
-    turn = b.atomic_turns.get(index, 0)
-    b.atomic_turns[index] = turn + 1
-    k = turn % len(present)
-    rank = {int(w): r for r, w in enumerate(np.concatenate([present[k:], present[:k]]))}
-    keys = np.array([rank[int(w)] for w in warps], dtype=np.int64) * b.warp_size + lanes
+    present, row = np.unique(warps, return_inverse=True)
+    cta = present // b.n_warps
+    turns = b.atomic_turns.get(index)
+    if turns is None:
+        turns = b.atomic_turns[index] = np.zeros(b.ctas, dtype=np.int64)
+    ctas, first, count = np.unique(cta, return_index=True, return_counts=True)
+    # each CTA's warps at the instruction, rotated to start at its turn's warp
+    start = np.repeat(first, count)
+    size = np.repeat(count, count)
+    pos = np.arange(len(present)) - start
+    rank = start + (pos - np.repeat(turns[ctas] % count, count)) % size
+    turns[ctas] += 1
+    keys = rank[row] * b.warp_size + lanes
     return np.argsort(keys, kind="stable")
 
 
@@ -184,6 +192,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             else:
                 warps = len(np.unique(b.ids(ix) // b.warp_size))
                 b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
+            off = off + b.shared_base(ix)
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")

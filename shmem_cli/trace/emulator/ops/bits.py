@@ -329,8 +329,8 @@ def _p2r(ins: Instruction, ctx: Context) -> Step:
         tv = np.broadcast_to(t, (b.count(ix),)).copy()
         for k in range(7):
             if mask >> k & 1:
-                v |= preds[k, ix].astype(np.uint32) << np.uint32(k)
-                tv |= taints[k, ix]
+                v |= preds[k][ix].astype(np.uint32) << np.uint32(k)
+                tv |= taints[k][ix]
         keep = np.uint32(~(mask << shift) & 0xFFFFFFFF)
         w(b, ix, (base & keep) | (v << np.uint32(shift)), tv)
 
@@ -354,7 +354,7 @@ def _r2p(ins: Instruction, ctx: Context) -> Step:
         preds, taint = (b.up, b.tup) if uniform else (b.p, b.tp)
         for k in range(7):
             if mask >> k & 1:
-                preds[k, ix] = (v >> np.uint32(shift + k)) & np.uint32(1) != 0
-                taint[k, ix] = t
+                preds[k][ix] = (v >> np.uint32(shift + k)) & np.uint32(1) != 0
+                taint[k][ix] = t
 
     return step

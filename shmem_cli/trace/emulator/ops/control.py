@@ -18,9 +18,7 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label, Special
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_regs, write_u32
-from ..state import SHARED_WINDOW_HI, TAINT_UNKNOWN, Block, Idx, TraceError
-
-BLOCKED = np.int64(1) << 40
+from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
 
 
 def _noop(b: Block, ix: Idx) -> None:
@@ -55,7 +53,7 @@ def _nothing(ins: Instruction, ctx: Context) -> Step:
     return _noop
 
 
-@op("CALL")
+@op("CALL", moves=True)
 def _call(ins: Instruction, ctx: Context) -> Step:
     """A call jumps; the return address is already in a register (set by a MOV before it)."""
     labels = [o for o in ins.operands if isinstance(o, Label)]
@@ -75,7 +73,7 @@ def _call(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("BRA", "JMP")
+@op("BRA", "JMP", moves=True)
 def _bra(ins: Instruction, ctx: Context) -> Step:
     labels = [o for o in ins.operands if isinstance(o, Label)]
     conds = [o for o in ins.operands if not isinstance(o, Label)]
@@ -100,7 +98,7 @@ def _bra(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("RET")
+@op("RET", moves=True)
 def _ret(ins: Instruction, ctx: Context) -> Step:
     regs = [o for o in ins.operands if not isinstance(o, Label)]
     if len(regs) != 1:
@@ -122,7 +120,7 @@ def _ret(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("EXIT", "KILL")
+@op("EXIT", "KILL", moves=True)
 def _exit(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         b.exited[ix] = True
@@ -131,7 +129,7 @@ def _exit(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("BAR")
+@op("BAR", moves=True)
 def _bar(ins: Instruction, ctx: Context) -> Step:
     """BAR.SYNC id[, count], BAR.ARV id, count, BAR.RED.{POPC,AND,OR} id[, count], P.
 
@@ -152,13 +150,20 @@ def _bar(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         ids = b.ids(ix)
-        bar = b.barriers.setdefault(bar_id, {"arrived": 0, "count": count, "red": []})
-        bar["arrived"] += len(ids)
+        bar = b.barriers.get(bar_id)
+        if bar is None:
+            bar = b.barriers[bar_id] = new_barrier(bar_id, b.ctas)
+        per_cta = _per_cta(b, ids)
+        bar["arrived"] += per_cta
         bar["count"] = count
         bar["at"] = ins
         if pred is not None:
             p, _ = pred(b, ix)
-            bar["red"].append((np.broadcast_to(p, ids.shape).copy(), red))
+            yes = np.broadcast_to(p, ids.shape)
+            true = np.bincount(b.cta[ids[yes]], minlength=b.ctas) if b.ctas > 1 else yes.sum()
+            bar["true"] += true
+            bar["false"] += per_cta - true
+            bar["red"] = red
         if arrive_only:
             return
         b.waiting[ids] = bar_id
@@ -166,6 +171,27 @@ def _bar(ins: Instruction, ctx: Context) -> Step:
         b.sched[ids] = BLOCKED
 
     return step
+
+
+def new_barrier(bar_id: int, ctas: int) -> dict[str, Any]:
+    """A named barrier's state, per CTA of the batch: threads arrived, and for BAR.RED the
+    threads whose predicate was true and false (and the reduction)."""
+    zeros = np.zeros(ctas, dtype=np.int64)
+    return {
+        "id": bar_id,
+        "arrived": zeros,
+        "true": zeros.copy(),
+        "false": zeros.copy(),
+        "count": None,
+        "red": None,
+    }
+
+
+def _per_cta(b: Block, ids: Any) -> Any:
+    """How many of the threads ``ids`` each CTA of the batch has."""
+    if b.ctas == 1:
+        return np.array([len(ids)], dtype=np.int64)
+    return np.bincount(b.cta[ids], minlength=b.ctas)
 
 
 @op("B2R")
@@ -195,8 +221,8 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
     lane = b.lane[ix]
     if name in _SPECIAL_TID:
         return b.tid_xyz[_SPECIAL_TID[name]][ix].astype(np.uint32), 0
-    if name in _SPECIAL_CTA:
-        return np.full(len(ids), b.launch.block_idx[_SPECIAL_CTA[name]], dtype=np.uint32), 0
+    if name in _SPECIAL_CTA:  # differs between blocks: tainted so
+        return b.cta_idx[_SPECIAL_CTA[name]][b.cta[ids]].astype(np.uint32), TAINT_BLOCK
     if name == "SR_LANEID":
         return lane.astype(np.uint32), 0
     if name == "SR_SWINHI":
@@ -213,8 +239,8 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
     }
     if name in masks:
         return np.asarray(masks[name](), dtype=np.uint32), 0
-    if name in ("SR_WARPID", "SR_VIRTID"):
-        return (b.ids(ix) // b.warp_size).astype(np.uint32), 0
+    if name in ("SR_WARPID", "SR_VIRTID"):  # the warp within its CTA
+        return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
     if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
         return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
     raise TraceError(f"special register {name} is not modelled", ins)

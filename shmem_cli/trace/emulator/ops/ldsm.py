@@ -60,7 +60,7 @@ def _ldsm(ins: Instruction, ctx: Context) -> Step:
         a, ta = ra(b, ix)
         off = shared_offsets(b, a, 16, ins)
         record_shared(b, index, ins, kind, ix, off, ta)
-        uw, row, table = _warp_rows(b, ix, off, ins, count)
+        uw, row, table = _warp_rows(b, ix, off + b.shared_base(ix), ins, count)
         lanes = b.ids(ix) % b.warp_size
         out = np.zeros((count, len(lanes)), dtype=np.uint32)
         tout = []
@@ -87,7 +87,7 @@ def _stsm(ins: Instruction, ctx: Context) -> Step:
         a, ta = ra(b, ix)
         off = shared_offsets(b, a, 16, ins)
         record_shared(b, index, ins, kind, ix, off, ta)
-        uw, row, table = _warp_rows(b, ix, off, ins, count)
+        uw, row, table = _warp_rows(b, ix, off + b.shared_base(ix), ins, count)
         lanes = b.ids(ix) % b.warp_size
         vals, tv = rv(b, ix)
         for m in range(count):

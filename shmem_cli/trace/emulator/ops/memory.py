@@ -75,8 +75,10 @@ def _generic_shared(addr: Any, ins: Instruction) -> Any:
 
 
 def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction) -> Any:
+    """Window addresses (offsets in the CTA's shared memory) of shared addresses, checked;
+    ``+ b.shared_base(ix)`` places them in the batch's :attr:`~.state.Block.smem`."""
     a = addr & 0xFFFFFFFF
-    size = len(b.smem)
+    size = b.smem_size
     if a.size and (int(a.max()) + width > size):
         bad = int(a[a + width > size][0])
         raise TraceError(
@@ -154,7 +156,7 @@ def record_shared(
     copies: Any = None,
 ) -> None:
     tids = b.ids(ix)
-    b.rec.record(ctx_index, ins, kind, tids, a, t, b.n_warps, b.warp_base, src, copies)
+    b.rec.record(ctx_index, ins, kind, tids, a, t, b.warp_ids, src, copies)
 
 
 # --- loads and stores ---------------------------------------------------------------------
@@ -179,8 +181,9 @@ def _load(ins: Instruction, ctx: Context) -> Step:
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
             record_shared(b, index, ins, kind, ix, off, ta)
-            vals = gather(b.smem, off, width, signed)
-            t = gather_taint(b.tsmem, off, width) | ta
+            at = off + b.shared_base(ix)
+            vals = gather(b.smem, at, width, signed)
+            t = gather_taint(b.tsmem, at, width) | ta
         elif space == "local":
             data, taint = b.local()
             off = local_offsets(b, b.ids(ix), a, width, ins)
@@ -197,10 +200,11 @@ def _load(ins: Instruction, ctx: Context) -> Step:
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
                 record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
+                at = off + b.shared_base(ids[sh])
                 vals = np.zeros((words, len(a)), dtype=np.uint32)
                 t = ta | np.where(sh, 0, TAINT_GLOBAL).astype(np.uint8)
-                vals[:, sh] = gather(b.smem, off, width, signed)
-                t[sh] |= gather_taint(b.tsmem, off, width)
+                vals[:, sh] = gather(b.smem, at, width, signed)
+                t[sh] |= gather_taint(b.tsmem, at, width)
                 if not sh.all():
                     goff = mem.offsets(a[~sh], width, ins)
                     vals[:, ~sh] = gather(mem.data, goff, width, signed)
@@ -231,8 +235,9 @@ def _store(ins: Instruction, ctx: Context) -> Step:
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
             record_shared(b, index, ins, kind, ix, off, ta)
-            scatter(b.smem, off, width, vals)
-            scatter_taint(b.tsmem, off, width, t | ta)
+            at = off + b.shared_base(ix)
+            scatter(b.smem, at, width, vals)
+            scatter_taint(b.tsmem, at, width, t | ta)
         elif space == "local":
             data, taint = b.local()
             off = local_offsets(b, b.ids(ix), a, width, ins)
@@ -248,10 +253,11 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
                 record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
+                at = off + b.shared_base(ids[sh])
                 vals = np.asarray(vals)
-                scatter(b.smem, off, width, vals[:, sh])
+                scatter(b.smem, at, width, vals[:, sh])
                 tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
-                scatter_taint(b.tsmem, off, width, tt[sh] | ta[sh])
+                scatter_taint(b.tsmem, at, width, tt[sh] | ta[sh])
                 if not sh.all():
                     off = mem.store_offsets(a[~sh], width, ins)
                     scatter(mem.data, off, width, vals[:, ~sh])
@@ -272,12 +278,14 @@ def _ldc(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         n = b.count(ix)
-        if roff is None:
-            off: Any = np.full(n, c.offset, dtype=np.int64)
-            t: Any = 0
-        else:
-            v, t = roff(b, ix)
-            off = v.astype(np.int64) + c.offset
+        if roff is None:  # one address: read once, the same in every thread
+            raw, tc = const_read(b, c.bank, np.array([c.offset], dtype=np.int64), width, ins)
+            flat = np.ascontiguousarray(raw).reshape(-1)
+            one = gather(flat, np.zeros(1, np.int64), width, signed)
+            w(b, ix, np.broadcast_to(one, (one.shape[0], n)), np.broadcast_to(tc, (n,)))
+            return
+        v, t = roff(b, ix)
+        off = v.astype(np.int64) + c.offset
         raw, tc = const_read(b, c.bank, off, width, ins)
         data = np.ascontiguousarray(raw).reshape(-1)
         local = np.arange(n, dtype=np.int64) * width
@@ -326,9 +334,10 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
             raw[reads] = mem.data[src[:, None] + np.arange(width)]
             raw[np.arange(width)[None, :] >= nbytes[:, None]] = 0
             fresh[reads] = mem.untouched_taint(src, width)
-        b.smem[off[:, None] + np.arange(width)] = raw
+        at = off + b.shared_base(ix)
+        b.smem[at[:, None] + np.arange(width)] = raw
         taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | fresh | ts | td
-        scatter_taint(b.tsmem, off, width, taint)
+        scatter_taint(b.tsmem, at, width, taint)
 
     return step
 

@@ -68,12 +68,12 @@ def _shfl(ins: Instruction, ctx: Context) -> Step:
             j = min_lane | (bv & ~seg)
             ok = j <= max_lane
         j = np.where(ok, j, lane)
-        src_tid = (ids & ~31) + j
+        src_tid = ids - lane + j
         t_extra: Any = 0
         if src_reg is not None and not src_reg.is_zero:
             regs, taint = (b.r, b.tr) if src_reg.kind == "R" else (b.ur, b.tur)
-            v = regs[src_reg.index, src_tid]
-            t = taint[src_reg.index, src_tid]
+            v = regs[src_reg.index][src_tid]
+            t = taint[src_reg.index][src_tid]
             if not isinstance(ix, slice):
                 executing = np.zeros(b.threads, dtype=bool)
                 executing[ids] = True

@@ -1,0 +1,137 @@
+"""sm_90 ``wgmma`` (``HGMMA``/``IGMMA``/``QGMMA``) and ``WARPGROUP``: the operands read
+through :mod:`..wgmma`'s descriptors, the product computed, and one request per warp
+recorded with the measured cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Gdesc, Reg, Special
+from .. import wgmma
+from ..access_kind import wgmma_kind
+from ..op_table import Context, Step, op, unsupported
+from ..operands import read_pred, read_regs, write_regs
+from ..state import TAINT_UNKNOWN, Block, Idx, TraceError
+from .async_proxy import ur64
+
+
+@op("WARPGROUP", "WARPGROUPSET")
+def _warpgroup(ins: Instruction, ctx: Context) -> Step:
+    """WARPGROUP.ARRIVE / .DEPBAR: wgmma completes when it runs, so there is nothing to wait."""
+    return lambda b, ix: None
+
+
+# --- wgmma -------------------------------------------------------------------------------
+
+
+@op("HGMMA", "IGMMA", "QGMMA")
+def _gmma(ins: Instruction, ctx: Context) -> Step:
+    ops = list(ins.operands)
+    try:
+        ta, tb, acc, n, k = wgmma.types_of(ins.opcode, ins.mods)
+    except (StopIteration, ValueError):
+        raise unsupported(ins) from None
+    ops = [o for o in ops if not isinstance(o, Special)]  # the gsb0 scoreboard
+    gpos = next((i for i, o in enumerate(ops) if isinstance(o, Gdesc)), None)
+    if gpos is None or gpos not in (1, 2) or not isinstance(ops[0], Reg):
+        raise unsupported(ins)
+    g = ops[gpos]
+    assert isinstance(g, Gdesc)
+    rs = gpos == 2
+    tn_a, tn_b = "tnspA" in g.flags, "tnspB" in g.flags
+    c_op = ops[gpos + 1] if len(ops) > gpos + 1 else ops[0]
+    scale = ops[gpos + 2] if len(ops) > gpos + 2 else None
+    rscale = read_pred(scale, ins) if scale is not None else None
+    regs = n // 2 if acc != "f16" else n // 4
+    wd = write_regs(ops[0], regs, ins)
+    rc = read_regs(c_op, regs, ins)
+    ra = read_regs(ops[1], 4, ins) if rs else None
+    index = ctx.position(ins)
+    kind = wgmma_kind()
+    cost = wgmma.per_warp(wgmma.wavefronts(n, not rs))
+    row, col = wgmma.accumulator_layout(n)
+    ea, eb = wgmma.esize(ta), wgmma.esize(tb)
+
+    def step(b: Block, ix: Idx) -> None:
+        if b.warp_size != wgmma.WARP_LANES:
+            raise unsupported(ins, f"wgmma's fragments of {wgmma.WARP_LANES}-lane warps")
+        ids = b.ids(ix)
+        size = wgmma.GROUP_THREADS
+        # warpgroups: 128 threads of one CTA (a CTA's threads start at a multiple of 32)
+        groups = b.cta[ids] * b.stride + (ids % b.stride) // size
+        for group in np.unique(groups).tolist():
+            mine = ids[groups == group]
+            if len(mine) != size:
+                raise TraceError("wgmma executed by a partial warpgroup", ins)
+            sel = np.asarray(mine, dtype=np.intp)
+            base = int(b.shared_base(int(sel[0])))
+            db = wgmma.Descriptor.decode(ur64(b, sel, g.reg.index + 2))
+            addr_b = wgmma.byte_addresses(db, n, eb, tn_b)
+            _check(b, addr_b, ins)
+            addr_b = addr_b + base
+            vb = wgmma.values(b.smem[addr_b], tb)
+            taint = int(np.bitwise_or.reduce(b.tsmem[addr_b].ravel()))
+            if rs:
+                assert ra is not None
+                av, at = ra(b, sel)
+                raw = np.zeros((wgmma.M, wgmma.K_BYTES), dtype=np.uint8)
+                arow, akb = wgmma.a_fragment_layout(ta)
+                bytes_ = (
+                    np.asarray(av, dtype=np.uint32)[:, None, :]
+                    >> (8 * np.arange(4, dtype=np.uint32))[None, :, None]
+                )
+                raw[arow, akb] = (bytes_ & 0xFF).astype(np.uint8)
+                va = wgmma.values(raw, ta)
+                read = f"A from registers; B {db.describe(tn_b)}"
+                cores = wgmma.core_matrices(addr_b)
+            else:
+                da = wgmma.Descriptor.decode(ur64(b, sel, g.reg.index))
+                addr_a = wgmma.byte_addresses(da, wgmma.M, ea, tn_a)
+                _check(b, addr_a, ins)
+                addr_a = addr_a + base
+                va = wgmma.values(b.smem[addr_a], ta)
+                taint |= int(np.bitwise_or.reduce(b.tsmem[addr_a].ravel()))
+                read = f"A {da.describe(tn_a)}; B {db.describe(tn_b)}"
+                cores = wgmma.core_matrices(addr_a) + wgmma.core_matrices(addr_b)
+            prod = va @ vb.T  # (64, n)
+            d = prod[row, col]  # (n/2, 128)
+            add = True if rscale is None else bool(np.all(rscale(b, sel)[0]))
+            if add and not (isinstance(c_op, Reg) and c_op.is_zero):
+                cv, _ = rc(b, sel)
+                d = d + _acc_values(np.asarray(cv), acc)
+            wd(b, sel, _acc_bits(d, acc), TAINT_UNKNOWN if taint & TAINT_UNKNOWN else taint)
+            b.rec.record_cost(index, ins, kind, sel, cost, b.warp_ids)
+            b.rec.note(index, f"{read}; {len(cores)} core matrices of 128 B")
+
+    return step
+
+
+def _check(b: Block, addr: Any, ins: Instruction) -> None:
+    if int(addr.min()) < 0 or int(addr.max()) >= b.smem_size:
+        raise TraceError(
+            f"a wgmma descriptor reads shared 0x{int(addr.min()):x}..0x{int(addr.max()):x}, "
+            f"outside the block's shared memory (0x{b.smem_size:x} bytes)",
+            ins,
+        )
+
+
+def _acc_values(regs: Any, acc: str) -> Any:
+    if acc == "f32":
+        return regs.view(np.float32).astype(np.float64)
+    if acc == "s32":
+        return regs.view(np.int32).astype(np.float64)
+    halves = np.stack([regs & 0xFFFF, regs >> 16], axis=1).reshape(-1, regs.shape[-1])
+    return halves.astype(np.uint16).view(np.float16).astype(np.float64)
+
+
+def _acc_bits(d: Any, acc: str) -> Any:
+    if acc == "f32":
+        return d.astype(np.float32).view(np.uint32)
+    if acc == "s32":
+        return np.clip(d, -(2**31), 2**31 - 1).astype(np.int64).astype(np.int32).view(np.uint32)
+    h = d.astype(np.float16).view(np.uint16).astype(np.uint32).reshape(-1, 2, d.shape[-1])
+    return h[:, 0] | (h[:, 1] << np.uint32(16))
