@@ -7,6 +7,7 @@ float tile puts its 32 lanes into one bank (32 wavefronts), a row is one wavefro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -204,8 +205,32 @@ def test_data_dependent_requests_are_counted_and_flagged() -> None:
     assert kernel.accesses[0].data_dependent_requests == 16
     assert kernel.to_json()["accesses"][0]["data_dependent"] is True
     text = render_trace_text(TraceResult((FileTrace("k.cu", (kernel,)),)), RenderOptions())
-    assert "use addresses computed from global-memory data" in text
+    assert "have addresses, lanes or counts decided by global-memory data;" in text
+    # no buffer named by the records: every made-up buffer may be the one
     assert "0 (out), 1 (in) were zero-filled" in text
+
+
+def test_the_note_names_only_the_buffers_read_into_a_decision() -> None:
+    rec = records(
+        ins(0x150, "@P0 STS [R6], R0"),
+        AccessKind("store", 4),
+        BASE + 4 * tile_index(False),
+    )
+    rec.decided = 1 | 8  # global data of the second buffer decided its lanes; no address did
+    access = trace_access(
+        rec, SM90, warps=32, warps_per_block=32, blocks=1, sources=lambda t: ("1 (in)",)
+    )
+    assert access.data_dependent_requests == 0
+    assert access.data_decided and access.data_dependent
+    assert access.data_from == ("1 (in)",)
+    kernel = traced([rec])
+    kernel = dataclasses.replace(kernel, accesses=(access,))
+    row = kernel.to_json()["accesses"][0]
+    assert (row["data_dependent"], row["data_from"]) == (True, ["1 (in)"])
+    assert kernel.to_json()["data_from"] == ["1 (in)"]
+    text = render_trace_text(TraceResult((FileTrace("k.cu", (kernel,)),)), RenderOptions())
+    assert "decided by global-memory data read from 1 (in);" in text
+    assert "parameter(s) 1 (in) were zero-filled" in text  # 0 (out) decides nothing
 
 
 def test_ldmatrix_ignores_lanes_past_its_matrices() -> None:

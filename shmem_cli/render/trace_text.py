@@ -46,7 +46,7 @@ def _line_cell(a: TraceAccess) -> Styled:
 
 def _flags(a: TraceAccess) -> Styled:
     text = Styled()
-    if a.data_dependent_requests:
+    if a.data_dependent:
         text.append("data", "yellow")
     if a.provisional:
         text.append((" " if text.spans else "") + "provisional", "cyan")
@@ -70,9 +70,7 @@ def instruction_table(kernel: KernelTrace) -> Table:
         Column("efficiency", "right"),
         Column("cycles", "right"),
     ]
-    flagged = any(
-        a.data_dependent_requests or a.provisional or a.cas_retries for a in kernel.accesses
-    )
+    flagged = any(a.data_dependent or a.provisional or a.cas_retries for a in kernel.accesses)
     if flagged:
         columns.append(Column("flags"))
     table = Table(columns)
@@ -179,16 +177,21 @@ def notes(kernel: KernelTrace) -> list[Block]:
     """Warnings under the tables: data-dependent addresses, made-up data, provisional figures."""
     out: list[Block] = []
     launch = kernel.launch
-    dependent = [a for a in kernel.accesses if a.data_dependent_requests]
+    dependent = [a for a in kernel.accesses if a.data_dependent]
     if dependent:
+        sources = kernel.data_from
         text = Styled(
-            f"note: {len(dependent)} instruction(s) (flag 'data') use addresses computed from "
-            "global-memory data",
+            f"note: {len(dependent)} instruction(s) (flag 'data') have addresses, lanes or "
+            "counts decided by global-memory data"
+            + (f" read from {', '.join(sources)}" if sources else ""),
             "yellow",
         )
-        if launch.zero_filled:
+        # the made-up buffers among those read (all of them where no buffer is named)
+        named = {label for s in sources for label in s.removeprefix("one of ").split(", ")}
+        zeros = [z for z in launch.zero_filled if z in named] if sources else launch.zero_filled
+        if zeros:
             text.append(
-                f"; the buffers of parameter(s) {', '.join(launch.zero_filled)} were zero-filled:"
+                f"; the buffers of parameter(s) {', '.join(zeros)} were zero-filled:"
                 " give real data with --arg NAME=@FILE.npy or @FILE.bin",
                 "yellow",
             )

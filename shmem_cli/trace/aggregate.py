@@ -10,7 +10,7 @@ puts warps across and each warp's n-th execution of the instruction down.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -33,9 +33,11 @@ def trace_access(
     blocks: int,
     location: tuple[str, int] | None = None,
     cas_retries: int = 0,
+    sources: Callable[[int], tuple[str, ...]] | None = None,
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
-    ``location`` (file, line) replaces the instruction's own source location."""
+    ``location`` (file, line) replaces the instruction's own source location; ``sources``
+    names the buffers of a taint byte's bits (the emulator's state.py)."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     inner = ins.locations[0] if ins.locations else None
@@ -68,6 +70,8 @@ def trace_access(
         predicated_off=rec.predicated_off,
         reads=rec.reads,
         cas_retries=cas_retries,
+        data_decided=bool(rec.decided & 1),
+        data_from=sources(rec.sources | rec.decided) if sources is not None else (),
     )
 
 

@@ -4,9 +4,12 @@ Every executed shared-memory instruction adds one row per warp that had at least
 active lane (its guard predicate true): the lane addresses (int64, offsets in the CTA's
 shared window; inactive lanes hold 0; the profile's ``warp_size`` lanes), the active
 mask, the warp index, the warp's occurrence count of that instruction (the iteration
-axis of heat maps) and whether any active lane's address depends on global-memory data
-(or on a value the emulator could not compute). A row repeated (by other blocks, other
-iterations) is kept once (:mod:`.distinct_rows`); the arrays grow by doubling.
+axis of heat maps) and whether any active lane's address, or the decision that the lane
+runs it, depends on global-memory data (or on a value the emulator could not compute).
+A row repeated (by other blocks, other iterations) is kept once (:mod:`.distinct_rows`);
+the arrays grow by doubling. An instruction also keeps the OR of the taint its requests
+carried and of the decisions that chose whether to run it at all (``sources``,
+``decided``: the emulator's taint bits, which name the buffers read).
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ class InstructionRecords:
     # wgmma only: each request's wavefronts (the measured rule), and what it reads, in words
     cost: I64 | None = None
     reads: str | None = None
+    # taint bits (emulator state.py): of every request, and of the decisions on global data
+    # that chose which lanes run it or how often, whether or not any ran it
+    sources: int = 0
+    decided: int = 0
 
     def __post_init__(self) -> None:
         self.distinct = DistinctRows(self.lanes)
@@ -111,6 +118,8 @@ class InstructionRecords:
         self.iteration[s] = iteration
         self.data_dependent[s] = (taint & 1) != 0
         self.not_modelled[s] = (taint & 2) != 0
+        if k:
+            self.sources |= int(np.bitwise_or.reduce(taint))
         self.n += k
 
     @property
@@ -194,6 +203,9 @@ class Recorder:
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
         self.fills: dict[tuple[int, int, int, int], TmaFill] = {}
+        # per thread of the running block: the taint of the decisions that made it run the
+        # instruction being recorded (the emulator sets it around a step; None: none)
+        self.control: U8 | None = None
 
     def fill(self, ins: Instruction, start: int, nbytes: int, swizzle: int) -> None:
         """A TMA copy wrote ``nbytes`` of shared memory from ``start`` (the block's window),
@@ -224,6 +236,8 @@ class Recorder:
         ``warp_ids`` numbers the batch's warps in the grid."""
         if len(tids) == 0:
             return
+        if self.control is not None:
+            taint = np.asarray(taint, dtype=np.uint8) | self.control[tids]
         rec = self.by_index.get(index)
         if rec is None:
             rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
@@ -299,12 +313,20 @@ class Recorder:
         if rec is not None and rec.reads is None:
             rec.reads = text
 
-    def predicated_off(self, index: int, ins: Instruction, kind: AccessKind, warps: int) -> None:
-        """``warps`` warps reached the instruction with every lane's guard false."""
+    def _at(self, index: int, ins: Instruction, kind: AccessKind) -> InstructionRecords:
         rec = self.by_index.get(index)
         if rec is None:
             rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
-        rec.predicated_off += warps
+        return rec
+
+    def predicated_off(self, index: int, ins: Instruction, kind: AccessKind, warps: int) -> None:
+        """``warps`` warps reached the instruction with every lane's guard false."""
+        self._at(index, ins, kind).predicated_off += warps
+
+    def decide(self, index: int, ins: Instruction, kind: AccessKind, taint: int) -> None:
+        """Data of ``taint`` decided whether (or how often) lanes run the instruction: a
+        tainted guard, or a tainted branch whose threads may reach it (maybe none did)."""
+        self._at(index, ins, kind).decided |= taint
 
     def instructions(self) -> list[InstructionRecords]:
         """Records of every shared-memory instruction executed, in program order."""

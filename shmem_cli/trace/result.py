@@ -65,13 +65,24 @@ class TraceAccess:
 
     site: SassSite
     cost: Cost
-    data_dependent_requests: int  # requests with an address computed from global memory
+    # requests whose address, or whose lanes, global-memory data decided
+    data_dependent_requests: int
     inexact_requests: int = 0  # requests with an address the emulator could not compute
     provisional: bool = False  # wavefronts not from the measured rule (see CP_ASYNC_NOTE)
     predicated_off: int = 0  # warp executions with every lane off: no request
     reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
     # compare-and-swap lanes that failed and went round their loop again (contention)
     cas_retries: int = 0
+    # global data decided which lanes run it or how often (a guard, a branch, a loop),
+    # whether or not any request came of it
+    data_decided: bool = False
+    # the buffers (parameter labels) whose data went into its addresses or those decisions
+    data_from: tuple[str, ...] = ()
+
+    @property
+    def data_dependent(self) -> bool:
+        """Whether global-memory data decides its addresses, its lanes or its count."""
+        return self.data_dependent_requests > 0 or self.data_decided
 
     # --- the Python API's names for them (docs/python.md), nothing more -----------------
 
@@ -126,8 +137,9 @@ class TraceAccess:
                 "bandwidth_efficiency",
                 "cycles",
             ),
-            "data_dependent": self.data_dependent_requests > 0,
+            "data_dependent": self.data_dependent,
             "data_dependent_requests": self.data_dependent_requests,
+            "data_from": list(self.data_from),
             "inexact_requests": self.inexact_requests,
             "provisional": self.provisional,
             "cas_retries": self.cas_retries,
@@ -238,7 +250,12 @@ class KernelTrace:
 
     @property
     def data_dependent(self) -> bool:
-        return any(a.data_dependent_requests for a in self.accesses)
+        return any(a.data_dependent for a in self.accesses)
+
+    @property
+    def data_from(self) -> tuple[str, ...]:
+        """The buffers whose data decided an address, a lane set or a count, in order."""
+        return tuple(dict.fromkeys(b for a in self.accesses for b in a.data_from))
 
     def accesses_at(self, line: int, file: str | None = None) -> tuple[TraceAccess, ...]:
         """The shared-memory instructions of a source line (what a spec's ``line:`` names).
@@ -292,6 +309,7 @@ class KernelTrace:
             "totals": {op: self.totals[op].json(*OP_TOTALS_KEYS) for op in OP_NAMES},
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "data_dependent": self.data_dependent,
+            "data_from": list(self.data_from),
             "provisional": [CP_ASYNC_NOTE] if self.provisional else [],
             **(
                 {}

@@ -95,6 +95,23 @@ def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
     )
 
 
+def data_sources(plan: LaunchPlan, memory: Any) -> Callable[[int], tuple[str, ...]]:
+    """Names, as the report labels parameters, of the buffers whose bits a taint byte
+    holds (:meth:`.emulator.state.GlobalMemory.taint_sources`); past the fifth buffer they
+    share a bit and are named together."""
+    labels = {b.param.name or f"param{b.param.ordinal}": b.param.label for b in plan.buffers}
+    labels.update({f"tensormap{k}": tm.param.label for k, tm in enumerate(plan.tensor_maps)})
+
+    def names(taint: int) -> tuple[str, ...]:
+        out = []
+        for group in memory.taint_sources(taint):
+            named = list(dict.fromkeys(labels.get(n, n) for n in group))
+            out.append(named[0] if len(named) == 1 else "one of " + ", ".join(named))
+        return tuple(out)
+
+    return names
+
+
 def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
     """(parameter label, value) for the report: given values, buffers, defaults."""
     values: dict[int, tuple[str, str]] = {}
@@ -175,6 +192,7 @@ def trace_kernel(
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
     blocks = int(trace.blocks)
+    sources = data_sources(plan, memory)
     accesses = tuple(
         trace_access(
             rec,
@@ -184,6 +202,7 @@ def trace_kernel(
             blocks=blocks,
             location=(lines or {}).get(rec.instruction.pc),
             cas_retries=trace.cas_failed.get(rec.index, 0),
+            sources=sources,
         )
         for rec in trace.records
     )

@@ -9,9 +9,11 @@ opcode outside the table is an error naming it, its pc and its source line.
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 from ...cuda.sass import Function, Instruction
 from .op_table import TABLE, Builder, Context, Step
+from .operands import Dest, collecting_destinations
 from .ops import async_proxy as ops_async
 from .ops import atomic as ops_atomic
 from .ops import bits as ops_bits
@@ -60,17 +62,27 @@ def decode(ins: Instruction, ctx: Context) -> Step:
     return builder(ins, ctx)
 
 
-def decode_function(fn: Function) -> list[Step]:
+class Program(list[Step]):
+    """A function's steps, one per instruction, and the registers each writes."""
+
+    destinations: list[tuple[Dest, ...]]
+    flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
+
+
+def decode_function(fn: Function) -> Program:
     """Every instruction's step. One the emulator cannot run becomes a step that raises
     its error when a thread reaches it: library code carries paths a launch never takes
     (CUB's warp-collective fallbacks behind ``BRA.DIV``), which must not stop a trace."""
     ctx = Context(fn)
-    steps = []
+    steps = Program()
+    steps.destinations = []
     for ins in fn.instructions:
-        try:
-            steps.append(decode(ins, ctx))
-        except TraceError as exc:
-            steps.append(_raises(exc))
+        with collecting_destinations() as dests:
+            try:
+                steps.append(decode(ins, ctx))
+            except TraceError as exc:
+                steps.append(_raises(exc))
+        steps.destinations.append(tuple(dict.fromkeys(dests)))
     return steps
 
 

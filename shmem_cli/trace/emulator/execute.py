@@ -13,7 +13,8 @@ thread at BAR.SYNC waits; when no thread is ready, each barrier that every live
 thread of a CTA (or its thread count) has reached is released in that CTA. If none
 can be released the kernel deadlocked: an error. EXIT retires a thread. A budget
 (:mod:`.budget`: instructions per block and per launch, wall time, the records'
-memory) bounds runaway loops, with an error that names the loop.
+memory) bounds runaway loops, with an error that names the loop. Decisions on global
+data (a tainted guard or branch) taint what they decide (:mod:`.taint_flow`).
 
 Between two instructions that move no thread elsewhere (:data:`.op_table.MOVES`), the
 threads at the smallest index simply go on to the next one: the scheduler looks at
@@ -34,9 +35,10 @@ from ...cuda.sass import Function, Instruction
 from ..requests import InstructionRecords, Recorder, TmaFill
 from . import budget as budgets
 from . import grid as grids
+from . import taint_flow
 from .access_kind import shared_op_of
-from .decode import decode_function
-from .op_table import MOVES, Step
+from .decode import Program, decode_function
+from .op_table import MOVES
 from .state import BLOCKED, Block, Launch, TraceError
 
 PROGRESS_EVERY = 2048  # steps between progress calls
@@ -175,7 +177,7 @@ def _per_batch(
 
 def run_block(
     function: Function,
-    program: list[Step],
+    program: Program,
     blk: Block,
     *,
     progress: Callable[[int], None] | None = None,
@@ -197,6 +199,7 @@ def run_block(
     kinds = [shared_op_of(ins) for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
+    decides = [taint_flow.conditions(ins) for ins in instructions]
     steps = executed = 0
     sched = blk.sched
     m = 0  # the instruction the threads of `at` run next
@@ -235,6 +238,10 @@ def run_block(
         ix: Any = at
         if moving[m]:  # the step may move some of them elsewhere: sched must be true first
             sched[at] = m + 1
+        decided = None  # the taint of the decisions behind this step (taint_flow)
+        if blk.regions or decides[m] is not None:
+            at_ids = blk.ids(at)
+            decided = taint_flow.before_step(blk, program, function, kinds, m, at_ids, decides[m])
         g = guards[m]
         run_it = True
         if g is not None and g.index == 7 and g.not_:
@@ -261,6 +268,8 @@ def run_block(
         if run_it:
             n = threads if isinstance(ix, slice) else len(ix)
             blk.steps = steps
+            if decided is not None:
+                taint_flow.enter(blk, at_ids, decided)
             try:
                 program[m](blk, ix)
             except TraceError:
@@ -281,6 +290,8 @@ def run_block(
                 limits.check(blk, executed, per_cta, instructions, hits)
             if progress is not None and steps % PROGRESS_EVERY == 0:
                 progress(executed)
+        if decided is not None:
+            taint_flow.after_step(blk, program, m, at_ids, decided)
         steps += 1
         # next: the same threads at m + 1, unless the step moved threads or others wait there
         if moving[m]:

@@ -58,6 +58,17 @@ NULL_PAGE = 1 << 16
 MAX_ADDRESS = 1 << 49
 #: the most undescribed address space the shadows may cover
 MAX_SHADOW_BYTES = 16 << 30
+#: a value read from global memory carries this taint bit, and its buffer's
+TAINT_GLOBAL = 1
+#: buffer taint bits 3..7 (bit 1: inexact, bit 2: differs between blocks, state.py): the
+#: k-th buffer has bit ``BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1)``
+BUFFER_SHIFT = 3
+BUFFER_GROUPS = 5
+
+
+def buffer_bit(k: int) -> int:
+    """The taint bit of the launch's ``k``-th buffer (the last group's past the fourth)."""
+    return 1 << (BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1))
 
 
 @dataclass
@@ -96,6 +107,8 @@ class GlobalMemory:
         self._starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._bases: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # arena offsets
+        self._arena_starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         # undescribed memory: allowed at all, its regions, which of its bytes were written
         self.untouched = True
         self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
@@ -127,6 +140,39 @@ class GlobalMemory:
         self._starts = np.array([b.address for b in every], dtype=np.int64)
         self._ends = np.array([b.address + b.size for b in every], dtype=np.int64)
         self._bases = np.array([b.offset for b in every], dtype=np.int64)
+        # arena offset -> taint of what is read there: global, and the buffer's group bit
+        placed = sorted([*self.buffers, *self.shadows], key=lambda b: b.offset)
+        self._arena_starts = np.array([b.offset for b in placed], dtype=np.int64)
+        self._arena_taint = np.array([self._buffer_taint(b) for b in placed], dtype=np.uint8)
+
+    def _buffer_taint(self, buf: Buffer) -> int:
+        if buf.shadow:
+            return TAINT_GLOBAL  # undescribed memory: no buffer of the launch
+        return TAINT_GLOBAL | buffer_bit(self.buffers.index(buf))
+
+    def read_taint(self, off: npt.NDArray[np.int64], width: int) -> Any:
+        """Per lane, the taint of ``width`` bytes read at arena offsets ``off``: global
+        data, its buffer's bit (state.py), and inexact where a shadow byte was never
+        written (:meth:`untouched_taint`)."""
+        off = np.asarray(off, dtype=np.int64)
+        if len(self._arena_starts) == 0:
+            return np.uint8(TAINT_GLOBAL) | self.untouched_taint(off, width)
+        k = np.maximum(np.searchsorted(self._arena_starts, off, side="right") - 1, 0)
+        return self._arena_taint[k] | self.untouched_taint(off, width)
+
+    def taint_sources(self, taint: int) -> list[tuple[str, ...]]:
+        """The buffers whose data a taint byte says was read: one tuple of names per
+        buffer bit set (several names for the last group, which every buffer past the
+        fourth shares), in the order the buffers were added."""
+        out: list[tuple[str, ...]] = []
+        for g in range(BUFFER_GROUPS):
+            if taint & buffer_bit(g):
+                names = [
+                    b.name for k, b in enumerate(self.buffers) if buffer_bit(k) == buffer_bit(g)
+                ]
+                if names:
+                    out.append(tuple(names))
+        return out
 
     def _make_room(self, need: int) -> None:
         """Grow the arena to at least ``need`` bytes, copying only the pages that are real."""

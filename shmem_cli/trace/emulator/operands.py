@@ -6,12 +6,16 @@ A reader returns ``(value, taint)`` for the threads of an index: 32-bit values a
 operand's sign and absolute-value marks are applied as the mode says: ``"i"``
 integer (``-x`` is two's complement, ``~x`` bitwise not), ``"f"`` float32 (sign bit),
 ``"h"`` a pair of float16 (both sign bits), ``"d"`` float64.
+
+While :func:`collecting_destinations` is open, every writer made records the registers it
+writes (a :data:`Dest`): what an instruction writes, known once when it is decoded.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -22,6 +26,26 @@ from .state import PT, RZ, TAINT_UNKNOWN, URZ, Block, Idx, TraceError
 
 Reader: TypeAlias = Callable[[Block, Idx], tuple[Any, Any]]
 Writer: TypeAlias = Callable[[Block, Idx, Any, Any], None]
+#: registers an instruction writes: (kind R/UR/P/UP, first index, count)
+Dest: TypeAlias = tuple[str, int, int]
+_collected: list[Dest] | None = None
+
+
+@contextmanager
+def collecting_destinations() -> Iterator[list[Dest]]:
+    """The registers the writers made inside the block write, in a list."""
+    global _collected
+    outer, _collected = _collected, []
+    try:
+        yield _collected
+    finally:
+        _collected = outer
+
+
+def _destination(kind: str, index: int, count: int) -> None:
+    if _collected is not None:
+        _collected.append((kind, index, count))
+
 
 _SIGN32 = np.uint32(0x80000000)
 _SIGN_H2 = np.uint32(0x80008000)
@@ -255,6 +279,7 @@ def write_u32(op: Operand, ins: Instruction) -> Writer:
     if op.is_zero:
         return _nowrite
     i = op.index
+    _destination(op.kind, i, 1)
     if op.kind == "R":
 
         def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
@@ -280,6 +305,7 @@ def write_regs(op: Operand, count: int, ins: Instruction) -> Writer:
     limit = RZ if op.kind == "R" else URZ
     if i + count > limit:
         raise TraceError(f"register range {op.kind}{i}..{i + count - 1} runs past the last", ins)
+    _destination(op.kind, i, count)
 
     def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
         regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
@@ -324,6 +350,7 @@ def write_pred(op: Operand, ins: Instruction) -> Writer:
     if op.is_true:
         return _nowrite
     i = op.index
+    _destination(op.kind, i, 1)
     if op.kind == "P":
 
         def wp(b: Block, ix: Idx, v: Any, t: Any) -> None:

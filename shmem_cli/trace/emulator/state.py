@@ -5,8 +5,11 @@ Registers are ``(count, threads)`` arrays: general registers R0..R254 (RZ = 255 
 a warp), predicates P0..P6 and UP0..UP6 (PT/UPT = 7 read true). Every register has a
 taint byte per thread: bit 0 = the value depends on data read from global memory,
 bit 1 = the emulator could not compute the value exactly, bit 2 = the value may differ
-between blocks (it depends on the block index). Shared and local memory carry one taint
-byte per data byte.
+between blocks (it depends on the block index), bits 3-7 = which buffers the global
+data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the first four,
+the fifth for every later one; :meth:`GlobalMemory.read_taint`). Shared and local
+memory carry one taint byte per data byte. Control flow spreads taint too
+(:mod:`.taint_flow`): ``ctl`` and ``regions`` hold what a thread's path was decided by.
 
 Memory:
 
@@ -32,11 +35,20 @@ import numpy as np
 
 from ...hardware.arch import SM90
 from ..requests import Recorder
-from .global_memory import GLOBAL_BASE, Buffer, GlobalMemory
+from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
 from .mbarrier import MBarriers
 from .trace_error import TraceError
 
-__all__ = ["GLOBAL_BASE", "Block", "Buffer", "GlobalMemory", "Launch", "TraceError"]
+__all__ = [
+    "BUFFER_GROUPS",
+    "GLOBAL_BASE",
+    "TAINT_GLOBAL",
+    "Block",
+    "Buffer",
+    "GlobalMemory",
+    "Launch",
+    "TraceError",
+]
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -52,7 +64,6 @@ URZ = 63
 PT = 7
 # a thread's next instruction index when it has exited or waits (at a barrier, an mbarrier)
 BLOCKED = np.int64(1) << 40
-TAINT_GLOBAL = 1
 TAINT_UNKNOWN = 2
 # the value may differ between blocks: it depends on the block index (or the CTA's rank)
 TAINT_BLOCK = 4
@@ -194,6 +205,13 @@ class Block:
         self.call_depth = np.zeros(t, dtype=np.int32)
         self.calls_active = 0
         self.steps = 0
+        # control-flow taint (taint_flow): per thread, the taint of the decisions its path
+        # depends on; the open regions by reconvergence index (-1: never), with the
+        # registers their paths write; the taint of the step running now (None: none)
+        self.ctl: U8 = np.zeros(t, dtype=np.uint8)
+        self.regions: dict[int, U8] = {}
+        self.region_dests: dict[int, set[tuple[str, int, int]]] = {}
+        self.ambient: U8 | None = None
         self.n_warps = -(-stride // ws)  # warps of one CTA
         # the grid's number of each warp of the batch (CTA ``linear[c]``'s warps for CTA c)
         first = np.asarray(list(linear) if linear is not None else [0] * nb, dtype=np.int64)

@@ -78,8 +78,8 @@ def load(
         idx = (src[:, None] + np.arange(e)).ravel()
         sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
         data[sel] = mem.data[idx]
-        fresh = np.asarray(mem.untouched_taint(src, e), dtype=np.uint8)
-        taint[sel] |= np.repeat(np.broadcast_to(fresh, src.shape), e)
+        read = np.asarray(mem.read_taint(src, e), dtype=np.uint8)
+        taint[sel] |= np.repeat(np.broadcast_to(read, src.shape), e)
     if tm.oob_nan and tm.is_float and not inside.all():
         nan = np.array([np.nan], dtype={2: np.float16, 4: np.float32, 8: np.float64}[e])
         fill = np.frombuffer(nan.tobytes(), dtype=np.uint8)

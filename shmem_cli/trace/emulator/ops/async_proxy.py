@@ -26,7 +26,7 @@ from .. import tma
 from ..access_kind import tma_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, write_pred, write_u32
-from ..state import BLOCKED, TAINT_GLOBAL, Block, Idx, TraceError
+from ..state import BLOCKED, Block, Idx, TraceError
 from .memory import address, shared_offsets
 
 
@@ -268,8 +268,10 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
                 off = int(shared_offsets(b, np.array([_ur(b, one, d)]), size, ins)[0])
                 g = int(mem.offsets(np.array([ur64(b, one, s)]), size, ins)[0])
                 b.smem[base + off : base + off + size] = mem.data[g : g + size]
-                fresh = mem.untouched_taint(np.array([g]), size)
-                b.tsmem[base + off : base + off + size] = TAINT_GLOBAL | int(np.max(fresh))
+                read = mem.read_taint(np.array([g]), size)
+                b.tsmem[base + off : base + off + size] = int(
+                    np.bitwise_or.reduce(np.atleast_1d(read))
+                )
                 bar = _bar_offset(b, _ur(b, one, d + 1), ins, t)
                 b.mbarriers.complete_tx(bar, size, b.sched)
                 _copied(b, index, ins, t, f"bulk copy of {size:,} B into shared 0x{off:x}")

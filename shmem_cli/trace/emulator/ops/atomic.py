@@ -37,6 +37,7 @@ from ..operands import read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
 from .memory import (
     address,
+    ambient,
     check_align,
     gather_taint,
     or_all,
@@ -198,7 +199,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
         else:
             mem_ = b.launch.memory
-            fresh = mem_.untouched_taint(mem_.offsets(a, width, ins), width)
+            fresh = mem_.read_taint(mem_.offsets(a, width, ins), width)
             off = mem_.store_offsets(a, width, ins)
             data, taint = mem_.data, None
         if taint is not None:
@@ -229,7 +230,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         if opname in ("CAS", "CAST") and not ok.all():  # those lanes go round their loop again
             b.cas_failed[index] = b.cas_failed.get(index, 0) + int(np.count_nonzero(~ok))
         if taint is not None:
-            scatter_taint(taint, off, width, np.asarray(tv, dtype=np.uint8) | ta)
+            scatter_taint(taint, off, width, np.asarray(tv, dtype=np.uint8) | ta | ambient(b, ix))
         t_old = (gather_taint(taint, off, width) if taint is not None else TAINT_GLOBAL) | ta
         t_old = t_old | fresh
         if w is not None:

@@ -19,7 +19,7 @@ from ....hardware.engine import AccessKind
 from ..access_kind import access_width, shared_form, shared_kind, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
-from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx, TraceError
+from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, Block, Idx, TraceError
 
 _U = np.uint32
 
@@ -144,6 +144,12 @@ def or_all(ts: Any) -> Any:
     return out
 
 
+def ambient(b: Block, ix: Idx) -> Any:
+    """The taint of the decisions that made the threads of ``ix`` run the step (a tainted
+    guard or branch, :mod:`..taint_flow`): what they write to memory takes it too."""
+    return 0 if b.ambient is None else b.ambient[b.ids(ix)]
+
+
 def record_shared(
     b: Block,
     ctx_index: int,
@@ -195,20 +201,20 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             if sh is None:
                 off = mem.offsets(a, width, ins)
                 vals = gather(mem.data, off, width, signed)
-                t = np.asarray(ta, dtype=np.uint8) | TAINT_GLOBAL | mem.untouched_taint(off, width)
+                t = np.asarray(ta, dtype=np.uint8) | mem.read_taint(off, width)
             else:  # a generic pointer into the shared window: those lanes read shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
                 record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
                 at = off + b.shared_base(ids[sh])
                 vals = np.zeros((words, len(a)), dtype=np.uint32)
-                t = ta | np.where(sh, 0, TAINT_GLOBAL).astype(np.uint8)
+                t = ta.copy()
                 vals[:, sh] = gather(b.smem, at, width, signed)
                 t[sh] |= gather_taint(b.tsmem, at, width)
                 if not sh.all():
                     goff = mem.offsets(a[~sh], width, ins)
                     vals[:, ~sh] = gather(mem.data, goff, width, signed)
-                    t[~sh] |= mem.untouched_taint(goff, width)
+                    t[~sh] |= mem.read_taint(goff, width)
         w(b, ix, vals, t)
 
     return step
@@ -231,7 +237,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
         a, ta = ra(b, ix)
         check_align(a, width, ins)
         vals, tv = rv(b, ix)
-        t = or_all(tv)
+        t = or_all(tv) | ambient(b, ix)
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
             record_shared(b, index, ins, kind, ix, off, ta)
@@ -333,10 +339,10 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
             src = mem.offsets(s[reads], width, ins)
             raw[reads] = mem.data[src[:, None] + np.arange(width)]
             raw[np.arange(width)[None, :] >= nbytes[:, None]] = 0
-            fresh[reads] = mem.untouched_taint(src, width)
+            fresh[reads] = mem.read_taint(src, width)
         at = off + b.shared_base(ix)
         b.smem[at[:, None] + np.arange(width)] = raw
-        taint = np.where(reads, TAINT_GLOBAL, 0).astype(np.uint8) | fresh | ts | td
+        taint = fresh | ts | td | ambient(b, ix)
         scatter_taint(b.tsmem, at, width, taint)
 
     return step

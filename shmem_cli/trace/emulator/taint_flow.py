@@ -1,0 +1,340 @@
+"""Taint through control flow: what global data decides about which lanes run, and how often.
+
+A value read from global memory carries taint (:mod:`.state`: bit 0, and a bit for the
+buffer it came from); the ops spread it through registers, predicates and memory. This
+module spreads it through the decisions a thread's path takes:
+
+* A **guard** whose predicate carries taint decides which lanes run the instruction: the
+  registers it writes take the taint for every thread at it (run or not: what they hold
+  depends on the decision either way), and so do the requests of a shared-memory
+  instruction (per warp: its lane set is the decision), which is marked *decided* even
+  when every lane is off.
+* A **branch or exit** whose condition carries taint decides what its threads run until
+  they reconverge: at the branch's immediate post-dominator (where nvcc puts the ``BSYNC``
+  of a ``BSSY``; never, for a decision to exit). Its threads carry the taint in a *region*
+  keyed by that instruction: while it is open every register they write and every request
+  they make takes it (which lanes run there, and how many times: a loop whose trip count
+  is data ends in such a branch); every shared-memory instruction the region can reach is
+  marked decided by that data, even where no thread went (the loop that zeros skip); and
+  when the threads reconverge, every register any path of the region writes takes it (the
+  value the decision chose, whichever path ran).
+
+:class:`ControlFlow` is the static part, per function: the basic blocks, each block's
+immediate post-dominator (Cooper, Harvey and Kennedy's iteration on the reversed graph,
+with one virtual exit after every ``EXIT``, ``RET`` and trap), and each branch's region.
+The functions below are the emulator's hooks; they cost nothing until a decision carries
+taint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...cuda.sass import Function, Instruction
+from ...cuda.sass_operands import Label, Reg
+from .operands import Dest
+from .state import TAINT_BLOCK, Block
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ...hardware.engine import AccessKind
+    from .decode import Program
+
+EXIT = -1  # the virtual exit: a region that never reconverges
+_JUMPS = ("BRA", "JMP")
+_ENDS = ("EXIT", "KILL", "RET", "BPT")
+#: the instructions whose tainted guard decides a thread's path, not just its lanes
+CONTROL = (*_JUMPS, *_ENDS)
+#: the taint bits a decision passes on: global data, inexact values and the buffers; not
+#: the block index's (state.py TAINT_BLOCK): a bounds check on it guards nearly every
+#: kernel's accesses, and following it through them made a 16,384-block trace 1.8x slower
+FOLLOWED = np.uint8(0xFF & ~TAINT_BLOCK)
+
+
+@dataclass(frozen=True)
+class Region:
+    """What a branch decides: the shared-memory instructions its threads may reach before
+    they reconverge, and the registers those paths write."""
+
+    reconverge: int  # instruction index, or EXIT
+    shared: tuple[int, ...]
+    dests: frozenset[Dest]
+
+
+class ControlFlow:
+    """The control-flow graph of a function, its post-dominators and branch regions."""
+
+    def __init__(
+        self,
+        function: Function,
+        destinations: list[tuple[Dest, ...]],
+        kinds: list[AccessKind | None],
+    ) -> None:
+        self.function = function
+        self.destinations = destinations
+        self.kinds = kinds
+        n = len(function.instructions)
+        self.succ = [self._successors(i) for i in range(n)]
+        leaders = {0} | {s for ss in self.succ for s in ss if s != EXIT}
+        leaders |= {i + 1 for i in range(n) if self.succ[i] != [i + 1]}
+        starts = sorted(x for x in leaders if x < n)
+        self.block_of = np.zeros(n, dtype=np.int64)
+        self.starts = starts
+        for b, s in enumerate(starts):
+            end = starts[b + 1] if b + 1 < len(starts) else n
+            self.block_of[s:end] = b
+        self.ends = [(starts[b + 1] if b + 1 < len(starts) else n) - 1 for b in range(len(starts))]
+        self.ipdom = self._post_dominators()
+        self._regions: dict[int, Region] = {}
+
+    def _successors(self, i: int) -> list[int]:
+        ins = self.function.instructions[i]
+        n = len(self.function.instructions)
+        after = [i + 1] if i + 1 < n else [EXIT]
+        guard = ins.guard
+        if guard is not None and guard.index == 7 and guard.not_:
+            return after  # @!PT: never runs
+        guarded = guard is not None and guard.index != 7
+        if ins.opcode in _ENDS:
+            return [*after, EXIT] if guarded else [EXIT]
+        if ins.opcode in _JUMPS:
+            labels = [o for o in ins.operands if isinstance(o, Label)]
+            if "DIV" in ins.mods or len(labels) != 1:
+                return after  # the emulator's BRA.DIV falls through; indirect: refused there
+            pc = self.function.labels.get(labels[0].name)
+            target = self.function.index_of(pc) if pc is not None else 0
+            conds = [o for o in ins.operands if isinstance(o, Reg) and not o.is_true]
+            conditional = guarded or (bool(conds) and "CONV" not in ins.mods)
+            return [target, *after] if conditional else [target]
+        return after
+
+    def _post_dominators(self) -> list[int]:
+        """Each block's immediate post-dominator (a block index, or EXIT)."""
+        nb = len(self.starts)
+        exit_ = nb
+        succ = [
+            sorted({exit_ if s == EXIT else int(self.block_of[s]) for s in self.succ[self.ends[b]]})
+            for b in range(nb)
+        ]
+        preds: list[list[int]] = [[] for _ in range(nb + 1)]  # edges of the reversed graph
+        for b in range(nb):
+            for s in succ[b]:
+                preds[s].append(b)
+        # reverse postorder of the reversed graph from the exit
+        order: list[int] = []
+        seen = {exit_}
+        stack: list[tuple[int, int]] = [(exit_, 0)]
+        while stack:
+            node, k = stack.pop()
+            if k < len(preds[node]):
+                stack.append((node, k + 1))
+                nxt = preds[node][k]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, 0))
+            else:
+                order.append(node)
+        number = {node: len(order) - 1 - k for k, node in enumerate(order)}  # RPO numbers
+        rpo = order[::-1]
+        idom: dict[int, int] = {exit_: exit_}
+
+        def meet(a: int, b: int) -> int:
+            while a != b:
+                while number[a] > number[b]:
+                    a = idom[a]
+                while number[b] > number[a]:
+                    b = idom[b]
+            return a
+
+        changed = True
+        while changed:
+            changed = False
+            for node in rpo[1:]:
+                done = [s for s in succ[node] if s in idom]
+                if not done:
+                    continue
+                new = done[0]
+                for s in done[1:]:
+                    new = meet(s, new)
+                if idom.get(node) != new:
+                    idom[node] = new
+                    changed = True
+        # blocks that never reach an exit (a trap loop) reconverge nowhere
+        return [EXIT if idom.get(b, exit_) == exit_ else idom[b] for b in range(nb)]
+
+    def region(self, index: int) -> Region:
+        """The region of the decision at instruction ``index`` (the end of its block)."""
+        found = self._regions.get(index)
+        if found is not None:
+            return found
+        b = int(self.block_of[index])
+        stop = self.ipdom[b]
+        reconverge = EXIT if stop == EXIT else self.starts[stop]
+        todo = [int(self.block_of[s]) for s in self.succ[index] if s != EXIT]
+        seen: set[int] = set()
+        while todo:
+            x = todo.pop()
+            if x == stop or x in seen:
+                continue
+            seen.add(x)
+            todo.extend(int(self.block_of[s]) for s in self.succ[self.ends[x]] if s != EXIT)
+        members = [i for x in sorted(seen) for i in range(self.starts[x], self.ends[x] + 1)]
+        shared = tuple(i for i in members if self.kinds[i] is not None)
+        dests = frozenset(d for i in members for d in self.destinations[i])
+        found = self._regions[index] = Region(reconverge, shared, dests)
+        return found
+
+
+def _registers(blk: Block, kind: str) -> Any:
+    return {"R": blk.tr, "UR": blk.tur, "P": blk.tp, "UP": blk.tup}[kind]
+
+
+def taint_destinations(
+    blk: Block, dests: Any, ids: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]
+) -> None:
+    """OR ``taint`` (per thread of ``ids``) into the registers ``dests`` of those threads."""
+    for kind, first, count in dests:
+        regs = _registers(blk, kind)
+        regs[first : first + count, ids] |= taint[None, :]
+
+
+def per_warp(blk: Block, ids: npt.NDArray[np.intp], taint: Any) -> npt.NDArray[np.uint8]:
+    """Each thread's taint ORed over its warp's threads among ``ids`` (sorted)."""
+    t = np.broadcast_to(np.asarray(taint, dtype=np.uint8), ids.shape)
+    if len(ids) == 0:
+        return t.copy()
+    warp = ids // blk.warp_size
+    starts = np.flatnonzero(np.r_[True, warp[1:] != warp[:-1]])
+    runs = np.diff(np.r_[starts, len(ids)])
+    out: npt.NDArray[np.uint8] = np.repeat(np.bitwise_or.reduceat(t, starts), runs)
+    return out
+
+
+def open_region(
+    blk: Block, flow: ControlFlow, index: int, ids: npt.NDArray[np.intp], taint: Any
+) -> None:
+    """Threads ``ids`` took a decision at ``index`` that carried ``taint``."""
+    taint = np.broadcast_to(np.asarray(taint, dtype=np.uint8), ids.shape)
+    if not taint.any():
+        return
+    region = flow.region(index)
+    held = blk.regions.get(region.reconverge)
+    if held is None:
+        held = blk.regions[region.reconverge] = np.zeros(blk.threads, dtype=np.uint8)
+    held[ids] |= taint
+    blk.ctl[ids] |= taint
+    blk.region_dests.setdefault(region.reconverge, set()).update(region.dests)
+    bits = int(np.bitwise_or.reduce(taint))
+    instructions = flow.function.instructions
+    for j in region.shared:
+        kind = flow.kinds[j]
+        assert kind is not None
+        blk.rec.decide(j, instructions[j], kind, bits)
+
+
+def reconverge(blk: Block, index: int, ids: npt.NDArray[np.intp]) -> None:
+    """Threads ``ids`` reached instruction ``index``: the regions that end there close."""
+    held = blk.regions[index]
+    taint = held[ids]
+    if not taint.any():
+        return
+    taint_destinations(blk, blk.region_dests[index], ids, taint)
+    held[ids] = 0
+    if not held.any():
+        del blk.regions[index]
+        del blk.region_dests[index]
+    rest = np.zeros(len(ids), dtype=np.uint8)
+    for other in blk.regions.values():
+        rest |= other[ids]
+    blk.ctl[ids] = rest
+
+
+def flow_of(program: Program, function: Function, kinds: list[Any]) -> ControlFlow:
+    """The function's control flow, made once per program."""
+    if program.flow is None:
+        program.flow = ControlFlow(function, program.destinations, kinds)
+    flow: ControlFlow = program.flow
+    return flow
+
+
+def conditions(ins: Instruction) -> tuple[tuple[str, int], ...] | None:
+    """The predicates that decide whether (or where) the threads at ``ins`` go on: its
+    guard, and a branch's condition operand; None when nothing decides."""
+    found: list[tuple[str, int]] = []
+    guard = ins.guard
+    if guard is not None and guard.index != 7:
+        found.append((guard.kind, guard.index))
+    if ins.opcode in _JUMPS and not {"DIV", "CONV"} & set(ins.mods):
+        found += [
+            (o.kind, o.index)
+            for o in ins.operands
+            if isinstance(o, Reg) and o.kind in ("P", "UP") and not o.is_true
+        ]
+    return tuple(found) or None
+
+
+def before_step(
+    blk: Block,
+    program: Program,
+    function: Function,
+    kinds: list[Any],
+    index: int,
+    sel: npt.NDArray[np.intp],
+    decide: tuple[tuple[str, int], ...] | None,
+) -> npt.NDArray[np.uint8] | None:
+    """The threads ``sel`` are at instruction ``index``, which the predicates ``decide``
+    (:func:`conditions`) decide: the taint of the decisions behind the step, per thread
+    (their open regions, and the predicates' per warp), or None. Closes the regions that
+    reconverge here, opens that of a tainted branch or exit, marks a shared-memory
+    instruction decided."""
+    if index in blk.regions:
+        reconverge(blk, index, sel)
+    taint: npt.NDArray[np.uint8] | None = None
+    if blk.regions:
+        held = blk.ctl[sel]
+        if held.any():
+            taint = held
+    if decide is not None:
+        found = None
+        for kind, k in decide:
+            row = _registers(blk, kind)[k]
+            if row.any():
+                bits = row[sel] & FOLLOWED
+                found = bits if found is None else found | bits
+        if found is not None and found.any():
+            decided = per_warp(blk, sel, found)
+            ins = function.instructions[index]
+            if ins.opcode in CONTROL:
+                open_region(blk, flow_of(program, function, kinds), index, sel, decided)
+            kind_ = kinds[index]
+            if kind_ is not None:
+                blk.rec.decide(index, ins, kind_, int(np.bitwise_or.reduce(decided)))
+            taint = decided if taint is None else taint | decided
+    return taint
+
+
+def enter(blk: Block, sel: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]) -> None:
+    """The step about to run takes ``taint`` (per thread of ``sel``) into the requests it
+    records and the memory it writes."""
+    ambient = np.zeros(blk.threads, dtype=np.uint8)
+    ambient[sel] = taint
+    blk.ambient = ambient
+    blk.rec.control = ambient
+
+
+def after_step(
+    blk: Block,
+    program: Program,
+    index: int,
+    sel: npt.NDArray[np.intp],
+    taint: npt.NDArray[np.uint8],
+) -> None:
+    """The registers the step writes take the taint of its decisions, for every thread at
+    it (run or predicated off); requests and stores stop taking it."""
+    blk.ambient = None
+    blk.rec.control = None
+    taint_destinations(blk, program.destinations[index], sel, taint)
