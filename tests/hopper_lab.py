@@ -1,5 +1,6 @@
-"""Run a launch of the Hopper lab (tests/data/trace/hopper/launches.json) through shmem
-trace, with the arguments the lab's harness gave the GPU, and read what it measured."""
+"""Run a launch of the Hopper lab (tests/data/trace/hopper/launches.json), or of another lab
+laid out the same way (``folder``), through shmem trace, with the arguments the lab's harness
+gave the GPU, and read what it measured."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 
 @functools.cache
-def manifest() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((HOPPER / "launches.json").read_text())
+def manifest(folder: Path = HOPPER) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "launches.json").read_text())
     return data
 
 
@@ -38,11 +39,11 @@ def measured() -> dict[str, dict[str, Any]]:
     return {m["id"]: m for m in data["launches"]}
 
 
-def launch(lid: str) -> dict[str, Any]:
-    return next(L for L in manifest()["launches"] if L["id"] == lid)
+def launch(lid: str, folder: Path = HOPPER) -> dict[str, Any]:
+    return next(L for L in manifest(folder)["launches"] if L["id"] == lid)
 
 
-def _map_text(t: dict[str, Any]) -> str:
+def _map_text(t: dict[str, Any], folder: Path = HOPPER) -> str:
     x = "x".join
     parts = [
         f"dtype={t['dtype'].lower()}",
@@ -54,21 +55,21 @@ def _map_text(t: dict[str, Any]) -> str:
     if t["strides"]:
         parts.append(f"strides={x(map(str, t['strides']))}")
     if "file" in t["buffer"]:
-        parts.append(f"data=@{HOPPER / t['buffer']['file']}")
+        parts.append(f"data=@{folder / t['buffer']['file']}")
     return "tensormap:" + ",".join(parts)
 
 
-def arg_texts(lab: dict[str, Any]) -> tuple[list[str], dict[int, int]]:
+def arg_texts(lab: dict[str, Any], folder: Path = HOPPER) -> tuple[list[str], dict[int, int]]:
     """The --arg texts, and the buffer each dumped argument position ends up in."""
     args, buffers = [], {}
     k_map = 0
     for i, a in enumerate(lab["args"]):
         if "tensormap" in a:
-            args.append(f"{i}={_map_text(a['tensormap'])}")
+            args.append(f"{i}={_map_text(a['tensormap'], folder)}")
             buffers[i] = k_map
             k_map += 1
         elif "file" in a:
-            args.append(f"{i}=@{HOPPER / a['file']}")
+            args.append(f"{i}=@{folder / a['file']}")
         elif "zeros" in a:
             args.append(f"{i}=@{_zeros(a['zeros'])}")
         elif "int" in a:
@@ -86,19 +87,19 @@ def _zeros(n: int) -> str:
     return str(path)
 
 
-def run(lid: str, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
+def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
     """Trace the launch; (the trace, {argument position: its buffer's bytes after the run})."""
-    lab = dict(launch(lid), **change)
-    args, maps = arg_texts(lab)
+    lab = dict(launch(lid, folder), **change)
+    args, maps = arg_texts(lab, folder)
     req = TraceRequest(
-        str(HOPPER / lab["cubin"]),
+        str(folder / lab["cubin"]),
         kernel=lab["kernel"],
         block=tuple(lab["block"]),
         grid=tuple(lab["grid"]),
         args=tuple(args),
         dynamic_smem=lab["dynamic_smem"],
     )
-    loaded = _loaded(lab["cubin"], lab["kernel"])
+    loaded = _loaded(lab["cubin"], lab["kernel"], folder)
     plan = plan_launch(
         loaded.kernel,
         loaded.params,
@@ -108,7 +109,7 @@ def run(lid: str, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
         dynamic_smem=req.dynamic_smem,
     )
     memory = GlobalMemory()
-    fn = functions(f"hopper/{lab['cubin']}")[loaded.kernel.mangled]
+    fn = functions(str((folder / lab["cubin"]).relative_to(TRACE_DATA)))[loaded.kernel.mangled]
     kt = trace_kernel(fn, loaded.kernel, loaded.arch, plan, memory=memory)
     out: dict[int, bytes] = {}
     names = {b.param.ordinal: b.param.name or f"param{b.param.ordinal}" for b in plan.buffers}
@@ -127,9 +128,9 @@ def _disassembly(path: Path) -> str:
 
 
 @functools.cache
-def _loaded(cubin: str, kernel: str) -> LoadedKernel:
+def _loaded(cubin: str, kernel: str, folder: Path = HOPPER) -> LoadedKernel:
     """The kernel's metadata and parameters (each cubin disassembled once)."""
-    req = TraceRequest(str(HOPPER / cubin), kernel=kernel, block=(1, 1, 1))
+    req = TraceRequest(str(folder / cubin), kernel=kernel, block=(1, 1, 1))
     with (
         tempfile.TemporaryDirectory() as tmp,
         mock.patch.object(toolchain, "disassemble", _disassembly),
@@ -137,8 +138,8 @@ def _loaded(cubin: str, kernel: str) -> LoadedKernel:
         return load_kernel(req, Path(tmp))
 
 
-def gpu_output(lid: str, i: int) -> bytes:
-    return (HOPPER / "outputs" / f"{lid}.arg{i}.bin").read_bytes()
+def gpu_output(lid: str, i: int, folder: Path = HOPPER) -> bytes:
+    return (folder / "outputs" / f"{lid}.arg{i}.bin").read_bytes()
 
 
 def per_op(kt: KernelTrace) -> dict[str, tuple[int, int]]:

@@ -8,6 +8,8 @@ opcode outside the table is an error naming it, its pc and its source line.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -52,6 +54,25 @@ def registered() -> dict[str, Builder]:
     return dict(TABLE)
 
 
+#: the opcodes executed while :func:`recording` is active (None: not recording)
+_EXECUTED: set[str] | None = None
+
+
+@contextmanager
+def recording() -> Iterator[set[str]]:
+    """Collect the base opcodes of every instruction a thread executes, in functions decoded
+    while the context is active (the tests' proof that each registered opcode ran on real
+    SASS). Outside it, decoding adds nothing to a step."""
+    global _EXECUTED
+    outer, _EXECUTED = _EXECUTED, set()
+    try:
+        yield _EXECUTED
+    finally:
+        inner, _EXECUTED = _EXECUTED, outer
+        if outer is not None:
+            outer |= inner
+
+
 def decode(ins: Instruction, ctx: Context) -> Step:
     """The step of one instruction, or a :class:`TraceError` naming it."""
     if ins.error is not None:
@@ -59,7 +80,17 @@ def decode(ins: Instruction, ctx: Context) -> Step:
     builder = TABLE.get(ins.opcode)
     if builder is None:
         raise TraceError(f"instruction {ins.name} is not modelled by the emulator", ins)
-    return builder(ins, ctx)
+    step = builder(ins, ctx)
+    seen = _EXECUTED
+    if seen is None:
+        return step
+    opcode = ins.opcode
+
+    def counted(b: Block, ix: Idx) -> None:
+        seen.add(opcode)
+        step(b, ix)
+
+    return counted
 
 
 class Program(list[Step]):

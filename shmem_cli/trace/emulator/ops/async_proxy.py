@@ -1,6 +1,6 @@
-"""sm_90 asynchronous proxy: mbarriers (``SYNCS``), TMA (``UTMALDG``/``UTMASTG``/...),
-bulk copies (``UBLKCP``/``UBLKRED``) and the instructions around them (``ELECT``,
-``USETMAXREG``, ``UTMACMDFLUSH``); wgmma is :mod:`.gmma`'s.
+"""sm_90 asynchronous proxy: mbarriers (``SYNCS``, cp.async's ``ARRIVES``), TMA
+(``UTMALDG``/``UTMASTG``/...), bulk copies (``UBLKCP``/``UBLKRED``) and the instructions
+around them (``ELECT``, ``USETMAXREG``, ``UTMACMDFLUSH``); wgmma is :mod:`.warpgroup`.
 
 Uniform operands: ``UTMALDG.nD [URa], [URb]`` reads the shared destination from URa, its
 mbarrier from URa+1 and the n coordinates from URa+2..; ``UTMASTG.nD [URa], [URb]`` the
@@ -75,6 +75,33 @@ def _barrier_addresses(b: Block, ix: Idx, a: Any) -> Any:
     CTA's base in the batch; checked where used)."""
     a = np.broadcast_to(np.asarray(a, dtype=np.int64), (b.count(ix),)) & 0xFFFFFFFF
     return a + b.shared_base(ix)
+
+
+@op("ARRIVES", moves=True)
+def _arrives(ins: Instruction, ctx: Context) -> Step:
+    """``cp.async.mbarrier.arrive[.noinc]``: ``ARRIVES.LDGSTSBAR.64.ARVCNT [URa]`` (``.noinc``)
+    is one arrival of each thread on the mbarrier, made when the thread's earlier cp.async
+    copies complete (at once here: a copy completes when it is issued); ``.TRANSCNT`` (no
+    ``.noinc``) adds one to the pending count and arrives, no change in all: nothing to do."""
+    if len(ins.operands) != 1:
+        raise unsupported(ins)
+    if "ARVCNT" not in ins.mods:
+        return lambda b, ix: None
+    ra = address(ins.operands[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, _ = ra(b, ix)
+        ids = b.ids(ix)
+        key = _barrier_addresses(b, ix, a)
+        for at, k in zip(*np.unique(key, return_index=True), strict=True):
+            t = int(ids[k])
+            off = _bar_offset(b, int(at - b.shared_base(t)), ins, t)
+            if b.mbarriers.get(off) is None:
+                where = b.window(off)[1]
+                raise TraceError(f"arrive on shared 0x{where:x}, not an initialized mbarrier", ins)
+            b.mbarriers.arrive(off, int((key == at).sum()), 0, b.sched)
+
+    return step
 
 
 @op("SYNCS", moves=True)

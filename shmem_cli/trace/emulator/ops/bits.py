@@ -78,7 +78,7 @@ def _lop3(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op(*both("PLOP3"))
+@op("PLOP3")
 def _plop3(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     if len(ops) != 7 or not all(isinstance(o, Imm) for o in ops[5:7]):
@@ -137,30 +137,6 @@ def _shf(ins: Instruction, ctx: Context) -> Step:
             ).astype(np.uint64)
         out = (r >> np.uint64(32)) if hi else r
         w(b, ix, (out & np.uint64(0xFFFFFFFF)).astype(_U), ta | ts | tc)
-
-    return step
-
-
-@op(*both("SHL SHR"))
-def _shl(ins: Instruction, ctx: Context) -> Step:
-    ops = ins.operands
-    if len(ops) != 3:
-        raise unsupported(ins)
-    w = write_u32(ops[0], ins)
-    ra, rs = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins)
-    left = ins.opcode.endswith("SHL")
-    signed = "S32" in ins.mods
-
-    def step(b: Block, ix: Idx) -> None:
-        (a, ta), (s, ts) = ra(b, ix), rs(b, ix)
-        sh = np.minimum(s.astype(np.int64), 32)
-        if left:
-            r = (a.astype(np.int64) << sh) & M32
-        elif signed:
-            r = a.view(np.int32).astype(np.int64) >> np.minimum(sh, 31)
-        else:
-            r = a.astype(np.int64) >> sh
-        w(b, ix, (r & M32).astype(_U), ta | ts)
 
     return step
 
@@ -308,7 +284,7 @@ def _predicate_file(ins: Instruction, operand: Operand) -> None:
         raise unsupported(ins, f"expected {want} as the predicate operand")
 
 
-@op(*both("P2R"))
+@op("P2R")
 def _p2r(ins: Instruction, ctx: Context) -> Step:
     """``P2R Rd, PR, Rb, mask``: Rd = Rb with bit (shift + k) replaced by predicate k for
     every k in ``mask`` (k < 7); shift is 8 x the byte of ``.B1``..``.B3``."""
@@ -337,7 +313,7 @@ def _p2r(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op(*both("R2P"))
+@op("R2P")
 def _r2p(ins: Instruction, ctx: Context) -> Step:
     """``R2P PR, Ra, mask``: predicate k = bit (shift + k) of Ra for every k in ``mask``."""
     ops = ins.operands

@@ -30,22 +30,18 @@ def _noop(b: Block, ix: Idx) -> None:
     "BSSY",
     "BSYNC",
     "WARPSYNC",
-    "ENDCOLLECTIVE",  # closes a WARPSYNC.COLLECTIVE region; the fall-through is its end
     "MEMBAR",
     "FENCE",
     "ERRBAR",
     "CCTL",
-    "CCTLL",
     "YIELD",
     "NANOSLEEP",
     "DEPBAR",
     "LDGDEPBAR",
-    "ARRIVES",
     "CGAERRBAR",
     "PMTRIG",
     "UCGABAR_ARV",
     "UCGABAR_WAIT",
-    "ACQBULK",
     "BREAK",
 )
 def _nothing(ins: Instruction, ctx: Context) -> Step:
@@ -73,7 +69,7 @@ def _call(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("BRA", "JMP", moves=True)
+@op("BRA", moves=True)
 def _bra(ins: Instruction, ctx: Context) -> Step:
     labels = [o for o in ins.operands if isinstance(o, Label)]
     conds = [o for o in ins.operands if not isinstance(o, Label)]
@@ -120,7 +116,7 @@ def _ret(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("EXIT", "KILL", moves=True)
+@op("EXIT", moves=True)
 def _exit(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         b.exited[ix] = True

@@ -63,9 +63,9 @@ def _srcs32(
     return [read_u32(o, mode, ins) for o in ops]
 
 
-@op("FADD", "FMUL", "FFMA", "FMNMX", "FADD32I", "FMUL32I", "FFMA32I")
+@op("FADD", "FMUL", "FFMA", "FMNMX")
 def _farith(ins: Instruction, ctx: Context) -> Step:
-    kind = ins.opcode.replace("32I", "")
+    kind = ins.opcode
     ops = ins.operands
     want = {"FADD": 3, "FMUL": 3, "FFMA": 4, "FMNMX": 4}[kind]
     if len(ops) != want:
@@ -275,14 +275,13 @@ def fma64(a: Any, b: Any, c: Any) -> Any:
     return out
 
 
-@op("DADD", "DMUL", "DFMA", "DMNMX")
+@op("DADD", "DMUL", "DFMA")
 def _double(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     kind = ins.opcode
     w = write_u64(ops[0], ins)
     n_src = 3 if kind == "DFMA" else 2
     readers = [read_u64(o, ins, "d") for o in ops[1 : 1 + n_src]]
-    rp = read_pred(ops[3], ins) if kind == "DMNMX" else None
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
@@ -295,13 +294,8 @@ def _double(ins: Instruction, ctx: Context) -> Step:
                 x = f[0] + f[1]
             elif kind == "DMUL":
                 x = f[0] * f[1]
-            elif kind == "DFMA":
-                x = fma64(f[0], f[1], f[2])
             else:
-                assert rp is not None
-                p, tp = rp(b, ix)
-                t = t | tp
-                x = np.where(p, np.fmin(f[0], f[1]), np.fmax(f[0], f[1]))
+                x = fma64(f[0], f[1], f[2])
         w(
             b,
             ix,

@@ -141,7 +141,7 @@ def _strip_neg(o: Operand) -> Operand:
     return o
 
 
-@op(*both("VIADD IADD"))
+@op("VIADD")
 def _viadd(ins: Instruction, ctx: Context) -> Step:
     dest, outs, srcs, cin = split_preds(ins.operands)
     if outs or cin or len(srcs) != 2:
@@ -156,13 +156,11 @@ def _viadd(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op(*both("IMAD IMUL"))
+@op(*both("IMAD"))
 def _imad(ins: Instruction, ctx: Context) -> Step:
     dest, outs, srcs, cin = split_preds(ins.operands)
     mods = set(ins.mods)
     signed = "U32" not in mods
-    if ins.opcode.endswith("IMUL"):
-        srcs = [*srcs, Reg("R", 255)]
     if len(srcs) != 3:
         raise unsupported(ins, "expected three sources")
     a_op, b_op, c_op = srcs
@@ -341,7 +339,7 @@ def _sel(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op(*both("MOV"), "MOV32I")
+@op(*both("MOV"))
 def _mov(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     if len(ops) not in (2, 3):
@@ -364,7 +362,7 @@ def _r2ur(ins: Instruction, ctx: Context) -> Step:
     return _mov(Instruction(ins.pc, None, "MOV", (), tuple(ops), ins.file, ins.line, ins.text), ctx)
 
 
-@op(*both("IABS"))
+@op("IABS")
 def _iabs(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(ins.operands[0], ins)
     ra = read_u32(ins.operands[1], "i", ins)
@@ -376,7 +374,7 @@ def _iabs(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op(*both("IMNMX VIMNMX"))
+@op("IMNMX", "VIMNMX")
 def _imnmx(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     if len(ops) != 4:
