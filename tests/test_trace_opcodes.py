@@ -53,6 +53,16 @@ def test_every_builder_lives_in_an_ops_module() -> None:
 
 
 @needs_nvdisasm
+@pytest.mark.parametrize("launch_id", LAUNCHES)
+def test_the_opcode_kernels_compute_what_the_h200_computed(launch_id: str) -> None:
+    """Every buffer a kernel wrote, byte for byte as the H200 wrote it."""
+    _, out = lab.run(launch_id, OPCODES)
+    assert out
+    for i, data in out.items():
+        assert data == lab.gpu_output(launch_id, i, OPCODES), f"{launch_id} argument {i}"
+
+
+@needs_nvdisasm
 def test_a_breakpoint_stops_the_trace_where_it_stands() -> None:
     """``__brkpt()`` compiles to BPT.TRAP: the GPU stops the kernel there, the trace with a
     located error."""

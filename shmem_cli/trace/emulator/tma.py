@@ -13,6 +13,7 @@ written by a store.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,32 @@ def store(
     dst = mem.store_offsets(tm.address + goff[inside], e, ins)
     sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
     mem.data[(dst[:, None] + np.arange(e)).ravel()] = b.smem[phys[sel]]
+
+
+def reduce(
+    b: Block,
+    tm: TensorMap,
+    src: int,
+    coords: tuple[int, ...],
+    combine: Callable[[Any, Any], Any],
+    ins: Instruction,
+    base: int = 0,
+) -> None:
+    """Combine the box at ``coords`` from shared memory at ``src`` (of the CTA at ``base``)
+    into global memory (inside elements only): ``combine(old, new)`` on byte arrays of
+    shape (n, element size) gives the bytes written back."""
+    goff, inside = _box(tm, coords)
+    phys = _shared_bytes(b, tm, src, len(goff), ins, base)
+    e = tm.esize
+    if not inside.any():
+        return
+    mem = b.launch.memory
+    dst = mem.store_offsets(tm.address + goff[inside], e, ins)
+    where = (dst[:, None] + np.arange(e)).ravel()
+    sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
+    old = mem.data[where].reshape(-1, e)
+    new = b.smem[phys[sel]].reshape(-1, e)
+    mem.data[where] = np.asarray(combine(old, new), dtype=np.uint8).ravel()
 
 
 def tensor_map(b: Block, addr: int, ins: Instruction) -> TensorMap | None:

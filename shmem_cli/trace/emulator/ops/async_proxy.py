@@ -28,6 +28,8 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, write_pred, write_u32
 from ..state import BLOCKED, Block, Idx, TraceError
 from .memory import address, shared_offsets
+from .reduction import element_reduction
+from .reduction import reduction_name as _reduction_name
 
 
 def _count(b: Block, index: int, ix: Idx) -> None:
@@ -244,13 +246,16 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
 
 @op("UTMASTG", "UTMAREDG")
 def _utmastg(ins: Instruction, ctx: Context) -> Step:
+    """``UTMASTG.nD [URa], [URb]``: the box from shared memory at URa written at the
+    coordinates URa+1.. of the tensor map at URb; ``UTMAREDG.nD.OP`` combines it into the
+    tensor instead (ADD, MIN, MAX, INC, DEC, AND, OR, XOR in the map's element type)."""
     if len(ins.operands) != 2:
         raise unsupported(ins)
     rank = tma.rank_of(ins)
     a = _mem_ureg(ins.operands[0], ins)
     m = _mem_ureg(ins.operands[1], ins)
     index = ctx.position(ins)
-    reduce = ins.opcode == "UTMAREDG"
+    how = _reduction_name(ins) if ins.opcode == "UTMAREDG" else None
 
     def step(b: Block, ix: Idx) -> None:
         for _, t in per_warp(b, ix):
@@ -258,11 +263,20 @@ def _utmastg(ins: Instruction, ctx: Context) -> Step:
             src = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
             coords = tuple(_signed(_ur(b, one, a + 1 + k)) for k in range(rank))
             tm = tma.tensor_map(b, ur64(b, one, m), ins)
-            if tm is None or reduce:  # reductions into global memory: not modelled
+            if tm is None:
                 _count(b, index, one)
                 continue
-            tma.store(b, tm, src, coords, ins, int(b.shared_base(t)))
-            said = f"TMA store of {tm.box_bytes:,} B from shared 0x{src:x}: {describe(tm)}"
+            base = int(b.shared_base(t))
+            if how is None:
+                tma.store(b, tm, src, coords, ins, base)
+                said = f"TMA store of {tm.box_bytes:,} B from shared 0x{src:x}: {describe(tm)}"
+            else:
+                combine = element_reduction(how, tm.dtype, ins)
+                tma.reduce(b, tm, src, coords, combine, ins, base)
+                said = (
+                    f"TMA reduction ({how.lower()}) of {tm.box_bytes:,} B from shared "
+                    f"0x{src:x}: {describe(tm)}"
+                )
             _copied(b, index, ins, t, said)
 
     return step

@@ -1,7 +1,9 @@
 """Packed half-precision (half2) instructions: HADD2, HMUL2, HFMA2, HMNMX2 and HSETP2.
 
 Each 32-bit register holds two float16 values (low, high); they are computed in
-float32 and rounded to float16 lane by lane.
+float64 and rounded to float16 lane by lane. As the H200 computes them: a NaN result is the
+canonical ``0x7fff``, and ``.SAT`` clamps to [0, 1] with NaN and -0 going to +0
+(tests/data/trace/opcodes' ``half_ops``).
 """
 
 from __future__ import annotations
@@ -39,18 +41,31 @@ def _half_operands(ins: Instruction) -> list[Operand]:
     return out
 
 
+_NAN = np.uint32(0x7FFF)  # the half NaN the GPU's arithmetic writes, whatever went in
+
+
 def _h2(v: Any) -> Any:
-    """uint32 -> (n, 2) float32 halves (low, high)."""
+    """uint32 -> (low, high) halves as float64."""
     v = np.asarray(v, dtype=_U)
-    lo = (v & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float32)
-    hi = (v >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float32)
+    lo = (v & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+    hi = (v >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float64)
     return lo, hi
 
 
+def _half_bits(x: Any) -> Any:
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bits = x.astype(np.float16).view(np.uint16).astype(_U)
+    return np.where(np.isnan(x), _NAN, bits)
+
+
 def _pack_h2(lo: Any, hi: Any) -> Any:
-    lo16 = np.asarray(lo, dtype=np.float16).view(np.uint16).astype(_U)
-    hi16 = np.asarray(hi, dtype=np.float16).view(np.uint16).astype(_U)
-    return lo16 | (hi16 << np.uint32(16))
+    return _half_bits(lo) | (_half_bits(hi) << np.uint32(16))
+
+
+def _saturate(x: Any) -> Any:
+    """[0, 1]; NaN and -0 become +0."""
+    return np.clip(np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0) + 0.0
 
 
 @op("HADD2", "HMUL2", "HFMA2", "HMNMX2")
@@ -69,6 +84,7 @@ def _half(ins: Instruction, ctx: Context) -> Step:
         else:
             readers.append(read_u32(o, "h", ins))
     f32_out = "F32" in ins.mods
+    sat = "SAT" in ins.mods
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
@@ -88,7 +104,7 @@ def _half(ins: Instruction, ctx: Context) -> Step:
             else:
                 p = vals[2][0]
                 r = np.where(p, np.fmin(x[0], x[1]), np.fmax(x[0], x[1]))
-            res.append(r)
+            res.append(_saturate(r) if sat else r)
         out = np.asarray(res[0], dtype=np.float32).view(_U) if f32_out else _pack_h2(*res)
         w(b, ix, np.broadcast_to(out, (b.count(ix),)), t)
 
