@@ -19,7 +19,7 @@ from ..state import TAINT_UNKNOWN, Block, Idx, TraceError
 from .async_proxy import ur64
 
 
-@op("WARPGROUP", "WARPGROUPSET")
+@op("WARPGROUP")
 def _warpgroup(ins: Instruction, ctx: Context) -> Step:
     """WARPGROUP.ARRIVE / .DEPBAR: wgmma completes when it runs, so there is nothing to wait."""
     return lambda b, ix: None
