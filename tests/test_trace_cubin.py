@@ -189,3 +189,23 @@ def test_a_commented_out_or_non_global_declaration_is_skipped() -> None:
         "template <int N> __global__ void __launch_bounds__(256) k(int x, int y) {}\n"
     )
     assert param_names([source], "k<8>", 2) == ["x", "y"]
+
+
+def test_a_part_only_one_kernel_has_selects_it() -> None:
+    """A library's instantiations differ deep inside their template arguments: a part of
+    the name that only one of them holds picks it."""
+    assert find_kernel(read_cubin(META), "_copy<32").name == "tiled_copy<32, float>"
+    assert find_kernel(read_cubin(META), "double>").name == "tiled_copy<16, double>"
+
+
+def test_names_that_begin_alike_are_listed_from_where_they_differ() -> None:
+    long = "ns::device_kernel<" + "Outer<" * 30
+    kernels = tuple(
+        Kernel(f"_Zk{i}", f"{long}Schedule{i}>", f"{long}Schedule{i}>", (), 0, 0, 0, 0, 0)
+        for i in ("Cooperative", "PingPong")
+    )
+    with pytest.raises(ShmemError) as err:
+        find_kernel(CubinInfo("k.cubin", "sm_90", kernels), "nothing")
+    lines = err.value.message.splitlines()[1:]
+    assert [line.split("Schedule")[1][:8] for line in lines] == ["Cooperat", "PingPong"]
+    assert all(line.startswith("  ...") and len(line) < 150 for line in lines)

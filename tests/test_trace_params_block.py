@@ -163,3 +163,42 @@ def test_a_block_of_the_wrong_size_is_said(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["trace", str(src), "-b", "32,32", "--params", f"@{blob}"])
     assert res.exit_code == 2
     assert "12 bytes; params_kernel's parameter block is 32 bytes" in " ".join(res.output.split())
+
+
+ALIGNED_CU = """
+struct alignas(64) Params { unsigned char map[128]; const float *in; int ld; };
+__global__ void aligned_kernel(const __grid_constant__ Params p) {
+  __shared__ float s[32 * 33];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  s[ty * p.ld + tx] = p.in[ty * 32 + tx];
+  __syncthreads();
+  const_cast<float *>(p.in)[ty * 32 + tx] = s[tx * p.ld + ty];
+}
+"""
+
+
+@needs_nvcc
+def test_a_struct_dumped_by_sizeof_lands_where_the_aligned_parameter_starts(
+    tmp_path: Path,
+) -> None:
+    """A 64-byte aligned struct (as one holding CUtensorMaps) starts past the parameter
+    space's first bytes: the host's sizeof() dump is placed there, and a map inside it is
+    found at the constant bank's 64-byte alignment."""
+    src = tmp_path / "aligned.cu"
+    src.write_text(ALIGNED_CU)
+    listed = CliRunner().invoke(main, ["trace", str(src), "--list-params"])
+    # the block is 240 bytes: the struct (192) starts at 0x30, where 0x210 + 0x30 is 64-aligned
+    assert "0x30   192" in listed.output and "240 bytes at c[0x0][0x210]" in listed.output
+    blob = tmp_path / "params.bin"
+    body = _map(REAL + (1 << 20)) + struct.pack("<Qi", REAL, 33)
+    blob.write_bytes(body.ljust(192, b"\0"))  # sizeof(Params): 192
+    res = CliRunner().invoke(
+        main,
+        ["trace", str(src), "-b", "32,32", "--params", f"@{blob}", "--format", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    k = json.loads(res.output)["files"][0]["kernels"][0]
+    by_op = {a["op"]: a for a in k["accesses"]}
+    assert by_op["load"]["wavefronts"] == 32  # ld 33: the column read is conflict-free
+    (text,) = k["arguments"].values()
+    assert "tensor map: " in text and "box 64x128" in text.replace(" x ", "x")

@@ -137,7 +137,7 @@ def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
         from .kernel.param_block import tensor_maps_in
         from .kernel.tensormap import describe
 
-        for at, found in tensor_maps_in(plan.param_image):
+        for at, found in tensor_maps_in(plan.param_image, plan.kernel.param_base):
             for p in plan.params:
                 if p.offset <= at < p.offset + p.size:
                     inner = f" at +{at - p.offset}" if at > p.offset else ""

@@ -319,7 +319,9 @@ def _end_of(params: list[KernelParam]) -> int:
 def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
     """The kernel ``--kernel`` names: its demangled name (``MatrixMulCUDA<32>``), its
     mangled name, its whole signature, its name without template arguments when that is
-    unique, or a unique prefix of any of these. None picks the only kernel."""
+    unique, or a unique prefix of any of these, else a part of one that only one kernel's
+    names contain (``KernelTmaWarpSpecializedCooperative``: what tells a library's
+    instantiations apart). None picks the only kernel."""
     kernels = info.kernels
     if not kernels:
         raise ShmemError(
@@ -343,7 +345,8 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
 
     exact = [k for k in kernels if q in forms(k)]
     prefixed = [k for k in kernels if any(f.startswith(q) for f in forms(k))]
-    for found in (exact, prefixed):
+    inside = [k for k in kernels if any(q in f for f in forms(k))]
+    for found in (exact, prefixed, inside):
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
@@ -365,12 +368,25 @@ MAX_LISTED = 20
 
 def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:
     """One indented line per kernel: demangled name and mangled name (each cut at 200
-    characters; the first :data:`MAX_LISTED`, then how many more)."""
-    lines = [
-        f"  {shorten(k.name, 200)}"
-        + (f"  ({shorten(k.mangled, 200)})" if k.mangled != k.name else "")
-        for k in kernels[:MAX_LISTED]
-    ]
+    characters; the first :data:`MAX_LISTED`, then how many more). Names that begin alike
+    for longer than that (a library's instantiations) are shown from a little before the
+    first place where they differ, so that the line says what tells them apart."""
+    shown = kernels[:MAX_LISTED]
+    skip = _shared_start([k.name for k in shown]) if len(shown) > 1 else 0
+    lines = []
+    for k in shown:
+        name = k.name if skip < 120 else "..." + k.name[skip - 40 :]
+        mangled = f"  ({shorten(k.mangled, 80)})" if k.mangled != k.name else ""
+        lines.append(f"  {shorten(name, 200)}{mangled}")
     if len(kernels) > MAX_LISTED:
         lines.append(f"  ... and {len(kernels) - MAX_LISTED:,} more")
     return "\n".join(lines)
+
+
+def _shared_start(names: list[str]) -> int:
+    """How many leading characters every one of ``names`` has in common."""
+    first, last = min(names), max(names)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return n

@@ -275,7 +275,12 @@ def plan_launch(
     from .param_block import read_param_block
 
     image = (
-        read_param_block(params_file, kernel.param_bytes, kernel.name)
+        read_param_block(
+            params_file,
+            kernel.param_bytes,
+            kernel.name,
+            first=min((p.offset for p in kernel.params), default=0),
+        )
         if params_file is not None
         else None
     )

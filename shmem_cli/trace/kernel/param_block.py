@@ -25,26 +25,35 @@ from . import tensormap
 from .buffers import read_buffer
 
 
-def read_param_block(text: str, size: int, kernel: str) -> bytes:
-    """The ``size`` bytes of ``--params @FILE`` (raw bytes, or a ``.npy`` array's data)."""
+def read_param_block(text: str, size: int, kernel: str, first: int = 0) -> bytes:
+    """The ``size`` bytes of ``--params @FILE`` (raw bytes, or a ``.npy`` array's data).
+
+    ``first`` is where the kernel's first parameter starts in the block: a struct holding
+    TMA descriptors is placed at a 64- or 128-byte aligned address, so the block may begin
+    with a gap the host never wrote. A file of ``size - first`` bytes (``sizeof`` of the
+    struct, what a host program dumps) is placed at ``first``."""
     if not text.startswith("@"):
         raise LaunchError(
             f"--params expects @FILE (the bytes of the parameter block), got {shorten(text)!r}"
         )
     data = read_buffer(text[1:], "--params", limit=max(size, 1) + (1 << 16))
+    if first and len(data) == size - first:
+        return bytes(first) + data
     if len(data) != size:
+        also = f" ({size - first:,} from its first parameter on)" if first else ""
         raise LaunchError(
             f"--params {shorten(text[1:])}: {len(data):,} bytes; {kernel}'s parameter block is "
-            f"{size:,} bytes (write sizeof() of the struct it takes, or each argument in turn "
-            "at its offset: --list-params)"
+            f"{size:,} bytes{also} (write sizeof() of the struct it takes, or each argument in "
+            "turn at its offset: --list-params)"
         )
     return data
 
 
-def tensor_maps_in(block: bytes) -> list[tuple[int, tensormap.TensorMap]]:
-    """(offset, map) of every tensor map the driver made inside a parameter block."""
+def tensor_maps_in(block: bytes, base: int = 0) -> list[tuple[int, tensormap.TensorMap]]:
+    """(offset, map) of every tensor map the driver made inside a parameter block whose
+    first byte is at ``base`` in the constant bank (maps are 64-byte aligned there)."""
     out = []
-    for at in range(0, len(block) - tensormap.BYTES + 1, 64):
+    for at in range((-base) % 64, len(block) - tensormap.BYTES + 1, 64):
         raw = block[at : at + tensormap.BYTES]
         try:
             tm = tensormap.decode(raw)
