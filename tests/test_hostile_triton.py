@@ -18,7 +18,7 @@ from shmem_cli.trace.triton.cache import open_entry, read_entry
 from shmem_cli.trace.triton.ttgir import tensor_shapes, ttgir_params
 
 from .conftest import TEST_DATA, needs_nvdisasm
-from .hostile import refused, shmem
+from .hostile import quiet, refused, shmem
 
 CACHE = TEST_DATA / "triton" / "cache"
 MATMUL = CACHE / "UIAVWYKFMI46K2QIXDERSSIUTU46SKZUSQ6O7N3QILUNPZ6GU44A"
@@ -174,6 +174,8 @@ def test_a_loc_outside_the_source_tree_is_never_printed(tmp_path: Path) -> None:
     ran = shmem("trace", str(_old_entry(tmp_path, outside)), "--list-params")
     assert ran.code == 0, ran.text
     assert "SECRET" not in ran.text and "arg0" in ran.text
+    assert not ran.opened(outside)
+    quiet(ran)  # nothing else read outside the entry either, nothing written or left
 
 
 def test_python_that_cannot_be_parsed_keeps_the_ttgir_names(tmp_path: Path) -> None:
