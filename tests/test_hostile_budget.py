@@ -10,6 +10,7 @@ blocks through: tests/test_trace_everyday.py's slow test traces it with them.
 from __future__ import annotations
 
 import shutil
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,18 @@ import pytest
 from click.testing import CliRunner
 
 import shmem_cli
+from shmem_cli.analysis import cost
 from shmem_cli.cli import main
+from shmem_cli.cuda.sass import Instruction
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.testing import assert_no_bank_conflicts
+from shmem_cli.trace.aggregate import trace_access
+from shmem_cli.trace.distinct_rows import RecordsFull
 from shmem_cli.trace.emulator import budget
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
+from shmem_cli.trace.requests import Recorder
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .hostile import CUBIN, refused, shmem
@@ -101,6 +109,93 @@ def test_the_records_are_bounded() -> None:
     request = TraceRequest(CUBIN, kernel="spin", block=(1024, 1, 1), budget=small)
     with pytest.raises(ShmemError, match="shared-memory records passed 1 MiB by block"):
         trace_file(request)
+
+
+STS = Instruction(0x40, None, "STS", (), (), "k.cu", 7, "STS [R2], R5")
+STS32 = AccessKind("store", 4)
+
+
+def test_records_grow_within_their_bound_their_copies_included() -> None:
+    """Every execution brings new distinct rows: the records grow (twice, then by what is
+    left) and are refused before an allocation would take them past the bound, the copy
+    made while an array grows included, in a few dozen steps at most."""
+    limit = 1 << 20
+    recorder = Recorder(32, limit)
+    tids, warp_ids = np.arange(4 * 32), np.arange(4)
+    sizes: set[int] = set()
+    tracemalloc.start()
+    try:
+        with pytest.raises(RecordsFull):
+            for k in range(1_000_000):
+                addr = (tids % 32) * 4 + 128 * (tids // 32) + 512 * k  # rows never seen
+                recorder.record(0, STS, STS32, tids, addr, 0, warp_ids)
+                sizes.add(len(recorder.by_index[0].warp))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    rec = recorder.by_index[0]
+    assert rec.recorded_bytes <= limit
+    assert rec.n > limit // (2 * (9 * 32 + 100 + 18))  # at least half the bound was used
+    assert peak < limit + (256 << 10), peak  # arrays, copies and the hash table: the bound
+    assert len(sizes) < 40, sorted(sizes)
+
+
+def test_a_site_is_costed_a_part_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine never gets more than PART rows at once, nor are more than PART requests
+    summed at once; the answer is the one worked out by hand."""
+    recorder = Recorder(32)
+    tids, warp_ids = np.arange(2000 * 32), np.arange(2000)
+    lane, warp = tids % 32, tids // 32
+    addr = lane * (4 << (warp % 3)) + 128 * (warp % 1000)  # a row per warp; 1, 2 or 4 ways
+    for _ in range(5):
+        recorder.record(0, STS, STS32, tids, addr, 0, warp_ids)
+    (rec,) = recorder.instructions()
+    engine: list[int] = []
+    parts: list[int] = []
+    rows_stats, totals = cost.rows_stats, cost.stats_totals
+
+    def counted_rows(a: Any, *rest: Any) -> Any:
+        engine.append(len(a))
+        return rows_stats(a, *rest)
+
+    def counted_totals(stats: Any, *rest: Any) -> Any:
+        parts.append(len(stats.wavefronts))
+        return totals(stats, *rest)
+
+    monkeypatch.setattr(cost, "PART", 512)
+    monkeypatch.setattr(cost, "rows_stats", counted_rows)
+    monkeypatch.setattr(cost, "stats_totals", counted_totals)
+    access = trace_access(rec, SM90, warps=2000, warps_per_block=2000, blocks=1)
+    assert max(engine) == 512 and sum(engine) == 2000  # each distinct row once
+    assert max(parts) == 512 and sum(parts) == 10_000
+    # by hand: lanes 4, 8 and 16 bytes apart take 1, 2 and 4 wavefronts
+    n0, n1, n2 = (len(range(r, 2000, 3)) for r in range(3))
+    assert access.cost.requests == 10_000
+    assert access.cost.wavefronts == 5 * (n0 + 2 * n1 + 4 * n2)
+    assert access.cost.lane_accesses == 10_000 * 32
+    assert access.cost.shown is not None
+    assert (access.cost.shown.warp, access.cost.shown.wavefronts) == (2, 4)  # the first worst
+
+
+@needs_nvdisasm
+def test_requests_that_fill_the_records_stay_under_1_gib() -> None:
+    """16,384 blocks of a kernel whose every request differs: refused at the bound."""
+    ran = shmem("trace", str(CUBIN), "-k", "distinct", "-b", "1024", "-g", "16384", "-a", "n=2")
+    refused(ran, "hostile.sm_90.cubin: error: the trace's shared-memory records passed 384 MiB")
+    assert ran.peak_mib < 512, ran.peak_mib
+
+
+@needs_nvdisasm
+@pytest.mark.slow
+def test_many_requests_of_one_instruction_stay_under_1_gib() -> None:
+    """One store in a loop over 16,384 blocks: 10 million requests traced (their records and
+    costing peaked at 1.3 GiB), 21 million refused at the bound."""
+    repeat = ("trace", str(CUBIN), "-k", "repeat", "-b", "1024", "-g", "16384", "--no-tables")
+    ran = shmem(*repeat, "-a", "n=20", timeout=300)
+    assert ran.code == 0, ran.text[-2000:]
+    assert "10,485,760" in ran.text
+    assert ran.peak_mib < 512, ran.peak_mib
+    refused(shmem(*repeat, "-a", "n=40", timeout=300), "records passed 384 MiB", seconds=120)
 
 
 @needs_nvdisasm

@@ -14,9 +14,10 @@ wavefront. ``shmem analyze`` and ``shmem trace`` both report through it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -25,9 +26,16 @@ from ..hardware.async_copy import async_copy_stats
 from ..hardware.engine import B8, I64, AccessKind, RequestStats, explain_request, request_stats
 from ..model import Cost, RequestRef, Totals
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
+PART = 1 << 16  # requests (and rows) costed and summed at once
+_FIELDS = ("wavefronts", "ideal", "ways", "cycles")
 #: (warp, iteration) -> the labelled place of a request, e.g. (("i", 3),) or (("occurrence", 2),)
 Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
+#: integers of any width (a trace keeps its warps and occurrences as int32)
+Ints: TypeAlias = "npt.NDArray[np.signedinteger[Any]]"
 
 
 @dataclass(frozen=True)
@@ -50,8 +58,8 @@ class RequestBatch:
 
     addr: I64  # (rows, lanes) byte addresses
     active: B8  # (rows, lanes) the lanes that take part (ldmatrix/stmatrix: address lanes)
-    warp: I64  # (R,) the warp each request came from
-    iteration: I64  # (R,) its loop iteration, or the warp's occurrence of the instruction
+    warp: Ints  # (R,) the warp each request came from
+    iteration: Ints  # (R,) its loop iteration, or the warp's occurrence of the instruction
     source: CopySource | None = None  # cp.async only (rows, lanes like addr)
     # a rule measured per instruction, not per lane (wgmma): each request's wavefronts
     wavefronts: I64 | None = None
@@ -69,23 +77,79 @@ def rows_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> Re
     return request_stats(addr, active, kind, arch)
 
 
+def _row_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
+    """The engine's answer for each row of ``batch.addr``, :data:`PART` rows at a time (the
+    engine's work arrays are a few times the rows it gets)."""
+    parts = []
+    for start in range(0, max(len(batch.addr), 1), PART):
+        at = slice(start, start + PART)
+        if batch.source is not None:
+            s = batch.source
+            parts.append(
+                async_copy_stats(
+                    batch.addr[at],
+                    s.addr[at],
+                    batch.active[at],
+                    s.copies[at],
+                    kind.size,
+                    s.bypass,
+                    arch,
+                )  # fmt: skip
+            )
+        else:
+            parts.append(rows_stats(batch.addr[at], batch.active[at], kind, arch))
+    if len(parts) == 1:
+        return parts[0]
+    return RequestStats(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
+
+
+def _per_request(stats: RequestStats, row: I64) -> RequestStats:
+    return RequestStats(stats.wavefronts[row], stats.ideal[row], stats.ways[row], stats.cycles[row])
+
+
 def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
     """The engine's answer for every request of a batch (cp.async, wgmma: the measured rule),
     one entry per request (a batch with ``row``: each distinct row costed once)."""
     if batch.wavefronts is not None:
         c = batch.wavefronts
         return RequestStats(wavefronts=c, ideal=c, ways=np.ones_like(c), cycles=c)
-    if batch.source is not None:
-        s = batch.source
-        stats = async_copy_stats(
-            batch.addr, s.addr, batch.active, s.copies, kind.size, s.bypass, arch
+    stats = _row_stats(batch, kind, arch)
+    return stats if batch.row is None else _per_request(stats, batch.row)
+
+
+def _parts(
+    batch: RequestBatch, kind: AccessKind, arch: ArchProfile
+) -> Iterator[tuple[RequestBatch, RequestStats]]:
+    """The batch's requests, :data:`PART` at a time, each part with its answers: what is
+    held at once stays bounded however many requests a site has (a batch with ``row``: its
+    distinct rows costed once, for all the parts)."""
+    n = batch.requests
+    if n <= PART:
+        yield batch, batch_stats(batch, kind, arch)
+        return
+    by_row = None
+    if batch.wavefronts is None and batch.row is not None:
+        by_row = _row_stats(batch, kind, arch)
+    for start in range(0, n, PART):
+        at = slice(start, start + PART)
+        part = dataclasses.replace(
+            batch,
+            warp=batch.warp[at],
+            iteration=batch.iteration[at],
+            wavefronts=None if batch.wavefronts is None else batch.wavefronts[at],
+            row=None if batch.row is None else batch.row[at],
         )
-    else:
-        stats = rows_stats(batch.addr, batch.active, kind, arch)
-    if batch.row is None:
-        return stats
-    r = batch.row
-    return RequestStats(stats.wavefronts[r], stats.ideal[r], stats.ways[r], stats.cycles[r])
+        if batch.row is None and batch.wavefronts is None:  # row r is request r
+            source = batch.source
+            if source is not None:
+                source = dataclasses.replace(source, addr=source.addr[at], copies=source.copies[at])
+            part = dataclasses.replace(
+                part, addr=batch.addr[at], active=batch.active[at], source=source
+            )
+        if by_row is not None and part.row is not None:
+            yield part, _per_request(by_row, part.row)
+        else:
+            yield part, batch_stats(part, kind, arch)
 
 
 def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
@@ -167,25 +231,26 @@ def cost_requests(
     lanes_seen = 0
     worst: _Shown | None = None
     chosen: _Shown | None = None
-    for batch in batches:
-        if not batch.requests:
+    for whole in batches:
+        if not whole.requests:
             continue
-        stats = batch_stats(batch, kind, arch)
-        total += stats_totals(stats)
-        if batch.row is None:
-            lanes_seen += int(np.count_nonzero(batch.active))
-        else:
-            lanes_seen += int(np.count_nonzero(batch.active, axis=1)[batch.row].sum())
-        if heat_map is not None and heat_ideal is not None:
-            heat_map[batch.iteration, batch.warp] = stats.wavefronts
-            heat_ideal[batch.iteration, batch.warp] = stats.ideal
-        k = int(np.argmax(stats.wavefronts))
-        if worst is None or int(stats.wavefronts[k]) > worst.wavefronts:
-            worst = _keep(batch, stats, k)
-        if pick is not None and chosen is None:
-            at = np.flatnonzero((batch.warp == pick[0]) & (batch.iteration == pick[1]))
-            if len(at):
-                chosen = _keep(batch, stats, int(at[0]))
+        row_lanes = None if whole.row is None else np.count_nonzero(whole.active, axis=1)
+        for batch, stats in _parts(whole, kind, arch):
+            total += stats_totals(stats)
+            if batch.row is None or row_lanes is None:
+                lanes_seen += int(np.count_nonzero(batch.active))
+            else:
+                lanes_seen += int(row_lanes[batch.row].sum())
+            if heat_map is not None and heat_ideal is not None:
+                heat_map[batch.iteration, batch.warp] = stats.wavefronts
+                heat_ideal[batch.iteration, batch.warp] = stats.ideal
+            k = int(np.argmax(stats.wavefronts))
+            if worst is None or int(stats.wavefronts[k]) > worst.wavefronts:
+                worst = _keep(batch, stats, k)
+            if pick is not None and chosen is None:
+                at = np.flatnonzero((batch.warp == pick[0]) & (batch.iteration == pick[1]))
+                if len(at):
+                    chosen = _keep(batch, stats, int(at[0]))
     shown = chosen if pick is not None else worst
     ref = explained = None
     if shown is not None:

@@ -23,6 +23,7 @@ B8: TypeAlias = "npt.NDArray[np.bool_]"
 # odd multipliers of each lane's fields in the hash (fixed: the hash is the same every run)
 _MIX = np.random.default_rng(0x5EED_B0A7).integers(1, 1 << 62, size=(4, 128), dtype=np.uint64)
 _MIX |= np.uint64(1)
+_PER_HASH = 100  # bytes of the table that finds a row again by its hash, per entry
 
 
 def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
@@ -41,11 +42,49 @@ def _resize(a: Any, rows: int) -> Any:
     return out
 
 
+class RecordsFull(Exception):
+    """The records would pass their bound: raised before anything more is allocated."""
+
+
+class Allowance:
+    """The bytes a trace's records may still take: every array asks before it grows (its
+    copy included), so the bound holds at each allocation, not only when the emulator next
+    looks."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.left = limit  # None: no bound
+
+    def take(self, nbytes: int) -> None:
+        """``nbytes`` more, or :class:`RecordsFull`."""
+        if self.left is not None:
+            if nbytes > self.left:
+                raise RecordsFull
+            self.left -= nbytes
+
+    def capacity(self, cap: int, need: int, row_bytes: int) -> int:
+        """The rows an array of ``cap`` rows (``row_bytes`` each) grows to for ``need``,
+        counting the copy: the old array is held while the new one is filled, so the whole
+        new array must fit in the bytes left. Twice ``cap``, or where that does not fit,
+        about half of what does (so the other arrays keep room, and the steps shrink
+        geometrically: a few dozen at most, never one per row); :class:`RecordsFull` when
+        ``need`` does not fit."""
+        new = max(need, 2 * cap, 16)
+        if self.left is not None:
+            fits = self.left // row_bytes  # rows of a new array that fit beside the old
+            if need > fits:
+                raise RecordsFull
+            if new > fits:
+                new = max(need, (cap + fits) // 2)
+        self.take((new - cap) * row_bytes)
+        return new
+
+
 class DistinctRows:
     """Distinct (lanes)-wide rows: addresses, active lanes, for cp.async the global side."""
 
-    def __init__(self, lanes: int) -> None:
+    def __init__(self, lanes: int, allowance: Allowance | None = None) -> None:
         self.lanes = lanes
+        self.allowance = allowance if allowance is not None else Allowance()
         self.n = 0
         self.addr: I64 = np.zeros((0, lanes), dtype=np.int64)
         self.active: B8 = np.zeros((0, lanes), dtype=bool)
@@ -56,13 +95,23 @@ class DistinctRows:
     @property
     def nbytes_held(self) -> int:
         arrays = (self.addr, self.active, self.src, self.nbytes)
-        return sum(a.nbytes for a in arrays if a is not None) + 100 * len(self._by_hash)
+        return sum(a.nbytes for a in arrays if a is not None) + _PER_HASH * len(self._by_hash)
+
+    @property
+    def row_bytes(self) -> int:
+        """What one more row takes: its arrays' share and an entry of the hash table."""
+        return (9 + (16 if self.src is not None else 0)) * self.lanes + _PER_HASH
 
     def _append(self, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
         k = len(addr)
         need = self.n + k
+        if src is not None and nbytes is not None and self.src is None:
+            # the global side appears: zeros for the rows there are, then it grows with them
+            self.allowance.take(16 * self.lanes * len(self.addr))
+            self.src = np.zeros_like(self.addr)
+            self.nbytes = np.zeros_like(self.addr)
         if need > len(self.addr):
-            cap = max(need, 2 * len(self.addr), 16)
+            cap = self.allowance.capacity(len(self.addr), need, self.row_bytes)
             self.addr = _resize(self.addr, cap)
             self.active = _resize(self.active, cap)
             if self.src is not None and self.nbytes is not None:
@@ -72,9 +121,7 @@ class DistinctRows:
         self.addr[s] = addr
         self.active[s] = active
         if src is not None and nbytes is not None:
-            if self.src is None or self.nbytes is None:
-                self.src = np.zeros_like(self.addr)
-                self.nbytes = np.zeros_like(self.addr)
+            assert self.src is not None and self.nbytes is not None
             self.src[s] = src
             self.nbytes[s] = nbytes
         self.n = need

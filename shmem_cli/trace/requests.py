@@ -24,7 +24,7 @@ from ..cuda.sass import Instruction
 from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
-from .distinct_rows import DistinctRows
+from .distinct_rows import Allowance, DistinctRows
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -61,9 +61,11 @@ class InstructionRecords:
     # that chose which lanes run it or how often, whether or not any ran it
     sources: int = 0
     decided: int = 0
+    #: the bytes the trace's records may still take (shared by every instruction's)
+    allowance: Allowance = field(default_factory=Allowance, repr=False)
 
     def __post_init__(self) -> None:
-        self.distinct = DistinctRows(self.lanes)
+        self.distinct = DistinctRows(self.lanes, self.allowance)
 
     @property
     def addr(self) -> I64:
@@ -91,7 +93,8 @@ class InstructionRecords:
         cap = len(self.warp)
         if need <= cap:
             return
-        new = max(need, 2 * cap, 16)
+        row_bytes = 8 + 4 + 4 + 1 + 1 + (8 if self.cost is not None else 0)
+        new = self.allowance.capacity(cap, need, row_bytes)
         self.row = _resize(self.row, new)
         self.warp = _resize(self.warp, new)
         self.iteration = _resize(self.iteration, new)
@@ -156,8 +159,8 @@ class InstructionRecords:
             addr, active, src, nbytes, row = self.addr, self.active, self.src, self.src_bytes, None
         if self.kind.is_matrix:
             active = active & self.kind.address_lanes(arch)[None, :]
-        warp = np.asarray(self.warp[: self.n], dtype=np.int64)
-        occurrence = np.asarray(self.iteration[: self.n], dtype=np.int64)
+        warp = self.warp[: self.n]  # views: no copy of every request's numbers
+        occurrence = self.iteration[: self.n]
         source = None
         op = ops.get(self.kind.op)
         if op.copy and src is not None and nbytes is not None:
@@ -198,8 +201,11 @@ class TmaFill:
 class Recorder:
     """Collects the requests of a block (or of every block of a grid)."""
 
-    def __init__(self, warp_size: int = SM90.warp_size) -> None:
+    def __init__(self, warp_size: int = SM90.warp_size, limit: int | None = None) -> None:
+        """``limit``: the most bytes the records may take (:class:`RecordsFull` past it, raised
+        before the allocation that would pass it)."""
         self.warp_size = warp_size
+        self.allowance = Allowance(limit)
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
         self.fills: dict[tuple[int, int, int, int], TmaFill] = {}
@@ -213,6 +219,9 @@ class Recorder:
         key = (ins.pc, start, nbytes, swizzle)
         if key not in self.fills:
             self.fills[key] = TmaFill(ins.pc, start, nbytes, swizzle)
+
+    def _new(self, index: int, ins: Instruction, kind: AccessKind) -> InstructionRecords:
+        return InstructionRecords(index, ins, kind, self.warp_size, allowance=self.allowance)
 
     def new_batch(self) -> None:
         """The next blocks run: each warp's occurrences are counted afresh (a warp belongs to
@@ -240,7 +249,7 @@ class Recorder:
             taint = np.asarray(taint, dtype=np.uint8) | self.control[tids]
         rec = self.by_index.get(index)
         if rec is None:
-            rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
+            rec = self.by_index[index] = self._new(index, ins, kind)
         ws = self.warp_size
         n = len(tids)
         taint_arr = np.asarray(taint, dtype=np.uint8)
@@ -298,8 +307,9 @@ class Recorder:
         ``cost[k]`` wavefronts for its k-th warp (no lane addresses: the engine is not used)."""
         rec = self.by_index.get(index)
         if rec is None:
-            rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
+            rec = self.by_index[index] = self._new(index, ins, kind)
         if rec.cost is None:
+            self.allowance.take(8 * len(rec.warp))
             rec.cost = np.zeros(len(rec.warp), dtype=np.int64)
         start = rec.n
         uw = np.unique(tids // self.warp_size)
@@ -316,7 +326,7 @@ class Recorder:
     def _at(self, index: int, ins: Instruction, kind: AccessKind) -> InstructionRecords:
         rec = self.by_index.get(index)
         if rec is None:
-            rec = self.by_index[index] = InstructionRecords(index, ins, kind, self.warp_size)
+            rec = self.by_index[index] = self._new(index, ins, kind)
         return rec
 
     def predicated_off(self, index: int, ins: Instruction, kind: AccessKind, warps: int) -> None:

@@ -13,7 +13,8 @@ takes about a minute) and stop an endless loop of any block within seconds:
   (2^34); ``--max-launch-instructions``;
 * a launch may run :data:`SECONDS` of wall time (180: three times the transpose);
   ``--time-limit``;
-* the requests recorded for the report may take :data:`MAX_RECORDED_BYTES` (384 MiB).
+* the requests recorded for the report may take :data:`MAX_RECORDED_BYTES` (384 MiB), the copy
+  an array makes as it grows included (checked before each growth: ``distinct_rows.Allowance``).
 
 Past a budget the trace stops with an error placed at the loop it was in: the
 instructions the block executed most, by source line and SASS offset, and the option

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...cuda.sass import Function, Instruction
+from ..distinct_rows import RecordsFull
 from ..requests import InstructionRecords, Recorder, TmaFill
 from . import budget as budgets
 from . import grid as grids
@@ -74,7 +75,7 @@ def run(
     """Run the block ``launch.block_idx`` (or, with ``grid``, every block, in batches of at
     most ``batch_threads`` threads run together: :mod:`.grid`), within ``budget``."""
     program = decode_function(function)
-    recorder = Recorder(launch.warp_size)
+    recorder = Recorder(launch.warp_size, budget.recorded_bytes)
     plan = grids.plan(launch, grid=grid, batch_threads=batch_threads)
     steps = executed = 0
     deadline = time.monotonic() + budget.seconds
@@ -154,12 +155,17 @@ class _Limits:
             raise budgets.stop(why, instructions, hits, "--time-limit")
         recorded = sum(r.recorded_bytes for r in blk.rec.by_index.values())
         if recorded > self.budget.recorded_bytes:
-            raise TraceError(
-                f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
-                f"MiB by {name} (the requests of every warp are kept for the report): trace "
-                "fewer blocks (a smaller --grid)",
-                None,
-            )
+            raise self.records_full(name)
+
+    def records_full(self, name: str) -> TraceError:
+        """The error of records past their bound (found by a look, or by :class:`RecordsFull`
+        before an allocation)."""
+        return TraceError(
+            f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
+            f"MiB by {name} (the requests of every warp are kept for the report): trace "
+            "fewer blocks (a smaller --grid)",
+            None,
+        )
 
 
 def _per_batch(
@@ -274,6 +280,9 @@ def run_block(
                 program[m](blk, ix)
             except TraceError:
                 raise
+            except RecordsFull:
+                name = f"{blk.cta_name(blk.ctas - 1)} {limits.of_blocks}".rstrip()
+                raise limits.records_full(name) from None
             except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
             executed += n

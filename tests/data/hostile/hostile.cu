@@ -1,5 +1,5 @@
-// Kernels of issue 28's hostile launches (tests/test_hostile_trace.py): an endless loop, a
-// trivial kernel for a huge grid, and 255 and 1,000 pointer parameters.
+// Kernels of issue 28's hostile launches (tests/test_hostile_*.py): an endless loop, a trivial
+// kernel for a huge grid, requests that fill the records, 255 and 1,000 pointer parameters.
 
 // never ends on a zero-filled buffer: the trace's instruction budget stops it
 __global__ void spin(int *flag) {
@@ -25,6 +25,32 @@ __global__ void trivial(int *out) {
 __global__ void scatter_pages(char *out, int pages) {
     for (int k = 0; k < pages; k++)
         out[(size_t(k) * blockDim.x + threadIdx.x) * 4096] = 1;
+}
+
+// no two requests alike: each thread's shared address is a hash of its block, thread and
+// iteration, so none is kept as another's (a grid of them fills the records)
+__global__ void distinct(int *out, int n) {
+    __shared__ int s[1024];
+    for (int k = 0; k < n; k++) {
+        unsigned h = blockIdx.x * 2654435761u + k * 40503u + threadIdx.x * 2246822519u;
+        h ^= h >> 13;
+        h *= 3266489917u;
+        h ^= h >> 16;
+        s[h % 1024] = k;
+    }
+    __syncthreads();
+    if (out) out[0] = s[threadIdx.x];
+}
+
+// the same request over and over from one instruction: few distinct rows, many requests
+__global__ void repeat(int *out, int n) {
+    __shared__ int s[1024];
+    volatile int *v = s;
+#pragma unroll 1
+    for (int k = 0; k < n; k++)
+        v[threadIdx.x] = k;
+    __syncthreads();
+    if (out) out[0] = s[threadIdx.x];
 }
 
 // 255 pointers, each given a zero-filled buffer
