@@ -12,13 +12,16 @@ its data and with zeros.
 from __future__ import annotations
 
 import json
+import shlex
 import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.cuda.sass import Function, parse
 from shmem_cli.trace.api import trace
 from shmem_cli.trace.emulator import execute, taint_flow
@@ -27,7 +30,7 @@ from shmem_cli.trace.emulator.decode import decode_function
 from shmem_cli.trace.emulator.state import BUFFER_GROUPS, TAINT_GLOBAL, GlobalMemory, Launch
 from shmem_cli.trace.requests import InstructionRecords
 
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import ROOT, TRACE_DATA, needs_nvdisasm
 from .test_trace_everyday import LAUNCHES, measured, per_instruction
 from .test_trace_measured import traced
 
@@ -212,3 +215,22 @@ def test_the_data_dependent_branch_is_exact_with_its_data(launch_id: str, tmp_pa
     got = {pc: v for pc, v in per_instruction(kernel).items() if v[0]}
     assert got == measured(launch_id)  # the H200's warp executions and wavefronts
     assert set(_flagged(kernel)) == set(DECIDED)
+
+
+@needs_nvdisasm
+def test_the_excerpt_trace_md_shows_is_what_the_trace_prints(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = (ROOT / "docs" / "trace.md").read_text(encoding="utf-8")
+    command = (
+        "$ shmem trace tests/data/trace/everyday/ev_branch.sm_90.cubin --block 256 --no-tables"
+    )
+    block = page[page.index(command) :].split("```", 1)[0].splitlines()[1:]
+    shown = [line for line in block if line.strip() and line != "..."]
+    assert len(shown) == 3
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, shlex.split(command)[2:])
+    assert result.exit_code == 0, result.output
+    printed = result.output.splitlines()
+    for line in shown:
+        assert line in printed
