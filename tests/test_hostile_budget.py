@@ -1,6 +1,6 @@
 """The trace's budget (issue 28): a kernel that never ends is stopped in seconds with an error
 placed at its loop (source lines and SASS offsets) that says how to raise the budget; a grid
-too large to trace block by block is refused at once; in ``shmem lint`` one runaway kernel
+larger than CUDA allows is refused at once; in ``shmem lint`` one runaway kernel
 does not keep the other specs' results from coming. The Python API checks its arguments.
 
 The budget's defaults (trace/emulator/budget.py) let a 4096 x 4096 transpose of 16,384
@@ -92,15 +92,14 @@ def test_a_budget_that_is_no_number_is_refused(option: str, value: str, message:
 
 
 @needs_nvdisasm
-def test_a_grid_too_large_to_trace_is_refused_at_once() -> None:
+def test_a_grid_larger_than_cuda_allows_is_refused_at_once() -> None:
     trivial = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")
     refused(
-        shmem(*trivial, "-g", "65536"),
-        "--grid 65536 is 65,536 in all; the most is 16,384",
-        "trace a part of the grid",
+        shmem(*trivial, "-g", "1,65536"),
+        "--grid 1,65536: y is at most 65,535 (CUDA's largest grid)",
         seconds=5,
     )
-    refused(shmem(*trivial, "-g", "256,256"), "--grid 256,256 is 65,536 in all")
+    refused(shmem(*trivial, "-g", "2147483648"), "x is at most 2,147,483,647")
 
 
 @needs_nvdisasm
@@ -255,7 +254,7 @@ COLUMN = TRACE_DATA / "column_read.sm_90.cubin"
             dict(block=32, args={"a": [1] * 5000}),
             "args['a'] is not a kernel argument: it must be 1 to 4,096 numbers",
         ),
-        (dict(block=32, grid=10**5000), "grid (huge) is more than 2^64 in all"),
+        (dict(block=32, grid=10**5000), "grid (huge): x is at most 2,147,483,647"),
         (dict(block=32, dynamic_smem=-5), "dynamic_smem must be an integer between 0 and"),
         (dict(block=32, buffer_size=2**70), "buffer_size must be an integer between 1 and"),
         (dict(block=32, nvcc_args="-O3"), "nvcc_args must be a list of str, got a str"),

@@ -244,7 +244,7 @@ def test_a_spec_kernel_grid_is_bounded_before_anything_is_built(tmp_path: Path) 
         f"kernel:\n  source: {CUBIN}\n  name: trivial\n  grid: [1099511627776]\n"
     )
     ran = shmem("lint", str(spec))
-    refused(ran, f"{spec}:9:9: error: kernel.grid 1099511627776 is 1,099,511,627,776 in all")
+    refused(ran, f"{spec}:9:9: error: kernel.grid 1099511627776: x is at most 2,147,483,647")
 
 
 # --- every option's text: refused in words, each line short ---------------------------------

@@ -78,7 +78,7 @@ def check(launch_id: str, tmp_path: Path) -> tuple[dict[int, Any], dict[int, Any
     return got, measured(launch_id)
 
 
-# 16,384 blocks traced one by one: behind the slow marker
+# 16,384 blocks that differ (edge guards), every one run: behind the slow marker
 SLOW = {"transpose_4096x4096"}
 COMPARED = [
     pytest.param(x, marks=pytest.mark.slow) if x in SLOW else x for x in LAUNCHES if x not in APART

@@ -18,7 +18,10 @@ from ..plumbing.errors import ShmemError, shorten
 
 #: the most threads a block may have: the default architecture profile's
 MAX_BLOCK_THREADS = PROFILES[DEFAULT_ARCH].max_threads
-MAX_GRID_BLOCKS = 1 << 14  # blocks traced one after the other (a 4096 x 4096 transpose: 16,384)
+#: CUDA's largest grid, per axis (x, y, z): any grid a launch may have can be given (the
+#: trace runs the whole grid where it fits its budget, else a sample: trace/emulator/grid.py)
+MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
+MAX_GRID_BLOCKS = MAX_GRID_DIMS[0] * MAX_GRID_DIMS[1] * MAX_GRID_DIMS[2]
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)\Z")  # at most 64 characters: below
@@ -53,14 +56,16 @@ def check_dims(dims: tuple[int, int, int], option: str, *, limit: int) -> tuple[
     entry's metadata)."""
     if min(dims) < 1:
         raise LaunchError(f"{option} sizes must be at least 1, got {_said(dims)}")
+    if limit == MAX_GRID_BLOCKS:
+        for axis, size, most in zip("xyz", dims, MAX_GRID_DIMS, strict=True):
+            if size > most:
+                raise LaunchError(
+                    f"{option} {_said(dims)}: {axis} is at most {most:,} (CUDA's largest grid)"
+                )
     total = dims[0] * dims[1] * dims[2]
     if total > limit:
         count = f"{total:,}" if total.bit_length() <= 64 else "more than 2^64"
-        why = " (blocks are traced one after another: trace a part of the grid)"
-        raise LaunchError(
-            f"{option} {_said(dims)} is {count} in all; the most is {limit:,}"
-            + (why if limit == MAX_GRID_BLOCKS else "")
-        )
+        raise LaunchError(f"{option} {_said(dims)} is {count} in all; the most is {limit:,}")
     return dims
 
 

@@ -99,6 +99,14 @@ class ArchProfile:
     # most this many distinct 128-byte global lines (tests/data/trace/measured.json)
     l1_line_bytes: int = 128
     async_copy_lines_per_wavefront: int = 4
+    # the GPU measured (H200): its SMs and what one SM holds at once, for the occupancy a
+    # launch reaches (whether it fills the GPU: docs/hardware-model.md, whole grids)
+    sms: int = 132
+    threads_per_sm: int = 2048
+    blocks_per_sm: int = 32
+    smem_per_sm: int = 228 * 1024
+    registers_per_sm: int = 65536
+    register_unit: int = 256  # registers are allocated per warp in units of this many
 
     @property
     def capability(self) -> int:
@@ -118,6 +126,16 @@ class ArchProfile:
             if width == size:
                 return cycles
         return None
+
+    def resident_blocks(self, threads: int, smem: int, registers: int) -> int:
+        """Blocks of ``threads`` threads, ``smem`` bytes of shared memory (the reserved part
+        included) and ``registers`` registers a thread that one SM holds at once."""
+        warps = -(-threads // self.warp_size)
+        per_warp = -(-max(1, registers) * self.warp_size // self.register_unit)
+        by_regs = self.registers_per_sm // max(1, per_warp * self.register_unit * warps)
+        by_smem = self.smem_per_sm // smem if smem else self.blocks_per_sm
+        by_threads = self.threads_per_sm // max(1, warps * self.warp_size)
+        return max(0, min(self.blocks_per_sm, by_threads, by_smem, by_regs))
 
     def lanes_per_phase(self, size: int) -> int:
         """How many lanes share one phase for an access of ``size`` bytes."""

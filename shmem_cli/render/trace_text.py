@@ -177,6 +177,12 @@ def notes(kernel: KernelTrace) -> list[Block]:
     """Warnings under the tables: data-dependent addresses, made-up data, provisional figures."""
     out: list[Block] = []
     launch = kernel.launch
+    grid = launch.coverage
+    if grid is not None and grid.mode != "whole":  # a whole grid is what was asked
+        color = "yellow" if grid.mode == "sample" else "dim"
+        out.append(Styled(f"note: {grid.text()}", color))
+    if kernel.fills_gpu is not None:
+        out.append(Styled(f"note: {kernel.fills_gpu}", "dim"))
     dependent = [a for a in kernel.accesses if a.data_dependent]
     if dependent:
         sources = kernel.data_from

@@ -10,6 +10,7 @@ puts warps across and each warp's n-th execution of the instruction down.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..cuda.sass import Instruction
 from ..hardware import ops
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
-from ..model import Totals
+from ..model import Cost, Totals
 from .requests import InstructionRecords
 from .result import LineTotals, NotModelled, SassSite, TraceAccess
 
@@ -34,10 +35,13 @@ def trace_access(
     location: tuple[str, int] | None = None,
     cas_retries: int = 0,
     sources: Callable[[int], tuple[str, ...]] | None = None,
+    weight: int = 1,
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
     ``location`` (file, line) replaces the instruction's own source location; ``sources``
-    names the buffers of a taint byte's bits (the emulator's state.py)."""
+    names the buffers of a taint byte's bits (the emulator's state.py); ``weight``: the
+    blocks each request stands for (blocks proven alike: one traced, counted for all; the
+    heat map and the request shown are the traced block's)."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     inner = ins.locations[0] if ins.locations else None
@@ -62,16 +66,31 @@ def trace_access(
     )
     return TraceAccess(
         site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line, inner=inner),
-        cost=cost,
-        data_dependent_requests=int(np.count_nonzero(rec.data_dependent[:n])),
-        inexact_requests=int(np.count_nonzero(rec.not_modelled[:n])),
+        cost=scaled(cost, weight),
+        data_dependent_requests=weight * int(np.count_nonzero(rec.data_dependent[:n])),
+        inexact_requests=weight * int(np.count_nonzero(rec.not_modelled[:n])),
         # cp.async without its global side is costed like a store of its width
         provisional=ops.get(rec.kind.op).copy and batch.source is None,
-        predicated_off=rec.predicated_off,
+        predicated_off=weight * rec.predicated_off,
         reads=rec.reads,
-        cas_retries=cas_retries,
+        cas_retries=weight * cas_retries,
         data_decided=bool(rec.decided & 1),
         data_from=sources(rec.sources | rec.decided) if sources is not None else (),
+    )
+
+
+def scaled(cost: Cost, weight: int) -> Cost:
+    """``cost`` counted ``weight`` times (the sums; the worst request and heat map kept)."""
+    if weight == 1:
+        return cost
+    return dataclasses.replace(
+        cost,
+        requests=cost.requests * weight,
+        wavefronts=cost.wavefronts * weight,
+        ideal_wavefronts=cost.ideal_wavefronts * weight,
+        cycles=cost.cycles * weight,
+        conflicted_requests=cost.conflicted_requests * weight,
+        lane_accesses=cost.lane_accesses * weight,
     )
 
 

@@ -212,6 +212,10 @@ class Recorder:
         # per thread of the running block: the taint of the decisions that made it run the
         # instruction being recorded (the emulator sets it around a step; None: none)
         self.control: U8 | None = None
+        # the first instruction that recorded a request whose address carries any taint
+        # (the block index, global data, a value not computed): :mod:`.emulator.alike`
+        self.first_tainted: int | None = None
+        self.requests = 0  # requests recorded
 
     def fill(self, ins: Instruction, start: int, nbytes: int, swizzle: int) -> None:
         """A TMA copy wrote ``nbytes`` of shared memory from ``start`` (the block's window),
@@ -293,6 +297,9 @@ class Recorder:
             counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
         rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows)
         counts[uw] += 1
+        self.requests += len(uw)
+        if self.first_tainted is None and t.any():
+            self.first_tainted = index
 
     def record_cost(
         self,

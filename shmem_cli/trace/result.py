@@ -198,6 +198,38 @@ class NotModelled:
 
 
 @dataclass(frozen=True)
+class GridCoverage:
+    """How a grid was traced: ``whole`` (every block ran), ``alike`` (the blocks were proven
+    to behave alike: the first ran and stands for all) or ``sample`` (the whole grid would
+    not fit the budget: blocks spread over it ran, and only those are counted)."""
+
+    mode: str
+    blocks: int  # of the grid
+    run: int  # blocks that ran
+    proof: str | None = None  # alike: what was checked
+    differs: str | None = None  # the first decision that depends on the block, if any
+    sampled: str | None = None  # sample: why, and which blocks
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "blocks": self.blocks,
+            "blocks_run": self.run,
+            "proof": self.proof,
+            "differs": self.differs,
+            "sampled": self.sampled,
+        }
+
+    def text(self) -> str:
+        """What a reader needs to know in one sentence."""
+        if self.mode == "alike":
+            return self.proof or ""
+        if self.mode == "sample":
+            return f"sampled grid: {self.sampled}; the totals count only those blocks"
+        return f"every one of the {self.blocks:,} blocks ran ({self.differs})"
+
+
+@dataclass(frozen=True)
 class LaunchInfo:
     """The launch as traced, for the report."""
 
@@ -215,6 +247,7 @@ class LaunchInfo:
     # the lanes that read bytes of it never written (zeros)
     undescribed: tuple[str, ...] = ()
     undescribed_reads: int = 0
+    coverage: GridCoverage | None = None  # a grid of more than one block: how it was traced
 
 
 #: the figures of each op's totals in the JSON
@@ -245,6 +278,9 @@ class KernelTrace:
     # ``--suggest``: per array with conflicts, its layout suggestions
     # (trace.fixes.layout_search.ArraySuggestions); None when not asked for
     suggestions: tuple[Any, ...] | None = None
+    # a launch with more blocks than the GPU holds at once: why Nsight's per-op totals run
+    # above the figures (a note in words), else None
+    fills_gpu: str | None = None
     target: str | None = None  # the cubin's target when it is not arch (sm_90a)
     arch_note: str | None = None  # why a .cu was built for that target
 
@@ -292,6 +328,7 @@ class KernelTrace:
             "block": list(launch.block),
             "grid": list(launch.grid),
             "blocks_traced": launch.blocks_traced,
+            "grid_coverage": None if launch.coverage is None else launch.coverage.to_json(),
             "dynamic_smem": launch.dynamic_smem,
             "static_smem": launch.static_smem,
             "arguments": {label: value for label, value in launch.arguments},
@@ -310,6 +347,7 @@ class KernelTrace:
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "data_dependent": self.data_dependent,
             "data_from": list(self.data_from),
+            "fills_gpu": self.fills_gpu,
             "provisional": [CP_ASYNC_NOTE] if self.provisional else [],
             **(
                 {}

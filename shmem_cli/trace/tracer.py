@@ -20,7 +20,7 @@ from .emulator.budget import Budget
 from .kernel.constants import Constants
 from .kernel.cubin import Kernel
 from .kernel.launch import LaunchPlan
-from .result import KernelTrace, LaunchInfo
+from .result import GridCoverage, KernelTrace, LaunchInfo
 
 
 def locate_source(
@@ -165,12 +165,14 @@ def trace_kernel(
 
     ``lines`` (pc -> file, line; :func:`shmem_cli.cuda.sass.source_lines`) overrides the
     instructions' own source locations in the report; ``memory`` (a
-    :class:`.state.GlobalMemory`) receives
-    the buffers, to be read after the run; ``budget`` bounds the run (:mod:`.emulator.budget`);
-    ``constants`` are the ``__constant__`` banks (:mod:`.kernel.constants`)."""
+    :class:`.state.GlobalMemory`) receives the buffers, to be read after the run (so every
+    block of the grid runs: none stands for others); ``budget`` bounds the run
+    (:mod:`.emulator.budget`); ``constants`` are the ``__constant__`` banks
+    (:mod:`.kernel.constants`)."""
     from .emulator.execute import run
     from .emulator.state import GlobalMemory, Launch
 
+    every_block = memory is not None  # the caller reads what every block wrote
     memory = GlobalMemory() if memory is None else memory
     params = plan.param_bytes(memory)
     profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
@@ -188,25 +190,30 @@ def trace_kernel(
         const_unset=constants.unset_spans() if constants else {},
     )
     whole_grid = plan.grid != (1, 1, 1)
-    trace = run(function, launch, grid=whole_grid, progress=progress, budget=budget)
+    trace = run(
+        function, launch, grid=whole_grid, progress=progress, budget=budget, every_block=every_block
+    )
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
-    blocks = int(trace.blocks)
+    coverage = trace.coverage
+    grid_blocks = coverage.blocks if coverage is not None else int(trace.blocks)
+    weight = coverage.weight if coverage is not None else 1
     sources = data_sources(plan, memory)
     accesses = tuple(
         trace_access(
             rec,
             profile,
-            warps=warps_per_block * blocks,
+            warps=warps_per_block * (int(trace.blocks) if weight > 1 else grid_blocks),
             warps_per_block=warps_per_block,
-            blocks=blocks,
+            blocks=grid_blocks,
             location=(lines or {}).get(rec.instruction.pc),
             cas_retries=trace.cas_failed.get(rec.index, 0),
             sources=sources,
+            weight=weight,
         )
         for rec in trace.records
     )
-    skipped = getattr(trace, "not_modelled", ())
+    skipped = [(ins, n * weight) for ins, n in trace.not_modelled]
     return KernelTrace(
         name=kernel.name,
         mangled=kernel.mangled,
@@ -216,7 +223,8 @@ def trace_kernel(
         launch=LaunchInfo(
             block=plan.block,
             grid=plan.grid,
-            blocks_traced=blocks,
+            blocks_traced=coverage.counted if coverage is not None else int(trace.blocks),
+            coverage=grid_coverage(coverage),
             dynamic_smem=plan.dynamic_smem,
             static_smem=kernel.static_shared_bytes,
             arguments=describe_arguments(plan),
@@ -231,7 +239,55 @@ def trace_kernel(
         lines=line_totals(accesses),
         totals=op_totals(accesses),
         not_modelled=not_modelled(skipped),
-        instructions_executed=int(trace.thread_instructions),
+        instructions_executed=int(trace.thread_instructions) * weight,
         records=tuple(trace.records),
         fills=trace.fills,
+        fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks),
+    )
+
+
+def grid_coverage(coverage: Any) -> GridCoverage | None:
+    """How the trace covered a grid (:class:`.emulator.grid.Coverage`), for the report."""
+    if coverage is None or coverage.mode == "block":
+        return None
+    return GridCoverage(
+        mode=coverage.mode,
+        blocks=coverage.blocks,
+        run=coverage.run,
+        proof=coverage.proof.text() if coverage.proof is not None else None,
+        differs=coverage.differs.text() if coverage.differs is not None else None,
+        sampled=coverage.why_sampled,
+    )
+
+
+def _registers(function: Any) -> int:
+    """The registers a thread of ``function`` holds, about: its highest R register (a wide
+    access's last) plus the two nvcc keeps, rounded up to 8."""
+    top = -1
+    for ins in function.instructions:
+        for o in ins.operands:
+            reg = getattr(o, "reg", o)
+            if getattr(reg, "kind", None) == "R" and reg.index != 255:
+                top = max(top, reg.index + 3)
+    return min(255, -(-(top + 3) // 8) * 8)
+
+
+def fills_gpu(
+    function: Any, profile: Any, plan: LaunchPlan, launch: Any, blocks: int
+) -> str | None:
+    """The note for a launch with more blocks than the GPU holds at once (the profile's SMs
+    times the blocks an SM holds of this kernel), else None."""
+    smem = launch.shared_base + launch.static_smem + launch.dynamic_smem
+    threads = plan.block[0] * plan.block[1] * plan.block[2]
+    resident = profile.resident_blocks(threads, smem, _registers(function))
+    at_once = profile.sms * resident
+    if resident == 0 or blocks <= at_once:
+        return None
+    return (
+        f"the launch fills the GPU ({blocks:,} blocks; the {profile.measured_on}'s "
+        f"{profile.sms} SMs hold {resident} at a time each): Nsight Compute's whole-grid "
+        "per-op shared wavefront counters run a few percent above the per-instruction "
+        "figures here (1-4.5% measured: warps of many blocks arbitrate for the shared-memory "
+        "pipe at full occupancy); its per-instruction source counters give these figures "
+        "(docs/hardware-model.md, whole grids)"
     )

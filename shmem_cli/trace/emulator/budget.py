@@ -23,12 +23,19 @@ instructions the block executed most, by source line and SASS offset, and the op
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ...cuda.sass import Instruction
 from ...plumbing.errors import SourcePos
 from .trace_error import TraceError
+
+if TYPE_CHECKING:
+    from .state import Block
 
 PER_THREAD = 1 << 17
 LAUNCH_INSTRUCTIONS = 1 << 34
@@ -107,3 +114,64 @@ def stop(
 
 def block_name(idx: tuple[int, int, int]) -> str:
     return f"block ({idx[0]},{idx[1]},{idx[2]})"
+
+
+@dataclass
+class Limits:
+    """What one batch of blocks may still use of the launch's budget."""
+
+    budget: Budget
+    threads: int  # of one block
+    before: int  # thread-instructions the launch executed before this batch
+    deadline: float  # time.monotonic() at which the launch's time is up
+    of_blocks: str  # "of 16,384" for a grid
+
+    @property
+    def block(self) -> int:
+        """Thread-instructions one block may execute."""
+        return self.budget.block_instructions(self.threads)
+
+    @property
+    def launch(self) -> int:
+        """Thread-instructions the batch may execute before the launch's budget is spent."""
+        return self.budget.launch_instructions - self.before
+
+    def check(
+        self,
+        blk: Block,
+        executed: int,
+        per_cta: Any,
+        instructions: list[Instruction],
+        hits: list[int],
+    ) -> None:
+        """Raise the located error of the first budget ``blk`` has run out of, if any."""
+        c = int(np.argmax(per_cta))
+        name = f"{blk.cta_name(c)} {self.of_blocks}".rstrip()
+        if int(per_cta[c]) > self.block:
+            why = (
+                f"{name} ran {int(per_cta[c]):,} thread-instructions without ending (budget: "
+                f"{self.budget.per_thread:,} per thread x {self.threads:,} threads)"
+            )
+            raise stop(why, instructions, hits, "--max-instructions")
+        if executed > self.launch:
+            why = (
+                f"the launch ran {self.before + executed:,} thread-instructions by {name} "
+                f"(the budget is {self.budget.launch_instructions:,})"
+            )
+            raise stop(why, instructions, hits, "--max-launch-instructions")
+        if time.monotonic() > self.deadline:
+            why = f"the trace ran past its time limit of {self.budget.seconds:g} s in {name}"
+            raise stop(why, instructions, hits, "--time-limit")
+        recorded = sum(r.recorded_bytes for r in blk.rec.by_index.values())
+        if recorded > self.budget.recorded_bytes:
+            raise self.records_full(name)
+
+    def records_full(self, name: str) -> TraceError:
+        """The error of records past their bound (found by a look, or by
+        :class:`~shmem_cli.trace.distinct_rows.RecordsFull` before an allocation)."""
+        return TraceError(
+            f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
+            f"MiB by {name} (the requests of every warp are kept for the report): trace "
+            "fewer blocks (a smaller --grid)",
+            None,
+        )

@@ -54,13 +54,18 @@ class Trace:
     records: list[InstructionRecords]
     steps: int  # vectorized steps (one instruction for a group of threads)
     thread_instructions: int  # instructions executed, summed over threads
-    blocks: int
+    blocks: int  # blocks that ran
     # instructions whose shared-memory traffic is not modelled (wgmma, TMA, mbarriers, bulk
     # copies) with their warp executions, in program order
     not_modelled: list[tuple[Instruction, int]]
     fills: tuple[TmaFill, ...] = ()  # shared memory written by TMA copies
     # compare-and-swap lanes that failed (and so retry their loop), by instruction index
     cas_failed: dict[int, int] = field(default_factory=dict)
+    coverage: grids.Coverage | None = None
+
+
+#: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
+_LOCAL_OPS = frozenset({"LDL", "STL"})
 
 
 def run(
@@ -71,100 +76,103 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     budget: budgets.Budget = budgets.DEFAULT,
     batch_threads: int | None = None,
+    every_block: bool = False,
 ) -> Trace:
-    """Run the block ``launch.block_idx`` (or, with ``grid``, every block, in batches of at
-    most ``batch_threads`` threads run together: :mod:`.grid`), within ``budget``."""
+    """Run the block ``launch.block_idx``, or with ``grid`` the grid: its first block
+    alone and watched, standing for every block when they are proven alike (not with
+    ``every_block``: a caller that reads the memory the blocks write), else the others in
+    batches of at most ``batch_threads`` threads (:mod:`.grid`), sampled where the grid
+    would run past ``budget``."""
     program = decode_function(function)
     recorder = Recorder(launch.warp_size, budget.recorded_bytes)
-    plan = grids.plan(launch, grid=grid, batch_threads=batch_threads)
-    steps = executed = 0
-    deadline = time.monotonic() + budget.seconds
-    unmodelled: dict[int, int] = {}
-    cas_failed: dict[int, int] = {}
-    of_blocks = f"of {plan.blocks:,}" if grid else ""
-    for batch in plan.batches():
-        blk = Block(launch, batch.ctas, batch.linear)
-        blk.rec = recorder
-        recorder.new_batch()
-        limits = _Limits(budget, launch.threads, executed, deadline, of_blocks)
+    local = any(ins.opcode in _LOCAL_OPS for ins in function.instructions)
+    rows = grids.register_rows(function.instructions)
+    plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
+    run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
+    run_.registers = rows
+    watch = grids.Watch(function.instructions) if grid and plan.blocks > 1 else None
+    run_.batch(plan.first(), watch)
+    if watch is None:
+        coverage = grids.Coverage("block" if plan.blocks == 1 else "whole", plan.blocks, 1)
+        return run_.trace(coverage)
+    watch.requests(recorder.first_tainted, recorder.requests)
+    if watch.differs is None and not every_block:
+        proof = grids.Proof(plan.blocks, watch.decisions)
+        return run_.trace(grids.Coverage("alike", plan.blocks, 1, proof=proof))
+    chosen, why = grids.sampled(plan.blocks, run_.executed, recorder.requests, budget)
+    for batch in plan.rest(chosen):
+        run_.batch(batch, None)
+    mode = "whole" if chosen is None else "sample"
+    coverage = grids.Coverage(
+        mode, plan.blocks, run_.blocks, differs=watch.differs, why_sampled=why
+    )
+    return run_.trace(coverage)
+
+
+class _Run:
+    """The blocks run so far and what they added up to."""
+
+    def __init__(
+        self,
+        function: Function,
+        program: Program,
+        launch: Launch,
+        recorder: Recorder,
+        budget: budgets.Budget,
+        progress: Callable[[int, int], None] | None,
+        blocks: int,
+        grid: bool,
+    ) -> None:
+        self.function, self.program, self.launch = function, program, launch
+        self.recorder, self.budget, self.progress = recorder, budget, progress
+        self.steps = self.executed = self.blocks = 0
+        self.registers = 256  # rows of the register file
+        self.unmodelled: dict[int, int] = {}
+        self.cas_failed: dict[int, int] = {}
+        self.deadline = time.monotonic() + budget.seconds
+        self.of_blocks = f"of {blocks:,}" if grid else ""
+
+    def batch(self, batch: grids.Batch, watch: grids.Watch | None) -> None:
+        """Run the blocks of ``batch`` together."""
+        blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
+        blk.rec = self.recorder
+        self.recorder.new_batch()
+        limits = budgets.Limits(
+            self.budget, self.launch.threads, self.executed, self.deadline, self.of_blocks
+        )
         with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
             s, e = run_block(
-                function,
-                program,
+                self.function,
+                self.program,
                 blk,
-                progress=_per_batch(progress, batch.linear[-1]),
+                progress=_per_batch(self.progress, batch.linear[-1]),
                 limits=limits,
+                watch=watch,
             )
-        steps += s
-        executed += e
+        self.steps += s
+        self.executed += e
+        self.blocks += len(batch.ctas)
         for index, n in blk.unmodelled.items():
-            unmodelled[index] = unmodelled.get(index, 0) + n
+            self.unmodelled[index] = self.unmodelled.get(index, 0) + n
         for index, n in blk.cas_failed.items():
-            cas_failed[index] = cas_failed.get(index, 0) + n
-    listed = [(function.instructions[i], unmodelled[i]) for i in sorted(unmodelled)]
-    fills = tuple(recorder.fills.values())
-    records = recorder.instructions()
-    return Trace(function, launch, records, steps, executed, plan.blocks, listed, fills, cas_failed)
+            self.cas_failed[index] = self.cas_failed.get(index, 0) + n
 
-
-@dataclass
-class _Limits:
-    """What one batch of blocks may still use of the launch's budget."""
-
-    budget: budgets.Budget
-    threads: int  # of one block
-    before: int  # thread-instructions the launch executed before this batch
-    deadline: float  # time.monotonic() at which the launch's time is up
-    of_blocks: str  # "of 16,384" for a grid
-
-    @property
-    def block(self) -> int:
-        """Thread-instructions one block may execute."""
-        return self.budget.block_instructions(self.threads)
-
-    @property
-    def launch(self) -> int:
-        """Thread-instructions the batch may execute before the launch's budget is spent."""
-        return self.budget.launch_instructions - self.before
-
-    def check(
-        self,
-        blk: Block,
-        executed: int,
-        per_cta: Any,
-        instructions: list[Instruction],
-        hits: list[int],
-    ) -> None:
-        """Raise the located error of the first budget ``blk`` has run out of, if any."""
-        c = int(np.argmax(per_cta))
-        name = f"{blk.cta_name(c)} {self.of_blocks}".rstrip()
-        if int(per_cta[c]) > self.block:
-            why = (
-                f"{name} ran {int(per_cta[c]):,} thread-instructions without ending (budget: "
-                f"{self.budget.per_thread:,} per thread x {self.threads:,} threads)"
-            )
-            raise budgets.stop(why, instructions, hits, "--max-instructions")
-        if executed > self.launch:
-            why = (
-                f"the launch ran {self.before + executed:,} thread-instructions by {name} "
-                f"(the budget is {self.budget.launch_instructions:,})"
-            )
-            raise budgets.stop(why, instructions, hits, "--max-launch-instructions")
-        if time.monotonic() > self.deadline:
-            why = f"the trace ran past its time limit of {self.budget.seconds:g} s in {name}"
-            raise budgets.stop(why, instructions, hits, "--time-limit")
-        recorded = sum(r.recorded_bytes for r in blk.rec.by_index.values())
-        if recorded > self.budget.recorded_bytes:
-            raise self.records_full(name)
-
-    def records_full(self, name: str) -> TraceError:
-        """The error of records past their bound (found by a look, or by :class:`RecordsFull`
-        before an allocation)."""
-        return TraceError(
-            f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
-            f"MiB by {name} (the requests of every warp are kept for the report): trace "
-            "fewer blocks (a smaller --grid)",
-            None,
+    def trace(self, coverage: grids.Coverage) -> Trace:
+        ins = self.function.instructions
+        listed = [(ins[i], self.unmodelled[i]) for i in sorted(self.unmodelled)]
+        fills = tuple(self.recorder.fills.values())
+        records = self.recorder.instructions()
+        return Trace(
+            self.function,
+            self.launch,
+            records,
+            self.steps,
+            self.executed,
+            self.blocks,
+            listed,
+            fills,
+            self.cas_failed,
+            coverage,
         )
 
 
@@ -187,15 +195,16 @@ def run_block(
     blk: Block,
     *,
     progress: Callable[[int], None] | None = None,
-    limits: _Limits | None = None,
+    limits: budgets.Limits | None = None,
+    watch: grids.Watch | None = None,
 ) -> tuple[int, int]:
-    """Run a block (or a batch of blocks) to completion; returns (steps, thread
-    instructions)."""
+    """Run a block (or a batch of blocks) to completion, its decisions checked by ``watch``
+    where given; returns (steps, thread instructions)."""
     instructions = function.instructions
     n_ins = len(instructions)
     if limits is None:
         deadline = time.monotonic() + budgets.DEFAULT.seconds
-        limits = _Limits(budgets.DEFAULT, blk.cta_threads, 0, deadline, "")
+        limits = budgets.Limits(budgets.DEFAULT, blk.cta_threads, 0, deadline, "")
     # checked at once past these (a single block: its budget; a batch: the launch's)
     limit = min(limits.block, limits.launch) if blk.ctas == 1 else limits.launch
     hits = [0] * n_ins  # executions of each instruction: where a runaway block loops
@@ -260,6 +269,8 @@ def run_block(
             run_it = False  # @!PT: never executes
         elif g is not None and g.index != 7:
             pv = (blk.up if g.kind == "UP" else blk.p)[g.index][at]
+            if watch is not None:
+                watch.guard(m, (blk.tup if g.kind == "UP" else blk.tp)[g.index][at])
             ok = ~pv if g.not_ else pv
             if not ok.all():
                 sel = blk.ids(at)
@@ -272,6 +283,8 @@ def run_block(
                 else:
                     run_it = False
         if run_it:
+            if watch is not None:
+                watch.operands(m, blk, ix)
             n = threads if isinstance(ix, slice) else len(ix)
             blk.steps = steps
             if decided is not None:

@@ -1,29 +1,101 @@
 """Which blocks of a launch run, and which run together.
 
-A grid's blocks run in batches (:class:`Batch`): the CTAs of a batch are one
-:class:`~.state.Block` whose threads the scheduler runs side by side, so that a grid costs
-about its longest block's steps per batch, not one block's steps per block. Blocks are
-numbered in launch order (``x`` fastest, then ``y``, then ``z``), the order of their warps
-in the records; a batch holds consecutive blocks, at most ``batch_threads`` threads.
+A grid's first block runs alone, watched (:class:`Watch`, below): when the blocks are proven to
+behave alike it stands for all of them. Otherwise the other blocks run in batches
+(:class:`Batch`): the CTAs of a batch are one :class:`~.state.Block` whose threads the
+scheduler runs side by side, so that a grid costs about its longest block's steps per
+batch, not one block's steps per block. A batch holds consecutive blocks (numbered in
+launch order: ``x`` fastest, then ``y``, then ``z``, the order of their warps in the
+records), as many as :data:`BATCH_BYTES` of state hold and at most :data:`BATCH_THREADS`
+threads, so that the memory a trace takes does not grow with the grid.
+
+A grid whose blocks would run past the launch's budget (:mod:`.budget`: its
+thread-instructions, estimated from the first block, or the memory of its records) is
+sampled: blocks spread evenly over the grid, the first and the last included, as many as
+fit, and the report says so.
+
+The proof that the blocks behave alike (:class:`Watch`): the first block runs alone and
+watched. Every value carries taint (:mod:`.state`):
+it depends on the block index (``TAINT_BLOCK``, from ``SR_CTAID``), on global memory
+(``TAINT_GLOBAL``: other blocks read other addresses, and may write what this one reads),
+or the emulator could not compute it exactly (``TAINT_UNKNOWN``: clocks, SM ids). The
+watch looks at every decision the block's threads take:
+
+* each guard predicate: which lanes run an instruction, and for a branch or an exit which
+  path its threads take and how many times a loop runs (nvcc guards every conditional
+  branch and every loop's back edge);
+* each shared-memory request's lane addresses (the taint the recorder receives);
+* the registers that place or size work outside the lane addresses: an mbarrier's or a TMA
+  copy's shared destination, a wgmma's descriptors, a barrier's id, count and reduced
+  predicate, a shuffle's source lane, an indirect branch's target.
+
+If none of them carries taint, every decision read only what all blocks share (threadIdx,
+the parameters, constant memory, blockDim and gridDim, and shared memory written from
+those): every block takes the same decisions and makes the same requests as the first,
+and its requests are counted once per block (:class:`Proof`). Otherwise the first tainted
+decision is said (:class:`Differs`) and every block runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from .state import Launch
+import numpy as np
 
-#: threads run together at most, by default (a batch's state is a few hundred bytes a thread)
+from ...cuda.sass import Instruction
+from ...cuda.sass_operands import Gdesc, Mem, Reg
+from .budget import Budget
+from .state import LOCAL_BYTES, Launch
+
+#: the memory a batch's state may take: registers, predicates and scheduling per thread,
+#: shared memory per CTA, local memory per thread where the kernel uses it
+BATCH_BYTES = 192 << 20
+#: threads run together at most (past this a step gains nothing)
 BATCH_THREADS = 1 << 16
+#: a thread's state: 256 registers and 64 uniform registers with a taint byte each,
+#: 16 predicates with theirs, scheduling, and the temporaries of a step
+THREAD_BYTES = 256 * 5 + 64 * 5 + 16 * 2 + 160 + 256
+#: bytes a recorded request takes (row, warp, occurrence, flags), room to grow included
+REQUEST_BYTES = 36
 
 
 @dataclass(frozen=True)
 class Batch:
-    """Consecutive blocks run together: their indices and their numbers in launch order."""
+    """Blocks run together: their indices and their numbers in launch order."""
 
     ctas: tuple[tuple[int, int, int], ...]
     linear: tuple[int, ...]
+
+
+#: opcodes that name a register range wider than :data:`_SPARE` from its first register
+_WIDE = ("HGMMA", "IGMMA", "QGMMA")
+_SPARE = 16  # registers past the highest a general instruction names (R4 of LDS.128: R7)
+
+
+def register_rows(instructions: Sequence[Instruction]) -> int:
+    """How many general registers a thread of this code needs: the highest named, with room
+    for the widest range an operand starts (all 256 where a wgmma names its accumulators)."""
+    top = -1
+    for ins in instructions:
+        if ins.opcode in _WIDE:
+            return 256
+        for o in ins.operands:
+            for r in (o.reg, o.ureg) if isinstance(o, Mem) else (o,):
+                if isinstance(r, Reg) and r.kind == "R" and not r.is_zero:
+                    top = max(top, r.index)
+    return min(256, top + 1 + _SPARE)
+
+
+def batch_bytes(launch: Launch, ctas: int, *, local: bool, registers: int = 256) -> int:
+    """The memory the state of ``ctas`` blocks run together takes, about."""
+    ws = launch.warp_size
+    threads = ctas * (-(-launch.threads // ws) * ws)
+    per_thread = THREAD_BYTES - 5 * (256 - registers) + (2 * LOCAL_BYTES if local else 0)
+    smem = launch.shared_base + launch.static_smem + launch.dynamic_smem
+    per_cta = 2 * (-(-smem // 1024) * 1024)  # the bytes and their taint
+    return threads * per_thread + ctas * per_cta
 
 
 @dataclass(frozen=True)
@@ -36,23 +108,229 @@ class Plan:
 
     @property
     def blocks(self) -> int:
-        """Blocks that run."""
+        """Blocks of the grid (1 without ``grid``)."""
         gx, gy, gz = self.launch.grid
         return gx * gy * gz if self.grid else 1
 
-    def batches(self) -> Iterator[Batch]:
+    def first(self) -> Batch:
+        """The block that runs first, alone: the grid's first, or ``launch.block_idx``."""
         if not self.grid:
-            yield Batch((self.launch.block_idx,), (0,))
+            return Batch((self.launch.block_idx,), (0,))
+        return Batch(((0, 0, 0),), (0,))
+
+    def rest(self, blocks: Sequence[int] | None = None) -> Iterator[Batch]:
+        """The other blocks, in batches: every one, or those of ``blocks`` (launch order)."""
+        if not self.grid:
             return
+        todo = range(1, self.blocks) if blocks is None else [k for k in blocks if k]
         gx, gy, _ = self.launch.grid
-        for start in range(0, self.blocks, self.per_batch):
-            linear = tuple(range(start, min(start + self.per_batch, self.blocks)))
+        for start in range(0, len(todo), self.per_batch):
+            linear = tuple(todo[start : start + self.per_batch])
             ctas = tuple((k % gx, (k // gx) % gy, k // (gx * gy)) for k in linear)
             yield Batch(ctas, linear)
 
 
-def plan(launch: Launch, *, grid: bool, batch_threads: int | None = None) -> Plan:
-    """The batches of a launch: every block of its grid (``grid``) or its one block."""
+def sample(blocks: int, count: int) -> tuple[int, ...]:
+    """``count`` blocks of a grid of ``blocks``, spread evenly, the first and last included."""
+    if count >= blocks:
+        return tuple(range(blocks))
+    if count <= 1:
+        return (0,)
+    return tuple(sorted({round(k * (blocks - 1) / (count - 1)) for k in range(count)}))
+
+
+def plan(
+    launch: Launch,
+    *,
+    grid: bool,
+    local: bool = False,
+    registers: int = 256,
+    batch_threads: int | None = None,
+    batch_bytes_most: int | None = None,
+) -> Plan:
+    """The batches of a launch: every block of its grid (``grid``) or its one block;
+    ``local``: the kernel uses local memory, ``registers`` the rows of its register file
+    (a thread's state)."""
     most = BATCH_THREADS if batch_threads is None else batch_threads
-    per_batch = max(1, most // max(1, launch.threads))
-    return Plan(launch, grid, per_batch)
+    most_bytes = BATCH_BYTES if batch_bytes_most is None else batch_bytes_most
+    by_threads = max(1, most // max(1, launch.threads))
+    one = batch_bytes(launch, 1, local=local, registers=registers)
+    by_bytes = max(1, most_bytes // max(1, one))
+    return Plan(launch, grid, min(by_threads, by_bytes))
+
+
+# --- the proof that blocks behave alike ---------------------------------------------------
+
+#: the opcodes whose register operands decide something besides a shared address:
+#: which of them (None: every register operand)
+_WATCHED: dict[str, tuple[int, ...] | None] = {
+    "SYNCS": None,
+    "ARRIVES": None,
+    "UTMALDG": (0,),  # the shared destination and the mbarrier, not the coordinates
+    "UTMAPF": (),
+    "UTMASTG": (0,),
+    "UTMAREDG": (0,),
+    "UBLKCP": None,
+    "UBLKRED": None,
+    "UBLKPF": (),
+    "HGMMA": None,
+    "IGMMA": None,
+    "QGMMA": None,
+    "BAR": None,
+    "SHFL": (3, 4),  # the lane and the clamp, not the value moved
+    "BRX": None,
+    "JMX": None,
+    "CALL": None,
+    "RET": None,
+}
+#: operands whose registers hold a uniform pair base: only the first two are watched
+_PAIR_BASE = ("UTMALDG", "UTMASTG", "UTMAREDG")
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The blocks behave alike: what was checked, in words for the report."""
+
+    blocks: int  # the blocks the first stands for
+    decisions: int  # guarded executions and shared requests checked
+
+    def text(self) -> str:
+        return (
+            f"every block behaves alike: block (0,0,0) traced and its requests counted for "
+            f"each of the {self.blocks:,} blocks ({self.decisions:,} decisions checked: no "
+            "guard, branch, loop, shared address, barrier, mbarrier, TMA destination or wgmma "
+            "descriptor depends on the block index, on global memory or on a value the "
+            "emulator could not compute)"
+        )
+
+
+@dataclass(frozen=True)
+class Differs:
+    """Why the blocks were not proven alike: the first decision that depends on them."""
+
+    instruction: Instruction
+    what: str  # "its guard predicate", "a shared address", "the registers it reads"
+
+    def text(self) -> str:
+        ins = self.instruction
+        where = f"{ins.file.rsplit('/', 1)[-1]}:{ins.line} " if ins.file and ins.line else ""
+        return (
+            f"blocks may differ: {where}(pc 0x{ins.pc:04x}, {ins.name}) {self.what} depends "
+            "on the block index or on global memory, so every block was run"
+        )
+
+
+def _registers(ins: Instruction) -> list[tuple[str, int]]:
+    """(kind, index) of the registers :data:`_WATCHED` says decide something."""
+    if ins.opcode not in _WATCHED:
+        return []
+    which = _WATCHED[ins.opcode]
+    ops = ins.operands
+    regs: list[tuple[str, int]] = []
+    for k in range(len(ops)) if which is None else which:
+        o = ops[k] if k < len(ops) else None
+        if isinstance(o, Reg):
+            if o.kind in ("R", "UR", "P", "UP") and not o.is_zero and not o.is_true:
+                regs.append((o.kind, o.index))
+        elif isinstance(o, Mem):
+            for r in (o.reg, o.ureg, o.desc):
+                if r is not None and not r.is_zero:
+                    pair = (ins.opcode in _PAIR_BASE and k == 0) or "64" in r.sel
+                    regs += [(r.kind, r.index + i) for i in range(2 if pair else 1)]
+        elif isinstance(o, Gdesc):
+            regs += [(o.reg.kind, o.reg.index + i) for i in range(4)]
+    return regs
+
+
+class Watch:
+    """The watch over the first block: each instruction's watched registers, and the first
+    tainted decision found."""
+
+    def __init__(self, instructions: list[Instruction]) -> None:
+        self.instructions = instructions
+        self.registers = [_registers(ins) for ins in instructions]
+        self.differs: Differs | None = None
+        self.decisions = 0
+
+    def guard(self, m: int, taint: Any) -> None:
+        """Instruction ``m`` ran under a guard whose predicate had ``taint`` per thread."""
+        self.decisions += 1
+        if self.differs is None and np.any(taint):
+            self.differs = Differs(self.instructions[m], "its guard predicate")
+
+    def operands(self, m: int, blk: Any, at: Any) -> None:
+        """Instruction ``m`` runs for the threads ``at``: are its watched registers clean?"""
+        regs = self.registers[m]
+        if not regs or self.differs is not None:
+            return
+        self.decisions += 1
+        tables = {"R": blk.tr, "UR": blk.tur, "P": blk.tp, "UP": blk.tup}
+        for kind, index in regs:
+            table = tables[kind]
+            if index < len(table) and np.any(table[index][at]):
+                self.differs = Differs(self.instructions[m], "a register it reads")
+                return
+
+    def requests(self, index: int | None, recorded: int) -> None:
+        """The block recorded ``recorded`` shared-memory requests, the first with a tainted
+        address at instruction ``index`` (None: none)."""
+        self.decisions += recorded
+        if self.differs is None and index is not None:
+            self.differs = Differs(self.instructions[index], "a shared address")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How the trace covered the grid: ``block`` (one block), ``whole`` (every block ran),
+    ``alike`` (the first block ran and stands for every block: :mod:`.alike`) or
+    ``sample`` (blocks spread over a grid past the budget)."""
+
+    mode: str
+    blocks: int  # of the grid (1 for one block)
+    run: int  # blocks that ran
+    proof: Proof | None = None
+    differs: Differs | None = None
+    why_sampled: str | None = None
+
+    @property
+    def counted(self) -> int:
+        """Blocks the totals count."""
+        return self.blocks if self.mode == "alike" else self.run
+
+    @property
+    def weight(self) -> int:
+        """How many blocks each recorded request stands for."""
+        return self.blocks if self.mode == "alike" else 1
+
+
+#: a whole grid runs where the first block's thread-instructions times its blocks fit this
+#: share of the launch's budget (room for blocks that run longer than the first)
+WHOLE_SHARE = 8
+
+
+def sampled(
+    blocks: int, first: int, requests: int, budget: Budget
+) -> tuple[tuple[int, ...] | None, str | None]:
+    """The blocks to run when the whole grid would not fit the budget (estimated from the
+    first block's thread-instructions and requests), and why; (None, None) when it fits."""
+    ran = blocks * max(1, first)
+    kept = blocks * requests * REQUEST_BYTES
+    most_ran = budget.launch_instructions // WHOLE_SHARE
+    most_kept = budget.recorded_bytes // 2
+    if ran <= most_ran and kept <= most_kept:
+        return None, None
+    fit = min(most_ran // max(1, first), most_kept // max(1, requests * REQUEST_BYTES))
+    chosen = sample(blocks, max(1, fit))
+    past = []
+    if ran > most_ran:
+        past.append(
+            f"run about {ran:,} thread-instructions (past {most_ran:,}, 1/{WHOLE_SHARE} of "
+            "--max-launch-instructions)"
+        )
+    if kept > most_kept:
+        past.append(f"keep about {kept >> 20:,} MiB of requests (past {most_kept >> 20} MiB)")
+    why = (
+        f"the whole grid would {' and '.join(past)}: {len(chosen):,} of its {blocks:,} blocks "
+        "traced, spread evenly over it (the first and the last included)"
+    )
+    return chosen, why

@@ -134,6 +134,7 @@ class Block:
         launch: Launch,
         ctas: Sequence[tuple[int, int, int]] | None = None,
         linear: Sequence[int] | None = None,
+        registers: int = 256,
     ) -> None:
         cta_list = [launch.block_idx] if ctas is None else list(ctas)
         nb = len(cta_list)
@@ -147,8 +148,9 @@ class Block:
         self.stride = stride  # threads of one CTA, padded to whole warps
         self.threads = t  # every thread of the batch, padding included
         self.cta_idx: I64 = np.array(cta_list, dtype=np.int64).reshape(nb, 3).T.copy()
-        self.r: U32 = np.zeros((256, t), dtype=np.uint32)
-        self.tr: U8 = np.zeros((256, t), dtype=np.uint8)
+        # R0.. up to the highest the code names (:func:`.grid.register_rows`), at most R255
+        self.r: U32 = np.zeros((registers, t), dtype=np.uint32)
+        self.tr: U8 = np.zeros((registers, t), dtype=np.uint8)
         self.ur: U32 = np.zeros((64, t), dtype=np.uint32)
         self.tur: U8 = np.zeros((64, t), dtype=np.uint8)
         self.p: B8 = np.zeros((8, t), dtype=bool)

@@ -1,0 +1,194 @@
+"""Whole grids (issue 30): blocks proven alike are traced once and counted for every block,
+blocks that differ all run (in batches sized to a memory budget), a grid past the budget is
+sampled and said so, and a launch that fills the GPU says why Nsight's per-op totals run
+above the figures.
+
+The reference for "counted for every block" is the same grid with every block run (a caller
+that reads global memory afterwards gets that): the totals must be equal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.trace.emulator import grid as grids
+from shmem_cli.trace.emulator.budget import Budget
+from shmem_cli.trace.emulator.state import GlobalMemory, Launch
+from shmem_cli.trace.kernel.cubin import find_kernel
+from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
+from shmem_cli.trace.pipeline import TraceRequest, trace_file
+from shmem_cli.trace.result import KernelTrace
+from shmem_cli.trace.tracer import find_function, trace_kernel
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .hostile import shmem
+from .test_trace_measured import cubin
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench" / "kernels" / "trace_bench.sm_90.cubin"
+GRID = TRACE_DATA / "everyday" / "ev_grid.sm_90.cubin"
+BRANCH = TRACE_DATA / "everyday" / "ev_branch.sm_90.cubin"
+SGEMM = ("3=256", "4=256", "5=64")  # M, N, K
+
+
+def _dims(block: int | tuple[int, int, int]) -> tuple[int, int, int]:
+    return (block, 1, 1) if isinstance(block, int) else block
+
+
+def traced(
+    path: Path,
+    kernel: str,
+    block: int | tuple[int, int, int],
+    grid: tuple[int, int, int],
+    args: Any,
+    **kw: Any,
+) -> KernelTrace:
+    request = TraceRequest(path, kernel=kernel, block=_dims(block), grid=grid, args=args, **kw)
+    return trace_file(request).kernels[0]
+
+
+def every_block(
+    path: Path,
+    kernel: str,
+    block: int | tuple[int, int, int],
+    grid: tuple[int, int, int],
+    args: Any,
+) -> KernelTrace:
+    """The same launch with every block run: the caller reads the memory they wrote."""
+    info, disassembly = cubin(path)
+    k = find_kernel(info, kernel)
+    plan = plan_launch(k, kernel_params(k, None), block=_dims(block), grid=grid, args=args)
+    function = find_function(disassembly, k, info.path)
+    return trace_kernel(function, k, info.arch, plan, memory=GlobalMemory())
+
+
+@needs_nvdisasm
+def test_blocks_proven_alike_are_traced_once_and_counted_for_all() -> None:
+    alike = traced(BENCH, "sgemm_tile", 256, (4, 4, 1), SGEMM)
+    ran = every_block(BENCH, "sgemm_tile", 256, (4, 4, 1), SGEMM)
+    cov = alike.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 1 and cov.blocks == 16
+    assert "every block behaves alike" in (cov.proof or "")
+    assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
+    assert alike.launch.blocks_traced == ran.launch.blocks_traced == 16
+    assert alike.totals == ran.totals
+    assert alike.instructions_executed == ran.instructions_executed
+    for a, b in zip(alike.accesses, ran.accesses, strict=True):
+        assert (a.pc, a.cost.totals, a.cost.lane_accesses) == (
+            b.pc,
+            b.cost.totals,
+            b.cost.lane_accesses,
+        )
+
+
+@needs_nvdisasm
+def test_blocks_whose_guards_depend_on_the_block_all_run() -> None:
+    kernel = traced(GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=256", "height=256"))
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 64
+    assert cov.differs is not None and "ev_grid.cu:9" in cov.differs
+    assert "guard predicate" in cov.differs
+
+
+@needs_nvdisasm
+def test_a_shared_address_that_depends_on_the_block_is_not_alike() -> None:
+    kernel = traced(GRID, "ev_blockdep", 1024, (4, 1, 1), ())
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "whole"
+    assert cov.differs is not None and "ev_grid.cu" in cov.differs
+
+
+@needs_nvdisasm
+def test_a_branch_on_global_data_is_not_alike() -> None:
+    flags = TRACE_DATA / "everyday" / "inputs" / "branch_flags.bin"
+    kernel = traced(BRANCH, "ev_filter", 256, (2, 1, 1), (f"1=@{flags}",))
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 2
+
+
+@needs_nvdisasm
+def test_a_grid_past_the_budget_is_sampled_and_said_so() -> None:
+    small = Budget(launch_instructions=1 << 22)
+    kernel = traced(
+        GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=256", "height=256"), budget=small
+    )
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "sample"
+    # the first block ran 19,456 thread-instructions (256 threads): 2^22 / 8 holds 26 blocks
+    assert cov.run == 26 and kernel.launch.blocks_traced == 26
+    assert "of its 64 blocks traced, spread evenly over it" in (cov.sampled or "")
+    assert "1/8 of --max-launch-instructions" in (cov.sampled or "")
+    assert kernel.totals["store"].requests == 26 * 4 * 8  # 4 stores a warp, 8 warps a block
+
+
+def test_a_sample_is_spread_over_the_grid() -> None:
+    assert grids.sample(64, 26)[0] == 0 and grids.sample(64, 26)[-1] == 63
+    assert len(grids.sample(64, 26)) == 26
+    assert grids.sample(10, 20) == tuple(range(10))
+    assert grids.sample(10, 1) == (0,)
+
+
+def test_batches_fit_the_memory_budget() -> None:
+    launch = Launch(block=(256, 1, 1), grid=(4096, 1, 1), static_smem=48 * 1024)
+    plain = grids.plan(launch, grid=True)
+    assert plain.per_batch == grids.BATCH_THREADS // 256  # bounded by threads, not bytes
+    local = grids.plan(launch, grid=True, local=True)  # 32 KiB a thread of local memory
+    assert grids.batch_bytes(launch, local.per_batch, local=True) <= grids.BATCH_BYTES
+    assert grids.batch_bytes(launch, local.per_batch + 1, local=True) > grids.BATCH_BYTES
+    rest = list(local.rest())
+    assert sum(len(b.ctas) for b in rest) == 4095  # every block but the first
+    assert rest[0].linear[0] == 1 and rest[-1].linear[-1] == 4095
+
+
+def test_resident_blocks_follow_the_h200s_limits() -> None:
+    # 256 threads: 8 by threads (2,048 an SM); 5 KiB of shared memory: 45; 32 registers: 8
+    assert SM90.resident_blocks(256, 5 * 1024, 32) == 8
+    assert SM90.resident_blocks(256, 100 * 1024, 32) == 2  # 228 KiB / 100 KiB
+    assert SM90.resident_blocks(1024, 1024, 128) == 0  # 128 x 1,024 registers: none fit
+    assert SM90.resident_blocks(32, 1024, 16) == 32  # at most 32 blocks an SM
+
+
+@needs_nvdisasm
+def test_a_launch_that_fills_the_gpu_says_why_nsight_runs_above() -> None:
+    full = traced(BENCH, "sgemm_tile", 256, (128, 128, 1), SGEMM)
+    assert full.launch.coverage is not None and full.launch.coverage.mode == "alike"
+    assert full.fills_gpu is not None
+    assert "16,384 blocks" in full.fills_gpu and "132 SMs" in full.fills_gpu
+    assert "arbitrate" in full.fills_gpu
+    small = traced(BENCH, "sgemm_tile", 256, (4, 4, 1), SGEMM)
+    assert small.fills_gpu is None
+    assert small.to_json()["fills_gpu"] is None
+    assert full.to_json()["grid_coverage"]["mode"] == "alike"
+
+
+@pytest.mark.parametrize("grid", [(1, 1, 1), (2, 1, 1)])
+@needs_nvdisasm
+def test_one_block_has_no_grid_coverage(grid: tuple[int, int, int]) -> None:
+    kernel = traced(BENCH, "sgemm_tile", 256, grid, SGEMM)
+    assert (kernel.launch.coverage is None) == (grid == (1, 1, 1))
+
+
+@pytest.mark.slow
+@needs_nvdisasm
+def test_the_4096_transpose_runs_whole_in_bounded_memory(tmp_path: Path) -> None:
+    """16,384 blocks that differ (edge guards): every block run, exact, under 1 GiB."""
+    zeros = tmp_path / "z.bin"
+    zeros.write_bytes(bytes(4096 * 4096 * 4))
+    out = tmp_path / "t.json"
+    ran = shmem(
+        "trace", str(GRID), "-k", "ev_transpose", "-b", "32,8", "-g", "128,128",
+        "-a", f"0=@{zeros}", "-a", f"1=@{zeros}", "-a", "width=4096", "-a", "height=4096",
+        "-f", "json", "-o", str(out), timeout=180,
+    )  # fmt: skip
+    assert ran.code == 0, ran.text
+    assert ran.peak_mib < 1024, ran.peak_mib
+    kernel = json.loads(out.read_text())["files"][0]["kernels"][0]
+    assert kernel["grid_coverage"]["mode"] == "whole"
+    assert kernel["totals"]["load"]["wavefronts"] == 16_777_216  # the per-instruction counts
+    assert kernel["totals"]["store"]["wavefronts"] == 524_288
+    assert "fills the GPU" in kernel["fills_gpu"]
