@@ -465,6 +465,85 @@ def trace(report: Report, shmem: list[str], repeats: int) -> None:
     report.details["trace"] = details
 
 
+GRID_CUBIN = ROOT / "tests" / "data" / "trace" / "everyday" / "ev_grid.sm_90.cubin"
+DIFFER_CUBIN = ROOT / "bench" / "kernels" / "differ.sm_90.cubin"
+
+
+def grids(report: Report, shmem: list[str], repeats: int) -> None:
+    """Whole grids against one block, all timed in one run: the 4096 x 4096 transpose
+    (16,384 blocks whose edge guards depend on the block, so every block runs) against its
+    one block, and 4,096 blocks that differ (block b loops b % 32 + 1 times) against 32 of
+    them; the whole grid's thread-instructions per second. Totals checked against the
+    per-instruction counts measured on the H200."""
+    from shmem_cli.cuda import toolchain
+
+    figures = (
+        "trace: 16,384-block transpose / one block",
+        "trace: 4,096 differing blocks / 32 blocks",
+        "trace: whole grid (transpose), thread-instructions per second",
+    )
+    if not command_exists(shmem, "trace") or toolchain.which("nvdisasm") is None:
+        for figure in figures:
+            report.row(figure, "not available", "", None, None)
+        return
+    print("grids: whole grids against one block, in one run", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        zeros = Path(tmp) / "z.bin"
+        zeros.write_bytes(bytes(4096 * 4096 * 4))
+        t_args = ["-k", "ev_transpose", "-b", "32,8", "-a", f"0=@{zeros}", "-a", f"1=@{zeros}"]
+        t_args += ["-a", "width=4096", "-a", "height=4096"]
+        d_args = ["-k", "differ", "-b", "256", "-a", "2=1048576"]
+        runs = {
+            "transpose_grid": (GRID_CUBIN, [*t_args, "-g", "128,128"]),
+            "transpose_block": (GRID_CUBIN, [*t_args, "-g", "1"]),
+            "differ_4096": (DIFFER_CUBIN, [*d_args, "-g", "4096"]),
+            "differ_32": (DIFFER_CUBIN, [*d_args, "-g", "32"]),
+        }
+        out = {k: Path(tmp) / f"{k}.json" for k in runs}
+        commands = {
+            k: [*shmem, "trace", str(cubin), *args, "-f", "json", "-o", str(out[k])]
+            for k, (cubin, args) in runs.items()
+        }
+        t = time_processes(commands, repeats)
+        doc = {k: json.loads(out[k].read_text())["files"][0]["kernels"][0] for k in runs}
+    best = {k: t[k].best for k in runs}
+    grid = doc["transpose_grid"]
+    exact = (
+        grid["totals"]["load"]["wavefronts"] == 16_777_216
+        and grid["totals"]["store"]["wavefronts"] == 524_288
+        and grid["totals"]["load"]["requests"] == 524_288
+    )
+    ratio = best["transpose_grid"] / best["transpose_block"]
+    report.row(
+        figures[0],
+        f"{best['transpose_grid']:.2f} s / {best['transpose_block']:.2f} s",
+        "<= 3x",
+        ratio,
+        ratio <= 3,
+        "exact" if exact else "TOTALS DIFFER from the H200's",
+    )
+    ratio = best["differ_4096"] / best["differ_32"]
+    ran = doc["differ_4096"]["instructions_executed"]
+    report.row(
+        figures[1],
+        f"{best['differ_4096']:.2f} s / {best['differ_32']:.2f} s",
+        "<= 5x",
+        ratio,
+        ratio <= 5,
+        f"({ran:,} thread-instructions)",
+    )
+    rate = grid["instructions_executed"] / best["transpose_grid"]
+    report.row(figures[2], f"{rate / 1e6:.0f} M/s", "", None, None, "(end to end)")
+    report.details["grids"] = {
+        k: {
+            "thread_instructions": doc[k]["instructions_executed"],
+            "grid_coverage": doc[k]["grid_coverage"],
+            **t[k].summary(),
+        }
+        for k in runs
+    }
+
+
 SYNTH = ROOT / "tests" / "data" / "trace" / "synth"
 
 
@@ -631,6 +710,7 @@ def main() -> int:
     lint(report, shmem, repeats)
     sweep(report, shmem, repeats)
     trace(report, shmem, repeats)
+    grids(report, shmem, repeats)
     synthesis(report, repeats)
     if not args.quick:
         scaling(report)

@@ -28,11 +28,12 @@ _PER_HASH = 100  # bytes of the table that finds a row again by its hash, per en
 
 def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     lanes = addr.shape[1]
-    h = (addr.astype(np.uint64) * _MIX[0, :lanes]).sum(axis=1, dtype=np.uint64)
-    h += (active.astype(np.uint64) * _MIX[1, :lanes]).sum(axis=1, dtype=np.uint64)
+    # a product with the multipliers (wrapping mod 2^64, as the sum of the lanes' products)
+    h = np.ascontiguousarray(addr).view(np.uint64) @ _MIX[0, :lanes]
+    h += np.ascontiguousarray(active).view(np.uint8) @ _MIX[1, :lanes]
     if src is not None and nbytes is not None:
-        h += (src.astype(np.uint64) * _MIX[2, :lanes]).sum(axis=1, dtype=np.uint64)
-        h += (nbytes.astype(np.uint64) * _MIX[3, :lanes]).sum(axis=1, dtype=np.uint64)
+        h += np.ascontiguousarray(src).view(np.uint64) @ _MIX[2, :lanes]
+        h += np.ascontiguousarray(nbytes).view(np.uint64) @ _MIX[3, :lanes]
     return h
 
 
@@ -148,10 +149,13 @@ class DistinctRows:
             return None if a is None else a[at]
 
         # a row equal to the first of its hash within the call takes that one's number
-        lead = first[inv]
-        alike = (addr[lead] == addr).all(axis=1) & (active[lead] == active).all(axis=1)
-        if src is not None and nbytes is not None:
-            alike &= (src[lead] == src).all(axis=1) & (nbytes[lead] == nbytes).all(axis=1)
+        if len(uh) == len(h):  # every row its own hash: each is the first of it
+            alike = np.ones(len(h), dtype=bool)
+        else:
+            lead = first[inv]
+            alike = (addr[lead] == addr).all(axis=1) & (active[lead] == active).all(axis=1)
+            if src is not None and nbytes is not None:
+                alike &= (src[lead] == src).all(axis=1) & (nbytes[lead] == nbytes).all(axis=1)
         found = np.array([self._by_hash.get(x, -1) for x in uh.tolist()], dtype=np.int64)
         known = found >= 0
         if known.any():

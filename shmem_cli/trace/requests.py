@@ -184,6 +184,18 @@ def _resize(a: Any, rows: int) -> Any:
     return out
 
 
+def _or_rows(t: U8) -> U8:
+    """The OR of each row's bytes (eight at a time where the rows allow)."""
+    if t.shape[1] % 8 or not t.flags.c_contiguous:
+        out: U8 = np.bitwise_or.reduce(t, axis=1)
+        return out
+    w = np.bitwise_or.reduce(t.view(np.uint64), axis=1)
+    w = w | (w >> np.uint64(32))
+    w = w | (w >> np.uint64(16))
+    folded: U8 = ((w | (w >> np.uint64(8))) & np.uint64(0xFF)).astype(np.uint8)
+    return folded
+
+
 @dataclass(frozen=True)
 class TmaFill:
     """Shared memory a TMA copy wrote: where, how much, with which swizzle mode."""
@@ -265,7 +277,7 @@ class Recorder:
             rows = np.asarray(addr, dtype=np.int64).reshape(-1, ws)
             act = np.ones(rows.shape, dtype=bool)
             if taint_arr.ndim:
-                t = np.bitwise_or.reduce(np.broadcast_to(taint_arr, (n,)).reshape(-1, ws), axis=1)
+                t = _or_rows(np.broadcast_to(taint_arr, (n,)).reshape(-1, ws))
             else:
                 t = np.full(len(uw), taint_arr, dtype=np.uint8)
             if src is not None and src_bytes is not None:

@@ -127,12 +127,22 @@ def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
 
 
 def gather_taint(taint: Any, off: Any, width: int) -> Any:
+    """The OR of the taint bytes each lane reads (whole words at once from 4 bytes on)."""
+    if width >= 4:
+        words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
+        w = np.bitwise_or.reduce(words, axis=0) if width > 4 else words[0]
+        w = w | (w >> np.uint32(16))
+        return ((w | (w >> np.uint32(8))) & np.uint32(0xFF)).astype(np.uint8)
     t = taint[off[None, :] + np.arange(width)[:, None]]
     return np.bitwise_or.reduce(t, axis=0)
 
 
 def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
     tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), off.shape)
+    if width >= 4:
+        word = tt.astype(np.uint32) * np.uint32(0x01010101)
+        taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = word
+        return
     for k in range(width):
         taint[off + k] = tt
 
