@@ -98,6 +98,7 @@ def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, di
         grid=tuple(lab["grid"]),
         args=tuple(args),
         dynamic_smem=lab["dynamic_smem"],
+        cluster=tuple(lab["cluster"]) if lab.get("cluster", [1, 1, 1]) != [1, 1, 1] else None,
     )
     loaded = _loaded(lab["cubin"], lab["kernel"], folder)
     plan = plan_launch(
@@ -107,6 +108,7 @@ def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, di
         grid=req.grid,
         args=req.args,
         dynamic_smem=req.dynamic_smem,
+        cluster=req.cluster,
     )
     memory = GlobalMemory()
     fn = functions(str((folder / lab["cubin"]).relative_to(TRACE_DATA)))[loaded.kernel.mangled]

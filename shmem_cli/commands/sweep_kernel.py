@@ -106,7 +106,8 @@ def sweep_kernel(
     from ..plumbing.errors import ShmemError, shorten
     from ..trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
     from ..trace.pipeline import TraceRequest
-    from .trace import ARCH, _parse_launch_sizes
+    from .trace import ARCH
+    from .trace_sizes import parse_launch_sizes
 
     require_file(path)
     if not defines:
@@ -121,7 +122,7 @@ def sweep_kernel(
             axes.append(parse_define(text))
         except ValueError as exc:
             fail_usage(f"--define {shorten(text)}: {shorten(str(exc), 200)}")
-    block, grid = _parse_launch_sizes(launch["block"], launch["grid"])
+    block, grid = parse_launch_sizes(launch["block"], launch["grid"])
     request = TraceRequest(
         path=path,
         kernel=launch["kernel_name"],

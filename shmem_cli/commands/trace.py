@@ -34,24 +34,12 @@ from .environment import current_environment
 from .trace_budget import budget_options
 from .trace_report import output as output_report
 from .trace_report import print_params, progress_line
+from .trace_sizes import parse_cluster, parse_launch_sizes
 
 if TYPE_CHECKING:
     from ..trace.ncu_compare import KernelCompare
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
-
-
-def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    from ..plumbing.errors import ShmemError
-    from ..trace.kernel.launch import MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, parse_dims
-
-    try:
-        return (
-            parse_dims(block, "--block", limit=MAX_BLOCK_THREADS),
-            parse_dims(grid, "--grid", limit=MAX_GRID_BLOCKS),
-        )
-    except ShmemError as exc:
-        fail_usage(exc.message)
 
 
 @click.command(
@@ -107,6 +95,14 @@ def _parse_launch_sizes(block: str, grid: str) -> tuple[tuple[int, int, int], tu
     help="A __constant__ variable's value, as cudaMemcpyToSymbol sets it: NAME=1,2,3 (in its "
     "declared type; or NAME=float:1,2,3) or NAME=@FILE.bin/.npy. Unset variables read as the "
     "cubin initialises them (0 without an initialiser: named in the report).",
+)
+@click.option(
+    "--cluster",
+    metavar="X[,Y[,Z]]",
+    help="CTAs of a thread-block cluster, as cudaLaunchKernelEx's cluster dimension "
+    "[default: the kernel's __cluster_dims__, a Triton entry's cluster_dims, else 1]: the "
+    "CTAs of each cluster are traced together (distributed shared memory, TMA multicast, "
+    "cluster barriers).",
 )
 @click.option(
     "--dynamic-smem",
@@ -192,6 +188,7 @@ def trace(
     args: tuple[str, ...],
     params_file: str | None,
     consts: tuple[str, ...],
+    cluster: str | None,
     dynamic_smem: int | None,
     buffer_size: int,
     arch: str | None,
@@ -331,7 +328,7 @@ def trace(
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
-    block_dims, grid_dims = _parse_launch_sizes("1" if block is None else block, grid)
+    block_dims, grid_dims = parse_launch_sizes("1" if block is None else block, grid)
     max_rows = parse_rows(rows)
     request = TraceRequest(
         path=path,
@@ -339,6 +336,7 @@ def trace(
         block=block_dims if block is not None else None,
         grid=grid_dims,
         args=args,
+        cluster=parse_cluster(cluster),
         dynamic_smem=dynamic_smem,
         buffer_size=buffer_size,
         arch=arch,

@@ -81,6 +81,11 @@ class ArchProfile:
     # own, EIATTR_PARAM_CBANK) and where the parameters' generic address is kept
     param_base: int = 0x210
     param_address_offset: int = 0x198
+    # the launch's thread-block cluster in constant bank 0, where nvcc's code reads the
+    # %cluster_* registers (CUDA 13, sm_90): 1 for a cluster launch at 0x140, the cluster's
+    # CTAs per axis (3 x u32) at 0x144, their inverses (3 x f32) at 0x150, the clusters of
+    # the grid per axis at 0x15c, the CTAs of a cluster at 0x188
+    cluster_bank: tuple[int, int, int, int, int] = (0x140, 0x144, 0x150, 0x15C, 0x188)
     warp_size: int = 32
     # ldmatrix/stmatrix: one phase per 8x8 matrix, whose rows come from this many lanes
     matrix_rows: int = 8

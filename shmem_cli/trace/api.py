@@ -125,6 +125,7 @@ def trace(
     max_instructions: int | None = None,
     max_launch_instructions: int | None = None,
     time_limit: float | None = None,
+    cluster: Dims | None = None,
 ) -> TraceResult:
     """Trace one kernel as ``shmem trace PATH`` does and return its result.
 
@@ -141,6 +142,8 @@ def trace(
     numbers (in the variable's declared type; ``"float:1,2"`` names one), or ``bytes`` / a
     NumPy array (its bytes). ``params`` is the kernel's whole parameter block as a host
     program passed it (``bytes``, or the path of a file holding them), as ``--params``.
+    ``cluster`` is the thread-block cluster, as ``--cluster`` (default: the kernel's
+    ``__cluster_dims__``, else 1).
     """
     from .emulator.budget import Budget
     from .kernel.launch import (
@@ -157,6 +160,7 @@ def trace(
     kernel = arguments.optional_text(call, "kernel", kernel)
     block_dims = None if block is None else arguments.dims(call, "block", block)
     grid_dims = arguments.dims(call, "grid", grid)
+    cluster_dims = None if cluster is None else arguments.dims(call, "cluster", cluster)
     given = arguments.mapping(call, "args", args)
     constants = arguments.mapping(call, "consts", consts)
     smem = arguments.optional_integer(call, "dynamic_smem", dynamic_smem, high=MAX_SHARED_BYTES)
@@ -183,6 +187,7 @@ def trace(
             block=block_dims,
             grid=grid_dims,
             args=_arg_texts(given, Path(tmp)),
+            cluster=cluster_dims,
             dynamic_smem=smem,
             buffer_size=size if size is not None else DEFAULT_BUFFER_BYTES,
             arch=arch,

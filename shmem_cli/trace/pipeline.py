@@ -60,6 +60,9 @@ class TraceRequest:
     grid: tuple[int, int, int] = (1, 1, 1)  # for a Triton entry: its program grid
     args: tuple[str, ...] = ()  # "POS=VALUE" / "NAME=VALUE", as --arg
     dynamic_smem: int | None = None  # default 0 (a Triton entry: its metadata's shared)
+    #: the thread-block cluster (default: the kernel's __cluster_dims__, a Triton entry's
+    #: cluster_dims, else 1x1x1)
+    cluster: tuple[int, int, int] | None = None
     buffer_size: int = DEFAULT_BUFFER_BYTES
     arch: str | None = None  # default: DEFAULT_ARCH, or a cubin's own
     nvcc_args: tuple[str, ...] = ()
@@ -329,7 +332,7 @@ def trace_loaded(
     path = str(request.path)
     try:
         block, grid, args = request.block, request.grid, request.args
-        dynamic_smem, sizes = request.dynamic_smem or 0, None
+        dynamic_smem, sizes, cluster = request.dynamic_smem or 0, None, request.cluster
         if loaded.triton is not None:
             launch = triton_launch(
                 loaded.triton,
@@ -341,6 +344,7 @@ def trace_loaded(
             )
             block, grid, args = launch.block, launch.grid, launch.args
             dynamic_smem, sizes = launch.dynamic_smem, launch.buffer_sizes
+            cluster = cluster or launch.cluster
         if block is None:
             why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
             raise ShmemError(why, code="invalid-launch")
@@ -354,6 +358,7 @@ def trace_loaded(
             buffer_size=request.buffer_size,
             buffer_sizes=sizes,
             params_file=request.params_file,
+            cluster=cluster,
         )
         constants = set_constants(loaded.constants, request.consts)
         function = find_function(loaded.disassembly, loaded.kernel, path)

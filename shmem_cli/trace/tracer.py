@@ -188,6 +188,7 @@ def trace_kernel(
         warp_size=profile.warp_size,
         const_banks=dict(constants.banks) if constants else {},
         const_unset=constants.unset_spans() if constants else {},
+        cluster=plan.cluster,
     )
     whole_grid = plan.grid != (1, 1, 1)
     trace = run(

@@ -90,16 +90,18 @@ def run(
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
-    watch = grids.Watch(function.instructions) if grid and plan.blocks > 1 else None
+    watch = grids.Watch(function.instructions) if grid and plan.clusters > 1 else None
     run_.batch(plan.first(), watch)
     if watch is None:
-        coverage = grids.Coverage("block" if plan.blocks == 1 else "whole", plan.blocks, 1)
+        mode = "block" if plan.blocks == 1 else "whole"
+        coverage = grids.Coverage(mode, plan.blocks, run_.blocks)
         return run_.trace(coverage)
     watch.requests(recorder.first_tainted, recorder.requests)
+    unit = "clusters" if launch.cluster_ctas > 1 else "blocks"
     if watch.differs is None and not every_block:
-        proof = grids.Proof(plan.blocks, watch.decisions)
-        return run_.trace(grids.Coverage("alike", plan.blocks, 1, proof=proof))
-    chosen, why = grids.sampled(plan.blocks, run_.executed, recorder.requests, budget)
+        proof = grids.Proof(plan.clusters, watch.decisions, unit)
+        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
+    chosen, why = grids.sampled(plan.clusters, run_.executed, recorder.requests, budget, unit)
     for batch in plan.rest(chosen):
         run_.batch(batch, None)
     mode = "whole" if chosen is None else "sample"
@@ -327,6 +329,12 @@ def run_block(
     return steps, executed
 
 
+def _per_cluster(blk: Block, per_cta: Any) -> Any:
+    """Per CTA, the sum of ``per_cta`` over the CTAs of its cluster."""
+    sums = np.bincount(blk.cta_cluster, weights=per_cta, minlength=len(blk.cluster_table))
+    return sums[blk.cta_cluster]
+
+
 def _cta_counts(blk: Block, at: Any) -> Any:
     """How many of the threads ``at`` (an index or every thread) each CTA has."""
     if isinstance(at, slice):
@@ -356,7 +364,10 @@ def _release(blk: Block, function: Function) -> None:
             continue
         waits = np.bincount(blk.cta[waiting], minlength=blk.ctas)
         expected = bar["count"] if bar["count"] else live
-        ready = (waits > 0) & (bar["arrived"] >= expected)
+        arrived = bar["arrived"]
+        if bar.get("cluster"):  # a cluster barrier: counted over the cluster's CTAs
+            waits, arrived, expected = (_per_cluster(blk, v) for v in (waits, arrived, live))
+        ready = (waits > 0) & (arrived >= expected)
         if not ready.any():
             continue
         ids = np.flatnonzero(waiting & ready[blk.cta])

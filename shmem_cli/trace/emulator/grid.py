@@ -100,11 +100,12 @@ def batch_bytes(launch: Launch, ctas: int, *, local: bool, registers: int = 256)
 
 @dataclass(frozen=True)
 class Plan:
-    """The blocks of a launch that run, in batches."""
+    """The blocks of a launch that run, in batches of whole clusters (a cluster: the CTAs
+    of a thread-block cluster, one block without clusters)."""
 
     launch: Launch
     grid: bool  # every block of the grid (else only launch.block_idx)
-    per_batch: int  # blocks in each batch (the last may hold fewer)
+    per_batch: int  # clusters in each batch (the last may hold fewer)
 
     @property
     def blocks(self) -> int:
@@ -112,22 +113,42 @@ class Plan:
         gx, gy, gz = self.launch.grid
         return gx * gy * gz if self.grid else 1
 
+    @property
+    def clusters(self) -> int:
+        """Clusters of the grid (its blocks without clusters)."""
+        return self.blocks // self.launch.cluster_ctas if self.grid else 1
+
+    def ctas(self, cluster: int) -> list[tuple[int, int, int]]:
+        """The blocks of cluster ``cluster`` (launch order of clusters), in rank order."""
+        gx, gy, _ = self.launch.grid
+        cx, cy, cz = self.launch.cluster
+        nx, ny = gx // cx, gy // cy
+        kx, ky, kz = cluster % nx, (cluster // nx) % ny, cluster // (nx * ny)
+        return [
+            (kx * cx + x, ky * cy + y, kz * cz + z)
+            for z in range(cz)
+            for y in range(cy)
+            for x in range(cx)
+        ]
+
+    def _batch(self, clusters: Sequence[int]) -> Batch:
+        gx, gy, _ = self.launch.grid
+        ctas = tuple(c for k in clusters for c in self.ctas(k))
+        return Batch(ctas, tuple(x + gx * (y + gy * z) for x, y, z in ctas))
+
     def first(self) -> Batch:
-        """The block that runs first, alone: the grid's first, or ``launch.block_idx``."""
+        """What runs first, alone: the grid's first cluster, or ``launch.block_idx``."""
         if not self.grid:
             return Batch((self.launch.block_idx,), (0,))
-        return Batch(((0, 0, 0),), (0,))
+        return self._batch([0])
 
-    def rest(self, blocks: Sequence[int] | None = None) -> Iterator[Batch]:
-        """The other blocks, in batches: every one, or those of ``blocks`` (launch order)."""
+    def rest(self, clusters: Sequence[int] | None = None) -> Iterator[Batch]:
+        """The other clusters, in batches: every one, or those of ``clusters``."""
         if not self.grid:
             return
-        todo = range(1, self.blocks) if blocks is None else [k for k in blocks if k]
-        gx, gy, _ = self.launch.grid
+        todo = range(1, self.clusters) if clusters is None else [k for k in clusters if k]
         for start in range(0, len(todo), self.per_batch):
-            linear = tuple(todo[start : start + self.per_batch])
-            ctas = tuple((k % gx, (k // gx) % gy, k // (gx * gy)) for k in linear)
-            yield Batch(ctas, linear)
+            yield self._batch(todo[start : start + self.per_batch])
 
 
 def sample(blocks: int, count: int) -> tuple[int, ...]:
@@ -153,8 +174,9 @@ def plan(
     (a thread's state)."""
     most = BATCH_THREADS if batch_threads is None else batch_threads
     most_bytes = BATCH_BYTES if batch_bytes_most is None else batch_bytes_most
-    by_threads = max(1, most // max(1, launch.threads))
-    one = batch_bytes(launch, 1, local=local, registers=registers)
+    size = launch.cluster_ctas
+    by_threads = max(1, most // max(1, launch.threads * size))
+    one = batch_bytes(launch, size, local=local, registers=registers)
     by_bytes = max(1, most_bytes // max(1, one))
     return Plan(launch, grid, min(by_threads, by_bytes))
 
@@ -191,13 +213,16 @@ _PAIR_BASE = ("UTMALDG", "UTMASTG", "UTMAREDG")
 class Proof:
     """The blocks behave alike: what was checked, in words for the report."""
 
-    blocks: int  # the blocks the first stands for
+    blocks: int  # the blocks (clusters) the first stands for
     decisions: int  # guarded executions and shared requests checked
+    unit: str = "blocks"  # or "clusters"
 
     def text(self) -> str:
+        first = "block (0,0,0)" if self.unit == "blocks" else "the first cluster"
         return (
-            f"every block behaves alike: block (0,0,0) traced and its requests counted for "
-            f"each of the {self.blocks:,} blocks ({self.decisions:,} decisions checked: no "
+            f"every {self.unit[:-1]} behaves alike: {first} traced and its requests counted "
+            f"for each of the {self.blocks:,} {self.unit} ({self.decisions:,} decisions "
+            "checked: no "
             "guard, branch, loop, shared address, barrier, mbarrier, TMA destination or wgmma "
             "descriptor depends on the block index, on global memory or on a value the "
             "emulator could not compute)"
@@ -299,8 +324,9 @@ class Coverage:
 
     @property
     def weight(self) -> int:
-        """How many blocks each recorded request stands for."""
-        return self.blocks if self.mode == "alike" else 1
+        """How many blocks each recorded block stands for (alike: the first cluster's
+        blocks stand for every cluster's)."""
+        return self.blocks // max(1, self.run) if self.mode == "alike" else 1
 
 
 #: a whole grid runs where the first block's thread-instructions times its blocks fit this
@@ -309,10 +335,11 @@ WHOLE_SHARE = 8
 
 
 def sampled(
-    blocks: int, first: int, requests: int, budget: Budget
+    blocks: int, first: int, requests: int, budget: Budget, unit: str = "blocks"
 ) -> tuple[tuple[int, ...] | None, str | None]:
-    """The blocks to run when the whole grid would not fit the budget (estimated from the
-    first block's thread-instructions and requests), and why; (None, None) when it fits."""
+    """The blocks (clusters, where the launch has them: ``blocks`` counts those) to run when
+    the whole grid would not fit the budget (estimated from the first one's
+    thread-instructions and requests), and why; (None, None) when it fits."""
     ran = blocks * max(1, first)
     kept = blocks * requests * REQUEST_BYTES
     most_ran = budget.launch_instructions // WHOLE_SHARE
@@ -330,7 +357,7 @@ def sampled(
     if kept > most_kept:
         past.append(f"keep about {kept >> 20:,} MiB of requests (past {most_kept >> 20} MiB)")
     why = (
-        f"the whole grid would {' and '.join(past)}: {len(chosen):,} of its {blocks:,} blocks "
+        f"the whole grid would {' and '.join(past)}: {len(chosen):,} of its {blocks:,} {unit} "
         "traced, spread evenly over it (the first and the last included)"
     )
     return chosen, why

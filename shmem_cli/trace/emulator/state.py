@@ -27,6 +27,7 @@ Memory:
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -94,6 +95,7 @@ class Launch:
     # the names of those that were read (filled as the blocks run)
     unset_reads: set[str] = field(default_factory=set)
     warp_size: int = SM90.warp_size  # lanes of a warp: the architecture profile's
+    cluster: tuple[int, int, int] = (1, 1, 1)  # CTAs of a thread-block cluster per axis
 
     @property
     def threads(self) -> int:
@@ -112,7 +114,22 @@ class Launch:
             at = SM90.param_address_offset
             img[at : at + 8] = (PARAM_WINDOW + self.param_base).to_bytes(8, "little")
         img[self.param_base : self.param_base + len(self.params)] = self.params
+        if self.param_base < SM90.param_base:  # sm_80's parameters start at 0x160
+            return bytes(img)
+        flag, dims, inverse, count, ctas = SM90.cluster_bank
+        cx, cy, cz = self.cluster
+        img[flag : flag + 4] = struct.pack("<I", 1 if cx * cy * cz > 1 else 0)
+        img[dims : dims + 12] = struct.pack("<III", cx, cy, cz)
+        img[inverse : inverse + 12] = struct.pack("<fff", 1 / cx, 1 / cy, 1 / cz)
+        gx, gy, gz = self.grid
+        img[count : count + 12] = struct.pack("<III", gx // cx, gy // cy, gz // cz)
+        img[ctas : ctas + 4] = struct.pack("<I", cx * cy * cz)
         return bytes(img)
+
+    @property
+    def cluster_ctas(self) -> int:
+        """CTAs of one cluster."""
+        return self.cluster[0] * self.cluster[1] * self.cluster[2]
 
 
 class Block:
@@ -148,6 +165,20 @@ class Block:
         self.stride = stride  # threads of one CTA, padded to whole warps
         self.threads = t  # every thread of the batch, padding included
         self.cta_idx: I64 = np.array(cta_list, dtype=np.int64).reshape(nb, 3).T.copy()
+        # thread-block clusters: each CTA's rank in its cluster (SR_CgaCtaId), the batch's
+        # clusters (whole ones: grid.Plan) and, per cluster and rank, the batch's CTA
+        cx, cy, cz = launch.cluster
+        x, y, z = self.cta_idx
+        self.cta_rank: I64 = (x % cx) + (y % cy) * cx + (z % cz) * cx * cy
+        gx, gy, _ = launch.grid
+        key = (x // cx) + (gx // cx) * ((y // cy) + (gy // cy) * (z // cz))
+        _, self.cta_cluster = np.unique(key, return_inverse=True)
+        self.cta_cluster = self.cta_cluster.reshape(-1).astype(np.int64)
+        self.cluster_table: I64 = np.full(
+            (int(self.cta_cluster.max()) + 1, cx * cy * cz), -1, dtype=np.int64
+        )
+        self.cluster_table[self.cta_cluster, self.cta_rank] = np.arange(nb)
+        self.cluster_ctas = cx * cy * cz
         # R0.. up to the highest the code names (:func:`.grid.register_rows`), at most R255
         self.r: U32 = np.zeros((registers, t), dtype=np.uint32)
         self.tr: U8 = np.zeros((registers, t), dtype=np.uint8)

@@ -42,6 +42,7 @@ EIATTR_PARAM_CBANK = 0x0A
 EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
 EIATTR_KPARAM_INFO_V2 = 0x45
+EIATTR_CTA_PER_CLUSTER = 0x3D  # __cluster_dims__(x, y, z): three 32-bit sizes
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
 MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few dozen + params)
 
@@ -69,6 +70,8 @@ class Kernel:
     shared_section_bytes: int  # size of .nv.shared.<mangled> (0 without one)
     reserved_shared_bytes: int  # the part of it reserved for the driver (sm_90: 1 KiB)
     code_bytes: int
+    # __cluster_dims__ of the source (EIATTR_CTA_PER_CLUSTER), None without
+    cluster_dims: tuple[int, int, int] | None = None
 
     @property
     def static_shared_bytes(self) -> int:
@@ -221,10 +224,11 @@ def _attributes(body: bytes, path: str = "") -> Iterator[tuple[int, bytes]]:
 
 def _kernel_attributes(
     body: bytes, path: str = ""
-) -> tuple[list[KernelParam], int | None, int | None]:
+) -> tuple[list[KernelParam], int | None, int | None, tuple[int, int, int] | None]:
     params: list[KernelParam] = []
     base: int | None = None
     size: int | None = None
+    cluster: tuple[int, int, int] | None = None
     for attr, value in _attributes(body, path):
         if len(params) > MAX_PARAMS:
             raise ShmemError(
@@ -243,7 +247,11 @@ def _kernel_attributes(
             _symbol, base, size = struct.unpack_from("<IHH", value)
         elif attr == EIATTR_CBANK_PARAM_SIZE and size is None:
             (size,) = struct.unpack_from("<H", value)
-    return sorted(params, key=lambda p: p.ordinal), base, size
+        elif attr == EIATTR_CTA_PER_CLUSTER and len(value) >= 12:
+            dims = struct.unpack_from("<III", value)
+            if all(1 <= d <= 16 for d in dims):  # else not a cluster shape: ignored
+                cluster = (dims[0], dims[1], dims[2])
+    return sorted(params, key=lambda p: p.ordinal), base, size, cluster
 
 
 def arch_of(elf: _Elf) -> CubinArch:
@@ -280,7 +288,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     for name, shndx in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
-        params, base, size = _kernel_attributes(body, str(path))
+        params, base, size, cluster = _kernel_attributes(body, str(path))
         shared = elf.by_name.get(f".nv.shared.{name}")
         text = elf.sections[shndx] if shndx < len(elf.sections) else None
         full = demangled.get(name) or name
@@ -295,6 +303,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
                 shared_section_bytes=shared.size if shared else 0,
                 reserved_shared_bytes=reserved if shared else 0,
                 code_bytes=text.size if text else 0,
+                cluster_dims=cluster,
             )
         )
     target = arch_of(elf)

@@ -188,6 +188,8 @@ class LaunchPlan:
     #: the whole parameter block from ``--params @FILE`` (the ``--arg``\ s written over it)
     param_image: bytes | None = None
     param_source: str | None = None
+    #: the thread-block cluster: --cluster, else the kernel's __cluster_dims__, else 1x1x1
+    cluster: tuple[int, int, int] = (1, 1, 1)
 
     def param_bytes(self, memory: BufferSink) -> bytes:
         """The parameter block, with every buffer added to ``memory`` and its address stored."""
@@ -254,6 +256,35 @@ def resolve_key(key: str, params: Sequence[Param]) -> Param:
     )
 
 
+#: the most CTAs of a cluster (16 with the non-portable attribute; 8 portable)
+MAX_CLUSTER_CTAS = 16
+
+
+def launch_cluster(
+    kernel: Kernel, grid: tuple[int, int, int], given: tuple[int, int, int] | None
+) -> tuple[int, int, int]:
+    """The launch's cluster: ``given`` (``--cluster``), else the kernel's __cluster_dims__,
+    else 1x1x1; checked as the driver checks it (a size the grid divides into, at most
+    :data:`MAX_CLUSTER_CTAS` CTAs, the kernel's own when it declares one)."""
+    declared = kernel.cluster_dims
+    if given is not None:
+        check_dims(given, "--cluster", limit=MAX_CLUSTER_CTAS)
+        if declared is not None and tuple(given) != declared:
+            raise LaunchError(
+                f"--cluster {','.join(map(str, given))}: the kernel declares "
+                f"__cluster_dims__({', '.join(map(str, declared))}), and CUDA launches it with "
+                "that cluster only: leave --cluster out"
+            )
+    shape = given or declared or (1, 1, 1)
+    for axis, g, c in zip("xyz", grid, shape, strict=True):
+        if g % c:
+            raise LaunchError(
+                f"the grid's {axis} ({g:,}) is not a multiple of the cluster's ({c}): CUDA "
+                "launches whole clusters only"
+            )
+    return (shape[0], shape[1], shape[2])
+
+
 def plan_launch(
     kernel: Kernel,
     params: Sequence[Param],
@@ -265,6 +296,7 @@ def plan_launch(
     buffer_size: int = DEFAULT_BUFFER_BYTES,
     buffer_sizes: Mapping[int, int] | None = None,
     params_file: str | None = None,
+    cluster: tuple[int, int, int] | None = None,
 ) -> LaunchPlan:
     """The launch ``--arg`` texts and sizes describe, checked against the kernel.
 
@@ -286,6 +318,7 @@ def plan_launch(
     )
     check_dims(block, "--block", limit=MAX_BLOCK_THREADS)
     check_dims(grid, "--grid", limit=MAX_GRID_BLOCKS)
+    shape = launch_cluster(kernel, grid, cluster)
     if dynamic_smem < 0:
         raise LaunchError("--dynamic-smem must not be negative")
     shared = kernel.shared_section_bytes + dynamic_smem
@@ -346,6 +379,7 @@ def plan_launch(
             arguments.append(Argument(p, value_bytes(text, p), text, True))
     _check_global(buffers, maps)
     return LaunchPlan(
+        cluster=shape,
         kernel=kernel,
         block=block,
         grid=grid,

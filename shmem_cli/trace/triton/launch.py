@@ -42,6 +42,8 @@ class TritonLaunch:
     dynamic_smem: int
     args: tuple[str, ...]  # the user's, completed with the hidden pointers
     buffer_sizes: dict[int, int]  # ordinal -> bytes, for scratch buffers
+    # the thread-block cluster (the entry's cluster_dims), None without one
+    cluster: tuple[int, int, int] | None = None
 
 
 def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
@@ -137,6 +139,7 @@ def triton_launch(
         dynamic_smem=entry.shared if dynamic_smem is None else dynamic_smem,
         args=tuple(given),
         buffer_sizes=sizes,
+        cluster=cluster if cluster != (1, 1, 1) else None,
     )
 
 

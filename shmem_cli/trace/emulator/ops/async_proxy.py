@@ -233,15 +233,30 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
                 _count(b, index, one)
                 b.mbarriers.complete_tx(bar, None, b.sched)
                 continue
-            if mcast is not None and isinstance(mcast, Reg):
-                pass  # one CTA per trace: the copy lands in this CTA (clusters: see docs)
-            nbytes = tma.load(b, tm, dst, coords, ins, int(b.shared_base(t)))
+            own, nbytes = int(b.shared_base(t)), 0
+            for base in _destinations(b, t, mcast):
+                # each destination CTA gets the box at the same window offset, and its
+                # mbarrier at the same offset as the issuing CTA's completes the bytes
+                nbytes = tma.load(b, tm, dst, coords, ins, base)
+                b.mbarriers.complete_tx(bar - own + base, nbytes, b.sched)
             b.rec.fill(ins, dst, tm.box_bytes, tm.swizzle)
-            b.mbarriers.complete_tx(bar, nbytes, b.sched)
             said = f"TMA load of {nbytes:,} B into shared 0x{dst:x}: {describe(tm)}"
             _copied(b, index, ins, t, said)
 
     return step
+
+
+def _destinations(b: Block, t: int, mcast: Any) -> list[int]:
+    """Where a TMA load of thread ``t`` lands: its CTA's window, or with ``.multicast``
+    (``mcast``: the uniform register whose upper half is the 16-bit CTA mask: nvcc moves
+    ``ctaMask`` there with ``UPRMT UR4, URZ, 0x5410, UR4``) the window of each CTA of the
+    cluster whose rank the mask names (their offsets in the batch's shared memory)."""
+    if not isinstance(mcast, Reg) or b.cluster_ctas == 1:
+        return [int(b.shared_base(t))]
+    mask = (_ur(b, np.array([t], dtype=np.intp), mcast.index) >> 16) & 0xFFFF
+    cluster = b.cta_cluster[b.cta[t]]
+    ranks = [r for r in range(b.cluster_ctas) if mask >> r & 1]
+    return [int(b.cluster_table[cluster, r]) * b.smem_stride for r in ranks]
 
 
 @op("UTMASTG", "UTMAREDG")

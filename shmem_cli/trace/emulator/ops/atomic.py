@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Mem, Operand, Reg
+from ....cuda.sass_operands import Operand, Reg
 from ....hardware import ops as ops_vocabulary
 from ....hardware.arch import SM90
 from ..access_kind import access_width, atomic_op, shared_form, shared_op_of
@@ -41,9 +41,12 @@ from .memory import (
     check_align,
     gather_taint,
     or_all,
+    record_remote,
     record_shared,
     scatter_taint,
     shared_offsets,
+    wide_address,
+    window_offsets,
 )
 
 _U = np.uint32
@@ -90,17 +93,6 @@ def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits
         "CAST": lambda: val if old == cmp else old,
     }
     return table[opname]() & mask
-
-
-def _wide_address(mem: Operand, ins: Instruction) -> Operand:
-    """A generic ``ATOM.E`` or global ``ATOMG.E`` names a 64-bit address pair as ``[R4]``
-    (nvdisasm writes ``.64`` for LDG/STG/REDG addresses, not for these)."""
-    extended = ins.opcode in ("ATOM", "ATOMG") and "E" in ins.mods
-    if extended and isinstance(mem, Mem) and mem.reg is not None and "64" not in mem.reg.sel:
-        reg = mem.reg
-        wide = Reg(reg.kind, reg.index, sel=(*reg.sel, "64"))
-        return Mem(wide, mem.ureg, mem.offset, mem.desc)
-    return mem
 
 
 def served(ids: Any, off: Any, width: int, warp_size: int) -> Any:
@@ -152,7 +144,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         dest = ops.pop(0)
         if isinstance(dest, Reg) and dest.kind == "P":
             wpred, dest = dest, ops.pop(0)
-    mem = _wide_address(ops.pop(0), ins)
+    mem = wide_address(ops.pop(0), ins)
     srcs = ops
     width, _ = access_width(ins)
     if "F16x2" in ins.mods:
@@ -186,14 +178,14 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         check_align(a, width, ins)
         vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
         tv = or_all([r(b, ix)[1] for r in readers])
-        if shared or in_window.all() and generic:
+        if shared:
             off = shared_offsets(b, a, width, ins)
-            if shared:
-                record_shared(b, index, ins, kind, ix, off, ta)
-            else:
-                warps = len(np.unique(b.ids(ix) // b.warp_size))
-                b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
+            record_shared(b, index, ins, kind, ix, off, ta)
             off = off + b.shared_base(ix)
+            data, taint = b.smem, b.tsmem
+        elif in_window.all() and generic:  # listed: generic atomics on shared memory
+            _, off, _ = window_offsets(b, b.ids(ix), a, width, ins)
+            record_remote(b, index, b.ids(ix))
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")

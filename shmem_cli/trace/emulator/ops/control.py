@@ -40,8 +40,6 @@ def _noop(b: Block, ix: Idx) -> None:
     "LDGDEPBAR",
     "CGAERRBAR",
     "PMTRIG",
-    "UCGABAR_ARV",
-    "UCGABAR_WAIT",
     "BREAK",
 )
 def _nothing(ins: Instruction, ctx: Context) -> Step:
@@ -169,6 +167,42 @@ def _bar(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
+#: the barrier id the cluster barrier is kept under (named barriers are 0..15)
+CLUSTER_BARRIER = 1 << 20
+
+
+@op("UCGABAR_ARV")
+def _cluster_arrive(ins: Instruction, ctx: Context) -> Step:
+    """``barrier.cluster.arrive``: the threads arrive at their cluster's barrier."""
+
+    def step(b: Block, ix: Idx) -> None:
+        bar = b.barriers.get(CLUSTER_BARRIER)
+        if bar is None:
+            bar = b.barriers[CLUSTER_BARRIER] = new_barrier(CLUSTER_BARRIER, b.ctas)
+            bar["cluster"] = True
+        bar["arrived"] += _per_cta(b, b.ids(ix))
+        bar["at"] = ins
+
+    return step
+
+
+@op("UCGABAR_WAIT", moves=True)
+def _cluster_wait(ins: Instruction, ctx: Context) -> Step:
+    """``barrier.cluster.wait``: the threads wait until every live thread of every CTA of
+    their cluster has arrived (released by the scheduler, as BAR.SYNC)."""
+    index = ctx.position(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        if CLUSTER_BARRIER not in b.barriers:
+            raise TraceError("barrier.cluster.wait before any thread arrived", ins)
+        b.waiting[ids] = CLUSTER_BARRIER
+        b.resume[ids] = index + 1
+        b.sched[ids] = BLOCKED
+
+    return step
+
+
 def new_barrier(bar_id: int, ctas: int) -> dict[str, Any]:
     """A named barrier's state, per CTA of the batch: threads arrived, and for BAR.RED the
     threads whose predicate was true and false (and the reduction)."""
@@ -223,7 +257,10 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
         return lane.astype(np.uint32), 0
     if name == "SR_SWINHI":
         return np.full(len(ids), SHARED_WINDOW_HI, dtype=np.uint32), 0
-    if name in ("SR_CgaCtaId", "SRZ"):
+    if name == "SR_CgaCtaId":  # the CTA's rank in its cluster: the same ranks in every
+        # cluster, and a grid's first cluster runs whole (grid.Watch): no taint
+        return b.cta_rank[b.cta[ids]].astype(np.uint32), 0
+    if name == "SRZ":
         return np.zeros(len(ids), dtype=np.uint32), 0
     one = np.uint32(1)
     masks: dict[str, Callable[[], Any]] = {

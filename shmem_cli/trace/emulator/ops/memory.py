@@ -63,6 +63,18 @@ def address(mem: Operand, ins: Instruction) -> Any:
     return rd
 
 
+def wide_address(mem: Operand, ins: Instruction) -> Operand:
+    """A generic ``ATOM.E``, ``LD.E``, ``ST.E`` or a global ``ATOMG.E`` names a 64-bit address
+    pair as ``[R4]`` (nvdisasm writes ``.64`` for LDG/STG/REDG addresses, not for these:
+    ``LD.E R9, [R2]`` of a distributed shared memory load reads R2:R3)."""
+    extended = ins.opcode in ("ATOM", "ATOMG", "LD", "ST") and "E" in ins.mods
+    if extended and isinstance(mem, Mem) and mem.reg is not None and "64" not in mem.reg.sel:
+        reg = mem.reg
+        wide = Reg(reg.kind, reg.index, sel=(*reg.sel, "64"))
+        return Mem(wide, mem.ureg, mem.offset, mem.desc)
+    return mem
+
+
 def _generic_shared(addr: Any, ins: Instruction) -> Any:
     """Lanes of a generic (LD/ST) access that fall in the shared window, or None if none."""
     if ins.opcode not in ("LD", "ST"):
@@ -78,6 +90,8 @@ def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction) -> Any:
     """Window addresses (offsets in the CTA's shared memory) of shared addresses, checked;
     ``+ b.shared_base(ix)`` places them in the batch's :attr:`~.state.Block.smem`."""
     a = addr & 0xFFFFFFFF
+    if b.cluster_ctas > 1:  # bits 24-31 hold the CTA's rank in its cluster (window_offsets)
+        a = a & 0xFFFFFF
     size = b.smem_size
     if a.size and (int(a.max()) + width > size):
         bad = int(a[a + width > size][0])
@@ -88,6 +102,36 @@ def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction) -> Any:
             ins,
         )
     return a
+
+
+def window_offsets(b: Block, ids: Any, addr: Any, width: int, ins: Instruction) -> Any:
+    """(window offsets, offsets in the batch's :attr:`~.state.Block.smem`, remote lanes or
+    None) of the shared-window addresses ``addr`` of the threads ``ids``. In a cluster
+    launch bits 24-31 of a window address name a CTA of the cluster by its rank (what
+    ``mapa`` writes): a lane naming another CTA than its own reaches that CTA's shared
+    memory (distributed shared memory), a remote lane."""
+    a32 = addr & 0xFFFFFFFF
+    off = shared_offsets(b, a32, width, ins)
+    if b.cluster_ctas == 1:
+        return off, off + b.shared_base(ids), None
+    rank = a32 >> 24
+    if rank.size and int(rank.max()) >= b.cluster_ctas:
+        bad = int(a32[rank >= b.cluster_ctas][0])
+        raise TraceError(
+            f"shared::cluster address 0x{bad:x} names CTA rank {bad >> 24}; the cluster has "
+            f"{b.cluster_ctas} CTAs",
+            ins,
+        )
+    own = b.cta[ids]
+    target = b.cluster_table[b.cta_cluster[own], rank]
+    return off, off + target * b.smem_stride, target != own
+
+
+def record_remote(b: Block, index: int, ids: Any) -> None:
+    """Warps whose lanes reached another CTA's shared memory: listed (not modelled)."""
+    if len(ids):
+        warps = len(np.unique(ids // b.warp_size))
+        b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
 
 
 def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) -> Any:
@@ -175,6 +219,27 @@ def record_shared(
     b.rec.record(ctx_index, ins, kind, tids, a, t, b.warp_ids, src, copies)
 
 
+def _record_window(
+    b: Block,
+    index: int,
+    ins: Instruction,
+    kind: AccessKind,
+    ids: Any,
+    off: Any,
+    ta: Any,
+    remote: Any,
+) -> None:
+    """Record a generic access's shared lanes: its own CTA's as requests, remote ones
+    listed."""
+    if remote is None or not remote.any():
+        record_shared(b, index, ins, kind, ids, off, ta)
+        return
+    here = ~remote
+    if here.any():
+        record_shared(b, index, ins, kind, ids[here], off[here], ta[here])
+    record_remote(b, index, ids[remote])
+
+
 # --- loads and stores ---------------------------------------------------------------------
 
 
@@ -186,7 +251,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
     width, signed = access_width(ins)
     words = max(1, width // 4)
     w = write_regs(ops[0], words, ins)
-    ra = address(ops[1], ins)
+    ra = address(wide_address(ops[1], ins), ins)
     space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
     index = ctx.position(ins)
     kind = shared_op_of(ins) or shared_form("LDS", width)
@@ -214,9 +279,8 @@ def _load(ins: Instruction, ctx: Context) -> Step:
                 t = np.asarray(ta, dtype=np.uint8) | mem.read_taint(off, width)
             else:  # a generic pointer into the shared window: those lanes read shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
-                off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
-                record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
-                at = off + b.shared_base(ids[sh])
+                off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
+                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote)
                 vals = np.zeros((words, len(a)), dtype=np.uint32)
                 t = ta.copy()
                 vals[:, sh] = gather(b.smem, at, width, signed)
@@ -237,7 +301,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
         raise unsupported(ins)
     width, _ = access_width(ins)
     words = max(1, width // 4)
-    ra = address(ops[0], ins)
+    ra = address(wide_address(ops[0], ins), ins)
     rv = read_regs(ops[1], words, ins)
     space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
     index = ctx.position(ins)
@@ -267,9 +331,8 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                 scatter(mem.data, off, width, vals)
             else:  # a generic pointer into the shared window: those lanes write shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
-                off = shared_offsets(b, a[sh] & 0xFFFFFFFF, width, ins)
-                record_shared(b, index, ins, kind, ids[sh], off, ta[sh])
-                at = off + b.shared_base(ids[sh])
+                off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
+                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote)
                 vals = np.asarray(vals)
                 scatter(b.smem, at, width, vals[:, sh])
                 tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)

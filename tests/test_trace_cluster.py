@@ -1,0 +1,151 @@
+"""Thread-block clusters (issue 29): ``--cluster`` and ``__cluster_dims__``, every CTA of a
+cluster traced together, distributed shared memory (``mapa`` and shared::cluster loads,
+stores and atomics), cluster barriers and TMA multicast into each destination CTA.
+
+The kernels are the project's own: tests/data/trace/hopper/kernels/cluster.cu (measured on
+the H200: its outputs are compared byte for byte) and tests/data/trace/cluster/kernels/dsm.cu,
+whose expected values are computed here from the kernels' own arithmetic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
+from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
+from shmem_cli.trace.result import KernelTrace
+from shmem_cli.trace.tracer import find_function, trace_kernel
+
+from . import hopper_lab as lab
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .test_trace_measured import cubin
+
+DSM = TRACE_DATA / "cluster" / "dsm.sm_90a.cubin"
+N = 2048  # the dsm_* kernels' shared array, elements
+
+
+def run_dsm(
+    kernel: str, args: tuple[str, ...], *, block: int = 128, grid: int = 4,
+    cluster: tuple[int, int, int] | None = (2, 1, 1),
+) -> tuple[KernelTrace, np.ndarray]:  # fmt: skip
+    """Trace a kernel of dsm.cu; (the trace, its first buffer after the run, as uint32)."""
+    info, disassembly = cubin(DSM)
+    k = find_kernel(info, kernel)
+    plan = plan_launch(
+        k, kernel_params(k, None), block=(block, 1, 1), grid=(grid, 1, 1), args=args,
+        cluster=cluster,
+    )  # fmt: skip
+    memory = GlobalMemory()
+    kt = trace_kernel(find_function(disassembly, k, info.path), k, info.arch, plan, memory=memory)
+    out = np.frombuffer(memory.read(plan.buffers[0].param.name or "param0"), dtype=np.uint32)
+    return kt, out
+
+
+def test_cluster_dims_are_read_from_the_cubin() -> None:
+    info = read_cubin(DSM, use_tools=False)
+    assert find_kernel(info, "cg_map").cluster_dims == (2, 1, 1)
+    assert find_kernel(info, "dsm_ld32").cluster_dims is None
+
+
+def test_a_cluster_is_checked_as_the_driver_checks_it() -> None:
+    info = read_cubin(DSM, use_tools=False)
+    k = find_kernel(info, "dsm_ld32")
+    with pytest.raises(
+        ShmemError, match=r"grid's x \(3\) is not a multiple of the cluster's \(2\)"
+    ):
+        plan_launch(k, kernel_params(k, None), block=(128, 1, 1), grid=(3, 1, 1), cluster=(2, 1, 1))
+    declared = find_kernel(info, "cg_map")
+    with pytest.raises(ShmemError, match=r"declares __cluster_dims__\(2, 1, 1\)"):
+        plan_launch(declared, kernel_params(declared, None), block=(256, 1, 1), grid=(4, 1, 1),
+                    cluster=(4, 1, 1))  # fmt: skip
+    plan = plan_launch(declared, kernel_params(declared, None), block=(256, 1, 1), grid=(4, 1, 1))
+    assert plan.cluster == (2, 1, 1)
+
+
+@needs_nvdisasm
+def test_dsmem_kernel_as_measured_on_the_h200() -> None:
+    """cluster.cu's cluster_dsmem: every value the GPU wrote, and its local ld/st counters;
+    the remote LD.E/ST.E (Nsight's dshared ld/st: 32 each) are listed."""
+    kt, out = lab.run("cluster_dsmem")
+    assert out[0] == lab.gpu_output("cluster_dsmem", 0)
+    measured = lab.measured()["cluster_dsmem"]["per_op"]
+    assert lab.per_op(kt)["load"] == (measured["ld"]["requests"], measured["ld"]["wavefronts"])
+    assert lab.per_op(kt)["store"] == (measured["st"]["requests"], measured["st"]["wavefronts"])
+    remote = {n.sass.split()[0]: n.executions for n in kt.not_modelled}
+    assert remote == {"LD.E": measured["dshared"]["ld"], "ST.E": measured["dshared"]["st"]}
+
+
+@needs_nvdisasm
+def test_tma_multicast_lands_in_every_cta_of_the_cluster() -> None:
+    kt, out = lab.run("cluster_multicast")
+    assert out[1] == lab.gpu_output("cluster_multicast", 1)
+    measured = lab.measured()["cluster_multicast"]["per_op"]
+    assert lab.per_op(kt)["tma"][0] == measured["tma"]["ld"] == 1  # one copy, two CTAs filled
+    assert lab.per_op(kt)["load"] == (measured["ld"]["requests"], measured["ld"]["wavefronts"])
+
+
+@needs_nvdisasm
+def test_map_shared_rank_reads_the_peer_cta() -> None:
+    """cooperative_groups' map_shared_rank (a generic pointer into the other CTA): lane t
+    of the CTA of rank r reads element (t * 33) % 256 of rank r ^ 1, which holds
+    (r ^ 1) * 1000 + that index."""
+    kt, out = run_dsm("cg_map", (), block=256, grid=4, cluster=None)
+    t = np.arange(256)
+    for b in range(4):
+        peer = (b % 2) ^ 1
+        assert (out[b * 256 : b * 256 + 256] == peer * 1000 + (t * 33) % 256).all()
+    assert kt.launch.coverage is not None and kt.launch.coverage.mode == "whole"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_remote_loads_read_the_cta_hop_ranks_on(cluster: int) -> None:
+    _, out = run_dsm("dsm_ld32", ("1=1", "2=1"), grid=2 * cluster, cluster=(cluster, 1, 1))
+    t = np.arange(128)
+    for b in range(2 * cluster):
+        peer = (b % cluster + 1) % cluster
+        assert (out[b * 128 : b * 128 + 128] == peer * 100000 + t).all()
+
+
+@needs_nvdisasm
+def test_the_cluster_barrier_orders_remote_stores_before_reads() -> None:
+    """dsm_st32: each lane stores t + 7 into the next CTA's s[t], the cluster syncs, and each
+    CTA reads its own s[t]: only the peer's stores, made before the barrier, are there."""
+    _, out = run_dsm("dsm_st32", ("1=1", "2=1"))
+    assert (out[:512].reshape(4, 128) == np.arange(128) + 7).all()
+
+
+@needs_nvdisasm
+def test_remote_reductions_land_in_the_peer_cta() -> None:
+    """dsm_red32 with stride 0: the 128 lanes of each CTA add 1 to s[0] of the next CTA."""
+    _, out = run_dsm("dsm_red32", ("1=0", "2=1"))
+    rows = out[:512].reshape(4, 128)
+    for b in range(4):
+        r = b % 2
+        assert rows[b, 0] == r * 100000 + 128
+        assert (rows[b, 1:] == r * 100000 + np.arange(1, 128)).all()
+
+
+@needs_nvdisasm
+def test_cluster_option_on_the_command_line(tmp_path: Path) -> None:
+    from .hostile import shmem
+
+    zeros = tmp_path / "z.bin"
+    zeros.write_bytes(bytes(4 * 128 * 4))
+    ran = shmem(
+        "trace", str(DSM), "-k", "dsm_ld32", "-b", "128", "-g", "4", "--cluster", "2",
+        "-a", f"0=@{zeros}", "-a", "stride=1", "-a", "hop=1",
+    )  # fmt: skip
+    assert ran.code == 0, ran.text
+    assert "LD.E R5, [R2]" in ran.text  # the remote load, listed
+    alike = shmem("trace", str(DSM), "-k", "cg_map", "-b", "256", "-g", "4", "-a", f"0=@{zeros}")
+    assert alike.code == 0, alike.text
+    assert "every cluster behaves alike: the first cluster traced" in alike.text
+    assert "each of the 2 clusters" in alike.text
+    bad = shmem("trace", str(DSM), "-k", "dsm_ld32", "-b", "128", "-g", "4", "--cluster", "32")
+    assert bad.code == 2 and "--cluster 32 is 32 in all; the most is 16" in bad.text
