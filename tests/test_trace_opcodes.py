@@ -63,6 +63,33 @@ def test_the_opcode_kernels_compute_what_the_h200_computed(launch_id: str) -> No
 
 
 @needs_nvdisasm
+def test_add_then_minimum_or_maximum_against_numpy() -> None:
+    """VIADDMNMX (``__viaddmin_s32`` and friends, and a causal mask's ``min(row + k, n)``):
+    the wrapping 32-bit sum, then a minimum or maximum, signed or unsigned, with .RELU;
+    the expected values are the intrinsics' definitions written out in NumPy."""
+    _, out = lab.run("add_min_max", OPCODES)
+    got = np.frombuffer(out[0], dtype=np.int32)[: 7 * 32].reshape(7, 32)
+    data = np.fromfile(OPCODES / "inputs" / "amm.bin", dtype=np.int32)
+    a, c = data[:32].astype(np.int64), data[32:].astype(np.int64)
+
+    def wrap(x: np.ndarray) -> np.ndarray:  # to int32, as the register holds it
+        return ((x + 2**31) % 2**32 - 2**31).astype(np.int64)
+
+    s = wrap(a + 5)
+    us, uc = s % 2**32, c % 2**32
+    want = [
+        np.minimum(s, c),
+        np.maximum(s, c),
+        wrap(np.minimum(us, uc)),
+        wrap(np.maximum(us, uc)),
+        np.maximum(np.maximum(s, c), 0),
+        np.maximum(np.minimum(s, c), 0),
+        np.minimum(wrap(a + 8), c),
+    ]
+    assert got.tolist() == [w.tolist() for w in want]
+
+
+@needs_nvdisasm
 def test_a_breakpoint_stops_the_trace_where_it_stands() -> None:
     """``__brkpt()`` compiles to BPT.TRAP: the GPU stops the kernel there, the trace with a
     located error."""

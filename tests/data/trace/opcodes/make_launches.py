@@ -33,6 +33,9 @@ ints[[0, 1, 2, 3, 4, 5]] = [127, 128, -128, -129, 65535, 65536]
 tensor = (np.arange(64 * 64, dtype=np.uint32) * 2654435761).astype(np.uint32)
 gints = rng.integers(-1000, 1000, 1024).astype(np.int32)
 acc = rng.integers(-1000, 1000, 64 * 64).astype(np.int32)
+amm = rng.integers(-300, 300, 64).astype(np.int32)  # a: 0..31, c: 32..63
+amm[[0, 1, 2, 3]] = [2**31 - 1, 2**31 - 3, -(2**31), -5]  # the add wraps; negative as unsigned
+amm[[32, 33, 34, 35]] = [7, -(2**31), 2**31 - 1, 3]
 
 
 def tmap(buffer: dict[str, object]) -> dict[str, object]:
@@ -66,6 +69,8 @@ launches = [
             {"int": 0x30000000}], [1]),
     launch("async_more", "ops90a.sm_90a.cubin", "async_more", 128,
            [tmap(save("acc", acc)), {"zeros": 4096}, save("gints", gints)], [0, 1]),
+    launch("add_min_max", "ops90.sm_90.cubin", "add_min_max", 32,
+           [{"zeros": 1024}, save("amm", amm), {"int": 5}], [0]),
 ]  # fmt: skip
 # the float threshold is passed as its bits: 0.5f
 launches[0]["args"][3] = {"int": int(np.float32(0.5).view(np.int32))}

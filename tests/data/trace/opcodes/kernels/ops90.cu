@@ -54,3 +54,17 @@ extern "C" __global__ void fences(int *out, int n) {
   if (n == 7) __brkpt();
   out[threadIdx.x] = n + (int)threadIdx.x;
 }
+
+// VIADDMNMX: an add then a minimum or maximum in one instruction (sm_90), signed and
+// unsigned, with .RELU, as a causal mask's column limit computes min(row + k, n)
+extern "C" __global__ void add_min_max(int *out, const int *in, int k) {
+  int t = threadIdx.x, a = in[t], c = in[t + 32];
+  unsigned ua = (unsigned)a, uc = (unsigned)c;
+  out[t] = __viaddmin_s32(a, k, c);
+  out[t + 32] = __viaddmax_s32(a, k, c);
+  out[t + 64] = (int)__viaddmin_u32(ua, (unsigned)k, uc);
+  out[t + 96] = (int)__viaddmax_u32(ua, (unsigned)k, uc);
+  out[t + 128] = __viaddmax_s32_relu(a, k, c);
+  out[t + 160] = __viaddmin_s32_relu(a, k, c);
+  out[t + 192] = min(a + 8, c);  // what the compiler itself fuses
+}
