@@ -22,7 +22,7 @@ from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
 from .test_trace_measured import cubin
 
 DSM = TRACE_DATA / "cluster" / "dsm.sm_90a.cubin"
@@ -149,3 +149,70 @@ def test_cluster_option_on_the_command_line(tmp_path: Path) -> None:
     assert "each of the 2 clusters" in alike.text
     bad = shmem("trace", str(DSM), "-k", "dsm_ld32", "-b", "128", "-g", "4", "--cluster", "32")
     assert bad.code == 2 and "--cluster 32 is 32 in all; the most is 16" in bad.text
+
+
+HINTED_CU = r"""
+#include <cstdint>
+__device__ unsigned sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__global__ void __cluster_dims__(2, 1, 1)
+hinted(const __grid_constant__ CUtensorMap tm, unsigned *out) {
+  __shared__ __align__(1024) unsigned t[64 * 32];
+  __shared__ __align__(8) uint64_t bar;
+  unsigned b = sa(&bar), r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 ::"r"(b), "r"(8192) : "memory");
+  }
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+  if (threadIdx.x == 0 && r == 0) {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;"
+        ::"r"(sa(t)), "l"(&tm), "r"(0), "r"(0), "r"(b), "h"((unsigned short)3), "l"(policy)
+        : "memory");
+  }
+  asm volatile(
+      "{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra W; }"
+      ::"r"(b), "r"(0) : "memory");
+  for (int i = threadIdx.x; i < 64 * 32; i += blockDim.x) out[blockIdx.x * 2048 + i] = t[i] + r;
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+@needs_nvcc
+def test_a_multicast_with_a_cache_hint_lands_in_every_cta(tmp_path: Path) -> None:
+    """CUTLASS's multicast loads carry an L2 cache hint: ``UTMALDG.3D.MULTICAST [UR8],
+    [UR16], UR18, desc[UR6]``; the CTA mask is the register before the hint."""
+    import subprocess
+
+    from shmem_cli.cuda import toolchain
+
+    src = tmp_path / "hinted.cu"
+    src.write_text("#include <cuda.h>\n" + HINTED_CU)
+    out = tmp_path / "hinted.cubin"
+    nvcc = toolchain.which("nvcc")
+    assert nvcc is not None
+    subprocess.run(
+        [nvcc, "-cubin", "-arch=sm_90a", "-o", str(out), str(src)], check=True, capture_output=True
+    )
+    tensor = (np.arange(64 * 32, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    data = tmp_path / "tensor.bin"
+    data.write_bytes(tensor.tobytes())
+    info, disassembly = cubin(out)
+    k = find_kernel(info, "hinted")
+    assert "MULTICAST" in disassembly and "desc[" in disassembly
+    plan = plan_launch(
+        k, kernel_params(k, None), block=(128, 1, 1), grid=(2, 1, 1),
+        args=(f"0=tensormap:dtype=u32,dims=32x64,box=32x64,data=@{data}",),
+    )  # fmt: skip
+    memory = GlobalMemory()
+    trace_kernel(find_function(disassembly, k, info.path), k, info.arch, plan, memory=memory)
+    got = np.frombuffer(memory.read(plan.buffers[0].param.name or "param1"), dtype=np.uint32)
+    assert got[:2048].tolist() == tensor.tolist()
+    assert got[2048:4096].tolist() == (tensor + 1).tolist()

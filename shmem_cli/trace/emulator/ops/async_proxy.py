@@ -219,7 +219,13 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
     rank = tma.rank_of(ins)
     a = _mem_ureg(ins.operands[0], ins)
     m = _mem_ureg(ins.operands[1], ins)
-    mcast = ins.operands[-1] if "MULTICAST" in ins.mods else None
+    # the CTA mask's register follows the two addresses; a cache hint (``desc[URx]``, as
+    # CUTLASS's loads carry) may come after it
+    mcast = (
+        next((o for o in ins.operands[2:] if isinstance(o, Reg)), None)
+        if "MULTICAST" in ins.mods
+        else None
+    )
     index = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
