@@ -261,7 +261,11 @@ COLUMN = TRACE_DATA / "column_read.sm_90.cubin"
         (dict(block=32, arch=90), "trace(): arch must be a str or None, got an int (90)"),
         (dict(block=32, arch="90"), "arch must be an architecture such as 'sm_90'"),
         (dict(block=32, time_limit=float("nan")), "time_limit must be a positive number"),
-        (dict(block=32, max_instructions=0), "max_instructions must be an integer at least 1"),
+        (dict(block=32, max_instructions=0), "max_instructions must be an integer between 1 and"),
+        # the command line's bounds: 2^40 per thread, 2^50 a launch, 86,400 s
+        (dict(block=32, max_instructions=2**70), "between 1 and 1,099,511,627,776, got an int"),
+        (dict(block=32, max_launch_instructions=2**51), "between 1 and 1,125,899,906,842,624"),
+        (dict(block=32, time_limit=1e9), "time_limit must be a positive number of seconds between"),
     ],
 )
 def test_the_trace_api_names_a_wrong_argument(call: dict[str, Any], message: str) -> None:
@@ -270,6 +274,14 @@ def test_the_trace_api_names_a_wrong_argument(call: dict[str, Any], message: str
         shmem_cli.trace(**kwargs)
     assert message in err.value.message, err.value.message
     assert len(err.value.message) < 300
+
+
+def test_numpy_integers_are_integers() -> None:
+    result = shmem_cli.trace(COLUMN, block=np.int64(32), grid=(np.int32(2),))
+    assert result.kernel.launch.block == (32, 1, 1)
+    assert result.kernel.launch.grid == (2, 1, 1)
+    with pytest.raises(ShmemError, match="block must be a positive integer"):
+        shmem_cli.trace(COLUMN, block=np.bool_(True))
 
 
 def test_a_huge_array_argument_is_refused_before_it_is_copied() -> None:

@@ -128,3 +128,28 @@ def test_a_trace_never_writes_over_its_params_or_a_constant(tmp_path: Path) -> N
     base = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")
     refused_over(block, *base, "--params", f"@{block}", "-o", str(block))
     refused_over(block, *base, "--const", f"tab=@{block}", "--svg", str(block))
+
+
+def test_two_outputs_never_share_a_file(tmp_path: Path) -> None:
+    """``--svg X --html X`` (or ``-o`` and a picture, by a link or another spelling) would
+    write the second over the first: refused before any work, nothing written."""
+    base = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")
+    same = tmp_path / "same.out"
+    (tmp_path / "link.out").symlink_to(same)
+    (tmp_path / "sub").mkdir()
+    for first, second, flags in [
+        (same, same, ("--svg", "--html")),
+        (same, tmp_path / "link.out", ("-o", "--svg")),  # not there yet: a link to it
+        (same, tmp_path / "sub" / ".." / "same.out", ("-o", "--html")),
+    ]:
+        code, out = run(*base, flags[0], str(first), flags[1], str(second))
+        assert code == 2, out
+        assert "refusing to write two outputs to one file" in out, out
+        assert not same.exists()
+    code, out = run("analyze", str(SPEC), "-o", str(same), "--svg", str(same))
+    assert code == 2 and "two outputs to one file" in out, out
+    code, out = run("lint", str(SPEC), "-o", str(same), "--write-baseline", str(same))
+    assert code == 2 and "two outputs to one file" in out, out
+    assert not same.exists()
+    code, out = run("analyze", str(SPEC), "-o", "/dev/null", "--svg", "/dev/null")
+    assert code == 0, out  # a device takes both

@@ -197,3 +197,32 @@ def test_a_cache_root_with_many_kernels_lists_some(tmp_path: Path) -> None:
     assert "there are: kernel_000_" in err.value.message
     assert "and 40 more" in err.value.message
     assert len(err.value.message) < 2000
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("suffix", [".ttgir", ".json", ".cubin"])
+def test_an_entry_file_linked_outside_its_tree_is_not_read(tmp_path: Path, suffix: str) -> None:
+    """A committed cache entry whose file is a link to a file elsewhere: refused by name,
+    the file never opened (its TTGIR would give the parameters --list-params prints)."""
+    folder = entry(tmp_path / "repo")
+    (tmp_path / "repo" / ".git").mkdir()
+    elsewhere = tmp_path / "elsewhere" / f"secret{suffix}"
+    elsewhere.parent.mkdir()
+    shutil.copy(folder / f"matmul_tiles{suffix}", elsewhere)
+    if suffix == ".ttgir":  # the parameters' names would be printed
+        elsewhere.write_text(elsewhere.read_text().replace("%a_ptr", "%SECRET_ptr"))
+    (folder / f"matmul_tiles{suffix}").unlink()
+    (folder / f"matmul_tiles{suffix}").symlink_to(elsewhere)
+    ran = shmem("trace", str(folder), "--list-params")
+    refused(
+        ran,
+        f"matmul_tiles{suffix} is a link to a file outside the entry's source tree",
+        "copy the file into the entry",
+    )
+    assert "SECRET" not in ran.text
+    assert not ran.opened(elsewhere)
+    inside = tmp_path / "repo" / f"kept{suffix}"  # a link inside the repository is read
+    shutil.move(elsewhere, inside)
+    (folder / f"matmul_tiles{suffix}").unlink()
+    (folder / f"matmul_tiles{suffix}").symlink_to(inside)
+    assert shmem("trace", str(folder), "--list-params").code == 0

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ..trace.emulator import budget as limits
+
 if TYPE_CHECKING:
     from ..trace.emulator.budget import Budget
 
@@ -25,7 +27,7 @@ OPTIONS = (
     click.option(
         "--max-instructions",
         metavar="N",
-        type=click.IntRange(1, 1 << 40),
+        type=click.IntRange(*limits.PER_THREAD_RANGE),
         default=None,
         help="The most instructions a block may execute per thread, on average, before the "
         "trace stops it as an endless loop [default: 131,072].",
@@ -33,14 +35,14 @@ OPTIONS = (
     click.option(
         "--max-launch-instructions",
         metavar="N",
-        type=click.IntRange(1, 1 << 50),
+        type=click.IntRange(*limits.LAUNCH_RANGE),
         default=None,
         help="The most thread-instructions of the whole launch [default: 2^34].",
     ),
     click.option(
         "--time-limit",
         metavar="SECONDS",
-        type=click.FloatRange(0.001, 86_400),
+        type=click.FloatRange(*limits.SECONDS_RANGE),
         callback=lambda _ctx, _param, value: _finite(value),
         default=None,
         help="The most wall time of the trace's run of the launch [default: 180].",

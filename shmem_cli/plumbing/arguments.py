@@ -9,6 +9,7 @@ them, got a float (32.5)``; a value is shown short (a 5,000-digit integer by its
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -60,9 +61,14 @@ def optional_text(call: str, name: str, value: Any) -> str | None:
     raise fail(call, name, "a str or None", value)
 
 
+def whole(value: Any) -> bool:
+    """An integer: an ``int`` or a NumPy integer (``numbers.Integral``), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def integer(call: str, name: str, value: Any, *, low: int = 0, high: int | None = None) -> int:
-    """An ``int`` (not a bool) between ``low`` and ``high``."""
-    ok = isinstance(value, int) and not isinstance(value, bool)
+    """An integer (:func:`whole`) between ``low`` and ``high``."""
+    ok = whole(value)
     if ok and value >= low and (high is None or value <= high):
         return int(value)
     bounds = f"at least {low:,}" if high is None else f"between {low:,} and {high:,}"
@@ -75,26 +81,25 @@ def optional_integer(
     return None if value is None else integer(call, name, value, low=low, high=high)
 
 
-def optional_seconds(call: str, name: str, value: Any) -> float | None:
-    """None, or a positive, finite number of seconds."""
+def optional_seconds(
+    call: str, name: str, value: Any, low: float = 0.0, high: float = math.inf
+) -> float | None:
+    """None, or a finite number of seconds above 0, between ``low`` and ``high``."""
     if value is None:
         return None
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and math.isfinite(value) and value > 0:
+    if number and math.isfinite(value) and value > 0 and low <= value <= high:
         return float(value)
-    raise fail(call, name, "a positive number of seconds", value)
+    bounds = f" between {low:g} and {high:g}" if math.isfinite(high) else ""
+    raise fail(call, name, f"a positive number of seconds{bounds}", value)
 
 
 def dims(call: str, name: str, value: Any) -> tuple[int, int, int]:
     """A block or grid: an ``int`` or a sequence of 1 to 3 of them (their values are checked
     by the launch's own rule, :func:`shmem_cli.cuda.launch_values.check_dims`)."""
-    items = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    items = [value] if whole(value) else value
     listed = isinstance(items, Sequence) and not isinstance(items, str | bytes)
-    if (
-        listed
-        and 1 <= len(items) <= 3
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in items)
-    ):
+    if listed and 1 <= len(items) <= 3 and all(whole(v) for v in items):
         full = [int(v) for v in items] + [1] * (3 - len(items))
         return full[0], full[1], full[2]
     raise fail(call, name, "a positive integer or a sequence of 1 to 3 of them", value)

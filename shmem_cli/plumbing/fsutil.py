@@ -253,7 +253,8 @@ def check_outputs(
     inputs: Iterable[str | os.PathLike[str]],
     folder_suffixes: tuple[str, ...] = (".yaml", ".yml"),
 ) -> None:
-    """Refuse, before any work, outputs that would overwrite an input or cannot be created.
+    """Refuse, before any work, outputs that would overwrite an input or another output, or
+    cannot be created.
 
     An output names an input when it is the same file as an input file, or an
     existing file inside an input folder with one of ``folder_suffixes`` (a spec that
@@ -261,11 +262,21 @@ def check_outputs(
     Raises :class:`OutputError`.
     """
     sources = [os.fspath(p) for p in inputs]
+    earlier: list[str] = []
     for out in outputs:
         if out is None:
             continue
         name = os.fspath(out)
         shown = display(name)
+        twice = next((e for e in earlier if _same_output(name, e)), None)
+        if twice is not None:
+            also = "" if display(twice) == shown else f" (also named {display(twice)})"
+            raise OutputError(
+                f"refusing to write two outputs to one file{also}: the second would replace "
+                "the first; give each output its own file",
+                shown,
+            )
+        earlier.append(name)
         for source in sources:
             if _overwrites(name, source, folder_suffixes):
                 raise OutputError(
@@ -290,6 +301,19 @@ def check_outputs(
                     ),
                     shown,
                 )
+
+
+def _same_output(one: str, other: str) -> bool:
+    """Whether two outputs name one file that a write would replace (a device, a FIFO or
+    standard output written twice is fine: both go through)."""
+    try:
+        if not stat.S_ISREG(os.stat(one).st_mode):
+            return False
+        return os.path.samefile(one, other)
+    except FileNotFoundError:  # not there yet: the same path once links are followed
+        return os.path.realpath(one) == os.path.realpath(other)
+    except OSError:
+        return False
 
 
 def _overwrites(output: str, source: str, folder_suffixes: tuple[str, ...]) -> bool:

@@ -47,12 +47,10 @@ def end_all() -> None:
             os.killpg(pgid, signal.SIGKILL)
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
-            try:
-                os.killpg(pgid, 0)
-            except (ProcessLookupError, PermissionError):
-                break
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pgid, os.WNOHANG)
+            if not group_alive(pgid):
+                break
             time.sleep(POLL_SECONDS)
         shutil.rmtree(scratch, ignore_errors=True)
         _LIVE.pop(pgid, None)
@@ -95,6 +93,29 @@ def _read(path: Path, limit: int) -> str:
     return data.decode("utf-8", errors="backslashreplace")
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group ``pgid`` still runs. A killed child of the tool (nvcc's
+    cicc, a shell's sleep) is reparented and stays a zombie until init reaps it, which in a
+    container may be never: a group of zombies only is gone for our purpose."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc"):
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
 def _end_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the tool's process group and wait (briefly) until it is gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -102,11 +123,7 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
     deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
+    while time.monotonic() < deadline and group_alive(proc.pid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         time.sleep(POLL_SECONDS)

@@ -409,12 +409,14 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
 
 
 def error_sources(*errors: ShmemError | None) -> dict[str, tuple[str, ...] | None]:
-    """The lines of every file the errors name, each read once (bounded, as a spec is), for
-    the source line quoted under an error; None for a file that cannot be read."""
+    """The lines of every file the errors quote, each read once (bounded, as a spec is), for
+    the source line quoted under an error; None for a file that cannot be read. A file an
+    error names without a line and column is not read: nothing of it is quoted (a cubin, or
+    a link out of a Triton entry that was refused for where it leads)."""
     out: dict[str, tuple[str, ...] | None] = {}
     for err in errors:
         for one in err.all if err is not None else ():
-            if one.path is None or one.path in out:
+            if one.path is None or one.line is None or one.column is None or one.path in out:
                 continue
             try:
                 raw = read_spec_bytes(STDIN_PATH if one.path == STDIN_NAME else one.path)

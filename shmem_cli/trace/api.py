@@ -145,6 +145,7 @@ def trace(
     ``cluster`` is the thread-block cluster, as ``--cluster`` (default: the kernel's
     ``__cluster_dims__``, else 1).
     """
+    from .emulator import budget as budgets
     from .emulator.budget import Budget
     from .kernel.launch import (
         DEFAULT_BUFFER_BYTES,
@@ -169,11 +170,16 @@ def trace(
     if arch is not None and not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):
         raise arguments.fail(call, "arch", f"an architecture such as {DEFAULT_ARCH!r}", arch)
     nvcc = arguments.texts(call, "nvcc_args", nvcc_args)
-    budget = Budget.of(
-        arguments.optional_integer(call, "max_instructions", max_instructions, low=1),
-        arguments.optional_integer(call, "max_launch_instructions", max_launch_instructions, low=1),
-        arguments.optional_seconds(call, "time_limit", time_limit),
+    low, high = budgets.PER_THREAD_RANGE
+    per_thread = arguments.optional_integer(
+        call, "max_instructions", max_instructions, low=low, high=high
     )
+    low, high = budgets.LAUNCH_RANGE
+    launch = arguments.optional_integer(
+        call, "max_launch_instructions", max_launch_instructions, low=low, high=high
+    )
+    seconds = arguments.optional_seconds(call, "time_limit", time_limit, *budgets.SECONDS_RANGE)
+    budget = Budget.of(per_thread, launch, seconds)
     try:
         if block_dims is not None:
             check_dims(block_dims, "block", limit=MAX_BLOCK_THREADS)

@@ -42,6 +42,10 @@ LAUNCH_INSTRUCTIONS = 1 << 34
 SECONDS = 180.0
 MAX_RECORDED_BYTES = 384 << 20
 CHECK_EVERY = 256  # steps between looks at the clock and at the records
+#: what a caller may set each budget to (the command line's options and the Python API's)
+PER_THREAD_RANGE = (1, 1 << 40)
+LAUNCH_RANGE = (1, 1 << 50)
+SECONDS_RANGE = (0.001, 86_400.0)
 
 
 @dataclass(frozen=True)

@@ -189,14 +189,33 @@ def _metadata(path: Path) -> dict[str, Any]:
     return read_metadata(path)
 
 
+def _own_files(folder: Path, files: tuple[Path, ...]) -> None:
+    """Refuse an entry file that is a link to a file outside the entry's source tree (its
+    repository, or its folder): a committed cache must not make shmem read, and print the
+    parameters of, a file elsewhere on the machine."""
+    from ...cuda.sources import tree_for
+
+    tree = None
+    for path in files:
+        if path.is_symlink():
+            tree = tree or tree_for(folder)
+            if not tree.inside(path):
+                raise TritonError(
+                    f"{path.name} is a link to a file outside the entry's source tree "
+                    f"({shorten(tree.describe(), 200)}); copy the file into the entry",
+                    path,
+                )
+
+
 def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -> TritonEntry:
     """The entry whose metadata is ``meta_path`` (``<folder>/<name>.json``); ``allowed`` says
     which Python file a TTGIR location may name (default: the entry's source tree)."""
-    meta = _metadata(meta_path)
-    name = str(meta["name"])
     folder = meta_path.parent
     cubin = folder / f"{meta_path.stem}.cubin"
     ttgir = folder / f"{meta_path.stem}.ttgir"
+    _own_files(folder, (meta_path, cubin, ttgir))
+    meta = _metadata(meta_path)
+    name = str(meta["name"])
     if not cubin.is_file():
         raise TritonError(f"the entry has no {cubin.name} beside its metadata", meta_path)
     if not ttgir.is_file():
