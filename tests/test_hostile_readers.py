@@ -10,6 +10,7 @@ import struct
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -261,3 +262,32 @@ def test_millions_of_attribute_records_are_refused() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20  # read one record at a time
+
+
+@needs_nvdisasm
+def test_a_big_cubin_is_disassembled_only_where_the_kernel_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past WHOLE_CODE bytes of code, nvdisasm goes through the traced kernel's section
+    only (-fun: a cubin of 64 MiB of other code took it about 40 s); the trace is the same."""
+    from shmem_cli.cuda import toolchain
+    from shmem_cli.trace.kernel import cubin as cubins
+    from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+    request = TraceRequest(CUBIN, kernel="trivial", block=(64, 1, 1))
+    whole = trace_file(request).to_json()
+    calls: list[tuple[int, ...]] = []
+    disassemble = toolchain.disassemble
+
+    def recorded(path: Path, **kwargs: Any) -> str:
+        calls.append(tuple(kwargs.get("functions", ())))
+        return disassemble(path, **kwargs)
+
+    monkeypatch.setattr(toolchain, "disassemble", recorded)
+    monkeypatch.setattr(cubins, "WHOLE_CODE", 1024)
+    assert trace_file(request).to_json() == whole
+    assert calls[-1] == (30,)  # _Z7trivialPi's symbol, as readelf -s shows the kept cubin
+    assert cubins.read_cubin(CUBIN).code_bytes > 1024
+    monkeypatch.setattr(cubins, "MAX_KERNEL_CODE", 64)
+    with pytest.raises(ShmemError, match=r"kernel trivial has \d+ bytes of code .* at most 0 MiB"):
+        trace_file(request)

@@ -245,11 +245,13 @@ def disassemble_plain(cubin: Path) -> str:
     )
 
 
-def disassemble(cubin: Path, *, nvdisasm: str | None = None) -> str:
-    """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text."""
+def disassemble(cubin: Path, *, nvdisasm: str | None = None, functions: Sequence[int] = ()) -> str:
+    """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text
+    (of the ``functions`` only, by symbol index, when given: ``-fun``)."""
     tool = nvdisasm or require("nvdisasm", f"to disassemble {cubin}")
+    only = ["-fun", ",".join(str(f) for f in functions)] if functions else []
     return run_checked(
-        [tool, "-gi", "-c", str(cubin.resolve())],
+        [tool, "-gi", "-c", *only, str(cubin.resolve())],
         file_limit=OUTPUT_LIMIT + (1 << 20),
         memory_limit=INSPECT_MEMORY,
     )

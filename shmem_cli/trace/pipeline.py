@@ -39,7 +39,7 @@ from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
-from .kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
+from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .kernel.signature import param_names
 from .result import FileTrace
@@ -232,7 +232,7 @@ def _pick(infos: Sequence[CubinInfo], query: str | None, path: str, arch: str) -
     every = tuple(k for info in infos for k in info.kernels if owner[k.mangled] is info)
     kernel = find_kernel(CubinInfo(path=path, arch=arch, kernels=every), query)
     info = owner[kernel.mangled]
-    return CubinInfo(path=info.path, arch=info.arch, kernels=(kernel,), target=info.target)
+    return dataclasses.replace(info, kernels=(kernel,))
 
 
 def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = None) -> ShmemError:
@@ -285,7 +285,8 @@ def _load_triton(request: TraceRequest) -> LoadedKernel:
             why = f"the entry is for {info.target_name}, not {request.arch}"
             raise ShmemError(why, code="invalid-kernel")
         kernel = find_kernel(info, entry.name)
-        disassembly = toolchain.disassemble(entry.cubin)
+        scope = disassembly_scope(info, (kernel,))
+        disassembly = toolchain.disassemble(entry.cubin, functions=scope)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path) from None
     except ShmemError as exc:
@@ -311,7 +312,8 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         infos, sources, arch, note = _cubins(request, folder)
         chosen = _pick(infos, request.kernel, str(path), arch)
         kernel = chosen.kernels[0]
-        disassembly = toolchain.disassemble(Path(chosen.path))
+        scope = disassembly_scope(chosen, (kernel,))
+        disassembly = toolchain.disassemble(Path(chosen.path), functions=scope)
         constants = read_constants(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path, folder) from None
@@ -431,7 +433,8 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
             for info in infos:
                 kernels = [k for k in info.kernels if owner[k.mangled] is info]
                 if kernels:
-                    disassembly = toolchain.disassemble(Path(info.path))
+                    scope = disassembly_scope(info, tuple(kernels))
+                    disassembly = toolchain.disassemble(Path(info.path), functions=scope)
                     tree = request.tree()
                     texts = _source_texts(info, disassembly, sources, path, tree)  # once
                     found.extend(

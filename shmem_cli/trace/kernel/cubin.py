@@ -45,6 +45,11 @@ EIATTR_KPARAM_INFO_V2 = 0x45
 EIATTR_CTA_PER_CLUSTER = 0x3D  # __cluster_dims__(x, y, z): three 32-bit sizes
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
 MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few dozen + params)
+SHF_EXECINSTR = 0x4
+#: code of a cubin disassembled whole; past it, only the traced kernel's section
+WHOLE_CODE = 8 << 20
+#: the most code of one kernel (its SASS text is then about 8 MiB: cuda.sass's bound)
+MAX_KERNEL_CODE = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Kernel:
     code_bytes: int
     # __cluster_dims__ of the source (EIATTR_CTA_PER_CLUSTER), None without
     cluster_dims: tuple[int, int, int] | None = None
+    symbol: int = -1  # its index in the symbol table (nvdisasm -fun), -1 when not known
 
     @property
     def static_shared_bytes(self) -> int:
@@ -101,6 +107,7 @@ class CubinInfo:
     arch: str  # sm_90: the SM, whose rules cost the code (sm_90a's are sm_90's)
     kernels: tuple[Kernel, ...]
     target: str | None = None  # sm_90a where the cubin is the architecture-specific variant
+    code_bytes: int = 0  # of every executable section: what nvdisasm would go through
 
     @property
     def target_name(self) -> str:
@@ -115,6 +122,7 @@ class _Section:
     offset: int
     size: int
     link: int
+    flags: int = 0
 
 
 class _Elf:
@@ -140,7 +148,8 @@ class _Elf:
         self._name_budget = 2 * len(data) + (1 << 20)
         names = raw[shstrndx]
         self.sections = [
-            _Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6]) for r in raw
+            _Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6], r[2])
+            for r in raw
         ]
         for s in self.sections:
             if s.type != SHT_NOBITS and s.offset + s.size > len(data):
@@ -182,9 +191,10 @@ class _Elf:
                     out.append((text, value, size, shndx))
         return out
 
-    def entries(self) -> list[tuple[str, int]]:
-        """(name, section index) of every entry function (``__global__`` kernel); only their
-        names are read, so a symbol table of millions of other symbols costs no strings."""
+    def entries(self) -> list[tuple[str, int, int]]:
+        """(name, section index, symbol index) of every entry function (``__global__``
+        kernel); only their names are read, so a symbol table of millions of other symbols
+        costs no strings."""
         out = []
         for s in self.sections:
             if s.type != SHT_SYMTAB:
@@ -195,7 +205,7 @@ class _Elf:
             for k in range(s.size // 24):
                 name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
                 if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
-                    out.append((self._string(strings.offset, strings.size, name), shndx))
+                    out.append((self._string(strings.offset, strings.size, name), shndx, k))
         return out
 
 
@@ -278,14 +288,14 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     # the driver's reserved shared memory sits in front of the kernel's own static shared
     # memory, inside its .nv.shared.<name> section: the kernel's variables start after it
     reserved = _reserved_shared_bytes(elf)
-    first: dict[str, int] = {}  # one entry per name (each .nv.info section is read once)
-    for name, shndx in elf.entries():
-        first.setdefault(name, shndx)
+    first: dict[str, tuple[int, int]] = {}  # one entry per name (.nv.info read once each)
+    for name, shndx, symbol in elf.entries():
+        first.setdefault(name, (shndx, symbol))
     entries = list(first.items())
     names = [name for name, _ in entries]
     demangled = demangle_all(names) if use_tools else {n: demangle(n) for n in names}
     kernels = []
-    for name, shndx in entries:
+    for name, (shndx, symbol) in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
         params, base, size, cluster = _kernel_attributes(body, str(path))
@@ -304,10 +314,31 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
                 reserved_shared_bytes=reserved if shared else 0,
                 code_bytes=text.size if text else 0,
                 cluster_dims=cluster,
+                symbol=symbol,
             )
         )
     target = arch_of(elf)
-    return CubinInfo(path=str(path), arch=target.base, kernels=tuple(kernels), target=target.name)
+    code = sum(s.size for s in elf.sections if s.flags & SHF_EXECINSTR and s.type != SHT_NOBITS)
+    return CubinInfo(str(path), target.base, tuple(kernels), target.name, code)
+
+
+def disassembly_scope(info: CubinInfo, kernels: tuple[Kernel, ...]) -> tuple[int, ...]:
+    """The functions nvdisasm should go through to give ``kernels``' SASS: all (empty) for a
+    cubin of up to :data:`WHOLE_CODE` bytes of code, else only theirs (a kernel's section
+    holds the device functions it calls); a kernel of more than :data:`MAX_KERNEL_CODE`
+    bytes of code is refused (nvdisasm takes about a second per 2 MiB)."""
+    for kernel in kernels:
+        if kernel.code_bytes > MAX_KERNEL_CODE:
+            raise ShmemError(
+                f"kernel {shorten(kernel.name)} has {kernel.code_bytes:,} bytes of code (about "
+                f"{kernel.code_bytes // 16:,} instructions); shmem traces kernels of at most "
+                f"{MAX_KERNEL_CODE >> 20} MiB of code",
+                path=info.path,
+                code="invalid-kernel",
+            )
+    if info.code_bytes <= WHOLE_CODE or any(k.symbol < 0 for k in kernels):
+        return ()
+    return tuple(k.symbol for k in kernels)
 
 
 def read_section(path: str | Path, name: str) -> bytes | None:
