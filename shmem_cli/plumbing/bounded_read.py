@@ -98,6 +98,10 @@ def read_prefix(
         os.close(fd)
 
 
+#: gzip members of one file (a tool writes one; ``cat a.gz b.gz`` a few)
+MAX_GZIP_MEMBERS = 10_000
+
+
 def read_bounded(
     path: str | os.PathLike[str],
     limit: int,
@@ -130,28 +134,43 @@ def _too_large(name: str, limit: int, what: str, code: str) -> ShmemError:
 
 
 def _gunzip(data: bytes, limit: int, name: str, what: str, code: str) -> bytes:
-    """The unpacked content of gzip ``data`` (all members), at most ``limit`` bytes."""
+    """The unpacked content of gzip ``data`` (all members, at most :data:`MAX_GZIP_MEMBERS`),
+    at most ``limit`` bytes, in time linear in ``data``: each member is fed a small piece,
+    then doubling pieces, so what zlib hands back unused (a copy) stays small, and the zero
+    padding between members is skipped by a search, not a copy."""
+    import re
     import zlib  # here: only gzip inputs need it
 
     out: list[bytes] = []
-    size = 0
-    rest = data
+    size = pos = members = 0
+    view = memoryview(data)
     try:
-        while rest and size < limit:
+        while pos < len(data) and size < limit:
+            members += 1
+            if members > MAX_GZIP_MEMBERS:
+                raise ShmemError(
+                    f"cannot read {what}: more than {MAX_GZIP_MEMBERS:,} gzip members (files "
+                    "packed one after another); unpack it and give the file itself",
+                    path=name,
+                    code=code,
+                )
             unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-            pending = rest
-            while pending and size < limit:
-                piece = unpacker.decompress(pending, limit - size)
-                out.append(piece)
-                size += len(piece)
-                pending = unpacker.unconsumed_tail
+            step = 1 << 10
+            while not unpacker.eof and pos < len(data) and size < limit:
+                piece = view[pos : pos + step]
+                unpacked = unpacker.decompress(piece, limit - size)
+                out.append(unpacked)
+                size += len(unpacked)
+                pos += len(piece) - len(unpacker.unconsumed_tail) - len(unpacker.unused_data)
+                step = min(2 * step, 1 << 20)
             if size >= limit:
                 break
             if not unpacker.eof:
                 raise ShmemError(
                     f"cannot read {what}: the gzip data ends too soon", path=name, code=code
                 )
-            rest = unpacker.unused_data.lstrip(b"\x00")  # zero padding between members
+            found = re.compile(rb"[^\x00]").search(data, pos)  # zero padding between members
+            pos = found.start() if found else len(data)
     except zlib.error as exc:
         raise ShmemError(
             f"cannot read {what}: bad gzip data ({exc})", path=name, code=code
