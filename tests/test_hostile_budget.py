@@ -33,7 +33,7 @@ from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.requests import Recorder
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .hostile import CUBIN, refused, shmem
+from .hostile import CUBIN, quiet, refused, shmem
 
 SPIN = ("trace", str(CUBIN), "-k", "spin")
 # the loop of hostile.cu's spin: lines 8-11, SASS 0x0130-0x01d0 (nvdisasm of the kept cubin)
@@ -215,13 +215,14 @@ def test_one_runaway_kernel_does_not_stop_lint(tmp_path: Path) -> None:
             f"  - {{name: {name} store, array: s, op: store, index: [lane]}}\n"
             f"kernel:\n  source: k.cubin\n  name: {name}\n"
         )
-    for jobs in ("2",):  # worker processes; serially, the same trace runs in the command
+    for jobs in ("1", "2"):  # in the command itself, and in worker processes
         ran = shmem("lint", str(tmp_path), "-j", jobs)
         assert ran.code == 0, ran.text
         assert ran.seconds < 20
         assert "kernel 'spin' was not traced" in ran.text
         assert "ran 4,194,336 thread-instructions without ending" in ran.text
         assert "the compiled kernel trivial has store STS" in ran.text  # the other one's result
+        quiet(ran)  # no worker, no temporary file left; nothing written
 
 
 # --- the Python API's arguments -----------------------------------------------------------------
