@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 
 from .conftest import ROOT, TEST_DATA
-from .hostile import CUBIN
+from .hostile import CUBIN, shmem
 
 ENTRY = TEST_DATA / "triton" / "cache" / "BNA37UX6NG47NQSUZID23JEHSIPE3YFLJEPGHWSGJUGSKGQ6TXBA"
 CSV = TEST_DATA / "triton" / "ncu" / "layernorm.csv"
@@ -153,3 +153,28 @@ def test_two_outputs_never_share_a_file(tmp_path: Path) -> None:
     assert not same.exists()
     code, out = run("analyze", str(SPEC), "-o", "/dev/null", "--svg", "/dev/null")
     assert code == 0, out  # a device takes both
+
+
+def test_a_trace_never_writes_over_the_source_its_cubin_names(tmp_path: Path) -> None:
+    """A cubin's line table names hostile.cu, which the trace reads for parameter names and
+    quoted lines: ``-o hostile.cu`` beside the cubin replaced it with the report. (Run from
+    the cubin's own tree, so that its copy of the source is the one found.)"""
+    (tmp_path / ".git").mkdir()
+    shutil.copy(CUBIN, tmp_path / "k.cubin")
+    source = tmp_path / "hostile.cu"
+    shutil.copy(CUBIN.parent / "hostile.cu", source)
+    before = source.read_bytes()
+    base = ("trace", "k.cubin", "-k", "trivial", "-b", "32")
+    for option in ("-o", "--svg"):
+        ran = shmem(*base, option, "hostile.cu", cwd=tmp_path)
+        assert ran.code == 2, ran.text
+        assert f"refusing to write over the input {source}" in ran.text, ran.text
+        assert source.read_bytes() == before
+    (tmp_path / "t.yaml").write_text(
+        "block: [32]\narrays:\n  s: {dtype: int32, shape: [32]}\naccesses:\n"
+        "  - {name: st, array: s, op: store, index: [lane]}\n"
+        "kernel:\n  source: k.cubin\n  name: trivial\n"
+    )
+    ran = shmem("lint", "t.yaml", "-o", "hostile.cu", cwd=tmp_path)
+    assert "refusing to write over the input" in ran.text, ran.text
+    assert source.read_bytes() == before

@@ -35,6 +35,7 @@ from ..cuda.sass import TOOLKIT_HEADER, line_table_files, source_lines
 from ..cuda.sources import SourceTree, check_source, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.fsutil import check_outputs
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
@@ -172,8 +173,6 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
 
     read = check_source(path, tree, [d.path for d in dirs], trusted=lambda p: within(p, library))
     if request.outputs:  # a report must never replace a header the build reads
-        from ..plumbing.fsutil import check_outputs
-
         check_outputs(request.outputs, read)
     build = compile_checked(
         path,
@@ -185,8 +184,6 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
         explain=lambda text: compiler_messages(text, tree),
     )
     if request.outputs:  # and none the compile read (computed includes, include roots)
-        from ..plumbing.fsutil import check_outputs
-
         check_outputs(request.outputs, list(build.files))
     return read_cubin(build.cubin), build.note
 
@@ -246,12 +243,21 @@ def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = No
 
 
 def _source_texts(
-    cubin: CubinInfo, disassembly: str, sources: Sequence[Path], path: Path, tree: SourceTree
+    cubin: CubinInfo,
+    disassembly: str,
+    sources: Sequence[Path],
+    path: Path,
+    tree: SourceTree,
+    outputs: Sequence[str] = (),
 ) -> list[str]:
-    """The texts of the source files given or named by the line table (inside the tree)."""
+    """The texts of the source files given or named by the line table (inside the tree);
+    none of them may be one of the ``outputs`` (a report over the source it names)."""
     named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
     roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
-    return read_sources(named, roots, allowed=tree.inside)
+    read: list[Path] = []
+    texts = read_sources(named, roots, allowed=tree.inside, read=read)
+    check_outputs(outputs, read)
+    return texts
 
 
 def _params(
@@ -319,7 +325,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    texts = _source_texts(chosen, disassembly, sources, path, request.tree())
+    texts = _source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
     params = _params(kernel, chosen, disassembly, sources, path, request.tree(), texts)
     constants = Constants(
         constants.banks, constants.symbols, constants.unset, types=declared_types(texts)

@@ -47,11 +47,13 @@ def read_sources(
     roots: Sequence[Path] = (),
     *,
     allowed: Callable[[Path], bool] = lambda _: True,
+    read: list[Path] | None = None,
 ) -> list[str]:
     """The text of each source file that can be found (for parameter names); others
     skipped: those ``allowed`` refuses (outside the source tree), those that are not
     regular files, and those larger than a source may be; at most the first
-    ``MAX_FILES`` files named and ``MAX_TREE_BYTES`` in all, as a build reads."""
+    ``MAX_FILES`` files named and ``MAX_TREE_BYTES`` in all, as a build reads. The files
+    read are added to ``read``."""
     from ..cuda.sources import MAX_FILES, MAX_SOURCE_BYTES, MAX_TREE_BYTES
     from ..plumbing.bounded_read import read_bounded
 
@@ -69,6 +71,8 @@ def read_sources(
             continue
         total += len(data)
         out.append(data.decode("utf-8", errors="replace"))
+        if read is not None:
+            read.append(found)
     return out
 
 
