@@ -178,3 +178,25 @@ def test_a_trace_never_writes_over_the_source_its_cubin_names(tmp_path: Path) ->
     ran = shmem("lint", "t.yaml", "-o", "hostile.cu", cwd=tmp_path)
     assert "refusing to write over the input" in ran.text, ran.text
     assert source.read_bytes() == before
+
+
+def test_lint_never_writes_over_its_config_or_the_baseline_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[tool.shmem]`` in pyproject.toml (or ``--config``) is read by lint; so is the
+    ``--baseline`` of a report. Rewriting a baseline with ``--write-baseline`` stays allowed."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.shmem]\nfail-on = "error"\n')
+    (tmp_path / "other.toml").write_text('[tool.shmem]\nfail-on = "error"\n')
+    shutil.copy(SPEC, tmp_path / "s.yaml")
+    accepted = tmp_path / "base.json"
+    accepted.write_text("[]\n")
+    refused_over(config, "lint", "s.yaml", "-o", "pyproject.toml")
+    refused_over(config, "lint", "s.yaml", "--write-baseline", str(config))
+    refused_over(
+        tmp_path / "other.toml", "lint", "s.yaml", "--config", "other.toml", "-o", "other.toml"
+    )
+    refused_over(accepted, "lint", "s.yaml", "--baseline", "base.json", "-o", "base.json")
+    code, out = run("lint", "s.yaml", "--baseline", "base.json", "--write-baseline", "base.json")
+    assert code == 0, out  # the baseline written anew, as lint.md says

@@ -207,7 +207,12 @@ def lint(
 
     from ..plumbing.fsutil import check_outputs
 
-    check_outputs((output, write_baseline), inputs)
+    # the config read ([tool.shmem] of pyproject.toml, --config) is an input of every output,
+    # the baseline read of the report (not of --write-baseline, which replaces it on purpose)
+    check_outputs((output, write_baseline), [*inputs, *([config.source] if config.source else [])])
+    read_baseline = baseline or (str(config.base / config.baseline) if config.baseline else None)
+    if write_baseline is None and read_baseline is not None:
+        check_outputs((output,), [read_baseline])
     excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
     targets = collect_targets(inputs, root=root, excludes=excludes)
     if not targets:
@@ -239,7 +244,7 @@ def lint(
         )
         sys.exit(ExitCode.USAGE if invalid else ExitCode.OK)
 
-    baseline_file = baseline or (str(config.base / config.baseline) if config.baseline else None)
+    baseline_file = read_baseline
     if baseline_file is not None:
         try:
             accepted = baselines.load_baseline(baseline_file)
