@@ -1,8 +1,8 @@
 """Tracing a kernel file from start to end: for ``shmem trace`` and for any other caller.
 
-``trace_file`` does every step in a temporary folder: compile a ``.cu`` (or take a
-``.cubin``, or extract the cubins of an executable), pick the kernel, read its
-parameters (names from the source), disassemble it, build the launch and run it::
+``trace_file`` does every step in a temporary folder: compile a ``.cu`` (or take a ``.cubin``,
+or extract an executable's cubins), pick the kernel, read its parameters (names from the
+source), disassemble it, build the launch and run it::
 
     from shmem_cli.trace.pipeline import TraceRequest, trace_file
 
@@ -12,11 +12,10 @@ parameters (names from the source), disassemble it, build the launch and run it:
         print(access.file, access.line, access.sass, access.cost.wavefronts)
 
 Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` located at the kernel file
-(or at the source line of the instruction the emulator stopped at). Its ``code``
-says which kind: ``tool-missing`` (nvcc, nvdisasm or cuobjdump not found; the
-message says what to install), ``tool-failed`` (a compile error, with nvcc's
-message), ``invalid-kernel`` (not a cubin, no such kernel, bad ``--arg``) or
-``trace`` (the emulator).
+(or at the source line of the instruction the emulator stopped at). Its ``code`` says which
+kind: ``tool-missing`` (nvcc, nvdisasm or cuobjdump not found; the message says what to
+install), ``tool-failed`` (a compile error, with nvcc's message), ``invalid-kernel`` (not a
+cubin, no such kernel, bad ``--arg``) or ``trace`` (the emulator).
 """
 
 from __future__ import annotations
@@ -172,8 +171,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
         return tree.inside(p) or within(p, library)
 
     read = check_source(path, tree, [d.path for d in dirs], trusted=lambda p: within(p, library))
-    if request.outputs:  # a report must never replace a header the build reads
-        check_outputs(request.outputs, read)
+    check_outputs(request.outputs, read)  # a report must never replace a header the build reads
     build = compile_checked(
         path,
         request.arch,
@@ -183,8 +181,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
         allowed=allowed,
         explain=lambda text: compiler_messages(text, tree),
     )
-    if request.outputs:  # and none the compile read (computed includes, include roots)
-        check_outputs(request.outputs, list(build.files))
+    check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     return read_cubin(build.cubin), build.note
 
 
