@@ -125,8 +125,8 @@ _DISASSEMBLE = toolchain.disassemble
 
 
 @functools.cache
-def _disassembly(path: Path) -> str:
-    return _DISASSEMBLE(path)
+def _disassembly(path: Path, functions: tuple[int, ...] = ()) -> str:
+    return _DISASSEMBLE(path, functions=functions)
 
 
 @functools.cache
