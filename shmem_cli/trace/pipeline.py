@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..cuda import toolchain
 from ..cuda.nvcc_messages import compiler_messages
-from ..cuda.sass import TOOLKIT_HEADER, line_table_files, source_lines
+from ..cuda.sass import TOOLKIT_HEADER, source_lines
 from ..cuda.sources import SourceTree, check_source, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
@@ -43,7 +43,7 @@ from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, rea
 from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
 from .kernel.signature import param_names
 from .result import FileTrace
-from .tracer import find_function, locate_source, read_sources, trace_kernel
+from .tracer import find_function, locate_source, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.launch import triton_launch, triton_params
 
@@ -239,24 +239,6 @@ def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = No
     return ShmemError(text, path=str(path), code=code)
 
 
-def _source_texts(
-    cubin: CubinInfo,
-    disassembly: str,
-    sources: Sequence[Path],
-    path: Path,
-    tree: SourceTree,
-    outputs: Sequence[str] = (),
-) -> list[str]:
-    """The texts of the source files given or named by the line table (inside the tree);
-    none of them may be one of the ``outputs`` (a report over the source it names)."""
-    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
-    roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
-    read: list[Path] = []
-    texts = read_sources(named, roots, allowed=tree.inside, read=read)
-    check_outputs(outputs, read)
-    return texts
-
-
 def _params(
     kernel: Kernel,
     cubin: CubinInfo,
@@ -269,7 +251,7 @@ def _params(
     """The kernel's parameters, named from the source files given or named by its line table
     (those inside the source tree)."""
     if texts is None:
-        texts = _source_texts(cubin, disassembly, sources, path, tree)
+        texts = source_texts(cubin, disassembly, sources, path, tree)
     names = param_names(list(texts), kernel.name, len(kernel.params))
     return tuple(kernel_params(kernel, names))
 
@@ -322,7 +304,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    texts = _source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
+    texts = source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
     params = _params(kernel, chosen, disassembly, sources, path, request.tree(), texts)
     constants = Constants(
         constants.banks, constants.symbols, constants.unset, types=declared_types(texts)
@@ -439,7 +421,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
                     scope = disassembly_scope(info, tuple(kernels))
                     disassembly = toolchain.disassemble(Path(info.path), functions=scope)
                     tree = request.tree()
-                    texts = _source_texts(info, disassembly, sources, path, tree)  # once
+                    texts = source_texts(info, disassembly, sources, path, tree)  # once
                     found.extend(
                         (k, _params(k, info, disassembly, sources, path, tree, texts))
                         for k in kernels

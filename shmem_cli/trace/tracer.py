@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
@@ -18,9 +18,12 @@ from .aggregate import line_totals, not_modelled, op_totals, trace_access
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.constants import Constants
-from .kernel.cubin import Kernel
+from .kernel.cubin import CubinInfo, Kernel
 from .kernel.launch import LaunchPlan
 from .result import GridCoverage, KernelTrace, LaunchInfo
+
+if TYPE_CHECKING:
+    from ..cuda.sources import SourceTree
 
 
 def locate_source(
@@ -74,6 +77,27 @@ def read_sources(
         if read is not None:
             read.append(found)
     return out
+
+
+def source_texts(
+    cubin: CubinInfo,
+    disassembly: str,
+    sources: Sequence[Path],
+    path: Path,
+    tree: SourceTree,
+    outputs: Sequence[str] = (),
+) -> list[str]:
+    """The texts of the source files given or named by the line table (inside the tree);
+    none of them may be one of the ``outputs`` (a report over the source it names)."""
+    from ..cuda.sass import line_table_files
+    from ..plumbing.fsutil import check_outputs
+
+    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
+    roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
+    read: list[Path] = []
+    texts = read_sources(named, roots, allowed=tree.inside, read=read)
+    check_outputs(outputs, read)
+    return texts
 
 
 def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
