@@ -234,3 +234,57 @@ def test_the_excerpt_trace_md_shows_is_what_the_trace_prints(
     printed = result.output.splitlines()
     for line in shown:
         assert line in printed
+
+
+# Thread 0 alone reads a[0]; warp 0 ballots it, every lane stores bit 0 of its ballot at
+# s[t]; after a barrier warp 1 reads s[t - 31] (lanes 1-31 of warp 0, and its own lane 0)
+# and stores at an address made of it. Its addresses depend on a[0] through lanes that
+# never read global memory themselves.
+BALLOT_SASS = """
+        .section        .text.ballot,"ax",@progbits
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R4, c[0x0][0x210] ;
+        /*0020*/                   ULDC.64 UR8, c[0x0][0x208] ;
+        /*0030*/                   S2UR UR6, SR_CgaCtaId ;
+        /*0040*/                   UMOV UR4, 0x400 ;
+        /*0050*/                   ULEA UR4, UR6, UR4, 0x18 ;
+        /*0060*/                   LEA R2, R0, UR4, 0x2 ;
+        /*0070*/                   IMAD.MOV.U32 R3, RZ, RZ, RZ ;
+        /*0080*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
+        /*0090*/              @!P1 LDG.E R3, desc[UR8][R4.64] ;
+        /*00a0*/                   ISETP.NE.AND P0, PT, R3, RZ, PT ;
+        /*00b0*/                   VOTE.ANY R6, PT, P0 ;
+        /*00c0*/                   LOP3.LUT R6, R6, 0x1, RZ, 0xc0, !PT ;
+        /*00d0*/                   STS [R2], R6 ;
+        /*00e0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*00f0*/                   ISETP.GE.U32.AND P2, PT, R0, 0x20, PT ;
+        /*0100*/              @!P2 EXIT ;
+        /*0110*/                   IADD3 R9, R2, -0x7c, RZ ;
+        /*0120*/                   LDS R7, [R9] ;
+        /*0130*/                   LEA R8, R7, UR4, 0x2 ;
+        /*0140*/                   STS [R8+0x100], R0 ;
+        /*0150*/                   EXIT ;
+"""
+
+
+def test_a_ballot_carries_every_lanes_taint() -> None:
+    fn = parse(BALLOT_SASS)[0]
+    mem = GlobalMemory()
+    launch = Launch(
+        block=(THREADS, 1, 1),
+        grid=(1, 1, 1),
+        params=struct.pack("<Q", mem.add_buffer(struct.pack("<i", 1), "a")),
+        param_base=0x210,
+        static_smem=4096,
+        dynamic_smem=0,
+        shared_base=0x400,
+        memory=mem,
+    )
+    recs = {r.instruction.pc: r for r in execute.run(fn, launch).records}
+    ballot_stores, read, late = recs[0xD0], recs[0x120], recs[0x140]
+    assert ballot_stores.n == 2 and not ballot_stores.data_dependent[:2].any()
+    assert read.n == 1 and not read.data_dependent[:1].any()  # s[t - 31]: thread indices
+    # warp 1's lanes 0-30 took warp 0's ballot of a[0] != 0 (bit 0 set): s[0] + 0x100
+    assert late.n == 1 and late.data_dependent[0]
+    assert late.sources == TAINT_GLOBAL | BUFFER_A
+    assert (late.addr[0][:31] == 0x400 + 4 + 0x100).all()

@@ -3,7 +3,9 @@
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
 A shuffle that reads a lane which did not execute it gets that lane's register as it
-is, marked not modelled (the hardware leaves the value undefined).
+is, marked not modelled (the hardware leaves the value undefined). A vote, a match or a
+reduction gives every lane a result of the whole warp's operands: it carries the taint
+of all of them (global data in one lane's predicate decides every lane's ballot).
 """
 
 from __future__ import annotations
@@ -29,6 +31,17 @@ def warp_table(b: Block, ix: Idx) -> tuple[Any, Any, Any]:
     table = np.full((len(uw), b.warp_size), -1, dtype=np.int64)
     table[row, lanes] = np.arange(len(ids))
     return ids, row, table
+
+
+def warp_taint(b: Block, ix: Idx, t: Any) -> Any:
+    """Each lane's taint ORed over its warp's lanes in ``ix``: what a warp-wide result
+    (a ballot, a vote, a match, a reduction) takes from every lane's operand."""
+    if not np.any(t):
+        return t
+    ids, row, table = warp_table(b, ix)
+    tt = np.zeros(table.shape[0], dtype=np.uint8)
+    np.bitwise_or.at(tt, row, np.broadcast_to(np.asarray(t, dtype=np.uint8), ids.shape))
+    return tt[row]
 
 
 @op("SHFL")
@@ -115,6 +128,7 @@ def _vote(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         p, t = rp(b, ix)
+        t = warp_taint(b, ix, t)
         ballot, active = _ballot(b, ix, p)
         if mode == "ALL":
             r = ballot == active
@@ -141,6 +155,7 @@ def _match(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         ids, row, table = warp_table(b, ix)
         v, t = ra(b, ix)
+        t = warp_taint(b, ix, t)
         v = np.broadcast_to(v, ids.shape)
         out = np.zeros(len(ids), dtype=np.uint32)
         allsame = np.zeros(len(ids), dtype=bool)
@@ -187,8 +202,6 @@ def _redux(ins: Instruction, ctx: Context) -> Step:
             {"AND": np.bitwise_and, "OR": np.bitwise_or, "XOR": np.bitwise_xor}[kind].at(
                 acc, row, v
             )
-        tt = np.zeros(nw, dtype=np.uint8)
-        np.bitwise_or.at(tt, row, np.broadcast_to(np.asarray(t, dtype=np.uint8), ids.shape))
-        w(b, ix, (acc[row] & 0xFFFFFFFF).astype(_U), tt[row])
+        w(b, ix, (acc[row] & 0xFFFFFFFF).astype(_U), warp_taint(b, ix, t))
 
     return step
