@@ -288,3 +288,57 @@ def test_a_ballot_carries_every_lanes_taint() -> None:
     assert late.n == 1 and late.data_dependent[0]
     assert late.sources == TAINT_GLOBAL | BUFFER_A
     assert (late.addr[0][:31] == 0x400 + 4 + 0x100).all()
+
+
+# s[t] = 0; if (a[t] != 0) s[t] = t; __syncthreads(); s[128 + s[t]] = t: the last store's
+# address is what the decision chose, whether the guarded store ran or not
+SKIPPED_SASS = """
+        .section        .text.skipped,"ax",@progbits
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R4, c[0x0][0x210] ;
+        /*0020*/                   ULDC.64 UR8, c[0x0][0x208] ;
+        /*0030*/                   S2UR UR6, SR_CgaCtaId ;
+        /*0040*/                   IMAD.WIDE R4, R0, 0x4, R4 ;
+        /*0050*/                   LDG.E R3, desc[UR8][R4.64] ;
+        /*0060*/                   UMOV UR4, 0x400 ;
+        /*0070*/                   ULEA UR4, UR6, UR4, 0x18 ;
+        /*0080*/                   LEA R2, R0, UR4, 0x2 ;
+        /*0090*/                   STS [R2], RZ ;
+        /*00a0*/                   ISETP.NE.AND P0, PT, R3, RZ, PT ;
+        /*00b0*/               @P0 STS [R2], R0 ;
+        /*00c0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*00d0*/                   LDS R7, [R2] ;
+        /*00e0*/                   LEA R8, R7, UR4, 0x2 ;
+        /*00f0*/                   STS [R8+0x200], R0 ;
+        /*0100*/                   EXIT ;
+"""
+
+
+@pytest.mark.parametrize("data", ["zeros", "ones", "thread_index"])
+def test_a_store_the_data_kept_off_leaves_its_decision_in_shared_memory(data: str) -> None:
+    text = SKIPPED_SASS
+    if data == "thread_index":  # the same guard on t & 1: nothing is decided by data
+        text = text.replace(
+            "ISETP.NE.AND P0, PT, R3, RZ, PT", "LOP3.LUT P0, RZ, R0, 0x1, RZ, 0xc0, !PT"
+        )
+    a = np.zeros(THREADS, dtype=np.int32) if data == "zeros" else np.ones(THREADS, dtype=np.int32)
+    mem = GlobalMemory()
+    launch = Launch(
+        block=(THREADS, 1, 1),
+        grid=(1, 1, 1),
+        params=struct.pack("<Q", mem.add_buffer(a.tobytes(), "a")),
+        param_base=0x210,
+        static_smem=4096,
+        dynamic_smem=0,
+        shared_base=0x400,
+        memory=mem,
+    )
+    recs = {r.instruction.pc: r for r in execute.run(parse(text)[0], launch).records}
+    guarded, late = recs[0xB0], recs[0xF0]
+    assert guarded.n == {"zeros": 0, "ones": 2, "thread_index": 2}[data]
+    assert late.n == 2
+    if data == "thread_index":
+        assert not late.data_dependent[:2].any() and late.sources == 0
+    else:
+        assert late.data_dependent[:2].all()
+        assert late.sources == TAINT_GLOBAL | BUFFER_A

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from ...cuda.sass import Function, Instruction
-from .op_table import TABLE, Builder, Context, Step
+from .op_table import TABLE, Builder, Context, Skipped, Step
 from .operands import Dest, collecting_destinations
 from .ops import async_proxy as ops_async
 from .ops import atomic as ops_atomic
@@ -97,6 +97,7 @@ class Program(list[Step]):
     """A function's steps, one per instruction, and the registers each writes."""
 
     destinations: list[tuple[Dest, ...]]
+    skipped: dict[int, Skipped]  # what threads a tainted decision kept off still taint
     flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
 
 
@@ -114,6 +115,7 @@ def decode_function(fn: Function) -> Program:
             except TraceError as exc:
                 steps.append(_raises(exc))
         steps.destinations.append(tuple(dict.fromkeys(dests)))
+    steps.skipped = ctx.skipped
     return steps
 
 

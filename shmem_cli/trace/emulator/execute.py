@@ -280,6 +280,8 @@ def run_block(
                 if kind is not None:
                     off = _silent_warps(sel, sel[ok], blk.warp_size)
                     blk.rec.predicated_off(m, instructions[m], kind, off)
+                if decided is not None and m in program.skipped:  # a store data kept off
+                    program.skipped[m](blk, sel[~ok], decided[~ok])
                 if ok.any():
                     ix = sel[ok]
                 else:

@@ -14,6 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+import numpy as np
+import numpy.typing as npt
+
 from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Label
 from .state import Block, Idx, TraceError
@@ -23,12 +26,16 @@ Step: TypeAlias = Callable[[Block, Idx], None]
 
 @dataclass
 class Context:
-    """What a builder may need beyond the instruction: the function and its labels."""
+    """What a builder may need beyond the instruction: the function and its labels. A
+    builder may also leave, by instruction index, what the threads a decision on global
+    data kept off the instruction still do to the taint (``skipped``: a shared store's
+    bytes)."""
 
     function: Function
 
     def __post_init__(self) -> None:
         self._lookup = {x.pc: i for i, x in enumerate(self.function.instructions)}
+        self.skipped: dict[int, Skipped] = {}
 
     def position(self, ins: Instruction) -> int:
         """The index of an instruction of this function."""
@@ -50,6 +57,8 @@ class Context:
 
 
 Builder: TypeAlias = Callable[[Instruction, Context], Step]
+#: (block, the threads kept off, the taint of the decision per thread)
+Skipped: TypeAlias = Callable[[Block, npt.NDArray[np.intp], npt.NDArray[np.uint8]], None]
 TABLE: dict[str, Builder] = {}
 #: opcodes whose steps may move threads other than to the next instruction: they write
 #: ``Block.sched`` (a branch, an exit, a barrier, an mbarrier's wait or what completes one)

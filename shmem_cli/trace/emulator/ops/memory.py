@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Const, Mem, Operand, Reg
@@ -341,6 +342,19 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                     off = mem.store_offsets(a[~sh], width, ins)
                     scatter(mem.data, off, width, vals[:, ~sh])
 
+    def skipped(b: Block, ids: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]) -> None:
+        """Threads ``ids`` that a decision on global data kept off: the bytes they would
+        have written hold what that decision chose, and take its taint (addresses outside
+        the window or misaligned, which the guard may be there to avoid, are left out)."""
+        a, _ = ra(b, ids)
+        a = np.broadcast_to(np.asarray(a, dtype=np.int64) & 0xFFFFFFFF, ids.shape)
+        inside = (a % width == 0) & (a + width <= b.smem_size)
+        at = a[inside] + b.shared_base(ids[inside])
+        for k in range(width):
+            np.bitwise_or.at(b.tsmem, at + k, taint[inside])
+
+    if space == "shared":
+        ctx.skipped[index] = skipped
     return step
 
 
