@@ -41,7 +41,7 @@ from shmem_cli.trace.pipeline import TraceRequest, load_kernel
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from . import hopper_lab as lab
-from .conftest import ROOT, TRACE_DATA, needs_nvdisasm
+from .conftest import ROOT, TRACE_DATA, needs_nvcc, needs_nvdisasm
 
 OPCODES = TRACE_DATA / "opcodes"
 LAUNCHES = [L["id"] for L in lab.manifest(OPCODES)["launches"]]
@@ -182,3 +182,36 @@ def _cluster_opcodes() -> set[str]:
     with decode.recording() as seen:
         lab.run("cluster_dsmem")
     return seen
+
+
+ASSERTS_CU = """
+#include <cassert>
+__global__ void warp_only(float *out) {
+  assert(blockDim.x == 32);
+  __shared__ float s[32];
+  s[threadIdx.x] = out[threadIdx.x];
+  __syncwarp();
+  out[threadIdx.x] = s[31 - threadIdx.x];
+}
+"""
+
+
+@needs_nvcc
+def test_a_failed_assert_stops_the_trace_at_its_line(tmp_path: Path) -> None:
+    """``assert()`` compiles to ``LEPC`` (the return point) and ``CALL.ABS.NOINC`` to the
+    driver's ``__assertfail``: a launch that breaks the assumption is said at the assert's
+    line; one that keeps it traces."""
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    src = tmp_path / "asserts.cu"
+    src.write_text(ASSERTS_CU)
+    with decode.recording() as seen:
+        bad = CliRunner().invoke(main, ["trace", str(src), "-b", "64"])
+    assert bad.exit_code == 2, bad.output
+    said = " ".join(bad.output.split())
+    assert "asserts.cu:4" in said and "calls a function outside it (an assert()" in said
+    assert {"LEPC", "CALL"} <= seen
+    good = CliRunner().invoke(main, ["trace", str(src), "-b", "32", "--no-tables"])
+    assert good.exit_code == 0, good.output

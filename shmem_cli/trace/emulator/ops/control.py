@@ -17,7 +17,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label, Special
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_pred, read_u32, write_regs, write_u32
+from ..operands import read_pred, read_u32, write_regs, write_u32, write_u64
 from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
 
 
@@ -47,10 +47,33 @@ def _nothing(ins: Instruction, ctx: Context) -> Step:
     return _noop
 
 
+@op("LEPC")
+def _lepc(ins: Instruction, ctx: Context) -> Step:
+    """``LEPC Rd, label``: the label's address (the return point of the call after it) in
+    the register pair Rd:Rd+1, as ``RET`` reads it back."""
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Label):
+        raise unsupported(ins)
+    pc = ctx.function.labels.get(ops[1].name)
+    if pc is None:
+        raise TraceError(f"unknown label {ops[1].name}", ins)
+    w = write_u64(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        w(b, ix, np.full(b.count(ix), pc, dtype=np.uint64), 0)
+
+    return step
+
+
 @op("CALL", moves=True)
 def _call(ins: Instruction, ctx: Context) -> Step:
-    """A call jumps; the return address is already in a register (set by a MOV before it)."""
+    """A call jumps; the return address is already in a register (set by a MOV before it).
+    A call through a register (``CALL.ABS.NOINC R2``) goes to a function outside the kernel
+    that the driver links in: ``assert()``'s ``__assertfail`` or ``printf``'s ``vprintf``;
+    the trace stops there with a located error."""
     labels = [o for o in ins.operands if isinstance(o, Label)]
+    if not labels and len(ins.operands) == 1:
+        return _external_call(ins)
     if len(labels) != 1 or len(ins.operands) != 1:
         raise unsupported(ins, "indirect call")
     target = ctx.target(ins, labels[0])
@@ -63,6 +86,18 @@ def _call(ins: Instruction, ctx: Context) -> Step:
         b.call_depth[ids] += 1
         b.calls_active = int((b.call_depth > 0).sum())
         b.sched[ix] = target
+
+    return step
+
+
+def _external_call(ins: Instruction) -> Step:
+    def step(b: Block, ix: Idx) -> None:
+        raise TraceError(
+            "the kernel calls a function outside it (an assert() that failed, or printf: "
+            "the trace runs neither); if it is an assert, this launch breaks the kernel's "
+            "assumption at this line: check --block, --grid and --arg against it",
+            ins,
+        )
 
     return step
 
