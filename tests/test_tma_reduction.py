@@ -11,7 +11,7 @@ import pytest
 
 from shmem_cli.cuda.sass import Instruction
 from shmem_cli.trace.emulator.op_table import TraceError
-from shmem_cli.trace.emulator.ops.reduction import element_reduction
+from shmem_cli.trace.emulator.ops.memory_bytes import element_reduction
 
 
 def _ins(text: str) -> Instruction:

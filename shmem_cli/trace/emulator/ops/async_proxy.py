@@ -28,8 +28,8 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, write_pred, write_u32
 from ..state import BLOCKED, Block, Idx, TraceError
 from .memory import address, shared_offsets
-from .reduction import element_reduction
-from .reduction import reduction_name as _reduction_name
+from .memory_bytes import element_reduction
+from .memory_bytes import reduction_name as _reduction_name
 
 
 def _count(b: Block, index: int, ix: Idx) -> None:

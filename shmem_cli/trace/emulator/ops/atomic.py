@@ -39,15 +39,13 @@ from .memory import (
     address,
     ambient,
     check_align,
-    gather_taint,
-    or_all,
     record_remote,
     record_shared,
-    scatter_taint,
     shared_offsets,
     wide_address,
     window_offsets,
 )
+from .memory_bytes import gather_taint, or_all, scatter_taint
 
 _U = np.uint32
 _FLOAT = {"F32": np.float32, "F64": np.float64}

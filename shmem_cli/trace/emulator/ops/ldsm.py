@@ -14,15 +14,8 @@ from ..access_kind import matrix_shape, shared_kind
 from ..op_table import Context, Step, op
 from ..operands import read_regs, write_regs
 from ..state import Block, Idx, TraceError
-from .memory import (
-    address,
-    gather,
-    gather_taint,
-    record_shared,
-    scatter,
-    scatter_taint,
-    shared_offsets,
-)
+from .memory import address, record_shared, shared_offsets
+from .memory_bytes import gather, gather_taint, scatter, scatter_taint
 
 
 def _warp_rows(b: Block, ix: Idx, a: Any, ins: Instruction, count: int) -> Any:

@@ -1,10 +1,11 @@
 """Memory instructions: constant, global, local and shared loads and stores, and cp.async
 (LDGSTS, copied at once; a correct program waits before it reads the copy), with the
-addressing and the byte-level memory helpers every memory family shares. Every
+addressing every memory family shares (the byte-level reads and writes are
+:mod:`.memory_bytes`'s). Every
 shared-memory access is handed to the block's recorder. Loads from global memory set
 taint bit 0 on what they load; a load's value also inherits its address's taint and,
 for shared and local memory, the taint the stored bytes carry. Atomics are in
-:mod:`.ops_atomic`, ldmatrix/stmatrix in :mod:`.ops_ldsm`.
+:mod:`.atomic`, ldmatrix/stmatrix in :mod:`.ldsm`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..access_kind import access_width, shared_form, shared_kind, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, Block, Idx, TraceError
+from .memory_bytes import gather, gather_taint, or_all, scatter, scatter_taint
 
 _U = np.uint32
 
@@ -146,57 +148,6 @@ def check_align(addr: Any, width: int, ins: Instruction) -> None:
     if width > 1 and addr.size and bool((addr & (width - 1)).any()):
         bad = int(addr[(addr & (width - 1)) != 0][0])
         raise TraceError(f"misaligned {width}-byte access at address 0x{bad:x}", ins)
-
-
-def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
-    """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
-    if width >= 4:
-        words = data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
-        return words
-    raw = data[off[None, :] + np.arange(width)[:, None]].astype(np.uint32)
-    v = raw[0] | (raw[1] << np.uint32(8)) if width == 2 else raw[0]
-    if signed:
-        bits = 8 * width
-        v = np.where(v >> np.uint32(bits - 1), v | np.uint32((0xFFFFFFFF << bits) & 0xFFFFFFFF), v)
-    return v[None, :].astype(np.uint32)
-
-
-def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
-    """Write (words, n) uint32 to byte offsets (sub-word: the low bytes of word 0)."""
-    if width >= 4:
-        data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = vals
-        return
-    v = vals[0]
-    for k in range(width):
-        data[off + k] = (v >> np.uint32(8 * k)) & np.uint32(0xFF)
-
-
-def gather_taint(taint: Any, off: Any, width: int) -> Any:
-    """The OR of the taint bytes each lane reads (whole words at once from 4 bytes on)."""
-    if width >= 4:
-        words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
-        w = np.bitwise_or.reduce(words, axis=0) if width > 4 else words[0]
-        w = w | (w >> np.uint32(16))
-        return ((w | (w >> np.uint32(8))) & np.uint32(0xFF)).astype(np.uint8)
-    t = taint[off[None, :] + np.arange(width)[:, None]]
-    return np.bitwise_or.reduce(t, axis=0)
-
-
-def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
-    tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), off.shape)
-    if width >= 4:
-        word = tt.astype(np.uint32) * np.uint32(0x01010101)
-        taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = word
-        return
-    for k in range(width):
-        taint[off + k] = tt
-
-
-def or_all(ts: Any) -> Any:
-    out: Any = 0
-    for t in ts:
-        out = out | t
-    return out
 
 
 def ambient(b: Block, ix: Idx) -> Any:

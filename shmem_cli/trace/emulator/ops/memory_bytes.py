@@ -1,6 +1,7 @@
-"""Element-wise reductions into global memory, as the async proxy's reduction copies do
-them (``cp.reduce.async.bulk.tensor``: ``UTMAREDG``): the old element and the one from
-shared memory combined in the tensor's element type.
+"""The bytes of memory, as the memory families read and write them: words and their taint
+gathered from and scattered to byte offsets, and the element-wise reductions of the async
+proxy's reduction copies (``cp.reduce.async.bulk.tensor``: ``UTMAREDG``), the old element
+and the one from shared memory combined in the tensor's element type. No opcodes of its own.
 
 PTX's operations and types: ``add`` (integers, float16, bfloat16, float32, float64),
 ``min``/``max`` (integers, float16, bfloat16), ``inc``/``dec`` (uint32), ``and``/``or``/``xor``
@@ -34,6 +35,58 @@ _FLOAT = {
     "float32_ftz": np.float32,
     "float64": np.float64,
 }
+
+
+def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
+    """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
+    if width >= 4:
+        words = data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
+        return words
+    raw = data[off[None, :] + np.arange(width)[:, None]].astype(np.uint32)
+    v = raw[0] | (raw[1] << np.uint32(8)) if width == 2 else raw[0]
+    if signed:
+        bits = 8 * width
+        v = np.where(v >> np.uint32(bits - 1), v | np.uint32((0xFFFFFFFF << bits) & 0xFFFFFFFF), v)
+    return v[None, :].astype(np.uint32)
+
+
+def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
+    """Write (words, n) uint32 to byte offsets (sub-word: the low bytes of word 0)."""
+    if width >= 4:
+        data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = vals
+        return
+    v = vals[0]
+    for k in range(width):
+        data[off + k] = (v >> np.uint32(8 * k)) & np.uint32(0xFF)
+
+
+def gather_taint(taint: Any, off: Any, width: int) -> Any:
+    """The OR of the taint bytes each lane reads (whole words at once from 4 bytes on)."""
+    if width >= 4:
+        words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
+        w = np.bitwise_or.reduce(words, axis=0) if width > 4 else words[0]
+        w = w | (w >> np.uint32(16))
+        return ((w | (w >> np.uint32(8))) & np.uint32(0xFF)).astype(np.uint8)
+    t = taint[off[None, :] + np.arange(width)[:, None]]
+    return np.bitwise_or.reduce(t, axis=0)
+
+
+def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
+    tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), off.shape)
+    if width >= 4:
+        word = tt.astype(np.uint32) * np.uint32(0x01010101)
+        taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = word
+        return
+    for k in range(width):
+        taint[off + k] = tt
+
+
+def or_all(ts: Any) -> Any:
+    out: Any = 0
+    for t in ts:
+        out = out | t
+    return out
+
 
 #: combine(old, new) on byte arrays of shape (n, element size): the bytes written back
 Combine = Callable[[Any, Any], Any]
