@@ -66,10 +66,20 @@ def _mem_ureg(o: Any, ins: Instruction) -> int:
 
 
 def _bar_offset(b: Block, addr: int, ins: Instruction, t: int) -> int:
-    """The mbarrier at window address ``addr`` of thread ``t``'s CTA: its offset in the
-    batch's shared memory (what :attr:`~.state.Block.mbarriers` is keyed by)."""
+    """The mbarrier at window address ``addr`` of thread ``t``'s CTA (in a cluster launch:
+    of the CTA whose rank the address holds in bits 24-31, a remote arrive's): its offset in
+    the batch's shared memory (what :attr:`~.state.Block.mbarriers` is keyed by)."""
     off = int(shared_offsets(b, np.array([addr], dtype=np.int64), 8, ins)[0])
-    return off + int(b.shared_base(t))
+    if b.cluster_ctas == 1:
+        return off + int(b.shared_base(t))
+    rank = (addr & 0xFFFFFFFF) >> 24
+    if rank >= b.cluster_ctas:
+        raise TraceError(
+            f"mbarrier address 0x{addr & 0xFFFFFFFF:x} names CTA rank {rank}; the cluster has "
+            f"{b.cluster_ctas} CTAs",
+            ins,
+        )
+    return off + int(b.cluster_table[b.cta_cluster[b.cta[t]], rank]) * b.smem_stride
 
 
 def _barrier_addresses(b: Block, ix: Idx, a: Any) -> Any:
