@@ -9,6 +9,7 @@ whose expected values are computed here from the kernels' own arithmetic.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -216,3 +217,54 @@ def test_a_multicast_with_a_cache_hint_lands_in_every_cta(tmp_path: Path) -> Non
     got = np.frombuffer(memory.read(plan.buffers[0].param.name or "param1"), dtype=np.uint32)
     assert got[:2048].tolist() == tensor.tolist()
     assert got[2048:4096].tolist() == (tensor + 1).tolist()
+
+
+# --- the cluster lab, measured on the H200 (tests/data/trace/cluster/measured.json) -------
+
+CLUSTER = TRACE_DATA / "cluster"
+LAB = {m["id"]: m for m in json.loads((CLUSTER / "measured.json").read_text())["launches"]}
+REMOTE = ("LD.E", "ST.E", "ATOM.E")  # generic instructions on the cluster's shared window
+SHARED = ("LDS", "STS", "ATOMS", *REMOTE)
+# lanes of several warps on one word of the peer: which store lands last, and which old
+# value each atomic returns, is the order the GPU served the warps in (the emulator's is
+# another valid one): their outputs are not compared, their counters are
+ORDERED = {"atom32_s0_h1_c2", "atom32_s32_h1_c2", "st32_s0_h1_c2", "st32_s32_h1_c2"}
+
+
+def _measured_rows(lid: str) -> dict[int, tuple[int, int]]:
+    """pc -> (warp executions, shared wavefronts) of every shared instruction measured (a
+    remote one only where it reached the CTA's own memory: it has wavefronts then)."""
+    rows = {}
+    for i in LAB[lid]["instructions"]:
+        executed, wavefronts = i["Instructions Executed"], i["L1 Wavefronts Shared"]
+        local = wavefronts or not i["sass"].startswith(REMOTE)
+        if i["sass"].startswith(SHARED) and executed and local:
+            rows[i["pc"]] = (executed, wavefronts)
+    return rows
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    "lid",
+    [pytest.param(k, marks=pytest.mark.slow) if k == "differ_4096" else k for k in sorted(LAB)],
+)
+def test_cluster_lab_as_measured(lid: str) -> None:
+    """Every value each launch wrote; every shared instruction's executions and wavefronts
+    (a shared::cluster access to the CTA's own memory is an ordinary shared access, bank
+    conflicts and all); the remote ones listed with Nsight's dshared instruction counts."""
+    kt, out = lab.run(lid, CLUSTER)
+    for i, data in out.items():
+        if lid in ORDERED:
+            continue
+        assert data == (CLUSTER / "outputs" / f"{lid}.arg{i}.bin").read_bytes(), i
+    got = {
+        a.pc: (a.cost.requests + a.predicated_off, a.cost.wavefronts)
+        for a in kt.accesses
+        if a.cost.requests + a.predicated_off and a.sass.startswith(SHARED)
+    }
+    assert got == _measured_rows(lid)
+    c = LAB[lid]["counters"]
+    dshared = sum(
+        c.get(f"smsp__sass_inst_executed_op_dshared_{op}") or 0 for op in ("ld", "st", "atom")
+    )
+    assert sum(n.executions for n in kt.not_modelled if n.sass.startswith(REMOTE)) == dshared

@@ -112,6 +112,10 @@ class ArchProfile:
     smem_per_sm: int = 228 * 1024
     registers_per_sm: int = 65536
     register_unit: int = 256  # registers are allocated per warp in units of this many
+    # distributed shared memory (another CTA's, in a cluster): a remote access has no
+    # shared wavefronts; it moves this many bytes a sector over the crossbar, one per
+    # distinct sector its lanes touch (docs/hardware-model.md, 9d)
+    dsmem_sector_bytes: int = 32
 
     @property
     def capability(self) -> int:
