@@ -268,3 +268,6 @@ def test_cluster_lab_as_measured(lid: str) -> None:
         c.get(f"smsp__sass_inst_executed_op_dshared_{op}") or 0 for op in ("ld", "st", "atom")
     )
     assert sum(n.executions for n in kt.not_modelled if n.sass.startswith(REMOTE)) == dshared
+    # the sectors the remote accesses moved over the crossbar (docs/hardware-model.md, 9d)
+    sectors = c.get("l1tex__m_xbar2l1tex_read_sectors_mem_dshared") or 0
+    assert sum(n.dsmem_sectors or 0 for n in kt.not_modelled) == sectors

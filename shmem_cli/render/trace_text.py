@@ -259,9 +259,14 @@ def notes(kernel: KernelTrace) -> list[Block]:
 def not_modelled_block(kernel: KernelTrace) -> list[Block]:
     if not kernel.not_modelled:
         return []
-    table = Table([Column("line"), Column("sass"), Column("executions", "right")])
+    remote = any(n.dsmem_sectors is not None for n in kernel.not_modelled)
+    columns = [Column("line"), Column("sass"), Column("executions", "right")]
+    table = Table([*columns, Column("dsmem sectors", "right")] if remote else columns)
     for n in kernel.not_modelled:
-        table.add_row(_where(n.file, n.line), n.sass, f"{n.executions:,}")
+        row = [_where(n.file, n.line), n.sass, f"{n.executions:,}"]
+        if remote:
+            row.append("" if n.dsmem_sectors is None else f"{n.dsmem_sectors:,}")
+        table.add_row(*row)
     head = Styled(
         "not modelled (shared-memory traffic of these instructions is not counted above):",
         "bold yellow",

@@ -132,9 +132,16 @@ def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, Totals]:
     return {op: _sum(group) for op, group in by_op.items()}
 
 
-def not_modelled(items: Iterable[tuple[Instruction, int]]) -> tuple[NotModelled, ...]:
-    """The instructions whose shared-memory traffic is not modelled, with their executions."""
+def not_modelled(
+    items: Iterable[tuple[Instruction, int]], sectors: dict[int, int] | None = None
+) -> tuple[NotModelled, ...]:
+    """The instructions whose shared-memory traffic is not modelled, with their executions
+    (and a remote access's distributed shared memory sectors, by pc)."""
+    got = sectors or {}
     return tuple(
-        NotModelled(pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count)
+        NotModelled(
+            pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
+            dsmem_sectors=got.get(i.pc),
+        )
         for i, count in sorted(items, key=lambda item: item[0].pc)
-    )
+    )  # fmt: skip

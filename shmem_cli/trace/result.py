@@ -186,6 +186,9 @@ class NotModelled:
     file: str | None
     line: int | None
     executions: int  # warp-level executions
+    # a remote (distributed shared memory) access: the 32-byte sectors it moved over the
+    # crossbar (Nsight's l1tex__m_xbar2l1tex_read_sectors_mem_dshared), else None
+    dsmem_sectors: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -194,6 +197,7 @@ class NotModelled:
             "pc": self.pc,
             "sass": self.sass,
             "executions": self.executions,
+            "dsmem_sectors": self.dsmem_sectors,
         }
 
 

@@ -267,7 +267,9 @@ def trace_kernel(
         accesses=accesses,
         lines=line_totals(accesses),
         totals=op_totals(accesses),
-        not_modelled=not_modelled(skipped),
+        not_modelled=not_modelled(
+            skipped, {pc: n * weight for pc, n in trace.dsmem_sectors.items()}
+        ),
         instructions_executed=int(trace.thread_instructions) * weight,
         records=tuple(trace.records),
         fills=trace.fills,

@@ -62,6 +62,8 @@ class Trace:
     # compare-and-swap lanes that failed (and so retry their loop), by instruction index
     cas_failed: dict[int, int] = field(default_factory=dict)
     coverage: grids.Coverage | None = None
+    # distributed shared memory: the 32-byte sectors each remote instruction moved, by pc
+    dsmem_sectors: dict[int, int] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -130,6 +132,7 @@ class _Run:
         self.steps = self.executed = self.blocks = 0
         self.registers = 256  # rows of the register file
         self.unmodelled: dict[int, int] = {}
+        self.sectors: dict[int, int] = {}  # distributed shared memory, by index
         self.cas_failed: dict[int, int] = {}
         self.deadline = time.monotonic() + budget.seconds
         self.of_blocks = f"of {blocks:,}" if grid else ""
@@ -156,6 +159,8 @@ class _Run:
         self.blocks += len(batch.ctas)
         for index, n in blk.unmodelled.items():
             self.unmodelled[index] = self.unmodelled.get(index, 0) + n
+        for index, n in blk.dsmem_sectors.items():
+            self.sectors[index] = self.sectors.get(index, 0) + n
         for index, n in blk.cas_failed.items():
             self.cas_failed[index] = self.cas_failed.get(index, 0) + n
 
@@ -175,6 +180,7 @@ class _Run:
             fills,
             self.cas_failed,
             coverage,
+            {ins[i].pc: n for i, n in self.sectors.items()},
         )
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from ...hardware import dsmem
 from ...hardware.arch import SM90
 from ..requests import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
@@ -226,6 +227,8 @@ class Block:
         self.mbarriers = MBarriers()  # sm_90 mbarriers by offset in smem (CTA base included)
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
+        # distributed shared memory: 32-byte sectors moved by remote accesses, by index
+        self.dsmem_sectors: dict[int, int] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
         self.cas_failed: dict[int, int] = {}
         # executions of each atomic instruction so far, per CTA: whose warp is served first
@@ -250,6 +253,23 @@ class Block:
         first = np.asarray(list(linear) if linear is not None else [0] * nb, dtype=np.int64)
         self.warp_ids: I64 = (first[:, None] * self.n_warps + np.arange(self.n_warps)).ravel()
         self.rec: Recorder = Recorder(self.warp_size)
+
+    def listed(
+        self, index: int, ids: Any, at: Any = None, width: int = 4, op: str = "",
+        count: bool = True,
+    ) -> None:  # fmt: skip
+        """Warps of ``ids`` ran instruction ``index`` on shared memory it does not model (a
+        generic atomic, another CTA's shared memory): counted (``count``), and with ``at``
+        (offsets in :attr:`smem`) and ``op`` (ld, st, atom) the distributed shared memory
+        sectors they moved (:func:`shmem_cli.hardware.dsmem.sectors`)."""
+        if not len(ids):
+            return
+        warps = ids // self.warp_size
+        if count:
+            self.unmodelled[index] = self.unmodelled.get(index, 0) + len(np.unique(warps))
+        if at is not None and op:
+            n = dsmem.sectors(warps, np.asarray(at, dtype=np.int64), width, op)
+            self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
 
     def local(self) -> tuple[U8, U8]:
         """Per-thread local memory, flattened: thread t owns bytes [t*L, (t+1)*L)."""

@@ -39,7 +39,6 @@ from .memory import (
     address,
     ambient,
     check_align,
-    record_remote,
     record_shared,
     shared_offsets,
     wide_address,
@@ -182,8 +181,10 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             off = off + b.shared_base(ix)
             data, taint = b.smem, b.tsmem
         elif in_window.all() and generic:  # listed: generic atomics on shared memory
-            _, off, _ = window_offsets(b, b.ids(ix), a, width, ins)
-            record_remote(b, index, b.ids(ix))
+            _, off, remote = window_offsets(b, b.ids(ix), a, width, ins)
+            b.listed(index, b.ids(ix))
+            if remote is not None and remote.any():  # their sectors (the warps: above)
+                b.listed(index, b.ids(ix)[remote], off[remote], width, "atom", count=False)
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")

@@ -130,13 +130,6 @@ def window_offsets(b: Block, ids: Any, addr: Any, width: int, ins: Instruction) 
     return off, off + target * b.smem_stride, target != own
 
 
-def record_remote(b: Block, index: int, ids: Any) -> None:
-    """Warps whose lanes reached another CTA's shared memory: listed (not modelled)."""
-    if len(ids):
-        warps = len(np.unique(ids // b.warp_size))
-        b.unmodelled[index] = b.unmodelled.get(index, 0) + warps
-
-
 def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) -> Any:
     a = addr & 0xFFFFFFFF
     if a.size and (int(a.max()) + width > LOCAL_BYTES):
@@ -172,24 +165,19 @@ def record_shared(
 
 
 def _record_window(
-    b: Block,
-    index: int,
-    ins: Instruction,
-    kind: AccessKind,
-    ids: Any,
-    off: Any,
-    ta: Any,
-    remote: Any,
-) -> None:
+    b: Block, index: int, ins: Instruction, kind: AccessKind, ids: Any, off: Any, ta: Any,
+    remote: Any, at: Any = None,
+) -> None:  # fmt: skip
     """Record a generic access's shared lanes: its own CTA's as requests, remote ones
-    listed."""
+    listed (``at``: every lane's offset in the batch's shared memory)."""
     if remote is None or not remote.any():
         record_shared(b, index, ins, kind, ids, off, ta)
         return
     here = ~remote
     if here.any():
         record_shared(b, index, ins, kind, ids[here], off[here], ta[here])
-    record_remote(b, index, ids[remote])
+    op = "ld" if ins.opcode == "LD" else "st"
+    b.listed(index, ids[remote], at[remote], kind.size, op)
 
 
 # --- loads and stores ---------------------------------------------------------------------
@@ -232,7 +220,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             else:  # a generic pointer into the shared window: those lanes read shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
-                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote)
+                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
                 vals = np.zeros((words, len(a)), dtype=np.uint32)
                 t = ta.copy()
                 vals[:, sh] = gather(b.smem, at, width, signed)
@@ -284,7 +272,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             else:  # a generic pointer into the shared window: those lanes write shared memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
                 off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
-                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote)
+                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
                 vals = np.asarray(vals)
                 scatter(b.smem, at, width, vals[:, sh])
                 tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
