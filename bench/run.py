@@ -466,7 +466,8 @@ def trace(report: Report, shmem: list[str], repeats: int) -> None:
 
 
 GRID_CUBIN = ROOT / "tests" / "data" / "trace" / "everyday" / "ev_grid.sm_90.cubin"
-DIFFER_CUBIN = ROOT / "bench" / "kernels" / "differ.sm_90.cubin"
+# the kernel whose 4,096 blocks the H200 measured (tests/data/trace/cluster)
+DIFFER_CUBIN = ROOT / "tests" / "data" / "trace" / "cluster" / "differ.sm_90.cubin"
 
 
 def grids(report: Report, shmem: list[str], repeats: int) -> None:

@@ -96,15 +96,7 @@ def store(
 ) -> None:
     """Write the box at ``coords`` from shared memory at ``src`` (of the CTA at ``base``;
     inside elements only)."""
-    goff, inside = _box(tm, coords)
-    phys = _shared_bytes(b, tm, src, len(goff), ins, base)
-    e = tm.esize
-    if not inside.any():
-        return
-    mem = b.launch.memory
-    dst = mem.store_offsets(tm.address + goff[inside], e, ins)
-    sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
-    mem.data[(dst[:, None] + np.arange(e)).ravel()] = b.smem[phys[sel]]
+    reduce(b, tm, src, coords, lambda old, new: new, ins, base)
 
 
 def reduce(
