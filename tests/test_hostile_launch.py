@@ -108,6 +108,8 @@ def _buffer_cases(tmp_path: Path) -> list[tuple[str, str]]:
     put("cut.npy", _npy_header("<i4", "(1024,)") + bytes(100), "promises 4,096 bytes")
     put("objects.npy", _npy_header("|O", "(2,)") + bytes(16), "objects or empty items")
     put("garbage.npy", b"\x93NUMPY\x09\x00junk", "not a readable .npy header")
+    # said in words, not as NumPy's exception
+    put("badhdr.npy", _npy_header("<i4", "(4,"), "header (NumPy cannot parse it); write the")
     put("text.npy", b"1 2 3\n", "not a NumPy .npy file")
     archive = tmp_path / "arrays.npz"
     np.savez(archive, a=np.arange(4))

@@ -6,6 +6,7 @@ changed in one place."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -226,3 +227,20 @@ def test_an_entry_file_linked_outside_its_tree_is_not_read(tmp_path: Path, suffi
     (folder / f"matmul_tiles{suffix}").unlink()
     (folder / f"matmul_tiles{suffix}").symlink_to(inside)
     assert shmem("trace", str(folder), "--list-params").code == 0
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("suffix", [".ttgir", ".cubin"])
+def test_an_entry_file_that_is_a_fifo_or_a_folder_is_said_so(tmp_path: Path, suffix: str) -> None:
+    """Not "the entry has no .ttgir": the file is there, and is not a plain file; it is never
+    opened (a FIFO would block the read)."""
+    for kind in ("fifo", "folder"):
+        folder = entry(tmp_path / kind)
+        target = folder / f"matmul_tiles{suffix}"
+        target.unlink()
+        if kind == "fifo":
+            os.mkfifo(target)
+        else:
+            target.mkdir()
+        ran = shmem("trace", str(folder), "--list-params")
+        refused(ran, f"matmul_tiles{suffix} is not a regular file", "a real cache entry")

@@ -81,8 +81,11 @@ def npy_data(data: bytes, where: str) -> bytes:
             shape, fortran, dtype = npy.read_array_header_2_0(stream)
         else:
             raise ValueError(f"unknown .npy version {version}")
-    except Exception as exc:  # NumPy's header parser: any failure means "not readable"
-        raise BufferFileError(f"{where}: not a readable .npy header ({shorten(exc)})") from None
+    except Exception:  # NumPy's header parser: any failure means "not readable"
+        raise BufferFileError(
+            f"{where}: not a readable .npy header (NumPy cannot parse it); write the array "
+            "with numpy.save, or give its raw bytes in a .bin"
+        ) from None
     if dtype.hasobject or dtype.itemsize == 0:
         raise BufferFileError(
             f"{where}: an array of {shorten(str(dtype))} (objects or empty items) has no bytes "

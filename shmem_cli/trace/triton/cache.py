@@ -216,6 +216,13 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     _own_files(folder, (meta_path, cubin, ttgir))
     meta = _metadata(meta_path)
     name = str(meta["name"])
+    for path in (cubin, ttgir):
+        if path.exists() and not path.is_file():
+            raise TritonError(
+                f"the entry's {path.name} is not a regular file (a folder, a FIFO or a device); "
+                "Triton writes plain files: point at a real cache entry",
+                meta_path,
+            )
     if not cubin.is_file():
         raise TritonError(f"the entry has no {cubin.name} beside its metadata", meta_path)
     if not ttgir.is_file():
@@ -274,7 +281,7 @@ def _metadata_files(root: Path) -> list[Path]:
     metas = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
     out, total = [], 0
     for m in metas[:MAX_ENTRIES]:
-        if m.name.startswith("__grp__") or not m.with_suffix(".cubin").is_file():
+        if m.name.startswith("__grp__") or not m.with_suffix(".cubin").exists():
             continue
         try:
             total += m.stat().st_size
