@@ -33,9 +33,9 @@ shell: $(VENV)/.runtime
 	@echo "shmem is on PATH in this shell; type exit to leave it"
 	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $${SHELL:-/bin/sh} -i
 
-## test: the whole test suite
+## test: the whole test suite, in two worker processes (pytest-xdist; one: -n 0)
 test: $(VENV)/.dev
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 ## test-slow: the tests marked slow, which `make test` leaves out (CI runs both)
 test-slow: $(VENV)/.dev
