@@ -187,14 +187,18 @@ def test_requests_that_fill_the_records_stay_under_1_gib() -> None:
 @needs_nvdisasm
 @pytest.mark.slow
 def test_many_requests_of_one_instruction_stay_under_1_gib() -> None:
-    """One store in a loop over 16,384 blocks: 10 million requests traced (their records and
-    costing peaked at 1.3 GiB), 21 million refused at the bound."""
+    """One store in a loop over 16,384 blocks: 10 and 21 million requests (their records and
+    costing peaked at 1.3 GiB). The blocks are proven alike, so the first is traced and counted
+    for all; records of blocks that differ are bounded (the distinct kernel, above)."""
     repeat = ("trace", str(CUBIN), "-k", "repeat", "-b", "1024", "-g", "16384", "--no-tables")
     ran = shmem(*repeat, "-a", "n=20", timeout=300)
     assert ran.code == 0, ran.text[-2000:]
     assert "10,485,760" in ran.text
     assert ran.peak_mib < 512, ran.peak_mib
-    refused(shmem(*repeat, "-a", "n=40", timeout=300), "records passed 384 MiB", seconds=120)
+    more = shmem(*repeat, "-a", "n=40", timeout=300)
+    assert more.code == 0, more.text[-2000:]
+    assert "20,971,520" in more.text
+    assert more.peak_mib < 512, more.peak_mib
 
 
 @needs_nvdisasm
