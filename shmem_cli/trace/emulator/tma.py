@@ -96,7 +96,7 @@ def store(
 ) -> None:
     """Write the box at ``coords`` from shared memory at ``src`` (of the CTA at ``base``;
     inside elements only)."""
-    reduce(b, tm, src, coords, lambda old, new: new, ins, base)
+    reduce(b, tm, src, coords, None, ins, base)
 
 
 def reduce(
@@ -104,7 +104,7 @@ def reduce(
     tm: TensorMap,
     src: int,
     coords: tuple[int, ...],
-    combine: Callable[[Any, Any], Any],
+    combine: Callable[[Any, Any], Any] | None,
     ins: Instruction,
     base: int = 0,
 ) -> None:
@@ -120,9 +120,10 @@ def reduce(
     dst = mem.store_offsets(tm.address + goff[inside], e, ins)
     where = (dst[:, None] + np.arange(e)).ravel()
     sel = (np.flatnonzero(inside)[:, None] * e + np.arange(e)).ravel()
-    old = mem.data[where].reshape(-1, e)
-    new = b.smem[phys[sel]].reshape(-1, e)
-    mem.data[where] = np.asarray(combine(old, new), dtype=np.uint8).ravel()
+    new = b.smem[phys[sel]]
+    if combine is not None:  # only a reduction reads what it writes over
+        new = np.asarray(combine(mem.data[where].reshape(-1, e), new.reshape(-1, e)))
+    mem.data[where] = new.astype(np.uint8).ravel()
 
 
 def tensor_map(b: Block, addr: int, ins: Instruction) -> TensorMap | None:
