@@ -15,6 +15,7 @@ is listed as not modelled.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -89,6 +90,23 @@ def _barrier_addresses(b: Block, ix: Idx, a: Any) -> Any:
     return a + b.shared_base(ix)
 
 
+def _barriers(
+    b: Block, ix: Idx, a: Any, ins: Instruction, verb: str = ""
+) -> Iterator[tuple[int, Any, int]]:
+    """The distinct mbarriers the executing threads name: per barrier its offset in the
+    shared window, the threads (a mask over ``ix``) naming it and the first of them. With a
+    ``verb`` (what the instruction does), a barrier never initialized is a located error."""
+    ids = b.ids(ix)
+    key = _barrier_addresses(b, ix, a)
+    for at, k in zip(*np.unique(key, return_index=True), strict=True):
+        t = int(ids[k])
+        off = _bar_offset(b, int(at - b.shared_base(t)), ins, t)
+        if verb and b.mbarriers.get(off) is None:
+            where = b.window(off)[1]
+            raise TraceError(f"{verb} on shared 0x{where:x}, not an initialized mbarrier", ins)
+        yield off, key == at, t
+
+
 @op("ARRIVES", moves=True)
 def _arrives(ins: Instruction, ctx: Context) -> Step:
     """``cp.async.mbarrier.arrive[.noinc]``: ``ARRIVES.LDGSTSBAR.64.ARVCNT [URa]`` (``.noinc``)
@@ -103,15 +121,8 @@ def _arrives(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         a, _ = ra(b, ix)
-        ids = b.ids(ix)
-        key = _barrier_addresses(b, ix, a)
-        for at, k in zip(*np.unique(key, return_index=True), strict=True):
-            t = int(ids[k])
-            off = _bar_offset(b, int(at - b.shared_base(t)), ins, t)
-            if b.mbarriers.get(off) is None:
-                where = b.window(off)[1]
-                raise TraceError(f"arrive on shared 0x{where:x}, not an initialized mbarrier", ins)
-            b.mbarriers.arrive(off, int((key == at).sum()), 0, b.sched)
+        for off, sel, _ in _barriers(b, ix, a, ins, "arrive"):
+            b.mbarriers.arrive(off, int(sel.sum()), 0, b.sched)
 
     return step
 
@@ -129,13 +140,9 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
 
         def init(b: Block, ix: Idx) -> None:
             a, _ = ra(b, ix)
-            ids = b.ids(ix)
-            key = _barrier_addresses(b, ix, a)
-            for at, k in zip(*np.unique(key, return_index=True), strict=True):
-                t = int(ids[k])
+            for off, _, t in _barriers(b, ix, a, ins):
                 lo = int(b.ur[vi, t]) if vi != 63 else 0
-                count = 0x100000 - ((lo >> 1) & 0xFFFFF)
-                b.mbarriers.init(_bar_offset(b, int(at - b.shared_base(t)), ins, t), count)
+                b.mbarriers.init(off, 0x100000 - ((lo >> 1) & 0xFFFFF))
 
         return init
     if "ARRIVE" in mods and len(ops) == 3:
@@ -152,19 +159,9 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
             a, _ = ra(b, ix)
             tx, _ = rtx(b, ix)
             n = b.count(ix)
-            ids = b.ids(ix)
-            key = _barrier_addresses(b, ix, a)
             tx = np.broadcast_to(tx, (n,)).astype(np.int64) if with_tx else np.zeros(n, np.int64)
             token = np.zeros(n, dtype=np.uint32)
-            for at, k in zip(*np.unique(key, return_index=True), strict=True):
-                sel = key == at
-                t = int(ids[k])
-                off = _bar_offset(b, int(at - b.shared_base(t)), ins, t)
-                if b.mbarriers.get(off) is None:
-                    raise TraceError(
-                        f"arrive on shared 0x{b.window(off)[1]:x}, not an initialized mbarrier",
-                        ins,
-                    )
+            for off, sel, _ in _barriers(b, ix, a, ins, "arrive"):
                 phase = b.mbarriers.arrive(
                     off, arrivals * int(sel.sum()), int(tx[sel].sum()), b.sched
                 )
@@ -182,18 +179,11 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
             par, _ = rpar(b, ix)
             ids = b.ids(ix)
             n = len(ids)
-            key = _barrier_addresses(b, ix, a)
             par = (np.broadcast_to(par, (n,)) >> np.uint32(31)) & np.uint32(1)
             ok = np.zeros(n, dtype=bool)
-            for at, k in zip(*np.unique(key, return_index=True), strict=True):
-                t = int(ids[k])
-                off = _bar_offset(b, int(at - b.shared_base(t)), ins, t)
-                if b.mbarriers.get(off) is None:
-                    where = b.window(off)[1]
-                    said = f"wait on shared 0x{where:x}, not an initialized mbarrier"
-                    raise TraceError(said, ins)
+            for off, on, _ in _barriers(b, ix, a, ins, "wait"):
                 for p in (0, 1):
-                    sel = (key == at) & (par == p)
+                    sel = on & (par == p)
                     if not sel.any():
                         continue
                     if b.mbarriers.done(off, p):
