@@ -307,6 +307,15 @@ def _signed(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
+def _bulk_copies(b: Block, ix: Idx, rsize: Any) -> Iterator[tuple[int, Any, int]]:
+    """A bulk copy or reduction per warp: the thread issuing it (and it alone, as an index
+    array) and the bytes it moves (its size operand counts 16-byte units)."""
+    sizes, _ = rsize(b, ix)
+    sizes = np.broadcast_to(sizes, (b.count(ix),))
+    for k, t in per_warp(b, ix):
+        yield t, np.array([t], dtype=np.intp), int(sizes[k]) * 16
+
+
 @op("UBLKCP", moves=True)
 def _ublkcp(ins: Instruction, ctx: Context) -> Step:
     """UBLKCP.S.G [shared], [global], size (global -> shared, completing on the mbarrier in
@@ -321,10 +330,7 @@ def _ublkcp(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         mem = b.launch.memory
-        sizes, _ = rsize(b, ix)
-        for k, t in per_warp(b, ix):
-            one = np.array([t], dtype=np.intp)
-            size = int(np.broadcast_to(sizes, (b.count(ix),))[k]) * 16
+        for t, one, size in _bulk_copies(b, ix, rsize):
             base = int(b.shared_base(t))
             if to_shared:
                 off = int(shared_offsets(b, np.array([_ur(b, one, d)]), size, ins)[0])
@@ -362,10 +368,7 @@ def _ublkred(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         mem = b.launch.memory
-        sizes, _ = rsize(b, ix)
-        for k, t in per_warp(b, ix):
-            one = np.array([t], dtype=np.intp)
-            size = int(np.broadcast_to(sizes, (b.count(ix),))[k]) * 16
+        for t, one, size in _bulk_copies(b, ix, rsize):
             off = int(shared_offsets(b, np.array([_ur(b, one, s)]), size, ins)[0])
             off += int(b.shared_base(t))
             g = int(mem.store_offsets(np.array([ur64(b, one, d)]), size, ins)[0])
