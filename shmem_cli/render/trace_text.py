@@ -260,18 +260,36 @@ def not_modelled_block(kernel: KernelTrace) -> list[Block]:
     if not kernel.not_modelled:
         return []
     remote = any(n.dsmem_sectors is not None for n in kernel.not_modelled)
+    calls = any(n.callee is not None for n in kernel.not_modelled)
     columns = [Column("line"), Column("sass"), Column("executions", "right")]
-    table = Table([*columns, Column("dsmem sectors", "right")] if remote else columns)
+    if remote:
+        columns.append(Column("dsmem sectors", "right"))
+    if calls:
+        columns.append(Column("calls"))
+    table = Table(columns)
     for n in kernel.not_modelled:
         row = [_where(n.file, n.line), n.sass, f"{n.executions:,}"]
         if remote:
             row.append("" if n.dsmem_sectors is None else f"{n.dsmem_sectors:,}")
+        if calls:
+            row.append(n.callee or "")
         table.add_row(*row)
     head = Styled(
         "not modelled (shared-memory traffic of these instructions is not counted above):",
         "bold yellow",
     )
-    return [head, table]
+    out: list[Block] = [head, table]
+    for n in kernel.not_modelled:
+        if n.callee is not None:
+            out.append(
+                Styled(
+                    f"note: {_where(n.file, n.line)} calls {n.callee}, a function outside the "
+                    "kernel: stepped over (it touches no shared memory of the kernel); what it "
+                    "returns is not modelled, so a request whose address uses it is inexact",
+                    "yellow",
+                )
+            )
+    return out
 
 
 def wgmma_block(kernel: KernelTrace) -> list[Block]:

@@ -133,15 +133,18 @@ def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, Totals]:
 
 
 def not_modelled(
-    items: Iterable[tuple[Instruction, int]], sectors: dict[int, int] | None = None
+    items: Iterable[tuple[Instruction, int]],
+    sectors: dict[int, int] | None = None,
+    callees: dict[int, str] | None = None,
 ) -> tuple[NotModelled, ...]:
     """The instructions whose shared-memory traffic is not modelled, with their executions
-    (and a remote access's distributed shared memory sectors, by pc)."""
-    got = sectors or {}
+    (and by pc, a remote access's distributed shared memory sectors, the function outside
+    the cubin a call went to)."""
+    got, called = sectors or {}, callees or {}
     return tuple(
         NotModelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
-            dsmem_sectors=got.get(i.pc),
+            dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)
     )  # fmt: skip

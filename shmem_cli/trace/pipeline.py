@@ -306,9 +306,7 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
         raise exc.located(str(path)) from None
     texts = source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
     params = _params(kernel, chosen, disassembly, sources, path, request.tree(), texts)
-    constants = Constants(
-        constants.banks, constants.symbols, constants.unset, types=declared_types(texts)
-    )
+    constants = dataclasses.replace(constants, types=declared_types(texts))
     return LoadedKernel(kernel, chosen, params, disassembly, arch, constants=constants, note=note)
 
 

@@ -179,7 +179,9 @@ class LineTotals:
 
 @dataclass(frozen=True)
 class NotModelled:
-    """An instruction whose shared-memory traffic shmem does not model (wgmma, TMA)."""
+    """An instruction whose shared-memory traffic shmem does not model: a TMA copy through a
+    tensor map not given, a remote (distributed shared memory) access, a call to a function
+    outside the cubin."""
 
     pc: int
     sass: str
@@ -189,6 +191,8 @@ class NotModelled:
     # a remote (distributed shared memory) access: the 32-byte sectors it moved over the
     # crossbar (Nsight's l1tex__m_xbar2l1tex_read_sectors_mem_dshared), else None
     dsmem_sectors: int | None = None
+    # a call to a function outside the cubin, stepped over (printf's vprintf): its name
+    callee: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -198,6 +202,7 @@ class NotModelled:
             "sass": self.sass,
             "executions": self.executions,
             "dsmem_sectors": self.dsmem_sectors,
+            "callee": self.callee,
         }
 
 

@@ -216,6 +216,7 @@ def trace_kernel(
         warp_size=profile.warp_size,
         const_banks=dict(constants.banks) if constants else {},
         const_unset=constants.unset_spans() if constants else {},
+        externals=dict(constants.externals) if constants else {},
         cluster=plan.cluster,
     )
     whole_grid = plan.grid != (1, 1, 1)
@@ -268,7 +269,7 @@ def trace_kernel(
         lines=line_totals(accesses),
         totals=op_totals(accesses),
         not_modelled=not_modelled(
-            skipped, {pc: n * weight for pc, n in trace.dsmem_sectors.items()}
+            skipped, {pc: n * weight for pc, n in trace.dsmem_sectors.items()}, trace.callees
         ),
         instructions_executed=int(trace.thread_instructions) * weight,
         records=tuple(trace.records),

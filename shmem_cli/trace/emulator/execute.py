@@ -64,6 +64,8 @@ class Trace:
     coverage: grids.Coverage | None = None
     # distributed shared memory: the 32-byte sectors each remote instruction moved, by pc
     dsmem_sectors: dict[int, int] = field(default_factory=dict)
+    # calls to functions outside the cubin that were stepped over (printf): pc -> the name
+    callees: dict[int, str] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -133,6 +135,7 @@ class _Run:
         self.registers = 256  # rows of the register file
         self.unmodelled: dict[int, int] = {}
         self.sectors: dict[int, int] = {}  # distributed shared memory, by index
+        self.callees: dict[int, str] = {}  # functions outside the cubin called, by index
         self.cas_failed: dict[int, int] = {}
         self.deadline = time.monotonic() + budget.seconds
         self.of_blocks = f"of {blocks:,}" if grid else ""
@@ -163,6 +166,7 @@ class _Run:
             self.sectors[index] = self.sectors.get(index, 0) + n
         for index, n in blk.cas_failed.items():
             self.cas_failed[index] = self.cas_failed.get(index, 0) + n
+        self.callees.update(blk.callees)
 
     def trace(self, coverage: grids.Coverage) -> Trace:
         ins = self.function.instructions
@@ -181,6 +185,7 @@ class _Run:
             self.cas_failed,
             coverage,
             {ins[i].pc: n for i, n in self.sectors.items()},
+            {ins[i].pc: name for i, name in self.callees.items()},
         )
 
 

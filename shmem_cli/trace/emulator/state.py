@@ -95,6 +95,8 @@ class Launch:
     const_unset: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
     # the names of those that were read (filled as the blocks run)
     unset_reads: set[str] = field(default_factory=set)
+    # functions outside the cubin (printf's vprintf): the address the banks hold -> name
+    externals: dict[int, str] = field(default_factory=dict)
     warp_size: int = SM90.warp_size  # lanes of a warp: the architecture profile's
     cluster: tuple[int, int, int] = (1, 1, 1)  # CTAs of a thread-block cluster per axis
 
@@ -229,6 +231,8 @@ class Block:
         self.unmodelled: dict[int, int] = {}
         # distributed shared memory: 32-byte sectors moved by remote accesses, by index
         self.dsmem_sectors: dict[int, int] = {}
+        # calls to functions outside the cubin that were stepped over, by index: the name
+        self.callees: dict[int, str] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
         self.cas_failed: dict[int, int] = {}
         # executions of each atomic instruction so far, per CTA: whose warp is served first

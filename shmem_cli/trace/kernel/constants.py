@@ -33,6 +33,7 @@ from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES, SHT_NOBITS, _Elf
+from .externals import external_slots, place
 
 #: a constant bank is 64 KiB on every GPU
 BANK_BYTES = 64 << 10
@@ -95,6 +96,8 @@ class Constants:
     unset: frozenset[str] = frozenset()  # variables neither initialised nor set
     given: tuple[tuple[str, str], ...] = ()  # (name, value as given) set by the launch
     types: Mapping[str, str] = field(default_factory=dict)  # declared element types
+    # the address given to each function outside the cubin (printf's vprintf) -> its name
+    externals: Mapping[int, str] = field(default_factory=dict)
 
     def symbol_at(self, bank: int, offset: int) -> ConstSymbol | None:
         for s in self.symbols:
@@ -140,7 +143,8 @@ def read_constants(path: str | Path, kernel: str) -> Constants:
     unset = frozenset(
         s.name for s in symbols if not any(banks[s.bank][s.offset : s.offset + s.size])
     )
-    return Constants(banks=banks, symbols=tuple(symbols), unset=unset)
+    externals = place(banks, external_slots(elf, kernel))
+    return Constants(banks=banks, symbols=tuple(symbols), unset=unset, externals=externals)
 
 
 def _pad(a: bytes, b: bytes) -> tuple[bytes, bytes]:

@@ -17,7 +17,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label, Special
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_pred, read_u32, write_regs, write_u32, write_u64
+from ..operands import read_pred, read_u32, read_u64, write_regs, write_u32, write_u64
 from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
 
 
@@ -68,12 +68,13 @@ def _lepc(ins: Instruction, ctx: Context) -> Step:
 @op("CALL", moves=True)
 def _call(ins: Instruction, ctx: Context) -> Step:
     """A call jumps; the return address is already in a register (set by a MOV before it).
-    A call through a register (``CALL.ABS.NOINC R2``) goes to a function outside the kernel
-    that the driver links in: ``assert()``'s ``__assertfail`` or ``printf``'s ``vprintf``;
-    the trace stops there with a located error."""
+    A call through a register (``CALL.ABS.NOINC R10``) goes to a function outside the kernel
+    that the driver links in (trace/kernel/externals.py): ``printf``'s ``vprintf`` is
+    stepped over; a failed ``assert()``'s ``__assertfail`` stops the trace with a located
+    error."""
     labels = [o for o in ins.operands if isinstance(o, Label)]
     if not labels and len(ins.operands) == 1:
-        return _external_call(ins)
+        return _external_call(ins, ctx)
     if len(labels) != 1 or len(ins.operands) != 1:
         raise unsupported(ins, "indirect call")
     target = ctx.target(ins, labels[0])
@@ -90,14 +91,43 @@ def _call(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-def _external_call(ins: Instruction) -> Step:
+#: the registers a function returns its value in (R4, and R5 for 64 bits)
+_RETURNED = (4, 5)
+
+
+def _external_call(ins: Instruction, ctx: Context) -> Step:
+    """A function outside the cubin: it touches no shared memory of the kernel, so the call
+    is stepped over (counted among the instructions not modelled, the function named in the
+    report); what it returns is unknown, so a later use of its return registers is inexact.
+    An ``assert()`` that failed (``__assertfail``) or an address that is no function the
+    cubin names stops the trace here."""
+    address = read_u64(ins.operands[0], ins)
+    index = ctx.position(ins)
+
     def step(b: Block, ix: Idx) -> None:
-        raise TraceError(
-            "the kernel calls a function outside it (an assert() that failed, or printf: "
-            "the trace runs neither); if it is an assert, this launch breaks the kernel's "
-            "assumption at this line: check --block, --grid and --arg against it",
-            ins,
-        )
+        at, _ = address(b, ix)
+        names = {b.launch.externals.get(int(a)) for a in np.unique(np.asarray(at))}
+        if "__assertfail" in names:
+            raise TraceError(
+                "the kernel calls a function outside it, __assertfail: an assert() failed, so "
+                "this launch breaks the kernel's assumption at this line: check --block, --grid "
+                "and --arg against it",
+                ins,
+            )
+        if None in names:
+            unnamed = min(
+                int(a) for a in np.unique(np.asarray(at)) if int(a) not in b.launch.externals
+            )
+            raise TraceError(
+                f"the kernel calls a function outside it at 0x{unnamed:x}, an address no "
+                "function of the cubin is linked at: the trace cannot step over it",
+                ins,
+            )
+        b.callees[index] = ", ".join(sorted(n for n in names if n is not None))
+        b.unmodelled[index] = b.unmodelled.get(index, 0) + len(np.unique(b.warp[b.ids(ix)]))
+        for r in _RETURNED:
+            if r < len(b.r):
+                b.tr[r][ix] = TAINT_UNKNOWN
 
     return step
 
