@@ -38,6 +38,7 @@ from . import budget as budgets
 from . import grid as grids
 from . import taint_flow
 from .access_kind import shared_op_of
+from .alike.affine import Affine
 from .decode import Program, decode_function
 from .op_table import MOVES
 from .state import BLOCKED, Block, Launch, TraceError
@@ -94,7 +95,13 @@ def run(
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
-    watch = grids.Watch(function.instructions) if grid and plan.clusters > 1 else None
+    watch = None
+    if grid and plan.clusters > 1:
+        # guards on the block index are proven alike by their sums (not within clusters)
+        affine = None
+        if launch.cluster_ctas == 1:
+            affine = Affine(launch.grid, function.instructions, program.destinations)
+        watch = grids.Watch(function.instructions, affine)
     run_.batch(plan.first(), watch)
     if watch is None:
         mode = "block" if plan.blocks == 1 else "whole"
@@ -103,7 +110,8 @@ def run(
     watch.requests(recorder.first_tainted, recorder.requests)
     unit = "clusters" if launch.cluster_ctas > 1 else "blocks"
     if watch.differs is None and not every_block:
-        proof = grids.Proof(plan.clusters, watch.decisions, unit)
+        bounded = watch.affine.proven if watch.affine is not None else 0
+        proof = grids.Proof(plan.clusters, watch.decisions, unit, bounded)
         return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
     chosen, why = grids.sampled(plan.clusters, run_.executed, recorder.requests, budget, unit)
     for batch in plan.rest(chosen):
@@ -283,7 +291,7 @@ def run_block(
         elif g is not None and g.index != 7:
             pv = (blk.up if g.kind == "UP" else blk.p)[g.index][at]
             if watch is not None:
-                watch.guard(m, (blk.tup if g.kind == "UP" else blk.tp)[g.index][at])
+                watch.guard(m, blk, g.kind, g.index, at)
             ok = ~pv if g.not_ else pv
             if not ok.all():
                 sel = blk.ids(at)
@@ -298,8 +306,11 @@ def run_block(
                 else:
                     run_it = False
         if run_it:
+            forms = None
             if watch is not None:
                 watch.operands(m, blk, ix)
+                if watch.affine is not None:
+                    forms = watch.affine.before(m, blk, ix)
             n = threads if isinstance(ix, slice) else len(ix)
             blk.steps = steps
             if decided is not None:
@@ -313,6 +324,8 @@ def run_block(
                 raise limits.records_full(name) from None
             except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
+            if forms is not None and watch is not None and watch.affine is not None:
+                watch.affine.after(forms, blk)
             executed += n
             hits[m] += 1
             if blk.ctas == 1:

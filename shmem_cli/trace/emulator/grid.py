@@ -46,8 +46,9 @@ import numpy as np
 
 from ...cuda.sass import Instruction
 from ...cuda.sass_operands import Gdesc, Mem, Reg
+from .alike.affine import Affine
 from .budget import Budget
-from .state import LOCAL_BYTES, Launch
+from .state import LOCAL_BYTES, TAINT_BLOCK, Block, Idx, Launch
 
 #: the memory a batch's state may take: registers, predicates and scheduling per thread,
 #: shared memory per CTA, local memory per thread where the kernel uses it
@@ -216,16 +217,25 @@ class Proof:
     blocks: int  # the blocks (clusters) the first stands for
     decisions: int  # guarded executions and shared requests checked
     unit: str = "blocks"  # or "clusters"
+    bounded: int = 0  # guarded executions on the block index proven alike (.alike.affine)
 
     def text(self) -> str:
         first = "block (0,0,0)" if self.unit == "blocks" else "the first cluster"
+        bounds = (
+            f"; {self.bounded:,} guards on the block index proven to take block (0,0,0)'s "
+            "outcome in every block: each compares sums of the block index with fixed "
+            "coefficients that no block of the grid wraps past 32 bits, and the difference "
+            "keeps its sign at every corner of the grid"
+            if self.bounded
+            else ""
+        )
         return (
             f"every {self.unit[:-1]} behaves alike: {first} traced and its requests counted "
             f"for each of the {self.blocks:,} {self.unit} ({self.decisions:,} decisions "
             "checked: no "
             "guard, branch, loop, shared address, barrier, mbarrier, TMA destination or wgmma "
-            "descriptor depends on the block index, on global memory or on a value the "
-            "emulator could not compute)"
+            "descriptor depends on global memory or on a value the emulator could not "
+            f"compute, nor otherwise on the block index{bounds})"
         )
 
 
@@ -271,17 +281,30 @@ class Watch:
     """The watch over the first block: each instruction's watched registers, and the first
     tainted decision found."""
 
-    def __init__(self, instructions: list[Instruction]) -> None:
+    def __init__(self, instructions: list[Instruction], affine: Affine | None = None) -> None:
         self.instructions = instructions
         self.registers = [_registers(ins) for ins in instructions]
         self.differs: Differs | None = None
         self.decisions = 0
+        # the forms of the block index's sums, where guards on it may be proven alike
+        self.affine = affine
 
-    def guard(self, m: int, taint: Any) -> None:
-        """Instruction ``m`` ran under a guard whose predicate had ``taint`` per thread."""
+    def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
+        """Instruction ``m`` runs for the threads ``at`` under guard predicate
+        ``kind``/``index``: is it free of taint, or proven grid-constant where it carries
+        only the block index's (:mod:`.alike.affine`)?"""
         self.decisions += 1
-        if self.differs is None and np.any(taint):
-            self.differs = Differs(self.instructions[m], "its guard predicate")
+        if self.differs is not None:
+            return
+        taint = (blk.tup if kind == "UP" else blk.tp)[index][at]
+        if not np.any(taint):
+            return
+        if self.affine is not None and not np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF)):
+            ids = blk.ids(at)[np.asarray(taint) != 0]
+            if self.affine.constant(kind, index, ids, blk):
+                self.affine.proven += 1
+                return
+        self.differs = Differs(self.instructions[m], "its guard predicate")
 
     def operands(self, m: int, blk: Any, at: Any) -> None:
         """Instruction ``m`` runs for the threads ``at``: are its watched registers clean?"""

@@ -1,0 +1,168 @@
+"""Guards on the block index proven alike over the whole grid (issue 30,
+shmem_cli/trace/emulator/alike/affine.py): a grid whose every block takes the first
+block's guard outcomes is traced once; one where a block's guard really differs (an edge
+block, a sum that wraps past 32 bits, a guard on global data) runs every block.
+
+Expected totals come from a plain-Python model of each kernel's C source (one thread at a
+time, the bank rule of tests/reference.py), never from the trace: a wrong proof would
+count the first block's requests for blocks that make others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .reference import request_cost
+from .test_trace_grid import GRID, every_block, traced
+
+ALIKE = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+N = 256  # threads of an al_* block (alike.cu)
+
+#: one shared instruction of one warp: (op, each lane's byte address or None)
+Request = tuple[str, list[int | None]]
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def _warps(lane_address: Callable[[int], int | None], threads: int) -> Iterator[list[int | None]]:
+    for w in range(0, threads, 32):
+        yield [lane_address(t) for t in range(w, w + 32)]
+
+
+def _al_requests(kernel: str, block: int, **args: int) -> Iterator[Request]:
+    """The shared requests of one block of an al_* kernel, from alike.cu's source."""
+    b = block
+    yield from (("store", a) for a in _warps(lambda t: 4 * t, N))  # tile[t] = 0
+    if kernel == "al_wrap":
+        guard = [_int32(b * 0x40000000 + t) >= 0 for t in range(N)]
+        stride = 4
+    elif kernel == "al_below":
+        guard = [_int32(b - args["shift"]) < args["limit"]] * N
+        stride = 2
+    else:  # al_loaded
+        guard = [args["flags"][b] > 0] * N
+        stride = 8
+    stores = _warps(lambda t: 4 * ((t * stride) % N) if guard[t] else None, N)
+    yield from (("store", a) for a in stores)
+    yield from (("load", a) for a in _warps(lambda t: 4 * t, N))  # tile[t]
+
+
+def _transpose_requests(bx: int, by: int, width: int, height: int) -> Iterator[Request]:
+    """The shared requests of block (bx, by) of ev_transpose (ev_grid.cu, 32x8 threads)."""
+    for ty in range(8):
+        for j in range(0, 32, 8):
+            yield (
+                "store",
+                [
+                    4 * ((ty + j) * 32 + tx)
+                    if bx * 32 + tx < width and by * 32 + ty + j < height
+                    else None
+                    for tx in range(32)
+                ],
+            )
+    for ty in range(8):
+        for j in range(0, 32, 8):
+            yield (
+                "load",
+                [
+                    4 * (tx * 32 + ty + j)
+                    if by * 32 + tx < height and bx * 32 + ty + j < width
+                    else None
+                    for tx in range(32)
+                ],
+            )
+
+
+def _totals(requests: Iterator[Request]) -> dict[str, tuple[int, int]]:
+    """(requests, wavefronts) by op: a warp with an active lane is a request."""
+    out = {"load": [0, 0], "store": [0, 0]}
+    for op, addr in requests:
+        if any(a is not None for a in addr):
+            out[op][0] += 1
+            out[op][1] += request_cost(addr, op, 4, "", 0).wavefronts
+    return {op: (r, w) for op, (r, w) in out.items()}
+
+
+def _traced_totals(kernel: object) -> dict[str, tuple[int, int]]:
+    totals = kernel.totals  # type: ignore[attr-defined]
+    return {op: (totals[op].requests, totals[op].wavefronts) for op in ("load", "store")}
+
+
+def _al_args(kernel: str, args: dict[str, int]) -> tuple[str, ...]:
+    return tuple(f"{k}={v}" for k, v in args.items() if k != "flags")
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "blocks", "args", "mode"),
+    [
+        # blocks 0 and 1: i stays non-negative; block 2 wraps to -2^31 (the 32-bit window)
+        ("al_wrap", 2, {}, "alike"),
+        ("al_wrap", 4, {}, "whole"),
+        # j = b - 1 is -1 in block 0 (0xffffffff as bits): j < 100 up to block 100
+        ("al_below", 101, {"shift": 1, "limit": 100}, "alike"),
+        ("al_below", 102, {"shift": 1, "limit": 100}, "whole"),
+        ("al_below", 64, {"shift": 40, "limit": 0}, "whole"),
+    ],
+)
+def test_a_guard_on_the_block_index_is_alike_only_where_every_block_agrees(
+    kernel: str, blocks: int, args: dict[str, int], mode: str
+) -> None:
+    traced_ = traced(ALIKE, kernel, N, (blocks, 1, 1), _al_args(kernel, args))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == mode
+    want = _totals(r for b in range(blocks) for r in _al_requests(kernel, b, **args))
+    assert _traced_totals(traced_) == want
+    if mode == "alike":
+        assert cov.run == 1
+        assert "guards on the block index proven" in (cov.proof or "")
+    else:
+        assert cov.run == blocks and cov.differs is not None and "alike.cu:" in cov.differs
+
+
+@needs_nvdisasm
+def test_a_guard_on_global_data_is_not_proven_by_the_block_index(tmp_path: Path) -> None:
+    flags = [1, 0, 0, 1]
+    data = tmp_path / "flags.bin"
+    data.write_bytes(b"".join(f.to_bytes(4, "little") for f in flags))
+    traced_ = traced(ALIKE, "al_loaded", N, (4, 1, 1), (f"1=@{data}",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 4
+    want = _totals(r for b in range(4) for r in _al_requests("al_loaded", b, flags=flags))
+    assert _traced_totals(traced_) == want
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("width", "height", "grid", "mode"),
+    [
+        (256, 256, (8, 8, 1), "alike"),  # every block inside: its guards hold everywhere
+        (256, 192, (8, 6, 1), "alike"),
+        (250, 256, (8, 8, 1), "whole"),  # the last column of blocks is cut by width
+        (256, 250, (8, 8, 1), "whole"),  # the last row by height
+    ],
+)
+def test_the_transposes_edge_guards(
+    width: int, height: int, grid: tuple[int, int, int], mode: str
+) -> None:
+    args = (f"2={width}", f"3={height}")  # width, height
+    traced_ = traced(GRID, "ev_transpose", (32, 8, 1), grid, args)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == mode
+    want = _totals(
+        r
+        for by in range(grid[1])
+        for bx in range(grid[0])
+        for r in _transpose_requests(bx, by, width, height)
+    )
+    assert _traced_totals(traced_) == want
+    ran = every_block(GRID, "ev_transpose", (32, 8, 1), grid, args)
+    assert _traced_totals(ran) == want
+    assert traced_.instructions_executed == ran.instructions_executed
