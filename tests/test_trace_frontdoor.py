@@ -187,6 +187,13 @@ def test_compare_and_swap_retries_are_flagged_as_contention(bins: int, contended
     assert isinstance(accesses, list)
     (cas,) = [a for a in accesses if "CAST.SPIN" in a["sass"]]
     assert (cas["cas_retries"] > 0) is contended
+    # the loop's read (LDS R2, [R5] before ATOMS.CAST.SPIN R3, [R5], R2, R3) runs again with
+    # every retry: contended too, never "ok 100%"; the reads after the loop are not
+    (read, after) = [a for a in accesses if a["sass"].startswith("LDS")]
+    assert read["pc"] < cas["pc"] < after["pc"]
+    flags = (read["contended"], cas["contended"], after["contended"])
+    assert flags == (contended, contended, False)
+    assert read["cas_retries"] == 0
     text = (
         CliRunner()
         .invoke(main, ["trace", str(ATOMICS), "-k", "ev_fadd", "-b", "64", "-a", f"nb={bins}"])

@@ -50,7 +50,7 @@ def _flags(a: TraceAccess) -> Styled:
         text.append("data", "yellow")
     if a.provisional:
         text.append((" " if text.spans else "") + "provisional", "cyan")
-    if a.cas_retries:
+    if a.contended:
         text.append((" " if text.spans else "") + "contention", "yellow")
     return text
 
@@ -70,14 +70,14 @@ def instruction_table(kernel: KernelTrace) -> Table:
         Column("efficiency", "right"),
         Column("cycles", "right"),
     ]
-    flagged = any(a.data_dependent or a.provisional or a.cas_retries for a in kernel.accesses)
+    flagged = any(a.data_dependent or a.provisional or a.contended for a in kernel.accesses)
     if flagged:
         columns.append(Column("flags"))
     table = Table(columns)
     for a in kernel.accesses:
         site, c = a.site, a.cost
         cells: list[Cell] = [
-            Styled("contended", "yellow") if a.cas_retries else status_text(c),
+            Styled("contended", "yellow") if a.contended else status_text(c),
             _line_cell(a),
             Styled(site.sass),
             f"{c.op} ({c.width} B)",
@@ -219,7 +219,11 @@ def notes(kernel: KernelTrace) -> list[Block]:
             Styled(
                 f"note: {retries:,} compare-and-swap attempt(s) failed and were retried "
                 f"(flag 'contention', at {where}): lanes contending for one address go round "
-                "their atomic loop again; every retry is in the requests and wavefronts",
+                "their atomic loop again, and every retry is in the requests and wavefronts of "
+                "the loop's rows (its read and its swap). The number of retries is the GPU's "
+                "where the warps reach the loop together; where three or more warps contend "
+                "for an address, or the warps arrive apart, it changes from run to run on the "
+                "GPU itself (docs/hardware-model.md section 5a)",
                 "yellow",
             )
         )

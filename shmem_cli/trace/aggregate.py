@@ -34,6 +34,7 @@ def trace_access(
     blocks: int,
     location: tuple[str, int] | None = None,
     cas_retries: int = 0,
+    contended: bool = False,
     sources: Callable[[int], tuple[str, ...]] | None = None,
     weight: int = 1,
 ) -> TraceAccess:
@@ -74,9 +75,36 @@ def trace_access(
         predicated_off=weight * rec.predicated_off,
         reads=rec.reads,
         cas_retries=weight * cas_retries,
+        contended=contended or cas_retries > 0,
         data_decided=bool(rec.decided & 1),
         data_from=sources(rec.sources | rec.decided) if sources is not None else (),
     )
+
+
+def cas_loop_reads(records: Sequence[InstructionRecords], retried: Iterable[int]) -> set[int]:
+    """The record indices of the loads that start the retried compare-and-swap loops
+    ``retried`` (record indices): the nearest shared load before the ``ATOMS.CAST.SPIN``
+    that reads its address into its compare register (``LDS R2, [R5]`` ... ``ATOMS.CAST.SPIN
+    R3, [R5], R2, R3``), which runs again with every failed attempt."""
+    by_index = {rec.index: rec.instruction for rec in records}
+    out: set[int] = set()
+    for index in retried:
+        cas = by_index.get(index)
+        if cas is None or cas.opcode != "ATOMS" or len(cas.operands) < 3:
+            continue
+        address, compare = cas.operands[1], cas.operands[2]
+        loads = [
+            (ins.pc, i)
+            for i, ins in by_index.items()
+            if ins.opcode == "LDS"
+            and ins.pc < cas.pc
+            and len(ins.operands) == 2
+            and ins.operands[0] == compare
+            and ins.operands[1] == address
+        ]
+        if loads:
+            out.add(max(loads)[1])
+    return out
 
 
 def scaled(cost: Cost, weight: int) -> Cost:

@@ -73,6 +73,9 @@ class TraceAccess:
     reads: str | None = None  # wgmma: its decoded descriptors and the core matrices read
     # compare-and-swap lanes that failed and went round their loop again (contention)
     cas_retries: int = 0
+    # part of a compare-and-swap loop that went round again: the swap with cas_retries, or
+    # the read that starts the loop (it runs once more with every failed attempt)
+    contended: bool = False
     # global data decided which lanes run it or how often (a guard, a branch, a loop),
     # whether or not any request came of it
     data_decided: bool = False
@@ -143,6 +146,7 @@ class TraceAccess:
             "inexact_requests": self.inexact_requests,
             "provisional": self.provisional,
             "cas_retries": self.cas_retries,
+            "contended": self.contended,
         }
         if self.reads is not None:
             out["reads"] = self.reads

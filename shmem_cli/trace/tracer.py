@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
-from .aggregate import line_totals, not_modelled, op_totals, trace_access
+from .aggregate import cas_loop_reads, line_totals, not_modelled, op_totals, trace_access
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.constants import Constants
@@ -229,6 +229,7 @@ def trace_kernel(
     grid_blocks = coverage.blocks if coverage is not None else int(trace.blocks)
     weight = coverage.weight if coverage is not None else 1
     sources = data_sources(plan, memory)
+    loop_reads = cas_loop_reads(trace.records, [i for i, n in trace.cas_failed.items() if n])
     accesses = tuple(
         trace_access(
             rec,
@@ -238,6 +239,7 @@ def trace_kernel(
             blocks=grid_blocks,
             location=(lines or {}).get(rec.instruction.pc),
             cas_retries=trace.cas_failed.get(rec.index, 0),
+            contended=rec.index in loop_reads,
             sources=sources,
             weight=weight,
         )
