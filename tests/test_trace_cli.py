@@ -69,6 +69,13 @@ def test_json_report_has_the_documented_keys() -> None:
         "cp_async",
         "wgmma",
         "tma",
+        "dsmem",
+    }
+    assert kernel["totals"]["dsmem"] == {
+        "requests": 0,
+        "wavefronts": 0,
+        "ideal_wavefronts": 0,
+        "sectors": 0,
     }
     assert kernel["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
 

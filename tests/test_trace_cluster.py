@@ -271,3 +271,32 @@ def test_cluster_lab_as_measured(lid: str) -> None:
     # the sectors the remote accesses moved over the crossbar (docs/hardware-model.md, 9d)
     sectors = c.get("l1tex__m_xbar2l1tex_read_sectors_mem_dshared") or 0
     assert sum(n.dsmem_sectors or 0 for n in kt.not_modelled) == sectors
+    # and summed in the totals, as the JSON writes them
+    assert kt.to_json()["totals"]["dsmem"] == {
+        "requests": dshared, "wavefronts": 0, "ideal_wavefronts": 0, "sectors": sectors
+    }  # fmt: skip
+
+
+@needs_nvdisasm
+def test_the_dsmem_totals_in_the_report() -> None:
+    """ld32_s1_h1_c2 from the command line: the per-op table's dsmem row and the JSON totals
+    hold Nsight's dshared requests and crossbar sectors of that launch."""
+    from .hostile import shmem
+
+    c = LAB["ld32_s1_h1_c2"]["counters"]
+    requests = c["smsp__sass_inst_executed_op_dshared_ld"]
+    sectors = c["l1tex__m_xbar2l1tex_read_sectors_mem_dshared"]
+    launch = [
+        "trace", str(DSM), "-k", "dsm_ld32", "-b", "128", "-g", "4", "--cluster", "2",
+        "-a", "stride=1", "-a", "hop=1", "--no-tables",
+    ]  # fmt: skip
+    text = shmem(*launch)
+    assert text.code == 0, text.text
+    row = next(line.split() for line in text.text.splitlines() if line.startswith("dsmem "))
+    assert row == ["dsmem", str(requests), "0", "0", "0", str(sectors)]
+    js = shmem(*launch, "--format", "json")
+    totals = json.loads(js.text)["files"][0]["kernels"][0]["totals"]
+    assert totals["dsmem"] == {
+        "requests": requests, "wavefronts": 0, "ideal_wavefronts": 0, "sectors": sectors
+    }  # fmt: skip
+    assert totals["load"]["requests"] == 0  # the remote loads are not LSU shared loads

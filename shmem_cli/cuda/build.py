@@ -175,13 +175,17 @@ def system_dirs() -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.realpath(d) for d in dirs))
 
 
-@functools.cache
 def toolkit_dirs() -> tuple[str, ...]:
     """The CUDA toolkit's include folders, as nvcc itself names them (``--dryrun``: its
-    ``INCLUDES`` and ``SYSTEM_INCLUDES``), resolved."""
+    ``INCLUDES`` and ``SYSTEM_INCLUDES``), resolved; none where no nvcc is found (not
+    remembered: the nvcc found later has its own)."""
     tool = toolchain.which("nvcc")
-    if tool is None:
-        return ()
+    return () if tool is None else _toolkit_dirs(tool)
+
+
+@functools.cache
+def _toolkit_dirs(tool: str) -> tuple[str, ...]:
+    """:func:`toolkit_dirs` of the nvcc at ``tool``."""
     try:
         done = toolchain.run(
             [tool, "--dryrun", "-cubin", f"-arch={DEFAULT_ARCH}", "-o", "x.cubin", "x.cu"],

@@ -122,16 +122,18 @@ def line_table(kernel: KernelTrace) -> Table:
 
 
 def totals_table(kernel: KernelTrace) -> Table:
-    """Requests and wavefronts per op kind (the kinds the kernel uses)."""
-    table = Table(
-        [
-            Column("op"),
-            Column("requests", "right"),
-            Column("wavefronts", "right"),
-            Column("ideal", "right"),
-            Column("excess", "right"),
-        ]
-    )
+    """Requests and wavefronts per op kind (the kinds the kernel uses), and the remote
+    (distributed shared memory) requests with the sectors they moved."""
+    dsmem = kernel.dsmem
+    columns = [
+        Column("op"),
+        Column("requests", "right"),
+        Column("wavefronts", "right"),
+        Column("ideal", "right"),
+        Column("excess", "right"),
+    ]
+    table = Table([*columns, Column("dsmem sectors", "right")] if dsmem.requests else columns)
+    tail = [""] if dsmem.requests else []
     for op in OP_NAMES:
         t = kernel.totals[op]
         if not t.requests:
@@ -143,7 +145,10 @@ def totals_table(kernel: KernelTrace) -> Table:
             f"{t.wavefronts:,}",
             f"{t.ideal_wavefronts:,}",
             Styled(f"{t.excess_wavefronts:,}", "red" if t.excess_wavefronts else ""),
+            *tail,
         )
+    if dsmem.requests:
+        table.add_row("dsmem", f"{dsmem.requests:,}", "0", "0", "0", f"{dsmem.sectors:,}")
     return table
 
 
@@ -332,6 +337,8 @@ def kernel_view(
         parts.append(instruction_table(kernel))
         parts += [Styled(), Styled("per source line", "bold"), line_table(kernel)]
         parts += [Styled(), Styled("per op", "bold"), totals_table(kernel)]
+    elif kernel.dsmem.requests:
+        parts += [Styled("per op", "bold"), totals_table(kernel)]
     else:
         parts.append(Styled("no shared-memory instruction was executed", "dim"))
     extra = wgmma_block(kernel) + not_modelled_block(kernel) + notes(kernel)

@@ -211,6 +211,21 @@ class NotModelled:
 
 
 @dataclass(frozen=True)
+class DsmemTotals:
+    """Distributed shared memory (docs/hardware-model.md, 9d): the warp requests of the
+    remote loads, stores and atomics (Nsight's ``smsp__sass_inst_executed_op_dshared_*``) and
+    the 32-byte sectors they moved over the crossbar (``l1tex__m_xbar2l1tex_read_sectors_mem_
+    dshared``); they cost no shared-memory wavefronts."""
+
+    requests: int = 0
+    sectors: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"requests": self.requests, "wavefronts": 0, "ideal_wavefronts": 0,
+                "sectors": self.sectors}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class GridCoverage:
     """How a grid was traced: ``whole`` (every block ran), ``alike`` (the blocks were proven
     to behave alike: the first ran and stands for all) or ``sample`` (the whole grid would
@@ -302,6 +317,14 @@ class KernelTrace:
         return any(a.data_dependent for a in self.accesses)
 
     @property
+    def dsmem(self) -> DsmemTotals:
+        """The remote (distributed shared memory) accesses, summed: the totals' ``dsmem``."""
+        remote = [n for n in self.not_modelled if n.dsmem_sectors is not None]
+        return DsmemTotals(
+            sum(n.executions for n in remote), sum(n.dsmem_sectors or 0 for n in remote)
+        )
+
+    @property
     def data_from(self) -> tuple[str, ...]:
         """The buffers whose data decided an address, a lane set or a count, in order."""
         return tuple(dict.fromkeys(b for a in self.accesses for b in a.data_from))
@@ -356,7 +379,10 @@ class KernelTrace:
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],
             "lines": [line.to_json() for line in self.lines],
-            "totals": {op: self.totals[op].json(*OP_TOTALS_KEYS) for op in OP_NAMES},
+            "totals": {
+                **{op: self.totals[op].json(*OP_TOTALS_KEYS) for op in OP_NAMES},
+                "dsmem": self.dsmem.to_json(),
+            },
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "data_dependent": self.data_dependent,
             "data_from": list(self.data_from),
@@ -412,3 +438,8 @@ class TraceResult:
     def totals(self) -> dict[str, Totals]:
         """Per op: load, store, atomic, ldmatrix, stmatrix, cp_async, wgmma, tma."""
         return self.kernel.totals
+
+    @property
+    def dsmem(self) -> DsmemTotals:
+        """The remote (distributed shared memory) requests and their crossbar sectors."""
+        return self.kernel.dsmem
