@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from shmem_cli.hardware.arch import SM90
@@ -196,3 +197,53 @@ def test_the_4096_transpose_runs_whole_in_bounded_memory(tmp_path: Path) -> None
     assert kernel["totals"]["load"]["wavefronts"] == 16_777_216  # the per-instruction counts
     assert kernel["totals"]["store"]["wavefronts"] == 524_288
     assert "fills the GPU" in kernel["fills_gpu"]
+
+
+def _step(text: str) -> tuple[Any, Any]:
+    """An instruction of ``text`` (no pc prefix) and its decoded one-step program."""
+    from shmem_cli.cuda.sass import Function, parse_instruction
+    from shmem_cli.trace.emulator.decode import decode_function
+
+    ins = parse_instruction(text, 0, "k.cu", 1)
+    program = decode_function(Function("k", [ins], {}))
+    return ins, program
+
+
+@pytest.mark.parametrize(
+    ("text", "wide"),
+    [
+        ("IADD3 R4, R2, 0x1, RZ", True),
+        ("ISETP.GE.AND P0, PT, R2, 0x4, PT", True),  # one predicate written (PT is none)
+        ("ISETP.GE.AND P0, P1, R2, 0x4, PT", False),  # two: the second reads after the first
+        ("IADD3 R4, P0, R2, 0x1, RZ", False),  # a carry predicate beside the sum
+        ("IMAD.WIDE R4, R2, 0x4, R6", False),  # a register pair
+        ("LDS R4, [R2]", False),  # memory: records every request of its threads
+        ("MOV R4, c[0x3][R2+0x10]", False),  # an indexed constant checks other threads too
+    ],
+)
+def test_which_steps_run_wide(text: str, wide: bool) -> None:
+    from shmem_cli.trace.emulator.op_table import widens
+
+    ins, program = _step(text)
+    assert widens(ins, program.destinations[0]) is wide
+
+
+def test_a_wide_step_writes_only_its_threads() -> None:
+    """A step run over every thread with a mask (execute.py, the 4,096 differing blocks'
+    loops) leaves the value and taint of the other threads' destination as they were."""
+    from shmem_cli.trace.emulator.state import Block
+
+    _, program = _step("IADD3 R4, R2, 0x1, RZ")
+    launch = Launch(block=(64, 1, 1), grid=(1, 1, 1), params=b"", memory=GlobalMemory())
+    blk = Block(launch, registers=16)
+    blk.r[2] = range(64)
+    blk.r[4] = 1000
+    blk.tr[2, ::2] = 1  # the even threads' sources came from global memory
+    blk.tr[4] = 4
+    mask = (np.arange(64) % 3) == 0
+    blk.run_wide(program[0], mask)
+    want = np.where(mask, np.arange(64) + 1, 1000)
+    assert blk.r[4].tolist() == want.tolist()
+    want_taint = np.where(mask, np.where(np.arange(64) % 2 == 0, 1, 0), 4)
+    assert blk.tr[4].tolist() == want_taint.tolist()
+    assert blk.mask is None

@@ -37,6 +37,19 @@ def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     return h
 
 
+def _rows_equal(a: Any, b: Any) -> Any:
+    """Per row: are ``a`` and ``b`` equal in every lane (bool rows compared eight lanes at
+    a time where they allow)?"""
+    if (
+        a.dtype == np.bool_
+        and a.shape[1] % 8 == 0
+        and a.flags.c_contiguous
+        and b.flags.c_contiguous
+    ):
+        a, b = a.view(np.uint64), b.view(np.uint64)
+    return (a == b).all(axis=1)
+
+
 def _resize(a: Any, rows: int) -> Any:
     out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
     out[: len(a)] = a
@@ -153,7 +166,8 @@ class DistinctRows:
             alike = np.ones(len(h), dtype=bool)
         else:
             lead = first[inv]
-            alike = (addr[lead] == addr).all(axis=1) & (active[lead] == active).all(axis=1)
+            alike = _rows_equal(np.take(addr, lead, axis=0), addr)
+            alike &= _rows_equal(np.take(active, lead, axis=0), active)
             if src is not None and nbytes is not None:
                 alike &= (src[lead] == src).all(axis=1) & (nbytes[lead] == nbytes).all(axis=1)
         found = np.array([self._by_hash.get(x, -1) for x in uh.tolist()], dtype=np.int64)

@@ -40,10 +40,14 @@ from . import taint_flow
 from .access_kind import shared_op_of
 from .alike.affine import Affine
 from .decode import Program, decode_function
-from .op_table import MOVES
+from .op_table import MOVES, widens
 from .state import BLOCKED, Block, Launch, TraceError
 
 PROGRESS_EVERY = 2048  # steps between progress calls
+#: a step of a register-to-register instruction runs over every thread of the batch, its
+#: writes masked, where at least 1/_WIDE_SHARE of them run it: contiguous rows cost less
+#: than gathering and scattering a part of them (the 4,096 differing blocks of make bench)
+_WIDE_SHARE = 3
 
 
 @dataclass
@@ -236,6 +240,9 @@ def run_block(
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
     decides = [taint_flow.conditions(ins) for ins in instructions]
+    wide = [widens(ins, d) for ins, d in zip(instructions, program.destinations, strict=True)]
+    mask_of: Any = everyone  # the threads of the last wide step, and as a mask
+    mask: Any = None
     steps = executed = 0
     sched = blk.sched
     m = 0  # the instruction the threads of `at` run next
@@ -316,7 +323,13 @@ def run_block(
             if decided is not None:
                 taint_flow.enter(blk, at_ids, decided)
             try:
-                program[m](blk, ix)
+                if wide[m] and _WIDE_SHARE * n >= threads and watch is None and decided is None:
+                    if mask_of is not ix:  # the mask of these threads (made once for them)
+                        mask, mask_of = np.zeros(threads, dtype=bool), ix
+                        mask[ix] = True
+                    blk.run_wide(program[m], mask)
+                else:
+                    program[m](blk, ix)
             except TraceError:
                 raise
             except RecordsFull:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...cuda.sass import Function, Instruction
-from ...cuda.sass_operands import Label
+from ...cuda.sass_operands import Const, Label
 from .state import Block, Idx, TraceError
 
 Step: TypeAlias = Callable[[Block, Idx], None]
@@ -85,3 +85,26 @@ def op(*names: str, moves: bool = False) -> Callable[[Builder], Builder]:
 def unsupported(ins: Instruction, what: str = "") -> TraceError:
     extra = f" ({what})" if what else ""
     return TraceError(f"instruction {ins.name} is not modelled by the emulator{extra}", ins)
+
+
+#: register-to-register opcodes whose step may run over every thread of a batch
+WIDE_OPS = frozenset(
+    [
+        *("IADD3", "UIADD3", "VIADD", "IMAD", "UIMAD", "LEA", "ULEA", "IABS", "IMNMX"),
+        *("VIMNMX", "MOV", "UMOV", "SEL", "USEL", "FSEL", "ISETP", "UISETP", "PLOP3"),
+        *("UPLOP3", "LOP3", "ULOP3", "SHF", "USHF", "PRMT", "UPRMT", "POPC", "FLO", "BREV"),
+        *("SGXT", "BMSK", "FFMA", "FADD", "FMUL", "FMNMX", "FSETP", "MUFU", "I2FP", "I2F"),
+        *("F2I", "F2F", "HFMA2", "HADD2", "HMUL2"),
+    ]
+)
+
+
+def widens(ins: Instruction, dests: tuple[tuple[str, int, int], ...]) -> bool:
+    """Whether a step of ``ins`` may run over every thread of a batch with its one write
+    landing only on the step's threads (:meth:`.state.Block.run_wide`): a pure
+    register-to-register instruction (:data:`WIDE_OPS`) with one destination register, so
+    that all its reads come before its write, and no indexed constant (other threads'
+    values could fail its bounds)."""
+    if ins.opcode not in WIDE_OPS or len(dests) != 1 or dests[0][2] != 1:
+        return False
+    return not any(isinstance(o, Const) and o.reg is not None for o in ins.operands)

@@ -283,12 +283,20 @@ def write_u32(op: Operand, ins: Instruction) -> Writer:
     if op.kind == "R":
 
         def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
+            if b.mask is not None:
+                np.copyto(b.r[i], v, where=b.mask, casting="unsafe")
+                np.copyto(b.tr[i], t, where=b.mask, casting="unsafe")
+                return
             b.r[i][ix] = v
             b.tr[i][ix] = t
 
         return wr
 
     def wu(b: Block, ix: Idx, v: Any, t: Any) -> None:
+        if b.mask is not None:
+            np.copyto(b.ur[i], v, where=b.mask, casting="unsafe")
+            np.copyto(b.tur[i], t, where=b.mask, casting="unsafe")
+            return
         b.ur[i][ix] = v
         b.tur[i][ix] = t
 
@@ -354,12 +362,20 @@ def write_pred(op: Operand, ins: Instruction) -> Writer:
     if op.kind == "P":
 
         def wp(b: Block, ix: Idx, v: Any, t: Any) -> None:
+            if b.mask is not None:
+                np.copyto(b.p[i], v, where=b.mask, casting="unsafe")
+                np.copyto(b.tp[i], t, where=b.mask, casting="unsafe")
+                return
             b.p[i][ix] = v
             b.tp[i][ix] = t
 
         return wp
 
     def wup(b: Block, ix: Idx, v: Any, t: Any) -> None:
+        if b.mask is not None:
+            np.copyto(b.up[i], v, where=b.mask, casting="unsafe")
+            np.copyto(b.tup[i], t, where=b.mask, casting="unsafe")
+            return
         b.up[i][ix] = v
         b.tup[i][ix] = t
 

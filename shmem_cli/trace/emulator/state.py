@@ -28,7 +28,7 @@ Memory:
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -245,6 +245,9 @@ class Block:
         self.call_depth = np.zeros(t, dtype=np.int32)
         self.calls_active = 0
         self.steps = 0
+        # a step run over every thread whose writes land only where this is true (the
+        # scheduler's wide steps: execute.py); None: writes land on the step's threads
+        self.mask: B8 | None = None
         # control-flow taint (taint_flow): per thread, the taint of the decisions its path
         # depends on; the open regions by reconvergence index (-1: never), with the
         # registers their paths write; the taint of the step running now (None: none)
@@ -274,6 +277,15 @@ class Block:
         if at is not None and op:
             n = dsmem.sectors(warps, np.asarray(at, dtype=np.int64), width, op)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
+
+    def run_wide(self, step: Callable[[Block, Idx], None], mask: B8) -> None:
+        """Run ``step`` over every thread, its one write landing only where ``mask`` is
+        (the writers of :mod:`.operands` honour :attr:`mask`)."""
+        self.mask = mask
+        try:
+            step(self, slice(None))
+        finally:
+            self.mask = None
 
     def local(self) -> tuple[U8, U8]:
         """Per-thread local memory, flattened: thread t owns bytes [t*L, (t+1)*L)."""

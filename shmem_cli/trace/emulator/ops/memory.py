@@ -31,39 +31,53 @@ def address(mem: Operand, ins: Instruction) -> Any:
     """A reader of a memory operand's byte address (int64) and its taint."""
     if not isinstance(mem, Mem):
         raise TraceError(f"expected a memory operand, found '{mem}'", ins)
-    parts: list[Any] = []
+    parts: list[Any] = []  # readers of int64 terms, each a new array (never a register's)
     if mem.reg is not None:
         reg = mem.reg
         scale = next((int(s[1:]) for s in reg.sel if s in ("X4", "X8", "X16")), 1)
-        plain = Reg(reg.kind, reg.index)
-        if "64" in reg.sel:
-            r64 = read_u64(plain, ins)
-            parts.append(lambda b, ix: (lambda v: (v[0].view(np.int64), v[1]))(r64(b, ix)))
-        else:
-            r32 = read_u32(plain, "i", ins)
-            parts.append(
-                lambda b, ix: (lambda v: (v[0].astype(np.int64) * scale, v[1]))(r32(b, ix))
-            )
+        parts.append(_term(Reg(reg.kind, reg.index), "64" in reg.sel, scale, ins))
     if mem.ureg is not None:
         ureg = Reg(mem.ureg.kind, mem.ureg.index)
-        if "64" in mem.ureg.sel:
-            u64 = read_u64(ureg, ins)
-            parts.append(lambda b, ix: (lambda v: (v[0].view(np.int64), v[1]))(u64(b, ix)))
-        else:
-            u32r = read_u32(ureg, "i", ins)
-            parts.append(lambda b, ix: (lambda v: (v[0].astype(np.int64), v[1]))(u32r(b, ix)))
+        parts.append(_term(ureg, "64" in mem.ureg.sel, 1, ins))
     off = np.int64(mem.offset)
 
     def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
-        total: Any = np.zeros(b.count(ix), dtype=np.int64) + off
-        taint: Any = 0
-        for p in parts:
+        if not parts:
+            return np.zeros(b.count(ix), dtype=np.int64) + off, 0
+        total, taint = parts[0](b, ix)
+        if total.ndim == 0:  # RZ: every thread's term is zero
+            total = np.full(b.count(ix), total, dtype=np.int64)
+        for p in parts[1:]:
             v, t = p(b, ix)
-            total = total + v
+            total += v
             taint = taint | t
+        if off:
+            total += off
         return total, taint
 
     return rd
+
+
+def _term(reg: Reg, wide: bool, scale: int, ins: Instruction) -> Any:
+    """A reader of one register term of an address as a new int64 array."""
+    if wide:
+        r64 = read_u64(reg, ins)
+
+        def rd64(b: Block, ix: Idx) -> tuple[Any, Any]:
+            v, t = r64(b, ix)
+            return np.array(v, dtype=np.uint64).view(np.int64), t
+
+        return rd64
+    r32 = read_u32(reg, "i", ins)
+
+    def rd32(b: Block, ix: Idx) -> tuple[Any, Any]:
+        v, t = r32(b, ix)
+        total = np.array(v, dtype=np.int64)
+        if scale != 1:
+            total *= scale
+        return total, t
+
+    return rd32
 
 
 def wide_address(mem: Operand, ins: Instruction) -> Operand:

@@ -39,7 +39,9 @@ _FLOAT = {
 
 def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
     """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
-    if width >= 4:
+    if width == 4:
+        return data.view(np.uint32)[off >> 2][None, :]
+    if width > 4:
         words = data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
         return words
     raw = data[off[None, :] + np.arange(width)[:, None]].astype(np.uint32)
@@ -63,8 +65,11 @@ def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
 def gather_taint(taint: Any, off: Any, width: int) -> Any:
     """The OR of the taint bytes each lane reads (whole words at once from 4 bytes on)."""
     if width >= 4:
-        words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
-        w = np.bitwise_or.reduce(words, axis=0) if width > 4 else words[0]
+        if width == 4:
+            w = taint.view(np.uint32)[off >> 2]
+        else:
+            words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
+            w = np.bitwise_or.reduce(words, axis=0)
         w = w | (w >> np.uint32(16))
         return ((w | (w >> np.uint32(8))) & np.uint32(0xFF)).astype(np.uint8)
     t = taint[off[None, :] + np.arange(width)[:, None]]
