@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...plumbing.errors import shorten
 from ..kernel import tensormap
 from ..kernel.cubin import Kernel
 from ..kernel.launch import LaunchError, Param
@@ -117,6 +118,8 @@ def triton_launch(
         elif param is not None and sep:
             named.add(param.name or "")
             given.append(f"{key}={_float_text(value.strip(), param)}")
+        elif param is None and not position.isdigit():
+            raise LaunchError(_not_a_parameter(position, params))
         else:
             given.append(text)  # plan_launch says what is wrong with it
     missing = [p.name for p in own if p.is_desc and p.name not in named]
@@ -148,4 +151,15 @@ def _desc_hint(name: str) -> str:
         f"{name} is a host-side tensor descriptor (TensorDescriptor): give the tensor's shape "
         f"and strides, --arg {name}=tensordesc:shape=256x256,strides=256x1 (block shape, type "
         "and swizzle come from the entry)"
+    )
+
+
+def _not_a_parameter(name: str, params: Sequence[Param]) -> str:
+    """An ``--arg`` naming no parameter of the compiled kernel: Triton drops constexprs and
+    the integer arguments it specialized (equal to 1 at the call) from the signature."""
+    names = ", ".join(p.name for p in params if p.name and p.name not in HIDDEN)
+    return (
+        f"--arg {shorten(name)}: the compiled kernel has no parameter of that name (names: "
+        f"{shorten(names, 200)}); Triton compiles every constexpr and each integer argument "
+        "that was 1 at the call into the kernel and drops it from the parameters: leave it out"
     )
