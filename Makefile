@@ -17,8 +17,6 @@ $(VENV)/.runtime: pyproject.toml
 
 $(VENV)/.dev: $(VENV)/.runtime
 	$(PIP_INSTALL) -e '.[dev]'
-	# CuTe/CUTLASS headers (only the headers: --no-deps) for the tests that trace CuTe from .cu
-	$(PIP_INSTALL) --no-deps 'nvidia-cutlass==4.2.0.0'
 	touch $@
 
 ## run: analyze the bundled example specs, then say how to put shmem on PATH

@@ -1,10 +1,10 @@
 // The project's own host program for issue 29 (runtime API, as an application launches):
-// CuTe tiles, a constant table set with cudaMemcpyToSymbol, and a Params struct whose bytes
+// tiles copied with the tile header library (include/tile), a constant table set with cudaMemcpyToSymbol, and a Params struct whose bytes
 // are written to a file just before each launch (docs/recipes.md's shmem_dump).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#include "cute_tile.cu"
+#include "tile_columns.cu"
 #include "const_table.cu"
 #include "params_kernel.cu"
 
@@ -18,19 +18,24 @@ template <class T> void shmem_dump(const char *path, T const &params) {
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : ".";
   char path[512];
-  // 1. CuTe tiles
-  std::vector<half_t> h(64 * 64);
-  for (int i = 0; i < 64 * 64; ++i) h[i] = half_t(float(i % 251));
-  half_t *din, *dout;
-  CK(cudaMalloc(&din, h.size() * sizeof(half_t)));
-  CK(cudaMalloc(&dout, h.size() * sizeof(half_t)));
-  CK(cudaMemcpy(din, h.data(), h.size() * sizeof(half_t), cudaMemcpyHostToDevice));
-  cute_tile<Plain><<<1, 128>>>(din, dout);
+  // 1. the tiles, row-major and swizzled
+  std::vector<__half> h(64 * 64);
+  for (int i = 0; i < 64 * 64; ++i) h[i] = __float2half(float(i % 251));
+  __half *din, *dout;
+  CK(cudaMalloc(&din, h.size() * sizeof(__half)));
+  CK(cudaMalloc(&dout, h.size() * sizeof(__half)));
+  CK(cudaMemcpy(din, h.data(), h.size() * sizeof(__half), cudaMemcpyHostToDevice));
+  tile_columns<Plain><<<1, 128>>>(din, dout);
   CK(cudaDeviceSynchronize());
-  cute_tile<Swizzled><<<1, 128>>>(din, dout);
+  tile_columns<Swizzled><<<1, 128>>>(din, dout);
   CK(cudaDeviceSynchronize());
-  std::snprintf(path, sizeof path, "%s/cute_in.bin", dir);
-  if (FILE *f = std::fopen(path, "wb")) { std::fwrite(h.data(), sizeof(half_t), h.size(), f); std::fclose(f); }
+  std::vector<__half> back(h.size());
+  CK(cudaMemcpy(back.data(), dout, back.size() * sizeof(__half), cudaMemcpyDeviceToHost));
+  int wrong = 0;
+  for (size_t i = 0; i < h.size(); ++i) wrong += __half2float(back[i]) != __half2float(h[i]);
+  std::printf("tile_columns: %d of %zu halves copied wrong\n", wrong, h.size());
+  std::snprintf(path, sizeof path, "%s/tile_in.bin", dir);
+  if (FILE *f = std::fopen(path, "wb")) { std::fwrite(h.data(), sizeof(__half), h.size(), f); std::fclose(f); }
   // 2. the constant table: strides set by the host
   int strides_h[4] = {1, 2, 32, 33};
   CK(cudaMemcpyToSymbol(strides, strides_h, sizeof strides_h));
