@@ -46,11 +46,15 @@ NEAR: dict[str, float] = {
     "fadd_t256_b1": 0.01,  # 2003 / 1991 (1414 in another replay)
     "fadd_t256_b16": 0.04,  # 100 / 97
 }
-# the launches the emulator's order of warps does not reproduce (not compared): the two
-# warps' loops do not run in step on the hardware there
+# the launches whose per-instruction counts are the warps' timing (not compared there;
+# tests/data/trace/casloops measured each of them again)
 APART = {
-    "h2add_t64_b1": "65 CAS executions measured: the warps' loops interleaved, 127 traced",
-    "u64_t64_b8": "and/or/xor/min/max loops: swaps that change nothing let several lanes win",
+    # Nsight Compute's source-counter pass ran the two warps apart (65, one loop after the
+    # other) in every launch of this binary; its per-op pass read the rule's 127 (below)
+    "h2add_t64_b1": "65 CAS executions in the source-counter pass, 127 in the per-op pass",
+    # six loops without a barrier between them: the warps leave one loop thousands of cycles
+    # apart and run much of the next alone; two launches read other counts (casloops ev_u64_*)
+    "u64_t64_b8": "the later loops entered apart in time: counts change from launch to launch",
     "u64_t64_b1": "as u64_t64_b8",
 }
 
@@ -99,6 +103,15 @@ def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) ->
         assert abs(g_exec - executed) <= tol * executed, (pc, got[pc], exp[pc])
         assert abs(g_wave - wavefronts) <= tol * wavefronts, (pc, got[pc], exp[pc])
     assert got != exp  # a launch listed as near that became exact belongs in the exact set
+
+
+@needs_nvdisasm
+def test_the_half2_loop_is_the_per_op_counters_count(tmp_path: Path) -> None:
+    # 2 warps on 1 bin in step: 127 swaps, 127 + 2 loads, as the per-op counters read them
+    kernel = traced(LAUNCHES["h2add_t64_b1"], tmp_path, DATA)
+    per_op = MEASURED["h2add_t64_b1"]["per_op"]
+    assert kernel.totals["atomic"].requests == per_op["atom"]["requests"]
+    assert kernel.totals["load"].requests == per_op["ld"]["requests"]
 
 
 @needs_nvdisasm

@@ -11,13 +11,18 @@ order, a compare-and-swap comparing with memory as the lanes before it left it.
 half2 and 64-bit atomics) writes its destination with 1 where the swap happened and 0
 where not (a 64-bit one: the pair 1, 0), never the old value; it serves one wavefront
 per phase (:func:`served`): a lane whose word is not the first its bank holds in the
-phase fails, and per warp and address only the first lane whose compare value matches
-swaps; the others fail and retry.
+phase fails, and per phase and address only the first lane whose compare value matches
+the word swaps; the others fail and retry. Phases are served in order, each comparing
+with the word as the phases before it left it: a 32-bit warp is one phase (one winner
+per address), a 64-bit one two half-warps, so where lanes 0-15's winner swapped a value
+for itself (an add of 0), lanes 16-31's first lane on that word swaps too
+(docs/hardware-model.md section 5a).
 
-A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, ...`` (the
-fast path of half2 atomics) is not performed there and writes P0 false, so that the
-kernel takes its shared-memory path; other generic atomics are applied to shared memory,
-and their shared traffic is listed as not modelled.
+A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, Rd, ...`` (the
+fast path of half2 atomics, ``Rd`` = ``RZ`` or the old value's register) is not performed
+there and writes P0 false (``Rd`` untouched), so that the kernel takes its shared-memory
+path; other generic atomics are applied to shared memory, and their shared traffic is listed
+as not modelled.
 """
 
 from __future__ import annotations
@@ -92,13 +97,17 @@ def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits
     return table[opname]() & mask
 
 
+def spin_phase(ids: Any, width: int, warp_size: int) -> Any:
+    """Per lane, its phase of a compare-and-swap as the engine cuts phases: a warp for
+    4-byte lanes, a half-warp for 8-byte ones (a number unique in the launch)."""
+    return ids // min(warp_size, SM90.lanes_per_phase(width))
+
+
 def served(ids: Any, off: Any, width: int, warp_size: int) -> Any:
     """Per lane, whether one wavefront per phase reaches it: its word is the first word its
-    bank holds in its phase (lanes in lane order; phases as the engine cuts them: a warp
-    for 4-byte lanes, half-warps for 8-byte ones)."""
-    lanes_per_phase = min(warp_size, SM90.lanes_per_phase(width))
+    bank holds in its phase (lanes in lane order)."""
     word = off // SM90.bank_bytes
-    group = (ids // lanes_per_phase) * SM90.banks + word % SM90.banks  # (phase, bank)
+    group = spin_phase(ids, width, warp_size) * SM90.banks + word % SM90.banks  # (phase, bank)
     order = np.lexsort((ids, group))
     first = np.empty(len(ids), dtype=np.int64)
     g, w = group[order], word[order]
@@ -165,8 +174,9 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         a, ta = ra(b, ix)
         n = b.count(ix)
         in_window = ((a >> 32) == SHARED_WINDOW_HI) if generic else np.zeros(n, dtype=bool)
-        if generic and in_window.any() and wp is not None and dest is not None and _no_dest(dest):
-            # the generic fast path of a half2 atomic: not done on shared memory
+        if generic and in_window.any() and wp is not None:
+            # the generic fast path of a half2 atomic (its old value used or not): not done
+            # on shared memory
             done = ~in_window
             if done.any():
                 raise unsupported(ins, "a generic atomic on global and shared lanes at once")
@@ -204,15 +214,16 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         else:
             zero = np.zeros(n, np.uint64)
             cmp_v = new_v = vals[0] if vals else zero
-        tried: set[tuple[int, int]] = set()  # (warp, cell) pairs whose spin was served
+        tried: set[tuple[int, int]] = set()  # (phase, cell) pairs whose spin swapped
         ids = b.ids(ix)
         reached = served(ids, off, width, b.warp_size) if spin else None
+        phase = spin_phase(ids, width, b.warp_size)
         for k in warp_order(b, index, ids):
             c = int(cell[k])
             o = int(cells[c])
             old[k] = o
             if reached is not None:
-                key = (int(ids[k]) // b.warp_size, c)
+                key = (int(phase[k]), c)
                 if key in tried or not reached[k] or o != int(cmp_v[k]):
                     continue
                 tried.add(key)
@@ -233,7 +244,3 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             wp(b, ix, ok if opname in ("CAS", "CAST") else np.ones(n, dtype=bool), t_old)
 
     return step
-
-
-def _no_dest(dest: Operand) -> bool:
-    return isinstance(dest, Reg) and dest.is_zero
