@@ -247,3 +247,22 @@ def test_a_wide_step_writes_only_its_threads() -> None:
     want_taint = np.where(mask, np.where(np.arange(64) % 2 == 0, 1, 0), 4)
     assert blk.tr[4].tolist() == want_taint.tolist()
     assert blk.mask is None
+
+
+@pytest.mark.parametrize("period", [0, 3, 4])
+def test_distinct_rows_repeating_every_period_are_numbered_as_one_by_one(period: int) -> None:
+    """Rows that repeat every ``period`` rows (a batch's CTAs running the same warps) are
+    looked up once per period; rows that do not (the last period differs in one lane) are
+    looked up one by one: either way equal rows share a number and unequal ones do not."""
+    from shmem_cli.trace.distinct_rows import DistinctRows
+
+    base = np.arange(3 * 32, dtype=np.int64).reshape(3, 32) * 4
+    repeated = np.tile(base, (4, 1))
+    broken = repeated.copy()
+    broken[-1, 5] += 4
+    for rows in (repeated, broken):
+        active = np.ones(rows.shape, dtype=bool)
+        ids = DistinctRows(32).add(rows, active, period=period)
+        for i in range(len(rows)):
+            for j in range(len(rows)):
+                assert (ids[i] == ids[j]) == bool((rows[i] == rows[j]).all()), (i, j)

@@ -112,11 +112,12 @@ class InstructionRecords:
         taint: U8,
         src: I64 | None = None,
         src_bytes: I64 | None = None,
+        period: int = 0,
     ) -> None:
         k = len(warp)
         self._grow(k)
         s = slice(self.n, self.n + k)
-        self.row[s] = self.distinct.add(addr, active, src, src_bytes)
+        self.row[s] = self.distinct.add(addr, active, src, src_bytes, period)
         self.warp[s] = warp
         self.iteration[s] = iteration
         self.data_dependent[s] = (taint & 1) != 0
@@ -228,6 +229,7 @@ class Recorder:
         # (the block index, global data, a value not computed): :mod:`.emulator.alike`
         self.first_tainted: int | None = None
         self.requests = 0  # requests recorded
+        self.period = 0  # rows after which the batch's requests may repeat (new_batch)
 
     def fill(self, ins: Instruction, start: int, nbytes: int, swizzle: int) -> None:
         """A TMA copy wrote ``nbytes`` of shared memory from ``start`` (the block's window),
@@ -239,10 +241,12 @@ class Recorder:
     def _new(self, index: int, ins: Instruction, kind: AccessKind) -> InstructionRecords:
         return InstructionRecords(index, ins, kind, self.warp_size, allowance=self.allowance)
 
-    def new_batch(self) -> None:
+    def new_batch(self, warps_per_cta: int = 0) -> None:
         """The next blocks run: each warp's occurrences are counted afresh (a warp belongs to
-        one batch)."""
+        one batch); ``warps_per_cta``: how many rows a request of every CTA's warps repeats
+        after (:meth:`.distinct_rows.DistinctRows.add`)."""
         self._counts = {}
+        self.period = warps_per_cta
 
     def record(
         self,
@@ -307,7 +311,7 @@ class Recorder:
         counts = self._counts.get(index)
         if counts is None:
             counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
-        rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows)
+        rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
         counts[uw] += 1
         self.requests += len(uw)
         if self.first_tainted is None and t.any():

@@ -156,7 +156,7 @@ class _Run:
         """Run the blocks of ``batch`` together."""
         blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
         blk.rec = self.recorder
-        self.recorder.new_batch()
+        self.recorder.new_batch(blk.n_warps)
         limits = budgets.Limits(
             self.budget, self.launch.threads, self.executed, self.deadline, self.of_blocks
         )

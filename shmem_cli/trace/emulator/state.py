@@ -198,6 +198,7 @@ class Block:
         # where CTA c's window starts in smem: c * smem_stride (aligned for wide accesses)
         self.smem_stride = -(-size // 1024) * 1024 if nb > 1 else size
         self.smem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)
+        self._smem_base: I64 | None = None  # where each thread's window starts (shared_base)
         self.tsmem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)
         self._local: U8 | None = None
         self._tlocal: U8 | None = None
@@ -308,7 +309,9 @@ class Block:
         index, an index of threads or a slice; 0 when the batch is one CTA)."""
         if self.ctas == 1:
             return 0
-        return self.cta[ix] * self.smem_stride
+        if self._smem_base is None:  # each thread's, made once
+            self._smem_base = self.cta * self.smem_stride
+        return self._smem_base[ix]
 
     def window(self, at: int) -> tuple[int, int]:
         """(CTA of the batch, window address) of an offset in :attr:`smem`."""

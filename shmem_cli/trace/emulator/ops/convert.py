@@ -47,6 +47,14 @@ def _read_int(ins: Instruction, opnd: Operand, typ: str) -> Any:
 
         return rd64
     r = read_u32(opnd, "i", ins)
+    if bits == 32:  # the register as it is, signed or not
+
+        def rd32(b: Block, ix: Idx) -> tuple[Any, Any]:
+            v, t = r(b, ix)
+            u = np.asarray(v, dtype=np.uint32)
+            return (u.view(np.int32) if signed else u).astype(np.float64), t
+
+        return rd32
 
     def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
         v, t = r(b, ix)

@@ -99,6 +99,8 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(dest, ins)
     wout = _carry_outs(outs, ins)
     rin = _carry_in(cin, ins) if "X" in ins.mods else []
+    if not wout and not rin:  # no carry: the sum modulo 2^32 is all there is
+        return _sum32(ra, rb, rc, negs, w)
 
     def step(b: Block, ix: Idx) -> None:
         total: Any = np.int64(0)
@@ -109,6 +111,21 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
             total = total + ((~v & M32) + 1 if neg else v)
             taint = taint | t
         _finish_sum(b, ix, total, taint, rin, w, wout)
+
+    return step
+
+
+def _sum32(ra: Any, rb: Any, rc: Any, negs: list[bool], w: Any) -> Step:
+    """A three-way add without carries, in uint32 arithmetic (wrapping as the hardware)."""
+
+    def step(b: Block, ix: Idx) -> None:
+        total: Any = _U(0)
+        taint: Any = 0
+        for r, neg in zip((ra, rb, rc), negs, strict=True):
+            v, t = r(b, ix)
+            total = (np.subtract if neg else np.add)(total, np.asarray(v, dtype=_U), dtype=_U)
+            taint = taint | t
+        w(b, ix, total, taint)
 
     return step
 
@@ -194,10 +211,15 @@ def _imad(ins: Instruction, ctx: Context) -> Step:
     # IMAD.HI adds a 64-bit c (a register pair) to the 64-bit product and keeps the top half
     rc = read_u64(c_op, ins) if hi else read_u32(c_op, "i", ins)
     w = write_u32(dest, ins)
+    alone = not hi and not rin and not wout  # the low word alone: a * b + c modulo 2^32
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
         t = tx | ty | tz
+        if alone:
+            prod = np.multiply(np.asarray(x, dtype=_U), np.asarray(y, dtype=_U), dtype=_U)
+            w(b, ix, np.add(prod, np.asarray(z, dtype=_U), dtype=_U), t)
+            return
         if hi:
             if signed:
                 p = x.view(np.int32).astype(np.int64) * y.view(np.int32).astype(np.int64)
@@ -254,6 +276,14 @@ def _lea(ins: Instruction, ctx: Context) -> Step:
     if len(srcs) != 2:
         raise unsupported(ins)
     ra, rb = read_u32(srcs[0], "i", ins), read_u32(srcs[1], "i", ins)
+    if not wout and not rin and s < 32:  # (a << s) + b modulo 2^32
+
+        def lo32(b: Block, ix: Idx) -> None:
+            (a, ta), (bb, tb) = ra(b, ix), rb(b, ix)
+            shifted = np.left_shift(np.asarray(a, dtype=_U), _U(s), dtype=_U)
+            w(b, ix, np.add(shifted, np.asarray(bb, dtype=_U), dtype=_U), ta | tb)
+
+        return lo32
 
     def lo(b: Block, ix: Idx) -> None:
         (a, ta), (bb, tb) = ra(b, ix), rb(b, ix)
@@ -376,10 +406,9 @@ def _iabs(ins: Instruction, ctx: Context) -> Step:
 
 @op("VIADDMNMX")
 def _viaddmnmx(ins: Instruction, ctx: Context) -> Step:
-    """``VIADDMNMX d, a, b, c, p``: the 32-bit sum ``a + b`` (wrapping), then its minimum
-    with ``c`` where ``p`` holds, else its maximum (``.U32``: unsigned; ``.RELU``: then at
-    least 0), as ``__viaddmin_s32`` and friends compile (tests/data/trace/opcodes'
-    ``add_min_max``, measured on the H200)."""
+    """``VIADDMNMX d, a, b, c, p``: the wrapping sum ``a + b``, then its minimum with ``c``
+    where ``p`` holds, else its maximum (``.U32``: unsigned; ``.RELU``: then at least 0), as
+    ``__viaddmin_s32`` compiles (tests/data/trace/opcodes' ``add_min_max``, on the H200)."""
     ops = ins.operands
     if len(ops) != 5:
         raise unsupported(ins)
@@ -392,14 +421,8 @@ def _viaddmnmx(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (z, tz), (p, tp) = ra(b, ix), rb(b, ix), rc(b, ix), rp(b, ix)
         total = np.asarray(x, dtype=_U) + np.asarray(y, dtype=_U)  # wraps at 2^32
-        s, c = (
-            (total.view(np.int32), np.asarray(z, dtype=_U).view(np.int32))
-            if signed
-            else (
-                total,
-                np.asarray(z, dtype=_U),
-            )
-        )
+        c: Any = np.asarray(z, dtype=_U)
+        s, c = (total.view(np.int32), c.view(np.int32)) if signed else (total, c)
         r = np.where(p, np.minimum(s, c), np.maximum(s, c)).astype(np.int64)
         if relu:
             r = np.maximum(r, 0)

@@ -70,8 +70,9 @@ def gather_taint(taint: Any, off: Any, width: int) -> Any:
         else:
             words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
             w = np.bitwise_or.reduce(words, axis=0)
-        w = w | (w >> np.uint32(16))
-        return ((w | (w >> np.uint32(8))) & np.uint32(0xFF)).astype(np.uint8)
+        w = w | (w >> np.uint32(16))  # a new array: the bytes' OR folded into the low one
+        w |= w >> np.uint32(8)
+        return w.astype(np.uint8)  # the low byte
     t = taint[off[None, :] + np.arange(width)[:, None]]
     return np.bitwise_or.reduce(t, axis=0)
 
