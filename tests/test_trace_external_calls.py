@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.state import TraceError
 from shmem_cli.trace.kernel.constants import read_constants
 from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
 from shmem_cli.trace.kernel.externals import EXTERNAL_BASE
@@ -120,3 +121,73 @@ def test_printf_from_the_cu(tmp_path: Path) -> None:
     k = trace("printf_value", path=src)
     assert [n.callee for n in k.not_modelled] == ["vprintf"]
     assert by_line(k)[12] == expected(lambda t: (t * 2) % 1024)
+
+
+# A cubin built with -rdc=true and not linked names the function in the call itself
+# (``CALL.ABS.NOINC `(vprintf)``, as nvdisasm prints it there): hand-written SASS of that
+# form, a store before the call and a load whose address is the call's R4 after it.
+NAMED_CALL_SASS = """
+        .section        .text.named_call,"ax",@progbits
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   S2UR UR4, SR_CgaCtaId ;
+        /*0020*/                   UMOV UR5, 0x400 ;
+        /*0030*/                   ULEA UR4, UR4, UR5, 0x18 ;
+        /*0040*/                   LEA R2, R0, UR4, 0x2 ;
+        /*0050*/                   STS [R2], R0 ;
+        /*0060*/                   MOV R4, R0 ;
+        /*0070*/                   CALL.ABS.NOINC `(vprintf) ;
+        /*0080*/                   LEA R3, R4, UR4, 0x2 ;
+        /*0090*/                   LDS R5, [R3] ;
+        /*00a0*/                   LDS R6, [R2] ;
+        /*00b0*/                   EXIT ;
+"""
+
+
+def test_a_call_that_names_a_function_outside_is_stepped_over() -> None:
+    from shmem_cli.cuda.sass import parse
+    from shmem_cli.trace.emulator import execute
+    from shmem_cli.trace.emulator.state import Launch
+
+    function = parse(NAMED_CALL_SASS)[0]
+    trace = execute.run(function, Launch(block=(THREADS, 1, 1), static_smem=4 * THREADS))
+    assert [(ins.pc, n) for ins, n in trace.not_modelled] == [(0x70, THREADS // 32)]
+    assert trace.callees == {0x70: "vprintf"}
+    loads = {r.instruction.pc: r for r in trace.records if r.n and r.instruction.opcode == "LDS"}
+    assert set(loads) == {0x90, 0xA0}  # both loads after the call ran, in every warp
+    assert loads[0x90].not_modelled[: loads[0x90].n].all()  # its address is the call's R4
+    assert not loads[0xA0].not_modelled[: loads[0xA0].n].any()
+    called = NAMED_CALL_SASS.replace("`(vprintf)", "`(__assertfail)")
+    with pytest.raises(TraceError, match="__assertfail: an assert"):
+        execute.run(parse(called)[0], Launch(block=(THREADS, 1, 1), static_smem=4 * THREADS))
+
+
+@needs_nvdisasm
+def test_printf_in_a_cubin_linked_with_rdc() -> None:
+    """calls.rdc.sm_90.cubin, the device-linked cubin of a -rdc=true build: the call names
+    vprintf itself and the format string's address is a relocation (``32@lo($str)``)."""
+    k = trace("printf_value", path=DATA / "calls.rdc.sm_90.cubin")
+    assert by_line(k) == by_line(trace("printf_value"))
+    (call,) = k.not_modelled
+    assert (call.sass, call.callee) == ("CALL.ABS.NOINC `(vprintf)", "vprintf")
+    assert all(a.inexact_requests == 0 for a in k.accesses)
+
+
+@needs_nvcc
+def test_a_relocatable_cubin_is_said_so(tmp_path: Path) -> None:
+    import subprocess
+
+    from shmem_cli.cuda import toolchain
+
+    nvcc = toolchain.which("nvcc")
+    assert nvcc is not None
+    out = tmp_path / "calls.cubin"
+    subprocess.run(
+        [nvcc, "-cubin", "-rdc=true", "-arch=sm_90", "-o", str(out), str(DATA / "calls.cu")],
+        check=True,
+        capture_output=True,
+    )
+    res = CliRunner().invoke(main, ["trace", str(out), "-k", "printf_value", "-b", "64"])
+    assert res.exit_code == 2
+    flat = " ".join(res.output.split())
+    assert "a relocatable cubin (built with -rdc=true or -dc)" in flat
+    assert "trace the linked executable" in flat and "Traceback" not in res.output

@@ -54,6 +54,9 @@ class Imm:
     float_value: float
     neg: bool = False
     abs: bool = False
+    # half of an address the driver fills in at load (``32@lo($str)``, ``32@hi(sym)``): the
+    # symbol it names; its value (0 here) is unknown
+    reloc: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ _FLOAT = re.compile(r"^[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|INF|QNAN|NA
 _CONST = re.compile(r"^c\[(0x[0-9a-fA-F]+|\d+)\]\[([^\]]*)\]((?:\.[A-Za-z0-9_]+)*)$")
 _DESC = re.compile(r"^desc\[(UR\w+)\](\[.*\])$")
 _GDESC = re.compile(r"^gdesc\[(UR\w+)\]((?:\.\w+)*)$")
+_RELOC = re.compile(r"^32@(?:lo|hi)\((.+)\)$")
 _ZERO = {"R": 255, "UR": 63}
 _TRUE = {"P": 7, "UP": 7}
 
@@ -210,6 +214,9 @@ def parse_operand(text: str) -> Operand:
     if _INT.match(t):
         v = int(t, 0)
         return Imm(text.strip(), v, float(v), neg=neg, abs=absolute)
+    reloc = _RELOC.match(t)
+    if reloc:  # in a linked cubin built with -rdc=true: an address the driver writes
+        return Imm(text.strip(), 0, 0.0, reloc=reloc.group(1))
     if _FLOAT.match(t):
         return Imm(text.strip(), None, _float(t), neg=neg, abs=absolute)
     raise SassSyntaxError(f"unknown operand '{text}'")

@@ -154,6 +154,9 @@ def read_u32(op: Operand, mode: str, ins: Instruction) -> Reader:
             return _apply_mods(v, neg, inv, ab, mode), b.tur[i][ix]
 
         return rdu
+    if isinstance(op, Imm) and op.reloc is not None:  # an address the driver fills in
+        unknown = u32(0)
+        return lambda b, ix: (unknown, TAINT_UNKNOWN)
     if isinstance(op, Imm):
         bits = imm_bits(op, mode)
         if mode == "h":

@@ -33,6 +33,7 @@ from .elf_arch import CubinArch, cubin_arch
 MAX_CUBIN_BYTES = 64 << 20
 EM_CUDA = 190
 SHT_SYMTAB = 2
+ET_REL = 1  # e_type of a relocatable object
 SHT_NOBITS = 8
 STT_FUNC = 2
 STO_CUDA_ENTRY = 0x10
@@ -138,6 +139,14 @@ class _Elf:
         self.abi_version = data[8]  # e_ident[EI_ABIVERSION]: 7 or 8 (elf_arch)
         (self.machine,) = struct.unpack_from("<H", data, 18)
         (self.flags,) = struct.unpack_from("<I", data, 0x30)
+        if struct.unpack_from("<H", data, 16)[0] == ET_REL and self.machine == EM_CUDA:
+            raise ShmemError(
+                "a relocatable cubin (built with -rdc=true or -dc): the device link fills in its "
+                "addresses; trace the linked executable (its fat binary holds the linked cubin) "
+                "or build the cubin without -rdc",
+                path=path,
+                code="invalid-kernel",
+            )
         (shoff,) = struct.unpack_from("<Q", data, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
         if shentsize != 64 or shoff + shnum * 64 > len(data) or shstrndx >= shnum:

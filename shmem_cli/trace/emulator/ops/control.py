@@ -75,6 +75,8 @@ def _call(ins: Instruction, ctx: Context) -> Step:
     labels = [o for o in ins.operands if isinstance(o, Label)]
     if not labels and len(ins.operands) == 1:
         return _external_call(ins, ctx)
+    if len(labels) == 1 and len(ins.operands) == 1 and _undefined(ins, ctx, labels[0]):
+        return _named_call(ins, ctx, labels[0].name)
     if len(labels) != 1 or len(ins.operands) != 1:
         raise unsupported(ins, "indirect call")
     target = ctx.target(ins, labels[0])
@@ -95,18 +97,47 @@ def _call(ins: Instruction, ctx: Context) -> Step:
 _RETURNED = (4, 5)
 
 
+def _undefined(ins: Instruction, ctx: Context, label: Label) -> bool:
+    """An absolute call to a symbol the function does not hold (``CALL.ABS.NOINC
+    `(vprintf)`` in a cubin built with ``-rdc=true``): a function outside the cubin."""
+    name = label.name
+    return "ABS" in ins.mods and name not in ctx.function.labels and name != ctx.function.name
+
+
 def _external_call(ins: Instruction, ctx: Context) -> Step:
-    """A function outside the cubin: it touches no shared memory of the kernel, so the call
-    is stepped over (counted among the instructions not modelled, the function named in the
-    report); what it returns is unknown, so a later use of its return registers is inexact.
-    An ``assert()`` that failed (``__assertfail``) or an address that is no function the
-    cubin names stops the trace here."""
+    """A function outside the cubin, called through the address in a register: named by the
+    address the constant bank held for it (trace/kernel/externals.py)."""
     address = read_u64(ins.operands[0], ins)
-    index = ctx.position(ins)
+    step_over = _step_over(ins, ctx)
 
     def step(b: Block, ix: Idx) -> None:
         at, _ = address(b, ix)
-        names = {b.launch.externals.get(int(a)) for a in np.unique(np.asarray(at))}
+        called = [int(a) for a in np.unique(np.asarray(at))]
+        unnamed = [a for a in called if a not in b.launch.externals]
+        if unnamed:
+            raise TraceError(
+                f"the kernel calls a function outside it at 0x{min(unnamed):x}, an address no "
+                "function of the cubin is linked at: the trace cannot step over it",
+                ins,
+            )
+        step_over(b, ix, sorted({b.launch.externals[a] for a in called}))
+
+    return step
+
+
+def _named_call(ins: Instruction, ctx: Context, name: str) -> Step:
+    step_over = _step_over(ins, ctx)
+    return lambda b, ix: step_over(b, ix, [name])
+
+
+def _step_over(ins: Instruction, ctx: Context) -> Callable[[Block, Idx, list[str]], None]:
+    """What a call to functions outside the cubin does: it touches no shared memory of the
+    kernel, so it is stepped over (counted among the instructions not modelled, the
+    functions named in the report); what it returns is unknown, so a later use of its return
+    registers is inexact. An ``assert()`` that failed (``__assertfail``) stops the trace."""
+    index = ctx.position(ins)
+
+    def step_over(b: Block, ix: Idx, names: list[str]) -> None:
         if "__assertfail" in names:
             raise TraceError(
                 "the kernel calls a function outside it, __assertfail: an assert() failed, so "
@@ -114,22 +145,13 @@ def _external_call(ins: Instruction, ctx: Context) -> Step:
                 "and --arg against it",
                 ins,
             )
-        if None in names:
-            unnamed = min(
-                int(a) for a in np.unique(np.asarray(at)) if int(a) not in b.launch.externals
-            )
-            raise TraceError(
-                f"the kernel calls a function outside it at 0x{unnamed:x}, an address no "
-                "function of the cubin is linked at: the trace cannot step over it",
-                ins,
-            )
-        b.callees[index] = ", ".join(sorted(n for n in names if n is not None))
+        b.callees[index] = ", ".join(names)
         b.unmodelled[index] = b.unmodelled.get(index, 0) + len(np.unique(b.warp[b.ids(ix)]))
         for r in _RETURNED:
             if r < len(b.r):
                 b.tr[r][ix] = TAINT_UNKNOWN
 
-    return step
+    return step_over
 
 
 @op("BRA", moves=True)
