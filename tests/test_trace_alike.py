@@ -1,7 +1,8 @@
 """Guards on the block index proven alike over the whole grid (issue 30,
-shmem_cli/trace/emulator/alike/affine.py): a grid whose every block takes the first
-block's guard outcomes is traced once; one where a block's guard really differs (an edge
-block, a sum that wraps past 32 bits, a guard on global data) runs every block.
+shmem_cli/trace/emulator/alike/): a grid whose every block takes the first block's guard
+outcomes is traced once; where a guard's outcome changes along an axis (an edge block),
+the blocks before the change are counted from the first and the rest run; a sum that wraps
+past 32 bits or a guard on global data runs every block.
 
 Expected totals come from a plain-Python model of each kernel's C source (one thread at a
 time, the bank rule of tests/reference.py), never from the trace: a wrong proof would
@@ -101,30 +102,35 @@ def _al_args(kernel: str, args: dict[str, int]) -> tuple[str, ...]:
 
 @needs_nvdisasm
 @pytest.mark.parametrize(
-    ("kernel", "blocks", "args", "mode"),
+    ("kernel", "blocks", "args", "run"),
     [
-        # blocks 0 and 1: i stays non-negative; block 2 wraps to -2^31 (the 32-bit window)
-        ("al_wrap", 2, {}, "alike"),
-        ("al_wrap", 4, {}, "whole"),
-        # j = b - 1 is -1 in block 0 (0xffffffff as bits): j < 100 up to block 100
-        ("al_below", 101, {"shift": 1, "limit": 100}, "alike"),
-        ("al_below", 102, {"shift": 1, "limit": 100}, "whole"),
-        ("al_below", 64, {"shift": 40, "limit": 0}, "whole"),
+        # blocks 0 and 1: i stays non-negative; block 2 wraps to -2^31 (the 32-bit window):
+        # a sum that wraps proves nothing, every block runs
+        ("al_wrap", 2, {}, 1),
+        ("al_wrap", 4, {}, 4),
+        # j = b - 1 is -1 in block 0 (0xffffffff as bits): j < 100 up to block 100, so
+        # blocks 0..100 are alike and block 101 (j = 100), the edge, runs
+        ("al_below", 101, {"shift": 1, "limit": 100}, 1),
+        ("al_below", 102, {"shift": 1, "limit": 100}, 2),
+        # j = b - 40 < 0 up to block 39: blocks 40..63 run
+        ("al_below", 64, {"shift": 40, "limit": 0}, 1 + 24),
     ],
 )
 def test_a_guard_on_the_block_index_is_alike_only_where_every_block_agrees(
-    kernel: str, blocks: int, args: dict[str, int], mode: str
+    kernel: str, blocks: int, args: dict[str, int], run: int
 ) -> None:
     traced_ = traced(ALIKE, kernel, N, (blocks, 1, 1), _al_args(kernel, args))
     cov = traced_.launch.coverage
-    assert cov is not None and cov.mode == mode
+    assert cov is not None and cov.run == run
     want = _totals(r for b in range(blocks) for r in _al_requests(kernel, b, **args))
     assert _traced_totals(traced_) == want
-    if mode == "alike":
-        assert cov.run == 1
-        assert "guards on the block index proven" in (cov.proof or "")
+    if run == blocks:
+        assert cov.mode == "whole"
+        assert cov.differs is not None and "alike.cu:" in cov.differs
     else:
-        assert cov.run == blocks and cov.differs is not None and "alike.cu:" in cov.differs
+        assert cov.mode == "alike" and "guards on the block index proven" in (cov.proof or "")
+        if run > 1:
+            assert f"the {run - 1:,} blocks past it" in (cov.proof or "")
 
 
 @needs_nvdisasm
@@ -141,21 +147,23 @@ def test_a_guard_on_global_data_is_not_proven_by_the_block_index(tmp_path: Path)
 
 @needs_nvdisasm
 @pytest.mark.parametrize(
-    ("width", "height", "grid", "mode"),
+    ("width", "height", "grid", "run"),
     [
-        (256, 256, (8, 8, 1), "alike"),  # every block inside: its guards hold everywhere
-        (256, 192, (8, 6, 1), "alike"),
-        (250, 256, (8, 8, 1), "whole"),  # the last column of blocks is cut by width
-        (256, 250, (8, 8, 1), "whole"),  # the last row by height
+        (256, 256, (8, 8, 1), 1),  # every block inside: its guards hold everywhere
+        (256, 192, (8, 6, 1), 1),
+        (250, 256, (8, 8, 1), 1 + 8),  # the last column of blocks is cut by width: it runs
+        (256, 250, (8, 8, 1), 1 + 8),  # the last row by height
+        (250, 250, (8, 8, 1), 1 + 15),  # both
+        (100, 64, (4, 2, 1), 1 + 2),
     ],
 )
 def test_the_transposes_edge_guards(
-    width: int, height: int, grid: tuple[int, int, int], mode: str
+    width: int, height: int, grid: tuple[int, int, int], run: int
 ) -> None:
     args = (f"2={width}", f"3={height}")  # width, height
     traced_ = traced(GRID, "ev_transpose", (32, 8, 1), grid, args)
     cov = traced_.launch.coverage
-    assert cov is not None and cov.mode == mode
+    assert cov is not None and cov.mode == "alike" and cov.run == run
     want = _totals(
         r
         for by in range(grid[1])
@@ -166,3 +174,11 @@ def test_the_transposes_edge_guards(
     ran = every_block(GRID, "ev_transpose", (32, 8, 1), grid, args)
     assert _traced_totals(ran) == want
     assert traced_.instructions_executed == ran.instructions_executed
+    for a, b in zip(traced_.accesses, ran.accesses, strict=True):  # instruction by instruction
+        assert (a.site.pc, a.cost.totals, a.cost.lane_accesses, a.predicated_off) == (
+            b.site.pc,
+            b.cost.totals,
+            b.cost.lane_accesses,
+            b.predicated_off,
+        )
+        assert a.data_dependent_requests == b.data_dependent_requests

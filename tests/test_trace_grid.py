@@ -89,13 +89,22 @@ def test_blocks_proven_alike_are_traced_once_and_counted_for_all() -> None:
 
 @needs_nvdisasm
 def test_blocks_whose_guards_depend_on_the_block_all_run() -> None:
-    # width 250: the last column of blocks is cut by the edge guard (test_trace_alike.py
-    # has a width the blocks fill, proven alike)
+    # al_wrap (tests/data/trace/alike): a guard on a sum of the block index that wraps
+    kernel = traced(TRACE_DATA / "alike" / "alike.sm_90.cubin", "al_wrap", 256, (4, 1, 1), ())
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 4
+    assert cov.differs is not None and "alike.cu:13" in cov.differs
+    assert "guard predicate" in cov.differs
+
+
+@needs_nvdisasm
+def test_the_edge_blocks_run_and_the_others_count_as_the_first() -> None:
+    # width 250: the last column of blocks is cut by the edge guard
     kernel = traced(GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=250", "height=256"))
     cov = kernel.launch.coverage
-    assert cov is not None and cov.mode == "whole" and cov.run == 64
-    assert cov.differs is not None and "ev_grid.cu:9" in cov.differs
-    assert "guard predicate" in cov.differs
+    assert cov is not None and cov.mode == "alike" and cov.run == 9 and cov.blocks == 64
+    assert "56 blocks up to block (6,7,0) (the 8 blocks past it" in (cov.proof or "")
+    assert kernel.launch.blocks_traced == 64
 
 
 @needs_nvdisasm
@@ -116,17 +125,18 @@ def test_a_branch_on_global_data_is_not_alike() -> None:
 
 @needs_nvdisasm
 def test_a_grid_past_the_budget_is_sampled_and_said_so() -> None:
-    small = Budget(launch_instructions=1 << 22)
+    # width 250: the 8 edge blocks alone (9 x 19,456 thread-instructions) pass 2^20 / 8
+    small = Budget(launch_instructions=1 << 20)
     kernel = traced(
         GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=250", "height=256"), budget=small
     )
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample"
-    # the first block ran 19,456 thread-instructions (256 threads): 2^22 / 8 holds 26 blocks
-    assert cov.run == 26 and kernel.launch.blocks_traced == 26
+    # the first block ran 19,456 thread-instructions (256 threads): 2^20 / 8 holds 6 blocks
+    assert cov.run == 6 and kernel.launch.blocks_traced == 6
     assert "of its 64 blocks traced, spread evenly over it" in (cov.sampled or "")
     assert "1/8 of --max-launch-instructions" in (cov.sampled or "")
-    assert kernel.totals["store"].requests == 26 * 4 * 8  # 4 stores a warp, 8 warps a block
+    assert kernel.totals["store"].requests == 6 * 4 * 8  # 4 stores a warp, 8 warps a block
 
 
 def test_a_sample_is_spread_over_the_grid() -> None:

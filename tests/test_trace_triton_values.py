@@ -72,7 +72,7 @@ def run(ident: str, inputs: dict[str, np.ndarray[Any, Any]], tmp: Path) -> Globa
         memory=memory,
     )
     function = find_function(loaded.disassembly, loaded.kernel, str(DATA))
-    execute.run(function, launch, grid=True)
+    execute.run(function, launch, grid=True, every_block=True)  # its values are read
     return memory
 
 

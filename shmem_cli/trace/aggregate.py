@@ -37,12 +37,16 @@ def trace_access(
     contended: bool = False,
     sources: Callable[[int], tuple[str, ...]] | None = None,
     weight: int = 1,
+    first: tuple[int, int] = (0, 0),
+    extra: int = 0,
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
     ``location`` (file, line) replaces the instruction's own source location; ``sources``
     names the buffers of a taint byte's bits (the emulator's state.py); ``weight``: the
     blocks each request stands for (blocks proven alike: one traced, counted for all; the
-    heat map and the request shown are the traced block's)."""
+    heat map and the request shown are the traced block's); ``first``: (requests, warps
+    predicated off) of a grid's first block, counted ``extra`` more times (blocks alike but
+    for the edges, which ran)."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     inner = ins.locations[0] if ins.locations else None
@@ -65,14 +69,25 @@ def trace_access(
         where=where,
         heat=n > 0,
     )
+    cost = scaled(cost, weight)
+    n0, off0 = first if extra else (0, 0)
+    if n0:  # the first block's requests, counted again for each block it stands for
+        batch0 = rec.batch(arch, distinct=True, first=n0)
+        iterations = int(batch0.iteration.max()) + 1
+        cost0 = cost_requests(
+            [batch0], rec.kind, arch, warps=warps, iterations=iterations, where=where, heat=False
+        )
+        cost = plus(cost, scaled(cost0, extra))
     return TraceAccess(
         site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line, inner=inner),
-        cost=scaled(cost, weight),
-        data_dependent_requests=weight * int(np.count_nonzero(rec.data_dependent[:n])),
-        inexact_requests=weight * int(np.count_nonzero(rec.not_modelled[:n])),
+        cost=cost,
+        data_dependent_requests=weight * int(np.count_nonzero(rec.data_dependent[:n]))
+        + extra * int(np.count_nonzero(rec.data_dependent[:n0])),
+        inexact_requests=weight * int(np.count_nonzero(rec.not_modelled[:n]))
+        + extra * int(np.count_nonzero(rec.not_modelled[:n0])),
         # cp.async without its global side is costed like a store of its width
         provisional=ops.get(rec.kind.op).copy and batch.source is None,
-        predicated_off=weight * rec.predicated_off,
+        predicated_off=weight * rec.predicated_off + extra * off0,
         reads=rec.reads,
         cas_retries=weight * cas_retries,
         contended=contended or cas_retries > 0,
@@ -119,6 +134,20 @@ def scaled(cost: Cost, weight: int) -> Cost:
         cycles=cost.cycles * weight,
         conflicted_requests=cost.conflicted_requests * weight,
         lane_accesses=cost.lane_accesses * weight,
+    )
+
+
+def plus(cost: Cost, more: Cost) -> Cost:
+    """``cost`` with the sums of ``more`` added (its worst request and heat map kept)."""
+    return dataclasses.replace(
+        cost,
+        requests=cost.requests + more.requests,
+        wavefronts=cost.wavefronts + more.wavefronts,
+        ideal_wavefronts=cost.ideal_wavefronts + more.ideal_wavefronts,
+        cycles=cost.cycles + more.cycles,
+        conflicted_requests=cost.conflicted_requests + more.conflicted_requests,
+        lane_accesses=cost.lane_accesses + more.lane_accesses,
+        max_ways=max(cost.max_ways, more.max_ways),
     )
 
 

@@ -146,22 +146,26 @@ class InstructionRecords:
             active = active & self.kind.address_lanes(profile)[None, :]
         return self.addr, active
 
-    def batch(self, arch: ArchProfile, *, distinct: bool = False) -> RequestBatch:
+    def batch(
+        self, arch: ArchProfile, *, distinct: bool = False, first: int | None = None
+    ) -> RequestBatch:
         """The requests as one batch for the cost door, with cp.async's global side; with
-        ``distinct``, each distinct request once and every request's row (``row``)."""
+        ``distinct``, each distinct request once and every request's row (``row``), or
+        only the ``first`` requests' (those of a grid's first block)."""
         rows = self.distinct
         u = rows.n
+        n = self.n if first is None else min(first, self.n)
         if distinct:
             addr, active, src, nbytes = rows.addr[:u], rows.active[:u], rows.src, rows.nbytes
             if src is not None and nbytes is not None:
                 src, nbytes = src[:u], nbytes[:u]
-            row: I64 | None = self.row[: self.n]
+            row: I64 | None = self.row[:n]
         else:
             addr, active, src, nbytes, row = self.addr, self.active, self.src, self.src_bytes, None
         if self.kind.is_matrix:
             active = active & self.kind.address_lanes(arch)[None, :]
-        warp = self.warp[: self.n]  # views: no copy of every request's numbers
-        occurrence = self.iteration[: self.n]
+        warp = self.warp[:n]  # views: no copy of every request's numbers
+        occurrence = self.iteration[:n]
         source = None
         op = ops.get(self.kind.op)
         if op.copy and src is not None and nbytes is not None:
@@ -171,7 +175,7 @@ class InstructionRecords:
             copies = nbytes == self.kind.size if bypass else nbytes > 0
             source = CopySource(src, copies, bypass)
         # wgmma: each request's wavefronts by the measured rule (no lane addresses)
-        measured = self.cost[: self.n] if not op.lane_addressed and self.cost is not None else None
+        measured = self.cost[:n] if not op.lane_addressed and self.cost is not None else None
         return RequestBatch(addr, active, warp, occurrence, source, measured, row)
 
     def stats(self, arch: ArchProfile) -> RequestStats:

@@ -242,6 +242,8 @@ def trace_kernel(
             contended=rec.index in loop_reads,
             sources=sources,
             weight=weight,
+            first=trace.first.records.get(rec.index, (0, 0)) if trace.first else (0, 0),
+            extra=trace.first.extra if trace.first else 0,
         )
         for rec in trace.records
     )

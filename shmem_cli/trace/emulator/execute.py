@@ -39,9 +39,10 @@ from . import grid as grids
 from . import taint_flow
 from .access_kind import shared_op_of
 from .alike.affine import Affine
+from .alike.edges import FirstCounts, edge_blocks, first_counts
 from .decode import Program, decode_function
 from .op_table import MOVES, widens
-from .state import BLOCKED, Block, Launch, TraceError
+from .state import BLOCKED, Block, Launch, TraceError, release
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: a step of a register-to-register instruction runs over every thread of the batch, its
@@ -71,6 +72,9 @@ class Trace:
     dsmem_sectors: dict[int, int] = field(default_factory=dict)
     # calls to functions outside the cubin that were stepped over (printf): pc -> the name
     callees: dict[int, str] = field(default_factory=dict)
+    # a grid alike but for its edges: the first block's requests per instruction, to count
+    # first.extra more times (every other count above holds them already)
+    first: FirstCounts | None = None
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -113,10 +117,22 @@ def run(
         return run_.trace(coverage)
     watch.requests(recorder.first_tainted, recorder.requests)
     unit = "clusters" if launch.cluster_ctas > 1 else "blocks"
-    if watch.differs is None and not every_block:
+    cut = None if watch.differs or watch.narrowed is None else edge_blocks(launch.grid, watch.box)
+    if cut is not None and grids.sampled(len(cut[0]) + 1, run_.executed, 0, budget)[0]:
+        cut = None  # its edges alone would pass the budget: sampled below, as any grid
+    if watch.differs is None and (watch.narrowed is None or cut) and not every_block:
         bounded = watch.affine.proven if watch.affine is not None else 0
-        proof = grids.Proof(plan.clusters, watch.decisions, unit, bounded)
-        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
+        if cut is None:
+            proof = grids.Proof(plan.clusters, watch.decisions, unit, bounded)
+            return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
+        edges, inside = cut  # the blocks of the box stand for each other: the edges run
+        first = run_.first_counts(inside - 1)
+        for batch in plan.rest(edges):
+            run_.batch(batch, None)
+        box = tuple(int(v) for v in (watch.box if watch.box is not None else ()))
+        proof = grids.Proof(inside, watch.decisions, unit, bounded, box, len(edges))
+        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof), first)
+    watch.differs = watch.differs or watch.narrowed
     chosen, why = grids.sampled(plan.clusters, run_.executed, recorder.requests, budget, unit)
     for batch in plan.rest(chosen):
         run_.batch(batch, None)
@@ -180,24 +196,36 @@ class _Run:
             self.cas_failed[index] = self.cas_failed.get(index, 0) + n
         self.callees.update(blk.callees)
 
-    def trace(self, coverage: grids.Coverage) -> Trace:
+    def first_counts(self, extra: int) -> FirstCounts:
+        """The counts so far (the first block's), to count ``extra`` more times."""
+        return first_counts(
+            extra, self.executed, self.recorder, self.unmodelled, self.sectors, self.cas_failed
+        )
+
+    def trace(self, coverage: grids.Coverage, first: FirstCounts | None = None) -> Trace:
         ins = self.function.instructions
-        listed = [(ins[i], self.unmodelled[i]) for i in sorted(self.unmodelled)]
-        fills = tuple(self.recorder.fills.values())
-        records = self.recorder.instructions()
+        unmodelled, sectors, cas, executed = (
+            self.unmodelled, self.sectors, self.cas_failed, self.executed
+        )  # fmt: skip
+        if first is not None:  # the first block stands for first.extra more (its records:
+            unmodelled = first.plus(unmodelled, first.unmodelled)  # the tracer weighs them)
+            sectors, cas = first.plus(sectors, first.sectors), first.plus(cas, first.cas_failed)
+            executed += first.extra * first.executed
+        listed = [(ins[i], unmodelled[i]) for i in sorted(unmodelled)]
         return Trace(
             self.function,
             self.launch,
-            records,
+            self.recorder.instructions(),
             self.steps,
-            self.executed,
+            executed,
             self.blocks,
             listed,
-            fills,
-            self.cas_failed,
+            tuple(self.recorder.fills.values()),
+            cas,
             coverage,
-            {ins[i].pc: n for i, n in self.sectors.items()},
+            {ins[i].pc: n for i, n in sectors.items()},
             {ins[i].pc: name for i, name in self.callees.items()},
+            first,
         )
 
 
@@ -273,7 +301,7 @@ def run_block(
         if m >= BLOCKED:
             if blk.exited.all():
                 break
-            _release(blk, function)
+            release(blk, function)
             continue
         if m >= n_ins:
             last = instructions[-1]
@@ -368,12 +396,6 @@ def run_block(
     return steps, executed
 
 
-def _per_cluster(blk: Block, per_cta: Any) -> Any:
-    """Per CTA, the sum of ``per_cta`` over the CTAs of its cluster."""
-    sums = np.bincount(blk.cta_cluster, weights=per_cta, minlength=len(blk.cluster_table))
-    return sums[blk.cta_cluster]
-
-
 def _cta_counts(blk: Block, at: Any) -> Any:
     """How many of the threads ``at`` (an index or every thread) each CTA has."""
     if isinstance(at, slice):
@@ -384,62 +406,3 @@ def _cta_counts(blk: Block, at: Any) -> Any:
 def _silent_warps(at_pc: Any, executing: Any, warp_size: int) -> int:
     """Warps with threads at the instruction but none whose guard holds."""
     return len(np.setdiff1d(np.unique(at_pc // warp_size), np.unique(executing // warp_size)))
-
-
-def _barrier_place(blk: Block, at: int) -> str:
-    """``shared offset 0x408`` (``... of block (1,0,0)`` in a batch) of an mbarrier."""
-    c, off = blk.window(at)
-    return f"shared offset 0x{off:x}" + (f" of {blk.cta_name(c)}" if blk.ctas > 1 else "")
-
-
-def _release(blk: Block, function: Function) -> None:
-    """Release, in each CTA, every barrier all its live threads (or its count) have reached,
-    or fail."""
-    live = np.bincount(blk.cta[~blk.exited], minlength=blk.ctas)
-    released = False
-    for bar in blk.barriers.values():
-        waiting = blk.waiting == bar["id"]
-        if not waiting.any():
-            continue
-        waits = np.bincount(blk.cta[waiting], minlength=blk.ctas)
-        expected = bar["count"] if bar["count"] else live
-        arrived = bar["arrived"]
-        if bar.get("cluster"):  # a cluster barrier: counted over the cluster's CTAs
-            waits, arrived, expected = (_per_cluster(blk, v) for v in (waits, arrived, live))
-        ready = (waits > 0) & (arrived >= expected)
-        if not ready.any():
-            continue
-        ids = np.flatnonzero(waiting & ready[blk.cta])
-        blk.sched[ids] = blk.resume[ids]
-        blk.waiting[ids] = -1
-        true, false = bar["true"], bar["false"]
-        reduced = ready & (true + false > 0)  # CTAs whose threads arrived with BAR.RED
-        if reduced.any():
-            kind = bar["red"]
-            value = true if kind == "POPC" else (false == 0 if kind == "AND" else true > 0)
-            value = np.asarray(value, dtype=np.int64)
-            mine = ids[reduced[blk.cta[ids]]]
-            blk.bar_value[mine] = value[blk.cta[mine]]
-            blk.bar_pred[mine] = value[blk.cta[mine]] != 0
-        bar["arrived"][ready] = 0
-        true[ready] = 0
-        false[ready] = 0
-        released = True
-    if not released and blk.mbarriers.blocked():
-        message, where = blk.mbarriers.describe_deadlock(
-            lambda t: int(blk.warp_ids[t // blk.warp_size]),
-            lambda at: _barrier_place(blk, at),
-        )
-        raise TraceError(message, where)
-    if not released:
-        pcs = sorted({int(x) for x in blk.resume[blk.waiting >= 0]})
-        where = function.instructions[pcs[0] - 1] if pcs else None
-        stuck = int(np.argmax(np.bincount(blk.cta[blk.waiting >= 0], minlength=blk.ctas)))
-        mine = blk.cta == stuck
-        waiting = int(((blk.waiting >= 0) & mine).sum())
-        who = f" in {blk.cta_name(stuck)}" if blk.ctas > 1 else ""
-        raise TraceError(
-            f"deadlock{who}: {waiting} threads wait at a barrier that the other "
-            f"{int(live[stuck]) - waiting} live threads never reach",
-            where,
-        )

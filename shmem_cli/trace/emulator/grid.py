@@ -32,8 +32,12 @@ watch looks at every decision the block's threads take:
 If none of them carries taint, every decision read only what all blocks share (threadIdx,
 the parameters, constant memory, blockDim and gridDim, and shared memory written from
 those): every block takes the same decisions and makes the same requests as the first,
-and its requests are counted once per block (:class:`Proof`). Otherwise the first tainted
-decision is said (:class:`Differs`) and every block runs.
+and its requests are counted once per block (:class:`Proof`). A guard whose predicate
+carries only the block index's taint is proven by its sums of the block index instead
+(:mod:`.alike.affine`): it holds the first block's outcome up to some block index per axis,
+the whole grid for a bounds check the blocks fill; the blocks at or below the box of those
+indices are counted as the first, the others (the edges) run (:mod:`.alike.edges`).
+Otherwise the first tainted decision is said (:class:`Differs`) and every block runs.
 """
 
 from __future__ import annotations
@@ -218,6 +222,8 @@ class Proof:
     decisions: int  # guarded executions and shared requests checked
     unit: str = "blocks"  # or "clusters"
     bounded: int = 0  # guarded executions on the block index proven alike (.alike.affine)
+    box: tuple[int, ...] | None = None  # alike up to these block indices only: the rest ran
+    edges: int = 0  # the blocks past the box, run
 
     def text(self) -> str:
         first = "block (0,0,0)" if self.unit == "blocks" else "the first cluster"
@@ -229,9 +235,17 @@ class Proof:
             if self.bounded
             else ""
         )
+        which = f"each of the {self.blocks:,} {self.unit}"
+        if self.box is not None:
+            x, y, z = self.box
+            which = (
+                f"each of the {self.blocks:,} blocks up to block ({x},{y},{z}) (the "
+                f"{self.edges:,} blocks past it, where a guard's outcome changes, were run)"
+            )
+        every = f"every {self.unit[:-1]}" if self.box is None else "the blocks"
         return (
-            f"every {self.unit[:-1]} behaves alike: {first} traced and its requests counted "
-            f"for each of the {self.blocks:,} {self.unit} ({self.decisions:,} decisions "
+            f"{every} behave{'s' if self.box is None else ''} alike: {first} traced and its "
+            f"requests counted for {which} ({self.decisions:,} decisions "
             "checked: no "
             "guard, branch, loop, shared address, barrier, mbarrier, TMA destination or wgmma "
             "descriptor depends on global memory or on a value the emulator could not "
@@ -288,6 +302,10 @@ class Watch:
         self.decisions = 0
         # the forms of the block index's sums, where guards on it may be proven alike
         self.affine = affine
+        # the blocks proven to take the first block's every guard: those whose index is at
+        # or below this on every axis; the first guard that narrowed it from the whole grid
+        self.box = affine.top.copy() if affine is not None else None
+        self.narrowed: Differs | None = None
 
     def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
         """Instruction ``m`` runs for the threads ``at`` under guard predicate
@@ -299,12 +317,17 @@ class Watch:
         taint = (blk.tup if kind == "UP" else blk.tp)[index][at]
         if not np.any(taint):
             return
-        if self.affine is not None and not np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF)):
+        only_block = not np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF))
+        if self.affine is not None and self.box is not None and only_block:
             ids = blk.ids(at)[np.asarray(taint) != 0]
-            if self.affine.constant(kind, index, ids, blk):
-                self.affine.proven += 1
+            box = np.minimum(self.box, self.affine.box(kind, index, ids, blk))
+            self.affine.proven += 1
+            if (box < self.box).any() and self.narrowed is None:
+                self.narrowed = Differs(self.instructions[m], "its guard predicate")
+            self.box = box
+            if box.any():  # blocks besides the first take its outcomes: go on
                 return
-        self.differs = Differs(self.instructions[m], "its guard predicate")
+        self.differs = self.narrowed or Differs(self.instructions[m], "its guard predicate")
 
     def operands(self, m: int, blk: Any, at: Any) -> None:
         """Instruction ``m`` runs for the threads ``at``: are its watched registers clean?"""
@@ -348,8 +371,10 @@ class Coverage:
     @property
     def weight(self) -> int:
         """How many blocks each recorded block stands for (alike: the first cluster's
-        blocks stand for every cluster's)."""
-        return self.blocks // max(1, self.run) if self.mode == "alike" else 1
+        blocks stand for every cluster's; alike but for the edges: 1, the first block's
+        records counted again apart, :class:`.alike.edges.FirstCounts`)."""
+        whole = self.mode == "alike" and (self.proof is None or not self.proof.edges)
+        return self.blocks // max(1, self.run) if whole else 1
 
 
 #: a whole grid runs where the first block's thread-instructions times its blocks fit this

@@ -89,15 +89,21 @@ class Affine:
         self.instructions = instructions
         self.destinations = destinations
         self.forms: dict[tuple[str, int], Form] = {}
-        self.const: dict[tuple[str, int], B8] = {}
+        # per predicate, per thread and axis: the highest block index up to which the
+        # predicate is proven to hold block (0,0,0)'s value (self.top: the whole grid)
+        self.reach: dict[tuple[str, int], I64] = {}
         self._readers: dict[tuple[int, int], Callable[[Block, Idx], tuple[Any, Any]]] = {}
         self.proven = 0  # guarded executions proven to take the first block's outcome
 
     # --- what a guard asks -------------------------------------------------------------
 
-    def constant(self, kind: str, index: int, ids: Any, blk: Block) -> bool:
-        """Whether predicate ``kind``/``index`` is grid-constant on every thread of ``ids``."""
-        return bool(self._pconst(Reg(kind, index), blk, ids).all())
+    def box(self, kind: str, index: int, ids: Any, blk: Block) -> I64:
+        """The highest block index per axis up to which predicate ``kind``/``index`` holds
+        block (0,0,0)'s value on every thread of ``ids``: blocks with every index at or
+        below it take the first block's outcome (``self.top``: every block does)."""
+        reach = self._preach(Reg(kind, index), blk, ids)
+        out: I64 = reach.min(axis=1) if reach.shape[1] else self.top.copy()
+        return out
 
     # --- one step ----------------------------------------------------------------------
 
@@ -107,7 +113,7 @@ class Affine:
         ins = self.instructions[m]
         ids = blk.ids(ix)
         regs: list[tuple[str, int, Form]] = []
-        preds: list[tuple[str, int, B8]] = []
+        preds: list[tuple[str, int, I64]] = []
         op = _opcode(ins)
         ops = ins.operands
         mods = set(ins.mods)
@@ -123,13 +129,13 @@ class Affine:
             if form is not None:
                 regs.append((*self._dest(dest), form))
         elif op == "ISETP" and "EX" not in mods and len(ops) == 5:
-            const = self._compare(m, ins, blk, ix, ids) & self._pconst(ops[4], blk, ids)
-            preds += [(*self._dest(o), const) for o in ops[:2]]
+            reach = np.minimum(self._compare(m, ins, blk, ix, ids), self._preach(ops[4], blk, ids))
+            preds += [(*self._dest(o), reach) for o in ops[:2]]
         elif op == "PLOP3" and len(ops) == 7:
-            const = np.ones(len(ids), dtype=bool)
+            reach = self._full(len(ids))
             for o in ops[2:5]:
-                const &= self._pconst(o, blk, ids)
-            preds += [(*self._dest(o), const) for o in ops[:2]]
+                reach = np.minimum(reach, self._preach(o, blk, ids))
+            preds += [(*self._dest(o), reach) for o in ops[:2]]
         return (m, ids, regs, preds)
 
     def after(self, pending: tuple[Any, ...], blk: Block) -> None:
@@ -141,13 +147,13 @@ class Affine:
                 held = self.forms.get((kind, index + k))
                 if held is not None:
                     held[1][ids] = False
-                if (kind, index + k) in self.const:
-                    self.const[(kind, index + k)][ids] = False
+                if (kind, index + k) in self.reach:
+                    self.reach[(kind, index + k)][:, ids] = 0
         if self.instructions[m].opcode in ("R2P", "UR2P"):  # writes predicates directly
             file = "UP" if self.instructions[m].opcode == "UR2P" else "P"
-            for (kind, _), const in self.const.items():
+            for (kind, _), reach in self.reach.items():
                 if kind == file:
-                    const[ids] = False
+                    reach[:, ids] = 0
         for kind, index, (f, ok) in regs:
             if index < 0:
                 continue
@@ -155,13 +161,13 @@ class Affine:
             form, known = self._held(kind, index, blk.threads)
             form[:, ids] = f
             known[ids] = ok & (f[0] == actual)
-        for kind, index, const in preds:
+        for kind, index, reach in preds:
             if index < 0:
                 continue
             key = (kind, index)
-            if key not in self.const:
-                self.const[key] = np.zeros(blk.threads, dtype=bool)
-            self.const[key][ids] = const
+            if key not in self.reach:
+                self.reach[key] = np.zeros((3, blk.threads), dtype=np.int64)
+            self.reach[key][:, ids] = reach
 
     # --- forms -------------------------------------------------------------------------
 
@@ -251,18 +257,24 @@ class Affine:
 
     # --- predicates --------------------------------------------------------------------
 
-    def _pconst(self, op: Operand, blk: Block, ids: Any) -> B8:
-        """Per thread of ``ids``: is predicate operand ``op`` grid-constant?"""
+    def _full(self, n: int) -> I64:
+        """Every block of the grid, for ``n`` threads."""
+        return np.repeat(self.top[:, None], n, axis=1)
+
+    def _preach(self, op: Operand, blk: Block, ids: Any) -> I64:
+        """Per axis and thread of ``ids``: up to which block index predicate operand ``op``
+        holds block (0,0,0)'s value (0: only there)."""
+        n = len(ids)
         if not isinstance(op, Reg) or op.kind not in ("P", "UP"):
-            return np.zeros(len(ids), dtype=bool)
+            return np.zeros((3, n), dtype=np.int64)
         if op.index == PT:
-            return np.ones(len(ids), dtype=bool)
+            return self._full(n)
         taint = (blk.tp if op.kind == "P" else blk.tup)[op.index][ids]
-        out: B8 = taint == 0
-        held = self.const.get((op.kind, op.index))
+        held = self.reach.get((op.kind, op.index))
+        out = np.zeros((3, n), dtype=np.int64)
         if held is not None:
-            out |= (taint == TAINT_BLOCK) & held[ids]
-        return out
+            out = np.where(taint == TAINT_BLOCK, held[:, ids], 0)
+        return np.where(taint == 0, self.top[:, None], out)
 
     def _window(self, f: U64, signed: bool) -> tuple[I64, I64, B8]:
         """An operand as an exact sum over the grid: (k, (kx, ky, kz)) as the compare reads
@@ -279,27 +291,62 @@ class Affine:
         wraps = np.floor_divide(lo - floor, _WRAP)  # whole windows below the compare's
         return k - wraps * _WRAP, c, ok & (hi - wraps * _WRAP < floor + _WRAP)
 
-    def _compare(self, m: int, ins: Instruction, blk: Block, ix: Idx, ids: Any) -> B8:
-        """Per thread: does ISETP ``m`` compare alike in every block of the grid?"""
+    def _compare(self, m: int, ins: Instruction, blk: Block, ix: Idx, ids: Any) -> I64:
+        """Per axis and thread: up to which block index ISETP ``m`` compares as in block
+        (0,0,0) (the whole grid where it does everywhere)."""
+        n = len(ids)
         cmp = next((x for x in ins.mods if x in _COMPARES), None)
         if cmp is None:
-            return np.zeros(len(ids), dtype=bool)
+            return np.zeros((3, n), dtype=np.int64)
         if cmp in ("T", "F"):
-            return np.ones(len(ids), dtype=bool)
+            return self._full(n)
         signed = "U32" not in ins.mods
         (a, ok_a), (b, ok_b) = (self._form(m, k, ins.operands[k], blk, ix, ids) for k in (2, 3))
         ka, ca, fit_a = self._window(a, signed)
         kb, cb, fit_b = self._window(b, signed)
-        terms = (ca - cb) * self.top[:, None]  # the difference a - b, exact
-        lo = ka - kb + np.minimum(terms, 0).sum(axis=0)
-        hi = ka - kb + np.maximum(terms, 0).sum(axis=0)
-        same = {
-            "LT": (hi < 0) | (lo >= 0),
-            "GE": (hi < 0) | (lo >= 0),
-            "LE": (hi <= 0) | (lo > 0),
-            "GT": (hi <= 0) | (lo > 0),
-            "EQ": ((lo == 0) & (hi == 0)) | (lo > 0) | (hi < 0),
-            "NE": ((lo == 0) & (hi == 0)) | (lo > 0) | (hi < 0),
-        }[cmp]
-        out: B8 = ok_a & ok_b & fit_a & fit_b & same
+        ok = ok_a & ok_b & fit_a & fit_b
+        k, c = ka - kb, ca - cb  # the difference a - b = k + c . blockIdx, exact where ok
+        terms = c * self.top[:, None]
+        lo = k + np.minimum(terms, 0).sum(axis=0)
+        hi = k + np.maximum(terms, 0).sum(axis=0)
+        everywhere = (
+            ok
+            & {
+                "LT": (hi < 0) | (lo >= 0),
+                "GE": (hi < 0) | (lo >= 0),
+                "LE": (hi <= 0) | (lo > 0),
+                "GT": (hi <= 0) | (lo > 0),
+                "EQ": ((lo == 0) & (hi == 0)) | (lo > 0) | (hi < 0),
+                "NE": ((lo == 0) & (hi == 0)) | (lo > 0) | (hi < 0),
+            }[cmp]
+        )
+        # elsewhere: the axes the compare reads stop at 0, but where the difference grows
+        # along one axis alone, up to the last index before its sign (or zero) changes
+        reads = np.where(ok, c != 0, (a[1:] != 0) | (b[1:] != 0))
+        reach = np.where(everywhere | ~reads, self.top[:, None], 0)
+        one = ok & ~everywhere & (reads.sum(axis=0) == 1)
+        if one.any():
+            axis = np.argmax(reads[:, one], axis=0)
+            step = c[axis, np.flatnonzero(one)]
+            reach[axis, np.flatnonzero(one)] = np.minimum(
+                _last_alike(cmp, k[one], step), self.top[axis]
+            )
+        out: I64 = reach
         return out
+
+
+def _last_alike(cmp: str, k: I64, c: I64) -> I64:
+    """The largest x >= 0 such that every 0..x gives ``k + c*x`` the compare's outcome at 0
+    (c != 0; past any grid where it never changes)."""
+    never = np.int64(1 << 40)
+    if cmp in ("LT", "GE"):  # the outcome is whether k + c*x < 0
+        below = np.where(c > 0, (-k - 1) // np.maximum(c, 1), never)
+        above = np.where(c < 0, k // np.maximum(-c, 1), never)
+        return np.where(k < 0, below, above)
+    if cmp in ("LE", "GT"):  # whether k + c*x <= 0
+        below = np.where(c > 0, (-k) // np.maximum(c, 1), never)
+        above = np.where(c < 0, (k - 1) // np.maximum(-c, 1), never)
+        return np.where(k <= 0, below, above)
+    # EQ, NE: whether k + c*x == 0; it becomes so at most at x = -k / c
+    apart = np.where(np.sign(k) == np.sign(c), never, (np.abs(k) - 1) // np.abs(c))
+    return np.where(k == 0, 0, apart)
