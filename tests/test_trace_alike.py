@@ -182,3 +182,17 @@ def test_the_transposes_edge_guards(
             b.predicated_off,
         )
         assert a.data_dependent_requests == b.data_dependent_requests
+
+
+@needs_nvdisasm
+def test_a_guard_on_an_unknown_sum_of_the_block_index_runs_every_block() -> None:
+    """differ.cu: block b loops b % 32 + 1 times; the remainder is no sum of the block index
+    (its form is unknown), so no axis of the grid may be proven alike: every block runs.
+    Each iteration reads tile[(t * 3 + i) & 255] and tile[(t + i * 8) & 255], one wavefront
+    each (stride 3 and 1 words), after one store of tile[t]: 8 warps a block."""
+    differ = TRACE_DATA / "cluster" / "differ.sm_90.cubin"
+    kernel = traced(differ, "differ", N, (64, 1, 1), ("2=1048576",))
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 64
+    loads = sum(8 * 2 * (b % 32 + 1) for b in range(64))
+    assert _traced_totals(kernel) == {"load": (loads, loads), "store": (64 * 8, 64 * 8)}

@@ -322,7 +322,9 @@ class Affine:
         )
         # elsewhere: the axes the compare reads stop at 0, but where the difference grows
         # along one axis alone, up to the last index before its sign (or zero) changes
-        reads = np.where(ok, c != 0, (a[1:] != 0) | (b[1:] != 0))
+        # (an operand of unknown form may read any axis: every one stops at 0)
+        known = np.where(ok_a & ok_b, (a[1:] != 0) | (b[1:] != 0), True)
+        reads = np.where(ok, c != 0, known)
         reach = np.where(everywhere | ~reads, self.top[:, None], 0)
         one = ok & ~everywhere & (reads.sum(axis=0) == 1)
         if one.any():
