@@ -196,3 +196,36 @@ def test_a_guard_on_an_unknown_sum_of_the_block_index_runs_every_block() -> None
     assert cov is not None and cov.mode == "whole" and cov.run == 64
     loads = sum(8 * 2 * (b % 32 + 1) for b in range(64))
     assert _traced_totals(kernel) == {"load": (loads, loads), "store": (64 * 8, 64 * 8)}
+
+
+def _guarded_stores(guard: Callable[[int], bool]) -> Iterator[Request]:
+    """tile[t] = 0, then tile[(t * 2) % N] = 1 where ``guard(t)``, then a read of tile[t]:
+    the shared requests of one al_diag or al_unsigned block (alike.cu)."""
+    yield from (("store", a) for a in _warps(lambda t: 4 * t, N))
+    yield from (("store", a) for a in _warps(lambda t: 4 * ((2 * t) % N) if guard(t) else None, N))
+    yield from (("load", a) for a in _warps(lambda t: 4 * t, N))
+
+
+@needs_nvdisasm
+def test_a_guard_on_two_axes_at_once_runs_every_block() -> None:
+    traced_ = traced(ALIKE, "al_diag", N, (4, 4, 1), ("limit=3",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 16
+    want = _totals(
+        r
+        for y in range(4)
+        for x in range(4)
+        for r in _guarded_stores(lambda t, x=x, y=y: x + y < 3)
+    )
+    assert _traced_totals(traced_) == want
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(("n", "run"), [(1024, 1), (1000, 2), (700, 3), (5, 4)])
+def test_an_unsigned_bounds_check_runs_the_blocks_from_its_cut(n: int, run: int) -> None:
+    traced_ = traced(ALIKE, "al_unsigned", N, (4, 1, 1), (f"n={n}",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.run == run
+    assert cov.mode == ("whole" if run == 4 else "alike")
+    want = _totals(r for b in range(4) for r in _guarded_stores(lambda t, b=b: b * N + t < n))
+    assert _traced_totals(traced_) == want

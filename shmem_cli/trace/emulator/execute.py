@@ -118,7 +118,7 @@ def run(
     watch.requests(recorder.first_tainted, recorder.requests)
     unit = "clusters" if launch.cluster_ctas > 1 else "blocks"
     cut = None if watch.differs or watch.narrowed is None else edge_blocks(launch.grid, watch.box)
-    if cut is not None and grids.sampled(len(cut[0]) + 1, run_.executed, 0, budget)[0]:
+    if cut and grids.sampled(len(cut[0]) + 1, run_.executed, recorder.requests, budget)[0]:
         cut = None  # its edges alone would pass the budget: sampled below, as any grid
     if watch.differs is None and (watch.narrowed is None or cut) and not every_block:
         bounded = watch.affine.proven if watch.affine is not None else 0

@@ -37,3 +37,26 @@ extern "C" __global__ void al_loaded(float *out, const int *flags) {
   __syncthreads();
   out[blockIdx.x * N + threadIdx.x] = tile[threadIdx.x];
 }
+
+// refused: the guard reads two axes at once (blocks with x + y < limit: a diagonal, no box
+// of blocks), so every block runs
+extern "C" __global__ void al_diag(float *out, int limit) {
+  __shared__ float tile[N];
+  tile[threadIdx.x] = 0.f;
+  __syncthreads();
+  if ((int)(blockIdx.x + blockIdx.y) < limit) tile[(threadIdx.x * 2) % N] = 1.f;
+  __syncthreads();
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * N + threadIdx.x] = tile[threadIdx.x];
+}
+
+// an unsigned bounds check, i = blockIdx.x * N + threadIdx.x < n: the blocks before the
+// one that n cuts are alike, that block and those after it run
+extern "C" __global__ void al_unsigned(float *out, unsigned n) {
+  __shared__ float tile[N];
+  unsigned i = blockIdx.x * N + threadIdx.x;
+  tile[threadIdx.x] = 0.f;
+  __syncthreads();
+  if (i < n) tile[(threadIdx.x * 2) % N] = 1.f;
+  __syncthreads();
+  out[i] = tile[threadIdx.x];
+}
