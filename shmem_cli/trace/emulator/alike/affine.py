@@ -1,4 +1,4 @@
-"""Guards on the block index proven to take the same outcome in every block of a grid.
+"""Guards on the block index proven to take the first block's outcome in the blocks of a grid.
 
 A bounds check such as ``x = blockIdx.x * 32 + threadIdx.x; if (x < width)`` carries the
 block index's taint, so the taint watch alone (:class:`..grid.Watch`) would run every
@@ -13,16 +13,20 @@ unknown form, or taint of global memory or of an inexact value leaves it unknown
 a form whose k is not the value the register holds in block (0,0,0) (checked on every
 write).
 
-A compare (ISETP) is *grid-constant* for a thread when it has the same outcome in every
-block of the grid. Each operand, read as the compare reads it (signed or unsigned 32
-bits), must stay within one 32-bit window over the whole grid, so that no block wraps it:
-a sum's least and greatest values over the box [0, gx-1] x [0, gy-1] x [0, gz-1] lie at
-its corners. Then the difference of the two operands is an exact sum of the block index
-whose sign over the box its least and greatest values decide. A predicate that ISETP or
-PLOP3 combines from grid-constant ones is grid-constant, and so is one free of taint. A
-guard whose predicate carries only the block index's taint and is grid-constant on every
-thread it decides lets every block run the instruction on the same threads as the first
-(:meth:`..grid.Watch.guard`). When in doubt the answer is no.
+A compare (ISETP) keeps the first block's outcome for a thread in every block of the grid
+when each operand, read as the compare reads it (signed or unsigned 32 bits), stays within
+one 32-bit window over the whole grid, so that no block wraps it (a sum's least and
+greatest values over the box [0, gx-1] x [0, gy-1] x [0, gz-1] lie at its corners), and
+the difference of the two, then an exact sum of the block index, keeps its sign (or zero)
+at every corner. Where it does not, but the difference moves along one axis alone, it keeps
+the outcome up to the last block index before its sign changes along that axis; any other
+compare keeps it at index 0 of every axis it reads (an operand of unknown form: of every
+axis). So each predicate has, per thread, the highest block index per axis up to which it
+holds block (0,0,0)'s value (:attr:`Affine.reach`): the whole grid for one free of taint,
+the least over its inputs for one that ISETP or PLOP3 combines. A guard whose predicate
+carries only the block index's taint narrows the box of blocks proven alike to its reach
+(:meth:`..grid.Watch.guard`): those blocks run every instruction on the same threads as
+the first; the others run (:mod:`.edges`). When in doubt the answer is no.
 """
 
 from __future__ import annotations
