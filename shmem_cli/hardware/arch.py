@@ -114,8 +114,10 @@ class ArchProfile:
     register_unit: int = 256  # registers are allocated per warp in units of this many
     # distributed shared memory (another CTA's, in a cluster): a remote access has no
     # shared wavefronts; it moves this many bytes a sector over the crossbar, one per
-    # distinct sector its lanes touch (docs/hardware-model.md, 9d)
+    # distinct sector its lanes touch (docs/hardware-model.md, 9d); a store whose bytes in a
+    # sector neither fill it nor lie within one of its halves of this many bytes moves two
     dsmem_sector_bytes: int = 32
+    dsmem_store_half_bytes: int = 16
 
     @property
     def capability(self) -> int:

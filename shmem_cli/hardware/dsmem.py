@@ -1,14 +1,17 @@
 """What distributed shared memory traffic costs on the H200: 32-byte sectors over the
-crossbar, not wavefronts (docs/hardware-model.md, 9d; tests/data/trace/cluster).
+crossbar, not wavefronts (docs/hardware-model.md, 9d; tests/data/trace/cluster and
+tests/data/trace/dsmrule).
 
 A remote access (another CTA's shared memory in the cluster) has no shared-memory
-wavefronts. Per warp request it moves:
+wavefronts. Per warp request it moves, counted per destination CTA and 32-byte sector:
 
-* a load: one sector per distinct 32-byte sector its lanes read;
-* a store: one per distinct sector written, two where the bytes it writes in a sector are
-  not one run (lanes on every other word);
-* an atomic (or a reduction): two per sector and lane on its busiest word (lanes on one
-  word are served one after another; lanes on different words of a sector together).
+* a load: one sector per distinct sector its lanes read;
+* a store: one per sector written, two where the bytes it writes in a sector neither fill
+  the sector nor lie within one of its two 16-byte halves (whatever the gaps, the access
+  width, the lanes or their order);
+* an atomic (or a reduction, 32- or 64-bit, compare-and-swap too): two per sector and
+  lane on its busiest word (lanes on one word are served one after another; lanes on
+  different words of a sector together).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from .arch import SM90
 
 def sectors(warps: Any, at: Any, width: int, op: str) -> int:
     """The sectors the lanes of ``warps`` (each lane's warp) moved at byte offsets ``at``
-    (each lane's, ``width`` bytes), for ``op`` ``ld``, ``st`` or ``atom``."""
+    (each lane's, ``width`` bytes; offsets that name the destination CTA too: each CTA's
+    memory at its own offsets), for ``op`` ``ld``, ``st`` or ``atom``."""
     size = SM90.dsmem_sector_bytes
     warps = np.asarray(warps, dtype=np.int64)
     at = np.asarray(at, dtype=np.int64)
@@ -37,9 +41,20 @@ def sectors(warps: Any, at: Any, width: int, op: str) -> int:
         for (w, s, _), n in zip(keys.T.tolist(), counts.tolist(), strict=True):
             busiest[(w, s)] = max(busiest.get((w, s), 0), n)
         return 2 * sum(busiest.values())
+    return _store_sectors(warps, at, width)
+
+
+def _store_sectors(warps: Any, at: Any, width: int) -> int:
+    """A store's sectors: per warp and sector, 1 where the bytes written fill the sector
+    or lie within one half of it, else 2."""
+    size, half = SM90.dsmem_sector_bytes, SM90.dsmem_store_half_bytes
+    written = (at[:, None] + np.arange(width)[None, :]).ravel()
+    owner = np.repeat(warps, width)
+    keys = np.unique(np.stack([owner, written]), axis=1)  # each warp's bytes, once
+    sector, halves = keys[1] // size, keys[1] // half
     total = 0
-    for w, s in np.unique(np.stack([warps, sector]), axis=1).T.tolist():
-        mine = (warps == w) & (sector == s)
-        written = np.unique((at[mine][:, None] + np.arange(width)[None, :]).ravel())
-        total += 1 if int(written[-1] - written[0]) + 1 == len(written) else 2
+    for w, s in np.unique(np.stack([keys[0], sector]), axis=1).T.tolist():
+        mine = (keys[0] == w) & (sector == s)
+        full = int(np.count_nonzero(mine)) == size
+        total += 1 if full or len(np.unique(halves[mine])) == 1 else 2
     return total

@@ -174,14 +174,23 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         a, ta = ra(b, ix)
         n = b.count(ix)
         in_window = ((a >> 32) == SHARED_WINDOW_HI) if generic else np.zeros(n, dtype=bool)
+        elsewhere = False  # every lane on another CTA's shared memory (the cluster's)
         if generic and in_window.any() and wp is not None:
-            # the generic fast path of a half2 atomic (its old value used or not): not done
-            # on shared memory
+            # the generic fast path of a half2 or 64-bit atomic (its old value used or
+            # not): not done on the CTA's own shared memory (the code's fallback does it);
+            # done, its predicate set, on another CTA's (measured: tests/data/trace/dsmrule)
             done = ~in_window
             if done.any():
                 raise unsupported(ins, "a generic atomic on global and shared lanes at once")
-            wp(b, ix, done, ta)
-            return
+            remote = window_offsets(b, b.ids(ix), a, width, ins)[2]
+            elsewhere = remote is not None and bool(remote.all())
+            if not elsewhere:
+                if remote is not None and remote.any():
+                    raise unsupported(
+                        ins, "a generic atomic on its own and other CTAs' shared memory at once"
+                    )
+                wp(b, ix, done, ta)
+                return
         check_align(a, width, ins)
         vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
         tv = or_all([r(b, ix)[1] for r in readers])
@@ -241,6 +250,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             hi = (result >> np.uint64(32)).astype(_U)
             w(b, ix, (lo, hi)[:words], t_old)
         if wp is not None:
-            wp(b, ix, ok if opname in ("CAS", "CAST") else np.ones(n, dtype=bool), t_old)
+            cas = opname in ("CAS", "CAST") and not elsewhere
+            wp(b, ix, ok if cas else np.ones(n, dtype=bool), t_old)
 
     return step

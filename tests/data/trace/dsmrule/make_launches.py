@@ -1,0 +1,141 @@
+"""Write launches.json and inputs/*.bin: issue 29's DSMEM rule lab (kernels/dsmrule.cu,
+dsmrule.sm_90a.cubin).
+
+Every launch: 128 threads (4 warps) per CTA, two clusters; lane l of every warp takes entry l
+of its pattern (inputs/PATTERN.bin: 32 pairs of little-endian int32, a byte offset or -1 for
+a lane that does nothing, and a hop) and accesses byte warp * 1024 + offset of the CTA hop
+ranks on. Usage: python3 make_launches.py > launches.json
+"""
+
+import json
+import struct
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CUBIN = "dsmrule.sm_90a.cubin"
+launches = []
+patterns = {}
+
+
+def pattern(name, entries):
+    """Save a pattern: 32 (offset, hop) pairs; offsets stay within the warp's 1 KB."""
+    assert len(entries) == 32
+    for off, _hop in entries:
+        assert off == -1 or 0 <= off < 1024, (name, off)
+    patterns[name] = entries
+    return name
+
+
+def stride(width, words_or_bytes, hop=1, lanes=range(32), start=0):
+    """Lane l at start + l * step bytes (active lanes only), all at one hop."""
+    return [(start + lane * words_or_bytes if lane in lanes else -1, hop) for lane in range(32)]
+
+
+def per_sector(words):
+    """Lanes fill, in order, the given 4-byte words of sector 0, then of sector 1, ..."""
+    out = []
+    sector = 0
+    while len(out) < 32:
+        for w in words:
+            if len(out) < 32:
+                out.append((sector * 32 + 4 * w, 1))
+        sector += 1
+    return out
+
+
+def launch(kernel, pat, cluster=2, mode=0, tag=""):
+    lid = f"{kernel}_{pat}{tag}" + (f"_c{cluster}" if cluster != 2 else "")
+    launches.append(
+        {
+            "id": lid,
+            "cubin": CUBIN,
+            "kernel": kernel,
+            "block": [128, 1, 1],
+            "grid": [2 * cluster, 1, 1],
+            "cluster": [cluster, 1, 1],
+            "dynamic_smem": 0,
+            "args": [
+                {"zeros": 4 * (1024 * 2 * cluster + 128 * 2 * cluster)},
+                {"file": f"inputs/{pat}.bin"},
+                {"int": mode},
+            ],
+            "dumps": [0],
+        }
+    )
+
+
+# sub-word stores: bytes at byte strides 1, 2, 4, 32; half-words at 2, 4, 32
+for b in (1, 2, 4, 32):
+    launch("st8", pattern(f"b{b}", stride(1, b)))
+for b in (2, 4, 32):
+    launch("st16", pattern(f"b{b}", stride(2, b)))
+# 4-byte stores: word strides 1 and 2 (measured before), 3, 4, 8
+for w in (1, 2, 3, 4, 8):
+    launch("st32", pattern(f"w{w}", stride(4, 4 * w)))
+# which words of a sector are written (8 words a sector; lanes fill sector after sector)
+SETS = {
+    "s0to5": [0, 1, 2, 3, 4, 5],
+    "s1to6": [1, 2, 3, 4, 5, 6],
+    "s0to3": [0, 1, 2, 3],
+    "s4to7": [4, 5, 6, 7],
+    "s0": [0],
+    "s0s7": [0, 7],
+    "s0to2s4": [0, 1, 2, 4],
+    "s0s2": [0, 2],
+}
+for name, words in SETS.items():
+    launch("st32", pattern(name, per_sector(words)))
+# runs that start inside a sector: 32 words from word 1 (5 sectors), lanes 0..3 from byte 0
+# (one sector), from byte 24 (across a sector boundary), reversed lane order, partial warps
+launch("st32", pattern("w1at4", stride(4, 4, start=4)))
+launch("st32", pattern("l4at0", stride(4, 4, lanes=range(4))))
+launch("st32", pattern("l4at24", stride(4, 4, lanes=range(4), start=24)))
+launch("st32", pattern("rev", [((31 - lane) * 4, 1) for lane in range(32)]))
+launch("st32", pattern("even", stride(4, 4, lanes=range(0, 32, 2))))
+launch("st32", pattern("l16", stride(4, 4, lanes=range(16))))
+launch("ld32", "l4at24")
+launch("ld32", "even")
+# wider stores
+for w in (1, 2, 4):
+    launch("st64", pattern(f"d{w}", stride(8, 8 * w)))
+for w in (1, 2):
+    launch("st128", pattern(f"q{w}", stride(16, 16 * w)))
+# lanes of one warp on different ranks (clusters of 4): a quarter local, three remote CTAs,
+# half local and half remote
+launch("st32", pattern("hopl4", [(4 * lane, lane % 4) for lane in range(32)]), cluster=4)
+launch("st32", pattern("hop1to3", [(4 * lane, 1 + lane % 3) for lane in range(32)]), cluster=4)
+launch("st32", pattern("hophalf", [(4 * lane, lane // 16) for lane in range(32)]), cluster=4)
+launch("st32", pattern("hop8s", [(4 * lane, 1 + (lane // 8) % 3) for lane in range(32)]), cluster=4)
+launch("ld32", "hopl4", cluster=4)
+launch("ld32", "hop1to3", cluster=4)
+launch("ld32", "hophalf", cluster=4)
+launch("atom32", "hop1to3", cluster=4)
+# 32-bit atomics: word strides 1 (measured before), 2, 4, 8; 2, 4, 8 lanes a word; partial
+for w in (1, 2, 4, 8):
+    launch("atom32", f"w{w}")
+for k in (2, 4, 8):
+    launch("atom32", pattern(f"k{k}", [(4 * (lane // k), 1) for lane in range(32)]))
+launch("atom32", pattern("k2w2", [(8 * (lane // 2), 1) for lane in range(32)]))
+launch("atom32", "l4at0")
+launch("atom32", "s0s7")
+launch("red32", "w2")
+launch("red32", "k4")
+# 64-bit atomics and compare-and-swap
+launch("atom64", "d1")
+launch("atom64", "d2")
+launch("atom64", pattern("dk2", [(8 * (lane // 2), 1) for lane in range(32)]))
+launch("red64", "d1")
+launch("cas32", "w1", mode=1, tag="_hit")
+launch("cas32", "w1", mode=0, tag="_miss")
+launch("cas32", pattern("one", [(0, 1)] * 32), mode=1, tag="_hit")
+launch("cas64", "d1", mode=1, tag="_hit")
+launch("cas64", "d1", mode=0, tag="_miss")
+
+(HERE / "inputs").mkdir(exist_ok=True)
+for name, entries in patterns.items():
+    (HERE / "inputs" / f"{name}.bin").write_bytes(
+        b"".join(struct.pack("<ii", off, hop) for off, hop in entries)
+    )
+ids = [L["id"] for L in launches]
+assert len(ids) == len(set(ids)), ids
+print(json.dumps({"launches": launches}, indent=1))
