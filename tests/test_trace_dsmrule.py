@@ -151,3 +151,22 @@ def test_the_lab_folder_says_how_it_was_measured() -> None:
     for name in ("kernels/dsmrule.cu", "make_launches.py", "lab/run.sh", "lab/parse_ncu.py"):
         assert name in text
         assert (DATA / name).is_file()
+
+
+def test_store_sectors_by_the_bytes_written() -> None:
+    """shmem's rule on hand-made lanes (one warp, one destination CTA's offsets)."""
+    from shmem_cli.hardware.dsmem import sectors
+
+    def st(offsets: list[int], width: int = 4) -> int:
+        return int(sectors([0] * len(offsets), offsets, width, "st"))
+
+    assert st([0, 8]) == 1  # words 0 and 2: a gap, one half
+    assert st([0, 28]) == 2  # words 0 and 7: both halves
+    assert st([4 * w for w in range(1, 7)]) == 2  # words 1-6: one run, both halves
+    assert st([4 * w for w in range(8)]) == 1  # the whole sector
+    assert st([16, 20, 24, 28]) == 1  # the second half
+    assert st([24, 28, 32, 36]) == 2  # across a sector boundary: a half in each
+    assert st([0, 16], width=8) == 2  # 8-byte stores at stride 16
+    assert st([0, 32], width=16) == 2  # 16-byte stores at stride 32: a half of two sectors
+    assert st(list(range(0, 32, 2)), width=2) == 1  # half-words filling the sector
+    assert st([0] * 32) == 1  # 32 lanes on one word

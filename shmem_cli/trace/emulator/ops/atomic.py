@@ -178,12 +178,13 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         if generic and in_window.any() and wp is not None:
             # the generic fast path of a half2 or 64-bit atomic (its old value used or
             # not): not done on the CTA's own shared memory (the code's fallback does it);
-            # done, its predicate set, on another CTA's (measured: tests/data/trace/dsmrule)
+            # a 64-bit one is done, its predicate set, on another CTA's (measured:
+            # tests/data/trace/dsmrule; a half2 one there was not measured)
             done = ~in_window
             if done.any():
                 raise unsupported(ins, "a generic atomic on global and shared lanes at once")
             remote = window_offsets(b, b.ids(ix), a, width, ins)[2]
-            elsewhere = remote is not None and bool(remote.all())
+            elsewhere = width == 8 and remote is not None and bool(remote.all())
             if not elsewhere:
                 if remote is not None and remote.any():
                     raise unsupported(
