@@ -1,5 +1,5 @@
 """Issue 29's DSMEM cost rule, measured beyond one pattern (tests/data/trace/dsmrule, the
-project's own kernels/dsmrule.cu, 62 launches on the H200, each counted twice): sub-word,
+project's own kernels/dsmrule.cu, 62 + 15 launches on the H200, each counted twice): sub-word,
 8- and 16-byte stores, which bytes of a sector a store writes, runs that start inside a
 sector, partial warps, lanes on several CTAs, atomics at strides and with several lanes a
 word, 64-bit atomics, compare-and-swap, ``red`` against ``atom``.
@@ -26,13 +26,13 @@ LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["lau
 WIDTH = {"st8": 1, "st16": 2, "st32": 4, "st64": 8, "st128": 16, "ld32": 4, "atom32": 4,
          "red32": 4, "atom64": 8, "red64": 8, "cas32": 4, "cas64": 8}  # fmt: skip
 XBAR = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
-# the two launches the rule misses (docs/hardware-model.md, 10): (the rule's sectors, the
+# the launches the rule misses (docs/hardware-model.md, 10): (the rule's sectors, the
 # H200's), the whole launch
 OPEN = {
-    # 32 lanes writing one byte each fill one sector: 2 sectors a request, not 1
-    "st8_b1": (16, 32),
     # four whole sectors, lanes 0-7 and 24-31 on one CTA, 8-15 and 16-23 on two others: 6
     "st32_hop8s_c4": (128, 192),
+    # its two middle sectors alone, each on another CTA two and three ranks on: 4, not 2
+    "st32_hop8m_c4": (64, 128),
 }
 
 
@@ -61,7 +61,8 @@ def rule_per_request(lid: str) -> int:
     for offs in by_sector.values():
         written = {o + i for o in offs for i in range(width)}
         halves = {byte // 16 for byte in written}
-        total += 1 if len(written) == 32 or len(halves) == 1 else 2
+        whole = len(written) == 32 and len(offs) <= 16  # filled by at most 16 lanes
+        total += 1 if whole or len(halves) == 1 else 2
     return total
 
 
@@ -126,7 +127,7 @@ def _measured_rows(lid: str) -> dict[int, tuple[int, int]]:
 def test_dsmrule_lab_as_measured(lid: str) -> None:
     """Every value each launch wrote; every shared instruction's executions and wavefronts
     (lanes on the CTA's own memory are ordinary shared lanes); the remote instructions
-    listed with Nsight's dshared counts and the crossbar sectors (the rule's, for the two
+    listed with Nsight's dshared counts and the crossbar sectors (the rule's, for the
     launches it misses)."""
     kt, out = lab.run(lid, DATA)
     assert out[0] == (DATA / "outputs" / f"{lid}.arg0.bin").read_bytes()
@@ -170,3 +171,10 @@ def test_store_sectors_by_the_bytes_written() -> None:
     assert st([0, 32], width=16) == 2  # 16-byte stores at stride 32: a half of two sectors
     assert st(list(range(0, 32, 2)), width=2) == 1  # half-words filling the sector
     assert st([0] * 32) == 1  # 32 lanes on one word
+
+    assert st(list(range(32)), width=1) == 2  # 32 lanes fill the sector
+    assert st(list(range(16)), width=1) == 1  # 16 lanes, one half
+    assert st([lane // 2 for lane in range(32)], width=1) == 1  # 32 lanes, one half
+    assert st([2 * (lane % 16) for lane in range(32)], width=2) == 2  # filled by 32 lanes
+    assert st([4 * (lane // 4) for lane in range(32)]) == 2  # 4 lanes a word, 32 in all
+    assert st([2 * (lane % 16) for lane in range(16)], width=2) == 1  # filled by 16 lanes

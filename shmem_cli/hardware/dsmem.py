@@ -6,9 +6,10 @@ A remote access (another CTA's shared memory in the cluster) has no shared-memor
 wavefronts. Per warp request it moves, counted per destination CTA and 32-byte sector:
 
 * a load: one sector per distinct sector its lanes read;
-* a store: one per sector written, two where the bytes it writes in a sector neither fill
-  the sector nor lie within one of its two 16-byte halves (whatever the gaps, the access
-  width, the lanes or their order);
+* a store: one per sector written, two where the bytes it writes in a sector neither lie
+  within one of its two 16-byte halves nor fill the sector from at most 16 lanes (whatever
+  the gaps, the access width or the lanes' order: a sector filled by 17 or more lanes, as
+  32 one-byte stores, moves two);
 * an atomic (or a reduction, 32- or 64-bit, compare-and-swap too): two per sector and
   lane on its busiest word (lanes on one word are served one after another; lanes on
   different words of a sector together).
@@ -45,16 +46,19 @@ def sectors(warps: Any, at: Any, width: int, op: str) -> int:
 
 
 def _store_sectors(warps: Any, at: Any, width: int) -> int:
-    """A store's sectors: per warp and sector, 1 where the bytes written fill the sector
-    or lie within one half of it, else 2."""
+    """A store's sectors: per warp and sector, 1 where the bytes written lie within one
+    half of it, or fill it from at most ``dsmem_store_full_lanes`` lanes, else 2."""
     size, half = SM90.dsmem_sector_bytes, SM90.dsmem_store_half_bytes
     written = (at[:, None] + np.arange(width)[None, :]).ravel()
     owner = np.repeat(warps, width)
-    keys = np.unique(np.stack([owner, written]), axis=1)  # each warp's bytes, once
-    sector, halves = keys[1] // size, keys[1] // half
+    sector = written // size
+    lane_sector = at // size  # a store never crosses a sector (aligned accesses)
     total = 0
-    for w, s in np.unique(np.stack([keys[0], sector]), axis=1).T.tolist():
-        mine = (keys[0] == w) & (sector == s)
-        full = int(np.count_nonzero(mine)) == size
-        total += 1 if full or len(np.unique(halves[mine])) == 1 else 2
+    for w, s in np.unique(np.stack([owner, sector]), axis=1).T.tolist():
+        mine = (owner == w) & (sector == s)
+        bytes_ = np.unique(written[mine])
+        one_half = len(np.unique(bytes_ // half)) == 1
+        writers = int(np.count_nonzero((warps == w) & (lane_sector == s)))
+        full = len(bytes_) == size and writers <= SM90.dsmem_store_full_lanes
+        total += 1 if one_half or full else 2
     return total

@@ -288,9 +288,16 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                 off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
                 _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
                 vals = np.asarray(vals)
-                scatter(b.smem, at, width, vals[:, sh])
+                mine = vals[:, sh]
                 tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
-                scatter_taint(b.tsmem, at, width, tt[sh] | ta[sh])
+                taint = tt[sh] | ta[sh]
+                if remote is not None and remote.any():
+                    # lanes on one place of another CTA: the lowest lane's value lands there
+                    # (tests/data/trace/dsmrule), so those lanes are written last-first
+                    order = np.concatenate([np.flatnonzero(~remote), np.flatnonzero(remote)[::-1]])
+                    at, mine, taint = at[order], mine[:, order], taint[order]
+                scatter(b.smem, at, width, mine)
+                scatter_taint(b.tsmem, at, width, taint)
                 if not sh.all():
                     off = mem.store_offsets(a[~sh], width, ins)
                     scatter(mem.data, off, width, vals[:, ~sh])

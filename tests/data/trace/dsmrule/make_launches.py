@@ -131,6 +131,49 @@ launch("cas32", pattern("one", [(0, 1)] * 32), mode=1, tag="_hit")
 launch("cas64", "d1", mode=1, tag="_hit")
 launch("cas64", "d1", mode=0, tag="_miss")
 
+
+# a second round (the same day): what decides a whole sector's second transfer and the
+# cost of whole sectors on other CTAs of a cluster of 4
+def at(entries):
+    """(offset, hop) per lane, -1 for lanes that do nothing."""
+    return [entries.get(lane, (-1, 1)) for lane in range(32)]
+
+
+# more than 16 lanes in one sector
+launch("st8", pattern("b16l", stride(1, 1, lanes=range(16))))
+launch("st8", pattern("b17l", stride(1, 1, lanes=range(17))))
+launch("st8", pattern("pairs16", [(lane // 2, 1) for lane in range(32)]))
+launch("st8", pattern("split2s", [(lane if lane < 16 else 32 + lane, 1) for lane in range(32)]))
+launch("st16", pattern("h32in1", [(2 * (lane % 16), 1) for lane in range(32)]))
+launch("st32", pattern("w4per", [(4 * (lane // 4), 1) for lane in range(32)]))
+launch("st32", pattern("z0", [(0, 1)] * 32))
+
+
+# whole-sector stores by 8 lanes to two sectors of one 128-byte line, one CTA
+def two(a, b, gap_lanes=False):
+    e = {}
+    for i in range(8):
+        e[i] = (32 * a + 4 * i, 1)
+        e[(24 if gap_lanes else 8) + i] = (32 * b + 4 * i, 1)
+    return at(e)
+
+
+launch("st32", pattern("sec03", two(0, 3)))
+launch("st32", pattern("sec02", two(0, 2)))
+launch("st32", pattern("sec01", two(0, 1)))
+launch("st32", pattern("sec03g", two(0, 3, True)))
+launch("ld32", "sec03")
+launch("ld32", "sec02")
+# hop8s with its middle lanes idle, and its two middle groups alone
+launch(
+    "st32",
+    pattern("hop8e", at({n: (4 * n, 1) for n in list(range(8)) + list(range(24, 32))})),
+    cluster=4,
+)
+launch(
+    "st32", pattern("hop8m", at({n: (4 * n, 2 if n < 16 else 3) for n in range(8, 24)})), cluster=4
+)
+
 (HERE / "inputs").mkdir(exist_ok=True)
 for name, entries in patterns.items():
     (HERE / "inputs" / f"{name}.bin").write_bytes(
