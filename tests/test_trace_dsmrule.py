@@ -1,5 +1,5 @@
 """Issue 29's DSMEM cost rule, measured beyond one pattern (tests/data/trace/dsmrule, the
-project's own kernels/dsmrule.cu, 62 + 15 launches on the H200, each counted twice): sub-word,
+project's own kernels/dsmrule.cu, 62 + 15 + 15 launches on the H200, each counted twice): sub-word,
 8- and 16-byte stores, which bytes of a sector a store writes, runs that start inside a
 sector, partial warps, lanes on several CTAs, atomics at strides and with several lanes a
 word, 64-bit atomics, compare-and-swap, ``red`` against ``atom``.
@@ -27,13 +27,8 @@ WIDTH = {"st8": 1, "st16": 2, "st32": 4, "st64": 8, "st128": 16, "ld32": 4, "ato
          "red32": 4, "atom64": 8, "red64": 8, "cas32": 4, "cas64": 8}  # fmt: skip
 XBAR = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
 # the launches the rule misses (docs/hardware-model.md, 10): (the rule's sectors, the
-# H200's), the whole launch
-OPEN = {
-    # four whole sectors, lanes 0-7 and 24-31 on one CTA, 8-15 and 16-23 on two others: 6
-    "st32_hop8s_c4": (128, 192),
-    # its two middle sectors alone, each on another CTA two and three ranks on: 4, not 2
-    "st32_hop8m_c4": (64, 128),
-}
+# H200's), the whole launch; none since the third round
+OPEN: dict[str, tuple[int, int]] = {}
 
 
 def pattern(lid: str) -> list[tuple[int, int]]:
@@ -58,11 +53,11 @@ def rule_per_request(lid: str) -> int:
             total += 2 * max(offs.count(o) for o in offs)
         return total
     total = 0
-    for offs in by_sector.values():
+    for (hop, _), offs in by_sector.items():
         written = {o + i for o in offs for i in range(width)}
         halves = {byte // 16 for byte in written}
-        whole = len(written) == 32 and len(offs) <= 16  # filled by at most 16 lanes
-        total += 1 if whole or len(halves) == 1 else 2
+        others = sum(1 for h, _ in by_sector if h == hop) > 1  # more sectors of that CTA
+        total += 1 if (len(written) == 32 and others) or len(halves) == 1 else 2
     return total
 
 
@@ -164,17 +159,16 @@ def test_store_sectors_by_the_bytes_written() -> None:
     assert st([0, 8]) == 1  # words 0 and 2: a gap, one half
     assert st([0, 28]) == 2  # words 0 and 7: both halves
     assert st([4 * w for w in range(1, 7)]) == 2  # words 1-6: one run, both halves
-    assert st([4 * w for w in range(8)]) == 1  # the whole sector
+    assert st([4 * w for w in range(8)]) == 2  # the whole sector, alone
     assert st([16, 20, 24, 28]) == 1  # the second half
     assert st([24, 28, 32, 36]) == 2  # across a sector boundary: a half in each
     assert st([0, 16], width=8) == 2  # 8-byte stores at stride 16
     assert st([0, 32], width=16) == 2  # 16-byte stores at stride 32: a half of two sectors
-    assert st(list(range(0, 32, 2)), width=2) == 1  # half-words filling the sector
+    assert st(list(range(0, 64, 2)), width=2) == 2  # half-words filling two sectors
     assert st([0] * 32) == 1  # 32 lanes on one word
 
-    assert st(list(range(32)), width=1) == 2  # 32 lanes fill the sector
-    assert st(list(range(16)), width=1) == 1  # 16 lanes, one half
+    assert st(list(range(32)), width=1) == 2  # one sector filled, the CTA's only one
+    assert st(list(range(16)), width=1) == 1  # one half
     assert st([lane // 2 for lane in range(32)], width=1) == 1  # 32 lanes, one half
-    assert st([2 * (lane % 16) for lane in range(32)], width=2) == 2  # filled by 32 lanes
-    assert st([4 * (lane // 4) for lane in range(32)]) == 2  # 4 lanes a word, 32 in all
-    assert st([2 * (lane % 16) for lane in range(16)], width=2) == 1  # filled by 16 lanes
+    assert st(list(range(64)), width=1) == 2  # two sectors filled: 1 each
+    assert st([4 * w for w in range(8)] + [40]) == 2  # a filled sector and a half: 1 + 1

@@ -115,11 +115,10 @@ class ArchProfile:
     # distributed shared memory (another CTA's, in a cluster): a remote access has no
     # shared wavefronts; it moves this many bytes a sector over the crossbar, one per
     # distinct sector its lanes touch (docs/hardware-model.md, 9d); a store whose bytes in a
-    # sector neither lie within one of its halves of this many bytes nor fill it from at
-    # most this many lanes moves two
+    # sector neither lie within one of its halves of this many bytes nor fill it beside
+    # other sectors of that CTA moves two
     dsmem_sector_bytes: int = 32
     dsmem_store_half_bytes: int = 16
-    dsmem_store_full_lanes: int = 16
 
     @property
     def capability(self) -> int:

@@ -6,10 +6,10 @@ A remote access (another CTA's shared memory in the cluster) has no shared-memor
 wavefronts. Per warp request it moves, counted per destination CTA and 32-byte sector:
 
 * a load: one sector per distinct sector its lanes read;
-* a store: one per sector written, two where the bytes it writes in a sector neither lie
-  within one of its two 16-byte halves nor fill the sector from at most 16 lanes (whatever
-  the gaps, the access width or the lanes' order: a sector filled by 17 or more lanes, as
-  32 one-byte stores, moves two);
+* a store: one per sector written where its bytes lie within one of the sector's two
+  16-byte halves, or fill the sector while the request writes other sectors of that CTA
+  too; else two (whatever the gaps, the access width or the lanes and their order: a
+  sector filled alone, its CTA's only one in the request, moves two);
 * an atomic (or a reduction, 32- or 64-bit, compare-and-swap too): two per sector and
   lane on its busiest word (lanes on one word are served one after another; lanes on
   different words of a sector together).
@@ -24,10 +24,11 @@ import numpy as np
 from .arch import SM90
 
 
-def sectors(warps: Any, at: Any, width: int, op: str) -> int:
+def sectors(warps: Any, at: Any, width: int, op: str, ctas: Any = None) -> int:
     """The sectors the lanes of ``warps`` (each lane's warp) moved at byte offsets ``at``
     (each lane's, ``width`` bytes; offsets that name the destination CTA too: each CTA's
-    memory at its own offsets), for ``op`` ``ld``, ``st`` or ``atom``."""
+    memory at its own offsets), for ``op`` ``ld``, ``st`` or ``atom``; ``ctas`` (each
+    lane's destination CTA; one CTA for all where not given) tells a store's lone sectors."""
     size = SM90.dsmem_sector_bytes
     warps = np.asarray(warps, dtype=np.int64)
     at = np.asarray(at, dtype=np.int64)
@@ -42,23 +43,27 @@ def sectors(warps: Any, at: Any, width: int, op: str) -> int:
         for (w, s, _), n in zip(keys.T.tolist(), counts.tolist(), strict=True):
             busiest[(w, s)] = max(busiest.get((w, s), 0), n)
         return 2 * sum(busiest.values())
-    return _store_sectors(warps, at, width)
+    ctas = np.zeros(len(at), np.int64) if ctas is None else np.asarray(ctas, np.int64)
+    return _store_sectors(warps, at, width, ctas)
 
 
-def _store_sectors(warps: Any, at: Any, width: int) -> int:
+def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
     """A store's sectors: per warp and sector, 1 where the bytes written lie within one
-    half of it, or fill it from at most ``dsmem_store_full_lanes`` lanes, else 2."""
+    half of it, or fill it while the warp writes other sectors of that CTA too, else 2."""
     size, half = SM90.dsmem_sector_bytes, SM90.dsmem_store_half_bytes
     written = (at[:, None] + np.arange(width)[None, :]).ravel()
     owner = np.repeat(warps, width)
     sector = written // size
-    lane_sector = at // size  # a store never crosses a sector (aligned accesses)
+    cta = np.repeat(ctas, width)
+    keys = np.unique(np.stack([owner, cta, sector]), axis=1).T.tolist()
+    per_cta: dict[tuple[int, int], int] = {}
+    for w, c, _ in keys:
+        per_cta[(w, c)] = per_cta.get((w, c), 0) + 1
     total = 0
-    for w, s in np.unique(np.stack([owner, sector]), axis=1).T.tolist():
+    for w, c, s in keys:
         mine = (owner == w) & (sector == s)
         bytes_ = np.unique(written[mine])
         one_half = len(np.unique(bytes_ // half)) == 1
-        writers = int(np.count_nonzero((warps == w) & (lane_sector == s)))
-        full = len(bytes_) == size and writers <= SM90.dsmem_store_full_lanes
+        full = len(bytes_) == size and per_cta[(w, c)] > 1
         total += 1 if one_half or full else 2
     return total

@@ -277,7 +277,8 @@ class Block:
         if count:
             self.unmodelled[index] = self.unmodelled.get(index, 0) + len(np.unique(warps))
         if at is not None and op:
-            n = dsmem.sectors(warps, np.asarray(at, dtype=np.int64), width, op)
+            at = np.asarray(at, dtype=np.int64)
+            n = dsmem.sectors(warps, at, width, op, at // self.smem_stride)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
 
     def run_wide(self, step: Callable[[Block, Idx], None], mask: B8) -> None:

@@ -174,6 +174,16 @@ launch(
     "st32", pattern("hop8m", at({n: (4 * n, 2 if n < 16 else 3) for n in range(8, 24)})), cluster=4
 )
 
+# a third round: one whole sector alone, two, and half a sector, on each CTA of a cluster
+# of 4 and of 2; a load, an 8-byte store and an atomic of a whole sector
+for hop in (1, 2, 3):
+    launch("st32", pattern(f"full{hop}", at({n: (4 * n, hop) for n in range(8)})), cluster=4)
+    launch("st32", pattern(f"full2s{hop}", at({n: (4 * n, hop) for n in range(16)})), cluster=4)
+    launch("st32", pattern(f"half{hop}", at({n: (4 * n, hop) for n in range(4)})), cluster=4)
+    launch("ld32", f"full{hop}", cluster=4)
+launch("st32", pattern("full1b", at({n: (4 * n, 1) for n in range(8)})), cluster=2)
+launch("st64", pattern("dfull2", at({n: (8 * n, 2) for n in range(4)})), cluster=4)
+launch("atom32", "full2", cluster=4)
 (HERE / "inputs").mkdir(exist_ok=True)
 for name, entries in patterns.items():
     (HERE / "inputs" / f"{name}.bin").write_bytes(
