@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,13 +39,18 @@ APART = {
 }
 
 
-def measured(launch_id: str) -> dict[int, tuple[int, int]]:
+def shared_rows(instructions: list[dict[str, Any]]) -> dict[int, tuple[int, int]]:
+    """pc -> (warp executions, wavefronts) of the shared instructions measured executed."""
     out = {}
-    for i in MEASURED[launch_id]["instructions"]:
+    for i in instructions:
         op = i["sass"].split()[1 if i["sass"].startswith("@") else 0].split(".")[0]
         if i["executed"] and op in SHARED:
             out[i["pc"]] = (i["executed"], i["wavefronts"])
     return out
+
+
+def measured(launch_id: str) -> dict[int, tuple[int, int]]:
+    return shared_rows(MEASURED[launch_id]["instructions"])
 
 
 @needs_nvdisasm

@@ -21,13 +21,13 @@ import pytest
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .reference_cas import LoopCounts, Update, cas_loop
+from .test_trace_atomloops import shared_rows
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import traced
 
 DATA = TRACE_DATA / "casloops"
 LAUNCHES = {x["id"]: x for x in json.loads((DATA / "launches.json").read_text())["launches"]}
 MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-SHARED = ("LDS", "STS", "ATOMS")
 
 # instructions whose traced figures differ from both launches' (deterministic: the two agree),
 # with the measured ones; docs/hardware-model.md section 10
@@ -60,12 +60,7 @@ def _kernel_data(launch: dict[str, Any]) -> Path:
 
 
 def measured(launch_id: str) -> dict[int, tuple[int, int]]:
-    out = {}
-    for i in MEASURED[launch_id]["instructions"]:
-        op = i["sass"].split()[1 if i["sass"].startswith("@") else 0].split(".")[0]
-        if i["executed"] and op in SHARED:
-            out[i["pc"]] = (i["executed"], i["wavefronts"])
-    return out
+    return shared_rows(MEASURED[launch_id]["instructions"])
 
 
 def _base(launch_id: str) -> str:
