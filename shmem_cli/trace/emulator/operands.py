@@ -276,6 +276,17 @@ def _nowrite(b: Block, ix: Idx, v: Any, t: Any) -> None:
     return None
 
 
+def _put(values: Any, taints: Any, b: Block, ix: Idx, v: Any, t: Any) -> None:
+    """Write one register's (or predicate's) row: at the threads ``ix``, or, in a wide step
+    (:meth:`.state.Block.run_wide`), wherever the block's mask is set."""
+    if b.mask is not None:
+        np.copyto(values, v, where=b.mask, casting="unsafe")
+        np.copyto(taints, t, where=b.mask, casting="unsafe")
+        return
+    values[ix] = v
+    taints[ix] = t
+
+
 def write_u32(op: Operand, ins: Instruction) -> Writer:
     if not isinstance(op, Reg) or op.kind not in ("R", "UR"):
         raise TraceError(f"expected a destination register, found '{op}'", ins)
@@ -286,22 +297,12 @@ def write_u32(op: Operand, ins: Instruction) -> Writer:
     if op.kind == "R":
 
         def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
-            if b.mask is not None:
-                np.copyto(b.r[i], v, where=b.mask, casting="unsafe")
-                np.copyto(b.tr[i], t, where=b.mask, casting="unsafe")
-                return
-            b.r[i][ix] = v
-            b.tr[i][ix] = t
+            _put(b.r[i], b.tr[i], b, ix, v, t)
 
         return wr
 
     def wu(b: Block, ix: Idx, v: Any, t: Any) -> None:
-        if b.mask is not None:
-            np.copyto(b.ur[i], v, where=b.mask, casting="unsafe")
-            np.copyto(b.tur[i], t, where=b.mask, casting="unsafe")
-            return
-        b.ur[i][ix] = v
-        b.tur[i][ix] = t
+        _put(b.ur[i], b.tur[i], b, ix, v, t)
 
     return wu
 
@@ -365,22 +366,12 @@ def write_pred(op: Operand, ins: Instruction) -> Writer:
     if op.kind == "P":
 
         def wp(b: Block, ix: Idx, v: Any, t: Any) -> None:
-            if b.mask is not None:
-                np.copyto(b.p[i], v, where=b.mask, casting="unsafe")
-                np.copyto(b.tp[i], t, where=b.mask, casting="unsafe")
-                return
-            b.p[i][ix] = v
-            b.tp[i][ix] = t
+            _put(b.p[i], b.tp[i], b, ix, v, t)
 
         return wp
 
     def wup(b: Block, ix: Idx, v: Any, t: Any) -> None:
-        if b.mask is not None:
-            np.copyto(b.up[i], v, where=b.mask, casting="unsafe")
-            np.copyto(b.tup[i], t, where=b.mask, casting="unsafe")
-            return
-        b.up[i][ix] = v
-        b.tup[i][ix] = t
+        _put(b.up[i], b.tup[i], b, ix, v, t)
 
     return wup
 
