@@ -138,16 +138,13 @@ def scaled(cost: Cost, weight: int) -> Cost:
 
 
 def plus(cost: Cost, more: Cost) -> Cost:
-    """``cost`` with the sums of ``more`` added (its worst request and heat map kept)."""
+    """``cost`` with the sums of ``more`` added (:meth:`Totals.__add__`; its worst request
+    and heat map kept)."""
+    summed = cost.totals + more.totals
     return dataclasses.replace(
         cost,
-        requests=cost.requests + more.requests,
-        wavefronts=cost.wavefronts + more.wavefronts,
-        ideal_wavefronts=cost.ideal_wavefronts + more.ideal_wavefronts,
-        cycles=cost.cycles + more.cycles,
-        conflicted_requests=cost.conflicted_requests + more.conflicted_requests,
+        **{f.name: getattr(summed, f.name) for f in dataclasses.fields(summed)},
         lane_accesses=cost.lane_accesses + more.lane_accesses,
-        max_ways=max(cost.max_ways, more.max_ways),
     )
 
 
