@@ -146,7 +146,7 @@ def _step_over(ins: Instruction, ctx: Context) -> Callable[[Block, Idx, list[str
                 ins,
             )
         b.callees[index] = ", ".join(names)
-        b.unmodelled[index] = b.unmodelled.get(index, 0) + len(np.unique(b.warp[b.ids(ix)]))
+        b.listed(index, b.ids(ix))
         for r in _RETURNED:
             if r < len(b.r):
                 b.tr[r][ix] = TAINT_UNKNOWN
