@@ -8,7 +8,8 @@ Written from docs/hardware-model.md section 5a, without the emulator:
   words (one ``LDS`` execution per warp); a lane whose update needs no swap (``atomicMin``
   above the word, ...) leaves there;
 * the warps' swaps are served one warp after the other, the first rotating from one round to
-  the next (round robin, warp 0 first);
+  the next (round robin, warp 0 first unless ``first`` names another: which warp the H200
+  serves first in a loop's first round is not known in general);
 * a warp's swap is cut into phases (the warp for 4-byte words, half-warps for 8-byte ones),
   served in order; in a phase the first lane, in lane order, whose word is the first its bank
   holds in the phase and whose read value still equals the word swaps; the other lanes on
@@ -38,13 +39,19 @@ class LoopCounts:
 
 
 def cas_loop(
-    words: Sequence[int | None], update: Update, width: int, memory: dict[int, int]
+    words: Sequence[int | None],
+    update: Update,
+    width: int,
+    memory: dict[int, int],
+    first: int = 0,
 ) -> LoopCounts:
     """Run the loop for every thread with a word (a byte address; None: takes no part) until
-    every lane has swapped or left; ``memory`` (byte address -> value) is updated."""
+    every lane has swapped or left; ``memory`` (byte address -> value) is updated. ``first``:
+    the position, among the warps that swap, of the one served first in the first round."""
     pending = {t for t, w in enumerate(words) if w is not None}
     per_phase = WARP if width <= BANK_BYTES else WARP * BANK_BYTES // width
-    reads = swaps = wavefronts = turn = 0
+    reads = swaps = wavefronts = 0
+    turn = first
     while pending:
         warps = sorted({t // WARP for t in pending})
         seen: dict[int, int] = {}

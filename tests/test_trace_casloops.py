@@ -35,7 +35,8 @@ UNEXPLAINED = {
     # two warps, 8 bins, lane 0's swap a no-op: 14 executions, the rule 15
     "add64_t64_b8_l0": {1984, 2032},
     # atomicMax's loop (it leaves before the swap where the value is not above the word):
-    # 33 executions for 35 (1 bin), 5 for 7 (8 bins); the or loop on 8 bins 9 for 11
+    # 33 executions for 35 (1 bin), 5 for 7 (8 bins); the or loop on 8 bins 9 for 11: the
+    # first round's order (test_the_u64sync_misses_are_the_first_rounds_order)
     "u64sync_t64_b1": {4480, 4544},
     "u64sync_t64_b8": {4480, 4544, 5952, 6000},
 }
@@ -146,8 +147,9 @@ def _f64(bits: int, add: float) -> int:
     return int(out)
 
 
-def _reference(launch: dict[str, Any]) -> tuple[LoopCounts, int, int]:
-    """The reference's counts for a cl_ launch of one loop, and the loop's (LDS, ATOMS) pcs."""
+def _reference(launch: dict[str, Any], first: int = 0) -> tuple[LoopCounts, int, int]:
+    """The reference's counts for a cl_ launch of one loop, and the loop's (LDS, ATOMS) pcs
+    (``first``: the warp served first in the loop's first round)."""
     kernel = launch["kernel"]
     zmask, nb, stride, _skew, mode = launch["args"][1:]
     threads = launch["block"][0]
@@ -180,7 +182,7 @@ def _reference(launch: dict[str, Any]) -> tuple[LoopCounts, int, int]:
             update = lambda t, old: value[t] if value[t] < old else None  # noqa: E731
         else:
             update = lambda t, old: value[t] if value[t] > old else None  # noqa: E731
-    counts = cas_loop(words, update, width, memory)
+    counts = cas_loop(words, update, width, memory, first)
     rows = MEASURED[launch["id"]]["instructions"]
     (cas,) = [i["pc"] for i in rows if "CAST" in i["sass"]]
     # the loop's read: the last LDS before the swap
@@ -205,3 +207,72 @@ def test_the_reference_loop_counts_as_the_h200(launch_id: str) -> None:
     assert counts.swaps == exp[cas][0]
     assert counts.swap_wavefronts == exp[cas][1]
     assert counts.reads == exp[lds][0]
+
+
+# --- what the launches left apart are ------------------------------------------------------
+# u64sync's misses are the reference's counts exactly when the other warp is served first in
+# that loop's first round (docs/hardware-model.md section 10): which warp the H200 serves
+# first after a barrier is what the rule does not know.
+
+
+def _loops(launch_id: str) -> list[tuple[int, int]]:
+    """The (LDS, ATOMS.CAST.SPIN) pcs of each loop of a launch, in program order."""
+    rows = MEASURED[launch_id]["instructions"]
+    spins = sorted(i["pc"] for i in rows if "CAST" in i["sass"])
+    reads = [i["pc"] for i in rows if i["sass"].startswith("LDS")]
+    return [(max(r for r in reads if r < cas), cas) for cas in spins]
+
+
+def _u64sync(nb: int, firsts: tuple[int, ...]) -> list[LoopCounts]:
+    """cl_u64sync's six 64-bit loops (add, min, max, and, or, xor; a barrier between each),
+    2 warps, ``firsts``: the warp served first in each loop's first round."""
+    threads = 64
+    memory = {8 * i: (0x100000000 * (i + 1) + i) & M64 for i in range(64)}
+    v = [(0x100000001 * t) & M64 for t in range(threads)]
+    updates: list[Update] = [
+        lambda t, old: (old + v[t]) & M64,
+        lambda t, old: v[t] if v[t] < old else None,
+        lambda t, old: v[t] if v[t] > old else None,
+        lambda t, old: old & (M64 ^ v[t]),
+        lambda t, old: old | ((v[t] << 3) & M64),
+        lambda t, old: old ^ ((v[t] * 7) & M64),
+    ]
+    counts = []
+    for k, (update, first) in enumerate(zip(updates, firsts, strict=True)):
+        words = [8 * ((t + k) % nb) for t in range(threads)]
+        counts.append(cas_loop(words, update, 8, memory, first))
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("launch_id", "nb", "firsts"),
+    [
+        # atomicMax's loop with warp 1 first: 33 executions (warp 0 first: 35)
+        ("u64sync_t64_b1", 1, (0, 0, 1, 0, 0, 0)),
+        # atomicMax's and the or loop with warp 1 first: 5 and 9 (warp 0 first: 7 and 11)
+        ("u64sync_t64_b8", 8, (0, 0, 1, 0, 1, 0)),
+    ],
+)
+def test_the_u64sync_misses_are_the_first_rounds_order(
+    launch_id: str, nb: int, firsts: tuple[int, ...]
+) -> None:
+    for run in (launch_id, launch_id + "_r2"):
+        exp = measured(run)
+        loops = _loops(run)
+        got = _u64sync(nb, firsts)
+        for (lds, cas), counts in zip(loops, got, strict=True):
+            assert (counts.swaps, counts.swap_wavefronts) == exp[cas], (run, cas)
+            assert counts.reads == exp[lds][0], (run, lds)
+        # the rule's order (warp 0 first everywhere) gives other counts for those loops
+        rule = _u64sync(nb, (0,) * 6)
+        missed = {cas for (_, cas), r, c in zip(loops, rule, got, strict=True) if r != c}
+        assert missed == {pc for pc in UNEXPLAINED[launch_id] if pc in dict(loops).values()}
+
+
+def test_the_8_bin_miss_is_not_the_first_rounds_order() -> None:
+    # add64_t64_b8_l0's 14 executions need one round served out of turn later in the loop
+    # (the round robin kept but for one repeat, in its fourth or sixth round): either warp
+    # first in the first round gives the rule's 15
+    launch = LAUNCHES["add64_t64_b8_l0"]
+    assert measured("add64_t64_b8_l0")[_reference(launch)[2]] == (14, 42)
+    assert _reference(launch)[0].swaps == _reference(launch, first=1)[0].swaps == 15
