@@ -104,16 +104,16 @@ def _al_args(kernel: str, args: dict[str, int]) -> tuple[str, ...]:
 @pytest.mark.parametrize(
     ("kernel", "blocks", "args", "run"),
     [
-        # blocks 0 and 1: i stays non-negative; block 2 wraps to -2^31 (the 32-bit window):
-        # a sum that wraps proves nothing, every block runs
+        # blocks 0 and 1: i stays non-negative; blocks 2 and 3 wrap negative (the 32-bit
+        # window): two classes, the wrapped blocks one of them
         ("al_wrap", 2, {}, 1),
-        ("al_wrap", 4, {}, 4),
+        ("al_wrap", 4, {}, 2),
         # j = b - 1 is -1 in block 0 (0xffffffff as bits): j < 100 up to block 100, so
-        # blocks 0..100 are alike and block 101 (j = 100), the edge, runs
+        # blocks 0..100 are one class and block 101 (j = 100) another
         ("al_below", 101, {"shift": 1, "limit": 100}, 1),
         ("al_below", 102, {"shift": 1, "limit": 100}, 2),
-        # j = b - 40 < 0 up to block 39: blocks 40..63 run
-        ("al_below", 64, {"shift": 40, "limit": 0}, 1 + 24),
+        # j = b - 40 < 0 up to block 39: blocks 40..63 the second class
+        ("al_below", 64, {"shift": 40, "limit": 0}, 2),
     ],
 )
 def test_a_guard_on_the_block_index_is_alike_only_where_every_block_agrees(
@@ -124,13 +124,9 @@ def test_a_guard_on_the_block_index_is_alike_only_where_every_block_agrees(
     assert cov is not None and cov.run == run
     want = _totals(r for b in range(blocks) for r in _al_requests(kernel, b, **args))
     assert _traced_totals(traced_) == want
-    if run == blocks:
-        assert cov.mode == "whole"
-        assert cov.differs is not None and "alike.cu:" in cov.differs
-    else:
-        assert cov.mode == "alike" and "guards on the block index proven" in (cov.proof or "")
-        if run > 1:
-            assert f"the {run - 1:,} blocks past it" in (cov.proof or "")
+    assert cov.mode == "alike" and "evaluated for every block" in (cov.proof or "")
+    if run > 1:
+        assert f"fall into {run} classes of identical behaviour" in (cov.proof or "")
 
 
 @needs_nvdisasm
@@ -151,10 +147,10 @@ def test_a_guard_on_global_data_is_not_proven_by_the_block_index(tmp_path: Path)
     [
         (256, 256, (8, 8, 1), 1),  # every block inside: its guards hold everywhere
         (256, 192, (8, 6, 1), 1),
-        (250, 256, (8, 8, 1), 1 + 8),  # the last column of blocks is cut by width: it runs
-        (256, 250, (8, 8, 1), 1 + 8),  # the last row by height
-        (250, 250, (8, 8, 1), 1 + 15),  # both
-        (100, 64, (4, 2, 1), 1 + 2),
+        (250, 256, (8, 8, 1), 2),  # the last column of blocks is cut by width: a class
+        (256, 250, (8, 8, 1), 2),  # the last row by height
+        (250, 250, (8, 8, 1), 4),  # both: inside, last column, last row, the corner
+        (100, 64, (4, 2, 1), 2),
     ],
 )
 def test_the_transposes_edge_guards(
@@ -185,15 +181,16 @@ def test_the_transposes_edge_guards(
 
 
 @needs_nvdisasm
-def test_a_guard_on_an_unknown_sum_of_the_block_index_runs_every_block() -> None:
-    """differ.cu: block b loops b % 32 + 1 times; the remainder is no sum of the block index
-    (its form is unknown), so no axis of the grid may be proven alike: every block runs.
-    Each iteration reads tile[(t * 3 + i) & 255] and tile[(t + i * 8) & 255], one wavefront
+def test_a_trip_count_from_a_remainder_of_the_block_index_makes_classes() -> None:
+    """differ.cu: block b loops b % 32 + 1 times: its 64 blocks fall into 32 classes (the
+    remainder evaluated for every block), one block of each traced. Each iteration reads
+    tile[(t * 3 + i) & 255] and tile[(t + i * 8) & 255], one wavefront
     each (stride 3 and 1 words), after one store of tile[t]: 8 warps a block."""
     differ = TRACE_DATA / "cluster" / "differ.sm_90.cubin"
     kernel = traced(differ, "differ", N, (64, 1, 1), ("2=1048576",))
     cov = kernel.launch.coverage
-    assert cov is not None and cov.mode == "whole" and cov.run == 64
+    assert cov is not None and cov.mode == "alike" and cov.run == 32
+    assert "the 64 blocks fall into 32 classes" in (cov.proof or "")
     loads = sum(8 * 2 * (b % 32 + 1) for b in range(64))
     assert _traced_totals(kernel) == {"load": (loads, loads), "store": (64 * 8, 64 * 8)}
 
@@ -207,10 +204,11 @@ def _guarded_stores(guard: Callable[[int], bool]) -> Iterator[Request]:
 
 
 @needs_nvdisasm
-def test_a_guard_on_two_axes_at_once_runs_every_block() -> None:
+def test_a_guard_on_two_axes_at_once_makes_two_classes() -> None:
+    # x + y < 3 holds on a diagonal corner of the grid: those blocks and the others
     traced_ = traced(ALIKE, "al_diag", N, (4, 4, 1), ("limit=3",))
     cov = traced_.launch.coverage
-    assert cov is not None and cov.mode == "whole" and cov.run == 16
+    assert cov is not None and cov.mode == "alike" and cov.run == 2
     want = _totals(
         r
         for y in range(4)

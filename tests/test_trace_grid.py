@@ -88,13 +88,18 @@ def test_blocks_proven_alike_are_traced_once_and_counted_for_all() -> None:
 
 
 @needs_nvdisasm
-def test_blocks_whose_guards_depend_on_the_block_all_run() -> None:
+def test_blocks_whose_guards_depend_on_the_block_run_once_per_class() -> None:
     # al_wrap (tests/data/trace/alike): a guard on a sum of the block index that wraps
-    kernel = traced(TRACE_DATA / "alike" / "alike.sm_90.cubin", "al_wrap", 256, (4, 1, 1), ())
+    # negative from block 2 on: blocks 0-1 and blocks 2-3 are two classes
+    path = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    kernel = traced(path, "al_wrap", 256, (4, 1, 1), ())
+    ran = every_block(path, "al_wrap", 256, (4, 1, 1), ())
     cov = kernel.launch.coverage
-    assert cov is not None and cov.mode == "whole" and cov.run == 4
-    assert cov.differs is not None and "alike.cu:13" in cov.differs
-    assert "guard predicate" in cov.differs
+    assert cov is not None and cov.mode == "alike" and cov.run == 2
+    assert "the 4 blocks fall into 2 classes" in (cov.proof or "")
+    assert kernel.launch.blocks_traced == 4
+    assert kernel.totals == ran.totals
+    assert kernel.instructions_executed == ran.instructions_executed
 
 
 @needs_nvdisasm
@@ -102,17 +107,20 @@ def test_the_edge_blocks_run_and_the_others_count_as_the_first() -> None:
     # width 250: the last column of blocks is cut by the edge guard
     kernel = traced(GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=250", "height=256"))
     cov = kernel.launch.coverage
-    assert cov is not None and cov.mode == "alike" and cov.run == 9 and cov.blocks == 64
-    assert "56 blocks up to block (6,7,0) (the 8 blocks past it" in (cov.proof or "")
+    assert cov is not None and cov.mode == "alike" and cov.run == 2 and cov.blocks == 64
+    assert "the 64 blocks fall into 2 classes" in (cov.proof or "")
     assert kernel.launch.blocks_traced == 64
 
 
 @needs_nvdisasm
-def test_a_shared_address_that_depends_on_the_block_is_not_alike() -> None:
-    kernel = traced(GRID, "ev_blockdep", 1024, (4, 1, 1), ())
+def test_a_shared_address_that_depends_on_the_block_splits_the_blocks_by_it() -> None:
+    # the column stride is 1 + blockIdx.x % 4: four classes, one block of each traced
+    kernel = traced(GRID, "ev_blockdep", 1024, (64, 1, 1), ())
+    ran = every_block(GRID, "ev_blockdep", 1024, (64, 1, 1), ())
     cov = kernel.launch.coverage
-    assert cov is not None and cov.mode == "whole"
-    assert cov.differs is not None and "ev_grid.cu" in cov.differs
+    assert cov is not None and cov.mode == "alike" and cov.run == 4
+    assert "the 64 blocks fall into 4 classes" in (cov.proof or "")
+    assert kernel.totals == ran.totals
 
 
 @needs_nvdisasm
@@ -124,19 +132,23 @@ def test_a_branch_on_global_data_is_not_alike() -> None:
 
 
 @needs_nvdisasm
-def test_a_grid_past_the_budget_is_sampled_and_said_so() -> None:
-    # width 250: the 8 edge blocks alone (9 x 19,456 thread-instructions) pass 2^20 / 8
+def test_a_grid_past_the_budget_is_sampled_and_said_so(tmp_path: Path) -> None:
+    # al_loaded: each block's guard reads its own flag from global memory, so no block
+    # stands for another; 64 blocks of 256 threads pass 2^20 / 8 thread-instructions
+    flags = tmp_path / "flags.bin"
+    flags.write_bytes(bytes(4 * 64))
     small = Budget(launch_instructions=1 << 20)
-    kernel = traced(
-        GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=250", "height=256"), budget=small
-    )
+    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    kernel = traced(alike, "al_loaded", 256, (64, 1, 1), (f"1=@{flags}",), budget=small)
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample"
-    # the first block ran 19,456 thread-instructions (256 threads): 2^20 / 8 holds 6 blocks
-    assert cov.run == 6 and kernel.launch.blocks_traced == 6
-    assert "of its 64 blocks traced, spread evenly over it" in (cov.sampled or "")
+    assert 1 < cov.run < 64 and kernel.launch.blocks_traced == cov.run
+    # block 0 ran watched and stands for itself; of the 63 others, a sample
+    assert f"{cov.run - 1} of its 63 blocks in no class traced, spread evenly" in (
+        cov.sampled or ""
+    )
     assert "1/8 of --max-launch-instructions" in (cov.sampled or "")
-    assert kernel.totals["store"].requests == 6 * 4 * 8  # 4 stores a warp, 8 warps a block
+    assert kernel.totals["load"].requests == 8 * cov.run  # one read of tile[t] a warp
 
 
 def test_a_sample_is_spread_over_the_grid() -> None:

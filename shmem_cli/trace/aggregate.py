@@ -37,16 +37,15 @@ def trace_access(
     contended: bool = False,
     sources: Callable[[int], tuple[str, ...]] | None = None,
     weight: int = 1,
-    first: tuple[int, int] = (0, 0),
-    extra: int = 0,
+    spans: tuple[tuple[int, int, int, int], ...] = (),
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
     ``location`` (file, line) replaces the instruction's own source location; ``sources``
     names the buffers of a taint byte's bits (the emulator's state.py); ``weight``: the
     blocks each request stands for (blocks proven alike: one traced, counted for all; the
-    heat map and the request shown are the traced block's); ``first``: (requests, warps
-    predicated off) of a grid's first block, counted ``extra`` more times (blocks alike but
-    for the edges, which ran)."""
+    heat map and the request shown are the traced block's); ``spans``: (first request, end,
+    warps predicated off, extra) of each class's block of a grid traced by class, counted
+    ``extra`` more times (the other blocks of its class)."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     inner = ins.locations[0] if ins.locations else None
@@ -70,24 +69,29 @@ def trace_access(
         heat=n > 0,
     )
     cost = scaled(cost, weight)
-    n0, off0 = first if extra else (0, 0)
-    if n0:  # the first block's requests, counted again for each block it stands for
-        batch0 = rec.batch(arch, distinct=True, first=n0)
+    dependent = weight * int(np.count_nonzero(rec.data_dependent[:n]))
+    inexact = weight * int(np.count_nonzero(rec.not_modelled[:n]))
+    off = weight * rec.predicated_off
+    for start, end, off0, extra in spans:  # a class's block, counted again for its class
+        off += extra * off0
+        if end <= start:
+            continue
+        batch0 = rec.batch(arch, distinct=True, span=(start, end))
         iterations = int(batch0.iteration.max()) + 1
         cost0 = cost_requests(
             [batch0], rec.kind, arch, warps=warps, iterations=iterations, where=where, heat=False
         )
         cost = plus(cost, scaled(cost0, extra))
+        dependent += extra * int(np.count_nonzero(rec.data_dependent[start:end]))
+        inexact += extra * int(np.count_nonzero(rec.not_modelled[start:end]))
     return TraceAccess(
         site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line, inner=inner),
         cost=cost,
-        data_dependent_requests=weight * int(np.count_nonzero(rec.data_dependent[:n]))
-        + extra * int(np.count_nonzero(rec.data_dependent[:n0])),
-        inexact_requests=weight * int(np.count_nonzero(rec.not_modelled[:n]))
-        + extra * int(np.count_nonzero(rec.not_modelled[:n0])),
+        data_dependent_requests=dependent,
+        inexact_requests=inexact,
         # cp.async without its global side is costed like a store of its width
         provisional=ops.get(rec.kind.op).copy and batch.source is None,
-        predicated_off=weight * rec.predicated_off + extra * off0,
+        predicated_off=off,
         reads=rec.reads,
         cas_retries=weight * cas_retries,
         contended=contended or cas_retries > 0,

@@ -147,25 +147,32 @@ class InstructionRecords:
         return self.addr, active
 
     def batch(
-        self, arch: ArchProfile, *, distinct: bool = False, first: int | None = None
+        self,
+        arch: ArchProfile,
+        *,
+        distinct: bool = False,
+        span: tuple[int, int] | None = None,
     ) -> RequestBatch:
         """The requests as one batch for the cost door, with cp.async's global side; with
         ``distinct``, each distinct request once and every request's row (``row``), or
-        only the ``first`` requests' (those of a grid's first block)."""
+        only those of ``span`` (first, end: those of one block of a grid traced by class)."""
         rows = self.distinct
         u = rows.n
-        n = self.n if first is None else min(first, self.n)
+        s, n = (0, self.n) if span is None else (span[0], min(span[1], self.n))
         if distinct:
             addr, active, src, nbytes = rows.addr[:u], rows.active[:u], rows.src, rows.nbytes
             if src is not None and nbytes is not None:
                 src, nbytes = src[:u], nbytes[:u]
-            row: I64 | None = self.row[:n]
+            row: I64 | None = self.row[s:n]
         else:
             addr, active, src, nbytes, row = self.addr, self.active, self.src, self.src_bytes, None
+            addr, active = addr[s:n], active[s:n]
+            if src is not None and nbytes is not None:
+                src, nbytes = src[s:n], nbytes[s:n]
         if self.kind.is_matrix:
             active = active & self.kind.address_lanes(arch)[None, :]
-        warp = self.warp[:n]  # views: no copy of every request's numbers
-        occurrence = self.iteration[:n]
+        warp = self.warp[s:n]  # views: no copy of every request's numbers
+        occurrence = self.iteration[s:n]
         source = None
         op = ops.get(self.kind.op)
         if op.copy and src is not None and nbytes is not None:
@@ -175,7 +182,7 @@ class InstructionRecords:
             copies = nbytes == self.kind.size if bypass else nbytes > 0
             source = CopySource(src, copies, bypass)
         # wgmma: each request's wavefronts by the measured rule (no lane addresses)
-        measured = self.cost[:n] if not op.lane_addressed and self.cost is not None else None
+        measured = self.cost[s:n] if not op.lane_addressed and self.cost is not None else None
         return RequestBatch(addr, active, warp, occurrence, source, measured, row)
 
     def stats(self, arch: ArchProfile) -> RequestStats:
@@ -229,9 +236,9 @@ class Recorder:
         # per thread of the running block: the taint of the decisions that made it run the
         # instruction being recorded (the emulator sets it around a step; None: none)
         self.control: U8 | None = None
-        # the first instruction that recorded a request whose address carries any taint
-        # (the block index, global data, a value not computed): :mod:`.emulator.alike`
-        self.first_tainted: int | None = None
+        # the instructions that recorded requests whose address carries taint (the block
+        # index, global data, a value not computed), with that taint: :mod:`.emulator.grid`
+        self.tainted: dict[int, int] = {}
         self.requests = 0  # requests recorded
         self.period = 0  # rows after which the batch's requests may repeat (new_batch)
 
@@ -318,8 +325,8 @@ class Recorder:
         rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
         counts[uw] += 1
         self.requests += len(uw)
-        if self.first_tainted is None and t.any():
-            self.first_tainted = index
+        if t.any():
+            self.tainted[index] = self.tainted.get(index, 0) | int(np.bitwise_or.reduce(t))
 
     def record_cost(
         self,

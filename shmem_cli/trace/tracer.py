@@ -242,8 +242,7 @@ def trace_kernel(
             contended=rec.index in loop_reads,
             sources=sources,
             weight=weight,
-            first=trace.first.records.get(rec.index, (0, 0)) if trace.first else (0, 0),
-            extra=trace.first.extra if trace.first else 0,
+            spans=trace.classes.spans(rec.index) if trace.classes else (),
         )
         for rec in trace.records
     )

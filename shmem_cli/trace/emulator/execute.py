@@ -38,8 +38,8 @@ from . import budget as budgets
 from . import grid as grids
 from . import taint_flow
 from .access_kind import shared_op_of
-from .alike.affine import Affine
-from .alike.edges import FirstCounts, edge_blocks, first_counts
+from .alike.classes import Classes, trace_grid
+from .alike.watch import Watch
 from .decode import Program, decode_function
 from .op_table import MOVES, widens
 from .state import BLOCKED, Block, Launch, TraceError, release
@@ -72,9 +72,9 @@ class Trace:
     dsmem_sectors: dict[int, int] = field(default_factory=dict)
     # calls to functions outside the cubin that were stepped over (printf): pc -> the name
     callees: dict[int, str] = field(default_factory=dict)
-    # a grid alike but for its edges: the first block's requests per instruction, to count
-    # first.extra more times (every other count above holds them already)
-    first: FirstCounts | None = None
+    # a grid traced by class: each class's block's requests per instruction, to count again
+    # for the other blocks of its class (every other count above holds them already)
+    classes: Classes | None = None
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -103,37 +103,23 @@ def run(
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
+    if grid and plan.clusters > 1 and not every_block and launch.cluster_ctas == 1:
+        traced: Trace = trace_grid(run_, plan, budget, every_block)  # blocks by class
+        return traced
     watch = None
-    if grid and plan.clusters > 1:
-        # guards on the block index are proven alike by their sums (not within clusters)
-        affine = None
-        if launch.cluster_ctas == 1:
-            affine = Affine(launch.grid, function.instructions, program.destinations)
-        watch = grids.Watch(function.instructions, affine)
+    if grid and plan.clusters > 1 and not every_block:
+        watch = Watch(function.instructions)  # clusters: alike by taint alone
     run_.batch(plan.first(), watch)
     if watch is None:
-        mode = "block" if plan.blocks == 1 else "whole"
-        coverage = grids.Coverage(mode, plan.blocks, run_.blocks)
-        return run_.trace(coverage)
-    watch.requests(recorder.first_tainted, recorder.requests)
-    unit = "clusters" if launch.cluster_ctas > 1 else "blocks"
-    cut = None if watch.differs or watch.narrowed is None else edge_blocks(launch.grid, watch.box)
-    if cut and grids.sampled(len(cut[0]) + 1, run_.executed, recorder.requests, budget)[0]:
-        cut = None  # its edges alone would pass the budget: sampled below, as any grid
-    if watch.differs is None and (watch.narrowed is None or cut) and not every_block:
-        bounded = watch.affine.proven if watch.affine is not None else 0
-        if cut is None:
-            proof = grids.Proof(plan.clusters, watch.decisions, unit, bounded)
-            return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
-        edges, inside = cut  # the blocks of the box stand for each other: the edges run
-        first = run_.first_counts(inside - 1)
-        for batch in plan.rest(edges):
+        for batch in plan.rest():
             run_.batch(batch, None)
-        box = tuple(int(v) for v in (watch.box if watch.box is not None else ()))
-        proof = grids.Proof(inside, watch.decisions, unit, bounded, box, len(edges))
-        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof), first)
-    watch.differs = watch.differs or watch.narrowed
-    chosen, why = grids.sampled(plan.clusters, run_.executed, recorder.requests, budget, unit)
+        mode = "block" if plan.blocks == 1 else "whole"
+        return run_.trace(grids.Coverage(mode, plan.blocks, run_.blocks))
+    watch.requests(recorder.tainted, recorder.requests)
+    if watch.differs is None:
+        proof = grids.Proof(plan.clusters, watch.decisions, "clusters", grid=plan.blocks)
+        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
+    chosen, why = grids.sampled(plan.clusters, run_.executed, recorder.requests, budget, "clusters")
     for batch in plan.rest(chosen):
         run_.batch(batch, None)
     mode = "whole" if chosen is None else "sample"
@@ -161,6 +147,7 @@ class _Run:
         self.recorder, self.budget, self.progress = recorder, budget, progress
         self.steps = self.executed = self.blocks = 0
         self.registers = 256  # rows of the register file
+        self.kinds = [shared_op_of(ins) for ins in function.instructions]
         self.unmodelled: dict[int, int] = {}
         self.sectors: dict[int, int] = {}  # distributed shared memory, by index
         self.callees: dict[int, str] = {}  # functions outside the cubin called, by index
@@ -168,7 +155,7 @@ class _Run:
         self.deadline = time.monotonic() + budget.seconds
         self.of_blocks = f"of {blocks:,}" if grid else ""
 
-    def batch(self, batch: grids.Batch, watch: grids.Watch | None) -> None:
+    def batch(self, batch: grids.Batch, watch: Watch | None) -> None:
         """Run the blocks of ``batch`` together."""
         blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
         blk.rec = self.recorder
@@ -196,21 +183,15 @@ class _Run:
             self.cas_failed[index] = self.cas_failed.get(index, 0) + n
         self.callees.update(blk.callees)
 
-    def first_counts(self, extra: int) -> FirstCounts:
-        """The counts so far (the first block's), to count ``extra`` more times."""
-        return first_counts(
-            extra, self.executed, self.recorder, self.unmodelled, self.sectors, self.cas_failed
-        )
-
-    def trace(self, coverage: grids.Coverage, first: FirstCounts | None = None) -> Trace:
+    def trace(self, coverage: grids.Coverage, classes: Classes | None = None) -> Trace:
         ins = self.function.instructions
         unmodelled, sectors, cas, executed = (
             self.unmodelled, self.sectors, self.cas_failed, self.executed
         )  # fmt: skip
-        if first is not None:  # the first block stands for first.extra more (its records:
-            unmodelled = first.plus(unmodelled, first.unmodelled)  # the tracer weighs them)
-            sectors, cas = first.plus(sectors, first.sectors), first.plus(cas, first.cas_failed)
-            executed += first.extra * first.executed
+        if classes is not None:  # each class's block stands for its class (its records:
+            unmodelled = classes.plus(unmodelled, "unmodelled")  # the tracer weighs them)
+            sectors, cas = classes.plus(sectors, "sectors"), classes.plus(cas, "cas_failed")
+            executed += classes.executed
         listed = [(ins[i], unmodelled[i]) for i in sorted(unmodelled)]
         return Trace(
             self.function,
@@ -225,7 +206,7 @@ class _Run:
             coverage,
             {ins[i].pc: n for i, n in sectors.items()},
             {ins[i].pc: name for i, name in self.callees.items()},
-            first,
+            classes,
         )
 
 
@@ -249,7 +230,7 @@ def run_block(
     *,
     progress: Callable[[int], None] | None = None,
     limits: budgets.Limits | None = None,
-    watch: grids.Watch | None = None,
+    watch: Watch | None = None,
 ) -> tuple[int, int]:
     """Run a block (or a batch of blocks) to completion, its decisions checked by ``watch``
     where given; returns (steps, thread instructions)."""
@@ -344,8 +325,8 @@ def run_block(
             forms = None
             if watch is not None:
                 watch.operands(m, blk, ix)
-                if watch.affine is not None:
-                    forms = watch.affine.before(m, blk, ix)
+                if watch.forms is not None:
+                    forms = watch.forms.before(m, blk, ix)
             n = threads if isinstance(ix, slice) else len(ix)
             blk.steps = steps
             if decided is not None:
@@ -365,8 +346,8 @@ def run_block(
                 raise limits.records_full(name) from None
             except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
-            if forms is not None and watch is not None and watch.affine is not None:
-                watch.affine.after(forms, blk)
+            if watch is not None and watch.forms is not None:
+                watch.forms.after(forms, m, blk, ix)
             executed += n
             hits[m] += 1
             if blk.ctas == 1:

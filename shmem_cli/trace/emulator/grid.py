@@ -1,58 +1,31 @@
-"""Which blocks of a launch run, and which run together.
+"""Which blocks of a launch run, which run together, and how the report says it.
 
-A grid's first block runs alone, watched (:class:`Watch`, below): when the blocks are proven to
-behave alike it stands for all of them. Otherwise the other blocks run in batches
-(:class:`Batch`): the CTAs of a batch are one :class:`~.state.Block` whose threads the
-scheduler runs side by side, so that a grid costs about its longest block's steps per
-batch, not one block's steps per block. A batch holds consecutive blocks (numbered in
-launch order: ``x`` fastest, then ``y``, then ``z``, the order of their warps in the
-records), as many as :data:`BATCH_BYTES` of state hold and at most :data:`BATCH_THREADS`
-threads, so that the memory a trace takes does not grow with the grid.
+A grid's blocks are traced one per class of identical behaviour where that is proven
+(:mod:`.alike`: its first block runs watched, and every block that takes all its decisions
+is counted as it; then the lowest-numbered block left, and so on). The blocks in no class
+run in batches (:class:`Batch`): the CTAs of a batch are one :class:`~.state.Block` whose
+threads the scheduler runs side by side, so that a grid costs about its longest block's
+steps per batch, not one block's steps per block. A batch holds consecutive blocks
+(numbered in launch order: ``x`` fastest, then ``y``, then ``z``, the order of their warps
+in the records), as many as :data:`BATCH_BYTES` of state hold and at most
+:data:`BATCH_THREADS` threads, so that the memory a trace takes does not grow with the grid.
 
 A grid whose blocks would run past the launch's budget (:mod:`.budget`: its
 thread-instructions, estimated from the first block, or the memory of its records) is
-sampled: blocks spread evenly over the grid, the first and the last included, as many as
-fit, and the report says so.
-
-The proof that the blocks behave alike (:class:`Watch`): the first block runs alone and
-watched. Every value carries taint (:mod:`.state`):
-it depends on the block index (``TAINT_BLOCK``, from ``SR_CTAID``), on global memory
-(``TAINT_GLOBAL``: other blocks read other addresses, and may write what this one reads),
-or the emulator could not compute it exactly (``TAINT_UNKNOWN``: clocks, SM ids). The
-watch looks at every decision the block's threads take:
-
-* each guard predicate: which lanes run an instruction, and for a branch or an exit which
-  path its threads take and how many times a loop runs (nvcc guards every conditional
-  branch and every loop's back edge);
-* each shared-memory request's lane addresses (the taint the recorder receives);
-* the registers that place or size work outside the lane addresses: an mbarrier's or a TMA
-  copy's shared destination, a wgmma's descriptors, a barrier's id, count and reduced
-  predicate, a shuffle's source lane, an indirect branch's target.
-
-If none of them carries taint, every decision read only what all blocks share (threadIdx,
-the parameters, constant memory, blockDim and gridDim, and shared memory written from
-those): every block takes the same decisions and makes the same requests as the first,
-and its requests are counted once per block (:class:`Proof`). A guard whose predicate
-carries only the block index's taint is proven by its sums of the block index instead
-(:mod:`.alike.affine`): it holds the first block's outcome up to some block index per axis,
-the whole grid for a bounds check the blocks fill; the blocks at or below the box of those
-indices are counted as the first, the others (the edges) run (:mod:`.alike.edges`).
-Otherwise the first tainted decision is said (:class:`Differs`) and every block runs.
+sampled: blocks spread evenly over the grid (or over the blocks in no class), the first and
+the last included, as many as fit, and the report says so (:class:`Coverage`, with the
+:class:`Proof` of the classes or the first decision that :class:`Differs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from ...cuda.sass import Instruction
-from ...cuda.sass_operands import Gdesc, Mem, Reg
-from .alike.affine import Affine
+from ...cuda.sass_operands import Mem, Reg
 from .budget import Budget
-from .state import LOCAL_BYTES, TAINT_BLOCK, Block, Idx, Launch
+from .state import LOCAL_BYTES, Launch
 
 #: the memory a batch's state may take: registers, predicates and scheduling per thread,
 #: shared memory per CTA, local memory per thread where the kernel uses it
@@ -141,6 +114,10 @@ class Plan:
         ctas = tuple(c for k in clusters for c in self.ctas(k))
         return Batch(ctas, tuple(x + gx * (y + gy * z) for x, y, z in ctas))
 
+    def only(self, clusters: Sequence[int]) -> Batch:
+        """The clusters ``clusters`` as one batch."""
+        return self._batch(clusters)
+
     def first(self) -> Batch:
         """What runs first, alone: the grid's first cluster, or ``launch.block_idx``."""
         if not self.grid:
@@ -188,68 +165,50 @@ def plan(
 
 # --- the proof that blocks behave alike ---------------------------------------------------
 
-#: the opcodes whose register operands decide something besides a shared address:
-#: which of them (None: every register operand)
-_WATCHED: dict[str, tuple[int, ...] | None] = {
-    "SYNCS": None,
-    "ARRIVES": None,
-    "UTMALDG": (0,),  # the shared destination and the mbarrier, not the coordinates
-    "UTMAPF": (),
-    "UTMASTG": (0,),
-    "UTMAREDG": (0,),
-    "UBLKCP": None,
-    "UBLKRED": None,
-    "UBLKPF": (),
-    "HGMMA": None,
-    "IGMMA": None,
-    "QGMMA": None,
-    "BAR": None,
-    "SHFL": (3, 4),  # the lane and the clamp, not the value moved
-    "BRX": None,
-    "JMX": None,
-    "CALL": None,
-    "RET": None,
-}
-#: operands whose registers hold a uniform pair base: only the first two are watched
-_PAIR_BASE = ("UTMALDG", "UTMASTG", "UTMAREDG")
-
 
 @dataclass(frozen=True)
 class Proof:
-    """The blocks behave alike: what was checked, in words for the report."""
+    """The blocks behave alike, class by class: what was checked, in words for the report."""
 
-    blocks: int  # the blocks (clusters) the first stands for
+    blocks: int  # the blocks (clusters) counted without running each, their classes' included
     decisions: int  # guarded executions and shared requests checked
     unit: str = "blocks"  # or "clusters"
-    bounded: int = 0  # guarded executions on the block index proven alike (.alike.affine)
-    box: tuple[int, ...] | None = None  # alike up to these block indices only: the rest ran
-    edges: int = 0  # the blocks past the box, run
+    bounded: int = 0  # decisions on the block index evaluated over the grid (.alike.forms)
+    classes: int = 1  # classes of identical behaviour: one block of each ran
+    apart: int = 0  # blocks in no class, run
+    grid: int = 0  # blocks of the grid
 
     def text(self) -> str:
-        first = "block (0,0,0)" if self.unit == "blocks" else "the first cluster"
         bounds = (
-            f"; {self.bounded:,} guards on the block index proven to take block (0,0,0)'s "
-            "outcome in every block: each compares sums of the block index with fixed "
-            "coefficients that no block of the grid wraps past 32 bits, and the difference "
-            "keeps its sign at every corner of the grid"
+            f"; {self.bounded:,} decisions on the block index evaluated for every block of "
+            "the grid, from the values the block index gives each register (sums, "
+            "products, shifts, logic, min/max, selects, compares)"
             if self.bounded
             else ""
         )
-        which = f"each of the {self.blocks:,} {self.unit}"
-        if self.box is not None:
-            x, y, z = self.box
-            which = (
-                f"each of the {self.blocks:,} blocks up to block ({x},{y},{z}) (the "
-                f"{self.edges:,} blocks past it, where a guard's outcome changes, were run)"
+        checked = (
+            f"({self.decisions:,} decisions checked: no guard, branch, loop, shared address, "
+            "barrier, mbarrier, TMA destination or wgmma descriptor depends on global memory "
+            "or on a value the emulator could not compute, nor otherwise on the block index"
+            f"{bounds})"
+        )
+        if self.classes == 1 and not self.apart:
+            first = "block (0,0,0)" if self.unit == "blocks" else "the first cluster"
+            return (
+                f"every {self.unit[:-1]} behaves alike: {first} traced and its requests "
+                f"counted for each of the {self.blocks:,} {self.unit} {checked}"
             )
-        every = f"every {self.unit[:-1]}" if self.box is None else "the blocks"
+        of = (
+            f"{self.blocks:,} of the {self.grid:,} blocks"
+            if self.apart
+            else (f"the {self.blocks:,} blocks")
+        )
+        classes = "1 class" if self.classes == 1 else f"{self.classes:,} classes"
+        rest = f"; the {self.apart:,} blocks in no class were run" if self.apart else ""
         return (
-            f"{every} behave{'s' if self.box is None else ''} alike: {first} traced and its "
-            f"requests counted for {which} ({self.decisions:,} decisions "
-            "checked: no "
-            "guard, branch, loop, shared address, barrier, mbarrier, TMA destination or wgmma "
-            "descriptor depends on global memory or on a value the emulator could not "
-            f"compute, nor otherwise on the block index{bounds})"
+            f"blocks alike by class: {of} fall into {classes} of identical behaviour, "
+            "each traced once (its lowest-numbered block) and its requests counted for "
+            f"every block of the class{rest} {checked}"
         )
 
 
@@ -269,92 +228,11 @@ class Differs:
         )
 
 
-def _registers(ins: Instruction) -> list[tuple[str, int]]:
-    """(kind, index) of the registers :data:`_WATCHED` says decide something."""
-    if ins.opcode not in _WATCHED:
-        return []
-    which = _WATCHED[ins.opcode]
-    ops = ins.operands
-    regs: list[tuple[str, int]] = []
-    for k in range(len(ops)) if which is None else which:
-        o = ops[k] if k < len(ops) else None
-        if isinstance(o, Reg):
-            if o.kind in ("R", "UR", "P", "UP") and not o.is_zero and not o.is_true:
-                regs.append((o.kind, o.index))
-        elif isinstance(o, Mem):
-            for r in (o.reg, o.ureg, o.desc):
-                if r is not None and not r.is_zero:
-                    pair = (ins.opcode in _PAIR_BASE and k == 0) or "64" in r.sel
-                    regs += [(r.kind, r.index + i) for i in range(2 if pair else 1)]
-        elif isinstance(o, Gdesc):
-            regs += [(o.reg.kind, o.reg.index + i) for i in range(4)]
-    return regs
-
-
-class Watch:
-    """The watch over the first block: each instruction's watched registers, and the first
-    tainted decision found."""
-
-    def __init__(self, instructions: list[Instruction], affine: Affine | None = None) -> None:
-        self.instructions = instructions
-        self.registers = [_registers(ins) for ins in instructions]
-        self.differs: Differs | None = None
-        self.decisions = 0
-        # the forms of the block index's sums, where guards on it may be proven alike
-        self.affine = affine
-        # the blocks proven to take the first block's every guard: those whose index is at
-        # or below this on every axis; the first guard that narrowed it from the whole grid
-        self.box = affine.top.copy() if affine is not None else None
-        self.narrowed: Differs | None = None
-
-    def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
-        """Instruction ``m`` runs for the threads ``at`` under guard predicate
-        ``kind``/``index``: is it free of taint, or proven grid-constant where it carries
-        only the block index's (:mod:`.alike.affine`)?"""
-        self.decisions += 1
-        if self.differs is not None:
-            return
-        taint = (blk.tup if kind == "UP" else blk.tp)[index][at]
-        if not np.any(taint):
-            return
-        only_block = not np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF))
-        if self.affine is not None and self.box is not None and only_block:
-            ids = blk.ids(at)[np.asarray(taint) != 0]
-            box = np.minimum(self.box, self.affine.box(kind, index, ids, blk))
-            self.affine.proven += 1
-            if (box < self.box).any() and self.narrowed is None:
-                self.narrowed = Differs(self.instructions[m], "its guard predicate")
-            self.box = box
-            if box.any():  # blocks besides the first take its outcomes: go on
-                return
-        self.differs = self.narrowed or Differs(self.instructions[m], "its guard predicate")
-
-    def operands(self, m: int, blk: Any, at: Any) -> None:
-        """Instruction ``m`` runs for the threads ``at``: are its watched registers clean?"""
-        regs = self.registers[m]
-        if not regs or self.differs is not None:
-            return
-        self.decisions += 1
-        tables = {"R": blk.tr, "UR": blk.tur, "P": blk.tp, "UP": blk.tup}
-        for kind, index in regs:
-            table = tables[kind]
-            if index < len(table) and np.any(table[index][at]):
-                self.differs = Differs(self.instructions[m], "a register it reads")
-                return
-
-    def requests(self, index: int | None, recorded: int) -> None:
-        """The block recorded ``recorded`` shared-memory requests, the first with a tainted
-        address at instruction ``index`` (None: none)."""
-        self.decisions += recorded
-        if self.differs is None and index is not None:
-            self.differs = Differs(self.instructions[index], "a shared address")
-
-
 @dataclass(frozen=True)
 class Coverage:
     """How the trace covered the grid: ``block`` (one block), ``whole`` (every block ran),
-    ``alike`` (the first block ran and stands for every block: :mod:`.alike`) or
-    ``sample`` (blocks spread over a grid past the budget)."""
+    ``alike`` (blocks ran and stand for the others: every block, or those of their class,
+    :mod:`.alike`) or ``sample`` (blocks spread over a grid past the budget)."""
 
     mode: str
     blocks: int  # of the grid (1 for one block)
@@ -362,18 +240,21 @@ class Coverage:
     proof: Proof | None = None
     differs: Differs | None = None
     why_sampled: str | None = None
+    stood_for: int = 0  # blocks counted as their class's block without running (classes)
 
     @property
     def counted(self) -> int:
         """Blocks the totals count."""
-        return self.blocks if self.mode == "alike" else self.run
+        if self.mode == "alike" and not self.stood_for:
+            return self.blocks
+        return self.run + self.stood_for
 
     @property
     def weight(self) -> int:
         """How many blocks each recorded block stands for (alike: the first cluster's
-        blocks stand for every cluster's; alike but for the edges: 1, the first block's
-        records counted again apart, :class:`.alike.edges.FirstCounts`)."""
-        whole = self.mode == "alike" and (self.proof is None or not self.proof.edges)
+        blocks stand for every cluster's; by class: 1, each class's records counted again
+        apart, :class:`.alike.classes.Classes`)."""
+        whole = self.mode == "alike" and not self.stood_for
         return self.blocks // max(1, self.run) if whole else 1
 
 

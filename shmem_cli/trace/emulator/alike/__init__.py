@@ -1,4 +1,5 @@
-"""Proofs that a grid's blocks behave alike beyond the taint watch (:mod:`..grid`):
-:mod:`.affine` proves up to which block index a guard on the block index takes the first
-block's outcome; :mod:`.edges` lists the blocks past that box, which run, and keeps the
-first block's counts for the blocks it stands for."""
+"""Proofs that a grid's blocks behave alike beyond the taint watch (:mod:`..grid`), class by
+class: :mod:`.forms` keeps what the block index gives each register in every block (block
+vectors, evaluated through :mod:`.shadow`), :mod:`.agree` finds the blocks in which a compare
+keeps a block's outcome, :mod:`.classes` traces one block per class of identical behaviour
+and counts it for its class."""

@@ -1,0 +1,197 @@
+"""A grid traced one block per class of identical behaviour.
+
+The grid's first block runs watched (:class:`..grid.Watch` with :class:`.forms.Forms`): every
+decision that depends on the block index is evaluated over the candidate blocks, and the
+blocks that take every one of the first block's decisions (its *class*) make its requests:
+they are counted as it. Of the blocks left, the lowest-numbered runs watched in turn, its
+class taken among them, and so on, at most :data:`ROUNDS` rounds; a round whose block
+stands for itself alone, or a decision the forms cannot evaluate, ends them. The blocks in
+no class then run in batches (sampled where they pass the budget), as every block did before.
+
+:class:`ClassCounts` keeps what each class's block counted (its requests are a span of each
+instruction's records, the others deltas of the run's counts) to count again for the rest
+of its class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import grid as grids
+from ..budget import Budget
+from .forms import Forms
+from .shadow import COLUMNS, Shadow
+from .watch import Watch
+
+if TYPE_CHECKING:
+    from ...requests import Recorder
+
+#: classes found one after the other at most (each costs one block run watched)
+ROUNDS = 64
+
+
+@dataclass(frozen=True)
+class ClassCounts:
+    """What one class's block counted, and how many more blocks it stands for."""
+
+    block: int  # its number in launch order
+    extra: int  # the blocks of its class besides it
+    executed: int  # its thread-instructions
+    # instruction index -> (first request, end, warps predicated off) of its requests
+    records: dict[int, tuple[int, int, int]]
+    unmodelled: dict[int, int] = field(default_factory=dict)
+    sectors: dict[int, int] = field(default_factory=dict)
+    cas_failed: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The run's counts before a class's block ran."""
+
+    executed: int
+    records: dict[int, tuple[int, int]]
+    unmodelled: dict[int, int]
+    sectors: dict[int, int]
+    cas_failed: dict[int, int]
+
+
+def snapshot(run: Any) -> Snapshot:
+    """The counts of ``run`` (execute._Run) so far."""
+    recorder: Recorder = run.recorder
+    records = {i: (rec.n, rec.predicated_off) for i, rec in recorder.by_index.items()}
+    return Snapshot(
+        run.executed, records, dict(run.unmodelled), dict(run.sectors), dict(run.cas_failed)
+    )
+
+
+def _minus(now: dict[int, int], then: dict[int, int]) -> dict[int, int]:
+    return {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)}
+
+
+def since(before: Snapshot, run: Any, block: int, extra: int) -> ClassCounts:
+    """What ``run`` counted since ``before`` (one class's block), to count ``extra`` more."""
+    records = {}
+    for i, rec in run.recorder.by_index.items():
+        n0, off0 = before.records.get(i, (0, 0))
+        if rec.n > n0 or rec.predicated_off > off0:
+            records[i] = (n0, rec.n, rec.predicated_off - off0)
+    return ClassCounts(
+        block,
+        extra,
+        run.executed - before.executed,
+        records,
+        _minus(run.unmodelled, before.unmodelled),
+        _minus(run.sectors, before.sectors),
+        _minus(run.cas_failed, before.cas_failed),
+    )
+
+
+@dataclass(frozen=True)
+class Classes:
+    """The classes found: each one's counts."""
+
+    found: tuple[ClassCounts, ...]
+
+    @property
+    def stood_for(self) -> int:
+        """Blocks counted without running (each class's besides its own block)."""
+        return sum(c.extra for c in self.found)
+
+    def plus(self, counts: dict[int, int], which: str) -> dict[int, int]:
+        """``counts`` with each class's ``which`` counts added for each block it stands for."""
+        out = dict(counts)
+        for c in self.found:
+            for key, n in getattr(c, which).items():
+                out[key] = out.get(key, 0) + c.extra * n
+        return out
+
+    @property
+    def executed(self) -> int:
+        """Thread-instructions of the blocks counted without running."""
+        return sum(c.extra * c.executed for c in self.found)
+
+    def spans(self, index: int) -> tuple[tuple[int, int, int, int], ...]:
+        """(first request, end, warps predicated off, extra) of instruction ``index``'s
+        requests per class: counted ``extra`` more times."""
+        return tuple(
+            (*c.records[index], c.extra) for c in self.found if c.extra and index in c.records
+        )
+
+
+def members(candidates: Any, alike: Any, rep: int) -> tuple[Any, Any]:
+    """(the class of the representative among ``candidates``, the blocks left)."""
+    cand = np.asarray(candidates, dtype=np.int64)
+    mask = np.asarray(alike, dtype=bool) | (cand == rep)
+    return cand[mask], cand[~mask]
+
+
+def trace_grid(run: Any, plan: grids.Plan, budget: Budget, every_block: bool) -> Any:
+    """Trace every block of ``plan`` (a grid without clusters) class by class, the blocks in
+    no class in batches; ``run`` is the launch's execute._Run. Returns its Trace."""
+    launch, recorder = run.launch, run.recorder
+    instructions = run.function.instructions
+    shared = [k is not None for k in run.kinds]
+    left = np.arange(plan.blocks, dtype=np.int64)
+    found: list[ClassCounts] = []
+    decisions = proven = 0
+    differs: grids.Differs | None = None
+    shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * plan.blocks))
+    for _ in range(ROUNDS):
+        if not left.size or differs is not None:
+            break
+        rep = int(left[0])
+        forms = Forms(launch, instructions, run.program.destinations, left, 0, shadow)
+        watch = Watch(instructions, forms, shared)
+        before = snapshot(run)
+        recorder.tainted = {}
+        requests = recorder.requests
+        run.batch(plan.only([rep]), watch)
+        watch.requests(recorder.tainted, recorder.requests - requests)
+        decisions, proven = decisions + watch.decisions, proven + watch.proven
+        alike = watch.alike if watch.differs is None and not every_block else None
+        cls, left = members(left, alike if alike is not None else left == rep, rep)
+        found.append(since(before, run, rep, len(cls) - 1))
+        if len(cls) == 1:  # a block that stands for itself alone: no more rounds
+            differs = watch.differs or grids.Differs(instructions[0], "its guard predicate")
+    classes = Classes(tuple(found))
+    if not left.size:  # every block is in a class
+        every = grids.Proof(plan.blocks, decisions, "blocks", proven, len(found), 0, plan.blocks)
+        if len(found) == 1:
+            return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
+        coverage = grids.Coverage(
+            "alike", plan.blocks, run.blocks, proof=every, stood_for=classes.stood_for
+        )
+        return run.trace(coverage, classes)
+    chosen, why = grids.sampled(
+        len(left), _per_block(found), recorder.requests, budget, "blocks in no class"
+    )
+    todo = [int(b) for b in (left if chosen is None else left[list(chosen)])]
+    for batch in plan.rest(todo):
+        run.batch(batch, None)
+    useful = [c for c in found if c.extra]
+    mode = "whole" if chosen is None else "sample"
+    proof: grids.Proof | None = None
+    if useful:
+        counted = sum(c.extra + 1 for c in useful)
+        proof = grids.Proof(
+            counted, decisions, "blocks", proven, len(useful), len(left), plan.blocks
+        )
+        mode = "alike" if chosen is None else mode
+    coverage = grids.Coverage(
+        mode,
+        plan.blocks,
+        run.blocks,
+        proof=proof,
+        differs=differs,
+        why_sampled=why,
+        stood_for=classes.stood_for,
+    )
+    return run.trace(coverage, classes if useful else None)
+
+
+def _per_block(found: list[ClassCounts]) -> int:
+    """Thread-instructions of a block, about: the most a class's block ran."""
+    return max((c.executed for c in found), default=1)

@@ -1,0 +1,429 @@
+"""What the representative block's registers hold in every other block of the grid, as far as
+the block index decides it.
+
+While a grid's representative block runs watched (:class:`..grid.Watch`), :class:`Forms` keeps
+beside each register that depends on the block index its *form*: per thread, a constant ``k``
+and a *block vector* ``V`` (one 32-bit value per candidate block: :class:`Vectors`), with the
+register's value in candidate block ``b`` equal to ``k + V[b]`` (mod 2^32), for every block
+that took the representative's decisions so far (the watch drops the others). A form is made
+where the register's writer is
+
+* ``S2R``/``S2UR`` of ``SR_CTAID.X/Y/Z``: ``k = 0``, ``V`` the blocks' index on that axis;
+* an integer instruction of :data:`EVALUATED` (adds, multiplies, LEA, shifts, LOP3, IMAD.HI,
+  min/max, SEL, ISETP, PLOP3, ... the divisions and remainders by a constant nvcc emits are
+  made of them) whose sources are free of taint or have forms. The threads are grouped by
+  their sources (:data:`_ADDITIVE` sources of the sums only by their vectors: a thread's
+  constant passes through a sum unchanged), at most :data:`GROUPS` groups; for each group
+  the instruction runs once for every candidate block, through the emulator's own step on a
+  *shadow* block whose threads are the candidate blocks (:mod:`.shadow`), with one thread's
+  sources; its result is the group's vector, and ``k`` what makes the representative's
+  value (checked: a thread's value must be what the register holds, else no form).
+
+Predicates keep, per thread, the blocks in which they hold the representative's value (an
+*agreement*, a boolean vector: :mod:`.agree` proves it for a compare from the per-thread
+thresholds) and, where the shadow gave it, their value in each block. A guard on a predicate
+that carries the block index's taint keeps the blocks of its agreement (:meth:`agreement`).
+Anything else (another writer, global data, an inexact value, too many groups, vectors past
+:data:`VECTOR_BYTES`) leaves no form: a decision that reads it is not proven.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Operand, Reg, Special
+from ..operands import Dest
+from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
+from . import agree
+from .shadow import Shadow
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+U32: TypeAlias = "npt.NDArray[np.uint32]"
+I32: TypeAlias = "npt.NDArray[np.int32]"
+B8: TypeAlias = "npt.NDArray[np.bool_]"
+
+#: at most this many groups of threads with different sources per instruction, or as many
+#: as make :data:`ELEMENTS` values over the candidate blocks
+GROUPS = 16
+ELEMENTS = 1 << 21
+#: the block vectors of one watched run take at most this much memory
+VECTOR_BYTES = 256 << 20
+_AXES = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
+_TWINS = frozenset(
+    ("IADD3", "IMAD", "LEA", "MOV", "SHF", "ISETP", "LOP3", "SEL", "PRMT")
+    + ("POPC", "FLO", "BREV", "BMSK", "SGXT")
+)
+#: integer instructions evaluated over the candidate blocks (their uniform twins too)
+EVALUATED = frozenset({*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR"})
+_WIDE = {"X", "64", "WIDE", "HI"}
+
+
+def base_opcode(ins: Instruction) -> str:
+    """The opcode, a uniform twin read as its base (UIADD3 as IADD3, S2UR as S2R)."""
+    op = ins.opcode
+    if op == "S2UR":
+        return "S2R"
+    if op.startswith("U") and op[1:] in _TWINS:
+        return op[1:]
+    return op
+
+
+def _additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[bool]) -> set[int]:
+    """Which sources (positions in ``sources``) pass a thread's constant through unchanged:
+    the result is a sum of them and the others, each additive source times a factor the
+    group shares (so only their vectors group the threads)."""
+    op, mods = base_opcode(ins), set(ins.mods)
+    if mods & _WIDE:
+        return set()
+    n = len(sources)
+    if op in ("MOV", "IADD3", "VIADD"):
+        return set(range(n))
+    if op == "LEA" and n == 3:  # (a << s) + b
+        return {0, 1}
+    if op == "SHF" and "L" in mods and n == 3:  # the low word of a << s
+        return {0}
+    if op == "IMAD" and n == 3:  # a * b + c: linear in the factor the other one scales
+        if not blocky[1]:
+            return {0, 2}
+        if not blocky[0]:
+            return {1, 2}
+        return {2}
+    return set()
+
+
+@dataclass
+class Pending:
+    """What a step will write, found before it runs (:meth:`Forms.before`)."""
+
+    ids: Any  # the threads that run it
+    # per destination register: per group of threads, its value in each candidate block
+    results: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
+    # per predicate it writes: the blocks where it keeps the representative's value
+    preds: dict[tuple[str, int], Any] = field(default_factory=dict)
+    additive: bool = False  # a sum: a thread's constant passes through
+    group: Any = None  # each thread's group
+    axis: tuple[str, int, int] | None = None  # S2R of the block index: (kind, index, vector)
+
+
+class Vectors:
+    """Block vectors over the candidate blocks, each kept once (by its content)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.values: list[Any] = []
+        self._ids: dict[tuple[str, bytes], int] = {}
+        self.bytes = 0
+        self.full = False
+
+    def intern(self, v: Any) -> int:
+        """The id of vector ``v`` (uint32 or bool over the candidates); -1 past the budget."""
+        v = np.ascontiguousarray(v)
+        key = (v.dtype.str, v.tobytes())
+        got = self._ids.get(key)
+        if got is not None:
+            return got
+        if self.bytes + v.nbytes > VECTOR_BYTES:
+            self.full = True
+            return -1
+        self.values.append(v)
+        self.bytes += v.nbytes
+        self._ids[key] = len(self.values) - 1
+        return len(self.values) - 1
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values[i]
+
+
+class Forms:
+    """The forms of the representative block's registers and predicates, kept step by step
+    (:meth:`before`, then :meth:`after`)."""
+
+    def __init__(
+        self,
+        launch: Launch,
+        instructions: Sequence[Instruction],
+        destinations: Sequence[tuple[Dest, ...]],
+        candidates: Any,
+        rep: int,
+        shadow: Shadow,
+    ) -> None:
+        gx, gy, _ = launch.grid
+        lin = np.asarray(candidates, dtype=np.int64)
+        self.candidates = lin
+        self.rep = rep  # the representative's position among the candidates
+        self.instructions, self.destinations = instructions, destinations
+        self.vec = Vectors(len(lin))
+        self.axes = [
+            self.vec.intern(a.astype(np.uint32))
+            for a in (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+        ]
+        self.true = self.vec.intern(np.ones(len(lin), dtype=bool))
+        # per register: (k, vector id or -1 for none, known) per thread of the block
+        self.regs: dict[tuple[str, int], tuple[U32, I32, B8]] = {}
+        # per predicate: (agreement id, value id) per thread; -1: unknown
+        self.preds: dict[tuple[str, int], tuple[I32, I32]] = {}
+        self.shadow = shadow
+        self.evaluated = 0  # instructions evaluated over the candidate blocks
+
+    # --- what the watch asks -----------------------------------------------------------
+
+    def agreement(self, kind: str, index: int, ids: Any, blk: Block) -> B8 | None:
+        """The candidate blocks in which predicate ``kind``/``index`` holds the
+        representative's value on every thread of ``ids`` (None: not known)."""
+        taint = (blk.tup if kind == "UP" else blk.tp)[index][ids]
+        held = self.preds.get((kind, index))
+        blocky = taint == TAINT_BLOCK
+        if held is None:
+            return None if blocky.any() else np.ones(self.vec.n, dtype=bool)
+        which = held[0][ids[blocky]]
+        if (which < 0).any():
+            return None
+        out = np.ones(self.vec.n, dtype=bool)
+        for i in np.unique(which):
+            out &= self.vec[int(i)]
+        return out
+
+    def same(self, kind: str, index: int, ids: Any, blk: Block) -> B8 | None:
+        """The candidate blocks in which register ``kind``/``index`` holds the
+        representative's value on every thread of ``ids`` (None: not known)."""
+        if kind in ("P", "UP"):
+            return self.agreement(kind, index, ids, blk)
+        taint = (blk.tr if kind == "R" else blk.tur)[index][ids] if index < 255 else None
+        out = np.ones(self.vec.n, dtype=bool)
+        if taint is None or not taint.any():
+            return out
+        held = self.regs.get((kind, index))
+        blocky = taint == TAINT_BLOCK
+        if held is None or not held[2][ids[blocky]].all():
+            return None
+        for i in np.unique(held[1][ids[blocky]]):
+            if i >= 0:
+                v = self.vec[int(i)]
+                out &= v == v[self.rep]
+        return out
+
+    # --- one step ----------------------------------------------------------------------
+
+    def before(self, m: int, blk: Block, ix: Idx) -> Pending | None:
+        """What instruction ``m`` will write for the threads ``ix``, from the state before it
+        runs; None where it writes no form."""
+        ins = self.instructions[m]
+        op = base_opcode(ins)
+        ids = blk.ids(ix)
+        if op == "S2R":
+            src = ins.operands[1] if len(ins.operands) == 2 else None
+            axis = _AXES.get(src.name) if isinstance(src, Special) else None
+            if axis is None:
+                return None
+            dest = ins.operands[0]
+            if not isinstance(dest, Reg) or dest.is_zero:
+                return None
+            return Pending(ids, axis=(dest.kind, dest.index, self.axes[axis]))
+        if op not in EVALUATED or self.vec.full:
+            return None
+        sources = _sources(ins)
+        forms = [self._source(o, blk, ids) for o in sources]
+        if not any(f is not None and f[3] for f in forms):
+            return None  # no source depends on the block index: the result is a value
+        preds: dict[tuple[str, int], Any] = {}
+        if op == "ISETP":
+            preds = agree.isetp(self, ins, forms, ids, blk)
+        elif op == "PLOP3" and len(ins.operands) == 7:
+            agreed = [self._pred_agree(o, blk, ids) for o in ins.operands[2:5]]
+            for o in ins.operands[:2]:
+                if isinstance(o, Reg) and not o.is_true:
+                    whole: Any = np.ones(self.vec.n, dtype=bool)
+                    for a in agreed:
+                        whole = None if a is None or whole is None else whole & a
+                    preds[(o.kind, o.index)] = whole
+        results: dict[tuple[str, int], list[Any]] = {}
+        group = np.zeros(len(ids), dtype=np.int64)
+        additive: set[int] = set()
+        if all(f is not None for f in forms):
+            known = [f for f in forms if f is not None]
+            additive = _additive(ins, sources, [f[3] for f in known])
+            key_rows = []
+            for p, (k, vid, _, _) in enumerate(known):
+                key_rows.append(vid.astype(np.int64))
+                if p not in additive:
+                    key_rows.append(k.astype(np.int64))
+            keys, index, inverse = np.unique(
+                np.stack(key_rows), axis=1, return_index=True, return_inverse=True
+            )
+            if keys.shape[1] <= max(GROUPS, min(1024, ELEMENTS // max(1, self.vec.n))):
+                group = inverse.reshape(-1)
+                firsts = [int(i) for i in index]
+                pairs = [self._pair(o, blk, ids) for o in sources]
+                results = self.shadow.run(m, ins, sources, known, pairs, firsts, self.vec)
+                self.evaluated += 1
+        if not results and not preds:
+            return None
+        return Pending(ids, results, preds, bool(additive), group)
+
+    def _pair(self, o: Operand, blk: Block, ids: Any) -> Any:
+        """The form of the register after ``o`` (the second of a pair), or None."""
+        if not isinstance(o, Reg) or o.kind not in ("R", "UR") or o.is_zero:
+            return None
+        top = len(blk.r) if o.kind == "R" else 63
+        if o.index + 1 >= top:
+            return None
+        return self._source(Reg(o.kind, o.index + 1), blk, ids)
+
+    def after(self, pending: Pending | None, m: int, blk: Block, ix: Idx) -> None:
+        """The step ran: its destinations take the forms :meth:`before` found (none where it
+        found none, or where a thread's value is not the form's)."""
+        ids = blk.ids(ix)
+        for kind, index, count in self.destinations[m]:
+            for k in range(count):
+                held = self.regs.get((kind, index + k))
+                if held is not None:
+                    held[2][ids] = False
+                got = self.preds.get((kind, index + k))
+                if got is not None:
+                    got[0][ids] = -1
+                    got[1][ids] = -1
+        if self.instructions[m].opcode in ("R2P", "UR2P"):  # writes predicates directly
+            for (kind, _), got in self.preds.items():
+                if kind == ("UP" if self.instructions[m].opcode == "UR2P" else "P"):
+                    got[0][ids] = -1
+                    got[1][ids] = -1
+        if pending is None:
+            return
+        if pending.axis is not None:  # S2R of the block index
+            kind, index, vector = pending.axis
+            none = np.zeros(len(ids), dtype=np.uint32)
+            self._set(kind, index, ids, blk, np.full(len(ids), vector, np.int32), none)
+            return
+        results, preds, additive, group = (
+            pending.results, pending.preds, pending.additive, pending.group
+        )  # fmt: skip
+        for (kind, index), per_group in results.items():
+            if kind in ("P", "UP"):
+                if additive:
+                    continue
+                vids = np.array([self.vec.intern(v) if v is not None else -1 for v in per_group])
+                agrees = np.array(
+                    [self.vec.intern(v == v[self.rep]) if v is not None else -1 for v in per_group]
+                )
+                actual = (blk.p if kind == "P" else blk.up)[index][ids]
+                rep_val = np.array(
+                    [bool(v[self.rep]) if v is not None else False for v in per_group]
+                )
+                ok = (vids[group] >= 0) & (rep_val[group] == actual)
+                self._set_pred(
+                    kind,
+                    index,
+                    ids,
+                    blk,
+                    np.where(ok, agrees[group], -1),
+                    np.where(ok, vids[group], -1),
+                )
+                continue
+            vids = np.array([self.vec.intern(v) if v is not None else -1 for v in per_group])
+            at_rep = np.array(
+                [int(v[self.rep]) if v is not None else 0 for v in per_group], dtype=np.uint64
+            )
+            actual = (blk.r if kind == "R" else blk.ur)[index][ids].astype(np.uint64)
+            k = ((actual - at_rep[group]) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            vid = vids[group].astype(np.int32)
+            if not additive:  # every thread of a group holds the group's value
+                vid = np.where(k == 0, vid, -1).astype(np.int32)
+            self._set(kind, index, ids, blk, vid, k)
+        for (kind, index), agreement in preds.items():
+            got = self.preds.get((kind, index))
+            none = np.full(len(ids), -1, np.int32)
+            vals = got[1][ids] if got is not None else none
+            was = got[0][ids] if got is not None else none
+            a = self.vec.intern(agreement) if agreement is not None else -1
+            if a < 0:
+                continue
+            self._set_pred(kind, index, ids, blk, np.where(was >= 0, was, a), vals)
+
+    # --- forms -------------------------------------------------------------------------
+
+    def _set(self, kind: str, index: int, ids: Any, blk: Block, vid: Any, k: Any) -> None:
+        key = (kind, index)
+        if key not in self.regs:
+            t = blk.threads
+            self.regs[key] = (np.zeros(t, np.uint32), np.full(t, -1, np.int32), np.zeros(t, bool))
+        ks, vids, known = self.regs[key]
+        ks[ids], vids[ids] = k, vid
+        taint = (blk.tr if kind == "R" else blk.tur)[index][ids]
+        known[ids] = (vid >= 0) & ((taint & ~np.uint8(TAINT_BLOCK)) == 0)
+
+    def _set_pred(
+        self, kind: str, index: int, ids: Any, blk: Block, agreement: Any, value: Any
+    ) -> None:
+        key = (kind, index)
+        if key not in self.preds:
+            n = blk.threads
+            self.preds[key] = (np.full(n, -1, np.int32), np.full(n, -1, np.int32))
+        a, v = self.preds[key]
+        a[ids], v[ids] = agreement, value
+
+    def _pred_agree(self, o: Operand, blk: Block, ids: Any) -> B8 | None:
+        if not isinstance(o, Reg) or o.kind not in ("P", "UP"):
+            return None
+        if o.index == PT:
+            return np.ones(self.vec.n, dtype=bool)
+        return self.agreement(o.kind, o.index, ids, blk)
+
+    def _source(self, o: Operand, blk: Block, ids: Any) -> Any:
+        """(k, vector id, None, depends on the block) of a source operand per thread of
+        ``ids`` (a thread free of taint: its value, no vector; an immediate or a constant:
+        no register); None where a thread carries other taint or has no form."""
+        n = len(ids)
+        none = np.full(n, -1, np.int32)
+        if not isinstance(o, Reg) or o.is_zero or o.is_true:
+            return (np.zeros(n, np.uint32), none, None, False)
+        pred = o.kind in ("P", "UP")
+        if pred:
+            taint = (blk.tp if o.kind == "P" else blk.tup)[o.index][ids]
+            value = (blk.p if o.kind == "P" else blk.up)[o.index][ids].astype(np.uint32)
+        else:
+            taint = (blk.tr if o.kind == "R" else blk.tur)[o.index][ids]
+            value = (blk.r if o.kind == "R" else blk.ur)[o.index][ids]
+        clean = taint == 0
+        if clean.all():
+            return (value, none, None, False)
+        if pred:
+            got = self.preds.get((o.kind, o.index))
+            if got is None:
+                return None
+            k, vid = np.zeros(n, np.uint32), got[1][ids]
+            known = vid >= 0
+        else:
+            held = self.regs.get((o.kind, o.index))
+            if held is None:
+                return None
+            k, vid, known = held[0][ids], held[1][ids], held[2][ids]
+        if not (clean | ((taint == TAINT_BLOCK) & known)).all():
+            return None
+        return (np.where(clean, value, k), np.where(clean, -1, vid), None, True)
+
+
+def _sources(ins: Instruction) -> list[Operand]:
+    """The operands an instruction reads: those after its destinations (the first operand,
+    the carry-out predicates after it, both predicates of ISETP and PLOP3, LOP3's predicate
+    and register)."""
+    ops = list(ins.operands)
+    op = base_opcode(ins)
+    if op in ("ISETP", "PLOP3"):
+        return ops[2:]
+    first = ops[0] if ops else None
+    if op == "LOP3" and isinstance(first, Reg) and first.kind in ("P", "UP"):
+        return ops[2:]
+    start = 1
+    while start < len(ops):
+        o = ops[start]
+        if not (isinstance(o, Reg) and o.kind in ("P", "UP") and not o.not_):
+            break
+        start += 1
+    return ops[start:]

@@ -1,0 +1,141 @@
+"""One instruction run for every candidate block at once, through the emulator's own step.
+
+A *shadow* block is an emulator :class:`~..state.Block` whose threads stand for the candidate
+blocks of a grid (:mod:`.forms`), :data:`COLUMNS` at a time. To evaluate an instruction for
+a group of the representative's threads, each register it reads is loaded with one thread's
+value in every block (``k + V[b]``) and the instruction's step runs over the shadow's
+threads: its destinations then hold the group's value in each block. Every register not
+loaded carries a marker taint, so a step that reads one (a pair's second register, an index
+register) leaves the marker on its result: no vector is taken from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Operand, Reg
+from ..state import PT, TAINT_UNKNOWN, Block, Launch
+
+#: candidate blocks evaluated together (the shadow's threads)
+COLUMNS = 1 << 16
+_MARK = np.uint8(TAINT_UNKNOWN)
+
+
+class Shadow:
+    """The shadow block of a launch, made on first use."""
+
+    def __init__(
+        self, launch: Launch, program: Any, registers: int, columns: int = COLUMNS
+    ) -> None:
+        self.launch, self.program, self.registers = launch, program, registers
+        self.cols = columns
+        self._blk: Block | None = None
+
+    def _block(self) -> Block:
+        if self._blk is None:
+            lc = self.launch
+            shadow = Launch(
+                block=(self.cols, 1, 1),
+                grid=lc.grid,
+                params=lc.params,
+                param_base=lc.param_base,
+                shared_base=lc.shared_base,
+                const_banks=lc.const_banks,
+                const_unset=lc.const_unset,
+                warp_size=lc.warp_size,
+            )
+            blk = Block(shadow, registers=self.registers)
+            blk.tr[:], blk.tur[:], blk.tp[:], blk.tup[:] = _MARK, _MARK, _MARK, _MARK
+            blk.tp[PT] = blk.tup[PT] = 0
+            self._blk = blk
+        return self._blk
+
+    def run(
+        self,
+        m: int,
+        ins: Instruction,
+        sources: Sequence[Operand],
+        forms: Sequence[Any],
+        pairs: Sequence[Any],
+        firsts: Sequence[int],
+        vec: Any,
+    ) -> dict[tuple[str, int], list[Any]]:
+        """Per destination register, per group (its first thread ``firsts[g]``): the value of
+        instruction ``m`` in each candidate block, or None where it read an unloaded
+        register. The (group, block) pairs are the shadow's threads, :data:`COLUMNS` at a
+        time."""
+        blk = self._block()
+        rows = [(k, i + j) for k, i, c in self.program.destinations[m] for j in range(c)]
+        loads = []
+        for o, f, pf in zip(sources, forms, pairs, strict=True):
+            if isinstance(o, Reg) and not o.is_zero and not o.is_true:
+                loads.append((o.kind, o.index, _values(o.kind, f, firsts, vec, vec.n)))
+                if pf is not None:
+                    loads.append((o.kind, o.index + 1, _values(o.kind, pf, firsts, vec, vec.n)))
+        total = len(firsts) * vec.n
+        parts: dict[tuple[str, int], list[Any]] = {r: [] for r in rows}
+        bad: set[tuple[str, int]] = set()
+        for start in range(0, total, self.cols):
+            stop = min(total, start + self.cols)
+            w = stop - start
+            for kind, index, values in loads:
+                if values is not None:
+                    value, taint = _row(blk, kind, index)
+                    value[:w] = values[start:stop]
+                    taint[:w] = 0
+            try:
+                self.program[m](blk, np.arange(w))
+            finally:
+                for kind, index in rows:
+                    value, taint = _row(blk, kind, index)
+                    if taint[:w].any():
+                        bad.add((kind, index))
+                    elif (kind, index) not in bad:
+                        parts[(kind, index)].append(value[:w].copy())
+                    taint[:] = _mark(kind, index)
+                for kind, index, _ in loads:
+                    _row(blk, kind, index)[1][:] = _mark(kind, index)
+        out: dict[tuple[str, int], list[Any]] = {}
+        for r in rows:
+            if r in bad or not parts[r]:
+                out[r] = [None] * len(firsts)
+                continue
+            whole = np.concatenate(parts[r])
+            out[r] = [whole[g * vec.n : (g + 1) * vec.n] for g in range(len(firsts))]
+        return out
+
+
+def _mark(kind: str, index: int) -> Any:
+    """The taint an unloaded register of the shadow carries (none for PT)."""
+    return 0 if kind in ("P", "UP") and index == PT else _MARK
+
+
+def _row(blk: Block, kind: str, index: int) -> tuple[Any, Any]:
+    if kind == "R":
+        return blk.r[index], blk.tr[index]
+    if kind == "UR":
+        return blk.ur[index], blk.tur[index]
+    if kind == "P":
+        return blk.p[index], blk.tp[index]
+    return blk.up[index], blk.tup[index]
+
+
+def _values(kind: str, form: Any, firsts: Sequence[int], vec: Any, n: int) -> Any:
+    """A register's value for each (group, candidate block), flattened group by group:
+    each group's first thread's ``k + V[b]``; None for PT, RZ-like rows past the files."""
+    if kind in ("P", "UP"):
+        out = np.empty((len(firsts), n), dtype=bool)
+        for g, t in enumerate(firsts):
+            vid = int(form[1][t])
+            out[g] = vec[vid] if vid >= 0 else bool(form[0][t])
+        return out.reshape(-1)
+    out32 = np.empty((len(firsts), n), dtype=np.uint32)
+    for g, t in enumerate(firsts):
+        vid = int(form[1][t])
+        base = np.uint32(form[0][t])
+        out32[g] = vec[vid] + base if vid >= 0 else base
+    return out32.reshape(-1)

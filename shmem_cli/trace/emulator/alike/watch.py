@@ -1,0 +1,188 @@
+"""The watch over a class's block while it runs: every decision it takes, and which blocks of
+the grid take each one as it does.
+
+A grid's block runs watched (:mod:`.classes`). Every value carries taint (:mod:`..state`): it
+depends on the block index (``TAINT_BLOCK``, from ``SR_CTAID``), on global memory
+(``TAINT_GLOBAL``: other blocks read other addresses, and may write what this one reads),
+or the emulator could not compute it exactly (``TAINT_UNKNOWN``: clocks, SM ids). The
+watch looks at every decision the block's threads take:
+
+* each guard predicate: which lanes run an instruction, and for a branch or an exit which
+  path its threads take and how many times a loop runs (nvcc guards every conditional
+  branch and every loop's back edge);
+* each shared-memory request's lane addresses;
+* the registers that place or size work outside the lane addresses: an mbarrier's or a TMA
+  copy's shared destination, a wgmma's descriptors, a barrier's id, count and reduced
+  predicate, a shuffle's source lane, an indirect branch's target.
+
+A decision free of taint read only what all blocks share (threadIdx, the parameters,
+constant memory, blockDim and gridDim, and shared memory written from those): every block
+takes it alike. One that carries the block index's taint alone keeps the blocks that take
+it as this block does (:class:`.forms.Forms`: :attr:`Watch.alike`). Any other (global
+data, an inexact value, a value without a form) is the first that differs
+(:class:`..grid.Differs`): this block then stands for itself alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Gdesc, Mem, Reg
+from ..grid import Differs
+from ..state import TAINT_BLOCK, Block, Idx
+from .forms import Forms
+
+#: the opcodes whose register operands decide something besides a shared address:
+#: which of them (None: every register operand)
+_WATCHED: dict[str, tuple[int, ...] | None] = {
+    "SYNCS": None,
+    "ARRIVES": None,
+    "UTMALDG": (0,),  # the shared destination and the mbarrier, not the coordinates
+    "UTMAPF": (),
+    "UTMASTG": (0,),
+    "UTMAREDG": (0,),
+    "UBLKCP": None,
+    "UBLKRED": None,
+    "UBLKPF": (),
+    "HGMMA": None,
+    "IGMMA": None,
+    "QGMMA": None,
+    "BAR": None,
+    "SHFL": (3, 4),  # the lane and the clamp, not the value moved
+    "BRX": None,
+    "JMX": None,
+    "CALL": None,
+    "RET": None,
+}
+#: operands whose registers hold a uniform pair base: only the first two are watched
+_PAIR_BASE = ("UTMALDG", "UTMASTG", "UTMAREDG")
+
+
+def _registers(ins: Instruction) -> list[tuple[str, int]]:
+    """(kind, index) of the registers :data:`_WATCHED` says decide something."""
+    if ins.opcode not in _WATCHED:
+        return []
+    which = _WATCHED[ins.opcode]
+    ops = ins.operands
+    regs: list[tuple[str, int]] = []
+    for k in range(len(ops)) if which is None else which:
+        o = ops[k] if k < len(ops) else None
+        if isinstance(o, Reg):
+            if o.kind in ("R", "UR", "P", "UP") and not o.is_zero and not o.is_true:
+                regs.append((o.kind, o.index))
+        elif isinstance(o, Mem):
+            regs += _mem_registers(ins, k, o)
+        elif isinstance(o, Gdesc):
+            regs += [(o.reg.kind, o.reg.index + i) for i in range(4)]
+    return regs
+
+
+def _mem_registers(ins: Instruction, k: int, o: Mem) -> list[tuple[str, int]]:
+    regs: list[tuple[str, int]] = []
+    for r in (o.reg, o.ureg, o.desc):
+        if r is not None and not r.is_zero:
+            pair = (ins.opcode in _PAIR_BASE and k == 0) or "64" in r.sel
+            regs += [(r.kind, r.index + i) for i in range(2 if pair else 1)]
+    return regs
+
+
+def _address(ins: Instruction) -> list[tuple[str, int]]:
+    """The registers of an instruction's first memory operand (a shared access's address)."""
+    for k, o in enumerate(ins.operands):
+        if isinstance(o, Mem):
+            return _mem_registers(ins, k, o)
+    return []
+
+
+class Watch:
+    """The watch over a class's block: each instruction's watched registers, the blocks that
+    took every decision so far as it did (:attr:`alike`, with :class:`.alike.forms.Forms`),
+    and the first decision that could not be proven."""
+
+    def __init__(
+        self,
+        instructions: list[Instruction],
+        forms: Forms | None = None,
+        shared: Sequence[bool] = (),
+    ) -> None:
+        self.instructions = instructions
+        self.registers = [_registers(ins) for ins in instructions]
+        self.addresses = [
+            _address(ins) if k < len(shared) and shared[k] else []
+            for k, ins in enumerate(instructions)
+        ]
+        self.differs: Differs | None = None
+        self.decisions = 0
+        self.forms = forms
+        self.alike = np.ones(forms.vec.n, dtype=bool) if forms is not None else None
+        self.proven = 0  # decisions on the block index evaluated over the candidates
+        self.checked: set[int] = set()  # shared instructions whose block-index address held
+
+    def _narrow(self, agreed: Any, m: int, what: str) -> None:
+        """Keep the blocks of ``agreed`` (None: nothing known: the block stands alone)."""
+        if agreed is None or self.alike is None or self.forms is None:
+            self.differs = Differs(self.instructions[m], what)
+            return
+        self.proven += 1
+        self.alike &= agreed
+        if int(self.alike.sum()) <= 1:  # the block stands for itself alone
+            self.differs = Differs(self.instructions[m], what)
+
+    def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
+        """Instruction ``m`` runs for the threads ``at`` under guard predicate
+        ``kind``/``index``: is it free of taint, or which blocks take its outcome?"""
+        self.decisions += 1
+        if self.differs is not None:
+            return
+        taint = (blk.tup if kind == "UP" else blk.tp)[index][at]
+        if not np.any(taint):
+            return
+        if np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF)) or self.forms is None:
+            self.differs = Differs(self.instructions[m], "its guard predicate")
+            return
+        ids = blk.ids(at)
+        self._narrow(self.forms.agreement(kind, index, ids, blk), m, "its guard predicate")
+
+    def operands(self, m: int, blk: Any, at: Any) -> None:
+        """Instruction ``m`` runs for the threads ``at``: are its watched registers and its
+        shared address free of taint, or which blocks hold the same values?"""
+        if self.differs is not None:
+            return
+        for regs, what in (
+            (self.registers[m], "a register it reads"),
+            (self.addresses[m], "a shared address"),
+        ):
+            if not regs:
+                continue
+            self.decisions += 1
+            tables = {"R": blk.tr, "UR": blk.tur, "P": blk.tp, "UP": blk.tup}
+            for kind, index in regs:
+                table = tables[kind]
+                if index >= len(table):
+                    continue
+                taint = table[index][at]
+                if not np.any(taint):
+                    continue
+                if np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF)) or self.forms is None:
+                    self.differs = Differs(self.instructions[m], what)
+                    return
+                ids = blk.ids(at)
+                self._narrow(self.forms.same(kind, index, ids, blk), m, what)
+                if self.differs is not None:
+                    return
+                if regs is self.addresses[m]:
+                    self.checked.add(m)
+
+    def requests(self, tainted: dict[int, int], recorded: int) -> None:
+        """The block recorded ``recorded`` shared-memory requests, those of the instructions
+        of ``tainted`` (index -> their address taint) with tainted addresses."""
+        self.decisions += recorded
+        for index in sorted(tainted):
+            if self.differs is not None:
+                return
+            if tainted[index] & ~TAINT_BLOCK & 0xFF or index not in self.checked:
+                self.differs = Differs(self.instructions[index], "a shared address")
