@@ -479,3 +479,50 @@ def test_an_unknown_instruction_that_runs_is_a_located_error() -> None:
     mem = GlobalMemory()
     with pytest.raises(TraceError, match="instruction FOOBAR is not modelled"):
         execute.run(_dead_path_function(True), launch(ARCHES[0], (64, 1, 1), b"", mem, 256))
+
+
+def _fp8_value(byte: int, exp_bits: int) -> float:
+    """Reference: the value of an 8-bit float (E5M2: bias 15; E4M3: bias 7), not a NaN."""
+    man_bits = 7 - exp_bits
+    bias = 2 ** (exp_bits - 1) - 1
+    e, m = (byte >> man_bits) & (2**exp_bits - 1), byte & (2**man_bits - 1)
+    if exp_bits == 5 and e == 31:
+        mag = float("inf")
+    elif e == 0:
+        mag = m / 2**man_bits * 2.0 ** (1 - bias)
+    else:
+        mag = (1 + m / 2**man_bits) * 2.0 ** (e - bias)
+    return -mag if byte & 0x80 else mag
+
+
+def test_fp8_pairs_unpack_to_halves() -> None:
+    # F2FP.F16.E5M2.UNPACK_B / .E4M3 (Triton's fp8 dots on mma.sync): each thread unpacks
+    # both halves of its word; 128 threads see every byte in both places of a pair
+    fn = functions("emu_fp8_sm90.cubin")["_Z7emu_fp8PKjPj"]
+    n = 128
+    words = np.array(
+        [
+            (4 * t) % 256
+            | ((4 * t + 1) % 256) << 8
+            | (255 - 4 * t % 256) << 16
+            | (4 * t + 3) % 256 << 24
+            for t in range(n)
+        ],
+        dtype=np.uint32,
+    )
+    mem = GlobalMemory()
+    pi, po = mem.add_buffer(words.tobytes(), "in"), mem.add_buffer(n * 16, "out")
+    execute.run(fn, launch(ARCHES[0], (n, 1, 1), struct.pack("<QQ", pi, po), mem, 0))
+    o = np.frombuffer(mem.read("out"), dtype=np.uint32).reshape(n, 4)
+    for t in range(n):
+        w = int(words[t])
+        for col, (half, exp_bits) in enumerate(((0, 5), (16, 5), (0, 4), (16, 4))):
+            for k in (0, 1):
+                byte = (w >> (half + 8 * k)) & 0xFF
+                got = (int(o[t, col]) >> (16 * k)) & 0xFFFF
+                nan = (exp_bits == 5 and byte & 0x7C == 0x7C and byte & 3) or (
+                    exp_bits == 4 and byte & 0x7F == 0x7F
+                )
+                if not nan:  # (a NaN's bits are not checked)
+                    want = np.array(_fp8_value(byte, exp_bits), dtype=np.float16)
+                    assert got == int(want.view(np.uint16)), (t, col, k, hex(byte))

@@ -1,6 +1,6 @@
 """Conversions between number types: integer <-> float (I2F, F2I), float <-> float
-(F2F, packed F2FP), integer <-> integer (I2I) and rounding to an integral value (FRND),
-with the instruction's rounding mode and saturation.
+(F2F, packed F2FP, 8-bit float pairs unpacked to halves), integer <-> integer (I2I) and
+rounding to an integral value (FRND), with the instruction's rounding mode and saturation.
 """
 
 from __future__ import annotations
@@ -249,9 +249,50 @@ def _clamp(typ: str) -> Any:
     return lambda x: np.clip(x, lo, hi)
 
 
+def _fp8_halves(fmt: str) -> Any:
+    """The half-precision bits of each of the 256 bytes of an 8-bit float format: E5M2 is the
+    top byte of a half (1 sign, 5 exponent, 2 mantissa bits, bias 15, with infinities and
+    NaNs); E4M3 (bias 7, no infinity, S.1111.111 the only NaN) is scaled into a half
+    exactly. A NaN becomes the canonical half NaN 0x7FFF."""
+    if fmt == "E5M2":
+        out = np.arange(256, dtype=_U) << np.uint32(8)
+        nan = ((out & 0x7C00) == 0x7C00) & ((out & 0x3FF) != 0)
+        return np.where(nan, _U(0x7FFF), out).astype(_U)
+    b = np.arange(256)
+    e, m = (b >> 3) & 0xF, b & 7
+    mag = np.where(e == 0, m / 8.0 * 2.0**-6, (1 + m / 8.0) * 2.0 ** (e - 7))
+    val = np.where(b & 0x80, -mag, mag)
+    bits = np.asarray(val, dtype=np.float16).view(np.uint16).astype(_U)
+    return np.where((b & 0x7F) == 0x7F, _U(0x7FFF), bits).astype(_U)
+
+
+def _f2fp_unpack(ins: Instruction) -> Step:
+    """``F2FP.F16.E5M2.UNPACK_B d, a`` (and ``.E4M3``, PTX's ``cvt.rn.f16x2.e5m2x2``): the
+    two 8-bit floats in a's low half (its high half with ``.H1``) become the two halves of d,
+    byte 0 the low one."""
+    ops = ins.operands
+    fmt = next((m for m in ins.mods if m in ("E5M2", "E4M3")), None)
+    if fmt is None or "F16" not in ins.mods or len(ops) != 2 or not isinstance(ops[1], Reg):
+        raise unsupported(ins)
+    table = _fp8_halves(fmt)
+    high = "H1" in ops[1].sel
+    r = read_u32(Reg(ops[1].kind, ops[1].index), "i", ins)
+    w = write_u32(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = r(b, ix)
+        u = np.asarray(v, dtype=_U) >> _U(16 if high else 0)
+        lo, hi = table[u & _U(0xFF)], table[(u >> _U(8)) & _U(0xFF)]
+        w(b, ix, np.broadcast_to(((hi << _U(16)) | lo).astype(_U), (b.count(ix),)), t)
+
+    return step
+
+
 @op("F2FP")
 def _f2fp(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
+    if "UNPACK_B" in ins.mods:
+        return _f2fp_unpack(ins)
     if "PACK_AB" not in ins.mods or len(ops) != 3:
         raise unsupported(ins)
     bf = "BF16" in ins.mods
