@@ -21,7 +21,9 @@ for i, (ident, (name, consts, opts, grid, scalars, tensors)) in enumerate(LAUNCH
         continue
     args = {}
     for pname, (dt, shape) in tensors.items():
-        t = torch.zeros(shape, device=dev, dtype=torch.uint8 if "float8" in dt else getattr(torch, dt))
+        t = torch.zeros(
+            shape, device=dev, dtype=torch.uint8 if "float8" in dt else getattr(torch, dt)
+        )
         args[pname] = t.view(getattr(torch, dt)) if "float8" in dt else t
     fn = getattr(kernels, name)
     try:
