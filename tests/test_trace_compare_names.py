@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
-from shmem_cli.trace.ncu_names import canonical, same_kernel
+from shmem_cli.trace.ncu_names import bare, canonical, same_kernel
 
 from .conftest import TEST_DATA
 
@@ -77,3 +77,31 @@ def test_one_row_that_differs_fails(tmp_path: Path) -> None:
     code, out = _compare(changed, "lab::transpose_tile<32, 0, float>")
     assert code == 1
     assert "1,023 / 1,024" in out or "1023 / 1024" in out, out
+
+
+def test_the_raw_pages_short_spelling_is_the_same_name() -> None:
+    # Nsight Compute's raw page and launch list: no namespaces, no casts, bools as 0/1
+    ours = ("lab::transpose_tile<32, 0, float>", "_ZN3lab14transpose_tileILi32ELi0EfEEvPT1_PKS1_i")
+    assert same_kernel("void transpose_tile<32, 0, float>(T3 *, const T3 *, int)", ours)
+    assert not same_kernel("void transpose_tile<32, 1, float>(T3 *, const T3 *, int)", ours)
+    flash = (
+        "flash::fwd<traits<64, false, cutlass::half_t, inner::cfg<4, cutlass::half_t> >, "
+        "false, true>",
+    )
+    assert same_kernel("void fwd<traits<64, 0, half_t, cfg<4, half_t>>, 0, 1>(params)", flash)
+    assert not same_kernel("void fwd<traits<64, 0, half_t, cfg<4, half_t>>, 1, 1>(params)", flash)
+    # a name that keeps its namespaces is compared as written (no namespace dropped)
+    assert not same_kernel("void other::transpose_tile<(int)32, (int)0, float>(int)", ours)
+    assert bare("cutlass::device_kernel<(bool)1, cute::C<(int)2>>") == "device_kernel<1,C<2>>"
+
+
+@needs_nvdisasm
+def test_kernel_takes_the_name_nsight_wrote() -> None:
+    args = ["trace", str(CUBIN), "--block", "32,8", "-a", "n=32", "--no-tables", "-f", "json"]
+    for written, pad in (
+        ("void transpose_tile<32, 1, float>(T3 *, const T3 *, int)", 1),
+        ("void lab::transpose_tile<(int)32, (int)0, float>(T3 *, const T3 *, int)", 0),
+    ):
+        result = CliRunner().invoke(main, [*args, "--kernel", written])
+        assert result.exit_code == 0, result.output
+        assert f"transpose_tile<32, {pad}, float>" in result.output

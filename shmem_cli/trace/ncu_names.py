@@ -8,6 +8,13 @@ mangled`` it is the mangled name, and a Triton kernel is its plain name. shmem k
 by its demangled name without return type and parameters (``lab::transpose_tile<32, 0,
 float>``, literals as c++filt writes them: ``32``, ``4u``, ``true``), its whole signature and
 its mangled name. :func:`same_kernel` compares the forms after :func:`canonical`.
+
+Nsight Compute's raw page (``--page raw``, and the launch list) writes a shorter form still:
+no namespaces, no casts, ``bool`` arguments as ``0``/``1`` (``void flash_fwd_kernel<
+Flash_fwd_kernel_traits<64, 128, 128, 4, 0, 0, half_t, ...>, 0, 1>(Flash_fwd_params)`` for
+``flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false,
+cutlass::half_t, ...>, false, true>``). A name written without any ``::`` is compared in that
+form too (:func:`bare`).
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ _CAST = re.compile(
 _BOOL_CAST = re.compile(r"\(\s*bool\s*\)\s*([01])\b")
 _SUFFIX = re.compile(r"\b(-?\d+)(?:ull|ll|ul|lu|u|l)\b", re.IGNORECASE)
 _RETURN = re.compile(r"^(?:void|int|float|double|unsigned int)\s+")
+# a namespace (or class) qualifier before a name: cutlass::gemm::, (anonymous namespace)::
+_QUALIFIER = re.compile(r"(?:\(anonymousnamespace\)|\b[A-Za-z_]\w*)::")
+_BOOL_WORD = re.compile(r"\b(true|false)\b")
 
 
 def _strip_parameters(name: str) -> str:
@@ -53,10 +63,19 @@ def canonical(name: str) -> str:
     return text.replace(" ", "")
 
 
+def bare(name: str) -> str:
+    """:func:`canonical`, then without namespace qualifiers and with ``bool`` arguments as
+    ``1``/``0``: the raw page's spelling."""
+    text = _QUALIFIER.sub("", canonical(name))
+    return _BOOL_WORD.sub(lambda m: "1" if m.group(1) == "true" else "0", text)
+
+
 def same_kernel(table_name: str, forms: tuple[str, ...]) -> bool:
     """Whether Nsight Compute's ``table_name`` names the kernel shmem knows by ``forms``
-    (its demangled name, its signature, its mangled name)."""
+    (its demangled name, its signature, its mangled name); a name without ``::`` is also
+    compared in the raw page's spelling (:func:`bare`)."""
     if table_name.strip() in forms:
         return True
-    ours = {canonical(f) for f in forms if f}
-    return canonical(table_name) in ours
+    if canonical(table_name) in {canonical(f) for f in forms if f}:
+        return True
+    return "::" not in table_name and bare(table_name) in {bare(f) for f in forms if f}

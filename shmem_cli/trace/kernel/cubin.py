@@ -27,6 +27,7 @@ from pathlib import Path
 from ...hardware.arch import rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
+from ..ncu_names import same_kernel
 from .elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
@@ -370,7 +371,8 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
     mangled name, its whole signature, its name without template arguments when that is
     unique, or a unique prefix of any of these, else a part of one that only one kernel's
     names contain (``KernelTmaWarpSpecializedCooperative``: what tells a library's
-    instantiations apart). None picks the only kernel."""
+    instantiations apart), or the name as Nsight Compute writes it (casts, ``void``, the
+    parameter list; on its raw page without namespaces). None picks the only kernel."""
     kernels = info.kernels
     if not kernels:
         raise ShmemError(
@@ -395,7 +397,8 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
     exact = [k for k in kernels if q in forms(k)]
     prefixed = [k for k in kernels if any(f.startswith(q) for f in forms(k))]
     inside = [k for k in kernels if any(q in f for f in forms(k))]
-    for found in (exact, prefixed, inside):
+    nsight = [k for k in kernels if same_kernel(query, (k.name, k.signature, k.mangled))]
+    for found in (exact, prefixed, inside, nsight):
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
