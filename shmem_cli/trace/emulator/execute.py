@@ -104,7 +104,7 @@ def run(
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
     if grid and plan.clusters > 1 and not every_block and launch.cluster_ctas == 1:
-        traced: Trace = trace_grid(run_, plan, budget, every_block)  # blocks by class
+        traced: Trace = trace_grid(run_, plan, budget)  # blocks by class
         return traced
     watch = None
     if grid and plan.clusters > 1 and not every_block:

@@ -30,9 +30,9 @@ _FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
 _ORDER = ("LT", "LE", "GT", "GE", "EQ", "NE")
 
 
-def arc(cmp: str, k: Any, c: Any, d: Any, d0: int, signed: bool) -> Any:
-    """The candidate blocks whose ``d`` (int64 over blocks, 0..2^32-1) gives ``k + d ? c``
-    (per thread, mod 2^32) the outcome it has at ``d0`` on every thread."""
+def bounds(cmp: str, k: Any, c: Any, d0: Any, signed: bool) -> tuple[Any, Any]:
+    """Per thread: how far ``d`` may move above and below ``d0`` (each thread's own) with
+    ``k + d ? c`` (mod 2^32) keeping the outcome it has at ``d0`` (2^32: without end)."""
     k = np.asarray(k, dtype=np.int64)
     c = np.asarray(c, dtype=np.int64)
     if signed:  # flip the top bit of both sides: an unsigned compare
@@ -51,9 +51,36 @@ def arc(cmp: str, k: Any, c: Any, d: Any, d0: int, signed: bool) -> Any:
     whole = length >= _W
     up = np.where(whole, _W, (start + length - 1 - d0) % _W)
     down = np.where(whole, _W, (d0 - start) % _W)
+    return up, down
+
+
+def arc(cmp: str, k: Any, c: Any, d: Any, d0: int, signed: bool) -> Any:
+    """The candidate blocks whose ``d`` (int64 over blocks, 0..2^32-1) gives ``k + d ? c``
+    (per thread, mod 2^32) the outcome it has at ``d0`` on every thread."""
+    up, down = bounds(cmp, k, c, d0, signed)
     most_up = int(up.min()) if up.size else _W
     most_down = int(down.min()) if down.size else _W
     return ((d - d0) % _W <= most_up) | ((d0 - d) % _W <= most_down)
+
+
+def _moving(forms: Any, cmp: str, signed: bool, a: Any, c: Any, sel: Any) -> Any:
+    """The agreement of the threads ``sel`` whose side ``a`` moves with the block and ``c``
+    does not, every vector at once: each vector's blocks within the least reach of its
+    threads."""
+    value, vids, negated = a
+    rep = forms.rep
+    used, which = np.unique(vids[sel], return_inverse=True)
+    d = np.stack([_vector(forms, int(u), negated) for u in used])  # vectors x blocks
+    d0 = d[:, rep][which]
+    k = (value[sel] - d0) % _W
+    up, down = bounds(cmp, k, c[0][sel], d0, signed)
+    most_up = np.full(len(used), _W, dtype=np.int64)
+    most_down = np.full(len(used), _W, dtype=np.int64)
+    np.minimum.at(most_up, which, up)
+    np.minimum.at(most_down, which, down)
+    at = d[:, rep][:, None]
+    ok = ((d - at) % _W <= most_up[:, None]) | ((at - d) % _W <= most_down[:, None])
+    return ok.all(axis=0)
 
 
 def _side(forms: Any, ins: Instruction, k: int, form: Any, blk: Block, ids: Any) -> Any:
@@ -109,25 +136,21 @@ def _compare(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
     (va, ia, na), (vc, ic, nc) = a, c
     rep = forms.rep
     out = np.ones(forms.vec.n, dtype=bool)
-    pairs = np.unique(np.stack([ia, ic]), axis=1)
-    for i, j in pairs.T:
-        sel = (ia == i) & (ic == j)
-        if i < 0 and j < 0:
-            continue
-        if i >= 0 and j >= 0 and cmp not in ("EQ", "NE"):  # both move: only where both hold
+    alone_a = (ia >= 0) & (ic < 0)
+    alone_c = (ia < 0) & (ic >= 0)
+    if alone_a.any():
+        out &= _moving(forms, cmp, signed, a, c, alone_a)
+    if alone_c.any():
+        out &= _moving(forms, _FLIP[cmp], signed, c, a, alone_c)
+    both = (ia >= 0) & (ic >= 0)
+    pairs: Any = np.unique(np.stack([ia[both], ic[both]]), axis=1) if both.any() else ()
+    for i, j in np.asarray(pairs).T if both.any() else ():
+        sel = both & (ia == i) & (ic == j)
+        if cmp not in ("EQ", "NE"):  # both move: only where both hold their values
             da, dc = _vector(forms, int(i), na), _vector(forms, int(j), nc)
             out &= (da == da[rep]) & (dc == dc[rep])
             continue
-        if i >= 0 and j >= 0:  # a == c: a - c == 0
-            d = (_vector(forms, int(i), na) - _vector(forms, int(j), nc)) % _W
-            k = (va[sel] - vc[sel] - int(d[rep])) % _W
-            out &= arc(cmp, k, np.zeros_like(k), d, int(d[rep]), False)
-            continue
-        this = cmp
-        (v1, i1, n1), (v2, _, _) = (a, c) if i >= 0 else (c, a)
-        if i < 0:
-            this = _FLIP[cmp]
-        d = _vector(forms, int(i1[sel][0]), n1)
-        k = (v1[sel] - int(d[rep])) % _W
-        out &= arc(this, k, v2[sel], d, int(d[rep]), signed)
+        d = (_vector(forms, int(i), na) - _vector(forms, int(j), nc)) % _W  # a - c == 0
+        k = (va[sel] - vc[sel] - int(d[rep])) % _W
+        out &= arc(cmp, k, np.zeros_like(k), d, int(d[rep]), False)
     return out

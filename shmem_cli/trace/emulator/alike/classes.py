@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import grid as grids
 from ..budget import Budget
-from .forms import Forms
+from .forms import Forms, Vectors
 from .shadow import COLUMNS, Shadow
 from .watch import Watch
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 #: classes found one after the other at most (each costs one block run watched)
 ROUNDS = 64
+#: rounds in a row whose block stands for itself alone that end them
+LONERS = 8
 
 
 @dataclass(frozen=True)
@@ -121,43 +123,47 @@ class Classes:
         )
 
 
-def members(candidates: Any, alike: Any, rep: int) -> tuple[Any, Any]:
-    """(the class of the representative among ``candidates``, the blocks left)."""
-    cand = np.asarray(candidates, dtype=np.int64)
-    mask = np.asarray(alike, dtype=bool) | (cand == rep)
-    return cand[mask], cand[~mask]
+def members(left: Any, alike: Any, rep: int) -> tuple[Any, Any]:
+    """(the blocks of the representative's class, the blocks left after it): ``left`` and
+    ``alike`` are masks over the grid's blocks (``alike`` None: the block alone)."""
+    mask = np.zeros(len(left), dtype=bool) if alike is None else alike & left
+    mask[rep] = True
+    return np.flatnonzero(mask), left & ~mask
 
 
-def trace_grid(run: Any, plan: grids.Plan, budget: Budget, every_block: bool) -> Any:
+def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     """Trace every block of ``plan`` (a grid without clusters) class by class, the blocks in
     no class in batches; ``run`` is the launch's execute._Run. Returns its Trace."""
     launch, recorder = run.launch, run.recorder
     instructions = run.function.instructions
     shared = [k is not None for k in run.kinds]
-    left = np.arange(plan.blocks, dtype=np.int64)
+    left = np.ones(plan.blocks, dtype=bool)  # the blocks in no class yet
     found: list[ClassCounts] = []
-    decisions = proven = 0
+    decisions = proven = loners = 0
     differs: grids.Differs | None = None
     shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * plan.blocks))
+    vectors = Vectors(plan.blocks)
     for _ in range(ROUNDS):
-        if not left.size or differs is not None:
+        if not left.any() or loners >= LONERS:
             break
-        rep = int(left[0])
-        forms = Forms(launch, instructions, run.program.destinations, left, 0, shadow)
-        watch = Watch(instructions, forms, shared)
+        rep = int(np.argmax(left))  # the lowest-numbered block left
+        forms = Forms(launch, instructions, run.program.destinations, rep, shadow, vectors)
+        watch = Watch(instructions, forms, shared, left)
         before = snapshot(run)
         recorder.tainted = {}
         requests = recorder.requests
         run.batch(plan.only([rep]), watch)
         watch.requests(recorder.tainted, recorder.requests - requests)
         decisions, proven = decisions + watch.decisions, proven + watch.proven
-        alike = watch.alike if watch.differs is None and not every_block else None
-        cls, left = members(left, alike if alike is not None else left == rep, rep)
+        cls, left = members(left, watch.alike if watch.differs is None else None, rep)
         found.append(since(before, run, rep, len(cls) - 1))
-        if len(cls) == 1:  # a block that stands for itself alone: no more rounds
-            differs = watch.differs or grids.Differs(instructions[0], "its guard predicate")
+        loners = loners + 1 if len(cls) == 1 else 0
+        if len(cls) == 1 and differs is None:
+            differs = watch.differs
+        if watch.differs is not None and not watch.alone:
+            break  # a decision the forms could not evaluate: the rest run
     classes = Classes(tuple(found))
-    if not left.size:  # every block is in a class
+    if not left.any():  # every block is in a class
         every = grids.Proof(plan.blocks, decisions, "blocks", proven, len(found), 0, plan.blocks)
         if len(found) == 1:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
@@ -166,9 +172,10 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget, every_block: bool) ->
         )
         return run.trace(coverage, classes)
     chosen, why = grids.sampled(
-        len(left), _per_block(found), recorder.requests, budget, "blocks in no class"
+        int(left.sum()), _per_block(found), recorder.requests, budget, "blocks in no class"
     )
-    todo = [int(b) for b in (left if chosen is None else left[list(chosen)])]
+    rest = np.flatnonzero(left)
+    todo = [int(b) for b in (rest if chosen is None else rest[list(chosen)])]
     for batch in plan.rest(todo):
         run.batch(batch, None)
     useful = [c for c in found if c.extra]
@@ -177,7 +184,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget, every_block: bool) ->
     if useful:
         counted = sum(c.extra + 1 for c in useful)
         proof = grids.Proof(
-            counted, decisions, "blocks", proven, len(useful), len(left), plan.blocks
+            counted, decisions, "blocks", proven, len(useful), int(left.sum()), plan.blocks
         )
         mode = "alike" if chosen is None else mode
     coverage = grids.Coverage(

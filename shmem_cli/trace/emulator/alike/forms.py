@@ -150,21 +150,19 @@ class Forms:
         launch: Launch,
         instructions: Sequence[Instruction],
         destinations: Sequence[tuple[Dest, ...]],
-        candidates: Any,
         rep: int,
         shadow: Shadow,
+        vec: Vectors,
     ) -> None:
         gx, gy, _ = launch.grid
-        lin = np.asarray(candidates, dtype=np.int64)
-        self.candidates = lin
-        self.rep = rep  # the representative's position among the candidates
+        lin = np.arange(vec.n, dtype=np.int64)  # every block of the grid, in launch order
+        self.rep = rep  # the representative block's number
         self.instructions, self.destinations = instructions, destinations
-        self.vec = Vectors(len(lin))
+        self.vec = vec  # kept from one class's block to the next: the same values, once
         self.axes = [
             self.vec.intern(a.astype(np.uint32))
             for a in (lin % gx, (lin // gx) % gy, lin // (gx * gy))
         ]
-        self.true = self.vec.intern(np.ones(len(lin), dtype=bool))
         # per register: (k, vector id or -1 for none, known) per thread of the block
         self.regs: dict[tuple[str, int], tuple[U32, I32, B8]] = {}
         # per predicate: (agreement id, value id) per thread; -1: unknown

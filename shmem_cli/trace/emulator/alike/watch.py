@@ -108,6 +108,7 @@ class Watch:
         instructions: list[Instruction],
         forms: Forms | None = None,
         shared: Sequence[bool] = (),
+        candidates: Any = None,
     ) -> None:
         self.instructions = instructions
         self.registers = [_registers(ins) for ins in instructions]
@@ -118,9 +119,15 @@ class Watch:
         self.differs: Differs | None = None
         self.decisions = 0
         self.forms = forms
-        self.alike = np.ones(forms.vec.n, dtype=bool) if forms is not None else None
+        # the blocks still taking every decision as this one (of ``candidates``, a mask over
+        # the grid's blocks: those in no class yet)
+        self.alike = None
+        if forms is not None:
+            every = np.ones(forms.vec.n, dtype=bool)
+            self.alike = every if candidates is None else np.array(candidates, dtype=bool)
         self.proven = 0  # decisions on the block index evaluated over the candidates
         self.checked: set[int] = set()  # shared instructions whose block-index address held
+        self.alone = False  # every decision was proven, but no other block takes them all
 
     def _narrow(self, agreed: Any, m: int, what: str) -> None:
         """Keep the blocks of ``agreed`` (None: nothing known: the block stands alone)."""
@@ -131,6 +138,7 @@ class Watch:
         self.alike &= agreed
         if int(self.alike.sum()) <= 1:  # the block stands for itself alone
             self.differs = Differs(self.instructions[m], what)
+            self.alone = True
 
     def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
         """Instruction ``m`` runs for the threads ``at`` under guard predicate

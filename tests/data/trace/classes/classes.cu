@@ -1,0 +1,125 @@
+// shmem's own kernels for issue 30: blocks that differ only through the block index, traced
+// once per class of identical behaviour (shmem_cli/trace/emulator/alike/). Each kernel's
+// totals are checked against running every block (tests/test_trace_classes.py).
+// Build: nvcc -cubin -lineinfo -O3 -arch=sm_90 -o classes.sm_90.cubin classes.cu
+#define N 256
+
+// the column stride is 1 + blockIdx.x % 3: three classes
+extern "C" __global__ void cl_mod(float *out) {
+  __shared__ float tile[N * 4];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int s = 1 + blockIdx.x % 3;
+  out[blockIdx.x * N + t] = tile[(t * s) % (N * 4)];
+}
+
+// a quotient by a constant (IMAD.HI and a shift): blocks below lim * 5 take the 2-way read
+extern "C" __global__ void cl_div(float *out, int lim) {
+  __shared__ float tile[N * 2];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int q = blockIdx.x / 5;
+  float v = 0.f;
+  if (q < lim) v = tile[(t * 2) % (N * 2)];
+  out[blockIdx.x * N + t] = v + tile[t];
+}
+
+// right shifts and masks: bit 2 of the block index picks the stride, bits 0-1 a guard
+extern "C" __global__ void cl_bits(float *out) {
+  __shared__ float tile[N * 8];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  unsigned b = blockIdx.x;
+  int s = ((b >> 2) & 1) ? 8 : 1;
+  float v = tile[(t * s) % (N * 8)];
+  if ((b & 3u) == 2u) v += tile[(t * 4) % (N * 8)];
+  out[b * N + t] = v;
+}
+
+// a trip count through min: blocks at and past cap loop cap times
+extern "C" __global__ void cl_min(float *out, int cap) {
+  __shared__ float tile[N];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int trips = min((int)blockIdx.x, cap);
+  float acc = 0.f;
+  for (int i = 0; i < trips; ++i) acc += tile[(t * 2 + i) % N];
+  out[blockIdx.x * N + t] = acc;
+}
+
+// a causal loop bound: block b walks (b + 1) * 64 keys, 64 at a time, like attention's
+// diagonal; max() of the two axes for a second, 2-D trip count
+extern "C" __global__ void cl_causal(float *out, int bm) {
+  __shared__ float tile[N];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  float acc = 0.f;
+  int end = (blockIdx.x + 1) * bm;
+  for (int k = 0; k < end; k += bm) acc += tile[(t + k / bm) % N];
+  int more = max((int)blockIdx.y, 1);
+  for (int k = 0; k < more; ++k) acc += tile[(t * 3 + k) % N];
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * N + t] = acc;
+}
+
+// a guard moving along two axes at once, and one on z
+extern "C" __global__ void cl_axes(float *out, int lim) {
+  __shared__ float tile[N * 4];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  float v = 0.f;
+  if ((int)(blockIdx.x + 2 * blockIdx.y) < lim) v = tile[(t * 4) % (N * 4)];
+  if (blockIdx.z == 1) v += tile[(t * 2) % (N * 4)];
+  out[((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * N + t] = v;
+}
+
+// a remainder by a runtime value: (b * N + t) % n decides which lanes read
+extern "C" __global__ void cl_rem(float *out, int n) {
+  __shared__ float tile[N * 2];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  float v = 0.f;
+  if ((blockIdx.x * N + t) % n < 64) v = tile[(t * 2) % (N * 2)];
+  out[blockIdx.x * N + t] = v;
+}
+
+// refused: the guard reads shared memory written from the block index (no form)
+extern "C" __global__ void cl_smem(float *out) {
+  __shared__ float tile[N * 2];
+  __shared__ int flag;
+  int t = threadIdx.x;
+  tile[t] = t;
+  if (t == 0) flag = blockIdx.x & 1;
+  __syncthreads();
+  float v = 0.f;
+  if (flag) v = tile[(t * 2) % (N * 2)];
+  out[blockIdx.x * N + t] = v;
+}
+
+// refused: the guard reads the clock (a value the emulator cannot compute)
+extern "C" __global__ void cl_clock(float *out) {
+  __shared__ float tile[N * 2];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  float v = 0.f;
+  if ((clock() + blockIdx.x) & 1) v = tile[(t * 2) % (N * 2)];
+  out[blockIdx.x * N + t] = v;
+}
+
+// refused: a float computed from the block index decides (I2F: no form)
+extern "C" __global__ void cl_float(float *out) {
+  __shared__ float tile[N * 2];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  float v = 0.f;
+  if (__fsqrt_rn((float)blockIdx.x) > 1.5f) v = tile[(t * 2) % (N * 2)];
+  out[blockIdx.x * N + t] = v;
+}

@@ -1,0 +1,103 @@
+"""Blocks that differ only through the block index, traced once per class (issue 30,
+shmem_cli/trace/emulator/alike/): the differential check.
+
+Each kernel of tests/data/trace/classes/classes.cu takes its decisions from the block index
+through another kind of integer operation (a remainder or a quotient by a constant, shifts
+and masks, min/max, a causal loop bound, two axes at once, a remainder by a runtime value),
+or from something the proof must refuse (shared memory written from the block index, the
+clock, a float). The reference is the same launch with every block run (the tracer's path
+for a caller that reads global memory afterwards): totals, every instruction's cost and the
+thread-instructions must be equal. Where the count is simple it is also said by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .test_trace_grid import every_block, traced
+
+CLASSES = TRACE_DATA / "classes" / "classes.sm_90.cubin"
+N = 256  # threads of a block (classes.cu)
+
+
+def _same(kernel: str, grid: tuple[int, int, int], args: tuple[str, ...]) -> Any:
+    """The launch traced by class, checked against every block run; returns it."""
+    by_class = traced(CLASSES, kernel, N, grid, args)
+    ran = every_block(CLASSES, kernel, N, grid, args)
+    assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
+    assert by_class.totals == ran.totals
+    assert by_class.instructions_executed == ran.instructions_executed
+    assert by_class.launch.blocks_traced == ran.launch.blocks_traced
+    for a, b in zip(by_class.accesses, ran.accesses, strict=True):
+        assert (a.site.pc, a.cost.totals, a.cost.lane_accesses, a.predicated_off) == (
+            b.site.pc,
+            b.cost.totals,
+            b.cost.lane_accesses,
+            b.predicated_off,
+        )
+    return by_class
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "grid", "args", "classes"),
+    [
+        ("cl_mod", (12, 1, 1), (), 3),  # stride 1 + b % 3
+        ("cl_div", (40, 1, 1), ("1=3",), 2),  # b / 5 < 3: blocks 0-14 and the rest
+        ("cl_bits", (16, 1, 1), (), 4),  # (b >> 2) & 1 and (b & 3) == 2
+        ("cl_axes", (6, 4, 2), ("1=5",), 4),  # x + 2y < 5, and z == 1
+        ("cl_min", (12, 1, 1), ("1=5",), 6),  # min(b, 5) trips: 0, 1, 2, 3, 4, 5+
+    ],
+)
+def test_decisions_through_integer_operations_make_classes(
+    kernel: str, grid: tuple[int, int, int], args: tuple[str, ...], classes: int
+) -> None:
+    traced_ = _same(kernel, grid, args)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == classes
+    blocks = grid[0] * grid[1] * grid[2]
+    assert f"the {blocks} blocks fall into {classes} classes" in (cov.proof or "")
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("n", [256, 512, 1024, 300])
+def test_a_remainder_by_a_runtime_value_is_exact(n: int) -> None:
+    # (b * 256 + t) % n: n = 300 gives each block its own lanes (every block runs)
+    traced_ = _same("cl_rem", (16, 1, 1), (f"1={n}",))
+    cov = traced_.launch.coverage
+    assert cov is not None
+    assert cov.mode == ("whole" if n == 300 else "alike")
+
+
+@needs_nvdisasm
+def test_a_causal_loop_bound_makes_a_class_per_row() -> None:
+    # block (x, y) loops x + 1 times, then max(y, 1) times: rows y = 0 and 1 alike
+    grid = (8, 3, 1)
+    traced_ = _same("cl_causal", grid, ("1=64",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 16
+    loads = sum(8 * ((x + 1) + max(y, 1)) for y in range(grid[1]) for x in range(grid[0]))
+    assert traced_.totals["load"].requests == traced_.totals["load"].wavefronts == loads
+    assert traced_.totals["store"].requests == 8 * grid[0] * grid[1]
+
+
+@needs_nvdisasm
+def test_the_remainder_kernel_by_hand() -> None:
+    # stride 1 + b % 3 words: 1, 2 (two-way: 2 wavefronts) and 3 words (1 wavefront)
+    traced_ = _same("cl_mod", (12, 1, 1), ())
+    per_block = {0: 8, 1: 16, 2: 8}
+    wavefronts = sum(per_block[b % 3] for b in range(12))
+    assert traced_.totals["load"].requests == 12 * 8
+    assert traced_.totals["load"].wavefronts == wavefronts
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("kernel", ["cl_smem", "cl_clock", "cl_float"])
+def test_decisions_the_proof_cannot_evaluate_run_every_block(kernel: str) -> None:
+    traced_ = _same(kernel, (6, 1, 1), ())
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 6
+    assert cov.differs is not None and "classes.cu:" in cov.differs
