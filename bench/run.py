@@ -468,21 +468,26 @@ def trace(report: Report, shmem: list[str], repeats: int) -> None:
 GRID_CUBIN = ROOT / "tests" / "data" / "trace" / "everyday" / "ev_grid.sm_90.cubin"
 # the kernel whose 4,096 blocks the H200 measured (tests/data/trace/cluster)
 DIFFER_CUBIN = ROOT / "tests" / "data" / "trace" / "cluster" / "differ.sm_90.cubin"
+# causal attention's shape: block (x, y) loops x + 1 times (tests/data/trace/classes)
+CLASSES_CUBIN = ROOT / "tests" / "data" / "trace" / "classes" / "classes.sm_90.cubin"
 
 
 def grids(report: Report, shmem: list[str], repeats: int) -> None:
     """Whole grids against one block, all timed in one run: the 4096 x 4096 transpose
     (16,384 blocks whose edge guards on the block index hold in every block: proven alike,
-    block (0,0,0) traced) against its one block, and 4,096 blocks that differ (block b loops
-    b % 32 + 1 times, so every block runs) against 32 of them; the thread-instructions per
-    second of that whole grid. Totals checked against the per-instruction counts measured on
-    the H200."""
+    block (0,0,0) traced) against its one block, 4,096 blocks that differ (block b loops
+    b % 32 + 1 times: 32 classes, one block of each traced) against 32 of them, and a
+    causal grid (32 x 32 blocks, block (x, y) loops x + 1 times: 32 classes) against its
+    first row of 32 blocks; the thread-instructions per second of the 4,096 blocks. Totals
+    checked against the per-instruction counts measured on the H200 (the causal grid's
+    against its count by hand)."""
     from shmem_cli.cuda import toolchain
 
     figures = (
         "trace: 16,384-block transpose / one block",
         "trace: 4,096 differing blocks / 32 blocks",
-        "trace: whole grid (4,096 differing blocks, every one run), thread-instructions/s",
+        "trace: whole grid (4,096 differing blocks), thread-instructions/s",
+        "trace: causal grid, 32 x 32 blocks / its first row of 32",
     )
     if not command_exists(shmem, "trace") or toolchain.which("nvdisasm") is None:
         for figure in figures:
@@ -495,11 +500,14 @@ def grids(report: Report, shmem: list[str], repeats: int) -> None:
         t_args = ["-k", "ev_transpose", "-b", "32,8", "-a", f"0=@{zeros}", "-a", f"1=@{zeros}"]
         t_args += ["-a", "width=4096", "-a", "height=4096"]
         d_args = ["-k", "differ", "-b", "256", "-a", "2=1048576"]
+        c_args = ["-k", "cl_attn", "-b", "256", "-a", "1=64"]
         runs = {
             "transpose_grid": (GRID_CUBIN, [*t_args, "-g", "128,128"]),
             "transpose_block": (GRID_CUBIN, [*t_args, "-g", "1"]),
             "differ_4096": (DIFFER_CUBIN, [*d_args, "-g", "4096"]),
             "differ_32": (DIFFER_CUBIN, [*d_args, "-g", "32"]),
+            "causal_grid": (CLASSES_CUBIN, [*c_args, "-g", "32,32"]),
+            "causal_row": (CLASSES_CUBIN, [*c_args, "-g", "32,1"]),
         }
         out = {k: Path(tmp) / f"{k}.json" for k in runs}
         commands = {
@@ -538,6 +546,19 @@ def grids(report: Report, shmem: list[str], repeats: int) -> None:
     )
     rate = ran / best["differ_4096"]
     report.row(figures[2], f"{rate / 1e6:.0f} M/s", "", None, None, "(end to end)")
+    ratio = best["causal_grid"] / best["causal_row"]
+    causal = doc["causal_grid"]["totals"]["load"]
+    # 32 rows of blocks x = 0..31, each 64 (x + 1) loads of one wavefront (8 warps, 8 steps)
+    want = 32 * sum(64 * (x + 1) for x in range(32))
+    report.row(
+        figures[3],
+        f"{best['causal_grid']:.2f} s / {best['causal_row']:.2f} s",
+        "<= 5x",
+        ratio,
+        ratio <= 5,
+        ("exact" if causal["requests"] == causal["wavefronts"] == want else "TOTALS DIFFER")
+        + f", {doc['causal_grid']['grid_coverage']['blocks_run']} blocks run",
+    )
     report.details["grids"] = {
         k: {
             "thread_instructions": doc[k]["instructions_executed"],

@@ -101,3 +101,14 @@ def test_decisions_the_proof_cannot_evaluate_run_every_block(kernel: str) -> Non
     cov = traced_.launch.coverage
     assert cov is not None and cov.mode == "whole" and cov.run == 6
     assert cov.differs is not None and "classes.cu:" in cov.differs
+
+
+@needs_nvdisasm
+def test_causal_attention_is_one_class_per_row_of_keys() -> None:
+    # cl_attn: block (x, y) walks (x + 1) steps of 8 reads a warp (8 warps), y decides nothing
+    grid = (8, 4, 1)
+    traced_ = _same("cl_attn", grid, ("1=64",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 8
+    loads = grid[1] * sum(64 * (x + 1) for x in range(grid[0]))
+    assert traced_.totals["load"].requests == traced_.totals["load"].wavefronts == loads

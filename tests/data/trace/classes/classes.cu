@@ -123,3 +123,17 @@ extern "C" __global__ void cl_float(float *out) {
   if (__fsqrt_rn((float)blockIdx.x) > 1.5f) v = tile[(t * 2) % (N * 2)];
   out[blockIdx.x * N + t] = v;
 }
+
+// causal attention's shape (make bench): block (x, y) walks keys 0..(x + 1) * 64 of its head
+// y in steps of 64, reading a 64-wide tile each step; x decides the trip count, y nothing
+extern "C" __global__ void cl_attn(float *out, int bm) {
+  __shared__ float keys[64 * 65];
+  int t = threadIdx.x;
+  for (int i = t; i < 64 * 65; i += blockDim.x) keys[i] = i;
+  __syncthreads();
+  float acc = 0.f;
+  int end = (blockIdx.x + 1) * bm;
+  for (int k = 0; k < end; k += bm)
+    for (int j = 0; j < 64; j += 8) acc += keys[(t % 64) * 65 + ((j + k / bm + t / 64) & 63)];
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + t] = acc;
+}
