@@ -112,3 +112,14 @@ def test_causal_attention_is_one_class_per_row_of_keys() -> None:
     assert cov is not None and cov.mode == "alike" and cov.run == 8
     loads = grid[1] * sum(64 * (x + 1) for x in range(grid[0]))
     assert traced_.totals["load"].requests == traced_.totals["load"].wavefronts == loads
+
+
+@needs_nvdisasm
+def test_clusters_alike_by_class() -> None:
+    # cl_cluster: clusters of 2 CTAs, cluster c loops c % 3 + 1 times with its rank's stride
+    # and reads its peer's tile: 12 clusters, 3 classes, a cluster of each traced (6 CTAs)
+    traced_ = _same("cl_cluster", (24, 1, 1), ())
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 6
+    assert "the 12 clusters fall into 3 classes" in (cov.proof or "")
+    assert traced_.launch.blocks_traced == 24

@@ -103,30 +103,13 @@ def run(
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
-    if grid and plan.clusters > 1 and not every_block and launch.cluster_ctas == 1:
-        traced: Trace = trace_grid(run_, plan, budget)  # blocks by class
-        return traced
-    watch = None
     if grid and plan.clusters > 1 and not every_block:
-        watch = Watch(function.instructions)  # clusters: alike by taint alone
-    run_.batch(plan.first(), watch)
-    if watch is None:
-        for batch in plan.rest():
-            run_.batch(batch, None)
-        mode = "block" if plan.blocks == 1 else "whole"
-        return run_.trace(grids.Coverage(mode, plan.blocks, run_.blocks))
-    watch.requests(recorder.tainted, recorder.requests)
-    if watch.differs is None:
-        proof = grids.Proof(plan.clusters, watch.decisions, "clusters", grid=plan.blocks)
-        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
-    chosen, why = grids.sampled(plan.clusters, run_.executed, recorder.requests, budget, "clusters")
-    for batch in plan.rest(chosen):
+        traced: Trace = trace_grid(run_, plan, budget)  # blocks (clusters) traced by class
+        return traced
+    for batch in [plan.first(), *plan.rest()]:
         run_.batch(batch, None)
-    mode = "whole" if chosen is None else "sample"
-    coverage = grids.Coverage(
-        mode, plan.blocks, run_.blocks, differs=watch.differs, why_sampled=why
-    )
-    return run_.trace(coverage)
+    mode = "block" if plan.blocks == 1 else "whole"
+    return run_.trace(grids.Coverage(mode, plan.blocks, run_.blocks))
 
 
 class _Run:

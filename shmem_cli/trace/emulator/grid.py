@@ -198,17 +198,18 @@ class Proof:
                 f"every {self.unit[:-1]} behaves alike: {first} traced and its requests "
                 f"counted for each of the {self.blocks:,} {self.unit} {checked}"
             )
+        u, one = self.unit, self.unit[:-1]
         of = (
-            f"{self.blocks:,} of the {self.grid:,} blocks"
+            f"{self.blocks:,} of the {self.grid:,} {u}"
             if self.apart
-            else (f"the {self.blocks:,} blocks")
+            else f"the {self.blocks:,} {u}"
         )
         classes = "1 class" if self.classes == 1 else f"{self.classes:,} classes"
-        rest = f"; the {self.apart:,} blocks in no class were run" if self.apart else ""
+        rest = f"; the {self.apart:,} {u} in no class were run" if self.apart else ""
         return (
-            f"blocks alike by class: {of} fall into {classes} of identical behaviour, "
-            "each traced once (its lowest-numbered block) and its requests counted for "
-            f"every block of the class{rest} {checked}"
+            f"{u} alike by class: {of} fall into {classes} of identical behaviour, "
+            f"each traced once (its lowest-numbered {one}) and its requests counted for "
+            f"every {one} of the class{rest} {checked}"
         )
 
 

@@ -132,21 +132,25 @@ def members(left: Any, alike: Any, rep: int) -> tuple[Any, Any]:
 
 
 def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
-    """Trace every block of ``plan`` (a grid without clusters) class by class, the blocks in
-    no class in batches; ``run`` is the launch's execute._Run. Returns its Trace."""
+    """Trace every block of ``plan`` class by class (every cluster, where the launch has
+    thread-block clusters: a cluster's CTAs run together, and clusters alike to a cluster
+    are counted as it), those in no class in batches; ``run`` is the launch's
+    execute._Run. Returns its Trace."""
     launch, recorder = run.launch, run.recorder
     instructions = run.function.instructions
     shared = [k is not None for k in run.kinds]
-    left = np.ones(plan.blocks, dtype=bool)  # the blocks in no class yet
+    size, n = launch.cluster_ctas, plan.clusters
+    unit = "clusters" if size > 1 else "blocks"
+    left = np.ones(n, dtype=bool)  # the blocks (clusters) in no class yet
     found: list[ClassCounts] = []
     decisions = proven = loners = 0
     differs: grids.Differs | None = None
-    shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * plan.blocks))
-    vectors = Vectors(plan.blocks)
+    shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
+    vectors = Vectors(n)
     for _ in range(ROUNDS):
         if not left.any() or loners >= LONERS:
             break
-        rep = int(np.argmax(left))  # the lowest-numbered block left
+        rep = int(np.argmax(left))  # the lowest-numbered left
         forms = Forms(launch, instructions, run.program.destinations, rep, shadow, vectors)
         watch = Watch(instructions, forms, shared, left)
         before = snapshot(run)
@@ -163,16 +167,17 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         if watch.differs is not None and not watch.alone:
             break  # a decision the forms could not evaluate: the rest run
     classes = Classes(tuple(found))
-    if not left.any():  # every block is in a class
-        every = grids.Proof(plan.blocks, decisions, "blocks", proven, len(found), 0, plan.blocks)
+    stood_for = classes.stood_for * size  # blocks
+    if not left.any():  # every block (cluster) is in a class
+        every = grids.Proof(n, decisions, unit, proven, len(found), 0, n)
         if len(found) == 1:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
         coverage = grids.Coverage(
-            "alike", plan.blocks, run.blocks, proof=every, stood_for=classes.stood_for
+            "alike", plan.blocks, run.blocks, proof=every, stood_for=stood_for
         )
         return run.trace(coverage, classes)
     chosen, why = grids.sampled(
-        int(left.sum()), _per_block(found), recorder.requests, budget, "blocks in no class"
+        int(left.sum()), _per_block(found), recorder.requests, budget, f"{unit} in no class"
     )
     rest = np.flatnonzero(left)
     todo = [int(b) for b in (rest if chosen is None else rest[list(chosen)])]
@@ -183,9 +188,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     proof: grids.Proof | None = None
     if useful:
         counted = sum(c.extra + 1 for c in useful)
-        proof = grids.Proof(
-            counted, decisions, "blocks", proven, len(useful), int(left.sum()), plan.blocks
-        )
+        proof = grids.Proof(counted, decisions, unit, proven, len(useful), int(left.sum()), n)
         mode = "alike" if chosen is None else mode
     coverage = grids.Coverage(
         mode,
@@ -194,7 +197,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         proof=proof,
         differs=differs,
         why_sampled=why,
-        stood_for=classes.stood_for,
+        stood_for=stood_for,
     )
     return run.trace(coverage, classes if useful else None)
 

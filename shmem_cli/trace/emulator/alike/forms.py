@@ -155,13 +155,17 @@ class Forms:
         vec: Vectors,
     ) -> None:
         gx, gy, _ = launch.grid
-        lin = np.arange(vec.n, dtype=np.int64)  # every block of the grid, in launch order
+        cx, cy, cz = launch.cluster  # clusters stand where blocks are (1 x 1 x 1 without)
+        nx, ny = gx // cx, gy // cy
+        lin = np.arange(vec.n, dtype=np.int64)  # every cluster of the grid, in launch order
         self.rep = rep  # the representative block's number
         self.instructions, self.destinations = instructions, destinations
         self.vec = vec  # kept from one class's block to the next: the same values, once
+        # the block index where each cluster starts, per axis (a CTA's own offset in its
+        # cluster is the same in every cluster: part of each thread's constant)
         self.axes = [
             self.vec.intern(a.astype(np.uint32))
-            for a in (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+            for a in ((lin % nx) * cx, ((lin // nx) % ny) * cy, (lin // (nx * ny)) * cz)
         ]
         # per register: (k, vector id or -1 for none, known) per thread of the block
         self.regs: dict[tuple[str, int], tuple[U32, I32, B8]] = {}
@@ -296,8 +300,10 @@ class Forms:
             return
         if pending.axis is not None:  # S2R of the block index
             kind, index, vector = pending.axis
-            none = np.zeros(len(ids), dtype=np.uint32)
-            self._set(kind, index, ids, blk, np.full(len(ids), vector, np.int32), none)
+            actual = (blk.r if kind == "R" else blk.ur)[index][ids].astype(np.uint64)
+            start = np.uint64(int(self.vec[vector][self.rep]))
+            k = ((actual - start) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            self._set(kind, index, ids, blk, np.full(len(ids), vector, np.int32), k)
             return
         results, preds, additive, group = (
             pending.results, pending.preds, pending.additive, pending.group

@@ -2,7 +2,9 @@
 // once per class of identical behaviour (shmem_cli/trace/emulator/alike/). Each kernel's
 // totals are checked against running every block (tests/test_trace_classes.py).
 // Build: nvcc -cubin -lineinfo -O3 -arch=sm_90 -o classes.sm_90.cubin classes.cu
+#include <cooperative_groups.h>
 #define N 256
+namespace cg = cooperative_groups;
 
 // the column stride is 1 + blockIdx.x % 3: three classes
 extern "C" __global__ void cl_mod(float *out) {
@@ -136,4 +138,23 @@ extern "C" __global__ void cl_attn(float *out, int bm) {
   for (int k = 0; k < end; k += bm)
     for (int j = 0; j < 64; j += 8) acc += keys[(t % 64) * 65 + ((j + k / bm + t / 64) & 63)];
   out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + t] = acc;
+}
+
+// clusters of 2 CTAs: cluster c loops c % 3 + 1 times, each CTA with the stride its rank
+// gives, then reads its peer's tile through distributed shared memory: three classes of
+// clusters
+extern "C" __global__ void __cluster_dims__(2, 1, 1) cl_cluster(float *out) {
+  __shared__ float tile[N * 4];
+  cg::cluster_group cluster = cg::this_cluster();
+  int t = threadIdx.x;
+  tile[t] = t;
+  cluster.sync();
+  unsigned rank = cluster.block_rank();
+  int trips = (blockIdx.x / 2) % 3 + 1;
+  float acc = 0.f;
+  for (int i = 0; i < trips; ++i) acc += tile[(t * (1 + rank) + i) % (N * 4)];
+  float *peer = cluster.map_shared_rank(tile, rank ^ 1);
+  acc += peer[t];
+  cluster.sync();
+  out[blockIdx.x * N + t] = acc;
 }
