@@ -182,17 +182,17 @@ def test_the_transposes_edge_guards(
 
 @needs_nvdisasm
 def test_a_trip_count_from_a_remainder_of_the_block_index_makes_classes() -> None:
-    """differ.cu: block b loops b % 32 + 1 times: its 64 blocks fall into 32 classes (the
+    """differ.cu: block b loops b % 32 + 1 times: its 256 blocks fall into 32 classes (the
     remainder evaluated for every block), one block of each traced. Each iteration reads
     tile[(t * 3 + i) & 255] and tile[(t + i * 8) & 255], one wavefront
     each (stride 3 and 1 words), after one store of tile[t]: 8 warps a block."""
     differ = TRACE_DATA / "cluster" / "differ.sm_90.cubin"
-    kernel = traced(differ, "differ", N, (64, 1, 1), ("2=1048576",))
+    kernel = traced(differ, "differ", N, (256, 1, 1), ("2=1048576",))
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "alike" and cov.run == 32
-    assert "the 64 blocks fall into 32 classes" in (cov.proof or "")
-    loads = sum(8 * 2 * (b % 32 + 1) for b in range(64))
-    assert _traced_totals(kernel) == {"load": (loads, loads), "store": (64 * 8, 64 * 8)}
+    assert "the 256 blocks fall into 32 classes" in (cov.proof or "")
+    loads = sum(8 * 2 * (b % 32 + 1) for b in range(256))
+    assert _traced_totals(kernel) == {"load": (loads, loads), "store": (256 * 8, 256 * 8)}
 
 
 def _guarded_stores(guard: Callable[[int], bool]) -> Iterator[Request]:

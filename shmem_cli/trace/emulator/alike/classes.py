@@ -4,9 +4,11 @@ The grid's first block runs watched (:class:`..grid.Watch` with :class:`.forms.F
 decision that depends on the block index is evaluated over the candidate blocks, and the
 blocks that take every one of the first block's decisions (its *class*) make its requests:
 they are counted as it. Of the blocks left, the lowest-numbered runs watched in turn, its
-class taken among them, and so on, at most :data:`ROUNDS` rounds; a round whose block
-stands for itself alone, or a decision the forms cannot evaluate, ends them. The blocks in
-no class then run in batches (sampled where they pass the budget), as every block did before.
+class taken among them, and so on, at most :data:`ROUNDS` rounds. A decision the forms
+cannot evaluate ends them, and so do :data:`LONERS` blocks in a row that stand for
+themselves alone, or classes of fewer than :data:`AVERAGE` blocks on average past that many
+rounds (the blocks left cost less run together). The blocks in no class then run in
+batches (sampled where they pass the budget), as every block did before.
 
 :class:`ClassCounts` keeps what each class's block counted (its requests are a span of each
 instruction's records, the others deltas of the run's counts) to count again for the rest
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 ROUNDS = 64
 #: rounds in a row whose block stands for itself alone that end them
 LONERS = 8
+#: past LONERS rounds, the blocks a round's block stands for on average (itself included)
+#: below which the rounds end: running the rest together in batches costs less
+AVERAGE = 8
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,8 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
             differs = watch.differs
         if watch.differs is not None and not watch.alone:
             break  # a decision the forms could not evaluate: the rest run
+        if len(found) >= LONERS and n - int(left.sum()) < AVERAGE * len(found):
+            break  # small classes: the rest run together
     classes = Classes(tuple(found))
     stood_for = classes.stood_for * size  # blocks
     if not left.any():  # every block (cluster) is in a class
