@@ -18,7 +18,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
-from ..state import PT, TAINT_UNKNOWN, Block, Launch
+from ..state import PT, TAINT_UNKNOWN, Block, Launch, TraceError
 
 #: candidate blocks evaluated together (the shadow's threads)
 COLUMNS = 1 << 16
@@ -115,6 +115,8 @@ class Shadow:
                     taint[:w] = 0
             try:
                 self.program[m](blk, np.arange(w))
+            except (TraceError, ValueError, IndexError, TypeError, OverflowError):
+                bad.update(rows)  # the step refuses these values: no vector from it
             finally:
                 for kind, index in rows:
                     value, taint = _row(blk, kind, index)
