@@ -123,3 +123,18 @@ def test_clusters_alike_by_class() -> None:
     assert cov is not None and cov.mode == "alike" and cov.run == 6
     assert "the 12 clusters fall into 3 classes" in (cov.proof or "")
     assert traced_.launch.blocks_traced == 24
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("grid", "args"),
+    [((8, 1, 1), ("1=37", "2=4", "3=500")), ((16, 1, 1), ("1=100", "2=4", "3=1500"))],
+)
+def test_a_persistent_kernels_tile_walk_is_exact_by_class(
+    grid: tuple[int, int, int], args: tuple[str, ...]
+) -> None:
+    # cl_persist: each block's trip count, tile rows (a runtime divisor) and columns come
+    # from blockIdx.x + k * gridDim.x
+    traced_ = _same("cl_persist", grid, args)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike"

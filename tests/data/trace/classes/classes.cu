@@ -158,3 +158,20 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) cl_cluster(float *out) {
   cluster.sync();
   out[blockIdx.x * N + t] = acc;
 }
+
+// a persistent kernel: each block walks tiles blockIdx.x, + gridDim.x, ... below tiles; a
+// tile's row (tile / tn, a runtime divisor) guards rows past m, its column (tile % tn)
+// places the read
+extern "C" __global__ void cl_persist(float *out, int tiles, int tn, int m) {
+  __shared__ float tile_s[N * 2];
+  int t = threadIdx.x;
+  float acc = 0.f;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tm = tile / tn, tc = tile % tn;
+    tile_s[t] = t + tm;
+    __syncthreads();
+    if (tm * 64 + t / 4 < m) acc += tile_s[(t * 2 + tc) % (N * 2)];
+    __syncthreads();
+  }
+  out[blockIdx.x * N + t] = acc;
+}
