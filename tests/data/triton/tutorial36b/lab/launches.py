@@ -24,10 +24,13 @@ for ident, d, bm, bn, w, s, causal in (
         {p: ("float16", shape) for p in ("q_ptr", "k_ptr", "v_ptr", "o_ptr")},
     )
 
-# layernorm backward: 64 rows of 200 (and 512) columns, 8 (and 4) lock groups
+# layernorm backward: 64 rows of 200 (and 512) columns, 8 (and 4) lock groups; with one
+# group per row (the second round) no program waits for a lock
 for ident, rows, cols, bn, group, w in (
     ("lnb_200_g8_w4", 64, 200, 256, 8, 4),
     ("lnb_512_g4_w8", 32, 512, 512, 4, 8),
+    ("lnb_200_g64_w4", 64, 200, 256, 64, 4),
+    ("lnb_512_g32_w8", 32, 512, 512, 32, 8),
 ):
     LAUNCHES[ident] = (
         "ln_bwd_dx",

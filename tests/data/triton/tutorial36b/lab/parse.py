@@ -1,6 +1,7 @@
 """Turn run.sh's results (tri36more.tar.gz, unpacked) into this folder's data.
 
-Usage: parse.py RESULTS_DIR tests/data/triton/tutorial36b. Keeps each cache entry's cubin,
+Usage: parse.py RESULTS_DIR [RESULTS_DIR2 ...] tests/data/triton/tutorial36b (the second
+round's results, run2.sh's, after the first). Keeps each cache entry's cubin,
 metadata, TTGIR and PTX (cache/), and writes launches.json (per launch: its entry, the grid,
 the scalars a user passes: those Triton kept as parameters) and measured.json (per run and
 launch: the per-op counters and, per shared-memory SASS instruction, the source counters).
@@ -14,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-src, data = Path(sys.argv[1]), Path(sys.argv[2])
+*rounds, data = (Path(a) for a in sys.argv[1:])
 sys.path.insert(0, str(data / "lab"))
 from launches import LAUNCHES  # noqa: E402
 
@@ -83,21 +84,24 @@ def instructions(table: list[list[str]]) -> list[dict]:
 
 
 entries = {}
-for meta in (src / "cache").glob("*/*.json"):
-    if not meta.name.startswith("__grp__"):
-        entries[json.loads(meta.read_text())["hash"]] = meta.parent
+for src in rounds:
+    for meta in (src / "cache").glob("*/*.json"):
+        if not meta.name.startswith("__grp__"):
+            entries[json.loads(meta.read_text())["hash"]] = meta.parent
 shutil.rmtree(data / "cache", ignore_errors=True)
-(data / "ncu").mkdir(exist_ok=True)
-launches, runs = {}, {}
-for r in (1, 2):
+shutil.rmtree(data / "ncu", ignore_errors=True)
+(data / "ncu").mkdir()
+launches: dict[str, dict] = {}
+runs: dict[str, list] = {"run1": [], "run2": []}
+for (n, src), r in ((x, r) for x in enumerate(rounds, 1) for r in (1, 2)):
     done = json.loads((src / f"run{r}.json").read_text())["runs"]
     rows = list(csv.reader((src / f"run{r}.raw.csv").read_text().splitlines()))
     head, body = rows[0], rows[2:]
     srcs = tables(src / f"run{r}.source.csv")
     assert len(body) == len(srcs) == len(done), (len(body), len(srcs), len(done))
-    with gzip.open(data / "ncu" / f"run{r}.raw.csv.gz", "wt") as f:
+    with gzip.open(data / "ncu" / f"round{n}_run{r}.raw.csv.gz", "wt") as f:
         f.write((src / f"run{r}.raw.csv").read_text())
-    out = []
+    out = runs[f"run{r}"]
     for row, table, run in zip(body, srcs, done, strict=True):
         ident = run["id"]
         d = dict(zip(head, row, strict=False))
@@ -122,8 +126,7 @@ for r in (1, 2):
             per_op.setdefault(op, {})["wavefronts"] = num(d.get(WAVES + op + ".sum", ""))
         per_op["all"] = {"wavefronts": num(d["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"])}
         out.append({"id": ident, "per_op": per_op, "instructions": instructions(table)})
-    runs[f"run{r}"] = out
-meta = (src / "gpu.txt").read_text().strip().splitlines()
+meta = (rounds[0] / "gpu.txt").read_text().strip().splitlines()
 (data / "launches.json").write_text(
     json.dumps({"launches": list(launches.values())}, indent=1) + "\n"
 )

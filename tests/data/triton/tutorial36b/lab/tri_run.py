@@ -1,6 +1,7 @@
 """Run every launch of launches.py with PyTorch and Triton (JIT: Triton writes its cache into
 $TRITON_CACHE_DIR), zero-filled tensors, in order; print each launch's id and cache hash. A
-launch that fails is reported and left out (no kernel runs for it)."""
+launch that fails is reported and left out (no kernel runs for it). TRI_PART=i/n runs every
+n-th launch from the i-th; TRI_ONLY=id,id,... only those."""
 
 import json
 import os
@@ -15,9 +16,10 @@ from launches import LAUNCHES
 dev = "cuda"
 triton.set_allocator(lambda size, align, stream: torch.empty(size, device=dev, dtype=torch.int8))
 part, parts = (int(x) for x in os.environ.get("TRI_PART", "0/1").split("/"))
+only = [x for x in os.environ.get("TRI_ONLY", "").split(",") if x]  # ids; all when empty
 out = []
 for i, (ident, (name, consts, opts, grid, scalars, tensors)) in enumerate(LAUNCHES.items()):
-    if i % parts != part:
+    if i % parts != part or (only and ident not in only):
         continue
     args = {}
     for pname, (dt, shape) in tensors.items():
