@@ -2,7 +2,7 @@
 
 Usage: parse.py RESULTS_DIR [RESULTS_DIR2 ...] tests/data/triton/tutorial36b (the second
 round's results, run2.sh's, after the first). Keeps each cache entry's cubin,
-metadata, TTGIR and PTX (cache/), and writes launches.json (per launch: its entry, the grid,
+metadata and TTGIR (cache/), and writes launches.json (per launch: its entry, the grid,
 the scalars a user passes: those Triton kept as parameters) and measured.json (per run and
 launch: the per-op counters and, per shared-memory SASS instruction, the source counters).
 The raw counter pages are kept gzipped in ncu/. A launch that failed on the GPU is in neither.
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(data / "lab"))
 from launches import LAUNCHES  # noqa: E402
 
-KEEP = (".cubin", ".json", ".ttgir", ".ptx")
+KEEP = (".cubin", ".json", ".ttgir")
 SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS", "HGMMA")
 WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_"
 REQUESTS = {
@@ -58,6 +58,8 @@ def instructions(table: list[list[str]]) -> list[dict]:
     """Each shared-memory SASS instruction that ran: pc from the kernel's start, counters."""
     hi = next(i for i, x in enumerate(table) if x and x[0] == "Address")
     cols = table[hi]
+    if "L1 Wavefronts Shared" not in cols:  # a kernel with no shared memory: no such column
+        return []
     at = {
         c: cols.index(c)
         for c in ("Address", "Source", "Instructions Executed", "L1 Wavefronts Shared")
