@@ -20,13 +20,17 @@ from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_grid import every_block, traced
 
 CLASSES = TRACE_DATA / "classes" / "classes.sm_90.cubin"
+# the same kernels for sm_80: its code reads blockDim and the parameters from the bank
+CLASSES_80 = TRACE_DATA / "classes" / "classes.sm_80.cubin"
 N = 256  # threads of a block (classes.cu)
 
 
-def _same(kernel: str, grid: tuple[int, int, int], args: tuple[str, ...]) -> Any:
+def _same(
+    kernel: str, grid: tuple[int, int, int], args: tuple[str, ...], cubin: Any = CLASSES
+) -> Any:
     """The launch traced by class, checked against every block run; returns it."""
-    by_class = traced(CLASSES, kernel, N, grid, args)
-    ran = every_block(CLASSES, kernel, N, grid, args)
+    by_class = traced(cubin, kernel, N, grid, args)
+    ran = every_block(cubin, kernel, N, grid, args)
     assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
     assert by_class.totals == ran.totals
     assert by_class.instructions_executed == ran.instructions_executed
@@ -136,5 +140,30 @@ def test_a_persistent_kernels_tile_walk_is_exact_by_class(
     # cl_persist: each block's trip count, tile rows (a runtime divisor) and columns come
     # from blockIdx.x + k * gridDim.x
     traced_ = _same("cl_persist", grid, args)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(("grid", "n"), [((8, 1, 1), 1000), ((40, 1, 1), 3000)])
+def test_a_bounds_check_through_blockdim_read_from_the_bank(
+    grid: tuple[int, int, int], n: int
+) -> None:
+    # sm_80's IMAD R0, R6, c[0x0][0x0], R7: blockIdx.x * blockDim.x + t < n; the blocks
+    # wholly inside, the one cut and those wholly outside are three classes
+    traced_ = _same("cl_bdim", grid, (f"1={n}",), CLASSES_80)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 3
+    # a warp reads where its first lane is inside (n is a multiple of 8 here)
+    warps = sum(1 for b in range(grid[0]) for w in range(8) if b * N + 32 * w < n)
+    assert traced_.totals["load"].requests == warps
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("kernel", ["cl_mod", "cl_persist"])
+def test_sm80_code_by_class(kernel: str) -> None:
+    args = ("1=100", "2=4", "3=1500") if kernel == "cl_persist" else ()
+    grid = (16, 1, 1) if kernel == "cl_persist" else (12, 1, 1)
+    traced_ = _same(kernel, grid, args, CLASSES_80)
     cov = traced_.launch.coverage
     assert cov is not None and cov.mode == "alike"

@@ -54,6 +54,9 @@ class Shadow:
                 warp_size=lc.warp_size,
             )
             blk = Block(shadow, registers=self.registers)
+            # constant bank 0 as the blocks read it (blockDim is the launch's, not the
+            # shadow's count of threads)
+            blk.cbank[0] = np.frombuffer(lc.bank0(), dtype=np.uint8)
             blk.tr[:], blk.tur[:], blk.tp[:], blk.tup[:] = _MARK, _MARK, _MARK, _MARK
             blk.tp[PT] = blk.tup[PT] = 0
             self._blk = blk

@@ -2,6 +2,8 @@
 // once per class of identical behaviour (shmem_cli/trace/emulator/alike/). Each kernel's
 // totals are checked against running every block (tests/test_trace_classes.py).
 // Build: nvcc -cubin -lineinfo -O3 -arch=sm_90 -o classes.sm_90.cubin classes.cu
+//        nvcc -cubin -lineinfo -O3 -arch=sm_80 -o classes.sm_80.cubin classes.cu (sm_80 code
+//        reads blockDim and the parameters straight from the constant bank; no clusters)
 #include <cooperative_groups.h>
 #define N 256
 namespace cg = cooperative_groups;
@@ -140,6 +142,7 @@ extern "C" __global__ void cl_attn(float *out, int bm) {
   out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + t] = acc;
 }
 
+#if __CUDA_ARCH__ >= 900
 // clusters of 2 CTAs: cluster c loops c % 3 + 1 times, each CTA with the stride its rank
 // gives, then reads its peer's tile through distributed shared memory: three classes of
 // clusters
@@ -158,6 +161,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) cl_cluster(float *out) {
   cluster.sync();
   out[blockIdx.x * N + t] = acc;
 }
+#endif
 
 // a persistent kernel: each block walks tiles blockIdx.x, + gridDim.x, ... below tiles; a
 // tile's row (tile / tn, a runtime divisor) guards rows past m, its column (tile % tn)
@@ -174,4 +178,16 @@ extern "C" __global__ void cl_persist(float *out, int tiles, int tn, int m) {
     __syncthreads();
   }
   out[blockIdx.x * N + t] = acc;
+}
+
+// the bounds check of nearly every kernel, through blockDim.x (a constant bank read)
+extern "C" __global__ void cl_bdim(float *out, int n) {
+  __shared__ float tile[N * 2];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + t;
+  float v = 0.f;
+  if (i < n) v = tile[(t * 2) % (N * 2)];
+  out[blockIdx.x * N + t] = v;
 }
