@@ -37,6 +37,7 @@ from .conftest import TEST_DATA
 
 HOSTILE = TEST_DATA / "hostile"
 CUBIN = HOSTILE / "hostile.sm_90.cubin"
+CUBIN2 = HOSTILE / "hostile2.sm_90.cubin"
 PEAK_LIMIT_MIB = 1024
 REPO = Path(__file__).resolve().parent.parent
 #: the programs shmem may run (NVIDIA's tools and the host compiler nvcc's --dryrun names)

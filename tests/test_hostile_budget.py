@@ -33,19 +33,33 @@ from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.requests import Recorder
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .hostile import CUBIN, quiet, refused, shmem
+from .hostile import CUBIN, CUBIN2, quiet, refused, shmem
 
 SPIN = ("trace", str(CUBIN), "-k", "spin")
 # the loop of hostile.cu's spin: lines 8-11, SASS 0x0130-0x01d0 (nvdisasm of the kept cubin)
 LOOP = "looping in hostile.cu:8-11 (pc 0x0130-0x01d0)"
+# hostile2.cu's count_forever: a loop whose state never repeats (a shared counter grows)
+COUNT = ("trace", str(CUBIN2), "-k", "count_forever")
+COUNT_LOOP = "looping in hostile2.cu:12-13 (pc 0x00a0-0x00e0)"
 
 
 @needs_nvdisasm
 @pytest.mark.parametrize("threads", ["32", pytest.param("1024", marks=pytest.mark.slow)])
 def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
-    ran = shmem(*SPIN, "-b", threads)
+    ran = shmem(*COUNT, "-b", threads)
     per = f"{budget.PER_THREAD:,} per thread x {int(threads):,} threads"
-    refused(ran, "hostile.cu:9:1: error: block (0,0,0) ran ", per, LOOP, "--max-instructions")
+    at = "hostile2.cu:12:1: error: block (0,0,0) ran "
+    refused(ran, at, per, COUNT_LOOP, "--max-instructions", seconds=60)
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("threads", ["32", "1024"])
+def test_a_loop_that_repeats_its_state_is_stopped_at_once(threads: str) -> None:
+    # spin's i goes 0, 1, 3, 7, ... 2^32 - 1 and stays: after 32 iterations every thread's
+    # state is the one before, with nothing written: it can never end
+    ran = shmem(*SPIN, "-b", threads)
+    why = f"error: block (0,0,0) can never end: its {int(threads):,} running thread(s) came back"
+    refused(ran, "hostile.cu:9:1: ", why, LOOP, seconds=10)
 
 
 @needs_nvdisasm
@@ -65,9 +79,9 @@ def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
     ],
 )
 def test_each_budget_can_be_set(option: tuple[str, str], fragments: tuple[str, ...]) -> None:
-    result = CliRunner().invoke(main, [*SPIN, "-b", "32", *option])
+    result = CliRunner().invoke(main, [*COUNT, "-b", "32", *option])
     assert result.exit_code == 2, result.output
-    assert "hostile.cu:9:1: error: " in result.output
+    assert "hostile2.cu:12:1: error: " in result.output
     for fragment in fragments:
         assert fragment in result.output
 
@@ -224,7 +238,7 @@ def test_one_runaway_kernel_does_not_stop_lint(tmp_path: Path) -> None:
         assert ran.code == 0, ran.text
         assert ran.seconds < 20
         assert "kernel 'spin' was not traced" in ran.text
-        assert "ran 4,194,336 thread-instructions without ending" in ran.text
+        assert "block (0,0,0) can never end" in ran.text
         assert "the compiled kernel trivial has store STS" in ran.text  # the other one's result
         quiet(ran)  # no worker, no temporary file left; nothing written
 

@@ -221,9 +221,13 @@ TMA = ("trace", str(HOPPER), "-k", "tma_tile_16", "-b", "128", "--no-tables")
 
 
 @needs_nvdisasm
-def test_a_tensor_map_over_2_to_the_72_bytes_is_refused() -> None:
-    spec = "tensormap:dtype=u8,dims=4294967296x4294967296,box=16x1,strides=1099511627760"
-    refused(shmem(*TMA, "-a", f"0={spec}"), "span 4,722,366,481,705,725,853,712 bytes")
+def test_a_tensor_map_over_2_to_the_68_bytes_is_refused() -> None:
+    # the largest stride the map's 32-bit words hold (2^36 - 16 bytes) over 2^32 rows
+    spec = "tensormap:dtype=u8,dims=4294967296x4294967296,box=16x1,strides=68719476720"
+    span = (2**32 - 1) * (2**36 - 16) + 2**32 + 2 * (8 << 20)  # and 2 default buffers of 8 MiB
+    refused(shmem(*TMA, "-a", f"0={spec}"), f"span {span:,} bytes")
+    wider = spec.replace("68719476720", "1099511627760")  # below the driver's 2^40
+    refused(shmem(*TMA, "-a", f"0={wider}"), "a tensor-map stride of 64 GiB or more")
     refused(shmem(*TMA, "-a", "0=tensormap:dtype=u8,dims=16x16,box=16x1,strides=" + "9" * 5000))
 
 

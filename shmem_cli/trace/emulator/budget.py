@@ -19,6 +19,12 @@ takes about a minute) and stop an endless loop of any block within seconds:
 Past a budget the trace stops with an error placed at the loop it was in: the
 instructions the block executed most, by source line and SASS offset, and the option
 (or the Python API's argument) that raises it.
+
+A spin that can never end is stopped long before its budget (:class:`Repeats`): a lock no
+block releases, a flag in global memory no block sets. The emulator is deterministic, so a
+block that comes back to a state it was in (every register, predicate, scheduling and
+barrier state, its shared and local memory, and no write to global memory nor an atomic
+that changed a word in between) repeats itself for ever.
 """
 
 from __future__ import annotations
@@ -42,6 +48,13 @@ LAUNCH_INSTRUCTIONS = 1 << 34
 SECONDS = 180.0
 MAX_RECORDED_BYTES = 384 << 20
 CHECK_EVERY = 256  # steps between looks at the clock and at the records
+#: executions of an instruction before the block's state is first kept (then at twice as
+#: many, and so on), and how many executions after each are compared with it (a spin whose
+#: iteration passes the instruction at most that many times is found)
+REPEAT_FROM = 1 << 10
+REPEAT_LOOKS = 64
+#: special registers whose value is the step count: a loop reading them may end by itself
+_CLOCKS = ("SR_CLOCK", "SR_GLOBALTIMER")
 #: what a caller may set each budget to (the command line's options and the Python API's)
 PER_THREAD_RANGE = (1, 1 << 40)
 LAUNCH_RANGE = (1, 1 << 50)
@@ -179,3 +192,55 @@ class Limits:
             "fewer blocks (a smaller --grid)",
             None,
         )
+
+
+class Repeats:
+    """Finds a block that came back to a state it was in: it would repeat itself for ever.
+
+    :meth:`look` is called before each step where the scheduler read the threads' places
+    afresh. When an instruction has run :data:`REPEAT_FROM` times (then twice as many, ...),
+    the block's state is kept; the next :data:`REPEAT_LOOKS` times that instruction runs,
+    the state is compared with it (the cheap arrays first). Kernels that read a clock are not
+    watched (their loops may end when the clock moves on)."""
+
+    def __init__(self, instructions: Sequence[Instruction]) -> None:
+        self.enabled = not any(c in ins.text for ins in instructions for c in _CLOCKS)
+        self.next_at = REPEAT_FROM
+        self.owner = -1
+        self.kept_at = 0
+        self.kept: tuple[list[Any], tuple[Any, ...]] | None = None
+
+    def look(self, blk: Block, m: int, hits: int) -> bool:
+        """Whether ``blk``, about to run instruction ``m`` (run ``hits`` times before), is in
+        the state kept (then it never ends)."""
+        if not self.enabled:
+            return False
+        if hits >= self.next_at:
+            self.owner, self.kept_at, self.kept = m, hits, blk.machine_state()
+            self.next_at = 2 * hits
+            return False
+        if m != self.owner or self.kept is None or hits - self.kept_at > REPEAT_LOOKS:
+            return False
+        arrays, small = self.kept
+        now = blk.machine_state_small()
+        if now != small:
+            return False
+        return all(np.array_equal(a, b) for a, b in zip(arrays, blk.machine_arrays(), strict=True))
+
+    def error(
+        self, blk: Block, instructions: Sequence[Instruction], hits: Sequence[int]
+    ) -> TraceError:
+        """The located error of a block that repeats itself."""
+        waiting = int(np.count_nonzero(~blk.exited))
+        why = (
+            f"{blk.cta_name(0) if blk.ctas == 1 else 'a batch of blocks'} can never end: its "
+            f"{waiting:,} running thread(s) came back to a state with nothing written since (a "
+            "lock no one releases, a flag no one sets; a grid is traced a batch at a time)"
+        )
+        at, loop = hot_loop(instructions, hits)
+        error = TraceError(
+            f"{why}, looping in {loop}: give the memory it waits on (--arg NAME=@FILE)"
+        )
+        if at.file and at.line:
+            error.path, error.pos = at.file, SourcePos(at.line, 1)
+        return error

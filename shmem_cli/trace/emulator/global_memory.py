@@ -117,6 +117,7 @@ class GlobalMemory:
         self._set_mapping: Any = None
         self.untouched_reads = 0  # lanes that read never-written undescribed bytes
         self.first_untouched: int | None = None  # the first such address
+        self.epoch = 0  # writes so far (an atomic: those that changed a word)
 
     def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int:
         """A new buffer of ``content`` (bytes, or a size to zero-fill), ``size`` bytes long
@@ -313,11 +314,14 @@ class GlobalMemory:
         return off
 
     def store_offsets(
-        self, addr: npt.NDArray[np.int64], width: int, ins: Instruction
+        self, addr: npt.NDArray[np.int64], width: int, ins: Instruction, *, counted: bool = True
     ) -> npt.NDArray[np.int64]:
         """:meth:`offsets` for a write of ``width`` bytes at each address: the pages written
-        become real, and more of them than :attr:`max_written` stop the trace."""
+        become real, and more of them than :attr:`max_written` stop the trace. The write
+        counts in :attr:`epoch` unless ``counted`` is false (an atomic counts its own, where
+        it changed a word)."""
         off = self.offsets(addr, width, ins)
+        self.epoch += counted
         if self._set is not None:  # undescribed bytes written: they read back as written
             self._set[(off[..., None] + np.arange(width)).ravel()] = 1
         if width <= PAGE:

@@ -237,6 +237,8 @@ class Block:
         self.callees: dict[int, str] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
         self.cas_failed: dict[int, int] = {}
+        # atomics that changed a word of memory (a spin's iterations change none: budget.Repeats)
+        self.atomic_changes = 0
         # executions of each atomic instruction so far, per CTA: whose warp is served first
         self.atomic_turns: dict[int, I64] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
@@ -296,6 +298,34 @@ class Block:
             self._local = np.zeros(self.threads * LOCAL_BYTES, dtype=np.uint8)
             self._tlocal = np.zeros(self.threads * LOCAL_BYTES, dtype=np.uint8)
         return self._local, self._tlocal
+
+    def machine_arrays(self) -> list[Any]:
+        """The arrays the block's further execution depends on, where the scheduler reads
+        :attr:`sched` afresh (the cheapest to compare first). Taint and the records are left
+        out: they change no value."""
+        arrays = [self.sched, self.exited, self.waiting, self.resume, self.call_site]
+        arrays += [self.call_depth, self.p, self.up, self.bar_pred, self.bar_value]
+        arrays += [self.r, self.ur, self.smem]
+        return arrays if self._local is None else [*arrays, self._local]
+
+    def machine_state_small(self) -> tuple[Any, ...]:
+        """The rest of that state: barriers, mbarriers, calls, and counts of what changed
+        memory elsewhere (global memory by its writes, :attr:`GlobalMemory.epoch`; atomics
+        that changed a word, whose serving order matters only then)."""
+        bars = tuple(
+            (k, *(bar[f].tobytes() for f in ("arrived", "true", "false")), bar["count"])
+            + (bar["red"],)
+            for k, bar in sorted(self.barriers.items())
+        )
+        mbars = tuple(
+            (o, m.count, m.pending, m.tx, m.phase, tuple(sorted(m.waiters.items())))
+            for o, m in sorted(self.mbarriers.table.items())
+        )
+        return (self.calls_active, self.atomic_changes, self.launch.memory.epoch, bars, mbars)
+
+    def machine_state(self) -> tuple[list[Any], tuple[Any, ...]]:
+        """A copy of :meth:`machine_arrays` and :meth:`machine_state_small`."""
+        return [a.copy() for a in self.machine_arrays()], self.machine_state_small()
 
     def ids(self, ix: Idx) -> npt.NDArray[np.intp]:
         """Thread ids of an index (a slice means every thread)."""

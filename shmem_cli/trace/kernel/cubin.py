@@ -268,9 +268,8 @@ def _kernel_attributes(
         elif attr == EIATTR_CBANK_PARAM_SIZE and size is None:
             (size,) = struct.unpack_from("<H", value)
         elif attr == EIATTR_CTA_PER_CLUSTER and len(value) >= 12:
-            dims = struct.unpack_from("<III", value)
-            if all(1 <= d <= 16 for d in dims):  # else not a cluster shape: ignored
-                cluster = (dims[0], dims[1], dims[2])
+            dims = struct.unpack_from("<III", value)  # checked where a launch uses it
+            cluster = (dims[0], dims[1], dims[2])
     return sorted(params, key=lambda p: p.ordinal), base, size, cluster
 
 

@@ -15,10 +15,9 @@ name in the CUDA source. VALUE is
   parameter: a global buffer with that content; for a 128-byte parameter, the bytes of a
   ``CUtensorMap`` dumped on a GPU (its global memory becomes a zero-filled buffer here);
 * ``tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B[,data=@A.bin]`` for a
-  ``CUtensorMap`` parameter: what ``cuTensorMapEncodeTiled`` takes
-  (:func:`shmem_cli.trace.tensormap.parse_spec`); its global memory is the data file or a
-  zero-filled buffer. ``KEY+OFFSET=tensormap:...`` puts it at a byte offset inside a
-  struct parameter (CUTLASS passes its tensor maps in its ``Params``).
+  ``CUtensorMap`` parameter: what ``cuTensorMapEncodeTiled`` takes (:mod:`.tensormap`); its
+  global memory is the data file or a zero-filled buffer. ``KEY+OFFSET=tensormap:...`` puts
+  it at a byte offset inside a struct parameter (CUTLASS passes its maps in its ``Params``).
 
 Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of
 ``--buffer-size`` bytes each; other parameters without ``--arg`` are 0. Both are
@@ -267,6 +266,9 @@ def launch_cluster(
     else 1x1x1; checked as the driver checks it (a size the grid divides into, at most
     :data:`MAX_CLUSTER_CTAS` CTAs, the kernel's own when it declares one)."""
     declared = kernel.cluster_dims
+    if declared is not None:  # the cubin's EIATTR_CTA_PER_CLUSTER: any three 32-bit sizes
+        what = f"the cubin's __cluster_dims__ of {kernel.name} (rebuild it):"
+        check_dims(declared, what, limit=MAX_CLUSTER_CTAS)
     if given is not None:
         check_dims(given, "--cluster", limit=MAX_CLUSTER_CTAS)
         if declared is not None and tuple(given) != declared:

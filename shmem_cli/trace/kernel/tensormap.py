@@ -66,6 +66,8 @@ ALIASES = {
     "tf32": "tfloat32",
 }
 SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}  # code -> bytes (0: none)
+#: strides are kept in 16-byte units in 32-bit words (3-6): below 2^36 bytes
+MAX_STRIDE = 1 << 36
 BYTES = 128
 
 
@@ -127,6 +129,11 @@ class TensorMap:
         if any(s % 16 or s <= 0 or s >= 1 << 40 for s in self.strides):
             raise TensorMapError(
                 "tensor-map strides are bytes, positive multiples of 16 below 2^40"
+            )
+        if any(s >= MAX_STRIDE for s in self.strides):  # the driver's 32-bit stride words
+            raise TensorMapError(
+                f"a tensor-map stride of {MAX_STRIDE >> 30} GiB or more spans more global "
+                "memory than the trace keeps (64 GiB): give smaller strides"
             )
         if any(not 1 <= b <= 256 for b in self.box):
             raise TensorMapError("tensor-map box sizes must be between 1 and 256")

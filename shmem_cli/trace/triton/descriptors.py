@@ -16,8 +16,10 @@ then written as the ``tensormap:`` argument :mod:`shmem_cli.trace.kernel.tensorm
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ...plumbing.errors import shorten
 from ..kernel import tensormap
 from ..kernel.launch import LaunchError
 from .cache import TritonEntry, TritonParam, desc_rank
@@ -25,18 +27,26 @@ from .cache import TritonEntry, TritonParam, desc_rank
 PREFIX = "tensordesc:"
 _KEYS = ("shape", "strides", "padding")
 _CODES = {code: name for name, (code, _, _) in tensormap.DTYPES.items() if "tfloat" not in name}
-_MAX_DIMENSION = 1 << 32
+#: the largest size of a dimension (Triton passes the shape as int32) and of a stride in
+#: elements (int64; a tensor map's byte strides stay below 2^40)
+_MOST = {"shape": (1 << 31) - 1, "strides": 1 << 32}
+_NUMBER = re.compile(r"[0-9]{1,20}\Z")  # ASCII digits only: int() also takes '1_0' and '１'
+_MOST_DIMS = 5  # a tensor map's rank
 
 
 def _sizes(text: str, key: str, name: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(x, 10) for x in text.lower().split("x"))
-    except ValueError:
+    parts = text.lower().split("x") if len(text) <= 200 else []
+    if not parts or not all(_NUMBER.match(p.strip()) for p in parts):
         raise LaunchError(
-            f"--arg {name}: {key}={text!r} is not numbers joined by 'x' (e.g. {key}=256x256)"
-        ) from None
-    if not out or any(not 0 < v <= _MAX_DIMENSION for v in out):
-        raise LaunchError(f"--arg {name}: {key} must be numbers from 1 to 2^32")
+            f"--arg {name}: {key}={shorten(text)!r} is not numbers joined by 'x' "
+            f"(e.g. {key}=256x256)"
+        )
+    out = tuple(int(p.strip()) for p in parts)
+    most = _MOST[key]
+    if len(out) > _MOST_DIMS or any(not 0 < v <= most for v in out):
+        raise LaunchError(
+            f"--arg {name}: {key} must be 1 to {_MOST_DIMS} numbers, each from 1 to {most:,}"
+        )
     return out
 
 
@@ -130,6 +140,14 @@ def expand(
         + (f"strides={'x'.join(map(str, byte_strides))}," if byte_strides else "")
         + f"swizzle={swizzle or 'none'},l2=128B,oob={'nan' if given['nan'] else 'zero'}"
     )
+    try:  # the map the launcher would encode: said in the descriptor's terms when impossible
+        tensormap.parse_spec(spec)
+    except tensormap.TensorMapError as err:
+        raise LaunchError(
+            f"--arg {name}: no TMA tensor map of {dtype} with shape={'x'.join(map(str, shape))}"
+            f", strides={'x'.join(map(str, strides))} and the entry's block "
+            f"{'x'.join(map(str, block))}: {err.message} (strides are in elements)"
+        ) from None
     out = [(index, spec)]
     for k, value in enumerate([*shape, *strides]):
         out.append((index + 1 + k, str(value)))

@@ -211,7 +211,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         else:
             mem_ = b.launch.memory
             fresh = mem_.read_taint(mem_.offsets(a, width, ins), width)
-            off = mem_.store_offsets(a, width, ins)
+            off = mem_.store_offsets(a, width, ins, counted=False)
             data, taint = mem_.data, None
         if taint is not None:
             fresh = 0
@@ -225,6 +225,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             zero = np.zeros(n, np.uint64)
             cmp_v = new_v = vals[0] if vals else zero
         tried: set[tuple[int, int]] = set()  # (phase, cell) pairs whose spin swapped
+        changed = False  # a word took another value
         ids = b.ids(ix)
         reached = served(ids, off, width, b.warp_size) if spin else None
         phase = spin_phase(ids, width, b.warp_size)
@@ -238,7 +239,12 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
                     continue
                 tried.add(key)
             ok[k] = o == int(cmp_v[k])
-            cells[c] = apply(opname, o, int(new_v[k]), int(cmp_v[k]), ins.mods, bits)
+            cells[c] = value = apply(opname, o, int(new_v[k]), int(cmp_v[k]), ins.mods, bits)
+            changed = changed or value != o
+        if changed:
+            b.atomic_changes += 1
+            if data is not b.smem:
+                b.launch.memory.epoch += 1
         if opname in ("CAS", "CAST") and not ok.all():  # those lanes go round their loop again
             b.cas_failed[index] = b.cas_failed.get(index, 0) + int(np.count_nonzero(~ok))
         if taint is not None:

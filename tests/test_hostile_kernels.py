@@ -1,0 +1,190 @@
+"""Hostile kernels and launches of the second round (issue 28): spins that can never end (a
+lock no block releases, a flag no block sets, an mbarrier no one arrives on) stopped in
+seconds, a recursion and calls out of the code refused, cluster attributes a launch cannot
+have, and tensor maps and descriptors past what TMA encodes. Each ends with a located error
+and exit status 2 (or a result), no traceback, in seconds and under 1 GiB
+(:func:`tests.hostile.refused`).
+
+The kernels are tests/data/hostile/hostile2.cu (its cubin kept); the cubins with a patched
+attribute or instruction are made here from it.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from .conftest import TEST_DATA, TRACE_DATA, needs_nvdisasm
+from .hostile import CUBIN, CUBIN2, refused, shmem
+
+pytestmark = needs_nvdisasm
+
+
+def _trace(kernel: str, *args: str, cubin: Path = CUBIN2) -> tuple[str, ...]:
+    return ("trace", str(cubin), "-k", kernel, "--no-tables", *args)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "threads", "grid", "loop"),
+    [
+        # a thread takes the lock (atomicExch) and nobody gives it back: every CAS fails
+        ("lock_spin", "256", "1", "hostile2.cu:"),
+        # a volatile flag in a zero-filled buffer, in a batch of blocks after the first
+        ("wait_flag", "1024", "4", "looping in hostile2.cu:23 "),
+    ],
+)
+def test_a_spin_that_can_never_end_is_stopped_at_once(
+    kernel: str, threads: str, grid: str, loop: str
+) -> None:
+    ran = shmem(*_trace(kernel, "-b", threads, "--grid", grid))
+    refused(ran, "can never end", f"its {int(threads):,} running thread(s) came back", loop)
+    assert ran.seconds < 10, ran.seconds  # the instruction budget took 30-130 s
+
+
+def test_a_spin_in_a_cluster_is_stopped_at_once() -> None:
+    ran = shmem(*_trace("wait_flag", "-b", "1024", "--grid", "16", "--cluster", "16"))
+    refused(ran, "error: a batch of blocks can never end: its 16,384 running thread(s)")
+
+
+def test_an_mbarrier_no_one_arrives_on_is_a_deadlock() -> None:
+    ran = shmem(*_trace("mbar_never", "-b", "64"))
+    refused(ran, "error: deadlock: warp(s) 0-1 wait for phase parity 0 of the mbarrier")
+
+
+def test_a_loop_that_changes_its_state_runs_to_its_end() -> None:
+    # hostile.cu's repeat: one store in a loop of n; 3,000 iterations pass the first look
+    # at the block's state (1,024 executions) with the loop counter differing each time
+    ran = shmem("trace", str(CUBIN), "-k", "repeat", "-b", "32", "-a", "n=3000", "--no-tables")
+    assert ran.code == 0, ran.text[-2000:]
+    assert "3,000" in ran.text  # the store's requests: one per iteration of the one warp
+
+
+def test_a_recursion_is_refused_at_its_function() -> None:
+    ran = shmem(*_trace("recurse", "-b", "32", "-a", "n=1000000000"))
+    refused(ran, "hostile2.cu:", "is not modelled by the emulator")
+
+
+def _patched(tmp_path: Path, name: str, old: bytes, new: bytes) -> Path:
+    data = CUBIN2.read_bytes()
+    assert data.count(old) >= 1
+    out = tmp_path / f"{name}.cubin"
+    out.write_bytes(data.replace(old, new, 1))
+    return out
+
+
+# calls_twice's CALL.REL.NOINC 0x100 at 0xb0 (its first 8 bytes; nvdisasm of the kept cubin)
+CALL = struct.pack("<Q", 0x0000000000107944)
+
+
+@pytest.mark.parametrize(
+    ("word", "target"),
+    [(0x00000000FFF07944, "0x480"), (0x0000000000117944, "0x104")],
+)
+def test_a_call_outside_the_code_is_refused(tmp_path: Path, word: int, target: str) -> None:
+    # 0x480: past the function's end; 0x104: inside an instruction
+    cubin = _patched(tmp_path, "call", CALL, struct.pack("<Q", word))
+    ran = shmem(*_trace("calls_twice", "-b", "32", cubin=cubin))
+    refused(ran, f"hostile2.cu:111:1: error: the kernel calls a function outside it at {target}")
+
+
+def _trace_with(cubin: Path, *args: str) -> tuple[str, ...]:
+    return ("trace", str(cubin), "-k", "clustered", "--no-tables", *args)
+
+
+# clustered's EIATTR_CTA_PER_CLUSTER record: format 4, attribute 0x3d, 12 bytes, 2 x 1 x 1
+CLUSTER = b"\x04\x3d\x0c\x00" + struct.pack("<III", 2, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("dims", "why"),
+    [
+        ((0, 1, 1), "(rebuild it): sizes must be at least 1, got 0"),
+        ((0xFFFFFFFF, 1, 1), "is 4,294,967,295 in all; the most is 16"),
+        ((16, 16, 16), "(rebuild it): 16,16,16 is 4,096 in all; the most is 16"),
+        ((1 << 20, 1 << 20, 1), "is 1,099,511,627,776 in all"),
+    ],
+)
+def test_a_cluster_attribute_cuda_cannot_launch_is_refused(
+    tmp_path: Path, dims: tuple[int, int, int], why: str
+) -> None:
+    cubin = _patched(tmp_path, "cluster", CLUSTER, CLUSTER[:4] + struct.pack("<III", *dims))
+    ran = shmem(*_trace_with(cubin, "-b", "32", "--grid", "4096"))
+    refused(ran, "error: the cubin's __cluster_dims__ of clustered (rebuild it): ", why)
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (("--grid", "3"), "the grid's x (3) is not a multiple of the cluster's (2)"),
+        (("--grid", "4", "--cluster", "4"), "the kernel declares __cluster_dims__(2, 1, 1)"),
+        (("--grid", "32", "--cluster", "17"), "--cluster 17 is 17 in all; the most is 16"),
+    ],
+)
+def test_launches_the_declared_cluster_does_not_allow(args: tuple[str, ...], why: str) -> None:
+    refused(shmem(*_trace_with(CUBIN2, "-b", "32", *args)), why)
+
+
+def test_the_largest_grid_of_alike_clusters_is_answered_in_seconds() -> None:
+    ran = shmem(*_trace_with(CUBIN2, "-b", "32", "--grid", "2147483646,65535,65535"))
+    assert ran.code == 0, ran.text[-2000:]
+    assert "every cluster behaves alike" in ran.text
+    assert ran.seconds < 20 and ran.peak_mib < 1024
+
+
+TMA = TRACE_DATA / "hopper" / "tma_probe.sm_90a.cubin"
+MAP = "1=tensormap:dtype=u32,dims=64x128,box=32x64"
+
+
+@pytest.mark.parametrize(
+    ("first", "why"),
+    [
+        # one row at a stride of 2^36 bytes: within the memory bound, past the stride words
+        ("0=tensormap:dtype=u32,dims=64x1,box=32x1,strides=68719476736", "64 GiB or more"),
+        ("0=tensormap:dtype=u32,dims=64x2,box=32x2,strides=24", "multiples of 16"),
+        ("0=tensormap:dtype=u32,dims=64x2,box=512x2", "box sizes must be between 1 and 256"),
+        ("0=tensormap:dtype=u32,dims=64x2x1x1x1x1,box=32x2x1x1x1x1", "rank 1 to 5, not 6"),
+    ],
+)
+def test_tensor_maps_tma_cannot_encode_are_refused(first: str, why: str) -> None:
+    ran = shmem("trace", str(TMA), "-k", "tma_tile_16", "-b", "128", "-a", first, "-a", MAP)
+    refused(ran, "error: --arg 0: ", why)
+
+
+def test_a_parameter_block_of_junk_is_refused_at_its_tensor_map(tmp_path: Path) -> None:
+    # 280 bytes from the first parameter on; the maps' 128 bytes decode as no tensor map
+    junk = tmp_path / "params.bin"
+    junk.write_bytes(bytes(range(256)) + bytes(24))
+    ran = shmem("trace", str(TMA), "-k", "tma_tile_16", "-b", "128", "--params", f"@{junk}")
+    refused(ran, "these 128 bytes are not a tiled CUtensorMap")
+
+
+HOST = next((TEST_DATA / "triton" / "jit36" / "cache_abi7").glob("*/matmul_host_desc.json"))
+GOOD = "tensordesc:shape=128x128,strides=128x1"
+
+
+@pytest.mark.parametrize(
+    ("desc", "why"),
+    [
+        ("shape=0x128,strides=128x1", "shape must be 1 to 5 numbers, each from 1 to 2,147,483,647"),
+        ("shape=-5x128,strides=128x1", "shape='-5x128' is not numbers joined by 'x'"),
+        # Triton passes the shape as int32
+        ("shape=4294967296x1,strides=1x1", "each from 1 to 2,147,483,647"),
+        ("shape=1_0x1,strides=1x1", "shape='1_0x1' is not numbers"),  # int() takes it
+        ("shape=\uff11\uff12\uff18x128,strides=128x1", "is not numbers joined by 'x'"),
+        ("shape=1x1x1x1x1x1,strides=1x1x1x1x1x1", "shape must be 1 to 5 numbers"),
+        ("shape=128x128,strides=0x1", "strides must be 1 to 5 numbers, each from 1 to"),
+        ("shape=128x128,strides=128x2", "the last stride must be 1"),
+        # 3 float16 elements are 6 bytes: said in the descriptor's terms, not --arg 0's
+        ("shape=128x128,strides=3x1", "no TMA tensor map of float16 with shape=128x128, "),
+        ("shape=2147483647x2147483647,strides=4294967296x1", "the most is 64 GiB"),
+        ("shape=128x128,strides=128x1,padding=nan,padding=zero", "(each once)"),
+    ],
+)
+def test_hostile_host_side_descriptors(desc: str, why: str) -> None:
+    ran = shmem(
+        "trace", str(HOST.parent), "-g", "1,1", "-a", "k=128", "-a", f"a_desc=tensordesc:{desc}",
+        "-a", f"b_desc={GOOD}", "-a", f"c_desc={GOOD}",
+    )  # fmt: skip
+    refused(ran, why)
