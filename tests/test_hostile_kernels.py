@@ -188,3 +188,11 @@ def test_hostile_host_side_descriptors(desc: str, why: str) -> None:
         "-a", f"b_desc={GOOD}", "-a", f"c_desc={GOOD}",
     )  # fmt: skip
     refused(ran, why)
+
+
+def test_the_largest_grid_cuda_allows_is_answered_in_seconds() -> None:
+    # past 2^22 blocks no class masks over the grid: the first block stands for every one
+    ran = shmem("trace", str(CUBIN), "-k", "trivial", "-b", "32", "-g", "2147483647,65535,65535")
+    assert ran.code == 0, ran.text[-2000:]
+    assert "counted for each of the 9,223,090,559,730,712,575 blocks" in ran.text
+    assert ran.seconds < 20 and ran.peak_mib < 1024

@@ -45,6 +45,9 @@ from .op_table import MOVES, widens
 from .state import BLOCKED, Block, Launch, TraceError, release
 
 PROGRESS_EVERY = 2048  # steps between progress calls
+#: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
+#: the grid; a larger one (up to CUDA's 2^31-1 x 65,535 x 65,535) goes by :func:`_huge_grid`
+MAX_CLASS_CLUSTERS = 1 << 22
 #: a step of a register-to-register instruction runs over every thread of the batch, its
 #: writes masked, where at least 1/_WIDE_SHARE of them run it: contiguous rows cost less
 #: than gathering and scattering a part of them (the 4,096 differing blocks of make bench)
@@ -103,6 +106,8 @@ def run(
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
+    if grid and plan.clusters > MAX_CLASS_CLUSTERS and not every_block:
+        return _huge_grid(run_, plan, budget)
     if grid and plan.clusters > 1 and not every_block:
         traced: Trace = trace_grid(run_, plan, budget)  # blocks (clusters) traced by class
         return traced
@@ -110,6 +115,31 @@ def run(
         run_.batch(batch, None)
     mode = "block" if plan.blocks == 1 else "whole"
     return run_.trace(grids.Coverage(mode, plan.blocks, run_.blocks))
+
+
+def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:
+    """A grid past :data:`MAX_CLASS_CLUSTERS`: its first cluster (block) runs watched, and
+    counts for every one where no decision depends on the block index or on data; else an
+    even sample of the others runs as well (nothing here grows with the grid)."""
+    recorder, n = run_.recorder, plan.clusters
+    unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
+    watch = Watch(run_.function.instructions, None, [k is not None for k in run_.kinds])
+    recorder.tainted = {}
+    run_.batch(plan.first(), watch)
+    watch.requests(recorder.tainted, recorder.requests)
+    if watch.differs is None:
+        proof = grids.Proof(n, watch.decisions, unit, grid=n)
+        return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
+    what = f"{unit} after the first"
+    chosen, why = grids.sampled(n - 1, run_.executed, recorder.requests, budget, what)
+    todo = range(1, n) if chosen is None else [1 + k for k in chosen]
+    for batch in plan.rest(todo):
+        run_.batch(batch, None)
+    mode = "whole" if chosen is None else "sample"
+    coverage = grids.Coverage(
+        mode, plan.blocks, run_.blocks, differs=watch.differs, why_sampled=why
+    )
+    return run_.trace(coverage)
 
 
 class _Run:
