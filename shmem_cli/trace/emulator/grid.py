@@ -219,13 +219,15 @@ class Differs:
 
     instruction: Instruction
     what: str  # "its guard predicate", "a shared address", "the registers it reads"
+    unit: str = ""  # some blocks were traced by class: the others ran (their unit)
 
     def text(self) -> str:
         ins = self.instruction
         where = f"{ins.file.rsplit('/', 1)[-1]}:{ins.line} " if ins.file and ins.line else ""
+        ran = f"the {self.unit} in no class were run" if self.unit else "every block was run"
         return (
             f"blocks may differ: {where}(pc 0x{ins.pc:04x}, {ins.name}) {self.what} depends "
-            "on the block index or on global memory, so every block was run"
+            f"on the block index or on global memory, so {ran}"
         )
 
 

@@ -17,7 +17,7 @@ of its class.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -195,8 +195,10 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     proof: grids.Proof | None = None
     if useful:
         counted = sum(c.extra + 1 for c in useful)
-        proof = grids.Proof(counted, decisions, unit, proven, len(useful), int(left.sum()), n)
+        proof = grids.Proof(counted, decisions, unit, proven, len(useful), n - counted, n)
         mode = "alike" if chosen is None else mode
+        if differs is not None:
+            differs = replace(differs, unit=unit)
     coverage = grids.Coverage(
         mode,
         plan.blocks,
