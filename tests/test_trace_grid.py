@@ -103,7 +103,7 @@ def test_blocks_whose_guards_depend_on_the_block_run_once_per_class() -> None:
 
 
 @needs_nvdisasm
-def test_the_edge_blocks_run_and_the_others_count_as_the_first() -> None:
+def test_the_edge_blocks_are_a_class_of_their_own() -> None:
     # width 250: the last column of blocks is cut by the edge guard
     kernel = traced(GRID, "ev_transpose", (32, 8, 1), (8, 8, 1), ("width=250", "height=256"))
     cov = kernel.launch.coverage
