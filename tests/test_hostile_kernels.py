@@ -196,3 +196,42 @@ def test_the_largest_grid_cuda_allows_is_answered_in_seconds() -> None:
     assert ran.code == 0, ran.text[-2000:]
     assert "counted for each of the 9,223,090,559,730,712,575 blocks" in ran.text
     assert ran.seconds < 20 and ran.peak_mib < 1024
+
+
+def _spec(kernel: str, extra: str, source: str = "k.cubin") -> str:
+    return (
+        "block: [64]\narrays:\n  s: {dtype: int32, shape: [64]}\naccesses:\n"
+        "  - {name: st, array: s, op: store, index: [tid % 64]}\n"
+        f"kernel:\n  source: {source}\n  name: {kernel}\n{extra}\n"
+    )
+
+
+def test_one_bad_kernel_spec_hides_none_of_the_others(tmp_path: Path) -> None:
+    (tmp_path / "k.cubin").write_bytes(CUBIN2.read_bytes())
+    bad_cluster = CUBIN2.read_bytes().replace(CLUSTER, CLUSTER[:4] + struct.pack("<III", 0, 1, 1))
+    (tmp_path / "c.cubin").write_bytes(bad_cluster)
+    specs = {
+        "good": _spec("const_table", "  const: {table: [1, 2, 3]}"),
+        "mapping": _spec("const_table", "  const: {table: {a: 1}}"),
+        "unknown": _spec("const_table", "  const: {nope: 1}"),
+        "outside": _spec("const_table", '  const: {table: "@../../../etc/passwd"}'),
+        "cluster": _spec("clustered", "  grid: [4]", "c.cubin"),
+        "spin": _spec("lock_spin", "  grid: [2]"),
+    }
+    for name, text in specs.items():
+        (tmp_path / f"{name}.yaml").write_text(text)
+    ran = shmem("lint", str(tmp_path))
+    assert ran.code == 2, ran.text[-3000:]  # the specs' errors
+    assert "Traceback" not in ran.text
+    assert ran.seconds < 60 and ran.peak_mib < 1024
+    said = {
+        "good": "the compiled kernel const_table has store STS",  # its result came
+        "mapping": "kernel.const.table: expected an integer, a number, a string or a list",
+        "unknown": "kernel.const nope: the kernel's cubin has no __constant__ variable",
+        "outside": "is outside the kernel's source tree",
+        "cluster": "the cubin's __cluster_dims__ of clustered (rebuild it)",
+        "spin": "can never end",
+    }
+    for name, fragment in said.items():
+        lines = [line for line in ran.text.splitlines() if line.startswith(f"{tmp_path}/{name}")]
+        assert any(fragment in line for line in lines), (name, ran.text[-3000:])

@@ -53,6 +53,8 @@ CHECK_EVERY = 256  # steps between looks at the clock and at the records
 #: iteration passes the instruction at most that many times is found)
 REPEAT_FROM = 1 << 10
 REPEAT_LOOKS = 64
+#: the largest state kept (a batch of many blocks past it is left to the budget)
+REPEAT_BYTES = 64 << 20
 #: special registers whose value is the step count: a loop reading them may end by itself
 _CLOCKS = ("SR_CLOCK", "SR_GLOBALTIMER")
 #: what a caller may set each budget to (the command line's options and the Python API's)
@@ -201,7 +203,8 @@ class Repeats:
     afresh. When an instruction has run :data:`REPEAT_FROM` times (then twice as many, ...),
     the block's state is kept; the next :data:`REPEAT_LOOKS` times that instruction runs,
     the state is compared with it (the cheap arrays first). Kernels that read a clock are not
-    watched (their loops may end when the clock moves on)."""
+    watched (their loops may end when the clock moves on), nor batches whose state passes
+    :data:`REPEAT_BYTES`."""
 
     def __init__(self, instructions: Sequence[Instruction]) -> None:
         self.enabled = not any(c in ins.text for ins in instructions for c in _CLOCKS)
@@ -216,6 +219,9 @@ class Repeats:
         if not self.enabled:
             return False
         if hits >= self.next_at:
+            if sum(a.nbytes for a in blk.machine_arrays()) > REPEAT_BYTES:
+                self.enabled = False
+                return False
             self.owner, self.kept_at, self.kept = m, hits, blk.machine_state()
             self.next_at = 2 * hits
             return False
