@@ -117,6 +117,7 @@ for ident, dt, odt, acc, bm, bn, bk, prec, bt, nb, w, s in (
     ("v_i8_64x64_w4", "int8", "int32", "int32", 64, 64, 64, "", False, 1, 4, 3),
     ("v_e4m3_64x64_w4", "float8_e4m3fn", "float16", "f32", 64, 64, 64, "", False, 1, 4, 3),
     ("v_e5m2_32x64_w2", "float8_e5m2", "float16", "f32", 32, 64, 64, "", False, 1, 2, 3),
+    ("v_e4m3_32x64_w2", "float8_e4m3fn", "float16", "f32", 32, 64, 64, "", False, 1, 2, 3),
     ("v_f16_bt_32x64_w2", "float16", "float16", "f32", 32, 64, 32, "", True, 1, 2, 3),
     ("v_f16_bt_64x64_w4", "float16", "float16", "f32", 64, 64, 32, "", True, 1, 4, 3),
     ("v_f32_ieee_32x32_w2", "float32", "float32", "f32", 32, 32, 16, "ieee", False, 1, 2, 2),
