@@ -89,7 +89,7 @@ entries = {}
 for src in rounds:
     for meta in (src / "cache").glob("*/*.json"):
         if not meta.name.startswith("__grp__"):
-            entries[json.loads(meta.read_text())["hash"]] = meta.parent
+            entries.setdefault(json.loads(meta.read_text())["hash"], meta.parent)  # first round
 shutil.rmtree(data / "cache", ignore_errors=True)
 shutil.rmtree(data / "ncu", ignore_errors=True)
 (data / "ncu").mkdir()
