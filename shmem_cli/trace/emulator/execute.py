@@ -38,7 +38,7 @@ from . import budget as budgets
 from . import grid as grids
 from . import taint_flow
 from .access_kind import shared_op_of
-from .alike.classes import Classes, trace_grid
+from .alike.classes import Classes, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
 from .op_table import MOVES, widens
@@ -131,10 +131,7 @@ def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:
         proof = grids.Proof(n, watch.decisions, unit, grid=n)
         return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
     what = f"{unit} after the first"
-    chosen, why = grids.sampled(n - 1, run_.executed, recorder.requests, budget, what)
-    todo = range(1, n) if chosen is None else [1 + k for k in chosen]
-    for batch in plan.rest(todo):
-        run_.batch(batch, None)
+    chosen, why = run_rest(run_, plan, list(range(1, n)), run_.executed, budget, what)
     mode = "whole" if chosen is None else "sample"
     coverage = grids.Coverage(
         mode, plan.blocks, run_.blocks, differs=watch.differs, why_sampled=why

@@ -142,6 +142,17 @@ def sample(blocks: int, count: int) -> tuple[int, ...]:
     return tuple(sorted({round(k * (blocks - 1) / (count - 1)) for k in range(count)}))
 
 
+#: blocks run first, spread evenly over those left, to tell what the rest will cost (the
+#: first block alone may be the lightest: a block that loops ``blockIdx.x % 32 + 1`` times)
+PROBE = 8
+
+
+def probe(count: int) -> tuple[int, ...]:
+    """The positions, among ``count`` blocks left to run, of those run first to measure
+    what the others will take (:func:`sampled` keeps them in any sample)."""
+    return sample(count, min(count, PROBE))
+
+
 def plan(
     launch: Launch,
     *,
@@ -267,11 +278,17 @@ WHOLE_SHARE = 8
 
 
 def sampled(
-    blocks: int, first: int, requests: int, budget: Budget, unit: str = "blocks"
+    blocks: int,
+    first: int,
+    requests: int,
+    budget: Budget,
+    unit: str = "blocks",
+    include: Sequence[int] = (),
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """The blocks (clusters, where the launch has them: ``blocks`` counts those) to run when
-    the whole grid would not fit the budget (estimated from the first one's
-    thread-instructions and requests), and why; (None, None) when it fits."""
+    the whole grid would not fit the budget (estimated from a block's thread-instructions
+    ``first`` and ``requests``), and why; (None, None) when it fits. ``include``: blocks
+    already run (:func:`probe`), part of any sample."""
     ran = blocks * max(1, first)
     kept = blocks * requests * REQUEST_BYTES
     most_ran = budget.launch_instructions // WHOLE_SHARE
@@ -279,7 +296,7 @@ def sampled(
     if ran <= most_ran and kept <= most_kept:
         return None, None
     fit = min(most_ran // max(1, first), most_kept // max(1, requests * REQUEST_BYTES))
-    chosen = sample(blocks, max(1, fit))
+    chosen = tuple(sorted(set(sample(blocks, max(1, fit))) | set(include)))
     past = []
     if ran > most_ran:
         past.append(

@@ -183,13 +183,8 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
             "alike", plan.blocks, run.blocks, proof=every, stood_for=stood_for
         )
         return run.trace(coverage, classes)
-    chosen, why = grids.sampled(
-        int(left.sum()), _per_block(found), recorder.requests, budget, f"{unit} in no class"
-    )
-    rest = np.flatnonzero(left)
-    todo = [int(b) for b in (rest if chosen is None else rest[list(chosen)])]
-    for batch in plan.rest(todo):
-        run.batch(batch, None)
+    rest = [int(b) for b in np.flatnonzero(left)]
+    chosen, why = run_rest(run, plan, rest, _per_block(found), budget, f"{unit} in no class")
     useful = [c for c in found if c.extra]
     mode = "whole" if chosen is None else "sample"
     proof: grids.Proof | None = None
@@ -209,6 +204,29 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         stood_for=stood_for,
     )
     return run.trace(coverage, classes if useful else None)
+
+
+def run_rest(
+    run: Any, plan: grids.Plan, rest: list[int], most: int, budget: Budget, what: str
+) -> tuple[tuple[int, ...] | None, str | None]:
+    """Run the blocks (clusters) ``rest``: first a few spread over them (:func:`..grid.probe`),
+    then the others, or an even sample of them where what the few took, times the blocks,
+    would pass the budget (``most``: the thread-instructions of the heaviest block run so
+    far). Returns :func:`..grid.sampled`'s answer."""
+    recorder = run.recorder
+    first = grids.probe(len(rest))
+    executed, requests = run.executed, recorder.requests
+    for batch in plan.rest([rest[k] for k in first]):
+        run.batch(batch, None)
+    runs = max(1, len(first))
+    per_block = max(most, -(-(run.executed - executed) // runs))
+    per_requests = -(-(recorder.requests - requests) // runs)
+    chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first)
+    done = set(first)
+    todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
+    for batch in plan.rest(todo):
+        run.batch(batch, None)
+    return chosen, why
 
 
 def _per_block(found: list[ClassCounts]) -> int:
