@@ -151,7 +151,6 @@ def test_a_grid_past_the_budget_is_sampled_and_said_so(tmp_path: Path) -> None:
     assert kernel.totals["load"].requests == 8 * cov.run  # one read of tile[t] a warp
 
 
-
 @needs_nvdisasm
 def test_what_the_rest_will_cost_is_measured_on_blocks_spread_over_it(tmp_path: Path) -> None:
     # al_loaded with block 0's flag 0 and the others' 1: block 0 runs 5,376
@@ -173,6 +172,7 @@ def test_what_the_rest_will_cost_is_measured_on_blocks_spread_over_it(tmp_path: 
     assert kernel.instructions_executed == 5376 + (cov.run - 1) * 6400
     # the blocks run first are part of the sample: first and last of the 63 included
     assert set(grids.probe(63)) >= {0, 62} and len(grids.probe(63)) == grids.PROBE
+
 
 def test_a_sample_is_spread_over_the_grid() -> None:
     assert grids.sample(64, 26)[0] == 0 and grids.sample(64, 26)[-1] == 63
