@@ -11,6 +11,7 @@ attribute or instruction are made here from it.
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -235,3 +236,60 @@ def test_one_bad_kernel_spec_hides_none_of_the_others(tmp_path: Path) -> None:
     for name, fragment in said.items():
         lines = [line for line in ran.text.splitlines() if line.startswith(f"{tmp_path}/{name}")]
         assert any(fragment in line for line in lines), (name, ran.text[-3000:])
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        # Params {int *out; int n; int stride; long long big[6];}: 64 bytes
+        ((0, 100, 1), "global access at 0x0: not a device address (a null pointer"),
+        ((1 << 63, 100, 1), "global access at 0x8000000000000000: not a device address"),
+        ((0x7F0000000000, (1 << 31) - 1, 7), "ran 4,194,336 thread-instructions without ending"),
+    ],
+)
+def test_a_parameter_block_of_hostile_values(
+    tmp_path: Path, fields: tuple[int, int, int], said: str
+) -> None:
+    block = tmp_path / "params.bin"
+    block.write_bytes(struct.pack("<Qii", *fields) + bytes(48))
+    ran = shmem(*_trace("params_struct", "-b", "32", "--params", f"@{block}"))
+    refused(ran, "hostile2.cu:", said, seconds=30)
+
+
+@pytest.mark.parametrize(
+    ("size", "said"),
+    [(63, "63 bytes; params_struct's parameter block is 64 bytes"), (1 << 31, "")],
+)
+def test_a_parameter_block_file_of_the_wrong_size(tmp_path: Path, size: int, said: str) -> None:
+    block = tmp_path / "params.bin"
+    with block.open("wb") as fh:  # sparse: refused from its size, never read whole
+        fh.truncate(size)
+    ran = shmem(*_trace("params_struct", "-b", "32", "--params", f"@{block}"))
+    refused(ran, "--params", said)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("table=@/dev/zero", "it is a character device, not a regular file"),
+        ("table=@FIFO", "it is a FIFO (named pipe), not a regular file"),
+        ("table=@SPARSE", "larger than the limit of 65536 bytes"),
+        ("table=@.", "it is a directory"),
+        ("table=@", "'@' names no file"),
+        ("table=half:1e10", "1e10 does not fit in a 2-byte float"),
+        ("table=int:99999999999", "99999999999 does not fit in 4 byte(s)"),
+        ("table=1_0", "'1_0' is not a number"),
+        ("tab le=1", "--const expects NAME=VALUE"),
+        ("nope=1", "the kernel's cubin has no __constant__ variable of that name (it has: table)"),
+        ("table=uint64_t:" + ",".join(["1"] * 33), "33 value(s) take 264 bytes; the variable"),
+        ("table=" + "," * 70_000, "more than 65,536 values"),  # counted before each is read
+    ],
+)
+def test_hostile_constant_values(tmp_path: Path, value: str, said: str) -> None:
+    fifo, sparse = tmp_path / "fifo", tmp_path / "sparse.bin"
+    os.mkfifo(fifo)
+    with sparse.open("wb") as fh:
+        fh.truncate(2 << 30)
+    value = value.replace("@FIFO", f"@{fifo}").replace("@SPARSE", f"@{sparse}")
+    ran = shmem(*_trace("const_table", "-b", "64", "--const", value))
+    refused(ran, "error: --const", said)

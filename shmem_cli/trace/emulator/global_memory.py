@@ -237,13 +237,15 @@ class GlobalMemory:
             a = int(addr[window][0]) if window.any() else a
             near = f" ({self._describe(a)})" if self.buffers else ": no buffers exist"
             raise TraceError(
-                f"global access of {width} bytes at 0x{a:x} is outside every buffer{near}", ins
+                f"global access of {width} bytes at 0x{a % (1 << 64):x} is outside every "
+                f"buffer{near}",
+                ins,
             )
         if a < NULL_PAGE or int(addr.max()) + width > MAX_ADDRESS:
             a = a if a < NULL_PAGE else int(addr.max())
             raise TraceError(
-                f"global access at 0x{a:x}: not a device address (a null pointer, or a pointer "
-                "parameter that was not given: --arg NAME=@FILE, or --params @FILE)",
+                f"global access at 0x{a % (1 << 64):x}: not a device address (a null pointer, "
+                "or a pointer parameter that was not given: --arg NAME=@FILE, or --params @FILE)",
                 ins,
             )
         lo = addr.ravel() // SEGMENT * SEGMENT
