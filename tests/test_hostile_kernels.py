@@ -293,3 +293,25 @@ def test_hostile_constant_values(tmp_path: Path, value: str, said: str) -> None:
     value = value.replace("@FIFO", f"@{fifo}").replace("@SPARSE", f"@{sparse}")
     ran = shmem(*_trace("const_table", "-b", "64", "--const", value))
     refused(ran, "error: --const", said)
+
+
+def test_the_largest_grid_of_differing_blocks_is_sampled_in_seconds() -> None:
+    # const_table's shared address reads a __constant__ nobody set (inexact): no block
+    # stands for another, so an even sample of the 2^63 blocks runs (a small budget: few)
+    ran = shmem(
+        *_trace("const_table", "-b", "64", "-g", "2147483647,65535,65535"),
+        "--max-launch-instructions", "100000000",
+    )  # fmt: skip
+    assert ran.code == 0, ran.text[-2000:]
+    assert "of its 9,223,090,559,730,712,574 blocks after the first traced" in ran.text
+    assert ran.seconds < 20 and ran.peak_mib < 1024
+
+
+def test_a_sample_of_a_huge_grid_stays_inside_it() -> None:
+    # the float quotient of sample() rounded past the last of 2^63 blocks
+    from shmem_cli.trace.emulator.grid import sample
+
+    blocks = 9_223_090_559_730_712_574
+    picked = sample(blocks, 8)
+    assert picked[0] == 0 and picked[-1] == blocks - 1 and len(picked) == 8
+    assert sample(100, 7) == (0, 16, 33, 50, 66, 82, 99)  # 16.5 and 82.5: half to even

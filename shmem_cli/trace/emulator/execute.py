@@ -131,7 +131,7 @@ def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:
         proof = grids.Proof(n, watch.decisions, unit, grid=n)
         return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
     what = f"{unit} after the first"
-    chosen, why = run_rest(run_, plan, list(range(1, n)), run_.executed, budget, what)
+    chosen, why = run_rest(run_, plan, range(1, n), run_.executed, budget, what)  # no list
     mode = "whole" if chosen is None else "sample"
     coverage = grids.Coverage(
         mode, plan.blocks, run_.blocks, differs=watch.differs, why_sampled=why

@@ -139,7 +139,14 @@ def sample(blocks: int, count: int) -> tuple[int, ...]:
         return tuple(range(blocks))
     if count <= 1:
         return (0,)
-    return tuple(sorted({round(k * (blocks - 1) / (count - 1)) for k in range(count)}))
+    return tuple(sorted({_nearest(k * (blocks - 1), count - 1) for k in range(count)}))
+
+
+def _nearest(a: int, b: int) -> int:
+    """``round(a / b)`` in integers (half to even, as round does): the float quotient
+    rounds past the last block of a grid of 2^62 blocks or more."""
+    q, r = divmod(a, b)
+    return q + (2 * r > b or (2 * r == b and q % 2 == 1))
 
 
 #: blocks run first, spread evenly over those left, to tell what the rest will cost (the

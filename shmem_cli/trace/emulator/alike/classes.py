@@ -17,6 +17,7 @@ of its class.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -207,7 +208,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
 
 
 def run_rest(
-    run: Any, plan: grids.Plan, rest: list[int], most: int, budget: Budget, what: str
+    run: Any, plan: grids.Plan, rest: Sequence[int], most: int, budget: Budget, what: str
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """Run the blocks (clusters) ``rest``: first a few spread over them (:func:`..grid.probe`),
     then the others, or an even sample of them where what the few took, times the blocks,
