@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,13 +27,17 @@ RUNS = json.loads((DATA / "measured.json").read_text())["runs"]
 BY_RUN = {run: {m["id"]: m for m in launches} for run, launches in RUNS.items()}
 
 
+def trace_launch(data: Path, launch: dict[str, Any]) -> KernelTrace:
+    """A launch of a measured cache folder traced as a user would: its entry, with only the
+    program grid and the scalars."""
+    grid = (*launch["grid"], 1, 1, 1)[:3]
+    request = TraceRequest(data / launch["entry"], grid=grid, args=arg_texts(launch["args"]))
+    return trace_file(request).kernels[0]
+
+
 @functools.cache
 def traced(ident: str) -> KernelTrace:
-    L = LAUNCHES[ident]
-    grid = (*L["grid"], 1, 1, 1)[:3]
-    return trace_file(
-        TraceRequest(DATA / L["entry"], grid=grid, args=arg_texts(L["args"]))
-    ).kernels[0]
+    return trace_launch(DATA, LAUNCHES[ident])
 
 
 def per_op(kernel: KernelTrace) -> dict[str, Any]:

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_file
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .test_trace_triton_jit36 import per_op as jit36_per_op
+from .test_trace_triton_tutorial36 import trace_launch
 
 DATA = TEST_DATA / "triton" / "tutorial36b"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
@@ -46,11 +46,7 @@ SPIN_LINE = next(
 
 
 def trace(ident: str) -> KernelTrace:
-    L = LAUNCHES[ident]
-    grid = (*L["grid"], 1, 1, 1)[:3]
-    return trace_file(
-        TraceRequest(DATA / L["entry"], grid=grid, args=arg_texts(L["args"]))
-    ).kernels[0]
+    return trace_launch(DATA, LAUNCHES[ident])
 
 
 def per_op(kernel: KernelTrace) -> dict[str, Any]:
