@@ -238,7 +238,9 @@ def test_the_4096_transpose_runs_whole_in_bounded_memory(tmp_path: Path) -> None
     assert ran.peak_mib < 1024, ran.peak_mib
     kernel = json.loads(out.read_text())["files"][0]["kernels"][0]
     assert kernel["grid_coverage"]["mode"] == "alike"
-    assert "guards on the block index proven" in kernel["grid_coverage"]["proof"]
+    proof = kernel["grid_coverage"]["proof"]
+    assert "every block behaves alike: block (0,0,0) traced" in proof
+    assert "decisions on the block index evaluated for every block of the grid" in proof
     assert kernel["totals"]["load"]["wavefronts"] == 16_777_216  # the per-instruction counts
     assert kernel["totals"]["store"]["wavefronts"] == 524_288
     assert "fills the GPU" in kernel["fills_gpu"]
