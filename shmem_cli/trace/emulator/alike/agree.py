@@ -143,14 +143,15 @@ def _compare(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
     if alone_c.any():
         out &= _moving(forms, _FLIP[cmp], signed, c, a, alone_c)
     both = (ia >= 0) & (ic >= 0)
-    pairs: Any = np.unique(np.stack([ia[both], ic[both]]), axis=1) if both.any() else ()
-    for i, j in np.asarray(pairs).T if both.any() else ():
-        sel = both & (ia == i) & (ic == j)
+    if not both.any():
+        return out
+    for i, j in np.unique(np.stack([ia[both], ic[both]]), axis=1).T:
+        da, dc = _vector(forms, int(i), na), _vector(forms, int(j), nc)
         if cmp not in ("EQ", "NE"):  # both move: only where both hold their values
-            da, dc = _vector(forms, int(i), na), _vector(forms, int(j), nc)
             out &= (da == da[rep]) & (dc == dc[rep])
             continue
-        d = (_vector(forms, int(i), na) - _vector(forms, int(j), nc)) % _W  # a - c == 0
+        sel = both & (ia == i) & (ic == j)
+        d = (da - dc) % _W  # a - c == 0
         k = (va[sel] - vc[sel] - int(d[rep])) % _W
         out &= arc(cmp, k, np.zeros_like(k), d, int(d[rep]), False)
     return out
