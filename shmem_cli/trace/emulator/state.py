@@ -327,6 +327,15 @@ class Block:
         """A copy of :meth:`machine_arrays` and :meth:`machine_state_small`."""
         return [a.copy() for a in self.machine_arrays()], self.machine_state_small()
 
+    def file(self, kind: str) -> tuple[Any, Any]:
+        """The register file of a kind (``R``, ``UR``, ``P``, ``UP``): its values and their
+        taints, a row per register and a column per thread."""
+        if kind == "R":
+            return self.r, self.tr
+        if kind == "UR":
+            return self.ur, self.tur
+        return (self.p, self.tp) if kind == "P" else (self.up, self.tup)
+
     def ids(self, ix: Idx) -> npt.NDArray[np.intp]:
         """Thread ids of an index (a slice means every thread)."""
         if isinstance(ix, slice):

@@ -179,7 +179,7 @@ class Forms:
     def agreement(self, kind: str, index: int, ids: Any, blk: Block) -> B8 | None:
         """The candidate blocks in which predicate ``kind``/``index`` holds the
         representative's value on every thread of ``ids`` (None: not known)."""
-        taint = (blk.tup if kind == "UP" else blk.tp)[index][ids]
+        taint = blk.file(kind)[1][index][ids]
         held = self.preds.get((kind, index))
         blocky = taint == TAINT_BLOCK
         if held is None:
@@ -197,7 +197,7 @@ class Forms:
         representative's value on every thread of ``ids`` (None: not known)."""
         if kind in ("P", "UP"):
             return self.agreement(kind, index, ids, blk)
-        taint = (blk.tr if kind == "R" else blk.tur)[index][ids] if index < 255 else None
+        taint = blk.file(kind)[1][index][ids] if index < 255 else None
         out = np.ones(self.vec.n, dtype=bool)
         if taint is None or not taint.any():
             return out
@@ -239,11 +239,11 @@ class Forms:
             preds = agree.isetp(self, ins, forms, ids, blk)
         elif op == "PLOP3" and len(ins.operands) == 7:
             agreed = [self._pred_agree(o, blk, ids) for o in ins.operands[2:5]]
+            whole: Any = np.ones(self.vec.n, dtype=bool)
+            for a in agreed:  # the inputs' agreements meet (None: one is not known)
+                whole = None if a is None or whole is None else whole & a
             for o in ins.operands[:2]:
                 if isinstance(o, Reg) and not o.is_true:
-                    whole: Any = np.ones(self.vec.n, dtype=bool)
-                    for a in agreed:
-                        whole = None if a is None or whole is None else whole & a
                     preds[(o.kind, o.index)] = whole
         results: dict[tuple[str, int], list[Any]] = {}
         group = np.zeros(len(ids), dtype=np.int64)
@@ -300,7 +300,7 @@ class Forms:
             return
         if pending.axis is not None:  # S2R of the block index
             kind, index, vector = pending.axis
-            actual = (blk.r if kind == "R" else blk.ur)[index][ids].astype(np.uint64)
+            actual = blk.file(kind)[0][index][ids].astype(np.uint64)
             start = np.uint64(int(self.vec[vector][self.rep]))
             k = ((actual - start) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             self._set(kind, index, ids, blk, np.full(len(ids), vector, np.int32), k)
@@ -316,7 +316,7 @@ class Forms:
                 agrees = np.array(
                     [self.vec.intern(v == v[self.rep]) if v is not None else -1 for v in per_group]
                 )
-                actual = (blk.p if kind == "P" else blk.up)[index][ids]
+                actual = blk.file(kind)[0][index][ids]
                 rep_val = np.array(
                     [bool(v[self.rep]) if v is not None else False for v in per_group]
                 )
@@ -334,7 +334,7 @@ class Forms:
             at_rep = np.array(
                 [int(v[self.rep]) if v is not None else 0 for v in per_group], dtype=np.uint64
             )
-            actual = (blk.r if kind == "R" else blk.ur)[index][ids].astype(np.uint64)
+            actual = blk.file(kind)[0][index][ids].astype(np.uint64)
             k = ((actual - at_rep[group]) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             vid = vids[group].astype(np.int32)
             if not additive:  # every thread of a group holds the group's value
@@ -359,7 +359,7 @@ class Forms:
             self.regs[key] = (np.zeros(t, np.uint32), np.full(t, -1, np.int32), np.zeros(t, bool))
         ks, vids, known = self.regs[key]
         ks[ids], vids[ids] = k, vid
-        taint = (blk.tr if kind == "R" else blk.tur)[index][ids]
+        taint = blk.file(kind)[1][index][ids]
         known[ids] = (vid >= 0) & ((taint & ~np.uint8(TAINT_BLOCK)) == 0)
 
     def _set_pred(
@@ -388,12 +388,9 @@ class Forms:
         if not isinstance(o, Reg) or o.is_zero or o.is_true:
             return (np.zeros(n, np.uint32), none, None, False)
         pred = o.kind in ("P", "UP")
-        if pred:
-            taint = (blk.tp if o.kind == "P" else blk.tup)[o.index][ids]
-            value = (blk.p if o.kind == "P" else blk.up)[o.index][ids].astype(np.uint32)
-        else:
-            taint = (blk.tr if o.kind == "R" else blk.tur)[o.index][ids]
-            value = (blk.r if o.kind == "R" else blk.ur)[o.index][ids]
+        values, taints = blk.file(o.kind)
+        taint = taints[o.index][ids]
+        value = values[o.index][ids].astype(np.uint32) if pred else values[o.index][ids]
         clean = taint == 0
         if clean.all():
             return (value, none, None, False)

@@ -153,13 +153,8 @@ def _mark(kind: str, index: int) -> Any:
 
 
 def _row(blk: Block, kind: str, index: int) -> tuple[Any, Any]:
-    if kind == "R":
-        return blk.r[index], blk.tr[index]
-    if kind == "UR":
-        return blk.ur[index], blk.tur[index]
-    if kind == "P":
-        return blk.p[index], blk.tp[index]
-    return blk.up[index], blk.tup[index]
+    values, taints = blk.file(kind)
+    return values[index], taints[index]
 
 
 def _values(kind: str, form: Any, firsts: Sequence[int], vec: Any, n: int) -> Any:

@@ -146,7 +146,7 @@ class Watch:
         self.decisions += 1
         if self.differs is not None:
             return
-        taint = (blk.tup if kind == "UP" else blk.tp)[index][at]
+        taint = blk.file(kind)[1][index][at]
         if not np.any(taint):
             return
         if np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF)) or self.forms is None:
@@ -167,9 +167,8 @@ class Watch:
             if not regs:
                 continue
             self.decisions += 1
-            tables = {"R": blk.tr, "UR": blk.tur, "P": blk.tp, "UP": blk.tup}
             for kind, index in regs:
-                table = tables[kind]
+                table = blk.file(kind)[1]
                 if index >= len(table):
                     continue
                 taint = table[index][at]
