@@ -153,23 +153,29 @@ def test_a_grid_past_the_budget_is_sampled_and_said_so(tmp_path: Path) -> None:
 
 @needs_nvdisasm
 def test_what_the_rest_will_cost_is_measured_on_blocks_spread_over_it(tmp_path: Path) -> None:
-    # al_loaded with block 0's flag 0 and the others' 1: block 0 runs 5,376
-    # thread-instructions, every other block 6,400 (one more store a warp). The budget's
-    # share fits 63 blocks like block 0 exactly, not 63 like the others: the blocks run
-    # first, spread over the 63 (grid.probe), tell, and the grid is sampled (estimated from
-    # block 0 alone it would run whole, and a grid whose later blocks loop longer, such as
-    # differ.cu's, would stop at the records' bound instead of being sampled)
+    # al_loaded with block 0's flag 0 and the others' 1: a block with its flag set runs one
+    # more store a warp. The budget's share fits 63 blocks like block 0 exactly, not 63 like
+    # the others: the blocks run first, spread over the 63 (grid.probe), tell, and the grid
+    # is sampled (estimated from block 0 alone it would run whole, and a grid whose later
+    # blocks loop longer, such as differ.cu's, would stop at the records' bound instead)
+    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    cost = []  # thread-instructions of one block with flag 0, and with flag 1, each alone
+    for flag in (0, 1):
+        one = tmp_path / f"flag{flag}.bin"
+        one.write_bytes(bytes([flag, 0, 0, 0]))
+        cost.append(traced(alike, "al_loaded", 256, (1, 1, 1), (f"1=@{one}",)))
+    light, heavy = (k.instructions_executed for k in cost)
+    assert cost[1].totals["store"].requests == cost[0].totals["store"].requests + 8
     flags = tmp_path / "flags.bin"
     flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 63)
-    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
-    share = 63 * 5376
+    share = 63 * light
     small = Budget(launch_instructions=grids.WHOLE_SHARE * share)
-    assert grids.sampled(63, 5376, 16, small) == (None, None)  # block 0's estimate fits
+    assert grids.sampled(63, light, 16, small) == (None, None)  # block 0's estimate fits
     kernel = traced(alike, "al_loaded", 256, (64, 1, 1), (f"1=@{flags}",), budget=small)
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample" and 1 + grids.PROBE <= cov.run < 64
-    assert f"about {63 * 6400:,} thread-instructions (past {share:,}" in (cov.sampled or "")
-    assert kernel.instructions_executed == 5376 + (cov.run - 1) * 6400
+    assert f"about {63 * heavy:,} thread-instructions (past {share:,}" in (cov.sampled or "")
+    assert kernel.instructions_executed == light + (cov.run - 1) * heavy
     # the blocks run first are part of the sample: first and last of the 63 included
     assert set(grids.probe(63)) >= {0, 62} and len(grids.probe(63)) == grids.PROBE
 
