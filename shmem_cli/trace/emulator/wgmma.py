@@ -122,8 +122,8 @@ def per_warp(total: int, warps: int = 4) -> list[int]:
 
 
 @cache
-def _fp8_table(kind: str) -> npt.NDArray[np.float64]:
-    """The 256 values of an e4m3 or e5m2 byte."""
+def fp8_values(kind: str) -> npt.NDArray[np.float64]:
+    """The 256 values of an e4m3 or e5m2 byte (NaN where the format has one)."""
     ebits, mbits, bias = (4, 3, 7) if kind == "e4m3" else (5, 2, 15)
     out = np.zeros(256, dtype=np.float64)
     for v in range(256):
@@ -157,7 +157,7 @@ def values(raw: npt.NDArray[np.uint8], dtype: str) -> npt.NDArray[np.float64]:
         u = flat.view(np.uint32) & np.uint32(0xFFFFE000)
         return u.view(np.float32).astype(np.float64)
     if dtype in ("e4m3", "e5m2"):
-        return _fp8_table(dtype)[flat]
+        return fp8_values(dtype)[flat]
     if dtype == "s8":
         return flat.view(np.int8).astype(np.float64)
     return flat.astype(np.float64)  # u8

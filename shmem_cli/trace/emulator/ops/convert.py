@@ -14,6 +14,7 @@ from ....cuda.sass_operands import Operand, Reg
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
+from ..wgmma import fp8_values
 from .floating import as_f32, round_f32, rounding_mode
 
 _U = np.uint32
@@ -250,20 +251,12 @@ def _clamp(typ: str) -> Any:
 
 
 def _fp8_halves(fmt: str) -> Any:
-    """The half-precision bits of each of the 256 bytes of an 8-bit float format: E5M2 is the
-    top byte of a half (1 sign, 5 exponent, 2 mantissa bits, bias 15, with infinities and
-    NaNs); E4M3 (bias 7, no infinity, S.1111.111 the only NaN) is scaled into a half
-    exactly. A NaN becomes the canonical half NaN 0x7FFF."""
-    if fmt == "E5M2":
-        out = np.arange(256, dtype=_U) << np.uint32(8)
-        nan = ((out & 0x7C00) == 0x7C00) & ((out & 0x3FF) != 0)
-        return np.where(nan, _U(0x7FFF), out).astype(_U)
-    b = np.arange(256)
-    e, m = (b >> 3) & 0xF, b & 7
-    mag = np.where(e == 0, m / 8.0 * 2.0**-6, (1 + m / 8.0) * 2.0 ** (e - 7))
-    val = np.where(b & 0x80, -mag, mag)
-    bits = np.asarray(val, dtype=np.float16).view(np.uint16).astype(_U)
-    return np.where((b & 0x7F) == 0x7F, _U(0x7FFF), bits).astype(_U)
+    """The half-precision bits of each of the 256 bytes of an 8-bit float format (their
+    values: :func:`..wgmma.fp8_values`; every one is a half exactly). A NaN becomes the
+    canonical half NaN 0x7FFF."""
+    values = fp8_values(fmt.lower())
+    bits = values.astype(np.float16).view(np.uint16).astype(_U)
+    return np.where(np.isnan(values), _U(0x7FFF), bits).astype(_U)
 
 
 def _f2fp_unpack(ins: Instruction) -> Step:
