@@ -50,17 +50,23 @@ def per_op(kernel: KernelTrace) -> dict[str, Any]:
     }
 
 
+def nsight_per_op(counters: dict[str, dict[str, int]], ops: tuple[str, ...]) -> dict[str, Any]:
+    """Nsight Compute's per-op counters of a measured.json launch, shaped as `per_op` gives
+    shmem's: (requests, wavefronts) for loads, stores and atomics, requests for the rest."""
+    return {
+        op: (
+            (counters[op]["requests"], counters[op]["wavefronts"])
+            if op in ("ld", "st", "atom")
+            else counters[op]["requests"]
+        )
+        for op in ops
+    }
+
+
 def measured(abi: str, ident: str) -> dict[str, Any]:
     m = MEASURED[(abi, ident)]
-    p = m["per_op"]
-    return {
-        "ld": (p["ld"]["requests"], p["ld"]["wavefronts"]),
-        "st": (p["st"]["requests"], p["st"]["wavefronts"]),
-        "ldsm": p["ldsm"]["requests"],
-        "stsm": p["stsm"]["requests"],
-        "ldgsts": p["ldgsts"]["requests"],
-        "gmma": m["gmma_wavefronts"],
-    }
+    got = nsight_per_op(m["per_op"], ("ld", "st", "ldsm", "stsm", "ldgsts"))
+    return got | {"gmma": m["gmma_wavefronts"]}
 
 
 @pytest.mark.parametrize(("abi", "ident"), CASES, ids=[f"{a}-{i}" for a, i in CASES])

@@ -19,6 +19,7 @@ from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_file
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TEST_DATA, needs_nvdisasm
+from .test_trace_triton_jit36 import nsight_per_op
 from .test_trace_triton_jit36 import per_op as jit36_per_op
 
 DATA = TEST_DATA / "triton" / "tutorial36"
@@ -46,13 +47,7 @@ def per_op(kernel: KernelTrace) -> dict[str, Any]:
 
 
 def measured(run: str, ident: str) -> dict[str, Any]:
-    p = BY_RUN[run][ident]["per_op"]
-    return {
-        "ld": (p["ld"]["requests"], p["ld"]["wavefronts"]),
-        "st": (p["st"]["requests"], p["st"]["wavefronts"]),
-        "ldsm": p["ldsm"]["requests"],
-        "ldgsts": p["ldgsts"]["requests"],
-    }
+    return nsight_per_op(BY_RUN[run][ident]["per_op"], ("ld", "st", "ldsm", "ldgsts"))
 
 
 @needs_nvdisasm

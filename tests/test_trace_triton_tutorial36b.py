@@ -17,6 +17,7 @@ import pytest
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TEST_DATA, needs_nvdisasm
+from .test_trace_triton_jit36 import nsight_per_op
 from .test_trace_triton_jit36 import per_op as jit36_per_op
 from .test_trace_triton_tutorial36 import trace_launch
 
@@ -59,15 +60,8 @@ def per_op(kernel: KernelTrace) -> dict[str, Any]:
 
 def measured(run: str, ident: str) -> dict[str, Any]:
     p = BY_RUN[run][ident]["per_op"]
-    return {
-        "ld": (p["ld"]["requests"], p["ld"]["wavefronts"]),
-        "st": (p["st"]["requests"], p["st"]["wavefronts"]),
-        "ldsm": p["ldsm"]["requests"],
-        "stsm": p["stsm"]["requests"],
-        "ldgsts": p["ldgsts"]["requests"],
-        "gmma": p["gmma"]["wavefronts"],
-        "atom": (p["atom"]["requests"], p["atom"]["wavefronts"]),
-    }
+    got = nsight_per_op(p, ("ld", "st", "ldsm", "stsm", "ldgsts", "atom"))
+    return got | {"gmma": p["gmma"]["wavefronts"]}
 
 
 def _opcode(sass: str) -> str:
