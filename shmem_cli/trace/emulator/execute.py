@@ -38,7 +38,7 @@ from . import budget as budgets
 from . import grid as grids
 from . import taint_flow
 from .access_kind import shared_op_of
-from .alike.classes import Classes, run_rest, trace_grid
+from .alike.classes import Classes, counts_of, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
 from .op_table import MOVES, widens
@@ -195,13 +195,11 @@ class _Run:
 
     def trace(self, coverage: grids.Coverage, classes: Classes | None = None) -> Trace:
         ins = self.function.instructions
-        unmodelled, sectors, cas, executed = (
-            self.unmodelled, self.sectors, self.cas_failed, self.executed
-        )  # fmt: skip
+        counts = counts_of(self)
         if classes is not None:  # each class's block stands for its class (its records:
-            unmodelled = classes.plus(unmodelled, "unmodelled")  # the tracer weighs them)
-            sectors, cas = classes.plus(sectors, "sectors"), classes.plus(cas, "cas_failed")
-            executed += classes.executed
+            counts = classes.plus(counts)  # the tracer weighs them)
+        unmodelled, sectors, cas = counts.unmodelled, counts.sectors, counts.cas_failed
+        executed = counts.executed
         listed = [(ins[i], unmodelled[i]) for i in sorted(unmodelled)]
         return Trace(
             self.function,

@@ -11,8 +11,8 @@ rounds (the blocks left cost less run together). The blocks in no class then run
 batches (sampled where they pass the budget), as every block did before.
 
 :class:`ClassCounts` keeps what each class's block counted (its requests are a span of each
-instruction's records, the others deltas of the run's counts) to count again for the rest
-of its class.
+instruction's records, the others a :class:`Counts`, the difference of the run's) to count
+again for the rest of its class.
 """
 
 from __future__ import annotations
@@ -42,41 +42,75 @@ AVERAGE = 8
 
 
 @dataclass(frozen=True)
-class ClassCounts:
-    """What one class's block counted, and how many more blocks it stands for."""
+class Counts:
+    """A run's counts besides its requests: thread-instructions, and per instruction index
+    the executions not modelled, the DSMEM sectors and the failed compare-and-swaps."""
 
-    block: int  # its number in launch order
-    extra: int  # the blocks of its class besides it
-    executed: int  # its thread-instructions
-    # instruction index -> (first request, end, warps predicated off) of its requests
-    records: dict[int, tuple[int, int, int]]
+    executed: int = 0
     unmodelled: dict[int, int] = field(default_factory=dict)
     sectors: dict[int, int] = field(default_factory=dict)
     cas_failed: dict[int, int] = field(default_factory=dict)
 
+    def minus(self, then: Counts) -> Counts:
+        """What was counted since ``then``."""
+        return Counts(
+            self.executed - then.executed,
+            _minus(self.unmodelled, then.unmodelled),
+            _minus(self.sectors, then.sectors),
+            _minus(self.cas_failed, then.cas_failed),
+        )
+
+    def plus(self, more: Counts, times: int) -> Counts:
+        """These counts with ``more`` added ``times`` times."""
+        return Counts(
+            self.executed + times * more.executed,
+            _plus(self.unmodelled, more.unmodelled, times),
+            _plus(self.sectors, more.sectors, times),
+            _plus(self.cas_failed, more.cas_failed, times),
+        )
+
+
+def counts_of(run: Any) -> Counts:
+    """The counts of ``run`` (execute._Run) so far."""
+    return Counts(run.executed, dict(run.unmodelled), dict(run.sectors), dict(run.cas_failed))
+
+
+def _minus(now: dict[int, int], then: dict[int, int]) -> dict[int, int]:
+    return {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)}
+
+
+def _plus(base: dict[int, int], more: dict[int, int], times: int) -> dict[int, int]:
+    out = dict(base)
+    for key, n in more.items():
+        out[key] = out.get(key, 0) + times * n
+    return out
+
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The run's counts before a class's block ran."""
+    """The run's counts before a class's block ran, and each instruction's records so far
+    (their number, and warps predicated off)."""
 
-    executed: int
+    counts: Counts
     records: dict[int, tuple[int, int]]
-    unmodelled: dict[int, int]
-    sectors: dict[int, int]
-    cas_failed: dict[int, int]
 
 
 def snapshot(run: Any) -> Snapshot:
     """The counts of ``run`` (execute._Run) so far."""
     recorder: Recorder = run.recorder
     records = {i: (rec.n, rec.predicated_off) for i, rec in recorder.by_index.items()}
-    return Snapshot(
-        run.executed, records, dict(run.unmodelled), dict(run.sectors), dict(run.cas_failed)
-    )
+    return Snapshot(counts_of(run), records)
 
 
-def _minus(now: dict[int, int], then: dict[int, int]) -> dict[int, int]:
-    return {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)}
+@dataclass(frozen=True)
+class ClassCounts:
+    """What one class's block counted, and how many more blocks it stands for."""
+
+    block: int  # its number in launch order
+    extra: int  # the blocks of its class besides it
+    counts: Counts  # what it counted besides its requests
+    # instruction index -> (first request, end, warps predicated off) of its requests
+    records: dict[int, tuple[int, int, int]]
 
 
 def since(before: Snapshot, run: Any, block: int, extra: int) -> ClassCounts:
@@ -86,15 +120,7 @@ def since(before: Snapshot, run: Any, block: int, extra: int) -> ClassCounts:
         n0, off0 = before.records.get(i, (0, 0))
         if rec.n > n0 or rec.predicated_off > off0:
             records[i] = (n0, rec.n, rec.predicated_off - off0)
-    return ClassCounts(
-        block,
-        extra,
-        run.executed - before.executed,
-        records,
-        _minus(run.unmodelled, before.unmodelled),
-        _minus(run.sectors, before.sectors),
-        _minus(run.cas_failed, before.cas_failed),
-    )
+    return ClassCounts(block, extra, counts_of(run).minus(before.counts), records)
 
 
 @dataclass(frozen=True)
@@ -108,18 +134,12 @@ class Classes:
         """Blocks counted without running (each class's besides its own block)."""
         return sum(c.extra for c in self.found)
 
-    def plus(self, counts: dict[int, int], which: str) -> dict[int, int]:
-        """``counts`` with each class's ``which`` counts added for each block it stands for."""
-        out = dict(counts)
+    def plus(self, counts: Counts) -> Counts:
+        """``counts`` with each class's counts added for each block it stands for besides
+        its own."""
         for c in self.found:
-            for key, n in getattr(c, which).items():
-                out[key] = out.get(key, 0) + c.extra * n
-        return out
-
-    @property
-    def executed(self) -> int:
-        """Thread-instructions of the blocks counted without running."""
-        return sum(c.extra * c.executed for c in self.found)
+            counts = counts.plus(c.counts, c.extra)
+        return counts
 
     def spans(self, index: int) -> tuple[tuple[int, int, int, int], ...]:
         """(first request, end, warps predicated off, extra) of instruction ``index``'s
@@ -232,4 +252,4 @@ def run_rest(
 
 def _per_block(found: list[ClassCounts]) -> int:
     """Thread-instructions of a block, about: the most a class's block ran."""
-    return max((c.executed for c in found), default=1)
+    return max((c.counts.executed for c in found), default=1)
