@@ -88,11 +88,11 @@ def _side(forms: Any, ins: Instruction, k: int, form: Any, blk: Block, ids: Any)
     op = ins.operands[k]
     value, _ = read_u32(op, "i", ins)(blk, ids)
     value = np.broadcast_to(np.asarray(value, dtype=np.uint32), (len(ids),)).astype(np.int64)
-    if not isinstance(op, Reg) or form is None or not form[3]:
+    if not isinstance(op, Reg) or form is None or not form.blocky:
         return value, np.full(len(ids), -1), False
     if op.abs:
         return None
-    return value, form[1], op.neg or op.inv
+    return value, form.vids, op.neg or op.inv
 
 
 def isetp(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 
@@ -96,6 +96,15 @@ def _additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[boo
             return {1, 2}
         return {2}
     return set()
+
+
+class Source(NamedTuple):
+    """What a source operand holds per thread: ``k`` and a vector id (-1: none; its value is
+    then ``k``), and whether it depends on the block index at all."""
+
+    k: Any  # uint32 per thread (bool for a predicate's value)
+    vids: Any  # int32 per thread
+    blocky: bool
 
 
 @dataclass
@@ -232,7 +241,7 @@ class Forms:
             return None
         sources = _sources(ins)
         forms = [self._source(o, blk, ids) for o in sources]
-        if not any(f is not None and f[3] for f in forms):
+        if not any(f is not None and f.blocky for f in forms):
             return None  # no source depends on the block index: the result is a value
         preds: dict[tuple[str, int], Any] = {}
         if op == "ISETP":
@@ -250,9 +259,9 @@ class Forms:
         additive: set[int] = set()
         if all(f is not None for f in forms):
             known = [f for f in forms if f is not None]
-            additive = _additive(ins, sources, [f[3] for f in known])
+            additive = _additive(ins, sources, [f.blocky for f in known])
             key_rows = []
-            for p, (k, vid, _, _) in enumerate(known):
+            for p, (k, vid, _) in enumerate(known):
                 key_rows.append(vid.astype(np.int64))
                 if p not in additive:
                     key_rows.append(k.astype(np.int64))
@@ -269,7 +278,7 @@ class Forms:
             return None
         return Pending(ids, results, preds, bool(additive), group)
 
-    def _pair(self, o: Operand, blk: Block, ids: Any) -> Any:
+    def _pair(self, o: Operand, blk: Block, ids: Any) -> Source | None:
         """The form of the register after ``o`` (the second of a pair), or None."""
         if not isinstance(o, Reg) or o.kind not in ("R", "UR") or o.is_zero:
             return None
@@ -379,21 +388,21 @@ class Forms:
             return np.ones(self.vec.n, dtype=bool)
         return self.agreement(o.kind, o.index, ids, blk)
 
-    def _source(self, o: Operand, blk: Block, ids: Any) -> Any:
-        """(k, vector id, None, depends on the block) of a source operand per thread of
-        ``ids`` (a thread free of taint: its value, no vector; an immediate or a constant:
-        no register); None where a thread carries other taint or has no form."""
+    def _source(self, o: Operand, blk: Block, ids: Any) -> Source | None:
+        """The :class:`Source` of an operand for the threads ``ids`` (a thread free of
+        taint: its value, no vector; an immediate or a constant: no register); None where a
+        thread carries other taint or has no form."""
         n = len(ids)
         none = np.full(n, -1, np.int32)
         if not isinstance(o, Reg) or o.is_zero or o.is_true:
-            return (np.zeros(n, np.uint32), none, None, False)
+            return Source(np.zeros(n, np.uint32), none, False)
         pred = o.kind in ("P", "UP")
         values, taints = blk.file(o.kind)
         taint = taints[o.index][ids]
         value = values[o.index][ids].astype(np.uint32) if pred else values[o.index][ids]
         clean = taint == 0
         if clean.all():
-            return (value, none, None, False)
+            return Source(value, none, False)
         if pred:
             got = self.preds.get((o.kind, o.index))
             if got is None:
@@ -407,7 +416,7 @@ class Forms:
             k, vid, known = held[0][ids], held[1][ids], held[2][ids]
         if not (clean | ((taint == TAINT_BLOCK) & known)).all():
             return None
-        return (np.where(clean, value, k), np.where(clean, -1, vid), None, True)
+        return Source(np.where(clean, value, k), np.where(clean, -1, vid), True)
 
 
 def _sources(ins: Instruction) -> list[Operand]:

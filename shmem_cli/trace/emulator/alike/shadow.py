@@ -144,7 +144,7 @@ def _key(form: Any, at: Any) -> Any:
     """What a source gives a step, for the groups' first threads ``at`` (None: nothing)."""
     if form is None:
         return None
-    return (np.asarray(form[0])[at].tobytes(), np.asarray(form[1])[at].tobytes())
+    return (np.asarray(form.k)[at].tobytes(), np.asarray(form.vids)[at].tobytes())
 
 
 def _mark(kind: str, index: int) -> Any:
@@ -161,10 +161,10 @@ def _values(kind: str, form: Any, firsts: Sequence[int], vec: Any, n: int) -> An
     """A register's value for each (group, candidate block), flattened group by group:
     each group's first thread's ``k + V[b]`` (``k`` where it has no vector)."""
     at = np.asarray(firsts, dtype=np.intp)
-    vids = np.asarray(form[1])[at]
+    vids = np.asarray(form.vids)[at]
     has = vids >= 0
     pred = kind in ("P", "UP")
-    ks = np.asarray(form[0])[at].astype(bool if pred else np.uint32)
+    ks = np.asarray(form.k)[at].astype(bool if pred else np.uint32)
     out = np.repeat(ks[:, None], n, axis=1)
     if has.any():
         used, which = np.unique(vids[has], return_inverse=True)
