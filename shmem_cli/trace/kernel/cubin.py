@@ -20,7 +20,7 @@ a file that claims more than it holds is "not a valid cubin", never a traceback.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -393,11 +393,15 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
         names = (k.name, k.mangled, k.signature, k.name.split("<", 1)[0])
         return [f.replace(" ", "") for f in names]
 
-    exact = [k for k in kernels if q in forms(k)]
-    prefixed = [k for k in kernels if any(f.startswith(q) for f in forms(k))]
-    inside = [k for k in kernels if any(q in f for f in forms(k))]
-    nsight = [k for k in kernels if same_kernel(query, (k.name, k.signature, k.mangled))]
-    for found in (exact, prefixed, inside, nsight):
+    # the ways a kernel may match, tried in turn: the first that matches any kernel decides
+    ways: tuple[Callable[[Kernel], bool], ...] = (
+        lambda k: q in forms(k),  # a whole name
+        lambda k: any(f.startswith(q) for f in forms(k)),  # a prefix
+        lambda k: any(q in f for f in forms(k)),  # a part
+        lambda k: same_kernel(query, (k.name, k.signature, k.mangled)),  # Nsight's spelling
+    )
+    for matches in ways:
+        found = [k for k in kernels if matches(k)]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
