@@ -246,7 +246,7 @@ def test_the_4096_transpose_runs_whole_in_bounded_memory(tmp_path: Path) -> None
     assert kernel["grid_coverage"]["mode"] == "alike"
     proof = kernel["grid_coverage"]["proof"]
     assert "every block behaves alike: block (0,0,0) traced" in proof
-    assert "decisions on the block index evaluated for every block of the grid" in proof
+    assert "decisions on the block index were evaluated for every block of the grid" in proof
     assert kernel["totals"]["load"]["wavefronts"] == 16_777_216  # the per-instruction counts
     assert kernel["totals"]["store"]["wavefronts"] == 524_288
     assert "fills the GPU" in kernel["fills_gpu"]

@@ -197,38 +197,42 @@ class Proof:
     grid: int = 0  # blocks of the grid
 
     def text(self) -> str:
-        bounds = (
-            f"; {self.bounded:,} decisions on the block index evaluated for every block of "
-            "the grid, from the values the block index gives each register (sums, "
-            "products, shifts, logic, min/max, selects, compares)"
-            if self.bounded
-            else ""
-        )
-        checked = (
-            f"({self.decisions:,} decisions checked: no guard, branch, loop, shared address, "
-            "barrier, mbarrier, TMA destination or wgmma descriptor depends on global memory "
-            "or on a value the emulator could not compute, nor otherwise on the block index"
-            f"{bounds})"
-        )
-        if self.classes == 1 and not self.apart:
-            first = "block (0,0,0)" if self.unit == "blocks" else "the first cluster"
-            return (
-                f"every {self.unit[:-1]} behaves alike: {first} traced and its requests "
-                f"counted for each of the {self.blocks:,} {self.unit} {checked}"
-            )
+        """The proof in plain sentences: which blocks stand for which, which ran, and what
+        was checked."""
         u, one = self.unit, self.unit[:-1]
+        first = "block (0,0,0)" if u == "blocks" else "the first cluster"
+        classes = "1 class" if self.classes == 1 else f"{self.classes:,} classes"
         of = (
             f"{self.blocks:,} of the {self.grid:,} {u}"
             if self.apart
             else f"the {self.blocks:,} {u}"
         )
-        classes = "1 class" if self.classes == 1 else f"{self.classes:,} classes"
-        rest = f"; the {self.apart:,} {u} in no class were run" if self.apart else ""
-        return (
-            f"{u} alike by class: {of} fall into {classes} of identical behaviour, "
-            f"each traced once (its lowest-numbered {one}) and its requests counted for "
-            f"every {one} of the class{rest} {checked}"
+        if self.classes == 1 and not self.apart:
+            said = [
+                f"every {one} behaves alike: {first} traced and its requests counted for "
+                f"each of the {self.blocks:,} {u}."
+            ]
+        else:
+            said = [
+                f"{u} alike by class: {of} fall into {classes} of identical behaviour, each "
+                f"traced once (its lowest-numbered {one}) and its requests counted for every "
+                f"{one} of the class."
+            ]
+        if self.apart:
+            said.append(f"The {self.apart:,} {u} in no class were run.")
+        said.append(
+            f"{self.decisions:,} decisions were checked: no guard, branch, loop, shared "
+            "address, barrier, mbarrier, TMA destination or wgmma descriptor depends on global "
+            "memory or on a value the emulator could not compute, nor otherwise on the block "
+            "index."
         )
+        if self.bounded:
+            said.append(
+                f"{self.bounded:,} decisions on the block index were evaluated for every "
+                "block of the grid, from the values the block index gives each register "
+                "(sums, products, shifts, logic, min/max, selects, compares, divisions)."
+            )
+        return " ".join(said)
 
 
 @dataclass(frozen=True)
