@@ -70,7 +70,9 @@ def test_json_report_has_the_documented_keys() -> None:
         "wgmma",
         "tma",
         "dsmem",
+        "misc",
     }
+    assert set(kernel["totals"]["misc"]) == {"requests", "wavefronts", "ideal_wavefronts"}
     assert kernel["totals"]["dsmem"] == {
         "requests": 0,
         "wavefronts": 0,

@@ -271,9 +271,13 @@ def test_cluster_lab_as_measured(lid: str) -> None:
     # the sectors the remote accesses moved over the crossbar (docs/hardware-model.md, 9d)
     sectors = c.get("l1tex__m_xbar2l1tex_read_sectors_mem_dshared") or 0
     assert sum(n.dsmem_sectors or 0 for n in kt.not_modelled) == sectors
+    # the remote atomics' own op_atom wavefronts: Nsight's op_atom less the local atomics'
+    atom = (c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom") or 0) - kt.totals[
+        "atomic"
+    ].wavefronts
     # and summed in the totals, as the JSON writes them
     assert kt.to_json()["totals"]["dsmem"] == {
-        "requests": dshared, "wavefronts": 0, "ideal_wavefronts": 0, "sectors": sectors
+        "requests": dshared, "wavefronts": atom, "ideal_wavefronts": atom, "sectors": sectors
     }  # fmt: skip
 
 

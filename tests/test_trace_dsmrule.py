@@ -140,6 +140,9 @@ def test_dsmrule_lab_as_measured(lid: str) -> None:
     remote = [n for n in kt.not_modelled if n.dsmem_sectors is not None]
     assert sum(n.executions for n in remote) == dshared
     assert sum(n.dsmem_sectors or 0 for n in remote) == OPEN.get(lid, (c[XBAR],))[0]
+    # a remote atomic's op_atom wavefronts: Nsight's op_atom less the local atomics' own
+    atom = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom") or 0
+    assert kt.dsmem.wavefronts == atom - kt.totals["atomic"].wavefronts
 
 
 def test_the_lab_folder_says_how_it_was_measured() -> None:

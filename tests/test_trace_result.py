@@ -153,7 +153,8 @@ def test_json_keys_are_the_documented_ones(kernel: KernelTrace) -> None:
     assert (access["file"], access["line"], access["sass"]) == ("k.cu", 6, "LDS R6, [R6]")
     assert (access["op"], access["bytes_per_lane"], access["max_ways"]) == ("load", 4, 32)
     assert access["worst_request"]["occurrence"] == 0
-    assert set(k["totals"]) == {*OP_NAMES, "dsmem"}  # the ops, then the remote accesses
+    # the ops, then the remote accesses and the op_misc instructions
+    assert set(k["totals"]) == {*OP_NAMES, "dsmem", "misc"}
     assert k["totals"]["load"] == {"requests": 32, "wavefronts": 1024, "ideal_wavefronts": 32}
     assert k["totals"]["cp_async"] == {"requests": 0, "wavefronts": 0, "ideal_wavefronts": 0}
     assert (

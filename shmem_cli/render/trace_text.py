@@ -147,8 +147,13 @@ def totals_table(kernel: KernelTrace) -> Table:
             Styled(f"{t.excess_wavefronts:,}", "red" if t.excess_wavefronts else ""),
             *tail,
         )
+    misc = kernel.misc
+    if misc.requests:
+        w = f"{misc.wavefronts:,}"
+        table.add_row("misc", f"{misc.requests:,}", w, w, "0", *tail)
     if dsmem.requests:
-        table.add_row("dsmem", f"{dsmem.requests:,}", "0", "0", "0", f"{dsmem.sectors:,}")
+        w = f"{dsmem.wavefronts:,}"
+        table.add_row("dsmem", f"{dsmem.requests:,}", w, w, "0", f"{dsmem.sectors:,}")
     return table
 
 

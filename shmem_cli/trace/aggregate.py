@@ -17,12 +17,13 @@ import numpy as np
 
 from ..analysis.cost import cost_requests
 from ..cuda.sass import Instruction
-from ..hardware import ops
+from ..hardware import misc, ops
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
 from .requests import InstructionRecords
-from .result import LineTotals, NotModelled, SassSite, TraceAccess
+from .result import LineTotals, SassSite, TraceAccess
+from .side_totals import MiscRow, NotModelled
 
 
 def trace_access(
@@ -203,6 +204,27 @@ def not_modelled(
         NotModelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
             dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
+            atom_wavefronts=_remote_atom(i, count) if i.pc in got else 0,
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)
     )  # fmt: skip
+
+
+def _remote_atom(i: Instruction, count: int) -> int:
+    """The op_atom wavefronts of a remote access's ``count`` warp executions (an atomic's or
+    a reduction's; 0 for a load or store)."""
+    if i.opcode not in ("ATOM", "RED"):
+        return 0
+    return count * misc.remote_atom_wavefronts(i.opcode, i.mods)
+
+
+def misc_rows(instructions: Iterable[Instruction], runs: dict[int, int]) -> tuple[MiscRow, ...]:
+    """The instructions that cost op_misc wavefronts (by pc: their warp executions ``runs``),
+    each costed by the rule (:func:`shmem_cli.hardware.misc.wavefronts`)."""
+    out = []
+    for i in instructions:
+        count = runs.get(i.pc, 0)
+        cost = misc.wavefronts(i.opcode, i.mods)
+        if count and cost is not None:
+            out.append(MiscRow(i.pc, i.text, i.file, i.line, count, count * cost))
+    return tuple(out)

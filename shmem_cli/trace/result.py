@@ -23,6 +23,7 @@ from typing import Any
 
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
+from .side_totals import DsmemTotals, MiscRow, MiscTotals, NotModelled
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
 # both of its sides; where the global side is missing its wavefronts are those of a store of
@@ -182,50 +183,6 @@ class LineTotals:
 
 
 @dataclass(frozen=True)
-class NotModelled:
-    """An instruction whose shared-memory traffic shmem does not model: a TMA copy through a
-    tensor map not given, a remote (distributed shared memory) access, a call to a function
-    outside the cubin."""
-
-    pc: int
-    sass: str
-    file: str | None
-    line: int | None
-    executions: int  # warp-level executions
-    # a remote (distributed shared memory) access: the 32-byte sectors it moved over the
-    # crossbar (Nsight's l1tex__m_xbar2l1tex_read_sectors_mem_dshared), else None
-    dsmem_sectors: int | None = None
-    # a call to a function outside the cubin, stepped over (printf's vprintf): its name
-    callee: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "pc": self.pc,
-            "sass": self.sass,
-            "executions": self.executions,
-            "dsmem_sectors": self.dsmem_sectors,
-            "callee": self.callee,
-        }
-
-
-@dataclass(frozen=True)
-class DsmemTotals:
-    """Distributed shared memory (docs/hardware-model.md, 9d): the warp requests of the
-    remote loads, stores and atomics (Nsight's ``smsp__sass_inst_executed_op_dshared_*``) and
-    the 32-byte sectors they moved over the crossbar (``l1tex__m_xbar2l1tex_read_sectors_mem_
-    dshared``); they cost no shared-memory wavefronts."""
-
-    requests: int = 0
-    sectors: int = 0
-
-    def to_json(self) -> dict[str, int]:
-        return {"requests": self.requests, "wavefronts": 0, "ideal_wavefronts": 0,
-                "sectors": self.sectors}  # fmt: skip
-
-
-@dataclass(frozen=True)
 class GridCoverage:
     """How a grid was traced: ``whole`` (every block ran), ``alike`` (the blocks were proven
     to behave alike: the first ran and stands for all) or ``sample`` (the whole grid would
@@ -311,6 +268,8 @@ class KernelTrace:
     fills_gpu: str | None = None
     target: str | None = None  # the cubin's target when it is not arch (sm_90a)
     arch_note: str | None = None  # why a .cu was built for that target
+    # the instructions that cost op_misc wavefronts, in program order (hardware.misc)
+    misc_rows: tuple[MiscRow, ...] = ()
 
     @property
     def data_dependent(self) -> bool:
@@ -321,8 +280,16 @@ class KernelTrace:
         """The remote (distributed shared memory) accesses, summed: the totals' ``dsmem``."""
         remote = [n for n in self.not_modelled if n.dsmem_sectors is not None]
         return DsmemTotals(
-            sum(n.executions for n in remote), sum(n.dsmem_sectors or 0 for n in remote)
+            sum(n.executions for n in remote),
+            sum(n.dsmem_sectors or 0 for n in remote),
+            sum(n.atom_wavefronts for n in remote),
         )
+
+    @property
+    def misc(self) -> MiscTotals:
+        """The ``op_misc`` instructions, summed: the totals' ``misc``."""
+        rows = self.misc_rows
+        return MiscTotals(sum(r.executions for r in rows), sum(r.wavefronts for r in rows))
 
     @property
     def data_from(self) -> tuple[str, ...]:
@@ -382,8 +349,10 @@ class KernelTrace:
             "totals": {
                 **{op: self.totals[op].json(*OP_TOTALS_KEYS) for op in OP_NAMES},
                 "dsmem": self.dsmem.to_json(),
+                "misc": self.misc.to_json(),
             },
             "not_modelled": [n.to_json() for n in self.not_modelled],
+            "misc": [r.to_json() for r in self.misc_rows],
             "data_dependent": self.data_dependent,
             "data_from": list(self.data_from),
             "fills_gpu": self.fills_gpu,
@@ -443,3 +412,8 @@ class TraceResult:
     def dsmem(self) -> DsmemTotals:
         """The remote (distributed shared memory) requests and their crossbar sectors."""
         return self.kernel.dsmem
+
+    @property
+    def misc(self) -> MiscTotals:
+        """The ``op_misc`` wavefronts of mbarrier operations, fences and cluster barriers."""
+        return self.kernel.misc

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
-from .aggregate import cas_loop_reads, line_totals, not_modelled, op_totals, trace_access
+from .aggregate import (
+    cas_loop_reads,
+    line_totals,
+    misc_rows,
+    not_modelled,
+    op_totals,
+    trace_access,
+)
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.constants import Constants
@@ -275,6 +282,9 @@ def trace_kernel(
             skipped, {pc: n * weight for pc, n in trace.dsmem_sectors.items()}, trace.callees
         ),
         instructions_executed=int(trace.thread_instructions) * weight,
+        misc_rows=misc_rows(
+            function.instructions, {pc: n * weight for pc, n in trace.misc.items()}
+        ),
         records=tuple(trace.records),
         fills=trace.fills,
         fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks),

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...cuda.sass import Function, Instruction
+from ...hardware import misc
 from ..distinct_rows import RecordsFull
 from ..requests import InstructionRecords, Recorder, TmaFill
 from . import budget as budgets
@@ -78,6 +79,8 @@ class Trace:
     # a grid traced by class: each class's block's requests per instruction, to count again
     # for the other blocks of its class (every other count above holds them already)
     classes: Classes | None = None
+    # warp executions of the instructions that cost op_misc wavefronts (hardware.misc), by pc
+    misc: dict[int, int] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -160,6 +163,7 @@ class _Run:
         self.kinds = [shared_op_of(ins) for ins in function.instructions]
         self.unmodelled: dict[int, int] = {}
         self.sectors: dict[int, int] = {}  # distributed shared memory, by index
+        self.misc: dict[int, int] = {}  # op_misc instructions' warp executions, by index
         self.callees: dict[int, str] = {}  # functions outside the cubin called, by index
         self.cas_failed: dict[int, int] = {}
         self.deadline = time.monotonic() + budget.seconds
@@ -191,6 +195,8 @@ class _Run:
             self.sectors[index] = self.sectors.get(index, 0) + n
         for index, n in blk.cas_failed.items():
             self.cas_failed[index] = self.cas_failed.get(index, 0) + n
+        for index, n in blk.misc.items():
+            self.misc[index] = self.misc.get(index, 0) + n
         self.callees.update(blk.callees)
 
     def trace(self, coverage: grids.Coverage, classes: Classes | None = None) -> Trace:
@@ -199,7 +205,7 @@ class _Run:
         if classes is not None:  # each class's block stands for its class (its records:
             counts = classes.plus(counts)  # the tracer weighs them)
         unmodelled, sectors, cas = counts.unmodelled, counts.sectors, counts.cas_failed
-        executed = counts.executed
+        executed, misc_runs = counts.executed, counts.misc
         listed = [(ins[i], unmodelled[i]) for i in sorted(unmodelled)]
         return Trace(
             self.function,
@@ -215,6 +221,7 @@ class _Run:
             {ins[i].pc: n for i, n in sectors.items()},
             {ins[i].pc: name for i, name in self.callees.items()},
             classes,
+            {ins[i].pc: n for i, n in sorted(misc_runs.items())},
         )
 
 
@@ -254,6 +261,7 @@ def run_block(
     everyone = slice(None)
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
+    misc_cost = [misc.wavefronts(ins.opcode, ins.mods) is not None for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
     decides = [taint_flow.conditions(ins) for ins in instructions]
@@ -359,6 +367,8 @@ def run_block(
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
             if watch is not None and watch.forms is not None:
                 watch.forms.after(forms, m, blk, ix)
+            if misc_cost[m]:
+                blk.count_misc(m, ix)
             executed += n
             hits[m] += 1
             if blk.ctas == 1:

@@ -233,6 +233,8 @@ class Block:
         self.unmodelled: dict[int, int] = {}
         # distributed shared memory: 32-byte sectors moved by remote accesses, by index
         self.dsmem_sectors: dict[int, int] = {}
+        # warp executions of instructions that cost op_misc wavefronts (hardware.misc), by index
+        self.misc: dict[int, int] = {}
         # calls to functions outside the cubin that were stepped over, by index: the name
         self.callees: dict[int, str] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
@@ -282,6 +284,11 @@ class Block:
             at = np.asarray(at, dtype=np.int64)
             n = dsmem.sectors(warps, at, width, op, at // self.smem_stride)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
+
+    def count_misc(self, index: int, ix: Any) -> None:
+        """The warps of threads ``ix`` ran instruction ``index``, one that costs op_misc."""
+        warps = len(np.unique(self.warp[self.ids(ix)]))
+        self.misc[index] = self.misc.get(index, 0) + warps
 
     def run_wide(self, step: Callable[[Block, Idx], None], mask: B8) -> None:
         """Run ``step`` over every thread, its one write landing only where ``mask`` is

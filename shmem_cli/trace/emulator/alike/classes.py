@@ -44,12 +44,14 @@ AVERAGE = 8
 @dataclass(frozen=True)
 class Counts:
     """A run's counts besides its requests: thread-instructions, and per instruction index
-    the executions not modelled, the DSMEM sectors and the failed compare-and-swaps."""
+    the executions not modelled, the DSMEM sectors, the failed compare-and-swaps and the
+    warp executions of op_misc instructions."""
 
     executed: int = 0
     unmodelled: dict[int, int] = field(default_factory=dict)
     sectors: dict[int, int] = field(default_factory=dict)
     cas_failed: dict[int, int] = field(default_factory=dict)
+    misc: dict[int, int] = field(default_factory=dict)
 
     def minus(self, then: Counts) -> Counts:
         """What was counted since ``then``."""
@@ -58,6 +60,7 @@ class Counts:
             _minus(self.unmodelled, then.unmodelled),
             _minus(self.sectors, then.sectors),
             _minus(self.cas_failed, then.cas_failed),
+            _minus(self.misc, then.misc),
         )
 
     def plus(self, more: Counts, times: int) -> Counts:
@@ -67,12 +70,19 @@ class Counts:
             _plus(self.unmodelled, more.unmodelled, times),
             _plus(self.sectors, more.sectors, times),
             _plus(self.cas_failed, more.cas_failed, times),
+            _plus(self.misc, more.misc, times),
         )
 
 
 def counts_of(run: Any) -> Counts:
     """The counts of ``run`` (execute._Run) so far."""
-    return Counts(run.executed, dict(run.unmodelled), dict(run.sectors), dict(run.cas_failed))
+    return Counts(
+        run.executed,
+        dict(run.unmodelled),
+        dict(run.sectors),
+        dict(run.cas_failed),
+        dict(run.misc),
+    )
 
 
 def _minus(now: dict[int, int], then: dict[int, int]) -> dict[int, int]:

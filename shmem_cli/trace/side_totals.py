@@ -1,0 +1,97 @@
+"""What a trace reports beside its shared-memory accesses: the instructions it does not model
+(:class:`NotModelled`: TMA copies through maps not given, remote accesses, calls outside the
+cubin), the remote accesses' totals (:class:`DsmemTotals`) and the instructions that cost
+Nsight's ``op_misc`` wavefronts (:class:`MiscRow`, :class:`MiscTotals`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NotModelled:
+    """An instruction whose shared-memory traffic shmem does not model: a TMA copy through a
+    tensor map not given, a remote (distributed shared memory) access, a call to a function
+    outside the cubin."""
+
+    pc: int
+    sass: str
+    file: str | None
+    line: int | None
+    executions: int  # warp-level executions
+    # a remote (distributed shared memory) access: the 32-byte sectors it moved over the
+    # crossbar (Nsight's l1tex__m_xbar2l1tex_read_sectors_mem_dshared), else None
+    dsmem_sectors: int | None = None
+    # a call to a function outside the cubin, stepped over (printf's vprintf): its name
+    callee: str | None = None
+    # a remote atomic or reduction: the wavefronts it adds to Nsight's op_atom counter
+    # (hardware.misc.remote_atom_wavefronts); 0 for any other instruction
+    atom_wavefronts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "pc": self.pc,
+            "sass": self.sass,
+            "executions": self.executions,
+            "dsmem_sectors": self.dsmem_sectors,
+            "atom_wavefronts": self.atom_wavefronts,
+            "callee": self.callee,
+        }
+
+
+@dataclass(frozen=True)
+class MiscRow:
+    """An instruction that costs Nsight's ``op_misc`` wavefronts (mbarrier operations,
+    fences, cluster barriers: :mod:`shmem_cli.hardware.misc`), with its warp executions."""
+
+    pc: int
+    sass: str
+    file: str | None
+    line: int | None
+    executions: int  # warp-level executions (warps with a lane whose guard held)
+    wavefronts: int  # op_misc wavefronts: executions times the instruction's rule
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "pc": self.pc,
+            "sass": self.sass,
+            "executions": self.executions,
+            "wavefronts": self.wavefronts,
+        }
+
+
+@dataclass(frozen=True)
+class MiscTotals:
+    """The ``op_misc`` wavefronts (docs/hardware-model.md, 9e): the warp executions of the
+    instructions that cost them (``requests``) and the wavefronts (Nsight's
+    ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc``); ideal equals them (no lane
+    addresses: nothing to conflict)."""
+
+    requests: int = 0
+    wavefronts: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"requests": self.requests, "wavefronts": self.wavefronts,
+                "ideal_wavefronts": self.wavefronts}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DsmemTotals:
+    """Distributed shared memory (docs/hardware-model.md, 9d): the warp requests of the
+    remote loads, stores and atomics (Nsight's ``smsp__sass_inst_executed_op_dshared_*``),
+    the 32-byte sectors they moved over the crossbar (``l1tex__m_xbar2l1tex_read_sectors_mem_
+    dshared``) and the wavefronts the remote atomics add to Nsight's ``op_atom`` counter
+    (loads and stores cost no shared-memory wavefronts)."""
+
+    requests: int = 0
+    sectors: int = 0
+    wavefronts: int = 0  # the remote atomics' op_atom wavefronts
+
+    def to_json(self) -> dict[str, int]:
+        return {"requests": self.requests, "wavefronts": self.wavefronts,
+                "ideal_wavefronts": self.wavefronts, "sectors": self.sectors}  # fmt: skip
