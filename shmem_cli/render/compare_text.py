@@ -37,6 +37,9 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
                 lines.append(f"  {where}  ncu: {theirs}  |  cubin: {mine}")
             out.append("\n".join(lines) + "\n")
             continue
+        if c.ops:
+            out.append(_ops_text(head, c))
+            continue
         counts = c.counts()
         said = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
         verdict = "agree" if c.agrees else "DISAGREE"
@@ -73,6 +76,36 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
         text = layout(blocks, width)
         out.append(text if text is not None else head + "\n")
     return "\n".join(out)
+
+
+def _ops_text(head: str, c: KernelCompare) -> str:
+    """A raw-page comparison: one row per counter of the launch that shmem totals."""
+    if c.tables > 1:
+        head = head.replace(f" (table {c.table} of {c.tables} of this kernel)", "")
+        head += f" (the first of its {c.tables} launches)"
+    differ = sum(1 for o in c.ops if not o.agrees)
+    verdict = "agree" if c.agrees else f"DISAGREE ({differ} counter(s) differ)"
+    table = Table(
+        [Column("verdict"), Column("what"), Column("ncu", "right"), Column("shmem", "right"),
+         Column("counter")]
+    )  # fmt: skip
+    for o in c.ops:
+        table.add_row(
+            "match" if o.agrees else "differs", o.what, f"{o.ncu:,}", f"{o.shmem:,}", o.counter
+        )
+    notes = ["per-launch counters (Nsight Compute's raw page) beside shmem's totals"]
+    if c.arbitration:
+        notes.append(
+            f"  the launch's bank-arbitration counter reads {c.arbitration:,}: wavefronts "
+            "replayed between warps, above any rule (docs/hardware-model.md, whole grids)"
+        )
+    blocks: list[Styled | Table] = [
+        Styled(f"{head}: {verdict} ({len(c.ops)} counters)"),
+        table,
+        Styled("\n".join(notes)),
+    ]
+    text = layout(blocks, 1000)
+    return text if text is not None else head + "\n"
 
 
 def render_compared_text(report: ComparedTrace, options: RenderOptions) -> str:

@@ -36,11 +36,31 @@ from typing import Any
 
 from ..hardware.ops import SHARED_OPCODES, op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
-from .ncu_csv import EXECUTED, IDEAL, MAX_CSV_BYTES, WAVEFRONTS, NcuTable, read_ncu_csv
+from .ncu_csv import (
+    EXECUTED,
+    IDEAL,
+    MAX_CSV_BYTES,
+    WAVEFRONTS,
+    NcuLaunch,
+    NcuTable,
+    is_raw_page,
+    read_ncu_csv,
+    read_ncu_raw,
+)
 from .ncu_names import same_kernel
+from .ncu_ops import ARBITRATION, OpCompare, op_rows, pick_launch
 from .result import KernelTrace, TraceResult
 
-__all__ = ["MAX_CSV_BYTES", "KernelCompare", "NcuTable", "compare_kernel", "read_ncu_csv"]
+__all__ = [
+    "MAX_CSV_BYTES",
+    "KernelCompare",
+    "NcuTable",
+    "compare_kernel",
+    "compare_ops",
+    "is_raw_page",
+    "read_ncu_csv",
+    "read_ncu_raw",
+]
 AGREEING = ("match", "cp.async")
 VERDICTS = {
     "match": "executions, wavefronts and ideal agree",
@@ -87,12 +107,17 @@ class KernelCompare:
     tables: int
     binary_differs: tuple[tuple[int, str, str], ...]  # (pc, in the CSV, in the cubin)
     instructions: tuple[InstructionCompare, ...]
+    # a raw-page CSV: the launch's per-op counters beside shmem's totals (ncu_ops)
+    ops: tuple[OpCompare, ...] = ()
+    arbitration: int | None = None  # the raw page's bank-arbitration counter, where given
 
     @property
     def agrees(self) -> bool:
         if self.binary_differs:
             return False
-        return all(i.verdict in AGREEING for i in self.instructions)
+        return all(i.verdict in AGREEING for i in self.instructions) and all(
+            o.agrees for o in self.ops
+        )
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}
@@ -113,6 +138,7 @@ class KernelCompare:
             ],
             "verdicts": self.counts(),
             "instructions": [i.to_json() for i in self.instructions],
+            "ops": [o.to_json() for o in self.ops],
         }
 
 
@@ -239,6 +265,15 @@ def compare_kernel(
             )
     out.sort(key=lambda i: i.pc)
     return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), (), tuple(out))
+
+
+def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -> KernelCompare:
+    """The trace's per-op totals against the first launch of this kernel in a raw-page CSV
+    (no binary to check: the raw page has no SASS)."""
+    first, count = pick_launch(kernel, launches, csv_path)
+    counters = launches[first].counters
+    rows = op_rows(kernel, counters)
+    return KernelCompare(csv_path, kernel.name, 1, count, (), (), rows, counters.get(ARBITRATION))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Nsight Compute's per-instruction export (the source page as CSV) read for ``--compare``.
+"""Nsight Compute's exports read for ``--compare``: the per-instruction source page
+(:func:`read_ncu_csv`) and the per-launch raw page (:func:`read_ncu_raw`).
 
 ``ncu -i REPORT --page source --csv --print-source sass`` writes one table per profiled
 launch: a ``"Kernel Name",NAME`` line, a header row (``Address``, ``Source``, ...,
@@ -11,6 +12,10 @@ The file is an input anyone can commit, so it is read bounded and streamed: at m
 ``\\n``, ``\\r\\n`` or a bare ``\\r``), only the tables of the kernels asked for kept, at most
 :data:`MAX_ROWS` of their rows in all, each counter a whole number below 2^63 (``1e309``,
 ``nan`` or a 40-digit count is an error at its line), a field at most 128 KiB.
+
+``ncu -i REPORT --page raw --csv`` writes a header row (``ID``, ..., ``Kernel Name``, ...,
+then one column per metric, ``l1tex__..._op_misc.sum``), a row of units, and one row per
+profiled launch; its counters are read the same way (at most :data:`MAX_RAW_ROWS` launches).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ..plumbing.errors import ShmemError, SourcePos, shorten
 MAX_CSV_BYTES = 256 << 20
 MAX_ROWS = 1_000_000  # instruction rows kept, over every table of the kernels compared
 MAX_OTHER_NAMES = 20  # names of other kernels' tables kept for an error
+MAX_RAW_ROWS = 100_000  # launches of the raw page kept
 EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
 COUNTERS = (EXECUTED, WAVEFRONTS, IDEAL)
 
@@ -160,3 +166,65 @@ def read_ncu_csv(path: str | Path, keep: Callable[[str], bool] | None = None) ->
             code="input",
         )
     return tables
+
+
+@dataclass(frozen=True)
+class NcuLaunch:
+    """One launch's row of the raw page: its kernel and its ``.sum`` counters (by name
+    without ``.sum``; only the counters the row gives a number)."""
+
+    kernel: str
+    counters: dict[str, int]
+
+
+def is_raw_page(path: str | Path) -> bool:
+    """Whether the CSV is Nsight Compute's raw page (its first record names ``ID`` and
+    ``Kernel Name`` columns) rather than the source page."""
+    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    for _, record in _records(data, str(path)):
+        if record and record[0].startswith("=="):
+            continue  # ncu's own messages before the table
+        return "Kernel Name" in record and "ID" in record
+    return False
+
+
+def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
+    """Every launch of a raw-page CSV, with its summed counters."""
+    where = str(path)
+    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    head: list[str] | None = None
+    name = 0
+    out: list[NcuLaunch] = []
+    for line, record in _records(data, where):
+        if head is None:
+            if "Kernel Name" in record and "ID" in record:
+                head, name = record, record.index("Kernel Name")
+            continue
+        if len(record) != len(head) or not record[name] or not record[0].strip().isdigit():
+            continue  # the units row, ncu's messages
+        if len(out) >= MAX_RAW_ROWS:
+            raise ShmemError(
+                f"the CSV holds more than {MAX_RAW_ROWS:,} launches: profile the launch you "
+                "trace (ncu --kernel-name NAME --launch-count 1)",
+                path=where,
+                pos=SourcePos(line, 1),
+                code="input",
+            )
+        counters = {}
+        for column, text in zip(head, record, strict=True):
+            if column.endswith(".sum"):
+                try:
+                    value = count(text, where, line, column)
+                except ShmemError:
+                    value = None  # a column of text (ncu prints some counters so)
+                if value is not None:
+                    counters[column.removesuffix(".sum")] = value
+        out.append(NcuLaunch(record[name], counters))
+    if head is None:
+        raise ShmemError(
+            "no Nsight Compute raw page here: expected the output of `ncu -i REPORT --page raw "
+            '--csv` (an "ID", ..., "Kernel Name", ... header, then one row per launch)',
+            path=where,
+            code="input",
+        )
+    return out

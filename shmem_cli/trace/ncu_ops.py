@@ -1,0 +1,110 @@
+"""``shmem trace --compare RAW.csv``: the trace's per-op totals beside Nsight Compute's
+per-launch counters (the raw page: ``ncu -i REPORT --page raw --csv``).
+
+Each counter of the launch's row that measures what shmem totals is one row: the shared
+ops' requests and wavefronts (:data:`shmem_cli.hardware.ops.OPS`' counters; ops that share a
+wavefront counter, ``load`` and ``ldmatrix``, are summed), the atomics' wavefronts with the
+remote atomics' (``op_atom``), the ``op_misc`` wavefronts of mbarrier operations, fences
+and cluster barriers (:mod:`shmem_cli.hardware.misc`), and distributed shared memory's
+requests and crossbar sectors. A counter the CSV does not hold is not compared, nor one that
+both sides count 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..hardware.ops import OPS
+from ..plumbing.errors import ShmemError, shorten
+from .ncu_csv import NcuLaunch
+from .ncu_names import same_kernel
+from .result import KernelTrace
+
+MISC_COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+ATOM_COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom"
+DSHARED = tuple(f"smsp__sass_inst_executed_op_dshared_{u}" for u in ("ld", "st", "atom"))
+XBAR_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
+ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration"
+
+
+@dataclass(frozen=True)
+class OpCompare:
+    """One counter of the launch: what Nsight Compute counted and what shmem totals."""
+
+    what: str  # e.g. "load requests", "misc wavefronts"
+    counter: str  # the Nsight Compute counter (without .sum), "+"-joined when summed
+    ncu: int
+    shmem: int
+
+    @property
+    def agrees(self) -> bool:
+        return self.ncu == self.shmem
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "counter": self.counter,
+            "ncu": self.ncu,
+            "shmem": self.shmem,
+            "verdict": "match" if self.agrees else "differs",
+        }
+
+
+def pick_launch(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -> tuple[int, int]:
+    """(index of the first row of this kernel, rows of this kernel) in the raw page."""
+    mine = [
+        k
+        for k, row in enumerate(launches)
+        if same_kernel(row.kernel, (kernel.name, kernel.mangled))
+    ]
+    if not mine:
+        names = ", ".join(shorten(n) for n in list(dict.fromkeys(r.kernel for r in launches))[:20])
+        raise ShmemError(
+            f"the CSV has no launch of {shorten(kernel.name)}; it has: {shorten(names, 400)}",
+            path=csv_path,
+            code="input",
+        )
+    return mine[0], len(mine)
+
+
+def op_rows(kernel: KernelTrace, counters: dict[str, int]) -> tuple[OpCompare, ...]:
+    """The rows of the counters ``counters`` holds (one launch's raw-page row) where either
+    side counted something."""
+    return tuple(o for o in _all_rows(kernel, counters) if o.ncu or o.shmem)
+
+
+def _all_rows(kernel: KernelTrace, counters: dict[str, int]) -> tuple[OpCompare, ...]:
+    out: list[OpCompare] = []
+    wavefronts: dict[str, list[str]] = {}  # wavefront counter -> the ops it counts
+    for op in OPS:
+        t = kernel.totals[op.name]
+        req = op.counters.requests
+        if req in counters:
+            out.append(OpCompare(f"{op.name} requests", req, counters[req], t.requests))
+        if op.counters.wavefronts is not None:
+            wavefronts.setdefault(op.counters.wavefronts, []).append(op.name)
+    for counter, names in wavefronts.items():
+        if counter not in counters:
+            continue
+        shmem = sum(kernel.totals[n].wavefronts for n in names)
+        label = " + ".join(names)
+        if counter == ATOM_COUNTER:  # the remote atomics count there too
+            shmem += kernel.dsmem.wavefronts
+            label += " + dsmem atomics"
+        out.append(OpCompare(f"{label} wavefronts", counter, counters[counter], shmem))
+    if MISC_COUNTER in counters:
+        out.append(
+            OpCompare(
+                "misc wavefronts", MISC_COUNTER, counters[MISC_COUNTER], kernel.misc.wavefronts
+            )
+        )
+    present = [c for c in DSHARED if c in counters]
+    if present:
+        measured = sum(counters[c] for c in present)
+        out.append(OpCompare("dsmem requests", "+".join(present), measured, kernel.dsmem.requests))
+    if XBAR_SECTORS in counters:
+        out.append(
+            OpCompare("dsmem sectors", XBAR_SECTORS, counters[XBAR_SECTORS], kernel.dsmem.sectors)
+        )
+    return tuple(out)
