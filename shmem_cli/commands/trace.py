@@ -168,7 +168,8 @@ ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
     metavar="NCU.csv",
     type=click.Path(),
     help="Line the trace up with Nsight Compute's per-instruction export (ncu --page source "
-    "--csv --print-source sass, SourceCounters) by SASS offset; exit 1 when they disagree.",
+    "--csv --print-source sass, SourceCounters) by SASS offset, or its totals with the "
+    "per-launch counters of the raw page (ncu --page raw --csv); exit 1 when they disagree.",
 )
 @budget_options
 @output_options(report_format_names)
@@ -269,7 +270,10 @@ def trace(
     --compare NCU.csv lines the trace up with Nsight Compute's per-instruction
     export (ncu --section SourceCounters, then ncu -i REP --page source --csv
     --print-source sass) by SASS offset: executions, wavefronts and ideal side by
-    side, each difference named; a different binary is detected.
+    side, each difference named; a different binary is detected. Given the raw
+    page (ncu -i REP --page raw --csv) it compares the per-op totals with the
+    launch's counters instead (requests and wavefronts per op, op_misc, the
+    remote accesses' dshared requests and crossbar sectors).
 
     Exit status: 0 when the kernel was traced (or its parameters listed), 1 when
     --compare found a disagreement, 2 for
