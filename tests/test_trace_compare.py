@@ -177,8 +177,8 @@ def test_a_file_that_is_not_a_source_export_is_refused(tmp_path: Path) -> None:
     bad.write_text('"ID","Kernel Name","Metric"\n"0","k","1"\n')
     with pytest.raises(ShmemError, match="no Nsight Compute source table here"):
         read_ncu_csv(bad)
-    result = compare("softmax_w4", bad)
-    assert result.exit_code == 2 and "no Nsight Compute source table here" in result.output
+    result = compare("softmax_w4", bad)  # a raw page: compared per op (ncu_ops)
+    assert result.exit_code == 2 and "the CSV has no launch of softmax_rows" in result.output
     no_counters = tmp_path / "plain.csv"
     no_counters.write_text(
         '"Kernel Name","k",\n"Address","Source","# Samples"\n"0x10","EXIT","0"\n'

@@ -301,14 +301,7 @@ def trace(
     from ..plumbing.errors import ShmemError
     from ..trace.emulator.budget import Budget
     from ..trace.kernel.launch import param_table
-    from ..trace.ncu_compare import (
-        compare_kernel,
-        compare_ops,
-        is_raw_page,
-        read_ncu_csv,
-        read_ncu_raw,
-        wanted,
-    )
+    from ..trace.ncu_compare import compare_file
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceResult
 
@@ -390,14 +383,7 @@ def trace(
             else:
                 traced, code = trace_with_code(request, progress=progress)
                 report = TraceResult((traced,))
-                if is_raw_page(compare_csv):  # per-launch counters: the per-op totals
-                    launches = read_ncu_raw(compare_csv)
-                    compares = [compare_ops(k, launches, compare_csv) for k in traced.kernels]
-                else:
-                    tables = read_ncu_csv(compare_csv, wanted(traced.kernels))
-                    compares = [
-                        compare_kernel(k, code, tables, compare_csv) for k in traced.kernels
-                    ]
+                compares = compare_file(traced.kernels, code, compare_csv)
     except ShmemError as exc:
         fail_input(exc)
     options = report_options(

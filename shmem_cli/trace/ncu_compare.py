@@ -55,6 +55,7 @@ __all__ = [
     "MAX_CSV_BYTES",
     "KernelCompare",
     "NcuTable",
+    "compare_file",
     "compare_kernel",
     "compare_ops",
     "is_raw_page",
@@ -274,6 +275,18 @@ def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -
     counters = launches[first].counters
     rows = op_rows(kernel, counters)
     return KernelCompare(csv_path, kernel.name, 1, count, (), (), rows, counters.get(ARBITRATION))
+
+
+def compare_file(
+    kernels: tuple[KernelTrace, ...], code: Mapping[int, str], csv_path: str
+) -> list[KernelCompare]:
+    """Each kernel against the CSV: per instruction (the source page, on the binary ``code``)
+    or per op (the raw page's per-launch counters)."""
+    if is_raw_page(csv_path):
+        launches = read_ncu_raw(csv_path)
+        return [compare_ops(k, launches, csv_path) for k in kernels]
+    tables = read_ncu_csv(csv_path, wanted(kernels))
+    return [compare_kernel(k, code, tables, csv_path) for k in kernels]
 
 
 @dataclass(frozen=True)

@@ -384,14 +384,6 @@ def _mov(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("R2UR")
-def _r2ur(ins: Instruction, ctx: Context) -> Step:
-    ops = [o for o in ins.operands if not is_pred(o)]
-    if len(ops) != 2:
-        raise unsupported(ins)
-    return _mov(Instruction(ins.pc, None, "MOV", (), tuple(ops), ins.file, ins.line, ins.text), ctx)
-
-
 @op("IABS")
 def _iabs(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(ins.operands[0], ins)

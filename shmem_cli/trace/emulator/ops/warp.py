@@ -1,4 +1,5 @@
-"""Warp-level instructions: SHFL, VOTE/VOTEU, MATCH and REDUX.
+"""Warp-level instructions: SHFL, VOTE/VOTEU, MATCH, REDUX and R2UR (a register into a
+uniform one; with a predicate, a waterfall loop's step).
 
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
@@ -17,7 +18,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_pred, read_u32, write_pred, write_u32
+from ..operands import is_pred, read_pred, read_u32, write_pred, write_u32
 from ..state import TAINT_UNKNOWN, Block, Idx
 
 _U = np.uint32
@@ -203,5 +204,36 @@ def _redux(ins: Instruction, ctx: Context) -> Step:
                 acc, row, v
             )
         w(b, ix, (acc[row] & 0xFFFFFFFF).astype(_U), warp_taint(b, ix, t))
+
+    return step
+
+
+@op("R2UR")
+def _r2ur(ins: Instruction, ctx: Context) -> Step:
+    """``R2UR URd, Ra``; ``R2UR Pd, URd, Ra`` is a waterfall loop's step (nvcc's code for an
+    operation on a uniform register, e.g. mbarrier.init, that lanes give different values):
+    each warp's uniform register takes its first executing lane's value, and ``Pd`` is set
+    for the lanes whose value differs (those the loop runs again for)."""
+    ops = [o for o in ins.operands if not is_pred(o)]
+    if len(ops) != 2:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra = read_u32(ops[1], "i", ins)
+    if not is_pred(ins.operands[0]):
+
+        def copy(b: Block, ix: Idx) -> None:
+            v, t = ra(b, ix)
+            w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
+
+        return copy
+    wp = write_pred(ins.operands[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = ra(b, ix)
+        v = np.broadcast_to(v, (b.count(ix),))
+        _, first, which = np.unique(b.warp[b.ids(ix)], return_index=True, return_inverse=True)
+        chosen = v[first][which]
+        w(b, ix, chosen, t)
+        wp(b, ix, v != chosen, t)
 
     return step
