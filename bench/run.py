@@ -488,6 +488,8 @@ def grids(report: Report, shmem: list[str], repeats: int) -> None:
         "trace: 4,096 differing blocks / 32 blocks",
         "trace: whole grid (4,096 differing blocks), thread-instructions/s",
         "trace: causal grid, 32 x 32 blocks / its first row of 32",
+        "trace: 16,384 differing blocks / 32 blocks",
+        "trace: 65,536 differing blocks / 32 blocks",
     )
     if not command_exists(shmem, "trace") or toolchain.which("nvdisasm") is None:
         for figure in figures:
@@ -500,12 +502,15 @@ def grids(report: Report, shmem: list[str], repeats: int) -> None:
         t_args = ["-k", "ev_transpose", "-b", "32,8", "-a", f"0=@{zeros}", "-a", f"1=@{zeros}"]
         t_args += ["-a", "width=4096", "-a", "height=4096"]
         d_args = ["-k", "differ", "-b", "256", "-a", "2=1048576"]
+        big = ["--buffer-size", str(65536 * 256 * 4)]  # out[b * 256 + t] for every block
         c_args = ["-k", "cl_attn", "-b", "256", "-a", "1=64"]
         runs = {
             "transpose_grid": (GRID_CUBIN, [*t_args, "-g", "128,128"]),
             "transpose_block": (GRID_CUBIN, [*t_args, "-g", "1"]),
             "differ_4096": (DIFFER_CUBIN, [*d_args, "-g", "4096"]),
             "differ_32": (DIFFER_CUBIN, [*d_args, "-g", "32"]),
+            "differ_16384": (DIFFER_CUBIN, [*d_args, *big, "-g", "16384"]),
+            "differ_65536": (DIFFER_CUBIN, [*d_args, *big, "-g", "65536"]),
             "causal_grid": (CLASSES_CUBIN, [*c_args, "-g", "32,32"]),
             "causal_row": (CLASSES_CUBIN, [*c_args, "-g", "32,1"]),
         }
@@ -516,6 +521,7 @@ def grids(report: Report, shmem: list[str], repeats: int) -> None:
         }
         t = time_processes(commands, repeats)
         doc = {k: json.loads(out[k].read_text())["files"][0]["kernels"][0] for k in runs}
+        peaks = {k: peak_rss_mb(commands[k])[0] for k in ("differ_16384", "differ_65536")}
     best = {k: t[k].best for k in runs}
     grid = doc["transpose_grid"]
     exact = (
@@ -559,6 +565,21 @@ def grids(report: Report, shmem: list[str], repeats: int) -> None:
         ("exact" if causal["requests"] == causal["wavefronts"] == want else "TOTALS DIFFER")
         + f", {doc['causal_grid']['grid_coverage']['blocks_run']} blocks run",
     )
+    for figure, k, blocks in (
+        (figures[4], "differ_16384", 16384),
+        (figures[5], "differ_65536", 65536),
+    ):
+        cov = doc[k]["grid_coverage"]
+        report.row(
+            figure,
+            f"{best[k]:.2f} s / {best['differ_32']:.2f} s",
+            "peak < 1 GiB",
+            best[k] / best["differ_32"],
+            peaks[k] < 1024,
+            f"({cov['blocks_run']} blocks run, {cov['mode']}, "
+            + ("exact" if _differ_loads(doc[k], blocks) else "TOTALS DIFFER")
+            + f", peak {mb(peaks[k])})",
+        )
     report.details["grids"] = {
         k: {
             "thread_instructions": doc[k]["instructions_executed"],
@@ -583,6 +604,17 @@ def _differ_exact(kernel: dict[str, Any]) -> bool:
         op: [kernel["totals"][op]["requests"], kernel["totals"][op]["wavefronts"]] for op in want
     }
     return got == want
+
+
+def _differ_loads(kernel: dict[str, Any], blocks: int) -> bool:
+    """differ.cu's shared totals by hand: block b loops b % 32 + 1 times, two reads of one
+    wavefront a warp each time (8 warps), after one store a warp."""
+    loads = sum(8 * 2 * (b % 32 + 1) for b in range(blocks))
+    totals = kernel["totals"]
+    return (
+        totals["load"]["requests"] == totals["load"]["wavefronts"] == loads
+        and totals["store"]["requests"] == totals["store"]["wavefronts"] == 8 * blocks
+    )
 
 
 SYNTH = ROOT / "tests" / "data" / "trace" / "synth"

@@ -12,11 +12,14 @@ thread-instructions must be equal. Where the count is simple it is also said by 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .conftest import TRACE_DATA, needs_nvdisasm
+from .hostile import shmem
 from .test_trace_grid import every_block, traced
 
 CLASSES = TRACE_DATA / "classes" / "classes.sm_90.cubin"
@@ -26,11 +29,15 @@ N = 256  # threads of a block (classes.cu)
 
 
 def _same(
-    kernel: str, grid: tuple[int, int, int], args: tuple[str, ...], cubin: Any = CLASSES
+    kernel: str,
+    grid: tuple[int, int, int],
+    args: tuple[str, ...],
+    cubin: Any = CLASSES,
+    **kw: Any,
 ) -> Any:
     """The launch traced by class, checked against every block run; returns it."""
-    by_class = traced(cubin, kernel, N, grid, args)
-    ran = every_block(cubin, kernel, N, grid, args)
+    by_class = traced(cubin, kernel, N, grid, args, **kw)
+    ran = every_block(cubin, kernel, N, grid, args, **kw)
     assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
     assert by_class.totals == ran.totals
     assert by_class.instructions_executed == ran.instructions_executed
@@ -167,3 +174,97 @@ def test_sm80_code_by_class(kernel: str) -> None:
     traced_ = _same(kernel, grid, args, CLASSES_80)
     cov = traced_.launch.coverage
     assert cov is not None and cov.mode == "alike"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "grid", "classes"),
+    [
+        # a = b * 7 % 13 < c = (b * 3 + t / 64) % 11, and b % 5 <= b / 3 % 4 (both sides move)
+        ("cl_two", (60, 1, 1), 21),
+        ("cl_udiv", (40, 1, 1), 5),  # (t + 64) / (b % 5 + 1): a class per divisor
+        ("cl_sdiv", (42, 1, 1), 6),  # (t - 128) / s, s = b % 7 - 3 (0 read as 2): six divisors
+    ],
+)
+def test_two_moving_sides_and_divisions_by_a_block_value_make_classes(
+    kernel: str, grid: tuple[int, int, int], classes: int
+) -> None:
+    traced_ = _same(kernel, grid, ())
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == classes
+
+
+@needs_nvdisasm
+def test_a_compare_with_one_side_without_a_form_is_not_evaluated() -> None:
+    # (int)(b * 0.5f) > b % 4: the float side has no form; read as the first block's value
+    # it put blocks 4 and up (whose outcome differs) in block 0's class
+    traced_ = _same("cl_half", (12, 1, 1), ())
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 12
+    assert cov.differs is not None and "classes.cu:" in cov.differs
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "grid", "args", "classes"),
+    [
+        ("cl_div", (40, 1, 1), ("1=3",), 2),
+        ("cl_rem", (16, 1, 1), ("1=512",), None),
+        ("cl_causal", (8, 3, 1), ("1=64",), 16),
+        ("cl_persist", (16, 1, 1), ("1=100", "2=4", "3=1500"), None),
+        ("cl_two", (60, 1, 1), (), 21),
+        ("cl_sdiv", (42, 1, 1), (), 6),
+    ],
+)
+def test_vectors_kept_as_steps_and_read_by_window_give_the_same_classes(
+    monkeypatch: pytest.MonkeyPatch,
+    kernel: str,
+    grid: tuple[int, int, int],
+    args: tuple[str, ...],
+    classes: int | None,
+) -> None:
+    # every instruction's vectors kept as its step (as past 2^21 values on a large grid) and
+    # evaluated over windows of a few blocks: the same classes and totals as every block run
+    from shmem_cli.trace.emulator.alike import vectors
+
+    monkeypatch.setattr(vectors, "EAGER", 0)
+    monkeypatch.setattr(vectors, "ELEMENTS", 4096)
+    traced_ = _same(kernel, grid, args)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike"
+    assert classes is None or cov.run == classes
+
+
+DIFFER = TRACE_DATA / "cluster" / "differ.sm_90.cubin"
+
+
+@pytest.mark.slow
+@needs_nvdisasm
+def test_16384_differing_blocks_by_class_against_every_block() -> None:
+    # differ.cu's remainder (b * 256 + t) % n by a runtime n: 256 groups of threads, each
+    # with its own vector over the grid (past 2^21 values: kept as steps); block b loops
+    # b % 32 + 1 times
+    grid = (16384, 1, 1)
+    traced_ = _same("differ", grid, ("2=1048576",), DIFFER, buffer_size=16384 * N * 4)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run < 64
+
+
+@pytest.mark.slow
+@needs_nvdisasm
+def test_65536_differing_blocks_by_class_in_bounded_memory(tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    ran = shmem(
+        "trace", str(DIFFER), "-k", "differ", "-b", "256", "-g", "65536", "-a", "2=1048576",
+        "--buffer-size", str(65536 * 256 * 4), "-f", "json", "-o", str(out), timeout=300,
+    )  # fmt: skip
+    assert ran.code == 0, ran.text
+    assert ran.peak_mib < 1024, ran.peak_mib
+    kernel = json.loads(out.read_text())["files"][0]["kernels"][0]
+    cov = kernel["grid_coverage"]
+    assert cov["mode"] == "alike" and cov["blocks_run"] < 64, cov
+    # each iteration: two reads of one wavefront a warp (strides 3 and 1), 8 warps a block
+    loads = sum(8 * 2 * (b % 32 + 1) for b in range(65536))
+    totals = kernel["totals"]
+    assert (totals["load"]["requests"], totals["load"]["wavefronts"]) == (loads, loads)
+    assert (totals["store"]["requests"], totals["store"]["wavefronts"]) == (65536 * 8,) * 2

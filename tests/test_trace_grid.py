@@ -59,11 +59,13 @@ def every_block(
     block: int | tuple[int, int, int],
     grid: tuple[int, int, int],
     args: Any,
+    **kw: Any,
 ) -> KernelTrace:
     """The same launch with every block run: the caller reads the memory they wrote."""
     info, disassembly = cubin(path)
     k = find_kernel(info, kernel)
-    plan = plan_launch(k, kernel_params(k, None), block=_dims(block), grid=grid, args=args)
+    dims = _dims(block)
+    plan = plan_launch(k, kernel_params(k, None), block=dims, grid=grid, args=args, **kw)
     function = find_function(disassembly, k, info.path)
     return trace_kernel(function, k, info.arch, plan, memory=GlobalMemory())
 

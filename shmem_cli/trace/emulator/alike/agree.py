@@ -1,5 +1,5 @@
 """In which blocks a compare on the block index takes the representative's outcome on every
-thread: from per-thread thresholds, without a thread-by-block table.
+thread: from per-thread thresholds where one side moves, without a thread-by-block table.
 
 An ISETP compares ``a = ka(t) + Va(b)`` with ``c = kc(t) + Vc(b)`` (:mod:`.forms`), mod 2^32,
 read signed or unsigned. Where only one side moves with the block (``Vc`` zero, else the two
@@ -9,9 +9,12 @@ the unsigned one with both sides' top bit flipped): ``u = ka + D < kc`` holds fo
 ``[-ka, -ka + kc)``. So each thread's outcome stays the representative's for ``D`` within the
 arc around the representative's ``D0`` that holds it: at most ``up`` above and ``down`` below.
 The least of those over the threads bounds the blocks alike: ``D(b)`` no further from ``D0``
-than that, either way. An equality (EQ, NE) of two moving sides compares their difference
-with zero, the same way; an order of two moving sides keeps the blocks where both vectors
-hold the representative's values. The compare's predicate input narrows it further.
+than that, either way (a subset of the blocks where every thread keeps its outcome: the
+arcs of several threads may meet in more than one arc). A compare of two moving sides is
+evaluated in each block from the two vectors, once per distinct pair of the threads'
+constants, a window of blocks (:meth:`.vectors.Vectors.windows`) and a slice of pairs at a
+time: at most :data:`.vectors.ELEMENTS` values. The compare's predicate input narrows it
+further.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
 from ..operands import read_u32
 from ..state import Block
+from . import vectors
 
 _W = 1 << 32
 _FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
@@ -54,33 +58,26 @@ def bounds(cmp: str, k: Any, c: Any, d0: Any, signed: bool) -> tuple[Any, Any]:
     return up, down
 
 
-def arc(cmp: str, k: Any, c: Any, d: Any, d0: int, signed: bool) -> Any:
-    """The candidate blocks whose ``d`` (int64 over blocks, 0..2^32-1) gives ``k + d ? c``
-    (per thread, mod 2^32) the outcome it has at ``d0`` on every thread."""
-    up, down = bounds(cmp, k, c, d0, signed)
-    most_up = int(up.min()) if up.size else _W
-    most_down = int(down.min()) if down.size else _W
-    return ((d - d0) % _W <= most_up) | ((d0 - d) % _W <= most_down)
-
-
 def _moving(forms: Any, cmp: str, signed: bool, a: Any, c: Any, sel: Any) -> Any:
     """The agreement of the threads ``sel`` whose side ``a`` moves with the block and ``c``
     does not, every vector at once: each vector's blocks within the least reach of its
     threads."""
     value, vids, negated = a
-    rep = forms.rep
     used, which = np.unique(vids[sel], return_inverse=True)
-    d = np.stack([_vector(forms, int(u), negated) for u in used])  # vectors x blocks
-    d0 = d[:, rep][which]
+    at = np.array([_at(forms, int(u), negated) for u in used], dtype=np.int64)
+    d0 = at[which]
     k = (value[sel] - d0) % _W
     up, down = bounds(cmp, k, c[0][sel], d0, signed)
     most_up = np.full(len(used), _W, dtype=np.int64)
     most_down = np.full(len(used), _W, dtype=np.int64)
     np.minimum.at(most_up, which, up)
     np.minimum.at(most_down, which, down)
-    at = d[:, rep][:, None]
-    ok = ((d - at) % _W <= most_up[:, None]) | ((at - d) % _W <= most_down[:, None])
-    return ok.all(axis=0)
+    out = np.ones(forms.vec.n, dtype=bool)
+    for lo, hi, got in forms.vec.windows([int(u) for u in used]):
+        for j, u in enumerate(used):
+            d = _int64(got[int(u)], negated)
+            out[lo:hi] &= ((d - at[j]) % _W <= most_up[j]) | ((at[j] - d) % _W <= most_down[j])
+    return out
 
 
 def _side(forms: Any, ins: Instruction, k: int, form: Any, blk: Block, ids: Any) -> Any:
@@ -88,7 +85,9 @@ def _side(forms: Any, ins: Instruction, k: int, form: Any, blk: Block, ids: Any)
     op = ins.operands[k]
     value, _ = read_u32(op, "i", ins)(blk, ids)
     value = np.broadcast_to(np.asarray(value, dtype=np.uint32), (len(ids),)).astype(np.int64)
-    if not isinstance(op, Reg) or form is None or not form.blocky:
+    if form is None:  # a thread's register depends on the block with no form
+        return None
+    if not isinstance(op, Reg) or not form.blocky:
         return value, np.full(len(ids), -1), False
     if op.abs:
         return None
@@ -126,15 +125,21 @@ def isetp(
     return {key: agreed for key in out}
 
 
-def _vector(forms: Any, vid: int, negated: bool) -> Any:
-    v = forms.vec[vid].astype(np.int64)
+def _int64(v: Any, negated: bool) -> Any:
+    """A vector's values as int64 (0..2^32-1), negated mod 2^32 where its operand is."""
+    v = np.asarray(v).astype(np.int64)
+    return (-v) % _W if negated else v
+
+
+def _at(forms: Any, vid: int, negated: bool) -> int:
+    """Vector ``vid``'s value in the representative block (negated where its operand is)."""
+    v: int = forms.vec.at(vid, forms.rep)
     return (-v) % _W if negated else v
 
 
 def _compare(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
     """The agreement of ``a ? c`` over the candidates, each side (value, vector ids, negated)."""
     (va, ia, na), (vc, ic, nc) = a, c
-    rep = forms.rep
     out = np.ones(forms.vec.n, dtype=bool)
     alone_a = (ia >= 0) & (ic < 0)
     alone_c = (ia < 0) & (ic >= 0)
@@ -146,12 +151,45 @@ def _compare(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
     if not both.any():
         return out
     for i, j in np.unique(np.stack([ia[both], ic[both]]), axis=1).T:
-        da, dc = _vector(forms, int(i), na), _vector(forms, int(j), nc)
-        if cmp not in ("EQ", "NE"):  # both move: only where both hold their values
-            out &= (da == da[rep]) & (dc == dc[rep])
-            continue
         sel = both & (ia == i) & (ic == j)
-        d = (da - dc) % _W  # a - c == 0
-        k = (va[sel] - vc[sel] - int(d[rep])) % _W
-        out &= arc(cmp, k, np.zeros_like(k), d, int(d[rep]), False)
+        ka = (va[sel] - _at(forms, int(i), na)) % _W  # a = ka + Da(b), c = kc + Dc(b)
+        kc = (vc[sel] - _at(forms, int(j), nc)) % _W
+        out &= _two_moving(forms, cmp, signed, (int(i), na, ka), (int(j), nc, kc))
     return out
+
+
+def _two_moving(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
+    """The blocks in which ``ka + Da(b) ? kc + Dc(b)`` (mod 2^32, per thread) has the
+    outcome it has in the representative on every thread: each block's outcome computed
+    from the two vectors, for each distinct pair of thread constants, a window of blocks
+    and a slice of pairs at a time."""
+    (i, na, ka), (j, nc, kc) = a, c
+    pairs = np.unique(np.stack([ka, kc]), axis=1)  # 2 x distinct (ka, kc)
+    top = np.int64(1 << 31) if signed else np.int64(0)
+    want = _holds(
+        cmp, (pairs[0] + _at(forms, i, na)) % _W ^ top, (pairs[1] + _at(forms, j, nc)) % _W ^ top
+    )
+    out = np.ones(forms.vec.n, dtype=bool)
+    for lo, hi, got in forms.vec.windows([i, j]):
+        da, dc = _int64(got[i], na), _int64(got[j], nc)
+        rows = max(1, vectors.ELEMENTS // max(1, hi - lo))
+        for r in range(0, pairs.shape[1], rows):
+            x = (pairs[0, r : r + rows, None] + da[None, :]) % _W ^ top
+            y = (pairs[1, r : r + rows, None] + dc[None, :]) % _W ^ top
+            out[lo:hi] &= (_holds(cmp, x, y) == want[r : r + rows, None]).all(axis=0)
+    return out
+
+
+def _holds(cmp: str, x: Any, y: Any) -> Any:
+    """``x ? y``."""
+    if cmp == "EQ":
+        return x == y
+    if cmp == "NE":
+        return x != y
+    if cmp == "LT":
+        return x < y
+    if cmp == "LE":
+        return x <= y
+    if cmp == "GT":
+        return x > y
+    return x >= y

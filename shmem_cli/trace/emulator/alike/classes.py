@@ -25,8 +25,9 @@ import numpy as np
 
 from .. import grid as grids
 from ..budget import Budget
-from .forms import Forms, Vectors
+from .forms import Forms
 from .shadow import COLUMNS, Shadow
+from .vectors import Vectors
 from .watch import Watch
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     decisions = proven = loners = 0
     differs: grids.Differs | None = None
     shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
-    vectors = Vectors(n)
+    vectors = Vectors(n, shadow)
     for _ in range(ROUNDS):
         if not left.any() or loners >= LONERS:
             break

@@ -3,28 +3,32 @@ the block index decides it.
 
 While a grid's representative block runs watched (:class:`..grid.Watch`), :class:`Forms` keeps
 beside each register that depends on the block index its *form*: per thread, a constant ``k``
-and a *block vector* ``V`` (one 32-bit value per candidate block: :class:`Vectors`), with the
+and a *block vector* ``V`` (one 32-bit value per candidate block: :mod:`.vectors`), with the
 register's value in candidate block ``b`` equal to ``k + V[b]`` (mod 2^32), for every block
 that took the representative's decisions so far (the watch drops the others). A form is made
 where the register's writer is
 
 * ``S2R``/``S2UR`` of ``SR_CTAID.X/Y/Z``: ``k = 0``, ``V`` the blocks' index on that axis;
-* an integer instruction of :data:`EVALUATED` (adds, multiplies, LEA, shifts, LOP3, IMAD.HI,
-  min/max, SEL, ISETP, PLOP3, ... the divisions and remainders by a constant nvcc emits are
-  made of them) whose sources are free of taint or have forms. The threads are grouped by
-  their sources (:data:`_ADDITIVE` sources of the sums only by their vectors: a thread's
-  constant passes through a sum unchanged), at most :data:`GROUPS` groups; for each group
-  the instruction runs once for every candidate block, through the emulator's own step on a
-  *shadow* block whose threads are the candidate blocks (:mod:`.shadow`), with one thread's
-  sources; its result is the group's vector, and ``k`` what makes the representative's
-  value (checked: a thread's value must be what the register holds, else no form).
+* an instruction of :data:`EVALUATED` (adds, multiplies, LEA, shifts, LOP3, IMAD.HI,
+  min/max, SEL, ISETP, PLOP3, ...: the divisions and remainders by a constant nvcc emits are
+  made of them; and I2F, MUFU.RCP and F2I, which it adds for a runtime divisor) whose
+  sources are free of taint or have forms. The threads are grouped by their sources
+  (:data:`_ADDITIVE` sources of the sums only by their vectors: a thread's constant passes
+  through a sum unchanged), at most :data:`GROUPS` groups; for each group the instruction
+  runs once for every candidate block, through the emulator's own step on a *shadow* block
+  whose threads are the candidate blocks (:mod:`.shadow`), with one thread's sources; its
+  result is the group's vector, and ``k`` what makes the representative's value (checked: a
+  thread's value must be what the register holds, else no form). Where the groups' vectors
+  would be large they are kept as the step and evaluated a window of blocks at a time
+  (:class:`.vectors.Vectors`).
 
 Predicates keep, per thread, the blocks in which they hold the representative's value (an
-*agreement*, a boolean vector: :mod:`.agree` proves it for a compare from the per-thread
-thresholds) and, where the shadow gave it, their value in each block. A guard on a predicate
-that carries the block index's taint keeps the blocks of its agreement (:meth:`agreement`).
-Anything else (another writer, global data, an inexact value, too many groups, vectors past
-:data:`VECTOR_BYTES`) leaves no form: a decision that reads it is not proven.
+*agreement*, a boolean vector: from the shadow's values of the predicate in each block, else
+:mod:`.agree` proves it for a compare) and, where the shadow gave it, their value in each
+block. A guard on a predicate that carries the block index's taint keeps the blocks of its
+agreement (:meth:`agreement`). Anything else (another writer, global data, an inexact value,
+vectors past :data:`.vectors.VECTOR_BYTES`) leaves no form: a decision that reads it is not
+proven.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ..operands import Dest
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
 from . import agree
 from .shadow import Shadow
+from .vectors import Unknown, Vectors
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -49,19 +54,21 @@ U32: TypeAlias = "npt.NDArray[np.uint32]"
 I32: TypeAlias = "npt.NDArray[np.int32]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 
-#: at most this many groups of threads with different sources per instruction, or as many
-#: as make :data:`ELEMENTS` values over the candidate blocks
-GROUPS = 16
-ELEMENTS = 1 << 21
-#: the block vectors of one watched run take at most this much memory
-VECTOR_BYTES = 256 << 20
+#: at most this many groups of threads with different sources per instruction (a block's
+#: most threads: every thread its own group)
+GROUPS = 1024
 _AXES = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
 _TWINS = frozenset(
     ("IADD3", "IMAD", "LEA", "MOV", "SHF", "ISETP", "LOP3", "SEL", "PRMT")
     + ("POPC", "FLO", "BREV", "BMSK", "SGXT")
 )
-#: integer instructions evaluated over the candidate blocks (their uniform twins too)
-EVALUATED = frozenset({*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR"})
+#: instructions evaluated over the candidate blocks (their uniform twins too): integer ones,
+#: and the conversions and reciprocal of nvcc's division by a runtime value (I2F.RP,
+#: MUFU.RCP, F2I), which the emulator runs as it runs them for the block itself
+EVALUATED = frozenset(
+    {*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR"}
+    | {"I2F", "I2FP", "MUFU", "F2I"}
+)
 _WIDE = {"X", "64", "WIDE", "HI"}
 
 
@@ -121,35 +128,6 @@ class Pending:
     axis: tuple[str, int, int] | None = None  # S2R of the block index: (kind, index, vector)
 
 
-class Vectors:
-    """Block vectors over the candidate blocks, each kept once (by its content)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.values: list[Any] = []
-        self._ids: dict[tuple[str, bytes], int] = {}
-        self.bytes = 0
-        self.full = False
-
-    def intern(self, v: Any) -> int:
-        """The id of vector ``v`` (uint32 or bool over the candidates); -1 past the budget."""
-        v = np.ascontiguousarray(v)
-        key = (v.dtype.str, v.tobytes())
-        got = self._ids.get(key)
-        if got is not None:
-            return got
-        if self.bytes + v.nbytes > VECTOR_BYTES:
-            self.full = True
-            return -1
-        self.values.append(v)
-        self.bytes += v.nbytes
-        self._ids[key] = len(self.values) - 1
-        return len(self.values) - 1
-
-    def __getitem__(self, i: int) -> Any:
-        return self.values[i]
-
-
 class Forms:
     """The forms of the representative block's registers and predicates, kept step by step
     (:meth:`before`, then :meth:`after`)."""
@@ -197,8 +175,11 @@ class Forms:
         if (which < 0).any():
             return None
         out = np.ones(self.vec.n, dtype=bool)
-        for i in np.unique(which):
-            out &= self.vec[int(i)]
+        try:
+            for mask in self.vec.masks([int(i) for i in np.unique(which)]):
+                out &= mask
+        except Unknown:
+            return None
         return out
 
     def same(self, kind: str, index: int, ids: Any, blk: Block) -> B8 | None:
@@ -214,10 +195,14 @@ class Forms:
         blocky = taint == TAINT_BLOCK
         if held is None or not held[2][ids[blocky]].all():
             return None
-        for i in np.unique(held[1][ids[blocky]]):
-            if i >= 0:
-                v = self.vec[int(i)]
-                out &= v == v[self.rep]
+        vids = [int(i) for i in np.unique(held[1][ids[blocky]]) if i >= 0]
+        try:
+            at = {i: self.vec.at(i, self.rep) for i in vids}
+            for lo, hi, got in self.vec.windows(vids):
+                for i, v in got.items():
+                    out[lo:hi] &= v == at[i]
+        except Unknown:
+            return None
         return out
 
     # --- one step ----------------------------------------------------------------------
@@ -244,7 +229,7 @@ class Forms:
         if not any(f is not None and f.blocky for f in forms):
             return None  # no source depends on the block index: the result is a value
         preds: dict[tuple[str, int], Any] = {}
-        if op == "ISETP":
+        if op == "ISETP" and not self._stepped(forms):  # else the shadow's values decide
             preds = agree.isetp(self, ins, forms, ids, blk)
         elif op == "PLOP3" and len(ins.operands) == 7:
             agreed = [self._pred_agree(o, blk, ids) for o in ins.operands[2:5]]
@@ -268,11 +253,11 @@ class Forms:
             keys, index, inverse = np.unique(
                 np.stack(key_rows), axis=1, return_index=True, return_inverse=True
             )
-            if keys.shape[1] <= max(GROUPS, min(1024, ELEMENTS // max(1, self.vec.n))):
+            if keys.shape[1] <= GROUPS:
                 group = inverse.reshape(-1)
                 firsts = [int(i) for i in index]
                 pairs = [self._pair(o, blk, ids) for o in sources]
-                results = self.shadow.run(m, ins, sources, known, pairs, firsts, self.vec)
+                results = self.shadow.run(m, sources, known, pairs, firsts, self.vec)
                 self.evaluated += 1
         if not results and not preds:
             return None
@@ -310,7 +295,7 @@ class Forms:
         if pending.axis is not None:  # S2R of the block index
             kind, index, vector = pending.axis
             actual = blk.file(kind)[0][index][ids].astype(np.uint64)
-            start = np.uint64(int(self.vec[vector][self.rep]))
+            start = np.uint64(self.vec.at(vector, self.rep))
             k = ((actual - start) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             self._set(kind, index, ids, blk, np.full(len(ids), vector, np.int32), k)
             return
@@ -318,18 +303,21 @@ class Forms:
             pending.results, pending.preds, pending.additive, pending.group
         )  # fmt: skip
         for (kind, index), per_group in results.items():
+            if kind in ("P", "UP") and additive:
+                continue
+            vids = np.array(per_group, dtype=np.int64)
+            at_rep = np.zeros(len(per_group), dtype=np.uint64)
+            for g, v in enumerate(per_group):
+                try:
+                    at_rep[g] = self.vec.at(v, self.rep) if v >= 0 else 0
+                except Unknown:
+                    vids[g] = -1
+            actual = blk.file(kind)[0][index][ids].astype(np.uint64)
             if kind in ("P", "UP"):
-                if additive:
-                    continue
-                vids = np.array([self.vec.intern(v) if v is not None else -1 for v in per_group])
                 agrees = np.array(
-                    [self.vec.intern(v == v[self.rep]) if v is not None else -1 for v in per_group]
+                    [self.vec.same_as(int(v), self.rep) if v >= 0 else -1 for v in vids]
                 )
-                actual = blk.file(kind)[0][index][ids]
-                rep_val = np.array(
-                    [bool(v[self.rep]) if v is not None else False for v in per_group]
-                )
-                ok = (vids[group] >= 0) & (rep_val[group] == actual)
+                ok = (vids[group] >= 0) & (at_rep[group] == actual)
                 self._set_pred(
                     kind,
                     index,
@@ -339,11 +327,6 @@ class Forms:
                     np.where(ok, vids[group], -1),
                 )
                 continue
-            vids = np.array([self.vec.intern(v) if v is not None else -1 for v in per_group])
-            at_rep = np.array(
-                [int(v[self.rep]) if v is not None else 0 for v in per_group], dtype=np.uint64
-            )
-            actual = blk.file(kind)[0][index][ids].astype(np.uint64)
             k = ((actual - at_rep[group]) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             vid = vids[group].astype(np.int32)
             if not additive:  # every thread of a group holds the group's value
@@ -380,6 +363,13 @@ class Forms:
             self.preds[key] = (np.full(n, -1, np.int32), np.full(n, -1, np.int32))
         a, v = self.preds[key]
         a[ids], v[ids] = agreement, value
+
+    def _stepped(self, forms: Sequence[Source | None]) -> bool:
+        """A source's vector is kept as the step that makes it (evaluated by window)."""
+        return any(
+            f is not None and any(self.vec.is_step(int(v)) for v in np.unique(f.vids) if v >= 0)
+            for f in forms
+        )
 
     def _pred_agree(self, o: Operand, blk: Block, ids: Any) -> B8 | None:
         if not isinstance(o, Reg) or o.kind not in ("P", "UP"):

@@ -2,23 +2,29 @@
 
 A *shadow* block is an emulator :class:`~..state.Block` whose threads stand for the candidate
 blocks of a grid (:mod:`.forms`), :data:`COLUMNS` at a time. To evaluate an instruction for
-a group of the representative's threads, each register it reads is loaded with one thread's
-value in every block (``k + V[b]``) and the instruction's step runs over the shadow's
-threads: its destinations then hold the group's value in each block. Every register not
-loaded carries a marker taint, so a step that reads one (a pair's second register, an index
-register) leaves the marker on its result: no vector is taken from it.
+the groups of the representative's threads, :meth:`Shadow.run` describes it as a
+:class:`.vectors.Step` (per group, what each register it reads holds: one thread's ``k`` and
+vector), which :class:`.vectors.Vectors` evaluates at once or keeps and evaluates a window of
+blocks at a time, each time through :meth:`Shadow.step`: each register the instruction reads
+is loaded with its value for every (group, block) pair and the instruction's step runs over
+the shadow's threads: its destinations then hold each group's value in each block. Every
+register not loaded carries a marker taint, so a step that reads one (a pair's second
+register, an index register) leaves the marker on its result: no vector is taken from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ..state import PT, TAINT_UNKNOWN, Block, Launch, TraceError
+from .vectors import Load, Step, Vectors
+
+if TYPE_CHECKING:
+    from .vectors import Loaded
 
 #: candidate blocks evaluated together (the shadow's threads)
 COLUMNS = 1 << 16
@@ -65,57 +71,50 @@ class Shadow:
     def run(
         self,
         m: int,
-        ins: Instruction,
         sources: Sequence[Operand],
         forms: Sequence[Any],
         pairs: Sequence[Any],
         firsts: Sequence[int],
-        vec: Any,
-    ) -> dict[tuple[str, int], list[Any]]:
-        """Per destination register, per group (its first thread ``firsts[g]``): the value of
-        instruction ``m`` in each candidate block, or None where it read an unloaded
-        register. The (group, block) pairs are the shadow's threads, :data:`COLUMNS` at a
-        time."""
+        vec: Vectors,
+    ) -> dict[tuple[str, int], list[int]]:
+        """Per destination register, per group (its first thread ``firsts[g]``): the id of
+        the vector of instruction ``m``'s value in each candidate block (-1: none, where the
+        step read an unloaded register or refused the values). The vectors are evaluated
+        now or kept as the step, by ``vec`` (:meth:`.vectors.Vectors.make`)."""
         at = np.asarray(firsts, dtype=np.intp)
         key = (m, *(_key(f, at) for f in forms), *(_key(f, at) for f in pairs))
         seen = self._seen.get(key)
         if seen is not None:
-            return {r: [vec[i] if i >= 0 else None for i in ids] for r, ids in seen.items()}
-        out = self._run(m, sources, forms, pairs, firsts, vec)
-        if len(self._seen) < SEEN:
-            self._seen[key] = {
-                r: [vec.intern(v) if v is not None else -1 for v in got] for r, got in out.items()
-            }
-        return out
-
-    def _run(
-        self,
-        m: int,
-        sources: Sequence[Operand],
-        forms: Sequence[Any],
-        pairs: Sequence[Any],
-        firsts: Sequence[int],
-        vec: Any,
-    ) -> dict[tuple[str, int], list[Any]]:
-        blk = self._block()
-        rows = [(k, i + j) for k, i, c in self.program.destinations[m] for j in range(c)]
+            return seen
         loads = []
         for o, f, pf in zip(sources, forms, pairs, strict=True):
             if isinstance(o, Reg) and not o.is_zero and not o.is_true:
-                loads.append((o.kind, o.index, _values(o.kind, f, firsts, vec, vec.n)))
+                loads.append(_load(o.kind, o.index, f, at))
                 if pf is not None:
-                    loads.append((o.kind, o.index + 1, _values(o.kind, pf, firsts, vec, vec.n)))
-        total = len(firsts) * vec.n
+                    loads.append(_load(o.kind, o.index + 1, pf, at))
+        rows = tuple((k, i + j) for k, i, c in self.program.destinations[m] for j in range(c))
+        out = vec.make(Step(m, tuple(loads), rows, len(firsts)))
+        if len(self._seen) < SEEN:
+            self._seen[key] = out
+        return out
+
+    def step(
+        self, m: int, loads: Sequence[Loaded], rows: Sequence[tuple[str, int]], total: int
+    ) -> dict[tuple[str, int], Any]:
+        """Instruction ``m`` run for ``total`` (group, block) pairs, each register of
+        ``loads`` holding its values for them: per register of ``rows``, its values after
+        the step, or None where the step read an unloaded register or refused the values.
+        The pairs are the shadow's threads, :data:`COLUMNS` at a time."""
+        blk = self._block()
         parts: dict[tuple[str, int], list[Any]] = {r: [] for r in rows}
         bad: set[tuple[str, int]] = set()
         for start in range(0, total, self.cols):
             stop = min(total, start + self.cols)
             w = stop - start
             for kind, index, values in loads:
-                if values is not None:
-                    value, taint = _row(blk, kind, index)
-                    value[:w] = values[start:stop]
-                    taint[:w] = 0
+                value, taint = _row(blk, kind, index)
+                value[:w] = values[start:stop]
+                taint[:w] = 0
             try:
                 self.program[m](blk, np.arange(w))
             except (TraceError, ValueError, IndexError, TypeError, OverflowError):
@@ -130,14 +129,7 @@ class Shadow:
                     taint[:] = _mark(kind, index)
                 for kind, index, _ in loads:
                     _row(blk, kind, index)[1][:] = _mark(kind, index)
-        out: dict[tuple[str, int], list[Any]] = {}
-        for r in rows:
-            if r in bad or not parts[r]:
-                out[r] = [None] * len(firsts)
-                continue
-            whole = np.concatenate(parts[r])
-            out[r] = [whole[g * vec.n : (g + 1) * vec.n] for g in range(len(firsts))]
-        return out
+        return {r: None if r in bad or not parts[r] else np.concatenate(parts[r]) for r in rows}
 
 
 def _key(form: Any, at: Any) -> Any:
@@ -157,17 +149,9 @@ def _row(blk: Block, kind: str, index: int) -> tuple[Any, Any]:
     return values[index], taints[index]
 
 
-def _values(kind: str, form: Any, firsts: Sequence[int], vec: Any, n: int) -> Any:
-    """A register's value for each (group, candidate block), flattened group by group:
-    each group's first thread's ``k + V[b]`` (``k`` where it has no vector)."""
-    at = np.asarray(firsts, dtype=np.intp)
-    vids = np.asarray(form.vids)[at]
-    has = vids >= 0
+def _load(kind: str, index: int, form: Any, at: Any) -> Load:
+    """What register ``kind``/``index`` holds for each group (its first thread ``at[g]``):
+    ``k`` and a vector (``k + V[b]``; a predicate's value is ``V[b]``), or ``k`` alone."""
     pred = kind in ("P", "UP")
     ks = np.asarray(form.k)[at].astype(bool if pred else np.uint32)
-    out = np.repeat(ks[:, None], n, axis=1)
-    if has.any():
-        used, which = np.unique(vids[has], return_inverse=True)
-        table = np.stack([vec[int(u)] for u in used])[which]
-        out[has] = table if pred else table + ks[has][:, None]
-    return out.reshape(-1)
+    return Load(kind, index, ks, np.asarray(form.vids)[at].astype(np.int64))

@@ -191,3 +191,60 @@ extern "C" __global__ void cl_bdim(float *out, int n) {
   if (i < n) v = tile[(t * 2) % (N * 2)];
   out[blockIdx.x * N + t] = v;
 }
+
+// two sides that both move with the block: a = b * 7 % 13 against c = (b * 3 + t / 64) % 11
+// (each thread's c its own), and an unsigned order of two block values; each decides which
+// lanes read
+extern "C" __global__ void cl_two(float *out) {
+  __shared__ float tile[N * 4];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int b = blockIdx.x;
+  int a = b * 7 % 13;
+  int c = (b * 3 + t / 64) % 11;
+  float v = 0.f;
+  if (a < c) v = tile[(t * 4) % (N * 4)];
+  if ((unsigned)(b % 5) <= (unsigned)(b / 3 % 4)) v += tile[(t * 2) % (N * 4)];
+  out[b * N + t] = v;
+}
+
+// an unsigned division by a divisor that moves with the block (nvcc's I2F.RP, MUFU.RCP,
+// F2I sequence): the quotient places the read
+extern "C" __global__ void cl_udiv(float *out) {
+  __shared__ float tile[N * 4];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  unsigned d = blockIdx.x % 5 + 1;
+  unsigned q = (t + 64u) / d;
+  out[blockIdx.x * N + t] = tile[(q * 3) % (N * 4)];
+}
+
+// a signed division by a divisor that moves with the block, its sign too: the quotient
+// decides which lanes read
+extern "C" __global__ void cl_sdiv(float *out) {
+  __shared__ float tile[N * 4];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int s = (int)(blockIdx.x % 7) - 3;
+  if (s == 0) s = 2;
+  int r = (t - 128) / s;
+  float v = 0.f;
+  if (r > 20) v = tile[(t * 2) % (N * 4)];
+  out[blockIdx.x * N + t] = v;
+}
+
+// refused: one side has no form ((int)(b * 0.5f): FMUL is not evaluated), the other does
+// (b % 4): the compare is not evaluated on the side that has one alone
+extern "C" __global__ void cl_half(float *out) {
+  __shared__ float tile[N * 2];
+  int t = threadIdx.x;
+  tile[t] = t;
+  __syncthreads();
+  int b = blockIdx.x;
+  float v = 0.f;
+  if ((int)(b * 0.5f) > b % 4) v = tile[(t * 2) % (N * 2)];
+  out[b * N + t] = v;
+}

@@ -1,0 +1,317 @@
+"""Block vectors over a grid's candidate blocks, kept whole where they are small and as the
+step that makes them where they are not, evaluated a window of blocks at a time.
+
+A *block vector* holds one value per candidate block (:mod:`.forms`). The vectors of an
+instruction evaluated over the blocks (:mod:`.shadow`: one per group of threads with other
+sources, per register it writes) take ``groups x blocks`` values: 256 groups over 65,536
+blocks are 64 MiB for one instruction. Where that passes :data:`EAGER` values, or a source is
+itself kept as a step, :class:`Vectors` keeps the *step* instead (:class:`Step`: the
+instruction and, per group, what each source register holds: a constant and a source
+vector), and evaluates it on demand over a window of blocks, every step it depends on
+evaluated for the same window first, through the emulator's own step on the shadow block
+(:meth:`.shadow.Shadow.step`). A window holds at most :data:`ELEMENTS` values of the steps
+it evaluates, so memory stays bounded for any grid; the values are the same ones a whole
+evaluation would give (each block's value depends on that block's sources only).
+
+Agreements (boolean vectors: the blocks in which a predicate keeps the representative's
+value) are kept whole (one byte per block), made from a vector on first use
+(:meth:`Vectors.same_as`, :meth:`Vectors.mask`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+#: values one window's evaluation holds at most (over every step it evaluates)
+ELEMENTS = 1 << 21
+#: an instruction's vectors are evaluated whole at once where they take at most this many
+#: values (groups x blocks) and their sources are whole
+EAGER = 1 << 21
+#: the vectors kept whole take at most this much memory (past it no new vector is made)
+VECTOR_BYTES = 256 << 20
+#: of it, the share vectors kept whole may take before an instruction's are kept as a step
+_WHOLE_SHARE = 2
+#: what a step kept, and each vector made by one, count against the bytes (besides its loads)
+_ENTRY_BYTES = 64
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Loaded = tuple[str, int, npt.NDArray[Any]]  # (kind, index, values per (group, block))
+
+
+class Stepper(Protocol):
+    """What runs one instruction over many (group, block) pairs: :class:`.shadow.Shadow`."""
+
+    def step(
+        self, m: int, loads: Sequence[Loaded], rows: Sequence[tuple[str, int]], total: int
+    ) -> dict[tuple[str, int], Any]: ...
+
+
+class Unknown(Exception):
+    """A vector kept as a step could not be evaluated for some blocks (the step refused
+    their values, or read a register it was not given)."""
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a step reads from one register, per group: ``k`` and a vector (-1: none)."""
+
+    kind: str
+    index: int
+    ks: Any  # uint32 per group (bool for a predicate)
+    vids: Any  # int per group
+
+
+@dataclass(frozen=True)
+class Step:
+    """Instruction ``m`` over ``groups`` groups: its loads and the registers it writes."""
+
+    m: int
+    loads: tuple[Load, ...]
+    rows: tuple[tuple[str, int], ...]
+    groups: int
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A vector a step makes: its group's value in register ``rows[row]``."""
+
+    step: int
+    row: int
+    group: int
+
+
+@dataclass(frozen=True)
+class _Same:
+    """The agreement of vector ``vid`` with its value in block ``rep`` (made on first use)."""
+
+    vid: int
+    rep: int
+
+
+class Vectors:
+    """Block vectors over the ``n`` candidate blocks, each with an id: whole arrays (kept
+    once by content), vectors a :class:`Step` makes, and agreements."""
+
+    def __init__(self, n: int, stepper: Stepper) -> None:
+        self.n = n
+        self.stepper = stepper
+        self.values: list[Any] = []
+        self.steps: list[Step] = []
+        self._deps: list[tuple[int, ...]] = []  # per step: the steps its loads' vectors need
+        self._plans: list[list[_Plan]] = []  # per step, per load: where its groups' values are
+        self._ids: dict[tuple[str, bytes], int] = {}
+        self.bytes = 0  # of vectors kept whole
+        self.kept = 0  # of steps kept
+        self.full = False
+        self._point: tuple[int, dict[int, Any]] = (-1, {})  # one block's values, by step
+
+    # --- making vectors ---------------------------------------------------------------
+
+    def intern(self, v: Any) -> int:
+        """The id of whole vector ``v`` (uint32 or bool over the candidates); -1 past the
+        budget."""
+        v = np.ascontiguousarray(v)
+        key = (v.dtype.str, v.tobytes())
+        got = self._ids.get(key)
+        if got is not None:
+            return got
+        if self.bytes + self.kept + v.nbytes > VECTOR_BYTES:
+            self.full = True
+            return -1
+        self.values.append(v)
+        self.bytes += v.nbytes
+        self._ids[key] = len(self.values) - 1
+        return len(self.values) - 1
+
+    def make(self, step: Step) -> dict[tuple[str, int], list[int]]:
+        """The vectors ``step`` makes, per register it writes, per group (-1: none): whole
+        where they are small and their sources whole, else kept as the step."""
+        size = step.groups * self.n
+        lazy = (
+            size > EAGER
+            or self.bytes + 4 * size > VECTOR_BYTES // _WHOLE_SHARE
+            or any(self.is_step(int(v)) for ld in step.loads for v in ld.vids if v >= 0)
+        )
+        if not lazy:
+            got = self._run(step, [self._plan(ld) for ld in step.loads], 0, self.n, {})
+            out: dict[tuple[str, int], list[int]] = {}
+            for row in step.rows:
+                a = got[row]
+                out[row] = [-1 if a is None else self.intern(a[g]) for g in range(step.groups)]
+            return out
+        cost = _ENTRY_BYTES * (1 + len(step.rows) * step.groups)
+        cost += sum(ld.ks.nbytes + ld.vids.nbytes for ld in step.loads)
+        if self.bytes + self.kept + cost > VECTOR_BYTES:
+            self.full = True
+            return {row: [-1] * step.groups for row in step.rows}
+        self.kept += cost
+        self.steps.append(step)
+        plans = [self._plan(ld) for ld in step.loads]
+        self._plans.append(plans)
+        self._deps.append(tuple(sorted({k[0] for p in plans for k in p.made})))
+        s = len(self.steps) - 1
+        out = {}
+        for r, row in enumerate(step.rows):
+            out[row] = []
+            for g in range(step.groups):
+                self.values.append(_Made(s, r, g))
+                out[row].append(len(self.values) - 1)
+        return out
+
+    def same_as(self, vid: int, rep: int) -> int:
+        """The id of the agreement of vector ``vid`` with its value in block ``rep``."""
+        v = self.values[vid]
+        if isinstance(v, np.ndarray):
+            return self.intern(v == v[rep])
+        self.values.append(_Same(vid, rep))
+        return len(self.values) - 1
+
+    # --- reading them -----------------------------------------------------------------
+
+    def is_step(self, vid: int) -> bool:
+        """Vector ``vid`` is kept as the step that makes it."""
+        return isinstance(self.values[vid], _Made)
+
+    def masks(self, vids: Sequence[int]) -> list[Any]:
+        """Agreements ``vids`` over the candidates (bool), those not yet made evaluated
+        together, a window at a time; raises :class:`Unknown` where a vector one is made
+        from cannot be evaluated."""
+        todo = {v: self.values[v] for v in vids if isinstance(self.values[v], _Same)}
+        if todo:
+            at = {v: self.at(same.vid, same.rep) for v, same in todo.items()}
+            out = {v: np.empty(self.n, dtype=bool) for v in todo}
+            sources = sorted({same.vid for same in todo.values()})
+            for lo, hi, got in self.windows(sources):
+                for v, same in todo.items():
+                    out[v][lo:hi] = got[same.vid] == at[v]
+            for v, mask in out.items():  # kept once by content
+                kept = self.intern(mask)
+                self.values[v] = self.values[kept] if kept >= 0 else mask
+        return [self.values[v] for v in vids]
+
+    def at(self, vid: int, block: int) -> int:
+        """Vector ``vid``'s value in candidate block ``block``."""
+        v = self.values[vid]
+        if not isinstance(v, _Made):
+            return int(v[block])
+        if self._point[0] != block:
+            self._point = (block, {})
+        return int(self._window([vid], block, block + 1, self._point[1])[vid][0])
+
+    def windows(self, vids: Sequence[int]) -> Iterator[tuple[int, int, dict[int, Any]]]:
+        """(first block, end, each vector's values there) over the candidates, a window of
+        blocks at a time (the whole at once where every vector is whole). Vectors kept as
+        steps are kept whole once evaluated, where that fits half the budget (a vector read
+        once is often read again: the next class's block compares with it)."""
+        need = self._needed(vids)
+        if not need:
+            yield 0, self.n, {v: self.values[v] for v in vids}
+            return
+        per_block = sum(
+            self.steps[s].groups * (len(self.steps[s].loads) + len(self.steps[s].rows))
+            for s in need
+        )
+        width = max(1, min(self.n, ELEMENTS // max(1, per_block)))
+        made = sorted({v for v in vids if isinstance(self.values[v], _Made)})
+        size = self.n * sum(self._width(v) for v in made)
+        keep = self.bytes + self.kept + size <= VECTOR_BYTES // _WHOLE_SHARE
+        whole: dict[int, Any] = {}
+        for v in made if keep else ():
+            whole[v] = np.empty(self.n, bool if self._width(v) == 1 else np.uint32)
+        for lo in range(0, self.n, width):
+            hi = min(self.n, lo + width)
+            got = self._window(vids, lo, hi, {})
+            for v, out in whole.items():
+                out[lo:hi] = got[v]
+            yield lo, hi, got
+        for v, out in whole.items():
+            self.values[v] = out
+            self.bytes += out.nbytes
+
+    def _width(self, vid: int) -> int:
+        """Bytes a block's value of vector ``vid`` (a step's) takes: 1 for a predicate."""
+        v = self.values[vid]
+        return 1 if self.steps[v.step].rows[v.row][0] in ("P", "UP") else 4
+
+    # --- evaluating steps -------------------------------------------------------------
+
+    def _needed(self, vids: Sequence[int], have: Any = ()) -> list[int]:
+        """The steps the vectors ``vids`` need evaluated, in the order they were made (but
+        those of ``have``, evaluated already)."""
+        need: set[int] = set()
+        todo = list({self.values[v].step for v in vids if isinstance(self.values[v], _Made)})
+        while todo:
+            s = todo.pop()
+            if s in need or s in have:
+                continue
+            need.add(s)
+            todo.extend(self._deps[s])
+        return sorted(need)
+
+    def _window(self, vids: Sequence[int], lo: int, hi: int, memo: dict[int, Any]) -> Any:
+        for s in self._needed(vids, memo):
+            memo[s] = self._run(self.steps[s], self._plans[s], lo, hi, memo)
+        return {v: self._slice(v, lo, hi, memo) for v in vids}
+
+    def _slice(self, vid: int, lo: int, hi: int, memo: dict[int, Any]) -> Any:
+        v = self.values[vid]
+        if not isinstance(v, _Made):
+            return v[lo:hi]
+        got = memo[v.step][self.steps[v.step].rows[v.row]]
+        if got is None:
+            raise Unknown(f"step {self.steps[v.step].m} could not be evaluated")
+        return got[v.group]
+
+    def _plan(self, ld: Load) -> _Plan:
+        """Where each group of load ``ld`` takes its vector from (:class:`_Plan`)."""
+        vids = np.asarray(ld.vids)
+        made: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        whole: dict[int, list[int]] = {}
+        for g in np.flatnonzero(vids >= 0):
+            v = self.values[int(vids[g])]
+            if isinstance(v, _Made):
+                gs, groups = made.setdefault((v.step, v.row), ([], []))
+                gs.append(int(g))
+                groups.append(v.group)
+            else:
+                whole.setdefault(int(vids[g]), []).append(int(g))
+        return _Plan(
+            {k: (np.array(gs), np.array(groups)) for k, (gs, groups) in made.items()},
+            {v: np.array(gs) for v, gs in whole.items()},
+        )
+
+    def _run(self, step: Step, plans: list[_Plan], lo: int, hi: int, memo: dict[int, Any]) -> Any:
+        """Per register ``step`` writes: its values (groups x blocks lo..hi), or None;
+        ``plans``: its loads' (:meth:`_plan`)."""
+        w = hi - lo
+        loads = []
+        for ld, plan in zip(step.loads, plans, strict=True):
+            pred = ld.kind in ("P", "UP")
+            ks = np.asarray(ld.ks)
+            out = np.repeat(ks[:, None], w, axis=1)
+            for v, gs in plan.whole.items():
+                src = np.asarray(self.values[v][lo:hi])
+                out[gs] = src[None, :] if pred else src[None, :] + ks[gs, None]
+            for (made, row), (gs, groups) in plan.made.items():
+                got = memo[made][self.steps[made].rows[row]]
+                if got is None:
+                    raise Unknown(f"step {self.steps[made].m} could not be evaluated")
+                out[gs] = got[groups] if pred else got[groups] + ks[gs, None]
+            loads.append((ld.kind, ld.index, out.reshape(-1)))
+        got = self.stepper.step(step.m, loads, step.rows, step.groups * w)
+        return {r: None if a is None else a.reshape(step.groups, w) for r, a in got.items()}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where a load's groups take their vectors: per (step, register) a step made, the
+    groups and the step's groups they are; per whole vector, the groups."""
+
+    made: dict[tuple[int, int], tuple[Any, Any]]
+    whole: dict[int, Any]

@@ -1,0 +1,127 @@
+"""Block vectors over a grid (shmem_cli/trace/emulator/alike/vectors.py) and the compares of
+two sides that both move with the block (agree.py), against a plain model in the test: each
+thread's value in each block, compared block by block."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from shmem_cli.trace.emulator.alike import agree
+from shmem_cli.trace.emulator.alike.vectors import Load, Step, Unknown, Vectors
+
+W = 1 << 32
+
+
+class _NoSteps:
+    def step(self, m: int, loads: Any, rows: Any, total: int) -> dict[tuple[str, int], Any]:
+        raise AssertionError("whole vectors need no step")
+
+
+@dataclass
+class _Forms:
+    vec: Vectors
+    rep: int
+
+
+def _model(cmp: str, signed: bool, a: Any, c: Any) -> Any:
+    """Per block: every thread's ``a ? c`` (threads x blocks, 32-bit values) as in block 0."""
+    if signed:
+        a, c = a.astype(np.uint32).view(np.int32), c.astype(np.uint32).view(np.int32)
+    out = {"LT": a < c, "LE": a <= c, "GT": a > c, "GE": a >= c, "EQ": a == c, "NE": a != c}
+    got = out[cmp]
+    return (got == got[:, :1]).all(axis=0)
+
+
+@pytest.mark.parametrize("cmp", ["LT", "LE", "GT", "GE", "EQ", "NE"])
+@pytest.mark.parametrize("signed", [False, True])
+@pytest.mark.parametrize("negated", [False, True])
+def test_a_compare_of_two_moving_sides_keeps_the_blocks_of_the_same_outcome(
+    cmp: str, signed: bool, negated: bool
+) -> None:
+    rng = np.random.default_rng(7)
+    blocks, threads = 60, 16
+    vec = Vectors(blocks, _NoSteps())
+    base = (1 << 31) - 10 if signed else 0  # signed: values around the sign change
+    va = [(base + rng.integers(0, 20, blocks)) % W for _ in range(2)]
+    vc = [(base + rng.integers(0, 20, blocks)) % W for _ in range(2)]
+    ia = np.array([vec.intern(v.astype(np.uint32)) for v in va])
+    ic = np.array([vec.intern(v.astype(np.uint32)) for v in vc])
+    which_a, which_c = rng.integers(0, 2, threads), rng.integers(0, 2, threads)
+    ka, kc = rng.integers(0, 12, threads), rng.integers(0, 12, threads)
+    reg_a = (ka[:, None] + np.stack(va)[which_a]) % W  # threads x blocks
+    reg_c = (kc[:, None] + np.stack(vc)[which_c]) % W
+    op_a = (-reg_a) % W if negated else reg_a  # the compare reads -a
+    side_a = (op_a[:, 0].astype(np.int64), ia[which_a], negated)
+    side_c = (reg_c[:, 0].astype(np.int64), ic[which_c], False)
+    got = agree._compare(_Forms(vec, 0), cmp, signed, side_a, side_c)
+    assert got.tolist() == _model(cmp, signed, op_a, reg_c).tolist()
+    assert got[0]
+
+
+class _Adder:
+    """A step that adds its two loads (IADD3 R0, R1, R2 as the shadow runs it), counting
+    the (group, block) pairs it ran."""
+
+    def __init__(self) -> None:
+        self.ran = 0
+
+    def step(self, m: int, loads: Any, rows: Any, total: int) -> dict[tuple[str, int], Any]:
+        self.ran += total
+        (_, _, x), (_, _, y) = loads
+        assert len(x) == len(y) == total
+        return {rows[0]: (x.astype(np.uint64) + y).astype(np.uint32)}
+
+
+def test_a_step_past_the_eager_size_is_evaluated_by_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shmem_cli.trace.emulator.alike import vectors
+
+    monkeypatch.setattr(vectors, "EAGER", 100)
+    monkeypatch.setattr(vectors, "ELEMENTS", 64)
+    blocks = 1000
+    adder = _Adder()
+    vec = Vectors(blocks, adder)
+    b = vec.intern(np.arange(blocks, dtype=np.uint32))
+    groups = 3
+    load = Load("R", 1, np.array([1, 2, 3], np.uint32), np.array([b, b, -1]))
+    other = Load("R", 2, np.array([10, 20, 30], np.uint32), np.array([-1, b, b]))
+    made = vec.make(Step(0, (load, other), (("R", 0),), groups))[("R", 0)]
+    assert adder.ran == 0 and all(vec.is_step(v) for v in made)  # kept as the step
+    want = [np.arange(blocks) + 11, 2 * np.arange(blocks) + 22, np.arange(blocks) + 33]
+    assert [vec.at(v, 500) for v in made] == [int(w[500]) for w in want]
+    # a second step on the first's vectors: both evaluated window by window
+    again = Load("R", 1, np.zeros(groups, np.uint32), np.array(made))
+    twice = vec.make(Step(1, (again, again), (("R", 0),), groups))[("R", 0)]
+    seen = np.zeros((groups, blocks), dtype=np.int64)
+    widths = set()
+    for lo, hi, got in vec.windows(twice):
+        widths.add(hi - lo)
+        for g, v in enumerate(twice):
+            seen[g, lo:hi] = got[v]
+    assert max(widths) < blocks  # more than one window
+    assert seen.tolist() == [(2 * w).tolist() for w in want]
+    same = vec.same_as(twice[0], 7)
+    (mask,) = vec.masks([same])
+    assert mask.tolist() == [i == 7 for i in range(blocks)]
+
+
+def test_a_step_that_cannot_be_evaluated_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shmem_cli.trace.emulator.alike import vectors
+
+    class _Refuses:
+        def step(self, m: int, loads: Any, rows: Any, total: int) -> dict[tuple[str, int], Any]:
+            return {rows[0]: None}
+
+    monkeypatch.setattr(vectors, "EAGER", 0)
+    vec = Vectors(10, _Refuses())
+    b = vec.intern(np.arange(10, dtype=np.uint32))
+    (made,) = vec.make(
+        Step(0, (Load("R", 1, np.zeros(1, np.uint32), np.array([b])),), (("R", 0),), 1)
+    )[("R", 0)]
+    with pytest.raises(Unknown):
+        vec.at(made, 3)
