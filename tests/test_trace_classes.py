@@ -167,10 +167,12 @@ def test_a_bounds_check_through_blockdim_read_from_the_bank(
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("kernel", ["cl_mod", "cl_persist"])
+@pytest.mark.parametrize("kernel", ["cl_mod", "cl_persist", "cl_two", "cl_sdiv"])
 def test_sm80_code_by_class(kernel: str) -> None:
     args = ("1=100", "2=4", "3=1500") if kernel == "cl_persist" else ()
-    grid = (16, 1, 1) if kernel == "cl_persist" else (12, 1, 1)
+    grid = {"cl_persist": (16, 1, 1), "cl_two": (60, 1, 1), "cl_sdiv": (42, 1, 1)}.get(
+        kernel, (12, 1, 1)
+    )
     traced_ = _same(kernel, grid, args, CLASSES_80)
     cov = traced_.launch.coverage
     assert cov is not None and cov.mode == "alike"

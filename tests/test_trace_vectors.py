@@ -125,3 +125,29 @@ def test_a_step_that_cannot_be_evaluated_is_unknown(monkeypatch: pytest.MonkeyPa
     )[("R", 0)]
     with pytest.raises(Unknown):
         vec.at(made, 3)
+
+
+def test_steps_past_their_work_are_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shmem_cli.trace.emulator.alike import vectors
+
+    monkeypatch.setattr(vectors, "EAGER", 0)
+    monkeypatch.setattr(vectors, "WORK", 25)
+    vec = Vectors(10, _Adder())
+    b = vec.intern(np.arange(10, dtype=np.uint32))
+    load = Load("R", 1, np.zeros(2, np.uint32), np.array([b, b]))
+    made = vec.make(Step(0, (load, load), (("R", 0),), 2))[("R", 0)]
+    assert [v for _, _, got in vec.windows(made) for v in got[made[1]]] == list(range(0, 20, 2))
+    again = Load("R", 1, np.zeros(2, np.uint32), np.array(made))  # a step on the first's
+    more = vec.make(Step(1, (again, again), (("R", 0),), 2))[("R", 0)]
+    with pytest.raises(Unknown):  # 20 pairs evaluated, 20 more (the first kept whole) pass 25
+        list(vec.windows(more))
+
+
+def test_an_instruction_across_the_lanes_of_a_warp_gets_no_vector() -> None:
+    # the shadow's lanes are blocks: R2UR's waterfall form takes each warp's first lane
+    from shmem_cli.cuda.sass import parse_instruction
+    from shmem_cli.trace.emulator.alike.forms import _across_lanes
+
+    assert _across_lanes(parse_instruction("R2UR P0, UR4, R2 ;", 0, "k.cu", 1))
+    assert not _across_lanes(parse_instruction("R2UR UR4, R2 ;", 0, "k.cu", 1))
+    assert not _across_lanes(parse_instruction("IADD3 R2, R3, R4, RZ ;", 0, "k.cu", 1))

@@ -31,6 +31,10 @@ ELEMENTS = 1 << 21
 #: an instruction's vectors are evaluated whole at once where they take at most this many
 #: values (groups x blocks) and their sources are whole
 EAGER = 1 << 21
+#: (group, block) pairs the steps kept may be evaluated for in one trace, at most (about
+#: half a minute): past it a vector they make is :class:`Unknown` (the decision reading it
+#: is not proven, and the blocks left run as they would without classes)
+WORK = 1 << 31
 #: the vectors kept whole take at most this much memory (past it no new vector is made)
 VECTOR_BYTES = 256 << 20
 #: of it, the share vectors kept whole may take before an instruction's are kept as a step
@@ -110,6 +114,7 @@ class Vectors:
         self.kept = 0  # of steps kept
         self.full = False
         self._point: tuple[int, dict[int, Any]] = (-1, {})  # one block's values, by step
+        self.work = 0  # (group, block) pairs the steps kept were evaluated for
 
     # --- making vectors ---------------------------------------------------------------
 
@@ -256,6 +261,9 @@ class Vectors:
 
     def _window(self, vids: Sequence[int], lo: int, hi: int, memo: dict[int, Any]) -> Any:
         for s in self._needed(vids, memo):
+            self.work += self.steps[s].groups * (hi - lo)
+            if self.work > WORK:
+                raise Unknown(f"the steps kept were evaluated for {WORK:,} pairs")
             memo[s] = self._run(self.steps[s], self._plans[s], lo, hi, memo)
         return {v: self._slice(v, lo, hi, memo) for v in vids}
 
