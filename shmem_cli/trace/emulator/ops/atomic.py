@@ -1,5 +1,6 @@
 """Atomic instructions on shared and global memory: ATOMS, ATOMG, ATOM and the
-reductions RED/REDG, 32- and 64-bit, integer, float, double and half2.
+reductions RED/REDG, 32- and 64-bit, integer, float, double and half2, and the 128-bit
+shared exchange and compare-and-swap (``ATOMS.EXCH.128``, ``ATOMS.CAS.128``).
 
 Order: the warps at the instruction are served one after the other, rotating which warp
 goes first from one execution of the instruction to the next (round robin, as the H200
@@ -38,7 +39,7 @@ from ....hardware import ops as ops_vocabulary
 from ....hardware.arch import SM90
 from ..access_kind import access_width, atomic_op, shared_form, shared_op_of
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_u32, read_u64, write_pred, write_regs
+from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
 from .memory import (
     address,
@@ -155,6 +156,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     width, _ = access_width(ins)
     if "F16x2" in ins.mods:
         width = 4
+    if width == 16 and ins.opcode == "ATOMS" and dest is not None and wpred is None:
+        return _atomic128(ins, ctx, opname, dest, mem, srcs)
     if width not in (4, 8):
         raise unsupported(ins, f"{width}-byte atomics")
     bits = 8 * width
@@ -259,5 +262,47 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         if wp is not None:
             cas = opname in ("CAS", "CAST") and not elsewhere
             wp(b, ix, ok if cas else np.ones(n, dtype=bool), t_old)
+
+    return step
+
+
+def _atomic128(
+    ins: Instruction, ctx: Context, opname: str, dest: Operand, mem: Any, srcs: list[Operand]
+) -> Step:
+    """``ATOMS.EXCH.128 Rd, [a], Rv`` and ``ATOMS.CAS.128 Rd, [a], Rc, Rv``: four registers
+    each, applied lane by lane in serving order; Rd gets the 16 bytes found."""
+    if opname not in ("EXCH", "CAS"):
+        raise unsupported(ins, f"16-byte {opname} atomics")
+    ra = address(mem, ins)
+    readers = [read_regs(s, 4, ins) for s in srcs]
+    w = write_regs(dest, 4, ins)
+    index = ctx.position(ins)
+    kind = shared_op_of(ins) or shared_form("ATOMS", 16)
+
+    def step(b: Block, ix: Idx) -> None:
+        a, ta = ra(b, ix)
+        check_align(a, 16, ins)
+        got = [r(b, ix) for r in readers]
+        tv = or_all([t for _, ts in got for t in ts])
+        off = shared_offsets(b, a, 16, ins)
+        record_shared(b, index, ins, kind, ix, off, ta)
+        off = off + b.shared_base(ix)
+        cells = b.smem.view(np.uint32)
+        first = off // 4
+        n = len(first)
+        old = np.zeros((4, n), dtype=_U)
+        new, cmp = got[-1][0], got[0][0]
+        ok = np.zeros(n, dtype=bool)
+        for k in warp_order(b, index, b.ids(ix)):
+            c = int(first[k])
+            old[:, k] = cells[c : c + 4]
+            ok[k] = opname == "EXCH" or bool((old[:, k] == cmp[:, k]).all())
+            if ok[k] and (old[:, k] != new[:, k]).any():
+                cells[c : c + 4] = new[:, k]
+                b.atomic_changes += 1
+        if opname == "CAS" and not ok.all():
+            b.cas_failed[index] = b.cas_failed.get(index, 0) + int(np.count_nonzero(~ok))
+        scatter_taint(b.tsmem, off, 16, np.asarray(tv, dtype=np.uint8) | ta | ambient(b, ix))
+        w(b, ix, tuple(old), gather_taint(b.tsmem, off, 16) | ta)
 
     return step

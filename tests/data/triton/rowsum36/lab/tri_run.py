@@ -1,0 +1,49 @@
+"""Run every launch of launches.py with PyTorch and Triton (JIT: Triton writes its cache into
+$TRITON_CACHE_DIR), zero-filled tensors, in order; print each launch's id and cache hash. A
+launch that fails is reported and left out (no kernel runs for it). TRI_PART=i/n runs every
+n-th launch from the i-th; TRI_ONLY=id,id,... only those."""
+
+import json
+import os
+import sys
+import traceback
+
+import kernels
+import torch
+import triton
+from launches import LAUNCHES
+
+dev = "cuda"
+triton.set_allocator(lambda size, align, stream: torch.empty(size, device=dev, dtype=torch.int8))
+part, parts = (int(x) for x in os.environ.get("TRI_PART", "0/1").split("/"))
+only = [x for x in os.environ.get("TRI_ONLY", "").split(",") if x]  # ids; all when empty
+out = []
+for i, (ident, (name, consts, opts, grid, scalars, tensors)) in enumerate(LAUNCHES.items()):
+    if i % parts != part or (only and ident not in only):
+        continue
+    args = {}
+    for pname, (dt, shape) in tensors.items():
+        t = torch.zeros(
+            shape, device=dev, dtype=torch.uint8 if "float8" in dt else getattr(torch, dt)
+        )
+        args[pname] = t.view(getattr(torch, dt)) if "float8" in dt else t
+    fn = getattr(kernels, name)
+    try:
+        k = fn[grid](**args, **scalars, **consts, **opts)
+        torch.cuda.synchronize()
+    except Exception:
+        traceback.print_exc()
+        print(ident, "FAILED", flush=True)
+        continue
+    out.append(
+        {
+            "id": ident,
+            "kernel": name,
+            "hash": getattr(k, "hash", None),
+            "name": getattr(k, "name", name),
+            "grid": list(grid),
+        }
+    )
+    print(ident, out[-1]["hash"], flush=True)
+with open(sys.argv[1], "w") as f:
+    json.dump({"triton": triton.__version__, "torch": torch.__version__, "runs": out}, f, indent=1)
