@@ -143,6 +143,8 @@ def test_dsmrule_lab_as_measured(lid: str) -> None:
     # a remote atomic's op_atom wavefronts: Nsight's op_atom less the local atomics' own
     atom = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom") or 0
     assert kt.dsmem.wavefronts == atom - kt.totals["atomic"].wavefronts
+    # op_misc: the warps' ends and the cluster barriers' MEMBAR.ALL.GPU (hardware-model 9e)
+    assert kt.misc.wavefronts == c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"]
 
 
 def test_the_lab_folder_says_how_it_was_measured() -> None:

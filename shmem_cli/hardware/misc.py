@@ -2,10 +2,13 @@
 (the per-op table's ``misc`` row) and the remote atomics' own ``op_atom`` wavefronts: the
 rule, in one place (docs/hardware-model.md, 9e; measured: tests/data/trace/miscops).
 
-``op_misc`` counts no lane addresses: each warp execution of certain synchronising
-instructions (mbarrier operations, fences, cluster barriers) costs a fixed number of
-wavefronts, whatever its lanes, operands or memory. :func:`wavefronts` says how many for one
-SASS instruction (None: it counts none).
+``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
+completion 1 for the CTA, a GPU-scope memory barrier 2 a warp; mbarrier operations, the
+cluster barrier's own instructions, ``elect`` and the async-proxy fence cost none.
+:func:`wavefronts` says what one warp execution of an instruction costs (None: it is none of
+these), :func:`barrier_wavefronts` what each completion of a barrier does. CTA-scope memory
+barriers, shared values a warp waits on and cp.async's waits add more on the GPU, by amounts
+that vary with timing: not counted here.
 
 A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a generic ``ATOM.E``)
 costs, besides its crossbar sectors (:mod:`.dsmem`), one ``op_atom`` wavefront per warp
@@ -19,18 +22,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 #: per warp execution: (opcode, modifiers that must all be present) -> op_misc wavefronts;
-#: the first entry whose opcode and modifiers match decides (more specific entries first)
-MISC_RULES: tuple[tuple[str, frozenset[str], int], ...] = ()
+#: the first entry whose opcode and modifiers match decides. ``BAR.SYNC`` costs nothing per
+#: warp but one wavefront per CTA each time the barrier completes (:data:`BARRIER_DONE`).
+MISC_RULES: tuple[tuple[str, frozenset[str], int], ...] = (
+    ("EXIT", frozenset(), 1),
+    ("MEMBAR", frozenset({"GPU"}), 2),
+    ("MEMBAR", frozenset({"SYS"}), 2),
+    ("BAR", frozenset({"SYNC"}), 0),
+    ("BAR", frozenset({"RED"}), 0),
+)
+#: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
+BARRIER_DONE = 1
 
 
 def wavefronts(opcode: str, mods: Sequence[str]) -> int | None:
     """The ``op_misc`` wavefronts one warp execution of ``opcode.mods`` costs; None for an
-    instruction that counts none."""
+    instruction that counts none (a barrier: 0 a warp, :func:`barrier_wavefronts` a CTA)."""
     have = set(mods)
     for name, needed, cost in MISC_RULES:
         if name == opcode and needed <= have:
             return cost
     return None
+
+
+def barrier_wavefronts(opcode: str, mods: Sequence[str]) -> int:
+    """The ``op_misc`` wavefronts each completion of a CTA barrier at ``opcode.mods`` costs
+    (0 for any other instruction)."""
+    return BARRIER_DONE if opcode == "BAR" and {"SYNC", "RED"} & set(mods) else 0
 
 
 def remote_atom_wavefronts(opcode: str, mods: Sequence[str]) -> int:

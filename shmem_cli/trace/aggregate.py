@@ -218,13 +218,17 @@ def _remote_atom(i: Instruction, count: int) -> int:
     return count * misc.remote_atom_wavefronts(i.opcode, i.mods)
 
 
-def misc_rows(instructions: Iterable[Instruction], runs: dict[int, int]) -> tuple[MiscRow, ...]:
-    """The instructions that cost op_misc wavefronts (by pc: their warp executions ``runs``),
-    each costed by the rule (:func:`shmem_cli.hardware.misc.wavefronts`)."""
+def misc_rows(
+    instructions: Iterable[Instruction], runs: dict[int, int], done: dict[int, int]
+) -> tuple[MiscRow, ...]:
+    """The instructions that cost op_misc wavefronts (by pc: their warp executions ``runs``,
+    and the CTA barriers a BAR completed, ``done``), costed by the rule
+    (:mod:`shmem_cli.hardware.misc`)."""
     out = []
     for i in instructions:
         count = runs.get(i.pc, 0)
-        cost = misc.wavefronts(i.opcode, i.mods)
-        if count and cost is not None:
-            out.append(MiscRow(i.pc, i.text, i.file, i.line, count, count * cost))
+        per_warp = misc.wavefronts(i.opcode, i.mods)
+        if count and per_warp is not None:
+            cost = count * per_warp + done.get(i.pc, 0) * misc.barrier_wavefronts(i.opcode, i.mods)
+            out.append(MiscRow(i.pc, i.text, i.file, i.line, count, cost))
     return tuple(out)

@@ -283,7 +283,9 @@ def trace_kernel(
         ),
         instructions_executed=int(trace.thread_instructions) * weight,
         misc_rows=misc_rows(
-            function.instructions, {pc: n * weight for pc, n in trace.misc.items()}
+            function.instructions,
+            {pc: n * weight for pc, n in trace.misc.items()},
+            {pc: n * weight for pc, n in trace.misc_done.items()},
         ),
         records=tuple(trace.records),
         fills=trace.fills,

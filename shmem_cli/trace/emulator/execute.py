@@ -79,8 +79,10 @@ class Trace:
     # a grid traced by class: each class's block's requests per instruction, to count again
     # for the other blocks of its class (every other count above holds them already)
     classes: Classes | None = None
-    # warp executions of the instructions that cost op_misc wavefronts (hardware.misc), by pc
+    # warp executions of the instructions that cost op_misc wavefronts (hardware.misc), by pc,
+    # and the CTA barriers each BAR instruction completed
     misc: dict[int, int] = field(default_factory=dict)
+    misc_done: dict[int, int] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -164,6 +166,7 @@ class _Run:
         self.unmodelled: dict[int, int] = {}
         self.sectors: dict[int, int] = {}  # distributed shared memory, by index
         self.misc: dict[int, int] = {}  # op_misc instructions' warp executions, by index
+        self.misc_done: dict[int, int] = {}  # CTA barriers completed, by index
         self.callees: dict[int, str] = {}  # functions outside the cubin called, by index
         self.cas_failed: dict[int, int] = {}
         self.deadline = time.monotonic() + budget.seconds
@@ -197,6 +200,8 @@ class _Run:
             self.cas_failed[index] = self.cas_failed.get(index, 0) + n
         for index, n in blk.misc.items():
             self.misc[index] = self.misc.get(index, 0) + n
+        for index, n in blk.misc_done.items():
+            self.misc_done[index] = self.misc_done.get(index, 0) + n
         self.callees.update(blk.callees)
 
     def trace(self, coverage: grids.Coverage, classes: Classes | None = None) -> Trace:
@@ -205,7 +210,7 @@ class _Run:
         if classes is not None:  # each class's block stands for its class (its records:
             counts = classes.plus(counts)  # the tracer weighs them)
         unmodelled, sectors, cas = counts.unmodelled, counts.sectors, counts.cas_failed
-        executed, misc_runs = counts.executed, counts.misc
+        executed, misc_runs, done = counts.executed, counts.misc, counts.misc_done
         listed = [(ins[i], unmodelled[i]) for i in sorted(unmodelled)]
         return Trace(
             self.function,
@@ -222,6 +227,7 @@ class _Run:
             {ins[i].pc: name for i, name in self.callees.items()},
             classes,
             {ins[i].pc: n for i, n in sorted(misc_runs.items())},
+            {ins[i].pc: n for i, n in sorted(done.items())},
         )
 
 
@@ -262,6 +268,7 @@ def run_block(
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
     misc_cost = [misc.wavefronts(ins.opcode, ins.mods) is not None for ins in instructions]
+    retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
     decides = [taint_flow.conditions(ins) for ins in instructions]
@@ -368,7 +375,7 @@ def run_block(
             if watch is not None and watch.forms is not None:
                 watch.forms.after(forms, m, blk, ix)
             if misc_cost[m]:
-                blk.count_misc(m, ix)
+                blk.count_misc(m, ix, retires[m])
             executed += n
             hits[m] += 1
             if blk.ctas == 1:

@@ -233,8 +233,10 @@ class Block:
         self.unmodelled: dict[int, int] = {}
         # distributed shared memory: 32-byte sectors moved by remote accesses, by index
         self.dsmem_sectors: dict[int, int] = {}
-        # warp executions of instructions that cost op_misc wavefronts (hardware.misc), by index
+        # warp executions of instructions that cost op_misc wavefronts (hardware.misc), by index,
+        # and the barriers (BAR.SYNC, BAR.RED) each instruction completed, one per CTA
         self.misc: dict[int, int] = {}
+        self.misc_done: dict[int, int] = {}
         # calls to functions outside the cubin that were stepped over, by index: the name
         self.callees: dict[int, str] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
@@ -285,10 +287,14 @@ class Block:
             n = dsmem.sectors(warps, at, width, op, at // self.smem_stride)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
 
-    def count_misc(self, index: int, ix: Any) -> None:
-        """The warps of threads ``ix`` ran instruction ``index``, one that costs op_misc."""
-        warps = len(np.unique(self.warp[self.ids(ix)]))
-        self.misc[index] = self.misc.get(index, 0) + warps
+    def count_misc(self, index: int, ix: Any, retire: bool = False) -> None:
+        """The warps of threads ``ix`` ran instruction ``index``, one that costs op_misc
+        (``retire``: an EXIT, counted for the warps it ended, all their threads now exited)."""
+        warps = np.unique(self.warp[self.ids(ix)])
+        if retire:  # those with no thread left
+            alive = np.bincount(self.warp[~self.exited], minlength=int(self.warp[-1]) + 1)
+            warps = warps[alive[warps] == 0]
+        self.misc[index] = self.misc.get(index, 0) + len(warps)
 
     def run_wide(self, step: Callable[[Block, Idx], None], mask: B8) -> None:
         """Run ``step`` over every thread, its one write landing only where ``mask`` is
@@ -404,6 +410,10 @@ def release(blk: Block, function: Function) -> None:
         if not ready.any():
             continue
         ids = np.flatnonzero(waiting & ready[blk.cta])
+        if not bar.get("cluster"):  # one completion per CTA, at its first waiter's BAR
+            _, first = np.unique(blk.cta[ids], return_index=True)
+            for index in (blk.resume[ids[first]] - 1).tolist():
+                blk.misc_done[index] = blk.misc_done.get(index, 0) + 1
         blk.sched[ids] = blk.resume[ids]
         blk.waiting[ids] = -1
         true, false = bar["true"], bar["false"]

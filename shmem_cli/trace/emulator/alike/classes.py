@@ -46,13 +46,14 @@ AVERAGE = 8
 class Counts:
     """A run's counts besides its requests: thread-instructions, and per instruction index
     the executions not modelled, the DSMEM sectors, the failed compare-and-swaps and the
-    warp executions of op_misc instructions."""
+    warp executions of op_misc instructions and the CTA barriers they completed."""
 
     executed: int = 0
     unmodelled: dict[int, int] = field(default_factory=dict)
     sectors: dict[int, int] = field(default_factory=dict)
     cas_failed: dict[int, int] = field(default_factory=dict)
     misc: dict[int, int] = field(default_factory=dict)
+    misc_done: dict[int, int] = field(default_factory=dict)
 
     def minus(self, then: Counts) -> Counts:
         """What was counted since ``then``."""
@@ -62,6 +63,7 @@ class Counts:
             _minus(self.sectors, then.sectors),
             _minus(self.cas_failed, then.cas_failed),
             _minus(self.misc, then.misc),
+            _minus(self.misc_done, then.misc_done),
         )
 
     def plus(self, more: Counts, times: int) -> Counts:
@@ -72,6 +74,7 @@ class Counts:
             _plus(self.sectors, more.sectors, times),
             _plus(self.cas_failed, more.cas_failed, times),
             _plus(self.misc, more.misc, times),
+            _plus(self.misc_done, more.misc_done, times),
         )
 
 
@@ -83,6 +86,7 @@ def counts_of(run: Any) -> Counts:
         dict(run.sectors),
         dict(run.cas_failed),
         dict(run.misc),
+        dict(run.misc_done),
     )
 
 

@@ -1,0 +1,104 @@
+"""Issue 29's ``op_misc`` wavefronts (tests/data/trace/miscops: the project's own
+kernels/miscops.cu, one operation between a fixed scaffold, 1 and 4 warps, 1 and 32 lanes,
+measured on the H200) and the rule shmem counts them by (shmem_cli/hardware/misc.py,
+docs/hardware-model.md 9e): a warp that ends 1, a CTA barrier's completion 1 a CTA, a
+GPU-scope memory barrier 2 a warp, every mbarrier, cluster-barrier, elect and proxy-fence
+instruction 0.
+
+The rule is written out here once more from the kernels' own structure (what each launch
+runs) and checked against every launch measured; then every launch is traced and its
+``misc`` total compared with Nsight's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc``.
+The launches the rule misses are listed (OPEN) with what the H200 counted and what the rule
+gives: shared loads whose value the warp waits on, CTA-scope memory barriers, mbarrier
+arrivals that return the barrier's state, a returning ``atom.shared``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from . import hopper_lab as lab
+from .conftest import TRACE_DATA, needs_nvdisasm
+
+DATA = TRACE_DATA / "miscops"
+LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
+LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+
+# what each kernel runs besides its warps' ends: (CTA barriers completed, GPU-scope memory
+# barriers a warp); a cluster's barrier.cluster compiles to MEMBAR.ALL.GPU (and, in a
+# cluster launch, UCGABAR_ARV/WAIT instead of the BAR.SYNC a lone CTA takes)
+SCAFFOLD = {"p": (0, 0), "m": (2, 0), "c": (0, 2)}
+OPERATION = {
+    "p_bar": (1, 0),
+    "p_membar_gl": (0, 1),
+    "p_fence_acqrel_cluster": (0, 1),
+    "p_fence_proxy_async": (0, 1),
+}
+# the launches the rule misses: (the rule's misc wavefronts, the H200's)
+OPEN = {
+    **{f"p_lds_w{w}_l{n}": (w, 2 * w) for w in (1, 4) for n in (1, 32)},
+    **{f"p_membar_cta_w1_l{n}": (1, 2) for n in (1, 32)},
+    **{f"p_membar_cta_w4_l{n}": (4, 7) for n in (1, 32)},
+    **{f"p_fence_sc_cta_w1_l{n}": (1, 2) for n in (1, 32)},
+    "p_fence_sc_cta_w4_l1": (4, 7),
+    "p_fence_sc_cta_w4_l32": (4, 6),
+    **{f"p_fence_proxy_async_cta_w1_l{n}": (1, 3) for n in (1, 32)},
+    **{f"p_fence_proxy_async_cta_w4_l{n}": (4, 11) for n in (1, 32)},
+    **{
+        f"{k}_w{w}_l{n}": (w + 2, 2 * w + 3)
+        for k in ("m_init", "m_arrive", "m_arrive_count", "m_atoms_add")
+        for w in (1, 4)
+        for n in (1, 32)
+    },
+    **{f"c_base_w1_l{n}_c2": (10, 16) for n in (1, 32)},
+    **{f"c_base_w4_l{n}_c2": (40, 50) for n in (1, 32)},
+}
+
+
+def rule(lid: str) -> int:
+    """The rule's op_misc wavefronts of a launch, from what its kernel runs."""
+    launch = LAUNCHES[lid]
+    warps = launch["block"][0] // 32
+    ctas = launch["grid"][0]
+    bars, membars = SCAFFOLD[launch["kernel"][0]]
+    more_bars, more_membars = OPERATION.get(launch["kernel"], (0, 0))
+    return ctas * (warps + bars + more_bars + 2 * warps * (membars + more_membars))
+
+
+def test_the_lab_counted_op_misc_in_every_launch_measured() -> None:
+    assert len(LAB) >= 116
+    for lid, m in LAB.items():
+        assert m["counters"].get(MISC), lid
+        assert MISC not in m.get("repeat_differs", {}), lid
+
+
+@pytest.mark.parametrize("lid", sorted(LAB))
+def test_the_rule_on_every_launch(lid: str) -> None:
+    measured = LAB[lid]["counters"][MISC]
+    if lid in OPEN:
+        assert (rule(lid), measured) == OPEN[lid]
+    else:
+        assert rule(lid) == measured
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("lid", sorted(LAB))
+def test_miscops_lab_as_measured(lid: str) -> None:
+    """Every launch traced: its misc total is the H200's (the rule's where OPEN), its
+    shared load, store and atomic wavefronts the H200's."""
+    kt, _ = lab.run(lid, DATA)
+    c = LAB[lid]["counters"]
+    assert kt.misc.wavefronts == OPEN.get(lid, (c[MISC],))[0]
+    for op, unit in (("load", "ld"), ("store", "st"), ("atomic", "atom")):
+        counter = f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{unit}"
+        assert kt.totals[op].wavefronts == c.get(counter, 0), op
+
+
+def test_the_lab_folder_says_how_it_was_measured() -> None:
+    text = (DATA / "README.md").read_text()
+    for name in ("kernels/miscops.cu", "make_launches.py", "lab/run.sh", "lab/parse_ncu.py"):
+        assert name in text
+        assert (DATA / name).is_file()
