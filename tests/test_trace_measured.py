@@ -135,10 +135,32 @@ def measured(launch_id: str, cp_async_wavefronts: bool) -> dict[str, tuple[int, 
     return out
 
 
+# the lab launches whose op_misc the rule misses: (the rule's, the H200's)
+MISC_OPEN = {
+    "tile_transpose": (9, 17),
+    "tile_transpose_padded": (9, 17),
+    "tree_reduce": (63, 68),
+    "tiled_matmul_16": (16, 24),
+    "tiled_matmul_32": (36, 68),
+    "warp_compact": (8, 32),
+    "ldmatrix_mma_16_false": (2, 3),
+    "ldmatrix_mma_16_true": (5, 9),
+    "ldmatrix_mma_24_false": (4, 7),
+    "ldmatrix_mma_64_false": (4, 7),
+    "stmatrix_store_16": (4, 6),
+    "stmatrix_store_24": (4, 6),
+    "cp_async_pipeline": (46, 45),
+}
+
+
 @needs_nvdisasm
 @pytest.mark.parametrize("launch", LAUNCHES, ids=[entry["id"] for entry in LAUNCHES])
 def test_trace_matches_the_h200(launch: dict[str, Any]) -> None:
     kernel = launched(launch["id"]).trace
+    # op_misc by the rule of docs/hardware-model.md 9e, but where a shared value the warps
+    # wait on, a warp-level loop or cp.async's waits add more: (the rule's, the H200's)
+    misc = MEASURED[launch["id"]]["misc_wavefronts"]
+    assert (kernel.misc.wavefronts, misc) == MISC_OPEN.get(launch["id"], (misc, misc))
     # per op: cp.async wavefronts by the measured rule, except the launches where the rule
     # is known to fall short (and there it must still differ: a fixed gap is news)
     gap = launch["id"] in KNOWN_RULE_GAPS

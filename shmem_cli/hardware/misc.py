@@ -3,7 +3,8 @@
 rule, in one place (docs/hardware-model.md, 9e; measured: tests/data/trace/miscops).
 
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
-completion 1 for the CTA, a GPU-scope memory barrier 2 a warp; mbarrier operations, the
+completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a shared-memory instruction a
+warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
 cluster barrier's own instructions, ``elect`` and the async-proxy fence cost none.
 :func:`wavefronts` says what one warp execution of an instruction costs (None: it is none of
 these), :func:`barrier_wavefronts` what each completion of a barrier does. CTA-scope memory
@@ -33,6 +34,9 @@ MISC_RULES: tuple[tuple[str, frozenset[str], int], ...] = (
 )
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
 BARRIER_DONE = 1
+#: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS, ...) that
+#: a warp reaches with every lane's guard false: no request, no ld/st wavefront, but this
+PREDICATED_OFF = 1
 
 
 def wavefronts(opcode: str, mods: Sequence[str]) -> int | None:

@@ -232,3 +232,15 @@ def misc_rows(
             cost = count * per_warp + done.get(i.pc, 0) * misc.barrier_wavefronts(i.opcode, i.mods)
             out.append(MiscRow(i.pc, i.text, i.file, i.line, count, cost))
     return tuple(out)
+
+
+def predicated_off_rows(accesses: Iterable[TraceAccess]) -> tuple[MiscRow, ...]:
+    """The shared-memory instructions warps reached with no lane on: each such execution is
+    an op_misc wavefront (:data:`shmem_cli.hardware.misc.PREDICATED_OFF`)."""
+    return tuple(
+        MiscRow(
+            a.pc, a.sass, a.file, a.line, a.predicated_off, a.predicated_off * misc.PREDICATED_OFF
+        )
+        for a in accesses
+        if a.predicated_off
+    )

@@ -20,6 +20,7 @@ from .aggregate import (
     misc_rows,
     not_modelled,
     op_totals,
+    predicated_off_rows,
     trace_access,
 )
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -282,10 +283,16 @@ def trace_kernel(
             skipped, {pc: n * weight for pc, n in trace.dsmem_sectors.items()}, trace.callees
         ),
         instructions_executed=int(trace.thread_instructions) * weight,
-        misc_rows=misc_rows(
-            function.instructions,
-            {pc: n * weight for pc, n in trace.misc.items()},
-            {pc: n * weight for pc, n in trace.misc_done.items()},
+        misc_rows=tuple(
+            sorted(
+                misc_rows(
+                    function.instructions,
+                    {pc: n * weight for pc, n in trace.misc.items()},
+                    {pc: n * weight for pc, n in trace.misc_done.items()},
+                )
+                + predicated_off_rows(accesses),
+                key=lambda r: r.pc,
+            )
         ),
         records=tuple(trace.records),
         fills=trace.fills,
