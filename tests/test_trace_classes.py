@@ -270,3 +270,19 @@ def test_65536_differing_blocks_by_class_in_bounded_memory(tmp_path: Path) -> No
     totals = kernel["totals"]
     assert (totals["load"]["requests"], totals["load"]["wavefronts"]) == (loads, loads)
     assert (totals["store"]["requests"], totals["store"]["wavefronts"]) == (65536 * 8,) * 2
+
+
+@needs_nvdisasm
+def test_vectors_past_their_work_leave_the_decision_unproven(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the remainder's steps kept, and too little work allowed to evaluate them: the guard
+    # on (b * 256 + t) % n is not proven, every block runs, and the totals are exact
+    from shmem_cli.trace.emulator.alike import vectors
+
+    monkeypatch.setattr(vectors, "EAGER", 0)
+    monkeypatch.setattr(vectors, "WORK", 1000)
+    traced_ = _same("cl_rem", (16, 1, 1), ("1=512",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 16
+    assert cov.differs is not None and "classes.cu:92" in cov.differs

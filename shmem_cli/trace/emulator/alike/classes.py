@@ -202,6 +202,8 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         decisions, proven = decisions + watch.decisions, proven + watch.proven
         cls, left = members(left, watch.alike if watch.differs is None else None, rep)
         found.append(since(before, run, rep, len(cls) - 1))
+        # evaluating the grid's vectors may cost at most half what running every block would
+        vectors.most = _per_block(found) * n * size // 2
         loners = loners + 1 if len(cls) == 1 else 0
         if len(cls) == 1 and differs is None:
             differs = watch.differs

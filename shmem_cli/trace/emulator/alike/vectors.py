@@ -32,8 +32,9 @@ ELEMENTS = 1 << 21
 #: values (groups x blocks) and their sources are whole
 EAGER = 1 << 21
 #: (group, block) pairs the steps kept may be evaluated for in one trace, at most (about
-#: half a minute): past it a vector they make is :class:`Unknown` (the decision reading it
-#: is not proven, and the blocks left run as they would without classes)
+#: half a minute; :attr:`Vectors.most` may ask for less): past it a vector they make is
+#: :class:`Unknown` (the decision reading it is not proven, and the blocks left run as
+#: they would without classes)
 WORK = 1 << 31
 #: the vectors kept whole take at most this much memory (past it no new vector is made)
 VECTOR_BYTES = 256 << 20
@@ -115,6 +116,7 @@ class Vectors:
         self.full = False
         self._point: tuple[int, dict[int, Any]] = (-1, {})  # one block's values, by step
         self.work = 0  # (group, block) pairs the steps kept were evaluated for
+        self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
 
     # --- making vectors ---------------------------------------------------------------
 
@@ -262,8 +264,8 @@ class Vectors:
     def _window(self, vids: Sequence[int], lo: int, hi: int, memo: dict[int, Any]) -> Any:
         for s in self._needed(vids, memo):
             self.work += self.steps[s].groups * (hi - lo)
-            if self.work > WORK:
-                raise Unknown(f"the steps kept were evaluated for {WORK:,} pairs")
+            if self.work > min(WORK, self.most):
+                raise Unknown(f"the steps kept were evaluated for {self.work:,} pairs")
             memo[s] = self._run(self.steps[s], self._plans[s], lo, hi, memo)
         return {v: self._slice(v, lo, hi, memo) for v in vids}
 
