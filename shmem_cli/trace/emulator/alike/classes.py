@@ -188,6 +188,10 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     differs: grids.Differs | None = None
     shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
     vectors = Vectors(n, shadow)
+    # evaluating the grid's vectors may cost at most half what running every block would:
+    # a cluster's threads each running every instruction once, until a class's block says
+    floor = launch.threads * size * len(instructions) * n // 2
+    vectors.most = floor
     for _ in range(ROUNDS):
         if not left.any() or loners >= LONERS:
             break
@@ -202,8 +206,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         decisions, proven = decisions + watch.decisions, proven + watch.proven
         cls, left = members(left, watch.alike if watch.differs is None else None, rep)
         found.append(since(before, run, rep, len(cls) - 1))
-        # evaluating the grid's vectors may cost at most half what running every block would
-        vectors.most = _per_block(found) * n * size // 2
+        vectors.most = max(floor, _per_block(found) * n // 2)
         loners = loners + 1 if len(cls) == 1 else 0
         if len(cls) == 1 and differs is None:
             differs = watch.differs
