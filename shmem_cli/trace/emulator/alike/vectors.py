@@ -11,11 +11,14 @@ vector), and evaluates it on demand over a window of blocks, every step it depen
 evaluated for the same window first, through the emulator's own step on the shadow block
 (:meth:`.shadow.Shadow.step`). A window holds at most :data:`ELEMENTS` values of the steps
 it evaluates, so memory stays bounded for any grid; the values are the same ones a whole
-evaluation would give (each block's value depends on that block's sources only).
+evaluation would give (each block's value depends on that block's sources only). Vectors a
+decision read are then kept whole where they fit half of :data:`VECTOR_BYTES` (the next
+class's block often reads them again), and the evaluations of one trace stop at
+:data:`WORK` pairs, or fewer (:attr:`Vectors.most`): past that a vector is :class:`Unknown`.
 
 Agreements (boolean vectors: the blocks in which a predicate keeps the representative's
-value) are kept whole (one byte per block), made from a vector on first use
-(:meth:`Vectors.same_as`, :meth:`Vectors.mask`).
+value) are kept whole (one byte per block, once by content), made from a vector on first
+use (:meth:`Vectors.same_as`, :meth:`Vectors.masks`).
 """
 
 from __future__ import annotations
