@@ -15,7 +15,9 @@ A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a generic ``AT
 costs, besides its crossbar sectors (:mod:`.dsmem`), one ``op_atom`` wavefront per warp
 execution per 4 bytes of operands a lane sends: 1 for a 32-bit add or reduction, 2 for a
 64-bit add or a 32-bit compare-and-swap, 4 for a 64-bit compare-and-swap
-(:func:`remote_atom_wavefronts`; tests/data/trace/dsmrule and cluster).
+(:func:`remote_atom_wavefronts`; tests/data/trace/dsmrule, cluster and miscops). A 64-bit
+one with a single lane a warp measured half that (one per half-warp phase with a lane on):
+not modelled, the full warp's figure is given.
 """
 
 from __future__ import annotations
