@@ -64,7 +64,9 @@ def test_the_per_op_counters_of_the_launch_beside_the_totals() -> None:
         "trace", str(cubin), "-k", "transpose_f32", "-b", "32,8", "-f", "json",
         "--compare", str(RAW),
     )  # fmt: skip
-    assert result.exit_code in (0, 1), result.output
+    # the loads and stores agree; op_misc (above the rule here: the transposes' waited-on
+    # loads, docs/hardware-model.md 9e) is an estimate, which never makes it disagree
+    assert result.exit_code == 0, result.output
     compare = json.loads(result.output)["compare"][0]
     assert compare["tables"] == 4 and compare["instructions"] == []
     rows = {o["what"]: o for o in compare["ops"]}
@@ -74,7 +76,10 @@ def test_the_per_op_counters_of_the_launch_beside_the_totals() -> None:
     assert rows["store + stmatrix wavefronts"]["ncu"] == per_op["st"]["wavefronts"]
     for what in ("load requests", "load + ldmatrix wavefronts", "store + stmatrix wavefronts"):
         assert rows[what]["verdict"] == "match", rows[what]
-    assert rows["misc wavefronts"]["ncu"] == per_op["misc"]["wavefronts"]
+    misc = rows["misc wavefronts"]
+    assert misc["ncu"] == per_op["misc"]["wavefronts"]
+    assert misc["verdict"] == ("match" if misc["ncu"] == misc["shmem"] else "estimate")
+    assert compare["agrees"]
     assert "atomic requests" not in rows  # counted 0 on both sides: not shown
 
 

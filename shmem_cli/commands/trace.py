@@ -272,8 +272,9 @@ def trace(
     --print-source sass) by SASS offset: executions, wavefronts and ideal side by
     side, each difference named; a different binary is detected. Given the raw
     page (ncu -i REP --page raw --csv) it compares the per-op totals with the
-    launch's counters instead (requests and wavefronts per op, op_misc, the
-    remote accesses' dshared requests and crossbar sectors).
+    launch's counters instead (requests and wavefronts per op, the remote
+    accesses' dshared requests and crossbar sectors; op_misc shown as an
+    estimate, never a disagreement).
 
     Exit status: 0 when the kernel was traced (or its parameters listed), 1 when
     --compare found a disagreement, 2 for

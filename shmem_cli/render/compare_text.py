@@ -90,10 +90,13 @@ def _ops_text(head: str, c: KernelCompare) -> str:
          Column("counter")]
     )  # fmt: skip
     for o in c.ops:
-        table.add_row(
-            "match" if o.agrees else "differs", o.what, f"{o.ncu:,}", f"{o.shmem:,}", o.counter
-        )
+        table.add_row(o.verdict, o.what, f"{o.ncu:,}", f"{o.shmem:,}", o.counter)
     notes = ["per-launch counters (Nsight Compute's raw page) beside shmem's totals"]
+    if any(o.verdict == "estimate" for o in c.ops):
+        notes.append(
+            "  estimate: op_misc is shown, not judged; Nsight adds wavefronts the rule leaves "
+            "out (CTA-scope fences, waited-on shared values: docs/hardware-model.md 9e)"
+        )
     if c.arbitration:
         notes.append(
             f"  the launch's bank-arbitration counter reads {c.arbitration:,}: wavefronts "
