@@ -57,10 +57,16 @@ def barrier_wavefronts(opcode: str, mods: Sequence[str]) -> int:
     return BARRIER_DONE if opcode == "BAR" and {"SYNC", "RED"} & set(mods) else 0
 
 
+#: the opcodes of the remote accesses that count op_atom wavefronts (loads and stores none)
+REMOTE_ATOMICS = ("ATOM", "RED")
+
+
 def remote_atom_wavefronts(opcode: str, mods: Sequence[str]) -> int:
     """The ``op_atom`` wavefronts of one warp execution of a remote (distributed shared
-    memory) atomic or reduction: a lane's operand bytes over 4 (a compare-and-swap sends
-    two operands)."""
+    memory) access: for an atomic or reduction a lane's operand bytes over 4 (a
+    compare-and-swap sends two operands), 0 for a load or store."""
+    if opcode not in REMOTE_ATOMICS:
+        return 0
     width = 8 if "64" in mods else 16 if "128" in mods else 4
     operands = 2 if "CAS" in mods else 1
     return width * operands // 4

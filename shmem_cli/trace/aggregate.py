@@ -204,18 +204,12 @@ def not_modelled(
         NotModelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
             dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
-            atom_wavefronts=_remote_atom(i, count) if i.pc in got else 0,
+            atom_wavefronts=(
+                count * misc.remote_atom_wavefronts(i.opcode, i.mods) if i.pc in got else 0
+            ),
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)
     )  # fmt: skip
-
-
-def _remote_atom(i: Instruction, count: int) -> int:
-    """The op_atom wavefronts of a remote access's ``count`` warp executions (an atomic's or
-    a reduction's; 0 for a load or store)."""
-    if i.opcode not in ("ATOM", "RED"):
-        return 0
-    return count * misc.remote_atom_wavefronts(i.opcode, i.mods)
 
 
 def misc_rows(
