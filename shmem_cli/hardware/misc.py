@@ -24,37 +24,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: per warp execution: (opcode, modifiers that must all be present) -> op_misc wavefronts;
-#: the first entry whose opcode and modifiers match decides. ``BAR.SYNC`` costs nothing per
-#: warp but one wavefront per CTA each time the barrier completes (:data:`BARRIER_DONE`).
-MISC_RULES: tuple[tuple[str, frozenset[str], int], ...] = (
-    ("EXIT", frozenset(), 1),
-    ("MEMBAR", frozenset({"GPU"}), 2),
-    ("MEMBAR", frozenset({"SYS"}), 2),
-    ("BAR", frozenset({"SYNC"}), 0),
-    ("BAR", frozenset({"RED"}), 0),
-)
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
 BARRIER_DONE = 1
+#: (opcode, modifiers that must all be present, op_misc wavefronts per warp execution, per
+#: completion of the CTA barrier it waits at); the first entry whose opcode and modifiers
+#: match decides. ``BAR.SYNC`` costs nothing per warp but :data:`BARRIER_DONE` a CTA each
+#: time the barrier completes.
+MISC_RULES: tuple[tuple[str, frozenset[str], int, int], ...] = (
+    ("EXIT", frozenset(), 1, 0),
+    ("MEMBAR", frozenset({"GPU"}), 2, 0),
+    ("MEMBAR", frozenset({"SYS"}), 2, 0),
+    ("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
+    ("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
+)
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS, ...) that
 #: a warp reaches with every lane's guard false: no request, no ld/st wavefront, but this
 PREDICATED_OFF = 1
 
 
-def wavefronts(opcode: str, mods: Sequence[str]) -> int | None:
-    """The ``op_misc`` wavefronts one warp execution of ``opcode.mods`` costs; None for an
-    instruction that counts none (a barrier: 0 a warp, :func:`barrier_wavefronts` a CTA)."""
+def _rule(opcode: str, mods: Sequence[str]) -> tuple[str, frozenset[str], int, int] | None:
+    """The first entry of :data:`MISC_RULES` that ``opcode.mods`` matches, if any."""
     have = set(mods)
-    for name, needed, cost in MISC_RULES:
-        if name == opcode and needed <= have:
-            return cost
+    for rule in MISC_RULES:
+        if rule[0] == opcode and rule[1] <= have:
+            return rule
     return None
+
+
+def wavefronts(opcode: str, mods: Sequence[str]) -> int | None:
+    """The ``op_misc`` wavefronts one warp execution of ``opcode.mods`` costs (a CTA barrier:
+    0, :func:`barrier_wavefronts` says its completions'); None for an instruction that no
+    rule names."""
+    rule = _rule(opcode, mods)
+    return None if rule is None else rule[2]
 
 
 def barrier_wavefronts(opcode: str, mods: Sequence[str]) -> int:
     """The ``op_misc`` wavefronts each completion of a CTA barrier at ``opcode.mods`` costs
     (0 for any other instruction)."""
-    return BARRIER_DONE if opcode == "BAR" and {"SYNC", "RED"} & set(mods) else 0
+    rule = _rule(opcode, mods)
+    return 0 if rule is None else rule[3]
 
 
 #: the opcodes of the remote accesses that count op_atom wavefronts (loads and stores none)
