@@ -4,8 +4,8 @@ per-launch counters (the raw page: ``ncu -i REPORT --page raw --csv``).
 Each counter of the launch's row that measures what shmem totals is one row: the shared
 ops' requests and wavefronts (:data:`shmem_cli.hardware.ops.OPS`' counters; ops that share a
 wavefront counter, ``load`` and ``ldmatrix``, are summed), the atomics' wavefronts with the
-remote atomics' (``op_atom``), the ``op_misc`` wavefronts of mbarrier operations, fences
-and cluster barriers (:mod:`shmem_cli.hardware.misc`), and distributed shared memory's
+remote atomics' (``op_atom``), the ``op_misc`` wavefronts (warps' ends, CTA barriers,
+GPU-scope fences, empty executions: :mod:`shmem_cli.hardware.misc`), and distributed shared memory's
 requests and crossbar sectors. A counter the CSV does not hold is not compared, nor one that
 both sides count 0.
 

@@ -415,5 +415,6 @@ class TraceResult:
 
     @property
     def misc(self) -> MiscTotals:
-        """The ``op_misc`` wavefronts of mbarrier operations, fences and cluster barriers."""
+        """The ``op_misc`` wavefronts: warps' ends, CTA barriers, GPU-scope memory barriers
+        and shared instructions warps reached with no lane on (:mod:`shmem_cli.hardware.misc`)."""
         return self.kernel.misc

@@ -44,14 +44,17 @@ class NotModelled:
 
 @dataclass(frozen=True)
 class MiscRow:
-    """An instruction that costs Nsight's ``op_misc`` wavefronts (mbarrier operations,
-    fences, cluster barriers: :mod:`shmem_cli.hardware.misc`), with its warp executions."""
+    """An instruction that costs Nsight's ``op_misc`` wavefronts (a warp's end, a CTA
+    barrier, a GPU-scope memory barrier, a shared instruction a warp reaches with no lane on:
+    :mod:`shmem_cli.hardware.misc`), with its warp executions."""
 
     pc: int
     sass: str
     file: str | None
     line: int | None
-    executions: int  # warp-level executions (warps with a lane whose guard held)
+    # warp executions: warps with a lane on (an EXIT: the warps it ended); of a shared
+    # instruction, the warps that reached it with no lane on
+    executions: int
     wavefronts: int  # op_misc wavefronts: executions times the instruction's rule
 
     def to_json(self) -> dict[str, Any]:
