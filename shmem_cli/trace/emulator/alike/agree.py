@@ -26,6 +26,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
 from ..operands import read_u32
+from ..ops.integer import COMPARES
 from ..state import Block
 from . import vectors
 
@@ -166,8 +167,8 @@ def _two_moving(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
     (i, na, ka), (j, nc, kc) = a, c
     pairs = np.unique(np.stack([ka, kc]), axis=1)  # 2 x distinct (ka, kc)
     top = np.int64(1 << 31) if signed else np.int64(0)
-    want = _holds(
-        cmp, (pairs[0] + _at(forms, i, na)) % _W ^ top, (pairs[1] + _at(forms, j, nc)) % _W ^ top
+    want = COMPARES[cmp](
+        (pairs[0] + _at(forms, i, na)) % _W ^ top, (pairs[1] + _at(forms, j, nc)) % _W ^ top
     )
     out = np.ones(forms.vec.n, dtype=bool)
     for lo, hi, got in forms.vec.windows([i, j]):
@@ -176,20 +177,5 @@ def _two_moving(forms: Any, cmp: str, signed: bool, a: Any, c: Any) -> Any:
         for r in range(0, pairs.shape[1], rows):
             x = (pairs[0, r : r + rows, None] + da[None, :]) % _W ^ top
             y = (pairs[1, r : r + rows, None] + dc[None, :]) % _W ^ top
-            out[lo:hi] &= (_holds(cmp, x, y) == want[r : r + rows, None]).all(axis=0)
+            out[lo:hi] &= (COMPARES[cmp](x, y) == want[r : r + rows, None]).all(axis=0)
     return out
-
-
-def _holds(cmp: str, x: Any, y: Any) -> Any:
-    """``x ? y``."""
-    if cmp == "EQ":
-        return x == y
-    if cmp == "NE":
-        return x != y
-    if cmp == "LT":
-        return x < y
-    if cmp == "LE":
-        return x <= y
-    if cmp == "GT":
-        return x > y
-    return x >= y

@@ -295,7 +295,8 @@ def _lea(ins: Instruction, ctx: Context) -> Step:
     return lo
 
 
-_CMP = {
+#: ISETP's integer comparisons, by modifier (also what :mod:`..alike.agree` evaluates)
+COMPARES = {
     "EQ": np.equal,
     "NE": np.not_equal,
     "LT": np.less,
@@ -307,7 +308,7 @@ _BOOL = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
 
 
 def compare_mods(ins: Instruction) -> tuple[str, str]:
-    cmp_ = next((m for m in ins.mods if m in _CMP or m in ("T", "F")), None)
+    cmp_ = next((m for m in ins.mods if m in COMPARES or m in ("T", "F")), None)
     bop = next((m for m in ins.mods if m in _BOOL), "AND")
     if cmp_ is None:
         raise unsupported(ins, "no comparison")
@@ -336,7 +337,7 @@ def _isetp(ins: Instruction, ctx: Context) -> Step:
         if cmp_ in ("T", "F"):
             r = np.full(np.broadcast(x, y).shape, cmp_ == "T")
         elif rprev is None:
-            r = _CMP[cmp_](x, y)
+            r = COMPARES[cmp_](x, y)
         else:
             prev, tq = rprev(b, ix)
             t = t | tq
@@ -345,7 +346,7 @@ def _isetp(ins: Instruction, ctx: Context) -> Step:
                 r = (eq & prev) if cmp_ == "EQ" else (~eq | prev)
             else:
                 strict = {"LT": "LT", "LE": "LT", "GT": "GT", "GE": "GT"}[cmp_]
-                r = _CMP[strict](x, y) | (eq & prev)
+                r = COMPARES[strict](x, y) | (eq & prev)
         w1(b, ix, comb(r, p), t)
         w2(b, ix, comb(~r, p), t)
 
