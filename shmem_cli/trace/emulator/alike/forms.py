@@ -42,6 +42,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg, Special
 from ..operands import Dest
+from ..ops.warp import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
 from . import agree
 from .shadow import Shadow
@@ -222,7 +223,8 @@ class Forms:
             if not isinstance(dest, Reg) or dest.is_zero:
                 return None
             return Pending(ids, axis=(dest.kind, dest.index, self.axes[axis]))
-        if op not in EVALUATED or self.vec.full or _across_lanes(ins):
+        # R2UR's waterfall form reads other lanes: the shadow, whose lanes are blocks, cannot
+        if op not in EVALUATED or self.vec.full or waterfall(ins):
             return None
         sources = _sources(ins)
         forms = [self._source(o, blk, ids) for o in sources]
@@ -407,13 +409,6 @@ class Forms:
         if not (clean | ((taint == TAINT_BLOCK) & known)).all():
             return None
         return Source(np.where(clean, value, k), np.where(clean, -1, vid), True)
-
-
-def _across_lanes(ins: Instruction) -> bool:
-    """The step reads other lanes of the warp: R2UR's waterfall form (``R2UR Pd, URd, Ra``:
-    each warp's first lane's value), which the shadow, whose lanes are blocks, cannot run."""
-    first = ins.operands[0] if ins.operands else None
-    return base_opcode(ins) == "R2UR" and isinstance(first, Reg) and first.kind in ("P", "UP")
 
 
 def _sources(ins: Instruction) -> list[Operand]:

@@ -208,6 +208,12 @@ def _redux(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
+def waterfall(ins: Instruction) -> bool:
+    """R2UR's waterfall form, ``R2UR Pd, URd, Ra``: a step that reads the other lanes of the
+    warp (each warp's first lane's value)."""
+    return ins.opcode == "R2UR" and bool(ins.operands) and is_pred(ins.operands[0])
+
+
 @op("R2UR")
 def _r2ur(ins: Instruction, ctx: Context) -> Step:
     """``R2UR URd, Ra``; ``R2UR Pd, URd, Ra`` is a waterfall loop's step (nvcc's code for an
@@ -219,7 +225,7 @@ def _r2ur(ins: Instruction, ctx: Context) -> Step:
         raise unsupported(ins)
     w = write_u32(ops[0], ins)
     ra = read_u32(ops[1], "i", ins)
-    if not is_pred(ins.operands[0]):
+    if not waterfall(ins):
 
         def copy(b: Block, ix: Idx) -> None:
             v, t = ra(b, ix)
