@@ -24,6 +24,9 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     out: list[str] = []
     for c in compares:
         head = f"--compare {c.csv}: {c.kernel}"
+        if c.ops:  # the raw page: no binary to check
+            out.append(_ops_text(head, c))
+            continue
         if c.tables > 1:
             head += f" (table {c.table} of {c.tables} of this kernel)"
         if c.binary_differs:
@@ -36,9 +39,6 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
                 where = f"0x{pc:04x}" if pc >= 0 else "count"
                 lines.append(f"  {where}  ncu: {theirs}  |  cubin: {mine}")
             out.append("\n".join(lines) + "\n")
-            continue
-        if c.ops:
-            out.append(_ops_text(head, c))
             continue
         counts = c.counts()
         said = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
@@ -81,7 +81,6 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
 def _ops_text(head: str, c: KernelCompare) -> str:
     """A raw-page comparison: one row per counter of the launch that shmem totals."""
     if c.tables > 1:
-        head = head.replace(f" (table {c.table} of {c.tables} of this kernel)", "")
         head += f" (the first of its {c.tables} launches)"
     differ = sum(1 for o in c.ops if not o.agrees)
     verdict = "agree" if c.agrees else f"DISAGREE ({differ} counter(s) differ)"
