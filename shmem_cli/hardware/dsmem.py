@@ -1,9 +1,16 @@
 """What distributed shared memory traffic costs on the H200: 32-byte sectors over the
-crossbar, not wavefronts (docs/hardware-model.md, 9d; tests/data/trace/cluster and
-tests/data/trace/dsmrule).
+crossbar, and a remote atomic's ``op_atom`` wavefronts (docs/hardware-model.md, 9d;
+tests/data/trace/cluster, tests/data/trace/dsmrule and tests/data/trace/miscops).
 
-A remote access (another CTA's shared memory in the cluster) has no shared-memory
-wavefronts. Per warp request it moves, counted per destination CTA and 32-byte sector:
+A remote access (another CTA's shared memory in the cluster) has no load or store
+wavefronts. A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a generic
+``ATOM.E``) costs one ``op_atom`` wavefront per warp execution per 4 bytes of operands a
+lane sends: 1 for a 32-bit add or reduction, 2 for a 64-bit add or a 32-bit
+compare-and-swap, 4 for a 64-bit compare-and-swap (:func:`remote_atom_wavefronts`). A
+64-bit one with a single lane a warp measured half that (one per half-warp phase with a
+lane on): not modelled, the full warp's figure is given.
+
+Per warp request a remote access moves, counted per destination CTA and 32-byte sector:
 
 * a load: one sector per distinct sector its lanes read;
 * a store: one per sector written where its bytes lie within one of the sector's two
@@ -17,6 +24,7 @@ wavefronts. Per warp request it moves, counted per destination CTA and 32-byte s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -67,3 +75,18 @@ def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
         full = len(bytes_) == size and per_cta[(w, c)] > 1
         total += 1 if one_half or full else 2
     return total
+
+
+#: the opcodes of the remote accesses that count op_atom wavefronts (loads and stores none)
+REMOTE_ATOMICS = ("ATOM", "RED")
+
+
+def remote_atom_wavefronts(opcode: str, mods: Sequence[str]) -> int:
+    """The ``op_atom`` wavefronts of one warp execution of a remote (distributed shared
+    memory) access: for an atomic or reduction a lane's operand bytes over 4 (a
+    compare-and-swap sends two operands), 0 for a load or store."""
+    if opcode not in REMOTE_ATOMICS:
+        return 0
+    width = 8 if "64" in mods else 16 if "128" in mods else 4
+    operands = 2 if "CAS" in mods else 1
+    return width * operands // 4

@@ -1,6 +1,6 @@
 """What the H200 counts in Nsight Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc``
-(the per-op table's ``misc`` row) and the remote atomics' own ``op_atom`` wavefronts: the
-rule, in one place (docs/hardware-model.md, 9e; measured: tests/data/trace/miscops).
+(the per-op table's ``misc`` row): the rule, in one place (docs/hardware-model.md, 9e;
+measured: tests/data/trace/miscops).
 
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
 completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a shared-memory instruction a
@@ -9,15 +9,8 @@ cluster barrier's own instructions, ``elect`` and the async-proxy fence cost non
 :func:`wavefronts` says what one warp execution of an instruction costs (None: it is none of
 these), :func:`barrier_wavefronts` what each completion of a barrier does. CTA-scope memory
 barriers, shared values a warp waits on and cp.async's waits add more on the GPU, by amounts
-that vary with timing: not counted here.
-
-A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a generic ``ATOM.E``)
-costs, besides its crossbar sectors (:mod:`.dsmem`), one ``op_atom`` wavefront per warp
-execution per 4 bytes of operands a lane sends: 1 for a 32-bit add or reduction, 2 for a
-64-bit add or a 32-bit compare-and-swap, 4 for a 64-bit compare-and-swap
-(:func:`remote_atom_wavefronts`; tests/data/trace/dsmrule, cluster and miscops). A 64-bit
-one with a single lane a warp measured half that (one per half-warp phase with a lane on):
-not modelled, the full warp's figure is given.
+that vary with timing: not counted here. (The remote atomics' ``op_atom`` wavefronts:
+:mod:`.dsmem`.)
 """
 
 from __future__ import annotations
@@ -64,18 +57,3 @@ def barrier_wavefronts(opcode: str, mods: Sequence[str]) -> int:
     (0 for any other instruction)."""
     rule = _rule(opcode, mods)
     return 0 if rule is None else rule[3]
-
-
-#: the opcodes of the remote accesses that count op_atom wavefronts (loads and stores none)
-REMOTE_ATOMICS = ("ATOM", "RED")
-
-
-def remote_atom_wavefronts(opcode: str, mods: Sequence[str]) -> int:
-    """The ``op_atom`` wavefronts of one warp execution of a remote (distributed shared
-    memory) access: for an atomic or reduction a lane's operand bytes over 4 (a
-    compare-and-swap sends two operands), 0 for a load or store."""
-    if opcode not in REMOTE_ATOMICS:
-        return 0
-    width = 8 if "64" in mods else 16 if "128" in mods else 4
-    operands = 2 if "CAS" in mods else 1
-    return width * operands // 4

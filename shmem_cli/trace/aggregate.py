@@ -17,7 +17,7 @@ import numpy as np
 
 from ..analysis.cost import cost_requests
 from ..cuda.sass import Instruction
-from ..hardware import misc, ops
+from ..hardware import dsmem, misc, ops
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
@@ -205,7 +205,7 @@ def not_modelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
             dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
             atom_wavefronts=(
-                count * misc.remote_atom_wavefronts(i.opcode, i.mods) if i.pc in got else 0
+                count * dsmem.remote_atom_wavefronts(i.opcode, i.mods) if i.pc in got else 0
             ),
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)

@@ -26,7 +26,7 @@ class NotModelled:
     # a call to a function outside the cubin, stepped over (printf's vprintf): its name
     callee: str | None = None
     # a remote atomic or reduction: the wavefronts it adds to Nsight's op_atom counter
-    # (hardware.misc.remote_atom_wavefronts); 0 for any other instruction
+    # (hardware.dsmem.remote_atom_wavefronts); 0 for any other instruction
     atom_wavefronts: int = 0
 
     def to_json(self) -> dict[str, Any]:
