@@ -230,8 +230,10 @@ def trace(
     conflict, efficiency, cycles), the totals per source line and per op (load,
     store, atomic, ldmatrix, stmatrix, cp_async, wgmma: its operand reads by the
     measured rule, tma: TMA and bulk copies, one request per copy and no LSU
-    wavefronts), the decoded wgmma descriptors, the instructions whose traffic is
-    not modelled (a TMA through a tensor map not given, TMA reductions), and, for
+    wavefronts; misc: what Nsight counts in op_misc, warps' ends, CTA barriers,
+    GPU-scope fences; dsmem: a cluster's remote accesses), the decoded wgmma
+    descriptors, the instructions whose traffic is not modelled (a TMA through a
+    tensor map not given, TMA reductions, remote accesses), and, for
     each instruction with bank conflicts, the bank table of its worst request and
     a warp x occurrence heat map. A row is placed at the innermost line of your own
     sources through inlining (k.cu:21 < copy_sm80.hpp:64: the library's line
