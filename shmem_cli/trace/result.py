@@ -410,7 +410,8 @@ class TraceResult:
 
     @property
     def dsmem(self) -> DsmemTotals:
-        """The remote (distributed shared memory) requests and their crossbar sectors."""
+        """The remote (distributed shared memory) requests, their crossbar sectors and the
+        remote atomics' ``op_atom`` wavefronts."""
         return self.kernel.dsmem
 
     @property

@@ -111,7 +111,7 @@ class Snapshot:
 
 
 def snapshot(run: Any) -> Snapshot:
-    """The counts of ``run`` (execute._Run) so far."""
+    """The counts of ``run`` (execute._Run) so far, and its records' (:class:`Snapshot`)."""
     recorder: Recorder = run.recorder
     records = {i: (rec.n, rec.predicated_off) for i, rec in recorder.by_index.items()}
     return Snapshot(counts_of(run), records)

@@ -27,8 +27,8 @@ Predicates keep, per thread, the blocks in which they hold the representative's 
 :mod:`.agree` proves it for a compare) and, where the shadow gave it, their value in each
 block. A guard on a predicate that carries the block index's taint keeps the blocks of its
 agreement (:meth:`agreement`). Anything else (another writer, global data, an inexact value,
-vectors past :data:`.vectors.VECTOR_BYTES`) leaves no form: a decision that reads it is not
-proven.
+more than :data:`GROUPS` groups, vectors past :data:`.vectors.VECTOR_BYTES`) leaves no form:
+a decision that reads it is not proven.
 """
 
 from __future__ import annotations
