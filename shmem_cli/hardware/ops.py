@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 __all__ = [
     "ARBITRATION_COUNTER",
+    "DSHARED_COUNTERS",
+    "DSHARED_SECTORS_COUNTER",
+    "MISC_COUNTER",
     "ATOMICS",
     "ATOMIC_NAMES",
     "DEFAULT_ATOMIC",
@@ -244,6 +247,12 @@ GLOBAL_OR_LOCAL_OPCODES: tuple[str, ...] = (
 
 #: the kernel-wide bank-arbitration counter (passes no op's address causes; verify subtracts it)
 ARBITRATION_COUNTER = "l1tex__data_bank_conflicts_type_arbitration"
+#: op_misc's wavefronts: warps' ends, CTA barriers, fences (shmem_cli/hardware/misc.py)
+MISC_COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+#: the remote (distributed shared memory) accesses: warp requests of each kind, and the
+#: 32-byte sectors they moved over the crossbar (shmem_cli/hardware/dsmem.py)
+DSHARED_COUNTERS = tuple(f"smsp__sass_inst_executed_op_dshared_{u}" for u in ("ld", "st", "atom"))
+DSHARED_SECTORS_COUNTER = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..hardware.ops import SHARED_OPCODES, op_of_opcode
+from ..hardware.ops import ARBITRATION_COUNTER, SHARED_OPCODES, op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
 from .ncu_csv import (
     EXECUTED,
@@ -48,7 +48,7 @@ from .ncu_csv import (
     read_ncu_raw,
 )
 from .ncu_names import same_kernel
-from .ncu_ops import ARBITRATION, OpCompare, op_rows, pick_launch
+from .ncu_ops import OpCompare, op_rows, pick_launch
 from .result import KernelTrace, TraceResult
 
 __all__ = [
@@ -274,7 +274,9 @@ def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -
     first, count = pick_launch(kernel, launches, csv_path)
     counters = launches[first].counters
     rows = op_rows(kernel, counters)
-    return KernelCompare(csv_path, kernel.name, 1, count, (), (), rows, counters.get(ARBITRATION))
+    return KernelCompare(
+        csv_path, kernel.name, 1, count, (), (), rows, counters.get(ARBITRATION_COUNTER)
+    )
 
 
 def compare_file(

@@ -21,17 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..hardware.ops import OPS
+from ..hardware.ops import (
+    DSHARED_COUNTERS,
+    DSHARED_SECTORS_COUNTER,
+    MISC_COUNTER,
+    OPS,
+    get,
+)
 from ..plumbing.errors import ShmemError, shorten
 from .ncu_csv import NcuLaunch
 from .ncu_names import same_kernel
 from .result import KernelTrace
 
-MISC_COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
-ATOM_COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom"
-DSHARED = tuple(f"smsp__sass_inst_executed_op_dshared_{u}" for u in ("ld", "st", "atom"))
-XBAR_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
-ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration"
+ATOM_COUNTER = get("atomic").counters.wavefronts  # the remote atomics count there too
 
 
 @dataclass(frozen=True)
@@ -117,12 +119,17 @@ def _all_rows(kernel: KernelTrace, counters: dict[str, int]) -> tuple[OpCompare,
                 estimate=True,
             )
         )
-    present = [c for c in DSHARED if c in counters]
+    present = [c for c in DSHARED_COUNTERS if c in counters]
     if present:
         measured = sum(counters[c] for c in present)
         out.append(OpCompare("dsmem requests", "+".join(present), measured, kernel.dsmem.requests))
-    if XBAR_SECTORS in counters:
+    if DSHARED_SECTORS_COUNTER in counters:
         out.append(
-            OpCompare("dsmem sectors", XBAR_SECTORS, counters[XBAR_SECTORS], kernel.dsmem.sectors)
+            OpCompare(
+                "dsmem sectors",
+                DSHARED_SECTORS_COUNTER,
+                counters[DSHARED_SECTORS_COUNTER],
+                kernel.dsmem.sectors,
+            )
         )
     return tuple(out)
