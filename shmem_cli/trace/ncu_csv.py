@@ -184,8 +184,13 @@ def is_raw_page(path: str | Path) -> bool:
     for _, record in _records(data, str(path)):
         if record and record[0].startswith("=="):
             continue  # ncu's own messages before the table
-        return "Kernel Name" in record and "ID" in record
+        return _raw_header(record)
     return False
+
+
+def _raw_header(record: list[str]) -> bool:
+    """The raw page's header row: it names ``ID`` and ``Kernel Name`` columns."""
+    return "Kernel Name" in record and "ID" in record
 
 
 def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
@@ -197,7 +202,7 @@ def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
     out: list[NcuLaunch] = []
     for line, record in _records(data, where):
         if head is None:
-            if "Kernel Name" in record and "ID" in record:
+            if _raw_header(record):
                 head, name = record, record.index("Kernel Name")
             continue
         if len(record) != len(head) or not record[name] or not record[0].strip().isdigit():
