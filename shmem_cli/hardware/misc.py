@@ -26,7 +26,7 @@ BARRIER_DONE = 1
 MISC_RULES: tuple[tuple[str, frozenset[str], int, int], ...] = (
     ("EXIT", frozenset(), 1, 0),
     ("MEMBAR", frozenset({"GPU"}), 2, 0),
-    ("MEMBAR", frozenset({"SYS"}), 2, 0),
+    ("MEMBAR", frozenset({"SYS"}), 2, 0),  # taken as GPU scope's: not measured
     ("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
     ("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
 )
