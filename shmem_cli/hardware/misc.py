@@ -30,8 +30,9 @@ MISC_RULES: tuple[tuple[str, frozenset[str], int, int], ...] = (
     ("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
     ("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
 )
-#: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS, ...) that
-#: a warp reaches with every lane's guard false: no request, no ld/st wavefront, but this
+#: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
+#: too, not measured) that a warp reaches with every lane's guard false: no request, no
+#: ld/st wavefront, but this
 PREDICATED_OFF = 1
 
 
