@@ -58,9 +58,7 @@ __all__ = [
     "compare_file",
     "compare_kernel",
     "compare_ops",
-    "is_raw_page",
     "read_ncu_csv",
-    "read_ncu_raw",
 ]
 AGREEING = ("match", "cp.async")
 VERDICTS = {
