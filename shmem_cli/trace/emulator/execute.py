@@ -192,16 +192,15 @@ class _Run:
         self.steps += s
         self.executed += e
         self.blocks += len(batch.ctas)
-        for index, n in blk.unmodelled.items():
-            self.unmodelled[index] = self.unmodelled.get(index, 0) + n
-        for index, n in blk.dsmem_sectors.items():
-            self.sectors[index] = self.sectors.get(index, 0) + n
-        for index, n in blk.cas_failed.items():
-            self.cas_failed[index] = self.cas_failed.get(index, 0) + n
-        for index, n in blk.misc.items():
-            self.misc[index] = self.misc.get(index, 0) + n
-        for index, n in blk.misc_done.items():
-            self.misc_done[index] = self.misc_done.get(index, 0) + n
+        for mine, theirs in (
+            (self.unmodelled, blk.unmodelled),
+            (self.sectors, blk.dsmem_sectors),
+            (self.cas_failed, blk.cas_failed),
+            (self.misc, blk.misc),
+            (self.misc_done, blk.misc_done),
+        ):
+            for index, n in theirs.items():
+                mine[index] = mine.get(index, 0) + n
         self.callees.update(blk.callees)
 
     def trace(self, coverage: grids.Coverage, classes: Classes | None = None) -> Trace:
