@@ -83,8 +83,9 @@ def test_the_schema_enums_are_the_vocabulary() -> None:
         ("LDS.128 R4, [R2+0x10]", AccessKind("load", 16)),
         ("STS.64 [R2], R4", AccessKind("store", 8)),
         ("ATOMS.POPC.INC.32 RZ, [R2+URZ], RZ", AccessKind("atomic", 4, "inc")),
-        ("ATOMS.ADD RZ, [UR4], R5", AccessKind("atomic", 4, "add")),
-        # an add through a per-thread address register is served lane by lane (measured)
+        # an add is served lane by lane through a uniform or a per-thread address register
+        # (measured: tests/data/trace/semantics and its uniform/)
+        ("ATOMS.ADD RZ, [UR4], R5", AccessKind("atomic", 4, "exch")),
         ("ATOMS.ADD RZ, [R2], R5", AccessKind("atomic", 4, "exch")),
         ("ATOMS.EXCH R0, [R2], R5", AccessKind("atomic", 4, "exch")),
         ("ATOMS.CAS R0, [R2], R4, R5", AccessKind("atomic", 4, "cas")),

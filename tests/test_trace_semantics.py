@@ -3,7 +3,8 @@ guarded shared instructions (``@P0 LDS``, ``LDSM``, ``STS``, ``STSM`` of every w
 where no lane, some lanes or every lane has its predicate on, partial warps and warps whose
 other lanes exited before; and every native shared atomic (``ATOMS.AND/OR/XOR/MIN/MAX/INC/
 DEC/EXCH/CAS`` of 32, 64 and 128 bits, ``atomicAdd`` of a constant or a per-lane value) on one,
-2, 8 and 32 words, with every lane or a few, one warp and four.
+2, 8 and 32 words, with every lane or a few, one warp and four; and (uniform/, the second
+round) those atomics on one word whose address the compiler keeps in a uniform register.
 
 Each launch is traced from its kept cubin as measured and compared per SASS instruction
 with Nsight Compute's source counters (warp executions, wavefronts) and per op with its
@@ -30,19 +31,36 @@ from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_measured import traced
 
 DATA = TRACE_DATA / "semantics"
-LAUNCHES = {x["id"]: x for x in json.loads((DATA / "launches.json").read_text())["launches"]}
-MEASURED = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+# the first round, and the second's atomics on one word the compiler knows (uniform/)
+FOLDERS = (DATA, DATA / "uniform")
+FOLDER = {
+    x["id"]: folder
+    for folder in FOLDERS
+    for x in json.loads((folder / "launches.json").read_text())["launches"]
+}
+LAUNCHES = {
+    x["id"]: x
+    for folder in FOLDERS
+    for x in json.loads((folder / "launches.json").read_text())["launches"]
+}
+MEASURED = {
+    m["id"]: m
+    for folder in FOLDERS
+    for m in json.loads((folder / "measured.json").read_text())["launches"]
+}
 SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM")
 # ldmatrix/stmatrix with only some lanes of a warp on (undefined in PTX): refused
 PARTIAL_MATRIX = {x for x in LAUNCHES if x.startswith(("loads_lanes", "stores2_lanes"))}
 COMPARED = sorted(x for x in MEASURED if x not in PARTIAL_MATRIX and not x.endswith("_r2"))
-# the values four warps' atomics get back depend on the order the warps reached the word in
-# (the trace serves warp 0 first; the GPU, whichever arrived first): their counts are
+# the values several warps' atomics get back depend on the order the warps reached the word
+# in (the trace serves warp 0 first; the GPU, whichever arrived first): their counts are
 # compared, their values are not
 VALUES = sorted(
-    x for x in LAUNCHES if x in COMPARED and not (x.startswith("sa_") and x.endswith("_t128"))
+    x
+    for x in COMPARED
+    if not (x.startswith("sa_") and x.endswith("_t128"))
+    and not (x.startswith("su_") and x.endswith("_t64"))
 )
-
 
 def op_of(sass: str) -> str:
     return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
@@ -99,7 +117,7 @@ def measured_per_op(launch_id: str) -> dict[str, Any]:
 
 def gpu_output(launch_id: str) -> bytes:
     """What the launch left in its first buffer on the H200 (the run without the profiler)."""
-    with tarfile.open(DATA / "outputs.tar.gz") as tar:
+    with tarfile.open(FOLDER[launch_id] / "outputs.tar.gz") as tar:
         f = tar.extractfile(f"outputs/{launch_id}.bin")
         assert f is not None
         return io.BytesIO(f.read()).getvalue()
@@ -115,6 +133,11 @@ MISC_OPEN = {
     "sa_add_v_red_t32": (25, 26),
     "sa_add_v_t128": (32, 65),
     "sa_add_v_t32": (26, 34),
+    # uniform/: atomicAdd on one word, the warp reduced by the compiler (VOTE.ANY, a scan)
+    "su_add_v_t32": (13, 29),
+    "su_add_v_t64": (16, 48),
+    "su_add_v_red_t32": (11, 16),
+    "su_add_v_red_t64": (12, 22),
 }
 
 
@@ -124,7 +147,7 @@ def test_every_shared_instruction_op_and_value_as_measured(launch_id: str) -> No
     # traced once, compared with both runs the H200 made of the launch
     memory = GlobalMemory()
     with tempfile.TemporaryDirectory() as folder:
-        kernel = traced(LAUNCHES[launch_id], Path(folder), DATA, memory=memory)
+        kernel = traced(LAUNCHES[launch_id], Path(folder), FOLDER[launch_id], memory=memory)
     for run in (launch_id, f"{launch_id}_r2"):
         assert per_instruction(kernel) == measured(run), run
         assert per_op(kernel) == measured_per_op(run), run

@@ -18,8 +18,9 @@ evidence is in docs/hardware-model.md and tests/data/. In short:
   8 bytes, half-warps for 16 bytes). Stores never merge.
 * Atomics: atomicAdd(p, 1) compiles to ATOMS.POPC.INC, which combines lanes on
   one address like a load. Other integer atomics (ATOMS.ADD/MIN/MAX/...) make
-  each lane its own bank access, except that a warp-uniform address is reduced in
-  one wavefront; atomicExch/CAS never combine.
+  each lane its own bank access; an atomicAdd on a warp-uniform address costs one
+  wavefront because the compiler reduces the warp and one lane adds (a spec's
+  ``atomic: add``); atomicExch/CAS never combine.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ class AtomicRule:
 
 
 #: the atomic classes measured on the H200: ATOMS.POPC.INC combines like a load;
-#: ATOMS.ADD (and MIN, MAX, ...) does not, but reduces a warp-uniform address in one
-#: wavefront; EXCH never combines; ATOMS.CAS costs two passes of an exchange and
-#: ATOMS.CAST.SPIN two passes of a load's first wavefront per phase (rule 7a of the engine;
-#: tests/data/trace/atomloops: lanes on two words of one bank take two executions)
+#: ATOMS.ADD (and MIN, MAX, ...) does not ("add": a warp-uniform address in one wavefront
+#: is the compiler's reduction of an atomicAdd to one lane, for specs; the trace charges
+#: every ATOMS.ADD/MIN/... as "exch", tests/data/trace/semantics); EXCH never combines;
+#: ATOMS.CAS costs two passes of an exchange and ATOMS.CAST.SPIN two passes of a load's
+#: first wavefront per phase (rule 7a of the engine; tests/data/trace/atomloops: lanes on
+#: two words of one bank take two executions)
 MEASURED_ATOMICS = (
     AtomicRule("inc", combines=True, uniform_in_one=False),
     AtomicRule("add", combines=False, uniform_in_one=True),

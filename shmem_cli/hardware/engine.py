@@ -37,7 +37,9 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
 6. A request costs the sum of its phases' wavefronts; its ideal is the number of
    phases with an active lane; its ways, the costliest phase.
 7. An atomicAdd whose active lanes all give one address is reduced in one
-   wavefront.
+   wavefront: the compiler's warp reduction (one lane's ``ATOMS``), what a spec's
+   ``atomic: add`` means; an ``ATOMS`` that several lanes reach is never reduced (the
+   trace charges it as ``exch``).
 7a. A compare-and-swap costs two passes: ``ATOMS.CAS`` (``atomic="cas"``) twice the
    cost of the same lanes as an exchange (no lane combines, not even on one word);
    ``ATOMS.CAST.SPIN`` (``"cas_spin"``, the compare-and-swap of the loops nvcc

@@ -12,7 +12,6 @@ vocabulary's (:mod:`shmem_cli.hardware.ops`).
 from __future__ import annotations
 
 from ...cuda.sass import Instruction
-from ...cuda.sass_operands import Mem
 from ...hardware import ops
 from ...hardware.engine import AccessKind
 from .op_table import unsupported
@@ -71,15 +70,14 @@ def atomic_op(ins: Instruction) -> str:
 
 def atomic_class(ins: Instruction) -> str:
     """The engine's class of an ATOMS (the op vocabulary's class of its operation). An
-    "add" (ADD, MIN, MAX, INC, DEC, AND, OR, XOR) whose address is a per-thread register
-    is served lane by lane even when every lane gives one address (measured: 32
-    wavefronts a request, tests/data/trace/everyday), so it is charged as an exchange;
-    only a uniform-register address is reduced in one."""
+    "add" (ADD, MIN, MAX, INC, DEC, AND, OR, XOR) is served lane by lane even when every lane
+    gives one address, whether the address is a per-thread register or a uniform one
+    (`[UR4+0x4]`: measured, tests/data/trace/semantics), so it is charged as an exchange. A
+    warp-uniform address costs one wavefront only where the compiler reduced the warp itself
+    (`REDUX`, `VOTEU` and a single lane's atomic), which the trace sees as that one lane."""
     cls = ops.atomic_class_of_sass(atomic_op(ins))
     assert cls is not None
-    mem = next((o for o in ins.operands if isinstance(o, Mem)), None)
-    per_thread = mem is not None and mem.reg is not None and not mem.reg.is_zero
-    return "exch" if cls == "add" and per_thread else cls
+    return "exch" if cls == "add" else cls
 
 
 def matrix_shape(ins: Instruction) -> tuple[int, bool]:

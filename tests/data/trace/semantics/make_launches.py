@@ -82,3 +82,26 @@ for kernel in ("pm_loads", "pm_stores2"):
         )
 (here / "launches.json").write_text(json.dumps({"launches": launches}, indent=1) + "\n")
 print(len(launches), "launches")
+
+# second round (uniform/): the atomics on an address the compiler knows is one word
+uniform: list[dict[str, object]] = []
+for op in (
+    "add_v", "add_v_red", "and_v", "or_v", "xor_v", "min_s", "max_s", "min_u", "max_u",
+    "inc", "dec", "exch", "cas", "exch64", "cas64",
+):  # fmt: skip
+    for threads in (32, 64):
+        uniform.append(
+            {
+                "id": f"su_{op}_t{threads}",
+                "source": "kernels/sem_uniform.cu",
+                "kernel": f"su_{op}",
+                "block": [threads, 1, 1],
+                "grid": [1, 1, 1],
+                "dynamic_smem": 0,
+                "args": [{"zeros": 8 * 64}, 1],
+                "mangled": f"su_{op}",
+            }
+        )
+uniform += [dict(x, id=f"{x['id']}_r2") for x in uniform]
+(here / "uniform" / "launches.json").write_text(json.dumps({"launches": uniform}, indent=1) + "\n")
+print(len(uniform), "launches in uniform/")
