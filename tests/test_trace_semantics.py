@@ -62,6 +62,7 @@ VALUES = sorted(
     and not (x.startswith("su_") and x.endswith("_t64"))
 )
 
+
 def op_of(sass: str) -> str:
     return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
 
