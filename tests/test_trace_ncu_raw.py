@@ -8,6 +8,7 @@ tests/data/trace/synth/measured.json keeps them, never figures shmem printed.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -93,3 +94,44 @@ def test_a_kernel_the_raw_page_never_launched_is_named() -> None:
     assert result.exit_code == 2
     assert "the CSV has no launch of transpose_f32" in result.output
     assert "warp_sgemm" in result.output
+
+
+def _raw_page(tmp_path: Path, values: dict[str, str]) -> Path:
+    """The raw page's first launch of transpose_f32, with only the counters named (by the
+    end of their column's name) and the texts given."""
+    lines = RAW.read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    cols = next(csv.reader([lines[head]]))
+    row = next(csv.reader([lines[head + 2]]))
+    kept = [
+        k for k, c in enumerate(cols) if c in ("ID", "Kernel Name") or c.endswith(tuple(values))
+    ]
+    out = [[cols[k] for k in kept], ["" for _ in kept]]
+    out.append([next((v for e, v in values.items() if cols[k].endswith(e)), row[k]) for k in kept])
+    path = tmp_path / "raw.csv"
+    path.write_text("\n".join(",".join(f'"{x}"' for x in r) for r in out) + "\n")
+    return path
+
+
+@needs_nvdisasm
+def test_a_counter_compare_reads_that_is_no_count_is_an_error_at_its_line(
+    tmp_path: Path,
+) -> None:
+    cubin = SYNTH / "swizzled.none.sm_90.cubin"
+    raw = _raw_page(tmp_path, {"op_misc.sum": "12", "op_ld.sum": "lots"})
+    result = run("trace", str(cubin), "-k", "transpose_f32", "-b", "32,8", "--compare", str(raw))
+    assert result.exit_code == 2
+    assert f"{raw}:3:" in result.output and "op_ld.sum" in result.output
+
+
+@needs_nvdisasm
+def test_a_raw_page_with_nothing_to_compare_says_so(tmp_path: Path) -> None:
+    # the transpose moves nothing over the crossbar, and the page reads 0 there
+    cubin = SYNTH / "swizzled.none.sm_90.cubin"
+    raw = _raw_page(tmp_path, {"l1tex__m_xbar2l1tex_read_sectors_mem_dshared.sum": "0"})
+    args = ["trace", str(cubin), "-k", "transpose_f32", "-b", "32,8", "--no-tables"]
+    result = run(*args, "--compare", str(raw))
+    assert result.exit_code == 0, result.output
+    assert "transpose_f32: nothing to compare" in result.output
+    compare = json.loads(run(*args, "-f", "json", "--compare", str(raw)).output)["compare"][0]
+    assert compare["page"] == "raw" and compare["ops"] == [] and compare["agrees"]

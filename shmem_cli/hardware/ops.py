@@ -29,6 +29,7 @@ __all__ = [
     "ARBITRATION_COUNTER",
     "DSHARED_COUNTERS",
     "DSHARED_SECTORS_COUNTER",
+    "launch_counters",
     "MISC_COUNTER",
     "ATOMICS",
     "ATOMIC_NAMES",
@@ -253,6 +254,14 @@ MISC_COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
 #: 32-byte sectors they moved over the crossbar (shmem_cli/hardware/dsmem.py)
 DSHARED_COUNTERS = tuple(f"smsp__sass_inst_executed_op_dshared_{u}" for u in ("ld", "st", "atom"))
 DSHARED_SECTORS_COUNTER = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
+
+
+def launch_counters() -> frozenset[str]:
+    """Every per-launch counter ``--compare`` reads from a raw page: each op's requests and
+    wavefronts, and those above."""
+    ops = {c for op in OPS for c in (op.counters.requests, op.counters.wavefronts) if c}
+    extra = (ARBITRATION_COUNTER, MISC_COUNTER, DSHARED_SECTORS_COUNTER, *DSHARED_COUNTERS)
+    return frozenset((*ops, *extra))
 
 
 @dataclass(frozen=True)

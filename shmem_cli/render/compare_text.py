@@ -24,7 +24,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     out: list[str] = []
     for c in compares:
         head = f"--compare {c.csv}: {c.kernel}"
-        if c.ops:  # the raw page: no binary to check
+        if c.page == "raw":  # no binary to check
             out.append(_ops_text(head, c))
             continue
         if c.tables > 1:
@@ -82,6 +82,11 @@ def _ops_text(head: str, c: KernelCompare) -> str:
     """A raw-page comparison: one row per counter of the launch that shmem totals."""
     if c.tables > 1:
         head += f" (the first of its {c.tables} launches)"
+    if not c.ops:
+        return (
+            f"{head}: nothing to compare (every counter of the launch that shmem totals "
+            "reads 0 on both sides)\n"
+        )
     differ = sum(1 for o in c.ops if not o.agrees)
     verdict = "agree" if c.agrees else f"DISAGREE ({differ} counter(s) differ)"
     table = Table(

@@ -109,6 +109,7 @@ class KernelCompare:
     # a raw-page CSV: the launch's per-op counters beside shmem's totals (ncu_ops)
     ops: tuple[OpCompare, ...] = ()
     arbitration: int | None = None  # the raw page's bank-arbitration counter, where given
+    page: str = "source"  # the CSV's page: "source" (per instruction) or "raw" (per launch)
 
     @property
     def agrees(self) -> bool:
@@ -130,6 +131,7 @@ class KernelCompare:
             "kernel": self.kernel,
             "table": self.table,
             "tables": self.tables,
+            "page": self.page,
             "agrees": self.agrees,
             "different_binary": bool(self.binary_differs),
             "binary_differences": [
@@ -273,7 +275,15 @@ def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -
     counters = launches[first].counters
     rows = op_rows(kernel, counters)
     return KernelCompare(
-        csv_path, kernel.name, 1, count, (), (), rows, counters.get(ARBITRATION_COUNTER)
+        csv_path,
+        kernel.name,
+        1,
+        count,
+        (),
+        (),
+        rows,
+        counters.get(ARBITRATION_COUNTER),
+        page="raw",
     )
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..hardware.ops import SOURCE_COLUMNS
+from ..hardware.ops import SOURCE_COLUMNS, launch_counters
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError, SourcePos, shorten
 
@@ -200,6 +200,7 @@ def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
     head: list[str] | None = None
     name = 0
     out: list[NcuLaunch] = []
+    compared = launch_counters()
     for line, record in _records(data, where):
         if head is None:
             if _raw_header(record):
@@ -218,12 +219,15 @@ def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
         counters = {}
         for column, text in zip(head, record, strict=True):
             if column.endswith(".sum"):
+                metric = column.removesuffix(".sum")
                 try:
                     value = count(text, where, line, column)
                 except ShmemError:
+                    if metric in compared:
+                        raise  # a counter --compare reads must be a count
                     value = None  # a column of text (ncu prints some counters so)
                 if value is not None:
-                    counters[column.removesuffix(".sum")] = value
+                    counters[metric] = value
         out.append(NcuLaunch(record[name], counters))
     if head is None:
         raise ShmemError(
