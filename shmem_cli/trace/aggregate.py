@@ -221,9 +221,9 @@ def misc_rows(
     out = []
     for i in instructions:
         count = runs.get(i.pc, 0)
-        per_warp = misc.wavefronts(i.opcode, i.mods)
-        if count and per_warp is not None:
-            cost = count * per_warp + done.get(i.pc, 0) * misc.barrier_wavefronts(i.opcode, i.mods)
+        rule = misc.rule_for(i.opcode, i.mods)
+        if count and rule is not None:
+            cost = count * rule.per_warp + done.get(i.pc, 0) * rule.per_completion
             out.append(MiscRow(i.pc, i.text, i.file, i.line, count, cost))
     return tuple(out)
 

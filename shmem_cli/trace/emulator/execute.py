@@ -266,7 +266,7 @@ def run_block(
     everyone = slice(None)
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
-    misc_cost = [misc.wavefronts(ins.opcode, ins.mods) is not None for ins in instructions]
+    misc_cost = [misc.rule_for(ins.opcode, ins.mods) is not None for ins in instructions]
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
