@@ -43,9 +43,8 @@ from .ncu_csv import (
     WAVEFRONTS,
     NcuLaunch,
     NcuTable,
-    is_raw_page,
     read_ncu_csv,
-    read_ncu_raw,
+    read_ncu_export,
 )
 from .ncu_names import same_kernel
 from .ncu_ops import OpCompare, op_rows, pick_launch
@@ -292,11 +291,10 @@ def compare_file(
 ) -> list[KernelCompare]:
     """Each kernel against the CSV: per instruction (the source page, on the binary ``code``)
     or per op (the raw page's per-launch counters)."""
-    if is_raw_page(csv_path):
-        launches = read_ncu_raw(csv_path)
-        return [compare_ops(k, launches, csv_path) for k in kernels]
-    tables = read_ncu_csv(csv_path, wanted(kernels))
-    return [compare_kernel(k, code, tables, csv_path) for k in kernels]
+    export = read_ncu_export(csv_path, wanted(kernels))
+    if export.launches is not None:
+        return [compare_ops(k, export.launches, csv_path) for k in kernels]
+    return [compare_kernel(k, code, export.tables, csv_path) for k in kernels]
 
 
 @dataclass(frozen=True)

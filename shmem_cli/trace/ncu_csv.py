@@ -92,11 +92,19 @@ def count(text: str, where: str, line: int, column: str) -> int | None:
     return int(value)
 
 
+def _read(path: str | Path) -> bytes:
+    """The CSV's bytes (bounded; gzip unpacked)."""
+    return read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+
+
 def read_ncu_csv(path: str | Path, keep: Callable[[str], bool] | None = None) -> list[NcuTable]:
     """Every table of a source-page CSV; with ``keep``, the rows only of the tables whose
     kernel it takes (the others are named, up to :data:`MAX_OTHER_NAMES`, without rows)."""
-    where = str(path)
-    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    return _source_tables(_read(path), str(path), keep)
+
+
+def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) -> list[NcuTable]:
+    """:func:`read_ncu_csv` of the CSV's bytes."""
     tables: list[NcuTable] = []
     others: dict[str, None] = {}
     kernel: str | None = None
@@ -177,11 +185,31 @@ class NcuLaunch:
     counters: dict[str, int]
 
 
+@dataclass(frozen=True)
+class NcuExport:
+    """A CSV given to ``--compare``: the source page's tables, or the raw page's launches."""
+
+    tables: list[NcuTable]
+    launches: list[NcuLaunch] | None  # None: the source page
+
+
+def read_ncu_export(path: str | Path, keep: Callable[[str], bool] | None = None) -> NcuExport:
+    """Either page, read once: the raw page's launches, or the source page's tables (with
+    ``keep``, as :func:`read_ncu_csv`)."""
+    data, where = _read(path), str(path)
+    if _is_raw(data, where):
+        return NcuExport([], _raw_launches(data, where))
+    return NcuExport(_source_tables(data, where, keep), None)
+
+
 def is_raw_page(path: str | Path) -> bool:
     """Whether the CSV is Nsight Compute's raw page (its first record names ``ID`` and
     ``Kernel Name`` columns) rather than the source page."""
-    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
-    for _, record in _records(data, str(path)):
+    return _is_raw(_read(path), str(path))
+
+
+def _is_raw(data: bytes, where: str) -> bool:
+    for _, record in _records(data, where):
         if record and record[0].startswith("=="):
             continue  # ncu's own messages before the table
         return _raw_header(record)
@@ -195,8 +223,11 @@ def _raw_header(record: list[str]) -> bool:
 
 def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
     """Every launch of a raw-page CSV, with its summed counters."""
-    where = str(path)
-    data = read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    return _raw_launches(_read(path), str(path))
+
+
+def _raw_launches(data: bytes, where: str) -> list[NcuLaunch]:
+    """:func:`read_ncu_raw` of the CSV's bytes."""
     head: list[str] | None = None
     name = 0
     out: list[NcuLaunch] = []
