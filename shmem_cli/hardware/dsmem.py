@@ -6,9 +6,11 @@ A remote access (another CTA's shared memory in the cluster) has no load or stor
 wavefronts. A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a generic
 ``ATOM.E``) costs one ``op_atom`` wavefront per warp execution per 4 bytes of operands a
 lane sends: 1 for a 32-bit add or reduction, 2 for a 64-bit add or a 32-bit
-compare-and-swap, 4 for a 64-bit compare-and-swap (:func:`remote_atom_wavefronts`). A
-64-bit one with a single lane a warp measured half that (one per half-warp phase with a
-lane on): not modelled, the full warp's figure is given.
+compare-and-swap, 4 for a 64-bit compare-and-swap. Counted by phases: a 64-bit operand
+is sent by half-warps (as a local 8-byte access is, docs/hardware-model.md section 3), so a
+warp pays one per phase with a lane on, twice for a compare-and-swap
+(:func:`remote_atom_wavefronts`: one lane of a 64-bit add costs 1, of a 64-bit
+compare-and-swap 2).
 
 Per warp request a remote access moves, counted per destination CTA and 32-byte sector:
 
@@ -24,7 +26,6 @@ Per warp request a remote access moves, counted per destination CTA and 32-byte 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -77,16 +78,14 @@ def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
     return total
 
 
-#: the opcodes of the remote accesses that count op_atom wavefronts (loads and stores none)
-REMOTE_ATOMICS = ("ATOM", "RED")
-
-
-def remote_atom_wavefronts(opcode: str, mods: Sequence[str]) -> int:
-    """The ``op_atom`` wavefronts of one warp execution of a remote (distributed shared
-    memory) access: for an atomic or reduction a lane's operand bytes over 4 (a
-    compare-and-swap sends two operands), 0 for a load or store."""
-    if opcode not in REMOTE_ATOMICS:
+def remote_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int) -> int:
+    """The ``op_atom`` wavefronts of a remote atomic or reduction whose active lanes are
+    ``lanes`` (each lane's number in its warp ``warps``), ``width`` bytes a lane and
+    ``operands`` operands (2 for a compare-and-swap): ``operands`` per phase with a lane on,
+    the phases being the warp for 4-byte lanes, its half-warps for 8-byte ones and its
+    quarter-warps for 16-byte ones, so a full warp costs a lane's operand bytes over 4."""
+    if not len(lanes):
         return 0
-    width = 8 if "64" in mods else 16 if "128" in mods else 4
-    operands = 2 if "CAS" in mods else 1
-    return width * operands // 4
+    per_phase = SM90.warp_size * 4 // width
+    phases = np.unique(np.stack([np.asarray(warps), np.asarray(lanes) // per_phase]), axis=1)
+    return operands * int(phases.shape[1])

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..analysis.cost import cost_requests
 from ..cuda.sass import Instruction
-from ..hardware import dsmem, misc, ops
+from ..hardware import misc, ops
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
@@ -195,18 +195,17 @@ def not_modelled(
     items: Iterable[tuple[Instruction, int]],
     sectors: dict[int, int] | None = None,
     callees: dict[int, str] | None = None,
+    atoms: dict[int, int] | None = None,
 ) -> tuple[NotModelled, ...]:
     """The instructions whose shared-memory traffic is not modelled, with their executions
     (and by pc, a remote access's distributed shared memory sectors, the function outside
-    the cubin a call went to)."""
-    got, called = sectors or {}, callees or {}
+    the cubin a call went to, a remote atomic's op_atom wavefronts)."""
+    got, called, sent = sectors or {}, callees or {}, atoms or {}
     return tuple(
         NotModelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
             dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
-            atom_wavefronts=(
-                count * dsmem.remote_atom_wavefronts(i.opcode, i.mods) if i.pc in got else 0
-            ),
+            atom_wavefronts=sent.get(i.pc, 0),
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)
     )  # fmt: skip

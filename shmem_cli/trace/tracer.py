@@ -280,7 +280,10 @@ def trace_kernel(
         lines=line_totals(accesses),
         totals=op_totals(accesses),
         not_modelled=not_modelled(
-            skipped, {pc: n * weight for pc, n in trace.dsmem_sectors.items()}, trace.callees
+            skipped,
+            {pc: n * weight for pc, n in trace.dsmem_sectors.items()},
+            trace.callees,
+            {pc: n * weight for pc, n in trace.dsmem_atoms.items()},
         ),
         instructions_executed=int(trace.thread_instructions) * weight,
         misc_rows=tuple(

@@ -83,6 +83,8 @@ class Trace:
     # and the CTA barriers each BAR instruction completed
     misc: dict[int, int] = field(default_factory=dict)
     misc_done: dict[int, int] = field(default_factory=dict)
+    # the op_atom wavefronts of each remote atomic (hardware.dsmem), by pc
+    dsmem_atoms: dict[int, int] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
@@ -165,6 +167,7 @@ class _Run:
         self.kinds = [shared_op_of(ins) for ins in function.instructions]
         self.unmodelled: dict[int, int] = {}
         self.sectors: dict[int, int] = {}  # distributed shared memory, by index
+        self.atoms: dict[int, int] = {}  # remote atomics' op_atom wavefronts, by index
         self.misc: dict[int, int] = {}  # op_misc instructions' warp executions, by index
         self.misc_done: dict[int, int] = {}  # CTA barriers completed, by index
         self.callees: dict[int, str] = {}  # functions outside the cubin called, by index
@@ -195,6 +198,7 @@ class _Run:
         for mine, theirs in (
             (self.unmodelled, blk.unmodelled),
             (self.sectors, blk.dsmem_sectors),
+            (self.atoms, blk.dsmem_atoms),
             (self.cas_failed, blk.cas_failed),
             (self.misc, blk.misc),
             (self.misc_done, blk.misc_done),
@@ -227,6 +231,7 @@ class _Run:
             classes,
             {ins[i].pc: n for i, n in sorted(misc_runs.items())},
             {ins[i].pc: n for i, n in sorted(done.items())},
+            {ins[i].pc: n for i, n in counts.atoms.items()},
         )
 
 

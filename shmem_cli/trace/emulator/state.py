@@ -142,12 +142,12 @@ class Block:
 
     In a batch the CTAs' threads lie side by side, each CTA's padded to whole warps
     (``stride`` threads; the padding threads start exited and never run; a block run alone
-    is not padded): thread ``i``
-    is thread ``i % stride`` of the batch's CTA ``i // stride``, warp ``i // warp_size``
-    of the batch is warp ``(i % stride) // warp_size`` of that CTA, and each CTA has its
-    own shared memory (``smem_size`` bytes at ``cta * smem_stride`` of :attr:`smem`), its
-    own barriers and mbarriers. :meth:`shared_base` turns a window address into the batch's
-    shared array; the recorder numbers warps in the grid (:attr:`warp_ids`).
+    is not padded): thread ``i`` is thread ``i % stride`` of the batch's CTA ``i //
+    stride``, warp ``i // warp_size`` of the batch is warp ``(i % stride) // warp_size`` of
+    that CTA, and each CTA has its own shared memory (``smem_size`` bytes at ``cta *
+    smem_stride`` of :attr:`smem`), its own barriers and mbarriers. :meth:`shared_base`
+    turns a window address into the batch's shared array; the recorder numbers warps in the
+    grid (:attr:`warp_ids`).
     """
 
     def __init__(
@@ -231,10 +231,10 @@ class Block:
         self.mbarriers = MBarriers()  # sm_90 mbarriers by offset in smem (CTA base included)
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
-        # distributed shared memory: 32-byte sectors moved by remote accesses, by index
+        # DSMEM by index: 32-byte sectors remote accesses moved, remote atomics' op_atom wavefronts
         self.dsmem_sectors: dict[int, int] = {}
-        # warp executions of instructions that cost op_misc wavefronts (hardware.misc), by index,
-        # and the barriers (BAR.SYNC, BAR.RED) each instruction completed, one per CTA
+        self.dsmem_atoms: dict[int, int] = {}
+        # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
         self.misc: dict[int, int] = {}
         self.misc_done: dict[int, int] = {}
         # calls to functions outside the cubin that were stepped over, by index: the name
@@ -269,14 +269,12 @@ class Block:
         self.warp_ids: I64 = (first[:, None] * self.n_warps + np.arange(self.n_warps)).ravel()
         self.rec: Recorder = Recorder(self.warp_size)
 
-    def listed(
-        self, index: int, ids: Any, at: Any = None, width: int = 4, op: str = "",
-        count: bool = True,
-    ) -> None:  # fmt: skip
+    def listed(self, index: int, ids: Any, at: Any = None, width: int = 4, op: str = "",
+               count: bool = True, operands: int = 1) -> None:  # fmt: skip
         """Warps of ``ids`` ran instruction ``index`` on shared memory it does not model (a
         generic atomic, another CTA's shared memory): counted (``count``), and with ``at``
-        (offsets in :attr:`smem`) and ``op`` (ld, st, atom) the distributed shared memory
-        sectors they moved (:func:`shmem_cli.hardware.dsmem.sectors`)."""
+        (offsets in :attr:`smem`) and ``op`` (ld, st, atom: ``operands`` a lane sends) the
+        DSMEM sectors and op_atom wavefronts they cost (:mod:`shmem_cli.hardware.dsmem`)."""
         if not len(ids):
             return
         warps = ids // self.warp_size
@@ -286,6 +284,9 @@ class Block:
             at = np.asarray(at, dtype=np.int64)
             n = dsmem.sectors(warps, at, width, op, at // self.smem_stride)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
+            if op == "atom":
+                n = dsmem.remote_atom_wavefronts(warps, ids % self.warp_size, width, operands)
+                self.dsmem_atoms[index] = self.dsmem_atoms.get(index, 0) + n
 
     def count_misc(self, index: int, ix: Any, retire: bool = False) -> None:
         """The warps of threads ``ix`` ran instruction ``index``, one that costs op_misc

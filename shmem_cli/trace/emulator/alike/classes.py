@@ -42,15 +42,21 @@ LONERS = 8
 AVERAGE = 8
 
 
+#: the per-instruction tallies of a run (execute._Run's dicts of the same names)
+TALLIES = ("unmodelled", "sectors", "atoms", "cas_failed", "misc", "misc_done")
+
+
 @dataclass(frozen=True)
 class Counts:
     """A run's counts besides its requests: thread-instructions, and per instruction index
-    the executions not modelled, the DSMEM sectors, the failed compare-and-swaps and the
-    warp executions of op_misc instructions and the CTA barriers they completed."""
+    the executions not modelled, the DSMEM sectors and remote atomics' op_atom wavefronts,
+    the failed compare-and-swaps and the warp executions of op_misc instructions and the
+    CTA barriers they completed."""
 
     executed: int = 0
     unmodelled: dict[int, int] = field(default_factory=dict)
     sectors: dict[int, int] = field(default_factory=dict)
+    atoms: dict[int, int] = field(default_factory=dict)
     cas_failed: dict[int, int] = field(default_factory=dict)
     misc: dict[int, int] = field(default_factory=dict)
     misc_done: dict[int, int] = field(default_factory=dict)
@@ -59,35 +65,20 @@ class Counts:
         """What was counted since ``then``."""
         return Counts(
             self.executed - then.executed,
-            _minus(self.unmodelled, then.unmodelled),
-            _minus(self.sectors, then.sectors),
-            _minus(self.cas_failed, then.cas_failed),
-            _minus(self.misc, then.misc),
-            _minus(self.misc_done, then.misc_done),
+            **{name: _minus(getattr(self, name), getattr(then, name)) for name in TALLIES},
         )
 
     def plus(self, more: Counts, times: int) -> Counts:
         """These counts with ``more`` added ``times`` times."""
         return Counts(
             self.executed + times * more.executed,
-            _plus(self.unmodelled, more.unmodelled, times),
-            _plus(self.sectors, more.sectors, times),
-            _plus(self.cas_failed, more.cas_failed, times),
-            _plus(self.misc, more.misc, times),
-            _plus(self.misc_done, more.misc_done, times),
+            **{name: _plus(getattr(self, name), getattr(more, name), times) for name in TALLIES},
         )
 
 
 def counts_of(run: Any) -> Counts:
     """The counts of ``run`` (execute._Run) so far."""
-    return Counts(
-        run.executed,
-        dict(run.unmodelled),
-        dict(run.sectors),
-        dict(run.cas_failed),
-        dict(run.misc),
-        dict(run.misc_done),
-    )
+    return Counts(run.executed, **{name: dict(getattr(run, name)) for name in TALLIES})
 
 
 def _minus(now: dict[int, int], then: dict[int, int]) -> dict[int, int]:

@@ -207,7 +207,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             _, off, remote = window_offsets(b, b.ids(ix), a, width, ins)
             b.listed(index, b.ids(ix))
             if remote is not None and remote.any():  # their sectors (the warps: above)
-                b.listed(index, b.ids(ix)[remote], off[remote], width, "atom", count=False)
+                pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
+                b.listed(index, b.ids(ix)[remote], off[remote], width, "atom", False, pair)
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
