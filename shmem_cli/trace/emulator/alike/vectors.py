@@ -276,10 +276,15 @@ class Vectors:
         v = self.values[vid]
         if not isinstance(v, _Made):
             return v[lo:hi]
-        got = memo[v.step][self.steps[v.step].rows[v.row]]
+        return self._evaluated(memo, v.step, v.row)[v.group]
+
+    def _evaluated(self, memo: dict[int, Any], step: int, row: int) -> Any:
+        """What step ``step`` wrote to its register ``row`` (groups x blocks), from
+        ``memo``; raises :class:`Unknown` where the step could not evaluate it."""
+        got = memo[step][self.steps[step].rows[row]]
         if got is None:
-            raise Unknown(f"step {self.steps[v.step].m} could not be evaluated")
-        return got[v.group]
+            raise Unknown(f"step {self.steps[step].m} could not be evaluated")
+        return got
 
     def _plan(self, ld: Load) -> _Plan:
         """Where each group of load ``ld`` takes its vector from (:class:`_Plan`)."""
@@ -312,9 +317,7 @@ class Vectors:
                 src = np.asarray(self.values[v][lo:hi])
                 out[gs] = src[None, :] if pred else src[None, :] + ks[gs, None]
             for (made, row), (gs, groups) in plan.made.items():
-                got = memo[made][self.steps[made].rows[row]]
-                if got is None:
-                    raise Unknown(f"step {self.steps[made].m} could not be evaluated")
+                got = self._evaluated(memo, made, row)
                 out[gs] = got[groups] if pred else got[groups] + ks[gs, None]
             loads.append((ld.kind, ld.index, out.reshape(-1)))
         got = self.stepper.step(step.m, loads, step.rows, step.groups * w)
