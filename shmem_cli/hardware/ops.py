@@ -324,7 +324,10 @@ class AtomicKind:
 ATOMICS: tuple[AtomicKind, ...] = (
     # atomicAdd(p, 1): ATOMS.POPC.INC, lanes on one address combine like a load
     AtomicKind("inc", "inc", ("ATOMS.POPC.INC.32",), ("POPC",)),
-    # atomicAdd(p, v) and the other arithmetic atomics: every lane its own bank access
+    # atomicAdd(p, v) and the other arithmetic atomics: every lane its own bank access, a
+    # warp-uniform address in one wavefront (the compiler's reduction of the warp to one
+    # lane). That class serves specs only: the trace charges every ATOMS it runs of these
+    # operations as "exch" (trace/emulator/access_kind.atomic_class)
     AtomicKind(
         "add",
         "add",
