@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from .conftest import TRACE_DATA, needs_nvdisasm
+from .misc_open import check_misc
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import traced
 
@@ -61,7 +62,7 @@ def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) ->
     exp = measured(launch_id)
     # op_misc by the rule of docs/hardware-model.md 9e; the half2 loops read 1 a warp more
     misc = MEASURED[launch_id]["misc_wavefronts"]
-    assert (kernel.misc.wavefronts, misc) == MISC_OPEN.get(launch_id, (misc, misc))
+    check_misc(launch_id, kernel.misc.wavefronts, misc, MISC_OPEN)
     assert set(got) == set(exp)
     for pc in exp:
         if (launch_id, pc) in DIFFER:

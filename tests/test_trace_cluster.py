@@ -24,6 +24,7 @@ from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
+from .misc_open import check_misc
 from .test_trace_measured import cubin
 
 DSM = TRACE_DATA / "cluster" / "dsm.sm_90a.cubin"
@@ -282,8 +283,7 @@ def test_cluster_lab_as_measured(lid: str) -> None:
     # op_misc (hardware-model 9e): exact but where the rule leaves CTA-scope memory barriers
     # out (the multicast's fence.proxy.async) or the launch fills the GPU: (rule, measured)
     misc = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc") or 0
-    assert kt.misc.wavefronts == MISC_OPEN.get(lid, (misc,))[0]
-    assert MISC_OPEN.get(lid, (0, misc))[1] == misc
+    check_misc(lid, kt.misc.wavefronts, misc, MISC_OPEN)
     # and summed in the totals, as the JSON writes them
     assert kt.to_json()["totals"]["dsmem"] == {
         "requests": dshared, "wavefronts": atom, "ideal_wavefronts": atom, "sectors": sectors

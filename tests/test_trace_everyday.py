@@ -20,6 +20,7 @@ import pytest
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TRACE_DATA, needs_nvdisasm
+from .misc_open import check_misc
 from .test_trace_measured import traced
 
 DATA = TRACE_DATA / "everyday"
@@ -90,7 +91,7 @@ def check(launch_id: str, tmp_path: Path) -> tuple[dict[int, Any], dict[int, Any
     kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
     got = {pc: v for pc, v in per_instruction(kernel).items() if v[0]}
     misc = MEASURED[launch_id]["misc_wavefronts"]
-    assert (kernel.misc.wavefronts, misc) == MISC_OPEN.get(launch_id, (misc, misc))
+    check_misc(launch_id, kernel.misc.wavefronts, misc, MISC_OPEN)
     return got, measured(launch_id)
 
 
