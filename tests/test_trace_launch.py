@@ -10,15 +10,8 @@ import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel.cubin import Kernel, KernelParam, read_cubin
-from shmem_cli.trace.kernel.launch import (
-    Param,
-    kernel_params,
-    param_table,
-    parse_dims,
-    plan_launch,
-    signature_types,
-    value_bytes,
-)
+from shmem_cli.trace.kernel.launch import parse_dims, plan_launch, value_bytes
+from shmem_cli.trace.kernel.params import Param, kernel_params, param_table, signature_types
 
 from .conftest import TRACE_DATA as DATA
 

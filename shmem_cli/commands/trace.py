@@ -303,7 +303,7 @@ def trace(
     """
     from ..plumbing.errors import ShmemError
     from ..trace.emulator.budget import Budget
-    from ..trace.kernel.launch import param_table
+    from ..trace.kernel.params import param_table
     from ..trace.ncu_compare import compare_file
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceResult

@@ -40,7 +40,8 @@ from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, read_cubin
-from .kernel.launch import DEFAULT_BUFFER_BYTES, Param, kernel_params, plan_launch
+from .kernel.launch import DEFAULT_BUFFER_BYTES, plan_launch
+from .kernel.params import Param, kernel_params
 from .kernel.signature import param_names
 from .result import FileTrace
 from .tracer import find_function, locate_source, source_texts, trace_kernel

@@ -43,7 +43,8 @@ from .alike.classes import Classes, counts_of, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
 from .op_table import MOVES, widens
-from .state import BLOCKED, Block, Launch, TraceError, release
+from .state import BLOCKED, Block, Launch, TraceError
+from .sync.barriers import release
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span

@@ -34,12 +34,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from ...cuda.sass import Function
 from ...hardware import dsmem
 from ...hardware.arch import SM90
 from ..requests import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
-from .mbarrier import MBarriers
+from .sync.mbarrier import MBarriers
 from .trace_error import TraceError
 
 __all__ = [
@@ -376,75 +375,3 @@ class Block:
         """``block (x,y,z)`` of the batch's CTA ``c``."""
         x, y, z = (int(v) for v in self.cta_idx[:, c])
         return f"block ({x},{y},{z})"
-
-
-# --- barriers ---------------------------------------------------------------------------
-
-
-def _per_cluster(blk: Block, per_cta: Any) -> Any:
-    """Per CTA, the sum of ``per_cta`` over the CTAs of its cluster."""
-    sums = np.bincount(blk.cta_cluster, weights=per_cta, minlength=len(blk.cluster_table))
-    return sums[blk.cta_cluster]
-
-
-def _barrier_place(blk: Block, at: int) -> str:
-    """``shared offset 0x408`` (``... of block (1,0,0)`` in a batch) of an mbarrier."""
-    c, off = blk.window(at)
-    return f"shared offset 0x{off:x}" + (f" of {blk.cta_name(c)}" if blk.ctas > 1 else "")
-
-
-def release(blk: Block, function: Function) -> None:
-    """Release, in each CTA, every barrier all its live threads (or its count) have reached,
-    or fail."""
-    live = np.bincount(blk.cta[~blk.exited], minlength=blk.ctas)
-    released = False
-    for bar in blk.barriers.values():
-        waiting = blk.waiting == bar["id"]
-        if not waiting.any():
-            continue
-        waits = np.bincount(blk.cta[waiting], minlength=blk.ctas)
-        expected = bar["count"] if bar["count"] else live
-        arrived = bar["arrived"]
-        if bar.get("cluster"):  # a cluster barrier: counted over the cluster's CTAs
-            waits, arrived, expected = (_per_cluster(blk, v) for v in (waits, arrived, live))
-        ready = (waits > 0) & (arrived >= expected)
-        if not ready.any():
-            continue
-        ids = np.flatnonzero(waiting & ready[blk.cta])
-        if not bar.get("cluster"):  # one completion per CTA, at its first waiter's BAR
-            _, first = np.unique(blk.cta[ids], return_index=True)
-            for index in (blk.resume[ids[first]] - 1).tolist():
-                blk.misc_done[index] = blk.misc_done.get(index, 0) + 1
-        blk.sched[ids] = blk.resume[ids]
-        blk.waiting[ids] = -1
-        true, false = bar["true"], bar["false"]
-        reduced = ready & (true + false > 0)  # CTAs whose threads arrived with BAR.RED
-        if reduced.any():
-            kind = bar["red"]
-            value = true if kind == "POPC" else (false == 0 if kind == "AND" else true > 0)
-            value = np.asarray(value, dtype=np.int64)
-            mine = ids[reduced[blk.cta[ids]]]
-            blk.bar_value[mine] = value[blk.cta[mine]]
-            blk.bar_pred[mine] = value[blk.cta[mine]] != 0
-        bar["arrived"][ready] = 0
-        true[ready] = 0
-        false[ready] = 0
-        released = True
-    if not released and blk.mbarriers.blocked():
-        message, where = blk.mbarriers.describe_deadlock(
-            lambda t: int(blk.warp_ids[t // blk.warp_size]),
-            lambda at: _barrier_place(blk, at),
-        )
-        raise TraceError(message, where)
-    if not released:
-        pcs = sorted({int(x) for x in blk.resume[blk.waiting >= 0]})
-        where = function.instructions[pcs[0] - 1] if pcs else None
-        stuck = int(np.argmax(np.bincount(blk.cta[blk.waiting >= 0], minlength=blk.ctas)))
-        mine = blk.cta == stuck
-        waiting = int(((blk.waiting >= 0) & mine).sum())
-        who = f" in {blk.cta_name(stuck)}" if blk.ctas > 1 else ""
-        raise TraceError(
-            f"deadlock{who}: {waiting} threads wait at a barrier that the other "
-            f"{int(live[stuck]) - waiting} live threads never reach",
-            where,
-        )

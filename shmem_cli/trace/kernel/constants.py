@@ -32,7 +32,8 @@ from ...cuda.launch_values import LaunchError, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from .buffers import read_buffer
-from .cubin import MAX_CUBIN_BYTES, SHT_NOBITS, _Elf
+from .cubin import MAX_CUBIN_BYTES
+from .elf import SHT_NOBITS, Elf
 from .externals import external_slots, place
 
 #: a constant bank is 64 KiB on every GPU
@@ -118,7 +119,7 @@ def read_constants(path: str | Path, kernel: str) -> Constants:
     """The constant banks the driver loads for ``kernel`` (its mangled name) from the cubin
     at ``path``, with their variables."""
     data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
-    elf = _Elf(data, str(path))
+    elf = Elf(data, str(path))
     banks: dict[int, bytes] = {}
     bank_of: dict[int, int] = {}
     for index, s in enumerate(elf.sections):

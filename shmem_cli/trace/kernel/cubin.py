@@ -28,17 +28,11 @@ from ...hardware.arch import rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ..ncu_names import same_kernel
+from .elf import EM_CUDA, SHT_NOBITS, Elf
 from .elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
 MAX_CUBIN_BYTES = 64 << 20
-EM_CUDA = 190
-SHT_SYMTAB = 2
-ET_REL = 1  # e_type of a relocatable object
-SHT_NOBITS = 8
-STT_FUNC = 2
-STO_CUDA_ENTRY = 0x10
-
 EIFMT_SVAL = 4
 EIATTR_PARAM_CBANK = 0x0A
 EIATTR_KPARAM_INFO = 0x17
@@ -92,7 +86,7 @@ class Kernel:
         return self.shared_section_bytes or self.reserved_shared_bytes
 
 
-def _reserved_shared_bytes(elf: _Elf) -> int:
+def _reserved_shared_bytes(elf: Elf) -> int:
     """The bytes at the front of each .nv.shared.<name> section that are the driver's:
     a .nv.shared.reserved.* section says so; code for sm_90 on reserves them even without
     one (ptxas 12.4 writes none: an empty kernel's section is then 1 KiB, not 0)."""
@@ -115,108 +109,6 @@ class CubinInfo:
     def target_name(self) -> str:
         """The cubin's target as cuobjdump names it (``sm_90a``), else :attr:`arch`."""
         return self.target or self.arch
-
-
-@dataclass(frozen=True)
-class _Section:
-    name: str
-    type: int
-    offset: int
-    size: int
-    link: int
-    flags: int = 0
-
-
-class _Elf:
-    """The sections and symbols of a 64-bit little-endian ELF file, bounds-checked."""
-
-    def __init__(self, data: bytes, path: str) -> None:
-        self.data = data
-        self.path = path
-        if len(data) < 64 or data[:4] != b"\x7fELF":
-            self._fail("not an ELF file")
-        if data[4] != 2 or data[5] != 1:
-            self._fail("not a 64-bit little-endian ELF file")
-        self.abi_version = data[8]  # e_ident[EI_ABIVERSION]: 7 or 8 (elf_arch)
-        (self.machine,) = struct.unpack_from("<H", data, 18)
-        (self.flags,) = struct.unpack_from("<I", data, 0x30)
-        if struct.unpack_from("<H", data, 16)[0] == ET_REL and self.machine == EM_CUDA:
-            raise ShmemError(
-                "a relocatable cubin (built with -rdc=true or -dc): the device link fills in its "
-                "addresses; trace the linked executable (its fat binary holds the linked cubin) "
-                "or build the cubin without -rdc",
-                path=path,
-                code="invalid-kernel",
-            )
-        (shoff,) = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-        if shentsize != 64 or shoff + shnum * 64 > len(data) or shstrndx >= shnum:
-            self._fail("its section table is cut off or malformed")
-        raw = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * 64) for i in range(shnum)]
-        # the bytes of all names read: a name's search costs its length, and names that overlap
-        # (every symbol at the same long string) must not add up to more than twice the file
-        self._name_budget = 2 * len(data) + (1 << 20)
-        names = raw[shstrndx]
-        self.sections = [
-            _Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6], r[2])
-            for r in raw
-        ]
-        for s in self.sections:
-            if s.type != SHT_NOBITS and s.offset + s.size > len(data):
-                self._fail(f"section {s.name} runs past the end of the file")
-        self.by_name = {s.name: s for s in self.sections}
-
-    def _fail(self, why: str) -> None:
-        raise ShmemError(f"not a valid cubin: {why}", path=self.path, code="invalid-kernel")
-
-    def _string(self, table_offset: int, table_size: int, index: int) -> str:
-        if index >= table_size or table_offset + table_size > len(self.data):
-            self._fail("a name points outside its string table")
-        start = table_offset + index
-        end = self.data.find(b"\0", start, table_offset + table_size)
-        if end < 0:
-            self._fail("an unterminated name in a string table")
-        self._name_budget -= end - start
-        if self._name_budget < 0:
-            self._fail("its names add up to more than twice its size (names that overlap)")
-        return self.data[start:end].decode("utf-8", errors="replace")
-
-    def body(self, section: _Section) -> bytes:
-        return self.data[section.offset : section.offset + section.size]
-
-    def objects(self, sections: set[int]) -> list[tuple[str, int, int, int]]:
-        """(name, value, size, section index) of every symbol defined in one of
-        ``sections`` (only their names are read)."""
-        out = []
-        for s in self.sections:
-            if s.type != SHT_SYMTAB or s.link >= len(self.sections):
-                continue
-            strings = self.sections[s.link]
-            for k in range(s.size // 24):
-                name, _i, _o, shndx, value, size = struct.unpack_from(
-                    "<IBBHQQ", self.data, s.offset + k * 24
-                )
-                if shndx in sections:
-                    text = self._string(strings.offset, strings.size, name)
-                    out.append((text, value, size, shndx))
-        return out
-
-    def entries(self) -> list[tuple[str, int, int]]:
-        """(name, section index, symbol index) of every entry function (``__global__``
-        kernel); only their names are read, so a symbol table of millions of other symbols
-        costs no strings."""
-        out = []
-        for s in self.sections:
-            if s.type != SHT_SYMTAB:
-                continue
-            if s.link >= len(self.sections):
-                self._fail("the symbol table names no string table")
-            strings = self.sections[s.link]
-            for k in range(s.size // 24):
-                name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
-                if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
-                    out.append((self._string(strings.offset, strings.size, name), shndx, k))
-        return out
 
 
 def _attributes(body: bytes, path: str = "") -> Iterator[tuple[int, bytes]]:
@@ -273,7 +165,7 @@ def _kernel_attributes(
     return sorted(params, key=lambda p: p.ordinal), base, size, cluster
 
 
-def arch_of(elf: _Elf) -> CubinArch:
+def arch_of(elf: Elf) -> CubinArch:
     """The cubin's SM and ``a`` variant from its ELF header (both ABI layouts: elf_arch)."""
     compat = elf.by_name.get(".nv.compat")
     body = elf.body(compat) if compat is not None and compat.type != SHT_NOBITS else None
@@ -289,7 +181,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     from .demangle import demangle, demangle_all, short_name
 
     data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
-    elf = _Elf(data, str(path))
+    elf = Elf(data, str(path))
     if elf.machine != EM_CUDA:
         raise ShmemError(
             "not a cubin (an ELF file for another machine)", path=str(path), code="invalid-kernel"
@@ -356,7 +248,7 @@ def read_section(path: str | Path, name: str) -> bytes | None:
         data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
     except ShmemError:
         return None
-    elf = _Elf(data, str(path))
+    elf = Elf(data, str(path))
     section = elf.by_name.get(name)
     return None if section is None or section.type == SHT_NOBITS else elf.body(section)
 

@@ -16,7 +16,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from .cubin import _Elf
+from .elf import Elf
 
 #: where the addresses given to external functions start, 16 bytes apart
 EXTERNAL_BASE = 0xFFFF_FF00_0000_0000
@@ -37,7 +37,7 @@ class ExternalSlot:
     name: str
 
 
-def external_slots(elf: _Elf, kernel: str) -> list[ExternalSlot]:
+def external_slots(elf: Elf, kernel: str) -> list[ExternalSlot]:
     """The slots of the constant banks ``kernel`` (its mangled name) sees that hold the
     address of a function the cubin does not define."""
     out: list[ExternalSlot] = []

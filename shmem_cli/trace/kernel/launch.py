@@ -28,7 +28,6 @@ data-dependent).
 from __future__ import annotations
 
 import dataclasses
-import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,13 +45,14 @@ from ...plumbing.errors import shorten
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, read_buffer
 from .cubin import Kernel
+from .params import Param, kernel_params, param_table, resolve_key
 
 __all__ = [
     "MAX_BLOCK_THREADS",
     "MAX_GRID_BLOCKS",
     "LaunchError",
     "LaunchPlan",
-    "Param",
+    "Param",  # Param, kernel_params and param_table are .params's
     "check_dims",
     "kernel_params",
     "param_table",
@@ -68,67 +68,11 @@ MAX_GLOBAL_BYTES = 64 << 30
 #: shared memory of a block, static and dynamic (every GPU has at most 228 KiB)
 MAX_SHARED_BYTES = 1 << 20
 
-_POSITION = re.compile(r"[0-9]{1,9}\Z")
-
 
 class BufferSink(Protocol):
     """Where buffers go: the emulator's global memory."""
 
     def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int: ...
-
-
-@dataclass(frozen=True)
-class Param:
-    """A kernel parameter with what the launch knows about it."""
-
-    ordinal: int
-    offset: int
-    size: int
-    name: str | None
-    type: str | None  # from the demangled signature or the source, where known
-
-    @property
-    def is_pointer(self) -> bool:
-        if self.type is not None:
-            return self.type.rstrip().endswith("*")
-        return self.size == 8  # unknown type: an 8-byte parameter is taken for a pointer
-
-    @property
-    def label(self) -> str:
-        return f"{self.ordinal} ({self.name})" if self.name else str(self.ordinal)
-
-
-def signature_types(signature: str) -> list[str] | None:
-    """The parameter types of a demangled signature, ``None`` when it has no list."""
-    from .demangle import short_name
-    from .signature import split_top_level
-
-    text = signature.strip()
-    name = short_name(text)
-    at = text.find(name + "(") if name else -1
-    if at < 0 or not text.endswith(")"):
-        return None
-    inner = text[at + len(name) + 1 : -1]
-    return [t.strip() for t in split_top_level(inner) if t.strip()]
-
-
-def kernel_params(kernel: Kernel, names: Sequence[str | None] | None) -> list[Param]:
-    """The kernel's parameters with their names (from the source) and types."""
-    types = signature_types(kernel.signature)
-    if types is not None and len(types) != len(kernel.params):
-        types = None
-    out = []
-    for i, p in enumerate(kernel.params):
-        out.append(
-            Param(
-                ordinal=p.ordinal,
-                offset=p.offset,
-                size=p.size,
-                name=names[i] if names is not None and i < len(names) else None,
-                type=types[i] if types is not None else None,
-            )
-        )
-    return out
 
 
 @dataclass(frozen=True)
@@ -230,29 +174,6 @@ def value_bytes(text: str, param: Param) -> bytes:
 def read_buffer_file(text: str, param: Param) -> bytes:
     """The content of ``@FILE`` (raw bytes, or a ``.npy`` array's data): :mod:`.buffers`."""
     return read_buffer(text[1:], f"--arg {param.label}")
-
-
-def resolve_key(key: str, params: Sequence[Param]) -> Param:
-    """The parameter ``--arg KEY=`` names: a 0-based position or a source name."""
-    k = key.strip()
-    if k.isascii() and k.isdigit():
-        pos = int(k) if _POSITION.match(k) else len(params)
-        if pos >= len(params):
-            raise LaunchError(
-                f"--arg {shorten(k)}: the kernel has {len(params)} parameter(s), positions 0-"
-                f"{len(params) - 1}"
-                if params
-                else f"--arg {shorten(k)}: the kernel has no parameters"
-            )
-        return params[pos]
-    for p in params:
-        if p.name == k:
-            return p
-    known = shorten(", ".join(p.name for p in params if p.name), 200)
-    hint = f" (names: {known})" if known else " (no parameter names were found in the source)"
-    raise LaunchError(
-        f"--arg {shorten(k)}: no parameter of that name{hint}; use its position 0-based"
-    )
 
 
 #: the most CTAs of a cluster (16 with the non-portable attribute; 8 portable)
@@ -440,11 +361,3 @@ def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapAr
         raise LaunchError(f"--arg {shorten(key)}: {exc.message}") from None
     data = read_buffer_file("@" + spec.data, param) if spec.data else None
     return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
-
-
-def param_table(params: Sequence[Param]) -> list[tuple[str, str, str, str, str]]:
-    """Rows for ``--list-params``: position, name, type, offset, size."""
-    return [
-        (str(p.ordinal), p.name or "?", p.type or "?", f"0x{p.offset:x}", str(p.size))
-        for p in params
-    ]

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ...plumbing.errors import shorten
 from ..kernel import tensormap
 from ..kernel.cubin import Kernel
-from ..kernel.launch import LaunchError, Param
+from ..kernel.launch import LaunchError
+from ..kernel.params import Param
 from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
 

@@ -1,0 +1,2 @@
+"""What makes a block's threads wait for each other: the CTA and cluster barriers
+(:mod:`.barriers`) and the sm_90 mbarriers (:mod:`.mbarrier`)."""

@@ -1,0 +1,121 @@
+"""The sections and symbols of a 64-bit little-endian ELF file (a cubin), read with the
+standard library from bytes already read whole: every offset, count and name checked against
+the bytes there are, so that a file that claims more than it holds is "not a valid cubin"
+(a located :class:`ShmemError`), never a traceback. A relocatable CUDA object is refused with
+what to trace instead."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ...plumbing.errors import ShmemError
+
+EM_CUDA = 190
+SHT_SYMTAB = 2
+ET_REL = 1  # e_type of a relocatable object
+SHT_NOBITS = 8
+STT_FUNC = 2
+STO_CUDA_ENTRY = 0x10
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    type: int
+    offset: int
+    size: int
+    link: int
+    flags: int = 0
+
+
+class Elf:
+    """The sections and symbols of a 64-bit little-endian ELF file, bounds-checked."""
+
+    def __init__(self, data: bytes, path: str) -> None:
+        self.data = data
+        self.path = path
+        if len(data) < 64 or data[:4] != b"\x7fELF":
+            self._fail("not an ELF file")
+        if data[4] != 2 or data[5] != 1:
+            self._fail("not a 64-bit little-endian ELF file")
+        self.abi_version = data[8]  # e_ident[EI_ABIVERSION]: 7 or 8 (elf_arch)
+        (self.machine,) = struct.unpack_from("<H", data, 18)
+        (self.flags,) = struct.unpack_from("<I", data, 0x30)
+        if struct.unpack_from("<H", data, 16)[0] == ET_REL and self.machine == EM_CUDA:
+            raise ShmemError(
+                "a relocatable cubin (built with -rdc=true or -dc): the device link fills in its "
+                "addresses; trace the linked executable (its fat binary holds the linked cubin) "
+                "or build the cubin without -rdc",
+                path=path,
+                code="invalid-kernel",
+            )
+        (shoff,) = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        if shentsize != 64 or shoff + shnum * 64 > len(data) or shstrndx >= shnum:
+            self._fail("its section table is cut off or malformed")
+        raw = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * 64) for i in range(shnum)]
+        # the bytes of all names read: a name's search costs its length, and names that overlap
+        # (every symbol at the same long string) must not add up to more than twice the file
+        self._name_budget = 2 * len(data) + (1 << 20)
+        names = raw[shstrndx]
+        self.sections = [
+            Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6], r[2])
+            for r in raw
+        ]
+        for s in self.sections:
+            if s.type != SHT_NOBITS and s.offset + s.size > len(data):
+                self._fail(f"section {s.name} runs past the end of the file")
+        self.by_name = {s.name: s for s in self.sections}
+
+    def _fail(self, why: str) -> None:
+        raise ShmemError(f"not a valid cubin: {why}", path=self.path, code="invalid-kernel")
+
+    def _string(self, table_offset: int, table_size: int, index: int) -> str:
+        if index >= table_size or table_offset + table_size > len(self.data):
+            self._fail("a name points outside its string table")
+        start = table_offset + index
+        end = self.data.find(b"\0", start, table_offset + table_size)
+        if end < 0:
+            self._fail("an unterminated name in a string table")
+        self._name_budget -= end - start
+        if self._name_budget < 0:
+            self._fail("its names add up to more than twice its size (names that overlap)")
+        return self.data[start:end].decode("utf-8", errors="replace")
+
+    def body(self, section: Section) -> bytes:
+        return self.data[section.offset : section.offset + section.size]
+
+    def objects(self, sections: set[int]) -> list[tuple[str, int, int, int]]:
+        """(name, value, size, section index) of every symbol defined in one of
+        ``sections`` (only their names are read)."""
+        out = []
+        for s in self.sections:
+            if s.type != SHT_SYMTAB or s.link >= len(self.sections):
+                continue
+            strings = self.sections[s.link]
+            for k in range(s.size // 24):
+                name, _i, _o, shndx, value, size = struct.unpack_from(
+                    "<IBBHQQ", self.data, s.offset + k * 24
+                )
+                if shndx in sections:
+                    text = self._string(strings.offset, strings.size, name)
+                    out.append((text, value, size, shndx))
+        return out
+
+    def entries(self) -> list[tuple[str, int, int]]:
+        """(name, section index, symbol index) of every entry function (``__global__``
+        kernel); only their names are read, so a symbol table of millions of other symbols
+        costs no strings."""
+        out = []
+        for s in self.sections:
+            if s.type != SHT_SYMTAB:
+                continue
+            if s.link >= len(self.sections):
+                self._fail("the symbol table names no string table")
+            strings = self.sections[s.link]
+            for k in range(s.size // 24):
+                name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
+                if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
+                    out.append((self._string(strings.offset, strings.size, name), shndx, k))
+        return out
