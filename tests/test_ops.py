@@ -73,7 +73,7 @@ def test_the_vocabulary_says_what_the_hardware_and_the_profiler_call_each_op() -
 def test_the_schema_enums_are_the_vocabulary() -> None:
     access = spec_schema()["definitions"]["access"]["properties"]
     assert access["op"]["enum"] == ["load", "store", "atomic", "ldmatrix", "stmatrix"]
-    assert access["atomic"]["enum"] == ["inc", "add", "exch"]
+    assert access["atomic"]["enum"] == ["inc", "add", "exch", "cas"]
 
 
 @pytest.mark.parametrize(

@@ -154,6 +154,60 @@ def test_atomic_kinds_map_to_their_cuda_calls() -> None:
     )
 
 
+def test_exch_and_cas_on_wide_elements_are_cudas_calls_on_their_type() -> None:
+    assert "atomicCAS(p, (unsigned int)(s + 1u), (unsigned int)(s + 1u));" in (
+        codegen.kernel_source(_one("uint32", "atomic", ["lane"], atomic="cas"))
+    )
+    # CUDA's 8-byte atomicExch and atomicCAS take unsigned long long only
+    assert "atomicExch((unsigned long long *)p, (unsigned long long)(s + 1u));" in (
+        codegen.kernel_source(_one("int64", "atomic", ["lane"], atomic="exch"))
+    )
+    assert "atomicExch(p, make_int4((int)s, (int)(s + 1u), (int)(s + 2u), (int)(s + 3u)));" in (
+        codegen.kernel_source(_one("int4", "atomic", ["lane"], atomic="exch"))
+    )
+
+
+WIDE_ATOMICS = {
+    (atomic, dtype): f"ATOMS.{atomic.upper()}{suffix}"
+    for atomic in ("exch", "cas")
+    for dtype, suffix in (("uint32", ""), ("int64", ".64"), ("uint64", ".64"), ("float4", ".128"))
+}
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_wide_exch_and_cas_compile_to_exactly_their_instruction(tmp_path: Path) -> None:
+    targets = codegen.plan(
+        [
+            spec_from_mapping(
+                {
+                    "block": [32],
+                    "arrays": {"a": {"dtype": dtype, "shape": [64]}},
+                    "accesses": [
+                        {"name": f"{atomic}_{dtype}", "array": "a", "op": "atomic",
+                         "atomic": atomic, "index": ["lane"]}
+                    ],
+                },
+                f"w_{atomic}_{dtype}.yaml",
+            )
+            for atomic, dtype in WIDE_ATOMICS
+        ]
+    )  # fmt: skip
+    (tmp_path / "w.cu").write_text(program.program_source(targets))
+    nvcc = ["nvcc", "-arch=sm_90", "-O3", "-cubin", "-o", "w.cubin", "w.cu"]
+    res = subprocess.run(nvcc, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    tool = runner.which("cuobjdump")
+    if tool is None:
+        pytest.skip("cuobjdump is not installed")
+    dump = subprocess.run(
+        [tool, "-sass", str(tmp_path / "w.cubin")], capture_output=True, text=True, timeout=120
+    )
+    functions = sass_check.parse_sass(dump.stdout)
+    for t, want in zip(targets, WIDE_ATOMICS.values(), strict=True):
+        verdict = sass_check.check(functions.get(t.kernel), t.expected)
+        assert (verdict.ok, verdict.found) == (True, want), (t.kernel, verdict.reason)
+
+
 def test_ldmatrix_and_stmatrix_are_inline_ptx_on_the_lane_row_address() -> None:
     spec = {
         "block": [32],

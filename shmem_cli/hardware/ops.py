@@ -122,7 +122,7 @@ _LD, _ST = unit_counters("ld"), unit_counters("st")
 _BUILT_IN: tuple[Op, ...] = (
     Op("load", ("LDS",), "reads", _ELEMENT_WIDTHS, _LD, splits=True),
     Op("store", ("STS",), "writes", _ELEMENT_WIDTHS, _ST, splits=True),
-    Op("atomic", ("ATOMS",), "updates", (4, 8), unit_counters("atom"), atomic=True),
+    Op("atomic", ("ATOMS",), "updates", (4, 8, 16), unit_counters("atom"), atomic=True),
     Op(
         "ldmatrix",
         ("LDSM",),
@@ -318,6 +318,9 @@ class AtomicKind:
     sass: tuple[str, ...]  # the SASS spellings nvcc emits for a 32-bit int (shmem verify)
     sass_ops: tuple[str, ...]  # the ATOMS operation modifiers charged in this class
     in_spec: bool = True  # a spec may name it
+    #: the element sizes a spec may give it, in bytes (4 and 8: integers only); nvcc emits
+    #: the same SASS with .64 or .128 for the wider ones (ATOMS.EXCH.128)
+    widths: tuple[int, ...] = (4,)
 
 
 #: the atomic operations, in order; those a spec may name are the schema's atomic enum
@@ -334,11 +337,14 @@ ATOMICS: tuple[AtomicKind, ...] = (
         ("ATOMS.ADD", "ATOMS.ADD.32"),
         ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR"),
     ),
-    # atomicExch: every lane its own bank access
-    AtomicKind("exch", "exch", ("ATOMS.EXCH",), ("EXCH",)),
-    # compare-and-swap, seen in compiled code only: ATOMS.CAS (atomicCAS) and the
-    # ATOMS.CAST.SPIN of the loops nvcc emits for float, double, half2 and 64-bit atomics
-    AtomicKind("cas", "cas", (), ("CAS",), in_spec=False),
+    # atomicExch: every lane its own bank access; on 8-byte (unsigned long long) and 16-byte
+    # elements (any 16-byte type, sm_90) ATOMS.EXCH.64 and .128, lanes in half- and
+    # quarter-warps (measured: tests/data/trace/semantics)
+    AtomicKind("exch", "exch", ("ATOMS.EXCH",), ("EXCH",), widths=(4, 8, 16)),
+    # atomicCAS: ATOMS.CAS (.64, .128 as exch), twice an exchange's cost
+    AtomicKind("cas", "cas", ("ATOMS.CAS",), ("CAS",), widths=(4, 8, 16)),
+    # seen in compiled code only: the ATOMS.CAST.SPIN of the compare-and-swap loops nvcc
+    # emits for float, double, half2 and 64-bit arithmetic atomics
     AtomicKind("cas_spin", "cas_spin", (), ("CAST",), in_spec=False),
 )
 

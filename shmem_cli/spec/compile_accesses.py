@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..hardware import ops
+from ..hardware.dtypes import DType
 from ..hardware.ops import ATOMIC_NAMES, MATRIX_OPS, SPEC_OPS
 from ..plumbing.errors import ShmemError, SourcePos, shorten
 from .expr import CType, compile_expr
@@ -233,14 +234,9 @@ class AccessCompiler:
                         key=True,
                     )
         if ops.get(op).atomic:
-            if not (arr.dtype.integer and arr.dtype.size == 4):
-                raise self.err(
-                    f"atomics on {arr.dtype.name} compile to a compare-and-swap loop "
-                    "(ATOMS.CAST.SPIN) whose cost depends on run-time contention; shmem models "
-                    "32-bit integer atomics (int32/uint32) only",
-                    *where,
-                    "array",
-                )
+            refused = atomic_refusal(ops.atomic(atomic), arr.dtype)
+            if refused:
+                raise self.err(refused, *where, "array")
         elif "atomic" in acc:
             raise self.err(
                 f"'atomic' only applies to op: atomic, not {op}", *where, "atomic", key=True
@@ -260,3 +256,34 @@ class AccessCompiler:
             pos=self.doc.pos(*where),
             line=self.compile_line(acc.get("line"), i),
         )
+
+
+def atomic_widths() -> str:
+    """Which elements each atomic a spec may name takes, from the op vocabulary: ``inc and
+    add take 4-byte integers; exch and cas 4- and 8-byte integers and 16-byte elements``."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for kind in ops.ATOMICS:
+        if kind.in_spec:
+            groups.setdefault(kind.widths, []).append(kind.name)
+    parts = []
+    for widths, names in groups.items():
+        ints = "- and ".join(str(w) for w in widths if w <= 8)
+        wide = " and ".join(f"{w}-byte elements" for w in widths if w > 8)
+        took = " and ".join(x for x in (f"{ints}-byte integers" if ints else "", wide) if x)
+        parts.append(f"{' and '.join(names)} take{'s' if len(names) == 1 else ''} {took}")
+    return "; ".join(parts)
+
+
+def atomic_refusal(kind: ops.AtomicKind, dtype: DType) -> str | None:
+    """Why a spec's ``atomic: KIND`` on elements of ``dtype`` is refused (None: it is not):
+    the element sizes each atomic takes are its ``widths`` (4 and 8 bytes: integers only)."""
+    if dtype.size in kind.widths and (dtype.integer or dtype.size > 8):
+        return None
+    loop = dtype.size in (4, 8) and kind.name in ("inc", "add")
+    why = (
+        f"atomics on {dtype.name} compile to a compare-and-swap loop (ATOMS.CAST.SPIN) whose "
+        "cost depends on run-time contention"
+        if loop
+        else f"atomic: {kind.name} on {dtype.name} ({dtype.size} bytes) is not modelled"
+    )
+    return f"{why}; {atomic_widths()}"

@@ -309,15 +309,25 @@ def _action(target: Target) -> list[str]:
     if op.matrix:
         return _matrix_asm(target)
     if op.atomic:
-        one = "1u" if dt.c_type.startswith("unsigned") else "1"
-        value = {"inc": one, "add": f"({dt.c_type})(s + 1u)", "exch": f"({dt.c_type})(s + 1u)"}[
-            acc.atomic
-        ]
-        fn = "atomicExch" if acc.atomic == "exch" else "atomicAdd"
-        return [f"{fn}(p, {value});"]
+        return _atomic(acc.atomic, dt)
     if op.verb == "reads":
         return [f"const {dt.c_type} v = *p;", f"acc += {fold(dt, 'v')};"]
     return [f"*p = {store_value(dt)};"]
+
+
+def _atomic(atomic: str, dt: DType) -> list[str]:
+    """The CUDA call of a spec's atomic on ``p`` (an element of ``dt``): ``atomicAdd`` for inc
+    and add, ``atomicExch`` and ``atomicCAS``; an 8-byte one on ``unsigned long long``, the
+    only 8-byte type CUDA's atomicExch and atomicCAS take."""
+    if atomic in ("inc", "add"):
+        one = "1u" if dt.c_type.startswith("unsigned") else "1"
+        return [f"atomicAdd(p, {one if atomic == 'inc' else f'({dt.c_type})(s + 1u)'});"]
+    ptr, value = "p", store_value(dt)
+    if dt.size == 8:
+        ptr, value = "(unsigned long long *)p", "(unsigned long long)(s + 1u)"
+    if atomic == "exch":
+        return [f"atomicExch({ptr}, {value});"]
+    return [f"atomicCAS({ptr}, {value}, {value});"]  # it costs the same, swapping or not
 
 
 def loop_head(kernel: str, lp: Loop, depth: int) -> list[str]:

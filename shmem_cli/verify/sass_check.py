@@ -102,8 +102,9 @@ def expected_instruction(
     """The SASS opcode of an access: ``op`` and ``size`` (bytes per lane) as in the spec."""
     kind = ops.get(op)
     stem = kind.sass[0]
-    if kind.atomic:
-        return Expected(ops.atomic(atomic).sass)
+    if kind.atomic:  # a wider one: the same SASS with its width (ATOMS.EXCH.128)
+        wide = _WIDTH_SPELLINGS[size][0] if size > 4 else ""
+        return Expected(tuple(f"{s}.{wide}" if wide else s for s in ops.atomic(atomic).sass))
     if kind.matrix:
         shape = "MT88" if trans else "M88"
         count = "" if matrices == 1 else f".{matrices}"
