@@ -3,7 +3,8 @@
 Usage: python3 parse_ncu.py OUTDIR [OUTDIR ...]   (later directories add launches the earlier
 ones lack). Per launch: the per-op counters (requests = smsp__sass_inst_executed_op_*, raw
 l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*, bank conflicts), TMA instruction counts, and
-Nsight Compute's source counters of every shared-memory, wgmma and TMA SASS instruction.
+Nsight Compute's source counters of every shared-memory, wgmma and TMA SASS instruction
+(read by ../../../lab_common/ncu_pages.py).
 Outputs kept: every buffer of the non-wgmma launches, the tensor-map dumps and encodings, and
 the accumulators of the wgmma probes with N <= 32 (the rest are not needed to check data).
 """
@@ -16,17 +17,23 @@ import shutil
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+import ncu_pages as pages  # noqa: E402
+
+num = pages.num
+
 # the lab folder: ../ by default, or $LAB_DATA (another lab laid out the same way)
 HERE = Path(os.environ.get("LAB_DATA") or Path(__file__).resolve().parent.parent)
 man = json.loads((HERE / "launches.json").read_text())["launches"]
 by_id = {L["id"]: L for L in man}
 OPS = ("ld", "st", "atom", "gmma", "misc")
 INSTR = re.compile(r"^(LDS|STS|ATOMS|LDSM|STSM|LDGSTS|HGMMA|IGMMA|QGMMA|UTMA\w*|UBLK\w*|SYNCS)\b")
-
-
-def num(s):
-    s = s.replace(",", "")
-    return int(float(s)) if s not in ("", "-", "n/a") else None
+# the source counters kept per instruction, and their keys in measured.json
+COLUMNS = {
+    "Instructions Executed": "executed",
+    "L1 Wavefronts Shared": "wavefronts",
+    "L1 Wavefronts Shared Ideal": "ideal",
+}
 
 
 def source_tables(path):
@@ -98,25 +105,7 @@ def main():
                     m: num(d.get(f"smsp__sass_inst_executed_op_dshared_{m}.sum", ""))
                     for m in ("ld", "st")
                 }
-                t = tables[j]
-                c = t["cols"]
-                base = int(t["rows"][0][0], 16)
-                insts = []
-                for row in t["rows"]:
-                    sass = row[1].strip()
-                    op = sass.split()[1] if sass.startswith("@") else sass.split()[0]
-                    if not INSTR.match(op):
-                        continue
-                    get = lambda n, row=row, c=c: num(row[c.index(n)])  # noqa: E731
-                    insts.append(
-                        {
-                            "pc": int(row[0], 16) - base,
-                            "sass": sass,
-                            "executed": get("Instructions Executed"),
-                            "wavefronts": get("L1 Wavefronts Shared"),
-                            "ideal": get("L1 Wavefronts Shared Ideal"),
-                        }
-                    )
+                insts = pages.instructions(tables[j], INSTR, COLUMNS)
                 result[L["id"]] = {
                     "id": L["id"],
                     "per_op": per_op,

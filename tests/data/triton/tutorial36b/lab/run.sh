@@ -14,11 +14,11 @@ echo "$M" > $W/metrics.txt
 K='regex:^(attn_fwd|ln_bwd_dx|ln_bwd_dwdb|hist|hist_atomic|mm_persist_desc|mm_persist|mm_var)$'
 cd $H
 for p in 0 1 2 3; do  # compile every kernel first, four at a time (no ncu): the cache both runs use
-  TRITON_CACHE_DIR=$W/cache TRI_PART=$p/4 timeout 60 python3 tri_run.py $W/warm$p.json > $W/warm$p.log 2>&1 &
+  TRITON_CACHE_DIR=$W/cache TRI_PART=$p/4 timeout 60 python3 - $W/warm$p.json < ../../../lab_common/tri_run.py > $W/warm$p.log 2>&1 &
 done
 wait; echo "warm $(date +%T) $(cat $W/warm?.log | grep -c '^[a-z].* [0-9a-f]\{64\}$') launches, $(cat $W/warm?.log | grep -c FAILED) failed"
 for r in 1 2; do
-  TRITON_CACHE_DIR=$W/cache timeout 75 ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no -k "$K" -f -o $W/run$r python3 tri_run.py $W/run$r.json > $W/run$r.log 2>&1; echo "run$r rc=$? $(date +%T) $(grep -c '^[a-z].* [0-9a-f]\{64\}$' $W/run$r.log) launches, $(grep -c FAILED $W/run$r.log) failed"
+  TRITON_CACHE_DIR=$W/cache timeout 75 ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no -k "$K" -f -o $W/run$r python3 - $W/run$r.json < ../../../lab_common/tri_run.py > $W/run$r.log 2>&1; echo "run$r rc=$? $(date +%T) $(grep -c '^[a-z].* [0-9a-f]\{64\}$' $W/run$r.log) launches, $(grep -c FAILED $W/run$r.log) failed"
   ncu -i $W/run$r.ncu-rep --page raw --csv --print-units base > $W/run$r.raw.csv 2>>$W/run$r.log
   ncu -i $W/run$r.ncu-rep --page source --csv --print-source sass > $W/run$r.source.csv 2>>$W/run$r.log
 done

@@ -1,7 +1,11 @@
-"""Run every launch of launches.py with PyTorch and Triton (JIT: Triton writes its cache into
-$TRITON_CACHE_DIR), zero-filled tensors, in order; print each launch's id and cache hash. A
-launch that fails is reported and left out (no kernel runs for it). TRI_PART=i/n runs every
-n-th launch from the i-th; TRI_ONLY=id,id,... only those."""
+"""Run every launch of a Triton lab's launches.py with PyTorch and Triton (JIT: Triton writes
+its cache into $TRITON_CACHE_DIR), zero-filled tensors, in order; print each launch's id and
+cache hash. A launch that fails is reported and left out (no kernel runs for it).
+TRI_PART=i/n runs every n-th launch from the i-th; TRI_ONLY=id,id,... only those.
+
+Shared by the Triton labs (tests/data/triton/tutorial36b, rowsum36): each runs it from its
+lab/ folder, where its kernels.py and launches.py are, as ``python3 - OUT.json <
+../../../lab_common/tri_run.py`` (read from stdin, Python imports from the working folder)."""
 
 import json
 import os

@@ -1,0 +1,180 @@
+"""What the labs' parse scripts share: Nsight Compute's CSV pages as ``ncu -i REP --csv``
+writes them (the raw page: a header and a row per profiled launch; the source page: a table
+of SASS rows per launch), read into the counters and per-instruction rows a lab keeps in its
+measured.json.
+
+The labs run on the H200 by hand, with python3 and the standard library only. Each lab's
+``parse_ncu.py`` puts this folder on ``sys.path`` and keeps only what is its own: which
+counters and instructions it keeps, how its results are laid out, what it writes.
+"""
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+#: counters of the device or the launch, never kept
+SKIP = re.compile(r"^(device__attribute|launch__)")
+
+
+def num(s):
+    """A cell's count (``1,024``, ``3.0``), None where it holds none (``n/a``, ``-``)."""
+    s = s.replace(",", "").strip()
+    try:
+        return int(float(s))
+    except ValueError:
+        return None
+
+
+def raw_rows(path):
+    """The raw page's header and its rows, one per profiled launch ([], [] where ncu wrote
+    no report: its chunk ran out of time)."""
+    if not path.exists():
+        return [], []
+    rows = [r for r in csv.reader(path.read_text().splitlines()) if r]
+    rows = [r for r in rows if not r[0].startswith("==")]
+    if not rows:
+        return [], []
+    head = rows[0]
+    kernel = head.index("Kernel Name")
+    body = [r for r in rows[1:] if len(r) == len(head) and r[kernel] != ""]
+    return head, [r for r in body if not r[kernel].startswith("Kernel")]  # the units row
+
+
+def chunks(src, stem):
+    """The chunk files ``stem_K.csv`` of a pass, in launch order (K: the chunk's first
+    launch), as (K, path)."""
+    found = sorted(src.glob(f"{stem}_*.csv"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    return [(int(p.stem.rsplit("_", 1)[1]), p) for p in found]
+
+
+def raw_all(src, stem):
+    """{launch index: (header, row)} over every chunk of one pass."""
+    out = {}
+    for first, path in chunks(src, stem):
+        head, body = raw_rows(path)
+        for j, row in enumerate(body):
+            out[first + j] = (head, row)
+    return out
+
+
+def source_tables(path, launches):
+    """The source page's tables by kernel name, in launch order. ``launches``: the launches
+    the page profiled (manifest entries, each with its ``kernel``). Nsight Compute printed
+    the table of each launch of a cluster kernel twice (the two copies are equal), once for
+    the others: a name with twice as many tables as launches keeps every second one."""
+    tables, cur = [], None
+    for r in csv.reader(path.read_text().splitlines() if path.exists() else []):
+        if r and r[0] == "Kernel Name":
+            cur = {"name": r[1], "rows": []}
+            tables.append(cur)
+        elif r and r[0] == "Address" and cur is not None:
+            cur["cols"] = r
+        elif r and cur is not None and "cols" in cur:
+            cur["rows"].append(r)
+    by_name = {}
+    for t in tables:
+        by_name.setdefault(t["name"], []).append(t)
+    for name, ts in by_name.items():
+        if len(ts) == 2 * sum(1 for L in launches if L["kernel"] == name):
+            by_name[name] = ts[::2]
+    return by_name
+
+
+def tables_by_launch(manifest, chunked, size):
+    """{launch index: its source table} from ``chunked``: (first launch, {name: tables}) per
+    source page, each page holding up to ``size`` launches from its first, in manifest order."""
+    out = {}
+    for first, by_name in chunked:
+        seen = {}
+        for j in range(first, min(first + size, len(manifest))):
+            name = manifest[j]["kernel"]
+            k = seen[name] = seen.get(name, -1) + 1
+            if k < len(by_name.get(name, [])):
+                out[j] = by_name[name][k]
+    return out
+
+
+def counters(head, row, keep):
+    """The launch's counters whose name ``keep`` matches (sums; not the device's or the
+    launch's attributes), those that counted anything, without the ``.sum``."""
+    out = {}
+    for k, v in zip(head, row, strict=False):
+        if k.endswith(".sum") and keep.search(k) and not SKIP.search(k) and num(v):
+            out[k.removesuffix(".sum")] = num(v)
+    return out
+
+
+def instructions(table, instr, columns):
+    """The rows of a source table whose opcode ``instr`` matches: each one's offset from the
+    kernel's first instruction, its SASS and its columns: every column whose name the regex
+    ``columns`` matches, under its name, or for a dict {column: key}, those under their keys."""
+    c = table["cols"]
+    if isinstance(columns, str):
+        columns = {n: n for n in c if re.search(columns, n)}
+    base = int(table["rows"][0][0], 16)
+    out = []
+    for row in table["rows"]:
+        sass = row[1].strip()
+        op = sass.split()[1] if sass.startswith("@") else sass.split()[0]
+        if not instr.match(op):
+            continue
+        cells = {key: num(row[c.index(n)]) for n, key in columns.items()}
+        out.append({"pc": int(row[0], 16) - base, "sass": sass, **cells})
+    return out
+
+
+def launch_entries(manifest, first_pass, repeat, tables, keep, instr, columns):
+    """measured.json's launches: per launch of the manifest its counters (``keep``) from the
+    first pass that measured it, ``repeat_differs`` where a second pass read other values,
+    and its source table's instructions (``instr``, ``columns``)."""
+    result = []
+    for j, L in enumerate(manifest):
+        if j not in first_pass and j not in repeat:
+            print("launch", j, L["id"], "not measured")
+            continue
+        head, r = first_pass.get(j) or repeat[j]
+        if L["kernel"] not in r[head.index("Kernel Name")]:
+            print("launch", j, "is", r[head.index("Kernel Name")], "not", L["kernel"])
+            continue
+        entry = {"id": L["id"], "counters": counters(head, r, keep), "measured_twice": False}
+        if j in first_pass and j in repeat:
+            again = counters(*repeat[j], keep)
+            entry["measured_twice"] = True
+            entry["repeat_differs"] = {
+                k: v for k, v in again.items() if entry["counters"].get(k) != v
+            }
+        if j in tables:
+            entry["instructions"] = instructions(tables[j], instr, columns)
+        result.append(entry)
+    return result
+
+
+def write_measured(here, src, profiler, launches):
+    """Write ``here/measured.json``: the GPU and tools (``src/gpu.txt``), how it was
+    profiled, the launches."""
+    gpu = (src / "gpu.txt").read_text() if (src / "gpu.txt").exists() else ""
+    doc = {
+        "gpu": " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),
+        "profiler": profiler,
+        "launches": launches,
+    }
+    (here / "measured.json").write_text(json.dumps(doc, indent=0) + "\n")
+
+
+def copy_outputs(here, src):
+    """The buffers the launches left (``src/outputs/*.bin``) into ``here/outputs``."""
+    outs = src / "outputs"
+    if outs.is_dir():
+        (here / "outputs").mkdir(exist_ok=True)
+        for f in outs.iterdir():
+            if f.suffix == ".bin":
+                shutil.copy(f, here / "outputs" / f.name)
+
+
+def lab_folder(script):
+    """The data folder of the lab whose script is ``script`` (``__file__``: its lab/ is in
+    the folder), and that folder's launches (launches.json)."""
+    here = Path(script).resolve().parent.parent
+    return here, json.loads((here / "launches.json").read_text())["launches"]
