@@ -82,11 +82,12 @@ def source_tables(path, launches):
     return by_name
 
 
-def tables_by_launch(manifest, chunked, size):
-    """{launch index: its source table} from ``chunked``: (first launch, {name: tables}) per
-    source page, each page holding up to ``size`` launches from its first, in manifest order."""
+def tables_by_launch(src, stem, manifest, size):
+    """{launch index: its source table} over the source pages ``stem_K.csv`` of ``src``, each
+    holding up to ``size`` launches of ``manifest`` from its first (K), in order."""
     out = {}
-    for first, by_name in chunked:
+    for first, path in chunks(src, stem):
+        by_name = source_tables(path, manifest[first : first + size])
         seen = {}
         for j in range(first, min(first + size, len(manifest))):
             name = manifest[j]["kernel"]

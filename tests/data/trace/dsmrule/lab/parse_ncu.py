@@ -26,11 +26,7 @@ COLUMNS = "Wavefronts Shared|^Instructions Executed"
 def main():
     src = Path(sys.argv[1])
     first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
-    chunked = [
-        (first, pages.source_tables(path, man[first : first + CHUNK]))
-        for first, path in pages.chunks(src, "source_all")
-    ]
-    tables = pages.tables_by_launch(man, chunked, CHUNK)
+    tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
     result = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
     pages.write_measured(
         HERE,

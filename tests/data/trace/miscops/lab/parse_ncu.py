@@ -36,11 +36,7 @@ def main():
         for stem in ("raw_all", "raw_repeat"):
             for j, row in pages.raw_all(d, stem).items():
                 (repeat if j in first_pass else first_pass).setdefault(j, row)
-    chunked = [
-        (first, pages.source_tables(path, man[first : first + CHUNK]))
-        for first, path in pages.chunks(src, "source")
-    ]
-    tables = pages.tables_by_launch(man, chunked, CHUNK)
+    tables = pages.tables_by_launch(src, "source", man, CHUNK)
     result = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
     pages.write_measured(
         HERE,
