@@ -172,6 +172,12 @@ def parse_line(
         )
 
 
+#: branches through a register that nvdisasm prints as ``Ra offset`` without a comma
+#: (``BRX R6 -0x10f0``, ``RET.ABS.NODEC R20 0x0``): read as two operands
+_REGISTER_PLUS_OFFSET = frozenset(("BRX", "JMX", "RET", "CALL", "JMP"))
+_REG_OFFSET = re.compile(r"^(R\d+|RZ)\s+(-?0x[0-9a-fA-F]+)$")
+
+
 def parse_instruction(
     body: str, pc: int, file: str | None, line: int | None, locations: Locations = ()
 ) -> Instruction:
@@ -190,6 +196,8 @@ def parse_instruction(
         raise SassSyntaxError(f"empty instruction at pc 0x{pc:04x}")
     opcode, *mods = parts[0].split(".")
     ops_text = parts[1] if len(parts) > 1 else ""
+    if opcode in _REGISTER_PLUS_OFFSET:
+        ops_text = _REG_OFFSET.sub(r"\1, \2", ops_text)
     try:
         operands = tuple(parse_operand(t) for t in split_operands(ops_text))
     except SassSyntaxError as exc:

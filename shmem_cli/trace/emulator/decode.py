@@ -27,6 +27,7 @@ from .ops import integer as ops_int
 from .ops import ldsm as ops_ldsm
 from .ops import memory as ops_mem
 from .ops import mma as ops_mma
+from .ops import packed as ops_packed
 from .ops import warp as ops_warp
 from .ops import warpgroup as ops_warpgroup
 from .state import Block, Idx, TraceError
@@ -34,6 +35,7 @@ from .state import Block, Idx, TraceError
 #: The family modules, each registering the opcodes of one kind of instruction.
 FAMILIES: tuple[ModuleType, ...] = (
     ops_int,
+    ops_packed,
     ops_bits,
     ops_float,
     ops_half,

@@ -158,21 +158,6 @@ def _strip_neg(o: Operand) -> Operand:
     return o
 
 
-@op("VIADD")
-def _viadd(ins: Instruction, ctx: Context) -> Step:
-    dest, outs, srcs, cin = split_preds(ins.operands)
-    if outs or cin or len(srcs) != 2:
-        raise unsupported(ins)
-    ra, rb = (read_u32(s, "i", ins) for s in srcs)
-    w = write_u32(dest, ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
-        w(b, ix, x + y, tx | ty)
-
-    return step
-
-
 @op(*both("IMAD"))
 def _imad(ins: Instruction, ctx: Context) -> Step:
     dest, outs, srcs, cin = split_preds(ins.operands)
@@ -393,51 +378,5 @@ def _iabs(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
         w(b, ix, np.abs(v.view(np.int32)).view(_U), t)
-
-    return step
-
-
-@op("VIADDMNMX")
-def _viaddmnmx(ins: Instruction, ctx: Context) -> Step:
-    """``VIADDMNMX d, a, b, c, p``: the wrapping sum ``a + b``, then its minimum with ``c``
-    where ``p`` holds, else its maximum (``.U32``: unsigned; ``.RELU``: then at least 0), as
-    ``__viaddmin_s32`` compiles (tests/data/trace/opcodes' ``add_min_max``, on the H200)."""
-    ops = ins.operands
-    if len(ops) != 5:
-        raise unsupported(ins)
-    w = write_u32(ops[0], ins)
-    ra, rb, rc = (read_u32(o, "i", ins) for o in ops[1:4])
-    rp = read_pred(ops[4], ins)
-    signed = "U32" not in ins.mods
-    relu = "RELU" in ins.mods
-
-    def step(b: Block, ix: Idx) -> None:
-        (x, tx), (y, ty), (z, tz), (p, tp) = ra(b, ix), rb(b, ix), rc(b, ix), rp(b, ix)
-        total = np.asarray(x, dtype=_U) + np.asarray(y, dtype=_U)  # wraps at 2^32
-        c: Any = np.asarray(z, dtype=_U)
-        s, c = (total.view(np.int32), c.view(np.int32)) if signed else (total, c)
-        r = np.where(p, np.minimum(s, c), np.maximum(s, c)).astype(np.int64)
-        if relu:
-            r = np.maximum(r, 0)
-        out = np.broadcast_to(r, (b.count(ix),)).astype(np.int64).astype(_U)
-        w(b, ix, out, tx | ty | tz | tp)
-
-    return step
-
-
-@op("IMNMX", "VIMNMX")
-def _imnmx(ins: Instruction, ctx: Context) -> Step:
-    ops = ins.operands
-    if len(ops) != 4:
-        raise unsupported(ins)
-    w = write_u32(ops[0], ins)
-    ra, rb, rp = read_u32(ops[1], "i", ins), read_u32(ops[2], "i", ins), read_pred(ops[3], ins)
-    signed = "U32" not in ins.mods
-
-    def step(b: Block, ix: Idx) -> None:
-        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
-        xs, ys = (x.view(np.int32), y.view(np.int32)) if signed else (x, y)
-        r = np.where(p, np.minimum(xs, ys), np.maximum(xs, ys))
-        w(b, ix, np.broadcast_to(r, (b.count(ix),)).astype(np.int64).astype(_U), tx | ty | tp)
 
     return step

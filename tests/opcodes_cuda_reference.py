@@ -1,0 +1,101 @@
+"""The CUDA intrinsics of tests/data/trace/opcodes_cuda's kernels written out in NumPy, from
+their definitions in the CUDA Math API documentation (the values the H200 must give and the
+emulator with it): the SIMD video functions, three-way and packed minima and maxima, the
+dot products, double fmin/fmax."""
+
+from __future__ import annotations
+
+import numpy as np
+
+I64 = np.int64
+
+
+def lanes(v: np.ndarray, bits: int, signed: bool) -> list[np.ndarray]:
+    v = v.astype(np.uint32).astype(I64)
+    size = 1 << bits
+    out = []
+    for k in range(32 // bits):
+        x = (v >> (bits * k)) & (size - 1)
+        out.append(np.where(x >= size // 2, x - size, x) if signed else x)
+    return out
+
+
+def pack(parts: list[np.ndarray], bits: int) -> np.ndarray:
+    out = np.zeros(parts[0].shape, dtype=I64)
+    for k, x in enumerate(parts):
+        out |= (x.astype(I64) & ((1 << bits) - 1)) << (bits * k)
+    return out.astype(np.uint32)
+
+
+def u32(x: np.ndarray) -> np.ndarray:
+    return (x.astype(I64) & 0xFFFFFFFF).astype(np.uint32)
+
+
+def per_lane(bits: int, signed: bool, fn, *vs: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    return pack([fn(*xs) for xs in zip(*(lanes(v, bits, signed) for v in vs), strict=True)], bits)
+
+
+def video_ops(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
+    """The 38 rows ``video_ops`` writes, in its order."""
+    sa, sb, sc = (lanes(v, 32, True)[0] for v in (a, b, c))
+    ua, ub, uc = (lanes(v, 32, False)[0] for v in (a, b, c))
+    mx3 = lambda x, y, z: np.maximum(np.maximum(x, y), z)  # noqa: E731
+    mn3 = lambda x, y, z: np.minimum(np.minimum(x, y), z)  # noqa: E731
+    relu = lambda f: lambda *xs: np.maximum(f(*xs), 0)  # noqa: E731
+    absd = lambda x, y: np.abs(x - y)  # noqa: E731
+    ab8 = [np.abs(x - y) for x, y in zip(lanes(a, 8, False), lanes(b, 8, False), strict=True)]
+    a16s, b8s, b8u = lanes(a, 16, True), lanes(b, 8, True), lanes(b, 8, False)
+    a16u = lanes(a, 16, False)
+    rows = [
+        pack(ab8, 8),
+        u32(sum(ab8)),
+        per_lane(8, True, absd, a, b),
+        per_lane(16, False, absd, a, b),
+        per_lane(16, True, absd, a, b),
+        u32(np.abs(sa - sb) + uc),
+        u32(np.abs(ua - ub) + uc),
+        u32(sum(x * y for x, y in zip(lanes(a, 8, True), b8s, strict=True)) + sc),
+        u32(sum(x * y for x, y in zip(lanes(a, 8, False), b8u, strict=True)) + uc),
+        u32(a16s[0] * b8s[0] + a16s[1] * b8s[1] + sc),
+        u32(a16s[0] * b8s[2] + a16s[1] * b8s[3] + sc),
+        u32(a16u[0] * b8u[0] + a16u[1] * b8u[1] + uc),
+        u32(a16u[0] * b8u[2] + a16u[1] * b8u[3] + uc),
+        u32(mx3(sa, sb, sc)),
+        u32(mx3(ua, ub, uc)),
+        u32(mn3(sa, sb, sc)),
+        u32(mn3(ua, ub, uc)),
+        u32(np.maximum(mx3(sa, sb, sc), 0)),
+        u32(np.maximum(mn3(sa, sb, sc), 0)),
+        per_lane(16, True, mx3, a, b, c),
+        per_lane(16, True, mn3, a, b, c),
+        per_lane(16, False, mx3, a, b, c),
+        per_lane(16, False, mn3, a, b, c),
+        per_lane(16, True, relu(mx3), a, b, c),
+        per_lane(16, True, relu(mn3), a, b, c),
+        u32(np.maximum(np.maximum(sa, sb), 0)),
+        u32(np.maximum(np.minimum(sa, sb), 0)),
+        per_lane(16, True, relu(np.maximum), a, b),
+        per_lane(16, True, relu(np.minimum), a, b),
+        per_lane(16, True, np.maximum, a, b),
+        per_lane(16, False, np.minimum, a, b),
+    ]
+    wrap16 = lambda x: ((x + 0x8000) & 0xFFFF) - 0x8000  # noqa: E731
+    rows.append(per_lane(16, True, lambda x, y, z: np.maximum(wrap16(x + y), z), a, b, c))
+    rows.append(per_lane(16, False, lambda x, y, z: np.minimum((x + y) & 0xFFFF, z), a, b, c))
+    rows.append(
+        per_lane(16, True, lambda x, y, z: np.maximum(np.maximum(wrap16(x + y), z), 0), a, b, c)
+    )
+    rows.append(u32(np.maximum(sa, sb) + np.where(sa >= sb, 0x100000, 0)))
+    rows.append(
+        np.minimum(ua, ub).astype(np.uint32) ^ np.where(ua <= ub, 0x80000000, 0).astype(np.uint32)
+    )
+    for signed, fn, lo_bit, hi_bit in (
+        (True, np.maximum, 0x10000, 1),
+        (False, np.minimum, 0x20000, 2),
+    ):
+        xa, xb = lanes(a, 16, signed), lanes(b, 16, signed)
+        res = [fn(x, y) for x, y in zip(xa, xb, strict=True)]
+        lo, hi = res[0] == xa[0], res[1] == xa[1]  # pred_lo, pred_hi: the result is a's
+        flags = np.where(hi, hi_bit, 0) | np.where(lo, lo_bit, 0)
+        rows.append(pack(res, 16) ^ flags.astype(np.uint32))
+    return rows
