@@ -112,7 +112,9 @@ def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, di
     )
     memory = GlobalMemory()
     fn = functions(str((folder / lab["cubin"]).relative_to(TRACE_DATA)))[loaded.kernel.mangled]
-    kt = trace_kernel(fn, loaded.kernel, loaded.arch, plan, memory=memory)
+    kt = trace_kernel(
+        fn, loaded.kernel, loaded.arch, plan, memory=memory, constants=loaded.constants
+    )
     out: dict[int, bytes] = {}
     names = {b.param.ordinal: b.param.name or f"param{b.param.ordinal}" for b in plan.buffers}
     for i in lab.get("dumps", []):

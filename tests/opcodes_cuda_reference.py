@@ -99,3 +99,77 @@ def video_ops(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
         flags = np.where(hi, hi_bit, 0) | np.where(lo, lo_bit, 0)
         rows.append(pack(res, 16) ^ flags.astype(np.uint32))
     return rows
+
+
+def wrap32(x: np.ndarray) -> np.ndarray:
+    return ((x.astype(I64) + 2**31) % 2**32 - 2**31).astype(I64)
+
+
+def jump_table(x: np.ndarray, n: int) -> np.ndarray:
+    """``jump_table``'s two switches, in Python integers (int32 wrapping)."""
+    out = []
+    xs = x.astype(I64).tolist()
+    for t, v in enumerate(xs):
+        case = v & 7
+        r = [v * 3, v ^ 77, v + 100, v >> 2, -v, v * v, v | 0x100, v - 9][case]
+        r = int(wrap32(np.array(r)))
+        for k in range(n):
+            c = int(np.fmod(v + k, 6))  # C's % truncates toward zero
+            if c == 0:
+                r += 1
+            elif c == 1:
+                r *= 3
+            elif c == 2:
+                r ^= k
+            elif c == 3:
+                r -= 5
+            elif c == 4:
+                r <<= 1
+            else:
+                r -= xs[(t + k) & 63]
+            r = int(wrap32(np.array(r)))
+        out.append(r)
+    return np.array(out, dtype=I64).astype(np.int32)
+
+
+def _warps(mask: np.ndarray) -> list[np.ndarray]:
+    """The lanes of each 32-lane warp where ``mask`` holds."""
+    return [np.nonzero(mask[w : w + 32])[0] + w for w in range(0, len(mask), 32)]
+
+
+def warp_ops(x: np.ndarray, wide: np.ndarray) -> np.ndarray:
+    """The 768 words ``warp_ops`` writes (rows of 64, 12 rows)."""
+    out = np.zeros((12, 64), dtype=np.uint32)
+    sx, ux = x.view(np.int32).astype(I64), x.astype(I64)
+
+    def match_any(v: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        bits = {t: sum(1 << (u % 32) for u in lanes if v[u] == v[t]) for t in lanes}
+        return np.array([bits[t] for t in lanes], dtype=np.uint32)
+
+    def match_all(v: np.ndarray, lanes: np.ndarray) -> tuple[int, bool]:
+        same = bool((v[lanes] == v[lanes[0]]).all())
+        return (sum(1 << (u % 32) for u in lanes) if same else 0), same
+
+    full = np.ones(64, dtype=bool)
+    for lanes in _warps(full):
+        out[0, lanes] = u32(np.array(ux[lanes].sum()))
+        out[1, lanes] = u32(np.array(sx[lanes].min()))
+        out[2, lanes] = u32(np.array(ux[lanes].max()))
+        out[3, lanes] = np.bitwise_and.reduce(x[lanes])
+        out[4, lanes] = np.bitwise_or.reduce(x[lanes])
+        out[5, lanes] = np.bitwise_xor.reduce(x[lanes])
+        out[6, lanes] = match_any(wide, lanes)
+        bits, same = match_all(wide, lanes)
+        out[7, lanes] = bits ^ (int(same) << 5)
+    for lanes in _warps((x & 4) != 0):
+        if len(lanes) == 0:
+            continue
+        out[8, lanes] = np.bitwise_and.reduce(x[lanes]) ^ x[lanes].min()
+        out[9, lanes] = u32(np.array(sx[lanes].max() + ux[lanes].sum()))
+        out[10, lanes] = match_any(wide >> np.uint64(3), lanes)
+        bits, same = match_all(wide & np.uint64(0xFFFF00000000), lanes)
+        out[11, lanes] = bits + int(same)
+    for lanes in _warps((x & 4) == 0):
+        if len(lanes):
+            out[8, lanes] = np.bitwise_or.reduce(x[lanes])
+    return out

@@ -18,7 +18,7 @@ from shmem_cli.trace.emulator import decode
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .opcodes_cuda_reference import video_ops
+from .opcodes_cuda_reference import jump_table, video_ops, warp_ops
 
 LAB = TRACE_DATA / "opcodes_cuda"
 
@@ -46,3 +46,28 @@ def test_simd_video_minimum_maximum_and_dot_products_against_numpy(
     for row, expected in enumerate(want):
         assert got[row].tolist() == expected.tolist(), f"row {row}"
     assert {"VABSDIFF4", "VABSDIFF", "IDP", "VIMNMX3", "VIMNMX", "VIADDMNMX", "VIADD"} <= seen
+
+
+@needs_nvdisasm
+def test_a_switch_jump_table_on_a_divergent_warp_against_python() -> None:
+    """BRX: two dense switches become jump tables (an offset from a constant bank, then an
+    indirect branch); the lanes of each warp take every case, once and in a loop."""
+    x = _inputs("switch", np.int32)
+    with decode.recording() as seen:
+        _, out = lab.run("jump_table", LAB)
+    assert np.frombuffer(out[0], dtype=np.int32).tolist() == jump_table(x, 9).tolist()
+    assert "BRX" in seen
+
+
+@needs_nvdisasm
+def test_warp_reductions_and_64_bit_matches_against_numpy() -> None:
+    """REDUX (the plain one is the AND) and MATCH.ANY/ALL.U64, on whole warps and on the lanes
+    a branch on the data keeps; one warp of one 64-bit value but a lane."""
+    x, wide = _inputs("warp_ints", np.uint32), _inputs("warp_wide", np.uint64)
+    with decode.recording() as seen:
+        _, out = lab.run("warp_ops", LAB)
+    got = np.frombuffer(out[0], dtype=np.uint32).reshape(12, 64)
+    want = warp_ops(x, wide)
+    for row in range(12):
+        assert got[row].tolist() == want[row].tolist(), f"row {row}"
+    assert {"REDUX", "MATCH"} <= seen

@@ -1,4 +1,4 @@
-"""Control flow, barriers, special registers and instructions without a data effect.
+"""Control flow, barriers and instructions without a data effect.
 
 Scheduling state lives in the block: ``sched`` is each thread's next instruction
 index (``BLOCKED`` for threads that exited or wait at a barrier), ``resume`` where a
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Imm, Label, Special
+from ....cuda.sass_operands import Imm, Label
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_pred, read_u32, read_u64, write_regs, write_u32, write_u64
-from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
+from ..operands import read_pred, read_u32, read_u64, write_u32, write_u64
+from ..state import BLOCKED, TAINT_UNKNOWN, Block, Idx, TraceError
 
 
 def _noop(b: Block, ix: Idx) -> None:
@@ -181,22 +181,81 @@ def _bra(ins: Instruction, ctx: Context) -> Step:
 
 @op("RET", moves=True)
 def _ret(ins: Instruction, ctx: Context) -> Step:
-    regs = [o for o in ins.operands if not isinstance(o, Label)]
-    if len(regs) != 1:
+    regs = [o for o in ins.operands if not isinstance(o, (Label, Imm))]
+    if len(regs) != 1 or any(isinstance(o, Imm) and o.int_value for o in ins.operands):
         raise unsupported(ins)
     ra = read_u32(regs[0], "i", ins)
-    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.int64)
+    find = _instruction_at(ins, ctx, "return address")
 
     def step(b: Block, ix: Idx) -> None:
         v, _ = ra(b, ix)
-        k = np.searchsorted(pcs, v.astype(np.int64))
-        if (k >= len(pcs)).any() or (pcs[np.minimum(k, len(pcs) - 1)] != v).any():
-            raise TraceError("return address is not an instruction", ins)
-        b.sched[ix] = k
+        b.sched[ix] = find(v.astype(np.int64))
         ids = b.ids(ix)
         b.call_depth[ids] = np.maximum(b.call_depth[ids] - 1, 0)
         b.call_site[ids[b.call_depth[ids] == 0]] = -1
         b.calls_active = int((b.call_depth > 0).sum())
+
+    return step
+
+
+def _instruction_at(ins: Instruction, ctx: Context, what: str) -> Callable[[Any], Any]:
+    """The instruction indices at byte addresses of the function, or an error naming them."""
+    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.int64)
+
+    def find(at: Any) -> Any:
+        k = np.searchsorted(pcs, at)
+        if (k >= len(pcs)).any() or (pcs[np.minimum(k, len(pcs) - 1)] != at).any():
+            raise TraceError(f"{what} is not an instruction of the function", ins)
+        return k
+
+    return find
+
+
+@op("BRX", moves=True)
+def _brx(ins: Instruction, ctx: Context) -> Step:
+    """``BRX Ra offset``: a branch to the address ``Ra + offset`` after this instruction, each
+    thread its own: a switch's jump table (nvcc reads ``Ra`` from a constant bank that holds
+    each case's address in the function and makes ``offset`` minus the next instruction's)."""
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Imm):
+        raise unsupported(ins)
+    ra = read_u32(ops[0], "i", ins)
+    at = ctx.position(ins)
+    if at + 1 >= len(ctx.function.instructions):
+        raise unsupported(ins, "no instruction after it")
+    base = ctx.function.instructions[at + 1].pc + (ops[1].int_value or 0)
+    find = _instruction_at(ins, ctx, "a jump table's target")
+
+    def step(b: Block, ix: Idx) -> None:
+        v, _ = ra(b, ix)
+        b.sched[ix] = find(np.asarray(v, dtype=np.uint32).view(np.int32).astype(np.int64) + base)
+
+    return step
+
+
+@op("ENDCOLLECTIVE", moves=True)
+def _end_collective(ins: Instruction, ctx: Context) -> Step:
+    """The end of a collective section, ``WARPSYNC.COLLECTIVE mask, label ... ENDCOLLECTIVE``
+    (ptxas's form of a warp-collective instruction where a warp may be divergent: -O0 code,
+    CUTLASS's ``elect.sync`` fallbacks): the threads go on at the section's label. The
+    emulator runs the threads of a warp that reach the section together once, which is the
+    section's effect for them (each warp instruction acts on the lanes that execute it)."""
+    at = ctx.position(ins)
+    start = next(
+        (
+            x
+            for x in reversed(ctx.function.instructions[:at])
+            if x.opcode == "WARPSYNC" and "COLLECTIVE" in x.mods
+        ),
+        None,
+    )
+    labels = [o for o in start.operands if isinstance(o, Label)] if start else []
+    if len(labels) != 1:
+        raise unsupported(ins, "no WARPSYNC.COLLECTIVE before it")
+    target = ctx.target(ins, labels[0])
+
+    def step(b: Block, ix: Idx) -> None:
+        b.sched[ix] = target
 
     return step
 
@@ -215,21 +274,21 @@ def _bar(ins: Instruction, ctx: Context) -> Step:
     """BAR.SYNC id[, count], BAR.ARV id, count, BAR.RED.{POPC,AND,OR} id[, count], P.
 
     A reduction's result is read afterwards with B2R.RESULT (kept per thread in the block).
+    ``BAR.SYNC Ra, Rb`` takes the id from bits 0..3 of ``Ra`` and the thread count from bits
+    16..27 of ``Rb`` (0: every thread of the CTA), as cooperative groups' collective sections
+    pack them (``(count << 16) | id`` in one register given twice); every thread that
+    arrives gives the same.
     """
     mods = set(ins.mods)
     ops = list(ins.operands)
     red = next((m for m in ("POPC", "AND", "OR") if m in mods), None)
     pred = read_pred(ops.pop(), ins) if "RED" in mods else None
-    if not ops or not isinstance(ops[0], Imm):
-        raise unsupported(ins, "barrier id in a register")
-    bar_id = ops[0].int_value or 0
-    count = ops[1].int_value if len(ops) > 1 and isinstance(ops[1], Imm) else None
     arrive_only = "ARV" in mods
-    if not (mods & {"SYNC", "ARV", "RED"}) or ("RED" in mods and red is None):
+    if not (mods & {"SYNC", "ARV", "RED"}) or ("RED" in mods and red is None) or not ops:
         raise unsupported(ins)
     index = ctx.position(ins)
 
-    def step(b: Block, ix: Idx) -> None:
+    def arrive(b: Block, ix: Idx, bar_id: int, count: int | None) -> None:
         ids = b.ids(ix)
         bar = b.barriers.get(bar_id)
         if bar is None:
@@ -251,7 +310,21 @@ def _bar(ins: Instruction, ctx: Context) -> Step:
         b.resume[ids] = index + 1
         b.sched[ids] = BLOCKED
 
-    return step
+    if isinstance(ops[0], Imm):
+        bar_id = ops[0].int_value or 0
+        count = ops[1].int_value if len(ops) > 1 and isinstance(ops[1], Imm) else None
+        return lambda b, ix: arrive(b, ix, bar_id, count)
+    if red is not None or arrive_only or len(ops) != 2:
+        raise unsupported(ins)
+    ra, rb = read_u32(ops[0], "i", ins), read_u32(ops[1], "i", ins)
+
+    def in_registers(b: Block, ix: Idx) -> None:
+        ids, counts = np.unique(ra(b, ix)[0] & 0xF), np.unique((rb(b, ix)[0] >> 16) & 0xFFF)
+        if len(ids) != 1 or len(counts) != 1:
+            raise TraceError("the threads give the barrier different ids or counts", ins)
+        arrive(b, ix, int(ids[0]), int(counts[0]) or None)
+
+    return in_registers
 
 
 #: the barrier id the cluster barrier is kept under (named barriers are 0..15)
@@ -325,66 +398,6 @@ def _b2r(ins: Instruction, ctx: Context) -> Step:
         w(b, ix, b.bar_value[ix], 0)
         if wp is not None:
             wp(b, ix, b.bar_pred[ix], 0)
-
-    return step
-
-
-_SPECIAL_TID = {"SR_TID.X": 0, "SR_TID.Y": 1, "SR_TID.Z": 2}
-_SPECIAL_CTA = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
-
-
-def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, Any]:
-    ids = b.ids(ix)
-    lane = b.lane[ix]
-    if name in _SPECIAL_TID:
-        return b.tid_xyz[_SPECIAL_TID[name]][ix].astype(np.uint32), 0
-    if name in _SPECIAL_CTA:  # differs between blocks: tainted so
-        return b.cta_idx[_SPECIAL_CTA[name]][b.cta[ids]].astype(np.uint32), TAINT_BLOCK
-    if name == "SR_LANEID":
-        return lane.astype(np.uint32), 0
-    if name == "SR_SWINHI":
-        return np.full(len(ids), SHARED_WINDOW_HI, dtype=np.uint32), 0
-    if name == "SR_CgaCtaId":  # the CTA's rank in its cluster: the same ranks in every
-        # cluster, and a grid's first cluster runs whole (grid.Watch): no taint
-        return b.cta_rank[b.cta[ids]].astype(np.uint32), 0
-    if name == "SRZ":
-        return np.zeros(len(ids), dtype=np.uint32), 0
-    one = np.uint32(1)
-    masks: dict[str, Callable[[], Any]] = {
-        "SR_EQMASK": lambda: one << lane,
-        "SR_LTMASK": lambda: (one << lane) - one,
-        "SR_LEMASK": lambda: ((one << lane) - one) | (one << lane),
-        "SR_GTMASK": lambda: ~(((one << lane) - one) | (one << lane)),
-        "SR_GEMASK": lambda: ~((one << lane) - one),
-    }
-    if name in masks:
-        return np.asarray(masks[name](), dtype=np.uint32), 0
-    if name in ("SR_WARPID", "SR_VIRTID"):  # the warp within its CTA
-        return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
-    if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
-        return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
-    raise TraceError(f"special register {name} is not modelled", ins)
-
-
-@op("S2R", "S2UR", "CS2R")
-def _s2r(ins: Instruction, ctx: Context) -> Step:
-    ops = ins.operands
-    if len(ops) != 2 or not isinstance(ops[1], Special):
-        raise unsupported(ins)
-    name = ops[1].name
-    if ins.opcode == "CS2R" and "32" not in ins.mods:
-        w2 = write_regs(ops[0], 2, ins)
-
-        def step64(b: Block, ix: Idx) -> None:
-            v, t = special_value(b, name, ix, ins)
-            w2(b, ix, (v, np.zeros_like(v)), t)
-
-        return step64
-    w = write_u32(ops[0], ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        v, t = special_value(b, name, ix, ins)
-        w(b, ix, v, t)
 
     return step
 

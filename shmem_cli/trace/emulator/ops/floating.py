@@ -154,6 +154,8 @@ def compare_name(ins: Instruction) -> str:
 
 @op("FSETP", "DSETP")
 def _fsetp(ins: Instruction, ctx: Context) -> Step:
+    if ins.opcode == "DSETP" and {"MIN", "MAX"} & set(ins.mods):
+        return _dsetp_min_max(ins)
     name = compare_name(ins)
     bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
     ops = ins.operands
@@ -176,6 +178,39 @@ def _fsetp(ins: Instruction, ctx: Context) -> Step:
         t = tx | ty | tp
         w1(b, ix, comb(r, p), t)
         w2(b, ix, comb(~r, p), t)
+
+    return step
+
+
+def _dsetp_min_max(ins: Instruction) -> Step:
+    """``DSETP.MIN|MAX.AND Pa, Pn, a, b, p``: the predicates of a double minimum or maximum
+    that nvcc writes as selects (sm_90 has no DMNMX): ``Pa`` says the result is ``a`` (the
+    smaller, or larger, of two numbers, -0 below +0; the number when the other is NaN),
+    ``Pn`` that both are NaN (the result is then ``b`` with its quiet bit set); both
+    combined with ``p`` (``fmin``/``fmax``: tests/data/trace/opcodes_cuda's
+    ``double_min_max``, on the H200)."""
+    bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
+    ops = ins.operands
+    if len(ops) != 5:
+        raise unsupported(ins)
+    w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
+    ra, rb = read_u64(ops[2], ins, "d"), read_u64(ops[3], ins, "d")
+    rp = read_pred(ops[4], ins)
+    comb = BOOL_OPS[bop]
+    smaller = "MIN" in ins.mods
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        fx, fy = np.asarray(x).view(np.float64), np.asarray(y).view(np.float64)
+        nx, ny = np.isnan(fx), np.isnan(fy)
+        with np.errstate(invalid="ignore"):
+            below = (fx < fy) | ((fx == fy) & np.signbit(fx) & ~np.signbit(fy))
+            above = (fx > fy) | ((fx == fy) & ~np.signbit(fx) & np.signbit(fy))
+        ordered = below if smaller else above
+        takes_a = (~nx & ny) | (~nx & ~ny & (ordered | ((fx == fy) & ~(below | above))))
+        t = tx | ty | tp
+        w1(b, ix, comb(takes_a, p), t)
+        w2(b, ix, comb(nx & ny, p), t)
 
     return step
 

@@ -1,9 +1,11 @@
-"""Packed half-precision (half2) instructions: HADD2, HMUL2, HFMA2, HMNMX2 and HSETP2.
+"""Packed half-precision (half2 and bf16x2) instructions: HADD2, HMUL2, HFMA2, HMNMX2,
+HSETP2 and HSET2.
 
-Each 32-bit register holds two float16 values (low, high); they are computed in
-float64 and rounded to float16 lane by lane. As the H200 computes them: a NaN result is the
-canonical ``0x7fff``, and ``.SAT`` clamps to [0, 1] with NaN and -0 going to +0
-(tests/data/trace/opcodes' ``half_ops``).
+Each 32-bit register holds two float16 values (low, high), or two bf16 values with
+``.BF16_V2``; they are computed in float64 and rounded once to 16 bits lane by lane. As
+the H200 computes them: a NaN result is the canonical ``0x7fff``, and ``.SAT`` clamps to
+[0, 1] with NaN and -0 going to +0 (tests/data/trace/opcodes' ``half_ops``; bf16:
+tests/data/trace/opcodes_cuda's ``bf16_ops``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .floating import BOOL_OPS, compare_name, float_compare
 _U = np.uint32
 
 
-def _half_operands(ins: Instruction) -> list[Operand]:
+def _half_operands(ins: Instruction, bf16: bool = False) -> list[Operand]:
     """Join a trailing pair of immediates (high, low) into one packed operand."""
     ops = list(ins.operands)
     out: list[Operand] = []
@@ -31,8 +33,7 @@ def _half_operands(ins: Instruction) -> list[Operand]:
         a = ops[i]
         nxt = ops[i + 1] if i + 1 < len(ops) else None
         if isinstance(a, Imm) and isinstance(nxt, Imm):
-            hi = int(np.array(a.float_value, dtype=np.float16).view(np.uint16))
-            lo = int(np.array(nxt.float_value, dtype=np.float16).view(np.uint16))
+            hi, lo = (int(_bits(np.float64(x.float_value), bf16)) for x in (a, nxt))
             out.append(Imm(f"0x{(hi << 16) | lo:x}", (hi << 16) | lo, 0.0))
             i += 2
         else:
@@ -44,23 +45,45 @@ def _half_operands(ins: Instruction) -> list[Operand]:
 _NAN = np.uint32(0x7FFF)  # the half NaN the GPU's arithmetic writes, whatever went in
 
 
-def _h2(v: Any) -> Any:
-    """uint32 -> (low, high) halves as float64."""
+def _h2(v: Any, bf16: bool = False) -> Any:
+    """uint32 -> (low, high) halves (or bf16 values) as float64."""
     v = np.asarray(v, dtype=_U)
+    if bf16:
+        lo = ((v & np.uint32(0xFFFF)) << np.uint32(16)).view(np.float32).astype(np.float64)
+        return lo, (v & np.uint32(0xFFFF0000)).view(np.float32).astype(np.float64)
     lo = (v & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
     hi = (v >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float64)
     return lo, hi
 
 
-def _half_bits(x: Any) -> Any:
+def _bits(x: Any, bf16: bool = False, err: Any = 0.0) -> Any:
+    """float64 -> 16-bit pattern (as uint32), rounded once to nearest even; ``err`` is what
+    ``x`` lacks of the exact value (a tie is broken by its sign). NaN: ``0x7fff``."""
     x = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        bits = x.astype(np.float16).view(np.uint16).astype(_U)
+    if not bf16:
+        with np.errstate(over="ignore", invalid="ignore"):
+            bits = x.astype(np.float16).view(np.uint16).astype(_U)
+        return np.where(np.isnan(x), _NAN, bits)
+    finite = np.isfinite(x)
+    xf = np.where(finite, x, 0.0)
+    _, e = np.frexp(xf)
+    ulp = np.ldexp(1.0, np.maximum(e - 8, -133))  # 8 significant bits; denormals below 2^-126
+    mag = np.abs(xf) / ulp  # exact: a power-of-two scaling
+    whole = np.floor(mag)
+    frac = mag - whole
+    larger = np.asarray(err) * np.sign(xf) > 0  # the exact magnitude is above |x|
+    exact_tie = np.asarray(err) == 0
+    odd = np.fmod(whole, 2) == 1
+    up = (frac > 0.5) | ((frac == 0.5) & (larger | (exact_tie & odd)))
+    r = (whole + up) * np.sign(xf)
+    with np.errstate(over="ignore"):
+        y = np.where(finite, r * ulp, x).astype(np.float32)
+    bits = (y.view(_U) >> np.uint32(16)).astype(_U)
     return np.where(np.isnan(x), _NAN, bits)
 
 
-def _pack_h2(lo: Any, hi: Any) -> Any:
-    return _half_bits(lo) | (_half_bits(hi) << np.uint32(16))
+def _pack_h2(lo: Any, hi: Any, bf16: bool = False, errs: Any = (0.0, 0.0)) -> Any:
+    return _bits(lo, bf16, errs[0]) | (_bits(hi, bf16, errs[1]) << np.uint32(16))
 
 
 def _saturate(x: Any) -> Any:
@@ -70,10 +93,15 @@ def _saturate(x: Any) -> Any:
 
 @op("HADD2", "HMUL2", "HFMA2", "HMNMX2")
 def _half(ins: Instruction, ctx: Context) -> Step:
-    ops = _half_operands(ins)
+    """Per lane ``a + b``, ``a * b``, ``a * b + c`` (one rounding), or the minimum of ``a``
+    and ``b`` where the predicate holds, else the maximum (a NaN loses to a number, both NaN
+    give NaN; ``.NAN``: a NaN wins). ``.BF16_V2``: bf16 lanes; ``.RELU``: a negative result
+    becomes +0; ``.SAT``: clamped to [0, 1]."""
+    bf16 = "BF16_V2" in ins.mods
+    ops = _half_operands(ins, bf16)
     kind = ins.opcode
-    if "BF16_V2" in ins.mods or "BF16" in ins.mods:
-        raise unsupported(ins, "bf16 half2 arithmetic")
+    if "BF16" in ins.mods:
+        raise unsupported(ins, "bf16 arithmetic")
     w = write_u32(ops[0], ins)
     readers = []
     for o in ops[1:]:
@@ -84,38 +112,84 @@ def _half(ins: Instruction, ctx: Context) -> Step:
         else:
             readers.append(read_u32(o, "h", ins))
     f32_out = "F32" in ins.mods
-    sat = "SAT" in ins.mods
+    sat, relu, nan = "SAT" in ins.mods, "RELU" in ins.mods, "NAN" in ins.mods
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
         t: Any = 0
         for _, tt in vals:
             t = t | tt
-        h = [_h2(v) for v, _ in vals[: 3 if kind == "HFMA2" else 2]]
-        res = []
+        h = [_h2(v, bf16) for v, _ in vals[: 3 if kind == "HFMA2" else 2]]
+        res, errs = [], []
         for k in range(2):
             x = [hh[k] for hh in h]
+            err: Any = 0.0
             if kind == "HADD2":
-                r = x[0] + x[1]
+                r, err = _two_sum(x[0], x[1])
             elif kind == "HMUL2":
-                r = x[0] * x[1]
+                r = x[0] * x[1]  # exact in float64 (at most 2 x 11 significant bits)
             elif kind == "HFMA2":
-                r = x[0] * x[1] + x[2]
+                r, err = _two_sum(x[0] * x[1], x[2])
             else:
                 p = vals[2][0]
                 r = np.where(p, np.fmin(x[0], x[1]), np.fmax(x[0], x[1]))
+                if nan:
+                    r = np.where(np.isnan(x[0]) | np.isnan(x[1]), np.nan, r)
+            if relu:
+                r = np.where(r < 0, 0.0, r)
             res.append(_saturate(r) if sat else r)
-        out = np.asarray(res[0], dtype=np.float32).view(_U) if f32_out else _pack_h2(*res)
+            errs.append(err)
+        if f32_out:
+            out = np.asarray(res[0], dtype=np.float32).view(_U)
+        else:
+            out = _pack_h2(res[0], res[1], bf16, errs)
         w(b, ix, np.broadcast_to(out, (b.count(ix),)), t)
+
+    return step
+
+
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a + b`` rounded to float64 and the part of the exact sum it lost (Knuth's TwoSum)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(err), err, 0.0)
+
+
+@op("HSET2")
+def _hset2(ins: Instruction, ctx: Context) -> Step:
+    """``HSET2[.BF16_V2][.BF].CMP.BOP d, a, b, p``: each lane's compare combined with ``p``,
+    written as 1.0 (``.BF``: 0x3c00, or 0x3f80 for bf16 lanes) or 0, else as 0xffff or 0
+    (``__hlt2``, ``__heq2_mask``)."""
+    bf16 = "BF16_V2" in ins.mods
+    name = compare_name(ins)
+    bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
+    ops = _half_operands(ins, bf16)
+    if len(ops) != 4:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    ra, rb = read_u32(ops[1], "h", ins), read_u32(ops[2], "h", ins)
+    rp = read_pred(ops[3], ins)
+    true = (0x3F80 if bf16 else 0x3C00) if "BF" in ins.mods else 0xFFFF
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
+        (xl, xh), (yl, yh) = _h2(x, bf16), _h2(y, bf16)
+        lo = BOOL_OPS[bop](float_compare(name, xl, yl), p)
+        hi = BOOL_OPS[bop](float_compare(name, xh, yh), p)
+        out = np.where(lo, true, 0) | (np.where(hi, true, 0) << 16)
+        w(b, ix, np.broadcast_to(out.astype(_U), (b.count(ix),)), tx | ty | tp)
 
     return step
 
 
 @op("HSETP2")
 def _hsetp2(ins: Instruction, ctx: Context) -> Step:
+    bf16 = "BF16_V2" in ins.mods
     name = compare_name(ins)
     bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
-    ops = _half_operands(ins)
+    ops = _half_operands(ins, bf16)
     if len(ops) != 5:
         raise unsupported(ins)
     w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
@@ -125,7 +199,7 @@ def _hsetp2(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
-        (xl, xh), (yl, yh) = _h2(x), _h2(y)
+        (xl, xh), (yl, yh) = _h2(x, bf16), _h2(y, bf16)
         t = tx | ty | tp
         w1(b, ix, comb(float_compare(name, xl, yl), p), t)
         w2(b, ix, comb(float_compare(name, xh, yh), p), t)

@@ -1,5 +1,6 @@
 """Warp-level instructions: SHFL, VOTE/VOTEU, MATCH, REDUX and R2UR (a register into a
-uniform one; with a predicate, a waterfall loop's step).
+uniform one; with a predicate, a waterfall loop's step), and the special registers a thread
+reads its place from (S2R, S2UR, CS2R: thread and CTA ids, lane and lane masks, warp id).
 
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
@@ -11,15 +12,16 @@ of all of them (global data in one lane's predicate decides every lane's ballot)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Reg
+from ....cuda.sass_operands import Reg, Special
 from ..op_table import Context, Step, op, unsupported
-from ..operands import is_pred, read_pred, read_u32, write_pred, write_u32
-from ..state import TAINT_UNKNOWN, Block, Idx
+from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
+from ..state import SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
 
 _U = np.uint32
 
@@ -146,12 +148,16 @@ def _vote(ins: Instruction, ctx: Context) -> Step:
 
 @op("MATCH")
 def _match(ins: Instruction, ctx: Context) -> Step:
+    """``MATCH.ANY d, a``: the lanes of the warp (among those executing) whose ``a`` equals
+    this lane's; ``MATCH.ALL P, d, a``: all of them if every one holds the same value, else 0
+    (P: whether they do). ``.U64``: ``a`` is a register pair (``__match_any_sync`` on a
+    64-bit value)."""
     ops = list(ins.operands)
     wp = write_pred(ops.pop(0), ins) if "ALL" in ins.mods else None
-    if len(ops) != 2 or "U64" in ins.mods:
+    if len(ops) != 2:
         raise unsupported(ins)
     w = write_u32(ops[0], ins)
-    ra = read_u32(ops[1], "i", ins)
+    ra = read_u64(ops[1], ins) if "U64" in ins.mods else read_u32(ops[1], "i", ins)
 
     def step(b: Block, ix: Idx) -> None:
         ids, row, table = warp_table(b, ix)
@@ -178,8 +184,9 @@ def _match(ins: Instruction, ctx: Context) -> Step:
 @op("REDUX")
 def _redux(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
-    kind = next((m for m in ins.mods if m in ("SUM", "MIN", "MAX", "AND", "OR", "XOR")), None)
-    if kind is None or len(ops) != 2:
+    # the plain REDUX is the AND (``__reduce_and_sync``; SUM, MIN, MAX, OR, XOR are named)
+    kind = next((m for m in ins.mods if m in ("SUM", "MIN", "MAX", "OR", "XOR")), "AND")
+    if len(ops) != 2:
         raise unsupported(ins)
     signed = "S32" in ins.mods
     w = write_u32(ops[0], ins)
@@ -241,5 +248,65 @@ def _r2ur(ins: Instruction, ctx: Context) -> Step:
         chosen = v[first][which]
         w(b, ix, chosen, t)
         wp(b, ix, v != chosen, t)
+
+    return step
+
+
+_SPECIAL_TID = {"SR_TID.X": 0, "SR_TID.Y": 1, "SR_TID.Z": 2}
+_SPECIAL_CTA = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
+
+
+def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, Any]:
+    ids = b.ids(ix)
+    lane = b.lane[ix]
+    if name in _SPECIAL_TID:
+        return b.tid_xyz[_SPECIAL_TID[name]][ix].astype(np.uint32), 0
+    if name in _SPECIAL_CTA:  # differs between blocks: tainted so
+        return b.cta_idx[_SPECIAL_CTA[name]][b.cta[ids]].astype(np.uint32), TAINT_BLOCK
+    if name == "SR_LANEID":
+        return lane.astype(np.uint32), 0
+    if name == "SR_SWINHI":
+        return np.full(len(ids), SHARED_WINDOW_HI, dtype=np.uint32), 0
+    if name == "SR_CgaCtaId":  # the CTA's rank in its cluster: the same ranks in every
+        # cluster, and a grid's first cluster runs whole (grid.Watch): no taint
+        return b.cta_rank[b.cta[ids]].astype(np.uint32), 0
+    if name == "SRZ":
+        return np.zeros(len(ids), dtype=np.uint32), 0
+    one = np.uint32(1)
+    masks: dict[str, Callable[[], Any]] = {
+        "SR_EQMASK": lambda: one << lane,
+        "SR_LTMASK": lambda: (one << lane) - one,
+        "SR_LEMASK": lambda: ((one << lane) - one) | (one << lane),
+        "SR_GTMASK": lambda: ~(((one << lane) - one) | (one << lane)),
+        "SR_GEMASK": lambda: ~((one << lane) - one),
+    }
+    if name in masks:
+        return np.asarray(masks[name](), dtype=np.uint32), 0
+    if name in ("SR_WARPID", "SR_VIRTID"):  # the warp within its CTA
+        return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
+    if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
+        return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
+    raise TraceError(f"special register {name} is not modelled", ins)
+
+
+@op("S2R", "S2UR", "CS2R")
+def _s2r(ins: Instruction, ctx: Context) -> Step:
+    ops = ins.operands
+    if len(ops) != 2 or not isinstance(ops[1], Special):
+        raise unsupported(ins)
+    name = ops[1].name
+    if ins.opcode == "CS2R" and "32" not in ins.mods:
+        w2 = write_regs(ops[0], 2, ins)
+
+        def step64(b: Block, ix: Idx) -> None:
+            v, t = special_value(b, name, ix, ins)
+            w2(b, ix, (v, np.zeros_like(v)), t)
+
+        return step64
+    w = write_u32(ops[0], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = special_value(b, name, ix, ins)
+        w(b, ix, v, t)
 
     return step
