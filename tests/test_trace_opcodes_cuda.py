@@ -11,13 +11,18 @@ with the intrinsics' documented definitions written out in NumPy
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.trace.emulator import decode
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
 from .opcodes_cuda_reference import jump_table, video_ops, warp_ops
 
 LAB = TRACE_DATA / "opcodes_cuda"
@@ -71,3 +76,34 @@ def test_warp_reductions_and_64_bit_matches_against_numpy() -> None:
     for row in range(12):
         assert got[row].tolist() == want[row].tolist(), f"row {row}"
     assert {"REDUX", "MATCH"} <= seen
+
+
+PRINTF80_CU = """
+#include <cstdio>
+__global__ void noisy(int *out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x * 3;
+  __syncthreads();
+  int v = s[(threadIdx.x * 5) & 63];
+  if (v % 7 == 1) printf("lane %d sees %d\\n", threadIdx.x, v);
+  out[threadIdx.x] = v;
+}
+"""
+
+
+@needs_nvcc
+def test_printf_in_sm80_code_is_stepped_over(tmp_path: Path) -> None:
+    """sm_80 code computes a call's return point from ``LEPC Rd`` (the LEPC's own address,
+    sm_90 code names the label): the call to ``vprintf`` is stepped over and listed, and
+    the shared accesses around it are traced."""
+    src = tmp_path / "noisy.cu"
+    src.write_text(PRINTF80_CU)
+    with decode.recording() as seen:
+        done = CliRunner().invoke(
+            main, ["trace", str(src), "--arch", "sm_80", "-b", "64", "-f", "json"]
+        )
+    assert done.exit_code == 0, done.output
+    kernel = json.loads(done.output)["files"][0]["kernels"][0]
+    assert "LEPC" in seen
+    assert [n["callee"] for n in kernel["not_modelled"]] == ["vprintf"]
+    assert kernel["totals"]["load"]["requests"] == 2 == kernel["totals"]["store"]["requests"]

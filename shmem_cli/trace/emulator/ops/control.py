@@ -50,13 +50,16 @@ def _nothing(ins: Instruction, ctx: Context) -> Step:
 @op("LEPC")
 def _lepc(ins: Instruction, ctx: Context) -> Step:
     """``LEPC Rd, label``: the label's address (the return point of the call after it) in
-    the register pair Rd:Rd+1, as ``RET`` reads it back."""
+    the register pair Rd:Rd+1, as ``RET`` reads it back; sm_80's ``LEPC Rd``: the address of
+    the LEPC itself (the function starts at 0)."""
     ops = ins.operands
-    if len(ops) != 2 or not isinstance(ops[1], Label):
+    label = ops[1] if len(ops) == 2 and isinstance(ops[1], Label) else None
+    if label is None and len(ops) != 1:
         raise unsupported(ins)
-    pc = ctx.function.labels.get(ops[1].name)
+    # sm_80's LEPC Rd: its own address (the code adds the return point's offset)
+    pc = ctx.function.labels.get(label.name) if label else ins.pc
     if pc is None:
-        raise TraceError(f"unknown label {ops[1].name}", ins)
+        raise TraceError(f"unknown label {ops[1]}", ins)
     w = write_u64(ops[0], ins)
 
     def step(b: Block, ix: Idx) -> None:

@@ -21,7 +21,7 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ..op_table import Context, Step, op, unsupported
 from ..operands import Reader, is_pred, read_pred, read_u32, write_pred, write_u32
-from ..state import Block, Idx
+from ..state import Block, Idx, TraceError
 
 _U = np.uint32
 
@@ -211,15 +211,14 @@ def _byte_lanes(v: Any, signed: bool) -> list[Any]:
 @op("VABSDIFF4")
 def _vabsdiff4(ins: Instruction, ctx: Context) -> Step:
     """``VABSDIFF4.U8 d, a, b, c``: the four byte-wise absolute differences ``|a_i - b_i|``,
-    packed (``__vabsdiffu4``); ``.ACC``: their sum plus ``c`` (``__vsadu4``). ``.S8``
-    bytes are signed."""
+    packed (``__vabsdiffu4``; ``c`` is 0 in the code nvcc writes, and a nonzero one, whose
+    bytes PTX would merge, stops the trace); ``.ACC``: their sum plus ``c`` (``__vsadu4``).
+    ``.S8`` bytes are signed."""
     signed = "S8" in ins.mods
     acc = "ACC" in ins.mods
     ops = list(ins.operands)
     if len(ops) != 4:
         raise unsupported(ins)
-    if not acc and not (isinstance(ops[3], Reg) and ops[3].is_zero):
-        raise unsupported(ins, "a packed result merged with a register")
     w = write_u32(ops[0], ins)
     ra, rb, rc = (read_u32(o, "i", ins) for o in ops[1:])
 
@@ -232,6 +231,8 @@ def _vabsdiff4(ins: Instruction, ctx: Context) -> Step:
         if acc:
             total = sum(diffs) + np.asarray(z, dtype=_U).astype(np.int64)
             out = (np.asarray(total) & 0xFFFFFFFF).astype(_U)
+        elif np.any(z):
+            raise TraceError("VABSDIFF4 merges its bytes with a nonzero register", ins)
         else:
             out = sum(((d & 0xFF) << (8 * k)) for k, d in enumerate(diffs)).astype(_U)
         w(b, ix, np.broadcast_to(out, (b.count(ix),)), tx | ty | tz)
