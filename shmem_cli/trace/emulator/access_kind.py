@@ -4,7 +4,7 @@ and the engine's :class:`~shmem_cli.hardware.engine.AccessKind` the recorder is 
 shared-memory access.
 
 One place for these, so that the memory families (:mod:`.ops_mem`, :mod:`.ops_atomic`,
-:mod:`.ops_ldsm`) and the emulator's up-front pass over a function agree; which opcodes
+:mod:`.ops.mma`) and the emulator's up-front pass over a function agree; which opcodes
 are shared-memory ops, and how SASS spells widths and atomic classes, is the op
 vocabulary's (:mod:`shmem_cli.hardware.ops`).
 """

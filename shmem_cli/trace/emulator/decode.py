@@ -24,7 +24,6 @@ from .ops import convert as ops_convert
 from .ops import floating as ops_float
 from .ops import half as ops_half
 from .ops import integer as ops_int
-from .ops import ldsm as ops_ldsm
 from .ops import memory as ops_mem
 from .ops import mma as ops_mma
 from .ops import packed as ops_packed
@@ -42,7 +41,6 @@ FAMILIES: tuple[ModuleType, ...] = (
     ops_convert,
     ops_mem,
     ops_atomic,
-    ops_ldsm,
     ops_ctrl,
     ops_warp,
     ops_mma,

@@ -5,7 +5,7 @@ addressing every memory family shares (the byte-level reads and writes are
 shared-memory access is handed to the block's recorder. Loads from global memory set
 taint bit 0 on what they load; a load's value also inherits its address's taint and,
 for shared and local memory, the taint the stored bytes carry. Atomics are in
-:mod:`.atomic`, ldmatrix/stmatrix in :mod:`.ldsm`.
+:mod:`.atomic`, ldmatrix/stmatrix in :mod:`.mma`.
 """
 
 from __future__ import annotations
