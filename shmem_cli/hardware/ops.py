@@ -294,7 +294,8 @@ def op_of_opcode(opcode: str) -> Op | None:
 # --- what a lane moves, as SASS spells it -----------------------------------------------
 
 #: SASS width modifiers and the bytes per lane they mean; a 4-byte access has none
-WIDTH_MODIFIERS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
+#: (``F64``: a double atomic or reduction, ``ATOMG.E.ADD.F64.RN``)
+WIDTH_MODIFIERS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "F64": 8, "128": 16}
 
 
 def sass_width(mods: tuple[str, ...]) -> tuple[int, bool]:

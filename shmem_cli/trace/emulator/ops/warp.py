@@ -270,7 +270,9 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
     if name == "SR_CgaCtaId":  # the CTA's rank in its cluster: the same ranks in every
         # cluster, and a grid's first cluster runs whole (grid.Watch): no taint
         return b.cta_rank[b.cta[ids]].astype(np.uint32), 0
-    if name == "SRZ":
+    if name in ("SRZ", "SR_LMEMHIOFF"):  # LMEMHIOFF: the stack's lowest address, which the
+        # -O0/-G prologue checks the stack pointer against (a thread's local memory grows
+        # on first use here: its whole window, from 0)
         return np.zeros(len(ids), dtype=np.uint32), 0
     one = np.uint32(1)
     masks: dict[str, Callable[[], Any]] = {
