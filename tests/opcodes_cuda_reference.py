@@ -173,3 +173,32 @@ def warp_ops(x: np.ndarray, wide: np.ndarray) -> np.ndarray:
         if len(lanes):
             out[8, lanes] = np.bitwise_or.reduce(x[lanes])
     return out
+
+
+def atomics_wide(
+    dsum: np.ndarray, u64: np.ndarray, s64: np.ndarray, dv: np.ndarray, lv: np.ndarray
+) -> dict[int, np.ndarray]:
+    """The buffers ``atomics_wide`` leaves (by argument position), from their first values:
+    every sum is of exactly representable values, so the order of the atomics is moot."""
+    t = np.arange(128)
+    ul = lv.view(np.uint64)
+    d, u, s = dsum.copy(), u64.copy(), s64.copy()
+    f = np.zeros(4, dtype=np.float32)
+    for j in range(4):
+        d[j] += dv[t % 4 == j].sum()
+        f[j] = ((t[t % 4 == j] % 16) * 0.25).sum()
+    u[0] = np.add.reduce(ul, dtype=np.uint64)
+    u[1] = max(u[1], ul.max())
+    u[2] = min(u[2], ul.min())
+    u[3] &= np.bitwise_and.reduce(ul | np.uint64(0xF0F0))
+    u[4] |= np.bitwise_or.reduce(ul & np.uint64(0x0F0F0F0F))
+    u[5] ^= np.bitwise_xor.reduce(ul)
+    s[0], s[1] = max(s[0], lv.max()), min(s[1], lv.min())
+    dold = dsum[4:].copy()
+    d[4:] = dsum[4:] + dv
+    uold = u64[8:].copy()
+    u[8 : 8 + 128] = ul
+    cas = u64[136:264]
+    u[136:264] = np.where(cas == (t & 1).astype(np.uint64), ul, cas)
+    u[264:392] = u64[264:392] + np.uint64(5)
+    return {0: d, 1: f, 2: u, 3: s, 4: dold, 5: uold}

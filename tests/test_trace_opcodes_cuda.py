@@ -23,7 +23,7 @@ from shmem_cli.trace.emulator import decode
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
-from .opcodes_cuda_reference import jump_table, video_ops, warp_ops
+from .opcodes_cuda_reference import atomics_wide, jump_table, video_ops, warp_ops
 
 LAB = TRACE_DATA / "opcodes_cuda"
 
@@ -107,3 +107,15 @@ def test_printf_in_sm80_code_is_stepped_over(tmp_path: Path) -> None:
     assert "LEPC" in seen
     assert [n["callee"] for n in kernel["not_modelled"]] == ["vprintf"]
     assert kernel["totals"]["load"]["requests"] == 2 == kernel["totals"]["store"]["requests"]
+
+
+@needs_nvdisasm
+def test_64_bit_and_float_global_atomics_against_numpy() -> None:
+    """ATOMG/REDG on doubles (``.F64``, the old value used or not), floats and 64-bit
+    integers (``.64``, ``.S64``: add, min, max, and, or, xor, exchange, compare-and-swap)."""
+    dsum, u64 = _inputs("dsum", np.float64), _inputs("u64_init", np.uint64)
+    s64, dv, lv = _inputs("s64_init", np.int64), _inputs("dv", np.float64), _inputs("lv", np.int64)
+    _, out = lab.run("atomics_wide", LAB)
+    want = atomics_wide(dsum, u64, s64, dv, lv)
+    for i, expected in want.items():
+        assert out[i] == expected.tobytes(), f"argument {i}"

@@ -294,8 +294,12 @@ def op_of_opcode(opcode: str) -> Op | None:
 # --- what a lane moves, as SASS spells it -----------------------------------------------
 
 #: SASS width modifiers and the bytes per lane they mean; a 4-byte access has none
-#: (``F64``: a double atomic or reduction, ``ATOMG.E.ADD.F64.RN``)
-WIDTH_MODIFIERS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "F64": 8, "128": 16}
+#: (``F64``, ``S64``: a double or signed 64-bit atomic or reduction, ``ATOMG.E.ADD.F64.RN``,
+#: ``REDG.E.MAX.S64``)
+WIDTH_MODIFIERS = {
+    **{"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16},
+    **{"F64": 8, "S64": 8},
+}
 
 
 def sass_width(mods: tuple[str, ...]) -> tuple[int, bool]:
@@ -303,7 +307,7 @@ def sass_width(mods: tuple[str, ...]) -> tuple[int, bool]:
     sign-extends (``LDS.S8``); 4 bytes without a width modifier."""
     for m in mods:
         if m in WIDTH_MODIFIERS:
-            return WIDTH_MODIFIERS[m], m.startswith("S")
+            return WIDTH_MODIFIERS[m], m in ("S8", "S16")
     return 4, False
 
 

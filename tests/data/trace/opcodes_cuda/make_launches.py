@@ -73,6 +73,26 @@ doubles[[0, 1, 2, 3, 4, 5, 6, 7]] = [np.nan, 1.0, np.nan, -0.0, 0.0, np.inf, -np
 doubles[[64, 65, 66, 67, 68, 69, 70, 71]] = [2.0, np.nan, np.nan, 0.0, -0.0, -np.inf, 7.0, -5e-324]
 doubles[72:80] = doubles[8:16]  # equal pairs
 collective_in = rng.integers(0, 64, 64).astype(np.uint32)
+# the second round: exact sums of doubles, 64-bit values of every sign and size
+dv = rng.integers(-4000, 4000, 128).astype(np.float64) * 0.25
+lv = rng.integers(-(2**62), 2**62, 128, dtype=np.int64)
+lv[[0, 1, 2, 3]] = [-(2**63), 2**63 - 1, -1, 0]
+u64_init = np.zeros(8 + 3 * 128, dtype=np.uint64)
+u64_init[[2, 3]] = np.uint64(2**64 - 1)
+u64_init[8:] = rng.integers(0, 2**63, 3 * 128, dtype=np.int64).astype(np.uint64)
+u64_init[8 + 128 : 8 + 256 : 2] = 0  # half the compare-and-swaps find what they compare
+s64_init = np.array([-(2**63), 2**63 - 1], dtype=np.int64)
+dsum_init = np.zeros(4 + 128, dtype=np.float64)
+dsum_init[4:] = rng.integers(-100, 100, 128) * 0.5
+nan_bits = np.array(
+    [0x7FF8000000000001, 0x7FF8DEAD00000000, 0xFFF8000000000000, 0x7FF0000000000001,
+     0x7FF4000000000000, 0xFFF0000000000002, 0x3FF0000000000000, 0x8000000000000000],
+    dtype=np.uint64,
+)  # fmt: skip
+pairs = rng.integers(0, 8, (2, 32))
+pairs[:, :8] = [np.arange(8), (np.arange(8) + 1) % 8]
+pairs[:, 8:16] = [np.arange(8), np.arange(8)]
+nan_in = nan_bits[pairs.ravel()]
 
 
 def launch(lid, cubin, kernel, block, args, dumps=(0,)):
@@ -104,6 +124,14 @@ launches = [
            [{"zeros": 256}, save("collective", collective_in)]),
     launch("collective_debug", "collective_debug.sm_90.cubin", "collective", 64,
            [{"zeros": 256}, save("collective", collective_in)]),
+]  # fmt: skip
+C90B = "cuda90b.sm_90.cubin"
+launches += [
+    launch("atomics_wide", C90B, "atomics_wide", 128,
+           [save("dsum", dsum_init), {"zeros": 16}, save("u64_init", u64_init),
+            save("s64_init", s64_init), {"zeros": 128 * 8}, {"zeros": 3 * 128 * 8},
+            save("dv", dv), save("lv", lv)], (0, 1, 2, 3, 4, 5)),
+    launch("nan_payloads", C90B, "nan_payloads", 32, [{"zeros": 128 * 8}, save("nans", nan_in)]),
 ]  # fmt: skip
 (HERE / "launches.json").write_text(json.dumps({"launches": launches}, indent=1))
 print(len(launches), "launches")
