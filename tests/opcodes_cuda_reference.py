@@ -202,3 +202,22 @@ def atomics_wide(
     u[136:264] = np.where(cas == (t & 1).astype(np.uint64), ul, cas)
     u[264:392] = u64[264:392] + np.uint64(5)
     return {0: d, 1: f, 2: u, 3: s, 4: dold, 5: uold}
+
+
+def cg_tiles(x: np.ndarray) -> np.ndarray:
+    """``cg_tiles`` (tests/data/trace/opcodes_cuda/kernels/collective_o0.cu): tiles of 8
+    threads reduce and shift down, read a neighbour's staged value; the odd values' threads of
+    each warp reduce with ``greater`` and add their rank among themselves."""
+    x = x.astype(I64)
+    n = len(x)
+    out = np.zeros(n, dtype=I64)
+    for t in range(n):
+        base = t - t % 8
+        down = x[t + 1] if t % 8 < 7 else x[t]
+        r = x[base : base + 8].sum() + down + 3 * x[base + (t % 8 + 1) % 8]
+        if x[t] & 1:
+            warp = range(t - t % 32, t - t % 32 + 32)
+            odd = [u for u in warp if x[u] & 1]
+            r ^= max(x[u] for u in odd) + (odd.index(t) << 8)
+        out[t] = r
+    return u32(out)

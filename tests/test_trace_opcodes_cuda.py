@@ -23,7 +23,7 @@ from shmem_cli.trace.emulator import decode
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
-from .opcodes_cuda_reference import atomics_wide, jump_table, video_ops, warp_ops
+from .opcodes_cuda_reference import atomics_wide, cg_tiles, jump_table, video_ops, warp_ops
 
 LAB = TRACE_DATA / "opcodes_cuda"
 
@@ -119,3 +119,16 @@ def test_64_bit_and_float_global_atomics_against_numpy() -> None:
     want = atomics_wide(dsum, u64, s64, dv, lv)
     for i, expected in want.items():
         assert out[i] == expected.tobytes(), f"argument {i}"
+
+
+@needs_nvdisasm
+def test_collective_sections_of_o0_code_against_numpy() -> None:
+    """-O0 code writes each warp-collective operation of cooperative groups as a collective
+    section (WARPSYNC.COLLECTIVE ... ENDCOLLECTIVE) and the block's barrier with its id and
+    count in a register (BAR.SYNC R7, R7); tiles of 8 and a coalesced group of the lanes a
+    branch on the data keeps."""
+    x = _inputs("collective", np.uint32)
+    with decode.recording() as seen:
+        _, out = lab.run("cg_tiles", LAB)
+    assert np.frombuffer(out[0], dtype=np.uint32).tolist() == cg_tiles(x).tolist()
+    assert {"ENDCOLLECTIVE", "BAR"} <= seen
