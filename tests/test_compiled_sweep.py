@@ -89,6 +89,7 @@ def test_a_variant_that_fails_to_compile_is_listed_and_the_others_still_run(
 
 
 @needs_nvcc
+@pytest.mark.slow  # three compiles and traces; the sweep of five variants above is fast
 def test_variants_are_compiled_once_and_then_taken_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -185,19 +185,30 @@ def test_a_trace_example_in_the_main_help() -> None:
     assert re.search(r"^\s+shmem trace \S+\.cu ", text, re.M)
 
 
-@pytest.mark.skipif(toolchain.which("nvdisasm") is None, reason="needs nvdisasm")
-def test_kept_cubins_are_the_compiles_of_the_documented_kernels(tmp_path: Path) -> None:
-    compiles = {c.kept: c for command in COMMANDS for c in docs.compiles_of(command)}
-    assert compiles, "the docs trace a .cu file"
-    for kept, c in compiles.items():
+#: every kept cubin of a documented command, with the compile that makes it
+COMPILES = {c.kept: c for command in COMMANDS for c in docs.compiles_of(command)}
+
+
+def test_every_documented_compile_has_its_kept_cubin() -> None:
+    assert COMPILES, "the docs trace a .cu file"
+    for kept, c in COMPILES.items():
         assert kept.is_file(), f"no kept cubin for {c.source}: run python3 -m tests.doc_commands"
-    stale = set(docs.KEPT_CUBINS.glob("*.cubin")) - set(compiles)
+    stale = set(docs.KEPT_CUBINS.glob("*.cubin")) - set(COMPILES)
     assert not stale, f"unused kept cubins {sorted(stale)}: run python3 -m tests.doc_commands"
-    if toolchain.which("nvcc") is None:
-        return
-    for kept, c in compiles.items():  # the kept cubin is what nvcc makes of the source today
-        fresh = toolchain.compile_cu(ROOT / c.source, c.arch, tmp_path, c.nvcc_args)
-        assert sass_only(toolchain.disassemble(fresh)) == sass_only(toolchain.disassemble(kept))
+
+
+# one compile of each source in `make test` (its plain one); those with -D options slow
+@pytest.mark.skipif(toolchain.which("nvcc") is None, reason="needs nvcc")
+@pytest.mark.skipif(toolchain.which("nvdisasm") is None, reason="needs nvdisasm")
+@pytest.mark.parametrize(
+    "kept",
+    [pytest.param(k, marks=pytest.mark.slow if c.nvcc_args else ()) for k, c in COMPILES.items()],
+    ids=lambda k: k.name,
+)
+def test_a_kept_cubin_is_the_compile_of_its_documented_kernel(kept: Path, tmp_path: Path) -> None:
+    c = COMPILES[kept]  # the kept cubin is what nvcc makes of the source today
+    fresh = toolchain.compile_cu(ROOT / c.source, c.arch, tmp_path, c.nvcc_args)
+    assert sass_only(toolchain.disassemble(fresh)) == sass_only(toolchain.disassemble(kept))
 
 
 def sass_only(listing: str) -> list[str]:

@@ -44,7 +44,8 @@ COUNT_LOOP = "looping in hostile2.cu:12-13 (pc 0x00a0-0x00e0)"
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("threads", ["32", pytest.param("1024", marks=pytest.mark.slow)])
+@pytest.mark.slow  # it runs the whole default budget; test_each_budget_can_be_set's are fast
+@pytest.mark.parametrize("threads", ["32", "1024"])
 def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
     ran = shmem(*COUNT, "-b", threads)
     per = f"{budget.PER_THREAD:,} per thread x {int(threads):,} threads"
@@ -191,6 +192,7 @@ def test_a_site_is_costed_a_part_at_a_time(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @needs_nvdisasm
+@pytest.mark.slow  # 16,384 blocks; test_the_records_are_bounded is the fast one of its kind
 def test_requests_that_fill_the_records_stay_under_1_gib() -> None:
     """16,384 blocks of a kernel whose every request differs: refused at the bound."""
     ran = shmem("trace", str(CUBIN), "-k", "distinct", "-b", "1024", "-g", "16384", "-a", "n=2")

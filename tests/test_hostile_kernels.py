@@ -81,7 +81,10 @@ CALL = struct.pack("<Q", 0x0000000000107944)
 
 @pytest.mark.parametrize(
     ("word", "target"),
-    [(0x00000000FFF07944, "0x480"), (0x0000000000117944, "0x104")],
+    [
+        (0x00000000FFF07944, "0x480"),
+        pytest.param(0x0000000000117944, "0x104", marks=pytest.mark.slow),
+    ],
 )
 def test_a_call_outside_the_code_is_refused(tmp_path: Path, word: int, target: str) -> None:
     # 0x480: past the function's end; 0x104: inside an instruction
@@ -102,9 +105,11 @@ CLUSTER = b"\x04\x3d\x0c\x00" + struct.pack("<III", 2, 1, 1)
     ("dims", "why"),
     [
         ((0, 1, 1), "(rebuild it): sizes must be at least 1, got 0"),
-        ((0xFFFFFFFF, 1, 1), "is 4,294,967,295 in all; the most is 16"),
+        pytest.param(
+            (0xFFFFFFFF, 1, 1), "is 4,294,967,295 in all; the most is 16", marks=pytest.mark.slow
+        ),
         ((16, 16, 16), "(rebuild it): 16,16,16 is 4,096 in all; the most is 16"),
-        ((1 << 20, 1 << 20, 1), "is 1,099,511,627,776 in all"),
+        pytest.param((1 << 20, 1 << 20, 1), "is 1,099,511,627,776 in all", marks=pytest.mark.slow),
     ],
 )
 def test_a_cluster_attribute_cuda_cannot_launch_is_refused(
@@ -143,9 +148,17 @@ MAP = "1=tensormap:dtype=u32,dims=64x128,box=32x64"
     [
         # one row at a stride of 2^36 bytes: within the memory bound, past the stride words
         ("0=tensormap:dtype=u32,dims=64x1,box=32x1,strides=68719476736", "64 GiB or more"),
-        ("0=tensormap:dtype=u32,dims=64x2,box=32x2,strides=24", "multiples of 16"),
+        pytest.param(
+            "0=tensormap:dtype=u32,dims=64x2,box=32x2,strides=24",
+            "multiples of 16",
+            marks=pytest.mark.slow,
+        ),
         ("0=tensormap:dtype=u32,dims=64x2,box=512x2", "box sizes must be between 1 and 256"),
-        ("0=tensormap:dtype=u32,dims=64x2x1x1x1x1,box=32x2x1x1x1x1", "rank 1 to 5, not 6"),
+        pytest.param(
+            "0=tensormap:dtype=u32,dims=64x2x1x1x1x1,box=32x2x1x1x1x1",
+            "rank 1 to 5, not 6",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_tensor_maps_tma_cannot_encode_are_refused(first: str, why: str) -> None:
@@ -165,20 +178,46 @@ HOST = next((TEST_DATA / "triton" / "jit36" / "cache_abi7").glob("*/matmul_host_
 GOOD = "tensordesc:shape=128x128,strides=128x1"
 
 
+# a few of each kind in `make test` (a shape, a stride, a size, an option twice); the other
+# spellings of a bad number are marked slow (each is a run of shmem: a second or more)
 @pytest.mark.parametrize(
     ("desc", "why"),
     [
         ("shape=0x128,strides=128x1", "shape must be 1 to 5 numbers, each from 1 to 2,147,483,647"),
-        ("shape=-5x128,strides=128x1", "shape='-5x128' is not numbers joined by 'x'"),
+        pytest.param(
+            "shape=-5x128,strides=128x1",
+            "shape='-5x128' is not numbers joined by 'x'",
+            marks=pytest.mark.slow,
+        ),
         # Triton passes the shape as int32
-        ("shape=4294967296x1,strides=1x1", "each from 1 to 2,147,483,647"),
-        ("shape=1_0x1,strides=1x1", "shape='1_0x1' is not numbers"),  # int() takes it
-        ("shape=\uff11\uff12\uff18x128,strides=128x1", "is not numbers joined by 'x'"),
-        ("shape=1x1x1x1x1x1,strides=1x1x1x1x1x1", "shape must be 1 to 5 numbers"),
-        ("shape=128x128,strides=0x1", "strides must be 1 to 5 numbers, each from 1 to"),
+        pytest.param(
+            "shape=4294967296x1,strides=1x1", "each from 1 to 2,147,483,647", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            "shape=1_0x1,strides=1x1", "shape='1_0x1' is not numbers", marks=pytest.mark.slow
+        ),  # int() takes it
+        pytest.param(
+            "shape=\uff11\uff12\uff18x128,strides=128x1",
+            "is not numbers joined by 'x'",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "shape=1x1x1x1x1x1,strides=1x1x1x1x1x1",
+            "shape must be 1 to 5 numbers",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "shape=128x128,strides=0x1",
+            "strides must be 1 to 5 numbers, each from 1 to",
+            marks=pytest.mark.slow,
+        ),
         ("shape=128x128,strides=128x2", "the last stride must be 1"),
         # 3 float16 elements are 6 bytes: said in the descriptor's terms, not --arg 0's
-        ("shape=128x128,strides=3x1", "no TMA tensor map of float16 with shape=128x128, "),
+        pytest.param(
+            "shape=128x128,strides=3x1",
+            "no TMA tensor map of float16 with shape=128x128, ",
+            marks=pytest.mark.slow,
+        ),
         ("shape=2147483647x2147483647,strides=4294967296x1", "the most is 64 GiB"),
         ("shape=128x128,strides=128x1,padding=nan,padding=zero", "(each once)"),
     ],
@@ -244,7 +283,11 @@ def test_one_bad_kernel_spec_hides_none_of_the_others(tmp_path: Path) -> None:
         # Params {int *out; int n; int stride; long long big[6];}: 64 bytes
         ((0, 100, 1), "global access at 0x0: not a device address (a null pointer"),
         ((1 << 63, 100, 1), "global access at 0x8000000000000000: not a device address"),
-        ((0x7F0000000000, (1 << 31) - 1, 7), "ran 4,194,336 thread-instructions without ending"),
+        pytest.param(  # a trip count of 2^31: stopped by the instruction budget (seconds)
+            (0x7F0000000000, (1 << 31) - 1, 7),
+            "ran 4,194,336 thread-instructions without ending",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_a_parameter_block_of_hostile_values(
@@ -268,20 +311,28 @@ def test_a_parameter_block_file_of_the_wrong_size(tmp_path: Path, size: int, sai
     refused(ran, "--params", said)
 
 
+# in `make test` a file of each kind, a value that does not fit, a name and a count; the
+# other spellings are marked slow (each is a run of shmem: a second or more)
 @pytest.mark.parametrize(
     ("value", "said"),
     [
         ("table=@/dev/zero", "it is a character device, not a regular file"),
         ("table=@FIFO", "it is a FIFO (named pipe), not a regular file"),
         ("table=@SPARSE", "larger than the limit of 65536 bytes"),
-        ("table=@.", "it is a directory"),
-        ("table=@", "'@' names no file"),
+        pytest.param("table=@.", "it is a directory", marks=pytest.mark.slow),
+        pytest.param("table=@", "'@' names no file", marks=pytest.mark.slow),
         ("table=half:1e10", "1e10 does not fit in a 2-byte float"),
-        ("table=int:99999999999", "99999999999 does not fit in 4 byte(s)"),
-        ("table=1_0", "'1_0' is not a number"),
-        ("tab le=1", "--const expects NAME=VALUE"),
+        pytest.param(
+            "table=int:99999999999", "99999999999 does not fit in 4 byte(s)", marks=pytest.mark.slow
+        ),
+        pytest.param("table=1_0", "'1_0' is not a number", marks=pytest.mark.slow),
+        pytest.param("tab le=1", "--const expects NAME=VALUE", marks=pytest.mark.slow),
         ("nope=1", "the kernel's cubin has no __constant__ variable of that name (it has: table)"),
-        ("table=uint64_t:" + ",".join(["1"] * 33), "33 value(s) take 264 bytes; the variable"),
+        pytest.param(
+            "table=uint64_t:" + ",".join(["1"] * 33),
+            "33 value(s) take 264 bytes; the variable",
+            marks=pytest.mark.slow,
+        ),
         ("table=" + "," * 70_000, "more than 65,536 values"),  # counted before each is read
     ],
 )

@@ -250,6 +250,7 @@ def test_millions_of_headers_are_not_walked() -> None:
         assert time.monotonic() - start < 3
 
 
+@pytest.mark.slow  # seconds under tracemalloc; test_millions_of_headers_are_not_walked is fast
 def test_millions_of_attribute_records_are_refused() -> None:
     from shmem_cli.trace.kernel.cubin import _kernel_attributes
 

@@ -201,7 +201,15 @@ def test_a_cache_root_with_many_kernels_lists_some(tmp_path: Path) -> None:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("suffix", [".ttgir", ".json", ".cubin"])
+# the metadata in `make test`; the TTGIR and the cubin slow (each a run of shmem)
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        pytest.param(".ttgir", marks=pytest.mark.slow),
+        ".json",
+        pytest.param(".cubin", marks=pytest.mark.slow),
+    ],
+)
 def test_an_entry_file_linked_outside_its_tree_is_not_read(tmp_path: Path, suffix: str) -> None:
     """A committed cache entry whose file is a link to a file elsewhere: refused by name,
     the file never opened (its TTGIR would give the parameters --list-params prints)."""

@@ -53,7 +53,19 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=[p.stem for p in SPECS])
+# the six examples that take longest are marked slow; the others, and every example at once
+# (test_all_examples_together_and_at_their_narrowest_width), stay in `make test`
+SLOW_SPECS = {
+    *("sweep_ldmatrix_swizzle", "sgemm_tiles", "float4_tiles", "reduction_interleaved"),
+    *("flash_attn_k_tile_swizzle", "ldmatrix_fragments"),
+}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_SPECS else p for p in SPECS],
+    ids=[p.stem for p in SPECS],
+)
 def test_every_example_is_laid_out_as_rich_does(spec: Path) -> None:
     report = analyze_many([str(spec)])
     hints = suggest_report(report)

@@ -113,6 +113,7 @@ def test_random_valid_specs_conform(data: Any) -> None:
     assert conforms(data, SCHEMA) is True
 
 
+@pytest.mark.slow  # 400 examples; test_random_valid_specs_conform is the fast one of its kind
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_random_broken_specs_agree(data: Any) -> None:

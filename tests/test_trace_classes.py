@@ -56,10 +56,14 @@ def _same(
 @pytest.mark.parametrize(
     ("kernel", "grid", "args", "classes"),
     [
-        ("cl_mod", (12, 1, 1), (), 3),  # stride 1 + b % 3
+        pytest.param(
+            "cl_mod", (12, 1, 1), (), 3, marks=pytest.mark.slow
+        ),  # stride 1 + b % 3 (fast below)
         ("cl_div", (40, 1, 1), ("1=3",), 2),  # b / 5 < 3: blocks 0-14 and the rest
         ("cl_bits", (16, 1, 1), (), 4),  # (b >> 2) & 1 and (b & 3) == 2
-        ("cl_axes", (6, 4, 2), ("1=5",), 4),  # x + 2y < 5, and z == 1
+        pytest.param(
+            "cl_axes", (6, 4, 2), ("1=5",), 4, marks=pytest.mark.slow
+        ),  # x + 2y < 5, and z == 1
         ("cl_min", (12, 1, 1), ("1=5",), 6),  # min(b, 5) trips: 0, 1, 2, 3, 4, 5+
     ],
 )
@@ -74,7 +78,15 @@ def test_decisions_through_integer_operations_make_classes(
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("n", [256, 512, 1024, 300])
+@pytest.mark.parametrize(
+    "n",
+    [
+        256,
+        pytest.param(512, marks=pytest.mark.slow),
+        pytest.param(1024, marks=pytest.mark.slow),
+        300,
+    ],
+)
 def test_a_remainder_by_a_runtime_value_is_exact(n: int) -> None:
     # (b * 256 + t) % n: n = 300 gives each block its own lanes (every block runs)
     traced_ = _same("cl_rem", (16, 1, 1), (f"1={n}",))
@@ -139,7 +151,10 @@ def test_clusters_alike_by_class() -> None:
 @needs_nvdisasm
 @pytest.mark.parametrize(
     ("grid", "args"),
-    [((8, 1, 1), ("1=37", "2=4", "3=500")), ((16, 1, 1), ("1=100", "2=4", "3=1500"))],
+    [
+        ((8, 1, 1), ("1=37", "2=4", "3=500")),
+        pytest.param((16, 1, 1), ("1=100", "2=4", "3=1500"), marks=pytest.mark.slow),
+    ],
 )
 def test_a_persistent_kernels_tile_walk_is_exact_by_class(
     grid: tuple[int, int, int], args: tuple[str, ...]
@@ -167,7 +182,15 @@ def test_a_bounds_check_through_blockdim_read_from_the_bank(
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("kernel", ["cl_mod", "cl_persist", "cl_two", "cl_sdiv"])
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        "cl_mod",
+        pytest.param("cl_persist", marks=pytest.mark.slow),
+        "cl_two",
+        pytest.param("cl_sdiv", marks=pytest.mark.slow),
+    ],
+)
 def test_sm80_code_by_class(kernel: str) -> None:
     args = ("1=100", "2=4", "3=1500") if kernel == "cl_persist" else ()
     grid = {"cl_persist": (16, 1, 1), "cl_two": (60, 1, 1), "cl_sdiv": (42, 1, 1)}.get(
@@ -211,11 +234,17 @@ def test_a_compare_with_one_side_without_a_form_is_not_evaluated() -> None:
     ("kernel", "grid", "args", "classes"),
     [
         ("cl_div", (40, 1, 1), ("1=3",), 2),
-        ("cl_rem", (16, 1, 1), ("1=512",), None),
         ("cl_causal", (8, 3, 1), ("1=64",), 16),
-        ("cl_persist", (16, 1, 1), ("1=100", "2=4", "3=1500"), None),
-        ("cl_two", (60, 1, 1), (), 21),
-        ("cl_sdiv", (42, 1, 1), (), 6),
+        # the other kernels' classes are checked without the window by the tests above
+        *(
+            pytest.param(*case, marks=pytest.mark.slow)
+            for case in (
+                ("cl_rem", (16, 1, 1), ("1=512",), None),
+                ("cl_persist", (16, 1, 1), ("1=100", "2=4", "3=1500"), None),
+                ("cl_two", (60, 1, 1), (), 21),
+                ("cl_sdiv", (42, 1, 1), (), 6),
+            )
+        ),
     ],
 )
 def test_vectors_kept_as_steps_and_read_by_window_give_the_same_classes(

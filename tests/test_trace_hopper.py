@@ -7,6 +7,7 @@ GPU's result; a wait that can never complete is a located error."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -124,7 +125,32 @@ def test_each_tma_copy_is_a_row_of_its_bytes_without_lsu_wavefronts(lid: str) ->
 WGMMA = [L["id"] for L in lab.manifest()["launches"] if L["id"].startswith("wg_")]
 
 
-@pytest.mark.parametrize("lid", WGMMA)
+def _fast_wgmma(lids: list[str]) -> set[str]:
+    """In `make test`, of each form (dtype, A from shared or registers, transposes,
+    descriptor variant) its launch of the fewest columns N, and the first launch of each
+    swizzle mode; the others are marked slow."""
+    fast: dict[str, str] = {}
+    swizzles: dict[str, str] = {}
+    for lid in lids:
+        form = re.sub(r"_swz\d+", "", re.sub(r"_n\d+", "", lid))
+        if form not in fast or _columns(lid) < _columns(fast[form]):
+            fast[form] = lid
+        mode = re.search(r"_swz(\d+)", lid)
+        if mode:
+            swizzles.setdefault(mode.group(1), lid)
+    return {*fast.values(), *swizzles.values()}
+
+
+def _columns(lid: str) -> int:
+    return int(lid.split("_n")[1].split("_")[0])
+
+
+FAST_WGMMA = _fast_wgmma(WGMMA)
+
+
+@pytest.mark.parametrize(
+    "lid", [pytest.param(x, marks=() if x in FAST_WGMMA else pytest.mark.slow) for x in WGMMA]
+)
 def test_wgmma_costs_and_computes_what_the_gpu_did(lid: str) -> None:
     kt, out = lab.run(lid)
     _check_counts(lid, lab.per_op(kt))

@@ -127,7 +127,15 @@ def _block(ld: int, pad: int) -> bytes:
 
 
 @needs_nvcc
-@pytest.mark.parametrize(("ld", "pad", "load"), [(32, 0, 32), (33, 1, 1), (34, 2, 2)])
+@pytest.mark.parametrize(
+    ("ld", "pad", "load"),
+    # the conflicted layout in `make test`, the two padded ones slow
+    [
+        (32, 0, 32),
+        pytest.param(33, 1, 1, marks=pytest.mark.slow),
+        pytest.param(34, 2, 2, marks=pytest.mark.slow),
+    ],
+)
 def test_a_parameter_block_with_real_pointers_traces(
     tmp_path: Path, ld: int, pad: int, load: int
 ) -> None:

@@ -42,7 +42,15 @@ def test_the_versions_are_those_pytorch_pins_and_the_newest() -> None:
     assert VERSIONS == ["3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.9.0"]
 
 
-@pytest.mark.parametrize(("version", "entry"), CASES, ids=[f"{v}-{e['id']}" for v, e in CASES])
+# the oldest and the newest version's entries in `make test`; those in between slow
+@pytest.mark.parametrize(
+    ("version", "entry"),
+    [
+        pytest.param(v, e, marks=() if v in (VERSIONS[0], VERSIONS[-1]) else pytest.mark.slow)
+        for v, e in CASES
+    ],
+    ids=[f"{v}-{e['id']}" for v, e in CASES],
+)
 def test_each_versions_entry_traces_with_only_the_grid_and_named_scalars(
     version: str, entry: dict[str, Any]
 ) -> None:
