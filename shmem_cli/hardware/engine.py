@@ -134,7 +134,9 @@ class AccessKind:
         return not self.is_atomic or arch.atomic_rule(self.atomic).combines
 
     def uniform_in_one(self, arch: ArchProfile) -> bool:
-        """Whether a warp-uniform address is reduced in one wavefront (rule 7)."""
+        """Whether a warp-uniform address is reduced in one wavefront (rule 7: the "add"
+        class, which only a spec's ``atomic: add`` has; the trace charges an ATOMS.ADD as
+        "exch")."""
         return self.is_atomic and arch.atomic_rule(self.atomic).uniform_in_one
 
     def address_lanes(self, arch: ArchProfile) -> B8:
