@@ -132,3 +132,21 @@ def test_collective_sections_of_o0_code_against_numpy() -> None:
         _, out = lab.run("cg_tiles", LAB)
     assert np.frombuffer(out[0], dtype=np.uint32).tolist() == cg_tiles(x).tolist()
     assert {"ENDCOLLECTIVE", "BAR"} <= seen
+
+
+@needs_nvdisasm
+def test_the_modules_global_data_is_loaded_as_the_driver_loads_it() -> None:
+    """Double sin/cos read the CUDA math library's coefficient tables, and a ``__device__``
+    array is read and another written, through the addresses the driver writes into constant
+    bank 4 (relocations against ``.nv.global.init`` and ``.nv.global``): the values within
+    the 2 ulp the CUDA Math API documents for sin and cos, the integers exact."""
+    x = _inputs("trig", np.float64)
+    _, out = lab.run("module_data", LAB)
+    got = np.frombuffer(out[0], dtype=np.float64)
+    ulp = np.spacing(np.abs(np.concatenate([np.sin(x), np.cos(x)])))
+    assert (np.abs(got - np.concatenate([np.sin(x), np.cos(x)])) <= 2 * ulp).all()
+    table = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    t = np.arange(64)
+    hits = table[t & 7] * t
+    want = hits[63 - t] + table[(t * 3) & 7]
+    assert np.frombuffer(out[1], dtype=np.int32).tolist() == want.tolist()

@@ -27,6 +27,7 @@ from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.constants import Constants
 from .kernel.cubin import CubinInfo, Kernel
+from .kernel.externals import link_globals
 from .kernel.launch import LaunchPlan
 from .result import GridCoverage, KernelTrace, LaunchInfo
 
@@ -211,6 +212,9 @@ def trace_kernel(
     every_block = memory is not None  # the caller reads what every block wrote
     memory = GlobalMemory() if memory is None else memory
     params = plan.param_bytes(memory)
+    banks = dict(constants.banks) if constants else {}
+    if constants and constants.global_slots:  # the module's __device__ data, as loaded
+        link_globals(banks, constants.global_slots, constants.global_sections, memory.add_buffer)
     profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     launch = Launch(
         block=plan.block,
@@ -222,7 +226,7 @@ def trace_kernel(
         shared_base=kernel.reserved_shared_bytes,
         memory=memory,
         warp_size=profile.warp_size,
-        const_banks=dict(constants.banks) if constants else {},
+        const_banks=banks,
         const_unset=constants.unset_spans() if constants else {},
         externals=dict(constants.externals) if constants else {},
         cluster=plan.cluster,

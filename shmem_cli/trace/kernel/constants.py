@@ -34,7 +34,7 @@ from ...plumbing.errors import shorten
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES
 from .elf import SHT_NOBITS, Elf
-from .externals import external_slots, place
+from .externals import GlobalSlot, external_slots, global_slots, place
 
 #: a constant bank is 64 KiB on every GPU
 BANK_BYTES = 64 << 10
@@ -99,6 +99,10 @@ class Constants:
     types: Mapping[str, str] = field(default_factory=dict)  # declared element types
     # the address given to each function outside the cubin (printf's vprintf) -> its name
     externals: Mapping[int, str] = field(default_factory=dict)
+    # the bank slots that hold addresses in the module's global sections, and those sections
+    # (bytes, or a size of zeros): placed in the launch's global memory (externals.link_globals)
+    global_slots: tuple[GlobalSlot, ...] = ()
+    global_sections: Mapping[str, bytes | int] = field(default_factory=dict)
 
     def symbol_at(self, bank: int, offset: int) -> ConstSymbol | None:
         for s in self.symbols:
@@ -145,7 +149,15 @@ def read_constants(path: str | Path, kernel: str) -> Constants:
         s.name for s in symbols if not any(banks[s.bank][s.offset : s.offset + s.size])
     )
     externals = place(banks, external_slots(elf, kernel))
-    return Constants(banks=banks, symbols=tuple(symbols), unset=unset, externals=externals)
+    slots, sections = global_slots(elf, kernel)
+    return Constants(
+        banks=banks,
+        symbols=tuple(symbols),
+        unset=unset,
+        externals=externals,
+        global_slots=tuple(slots),
+        global_sections=sections,
+    )
 
 
 def _pad(a: bytes, b: bytes) -> tuple[bytes, bytes]:

@@ -1,5 +1,7 @@
-"""Functions outside a cubin that its code calls: ``printf``'s ``vprintf``, a failed
-``assert()``'s ``__assertfail``.
+"""What the driver links into a module's constant banks: the addresses of functions outside
+the cubin that its code calls (``printf``'s ``vprintf``, a failed ``assert()``'s
+``__assertfail``) and of the module's own global variables (``__device__`` data, and the
+tables of the CUDA math library: double ``sin``/``cos`` read ``__cudart_sin_cos_coeffs``).
 
 nvcc does not link them into the cubin: the kernel loads the function's address from a
 constant bank (``LDC.64 R10, c[0x4][R10]``) and calls through the register
@@ -8,15 +10,19 @@ bank's section against the undefined symbol tells the driver to write the addres
 loads the module. :func:`external_slots` reads those relocations, and :func:`place` writes
 an address of its own for each function into the banks, so the emulator can tell which
 function a call goes to (:data:`EXTERNAL_BASE`: far above any global memory it maps).
+A slot whose relocation names a symbol of the module's global sections (``.nv.global.init``,
+initialised; ``.nv.global``, zeros) gets the address that section is given in the launch's
+global memory (:func:`link_globals`), so a load through it reads the module's bytes.
 """
 
 from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .elf import Elf
+from .elf import SHT_NOBITS, Elf
 
 #: where the addresses given to external functions start, 16 bytes apart
 EXTERNAL_BASE = 0xFFFF_FF00_0000_0000
@@ -37,10 +43,35 @@ class ExternalSlot:
     name: str
 
 
-def external_slots(elf: Elf, kernel: str) -> list[ExternalSlot]:
-    """The slots of the constant banks ``kernel`` (its mangled name) sees that hold the
-    address of a function the cubin does not define."""
-    out: list[ExternalSlot] = []
+@dataclass(frozen=True)
+class GlobalSlot:
+    """The 8 bytes of a constant bank that the driver fills with the address of a byte of
+    one of the module's global sections: that section's name and the byte's offset in it."""
+
+    bank: int
+    offset: int
+    section: str
+    at: int
+
+
+#: the module's global sections: initialised data, and zeros
+GLOBAL_SECTIONS = (".nv.global.init", ".nv.global")
+#: the most bytes a module's global sections may claim
+MAX_GLOBAL_BYTES = 1 << 32
+
+
+@dataclass(frozen=True)
+class _Relocation:
+    bank: int
+    offset: int  # of the slot in the bank
+    name: str  # the symbol's
+    section: int  # the symbol's section index (0: undefined)
+    at: int  # the symbol's value plus the addend
+
+
+def _relocations(elf: Elf, kernel: str) -> Iterator[_Relocation]:
+    """Every 64-bit address relocation of the constant banks ``kernel`` (its mangled name)
+    sees."""
     for s in elf.sections:
         m = _SECTION.match(s.name)
         if m is None or s.type not in (SHT_RELA, SHT_REL) or s.link >= len(elf.sections):
@@ -48,22 +79,68 @@ def external_slots(elf: Elf, kernel: str) -> list[ExternalSlot]:
         if m.group(2) is not None and m.group(2) != kernel:
             continue
         symbols = elf.sections[s.link]
+        strings = elf.sections[symbols.link] if symbols.link < len(elf.sections) else None
         size = 24 if s.type == SHT_RELA else 16
         for k in range(s.size // size):
             offset, info = struct.unpack_from("<QQ", elf.data, s.offset + k * size)
+            addend = (
+                struct.unpack_from("<q", elf.data, s.offset + k * 24 + 16)[0] if size == 24 else 0
+            )
             index, kind = info >> 32, info & 0xFFFF_FFFF
             if kind != _R_CUDA_64 or (index + 1) * 24 > symbols.size:
                 continue
-            name, _info, _other, shndx = struct.unpack_from(
-                "<IBBH", elf.data, symbols.offset + index * 24
+            name, _info, _other, shndx, value = struct.unpack_from(
+                "<IBBHQ", elf.data, symbols.offset + index * 24
             )
-            if shndx == 0 and name:  # undefined: the driver links it in
-                text = elf._string(elf.sections[symbols.link].offset,
-                                   elf.sections[symbols.link].size, name)  # fmt: skip
-                out.append(ExternalSlot(int(m.group(1)), offset, text))
-                if len(out) > MAX_EXTERNALS:
-                    elf._fail(f"it calls more than {MAX_EXTERNALS} functions outside it")
+            text = elf._string(strings.offset, strings.size, name) if name and strings else ""
+            yield _Relocation(int(m.group(1)), offset, text, shndx, value + addend)
+
+
+def external_slots(elf: Elf, kernel: str) -> list[ExternalSlot]:
+    """The slots of the constant banks ``kernel`` (its mangled name) sees that hold the
+    address of a function the cubin does not define."""
+    out: list[ExternalSlot] = []
+    for r in _relocations(elf, kernel):
+        if r.section == 0 and r.name:  # undefined: the driver links it in
+            out.append(ExternalSlot(r.bank, r.offset, r.name))
+            if len(out) > MAX_EXTERNALS:
+                elf._fail(f"it calls more than {MAX_EXTERNALS} functions outside it")
     return out
+
+
+def global_slots(elf: Elf, kernel: str) -> tuple[list[GlobalSlot], dict[str, bytes | int]]:
+    """The slots of the banks ``kernel`` sees that hold an address in the module's global
+    sections, and those sections (their bytes, or the size of their zeros)."""
+    slots: list[GlobalSlot] = []
+    sections: dict[str, bytes | int] = {}
+    for r in _relocations(elf, kernel):
+        if not 0 < r.section < len(elf.sections):
+            continue
+        sec = elf.sections[r.section]
+        if sec.name not in GLOBAL_SECTIONS:
+            continue
+        if sec.size > MAX_GLOBAL_BYTES:
+            elf._fail(f"section {sec.name} claims {sec.size:,} bytes")
+        sections[sec.name] = sec.size if sec.type == SHT_NOBITS else elf.body(sec)
+        slots.append(GlobalSlot(r.bank, r.offset, sec.name, r.at))
+    return slots, sections
+
+
+def link_globals(
+    banks: dict[int, bytes],
+    slots: tuple[GlobalSlot, ...],
+    sections: Mapping[str, bytes | int],
+    add_buffer: Callable[[bytes | int, str], int],
+) -> None:
+    """Give each global section a buffer (``add_buffer(content, name) -> address``) and write
+    the addresses into its slots of ``banks`` (in place), as the driver does at load."""
+    base = {name: add_buffer(data, f"the module's {name}") for name, data in sections.items()}
+    for slot in slots:
+        body = bytearray(banks.get(slot.bank, b""))
+        if slot.offset + 8 <= len(body):
+            address = base[slot.section] + slot.at
+            body[slot.offset : slot.offset + 8] = address.to_bytes(8, "little")
+            banks[slot.bank] = bytes(body)
 
 
 def place(banks: dict[int, bytes], slots: list[ExternalSlot]) -> dict[int, str]:

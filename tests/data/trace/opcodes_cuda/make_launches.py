@@ -93,6 +93,8 @@ pairs = rng.integers(0, 8, (2, 32))
 pairs[:, :8] = [np.arange(8), (np.arange(8) + 1) % 8]
 pairs[:, 8:16] = [np.arange(8), np.arange(8)]
 nan_in = nan_bits[pairs.ravel()]
+trig = rng.normal(0, 4, 64)
+trig[[0, 1, 2, 3, 4, 5]] = [0.0, -0.0, 1e300, -(2.0**40) - 0.5, 2.0**31 + 3, np.pi]
 
 
 def launch(lid, cubin, kernel, block, args, dumps=(0,)):
@@ -132,6 +134,8 @@ launches += [
             save("s64_init", s64_init), {"zeros": 128 * 8}, {"zeros": 3 * 128 * 8},
             save("dv", dv), save("lv", lv)], (0, 1, 2, 3, 4, 5)),
     launch("nan_payloads", C90B, "nan_payloads", 32, [{"zeros": 128 * 8}, save("nans", nan_in)]),
+    launch("module_data", C90B, "module_data", 64,
+           [{"zeros": 128 * 8}, {"zeros": 64 * 4}, save("trig", trig)], (0, 1)),
 ]  # fmt: skip
 (HERE / "launches.json").write_text(json.dumps({"launches": launches}, indent=1))
 print(len(launches), "launches")
