@@ -221,3 +221,43 @@ def cg_tiles(x: np.ndarray) -> np.ndarray:
             r ^= max(x[u] for u in odd) + (odd.index(t) << 8)
         out[t] = r
     return u32(out)
+
+
+def _halves(words: np.ndarray, bf16: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The (low, high) 16-bit values of each word as float64 (half or bf16)."""
+    lo, hi = (words & 0xFFFF).astype(np.uint16), (words >> 16).astype(np.uint16)
+    with np.errstate(invalid="ignore"):  # signalling NaNs stay NaNs
+        if bf16:
+            wide = [(v.astype(np.uint32) << 16).view(np.float32) for v in (lo, hi)]
+            return wide[0].astype(np.float64), wide[1].astype(np.float64)
+        return lo.view(np.float16).astype(np.float64), hi.view(np.float16).astype(np.float64)
+
+
+def bf16_compares(x: np.ndarray, h: np.ndarray) -> dict[int, np.ndarray]:
+    """Rows 9..16 of ``bf16_ops``: the compares written as 1.0 or 0.0 per lane (bf16 1.0 is
+    0x3f80, half 1.0 0x3c00) and as lane masks (0xffff), the CUDA Math API's definitions
+    (``__heq2``, ``__hlt2``, ``__hgeu2``, ``__hne2``; the unordered ``u`` forms are true on
+    NaN, the others false)."""
+    words = x.view(np.uint32)
+    a, b = words[:32], words[32:64]
+    p, q = h.view(np.uint32)[:32], h.view(np.uint32)[32:64]
+
+    def lanes(f, u: np.ndarray, v: np.ndarray, bf16: bool, one: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        (ul, uh), (vl, vh) = _halves(u, bf16), _halves(v, bf16)
+        with np.errstate(invalid="ignore"):
+            lo, hi = f(ul, vl), f(uh, vh)
+        return (np.where(lo, one, 0) | (np.where(hi, one, 0) << 16)).astype(np.uint32)
+
+    eq = np.equal
+    ne = lambda s, t: (s != t) & ~np.isnan(s) & ~np.isnan(t)  # noqa: E731
+    geu = lambda s, t: ~(s < t)  # noqa: E731
+    return {
+        9: lanes(eq, a, b, True, 0x3F80),
+        10: lanes(np.less, a, b, True, 0x3F80),
+        11: lanes(geu, a, b, True, 0x3F80),
+        12: lanes(eq, p, q, False, 0x3C00),
+        13: lanes(np.less, p, q, False, 0x3C00),
+        14: lanes(geu, p, q, False, 0x3C00),
+        15: lanes(ne, p, q, False, 0x3C00),
+        16: lanes(eq, p, q, False, 0xFFFF) ^ lanes(np.less, a, b, True, 0xFFFF),
+    }

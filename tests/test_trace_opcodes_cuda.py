@@ -23,7 +23,14 @@ from shmem_cli.trace.emulator import decode
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
-from .opcodes_cuda_reference import atomics_wide, cg_tiles, jump_table, video_ops, warp_ops
+from .opcodes_cuda_reference import (
+    atomics_wide,
+    bf16_compares,
+    cg_tiles,
+    jump_table,
+    video_ops,
+    warp_ops,
+)
 
 LAB = TRACE_DATA / "opcodes_cuda"
 
@@ -150,3 +157,17 @@ def test_the_modules_global_data_is_loaded_as_the_driver_loads_it() -> None:
     hits = table[t & 7] * t
     want = hits[63 - t] + table[(t * 3) & 7]
     assert np.frombuffer(out[1], dtype=np.int32).tolist() == want.tolist()
+
+
+@needs_nvdisasm
+def test_half_and_bf16_compares_written_as_values_against_numpy() -> None:
+    """HSET2 (``.BF``: 1.0 per lane in the lanes' format; else a 0xffff mask), on half and
+    bf16 lanes (``.BF16_V2``), ordered and unordered, with NaN, infinities, -0 and equal
+    pairs."""
+    x, h = _inputs("bf16", np.uint16), _inputs("half", np.uint16)
+    with decode.recording() as seen:
+        _, out = lab.run("bf16_ops", LAB)
+    got = np.frombuffer(out[0], dtype=np.uint32).reshape(17, 32)
+    for row, expected in bf16_compares(x, h).items():
+        assert got[row].tolist() == expected.tolist(), f"row {row}"
+    assert "HSET2" in seen
