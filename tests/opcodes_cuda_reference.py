@@ -5,6 +5,9 @@ dot products, double fmin/fmax."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
 I64 = np.int64
@@ -261,3 +264,48 @@ def bf16_compares(x: np.ndarray, h: np.ndarray) -> dict[int, np.ndarray]:
         15: lanes(ne, p, q, False, 0x3C00),
         16: lanes(eq, p, q, False, 0xFFFF) ^ lanes(np.less, a, b, True, 0xFFFF),
     }
+
+
+def _bf16_value(bits: int) -> float:
+    return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
+
+
+def bf16_round(exact: Fraction, negative_zero: bool) -> int:
+    """The bf16 pattern of an exact value, rounded to nearest even as PTX's ``.rn`` says:
+    subnormals kept (2^-133 the smallest), past the largest finite an infinity."""
+    if exact == 0:
+        return 0x8000 if negative_zero else 0
+    sign = 0x8000 if exact < 0 else 0
+    a = abs(exact)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    while Fraction(2) ** e > a:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    ulp = Fraction(2) ** (max(e, -126) - 7)
+    n, rest = divmod(a / ulp, 1)
+    n = int(n) + (rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1))
+    if n * ulp >= 2**128:
+        return sign | 0x7F80
+    return sign | int(np.array([float(n * ulp)], dtype=np.float32).view(np.uint32)[0] >> 16)
+
+
+def bf16_arithmetic(x: np.ndarray) -> dict[int, list[int | None]]:
+    """Rows 0..3 of ``bf16_ops`` (``__hadd2``, ``__hsub2``, ``__hmul2``, ``__hfma2`` on bf16
+    pairs), lane by lane in exact rational arithmetic, each rounded once; None where an input
+    is NaN or infinite (left to the H200's own outputs)."""
+    a, b, c = x[:64].astype(int), x[64:128].astype(int), x[128:192].astype(int)
+    rows: dict[int, list[int | None]] = {0: [], 1: [], 2: [], 3: []}
+    for k in range(64):
+        fa, fb, fc = (_bf16_value(int(v[k])) for v in (a, b, c))
+        if not all(math.isfinite(v) for v in (fa, fb, fc)):
+            for row in rows.values():
+                row.append(None)
+            continue
+        qa, qb, qc = Fraction(fa), Fraction(fb), Fraction(fc)
+        sa, sb, sc = (math.copysign(1, v) < 0 for v in (fa, fb, fc))
+        rows[0].append(bf16_round(qa + qb, sa and sb))
+        rows[1].append(bf16_round(qa - qb, sa and not sb))
+        rows[2].append(bf16_round(qa * qb, sa != sb))
+        rows[3].append(bf16_round(qa * qb + qc, (sa != sb) and sc))
+    return rows

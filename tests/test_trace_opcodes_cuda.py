@@ -25,6 +25,7 @@ from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
 from .opcodes_cuda_reference import (
     atomics_wide,
+    bf16_arithmetic,
     bf16_compares,
     cg_tiles,
     jump_table,
@@ -171,3 +172,20 @@ def test_half_and_bf16_compares_written_as_values_against_numpy() -> None:
     for row, expected in bf16_compares(x, h).items():
         assert got[row].tolist() == expected.tolist(), f"row {row}"
     assert "HSET2" in seen
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("launch_id,inputs", [("bf16_ops", "bf16"), ("bf16_ops_random", "bf16_2")])
+def test_bf16x2_arithmetic_rounds_once_against_exact_arithmetic(
+    launch_id: str, inputs: str
+) -> None:
+    """HADD2/HMUL2/HFMA2 ``.BF16_V2``: each lane the exact sum, product or fused product-sum
+    rounded once to nearest even, subnormals kept, -0 where IEEE 754 gives it, past the
+    largest finite an infinity (the finite lanes; NaN and infinite inputs are the H200's)."""
+    x = _inputs(inputs, np.uint16)
+    _, out = lab.run(launch_id, LAB)
+    got = np.frombuffer(out[0], dtype=np.uint32).reshape(17, 32)
+    for row, expected in bf16_arithmetic(x).items():
+        lanes = [(int(got[row][k // 2]) >> (16 * (k % 2))) & 0xFFFF for k in range(64)]
+        pairs = [(g, w) for g, w in zip(lanes, expected, strict=True) if w is not None]
+        assert [g for g, _ in pairs] == [w for _, w in pairs], f"row {row}"

@@ -75,7 +75,7 @@ def _bits(x: Any, bf16: bool = False, err: Any = 0.0) -> Any:
     exact_tie = np.asarray(err) == 0
     odd = np.fmod(whole, 2) == 1
     up = (frac > 0.5) | ((frac == 0.5) & (larger | (exact_tie & odd)))
-    r = (whole + up) * np.sign(xf)
+    r = np.copysign(whole + up, xf)  # -0 stays -0
     with np.errstate(over="ignore"):
         y = np.where(finite, r * ulp, x).astype(np.float32)
     bits = (y.view(_U) >> np.uint32(16)).astype(_U)
