@@ -187,8 +187,9 @@ def _dsetp_min_max(ins: Instruction) -> Step:
     that nvcc writes as selects (sm_90 has no DMNMX): ``Pa`` says the result is ``a`` (the
     smaller, or larger, of two numbers, -0 below +0; the number when the other is NaN),
     ``Pn`` that both are NaN (the result is then ``b`` with its quiet bit set); both
-    combined with ``p`` (``fmin``/``fmax``: tests/data/trace/opcodes_cuda's
-    ``double_min_max``, on the H200)."""
+    combined with ``p``. From the selects nvcc writes after it for ``fmin``/``fmax``; which
+    NaN two NaNs give and the order of -0 and +0 are still to check on the H200
+    (tests/data/trace/opcodes_cuda's ``double_min_max`` and ``nan_payloads``)."""
     bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
     ops = ins.operands
     if len(ops) != 5:

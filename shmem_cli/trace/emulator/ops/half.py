@@ -2,10 +2,11 @@
 HSETP2 and HSET2.
 
 Each 32-bit register holds two float16 values (low, high), or two bf16 values with
-``.BF16_V2``; they are computed in float64 and rounded once to 16 bits lane by lane. As
-the H200 computes them: a NaN result is the canonical ``0x7fff``, and ``.SAT`` clamps to
-[0, 1] with NaN and -0 going to +0 (tests/data/trace/opcodes' ``half_ops``; bf16:
-tests/data/trace/opcodes_cuda's ``bf16_ops``).
+``.BF16_V2``; they are computed in float64 and rounded once to 16 bits lane by lane
+(subnormals kept, as PTX says). As the H200 computes half2: a NaN result is the canonical
+``0x7fff``, and ``.SAT`` clamps to [0, 1] with NaN and -0 going to +0
+(tests/data/trace/opcodes' ``half_ops``); bf16 NaN results are given the same pattern, which
+the H200 is still to confirm (tests/data/trace/opcodes_cuda's ``bf16_ops``).
 """
 
 from __future__ import annotations
