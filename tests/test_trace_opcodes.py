@@ -17,7 +17,7 @@ Not registered, because no compiler we have emits them for sm_75..sm_90a (tried:
 and Triton's ptxas 12.4 and 12.8 on the kernels above, uniform values feeding TMA
 coordinates, CUTLASS's CuTe tutorials, and every kept cubin of tests/data): the 32-bit
 immediate forms FADD32I, FMUL32I, FFMA32I, MOV32I; the pre-Volta IADD, IMUL, SHL, SHR; the
-uniform UIABS, UIADD, UIMUL, UIMNMX, UVIADD, UVIMNMX, UPLOP3, UP2R, UR2P, USHL, USHR; DMNMX,
+uniform UIABS, UIADD, UIMUL, UIMNMX, UVIADD, UVIMNMX, UP2R, UR2P, USHL, USHR; DMNMX,
 JMP, KILL, CCTLL, ACQBULK and WARPGROUPSET. (ENDCOLLECTIVE, which -O0 code and CUTLASS's
 fallbacks reach, and the rest of what real CUDA code emits: tests/test_trace_opcodes_cuda.py.)
 An unregistered opcode stops a trace with a located error when a thread reaches it, never

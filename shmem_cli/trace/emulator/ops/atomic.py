@@ -41,6 +41,7 @@ from ..access_kind import access_width, atomic_op, shared_form, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
+from .floating import flush
 from .memory import (
     address,
     ambient,
@@ -77,7 +78,12 @@ def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits
     if fmt is not None and opname in ("ADD", "MIN", "MAX"):
         ut = np.uint32 if bits == 32 else np.uint64
         o, v = np.array([old, val], dtype=ut).view(fmt)
+        ftz = "FTZ" in mods and fmt is np.float32  # PTX's atom.add.f32: no denormal in or out
+        if ftz:
+            o, v = flush(np.array([o, v], dtype=np.float32))
         r = o + v if opname == "ADD" else (min(o, v) if opname == "MIN" else max(o, v))
+        if ftz:
+            r = flush(np.array([r], dtype=np.float32))[0]
         return int(np.array([r], dtype=fmt).view(ut)[0])
     signed = "S32" in mods or "S64" in mods
     so, sv = (_signed(old, bits), _signed(val, bits)) if signed else (old, val)

@@ -78,8 +78,10 @@ def _lop3(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-@op("PLOP3")
+@op("PLOP3", "UPLOP3")
 def _plop3(ins: Instruction, ctx: Context) -> Step:
+    """``PLOP3.LUT p, q, a, b, c, lut1, lut2``: p and q are the 3-input truth tables of a, b
+    and c; ``UPLOP3`` the same on uniform predicates."""
     ops = ins.operands
     if len(ops) != 7 or not all(isinstance(o, Imm) for o in ops[5:7]):
         raise unsupported(ins)
@@ -284,10 +286,11 @@ def _predicate_file(ins: Instruction, operand: Operand) -> None:
         raise unsupported(ins, f"expected {want} as the predicate operand")
 
 
-@op("P2R")
+@op("P2R", "UP2UR")
 def _p2r(ins: Instruction, ctx: Context) -> Step:
     """``P2R Rd, PR, Rb, mask``: Rd = Rb with bit (shift + k) replaced by predicate k for
-    every k in ``mask`` (k < 7); shift is 8 x the byte of ``.B1``..``.B3``."""
+    every k in ``mask`` (k < 7); shift is 8 x the byte of ``.B1``..``.B3``. ``UP2UR URd,
+    UPR, URb, mask`` the same from the uniform predicates into a uniform register."""
     ops = ins.operands
     if len(ops) != 4 or not isinstance(ops[3], Imm):
         raise unsupported(ins)

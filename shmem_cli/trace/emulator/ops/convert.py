@@ -15,7 +15,7 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
 from ..wgmma import fp8_values
-from .floating import as_f32, round_f32, rounding_mode
+from .floating import as_f32, flush, round_f32, rounding_mode
 
 _U = np.uint32
 _ROUND = ("RN", "RZ", "RM", "RP")
@@ -181,9 +181,12 @@ def _frnd(ins: Instruction, ctx: Context) -> Step:
     typ = "F64" if "F64" in ins.mods else "F32"
     rd = _read_float(ins, ins.operands[1], typ)
     wr = _write_float(ins, ins.operands[0], typ, "RN")
+    ftz = "FTZ" in ins.mods and typ == "F32"  # a denormal source is a zero of its sign
 
     def step(b: Block, ix: Idx) -> None:
         x, t = rd(b, ix)
+        if ftz:
+            x = flush(np.asarray(x, dtype=np.float32))
         wr(b, ix, np.broadcast_to(_round_int(x, ins), (b.count(ix),)), t)
 
     return step
@@ -281,19 +284,108 @@ def _f2fp_unpack(ins: Instruction) -> Step:
     return step
 
 
+def fp8_bits(x: Any, fmt: str) -> Any:
+    """float64 values as bytes of an 8-bit float (``E4M3``/``E5M2``), as PTX's
+    ``cvt.rn.satfinite`` writes them: rounded to nearest, ties to even; a magnitude past the
+    largest finite value (infinity too) becomes the largest finite value of its sign, a NaN
+    the format's NaN 0x7F; a result that rounds to zero keeps its sign."""
+    values = fp8_values(fmt.lower())
+    finite = values[:0x80][~np.isnan(values[:0x80]) & ~np.isinf(values[:0x80])]
+    top = float(finite.max())
+    mbits, emin = (3, -6) if fmt == "E4M3" else (2, -14)
+    x = np.asarray(x, dtype=np.float64)
+    a = np.minimum(np.nan_to_num(np.abs(x), nan=0.0, posinf=top), top)
+    with np.errstate(divide="ignore"):
+        e = np.maximum(np.floor(np.log2(np.where(a > 0, a, 1.0))), emin)
+    q = np.exp2(e - mbits)
+    r = np.minimum(np.rint(a / q) * q, top)
+    code = np.searchsorted(values[: int(np.argmax(values[:0x80] == top)) + 1], r).astype(_U)
+    code = code | np.where(np.signbit(x), _U(0x80), _U(0))
+    return np.where(np.isnan(x), _U(0x7F), code).astype(_U)
+
+
+def _merge_c(ins: Instruction, opnd: Operand) -> Any:
+    """The ``_MERGE_C`` source: its half (``.H1``: the high one) lands in the high 16 bits
+    of the result, the converted pair in the low 16."""
+    if not isinstance(opnd, Reg):
+        raise unsupported(ins, "a register as the merged operand")
+    high = "H1" in opnd.sel
+    r = read_u32(Reg(opnd.kind, opnd.index), "i", ins)
+
+    def read(b: Block, ix: Idx) -> tuple[Any, Any]:
+        v, t = r(b, ix)
+        v = np.asarray(v, dtype=_U)
+        return ((v >> _U(16)) if high else (v & _U(0xFFFF))) << _U(16), t
+
+    return read
+
+
+def _f2fp_fp8(ins: Instruction, fmt: str) -> Step:
+    """``F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C d, a, b, c`` (PTX's
+    ``cvt.rn.satfinite.e4m3x2.f32 d, a, b``; ``.E5M2`` alike): a's byte above b's in the low
+    16 bits of d; ``F2FP.SATFINITE.E4M3.F16.UNPACK_B_MERGE_C d, a, c`` converts a's two
+    halves (``cvt.rn.satfinite.e4m3x2.f16x2``), the high half to the high byte."""
+    ops = ins.operands
+    pack = "PACK_AB_MERGE_C" in ins.mods
+    if "SATFINITE" not in ins.mods or len(ops) != (4 if pack else 3):
+        raise unsupported(ins)
+    if pack and "F32" not in ins.mods or not pack and "F16" not in ins.mods:
+        raise unsupported(ins, "an 8-bit float pair from F32 values or from F16 halves")
+    w = write_u32(ops[0], ins)
+    merge = _merge_c(ins, ops[-1])
+    if pack:
+        ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
+    else:
+        rh = read_u32(ops[1], "h", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        if pack:
+            (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+            hi, lo, t = as_f32(x).astype(np.float64), as_f32(y).astype(np.float64), tx | ty
+        else:
+            v, t = rh(b, ix)
+            u = np.asarray(v, dtype=_U)
+            lo = (u & _U(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+            hi = (u >> _U(16)).astype(np.uint16).view(np.float16).astype(np.float64)
+        c, tc = merge(b, ix)
+        r = c | (fp8_bits(hi, fmt) << _U(8)) | fp8_bits(lo, fmt)
+        w(b, ix, np.broadcast_to(np.asarray(r, dtype=_U), (b.count(ix),)), t | tc)
+
+    return step
+
+
+def half_bits_rz(x: Any) -> Any:
+    """float64 values as float16 bits, rounded toward zero (a finite value past the largest
+    half stays the largest half)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = x.astype(np.float16)
+        fix = np.abs(h.astype(np.float64)) > np.abs(x)
+        h = np.where(fix, np.nextafter(h, np.float16(0)), h).astype(np.float16)
+    return h.view(np.uint16).astype(_U)
+
+
 @op("F2FP")
 def _f2fp(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
+    fmt = next((m for m in ins.mods if m in ("E5M2", "E4M3")), None)
     if "UNPACK_B" in ins.mods:
         return _f2fp_unpack(ins)
+    if fmt is not None:
+        return _f2fp_fp8(ins, fmt)
     if "PACK_AB" not in ins.mods or len(ops) != 3:
         raise unsupported(ins)
+    mode = rounding_mode(ins)
+    if mode not in ("RN", "RZ") or "SATFINITE" in ins.mods or "RELU" in ins.mods:
+        raise unsupported(ins, "rounding to nearest or toward zero")
     bf = "BF16" in ins.mods
     w = write_u32(ops[0], ins)
     ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
 
     def half(v: Any) -> Any:
         f = as_f32(v)
+        if mode == "RZ":
+            return _bf16_rz(f) if bf else half_bits_rz(f)
         return bf16_bits(f) if bf else np.asarray(f, dtype=np.float16).view(np.uint16).astype(_U)
 
     def step(b: Block, ix: Idx) -> None:
@@ -302,3 +394,10 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
         w(b, ix, np.broadcast_to(r.astype(_U), (b.count(ix),)), tx | ty)
 
     return step
+
+
+def _bf16_rz(f: Any) -> Any:
+    """float32 values as bfloat16 bits, rounded toward zero (the high half of the bits; a NaN
+    keeps the bits :func:`bf16_bits` gives it)."""
+    u = np.asarray(f, dtype=np.float32).view(_U)
+    return np.where(np.isnan(f), bf16_bits(f), u >> _U(16)).astype(_U)

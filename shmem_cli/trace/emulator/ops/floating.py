@@ -48,6 +48,21 @@ def round_f32(x: Any, mode: str) -> Any:
     return np.asarray(f, dtype=np.float32).view(_U)
 
 
+_TINY = np.float32(2.0**-126)  # the smallest normal float32
+
+
+def flush(f: Any) -> Any:
+    """float32 values with every denormal replaced by a zero of its sign (``.FTZ``)."""
+    f = np.asarray(f, dtype=np.float32)
+    return np.where(np.abs(f) < _TINY, np.copysign(np.float32(0), f), f).astype(np.float32)
+
+
+def flush_bits(u: Any) -> Any:
+    """float32 bits with every denormal replaced by a zero of its sign (``.FTZ``)."""
+    u = np.asarray(u, dtype=_U)
+    return np.where(u & _U(0x7F800000) == 0, u & _U(0x80000000), u).astype(_U)
+
+
 def rounding_mode(ins: Instruction) -> str:
     """The rounding mode an instruction names (RN when it names none)."""
     return next((m for m in ins.mods if m in _ROUND), "RN")
@@ -75,16 +90,20 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
     if kind == "FMNMX":
         ra, rb = _srcs32(ins, ops[1:3])
         rp = read_pred(ops[3], ins)
+        nan = "NAN" in ins.mods  # PTX's min.NaN/max.NaN: a NaN in, the canonical NaN out
 
         def mnmx(b: Block, ix: Idx) -> None:
             (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
             fx, fy = as_f32(x), as_f32(y)
-            r = np.where(p, np.fmin(fx, fy), np.fmax(fx, fy)).astype(np.float32)
-            w(b, ix, np.broadcast_to(r.view(_U), (b.count(ix),)), tx | ty | tp)
+            r = np.where(p, np.fmin(fx, fy), np.fmax(fx, fy)).astype(np.float32).view(_U)
+            if nan:
+                r = np.where(np.isnan(fx) | np.isnan(fy), _U(0x7FFFFFFF), r)
+            w(b, ix, np.broadcast_to(r, (b.count(ix),)), tx | ty | tp)
 
         return mnmx
     readers = _srcs32(ins, ops[1:])
-    plain = mode == "RN" and "SAT" not in ins.mods
+    ftz = "FTZ" in ins.mods  # denormal sources and results are zeros of their sign
+    plain = mode == "RN" and "SAT" not in ins.mods and not ftz
     if kind == "FFMA" and plain:
         ra, rb, rc = readers
         f64 = np.float64
@@ -102,7 +121,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
-        f = [as_f32(v).astype(np.float64) for v, _ in vals]
+        f = [(flush(as_f32(v)) if ftz else as_f32(v)).astype(np.float64) for v, _ in vals]
         t: Any = 0
         for _, tt in vals:
             t = t | tt
@@ -112,7 +131,8 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
             x = f[0] * f[1]
         else:
             x = f[0] * f[1] + f[2]
-        w(b, ix, np.broadcast_to(round_f32(_sat(ins, x), mode), (b.count(ix),)), t)
+        r = round_f32(_sat(ins, x), mode)
+        w(b, ix, np.broadcast_to(flush_bits(r) if ftz else r, (b.count(ix),)), t)
 
     return step
 
@@ -169,11 +189,14 @@ def _fsetp(ins: Instruction, ctx: Context) -> Step:
         ra, rb = read_u32(ops[2], "f", ins), read_u32(ops[3], "f", ins)
     rp = read_pred(ops[4], ins)
     comb = BOOL_OPS[bop]
+    ftz = "FTZ" in ins.mods and not dbl  # denormals compare as zeros
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
         fx = np.asarray(x).view(np.float64) if dbl else as_f32(x)
         fy = np.asarray(y).view(np.float64) if dbl else as_f32(y)
+        if ftz:
+            fx, fy = flush(fx), flush(fy)
         r = float_compare(name, fx, fy)
         t = tx | ty | tp
         w1(b, ix, comb(r, p), t)

@@ -206,3 +206,42 @@ def _hsetp2(ins: Instruction, ctx: Context) -> Step:
         w2(b, ix, comb(float_compare(name, xh, yh), p), t)
 
     return step
+
+
+@op("VHMNMX")
+def _vhmnmx(ins: Instruction, ctx: Context) -> Step:
+    """``VHMNMX d, a, b, c, p``: per 16-bit lane the minimum of a, b and c where p holds, else
+    their maximum (ptxas's fusion of two ``min.f16x2``/``max.f16x2``, ``.BF16_V2`` of
+    bf16x2): a NaN loses to a number, as in ``min``/``max`` without ``.NaN``; the result is
+    one of the inputs, bit for bit (a lane of NaNs alone gives the canonical NaN 0x7fff)."""
+    bf16 = "BF16_V2" in ins.mods
+    ops = _half_operands(ins, bf16)
+    if len(ops) != 5 or "NAN" in ins.mods:
+        raise unsupported(ins)
+    w = write_u32(ops[0], ins)
+    readers = [read_u32(o, "h", ins) for o in ops[1:4]]
+    rp = read_pred(ops[4], ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        vals = [r(b, ix) for r in readers]
+        p, tp = rp(b, ix)
+        t: Any = tp
+        bits = []
+        for v, tv in vals:
+            t = t | tv
+            bits.append(np.broadcast_to(np.asarray(v, dtype=_U), (b.count(ix),)))
+        out = np.zeros(b.count(ix), dtype=_U)
+        for k in range(2):
+            shift = _U(16 * k)
+            xs = [_h2(v, bf16)[k] for v in bits]
+            with np.errstate(invalid="ignore"):
+                lo = np.fmin(np.fmin(xs[0], xs[1]), xs[2])
+                hi = np.fmax(np.fmax(xs[0], xs[1]), xs[2])
+            r = np.where(p, lo, hi)
+            pick = np.full(b.count(ix), _NAN, dtype=_U)  # every lane NaN
+            for x, v in zip(xs[::-1], bits[::-1], strict=True):
+                pick = np.where(x == r, (v >> shift) & _U(0xFFFF), pick)
+            out |= pick << shift
+        w(b, ix, out, t)
+
+    return step
