@@ -120,6 +120,7 @@ def test_nan_propagating_minimum_and_flushed_ceil_against_numpy() -> None:
     ("launch_id", "dtype", "pick"),
     [
         ("360_colmax_f16", "float16", np.fmax),
+        pytest.param("360_colmin_bf16", "bfloat16", np.fmin, marks=pytest.mark.slow),
     ],
 )
 def test_column_max_and_min_of_half_rows_against_numpy(launch_id: str, dtype: str, pick) -> None:
