@@ -68,6 +68,29 @@ def rounding_mode(ins: Instruction) -> str:
     return next((m for m in ins.mods if m in _ROUND), "RN")
 
 
+def below(x: Any, y: Any) -> Any:
+    """Where ``x`` is below ``y`` in the order of the GPU's minimum and maximum: the numbers'
+    order with -0 below +0 (a NaN is below nothing and nothing is below it). Measured on the
+    H200: HMNMX2.BF16_V2 and DSETP.MIN/.MAX on -0 and +0 (tests/data/trace/opcodes_cuda's
+    ``bf16_ops`` and ``double_min_max``)."""
+    with np.errstate(invalid="ignore"):
+        return (x < y) | ((x == y) & np.signbit(x) & ~np.signbit(y))
+
+
+def takes_second(x: Any, y: Any, smaller: Any) -> Any:
+    """Where the minimum (``smaller``) or maximum of ``x`` and ``y`` is ``y``: ``y`` is
+    below (above) ``x``, or ``x`` is a NaN and ``y`` a number (a NaN loses to a number; of
+    two NaNs, ``x``). The result is one of the two, bit for bit."""
+    second = np.where(smaller, below(y, x), below(x, y))
+    return second | (np.isnan(x) & ~np.isnan(y))
+
+
+def minimum_maximum(x: Any, y: Any, smaller: Any) -> Any:
+    """The minimum of ``x`` and ``y`` where ``smaller`` holds, else their maximum
+    (:func:`takes_second`'s rule: a NaN loses to a number, -0 is below +0)."""
+    return np.where(takes_second(x, y, smaller), y, x)
+
+
 def _sat(ins: Instruction, x: Any) -> Any:
     return np.clip(x, 0.0, 1.0) if "SAT" in ins.mods else x
 
@@ -95,7 +118,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         def mnmx(b: Block, ix: Idx) -> None:
             (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
             fx, fy = as_f32(x), as_f32(y)
-            r = np.where(p, np.fmin(fx, fy), np.fmax(fx, fy)).astype(np.float32).view(_U)
+            r = minimum_maximum(fx, fy, p).astype(np.float32).view(_U)
             if nan:
                 r = np.where(np.isnan(fx) | np.isnan(fy), _U(0x7FFFFFFF), r)
             w(b, ix, np.broadcast_to(r, (b.count(ix),)), tx | ty | tp)
@@ -210,9 +233,9 @@ def _dsetp_min_max(ins: Instruction) -> Step:
     that nvcc writes as selects (sm_90 has no DMNMX): ``Pa`` says the result is ``a`` (the
     smaller, or larger, of two numbers, -0 below +0; the number when the other is NaN),
     ``Pn`` that both are NaN (the result is then ``b`` with its quiet bit set); both
-    combined with ``p``. From the selects nvcc writes after it for ``fmin``/``fmax``; which
-    NaN two NaNs give and the order of -0 and +0 are still to check on the H200
-    (tests/data/trace/opcodes_cuda's ``double_min_max`` and ``nan_payloads``)."""
+    combined with ``p`` (:func:`takes_second`'s order). From the selects nvcc writes after it
+    for ``fmin``/``fmax``, as the H200 computes them (tests/data/trace/opcodes_cuda's
+    ``double_min_max`` and ``nan_payloads``)."""
     bop = next((m for m in ins.mods if m in BOOL_OPS), "AND")
     ops = ins.operands
     if len(ops) != 5:
@@ -226,15 +249,11 @@ def _dsetp_min_max(ins: Instruction) -> Step:
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
         fx, fy = np.asarray(x).view(np.float64), np.asarray(y).view(np.float64)
-        nx, ny = np.isnan(fx), np.isnan(fy)
-        with np.errstate(invalid="ignore"):
-            below = (fx < fy) | ((fx == fy) & np.signbit(fx) & ~np.signbit(fy))
-            above = (fx > fy) | ((fx == fy) & ~np.signbit(fx) & np.signbit(fy))
-        ordered = below if smaller else above
-        takes_a = (~nx & ny) | (~nx & ~ny & (ordered | ((fx == fy) & ~(below | above))))
+        both_nan = np.isnan(fx) & np.isnan(fy)
+        takes_a = ~takes_second(fx, fy, smaller) & ~both_nan
         t = tx | ty | tp
         w1(b, ix, comb(takes_a, p), t)
-        w2(b, ix, comb(nx & ny, p), t)
+        w2(b, ix, comb(both_nan, p), t)
 
     return step
 

@@ -3,10 +3,10 @@ HSETP2 and HSET2.
 
 Each 32-bit register holds two float16 values (low, high), or two bf16 values with
 ``.BF16_V2``; they are computed in float64 and rounded once to 16 bits lane by lane
-(subnormals kept, as PTX says). As the H200 computes half2: a NaN result is the canonical
-``0x7fff``, and ``.SAT`` clamps to [0, 1] with NaN and -0 going to +0
-(tests/data/trace/opcodes' ``half_ops``); bf16 NaN results are given the same pattern, which
-the H200 is still to confirm (tests/data/trace/opcodes_cuda's ``bf16_ops``).
+(subnormals kept, as PTX says). As the H200 computes them: a NaN result is the canonical
+``0x7fff`` (bf16 too), ``.SAT`` clamps to [0, 1] with NaN and -0 going to +0, ``.RELU``
+turns -0 into +0, and a minimum or maximum puts -0 below +0 (tests/data/trace/opcodes'
+``half_ops``, tests/data/trace/opcodes_cuda's ``bf16_ops``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ....cuda.sass_operands import Imm, Operand
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx
-from .floating import BOOL_OPS, compare_name, float_compare
+from .floating import BOOL_OPS, compare_name, float_compare, minimum_maximum, takes_second
 
 _U = np.uint32
 
@@ -95,9 +95,9 @@ def _saturate(x: Any) -> Any:
 @op("HADD2", "HMUL2", "HFMA2", "HMNMX2")
 def _half(ins: Instruction, ctx: Context) -> Step:
     """Per lane ``a + b``, ``a * b``, ``a * b + c`` (one rounding), or the minimum of ``a``
-    and ``b`` where the predicate holds, else the maximum (a NaN loses to a number, both NaN
-    give NaN; ``.NAN``: a NaN wins). ``.BF16_V2``: bf16 lanes; ``.RELU``: a negative result
-    becomes +0; ``.SAT``: clamped to [0, 1]."""
+    and ``b`` where the predicate holds, else the maximum (-0 below +0; a NaN loses to a
+    number, both NaN give NaN; ``.NAN``: a NaN wins). ``.BF16_V2``: bf16 lanes; ``.RELU``: a
+    negative result or -0 becomes +0; ``.SAT``: clamped to [0, 1]."""
     bf16 = "BF16_V2" in ins.mods
     ops = _half_operands(ins, bf16)
     kind = ins.opcode
@@ -133,11 +133,11 @@ def _half(ins: Instruction, ctx: Context) -> Step:
                 r, err = _two_sum(x[0] * x[1], x[2])
             else:
                 p = vals[2][0]
-                r = np.where(p, np.fmin(x[0], x[1]), np.fmax(x[0], x[1]))
+                r = minimum_maximum(x[0], x[1], p)
                 if nan:
                     r = np.where(np.isnan(x[0]) | np.isnan(x[1]), np.nan, r)
             if relu:
-                r = np.where(r < 0, 0.0, r)
+                r = np.where(r <= 0, 0.0, r)  # -0 too (the H200's bf16 fma); NaN stays NaN
             res.append(_saturate(r) if sat else r)
             errs.append(err)
         if f32_out:
@@ -212,8 +212,9 @@ def _hsetp2(ins: Instruction, ctx: Context) -> Step:
 def _vhmnmx(ins: Instruction, ctx: Context) -> Step:
     """``VHMNMX d, a, b, c, p``: per 16-bit lane the minimum of a, b and c where p holds, else
     their maximum (ptxas's fusion of two ``min.f16x2``/``max.f16x2``, ``.BF16_V2`` of
-    bf16x2): a NaN loses to a number, as in ``min``/``max`` without ``.NaN``; the result is
-    one of the inputs, bit for bit (a lane of NaNs alone gives the canonical NaN 0x7fff)."""
+    bf16x2): a NaN loses to a number, as in ``min``/``max`` without ``.NaN``, and -0 is below
+    +0 (:func:`.floating.takes_second`); the result is one of the inputs, bit for bit (a lane
+    of NaNs alone gives the canonical NaN 0x7fff)."""
     bf16 = "BF16_V2" in ins.mods
     ops = _half_operands(ins, bf16)
     if len(ops) != 5 or "NAN" in ins.mods:
@@ -233,15 +234,12 @@ def _vhmnmx(ins: Instruction, ctx: Context) -> Step:
         out = np.zeros(b.count(ix), dtype=_U)
         for k in range(2):
             shift = _U(16 * k)
-            xs = [_h2(v, bf16)[k] for v in bits]
-            with np.errstate(invalid="ignore"):
-                lo = np.fmin(np.fmin(xs[0], xs[1]), xs[2])
-                hi = np.fmax(np.fmax(xs[0], xs[1]), xs[2])
-            r = np.where(p, lo, hi)
-            pick = np.full(b.count(ix), _NAN, dtype=_U)  # every lane NaN
-            for x, v in zip(xs[::-1], bits[::-1], strict=True):
-                pick = np.where(x == r, (v >> shift) & _U(0xFFFF), pick)
-            out |= pick << shift
+            r, pick = _h2(bits[0], bf16)[k], (bits[0] >> shift) & _U(0xFFFF)
+            for v in bits[1:]:
+                x = _h2(v, bf16)[k]
+                second = takes_second(r, x, p)
+                r, pick = np.where(second, x, r), np.where(second, (v >> shift) & _U(0xFFFF), pick)
+            out |= np.where(np.isnan(r), _NAN, pick) << shift  # every lane NaN
         w(b, ix, out, t)
 
     return step

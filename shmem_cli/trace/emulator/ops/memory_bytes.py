@@ -5,8 +5,10 @@ and the one from shared memory combined in the tensor's element type. No opcodes
 
 PTX's operations and types: ``add`` (integers, float16, bfloat16, float32, float64),
 ``min``/``max`` (integers, float16, bfloat16), ``inc``/``dec`` (uint32), ``and``/``or``/``xor``
-(integers). Float adds round to nearest even; ``inc`` wraps to 0 past the shared value and
-``dec`` to the shared value below 1 or above it, as ``atom.inc``/``atom.dec`` do.
+(integers). Float adds round to nearest even; float minima and maxima order -0 below +0
+(the emulator's one rule, :func:`.floating.minimum_maximum`); ``inc`` wraps to 0 past the
+shared value and ``dec`` to the shared value below 1 or above it, as ``atom.inc``/``atom.dec``
+do.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ..op_table import unsupported
 from .convert import bf16_bits
+from .floating import minimum_maximum
 
 _NAMES = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR")
 _INTEGER = {
@@ -148,7 +151,7 @@ def _float(how: str, t: np.dtype[Any]) -> Combine:
     def combine(old: Any, new: Any) -> Any:
         a, b = _as(old, t), _as(new, t)
         with np.errstate(over="ignore", invalid="ignore"):
-            r = a + b if how == "ADD" else np.fmin(a, b) if how == "MIN" else np.fmax(a, b)
+            r = a + b if how == "ADD" else minimum_maximum(a, b, how == "MIN")
         return _bytes(np.asarray(r, dtype=t))
 
     return combine
@@ -162,7 +165,7 @@ def _bfloat16(how: str) -> Combine:
             with np.errstate(over="ignore", invalid="ignore"):
                 r = bf16_bits(a + b)  # float32 holds it closely enough to round once
         else:
-            pick = np.fmin(a, b) if how == "MIN" else np.fmax(a, b)
+            pick = minimum_maximum(a, b, how == "MIN")
             r = pick.view(np.uint32) >> np.uint32(16)
         return _bytes(np.asarray(r, dtype=np.uint16))
 

@@ -8,7 +8,7 @@ two 16-bit lanes computed apart, low lane in bits 0..15; ``.RELU`` then clamps e
 A ``-`` on a source negates each lane. As ``__vimax3_s16x2``, ``__vibmax_u16x2``,
 ``__vabsdiffu4``, ``__vsadu4``, ``__dp2a_hi`` and their neighbours compile for sm_90
 (tests/data/trace/opcodes_cuda's ``video_ops``, checked against the CUDA Math API's
-definitions; its H200 outputs are still to measure).
+definitions and the H200's outputs).
 """
 
 from __future__ import annotations
