@@ -226,6 +226,32 @@ def cg_tiles(x: np.ndarray) -> np.ndarray:
     return u32(out)
 
 
+def collective(x: np.ndarray) -> np.ndarray:
+    """``collective`` (tests/data/trace/opcodes_cuda/kernels/collective_o0.cu): a branch on
+    each value's low bit splits every warp; each side's ``__activemask()`` is its own lanes,
+    and its reductions, ballot, match and ``elect.sync`` (the lowest lane) see those lanes
+    only; then the whole warp's OR. A shuffle from a lane of the other side is undefined in
+    CUDA; the H200 gives 0 (measured: outputs/collective.arg0.bin)."""
+    x = x.astype(I64)
+    out = np.zeros(len(x), dtype=I64)
+    for w in range(0, len(x), 32):
+        xs = x[w : w + 32]
+        every = int(np.bitwise_or.reduce(xs))
+        for lane in range(32):
+            side = [u for u in range(32) if (xs[u] & 1) == (xs[lane] & 1)]
+            src = 31 - lane if xs[lane] & 1 else lane ^ 1
+            shfl = int(xs[src]) if src in side else 0
+            if xs[lane] & 1:
+                ballot = sum(1 << u for u in side if xs[u] & 2)
+                r = int(xs[side].sum()) + shfl + ballot
+                r ^= sum(1 << u for u in side if xs[u] & 12 == xs[lane] & 12) << 1
+                r = (r & 0xFFFFFFFF) + 7 * side[0]
+            else:
+                r = int(xs[side].max()) ^ shfl
+            out[w + lane] = r + every
+    return u32(out)
+
+
 def _halves(words: np.ndarray, bf16: bool) -> tuple[np.ndarray, np.ndarray]:
     """The (low, high) 16-bit values of each word as float64 (half or bf16)."""
     lo, hi = (words & 0xFFFF).astype(np.uint16), (words >> 16).astype(np.uint16)

@@ -28,16 +28,15 @@ from .opcodes_cuda_reference import (
     bf16_arithmetic,
     bf16_compares,
     cg_tiles,
+    collective,
     jump_table,
     video_ops,
     warp_ops,
 )
 
 LAB = TRACE_DATA / "opcodes_cuda"
-# the -G builds, whose calls between device functions the trace steps over, and the -O0
-# collective kernel whose divergent collective sections the emulator does not yet run as the
-# H200 does
-NOT_YET = {"collective_debug", "cg_tiles_debug", "collective"}
+# the -G builds, whose calls between device functions the trace steps over
+NOT_YET = {"collective_debug", "cg_tiles_debug"}
 LAUNCHES = [L["id"] for L in lab.manifest(LAB)["launches"] if L["id"] not in NOT_YET]
 
 
@@ -156,6 +155,19 @@ def test_collective_sections_of_o0_code_against_numpy() -> None:
         _, out = lab.run("cg_tiles", LAB)
     assert np.frombuffer(out[0], dtype=np.uint32).tolist() == cg_tiles(x).tolist()
     assert {"ENDCOLLECTIVE", "BAR"} <= seen
+
+
+@needs_nvdisasm
+def test_a_divergent_warps_collective_sections_against_numpy() -> None:
+    """-O0 code on a warp a branch splits: each side's collective sections (WARPSYNC.COLLECTIVE
+    with ``__activemask()``'s lanes ... ENDCOLLECTIVE) run for its lanes alone, REDUX, SHFL,
+    VOTE, MATCH and ELECT seeing those lanes; a shuffle from a lane of the other side reads
+    0, as on the H200."""
+    x = _inputs("collective", np.uint32)
+    with decode.recording() as seen:
+        _, out = lab.run("collective", LAB)
+    assert np.frombuffer(out[0], dtype=np.uint32).tolist() == collective(x).tolist()
+    assert {"ENDCOLLECTIVE", "ELECT", "SHFL", "MATCH", "REDUX"} <= seen
 
 
 @needs_nvdisasm

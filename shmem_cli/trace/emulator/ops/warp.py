@@ -4,8 +4,10 @@ reads its place from (S2R, S2UR, CS2R: thread and CTA ids, lane and lane masks, 
 
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
-A shuffle that reads a lane which did not execute it gets that lane's register as it
-is, marked not modelled (the hardware leaves the value undefined). A vote, a match or a
+A shuffle that reads a lane which did not execute it (outside the warp's lanes that
+reached it together, or past the block's last thread) gets 0, as the H200 does
+(tests/data/trace/opcodes_cuda's ``collective``: a divergent warp's collective sections),
+marked not modelled (CUDA leaves the value undefined). A vote, a match or a
 reduction gives every lane a result of the whole warp's operands: it carries the taint
 of all of them (global data in one lane's predicate decides every lane's ballot).
 """
@@ -88,15 +90,15 @@ def _shfl(ins: Instruction, ctx: Context) -> Step:
         t_extra: Any = 0
         if src_reg is not None and not src_reg.is_zero:
             regs, taint = (b.r, b.tr) if src_reg.kind == "R" else (b.ur, b.tur)
-            v = regs[src_reg.index][src_tid]
-            t = taint[src_reg.index][src_tid]
+            inside = np.minimum(src_tid, b.threads - 1)
+            v, t = regs[src_reg.index][inside], taint[src_reg.index][inside]
+            missing = src_tid >= b.threads
             if not isinstance(ix, slice):
                 executing = np.zeros(b.threads, dtype=bool)
                 executing[ids] = True
-                missing = ~executing[np.minimum(src_tid, b.threads - 1)] | (src_tid >= b.threads)
-                t_extra = np.where(missing, TAINT_UNKNOWN, 0).astype(np.uint8)
-            else:
-                t_extra = np.where(src_tid >= b.threads, TAINT_UNKNOWN, 0).astype(np.uint8)
+                missing = missing | ~executing[inside]
+            v = np.where(missing, _U(0), v)  # the H200 reads 0 from a lane not executing it
+            t_extra = np.where(missing, TAINT_UNKNOWN, 0).astype(np.uint8)
         else:
             v, t = np.broadcast_to(ra(b, ix)[0], (n,)), 0
         w(b, ix, v, t | t_extra)
