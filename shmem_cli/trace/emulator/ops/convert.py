@@ -15,7 +15,7 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
 from ..wgmma import fp8_values
-from .floating import as_f32, flush, round_f32, rounding_mode
+from .floating import as_f32, canonical_nan16, flush, round_f32, rounding_mode
 
 _U = np.uint32
 _ROUND = ("RN", "RZ", "RM", "RP")
@@ -99,12 +99,16 @@ def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str) -> Any:
         return lambda b, ix, x, t: w64(b, ix, np.asarray(x, dtype=np.float64).view(np.uint64), t)
     w = write_u32(opnd, ins)
     if typ == "F16":
-        return lambda b, ix, x, t: w(
-            b, ix, np.asarray(x, dtype=np.float16).view(np.uint16).astype(_U), t
-        )
+        return lambda b, ix, x, t: w(b, ix, half_bits(x), t)
     if typ == "BF16":
-        return lambda b, ix, x, t: w(b, ix, bf16_bits(x).astype(_U), t)
+        return lambda b, ix, x, t: w(b, ix, canonical_nan16(x, bf16_bits(x)), t)
     return lambda b, ix, x, t: w(b, ix, round_f32(x, mode), t)
+
+
+def half_bits(x: Any) -> Any:
+    """Values as float16 bits rounded to nearest even; a NaN is :data:`.floating.NAN16`."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return canonical_nan16(x, np.asarray(x, dtype=np.float16).view(np.uint16).astype(_U))
 
 
 def bf16_bits(x: Any) -> Any:
@@ -259,7 +263,7 @@ def _fp8_halves(fmt: str) -> Any:
     canonical half NaN 0x7FFF."""
     values = fp8_values(fmt.lower())
     bits = values.astype(np.float16).view(np.uint16).astype(_U)
-    return np.where(np.isnan(values), _U(0x7FFF), bits).astype(_U)
+    return canonical_nan16(values, bits)
 
 
 def _f2fp_unpack(ins: Instruction) -> Step:
@@ -382,11 +386,11 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(ops[0], ins)
     ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
 
-    def half(v: Any) -> Any:
+    def half(v: Any) -> Any:  # a NaN of any payload becomes 0x7fff, in either mode
         f = as_f32(v)
         if mode == "RZ":
-            return _bf16_rz(f) if bf else half_bits_rz(f)
-        return bf16_bits(f) if bf else np.asarray(f, dtype=np.float16).view(np.uint16).astype(_U)
+            return canonical_nan16(f, _bf16_rz(f) if bf else half_bits_rz(f))
+        return canonical_nan16(f, bf16_bits(f)) if bf else half_bits(f)
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
@@ -397,7 +401,5 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
 
 
 def _bf16_rz(f: Any) -> Any:
-    """float32 values as bfloat16 bits, rounded toward zero (the high half of the bits; a NaN
-    keeps the bits :func:`bf16_bits` gives it)."""
-    u = np.asarray(f, dtype=np.float32).view(_U)
-    return np.where(np.isnan(f), bf16_bits(f), u >> _U(16)).astype(_U)
+    """float32 values as bfloat16 bits, rounded toward zero: the high half of the bits."""
+    return np.asarray(f, dtype=np.float32).view(_U) >> _U(16)

@@ -31,8 +31,28 @@ def as_f32(v: Any) -> Any:
     return v.view(np.float32) if v.dtype == _U else np.asarray(v, dtype=_U).view(np.float32)
 
 
+# The NaNs the GPU writes, whatever NaN went in (payload and sign dropped): every float32
+# result of FADD, FMUL, FFMA, FRND, F2F and MUFU, and every half or bf16 result of the packed
+# arithmetic and of F2FP/F2F, as the H200 computed them (tests/data/trace/opcodes' half_ops,
+# tests/data/trace/opcodes_tri's ceil, sqrt_rn, sin and rtz casts). FMNMX.NAN writes the
+# same float32 NaN (PTX's min.NaN/max.NaN).
+NAN32 = _U(0x7FFFFFFF)
+NAN16 = _U(0x7FFF)
+
+
+def canonical_nan32(x: Any, bits: Any) -> Any:
+    """float32 ``bits`` of the values ``x``, with :data:`NAN32` wherever ``x`` is a NaN."""
+    return np.where(np.isnan(x), NAN32, bits).astype(_U)
+
+
+def canonical_nan16(x: Any, bits: Any) -> Any:
+    """16-bit ``bits`` (as uint32) of the values ``x``, :data:`NAN16` wherever ``x`` is a NaN."""
+    return np.where(np.isnan(x), NAN16, bits).astype(_U)
+
+
 def round_f32(x: Any, mode: str) -> Any:
-    """float64 values rounded to float32 bits (uint32) with rounding mode RN/RZ/RM/RP."""
+    """float64 values rounded to float32 bits (uint32) with rounding mode RN/RZ/RM/RP; a NaN
+    becomes :data:`NAN32`."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         f = x.astype(np.float32)
@@ -45,7 +65,7 @@ def round_f32(x: Any, mode: str) -> Any:
                 f = np.where(back > x, np.nextafter(f, np.float32(-np.inf)), f)
             else:
                 f = np.where(back < x, np.nextafter(f, np.float32(np.inf)), f)
-    return np.asarray(f, dtype=np.float32).view(_U)
+    return canonical_nan32(x, np.asarray(f, dtype=np.float32).view(_U))
 
 
 _TINY = np.float32(2.0**-126)  # the smallest normal float32
@@ -134,8 +154,9 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         def ffma(b: Block, ix: Idx) -> None:
             # the float32 product is exact in float64; the sum rounds there, then to float32
             (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
-            r = as_f32(x).astype(f64) * as_f32(y) + as_f32(z)
-            v = r.astype(np.float32).view(_U)
+            with np.errstate(invalid="ignore"):
+                r = as_f32(x).astype(f64) * as_f32(y) + as_f32(z)
+            v = canonical_nan32(r, r.astype(np.float32).view(_U))
             if v.shape != (b.count(ix),):
                 v = np.broadcast_to(v, (b.count(ix),))
             w(b, ix, v, tx | ty | tz)
