@@ -20,7 +20,14 @@ from ....cuda.sass_operands import Imm, Operand
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx
-from .floating import BOOL_OPS, compare_name, float_compare, minimum_maximum, takes_second
+from .floating import (
+    BOOL_OPS,
+    NAN16,
+    compare_name,
+    float_compare,
+    minimum_maximum,
+    takes_second,
+)
 
 _U = np.uint32
 
@@ -43,7 +50,7 @@ def _half_operands(ins: Instruction, bf16: bool = False) -> list[Operand]:
     return out
 
 
-_NAN = np.uint32(0x7FFF)  # the half NaN the GPU's arithmetic writes, whatever went in
+_NAN = NAN16  # the half NaN the GPU's arithmetic writes, whatever went in
 
 
 def _h2(v: Any, bf16: bool = False) -> Any:
