@@ -14,6 +14,7 @@ from unittest import mock
 import numpy as np
 
 from shmem_cli.cuda import toolchain
+from shmem_cli.cuda.sass_link import link
 from shmem_cli.trace.emulator.state import GlobalMemory
 from shmem_cli.trace.kernel.launch import plan_launch
 from shmem_cli.trace.pipeline import LoadedKernel, TraceRequest, load_kernel
@@ -111,7 +112,8 @@ def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, di
         cluster=req.cluster,
     )
     memory = GlobalMemory()
-    fn = functions(str((folder / lab["cubin"]).relative_to(TRACE_DATA)))[loaded.kernel.mangled]
+    fns = functions(str((folder / lab["cubin"]).relative_to(TRACE_DATA)))
+    fn = link(fns[loaded.kernel.mangled], fns.get)  # with the device functions it calls (-G)
     kt = trace_kernel(
         fn, loaded.kernel, loaded.arch, plan, memory=memory, constants=loaded.constants
     )

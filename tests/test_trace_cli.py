@@ -243,12 +243,11 @@ def test_a_missing_compiler_says_what_to_install(
 
 @needs_nvdisasm
 def test_an_instruction_the_emulator_lacks_is_a_located_error() -> None:
-    # kernels/unsupported.cu: a recursive function saves a convergence barrier (BMOV) at
-    # its line 4
+    # kernels/unsupported.cu: a texture fetch (TLD) at its line 6
     result = run(str(DATA / "unsupported.sm_90.cubin"), "-b", "32")
     assert result.exit_code == 2
     first = result.output.splitlines()[0]
-    assert "unsupported.cu:4:1: error: instruction BMOV.32.CLEAR is not modelled" in first
+    assert "unsupported.cu:6:1: error: instruction 'TLD.LZ " in first
     assert "Traceback" not in result.output
 
 

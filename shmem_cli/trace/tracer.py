@@ -111,8 +111,10 @@ def source_texts(
 
 def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
     """The parsed SASS function of ``kernel`` (only its section of the text is parsed, and
-    only up to :data:`~shmem_cli.cuda.sass.MAX_FUNCTION_TEXT`)."""
+    only up to :data:`~shmem_cli.cuda.sass.MAX_FUNCTION_TEXT`), linked with the device
+    functions of the text it calls (a ``-G`` build's: :mod:`~shmem_cli.cuda.sass_link`)."""
     from ..cuda.sass import MAX_FUNCTION_TEXT, function_section, parse
+    from ..cuda.sass_link import in_text, link
 
     text = function_section(disassembly, kernel.mangled)
     if text is not None and len(text) > MAX_FUNCTION_TEXT:
@@ -125,7 +127,7 @@ def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
         )
     for function in parse(text or ""):
         if function.name == kernel.mangled:
-            return function
+            return link(function, in_text(disassembly))
     raise ShmemError(
         f"nvdisasm printed no code for {shorten(kernel.name)} ({shorten(kernel.mangled)})",
         path=path,

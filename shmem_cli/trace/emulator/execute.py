@@ -292,13 +292,7 @@ def run_block(
         if fast:
             pass
         elif blk.calls_active:
-            # a thread inside a subroutine ranks just after its call site
-            key = np.where(
-                blk.call_site >= 0, blk.call_site * (n_ins + 1) + 1 + sched, sched * (n_ins + 1)
-            )
-            key = np.where(sched >= BLOCKED, BLOCKED * (n_ins + 1), key)
-            k = int(key.min())
-            sel = np.flatnonzero(key == k)
+            sel = blk.next_threads()  # a thread inside a subroutine ranks after its call site
             m = int(sched[sel[0]]) if len(sel) else int(BLOCKED)
             at, at_cta, nxt = (everyone if len(sel) == threads else sel), None, m
         else:

@@ -21,7 +21,8 @@ Memory:
   ``LOCAL_BYTES`` (``c[0x0][0x28]``).
 * global: :class:`GlobalMemory`, buffers at synthetic device addresses.
 * generic pointers (LD/ST) into shared memory: ``SR_SWINHI`` is ``SHARED_WINDOW_HI``, so
-  such an address is ``SHARED_WINDOW_HI << 32`` plus the window address.
+  such an address is ``SHARED_WINDOW_HI << 32`` plus the window address; into local
+  memory: ``LOCAL_WINDOW`` (``c[0x0][0x20]``) plus the thread's local address.
 * constant bank 0: block and grid sizes, the stack top, then the kernel parameters.
 """
 
@@ -72,6 +73,9 @@ TAINT_BLOCK = 4
 LOCAL_BYTES = 16 * 1024
 # generic addresses of shared memory are (SR_SWINHI << 32) | window address
 SHARED_WINDOW_HI = 0x0001_0000
+# generic addresses of local memory: LOCAL_WINDOW plus the thread's local address (the
+# window's base is c[0x0][0x20]: a -G build makes a pointer to its stack frame with it)
+LOCAL_WINDOW = 0x0003_0000_0000_0000
 # generic address of constant bank 0's byte 0 (c[0x0][0x198] holds that of the parameters):
 # how a kernel takes the address of a __grid_constant__ parameter such as a tensor map
 PARAM_WINDOW = 0x0002_0000_0000_0000
@@ -106,11 +110,13 @@ class Launch:
 
     def bank0(self) -> bytes:
         """Constant bank 0: blockDim at 0x0, gridDim at 0xc, the shared window's generic
-        address at 0x18, the stack top at 0x28, the parameters at ``param_base``."""
+        address at 0x18, the local window's at 0x20, the stack top at 0x28, the parameters
+        at ``param_base``."""
         img = bytearray(max(0x400, self.param_base + len(self.params) + 16))
         for i, v in enumerate((*self.block, *self.grid)):
             img[4 * i : 4 * i + 4] = int(v).to_bytes(4, "little")
         img[0x28:0x2C] = LOCAL_BYTES.to_bytes(4, "little")
+        img[0x20:0x28] = LOCAL_WINDOW.to_bytes(8, "little")
         # sm_80 code reads the generic address of the shared window from c[0x0][0x18]
         img[0x18:0x20] = (SHARED_WINDOW_HI << 32).to_bytes(8, "little")
         if self.param_base >= SM90.param_base:  # sm_90's bank: the parameters' generic address
@@ -246,10 +252,13 @@ class Block:
         self.atomic_turns: dict[int, I64] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
         self.bar_pred: B8 = np.zeros(t, dtype=bool)
-        # subroutine calls: the outermost call site of a thread inside a call (-1 outside)
-        # and its call depth; scheduling treats a called thread as still at its call site
-        self.call_site: I64 = np.full(t, -1, dtype=np.int64)
-        self.call_depth = np.zeros(t, dtype=np.int32)
+        # subroutine calls: each thread's call frame (0: in no call), an index into
+        # ``frames``: (the frame it was called from, the call's instruction index); the
+        # scheduler treats a called thread as still at its call sites (:meth:`next_threads`)
+        self.call_frame: I64 = np.zeros(t, dtype=np.int64)
+        self.frames: list[tuple[int, int]] = [(0, -1)]
+        self._frame_ids: dict[tuple[int, int], int] = {}
+        self._sites: dict[int, tuple[int, ...]] = {0: ()}  # a frame's call sites, outermost first
         self.calls_active = 0
         self.steps = 0
         # a step run over every thread whose writes land only where this is true (the
@@ -305,6 +314,56 @@ class Block:
         finally:
             self.mask = None
 
+    def call(self, ids: Any, site: int) -> None:
+        """Threads ``ids`` call from the instruction ``site``."""
+        frames = self.call_frame[ids]
+        for f in np.unique(frames):
+            key = (int(f), site)
+            new = self._frame_ids.setdefault(key, len(self.frames))
+            if new == len(self.frames):
+                self.frames.append(key)
+            self.call_frame[ids[frames == f]] = new
+        self.calls_active = int(np.count_nonzero(self.call_frame))
+
+    def ret(self, ids: Any) -> None:
+        """Threads ``ids`` return from their innermost call (from none: nothing)."""
+        frames = self.call_frame[ids]
+        for f in np.unique(frames):
+            self.call_frame[ids[frames == f]] = self.frames[int(f)][0]
+        self.calls_active = int(np.count_nonzero(self.call_frame))
+
+    def next_threads(self) -> Any:
+        """The ready threads that run next while calls are active: those first in the order
+        of their call sites, outermost first, then of their next instruction, a thread in a
+        call ranking just after its call site (at every depth); empty when none is ready."""
+        at = np.flatnonzero(self.sched < BLOCKED)
+        frames = self.call_frame[at]
+        if len(at) == 0 or (frames == frames[0]).all():  # one frame: the smallest index
+            pcs = self.sched[at]
+            return at[pcs == pcs.min()] if len(at) else at
+        best: tuple[tuple[int, ...], Any] | None = None
+        for f in np.unique(frames):
+            mine = at[frames == f]
+            pcs = self.sched[mine]
+            # a call site ranks just after the instruction it is (odd), a thread's own next
+            # instruction as itself (even)
+            key = (*(2 * s + 1 for s in self._call_sites(int(f))), 2 * int(pcs.min()))
+            if best is None or key < best[0]:
+                best = (key, mine[pcs == pcs.min()])
+        assert best is not None
+        return best[1]
+
+    def _call_sites(self, frame: int) -> tuple[int, ...]:
+        """A frame's call sites, outermost first (kept for the frames asked about)."""
+        chain = []
+        while frame not in self._sites:
+            chain.append(frame)
+            frame = self.frames[frame][0]
+        sites = self._sites[frame]
+        for f in reversed(chain):
+            sites = self._sites[f] = (*sites, self.frames[f][1])
+        return sites
+
     def local(self) -> tuple[U8, U8]:
         """Per-thread local memory, flattened: thread t owns bytes [t*L, (t+1)*L)."""
         if self._local is None or self._tlocal is None:
@@ -316,8 +375,8 @@ class Block:
         """The arrays the block's further execution depends on, where the scheduler reads
         :attr:`sched` afresh (the cheapest to compare first). Taint and the records are left
         out: they change no value."""
-        arrays = [self.sched, self.exited, self.waiting, self.resume, self.call_site]
-        arrays += [self.call_depth, self.p, self.up, self.bar_pred, self.bar_value]
+        arrays = [self.sched, self.exited, self.waiting, self.resume, self.call_frame]
+        arrays += [self.p, self.up, self.bar_pred, self.bar_value]
         arrays += [self.r, self.ur, self.smem]
         return arrays if self._local is None else [*arrays, self._local]
 

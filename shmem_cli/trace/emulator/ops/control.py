@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Imm, Label
+from ....cuda.sass_operands import Imm, Label, Reg
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_u32, write_u64
 from ..state import BLOCKED, TAINT_UNKNOWN, Block, Idx, TraceError
@@ -86,11 +86,7 @@ def _call(ins: Instruction, ctx: Context) -> Step:
     site = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
-        ids = b.ids(ix)
-        outer = b.call_site[ids] < 0
-        b.call_site[ids[outer]] = site
-        b.call_depth[ids] += 1
-        b.calls_active = int((b.call_depth > 0).sum())
+        b.call(b.ids(ix), site)
         b.sched[ix] = target
 
     return step
@@ -193,10 +189,7 @@ def _ret(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         v, _ = ra(b, ix)
         b.sched[ix] = find(v.astype(np.int64))
-        ids = b.ids(ix)
-        b.call_depth[ids] = np.maximum(b.call_depth[ids] - 1, 0)
-        b.call_site[ids[b.call_depth[ids] == 0]] = -1
-        b.calls_active = int((b.call_depth > 0).sum())
+        b.ret(b.ids(ix))
 
     return step
 
@@ -409,5 +402,29 @@ def _b2r(ins: Instruction, ctx: Context) -> Step:
 def _bpt(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         raise TraceError("the kernel reached a breakpoint or trap (assert or __trap())", ins)
+
+    return step
+
+
+@op("BMOV")
+def _bmov(ins: Instruction, ctx: Context) -> Step:
+    """``BMOV.32.CLEAR Rd, Bn`` saves a convergence barrier to a register (and clears it),
+    ``BMOV.32 Bn, Ra`` restores it: a function that reuses a barrier its caller may hold
+    (every device function of a ``-G`` build, a recursion). Under min-pc scheduling the
+    barriers hold nothing (``BSSY``/``BSYNC`` do nothing), so a restore does nothing and a
+    save reads 0, marked as a value the emulator does not know."""
+    ops = ins.operands
+    if len(ops) != 2 or not all(isinstance(o, Reg) for o in ops):
+        raise unsupported(ins)
+    dst, src = ops
+    assert isinstance(dst, Reg) and isinstance(src, Reg)
+    if dst.kind == "B" and src.kind == "R":
+        return _noop
+    if dst.kind != "R" or src.kind != "B":
+        raise unsupported(ins)
+    w = write_u32(dst, ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        w(b, ix, np.zeros(b.count(ix), dtype=np.uint32), TAINT_UNKNOWN)
 
     return step

@@ -21,7 +21,7 @@ from ....hardware.engine import AccessKind
 from ..access_kind import access_width, shared_form, shared_kind, shared_op_of
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
-from ..state import LOCAL_BYTES, SHARED_WINDOW_HI, Block, Idx, TraceError
+from ..state import LOCAL_BYTES, LOCAL_WINDOW, SHARED_WINDOW_HI, Block, Idx, TraceError
 from .memory_bytes import gather, gather_taint, or_all, scatter, scatter_taint
 
 _U = np.uint32
@@ -92,12 +92,14 @@ def wide_address(mem: Operand, ins: Instruction) -> Operand:
     return mem
 
 
-def _generic_shared(addr: Any, ins: Instruction) -> Any:
-    """Lanes of a generic (LD/ST) access that fall in the shared window, or None if none."""
+def _generic_spaces(addr: Any, ins: Instruction) -> tuple[Any, Any]:
+    """(lanes in the shared window, lanes in the local window) of a generic (LD/ST) access,
+    each None where no lane is (the windows are :mod:`..state`'s); the rest are global."""
     if ins.opcode not in ("LD", "ST"):
-        return None
+        return None, None
     sh = (addr >> 32) == SHARED_WINDOW_HI
-    return sh if sh.any() else None
+    lo = (addr >> 32) == LOCAL_WINDOW >> 32
+    return (sh if sh.any() else None), (lo if lo.any() else None)
 
 
 # --- memory spaces: byte arrays, their taint, and offsets --------------------------------
@@ -147,7 +149,15 @@ def window_offsets(b: Block, ids: Any, addr: Any, width: int, ins: Instruction) 
 def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) -> Any:
     a = addr & 0xFFFFFFFF
     if a.size and (int(a.max()) + width > LOCAL_BYTES):
-        raise TraceError(f"local access at 0x{int(a.max()):x} beyond {LOCAL_BYTES} bytes", ins)
+        bad = int(a.max())
+        if bad < 1 << 31:
+            raise TraceError(f"local access at 0x{bad:x} beyond {LOCAL_BYTES} bytes", ins)
+        raise TraceError(
+            f"local access at 0x{bad:x}, below the stack: the calls nest deeper than the "
+            f"{LOCAL_BYTES:,} bytes of local memory the trace gives a thread hold (a "
+            "recursion that does not end?)",
+            ins,
+        )
     return tids.astype(np.int64) * LOCAL_BYTES + a
 
 
@@ -225,24 +235,32 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             vals = gather(data, off, width, signed)
             t = gather_taint(taint, off, width) | ta
         else:
-            sh = _generic_shared(a, ins)
+            sh, lo = _generic_spaces(a, ins)
             mem = b.launch.memory
-            if sh is None:
+            if sh is None and lo is None:
                 off = mem.offsets(a, width, ins)
                 vals = gather(mem.data, off, width, signed)
                 t = np.asarray(ta, dtype=np.uint8) | mem.read_taint(off, width)
-            else:  # a generic pointer into the shared window: those lanes read shared memory
+            else:  # a generic pointer into a window: those lanes read shared or local memory
                 ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
-                off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
-                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
                 vals = np.zeros((words, len(a)), dtype=np.uint32)
-                t = ta.copy()
-                vals[:, sh] = gather(b.smem, at, width, signed)
-                t[sh] |= gather_taint(b.tsmem, at, width)
-                if not sh.all():
-                    goff = mem.offsets(a[~sh], width, ins)
-                    vals[:, ~sh] = gather(mem.data, goff, width, signed)
-                    t[~sh] |= mem.read_taint(goff, width)
+                t, rest = ta.copy(), np.ones(len(a), dtype=bool)
+                if sh is not None:
+                    off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
+                    _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
+                    vals[:, sh] = gather(b.smem, at, width, signed)
+                    t[sh] |= gather_taint(b.tsmem, at, width)
+                    rest &= ~sh
+                if lo is not None:
+                    data, taint = b.local()
+                    at = local_offsets(b, ids[lo], a[lo] - LOCAL_WINDOW, width, ins)
+                    vals[:, lo] = gather(data, at, width, signed)
+                    t[lo] |= gather_taint(taint, at, width)
+                    rest &= ~lo
+                if rest.any():
+                    goff = mem.offsets(a[rest], width, ins)
+                    vals[:, rest] = gather(mem.data, goff, width, signed)
+                    t[rest] |= mem.read_taint(goff, width)
         w(b, ix, vals, t)
 
     return step
@@ -278,19 +296,26 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             scatter(data, off, width, vals)
             scatter_taint(taint, off, width, t | ta)
         else:
-            sh = _generic_shared(a, ins)
+            sh, lo = _generic_spaces(a, ins)
             mem = b.launch.memory
-            if sh is None:
+            if sh is None and lo is None:
                 off = mem.store_offsets(a, width, ins)  # first: it may grow the arena
                 scatter(mem.data, off, width, vals)
-            else:  # a generic pointer into the shared window: those lanes write shared memory
-                ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
+                return
+            # a generic pointer into a window: those lanes write shared or local memory
+            ids, ta = b.ids(ix), np.broadcast_to(np.asarray(ta, dtype=np.uint8), a.shape)
+            vals, rest = np.asarray(vals), np.ones(len(a), dtype=bool)
+            tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
+            if lo is not None:
+                data, taint = b.local()
+                at = local_offsets(b, ids[lo], a[lo] - LOCAL_WINDOW, width, ins)
+                scatter(data, at, width, vals[:, lo])
+                scatter_taint(taint, at, width, tt[lo] | ta[lo])
+                rest &= ~lo
+            if sh is not None:
                 off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
                 _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
-                vals = np.asarray(vals)
-                mine = vals[:, sh]
-                tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), a.shape)
-                taint = tt[sh] | ta[sh]
+                mine, taint = vals[:, sh], tt[sh] | ta[sh]
                 if remote is not None and remote.any():
                     # lanes on one place of another CTA: the lowest lane's value lands there
                     # (tests/data/trace/dsmrule), so those lanes are written last-first
@@ -298,9 +323,10 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                     at, mine, taint = at[order], mine[:, order], taint[order]
                 scatter(b.smem, at, width, mine)
                 scatter_taint(b.tsmem, at, width, taint)
-                if not sh.all():
-                    off = mem.store_offsets(a[~sh], width, ins)
-                    scatter(mem.data, off, width, vals[:, ~sh])
+                rest &= ~sh
+            if rest.any():
+                off = mem.store_offsets(a[rest], width, ins)
+                scatter(mem.data, off, width, vals[:, rest])
 
     def skipped(b: Block, ids: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]) -> None:
         """Threads ``ids`` that a decision on global data kept off: the bytes they would
@@ -398,8 +424,8 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
 @op("QSPC")
 def _qspc(ins: Instruction, ctx: Context) -> Step:
     """``QSPC.E.S P0, RZ, [R4]``: whether a generic address lies in the shared window
-    (``.S``), in global memory (``.G``) or in local memory (``.L``, never: generic local
-    pointers are not emulated); the 64-bit address pair is printed as ``[R4]``."""
+    (``.S``), in global memory (``.G``) or in the local window (``.L``); the 64-bit address
+    pair is printed as ``[R4]``."""
     ops = ins.operands
     space = next((m for m in ins.mods if m in ("S", "G", "L")), None)
     if len(ops) != 3 or space is None or not isinstance(ops[2], Mem) or ops[2].reg is None:
@@ -412,7 +438,7 @@ def _qspc(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         a, t = ra(b, ix)
-        shared = (a >> 32) == SHARED_WINDOW_HI
-        wp(b, ix, shared if space == "S" else (~shared if space == "G" else shared & False), t)
+        shared, local = (a >> 32) == SHARED_WINDOW_HI, (a >> 32) == LOCAL_WINDOW >> 32
+        wp(b, ix, {"S": shared, "L": local, "G": ~(shared | local)}[space], t)
 
     return step

@@ -1,0 +1,143 @@
+"""A kernel with the device functions it calls, placed in one address space as the
+driver's loader places a module's code.
+
+A debug build (``nvcc -G``) keeps every device function a function of its own, in its own
+``.text`` section: the caller writes the return address into R20:R21 with relocated
+halves (``MOV R20, 32@lo((kernel + .L_x_3@srel))``: the address of the label after the
+call) and jumps with ``CALL.ABS.NOINC `(callee)``; the callee returns with
+``RET.ABS.NODEC R20``. :func:`link` appends each function the kernel reaches after it
+(each at an address of its own, aligned as code is), names each by a label at its first
+instruction, and writes the relocated immediates as the addresses they stand for, so
+that the emulator's CALL, RET and branches need nothing more than one function's labels.
+A function the text does not hold (one outside the cubin, ``vprintf``) stays a call the
+emulator steps over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+
+from .sass import Function, Instruction, function_section, parse
+from .sass_operands import Imm, Label, Operand
+
+__all__ = ["in_text", "link", "linked_function"]
+
+#: where each appended function starts: code is placed at 128-byte boundaries
+ALIGN = 0x80
+#: ``32@lo((fn + .L_x_3@srel))`` / ``32@hi(...)``: a half of a label's address in ``fn``
+_LABEL_ADDRESS = re.compile(r"^32@(lo|hi)\(\(?\s*([^\s()+]+)\s*\+\s*([^\s()@]+)@srel\s*\)?\)$")
+#: ``32@lo(fn)``: a half of a function's address (a function pointer)
+_SYMBOL_ADDRESS = re.compile(r"^32@(lo|hi)\(\s*([^\s()+@]+)\s*\)$")
+
+
+def callees(fn: Function) -> list[str]:
+    """The functions ``fn`` names (calls, or takes the address of) outside itself, in
+    order of first appearance."""
+    out: list[str] = []
+    for ins in fn.instructions:
+        for o in ins.operands:
+            name = None
+            if isinstance(o, Label) and o.name not in fn.labels and o.name != fn.name:
+                name = o.name
+            elif isinstance(o, Imm) and o.reloc is not None:
+                m = _SYMBOL_ADDRESS.match(o.text) or _LABEL_ADDRESS.match(o.text)
+                name = m.group(2) if m else None
+            if name is not None and name != fn.name and name not in out:
+                out.append(name)
+    return out
+
+
+def link(root: Function, lookup: Callable[[str], Function | None]) -> Function:
+    """``root`` followed by every function it reaches through ``lookup`` (by mangled name;
+    None for one outside the text). ``root`` itself is returned where it calls none."""
+    order = [root]
+    seen = {root.name}
+    k = 0
+    while k < len(order):
+        for name in callees(order[k]):
+            if name in seen:
+                continue
+            seen.add(name)
+            found = lookup(name)
+            if found is not None and found.instructions:
+                order.append(found)
+        k += 1
+    if len(order) == 1:
+        return root
+    base: dict[str, int] = {}
+    end = 0
+    for fn in order:
+        base[fn.name] = end
+        end = -(-(fn.instructions[-1].pc + 16 + end) // ALIGN) * ALIGN
+    out = Function(root.name)
+    for fn in order:
+        rename = _label_names(fn, root, out.labels)
+        at = base[fn.name]
+        if fn is not root:
+            out.labels[fn.name] = at
+        for label, pc in fn.labels.items():
+            out.labels[rename.get(label, label)] = pc + at
+        for ins in fn.instructions:
+            out.instructions.append(_placed(ins, fn, at, base, rename))
+    return out
+
+
+def in_text(text: str) -> Callable[[str], Function | None]:
+    """A lookup of :func:`link`: the function of nvdisasm's ``text`` by name (only its
+    section parsed), None when the text lacks it."""
+
+    def lookup(name: str) -> Function | None:
+        section = function_section(text, name)
+        found = [f for f in parse(section or "") if f.name == name]
+        return found[0] if found else None
+
+    return lookup
+
+
+def linked_function(text: str, name: str) -> Function | None:
+    """The function ``name`` of nvdisasm's ``text`` linked with the functions it calls that
+    the text holds; None when the text lacks ``name``."""
+    lookup = in_text(text)
+    root = lookup(name)
+    return None if root is None else link(root, lookup)
+
+
+def _label_names(fn: Function, root: Function, taken: dict[str, int]) -> dict[str, str]:
+    """New names for the labels of ``fn`` that another function placed before it has
+    (nvdisasm numbers labels across the text, so this is rare)."""
+    if fn is root:
+        return {}
+    return {lb: f"{fn.name}{lb}" for lb in fn.labels if lb in taken}
+
+
+def _placed(
+    ins: Instruction, fn: Function, at: int, base: dict[str, int], rename: dict[str, str]
+) -> Instruction:
+    """``ins`` of ``fn`` moved to ``at``: its own labels renamed, its relocated halves
+    written as the addresses they name where the linked code holds them."""
+    operands: list[Operand] = []
+    for o in ins.operands:
+        if isinstance(o, Label) and o.name in rename:
+            o = Label(rename[o.name])
+        elif isinstance(o, Imm) and o.reloc is not None:
+            o = _resolved(o, fn, base)
+        operands.append(o)
+    return dataclasses.replace(ins, pc=ins.pc + at, operands=tuple(operands))
+
+
+def _resolved(imm: Imm, fn: Function, base: dict[str, int]) -> Imm:
+    """A relocated half as the value the loader writes, where the linked code holds what it
+    names (a label of ``fn``, or a function's start)."""
+    address = half = None
+    m = _LABEL_ADDRESS.match(imm.text)
+    if m and m.group(2) == fn.name and m.group(3) in fn.labels:
+        address, half = base[fn.name] + fn.labels[m.group(3)], m.group(1)
+    s = _SYMBOL_ADDRESS.match(imm.text)
+    if s and s.group(2) in base:
+        address, half = base[s.group(2)], s.group(1)
+    if address is None:
+        return imm
+    value = address >> 32 if half == "hi" else address & 0xFFFFFFFF
+    return Imm(imm.text, value, float(value))

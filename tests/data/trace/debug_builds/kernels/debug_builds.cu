@@ -1,0 +1,89 @@
+// Issue 29: kernels whose shared-memory accesses go through device functions, built twice:
+// with -G (a debug build: every device function a function of its own, called with
+// CALL.ABS and left with RET.ABS, pointers to shared memory and to the stack passed as
+// generic addresses, convergence barriers saved with BMOV) and with -O3 (the functions
+// inlined, but for the __noinline__ ones). Each launch's shared requests and wavefronts are
+// the same in both builds, and its buffers the same as NumPy's. The project's own code.
+// Build: nvcc -cubin -G -arch=sm_90 -o ../debug_builds.g.sm_90.cubin debug_builds.cu
+//        nvcc -cubin -lineinfo -O3 -arch=sm_90 -o ../debug_builds.o3.sm_90.cubin debug_builds.cu
+#define TILE 32
+
+// a transpose through a padded tile (no bank conflict): the tile's accesses in functions
+__device__ float load_elem(const float *in, int r, int c, int n) { return in[r * n + c]; }
+__device__ void put(float (*tile)[TILE + 1], int r, int c, float v) { tile[r][c] = v; }
+__device__ float get(float (*tile)[TILE + 1], int r, int c) { return tile[r][c]; }
+extern "C" __global__ void transpose(float *out, const float *in, int n) {
+  __shared__ float tile[TILE][TILE + 1];
+  int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+  for (int j = 0; j < TILE; j += 8) put(tile, threadIdx.y + j, threadIdx.x, load_elem(in, y + j, x, n));
+  __syncthreads();
+  x = blockIdx.y * TILE + threadIdx.x;
+  y = blockIdx.x * TILE + threadIdx.y;
+  for (int j = 0; j < TILE; j += 8) out[(y + j) * n + x] = get(tile, threadIdx.x, threadIdx.y + j);
+}
+
+// a tree reduction: each step a call, its guard inside the function
+__device__ unsigned combine(unsigned a, unsigned b) { return a + b; }
+__device__ void step(unsigned *s, int t, int k) {
+  if (t < k) s[t] = combine(s[t], s[t + k]);
+}
+extern "C" __global__ void reduce(unsigned *out, const unsigned *in) {
+  __shared__ unsigned s[256];
+  int t = threadIdx.x;
+  s[t] = in[blockIdx.x * 256 + t];
+  __syncthreads();
+  for (int k = 128; k > 0; k >>= 1) {
+    step(s, t, k);
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+// a function whose two sides of a divergent branch call one function that reads shared
+// memory: each side is a request of its own, in the debug build too
+__device__ __noinline__ unsigned peek(const unsigned *s, int i) { return s[i]; }
+__device__ __noinline__ unsigned pick(const unsigned *s, int t) {
+  unsigned r;
+  if (t & 1)
+    r = peek(s, t * 2);
+  else
+    r = peek(s, t * 33 % 1024);
+  return r;
+}
+extern "C" __global__ void nested(unsigned *out, const unsigned *in) {
+  __shared__ unsigned s[1024];
+  int t = threadIdx.x;
+  for (int i = t; i < 1024; i += blockDim.x) s[i] = in[i];
+  __syncthreads();
+  out[t] = pick(s, t);
+}
+
+// an array on the stack filled through a pointer, its values the shared addresses
+__device__ void fill(unsigned *v, int n, unsigned seed) {
+  for (int i = 0; i < n; i++) v[i] = (seed * (2 * i + 1)) % 256;
+}
+extern "C" __global__ void stack_array(unsigned *out, const unsigned *in) {
+  __shared__ unsigned s[256];
+  int t = threadIdx.x;
+  s[t] = in[t];
+  __syncthreads();
+  unsigned v[4];
+  fill(v, 4, in[t] % 97 + t);
+  unsigned r = 0;
+  for (int i = 0; i < 4; i++) r += s[v[i]] << i;
+  out[t] = r;
+}
+
+// a recursion: the function saves the convergence barrier it reuses across each call (BMOV)
+__device__ int walk(const int *tile, int i, int n) {
+  if (n <= 0) return tile[i & 31];
+  int v = tile[i & 31];
+  if (v & 1) v += walk(tile, i + v, n - 1);
+  return v;
+}
+extern "C" __global__ void recursive_walk(int *out, const int *in) {
+  __shared__ int tile[32];
+  tile[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = walk(tile, threadIdx.x, in[32]);
+}

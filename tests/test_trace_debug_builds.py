@@ -1,0 +1,172 @@
+"""Debug builds (``nvcc -G``), traced as the GPU runs them (issue 29).
+
+A -G build keeps every device function a function of its own: the kernel calls it with
+``CALL.ABS.NOINC`` after writing the return address into R20:R21 (relocated halves), it
+returns with ``RET.ABS.NODEC R20``, saves the convergence barrier it reuses with ``BMOV``,
+keeps its frame on the stack in local memory and passes pointers to shared memory and to
+the stack as generic addresses (the local window's base is ``c[0x0][0x20]``). The trace
+links the functions a kernel calls into one address space (shmem_cli/cuda/sass_link.py),
+runs them, and reads generic addresses in the local window from the thread's local memory.
+
+The H200's buffers of the CUDA opcode lab's -G launches (cooperative groups' tiles and
+collective sections: ``collective_debug``, ``cg_tiles_debug``) are compared byte for byte
+in tests/test_trace_opcodes_cuda.py; here the project's own kernels built both ways
+(tests/data/trace/debug_builds): the same shared requests and wavefronts as the -O3 build,
+buffers as NumPy computes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shmem_cli.cuda import sass
+from shmem_cli.cuda.sass_link import ALIGN, link
+from shmem_cli.cuda.sass_operands import Imm, Label
+from shmem_cli.trace.emulator import decode, execute
+from shmem_cli.trace.emulator.state import LOCAL_WINDOW, Launch
+
+from . import hopper_lab as lab
+from .conftest import TRACE_DATA, needs_nvdisasm
+
+LAB = TRACE_DATA / "debug_builds"
+
+
+def _inputs(name: str, dtype: type) -> np.ndarray:
+    return np.fromfile(LAB / "inputs" / f"{name}.bin", dtype=dtype)
+
+
+def _walk(tile: list[int], i: int, n: int) -> int:
+    """``walk`` of kernels/debug_builds.cu, in Python."""
+    v = tile[i & 31]
+    if n > 0 and v & 1:
+        v += _walk(tile, i + v, n - 1)
+    return v
+
+
+def _expected(kernel: str) -> np.ndarray:
+    """Each kernel's output buffer, worked out in NumPy from its source."""
+    words = _inputs("words", np.uint32).astype(np.int64)
+    if kernel == "transpose":
+        return np.ascontiguousarray(_inputs("matrix", np.float32).reshape(64, 64).T)
+    if kernel == "reduce":
+        return np.asarray(words[:512].reshape(2, 256).sum(1) % 2**32, dtype=np.uint32)
+    if kernel == "nested":
+        lane = np.arange(64)
+        return words[np.where(lane & 1, lane * 2, lane * 33 % 1024)].astype(np.uint32)
+    if kernel == "stack_array":
+        out = np.zeros(256, dtype=np.int64)
+        for t in range(256):
+            seed = (int(words[t]) % 97 + t) % 2**32
+            out[t] = sum(int(words[seed * (2 * i + 1) % 256]) << i for i in range(4)) % 2**32
+        return out.astype(np.uint32)
+    walk = _inputs("walk", np.int32).tolist()
+    return np.array([_walk(walk[:32], t, walk[32]) for t in range(32)], dtype=np.int32)
+
+
+#: op_misc wavefronts the -O3 build adds: its tree reduction predicates the step's two LDS
+#: and its STS (hardware.misc.PREDICATED_OFF: 1 a warp with no lane on) where the -G build
+#: branches around them: warps of 8 with no thread under k = 128, 64, 32, 16, 8, 4, 2, 1,
+#: 4 + 6 + 7 * 6 = 52 a block, 2 blocks
+MISC_PREDICATED_OFF = {"reduce": 3 * 52 * 2}
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    "kernel", ["transpose", "reduce", "nested", "stack_array", "recursive_walk"]
+)
+def test_a_debug_build_makes_the_requests_of_the_optimised_one(kernel: str) -> None:
+    """The same kernel built with -G and with -O3: the same shared requests and
+    wavefronts per op, the buffer NumPy computes. (nested: two sides of a divergent
+    branch inside a called function call one function that reads shared memory, each side
+    a request of its own; stack_array: a stack array filled through a generic pointer;
+    recursive_walk: a recursion; BMOV saves and restores a convergence barrier in
+    reduce's and nested's -G functions and in the -O3 recursion.)"""
+    with decode.recording() as seen:
+        debug, out_g = lab.run(f"{kernel}_g", LAB)
+        optimised, out_o3 = lab.run(f"{kernel}_o3", LAB)
+    want = _expected(kernel).tobytes()
+    assert out_g[0] == want
+    assert out_o3[0] == want
+    ops_g, ops_o3 = lab.per_op(debug), lab.per_op(optimised)
+    misc_g, misc_o3 = ops_g.pop("misc"), ops_o3.pop("misc")
+    assert ops_g == ops_o3
+    assert misc_o3[1] - misc_g[1] == MISC_PREDICATED_OFF.get(kernel, 0)
+    assert {"CALL", "RET"} <= seen
+    if kernel in ("reduce", "nested", "recursive_walk"):
+        assert "BMOV" in seen  # -G's step and pick, -O3's walk
+
+
+# --- linking and the local window on small programs ----------------------------------------
+
+_LISTING = """\
+\t.section\t.text._Z4leafv,"ax",@progbits
+_Z4leafv:
+        /*0000*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0010*/                   RET.ABS.NODEC R20 0x0 ;
+.L_x_9:
+        /*0020*/                   BRA `(.L_x_9);
+\t.section\t.text._Z1kv,"ax",@progbits
+_Z1kv:
+        /*0000*/                   MOV R4, RZ ;
+        /*0010*/                   MOV R20, 32@lo((_Z1kv + .L_x_1@srel)) ;
+        /*0020*/                   MOV R21, 32@hi((_Z1kv + .L_x_1@srel)) ;
+        /*0030*/                   CALL.ABS.NOINC `(_Z4leafv) ;
+.L_x_1:
+        /*0040*/                   STS [R4.X4], R4 ;
+        /*0050*/                   EXIT ;
+"""
+
+
+def test_linking_places_each_called_function_after_the_kernel() -> None:
+    fns = {f.name: f for f in sass.parse(_LISTING)}
+    linked = link(fns["_Z1kv"], fns.get)
+    # the kernel's 6 instructions end at 0x60; the leaf starts at the next 0x80 boundary
+    assert ALIGN == 0x80
+    assert [i.pc for i in linked.instructions] == [0, 0x10, 0x20, 0x30, 0x40, 0x50] + [
+        0x80,
+        0x90,
+        0xA0,
+    ]
+    assert linked.labels["_Z4leafv"] == 0x80 and linked.labels[".L_x_9"] == 0xA0
+    lo, hi = linked.instructions[1].operands[1], linked.instructions[2].operands[1]
+    assert isinstance(lo, Imm) and isinstance(hi, Imm)
+    assert (lo.int_value, hi.int_value, lo.reloc, hi.reloc) == (0x40, 0, None, None)
+    assert linked.instructions[3].operands == (Label("_Z4leafv"),)
+    assert link(fns["_Z4leafv"], fns.get) is fns["_Z4leafv"]  # it calls none
+
+
+def test_a_linked_call_runs_the_function_and_returns_after_the_call() -> None:
+    fns = {f.name: f for f in sass.parse(_LISTING)}
+    trace = execute.run(link(fns["_Z1kv"], fns.get), Launch(block=(32, 1, 1), static_smem=64))
+    (sts,) = trace.records
+    assert sts.n == 1 and sts.addr.tolist() == [[4] * 32]  # R4 = 0 + 1, stored at 4 * R4
+
+
+def _program(body: str) -> sass.Function:
+    lines = ['.section\t.text._Z1kv,"ax",@progbits']
+    lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.strip().splitlines())]
+    (fn,) = sass.parse("\n".join(lines))
+    return fn
+
+
+def test_a_generic_address_in_the_local_window_reaches_the_threads_stack() -> None:
+    # a -G frame: the stack pointer made generic with the window base c[0x0][0x20]; each
+    # thread stores its index through it, reads it back as local memory, and stores at it
+    fn = _program(
+        """LDC R1, c[0x0][0x28]
+IADD3 R1, R1, -0x10, RZ
+S2R R0, SR_TID.X
+LDC.64 R2, c[0x0][0x20]
+IADD3 R4, P0, R1, R2, RZ
+IADD3.X R5, RZ, R3, RZ, P0, !PT
+ST.E desc[UR4][R4.64], R0
+LDL R6, [R1]
+QSPC.E.L P1, RZ, [R4]
+@P1 STS [R6.X4], R6
+EXIT"""
+    )
+    assert LOCAL_WINDOW >> 32 != 0  # a 64-bit window, above every buffer's address
+    trace = execute.run(fn, Launch(block=(32, 1, 1), static_smem=128))
+    (sts,) = trace.records
+    assert sts.n == 1 and sts.addr.tolist() == [[4 * t for t in range(32)]]
