@@ -17,14 +17,19 @@ buffers as NumPy computes them.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.cuda import sass
 from shmem_cli.cuda.sass_link import ALIGN, link
 from shmem_cli.cuda.sass_operands import Imm, Label
 from shmem_cli.trace.emulator import decode, execute
 from shmem_cli.trace.emulator.state import LOCAL_WINDOW, Launch
+from shmem_cli.trace.kernel import cubin
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvdisasm
@@ -170,3 +175,21 @@ EXIT"""
     trace = execute.run(fn, Launch(block=(32, 1, 1), static_smem=128))
     (sts,) = trace.records
     assert sts.n == 1 and sts.addr.tolist() == [[4 * t for t in range(32)]]
+
+
+@needs_nvdisasm
+def test_a_large_cubins_kernel_is_disassembled_with_the_functions_it_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # past WHOLE_CODE nvdisasm goes through the kernel's functions only: the -G build's
+    # nested, and pick and peek that its relocations name (their sections are their own)
+    monkeypatch.setattr(cubin, "WHOLE_CODE", 0)
+    path = str(LAB / "debug_builds.g.sm_90.cubin")
+    info = cubin.read_cubin(path)
+    kernel = next(k for k in info.kernels if k.name == "nested")
+    scope = cubin.disassembly_scope(info, (kernel,))
+    assert len(scope) == 3 and scope[0] == kernel.symbol
+    ran = CliRunner().invoke(main, ["trace", path, "-k", "nested", "-b", "64", "-f", "json"])
+    assert ran.exit_code == 0, ran.output
+    totals = json.loads(ran.output)["files"][0]["kernels"][0]["totals"]
+    assert (totals["load"]["requests"], totals["load"]["wavefronts"]) == (4, 6)

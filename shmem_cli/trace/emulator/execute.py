@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...cuda.sass import Function, Instruction
+from ...cuda.sass_operands import Const
 from ...hardware import misc
 from ..distinct_rows import RecordsFull
 from ..requests import InstructionRecords, Recorder, TmaFill
@@ -43,7 +44,7 @@ from .alike.classes import Classes, counts_of, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
 from .op_table import MOVES, widens
-from .state import BLOCKED, Block, Launch, TraceError
+from .state import BLOCKED, LOCAL_WINDOW_SLOT, Block, Launch, TraceError
 from .sync.barriers import release
 
 PROGRESS_EVERY = 2048  # steps between progress calls
@@ -88,8 +89,16 @@ class Trace:
     dsmem_atoms: dict[int, int] = field(default_factory=dict)
 
 
-#: opcodes of local memory: a kernel that has them keeps 16 KiB a thread of it
+#: opcodes of local memory: a kernel that has them, or that reads the local window's base
+#: (a generic pointer to its stack), keeps 16 KiB a thread of it
 _LOCAL_OPS = frozenset({"LDL", "STL"})
+
+
+def _uses_local(ins: Instruction) -> bool:
+    window = (LOCAL_WINDOW_SLOT, LOCAL_WINDOW_SLOT + 4)
+    return ins.opcode in _LOCAL_OPS or any(
+        isinstance(o, Const) and o.bank == 0 and o.offset in window for o in ins.operands
+    )
 
 
 def run(
@@ -109,7 +118,7 @@ def run(
     would run past ``budget``."""
     program = decode_function(function)
     recorder = Recorder(launch.warp_size, budget.recorded_bytes)
-    local = any(ins.opcode in _LOCAL_OPS for ins in function.instructions)
+    local = any(_uses_local(ins) for ins in function.instructions)
     rows = grids.register_rows(function.instructions)
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)

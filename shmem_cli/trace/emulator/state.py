@@ -76,6 +76,7 @@ SHARED_WINDOW_HI = 0x0001_0000
 # generic addresses of local memory: LOCAL_WINDOW plus the thread's local address (the
 # window's base is c[0x0][0x20]: a -G build makes a pointer to its stack frame with it)
 LOCAL_WINDOW = 0x0003_0000_0000_0000
+LOCAL_WINDOW_SLOT = 0x20  # where constant bank 0 holds it
 # generic address of constant bank 0's byte 0 (c[0x0][0x198] holds that of the parameters):
 # how a kernel takes the address of a __grid_constant__ parameter such as a tensor map
 PARAM_WINDOW = 0x0002_0000_0000_0000
@@ -116,7 +117,7 @@ class Launch:
         for i, v in enumerate((*self.block, *self.grid)):
             img[4 * i : 4 * i + 4] = int(v).to_bytes(4, "little")
         img[0x28:0x2C] = LOCAL_BYTES.to_bytes(4, "little")
-        img[0x20:0x28] = LOCAL_WINDOW.to_bytes(8, "little")
+        img[LOCAL_WINDOW_SLOT : LOCAL_WINDOW_SLOT + 8] = LOCAL_WINDOW.to_bytes(8, "little")
         # sm_80 code reads the generic address of the shared window from c[0x0][0x18]
         img[0x18:0x20] = (SHARED_WINDOW_HI << 32).to_bytes(8, "little")
         if self.param_base >= SM90.param_base:  # sm_90's bank: the parameters' generic address

@@ -225,9 +225,10 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
 
 def disassembly_scope(info: CubinInfo, kernels: tuple[Kernel, ...]) -> tuple[int, ...]:
     """The functions nvdisasm should go through to give ``kernels``' SASS: all (empty) for a
-    cubin of up to :data:`WHOLE_CODE` bytes of code, else only theirs (a kernel's section
-    holds the device functions it calls); a kernel of more than :data:`MAX_KERNEL_CODE`
-    bytes of code is refused (nvdisasm takes about a second per 2 MiB)."""
+    cubin of up to :data:`WHOLE_CODE` bytes of code, else only theirs and the functions
+    they call (in their sections, or in sections of their own); a kernel of more than
+    :data:`MAX_KERNEL_CODE` bytes of code is refused (nvdisasm takes about a second per 2
+    MiB)."""
     for kernel in kernels:
         if kernel.code_bytes > MAX_KERNEL_CODE:
             raise ShmemError(
@@ -239,7 +240,22 @@ def disassembly_scope(info: CubinInfo, kernels: tuple[Kernel, ...]) -> tuple[int
             )
     if info.code_bytes <= WHOLE_CODE or any(k.symbol < 0 for k in kernels):
         return ()
-    return tuple(k.symbol for k in kernels)
+    return tuple(k.symbol for k in kernels) + _called(info.path, kernels)
+
+
+def _called(path: str, kernels: tuple[Kernel, ...]) -> tuple[int, ...]:
+    """The symbols of the functions ``kernels`` call, and those they call, ... (a ``-G``
+    build's device functions, each a section of its own: cuda/sass_link.py links them)."""
+    elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), path)
+    seen = {k.mangled for k in kernels}
+    todo, out = list(seen), []
+    while todo:
+        for name, symbol in elf.called(todo.pop()):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+                out.append(symbol)
+    return tuple(out)
 
 
 def read_section(path: str | Path, name: str) -> bytes | None:

@@ -15,6 +15,7 @@ EM_CUDA = 190
 SHT_SYMTAB = 2
 ET_REL = 1  # e_type of a relocatable object
 SHT_NOBITS = 8
+SHT_RELA, SHT_REL = 4, 9
 STT_FUNC = 2
 STO_CUDA_ENTRY = 0x10
 
@@ -118,4 +119,31 @@ class Elf:
                 name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
                 if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
                     out.append((self._string(strings.offset, strings.size, name), shndx, k))
+        return out
+
+    def called(self, function: str) -> list[tuple[str, int]]:
+        """(name, symbol index) of each other function defined here that the relocations of
+        ``function``'s code name: the functions it calls (a ``-G`` build's ``CALL.ABS``)."""
+        out: list[tuple[str, int]] = []
+        for kind, size in ((SHT_RELA, 24), (SHT_REL, 16)):
+            s = self.by_name.get(f".{'rela' if size == 24 else 'rel'}.text.{function}")
+            if s is None or s.type != kind or s.link >= len(self.sections):
+                continue
+            symbols = self.sections[s.link]
+            if symbols.link >= len(self.sections):
+                self._fail("the symbol table names no string table")
+            strings = self.sections[symbols.link]
+            for k in range(s.size // size):
+                (info,) = struct.unpack_from("<Q", self.data, s.offset + k * size + 8)
+                index = info >> 32
+                if (index + 1) * 24 > symbols.size:
+                    self._fail(f"a relocation of {s.name} names no symbol")
+                name, sym_info, _o, shndx = struct.unpack_from(
+                    "<IBBH", self.data, symbols.offset + index * 24
+                )
+                if sym_info & 0xF != STT_FUNC or shndx == 0:
+                    continue
+                text = self._string(strings.offset, strings.size, name)
+                if text != function and (text, index) not in out:
+                    out.append((text, index))
         return out

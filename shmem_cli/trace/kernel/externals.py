@@ -22,13 +22,13 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .elf import SHT_NOBITS, Elf
+from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, Elf
 
 #: where the addresses given to external functions start, 16 bytes apart
 EXTERNAL_BASE = 0xFFFF_FF00_0000_0000
 #: the most external functions given an address
 MAX_EXTERNALS = 4096
-SHT_RELA, SHT_REL = 4, 9
+
 #: the relocation that writes a symbol's 64-bit address (R_CUDA_64)
 _R_CUDA_64 = 2
 _SECTION = re.compile(r"\.rela?\.nv\.constant([1-9][0-9]?)(?:\.(.+))?\Z")
