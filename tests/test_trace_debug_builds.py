@@ -65,6 +65,9 @@ def _expected(kernel: str) -> np.ndarray:
             seed = (int(words[t]) % 97 + t) % 2**32
             out[t] = sum(int(words[seed * (2 * i + 1) % 256]) << i for i in range(4)) % 2**32
         return out.astype(np.uint32)
+    if kernel == "fptr":
+        lane, s = np.arange(64), words[:64]
+        return np.where(words[:64] & 1, 2 * s, 3 * s[lane * 2 % 64]).astype(np.uint32)
     walk = _inputs("walk", np.int32).tolist()
     return np.array([_walk(walk[:32], t, walk[32]) for t in range(32)], dtype=np.int32)
 
@@ -78,15 +81,16 @@ MISC_PREDICATED_OFF = {"reduce": 3 * 52 * 2}
 
 @needs_nvdisasm
 @pytest.mark.parametrize(
-    "kernel", ["transpose", "reduce", "nested", "stack_array", "recursive_walk"]
+    "kernel", ["transpose", "reduce", "nested", "stack_array", "fptr", "recursive_walk"]
 )
 def test_a_debug_build_makes_the_requests_of_the_optimised_one(kernel: str) -> None:
     """The same kernel built with -G and with -O3: the same shared requests and
     wavefronts per op, the buffer NumPy computes. (nested: two sides of a divergent
     branch inside a called function call one function that reads shared memory, each side
     a request of its own; stack_array: a stack array filled through a generic pointer;
-    recursive_walk: a recursion; BMOV saves and restores a convergence barrier in
-    reduce's and nested's -G functions and in the -O3 recursion.)"""
+    fptr: a function pointer, each lane's own (-G: CALL.ABS through the address, -O3:
+    CALL.REL through the offset); recursive_walk: a recursion. BMOV saves and restores a
+    convergence barrier in reduce's and nested's -G functions and in the -O3 recursion.)"""
     with decode.recording() as seen:
         debug, out_g = lab.run(f"{kernel}_g", LAB)
         optimised, out_o3 = lab.run(f"{kernel}_o3", LAB)

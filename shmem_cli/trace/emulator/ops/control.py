@@ -71,15 +71,20 @@ def _lepc(ins: Instruction, ctx: Context) -> Step:
 @op("CALL", moves=True)
 def _call(ins: Instruction, ctx: Context) -> Step:
     """A call jumps; the return address is already in a register (set by a MOV before it).
-    A call through a register (``CALL.ABS.NOINC R10``) goes to a function outside the kernel
-    that the driver links in (trace/kernel/externals.py): ``printf``'s ``vprintf`` is
-    stepped over; a failed ``assert()``'s ``__assertfail`` stops the trace with a located
+    A call through a register goes where it says, each thread's own (a function pointer):
+    ``CALL.ABS.NOINC R22`` to an address, ``CALL.REL.NOINC R8 `(fn)`` to ``fn`` plus the
+    register. An address outside the code that the constant banks held for a function
+    outside the cubin (trace/kernel/externals.py) is that function: ``printf``'s ``vprintf``
+    is stepped over; a failed ``assert()``'s ``__assertfail`` stops the trace with a located
     error."""
     labels = [o for o in ins.operands if isinstance(o, Label)]
     if not labels and len(ins.operands) == 1:
-        return _external_call(ins, ctx)
+        return _call_through(ins, ctx, 0)
     if len(labels) == 1 and len(ins.operands) == 1 and _undefined(ins, ctx, labels[0]):
         return _named_call(ins, ctx, labels[0].name)
+    if len(labels) == 1 and len(ins.operands) == 2 and "REL" in ins.mods:
+        name = labels[0].name
+        return _call_through(ins, ctx, ctx.function.labels.get(name, 0))
     if len(labels) != 1 or len(ins.operands) != 1:
         raise unsupported(ins, "indirect call")
     target = ctx.target(ins, labels[0])
@@ -103,15 +108,24 @@ def _undefined(ins: Instruction, ctx: Context, label: Label) -> bool:
     return "ABS" in ins.mods and name not in ctx.function.labels and name != ctx.function.name
 
 
-def _external_call(ins: Instruction, ctx: Context) -> Step:
-    """A function outside the cubin, called through the address in a register: named by the
-    address the constant bank held for it (trace/kernel/externals.py)."""
-    address = read_u64(ins.operands[0], ins)
+def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
+    """A call to the address a register (or an immediate) gives, plus ``base``: an
+    instruction of the code, or a function outside the cubin (stepped over)."""
+    rel = base or "REL" in ins.mods
+    address = read_u32(ins.operands[0], "i", ins) if rel else read_u64(ins.operands[0], ins)
     step_over = _step_over(ins, ctx)
+    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.uint64)
+    site = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
-        at, _ = address(b, ix)
-        called = [int(a) for a in np.unique(np.asarray(at))]
+        v, _ = address(b, ix)
+        ids = b.ids(ix)
+        if rel:  # a signed 32-bit offset from base
+            v = np.asarray(v, dtype=np.uint32).view(np.int32).astype(np.int64) + base
+        at = np.broadcast_to(np.asarray(v).astype(np.uint64), ids.shape)
+        k = np.minimum(np.searchsorted(pcs, at), len(pcs) - 1)
+        inside = pcs[k] == at
+        called = [int(a) for a in np.unique(at[~inside])]
         unnamed = [a for a in called if a not in b.launch.externals]
         if unnamed:
             raise TraceError(
@@ -119,7 +133,11 @@ def _external_call(ins: Instruction, ctx: Context) -> Step:
                 "function of the cubin is linked at: the trace cannot step over it",
                 ins,
             )
-        step_over(b, ix, sorted({b.launch.externals[a] for a in called}))
+        if called:
+            step_over(b, ids[~inside], sorted({b.launch.externals[a] for a in called}))
+        if inside.any():
+            b.call(ids[inside], site)
+            b.sched[ids[inside]] = k[inside]
 
     return step
 

@@ -26,6 +26,7 @@ kernels = [
     ("reduce", [256, 1, 1], [2, 1, 1], [{"zeros": 8}, save("words", words)]),
     ("nested", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
     ("stack_array", [256, 1, 1], [1, 1, 1], [{"zeros": 1024}, {"file": "inputs/words.bin"}]),
+    ("fptr", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
     ("recursive_walk", [32, 1, 1], [1, 1, 1], [{"zeros": 128}, save("walk", walk)]),
 ]  # fmt: skip
 launches = [

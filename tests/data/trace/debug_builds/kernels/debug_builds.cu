@@ -74,6 +74,20 @@ extern "C" __global__ void stack_array(unsigned *out, const unsigned *in) {
   out[t] = r;
 }
 
+// a function pointer, each thread's own: -G calls through the address (CALL.ABS.NOINC R),
+// -O3 through the offset from the kernel's start (CALL.REL.NOINC R `(fptr))
+__device__ __noinline__ unsigned twice(const unsigned *s, int i) { return 2 * s[i]; }
+__device__ __noinline__ unsigned thrice(const unsigned *s, int i) { return 3 * s[(i * 2) % 64]; }
+typedef unsigned (*pick_fn)(const unsigned *, int);
+extern "C" __global__ void fptr(unsigned *out, const unsigned *in) {
+  __shared__ unsigned s[64];
+  int t = threadIdx.x;
+  s[t] = in[t];
+  __syncthreads();
+  pick_fn f = (in[t] & 1) ? twice : thrice;
+  out[t] = f(s, t);
+}
+
 // a recursion: the function saves the convergence barrier it reuses across each call (BMOV)
 __device__ int walk(const int *tile, int i, int n) {
   if (n <= 0) return tile[i & 31];
