@@ -288,11 +288,15 @@ def _f2fp_unpack(ins: Instruction) -> Step:
     return step
 
 
-def fp8_bits(x: Any, fmt: str) -> Any:
+def fp8_bits(x: Any, fmt: str, relu: bool = False) -> Any:
     """float64 values as bytes of an 8-bit float (``E4M3``/``E5M2``), as PTX's
     ``cvt.rn.satfinite`` writes them: rounded to nearest, ties to even; a magnitude past the
     largest finite value (infinity too) becomes the largest finite value of its sign, a NaN
-    the format's NaN 0x7F; a result that rounds to zero keeps its sign."""
+    of either sign the format's NaN 0x7F; a result that rounds to zero keeps its sign.
+    ``relu``: a negative value and -0 become 0x00, a NaN stays 0x7F (the H200's
+    ``.relu``, tests/data/trace/probes' ``fp8_relu``)."""
+    if relu:
+        x = np.where(np.asarray(x) <= 0, 0.0, x)  # NaN <= 0 is false: NaN stays
     values = fp8_values(fmt.lower())
     finite = values[:0x80][~np.isnan(values[:0x80]) & ~np.isinf(values[:0x80])]
     top = float(finite.max())
@@ -337,6 +341,7 @@ def _f2fp_fp8(ins: Instruction, fmt: str) -> Step:
         raise unsupported(ins, "an 8-bit float pair from F32 values or from F16 halves")
     w = write_u32(ops[0], ins)
     merge = _merge_c(ins, ops[-1])
+    relu = "RELU" in ins.mods
     if pack:
         ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
     else:
@@ -352,7 +357,7 @@ def _f2fp_fp8(ins: Instruction, fmt: str) -> Step:
             lo = (u & _U(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
             hi = (u >> _U(16)).astype(np.uint16).view(np.float16).astype(np.float64)
         c, tc = merge(b, ix)
-        r = c | (fp8_bits(hi, fmt) << _U(8)) | fp8_bits(lo, fmt)
+        r = c | (fp8_bits(hi, fmt, relu) << _U(8)) | fp8_bits(lo, fmt, relu)
         w(b, ix, np.broadcast_to(np.asarray(r, dtype=_U), (b.count(ix),)), t | tc)
 
     return step

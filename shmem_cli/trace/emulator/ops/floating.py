@@ -2,8 +2,9 @@
 compares, MUFU) and float64.
 
 Arithmetic is computed in float64 and rounded once to float32 with the
-instruction's rounding mode (the product of two float32 is exact in float64, so
-FADD/FMUL are exact and FFMA rounds twice only in rare ties). MUFU functions are
+instruction's rounding mode: the product of two float32 is exact in float64, and a sum
+carries what float64 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named
+(:func:`round_exact_f32`); the plain FFMA rounds twice, in rare ties only. MUFU functions are
 computed correctly rounded; the hardware approximates them within about 1 ulp, so
 their last bits may differ. Half2 arithmetic is in :mod:`.ops_half`, conversions
 between number types in :mod:`.ops_convert`.
@@ -77,12 +78,6 @@ def flush(f: Any) -> Any:
     return np.where(np.abs(f) < _TINY, np.copysign(np.float32(0), f), f).astype(np.float32)
 
 
-def flush_bits(u: Any) -> Any:
-    """float32 bits with every denormal replaced by a zero of its sign (``.FTZ``)."""
-    u = np.asarray(u, dtype=_U)
-    return np.where(u & _U(0x7F800000) == 0, u & _U(0x80000000), u).astype(_U)
-
-
 def rounding_mode(ins: Instruction) -> str:
     """The rounding mode an instruction names (RN when it names none)."""
     return next((m for m in ins.mods if m in _ROUND), "RN")
@@ -107,8 +102,48 @@ def takes_second(x: Any, y: Any, smaller: Any) -> Any:
 
 def minimum_maximum(x: Any, y: Any, smaller: Any) -> Any:
     """The minimum of ``x`` and ``y`` where ``smaller`` holds, else their maximum
-    (:func:`takes_second`'s rule: a NaN loses to a number, -0 is below +0)."""
-    return np.where(takes_second(x, y, smaller), y, x)
+    (:func:`takes_second`'s rule: a NaN loses to a number, -0 is below +0); of two NaNs the
+    canonical NaN of their type, every bit but the sign set (FMNMX, HMNMX2, the TMA
+    reductions' half and bf16 minima and maxima on the H200: tests/data/trace/probes)."""
+    r = np.where(takes_second(x, y, smaller), y, x)
+    both = np.isnan(x) & np.isnan(y)
+    if not both.any():
+        return r
+    bits = np.dtype(f"u{r.dtype.itemsize}")
+    return np.where(both, np.array(np.iinfo(bits).max >> 1, dtype=bits).view(r.dtype), r)
+
+
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a + b`` in float64 and what that rounding lost (Knuth's TwoSum; 0 past the finite)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a + b
+        bb = s - a
+        e = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(e), e, 0.0)
+
+
+def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
+    """float32 bits of the exact value ``s + e`` (``e`` below half of ``s``'s float64 ulp,
+    :func:`_two_sum`'s pair) rounded once with ``mode``, as the H200 rounds FADD, FMUL and
+    FFMA: ``e`` decides where ``s`` lies on the float32 grid or halfway between two of its
+    points. ``.FTZ`` flushes to a zero of its sign a value that, rounded to float32's 24
+    significant bits with no bound on the exponent, is below the smallest normal (IEEE 754's
+    tininess after rounding; tests/data/trace/probes' ``ftz_edges``)."""
+    f = np.asarray(round_f32(s, mode)).view(np.float32)
+    g, beyond = f.astype(np.float64), (e != 0) & (np.signbit(e) != np.signbit(s))
+    with np.errstate(invalid="ignore", over="ignore"):
+        if mode == "RN":  # halfway between f and o: o where e points to it
+            o = np.nextafter(f, np.where(s > g, np.float32(np.inf), np.float32(-np.inf)))
+            step = (e != 0) & (s == (g + o.astype(np.float64)) / 2) & ((e > 0) == (o > f))
+        else:  # on the grid: one point down (toward zero for RZ) where e points there
+            o = np.nextafter(f, np.where(e > 0, np.float32(np.inf), np.float32(-np.inf)))
+            step = (g == s) & ((e < 0) if mode == "RM" else beyond if mode == "RZ" else (e > 0))
+    r = np.where(step, o, f).astype(np.float32).view(_U)
+    if ftz:  # scaled by 2^64 (exactly), the 24-bit rounding is a normal float32's
+        big = round_exact_f32(s * 2.0**64, e * 2.0**64, mode, False).view(np.float32)
+        tiny = (s != 0) & (np.abs(big) < np.float32(2.0**-62))
+        r = np.where(tiny, np.where(s < 0, _U(0x80000000), _U(0)), r).astype(_U)
+    return r
 
 
 def _sat(ins: Instruction, x: Any) -> Any:
@@ -134,13 +169,16 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         ra, rb = _srcs32(ins, ops[1:3])
         rp = read_pred(ops[3], ins)
         nan = "NAN" in ins.mods  # PTX's min.NaN/max.NaN: a NaN in, the canonical NaN out
+        ftz_mm = "FTZ" in ins.mods  # denormal operands are zeros of their sign
 
         def mnmx(b: Block, ix: Idx) -> None:
             (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
             fx, fy = as_f32(x), as_f32(y)
+            if ftz_mm:
+                fx, fy = flush(fx), flush(fy)
             r = minimum_maximum(fx, fy, p).astype(np.float32).view(_U)
             if nan:
-                r = np.where(np.isnan(fx) | np.isnan(fy), _U(0x7FFFFFFF), r)
+                r = np.where(np.isnan(fx) | np.isnan(fy), NAN32, r)
             w(b, ix, np.broadcast_to(r, (b.count(ix),)), tx | ty | tp)
 
         return mnmx
@@ -169,14 +207,17 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         t: Any = 0
         for _, tt in vals:
             t = t | tt
-        if kind == "FADD":
-            x = f[0] + f[1]
-        elif kind == "FMUL":
-            x = f[0] * f[1]
-        else:
-            x = f[0] * f[1] + f[2]
-        r = round_f32(_sat(ins, x), mode)
-        w(b, ix, np.broadcast_to(flush_bits(r) if ftz else r, (b.count(ix),)), t)
+        # the exact result s + e: a float32 product is exact in float64, a sum is TwoSum's
+        a0, a1 = (f[0], f[1]) if kind == "FADD" else (f[0] * f[1], f[2] if kind == "FFMA" else 0)
+        s, e = _two_sum(a0, a1) if kind != "FMUL" else (a0, np.zeros_like(a0))
+        if "SAT" in ins.mods:  # clamped to [0, 1] exactly
+            out = (s < 0) | (s > 1) | (s == 0) & (e < 0) | (s == 1) & (e > 0)
+            s, e = np.where(out, _sat(ins, s), s), np.where(out, 0.0, e)
+        r = round_exact_f32(s, e, mode, ftz)
+        if mode == "RM" and kind != "FMUL":  # an exact zero sum is -0 unless both were +0
+            plus = (a0 == 0) & (a1 == 0) & ~np.signbit(a0) & ~np.signbit(a1)
+            r = np.where((s == 0) & ~plus, _U(0x80000000), r).astype(_U)
+        w(b, ix, np.broadcast_to(r, (b.count(ix),)), t)
 
     return step
 

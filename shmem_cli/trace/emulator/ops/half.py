@@ -221,11 +221,13 @@ def _vhmnmx(ins: Instruction, ctx: Context) -> Step:
     their maximum (ptxas's fusion of two ``min.f16x2``/``max.f16x2``, ``.BF16_V2`` of
     bf16x2): a NaN loses to a number, as in ``min``/``max`` without ``.NaN``, and -0 is below
     +0 (:func:`.floating.takes_second`); the result is one of the inputs, bit for bit (a lane
-    of NaNs alone gives the canonical NaN 0x7fff)."""
+    of NaNs alone gives the canonical NaN 0x7fff). ``.NAN`` (``__hmin2_nan``): a NaN in
+    any of the three gives 0x7fff (tests/data/trace/probes' ``min3_nan``)."""
     bf16 = "BF16_V2" in ins.mods
     ops = _half_operands(ins, bf16)
-    if len(ops) != 5 or "NAN" in ins.mods:
+    if len(ops) != 5:
         raise unsupported(ins)
+    nan = "NAN" in ins.mods
     w = write_u32(ops[0], ins)
     readers = [read_u32(o, "h", ins) for o in ops[1:4]]
     rp = read_pred(ops[4], ins)
@@ -242,11 +244,13 @@ def _vhmnmx(ins: Instruction, ctx: Context) -> Step:
         for k in range(2):
             shift = _U(16 * k)
             r, pick = _h2(bits[0], bf16)[k], (bits[0] >> shift) & _U(0xFFFF)
+            seen = np.isnan(r)
             for v in bits[1:]:
                 x = _h2(v, bf16)[k]
                 second = takes_second(r, x, p)
                 r, pick = np.where(second, x, r), np.where(second, (v >> shift) & _U(0xFFFF), pick)
-            out |= np.where(np.isnan(r), _NAN, pick) << shift  # every lane NaN
+                seen = seen | np.isnan(x)
+            out |= np.where(np.isnan(r) | (seen & nan), _NAN, pick) << shift
         w(b, ix, out, t)
 
     return step

@@ -5,11 +5,13 @@ reads its place from (S2R, S2UR, CS2R: thread and CTA ids, lane and lane masks, 
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
 A shuffle that reads a lane which did not execute it (outside the warp's lanes that
-reached it together, or past the block's last thread) gets 0, as the H200 does
-(tests/data/trace/opcodes_cuda's ``collective``: a divergent warp's collective sections),
-marked not modelled (CUDA leaves the value undefined). A vote, a match or a
-reduction gives every lane a result of the whole warp's operands: it carries the taint
-of all of them (global data in one lane's predicate decides every lane's ballot).
+reached it together, or past the block's last thread) gets 0 and its predicate says only
+whether the source lane is in range, as the H200 does (tests/data/trace/opcodes_cuda's
+``collective``: a divergent warp's collective sections; tests/data/trace/probes'
+``shfl_pred``: both sides of a branch), marked not modelled (CUDA leaves the value
+undefined). A vote, a match or a reduction gives every lane a result of the whole warp's
+operands: it carries the taint of all of them (global data in one lane's predicate decides
+every lane's ballot).
 """
 
 from __future__ import annotations
