@@ -9,7 +9,8 @@ their ``.relu`` forms on NaN of either sign; three-way half and bf16 minima (``V
 128-bit atomics on shared memory; half2 and bf16x2 atomic minima and maxima on global memory;
 the TMA reduction copies' half and bf16 minima and maxima; and the integer tensor cores'
 fragments. Every buffer of every launch is compared byte for byte with what the H200 wrote
-(outputs/); the rules the buffers settled are checked against exact rational arithmetic.
+(outputs/); the rules the buffers settled are checked against exact rational arithmetic, and
+so are the double operations' rounding modes (IEEE 754's definition, not measured here).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from shmem_cli.trace.emulator import decode
+from shmem_cli.cuda import sass
+from shmem_cli.trace.emulator import decode, execute
+from shmem_cli.trace.emulator.ops.floating import fma64
+from shmem_cli.trace.emulator.state import Launch
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvdisasm
@@ -186,3 +190,70 @@ def test_the_probes_run_the_instructions_they_probe() -> None:
         for lid in ("fminmax", "ftz_edges", "min3_nan", "fp8_relu", "atomics_half"):
             lab.run(lid, LAB)
     assert {"FMNMX", "FMUL", "FADD", "FFMA", "VHMNMX", "F2FP", "REDG", "ATOMG"} <= seen
+
+
+def _round53(exact: Fraction, mode: str) -> float:
+    """``exact`` rounded to a double with ``mode`` (53 significant bits, denormals' spacing
+    2^-1074), by exact rational arithmetic."""
+    return float(_round(exact, mode, _ulp53(exact)))
+
+
+def _ulp53(x: Fraction) -> Fraction:
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    if Fraction(2) ** e > abs(x):
+        e -= 1
+    return max(Fraction(2) ** (e - 52), Fraction(1, 2**1074))
+
+
+@pytest.mark.parametrize("mode", ["RN", "RZ", "RM", "RP"])
+def test_double_fma_rounds_the_exact_result_once_in_each_mode(mode: str) -> None:
+    """``fma.rn/rz/rm/rp.f64`` (and the adds and products made of it): the exact rational
+    result rounded once, as IEEE 754 and PTX define them; an exact zero sum is -0 toward minus
+    infinity unless both addends are +0."""
+    rng = np.random.default_rng(27)
+    a = rng.normal(0, 1, 300) * 2.0 ** rng.integers(-60, 60, 300)
+    b = rng.normal(0, 1, 300) * 2.0 ** rng.integers(-60, 60, 300)
+    c = -a * b + rng.normal(0, 1, 300) * 2.0 ** rng.integers(-200, 0, 300)
+    c[:50] = rng.normal(0, 1, 50)
+    a[-4:], b[-4:], c[-4:] = [1.0, 0.0, -0.0, 2.0**-1070], [1.0, 1.0, 1.0, 2.0**-10], [-1, 0, 0, 0]
+    got = fma64(a, b, c, mode)
+    for x, y, z, r in zip(a, b, c, got, strict=True):
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        if exact == 0:
+            plus = x * y == 0 == z and not (np.signbit(x * y) or np.signbit(z))
+            want = -0.0 if mode == "RM" and not plus else 0.0 if plus or x * y != 0 else x * y + z
+        else:
+            want = _round53(exact, mode)
+        assert (float(r), bool(np.signbit(r))) == (want, bool(np.signbit(want))), (x, y, z)
+
+
+def test_double_add_and_multiply_take_their_rounding_mode() -> None:
+    """``DADD.RZ``/``.RP`` and ``DMUL.RM``/``.RP`` (``__dadd_rz``, ``__dmul_ru``, ...; they
+    ran as round-to-nearest): 1 + 2^-60 is 1 toward zero and the next double above 1 toward
+    plus infinity; (1 + 2^-52) x (1 + 2^-52) is 1 + 2^-51 toward minus infinity and the next
+    double above it toward plus infinity. The low bit of each result is a shared address."""
+    body = """MOV R2, RZ
+MOV R3, 0x3ff00000
+MOV R4, RZ
+MOV R5, 0x3c300000
+MOV R8, 0x1
+MOV R9, 0x3ff00000
+DADD.RZ R6, R2, R4
+IMAD.SHL.U32 R7, R6, 0x4, RZ
+STS [R7], RZ
+DADD.RP R6, R2, R4
+IMAD.SHL.U32 R7, R6, 0x4, RZ
+STS [R7], RZ
+DMUL.RM R6, R8, R8
+IMAD.SHL.U32 R7, R6, 0x4, RZ
+STS [R7], RZ
+DMUL.RP R6, R8, R8
+IMAD.SHL.U32 R7, R6, 0x4, RZ
+STS [R7], RZ
+EXIT"""
+    lines = ['.section\t.text._Z1kv,"ax",@progbits', '\t//## File "k.cu", line 7']
+    lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.splitlines())]
+    (fn,) = sass.parse("\n".join(lines))
+    tr = execute.run(fn, Launch(block=(32, 1, 1), static_smem=1024))
+    got = [int(rec.addr[0, 0]) // 4 for rec in tr.records]
+    assert got == [0, 1, 2, 3]  # low words: 1, 1 + 1 ulp; 1 + 2^-51 is low word 2, then 3

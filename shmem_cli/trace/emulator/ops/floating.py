@@ -102,9 +102,8 @@ def takes_second(x: Any, y: Any, smaller: Any) -> Any:
 
 def minimum_maximum(x: Any, y: Any, smaller: Any) -> Any:
     """The minimum of ``x`` and ``y`` where ``smaller`` holds, else their maximum
-    (:func:`takes_second`'s rule: a NaN loses to a number, -0 is below +0); of two NaNs the
-    canonical NaN of their type, every bit but the sign set (FMNMX, HMNMX2, the TMA
-    reductions' half and bf16 minima and maxima on the H200: tests/data/trace/probes)."""
+    (:func:`takes_second`'s rule); of two NaNs the canonical NaN of their type, every bit but
+    the sign set, as the H200 computes FMNMX and the TMA reductions (tests/data/trace/probes)."""
     r = np.where(takes_second(x, y, smaller), y, x)
     both = np.isnan(x) & np.isnan(y)
     if not both.any():
@@ -126,9 +125,8 @@ def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
     """float32 bits of the exact value ``s + e`` (``e`` below half of ``s``'s float64 ulp,
     :func:`_two_sum`'s pair) rounded once with ``mode``, as the H200 rounds FADD, FMUL and
     FFMA: ``e`` decides where ``s`` lies on the float32 grid or halfway between two of its
-    points. ``.FTZ`` flushes to a zero of its sign a value that, rounded to float32's 24
-    significant bits with no bound on the exponent, is below the smallest normal (IEEE 754's
-    tininess after rounding; tests/data/trace/probes' ``ftz_edges``)."""
+    points. ``.FTZ`` flushes a value tiny after rounding to 24 bits with no bound on the
+    exponent (IEEE 754's tininess after rounding; tests/data/trace/probes' ``ftz_edges``)."""
     f = np.asarray(round_f32(s, mode)).view(np.float32)
     g, beyond = f.astype(np.float64), (e != 0) & (np.signbit(e) != np.signbit(s))
     with np.errstate(invalid="ignore", over="ignore"):
@@ -403,22 +401,32 @@ def _mufu(ins: Instruction, ctx: Context) -> Step:
 # --- float64 ----------------------------------------------------------------------------
 
 
-def fma64(a: Any, b: Any, c: Any) -> Any:
-    """a * b + c rounded once, element by element (exact rationals where all are finite)."""
+def fma64(a: Any, b: Any, c: Any, mode: str = "RN") -> Any:
+    """a * b + c rounded once with ``mode`` (RN, RZ, RM, RP), element by element (exact
+    rationals where all are finite); an exact zero sum toward minus infinity is -0 unless
+    both addends are +0 (IEEE 754, as PTX's ``fma.rm.f64``)."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
     out = a * b + c
     finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(out)
     flat = out.reshape(-1)
     for k in np.flatnonzero(finite.reshape(-1)):
-        exact = Fraction(float(a.flat[k])) * Fraction(float(b.flat[k])) + Fraction(float(c.flat[k]))
-        flat[k] = float(exact) if exact != 0 else flat[k]
+        x, y, z = a.flat[k], b.flat[k], c.flat[k]
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        if exact == 0:
+            plus = x * y == 0 == z and not (np.signbit(x * y) or np.signbit(z))
+            flat[k] = -0.0 if mode == "RM" and not plus else flat[k]
+            continue
+        r = float(exact)
+        down = Fraction(r) > exact and (mode == "RM" or mode == "RZ" and exact > 0)
+        up = Fraction(r) < exact and (mode == "RP" or mode == "RZ" and exact < 0)
+        flat[k] = np.nextafter(r, -np.inf if down else np.inf) if down or up else r
     return out
 
 
 @op("DADD", "DMUL", "DFMA")
 def _double(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
-    kind = ins.opcode
+    kind, mode = ins.opcode, rounding_mode(ins)
     w = write_u64(ops[0], ins)
     n_src = 3 if kind == "DFMA" else 2
     readers = [read_u64(o, ins, "d") for o in ops[1 : 1 + n_src]]
@@ -430,17 +438,13 @@ def _double(ins: Instruction, ctx: Context) -> Step:
         for _, tt in vals:
             t = t | tt
         with np.errstate(all="ignore"):
-            if kind == "DADD":
-                x = f[0] + f[1]
-            elif kind == "DMUL":
-                x = f[0] * f[1]
+            if kind == "DFMA" or mode != "RN":
+                y, z = (1.0, f[1]) if kind == "DADD" else (f[1], 0.0 if kind == "DMUL" else f[2])
+                x = fma64(f[0], y, z, mode)
+                if kind == "DMUL":  # a zero product keeps its sign
+                    x = np.where(f[0] * f[1] == 0, f[0] * f[1], x)
             else:
-                x = fma64(f[0], f[1], f[2])
-        w(
-            b,
-            ix,
-            np.broadcast_to(np.asarray(x, dtype=np.float64).view(np.uint64), (b.count(ix),)),
-            t,
-        )
+                x = f[0] + f[1] if kind == "DADD" else f[0] * f[1]
+        w(b, ix, np.broadcast_to(np.asarray(x, np.float64).view(np.uint64), (b.count(ix),)), t)
 
     return step
