@@ -251,9 +251,33 @@ DMUL.RP R6, R8, R8
 IMAD.SHL.U32 R7, R6, 0x4, RZ
 STS [R7], RZ
 EXIT"""
+    got = [int(rec.addr[0, 0]) // 4 for rec in _sass_run(body).records]
+    assert got == [0, 1, 2, 3]  # low words: 1, 1 + 1 ulp; 1 + 2^-51 is low word 2, then 3
+
+
+def test_a_saturated_float_result_clamps_and_turns_nan_into_plus_zero() -> None:
+    """``add.sat.f32`` (``__saturatef``, ``FADD.SAT``): the result clamped to [0, 1], a NaN
+    result +0 (PTX's definition; it gave 0x7fffffff); ``FADD.RM.SAT`` of two negatives is +0,
+    not the -0 of an exact zero sum. Each result's bits, shifted, are a shared address."""
+    body = """MOV R2, 0x7fc00000
+MOV R3, 0x3f800000
+MOV R4, 0xbf800000
+FADD.SAT R6, R2, R3
+SHF.R.U32.HI R7, RZ, 0x15, R6
+STS [R7], RZ
+FADD.SAT R6, R3, R3
+SHF.R.U32.HI R7, RZ, 0x15, R6
+STS [R7], RZ
+FADD.RM.SAT R6, R4, R4
+SHF.R.U32.HI R7, RZ, 0x15, R6
+STS [R7], RZ
+EXIT"""
+    got = [int(rec.addr[0, 0]) for rec in _sass_run(body).records]
+    assert got == [0, 0x3F800000 >> 21, 0]  # +0, 1.0, +0 (-0 would be 0x80000000 >> 21)
+
+
+def _sass_run(body: str) -> execute.Trace:
     lines = ['.section\t.text._Z1kv,"ax",@progbits', '\t//## File "k.cu", line 7']
     lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.splitlines())]
     (fn,) = sass.parse("\n".join(lines))
-    tr = execute.run(fn, Launch(block=(32, 1, 1), static_smem=1024))
-    got = [int(rec.addr[0, 0]) // 4 for rec in tr.records]
-    assert got == [0, 1, 2, 3]  # low words: 1, 1 + 1 ulp; 1 + 2^-51 is low word 2, then 3
+    return execute.run(fn, Launch(block=(32, 1, 1), static_smem=1024))

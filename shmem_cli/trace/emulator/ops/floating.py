@@ -1,13 +1,12 @@
 """Floating-point arithmetic: float32 (add, multiply, fused multiply-add, min/max,
 compares, MUFU) and float64.
 
-Arithmetic is computed in float64 and rounded once to float32 with the
-instruction's rounding mode: the product of two float32 is exact in float64, and a sum
-carries what float64 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named
-(:func:`round_exact_f32`); the plain FFMA rounds twice, in rare ties only. MUFU functions are
-computed correctly rounded; the hardware approximates them within about 1 ulp, so
-their last bits may differ. Half2 arithmetic is in :mod:`.ops_half`, conversions
-between number types in :mod:`.ops_convert`.
+Arithmetic is computed in float64 and rounded once to float32 with the instruction's
+rounding mode: the product of two float32 is exact in float64, and a sum carries what float64
+lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named (:func:`round_exact_f32`); the
+plain FFMA rounds twice, in rare ties only. MUFU functions are computed correctly rounded; the
+hardware approximates them within about 1 ulp, so their last bits may differ. Half2
+arithmetic is in :mod:`.ops_half`, conversions between number types in :mod:`.ops_convert`.
 """
 
 from __future__ import annotations
@@ -144,8 +143,8 @@ def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
     return r
 
 
-def _sat(ins: Instruction, x: Any) -> Any:
-    return np.clip(x, 0.0, 1.0) if "SAT" in ins.mods else x
+def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
+    return np.nan_to_num(np.clip(x, 0.0, 1.0), nan=0.0) if "SAT" in ins.mods else x
 
 
 def _srcs32(
@@ -205,16 +204,17 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         t: Any = 0
         for _, tt in vals:
             t = t | tt
-        # the exact result s + e: a float32 product is exact in float64, a sum is TwoSum's
+        # the exact result s + e: a float32 product is exact in float64, a sum TwoSum's
         a0, a1 = (f[0], f[1]) if kind == "FADD" else (f[0] * f[1], f[2] if kind == "FFMA" else 0)
         s, e = _two_sum(a0, a1) if kind != "FMUL" else (a0, np.zeros_like(a0))
-        if "SAT" in ins.mods:  # clamped to [0, 1] exactly
-            out = (s < 0) | (s > 1) | (s == 0) & (e < 0) | (s == 1) & (e > 0)
+        zero = s == 0  # an exact zero (before .SAT's clamp to [0, 1])
+        if "SAT" in ins.mods:
+            out = (s < 0) | (s > 1) | (s == 0) & (e < 0) | (s == 1) & (e > 0) | np.isnan(s)
             s, e = np.where(out, _sat(ins, s), s), np.where(out, 0.0, e)
         r = round_exact_f32(s, e, mode, ftz)
         if mode == "RM" and kind != "FMUL":  # an exact zero sum is -0 unless both were +0
             plus = (a0 == 0) & (a1 == 0) & ~np.signbit(a0) & ~np.signbit(a1)
-            r = np.where((s == 0) & ~plus, _U(0x80000000), r).astype(_U)
+            r = np.where(zero & ~plus, _U(0x80000000), r).astype(_U)
         w(b, ix, np.broadcast_to(r, (b.count(ix),)), t)
 
     return step
