@@ -22,14 +22,17 @@ from collections.abc import Callable
 from .sass import Function, Instruction, function_section, parse
 from .sass_operands import Imm, Label, Operand
 
-__all__ = ["in_text", "link", "linked_function"]
+__all__ = ["in_text", "link", "linked_function", "place_data"]
 
 #: where each appended function starts: code is placed at 128-byte boundaries
 ALIGN = 0x80
 #: ``32@lo((fn + .L_x_3@srel))`` / ``32@hi(...)``: a half of a label's address in ``fn``
 _LABEL_ADDRESS = re.compile(r"^32@(lo|hi)\(\(?\s*([^\s()+]+)\s*\+\s*([^\s()@]+)@srel\s*\)?\)$")
-#: ``32@lo(fn)``: a half of a function's address (a function pointer)
-_SYMBOL_ADDRESS = re.compile(r"^32@(lo|hi)\(\s*([^\s()+@]+)\s*\)$")
+#: ``32@lo(fn)``, ``32@lo((sym + 0x10))``: a half of a symbol's address (a function
+#: pointer, a data object)
+_SYMBOL_ADDRESS = re.compile(
+    r"^32@(lo|hi)\(\(?\s*([^\s()+@]+)\s*(?:\+\s*(0x[0-9a-fA-F]+|\d+)\s*)?\)?\)$"
+)
 
 
 def callees(fn: Function) -> list[str]:
@@ -127,6 +130,22 @@ def _placed(
     return dataclasses.replace(ins, pc=ins.pc + at, operands=tuple(operands))
 
 
+def place_data(fn: Function, addresses: dict[str, int]) -> Function:
+    """``fn`` with the relocated halves of the data symbols it takes the address of
+    (``MOV R6, 32@lo(sym)``) written as ``addresses`` gives them (where the launch placed
+    the module's global sections); ``fn`` itself where it takes none."""
+    out: list[Instruction] = []
+    for ins in fn.instructions:
+        ops = tuple(
+            _resolved(o, fn, addresses) if isinstance(o, Imm) and o.reloc is not None else o
+            for o in ins.operands
+        )
+        out.append(ins if ops == ins.operands else dataclasses.replace(ins, operands=ops))
+    if all(a is b for a, b in zip(out, fn.instructions, strict=True)):
+        return fn
+    return Function(fn.name, out, dict(fn.labels))
+
+
 def _resolved(imm: Imm, fn: Function, base: dict[str, int]) -> Imm:
     """A relocated half as the value the loader writes, where the linked code holds what it
     names (a label of ``fn``, or a function's start)."""
@@ -136,7 +155,7 @@ def _resolved(imm: Imm, fn: Function, base: dict[str, int]) -> Imm:
         address, half = base[fn.name] + fn.labels[m.group(3)], m.group(1)
     s = _SYMBOL_ADDRESS.match(imm.text)
     if s and s.group(2) in base:
-        address, half = base[s.group(2)], s.group(1)
+        address, half = base[s.group(2)] + int(s.group(3) or "0", 0), s.group(1)
     if address is None:
         return imm
     value = address >> 32 if half == "hi" else address & 0xFFFFFFFF

@@ -208,6 +208,7 @@ def trace_kernel(
     block of the grid runs: none stands for others); ``budget`` bounds the run
     (:mod:`.emulator.budget`); ``constants`` are the ``__constant__`` banks
     (:mod:`.kernel.constants`)."""
+    from ..cuda.sass_link import place_data
     from .emulator.execute import run
     from .emulator.state import GlobalMemory, Launch
 
@@ -215,8 +216,12 @@ def trace_kernel(
     memory = GlobalMemory() if memory is None else memory
     params = plan.param_bytes(memory)
     banks = dict(constants.banks) if constants else {}
-    if constants and constants.global_slots:  # the module's __device__ data, as loaded
-        link_globals(banks, constants.global_slots, constants.global_sections, memory.add_buffer)
+    if constants and constants.global_sections:  # the module's __device__ data, as loaded
+        at = link_globals(
+            banks, constants.global_slots, constants.global_sections, memory.add_buffer
+        )
+        data = {name: at[sec] + value for name, (sec, value) in constants.code_symbols.items()}
+        function = place_data(function, data)  # addresses the code takes (-G)
     profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     launch = Launch(
         block=plan.block,

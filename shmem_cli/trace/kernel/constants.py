@@ -34,7 +34,7 @@ from ...plumbing.errors import shorten
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES
 from .elf import SHT_NOBITS, Elf
-from .externals import GlobalSlot, external_slots, global_slots, place
+from .externals import GlobalSlot, code_data, external_slots, global_slots, place
 
 #: a constant bank is 64 KiB on every GPU
 BANK_BYTES = 64 << 10
@@ -103,6 +103,9 @@ class Constants:
     # (bytes, or a size of zeros): placed in the launch's global memory (externals.link_globals)
     global_slots: tuple[GlobalSlot, ...] = ()
     global_sections: Mapping[str, bytes | int] = field(default_factory=dict)
+    # the module's global data whose address the code takes (a -G build's): each symbol's
+    # section of global_sections and offset there
+    code_symbols: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
     def symbol_at(self, bank: int, offset: int) -> ConstSymbol | None:
         for s in self.symbols:
@@ -150,13 +153,15 @@ def read_constants(path: str | Path, kernel: str) -> Constants:
     )
     externals = place(banks, external_slots(elf, kernel))
     slots, sections = global_slots(elf, kernel)
+    code_symbols, code_sections = code_data(elf, kernel)
     return Constants(
         banks=banks,
         symbols=tuple(symbols),
         unset=unset,
         externals=externals,
         global_slots=tuple(slots),
-        global_sections=sections,
+        global_sections={**code_sections, **sections},
+        code_symbols=code_symbols,
     )
 
 

@@ -247,15 +247,9 @@ def _called(path: str, kernels: tuple[Kernel, ...]) -> tuple[int, ...]:
     """The symbols of the functions ``kernels`` call, and those they call, ... (a ``-G``
     build's device functions, each a section of its own: cuda/sass_link.py links them)."""
     elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), path)
-    seen = {k.mangled for k in kernels}
-    todo, out = list(seen), []
-    while todo:
-        for name, symbol in elf.called(todo.pop()):
-            if name not in seen:
-                seen.add(name)
-                todo.append(name)
-                out.append(symbol)
-    return tuple(out)
+    own = {k.mangled for k in kernels}
+    found = {name: index for k in kernels for name, index in elf.reached(k.mangled)}
+    return tuple(index for name, index in found.items() if name not in own)
 
 
 def read_section(path: str | Path, name: str) -> bytes | None:

@@ -7,6 +7,7 @@ what to trace instead."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...plumbing.errors import ShmemError
@@ -121,10 +122,13 @@ class Elf:
                     out.append((self._string(strings.offset, strings.size, name), shndx, k))
         return out
 
-    def called(self, function: str) -> list[tuple[str, int]]:
-        """(name, symbol index) of each other function defined here that the relocations of
-        ``function``'s code name: the functions it calls (a ``-G`` build's ``CALL.ABS``)."""
-        out: list[tuple[str, int]] = []
+    def code_symbols(
+        self, function: str, wanted: Callable[[int, int], bool]
+    ) -> list[tuple[str, int, int, int]]:
+        """(name, symbol index, section index, value) of each symbol the relocations of
+        ``function``'s code name (what it calls, the data whose address it takes) whose type
+        and section index are ``wanted`` (only their names are read)."""
+        out: list[tuple[str, int, int, int]] = []
         for kind, size in ((SHT_RELA, 24), (SHT_REL, 16)):
             s = self.by_name.get(f".{'rela' if size == 24 else 'rel'}.text.{function}")
             if s is None or s.type != kind or s.link >= len(self.sections):
@@ -133,17 +137,35 @@ class Elf:
             if symbols.link >= len(self.sections):
                 self._fail("the symbol table names no string table")
             strings = self.sections[symbols.link]
+            seen: set[int] = set()
             for k in range(s.size // size):
                 (info,) = struct.unpack_from("<Q", self.data, s.offset + k * size + 8)
                 index = info >> 32
                 if (index + 1) * 24 > symbols.size:
                     self._fail(f"a relocation of {s.name} names no symbol")
-                name, sym_info, _o, shndx = struct.unpack_from(
-                    "<IBBH", self.data, symbols.offset + index * 24
+                name, sym_info, _o, shndx, value = struct.unpack_from(
+                    "<IBBHQ", self.data, symbols.offset + index * 24
                 )
-                if sym_info & 0xF != STT_FUNC or shndx == 0:
+                if index in seen or not wanted(sym_info & 0xF, shndx):
                     continue
+                seen.add(index)
                 text = self._string(strings.offset, strings.size, name)
-                if text != function and (text, index) not in out:
-                    out.append((text, index))
+                out.append((text, index, shndx, value))
+        return out
+
+    def called(self, function: str) -> list[tuple[str, int]]:
+        """(name, symbol index) of each other function defined here that the relocations of
+        ``function``'s code name: the functions it calls (a ``-G`` build's ``CALL.ABS``)."""
+        found = self.code_symbols(function, lambda kind, shndx: kind == STT_FUNC and shndx != 0)
+        return [(name, index) for name, index, _s, _v in found if name != function]
+
+    def reached(self, function: str) -> list[tuple[str, int]]:
+        """:meth:`called` of ``function``, of those, ...: every function it may run."""
+        seen, todo, out = {function}, [function], []
+        while todo:
+            for name, index in self.called(todo.pop()):
+                if name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+                    out.append((name, index))
         return out

@@ -126,14 +126,33 @@ def global_slots(elf: Elf, kernel: str) -> tuple[list[GlobalSlot], dict[str, byt
     return slots, sections
 
 
+def code_data(elf: Elf, kernel: str) -> tuple[dict[str, tuple[str, int]], dict[str, bytes | int]]:
+    """The module's global data whose address the code ``kernel`` runs takes (``MOV R6,
+    32@lo(sym)``: a -G build's objects of CUB's functions, in ``.nv.global``): each symbol's
+    section and offset there, and those sections (their bytes, or the size of their
+    zeros)."""
+    index = {i: s for i, s in enumerate(elf.sections) if s.name in GLOBAL_SECTIONS}
+    symbols: dict[str, tuple[str, int]] = {}
+    sections: dict[str, bytes | int] = {}
+    for function in [kernel, *(name for name, _ in elf.reached(kernel))]:
+        for name, _i, shndx, value in elf.code_symbols(function, lambda _k, i: i in index):
+            sec = index[shndx]
+            if sec.size > MAX_GLOBAL_BYTES:
+                elf._fail(f"section {sec.name} claims {sec.size:,} bytes")
+            sections[sec.name] = sec.size if sec.type == SHT_NOBITS else elf.body(sec)
+            symbols[name] = (sec.name, value)
+    return symbols, sections
+
+
 def link_globals(
     banks: dict[int, bytes],
     slots: tuple[GlobalSlot, ...],
     sections: Mapping[str, bytes | int],
     add_buffer: Callable[[bytes | int, str], int],
-) -> None:
+) -> dict[str, int]:
     """Give each global section a buffer (``add_buffer(content, name) -> address``) and write
-    the addresses into its slots of ``banks`` (in place), as the driver does at load."""
+    the addresses into its slots of ``banks`` (in place), as the driver does at load; the
+    address of each section."""
     base = {name: add_buffer(data, f"the module's {name}") for name, data in sections.items()}
     for slot in slots:
         body = bytearray(banks.get(slot.bank, b""))
@@ -141,6 +160,7 @@ def link_globals(
             address = base[slot.section] + slot.at
             body[slot.offset : slot.offset + 8] = address.to_bytes(8, "little")
             banks[slot.bank] = bytes(body)
+    return base
 
 
 def place(banks: dict[int, bytes], slots: list[ExternalSlot]) -> dict[int, str]:

@@ -21,12 +21,14 @@ matrix = rng.normal(0, 1, (64, 64)).astype(np.float32)
 words = rng.integers(0, 2**32, 1024, dtype=np.uint64).astype(np.uint32)
 walk = rng.integers(0, 64, 33).astype(np.int32)
 walk[32] = 5  # the recursion's depth
+ints = rng.integers(-1000, 1000, 128).astype(np.int32)
 kernels = [
     ("transpose", [32, 8, 1], [2, 2, 1], [{"zeros": 16384}, save("matrix", matrix), {"int": 64}]),
     ("reduce", [256, 1, 1], [2, 1, 1], [{"zeros": 8}, save("words", words)]),
     ("nested", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
     ("stack_array", [256, 1, 1], [1, 1, 1], [{"zeros": 1024}, {"file": "inputs/words.bin"}]),
     ("fptr", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
+    ("cub_block", [128, 1, 1], [1, 1, 1], [{"zeros": 512}, save("ints", ints)]),
     ("recursive_walk", [32, 1, 1], [1, 1, 1], [{"zeros": 128}, save("walk", walk)]),
 ]  # fmt: skip
 launches = [

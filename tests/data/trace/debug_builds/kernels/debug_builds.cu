@@ -6,6 +6,8 @@
 // the same in both builds, and its buffers the same as NumPy's. The project's own code.
 // Build: nvcc -cubin -G -arch=sm_90 -o ../debug_builds.g.sm_90.cubin debug_builds.cu
 //        nvcc -cubin -lineinfo -O3 -arch=sm_90 -o ../debug_builds.o3.sm_90.cubin debug_builds.cu
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #define TILE 32
 
 // a transpose through a padded tile (no bank conflict): the tile's accesses in functions
@@ -100,4 +102,18 @@ extern "C" __global__ void recursive_walk(int *out, const int *in) {
   tile[threadIdx.x] = in[threadIdx.x];
   __syncthreads();
   out[threadIdx.x] = walk(tile, threadIdx.x, in[32]);
+}
+
+// CUB's block reduce and scan: in the -G build their functions take the address of objects
+// in the module's .nv.global (tag types), which the trace places in global memory
+extern "C" __global__ void cub_block(int *out, const int *in) {
+  typedef cub::BlockReduce<int, 128> Reduce;
+  typedef cub::BlockScan<int, 128> Scan;
+  __shared__ typename Reduce::TempStorage reduce_storage;
+  __shared__ typename Scan::TempStorage scan_storage;
+  int v = in[threadIdx.x];
+  int sum = Reduce(reduce_storage).Sum(v);
+  int before;
+  Scan(scan_storage).ExclusiveSum(v, before);
+  out[threadIdx.x] = before + (threadIdx.x == 0 ? sum : 0);
 }
