@@ -54,7 +54,8 @@ def callees(fn: Function) -> list[str]:
 
 def link(root: Function, lookup: Callable[[str], Function | None]) -> Function:
     """``root`` followed by every function it reaches through ``lookup`` (by mangled name;
-    None for one outside the text). ``root`` itself is returned where it calls none."""
+    None for one outside the text). ``root`` itself is returned where it calls none and
+    takes no address."""
     order = [root]
     seen = {root.name}
     k = 0
@@ -67,7 +68,8 @@ def link(root: Function, lookup: Callable[[str], Function | None]) -> Function:
             if found is not None and found.instructions:
                 order.append(found)
         k += 1
-    if len(order) == 1:
+    relocated = any(isinstance(o, Imm) and o.reloc for i in root.instructions for o in i.operands)
+    if len(order) == 1 and not relocated:
         return root
     base: dict[str, int] = {}
     end = 0
@@ -151,7 +153,7 @@ def _resolved(imm: Imm, fn: Function, base: dict[str, int]) -> Imm:
     names (a label of ``fn``, or a function's start)."""
     address = half = None
     m = _LABEL_ADDRESS.match(imm.text)
-    if m and m.group(2) == fn.name and m.group(3) in fn.labels:
+    if m and m.group(2) == fn.name in base and m.group(3) in fn.labels:
         address, half = base[fn.name] + fn.labels[m.group(3)], m.group(1)
     s = _SYMBOL_ADDRESS.match(imm.text)
     if s and s.group(2) in base:
