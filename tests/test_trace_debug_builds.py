@@ -127,12 +127,14 @@ def test_a_debug_build_makes_the_requests_of_the_optimised_one(kernel: str) -> N
 _LISTING = """\
 \t.section\t.text._Z4leafv,"ax",@progbits
 _Z4leafv:
+	//## File "/usr/local/cuda/include/leaf.h", line 3
         /*0000*/                   IADD3 R4, R4, 0x1, RZ ;
         /*0010*/                   RET.ABS.NODEC R20 0x0 ;
 .L_x_9:
         /*0020*/                   BRA `(.L_x_9);
 \t.section\t.text._Z1kv,"ax",@progbits
 _Z1kv:
+	//## File "k.cu", line 5
         /*0000*/                   MOV R4, RZ ;
         /*0010*/                   MOV R20, 32@lo((_Z1kv + .L_x_1@srel)) ;
         /*0020*/                   MOV R21, 32@hi((_Z1kv + .L_x_1@srel)) ;
@@ -159,6 +161,9 @@ def test_linking_places_each_called_function_after_the_kernel() -> None:
     assert (lo.int_value, hi.int_value, lo.reloc, hi.reloc) == (0x40, 0, None, None)
     assert linked.instructions[3].operands == (Label("_Z4leafv"),)
     assert link(fns["_Z4leafv"], fns.get) is fns["_Z4leafv"]  # it calls none
+    # the leaf is called from one place: its lines are reported there, as if inlined
+    assert linked.instructions[6].locations == (("/usr/local/cuda/include/leaf.h", 3), ("k.cu", 5))
+    assert (linked.instructions[6].file, linked.instructions[6].line) == ("k.cu", 5)
 
 
 def test_a_linked_call_runs_the_function_and_returns_after_the_call() -> None:

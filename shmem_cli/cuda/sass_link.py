@@ -77,6 +77,7 @@ def link(root: Function, lookup: Callable[[str], Function | None]) -> Function:
         base[fn.name] = end
         end = -(-(fn.instructions[-1].pc + 16 + end) // ALIGN) * ALIGN
     out = Function(root.name)
+    spans: list[tuple[str, int, int]] = []  # each function's instructions in out's list
     for fn in order:
         rename = _label_names(fn, root, out.labels)
         at = base[fn.name]
@@ -84,9 +85,36 @@ def link(root: Function, lookup: Callable[[str], Function | None]) -> Function:
             out.labels[fn.name] = at
         for label, pc in fn.labels.items():
             out.labels[rename.get(label, label)] = pc + at
+        start = len(out.instructions)
         for ins in fn.instructions:
             out.instructions.append(_placed(ins, fn, at, base, rename))
+        spans.append((fn.name, start, len(out.instructions)))
+    _as_inlined(out.instructions, spans[1:])
     return out
+
+
+def _as_inlined(code: list[Instruction], spans: list[tuple[str, int, int]]) -> None:
+    """A function called from one place only, whose address is never taken, placed as an
+    optimised build inlines it: the call's source locations after each of its instructions'
+    own (in place), so its lines are reported in the caller's terms (``kernel.cu:9 <
+    block_scan.cuh:189``). ``spans`` come callers first, as :func:`link` found them."""
+    names = {name for name, _, _ in spans}
+    sites: dict[str, list[int]] = {}
+    for k, ins in enumerate(code):
+        for o in ins.operands:
+            if isinstance(o, Label) and o.name in names and ins.opcode == "CALL":
+                sites.setdefault(o.name, []).append(k)
+            elif isinstance(o, Imm) and (s := _SYMBOL_ADDRESS.match(o.text)) and s[2] in names:
+                sites.setdefault(s[2], []).extend((-1, -1))  # a function pointer
+    for name, start, end in spans:
+        called = sites.get(name, [])
+        chain = code[called[0]].locations if len(called) == 1 else ()
+        for k in range(start, end) if chain else ():
+            ins = code[k]
+            where = (*ins.locations, *chain)
+            code[k] = dataclasses.replace(
+                ins, locations=where, file=where[-1][0], line=where[-1][1]
+            )
 
 
 def in_text(text: str) -> Callable[[str], Function | None]:
