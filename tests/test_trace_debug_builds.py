@@ -28,7 +28,7 @@ from shmem_cli.cuda import sass
 from shmem_cli.cuda.sass_link import ALIGN, link
 from shmem_cli.cuda.sass_operands import Imm, Label
 from shmem_cli.trace.emulator import decode, execute
-from shmem_cli.trace.emulator.state import LOCAL_WINDOW, Launch
+from shmem_cli.trace.emulator.state import LOCAL_WINDOW, Launch, TraceError
 from shmem_cli.trace.kernel import cubin
 
 from . import hopper_lab as lab
@@ -218,3 +218,11 @@ def test_a_large_cubins_kernel_is_disassembled_with_the_functions_it_calls(
     assert ran.exit_code == 0, ran.output
     totals = json.loads(ran.output)["files"][0]["kernels"][0]["totals"]
     assert (totals["load"]["requests"], totals["load"]["wavefronts"]) == (4, 6)
+
+
+def test_a_call_through_a_null_pointer_is_refused_not_run_as_the_kernel() -> None:
+    # address 0 is the kernel's first instruction, but a kernel is no function to call (a
+    # virtual table the trace did not fill reads 0)
+    fn = _program("MOV R4, RZ\nMOV R5, RZ\nCALL.ABS.NOINC R4\nEXIT")
+    with pytest.raises(TraceError, match="calls a function outside it at 0x0"):
+        execute.run(fn, Launch(block=(32, 1, 1)))

@@ -122,36 +122,43 @@ class Elf:
                     out.append((self._string(strings.offset, strings.size, name), shndx, k))
         return out
 
-    def code_symbols(
-        self, function: str, wanted: Callable[[int, int], bool]
-    ) -> list[tuple[str, int, int, int]]:
-        """(name, symbol index, section index, value) of each symbol the relocations of
-        ``function``'s code name (what it calls, the data whose address it takes) whose type
-        and section index are ``wanted`` (only their names are read)."""
-        out: list[tuple[str, int, int, int]] = []
+    def relocated(
+        self, section: str, wanted: Callable[[int, int], bool]
+    ) -> list[tuple[int, str, int, int, int]]:
+        """(offset, name, symbol index, section index, value) of each relocation of the
+        section ``section`` (its ``.rela``/``.rel`` sections) whose symbol's type and section
+        index are ``wanted`` (only their names are read)."""
+        out: list[tuple[int, str, int, int, int]] = []
         for kind, size in ((SHT_RELA, 24), (SHT_REL, 16)):
-            s = self.by_name.get(f".{'rela' if size == 24 else 'rel'}.text.{function}")
+            s = self.by_name.get(f".{'rela' if size == 24 else 'rel'}{section}")
             if s is None or s.type != kind or s.link >= len(self.sections):
                 continue
             symbols = self.sections[s.link]
             if symbols.link >= len(self.sections):
                 self._fail("the symbol table names no string table")
             strings = self.sections[symbols.link]
-            seen: set[int] = set()
             for k in range(s.size // size):
-                (info,) = struct.unpack_from("<Q", self.data, s.offset + k * size + 8)
+                offset, info = struct.unpack_from("<QQ", self.data, s.offset + k * size)
                 index = info >> 32
                 if (index + 1) * 24 > symbols.size:
                     self._fail(f"a relocation of {s.name} names no symbol")
                 name, sym_info, _o, shndx, value = struct.unpack_from(
                     "<IBBHQ", self.data, symbols.offset + index * 24
                 )
-                if index in seen or not wanted(sym_info & 0xF, shndx):
-                    continue
-                seen.add(index)
-                text = self._string(strings.offset, strings.size, name)
-                out.append((text, index, shndx, value))
+                if wanted(sym_info & 0xF, shndx):
+                    text = self._string(strings.offset, strings.size, name)
+                    out.append((offset, text, index, shndx, value))
         return out
+
+    def code_symbols(
+        self, function: str, wanted: Callable[[int, int], bool]
+    ) -> list[tuple[str, int, int, int]]:
+        """(name, symbol index, section index, value) of each symbol the relocations of
+        ``function``'s code name (what it calls, the data whose address it takes) whose type
+        and section index are ``wanted``, each once."""
+        found = self.relocated(f".text.{function}", wanted)
+        unique = {index: (name, index, shndx, value) for _, name, index, shndx, value in found}
+        return list(unique.values())
 
     def called(self, function: str) -> list[tuple[str, int]]:
         """(name, symbol index) of each other function defined here that the relocations of

@@ -17,7 +17,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label, Reg
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_pred, read_u32, read_u64, write_u32, write_u64
+from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
 from ..state import BLOCKED, TAINT_UNKNOWN, Block, Idx, TraceError
 
 
@@ -109,12 +109,16 @@ def _undefined(ins: Instruction, ctx: Context, label: Label) -> bool:
 
 
 def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
-    """A call to the address a register (or an immediate) gives, plus ``base``: an
-    instruction of the code, or a function outside the cubin (stepped over)."""
+    """A call to the address a register (or an immediate) gives, plus ``base``: the start
+    of a function of the code other than the kernel (a named label: a subroutine, a
+    linked function), or a function outside the cubin (stepped over)."""
     rel = base or "REL" in ins.mods
     address = read_u32(ins.operands[0], "i", ins) if rel else read_u64(ins.operands[0], ins)
     step_over = _step_over(ins, ctx)
-    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.uint64)
+    fn = ctx.function
+    named = {pc for name, pc in fn.labels.items() if pc and not name.startswith(".")}
+    # where they start (pc 1, no instruction's, where none does)
+    pcs = np.array(sorted(named & {x.pc for x in fn.instructions}) or [1], dtype=np.uint64)
     site = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
@@ -137,7 +141,7 @@ def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
             step_over(b, ids[~inside], sorted({b.launch.externals[a] for a in called}))
         if inside.any():
             b.call(ids[inside], site)
-            b.sched[ids[inside]] = k[inside]
+            b.sched[ids[inside]] = [fn.index_of(int(pc)) for pc in pcs[k[inside]]]
 
     return step
 
@@ -404,8 +408,6 @@ def _b2r(ins: Instruction, ctx: Context) -> Step:
     if "RESULT" not in ins.mods or not 1 <= len(ins.operands) <= 2:
         raise unsupported(ins)
     w = write_u32(ins.operands[0], ins)
-    from ..operands import write_pred
-
     wp = write_pred(ins.operands[1], ins) if len(ins.operands) == 2 else None
 
     def step(b: Block, ix: Idx) -> None:
