@@ -12,7 +12,9 @@ NumPy references written from PTX's definitions that came before them.
 - .FTZ on FADD/FMUL/FFMA/FSETP/FRND (libdevice's sqrt_rn and erf, ``tl.ceil``; a NaN result
   is 0x7fffffff whatever NaN went in);
 - VHMNMX (and .BF16_V2): a column max/min of four half or bf16 rows (-0 below +0);
-- UPLOP3: the tutorial's layer norm forward.
+- UPLOP3: the tutorial's layer norm forward;
+- MUFU.EX2 (erf in the GELU), MUFU.SQRT and MUFU.RCP (the layer norm's 1/sqrt): the H200's
+  approximations, bit for bit (tests/test_trace_mufu.py).
 """
 
 from __future__ import annotations
@@ -38,10 +40,6 @@ FAST = {
     "360_layernorm_f32",
     "360_sin_f32",
 }
-# Buffers computed from MUFU results (EX2 in erf, SQRT and RCP in 1/sqrt), which the
-# emulator computes correctly rounded where the H200's approximations may be off by an ulp:
-# the other elements byte for byte, these within float32's precision.
-MUFU_APPROXIMATED = {("360_gelu_f32", 2), ("360_layernorm_f32", 1), ("360_layernorm_f32", 5)}
 
 
 @needs_nvdisasm
@@ -50,17 +48,12 @@ MUFU_APPROXIMATED = {("360_gelu_f32", 2), ("360_layernorm_f32", 1), ("360_layern
     [x if x in FAST else pytest.param(x, marks=pytest.mark.slow) for x in LAUNCHES],
 )
 def test_the_triton_kernels_compute_what_the_h200_computed(launch_id: str) -> None:
-    """Every buffer a launch wrote, byte for byte as the H200 wrote it."""
+    """Every buffer a launch wrote, byte for byte as the H200 wrote it (the GELU's erf and
+    the layer norm's 1/sqrt through the H200's own MUFU.EX2, SQRT and RCP)."""
     _, out = lab.run(launch_id, TRI)
     assert out
     for i, data in out.items():
-        gpu = lab.gpu_output(launch_id, i, TRI)
-        if (launch_id, i) not in MUFU_APPROXIMATED:
-            assert data == gpu, f"{launch_id} argument {i}"
-            continue
-        got, want = np.frombuffer(data, np.float32), np.frombuffer(gpu, np.float32)
-        assert (got != want).sum() < len(got) // 6, f"{launch_id} argument {i}"
-        assert np.allclose(got, want, rtol=2e-6, atol=1e-6), f"{launch_id} argument {i}"
+        assert data == lab.gpu_output(launch_id, i, TRI), f"{launch_id} argument {i}"
 
 
 # The launches against references written out here in NumPy from PTX's definitions.

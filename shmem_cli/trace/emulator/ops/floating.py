@@ -4,14 +4,15 @@ compares, MUFU) and float64.
 Arithmetic is computed in float64 and rounded once to float32 with the instruction's
 rounding mode: the product of two float32 is exact in float64, and a sum carries what float64
 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named (:func:`round_exact_f32`); the
-plain FFMA rounds twice, in rare ties only. MUFU functions are computed correctly rounded; the
-hardware approximates them within about 1 ulp, so their last bits may differ. Half2
-arithmetic is in :mod:`.ops_half`, conversions between number types in :mod:`.ops_convert`.
+plain FFMA rounds twice, in rare ties only. MUFU.RCP, RSQ, SQRT and EX2 are the H200's own
+approximations, bit for bit (:mod:`..mufu`); LG2, SIN, COS and TANH are computed correctly
+rounded, so their last bits (TANH's last 7) may differ from the hardware's
+(docs/trace-emulator-notes.md, Limits). Half2 arithmetic is in :mod:`.ops_half`, conversions
+between number types in :mod:`.ops_convert`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand
+from .. import mufu
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
 from ..state import Block, Idx
@@ -36,7 +38,7 @@ def as_f32(v: Any) -> Any:
 # arithmetic and of F2FP/F2F, as the H200 computed them (tests/data/trace/opcodes' half_ops,
 # tests/data/trace/opcodes_tri's ceil, sqrt_rn, sin and rtz casts). FMNMX.NAN writes the
 # same float32 NaN (PTX's min.NaN/max.NaN).
-NAN32 = _U(0x7FFFFFFF)
+NAN32 = _U(mufu.NAN)
 NAN16 = _U(0x7FFF)
 
 
@@ -357,43 +359,18 @@ def _fchk(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-_MUFU: dict[str, Callable[[Any], Any]] = {
-    "RCP": lambda x: 1.0 / x,
-    "RSQ": lambda x: 1.0 / np.sqrt(x),
-    "SQRT": np.sqrt,
-    "EX2": np.exp2,
-    "LG2": np.log2,
-    "SIN": np.sin,
-    "COS": np.cos,
-    "TANH": np.tanh,
-}
-
-
 @op("MUFU")
 def _mufu(ins: Instruction, ctx: Context) -> Step:
-    fn_name = next((m for m in ins.mods if m in _MUFU or m in ("RCP64H", "RSQ64H")), None)
-    if fn_name is None:
+    """``MUFU.fn d, a``: :data:`..mufu.FUNCTIONS`'s ``fn`` of a's bits."""
+    fn = next((mufu.FUNCTIONS[m] for m in ins.mods if m in mufu.FUNCTIONS), None)
+    if fn is None:
         raise unsupported(ins)
     w = write_u32(ins.operands[0], ins)
     ra = read_u32(ins.operands[1], "f", ins)
-    if fn_name in ("RCP64H", "RSQ64H"):
-        fn64 = _MUFU[fn_name[:3]]
-
-        def step64(b: Block, ix: Idx) -> None:
-            v, t = ra(b, ix)
-            d = (np.asarray(v, dtype=np.uint64) << np.uint64(32)).view(np.float64)
-            with np.errstate(all="ignore"):
-                r = np.asarray(fn64(d), dtype=np.float64).view(np.uint64) >> np.uint64(32)
-            w(b, ix, np.broadcast_to(r.astype(_U), (b.count(ix),)), t)
-
-        return step64
-    fn = _MUFU[fn_name]
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
-        with np.errstate(all="ignore"):
-            r = fn(as_f32(v).astype(np.float64))
-        w(b, ix, np.broadcast_to(round_f32(r, "RN"), (b.count(ix),)), t)
+        w(b, ix, np.broadcast_to(fn(v), (b.count(ix),)), t)
 
     return step
 

@@ -1,0 +1,282 @@
+"""The special function unit's approximations as the H200 computes them: ``MUFU.RCP``,
+``MUFU.RSQ``, ``MUFU.SQRT`` and ``MUFU.EX2``, bit for bit, on float32 bits.
+
+Each is a quadratic interpolation in fixed point (the multifunction interpolator Oberman and
+Siu described, whose arithmetic envytools reverse engineered on G80's SFU): the high bits of
+the argument's significand pick a segment, whose three integer coefficients are summed
+against the low bits ``x`` and a truncated square of them, and the sum's high bits are the
+result's significand. Sources are flushed (a denormal is a zero of its sign) and so are
+results; a NaN result is 0x7fffffff.
+
+The coefficients below were fitted to what the H200 computed on every argument of each
+table's domain (tests/data/trace/mufu: ``rcp.approx.ftz`` on the 2^23 significands of [1, 2),
+``rsqrt.approx.ftz`` and ``sqrt.approx.ftz`` on the 2^24 floats of [1, 4), ``ex2.approx.ftz``
+on the 2^24 multiples of 2^-23 in (-1, 1)): per segment, integers that give every one of its
+outputs. The functions here give all those outputs, and those of 2^18 random bit patterns
+of each with the special values. ``MUFU.SQRT`` has a table of its own (it is not
+``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``LG2``, ``SIN``, ``COS``
+and ``TANH`` are not the H200's here but correctly rounded, as are the double seeds
+``RCP64H`` and ``RSQ64H`` (:data:`FUNCTIONS`; docs/trace-emulator-notes.md, Limits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+_U = np.uint32
+_I = np.int64
+NAN = 0x7FFFFFFF  # the float32 NaN the GPU writes, whatever went in (ops/floating.NAN32)
+
+# (c0, c1, c2) per segment, hexadecimal: 128 segments of RCP (the significand's bits 22..16),
+# of RSQ and SQRT (the exponent's parity, then bits 22..17), 64 of EX2 (the fraction's bits
+# 22..17 in 7.23 fixed point)
+_TABLES = {
+    "RCP": """
+3fffffe -fffe 3f5 3f80fe0 -fc0a 3dd 3f03f04 -f82d 3c6 3e88cb3 -f467 3b1 3e0f83c -f0b6 39b
+3d980f6 -ed1b 386 3d22636 -e995 373 3cae758 -e622 35f 3c3c3c2 -e2c3 34d 3bcbadc -df77 33b
+3b5cc0f -dc3d 329 3aef6c9 -d914 317 3a83a83 -d5fd 306 3a196b2 -d2f7 2f6 39b0ad1 -d001 2e6
+3949660 -cd1b 2d7 38e38e3 -ca44 2c7 387f1e0 -c77c 2b8 381c0e0 -c4c3 2aa 37ba570 -c218 29d
+3759f21 -bf7b 290 36fad87 -bceb 282 369d035 -ba69 277 36406c8 -b7f3 26a 35e50d7 -b589 25d
+358ae04 -b32c 252 3531dec -b0da 246 34da034 -ae94 23c 3483484 -ac59 231 342da7f -aa28 225
+33d91d3 -a803 21c 3385a29 -a5e7 211 3333333 -a3d6 207 32e1c9f -a1cf 1fe 329161e -9fd1 1f5
+3241f69 -9ddc 1ea 31f3831 -9bf1 1e2 31a6032 -9a0f 1da 3159722 -9835 1d1 310dcbf -9664 1c9
+30c30c3 -949b 1c1 30792ef -92da 1b9 3030303 -9121 1b1 2fe80c0 -8f70 1aa 2fa0be8 -8dc6 1a2
+2f5a441 -8c24 19c 2f14990 -8a88 193 2ecfb9c -88f4 18d 2e8ba2f -8767 186 2e4850f -85e0 17f
+2e05c0a -8460 179 2dc3eee -82e7 173 2d82d83 -8174 16e 2d4279a -8006 166 2d02d02 -7e9f 161
+2cc3d8c -7d3e 15c 2c8590b -7be2 155 2c47f50 -7a8d 151 2c0b02c -793c 14b 2bceb76 -77f1 146
+2b93105 -76ab 140 2b580ae -756b 13c 2b1da47 -742f 136 2ae3da7 -72f8 131 2aaaaaa -71c7 12e
+2a7212a -709a 129 2a3a0fe -6f71 123 2a02a02 -6e4d 11f 29cbc15 -6d2e 11b 2995710 -6c13 117
+295fad4 -6afc 112 292a73d -69ea 10f 28f5c29 -68db 10a 28c1979 -67d1 107 288df0c -66ca 102
+285acc4 -65c8 100 2828283 -64c9 fb 27f6028 -63ce f8 27c4598 -62d6 f3 27932b4 -61e2 f0
+2762762 -60f2 ed 2732386 -6005 e9 2702703 -5f1c e7 26d31bf -5e35 e2 26a439f -5d52 df 2675c8b
+-5c73 de 2647c69 -5b96 da 261a320 -5abc d6 25ed098 -59e6 d4 25c04b9 -5912 d0 2593f69 -5841
+cd 2568096 -5774 cc 253c825 -56a8 c7 2511602 -55e0 c5 24e6a17 -551b c4 24bc44e -5458 c1
+2492492 -5397 bd 2468acf -52d9 ba 243f6f1 -521e b8 24168e1 -5165 b6 23ee090 -50af b4 23c5de7
+-4ffb b2 239e0d5 -4f49 af 2376948 -4e9a ad 234f72c -4ded ab 2328a6f -4d42 a9 2302302 -4c99
+a6 22dc0d1 -4bf3 a5 22b63cc -4b4e a1 2290be2 -4aac a0 226b902 -4a0c 9f 2246b1d -496d 9b
+2222222 -48d1 9a 21fde02 -4837 99 21d9ead -479e 96 21b6416 -4708 95 2192e2a -4673 93 216fcdd
+-45e0 91 214d022 -454f 8f 212a7e6 -44c0 8f 2108421 -4432 8c 20e64c2 -43a6 8a 20c49bb -431c
+89 20a32ff -4293 87 2082082 -420c 85 2061237 -4187 84 204080f -4103 83 2020201 -4081 82
+""",
+    "RSQ": """
+3fffffd -fffb 2f2 3f817ad -fa18 2d5 3f05d8f -f46f 2ba 3e8cfe3 -eefb 2a0 3e16d08 -e9bb 288
+3da336d -e4ab 271 3d32199 -dfc9 25b 3cc3625 -db13 246 3c56fbb -d687 232 3becd12 -d222 21f
+3b84cf4 -cde4 20e 3b1ee3f -c9c9 1fc 3abafd2 -c5d1 1ec 3a590a6 -c1fa 1dc 39f8fb3 -be42 1cd
+399ac08 -baa8 1be 393e4b6 -b72b 1b1 38e38e3 -b3ca 1a4 388a7b0 -b082 197 3833055 -ad54 18b
+37dd20a -aa3e 17f 3788c11 -a73f 174 3735db5 -a457 16a 36e4649 -a184 160 3694525 -9ec5 156
+36459ab -9c1a 14c 35f833b -9982 143 35ac144 -96fc 13a 3561336 -9487 131 3517888 -9224 12a
+34cf0b4 -8fd0 122 3487b40 -8d8d 11b 34417ae -8b58 113 33fc587 -8932 10c 33b8456 -871a 106
+33753b4 -850f ff 3333333 -8311 f8 32f226c -8120 f2 32b20fe -7f3b ec 3272e85 -7d62 e7 3234aac
+-7b94 e1 31f7512 -79d1 dc 31bad67 -7819 d7 317f355 -766b d2 314468b -74c7 cd 310a6ba -732d
+c9 30d139a -719c c4 3098cdc -7013 bf 306123e -6e94 bb 302a377 -6d1d b7 2ff4047 -6bae b3
+2fbe86e -6a48 b0 2f89bad -68e9 ac 2f559c5 -6791 a8 2f2227d -6641 a5 2eef59a -64f8 a2 2ebd2e8
+-63b5 9e 2e8ba2f -6279 9a 2e5ab3a -6144 97 2e2a5d5 -6015 94 2dfa9d0 -5eec 91 2dcb6f8 -5dc9
+8f 2d9cd26 -5cac 8c 2d6ec25 -5b94 89 2d413c9 -b501 215 2ce7c62 -b0d8 201 2c905a6 -acd7 1ed
+2c3ae55 -a8fc 1db 2be754a -a546 1cb 2b9596c -a1b1 1ba 2b459b1 -9e3e 1ab 2af7514 -9ae9 19c
+2aaaaaa -97b2 18e 2a5f987 -9496 180 2a160d5 -9196 173 29cdfbd -8eaf 167 298757d -8be1 15c
+2942152 -8929 150 28fe287 -8688 146 28bb875 -83fd 13c 287a26b -8185 132 2839fd1 -7f21 129
+27fb010 -7cd0 120 27bd291 -7a90 117 27806c9 -7861 10f 2744c37 -7643 107 270a257 -7435 100
+26d08af -7235 f8 2697ec7 -7044 f1 266042e -6e61 eb 2629879 -6c8c e5 25f3b40 -6ac3 de 25bec17
+-6907 d9 258aaa6 -6756 d2 2557687 -65b1 cd 2524f67 -6417 c7 24f34e7 -6288 c3 24c26bc -6103
+be 2492493 -5f88 b9 2462e1a -5e16 b4 243430a -5cae b0 2406319 -5b4e ab 23d8e02 -59f7 a7
+23ac382 -58a9 a3 2380354 -5762 9f 2354d3d -5623 9b 232a0fd -54ec 98 22ffe5d -53bc 94 22d651e
+-5293 91 22ad50e -5171 8e 2284df7 -5055 8a 225cf9f -4f40 88 22359db -4e31 85 220ec79 -4d28
+82 21e874a -4c24 7e 21c2a1d -4b27 7c 219d4c6 -4a2f 7a 217871f -493c 77 21540f6 -484e 75
+213022c -4765 72 210ca93 -4681 70 20e9a08 -45a2 6e 20c7067 -44c7 6b 20a4d88 -43f1 69 208314a
+-431f 67 2061b89 -4251 65 2040c27 -4187 63 2020307 -40c2 61
+""",
+    "SQRT": """
+2000000 ffff -1fa 203fc08 fe05 -1ee 207f03f fc16 -1e2 20bdcd2 fa33 -1d8 20fc1ed f85a -1cd
+2139fba f68c -1c4 2177661 f4c8 -1bb 21b460a f30d -1b2 21f0eda f15b -1a8 222d0f5 efb3 -1a1
+2268c7f ee13 -198 22a419a ec7b -18f 22df067 eaeb -187 2319904 e964 -181 2353b92 e7e3 -178
+238d82d e66b -172 23c6ef3 e4f9 -16b 2400000 e38e -165 2438b6e e22a -15f 2471158 e0cc -158
+24a91d7 df74 -151 24e0d04 de23 -14c 25182f7 dcd7 -145 254f3c7 db91 -13f 2585f8b da51 -13b
+25bc659 d916 -135 25f2846 d7e0 -130 2628566 d6b0 -12b 265ddcf d584 -126 2693193 d45e -122
+26c80c6 d33c -11d 26fcb7b d21e -118 27311c2 d106 -115 27653b0 cff1 -110 2799153 cee1 -10c
+27ccabe cdd5 -109 2800000 cccd -105 283312a cbc8 -ff 2865e4a cac8 -fc 2898770 c9cc -f9
+28cacac c8d2 -f4 28fce0b c7dd -f2 292eb9b c6eb -ee 296056a c5fd -ec 2991b86 c511 -e7 29c2dfb
+c42a -e5 29f3cd7 c345 -e2 2a24827 c263 -de 2a54ff5 c185 -dd 2a8544f c0a9 -d9 2ab5540 bfd0
+-d6 2ae52d3 befa -d3 2b14d15 be26 -cf 2b4440e bd57 -cf 2b737cc bc88 -ca 2ba2857 bbbd -c8
+2bd15ba baf5 -c7 2c00000 ba2e -c2 2c2e732 b96b -c2 2c5cb5a b8a9 -be 2c8ac81 b7ea -bc 2cb8ab0
+b72e -bb 2ce65f2 b673 -b8 2d13e4e b5bb -b6 2d413cd 16a08 -2ca 2d9b658 1673c -2b9 2df4dd4
+16482 -2ac 2e4da83 161d6 -29c 2ea5ca2 15f3a -28f 2efd46c 15cac -281 2f5421a 15a2c -272
+2faa5e4 157ba -265 3000000 15554 -257 30550a0 152fc -24c 30a97f6 150b0 -241 30fd633 14e70
+-237 3150b85 14c3a -22a 31a3818 14a10 -220 31f5c18 147f0 -213 32477b0 145dc -20c 3298b08
+143d0 -200 32e9646 141d0 -1f9 3339993 13fd8 -1f0 3389513 13de8 -1e4 33d88ea 13c02 -1dc
+3427539 13a26 -1d6 3475a26 13850 -1cb 34c37ce 13684 -1c5 3510e53 134be -1bb 355ddd3 13302
+-1b7 35aa66d 1314c -1af 35f683e 12f9e -1a9 3642363 12df6 -1a1 368d7f8 12c54 -198 36d8617
+12aba -191 3722ddb 12928 -18f 376cf5d 1279a -187 37b6ab7 12612 -17f 3800000 12492 -17b
+3848f51 12316 -174 38918c0 121a2 -172 38d9c64 12032 -16c 3921a54 11ec6 -164 39692a3 11d62
+-161 39b0568 11c02 -15c 39f72b8 11aa6 -155 3a3daa4 11950 -150 3a83d42 117fe -14a 3ac9aa4
+116b2 -147 3b0f2dd 1156a -143 3b545fe 11426 -13d 3b9941a 112e8 -13c 3bddd42 111ac -135
+3c22187 11076 -132 3c660f9 10f44 -12f 3ca9baa 10e14 -129 3ced1a7 10cea -126 3d30302 10bc4
+-125 3d72fc9 10aa0 -11f 3db580b 10980 -11a 3df7bd6 10866 -11a 3e39b3a 1074c -113 3e7b643
+10638 -111 3ebcd00 10526 -10d 3efdf7e 10418 -10a 3f3edc9 1030e -108 3f7f7f0 10206 -105
+3fbfdfe 10102 -103
+""",
+    "EX2": """
+2000000 58b9 1ee 2059347 59b0 1f5 20b361b 5aaa 1fa 210e8a2 5ba7 1ff 216ab0f 5ca6 206 21c7d86
+5da9 209 2226039 5eae 20f 2285356 5fb6 214 22e5709 60c0 21d 2346b7e 61ce 222 23a90e5 62df
+227 240c772 63f2 22f 2470f4e 6509 234 24d68ad 6623 238 253d3c0 673f 241 25a50b6 685f 247
+260dfc2 6982 24d 2678117 6aa8 254 26e34e6 6bd2 258 274fb67 6cfe 261 27bd4c9 6e2e 267 282c145
+6f61 26e 289c10b 7098 273 290d456 71d2 279 297fb5a 730f 281 29f364e 7450 287 2a6856a 7594
+28f 2ade8e7 76dc 295 2b560fb 7827 29e 2bcede2 7976 2a5 2c48fd7 7ac8 2ae 2cc4710 7c1f 2b3
+2d413cc 7d79 2bb 2dbf648 7ed7 2c1 2e3eebe 8038 2cb 2ebfd6a 819e 2d1 2f4228e 8307 2da 2fc5e67
+8474 2e3 304b134 85e5 2ec 30d1b33 875b 2f1 3159ca8 88d4 2fb 31e35d3 8a51 305 326e6f7 8bd3
+30b 32fb054 8d59 313 3389230 8ee3 31c 3418ccf 9071 326 34aa076 9204 32d 353cd6a 939b 336
+35d13f4 9536 341 3667457 96d6 34a 36feede 987b 351 37983d3 9a24 35a 383337d 9bd1 366 38cfe27
+9d84 36d 396e41c 9f3b 377 3a0e5aa a0f7 380 3ab031d a2b7 38d 3b53cc1 a47d 395 3bf92e7 a648
+39d 3ca05dd a817 3aa 3d495f5 a9ec 3b2 3df437f abc5 3bf 3ea0ecc ada4 3c9 3f4f831 af88 3d4
+""",
+}
+
+
+def _table(name: str) -> Any:
+    words = _TABLES[name].split()
+    return np.array([int(w, 16) for w in words], dtype=_I).reshape(-1, 3)
+
+
+_COEF = {name: _table(name) for name in _TABLES}
+
+
+def _square(x: Any) -> Any:
+    """The interpolator's square of a 17-bit ``x``: for each set bit ``i`` of it, ``x``
+    shifted right by ``18 - i`` (the partial products' low bits dropped), summed and halved:
+    about ``x * x / 2**19``."""
+    total = np.zeros_like(x)
+    for i in range(17):
+        total += np.where((x >> i) & 1, x >> (18 - i), 0)
+    return total >> 1
+
+
+def _interpolate(name: str, idx: Any, x: Any, shifts: tuple[int, int, int, int]) -> Any:
+    """``((c0 << a) + c1 * x + (c2 * square << b) + k) >> s`` of each segment's coefficients
+    (RCP's 16-bit ``x`` is squared as 17 bits, one place up)."""
+    a, b, k, s = shifts
+    c = _COEF[name][idx]
+    sq = _square(x << 1 if name == "RCP" else x)
+    return ((c[..., 0] << a) + c[..., 1] * x + ((c[..., 2] * sq) << b) + k) >> s
+
+
+def _parts(bits: Any) -> tuple[Any, Any, Any, Any]:
+    """sign, biased exponent, significand with its leading one (0 for a zero or a flushed
+    denormal), and whether it is a NaN."""
+    u = np.asarray(bits, dtype=_U).astype(_I)
+    sign, e, f = u >> 31, (u >> 23) & 0xFF, u & 0x7FFFFF
+    nan = (e == 0xFF) & (f != 0)
+    sig = np.where(e == 0, 0, f | 0x800000)
+    return sign, e, sig, nan
+
+
+def _pack(sign: Any, e: Any, sig: Any) -> Any:
+    """float32 bits of ``sig * 2**(e - 150)`` (``sig`` of 24 bits, or 2**24): a result past
+    the largest exponent is infinity, one below the smallest normal a zero of its sign."""
+    carry = sig >= 1 << 24
+    sig, e = np.where(carry, sig >> 1, sig), np.where(carry, e + 1, e)
+    mag = np.where(e <= 0, 0, np.where(e >= 0xFF, 0xFF << 23, (e << 23) | (sig & 0x7FFFFF)))
+    return ((sign << 31) | mag).astype(_U)
+
+
+def rcp(bits: Any) -> Any:
+    """``MUFU.RCP``: 1/x; 1/±0 = ±inf, 1/±inf = ±0."""
+    sign, e, sig, nan = _parts(bits)
+    x = sig & 0xFFFF
+    m = _interpolate("RCP", (sig >> 16) & 0x7F, x, (13, 0, 0x47E7, 15))
+    out = _pack(sign, 253 - e, np.where(sig == 0, 1, m))
+    out = np.where(e == 0xFF, _U(0) | (sign << 31).astype(_U), out)
+    out = np.where(sig == 0, ((sign << 31) | (0xFF << 23)).astype(_U), out)
+    return np.where(nan, _U(NAN), out).astype(_U)
+
+
+def _root_parts(bits: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """What RSQ and SQRT share: sign, exponent, significand, NaN, and the 24-bit table index
+    and argument (the exponent's parity above the fraction) with half the unbiased
+    exponent, rounded down."""
+    sign, e, sig, nan = _parts(bits)
+    unbiased = e - 127
+    frac = (sig & 0x7FFFFF) | ((unbiased & 1) << 23)
+    return sign, e, sig, nan | ((sign == 1) & (sig != 0)), frac, unbiased >> 1
+
+
+def rsq(bits: Any) -> Any:
+    """``MUFU.RSQ``: 1/sqrt(x); ±0 gives ±inf, +inf +0, a negative number NaN; an exact power
+    of four its exact root."""
+    sign, e, sig, nan, frac, half = _root_parts(bits)
+    m = _interpolate("RSQ", frac >> 17, frac & 0x1FFFF, (14, 2, 0x7FFF, 16))
+    exact = frac == 0
+    out = _pack(_I(0), np.where(exact, 127 - half, 126 - half), np.where(exact, 1 << 23, m))
+    out = np.where(e == 0xFF, _U(0), out)
+    out = np.where(sig == 0, ((sign << 31) | (0xFF << 23)).astype(_U), out)
+    return np.where(nan, _U(NAN), out).astype(_U)
+
+
+def sqrt(bits: Any) -> Any:
+    """``MUFU.SQRT``: ±0 gives ±0, +inf +inf, a negative number NaN."""
+    sign, e, sig, nan, frac, half = _root_parts(bits)
+    m = _interpolate("SQRT", frac >> 17, frac & 0x1FFFF, (15, 1, 0x7FFF, 17))
+    out = _pack(_I(0), 127 + half, m)
+    out = np.where(e == 0xFF, _U(0x7F800000), out)
+    out = np.where(sig == 0, (sign << 31).astype(_U), out)
+    return np.where(nan, _U(NAN), out).astype(_U)
+
+
+def ex2(bits: Any) -> Any:
+    """``MUFU.EX2``: 2**x from x in 7.23 fixed point, truncated toward zero (past 2**7 an
+    overflow: +inf, or +0 for a negative x); 2**-inf = +0, 2**inf = +inf."""
+    sign, e, sig, nan = _parts(bits)
+    shift = e - 127  # the 24-bit significand holds x * 2**23 at e = 127
+    fixed = np.where(shift >= 0, sig << np.clip(shift, 0, 7), sig >> np.clip(-shift, 0, 63))
+    big = (e == 0xFF) | (e - 127 >= 7)
+    whole, frac = fixed >> 23, fixed & 0x7FFFFF
+    neg = sign == 1
+    # 2**-(w + f) = 2**-(w + 1) * 2**(1 - f), the fraction's complement standing for 1 - f
+    exp = np.where(neg, np.where(frac != 0, -whole - 1, -whole), whole) + 127
+    frac = np.where(neg & (frac != 0), ~frac & 0x7FFFFF, frac)
+    m = _interpolate("EX2", frac >> 17, frac & 0x1FFFF, (13, 0, 0x77E2, 15))
+    out = _pack(_I(0), exp, m)
+    out = np.where(big, np.where(neg, _U(0), _U(0x7F800000)), out)
+    return np.where(nan, _U(NAN), out).astype(_U)
+
+
+def _nearest(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` of float32 bits computed in float64 and rounded to nearest (a NaN: NAN)."""
+
+    def bits_of(bits: Any) -> Any:
+        with np.errstate(all="ignore"):
+            r = fn(np.asarray(bits, dtype=_U).view(np.float32).astype(np.float64))
+            out = np.asarray(r).astype(np.float32).view(_U)
+        return np.where(np.isnan(r), _U(NAN), out).astype(_U)
+
+    return bits_of
+
+
+def _high_word(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``RCP64H``/``RSQ64H``: ``fn`` of the double whose high word is the bits (low word 0),
+    correctly rounded; the result's high word."""
+
+    def bits_of(bits: Any) -> Any:
+        d = (np.asarray(bits, dtype=np.uint64) << np.uint64(32)).view(np.float64)
+        with np.errstate(all="ignore"):
+            r = np.asarray(fn(d), dtype=np.float64).view(np.uint64) >> np.uint64(32)
+        return r.astype(_U)
+
+    return bits_of
+
+
+#: each MUFU function of float32 bits: the H200's approximations bit for bit, the others
+#: correctly rounded
+FUNCTIONS: dict[str, Callable[[Any], Any]] = {
+    "RCP": rcp,
+    "RSQ": rsq,
+    "SQRT": sqrt,
+    "EX2": ex2,
+    "LG2": _nearest(np.log2),
+    "SIN": _nearest(np.sin),
+    "COS": _nearest(np.cos),
+    "TANH": _nearest(np.tanh),
+    "RCP64H": _high_word(lambda d: 1.0 / d),
+    "RSQ64H": _high_word(lambda d: 1.0 / np.sqrt(d)),
+}
