@@ -102,15 +102,12 @@ def takes_second(x: Any, y: Any, smaller: Any) -> Any:
 
 
 def minimum_maximum(x: Any, y: Any, smaller: Any) -> Any:
-    """The minimum of ``x`` and ``y`` where ``smaller`` holds, else their maximum
-    (:func:`takes_second`'s rule); of two NaNs the canonical NaN of their type, every bit but
-    the sign set, as the H200 computes FMNMX and the TMA reductions (tests/data/trace/probes)."""
+    """The minimum of ``x`` and ``y`` where ``smaller`` holds, else their maximum; of two NaNs
+    all bits but the sign set (H200: FMNMX, the TMA reductions; tests/data/trace/probes)."""
     r = np.where(takes_second(x, y, smaller), y, x)
-    both = np.isnan(x) & np.isnan(y)
-    if not both.any():
-        return r
     bits = np.dtype(f"u{r.dtype.itemsize}")
-    return np.where(both, np.array(np.iinfo(bits).max >> 1, dtype=bits).view(r.dtype), r)
+    nan = np.array(np.iinfo(bits).max >> 1, dtype=bits).view(r.dtype)
+    return np.where(np.isnan(x) & np.isnan(y), nan, r)
 
 
 def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
@@ -123,11 +120,9 @@ def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
-    """float32 bits of the exact value ``s + e`` (``e`` below half of ``s``'s float64 ulp,
-    :func:`_two_sum`'s pair) rounded once with ``mode``, as the H200 rounds FADD, FMUL and
-    FFMA: ``e`` decides where ``s`` lies on the float32 grid or halfway between two of its
-    points. ``.FTZ`` flushes a value tiny after rounding to 24 bits with no bound on the
-    exponent (IEEE 754's tininess after rounding; tests/data/trace/probes' ``ftz_edges``)."""
+    """float32 bits of the exact ``s + e`` (:func:`_two_sum`'s pair) rounded once, as the H200
+    rounds FADD/FMUL/FFMA; ``.FTZ`` flushes what is tiny after rounding to 24 bits with no bound
+    on the exponent (IEEE 754's tininess after rounding; tests/data/trace/probes' ftz_edges)."""
     f = np.asarray(round_f32(s, mode)).view(np.float32)
     g, beyond = f.astype(np.float64), (e != 0) & (np.signbit(e) != np.signbit(s))
     with np.errstate(invalid="ignore", over="ignore"):
@@ -168,13 +163,11 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         ra, rb = _srcs32(ins, ops[1:3])
         rp = read_pred(ops[3], ins)
         nan = "NAN" in ins.mods  # PTX's min.NaN/max.NaN: a NaN in, the canonical NaN out
-        ftz_mm = "FTZ" in ins.mods  # denormal operands are zeros of their sign
+        cast = flush if "FTZ" in ins.mods else np.asarray  # .FTZ: denormals are signed zeros
 
         def mnmx(b: Block, ix: Idx) -> None:
             (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
-            fx, fy = as_f32(x), as_f32(y)
-            if ftz_mm:
-                fx, fy = flush(fx), flush(fy)
+            fx, fy = cast(as_f32(x)), cast(as_f32(y))
             r = minimum_maximum(fx, fy, p).astype(np.float32).view(_U)
             if nan:
                 r = np.where(np.isnan(fx) | np.isnan(fy), NAN32, r)
@@ -206,7 +199,6 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         t: Any = 0
         for _, tt in vals:
             t = t | tt
-        # the exact result s + e: a float32 product is exact in float64, a sum TwoSum's
         a0, a1 = (f[0], f[1]) if kind == "FADD" else (f[0] * f[1], f[2] if kind == "FFMA" else 0)
         s, e = _two_sum(a0, a1) if kind != "FMUL" else (a0, np.zeros_like(a0))
         zero = s == 0  # an exact zero (before .SAT's clamp to [0, 1])
@@ -375,13 +367,9 @@ def _mufu(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-# --- float64 ----------------------------------------------------------------------------
-
-
 def fma64(a: Any, b: Any, c: Any, mode: str = "RN") -> Any:
-    """a * b + c rounded once with ``mode`` (RN, RZ, RM, RP), element by element (exact
-    rationals where all are finite); an exact zero sum toward minus infinity is -0 unless
-    both addends are +0 (IEEE 754, as PTX's ``fma.rm.f64``)."""
+    """a * b + c rounded once with ``mode`` (RN, RZ, RM, RP; exact rationals where finite); an
+    exact zero sum toward minus infinity is -0 unless both addends are +0 (IEEE 754)."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
     out = a * b + c
     finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(out)
@@ -405,8 +393,7 @@ def _double(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     kind, mode = ins.opcode, rounding_mode(ins)
     w = write_u64(ops[0], ins)
-    n_src = 3 if kind == "DFMA" else 2
-    readers = [read_u64(o, ins, "d") for o in ops[1 : 1 + n_src]]
+    readers = [read_u64(o, ins, "d") for o in ops[1 : 4 if kind == "DFMA" else 3]]
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
