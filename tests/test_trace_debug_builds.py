@@ -18,6 +18,7 @@ buffers as NumPy computes them.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ from shmem_cli.trace.emulator.state import LOCAL_WINDOW, Launch, TraceError
 from shmem_cli.trace.kernel import cubin
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
 
 LAB = TRACE_DATA / "debug_builds"
 
@@ -226,3 +227,33 @@ def test_a_call_through_a_null_pointer_is_refused_not_run_as_the_kernel() -> Non
     fn = _program("MOV R4, RZ\nMOV R5, RZ\nCALL.ABS.NOINC R4\nEXIT")
     with pytest.raises(TraceError, match="calls a function outside it at 0x0"):
         execute.run(fn, Launch(block=(32, 1, 1)))
+
+
+_NESTED = """\
+__device__ __noinline__ unsigned peek(const unsigned *s, int i) { return s[i]; }
+__device__ __noinline__ unsigned pick(const unsigned *s, int t) {
+  return (t & 1) ? peek(s, t * 2) : peek(s, t * 33 % 1024);
+}
+__global__ void nested(unsigned *out, const unsigned *in) {
+  __shared__ unsigned s[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = in[i];
+  __syncthreads();
+  out[threadIdx.x] = pick(s, threadIdx.x);
+}
+"""
+
+
+@needs_nvcc
+@needs_nvdisasm
+@pytest.mark.parametrize("flags", [["--nvcc-arg=-G"], []])
+def test_a_cu_file_built_with_g_traces_as_its_optimised_build(
+    tmp_path: Path, flags: list[str]
+) -> None:
+    # the two sides of pick's branch read shared memory through peek: 2 warps x 2 sides, the
+    # odd lanes' reads 2 words apart (2-way: 2 wavefronts), the even lanes' 33 apart (1)
+    src = tmp_path / "nested.cu"
+    src.write_text(_NESTED)
+    ran = CliRunner().invoke(main, ["trace", str(src), "-b", "64", "-f", "json", *flags])
+    assert ran.exit_code == 0, ran.output
+    totals = json.loads(ran.output)["files"][0]["kernels"][0]["totals"]
+    assert (totals["load"]["requests"], totals["load"]["wavefronts"]) == (4, 6)
