@@ -172,7 +172,8 @@ def _imma(ins: Instruction, ctx: Context) -> Step:
 
     With ``g = lane / 4`` and ``t = lane % 4``: A register r holds row ``g + 8 (r % 2)``,
     columns ``4t .. 4t + 3`` (+ 16 for r >= 2); B register r holds rows (k) ``4t .. 4t + 3``
-    (+ 16 r) of column ``g``; C and D as for HMMA.
+    (+ 16 r) of column ``g``; C and D as for HMMA. As the H200 computes them, ``.SAT`` near
+    the int32 bounds too (tests/data/trace/probes' ``imma``).
     """
     shape = next((m for m in ins.mods if m in ("16832", "16816")), None)
     types = [m for m in ins.mods if m in ("S8", "U8")]
