@@ -69,6 +69,10 @@ def _expected(kernel: str) -> np.ndarray:
     if kernel == "fptr":
         lane, s = np.arange(64), words[:64]
         return np.where(words[:64] & 1, 2 * s, 3 * s[lane * 2 % 64]).astype(np.uint32)
+    if kernel == "virtual_call":  # Row's at (s[t]) for odd words, Col's for even ones
+        t = np.arange(64)
+        col = words[(t * 32) % 1024 + t // 32]
+        return np.where(words[:64] & 1, words[:64], col).astype(np.uint32)
     if kernel == "cub_block":
         ints = _inputs("ints", np.int32).astype(np.int64)
         before = np.concatenate([[0], np.cumsum(ints)[:-1]])
@@ -94,18 +98,28 @@ LOADS_OPTIMISED_AWAY = {"cub_block": 1 + 4}
 @needs_nvdisasm
 @pytest.mark.parametrize(
     "kernel",
-    ["transpose", "reduce", "nested", "stack_array", "fptr", "cub_block", "recursive_walk"],
+    [
+        "transpose",
+        "reduce",
+        "nested",
+        "stack_array",
+        "fptr",
+        "virtual_call",
+        "cub_block",
+        "recursive_walk",
+    ],
 )
 def test_a_debug_build_makes_the_requests_of_the_optimised_one(kernel: str) -> None:
     """The same kernel built with -G and with -O3: the same shared requests and
-    wavefronts per op, the buffer NumPy computes. (nested: two sides of a divergent
-    branch inside a called function call one function that reads shared memory, each side
-    a request of its own; stack_array: a stack array filled through a generic pointer;
-    fptr: a function pointer, each lane's own (-G: CALL.ABS through the address, -O3:
-    CALL.REL through the offset); cub_block: CUB's block reduce and scan, whose -G
-    functions take the address of objects in the module's .nv.global; recursive_walk: a
-    recursion. BMOV saves and restores a
-    convergence barrier in reduce's and nested's -G functions and in the -O3 recursion.)"""
+    wavefronts per op (but what -O3 optimises away), the buffer NumPy computes. nested: two
+    sides of a divergent branch inside a called function call one function that reads
+    shared memory, each side a request of its own; stack_array: a stack array filled
+    through a generic pointer; fptr: a function pointer, each lane's own (-G: CALL.ABS
+    through the address, -O3: CALL.REL through the offset); virtual_call: a virtual call
+    (-G: through the virtual table the loader fills with the functions' addresses);
+    cub_block: CUB's block reduce and scan, whose -G functions take the address of objects
+    in the module's .nv.global; recursive_walk: a recursion. BMOV saves and restores a
+    convergence barrier in reduce's and nested's -G functions and in the -O3 recursion."""
     with decode.recording() as seen:
         debug, out_g = lab.run(f"{kernel}_g", LAB)
         optimised, out_o3 = lab.run(f"{kernel}_o3", LAB)

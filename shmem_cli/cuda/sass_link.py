@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .sass import Function, Instruction, function_section, parse
 from .sass_operands import Imm, Label, Operand
@@ -52,15 +52,17 @@ def callees(fn: Function) -> list[str]:
     return out
 
 
-def link(root: Function, lookup: Callable[[str], Function | None]) -> Function:
+def link(
+    root: Function, lookup: Callable[[str], Function | None], also: Sequence[str] = ()
+) -> Function:
     """``root`` followed by every function it reaches through ``lookup`` (by mangled name;
-    None for one outside the text). ``root`` itself is returned where it calls none and
-    takes no address."""
+    None for one outside the text), and those ``also`` names (a virtual table's) with what
+    they reach. ``root`` itself is returned where it calls none and takes no address."""
     order = [root]
     seen = {root.name}
     k = 0
     while k < len(order):
-        for name in callees(order[k]):
+        for name in [*callees(order[k]), *(also if k == 0 else ())]:
             if name in seen:
                 continue
             seen.add(name)

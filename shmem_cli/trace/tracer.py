@@ -109,7 +109,7 @@ def source_texts(
     return texts
 
 
-def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
+def find_function(disassembly: str, kernel: Kernel, path: str, also: Sequence[str] = ()) -> Any:
     """The parsed SASS function of ``kernel`` (only its section of the text is parsed, and
     only up to :data:`~shmem_cli.cuda.sass.MAX_FUNCTION_TEXT`), linked with the device
     functions of the text it calls (a ``-G`` build's: :mod:`~shmem_cli.cuda.sass_link`)."""
@@ -127,7 +127,7 @@ def find_function(disassembly: str, kernel: Kernel, path: str) -> Any:
         )
     for function in parse(text or ""):
         if function.name == kernel.mangled:
-            return link(function, in_text(disassembly))
+            return link(function, in_text(disassembly), also)
     raise ShmemError(
         f"nvdisasm printed no code for {shorten(kernel.name)} ({shorten(kernel.mangled)})",
         path=path,
@@ -217,9 +217,13 @@ def trace_kernel(
     params = plan.param_bytes(memory)
     banks = dict(constants.banks) if constants else {}
     if constants and constants.global_sections:  # the module's __device__ data, as loaded
-        at = link_globals(
-            banks, constants.global_slots, constants.global_sections, memory.add_buffer
-        )
+        sections = dict(constants.global_sections)
+        for sec, offset, name in constants.function_slots:  # virtual tables: linked addresses
+            body = sections[sec]
+            if name in function.labels and isinstance(body, bytes) and offset + 8 <= len(body):
+                value = function.labels[name].to_bytes(8, "little")
+                sections[sec] = body[:offset] + value + body[offset + 8 :]
+        at = link_globals(banks, constants.global_slots, sections, memory.add_buffer)
         data = {name: at[sec] + value for name, (sec, value) in constants.code_symbols.items()}
         function = place_data(function, data)  # addresses the code takes (-G)
     profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below

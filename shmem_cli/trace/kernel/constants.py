@@ -34,7 +34,14 @@ from ...plumbing.errors import shorten
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES
 from .elf import SHT_NOBITS, Elf
-from .externals import GlobalSlot, code_data, external_slots, global_slots, place
+from .externals import (
+    GlobalSlot,
+    code_data,
+    external_slots,
+    function_slots,
+    global_slots,
+    place,
+)
 
 #: a constant bank is 64 KiB on every GPU
 BANK_BYTES = 64 << 10
@@ -106,6 +113,9 @@ class Constants:
     # the module's global data whose address the code takes (a -G build's): each symbol's
     # section of global_sections and offset there
     code_symbols: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    # the slots of those sections the loader fills with a function's address (a virtual
+    # table's entries): (section, offset, function)
+    function_slots: tuple[tuple[str, int, str], ...] = ()
 
     def symbol_at(self, bank: int, offset: int) -> ConstSymbol | None:
         for s in self.symbols:
@@ -154,14 +164,16 @@ def read_constants(path: str | Path, kernel: str) -> Constants:
     externals = place(banks, external_slots(elf, kernel))
     slots, sections = global_slots(elf, kernel)
     code_symbols, code_sections = code_data(elf, kernel)
+    sections = {**code_sections, **sections}
     return Constants(
         banks=banks,
         symbols=tuple(symbols),
         unset=unset,
         externals=externals,
         global_slots=tuple(slots),
-        global_sections={**code_sections, **sections},
+        global_sections=sections,
         code_symbols=code_symbols,
+        function_slots=tuple(function_slots(elf, sections)),
     )
 
 

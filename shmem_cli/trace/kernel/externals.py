@@ -22,7 +22,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, Elf
+from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, STT_FUNC, Elf
 
 #: where the addresses given to external functions start, 16 bytes apart
 EXTERNAL_BASE = 0xFFFF_FF00_0000_0000
@@ -142,6 +142,16 @@ def code_data(elf: Elf, kernel: str) -> tuple[dict[str, tuple[str, int]], dict[s
             sections[sec.name] = sec.size if sec.type == SHT_NOBITS else elf.body(sec)
             symbols[name] = (sec.name, value)
     return symbols, sections
+
+
+def function_slots(elf: Elf, sections: Mapping[str, object]) -> list[tuple[str, int, str]]:
+    """The 8 bytes of the global ``sections`` that the loader fills with the address of a
+    function of the cubin (a virtual table's entries): (section, offset, function)."""
+
+    def function(kind: int, shndx: int) -> bool:
+        return kind == STT_FUNC and shndx != 0
+
+    return [(sec, at, name) for sec in sections for at, name, *_ in elf.relocated(sec, function)]
 
 
 def link_globals(

@@ -28,6 +28,7 @@ kernels = [
     ("nested", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
     ("stack_array", [256, 1, 1], [1, 1, 1], [{"zeros": 1024}, {"file": "inputs/words.bin"}]),
     ("fptr", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
+    ("virtual_call", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
     ("cub_block", [128, 1, 1], [1, 1, 1], [{"zeros": 512}, save("ints", ints)]),
     ("recursive_walk", [32, 1, 1], [1, 1, 1], [{"zeros": 128}, save("walk", walk)]),
 ]  # fmt: skip

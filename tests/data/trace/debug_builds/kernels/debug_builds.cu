@@ -90,6 +90,30 @@ extern "C" __global__ void fptr(unsigned *out, const unsigned *in) {
   out[t] = f(s, t);
 }
 
+// a virtual call, each thread's own object: -G calls through the virtual table (in the
+// module's .nv.global.init, its entries the functions' addresses the loader writes); -O3
+// calls neither (it sees which object each thread has)
+struct Shape {
+  __device__ virtual unsigned at(const unsigned *s, int i) const = 0;
+};
+struct Row : Shape {
+  __device__ unsigned at(const unsigned *s, int i) const override { return s[i]; }
+};
+struct Col : Shape {
+  __device__ unsigned at(const unsigned *s, int i) const override {
+    return s[(i * 32) % 1024 + i / 32];
+  }
+};
+extern "C" __global__ void virtual_call(unsigned *out, const unsigned *in) {
+  __shared__ unsigned s[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = in[i];
+  __syncthreads();
+  Row row;
+  Col col;
+  const Shape *shape = (in[threadIdx.x] & 1) ? (const Shape *)&row : (const Shape *)&col;
+  out[threadIdx.x] = shape->at(s, threadIdx.x);
+}
+
 // a recursion: the function saves the convergence barrier it reuses across each call (BMOV)
 __device__ int walk(const int *tile, int i, int n) {
   if (n <= 0) return tile[i & 31];
