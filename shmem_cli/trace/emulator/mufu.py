@@ -1,5 +1,5 @@
 """The special function unit's approximations as the H200 computes them: ``MUFU.RCP``,
-``MUFU.RSQ``, ``MUFU.SQRT`` and ``MUFU.EX2``, bit for bit, on float32 bits.
+``MUFU.RSQ``, ``MUFU.SQRT``, ``MUFU.EX2`` and ``MUFU.LG2``, bit for bit, on float32 bits.
 
 Each is a quadratic interpolation in fixed point (the multifunction interpolator Oberman and
 Siu described, whose arithmetic envytools reverse engineered on G80's SFU): the high bits of
@@ -11,11 +11,12 @@ results; a NaN result is 0x7fffffff.
 The coefficients below were fitted to what the H200 computed on every argument of each
 table's domain (tests/data/trace/mufu: ``rcp.approx.ftz`` on the 2^23 significands of [1, 2),
 ``rsqrt.approx.ftz`` and ``sqrt.approx.ftz`` on the 2^24 floats of [1, 4), ``ex2.approx.ftz``
-on the 2^24 multiples of 2^-23 in (-1, 1)): per segment, integers that give every one of its
+on the 2^24 multiples of 2^-23 in (-1, 1), ``lg2.approx.ftz`` on the 2^23 significands of
+[1, 2)): per segment, integers that give every one of its
 outputs. The functions here give all those outputs, and those of 2^18 random bit patterns
 of each with the special values. ``MUFU.SQRT`` has a table of its own (it is not
-``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``LG2``, ``SIN``, ``COS``
-and ``TANH`` are not the H200's here but correctly rounded, as are the double seeds
+``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``SIN``, ``COS`` and
+``TANH`` are not the H200's here but correctly rounded, as are the double seeds
 ``RCP64H`` and ``RSQ64H`` (:data:`FUNCTIONS`; docs/trace-emulator-notes.md, Limits).
 """
 
@@ -131,6 +132,21 @@ b72e -bb 2ce65f2 b673 -b8 2d13e4e b5bb -b6 2d413cd 16a08 -2ca 2d9b658 1673c -2b9
 9d84 36d 396e41c 9f3b 377 3a0e5aa a0f7 380 3ab031d a2b7 38d 3b53cc1 a47d 395 3bf92e7 a648
 39d 3ca05dd a817 3aa 3d495f5 a9ec 3b2 3df437f abc5 3bf 3ea0ecc ada4 3c9 3f4f831 af88 3d4
 """,
+    "LG2": """
+4 b8a8 -2d7 16e797 b5d1 -2c1 2d75ad b310 -2ad 43ace7 b064 -299 598fe2 adcc -286 6f210f ab47
+-273 8462c9 a8d5 -262 995750 a674 -250 ae00d8 a424 -240 c26162 a1e4 -22f d67af5 9fb4 -220
+ea4f76 9d93 -212 fde0b9 9b81 -206 111307c 997c -1f8 124407c 9784 -1eb 1371251 9599 -1df
+149a786 93ba -1d2 15c01a8 91e7 -1c7 16e2222 9020 -1bd 1800a59 8e63 -1b1 191bbac 8cb2 -1a9
+1a33760 8b0a -19e 1b47ebe 896c -194 1c592fb 87d8 -18c 1d6753f 864c -181 1e726aa 84ca -179
+1f7a857 8350 -170 207fb52 81df -169 218209f 8076 -162 2281942 7f14 -15a 237e627 7dba -153
+247883b 7c67 -14b 257006a 7b1c -146 2664f8d 79d7 -13f 2757682 7898 -137 2847614 7761 -133
+2934f0d 762f -12c 2a20233 7503 -125 2b0904a 73de -121 2befa00 72be -11b 2cd4011 71a3 -114
+2db632e 708e -10f 2e963fd 6f7e -10a 2f7431d 6e74 -106 305013a 6d6e -101 3129eee 6c6d -fd
+3201cc6 6b71 -f9 32d7b5d 6a79 -f4 33abb41 6985 -ee 347dd00 6896 -ea 354e121 67ac -e8 361c823
+66c5 -e3 36e9293 65e2 -df 37b40e4 6503 -db 387d398 6428 -d8 3944b1e 6350 -d3 3a0a7ec 627d
+-d1 3acea7a 61ac -cc 3b91337 60df -c9 3c52285 6016 -c7 3d118da 5f4f -c3 3dcf690 5e8c -c0
+3e8bc12 5dcc -bd 3f469c1 5d0f -ba
+""",
 }
 
 
@@ -241,6 +257,25 @@ def ex2(bits: Any) -> Any:
     return np.where(nan, _U(NAN), out).astype(_U)
 
 
+def lg2(bits: Any) -> Any:
+    """``MUFU.LG2``: log2(x) in fixed point (2**-36), the exponent added, then truncated to
+    24 significant bits (a negative sum by its ones' complement); ±0 gives -inf, +inf +inf,
+    a negative number NaN, and 1 exactly 0."""
+    sign, e, sig, nan = _parts(bits)
+    frac = sig & 0x7FFFFF
+    r = _interpolate("LG2", frac >> 17, frac & 0x1FFFF, (12, 1, 0x3345, 2))
+    total = np.where((frac == 0) & (e == 127), 0, r) + ((e - 127) << 36)
+    neg = total < 0
+    mag = np.where(neg, ~total, total)
+    top = np.frexp(mag.astype(np.float64))[1] - 1  # the highest set bit (exact below 2**53)
+    m = np.where(top >= 23, mag >> np.clip(top - 23, 0, 63), mag << np.clip(23 - top, 0, 63))
+    out = np.where(mag == 0, _U(0), _pack(neg.astype(_I), top - 36 + 127, m))
+    out = np.where(neg & (mag == 0), _U(0x80000000), out)
+    out = np.where(e == 0xFF, _U(0x7F800000), out)
+    out = np.where(sig == 0, _U(0xFF800000), out)
+    return np.where(nan | ((sign == 1) & (sig != 0)), _U(NAN), out).astype(_U)
+
+
 def _nearest(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``fn`` of float32 bits computed in float64 and rounded to nearest (a NaN: NAN)."""
 
@@ -273,7 +308,7 @@ FUNCTIONS: dict[str, Callable[[Any], Any]] = {
     "RSQ": rsq,
     "SQRT": sqrt,
     "EX2": ex2,
-    "LG2": _nearest(np.log2),
+    "LG2": lg2,
     "SIN": _nearest(np.sin),
     "COS": _nearest(np.cos),
     "TANH": _nearest(np.tanh),
