@@ -99,7 +99,7 @@ LOADS_OPTIMISED_AWAY = {"cub_block": 1 + 4}
 @pytest.mark.parametrize(
     "kernel",
     [
-        "transpose",
+        pytest.param("transpose", marks=pytest.mark.slow),  # 4 blocks: seconds
         "reduce",
         "nested",
         "stack_array",
@@ -259,7 +259,10 @@ __global__ void nested(unsigned *out, const unsigned *in) {
 
 @needs_nvcc
 @needs_nvdisasm
-@pytest.mark.parametrize("flags", [["--nvcc-arg=-G"], []])
+@pytest.mark.parametrize(
+    "flags",
+    [["--nvcc-arg=-G"], pytest.param([], marks=pytest.mark.slow)],  # -O3: as -G's
+)
 def test_a_cu_file_built_with_g_traces_as_its_optimised_build(
     tmp_path: Path, flags: list[str]
 ) -> None:
