@@ -1,4 +1,4 @@
-"""MUFU.RCP, RSQ, SQRT, EX2 and LG2 bit for bit as the H200 computes them (issue 27): the
+"""MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS bit for bit as the H200 computes them (issue 27): the
 emulator's approximations (trace/emulator/mufu.py) against the H200's outputs kept in
 tests/data/trace/mufu (random bit patterns, the special values, and arguments of each
 table's whole measured domain)."""
@@ -15,7 +15,7 @@ from .conftest import TRACE_DATA
 MEASURED = TRACE_DATA / "mufu"
 
 
-@pytest.mark.parametrize("name", ["rcp", "rsq", "sqrt", "ex2", "lg2"])
+@pytest.mark.parametrize("name", ["rcp", "rsq", "sqrt", "ex2", "lg2", "sin", "cos"])
 def test_mufu_gives_what_the_h200_gave(name: str) -> None:
     data = np.fromfile(MEASURED / f"{name}.bin", dtype="<u4")
     args, want = data[: len(data) // 2], data[len(data) // 2 :]

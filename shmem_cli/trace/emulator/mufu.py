@@ -1,5 +1,6 @@
 """The special function unit's approximations as the H200 computes them: ``MUFU.RCP``,
-``MUFU.RSQ``, ``MUFU.SQRT``, ``MUFU.EX2`` and ``MUFU.LG2``, bit for bit, on float32 bits.
+``MUFU.RSQ``, ``MUFU.SQRT``, ``MUFU.EX2``, ``MUFU.LG2``, ``MUFU.SIN`` and ``MUFU.COS``, bit
+for bit, on float32 bits.
 
 Each is a quadratic interpolation in fixed point (the multifunction interpolator Oberman and
 Siu described, whose arithmetic envytools reverse engineered on G80's SFU): the high bits of
@@ -12,11 +13,12 @@ The coefficients below were fitted to what the H200 computed on every argument o
 table's domain (tests/data/trace/mufu: ``rcp.approx.ftz`` on the 2^23 significands of [1, 2),
 ``rsqrt.approx.ftz`` and ``sqrt.approx.ftz`` on the 2^24 floats of [1, 4), ``ex2.approx.ftz``
 on the 2^24 multiples of 2^-23 in (-1, 1), ``lg2.approx.ftz`` on the 2^23 significands of
-[1, 2)): per segment, integers that give every one of its
+[1, 2); ``sin.approx.ftz`` and ``cos.approx.ftz``, which share a table, on 2^18 random
+bit patterns each): per segment, integers that give every one of its
 outputs. The functions here give all those outputs, and those of 2^18 random bit patterns
 of each with the special values. ``MUFU.SQRT`` has a table of its own (it is not
-``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``SIN``, ``COS`` and
-``TANH`` are not the H200's here but correctly rounded, as are the double seeds
+``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``TANH`` is not the
+H200's here but correctly rounded, as are the double seeds
 ``RCP64H`` and ``RSQ64H`` (:data:`FUNCTIONS`; docs/trace-emulator-notes.md, Limits).
 """
 
@@ -147,6 +149,21 @@ ea4f76 9d93 -212 fde0b9 9b81 -206 111307c 997c -1f8 124407c 9784 -1eb 1371251 95
 -d1 3acea7a 61ac -cc 3b91337 60df -c9 3c52285 6016 -c7 3d118da 5f4f -c3 3dcf690 5e8c -c0
 3e8bc12 5dcc -bd 3f469c1 5d0f -ba
 """,
+    "SIN": """
+0 6489 -e 19214e 6482 -30 323ec8 646a -4c 4b547c 6444 -6e 645e94 640d -89 7d5934 63c8 -ab
+96407a 6373 -c9 af109c 630e -e5 c7c5ba 629b -106 e05c10 6218 -124 f8cfc8 6186 -142 1111d24
+60e5 -160 129405e 6035 -17d 14135ca 5f76 -19a 158f9a2 5ea9 -1b9 170884c 5dcd -1d6 187de2a
+5ce2 -1f1 19ef796 5be9 -20d 1b5d0fe 5ae2 -229 1cc66e8 59cd -245 1e2b5d4 58aa -260 1f8ba48
+577a -27d 20e70ec 563c -298 223d66c 54f0 -2b0 238e760 5398 -2cb 24da0a8 5232 -2e2 261fefc
+50c0 -2fb 275ff44 4f42 -316 2899e5e 4db7 -32c 29cd952 4c21 -347 2afad20 4a7e -35b 2c216e4
+48d0 -371 2d413ca 4717 -388 2e5a104 4553 -39e 2f6bbe4 4384 -3b2 30761be 41ab -3c7 3179008
+3fc8 -3dc 327444c 3dda -3ec 3367c04 3be4 -401 34534f2 39e4 -413 3536cc0 37db -423 361214e
+35c9 -432 36e5064 33b0 -445 37af812 318e -453 3871658 2f65 -463 392a960 2d34 -470 39daf5c
+2afc -47c 3a82698 28be -48a 3b20d7a 2679 -494 3bb6274 242f -4a1 3c4241c 21df -4ac 3cc511e
+1f89 -4b3 3d3e82c 1d2f -4bd 3dae822 1ad0 -4c4 3e14fda 186e -4ce 3e71e78 1607 -4d4 3ec52fc
+139d -4da 3f0eca0 1130 -4df 3f4eab2 ec0 -4e2 3f84c8e c4f -4ea 3fb11b2 9db -4ec 3fd39ba 765
+-4ec 3fec43c 4ef -4ef 3ffb10c 278 -4f1
+""",
 }
 
 
@@ -276,6 +293,38 @@ def lg2(bits: Any) -> Any:
     return np.where(nan | ((sign == 1) & (sig != 0)), _U(NAN), out).astype(_U)
 
 
+def _sine(bits: Any, cosine: bool) -> Any:
+    """``MUFU.SIN``/``MUFU.COS`` of an angle in turns (ptxas multiplies radians by 1/(2 pi),
+    rounding toward zero, before it): the angle in quarter turns in 2.23 fixed point,
+    truncated; the quarter picks the sign and whether the fraction runs backwards, one table
+    (of sin on a quarter turn) serves both, and the result is truncated to 24 significant
+    bits. NaN and ±inf give NaN."""
+    sign, e, sig, nan = _parts(bits)
+    shift = e - 127 + 2
+    fixed = np.where(shift >= 0, sig << np.clip(shift, 0, 40), sig >> np.clip(-shift, 0, 63))
+    fixed &= 0x1FFFFFF
+    quarter, frac = (fixed >> 23) + (1 if cosine else 0), fixed & 0x7FFFFF
+    frac = np.where(quarter & 1, ~frac & 0x7FFFFF, frac)
+    negative = ((0 if cosine else sign) ^ (quarter >> 1)) & 1
+    x = frac & 0x1FFFF
+    c = _COEF["SIN"][frac >> 17]
+    total = (c[..., 0] << 11) + c[..., 1] * x + c[..., 2] * _square(x)  # sin * 2**37
+    top = np.frexp(total.astype(np.float64))[1] - 1
+    m = np.where(top >= 23, total >> np.clip(top - 23, 0, 63), total << np.clip(23 - top, 0, 63))
+    out = np.where(total == 0, (negative << 31).astype(_U), _pack(negative, top - 37 + 127, m))
+    return np.where(nan | (e == 0xFF), _U(NAN), out).astype(_U)
+
+
+def sin(bits: Any) -> Any:
+    """``MUFU.SIN``: sin(2 pi x) (:func:`_sine`)."""
+    return _sine(bits, False)
+
+
+def cos(bits: Any) -> Any:
+    """``MUFU.COS``: cos(2 pi x) (:func:`_sine`)."""
+    return _sine(bits, True)
+
+
 def _nearest(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``fn`` of float32 bits computed in float64 and rounded to nearest (a NaN: NAN)."""
 
@@ -309,8 +358,8 @@ FUNCTIONS: dict[str, Callable[[Any], Any]] = {
     "SQRT": sqrt,
     "EX2": ex2,
     "LG2": lg2,
-    "SIN": _nearest(np.sin),
-    "COS": _nearest(np.cos),
+    "SIN": sin,
+    "COS": cos,
     "TANH": _nearest(np.tanh),
     "RCP64H": _high_word(lambda d: 1.0 / d),
     "RSQ64H": _high_word(lambda d: 1.0 / np.sqrt(d)),
