@@ -276,6 +276,22 @@ EXIT"""
     assert got == [0, 0x3F800000 >> 21, 0]  # +0, 1.0, +0 (-0 would be 0x80000000 >> 21)
 
 
+def test_a_plain_fma_rounds_once_where_float64_would_land_on_a_tie() -> None:
+    """``FFMA`` of (1 + 2^-12)^2 + 2^-60: the exact result lies just above the float32 tie
+    1 + 2^-11 + 2^-24, so it rounds up to 1 + 2^-11 + 2^-23 (0x3f800801); rounded first to
+    float64 (the tie itself) and then to float32 it would be 0x3f800800 (ties to even). The
+    result's low byte, times 4, is a shared address."""
+    body = """MOV R2, 0x3f800800
+MOV R3, 0x21800000
+FFMA R6, R2, R2, R3
+SHF.L.U32 R7, R6, 0x2, RZ
+LOP3.LUT R7, R7, 0x3fc, RZ, 0xc0, !PT
+STS [R7], RZ
+EXIT"""
+    got = [int(rec.addr[0, 0]) for rec in _sass_run(body).records]
+    assert got == [4]
+
+
 def _sass_run(body: str) -> execute.Trace:
     lines = ['.section\t.text._Z1kv,"ax",@progbits', '\t//## File "k.cu", line 7']
     lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.splitlines())]

@@ -4,7 +4,7 @@ compares, MUFU) and float64.
 Arithmetic is computed in float64 and rounded once to float32 with the instruction's
 rounding mode: the product of two float32 is exact in float64, and a sum carries what float64
 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named (:func:`round_exact_f32`); the
-plain FFMA rounds twice, in rare ties only. MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS are
+plain FFMA takes that path only where its float64 sum could have rounded onto a float32 tie. MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS are
 the H200's own approximations, bit for bit (:mod:`..mufu`); TANH is computed correctly
 rounded, so its last 7 bits may differ from the hardware's
 (docs/trace-emulator-notes.md, Limits). Half2 arithmetic is in :mod:`.ops_half`, conversions
@@ -140,6 +140,21 @@ def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
     return r
 
 
+_LOW29, _HALF29 = np.uint64((1 << 29) - 1), np.uint64(1 << 28)
+_ABS, _ONE = np.uint64((1 << 63) - 1), np.uint64(1)
+_TINY_BITS = np.float64(2.0**-126).view(np.uint64)  # the smallest normal float32, as float64
+
+
+def _maybe_halfway(r: Any) -> bool:
+    """Whether some float64 value of ``r`` could be a float32 tie that float64 rounded onto
+    (the 29 bits float32 drops exactly one half), or is nonzero below the smallest normal
+    float32 (where float32 drops more): only there does rounding twice differ from once."""
+    bits = np.asarray(r, dtype=np.float64).view(np.uint64)
+    if np.count_nonzero((bits & _LOW29) == _HALF29):
+        return True
+    return bool(np.count_nonzero((bits & _ABS) - _ONE < _TINY_BITS - _ONE))
+
+
 def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
     return np.nan_to_num(np.clip(x, 0.0, 1.0), nan=0.0) if "SAT" in ins.mods else x
 
@@ -185,8 +200,11 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
             # the float32 product is exact in float64; the sum rounds there, then to float32
             (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
             with np.errstate(invalid="ignore"):
-                r = as_f32(x).astype(f64) * as_f32(y) + as_f32(z)
+                p, c = as_f32(x).astype(f64) * as_f32(y), as_f32(z).astype(f64)
+                r = p + c
             v = canonical_nan32(r, r.astype(np.float32).view(_U))
+            if _maybe_halfway(r):  # rare: the float64 sum may have rounded onto a tie
+                v = round_exact_f32(*_two_sum(p, c), "RN", False)
             if v.shape != (b.count(ix),):
                 v = np.broadcast_to(v, (b.count(ix),))
             w(b, ix, v, tx | ty | tz)
