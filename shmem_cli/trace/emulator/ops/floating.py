@@ -4,9 +4,10 @@ compares, MUFU) and float64.
 Arithmetic is computed in float64 and rounded once to float32 with the instruction's
 rounding mode: the product of two float32 is exact in float64, and a sum carries what float64
 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named (:func:`round_exact_f32`); the
-plain FFMA takes that path only where its float64 sum could have rounded onto a float32 tie. MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS are
-the H200's own approximations, bit for bit (:mod:`..mufu`); TANH is computed correctly
-rounded, so its last 7 bits may differ from the hardware's
+plain FFMA takes that path only where its float64 sum could have rounded onto a float32
+tie. MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS are the H200's own approximations, bit for
+bit (:mod:`..mufu`); TANH is computed correctly rounded, so its last 7 bits may differ from
+the hardware's
 (docs/trace-emulator-notes.md, Limits). Half2 arithmetic is in :mod:`.ops_half`, conversions
 between number types in :mod:`.ops_convert`.
 """
