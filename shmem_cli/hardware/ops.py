@@ -103,6 +103,10 @@ class Op:
     #: a wide form (.64, .128) exists only where ptxas proves the address aligned: a
     #: layout change that breaks the alignment splits it into narrower accesses
     splits: bool = False
+    #: generic opcodes (``LD``, ``ST``, ``ATOM``: a -G build's accesses through pointers)
+    #: whose lanes in the CTA's own shared window are this op: counted by Nsight as its
+    #: requests with the wavefronts of its own opcode (measured: tests/data/trace/debug_builds)
+    generic: tuple[str, ...] = ()
 
     @property
     def spec_op(self) -> str:
@@ -120,9 +124,17 @@ _LD, _ST = unit_counters("ld"), unit_counters("st")
 
 #: the ops shmem has measured rules for, in the order reports list them
 _BUILT_IN: tuple[Op, ...] = (
-    Op("load", ("LDS",), "reads", _ELEMENT_WIDTHS, _LD, splits=True),
-    Op("store", ("STS",), "writes", _ELEMENT_WIDTHS, _ST, splits=True),
-    Op("atomic", ("ATOMS",), "updates", (4, 8, 16), unit_counters("atom"), atomic=True),
+    Op("load", ("LDS",), "reads", _ELEMENT_WIDTHS, _LD, splits=True, generic=("LD",)),
+    Op("store", ("STS",), "writes", _ELEMENT_WIDTHS, _ST, splits=True, generic=("ST",)),
+    Op(
+        "atomic",
+        ("ATOMS",),
+        "updates",
+        (4, 8, 16),
+        unit_counters("atom"),
+        atomic=True,
+        generic=("ATOM",),
+    ),
     Op(
         "ldmatrix",
         ("LDSM",),
@@ -198,6 +210,7 @@ MATRIX_OPS: list[str] = []
 SHARED_OPCODES: list[str] = []
 _BY_NAME: dict[str, Op] = {}
 _BY_OPCODE: dict[str, Op] = {}
+_BY_GENERIC: dict[str, Op] = {}
 
 
 def _reindex() -> None:
@@ -209,6 +222,8 @@ def _reindex() -> None:
     _BY_NAME.update((op.name, op) for op in OPS)
     _BY_OPCODE.clear()
     _BY_OPCODE.update((opcode, op) for op in OPS for opcode in op.sass)
+    _BY_GENERIC.clear()
+    _BY_GENERIC.update((opcode, op) for op in OPS for opcode in op.generic)
 
 
 def register(op: Op) -> Op:
@@ -289,6 +304,12 @@ def get(name: str) -> Op:
 def op_of_opcode(opcode: str) -> Op | None:
     """The op a SASS base opcode (``LDS``, ``LDSM``; no modifiers) is, None for other code."""
     return _BY_OPCODE.get(opcode)
+
+
+def op_of_generic(opcode: str) -> Op | None:
+    """The op a generic base opcode (``LD``, ``ST``, ``ATOM``) is where its lanes land in the
+    CTA's own shared window, None for an opcode that is no op's generic form."""
+    return _BY_GENERIC.get(opcode)
 
 
 # --- what a lane moves, as SASS spells it -----------------------------------------------

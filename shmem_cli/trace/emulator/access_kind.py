@@ -40,11 +40,19 @@ def wgmma_kind() -> AccessKind:
     return AccessKind(ops.WGMMA.name, ops.WGMMA.widths[0])
 
 
-def shared_form(shared_opcode: str, width: int) -> AccessKind:
-    """The kind a generic access (``LD``, ``ST``, ``ATOM``) is recorded as where its lanes
-    land in the shared window: that of its shared form ``shared_opcode``, ``width`` bytes."""
-    op = ops.op_of_opcode(shared_opcode)
-    assert op is not None, shared_opcode
+def recorded_kind(ins: Instruction, width: int) -> AccessKind:
+    """The kind a load's, store's or atomic's shared lanes are recorded as, ``width`` bytes a
+    lane: its own op's (``LDS``, ``STS``, ``ATOMS``), else the op the vocabulary makes its
+    generic opcode where its lanes land in the CTA's own shared window
+    (:func:`shmem_cli.hardware.ops.op_of_generic`: ``LD``, ``ST``, ``ATOM``; an atomic in the
+    class of its operation, an ``ATOM.E.ADD`` as an ``ATOMS.ADD``), else (``LDG``, ``STL``:
+    never shared) a load's, never recorded."""
+    own = shared_op_of(ins)
+    if own is not None:
+        return own
+    op = ops.op_of_generic(ins.opcode) or ops.LOAD
+    if op.atomic:
+        return AccessKind(op.name, width, atomic_class(ins))
     return AccessKind(op.name, width)
 
 

@@ -22,8 +22,10 @@ for itself (an add of 0), lanes 16-31's first lane on that word swaps too
 A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, Rd, ...`` (the
 fast path of half2 atomics, ``Rd`` = ``RZ`` or the old value's register) is not performed
 there and writes P0 false (``Rd`` untouched), so that the kernel takes its shared-memory
-path; other generic atomics are applied to shared memory, and their shared traffic is listed
-as not modelled.
+path; the 64-bit fast path (``ATOM.E.ADD.64 P0, ...``) and every other generic atomic are
+applied to shared memory: on the CTA's own, a request of its ``ATOMS`` form with that
+form's wavefronts (the op vocabulary's rule, ``hardware.ops.op_of_generic``); on another
+CTA's, listed with their DSMEM sectors.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ....hardware import ops as ops_vocabulary
 from ....hardware.arch import SM90
-from ..access_kind import access_width, atomic_op, shared_form, shared_op_of
+from ..access_kind import access_width, atomic_op, recorded_kind, shared_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
@@ -188,7 +190,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     keeps = isinstance(wpred, Reg) and not wpred.is_true
     wp = write_pred(wpred, ins) if wpred is not None and keeps else None
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or shared_form("ATOMS", width)
+    kind = recorded_kind(ins, width)
     shared = ops_vocabulary.op_of_opcode(ins.opcode) is not None  # ATOMS
     generic = ins.opcode == "ATOM"
 
@@ -197,23 +199,15 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         n = b.count(ix)
         in_window = ((a >> 32) == SHARED_WINDOW_HI) if generic else np.zeros(n, dtype=bool)
         elsewhere = False  # every lane on another CTA's shared memory (the cluster's)
-        if generic and in_window.any() and wp is not None:
-            # the generic fast path of a half2 or 64-bit atomic (its old value used or
-            # not): not done on the CTA's own shared memory (the code's fallback does it);
-            # a 64-bit one is done, its predicate set, on another CTA's (measured:
-            # tests/data/trace/dsmrule; a half2 one there was not measured)
-            done = ~in_window
-            if done.any():
+        if generic and in_window.any() and wp is not None and width != 8:
+            # the generic fast path of a half2 atomic: not done on shared memory (the code's
+            # fallback does it); a 64-bit one is done, its predicate set, on the CTA's own
+            # shared memory and on another CTA's (measured: tests/data/trace/debug_builds,
+            # dsmrule; a half2 one on another CTA's was not measured)
+            if (~in_window).any():
                 raise unsupported(ins, "a generic atomic on global and shared lanes at once")
-            remote = window_offsets(b, b.ids(ix), a, width, ins)[2]
-            elsewhere = width == 8 and remote is not None and bool(remote.all())
-            if not elsewhere:
-                if remote is not None and remote.any():
-                    raise unsupported(
-                        ins, "a generic atomic on its own and other CTAs' shared memory at once"
-                    )
-                wp(b, ix, done, ta)
-                return
+            wp(b, ix, ~in_window, ta)
+            return
         check_align(a, width, ins)
         vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
         tv = or_all([r(b, ix)[1] for r in readers])
@@ -222,10 +216,13 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             record_shared(b, index, ins, kind, ix, off, ta)
             off = off + b.shared_base(ix)
             data, taint = b.smem, b.tsmem
-        elif in_window.all() and generic:  # listed: generic atomics on shared memory
-            _, off, remote = window_offsets(b, b.ids(ix), a, width, ins)
-            b.listed(index, b.ids(ix))
-            if remote is not None and remote.any():  # their sectors (the warps: above)
+        elif in_window.all() and generic:
+            window, off, remote = window_offsets(b, b.ids(ix), a, width, ins)
+            if remote is None or not remote.any():  # the CTA's own: as its ATOMS form
+                record_shared(b, index, ins, kind, ix, window, ta)
+            else:  # another CTA's: listed, and their sectors
+                elsewhere = True
+                b.listed(index, b.ids(ix))
                 pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
                 b.listed(index, b.ids(ix)[remote], off[remote], width, "atom", False, pair)
             data, taint = b.smem, b.tsmem
@@ -297,7 +294,7 @@ def _atomic128(
     readers = [read_regs(s, 4, ins) for s in srcs]
     w = write_regs(dest, 4, ins)
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or shared_form("ATOMS", 16)
+    kind = shared_kind(ins)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Const, Mem, Operand, Reg
 from ....hardware.engine import AccessKind
-from ..access_kind import access_width, shared_form, shared_kind, shared_op_of
+from ..access_kind import access_width, recorded_kind, shared_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import LOCAL_BYTES, LOCAL_WINDOW, SHARED_WINDOW_HI, Block, Idx, TraceError
@@ -218,7 +218,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
     ra = address(wide_address(ops[1], ins), ins)
     space = {"LDS": "shared", "LDG": "global", "LDL": "local", "LD": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or shared_form("LDS", width)
+    kind = recorded_kind(ins, width)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -277,7 +277,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
     rv = read_regs(ops[1], words, ins)
     space = {"STS": "shared", "STG": "global", "STL": "local", "ST": "global"}[ins.opcode]
     index = ctx.position(ins)
-    kind = shared_op_of(ins) or shared_form("STS", width)
+    kind = recorded_kind(ins, width)
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)

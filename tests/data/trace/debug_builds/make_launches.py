@@ -31,10 +31,15 @@ kernels = [
     ("virtual_call", [64, 1, 1], [1, 1, 1], [{"zeros": 256}, {"file": "inputs/words.bin"}]),
     ("cub_block", [128, 1, 1], [1, 1, 1], [{"zeros": 512}, save("ints", ints)]),
     ("recursive_walk", [32, 1, 1], [1, 1, 1], [{"zeros": 128}, save("walk", walk)]),
+]
+kernels += [  # the atomics kernel, one pattern a launch (its mode)
+    ("atomics", [64, 1, 1], [1, 1, 1], [{"zeros": 768}, {"file": "inputs/words.bin"}, {"int": m}])
+    for m in range(5)
 ]  # fmt: skip
+names = {0: "add_each", 1: "add_pairs", 2: "add_one", 3: "add_wide", 4: "cas"}
 launches = [
     {
-        "id": f"{kernel}_{build}",
+        "id": f"{kernel if kernel != 'atomics' else names[args[2]['int']]}_{build}",
         "cubin": f"debug_builds.{build}.sm_90.cubin",
         "kernel": kernel,
         "block": block,

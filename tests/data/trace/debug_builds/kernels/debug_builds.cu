@@ -141,3 +141,30 @@ extern "C" __global__ void cub_block(int *out, const int *in) {
   Scan(scan_storage).ExclusiveSum(v, before);
   out[threadIdx.x] = before + (threadIdx.x == 0 ? sum : 0);
 }
+
+// atomics on shared memory through a function, one pattern a launch (mode): -G a generic ATOM.E
+// on the shared window (the 64-bit add: ATOM.E.ADD.64, then the ATOMS.CAST.SPIN.64 loop where
+// the address is shared), -O3 ATOMS; 64 threads. mode 0: lane t adds to word t, 1: to word
+// 2t % 64 (two lanes a word), 2: every lane to word 0, 3: a 64-bit add to word t, 4: a
+// compare-and-swap of word t (the even lanes' words swap, the odd ones' do not)
+__device__ void add_at(unsigned *s, int i, unsigned v) { atomicAdd(&s[i], v); }
+__device__ void add_wide(unsigned long long *d, int t, unsigned v) { atomicAdd(&d[t], v); }
+__device__ unsigned swap(unsigned *s, int t, unsigned v) { return atomicCAS(&s[t], 0u, v); }
+extern "C" __global__ void atomics(unsigned *out, const unsigned *in, int mode) {
+  __shared__ unsigned s[64];
+  __shared__ unsigned long long wide[64];
+  int t = threadIdx.x;
+  s[t] = mode == 4 ? t & 1 : in[t];
+  wide[t] = in[t + 64];
+  __syncthreads();
+  unsigned old = 0;
+  if (mode == 0) add_at(s, t, in[t + 128]);
+  if (mode == 1) add_at(s, t * 2 % 64, in[t + 128]);
+  if (mode == 2) add_at(s, 0, in[t + 128] & 0xffff);
+  if (mode == 3) add_wide(wide, t, in[t + 128]);
+  if (mode == 4) old = swap(s, t, in[t + 128]);
+  __syncthreads();
+  out[t] = s[t] + old;
+  out[64 + t] = (unsigned)wide[t];
+  out[128 + t] = (unsigned)(wide[t] >> 32);
+}

@@ -1,0 +1,44 @@
+"""Turn the debug-build lab's results (lab/run.sh: raw_all_K.csv, source_all_K.csv and
+raw_repeat_K.csv for the chunk of launches that starts at K, outputs/) into ../measured.json
+and ../outputs/.
+
+Usage: python3 parse_ncu.py RESULTS_DIR. Per launch: every counter of the run whose name
+speaks of shared, generic, global or local accesses, atomics or the LSU pipe's wavefronts
+(with the repeat's values where they differ), and Nsight Compute's source counters of every
+LDS, STS, ATOMS and generic LD, ST, ATOM and RED instruction (executions and every wavefront
+or request column). The pages are read by ../../../lab_common/ncu_pages.py.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+import ncu_pages as pages  # noqa: E402
+
+HERE, man = pages.lab_folder(__file__)
+KEEP = re.compile(r"shared|generic|global|local|atom|redas|lsu|arbitration|inst_executed$")
+CHUNK = 13  # lab/run.sh's first pass: launches a report
+INSTR = re.compile(r"^(LDS|STS|ATOMS|LD|ST|ATOM|RED)\b")
+COLUMNS = "Wavefronts Shared|^Instructions Executed|Requests|Sectors"
+
+
+def main():
+    src = Path(sys.argv[1])
+    first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
+    tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
+    result = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
+    pages.write_measured(
+        HERE,
+        src,
+        "ncu --clock-control none --metrics <shared, generic, global, local> "
+        "--section SourceCounters (13 launches a report); the counters again without "
+        "SourceCounters (repeat_differs: where the two differ)",
+        result,
+    )
+    pages.copy_outputs(HERE, src)
+    print("launches", len(result), "of", len(man))
+
+
+if __name__ == "__main__":
+    main()
