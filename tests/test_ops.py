@@ -45,7 +45,7 @@ VOCABULARY = {
     "cp_async": (("LDGSTS",), "smsp__sass_inst_executed_op_ldgsts", None, False, False, False),
     "wgmma": (
         (),
-        "smsp__inst_executed_op_shared_gmma",
+        "smsp__sass_inst_executed_op_shared_gmma",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma",
         False,
         False,

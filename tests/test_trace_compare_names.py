@@ -95,6 +95,26 @@ def test_the_raw_pages_short_spelling_is_the_same_name() -> None:
     assert bare("cutlass::device_kernel<(bool)1, cute::C<(int)2>>") == "device_kernel<1,C<2>>"
 
 
+def test_enum_arguments_and_const_references_as_nsight_wrote_them() -> None:
+    # the spellings of CuTe's Hopper tutorial kernels on the H200 (ncu 2025.3), shortened: a
+    # wgmma atom's enumerator arguments (the raw page: the number alone) and a TMA atom's
+    # const reference arguments (Nsight: const X &, c++filt: X const&)
+    ours = (
+        "gemm<cute::MMA_SS<(cute::GMMA::Major)1, (cute::GMMA::Major)0>, "
+        "cute::Atom<cute::Layout<cute::C<64> > const&, cute::Swizzle<3, 4, 3> const&> >",
+    )
+    raw = "void gemm<MMA_SS<1, 0>, Atom<const Layout<C<64>> &, const Swizzle<3, 4, 3> &>>(T1)"
+    source = (
+        "void gemm<cute::MMA_SS<(cute::GMMA::Major)1, (cute::GMMA::Major)0>, "
+        "cute::Atom<const cute::Layout<cute::C<(int)64>> &, const cute::Swizzle<(int)3, (int)4, "
+        "(int)3> &>>(T1)"
+    )
+    assert same_kernel(raw, ours)
+    assert same_kernel(source, ours)
+    assert not same_kernel(raw.replace("MMA_SS<1, 0>", "MMA_SS<1, 1>"), ours)
+    assert not same_kernel(source.replace("Major)0", "Major)1"), ours)
+
+
 @needs_nvdisasm
 def test_kernel_takes_the_name_nsight_wrote() -> None:
     args = ["trace", str(CUBIN), "--block", "32,8", "-a", "n=32", "--no-tables", "-f", "json"]

@@ -15,7 +15,7 @@ import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
-from shmem_cli.trace.kernel.demangle import demangle, short_name
+from shmem_cli.trace.kernel.demangle import demangle, demangle_all, short_name
 from shmem_cli.trace.kernel.signature import declarator_name, param_names
 
 from .conftest import TRACE_DATA as DATA
@@ -209,3 +209,20 @@ def test_names_that_begin_alike_are_listed_from_where_they_differ() -> None:
     lines = err.value.message.splitlines()[1:]
     assert [line.split("Schedule")[1][:8] for line in lines] == ["Cooperat", "PingPong"]
     assert all(line.startswith("  ...") and len(line) < 150 for line in lines)
+
+
+def test_a_name_nested_past_cxxfilts_recursion_limit_is_demangled() -> None:
+    # CUTLASS 3.x kernels nest templates hundreds deep; GNU c++filt gives such a name back
+    # mangled unless told --no-recurse-limit (and shmem's own demangler reads no argument
+    # packs). f<A<A<...A<int, int>...>>>() by the Itanium ABI: each level is 1AI ... E, the
+    # pack <int, int> JiiE
+    tool = shutil.which("c++filt")
+    if (
+        tool is None
+        or "GNU" not in subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+    ):
+        pytest.skip("GNU c++filt is not installed")
+    depth = 300
+    mangled = "_Z1fI" + "1AI" * depth + "JiiE" + "E" * depth + "Evv"
+    written = "void f<" + "A<" * depth + "int, int" + "> " * depth + ">()"
+    assert demangle_all([mangled])[mangled] == written

@@ -177,7 +177,7 @@ _BUILT_IN: tuple[Op, ...] = (
         "reads",
         (16,),
         Counters(
-            "smsp__inst_executed_op_shared_gmma",
+            "smsp__sass_inst_executed_op_shared_gmma",
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma",
         ),
         in_spec=False,

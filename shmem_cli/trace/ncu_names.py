@@ -13,8 +13,12 @@ Nsight Compute's raw page (``--page raw``, and the launch list) writes a shorter
 no namespaces, no casts, ``bool`` arguments as ``0``/``1`` (``void flash_fwd_kernel<
 Flash_fwd_kernel_traits<64, 128, 128, 4, 0, 0, half_t, ...>, 0, 1>(Flash_fwd_params)`` for
 ``flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false,
-cutlass::half_t, ...>, false, true>``). A name written without any ``::`` is compared in that
-form too (:func:`bare`).
+cutlass::half_t, ...>, false, true>``), and an enumerator argument as its number alone
+(``MMA_64x64x16_F16F16F16_SS<1, 1, 1, 1>`` where the demangled name casts it to the enum:
+``<(cute::SM90::GMMA::Major)1, ...>``, CuTe's wgmma atoms). Where a template argument is a
+const reference, Nsight writes ``const Layout<...> &`` and c++filt ``Layout<...> const&``
+(CuTe's TMA copy atoms): ``const`` is left out of both forms. A name written without any ``::``
+is compared in that form too (:func:`bare`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ _SUFFIX = re.compile(r"\b(-?\d+)(?:ull|ll|ul|lu|u|l)\b", re.IGNORECASE)
 _RETURN = re.compile(r"^(?:void|int|float|double|unsigned int)\s+")
 # a namespace (or class) qualifier before a name: cutlass::gemm::, (anonymous namespace)::
 _QUALIFIER = re.compile(r"(?:\(anonymousnamespace\)|\b[A-Za-z_]\w*)::")
+_CONST = re.compile(r"\bconst\b")
 _BOOL_WORD = re.compile(r"\b(true|false)\b")
+# once qualifiers are gone: a cast of a literal to a named type (an enum), (Major)1
+_NAMED_CAST = re.compile(r"\([A-Za-z_]\w*\)(-?\d+)")
 
 
 def _strip_parameters(name: str) -> str:
@@ -54,19 +61,20 @@ def _strip_parameters(name: str) -> str:
 
 
 def canonical(name: str) -> str:
-    """The name without return type, parameter list, casts, literal suffixes and spaces."""
+    """The name without return type, parameter list, casts, literal suffixes, ``const`` and
+    spaces."""
     text = _RETURN.sub("", name.strip())
     text = _strip_parameters(text)
     text = _BOOL_CAST.sub(lambda m: "true" if m.group(1) == "1" else "false", text)
     text = _CAST.sub(r"\1", text)
     text = _SUFFIX.sub(r"\1", text)
-    return text.replace(" ", "")
+    return _CONST.sub("", text).replace(" ", "")
 
 
 def bare(name: str) -> str:
-    """:func:`canonical`, then without namespace qualifiers and with ``bool`` arguments as
-    ``1``/``0``: the raw page's spelling."""
-    text = _QUALIFIER.sub("", canonical(name))
+    """:func:`canonical`, then without namespace qualifiers, casts to an enum, and with
+    ``bool`` arguments as ``1``/``0``: the raw page's spelling."""
+    text = _NAMED_CAST.sub(r"\1", _QUALIFIER.sub("", canonical(name)))
     return _BOOL_WORD.sub(lambda m: "1" if m.group(1) == "true" else "0", text)
 
 

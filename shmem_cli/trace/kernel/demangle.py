@@ -217,19 +217,28 @@ def demangle(mangled: str) -> str:
     return f"{ret}{name}({', '.join(params)})"
 
 
+def _run_filter(command: list[str], names: list[str]) -> dict[str, str]:
+    """What a demangling filter prints for ``names``, one line each; empty where it fails."""
+    try:
+        res = toolchain.run(command, timeout=60, stdin="\n".join(names) + "\n")
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    lines = res.stdout.splitlines() if res.returncode == 0 else []
+    return dict(zip(names, lines, strict=True)) if len(lines) == len(names) else {}
+
+
 def demangle_all(names: Iterable[str]) -> dict[str, str]:
     """Demangled names by cu++filt or c++filt (one run), else by :func:`demangle`."""
     wanted = [n for n in names if n.startswith("_Z")]
     out = {n: n for n in names if not n.startswith("_Z")}
     tool = toolchain.which("cu++filt") or toolchain.which("c++filt")
     if wanted and tool:
-        try:
-            res = toolchain.run([tool], timeout=60, stdin="\n".join(wanted) + "\n")
-        except (OSError, subprocess.TimeoutExpired):
-            res = None
-        lines = res.stdout.splitlines() if res is not None and res.returncode == 0 else []
-        if len(lines) == len(wanted):
-            out.update(zip(wanted, lines, strict=True))
+        out.update(_run_filter([tool], wanted))
+        # GNU c++filt gives a name back mangled past its recursion limit (CUTLASS 3.x
+        # kernels nest templates hundreds deep): those again without the limit
+        deep = [n for n in wanted if out.get(n, n) == n]
+        if deep and "cu++filt" not in tool:
+            out.update(_run_filter([tool, "--no-recurse-limit"], deep))
     for n in wanted:
         if n not in out or out[n] == n:
             out[n] = demangle(n)
