@@ -113,7 +113,7 @@ def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, di
     )
     memory = GlobalMemory()
     fns = functions(str((folder / lab["cubin"]).relative_to(TRACE_DATA)))
-    virtual = [name for _, _, name in loaded.constants.function_slots]  # virtual tables'
+    virtual = [name for _, _, name, _ in loaded.constants.function_slots]  # virtual tables'
     fn = link(fns[loaded.kernel.mangled], fns.get, virtual)  # with the functions it calls (-G)
     kt = trace_kernel(
         fn, loaded.kernel, loaded.arch, plan, memory=memory, constants=loaded.constants

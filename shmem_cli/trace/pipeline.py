@@ -347,7 +347,7 @@ def trace_loaded(
             cluster=cluster,
         )
         constants = set_constants(loaded.constants, request.consts)
-        virtual = [name for _, _, name in loaded.constants.function_slots]
+        virtual = [name for _, _, name, _ in loaded.constants.function_slots]
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
         lines = source_lines(function, _user_files(request))
         traced = trace_kernel(

@@ -39,12 +39,14 @@ from ...hardware import dsmem
 from ...hardware.arch import SM90
 from ..requests import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
+from .sync.calls import LOCAL_BYTES, CallPaths
 from .sync.mbarrier import MBarriers
 from .trace_error import TraceError
 
 __all__ = [
     "BUFFER_GROUPS",
     "GLOBAL_BASE",
+    "LOCAL_BYTES",
     "TAINT_GLOBAL",
     "Block",
     "Buffer",
@@ -55,6 +57,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+    from ...cuda.sass import Instruction
 
 U32: TypeAlias = "npt.NDArray[np.uint32]"
 U8: TypeAlias = "npt.NDArray[np.uint8]"
@@ -70,7 +74,6 @@ BLOCKED = np.int64(1) << 40
 TAINT_UNKNOWN = 2
 # the value may differ between blocks: it depends on the block index (or the CTA's rank)
 TAINT_BLOCK = 4
-LOCAL_BYTES = 16 * 1024
 # generic addresses of shared memory are (SR_SWINHI << 32) | window address
 SHARED_WINDOW_HI = 0x0001_0000
 # generic addresses of local memory: LOCAL_WINDOW plus the thread's local address (the
@@ -254,12 +257,10 @@ class Block:
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT
         self.bar_pred: B8 = np.zeros(t, dtype=bool)
         # subroutine calls: each thread's call frame (0: in no call), an index into
-        # ``frames``: (the frame it was called from, the call's instruction index); the
+        # ``paths`` (sync/calls.py: the frame it was called from, the call's instruction); the
         # scheduler treats a called thread as still at its call sites (:meth:`next_threads`)
         self.call_frame: I64 = np.zeros(t, dtype=np.int64)
-        self.frames: list[tuple[int, int]] = [(0, -1)]
-        self._frame_ids: dict[tuple[int, int], int] = {}
-        self._sites: dict[int, tuple[int, ...]] = {0: ()}  # a frame's call sites, outermost first
+        self.paths = CallPaths()
         self.calls_active = 0
         self.steps = 0
         # a step run over every thread whose writes land only where this is true (the
@@ -315,22 +316,18 @@ class Block:
         finally:
             self.mask = None
 
-    def call(self, ids: Any, site: int) -> None:
-        """Threads ``ids`` call from the instruction ``site``."""
+    def call(self, ids: Any, site: int, ins: Instruction | None = None) -> None:
+        """Threads ``ids`` call from the instruction ``site`` (``ins``)."""
         frames = self.call_frame[ids]
         for f in np.unique(frames):
-            key = (int(f), site)
-            new = self._frame_ids.setdefault(key, len(self.frames))
-            if new == len(self.frames):
-                self.frames.append(key)
-            self.call_frame[ids[frames == f]] = new
+            self.call_frame[ids[frames == f]] = self.paths.enter(int(f), site, ins)
         self.calls_active = int(np.count_nonzero(self.call_frame))
 
     def ret(self, ids: Any) -> None:
         """Threads ``ids`` return from their innermost call (from none: nothing)."""
         frames = self.call_frame[ids]
         for f in np.unique(frames):
-            self.call_frame[ids[frames == f]] = self.frames[int(f)][0]
+            self.call_frame[ids[frames == f]] = self.paths.caller(int(f))
         self.calls_active = int(np.count_nonzero(self.call_frame))
 
     def next_threads(self) -> Any:
@@ -348,22 +345,11 @@ class Block:
             pcs = self.sched[mine]
             # a call site ranks just after the instruction it is (odd), a thread's own next
             # instruction as itself (even)
-            key = (*(2 * s + 1 for s in self._call_sites(int(f))), 2 * int(pcs.min()))
+            key = (*(2 * s + 1 for s in self.paths.sites(int(f))), 2 * int(pcs.min()))
             if best is None or key < best[0]:
                 best = (key, mine[pcs == pcs.min()])
         assert best is not None
         return best[1]
-
-    def _call_sites(self, frame: int) -> tuple[int, ...]:
-        """A frame's call sites, outermost first (kept for the frames asked about)."""
-        chain = []
-        while frame not in self._sites:
-            chain.append(frame)
-            frame = self.frames[frame][0]
-        sites = self._sites[frame]
-        for f in reversed(chain):
-            sites = self._sites[f] = (*sites, self.frames[f][1])
-        return sites
 
     def local(self) -> tuple[U8, U8]:
         """Per-thread local memory, flattened: thread t owns bytes [t*L, (t+1)*L)."""

@@ -114,8 +114,8 @@ class Constants:
     # section of global_sections and offset there
     code_symbols: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     # the slots of those sections the loader fills with a function's address (a virtual
-    # table's entries): (section, offset, function)
-    function_slots: tuple[tuple[str, int, str], ...] = ()
+    # table's entries): (section, offset, function, addend)
+    function_slots: tuple[tuple[str, int, str, int], ...] = ()
 
     def symbol_at(self, bank: int, offset: int) -> ConstSymbol | None:
         for s in self.symbols:

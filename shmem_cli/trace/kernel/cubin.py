@@ -186,6 +186,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
         raise ShmemError(
             "not a cubin (an ELF file for another machine)", path=str(path), code="invalid-kernel"
         )
+    elf.check_function_addresses()
     # the driver's reserved shared memory sits in front of the kernel's own static shared
     # memory, inside its .nv.shared.<name> section: the kernel's variables start after it
     reserved = _reserved_shared_bytes(elf)

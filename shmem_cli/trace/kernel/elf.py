@@ -88,6 +88,43 @@ class Elf:
     def body(self, section: Section) -> bytes:
         return self.data[section.offset : section.offset + section.size]
 
+    def symbol_table(self, relocations: Section) -> Section:
+        """The symbol table a relocation section names (not one: "not a valid cubin")."""
+        symbols = self.sections[relocations.link] if relocations.link < len(self.sections) else None
+        if symbols is None or symbols.type != SHT_SYMTAB:
+            self._fail(f"{relocations.name} names no symbol table")
+        assert symbols is not None
+        return symbols
+
+    def check_function_addresses(self) -> None:
+        """Refuse a relocation that writes an address outside the code of the function it
+        names (before nvdisasm reads them: its time grows with the distance, over a minute
+        for 2^32 bytes, hours for 2^40)."""
+        tables: dict[int, dict[int, tuple[int, int]]] = {}  # symbol index -> addends allowed
+        for s in self.sections:
+            if s.type != SHT_RELA:
+                continue
+            symbols = self.symbol_table(s)
+            if s.link not in tables:
+                table = self.body(symbols)[: symbols.size // 24 * 24]
+                functions = tables[s.link] = {}
+                for k, (_n, info, _o, shndx, value, _z) in enumerate(
+                    struct.iter_unpack("<IBBHQQ", table)
+                ):
+                    if info & 0xF == STT_FUNC:
+                        end = self.sections[shndx].size if 0 < shndx < len(self.sections) else 0
+                        functions[k] = (-value, end - value)
+            functions = tables[s.link]
+            for offset, info, addend in struct.iter_unpack(
+                "<QQq", self.body(s)[: s.size // 24 * 24]
+            ):
+                allowed = functions.get(info >> 32)
+                if allowed is not None and not allowed[0] <= addend <= allowed[1]:
+                    self._fail(
+                        f"a relocation of {s.name} (at 0x{offset:x}) writes an address "
+                        f"{addend:+#x} bytes from a function's start, outside its code"
+                    )
+
     def objects(self, sections: set[int]) -> list[tuple[str, int, int, int]]:
         """(name, value, size, section index) of every symbol defined in one of
         ``sections`` (only their names are read)."""
@@ -124,21 +161,26 @@ class Elf:
 
     def relocated(
         self, section: str, wanted: Callable[[int, int], bool]
-    ) -> list[tuple[int, str, int, int, int]]:
-        """(offset, name, symbol index, section index, value) of each relocation of the
+    ) -> list[tuple[int, str, int, int, int, int]]:
+        """(offset, name, symbol index, section index, value, addend) of each relocation of the
         section ``section`` (its ``.rela``/``.rel`` sections) whose symbol's type and section
         index are ``wanted`` (only their names are read)."""
-        out: list[tuple[int, str, int, int, int]] = []
+        out: list[tuple[int, str, int, int, int, int]] = []
         for kind, size in ((SHT_RELA, 24), (SHT_REL, 16)):
             s = self.by_name.get(f".{'rela' if size == 24 else 'rel'}{section}")
-            if s is None or s.type != kind or s.link >= len(self.sections):
+            if s is None or s.type != kind:
                 continue
-            symbols = self.sections[s.link]
+            symbols = self.symbol_table(s)
             if symbols.link >= len(self.sections):
                 self._fail("the symbol table names no string table")
             strings = self.sections[symbols.link]
             for k in range(s.size // size):
                 offset, info = struct.unpack_from("<QQ", self.data, s.offset + k * size)
+                addend = (
+                    struct.unpack_from("<q", self.data, s.offset + k * 24 + 16)[0]
+                    if size == 24
+                    else 0
+                )
                 index = info >> 32
                 if (index + 1) * 24 > symbols.size:
                     self._fail(f"a relocation of {s.name} names no symbol")
@@ -147,7 +189,7 @@ class Elf:
                 )
                 if wanted(sym_info & 0xF, shndx):
                     text = self._string(strings.offset, strings.size, name)
-                    out.append((offset, text, index, shndx, value))
+                    out.append((offset, text, index, shndx, value, addend))
         return out
 
     def code_symbols(
@@ -157,7 +199,7 @@ class Elf:
         ``function``'s code name (what it calls, the data whose address it takes) whose type
         and section index are ``wanted``, each once."""
         found = self.relocated(f".text.{function}", wanted)
-        unique = {index: (name, index, shndx, value) for _, name, index, shndx, value in found}
+        unique = {index: (name, index, shndx, value) for _, name, index, shndx, value, _a in found}
         return list(unique.values())
 
     def called(self, function: str) -> list[tuple[str, int]]:

@@ -74,11 +74,11 @@ def _relocations(elf: Elf, kernel: str) -> Iterator[_Relocation]:
     sees."""
     for s in elf.sections:
         m = _SECTION.match(s.name)
-        if m is None or s.type not in (SHT_RELA, SHT_REL) or s.link >= len(elf.sections):
+        if m is None or s.type not in (SHT_RELA, SHT_REL):
             continue
         if m.group(2) is not None and m.group(2) != kernel:
             continue
-        symbols = elf.sections[s.link]
+        symbols = elf.symbol_table(s)
         strings = elf.sections[symbols.link] if symbols.link < len(elf.sections) else None
         size = 24 if s.type == SHT_RELA else 16
         for k in range(s.size // size):
@@ -144,14 +144,16 @@ def code_data(elf: Elf, kernel: str) -> tuple[dict[str, tuple[str, int]], dict[s
     return symbols, sections
 
 
-def function_slots(elf: Elf, sections: Mapping[str, object]) -> list[tuple[str, int, str]]:
+def function_slots(elf: Elf, sections: Mapping[str, object]) -> list[tuple[str, int, str, int]]:
     """The 8 bytes of the global ``sections`` that the loader fills with the address of a
-    function of the cubin (a virtual table's entries): (section, offset, function)."""
+    function of the cubin plus an addend (a virtual table's entries): (section, offset,
+    function, addend)."""
 
     def function(kind: int, shndx: int) -> bool:
         return kind == STT_FUNC and shndx != 0
 
-    return [(sec, at, name) for sec in sections for at, name, *_ in elf.relocated(sec, function)]
+    found = ((sec, elf.relocated(sec, function)) for sec in sections)
+    return [(sec, at, name, addend) for sec, slots in found for at, name, *_, addend in slots]
 
 
 def link_globals(
@@ -167,7 +169,7 @@ def link_globals(
     for slot in slots:
         body = bytearray(banks.get(slot.bank, b""))
         if slot.offset + 8 <= len(body):
-            address = base[slot.section] + slot.at
+            address = (base[slot.section] + slot.at) % (1 << 64)  # the loader's 64-bit sum
             body[slot.offset : slot.offset + 8] = address.to_bytes(8, "little")
             banks[slot.bank] = bytes(body)
     return base

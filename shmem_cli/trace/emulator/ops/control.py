@@ -91,7 +91,7 @@ def _call(ins: Instruction, ctx: Context) -> Step:
     site = ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
-        b.call(b.ids(ix), site)
+        b.call(b.ids(ix), site, ins)
         b.sched[ix] = target
 
     return step
@@ -140,7 +140,7 @@ def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
         if called:
             step_over(b, ids[~inside], sorted({b.launch.externals[a] for a in called}))
         if inside.any():
-            b.call(ids[inside], site)
+            b.call(ids[inside], site, ins)
             b.sched[ids[inside]] = [fn.index_of(int(pc)) for pc in pcs[k[inside]]]
 
     return step

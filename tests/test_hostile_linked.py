@@ -1,0 +1,191 @@
+"""Hostile cubins against what the trace links and runs of a module (issue 29's code): the
+device functions of a ``-G`` build linked after the kernel, calls through function pointers
+and virtual tables, the module's global data. Real cubins of the debug-build lab
+(tests/data/trace/debug_builds) are patched at their ELF fields, here by a reader of this
+file's own: a relocation's addend far past its function (nvdisasm's time grows with it: 2^32
+bytes took it over a minute, 2^40 hours), a virtual table entry into the middle of a function
+or naming the kernel, a relocation section whose symbol table is a section of zeros; and
+small SASS programs that call without end. Each ends with a located error and exit status 2,
+no traceback, in seconds and under 1 GiB (:func:`tests.hostile.refused`).
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.cuda import sass
+from shmem_cli.cuda.sass_link import link
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.state import Launch, TraceError
+from shmem_cli.trace.kernel.cubin import read_cubin
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .hostile import refused, shmem
+
+LAB = TRACE_DATA / "debug_builds"
+DEBUG = LAB / "debug_builds.g.sm_90.cubin"
+WORDS = LAB / "inputs" / "words.bin"
+
+
+class _Cubin:
+    """A cubin's bytes, patched at its section headers and relocations (ELF64, little
+    endian: section header 64 bytes at e_shoff, a RELA entry offset, info, addend)."""
+
+    def __init__(self, path: Path) -> None:
+        self.data = bytearray(path.read_bytes())
+        (self.shoff,) = struct.unpack_from("<Q", self.data, 0x28)
+        shnum, shstrndx = struct.unpack_from("<HH", self.data, 0x3C)
+        names_at = self.header(shstrndx)[4]
+        self.names = []
+        for i in range(shnum):
+            start = names_at + self.header(i)[0]
+            self.names.append(self.data[start : self.data.index(0, start)].decode())
+
+    def header(self, i: int) -> list[int]:
+        return list(struct.unpack_from("<IIQQQQIIQQ", self.data, self.shoff + 64 * i))
+
+    def set_header(self, name: str, field: int, value: int) -> None:
+        """Field 4 is sh_offset, 5 sh_size, 6 sh_link."""
+        i = self.names.index(name)
+        h = self.header(i)
+        h[field] = value
+        struct.pack_into("<IIQQQQIIQQ", self.data, self.shoff + 64 * i, *h)
+
+    def set_addend(self, section: str, entry: int, addend: int) -> None:
+        at = self.header(self.names.index(section))[4] + 24 * entry
+        struct.pack_into("<q", self.data, at + 16, addend)
+
+    def set_symbol(self, section: str, entry: int, symbol: int) -> None:
+        at = self.header(self.names.index(section))[4] + 24 * entry
+        (info,) = struct.unpack_from("<Q", self.data, at + 8)
+        struct.pack_into("<Q", self.data, at + 8, (symbol << 32) | (info & 0xFFFF_FFFF))
+
+    def write(self, tmp: Path) -> Path:
+        path = tmp / "patched.cubin"
+        path.write_bytes(bytes(self.data))
+        return path
+
+
+# the virtual table of Row (.nv.global.init) has Row::at at 0x10: its relocation is entry 0
+_VTABLE = ".rela.nv.global.init"
+# walk's return address (32@lo/hi((_Z4walkPKiii + .L@srel))): entries 0 and 1
+_RETURN = ".rela.text._Z4walkPKiii"
+
+
+@pytest.mark.parametrize(
+    ("patch", "fragment"),
+    [
+        # a virtual table entry 2^40 bytes past Row::at: nvdisasm would run for hours
+        (
+            lambda c: c.set_addend(_VTABLE, 0, 1 << 40),
+            "a relocation of .rela.nv.global.init (at 0x10) writes an address +0x10000000000 "
+            "bytes from a function's start, outside its code",
+        ),
+        (lambda c: c.set_addend(_VTABLE, 0, -(1 << 62)), "-0x4000000000000000 bytes"),
+        # a return address 2^36 bytes past walk's code
+        (lambda c: [c.set_addend(_RETURN, k, 1 << 36) for k in (0, 1)], "+0x1000000000 bytes"),
+        # one byte past the end of Row::at's code (0x300 bytes)
+        (lambda c: c.set_addend(_VTABLE, 0, 0x301), "+0x301 bytes"),
+        # the virtual table's relocations name a section of zeros as their symbol table
+        (
+            lambda c: c.set_header(_VTABLE, 6, c.names.index(".nv.global")),
+            "not a valid cubin: .rela.nv.global.init names no symbol table",
+        ),
+        (lambda c: c.set_header(_VTABLE, 6, 60_000), ".rela.nv.global.init names no symbol table"),
+    ],
+)
+def test_a_relocation_outside_its_function_is_refused_before_nvdisasm(
+    tmp_path: Path, patch: object, fragment: str
+) -> None:
+    cubin = _Cubin(DEBUG)
+    patch(cubin)  # type: ignore[operator]
+    path = cubin.write(tmp_path)
+    start = time.monotonic()
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert fragment in err.value.message
+    assert err.value.path == str(path)
+    assert time.monotonic() - start < 1
+
+
+def test_a_relocation_at_the_end_of_its_function_is_read(tmp_path: Path) -> None:
+    """The check's edge: an address at the end of a function's code (0x300 bytes: the end of
+    Row::at) is an address, for the call to refuse, not the reader."""
+    cubin = _Cubin(DEBUG)
+    cubin.set_addend(_VTABLE, 0, 0x300)
+    info = read_cubin(cubin.write(tmp_path), use_tools=False)
+    assert any(k.name == "virtual_call" for k in info.kernels)
+
+
+def _virtual_call(path: Path) -> tuple[str, ...]:
+    return ("trace", str(path), "-k", "virtual_call", "-b", "64", f"--arg=1=@{WORDS}", "-f", "json")
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("patch", "fragment"),
+    [
+        # Row::at's entry 0x40 bytes into its code: the call lands in no function's start
+        # (virtual_call's 0x1100 bytes of code first, Row::at after it at 0x1100)
+        (lambda c: c.set_addend(_VTABLE, 0, 0x40), "calls a function outside it at 0x1140"),
+        pytest.param(
+            # the entry names the kernel itself (symbol 120 is virtual_call): address 0
+            lambda c: c.set_symbol(_VTABLE, 0, 120),
+            "calls a function outside it at 0x0",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_virtual_table_entry_that_is_no_functions_start_is_refused_at_the_call(
+    tmp_path: Path, patch: object, fragment: str
+) -> None:
+    cubin = _Cubin(DEBUG)
+    patch(cubin)  # type: ignore[operator]
+    path = cubin.write(tmp_path)
+    ran = shmem(*_virtual_call(path))
+    refused(ran, fragment, "debug_builds.cu:114:1: error:", roots=[LAB])
+
+
+# --- calls without end ----------------------------------------------------------------------
+
+# f calls itself and never returns (no stack: the return address only in R20:R21); the
+# kernel's thread 0 calls f, the others wait after the call
+_RECURSION = """\
+\t.section\t.text._Z1fv,"ax",@progbits
+_Z1fv:
+        /*0000*/                   MOV R20, 32@lo((_Z1fv + .L_x_2@srel)) ;
+        /*0010*/                   MOV R21, 32@hi((_Z1fv + .L_x_2@srel)) ;
+        /*0020*/                   CALL.ABS.NOINC `(_Z1fv) ;
+.L_x_2:
+        /*0030*/                   RET.ABS.NODEC R20 0x0 ;
+\t.section\t.text._Z1kv,"ax",@progbits
+_Z1kv:
+\t//## File "k.cu", line 5
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;
+        /*0020*/                   MOV R20, 32@lo((_Z1kv + .L_x_1@srel)) ;
+        /*0030*/                   MOV R21, 32@hi((_Z1kv + .L_x_1@srel)) ;
+        /*0040*/               @!P0 CALL.ABS.NOINC `(_Z1fv) ;
+.L_x_1:
+        /*0050*/                   STS [R0.X4], R0 ;
+        /*0060*/                   EXIT ;
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 32])
+def test_a_recursion_that_never_returns_is_stopped_at_its_depth(threads: int) -> None:
+    """With one thread the budget stopped it (131,072 instructions, 3 s); with the others
+    waiting, each step ranked the recursing thread by its call sites, kept for every depth:
+    64,000 instructions took 55 s and 2.2 GiB, the default budget past the time limit."""
+    fns = {f.name: f for f in sass.parse(_RECURSION)}
+    start = time.monotonic()
+    with pytest.raises(TraceError) as err:
+        execute.run(link(fns["_Z1kv"], fns.get), Launch(block=(threads, 1, 1), static_smem=128))
+    assert "calls nest deeper than 4,096" in err.value.message
+    assert "a recursion that never returns [CALL.ABS.NOINC `(_Z1fv) at pc 0x00a0]" in str(err.value)
+    assert time.monotonic() - start < 10
