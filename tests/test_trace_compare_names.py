@@ -113,6 +113,10 @@ def test_enum_arguments_and_const_references_as_nsight_wrote_them() -> None:
     assert same_kernel(source, ours)
     assert not same_kernel(raw.replace("MMA_SS<1, 0>", "MMA_SS<1, 1>"), ours)
     assert not same_kernel(source.replace("Major)0", "Major)1"), ours)
+    # an empty parameter pack ending a template's arguments (CUTLASS's grouped GEMM epilogue):
+    # Nsight writes `X<A, >`, c++filt `X<A>`
+    assert same_kernel("void k<Epi<C<(int)128>, >, int>(T1)", ("k<Epi<cute::C<128> >, int>",))
+    assert same_kernel("void k<Epi<C<128>, >, int>(T1)", ("k<Epi<cute::C<128> >, int>",))
 
 
 @needs_nvdisasm

@@ -98,3 +98,19 @@ EXIT"""
     assert gmma.kind.op == "wgmma" and gmma.n == 4  # one request per warp of the warpgroup
     assert int(gmma.stats(SM90).wavefronts.sum()) == 16 + 2  # A: 16 core matrices, B: 8 / 4
     assert sts.n == 4 and not sts.not_modelled.any()
+
+
+def test_a_tma_copy_guarded_off_in_a_warp_is_an_execution_without_a_request() -> None:
+    # CUTLASS's epilogue issues `@!UP4 UTMASTG` in every warp of a warpgroup, the guard true
+    # in one elected warp: Nsight's source view counted 32 executions where 4 copies were
+    # issued (example 54 on the H200, 4 CTAs; its raw page: smsp__inst_executed_op_tma_st
+    # 200 of which 168 pred_off_all). Here the guard is false in all four warps: 4 executions,
+    # no request, and no op_misc wavefront claimed for them (not measured)
+    fn = _program(
+        """UISETP.NE.U32.AND UP0, PT, URZ, URZ, PT
+@UP0 UTMASTG.2D [UR8], [UR10]
+EXIT"""
+    )
+    tr = _run(fn, threads=128)
+    (tma,) = tr.records
+    assert tma.kind.op == "tma" and tma.n == 0 and tma.predicated_off == 4

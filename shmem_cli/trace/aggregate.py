@@ -229,11 +229,12 @@ def misc_rows(
 
 def predicated_off_rows(accesses: Iterable[TraceAccess]) -> tuple[MiscRow, ...]:
     """The shared-memory instructions warps reached with no lane on: each such execution is
-    an op_misc wavefront (:data:`shmem_cli.hardware.misc.PREDICATED_OFF`)."""
+    an op_misc wavefront (:data:`shmem_cli.hardware.misc.PREDICATED_OFF`). A TMA copy's
+    (a uniform-datapath instruction, no LSU request) is not counted: not measured."""
     return tuple(
         MiscRow(
             a.pc, a.sass, a.file, a.line, a.predicated_off, a.predicated_off * misc.PREDICATED_OFF
         )
         for a in accesses
-        if a.predicated_off
+        if a.predicated_off and a.cost.op != "tma"
     )

@@ -17,7 +17,9 @@ cutlass::half_t, ...>, false, true>``), and an enumerator argument as its number
 (``MMA_64x64x16_F16F16F16_SS<1, 1, 1, 1>`` where the demangled name casts it to the enum:
 ``<(cute::SM90::GMMA::Major)1, ...>``, CuTe's wgmma atoms). Where a template argument is a
 const reference, Nsight writes ``const Layout<...> &`` and c++filt ``Layout<...> const&``
-(CuTe's TMA copy atoms): ``const`` is left out of both forms. A name written without any ``::``
+(CuTe's TMA copy atoms): ``const`` is left out of both forms. An empty parameter pack at the
+end of a template's arguments is ``<A, >`` in Nsight's spelling and ``<A>`` in c++filt's
+(CUTLASS's grouped GEMM epilogue). A name written without any ``::``
 is compared in that form too (:func:`bare`).
 """
 
@@ -61,14 +63,14 @@ def _strip_parameters(name: str) -> str:
 
 
 def canonical(name: str) -> str:
-    """The name without return type, parameter list, casts, literal suffixes, ``const`` and
-    spaces."""
+    """The name without return type, parameter list, casts, literal suffixes, ``const``,
+    spaces and empty last template arguments (Nsight writes an empty pack as ``X<A, >``)."""
     text = _RETURN.sub("", name.strip())
     text = _strip_parameters(text)
     text = _BOOL_CAST.sub(lambda m: "true" if m.group(1) == "1" else "false", text)
     text = _CAST.sub(r"\1", text)
     text = _SUFFIX.sub(r"\1", text)
-    return _CONST.sub("", text).replace(" ", "")
+    return _CONST.sub("", text).replace(" ", "").replace(",>", ">")
 
 
 def bare(name: str) -> str:

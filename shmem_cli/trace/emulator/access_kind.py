@@ -61,6 +61,18 @@ def tma_kind() -> AccessKind:
     return AccessKind("tma", 16)
 
 
+#: the copies Nsight Compute counts as TMA instructions (``smsp__sass_inst_executed_op_tma``)
+TMA_COPIES = frozenset({"UTMALDG", "UTMASTG", "UTMAREDG", "UBLKCP", "UBLKRED"})
+
+
+def guarded_kind(ins: Instruction) -> AccessKind | None:
+    """The kind a warp's execution of ``ins`` with every lane's guard false is recorded as:
+    a shared-memory instruction's, or a TMA copy's (CUTLASS's epilogue issues its
+    ``@!UP4 UTMASTG`` in every warp of a warpgroup, one elected warp's guard true; Nsight's
+    source view counts the others' executions too: 32 for 4, example 54 on the H200)."""
+    return shared_op_of(ins) or (tma_kind() if ins.opcode in TMA_COPIES else None)
+
+
 def shared_kind(ins: Instruction) -> AccessKind:
     """``shared_op_of`` for an instruction known to access shared memory."""
     kind = shared_op_of(ins)

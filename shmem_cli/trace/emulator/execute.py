@@ -39,7 +39,7 @@ from ..requests import InstructionRecords, Recorder, TmaFill
 from . import budget as budgets
 from . import grid as grids
 from . import taint_flow
-from .access_kind import shared_op_of
+from .access_kind import guarded_kind, shared_op_of
 from .alike.classes import Classes, counts_of, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
@@ -281,6 +281,7 @@ def run_block(
     everyone = slice(None)
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
+    guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
     misc_cost = [misc.rule_for(ins.opcode, ins.mods) is not None for ins in instructions]
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
@@ -331,7 +332,7 @@ def run_block(
         g = guards[m]
         run_it = True
         if g is not None and g.index == 7 and g.not_:
-            kind = kinds[m]
+            kind = guarded[m]
             if kind is not None:
                 sel = blk.ids(at)
                 blk.rec.predicated_off(
@@ -345,7 +346,7 @@ def run_block(
             ok = ~pv if g.not_ else pv
             if not ok.all():
                 sel = blk.ids(at)
-                kind = kinds[m]
+                kind = guarded[m]
                 if kind is not None:
                     off = _silent_warps(sel, sel[ok], blk.warp_size)
                     blk.rec.predicated_off(m, instructions[m], kind, off)
