@@ -192,6 +192,11 @@ def test_two_printings_of_one_instruction_have_one_key() -> None:
         "LDGSTS.E.BYPASS.128 [R36], desc[UR10][R6.64], P0 ;"
     )
     assert sass_key("@P3 BRA 0x7eff477b1600") == sass_key("@P3 BRA `(.L_x_0)")
+    # a return to the caller (CUTLASS's grouped GEMM on the H200): nvdisasm writes the label
+    # after the register without a comma
+    ret = "RET.REL.NODEC R4 `(_ZN7cutlass13device_kernelIiEEvT_)"
+    assert sass_key("RET.REL.NODEC R4, 0x7fb7197a7200") == sass_key(ret)
+    assert sass_key("RET.REL.NODEC R2, 0x7fb7197a7200") != sass_key(ret)
     assert sass_key("IMAD R5, R2.reuse, UR9, RZ") == sass_key("IMAD R5, R2, UR9, RZ")
     assert sass_key("@P3 BRA 0x7eff477b1600") != sass_key("@!P3 BRA 0x7eff477b1600")
     assert sass_key("STS [R1], R2") != sass_key("STS [R1+0x4], R2")

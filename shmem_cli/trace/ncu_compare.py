@@ -143,6 +143,7 @@ class KernelCompare:
 
 
 _TARGET = re.compile(r"^(?:0x[0-9a-fA-F]{6,}|`\(.*\))$")
+_LABEL = re.compile(r" `\(")
 
 
 def normal_sass(text: str) -> str:
@@ -152,10 +153,13 @@ def normal_sass(text: str) -> str:
 
 def sass_key(text: str) -> tuple[str, ...]:
     """What two printings of one instruction share: guard and opcode, then the operands in
-    any order (ncu prints LDGSTS's global operand first) with branch targets left out (ncu
-    prints an address, nvdisasm a label)."""
+    any order (ncu prints LDGSTS's global operand first) with branch and return targets left
+    out (ncu prints an address, nvdisasm a label)."""
     words = normal_sass(text).split(" ", 2 if text.lstrip().startswith("@") else 1)
     head, rest = words[:-1] if len(words) > 1 else words, words[-1] if len(words) > 1 else ""
+    # nvdisasm writes a return's label after its register without a comma (RET.REL.NODEC R4
+    # `(kernel)), ncu the address after a comma
+    rest = _LABEL.sub(", `(", rest)
     operands = ("<target>" if _TARGET.match(o) else o for o in (p.strip() for p in rest.split(",")))
     return (*head, *sorted(o for o in operands if o))
 
