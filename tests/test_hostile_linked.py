@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import struct
 import time
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from shmem_cli.cuda import sass
 from shmem_cli.cuda.sass_link import link
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator import execute, mufu
 from shmem_cli.trace.emulator.state import Launch, TraceError
+from shmem_cli.trace.kernel.constants import read_constants
 from shmem_cli.trace.kernel.cubin import read_cubin
 
 from .conftest import TRACE_DATA, needs_nvdisasm
@@ -189,3 +192,141 @@ def test_a_recursion_that_never_returns_is_stopped_at_its_depth(threads: int) ->
     assert "calls nest deeper than 4,096" in err.value.message
     assert "a recursion that never returns [CALL.ABS.NOINC `(_Z1fv) at pc 0x00a0]" in str(err.value)
     assert time.monotonic() - start < 10
+
+
+def _program(body: str) -> sass.Function:
+    lines = ['\t.section\t.text._Z1kv,"ax",@progbits', "_Z1kv:", '\t//## File "k.cu", line 7']
+    lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.strip().splitlines())]
+    (fn,) = sass.parse("\n".join(lines))
+    return fn
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        # a RET with no call, to an address that is no instruction (0x12345, 0x8: inside one)
+        ("MOV R20, 0x12345\nRET.ABS.NODEC R20 0x0\nEXIT", "return address is not an instruction"),
+        ("MOV R20, 0x8\nRET.ABS.NODEC R20 0x0\nEXIT", "return address is not an instruction"),
+        # a RET with no call back to the kernel's start: the same state again, at once
+        ("MOV R20, RZ\nRET.ABS.NODEC R20 0x0\nEXIT", "can never end"),
+        # a jump table's entry past the function, before it, and a BRX with nothing after it
+        ("MOV R4, 0x1000\nBRX R4 -0x20\nEXIT", "a jump table's target is not an instruction"),
+        ("MOV R4, -0x1000\nBRX R4 -0x20\nEXIT", "a jump table's target is not an instruction"),
+        ("MOV R4, 0x0\nBRX R4 -0x20", "(no instruction after it)"),
+        # a jump table's entry that is the BRX itself: a spin
+        ("MOV R4, 0x0\nBRX R4 -0x10\nEXIT", "can never end"),
+        # calls to the kernel itself: by its name (no return: the depth), by a register
+        ("CALL.ABS.NOINC `(_Z1kv)\nEXIT", "calls nest deeper than 4,096"),
+        ("MOV R4, RZ\nMOV R5, RZ\nCALL.ABS.NOINC R4\nEXIT", "calls a function outside it at 0x0,"),
+        # calls past the code: the largest address, the largest relative offset
+        ("MOV R4, -0x1\nMOV R5, -0x1\nCALL.ABS.NOINC R4\nEXIT", "at 0xffffffffffffffff,"),
+        ("MOV R8, 0x7fffffff\nCALL.REL.NOINC R8 `(_Z1kv)\nEXIT", "outside it at 0x7fffffff,"),
+        # a convergence barrier moved to another barrier: not a form ptxas writes
+        ("BMOV.32 B0, B1\nEXIT", "BMOV.32 is not modelled"),
+    ],
+)
+def test_control_transfers_out_of_the_code_end_at_the_instruction(body: str, fragment: str) -> None:
+    start = time.monotonic()
+    with pytest.raises(TraceError) as err:
+        execute.run(_program(body), Launch(block=(32, 1, 1), static_smem=128))
+    assert fragment in err.value.message
+    assert (err.value.path, err.value.line) == ("k.cu", 7)
+    assert time.monotonic() - start < 5
+
+
+# --- the module's global data ---------------------------------------------------------------
+
+OPCODES = TRACE_DATA / "opcodes_cuda"
+
+
+def test_global_data_is_bounded_before_it_is_placed(tmp_path: Path) -> None:
+    """CUB's objects of the -G build live in .nv.global (a section of zeros): it may claim
+    up to 4 GiB (reserved in the launch's global memory, real only where written)."""
+    for size, refused_ in ((1 << 32, False), ((1 << 32) + 1, True), (1 << 40, True)):
+        cubin = _Cubin(DEBUG)
+        cubin.set_header(".nv.global", 5, size)
+        path = cubin.write(tmp_path)
+        if not refused_:
+            assert read_constants(path, "cub_block").global_sections[".nv.global"] == size
+            continue
+        with pytest.raises(ShmemError) as err:
+            read_constants(path, "cub_block")
+        assert f"section .nv.global claims {size:,} bytes; a module's global data is at most " in (
+            err.value.message
+        )
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("addend", "fragment"),
+    [
+        # the loader's sum wraps at 64 bits: 2^64 - 2^62 plus the section's address
+        (-(1 << 62), "error: global access at 0xc000"),
+        # 2^63 - 1 plus the address: odd, shown unsigned (it was 0x-7fff...)
+        pytest.param(
+            (1 << 63) - 1,
+            "error: misaligned 16-byte access at address 0x8000",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_constant_banks_slot_far_from_its_global_data_is_a_located_error(
+    tmp_path: Path, addend: int, fragment: str
+) -> None:
+    """cuda90b's module_data reads double sin's table through the address a relocation of
+    bank 4 gives (entry 1: ``__cudart_sin_cos_coeffs`` in .nv.global.init); its addend made
+    the slot's address negative (an OverflowError when written) or past 2^64."""
+    cubin = _Cubin(OPCODES / "cuda90b.sm_90.cubin")
+    cubin.set_addend(".rela.nv.constant4", 1, addend)
+    path = cubin.write(tmp_path)
+    ran = shmem(
+        "trace", str(path), "-k", "module_data", "-b", "64",
+        f"--arg=2=@{OPCODES / 'inputs' / 'trig.bin'}", "--no-tables",
+    )  # fmt: skip
+    refused(ran, "cuda90b.cu:49:1: " + fragment, roots=[OPCODES])
+
+
+# --- MUFU on every kind of float ------------------------------------------------------------
+
+_F32 = {"+0": 0, "-0": 0x8000_0000, "+inf": 0x7F80_0000, "-inf": 0xFF80_0000, "-1": 0xBF80_0000}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # the PTX ISA's special cases of rcp.approx, rsqrt.approx, sqrt.approx, ex2.approx,
+        # lg2.approx, sin.approx (MUFU.SIN of x / 2pi), cos.approx, tanh.approx
+        ("RCP", {"+0": "+inf", "-0": "-inf", "+inf": "+0", "-inf": "-0", "-1": "-1"}),
+        ("RSQ", {"+0": "+inf", "-0": "-inf", "+inf": "+0", "-inf": "nan", "-1": "nan"}),
+        ("SQRT", {"+0": "+0", "-0": "-0", "+inf": "+inf", "-inf": "nan", "-1": "nan"}),
+        ("EX2", {"+inf": "+inf", "-inf": "+0", "+0": "+1", "-0": "+1"}),
+        ("LG2", {"+0": "-inf", "-0": "-inf", "+inf": "+inf", "-inf": "nan", "-1": "nan"}),
+        ("SIN", {"+0": "+0", "-0": "-0", "+inf": "nan", "-inf": "nan"}),
+        ("COS", {"+inf": "nan", "-inf": "nan", "+0": "+1", "-0": "+1"}),
+        ("TANH", {"+0": "+0", "-0": "-0"}),
+    ],
+)
+def test_mufu_takes_any_bits(name: str, expected: dict[str, str]) -> None:
+    """Every sign and exponent with the edge significands, NaNs of every payload and 2^20
+    random patterns: uint32 bits back for each, no NumPy warning, NaN for a NaN, and the
+    special cases the PTX ISA gives."""
+    rng = np.random.default_rng(27)
+    exponents = np.arange(512, dtype=np.uint32) << np.uint32(23)
+    edges = np.array([0, 1, 2, 0x3F_FFFF, 0x40_0000, 0x40_0001, 0x7F_FFFE, 0x7F_FFFF], np.uint32)
+    bits = np.concatenate(
+        [(exponents[:, None] | edges).ravel(), rng.integers(0, 1 << 32, 1 << 20).astype(np.uint32)]
+    )
+    fn = mufu.FUNCTIONS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = np.asarray(fn(bits))
+    assert out.dtype == np.uint32 and out.shape == bits.shape
+    nan_in = (bits & 0x7F80_0000 == 0x7F80_0000) & (bits & 0x7F_FFFF != 0)
+    assert (out[nan_in] & 0x7FFF_FFFF > 0x7F80_0000).all()  # a NaN
+    got = dict(zip(_F32, np.asarray(fn(np.array(list(_F32.values()), np.uint32))), strict=True))
+    names = {**_F32, "+1": 0x3F80_0000}
+    for arg, want in expected.items():
+        if want == "nan":
+            assert got[arg] & 0x7FFF_FFFF > 0x7F80_0000, (arg, hex(got[arg]))
+        else:
+            assert got[arg] == names[want], (arg, hex(got[arg]))

@@ -22,7 +22,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, STT_FUNC, Elf
+from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, STT_FUNC, Elf, Section
 
 #: where the addresses given to external functions start, 16 bytes apart
 EXTERNAL_BASE = 0xFFFF_FF00_0000_0000
@@ -119,11 +119,20 @@ def global_slots(elf: Elf, kernel: str) -> tuple[list[GlobalSlot], dict[str, byt
         sec = elf.sections[r.section]
         if sec.name not in GLOBAL_SECTIONS:
             continue
-        if sec.size > MAX_GLOBAL_BYTES:
-            elf._fail(f"section {sec.name} claims {sec.size:,} bytes")
-        sections[sec.name] = sec.size if sec.type == SHT_NOBITS else elf.body(sec)
+        sections[sec.name] = _global_data(elf, sec)
         slots.append(GlobalSlot(r.bank, r.offset, sec.name, r.at))
     return slots, sections
+
+
+def _global_data(elf: Elf, sec: Section) -> bytes | int:
+    """A global section's bytes, or the size of its zeros; at most :data:`MAX_GLOBAL_BYTES`
+    (the launch's global memory reserves it, real only where written)."""
+    if sec.size > MAX_GLOBAL_BYTES:
+        elf._fail(
+            f"section {sec.name} claims {sec.size:,} bytes; a module's global data is at most "
+            f"{MAX_GLOBAL_BYTES >> 30} GiB"
+        )
+    return sec.size if sec.type == SHT_NOBITS else elf.body(sec)
 
 
 def code_data(elf: Elf, kernel: str) -> tuple[dict[str, tuple[str, int]], dict[str, bytes | int]]:
@@ -137,9 +146,7 @@ def code_data(elf: Elf, kernel: str) -> tuple[dict[str, tuple[str, int]], dict[s
     for function in [kernel, *(name for name, _ in elf.reached(kernel))]:
         for name, _i, shndx, value in elf.code_symbols(function, lambda _k, i: i in index):
             sec = index[shndx]
-            if sec.size > MAX_GLOBAL_BYTES:
-                elf._fail(f"section {sec.name} claims {sec.size:,} bytes")
-            sections[sec.name] = sec.size if sec.type == SHT_NOBITS else elf.body(sec)
+            sections[sec.name] = _global_data(elf, sec)
             symbols[name] = (sec.name, value)
     return symbols, sections
 

@@ -163,7 +163,7 @@ def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) 
 
 def check_align(addr: Any, width: int, ins: Instruction) -> None:
     if width > 1 and addr.size and bool((addr & (width - 1)).any()):
-        bad = int(addr[(addr & (width - 1)) != 0][0])
+        bad = int(addr[(addr & (width - 1)) != 0][0]) & ((1 << 64) - 1)  # an int64 view: unsigned
         raise TraceError(f"misaligned {width}-byte access at address 0x{bad:x}", ins)
 
 
