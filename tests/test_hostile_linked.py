@@ -11,6 +11,7 @@ no traceback, in seconds and under 1 GiB (:func:`tests.hostile.refused`).
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 import warnings
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shmem_cli.cuda import sass
 from shmem_cli.cuda.sass_link import link
@@ -330,3 +333,59 @@ def test_mufu_takes_any_bits(name: str, expected: dict[str, str]) -> None:
             assert got[arg] & 0x7FFF_FFFF > 0x7F80_0000, (arg, hex(got[arg]))
         else:
             assert got[arg] == names[want], (arg, hex(got[arg]))
+
+
+# --- a mutation fuzz over the fields the linking reads ---------------------------------------
+
+_FUZZ = int(os.environ.get("SHMEM_FUZZ_EXAMPLES", "40"))
+_EDGES = st.sampled_from([0, 1, 7, 0x40, 0x300, 0x1100, (1 << 31) - 1, 1 << 32, 1 << 40, 2**63])
+_RELAS = [".rela.nv.global.init", ".rela.text.virtual_call", ".rela.text.fptr", _RETURN]
+_SECTIONS = [".nv.global.init", ".nv.global", ".symtab", ".strtab", *_RELAS]
+
+
+@st.composite
+def _mutations(draw: st.DrawFn) -> list[tuple[str, str, int, int]]:
+    """Up to four changes: a section header's offset, size or link; a relocation's offset,
+    symbol or addend; each a value at an edge or any 64-bit one."""
+    value = st.one_of(_EDGES, st.integers(0, 2**64 - 1))
+    change = st.one_of(
+        st.tuples(st.just("header"), st.sampled_from(_SECTIONS), st.sampled_from([4, 5, 6]), value),
+        st.tuples(st.just("rela"), st.sampled_from(_RELAS), st.integers(0, 5), value),
+    )
+    return draw(st.lists(change, min_size=1, max_size=4))
+
+
+@settings(max_examples=_FUZZ, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_mutations(), st.sampled_from(["addend", "symbol", "offset"]))
+def test_mutated_link_fields_end_in_a_result_or_a_located_refusal(
+    tmp_path_factory: pytest.TempPathFactory,
+    changes: list[tuple[str, str, int, int]],
+    field: str,
+) -> None:
+    """What the trace reads of a cubin before nvdisasm and before the launch (its kernels,
+    the constant banks, the global data and virtual tables of each kernel, the functions each
+    reaches) ends in a result or a ShmemError naming the file, in under a second each."""
+    cubin = _Cubin(DEBUG)
+    for kind, section, which, value in changes:
+        if kind == "header":
+            cubin.set_header(section, which, value if which != 6 else value & 0xFFFF_FFFF)
+            continue
+        offset, size = cubin.header(cubin.names.index(section))[4:6]
+        entry = which % max(size // 24, 1)
+        if offset + 24 * entry + 24 > len(cubin.data):  # the header moved it off the file
+            continue
+        if field == "addend":
+            cubin.set_addend(section, entry, value - (1 << 63))
+        elif field == "symbol":
+            cubin.set_symbol(section, entry, value & 0xFFFF_FFFF)
+        else:
+            struct.pack_into("<Q", cubin.data, offset + 24 * entry, value)
+    path = cubin.write(tmp_path_factory.mktemp("fuzz"))
+    start = time.monotonic()
+    try:
+        info = read_cubin(path, use_tools=False)
+        for kernel in info.kernels:
+            read_constants(path, kernel.mangled)
+    except ShmemError as err:
+        assert err.path == str(path), err.message
+    assert time.monotonic() - start < 5
