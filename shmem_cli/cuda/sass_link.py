@@ -19,7 +19,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
-from .sass import Function, Instruction, function_section, parse
+from .sass import Function, Instruction, function_sections, parse
 from .sass_operands import Imm, Label, Operand
 
 __all__ = ["in_text", "link", "linked_function", "place_data"]
@@ -121,11 +121,14 @@ def _as_inlined(code: list[Instruction], spans: list[tuple[str, int, int]]) -> N
 
 def in_text(text: str) -> Callable[[str], Function | None]:
     """A lookup of :func:`link`: the function of nvdisasm's ``text`` by name (only its
-    section parsed), None when the text lacks it."""
+    section parsed; the sections found in one pass, the first time), None when the text
+    lacks it."""
+    sections: dict[str, str] = {}
 
     def lookup(name: str) -> Function | None:
-        section = function_section(text, name)
-        found = [f for f in parse(section or "") if f.name == name]
+        if not sections:
+            sections.update(function_sections(text) or {"": ""})
+        found = [f for f in parse(sections.get(name, "")) if f.name == name]
         return found[0] if found else None
 
     return lookup
