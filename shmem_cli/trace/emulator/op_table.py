@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypeAlias
 
 import numpy as np
@@ -36,6 +37,21 @@ class Context:
     def __post_init__(self) -> None:
         self._lookup = {x.pc: i for i, x in enumerate(self.function.instructions)}
         self.skipped: dict[int, Skipped] = {}
+
+    @cached_property
+    def pcs(self) -> npt.NDArray[np.int64]:
+        """Every instruction's address, in order (made once: a RET or BRX of each of 30,000
+        functions made its own copy, quadratic in the code)."""
+        return np.array([x.pc for x in self.function.instructions], dtype=np.int64)
+
+    @cached_property
+    def starts(self) -> npt.NDArray[np.uint64]:
+        """The addresses where a function of the code other than the kernel starts: a named
+        label at an instruction (a subroutine, a linked function); [1] (no instruction's)
+        where none does."""
+        named = {pc for name, pc in self.function.labels.items() if pc and name[:1] != "."}
+        found = sorted(named & set(self._lookup))
+        return np.array(found or [1], dtype=np.uint64)
 
     def position(self, ins: Instruction) -> int:
         """The index of an instruction of this function."""

@@ -115,11 +115,7 @@ def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
     rel = base or "REL" in ins.mods
     address = read_u32(ins.operands[0], "i", ins) if rel else read_u64(ins.operands[0], ins)
     step_over = _step_over(ins, ctx)
-    fn = ctx.function
-    named = {pc for name, pc in fn.labels.items() if pc and not name.startswith(".")}
-    # where they start (pc 1, no instruction's, where none does)
-    pcs = np.array(sorted(named & {x.pc for x in fn.instructions}) or [1], dtype=np.uint64)
-    site = ctx.position(ins)
+    fn, pcs, site = ctx.function, ctx.starts, ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
         v, _ = address(b, ix)
@@ -218,7 +214,7 @@ def _ret(ins: Instruction, ctx: Context) -> Step:
 
 def _instruction_at(ins: Instruction, ctx: Context, what: str) -> Callable[[Any], Any]:
     """The instruction indices at byte addresses of the function, or an error naming them."""
-    pcs = np.array([x.pc for x in ctx.function.instructions], dtype=np.int64)
+    pcs = ctx.pcs
 
     def find(at: Any) -> Any:
         k = np.searchsorted(pcs, at)
