@@ -423,3 +423,40 @@ def test_thousands_of_indirect_transfers_decode_in_linear_time() -> None:
     start = time.monotonic()
     execute.run(_program(body), Launch(block=(32, 1, 1)))  # decoded whole, run to the EXIT
     assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        # the local window is c[0x0][0x20] (2^49 x 3): 2^40 past it is no window, and
+        # 16 KiB past its base is past the thread's local memory
+        (
+            "LDC.64 R2, c[0x0][0x20]\nIADD3 R3, R3, 0x100, RZ\nST.E desc[UR4][R2.64], RZ\nEXIT",
+            "global access at 0x3010000000000: not a device address",
+        ),
+        (
+            "LDC.64 R2, c[0x0][0x20]\nIADD3 R2, R2, 0x4000, RZ\nST.E desc[UR4][R2.64], RZ\nEXIT",
+            "local access at 0x4000 beyond 16384 bytes",
+        ),
+        # 4 bytes below the window: a global address no buffer has
+        (
+            "LDC.64 R2, c[0x0][0x20]\nIADD3 R2, P0, R2, -0x4, RZ\n"
+            "IADD3.X R3, R3, -0x1, RZ, P0, !PT\nLD.E R5, desc[UR4][R2.64]\nEXIT",
+            "global access at 0x2fffffffffffc: not a device address",
+        ),
+        # the window's last 32-bit offset, and a 16-byte load 8 bytes before its end
+        ("LDC.64 R2, c[0x0][0x20]\nMOV R2, -0x4\nLD.E R5, desc[UR4][R2.64]\nEXIT", "below the"),
+        (
+            "LDC.64 R2, c[0x0][0x20]\nIADD3 R2, R2, 0x3ff8, RZ\n"
+            "LD.E.128 R4, desc[UR4][R2.64]\nEXIT",
+            "misaligned 16-byte access at address 0x3000000003ff8",
+        ),
+    ],
+)
+def test_generic_addresses_around_the_local_window_end_at_the_instruction(
+    body: str, fragment: str
+) -> None:
+    with pytest.raises(TraceError) as err:
+        execute.run(_program(body), Launch(block=(32, 1, 1)))
+    assert fragment in err.value.message
+    assert (err.value.path, err.value.line) == ("k.cu", 7)
