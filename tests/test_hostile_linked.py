@@ -30,7 +30,7 @@ from shmem_cli.trace.emulator.state import Launch, TraceError
 from shmem_cli.trace.kernel.constants import read_constants
 from shmem_cli.trace.kernel.cubin import read_cubin
 
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TEST_DATA, TRACE_DATA, needs_nvdisasm
 from .hostile import refused, shmem
 
 LAB = TRACE_DATA / "debug_builds"
@@ -460,3 +460,34 @@ def test_generic_addresses_around_the_local_window_end_at_the_instruction(
         execute.run(_program(body), Launch(block=(32, 1, 1)))
     assert fragment in err.value.message
     assert (err.value.path, err.value.line) == ("k.cu", 7)
+
+
+# --- --params @FILE -------------------------------------------------------------------------
+
+_ABI8 = TEST_DATA / "cubin_abi" / "abi8_ptxas13.0_sm_90.cubin"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kind", "fragment"),
+    [
+        ("sparse", "the buffer file is larger than the limit of 65548 bytes"),  # 12 + 64 KiB
+        pytest.param(
+            "fifo", "it is a FIFO (named pipe), not a regular file", marks=pytest.mark.slow
+        ),
+        pytest.param("folder", "it is a directory", marks=pytest.mark.slow),
+    ],
+)
+def test_a_params_file_is_read_bounded(tmp_path: Path, kind: str, fragment: str) -> None:
+    """The ABI-8 cubin's kernel takes 12 bytes of parameters: a 20 GiB sparse file, a FIFO
+    no one writes and a folder as --params are refused before anything is read."""
+    path = tmp_path / "params.bin"
+    if kind == "sparse":
+        with path.open("wb") as fh:
+            fh.truncate(20 << 30)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    ran = shmem("trace", str(_ABI8), "-b", "32", "--params", f"@{path}", "--no-tables")
+    refused(ran, "abi8_ptxas13.0_sm_90.cubin: error: --params", fragment, seconds=10)
