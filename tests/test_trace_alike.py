@@ -146,11 +146,11 @@ def test_a_guard_on_global_data_is_not_proven_by_the_block_index(tmp_path: Path)
     ("width", "height", "grid", "run"),
     [
         (256, 256, (8, 8, 1), 1),  # every block inside: its guards hold everywhere
-        (256, 192, (8, 6, 1), 1),
+        pytest.param(256, 192, (8, 6, 1), 1, marks=pytest.mark.slow),
         (250, 256, (8, 8, 1), 2),  # the last column of blocks is cut by width: a class
-        (256, 250, (8, 8, 1), 2),  # the last row by height
+        pytest.param(256, 250, (8, 8, 1), 2, marks=pytest.mark.slow),  # the last row by height
         (250, 250, (8, 8, 1), 4),  # both: inside, last column, last row, the corner
-        (100, 64, (4, 2, 1), 2),
+        pytest.param(100, 64, (4, 2, 1), 2, marks=pytest.mark.slow),
     ],
 )
 def test_the_transposes_edge_guards(

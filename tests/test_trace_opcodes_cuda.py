@@ -42,8 +42,15 @@ def _inputs(name: str, dtype: type) -> np.ndarray:
     return np.fromfile(LAB / "inputs" / f"{name}.bin", dtype=dtype)
 
 
+# in `make test` one launch of each cubin (cuda90's bf16 arithmetic, cuda90b's wide atomics,
+# the -O0 and the -G collective sections); the others are slow
+FAST = {"bf16_ops", "atomics_wide", "collective", "cg_tiles_debug"}
+
+
 @needs_nvdisasm
-@pytest.mark.parametrize("launch_id", LAUNCHES)
+@pytest.mark.parametrize(
+    "launch_id", [x if x in FAST else pytest.param(x, marks=pytest.mark.slow) for x in LAUNCHES]
+)
 def test_the_lab_kernels_compute_what_the_h200_computed(launch_id: str) -> None:
     """Every buffer a launch wrote, byte for byte as the H200 wrote it (outputs/: each launch
     run twice there, both runs the same)."""
