@@ -137,6 +137,7 @@ def test_printf_in_sm80_code_is_stepped_over(tmp_path: Path) -> None:
     assert kernel["totals"]["load"]["requests"] == 2 == kernel["totals"]["store"]["requests"]
 
 
+@pytest.mark.slow  # make test compares atomics_wide with the H200 byte for byte
 @needs_nvdisasm
 def test_64_bit_and_float_global_atomics_against_numpy() -> None:
     """ATOMG/REDG on doubles (``.F64``, the old value used or not), floats and 64-bit
@@ -149,6 +150,7 @@ def test_64_bit_and_float_global_atomics_against_numpy() -> None:
         assert out[i] == expected.tobytes(), f"argument {i}"
 
 
+@pytest.mark.slow  # make test compares collective with the H200 byte for byte
 @needs_nvdisasm
 def test_collective_sections_of_o0_code_against_numpy() -> None:
     """-O0 code writes each warp-collective operation of cooperative groups as a collective

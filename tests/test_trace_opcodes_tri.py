@@ -119,6 +119,7 @@ def test_masked_dot_packing_uniform_predicates_against_numpy() -> None:
     assert np.array_equal(c, a.astype(np.float64) @ b.T.astype(np.float64))
 
 
+@pytest.mark.slow  # make test compares 360_min_nan_f32 with the H200 byte for byte
 @needs_nvdisasm
 def test_nan_propagating_minimum_and_flushed_ceil_against_numpy() -> None:
     """FMNMX.NAN: a NaN on either side gives 0x7fffffff; FRND.FTZ.CEIL: a denormal is a
@@ -170,6 +171,7 @@ def _as_float(bits: np.ndarray, dtype: str) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
+@pytest.mark.slow  # make test compares 360_layernorm_f32 with the H200 byte for byte
 @needs_nvdisasm
 def test_layer_norm_forward_against_numpy() -> None:
     """UPLOP3 (its predicates fixed at compile time) on the tutorial's layer norm: the mean,
