@@ -111,7 +111,7 @@ def minimum_maximum(x: Any, y: Any, smaller: Any) -> Any:
     return np.where(np.isnan(x) & np.isnan(y), nan, r)
 
 
-def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
     """``a + b`` in float64 and what that rounding lost (Knuth's TwoSum; 0 past the finite)."""
     with np.errstate(invalid="ignore", over="ignore"):
         s = a + b
@@ -121,7 +121,7 @@ def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
-    """float32 bits of the exact ``s + e`` (:func:`_two_sum`'s pair) rounded once, as the H200
+    """float32 bits of the exact ``s + e`` (:func:`two_sum`'s pair) rounded once, as the H200
     rounds FADD/FMUL/FFMA; ``.FTZ`` flushes what is tiny after rounding to 24 bits with no bound
     on the exponent (IEEE 754's tininess after rounding; tests/data/trace/probes' ftz_edges)."""
     f = np.asarray(round_f32(s, mode)).view(np.float32)
@@ -205,7 +205,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
                 r = p + c
             v = canonical_nan32(r, r.astype(np.float32).view(_U))
             if _maybe_halfway(r):  # rare: the float64 sum may have rounded onto a tie
-                v = round_exact_f32(*_two_sum(p, c), "RN", False)
+                v = round_exact_f32(*two_sum(p, c), "RN", False)
             if v.shape != (b.count(ix),):
                 v = np.broadcast_to(v, (b.count(ix),))
             w(b, ix, v, tx | ty | tz)
@@ -219,7 +219,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         for _, tt in vals:
             t = t | tt
         a0, a1 = (f[0], f[1]) if kind == "FADD" else (f[0] * f[1], f[2] if kind == "FFMA" else 0)
-        s, e = _two_sum(a0, a1) if kind != "FMUL" else (a0, np.zeros_like(a0))
+        s, e = two_sum(a0, a1) if kind != "FMUL" else (a0, np.zeros_like(a0))
         zero = s == 0  # an exact zero (before .SAT's clamp to [0, 1])
         if "SAT" in ins.mods:
             out = (s < 0) | (s > 1) | (s == 0) & (e < 0) | (s == 1) & (e > 0) | np.isnan(s)

@@ -27,6 +27,7 @@ from .floating import (
     float_compare,
     minimum_maximum,
     takes_second,
+    two_sum,
 )
 
 _U = np.uint32
@@ -133,11 +134,11 @@ def _half(ins: Instruction, ctx: Context) -> Step:
             x = [hh[k] for hh in h]
             err: Any = 0.0
             if kind == "HADD2":
-                r, err = _two_sum(x[0], x[1])
+                r, err = two_sum(x[0], x[1])
             elif kind == "HMUL2":
                 r = x[0] * x[1]  # exact in float64 (at most 2 x 11 significant bits)
             elif kind == "HFMA2":
-                r, err = _two_sum(x[0] * x[1], x[2])
+                r, err = two_sum(x[0] * x[1], x[2])
             else:
                 p = vals[2][0]
                 r = minimum_maximum(x[0], x[1], p)
@@ -154,15 +155,6 @@ def _half(ins: Instruction, ctx: Context) -> Step:
         w(b, ix, np.broadcast_to(out, (b.count(ix),)), t)
 
     return step
-
-
-def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
-    """``a + b`` rounded to float64 and the part of the exact sum it lost (Knuth's TwoSum)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        s = a + b
-        bb = s - a
-        err = (a - (s - bb)) + (b - bb)
-    return s, np.where(np.isfinite(err), err, 0.0)
 
 
 @op("HSET2")
