@@ -297,3 +297,13 @@ def _sass_run(body: str) -> execute.Trace:
     lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(body.splitlines())]
     (fn,) = sass.parse("\n".join(lines))
     return execute.run(fn, Launch(block=(32, 1, 1), static_smem=1024))
+
+
+def test_bf16_rounding_writes_the_canonical_nan_whatever_the_payload() -> None:
+    """Rounding a NaN's bits to bf16 carried an all-ones payload into the sign (0x7fffffff
+    gave 0x8000, -0); every NaN is 0x7fff, as the H200's F2FP wrote (opcodes_tri's casts)."""
+    from shmem_cli.trace.emulator.ops.convert import bf16_bits
+
+    bits = np.array([0x7FFFFFFF, 0xFFFFFFFF, 0x7FC00000, 0x7F800001, 0x3F808000], np.uint32)
+    got = bf16_bits(bits.view(np.float32)).tolist()
+    assert got == [0x7FFF, 0x7FFF, 0x7FFF, 0x7FFF, 0x3F80]  # the last: a tie to even

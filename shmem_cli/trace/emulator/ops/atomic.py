@@ -44,7 +44,7 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
 from .convert import bf16_bits
-from .floating import canonical_nan16, flush, minimum_maximum
+from .floating import flush, minimum_maximum
 from .memory import (
     address,
     ambient,
@@ -74,7 +74,7 @@ def _half2(old: int, val: int, opname: str, bf16: bool) -> int:
                 for w in (old, val))  # fmt: skip
         if opname == "ADD":
             with np.errstate(over="ignore", invalid="ignore"):
-                r = canonical_nan16(a + b, bf16_bits(a + b))
+                r = bf16_bits(a + b)
         else:
             r = minimum_maximum(a, b, opname == "MIN").view(np.uint32) >> np.uint32(16)
         return int(r[0] | (r[1] << 16))

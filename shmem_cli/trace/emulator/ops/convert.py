@@ -101,7 +101,7 @@ def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str) -> Any:
     if typ == "F16":
         return lambda b, ix, x, t: w(b, ix, half_bits(x), t)
     if typ == "BF16":
-        return lambda b, ix, x, t: w(b, ix, canonical_nan16(x, bf16_bits(x)), t)
+        return lambda b, ix, x, t: w(b, ix, bf16_bits(x), t)
     return lambda b, ix, x, t: w(b, ix, round_f32(x, mode), t)
 
 
@@ -112,9 +112,12 @@ def half_bits(x: Any) -> Any:
 
 
 def bf16_bits(x: Any) -> Any:
-    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    """Values as bfloat16 bits rounded to nearest even; a NaN is :data:`.floating.NAN16`
+    (rounding its bits would carry a payload into the sign: 0x7fffffff gave -0)."""
+    x = np.asarray(x, dtype=np.float32)
+    u = x.view(np.uint32).astype(np.uint64)
     rounded = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
-    return (rounded & np.uint64(0xFFFF)).astype(np.uint32)
+    return canonical_nan16(x, (rounded & np.uint64(0xFFFF)).astype(np.uint32))
 
 
 def _round_int(x: Any, ins: Instruction) -> Any:
@@ -395,7 +398,7 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
         f = as_f32(v)
         if mode == "RZ":
             return canonical_nan16(f, _bf16_rz(f) if bf else half_bits_rz(f))
-        return canonical_nan16(f, bf16_bits(f)) if bf else half_bits(f)
+        return bf16_bits(f) if bf else half_bits(f)
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
