@@ -53,6 +53,11 @@ class Context:
         found = sorted(named & set(self._lookup))
         return np.array(found or [1], dtype=np.uint64)
 
+    @cached_property
+    def start_indices(self) -> npt.NDArray[np.intp]:
+        """The instruction index of each of :attr:`starts` (0 for the placeholder)."""
+        return np.array([self._lookup.get(int(pc), 0) for pc in self.starts], dtype=np.intp)
+
     def position(self, ins: Instruction) -> int:
         """The index of an instruction of this function."""
         return self._lookup[ins.pc]

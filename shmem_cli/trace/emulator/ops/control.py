@@ -115,7 +115,7 @@ def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
     rel = base or "REL" in ins.mods
     address = read_u32(ins.operands[0], "i", ins) if rel else read_u64(ins.operands[0], ins)
     step_over = _step_over(ins, ctx)
-    fn, pcs, site = ctx.function, ctx.starts, ctx.position(ins)
+    pcs, indices, site = ctx.starts, ctx.start_indices, ctx.position(ins)
 
     def step(b: Block, ix: Idx) -> None:
         v, _ = address(b, ix)
@@ -137,7 +137,7 @@ def _call_through(ins: Instruction, ctx: Context, base: int) -> Step:
             step_over(b, ids[~inside], sorted({b.launch.externals[a] for a in called}))
         if inside.any():
             b.call(ids[inside], site, ins)
-            b.sched[ids[inside]] = [fn.index_of(int(pc)) for pc in pcs[k[inside]]]
+            b.sched[ids[inside]] = indices[k[inside]]
 
     return step
 
