@@ -1,0 +1,50 @@
+"""Turn probe lab 2's results (lab/run.sh's $OUT/probes2: raw_all_K.csv, source_all_K.csv
+and raw_repeat_K.csv for the chunk of generic-atomic launches that starts at K, outputs/)
+into ../measured.json and ../outputs/.
+
+Usage: python3 parse_ncu.py RESULTS_DIR. Per generic-atomic launch: every counter of the run
+whose name speaks of shared, generic, global or local accesses, atomics or the LSU pipe's
+wavefronts (with the repeat's values where they differ), and Nsight Compute's source
+counters of every LDS, STS, ATOMS and generic LD, ST, ATOM and RED instruction (executions
+and every wavefront or request column). The pages are read by
+../../../lab_common/ncu_pages.py. The buffers of every launch go to ../outputs/ (those that
+differed between the two runs, ``*.bin.repeat``, stay behind: compare.txt names them).
+"""
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+import ncu_pages as pages  # noqa: E402
+
+HERE, man = pages.lab_folder(__file__)
+KEEP = re.compile(r"shared|generic|global|local|atom|redas|lsu|arbitration|inst_executed$")
+CHUNK = 13  # lab/run.sh's first pass: launches a report
+INSTR = re.compile(r"^(LDS|STS|ATOMS|LD|ST|ATOM|RED|QSPC)\b")
+COLUMNS = "Wavefronts Shared|^Instructions Executed|Requests|Sectors"
+
+
+def main():
+    src = Path(sys.argv[1])
+    first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
+    tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
+    result = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
+    result = [r for r in result if r["id"].startswith("gatom_")]
+    pages.write_measured(
+        HERE,
+        src,
+        "ncu --clock-control none --metrics <shared, generic, global, local> "
+        "--section SourceCounters (13 launches a report); the counters again without "
+        "SourceCounters (repeat_differs: where the two differ)",
+        result,
+    )
+    pages.copy_outputs(HERE, src)
+    if (src / "gpu.txt").exists():
+        shutil.copy(src / "gpu.txt", HERE / "outputs" / "gpu.txt")
+    print("launches", len(result), "of", sum(L["id"].startswith("gatom_") for L in man))
+
+
+if __name__ == "__main__":
+    main()
