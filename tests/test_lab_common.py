@@ -17,7 +17,8 @@ from .conftest import TEST_DATA, TRACE_DATA
 
 COMMON = TEST_DATA / "lab_common"
 # the lab scripts that read their pages through ncu_pages
-PARSERS = [TRACE_DATA / lab / "lab" / "parse_ncu.py" for lab in ("miscops", "dsmrule", "cluster", "probes2")]
+LABS = ("miscops", "dsmrule", "cluster", "probes2")
+PARSERS = [TRACE_DATA / lab / "lab" / "parse_ncu.py" for lab in LABS]
 PARSERS.append(TRACE_DATA / "hopper" / "lab" / "parse_ncu.py")
 # what a lab script may import: python3's standard library, numpy, the shared module
 ALLOWED = {"csv", "json", "os", "re", "shutil", "sys", "pathlib", "numpy", "ncu_pages"}
