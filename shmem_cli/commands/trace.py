@@ -32,6 +32,7 @@ from .common import (
 )
 from .environment import current_environment
 from .trace_budget import budget_options
+from .trace_options import trace_options
 from .trace_report import output as output_report
 from .trace_report import print_params, progress_line
 from .trace_sizes import parse_cluster, parse_launch_sizes
@@ -46,131 +47,7 @@ ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
     context_settings=CONTEXT,
     short_help="Shared-memory traffic of a compiled kernel, per SASS instruction (no GPU).",
 )
-@click.argument("kernel_path", metavar="KERNEL", type=click.Path())
-@click.option(
-    "-k",
-    "--kernel",
-    "kernel_name",
-    metavar="NAME",
-    help="The kernel to trace: its C++ name (MatrixMulCUDA<32>), mangled name, or a unique "
-    "prefix (needed when the file holds several).",
-)
-@click.option(
-    "-b",
-    "--block",
-    metavar="X[,Y[,Z]]",
-    help="Threads per block (required to trace, except a Triton cache entry: num_warps * 32).",
-)
-@click.option(
-    "-g",
-    "--grid",
-    metavar="X[,Y[,Z]]",
-    default="1",
-    show_default=True,
-    help="Blocks; every block is traced, one after the other.",
-)
-@click.option(
-    "-a",
-    "--arg",
-    "args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A kernel argument: KEY is the 0-based position or the name in the source; VALUE a "
-    "number, a,b,c for a struct's fields, or @FILE.bin / @FILE.npy for a pointer's buffer.",
-)
-@click.option(
-    "--params",
-    "params_file",
-    metavar="@FILE",
-    help="The kernel's whole parameter block as a host program passed it (sizeof its "
-    "parameters, e.g. a CUTLASS/FlashAttention Params struct written with fwrite): the device "
-    "pointers in it need no buffers (memory the launch did not describe reads as untouched "
-    "device memory); --arg overrides single parameters.",
-)
-@click.option(
-    "--const",
-    "consts",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="A __constant__ variable's value, as cudaMemcpyToSymbol sets it: NAME=1,2,3 (in its "
-    "declared type; or NAME=float:1,2,3) or NAME=@FILE.bin/.npy. Unset variables read as the "
-    "cubin initialises them (0 without an initialiser: named in the report).",
-)
-@click.option(
-    "--cluster",
-    metavar="X[,Y[,Z]]",
-    help="CTAs of a thread-block cluster, as cudaLaunchKernelEx's cluster dimension "
-    "[default: the kernel's __cluster_dims__, a Triton entry's cluster_dims, else 1]: the "
-    "CTAs of each cluster are traced together (distributed shared memory, TMA multicast, "
-    "cluster barriers).",
-)
-@click.option(
-    "--dynamic-smem",
-    metavar="BYTES",
-    type=click.IntRange(0, 1 << 30),
-    default=None,
-    help="Dynamic shared memory (extern __shared__) in bytes [default: 0; a Triton cache "
-    "entry: its metadata's shared].",
-)
-@click.option(
-    "--buffer-size",
-    metavar="BYTES",
-    type=click.IntRange(1, 1 << 32),
-    default=8 << 20,
-    show_default=True,
-    help="Size of each zero-filled buffer made up for a pointer argument not given.",
-)
-@click.option(
-    "--arch",
-    metavar="sm_XX",
-    help=f"Compile for / pick the cubin of this architecture (default: {DEFAULT_ARCH}; "
-    "a .cubin's own).",
-)
-@click.option(
-    "--nvcc-arg",
-    "nvcc_args",
-    multiple=True,
-    metavar="ARG",
-    help="An extra nvcc argument for a .cu file (repeat: --nvcc-arg=-DTILE=32 --nvcc-arg=-I.).",
-)
-@click.option(
-    "--source-root",
-    "source_roots",
-    multiple=True,
-    metavar="DIR",
-    type=click.Path(file_okay=False),
-    help="A folder the build of a .cu may read (its #includes and -I folders; repeat). "
-    "Default: the repository holding KERNEL, or its folder.",
-)
-@click.option(
-    "--suggest",
-    is_flag=True,
-    help="For each shared array with bank conflicts, try paddings and swizzles on the traced "
-    "addresses and rank them (vector accesses a change misaligns are costed split).",
-)
-@click.option(
-    "--array",
-    "arrays",
-    multiple=True,
-    metavar="NAME=OFFSET:BYTES",
-    help="With --suggest: a part of dynamic shared memory to treat as its own array "
-    "(offset from the start of dynamic shared memory; repeat for each part).",
-)
-@click.option(
-    "--list-params",
-    is_flag=True,
-    help="Only list the parameters (position, name, type, offset, size) of the kernel, or of "
-    "every kernel of the file when no --kernel is given.",
-)
-@click.option(
-    "--compare",
-    "compare_csv",
-    metavar="NCU.csv",
-    type=click.Path(),
-    help="Line the trace up with Nsight Compute's per-instruction export (ncu --page source "
-    "--csv --print-source sass, SourceCounters) by SASS offset, or its totals with the "
-    "per-launch counters of the raw page (ncu --page raw --csv); exit 1 when they disagree.",
-)
+@trace_options
 @budget_options
 @output_options(report_format_names)
 @picture_options
@@ -189,6 +66,7 @@ def trace(
     args: tuple[str, ...],
     params_file: str | None,
     consts: tuple[str, ...],
+    memory: tuple[str, ...],
     cluster: str | None,
     dynamic_smem: int | None,
     buffer_size: int,
@@ -250,10 +128,13 @@ def trace(
       --arg in=@x.npy    a pointer's buffer from a file (.bin: raw bytes)
       --const tab=1,2,3  a __constant__ variable (cudaMemcpyToSymbol), or =@FILE
       --params @p.bin    the whole parameter block a host program passed
+      --memory 0x7f12a4000000=@problems.bin
+                         device memory it wrote before the launch, at its address
     Pointer parameters not given point to zero-filled buffers of --buffer-size
     bytes; other parameters not given are 0 (with --params: the block's bytes,
     whose pointers point into memory the launch did not describe, which reads as
-    untouched device memory: what the kernel wrote, else zeros, flagged).
+    untouched device memory: what the kernel wrote, else zeros, flagged; --memory
+    gives its bytes, read as exact values).
     --list-params shows them all (of every kernel of the file, without --kernel).
 
     --suggest: for each shared array with bank conflicts (static __shared__ arrays
@@ -330,7 +211,7 @@ def trace(
 
     outputs = (output, *pictures().values())
     block_file = params_file[1:] if params_file and params_file.startswith("@") else params_file
-    read = kernel_inputs(kernel_path, (*args, *consts), compare_csv, block_file)
+    read = kernel_inputs(kernel_path, (*args, *consts, *memory), compare_csv, block_file)
     check_outputs(outputs, read, ENTRY_FILES)
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
@@ -353,6 +234,7 @@ def trace(
         outputs=tuple(o for o in outputs if o),
         consts=consts,
         params_file=params_file,
+        memory=memory,
         include_roots=_include_roots(),
         nvcc_trusted=True,
     )

@@ -180,6 +180,10 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
         consts = Styled("__constant__: ", "dim")
         consts.append(", ".join(f"{k}={v}" for k, v in launch.constants))
         parts.append(consts)
+    if launch.memory:
+        given = Styled("device memory: ", "dim")
+        given.append(", ".join(f"0x{a:x} ({n:,} B, {src})" for a, n, src in launch.memory))
+        parts.append(given)
     return parts
 
 
@@ -253,7 +257,9 @@ def notes(kernel: KernelTrace) -> list[Block]:
         out.append(
             Styled(
                 f"note: the kernel touched global memory the launch did not describe ({shown}): "
-                f"untouched device memory, reading what the kernel wrote, else zeros "
+                "untouched device memory, reading what the kernel wrote"
+                + (", what --memory gave" if launch.memory else "")
+                + ", else zeros "
                 f"({launch.undescribed_reads:,} lane read(s) of bytes never written; values that "
                 "depend on them are inexact)",
                 "yellow",

@@ -81,6 +81,9 @@ class TraceRequest:
     consts: tuple[str, ...] = ()
     #: the whole parameter block, "@FILE", as --params
     params_file: str | None = None
+    #: device memory the host wrote before the launch, "ADDR=@FILE" / "ADDR=TYPE:v,...", as
+    #: --memory
+    memory: tuple[str, ...] = ()
     #: libraries' header folders the build may read ([tool.shmem] include-roots)
     include_roots: tuple[str, ...] = ()
     #: the nvcc arguments are the user's own (command line, Python API): their -I folders
@@ -345,6 +348,7 @@ def trace_loaded(
             buffer_sizes=sizes,
             params_file=request.params_file,
             cluster=cluster,
+            memory=request.memory,
         )
         constants = set_constants(loaded.constants, request.consts)
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]

@@ -232,6 +232,7 @@ class LaunchInfo:
     # the lanes that read bytes of it never written (zeros)
     undescribed: tuple[str, ...] = ()
     undescribed_reads: int = 0
+    memory: tuple[tuple[int, int, str], ...] = ()  # --memory: (address, bytes, file or values)
     coverage: GridCoverage | None = None  # a grid of more than one block: how it was traced
 
 
@@ -342,6 +343,10 @@ class KernelTrace:
             "undescribed_memory": {
                 "regions": list(launch.undescribed),
                 "unwritten_reads": launch.undescribed_reads,
+                "given": [
+                    {"address": f"0x{a:x}", "bytes": n, "from": source}
+                    for a, n, source in launch.memory
+                ],
             },
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],

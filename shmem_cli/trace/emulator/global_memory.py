@@ -255,7 +255,7 @@ class GlobalMemory:
             self._make_shadow(start, end, ins)
         self._index()
 
-    def _make_shadow(self, start: int, end: int, ins: Instruction) -> None:
+    def _make_shadow(self, start: int, end: int, ins: Instruction | None) -> None:
         """One shadow over [start, end), merged with those it overlaps or touches."""
         old = [s for s in self.shadows if s.address <= end and start <= s.address + s.size]
         start = min([start, *(s.address for s in old)])
@@ -284,6 +284,38 @@ class GlobalMemory:
         self._used = offset + (end - start)
         self.shadows = [s for s in self.shadows if s not in old]
         self.shadows.append(Buffer(f"0x{start:x}", start, end - start, offset, shadow=True))
+
+    def preload(self, address: int, content: bytes, what: str) -> None:
+        """Bytes a host program wrote to undescribed memory before the launch (``--memory``):
+        they land in a shadow region at their real ``address``, marked written, so reads see
+        them as exact values. Refused (``what`` names the option) inside the synthetic
+        window or a buffer of the launch, or where no device address can be."""
+        from ...cuda.launch_values import LaunchError
+
+        end = address + len(content)
+        if address < NULL_PAGE or end > MAX_ADDRESS:
+            raise LaunchError(
+                f"{what}: 0x{address:x}..0x{end:x} is not device memory (addresses from "
+                f"0x{NULL_PAGE:x} up to 2^49)"
+            )
+        if address < GLOBAL_BASE + self._window and GLOBAL_BASE < end:
+            raise LaunchError(
+                f"{what}: 0x{address:x}..0x{end:x} overlaps the synthetic addresses "
+                f"(0x{GLOBAL_BASE:x}..0x{GLOBAL_BASE + self._window:x}) where shmem places "
+                "this launch's own buffers (--arg @FILE, zero-filled pointers, tensor maps, "
+                "__device__ variables); give the pointers that lead there with --params "
+                "instead of --arg, so that shmem makes no buffer for them"
+            )
+        lo = address // SEGMENT * SEGMENT
+        hi = (end + SEGMENT - 1) // SEGMENT * SEGMENT
+        self._make_shadow(lo, hi, None)
+        self._index()
+        shadow = next(s for s in self.shadows if s.address <= address and end <= s.address + s.size)
+        at = shadow.offset + address - shadow.address
+        self.data[at : at + len(content)] = np.frombuffer(content, dtype=np.uint8)
+        assert self._set is not None  # made with the shadow
+        self._set[at : at + len(content)] = 1
+        self._mark(np.arange(at // PAGE, (at + len(content) - 1) // PAGE + 1), None)
 
     def untouched_taint(self, off: npt.NDArray[np.int64], width: int) -> Any:
         """Per lane: TAINT_UNKNOWN (2) where the read of ``width`` bytes at arena offsets

@@ -264,6 +264,19 @@ def _value(symbol: ConstSymbol, value: str, declared: str | None) -> bytes:
                 f"{symbol.size:,}"
             )
         return data
+    out = typed_values(value, where, declared)
+    if len(out) > symbol.size:
+        raise LaunchError(
+            f"{where}: {value.count(',') + 1} value(s) take {len(out):,} bytes; the variable "
+            f"has {symbol.size:,}"
+        )
+    return out
+
+
+def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
+    """The bytes of ``TYPE:v,v,...`` (or ``v,v,...`` in the ``declared`` C type; without
+    either, integers as 4-byte ints and other numbers as 4-byte floats), at most
+    :data:`MAX_CONST_VALUES` values: ``--const`` and ``--memory`` values."""
     type_name, colon, numbers = value.partition(":")
     if colon:
         scalar = scalar_of(type_name.strip())
@@ -275,16 +288,10 @@ def _value(symbol: ConstSymbol, value: str, declared: str | None) -> bytes:
     else:
         numbers = value
         scalar = scalar_of(declared) if declared else None
-    fields = [f.strip() for f in numbers.split(",")]
+    fields = [f.strip() for f in numbers.split(",", MAX_CONST_VALUES)]
     if len(fields) > MAX_CONST_VALUES:
         raise LaunchError(f"{where}: more than {MAX_CONST_VALUES:,} values")
-    out = b"".join(_element(f, scalar, f"{where} value {i}") for i, f in enumerate(fields))
-    if len(out) > symbol.size:
-        raise LaunchError(
-            f"{where}: {len(fields)} value(s) take {len(out):,} bytes; the variable has "
-            f"{symbol.size:,}"
-        )
-    return out
+    return b"".join(_element(f, scalar, f"{where} value {i}") for i, f in enumerate(fields))
 
 
 def _element(text: str, scalar: tuple[str, int] | None, where: str) -> bytes:

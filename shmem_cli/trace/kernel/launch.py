@@ -45,6 +45,7 @@ from ...plumbing.errors import shorten
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, read_buffer
 from .cubin import Kernel
+from .param_block import MemoryRange
 from .params import Param, kernel_params, param_table, resolve_key
 
 __all__ = [
@@ -133,6 +134,8 @@ class LaunchPlan:
     param_source: str | None = None
     #: the thread-block cluster: --cluster, else the kernel's __cluster_dims__, else 1x1x1
     cluster: tuple[int, int, int] = (1, 1, 1)
+    #: device memory the host wrote before the launch (``--memory``), at real addresses
+    memory: tuple[MemoryRange, ...] = ()
 
     def param_bytes(self, memory: BufferSink) -> bytes:
         """The parameter block, with every buffer added to ``memory`` and its address stored."""
@@ -220,14 +223,16 @@ def plan_launch(
     buffer_sizes: Mapping[int, int] | None = None,
     params_file: str | None = None,
     cluster: tuple[int, int, int] | None = None,
+    memory: Sequence[str] = (),
 ) -> LaunchPlan:
     """The launch ``--arg`` texts and sizes describe, checked against the kernel.
 
     ``buffer_sizes`` gives some pointer parameters (by ordinal) a zero-filled buffer of
     their own size instead of ``buffer_size`` (a Triton kernel's scratch). ``params_file``
     (``@FILE``) is the whole parameter block a host program passed: the parameters no
-    ``--arg`` gives keep its bytes, pointers included (:mod:`.param_block`)."""
-    from .param_block import read_param_block
+    ``--arg`` gives keep its bytes, pointers included; ``memory`` the ``--memory`` texts
+    (:mod:`.param_block`)."""
+    from .param_block import read_memory, read_param_block
 
     image = (
         read_param_block(
@@ -301,7 +306,9 @@ def plan_launch(
         else:
             arguments.append(Argument(p, value_bytes(text, p), text, True))
     _check_global(buffers, maps)
+    files = sum(len(b.content) for b in buffers if b.content is not None)
     return LaunchPlan(
+        memory=read_memory(memory, files),
         cluster=shape,
         kernel=kernel,
         block=block,

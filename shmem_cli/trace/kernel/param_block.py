@@ -1,5 +1,5 @@
-"""A kernel's whole parameter block from a file (``--params @FILE``): the bytes a host program
-passes to the launch, as a library makes them.
+"""What a host program gave a launch, read back from its dumps: the kernel's whole parameter
+block (``--params @FILE``) and the device memory it wrote before the launch (``--memory``).
 
 CUTLASS, CuTe and FlashAttention kernels take one ``Params`` struct by value, holding the
 device pointers of the real run, sizes, strides and (Hopper) the TMA descriptors. The host
@@ -13,16 +13,29 @@ device memory (:mod:`..emulator.global_memory`).
 multiple of 64 that decode as a tiled map and hold its own box size where the driver writes
 it. They are listed in the report; the emulator reads them from the parameter space as the
 TMA instructions do.
+
+Grouped and pointer-array GEMMs read their problem sizes and operand pointers from device
+memory the host filled (``cudaMemcpy``) before the launch: the parameter block holds only a
+pointer to it. :func:`read_memory` reads ``--memory ADDR=@FILE`` (the bytes, as the host wrote
+them) and ``ADDR=TYPE:v,v,...`` (values typed in), at the real device address ``ADDR``; the
+emulator puts them into its undescribed memory as written bytes
+(:meth:`..emulator.global_memory.GlobalMemory.preload`), so the kernel reads exact values.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ...cuda.launch_values import LaunchError
 from ...plumbing.errors import shorten
+from ..emulator.global_memory import MAX_ADDRESS, NULL_PAGE
 from . import tensormap
-from .buffers import read_buffer
+from .buffers import MAX_FILE_BYTES, read_buffer
+
+#: the most ``--memory`` ranges of one launch
+MAX_MEMORY_RANGES = 1024
 
 
 def read_param_block(text: str, size: int, kernel: str, first: int = 0) -> bytes:
@@ -66,3 +79,84 @@ def tensor_maps_in(block: bytes, base: int = 0) -> list[tuple[int, tensormap.Ten
         if box_bytes == tm.box_bytes:
             out.append((at, tm))
     return out
+
+
+@dataclass(frozen=True)
+class MemoryRange:
+    """Bytes of device memory the host wrote before the launch, at their real address."""
+
+    address: int
+    data: bytes
+    source: str  # the file, or the values as typed
+    text: str  # the option's text, for errors
+
+    @property
+    def end(self) -> int:
+        return self.address + len(self.data)
+
+    def describe(self) -> str:
+        return f"0x{self.address:x}..0x{self.end:x} ({len(self.data):,} B, {self.source})"
+
+
+def read_memory(texts: Sequence[str], used: int = 0) -> tuple[MemoryRange, ...]:
+    """The ``--memory ADDR=@FILE`` / ``ADDR=TYPE:v,...`` ranges, sorted by address; their
+    bytes and the ``used`` bytes of the launch's other files at most :data:`MAX_FILE_BYTES`,
+    no two overlapping. Where a range may lie (not in the launch's own buffers) is the
+    emulator's check (:meth:`..emulator.global_memory.GlobalMemory.preload`)."""
+    from .constants import typed_values
+
+    if len(texts) > MAX_MEMORY_RANGES:
+        raise LaunchError(f"--memory is given {len(texts):,} times; the most is {MAX_MEMORY_RANGES}")
+    out: list[MemoryRange] = []
+    for text in texts:
+        key, sep, value = text.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise LaunchError(
+                "--memory expects ADDR=@FILE or ADDR=TYPE:v,v,... (ADDR: the device address "
+                f"the host program's cudaMalloc returned, 0x... or decimal), got {shorten(text)!r}"
+            )
+        address = _address(key)
+        where = f"--memory 0x{address:x}"
+        if value.startswith("@"):
+            data = read_buffer(value[1:], where)  # each file bounded, then all of them
+            source = shorten(value[1:], 200)
+        else:
+            data = typed_values(value, where)
+            source = shorten(value, 60)
+        if not data:
+            raise LaunchError(f"{where}: {source} holds no bytes")
+        if address < NULL_PAGE or address + len(data) > MAX_ADDRESS:
+            raise LaunchError(
+                f"{where}: 0x{address:x}..0x{address + len(data):x} is not device memory (a "
+                f"device address is at least 0x{NULL_PAGE:x}, and the range ends by 2^49)"
+            )
+        used += len(data)
+        if used > MAX_FILE_BYTES:
+            raise LaunchError(
+                f"{where}: the --memory and --arg @FILE data of the launch is {used:,} bytes in "
+                f"all; the most is {MAX_FILE_BYTES >> 20} MiB (give the part the kernel reads)"
+            )
+        out.append(MemoryRange(address, data, source, text))
+    out.sort(key=lambda r: r.address)
+    for a, b in zip(out, out[1:], strict=False):
+        if b.address < a.end:
+            raise LaunchError(
+                f"--memory 0x{a.address:x} ({len(a.data):,} B, to 0x{a.end:x}) and --memory "
+                f"0x{b.address:x} overlap; give each byte once"
+            )
+    return tuple(out)
+
+
+def _address(text: str) -> int:
+    """A device address: ``0x7f1234000000`` (``_`` between digits allowed) or decimal."""
+    try:
+        address = int(text, 0) if len(text) <= 40 else -1
+    except ValueError:
+        address = -1
+    if address < 0:
+        raise LaunchError(
+            f"--memory {shorten(text)}=...: ADDR must be a device address, 0x... or decimal "
+            "(as the host program printed cudaMalloc's pointer with %p)"
+        )
+    return address
