@@ -87,6 +87,7 @@ def trace_spec_kernel(
         kernel.grid,
         kernel.args,
         kernel.consts,
+        kernel.memory,
         kernel.nvcc,
         kernel.dynamic_smem,
         arch,
@@ -125,6 +126,9 @@ def _refusal(
         for key, value in kernel.consts:
             if value.startswith("@"):
                 confine(value[1:], tree, f"the file of kernel.const {key!r}")
+        for key, value in kernel.memory:
+            if value.startswith("@"):
+                confine(value[1:], tree, f"the file of kernel.memory {key!r}")
     except ShmemError as exc:
         return _spec_error(kernel, exc.message)
     try:
@@ -143,7 +147,8 @@ def _overwritten(kernel: KernelDecl, outputs: tuple[str, ...]) -> KernelUnavaila
         return None
     from ..plumbing.fsutil import OutputError, check_outputs
 
-    files = [kernel.path, *(v[1:] for _, v in (*kernel.args, *kernel.consts) if v[:1] == "@")]
+    given = (*kernel.args, *kernel.consts, *kernel.memory)
+    files = [kernel.path, *(v[1:] for _, v in given if v[:1] == "@")]
     try:
         check_outputs(outputs, files)
     except OutputError as exc:
@@ -184,6 +189,7 @@ def _trace(
         grid=kernel.grid,
         args=tuple(f"{k}={v}" for k, v in kernel.args),
         consts=tuple(f"{k}={v}" for k, v in kernel.consts),
+        memory=tuple(f"{k}={v}" for k, v in kernel.memory),
         dynamic_smem=kernel.dynamic_smem,
         arch=arch if needs_nvcc(kernel) else None,
         nvcc_args=kernel.nvcc,
@@ -198,7 +204,7 @@ def _trace(
     except ShmemError as exc:
         # the trace modules speak of shmem trace's options; a spec has keys instead
         text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
-        text = text.replace("--const", "kernel.const")
+        text = text.replace("--const", "kernel.const").replace("--memory", "kernel.memory")
         if exc.code in INVALID_CODES:
             if exc.path and exc.path != kernel.spec_path:
                 where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path

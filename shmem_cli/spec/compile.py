@@ -216,6 +216,14 @@ class _Compiler(AccessCompiler):
             if text.startswith("@"):  # a file, relative to the spec too
                 text = "@" + str(base / text[1:])
             consts.append((str(key), text))
+        memory = []
+        for key, text in (value.get("memory") or {}).items():
+            # YAML reads 0x7f12a4000000 as a number; the address is said in hex again
+            address = f"0x{key:x}" if isinstance(key, int) and not isinstance(key, bool) else key
+            text = str(text)
+            if text.startswith("@"):  # a file, relative to the spec too
+                text = "@" + str(base / text[1:])
+            memory.append((str(address), text))
         nvcc = tuple(str(a) for a in value.get("nvcc") or ())
         nvcc_pos = tuple(self.doc.pos("kernel", "nvcc", i) for i in range(len(nvcc)))
         from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
@@ -231,6 +239,7 @@ class _Compiler(AccessCompiler):
             grid=(grid[0], grid[1], grid[2]),
             args=tuple(args),
             consts=tuple(consts),
+            memory=tuple(memory),
             nvcc=nvcc,
             dynamic_smem=int(value.get("dynamic_smem", 0)),
             pos=self.doc.pos("kernel"),

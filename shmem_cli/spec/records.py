@@ -187,6 +187,7 @@ class KernelDecl:
     pos: SourcePos | None = None
     nvcc_pos: tuple[SourcePos | None, ...] = ()  # where each nvcc argument is written
     consts: tuple[tuple[str, str], ...] = ()  # (name, value as for --const)
+    memory: tuple[tuple[str, str], ...] = ()  # (address, value as for --memory)
     spec_path: str = ""  # the spec file (its folder starts relative -I paths)
 
 

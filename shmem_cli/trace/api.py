@@ -66,6 +66,45 @@ def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
     raise arguments.fail("trace", "params", "bytes or the path of a file", value)
 
 
+def _memory_texts(memory: Mapping[int, Any], folder: Path) -> tuple[str, ...]:
+    """``--memory`` texts: an address (an int) -> ``bytes`` / a NumPy array (written to a file
+    in ``folder``) or the path of a file holding the bytes."""
+    from .kernel.buffers import MAX_FILE_BYTES
+    from .kernel.param_block import MAX_MEMORY_RANGES
+
+    if len(memory) > MAX_MEMORY_RANGES:
+        raise arguments.fail("trace", "memory", f"at most {MAX_MEMORY_RANGES} ranges", memory)
+    out = []
+    total = 0
+    for n, (address, value) in enumerate(memory.items()):
+        if isinstance(address, bool) or not isinstance(address, int) or not 0 <= address < 1 << 64:
+            raise arguments.fail(
+                "trace", "memory", "keys that are device addresses (ints)", address
+            )
+        where = f"memory[0x{address:x}]"
+        if isinstance(value, str | Path):
+            out.append(f"{address:#x}=@{value}")
+            continue
+        if isinstance(value, bytes | bytearray | memoryview):
+            data = bytes(value)
+        elif hasattr(value, "tobytes") and hasattr(value, "dtype"):  # a NumPy array
+            if getattr(value.dtype, "hasobject", True):
+                raise _not_an_argument(where, "an array of numbers", value)
+            if int(value.nbytes) > MAX_FILE_BYTES:
+                raise _not_an_argument(where, f"at most {MAX_FILE_BYTES >> 20} MiB", value)
+            data = value.tobytes(order="C")
+        else:
+            raise _not_an_argument(where, "bytes, a NumPy array or the path of a file", value)
+        total += len(data)
+        if total > MAX_FILE_BYTES:
+            what = f"at most {MAX_FILE_BYTES >> 20} MiB (all of memory's values together)"
+            raise _not_an_argument(where, what, value)
+        path = folder / f"memory{n}.bin"
+        fsutil.write_bytes(path, data)
+        out.append(f"{address:#x}=@{path}")
+    return tuple(out)
+
+
 def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") -> tuple[str, ...]:
     """``--arg`` (``prefix`` const: ``--const``) texts; bytes and arrays become buffer files in
     ``folder``."""
@@ -122,6 +161,7 @@ def trace(
     nvcc_args: Sequence[str] = (),
     consts: Mapping[str, ArgValue] | None = None,
     params: bytes | str | Path | None = None,
+    memory: Mapping[int, bytes | str | Path | Any] | None = None,
     max_instructions: int | None = None,
     max_launch_instructions: int | None = None,
     time_limit: float | None = None,
@@ -142,6 +182,9 @@ def trace(
     numbers (in the variable's declared type; ``"float:1,2"`` names one), or ``bytes`` / a
     NumPy array (its bytes). ``params`` is the kernel's whole parameter block as a host
     program passed it (``bytes``, or the path of a file holding them), as ``--params``.
+    ``memory`` maps a device address (an int: what ``cudaMalloc`` returned) to the bytes the
+    host wrote there before the launch (``bytes``, a NumPy array, or the path of a file), as
+    ``--memory``: the kernel reads them as exact values.
     ``cluster`` is the thread-block cluster, as ``--cluster`` (default: the kernel's
     ``__cluster_dims__``, else 1).
     """
@@ -164,6 +207,7 @@ def trace(
     cluster_dims = None if cluster is None else arguments.dims(call, "cluster", cluster)
     given = arguments.mapping(call, "args", args)
     constants = arguments.mapping(call, "consts", consts)
+    preloaded = arguments.mapping(call, "memory", memory)
     smem = arguments.optional_integer(call, "dynamic_smem", dynamic_smem, high=MAX_SHARED_BYTES)
     size = arguments.optional_integer(call, "buffer_size", buffer_size, low=1, high=1 << 32)
     arch = arguments.optional_text(call, "arch", arch)
@@ -202,6 +246,7 @@ def trace(
             budget=budget,
             consts=_arg_texts(constants, Path(tmp), prefix="const"),
             params_file=_params_file(params, Path(tmp)),
+            memory=_memory_texts(preloaded, Path(tmp)),
         )
         if block_dims is None:
             from .triton.cache import is_triton_input

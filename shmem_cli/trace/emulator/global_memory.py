@@ -298,7 +298,7 @@ class GlobalMemory:
                 f"{what}: 0x{address:x}..0x{end:x} is not device memory (addresses from "
                 f"0x{NULL_PAGE:x} up to 2^49)"
             )
-        if address < GLOBAL_BASE + self._window and GLOBAL_BASE < end:
+        if self._window and address < GLOBAL_BASE + self._window and end > GLOBAL_BASE:
             raise LaunchError(
                 f"{what}: 0x{address:x}..0x{end:x} overlaps the synthetic addresses "
                 f"(0x{GLOBAL_BASE:x}..0x{GLOBAL_BASE + self._window:x}) where shmem places "

@@ -106,7 +106,9 @@ def read_memory(texts: Sequence[str], used: int = 0) -> tuple[MemoryRange, ...]:
     from .constants import typed_values
 
     if len(texts) > MAX_MEMORY_RANGES:
-        raise LaunchError(f"--memory is given {len(texts):,} times; the most is {MAX_MEMORY_RANGES}")
+        raise LaunchError(
+            f"--memory is given {len(texts):,} times; the most is {MAX_MEMORY_RANGES}"
+        )
     out: list[MemoryRange] = []
     for text in texts:
         key, sep, value = text.partition("=")

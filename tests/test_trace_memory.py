@@ -1,0 +1,302 @@
+"""Device memory the host wrote before the launch, given at its real addresses (``--memory``,
+issue 29): the project's own "grouped" kernel (tests/data/trace/grouped/grouped.cu) reads
+each block's problem (sizes and operand pointers) from a device array, as grouped GEMMs do.
+
+The expected figures are worked by hand from the kernel's source: block g < groups does
+K / 256 tiles; per tile each of its 2 warps stores sa four times and sb once (conflict-free:
+one wavefront each) and reads sa[(t * N) & 255] and sb[t ^ 1] once (sb: one wavefront). The
+read of sa costs the most distinct words of one bank: N = 1 one wavefront (32 consecutive
+words), N = 2 two (words 0, 2, ..., 62 in banks 0, 2, ..., 30, two words each), N = 8 eight
+(words 0, 8, ..., 248 in banks 0, 8, 16, 24, eight words each).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda.sass import Instruction
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.global_memory import GlobalMemory
+from shmem_cli.trace.kernel import param_block
+from shmem_cli.trace.kernel.param_block import read_memory
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+
+CUBIN = TRACE_DATA / "grouped" / "grouped.sm_90.cubin"
+INS = Instruction(0x40, None, "LDG", ("E",), (), "k.cu", 7, "LDG.E R0, [R2.64]")
+
+# addresses as cudaMalloc hands them out on an H200 (the real-run range, far above shmem's
+# synthetic window at 0x7f0000000000)
+PROBLEMS = 0x7F12_3400_0000
+A = 0x7F12_3500_0000
+B = 0x7F12_3600_0000
+OUT = 0x7F12_3700_0000
+# (M, N, K) per group: 5, 1 and 3 tiles
+GROUPS = ((64, 1, 1280), (32, 2, 256), (64, 8, 768))
+
+
+def _problems() -> bytes:
+    """The problem array as the host program fwrites it: struct {int M, N, K, pad; const
+    float *A, *B;}, 32 bytes each."""
+    return b"".join(
+        struct.pack("<iiiiQQ", m, n, k, 0, A + g * 0x10000, B + g * 0x10000)
+        for g, (m, n, k) in enumerate(GROUPS)
+    )
+
+
+def _files(tmp_path: Path) -> dict[str, Path]:
+    params = tmp_path / "params.bin"  # (problems, groups, out): 24 bytes
+    params.write_bytes(struct.pack("<Qi4xQ", PROBLEMS, len(GROUPS), OUT))
+    problems = tmp_path / "problems.bin"
+    problems.write_bytes(_problems())
+    return {"params": params, "problems": problems}
+
+
+def _trace(*extra: str) -> tuple[int, str]:
+    res = CliRunner().invoke(main, ["trace", str(CUBIN), "-b", "64", "-g", "4", *extra])
+    return res.exit_code, res.output
+
+
+# -- the emulator's global memory ---------------------------------------------------------
+
+
+def test_preloaded_bytes_read_back_exact() -> None:
+    m = GlobalMemory()
+    m.preload(PROBLEMS + 8, b"\x05\x00\x00\x00\x07\x00\x00\x00", "--memory")
+    off = m.offsets(np.array([PROBLEMS + 8, PROBLEMS + 12], dtype=np.int64), 4, INS)
+    assert [int(m.data[o]) for o in off] == [5, 7]
+    assert not np.any(m.untouched_taint(off, 4))  # written bytes: exact
+    # the word before the range was never written: untouched device memory, flagged
+    before = m.offsets(np.array([PROBLEMS + 4], dtype=np.int64), 4, INS)
+    assert list(m.untouched_taint(before, 4)) == [2]
+    assert m.written_bytes == 4096  # one page became real
+
+
+def test_preload_refuses_the_launch_s_own_buffers() -> None:
+    m = GlobalMemory()
+    base = m.add_buffer(256, "in")
+    with pytest.raises(ShmemError, match=r"--memory: .* overlaps the synthetic addresses"):
+        m.preload(base + 16, bytes(4), "--memory")
+
+
+# -- reading the option -------------------------------------------------------------------
+
+
+def test_typed_values_and_files_are_read_in_address_order(tmp_path: Path) -> None:
+    f = _files(tmp_path)["problems"]
+    got = read_memory((f"{A:#x}=float:1.5,-2", f"{PROBLEMS:#x}=@{f}", f"{B}=uint64_t:0x10,1"))
+    assert [r.address for r in got] == [PROBLEMS, A, B]
+    assert got[0].data == _problems() and got[0].source == str(f)
+    assert got[1].data == struct.pack("<ff", 1.5, -2.0)
+    assert got[2].data == struct.pack("<QQ", 16, 1)
+    assert got[0].describe() == f"0x7f1234000000..0x7f1234000060 (96 B, {f})"
+
+
+@pytest.mark.parametrize(
+    ("texts", "said"),
+    [
+        (("0x7f1234000000=int:1,2,3", "0x7f1234000008=int:4"), "overlap; give each byte once"),
+        (("0x100=int:1",), "0x100..0x104 is not device memory"),
+        ((f"{(1 << 49) - 4:#x}=int:1,2",), "is not device memory"),
+        (("banana=int:1",), "ADDR must be a device address"),
+        (("0x7f1234000000",), "--memory expects ADDR=@FILE or ADDR=TYPE:v,v,..."),
+        (("0x7f1234000000=quad:1",), "unknown element type 'quad'"),
+    ],
+)
+def test_bad_ranges_are_refused(texts: tuple[str, ...], said: str) -> None:
+    with pytest.raises(ShmemError, match=None) as caught:
+        read_memory(texts)
+    assert said in caught.value.message
+
+
+def test_the_files_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the bound on all of a launch's files (128 MiB), made small so the test writes little
+    monkeypatch.setattr(param_block, "MAX_FILE_BYTES", 100)
+    f = tmp_path / "a.bin"
+    f.write_bytes(bytes(64))
+    with pytest.raises(ShmemError) as caught:
+        read_memory((f"{PROBLEMS:#x}=@{f}", f"{A:#x}=@{f}"))
+    assert "128 bytes in all; the most is" in caught.value.message
+    with pytest.raises(ShmemError) as caught:  # --arg @FILE buffers count too
+        read_memory((f"{PROBLEMS:#x}=@{f}",), used=40)
+    assert "--memory 0x7f1234000000" in caught.value.message
+
+
+def test_a_file_too_big_is_refused_unread(tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    with big.open("wb") as fh:  # sparse: 128 MiB and a byte, refused by its size
+        fh.truncate((128 << 20) + 1)
+    with pytest.raises(ShmemError) as caught:
+        read_memory((f"{PROBLEMS:#x}=@{big}",))
+    said = caught.value.message
+    assert said.startswith(f"--memory 0x7f1234000000: {big}: the buffer file is larger than")
+
+
+# -- the grouped kernel -------------------------------------------------------------------
+
+
+@needs_nvdisasm
+def test_without_memory_the_problems_read_as_untouched_zeros(tmp_path: Path) -> None:
+    f = _files(tmp_path)
+    code, out = _trace("--params", f"@{f['params']}", "--format", "json")
+    assert code == 0, out
+    k = json.loads(out)["files"][0]["kernels"][0]
+    # K reads as 0: no tile, no shared-memory request at all
+    assert k["totals"]["load"]["requests"] == 0 and k["totals"]["store"]["requests"] == 0
+    # blocks 0..2 (block 3 >= groups returns) read (M, N) and K: 2 reads x 64 lanes each
+    assert k["undescribed_memory"]["unwritten_reads"] == 3 * 64 * 2
+    assert k["undescribed_memory"]["given"] == []
+
+
+@needs_nvdisasm
+def test_with_memory_the_counts_are_the_hand_worked_ones(tmp_path: Path) -> None:
+    f = _files(tmp_path)
+    operands = []  # A and B of each group, zeros, so that every byte read was given
+    for g, (_, _, k) in enumerate(GROUPS):
+        for base, size in ((A, 4 * k), (B, k)):
+            path = tmp_path / f"{base:x}_{g}.bin"
+            path.write_bytes(bytes(size))
+            operands += ["--memory", f"{base + g * 0x10000:#x}=@{path}"]
+    code, out = _trace(
+        "--params",
+        f"@{f['params']}",
+        "--memory",
+        f"0x7f12_3400_0000=@{f['problems']}",
+        *operands,
+        "--format",
+        "json",
+    )
+    assert code == 0, out
+    k = json.loads(out)["files"][0]["kernels"][0]
+    tiles = sum(kk // 256 for _, _, kk in GROUPS)  # 9 tiles, 2 warps each: 18 warp-tiles
+    assert k["totals"]["store"] == {
+        "requests": 18 * 5,
+        "wavefronts": 18 * 5,
+        "ideal_wavefronts": 18 * 5,
+    }
+    by_line = {line["line"]: line for line in k["lines"]}
+    assert (by_line[33]["requests"], by_line[33]["wavefronts"]) == (18 * 4, 18 * 4)
+    assert (by_line[34]["requests"], by_line[34]["wavefronts"]) == (18, 18)
+    # sb[t ^ 1]: one wavefront; sa: N = 1, 2, 8 over 5, 1, 3 tiles of 2 warps
+    assert (by_line[36]["requests"], by_line[36]["wavefronts"]) == (
+        36,
+        18 + 2 * (5 * 1 + 1 * 2 + 3 * 8),
+    )
+    assert 2 * tiles == 18
+    assert k["undescribed_memory"]["unwritten_reads"] == 0
+    assert sum(a["inexact_requests"] for a in k["accesses"]) == 0
+    given = k["undescribed_memory"]["given"]
+    assert given[0] == {"address": "0x7f1234000000", "bytes": 96, "from": str(f["problems"])}
+    assert len(given) == 7
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("option", "said"),
+    # two in `make test`; the other two are read_memory's, tested above without a trace
+    [
+        ("0x7f1234000010=int:1", "--memory 0x7f1234000000 (96 B, to 0x7f1234000060) and --memory"),
+        ("0x7f1234100000=@{missing}", "--memory 0x7f1234100000: cannot read {missing}: no such"),
+        pytest.param(
+            "0x8000=int:1",
+            "--memory 0x8000: 0x8000..0x8004 is not device memory",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "0x7f1234100000=@{big}",
+            "--memory 0x7f1234100000: {big}: the buffer file is larger than the limit of 128 MiB",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_bad_memory_is_a_usage_error_naming_it(tmp_path: Path, option: str, said: str) -> None:
+    f = _files(tmp_path)
+    big = tmp_path / "big.bin"
+    with big.open("wb") as fh:  # sparse: refused by its size, never read
+        fh.truncate((128 << 20) + 1)
+    names = {"missing": str(tmp_path / "nope.bin"), "big": str(big)}
+    code, out = _trace(
+        "--params",
+        f"@{f['params']}",
+        "--memory",
+        f"{PROBLEMS:#x}=@{f['problems']}",
+        "--memory",
+        option.format(**names),
+    )
+    assert code == 2, out
+    assert said.format(**names) in " ".join(out.split())
+    assert "Traceback" not in out
+    os.unlink(big)
+
+
+def test_a_spec_gives_memory_under_kernel() -> None:
+    from shmem_cli.spec.compile import spec_from_mapping
+
+    spec = spec_from_mapping(
+        {
+            "name": "grouped",
+            "block": [64],
+            "kernel": {
+                "source": str(CUBIN),
+                "memory": {PROBLEMS: "@problems.bin", "0x7f1235000000": "float:1,2"},
+            },
+            "arrays": {"sa": {"dtype": "float", "shape": [256]}},
+            "accesses": [{"array": "sa", "index": ["threadIdx.x"], "op": "store"}],
+        }
+    )
+    assert spec.kernel is not None
+    given = dict(spec.kernel.memory)
+    assert given["0x7f1235000000"] == "float:1,2"
+    # YAML reads 0x7f1234000000 as a number: said in hex again, the file relative to the spec
+    assert given["0x7f1234000000"].startswith("@") and given["0x7f1234000000"].endswith(
+        "problems.bin"
+    )
+
+
+def test_a_spec_s_memory_file_stays_in_the_source_tree(tmp_path: Path) -> None:
+    from shmem_cli.lint.kernel_trace import KernelUnavailable, trace_spec_kernel
+    from shmem_cli.spec.records import KernelDecl
+
+    (tmp_path / "tree").mkdir()
+    spec = tmp_path / "tree" / "g.yaml"
+    kernel = KernelDecl(
+        source="g.cubin",
+        path=str(tmp_path / "tree" / "g.cubin"),
+        name=None,
+        grid=(1, 1, 1),
+        args=(),
+        nvcc=(),
+        dynamic_smem=0,
+        memory=(("0x7f1234000000", f"@{tmp_path / 'outside.bin'}"),),
+        spec_path=str(spec),
+    )
+    got = trace_spec_kernel(kernel, (64, 1, 1), roots=(str(tmp_path / "tree"),))
+    assert isinstance(got, KernelUnavailable) and got.error is not None  # SH100: refused
+    assert "the file of kernel.memory '0x7f1234000000'" in got.reason
+    assert "outside the kernel's source tree" in got.reason
+
+
+@needs_nvdisasm
+@pytest.mark.slow
+def test_the_python_api_takes_memory_by_address() -> None:
+    import shmem_cli
+
+    r = shmem_cli.trace(
+        CUBIN,
+        block=64,
+        grid=4,
+        params=struct.pack("<Qi4xQ", PROBLEMS, len(GROUPS), OUT),
+        memory={PROBLEMS: np.frombuffer(_problems(), dtype=np.uint8)},
+    )
+    assert r.kernel.launch.memory == ((PROBLEMS, 96, r.kernel.launch.memory[0][2]),)
+    assert r.totals["store"].wavefronts == 90 and r.totals["load"].wavefronts == 80
+    # A and B were not given: their reads (5 a thread per tile, 9 tiles) are flagged
+    assert r.kernel.launch.undescribed_reads == 5 * 64 * 9
