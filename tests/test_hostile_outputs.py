@@ -128,6 +128,7 @@ def test_a_trace_never_writes_over_its_params_or_a_constant(tmp_path: Path) -> N
     base = ("trace", str(CUBIN), "-k", "trivial", "-b", "32")
     refused_over(block, *base, "--params", f"@{block}", "-o", str(block))
     refused_over(block, *base, "--const", f"tab=@{block}", "--svg", str(block))
+    refused_over(block, *base, "--memory", f"0x7f1234000000=@{block}", "-o", str(block))
 
 
 def test_two_outputs_never_share_a_file(tmp_path: Path) -> None:
