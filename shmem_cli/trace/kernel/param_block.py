@@ -88,7 +88,6 @@ class MemoryRange:
     address: int
     data: bytes
     source: str  # the file, or the values as typed
-    text: str  # the option's text, for errors
 
     @property
     def end(self) -> int:
@@ -139,7 +138,7 @@ def read_memory(texts: Sequence[str], used: int = 0) -> tuple[MemoryRange, ...]:
                 f"{where}: the --memory and --arg @FILE data of the launch is {used:,} bytes in "
                 f"all; the most is {MAX_FILE_BYTES >> 20} MiB (give the part the kernel reads)"
             )
-        out.append(MemoryRange(address, data, source, text))
+        out.append(MemoryRange(address, data, source))
     out.sort(key=lambda r: r.address)
     for a, b in zip(out, out[1:], strict=False):
         if b.address < a.end:
