@@ -46,8 +46,26 @@ needs_measured = pytest.mark.skipif(
 )
 
 
-def _speed(lid: str) -> Any:
-    return pytest.param(lid, marks=() if lid in FAST else pytest.mark.slow)
+#: what the H200 computed that the emulator does not yet (strict: each fix must take its entry
+#: out): the MUFU.TANH/RCP64H/RSQ64H tables, double and conversion NaNs, and the 64-bit
+#: generic atomics' fallback loop
+PENDING = {
+    "tanh",
+    "rcp_rsq64",
+    "nan_double",
+    "nan_convert",
+    "gatom_min_s64_pairs",
+    "gatom_min_s64_warp",
+    "gatom_xor64_warp",
+}
+PENDING_COST = {f"gatom_{k}_{p}" for k in ("min_s64", "xor64") for p in ("each", "warp", "pairs")}
+
+
+def _speed(lid: str, pending: set[str] = PENDING) -> Any:
+    marks = [] if lid in FAST else [pytest.mark.slow]
+    if lid in pending:
+        marks.append(pytest.mark.xfail(strict=True, reason="not yet emulated as measured"))
+    return pytest.param(lid, marks=marks)
 
 
 @needs_nvdisasm
@@ -83,7 +101,7 @@ def _measured(launch_id: str) -> dict[str, tuple[int, int]]:
 @pytest.mark.slow
 @needs_nvdisasm
 @needs_measured
-@pytest.mark.parametrize("launch_id", GATOM)
+@pytest.mark.parametrize("launch_id", [_speed(lid, PENDING_COST) for lid in GATOM])
 def test_generic_atomics_cost_what_nsight_counted(launch_id: str) -> None:
     """A generic ``ATOM.E`` on the CTA's own shared memory: a request of the shared atomic op
     with the wavefronts its ``ATOMS`` form costs (docs/hardware-model.md, 9f), as Nsight
