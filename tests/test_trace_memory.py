@@ -300,3 +300,21 @@ def test_the_python_api_takes_memory_by_address() -> None:
     assert r.totals["store"].wavefronts == 90 and r.totals["load"].wavefronts == 80
     # A and B were not given: their reads (5 a thread per tile, 9 tiles) are flagged
     assert r.kernel.launch.undescribed_reads == 5 * 64 * 9
+
+
+@pytest.mark.slow
+@needs_nvdisasm
+@pytest.mark.parametrize("page", ["source.csv", "raw.csv"])
+def test_a_real_runs_dumps_replay_to_the_h200s_counters(page: str) -> None:
+    """The lab's host program on the H200 (tests/data/trace/grouped/h200): the parameter block
+    and the device memory it cudaMalloc'd, dumped with their real addresses (memory.txt),
+    replayed with --params and --memory: every shared instruction of Nsight Compute's source
+    page and every per-op counter of its raw page agree (--compare exits 0)."""
+    run = TRACE_DATA / "grouped" / "h200"
+    options = []
+    for line in (run / "memory.txt").read_text().splitlines():
+        address, name, _ = line.split()
+        options += ["--memory", f"{address}=@{run / name}"]
+    code, out = _trace("--params", f"@{run / 'params.bin'}", *options, "--compare", str(run / page))
+    assert code == 0, out
+    assert "grouped_tiles: agree" in out  # --compare exits 1 where a row differs
