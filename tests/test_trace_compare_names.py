@@ -11,7 +11,10 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
+from shmem_cli.render.compare_text import render_compare_text
+from shmem_cli.trace.ncu_compare import InstructionCompare, KernelCompare
 from shmem_cli.trace.ncu_names import bare, canonical, same_kernel
+from shmem_cli.trace.ncu_ops import OpCompare
 
 from .conftest import TEST_DATA
 
@@ -129,3 +132,23 @@ def test_kernel_takes_the_name_nsight_wrote() -> None:
         result = CliRunner().invoke(main, [*args, "--kernel", written])
         assert result.exit_code == 0, result.output
         assert f"transpose_tile<32, {pad}, float>" in result.output
+
+
+@pytest.mark.parametrize("page", ["source", "raw"])
+def test_a_kernel_name_longer_than_any_line_keeps_its_verdict_and_table(page: str) -> None:
+    """A CUTLASS kernel's demangled name runs to thousands of characters: the report wraps
+    the heading and still says the verdict and every row (it printed the heading alone)."""
+    name = "cutlass::device_kernel<" + ", ".join(f"cute::C<{n}>" for n in range(400)) + ">"
+    row = InstructionCompare(0x40, "LDS.128 R8, [R8+0x38510]", None, None, (8, 12, 12),
+                             (4, 8, 8), "launch")  # fmt: skip
+    op = OpCompare("load requests", "smsp__sass_inst_executed_op_shared_ld", 144, 140)
+    c = KernelCompare(
+        "k.csv", name, 1, 2, (), (row,) if page == "source" else (),
+        ops=(op,) if page == "raw" else (), page=page,
+    )  # fmt: skip
+    text = render_compare_text([c])
+    assert "DISAGREE" in text
+    if page == "source":
+        assert "LDS.128 R8, [R8+0x38510]" in text and "8 / 4" in text
+    else:
+        assert "smsp__sass_inst_executed_op_shared_ld" in text and "144" in text

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from ..trace.ncu_compare import VERDICTS, ComparedTrace, KernelCompare
 from .options import RenderOptions
-from .plain import Column, Styled, Table, layout
+from .plain import Block, Column, Styled, Table, layout
+from .text import to_rich, to_string
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -73,8 +74,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
             Styled("\n".join([tail, *notes])),
         ]
         width = max(1000, *(len(i.sass) + 80 for i in c.instructions))
-        text = layout(blocks, width)
-        out.append(text if text is not None else head + "\n")
+        out.append(_laid_out(blocks, width))
     return "\n".join(out)
 
 
@@ -111,8 +111,16 @@ def _ops_text(head: str, c: KernelCompare) -> str:
         table,
         Styled("\n".join(notes)),
     ]
-    text = layout(blocks, 1000)
-    return text if text is not None else head + "\n"
+    return _laid_out(blocks, 1000)
+
+
+def _laid_out(blocks: Sequence[Block], width: int) -> str:
+    """The blocks as plain text; through rich where a line needs wrapping (a CUTLASS
+    kernel's name runs to thousands of characters) or is not plain ASCII."""
+    text = layout(blocks, width)
+    if text is not None:
+        return text
+    return to_string([to_rich(b) for b in blocks], color=False, width=width)
 
 
 def render_compared_text(report: ComparedTrace, options: RenderOptions) -> str:
