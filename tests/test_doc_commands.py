@@ -111,8 +111,24 @@ def run(command: Command, cwd: Path) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _speed(command: Command) -> object:
+    """In `make test` every command whose output a page shows, and one trace of a `.cu`; a
+    trace or sweep of a kernel whose output no page shows (seconds each) runs in the slow
+    suite."""
+    shown = any(c.shown is not None for c in COMMANDS if c.text == command.text)
+    kernel = command.argv[1] in ("trace", "sweep") and any(a.endswith(".cu") for a in command.argv)
+    slow = kernel and not shown and command.text != FAST_TRACE
+    return pytest.param(command, marks=pytest.mark.slow if slow else ())
+
+
+#: the one documented trace of a `.cu` that `make test` runs though no page shows its output
+FAST_TRACE = (
+    "shmem trace access_specs/kernels/transpose.cu -k transpose_naive --block 32,8 --arg n=32"
+)
+
+
 @pytest.mark.usefixtures("kept_cubins")
-@pytest.mark.parametrize("command", TO_RUN, ids=[c.text[:70] for c in TO_RUN])
+@pytest.mark.parametrize("command", [_speed(c) for c in TO_RUN], ids=[c.text[:70] for c in TO_RUN])
 def test_documented_command_runs_as_printed(command: Command, checkout: Path) -> None:
     for compiled in docs.compiles_of(command):
         if not compiled.kept.is_file() and toolchain.which("nvcc") is None:
@@ -202,7 +218,12 @@ def test_every_documented_compile_has_its_kept_cubin() -> None:
 @pytest.mark.skipif(toolchain.which("nvdisasm") is None, reason="needs nvdisasm")
 @pytest.mark.parametrize(
     "kept",
-    [pytest.param(k, marks=pytest.mark.slow if c.nvcc_args else ()) for k, c in COMPILES.items()],
+    # in `make test` the first compile without options; the others in the slow suite
+    [
+        pytest.param(k, marks=pytest.mark.slow if c.nvcc_args or n else ())
+        for n, (k, c) in enumerate((k, c) for k, c in COMPILES.items() if not c.nvcc_args)
+    ]
+    + [pytest.param(k, marks=pytest.mark.slow) for k, c in COMPILES.items() if c.nvcc_args],
     ids=lambda k: k.name,
 )
 def test_a_kept_cubin_is_the_compile_of_its_documented_kernel(kept: Path, tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("threads", ["32", "1024"])
+@pytest.mark.parametrize("threads", ["32", pytest.param("1024", marks=pytest.mark.slow)])
 def test_a_loop_that_repeats_its_state_is_stopped_at_once(threads: str) -> None:
     # spin's i goes 0, 1, 3, 7, ... 2^32 - 1 and stays: after 32 iterations every thread's
     # state is the one before, with nothing written: it can never end
@@ -226,6 +226,7 @@ def test_the_python_api_takes_the_budget() -> None:
     assert (Path(err.value.path or "").name, err.value.line) == ("hostile.cu", 9)
 
 
+@pytest.mark.slow  # 10-20 s; tests/test_hostile_kernels.py keeps a bad file among good ones fast
 @needs_nvdisasm
 def test_one_runaway_kernel_does_not_stop_lint(tmp_path: Path) -> None:
     shutil.copy(CUBIN, tmp_path / "k.cubin")

@@ -194,6 +194,7 @@ def test_255_pointers_each_get_a_buffer() -> None:
     assert "254 (p254)" in ran.text
 
 
+@pytest.mark.slow  # several runs of shmem, each a second or more
 @needs_nvdisasm
 def test_the_total_of_all_buffers_is_bounded() -> None:
     big = ("trace", str(CUBIN), "-k", "many255", "-b", "32", "--no-tables")

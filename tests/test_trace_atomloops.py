@@ -81,7 +81,13 @@ MISC_OPEN = {
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("launch_id", sorted(APART))
+@pytest.mark.parametrize(
+    "launch_id",
+    [
+        pytest.param(x, marks=() if x.startswith("fadd") else pytest.mark.slow)
+        for x in sorted(APART)
+    ],
+)
 def test_warps_set_apart_in_time_are_listed_not_compared(launch_id: str, tmp_path: Path) -> None:
     # the warps' loops did not run in step: fewer executions than the order in step gives
     kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
