@@ -12,6 +12,7 @@ import csv
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 #: counters of the device or the launch, never kept
@@ -179,3 +180,26 @@ def lab_folder(script):
     the folder), and that folder's launches (launches.json)."""
     here = Path(script).resolve().parent.parent
     return here, json.loads((here / "launches.json").read_text())["launches"]
+
+
+def chunked_lab(script, lab, profiler, select=None):
+    """The whole of a lab's parse_ncu.py whose run.sh profiled its launches in chunks
+    (raw_all_K.csv, source_all_K.csv, raw_repeat_K.csv from launch K on, outputs/): reads
+    the results folder named on the command line, writes ``measured.json`` and ``outputs/``
+    beside the lab. ``lab``: its KEEP, INSTR and COLUMNS patterns and CHUNK (launches a
+    report); ``select``: the launches it profiled, where not all (by id)."""
+    here, man = lab_folder(script)
+    src = Path(sys.argv[1])
+    first_pass, repeat = raw_all(src, "raw_all"), raw_all(src, "raw_repeat")
+    tables = tables_by_launch(src, "source_all", man, lab["CHUNK"])
+    result = launch_entries(
+        man, first_pass, repeat, tables, lab["KEEP"], lab["INSTR"], lab["COLUMNS"]
+    )
+    if select is not None:
+        result = [r for r in result if select(r["id"])]
+    write_measured(here, src, profiler, result)
+    copy_outputs(here, src)
+    if (src / "gpu.txt").exists() and (here / "outputs").is_dir():
+        shutil.copy(src / "gpu.txt", here / "outputs" / "gpu.txt")
+    wanted = sum(1 for L in man if select is None or select(L["id"]))
+    print("launches", len(result), "of", wanted)

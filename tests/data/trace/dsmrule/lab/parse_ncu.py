@@ -16,7 +16,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
 import ncu_pages as pages  # noqa: E402
 
-HERE, man = pages.lab_folder(__file__)
 KEEP = re.compile(r"shared|dsmem|cga|cluster|generic|global|tma|lsu_wavefronts|arbitration")
 CHUNK = 16  # lab/run.sh's first pass: launches a report
 INSTR = re.compile(r"^(LDS|STS|ATOMS|LD|ST|ATOM|RED|QSPC)\b")
@@ -24,20 +23,14 @@ COLUMNS = "Wavefronts Shared|^Instructions Executed"
 
 
 def main():
-    src = Path(sys.argv[1])
-    first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
-    tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
-    result = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
-    pages.write_measured(
-        HERE,
-        src,
+    lab = {"KEEP": KEEP, "INSTR": INSTR, "COLUMNS": COLUMNS, "CHUNK": CHUNK}
+    pages.chunked_lab(
+        __file__,
+        lab,
         "ncu --clock-control none --metrics <shared, dshared, generic> "
         "--section SourceCounters (16 launches a report); the counters again without "
         "SourceCounters (repeat_differs: where the two differ)",
-        result,
     )
-    pages.copy_outputs(HERE, src)
-    print("launches", len(result), "of", len(man))
 
 
 if __name__ == "__main__":

@@ -12,14 +12,12 @@ differed between the two runs, ``*.bin.repeat``, stay behind: compare.txt names 
 """
 
 import re
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
 import ncu_pages as pages  # noqa: E402
 
-HERE, man = pages.lab_folder(__file__)
 KEEP = re.compile(r"shared|generic|global|local|atom|redas|lsu|arbitration|inst_executed$")
 CHUNK = 13  # lab/run.sh's first pass: launches a report
 INSTR = re.compile(r"^(LDS|STS|ATOMS|LD|ST|ATOM|RED|QSPC)\b")
@@ -27,23 +25,15 @@ COLUMNS = "Wavefronts Shared|^Instructions Executed|Requests|Sectors"
 
 
 def main():
-    src = Path(sys.argv[1])
-    first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
-    tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
-    result = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
-    result = [r for r in result if r["id"].startswith("gatom_")]
-    pages.write_measured(
-        HERE,
-        src,
+    lab = {"KEEP": KEEP, "INSTR": INSTR, "COLUMNS": COLUMNS, "CHUNK": CHUNK}
+    pages.chunked_lab(
+        __file__,
+        lab,
         "ncu --clock-control none --metrics <shared, generic, global, local> "
         "--section SourceCounters (13 launches a report); the counters again without "
         "SourceCounters (repeat_differs: where the two differ)",
-        result,
+        select=lambda lid: lid.startswith("gatom_"),
     )
-    pages.copy_outputs(HERE, src)
-    if (src / "gpu.txt").exists():
-        shutil.copy(src / "gpu.txt", HERE / "outputs" / "gpu.txt")
-    print("launches", len(result), "of", sum(L["id"].startswith("gatom_") for L in man))
 
 
 if __name__ == "__main__":
