@@ -16,6 +16,7 @@ import json
 import os
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -318,3 +319,81 @@ def test_a_real_runs_dumps_replay_to_the_h200s_counters(page: str) -> None:
     code, out = _trace("--params", f"@{run / 'params.bin'}", *options, "--compare", str(run / page))
     assert code == 0, out
     assert "grouped_tiles: agree" in out  # --compare exits 1 where a row differs
+
+
+def _spec_kernel(tmp_path: Path, **kernel: object) -> Any:
+    """A spec in a source tree of its own holding the grouped cubin and its replay inputs."""
+    import shutil
+
+    from shmem_cli.spec.compile import spec_from_mapping
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / ".git").mkdir()  # the spec's repository: its source tree
+    for name in ("grouped.sm_90.cubin", "params.bin", "problems.bin"):
+        shutil.copy(TRACE_DATA / "grouped" / name, tree / name)
+    doc = {
+        "name": "grouped",
+        "block": [64],
+        "kernel": {"source": "grouped.sm_90.cubin", "grid": [4], **kernel},
+        "arrays": {"sa": {"dtype": "float", "shape": [256]}},
+        "accesses": [{"array": "sa", "index": ["threadIdx.x"], "op": "store"}],
+    }
+    spec = spec_from_mapping(doc, name=str(tree / "grouped.yaml"))
+    assert spec.kernel is not None
+    return spec.kernel
+
+
+@needs_nvdisasm
+def test_a_spec_replays_a_parameter_block_and_device_memory(tmp_path: Path) -> None:
+    """kernel.params (the whole block, relative to the spec) with kernel.memory: the
+    recipe's launch (docs/recipes.md section 5) traced from a spec, its hand-worked loads."""
+    from shmem_cli.lint.kernel_trace import KernelUnavailable, trace_spec_kernel
+
+    kernel = _spec_kernel(tmp_path, params="@params.bin", memory={PROBLEMS: "@problems.bin"})
+    assert kernel.params == "@" + str(tmp_path / "tree" / "params.bin")
+    kt = trace_spec_kernel(kernel, (64, 1, 1))
+    assert not isinstance(kt, KernelUnavailable), kt
+    totals = kt.to_json()["totals"]
+    assert (totals["load"]["requests"], totals["load"]["wavefronts"]) == (36, 80)
+    assert (totals["store"]["requests"], totals["store"]["wavefronts"]) == (90, 90)
+
+
+def test_a_spec_s_params_file_stays_in_the_source_tree(tmp_path: Path) -> None:
+    from shmem_cli.lint.kernel_trace import KernelUnavailable, trace_spec_kernel
+
+    (tmp_path / "outside.bin").write_bytes(bytes(24))
+    kernel = _spec_kernel(tmp_path, params="@../outside.bin")
+    got = trace_spec_kernel(kernel, (64, 1, 1))
+    assert isinstance(got, KernelUnavailable) and got.error is not None  # SH100: refused
+    assert "the file of kernel.params" in got.reason
+    assert "outside the kernel's source tree" in got.reason
+
+
+@needs_nvdisasm
+def test_a_spec_s_cluster_reaches_the_launch(tmp_path: Path) -> None:
+    from shmem_cli.lint.kernel_trace import KernelUnavailable, trace_spec_kernel
+
+    kernel = _spec_kernel(tmp_path, cluster=[2])
+    assert kernel.cluster == (2, 1, 1)
+    kt = trace_spec_kernel(kernel, (64, 1, 1))
+    assert not isinstance(kt, KernelUnavailable), kt
+    assert kt.launch.cluster == (2, 1, 1) and kt.to_json()["cluster"] == [2, 1, 1]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "said"),
+    [
+        ([3], "the grid's x (4) is not a multiple of the cluster's (3)"),
+        ([4, 2, 4], "kernel.cluster 4,2,4 is 32 in all; the most is 16"),
+    ],
+)
+def test_a_spec_s_cluster_is_checked_at_its_key(
+    tmp_path: Path, cluster: list[int], said: str
+) -> None:
+    """A cluster the grid does not divide into, or of more than 16 CTAs: an error at
+    kernel.cluster's line in the spec, before anything is traced."""
+    with pytest.raises(ShmemError) as err:
+        _spec_kernel(tmp_path, cluster=cluster)
+    assert said in err.value.message
+    assert err.value.pos is not None

@@ -11,8 +11,8 @@ def parse_cluster(text: str | None) -> tuple[int, int, int] | None:
     """``--cluster X[,Y[,Z]]``, checked (at most 16 CTAs), or None when not given."""
     if text is None:
         return None
+    from ..cuda.launch_values import MAX_CLUSTER_CTAS, parse_dims
     from ..plumbing.errors import ShmemError
-    from ..trace.kernel.launch import MAX_CLUSTER_CTAS, parse_dims
 
     try:
         return parse_dims(text, "--cluster", limit=MAX_CLUSTER_CTAS)

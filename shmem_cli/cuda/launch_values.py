@@ -22,6 +22,8 @@ MAX_BLOCK_THREADS = PROFILES[DEFAULT_ARCH].max_threads
 #: trace runs the whole grid where it fits its budget, else a sample: trace/emulator/grid.py)
 MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
 MAX_GRID_BLOCKS = MAX_GRID_DIMS[0] * MAX_GRID_DIMS[1] * MAX_GRID_DIMS[2]
+#: the most CTAs of a thread-block cluster (16 with the non-portable attribute; 8 portable)
+MAX_CLUSTER_CTAS = 16
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)\Z")  # at most 64 characters: below
@@ -67,6 +69,16 @@ def check_dims(dims: tuple[int, int, int], option: str, *, limit: int) -> tuple[
         count = f"{total:,}" if total.bit_length() <= 64 else "more than 2^64"
         raise LaunchError(f"{option} {_said(dims)} is {count} in all; the most is {limit:,}")
     return dims
+
+
+def check_whole_clusters(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> None:
+    """A grid made of whole clusters, as CUDA launches them."""
+    for axis, g, c in zip("xyz", grid, cluster, strict=True):
+        if g % c:
+            raise LaunchError(
+                f"the grid's {axis} ({g:,}) is not a multiple of the cluster's ({c}): CUDA "
+                "launches whole clusters only"
+            )
 
 
 def _said(dims: tuple[int, int, int]) -> str:

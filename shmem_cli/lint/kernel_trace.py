@@ -88,6 +88,8 @@ def trace_spec_kernel(
         kernel.args,
         kernel.consts,
         kernel.memory,
+        kernel.params,
+        kernel.cluster,
         kernel.nvcc,
         kernel.dynamic_smem,
         arch,
@@ -129,6 +131,8 @@ def _refusal(
         for key, value in kernel.memory:
             if value.startswith("@"):
                 confine(value[1:], tree, f"the file of kernel.memory {key!r}")
+        if kernel.params:
+            confine(kernel.params[1:], tree, "the file of kernel.params")
     except ShmemError as exc:
         return _spec_error(kernel, exc.message)
     try:
@@ -149,6 +153,8 @@ def _overwritten(kernel: KernelDecl, outputs: tuple[str, ...]) -> KernelUnavaila
 
     given = (*kernel.args, *kernel.consts, *kernel.memory)
     files = [kernel.path, *(v[1:] for _, v in given if v[:1] == "@")]
+    if kernel.params:
+        files.append(kernel.params[1:])
     try:
         check_outputs(outputs, files)
     except OutputError as exc:
@@ -190,6 +196,8 @@ def _trace(
         args=tuple(f"{k}={v}" for k, v in kernel.args),
         consts=tuple(f"{k}={v}" for k, v in kernel.consts),
         memory=tuple(f"{k}={v}" for k, v in kernel.memory),
+        params_file=kernel.params,
+        cluster=kernel.cluster,
         dynamic_smem=kernel.dynamic_smem,
         arch=arch if needs_nvcc(kernel) else None,
         nvcc_args=kernel.nvcc,
@@ -205,6 +213,7 @@ def _trace(
         # the trace modules speak of shmem trace's options; a spec has keys instead
         text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
         text = text.replace("--const", "kernel.const").replace("--memory", "kernel.memory")
+        text = text.replace("--params", "kernel.params").replace("--cluster", "kernel.cluster")
         if exc.code in INVALID_CODES:
             if exc.path and exc.path != kernel.spec_path:
                 where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path

@@ -165,9 +165,11 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     bx, by, bz = launch.block
     gx, gy, gz = launch.grid
     rules = f", {kernel.rules_note}" if kernel.rules_note else ""
+    cx, cy, cz = launch.cluster
+    cluster = f" in clusters of {cx}x{cy}x{cz}" if cx * cy * cz > 1 else ""
     title.append(
         f"  {kernel.target or kernel.arch}{rules}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
-        f" ({launch.blocks_traced} block(s) traced), {launch.static_smem:,} B static"
+        f"{cluster} ({launch.blocks_traced} block(s) traced), {launch.static_smem:,} B static"
         f" + {launch.dynamic_smem:,} B dynamic shared",
         "dim",
     )

@@ -224,6 +224,18 @@ class _Compiler(AccessCompiler):
             if text.startswith("@"):  # a file, relative to the spec too
                 text = "@" + str(base / text[1:])
             memory.append((str(address), text))
+        params = value.get("params")
+        if params is not None:  # "@FILE" (the schema), relative to the spec too
+            params = "@" + str(base / str(params)[1:])
+        cluster = None
+        if value.get("cluster") is not None:
+            c = [int(x) for x in value["cluster"]] + [1] * (3 - len(value["cluster"]))
+            cluster = (c[0], c[1], c[2])
+            try:
+                values.check_dims(cluster, "kernel.cluster", limit=values.MAX_CLUSTER_CTAS)
+                values.check_whole_clusters(dims, cluster)
+            except values.LaunchError as exc:
+                raise self.err(exc.message, "kernel", "cluster") from None
         nvcc = tuple(str(a) for a in value.get("nvcc") or ())
         nvcc_pos = tuple(self.doc.pos("kernel", "nvcc", i) for i in range(len(nvcc)))
         from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
@@ -240,6 +252,8 @@ class _Compiler(AccessCompiler):
             args=tuple(args),
             consts=tuple(consts),
             memory=tuple(memory),
+            params=params,
+            cluster=cluster,
             nvcc=nvcc,
             dynamic_smem=int(value.get("dynamic_smem", 0)),
             pos=self.doc.pos("kernel"),

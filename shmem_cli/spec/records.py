@@ -188,6 +188,8 @@ class KernelDecl:
     nvcc_pos: tuple[SourcePos | None, ...] = ()  # where each nvcc argument is written
     consts: tuple[tuple[str, str], ...] = ()  # (name, value as for --const)
     memory: tuple[tuple[str, str], ...] = ()  # (address, value as for --memory)
+    params: str | None = None  # "@FILE" (resolved), as --params
+    cluster: tuple[int, int, int] | None = None  # as --cluster
     spec_path: str = ""  # the spec file (its folder starts relative -I paths)
 
 

@@ -234,6 +234,7 @@ class LaunchInfo:
     undescribed_reads: int = 0
     memory: tuple[tuple[int, int, str], ...] = ()  # --memory: (address, bytes, file or values)
     coverage: GridCoverage | None = None  # a grid of more than one block: how it was traced
+    cluster: tuple[int, int, int] = (1, 1, 1)  # the thread-block cluster the CTAs ran in
 
 
 #: the figures of each op's totals in the JSON
@@ -331,6 +332,7 @@ class KernelTrace:
             "arch_note": self.arch_note,
             "block": list(launch.block),
             "grid": list(launch.grid),
+            "cluster": list(launch.cluster),
             "blocks_traced": launch.blocks_traced,
             "grid_coverage": None if launch.coverage is None else launch.coverage.to_json(),
             "dynamic_smem": launch.dynamic_smem,

@@ -293,6 +293,7 @@ def trace_kernel(
             memory=tuple((r.address, len(r.data), r.source) for r in plan.memory),
             undescribed=memory.shadow_summary(),
             undescribed_reads=memory.untouched_reads,
+            cluster=plan.cluster,
         ),
         accesses=accesses,
         lines=line_totals(accesses),

@@ -36,6 +36,7 @@ from typing import Protocol
 from ...cuda import launch_values as values
 from ...cuda.launch_values import (
     MAX_BLOCK_THREADS,
+    MAX_CLUSTER_CTAS,
     MAX_GRID_BLOCKS,
     LaunchError,
     check_dims,
@@ -179,10 +180,6 @@ def read_buffer_file(text: str, param: Param) -> bytes:
     return read_buffer(text[1:], f"--arg {param.label}")
 
 
-#: the most CTAs of a cluster (16 with the non-portable attribute; 8 portable)
-MAX_CLUSTER_CTAS = 16
-
-
 def launch_cluster(
     kernel: Kernel, grid: tuple[int, int, int], given: tuple[int, int, int] | None
 ) -> tuple[int, int, int]:
@@ -202,12 +199,7 @@ def launch_cluster(
                 "that cluster only: leave --cluster out"
             )
     shape = given or declared or (1, 1, 1)
-    for axis, g, c in zip("xyz", grid, shape, strict=True):
-        if g % c:
-            raise LaunchError(
-                f"the grid's {axis} ({g:,}) is not a multiple of the cluster's ({c}): CUDA "
-                "launches whole clusters only"
-            )
+    values.check_whole_clusters(grid, shape)
     return (shape[0], shape[1], shape[2])
 
 
