@@ -259,7 +259,7 @@ def request_cost(
         used = {a for a in addr if a is not None}
         if len(used) == 1:  # a warp-uniform address is reduced in one wavefront
             wavefronts, ways = 1, 1
-    if op == "atomic" and atomic == "cas_spin":  # one wavefront per phase is served
+    if op == "atomic" and atomic in ("cas_spin", "declined"):  # one wavefront per phase
         wavefronts, ways = ideal, min(ways, 1)
     if op == "atomic" and atomic in ("cas", "cas_spin"):  # a compare pass and a swap pass
         wavefronts, ideal = 2 * wavefronts, 2 * ideal

@@ -38,6 +38,7 @@ KINDS = [
     AccessKind("atomic", 8, atomic="cas"),
     AccessKind("atomic", 4, atomic="cas_spin"),
     AccessKind("atomic", 8, atomic="cas_spin"),
+    AccessKind("atomic", 8, atomic="declined"),
     AccessKind("ldmatrix", 16, matrices=1),
     AccessKind("ldmatrix", 16, matrices=2),
     AccessKind("stmatrix", 16, matrices=4),

@@ -87,6 +87,10 @@ def test_reference_phase_rules_by_hand() -> None:
     assert request_cost([0, 128] + [None] * 30, "atomic", 4, "cas_spin", 1).wavefronts == 2
     pairs = [0, 256] + [None] * 14 + [16, 272] + [None] * 14
     assert request_cost(pairs, "atomic", 8, "cas_spin", 1).wavefronts == 4
+    # a generic 64-bit atomic that shared memory declines (ATOM.E.MIN.S64 P0): 1 per
+    # half-warp, lanes on 32 words, on one word or in pairs (tests/data/trace/probes2)
+    for addr in ([8 * n for n in lanes], [0] * 32, [8 * (n // 2) for n in lanes]):
+        assert request_cost(addr, "atomic", 8, "declined", 1).wavefronts == 2
     # ldmatrix.x4 of 8 rows of 16 bytes each: 4 matrices, 4 wavefronts
     assert request_cost([16 * (n % 8) for n in lanes], "ldmatrix", 2, "inc", 4).wavefronts == 4
     # rows 128 bytes apart all sit in banks 0..3: 8-way per matrix

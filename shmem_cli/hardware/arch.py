@@ -50,7 +50,10 @@ class AtomicRule:
 #: every ATOMS.ADD/MIN/... as "exch", tests/data/trace/semantics); EXCH never combines;
 #: ATOMS.CAS costs two passes of an exchange and ATOMS.CAST.SPIN two passes of a load's
 #: first wavefront per phase (rule 7a of the engine; tests/data/trace/atomloops: lanes on
-#: two words of one bank take two executions)
+#: two words of one bank take two executions); a generic 64-bit atomic that shared memory
+#: declines ("declined": ``ATOM.E.MIN.S64 P0``, see ``generic_shared_atomics_64``) one pass of
+#: that first wavefront per phase (tests/data/trace/probes2: 2 a warp, lanes on 32 words, on
+#: one word or in pairs)
 MEASURED_ATOMICS = (
     AtomicRule("inc", combines=True, uniform_in_one=False),
     AtomicRule("add", combines=False, uniform_in_one=True),
@@ -59,6 +62,7 @@ MEASURED_ATOMICS = (
     AtomicRule(
         "cas_spin", combines=True, uniform_in_one=False, passes=2, first_wavefront_only=True
     ),
+    AtomicRule("declined", combines=True, uniform_in_one=False, first_wavefront_only=True),
 )
 
 
@@ -101,6 +105,12 @@ class ArchProfile:
     # spends at least that many cycles on each of its phases, active or not
     cycle_floors: tuple[tuple[int, int], ...] = ((16, 1),)
     atomic_rules: tuple[AtomicRule, ...] = MEASURED_ATOMICS
+    # the 64-bit operations a generic atomic's fast path (``ATOM.E.<op>.64 P0, ...``, the
+    # kernel's LDS.64/ATOMS.CAST.SPIN.64 loop behind it) applies on the CTA's own shared
+    # memory: ADD (tests/data/trace/debug_builds) and EXCH are done, P0 set; the others
+    # (MIN.S64 and XOR.64 measured, tests/data/trace/probes2) are declined: P0 false, the
+    # value untouched, a request of the "declined" class, and the loop does the work
+    generic_shared_atomics_64: tuple[str, ...] = ("ADD", "EXCH", "CAS")
     # capabilities: the ops whose rules this profile holds (the engine refuses others)
     ops: tuple[str, ...] = field(default_factory=lambda: tuple(OP_NAMES))
     # cp.async (LDGSTS.E, not .BYPASS) reads its source from L1: one wavefront serves at

@@ -47,7 +47,9 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    wavefront of each phase of the same lanes as a load without pair merge (lanes on
    one word combine: the hardware lets one lane per address try; a 64-bit one in
    half-warps, rule 3), twice: 2 per phase with an active lane. The lanes it does not
-   reach fail and retry (the emulator's business). Ideal wavefronts double likewise.
+   reach fail and retry (the emulator's business). Ideal wavefronts double likewise. A
+   generic 64-bit atomic that shared memory declines (``"declined"``) costs that first
+   wavefront per phase once: 1 per phase with an active lane.
 8. Cycles: a 16-byte load or store spends at least one cycle on each of its
    phases, active or not; any other request, its wavefronts.
 

@@ -372,6 +372,9 @@ ATOMICS: tuple[AtomicKind, ...] = (
     # seen in compiled code only: the ATOMS.CAST.SPIN of the compare-and-swap loops nvcc
     # emits for float, double, half2 and 64-bit arithmetic atomics
     AtomicKind("cas_spin", "cas_spin", (), ("CAST",), in_spec=False),
+    # seen in compiled code only: a generic 64-bit atomic's fast path that shared memory
+    # declines (ATOM.E.MIN.S64 P0, ...: arch.generic_shared_atomics_64), its loop doing the work
+    AtomicKind("declined", "declined", (), (), in_spec=False),
 )
 
 ATOMIC_NAMES: tuple[str, ...] = tuple(a.name for a in ATOMICS if a.in_spec)

@@ -22,10 +22,13 @@ for itself (an add of 0), lanes 16-31's first lane on that word swaps too
 A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, Rd, ...`` (the
 fast path of half2 atomics, ``Rd`` = ``RZ`` or the old value's register) is not performed
 there and writes P0 false (``Rd`` untouched), so that the kernel takes its shared-memory
-path; the 64-bit fast path (``ATOM.E.ADD.64 P0, ...``) and every other generic atomic are
-applied to shared memory: on the CTA's own, a request of its ``ATOMS`` form with that
-form's wavefronts (the op vocabulary's rule, ``hardware.ops.op_of_generic``); on another
-CTA's, listed with their DSMEM sectors.
+path; so is a 64-bit fast path whose operation the architecture's
+``generic_shared_atomics_64`` leaves out (``ATOM.E.MIN.S64 P0``, ``ATOM.E.XOR.64 P0``), on
+the CTA's own shared memory a request of the ``declined`` class (one wavefront per phase,
+nothing applied). The 64-bit fast paths it names (``ATOM.E.ADD.64 P0, ...``) and every
+other generic atomic are applied to shared memory: on the CTA's own, a request of its
+``ATOMS`` form with that form's wavefronts (the op vocabulary's rule,
+``hardware.ops.op_of_generic``); on another CTA's, listed with their DSMEM sectors.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ....hardware import ops as ops_vocabulary
 from ....hardware.arch import SM90
+from ....hardware.engine import AccessKind
 from ..access_kind import access_width, atomic_op, recorded_kind, shared_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
@@ -193,19 +197,17 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     kind = recorded_kind(ins, width)
     shared = ops_vocabulary.op_of_opcode(ins.opcode) is not None  # ATOMS
     generic = ins.opcode == "ATOM"
+    # a fast path that shared memory does not do: half2, and 64-bit operations the
+    # architecture leaves out (measured: tests/data/trace/everyday, debug_builds, probes2)
+    declined = generic and (width != 8 or opname not in SM90.generic_shared_atomics_64)
+    refused = AccessKind(kind.op, width, "declined")
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
         n = b.count(ix)
         in_window = ((a >> 32) == SHARED_WINDOW_HI) if generic else np.zeros(n, dtype=bool)
         elsewhere = False  # every lane on another CTA's shared memory (the cluster's)
-        if generic and in_window.any() and wp is not None and width != 8:
-            # the generic fast path of a half2 atomic: not done on shared memory (the code's
-            # fallback does it); a 64-bit one is done, its predicate set, on the CTA's own
-            # shared memory and on another CTA's (measured: tests/data/trace/debug_builds,
-            # dsmrule; a half2 one on another CTA's was not measured)
-            if (~in_window).any():
-                raise unsupported(ins, "a generic atomic on global and shared lanes at once")
+        if wp is not None and declined and _decline(b, ins, index, refused, ix, a, in_window, ta):
             wp(b, ix, ~in_window, ta)
             return
         check_align(a, width, ins)
@@ -281,6 +283,29 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             wp(b, ix, ok if cas else np.ones(n, dtype=bool), t_old)
 
     return step
+
+
+def _decline(
+    b: Block, ins: Instruction, index: int, kind: AccessKind, ix: Idx, a: Any, win: Any, ta: Any
+) -> bool:
+    """Whether a generic fast path is declined (lanes ``win`` in the shared window; the
+    code's fallback does the work): on shared lanes a half2 one always, its request
+    uncounted (0 wavefronts measured); a 64-bit one on the CTA's own shared memory,
+    recorded as a request of ``kind`` (the H200 counts 1 wavefront per half-warp in its
+    per-op counters). A 64-bit one on another CTA's shared memory is applied there, as the
+    measured ``ADD.64`` is (section 9d; the others were not measured there)."""
+    if not win.any():
+        return False
+    if not win.all():
+        raise unsupported(ins, "a generic atomic on global and shared lanes at once")
+    if kind.size != 8:
+        return True
+    check_align(a, 8, ins)
+    window, _, remote = window_offsets(b, b.ids(ix), a, 8, ins)
+    if remote is not None and remote.any():
+        return False
+    record_shared(b, index, ins, kind, ix, window, ta)
+    return True
 
 
 def _atomic128(

@@ -11,6 +11,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
+from ....hardware import nans
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
@@ -93,16 +94,26 @@ def _read_float(ins: Instruction, opnd: Operand, typ: str) -> Any:
     return lambda b, ix: (lambda v: (as_f32(v[0]).astype(np.float64), v[1]))(r(b, ix))
 
 
-def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str) -> Any:
+def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str, src: str = "") -> Any:
+    """A writer of float64 values as ``typ`` rounded with ``mode``; ``src``, an F2F's source
+    type: a NaN converted to or from double (F32, F16) as the H200 converts it
+    (:func:`shmem_cli.hardware.nans.through_double`), the others' the canonical NaN."""
+    bits = _float_bits(typ, mode)
+    if src != typ and {src, typ} in ({"F64", "F32"}, {"F64", "F16"}):
+        ordinary = bits
+        bits = lambda x: nans.through_double(x, ordinary(x), typ)  # noqa: E731
+    w = write_u64(opnd, ins) if typ == "F64" else write_u32(opnd, ins)
+    return lambda b, ix, x, t: w(b, ix, bits(x), t)
+
+
+def _float_bits(typ: str, mode: str) -> Any:
     if typ == "F64":
-        w64 = write_u64(opnd, ins)
-        return lambda b, ix, x, t: w64(b, ix, np.asarray(x, dtype=np.float64).view(np.uint64), t)
-    w = write_u32(opnd, ins)
+        return lambda x: np.asarray(x, dtype=np.float64).view(np.uint64)
     if typ == "F16":
-        return lambda b, ix, x, t: w(b, ix, half_bits(x), t)
+        return half_bits
     if typ == "BF16":
-        return lambda b, ix, x, t: w(b, ix, bf16_bits(x), t)
-    return lambda b, ix, x, t: w(b, ix, round_f32(x, mode), t)
+        return bf16_bits
+    return lambda x: round_f32(x, mode)
 
 
 def half_bits(x: Any) -> Any:
@@ -172,7 +183,7 @@ def _f2i(ins: Instruction, ctx: Context) -> Step:
 def _f2f(ins: Instruction, ctx: Context) -> Step:
     dst, src = _types(ins, "F32", "F32")
     rd = _read_float(ins, ins.operands[1], src)
-    wr = _write_float(ins, ins.operands[0], dst, rounding_mode(ins))
+    wr = _write_float(ins, ins.operands[0], dst, rounding_mode(ins), src)
 
     def step(b: Block, ix: Idx) -> None:
         x, t = rd(b, ix)

@@ -14,13 +14,15 @@ between number types in :mod:`.ops_convert`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Operand
+from ....cuda.sass_operands import Const, Operand, Reg
+from ....hardware import nans
 from .. import mufu
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
@@ -35,10 +37,10 @@ def as_f32(v: Any) -> Any:
 
 
 # The NaNs the GPU writes, whatever NaN went in (payload and sign dropped): every float32
-# result of FADD, FMUL, FFMA, FRND, F2F and MUFU, and every half or bf16 result of the packed
-# arithmetic and of F2FP/F2F, as the H200 computed them (tests/data/trace/opcodes' half_ops,
-# tests/data/trace/opcodes_tri's ceil, sqrt_rn, sin and rtz casts). FMNMX.NAN writes the
-# same float32 NaN (PTX's min.NaN/max.NaN).
+# result of FADD, FMUL, FFMA, FRND, F2F (but from double: hardware.nans) and MUFU, and every
+# half or bf16 result of the packed arithmetic and of F2FP/F2F, as the H200 computed them
+# (tests/data/trace/opcodes' half_ops, opcodes_tri's ceil, sqrt_rn, sin and rtz casts).
+# FMNMX.NAN writes the same float32 NaN (PTX's min.NaN/max.NaN).
 NAN32 = _U(mufu.NAN)
 NAN16 = _U(0x7FFF)
 
@@ -160,12 +162,6 @@ def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
     return np.nan_to_num(np.clip(x, 0.0, 1.0), nan=0.0) if "SAT" in ins.mods else x
 
 
-def _srcs32(
-    ins: Instruction, ops: tuple[Operand, ...] | list[Operand], mode: str = "f"
-) -> list[Any]:
-    return [read_u32(o, mode, ins) for o in ops]
-
-
 @op("FADD", "FMUL", "FFMA", "FMNMX")
 def _farith(ins: Instruction, ctx: Context) -> Step:
     kind = ins.opcode
@@ -176,7 +172,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(ops[0], ins)
     mode = rounding_mode(ins)
     if kind == "FMNMX":
-        ra, rb = _srcs32(ins, ops[1:3])
+        ra, rb = (read_u32(o, "f", ins) for o in ops[1:3])
         rp = read_pred(ops[3], ins)
         nan = "NAN" in ins.mods  # PTX's min.NaN/max.NaN: a NaN in, the canonical NaN out
         cast = flush if "FTZ" in ins.mods else np.asarray  # .FTZ: denormals are signed zeros
@@ -190,7 +186,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
             w(b, ix, np.broadcast_to(r, (b.count(ix),)), tx | ty | tp)
 
         return mnmx
-    readers = _srcs32(ins, ops[1:])
+    readers = [read_u32(o, "f", ins) for o in ops[1:]]
     ftz = "FTZ" in ins.mods  # denormal sources and results are zeros of their sign
     plain = mode == "RN" and "SAT" not in ins.mods and not ftz
     if kind == "FFMA" and plain:
@@ -279,10 +275,7 @@ def _fsetp(ins: Instruction, ctx: Context) -> Step:
         raise unsupported(ins)
     w1, w2 = write_pred(ops[0], ins), write_pred(ops[1], ins)
     dbl = ins.opcode == "DSETP"
-    if dbl:
-        ra, rb = read_u64(ops[2], ins, "d"), read_u64(ops[3], ins, "d")
-    else:
-        ra, rb = read_u32(ops[2], "f", ins), read_u32(ops[3], "f", ins)
+    ra, rb = (read_u64(o, ins, "d") if dbl else read_u32(o, "f", ins) for o in ops[2:4])
     rp = read_pred(ops[4], ins)
     comb = BOOL_OPS[bop]
     ftz = "FTZ" in ins.mods and not dbl  # denormals compare as zeros
@@ -387,32 +380,49 @@ def _mufu(ins: Instruction, ctx: Context) -> Step:
 
 
 def fma64(a: Any, b: Any, c: Any, mode: str = "RN") -> Any:
-    """a * b + c rounded once with ``mode`` (RN, RZ, RM, RP; exact rationals where finite); an
-    exact zero sum toward minus infinity is -0 unless both addends are +0 (IEEE 754)."""
+    """a * b + c rounded once with ``mode`` (RN, RZ, RM, RP; exact rationals where finite,
+    :func:`round64`); an exact zero sum toward minus infinity is -0 unless both addends are
+    +0 (IEEE 754)."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
-    out = a * b + c
-    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(out)
+    ab = np.isfinite(a) & np.isfinite(b)  # a finite product plus an infinity is that
+    out = np.where(ab & np.isinf(c), c, a * b + c)
     flat = out.reshape(-1)
-    for k in np.flatnonzero(finite.reshape(-1)):
+    for k in np.flatnonzero((ab & np.isfinite(c)).reshape(-1)):
         x, y, z = a.flat[k], b.flat[k], c.flat[k]
         exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
         if exact == 0:
             plus = x * y == 0 == z and not (np.signbit(x * y) or np.signbit(z))
             flat[k] = -0.0 if mode == "RM" and not plus else flat[k]
             continue
-        r = float(exact)
-        down = Fraction(r) > exact and (mode == "RM" or mode == "RZ" and exact > 0)
-        up = Fraction(r) < exact and (mode == "RP" or mode == "RZ" and exact < 0)
-        flat[k] = np.nextafter(r, -np.inf if down else np.inf) if down or up else r
+        flat[k] = round64(exact, mode)
     return out
+
+
+def round64(exact: Fraction, mode: str) -> float:
+    """A nonzero rational rounded to float64 with ``mode``; past the largest finite value
+    infinity, or the largest where the mode rounds toward zero from there (the H200's
+    ``DMUL.RM``, ``DFMA`` of a product past it: tests/data/trace/probes2's nan_double)."""
+    big = abs(exact) >= 2**1024 - 2**970  # the largest finite value and half its ulp: inf
+    r = (np.inf if exact > 0 else -np.inf) if big else float(exact)  # to nearest, even
+    if np.isinf(r):
+        inward = mode == "RZ" or mode == ("RM" if exact > 0 else "RP")
+        return float(np.copysign(np.finfo(np.float64).max, r)) if inward else r
+    down = Fraction(r) > exact and (mode == "RM" or mode == "RZ" and exact > 0)
+    up = Fraction(r) < exact and (mode == "RP" or mode == "RZ" and exact < 0)
+    return float(np.nextafter(r, -np.inf if down else np.inf)) if down or up else r
 
 
 @op("DADD", "DMUL", "DFMA")
 def _double(ins: Instruction, ctx: Context) -> Step:
+    """Double ``a + b``, ``a * b``, ``a * b + c`` rounded once; a NaN result as the H200
+    writes it (:func:`shmem_cli.hardware.nans.double_result`)."""
     ops = ins.operands
     kind, mode = ins.opcode, rounding_mode(ins)
     w = write_u64(ops[0], ins)
-    readers = [read_u64(o, ins, "d") for o in ops[1 : 4 if kind == "DFMA" else 3]]
+    srcs = ops[1 : 4 if kind == "DFMA" else 3]
+    readers = [read_u64(o, ins, "d") for o in srcs]
+    plain = [read_u64(_unmodified(o), ins, "d") for o in srcs]
+    order = [1, 2, 0] if kind == "DFMA" else [1, 0]  # which operand's NaN wins: b, c, a
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
@@ -428,6 +438,13 @@ def _double(ins: Instruction, ctx: Context) -> Step:
                     x = np.where(f[0] * f[1] == 0, f[0] * f[1], x)
             else:
                 x = f[0] + f[1] if kind == "DADD" else f[0] * f[1]
-        w(b, ix, np.broadcast_to(np.asarray(x, np.float64).view(np.uint64), (b.count(ix),)), t)
+        nan = bool(np.isnan(x).any())  # the operands' bits, without modifiers, only then
+        x = nans.double_result(x, [plain[k](b, ix)[0] for k in order] if nan else [])
+        w(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
 
     return step
+
+
+def _unmodified(o: Operand) -> Operand:
+    """The operand without its ``-`` and ``|..|`` (what a NaN passes on)."""
+    return replace(o, neg=False, abs=False) if isinstance(o, (Reg, Const)) else o

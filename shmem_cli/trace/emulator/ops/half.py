@@ -23,6 +23,7 @@ from ..state import Block, Idx
 from .floating import (
     BOOL_OPS,
     NAN16,
+    canonical_nan32,
     compare_name,
     float_compare,
     minimum_maximum,
@@ -148,8 +149,8 @@ def _half(ins: Instruction, ctx: Context) -> Step:
                 r = np.where(r <= 0, 0.0, r)  # -0 too (the H200's bf16 fma); NaN stays NaN
             res.append(_saturate(r) if sat else r)
             errs.append(err)
-        if f32_out:
-            out = np.asarray(res[0], dtype=np.float32).view(_U)
+        if f32_out:  # a NaN the canonical 0x7fffffff (HADD2.F32 of a half NaN: probes2)
+            out = canonical_nan32(res[0], np.asarray(res[0], dtype=np.float32).view(_U))
         else:
             out = _pack_h2(res[0], res[1], bf16, errs)
         w(b, ix, np.broadcast_to(out, (b.count(ix),)), t)
