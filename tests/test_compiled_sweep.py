@@ -17,6 +17,7 @@ from shmem_cli.trace.fixes.compiled_sweep import Define, parse_define, run_compi
 from shmem_cli.trace.fixes.suggest_kernel import defines_of
 from shmem_cli.trace.pipeline import TraceRequest
 
+from .conftest import TRACE_DATA
 from .test_trace_suggest import FIXES, SGEMM_ARGS, measured
 
 needs_nvcc = pytest.mark.skipif(
@@ -157,3 +158,50 @@ def test_the_example_kernel_is_the_measured_one() -> None:
     # in tests/data/trace/fixes (its cubins' line tables name that file)
     shipped = Path(__file__).parent.parent / "access_specs" / "kernels" / "warp_sgemm.cu"
     assert shipped.read_text() == SGEMM.read_text()
+
+
+def _grouped_source(tmp_path: Path) -> Path:
+    """The grouped kernel (tests/data/trace/grouped) with its read's stride scaled by a
+    macro, MUL: sa[(t * N * MUL) & 255]."""
+    text = (TRACE_DATA / "grouped" / "grouped.cu").read_text()
+    assert "sa[(t * p.N) & 255]" in text
+    text = "#ifndef MUL\n#define MUL 1\n#endif\n" + text.replace(
+        "sa[(t * p.N) & 255]", "sa[(t * p.N * MUL) & 255]"
+    )
+    source = tmp_path / "grouped.cu"
+    source.write_text(text)
+    return source
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_sweep_replays_a_launch_from_its_parameter_block_and_device_memory(
+    tmp_path: Path,
+) -> None:
+    """--params and --memory reach every variant: the grouped kernel's problems (N = 1, 2, 8
+    over 5, 1, 3 tiles of 2 warps) read from device memory. The read of sa costs the most
+    words of one bank: stride N * MUL words, 1, 2 and 8 wavefronts for MUL = 1; 2, 4 and 8
+    for MUL = 2 (stride 16: 16 words, each read by two lanes, 8 in each of banks 0 and 16);
+    sb[t ^ 1] one wavefront a warp-tile (18)."""
+    data = TRACE_DATA / "grouped"
+    code, doc, out = sweep_json(
+        str(_grouped_source(tmp_path)), "--define", "MUL=1,2", "-b", "64", "-g", "4",
+        "--params", f"@{data / 'params.bin'}",
+        "--memory", f"0x7f1234000000=@{data / 'problems.bin'}",
+    )  # fmt: skip
+    assert code == 0 and doc is not None, out
+    loads = {v["defines"]["MUL"]: v["totals"]["load"] for v in doc["variants"]}
+    assert (loads["1"]["requests"], loads["1"]["wavefronts"]) == (36, 18 + 2 * (5 + 2 + 3 * 8))
+    assert (loads["2"]["requests"], loads["2"]["wavefronts"]) == (36, 18 + 2 * (10 + 4 + 3 * 8))
+
+
+def test_a_sweep_never_writes_over_a_file_it_reads(tmp_path: Path) -> None:
+    given = tmp_path / "problems.bin"
+    given.write_bytes(bytes(96))
+    result = CliRunner().invoke(
+        main,
+        ["sweep", str(_grouped_source(tmp_path)), "--define", "MUL=1,2", "-b", "64",
+         "--memory", f"0x7f1234000000=@{given}", "-o", str(given)],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert given.read_bytes() == bytes(96)

@@ -120,7 +120,9 @@ def sweep(
     require_paths([spec])
     from ..plumbing.fsutil import check_outputs
 
-    check_outputs((output, *pictures().values()), kernel_inputs(spec, launch["args"]))
+    inputs = (*launch["args"], *launch["consts"], *launch["memory"])
+    block_file = (launch["params_file"] or "").removeprefix("@")
+    check_outputs((output, *pictures().values()), kernel_inputs(spec, inputs, block_file))
     if Path(spec).suffix.lower() in (".cu", ".cuh"):
         from .sweep_kernel import sweep_kernel
 

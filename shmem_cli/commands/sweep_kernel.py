@@ -1,7 +1,8 @@
 """``shmem sweep KERNEL.cu --define NAME=VALUES``: the launch options and the run.
 
 The options are ``shmem trace``'s launch (``--kernel``, ``--block``, ``--grid``,
-``--arg``, ``--dynamic-smem``, ``--buffer-size``, ``--arch``, ``--nvcc-arg``) and
+``--arg``, ``--params``, ``--const``, ``--memory``, ``--cluster``, ``--dynamic-smem``,
+``--buffer-size``, ``--arch``, ``--nvcc-arg``) and
 ``--jobs``; :func:`launch_options` declares them once on the ``sweep`` command and
 hands them to it as one mapping. The work is in
 :mod:`shmem_cli.trace.fixes.compiled_sweep`.
@@ -28,6 +29,10 @@ LAUNCH_DEFAULTS: dict[str, Any] = {
     "block": None,
     "grid": "1",
     "args": (),
+    "params_file": None,
+    "consts": (),
+    "memory": (),
+    "cluster": None,
     "dynamic_smem": 0,
     "buffer_size": 8 << 20,
     "arch": None,
@@ -42,6 +47,29 @@ _OPTIONS = (
     click.option("-g", "--grid", metavar="X[,Y[,Z]]", default="1", help="KERNEL.cu: blocks."),
     click.option(
         "-a", "--arg", "args", multiple=True, metavar="KEY=VALUE", help="KERNEL.cu: an argument."
+    ),
+    click.option(
+        "--params",
+        "params_file",
+        metavar="@FILE",
+        help="KERNEL.cu: the whole parameter block a host program passed (as shmem trace).",
+    ),
+    click.option(
+        "--const",
+        "consts",
+        multiple=True,
+        metavar="NAME=VALUE",
+        help="KERNEL.cu: a __constant__ variable's value (as shmem trace).",
+    ),
+    click.option(
+        "--memory",
+        "memory",
+        multiple=True,
+        metavar="ADDR=@FILE",
+        help="KERNEL.cu: device memory the host wrote, at its address (as shmem trace).",
+    ),
+    click.option(
+        "--cluster", metavar="X[,Y[,Z]]", help="KERNEL.cu: CTAs of a thread-block cluster."
     ),
     click.option(
         "--dynamic-smem",
@@ -107,7 +135,7 @@ def sweep_kernel(
     from ..trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
     from ..trace.pipeline import TraceRequest
     from .trace import ARCH
-    from .trace_sizes import parse_launch_sizes
+    from .trace_sizes import parse_cluster, parse_launch_sizes
 
     require_file(path)
     if not defines:
@@ -129,6 +157,10 @@ def sweep_kernel(
         block=block,
         grid=grid,
         args=launch["args"],
+        params_file=launch["params_file"],
+        consts=launch["consts"],
+        memory=launch["memory"],
+        cluster=parse_cluster(launch["cluster"]),
         dynamic_smem=launch["dynamic_smem"],
         buffer_size=launch["buffer_size"],
         arch=launch["arch"],
