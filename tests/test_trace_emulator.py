@@ -525,3 +525,37 @@ def test_fp8_pairs_unpack_to_halves() -> None:
                 if not nan:
                     want = np.array(_fp8_value(byte, exp_bits), dtype=np.float16)
                     assert got == int(want.view(np.uint16)), (t, col, k, hex(byte))
+
+
+@pytest.mark.parametrize(
+    ("operand", "mode", "want"),
+    [
+        ("-c[0x3][0x0]", "DADD", 3.0 - 1.5),  # a double constant negated
+        ("|c[0x3][0x8]|", "DADD", 3.0 + 2.0),  # its absolute value
+        ("-|c[0x3][0x0]|", "DMUL", 3.0 * -1.5),
+        ("c[0x3][0x8]", "DMUL", 3.0 * -2.0),  # unmodified
+    ],
+)
+def test_a_64_bit_constant_operand_takes_its_modifiers(
+    operand: str, mode: str, want: float
+) -> None:
+    """``DADD R4, R2, -c[0x3][0x0]``: a double read from a constant bank with ``-`` or
+    ``|..|`` (it was read as written, the modifier dropped, where a 4-byte constant and a
+    register pair took theirs)."""
+    from shmem_cli.cuda.sass import Function, parse_instruction
+    from shmem_cli.trace.emulator.decode import decode_function
+    from shmem_cli.trace.emulator.state import Block
+
+    ins = parse_instruction(f"{mode} R4, R2, {operand}", 0, "k.cu", 1)
+    program = decode_function(Function("k", [ins], {}))
+    launch = Launch(
+        block=(32, 1, 1), grid=(1, 1, 1), const_banks={3: struct.pack("<dd", 1.5, -2.0)}
+    )
+    blk = Block(launch, registers=8)
+    three = struct.unpack("<II", struct.pack("<d", 3.0))
+    blk.r[2], blk.r[3] = three
+    blk.run_wide(program[0], np.ones(32, dtype=bool))
+    got = (blk.r[4].astype(np.uint64) | (blk.r[5].astype(np.uint64) << np.uint64(32))).view(
+        np.float64
+    )
+    assert (got == want).all(), got[:2]

@@ -90,6 +90,19 @@ def _apply_mods(v: Any, neg: bool, inv: bool, absolute: bool, mode: str) -> Any:
     return v
 
 
+def _apply_mods64(v: Any, neg: bool, absolute: bool, mode: str) -> Any:
+    """A 64-bit operand's ``-`` and ``|..|``: on a double's sign bit, or an integer's
+    two's complement negation."""
+    if mode == "d":
+        if absolute:
+            v = v & ~_SIGN64
+        if neg:
+            v = v ^ _SIGN64
+    elif neg:
+        v = np.uint64(0) - v
+    return v
+
+
 def const_read(blk: Block, bank: int, off: Any, width: int, ins: Instruction) -> tuple[Any, Any]:
     """``width`` bytes of a constant bank at byte offsets ``off`` (int or array) and their
     taint: inexact where a byte lies in a ``__constant__`` variable nobody set (it reads as
@@ -195,6 +208,8 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
                 v = np.array(v, dtype=dtype)
                 if width == 4:
                     v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
+                else:
+                    v = _apply_mods64(v, op.neg, op.abs, mode)
                 cache.clear()
                 cache[key] = (v, np.uint8(t) if np.ndim(t) == 0 else np.uint8(t.max()))
             return cache[key]
@@ -209,6 +224,8 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
         v = np.ascontiguousarray(raw).view(dtype)[..., 0]
         if width == 4:
             v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
+        else:
+            v = _apply_mods64(v, op.neg, op.abs, mode)
         return v, t | tc
 
     return rcr
@@ -229,14 +246,7 @@ def read_u64(op: Operand, ins: Instruction, mode: str = "i") -> Reader:
             regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
             v = regs[i][ix].astype(np.uint64) | (regs[i + 1][ix].astype(np.uint64) << np.uint64(32))
             t = taint[i][ix] | taint[i + 1][ix]
-            if mode == "d":
-                if ab:
-                    v = v & ~_SIGN64
-                if neg:
-                    v = v ^ _SIGN64
-            elif neg:
-                v = np.uint64(0) - v
-            return v, t
+            return _apply_mods64(v, neg, ab, mode), t
 
         return rd
     if isinstance(op, Imm):
