@@ -1,9 +1,12 @@
-"""MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS bit for bit as the H200 computes them (issue 27): the
-emulator's approximations (trace/emulator/mufu.py) against the H200's outputs kept in
-tests/data/trace/mufu (random bit patterns, the special values, and arguments of each
-table's whole measured domain)."""
+"""MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN, COS, TANH (and its .F16 and .BF16 forms) and the double
+seeds RCP64H and RSQ64H bit for bit as the H200 computes them (issue 27): the emulator's
+approximations (trace/emulator/mufu/) against the H200's outputs kept in tests/data/trace/mufu
+(random bit patterns, the special values, and arguments of each table's whole measured
+domain)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,11 +18,28 @@ from .conftest import TRACE_DATA
 MEASURED = TRACE_DATA / "mufu"
 
 
-@pytest.mark.parametrize("name", ["rcp", "rsq", "sqrt", "ex2", "lg2", "sin", "cos"])
-def test_mufu_gives_what_the_h200_gave(name: str) -> None:
+def _measured(name: str) -> tuple[Any, Any]:
     data = np.fromfile(MEASURED / f"{name}.bin", dtype="<u4")
-    args, want = data[: len(data) // 2], data[len(data) // 2 :]
+    return data[: len(data) // 2], data[len(data) // 2 :]
+
+
+@pytest.mark.parametrize(
+    "name", ["rcp", "rsq", "sqrt", "ex2", "lg2", "sin", "cos", "tanh", "rcp64h", "rsq64h"]
+)
+def test_mufu_gives_what_the_h200_gave(name: str) -> None:
+    args, want = _measured(name)
     got = getattr(mufu, name)(args)
+    wrong = np.flatnonzero(got != want)
+    assert not len(wrong), [(hex(args[k]), hex(got[k]), hex(want[k])) for k in wrong[:5]]
+
+
+@pytest.mark.parametrize("name", ["tanh_f16", "tanh_bf16"])
+def test_the_half_forms_give_what_the_h200_gave(name: str) -> None:
+    """``tanh.approx.f16x2``/``.bf16x2`` of words whose two halves are the same: one
+    ``MUFU.TANH.F16`` (``.BF16``) of each half, the low one and the high one (``.H1``)."""
+    args, want = _measured(name)
+    fn = getattr(mufu, name)
+    got = fn(args) | (fn(args, True) << np.uint32(16))
     wrong = np.flatnonzero(got != want)
     assert not len(wrong), [(hex(args[k]), hex(got[k]), hex(want[k])) for k in wrong[:5]]
 
@@ -36,3 +56,17 @@ def test_the_special_values() -> None:
                                        0x3F800000]  # fmt: skip
     assert mufu.lg2(args).tolist() == [ninf, ninf, inf, mufu.NAN, mufu.NAN, mufu.NAN, ninf]
     assert mufu.lg2(np.array([0x3F800000, 0x40000000], np.uint32)).tolist() == [0, 0x3F800000]
+
+
+def test_the_special_values_of_tanh_and_the_seeds() -> None:
+    """tanh of ±0, ±inf and NaN; the seeds of doubles (high words) that are exact powers of
+    two: 1/1, 1/2, 1/sqrt(4), 1/(±0) and 1/sqrt(+inf), a negative root NaN."""
+    inf, ninf, nan = 0x7F800000, 0xFF800000, 0x7FC00000
+    args = np.array([0, 0x80000000, inf, ninf, nan], dtype=np.uint32)
+    assert mufu.tanh(args).tolist() == [0, 0x80000000, 0x3F800000, 0xBF800000, mufu.NAN]
+    words = np.array([0x3FF00000, 0x40000000, 0x40100000, 0, 0x80000000, 0x7FF00000, 0xBFF00000],
+                     dtype=np.uint32)  # fmt: skip
+    assert mufu.rcp64h(words[:5]).tolist() == [0x3FF00000, 0x3FE00000, 0x3FD00000, 0x7FF00000,
+                                               0xFFF00000]  # fmt: skip
+    assert mufu.rsq64h(words).tolist() == [0x3FF00000, 0x3FE6A09E, 0x3FE00000, 0x7FF00000,
+                                           0xFFF00000, 0, 0x7FFFFFFF]  # fmt: skip

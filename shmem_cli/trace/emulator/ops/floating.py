@@ -5,11 +5,8 @@ Arithmetic is computed in float64 and rounded once to float32 with the instructi
 rounding mode: the product of two float32 is exact in float64, and a sum carries what float64
 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named (:func:`round_exact_f32`); the
 plain FFMA takes that path only where its float64 sum could have rounded onto a float32
-tie. MUFU.RCP, RSQ, SQRT, EX2, LG2, SIN and COS are the H200's own approximations, bit for
-bit (:mod:`..mufu`); TANH is computed correctly rounded, so its last 7 bits may differ from
-the hardware's
-(docs/trace-emulator-notes.md, Limits). Half2 arithmetic is in :mod:`.ops_half`, conversions
-between number types in :mod:`.ops_convert`.
+tie. MUFU's functions are the H200's own approximations, bit for bit (:mod:`..mufu`). Half2
+arithmetic is in :mod:`.ops_half`, conversions between number types in :mod:`.ops_convert`.
 """
 
 from __future__ import annotations
@@ -365,12 +362,14 @@ def _fchk(ins: Instruction, ctx: Context) -> Step:
 
 @op("MUFU")
 def _mufu(ins: Instruction, ctx: Context) -> Step:
-    """``MUFU.fn d, a``: :data:`..mufu.FUNCTIONS`'s ``fn`` of a's bits."""
-    fn = next((mufu.FUNCTIONS[m] for m in ins.mods if m in mufu.FUNCTIONS), None)
+    """``MUFU.fn d, a``: :func:`..mufu.pick`'s function of a's bits (``.F16``/``.BF16``: of
+    a's low half, ``.H1`` its high one)."""
+    half = bool({"F16", "BF16"} & set(ins.mods))
+    fn = mufu.pick(ins.mods, "H1" in getattr(ins.operands[1], "sel", ()))
     if fn is None:
         raise unsupported(ins)
     w = write_u32(ins.operands[0], ins)
-    ra = read_u32(ins.operands[1], "f", ins)
+    ra = read_u32(ins.operands[1], "h" if half else "f", ins)
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)

@@ -1,6 +1,6 @@
-"""The special function unit's approximations as the H200 computes them: ``MUFU.RCP``,
-``MUFU.RSQ``, ``MUFU.SQRT``, ``MUFU.EX2``, ``MUFU.LG2``, ``MUFU.SIN`` and ``MUFU.COS``, bit
-for bit, on float32 bits.
+"""The special function unit's interpolator and the functions it computes from float32
+bits alone: ``MUFU.RCP``, ``MUFU.RSQ``, ``MUFU.SQRT``, ``MUFU.EX2``, ``MUFU.LG2``,
+``MUFU.SIN`` and ``MUFU.COS``, bit for bit as the H200 computes them.
 
 Each is a quadratic interpolation in fixed point (the multifunction interpolator Oberman and
 Siu described, whose arithmetic envytools reverse engineered on G80's SFU): the high bits of
@@ -17,14 +17,12 @@ on the 2^24 multiples of 2^-23 in (-1, 1), ``lg2.approx.ftz`` on the 2^23 signif
 bit patterns each): per segment, integers that give every one of its
 outputs. The functions here give all those outputs, and those of 2^18 random bit patterns
 of each with the special values. ``MUFU.SQRT`` has a table of its own (it is not
-``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``TANH`` is not the
-H200's here but correctly rounded, as are the double seeds
-``RCP64H`` and ``RSQ64H`` (:data:`FUNCTIONS`; docs/trace-emulator-notes.md, Limits).
+``x * rsqrt(x)``, and its linear term is a bit wider than RSQ's). ``TANH`` is in
+:mod:`.tanh`, the double seeds ``RCP64H`` and ``RSQ64H`` in :mod:`.seeds`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -175,7 +173,7 @@ def _table(name: str) -> Any:
 _COEF = {name: _table(name) for name in _TABLES}
 
 
-def _square(x: Any) -> Any:
+def square(x: Any) -> Any:
     """The interpolator's square of a 17-bit ``x``: for each set bit ``i`` of it, ``x``
     shifted right by ``18 - i`` (the partial products' low bits dropped), summed and halved:
     about ``x * x / 2**19``."""
@@ -190,11 +188,11 @@ def _interpolate(name: str, idx: Any, x: Any, shifts: tuple[int, int, int, int])
     (RCP's 16-bit ``x`` is squared as 17 bits, one place up)."""
     a, b, k, s = shifts
     c = _COEF[name][idx]
-    sq = _square(x << 1 if name == "RCP" else x)
+    sq = square(x << 1 if name == "RCP" else x)
     return ((c[..., 0] << a) + c[..., 1] * x + ((c[..., 2] * sq) << b) + k) >> s
 
 
-def _parts(bits: Any) -> tuple[Any, Any, Any, Any]:
+def parts(bits: Any) -> tuple[Any, Any, Any, Any]:
     """sign, biased exponent, significand with its leading one (0 for a zero or a flushed
     denormal), and whether it is a NaN."""
     u = np.asarray(bits, dtype=_U).astype(_I)
@@ -204,7 +202,7 @@ def _parts(bits: Any) -> tuple[Any, Any, Any, Any]:
     return sign, e, sig, nan
 
 
-def _pack(sign: Any, e: Any, sig: Any) -> Any:
+def pack(sign: Any, e: Any, sig: Any) -> Any:
     """float32 bits of ``sig * 2**(e - 150)`` (``sig`` of 24 bits, or 2**24): a result past
     the largest exponent is infinity, one below the smallest normal a zero of its sign."""
     carry = sig >= 1 << 24
@@ -215,10 +213,10 @@ def _pack(sign: Any, e: Any, sig: Any) -> Any:
 
 def rcp(bits: Any) -> Any:
     """``MUFU.RCP``: 1/x; 1/±0 = ±inf, 1/±inf = ±0."""
-    sign, e, sig, nan = _parts(bits)
+    sign, e, sig, nan = parts(bits)
     x = sig & 0xFFFF
     m = _interpolate("RCP", (sig >> 16) & 0x7F, x, (13, 0, 0x47E7, 15))
-    out = _pack(sign, 253 - e, np.where(sig == 0, 1, m))
+    out = pack(sign, 253 - e, np.where(sig == 0, 1, m))
     out = np.where(e == 0xFF, _U(0) | (sign << 31).astype(_U), out)
     out = np.where(sig == 0, ((sign << 31) | (0xFF << 23)).astype(_U), out)
     return np.where(nan, _U(NAN), out).astype(_U)
@@ -228,7 +226,7 @@ def _root_parts(bits: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
     """What RSQ and SQRT share: sign, exponent, significand, NaN, and the 24-bit table index
     and argument (the exponent's parity above the fraction) with half the unbiased
     exponent, rounded down."""
-    sign, e, sig, nan = _parts(bits)
+    sign, e, sig, nan = parts(bits)
     unbiased = e - 127
     frac = (sig & 0x7FFFFF) | ((unbiased & 1) << 23)
     return sign, e, sig, nan | ((sign == 1) & (sig != 0)), frac, unbiased >> 1
@@ -240,7 +238,7 @@ def rsq(bits: Any) -> Any:
     sign, e, sig, nan, frac, half = _root_parts(bits)
     m = _interpolate("RSQ", frac >> 17, frac & 0x1FFFF, (14, 2, 0x7FFF, 16))
     exact = frac == 0
-    out = _pack(_I(0), np.where(exact, 127 - half, 126 - half), np.where(exact, 1 << 23, m))
+    out = pack(_I(0), np.where(exact, 127 - half, 126 - half), np.where(exact, 1 << 23, m))
     out = np.where(e == 0xFF, _U(0), out)
     out = np.where(sig == 0, ((sign << 31) | (0xFF << 23)).astype(_U), out)
     return np.where(nan, _U(NAN), out).astype(_U)
@@ -250,7 +248,7 @@ def sqrt(bits: Any) -> Any:
     """``MUFU.SQRT``: ±0 gives ±0, +inf +inf, a negative number NaN."""
     sign, e, sig, nan, frac, half = _root_parts(bits)
     m = _interpolate("SQRT", frac >> 17, frac & 0x1FFFF, (15, 1, 0x7FFF, 17))
-    out = _pack(_I(0), 127 + half, m)
+    out = pack(_I(0), 127 + half, m)
     out = np.where(e == 0xFF, _U(0x7F800000), out)
     out = np.where(sig == 0, (sign << 31).astype(_U), out)
     return np.where(nan, _U(NAN), out).astype(_U)
@@ -259,7 +257,7 @@ def sqrt(bits: Any) -> Any:
 def ex2(bits: Any) -> Any:
     """``MUFU.EX2``: 2**x from x in 7.23 fixed point, truncated toward zero (past 2**7 an
     overflow: +inf, or +0 for a negative x); 2**-inf = +0, 2**inf = +inf."""
-    sign, e, sig, nan = _parts(bits)
+    sign, e, sig, nan = parts(bits)
     shift = e - 127  # the 24-bit significand holds x * 2**23 at e = 127
     fixed = np.where(shift >= 0, sig << np.clip(shift, 0, 7), sig >> np.clip(-shift, 0, 63))
     big = (e == 0xFF) | (e - 127 >= 7)
@@ -269,7 +267,7 @@ def ex2(bits: Any) -> Any:
     exp = np.where(neg, np.where(frac != 0, -whole - 1, -whole), whole) + 127
     frac = np.where(neg & (frac != 0), ~frac & 0x7FFFFF, frac)
     m = _interpolate("EX2", frac >> 17, frac & 0x1FFFF, (13, 0, 0x77E2, 15))
-    out = _pack(_I(0), exp, m)
+    out = pack(_I(0), exp, m)
     out = np.where(big, np.where(neg, _U(0), _U(0x7F800000)), out)
     return np.where(nan, _U(NAN), out).astype(_U)
 
@@ -278,7 +276,7 @@ def lg2(bits: Any) -> Any:
     """``MUFU.LG2``: log2(x) in fixed point (2**-36), the exponent added, then truncated to
     24 significant bits (a negative sum by its ones' complement); ±0 gives -inf, +inf +inf,
     a negative number NaN, and 1 exactly 0."""
-    sign, e, sig, nan = _parts(bits)
+    sign, e, sig, nan = parts(bits)
     frac = sig & 0x7FFFFF
     r = _interpolate("LG2", frac >> 17, frac & 0x1FFFF, (12, 1, 0x3345, 2))
     total = np.where((frac == 0) & (e == 127), 0, r) + ((e - 127) << 36)
@@ -286,7 +284,7 @@ def lg2(bits: Any) -> Any:
     mag = np.where(neg, ~total, total)
     top = np.frexp(mag.astype(np.float64))[1] - 1  # the highest set bit (exact below 2**53)
     m = np.where(top >= 23, mag >> np.clip(top - 23, 0, 63), mag << np.clip(23 - top, 0, 63))
-    out = np.where(mag == 0, _U(0), _pack(neg.astype(_I), top - 36 + 127, m))
+    out = np.where(mag == 0, _U(0), pack(neg.astype(_I), top - 36 + 127, m))
     out = np.where(neg & (mag == 0), _U(0x80000000), out)
     out = np.where(e == 0xFF, _U(0x7F800000), out)
     out = np.where(sig == 0, _U(0xFF800000), out)
@@ -299,7 +297,7 @@ def _sine(bits: Any, cosine: bool) -> Any:
     truncated; the quarter picks the sign and whether the fraction runs backwards, one table
     (of sin on a quarter turn) serves both, and the result is truncated to 24 significant
     bits. NaN and ±inf give NaN."""
-    sign, e, sig, nan = _parts(bits)
+    sign, e, sig, nan = parts(bits)
     shift = e - 127 + 2
     fixed = np.where(shift >= 0, sig << np.clip(shift, 0, 40), sig >> np.clip(-shift, 0, 63))
     fixed &= 0x1FFFFFF
@@ -308,10 +306,10 @@ def _sine(bits: Any, cosine: bool) -> Any:
     negative = ((0 if cosine else sign) ^ (quarter >> 1)) & 1
     x = frac & 0x1FFFF
     c = _COEF["SIN"][frac >> 17]
-    total = (c[..., 0] << 11) + c[..., 1] * x + c[..., 2] * _square(x)  # sin * 2**37
+    total = (c[..., 0] << 11) + c[..., 1] * x + c[..., 2] * square(x)  # sin * 2**37
     top = np.frexp(total.astype(np.float64))[1] - 1
     m = np.where(top >= 23, total >> np.clip(top - 23, 0, 63), total << np.clip(23 - top, 0, 63))
-    out = np.where(total == 0, (negative << 31).astype(_U), _pack(negative, top - 37 + 127, m))
+    out = np.where(total == 0, (negative << 31).astype(_U), pack(negative, top - 37 + 127, m))
     return np.where(nan | (e == 0xFF), _U(NAN), out).astype(_U)
 
 
@@ -323,44 +321,3 @@ def sin(bits: Any) -> Any:
 def cos(bits: Any) -> Any:
     """``MUFU.COS``: cos(2 pi x) (:func:`_sine`)."""
     return _sine(bits, True)
-
-
-def _nearest(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``fn`` of float32 bits computed in float64 and rounded to nearest (a NaN: NAN)."""
-
-    def bits_of(bits: Any) -> Any:
-        with np.errstate(all="ignore"):
-            r = fn(np.asarray(bits, dtype=_U).view(np.float32).astype(np.float64))
-            out = np.asarray(r).astype(np.float32).view(_U)
-        return np.where(np.isnan(r), _U(NAN), out).astype(_U)
-
-    return bits_of
-
-
-def _high_word(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``RCP64H``/``RSQ64H``: ``fn`` of the double whose high word is the bits (low word 0),
-    correctly rounded; the result's high word."""
-
-    def bits_of(bits: Any) -> Any:
-        d = (np.asarray(bits, dtype=np.uint64) << np.uint64(32)).view(np.float64)
-        with np.errstate(all="ignore"):
-            r = np.asarray(fn(d), dtype=np.float64).view(np.uint64) >> np.uint64(32)
-        return r.astype(_U)
-
-    return bits_of
-
-
-#: each MUFU function of float32 bits: the H200's approximations bit for bit, the others
-#: correctly rounded
-FUNCTIONS: dict[str, Callable[[Any], Any]] = {
-    "RCP": rcp,
-    "RSQ": rsq,
-    "SQRT": sqrt,
-    "EX2": ex2,
-    "LG2": lg2,
-    "SIN": sin,
-    "COS": cos,
-    "TANH": _nearest(np.tanh),
-    "RCP64H": _high_word(lambda d: 1.0 / d),
-    "RSQ64H": _high_word(lambda d: 1.0 / np.sqrt(d)),
-}
