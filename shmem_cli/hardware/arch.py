@@ -94,6 +94,10 @@ class ArchProfile:
     # the grid per axis at 0x15c, the CTAs of a cluster at 0x188
     cluster_bank: tuple[int, int, int, int, int] = (0x140, 0x144, 0x150, 0x15C, 0x188)
     warp_size: int = 32
+    # warp reconvergence (issue 29, measured: tests/data/trace/converge): a thread that
+    # executes one of these is *yielded*, and a convergence barrier (BSYNC) does not wait
+    # for it (NANOSLEEP with or without .SYNCS)
+    yield_opcodes: tuple[str, ...] = ("YIELD", "NANOSLEEP")
     # ldmatrix/stmatrix: one phase per 8x8 matrix, whose rows come from this many lanes
     matrix_rows: int = 8
     ldmatrix_row_bytes: int = 16

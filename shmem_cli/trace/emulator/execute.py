@@ -46,6 +46,7 @@ from .decode import Program, decode_function
 from .op_table import MOVES, widens
 from .state import BLOCKED, LOCAL_WINDOW_SLOT, Block, Launch, TraceError
 from .sync.barriers import release
+from .sync.convergence import settle
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
@@ -312,6 +313,8 @@ def run_block(
                 sel = np.flatnonzero(here)
                 nxt = int(np.min(sched, where=~here, initial=BLOCKED))
                 at, at_cta = (everyone if len(sel) == threads else sel), None
+        if not fast and blk.converge.parts > 1 and m < BLOCKED:
+            at, nxt = _one_part(blk, at, m, nxt)  # a warp's parts run apart (convergence)
         if m >= BLOCKED:
             if blk.exited.all():
                 break
@@ -401,6 +404,8 @@ def run_block(
                 progress(executed)
         if decided is not None:
             taint_flow.after_step(blk, program, m, at_ids, decided)
+        if moving[m] and blk.converge.waiters:
+            settle(blk)  # a lane left, exited or yielded: the waits it held may clear
         steps += 1
         # next: the same threads at m + 1, unless the step moved threads or others wait there
         if moving[m]:
@@ -412,6 +417,14 @@ def run_block(
             sched[at] = m + 1
             fast = False
     return steps, executed
+
+
+def _one_part(blk: Block, at: Any, m: int, nxt: int) -> tuple[Any, int]:
+    """Of the threads ``at`` (at instruction ``m``), each warp's first part; the others
+    wait at ``m`` (then the next smallest index)."""
+    sel = blk.ids(at)
+    kept = blk.converge.one_part(sel)
+    return (at, nxt) if len(kept) == len(sel) else (kept, m)
 
 
 def _cta_counts(blk: Block, at: Any) -> Any:

@@ -40,10 +40,12 @@ from ...hardware.arch import SM90
 from ..requests import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
 from .sync.calls import LOCAL_BYTES, CallPaths
+from .sync.convergence import BLOCKED, Convergence
 from .sync.mbarrier import MBarriers
 from .trace_error import TraceError
 
 __all__ = [
+    "BLOCKED",
     "BUFFER_GROUPS",
     "GLOBAL_BASE",
     "LOCAL_BYTES",
@@ -69,8 +71,6 @@ Idx: TypeAlias = "slice | npt.NDArray[np.intp]"
 RZ = 255
 URZ = 63
 PT = 7
-# a thread's next instruction index when it has exited or waits (at a barrier, an mbarrier)
-BLOCKED = np.int64(1) << 40
 TAINT_UNKNOWN = 2
 # the value may differ between blocks: it depends on the block index (or the CTA's rank)
 TAINT_BLOCK = 4
@@ -238,6 +238,8 @@ class Block:
         self.waiting = np.full(t, -1, dtype=np.int32)  # barrier id a thread waits at
         self.barriers: dict[int, dict[str, Any]] = {}
         self.mbarriers = MBarriers()  # sm_90 mbarriers by offset in smem (CTA base included)
+        self.converge = Convergence(t, ws)  # convergence barriers, yields, sleeps
+        self.mbarriers.on_wake = self.converge.join  # woken together: one part
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
         # DSMEM by index: 32-byte sectors remote accesses moved, remote atomics' op_atom wavefronts
@@ -364,7 +366,7 @@ class Block:
         out: they change no value."""
         arrays = [self.sched, self.exited, self.waiting, self.resume, self.call_frame]
         arrays += [self.p, self.up, self.bar_pred, self.bar_value]
-        arrays += [self.r, self.ur, self.smem]
+        arrays += [self.r, self.ur, self.smem, *self.converge.arrays(), self.converge.part]
         return arrays if self._local is None else [*arrays, self._local]
 
     def machine_state_small(self) -> tuple[Any, ...]:

@@ -181,6 +181,7 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
             n = len(ids)
             par = (np.broadcast_to(par, (n,)) >> np.uint32(31)) & np.uint32(1)
             ok = np.zeros(n, dtype=bool)
+            failed = b.converge.failed[ids]
             for off, on, _ in _barriers(b, ix, a, ins, "wait"):
                 for p in (0, 1):
                     sel = on & (par == p)
@@ -188,9 +189,14 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
                         continue
                     if b.mbarriers.done(off, p):
                         ok[sel] = True
-                    else:  # blocked until the phase completes, then this wait runs again
-                        b.mbarriers.block(off, ids[sel], p, index, ins)
-                        b.sched[ids[sel]] = BLOCKED
+                        continue
+                    # a first failure is reported (the retry path runs); after that the
+                    # thread is blocked until the phase completes, then this wait runs again
+                    again = sel & failed
+                    if again.any():
+                        b.mbarriers.block(off, ids[again], p, index, ins)
+                        b.sched[ids[again]] = BLOCKED
+            b.converge.failed[ids] = ~ok
             wp(b, ix, ok, 0)
 
         return wait

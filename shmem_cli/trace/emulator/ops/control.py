@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Imm, Label, Reg
+from ....cuda.sass_operands import Imm, Label
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
 from ..state import BLOCKED, TAINT_UNKNOWN, Block, Idx, TraceError
+from ..sync.convergence import diverged
 
 
 def _noop(b: Block, ix: Idx) -> None:
@@ -27,23 +28,18 @@ def _noop(b: Block, ix: Idx) -> None:
 
 @op(
     "NOP",
-    "BSSY",
-    "BSYNC",
-    "WARPSYNC",
     "MEMBAR",
     "FENCE",
     "ERRBAR",
     "CCTL",
-    "YIELD",
-    "NANOSLEEP",
     "DEPBAR",
     "LDGDEPBAR",
     "CGAERRBAR",
     "PMTRIG",
-    "BREAK",
 )
 def _nothing(ins: Instruction, ctx: Context) -> Step:
-    """Under min-pc scheduling convergence points need no action; memory is coherent."""
+    """No data effect (memory is coherent); the convergence instructions:
+    :mod:`..sync.converge_ops`."""
     return _noop
 
 
@@ -177,9 +173,14 @@ def _bra(ins: Instruction, ctx: Context) -> Step:
     conds = [o for o in ins.operands if not isinstance(o, Label)]
     if len(labels) != 1:
         raise unsupported(ins, "indirect branch")
-    if "DIV" in ins.mods:
-        # taken when the warp is not converged; min-pc scheduling keeps it converged
-        return _noop
+    if "DIV" in ins.mods:  # taken by the threads of a warp that runs without some lane
+        divergent = ctx.target(ins, labels[0])
+
+        def div(b: Block, ix: Idx) -> None:
+            ids = b.ids(ix)
+            b.sched[ids[diverged(b, ids)]] = divergent
+
+        return div
     target = ctx.target(ins, labels[0])
     if "CONV" in ins.mods:
         conds = []  # taken when the warp is converged, which it is (see above)
@@ -418,29 +419,5 @@ def _b2r(ins: Instruction, ctx: Context) -> Step:
 def _bpt(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         raise TraceError("the kernel reached a breakpoint or trap (assert or __trap())", ins)
-
-    return step
-
-
-@op("BMOV")
-def _bmov(ins: Instruction, ctx: Context) -> Step:
-    """``BMOV.32.CLEAR Rd, Bn`` saves a convergence barrier to a register (and clears it),
-    ``BMOV.32 Bn, Ra`` restores it: a function that reuses a barrier its caller may hold
-    (every device function of a ``-G`` build, a recursion). Under min-pc scheduling the
-    barriers hold nothing (``BSSY``/``BSYNC`` do nothing), so a restore does nothing and a
-    save reads 0, marked as a value the emulator does not know."""
-    ops = ins.operands
-    if len(ops) != 2 or not all(isinstance(o, Reg) for o in ops):
-        raise unsupported(ins)
-    dst, src = ops
-    assert isinstance(dst, Reg) and isinstance(src, Reg)
-    if dst.kind == "B" and src.kind == "R":
-        return _noop
-    if dst.kind != "R" or src.kind != "B":
-        raise unsupported(ins)
-    w = write_u32(dst, ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        w(b, ix, np.zeros(b.count(ix), dtype=np.uint32), TAINT_UNKNOWN)
 
     return step

@@ -1,6 +1,8 @@
 """Warp-level instructions: SHFL, VOTE/VOTEU, MATCH, REDUX and R2UR (a register into a
-uniform one; with a predicate, a waterfall loop's step), and the special registers a thread
-reads its place from (S2R, S2UR, CS2R: thread and CTA ids, lane and lane masks, warp id).
+uniform one; with a predicate, a waterfall loop's step), the special registers a thread
+reads its place from (S2R, S2UR, CS2R: thread and CTA ids, lane and lane masks, warp id),
+and warp reconvergence: ``BSSY``, ``BSYNC``, ``BREAK``, ``BMOV``, ``WARPSYNC``, ``YIELD``
+and ``NANOSLEEP`` (the rules: :mod:`..sync.convergence`).
 
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
@@ -22,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Reg, Special
+from ....cuda.sass_operands import Imm, Reg, Special
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
-from ..state import SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
+from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
+from ..sync.convergence import AT_WARPSYNC, BARRIERS, YIELDING, block_at, pull
 
 _U = np.uint32
 
@@ -314,5 +317,132 @@ def _s2r(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         v, t = special_value(b, name, ix, ins)
         w(b, ix, v, t)
+
+    return step
+
+
+def _barrier(ins: Instruction) -> int:
+    """The convergence barrier register an instruction names."""
+    regs = [o for o in ins.operands if isinstance(o, Reg) and o.kind == "B"]
+    if len(regs) != 1 or not 0 <= regs[0].index < BARRIERS:
+        raise unsupported(ins, "no convergence barrier register")
+    return regs[0].index
+
+
+@op("BSSY")
+def _bssy(ins: Instruction, ctx: Context) -> Step:
+    """``BSSY Bn, label``: the barrier waits for the lanes that execute this with the thread."""
+    reg = _barrier(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        c, ids = b.converge, b.ids(ix)
+        _, lanes, inv = c.per_warp(ids, c.bits(ids))
+        c.masks[reg][ids] = lanes[inv]
+        c.yielded[ids] = False
+
+    return step
+
+
+@op("BSYNC", moves=True)
+def _bsync(ins: Instruction, ctx: Context) -> Step:
+    """``BSYNC Bn``: wait for the barrier's lanes (:mod:`.convergence`)."""
+    reg, index = _barrier(ins), ctx.position(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        c, ids = b.converge, b.ids(ix)
+        _, running, inv = c.per_warp(ids, c.bits(ids))
+        if c.waiters == 0 and ((c.masks[reg][ids] & ~running[inv]) == 0).all():
+            c.leave(reg, ids)  # every lane it waits for is here: the usual case
+            c.yielded[ids] = False
+            return
+        block_at(b, ids, index, reg)
+
+    return step
+
+
+@op("BREAK", moves=True)
+def _break(ins: Instruction, ctx: Context) -> Step:
+    """``BREAK Bn``: the threads leave the barrier (a loop's early exit)."""
+    reg = _barrier(ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        b.converge.leave(reg, ids)
+        b.converge.masks[reg][ids] = 0
+
+    return step
+
+
+@op("BMOV")
+def _bmov(ins: Instruction, ctx: Context) -> Step:
+    """``BMOV.32.CLEAR Rd, Bn`` saves a barrier (and clears it), ``BMOV.32 Bn, Ra`` restores
+    it (a ``-G`` build's functions, a recursion): the save reads 0, marked as a value the
+    emulator does not know; the restored barrier waits for no lane."""
+    ops = ins.operands
+    if len(ops) != 2 or not all(isinstance(o, Reg) for o in ops):
+        raise unsupported(ins)
+    dst, src = ops
+    assert isinstance(dst, Reg) and isinstance(src, Reg)
+    if dst.kind == "B" and src.kind == "R":
+        reg = _barrier(ins)
+
+        def restore(b: Block, ix: Idx) -> None:
+            b.converge.masks[reg][b.ids(ix)] = 0
+
+        return restore
+    if dst.kind != "R" or src.kind != "B":
+        raise unsupported(ins)
+    w, reg, clear = write_u32(dst, ins), _barrier(ins), "CLEAR" in ins.mods
+
+    def save(b: Block, ix: Idx) -> None:
+        w(b, ix, np.zeros(b.count(ix), dtype=np.uint32), TAINT_UNKNOWN)
+        if clear:
+            b.converge.masks[reg][b.ids(ix)] = 0
+
+    return save
+
+
+@op("WARPSYNC", moves=True)
+def _warpsync(ins: Instruction, ctx: Context) -> Step:
+    """``WARPSYNC mask`` (``.ALL``: every lane; ``.COLLECTIVE mask, label``: a collective
+    section's start): wait for the mask's live lanes to reach a ``WARPSYNC``."""
+    index = ctx.position(ins)
+    ops = [o for o in ins.operands if isinstance(o, Reg | Imm)]
+    read = None if "ALL" in ins.mods or not ops else read_u32(ops[0], "i", ins)
+
+    def step(b: Block, ix: Idx) -> None:
+        c, ids = b.converge, b.ids(ix)
+        every = (1 << c.ws) - 1
+        want: Any = np.full(len(ids), every, dtype=c.dt)
+        if read is not None:
+            v, _ = read(b, ix)
+            want = np.broadcast_to(v, (len(ids),)).astype(c.dt) & c.dt(every)
+        _, running, inv = c.per_warp(ids, c.bits(ids))
+        if c.waiters == 0 and ((want & ~running[inv]) == 0).all():
+            c.yielded[ids] = False
+            return
+        block_at(b, ids, index, AT_WARPSYNC, want)
+
+    return step
+
+
+@op(*sorted(YIELDING), moves=True)
+def _yield(ins: Instruction, ctx: Context) -> Step:
+    """``YIELD``, ``NANOSLEEP[.SYNCS]``: the thread is yielded; a ``NANOSLEEP`` without
+    ``.SYNCS`` (which wakes on an mbarrier's change) also sleeps until no other thread can
+    run."""
+    sleeps = ins.opcode == "NANOSLEEP" and "SYNCS" not in ins.mods
+    after = ctx.position(ins) + 1
+    bsyncs = np.full(len(ctx.function.instructions) + 1, -1, dtype=np.int64)
+    for i, x in enumerate(ctx.function.instructions):
+        bsyncs[i] = _barrier(x) if x.opcode == "BSYNC" else -1
+
+    def step(b: Block, ix: Idx) -> None:
+        ids = b.ids(ix)
+        b.converge.yielded[ids] = True
+        if sleeps:
+            b.converge.sleep[ids] = after
+            b.sched[ids] = BLOCKED
+        pull(b, ids, bsyncs)
 
     return step

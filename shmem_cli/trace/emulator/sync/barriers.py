@@ -13,6 +13,7 @@ import numpy as np
 from ....cuda.sass import Function
 from ..state import Block
 from ..trace_error import TraceError
+from .convergence import force, settle, wake
 
 
 def _per_cluster(blk: Block, per_cta: Any) -> Any:
@@ -64,6 +65,10 @@ def release(blk: Block, function: Function) -> None:
         true[ready] = 0
         false[ready] = 0
         released = True
+    # no barrier: a convergence wait now clear, else sleeping threads wake, else the
+    # convergence waits go (:mod:`.convergence`)
+    if not released and (settle(blk) or wake(blk) or force(blk)):
+        return
     if not released and blk.mbarriers.blocked():
         message, where = blk.mbarriers.describe_deadlock(
             lambda t: int(blk.warp_ids[t // blk.warp_size]),

@@ -42,6 +42,8 @@ class MBarriers:
 
     def __init__(self) -> None:
         self.table: dict[int, MBarrier] = {}
+        # told the threads a phase woke and where they wait (they go on together there)
+        self.on_wake: Callable[[Any, Any], None] | None = None
 
     def init(self, offset: int, count: int) -> None:
         self.table[offset] = MBarrier(offset, count, count)
@@ -83,6 +85,9 @@ class MBarriers:
             woken = [t for t, (p, _) in bar.waiters.items() if (bar.phase & 1) != p]
             for t in woken:
                 sched[t] = bar.waiters.pop(t)[1]
+            if woken and self.on_wake is not None:
+                ids = np.array(woken, dtype=np.int64)
+                self.on_wake(ids, sched[ids])
             if bar.count <= 0:
                 break
 

@@ -1,0 +1,232 @@
+"""Warp reconvergence: the convergence barriers (``BSSY``/``BSYNC``), ``WARPSYNC``, the
+yielded state and sleeping threads (issue 29; docs/hardware-model.md, Warp reconvergence).
+
+``BSSY Bn`` records, for each thread that executes it, the lanes of its warp that execute it
+with it: the threads barrier ``Bn`` waits for. A thread at ``BSYNC Bn`` waits until each of
+those lanes has exited, waits at this ``BSYNC``, has passed a ``BSYNC Bn`` already (it then
+leaves the others' barrier) or is *yielded*: it executed one of the architecture profile's
+``yield_opcodes`` (``YIELD``, ``NANOSLEEP`` with or without ``.SYNCS``) since its last
+``BSSY``, ``BSYNC`` or ``WARPSYNC``. The H200 does this (tests/data/trace/converge): the
+lanes waiting at the ``BSYNC`` go on while the yielded lane spins, and the warp runs on in
+two parts. ``BREAK Bn`` takes a thread out of the barrier. A ``WARPSYNC`` waits for every
+live lane of its mask to reach a ``WARPSYNC``, yielded or not, and makes the warp whole.
+The parts of a warp meet again where they run at one instruction together (the scheduler's
+rule, :mod:`..execute`): woken together from one mbarrier wait, or released together.
+
+A thread at ``NANOSLEEP`` (without ``.SYNCS``) sleeps: it runs again only when no other
+thread can (:func:`wake`), as a sleep of microseconds outlasts what the other warps do.
+An mbarrier wait that fails reports the failure once (the code's retry path runs: its
+``YIELD`` or ``NANOSLEEP.SYNCS``); a thread that fails again waits in it (:attr:`failed`).
+When nothing else can run, waits the rules cannot clear (a barrier saved with ``BMOV``, a
+lane that left the region another way) are let go (:func:`force`), the rule of
+scheduling by instruction index alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ....hardware.arch import SM90
+
+if TYPE_CHECKING:
+    from ..state import Block
+
+#: a thread's next instruction while it waits or has exited (past any function's end)
+BLOCKED = np.int64(1) << 40
+#: convergence barrier registers (``B0`` .. ``B15``)
+BARRIERS = 16
+#: :attr:`Convergence.reg` of a thread waiting at a ``WARPSYNC``
+AT_WARPSYNC = -1
+YIELDING = frozenset(SM90.yield_opcodes)
+
+
+class Convergence:
+    """The convergence state of a block's threads (each array has a column per thread)."""
+
+    def __init__(self, threads: int, warp_size: int) -> None:
+        self.ws = warp_size
+        self.dt: Any = np.uint32 if warp_size <= 32 else np.uint64  # a lane mask
+        # per barrier register: the lanes (a bit each) of the thread's warp it waits for
+        self.masks = np.zeros((BARRIERS, threads), dtype=self.dt)
+        self.yielded = np.zeros(threads, dtype=bool)
+        self.at = np.full(threads, -1, dtype=np.int64)  # the BSYNC/WARPSYNC waited at
+        self.reg = np.zeros(threads, dtype=np.int64)  # its barrier (AT_WARPSYNC: none)
+        self.want = np.zeros(threads, dtype=self.dt)  # a WARPSYNC's lanes
+        self.failed = np.zeros(threads, dtype=bool)  # an mbarrier wait failed once
+        self.sleep = np.full(threads, -1, dtype=np.int64)  # asleep: where it goes on
+        self.waiters = 0  # threads waiting at a BSYNC or WARPSYNC
+        # the part of its warp a thread runs in: lanes a yield let go past a BSYNC run as a
+        # part of their own, never in one step with the rest of the warp, until the parts
+        # meet (:meth:`join`)
+        self.part = np.zeros(threads, dtype=np.int64)
+        self.parts = 1  # part numbers given so far (1: every warp whole)
+
+    def arrays(self) -> list[Any]:
+        return [self.masks, self.yielded, self.at, self.reg, self.want, self.failed, self.sleep]
+
+    def join(self, ids: Any, where: Any) -> None:
+        """Threads ``ids`` go on together from instruction ``where`` (each its own): those
+        of a warp at one instruction become one part."""
+        if self.parts == 1 or len(ids) == 0:
+            return
+        key = (ids // self.ws) * (1 << 40) + where
+        warps, inv = np.unique(key, return_inverse=True)
+        low = np.full(len(warps), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(low, inv, self.part[ids])
+        self.part[ids] = low[inv]
+
+    def one_part(self, sel: Any) -> Any:
+        """Of the threads ``sel`` (at one instruction), those of each warp's first part."""
+        if self.parts == 1 or len(sel) == 0:
+            return sel
+        part = self.part[sel]
+        warps, inv = np.unique(sel // self.ws, return_inverse=True)
+        low = np.full(len(warps), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(low, inv, part)
+        keep = part == low[inv]
+        return sel if keep.all() else sel[keep]
+
+    def bits(self, ids: Any) -> Any:
+        """Each thread's lane as a bit."""
+        return np.left_shift(self.dt(1), (ids % self.ws).astype(self.dt))
+
+    def per_warp(self, ids: Any, values: Any) -> tuple[Any, Any, Any]:
+        """(the warps of ``ids``, the OR of ``values`` over each warp's threads, each
+        thread's position among the warps)."""
+        warps, inv = np.unique(ids // self.ws, return_inverse=True)
+        acc = np.zeros(len(warps), dtype=self.dt)
+        np.bitwise_or.at(acc, inv, values)
+        return warps, acc, inv
+
+    def lanes(self, warps: Any) -> Any:
+        """The thread ids of ``warps``, a row each."""
+        return warps[:, None] * self.ws + np.arange(self.ws)[None, :]
+
+    def packed(self, flags: Any) -> Any:
+        """Rows of lane flags as a bit mask per row."""
+        weights = np.left_shift(self.dt(1), np.arange(self.ws, dtype=self.dt))
+        return np.bitwise_or.reduce(np.where(flags, weights, self.dt(0)), axis=1)
+
+    def leave(self, reg: int, ids: Any) -> None:
+        """Threads ``ids`` pass (or break out of) barrier ``reg``: no lane of their warp
+        waits for them there any more."""
+        warps, gone, _ = self.per_warp(ids, self.bits(ids))
+        rows = self.lanes(warps)
+        self.masks[reg][rows] &= ~gone[:, None]
+
+
+def block_at(blk: Block, ids: Any, index: int, reg: int, want: Any = None) -> None:
+    """Threads ``ids`` wait at the convergence point ``index`` (``BSYNC B<reg>``, or with
+    ``reg`` :data:`AT_WARPSYNC` a ``WARPSYNC`` for the lanes ``want``), released at once
+    where the rule allows."""
+    c = blk.converge
+    c.at[ids] = index
+    c.waiters += len(ids)
+    c.reg[ids] = reg
+    if want is not None:
+        c.want[ids] = want
+    blk.sched[ids] = BLOCKED
+    settle(blk)
+
+
+def pull(blk: Block, ids: Any, bsyncs: Any) -> None:
+    """Threads ``ids`` yielded: the lanes of their warps whose next instruction is a
+    ``BSYNC`` of a barrier that waits for one of them have reached it (they jumped there;
+    scheduling by index runs them after the lower code of the yielding lanes) and wait
+    there now (``bsyncs``: each instruction's barrier register if a ``BSYNC``, else -1,
+    and -1 past the end)."""
+    c = blk.converge
+    warps, yielders, _ = c.per_warp(ids, c.bits(ids))
+    rows = c.lanes(warps)
+    nxt = blk.sched[rows]
+    ready = nxt < BLOCKED
+    reg = bsyncs[np.where(ready, np.minimum(nxt, len(bsyncs) - 1), len(bsyncs) - 1)]
+    mine = (yielders[:, None] >> (rows % c.ws).astype(c.dt)) & c.dt(1)
+    lanes = ready & (reg >= 0) & (mine == 0)
+    if not lanes.any():
+        return
+    wanted = (
+        c.masks[reg[lanes], rows[lanes]] & np.broadcast_to(yielders[:, None], rows.shape)[lanes]
+    ) != 0
+    at, regs, tids = nxt[lanes][wanted], reg[lanes][wanted], rows[lanes][wanted]
+    for index in np.unique(at).tolist():
+        here = at == index
+        block_at(blk, tids[here], int(index), int(regs[here][0]))
+
+
+def settle(blk: Block) -> bool:
+    """Release every waiting thread whose lanes the rule no longer waits for; whether any."""
+    c = blk.converge
+    if c.waiters == 0:
+        return False
+    waiting = np.flatnonzero(c.at >= 0)
+    warps, inv = np.unique(waiting // c.ws, return_inverse=True)
+    rows = c.lanes(warps)
+    gone = c.packed(blk.exited[rows])
+    soft = c.packed(c.yielded[rows])  # a BSYNC does not wait for a yielded lane
+    # per waiter: the lanes of its warp waiting where it waits (a BSYNC: the same one; a
+    # WARPSYNC: any WARPSYNC)
+    at_row = c.at[rows]
+    mine = c.at[waiting]
+    warpsync = c.reg[waiting] == AT_WARPSYNC
+    row_ws = (at_row >= 0) & (c.reg[rows] == AT_WARPSYNC)
+    same = np.where(warpsync[:, None], row_ws[inv], (at_row[inv] == mine[:, None]) & ~row_ws[inv])
+    here = c.packed(same)
+    regs = np.where(warpsync, 0, c.reg[waiting])
+    need = np.where(warpsync, c.want[waiting], c.masks[regs, waiting])
+    met = gone[inv] | here
+    done = met | np.where(warpsync, c.dt(0), soft[inv])
+    free = (need & ~done) == 0
+    if not free.any():
+        return False
+    apart = free & ((need & ~met) != 0)  # let go because a lane yielded: a part of its own
+    release(blk, waiting[free & ~apart])
+    if apart.any():
+        ids = waiting[apart]
+        release(blk, ids)
+        c.part[ids] = c.parts
+        c.parts += 1
+    return True
+
+
+def release(blk: Block, ids: Any) -> None:
+    """Let the waiting threads ``ids`` go on after their convergence point."""
+    c = blk.converge
+    blk.sched[ids] = c.at[ids] + 1
+    c.join(ids, c.at[ids])
+    regs = c.reg[ids]
+    for reg in np.unique(regs[regs != AT_WARPSYNC]).tolist():
+        c.leave(int(reg), ids[regs == reg])
+    c.at[ids] = -1
+    c.waiters -= len(ids)
+    c.yielded[ids] = False
+
+
+def wake(blk: Block) -> bool:
+    """Wake every sleeping thread (no other can run); whether any slept."""
+    c = blk.converge
+    asleep = np.flatnonzero(c.sleep >= 0)
+    if len(asleep) == 0:
+        return False
+    blk.sched[asleep] = c.sleep[asleep]
+    c.sleep[asleep] = -1
+    return True
+
+
+def force(blk: Block) -> bool:
+    """Nothing else can run: let every convergence wait go; whether any waited."""
+    if blk.converge.waiters == 0:
+        return False
+    release(blk, np.flatnonzero(blk.converge.at >= 0))
+    return True
+
+
+def diverged(blk: Block, ids: Any) -> Any:
+    """Per thread of ``ids``: whether its warp runs here without some live lane (what
+    ``BRA.DIV`` tests)."""
+    c = blk.converge
+    warps, running, inv = c.per_warp(ids, c.bits(ids))
+    live = c.packed(~blk.exited[c.lanes(warps)])
+    return (live & ~running)[inv] != 0
