@@ -405,7 +405,7 @@ def run_block(
         if decided is not None:
             taint_flow.after_step(blk, program, m, at_ids, decided)
         if moving[m] and blk.converge.waiters:
-            settle(blk)  # a lane left, exited or yielded: the waits it held may clear
+            settle(blk, at)  # a lane left, exited or yielded: the waits it held may clear
         steps += 1
         # next: the same threads at m + 1, unless the step moved threads or others wait there
         if moving[m]:

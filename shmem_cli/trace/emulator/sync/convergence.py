@@ -128,7 +128,7 @@ def block_at(blk: Block, ids: Any, index: int, reg: int, want: Any = None) -> No
     if want is not None:
         c.want[ids] = want
     blk.sched[ids] = BLOCKED
-    settle(blk)
+    settle(blk, ids)
 
 
 def pull(blk: Block, ids: Any, bsyncs: Any) -> None:
@@ -156,12 +156,19 @@ def pull(blk: Block, ids: Any, bsyncs: Any) -> None:
         block_at(blk, tids[here], int(index), int(regs[here][0]))
 
 
-def settle(blk: Block) -> bool:
-    """Release every waiting thread whose lanes the rule no longer waits for; whether any."""
+def settle(blk: Block, near: Any = None) -> bool:
+    """Release every waiting thread whose lanes the rule no longer waits for (of the warps
+    of the threads ``near`` where given: those a step changed); whether any."""
     c = blk.converge
     if c.waiters == 0:
         return False
-    waiting = np.flatnonzero(c.at >= 0)
+    if near is None or isinstance(near, slice):
+        waiting = np.flatnonzero(c.at >= 0)
+    else:
+        rows = c.lanes(np.unique(near // c.ws)).ravel()
+        waiting = rows[c.at[rows] >= 0]
+        if len(waiting) == 0:
+            return False
     warps, inv = np.unique(waiting // c.ws, return_inverse=True)
     rows = c.lanes(warps)
     gone = c.packed(blk.exited[rows])
