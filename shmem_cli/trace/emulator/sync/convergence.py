@@ -46,7 +46,7 @@ class Convergence:
     """The convergence state of a block's threads (each array has a column per thread)."""
 
     def __init__(self, threads: int, warp_size: int) -> None:
-        self.ws = warp_size
+        self.ws, self.threads = warp_size, threads
         self.dt: Any = np.uint32 if warp_size <= 32 else np.uint64  # a lane mask
         # per barrier register: the lanes (a bit each) of the thread's warp it waits for
         self.masks = np.zeros((BARRIERS, threads), dtype=self.dt)
@@ -101,8 +101,14 @@ class Convergence:
         return warps, acc, inv
 
     def lanes(self, warps: Any) -> Any:
-        """The thread ids of ``warps``, a row each."""
-        return warps[:, None] * self.ws + np.arange(self.ws)[None, :]
+        """The thread ids of ``warps``, a row each (a lane past the block's last thread, in
+        a block of no whole number of warps, as the last thread: see :meth:`real`)."""
+        rows = warps[:, None] * self.ws + np.arange(self.ws)[None, :]
+        return np.minimum(rows, self.threads - 1)
+
+    def real(self, warps: Any) -> Any:
+        """Per lane of :meth:`lanes`: whether the thread exists."""
+        return warps[:, None] * self.ws + np.arange(self.ws)[None, :] < self.threads
 
     def packed(self, flags: Any) -> Any:
         """Rows of lane flags as a bit mask per row."""
@@ -144,7 +150,7 @@ def pull(blk: Block, ids: Any, bsyncs: Any) -> None:
     ready = nxt < BLOCKED
     reg = bsyncs[np.where(ready, np.minimum(nxt, len(bsyncs) - 1), len(bsyncs) - 1)]
     mine = (yielders[:, None] >> (rows % c.ws).astype(c.dt)) & c.dt(1)
-    lanes = ready & (reg >= 0) & (mine == 0)
+    lanes = ready & (reg >= 0) & (mine == 0) & c.real(warps)
     if not lanes.any():
         return
     wanted = (
@@ -165,13 +171,13 @@ def settle(blk: Block, near: Any = None) -> bool:
     if near is None or isinstance(near, slice):
         waiting = np.flatnonzero(c.at >= 0)
     else:
-        rows = c.lanes(np.unique(near // c.ws)).ravel()
+        rows = np.unique(c.lanes(np.unique(near // c.ws)))
         waiting = rows[c.at[rows] >= 0]
         if len(waiting) == 0:
             return False
     warps, inv = np.unique(waiting // c.ws, return_inverse=True)
     rows = c.lanes(warps)
-    gone = c.packed(blk.exited[rows])
+    gone = c.packed(blk.exited[rows] | ~c.real(warps))
     soft = c.packed(c.yielded[rows])  # a BSYNC does not wait for a yielded lane
     # per waiter: the lanes of its warp waiting where it waits (a BSYNC: the same one; a
     # WARPSYNC: any WARPSYNC)
@@ -235,5 +241,5 @@ def diverged(blk: Block, ids: Any) -> Any:
     ``BRA.DIV`` tests)."""
     c = blk.converge
     warps, running, inv = c.per_warp(ids, c.bits(ids))
-    live = c.packed(~blk.exited[c.lanes(warps)])
+    live = c.packed(~blk.exited[c.lanes(warps)] & c.real(warps))
     return (live & ~running)[inv] != 0
