@@ -40,7 +40,7 @@ from ...hardware.arch import SM90
 from ..requests import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
 from .sync.calls import LOCAL_BYTES, CallPaths
-from .sync.convergence import BLOCKED, Convergence
+from .sync.convergence_state import BLOCKED, Convergence
 from .sync.mbarrier import MBarriers
 from .trace_error import TraceError
 

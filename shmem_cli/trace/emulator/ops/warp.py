@@ -28,7 +28,8 @@ from ....cuda.sass_operands import Imm, Reg, Special
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
 from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
-from ..sync.convergence import AT_WARPSYNC, BARRIERS, YIELDING, block_at, pull
+from ..sync.convergence import block_at, pull
+from ..sync.convergence_state import AT_WARPSYNC, BARRIERS, YIELDING
 
 _U = np.uint32
 

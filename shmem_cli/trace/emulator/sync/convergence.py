@@ -28,99 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ....hardware.arch import SM90
+from .convergence_state import AT_WARPSYNC, BLOCKED
 
 if TYPE_CHECKING:
     from ..state import Block
-
-#: a thread's next instruction while it waits or has exited (past any function's end)
-BLOCKED = np.int64(1) << 40
-#: convergence barrier registers (``B0`` .. ``B15``)
-BARRIERS = 16
-#: :attr:`Convergence.reg` of a thread waiting at a ``WARPSYNC``
-AT_WARPSYNC = -1
-YIELDING = frozenset(SM90.yield_opcodes)
-
-
-class Convergence:
-    """The convergence state of a block's threads (each array has a column per thread)."""
-
-    def __init__(self, threads: int, warp_size: int) -> None:
-        self.ws, self.threads = warp_size, threads
-        self.dt: Any = np.uint32 if warp_size <= 32 else np.uint64  # a lane mask
-        # per barrier register: the lanes (a bit each) of the thread's warp it waits for
-        self.masks = np.zeros((BARRIERS, threads), dtype=self.dt)
-        self.yielded = np.zeros(threads, dtype=bool)
-        self.at = np.full(threads, -1, dtype=np.int64)  # the BSYNC/WARPSYNC waited at
-        self.reg = np.zeros(threads, dtype=np.int64)  # its barrier (AT_WARPSYNC: none)
-        self.want = np.zeros(threads, dtype=self.dt)  # a WARPSYNC's lanes
-        self.failed = np.zeros(threads, dtype=bool)  # an mbarrier wait failed once
-        self.sleep = np.full(threads, -1, dtype=np.int64)  # asleep: where it goes on
-        self.waiters = 0  # threads waiting at a BSYNC or WARPSYNC
-        # the part of its warp a thread runs in: lanes a yield let go past a BSYNC run as a
-        # part of their own, never in one step with the rest of the warp, until the parts
-        # meet (:meth:`join`)
-        self.part = np.zeros(threads, dtype=np.int64)
-        self.parts = 1  # part numbers given so far (1: every warp whole)
-
-    def arrays(self) -> list[Any]:
-        return [self.masks, self.yielded, self.at, self.reg, self.want, self.failed, self.sleep]
-
-    def join(self, ids: Any, where: Any) -> None:
-        """Threads ``ids`` go on together from instruction ``where`` (each its own): those
-        of a warp at one instruction become one part."""
-        if self.parts == 1 or len(ids) == 0:
-            return
-        key = (ids // self.ws) * (1 << 40) + where
-        warps, inv = np.unique(key, return_inverse=True)
-        low = np.full(len(warps), np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(low, inv, self.part[ids])
-        self.part[ids] = low[inv]
-
-    def one_part(self, sel: Any) -> Any:
-        """Of the threads ``sel`` (at one instruction), those of each warp's first part."""
-        if self.parts == 1 or len(sel) == 0:
-            return sel
-        part = self.part[sel]
-        warps, inv = np.unique(sel // self.ws, return_inverse=True)
-        low = np.full(len(warps), np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(low, inv, part)
-        keep = part == low[inv]
-        return sel if keep.all() else sel[keep]
-
-    def bits(self, ids: Any) -> Any:
-        """Each thread's lane as a bit."""
-        return np.left_shift(self.dt(1), (ids % self.ws).astype(self.dt))
-
-    def per_warp(self, ids: Any, values: Any) -> tuple[Any, Any, Any]:
-        """(the warps of ``ids``, the OR of ``values`` over each warp's threads, each
-        thread's position among the warps)."""
-        warps, inv = np.unique(ids // self.ws, return_inverse=True)
-        acc = np.zeros(len(warps), dtype=self.dt)
-        np.bitwise_or.at(acc, inv, values)
-        return warps, acc, inv
-
-    def lanes(self, warps: Any) -> Any:
-        """The thread ids of ``warps``, a row each (a lane past the block's last thread, in
-        a block of no whole number of warps, as the last thread: see :meth:`real`)."""
-        rows = warps[:, None] * self.ws + np.arange(self.ws)[None, :]
-        return np.minimum(rows, self.threads - 1)
-
-    def real(self, warps: Any) -> Any:
-        """Per lane of :meth:`lanes`: whether the thread exists."""
-        return warps[:, None] * self.ws + np.arange(self.ws)[None, :] < self.threads
-
-    def packed(self, flags: Any) -> Any:
-        """Rows of lane flags as a bit mask per row."""
-        weights = np.left_shift(self.dt(1), np.arange(self.ws, dtype=self.dt))
-        return np.bitwise_or.reduce(np.where(flags, weights, self.dt(0)), axis=1)
-
-    def leave(self, reg: int, ids: Any) -> None:
-        """Threads ``ids`` pass (or break out of) barrier ``reg``: no lane of their warp
-        waits for them there any more."""
-        warps, gone, _ = self.per_warp(ids, self.bits(ids))
-        rows = self.lanes(warps)
-        self.masks[reg][rows] &= ~gone[:, None]
 
 
 def block_at(blk: Block, ids: Any, index: int, reg: int, want: Any = None) -> None:
