@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import struct
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -292,3 +293,25 @@ def test_the_8_bin_miss_is_not_the_first_rounds_order() -> None:
     launch = LAUNCHES["add64_t64_b8_l0"]
     assert measured("add64_t64_b8_l0")[_reference(launch)[2]] == (14, 42)
     assert _reference(launch)[0].swaps == _reference(launch, first=1)[0].swaps == 15
+
+
+def _old_values(launch_id: str) -> list[int]:
+    """What each thread's atomic returned in the launch's plain run (outputs.tar.gz)."""
+    threads = LAUNCHES[launch_id]["block"][0]
+    with tarfile.open(DATA / "outputs.tar.gz") as tar:
+        member = tar.extractfile(f"outputs/{launch_id}.bin")
+        assert member is not None
+        data = np.frombuffer(member.read(), dtype=np.uint64)
+    return [int(x) for x in data[:threads]]
+
+
+@pytest.mark.parametrize(
+    "launch_id", ["add64_t64_l0", "add64_t64_l0_r2", "add64_t64_b8_l0", "add64_t64_b8_l0_r2"]
+)
+def test_the_first_round_serves_half_warps_in_turn(launch_id: str) -> None:
+    # docs/hardware-model.md section 10: lanes 0 (a no-op), 16 and 32 (a no-op) swapped the
+    # word's first value, lane 48 did not: warp 1's lanes 0-15 were served between warp 0's
+    # two halves (the rule serves warp 0's halves, then warp 1's: lane 32 would fail there)
+    old = _old_values(launch_id)
+    assert old[0] == old[16] == old[32] == 0
+    assert old[48] != 0
