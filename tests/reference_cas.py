@@ -44,10 +44,12 @@ def cas_loop(
     width: int,
     memory: dict[int, int],
     first: int = 0,
+    by_warp: dict[int, list[int]] | None = None,
 ) -> LoopCounts:
     """Run the loop for every thread with a word (a byte address; None: takes no part) until
     every lane has swapped or left; ``memory`` (byte address -> value) is updated. ``first``:
-    the position, among the warps that swap, of the one served first in the first round."""
+    the position, among the warps that swap, of the one served first in the first round;
+    ``by_warp``, where given, gets each warp's swap executions and lanes: warp -> [n, lanes]."""
     pending = {t for t, w in enumerate(words) if w is not None}
     per_phase = WARP if width <= BANK_BYTES else WARP * BANK_BYTES // width
     reads = swaps = wavefronts = 0
@@ -78,6 +80,10 @@ def cas_loop(
             for t in lanes:
                 addr[t % WARP] = words[t]
             swaps += 1
+            if by_warp is not None:
+                tally = by_warp.setdefault(w, [0, 0])
+                tally[0] += 1
+                tally[1] += len(lanes)
             wavefronts += request_cost(addr, "atomic", width, "cas_spin", 1).wavefronts
             for p in range(0, WARP, per_phase):
                 phase = [t for t in lanes if p <= t % WARP < p + per_phase]
