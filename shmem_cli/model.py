@@ -76,7 +76,9 @@ class Totals:
     ideal_wavefronts: int = 0
     max_ways: int = 0  # the worst bank degree of any request
     cycles: int = 0
-    conflicted_requests: int = 0  # requests costing more than their ideal
+    # requests with a bank conflict: costing more than their phases with an active lane (their
+    # ideal, but where a partly active 8- or 16-byte request's lanes would pack into fewer)
+    conflicted_requests: int = 0
 
     def __add__(self, other: Totals) -> Totals:
         return Totals(
@@ -94,7 +96,7 @@ class Totals:
 
     @property
     def conflict_free(self) -> bool:
-        return self.wavefronts == self.ideal_wavefronts
+        return self.conflicted_requests == 0
 
     @property
     def efficiency(self) -> float:

@@ -261,6 +261,11 @@ def request_cost(
             wavefronts, ways = 1, 1
     if op == "atomic" and atomic in ("cas_spin", "declined"):  # one wavefront per phase
         wavefronts, ways = ideal, min(ways, 1)
+    if op not in ("ldmatrix", "stmatrix"):
+        # Nsight's ideal: no more than the active lanes packed into whole 128-byte wavefronts
+        # (lanes 0 and 16 of a 64-bit atomic: 2 half-warp phases, ideal 1)
+        moved = sum(1 for a in addr if a is not None) * max(width, BANK_BYTES)
+        ideal = min(ideal, -(-moved // PHASE_BYTES))
     if op == "atomic" and atomic in ("cas", "cas_spin"):  # a compare pass and a swap pass
         wavefronts, ideal = 2 * wavefronts, 2 * ideal
     return RequestCost(wavefronts, ideal, ways)

@@ -284,7 +284,14 @@ def test_ideal_summary_covers_probe3() -> None:
     }
     assert arbitrated == {"r3_014_float4_ld", "r3_022_float4_ld"}
     assert int(row["with arbitration"]) == 2
-    assert row["wavefronts - bank_conflicts = shmem ideal"] == row["cases (no CAS loop)"]
+    # Nsight's conflict counter leaves the phases with active lanes on every case; shmem's
+    # ideal is below that where a partly active 8- or 16-byte request's lanes would pack
+    # into fewer wavefronts (hardware-model section 8)
+    for r in rows.values():
+        assert (
+            r["wavefronts - bank_conflicts = phases with active lanes"] == r["cases (no CAS loop)"]
+        )
+    assert int(row["= shmem ideal"]) < int(row["cases (no CAS loop)"])
     assert (
         rows["random probes"]["with arbitration"] == rows["rule probes"]["with arbitration"] == "0"
     )

@@ -96,6 +96,21 @@ def test_reference_phase_rules_by_hand() -> None:
     # rows 128 bytes apart all sit in banks 0..3: 8-way per matrix
     cost = request_cost([128 * (n % 8) for n in lanes], "ldmatrix", 2, "inc", 2)
     assert (cost.wavefronts, cost.ideal, cost.ways) == (16, 2, 8)
+    # the ideal: the phases with an active lane, at most the active lanes packed into
+    # 128-byte wavefronts (Nsight's ideal, tests/data/trace/atomloops and semantics)
+    pair = [0] + [None] * 15 + [0] + [None] * 15  # lanes 0 and 16 on one double
+    exch, cas = (request_cost(pair, "atomic", 8, a, 1) for a in ("exch", "cas"))
+    assert (exch.wavefronts, exch.ideal, cas.wavefronts, cas.ideal) == (2, 1, 4, 2)
+    halves = [None] * 8 + [8 * (n % 8) for n in range(8, 16)]
+    cost = request_cost(halves * 2, "load", 8, "inc", 1)  # lanes 8-15 and 24-31, 8 doubles
+    assert (cost.wavefronts, cost.ideal) == (2, 1)
+    cost = request_cost([8 * (n % 4) for n in lanes], "load", 8, "inc", 1)  # dadd_t64_b4
+    assert (cost.wavefronts, cost.ideal) == (2, 2)
+    cost = request_cost(
+        [0, *[None] * 4, 0, *[None] * 4, 0, *[None] * 20, 0], "atomic", 16, "cas", 1
+    )
+    # lanes 0, 5, 10, 31 (sa_cas128_t32's mask): 3 quarter-warps, one packed wavefront a pass
+    assert (cost.wavefronts, cost.ideal) == (8, 2)
     # inactive lanes cost nothing
     assert request_cost([None] * 31 + [4], "store", 16, "inc", 1).wavefronts == 1
 

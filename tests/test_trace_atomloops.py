@@ -69,6 +69,12 @@ def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) ->
             assert got[pc] != exp[pc]  # exact now: take it out of DIFFER
         else:
             assert got[pc] == exp[pc], (pc, got[pc], exp[pc])
+    # and Nsight's ideal: a 64-bit atomic's lanes packed into 128-byte wavefronts, whatever
+    # half-warps they sit in (x64_pair_one: ATOMS.EXCH.64 2 wavefronts, ideal 1; hardware-model 8)
+    ideal = {a.pc: a.cost.ideal_wavefronts for a in kernel.accesses}
+    for i in MEASURED[launch_id]["instructions"]:
+        if i["pc"] in exp and (launch_id, i["pc"]) not in DIFFER:
+            assert ideal[i["pc"]] == i["ideal"], (i["pc"], ideal[i["pc"]], i["ideal"])
 
 
 # the launches whose op_misc the rule misses: (the rule's, the H200's)

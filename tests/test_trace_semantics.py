@@ -68,19 +68,20 @@ def op_of(sass: str) -> str:
     return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
 
 
-def measured(launch_id: str) -> dict[int, tuple[int, int]]:
-    """pc -> (warp executions, wavefronts) of the shared instructions that ran."""
+def measured(launch_id: str) -> dict[int, tuple[int, int, int]]:
+    """pc -> (warp executions, wavefronts, ideal) of the shared instructions that ran."""
     return {
-        i["pc"]: (i["executed"], i["wavefronts"])
+        i["pc"]: (i["executed"], i["wavefronts"], i["ideal"])
         for i in MEASURED[launch_id]["instructions"]
         if i["executed"] and op_of(i["sass"]) in SHARED
     }
 
 
-def per_instruction(kernel: KernelTrace) -> dict[int, tuple[int, int]]:
-    """pc -> (warp executions with or without a lane on, wavefronts), as Nsight counts."""
+def per_instruction(kernel: KernelTrace) -> dict[int, tuple[int, int, int]]:
+    """pc -> (warp executions with or without a lane on, wavefronts, ideal), as Nsight
+    counts (the ideal of a 64- or 128-bit atomic packs its lanes: hardware-model 8)."""
     return {
-        a.pc: (a.cost.requests + a.predicated_off, a.cost.wavefronts)
+        a.pc: (a.cost.requests + a.predicated_off, a.cost.wavefronts, a.cost.ideal_wavefronts)
         for a in kernel.accesses
         if a.cost.requests + a.predicated_off
     }

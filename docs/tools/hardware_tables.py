@@ -978,17 +978,19 @@ def t_ideal_summary() -> str:
         ("probe3 cases, loop-invariant ones left out", probe3_varying()),
     ):
         rows = ideal_rows(cases)
+        phases = sum(1 for c, wf, bc, _ in rows if wf - bc == predict(ideal, c))
         agree = sum(1 for _, wf, bc, si in rows if wf - bc == si)
         conflicted = sum(1 for _, _, bc, _ in rows if bc)
         arbitrated = sum(1 for c, _, _, _ in rows if arbitration(c))
-        out.append([label, len(rows), conflicted, arbitrated, agree])
+        out.append([label, len(rows), conflicted, arbitrated, phases, agree])
     return md_table(
         [
             "set",
             "cases (no CAS loop)",
             "with bank conflicts",
             "with arbitration",
-            "wavefronts - bank_conflicts = shmem ideal",
+            "wavefronts - bank_conflicts = phases with active lanes",
+            "= shmem ideal",
         ],
         out,
     )

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
 PART = 1 << 16  # requests (and rows) costed and summed at once
-_FIELDS = ("wavefronts", "ideal", "ways", "cycles")
+_FIELDS = ("wavefronts", "ideal", "ways", "cycles", "phases")
 #: (warp, iteration) -> the labelled place of a request, e.g. (("i", 3),) or (("occurrence", 2),)
 Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
 #: integers of any width (a trace keeps its warps and occurrences as int32)
@@ -104,7 +104,7 @@ def _row_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> Requ
 
 
 def _per_request(stats: RequestStats, row: I64) -> RequestStats:
-    return RequestStats(stats.wavefronts[row], stats.ideal[row], stats.ways[row], stats.cycles[row])
+    return RequestStats(*(getattr(stats, f)[row] for f in _FIELDS))
 
 
 def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
@@ -112,7 +112,7 @@ def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> Req
     one entry per request (a batch with ``row``: each distinct row costed once)."""
     if batch.wavefronts is not None:
         c = batch.wavefronts
-        return RequestStats(wavefronts=c, ideal=c, ways=np.ones_like(c), cycles=c)
+        return RequestStats(wavefronts=c, ideal=c, ways=np.ones_like(c), cycles=c, phases=c)
     stats = _row_stats(batch, kind, arch)
     return stats if batch.row is None else _per_request(stats, batch.row)
 
@@ -163,7 +163,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
             ideal_wavefronts=int(stats.ideal.sum()),
             max_ways=int(stats.ways.max()),
             cycles=int(stats.cycles.sum()),
-            conflicted_requests=int((stats.wavefronts > stats.ideal).sum()),
+            conflicted_requests=int((stats.wavefronts > stats.phases).sum()),
         )
     return Totals(
         requests=int(weight.sum()),
@@ -171,7 +171,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
         ideal_wavefronts=int((stats.ideal * weight).sum()),
         max_ways=int(stats.ways.max()),
         cycles=int((stats.cycles * weight).sum()),
-        conflicted_requests=int(weight[stats.wavefronts > stats.ideal].sum()),
+        conflicted_requests=int(weight[stats.wavefronts > stats.phases].sum()),
     )
 
 

@@ -173,7 +173,7 @@ def _bound(rows: list[_Rows], arch: ArchProfile) -> int:
     total = 0
     for r in rows:
         stats = batch_stats(_batch(r.addr + r.base, r.active, r.source), r.kind, arch)
-        total += int((stats.ideal * r.weight).sum())
+        total += int((stats.phases * r.weight).sum())  # no layout changes which lanes are on
     return total
 
 

@@ -67,6 +67,7 @@ def async_copy_stats(
         ideal=shared_side.ideal,
         ways=np.maximum(shared_side.ways, global_side.ways),
         cycles=np.maximum(shared_side.cycles, wavefronts),
+        phases=shared_side.phases,
     )
 
 

@@ -34,8 +34,10 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    same word share it (broadcast), except for atomics that do not combine
    (atomicAdd with a value other than 1 and atomicExch: every lane is its own
    bank access). A phase without an active lane costs nothing.
-6. A request costs the sum of its phases' wavefronts; its ideal is the number of
-   phases with an active lane; its ways, the costliest phase.
+6. A request costs the sum of its phases' wavefronts; its ways, the costliest phase; it has
+   a bank conflict when it costs more than its phases with an active lane. Its ideal is
+   those phases, at most ``ceil(active lanes * max(size, 4) / 128)`` but for ldmatrix and
+   stmatrix (Nsight's ideal packs the lanes, hardware-model 8).
 7. An atomicAdd whose active lanes all give one address is reduced in one
    wavefront: the compiler's warp reduction (one lane's ``ATOMS``), what a spec's
    ``atomic: add`` means; an ``ATOMS`` that several lanes reach is never reduced (the
@@ -163,6 +165,7 @@ class RequestStats:
     ideal: I64
     ways: I64
     cycles: I64
+    phases: I64  # phases with an active lane (times passes): the cost without a bank conflict
 
 
 def request_stats(
@@ -344,7 +347,7 @@ def _summarize(
     """Per-request totals from the worst bank degree of each (request, phase): rules 6-8."""
     rows = addr.shape[0]
     wavefronts = ways_per_phase.sum(axis=1)
-    ideal = (ways_per_phase > 0).sum(axis=1)
+    ideal = phases = (ways_per_phase > 0).sum(axis=1)
     ways = ways_per_phase.max(axis=1)
     if kind.uniform_in_one(arch):
         first = np.argmax(active, axis=1)
@@ -357,9 +360,10 @@ def _summarize(
     if rule is not None and rule.first_wavefront_only:
         wavefronts = ideal
         ways = np.minimum(ways, 1)
-    if passes > 1:
-        wavefronts = passes * wavefronts
-        ideal = passes * ideal
+    if not kind.is_matrix:  # rule 6: no more than the active lanes packed into wavefronts
+        moved = active.sum(axis=1, dtype=np.int64) * max(kind.size, arch.bank_bytes)
+        ideal = np.minimum(phases, -(-moved // arch.phase_bytes))
+    wavefronts, ideal, phases = passes * wavefronts, passes * ideal, passes * phases
     floor = None if kind.is_matrix else arch.cycle_floor(kind.size)
     if floor is not None:
         # every phase of the instruction takes its cycles, even one without an active lane
@@ -372,6 +376,7 @@ def _summarize(
         ideal=ideal.astype(np.int64, copy=False),
         ways=ways.astype(np.int64, copy=False),
         cycles=cycles.astype(np.int64, copy=False),
+        phases=phases.astype(np.int64, copy=False),
     )
 
 

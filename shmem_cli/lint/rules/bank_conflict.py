@@ -1,10 +1,10 @@
 """An access has bank conflicts that nothing accepts.
 
 By default every access must be conflict-free: each warp-level request costs
-exactly its ideal number of wavefronts (one per phase that has active lanes:
-1 for 1/2/4-byte accesses, 2 for 8-byte, 4 for 16-byte, fewer for loads whose
-lanes pair up on equal addresses, one per matrix for ldmatrix/stmatrix). An
-access whose wavefronts exceed the ideal is reported with its worst conflict
+exactly one wavefront per phase that has active lanes (a full warp: 1 for
+1/2/4-byte accesses, 2 for 8-byte, 4 for 16-byte, fewer for loads whose lanes
+pair up on equal addresses, one per matrix for ldmatrix/stmatrix). An access
+whose requests cost more is reported with its worst conflict
 degree (ways), the totals, and the worst request's busiest bank and the lanes
 that pile onto it.
 

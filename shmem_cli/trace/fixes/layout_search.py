@@ -254,7 +254,7 @@ def suggest_kernel(
     out = []
     for array in arrays:
         recs = [r for r in records if owner[r.index] is array]
-        conflicted = sum(1 for r in recs if by_pc[r.instruction.pc].cost.excess_wavefronts > 0)
+        conflicted = sum(1 for r in recs if by_pc[r.instruction.pc].cost.conflicted_requests > 0)
         if not conflicted:
             continue
         shape = shapes.get(array.name)
