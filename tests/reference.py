@@ -216,6 +216,18 @@ def pairs_up(addr: list[int | None], distance: int) -> bool:
     return True
 
 
+def asks_twice(addr: list[int | None], phases: list[list[int]], width: int) -> bool:
+    """Some phase asks one bank for two different words."""
+    for lanes in phases:
+        asked: dict[int, int] = {}
+        for n in lanes:
+            if (a := addr[n]) is not None:
+                for word in range(a // BANK_BYTES, a // BANK_BYTES + max(1, width // BANK_BYTES)):
+                    if asked.setdefault(word % BANKS, word) != word:
+                        return True
+    return False
+
+
 def phase_cost(lanes: list[tuple[int, int]], width: int, distinct: bool) -> int:
     """Wavefronts of one phase: ``lanes`` are (lane, byte address) of its active lanes,
     each moving ``width`` bytes. With ``distinct`` a word read by several lanes is
@@ -246,7 +258,10 @@ def request_cost(
         # 8 bytes (64-bit atomics too): half-warps, 16 bytes: quarter-warps
         per_phase = PHASE_BYTES // width
         if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
-            per_phase *= 2
+            wide = [list(range(p, p + 2 * per_phase)) for p in range(0, lanes, 2 * per_phase)]
+            # a merge whose phases would ask a bank for two words needs more than 8 lanes
+            if sum(a is not None for a in addr) > 8 or not asks_twice(addr, wide, width):
+                per_phase *= 2
         phases = [list(range(p, p + per_phase)) for p in range(0, lanes, per_phase)]
     distinct = not (op == "atomic" and atomic in ("add", "exch", "cas"))
     costs = []

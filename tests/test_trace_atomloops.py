@@ -27,12 +27,7 @@ SHARED = ("LDS", "STS", "ATOMS")
 # warps set 30,000 cycles apart before the atomic: the first runs part of its loop alone,
 # which no order of warps without time reproduces (the README there)
 # instructions whose traced figures differ, and why (docs/hardware-model.md section 10)
-DIFFER = {
-    # LDS.64 of lanes 0, 1, 16, 17 (lanes 0 and 1 on one bank): the pair rule merges the
-    # warp into one phase (distance 2 holds, vacuously) for 2 + 1 wavefronts; measured 5,
-    # as if unmerged (4) and then merged (1)
-    ("dadd_bank_pairs", 2032): "LDS.64: 3 wavefronts traced, 5 measured",
-}
+DIFFER: dict[tuple[str, int], str] = {}
 APART = {
     "fadd_t64_b1_skew30000": "115 CAS executions measured, 127 traced",
     "dadd_t64_b1_skew30000": "119 measured, 127 traced",

@@ -42,10 +42,6 @@ UNEXPLAINED = {
     # casloops' binary of the same source read the rule's; atomicMax's loop 33 and 5 (35, 7)
     "sync_b1_s0": {1936, 1984, 4128, 4192},
     "sync_b8_s0": {1936, 1984, 4128, 4192},
-    # LDS.64 of lanes 0, 1, 16, 17, lanes 0 and 1 on two words of one bank, distance 2
-    # holding only vacuously: 4 wavefronts (unmerged), the pair rule 2 (merged)
-    "lds_pairs": {1680},
-    "lds_pairs_d16": {1680},
 }
 # warp 1 in its own copy of the loop (other pcs) on the same words: the H200 serves the two
 # loops against each other as if they were one (the per-warp rows below); shmem runs each

@@ -29,7 +29,9 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    of 1, 2 or 4 bytes one phase (the whole warp); 8 bytes half-warps; 16 bytes
    quarter-warps (``phase_bytes // size`` lanes each).
 4. Pair merge: a load of 8 or 16 bytes whose lane n and lane n^1 (or n and n^2)
-   have the same address wherever both are active has phases twice as wide.
+   have the same address wherever both are active has phases twice as wide, unless
+   a merged phase would ask one bank for two words and at most 8 lanes are active
+   (:mod:`~shmem_cli.hardware.pairs`).
 5. A phase costs the most words any one bank must deliver. Lanes asking for the
    same word share it (broadcast), except for atomics that do not combine
    (atomicAdd with a value other than 1 and atomicExch: every lane is its own
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
 from ..model import BankCell, RequestDetail, Wavefront
 from . import ops
 from .arch import ArchProfile
+from .pairs import merged_rows
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
@@ -225,28 +228,11 @@ def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> 
     if kind.size <= arch.bank_bytes:
         return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
     per_phase = arch.lanes_per_phase(kind.size)
-    if kind.op in arch.pair_merge_ops and arch.pair_merge_distances:
-        merged = np.zeros(rows, dtype=bool)
-        for distance in arch.pair_merge_distances:
-            merged |= _lanes_pair_up(addr, active, distance)
-        if merged.any():
-            per_row = np.where(merged, 2 * per_phase, per_phase)
-            return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
+    merged = merged_rows(addr, active, kind.size, kind.op, arch)
+    if merged.any():
+        per_row = np.where(merged, 2 * per_phase, per_phase)
+        return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
     return (lanes // per_phase)[None, :], np.full(rows, arch.warp_size // per_phase, dtype=np.int64)
-
-
-def _lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
-    """Rows where lane n and lane n^distance give the same address wherever both are active."""
-    # most rows already differ in lanes 0 and 0^distance: check the others in full
-    pairs: B8 = (addr[:, 0] == addr[:, distance]) | ~(active[:, 0] & active[:, distance])
-    rows = np.flatnonzero(pairs)
-    if len(rows):
-        # view the lanes as (pairs, 2, distance): [:, :, 0] holds lane n, [:, :, 1] lane n^distance
-        shape = (len(rows), -1, 2, distance)
-        a, on = addr[rows].reshape(shape), active[rows].reshape(shape)
-        same = (a[:, :, 0] == a[:, :, 1]) | ~(on[:, :, 0] & on[:, :, 1])
-        pairs[rows] = same.all(axis=(1, 2))
-    return pairs
 
 
 def _stats_by_unit(
