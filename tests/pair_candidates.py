@@ -85,10 +85,10 @@ CANDIDATES: dict[str, Rule] = {
     "d1 always, d2 only without a conflict": _rule(
         lambda a, w: reference.pairs_up(a, 1) or (reference.pairs_up(a, 2) and not _conflict(a, w))
     ),
-    "a conflict undoes the merge with at most 8 lanes on (shmem's)": _rule(
+    "a conflict undoes the merge with at most 8 lanes on": _rule(
         lambda a, w: _pairs(a) and (_lanes(a) > 8 or not _conflict(a, w))
     ),
-    "... with at most 15 lanes on": _rule(
+    "... with at most 15 lanes on (shmem's)": _rule(
         lambda a, w: _pairs(a) and (_lanes(a) > 15 or not _conflict(a, w))
     ),
     "... with at most 16 lanes on": _rule(
@@ -107,7 +107,8 @@ def measured_cases() -> list[Case]:
         requests = _requests(case)
         if requests:
             out.append((case["name"], requests, case["measured"]["wavefronts"]))
-    out += _lab("pairs3", _pairs3_lanes) + _lab("casloops2", _cs_lds64_lanes)
+    out += _lab("pairs3", _pr_lanes("pairs3")) + _lab("pairs4", _pr_lanes("pairs4"))
+    out += _lab("casloops2", _cs_lds64_lanes)
     return out
 
 
@@ -129,10 +130,15 @@ def _requests(case: dict[str, Any]) -> list[tuple[Addr, int]]:
     return requests
 
 
-def _pairs3_lanes(launch: dict[str, Any]) -> tuple[Addr, int] | None:
-    width = 8 if launch["kernel"] == "pr_ld64" else 16
-    raw = (TRACE_DATA / "pairs3" / launch["args"][1]["file"]).read_bytes()
-    return [None if k < 0 else k * width for k in struct.unpack("<32i", raw)], width
+def _pr_lanes(lab: str) -> Callable[[dict[str, Any]], tuple[Addr, int] | None]:
+    """The lanes of a pairs3/pairs4 launch: lane l reads element idx[l] (the input file)."""
+
+    def lanes(launch: dict[str, Any]) -> tuple[Addr, int] | None:
+        width = 8 if launch["kernel"] == "pr_ld64" else 16
+        raw = (TRACE_DATA / lab / launch["args"][1]["file"]).read_bytes()
+        return [None if k < 0 else k * width for k in struct.unpack("<32i", raw)], width
+
+    return lanes
 
 
 def _cs_lds64_lanes(launch: dict[str, Any]) -> tuple[Addr, int] | None:

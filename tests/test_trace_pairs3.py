@@ -7,7 +7,7 @@ Each launch is traced as measured and compared per SASS instruction with Nsight 
 source counters (warp executions, wavefronts), and the reference model (tests/reference.py)
 costs each read from its input file as measured. Every 8-byte read here and the 16-byte one
 with a conflict keep their unmerged phases, although distance 2 pairs up: a merged phase
-would ask one bank for two words, with at most 8 lanes active (docs/hardware-model.md 3).
+would ask one bank for two words, with at most 15 lanes active (docs/hardware-model.md 3).
 """
 
 from __future__ import annotations

@@ -106,8 +106,9 @@ class ArchProfile:
     pair_merge_ops: tuple[str, ...] = (ops.LOAD.name,)
     pair_merge_distances: tuple[int, ...] = (1, 2)
     # ... unless a merged phase would ask one bank for two different words and at most
-    # this many lanes are active (measured: tests/data/trace/pairs3)
-    pair_merge_conflict_lanes: int = 8
+    # this many lanes are active (measured: tests/data/trace/pairs3 and pairs4; 16 lanes were
+    # measured both ways: docs/hardware-model.md 10)
+    pair_merge_conflict_lanes: int = 15
     # cycle floors (bytes per lane, cycles): an access of that width (not a matrix op)
     # spends at least that many cycles on each of its phases, active or not
     cycle_floors: tuple[tuple[int, int], ...] = ((16, 1),)
