@@ -41,6 +41,7 @@ def sweep_json(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     return result.exit_code, doc, result.output
 
 
+@pytest.mark.slow  # five nvcc builds; docs/sweep.md's shown sweep of the kernel runs in make test
 @needs_nvcc
 def test_sweep_gives_every_variants_measured_counts_and_ranks_the_measured_best_first(
     tmp_path: Path,

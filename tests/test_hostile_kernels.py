@@ -312,17 +312,25 @@ def test_a_parameter_block_file_of_the_wrong_size(tmp_path: Path, size: int, sai
     refused(ran, "--params", said)
 
 
-# in `make test` a file of each kind, a value that does not fit, a name and a count; the
-# other spellings are marked slow (each is a run of shmem: a second or more)
+# in `make test` a FIFO, a name and a count; the other files and values are marked slow
+# (each is a run of shmem: a second or more)
 @pytest.mark.parametrize(
     ("value", "said"),
     [
-        ("table=@/dev/zero", "it is a character device, not a regular file"),
+        pytest.param(
+            "table=@/dev/zero",
+            "it is a character device, not a regular file",
+            marks=pytest.mark.slow,
+        ),
         ("table=@FIFO", "it is a FIFO (named pipe), not a regular file"),
-        ("table=@SPARSE", "larger than the limit of 65536 bytes"),
+        pytest.param(
+            "table=@SPARSE", "larger than the limit of 65536 bytes", marks=pytest.mark.slow
+        ),
         pytest.param("table=@.", "it is a directory", marks=pytest.mark.slow),
         pytest.param("table=@", "'@' names no file", marks=pytest.mark.slow),
-        ("table=half:1e10", "1e10 does not fit in a 2-byte float"),
+        pytest.param(
+            "table=half:1e10", "1e10 does not fit in a 2-byte float", marks=pytest.mark.slow
+        ),
         pytest.param(
             "table=int:99999999999", "99999999999 does not fit in 4 byte(s)", marks=pytest.mark.slow
         ),

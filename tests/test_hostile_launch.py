@@ -75,12 +75,22 @@ def test_argument_numbers(text: str, fragment: str) -> None:
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
+        # in `make test` a block and an argument; the other spellings (a run of shmem each,
+        # their parsers tested without one above) in the slow suite
         (("-b", "3\u00b2"), ("--block expects",)),
-        (("-b", ""), ("--block expects", "got ''")),
-        (("-b", "32", "-g", "9" * 5000), ("--grid expects",)),
+        pytest.param(("-b", ""), ("--block expects", "got ''"), marks=pytest.mark.slow),
+        pytest.param(("-b", "32", "-g", "9" * 5000), ("--grid expects",), marks=pytest.mark.slow),
         (("-b", "32", "-a", "0=" + "9" * 5000), ("too long to be a number",)),
-        (("-b", "32", "-a", "x" * 100_000 + "=1"), ("no parameter of that name",)),
-        (("-b", "2048"), ("--block 2048 is 2,048 in all; the most is 1,024",)),
+        pytest.param(
+            ("-b", "32", "-a", "x" * 100_000 + "=1"),
+            ("no parameter of that name",),
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ("-b", "2048"),
+            ("--block 2048 is 2,048 in all; the most is 1,024",),
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_launch_texts_on_the_command_line(args: tuple[str, ...], fragments: tuple[str]) -> None:

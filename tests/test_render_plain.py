@@ -53,17 +53,15 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-# the six examples that take longest are marked slow; the others, and every example at once
-# (test_all_examples_together_and_at_their_narrowest_width), stay in `make test`
-SLOW_SPECS = {
-    *("sweep_ldmatrix_swizzle", "sgemm_tiles", "float4_tiles", "reduction_interleaved"),
-    *("flash_attn_k_tile_swizzle", "ldmatrix_fragments"),
-}
+# in `make test` the examples that exercise a different part of the layout (a heat map,
+# word cells, ldmatrix, atomics, a wide access), and every example at once
+# (test_all_examples_together_and_at_their_narrowest_width); the others are marked slow
+FAST_SPECS = {"transpose_naive", "tutorial_atomics", "ldmatrix_swizzled_128B", "tutorial_wide"}
 
 
 @pytest.mark.parametrize(
     "spec",
-    [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_SPECS else p for p in SPECS],
+    [p if p.stem in FAST_SPECS else pytest.param(p, marks=pytest.mark.slow) for p in SPECS],
     ids=[p.stem for p in SPECS],
 )
 def test_every_example_is_laid_out_as_rich_does(spec: Path) -> None:
