@@ -113,11 +113,12 @@ def run(command: Command, cwd: Path) -> tuple[int, str]:
 
 def _speed(command: Command) -> object:
     """In `make test` every command whose output a page shows, and one trace of a `.cu`; a
-    trace or sweep of a kernel whose output no page shows (seconds each) runs in the slow
-    suite."""
+    trace or sweep of a kernel, or an analysis of every example, whose output no page shows
+    (seconds each) runs in the slow suite."""
     shown = any(c.shown is not None for c in COMMANDS if c.text == command.text)
     kernel = command.argv[1] in ("trace", "sweep") and any(a.endswith(".cu") for a in command.argv)
-    slow = kernel and not shown and command.text != FAST_TRACE
+    every = command.argv[1] in ("analyze", "examples") and "access_specs/" in command.argv
+    slow = (kernel or every) and not shown and command.text != FAST_TRACE
     return pytest.param(command, marks=pytest.mark.slow if slow else ())
 
 

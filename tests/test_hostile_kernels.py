@@ -109,7 +109,11 @@ CLUSTER = b"\x04\x3d\x0c\x00" + struct.pack("<III", 2, 1, 1)
         pytest.param(
             (0xFFFFFFFF, 1, 1), "is 4,294,967,295 in all; the most is 16", marks=pytest.mark.slow
         ),
-        ((16, 16, 16), "(rebuild it): 16,16,16 is 4,096 in all; the most is 16"),
+        pytest.param(
+            (16, 16, 16),
+            "(rebuild it): 16,16,16 is 4,096 in all; the most is 16",
+            marks=pytest.mark.slow,
+        ),
         pytest.param((1 << 20, 1 << 20, 1), "is 1,099,511,627,776 in all", marks=pytest.mark.slow),
     ],
 )
@@ -126,7 +130,11 @@ def test_a_cluster_attribute_cuda_cannot_launch_is_refused(
     [
         (("--grid", "3"), "the grid's x (3) is not a multiple of the cluster's (2)"),
         (("--grid", "4", "--cluster", "4"), "the kernel declares __cluster_dims__(2, 1, 1)"),
-        (("--grid", "32", "--cluster", "17"), "--cluster 17 is 17 in all; the most is 16"),
+        pytest.param(
+            ("--grid", "32", "--cluster", "17"),
+            "--cluster 17 is 17 in all; the most is 16",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_launches_the_declared_cluster_does_not_allow(args: tuple[str, ...], why: str) -> None:
@@ -154,7 +162,11 @@ MAP = "1=tensormap:dtype=u32,dims=64x128,box=32x64"
             "multiples of 16",
             marks=pytest.mark.slow,
         ),
-        ("0=tensormap:dtype=u32,dims=64x2,box=512x2", "box sizes must be between 1 and 256"),
+        pytest.param(
+            "0=tensormap:dtype=u32,dims=64x2,box=512x2",
+            "box sizes must be between 1 and 256",
+            marks=pytest.mark.slow,
+        ),
         pytest.param(
             "0=tensormap:dtype=u32,dims=64x2x1x1x1x1,box=32x2x1x1x1x1",
             "rank 1 to 5, not 6",
@@ -212,7 +224,9 @@ GOOD = "tensordesc:shape=128x128,strides=128x1"
             "strides must be 1 to 5 numbers, each from 1 to",
             marks=pytest.mark.slow,
         ),
-        ("shape=128x128,strides=128x2", "the last stride must be 1"),
+        pytest.param(
+            "shape=128x128,strides=128x2", "the last stride must be 1", marks=pytest.mark.slow
+        ),
         # 3 float16 elements are 6 bytes: said in the descriptor's terms, not --arg 0's
         pytest.param(
             "shape=128x128,strides=3x1",
@@ -220,7 +234,11 @@ GOOD = "tensordesc:shape=128x128,strides=128x1"
             marks=pytest.mark.slow,
         ),
         ("shape=2147483647x2147483647,strides=4294967296x1", "the most is 64 GiB"),
-        ("shape=128x128,strides=128x1,padding=nan,padding=zero", "(each once)"),
+        pytest.param(
+            "shape=128x128,strides=128x1,padding=nan,padding=zero",
+            "(each once)",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_hostile_host_side_descriptors(desc: str, why: str) -> None:
