@@ -42,12 +42,3 @@ def test_each_access_costs_what_nsight_counted(launch_id: str, tmp_path: Path) -
         if i["executed"]
     }
     assert got == want
-
-
-def test_the_lab_measured_a_partial_warp_below_its_phases() -> None:
-    """The case the rule is for, read from the H200's figures alone: a 16-byte store by
-    lanes 0, 8, 16 and 24 (one lane in each quarter-warp phase) takes 4 wavefronts, and
-    Nsight's ideal for it is 1 (4 lanes x 16 bytes fill one 128-byte wavefront)."""
-    rows = MEASURED["st128_l0_8_16_24"]["instructions"]
-    (row,) = [i for i in rows if i["sass"].startswith("@P1") and "STS.128" in i["sass"]]
-    assert (row["thread_executed"], row["wavefronts"], row["ideal"]) == (4, 4, 1)
