@@ -192,15 +192,12 @@ class GlobalMemory(ShadowArena):
         """Bytes a host program wrote to undescribed memory before the launch (``--memory``):
         they land in a shadow region at their real ``address``, marked written, so reads see
         them as exact values. Refused (``what`` names the option) inside the synthetic
-        window or a buffer of the launch, or where no device address can be."""
+        window or a buffer of the launch; where a device address can be at all is
+        :func:`..kernel.param_block.read_memory`'s check, made when the option is read."""
         from ...cuda.launch_values import LaunchError
 
         end = address + len(content)
-        if address < NULL_PAGE or end > MAX_ADDRESS:
-            raise LaunchError(
-                f"{what}: 0x{address:x}..0x{end:x} is not device memory (addresses from "
-                f"0x{NULL_PAGE:x} up to 2^49)"
-            )
+        assert address >= NULL_PAGE and end <= MAX_ADDRESS, "read_memory checks the range"
         if self._window and address < GLOBAL_BASE + self._window and end > GLOBAL_BASE:
             raise LaunchError(
                 f"{what}: 0x{address:x}..0x{end:x} overlaps the synthetic addresses "
