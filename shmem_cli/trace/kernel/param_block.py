@@ -93,9 +93,6 @@ class MemoryRange:
     def end(self) -> int:
         return self.address + len(self.data)
 
-    def describe(self) -> str:
-        return f"0x{self.address:x}..0x{self.end:x} ({len(self.data):,} B, {self.source})"
-
 
 def read_memory(texts: Sequence[str], used: int = 0) -> tuple[MemoryRange, ...]:
     """The ``--memory ADDR=@FILE`` / ``ADDR=TYPE:v,...`` ranges, sorted by address; their
