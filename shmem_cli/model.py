@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 
@@ -61,6 +61,21 @@ class RequestRef:
         if self.loop_values:
             where += ", " + ", ".join(f"{k}={v}" for k, v in self.loop_values)
         return where
+
+
+@overload
+def bank_conflicted(wavefronts: float, phases: float) -> bool: ...
+@overload
+def bank_conflicted(
+    wavefronts: npt.NDArray[np.int64], phases: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]: ...
+def bank_conflicted(wavefronts: Any, phases: Any) -> Any:
+    """The one rule of a bank conflict (docs/hardware-model.md section 8): a request costs
+    more wavefronts than its phases with an active lane. Its excess over the ideal beyond
+    that (a partly active 8- or 16-byte request whose lanes would fit in fewer wavefronts)
+    is no bank conflict. Every verdict (``conflicted_requests``, the heat map's cells) is
+    this comparison, request by request (numbers or arrays of them)."""
+    return wavefronts > phases
 
 
 @dataclass(frozen=True)
@@ -149,8 +164,9 @@ class Cost(Totals):
     shown: RequestRef | None = None
     detail: RequestDetail | None = None
     heat: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
-    # each request's ideal wavefronts, same shape as heat (-1: no request); set with heat
-    heat_ideal: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
+    # each request's phases with an active lane, same shape as heat (-1: no request); set with
+    # heat: a request costing more wavefronts has a bank conflict (bank_conflicted)
+    heat_phases: npt.NDArray[np.int32] | None = field(default=None, compare=False, repr=False)
     max_wavefronts_per_request: int = 0  # of the worst request, whichever request is shown
 
     @classmethod
@@ -290,8 +306,8 @@ class AccessResult:
         return self.cost.heat
 
     @property
-    def heat_ideal(self) -> npt.NDArray[np.int32] | None:
-        return self.cost.heat_ideal
+    def heat_phases(self) -> npt.NDArray[np.int32] | None:
+        return self.cost.heat_phases
 
     def to_json(self) -> dict[str, Any]:
         site, cost = self.site, self.cost

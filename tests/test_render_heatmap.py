@@ -64,7 +64,7 @@ def test_grid_shows_which_iteration_conflicts() -> None:
         "        1  .  .",
         "       32 32 32",
     ]
-    assert "'.' at the ideal (1), blank: none" in lines[i - 1]
+    assert "'.' no bank conflict (no more than its phases with an active lane, 1)" in lines[i - 1]
     assert lines[i + 5].startswith("4 of 8 requests conflict")
 
 
@@ -78,7 +78,8 @@ def test_warps_without_request_are_blank() -> None:
 def test_uniform_requests_get_one_line() -> None:
     lines = text_of(spec("tid * 32", {"j": "0..3"}, block=32, size=4096))
     assert (
-        "requests: all 4 (1 warp(s) x 4 iteration(s)) cost 32 wavefront(s) each, ideal 1" in lines
+        "requests: all 4 (1 warp(s) x 4 iteration(s)) cost 32 wavefront(s) each, "
+        "1 phase(s) with an active lane" in lines
     )
     assert not any("\\ warp" in line for line in lines)
 

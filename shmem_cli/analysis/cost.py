@@ -24,7 +24,7 @@ import numpy as np
 from ..hardware.arch import ArchProfile
 from ..hardware.async_copy import async_copy_stats
 from ..hardware.engine import B8, I64, AccessKind, RequestStats, explain_request, request_stats
-from ..model import Cost, RequestRef, Totals
+from ..model import Cost, RequestRef, Totals, bank_conflicted
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -163,7 +163,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
             ideal_wavefronts=int(stats.ideal.sum()),
             max_ways=int(stats.ways.max()),
             cycles=int(stats.cycles.sum()),
-            conflicted_requests=int((stats.wavefronts > stats.phases).sum()),
+            conflicted_requests=int(bank_conflicted(stats.wavefronts, stats.phases).sum()),
         )
     return Totals(
         requests=int(weight.sum()),
@@ -171,7 +171,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
         ideal_wavefronts=int((stats.ideal * weight).sum()),
         max_ways=int(stats.ways.max()),
         cycles=int((stats.cycles * weight).sum()),
-        conflicted_requests=int(weight[stats.wavefronts > stats.phases].sum()),
+        conflicted_requests=int(weight[bank_conflicted(stats.wavefronts, stats.phases)].sum()),
     )
 
 
@@ -226,7 +226,7 @@ def cost_requests(
     """
     keep_heat = heat and warps * iterations <= HEAT_LIMIT
     heat_map = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
-    heat_ideal = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
+    heat_phases = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
     total = Totals()
     lanes_seen = 0
     worst: _Shown | None = None
@@ -241,9 +241,9 @@ def cost_requests(
                 lanes_seen += int(np.count_nonzero(batch.active))
             else:
                 lanes_seen += int(row_lanes[batch.row].sum())
-            if heat_map is not None and heat_ideal is not None:
+            if heat_map is not None and heat_phases is not None:
                 heat_map[batch.iteration, batch.warp] = stats.wavefronts
-                heat_ideal[batch.iteration, batch.warp] = stats.ideal
+                heat_phases[batch.iteration, batch.warp] = stats.phases
             k = int(np.argmax(stats.wavefronts))
             if worst is None or int(stats.wavefronts[k]) > worst.wavefronts:
                 worst = _keep(batch, stats, k)
@@ -274,6 +274,6 @@ def cost_requests(
         shown=ref,
         detail=explained,
         heat=heat_map,
-        heat_ideal=heat_ideal,
+        heat_phases=heat_phases,
         max_wavefronts_per_request=worst.wavefronts if worst is not None else 0,
     )

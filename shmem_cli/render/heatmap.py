@@ -1,17 +1,20 @@
-"""The warp x iteration heat map: which requests of an access conflict, and how badly.
+"""The warp x iteration heat map: which requests of an access have a bank conflict, and how bad.
 
 ``Cost.heat`` holds the wavefronts of every request (rows: flat loop
 iterations, columns: warps; -1 where a warp issues no request) and
-``Cost.heat_ideal`` each request's own ideal, which differs between
-requests of 8- and 16-byte accesses (their phase count follows the active lanes
-and the pair rule). The map shows one cell per request: ``.`` when the request
-costs no more than its ideal, otherwise its wavefront count, colored by how many
-times its ideal it costs.
+``Cost.heat_phases`` each request's phases with an active lane, which differ between
+requests of 8- and 16-byte accesses (their phases follow the active lanes and the
+pair rule). The map judges each request by the one rule of a bank conflict
+(:func:`shmem_cli.model.bank_conflicted`, the tables' verdict): ``.`` when it costs no
+more than its phases, otherwise its wavefront count, colored by how many times its
+phases it costs. The excess over Nsight's ideal (a partly active request whose lanes
+would fit in fewer wavefronts) is no bank conflict: the summary row's ideal, excess and
+efficiency show it, the map does not.
 
 Large maps are bucketed; a bucket shows its worst request by that ratio (ties:
 the most wavefronts), not the one with the most wavefronts: a request of 4
-wavefronts at an ideal of 4 is fine, one of 2 at an ideal of 1 is a 2-way
-conflict, and the bucket holding both must not look clean.
+wavefronts over 4 phases is fine, one of 2 in 1 phase is a 2-way conflict, and the
+bucket holding both must not look clean.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..model import Cost, SiteCost
+from ..model import Cost, SiteCost, bank_conflicted
 from .plain import Block, Cell, Column, Styled, Table
 
 if TYPE_CHECKING:
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
 
 MAX_CELLS = 32  # rows and columns shown before bucketing
 
-# (upper bound of wavefronts / ideal, style, legend label)
+# (upper bound of wavefronts / phases, style, legend label)
 LEVELS: tuple[tuple[float, str, str], ...] = (
     (2.0, "black on yellow", "2x"),
     (4.0, "black on dark_orange", "3-4x"),
@@ -44,7 +47,7 @@ _LIST = r"^(\w+) in \[([-\d, ]*)\]\Z"
 
 
 def excess_style(ratio: float) -> str:
-    """Style of a cell whose request costs ``ratio`` times its ideal (ratio > 1)."""
+    """Style of a cell whose request costs ``ratio`` times its phases (ratio > 1)."""
     for bound, style, _ in LEVELS:
         if ratio <= bound:
             return style
@@ -90,31 +93,26 @@ def _ranges(n: int, size: int) -> list[str]:
     return [str(s) if size == 1 else f"{s}-{min(s + size, n) - 1}" for s in range(0, n, size)]
 
 
-def request_ideals(cost: Cost) -> npt.NDArray[np.float64] | None:
-    """Each request's ideal wavefronts, shaped like ``cost.heat`` (None without heat).
-
-    A result built without ``heat_ideal`` falls back to the access's mean per request.
-    """
-    if cost.heat is None:
+def request_phases(cost: Cost) -> npt.NDArray[np.float64] | None:
+    """Each request's phases with an active lane, shaped like ``cost.heat`` (None without)."""
+    if cost.heat is None or cost.heat_phases is None:
         return None
-    if cost.heat_ideal is not None:
-        return cost.heat_ideal.astype(np.float64)
-    return np.full(cost.heat.shape, cost.ideal_wavefronts / max(cost.requests, 1))
+    return cost.heat_phases.astype(np.float64)
 
 
 def bucket_worst(
-    heat: npt.NDArray[np.int32], ideal: npt.NDArray[np.float64], row_step: int, col_step: int
+    heat: npt.NDArray[np.int32], phases: npt.NDArray[np.float64], row_step: int, col_step: int
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
-    """The worst request of every ``row_step`` x ``col_step`` bucket: its wavefronts and ideal.
+    """The worst request of every ``row_step`` x ``col_step`` bucket: its wavefronts and phases.
 
-    Worst means the highest wavefronts / ideal, then the most wavefronts; a bucket
+    Worst means the highest wavefronts / phases, then the most wavefronts; a bucket
     without any request gives wavefronts -1.
     """
     rows, cols = heat.shape
     n_r, n_c = -(-rows // row_step), -(-cols // col_step)
     pad = ((0, n_r * row_step - rows), (0, n_c * col_step - cols))
     wf = np.pad(heat, pad, constant_values=-1).astype(np.float64)
-    ide = np.pad(ideal, pad, constant_values=1.0)
+    ide = np.pad(phases, pad, constant_values=1.0)
 
     def blocks(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         out: npt.NDArray[np.float64] = (
@@ -127,24 +125,24 @@ def bucket_worst(
     top = ratio == ratio.max(axis=-1, keepdims=True)
     pick = np.argmax(np.where(top, wf_b, -2.0), axis=-1)[..., None]
     worst_wf = np.take_along_axis(wf_b, pick, axis=-1)[..., 0].astype(np.int32)
-    worst_ideal = np.take_along_axis(ide_b, pick, axis=-1)[..., 0]
-    return worst_wf, worst_ideal
+    worst_phases = np.take_along_axis(ide_b, pick, axis=-1)[..., 0]
+    return worst_wf, worst_phases
 
 
 def heat_summary(cost: Cost) -> Styled | None:
-    """One line for an access whose requests all cost the same, at the same ideal (or None)."""
-    heat, ideals = cost.heat, request_ideals(cost)
-    if heat is None or ideals is None:
+    """One line for an access whose requests all cost the same over the same phases (or None)."""
+    heat, phases = cost.heat, request_phases(cost)
+    if heat is None or phases is None:
         return None
     present = heat[heat >= 0]
     if not present.size or int(present.min()) != int(present.max()):
         return None
-    ideal = ideals[heat >= 0]
-    if float(ideal.min()) != float(ideal.max()):
-        return None  # same cost, different ideals: some requests conflict, others not
+    own = phases[heat >= 0]
+    if float(own.min()) != float(own.max()):
+        return None  # same cost, different phases: some requests conflict, others not
     return Styled(
         f"requests: all {present.size} ({cost.warps} warp(s) x {cost.iterations} iteration(s)) "
-        f"cost {int(present[0])} wavefront(s) each, ideal {float(ideal[0]):g}",
+        f"cost {int(present[0])} wavefront(s) each, {float(own[0]):g} phase(s) with an active lane",
         "dim",
     )
 
@@ -162,8 +160,8 @@ def heatmap(acc: SiteCost, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
         or acc.cost.conflict_free
     ):
         return None
-    heat, ideals = acc.cost.heat, request_ideals(acc.cost)
-    if heat is None or ideals is None:
+    heat, phases = acc.cost.heat, request_phases(acc.cost)
+    if heat is None or phases is None:
         return [Styled("heat map omitted: too many requests to keep per request", "dim")]
     same = heat_summary(acc.cost)
     if same is not None:
@@ -171,10 +169,10 @@ def heatmap(acc: SiteCost, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
     rows, cols = heat.shape
     row_step = math.ceil(rows / max_cells)
     col_step = math.ceil(cols / max_cells)
-    grid, grid_ideal = bucket_worst(heat, ideals, row_step, col_step)
-    present = ideals[heat >= 0]
+    grid, grid_phases = bucket_worst(heat, phases, row_step, col_step)
+    present = phases[heat >= 0]
     lo, hi = float(present.min()), float(present.max())
-    at_ideal = f"the ideal ({lo:g})" if lo == hi else f"each request's ideal ({lo:g}-{hi:g})"
+    span = f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
 
     named = loop_labels(acc.site.loops, rows) if row_step == 1 else None
     if named is not None:
@@ -186,7 +184,10 @@ def heatmap(acc: SiteCost, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
     title = Styled()
     title.append("requests", "bold")
     down = f", {row_head or 'iterations'} down" if acc.site.loops else ""
-    title.append(f" (warps across{down}): wavefronts of each; '.' at {at_ideal}, blank: none")
+    title.append(
+        f" (warps across{down}): wavefronts of each; '.' no bank conflict "
+        f"(no more than its phases with an active lane, {span}), blank: none"
+    )
     notes: list[str] = []
     if row_step > 1:
         notes.append(f"{row_step} iterations per row")
@@ -200,21 +201,21 @@ def heatmap(acc: SiteCost, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
         Column(label.split("-")[0], "right", min_width=2) for label in _ranges(cols, col_step)
     ]
     table = Table(columns, pad_left=0, pad_right=1)
-    for label, line, line_ideal in zip(row_labels, grid, grid_ideal, strict=True):
+    for label, line, line_phases in zip(row_labels, grid, grid_phases, strict=True):
         cells: list[Cell] = []
-        for wf, ideal in zip(line.tolist(), line_ideal.tolist(), strict=True):
+        for wf, own in zip(line.tolist(), line_phases.tolist(), strict=True):
             if wf < 0:
                 cells.append("")
-            elif wf <= ideal:
+            elif not bank_conflicted(wf, own):
                 cells.append(Styled(".", "green"))
             else:
-                cells.append(Styled(str(wf), excess_style(wf / max(ideal, 1.0))))
+                cells.append(Styled(str(wf), excess_style(wf / max(own, 1.0))))
         table.add_row(label, *cells)
 
     legend = Styled()
     legend.append(
         f"{acc.cost.conflicted_requests} of {acc.cost.requests} requests conflict; "
-        "color: wavefronts / ideal ",
+        "color: wavefronts / phases ",
         "dim",
     )
     for _, style, label in LEVELS:
