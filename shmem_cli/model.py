@@ -94,6 +94,9 @@ class Totals:
     # requests with a bank conflict: costing more than their phases with an active lane (their
     # ideal, but where a partly active 8- or 16-byte request's lanes would pack into fewer)
     conflicted_requests: int = 0
+    # the requests' phases with an active lane, added up: a conflict-free access costs no
+    # more wavefronts than these (bank_conflicted, request by request)
+    phases: int = 0
 
     def __add__(self, other: Totals) -> Totals:
         return Totals(
@@ -103,6 +106,7 @@ class Totals:
             max_ways=max(self.max_ways, other.max_ways),
             cycles=self.cycles + other.cycles,
             conflicted_requests=self.conflicted_requests + other.conflicted_requests,
+            phases=self.phases + other.phases,
         )
 
     @property

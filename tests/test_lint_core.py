@@ -239,7 +239,36 @@ def test_stale_expectation_on_a_clean_access(tmp_path: Path) -> None:
     (f,) = lint_file(target).findings
     assert (f.code, f.severity) == ("SH003", Severity.WARNING)
     assert f.line == 9 and f.column == 13  # at the expect: value, not at the access
-    assert "accepts bank conflicts but is conflict-free" in f.message
+    # one request, 4 quarter-warp phases, 4 wavefronts: the phases, not a conflict
+    assert (
+        "accepts bank conflicts but has none: its 1 request cost 4 wavefronts, none more "
+        "than its phases with an active lane (4 in all)" in f.message
+    )
+
+
+# one warp of double loads a[tid], only lanes 0 and 16 active: one lane in each half-warp
+# phase, 1 wavefront each -> 2 wavefronts over 2 phases, no bank conflict; the two lanes'
+# 16 bytes fit in one wavefront, so Nsight's ideal is 1 (docs/hardware-model.md section 8)
+HALVES = """\
+name: halves
+block: [32]
+arrays:
+  d: {dtype: double, shape: [32]}
+accesses:
+  - name: two lanes
+    array: d
+    index: [tid]
+    when: tid % 16 == 0
+EXPECT"""
+
+
+def test_stale_expectation_names_the_phases_not_the_ideal(tmp_path: Path) -> None:
+    (f,) = lint_file(spec(tmp_path, HALVES, "    expect: {conflict_free: false}\n")).findings
+    assert f.code == "SH003"
+    # 2 wavefronts are its 2 phases; the ideal (1) is not what the check compares
+    assert "its 1 request cost 2 wavefronts" in f.message
+    assert "phases with an active lane (2 in all)" in f.message
+    assert "ideal" not in f.message
 
 
 @pytest.mark.parametrize(

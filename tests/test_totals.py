@@ -15,12 +15,20 @@ def test_stats_totals_counts_requests_by_hand() -> None:
     addr = np.stack([lanes * 4, lanes * 8, np.zeros(32, dtype=np.int64)])  # 1, 2, 1 wavefronts
     full = np.ones(addr.shape, dtype=bool)
     stats = request_stats(addr, full, AccessKind("load", 4), SM90)
+    # a 4-byte request of a whole warp has one phase: 3 phases in all
     assert stats_totals(stats) == Totals(
-        requests=3, wavefronts=4, ideal_wavefronts=3, max_ways=2, cycles=4, conflicted_requests=1
+        requests=3,
+        wavefronts=4,
+        ideal_wavefronts=3,
+        max_ways=2,
+        cycles=4,
+        conflicted_requests=1,
+        phases=3,
     )
     # row weights: the 2-way request stands for 5 requests
     weighted = stats_totals(stats, np.array([1, 5, 2], dtype=np.int64))
     assert (weighted.requests, weighted.wavefronts, weighted.conflicted_requests) == (8, 13, 5)
+    assert weighted.phases == 8
 
 
 def test_request_totals_equal_the_plain_sum_with_repeats_and_shifts() -> None:
@@ -38,7 +46,7 @@ def test_request_totals_equal_the_plain_sum_with_repeats_and_shifts() -> None:
 
 
 def test_totals_add_up_and_keep_the_worst_degree() -> None:
-    a = Totals(1, 2, 1, 2, 2, 1)
-    b = Totals(3, 3, 3, 1, 3, 0)
-    assert a + b == Totals(4, 5, 4, 2, 5, 1)
+    a = Totals(1, 2, 1, 2, 2, 1, 1)
+    b = Totals(3, 3, 3, 1, 3, 0, 3)
+    assert a + b == Totals(4, 5, 4, 2, 5, 1, 4)
     assert (a + b).excess_wavefronts == 1 and not (a + b).conflict_free

@@ -164,6 +164,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
             max_ways=int(stats.ways.max()),
             cycles=int(stats.cycles.sum()),
             conflicted_requests=int(bank_conflicted(stats.wavefronts, stats.phases).sum()),
+            phases=int(stats.phases.sum()),
         )
     return Totals(
         requests=int(weight.sum()),
@@ -172,6 +173,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
         max_ways=int(stats.ways.max()),
         cycles=int((stats.cycles * weight).sum()),
         conflicted_requests=int(weight[bank_conflicted(stats.wavefronts, stats.phases)].sum()),
+        phases=int((stats.phases * weight).sum()),
     )
 
 

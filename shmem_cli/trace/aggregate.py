@@ -138,6 +138,7 @@ def scaled(cost: Cost, weight: int) -> Cost:
         ideal_wavefronts=cost.ideal_wavefronts * weight,
         cycles=cost.cycles * weight,
         conflicted_requests=cost.conflicted_requests * weight,
+        phases=cost.phases * weight,
         lane_accesses=cost.lane_accesses * weight,
     )
 

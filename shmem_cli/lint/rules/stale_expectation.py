@@ -1,8 +1,10 @@
 """An access's own expectation accepts bank conflicts, but it has none.
 
 The access states `conflict_free: false`, `max_ways` above 1 or a
-`max_wavefronts_per_request` above what its requests take, yet every request
-costs exactly its ideal wavefronts. The conflict was fixed (or never there): replace the
+`max_wavefronts_per_request` above what its requests take, yet no request costs
+more wavefronts than its phases with an active lane (the bank-conflict rule,
+docs/hardware-model.md section 8; an excess over Nsight's ideal from a partly active
+8- or 16-byte request is no conflict). The conflict was fixed (or never there): replace the
 expectation with `expect: {conflict_free: true}` (or drop it) so that a
 conflict coming back fails the lint.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...checks.report import Severity
-from ._base import AccessCheck, Hit, access_facts
+from ._base import AccessCheck, Hit, access_facts, plural
 
 CODE = "SH003"
 NAME = "stale-expectation"
@@ -39,10 +41,12 @@ def check(item: AccessCheck) -> Iterator[Hit]:
     if not any(allows):
         return
     pos = own.pos
+    c = r.cost
     yield Hit(
-        f"{r.site.name!r} accepts bank conflicts but is conflict-free "
-        f"({r.cost.wavefronts} wavefronts, the ideal); state expect: {{conflict_free: true}} "
-        f"so a regression fails",
+        f"{r.site.name!r} accepts bank conflicts but has none: its "
+        f"{plural(c.requests, 'request')} cost {c.wavefronts} wavefronts, none more than its "
+        f"phases with an active lane ({c.phases} in all); state expect: "
+        f"{{conflict_free: true}} so a regression fails",
         access_facts(r),
         line=pos.line if pos else None,
         column=pos.column if pos else None,
