@@ -295,3 +295,20 @@ def test_long_option_texts_are_refused_short(args: tuple[str, ...]) -> None:
     assert result.exit_code == 2, result.output[-1000:]
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert max(len(line) for line in result.output.splitlines()) <= 400, result.output[:1000]
+
+
+@needs_nvdisasm
+def test_undescribed_pages_written_after_a_full_memory_range_stay_under_1_gib(
+    tmp_path: Path,
+) -> None:
+    """128 MiB given with --memory, then a kernel writing one byte a page into undescribed
+    memory until 256 MiB are real: refused at the limit, the real pages held once (not again
+    as byte marks, nor twice while the arena grows or a region moves; 1.4 GiB before)."""
+    given = tmp_path / "given.bin"
+    given.write_bytes(bytes(range(256)) * (128 << 12))  # 128 MiB
+    ran = shmem(
+        "trace", str(CUBIN), "-k", "scatter_pages", "-b", "1024", "--no-tables",
+        "--arg", "0=0x100000000", "--arg", "1=100", "--memory", f"0x100000000=@{given}",
+    )  # fmt: skip
+    refused(ran, "more than 256 MiB of global memory real", "hostile.cu:27")
+    assert ran.peak_mib < 640, ran.peak_mib

@@ -134,3 +134,39 @@ def test_1024_adjacent_memory_ranges_trace() -> None:
     res = CliRunner().invoke(main, ["trace", str(cubin), "-b", "64", "-g", "4", *ranges])
     assert res.exit_code == 0, res.output
     assert "0x7f4312000000 (65,536 KiB)" in res.output
+
+
+def test_written_marks_are_exact_to_the_byte() -> None:
+    """One bit a byte: a 1-byte store, and a 13-byte range from an odd address, mark those
+    bytes and not their neighbours (the marks of a byte share a mark byte with seven others)."""
+    m = GlobalMemory()
+    m.store_offsets(np.array([REAL + 3], dtype=np.int64), 1, INS)
+    m.preload(REAL + 4 * PAGE + 5, bytes(range(1, 14)), "--memory")  # bytes 5 to 17
+    for first, width, untouched in [
+        (3, 1, False),
+        (2, 1, True),
+        (4, 1, True),
+        (0, 8, True),  # 0..7 holds the written byte 3 and seven never written
+        (4 * PAGE + 5, 13, False),
+        (4 * PAGE + 4, 1, True),
+        (4 * PAGE + 18, 1, True),
+        (4 * PAGE + 8, 8, False),  # a whole mark byte inside the range
+    ]:
+        off = m.offsets(np.array([REAL + first], dtype=np.int64), width, INS)
+        assert bool(np.any(m.untouched_taint(off, width))) == untouched, (first, width)
+
+
+def test_growing_and_moving_keep_what_was_written_past_one_copy_chunk() -> None:
+    """A 40 MiB range (more than the 16 MiB an arena copies at a time) given, then a region
+    below it that grows into it: every byte moves with its mark, counted once."""
+    data = (np.arange(40 << 20) % 253).astype(np.uint8).tobytes()
+    m = GlobalMemory()
+    m.preload(REAL + SEGMENT, data, "--memory")
+    for k in range(SEGMENT // PAGE):  # the segment just below, page by page: it joins
+        _store(m, REAL + k * PAGE)
+    assert m.shadow_summary() == (f"0x{REAL:x} ({(40 << 10) + 64:,} KiB)",)
+    assert m.written_bytes == (40 << 20) + SEGMENT
+    off = m.offsets(np.array([REAL + SEGMENT], dtype=np.int64), 1, INS)[0]
+    assert m.data[off : off + len(data)].tobytes() == data
+    assert not np.any(m.untouched_taint(off + np.arange(0, 40 << 20, 4093), 1))
+    assert _reads_back(m, [REAL + k * PAGE for k in range(SEGMENT // PAGE)])

@@ -213,8 +213,7 @@ class GlobalMemory(ShadowArena):
         shadow = next(s for s in self.shadows if s.address <= address and end <= s.address + s.size)
         at = shadow.offset + address - shadow.address
         self.data[at : at + len(content)] = np.frombuffer(content, dtype=np.uint8)
-        assert self._set is not None  # made with the shadow
-        self._set[at : at + len(content)] = 1
+        self._mark_set_span(at, at + len(content))
         self._mark(np.arange(at // PAGE, (at + len(content) - 1) // PAGE + 1), None)
 
     def store_offsets(
@@ -227,7 +226,7 @@ class GlobalMemory(ShadowArena):
         off = self.offsets(addr, width, ins)
         self.epoch += counted
         if self._set is not None:  # undescribed bytes written: they read back as written
-            self._set[(off[..., None] + np.arange(width)).ravel()] = 1
+            self._mark_set((off[..., None] + np.arange(width)).ravel())
         if width <= PAGE:
             pages = np.concatenate([off // PAGE, (off + width - 1) // PAGE])
         else:

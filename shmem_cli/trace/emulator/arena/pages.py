@@ -7,7 +7,10 @@ not pass :attr:`PageArena.max_written`. Growing the arena copies only the real p
 moving a range (:meth:`PageArena._move`) copies its real pages and gives the old ones back
 (``MADV_DONTNEED``, or zeros where there is no such call), so what is counted is real memory,
 each page once. ``_set`` (made with the first shadow region, :mod:`.shadows`) marks the bytes
-of undescribed memory that were written; it grows and moves with the arena.
+of undescribed memory that were written, one bit a byte (an eighth of the real pages, not as
+many again); it grows and moves with the arena. Growing and moving go 16 MiB at a time, each
+piece given back as soon as it is copied, so that the arena's real pages are held about once,
+never twice.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ PAGE = 4096
 #: pages that may become real: file contents plus what the kernel writes
 MAX_WRITTEN_BYTES = 256 << 20
 _SMALL = 1 << 20  # arenas below this are plain arrays
+_COPY_PAGES = 4096  # a growing arena's real pages are copied 16 MiB of the arena at a time
 # Linux's MAP_NORESERVE where Python (before 3.12) does not name it: pages not counted against
 # the overcommit limit until written
 _NORESERVE = {"x86_64": 0x4000, "aarch64": 0x4000, "arm64": 0x4000}
@@ -89,6 +93,17 @@ def _zero(data: npt.NDArray[np.uint8], mapping: Any, lo: int, hi: int) -> None:
     data[lo:hi] = 0  # pages already real: zeros cost nothing more
 
 
+def _copy_pages(
+    old: npt.NDArray[np.uint8], mapping: Any, new: npt.NDArray[np.uint8], pages: Any, unit: int
+) -> None:
+    """The real ``pages`` (sorted, within :data:`_COPY_PAGES` of each other; ``unit`` bytes
+    each) of ``old`` copied into ``new`` and given back in ``old``."""
+    lo, hi = int(pages[0]), int(pages[-1]) + 1
+    src = old[lo * unit : hi * unit].reshape(-1, unit)
+    new[lo * unit : hi * unit].reshape(-1, unit)[pages - lo] = src[pages - lo]
+    _zero(old, mapping, lo * unit, hi * unit)
+
+
 class PageArena:
     """The arena's bytes, which of its pages are real, and ``_used``: the bytes laid out."""
 
@@ -99,7 +114,8 @@ class PageArena:
         self._written: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)  # per page
         self.written_bytes = 0  # real pages, in bytes
         self.max_written = max_written
-        self._set: npt.NDArray[np.uint8] | None = None  # 1 where a shadow byte was written
+        # bit k of byte i: arena byte 8i + k is a shadow byte written
+        self._set: npt.NDArray[np.uint8] | None = None
         self._set_mapping: Any = None
 
     @property
@@ -115,16 +131,15 @@ class PageArena:
         data, mapping = anonymous(size)
         written = np.zeros(size // PAGE, dtype=bool)
         pages = np.flatnonzero(self._written)
-        if len(pages):
-            old = self.data[: len(self._written) * PAGE].reshape(-1, PAGE)
-            data[: len(old) * PAGE].reshape(-1, PAGE)[pages] = old[pages]
-            written[pages] = True
-        if self._set is not None:
-            marks, self._set_mapping = anonymous(size)
-            if len(pages):
-                old = self._set[: len(self._written) * PAGE].reshape(-1, PAGE)
-                marks[: len(old) * PAGE].reshape(-1, PAGE)[pages] = old[pages]
-            self._set = marks
+        written[pages] = True
+        marks, marks_mapping = anonymous(size // 8) if self._set is not None else (None, None)
+        for chunk in np.split(pages, np.flatnonzero(np.diff(pages // _COPY_PAGES)) + 1):
+            if len(chunk):  # copied a chunk at a time, the old pages given back as they go
+                _copy_pages(self.data, self._mapping, data, chunk, PAGE)
+                if marks is not None and self._set is not None:
+                    _copy_pages(self._set, self._set_mapping, marks, chunk, PAGE // 8)
+        if marks is not None:
+            self._set, self._set_mapping = marks, marks_mapping
         self.data, self._mapping, self._written = data, mapping, written
 
     def _mark(self, pages: npt.NDArray[np.int64], ins: Instruction | None) -> None:
@@ -151,19 +166,50 @@ class PageArena:
         first, count = src // PAGE, size // PAGE
         shift = (dst - src) // PAGE
         for a, b in _runs(np.flatnonzero(self._written[first : first + count]) + first):
-            lo, hi = a * PAGE, b * PAGE
-            self.data[lo + dst - src : hi + dst - src] = self.data[lo:hi]
-            if self._set is not None:
-                self._set[lo + dst - src : hi + dst - src] = self._set[lo:hi]
-            fresh = (b - a) - int(np.count_nonzero(self._written[a + shift : b + shift]))
-            self._written[a + shift : b + shift] = True
-            self._release(a, b)
-            self.written_bytes += fresh * PAGE
+            for c in range(a, b, _COPY_PAGES):  # a chunk at a time: given back as it goes
+                self._move_run(c, min(b, c + _COPY_PAGES), shift)
+
+    def _move_run(self, a: int, b: int, shift: int) -> None:
+        """Real pages [a, b) moved ``shift`` pages on (to pages never written)."""
+        lo, hi, by = a * PAGE, b * PAGE, shift * PAGE
+        self.data[lo + by : hi + by] = self.data[lo:hi]
+        if self._set is not None:
+            self._set[(lo + by) // 8 : (hi + by) // 8] = self._set[lo // 8 : hi // 8]
+        fresh = (b - a) - int(np.count_nonzero(self._written[a + shift : b + shift]))
+        self._written[a + shift : b + shift] = True
+        self._release(a, b)
+        self.written_bytes += fresh * PAGE
 
     def _release(self, a: int, b: int) -> None:
         """Pages [a, b), all real, given back: they read as zeros again and are not counted."""
         _zero(self.data, self._mapping, a * PAGE, b * PAGE)
         if self._set is not None:
-            _zero(self._set, self._set_mapping, a * PAGE, b * PAGE)
+            _zero(self._set, self._set_mapping, a * PAGE // 8, b * PAGE // 8)
         self._written[a:b] = False
         self.written_bytes -= (b - a) * PAGE
+
+    def _new_marks(self) -> None:
+        """``_set``, all clear, for the arena as it is (with the first shadow region)."""
+        if self._set is None:
+            self._set, self._set_mapping = anonymous(len(self.data) // 8)
+
+    def _mark_set(self, off: npt.NDArray[np.int64]) -> None:
+        """Arena bytes at ``off`` (repeats allowed) marked written."""
+        assert self._set is not None
+        np.bitwise_or.at(self._set, off >> 3, (1 << (off & 7)).astype(np.uint8))
+
+    def _mark_set_span(self, lo: int, hi: int) -> None:
+        """Arena bytes [lo, hi) marked written."""
+        assert self._set is not None
+        whole_lo, whole_hi = -(-lo // 8), hi // 8
+        if whole_lo < whole_hi:
+            self._set[whole_lo:whole_hi] = 0xFF
+        ends = np.arange(lo, min(hi, whole_lo * 8), dtype=np.int64)
+        tail = np.arange(max(whole_hi, whole_lo) * 8, hi, dtype=np.int64)
+        self._mark_set(np.concatenate([ends, tail]))
+
+    def _is_set(self, off: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Per arena byte at ``off``: whether it was marked written."""
+        assert self._set is not None
+        bits: npt.NDArray[np.bool_] = ((self._set[off >> 3] >> (off & 7)) & 1).astype(bool)
+        return bits

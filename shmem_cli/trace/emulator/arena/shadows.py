@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..trace_error import TraceError
-from .pages import MAX_WRITTEN_BYTES, Buffer, PageArena, Slot, anonymous
+from .pages import MAX_WRITTEN_BYTES, Buffer, PageArena, Slot
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -71,8 +71,7 @@ class ShadowArena(PageArena):
         host = max(fits, key=lambda s: s.size) if fits else None
         room = min(end - start, MAX_SHADOW_BYTES - covered) if old else 0
         slot = host.slot if host and host.slot else self._new_slot(start, end, room)
-        if self._set is None:
-            self._set, self._set_mapping = anonymous(len(self.data))
+        self._new_marks()
         for s in old:  # carry over what was written (real pages only), give the old back
             if s is not host:
                 self._move(s.offset, slot.offset + s.address - slot.address, s.size)
@@ -105,7 +104,7 @@ class ShadowArena(PageArena):
         if not inside.any():
             return np.uint8(0)
         idx = off[..., None] + np.arange(width)
-        fresh = inside & (self._set[idx] == 0).any(axis=-1)
+        fresh = inside & ~self._is_set(idx).all(axis=-1)
         count = int(np.count_nonzero(fresh))
         if count:
             self.untouched_reads += count
