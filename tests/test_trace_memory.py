@@ -108,6 +108,8 @@ def test_typed_values_and_files_are_read_in_address_order(tmp_path: Path) -> Non
         (("0x100=int:1",), "0x100..0x104 is not device memory"),
         ((f"{(1 << 49) - 4:#x}=int:1,2",), "is not device memory"),
         (("banana=int:1",), "ADDR must be a device address"),
+        (("\u0666\u0665\u0665\u0663\u0666=int:1",), "ADDR must be a device address"),  # 65536
+        (("-0x10000=int:1",), "ADDR must be a device address"),
         (("0x7f1234000000",), "--memory expects ADDR=@FILE or ADDR=TYPE:v,v,..."),
         (("0x7f1234000000=quad:1",), "unknown element type 'quad'"),
     ],
@@ -260,6 +262,23 @@ def test_a_spec_gives_memory_under_kernel() -> None:
     assert given["0x7f1234000000"].startswith("@") and given["0x7f1234000000"].endswith(
         "problems.bin"
     )
+
+
+@pytest.mark.parametrize("key", ["-65536", "true", "~"])
+def test_a_spec_s_memory_key_that_is_no_address_is_refused_at_it(tmp_path: Path, key: str) -> None:
+    """YAML's keys that are not text (a negative number, a bool, null) escape the
+    schema's pattern: refused where the key is, before any trace."""
+    spec = tmp_path / "g.yaml"
+    spec.write_text(
+        "name: g\nblock: [64]\nkernel:\n  source: g.cubin\n"
+        f"  memory: {{{key}: 'int:1'}}\n"
+        "arrays: {sa: {dtype: float, shape: [256]}}\n"
+        "accesses: [{array: sa, index: [threadIdx.x], op: store}]\n"
+    )
+    res = CliRunner().invoke(main, ["lint", str(spec)])
+    assert res.exit_code == 2, res.output
+    assert f"{spec}:5:12: error: kernel.memory: " in res.output
+    assert "is not a device address" in res.output and "Traceback" not in res.output
 
 
 def test_a_spec_s_memory_file_stays_in_the_source_tree(tmp_path: Path) -> None:

@@ -218,6 +218,15 @@ class _Compiler(AccessCompiler):
             consts.append((str(key), text))
         memory = []
         for key, text in (value.get("memory") or {}).items():
+            if isinstance(key, bool) or not isinstance(key, int | str) or str(key)[:1] == "-":
+                raise self.err(  # the schema's pattern is for text keys: YAML's other keys
+                    f"kernel.memory: {shorten(repr(key))} is not a device address (the key is "
+                    "the address the host program's cudaMalloc returned, 0x... or decimal)",
+                    "kernel",
+                    "memory",
+                    key,
+                    key=True,
+                )
             # YAML reads 0x7f12a4000000 as a number; the address is said in hex again
             address = f"0x{key:x}" if isinstance(key, int) and not isinstance(key, bool) else key
             text = str(text)

@@ -147,9 +147,10 @@ def read_memory(texts: Sequence[str], used: int = 0) -> tuple[MemoryRange, ...]:
 
 
 def _address(text: str) -> int:
-    """A device address: ``0x7f1234000000`` (``_`` between digits allowed) or decimal."""
+    """A device address: ``0x7f1234000000`` (``_`` between digits allowed) or decimal, in
+    ASCII digits (``int`` would take other scripts' digits too)."""
     try:
-        address = int(text, 0) if len(text) <= 40 else -1
+        address = int(text, 0) if len(text) <= 40 and text.isascii() else -1
     except ValueError:
         address = -1
     if address < 0:
