@@ -118,6 +118,13 @@ class Totals:
         return self.conflicted_requests == 0
 
     @property
+    def excess_without_conflict(self) -> bool:
+        """No bank conflict, yet more wavefronts than Nsight's ideal: the excess is the
+        phases themselves (a partly active 8- or 16-byte access whose active lanes would fit
+        in fewer wavefronts, docs/hardware-model.md section 8)."""
+        return self.conflict_free and self.excess_wavefronts > 0
+
+    @property
     def efficiency(self) -> float:
         return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
 

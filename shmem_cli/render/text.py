@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..hardware import ops
-from ..model import Cost, FileResult, Report, RequestDetail, SiteCost
+from ..model import Cost, FileResult, Report, RequestDetail, SiteCost, Totals
 from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
 
@@ -53,12 +53,36 @@ def compact_lanes(lanes: Iterable[int]) -> str:
     return text
 
 
-def status_text(cost: Cost) -> Styled:
+#: the verdict of an access without bank conflicts that costs more than its ideal
+SPLIT_MARK = "ok*"
+#: what that verdict means (under every table that shows it)
+SPLIT_NOTE = (
+    f"{SPLIT_MARK}: no bank conflict; the excess is the phases themselves (an 8- or 16-byte "
+    "access's few active lanes spread over more phases than their bytes need; "
+    "docs/hardware-model.md section 8)"
+)
+
+
+def status_text(cost: Totals) -> Styled:
+    """The verdict: ``idle``, ``ok``, ``ok*`` (:data:`SPLIT_NOTE`) or the worst bank's ways."""
     if cost.requests == 0:
         return Styled("idle", "dim")
     if cost.conflict_free:
-        return Styled("ok", "bold green")
+        return Styled(SPLIT_MARK if cost.excess_without_conflict else "ok", "bold green")
     return Styled(f"{cost.max_ways}-way", "bold " + degree_style(cost.max_ways))
+
+
+def excess_cell(cost: Totals) -> Styled:
+    """The excess over the ideal: red with bank conflicts, yellow without (``ok*``)."""
+    style = "" if cost.excess_wavefronts <= 0 else "yellow" if cost.conflict_free else "red"
+    return Styled(f"{cost.excess_wavefronts:,}", style)
+
+
+def split_note(costs: Iterable[Totals]) -> list[Block]:
+    """:data:`SPLIT_NOTE`, when some of ``costs`` has the verdict ``ok*`` (else nothing)."""
+    if any(c.requests and c.excess_without_conflict for c in costs):
+        return [Styled(SPLIT_NOTE, "dim")]
+    return []
 
 
 SUMMARY_COLUMNS: tuple[tuple[str, Justify], ...] = (
@@ -100,7 +124,7 @@ def summary_table(result: FileResult) -> Table:
             f"{acc.cost.requests:,}",
             f"{acc.cost.wavefronts:,}",
             f"{acc.cost.ideal_wavefronts:,}",
-            Styled(f"{acc.cost.excess_wavefronts:,}", "red" if acc.cost.excess_wavefronts else ""),
+            excess_cell(acc.cost),
             str(acc.cost.max_ways),
             f"{acc.cost.efficiency:.1%}",
         ]
@@ -253,6 +277,7 @@ def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
         x, y, z = result.block
         title.append(f"  block {x}x{y}x{z}, {result.smem_bytes:,} B shared", "dim")
     parts: list[Block] = [title, summary_table(result)]
+    parts += split_note(acc.cost for acc in result.accesses)
     if cycles_differ(result):
         parts.append(Styled(CYCLES_NOTE, "dim"))
     hints: Mapping[str, str] = options.hints.get(result.path, {})

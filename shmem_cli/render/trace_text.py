@@ -21,7 +21,16 @@ from ..trace.result import (
 )
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, layout
-from .text import DEFAULT_WIDTH, access_block, legend, status_text, to_rich, to_string
+from .text import (
+    DEFAULT_WIDTH,
+    access_block,
+    excess_cell,
+    legend,
+    split_note,
+    status_text,
+    to_rich,
+    to_string,
+)
 from .trace_suggest_text import suggestion_blocks
 
 if TYPE_CHECKING:
@@ -84,7 +93,7 @@ def instruction_table(kernel: KernelTrace) -> Table:
             f"{c.requests:,}",
             f"{c.wavefronts:,}",
             f"{c.ideal_wavefronts:,}",
-            Styled(f"{c.excess_wavefronts:,}", "red" if c.excess_wavefronts else ""),
+            excess_cell(c),
             str(c.max_ways),
             f"{c.efficiency:.1%}",
             f"~{c.cycles:,}",
@@ -144,7 +153,7 @@ def totals_table(kernel: KernelTrace) -> Table:
             f"{t.requests:,}",
             f"{t.wavefronts:,}",
             f"{t.ideal_wavefronts:,}",
-            Styled(f"{t.excess_wavefronts:,}", "red" if t.excess_wavefronts else ""),
+            excess_cell(t),
             *tail,
         )
     misc = kernel.misc
@@ -348,6 +357,7 @@ def kernel_view(
     parts = kernel_header(path, kernel)
     if kernel.accesses:
         parts.append(instruction_table(kernel))
+        parts += split_note(a.cost for a in kernel.accesses if not a.contended)
         parts += [Styled(), Styled("per source line", "bold"), line_table(kernel)]
         parts += [Styled(), Styled("per op", "bold"), totals_table(kernel)]
     elif kernel.dsmem.requests:
