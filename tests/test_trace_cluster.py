@@ -153,6 +153,32 @@ def test_cluster_option_on_the_command_line(tmp_path: Path) -> None:
     assert bad.code == 2 and "--cluster 32 is 32 in all; the most is 16" in bad.text
 
 
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("grid", "cluster", "shape"), [("4,1,4", "2,1,2", [2, 1, 2]), ("4,4", "2,2", [2, 2, 1])]
+)
+def test_a_cluster_across_rows_of_the_grid_is_reported(
+    grid: str, cluster: str, shape: list[int]
+) -> None:
+    """A cluster of 2x1x2 holds blocks 0, 1, 4 and 5 of a 4x1x4 grid: its warps' numbers
+    lie past the four blocks traced, where the heat map's columns ended (an IndexError).
+    calls_twice stores and reads one word a lane, conflict-free: 16 blocks of one warp make
+    16 requests of each, one wavefront each."""
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    from .hostile import CUBIN2
+
+    args = ["trace", str(CUBIN2), "-k", "calls_twice", "-b", "32", "-g", grid]
+    res = CliRunner().invoke(main, [*args, "--cluster", cluster, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    k = json.loads(res.output)["files"][0]["kernels"][0]
+    assert k["cluster"] == shape
+    for op in ("load", "store"):
+        assert k["totals"][op] == {"requests": 16, "wavefronts": 16, "ideal_wavefronts": 16}
+
+
 HINTED_CU = r"""
 #include <cstdint>
 __device__ unsigned sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }

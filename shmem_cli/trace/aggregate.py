@@ -60,14 +60,18 @@ def trace_access(
             return (("block", warp // warps_per_block), ("occurrence", occurrence))
         return (("occurrence", occurrence),)
 
+    # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
+    # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x blocks
+    # traced; numbers past int32 (a huge grid's) wrap, and such a trace keeps no heat map
+    top = int(batch.warp.max()) + 1 if n else 0
     cost = cost_requests(
         [batch],
         rec.kind,
         arch,
-        warps=warps,
+        warps=max(warps, top),
         iterations=int(batch.iteration.max()) + 1 if n else 0,
         where=where,
-        heat=n > 0,
+        heat=n > 0 and int(batch.warp.min()) >= 0,
     )
     cost = scaled(cost, weight)
     dependent = weight * int(np.count_nonzero(rec.data_dependent[:n]))
