@@ -19,16 +19,20 @@ Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` with a ``code`
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing import arguments, fsutil
 from ..plumbing.errors import ShmemError, shorten
 from .result import TraceResult
+
+if TYPE_CHECKING:
+    from .kernel.param_block import MemoryBytes
 
 Dims = int | Sequence[int]
 ArgValue = int | float | str | bytes | Sequence[int | float] | Any  # Any: a NumPy array
@@ -66,42 +70,36 @@ def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
     raise arguments.fail("trace", "params", "bytes or the path of a file", value)
 
 
-def _memory_texts(memory: Mapping[int, Any], folder: Path) -> tuple[str, ...]:
-    """``--memory`` texts: an address (an int) -> ``bytes`` / a NumPy array (written to a file
-    in ``folder``) or the path of a file holding the bytes."""
-    from .kernel.buffers import MAX_FILE_BYTES
-    from .kernel.param_block import MAX_MEMORY_RANGES
+def _memory_ranges(memory: Mapping[int, Any]) -> tuple[str | MemoryBytes, ...]:
+    """What ``memory`` gives ``--memory``: an address (an int) -> ``bytes`` / a NumPy array,
+    handed over as they are (:class:`MemoryBytes`: no file between), or the path of a file
+    holding the bytes (read as ``--memory ADDR=@FILE``). The ranges, their bounds and their
+    overlaps are checked where ``--memory`` is read (:func:`.kernel.param_block.read_memory`),
+    before any array is copied."""
+    from .kernel.param_block import MemoryBytes
 
-    if len(memory) > MAX_MEMORY_RANGES:
-        raise arguments.fail("trace", "memory", f"at most {MAX_MEMORY_RANGES} ranges", memory)
-    out = []
-    total = 0
-    for n, (address, value) in enumerate(memory.items()):
-        if isinstance(address, bool) or not isinstance(address, int) or not 0 <= address < 1 << 64:
+    out: list[str | MemoryBytes] = []
+    for address, value in memory.items():
+        if isinstance(address, bool) or not isinstance(address, int):
             raise arguments.fail(
                 "trace", "memory", "keys that are device addresses (ints)", address
             )
-        where = f"memory[0x{address:x}]"
         if isinstance(value, str | Path):
             out.append(f"{address:#x}=@{value}")
-            continue
-        if isinstance(value, bytes | bytearray | memoryview):
-            data = bytes(value)
+        elif isinstance(value, bytes | bytearray | memoryview):
+            data = memoryview(value)
+            out.append(MemoryBytes(address, data.nbytes, data.tobytes, "bytes"))
         elif hasattr(value, "tobytes") and hasattr(value, "dtype"):  # a NumPy array
             if getattr(value.dtype, "hasobject", True):
-                raise _not_an_argument(where, "an array of numbers", value)
-            if int(value.nbytes) > MAX_FILE_BYTES:
-                raise _not_an_argument(where, f"at most {MAX_FILE_BYTES >> 20} MiB", value)
-            data = value.tobytes(order="C")
+                raise _not_an_argument(f"memory[{address:#x}]", "an array of numbers", value)
+            array: Any = value
+            kind = f"NumPy {shorten(str(array.dtype), 40)} array"
+            load = functools.partial(array.tobytes, order="C")
+            out.append(MemoryBytes(address, int(array.nbytes), load, kind))
         else:
-            raise _not_an_argument(where, "bytes, a NumPy array or the path of a file", value)
-        total += len(data)
-        if total > MAX_FILE_BYTES:
-            what = f"at most {MAX_FILE_BYTES >> 20} MiB (all of memory's values together)"
-            raise _not_an_argument(where, what, value)
-        path = folder / f"memory{n}.bin"
-        fsutil.write_bytes(path, data)
-        out.append(f"{address:#x}=@{path}")
+            raise _not_an_argument(
+                f"memory[{address:#x}]", "bytes, a NumPy array or the path of a file", value
+            )
     return tuple(out)
 
 
@@ -246,7 +244,7 @@ def trace(
             budget=budget,
             consts=_arg_texts(constants, Path(tmp), prefix="const"),
             params_file=_params_file(params, Path(tmp)),
-            memory=_memory_texts(preloaded, Path(tmp)),
+            memory=_memory_ranges(preloaded),
         )
         if block_dims is None:
             from .triton.cache import is_triton_input

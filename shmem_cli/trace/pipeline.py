@@ -41,6 +41,7 @@ from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, read_cubin
 from .kernel.launch import DEFAULT_BUFFER_BYTES, plan_launch
+from .kernel.param_block import MemoryBytes
 from .kernel.params import Param, kernel_params
 from .kernel.signature import param_names
 from .result import FileTrace
@@ -82,8 +83,8 @@ class TraceRequest:
     #: the whole parameter block, "@FILE", as --params
     params_file: str | None = None
     #: device memory the host wrote before the launch, "ADDR=@FILE" / "ADDR=TYPE:v,...", as
-    #: --memory
-    memory: tuple[str, ...] = ()
+    #: --memory, or bytes already in memory (the Python API's)
+    memory: tuple[str | MemoryBytes, ...] = ()
     #: libraries' header folders the build may read ([tool.shmem] include-roots)
     include_roots: tuple[str, ...] = ()
     #: the nvcc arguments are the user's own (command line, Python API): their -I folders

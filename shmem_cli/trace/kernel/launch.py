@@ -46,7 +46,7 @@ from ...plumbing.errors import shorten
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, read_buffer
 from .cubin import Kernel
-from .param_block import MemoryRange
+from .param_block import MemoryBytes, MemoryRange
 from .params import Param, kernel_params, param_table, resolve_key
 
 __all__ = [
@@ -215,7 +215,7 @@ def plan_launch(
     buffer_sizes: Mapping[int, int] | None = None,
     params_file: str | None = None,
     cluster: tuple[int, int, int] | None = None,
-    memory: Sequence[str] = (),
+    memory: Sequence[str | MemoryBytes] = (),
 ) -> LaunchPlan:
     """The launch ``--arg`` texts and sizes describe, checked against the kernel.
 

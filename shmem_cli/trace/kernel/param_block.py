@@ -25,7 +25,7 @@ emulator puts them into its undescribed memory as written bytes
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...cuda.launch_values import LaunchError
@@ -94,56 +94,83 @@ class MemoryRange:
         return self.address + len(self.data)
 
 
-def read_memory(texts: Sequence[str], used: int = 0) -> tuple[MemoryRange, ...]:
-    """The ``--memory ADDR=@FILE`` / ``ADDR=TYPE:v,...`` ranges, sorted by address; their
-    bytes and the ``used`` bytes of the launch's other files at most :data:`MAX_FILE_BYTES`,
-    no two overlapping. Where a range may lie (not in the launch's own buffers) is the
-    emulator's check (:meth:`..emulator.global_memory.GlobalMemory.preload`)."""
-    from .constants import typed_values
+@dataclass(frozen=True)
+class MemoryBytes:
+    """A range given as bytes held in memory (``shmem_cli.trace(memory={address: ...})``)
+    instead of an ``--memory`` text: no file between. ``size`` is known before ``load``
+    copies the bytes, so :func:`read_memory` checks the range and the bound first."""
 
+    address: int  # any int: read_memory says whether it is device memory
+    size: int
+    load: Callable[[], bytes]  # the ``size`` bytes
+    source: str  # what the report says they are, e.g. "bytes", "NumPy int32 array"
+
+
+def read_memory(texts: Sequence[str | MemoryBytes], used: int = 0) -> tuple[MemoryRange, ...]:
+    """The ``--memory ADDR=@FILE`` / ``ADDR=TYPE:v,...`` ranges (or :class:`MemoryBytes`,
+    named ``memory[ADDR]`` in errors), sorted by address; their bytes and the ``used`` bytes
+    of the launch's other files at most :data:`MAX_FILE_BYTES`, no two overlapping. Where a
+    range may lie (not in the launch's own buffers) is the emulator's check
+    (:meth:`..emulator.global_memory.GlobalMemory.preload`)."""
     if len(texts) > MAX_MEMORY_RANGES:
         raise LaunchError(
-            f"--memory is given {len(texts):,} times; the most is {MAX_MEMORY_RANGES}"
+            f"{len(texts):,} device memory ranges are given (--memory); the most is "
+            f"{MAX_MEMORY_RANGES}"
         )
-    out: list[MemoryRange] = []
+    out: list[tuple[MemoryRange, str]] = []  # each range with the option or key that gave it
     for text in texts:
-        key, sep, value = text.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not key or not value:
-            raise LaunchError(
-                "--memory expects ADDR=@FILE or ADDR=TYPE:v,v,... (ADDR: the device address "
-                f"the host program's cudaMalloc returned, 0x... or decimal), got {shorten(text)!r}"
-            )
-        address = _address(key)
-        where = f"--memory 0x{address:x}"
-        if value.startswith("@"):
-            data = read_buffer(value[1:], where)  # each file bounded, then all of them
-            source = shorten(value[1:], 200)
+        if isinstance(text, MemoryBytes):
+            address, where, source = text.address, f"memory[{text.address:#x}]", text.source
+            _check_range(address, text.size, where, source, used + text.size)
+            data = text.load()
         else:
-            data = typed_values(value, where)
-            source = shorten(value, 60)
-        if not data:
-            raise LaunchError(f"{where}: {source} holds no bytes")
-        if address < NULL_PAGE or address + len(data) > MAX_ADDRESS:
-            raise LaunchError(
-                f"{where}: 0x{address:x}..0x{address + len(data):x} is not device memory (a "
-                f"device address is at least 0x{NULL_PAGE:x}, and the range ends by 2^49)"
-            )
+            address, where, source, data = _read_text(text)
+            _check_range(address, len(data), where, source, used + len(data))
         used += len(data)
-        if used > MAX_FILE_BYTES:
-            raise LaunchError(
-                f"{where}: the --memory and --arg @FILE data of the launch is {used:,} bytes in "
-                f"all; the most is {MAX_FILE_BYTES >> 20} MiB (give the part the kernel reads)"
-            )
-        out.append(MemoryRange(address, data, source))
-    out.sort(key=lambda r: r.address)
-    for a, b in zip(out, out[1:], strict=False):
+        out.append((MemoryRange(address, data, source), where))
+    out.sort(key=lambda r: r[0].address)
+    for (a, a_where), (b, b_where) in zip(out, out[1:], strict=False):
         if b.address < a.end:
             raise LaunchError(
-                f"--memory 0x{a.address:x} ({len(a.data):,} B, to 0x{a.end:x}) and --memory "
-                f"0x{b.address:x} overlap; give each byte once"
+                f"{a_where} ({len(a.data):,} B, to 0x{a.end:x}) and {b_where} overlap; "
+                "give each byte once"
             )
-    return tuple(out)
+    return tuple(r for r, _ in out)
+
+
+def _read_text(text: str) -> tuple[int, str, str, bytes]:
+    """One ``--memory`` text: its address, its name in errors, its source and its bytes."""
+    from .constants import typed_values
+
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise LaunchError(
+            "--memory expects ADDR=@FILE or ADDR=TYPE:v,v,... (ADDR: the device address "
+            f"the host program's cudaMalloc returned, 0x... or decimal), got {shorten(text)!r}"
+        )
+    address = _address(key)
+    where = f"--memory 0x{address:x}"
+    if value.startswith("@"):
+        return address, where, shorten(value[1:], 200), read_buffer(value[1:], where)
+    return address, where, shorten(value, 60), typed_values(value, where)
+
+
+def _check_range(address: int, size: int, where: str, source: str, used: int) -> None:
+    """A range of ``size`` bytes at ``address``: some bytes, in device memory, and the launch's
+    data (``used`` bytes with these) within :data:`MAX_FILE_BYTES`."""
+    if size <= 0:
+        raise LaunchError(f"{where}: {source} holds no bytes")
+    if address < NULL_PAGE or address + size > MAX_ADDRESS:
+        raise LaunchError(
+            f"{where}: {address:#x}..{address + size:#x} is not device memory (a "
+            f"device address is at least 0x{NULL_PAGE:x}, and the range ends by 2^49)"
+        )
+    if used > MAX_FILE_BYTES:
+        raise LaunchError(
+            f"{where}: the --memory and --arg @FILE data of the launch is {used:,} bytes in "
+            f"all; the most is {MAX_FILE_BYTES >> 20} MiB (give the part the kernel reads)"
+        )
 
 
 def _address(text: str) -> int:
