@@ -1,9 +1,11 @@
 """What the test modules share: where the test data lives and the markers that skip a
 test when a tool it needs is missing. Defined here once; modules import them
-(``from .conftest import TRACE_DATA, needs_nvdisasm``)."""
+(``from .conftest import TRACE_DATA, needs_nvdisasm``). And what a session sets up once
+for all of them (:func:`pytest_configure`)."""
 
 from __future__ import annotations
 
+import compileall
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,14 @@ needs_nvdisasm = pytest.mark.skipif(
 needs_nvcc = pytest.mark.skipif(toolchain.which("nvcc") is None, reason="nvcc is not installed")
 #: needs a host C++ compiler (the C reference of the expression language)
 needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Once a session, in the controller (before the xdist workers start, so that they and
+    every process they start inherit it): shmem's modules compiled to bytecode."""
+    if hasattr(config, "workerinput"):
+        return
+    # Every `shmem` process a test starts imports shmem_cli; where PYTHONDONTWRITEBYTECODE is
+    # set (this checkout sets it) each would compile its ~200 modules (0.3 s), as an
+    # installed package never does. Compiled here once, as bench/run.py does.
+    compileall.compile_dir(str(ROOT / "shmem_cli"), quiet=1)
