@@ -6,6 +6,11 @@ for all of them (:func:`pytest_configure`)."""
 from __future__ import annotations
 
 import compileall
+import os
+import shlex
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +26,9 @@ TEST_DATA = ROOT / "tests" / "data"
 #: the trace front end's cubins, kernels and measured launches (tests/data/trace/README.md)
 TRACE_DATA = TEST_DATA / "trace"
 
+#: the session's nvdisasm cache (tests/tool_cache.py), made and removed by the controller
+_TOOL_CACHE: list[Path] = []
+
 __all__ = ["ROOT", "TEST_DATA", "TRACE_DATA", "needs_gxx", "needs_nvcc", "needs_nvdisasm"]
 
 #: needs NVIDIA's disassembler (the ``cuda`` extra: ``pip install 'shmem[cuda]'``)
@@ -35,10 +43,29 @@ needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
 
 def pytest_configure(config: pytest.Config) -> None:
     """Once a session, in the controller (before the xdist workers start, so that they and
-    every process they start inherit it): shmem's modules compiled to bytecode."""
+    every process they start inherit it): shmem's modules compiled to bytecode, and a cache
+    of nvdisasm's output first on PATH."""
     if hasattr(config, "workerinput"):
         return
     # Every `shmem` process a test starts imports shmem_cli; where PYTHONDONTWRITEBYTECODE is
     # set (this checkout sets it) each would compile its ~200 modules (0.3 s), as an
     # installed package never does. Compiled here once, as bench/run.py does.
     compileall.compile_dir(str(ROOT / "shmem_cli"), quiet=1)
+    real = toolchain.which("nvdisasm")
+    if real is None:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="shmem-test-nvdisasm-"))
+    _TOOL_CACHE.append(folder)
+    (folder / "bin").mkdir()
+    (folder / "kept").mkdir()
+    shim = folder / "bin" / "nvdisasm"
+    program = [sys.executable, "-IS", str(ROOT / "tests" / "tool_cache.py"), real]
+    shim.write_text(f'#!/bin/sh\nexec {shlex.join([*program, str(folder / "kept")])} "$@"\n')
+    shim.chmod(0o755)
+    os.environ["PATH"] = f"{folder / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _TOOL_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
+    _TOOL_CACHE.clear()
