@@ -252,3 +252,37 @@ def test_an_entry_file_that_is_a_fifo_or_a_folder_is_said_so(tmp_path: Path, suf
             target.mkdir()
         ran = shmem("trace", str(folder), "--list-params")
         refused(ran, f"matmul_tiles{suffix} is not a regular file", "a real cache entry")
+
+
+# --- tensordesc_meta -------------------------------------------------------------------------
+
+HOST = next((TEST_DATA / "triton" / "jit36" / "cache_abi7").glob("*/matmul_host_desc.json"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fragment"),
+    [
+        ("block_size", [10**4000, 32], "block_size is not 2 integers from 1 to 256 (a TMA box)"),
+        ("block_size", [0, 32], "block_size is not 2 integers from 1 to 256"),
+        ("elem_type", 10**4000, "element type code 10000000000000000000"),
+    ],
+    ids=["huge-box", "empty-box", "huge-type"],
+)
+def test_descriptor_metadata_numbers_are_bounded_and_never_echoed_whole(
+    tmp_path: Path, field: str, value: Any, fragment: str
+) -> None:
+    """A tensordesc_meta number of 4,001 digits (JSON reads up to 4,300) was said whole."""
+    from shmem_cli.trace.triton import descriptors
+
+    folder = tmp_path / "entry"
+    shutil.copytree(HOST.parent, folder)
+    meta_path = folder / HOST.name
+    meta = json.loads(meta_path.read_text())
+    meta["tensordesc_meta"][0][field] = value
+    meta_path.write_text(json.dumps(meta))
+    got = read_entry(meta_path)
+    own = list(got.params)
+    first = next(k for k, p in enumerate(own) if p.is_desc)
+    with pytest.raises(ShmemError) as err:
+        descriptors.expand(got, own, first, "tensordesc:shape=128x128,strides=128x1")
+    assert fragment in err.value.message and len(err.value.message) < 200, err.value.message

@@ -117,16 +117,20 @@ def expand(
     meta = _meta(entry, ordinal, name)
     code = _int(meta, "elem_type", name)
     if code not in _CODES:
-        raise LaunchError(f"{name}: element type code {code} of tensordesc_meta is not known")
+        raise LaunchError(
+            f"{name}: element type code {shorten(code)} of tensordesc_meta is not known"
+        )
     dtype = _CODES[code]
     esize = tensormap.DTYPES[dtype][1]
     block = meta.get("block_size")
     if (
         not isinstance(block, list)
         or len(block) != rank
-        or not all(isinstance(b, int) and not isinstance(b, bool) for b in block)
-    ):
-        raise LaunchError(f"{name}: tensordesc_meta's block_size is not {rank} integers")
+        or not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 256 for b in block)
+    ):  # a tensor map's box: 1 to 256 elements a dimension (a number read is never echoed)
+        raise LaunchError(
+            f"{name}: tensordesc_meta's block_size is not {rank} integers from 1 to 256 (a TMA box)"
+        )
     swizzle = tensormap.SWIZZLE_BYTES.get(_int(meta, "swizzle", name))
     if swizzle is None:
         raise LaunchError(f"{name}: tensordesc_meta's swizzle code is not 0 to 3")
