@@ -115,3 +115,42 @@ def test_trace_marks_the_measured_store_ok_star(tmp_path: Path) -> None:
         0,
         1,
     )
+
+
+SWEEP = """\
+name: split sweep
+block: [32]
+params: {S: 1}
+arrays:
+  d: {dtype: double, shape: [128]}
+accesses:
+  - name: two lanes
+    array: d
+    op: store
+    index: [tid * S]
+    when: tid % 16 == 0
+  - name: whole warp
+    array: d
+    op: load
+    index: [tid * S]
+"""
+
+
+def test_sweep_says_the_same(tmp_path: Path) -> None:
+    # S = 1: the two lanes 2 wavefronts (ideal 1), the whole warp's d[tid] 2 (ideal 2): 4 in
+    #        all, an excess of 1 and no bank conflict
+    # S = 2: the two lanes as before; d[2 * tid]: a half-warp spans 256 bytes, lanes k and
+    #        k + 8 share banks: 4 (ideal 2), 2-way: 6 in all, excess 3
+    path = tmp_path / "s.yaml"
+    path.write_text(SWEEP)
+    run = CliRunner().invoke(main, ["sweep", str(path), "--param", "S=1..2", "--no-color"])
+    assert run.exit_code == 0, run.output
+    lines = [line.rstrip() for line in run.output.splitlines()]
+    rows = [line.split() for line in lines if line.split()[:1] in (["*"], ["2"])]
+    assert rows[0][:4] == ["*", "1", "4", "1"] and rows[0][-4:] == ["2", "ok*", "2", "ok"]
+    assert rows[1][:3] == ["2", "6", "3"] and rows[1][-4:] == ["2", "ok*", "4", "2-way"]
+    assert sum(line.startswith(NOTE) for line in lines) == 1
+    assert lines[-1] == (
+        "best (*): S 1: 4 wavefronts (no bank conflict; 1 over ideal: the phases themselves), "
+        "no extra shared memory"
+    )

@@ -8,7 +8,7 @@ from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, layout
-from .text import DEFAULT_WIDTH, to_rich, to_string
+from .text import DEFAULT_WIDTH, excess_cell, to_rich, to_string
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -49,11 +49,10 @@ def _table(result: CompiledSweep) -> Table:
             numbers: list[Cell] = ["-"] * (6 + len(ops))
         else:
             k = v.kernel
-            excess = v.totals.wavefronts - v.totals.ideal_wavefronts
             extra = result.extra_bytes(v)
             numbers = [
                 f"{v.totals.wavefronts:,}",
-                Styled(f"{excess:,}", "red" if excess else ""),
+                excess_cell(v.totals),
                 str(v.totals.max_ways),
                 f"{v.smem_bytes:,}",
                 f"{extra:+,}" if extra else "0",

@@ -9,7 +9,7 @@ from rich.text import Text
 from ..analysis.sweep import AccessTotals, SweepResult, VariantResult
 from .options import RenderOptions
 from .plain import visible
-from .text import CYCLES_NOTE, degree_style, to_string
+from .text import CYCLES_NOTE, SPLIT_NOTE, degree_style, excess_color, to_string, verdict_word
 
 BEST_MARK = "*"
 NOTE_WIDTH = 60
@@ -18,11 +18,9 @@ NOTE_WIDTH = 60
 def _access_cell(a: AccessTotals) -> Text:
     if a.totals.requests == 0:
         return Text("idle", style="dim")
-    if a.totals.conflict_free:
-        return Text(f"{a.totals.wavefronts:,} ok", style="green")
-    return Text(
-        f"{a.totals.wavefronts:,} {a.totals.max_ways}-way", style=degree_style(a.totals.max_ways)
-    )
+    t = a.totals
+    style = "green" if t.conflict_free else degree_style(t.max_ways)
+    return Text(f"{t.wavefronts:,} {verdict_word(t)}", style=style)
 
 
 def _note(v: VariantResult, limit: int) -> str:
@@ -61,10 +59,7 @@ def sweep_table(result: SweepResult) -> Table:
         if o.valid:
             numbers: list[Text | str] = [
                 f"{o.totals.wavefronts:,}",
-                Text(
-                    f"{o.totals.excess_wavefronts:,}",
-                    style="red" if o.totals.excess_wavefronts else "",
-                ),
+                Text(f"{o.totals.excess_wavefronts:,}", style=excess_color(o.totals)),
                 Text(str(o.totals.max_ways), style=degree_style(o.totals.max_ways)),
                 *([f"~{o.totals.cycles:,}"] if with_cycles else []),
                 f"{o.extra_bytes:+,}" if o.extra_bytes else "0",
@@ -79,6 +74,16 @@ def sweep_table(result: SweepResult) -> Table:
             row.append(Text(note, style="red" if note else ""))
         table.add_row(*row, style="bold" if v.index == best else None)
     return table
+
+
+def _split_cells(result: SweepResult) -> bool:
+    """Whether an access column shows ``ok*`` (then :data:`SPLIT_NOTE` says what it means)."""
+    return len(result.access_names) > 1 and any(
+        a.totals.requests and a.totals.excess_without_conflict
+        for v in result.variants
+        if v.outcome.valid
+        for a in v.outcome.accesses
+    )
 
 
 def cycles_differ(result: SweepResult) -> bool:
@@ -104,11 +109,12 @@ def best_line(result: SweepResult) -> Text:
     text = Text()
     text.append(f"best ({BEST_MARK}): ", style="bold")
     text.append(describe_settings(result, v), style="bold green")
-    state = (
-        "conflict-free"
-        if t.excess_wavefronts == 0
-        else f"{t.excess_wavefronts:,} over ideal, {t.max_ways}-way"
-    )
+    if not t.conflict_free:
+        state = f"{t.excess_wavefronts:,} over ideal, {t.max_ways}-way"
+    elif t.excess_without_conflict:
+        state = f"no bank conflict; {t.excess_wavefronts:,} over ideal: the phases themselves"
+    else:
+        state = "conflict-free"
     cost = f"{o.extra_bytes:+,} B shared" if o.extra_bytes else "no extra shared memory"
     text.append(f": {t.wavefronts:,} wavefront{'' if t.wavefronts == 1 else 's'} ({state}), {cost}")
     first = result.variants[0].outcome
@@ -135,6 +141,8 @@ def sweep_renderables(result: SweepResult, options: RenderOptions) -> list[Rende
     out: list[RenderableType] = [Group(title, *head, table), Text("")]
     if cycles_differ(result):
         out.insert(1, Text(CYCLES_NOTE, style="dim"))
+    if _split_cells(result):
+        out.insert(1, Text(SPLIT_NOTE, style="dim"))
     invalid = [v for v in result.variants if v.outcome.error is not None]
     if invalid:
         first = invalid[0]

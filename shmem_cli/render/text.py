@@ -68,14 +68,26 @@ def status_text(cost: Totals) -> Styled:
     if cost.requests == 0:
         return Styled("idle", "dim")
     if cost.conflict_free:
-        return Styled(SPLIT_MARK if cost.excess_without_conflict else "ok", "bold green")
-    return Styled(f"{cost.max_ways}-way", "bold " + degree_style(cost.max_ways))
+        return Styled(verdict_word(cost), "bold green")
+    return Styled(verdict_word(cost), "bold " + degree_style(cost.max_ways))
+
+
+def excess_color(cost: Totals) -> str:
+    """The color of an excess over the ideal: red with bank conflicts, yellow without
+    (``ok*``), none at the ideal."""
+    return "" if cost.excess_wavefronts <= 0 else "yellow" if cost.conflict_free else "red"
 
 
 def excess_cell(cost: Totals) -> Styled:
-    """The excess over the ideal: red with bank conflicts, yellow without (``ok*``)."""
-    style = "" if cost.excess_wavefronts <= 0 else "yellow" if cost.conflict_free else "red"
-    return Styled(f"{cost.excess_wavefronts:,}", style)
+    """The excess over the ideal, in :func:`excess_color`."""
+    return Styled(f"{cost.excess_wavefronts:,}", excess_color(cost))
+
+
+def verdict_word(cost: Totals) -> str:
+    """``ok``, ``ok*`` (no bank conflict, an excess: :data:`SPLIT_NOTE`) or ``N-way``."""
+    if cost.conflict_free:
+        return SPLIT_MARK if cost.excess_without_conflict else "ok"
+    return f"{cost.max_ways}-way"
 
 
 def split_note(costs: Iterable[Totals]) -> list[Block]:
