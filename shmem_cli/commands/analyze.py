@@ -88,11 +88,13 @@ def analyze(
 ) -> None:
     """Analyze the shared-memory accesses of spec files and directories (PATHS).
 
-    For every spec, a summary table with one row per access: its warp-level
+    For every spec, a summary table with one row per access: its verdict (ok,
+    the worst conflict, or ok* for no bank conflict but an excess), its warp-level
     requests, wavefronts (totals over all warps and loop iterations), the ideal
-    wavefronts (the same requests without bank conflicts), the excess, the
-    worst conflict (ways: the most distinct words one bank must deliver in a
-    phase) and the bandwidth efficiency (ideal / wavefronts); a cycle estimate
+    wavefronts (Nsight's: the same requests without bank conflicts, their active
+    lanes packed), the excess, the worst conflict (ways: the most distinct words
+    one bank must deliver in a phase) and the bandwidth efficiency (ideal /
+    wavefronts); a cycle estimate
     too where it differs from the wavefronts (a 16-byte access whose quarter-warp
     phases have no active lane still takes a cycle for each).
 
@@ -102,7 +104,8 @@ def analyze(
     lane a and n more), colored by how many wavefronts that bank is busy in its
     phase. Accesses with several requests that conflict also get a heat map:
     warps across, loop iterations down, in each cell the wavefronts of one
-    request ('.' when it costs no more than the ideal), so that a conflict that
+    request ('.' without a bank conflict: no more than its phases with an active
+    lane), so that a conflict that
     only hits some iterations or some warps stands out.
 
     With several specs (a directory, or more than one file) the text output is
