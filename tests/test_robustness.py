@@ -374,10 +374,32 @@ LONG = "x" * 100_000
         GOOD + f"    loop: {{i: '{LONG}'}}\n",
         GOOD.replace("block: [32]", f"block: [32]\nparams: {{{'P' * 1000}: 1}}")
         + f"    loop: {{{'P' * 1000}: 0..1}}\n",
+        GOOD + f"    when: {{{LONG}: 1}}\n",  # YAML's hint quotes the line it failed on
+        *(  # 100,000 digits (too many for Python's int) and 4,000
+            GOOD.replace("block: [32]", f"block: [32]\nkernel: {{source: k.cu, dynamic_smem: {n}}}")
+            for n in ("9" * 100_000, "9" * 4000)
+        ),
     ],
 )
 def test_long_values_are_cut(tmp_path: Path, text: str) -> None:
     out = check_refused(tmp_path, text, None)
+    assert LONG[:1000] not in out and "9" * 1000 not in out
+
+
+def test_a_long_kernel_name_is_cut_in_lint(tmp_path: Path) -> None:
+    """A kernel.name of 100,000 characters that no kernel has: the lint's warning that the
+    kernel was not traced named it whole."""
+    import shutil
+
+    from .hostile import CUBIN
+
+    shutil.copy(CUBIN, tmp_path / "k.cubin")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        GOOD.replace("block: [32]", f"block: [32]\nkernel: {{source: k.cubin, name: {LONG}}}")
+    )
+    code, out = cli("lint", str(spec))
+    assert "was not traced" in out and "Traceback" not in out, out[:500]
     assert LONG[:1000] not in out
 
 

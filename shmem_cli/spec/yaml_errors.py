@@ -88,6 +88,8 @@ def syntax_error(exc: yaml.YAMLError, text: str, path: str) -> ShmemError:
 # a value, after ``key:`` (or ``- key:``), that holds characters YAML gives a meaning of its own
 _KEY_VALUE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.]*)\s*:\s+(.+?)\s*(?:#.*)?$")
 _C_SYNTAX = re.compile(r"[?!&*|<>%@`]|:\s")
+#: the longest line given back quoted in a hint (a longer one is said without its text)
+MAX_EXAMPLE = 120
 
 
 def _in_words(exc: yaml.MarkedYAMLError, text: str) -> str | None:
@@ -126,6 +128,8 @@ def _in_words(exc: yaml.MarkedYAMLError, text: str) -> str | None:
         quoted = (
             f'{key}: ["{inner}"]' if inner is not None and "," not in inner else f'{key}: "{value}"'
         )
+        if len(quoted) > MAX_EXAMPLE:  # the line itself is never echoed whole
+            quoted = f'{shorten(key)}: "..." (the value in double quotes)'
         if key == "name":
             return f"a name with ':', '#' or other YAML characters must be quoted: {quoted}"
         return (

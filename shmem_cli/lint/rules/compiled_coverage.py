@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...checks.report import Severity
+from ...plumbing.errors import shorten
 from ..compiled_compare import NO_INSTRUCTION, Comparison
 from ..kernel_trace import KernelUnavailable
 from ._base import FileCheck, Hit
@@ -47,7 +48,7 @@ def check(item: FileCheck) -> Iterator[Hit]:
     kline, kcol = (kpos.line, kpos.column) if kpos else (None, None)
     if isinstance(compiled, KernelUnavailable):
         yield Hit(
-            f"kernel {spec.kernel.name or spec.kernel.source!r} was not traced, so the "
+            f"kernel {shorten(spec.kernel.name or spec.kernel.source)!r} was not traced, so the "
             f"accesses were not checked against the compiled code: {compiled.reason}",
             (("kernel_source", spec.kernel.source),),
             kline,
