@@ -86,6 +86,59 @@ def test_rows_past_the_bound_are_refused(tmp_path: Path, monkeypatch: pytest.Mon
     assert err.value.line == 103
 
 
+def test_tables_of_the_compared_kernel_past_the_bound_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Empty tables (a "Kernel Name" line and a header, no row) pass the bound on rows: 2.1
+    million of them took 30 s and 0.9 GiB."""
+    import shmem_cli.trace.ncu_csv as ncu_csv
+
+    monkeypatch.setattr(ncu_csv, "MAX_TABLES", 3)
+    path = tmp_path / "ncu.csv"
+    path.write_text(HEAD.replace('"k"', '"other"') * 5 + HEAD * 3)
+    assert len(read_ncu_csv(path, lambda name: name == "k")) == 4  # 3 of k, one name of other
+    path.write_text(HEAD * 4)  # each table is two lines: the fourth begins at line 7
+    with pytest.raises(ShmemError, match="more than 3 tables of the kernel compared") as err:
+        read_ncu_csv(path, lambda name: name == "k")
+    assert err.value.line == 7
+
+
+def test_distinct_kernel_names_are_bounded_and_each_matched_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each distinct name is matched against the kernel once (about 6 MiB a second), and
+    their characters are bounded: 2,000 names of 128 KiB took over a minute."""
+    import shmem_cli.trace.ncu_csv as ncu_csv
+    from shmem_cli.trace import ncu_names
+
+    calls: list[str] = []
+    real = ncu_names.same_kernel
+    monkeypatch.setattr(ncu_names, "same_kernel", lambda n, f: calls.append(n) or real(n, f))
+    monkeypatch.setattr(ncu_csv, "MAX_NAME_CHARS", 100)
+    a, b = "a" * 40, "b" * 40
+    path = tmp_path / "ncu.csv"
+    path.write_text("".join(HEAD.replace('"k"', f'"{n}"') for n in (a, a, b, a, b, b)))
+    keep = ncu_names.matcher(("k",))
+    assert [t.kernel for t in read_ncu_csv(path, keep)] == [a, b]  # names of others, once
+    assert calls == [a, b]
+    path.write_text("".join(HEAD.replace('"k"', f'"{n}"') for n in (a, b, a, "c" * 40)))
+    with pytest.raises(ShmemError, match="more than 0 MiB of distinct kernel names") as err:
+        read_ncu_csv(path, keep)
+    assert err.value.line == 7  # 40 + 40 + 40 characters: the third name, the fourth table
+
+
+def test_a_gzip_csv_is_not_quoted_under_its_error(tmp_path: Path) -> None:
+    """Its lines are the unpacked text's: quoting the file's own bytes printed gzip data."""
+    from shmem_cli.spec.source import error_sources
+
+    path = tmp_path / "ncu.csv.gz"
+    path.write_bytes(gzip.compress((HEAD + row(0x7F00, "nan")).encode()))
+    with pytest.raises(ShmemError) as err:
+        read_ncu_csv(path)
+    assert err.value.line == 3
+    assert error_sources(err.value) == {str(path): None}
+
+
 def _bomb(tmp_path: Path, name: str, rows: int) -> Path:
     bomb = tmp_path / f"{name}.csv.gz"
     text = HEAD.replace('"k"', f'"{name}"') + row(0x7F00) * rows  # 84 bytes a row

@@ -408,11 +408,15 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")
 
 
+#: the first bytes of a gzip file (a --compare CSV or a --sass dump may be one)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def error_sources(*errors: ShmemError | None) -> dict[str, tuple[str, ...] | None]:
     """The lines of every file the errors quote, each read once (bounded, as a spec is), for
     the source line quoted under an error; None for a file that cannot be read. A file an
     error names without a line and column is not read: nothing of it is quoted (a cubin, or
-    a link out of a Triton entry that was refused for where it leads)."""
+    a link out of a Triton entry that was refused for where it leads), nor a gzip file."""
     out: dict[str, tuple[str, ...] | None] = {}
     for err in errors:
         for one in err.all if err is not None else ():
@@ -421,6 +425,9 @@ def error_sources(*errors: ShmemError | None) -> dict[str, tuple[str, ...] | Non
             try:
                 raw = read_spec_bytes(STDIN_PATH if one.path == STDIN_NAME else one.path)
             except ShmemError:
+                out[one.path] = None
+                continue
+            if raw.startswith(GZIP_MAGIC):  # its lines are the unpacked text's: not quoted
                 out[one.path] = None
                 continue
             out[one.path] = tuple(raw.decode("utf-8", errors="replace").splitlines())

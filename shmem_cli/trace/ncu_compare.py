@@ -46,7 +46,7 @@ from .ncu_csv import (
     read_ncu_csv,
     read_ncu_export,
 )
-from .ncu_names import same_kernel
+from .ncu_names import matcher
 from .ncu_ops import OpCompare, op_rows, pick_launch
 from .result import KernelTrace, TraceResult
 
@@ -178,12 +178,13 @@ def function_text(disassembly: str, mangled: str) -> dict[int, str]:
 
 def wanted(kernels: tuple[KernelTrace, ...]) -> Callable[[str], bool]:
     """The ``keep`` of :func:`read_ncu_csv` for the tables of ``kernels``."""
-    return lambda name: any(_same_kernel(name, k) for k in kernels)
+    each = [_matcher(k) for k in kernels]
+    return lambda name: any(match(name) for match in each)
 
 
-def _same_kernel(table_name: str, kernel: KernelTrace) -> bool:
+def _matcher(kernel: KernelTrace) -> Callable[[str], bool]:
     """Nsight Compute's spelling of the name (casts, ``void``, parameters): ncu_names."""
-    return same_kernel(table_name, (kernel.name, kernel.mangled))
+    return matcher((kernel.name, kernel.mangled))
 
 
 def _binary_differences(
@@ -218,7 +219,8 @@ def compare_kernel(
     kernel: KernelTrace, code: Mapping[int, str], tables: list[NcuTable], csv_path: str
 ) -> KernelCompare:
     """The trace against the first table of this kernel measured on this very binary."""
-    mine = [t for t in tables if _same_kernel(t.kernel, kernel)]
+    match = _matcher(kernel)
+    mine = [t for t in tables if match(t.kernel)]
     if not mine:
         names = ", ".join(shorten(n) for n in list(dict.fromkeys(t.kernel for t in tables))[:20])
         raise ShmemError(

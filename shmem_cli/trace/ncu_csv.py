@@ -35,6 +35,10 @@ MAX_CSV_BYTES = 256 << 20
 MAX_ROWS = 1_000_000  # instruction rows kept, over every table of the kernels compared
 MAX_OTHER_NAMES = 20  # names of other kernels' tables kept for an error
 MAX_RAW_ROWS = 100_000  # launches of the raw page kept
+MAX_TABLES = 10_000  # tables (profiled launches) of the kernels compared
+#: characters of the distinct kernel names of one CSV (each is matched against the kernels
+#: traced, at about 6 MiB a second)
+MAX_NAME_CHARS = 8 << 20
 EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
 COUNTERS = (EXECUTED, WAVEFRONTS, IDEAL)
 
@@ -66,6 +70,29 @@ def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
                 code="input",
             ) from None
         yield reader.line_num, record
+
+
+class _Names:
+    """The distinct kernel names a CSV has given so far, their characters bounded."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.seen: set[str] = set()
+        self.chars = 0
+
+    def add(self, name: str, line: int) -> None:
+        if name in self.seen:
+            return
+        self.chars += len(name)
+        if self.chars > MAX_NAME_CHARS:
+            raise ShmemError(
+                f"the CSV names more than {MAX_NAME_CHARS >> 20} MiB of distinct kernel names: "
+                "export the kernel you trace (ncu --kernel-name NAME --launch-count 1)",
+                path=self.where,
+                pos=SourcePos(line, 1),
+                code="input",
+            )
+        self.seen.add(name)
 
 
 def count(text: str, where: str, line: int, column: str) -> int | None:
@@ -112,8 +139,9 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
     columns: list[int] | None = None
     width = 0
     rows: list[tuple[int, str, dict[str, int | None]]] = []
-    kept = 0
+    kept = kept_tables = 0
     base = 0
+    names = _Names(where)
 
     def close() -> None:
         if kernel is None or columns is None:
@@ -128,7 +156,17 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
         if len(record) >= 2 and record[0] == "Kernel Name":
             close()
             kernel, columns, rows = record[1], None, []
+            names.add(kernel, line)
             wanted = keep is None or keep(kernel)
+            kept_tables += wanted
+            if kept_tables > MAX_TABLES:
+                raise ShmemError(
+                    f"the CSV holds more than {MAX_TABLES:,} tables of the kernel compared: "
+                    "profile fewer launches (ncu --kernel-name NAME --launch-count 1)",
+                    path=where,
+                    pos=SourcePos(line, 1),
+                    code="input",
+                )
         elif kernel is not None and record[:2] == ["Address", "Source"]:
             missing = [c for c in COUNTERS if c not in record]
             if missing:
@@ -232,6 +270,7 @@ def _raw_launches(data: bytes, where: str) -> list[NcuLaunch]:
     name = 0
     out: list[NcuLaunch] = []
     compared = launch_counters()
+    names = _Names(where)
     for line, record in _records(data, where):
         if head is None:
             if _raw_header(record):
@@ -247,6 +286,7 @@ def _raw_launches(data: bytes, where: str) -> list[NcuLaunch]:
                 pos=SourcePos(line, 1),
                 code="input",
             )
+        names.add(record[name], line)
         counters = {}
         for column, text in zip(head, record, strict=True):
             if column.endswith(".sum"):

@@ -26,6 +26,7 @@ is compared in that form too (:func:`bare`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # a C cast of an integral literal in a template argument: (int)128, (unsigned long long)4
 _CAST = re.compile(
@@ -76,7 +77,11 @@ def canonical(name: str) -> str:
 def bare(name: str) -> str:
     """:func:`canonical`, then without namespace qualifiers, casts to an enum, and with
     ``bool`` arguments as ``1``/``0``: the raw page's spelling."""
-    text = _NAMED_CAST.sub(r"\1", _QUALIFIER.sub("", canonical(name)))
+    return _bare(canonical(name))
+
+
+def _bare(canonical_name: str) -> str:
+    text = _NAMED_CAST.sub(r"\1", _QUALIFIER.sub("", canonical_name))
     return _BOOL_WORD.sub(lambda m: "1" if m.group(1) == "true" else "0", text)
 
 
@@ -86,6 +91,21 @@ def same_kernel(table_name: str, forms: tuple[str, ...]) -> bool:
     compared in the raw page's spelling (:func:`bare`)."""
     if table_name.strip() in forms:
         return True
-    if canonical(table_name) in {canonical(f) for f in forms if f}:
+    mine = canonical(table_name)  # once: a table's name may be long (128 KiB)
+    if mine in {canonical(f) for f in forms if f}:
         return True
-    return "::" not in table_name and bare(table_name) in {bare(f) for f in forms if f}
+    return "::" not in table_name and _bare(mine) in {bare(f) for f in forms if f}
+
+
+def matcher(forms: tuple[str, ...]) -> Callable[[str], bool]:
+    """:func:`same_kernel` against ``forms``, each distinct name judged once: an export
+    repeats a kernel's name for every launch, and a name may be long (128 KiB)."""
+    seen: dict[str, bool] = {}
+
+    def match(name: str) -> bool:
+        got = seen.get(name)
+        if got is None:
+            got = seen[name] = same_kernel(name, forms)
+        return got
+
+    return match

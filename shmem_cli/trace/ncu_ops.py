@@ -30,7 +30,7 @@ from ..hardware.ops import (
 )
 from ..plumbing.errors import ShmemError, shorten
 from .ncu_csv import NcuLaunch
-from .ncu_names import same_kernel
+from .ncu_names import matcher
 from .result import KernelTrace
 
 ATOM_COUNTER = get("atomic").counters.wavefronts  # the remote atomics count there too
@@ -69,11 +69,8 @@ class OpCompare:
 
 def pick_launch(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -> tuple[int, int]:
     """(index of the first row of this kernel, rows of this kernel) in the raw page."""
-    mine = [
-        k
-        for k, row in enumerate(launches)
-        if same_kernel(row.kernel, (kernel.name, kernel.mangled))
-    ]
+    match = matcher((kernel.name, kernel.mangled))
+    mine = [k for k, row in enumerate(launches) if match(row.kernel)]
     if not mine:
         names = ", ".join(shorten(n) for n in list(dict.fromkeys(r.kernel for r in launches))[:20])
         raise ShmemError(
