@@ -274,6 +274,34 @@ def test_compiling_a_cu_file_with_nvcc_arguments(tmp_path: Path) -> None:
 
 @needs_nvcc
 @needs_nvdisasm
+def test_a_cu_file_is_disassembled_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the listing that says whether the default build traps (then sm_90a) is the one traced
+    ran: list[str] = []
+    run_tool = toolchain.run
+
+    def counted(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        ran.append(Path(args[0]).name)
+        return run_tool(args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(toolchain, "run", counted)
+    src = tmp_path / "rows.cu"
+    src.write_text(
+        "__global__ void rows(float *out) {\n"
+        "  __shared__ float t[32 * 32];\n"
+        "  t[threadIdx.x * 32] = threadIdx.x;\n"
+        "  __syncthreads();\n"
+        "  out[threadIdx.x] = t[threadIdx.x];\n"
+        "}\n"
+    )
+    result = run(str(src), "-b", "32", "-f", "json")
+    assert result.exit_code == 0, result.output
+    kernel = json.loads(result.output)["files"][0]["kernels"][0]
+    assert kernel["totals"]["store"] == {"requests": 1, "wavefronts": 32, "ideal_wavefronts": 1}
+    assert ran.count("nvdisasm") == 1, ran
+
+
+@needs_nvcc
+@needs_nvdisasm
 def test_an_executable_with_an_embedded_cubin(tmp_path: Path) -> None:
     if toolchain.which("cuobjdump") is None:
         pytest.skip("cuobjdump not found")

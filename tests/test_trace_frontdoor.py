@@ -151,6 +151,49 @@ def test_sm90a_is_chosen_when_ptxas_refuses_sm90(tmp_path: Path) -> None:
     assert "Instruction 'wgmma.fence' not supported on .target 'sm_90'" in note
 
 
+# the sm_90 build traps where the sm_90a one copies with TMA (UBLKCP), as CuTe's builds do
+TRAPS = """
+__global__ void k(float *o) {
+  __shared__ __align__(16) float t[128];
+  t[threadIdx.x] = 1;
+  __syncthreads();
+#ifdef __CUDA_ARCH_FEAT_SM90_ALL
+  if (threadIdx.x == 0) {
+    unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(t));
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 512;\\n"
+                 "cp.async.bulk.commit_group;\\n"
+                 "cp.async.bulk.wait_group 0;\\n" :: "l"(o), "r"(s) : "memory");
+  }
+#else
+  __trap();
+#endif
+}
+"""
+
+
+@needs_nvcc
+def test_sm90a_is_chosen_when_the_sm90_build_traps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[str] = []
+    run_tool = toolchain.run
+
+    def counted(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        ran.append(Path(args[0]).name)
+        return run_tool(args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(toolchain, "run", counted)
+    k = _json(str(_project(tmp_path, TRAPS)), "-b", "128")
+    assert (k["arch"], k["target"]) == ("sm_90", "sm_90a")
+    assert k["arch_note"] == (
+        "compiled for sm_90a: the sm_90 build traps where the sm_90a one runs wgmma/TMA "
+        "(give --arch sm_90 to trace the sm_90 build)"
+    )
+    assert k["totals"]["store"]["requests"] == 4  # 128 threads' STS, no trap
+    # each build disassembled once: the sm_90a listing that chose it is the one traced
+    assert ran.count("nvdisasm") == 2, ran
+
+
 @needs_nvcc
 def test_ptxas_s_own_words_when_the_arch_is_given(tmp_path: Path) -> None:
     src = _project(tmp_path, WGMMA)

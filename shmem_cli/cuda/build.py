@@ -22,6 +22,7 @@ their Hopper paths only for the ``a`` target and trap otherwise), it is compiled
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -52,6 +53,9 @@ class Build:
     arch: str
     note: str | None = None  # why the ``a`` variant was chosen, when shmem chose it
     files: tuple[str, ...] = ()  # what the compile read (resolved)
+    #: the cubin's whole SASS with its line table (``nvdisasm -gi -c``) where choosing the
+    #: target read it, so that the trace does not disassemble the cubin again ("": not read)
+    sass: str = ""
 
 
 def compile_checked(
@@ -82,20 +86,25 @@ def compile_checked(
         build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
         note = f"compiled for {chosen}a: ptxas refused {chosen} ({said})"
         return Build(build.cubin, build.arch, note, build.files)
-    if arch is not None or chosen.endswith("a") or "BPT.TRAP" not in _sass(build.cubin):
+    if arch is not None or chosen.endswith("a"):
         return build
+    sass = toolchain.disassemble(build.cubin)
+    if "BPT.TRAP" not in _code(sass):
+        return dataclasses.replace(build, sass=sass)
     other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
-    if not _A_ONLY.search(_sass(other.cubin)):
-        return build
+    other_sass = toolchain.disassemble(other.cubin)
+    if not _A_ONLY.search(_code(other_sass)):
+        return dataclasses.replace(build, sass=sass)
     note = (
         f"compiled for {chosen}a: the {chosen} build traps where the {chosen}a one runs "
         f"wgmma/TMA (give --arch {chosen} to trace the {chosen} build)"
     )
-    return Build(other.cubin, other.arch, note, other.files)
+    return Build(other.cubin, other.arch, note, other.files, other_sass)
 
 
-def _sass(cubin: Path) -> str:
-    return toolchain.disassemble_plain(cubin)
+def _code(sass: str) -> str:
+    """A listing without its line table (``//## File "..."`` lines name source files)."""
+    return "\n".join(line for line in sass.splitlines() if "//##" not in line)
 
 
 def _compile(

@@ -235,16 +235,6 @@ def compile_cu(
     return out
 
 
-def disassemble_plain(cubin: Path) -> str:
-    """The SASS of a cubin without its line table (``nvdisasm -c``)."""
-    tool = require("nvdisasm", f"to disassemble {cubin}")
-    return run_checked(
-        [tool, "-c", str(cubin.resolve())],
-        file_limit=OUTPUT_LIMIT + (1 << 20),
-        memory_limit=INSPECT_MEMORY,
-    )
-
-
 def disassemble(cubin: Path, *, nvdisasm: str | None = None, functions: Sequence[int] = ()) -> str:
     """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text
     (of the ``functions`` only, by symbol index, when given: ``-fun``)."""

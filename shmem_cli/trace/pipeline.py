@@ -122,21 +122,21 @@ def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
 
 def _cubins(
     request: TraceRequest, folder: Path
-) -> tuple[list[CubinInfo], list[Path], str, str | None]:
+) -> tuple[list[CubinInfo], list[Path], str, str | None, str]:
     """The cubins of the request's file, the source files it names, the arch (the SM whose
-    rules cost it) and why the build's target was chosen (a .cu built for sm_90a)."""
+    rules cost it), why a .cu's build target was chosen and its SASS if that read it."""
     path = Path(request.path)
     kind = kernel_input_kind(path)
     if kind == "cu":
-        info, note = _compile(request, path, folder)
-        return [info], [path], info.arch, note
+        info, note, sass = _compile(request, path, folder)
+        return [info], [path], info.arch, note, sass
     if request.nvcc_args:
         raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
     if kind == "cubin":
         info = read_cubin(path)
         if request.arch is not None and request.arch not in (info.arch, info.target_name):
             raise toolchain.ToolError(f"the cubin is for {info.target_name}, not {request.arch}")
-        return [info], [], info.arch, None
+        return [info], [], info.arch, None, ""
     arch = request.arch or DEFAULT_ARCH
     infos = []
     for embedded in extract_cubins(path, arch, folder):
@@ -148,10 +148,10 @@ def _cubins(
             exc.path = str(path)
             raise
     # the SM the rules cost, as from a cubin (an sm_90a executable's cubins say sm_90)
-    return infos, [], (infos[0].arch if infos else arch), None
+    return infos, [], (infos[0].arch if infos else arch), None, ""
 
 
-def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None]:
+def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None, str]:
     """A .cu compiled as the request says: its arguments and sources checked, the build's
     own list of what it read checked (:mod:`shmem_cli.cuda.build`), the target chosen."""
     from ..cuda.build import compile_checked, system_dirs, toolkit_dirs, within
@@ -187,7 +187,13 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
         explain=lambda text: compiler_messages(text, tree),
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
-    return read_cubin(build.cubin), build.note
+    return read_cubin(build.cubin), build.note, build.sass
+
+
+def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
+    """The SASS of ``scope`` (all: empty) of the cubin: ``sass`` where that is the whole
+    cubin's listing (a .cu's build, read to choose its target), else nvdisasm's."""
+    return sass if sass and not scope else toolchain.disassemble(Path(info.path), functions=scope)
 
 
 def _user_files(request: TraceRequest) -> Callable[[str], bool]:
@@ -299,11 +305,11 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
             raise ShmemError(why, path=str(path), code="invalid-launch")
         return _load_triton(request)
     try:
-        infos, sources, arch, note = _cubins(request, folder)
+        infos, sources, arch, note, sass = _cubins(request, folder)
         chosen = _pick(infos, request.kernel, str(path), arch)
         kernel = chosen.kernels[0]
         scope = disassembly_scope(chosen, (kernel,))
-        disassembly = toolchain.disassemble(Path(chosen.path), functions=scope)
+        disassembly = _disassemble(chosen, scope, sass)
         constants = read_constants(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path, folder) from None
@@ -417,14 +423,14 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
         return [(loaded.kernel, loaded.params)]
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         try:
-            infos, sources, arch, _ = _cubins(request, Path(tmp))
+            infos, sources, arch, _, sass = _cubins(request, Path(tmp))
             owner = _owners(infos)
             found: list[tuple[Kernel, tuple[Param, ...]]] = []
             for info in infos:
                 kernels = [k for k in info.kernels if owner[k.mangled] is info]
                 if kernels:
                     scope = disassembly_scope(info, tuple(kernels))
-                    disassembly = toolchain.disassemble(Path(info.path), functions=scope)
+                    disassembly = _disassemble(info, scope, sass)
                     tree = request.tree()
                     texts = source_texts(info, disassembly, sources, path, tree)  # once
                     found.extend(
