@@ -10,6 +10,7 @@ counters and instructions it keeps, how its results are laid out, what it writes
 
 import csv
 import json
+import os
 import re
 import shutil
 import sys
@@ -177,8 +178,9 @@ def copy_outputs(here, src):
 
 def lab_folder(script):
     """The data folder of the lab whose script is ``script`` (``__file__``: its lab/ is in
-    the folder), and that folder's launches (launches.json)."""
-    here = Path(script).resolve().parent.parent
+    the folder; ``LAB_DATA`` in the environment names another folder of launches that the
+    same script's run.sh measured), and that folder's launches (launches.json)."""
+    here = Path(os.environ.get("LAB_DATA") or Path(script).resolve().parent.parent)
     return here, json.loads((here / "launches.json").read_text())["launches"]
 
 
