@@ -134,7 +134,7 @@ def sweep_kernel(
     from ..plumbing.errors import ShmemError, shorten
     from ..trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
     from ..trace.pipeline import TraceRequest
-    from .trace import ARCH
+    from .trace import ARCH, include_roots
     from .trace_sizes import parse_cluster, parse_launch_sizes
 
     require_file(path)
@@ -167,6 +167,8 @@ def sweep_kernel(
         nvcc_args=launch["nvcc_args"],
         budget=budget_of(launch),
         outputs=(output,) if output else (),
+        include_roots=include_roots(),
+        nvcc_trusted=True,  # typed on the command line, as shmem trace's
     )
     try:
         result = run_compiled_sweep(request, axes, jobs=launch["jobs"])

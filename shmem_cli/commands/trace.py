@@ -235,7 +235,7 @@ def trace(
         consts=consts,
         params_file=params_file,
         memory=memory,
-        include_roots=_include_roots(),
+        include_roots=include_roots(),
         nvcc_trusted=True,
     )
     try:
@@ -296,7 +296,7 @@ def trace(
         sys.exit(ExitCode.FINDINGS)
 
 
-def _include_roots() -> tuple[str, ...]:
+def include_roots() -> tuple[str, ...]:
     """``[tool.shmem] include-roots`` of the project shmem runs in (none without one)."""
     from ..lint.config import find_pyproject, load_config
     from ..plumbing.errors import ShmemError

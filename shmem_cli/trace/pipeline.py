@@ -31,7 +31,7 @@ from pathlib import Path
 from ..cuda import toolchain
 from ..cuda.nvcc_messages import compiler_messages
 from ..cuda.sass import TOOLKIT_HEADER, source_lines
-from ..cuda.sources import SourceTree, check_source, tree_for
+from ..cuda.sources import SourceTree, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.fsutil import check_outputs
@@ -154,36 +154,26 @@ def _cubins(
 def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None, str]:
     """A .cu compiled as the request says: its arguments and sources checked, the build's
     own list of what it read checked (:mod:`shmem_cli.cuda.build`), the target chosen."""
-    from ..cuda.build import compile_checked, system_dirs, toolkit_dirs, within
-    from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
+    from ..cuda.build import compile_checked
+    from .cu_inputs import cu_inputs
 
     tree = request.tree()
-    includes = tuple(os.path.realpath(r) for r in request.include_roots)
-
-    def may_include(p: Path) -> bool:  # an -I folder: the tree, an include root, or typed
-        return request.nvcc_trusted or tree.inside(p) or within(p, includes)
-
-    try:
-        args, dirs = check_nvcc_args(
-            request.nvcc_args, base=Path(request.nvcc_base or "."), inside=may_include
-        )
-    except NvccArgError as exc:
-        raise ShmemError(exc.message, code="refused") from None
-    typed = tuple(str(d.path) for d in dirs if request.nvcc_trusted)
-    library = (*includes, *typed, *toolkit_dirs(), *system_dirs())
-
-    def allowed(p: Path) -> bool:
-        return tree.inside(p) or within(p, library)
-
-    read = check_source(path, tree, [d.path for d in dirs], trusted=lambda p: within(p, library))
-    check_outputs(request.outputs, read)  # a report must never replace a header the build reads
+    inputs = cu_inputs(
+        path,
+        tree,
+        request.nvcc_args,
+        base=Path(request.nvcc_base or "."),
+        include_roots=request.include_roots,
+        trusted=request.nvcc_trusted,
+        outputs=request.outputs,
+    )
     build = compile_checked(
         path,
         request.arch,
         DEFAULT_ARCH,
         folder,
-        args,
-        allowed=allowed,
+        inputs.args,
+        allowed=inputs.allowed,
         explain=lambda text: compiler_messages(text, tree),
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)

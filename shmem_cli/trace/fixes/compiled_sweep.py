@@ -1,10 +1,11 @@
 """``shmem sweep KERNEL.cu --define NAME=VALUES``: compile every combination, trace each.
 
 Every combination of the ``--define`` values is one variant: the kernel compiled with
-``-DNAME=VALUE`` for each name (beside the ``--nvcc-arg`` arguments), through
-:func:`shmem_cli.trace.toolchain.compile_cu` like every other build, several at once,
-each cubin kept in a cache keyed by the source's bytes, the arguments, the
-architecture and the nvcc used. Each variant is traced with the same launch; the
+``-DNAME=VALUE`` for each name (beside the ``--nvcc-arg`` arguments), checked and built as
+``shmem trace`` builds a ``.cu`` (:mod:`shmem_cli.trace.cu_inputs`,
+:func:`shmem_cli.cuda.build.compile_checked`), several at once, each cubin kept in a cache
+keyed by the bytes of the tree's files the build reads, the libraries' fingerprint, the
+arguments, the architecture and the nvcc used. Each variant is traced with the same launch; the
 variants are ranked by total wavefronts, then by shared memory, then by sweep order.
 A variant that fails to compile or trace is kept with its error; the others still run.
 Where a variant's shared-memory instructions differ from the first variant's (the
@@ -28,13 +29,14 @@ from typing import Any
 from ...analysis.sweep.report import RankedVariant, sweep_json
 from ...cuda import toolchain
 from ...cuda.nvcc_messages import compiler_messages
-from ...cuda.sources import MAX_SOURCE_BYTES, SourceTree, check_source
+from ...cuda.sources import MAX_SOURCE_BYTES, SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
 from ...model import Totals
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 from ...plumbing.tool_threads import map_tools
+from ..cu_inputs import CuInputs, cu_inputs
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -189,28 +191,38 @@ def _cache_key(source: bytes, arch: str, args: Sequence[str], nvcc: str) -> str:
 
 def compile_variant(
     source: Path,
-    arch: str,
+    arch: str | None,
     args: Sequence[str],
     folder: Path,
     cache: Path | None,
     *,
-    contents: bytes | None = None,
+    inputs: CuInputs,
+    contents: bytes,
     explain: Callable[[str], str] = toolchain.tail,
 ) -> Path:
-    """The cubin of ``source`` built with ``args``: from the cache, or compiled (and kept).
-    ``contents``: the bytes of every file the build reads (the cache key; default the
-    source's), ``explain``: what of nvcc's messages a failure shows."""
+    """The cubin of ``source`` built with ``args`` for ``arch`` (None: the default, or its
+    ``a`` variant where the code needs it, as ``shmem trace`` builds): from the cache, or
+    compiled (what the compile read checked against ``inputs``) and kept. ``contents``: the
+    bytes of the tree's files the build reads, with the libraries' fingerprint the cache
+    key (no cache when the libraries cannot be fingerprinted); ``explain``: what of nvcc's
+    messages a failure shows."""
+    from ...cuda.build import compile_checked
+
     nvcc = toolchain.which("nvcc")
-    if contents is None:
-        contents = read_bounded(source, MAX_SOURCE_BYTES, what="source", code="invalid-kernel")
-    key = _cache_key(contents, arch, args, nvcc or "nvcc")
+    key = None
     if cache is not None:
-        kept = cache / f"{key}.cubin"
-        if kept.is_file():
-            return kept
+        libraries = inputs.library_fingerprint() if inputs.libraries else ""
+        if libraries is not None:
+            chosen = arch or f"{DEFAULT_ARCH} (or its a variant)"
+            key = _cache_key(contents + libraries.encode(), chosen, args, nvcc or "nvcc")
+            kept = cache / f"{key}.cubin"
+            if kept.is_file():
+                return kept
     work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
-    cubin = toolchain.compile_cu(source, arch, work, args, explain=explain)
-    if cache is None:
+    cubin = compile_checked(
+        source, arch, DEFAULT_ARCH, work, args, allowed=inputs.allowed, explain=explain
+    ).cubin
+    if cache is None or key is None:
         return cubin
     from ...plumbing import fsutil
 
@@ -222,28 +234,24 @@ def compile_variant(
         return cubin
 
 
-def _checked_build(request: TraceRequest, tree: SourceTree) -> tuple[list[str], list[str]]:
-    """The sweep's nvcc arguments (checked against the allowlist, their ``-I`` folders inside
-    the source tree) and the files the build reads, checked as ``shmem trace`` checks a .cu:
-    nothing outside the tree, no output over one of them."""
-    from ...cuda.nvcc_args import NvccArgError, check_nvcc_args
-
+def _checked_build(request: TraceRequest, tree: SourceTree) -> CuInputs:
+    """The sweep's nvcc arguments and sources checked as ``shmem trace`` checks a .cu
+    (:mod:`shmem_cli.trace.cu_inputs`): the allowlist, ``-I`` folders in the tree or an
+    include root (or anywhere, typed by the user), nothing read outside them, no output
+    over a file the build reads."""
     source = Path(request.path)
     try:
-        args, dirs = check_nvcc_args(
-            request.nvcc_args, base=Path(request.nvcc_base or "."), inside=tree.inside
+        return cu_inputs(
+            source,
+            tree,
+            request.nvcc_args,
+            base=Path(request.nvcc_base or "."),
+            include_roots=request.include_roots,
+            trusted=request.nvcc_trusted,
+            outputs=request.outputs,
         )
-    except NvccArgError as exc:
-        raise ShmemError(exc.message, code="refused") from None
-    try:
-        read = check_source(source, tree, [d.path for d in dirs])
     except ShmemError as exc:
         raise exc.located(str(source)) from None
-    if request.outputs:
-        from ...plumbing.fsutil import check_outputs
-
-        check_outputs(request.outputs, read)
-    return args, read
 
 
 def _instruction_note(first: Counter[str], now: Counter[str]) -> str:
@@ -289,9 +297,9 @@ def run_compiled_sweep(
     source = Path(request.path)
     arch = request.arch or DEFAULT_ARCH
     tree = request.tree()
-    nvcc_args, read = _checked_build(request, tree)
+    inputs = _checked_build(request, tree)
     contents = b"\0".join(
-        read_bounded(f, MAX_SOURCE_BYTES, what="source", code="invalid-kernel") for f in read
+        read_bounded(f, MAX_SOURCE_BYTES, what="source", code="invalid-kernel") for f in inputs.read
     )
     cache = cache_dir()
     workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
@@ -300,14 +308,15 @@ def run_compiled_sweep(
         folder = Path(tmp)
 
         def build(point: tuple[int, ...]) -> Path | ShmemError:
-            args = [*nvcc_args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
+            args = [*inputs.args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
             try:
                 return compile_variant(
                     source,
-                    arch,
+                    request.arch,
                     args,
                     folder,
                     cache,
+                    inputs=inputs,
                     contents=contents,
                     explain=lambda text: compiler_messages(text, tree),
                 )
@@ -324,7 +333,12 @@ def run_compiled_sweep(
                 variants.append(Variant(index, defines, error=cubin))
                 continue
             one = dataclasses.replace(
-                request, path=cubin, nvcc_args=(), arch=None, tree_anchor=str(source)
+                request,
+                path=cubin,
+                nvcc_args=(),
+                arch=None,
+                tree_anchor=str(source),
+                include_roots=inputs.libraries,  # rows at the user's lines, not the library's
             )
             try:
                 kernel = trace_file(one).kernels[0]

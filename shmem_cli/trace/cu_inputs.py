@@ -1,0 +1,98 @@
+"""What a ``.cu`` build may read, decided once for ``shmem trace`` and ``shmem sweep``.
+
+The nvcc arguments are checked against the allowlist; an ``-I`` folder must lie in the
+kernel's source tree or an include root (``[tool.shmem] include-roots``), or anywhere when
+the arguments are the user's own (typed on the command line: such a folder is then a
+library's, like an include root). The source and the headers of the tree are scanned
+(:func:`shmem_cli.cuda.sources.check_source`); a library's headers are not, the compile's
+own list of what it read is checked instead (:func:`shmem_cli.cuda.build.compile_checked`
+with :attr:`CuInputs.allowed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cuda.build import system_dirs, toolkit_dirs, within
+from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
+from ..cuda.sources import SourceTree, check_source
+from ..plumbing.errors import ShmemError
+from ..plumbing.fsutil import check_outputs
+
+MAX_LIBRARY_FILES = 20_000  # files of a library's folders fingerprinted for a cache key
+
+
+@dataclass(frozen=True)
+class CuInputs:
+    """A ``.cu`` build's checked arguments, the tree's files it reads (scanned, the source
+    first) and the library folders it may read besides (include roots, typed ``-I``)."""
+
+    args: tuple[str, ...]
+    read: tuple[str, ...]
+    libraries: tuple[str, ...]
+    tree: SourceTree
+
+    def library_file(self, path: Path) -> bool:
+        """Whether ``path`` is a library's, the toolkit's or the host compiler's header."""
+        return within(path, (*self.libraries, *toolkit_dirs(), *system_dirs()))
+
+    def allowed(self, path: Path) -> bool:
+        """Whether the compile may read ``path``: the tree's or a library's file."""
+        return self.tree.inside(path) or self.library_file(path)
+
+    def library_fingerprint(self) -> str | None:
+        """A digest of every library file's name, size and time (a cache key's part: a
+        header of the library changed, the key changes); None past
+        :data:`MAX_LIBRARY_FILES` files or when a folder cannot be read."""
+        h = hashlib.sha256()
+        count = 0
+        try:
+            for root in self.libraries:
+                for folder, dirs, files in os.walk(root):
+                    dirs.sort()
+                    for name in sorted(files):
+                        count += 1
+                        if count > MAX_LIBRARY_FILES:
+                            return None
+                        path = os.path.join(folder, name)
+                        st = os.stat(path)
+                        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+        except OSError:
+            return None
+        return h.hexdigest()
+
+
+def cu_inputs(
+    source: Path,
+    tree: SourceTree,
+    nvcc_args: Sequence[str],
+    *,
+    base: Path,
+    include_roots: Sequence[str] = (),
+    trusted: bool = False,
+    outputs: Sequence[str] = (),
+) -> CuInputs:
+    """Check ``nvcc_args`` and the sources of ``source`` (a located, ``refused``
+    :class:`ShmemError` otherwise); ``trusted``: the arguments are the user's own, their
+    ``-I`` folders may lie outside the tree; ``outputs``: files the caller will write,
+    refused if the build reads one."""
+    includes = tuple(os.path.realpath(r) for r in include_roots)
+
+    def may_include(p: Path) -> bool:
+        return trusted or tree.inside(p) or within(p, includes)
+
+    try:
+        args, dirs = check_nvcc_args(nvcc_args, base=base, inside=may_include)
+    except NvccArgError as exc:
+        raise ShmemError(exc.message, code="refused") from None
+    typed = tuple(str(d.path) for d in dirs if trusted)
+    libraries = tuple(dict.fromkeys((*includes, *typed)))
+    inputs = CuInputs(tuple(args), (), libraries, tree)
+    read = check_source(source, tree, [d.path for d in dirs], trusted=inputs.library_file)
+    check_outputs(outputs, read)  # a report must never replace a header the build reads
+    return dataclasses.replace(inputs, read=tuple(read))
