@@ -416,3 +416,16 @@ def test_a_spec_s_cluster_is_checked_at_its_key(
         _spec_kernel(tmp_path, cluster=cluster)
     assert said in err.value.message
     assert err.value.pos is not None
+
+
+@pytest.mark.parametrize(
+    "key", [10**4000, -5, True, "0x7f1234000000"], ids=["4001-digits", "negative", "bool", "text"]
+)
+def test_the_python_api_s_memory_keys_are_64_bit_addresses(key: Any) -> None:
+    """A key of 4,001 digits was said whole, in hex, in the range's error (10 KB)."""
+    import shmem_cli
+
+    with pytest.raises(ShmemError) as err:
+        shmem_cli.trace(CUBIN, block=64, memory={key: b"1234"})
+    assert "memory must be keys that are device addresses" in err.value.message
+    assert len(err.value.message) < 200

@@ -80,9 +80,9 @@ def _memory_ranges(memory: Mapping[int, Any]) -> tuple[str | MemoryBytes, ...]:
 
     out: list[str | MemoryBytes] = []
     for address, value in memory.items():
-        if isinstance(address, bool) or not isinstance(address, int):
-            raise arguments.fail(
-                "trace", "memory", "keys that are device addresses (ints)", address
+        if isinstance(address, bool) or not isinstance(address, int) or not 0 <= address < 1 << 64:
+            raise arguments.fail(  # a 64-bit pointer: a longer int is never said whole
+                "trace", "memory", "keys that are device addresses (ints from 0 to 2^64)", address
             )
         if isinstance(value, str | Path):
             out.append(f"{address:#x}=@{value}")
