@@ -47,6 +47,7 @@ from .kernel.signature import param_names
 from .result import FileTrace
 from .tracer import find_function, locate_source, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
+from .triton.callsites import place
 from .triton.launch import triton_launch, triton_params
 
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
@@ -351,6 +352,8 @@ def trace_loaded(
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
         lines = source_lines(function, _user_files(request))
+        if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
+            lines = place(lines, loaded.triton.callers)
         traced = trace_kernel(
             function,
             loaded.kernel,

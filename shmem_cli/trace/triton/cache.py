@@ -27,13 +27,15 @@ the tensor shapes of its TTGIR (which the constexprs decide).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...cuda.sass import TOOLKIT_HEADER
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
+from .callsites import Location, library_callers
 from .metadata import TritonError, read_metadata
 from .ttgir import (
     DESC_TYPE,
@@ -77,6 +79,8 @@ class TritonEntry:
     metadata: dict[str, Any]
     params: tuple[TritonParam, ...]  # the kernel's own, from the TTGIR (hidden ones added later)
     shapes: tuple[str, ...]  # tensor shapes of the TTGIR: 1024, 64x64, ...
+    #: a line of Triton's library -> the kernel's line that called it (:mod:`.callsites`)
+    callers: Mapping[Location, tuple[Location, ...]] = field(default_factory=dict)
 
     @property
     def num_warps(self) -> int:
@@ -240,7 +244,8 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
 
             allowed = tree_for(meta_path).inside
         params = python_names(text, params, name, folder, allowed) or params
-    return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text))
+    callers = library_callers(text, lambda file: TOOLKIT_HEADER.search(file) is not None)
+    return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text), callers)
 
 
 def entries_under(
