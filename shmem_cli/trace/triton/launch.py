@@ -158,7 +158,17 @@ def _desc_hint(name: str) -> str:
 def _not_a_parameter(name: str, params: Sequence[Param]) -> str:
     """An ``--arg`` naming no parameter of the compiled kernel: Triton drops constexprs and
     the integer arguments it specialized (equal to 1 at the call) from the signature."""
-    names = ", ".join(p.name for p in params if p.name and p.name not in HIDDEN)
+    own = [p.name for p in params if p.name and p.name not in HIDDEN]
+    names = ", ".join(own)
+    if own and all(re.fullmatch(r"arg[0-9]+", n) for n in own):
+        return (
+            f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
+            f"Triton writes {shorten(names, 120)}), and their names come from the kernel's "
+            "Python def, which was not found inside the source tree (the entry's repository or "
+            "folder, and the repository shmem runs in): give --source-root with the folder "
+            "of the kernel's .py file, or name the parameters by position (--arg 0=...; "
+            "--list-params lists them)"
+        )
     return (
         f"--arg {shorten(name)}: the compiled kernel has no parameter of that name (names: "
         f"{shorten(names, 200)}); Triton compiles every constexpr and each integer argument "
