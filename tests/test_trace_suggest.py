@@ -198,6 +198,26 @@ def test_suggest_on_the_unpadded_sgemm_lists_the_aligned_pad_and_marks_the_misal
 
 
 @needs_nvdisasm
+def test_suggestions_for_a_grid_count_every_block_as_the_trace_does() -> None:
+    # two blocks alike: the trace counts the one traced twice, and so must every suggestion
+    # (its counts were the traced block's beside the grid's "as traced")
+    kernel = run_suggest(
+        str(FIXES / "warp_sgemm.pad0.sm_90.cubin"), "-b", "256", "-g", "2", *SGEMM_ARGS
+    )
+    truth = measured()
+    pads = {s["pad_bytes"]: s for s in kernel["suggestions"] if s["kind"] == "pad"}
+    for pad in (1, 2, 4):
+        predicted = pads[4 * pad]["predicted"]
+        got = {
+            op: (predicted[op]["requests"], predicted[op]["wavefronts"])
+            for op in truth[f"warp_sgemm_pad{pad}"]
+        }
+        assert got == {op: (2 * r, 2 * w) for op, (r, w) in truth[f"warp_sgemm_pad{pad}"].items()}
+        for ins in pads[4 * pad]["instructions"]:
+            assert ins["requests"] % 2 == 0 and ins["new_requests"] % 2 == 0
+
+
+@needs_nvdisasm
 def test_the_suggested_swizzle_is_what_the_kernel_compiled_with_it_traces() -> None:
     """warp_sgemm_xor.cu is warp_sgemm with the XOR --suggest proposes written into the
     source as its words say (on each vector's first element): traced, it gives the

@@ -18,6 +18,7 @@ gives in successive executions of an instruction or between neighbouring lanes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -191,6 +192,7 @@ def _evaluate(
         if new.refused is not None:
             return None
         r, w = before[rec.index]
+        new = _for_grid(new, r, rec.n)
         d = delta[rec.kind.op]
         d[0] += new.requests - r
         d[1] += new.wavefronts - w
@@ -198,6 +200,41 @@ def _evaluate(
             ins = rec.instruction
             changes.append(InstructionChange(ins.pc, ins.text, ins.name, r, w, new))
     return {op: (d[0], d[1]) for op, d in delta.items()}, tuple(changes)
+
+
+def _for_grid(new: MovedCost, grid: int, traced: int) -> MovedCost:
+    """``new`` (of the traced blocks' requests) counted for the whole grid: a grid whose
+    blocks behave alike is traced once and its requests counted for each block, so the
+    records hold ``traced`` of the instruction's ``grid`` requests."""
+    if traced <= 0 or grid == traced:
+        return new
+    return dataclasses.replace(
+        new,
+        requests=_times(new.requests, grid, traced),
+        wavefronts=_times(new.wavefronts, grid, traced),
+    )
+
+
+def _times(value: int, grid: int, traced: int) -> int:
+    return (value * grid + traced // 2) // traced
+
+
+def _synthesis_for_grid(synth: Synthesis | None, grid: int, traced: int) -> Synthesis | None:
+    """The synthesized map's counts (of the traced blocks) counted for the whole grid."""
+    if synth is None or traced <= 0 or grid == traced:
+        return synth
+
+    def each(values: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(_times(v, grid, traced) for v in values)
+
+    return dataclasses.replace(
+        synth,
+        wavefronts=_times(synth.wavefronts, grid, traced),
+        per_access=each(synth.per_access),
+        current=_times(synth.current, grid, traced),
+        current_per_access=each(synth.current_per_access),
+        bound=_times(synth.bound, grid, traced),
+    )
 
 
 Scored = tuple[
@@ -268,6 +305,8 @@ def suggest_kernel(
         widest = max((r.kind.size for r in recs if ops.get(r.kind.op).splits), default=0)
         tma = tma_mode(array, fills)
         synth = synthesize_array(recs, array, arch, tma)
+        grid, traced = sum(before[r.index][0] for r in recs), sum(r.n for r in recs)
+        synth = _synthesis_for_grid(synth, grid, traced)
         tried = candidates(array, pitch, element) if tma is None else tma_changes(tma)
         if synth is not None and not synth.swizzle.identity and tma is None:
             have = {c.swizzle.terms for c in tried if c.swizzle is not None}
