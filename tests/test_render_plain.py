@@ -203,3 +203,17 @@ def test_plain_output_does_not_import_rich(tmp_path: Path) -> None:
         assert not unwanted & modules, args
     # a report with color or a picture still draws with rich
     assert "rich" in imported_by("analyze", one, "--svg", str(tmp_path / "one.svg"))
+
+
+def test_a_long_kernel_name_is_shown_with_its_inner_template_arguments_cut() -> None:
+    from shmem_cli.render.plain import brief_name
+
+    inner = "cute::Copy_Atom<cute::Copy_Traits<cute::SM90_TMA_LOAD, cute::C<65536> >, half_t>"
+    long = f"tma_load<cute::TiledCopy<{inner}, cute::Layout<cute::C<1> > >, float, 8>"
+    long = long.replace("float", "cute::Tensor<cute::ViewEngine<" + "x" * 60 + "> >")
+    assert len(long) > 120
+    assert brief_name(long) == "tma_load<cute::TiledCopy<...>, cute::Tensor<...>, 8>"
+    # short names are kept whole; a name still too long is cut at the first level
+    assert brief_name("MatrixMulCUDA<32>") == "MatrixMulCUDA<32>"
+    assert brief_name("k<" + "a, " * 60 + "b>") == "k<...>"
+    assert brief_name("operator>>" + "x" * 200) == "operator>>" + "x" * 200  # no template

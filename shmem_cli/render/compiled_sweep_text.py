@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
-from .plain import Block, Cell, Column, Styled, Table, layout
+from .plain import Block, Cell, Column, Styled, Table, brief_name, layout
 from .text import DEFAULT_WIDTH, excess_cell, to_rich, to_string
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _table(result: CompiledSweep) -> Table:
 def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
     title = Styled()
     title.append(result.path, "bold underline")
-    names = {v.kernel.name for v in result.variants if v.kernel is not None}
+    names = {brief_name(v.kernel.name) for v in result.variants if v.kernel is not None}
     if names:
         title.append(f"  {', '.join(sorted(names))}", "bold")
     out: list[Block] = [

@@ -20,7 +20,7 @@ from ..trace.result import (
     TraceResult,
 )
 from .options import RenderOptions
-from .plain import Block, Cell, Column, Styled, Table, layout
+from .plain import Block, Cell, Column, Styled, Table, brief_name, layout
 from .text import (
     DEFAULT_WIDTH,
     access_block,
@@ -170,7 +170,7 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     launch = kernel.launch
     title = Styled()
     title.append(path, "bold underline")
-    title.append(f"  {kernel.name}", "bold")
+    title.append(f"  {brief_name(kernel.name)}", "bold")
     bx, by, bz = launch.block
     gx, gy, gz = launch.grid
     rules = f", {kernel.rules_note}" if kernel.rules_note else ""
