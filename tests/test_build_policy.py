@@ -298,6 +298,31 @@ def test_compiler_messages_never_quote_a_file() -> None:
     assert "p[threadIdx.x]" not in said
 
 
+def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder() -> None:
+    tree = SourceTree((Path("/proj"),))
+    said = compiler_messages(
+        "/proj/k.cu:1:10: fatal error: cute/tensor.hpp: No such file or directory\n"
+        "    1 | #include <cute/tensor.hpp>\n"
+        "compilation terminated.\n",
+        tree,
+    )
+    assert said.splitlines()[-1] == (
+        "hint: nvcc found no cute/tensor.hpp: give the folder that holds it with "
+        "--nvcc-arg=-IFOLDER; CuTe and CUTLASS: --nvcc-arg=-I$CUTLASS/include"
+    )
+    own = compiler_messages(
+        '/proj/k.cu(2): catastrophic error: cannot open source file "a/b.h"', tree
+    )
+    assert own.endswith(
+        "hint: nvcc found no a/b.h: give the folder that holds it with --nvcc-arg=-IFOLDER"
+    )
+    # a missing header named in a file outside the tree is not quoted, nor hinted at
+    outside = compiler_messages(
+        "/etc/x.h:1:10: fatal error: secret.h: No such file or directory", tree
+    )
+    assert "secret" not in outside and "hint" not in outside
+
+
 # --- end to end -------------------------------------------------------------------------------
 
 

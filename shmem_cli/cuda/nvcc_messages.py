@@ -24,6 +24,11 @@ _SUMMARY = re.compile(
 )
 _TOOLKIT = re.compile(r"/(?:cuda[^/]*|nvidia/[^/]+|targets/[^/]+|usr)/(?:.*/)?include/")
 MAX_MESSAGES = 15
+#: gcc's words for an #include it cannot find (nvcc's front end: "cannot open source file")
+_NO_HEADER = re.compile(
+    r"fatal error: (?P<gcc>[^:\n]{1,300}): No such file or directory|"
+    r'cannot open source file "(?P<edg>[^"\n]{1,300})"'
+)
 
 
 def compiler_messages(text: str, tree: SourceTree) -> str:
@@ -51,4 +56,16 @@ def compiler_messages(text: str, tree: SourceTree) -> str:
             out.append(shorten(line, 300))
     if len(out) > MAX_MESSAGES:
         out = [*out[: MAX_MESSAGES - 1], f"... and {len(out) - MAX_MESSAGES + 1} more lines"]
+    missing = _NO_HEADER.search("\n".join(out))
+    if missing is not None:
+        header = shorten(missing.group("gcc") or missing.group("edg") or "", 100)
+        hint = "; CuTe and CUTLASS: --nvcc-arg=-I$CUTLASS/include" if _library(header) else ""
+        out.append(
+            f"hint: nvcc found no {header}: give the folder that holds it with "
+            f"--nvcc-arg=-IFOLDER{hint}"
+        )
     return "\n".join(out)
+
+
+def _library(header: str) -> bool:
+    return header.startswith(("cute/", "cutlass/"))
