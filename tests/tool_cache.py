@@ -9,8 +9,9 @@ what the real tool printed for the same run: the same tool (path, size, time), t
 arguments, and the same bytes in every file an argument names. Anything else runs the real
 tool:
 
-* a run that fails, prints on its standard error, or whose output names one of its files
-  is passed on and not kept;
+* a run that fails, or whose output (standard output or error) names one of its files, is
+  passed on and not kept (a run that succeeds is kept whole: nvdisasm warns on its standard
+  error about every Triton cubin);
 * a run that names something other than a plain file (a FIFO, a device, a folder) is the
   real tool itself (``exec``), never looked up.
 
@@ -55,6 +56,17 @@ def run_key(real: str, args: list[str]) -> str | None:
     return h.hexdigest()
 
 
+def _names_a_file(args: list[str], *outputs: str) -> bool:
+    """Whether an output names a file the run was given (then it depends on the path)."""
+    names = [os.fsencode(arg) for arg in args if os.path.isfile(arg)]
+    for path in outputs:
+        with open(path, "rb") as fh:
+            text = fh.read()
+        if any(name in text for name in names):
+            return True
+    return False
+
+
 def _copy(path: str, fd: int) -> None:
     with open(path, "rb") as fh:
         while chunk := fh.read(CHUNK):
@@ -74,7 +86,8 @@ def main(argv: list[str]) -> None:
     if key is None:
         os.execv(real, [real, *args])
     kept = os.path.join(cache, key)
-    if os.path.isfile(kept):
+    if os.path.isfile(kept):  # written last: its standard error is there too
+        _copy(kept + ".err", 2)
         _copy(kept, 1)
         return
     fd_out, out = tempfile.mkstemp(dir=cache, prefix="run-")
@@ -83,13 +96,11 @@ def main(argv: list[str]) -> None:
         code = subprocess.run([real, *args], stdout=fd_out, stderr=fd_err, check=False).returncode
         os.close(fd_out)
         os.close(fd_err)
-        _copy(out, 1)
         _copy(err, 2)
-        if code == 0 and os.path.getsize(err) == 0:
-            with open(out, "rb") as fh:
-                text = fh.read()
-            if not any(os.fsencode(arg) in text for arg in args if os.path.isfile(arg)):
-                os.replace(out, kept)  # whole or not at all: another process may read it
+        _copy(out, 1)
+        if code == 0 and not _names_a_file(args, out, err):
+            os.replace(err, kept + ".err")  # each whole or not at all: another process may
+            os.replace(out, kept)  # read them, and finds the run once its output is there
     finally:
         for path in (out, err):
             if os.path.exists(path):
