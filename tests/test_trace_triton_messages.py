@@ -89,3 +89,49 @@ def test_a_name_for_an_unnamed_older_ttgir_says_where_names_come_from(
     # by position it traces
     code, out = _shmem(str(folder), "-g", "1", "-a", "2=1000", "-a", "3=1024", "--no-tables")
     assert code == 0, out
+
+
+def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triton 3.2-3.4 write %arg0...: trace_triton's entry gets a copy of the kernel's own
+    file, so the names come from its def wherever the file lies (a folder outside any tree)."""
+    import importlib.util
+
+    from shmem_cli.trace.triton.cache import read_entry
+    from shmem_cli.trace.triton.compile import keep_source
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "kernels.py").write_text(
+        "from __future__ import annotations\n\n\n"
+        "def softmax_rows(out_ptr, in_ptr, n_cols, row_stride, BLOCK: tl.constexpr):\n"
+        "    pass\n"
+    )
+    spec = importlib.util.spec_from_file_location("mine_kernels", mine / "kernels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    old = next((TEST_DATA / "triton" / "versions" / "3.3.1" / "cache").glob("*/softmax_rows.json"))
+    entry = tmp_path / "entry"
+    shutil.copytree(old.parent, entry)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    names = [p.name for p in read_entry(entry / "softmax_rows.json").params]
+    assert names == ["arg0", "arg1", "arg2", "arg3"]  # the def compiled is nowhere in reach
+    keep_source(
+        module.softmax_rows, (entry / "softmax_rows.ttgir").read_text(), "softmax_rows", entry
+    )
+    assert (entry / "kernels.py").read_bytes() == (mine / "kernels.py").read_bytes()
+    names = [p.name for p in read_entry(entry / "softmax_rows.json").params]
+    assert names == ["out_ptr", "in_ptr", "n_cols", "row_stride"]
+    # a TTGIR that names its parameters needs no copy
+    named = next(
+        (TEST_DATA / "triton" / "versions" / "3.6.0" / "cache").glob("*/softmax_rows.json")
+    )
+    other = tmp_path / "named"
+    shutil.copytree(named.parent, other)
+    keep_source(
+        module.softmax_rows, (other / "softmax_rows.ttgir").read_text(), "softmax_rows", other
+    )
+    assert not (other / "kernels.py").exists()

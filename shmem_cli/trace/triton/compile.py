@@ -103,7 +103,34 @@ def compile_entry(
     fsutil.write_atomic(folder / f"{name}.json", _metadata_json(compiled))
     for kind in ("ttgir", "ptx"):
         fsutil.write_atomic(folder / f"{name}.{kind}", str(compiled.asm[kind]))
+    keep_source(fn, str(compiled.asm["ttgir"]), name, folder)
     return folder
+
+
+def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> None:
+    """An older Triton's TTGIR does not name the parameters (``%arg0``): their names come from
+    the Python ``def``, read only inside the entry's source tree, so a copy of the kernel's
+    own file is written into the entry (where ``shmem trace`` looks for it by name)."""
+    import inspect
+    import re
+
+    from ...plumbing.bounded_read import read_bounded
+    from .ttgir import MAX_PYTHON_BYTES, ttgir_params
+
+    try:
+        params = ttgir_params(ttgir, name, folder)
+    except ShmemError:
+        return  # said when the entry is traced
+    if not params or not all(re.fullmatch(r"arg[0-9]+", p.name) for p in params):
+        return
+    try:
+        source = inspect.getsourcefile(getattr(fn, "fn", fn))
+        if source is None or not Path(source).is_file():
+            return
+        data = read_bounded(Path(source), MAX_PYTHON_BYTES, what="Python source")
+    except (TypeError, OSError, ShmemError):
+        return  # the names stay the TTGIR's; --arg by position still works
+    fsutil.write_bytes(folder / Path(source).name, data)
 
 
 def trace_triton(
