@@ -323,6 +323,31 @@ def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder() -> None:
     assert "secret" not in outside and "hint" not in outside
 
 
+def test_an_error_in_a_typed_library_header_is_shown_with_the_kernels_line() -> None:
+    tree = SourceTree((Path("/proj"),))
+    lib = "/opt/cutlass/include/cute/atom"
+    head = f'{lib}/copy_traits.hpp(128): error: static assertion failed with "no vectors"'
+    text = (
+        f"{head}\n"
+        "    static_assert(decltype(size(rS) == Int<RegNumSrc>{})::value);\n"
+        "          detected during:\n"
+        f'            instantiation of "void cute::copy_unpack(...)" at line 103 of {lib}/c.hpp\n'
+        '            instantiation of "void mine::load(...)" at line 12 of /proj/inc/load.h\n'
+        '            instantiation of "void cute::copy(...)" at line 58 of /proj/k.cu\n'
+        '1 error detected in the compilation of "/proj/k.cu".\n'
+    )
+    said = compiler_messages(text, tree, ("/opt/cutlass/include",))
+    assert said.splitlines() == [
+        head,
+        "/proj/inc/load.h:12: note: instantiated from here (the kernel's own line)",
+        '1 error detected in the compilation of "/proj/k.cu".',
+    ]
+    # not typed on the command line (an include root of the project's config, any other
+    # folder): its words are not shown, the kernel's line still is
+    hidden = compiler_messages(text, tree).splitlines()
+    assert "no vectors" not in " ".join(hidden) and "(not shown" in hidden[0]
+
+
 # --- end to end -------------------------------------------------------------------------------
 
 

@@ -1,10 +1,15 @@
 """What of nvcc's messages a failed kernel build shows: the diagnostics located in the
-kernel's own source tree, never a line of a file outside it (the CUDA toolkit's headers or
-anything else), at most :data:`MAX_MESSAGES` of them."""
+kernel's own source tree, the CUDA toolkit's headers or a library's folder the user typed
+(``--nvcc-arg=-I$CUTLASS/include``), never a line of any other file, at most
+:data:`MAX_MESSAGES` of them. A diagnostic in a header says where the kernel's own code
+instantiated it (nvcc's ``detected during: ... at line 58 of k.cu``: the innermost such line
+in the tree)."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 
 from ..plumbing.errors import shorten
 from .sources import SourceTree
@@ -31,18 +36,27 @@ _NO_HEADER = re.compile(
 )
 
 
-def compiler_messages(text: str, tree: SourceTree) -> str:
+_INSTANTIATED = re.compile(r"\bat line (\d{1,9}) of (\S.{0,4095})$")
+
+
+def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()) -> str:
     """nvcc's diagnostics, one line each, without the source lines it quotes: a message
-    about a file outside the tree (other than the toolkit's and the system's headers)
-    keeps its place but not its words, so no file content reaches a report."""
+    about a file outside the tree (other than the toolkit's and the system's headers and
+    the ``libraries`` folders the user typed) keeps its place but not its words, so no
+    file content reaches a report."""
     out: list[str] = []
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    for k, raw in enumerate(lines):
         line = raw.rstrip()
         m = _DIAGNOSTIC.match(line)
         if m is not None:
             file = m.group("file")
-            if tree.inside(file) or _TOOLKIT.search(file):
+            own = tree.inside(file)
+            if own or _TOOLKIT.search(file) or _within(file, libraries):
                 out.append(shorten(line, 300))
+                where = None if own else _instantiated_at(lines[k + 1 :], tree)
+                if where is not None:
+                    out.append(f"{where}: note: instantiated from here (the kernel's own line)")
             else:
                 where = m.group("line") or m.group("l2")
                 out.append(
@@ -65,6 +79,24 @@ def compiler_messages(text: str, tree: SourceTree) -> str:
             f"--nvcc-arg=-IFOLDER{hint}"
         )
     return "\n".join(out)
+
+
+def _instantiated_at(after: Sequence[str], tree: SourceTree) -> str | None:
+    """The innermost ``at line N of FILE`` in the tree among nvcc's instantiation notes that
+    follow a diagnostic (up to the next diagnostic)."""
+    for raw in after[:200]:
+        line = raw.strip()
+        if _DIAGNOSTIC.match(line) or _SUMMARY.match(line):
+            return None
+        m = _INSTANTIATED.search(line)
+        if m is not None and tree.inside(m.group(2)):
+            return f"{shorten(m.group(2), 200)}:{m.group(1)}"
+    return None
+
+
+def _within(file: str, folders: Sequence[str]) -> bool:
+    real = os.path.realpath(file)
+    return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 def _library(header: str) -> bool:

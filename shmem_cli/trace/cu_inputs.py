@@ -36,6 +36,9 @@ class CuInputs:
     read: tuple[str, ...]
     libraries: tuple[str, ...]
     tree: SourceTree
+    #: the library folders the user typed (``-I`` on the command line): a compile error in
+    #: their headers is quoted (not one in a configured include root's)
+    typed: tuple[str, ...] = ()
 
     def library_file(self, path: Path) -> bool:
         """Whether ``path`` is a library's, the toolkit's or the host compiler's header."""
@@ -92,7 +95,7 @@ def cu_inputs(
         raise ShmemError(exc.message, code="refused") from None
     typed = tuple(str(d.path) for d in dirs if trusted)
     libraries = tuple(dict.fromkeys((*includes, *typed)))
-    inputs = CuInputs(tuple(args), (), libraries, tree)
+    inputs = CuInputs(tuple(args), (), libraries, tree, typed)
     read = check_source(source, tree, [d.path for d in dirs], trusted=inputs.library_file)
     check_outputs(outputs, read)  # a report must never replace a header the build reads
     return dataclasses.replace(inputs, read=tuple(read))

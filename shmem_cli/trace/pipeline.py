@@ -175,7 +175,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
         folder,
         inputs.args,
         allowed=inputs.allowed,
-        explain=lambda text: compiler_messages(text, tree),
+        explain=lambda text: compiler_messages(text, tree, inputs.typed),
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     return read_cubin(build.cubin), build.note, build.sass

@@ -318,7 +318,7 @@ def run_compiled_sweep(
                     cache,
                     inputs=inputs,
                     contents=contents,
-                    explain=lambda text: compiler_messages(text, tree),
+                    explain=lambda text: compiler_messages(text, tree, inputs.typed),
                 )
             except toolchain.ToolError as exc:
                 code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
