@@ -302,3 +302,28 @@ def test_dynamic_parts_must_lie_inside_dynamic_shared_memory() -> None:
     )
     assert result.exit_code == 2
     assert "--dynamic-smem" in result.output and "Traceback" not in result.output
+
+
+@needs_nvdisasm
+def test_a_triton_entrys_dynamic_shared_memory_is_its_metadatas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--suggest on a Triton entry looks at the dynamic shared memory the launch has (the
+    metadata's "shared"): it took --dynamic-smem's default 0, so no array held the
+    instructions and a conflicting entry read "no shared array has an instruction with bank
+    conflicts"."""
+    from shmem_cli.trace.fixes import suggest_kernel
+
+    jit = Path(__file__).parent / "data" / "triton" / "jit36" / "cache_abi7"
+    meta = next(jit.glob("*/transpose_tiles.json"))
+    seen: list[int] = []
+    real = suggest_kernel.kernel_arrays
+
+    def spy(static: Any, kernel: Any, dynamic: int, named: Any) -> Any:
+        seen.append(dynamic)
+        return real(static, kernel, dynamic, named)
+
+    monkeypatch.setattr(suggest_kernel, "kernel_arrays", spy)
+    request = TraceRequest(meta.parent, grid=(2, 2, 1), args=("n_rows=128", "n_cols=128"))
+    suggest_kernel.trace_with_suggestions(request)
+    assert seen == [json.loads(meta.read_text())["shared"]] and seen[0] > 0

@@ -81,8 +81,11 @@ def trace_with_suggestions(
         roots = [path.resolve().parent, Path(loaded.cubin.path).resolve().parent]
     from ...plumbing.errors import ShmemError
 
+    dynamic = request.dynamic_smem
+    if dynamic is None:  # a Triton entry's is its metadata's (as its launch takes it)
+        dynamic = loaded.triton.shared if loaded.triton is not None else 0
     try:
-        every = kernel_arrays(static, loaded.kernel, request.dynamic_smem or 0, named)
+        every = kernel_arrays(static, loaded.kernel, dynamic, named)
     except ShmemError as exc:
         raise exc.located(str(path)) from None
     traced = trace_loaded(loaded, request, progress=progress)
