@@ -25,7 +25,7 @@ from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.result import KernelTrace
 
-from .conftest import needs_nvdisasm
+from .conftest import needs_nvcc, needs_nvdisasm
 
 FIXES = Path(__file__).parent / "data" / "trace" / "fixes"
 PADS = (1, 2, 4, 8)
@@ -327,3 +327,26 @@ def test_a_triton_entrys_dynamic_shared_memory_is_its_metadatas(
     request = TraceRequest(meta.parent, grid=(2, 2, 1), args=("n_rows=128", "n_cols=128"))
     suggest_kernel.trace_with_suggestions(request)
     assert seen == [json.loads(meta.read_text())["shared"]] and seen[0] > 0
+
+
+def test_the_sweep_a_suggestion_names_keeps_the_build_less_the_swept_macro() -> None:
+    from shmem_cli.trace.fixes.kernel_terms import _without_macro
+
+    words = ["-b", "256", "--arch", "sm_90a", "--nvcc-arg=-I/opt/cutlass/include"]
+    pads = ["--nvcc-arg=-DPAD=4", "--nvcc-arg=-UPAD", "--nvcc-arg=-D", "--nvcc-arg=PAD=2"]
+    kept = ["--nvcc-arg=-DPADDED=1", "--nvcc-arg=-DTILE=32"]
+    assert _without_macro([*words, *pads, *kept], "PAD") == [*words, *kept]
+
+
+@pytest.mark.slow  # one nvcc build
+@needs_nvcc
+@needs_nvdisasm
+def test_a_suggested_sweep_of_a_cu_carries_its_build_options() -> None:
+    source = str(FIXES / "kernels" / "warp_sgemm.cu")
+    args = ("-b", "256", *SGEMM_ARGS, "--nvcc-arg=-DPAD=0", "--nvcc-arg=-DUNUSED=3")
+    kernel = run_suggest(source, *args, "--arch", "sm_90")
+    sweeps = {s["sweep"] for s in kernel["suggestions"] if s.get("sweep")}
+    assert sweeps, kernel["suggestions"]
+    for sweep in sweeps:
+        assert "--arch sm_90" in sweep and "--nvcc-arg=-DUNUSED=3" in sweep
+        assert "-DPAD=0" not in sweep and "--define PAD=" in sweep

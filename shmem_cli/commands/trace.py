@@ -259,6 +259,7 @@ def trace(
                 launch = _launch_words(
                     "1" if block is None else block, grid, args, dynamic_smem, kernel_name
                 )
+                launch += _build_words(arch, nvcc_args, cluster, consts, params_file, memory)
                 traced = trace_with_suggestions(
                     request, arrays=arrays, launch=launch, progress=progress
                 )
@@ -321,4 +322,25 @@ def _launch_words(
         words += ["-a", a]
     if dynamic_smem:
         words += ["--dynamic-smem", str(dynamic_smem)]
+    return words
+
+
+def _build_words(
+    arch: str | None,
+    nvcc_args: tuple[str, ...],
+    cluster: str | None,
+    consts: tuple[str, ...],
+    params_file: str | None,
+    memory: tuple[str, ...],
+) -> list[str]:
+    """The build and launch options ``shmem sweep`` takes as ``shmem trace`` does, for the
+    command a suggestion names (without them a CuTe kernel's sweep finds no headers)."""
+    words = ["--arch", arch] if arch else []
+    words += [f"--nvcc-arg={a}" for a in nvcc_args]
+    words += ["--cluster", cluster] if cluster else []
+    for c in consts:
+        words += ["--const", c]
+    words += ["--params", params_file] if params_file else []
+    for m in memory:
+        words += ["--memory", m]
     return words

@@ -100,9 +100,8 @@ def wording(kernel_name: str, source: str | None, launch: Sequence[str]) -> Say:
             else ",".join(str(v) for v in sorted({0, 1, 2, 4, 8, value, new}))
         )
         target = shlex.quote(source) if source is not None else "KERNEL.cu"
-        command = " ".join(
-            ["shmem sweep", target, f"--define {name}={values}", *map(shlex.quote, launch)]
-        )
+        rest = map(shlex.quote, _without_macro(launch, name))
+        command = " ".join(["shmem sweep", target, f"--define {name}={values}", *rest])
         return (
             f"{fix} ({name} {value} -> {new})",
             f"{array.name}'s row length comes from macro {name}: compile and trace each "
@@ -110,3 +109,25 @@ def wording(kernel_name: str, source: str | None, launch: Sequence[str]) -> Say:
         )
 
     return say
+
+
+def _without_macro(words: Sequence[str], name: str) -> list[str]:
+    """The launch words less the ``--nvcc-arg`` that sets or clears macro ``name`` (the
+    sweep's ``--define`` sets it): ``-DNAME``, ``-DNAME=V``, ``-UNAME``, or ``-D`` then
+    ``NAME=V`` as two arguments."""
+    out: list[str] = []
+    skip = False
+    for k, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        arg = word.removeprefix("--nvcc-arg=")
+        if arg != word and arg[:2] in ("-D", "-U") and arg[2:].partition("=")[0] == name:
+            continue
+        if arg != word and arg in ("-D", "-U") and k + 1 < len(words):
+            nxt = words[k + 1].removeprefix("--nvcc-arg=")
+            if nxt.partition("=")[0] == name:
+                skip = True
+                continue
+        out.append(word)
+    return out
