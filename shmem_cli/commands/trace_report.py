@@ -50,7 +50,7 @@ def progress_line(env: Environment, blocks: int) -> Iterator[Callable[[int, int]
 def print_params(
     env: Environment, kernel: Kernel, rows: list[tuple[str, str, str, str, str]]
 ) -> None:
-    from ..render.plain import Column, Styled, Table, layout
+    from ..render.plain import Column, Styled, Table, brief_name, layout
 
     head = Styled(
         f"{kernel.name}  ({kernel.mangled})" if kernel.mangled != kernel.name else kernel.name
@@ -64,8 +64,8 @@ def print_params(
             Column("size", "right"),
         ]
     )
-    for row in rows:
-        table.add_row(*row)
+    for position, name, kind, offset, size in rows:  # a CuTe type runs to a thousand chars
+        table.add_row(position, name, brief_name(kind), offset, size)
     tail = Styled(
         f"{len(rows)} parameter(s), {kernel.param_bytes} bytes at c[0x0][0x{kernel.param_base:x}]; "
         f"{kernel.static_shared_bytes:,} B static shared memory"
