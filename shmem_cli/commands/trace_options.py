@@ -111,7 +111,8 @@ OPTIONS = (
         "nvcc_args",
         multiple=True,
         metavar="ARG",
-        help="An extra nvcc argument for a .cu file (repeat: --nvcc-arg=-DTILE=32 --nvcc-arg=-I.).",
+        help="An extra nvcc argument for a .cu file (repeat: --nvcc-arg=-DTILE=32 "
+        "--nvcc-arg=-I.; a library's headers anywhere: --nvcc-arg=-I$CUTLASS/include).",
     ),
     click.option(
         "--source-root",
@@ -119,7 +120,8 @@ OPTIONS = (
         multiple=True,
         metavar="DIR",
         type=click.Path(file_okay=False),
-        help="A folder the build of a .cu may read (its #includes and -I folders; repeat). "
+        help="A folder the build of a .cu may read (its #includes and -I folders; repeat), "
+        "and where a Triton entry's kernel .py is read for parameter names (Triton 3.2-3.4). "
         "Default: the repository holding KERNEL, or its folder.",
     ),
     click.option(
