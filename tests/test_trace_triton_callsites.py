@@ -45,30 +45,45 @@ def test_each_library_line_gets_the_kernel_lines_that_called_it() -> None:
     }  # a loop of aliases (#loc60, #loc61) and unknown locations resolve to nothing
 
 
-def test_a_shared_library_line_goes_to_the_nearest_instruction_of_one_caller() -> None:
+def test_the_calls_are_in_program_order_a_helpers_at_its_call() -> None:
+    # a @triton.jit helper defined above the kernel (line 3) called at line 20, and a
+    # direct call at line 10: the helper's sum runs second
+    text = f"""#loc16 = loc("{LIB}":293:36)
+#loc70 = loc("{USER}":3:5)
+#loc71 = loc("{USER}":20:9)
+#loc72 = loc(callsite(#loc70 at #loc71))
+#loc73 = loc(callsite(#loc16 at #loc72))
+#loc74 = loc("{USER}":10:4)
+#loc75 = loc(callsite(#loc16 at #loc74))
+#loc76 = loc("{USER}":10:30)
+#loc77 = loc(callsite(#loc16 at #loc76))
+"""
+    # two calls on line 10 (columns 4 and 30) are two sites
+    assert library_callers(text, _library) == {(LIB, 293): ((USER, 10), (USER, 10), (USER, 3))}
+
+
+def test_shared_library_lines_go_to_the_calls_in_order() -> None:
     lib = (LIB, 293)
     callers = {(LIB, 191): ((USER, 16),), lib: ((USER, 16), (USER, 18))}
     lines = {
-        0x10: (USER, 16),
-        0x20: (LIB, 191),  # one caller
-        0x30: lib,  # nearest caller's instruction: 0x10 (USER 16), two before
-        0x40: lib,  # 0x10, three before (0x50 and 0x60, USER 17, call no sum)
+        0x10: (LIB, 191),  # one caller: moved, shared or not
+        0x20: lib,
+        0x30: lib,  # not a shared-memory instruction: stays
+        0x40: lib,
         0x50: (USER, 17),
-        0x60: (USER, 17),
-        0x70: lib,  # 0x80 (USER 18), next to it
-        0x80: (USER, 18),
-        0x90: (USER, 99),
+        0x60: lib,
+        0x70: lib,
+        0x80: (USER, 99),
     }
-    placed = place(lines, callers)
-    assert placed[0x20] == (USER, 16)
-    assert placed[0x30] == placed[0x40] == (USER, 16)
-    assert placed[0x70] == (USER, 18)
-    assert placed[0x50] == (USER, 17) and placed[0x90] == (USER, 99)
-    # both callers at one distance: the library's line stays
-    tie = {0x10: (USER, 16), 0x20: lib, 0x30: (USER, 18)}
-    assert place(tie, callers)[0x20] == lib
-    # no caller anywhere near: stays
-    assert place({0x10: lib, 0x20: (USER, 3)}, callers)[0x10] == lib
+    shared = {0x20: "STS", 0x40: "LDS", 0x60: "STS", 0x70: "LDS", 0x80: "STS"}
+    placed = place(lines, callers, shared)
+    assert placed[0x10] == (USER, 16)
+    assert placed[0x20] == placed[0x40] == (USER, 16)
+    assert placed[0x60] == placed[0x70] == (USER, 18)
+    assert placed[0x30] == lib and placed[0x50] == (USER, 17) and placed[0x80] == (USER, 99)
+    # runs that differ, or a count the calls do not divide: the library's line stays
+    assert place(lines, callers, {**shared, 0x70: "LDS.64"})[0x60] == lib
+    assert place(lines, callers, {0x20: "STS", 0x40: "LDS", 0x60: "STS"})[0x20] == lib
 
 
 @pytest.mark.slow  # two Triton 3.6 entries traced
@@ -88,4 +103,27 @@ def test_pytorchs_triton_36_entries_report_the_kernels_own_lines(
     got = [a.line for a in rows] if ident == "layernorm" else sorted({a.line for a in rows})
     assert got == lines
     assert {Path(a.file or "").name for a in rows} == {"kernels.py"}
+    assert {Path(a.site.inner[0]).name for a in rows if a.site.inner} == {"standard.py"}
+
+
+@pytest.mark.slow  # one Triton 3.6 entry traced
+@pytest.mark.skipif(toolchain.which("nvdisasm") is None, reason="nvdisasm not found")
+def test_two_interleaved_sums_are_told_apart_by_order() -> None:
+    """layernorm backward (tests/data/triton/tutorial36b): c1 = tl.sum(...) / n_cols at line
+    77 and c2 = tl.sum(...) / n_cols at line 78; ptxas interleaves their warp shuffles and
+    shares the division (line 77), but each exchange through shared memory keeps its place
+    between barriers: the first four instructions are line 77's sum, the next four 78's."""
+    import json
+
+    from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_file
+
+    from .conftest import TEST_DATA
+
+    data = TEST_DATA / "triton" / "tutorial36b"
+    launches = json.loads((data / "launches.json").read_text())["launches"]
+    launch = next(L for L in launches if L["id"] == "lnb_200_g8_w4")
+    grid = (*launch["grid"], 1, 1, 1)[:3]
+    request = TraceRequest(data / launch["entry"], grid=grid, args=arg_texts(launch["args"]))
+    rows = [a for a in trace_file(request).kernels[0].accesses if a.site.inner is not None]
+    assert [a.line for a in rows] == [77] * 4 + [78] * 4
     assert {Path(a.site.inner[0]).name for a in rows if a.site.inner} == {"standard.py"}

@@ -50,6 +50,7 @@ from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
 from .triton.launch import triton_launch, triton_params
 
+_SHARED = frozenset(("LDS", "STS", "ATOMS", "LDSM", "STSM"))  # a Triton reduction's exchanges
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
 
 
@@ -353,7 +354,8 @@ def trace_loaded(
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
         lines = source_lines(function, _user_files(request))
         if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
-            lines = place(lines, loaded.triton.callers)
+            shared = {i.pc: i.name for i in function.instructions if i.opcode in _SHARED}
+            lines = place(lines, loaded.triton.callers, shared)
         traced = trace_kernel(
             function,
             loaded.kernel,

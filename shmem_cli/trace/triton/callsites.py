@@ -9,13 +9,16 @@ kernel's line that called them is known only to the TTGIR, whose location aliase
     #loc39 = loc("row_minus_max"(#loc12))
     #loc47 = loc(callsite(#loc11 at #loc39))
 
-:func:`library_callers` maps each library line to the kernel's lines that called it, and
-:func:`place` moves each instruction there: to the one caller, or, where several calls share
-the library's lines (two ``tl.sum``), to the caller the nearest instruction placed at one of
-them names (the ``/ n_cols`` after the first sum's exchange is the first call's line); with
-none within :data:`NEAR` instructions, or two at one distance, it stays the library's. The
-TTGIR comes from a cache anyone can commit: only whole ``#loc`` alias lines are read, each
-pattern linear, and a chain is followed at most :data:`MAX_DEPTH` levels.
+:func:`library_callers` lists, for each library line, the sites that inline it (one per
+call in the kernel, in program order: the outermost frame first) with the kernel's innermost
+line of each, and :func:`place` moves each shared-memory instruction there: to the one
+caller's line, or, where several calls share the library's lines (two ``tl.sum``), by order:
+the exchanges of two reductions are kept apart by barriers, which ptxas moves no shared
+access across, so the k-th run of the library line's shared instructions is the k-th call's
+(used only where the instructions split into as many runs as calls, each the same sequence of
+opcodes; otherwise they stay the library's line). The TTGIR comes from a cache anyone can
+commit: only whole ``#loc`` alias lines are read, each pattern linear, and a chain is followed
+at most :data:`MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ import re
 from collections.abc import Callable, Mapping
 
 Location = tuple[str, int]
+_Frame = tuple[str, int, int]  # file, line, column
 
 MAX_DEPTH = 64  # levels of a callsite chain followed
-NEAR = 256  # instructions looked at on each side for a shared library line's caller
-_FILE = re.compile(r'^#loc(\d{0,9})\s*=\s*loc\("([^"\n]{1,4096})":(\d{1,9}):\d{1,9}\)\s*$', re.M)
+_FILE = re.compile(r'^#loc(\d{0,9})\s*=\s*loc\("([^"\n]{1,4096})":(\d{1,9}):(\d{1,9})\)\s*$', re.M)
 _NAMED = re.compile(r'^#loc(\d{0,9})\s*=\s*loc\("[^"\n]{0,4096}"\(#loc(\d{0,9})\)\)\s*$', re.M)
 _CALL = re.compile(
     r"^#loc(\d{0,9})\s*=\s*loc\(callsite\(#loc(\d{0,9})\s+at\s+#loc(\d{0,9})\)\)\s*$", re.M
@@ -37,19 +40,22 @@ _CALL = re.compile(
 def library_callers(
     text: str, library: Callable[[str], bool]
 ) -> dict[Location, tuple[Location, ...]]:
-    """library (file, line) -> the kernel's (file, line)s that called it (sorted), for every
-    library line (``library(file)``) of a callsite of the TTGIR ``text``."""
-    files = {m.group(1): (m.group(2), int(m.group(3))) for m in _FILE.finditer(text)}
+    """library (file, line) -> the kernel's innermost (file, line) of each site that inlines
+    it, in program order (a line may repeat: two calls on one line), for every library line
+    (``library(file)``) of a callsite of the TTGIR ``text``."""
+    files = {
+        m.group(1): (m.group(2), int(m.group(3)), int(m.group(4))) for m in _FILE.finditer(text)
+    }
     named = {m.group(1): m.group(2) for m in _NAMED.finditer(text)}
     calls = {m.group(1): (m.group(2), m.group(3)) for m in _CALL.finditer(text)}
-    memo: dict[str, tuple[Location, ...]] = {}
+    memo: dict[str, tuple[_Frame, ...]] = {}
 
-    def frames(alias: str, depth: int = 0) -> tuple[Location, ...]:
-        """The locations of an alias, innermost first (none: unknown, too deep, a loop)."""
+    def frames(alias: str, depth: int = 0) -> tuple[_Frame, ...]:
+        """The frames of an alias, innermost first (none: unknown, too deep, a loop)."""
         if alias in memo:
             return memo[alias]
         memo[alias] = ()  # a loop of aliases resolves to nothing
-        out: tuple[Location, ...] = ()
+        out: tuple[_Frame, ...] = ()
         if depth < MAX_DEPTH:
             if alias in files:
                 out = (files[alias],)
@@ -62,35 +68,57 @@ def library_callers(
         memo[alias] = out
         return out
 
-    seen: dict[Location, set[Location]] = {}
+    sites: dict[Location, set[tuple[_Frame, ...]]] = {}
     for alias in calls:
         chain = frames(alias)
-        user = next((i for i, (file, _) in enumerate(chain) if not library(file)), None)
+        user = next((i for i, f in enumerate(chain) if not library(f[0])), None)
         if user is None:
             continue
-        for where in chain[:user]:
-            seen.setdefault(where, set()).add(chain[user])
-    return {lib: tuple(sorted(users)) for lib, users in seen.items()}
+        for i in range(user):  # each library frame: the site is the chain from it on
+            sites.setdefault(chain[i][:2], set()).add(chain[i:])
+    out = {}
+    for lib, found in sites.items():
+        # one site per call: the kernel's frames (outermost first) decide the order
+        kernel = sorted({_kernel_frames(s, library) for s in found})
+        out[lib] = tuple((k[-1][0], k[-1][1]) for k in kernel)
+    return out
+
+
+def _kernel_frames(site: tuple[_Frame, ...], library: Callable[[str], bool]) -> tuple[_Frame, ...]:
+    """The frames of a site from the kernel's first line on, outermost first."""
+    first = next(i for i, f in enumerate(site) if not library(f[0]))
+    return tuple(reversed(site[first:]))
 
 
 def place(
-    lines: Mapping[int, Location], callers: Mapping[Location, tuple[Location, ...]]
+    lines: Mapping[int, Location],
+    callers: Mapping[Location, tuple[Location, ...]],
+    shared: Mapping[int, str],
 ) -> dict[int, Location]:
     """``lines`` (pc -> the line the line table gives) with each library line moved to the
-    kernel's line that called it (see the module docstring)."""
-    pcs = sorted(lines)
-    out = {}
-    for i, pc in enumerate(pcs):
-        where = lines[pc]
-        users = callers.get(where, ())
-        if len(users) == 1:
-            where = users[0]
-        elif users:
-            for d in range(1, NEAR + 1):
-                near = {lines[pcs[j]] for j in (i - d, i + d) if 0 <= j < len(pcs)}
-                hits = near.intersection(users)
-                if hits:
-                    where = hits.pop() if len(hits) == 1 else where
-                    break
-        out[pc] = where
+    kernel's line that called it (see the module docstring); ``shared``: pc -> opcode of
+    every shared-memory instruction."""
+    out = dict(lines)
+    runs: dict[Location, list[int]] = {}
+    for pc in sorted(shared):
+        where = lines.get(pc)
+        if where is not None and where in callers:
+            runs.setdefault(where, []).append(pc)
+    for lib, sites in callers.items():
+        if len(set(sites)) == 1:
+            for pc, where in lines.items():
+                if where == lib:
+                    out[pc] = sites[0]
+            continue
+        pcs = runs.get(lib, [])
+        k = len(sites)
+        if not pcs or len(pcs) % k:
+            continue
+        m = len(pcs) // k
+        parts = [pcs[j * m : (j + 1) * m] for j in range(k)]
+        if len({tuple(shared[pc] for pc in part) for part in parts}) != 1:
+            continue  # the runs differ: which is which cannot be told
+        for site, part in zip(sites, parts, strict=True):
+            for pc in part:
+                out[pc] = site
     return out
