@@ -1,7 +1,8 @@
 """Fuzz targets for the launch inputs added after the first round (issue 28): tensor-map
 arguments (``tensormap:``) and the 128 bytes of a ``CUtensorMap`` (from ``--params`` or a
 dumped map), Triton's ``tensordesc:`` arguments, ``--const`` values and a parameter block's
-tensor maps, and the cluster attribute of a cubin (``EIATTR_CTA_PER_CLUSTER``).
+tensor maps, ``--memory`` ranges (preloaded into global memory and read back), and the
+cluster attribute of a cubin (``EIATTR_CTA_PER_CLUSTER``).
 
 As in :mod:`.test_fuzz_readers`: the only outcomes allowed are a result or a
 :class:`ShmemError` with a short message, in well under a second each. A map that decodes
@@ -14,20 +15,25 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shmem_cli.cuda.sass import Instruction
+from shmem_cli.trace.emulator.global_memory import MAX_ADDRESS, NULL_PAGE, GlobalMemory
 from shmem_cli.trace.kernel import tensormap
+from shmem_cli.trace.kernel.buffers import MAX_FILE_BYTES
 from shmem_cli.trace.kernel.constants import Constants, ConstSymbol, set_constants
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.launch import launch_cluster
-from shmem_cli.trace.kernel.param_block import tensor_maps_in
+from shmem_cli.trace.kernel.param_block import read_memory, tensor_maps_in
 from shmem_cli.trace.triton import descriptors
 
 from ..conftest import TEST_DATA
 from .harness import remember, run_for
 from .test_fuzz_readers import FUZZ, NASTY, _allowed, _file, mutated
 
+INS = Instruction(0x40, None, "LDG", ("E",), (), "k.cu", 7, "LDG.E R0, [R2.64]")
 CUBIN2 = (TEST_DATA / "hostile" / "hostile2.sm_90.cubin").read_bytes()
 CLUSTER = b"\x04\x3d\x0c\x00" + struct.pack("<III", 2, 1, 1)
 GOOD_MAP = tensormap.encode(
@@ -126,6 +132,39 @@ def const_target(pairs: list[tuple[str, str]]) -> None:
         assert {k: len(v) for k, v in done.banks.items()} == {3: 512}  # nothing grew
 
 
+addresses = st.one_of(
+    st.integers(-(1 << 65), 1 << 65)
+    .map(lambda a: st.sampled_from([f"{a}", f"{a:#x}"]))
+    .flatmap(lambda s: s),
+    st.integers(0, 1 << 49).map(lambda a: f"{a:#x}"),
+    st.sampled_from(["0x10000", "0x1_0000", "0b1", "0o777777", "", "0x", "\u0661", "1e6"]),
+)
+memory_values = st.one_of(
+    const_values,
+    st.builds("{}:{}".format, st.sampled_from(["uint64_t", "double", "char", "short"]), sizes),
+    st.sampled_from(["@" + str(_file("m.bin", bytes(range(256)) * 300)), "@/dev/null"]),
+)
+
+
+@FUZZ
+@given(st.lists(st.tuples(addresses, memory_values).map("=".join), max_size=4))
+def memory_target(texts: list[str]) -> None:
+    remember(texts)
+    ranges = _allowed(lambda: read_memory(texts))
+    if ranges is None:
+        return
+    assert sum(len(r.data) for r in ranges) <= MAX_FILE_BYTES
+    for a, b in zip(ranges, ranges[1:], strict=False):
+        assert a.end <= b.address  # sorted, none overlapping
+    memory = GlobalMemory()
+    for r in ranges:  # each lands where it is said to, read back as given
+        assert r.address >= NULL_PAGE and r.end <= MAX_ADDRESS
+        memory.preload(r.address, r.data, "--memory")
+        off = memory.offsets(np.array([r.address], dtype=np.int64), 1, INS)[0]
+        assert memory.data[off : off + len(r.data)].tobytes() == r.data
+        assert not memory.untouched_taint(off + np.arange(len(r.data)), 1).any()
+
+
 @FUZZ
 @given(
     st.tuples(*[st.sampled_from([0, 1, 2, 3, 16, 17, 0xFFFFFFFF, 1 << 20])] * 3),
@@ -159,6 +198,10 @@ def test_fuzz_tensordesc(fuzz_seconds: float) -> None:
 
 def test_fuzz_const_values(fuzz_seconds: float) -> None:
     assert run_for(const_target, fuzz_seconds, "--const values") > 0
+
+
+def test_fuzz_memory_ranges(fuzz_seconds: float) -> None:
+    assert run_for(memory_target, fuzz_seconds, "--memory ranges") > 0
 
 
 def test_fuzz_cluster_attributes(fuzz_seconds: float) -> None:
