@@ -55,6 +55,16 @@ def test_line_ends_of_every_kind(tmp_path: Path) -> None:
         assert [(pc, c["Instructions Executed"]) for pc, _, c in table.rows] == [(0, 1024), (16, 2)]
 
 
+def test_a_byte_order_mark_is_not_read_as_text(tmp_path: Path) -> None:
+    """A CSV saved again by a Windows tool starts with a BOM: its first field read
+    '\ufeffKernel Name', and the file had no table."""
+    path = tmp_path / "ncu.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + (HEAD + row(0x7F00, "1,024") + row(0x7F10)).encode())
+    (table,) = read_ncu_csv(path)
+    assert table.kernel == "k"
+    assert [(pc, c["Instructions Executed"]) for pc, _, c in table.rows] == [(0, 1024), (16, 1)]
+
+
 def test_a_field_past_128_kib_is_a_located_error(tmp_path: Path) -> None:
     path = tmp_path / "ncu.csv"
     for size, name in ((128 << 10, "k"), (128 << 10, "A" * (128 << 10))):

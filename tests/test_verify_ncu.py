@@ -9,6 +9,7 @@ counters in tests/data/h200_probe2_results.json; ours must read the same.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,17 @@ def test_every_launch_is_read_in_order() -> None:
     assert LAUNCHES[0].kernel == "smem_base_probe"
     assert LAUNCHES[1].kernel == "r2_000_double2_ld"
     assert {launch.compute_capability for launch in LAUNCHES} == {"9.0"}
+
+
+def test_a_byte_order_mark_hides_no_header(tmp_path: Path) -> None:
+    """The CSV lines of that output saved again with a BOM: the header line began with
+    '\ufeff', not a quote, and was dropped with ncu's own lines."""
+    path = tmp_path / "ncu.csv"
+    lines = (DATA / "h200_probe2_ncu.csv").read_text().splitlines(keepends=True)
+    csv_only = "".join(line for line in lines if line.startswith('"'))  # the header first
+    path.write_bytes(b"\xef\xbb\xbf" + csv_only.encode())
+    launches = ncu.read_csv(path)
+    assert len(launches) == 141 and launches[1].kernel == "r2_000_double2_ld"
 
 
 def test_counters_agree_with_the_lab_record() -> None:

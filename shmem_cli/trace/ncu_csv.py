@@ -53,7 +53,9 @@ class NcuTable:
 
 def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
     """(line, fields) of every CSV record, streamed; a malformed one is a located error."""
-    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
+    # utf-8-sig: a byte-order mark (a CSV saved again by a Windows tool) is not text of the
+    # first field, which would hide its "Kernel Name" or "ID"
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
     reader = csv.reader(stream)
     while True:
         try:

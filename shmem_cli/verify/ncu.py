@@ -195,7 +195,7 @@ def read_csv(path: str | os.PathLike[str]) -> list[Launch]:
 
     name = os.fspath(path)
     data = read_bounded(name, MAX_CSV_BYTES, what="the ncu CSV", code="ncu")
-    return parse_csv(data.decode("utf-8", errors="replace"), name)
+    return parse_csv(data.decode("utf-8-sig", errors="replace"), name)  # a BOM is no text
 
 
 def by_kernel(launches: list[Launch]) -> dict[str, list[Launch]]:
