@@ -46,7 +46,7 @@ from .decode import Program, decode_function
 from .op_table import MOVES, widens
 from .state import BLOCKED, LOCAL_WINDOW_SLOT, Block, Launch, TraceError
 from .sync.barriers import release
-from .sync.convergence import settle
+from .sync.convergence import arrived, settle
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
@@ -404,6 +404,8 @@ def run_block(
                 progress(executed)
         if decided is not None:
             taint_flow.after_step(blk, program, m, at_ids, decided)
+        if moving[m] and blk.converge.pulled:
+            executed += arrived(blk, per_cta)  # a yield took threads to their BSYNC
         if moving[m] and blk.converge.waiters:
             settle(blk, at)  # a lane left, exited or yielded: the waits it held may clear
         steps += 1

@@ -338,7 +338,7 @@ def _bssy(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         c, ids = b.converge, b.ids(ix)
         _, lanes, inv = c.per_warp(ids, c.bits(ids))
-        c.masks[reg][ids] = lanes[inv]
+        c.start(reg, ids, lanes[inv])
         c.yielded[ids] = False
 
     return step
@@ -377,28 +377,22 @@ def _break(ins: Instruction, ctx: Context) -> Step:
 @op("BMOV")
 def _bmov(ins: Instruction, ctx: Context) -> Step:
     """``BMOV.32.CLEAR Rd, Bn`` saves a barrier (and clears it), ``BMOV.32 Bn, Ra`` restores
-    it (a ``-G`` build's functions, a recursion): the save reads 0, marked as a value the
-    emulator does not know; the restored barrier waits for no lane."""
+    it (a ``-G`` build's functions, a recursion): the value is the lanes the thread's barrier
+    waits for, a bit each (:meth:`..sync.convergence_state.Convergence.saved`)."""
     ops = ins.operands
     if len(ops) != 2 or not all(isinstance(o, Reg) for o in ops):
         raise unsupported(ins)
     dst, src = ops
     assert isinstance(dst, Reg) and isinstance(src, Reg)
     if dst.kind == "B" and src.kind == "R":
-        reg = _barrier(ins)
-
-        def restore(b: Block, ix: Idx) -> None:
-            b.converge.masks[reg][b.ids(ix)] = 0
-
-        return restore
+        reg, read = _barrier(ins), read_u32(src, "i", ins)
+        return lambda b, ix: b.converge.restore(reg, b.ids(ix), read(b, ix)[0])
     if dst.kind != "R" or src.kind != "B":
         raise unsupported(ins)
     w, reg, clear = write_u32(dst, ins), _barrier(ins), "CLEAR" in ins.mods
 
     def save(b: Block, ix: Idx) -> None:
-        w(b, ix, np.zeros(b.count(ix), dtype=np.uint32), TAINT_UNKNOWN)
-        if clear:
-            b.converge.masks[reg][b.ids(ix)] = 0
+        w(b, ix, b.converge.saved(reg, b.ids(ix), clear), 0)  # taint: the decisions' (taint_flow)
 
     return save
 

@@ -17,9 +17,10 @@ A thread at ``NANOSLEEP`` (without ``.SYNCS``) sleeps: it runs again only when n
 thread can (:func:`wake`), as a sleep of microseconds outlasts what the other warps do.
 An mbarrier wait that fails reports the failure once (the code's retry path runs: its
 ``YIELD`` or ``NANOSLEEP.SYNCS``); a thread that fails again waits in it (:attr:`failed`).
-When nothing else can run, waits the rules cannot clear (a barrier saved with ``BMOV``, a
-lane that left the region another way) are let go (:func:`force`), the rule of
-scheduling by instruction index alone.
+When nothing else can run, waits the rules cannot clear (a lane that left the region
+another way) are let go (:func:`force`), the rule of scheduling by instruction index
+alone. ``BMOV`` saves a barrier into a register and restores it
+(:meth:`.convergence_state.Convergence.saved`, :meth:`~.convergence_state.Convergence.restore`).
 """
 
 from __future__ import annotations
@@ -68,9 +69,20 @@ def pull(blk: Block, ids: Any, bsyncs: Any) -> None:
         c.masks[reg[lanes], rows[lanes]] & np.broadcast_to(yielders[:, None], rows.shape)[lanes]
     ) != 0
     at, regs, tids = nxt[lanes][wanted], reg[lanes][wanted], rows[lanes][wanted]
+    c.pulled.append(tids)  # they executed the BSYNC: counted (:func:`arrived`)
     for index in np.unique(at).tolist():
         here = at == index
         block_at(blk, tids[here], int(index), int(regs[here][0]))
+
+
+def arrived(blk: Block, per_cta: Any) -> int:
+    """The thread-instructions of the ``BSYNC`` s the threads :func:`pull` took there
+    executed (each once, as the threads that reach one themselves), added to ``per_cta``
+    (each CTA's): how many."""
+    ids = np.concatenate(blk.converge.pulled)
+    blk.converge.pulled.clear()
+    per_cta += np.bincount(blk.cta[ids], minlength=blk.ctas)
+    return len(ids)
 
 
 def settle(blk: Block, near: Any = None) -> bool:

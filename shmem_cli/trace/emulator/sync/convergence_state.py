@@ -39,9 +39,26 @@ class Convergence:
         # meet (:meth:`join`)
         self.part = np.zeros(threads, dtype=np.int64)
         self.parts = 1  # part numbers given so far (1: every warp whole)
+        # per barrier register: the BSSY (a number each) whose barrier the thread holds; a
+        # thread passing it leaves the barriers of that BSSY only, not another one the same
+        # register holds in lanes that saved theirs (BMOV) to use the register in a call
+        self.inst = np.zeros((BARRIERS, threads), dtype=np.int64)
+        self.made = 0  # BSSY numbers given so far
+        # the BSSY numbers of the barriers each thread saved with BMOV, a stack per register
+        self.held: list[list[Any]] = [[] for _ in range(BARRIERS)]
+        self.depth = np.zeros((BARRIERS, threads), dtype=np.int32)
+        self.pulled: list[Any] = []  # threads taken to a BSYNC by a yield, to count
 
     def arrays(self) -> list[Any]:
+        # not inst (a number per BSSY: a loop's state never repeats) nor depth (the call
+        # frames in local memory tell a recursion's depth already)
         return [self.masks, self.yielded, self.at, self.reg, self.want, self.failed, self.sleep]
+
+    def start(self, reg: int, ids: Any, lanes: Any) -> None:
+        """``BSSY B<reg>``: threads ``ids`` hold a new barrier waiting for ``lanes``."""
+        self.masks[reg][ids] = lanes
+        self.made += 1
+        self.inst[reg][ids] = self.made
 
     def join(self, ids: Any, where: Any) -> None:
         """Threads ``ids`` go on together from instruction ``where`` (each its own): those
@@ -94,7 +111,55 @@ class Convergence:
 
     def leave(self, reg: int, ids: Any) -> None:
         """Threads ``ids`` pass (or break out of) barrier ``reg``: no lane of their warp
-        waits for them there any more."""
-        warps, gone, _ = self.per_warp(ids, self.bits(ids))
+        waits for them there any more (in the barrier of the same ``BSSY``)."""
+        inst = self.inst[reg]
+        mine = inst[ids]
+        warps, gone, inv = self.per_warp(ids, self.bits(ids))
+        first = np.zeros(len(warps), dtype=np.int64)
+        first[inv] = mine
+        if not (first[inv] == mine).all():  # a warp's threads leave barriers of two BSSYs
+            for one in np.unique(mine).tolist():
+                self.leave(reg, ids[mine == one])
+            return
         rows = self.lanes(warps)
-        self.masks[reg][rows] &= ~gone[:, None]
+        every = np.iinfo(self.dt).max
+        self.masks[reg][rows] &= np.where(inst[rows] == first[:, None], ~gone[:, None], every)
+
+    def saved(self, reg: int, ids: Any, clear: bool) -> Any:
+        """``BMOV.32[.CLEAR] Rd, B<reg>``: each thread's barrier as the lanes it waits for
+        (bit ``i``: lane ``i``), emptied with ``clear``; the thread keeps its BSSY number."""
+        value = self.masks[reg][ids].astype(np.uint32)
+        held, depth = self.held[reg], self.depth[reg]
+        for level in np.unique(depth[ids]).tolist():
+            if level == len(held):
+                held.append(np.zeros(self.threads, dtype=np.int64))
+            at = ids[depth[ids] == level]
+            held[level][at] = self.inst[reg][at]
+        depth[ids] += 1
+        if clear:
+            self.masks[reg][ids] = 0
+        return value
+
+    def restore(self, reg: int, ids: Any, value: Any) -> None:
+        """``BMOV.32 B<reg>, Ra``: the barrier waits for the lanes of the saved value but
+        those that passed it meanwhile (they no longer hold it and saved it nowhere)."""
+        held, depth = self.held[reg], self.depth[reg]
+        known = depth[ids] > 0  # else a value saved nowhere: a barrier of its own, whole
+        level = np.maximum(depth[ids] - 1, 0)
+        self.made += 1
+        inst = np.full(len(ids), self.made, dtype=np.int64)
+        for one in np.unique(level[known]).tolist():
+            at = known & (level == one)
+            inst[at] = held[one][ids[at]]
+        depth[ids] = level
+        self.inst[reg][ids] = inst
+        # per restoring thread, its warp's lanes still in the barrier of its BSSY
+        rows = self.lanes(ids // self.ws)
+        own = (self.masks[reg][rows] >> (rows % self.ws).astype(self.dt)) & self.dt(1)
+        kept = (self.inst[reg][rows] == inst[:, None]) & (own == 1)
+        for k, stack in enumerate(held):
+            kept |= (depth[rows] > k) & (stack[rows] == inst[:, None])
+        _, restoring, inv = self.per_warp(ids, self.bits(ids))
+        keep = np.where(known, self.packed(kept) | restoring[inv], np.iinfo(self.dt).max)
+        mask = np.broadcast_to(value, (len(ids),)).astype(self.dt)
+        self.masks[reg][ids] = mask & keep
