@@ -111,20 +111,50 @@ def test_lanes_a_yield_takes_to_their_bsync_count_its_execution() -> None:
     assert trace.thread_instructions == 3 * 32 + 31 + 1 + 32 + 32
 
 
-@needs_nvdisasm
-@pytest.mark.parametrize("kernel", ["one_side", "both_sides"])
-def test_a_debug_builds_warp_is_whole_after_a_call_that_saved_its_barrier(kernel: str) -> None:
-    with decode.recording() as seen:
-        kt, out = lab.run(kernel, LAB)
-    assert {"BMOV", "CALL", "RET"} <= seen
+def _walk(x: int, n: int) -> int:
+    """``walk`` of tests/data/trace/bmov/kernels/bmov.cu, in Python."""
+    if n <= 0:
+        return x
+    return _walk(x * 3 + 1, n - 1) + 1 if x & 1 else _walk(x // 2, n - 1)
+
+
+def _values(kernel: str) -> list[int]:
+    """Each lane's ``v`` in the kernel's source, worked out in Python."""
     t = np.arange(64)
+    if kernel == "recursive":
+        return [_walk(i, i % 4) if i & 1 else i for i in range(64)]
     inner = np.where(t & 2, 3 * t + 1, 3 * (t + 7) + 1)  # branchy(t, t)
     if kernel == "one_side":
-        v = np.where(t & 1, inner, 5 * t)
-    else:  # the even lanes: branchy(t + 100, t + 1)
-        other = np.where((t + 1) & 2, 3 * (t + 100) + 1, 3 * (t + 107) + 1)
-        v = np.where(t & 1, inner, other)
-    assert lab.as_u32(out[0]).tolist() == (11 * (t ^ 1) + v).tolist()
+        return np.where(t & 1, inner, 5 * t).tolist()
+    # both_sides: the even lanes run branchy(t + 100, t + 1)
+    other = np.where((t + 1) & 2, 3 * (t + 100) + 1, 3 * (t + 107) + 1)
+    return np.where(t & 1, inner, other).tolist()
+
+
+#: the launches whose code saves a barrier with BMOV: -G's branchy, -O3's walk (its value
+#: spilled to the stack with the caller's register at each level)
+SAVES = {"one_side_g", "both_sides_g", "recursive_o3"}
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    "launch",
+    [
+        "one_side_g",
+        "recursive_o3",
+        *(
+            pytest.param(x, marks=pytest.mark.slow)
+            for x in ("both_sides_g", "recursive_g", "one_side_o3", "both_sides_o3")
+        ),
+    ],
+)
+def test_the_warp_is_whole_after_a_call_that_saved_its_barrier(launch: str) -> None:
+    kernel = launch.rsplit("_", 1)[0]
+    with decode.recording() as seen:
+        kt, out = lab.run(launch, LAB)
+    assert ("BMOV" in seen) == (launch in SAVES)
+    t = np.arange(64)
+    assert lab.as_u32(out[0]).tolist() == (11 * (t ^ 1) + np.array(_values(kernel))).tolist()
     # after the if/else and the call the warps are whole: every lane's __activemask() is
     # the whole warp, and the shared store and load are one request a warp (2 warps)
     assert lab.as_u32(out[1]).tolist() == [0xFFFFFFFF] * 64
