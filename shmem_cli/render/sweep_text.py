@@ -9,7 +9,15 @@ from rich.text import Text
 from ..analysis.sweep import AccessTotals, SweepResult, VariantResult
 from .options import RenderOptions
 from .plain import visible
-from .text import CYCLES_NOTE, SPLIT_NOTE, degree_style, excess_color, to_string, verdict_word
+from .text import (
+    CYCLES_NOTE,
+    SPLIT_NOTE,
+    any_split,
+    degree_style,
+    excess_color,
+    to_string,
+    verdict_word,
+)
 
 BEST_MARK = "*"
 NOTE_WIDTH = 60
@@ -78,11 +86,8 @@ def sweep_table(result: SweepResult) -> Table:
 
 def _split_cells(result: SweepResult) -> bool:
     """Whether an access column shows ``ok*`` (then :data:`SPLIT_NOTE` says what it means)."""
-    return len(result.access_names) > 1 and any(
-        a.totals.requests and a.totals.excess_without_conflict
-        for v in result.variants
-        if v.outcome.valid
-        for a in v.outcome.accesses
+    return len(result.access_names) > 1 and any_split(
+        a.totals for v in result.variants if v.outcome.valid for a in v.outcome.accesses
     )
 
 

@@ -90,11 +90,15 @@ def verdict_word(cost: Totals) -> str:
     return f"{cost.max_ways}-way"
 
 
+def any_split(costs: Iterable[Totals]) -> bool:
+    """Whether some of ``costs`` has the verdict ``ok*`` (then :data:`SPLIT_NOTE` goes under
+    the table that shows it)."""
+    return any(c.requests and verdict_word(c) == SPLIT_MARK for c in costs)
+
+
 def split_note(costs: Iterable[Totals]) -> list[Block]:
     """:data:`SPLIT_NOTE`, when some of ``costs`` has the verdict ``ok*`` (else nothing)."""
-    if any(c.requests and c.excess_without_conflict for c in costs):
-        return [Styled(SPLIT_NOTE, "dim")]
-    return []
+    return [Styled(SPLIT_NOTE, "dim")] if any_split(costs) else []
 
 
 SUMMARY_COLUMNS: tuple[tuple[str, Justify], ...] = (
