@@ -149,6 +149,10 @@ SAVES = {"one_side_g", "both_sides_g", "recursive_o3"}
     ],
 )
 def test_the_warp_is_whole_after_a_call_that_saved_its_barrier(launch: str) -> None:
+    """Compiled kernels: the buffers, the whole warp after the region. Scheduling by
+    instruction index kept these warps whole when the restored barrier waited for no lane
+    too (the hand-written program above is the case it did not); they guard the -G calls
+    and the recursion that save and restore the barrier."""
     kernel = launch.rsplit("_", 1)[0]
     with decode.recording() as seen:
         kt, out = lab.run(launch, LAB)
