@@ -135,3 +135,15 @@ def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
         module.softmax_rows, (other / "softmax_rows.ttgir").read_text(), "softmax_rows", other
     )
     assert not (other / "kernels.py").exists()
+
+
+def test_one_rule_says_a_ttgir_names_no_parameters() -> None:
+    """read_entry (look for the def), trace_triton (keep a copy of it) and the --arg message
+    ask the same question: an older Triton writes %arg0, %arg1, ... for every parameter; a
+    TTGIR that names some (a parameter the user called arg1 among them) has its names."""
+    from shmem_cli.trace.triton.ttgir import unnamed
+
+    assert unnamed(["arg0", "arg1", "arg12"])
+    assert not unnamed(["out_ptr", "arg1"])
+    assert not unnamed(["arg0x", "arg"])
+    assert not unnamed([])

@@ -45,6 +45,7 @@ from .ttgir import (
     short_type,
     tensor_shapes,
     ttgir_params,
+    unnamed,
 )
 
 __all__ = [
@@ -238,7 +239,7 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
         )
     text = _read(ttgir, MAX_TTGIR_BYTES, "TTGIR")
     params = ttgir_params(text, name, ttgir)
-    if any(re.fullmatch(r"arg[0-9]+", p.name) for p in params):
+    if unnamed(p.name for p in params):
         if allowed is None:
             from ...cuda.sources import tree_for
 

@@ -112,16 +112,15 @@ def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> None:
     the Python ``def``, read only inside the entry's source tree, so a copy of the kernel's
     own file is written into the entry (where ``shmem trace`` looks for it by name)."""
     import inspect
-    import re
 
     from ...plumbing.bounded_read import read_bounded
-    from .ttgir import MAX_PYTHON_BYTES, ttgir_params
+    from .ttgir import MAX_PYTHON_BYTES, ttgir_params, unnamed
 
     try:
         params = ttgir_params(ttgir, name, folder)
     except ShmemError:
         return  # said when the entry is traced
-    if not params or not all(re.fullmatch(r"arg[0-9]+", p.name) for p in params):
+    if not unnamed(p.name for p in params):
         return
     try:
         source = inspect.getsourcefile(getattr(fn, "fn", fn))

@@ -20,6 +20,7 @@ from ..kernel.launch import LaunchError
 from ..kernel.params import Param
 from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
+from .ttgir import unnamed
 
 _DECIMAL = re.compile(r"^[+-]?\d+\Z")
 _C_BYTES = {
@@ -160,7 +161,7 @@ def _not_a_parameter(name: str, params: Sequence[Param]) -> str:
     the integer arguments it specialized (equal to 1 at the call) from the signature."""
     own = [p.name for p in params if p.name and p.name not in HIDDEN]
     names = ", ".join(own)
-    if own and all(re.fullmatch(r"arg[0-9]+", n) for n in own):
+    if unnamed(own):
         return (
             f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
             f"Triton writes {shorten(names, 120)}), and their names come from the kernel's "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ MAX_SHAPES = 1000  # distinct tensor shapes kept
 _FUNC = re.compile(r"tt\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
 _ARG = re.compile(r"%([\w$.]+)\s*:\s*")
 _LOC_NAME = re.compile(r'loc\(\s*"([^"]+)"\s*\(')
+_POSITIONAL = re.compile(r"arg[0-9]+")  # an older TTGIR's name of a parameter: %arg0, %arg1
 _FIRST_LOC = re.compile(r'^#loc\s*=\s*loc\("([^"\n]{1,4096})":(\d{1,9}):\d{1,9}\)', re.M)
 _TENSOR = "tensor<"
 _DIMS = re.compile(r"(?:\d{1,12}x){1,16}")  # the dimensions after "tensor<": 64x64x
@@ -184,6 +185,14 @@ def _param(piece: str, where: Path) -> TritonParam:
             where,
         )
     return TritonParam(name, ir_type, c_type)
+
+
+def unnamed(names: Iterable[str]) -> bool:
+    """Whether the TTGIR names none of these parameters (an older Triton, 3.2 to 3.4, writes
+    ``%arg0``, ``%arg1``, ...): their names then come from the Python ``def``
+    (:func:`python_names`)."""
+    listed = list(names)
+    return bool(listed) and all(_POSITIONAL.fullmatch(n) for n in listed)
 
 
 def python_names(
