@@ -33,6 +33,7 @@ from ..cuda.nvcc_messages import compiler_messages
 from ..cuda.sass import TOOLKIT_HEADER, source_lines
 from ..cuda.sources import SourceTree, tree_for
 from ..hardware.arch import DEFAULT_ARCH
+from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.fsutil import check_outputs
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -50,7 +51,6 @@ from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
 from .triton.launch import triton_launch, triton_params
 
-_SHARED = frozenset(("LDS", "STS", "ATOMS", "LDSM", "STSM"))  # a Triton reduction's exchanges
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
 
 
@@ -354,7 +354,9 @@ def trace_loaded(
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
         lines = source_lines(function, _user_files(request))
         if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
-            shared = {i.pc: i.name for i in function.instructions if i.opcode in _SHARED}
+            shared = {  # every shared-memory instruction (the op registry's opcodes)
+                i.pc: i.name for i in function.instructions if op_of_opcode(i.opcode) is not None
+            }
             lines = place(lines, loaded.triton.callers, shared)
         traced = trace_kernel(
             function,
