@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cuda import toolchain
+from ..cuda.build import compile_checked
 from ..cuda.nvcc_messages import compiler_messages
 from ..cuda.sass import TOOLKIT_HEADER, source_lines
 from ..cuda.sources import SourceTree, tree_for
@@ -36,6 +37,7 @@ from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.fsutil import check_outputs
+from .cu_inputs import CuInputs, cu_inputs
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
@@ -97,6 +99,18 @@ class TraceRequest:
         """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
         return tree_for(self.tree_anchor or self.path, self.source_roots)
 
+    def cu_inputs(self, tree: SourceTree) -> CuInputs:
+        """What the build of this request's ``.cu`` may read, checked (:mod:`.cu_inputs`)."""
+        return cu_inputs(
+            Path(self.path),
+            tree,
+            self.nvcc_args,
+            base=Path(self.nvcc_base or "."),
+            include_roots=self.include_roots,
+            trusted=self.nvcc_trusted,
+            outputs=self.outputs,
+        )
+
 
 @dataclass(frozen=True)
 class LoadedKernel:
@@ -156,19 +170,8 @@ def _cubins(
 def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None, str]:
     """A .cu compiled as the request says: its arguments and sources checked, the build's
     own list of what it read checked (:mod:`shmem_cli.cuda.build`), the target chosen."""
-    from ..cuda.build import compile_checked
-    from .cu_inputs import cu_inputs
-
     tree = request.tree()
-    inputs = cu_inputs(
-        path,
-        tree,
-        request.nvcc_args,
-        base=Path(request.nvcc_base or "."),
-        include_roots=request.include_roots,
-        trusted=request.nvcc_trusted,
-        outputs=request.outputs,
-    )
+    inputs = request.cu_inputs(tree)
     build = compile_checked(
         path,
         request.arch,

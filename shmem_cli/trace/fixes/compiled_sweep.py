@@ -36,7 +36,7 @@ from ...model import Totals
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 from ...plumbing.tool_threads import map_tools
-from ..cu_inputs import CuInputs, cu_inputs
+from ..cu_inputs import CuInputs
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -239,19 +239,10 @@ def _checked_build(request: TraceRequest, tree: SourceTree) -> CuInputs:
     (:mod:`shmem_cli.trace.cu_inputs`): the allowlist, ``-I`` folders in the tree or an
     include root (or anywhere, typed by the user), nothing read outside them, no output
     over a file the build reads."""
-    source = Path(request.path)
     try:
-        return cu_inputs(
-            source,
-            tree,
-            request.nvcc_args,
-            base=Path(request.nvcc_base or "."),
-            include_roots=request.include_roots,
-            trusted=request.nvcc_trusted,
-            outputs=request.outputs,
-        )
+        return request.cu_inputs(tree)
     except ShmemError as exc:
-        raise exc.located(str(source)) from None
+        raise exc.located(str(request.path)) from None
 
 
 def _instruction_note(first: Counter[str], now: Counter[str]) -> str:
