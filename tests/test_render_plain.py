@@ -22,7 +22,7 @@ from shmem_cli.analysis.analyze import RequestChoice, analyze, analyze_many
 from shmem_cli.analysis.suggest import suggest_report
 from shmem_cli.model import Report
 from shmem_cli.render.options import RenderOptions
-from shmem_cli.render.plain import Block, Column, Styled, Table, layout
+from shmem_cli.render.plain import Block, Column, Styled, Table, brief_name, layout
 from shmem_cli.render.text import render_text, report_view, to_rich, to_string
 
 from .conftest import ROOT
@@ -206,8 +206,6 @@ def test_plain_output_does_not_import_rich(tmp_path: Path) -> None:
 
 
 def test_a_long_kernel_name_is_shown_with_its_inner_template_arguments_cut() -> None:
-    from shmem_cli.render.plain import brief_name
-
     inner = "cute::Copy_Atom<cute::Copy_Traits<cute::SM90_TMA_LOAD, cute::C<65536> >, half_t>"
     long = f"tma_load<cute::TiledCopy<{inner}, cute::Layout<cute::C<1> > >, float, 8>"
     long = long.replace("float", "cute::Tensor<cute::ViewEngine<" + "x" * 60 + "> >")

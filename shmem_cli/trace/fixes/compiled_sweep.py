@@ -28,6 +28,7 @@ from typing import Any
 
 from ...analysis.sweep.report import RankedVariant, sweep_json
 from ...cuda import toolchain
+from ...cuda.build import compile_checked
 from ...cuda.nvcc_messages import compiler_messages
 from ...cuda.sources import MAX_SOURCE_BYTES, SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
@@ -206,8 +207,6 @@ def compile_variant(
     bytes of the tree's files the build reads, with the libraries' fingerprint the cache
     key (no cache when the libraries cannot be fingerprinted); ``explain``: what of nvcc's
     messages a failure shows."""
-    from ...cuda.build import compile_checked
-
     nvcc = toolchain.which("nvcc")
     key = None
     if cache is not None:

@@ -13,6 +13,7 @@ are multiples of 16 are compiled as divisible by 16 (``tt.divisibility``); pass
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import tempfile
 from collections.abc import Mapping
@@ -21,9 +22,11 @@ from typing import Any
 
 from ...hardware.arch import DEFAULT_ARCH, PROFILES, rules_for
 from ...plumbing import fsutil
+from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 from ..api import ArgValue, Dims, trace
 from ..result import TraceResult
+from .ttgir import MAX_PYTHON_BYTES, ttgir_params, unnamed
 
 INSTALL = "pip install 'shmem[triton]' (or pip install triton)"
 
@@ -111,11 +114,6 @@ def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> None:
     """An older Triton's TTGIR does not name the parameters (``%arg0``): their names come from
     the Python ``def``, read only inside the entry's source tree, so a copy of the kernel's
     own file is written into the entry (where ``shmem trace`` looks for it by name)."""
-    import inspect
-
-    from ...plumbing.bounded_read import read_bounded
-    from .ttgir import MAX_PYTHON_BYTES, ttgir_params, unnamed
-
     try:
         params = ttgir_params(ttgir, name, folder)
     except ShmemError:
