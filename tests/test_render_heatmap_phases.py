@@ -135,14 +135,14 @@ def test_buckets_keep_the_worst_ratio_not_the_most_wavefronts() -> None:
 def test_bucket_worst_on_a_small_grid() -> None:
     heat = np.array([[4, 2, -1], [8, 3, -1], [-1, -1, 5]], dtype=np.int32)
     phases = np.array([[4, 1, -1], [4, 1, -1], [-1, -1, 5]], dtype=np.float64)
-    wf, ide = bucket_worst(heat, phases, 2, 2)
+    wf, worst_phases = bucket_worst(heat, phases, 2, 2)
     # top-left bucket ratios 1, 2, 2, 3: the 3-wavefront request in 1 phase
-    # top-right: no request; bottom-left: none; bottom-right: 5 at ideal 5
+    # top-right: no request; bottom-left: none; bottom-right: 5 over 5 phases
     assert wf.tolist() == [[3, -1], [-1, 5]]
-    assert ide[0, 0] == 1 and ide[1, 1] == 5
+    assert worst_phases[0, 0] == 1 and worst_phases[1, 1] == 5
     # equal ratios: the request with more wavefronts wins (8 / 4 over 2 / 1)
-    wf, ide = bucket_worst(heat[:2, :2].copy(), np.array([[4.0, 1.0], [4.0, 4.0]]), 2, 2)
-    assert (int(wf[0, 0]), float(ide[0, 0])) == (8, 4.0)
+    wf, worst_phases = bucket_worst(heat[:2, :2].copy(), np.array([[4.0, 1.0], [4.0, 4.0]]), 2, 2)
+    assert (int(wf[0, 0]), float(worst_phases[0, 0])) == (8, 4.0)
 
 
 # i = 0: lanes 0 and 16 only, buf[tid] (doubles): one lane in each half-warp phase -> 2

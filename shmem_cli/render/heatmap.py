@@ -112,7 +112,7 @@ def bucket_worst(
     n_r, n_c = -(-rows // row_step), -(-cols // col_step)
     pad = ((0, n_r * row_step - rows), (0, n_c * col_step - cols))
     wf = np.pad(heat, pad, constant_values=-1).astype(np.float64)
-    ide = np.pad(phases, pad, constant_values=1.0)
+    ph = np.pad(phases, pad, constant_values=1.0)
 
     def blocks(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         out: npt.NDArray[np.float64] = (
@@ -120,12 +120,12 @@ def bucket_worst(
         )
         return out
 
-    wf_b, ide_b = blocks(wf), blocks(ide)
-    ratio = np.where(wf_b >= 0, wf_b / np.maximum(ide_b, 1.0), -1.0)
+    wf_b, ph_b = blocks(wf), blocks(ph)
+    ratio = np.where(wf_b >= 0, wf_b / np.maximum(ph_b, 1.0), -1.0)
     top = ratio == ratio.max(axis=-1, keepdims=True)
     pick = np.argmax(np.where(top, wf_b, -2.0), axis=-1)[..., None]
     worst_wf = np.take_along_axis(wf_b, pick, axis=-1)[..., 0].astype(np.int32)
-    worst_phases = np.take_along_axis(ide_b, pick, axis=-1)[..., 0]
+    worst_phases = np.take_along_axis(ph_b, pick, axis=-1)[..., 0]
     return worst_wf, worst_phases
 
 
