@@ -9,9 +9,11 @@ import compileall
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +41,21 @@ needs_nvdisasm = pytest.mark.skipif(
 needs_nvcc = pytest.mark.skipif(toolchain.which("nvcc") is None, reason="nvcc is not installed")
 #: needs a host C++ compiler (the C reference of the expression language)
 needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
+
+
+@pytest.fixture
+def tool_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the tools shmem runs during the test (``toolchain.run``), in order: a
+    test asks how often one ran (``tool_runs.count("nvdisasm")``)."""
+    ran: list[str] = []
+    real = toolchain.run
+
+    def counted(args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        ran.append(Path(args[0]).name)
+        return real(args, **kw)
+
+    monkeypatch.setattr(toolchain, "run", counted)
+    return ran
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -274,16 +274,8 @@ def test_compiling_a_cu_file_with_nvcc_arguments(tmp_path: Path) -> None:
 
 @needs_nvcc
 @needs_nvdisasm
-def test_a_cu_file_is_disassembled_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cu_file_is_disassembled_once(tmp_path: Path, tool_runs: list[str]) -> None:
     # the listing that says whether the default build traps (then sm_90a) is the one traced
-    ran: list[str] = []
-    run_tool = toolchain.run
-
-    def counted(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-        ran.append(Path(args[0]).name)
-        return run_tool(args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(toolchain, "run", counted)
     src = tmp_path / "rows.cu"
     src.write_text(
         "__global__ void rows(float *out) {\n"
@@ -297,7 +289,7 @@ def test_a_cu_file_is_disassembled_once(tmp_path: Path, monkeypatch: pytest.Monk
     assert result.exit_code == 0, result.output
     kernel = json.loads(result.output)["files"][0]["kernels"][0]
     assert kernel["totals"]["store"] == {"requests": 1, "wavefronts": 32, "ideal_wavefronts": 1}
-    assert ran.count("nvdisasm") == 1, ran
+    assert tool_runs.count("nvdisasm") == 1, tool_runs
 
 
 @needs_nvcc

@@ -172,17 +172,7 @@ __global__ void k(float *o) {
 
 
 @needs_nvcc
-def test_sm90a_is_chosen_when_the_sm90_build_traps(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ran: list[str] = []
-    run_tool = toolchain.run
-
-    def counted(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-        ran.append(Path(args[0]).name)
-        return run_tool(args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(toolchain, "run", counted)
+def test_sm90a_is_chosen_when_the_sm90_build_traps(tmp_path: Path, tool_runs: list[str]) -> None:
     k = _json(str(_project(tmp_path, TRAPS)), "-b", "128")
     assert (k["arch"], k["target"]) == ("sm_90", "sm_90a")
     assert k["arch_note"] == (
@@ -191,7 +181,7 @@ def test_sm90a_is_chosen_when_the_sm90_build_traps(
     )
     assert k["totals"]["store"]["requests"] == 4  # 128 threads' STS, no trap
     # each build disassembled once: the sm_90a listing that chose it is the one traced
-    assert ran.count("nvdisasm") == 2, ran
+    assert tool_runs.count("nvdisasm") == 2, tool_runs
 
 
 @needs_nvcc
