@@ -92,8 +92,10 @@ def sweep(
     the reason instead of stopping the sweep.
 
     KERNEL.cu with --define NAME=VALUES: every combination of the values is compiled
-    (nvcc -cubin -lineinfo -O3 -DNAME=VALUE ..., several at once, each cubin cached by
-    the source, the arguments and the architecture) and traced with the launch that
+    (nvcc -cubin -lineinfo -O3 -DNAME=VALUE ..., built as shmem trace builds a .cu: an
+    -I folder typed with --nvcc-arg may be a library's outside the tree; several at once,
+    each cubin cached by the source and the headers it reads, the arguments and the
+    architecture) and traced with the launch that
     --block, --grid, --arg, --dynamic-smem (as shmem trace takes them) give; the variants
     are ranked by total wavefronts, then by shared bytes, with the per-op requests and
     wavefronts of each and a note where the compiler changed the shared-memory
