@@ -104,8 +104,9 @@ def trace(
     wavefront rules measured on an H200.
 
     The report has one row per SASS instruction that touched shared memory (its
-    source line, op, bytes per lane, requests, wavefronts, ideal, excess, worst
-    conflict, efficiency, cycles), the totals per source line and per op (load,
+    verdict as in shmem analyze: ok, the worst conflict, or ok* for no bank conflict
+    but an excess; its source line, op, bytes per lane, requests, wavefronts, ideal,
+    excess, worst conflict, efficiency, cycles), the totals per source line and per op (load,
     store, atomic, ldmatrix, stmatrix, cp_async, wgmma: its operand reads by the
     measured rule, tma: TMA and bulk copies, one request per copy and no LSU
     wavefronts; misc: what Nsight counts in op_misc, warps' ends, CTA barriers,
