@@ -210,12 +210,13 @@ def _for_grid(new: MovedCost, grid: int, traced: int) -> MovedCost:
         return new
     return dataclasses.replace(
         new,
-        requests=_times(new.requests, grid, traced),
-        wavefronts=_times(new.wavefronts, grid, traced),
+        requests=_grid_count(new.requests, grid, traced),
+        wavefronts=_grid_count(new.wavefronts, grid, traced),
     )
 
 
-def _times(value: int, grid: int, traced: int) -> int:
+def _grid_count(value: int, grid: int, traced: int) -> int:
+    """A count of the ``traced`` requests scaled to the ``grid`` requests, rounded."""
     return (value * grid + traced // 2) // traced
 
 
@@ -225,15 +226,15 @@ def _synthesis_for_grid(synth: Synthesis | None, grid: int, traced: int) -> Synt
         return synth
 
     def each(values: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(_times(v, grid, traced) for v in values)
+        return tuple(_grid_count(v, grid, traced) for v in values)
 
     return dataclasses.replace(
         synth,
-        wavefronts=_times(synth.wavefronts, grid, traced),
+        wavefronts=_grid_count(synth.wavefronts, grid, traced),
         per_access=each(synth.per_access),
-        current=_times(synth.current, grid, traced),
+        current=_grid_count(synth.current, grid, traced),
         current_per_access=each(synth.current_per_access),
-        bound=_times(synth.bound, grid, traced),
+        bound=_grid_count(synth.bound, grid, traced),
     )
 
 
