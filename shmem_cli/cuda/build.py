@@ -208,7 +208,7 @@ def _toolkit_dirs(tool: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.realpath(d) for d in dirs if d.startswith("/")))
 
 
-def within(path: Path, roots: Sequence[str]) -> bool:
+def within(path: Path | str, roots: Sequence[str]) -> bool:
     """Whether ``path`` (resolved) lies in one of the resolved ``roots``."""
     real = os.path.realpath(path)
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)

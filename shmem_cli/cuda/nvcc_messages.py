@@ -7,11 +7,11 @@ in the tree)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 
 from ..plumbing.errors import shorten
+from .build import within
 from .sources import SourceTree
 
 # --- what of the compiler's messages is shown ------------------------------------------------
@@ -52,7 +52,7 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
         if m is not None:
             file = m.group("file")
             own = tree.inside(file)
-            if own or _TOOLKIT.search(file) or _within(file, libraries):
+            if own or _TOOLKIT.search(file) or within(file, libraries):
                 out.append(shorten(line, 300))
                 where = None if own else _instantiated_at(lines[k + 1 :], tree)
                 if where is not None:
@@ -92,11 +92,6 @@ def _instantiated_at(after: Sequence[str], tree: SourceTree) -> str | None:
         if m is not None and tree.inside(m.group(2)):
             return f"{shorten(m.group(2), 200)}:{m.group(1)}"
     return None
-
-
-def _within(file: str, folders: Sequence[str]) -> bool:
-    real = os.path.realpath(file)
-    return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 def _library(header: str) -> bool:
