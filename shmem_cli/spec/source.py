@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from shmem_cli.plumbing.bounded_read import GZIP_MAGIC
 from shmem_cli.plumbing.errors import ShmemError, SourcePos, shorten
 from shmem_cli.spec.yaml_errors import decode_text, mark_pos, offset_pos, syntax_error
 
@@ -406,10 +407,6 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
     )
 
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")
-
-
-#: the first bytes of a gzip file (a --compare CSV or a --sass dump may be one)
-GZIP_MAGIC = b"\x1f\x8b"
 
 
 def error_sources(*errors: ShmemError | None) -> dict[str, tuple[str, ...] | None]:
