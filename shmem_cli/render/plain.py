@@ -214,19 +214,21 @@ def brief_name(name: str, limit: int = NAME_SHOWN) -> str:
     all of them."""
     if len(name) <= limit:
         return name
-    for depth in (2, 1):
-        out: list[str] = []
-        level = 0
-        for ch in name:
-            if ch == ">":
-                level -= 1
-            if level < depth:
-                out.append(ch)
-            elif not out or out[-1] != "...":
-                out.append("...")
-            if ch == "<":
-                level += 1
-        brief = "".join(out)
-        if len(brief) <= limit or depth == 1:
-            return brief
-    return name  # not reached
+    brief = _cut_templates(name, 2)
+    return brief if len(brief) <= limit else _cut_templates(name, 1)
+
+
+def _cut_templates(name: str, depth: int) -> str:
+    """``name`` with each run of template arguments nested ``depth`` deep or more as ``...``."""
+    out: list[str] = []
+    level = 0
+    for ch in name:
+        if ch == ">":
+            level -= 1
+        if level < depth:
+            out.append(ch)
+        elif not out or out[-1] != "...":
+            out.append("...")
+        if ch == "<":
+            level += 1
+    return "".join(out)
