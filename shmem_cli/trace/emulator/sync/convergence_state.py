@@ -42,23 +42,23 @@ class Convergence:
         # per barrier register: the BSSY (a number each) whose barrier the thread holds; a
         # thread passing it leaves the barriers of that BSSY only, not another one the same
         # register holds in lanes that saved theirs (BMOV) to use the register in a call
-        self.inst = np.zeros((BARRIERS, threads), dtype=np.int64)
-        self.made = 0  # BSSY numbers given so far
+        self.bssy = np.zeros((BARRIERS, threads), dtype=np.int64)
+        self.bssys = 0  # BSSY numbers given so far
         # the BSSY numbers of the barriers each thread saved with BMOV, a stack per register
         self.held: list[list[Any]] = [[] for _ in range(BARRIERS)]
-        self.depth = np.zeros((BARRIERS, threads), dtype=np.int32)
+        self.depth = np.zeros((BARRIERS, threads), dtype=np.int32)  # each thread's height of it
         self.pulled: list[Any] = []  # threads taken to a BSYNC by a yield, to count
 
     def arrays(self) -> list[Any]:
-        # not inst (a number per BSSY: a loop's state never repeats) nor depth (the call
+        # not bssy (a number per BSSY: a loop's state never repeats) nor depth (the call
         # frames in local memory tell a recursion's depth already)
         return [self.masks, self.yielded, self.at, self.reg, self.want, self.failed, self.sleep]
 
     def start(self, reg: int, ids: Any, lanes: Any) -> None:
         """``BSSY B<reg>``: threads ``ids`` hold a new barrier waiting for ``lanes``."""
         self.masks[reg][ids] = lanes
-        self.made += 1
-        self.inst[reg][ids] = self.made
+        self.bssys += 1
+        self.bssy[reg][ids] = self.bssys
 
     def join(self, ids: Any, where: Any) -> None:
         """Threads ``ids`` go on together from instruction ``where`` (each its own): those
@@ -112,8 +112,8 @@ class Convergence:
     def leave(self, reg: int, ids: Any) -> None:
         """Threads ``ids`` pass (or break out of) barrier ``reg``: no lane of their warp
         waits for them there any more (in the barrier of the same ``BSSY``)."""
-        inst = self.inst[reg]
-        mine = inst[ids]
+        bssy = self.bssy[reg]
+        mine = bssy[ids]
         warps, gone, inv = self.per_warp(ids, self.bits(ids))
         first = np.zeros(len(warps), dtype=np.int64)
         first[inv] = mine
@@ -123,7 +123,7 @@ class Convergence:
             return
         rows = self.lanes(warps)
         every = np.iinfo(self.dt).max
-        self.masks[reg][rows] &= np.where(inst[rows] == first[:, None], ~gone[:, None], every)
+        self.masks[reg][rows] &= np.where(bssy[rows] == first[:, None], ~gone[:, None], every)
 
     def saved(self, reg: int, ids: Any, clear: bool) -> Any:
         """``BMOV.32[.CLEAR] Rd, B<reg>``: each thread's barrier as the lanes it waits for
@@ -134,7 +134,7 @@ class Convergence:
             if level == len(held):
                 held.append(np.zeros(self.threads, dtype=np.int64))
             at = ids[depth[ids] == level]
-            held[level][at] = self.inst[reg][at]
+            held[level][at] = self.bssy[reg][at]
         depth[ids] += 1
         if clear:
             self.masks[reg][ids] = 0
@@ -146,19 +146,19 @@ class Convergence:
         held, depth = self.held[reg], self.depth[reg]
         known = depth[ids] > 0  # else a value saved nowhere: a barrier of its own, whole
         level = np.maximum(depth[ids] - 1, 0)
-        self.made += 1
-        inst = np.full(len(ids), self.made, dtype=np.int64)
+        self.bssys += 1
+        bssy = np.full(len(ids), self.bssys, dtype=np.int64)
         for one in np.unique(level[known]).tolist():
             at = known & (level == one)
-            inst[at] = held[one][ids[at]]
+            bssy[at] = held[one][ids[at]]
         depth[ids] = level
-        self.inst[reg][ids] = inst
+        self.bssy[reg][ids] = bssy
         # per restoring thread, its warp's lanes still in the barrier of its BSSY
         rows = self.lanes(ids // self.ws)
         own = (self.masks[reg][rows] >> (rows % self.ws).astype(self.dt)) & self.dt(1)
-        kept = (self.inst[reg][rows] == inst[:, None]) & (own == 1)
+        kept = (self.bssy[reg][rows] == bssy[:, None]) & (own == 1)
         for k, stack in enumerate(held):
-            kept |= (depth[rows] > k) & (stack[rows] == inst[:, None])
+            kept |= (depth[rows] > k) & (stack[rows] == bssy[:, None])
         _, restoring, inv = self.per_warp(ids, self.bits(ids))
         keep = np.where(known, self.packed(kept) | restoring[inv], np.iinfo(self.dt).max)
         mask = np.broadcast_to(value, (len(ids),)).astype(self.dt)
