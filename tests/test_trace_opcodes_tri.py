@@ -196,6 +196,7 @@ def test_sine_of_large_arguments_reads_the_cubins_own_table() -> None:
     _, out = lab.run("360_sin_f32", TRI)
     x = _input("360_sin_f32", "x_ptr", "float32")[:250]
     got = np.frombuffer(out[1], dtype=np.float32)[:250].astype(np.float64)
-    want = np.sin(x.astype(np.float64))
+    with np.errstate(invalid="ignore"):  # the inputs hold infinities: sin is NaN there
+        want = np.sin(x.astype(np.float64))
     assert (np.abs(x) > 105615).sum() >= 3
     assert np.allclose(got, want, rtol=0, atol=3e-7, equal_nan=True)
