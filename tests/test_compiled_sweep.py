@@ -206,3 +206,55 @@ def test_a_sweep_never_writes_over_a_file_it_reads(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert given.read_bytes() == bytes(96)
+
+
+# the sm_90 build traps where the sm_90a one copies with TMA, as in test_trace_frontdoor.py
+TRAPS = """
+__global__ void k(float *o) {
+  __shared__ __align__(16) float t[128];
+  t[(threadIdx.x * MUL) % 128] = 1;
+  __syncthreads();
+#ifdef __CUDA_ARCH_FEAT_SM90_ALL
+  if (threadIdx.x == 0) {
+    unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(t));
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 512;\\n"
+                 "cp.async.bulk.commit_group;\\n"
+                 "cp.async.bulk.wait_group 0;\\n" :: "l"(o), "r"(s) : "memory");
+  }
+#else
+  __trap();
+#endif
+}
+"""
+CHOSE_A = (
+    "compiled for sm_90a: the sm_90 build traps where the sm_90a one runs wgmma/TMA "
+    "(give --arch sm_90 to trace the sm_90 build)"
+)
+
+
+@needs_nvcc
+def test_a_sweep_says_once_that_it_chose_sm90a_as_shmem_trace_says_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "k.cu"
+    source.write_text(TRAPS)
+    compiles: list[str] = []
+    real = toolchain.compile_cu
+
+    def counting(src: Path, arch: str, folder: Path, extra: Any = (), **kw: Any) -> Path:
+        compiles.append(arch)
+        return real(src, arch, folder, extra, **kw)
+
+    monkeypatch.setattr(toolchain, "compile_cu", counting)
+    args = ["sweep", str(source), "--define", "MUL=1,2", "-b", "128", "--no-color"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 0, text.output
+    assert text.output.count("sm_90a") == 2, text.output  # one note, naming it twice
+    assert f"note: {CHOSE_A}" in " ".join(text.output.split())
+    assert sorted(compiles) == ["sm_90", "sm_90", "sm_90a", "sm_90a"]
+    code, doc, out = sweep_json(*args[1:])  # from the cache now: the reason kept with the cubin
+    assert code == 0 and doc is not None, out
+    assert len(compiles) == 4
+    assert doc["arch_note"] == CHOSE_A
+    assert [v["note"] for v in doc["variants"]] == [None, None]
+    assert [v["totals"]["store"]["requests"] for v in doc["variants"]] == [4, 4]  # no trap

@@ -88,6 +88,8 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
         _table(result),
         Styled(),
     ]
+    if result.arch_note:
+        out.append(Styled(f"note: {result.arch_note}", "dim"))  # as shmem trace says it
     failed = [v for v in result.variants if v.error is not None]
     for v in failed:
         assert v.error is not None

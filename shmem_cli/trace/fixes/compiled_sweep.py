@@ -109,6 +109,9 @@ class CompiledSweep:
     axes: tuple[Define, ...]
     variants: tuple[Variant, ...]
     smem_limit: int
+    #: why the variants were built for the ``a`` target, when shmem chose it (``shmem
+    #: trace``'s words, said once for the sweep)
+    arch_note: str | None = None
 
     @property
     def reference(self) -> Variant | None:
@@ -130,7 +133,7 @@ class CompiledSweep:
 
     def to_json(self) -> dict[str, Any]:
         best = self.best
-        return sweep_json(
+        doc = sweep_json(
             file=self.path,
             name=next((v.kernel.name for v in self.variants if v.kernel is not None), None),
             sweep=[a.describe() for a in self.axes],
@@ -138,6 +141,7 @@ class CompiledSweep:
             variants=[self._ranked(v) for v in self.variants],
             best=None if best is None else self._ranked(best),
         )
+        return {**doc, "arch_note": self.arch_note}
 
     def _ranked(self, v: Variant) -> RankedVariant:
         k = v.kernel
@@ -200,13 +204,14 @@ def compile_variant(
     inputs: CuInputs,
     contents: bytes,
     explain: Callable[[str], str] = toolchain.tail,
-) -> Path:
+) -> tuple[Path, str | None]:
     """The cubin of ``source`` built with ``args`` for ``arch`` (None: the default, or its
-    ``a`` variant where the code needs it, as ``shmem trace`` builds): from the cache, or
-    compiled (what the compile read checked against ``inputs``) and kept. ``contents``: the
-    bytes of the tree's files the build reads, with the libraries' fingerprint the cache
-    key (no cache when the libraries cannot be fingerprinted); ``explain``: what of nvcc's
-    messages a failure shows."""
+    ``a`` variant where the code needs it, as ``shmem trace`` builds) and why its ``a``
+    target was chosen (None: not chosen by shmem): from the cache, or compiled (what the
+    compile read checked against ``inputs``) and kept, the reason beside it. ``contents``:
+    the bytes of the tree's files the build reads, with the libraries' fingerprint the
+    cache key (no cache when the libraries cannot be fingerprinted); ``explain``: what of
+    nvcc's messages a failure shows."""
     nvcc = toolchain.which("nvcc")
     key = None
     if cache is not None:
@@ -215,22 +220,27 @@ def compile_variant(
             chosen = arch or f"{DEFAULT_ARCH} (or its a variant)"
             key = _cache_key(contents + libraries.encode(), chosen, args, nvcc or "nvcc")
             kept = cache / f"{key}.cubin"
-            if kept.is_file():
-                return kept
+            try:  # the reason is written first: a kept cubin always has its own
+                said = (cache / f"{key}.note").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                said = None
+            if said is not None and kept.is_file():
+                return kept, said or None
     work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
-    cubin = compile_checked(
+    build = compile_checked(
         source, arch, DEFAULT_ARCH, work, args, allowed=inputs.allowed, explain=explain
-    ).cubin
+    )
     if cache is None or key is None:
-        return cubin
+        return build.cubin, build.note
     from ...plumbing import fsutil
 
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        fsutil.write_bytes(cache / f"{key}.cubin", cubin.read_bytes())  # atomic: replaced whole
-        return cache / f"{key}.cubin"
+        fsutil.write_bytes(cache / f"{key}.note", (build.note or "").encode())
+        fsutil.write_bytes(cache / f"{key}.cubin", build.cubin.read_bytes())  # atomic: whole
+        return cache / f"{key}.cubin", build.note
     except (OSError, fsutil.OutputError):
-        return cubin
+        return build.cubin, build.note
 
 
 def _checked_build(request: TraceRequest, tree: SourceTree) -> CuInputs:
@@ -297,7 +307,7 @@ def run_compiled_sweep(
     with tempfile.TemporaryDirectory(prefix="shmem-sweep-") as tmp:
         folder = Path(tmp)
 
-        def build(point: tuple[int, ...]) -> Path | ShmemError:
+        def build(point: tuple[int, ...]) -> tuple[Path, str | None] | ShmemError:
             args = [*inputs.args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
             try:
                 return compile_variant(
@@ -315,13 +325,17 @@ def run_compiled_sweep(
                 return ShmemError(str(exc), path=str(source), code=code)
 
         built = map_tools(build, points, workers)  # Ctrl-C ends every compile at once
-        for index, (point, cubin) in enumerate(zip(points, built, strict=True)):
+        notes: dict[str, None] = {}  # each reason once, in sweep order
+        for index, (point, made) in enumerate(zip(points, built, strict=True)):
             defines = tuple(zip(names, point, strict=True))
             if progress is not None:
                 progress(", ".join(f"{n}={v}" for n, v in defines))
-            if isinstance(cubin, ShmemError):
-                variants.append(Variant(index, defines, error=cubin))
+            if isinstance(made, ShmemError):
+                variants.append(Variant(index, defines, error=made))
                 continue
+            cubin, note = made
+            if note:
+                notes[note] = None
             one = dataclasses.replace(
                 request,
                 path=cubin,
@@ -346,4 +360,11 @@ def run_compiled_sweep(
             for v in variants
         ]
     limit = rules_for(arch).smem_per_block
-    return CompiledSweep(str(request.path), request.kernel, tuple(axes), tuple(variants), limit)
+    return CompiledSweep(
+        str(request.path),
+        request.kernel,
+        tuple(axes),
+        tuple(variants),
+        limit,
+        arch_note="; ".join(notes) or None,
+    )
