@@ -334,7 +334,9 @@ def test_the_sweep_a_suggestion_names_keeps_the_build_less_the_swept_macro() -> 
 
     words = ["-b", "256", "--arch", "sm_90a", "--nvcc-arg=-I/opt/cutlass/include"]
     pads = ["--nvcc-arg=-DPAD=4", "--nvcc-arg=-UPAD", "--nvcc-arg=-D", "--nvcc-arg=PAD=2"]
-    kept = ["--nvcc-arg=-DPADDED=1", "--nvcc-arg=-DTILE=32"]
+    # nvcc's long spellings name the macro too (as --nvcc-arg takes them)
+    pads += ["--nvcc-arg=--define-macro=PAD=8", "--nvcc-arg=--undefine-macro", "--nvcc-arg=PAD"]
+    kept = ["--nvcc-arg=-DPADDED=1", "--nvcc-arg=-DTILE=32", "--nvcc-arg=--define-macro=PADS"]
     assert _without_macro([*words, *pads, *kept], "PAD") == [*words, *kept]
 
 

@@ -33,7 +33,7 @@ work, and :func:`shmem_cli.toolchain.compile_cu` calls it again on what it runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +213,24 @@ def check_nvcc_args(
             raise NvccArgError(where, refusal(arg))
         i += 1
     return out, dirs
+
+
+def macro_spans(args: Sequence[str]) -> Iterator[tuple[int, int, str]]:
+    """Where ``args`` define or undefine a macro, in every spelling :func:`check_nvcc_args`
+    takes (``-DNAME=V``, ``-D NAME``, ``--define-macro=NAME``, ``-UNAME``, ...): the index of
+    the first and of the last token, and the macro's name; other arguments are passed over."""
+    i = 0
+    while i < len(args):
+        for short, long in (("-D", "--define-macro"), ("-U", "--undefine-macro")):
+            try:
+                value, last = _value(args, i, short, long)
+            except NvccArgError:  # an option without its value: no macro named
+                value, last = None, i
+            if value is not None:
+                yield i, last, value.partition("=")[0]
+                i = last
+                break
+        i += 1
 
 
 def _value(args: Sequence[str], i: int, short: str, long: str) -> tuple[str | None, int]:

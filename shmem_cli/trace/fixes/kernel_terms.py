@@ -14,9 +14,12 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from ...analysis.swizzle_terms import terms
+from ...cuda.nvcc_args import macro_spans
 from .arrays import SharedArray
 from .declared import Shape
 from .relayout import Change
+
+NVCC_ARG = "--nvcc-arg="  # how a launch's words give nvcc an argument
 
 Say = Callable[[SharedArray, Shape | None, Change, int], tuple[str, str | None]]
 
@@ -112,22 +115,15 @@ def wording(kernel_name: str, source: str | None, launch: Sequence[str]) -> Say:
 
 
 def _without_macro(words: Sequence[str], name: str) -> list[str]:
-    """The launch words less the ``--nvcc-arg`` that sets or clears macro ``name`` (the
-    sweep's ``--define`` sets it): ``-DNAME``, ``-DNAME=V``, ``-UNAME``, or ``-D`` then
-    ``NAME=V`` as two arguments."""
-    out: list[str] = []
-    skip = False
-    for k, word in enumerate(words):
-        if skip:
-            skip = False
-            continue
-        arg = word.removeprefix("--nvcc-arg=")
-        if arg != word and arg[:2] in ("-D", "-U") and arg[2:].partition("=")[0] == name:
-            continue
-        if arg != word and arg in ("-D", "-U") and k + 1 < len(words):
-            nxt = words[k + 1].removeprefix("--nvcc-arg=")
-            if nxt.partition("=")[0] == name:
-                skip = True
-                continue
-        out.append(word)
-    return out
+    """The launch words less the ``--nvcc-arg`` words that set or clear macro ``name`` (the
+    sweep's ``--define`` sets it), in any spelling nvcc takes (:func:`macro_spans`:
+    ``-DNAME=V``, ``-UNAME``, ``-D`` then ``NAME=V``, ``--define-macro=NAME``, ...)."""
+    at = [k for k, word in enumerate(words) if word.startswith(NVCC_ARG)]
+    args = [words[k].removeprefix(NVCC_ARG) for k in at]
+    drop = {
+        at[j]
+        for first, last, macro in macro_spans(args)
+        if macro == name
+        for j in range(first, last + 1)
+    }
+    return [word for k, word in enumerate(words) if k not in drop]
