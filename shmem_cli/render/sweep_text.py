@@ -16,6 +16,7 @@ from .text import (
     degree_style,
     excess_color,
     to_string,
+    verdict_color,
     verdict_word,
 )
 
@@ -27,8 +28,7 @@ def _access_cell(a: AccessTotals) -> Text:
     if a.totals.requests == 0:
         return Text("idle", style="dim")
     t = a.totals
-    style = "green" if t.conflict_free else degree_style(t.max_ways)
-    return Text(f"{t.wavefronts:,} {verdict_word(t)}", style=style)
+    return Text(f"{t.wavefronts:,} {verdict_word(t)}", style=verdict_color(t))
 
 
 def _note(v: VariantResult, limit: int) -> str:

@@ -67,9 +67,12 @@ def status_text(cost: Totals) -> Styled:
     """The verdict: ``idle``, ``ok``, ``ok*`` (:data:`SPLIT_NOTE`) or the worst bank's ways."""
     if cost.requests == 0:
         return Styled("idle", "dim")
-    if cost.conflict_free:
-        return Styled(verdict_word(cost), "bold green")
-    return Styled(verdict_word(cost), "bold " + degree_style(cost.max_ways))
+    return Styled(verdict_word(cost), "bold " + verdict_color(cost))
+
+
+def verdict_color(cost: Totals) -> str:
+    """The color of a verdict: green without bank conflicts, else the worst conflict's."""
+    return "green" if cost.conflict_free else degree_style(cost.max_ways)
 
 
 def excess_color(cost: Totals) -> str:
