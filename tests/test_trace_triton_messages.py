@@ -147,3 +147,30 @@ def test_one_rule_says_a_ttgir_names_no_parameters() -> None:
     assert not unnamed(["out_ptr", "arg1"])
     assert not unnamed(["arg0x", "arg"])
     assert not unnamed([])
+
+
+DESC = "tensordesc:shape=256x256,strides=256x1"
+DESCS = ["-a", f"a_desc={DESC}", "-a", f"b_desc={DESC}", "-a", f"c_desc={DESC}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["-a", "k=128"], "a_desc is a host-side tensor descriptor"),
+        (["-a", "a_desc=tensordesc:shape=128,strides=1"], "has 2 dimensions; give 2 sizes"),
+        ([*DESCS, "-a", "kk=1"], "--arg kk: the compiled kernel has no parameter of that name"),
+        ([*DESCS, "-a", "k=abc"], "--arg 15 (k): 'abc' is not a number"),
+    ],
+)
+def test_an_entry_s_arguments_are_checked_before_its_cubin_is_disassembled(
+    args: list[str], said: str, tool_runs: list[str]
+) -> None:
+    code, out = _shmem(str(HOST), "-g", "2,2", *args)
+    assert code == 2 and said in " ".join(out.split()), out
+    assert "nvdisasm" not in tool_runs, tool_runs
+
+
+def test_a_good_launch_still_disassembles_the_entry_once(tool_runs: list[str]) -> None:
+    code, out = _shmem(str(HOST), "-g", "2,2", "-a", "k=128", *DESCS, "--no-tables")
+    assert code == 0, out
+    assert tool_runs.count("nvdisasm") == 1, tool_runs

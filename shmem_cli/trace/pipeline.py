@@ -35,7 +35,7 @@ from ..cuda.sass import TOOLKIT_HEADER, source_lines
 from ..cuda.sources import SourceTree, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
-from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.errors import ShmemError
 from ..plumbing.fsutil import check_outputs
 from .cu_inputs import CuInputs, cu_inputs
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -43,12 +43,12 @@ from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, read_cubin
-from .kernel.launch import DEFAULT_BUFFER_BYTES, plan_launch
+from .kernel.launch import DEFAULT_BUFFER_BYTES, LaunchPlan, plan_launch
 from .kernel.param_block import MemoryBytes
 from .kernel.params import Param, kernel_params
 from .kernel.signature import param_names
 from .result import FileTrace
-from .tracer import find_function, locate_source, source_texts, trace_kernel
+from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
 from .triton.launch import triton_launch, triton_params
@@ -124,6 +124,8 @@ class LoadedKernel:
     triton: TritonEntry | None = None  # the Triton cache entry the cubin came from
     constants: Constants = field(default_factory=Constants)  # the cubin's __constant__ banks
     note: str | None = None  # why a .cu was built for its target (sm_90a), when shmem chose
+    #: the launch, planned from the request that loaded it (a Triton entry's: before the SASS)
+    plan: LaunchPlan | None = None
 
 
 def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
@@ -262,8 +264,10 @@ def _params(
     return tuple(kernel_params(kernel, names))
 
 
-def _load_triton(request: TraceRequest) -> LoadedKernel:
-    """A Triton cache entry's kernel: its cubin, with names and types from the TTGIR."""
+def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
+    """A Triton cache entry's kernel: its cubin, with names and types from the TTGIR;
+    ``launch``: the request's launch checked (and planned) first, before the disassembly,
+    so that a wrong ``--arg`` costs no nvdisasm."""
     path = Path(request.path)
     try:
         entry = open_entry(path, request.kernel, request.tree().inside)
@@ -276,29 +280,28 @@ def _load_triton(request: TraceRequest) -> LoadedKernel:
             why = f"the entry is for {info.target_name}, not {request.arch}"
             raise ShmemError(why, code="invalid-kernel")
         kernel = find_kernel(info, entry.name)
+        params = tuple(triton_params(kernel, entry))
+        plan = _plan(kernel, params, entry, request) if launch else None
         scope = disassembly_scope(info, (kernel,))
         disassembly = toolchain.disassemble(entry.cubin, functions=scope)
+        constants = read_constants(entry.cubin, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
     chosen = CubinInfo(path=str(entry.cubin), arch=info.arch, kernels=(kernel,), target=info.target)
-    params = tuple(triton_params(kernel, entry))
-    try:
-        constants = read_constants(entry.cubin, kernel.mangled)
-    except ShmemError as exc:
-        raise exc.located(str(path)) from None
-    return LoadedKernel(kernel, chosen, params, disassembly, arch, entry, constants)
+    return LoadedKernel(kernel, chosen, params, disassembly, arch, entry, constants, plan=plan)
 
 
-def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
-    """Compile or extract (into ``folder``), pick the kernel, read its parameters and SASS."""
+def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> LoadedKernel:
+    """Compile or extract (into ``folder``), pick the kernel, read its parameters and SASS
+    (``launch``: the kernel is to be launched as the request says, not only listed)."""
     path = Path(request.path)
     if is_triton_input(path):
         if request.nvcc_args:
             why = "--nvcc-arg applies only to a .cu file"
             raise ShmemError(why, path=str(path), code="invalid-launch")
-        return _load_triton(request)
+        return _load_triton(request, launch)
     try:
         infos, sources, arch, note, sass = _cubins(request, folder)
         chosen = _pick(infos, request.kernel, str(path), arch)
@@ -319,39 +322,12 @@ def load_kernel(request: TraceRequest, folder: Path) -> LoadedKernel:
 def trace_loaded(
     loaded: LoadedKernel, request: TraceRequest, *, progress: Progress | None = None
 ) -> FileTrace:
-    """Launch a loaded kernel as the request says and trace it."""
+    """Launch a loaded kernel as the request (the one that loaded it) says and trace it."""
     path = str(request.path)
     try:
-        block, grid, args = request.block, request.grid, request.args
-        dynamic_smem, sizes, cluster = request.dynamic_smem or 0, None, request.cluster
-        if loaded.triton is not None:
-            launch = triton_launch(
-                loaded.triton,
-                loaded.params,
-                block=block,
-                grid=grid,
-                dynamic_smem=request.dynamic_smem,
-                args=args,
-            )
-            block, grid, args = launch.block, launch.grid, launch.args
-            dynamic_smem, sizes = launch.dynamic_smem, launch.buffer_sizes
-            cluster = cluster or launch.cluster
-        if block is None:
-            why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
-            raise ShmemError(why, code="invalid-launch")
-        plan = plan_launch(
-            loaded.kernel,
-            loaded.params,
-            block=block,
-            grid=grid,
-            args=args,
-            dynamic_smem=dynamic_smem,
-            buffer_size=request.buffer_size,
-            buffer_sizes=sizes,
-            params_file=request.params_file,
-            cluster=cluster,
-            memory=request.memory,
-        )
+        plan = loaded.plan
+        if plan is None:
+            plan = _plan(loaded.kernel, loaded.params, loaded.triton, request)
         constants = set_constants(loaded.constants, request.consts)
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
@@ -372,26 +348,41 @@ def trace_loaded(
             constants=constants,
         )
     except ShmemError as exc:
-        raise _outside_not_quoted(exc, request).located(path) from None
+        raise outside_not_quoted(exc, path, request.tree()).located(path) from None
     traced = dataclasses.replace(traced, target=loaded.cubin.target_name, arch_note=loaded.note)
     return FileTrace(path, (traced,))
 
 
-def _outside_not_quoted(exc: ShmemError, request: TraceRequest) -> ShmemError:
-    """An error placed (by the cubin's line table) in a file outside the source tree is
-    moved to the kernel file, its place said in words: its lines are never quoted."""
-    tree = request.tree()
-    if exc.path is None or exc.path == str(request.path) or tree.inside(exc.path):
-        return exc
-    roots = [Path(request.path).resolve().parent, Path.cwd()]
-    moved = locate_source(exc.path, roots, tree.inside)  # the same file, in this tree
-    if moved is not None:
-        exc.path = str(moved)
-        return exc
-    where = f"{shorten(exc.path, 200)}:{exc.pos.line}" if exc.pos else shorten(exc.path, 200)
-    exc.message += f" (at {where}, outside the kernel's source tree)"
-    exc.path, exc.pos = None, None
-    return exc
+def _plan(
+    kernel: Kernel, params: Sequence[Param], triton: TritonEntry | None, request: TraceRequest
+) -> LaunchPlan:
+    """The launch the request describes (a Triton entry's as its launcher makes it), checked
+    against the kernel's metadata and parameters: nothing of its SASS is needed."""
+    block, grid, args = request.block, request.grid, request.args
+    dynamic_smem, sizes, cluster = request.dynamic_smem or 0, None, request.cluster
+    if triton is not None:
+        launch = triton_launch(
+            triton, params, block=block, grid=grid, dynamic_smem=request.dynamic_smem, args=args
+        )
+        block, grid, args = launch.block, launch.grid, launch.args
+        dynamic_smem, sizes = launch.dynamic_smem, launch.buffer_sizes
+        cluster = cluster or launch.cluster
+    if block is None:
+        why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
+        raise ShmemError(why, code="invalid-launch")
+    return plan_launch(
+        kernel,
+        params,
+        block=block,
+        grid=grid,
+        args=args,
+        dynamic_smem=dynamic_smem,
+        buffer_size=request.buffer_size,
+        buffer_sizes=sizes,
+        params_file=request.params_file,
+        cluster=cluster,
+        memory=request.memory,
+    )
 
 
 def trace_file(request: TraceRequest, *, progress: Progress | None = None) -> FileTrace:
@@ -419,7 +410,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
     path = Path(request.path)
     if request.kernel is not None or is_triton_input(path):
         with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
-            loaded = load_kernel(request, Path(tmp))
+            loaded = load_kernel(request, Path(tmp), launch=False)
         return [(loaded.kernel, loaded.params)]
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         try:

@@ -54,6 +54,22 @@ def locate_source(
     return None
 
 
+def outside_not_quoted(exc: ShmemError, path: str, tree: SourceTree) -> ShmemError:
+    """An error placed (by the cubin's line table) in a file outside the source tree is
+    moved to the kernel file ``path``, its place said in words: its lines are never quoted."""
+    if exc.path is None or exc.path == path or tree.inside(exc.path):
+        return exc
+    roots = [Path(path).resolve().parent, Path.cwd()]
+    moved = locate_source(exc.path, roots, tree.inside)  # the same file, in this tree
+    if moved is not None:
+        exc.path = str(moved)
+        return exc
+    where = f"{shorten(exc.path, 200)}:{exc.pos.line}" if exc.pos else shorten(exc.path, 200)
+    exc.message += f" (at {where}, outside the kernel's source tree)"
+    exc.path, exc.pos = None, None
+    return exc
+
+
 def read_sources(
     paths: Sequence[str | Path],
     roots: Sequence[Path] = (),
