@@ -243,7 +243,8 @@ def trace_kernel(
         data = {name: at[sec] + value for name, (sec, value) in constants.code_symbols.items()}
         function = place_data(function, data)  # addresses the code takes (-G)
     for given in plan.memory:  # what the host wrote before the launch, at its real addresses
-        memory.preload(given.address, given.data, f"--memory 0x{given.address:x}")
+        # handed over: the arena's copy is the only one left for the trace
+        memory.preload(given.address, given.take(), f"--memory 0x{given.address:x}")
     profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     launch = Launch(
         block=plan.block,
@@ -306,7 +307,7 @@ def trace_kernel(
             defaulted=plan.defaulted,
             constants=constants.given if constants else (),
             unset_constants=tuple(sorted(launch.unset_reads)),
-            memory=tuple((r.address, len(r.data), r.source) for r in plan.memory),
+            memory=tuple((r.address, r.size, r.source) for r in plan.memory),
             undescribed=memory.shadow_summary(),
             undescribed_reads=memory.untouched_reads,
             cluster=plan.cluster,

@@ -46,7 +46,7 @@ from ...plumbing.errors import shorten
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, read_buffer
 from .cubin import Kernel
-from .param_block import MemoryBytes, MemoryRange
+from .param_block import Handover, MemoryBytes, MemoryRange
 from .params import Param, kernel_params, param_table, resolve_key
 
 __all__ = [
@@ -84,7 +84,7 @@ class Buffer:
     param: Param
     size: int
     source: str  # "zero-filled" or the file it was read from
-    content: bytes | None  # None: ``size`` zero bytes
+    content: Handover | None  # None: ``size`` zero bytes; handed to the emulator's memory
 
     @property
     def synthetic(self) -> bool:
@@ -139,13 +139,17 @@ class LaunchPlan:
     memory: tuple[MemoryRange, ...] = ()
 
     def param_bytes(self, memory: BufferSink) -> bytes:
-        """The parameter block, with every buffer added to ``memory`` and its address stored."""
+        """The parameter block, with every buffer added to ``memory`` and its address stored.
+        The buffer files' bytes are handed over to ``memory`` (held once): a plan is traced
+        once."""
         image = bytearray(self.param_image or bytes(self.kernel.param_bytes))
         for arg in self.arguments:
             image[arg.param.offset : arg.param.offset + len(arg.data)] = arg.data
         for buf in self.buffers:
             name = buf.param.name or f"param{buf.param.ordinal}"
-            address = memory.add_buffer(buf.content if buf.content is not None else buf.size, name)
+            content = buf.content.take() if buf.content is not None else buf.size
+            address = memory.add_buffer(content, name)
+            del content  # the arena's copy is the only one left
             image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
         for k, tm in enumerate(self.tensor_maps):
             size = max(tensormap.extent(tm.map), len(tm.data or b""))
@@ -285,7 +289,7 @@ def plan_launch(
                     f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} bytes"
                 )
             content = read_buffer_file(text, p)
-            buffers.append(Buffer(p, len(content), text[1:], content))
+            buffers.append(Buffer(p, len(content), text[1:], Handover(content)))
             _check_files(buffers)
         elif text is None and image is not None and params_file is not None:
             given_bytes = image[p.offset : p.offset + p.size]
@@ -298,7 +302,7 @@ def plan_launch(
         else:
             arguments.append(Argument(p, value_bytes(text, p), text, True))
     _check_global(buffers, maps)
-    files = sum(len(b.content) for b in buffers if b.content is not None)
+    files = sum(b.size for b in buffers if b.content is not None)
     return LaunchPlan(
         memory=read_memory(memory, files),
         cluster=shape,
@@ -317,7 +321,7 @@ def plan_launch(
 
 def _check_files(buffers: Sequence[Buffer]) -> None:
     """The buffer files of a launch hold at most :data:`MAX_FILE_BYTES` in all."""
-    total = sum(len(b.content) for b in buffers if b.content is not None)
+    total = sum(b.size for b in buffers if b.content is not None)
     if total > MAX_FILE_BYTES:
         raise LaunchError(
             f"the buffer files of the launch hold {total:,} bytes in all; the most is "

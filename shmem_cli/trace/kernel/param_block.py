@@ -81,17 +81,58 @@ def tensor_maps_in(block: bytes, base: int = 0) -> list[tuple[int, tensormap.Ten
     return out
 
 
+class Handover:
+    """Bytes read for a launch (an ``--memory`` range, an ``--arg @FILE`` buffer), held only
+    until the emulator's memory copies them in (:meth:`take`): from then on nothing of the
+    launch plan refers to them, so a 128 MiB file is held once (the arena's copy), not
+    twice, for the rest of the trace (docs/robustness.md: the 1 GiB peak)."""
+
+    __slots__ = ("_data", "size")
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+        self.size = len(data)
+
+    @property
+    def data(self) -> bytes:
+        """The bytes, while not yet handed over."""
+        assert self._data is not None, "the bytes were handed over to the emulator's memory"
+        return self._data
+
+    @property
+    def taken(self) -> bool:
+        return self._data is None
+
+    def take(self) -> bytes:
+        """The bytes, handed over once: this holder keeps no reference to them."""
+        data = self.data
+        self._data = None
+        return data
+
+
 @dataclass(frozen=True)
 class MemoryRange:
-    """Bytes of device memory the host wrote before the launch, at their real address."""
+    """Bytes of device memory the host wrote before the launch, at their real address
+    (held until :meth:`take` hands them to the emulator; ``size`` stays)."""
 
     address: int
-    data: bytes
+    held: Handover
     source: str  # the file, or the values as typed
 
     @property
+    def size(self) -> int:
+        return self.held.size
+
+    @property
+    def data(self) -> bytes:
+        return self.held.data
+
+    def take(self) -> bytes:
+        return self.held.take()
+
+    @property
     def end(self) -> int:
-        return self.address + len(self.data)
+        return self.address + self.size
 
 
 @dataclass(frozen=True)
@@ -127,12 +168,12 @@ def read_memory(texts: Sequence[str | MemoryBytes], used: int = 0) -> tuple[Memo
             address, where, source, data = _read_text(text)
             _check_range(address, len(data), where, source, used + len(data))
         used += len(data)
-        out.append((MemoryRange(address, data, source), where))
+        out.append((MemoryRange(address, Handover(data), source), where))
     out.sort(key=lambda r: r[0].address)
     for (a, a_where), (b, b_where) in zip(out, out[1:], strict=False):
         if b.address < a.end:
             raise LaunchError(
-                f"{a_where} ({len(a.data):,} B, to 0x{a.end:x}) and {b_where} overlap; "
+                f"{a_where} ({a.size:,} B, to 0x{a.end:x}) and {b_where} overlap; "
                 "give each byte once"
             )
     return tuple(r for r, _ in out)
