@@ -49,6 +49,15 @@ def test_a_spin_in_a_cluster_is_stopped_at_once() -> None:
     refused(ran, "error: a batch of blocks can never end: its 16,384 running thread(s)")
 
 
+def test_a_spin_on_a_peer_ctas_shared_memory_in_a_cluster_is_stopped_at_once() -> None:
+    # 16,384 threads spin on remote loads: the first look at the batch's state comes after
+    # 64 iterations, not 1,024, and a remote load's sectors are counted in a millisecond
+    # (13 s before)
+    ran = shmem(*_trace("wait_peer", "-b", "1024", "--grid", "16", "--cluster", "16"))
+    refused(ran, "error: a batch of blocks can never end: its 16,384 running thread(s)")
+    assert ran.seconds < 5, ran.seconds
+
+
 def test_an_mbarrier_no_one_arrives_on_is_a_deadlock() -> None:
     ran = shmem(*_trace("mbar_never", "-b", "64"))
     refused(ran, "error: deadlock: warp(s) 0-1 wait for phase parity 0 of the mbarrier")

@@ -298,7 +298,7 @@ def run_block(
     at_cta: Any = None  # how many of them each CTA has
     nxt = 0  # the smallest instruction index of every other ready thread
     fast = False  # the threads of `at` simply went on to m (sched not yet written)
-    repeats = budgets.Repeats(instructions)
+    repeats = budgets.Repeats(instructions, threads)
     while True:
         if fast:
             pass
@@ -323,7 +323,7 @@ def run_block(
         if m >= n_ins:
             last = instructions[-1]
             raise TraceError("execution ran past the end of the function", last)
-        if not fast and hits[m] >= budgets.REPEAT_FROM and repeats.look(blk, m, hits[m]):
+        if not fast and hits[m] >= repeats.first and repeats.look(blk, m, hits[m]):
             raise repeats.error(blk, instructions, hits)
         ix: Any = at
         if moving[m]:  # the step may move some of them elsewhere: sched must be true first

@@ -110,3 +110,19 @@ __global__ void calls_twice(int *out) {
     __syncthreads();
     out[threadIdx.x] = twice(s, threadIdx.x);
 }
+
+// a flag in the next CTA's shared memory (distributed shared memory) that no CTA sets: a
+// spin of remote loads, launched in a cluster (--cluster 16)
+#include <cooperative_groups.h>
+__global__ void wait_peer(int *out) {
+    __shared__ int flag;
+    __shared__ int s[32];
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    if (threadIdx.x == 0) flag = 0;
+    s[threadIdx.x % 32] = threadIdx.x;
+    cl.sync();
+    volatile int *peer = cl.map_shared_rank(&flag, (cl.block_rank() + 1) % cl.num_blocks());
+    while (*peer == 0) {
+    }
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 32];
+}
