@@ -352,3 +352,21 @@ def test_a_suggested_sweep_of_a_cu_carries_its_build_options() -> None:
     for sweep in sweeps:
         assert "--arch sm_90" in sweep and "--nvcc-arg=-DUNUSED=3" in sweep
         assert "-DPAD=0" not in sweep and "--define PAD=" in sweep
+
+
+@needs_nvdisasm
+def test_a_pad_of_a_triton_entrys_dynamic_shared_memory_is_said_in_bytes() -> None:
+    """The entry's dynamic shared memory is one array of unknown element type (2,048 B,
+    rows of 128 B: 16 rows; it reads 2-byte values): a pad is said in bytes, not in
+    elements of a guessed size ("pad 2 elements (4 B) a row")."""
+    entry = Path(__file__).parent / "data" / "triton" / "tutorial36b" / "cache"
+    entry /= "3FNQ25SC43JHMGS2LQXOXKIPOY55VQAANUKOR4JACETEHB5LGSXQ"  # lnb_dwdb_4x512
+    args = [str(entry), "-g", "4", "-a", "n_rows=4", "-a", "n_cols=512", "--suggest"]
+    result = CliRunner().invoke(main, ["trace", *args, "--no-color", "--width", "200"])
+    assert result.exit_code == 0, result.output
+    block = result.output[result.output.index("layout suggestions for dynamic shared") :]
+    rows = [line.split() for line in block.splitlines()[2:8]]
+    pads = {(r[2], r[6]) for r in rows if r[1:2] == ["pad"]}
+    assert ("4", "+64") in pads and ("2", "+32") in pads, block  # 16 rows padded 4 B, 2 B
+    assert all(r[3:6] == ["B", "a", "row"] for r in rows if r[1:2] == ["pad"]), block
+    assert "element" not in block.split("\n1. ")[0], block

@@ -12,9 +12,14 @@ from .plain import Block, Column, Styled, Table
 SHOWN_INSTRUCTIONS = 12  # instructions listed under one suggestion (the rest counted)
 
 
-def _change_label(s: Suggestion, element: int) -> str:
+def _change_label(s: Suggestion, element: int | None) -> str:
+    """``element``: the bytes of one of the array's elements, None where its type is unknown
+    (a Triton entry's dynamic shared memory, an array with no declaration found): then a
+    pad is said in bytes, never in elements of a guessed size."""
     c = s.change
     if c.kind == "pad":
+        if element is None:
+            return f"pad {c.pad_bytes} B a row"
         n = c.pad_bytes // element
         return f"pad {n} element{'' if n == 1 else 's'} ({c.pad_bytes} B) a row"
     assert c.swizzle is not None
@@ -62,7 +67,7 @@ def _table(a: ArraySuggestions) -> Table:
     for k, s in enumerate(a.suggestions, 1):
         table.add_row(
             str(k),
-            _change_label(s, a.element),
+            _change_label(s, a.element if a.shape is not None else None),
             f"+{s.extra_bytes:,}" if s.extra_bytes else "0",
             Styled(f"{s.wavefronts:,}", "green" if s.wavefronts < a.wavefronts else "red"),
             *[_pair(s.predicted.get(op)) for op in ops],
@@ -152,9 +157,12 @@ def suggestion_blocks(kernel: KernelTrace) -> list[Block]:
         if a.synthesis is not None:
             out.append(Styled(synthesis_line(a), "dim"))
         if not a.suggestions:
-            out.append(
-                Styled("no pad of 1..32 elements or swizzle lowers the kernel's wavefronts", "dim")
+            pads = (
+                "1..32 elements"
+                if a.shape is not None
+                else f"{a.element}..{32 * a.element} B a row"  # whole accesses of its narrowest
             )
+            out.append(Styled(f"no pad of {pads} or swizzle lowers the kernel's wavefronts", "dim"))
         for k, s in enumerate(a.suggestions, 1):
             out += _details(k, s)
         out.append(Styled())
