@@ -54,28 +54,14 @@ def trace_access(
         inner = None
     batch = rec.batch(arch, distinct=True)
     n = batch.requests
-
-    def where(warp: int, occurrence: int) -> tuple[tuple[str, int], ...]:
-        if blocks > 1:
-            return (("block", warp // warps_per_block), ("occurrence", occurrence))
-        return (("occurrence", occurrence),)
-
-    # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
-    # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x blocks
-    # traced; numbers past int32 (a huge grid's) wrap, and such a trace keeps no heat map
-    top = int(batch.warp.max()) + 1 if n else 0
-    cost = cost_requests(
-        [batch],
-        rec.kind,
-        arch,
-        warps=max(warps, top),
-        iterations=int(batch.iteration.max()) + 1 if n else 0,
-        where=where,
-        heat=n > 0 and int(batch.warp.min()) >= 0,
-    )
+    where = _where(warps_per_block, blocks)
+    cost = records_cost(rec, arch, warps=warps, warps_per_block=warps_per_block, blocks=blocks)
+    dependent = int(np.count_nonzero(rec.data_dependent[:n])) + rec.folded_dependent
+    inexact = int(np.count_nonzero(rec.not_modelled[:n])) + rec.folded_inexact
+    if rec.folded is not None:  # the requests folded away as the records reached their bound
+        cost = merged(rec.folded, cost)
     cost = scaled(cost, weight)
-    dependent = weight * int(np.count_nonzero(rec.data_dependent[:n]))
-    inexact = weight * int(np.count_nonzero(rec.not_modelled[:n]))
+    dependent, inexact = weight * dependent, weight * inexact
     off = weight * rec.predicated_off
     for start, end, off0, extra in spans:  # a class's block, counted again for its class
         off += extra * off0
@@ -95,13 +81,79 @@ def trace_access(
         data_dependent_requests=dependent,
         inexact_requests=inexact,
         # cp.async without its global side is costed like a store of its width
-        provisional=ops.get(rec.kind.op).copy and batch.source is None,
+        provisional=ops.get(rec.kind.op).copy and batch.source is None and not rec.folded_source,
         predicated_off=off,
         reads=rec.reads,
         cas_retries=weight * cas_retries,
         contended=contended or cas_retries > 0,
         data_decided=bool(rec.decided & 1),
         data_from=sources(rec.sources | rec.decided) if sources is not None else (),
+    )
+
+
+def _where(warps_per_block: int, blocks: int) -> Callable[[int, int], tuple[tuple[str, int], ...]]:
+    """How the request shown is labelled: its block (in a grid) and occurrence."""
+
+    def where(warp: int, occurrence: int) -> tuple[tuple[str, int], ...]:
+        if blocks > 1:
+            return (("block", warp // warps_per_block), ("occurrence", occurrence))
+        return (("occurrence", occurrence),)
+
+    return where
+
+
+def records_cost(
+    rec: InstructionRecords,
+    arch: ArchProfile,
+    *,
+    warps: int,
+    warps_per_block: int,
+    blocks: int,
+    heat: bool = True,
+) -> Cost:
+    """The cost of the requests ``rec`` keeps now (none folded, no weight): the engine's
+    totals, the worst request and, with ``heat``, the warp x occurrence heat map. The same
+    cost of the requests kept so far is what :meth:`.requests.Recorder.fold` folds away."""
+    batch = rec.batch(arch, distinct=True)
+    n = batch.requests
+    # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
+    # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x blocks
+    # traced; numbers past int32 (a huge grid's) wrap, and such a trace keeps no heat map
+    top = int(batch.warp.max()) + 1 if n else 0
+    return cost_requests(
+        [batch],
+        rec.kind,
+        arch,
+        warps=max(warps, top),
+        iterations=int(batch.iteration.max()) + 1 if n else 0,
+        where=_where(warps_per_block, blocks),
+        heat=heat and n > 0 and int(batch.warp.min()) >= 0,
+    )
+
+
+def fold(rec: InstructionRecords, arch: ArchProfile, *, warps_per_block: int, blocks: int) -> None:
+    """Add the cost of the requests ``rec`` keeps now to its folded cost (before they are
+    dropped: :meth:`.requests.Recorder.fold`), as :func:`trace_access` would cost them."""
+    cost = records_cost(
+        rec, arch, warps=0, warps_per_block=warps_per_block, blocks=blocks, heat=False
+    )
+    rec.folded = cost if rec.folded is None else merged(rec.folded, cost)
+
+
+def merged(first: Cost, then: Cost) -> Cost:
+    """The cost of ``first``'s requests and, after them, ``then``'s: the sums added, the
+    worst request the first one with the most wavefronts (``first``'s on a tie), the heat
+    map dropped (a fold keeps none)."""
+    worst = then if then.max_wavefronts_per_request > first.max_wavefronts_per_request else first
+    summed = first.totals + then.totals
+    return dataclasses.replace(
+        worst,
+        **{f.name: getattr(summed, f.name) for f in dataclasses.fields(summed)},
+        lane_accesses=first.lane_accesses + then.lane_accesses,
+        warps=max(first.warps, then.warps),
+        iterations=max(first.iterations, then.iterations),
+        heat=None,
+        heat_phases=None,
     )
 
 

@@ -14,6 +14,7 @@ carried and of the decisions that chose whether to run it at all (``sources``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -24,10 +25,12 @@ from ..cuda.sass import Instruction
 from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
-from .distinct_rows import Allowance, DistinctRows
+from .distinct_rows import Allowance, DistinctRows, RecordsFull
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+    from ..model import Cost
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 I32: TypeAlias = "npt.NDArray[np.int32]"
@@ -63,6 +66,25 @@ class InstructionRecords:
     decided: int = 0
     #: the bytes the trace's records may still take (shared by every instruction's)
     allowance: Allowance = field(default_factory=Allowance, repr=False)
+    # the requests folded away when the records reached their bound (:meth:`Recorder.fold`):
+    # their cost (totals and worst request; None: none folded), how many depended on data
+    # and how many were not modelled, and whether they carried cp.async's global side
+    folded: Cost | None = field(default=None, repr=False)
+    folded_dependent: int = 0
+    folded_inexact: int = 0
+    folded_source: bool = False
+
+    def clear(self) -> None:
+        """Drop every request kept (after :meth:`Recorder.fold` costed them)."""
+        self.n = 0
+        self.distinct = DistinctRows(self.lanes, self.allowance)
+        self.row = np.zeros(0, dtype=np.int64)
+        self.warp = np.zeros(0, dtype=np.int32)
+        self.iteration = np.zeros(0, dtype=np.int32)
+        self.data_dependent = np.zeros(0, dtype=bool)
+        self.not_modelled = np.zeros(0, dtype=bool)
+        if self.cost is not None:
+            self.cost = np.zeros(0, dtype=np.int64)
 
     def __post_init__(self) -> None:
         self.distinct = DistinctRows(self.lanes, self.allowance)
@@ -225,11 +247,23 @@ class TmaFill:
 class Recorder:
     """Collects the requests of a block (or of every block of a grid)."""
 
-    def __init__(self, warp_size: int = SM90.warp_size, limit: int | None = None) -> None:
+    def __init__(
+        self,
+        warp_size: int = SM90.warp_size,
+        limit: int | None = None,
+        fold: Callable[[InstructionRecords], None] | None = None,
+    ) -> None:
         """``limit``: the most bytes the records may take (:class:`RecordsFull` past it, raised
-        before the allocation that would pass it)."""
+        before the allocation that would pass it, unless ``fold`` costs the requests kept so
+        far: then they are folded into each instruction's sums and dropped, :meth:`fold`)."""
         self.warp_size = warp_size
+        self.limit = limit
         self.allowance = Allowance(limit)
+        self.coster = fold
+        self.folds = 0  # times the records were folded
+        # False while a request's place in the records must stay (a grid traced by class:
+        # a class's block's span of them is counted again for its class)
+        self.foldable = True
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
         self.fills: dict[tuple[int, int, int, int], TmaFill] = {}
@@ -322,7 +356,12 @@ class Recorder:
         counts = self._counts.get(index)
         if counts is None:
             counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
-        rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
+        try:
+            rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
+        except RecordsFull:
+            if not self.fold():
+                raise
+            rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
         counts[uw] += 1
         self.requests += len(uw)
         if t.any():
@@ -371,6 +410,23 @@ class Recorder:
         """Data of ``taint`` decided whether (or how often) lanes run the instruction: a
         tainted guard, or a tainted branch whose threads may reach it (maybe none did)."""
         self._at(index, ins, kind).decided |= taint
+
+    def fold(self) -> bool:
+        """Cost the requests kept so far (``fold``), add them to each instruction's folded
+        sums and drop them, so that recording goes on within the bound; False where that
+        may not be done (no coster, or the records' places must stay)."""
+        if self.coster is None or not self.foldable:
+            return False
+        for rec in self.by_index.values():
+            if rec.n:
+                self.coster(rec)  # adds the cost of its requests to rec.folded
+                rec.folded_dependent += int(np.count_nonzero(rec.data_dependent[: rec.n]))
+                rec.folded_inexact += int(np.count_nonzero(rec.not_modelled[: rec.n]))
+                rec.folded_source |= rec.distinct.src is not None
+            rec.clear()
+        self.allowance.left = self.limit  # every array dropped: the whole bound is free
+        self.folds += 1
+        return True
 
     def instructions(self) -> list[InstructionRecords]:
         """Records of every shared-memory instruction executed, in program order."""

@@ -272,6 +272,8 @@ class KernelTrace:
     arch_note: str | None = None  # why a .cu was built for that target
     # the instructions that cost op_misc wavefronts, in program order (hardware.misc)
     misc_rows: tuple[MiscRow, ...] = ()
+    # what a trace whose records passed their bound and were folded lacks (in words), else None
+    records_note: str | None = None
 
     @property
     def data_dependent(self) -> bool:

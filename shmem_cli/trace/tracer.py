@@ -16,6 +16,7 @@ from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
 from .aggregate import (
     cas_loop_reads,
+    fold,
     line_totals,
     misc_rows,
     not_modelled,
@@ -262,11 +263,22 @@ def trace_kernel(
         cluster=plan.cluster,
     )
     whole_grid = plan.grid != (1, 1, 1)
-    trace = run(
-        function, launch, grid=whole_grid, progress=progress, budget=budget, every_block=every_block
-    )
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
+    blocks = plan.grid[0] * plan.grid[1] * plan.grid[2]
+
+    def folded(rec: Any) -> None:  # the requests kept so far, costed as trace_access does
+        fold(rec, profile, warps_per_block=warps_per_block, blocks=blocks)
+
+    trace = run(
+        function,
+        launch,
+        grid=whole_grid,
+        progress=progress,
+        budget=budget,
+        every_block=every_block,
+        fold=folded,
+    )
     coverage = trace.coverage
     grid_blocks = coverage.blocks if coverage is not None else int(trace.blocks)
     weight = coverage.weight if coverage is not None else 1
@@ -334,8 +346,20 @@ def trace_kernel(
             )
         ),
         records=tuple(trace.records),
+        records_note=_folded_note(trace.records, budget),
         fills=trace.fills,
         fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks),
+    )
+
+
+def _folded_note(records: Any, budget: Budget) -> str | None:
+    """What a trace whose records were folded (:meth:`.requests.Recorder.fold`) lacks."""
+    if not any(rec.folded is not None for rec in records):
+        return None
+    return (
+        f"the requests passed the records' bound ({budget.recorded_bytes >> 20} MiB) and were "
+        "costed in parts as they came: every total is exact, but no heat map is kept and "
+        "--suggest re-costs only the last part's requests"
     )
 
 

@@ -14,7 +14,9 @@ takes about a minute) and stop an endless loop of any block within seconds:
 * a launch may run :data:`SECONDS` of wall time (180: three times the transpose);
   ``--time-limit``;
 * the requests recorded for the report may take :data:`MAX_RECORDED_BYTES` (384 MiB), the copy
-  an array makes as it grows included (checked before each growth: ``distinct_rows.Allowance``).
+  an array makes as it grows included (checked before each growth: ``distinct_rows.Allowance``);
+  records that reach it are costed, summed per instruction and dropped, and the trace goes on
+  (``requests.Recorder.fold``).
 
 Past a budget the trace stops with an error placed at the loop it was in: the
 instructions the block executed most, by source line and SASS offset, and the option
@@ -193,8 +195,8 @@ class Limits:
         :class:`~shmem_cli.trace.distinct_rows.RecordsFull` before an allocation)."""
         return TraceError(
             f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
-            f"MiB by {name} (the requests of every warp are kept for the report): trace "
-            "fewer blocks (a smaller --grid)",
+            f"MiB by {name} (one batch of blocks' requests, or those of a grid traced by "
+            "class, are costed whole): trace fewer blocks (a smaller --grid)",
             None,
         )
 

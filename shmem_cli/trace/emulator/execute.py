@@ -111,14 +111,15 @@ def run(
     budget: budgets.Budget = budgets.DEFAULT,
     batch_threads: int | None = None,
     every_block: bool = False,
+    fold: Callable[[InstructionRecords], None] | None = None,
 ) -> Trace:
     """Run the block ``launch.block_idx``, or with ``grid`` the grid: its first block
     alone and watched, standing for every block when they are proven alike (not with
     ``every_block``: a caller that reads the memory the blocks write), else the others in
     batches of at most ``batch_threads`` threads (:mod:`.grid`), sampled where the grid
-    would run past ``budget``."""
+    would run past ``budget``; ``fold`` costs the records when they reach their bound."""
     program = decode_function(function)
-    recorder = Recorder(launch.warp_size, budget.recorded_bytes)
+    recorder = Recorder(launch.warp_size, budget.recorded_bytes, fold)
     local = any(_uses_local(ins) for ins in function.instructions)
     rows = grids.register_rows(function.instructions)
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)

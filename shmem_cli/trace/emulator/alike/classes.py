@@ -192,11 +192,13 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         before = snapshot(run)
         recorder.tainted = {}
         requests = recorder.requests
+        recorder.foldable = False  # a class's span of the records must stay where it is
         run.batch(plan.only([rep]), watch)
         watch.requests(recorder.tainted, recorder.requests - requests)
         decisions, proven = decisions + watch.decisions, proven + watch.proven
         cls, left = members(left, watch.alike if watch.differs is None else None, rep)
         found.append(since(before, run, rep, len(cls) - 1))
+        recorder.foldable = not any(c.extra for c in found)
         vectors.most = max(floor, _per_block(found) * n // 2)
         loners = loners + 1 if len(cls) == 1 else 0
         if len(cls) == 1 and differs is None:
