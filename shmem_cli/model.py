@@ -78,6 +78,12 @@ def bank_conflicted(wavefronts: Any, phases: Any) -> Any:
     return wavefronts > phases
 
 
+#: the verdicts of :attr:`Totals.verdict`: no bank conflict and no excess over the ideal; no
+#: bank conflict but an excess (the phases themselves); a bank conflict; no request at all
+OK, SPLIT, CONFLICT, IDLE = "ok", "ok*", "conflict", "idle"
+VERDICTS = (OK, SPLIT, CONFLICT, IDLE)
+
+
 @dataclass(frozen=True)
 class Totals:
     """Request totals: the engine's per-request answers summed (``analysis/totals.py``).
@@ -125,6 +131,18 @@ class Totals:
         return self.conflict_free and self.excess_wavefronts > 0
 
     @property
+    def verdict(self) -> str:
+        """The one verdict of these requests, one of :data:`VERDICTS`: ``idle`` (no request),
+        ``conflict`` (a bank conflict: ``conflicted_requests`` > 0, the worst bank's degree is
+        ``max_ways``), ``ok*`` (no bank conflict, an excess: :attr:`excess_without_conflict`)
+        or ``ok``. The text's first column shows it (a conflict as ``N-way``); JSON writes it."""
+        if self.requests == 0:
+            return IDLE
+        if not self.conflict_free:
+            return CONFLICT
+        return SPLIT if self.excess_wavefronts > 0 else OK
+
+    @property
     def efficiency(self) -> float:
         return self.ideal_wavefronts / self.wavefronts if self.wavefronts else 1.0
 
@@ -145,6 +163,7 @@ FIGURES: dict[str, Callable[[Totals], Any]] = {
     "excess_wavefronts": lambda t: t.excess_wavefronts,
     "max_ways": lambda t: t.max_ways,
     "conflict_free": lambda t: t.conflict_free,
+    "verdict": lambda t: t.verdict,
     "conflicted_requests": lambda t: t.conflicted_requests,
     "bandwidth_efficiency": lambda t: round(t.efficiency, 4),
     "cycles": lambda t: t.cycles,
@@ -158,6 +177,7 @@ COST_KEYS = (
     "max_ways",
     "conflict_free",
     "conflicted_requests",
+    "verdict",
 )
 
 

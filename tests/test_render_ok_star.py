@@ -146,11 +146,11 @@ def test_sweep_says_the_same(tmp_path: Path) -> None:
     run = CliRunner().invoke(main, ["sweep", str(path), "--param", "S=1..2", "--no-color"])
     assert run.exit_code == 0, run.output
     lines = [line.rstrip() for line in run.output.splitlines()]
-    rows = [line.split() for line in lines if line.split()[:1] in (["*"], ["2"])]
-    assert rows[0][:4] == ["*", "1", "4", "1"] and rows[0][-4:] == ["2", "ok*", "2", "ok"]
+    rows = [line.split() for line in lines if line.split()[:1] in (["best"], ["2"])]
+    assert rows[0][:4] == ["best", "1", "4", "1"] and rows[0][-4:] == ["2", "ok*", "2", "ok"]
     assert rows[1][:3] == ["2", "6", "3"] and rows[1][-4:] == ["2", "ok*", "4", "2-way"]
     assert sum(line.startswith(NOTE) for line in lines) == 1
     assert lines[-1] == (
-        "best (*): S 1: 4 wavefronts (no bank conflict; 1 over ideal: the phases themselves), "
+        "best: S 1: 4 wavefronts (no bank conflict; 1 over ideal: the phases themselves), "
         "no extra shared memory"
     )

@@ -96,7 +96,9 @@ def analyze(
     one bank must deliver in a phase) and the bandwidth efficiency (ideal /
     wavefronts); a cycle estimate
     too where it differs from the wavefronts (a 16-byte access whose quarter-warp
-    phases have no active lane still takes a cycle for each).
+    phases have no active lane still takes a cycle for each). With --format json
+    each access has the verdict as "verdict": "ok", "ok*", "conflict" (max_ways
+    is its degree) or "idle".
 
     Under it, for every access, a bank table of its worst request (or of the one
     chosen with --request): one row per wavefront, one column per bank 0-31, in

@@ -8,12 +8,10 @@ from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, brief_name, layout
-from .text import DEFAULT_WIDTH, excess_cell, to_rich, to_string
+from .text import BEST_MARK, DEFAULT_WIDTH, excess_cell, to_rich, to_string
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
-
-BEST_MARK = "*"
 
 
 def _settings(v: Variant) -> str:
@@ -99,7 +97,7 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
         out.append(Styled("no variant compiled, traced and fits in shared memory", "bold red"))
         return out
     line = Styled()
-    line.append(f"best ({BEST_MARK}): ", "bold")
+    line.append(f"{BEST_MARK}: ", "bold")
     line.append(_settings(best), "bold green")
     extra = result.extra_bytes(best)
     cost = f"{extra:+,} B shared" if extra else "no extra shared memory"

@@ -7,9 +7,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.sweep import AccessTotals, SweepResult, VariantResult
+from ..model import IDLE
 from .options import RenderOptions
 from .plain import visible
 from .text import (
+    BEST_MARK,
     CYCLES_NOTE,
     SPLIT_NOTE,
     any_split,
@@ -20,14 +22,13 @@ from .text import (
     verdict_word,
 )
 
-BEST_MARK = "*"
 NOTE_WIDTH = 60
 
 
 def _access_cell(a: AccessTotals) -> Text:
-    if a.totals.requests == 0:
-        return Text("idle", style="dim")
     t = a.totals
+    if t.verdict == IDLE:
+        return Text(IDLE, style="dim")
     return Text(f"{t.wavefronts:,} {verdict_word(t)}", style=verdict_color(t))
 
 
@@ -112,7 +113,7 @@ def best_line(result: SweepResult) -> Text:
     o = v.outcome
     t = o.totals
     text = Text()
-    text.append(f"best ({BEST_MARK}): ", style="bold")
+    text.append(f"{BEST_MARK}: ", style="bold")
     text.append(describe_settings(result, v), style="bold green")
     if not t.conflict_free:
         state = f"{t.excess_wavefronts:,} over ideal, {t.max_ways}-way"

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..hardware import ops
-from ..model import Cost, FileResult, Report, RequestDetail, SiteCost, Totals
+from ..model import CONFLICT, IDLE, SPLIT, Cost, FileResult, Report, RequestDetail, SiteCost, Totals
 from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
 
@@ -54,19 +54,21 @@ def compact_lanes(lanes: Iterable[int]) -> str:
 
 
 #: the verdict of an access without bank conflicts that costs more than its ideal
-SPLIT_MARK = "ok*"
 #: what that verdict means (under every table that shows it)
 SPLIT_NOTE = (
-    f"{SPLIT_MARK}: no bank conflict; the excess is the phases themselves (an 8- or 16-byte "
+    f"{SPLIT}: no bank conflict; the excess is the phases themselves (an 8- or 16-byte "
     "access's few active lanes spread over more phases than their bytes need; "
     "docs/hardware-model.md section 8)"
 )
+#: the mark of a sweep's best variant (its row and the line naming it): a word, never ``*``,
+#: which access columns show in ``ok*``
+BEST_MARK = "best"
 
 
 def status_text(cost: Totals) -> Styled:
     """The verdict: ``idle``, ``ok``, ``ok*`` (:data:`SPLIT_NOTE`) or the worst bank's ways."""
-    if cost.requests == 0:
-        return Styled("idle", "dim")
+    if cost.verdict == IDLE:
+        return Styled(IDLE, "dim")
     return Styled(verdict_word(cost), "bold " + verdict_color(cost))
 
 
@@ -87,16 +89,17 @@ def excess_cell(cost: Totals) -> Styled:
 
 
 def verdict_word(cost: Totals) -> str:
-    """``ok``, ``ok*`` (no bank conflict, an excess: :data:`SPLIT_NOTE`) or ``N-way``."""
-    if cost.conflict_free:
-        return SPLIT_MARK if cost.excess_without_conflict else "ok"
-    return f"{cost.max_ways}-way"
+    """The model's verdict (:attr:`~shmem_cli.model.Totals.verdict`) as the tables show it:
+    ``ok``, ``ok*`` (no bank conflict, an excess: :data:`SPLIT_NOTE`), ``idle``, or a bank
+    conflict as ``N-way`` (its worst bank's degree)."""
+    verdict = cost.verdict
+    return f"{cost.max_ways}-way" if verdict == CONFLICT else verdict
 
 
 def any_split(costs: Iterable[Totals]) -> bool:
     """Whether some of ``costs`` has the verdict ``ok*`` (then :data:`SPLIT_NOTE` goes under
     the table that shows it)."""
-    return any(c.requests and verdict_word(c) == SPLIT_MARK for c in costs)
+    return any(c.verdict == SPLIT for c in costs)
 
 
 def split_note(costs: Iterable[Totals]) -> list[Block]:

@@ -138,6 +138,7 @@ class TraceAccess:
                 "excess_wavefronts",
                 "max_ways",
                 "conflicted_requests",
+                "verdict",
                 "bandwidth_efficiency",
                 "cycles",
             ),

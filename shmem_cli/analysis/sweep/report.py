@@ -8,8 +8,8 @@ is the same shape for both (docs/sweep.md)::
 
     {"schema_version": 1, "file", "name", "sweep": [...], "smem_limit_bytes",
      "variants": [{"index", <settings>, "wavefronts", "ideal_wavefronts",
-                   "excess_wavefronts", "max_ways", "cycles", "smem_bytes", "extra_bytes",
-                   "fits", "error", <the front end's own keys>}, ...],
+                   "excess_wavefronts", "max_ways", "verdict", "cycles", "smem_bytes",
+                   "extra_bytes", "fits", "error", <the front end's own keys>}, ...],
      "best": {"index", <settings>, "wavefronts", "extra_bytes"} | null}
 """
 
@@ -23,7 +23,14 @@ from ...model import Totals
 from ...plumbing.errors import ShmemError
 
 #: a variant's figures, in this order (null for a variant without a result)
-VARIANT_KEYS = ("wavefronts", "ideal_wavefronts", "excess_wavefronts", "max_ways", "cycles")
+VARIANT_KEYS = (
+    "wavefronts",
+    "ideal_wavefronts",
+    "excess_wavefronts",
+    "max_ways",
+    "verdict",
+    "cycles",
+)
 
 
 @dataclass(frozen=True)
