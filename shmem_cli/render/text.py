@@ -53,8 +53,8 @@ def compact_lanes(lanes: Iterable[int]) -> str:
     return text
 
 
-#: the verdict of an access without bank conflicts that costs more than its ideal
-#: what that verdict means (under every table that shows it)
+#: what the verdict ``ok*`` (an access without bank conflicts that costs more than its ideal)
+#: means, under every table that shows it
 SPLIT_NOTE = (
     f"{SPLIT}: no bank conflict; the excess is the phases themselves (an 8- or 16-byte "
     "access's few active lanes spread over more phases than their bytes need; "
