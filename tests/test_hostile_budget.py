@@ -165,6 +165,17 @@ def test_records_past_their_bound_are_folded_and_the_totals_stay_exact(
 
 
 @needs_nvdisasm
+def test_a_grid_whose_records_pass_the_bound_is_traced_whole_not_sampled() -> None:
+    """2,048 blocks of 32 distinct requests: about 2.3 MiB of records, past half a 1.5 MiB
+    bound (where the grid used to be sampled): every block is traced, and counted."""
+    kernel = _distinct(3 << 19, grid=2048)
+    assert kernel.launch.blocks_traced == 2048
+    assert kernel.launch.coverage is not None and kernel.launch.coverage.mode == "whole"
+    assert [a.cost.requests for a in kernel.accesses] == [2048 * 8] * 5
+    assert kernel.records_note is not None
+
+
+@needs_nvdisasm
 def test_a_batch_of_blocks_past_the_bound_alone_is_refused() -> None:
     """Folding frees the whole bound, but one batch's requests must fit in it."""
     refusal = "records passed 0 MiB by block .* of 512 \\(one batch of blocks"

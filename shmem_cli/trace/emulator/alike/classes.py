@@ -255,6 +255,8 @@ def run_rest(
     runs = max(1, len(first))
     per_block = max(most, -(-(run.executed - executed) // runs))
     per_requests = -(-(recorder.requests - requests) // runs)
+    if recorder.foldable and recorder.coster is not None:
+        per_requests = 0  # records that reach their bound are folded: they bound nothing
     chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first)
     done = set(first)
     todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
