@@ -136,6 +136,10 @@ def test_documented_command_runs_as_printed(command: Command, checkout: Path) ->
             pytest.skip(f"needs nvcc to compile {compiled.source} (no kept cubin)")
     if command.argv[1] == "trace" and toolchain.which("nvdisasm") is None:
         pytest.skip("needs nvdisasm (pip install 'shmem[cuda]')")
+    for writer in _writers_of_what_it_reads(command, checkout):
+        # the pages write a baseline before they read it; two test workers may each run
+        # one of the two commands, in their own checkout
+        assert run(writer, checkout)[0] in (0, 1), f"{writer.where}: `{writer.text}` failed"
     status, output = run(command, checkout)
     found_status = command.argv[1] in FOUND_STATUS or "--compare" in command.argv
     allowed = {0, 1} if found_status else {0}  # trace --compare: exit 1 on a disagreement
@@ -145,6 +149,20 @@ def test_documented_command_runs_as_printed(command: Command, checkout: Path) ->
     for c in COMMANDS:
         if c.text == command.text and c.shown is not None:
             assert got == c.shown, f"{c.where}: the output of `{c.text}` is not what it shows"
+
+
+def _writers_of_what_it_reads(command: Command, checkout: Path) -> list[Command]:
+    """The documented commands that write a baseline ``command`` reads (``--baseline F``)
+    and that is not in ``checkout`` yet."""
+    argv = command.argv
+    reads = {argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--baseline"}
+    missing = {name for name in reads if not (checkout / name).exists()}
+    return [
+        c
+        for c in TO_RUN
+        if any(c.argv[i] == "--write-baseline" and c.argv[i + 1] in missing
+               for i in range(len(c.argv) - 1))
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
