@@ -82,6 +82,9 @@ def bank_conflicted(wavefronts: Any, phases: Any) -> Any:
 #: bank conflict but an excess (the phases themselves); a bank conflict; no request at all
 OK, SPLIT, CONFLICT, IDLE = "ok", "ok*", "conflict", "idle"
 VERDICTS = (OK, SPLIT, CONFLICT, IDLE)
+#: a trace row's verdict in a retried compare-and-swap loop, whatever its counts (the GPU's
+#: timing decides them): ``shmem_cli.trace.result.TraceAccess.verdict``
+CONTENDED = "contended"
 
 
 @dataclass(frozen=True)

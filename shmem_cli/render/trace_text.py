@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..hardware import ops
 from ..hardware.ops import OP_NAMES
+from ..model import CONTENDED
 from ..trace.result import (
     CP_ASYNC_NOTE,
     FileTrace,
@@ -86,7 +87,7 @@ def instruction_table(kernel: KernelTrace) -> Table:
     for a in kernel.accesses:
         site, c = a.site, a.cost
         cells: list[Cell] = [
-            Styled("contended", "yellow") if a.contended else status_text(c),
+            Styled(a.verdict, "yellow") if a.verdict == CONTENDED else status_text(c),
             _line_cell(a),
             Styled(site.sass),
             f"{c.op} ({c.width} B)",

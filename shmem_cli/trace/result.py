@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hardware.ops import OP_NAMES
-from ..model import Cost, Totals
+from ..model import CONTENDED, Cost, Totals
 from .side_totals import DsmemTotals, MiscRow, MiscTotals, NotModelled
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
@@ -88,6 +88,13 @@ class TraceAccess:
         """Whether global-memory data decides its addresses, its lanes or its count."""
         return self.data_dependent_requests > 0 or self.data_decided
 
+    @property
+    def verdict(self) -> str:
+        """The row's verdict, the text's first column and JSON's ``"verdict"``: ``contended``
+        for a part of a retried compare-and-swap loop (its counts are the GPU's timing, never
+        ``ok``), else its cost's (:attr:`~shmem_cli.model.Totals.verdict`)."""
+        return CONTENDED if self.contended else self.cost.verdict
+
     # --- the Python API's names for them (docs/python.md), nothing more -----------------
 
     @property
@@ -150,6 +157,7 @@ class TraceAccess:
             "cas_retries": self.cas_retries,
             "contended": self.contended,
         }
+        out["verdict"] = self.verdict
         if self.reads is not None:
             out["reads"] = self.reads
         worst = self.cost.worst_json()
