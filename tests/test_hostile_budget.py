@@ -33,7 +33,7 @@ from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.requests import Recorder
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .hostile import CUBIN, CUBIN2, quiet, refused, shmem
+from .hostile import CUBIN, CUBIN2, PEAK_LIMIT_MIB, quiet, refused, shmem
 
 SPIN = ("trace", str(CUBIN), "-k", "spin")
 # the loop of hostile.cu's spin: lines 8-11, SASS 0x0130-0x01d0 (nvdisasm of the kept cubin)
@@ -258,7 +258,8 @@ def test_requests_that_fill_the_records_stay_under_1_gib() -> None:
     ran = shmem(*distinct, "--no-tables", timeout=300)
     assert ran.code == 0, ran.text[-2000:]
     assert "passed the records' bound (384 MiB)" in ran.text
-    assert ran.peak_mib < 512, ran.peak_mib
+    # the records' 384 MiB and the costing of a fold beside them (about 510 MiB measured)
+    assert ran.peak_mib < PEAK_LIMIT_MIB, ran.peak_mib
 
 
 @needs_nvdisasm
