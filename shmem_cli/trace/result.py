@@ -341,6 +341,7 @@ class KernelTrace:
             "rules_note": self.rules_note,
             "target": self.target or self.arch,
             "arch_note": self.arch_note,
+            "records_note": self.records_note,
             "block": list(launch.block),
             "grid": list(launch.grid),
             "cluster": list(launch.cluster),
