@@ -5,7 +5,7 @@ A request merges when lane n and lane n^d give the same address wherever both ar
 active, for some d of the profile's ``pair_merge_distances``, unless the merged phases
 would have a bank conflict (some bank asked for two different words in one merged phase)
 and at most ``pair_merge_conflict_lanes`` lanes are active: then it keeps its unmerged
-phases (measured on the H200: tests/data/trace/pairs3, casloops2's ``lds_pairs``).
+phases (measured on the H200: tests/data/trace/pairs3 and pairs4, casloops2's ``lds_pairs``).
 """
 
 from __future__ import annotations
