@@ -52,8 +52,7 @@ def trace_access(
     inner = ins.locations[0] if ins.locations else None
     if inner is not None and inner == (file, line):
         inner = None
-    batch = rec.batch(arch, distinct=True)
-    n = batch.requests
+    n = rec.n  # the requests kept (records_cost makes their batch)
     where = _where(warps_per_block, blocks)
     cost = records_cost(rec, arch, warps=warps, warps_per_block=warps_per_block, blocks=blocks)
     dependent = int(np.count_nonzero(rec.data_dependent[:n])) + rec.folded_dependent
@@ -81,7 +80,9 @@ def trace_access(
         data_dependent_requests=dependent,
         inexact_requests=inexact,
         # cp.async without its global side is costed like a store of its width
-        provisional=ops.get(rec.kind.op).copy and batch.source is None and not rec.folded_source,
+        provisional=(
+            ops.get(rec.kind.op).copy and rec.distinct.src is None and not rec.folded_source
+        ),
         predicated_off=off,
         reads=rec.reads,
         cas_retries=weight * cas_retries,
