@@ -12,6 +12,7 @@ with :attr:`CuInputs.allowed`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 from collections.abc import Sequence
@@ -40,9 +41,16 @@ class CuInputs:
     #: their headers is quoted (not one in a configured include root's)
     typed: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def _header_dirs(self) -> tuple[str, ...]:
+        """The library folders, the toolkit's and the host compiler's: found once, not for
+        every header the source scan and the compile's list name (nvcc is looked up on the
+        PATH to name the toolkit's)."""
+        return (*self.libraries, *toolkit_dirs(), *system_dirs())
+
     def library_file(self, path: Path) -> bool:
         """Whether ``path`` is a library's, the toolkit's or the host compiler's header."""
-        return within(path, (*self.libraries, *toolkit_dirs(), *system_dirs()))
+        return within(path, self._header_dirs)
 
     def allowed(self, path: Path) -> bool:
         """Whether the compile may read ``path``: the tree's or a library's file."""
