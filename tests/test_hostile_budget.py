@@ -253,7 +253,9 @@ def test_a_site_is_costed_a_part_at_a_time(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @needs_nvdisasm
-@pytest.mark.slow  # 16,384 blocks; test_the_records_are_bounded is the fast one of its kind
+# 16,384 blocks; test_records_past_their_bound_are_folded_and_the_totals_stay_exact is the
+# fast one of its kind
+@pytest.mark.slow
 def test_requests_that_fill_the_records_stay_under_1_gib() -> None:
     """16,384 blocks of a kernel whose every request differs: the records are folded at their
     bound, and the whole grid is traced."""
