@@ -37,6 +37,7 @@ _NO_HEADER = re.compile(
 
 
 _INSTANTIATED = re.compile(r"\bat line (\d{1,9}) of (\S.{0,4095})$")
+MAX_NOTE_LINES = 200  # lines after a diagnostic read for where the kernel instantiated it
 
 
 def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()) -> str:
@@ -54,7 +55,9 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
             own = tree.inside(file)
             if own or _TOOLKIT.search(file) or within(file, libraries):
                 out.append(shorten(line, 300))
-                where = None if own else _instantiated_at(lines[k + 1 :], tree)
+                where = (
+                    None if own else _instantiated_at(lines[k + 1 : k + 1 + MAX_NOTE_LINES], tree)
+                )
                 if where is not None:
                     out.append(f"{where}: note: instantiated from here (the kernel's own line)")
             else:
@@ -83,8 +86,9 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
 
 def _instantiated_at(after: Sequence[str], tree: SourceTree) -> str | None:
     """The innermost ``at line N of FILE`` in the tree among nvcc's instantiation notes that
-    follow a diagnostic (up to the next diagnostic)."""
-    for raw in after[:200]:
+    follow a diagnostic (up to the next diagnostic; ``after``: the lines that follow it,
+    at most :data:`MAX_NOTE_LINES`, a slice, never the rest of the output per diagnostic)."""
+    for raw in after:
         line = raw.strip()
         if _DIAGNOSTIC.match(line) or _SUMMARY.match(line):
             return None
