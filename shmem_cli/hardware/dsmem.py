@@ -80,19 +80,23 @@ def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
     owner = np.repeat(warps, width)
     sector = written // size
     cta = np.repeat(ctas, width)
-    first = np.unique(_key(_key(owner, cta), sector), return_index=True)[1]
-    keys = np.stack([owner[first], cta[first], sector[first]]).T.tolist()
-    per_cta: dict[tuple[int, int], int] = {}
-    for w, c, _ in keys:
-        per_cta[(w, c)] = per_cta.get((w, c), 0) + 1
-    total = 0
-    for w, c, s in keys:
-        mine = (owner == w) & (sector == s)
-        bytes_ = np.unique(written[mine])
-        one_half = len(np.unique(bytes_ // half)) == 1
-        full = len(bytes_) == size and per_cta[(w, c)] > 1
-        total += 1 if one_half or full else 2
-    return total
+    # per (warp, sector), the CTA aside: how many distinct bytes it writes, in how many halves
+    pair = _key(owner, sector)
+    group = np.unique(pair, return_inverse=True)[1].ravel()
+    groups = int(group.max()) + 1
+
+    def distinct(values: Any) -> Any:  # per group, how many distinct ``values`` it has
+        return np.bincount(group[np.unique(_key(pair, values), return_index=True)[1]], None, groups)
+
+    nbytes, halves = distinct(written), distinct(written // half)
+    # each (warp, CTA, sector) written once, and how many sectors its warp writes of that CTA
+    wc = _key(owner, cta)
+    first = np.unique(_key(wc, sector), return_index=True)[1]
+    _, per_wc, counts = np.unique(wc[first], return_inverse=True, return_counts=True)
+    mine = group[first]
+    one_half = halves[mine] == 1
+    full = (nbytes[mine] == size) & (counts[per_wc.ravel()] > 1)
+    return int(np.where(one_half | full, 1, 2).sum())
 
 
 def remote_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int) -> int:
