@@ -336,8 +336,10 @@ def _build_words(
 ) -> list[str]:
     """The build and launch options ``shmem sweep`` takes as ``shmem trace`` does, for the
     command a suggestion names (without them a CuTe kernel's sweep finds no headers)."""
+    from ..trace.fixes.kernel_terms import NVCC_ARG  # the spelling the suggestion's words drop
+
     words = ["--arch", arch] if arch else []
-    words += [f"--nvcc-arg={a}" for a in nvcc_args]
+    words += [f"{NVCC_ARG}{a}" for a in nvcc_args]
     words += ["--cluster", cluster] if cluster else []
     for c in consts:
         words += ["--const", c]
