@@ -108,5 +108,5 @@ def remote_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int) ->
     if not len(lanes):
         return 0
     per_phase = SM90.warp_size * 4 // width
-    phases = np.unique(np.stack([np.asarray(warps), np.asarray(lanes) // per_phase]), axis=1)
-    return operands * int(phases.shape[1])
+    phases = np.unique(_key(np.asarray(warps), np.asarray(lanes) // per_phase))
+    return operands * len(phases)
