@@ -7,8 +7,9 @@ in the tree)."""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..plumbing.errors import shorten
 from .build import within
@@ -47,16 +48,21 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
     file content reaches a report."""
     out: list[str] = []
     lines = text.splitlines()
+    # each file judged once: nvcc names the same few headers on line after line (a realpath)
+    inside = functools.lru_cache(maxsize=4096)(tree.inside)
+    shown = functools.lru_cache(maxsize=4096)(
+        lambda file: bool(_TOOLKIT.search(file)) or within(file, libraries)
+    )
     for k, raw in enumerate(lines):
         line = raw.rstrip()
         m = _DIAGNOSTIC.match(line)
         if m is not None:
             file = m.group("file")
-            own = tree.inside(file)
-            if own or _TOOLKIT.search(file) or within(file, libraries):
+            own = inside(file)
+            if own or shown(file):
                 out.append(shorten(line, 300))
                 where = (
-                    None if own else _instantiated_at(lines[k + 1 : k + 1 + MAX_NOTE_LINES], tree)
+                    None if own else _instantiated_at(lines[k + 1 : k + 1 + MAX_NOTE_LINES], inside)
                 )
                 if where is not None:
                     out.append(f"{where}: note: instantiated from here (the kernel's own line)")
@@ -84,7 +90,7 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
     return "\n".join(out)
 
 
-def _instantiated_at(after: Sequence[str], tree: SourceTree) -> str | None:
+def _instantiated_at(after: Sequence[str], inside: Callable[[str], bool]) -> str | None:
     """The innermost ``at line N of FILE`` in the tree among nvcc's instantiation notes that
     follow a diagnostic (up to the next diagnostic; ``after``: the lines that follow it,
     at most :data:`MAX_NOTE_LINES`, a slice, never the rest of the output per diagnostic)."""
@@ -93,7 +99,7 @@ def _instantiated_at(after: Sequence[str], tree: SourceTree) -> str | None:
         if _DIAGNOSTIC.match(line) or _SUMMARY.match(line):
             return None
         m = _INSTANTIATED.search(line)
-        if m is not None and tree.inside(m.group(2)):
+        if m is not None and inside(m.group(2)):
             return f"{shorten(m.group(2), 200)}:{m.group(1)}"
     return None
 
