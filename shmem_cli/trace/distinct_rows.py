@@ -66,7 +66,12 @@ class Allowance:
     looks."""
 
     def __init__(self, limit: int | None = None) -> None:
-        self.left = limit  # None: no bound
+        self.limit = limit  # None: no bound
+        self.left = limit
+
+    def free(self) -> None:
+        """Every array that asked was dropped: the whole bound is free again."""
+        self.left = self.limit
 
     def take(self, nbytes: int) -> None:
         """``nbytes`` more, or :class:`RecordsFull`."""

@@ -257,7 +257,6 @@ class Recorder:
         before the allocation that would pass it, unless ``fold`` costs the requests kept so
         far: then they are folded into each instruction's sums and dropped, :meth:`fold`)."""
         self.warp_size = warp_size
-        self.limit = limit
         self.allowance = Allowance(limit)
         self.coster = fold
         self.folds = 0  # times the records were folded
@@ -424,7 +423,7 @@ class Recorder:
                 rec.folded_inexact += int(np.count_nonzero(rec.not_modelled[: rec.n]))
                 rec.folded_source |= rec.distinct.src is not None
             rec.clear()
-        self.allowance.left = self.limit  # every array dropped: the whole bound is free
+        self.allowance.free()  # every array dropped
         self.folds += 1
         return True
 
