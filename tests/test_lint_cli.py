@@ -216,6 +216,38 @@ def test_bad_config_values(project: Path, toml: str, message: str) -> None:
     assert code == 2 and message in err
 
 
+@pytest.mark.parametrize(
+    ("toml", "where", "message"),
+    [
+        ("tool = 5\n", "1:1", "[tool] must be a table"),
+        ("[[tool.shmem]]\npaths = ['specs']\n", "1:1", "[tool.shmem] must be a table"),
+        ("tool = {shmem = 5}\n", "1:1", "[tool.shmem] must be a table"),
+        ("x = 1\ntool.shmem.fail-on = 'bogus'\n", "2:1", "fail-on must be one of"),
+        ("[tool]\nshmem.expect.max_ways = -1\n", "2:1", "max_ways must be a positive"),
+        ("[tool.shmem]\nfail-on = 'error'\nfail-on = 'info'\n", "3:17", "Cannot overwrite"),
+        ("\ufeff[tool.shmem]\n", "1:1", "a byte-order mark?"),
+        ('[tool.shmem]\npaths = ["a\\u0000b"]\n', "2:1", "paths: a string holds a NUL"),
+    ],
+)
+def test_hostile_config_shapes_are_located(
+    project: Path, toml: str, where: str, message: str
+) -> None:
+    """A [tool] that is no table, an array of tables, dotted and inline keys, tomllib's own
+    errors: each at its line and column (a table not spelled as a header ended in a
+    traceback: IndexError, AttributeError)."""
+    (project / "pyproject.toml").write_text(toml, encoding="utf-8")
+    code, _, err = run("lint", "specs")
+    assert code == 2 and f"pyproject.toml:{where}: error: " in err and message in err, err
+    assert "Traceback" not in err
+
+
+def test_config_not_utf8_is_located(project: Path) -> None:
+    (project / "pyproject.toml").write_bytes(b"[tool.shmem]\nfail-on = '\xe9'\n")
+    code, _, err = run("lint", "specs")
+    assert code == 2
+    assert "pyproject.toml:2:12: error: cannot read config: byte 0xe9 is not UTF-8" in err
+
+
 def test_explicit_config_file(project: Path) -> None:
     (project / "ci.toml").write_text('[tool.shmem]\nexclude = ["conflict.yaml"]\n')
     assert run("lint", "specs", "--config", "ci.toml")[0] == 0

@@ -98,48 +98,80 @@ def load_config(path: Path) -> LintConfig:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ShmemError(f"cannot read config: {exc}", path=str(path), code="config") from None
+        head = raw[: exc.start].decode("utf-8", "replace")
+        line, column = head.count("\n") + 1, len(head) - head.rfind("\n")
+        raise ShmemError(
+            f"cannot read config: byte 0x{raw[exc.start]:02x} is not UTF-8 "
+            "(save the file as UTF-8)",
+            path=str(path),
+            pos=SourcePos(line, column),
+            code="config",
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ShmemError(f"invalid TOML: {exc}", path=str(path), code="config") from None
+        raise _toml_error(str(exc), path) from None
     except (ValueError, RecursionError):  # a number of thousands of digits, deep nesting
         raise ShmemError(
             "the TOML holds a number too long or nesting too deep to read",
             path=str(path),
             code="config",
         ) from None
-    table = data.get("tool", {}).get("shmem")
+    reader = _Reader(path, text)
+    tool = data.get("tool")
+    if tool is not None and not isinstance(tool, dict):
+        raise reader.error("[tool] must be a table", "tool", "")
+    table = (tool or {}).get("shmem")
     if table is None:
         return LintConfig(source=path, base=path.parent)
-    return _Reader(path, text).read(table)
+    return reader.read(table)
+
+
+_TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)\Z", re.S)
+
+
+def _toml_error(message: str, path: Path) -> ShmemError:
+    """tomllib's message, its ``(at line N, column M)`` made the error's position."""
+    m = _TOML_AT.match(message)
+    pos = SourcePos(int(m.group(2)), int(m.group(3))) if m else None
+    text = m.group(1) if m else message
+    if pos == SourcePos(1, 1) and text == "Invalid statement":
+        text += " (a byte-order mark? save the file as UTF-8 without one)"
+    return ShmemError(f"invalid TOML: {text}", path=str(path), pos=pos, code="config")
 
 
 class _Reader:
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # TOML's lines end at LF only
 
     def where(self, key: str, table: str = "tool.shmem") -> SourcePos | None:
-        """Best effort: the line that sets ``key`` in ``[table]``, else that table's header."""
+        """Best effort: the line that sets ``table.key`` (a key in its ``[table]``, a dotted
+        key, a header), else the line of the nearest table above it that one sets (an
+        inline table's key)."""
+        wanted = f"{table}.{key}" if table else key
+        found: dict[str, SourcePos] = {}
         section = ""
-        header: SourcePos | None = None
-        key_rx = re.compile(r'^\s*(["\']?)' + re.escape(key) + r"\1\s*=")
         for n, line in enumerate(self.lines, 1):
-            head = re.match(r"^\s*\[([^\[\]]+)\]\s*(#.*)?\Z", line)
+            head = re.match(r"^\s*\[\[?([^\[\]]+)\]\]?\s*(#.*)?\Z", line)
             if head:
                 section = re.sub(r"[\s\"']", "", head.group(1))
-                if section == table:
-                    header = SourcePos(n, 1)
-            elif section == table and key_rx.match(line):
-                return SourcePos(n, len(line) - len(line.lstrip()) + 1)
-        return header
+                found.setdefault(section, SourcePos(n, 1))
+                continue
+            assign = re.match(r"^(\s*)([\w\-.\"' ]+?)\s*=", line)
+            if assign:
+                name = re.sub(r"[\s\"']", "", assign.group(2))
+                full = f"{section}.{name}" if section else name
+                found.setdefault(full, SourcePos(n, len(assign.group(1)) + 1))
+        parts = wanted.split(".")
+        for end in range(len(parts), 0, -1):
+            pos = found.get(".".join(parts[:end]))
+            if pos is not None:
+                return pos
+        return None
 
     def error(self, message: str, key: str, table: str = "tool.shmem") -> ShmemError:
-        pos = self.where(key, table)
-        if pos is None and table != "tool.shmem":  # an inline table: point at its key
-            pos = self.where(table.rsplit(".", 1)[1])
-        return ShmemError(message, path=str(self.path), pos=pos, code="config")
+        return ShmemError(message, path=str(self.path), pos=self.where(key, table), code="config")
 
     def unknown(self, key: str, known: tuple[str, ...], table: str) -> ShmemError:
         near = difflib.get_close_matches(key.replace("_", "-"), known, n=1, cutoff=0.5)
@@ -153,6 +185,8 @@ class _Reader:
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.error(f"[tool.shmem] {key} must be a list of strings", key)
+        if any("\0" in v for v in value):
+            raise self.error(f"[tool.shmem] {key}: a string holds a NUL character", key)
         return tuple(value)
 
     def read(self, table: Any) -> LintConfig:
