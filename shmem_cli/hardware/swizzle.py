@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 # a string constraint: numpy.typing is not imported at run time (start-up)
 Offset = TypeVar("Offset", int, "npt.NDArray[np.int64]")
 
-_CUTE = re.compile(r"^(?:swizzle|s)?<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\Z", re.IGNORECASE)
+# a pattern, compiled by re (and cached) on first use: most specs name no CuTe swizzle
+_CUTE = r"(?i)^(?:swizzle|s)?<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\Z"
 MAX_BIT = 31  # offsets are below 2 GiB: no term reads or writes a higher bit
 MAX_TERMS = 64  # bounded text: no more CuTe pieces than this in one written map
 
@@ -254,7 +255,7 @@ def parse_swizzle(text: str) -> Swizzle | None:
         raise ValueError(f"a swizzle of more than {MAX_TERMS} parts: {shorten(text)!r}")
     pieces = []
     for part in parts:
-        m = _CUTE.match(part.strip())
+        m = re.match(_CUTE, part.strip())
         if not m:
             raise ValueError(
                 f"unknown swizzle {shorten(text)!r}; use none, 32B, 64B, 128B, "

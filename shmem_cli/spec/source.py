@@ -57,7 +57,7 @@ _SEQ = _YAML + "seq"
 _MAP = _YAML + "map"
 _MERGE = _YAML + "merge"
 _TIMESTAMP = _YAML + "timestamp"
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # a pattern: compiled on first use, for non-ASCII text only
 
 
 # --------------------------------------------------------------------------
@@ -188,7 +188,7 @@ class _Converter:
             raise self.error("expected a plain value", node)
         tag = node.tag
         if tag == _STR:
-            if _SURROGATE.search(node.value):
+            if not node.value.isascii() and re.search(_SURROGATE, node.value):
                 # a "\ud800" escape: not a character, and it cannot be printed as UTF-8
                 raise self.error("invalid YAML: an escape gives a lone UTF-16 surrogate", node)
             return node.value

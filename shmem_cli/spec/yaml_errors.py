@@ -86,8 +86,9 @@ def syntax_error(exc: yaml.YAMLError, text: str, path: str) -> ShmemError:
 
 
 # a value, after ``key:`` (or ``- key:``), that holds characters YAML gives a meaning of its own
-_KEY_VALUE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.]*)\s*:\s+(.+?)\s*(?:#.*)?$")
-_C_SYNTAX = re.compile(r"[?!&*|<>%@`]|:\s")
+# (patterns compiled by re on first use: only a spec with a YAML error needs them)
+_KEY_VALUE = r"^\s*(?:-\s+)?([A-Za-z_][\w.]*)\s*:\s+(.+?)\s*(?:#.*)?$"
+_C_SYNTAX = r"[?!&*|<>%@`]|:\s"
 #: the longest line given back quoted in a hint (a longer one is said without its text)
 MAX_EXAMPLE = 120
 
@@ -110,18 +111,18 @@ def _in_words(exc: yaml.MarkedYAMLError, text: str) -> str | None:
         )
     if "mapping values are not allowed" in problem and mark is not None and mark.line > 0:
         above = next((x for x in reversed(lines[: mark.line]) if x.strip()), "")
-        has_value = _KEY_VALUE.match(above) is not None
+        has_value = re.match(_KEY_VALUE, above) is not None
         if has_value and len(line) - len(line.lstrip()) > len(above) - len(above.lstrip()):
             return (
                 "this line is indented deeper than the line above it, which is not a block "
                 "(its value is already given): YAML nests by indentation, so line it up"
             )
-    found = _KEY_VALUE.match(line)
+    found = re.match(_KEY_VALUE, line)
     if (
         found
         and "alias" not in problem
         and found.group(2)[0] not in "'\""
-        and _C_SYNTAX.search(found.group(2).strip("[]"))
+        and re.search(_C_SYNTAX, found.group(2).strip("[]"))
     ):
         key, value = found.group(1), found.group(2)
         inner = value[1:-1].strip() if value.startswith("[") and value.endswith("]") else None
