@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
+
+from .plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 from .plumbing.errors import ShmemError
 
 
-@dataclass(frozen=True)
+@frozen
 class BankCell:
     """One bank in one wavefront: the word it delivers and the lanes that get it."""
 
@@ -25,7 +27,7 @@ class BankCell:
     lanes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Wavefront:
     """One pass of the shared-memory data path: the phase it serves and its bank cells."""
 
@@ -33,7 +35,7 @@ class Wavefront:
     cells: tuple[BankCell, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class RequestDetail:
     """A request explained (``engine.explain_request``): lane addresses, wavefronts in order."""
 
@@ -45,7 +47,7 @@ class RequestDetail:
     banks: int  # of the architecture: the columns of a bank table
 
 
-@dataclass(frozen=True)
+@frozen
 class RequestRef:
     """One warp-level request: which warp, which loop iteration."""
 
@@ -87,7 +89,7 @@ VERDICTS = (OK, SPLIT, CONFLICT, IDLE)
 CONTENDED = "contended"
 
 
-@dataclass(frozen=True)
+@frozen
 class Totals:
     """Request totals: the engine's per-request answers summed (``analysis/totals.py``).
 
@@ -184,7 +186,7 @@ COST_KEYS = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Cost(Totals):
     """What the requests of one site cost (``analysis/cost.py``, the one door to a cost):
     their totals (a cost *is* the :class:`Totals` of its requests: ``cost.wavefronts``), the
@@ -262,7 +264,7 @@ class SiteCost(Protocol):
     def cost(self) -> Cost: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class SpecSite:
     """One access of a spec: its name, array, element type, place and loops."""
 
@@ -277,7 +279,7 @@ class SpecSite:
         return f"{op} {self.array} ({self.dtype})"
 
 
-@dataclass(frozen=True)
+@frozen
 class AccessResult:
     """One access of a spec (its :class:`SpecSite`) and its :class:`Cost` over all its warps
     and loop iterations."""
@@ -364,7 +366,7 @@ class AccessResult:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class FileResult:
     """One spec file: its accesses, or the error that stopped it."""
 
@@ -396,7 +398,7 @@ class FileResult:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class Report:
     files: tuple[FileResult, ...]
 

@@ -7,13 +7,13 @@ CLI, ``sweep`` and ``lint`` share.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..hardware.engine import AccessKind
 from ..model import AccessResult, FileResult, Report, SpecSite
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 from ..spec.budget import check_work
 from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
 from ..spec.layout import Layout, Variant, resolve
@@ -23,7 +23,7 @@ from .cost import cost_requests
 from .totals import space_batches
 
 
-@dataclass(frozen=True)
+@frozen
 class RequestChoice:
     """A request picked by the user: a warp and a flat loop-iteration index."""
 

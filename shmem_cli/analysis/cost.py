@@ -25,6 +25,7 @@ from ..hardware.arch import ArchProfile
 from ..hardware.async_copy import async_copy_stats
 from ..hardware.engine import B8, I64, AccessKind, RequestStats, explain_request, request_stats
 from ..model import Cost, RequestRef, Totals, bank_conflicted
+from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -38,7 +39,7 @@ Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
 Ints: TypeAlias = "npt.NDArray[np.signedinteger[Any]]"
 
 
-@dataclass(frozen=True)
+@frozen
 class CopySource:
     """The global side of a cp.async batch: each lane's source address, which lanes read
     at least one source byte (``.ca``) or all of them (``.cg``), and whether it bypasses L1."""
@@ -48,7 +49,7 @@ class CopySource:
     bypass: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class RequestBatch:
     """Warp-level requests of one site, one per row, from any front end.
 

@@ -8,11 +8,10 @@ nothing is read or parsed again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle, swizzle_label
 from ..model import FileResult, Report
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 from ..spec.budget import search_refusal
 from ..spec.compile import SpecFile
 from ..spec.layout import Layout, Variant, resolve
@@ -58,7 +57,7 @@ def pitch_swizzle(layout: Layout, array: str) -> Swizzle | None:
     return Swizzle.cute(3, 4, shift)
 
 
-@dataclass(frozen=True)
+@frozen
 class Fix:
     """What --suggest says about one conflicting access: the line shown under it
     (``hint``) and the same in a few words for a one-line overview (``short``)."""

@@ -17,13 +17,13 @@ parameters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..hardware.swizzle import Swizzle, cute_pieces, tma_mode, written
+from ..plumbing.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Triton:
     """Triton's ``swizzled_shared`` parameters of a row-major tile."""
 
@@ -38,7 +38,7 @@ class Triton:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class SwizzleTerms:
     """One map, written every way a user may need it."""
 

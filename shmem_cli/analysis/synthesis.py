@@ -39,6 +39,7 @@ import numpy as np
 from ..hardware.arch import ArchProfile
 from ..hardware.engine import B8, I64, AccessKind
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
+from ..plumbing.frozen import frozen
 from .cost import CopySource, RequestBatch, batch_stats
 
 Fill = Literal["free", "tma"]
@@ -46,7 +47,7 @@ EXHAUSTIVE_MAPS = 1 << 12  # cost every map of the class when there are at most 
 CHUNK_ROWS = 1 << 16  # rows costed per engine call
 
 
-@dataclass(frozen=True)
+@frozen
 class ArrayAccess:
     """One access (instruction or spec access) to the array: its requests, offsets
     relative to the array's first byte, and how many times each row occurs."""
@@ -57,7 +58,7 @@ class ArrayAccess:
     weight: I64 | None = None  # (R,) occurrences of each row (default 1)
 
 
-@dataclass(frozen=True)
+@frozen
 class Synthesis:
     """The best map found for one array and what it costs."""
 

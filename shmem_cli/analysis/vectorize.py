@@ -18,7 +18,6 @@ the inner loop's range rules the pattern out: the compiler cannot see its value.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +25,7 @@ import numpy as np
 from ..hardware import ops
 from ..hardware.engine import AccessKind
 from ..model import Totals
+from ..plumbing.frozen import frozen
 from .cost import rows_stats, stats_totals
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ WIDTHS = (16, 8)
 MAX_LANE_ACCESSES = 1 << 22
 
 
-@dataclass(frozen=True)
+@frozen
 class VectorForm:
     """The merged instruction: its width, how many elements it covers, and its totals."""
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from ..model import AccessResult, Totals
+from ..plumbing.frozen import frozen
 
 Fact = tuple[str, int | str]
 
@@ -58,7 +59,7 @@ class RuleInfo(Protocol):
     def details(self) -> str: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     """One rule violation at one place in one spec file."""
 
@@ -92,7 +93,7 @@ class Finding:
         return (self.path, self.line or 0, self.column or 0, self.code)
 
 
-@dataclass(frozen=True)
+@frozen
 class AccessSummary:
     """One checked access: where it is and its totals (for formats that list passing
     accesses too)."""
@@ -108,7 +109,7 @@ class AccessSummary:
         return cls(site.name, site.line, site.column, result.cost.totals)
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckedFile:
     """One checked spec file: its accesses (empty if it did not load) and its findings."""
 
@@ -118,7 +119,7 @@ class CheckedFile:
     findings: tuple[Finding, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckReport:
     """A whole run: the files in path order, and what the baseline accepted."""
 

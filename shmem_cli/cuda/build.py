@@ -28,11 +28,11 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.frozen import frozen
 from . import toolchain
 
 #: ptxas's words for an instruction the target lacks (``... not supported on .target 'sm_NN'``)
@@ -45,7 +45,7 @@ MAX_FILES = 20_000  # files one compile may read
 _SYSTEM_DEFAULT = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib64/gcc")
 
 
-@dataclass(frozen=True)
+@frozen
 class Build:
     """A compiled ``.cu``: the cubin, the architecture it was built for and why."""
 

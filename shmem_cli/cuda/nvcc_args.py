@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..plumbing.errors import shorten
+from ..plumbing.frozen import frozen
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MACRO_VALUE = re.compile(r"[A-Za-z0-9_.+\-]*\Z")
@@ -150,7 +150,7 @@ def shell_special(text: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@frozen
 class IncludeDir:
     """An ``-I`` folder: as written and resolved (absolute)."""
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..plumbing.frozen import frozen
 from .sass_operands import (
     Operand,
     Reg,
@@ -24,7 +25,7 @@ from .sass_operands import (
 Locations = tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Instruction:
     pc: int  # byte address inside the function
     guard: Reg | None  # @P0, @!UP1; None when unguarded

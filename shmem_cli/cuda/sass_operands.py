@@ -6,9 +6,9 @@ does not know is a :class:`SassSyntaxError` naming it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 
 
 class SassSyntaxError(ShmemError):
@@ -18,7 +18,7 @@ class SassSyntaxError(ShmemError):
 # --- operands ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class Reg:
     """A register: ``kind`` is R, UR, P, UP, B (convergence barrier) or SB (scoreboard).
 
@@ -44,7 +44,7 @@ class Reg:
         return self.kind in ("P", "UP") and self.index == 7
 
 
-@dataclass(frozen=True)
+@frozen
 class Imm:
     """An immediate as printed: ``text``, with its integer value (None if not an integer)
     and its value as a float."""
@@ -59,7 +59,7 @@ class Imm:
     reloc: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Const:
     """``c[bank][offset]`` or ``c[bank][R3+0x10]`` (``reg`` set) or ``cx[UR4][...]``."""
 
@@ -72,7 +72,7 @@ class Const:
     sel: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Mem:
     """A memory reference ``[R8.64+UR4+0x80]``; ``desc`` is the ``desc[UR8]`` register.
 
@@ -86,28 +86,28 @@ class Mem:
     desc: Reg | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Label:
     """A branch target, e.g. ``.L_x_0``."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Special:
     """A special register such as ``SR_TID.X`` or ``SR_CgaCtaId``, or ``SRZ``."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Braced:
     """A ``{...}`` list of operands (DEPBAR's scoreboard list)."""
 
     items: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Gdesc:
     """``gdesc[UR8]`` of a wgmma: the uniform register pair UR8:UR9 holds the A descriptor
     and the next pair UR10:UR11 the B descriptor (UR8:UR9 unused when A comes from

@@ -36,10 +36,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..plumbing.errors import ShmemError, SourcePos, shorten
+from ..plumbing.frozen import frozen
 
 MAX_SOURCE_BYTES = 8 << 20  # one source or header
 MAX_TREE_BYTES = 64 << 20  # all of them together
@@ -54,7 +54,7 @@ _LINE_NAME = re.compile(r'\s*[0-9]+\s*(?:"([^"\n]*)")?')
 _INCLUDES = ("include", "include_next", "import")
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceTree:
     """The folders a kernel build may read (resolved)."""
 
@@ -110,7 +110,7 @@ def confine(path: str | Path, tree: SourceTree, what: str) -> None:
 # --- the scan ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class Directive:
     line: int
     column: int

@@ -25,13 +25,14 @@ evidence is in docs/hardware-model.md and tests/data/. In short:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..plumbing.frozen import frozen
 from . import ops
 from .ops import OP_NAMES
 
 
-@dataclass(frozen=True)
+@frozen
 class AtomicRule:
     """How the lanes of one atomic class share the banks (the engine's rules 5 and 7)."""
 
@@ -66,7 +67,7 @@ MEASURED_ATOMICS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class ArchProfile:
     """Numbers and rules of one GPU architecture's shared memory."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..plumbing.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class DType:
     """An element type: its canonical name, size in bytes and what it is."""
 

@@ -78,10 +78,11 @@ wavefront, for the tables.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
+
+from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -114,7 +115,7 @@ __all__ = [
 METHODS = ("auto", "unit", "word")
 
 
-@dataclass(frozen=True)
+@frozen
 class AccessKind:
     """What one lane of the instruction does.
 
@@ -160,7 +161,7 @@ class AccessKind:
         return np.ones(arch.warp_size, dtype=bool)
 
 
-@dataclass(frozen=True)
+@frozen
 class RequestStats:
     """Per-request results for a batch (arrays of one entry per request)."""
 

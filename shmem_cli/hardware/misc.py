@@ -17,10 +17,11 @@ that vary with timing: not counted here. (The remote atomics' ``op_atom`` wavefr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from ..plumbing.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class MiscRule:
     """What one instruction costs in ``op_misc``: per warp execution, and per completion of
     the CTA barrier it waits at (``BAR.SYNC``: nothing per warp, 1 a CTA each time)."""

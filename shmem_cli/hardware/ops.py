@@ -23,7 +23,7 @@ profile's) and the SASS spellings nvcc emits for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..plumbing.frozen import frozen
 
 __all__ = [
     "ARBITRATION_COUNTER",
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class Counters:
     """The Nsight Compute counters that measure an op (names without ``.sum``)."""
 
@@ -79,7 +79,7 @@ def unit_counters(unit: str) -> Counters:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class Op:
     """One kind of shared-memory instruction and everything said about it."""
 
@@ -279,7 +279,7 @@ def launch_counters() -> frozenset[str]:
     return frozenset((*ops, *extra))
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceColumns:
     """The columns of Nsight Compute's source page (``--page source --csv``) per SASS
     instruction: executions (warps with an active lane), shared wavefronts, their ideal."""
@@ -335,7 +335,7 @@ def sass_width(mods: tuple[str, ...]) -> tuple[int, bool]:
 # --- atomics ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class AtomicKind:
     """An atomic operation a spec may name, as the engine charges it and nvcc spells it."""
 

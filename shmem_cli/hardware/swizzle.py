@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from ..plumbing.errors import shorten
+from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -50,7 +50,7 @@ def _canonical(terms: dict[int, int]) -> Terms:
     return tuple(sorted((s, m) for s, m in terms.items() if m))
 
 
-@dataclass(frozen=True)
+@frozen
 class Swizzle:
     """An XOR map of in-array byte offsets (module docstring): ``terms`` are (source bit,
     target mask) pairs, sources ascending, each target below its source."""

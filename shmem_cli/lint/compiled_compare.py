@@ -16,11 +16,12 @@ compiled-coverage (SH008) turn them into findings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..hardware import ops
+from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     from ..model import AccessResult
@@ -32,7 +33,7 @@ WRONG = "wrong"  # the line has instructions of the op, and the numbers differ
 NO_INSTRUCTION = "no-instruction"  # the line has no shared-memory instruction of the op
 
 
-@dataclass(frozen=True)
+@frozen
 class Group:
     """The instructions of one op and width at one source line, totalled."""
 
@@ -58,7 +59,7 @@ class Group:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class Verdict:
     """One access against the compiled code at its line."""
 
@@ -70,7 +71,7 @@ class Verdict:
     wavefronts: int = 0
 
 
-@dataclass(frozen=True)
+@frozen
 class Comparison:
     """Every access's verdict (None: it has no line) and the undescribed instructions."""
 
@@ -81,7 +82,7 @@ class Comparison:
     lines_described: frozenset[tuple[str, int]] = field(default=frozenset())
 
 
-@dataclass(frozen=True)
+@frozen
 class Instruction:
     """One traced shared-memory instruction, as compared: where, what, its totals."""
 

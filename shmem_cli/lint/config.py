@@ -24,12 +24,12 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..checks.report import LABELS, Severity
 from ..plumbing.errors import ShmemError, SourcePos
+from ..plumbing.frozen import frozen
 from ..spec.compile import Expect
 
 KEYS = (
@@ -46,7 +46,7 @@ KEYS = (
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
 
 
-@dataclass(frozen=True)
+@frozen
 class LintConfig:
     """The lint settings of one project; ``source`` is None when no file was read."""
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..analysis.analyze import analyze_spec
 from ..checks.report import AccessSummary, CheckedFile, Finding
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 from ..spec.compile import Expect, SpecFile, load_spec
 from ..spec.layout import resolve
 from ..spec.space import Space
@@ -40,7 +40,7 @@ PARALLEL_MIN_FILES = 48
 CHUNK_FILES = 16
 
 
-@dataclass(frozen=True)
+@frozen
 class LintOptions:
     """What a lint run needs besides the files."""
 
@@ -61,7 +61,12 @@ class LintOptions:
         return self.rules is None or rule.code in self.rules
 
 
-@dataclass(frozen=True)
+#: the options of a run that gives none (one shared instance: a frozen class's fields are
+#: not assigned)
+DEFAULT_OPTIONS = LintOptions()
+
+
+@frozen
 class Target:
     """A file to lint: where to read it, and how to name it in findings."""
 
@@ -104,7 +109,7 @@ def _finding(
     )
 
 
-def lint_file(target: Target, options: LintOptions = LintOptions()) -> CheckedFile:
+def lint_file(target: Target, options: LintOptions = DEFAULT_OPTIONS) -> CheckedFile:
     """Lint one spec file; a spec that does not load is an ``invalid-spec`` finding."""
     try:
         spec = load_spec(target.path)
@@ -229,7 +234,7 @@ def default_jobs() -> int:
 
 
 def lint_files(
-    targets: Iterable[Target], options: LintOptions = LintOptions(), *, jobs: int = 0
+    targets: Iterable[Target], options: LintOptions = DEFAULT_OPTIONS, *, jobs: int = 0
 ) -> tuple[CheckedFile, ...]:
     """Lint files in the order given, in ``jobs`` worker processes (0: one per core).
 

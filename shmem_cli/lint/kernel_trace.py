@@ -18,19 +18,19 @@ itself: the lint reports it as an invalid spec (SH100, exit status 2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     from ..spec.compile import KernelDecl
     from ..trace.result import KernelTrace
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelUnavailable:
     """Why a spec's kernel could not be traced (shown as one finding)."""
 

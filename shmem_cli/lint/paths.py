@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..analysis.analyze import collect_specs
+from ..plumbing.frozen import frozen
 from .core import Target
 
 
-@dataclass(frozen=True)
+@frozen
 class Excludes:
     """Glob patterns and the directory they are relative to."""
 

@@ -13,7 +13,8 @@ one more line, placed at the first problem left out (:func:`cap`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .frozen import frozen
 
 MAX_SHOWN = 60
 
@@ -32,7 +33,7 @@ def shorten(value: object, limit: int = MAX_SHOWN) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@frozen
 class SourcePos:
     """1-based line and column in a source file."""
 

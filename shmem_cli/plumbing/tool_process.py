@@ -27,8 +27,9 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from .frozen import frozen
 
 MIB = 1 << 20
 POLL_SECONDS = 0.02
@@ -60,7 +61,7 @@ class ToolLimit(Exception):
     """The tool ran past one of its limits (the message says which)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Finished:
     returncode: int
     stdout: str

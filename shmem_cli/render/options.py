@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..plumbing.frozen import frozen
 
 #: bank-table rows shown by default (a wavefront each); ``rows=None`` shows every one
 DEFAULT_ROWS = 16
 
 
-@dataclass(frozen=True)
+@frozen
 class RenderOptions:
     """The choices of ``shmem analyze`` that shape its report.
 

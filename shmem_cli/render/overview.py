@@ -12,10 +12,10 @@ from __future__ import annotations
 import shlex
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..model import Report
+from ..plumbing.frozen import frozen
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, table_width
 from .snippet import Sources
@@ -135,7 +135,7 @@ def overview_view(
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class Overview:
     """Several specs' report drawn as one screen (``shmem analyze DIR``): the report, the
     fixes ``--suggest`` finds and the lines its errors quote. Its JSON is the full report's."""

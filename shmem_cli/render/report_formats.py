@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..plumbing.frozen import frozen
 from .options import RenderOptions
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def render_json(result: HasJson) -> str:
     return json.dumps(result.to_json(), indent=2) + "\n"
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportView:
     """How one kind of report is drawn: as text, and as rich renderables (pictures)."""
 
@@ -41,7 +41,7 @@ class ReportView:
     renderables: Callable[[Any, RenderOptions], list[RenderableType]]
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportFormat:
     """One output format: its name, what it draws a report as, and whether it is a picture
     written to a file of its own (``--NAME FILE``) rather than the report itself."""

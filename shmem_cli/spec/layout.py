@@ -15,7 +15,7 @@ call it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from math import prod
 from typing import TYPE_CHECKING, TypeVar
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from ..hardware.swizzle import Swizzle, bit_words
 from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.frozen import frozen
 from .compile import ArrayDecl, Located, SpecFile
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ ALLOC_ALIGN = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Variant:
     """Overrides applied on top of a spec. ``pad``/``swizzle`` keys are array names."""
 
@@ -44,7 +45,7 @@ class Variant:
     swizzle: Mapping[str, Swizzle | None] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class ArrayLayout:
     name: str
     decl: ArrayDecl
@@ -80,7 +81,7 @@ class ArrayLayout:
         return offset + self.offset
 
 
-@dataclass(frozen=True)
+@frozen
 class Layout:
     block: tuple[int, int, int]
     params: Mapping[str, int]

@@ -12,7 +12,7 @@ these through :mod:`shmem_cli.spec.compile`, which re-exports them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from ..hardware import dtypes
@@ -20,6 +20,7 @@ from ..hardware.arch import ArchProfile
 from ..hardware.ops import MATRIX_OPS
 from ..hardware.swizzle import Swizzle
 from ..plumbing.errors import ShmemError, SourcePos, shorten
+from ..plumbing.frozen import frozen
 from .expr import CType, EvalFault, Expr
 
 # the built-in names and their C types: CUDA's threadIdx and blockDim are unsigned int, and
@@ -38,7 +39,7 @@ LOOP_TYPE = CType.INT  # loop variables are int unless the spec says `type:`
 DEFAULT_PARAM_TYPE = CType.INT  # params are int unless the spec says `type:`
 
 
-@dataclass(frozen=True)
+@frozen
 class Located:
     """An expression with the place it came from."""
 
@@ -47,7 +48,7 @@ class Located:
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class ArrayDecl:
     name: str
     dtype: dtypes.DType
@@ -58,7 +59,7 @@ class ArrayDecl:
     pos: SourcePos | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Loop:
     """One loop variable: ``start, start+step, ...`` up to and including ``stop`` or a list."""
 
@@ -127,7 +128,7 @@ class Loop:
         return f"{self.var} = {self.start}..{self.stop}{suffix}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Expect:
     """What a lint run accepts for an access."""
 
@@ -161,7 +162,7 @@ class Expect:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceLine:
     """An access's place in the kernel source: a line of ``file`` (None: kernel.source)."""
 
@@ -173,7 +174,7 @@ class SourceLine:
         return f"{self.file}:{self.line}" if self.file else f"line {self.line}"
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelDecl:
     """The compiled kernel a spec describes (``kernel:``); paths resolved from the spec's folder."""
 
@@ -193,7 +194,7 @@ class KernelDecl:
     spec_path: str = ""  # the spec file (its folder starts relative -I paths)
 
 
-@dataclass(frozen=True)
+@frozen
 class AccessDecl:
     name: str
     array: str
@@ -220,7 +221,7 @@ class AccessDecl:
         return replace(self, loops=tuple(lp.resolved(params) for lp in self.loops))
 
 
-@dataclass(frozen=True)
+@frozen
 class SpecFile:
     """A compiled spec: the single source of truth for every later stage."""
 

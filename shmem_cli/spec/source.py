@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
@@ -24,6 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from shmem_cli.plumbing.bounded_read import GZIP_MAGIC
 from shmem_cli.plumbing.errors import ShmemError, SourcePos, shorten
+from shmem_cli.plumbing.frozen import frozen
 from shmem_cli.spec.yaml_errors import decode_text, mark_pos, offset_pos, syntax_error
 
 __all__ = [
@@ -64,7 +65,7 @@ _SURROGATE = "[\ud800-\udfff]"  # a pattern: compiled on first use, for non-ASCI
 # Document
 
 
-@dataclass(frozen=True)
+@frozen
 class Document:
     """A loaded spec: plain data plus where each value and key came from.
 

@@ -9,13 +9,14 @@ coordinates (1, T) rows, so an expression costs one array operation per node.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from math import prod
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import numpy as np
+
+from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -89,7 +90,7 @@ def read_only(a: I64) -> I64:
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class Batch:
     """Requests of a run of whole loop iterations: rows are (iteration, warp) pairs."""
 
@@ -99,7 +100,7 @@ class Batch:
     active: B8  # (iterations * warps, 32)
 
 
-@dataclass(frozen=True)
+@frozen
 class Space:
     spec: SpecFile
     layout: Layout

@@ -16,19 +16,19 @@ import functools
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..cuda.build import system_dirs, toolkit_dirs, within
 from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
 from ..cuda.sources import SourceTree, check_source
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
 
 MAX_LIBRARY_FILES = 20_000  # files of a library's folders fingerprinted for a cache key
 
 
-@dataclass(frozen=True)
+@frozen
 class CuInputs:
     """A ``.cu`` build's checked arguments, the tree's files it reads (scanned, the source
     first) and the library folders it may read besides (include roots, typed ``-I``)."""

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..hardware.ops import ARBITRATION_COUNTER, SHARED_OPCODES, op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.frozen import frozen
 from .ncu_csv import (
     EXECUTED,
     IDEAL,
@@ -72,7 +72,7 @@ VERDICTS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class InstructionCompare:
     pc: int
     sass: str
@@ -95,7 +95,7 @@ class InstructionCompare:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelCompare:
     """The verdict for one traced kernel against one table of the CSV."""
 
@@ -303,7 +303,7 @@ def compare_file(
     return [compare_kernel(k, code, export.tables, csv_path) for k in kernels]
 
 
-@dataclass(frozen=True)
+@frozen
 class ComparedTrace:
     """``shmem trace --compare``'s report: the trace, and each kernel's comparison with the
     CSV (its JSON is the trace's with a ``compare`` list)."""

@@ -24,12 +24,12 @@ import csv
 import io
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..hardware.ops import SOURCE_COLUMNS, launch_counters
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError, SourcePos, shorten
+from ..plumbing.frozen import frozen
 
 MAX_CSV_BYTES = 256 << 20
 MAX_ROWS = 1_000_000  # instruction rows kept, over every table of the kernels compared
@@ -43,7 +43,7 @@ EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
 COUNTERS = (EXECUTED, WAVEFRONTS, IDEAL)
 
 
-@dataclass(frozen=True)
+@frozen
 class NcuTable:
     """One launch's table of the source page (``rows`` empty for a kernel not asked for)."""
 
@@ -216,7 +216,7 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
     return tables
 
 
-@dataclass(frozen=True)
+@frozen
 class NcuLaunch:
     """One launch's row of the raw page: its kernel and its ``.sum`` counters (by name
     without ``.sum``; only the counters the row gives a number)."""
@@ -225,7 +225,7 @@ class NcuLaunch:
     counters: dict[str, int]
 
 
-@dataclass(frozen=True)
+@frozen
 class NcuExport:
     """A CSV given to ``--compare``: the source page's tables, or the raw page's launches."""
 

@@ -18,7 +18,6 @@ section 9e), so a kernel with those reads above it without the other rows being 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..hardware.ops import (
@@ -29,6 +28,7 @@ from ..hardware.ops import (
     get,
 )
 from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.frozen import frozen
 from .ncu_csv import NcuLaunch
 from .ncu_names import matcher
 from .result import KernelTrace
@@ -36,7 +36,7 @@ from .result import KernelTrace
 ATOM_COUNTER = get("atomic").counters.wavefronts  # the remote atomics count there too
 
 
-@dataclass(frozen=True)
+@frozen
 class OpCompare:
     """One counter of the launch: what Nsight Compute counted and what shmem totals."""
 

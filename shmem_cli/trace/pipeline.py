@@ -25,7 +25,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from ..cuda import toolchain
@@ -36,6 +36,7 @@ from ..cuda.sources import SourceTree, tree_for
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
 from .cu_inputs import CuInputs, cu_inputs
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -56,7 +57,7 @@ from .triton.launch import triton_launch, triton_params
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
 
 
-@dataclass(frozen=True)
+@frozen
 class TraceRequest:
     """What to trace: the file, the kernel, the launch (as ``shmem trace``'s options)."""
 
@@ -112,7 +113,7 @@ class TraceRequest:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class LoadedKernel:
     """A kernel ready to launch: its metadata, parameters and SASS."""
 

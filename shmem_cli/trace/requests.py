@@ -25,6 +25,7 @@ from ..cuda.sass import Instruction
 from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
+from ..plumbing.frozen import frozen
 from .distinct_rows import Allowance, DistinctRows, RecordsFull
 
 if TYPE_CHECKING:
@@ -230,7 +231,7 @@ def _or_rows(t: U8) -> U8:
     return folded
 
 
-@dataclass(frozen=True)
+@frozen
 class TmaFill:
     """Shared memory a TMA copy wrote: where, how much, with which swizzle mode."""
 

@@ -18,11 +18,12 @@ The JSON document (``--format json``; docs/trace.md describes every key)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..hardware.ops import OP_NAMES
 from ..model import CONTENDED, Cost, Totals
+from ..plumbing.frozen import frozen
 from .side_totals import DsmemTotals, MiscRow, MiscTotals, NotModelled
 
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
@@ -34,7 +35,7 @@ CP_ASYNC_NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class SassSite:
     """One SASS instruction of a kernel: where it is and what it says."""
 
@@ -59,7 +60,7 @@ class SassSite:
         return f"{op} pc 0x{self.pc:04x} ({self.opcode})"
 
 
-@dataclass(frozen=True)
+@frozen
 class TraceAccess:
     """One shared-memory SASS instruction (its :class:`SassSite`) and its :class:`Cost` over
     every warp that ran it, with what only a trace knows."""
@@ -171,7 +172,7 @@ class TraceAccess:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class LineTotals:
     """Every shared-memory instruction of one source line, added up."""
 
@@ -191,7 +192,7 @@ class LineTotals:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class GridCoverage:
     """How a grid was traced: ``whole`` (every block ran), ``alike`` (the blocks were proven
     to behave alike: the first ran and stands for all) or ``sample`` (the whole grid would
@@ -223,7 +224,7 @@ class GridCoverage:
         return f"every one of the {self.blocks:,} blocks ran ({self.differs})"
 
 
-@dataclass(frozen=True)
+@frozen
 class LaunchInfo:
     """The launch as traced, for the report."""
 
@@ -250,7 +251,7 @@ class LaunchInfo:
 OP_TOTALS_KEYS = ("requests", "wavefronts", "ideal_wavefronts")
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelTrace:
     """One kernel traced: its launch, its shared-memory instructions and their totals per
     source line and per op."""
@@ -384,7 +385,7 @@ class KernelTrace:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class FileTrace:
     """The kernels traced from one kernel file (a ``.cu``, cubin, executable or Triton
     entry) and where its code came from."""
@@ -397,7 +398,7 @@ class FileTrace:
         return {"path": self.path, "kernels": [k.to_json() for k in self.kernels]}
 
 
-@dataclass(frozen=True)
+@frozen
 class TraceResult:
     """What one ``shmem trace`` run or one ``shmem_cli.trace(...)`` call traced: its files,
     written as one JSON document (``--format json``)."""

@@ -5,11 +5,12 @@ Nsight's ``op_misc`` wavefronts (:class:`MiscRow`, :class:`MiscTotals`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..plumbing.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class NotModelled:
     """An instruction whose shared-memory traffic shmem does not model: a TMA copy through a
     tensor map not given, a remote (distributed shared memory) access, a call to a function
@@ -42,7 +43,7 @@ class NotModelled:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class MiscRow:
     """An instruction that costs Nsight's ``op_misc`` wavefronts (a warp's end, a CTA
     barrier, a GPU-scope memory barrier, a shared instruction a warp reaches with no lane on:
@@ -68,7 +69,7 @@ class MiscRow:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class MiscTotals:
     """The ``op_misc`` wavefronts (docs/hardware-model.md, 9e): the warp executions of the
     instructions that cost them (``requests``) and the wavefronts (Nsight's
@@ -83,7 +84,7 @@ class MiscTotals:
                 "ideal_wavefronts": self.wavefronts}  # fmt: skip
 
 
-@dataclass(frozen=True)
+@frozen
 class DsmemTotals:
     """Distributed shared memory (docs/hardware-model.md, 9d): the warp requests of the
     remote loads, stores and atomics (Nsight's ``smsp__sass_inst_executed_op_dshared_*``),

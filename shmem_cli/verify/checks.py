@@ -8,13 +8,12 @@ measured is a warning, an error with ``--strict`` (which makes verify fail on it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..checks.report import AccessSummary, CheckedFile, CheckReport, Finding, Severity
+from ..plumbing.frozen import frozen
 from .compare import MATCH, MISMATCH, NOT_MEASURED, UNMEASURABLE, Outcome, VerifyReport
 
 
-@dataclass(frozen=True)
+@frozen
 class Check:
     """One way a verified access can fail, with the words a format shows for it."""
 

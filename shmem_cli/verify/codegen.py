@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from ..analysis.analyze import access_kind, analyze_access
 from ..hardware import ops
@@ -37,6 +36,7 @@ from ..hardware.arch import PROFILES
 from ..hardware.dtypes import DType
 from ..hardware.swizzle import cute_pieces
 from ..model import AccessResult
+from ..plumbing.frozen import frozen
 from ..spec.compile import AccessDecl, Loop, SpecFile
 from ..spec.expr import CType, Expr
 from ..spec.layout import Layout, resolve
@@ -48,7 +48,7 @@ SINK_WORDS = max(p.max_threads for p in PROFILES.values())
 PROBE_KERNEL = "shm_probe_smem_base"
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     """One access to measure: its kernel, the instruction it must compile to, the prediction."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 from . import ncu, sass_check
 from .codegen import Target
 
@@ -17,7 +18,7 @@ NOT_MEASURED = "not measured"
 STATUSES = (MATCH, MISMATCH, UNMEASURABLE, NOT_MEASURED)
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     """One access: what shmem predicted, what the GPU counted, and whether they agree."""
 
@@ -116,7 +117,7 @@ def compare(
     return [compare_one(t, grouped, functions) for t in targets]
 
 
-@dataclass(frozen=True)
+@frozen
 class VerifyReport:
     """All outcomes of one run, and where they were measured."""
 

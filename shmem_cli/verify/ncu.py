@@ -19,10 +19,10 @@ import io
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..hardware.ops import ARBITRATION_COUNTER, OPS, Op, get
 from ..plumbing.errors import ShmemError
+from ..plumbing.frozen import frozen
 
 ARBITRATION = f"{ARBITRATION_COUNTER}.sum"
 
@@ -65,7 +65,7 @@ LESS_ARBITRATION = "raw less arbitration"
 PART_ARBITRATION = "raw less part of the arbitration"
 
 
-@dataclass(frozen=True)
+@frozen
 class Launch:
     """The counters of one profiled kernel launch."""
 
@@ -74,7 +74,7 @@ class Launch:
     compute_capability: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Measured:
     """What the GPU counted for one access."""
 

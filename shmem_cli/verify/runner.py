@@ -17,10 +17,10 @@ import glob
 import json
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..cuda.toolchain import ToolError, run, tail, which
+from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import make_folder, write_atomic
 from . import ncu
 from .codegen import Target
@@ -35,7 +35,7 @@ MANIFEST = "manifest.json"
 NCU_FLAGS = ("--clock-control", "none", "--csv", "--print-units", "base")
 
 
-@dataclass(frozen=True)
+@frozen
 class Gpu:
     name: str
     compute_capability: str  # "9.0", or "" when unknown
@@ -58,7 +58,7 @@ class Gpu:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
+@frozen
 class Tools:
     nvcc: str | None
     cuobjdump: str | None

@@ -12,17 +12,17 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
 
 from ..cuda import sass as listing
 from ..cuda.sass_operands import Reg
 from ..hardware import ops
+from ..plumbing.frozen import frozen
 
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 BARRIER = re.compile(r"^BAR(\.|\Z)")
 
 
-@dataclass(frozen=True)
+@frozen
 class Instruction:
     """One SASS instruction: its byte offset, guard predicate (``@P0`` or ``""``) and opcode."""
 
@@ -81,7 +81,7 @@ def shared_opcodes(instructions: list[Instruction]) -> Counter[str]:
     return Counter(i.opcode for i in instructions if i.shared)
 
 
-@dataclass(frozen=True)
+@frozen
 class Expected:
     """The shared-memory instruction an access must compile to, e.g. ``LDS.128``."""
 
@@ -112,7 +112,7 @@ def expected_instruction(
     return Expected(tuple(f"{stem}.{w}" if w else stem for w in _WIDTH_SPELLINGS[size]))
 
 
-@dataclass(frozen=True)
+@frozen
 class Verdict:
     """Whether a kernel measures what it claims; ``reason`` says why not."""
 

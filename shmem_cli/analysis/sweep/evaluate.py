@@ -21,10 +21,12 @@ access goes through :func:`shmem_cli.analysis.totals.scan_access`, analyze's own
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+
+from ...plumbing.frozen import frozen
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -49,7 +51,7 @@ CACHE_LANES = 1 << 23  # index values kept per params value (x 8 bytes per dimen
 ROOMY_SMEM = 1 << 22  # layouts up to 4 MiB are analyzed, so that a non-fitting one gets numbers
 
 
-@dataclass(frozen=True)
+@frozen
 class _Indices:
     """An access's distinct requests in index space, with how often each occurs.
 

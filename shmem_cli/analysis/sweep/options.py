@@ -11,12 +11,12 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 from ...hardware.swizzle import Swizzle, parse_swizzle, swizzle_label
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 from ...spec.compile import SpecFile
 from ...spec.layout import Variant
 
@@ -68,7 +68,7 @@ def split_swizzles(text: str) -> list[str]:
     return parts
 
 
-@dataclass(frozen=True)
+@frozen
 class Axis:
     """One swept setting: a param, the pad or the swizzle of one array (``target``) or of all."""
 
@@ -125,7 +125,7 @@ def parse_axis(kind: str, text: str) -> Axis:
     return Axis(kind, target, values)
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """The axes of a sweep; :meth:`points` walks their cross product, last axis fastest."""
 
@@ -217,7 +217,7 @@ class Plan:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class Settings:
     pad: int | dict[str, int] | None
     swizzle: str | dict[str, str] | None

@@ -16,11 +16,12 @@ is the same shape for both (docs/sweep.md)::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ...model import Totals
 from ...plumbing.errors import ShmemError
+from ...plumbing.frozen import frozen
 
 #: a variant's figures, in this order (null for a variant without a result)
 VARIANT_KEYS = (
@@ -33,7 +34,7 @@ VARIANT_KEYS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class RankedVariant:
     """One variant of a sweep as it is ranked and written."""
 

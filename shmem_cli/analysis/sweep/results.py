@@ -7,17 +7,18 @@ JSON is the model's (:meth:`~shmem_cli.model.Totals.json`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ...model import COST_KEYS, Totals
 from ...plumbing.errors import ShmemError
+from ...plumbing.frozen import frozen
 from ...spec.layout import Variant
 from .options import Axis, Settings
 from .report import RankedVariant, sweep_json
 
 
-@dataclass(frozen=True)
+@frozen
 class AccessTotals:
     """One access under one variant: totals over all its warps and loop iterations."""
 
@@ -28,7 +29,7 @@ class AccessTotals:
         return {"name": self.name, **self.totals.json(*COST_KEYS, "cycles")}
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     """What one variant gives: totals per access, or the reason it is invalid."""
 
@@ -51,7 +52,7 @@ class Outcome:
         return total
 
 
-@dataclass(frozen=True)
+@frozen
 class VariantResult:
     index: int
     point: tuple[Any, ...]  # one value per axis of the plan
@@ -81,7 +82,7 @@ class VariantResult:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class SweepResult:
     path: str
     name: str

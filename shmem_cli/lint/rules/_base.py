@@ -10,7 +10,6 @@ into findings with the rule's code, name, severity and the access's place.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ from ...checks.report import Fact, Severity
 from ...hardware import ops
 from ...model import AccessResult, RequestDetail
 from ...plumbing.errors import ShmemError
+from ...plumbing.frozen import frozen
 from ...spec.compile import Expect
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..kernel_trace import KernelUnavailable
 
 
-@dataclass(frozen=True)
+@frozen
 class AccessCheck:
     """One analyzed access and what is expected of it."""
 
@@ -56,7 +56,7 @@ class AccessCheck:
         return e.max_ways is not None or e.max_wavefronts_per_request is not None
 
 
-@dataclass(frozen=True)
+@frozen
 class FileCheck:
     """One spec file: its path, and the error that stopped it from loading, if any."""
 
@@ -67,7 +67,7 @@ class FileCheck:
     compiled: Comparison | KernelUnavailable | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Hit:
     """What a rule's check function reports: a message, its numbers, optionally a place."""
 
@@ -82,7 +82,7 @@ AccessFn = Callable[[AccessCheck], Iterable[Hit]]
 FileFn = Callable[[FileCheck], Iterable[Hit]]
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     """A registered rule; built from its module (see :func:`rule_from_module`)."""
 
@@ -136,7 +136,7 @@ def lane_list(lanes: Sequence[int], limit: int = 6) -> str:
     return ",".join(map(str, ls[:limit])) + f",... ({len(ls)} lanes)"
 
 
-@dataclass(frozen=True)
+@frozen
 class BankPileUp:
     """The busiest bank of a request: its phase, the lanes that use it, its words."""
 

@@ -13,14 +13,15 @@ check report to text and one entry here (CONTRIBUTING.md, "Adding an output form
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
+
+from ...plumbing.frozen import frozen
 
 if TYPE_CHECKING:  # (commands read FORMATS at start-up: nothing heavy at run time)
     from ...checks.report import CheckReport, RuleInfo, Severity
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckContext:
     """What a check format needs besides the report."""
 

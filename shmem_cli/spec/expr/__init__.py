@@ -13,11 +13,12 @@ definition of the language) and ``"auto"`` (fast, then lark to explain an error)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Literal
 
 from ...plumbing.errors import ShmemError, SourcePos, shorten
+from ...plumbing.frozen import frozen
 from . import evaluate as _evaluate
 from . import fast, grammar, typecheck
 from .ctype import CType
@@ -29,7 +30,7 @@ __all__ = ["MAX_LENGTH", "CType", "EvalFault", "Expr", "Node", "Value", "compile
 Kind = Literal["auto", "fast", "lark"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Expr:
     """A compiled expression: the typed tree of ``text``."""
 

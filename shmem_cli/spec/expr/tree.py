@@ -9,9 +9,9 @@ them recursively.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from ...plumbing.frozen import frozen
 from .ctype import CType, cast_type, literal
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ BINARY_LEVELS = (
 UNARY_OPS = ("~", "!", "+", "-")
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class Node:
     """One node: ``kind`` is num, name, unop, cast, binop, ternary or call.
 

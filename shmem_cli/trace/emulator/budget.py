@@ -40,6 +40,7 @@ import numpy as np
 
 from ...cuda.sass import Instruction
 from ...plumbing.errors import SourcePos
+from ...plumbing.frozen import frozen
 from .trace_error import TraceError
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ LAUNCH_RANGE = (1, 1 << 50)
 SECONDS_RANGE = (0.001, 86_400.0)
 
 
-@dataclass(frozen=True)
+@frozen
 class Budget:
     """The budgets of one trace (None: the default)."""
 

@@ -20,10 +20,10 @@ the last included, as many as fit, and the report says so (:class:`Coverage`, wi
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from ...cuda.sass import Instruction
 from ...cuda.sass_operands import Mem, Reg
+from ...plumbing.frozen import frozen
 from .budget import Budget
 from .state import LOCAL_BYTES, Launch
 
@@ -39,7 +39,7 @@ THREAD_BYTES = 256 * 5 + 64 * 5 + 16 * 2 + 160 + 256
 REQUEST_BYTES = 36
 
 
-@dataclass(frozen=True)
+@frozen
 class Batch:
     """Blocks run together: their indices and their numbers in launch order."""
 
@@ -76,7 +76,7 @@ def batch_bytes(launch: Launch, ctas: int, *, local: bool, registers: int = 256)
     return threads * per_thread + ctas * per_cta
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """The blocks of a launch that run, in batches of whole clusters (a cluster: the CTAs
     of a thread-block cluster, one block without clusters)."""
@@ -184,7 +184,7 @@ def plan(
 # --- the proof that blocks behave alike ---------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class Proof:
     """The blocks behave alike, class by class: what was checked, in words for the report."""
 
@@ -235,7 +235,7 @@ class Proof:
         return " ".join(said)
 
 
-@dataclass(frozen=True)
+@frozen
 class Differs:
     """Why the blocks were not proven alike: the first decision that depends on them."""
 
@@ -253,7 +253,7 @@ class Differs:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class Coverage:
     """How the trace covered the grid: ``block`` (one block), ``whole`` (every block ran),
     ``alike`` (blocks ran and stand for the others: every block, or those of their class,

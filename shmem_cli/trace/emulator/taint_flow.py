@@ -28,13 +28,13 @@ taint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Label, Reg
+from ...plumbing.frozen import frozen
 from .operands import Dest
 from .state import TAINT_BLOCK, Block
 
@@ -55,7 +55,7 @@ CONTROL = (*_JUMPS, *_ENDS)
 FOLLOWED = np.uint8(0xFF & ~TAINT_BLOCK)
 
 
-@dataclass(frozen=True)
+@frozen
 class Region:
     """What a branch decides: the shared-memory instructions its threads may reach before
     they reconverge, and the registers those paths write."""

@@ -32,12 +32,12 @@ swizzle's XOR), so no layout can make a core matrix conflict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...plumbing.frozen import frozen
 from .tma import swizzle
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ M = 64
 LAYOUTS = {0: 0, 1: 128, 2: 64, 3: 32}  # descriptor layout code -> swizzle bytes (0 none)
 
 
-@dataclass(frozen=True)
+@frozen
 class Descriptor:
     start: int  # shared address, bytes
     lbo: int

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...hardware import ops
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 from ..kernel.cubin import Kernel, read_section
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ _ARRAY_OPTION = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class SharedArray:
     """One shared-memory array: where it lies in the block's shared window (bytes)."""
 

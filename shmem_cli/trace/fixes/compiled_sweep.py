@@ -22,7 +22,6 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from ...hardware.ops import OP_NAMES as TRACE_OPS
 from ...model import Totals
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
+from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
 from ..cu_inputs import CuInputs
 from ..pipeline import TraceRequest, trace_file
@@ -45,7 +45,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 MAX_VARIANTS = 256  # compiles are seconds each: a sweep beyond this is refused
 
 
-@dataclass(frozen=True)
+@frozen
 class Define:
     """One ``--define NAME=VALUES`` axis."""
 
@@ -68,7 +68,7 @@ def parse_define(text: str) -> Define:
     return Define(name, parse_values(values.strip(), limit=MAX_VARIANTS))
 
 
-@dataclass(frozen=True)
+@frozen
 class Variant:
     """One combination: what it set, and what its trace gave (or why it has none)."""
 
@@ -102,7 +102,7 @@ class Variant:
         return Counter(a.site.opcode for a in self.kernel.accesses)
 
 
-@dataclass(frozen=True)
+@frozen
 class CompiledSweep:
     path: str
     kernel: str | None

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+
+from ...plumbing.frozen import frozen
 
 ELEMENT_BYTES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
@@ -43,7 +44,7 @@ _TEMPLATE = re.compile(
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
-@dataclass(frozen=True)
+@frozen
 class Declaration:
     """``__shared__ TYPE NAME[D1][D2]...;`` as written, and where."""
 
@@ -54,7 +55,7 @@ class Declaration:
     dims: tuple[str, ...]  # each dimension's expression, as written
 
 
-@dataclass(frozen=True)
+@frozen
 class Shape:
     """A declaration evaluated: the sizes, the element bytes, and the names in the last
     dimension that the user can change (macros and template parameters)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from ...hardware import ops
 from ...hardware.arch import ArchProfile
 from ...hardware.ops import OP_NAMES as OPS
 from ...hardware.swizzle import TMA_SWIZZLES, Swizzle
+from ...plumbing.frozen import frozen
 from ..requests import InstructionRecords, TmaFill
 from ..result import KernelTrace
 from .arrays import SharedArray, array_of
@@ -44,7 +44,7 @@ LISTED = 5  # improving candidates listed per array
 MISALIGNED_LISTED = 3  # misaligning pads below the best aligned one, listed as a warning
 
 
-@dataclass(frozen=True)
+@frozen
 class InstructionChange:
     """One instruction of the array under a suggestion: before and after."""
 
@@ -67,7 +67,7 @@ class InstructionChange:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Suggestion:
     array: str
     change: Change
@@ -113,7 +113,7 @@ class Suggestion:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class ArraySuggestions:
     """The suggestions for one array, best first, and what they start from."""
 

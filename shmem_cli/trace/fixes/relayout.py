@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -45,6 +44,7 @@ from ...analysis.cost import batch_stats
 from ...hardware import ops
 from ...hardware.arch import ArchProfile
 from ...hardware.swizzle import Swizzle
+from ...plumbing.frozen import frozen
 from .arrays import SharedArray
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ I64: TypeAlias = "npt.NDArray[np.int64]"
 BANK_LINE = 128  # bytes of one row of the 32 banks: offsets equal mod this share banks
 
 
-@dataclass(frozen=True)
+@frozen
 class Change:
     """A new layout of one array: rows padded, or the offsets swizzled."""
 
@@ -89,7 +89,7 @@ class Change:
         return self.new_offset(array) - array.offset
 
 
-@dataclass(frozen=True)
+@frozen
 class Piece:
     """One access of a split: ``size`` bytes at ``offset`` from the lane's own address."""
 
@@ -97,7 +97,7 @@ class Piece:
     size: int
 
 
-@dataclass(frozen=True)
+@frozen
 class MovedCost:
     """One instruction under a change: what it becomes and what that costs."""
 

@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...cuda.toolchain import INSPECT_MEMORY, MAX_CUBIN_BYTES, ToolError, require, run_checked
 from ...plumbing import fsutil
 from ...plumbing.bounded_read import read_prefix
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 from .fatbin import cubins_in_file
 
 ELF_MAGIC = b"\x7fELF"
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")
 
 
-@dataclass(frozen=True)
+@frozen
 class Cubin:
     """A cubin ready to read: its path and where it came from."""
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from ...cuda.launch_values import LaunchError, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
+from ...plumbing.frozen import frozen
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES
 from .elf import SHT_NOBITS, Elf
@@ -85,7 +86,7 @@ _DECLARED = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class ConstSymbol:
     """A ``__constant__`` variable: its bank, byte offset in it and size."""
 
@@ -95,7 +96,7 @@ class ConstSymbol:
     size: int
 
 
-@dataclass(frozen=True)
+@frozen
 class Constants:
     """The constant banks (other than 0) of a launch and what is known of their variables."""
 

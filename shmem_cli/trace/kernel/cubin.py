@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...hardware.arch import rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 from ..ncu_names import same_kernel
 from .elf import EM_CUDA, SHT_NOBITS, Elf
 from .elf_arch import CubinArch, cubin_arch
@@ -48,7 +48,7 @@ WHOLE_CODE = 8 << 20
 MAX_KERNEL_CODE = 4 << 20
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelParam:
     """One kernel parameter: its 0-based position, byte offset in the parameter block, size."""
 
@@ -58,7 +58,7 @@ class KernelParam:
     name: str | None = None  # from the CUDA source, where it was found
 
 
-@dataclass(frozen=True)
+@frozen
 class Kernel:
     """An entry function of a cubin and what a launch needs to know about it."""
 
@@ -97,7 +97,7 @@ def _reserved_shared_bytes(elf: Elf) -> int:
     return profile.reserved_smem_bytes if reserves else 0
 
 
-@dataclass(frozen=True)
+@frozen
 class CubinInfo:
     path: str
     arch: str  # sm_90: the SM, whose rules cost the code (sm_90a's are sm_90's)

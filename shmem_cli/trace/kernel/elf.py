@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ...plumbing.errors import ShmemError
+from ...plumbing.frozen import frozen
 
 EM_CUDA = 190
 SHT_SYMTAB = 2
@@ -21,7 +21,7 @@ STT_FUNC = 2
 STO_CUDA_ENTRY = 0x10
 
 
-@dataclass(frozen=True)
+@frozen
 class Section:
     name: str
     type: int

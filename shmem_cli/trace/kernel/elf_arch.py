@@ -27,7 +27,7 @@ not an SM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ...plumbing.frozen import frozen
 
 ABI_V2 = 8  # the first ABI version of the second layout
 ACCEL_V1 = 0x800
@@ -38,7 +38,7 @@ EIFMT_HVAL = 3  # a two-byte value
 EIFMT_SVAL = 4  # a 16-bit length and that many bytes
 
 
-@dataclass(frozen=True)
+@frozen
 class CubinArch:
     """A cubin's target: SM number, whether it is the ``a`` (architecture-specific) variant,
     and the ELF ABI version it was read from."""

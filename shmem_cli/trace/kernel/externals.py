@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 
+from ...plumbing.frozen import frozen
 from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, STT_FUNC, Elf, Section
 
 #: where the addresses given to external functions start, 16 bytes apart
@@ -34,7 +34,7 @@ _R_CUDA_64 = 2
 _SECTION = re.compile(r"\.rela?\.nv\.constant([1-9][0-9]?)(?:\.(.+))?\Z")
 
 
-@dataclass(frozen=True)
+@frozen
 class ExternalSlot:
     """The 8 bytes of a constant bank that the driver fills with a function's address."""
 
@@ -43,7 +43,7 @@ class ExternalSlot:
     name: str
 
 
-@dataclass(frozen=True)
+@frozen
 class GlobalSlot:
     """The 8 bytes of a constant bank that the driver fills with the address of a byte of
     one of the module's global sections: that section's name and the byte's offset in it."""
@@ -60,7 +60,7 @@ GLOBAL_SECTIONS = (".nv.global.init", ".nv.global")
 MAX_GLOBAL_BYTES = 1 << 32
 
 
-@dataclass(frozen=True)
+@frozen
 class _Relocation:
     bank: int
     offset: int  # of the slot in the bank

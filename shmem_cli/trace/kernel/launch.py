@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from ...cuda import launch_values as values
@@ -43,6 +42,7 @@ from ...cuda.launch_values import (
     parse_dims,
 )
 from ...plumbing.errors import shorten
+from ...plumbing.frozen import frozen
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, read_buffer
 from .cubin import Kernel
@@ -77,7 +77,7 @@ class BufferSink(Protocol):
     def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class Buffer:
     """A global buffer a pointer parameter points to."""
 
@@ -91,7 +91,7 @@ class Buffer:
         return self.content is None
 
 
-@dataclass(frozen=True)
+@frozen
 class Argument:
     """A by-value parameter's bytes and how they came to be."""
 
@@ -101,7 +101,7 @@ class Argument:
     given: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class TensorMapArg:
     """A tensor map put into a parameter at ``offset``; its global memory is ``data``
     (None: zero-filled) and its address is set when the buffer exists."""
@@ -118,7 +118,7 @@ class TensorMapArg:
         return f"tensor map{at}: {tensormap.describe(self.map)}, over {mem} memory"
 
 
-@dataclass(frozen=True)
+@frozen
 class LaunchPlan:
     """Everything about a launch except device addresses (those come from the emulator)."""
 

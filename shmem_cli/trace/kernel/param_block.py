@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ...cuda.launch_values import LaunchError
 from ...plumbing.errors import shorten
+from ...plumbing.frozen import frozen
 from ..emulator.global_memory import MAX_ADDRESS, NULL_PAGE
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, read_buffer
@@ -110,7 +110,7 @@ class Handover:
         return data
 
 
-@dataclass(frozen=True)
+@frozen
 class MemoryRange:
     """Bytes of device memory the host wrote before the launch, at their real address
     (held until :meth:`take` hands them to the emulator; ``size`` stays)."""
@@ -135,7 +135,7 @@ class MemoryRange:
         return self.address + self.size
 
 
-@dataclass(frozen=True)
+@frozen
 class MemoryBytes:
     """A range given as bytes held in memory (``shmem_cli.trace(memory={address: ...})``)
     instead of an ``--memory`` text: no file between. ``size`` is known before ``load``

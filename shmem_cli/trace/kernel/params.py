@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ...cuda.launch_values import LaunchError
 from ...plumbing.errors import shorten
+from ...plumbing.frozen import frozen
 from .cubin import Kernel
 
 _POSITION = re.compile(r"[0-9]{1,9}\Z")
 
 
-@dataclass(frozen=True)
+@frozen
 class Param:
     """A kernel parameter with what the launch knows about it."""
 

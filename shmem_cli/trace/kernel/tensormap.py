@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
 
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 
 # CUtensorMapDataType -> (internal code in word 2, element bytes, name); tf32 sets bit 16
 DTYPES: dict[str, tuple[int, int, bool]] = {
@@ -75,7 +75,7 @@ class TensorMapError(ShmemError):
     """A tensor-map argument that cannot be encoded or decoded."""
 
 
-@dataclass(frozen=True)
+@frozen
 class TensorMap:
     """A tiled tensor map: what ``cuTensorMapEncodeTiled`` takes (dimension 0 innermost)."""
 
@@ -215,7 +215,7 @@ KEYS = ("dtype", "dims", "strides", "box", "elem", "swizzle", "l2", "oob", "data
 PREFIX = "tensormap:"
 
 
-@dataclass(frozen=True)
+@frozen
 class TensorMapSpec:
     """A tensor-map argument as written: the map without its address, and where its global
     memory comes from (``data`` = a file, or None for a zero-filled buffer)."""

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ...cuda.sass import TOOLKIT_HEADER
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 from .callsites import Location, library_callers
 from .metadata import TritonError, read_metadata
 from .ttgir import (
@@ -70,7 +71,7 @@ MAX_SCAN_BYTES = 256 << 20
 HIDDEN = ("global_scratch", "profile_scratch")  # Triton's own pointers, in the order it adds them
 
 
-@dataclass(frozen=True)
+@frozen
 class TritonEntry:
     """A Triton cache entry and the launch it implies."""
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ...plumbing.errors import shorten
+from ...plumbing.frozen import frozen
 from ..kernel import tensormap
 from ..kernel.cubin import Kernel
 from ..kernel.launch import LaunchError
@@ -36,7 +36,7 @@ _C_BYTES = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class TritonLaunch:
     """What ``shmem trace`` needs beyond the user's grid and scalars."""
 

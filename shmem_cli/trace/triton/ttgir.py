@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
 from .metadata import TritonError
 
 MAX_PYTHON_BYTES = 4 << 20
@@ -51,7 +51,7 @@ SCALARS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class TritonParam:
     """One parameter of the kernel as Triton compiled it."""
 

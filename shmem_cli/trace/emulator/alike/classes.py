@@ -18,11 +18,12 @@ again for the rest of its class.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ....plumbing.frozen import frozen
 from .. import grid as grids
 from ..budget import Budget
 from .forms import Forms
@@ -46,7 +47,7 @@ AVERAGE = 8
 TALLIES = ("unmodelled", "sectors", "atoms", "cas_failed", "misc", "misc_done")
 
 
-@dataclass(frozen=True)
+@frozen
 class Counts:
     """A run's counts besides its requests: thread-instructions, and per instruction index
     the executions not modelled, the DSMEM sectors and remote atomics' op_atom wavefronts,
@@ -92,7 +93,7 @@ def _plus(base: dict[int, int], more: dict[int, int], times: int) -> dict[int, i
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class Snapshot:
     """The run's counts before a class's block ran, and each instruction's records so far
     (their number, and warps predicated off)."""
@@ -108,7 +109,7 @@ def snapshot(run: Any) -> Snapshot:
     return Snapshot(counts_of(run), records)
 
 
-@dataclass(frozen=True)
+@frozen
 class ClassCounts:
     """What one class's block counted, and how many more blocks it stands for."""
 
@@ -129,7 +130,7 @@ def since(before: Snapshot, run: Any, block: int, extra: int) -> ClassCounts:
     return ClassCounts(block, extra, counts_of(run).minus(before.counts), records)
 
 
-@dataclass(frozen=True)
+@frozen
 class Classes:
     """The classes found: each one's counts."""
 

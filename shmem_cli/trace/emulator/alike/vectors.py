@@ -24,10 +24,11 @@ use (:meth:`Vectors.same_as`, :meth:`Vectors.masks`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from ....plumbing.frozen import frozen
 
 #: values one window's evaluation holds at most (over every step it evaluates)
 ELEMENTS = 1 << 21
@@ -65,7 +66,7 @@ class Unknown(Exception):
     their values, or read a register it was not given)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Load:
     """What a step reads from one register, per group: ``k`` and a vector (-1: none)."""
 
@@ -75,7 +76,7 @@ class Load:
     vids: Any  # int per group
 
 
-@dataclass(frozen=True)
+@frozen
 class Step:
     """Instruction ``m`` over ``groups`` groups: its loads and the registers it writes."""
 
@@ -85,7 +86,7 @@ class Step:
     groups: int
 
 
-@dataclass(frozen=True)
+@frozen
 class _Made:
     """A vector a step makes: its group's value in register ``rows[row]``."""
 
@@ -94,7 +95,7 @@ class _Made:
     group: int
 
 
-@dataclass(frozen=True)
+@frozen
 class _Same:
     """The agreement of vector ``vid`` with its value in block ``rep`` (made on first use)."""
 
@@ -324,7 +325,7 @@ class Vectors:
         return {r: None if a is None else a.reshape(step.groups, w) for r, a in got.items()}
 
 
-@dataclass(frozen=True)
+@frozen
 class _Plan:
     """Where a load's groups take their vectors: per (step, register) a step made, the
     groups and the step's groups they are; per whole vector, the groups."""

@@ -13,13 +13,14 @@ definitions and the H200's outputs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
+from ....plumbing.frozen import frozen
 from ..op_table import Context, Step, op, unsupported
 from ..operands import Reader, is_pred, read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx, TraceError
@@ -27,7 +28,7 @@ from ..state import Block, Idx, TraceError
 _U = np.uint32
 
 
-@dataclass(frozen=True)
+@frozen
 class Lanes:
     """How a register splits into lanes: their count (1 or 2), width and signedness."""
 

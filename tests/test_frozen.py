@@ -1,0 +1,71 @@
+"""``@frozen`` (shmem_cli/plumbing/frozen.py) against the standard library's
+``@dataclass(frozen=True)``: the same fields, equality, hash, ``replace`` and keyword-only
+fields; and every immutable class of the package uses it (its start-up cost is the reason)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from shmem_cli.plumbing.frozen import frozen
+
+from .conftest import ROOT
+
+
+@frozen
+class Point:
+    x: int
+    y: int = 0
+    tags: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class StdPoint:
+    x: int
+    y: int = 0
+    tags: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+
+
+@frozen(kw_only=True)
+class Labeled(Point):
+    label: str
+
+
+@frozen(eq=False)
+class Handle:
+    name: str
+
+
+def test_equality_hash_and_repr_are_the_standard_frozen_dataclass_ones() -> None:
+    for x, y in ((0, 0), (1, 2), (-3, 7), (2**40, 5)):
+        a, b, std = Point(x, y, ("a",)), Point(x, y, ("b",)), StdPoint(x, y, ("a",))
+        assert a == b  # tags do not compare, as in the standard class
+        assert hash(a) == hash(b) == hash(std)
+        assert repr(a).removeprefix("Point") == repr(std).removeprefix("StdPoint")
+    assert Point(1, 2) != Point(2, 1)
+    assert len({Point(1), Point(1), Point(2)}) == 2
+
+
+def test_fields_replace_and_keyword_only_fields() -> None:
+    assert [f.name for f in dataclasses.fields(Point)] == ["x", "y", "tags"]
+    assert dataclasses.replace(Point(1, 2), y=5) == Point(1, 5)
+    item = Labeled(1, 2, label="a")
+    assert (item.x, item.y, item.label) == (1, 2, "a")
+    assert item != Labeled(1, 2, label="b")
+
+
+def test_eq_false_compares_by_identity() -> None:
+    one = Handle("a")
+    assert one == one and one != Handle("a")
+    assert len({one, Handle("a")}) == 2
+
+
+def test_every_immutable_class_of_the_package_is_frozen_not_a_frozen_dataclass() -> None:
+    # a @dataclass(frozen=True) costs Python 3.11 three more generated methods to create
+    # than @frozen: start-up (docs/performance.md)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "shmem_cli").rglob("*.py"))
+        if re.search(r"^\s*@(dataclasses\.)?dataclass\(.*frozen=True", path.read_text(), re.M)
+    ]
+    assert offenders == []
