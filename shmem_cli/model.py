@@ -132,15 +132,16 @@ class Totals:
     def excess_without_conflict(self) -> bool:
         """No bank conflict, yet more wavefronts than Nsight's ideal: the excess is the
         phases themselves (a partly active 8- or 16-byte access whose active lanes would fit
-        in fewer wavefronts, docs/hardware-model.md section 8)."""
-        return self.conflict_free and self.excess_wavefronts > 0
+        in fewer wavefronts, docs/hardware-model.md section 8). The ``ok*`` :attr:`verdict`."""
+        return self.verdict == SPLIT
 
     @property
     def verdict(self) -> str:
         """The one verdict of these requests, one of :data:`VERDICTS`: ``idle`` (no request),
         ``conflict`` (a bank conflict: ``conflicted_requests`` > 0, the worst bank's degree is
-        ``max_ways``), ``ok*`` (no bank conflict, an excess: :attr:`excess_without_conflict`)
-        or ``ok``. The text's first column shows it (a conflict as ``N-way``); JSON writes it."""
+        ``max_ways``), ``ok*`` (no bank conflict, but more wavefronts than the ideal: the
+        phases themselves, :attr:`excess_without_conflict`) or ``ok``. The text's first
+        column shows it (a conflict as ``N-way``); JSON writes it."""
         if self.requests == 0:
             return IDLE
         if not self.conflict_free:
