@@ -129,11 +129,11 @@ def bucket_worst(
     return worst_wf, worst_phases
 
 
-def heat_summary(cost: Cost) -> Styled | None:
-    """One line for an access whose requests all cost the same over the same phases (or None)."""
-    heat, phases = cost.heat, request_phases(cost)
-    if heat is None or phases is None:
-        return None
+def heat_summary(
+    cost: Cost, heat: npt.NDArray[np.int32], phases: npt.NDArray[np.float64]
+) -> Styled | None:
+    """One line for an access whose requests all cost the same over the same phases (or
+    None); ``heat`` and ``phases`` are the cost's (``cost.heat``, :func:`request_phases`)."""
     present = heat[heat >= 0]
     if not present.size or int(present.min()) != int(present.max()):
         return None
@@ -163,7 +163,7 @@ def heatmap(acc: SiteCost, *, max_cells: int = MAX_CELLS) -> list[Block] | None:
     heat, phases = acc.cost.heat, request_phases(acc.cost)
     if heat is None or phases is None:
         return [Styled("heat map omitted: too many requests to keep per request", "dim")]
-    same = heat_summary(acc.cost)
+    same = heat_summary(acc.cost, heat, phases)
     if same is not None:
         return [same]
     rows, cols = heat.shape
