@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,35 @@ def test_inlined_code_is_reported_at_the_innermost_user_line() -> None:
         0x20: ("/src/k.cu", 11),
         0x30: (header, 112),  # only toolkit code: its own line
     }
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [["-ILIB"], ["-I", "LIB"], ["--include-path=LIB"], ["--include-path", "LIB"]],
+    ids=["-IX", "-I X", "--include-path=X", "--include-path X"],
+)
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative"])
+def test_a_typed_include_folder_is_a_library_in_every_spelling(
+    tmp_path: Path, spelling: list[str], relative: bool
+) -> None:
+    # the trace places a row at the user's own line, not a library header's: a folder the
+    # user typed with -I is a library's, even inside the source tree, however it is spelled
+    from shmem_cli.trace.pipeline import _user_files
+
+    src = tmp_path / "src"
+    lib = src / "third_party" / "cutlass"
+    lib.mkdir(parents=True)
+    folder = "src/third_party/cutlass" if relative else str(lib)
+    header, own = str(lib / "cute" / "copy.hpp"), str(src / "k.cu")
+    request = TraceRequest(
+        own,
+        nvcc_args=tuple(a.replace("LIB", folder) for a in spelling),
+        nvcc_base=str(tmp_path),
+        source_roots=(str(src),),
+        nvcc_trusted=True,
+    )
+    user = _user_files(request)
+    assert not user(header)
+    assert user(own) and user("k.cu")
+    # without the argument that header is the tree's, so the user's
+    assert _user_files(dataclasses.replace(request, nvcc_args=()))(header)

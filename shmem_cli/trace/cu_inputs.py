@@ -78,20 +78,19 @@ class CuInputs:
         return h.hexdigest()
 
 
-def cu_inputs(
-    source: Path,
+def checked_inputs(
     tree: SourceTree,
     nvcc_args: Sequence[str],
     *,
     base: Path,
     include_roots: Sequence[str] = (),
     trusted: bool = False,
-    outputs: Sequence[str] = (),
-) -> CuInputs:
-    """Check ``nvcc_args`` and the sources of ``source`` (a located, ``refused``
-    :class:`ShmemError` otherwise); ``trusted``: the arguments are the user's own, their
-    ``-I`` folders may lie outside the tree; ``outputs``: files the caller will write,
-    refused if the build reads one."""
+) -> tuple[CuInputs, list[Path]]:
+    """``nvcc_args`` checked (a ``refused`` :class:`ShmemError` otherwise), as the
+    :class:`CuInputs` of a build whose source is not scanned yet (``read`` empty), and the
+    include folders they name. ``trusted``: the arguments are the user's own, their ``-I``
+    folders may lie outside the tree and are libraries (in every spelling nvcc takes:
+    ``-IX``, ``-I X``, ``--include-path=X``, ``--include-path X``)."""
     includes = tuple(os.path.realpath(r) for r in include_roots)
 
     def may_include(p: Path) -> bool:
@@ -103,7 +102,25 @@ def cu_inputs(
         raise ShmemError(exc.message, code="refused") from None
     typed = tuple(str(d.path) for d in dirs if trusted)
     libraries = tuple(dict.fromkeys((*includes, *typed)))
-    inputs = CuInputs(tuple(args), (), libraries, tree, typed)
-    read = check_source(source, tree, [d.path for d in dirs], trusted=inputs.library_file)
+    return CuInputs(tuple(args), (), libraries, tree, typed), [d.path for d in dirs]
+
+
+def cu_inputs(
+    source: Path,
+    tree: SourceTree,
+    nvcc_args: Sequence[str],
+    *,
+    base: Path,
+    include_roots: Sequence[str] = (),
+    trusted: bool = False,
+    outputs: Sequence[str] = (),
+) -> CuInputs:
+    """Check ``nvcc_args`` (:func:`checked_inputs`) and the sources of ``source`` (a
+    located, ``refused`` :class:`ShmemError` otherwise); ``outputs``: files the caller will
+    write, refused if the build reads one."""
+    inputs, dirs = checked_inputs(
+        tree, nvcc_args, base=base, include_roots=include_roots, trusted=trusted
+    )
+    read = check_source(source, tree, dirs, trusted=inputs.library_file)
     check_outputs(outputs, read)  # a report must never replace a header the build reads
     return dataclasses.replace(inputs, read=tuple(read))

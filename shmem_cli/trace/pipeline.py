@@ -38,7 +38,7 @@ from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
-from .cu_inputs import CuInputs, cu_inputs
+from .cu_inputs import CuInputs, checked_inputs, cu_inputs
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
@@ -111,6 +111,17 @@ class TraceRequest:
             trusted=self.nvcc_trusted,
             outputs=self.outputs,
         )
+
+    def checked_inputs(self, tree: SourceTree) -> CuInputs:
+        """:meth:`cu_inputs` without scanning the source: the arguments and library folders."""
+        inputs, _ = checked_inputs(
+            tree,
+            self.nvcc_args,
+            base=Path(self.nvcc_base or "."),
+            include_roots=self.include_roots,
+            trusted=self.nvcc_trusted,
+        )
+        return inputs
 
 
 @frozen
@@ -202,14 +213,7 @@ def _user_files(request: TraceRequest) -> Callable[[str], bool]:
     from ..cuda.build import within
 
     tree = request.tree()
-    libraries = tuple(os.path.realpath(r) for r in request.include_roots)
-    if request.nvcc_trusted:
-        for i, arg in enumerate(request.nvcc_args):
-            folder = arg[2:] if arg.startswith("-I") else None
-            if arg in ("-I", "--include-path") and i + 1 < len(request.nvcc_args):
-                folder = request.nvcc_args[i + 1]
-            if folder:
-                libraries += (os.path.realpath(Path(request.nvcc_base or ".") / folder),)
+    libraries = request.checked_inputs(tree).libraries  # the build's own: every -I spelling
 
     def user(file: str) -> bool:
         if within(Path(file), libraries) or TOOLKIT_HEADER.search(file):
