@@ -447,6 +447,40 @@ def test_cli_usage_errors(args: list[str], needle: str) -> None:
     assert needle in res.output
 
 
+# 1,024 threads, loop i over 0..N: (N + 1) x 1,024 lane-accesses of weight 1
+LONG_LOOP = """\
+block: [1024]
+params: {N: 1023}
+arrays:
+  a: {dtype: float, shape: [1024]}
+accesses:
+  - {name: r, array: a, index: [(threadIdx.x + i) % 1024], loop: {i: 0..N}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        # 5,001 pads x 2 swizzles (100,000 variants took 150 s and 800 MB of rows)
+        (["--pad", "0..5000", "--swizzle", "none,32B"], "10,002 variants; the limit is 10,000"),
+        # N = 2^21 - 1: 2^31 lane-accesses, too many to reuse: 2^32 units for two pads
+        (["--param", "N=2097151", "--pad", "0..1"], "reached at its params value number 1"),
+        # 2^30, 2^30 - 1,024, then 2^30 - 2,048 lane-accesses: past 2^31 with the third
+        (["--param", "N=1048575,1048574,1048573"], "reached at its params value number 3"),
+    ],
+)
+def test_sweep_work_is_bounded_before_it_starts(
+    tmp_path: Path, args: list[str], needle: str
+) -> None:
+    """A sweep is refused before its first variant when its variants or their work
+    (summed over the params values; each would take tens of seconds) exceed the bounds."""
+    path = tmp_path / "long.yaml"
+    path.write_text(LONG_LOOP)
+    res = run(str(path), *args)
+    assert res.exit_code == 2 and needle in res.output, res.output
+    assert "Traceback" not in res.output
+
+
 def test_cli_invalid_spec_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(

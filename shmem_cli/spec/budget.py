@@ -19,6 +19,10 @@ is crossed and what to change:
   index values costs its work once; a larger one costs it again for every
   candidate. That total is bounded by :data:`MAX_SEARCH_WORK`; an array over it
   gets a hint saying so instead of a search.
+* **sweep**: ``shmem sweep`` evaluates an access once per params value, and again for
+  every pad and swizzle where it is too large for that cache: the same count, summed
+  over the params values, bounded by :data:`MAX_SWEEP_WORK` and refused before the
+  sweep starts (:func:`sweep_refusal`).
 
 The bounds are per spec file: a run over many files does each file's work.
 """
@@ -52,6 +56,9 @@ MAX_WORK = 1 << 31
 CHARS_PER_UNIT = 128
 #: Work units of one --suggest search (one array's accesses x the layouts tried).
 MAX_SEARCH_WORK = 1 << 32
+#: Work units of one ``shmem sweep`` (every params value's accesses x the layouts tried):
+#: a sweep may cost what one spec may.
+MAX_SWEEP_WORK = MAX_WORK
 
 
 def check_text(doc: Document) -> None:
@@ -119,14 +126,39 @@ def check_work(spec: SpecFile, spaces: Sequence[Space]) -> None:
             )
 
 
+def layouts_work(spaces: Sequence[Space], layouts: int, cache_lanes: int) -> int:
+    """The work of evaluating these accesses under ``layouts`` layouts: an access of at
+    most ``cache_lanes`` lane-accesses (the evaluator's cache of index values) costs its
+    work once, a larger one once per layout."""
+    return sum(work(s) * (layouts if s.lane_accesses > cache_lanes else 1) for s in spaces)
+
+
 def search_refusal(spaces: Sequence[Space], candidates: int, cache_lanes: int) -> str | None:
     """Why a --suggest search over ``candidates`` layouts of these accesses is not run,
-    or None if it fits in MAX_SEARCH_WORK. An access of at most ``cache_lanes``
-    lane-accesses (the evaluator's cache of index values) costs its work once."""
-    needed = sum(work(s) * (candidates if s.lane_accesses > cache_lanes else 1) for s in spaces)
+    or None if it fits in MAX_SEARCH_WORK."""
+    needed = layouts_work(spaces, candidates, cache_lanes)
     if needed <= MAX_SEARCH_WORK:
         return None
     return (
         f"not searched: trying {candidates} layouts would take {needed:.3g} units of work "
         f"(the limit is {MAX_SEARCH_WORK:.3g}); run shmem sweep with a few pads or swizzles"
     )
+
+
+def sweep_refusal(
+    per_params: Iterable[Sequence[Space]], layouts: int, cache_lanes: int
+) -> str | None:
+    """Why a sweep is not run: its accesses under each params value (``per_params``), each
+    with ``layouts`` pads and swizzles, need more than MAX_SWEEP_WORK; None if they fit."""
+    needed = 0
+    for values, spaces in enumerate(per_params, 1):
+        needed += layouts_work(spaces, layouts, cache_lanes)
+        if needed > MAX_SWEEP_WORK:
+            return (
+                f"the sweep needs more than {MAX_SWEEP_WORK:.3g} units of work (lane-accesses "
+                "x expression weight, once per params value and, for an access too large to "
+                "reuse its index values, once per pad and swizzle), reached at its params "
+                f"value number {values}; the limit is {MAX_SWEEP_WORK} (2^31) per sweep: "
+                "sweep fewer values, or shorten the spec's loops"
+            )
+    return None

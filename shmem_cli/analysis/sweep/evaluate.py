@@ -20,7 +20,7 @@ access goes through :func:`shmem_cli.analysis.totals.scan_access`, analyze's own
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -35,6 +35,7 @@ from ...hardware.engine import AccessKind
 from ...hardware.swizzle import Swizzle, written
 from ...model import Totals
 from ...plumbing.errors import ShmemError, shorten
+from ...spec.budget import sweep_refusal
 from ...spec.compile import SpecFile
 from ...spec.expr import EvalFault, Value
 from ...spec.layout import Layout, Variant, resolve
@@ -267,6 +268,9 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
     """Analyze every point of ``plan`` in order and pick the best."""
     plan.check(spec)
     ev = evaluator or Evaluator(spec)
+    refusal = sweep_refusal(_params_spaces(ev, plan), plan.layouts, ev.cache_lanes)
+    if refusal is not None:
+        raise ShmemError(refusal, path=spec.path, code="too-large")
     results = []
     maps: dict[Any, Swizzle | None] = {}
     for n, point in enumerate(plan.points()):
@@ -283,6 +287,19 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
         smem_limit=spec.arch.smem_per_block,
         best=pick_best(results),
     )
+
+
+def _params_spaces(ev: Evaluator, plan: Plan) -> Iterator[list[Space]]:
+    """The accesses' iteration spaces under each params value of ``plan`` (none for a
+    value the spec refuses: its variants only report why)."""
+    for params in plan.params_points():
+        try:
+            spec = ev.specialized(params)
+            layout = resolve(spec, Variant(params=params))
+        except ShmemError:
+            yield []
+            continue
+        yield [Space(spec, layout, acc) for acc in spec.accesses]
 
 
 def _with_synthesized(ev: Evaluator, variant: Variant, maps: dict[Any, Swizzle | None]) -> Variant:

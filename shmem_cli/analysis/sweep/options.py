@@ -20,7 +20,8 @@ from ...plumbing.frozen import frozen
 from ...spec.compile import SpecFile
 from ...spec.layout import Variant
 
-MAX_VARIANTS = 100_000
+#: Variants of one sweep: a row of the report each (about 1 ms and 10 KiB a row)
+MAX_VARIANTS = 10_000
 #: ``--swizzle ARRAY=synth``: the XOR map synthesized for the array in each variant
 SYNTH = Swizzle((), "synth")
 
@@ -142,6 +143,17 @@ class Plan:
 
     def points(self) -> Iterator[tuple[Any, ...]]:
         return itertools.product(*(a.values for a in self.axes))
+
+    def params_points(self) -> Iterator[dict[str, int]]:
+        """The params values of the sweep, outermost first (one empty one without --param)."""
+        axes = [a for a in self.axes if a.kind == "param"]
+        for point in itertools.product(*(a.values for a in axes)):
+            yield {str(a.target): v for a, v in zip(axes, point, strict=True)}
+
+    @property
+    def layouts(self) -> int:
+        """Pads and swizzles tried under each params value."""
+        return prod(len(a.values) for a in self.axes if a.kind != "param")
 
     def check(self, spec: SpecFile) -> None:
         """Unknown names and oversized sweeps, as ShmemError (usage errors)."""
