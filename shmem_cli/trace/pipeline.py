@@ -21,7 +21,6 @@ cubin, no such kernel, bad ``--arg``) or ``trace`` (the emulator).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
