@@ -17,6 +17,7 @@ class Point:
     x: int
     y: int = 0
     tags: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    note: str = dataclasses.field(default="", repr=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,6 +25,7 @@ class StdPoint:
     x: int
     y: int = 0
     tags: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    note: str = dataclasses.field(default="", repr=False)
 
 
 @frozen(kw_only=True)
@@ -35,6 +37,9 @@ class Labeled(Point):
 class Handle:
     name: str
 
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
 
 def test_equality_hash_and_repr_are_the_standard_frozen_dataclass_ones() -> None:
     for x, y in ((0, 0), (1, 2), (-3, 7), (2**40, 5)):
@@ -42,12 +47,14 @@ def test_equality_hash_and_repr_are_the_standard_frozen_dataclass_ones() -> None
         assert a == b  # tags do not compare, as in the standard class
         assert hash(a) == hash(b) == hash(std)
         assert repr(a).removeprefix("Point") == repr(std).removeprefix("StdPoint")
+    assert repr(Point(1, 2, ("a",), "n")) == "Point(x=1, y=2, tags=('a',))"
+    assert repr(Labeled(1, label="a")) == "Labeled(x=1, y=0, tags=(), label='a')"
     assert Point(1, 2) != Point(2, 1)
     assert len({Point(1), Point(1), Point(2)}) == 2
 
 
 def test_fields_replace_and_keyword_only_fields() -> None:
-    assert [f.name for f in dataclasses.fields(Point)] == ["x", "y", "tags"]
+    assert [f.name for f in dataclasses.fields(Point)] == ["x", "y", "tags", "note"]
     assert dataclasses.replace(Point(1, 2), y=5) == Point(1, 5)
     item = Labeled(1, 2, label="a")
     assert (item.x, item.y, item.label) == (1, 2, "a")
@@ -57,6 +64,7 @@ def test_fields_replace_and_keyword_only_fields() -> None:
 def test_eq_false_compares_by_identity() -> None:
     one = Handle("a")
     assert one == one and one != Handle("a")
+    assert repr(one) == "<a>"  # a class's own repr is kept
     assert len({one, Handle("a")}) == 2
 
 
