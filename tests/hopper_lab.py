@@ -15,6 +15,7 @@ import numpy as np
 
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.sass_link import link
+from shmem_cli.trace.emulator.budget import DEFAULT, Budget
 from shmem_cli.trace.emulator.state import GlobalMemory
 from shmem_cli.trace.kernel.launch import plan_launch
 from shmem_cli.trace.pipeline import LoadedKernel, TraceRequest, load_kernel
@@ -88,8 +89,11 @@ def _zeros(n: int) -> str:
     return str(path)
 
 
-def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, dict[int, bytes]]:
-    """Trace the launch; (the trace, {argument position: its buffer's bytes after the run})."""
+def run(
+    lid: str, folder: Path = HOPPER, budget: Budget = DEFAULT, **change: Any
+) -> tuple[KernelTrace, dict[int, bytes]]:
+    """Trace the launch (within ``budget``); (the trace, {argument position: its buffer's
+    bytes after the run})."""
     lab = dict(launch(lid, folder), **change)
     args, maps = arg_texts(lab, folder)
     req = TraceRequest(
@@ -116,7 +120,13 @@ def run(lid: str, folder: Path = HOPPER, **change: Any) -> tuple[KernelTrace, di
     virtual = [name for _, _, name, _ in loaded.constants.function_slots]  # virtual tables'
     fn = link(fns[loaded.kernel.mangled], fns.get, virtual)  # with the functions it calls (-G)
     kt = trace_kernel(
-        fn, loaded.kernel, loaded.arch, plan, memory=memory, constants=loaded.constants
+        fn,
+        loaded.kernel,
+        loaded.arch,
+        plan,
+        memory=memory,
+        constants=loaded.constants,
+        budget=budget,
     )
     out: dict[int, bytes] = {}
     names = {b.param.ordinal: b.param.name or f"param{b.param.ordinal}" for b in plan.buffers}

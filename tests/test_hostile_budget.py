@@ -148,7 +148,7 @@ def test_records_past_their_bound_are_folded_and_the_totals_stay_exact(
     folded = _distinct(bound)
     assert len(held) >= 3, held  # folded several times
     assert max(held) <= bound, held
-    assert all(r.folded is not None for r in folded.records)
+    assert all(r.folded.cost is not None for r in folded.records)
     assert len(whole.accesses) == len(folded.accesses) == 5  # four stores and a load
     for a, b in zip(whole.accesses, folded.accesses, strict=True):
         assert a.cost.requests == 512 * 8 > 0
@@ -181,7 +181,7 @@ def test_a_grid_whose_records_pass_the_bound_is_traced_whole_not_sampled() -> No
 @needs_nvdisasm
 def test_a_batch_of_blocks_past_the_bound_alone_is_refused() -> None:
     """Folding frees the whole bound, but one batch's requests must fit in it."""
-    refusal = "records passed 0 MiB by block .* of 512 \\(one batch of blocks"
+    refusal = "records passed 0 MiB by block .* of 512 \\(the requests of one instruction"
     with pytest.raises(ShmemError, match=refusal):
         _distinct(1 << 16)
 

@@ -10,10 +10,7 @@ puts warps across and each warp's n-th execution of the instruction down.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
-
-import numpy as np
 
 from ..analysis.cost import cost_requests
 from ..cuda.sass import Instruction
@@ -21,6 +18,7 @@ from ..hardware import misc, ops
 from ..hardware.arch import ArchProfile
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
+from .folds import Tally, merged, plus, scaled
 from .requests import InstructionRecords
 from .result import LineTotals, SassSite, TraceAccess
 from .side_totals import MiscRow, NotModelled
@@ -38,52 +36,46 @@ def trace_access(
     contended: bool = False,
     sources: Callable[[int], tuple[str, ...]] | None = None,
     weight: int = 1,
-    spans: tuple[tuple[int, int, int, int], ...] = (),
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
     ``location`` (file, line) replaces the instruction's own source location; ``sources``
     names the buffers of a taint byte's bits (the emulator's state.py); ``weight``: the
     blocks each request stands for (blocks proven alike: one traced, counted for all; the
-    heat map and the request shown are the traced block's); ``spans``: (first request, end,
-    warps predicated off, extra) of each class's block of a grid traced by class, counted
-    ``extra`` more times (the other blocks of its class)."""
+    heat map and the request shown are the traced block's). A grid traced by class counts
+    each class's block's requests again for the other blocks of its class (``rec.spans``
+    of those kept, ``rec.again`` of those folded away), as it counts the requests folded
+    away when the records reached their bound (``rec.folded``) with those kept."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     inner = ins.locations[0] if ins.locations else None
     if inner is not None and inner == (file, line):
         inner = None
-    n = rec.n  # the requests kept (records_cost makes their batch)
-    where = _where(warps_per_block, blocks)
     cost = records_cost(rec, arch, warps=warps, warps_per_block=warps_per_block, blocks=blocks)
-    dependent = int(np.count_nonzero(rec.data_dependent[:n])) + rec.folded_dependent
-    inexact = int(np.count_nonzero(rec.not_modelled[:n])) + rec.folded_inexact
-    if rec.folded is not None:  # the requests folded away as the records reached their bound
-        cost = merged(rec.folded, cost)
+    dependent, inexact = rec.flags(0, rec.n)
+    dependent, inexact = dependent + rec.folded.dependent, inexact + rec.folded.inexact
+    again = Tally()
+    again.add_tally(rec.again)
+    for start, end, times in rec.spans:  # a class's block, counted again for its class
+        span = records_cost(
+            rec, arch, warps=warps, warps_per_block=warps_per_block, blocks=blocks,
+            heat=False, span=(start, end),
+        )  # fmt: skip
+        again.add(span, *rec.flags(start, end), times)
+    if rec.folded.cost is not None:  # the requests folded away as the records reached their bound
+        cost = merged(rec.folded.cost, cost)
     cost = scaled(cost, weight)
-    dependent, inexact = weight * dependent, weight * inexact
-    off = weight * rec.predicated_off
-    for start, end, off0, extra in spans:  # a class's block, counted again for its class
-        off += extra * off0
-        if end <= start:
-            continue
-        batch0 = rec.batch(arch, distinct=True, span=(start, end))
-        iterations = int(batch0.iteration.max()) + 1
-        cost0 = cost_requests(
-            [batch0], rec.kind, arch, warps=warps, iterations=iterations, where=where, heat=False
-        )
-        cost = plus(cost, scaled(cost0, extra))
-        dependent += extra * int(np.count_nonzero(rec.data_dependent[start:end]))
-        inexact += extra * int(np.count_nonzero(rec.not_modelled[start:end]))
+    if again.cost is not None:
+        cost = plus(cost, again.cost)
     return TraceAccess(
         site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line, inner=inner),
         cost=cost,
-        data_dependent_requests=dependent,
-        inexact_requests=inexact,
+        data_dependent_requests=weight * dependent + again.dependent,
+        inexact_requests=weight * inexact + again.inexact,
         # cp.async without its global side is costed like a store of its width
         provisional=(
             ops.get(rec.kind.op).copy and rec.distinct.src is None and not rec.folded_source
         ),
-        predicated_off=off,
+        predicated_off=weight * rec.predicated_off + rec.again_off,
         reads=rec.reads,
         cas_retries=weight * cas_retries,
         contended=contended or cas_retries > 0,
@@ -111,11 +103,13 @@ def records_cost(
     warps_per_block: int,
     blocks: int,
     heat: bool = True,
+    span: tuple[int, int] | None = None,
 ) -> Cost:
-    """The cost of the requests ``rec`` keeps now (none folded, no weight): the engine's
-    totals, the worst request and, with ``heat``, the warp x occurrence heat map. The same
-    cost of the requests kept so far is what :meth:`.requests.Recorder.fold` folds away."""
-    batch = rec.batch(arch, distinct=True)
+    """The cost of the requests ``rec`` keeps now (none folded, no weight; ``span``: only
+    requests [first, end)): the engine's totals, the worst request and, with ``heat``, the
+    warp x occurrence heat map. Without one, it is what :meth:`.requests.Recorder.fold`
+    folds away (the tracer's coster)."""
+    batch = rec.batch(arch, distinct=True, span=span)
     n = batch.requests
     # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
     # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x blocks
@@ -129,32 +123,6 @@ def records_cost(
         iterations=int(batch.iteration.max()) + 1 if n else 0,
         where=_where(warps_per_block, blocks),
         heat=heat and n > 0 and int(batch.warp.min()) >= 0,
-    )
-
-
-def fold(rec: InstructionRecords, arch: ArchProfile, *, warps_per_block: int, blocks: int) -> None:
-    """Add the cost of the requests ``rec`` keeps now to its folded cost (before they are
-    dropped: :meth:`.requests.Recorder.fold`), as :func:`trace_access` would cost them."""
-    cost = records_cost(
-        rec, arch, warps=0, warps_per_block=warps_per_block, blocks=blocks, heat=False
-    )
-    rec.folded = cost if rec.folded is None else merged(rec.folded, cost)
-
-
-def merged(first: Cost, then: Cost) -> Cost:
-    """The cost of ``first``'s requests and, after them, ``then``'s: the sums added, the
-    worst request the first one with the most wavefronts (``first``'s on a tie), the heat
-    map dropped (a fold keeps none)."""
-    worst = then if then.max_wavefronts_per_request > first.max_wavefronts_per_request else first
-    summed = first.totals + then.totals
-    return dataclasses.replace(
-        worst,
-        **{f.name: getattr(summed, f.name) for f in dataclasses.fields(summed)},
-        lane_accesses=first.lane_accesses + then.lane_accesses,
-        warps=max(first.warps, then.warps),
-        iterations=max(first.iterations, then.iterations),
-        heat=None,
-        heat_phases=None,
     )
 
 
@@ -182,33 +150,6 @@ def cas_loop_reads(records: Sequence[InstructionRecords], retried: Iterable[int]
         if loads:
             out.add(max(loads)[1])
     return out
-
-
-def scaled(cost: Cost, weight: int) -> Cost:
-    """``cost`` counted ``weight`` times (the sums; the worst request and heat map kept)."""
-    if weight == 1:
-        return cost
-    return dataclasses.replace(
-        cost,
-        requests=cost.requests * weight,
-        wavefronts=cost.wavefronts * weight,
-        ideal_wavefronts=cost.ideal_wavefronts * weight,
-        cycles=cost.cycles * weight,
-        conflicted_requests=cost.conflicted_requests * weight,
-        phases=cost.phases * weight,
-        lane_accesses=cost.lane_accesses * weight,
-    )
-
-
-def plus(cost: Cost, more: Cost) -> Cost:
-    """``cost`` with the sums of ``more`` added (:meth:`Totals.__add__`; its worst request
-    and heat map kept)."""
-    summed = cost.totals + more.totals
-    return dataclasses.replace(
-        cost,
-        **{f.name: getattr(summed, f.name) for f in dataclasses.fields(summed)},
-        lane_accesses=cost.lane_accesses + more.lane_accesses,
-    )
 
 
 def _sum(accesses: Iterable[TraceAccess]) -> Totals:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
+U8: TypeAlias = "npt.NDArray[np.uint8]"
 
 # odd multipliers of each lane's fields in the hash (fixed: the hash is the same every run)
 _MIX = np.random.default_rng(0x5EED_B0A7).integers(1, 1 << 62, size=(4, 128), dtype=np.uint64)
@@ -50,10 +51,69 @@ def _rows_equal(a: Any, b: Any) -> Any:
     return (a == b).all(axis=1)
 
 
-def _resize(a: Any, rows: int) -> Any:
+def resize(a: Any, rows: int) -> Any:
+    """``a`` with ``rows`` rows: its own first, zeros after."""
     out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
     out[: len(a)] = a
     return out
+
+
+def warp_rows(
+    tids: Any, ws: int, addr: I64, taint_arr: U8, src: I64 | None, src_bytes: I64 | None
+) -> tuple[Any, I64, B8, U8, I64 | None, I64 | None]:
+    """The rows of one execution by the threads ``tids`` (sorted) of ``ws``-lane warps: the
+    warps that ran it, each one's lane addresses, active lanes and taint (the OR of its
+    lanes'), and for cp.async each lane's global source and source bytes (zeros where no
+    lane ran)."""
+    n = len(tids)
+    src_rows = byte_rows = None
+    lead = tids[::ws]
+    if n % ws == 0 and not (lead % ws).any() and (tids[ws - 1 :: ws] - lead == ws - 1).all():
+        # whole warps, every lane: the rows are the addresses as they are
+        uw = lead // ws
+        rows = np.asarray(addr, dtype=np.int64).reshape(-1, ws)
+        act = np.ones(rows.shape, dtype=bool)
+        if taint_arr.ndim:
+            t = _or_rows(np.broadcast_to(taint_arr, (n,)).reshape(-1, ws))
+        else:
+            t = np.full(len(uw), taint_arr, dtype=np.uint8)
+        if src is not None and src_bytes is not None:
+            src_rows = np.asarray(src, dtype=np.int64).reshape(-1, ws)
+            byte_rows = np.asarray(src_bytes, dtype=np.int64).reshape(-1, ws)
+    else:
+        warps, lanes = np.divmod(tids, ws)  # tids are sorted: so are their warps
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        np.not_equal(warps[1:], warps[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        uw = warps[starts]
+        row = np.cumsum(new) - 1
+        rows = np.zeros((len(uw), ws), dtype=np.int64)
+        act = np.zeros((len(uw), ws), dtype=bool)
+        rows[row, lanes] = addr
+        act[row, lanes] = True
+        if taint_arr.ndim:
+            t = np.bitwise_or.reduceat(np.broadcast_to(taint_arr, (n,)), starts)
+        else:
+            t = np.full(len(uw), taint_arr, dtype=np.uint8)
+        if src is not None and src_bytes is not None:
+            src_rows = np.zeros((len(uw), ws), dtype=np.int64)
+            byte_rows = np.zeros((len(uw), ws), dtype=np.int64)
+            src_rows[row, lanes] = src
+            byte_rows[row, lanes] = src_bytes
+    return uw, rows, act, t, src_rows, byte_rows
+
+
+def _or_rows(t: U8) -> U8:
+    """The OR of each row's bytes (eight at a time where the rows allow)."""
+    if t.shape[1] % 8 or not t.flags.c_contiguous:
+        out: U8 = np.bitwise_or.reduce(t, axis=1)
+        return out
+    w = np.bitwise_or.reduce(t.view(np.uint64), axis=1)
+    w = w | (w >> np.uint64(32))
+    w = w | (w >> np.uint64(16))
+    folded: U8 = ((w | (w >> np.uint64(8))) & np.uint64(0xFF)).astype(np.uint8)
+    return folded
 
 
 class RecordsFull(Exception):
@@ -131,11 +191,11 @@ class DistinctRows:
             self.nbytes = np.zeros_like(self.addr)
         if need > len(self.addr):
             cap = self.allowance.capacity(len(self.addr), need, self.row_bytes)
-            self.addr = _resize(self.addr, cap)
-            self.active = _resize(self.active, cap)
+            self.addr = resize(self.addr, cap)
+            self.active = resize(self.active, cap)
             if self.src is not None and self.nbytes is not None:
-                self.src = _resize(self.src, cap)
-                self.nbytes = _resize(self.nbytes, cap)
+                self.src = resize(self.src, cap)
+                self.nbytes = resize(self.nbytes, cap)
         s = slice(self.n, need)
         self.addr[s] = addr
         self.active[s] = active

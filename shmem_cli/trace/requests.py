@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
@@ -26,12 +26,17 @@ from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
 from ..plumbing.frozen import frozen
-from .distinct_rows import Allowance, DistinctRows, RecordsFull
+from .distinct_rows import Allowance, DistinctRows, RecordsFull, resize, warp_rows
+from .folds import Tally
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..model import Cost
+
+#: the cost of requests [first, end) of an instruction's records, as the report costs them
+#: without a heat map (:func:`.aggregate.records_cost`)
+Coster: TypeAlias = "Callable[[InstructionRecords, int, int], Cost]"
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 I32: TypeAlias = "npt.NDArray[np.int32]"
@@ -67,17 +72,23 @@ class InstructionRecords:
     decided: int = 0
     #: the bytes the trace's records may still take (shared by every instruction's)
     allowance: Allowance = field(default_factory=Allowance, repr=False)
-    # the requests folded away when the records reached their bound (:meth:`Recorder.fold`):
-    # their cost (totals and worst request; None: none folded), how many depended on data
-    # and how many were not modelled, and whether they carried cp.async's global side
-    folded: Cost | None = field(default=None, repr=False)
-    folded_dependent: int = 0
-    folded_inexact: int = 0
+    # the requests folded away when the records reached their bound (:meth:`Recorder.fold`),
+    # and whether they carried cp.async's global side
+    folded: Tally = field(default_factory=Tally, repr=False)
     folded_source: bool = False
+    # a grid traced by class (:meth:`Recorder.open_class`): (first, end, times) of the kept
+    # requests of a class's block, counted ``times`` more (the other blocks of its class);
+    # those folded away, tallied ``times`` over; those of the class's block running now,
+    # folded before its class is known; the warps predicated off counted again
+    spans: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    again: Tally = field(default_factory=Tally, repr=False)
+    pending: Tally = field(default_factory=Tally, repr=False)
+    again_off: int = 0
 
     def clear(self) -> None:
         """Drop every request kept (after :meth:`Recorder.fold` costed them)."""
         self.n = 0
+        self.spans = []
         self.distinct = DistinctRows(self.lanes, self.allowance)
         self.row = np.zeros(0, dtype=np.int64)
         self.warp = np.zeros(0, dtype=np.int32)
@@ -118,13 +129,13 @@ class InstructionRecords:
             return
         row_bytes = 8 + 4 + 4 + 1 + 1 + (8 if self.cost is not None else 0)
         new = self.allowance.capacity(cap, need, row_bytes)
-        self.row = _resize(self.row, new)
-        self.warp = _resize(self.warp, new)
-        self.iteration = _resize(self.iteration, new)
-        self.data_dependent = _resize(self.data_dependent, new)
-        self.not_modelled = _resize(self.not_modelled, new)
+        self.row = resize(self.row, new)
+        self.warp = resize(self.warp, new)
+        self.iteration = resize(self.iteration, new)
+        self.data_dependent = resize(self.data_dependent, new)
+        self.not_modelled = resize(self.not_modelled, new)
         if self.cost is not None:
-            self.cost = _resize(self.cost, new)
+            self.cost = resize(self.cost, new)
 
     def add(
         self,
@@ -136,11 +147,20 @@ class InstructionRecords:
         src: I64 | None = None,
         src_bytes: I64 | None = None,
         period: int = 0,
+        cost: I64 | None = None,
     ) -> None:
+        """Requests, one a row (:class:`RecordsFull` before anything changes where they do
+        not fit); ``cost``: a wgmma's wavefronts, one a request."""
         k = len(warp)
+        if cost is not None and self.cost is None:  # kept beside the others from now on
+            self.allowance.take(8 * len(self.warp))
+            self.cost = np.zeros(len(self.warp), dtype=np.int64)
         self._grow(k)
         s = slice(self.n, self.n + k)
         self.row[s] = self.distinct.add(addr, active, src, src_bytes, period)
+        if cost is not None:
+            assert self.cost is not None
+            self.cost[s] = cost
         self.warp[s] = warp
         self.iteration[s] = iteration
         self.data_dependent[s] = (taint & 1) != 0
@@ -212,23 +232,24 @@ class InstructionRecords:
         """Wavefronts of every request: the engine, or the measured cp.async rule."""
         return batch_stats(self.batch(arch, distinct=True), self.kind, arch)
 
+    def flags(self, start: int, end: int) -> tuple[int, int]:
+        """Of requests [start, end): how many depended on data, how many were not modelled."""
+        dependent = int(np.count_nonzero(self.data_dependent[start:end]))
+        return dependent, int(np.count_nonzero(self.not_modelled[start:end]))
 
-def _resize(a: Any, rows: int) -> Any:
-    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
-    out[: len(a)] = a
-    return out
-
-
-def _or_rows(t: U8) -> U8:
-    """The OR of each row's bytes (eight at a time where the rows allow)."""
-    if t.shape[1] % 8 or not t.flags.c_contiguous:
-        out: U8 = np.bitwise_or.reduce(t, axis=1)
-        return out
-    w = np.bitwise_or.reduce(t.view(np.uint64), axis=1)
-    w = w | (w >> np.uint64(32))
-    w = w | (w >> np.uint64(16))
-    folded: U8 = ((w | (w >> np.uint64(8))) & np.uint64(0xFF)).astype(np.uint8)
-    return folded
+    def fold(self, coster: Coster, running: int | None) -> None:
+        """Cost the requests kept (``coster``) into :attr:`folded`, a class's block's
+        into :attr:`again`, those of a class's block running from request ``running`` on
+        into :attr:`pending`, and drop them all."""
+        n = self.n
+        if n:
+            self.folded.add(coster(self, 0, n), *self.flags(0, n))
+            self.folded_source |= self.distinct.src is not None
+            for start, end, times in self.spans:
+                self.again.add(coster(self, start, end), *self.flags(start, end), times)
+            if running is not None and running < n:
+                self.pending.add(coster(self, running, n), *self.flags(running, n))
+        self.clear()
 
 
 @frozen
@@ -252,7 +273,7 @@ class Recorder:
         self,
         warp_size: int = SM90.warp_size,
         limit: int | None = None,
-        fold: Callable[[InstructionRecords], None] | None = None,
+        fold: Coster | None = None,
     ) -> None:
         """``limit``: the most bytes the records may take (:class:`RecordsFull` past it, raised
         before the allocation that would pass it, unless ``fold`` costs the requests kept so
@@ -261,9 +282,9 @@ class Recorder:
         self.allowance = Allowance(limit)
         self.coster = fold
         self.folds = 0  # times the records were folded
-        # False while a request's place in the records must stay (a grid traced by class:
-        # a class's block's span of them is counted again for its class)
-        self.foldable = True
+        # a class's block running (:meth:`open_class`): per instruction index, its first
+        # request and the warps predicated off before it (None: no class open)
+        self.opened: dict[int, tuple[int, int]] | None = None
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
         self.fills: dict[tuple[int, int, int, int], TmaFill] = {}
@@ -304,64 +325,31 @@ class Recorder:
         warp_ids: I64,
         src: I64 | None = None,
         src_bytes: I64 | None = None,
+        costs: list[int] | None = None,
     ) -> None:
         """One execution by the threads ``tids`` (sorted) with lane addresses ``addr``
-        (cp.async also gives each thread's global source address and source byte count);
-        ``warp_ids`` numbers the batch's warps in the grid."""
+        (cp.async also gives each thread's global source address and source byte count;
+        a wgmma each warp's wavefronts, ``costs``); ``warp_ids`` numbers the batch's warps
+        in the grid."""
         if len(tids) == 0:
             return
         if self.control is not None:
             taint = np.asarray(taint, dtype=np.uint8) | self.control[tids]
-        rec = self.by_index.get(index)
-        if rec is None:
-            rec = self.by_index[index] = self._new(index, ins, kind)
-        ws = self.warp_size
-        n = len(tids)
-        taint_arr = np.asarray(taint, dtype=np.uint8)
-        src_rows = byte_rows = None
-        lead = tids[::ws]
-        if n % ws == 0 and not (lead % ws).any() and (tids[ws - 1 :: ws] - lead == ws - 1).all():
-            # whole warps, every lane: the rows are the addresses as they are
-            uw = lead // ws
-            rows = np.asarray(addr, dtype=np.int64).reshape(-1, ws)
-            act = np.ones(rows.shape, dtype=bool)
-            if taint_arr.ndim:
-                t = _or_rows(np.broadcast_to(taint_arr, (n,)).reshape(-1, ws))
-            else:
-                t = np.full(len(uw), taint_arr, dtype=np.uint8)
-            if src is not None and src_bytes is not None:
-                src_rows = np.asarray(src, dtype=np.int64).reshape(-1, ws)
-                byte_rows = np.asarray(src_bytes, dtype=np.int64).reshape(-1, ws)
-        else:
-            warps, lanes = np.divmod(tids, ws)  # tids are sorted: so are their warps
-            new = np.empty(n, dtype=bool)
-            new[0] = True
-            np.not_equal(warps[1:], warps[:-1], out=new[1:])
-            starts = np.flatnonzero(new)
-            uw = warps[starts]
-            row = np.cumsum(new) - 1
-            rows = np.zeros((len(uw), ws), dtype=np.int64)
-            act = np.zeros((len(uw), ws), dtype=bool)
-            rows[row, lanes] = addr
-            act[row, lanes] = True
-            if taint_arr.ndim:
-                t = np.bitwise_or.reduceat(np.broadcast_to(taint_arr, (n,)), starts)
-            else:
-                t = np.full(len(uw), taint_arr, dtype=np.uint8)
-            if src is not None and src_bytes is not None:
-                src_rows = np.zeros((len(uw), ws), dtype=np.int64)
-                byte_rows = np.zeros((len(uw), ws), dtype=np.int64)
-                src_rows[row, lanes] = src
-                byte_rows[row, lanes] = src_bytes
+        rec = self._at(index, ins, kind)
+        uw, rows, act, t, src_rows, byte_rows = warp_rows(
+            tids, self.warp_size, addr, np.asarray(taint, dtype=np.uint8), src, src_bytes
+        )
         counts = self._counts.get(index)
         if counts is None:
             counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
+        more = (rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
+        cost = None if costs is None else np.asarray(costs[: len(uw)], dtype=np.int64)
         try:
-            rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
+            rec.add(*more, cost)
         except RecordsFull:
             if not self.fold():
                 raise
-            rec.add(rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
+            rec.add(*more, cost)  # into the whole bound, freed
         counts[uw] += 1
         self.requests += len(uw)
         if t.any():
@@ -378,17 +366,8 @@ class Recorder:
     ) -> None:
         """One execution of a wgmma by the warpgroup ``tids``: one request per warp, costing
         ``cost[k]`` wavefronts for its k-th warp (no lane addresses: the engine is not used)."""
-        rec = self.by_index.get(index)
-        if rec is None:
-            rec = self.by_index[index] = self._new(index, ins, kind)
-        if rec.cost is None:
-            self.allowance.take(8 * len(rec.warp))
-            rec.cost = np.zeros(len(rec.warp), dtype=np.int64)
-        start = rec.n
-        uw = np.unique(tids // self.warp_size)
-        self.record(index, ins, kind, tids, np.zeros(len(tids), dtype=np.int64), 0, warp_ids)
-        assert rec.cost is not None
-        rec.cost[start : start + len(uw)] = cost[: len(uw)]
+        zeros = np.zeros(len(tids), dtype=np.int64)
+        self.record(index, ins, kind, tids, zeros, 0, warp_ids, costs=cost)
 
     def note(self, index: int, text: str) -> None:
         """What an instruction reads, said once (the first execution's)."""
@@ -411,22 +390,45 @@ class Recorder:
         tainted guard, or a tainted branch whose threads may reach it (maybe none did)."""
         self._at(index, ins, kind).decided |= taint
 
+    @property
+    def can_fold(self) -> bool:
+        """Whether records that reach their bound are folded (:meth:`fold`), so that the
+        requests a trace makes bound nothing: the one rule, for the recorder and for a grid
+        deciding whether to sample its blocks (:func:`.emulator.alike.classes.run_rest`)."""
+        return self.coster is not None
+
     def fold(self) -> bool:
-        """Cost the requests kept so far (``fold``), add them to each instruction's folded
-        sums and drop them, so that recording goes on within the bound; False where that
-        may not be done (no coster, or the records' places must stay)."""
-        if self.coster is None or not self.foldable:
+        """Cost the requests kept so far (``fold``), add them to each instruction's sums
+        (:meth:`InstructionRecords.fold`) and drop them, so that recording goes on within
+        the bound; False where that cannot be done (no coster)."""
+        if self.coster is None:
             return False
-        for rec in self.by_index.values():
-            if rec.n:
-                self.coster(rec)  # adds the cost of its requests to rec.folded
-                rec.folded_dependent += int(np.count_nonzero(rec.data_dependent[: rec.n]))
-                rec.folded_inexact += int(np.count_nonzero(rec.not_modelled[: rec.n]))
-                rec.folded_source |= rec.distinct.src is not None
-            rec.clear()
+        opened = self.opened
+        for index, rec in self.by_index.items():
+            rec.fold(self.coster, None if opened is None else opened.get(index, (0, 0))[0])
+        if opened is not None:  # the running block's requests start again at 0
+            self.opened = {index: (0, off) for index, (_, off) in opened.items()}
         self.allowance.free()  # every array dropped
         self.folds += 1
         return True
+
+    def open_class(self) -> None:
+        """A class's block runs next: its requests and warps predicated off are counted again
+        for its class (:meth:`close_class`), whatever folds meanwhile."""
+        self.opened = {i: (rec.n, rec.predicated_off) for i, rec in self.by_index.items()}
+
+    def close_class(self, times: int) -> None:
+        """The class's block ended: what it recorded counts ``times`` more (the blocks of its
+        class besides it; 0: none, or a grid whose one class the report weighs whole)."""
+        opened, self.opened = self.opened or {}, None
+        for index, rec in self.by_index.items():
+            first, off = opened.get(index, (0, 0))
+            pending, rec.pending = rec.pending, Tally()
+            if times:
+                rec.again.add_tally(pending, times)
+                rec.again_off += times * (rec.predicated_off - off)
+                if rec.n > first:
+                    rec.spans.append((first, rec.n, times))
 
     def instructions(self) -> list[InstructionRecords]:
         """Records of every shared-memory instruction executed, in program order."""

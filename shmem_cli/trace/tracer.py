@@ -16,12 +16,12 @@ from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
 from .aggregate import (
     cas_loop_reads,
-    fold,
     line_totals,
     misc_rows,
     not_modelled,
     op_totals,
     predicated_off_rows,
+    records_cost,
     trace_access,
 )
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -267,8 +267,11 @@ def trace_kernel(
     warps_per_block = -(-threads // profile.warp_size)
     blocks = plan.grid[0] * plan.grid[1] * plan.grid[2]
 
-    def folded(rec: Any) -> None:  # the requests kept so far, costed as trace_access does
-        fold(rec, profile, warps_per_block=warps_per_block, blocks=blocks)
+    def coster(rec: Any, start: int, end: int) -> Any:  # as trace_access costs requests
+        per_block, span = warps_per_block, (start, end)
+        return records_cost(
+            rec, profile, warps=0, warps_per_block=per_block, blocks=blocks, heat=False, span=span
+        )
 
     trace = run(
         function,
@@ -277,7 +280,7 @@ def trace_kernel(
         progress=progress,
         budget=budget,
         every_block=every_block,
-        fold=folded,
+        fold=coster,
     )
     coverage = trace.coverage
     grid_blocks = coverage.blocks if coverage is not None else int(trace.blocks)
@@ -296,7 +299,6 @@ def trace_kernel(
             contended=rec.index in loop_reads,
             sources=sources,
             weight=weight,
-            spans=trace.classes.spans(rec.index) if trace.classes else (),
         )
         for rec in trace.records
     )
@@ -354,7 +356,7 @@ def trace_kernel(
 
 def _folded_note(records: Any, budget: Budget) -> str | None:
     """What a trace whose records were folded (:meth:`.requests.Recorder.fold`) lacks."""
-    if not any(rec.folded is not None for rec in records):
+    if not any(rec.folded.cost is not None for rec in records):
         return None
     return (
         f"the requests passed the records' bound ({budget.recorded_bytes >> 20} MiB) and were "

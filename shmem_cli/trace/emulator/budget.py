@@ -196,8 +196,8 @@ class Limits:
         :class:`~shmem_cli.trace.distinct_rows.RecordsFull` before an allocation)."""
         return TraceError(
             f"the trace's shared-memory records passed {self.budget.recorded_bytes >> 20} "
-            f"MiB by {name} (one batch of blocks' requests, or those of a grid traced by "
-            "class, are costed whole): trace fewer blocks (a smaller --grid)",
+            f"MiB by {name} (the requests of one instruction over a batch of blocks are "
+            "kept whole before they are folded): trace fewer blocks (a smaller --grid)",
             None,
         )
 

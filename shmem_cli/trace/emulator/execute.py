@@ -35,7 +35,7 @@ from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Const
 from ...hardware import misc
 from ..distinct_rows import RecordsFull
-from ..requests import InstructionRecords, Recorder, TmaFill
+from ..requests import Coster, InstructionRecords, Recorder, TmaFill
 from . import budget as budgets
 from . import grid as grids
 from . import taint_flow
@@ -79,9 +79,6 @@ class Trace:
     dsmem_sectors: dict[int, int] = field(default_factory=dict)
     # calls to functions outside the cubin that were stepped over (printf): pc -> the name
     callees: dict[int, str] = field(default_factory=dict)
-    # a grid traced by class: each class's block's requests per instruction, to count again
-    # for the other blocks of its class (every other count above holds them already)
-    classes: Classes | None = None
     # warp executions of the instructions that cost op_misc wavefronts (hardware.misc), by pc,
     # and the CTA barriers each BAR instruction completed
     misc: dict[int, int] = field(default_factory=dict)
@@ -111,7 +108,7 @@ def run(
     budget: budgets.Budget = budgets.DEFAULT,
     batch_threads: int | None = None,
     every_block: bool = False,
-    fold: Callable[[InstructionRecords], None] | None = None,
+    fold: Coster | None = None,
 ) -> Trace:
     """Run the block ``launch.block_idx``, or with ``grid`` the grid: its first block
     alone and watched, standing for every block when they are proven alike (not with
@@ -222,8 +219,8 @@ class _Run:
     def trace(self, coverage: grids.Coverage, classes: Classes | None = None) -> Trace:
         ins = self.function.instructions
         counts = counts_of(self)
-        if classes is not None:  # each class's block stands for its class (its records:
-            counts = classes.plus(counts)  # the tracer weighs them)
+        if classes is not None:  # each class's block stands for its class (its records
+            counts = classes.plus(counts)  # count again: Recorder.close_class)
         unmodelled, sectors, cas = counts.unmodelled, counts.sectors, counts.cas_failed
         executed, misc_runs, done = counts.executed, counts.misc, counts.misc_done
         listed = [(ins[i], unmodelled[i]) for i in sorted(unmodelled)]
@@ -240,7 +237,6 @@ class _Run:
             coverage,
             {ins[i].pc: n for i, n in sectors.items()},
             {ins[i].pc: name for i, name in self.callees.items()},
-            classes,
             {ins[i].pc: n for i, n in sorted(misc_runs.items())},
             {ins[i].pc: n for i, n in sorted(done.items())},
             {ins[i].pc: n for i, n in counts.atoms.items()},

@@ -10,16 +10,17 @@ themselves alone, or classes of fewer than :data:`AVERAGE` blocks on average pas
 rounds (the blocks left cost less run together). The blocks in no class then run in
 batches (sampled where they pass the budget), as every block did before.
 
-:class:`ClassCounts` keeps what each class's block counted (its requests are a span of each
-instruction's records, the others a :class:`Counts`, the difference of the run's) to count
-again for the rest of its class.
+:class:`ClassCounts` keeps what each class's block counted besides its requests (a
+:class:`Counts`, the difference of the run's) to count again for the rest of its class; the
+recorder counts its requests again (:meth:`...requests.Recorder.close_class`), those kept and
+those folded away as the records reached their bound alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -30,9 +31,6 @@ from .forms import Forms
 from .shadow import COLUMNS, Shadow
 from .vectors import Vectors
 from .watch import Watch
-
-if TYPE_CHECKING:
-    from ...requests import Recorder
 
 #: classes found one after the other at most (each costs one block run watched)
 ROUNDS = 64
@@ -94,40 +92,13 @@ def _plus(base: dict[int, int], more: dict[int, int], times: int) -> dict[int, i
 
 
 @frozen
-class Snapshot:
-    """The run's counts before a class's block ran, and each instruction's records so far
-    (their number, and warps predicated off)."""
-
-    counts: Counts
-    records: dict[int, tuple[int, int]]
-
-
-def snapshot(run: Any) -> Snapshot:
-    """The counts of ``run`` (execute._Run) so far, and its records' (:class:`Snapshot`)."""
-    recorder: Recorder = run.recorder
-    records = {i: (rec.n, rec.predicated_off) for i, rec in recorder.by_index.items()}
-    return Snapshot(counts_of(run), records)
-
-
-@frozen
 class ClassCounts:
-    """What one class's block counted, and how many more blocks it stands for."""
+    """What one class's block counted besides its requests (those the recorder counts again:
+    :meth:`...requests.Recorder.close_class`), and how many more blocks it stands for."""
 
     block: int  # its number in launch order
     extra: int  # the blocks of its class besides it
-    counts: Counts  # what it counted besides its requests
-    # instruction index -> (first request, end, warps predicated off) of its requests
-    records: dict[int, tuple[int, int, int]]
-
-
-def since(before: Snapshot, run: Any, block: int, extra: int) -> ClassCounts:
-    """What ``run`` counted since ``before`` (one class's block), to count ``extra`` more."""
-    records = {}
-    for i, rec in run.recorder.by_index.items():
-        n0, off0 = before.records.get(i, (0, 0))
-        if rec.n > n0 or rec.predicated_off > off0:
-            records[i] = (n0, rec.n, rec.predicated_off - off0)
-    return ClassCounts(block, extra, counts_of(run).minus(before.counts), records)
+    counts: Counts
 
 
 @frozen
@@ -147,13 +118,6 @@ class Classes:
         for c in self.found:
             counts = counts.plus(c.counts, c.extra)
         return counts
-
-    def spans(self, index: int) -> tuple[tuple[int, int, int, int], ...]:
-        """(first request, end, warps predicated off, extra) of instruction ``index``'s
-        requests per class: counted ``extra`` more times."""
-        return tuple(
-            (*c.records[index], c.extra) for c in self.found if c.extra and index in c.records
-        )
 
 
 def members(left: Any, alike: Any, rep: int) -> tuple[Any, Any]:
@@ -190,16 +154,18 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         rep = int(np.argmax(left))  # the lowest-numbered left
         forms = Forms(launch, instructions, run.program.destinations, rep, shadow, vectors)
         watch = Watch(instructions, forms, shared, left)
-        before = snapshot(run)
+        before = counts_of(run)
         recorder.tainted = {}
         requests = recorder.requests
-        recorder.foldable = False  # a class's span of the records must stay where it is
+        recorder.open_class()
         run.batch(plan.only([rep]), watch)
         watch.requests(recorder.tainted, recorder.requests - requests)
         decisions, proven = decisions + watch.decisions, proven + watch.proven
         cls, left = members(left, watch.alike if watch.differs is None else None, rep)
-        found.append(since(before, run, rep, len(cls) - 1))
-        recorder.foldable = not any(c.extra for c in found)
+        # one class for the whole grid: the report weighs its block's records (Coverage.weight)
+        whole = not found and not left.any()
+        recorder.close_class(0 if whole else len(cls) - 1)
+        found.append(ClassCounts(rep, len(cls) - 1, counts_of(run).minus(before)))
         vectors.most = max(floor, _per_block(found) * n // 2)
         loners = loners + 1 if len(cls) == 1 else 0
         if len(cls) == 1 and differs is None:
@@ -256,7 +222,7 @@ def run_rest(
     runs = max(1, len(first))
     per_block = max(most, -(-(run.executed - executed) // runs))
     per_requests = -(-(recorder.requests - requests) // runs)
-    if recorder.foldable and recorder.coster is not None:
+    if recorder.can_fold:
         per_requests = 0  # records that reach their bound are folded: they bound nothing
     chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first)
     done = set(first)

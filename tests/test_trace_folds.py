@@ -1,0 +1,150 @@
+"""Records folded at their bound where a grid is traced by class, and wgmma's (issue 30).
+
+A trace whose shared-memory records reach their bound costs them, sums them per instruction
+and drops them (``Recorder.fold``). The reference of each test here is the same launch
+traced with the default bound, which these launches never reach (no fold): every
+per-instruction figure and the whole JSON report, the note on folding aside, must be the
+same, and the records must never have held more than the small bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from shmem_cli.cuda.sass import Instruction
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind
+from shmem_cli.trace.aggregate import records_cost, trace_access
+from shmem_cli.trace.emulator import budget
+from shmem_cli.trace.pipeline import TraceRequest, trace_file
+from shmem_cli.trace.requests import InstructionRecords, Recorder
+
+from . import hopper_lab as lab
+from .conftest import TRACE_DATA, needs_nvdisasm
+
+CLASSES = TRACE_DATA / "classes" / "classes.sm_90.cubin"
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The bytes the records held each time they were folded."""
+    seen: list[int] = []
+    fold = Recorder.fold
+
+    def watched(self: Recorder) -> bool:
+        seen.append(sum(r.recorded_bytes for r in self.by_index.values()))
+        return fold(self)
+
+    monkeypatch.setattr(Recorder, "fold", watched)
+    return seen
+
+
+def _same_but_the_note(whole: Any, folded: Any) -> None:
+    assert whole.records_note is None
+    assert folded.records_note is not None and "every total is exact" in folded.records_note
+    assert len(whole.accesses) == len(folded.accesses) > 0
+    for a, b in zip(whole.accesses, folded.accesses, strict=True):
+        assert a.site.pc == b.site.pc
+        assert a.cost.totals == b.cost.totals
+        assert a.cost.lane_accesses == b.cost.lane_accesses
+        assert a.cost.max_wavefronts_per_request == b.cost.max_wavefronts_per_request
+        assert (a.cost.shown, a.cost.detail) == (b.cost.shown, b.cost.detail)
+        assert a.data_dependent_requests == b.data_dependent_requests
+        assert a.inexact_requests == b.inexact_requests
+        assert a.predicated_off == b.predicated_off
+    whole_json, folded_json = whole.to_json(), folded.to_json()
+    assert whole_json.pop("records_note") is None
+    assert folded_json.pop("records_note") == folded.records_note
+    assert whole_json == folded_json
+
+
+def _by_class(kernel: str, grid: tuple[int, int, int], args: tuple[str, ...], bound: int) -> Any:
+    request = TraceRequest(
+        CLASSES,
+        kernel=kernel,
+        block=(256, 1, 1),
+        grid=grid,
+        args=args,
+        budget=budget.Budget(recorded_bytes=bound),
+    )
+    return trace_file(request).kernels[0]
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "grid", "args", "bound", "loads"),
+    [
+        # block (x, y) walks x + 1 steps of 8 reads a warp: 8 classes of 4 blocks; a class's
+        # block fills 16 KiB many times over before its class is known
+        ("cl_attn", (8, 4, 1), ("1=64",), 1 << 14, 4 * sum(64 * (x + 1) for x in range(8))),
+        # x + 1 trips, then max(y, 1): 8 classes, then the 56 blocks in none run in batches
+        (
+            "cl_causal",
+            (24, 3, 1),
+            ("1=64",),
+            1 << 16,
+            sum(8 * ((x + 1) + max(y, 1)) for y in range(3) for x in range(24)),
+        ),
+        # min(b, 5) trips of one two-way read a warp: 6 classes, the last of 7 blocks
+        ("cl_min", (12, 1, 1), ("1=5",), 1 << 13, sum(8 * min(b, 5) for b in range(12))),
+    ],
+)
+def test_a_grid_traced_by_class_folds_to_the_unbounded_totals(
+    held: list[int],
+    kernel: str,
+    grid: tuple[int, int, int],
+    args: tuple[str, ...],
+    bound: int,
+    loads: int,
+) -> None:
+    whole = _by_class(kernel, grid, args, budget.MAX_RECORDED_BYTES)
+    assert not held
+    folded = _by_class(kernel, grid, args, bound)
+    assert len(held) >= 3, held
+    assert max(held) <= bound, held
+    cov = folded.launch.coverage
+    assert cov is not None and cov.mode == "alike" and "classes" in (cov.proof or "")
+    assert cov.blocks > cov.run  # classes stood for blocks that did not run
+    assert folded.totals["load"].requests == loads  # counted by hand from the kernel
+    _same_but_the_note(whole, folded)
+
+
+@needs_nvdisasm
+def test_wgmma_records_fold_to_the_unbounded_totals(held: list[int]) -> None:
+    # the warp-specialized GEMM: 128 wgmma requests (and stmatrix, TMA), 8 KiB of records
+    whole, out = lab.run("ws_gemm_k256")
+    assert not held
+    folded, out_folded = lab.run("ws_gemm_k256", budget=budget.Budget(recorded_bytes=1 << 13))
+    assert len(held) >= 3 and max(held) <= 1 << 13, held
+    measured = lab.measured()["ws_gemm_k256"]["per_op"]["gmma"]
+    assert lab.per_op(folded)["wgmma"] == (measured["requests"], measured["wavefronts"])
+    assert all(r.folded.cost is not None for r in folded.records if r.kind.op == "wgmma")
+    assert out_folded == out
+    _same_but_the_note(whole, folded)
+
+
+HGMMA = Instruction(0x80, None, "HGMMA", (), (), "k.cu", 9, "HGMMA.64x64x16.F32 R24, gdesc[UR4]")
+
+
+def test_a_wgmma_whose_own_records_reach_the_bound_keeps_each_warps_cost() -> None:
+    """The fold that a wgmma's own request sets off leaves that request's wavefronts with
+    it (each warp of the warpgroup its own)."""
+    kind = AccessKind("wgmma", 16)
+
+    def coster(rec: InstructionRecords, start: int, end: int) -> Any:
+        span = (start, end)
+        return records_cost(rec, SM90, warps=0, warps_per_block=4, blocks=1, heat=False, span=span)
+
+    recorder = Recorder(32, 3000, coster)
+    tids, warp_ids = np.arange(128), np.arange(4, dtype=np.int64)
+    given = [[k % 7 + 1, k % 5 + 2, 3, k % 3 + 4] for k in range(200)]
+    for cost in given:
+        recorder.record_cost(0, HGMMA, kind, tids, cost, warp_ids)
+    assert recorder.folds >= 10
+    access = trace_access(recorder.by_index[0], SM90, warps=4, warps_per_block=4, blocks=1)
+    assert access.cost.requests == 4 * len(given)
+    assert access.cost.wavefronts == sum(map(sum, given))
+    assert access.cost.max_wavefronts_per_request == 7
