@@ -61,6 +61,65 @@ def test_fields_replace_and_keyword_only_fields() -> None:
     assert item != Labeled(1, 2, label="b")
 
 
+@frozen
+class Nothing:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class StdNothing:
+    pass
+
+
+@frozen
+class One:
+    value: object
+
+
+@dataclasses.dataclass(frozen=True)
+class StdOne:
+    value: object
+
+
+@frozen
+class Weighed:
+    key: str
+    weight: float = dataclasses.field(default=0.0, hash=False)  # compared, not hashed
+    extra: int = dataclasses.field(default=0, compare=False, hash=True)  # hashed only
+
+
+@dataclasses.dataclass(frozen=True)
+class StdWeighed:
+    key: str
+    weight: float = dataclasses.field(default=0.0, hash=False)
+    extra: int = dataclasses.field(default=0, compare=False, hash=True)
+
+
+@frozen
+class ByName:
+    name: str
+    size: int
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ByName) and other.name == self.name
+
+
+def test_no_field_one_field_and_the_hash_and_compare_flags_as_the_standard_ones() -> None:
+    assert Nothing() == Nothing() and hash(Nothing()) == hash(StdNothing())
+    for value in (0, "a", (1, 2), None):
+        assert One(value) == One(value) and hash(One(value)) == hash(StdOne(value))
+    assert One((1, 2)) != One([1, 2])
+    for key, weight, extra in (("a", 0.5, 1), ("b", 2.0, 7)):
+        ours, std = Weighed(key, weight, extra), StdWeighed(key, weight, extra)
+        assert hash(ours) == hash(std)
+        assert ours == Weighed(key, weight, extra + 1) and ours != Weighed(key, weight + 1)
+    # another class, even a subclass or the standard twin, is never equal
+    assert Point(1, 2) != StdPoint(1, 2) and Point(1) != Labeled(1, label="a")
+    assert Point(1).__eq__(Labeled(1, label="a")) is NotImplemented
+    # a class's own __eq__ is kept, and hashing follows the fields, as dataclass does
+    assert ByName("a", 1) == ByName("a", 2) and hash(ByName("a", 1)) == hash(("a", 1))
+
+
 def test_eq_false_compares_by_identity() -> None:
     one = Handle("a")
     assert one == one and one != Handle("a")

@@ -3,18 +3,20 @@ checker and cheaper to create at run time.
 
 Type checkers see exactly ``@dataclass(frozen=True)`` (``dataclass_transform`` with
 ``frozen_default``): assigning a field of a frozen class is an error mypy --strict
-reports. At run time the class is a plain dataclass with the same ``__eq__`` and the
-same field hash (``unsafe_hash``), without the guard against assignment, and the same
-``repr``, written once here: Python 3.11 writes and compiles six methods for a frozen
-dataclass and three (``__init__``, ``__eq__``, ``__hash__``) for this one, and
-shmem creates some forty-five such classes on the way to a first ``shmem analyze``
-(about 11 ms of its start-up, docs/performance.md). Its ``__init__`` also sets the
-fields directly rather than through ``object.__setattr__``.
+reports. At run time the class is a plain dataclass without the guard against
+assignment, whose ``__eq__``, ``__hash__`` and ``repr`` are the frozen dataclass's,
+written once here for every class: Python 3.11 writes and compiles six methods for each
+frozen dataclass, one (``__init__``) for this, and shmem creates some forty-five such
+classes on the way to a first ``shmem analyze`` (36 ms of its start-up down to about
+10, docs/performance.md). Its ``__init__`` also sets the fields directly rather than
+through ``object.__setattr__``. Comparing and hashing cost a call more (no record is
+compared or hashed on a hot path).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import operator
 import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
@@ -30,16 +32,46 @@ def frozen(*, eq: bool = True, kw_only: bool = False) -> Callable[[type[T]], typ
 def frozen(cls: type[T] | None = None, /, *, eq: bool = True, kw_only: bool = False) -> Any:
     """``@frozen``, ``@frozen(kw_only=True)``, ``@frozen(eq=False)``: as
     ``@dataclass(frozen=True, ...)`` to the type checker (module docstring)."""
-    make = dataclasses.dataclass(eq=eq, unsafe_hash=eq, kw_only=kw_only, repr=False)
+    make = dataclasses.dataclass(eq=False, repr=False, kw_only=kw_only)
 
     def apply(c: type[T]) -> type[T]:
-        own_repr = "__repr__" in c.__dict__
+        # what the class writes itself is kept, as dataclass keeps it (a __hash__ of None is
+        # Python's, for a class that writes __eq__ alone)
+        own = {name for name, value in c.__dict__.items() if value is not None}
         made = make(c)
-        if not own_repr:
-            made.__repr__ = _repr  # type: ignore[method-assign]
+        methods: dict[str, Any] = {"__repr__": _repr}
+        if eq:
+            fields = dataclasses.fields(made)  # type: ignore[arg-type]
+            hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
+            methods.update(__eq__=_eq, __hash__=_hash)
+            compared = [f.name for f in fields if f.compare]
+            methods.update(_frozen_compare=staticmethod(_getter(compared)))
+            methods.update(_frozen_hash=staticmethod(_getter(hashed)))
+        for name, method in methods.items():
+            if name not in own:
+                setattr(made, name, method)
         return made
 
     return apply if cls is None else apply(cls)
+
+
+def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of these attributes of an object (attrgetter gives a lone value for one)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    return lambda obj: tuple(getattr(obj, name) for name in names)
+
+
+def _eq(self: Any, other: Any) -> Any:
+    """The dataclass ``==``: the compared fields of two objects of one class, as tuples."""
+    if other.__class__ is self.__class__:
+        return self._frozen_compare(self) == other._frozen_compare(other)
+    return NotImplemented
+
+
+def _hash(self: Any) -> int:
+    """The dataclass hash (``unsafe_hash``): of the tuple of the hashed fields."""
+    return hash(self._frozen_hash(self))
 
 
 @reprlib.recursive_repr()
