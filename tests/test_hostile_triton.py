@@ -78,13 +78,29 @@ def test_metadata_that_is_not_json(tmp_path: Path) -> None:
     meta = folder / "matmul_tiles.json"
     for text, fragment in [
         ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
-        ('{"name": "m", "num_warps": ' + "9" * 5000 + "}", "not JSON"),
+        ('{"name": "m", "num_warps": ' + "9" * 5000 + "}", "thousands of digits"),
         ("\xff\xfe{", "not JSON"),
         ('{"name": "m"}', "has 'name' and 'num_warps'"),
     ]:
         meta.write_text(text, errors="surrogateescape")
         with pytest.raises(ShmemError, match=fragment):
             read_entry(meta)
+
+
+def test_metadata_json_errors_are_located(tmp_path: Path) -> None:
+    """JSON's own error is placed at its line and column (it was told as the exception's
+    text, 'line 1 column 1 (char 0)', with no position)."""
+    folder = entry(tmp_path)
+    meta = folder / "matmul_tiles.json"
+    for text, line, column in [("", 1, 1), ('{\n  "name": "m",\n  "num_warps": 4,\n}', 4, 1)]:
+        meta.write_text(text)
+        with pytest.raises(ShmemError) as err:
+            read_entry(meta)
+        assert err.value.pos is not None and (err.value.pos.line, err.value.pos.column) == (
+            line,
+            column,
+        ), str(err.value)
+        assert "not Triton metadata (not JSON: " in err.value.message
 
 
 @needs_nvdisasm

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.errors import ShmemError, SourcePos
 from ..kernel.launch import MAX_SHARED_BYTES
 
 MAX_METADATA_BYTES = 1 << 20
@@ -33,8 +33,8 @@ CLUSTER = (1, 16)  # each of cluster_dims, and their product
 class TritonError(ShmemError):
     """A Triton cache entry that cannot be read or does not fit its cubin."""
 
-    def __init__(self, message: str, path: str | Path) -> None:
-        super().__init__(message, path=str(path), code="invalid-kernel")
+    def __init__(self, message: str, path: str | Path, pos: SourcePos | None = None) -> None:
+        super().__init__(message, path=str(path), pos=pos, code="invalid-kernel")
 
 
 def read_metadata(path: Path) -> dict[str, Any]:
@@ -45,8 +45,14 @@ def read_metadata(path: Path) -> dict[str, Any]:
         meta = json.loads(data.decode("utf-8", errors="replace"))
     except RecursionError:
         raise TritonError("not Triton metadata (JSON nested too deeply)", path) from None
-    except ValueError as exc:
-        raise TritonError(f"not Triton metadata (not JSON: {shorten(exc, 120)})", path) from None
+    except json.JSONDecodeError as exc:
+        where = SourcePos(exc.lineno, exc.colno)
+        raise TritonError(f"not Triton metadata (not JSON: {exc.msg})", path, where) from None
+    except ValueError:  # a number of thousands of digits
+        raise TritonError(
+            "not Triton metadata (a number of thousands of digits, which Triton never writes)",
+            path,
+        ) from None
     if not isinstance(meta, dict) or "name" not in meta or "num_warps" not in meta:
         raise TritonError(
             "not Triton metadata: a Triton cache entry's <name>.json has 'name' and 'num_warps'",
