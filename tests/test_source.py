@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from shmem_cli.plumbing.errors import ShmemError, SourcePos
+from shmem_cli.spec.compile import load_spec
 from shmem_cli.spec.schema import spec_schema as schema
 from shmem_cli.spec.schema import validate
 from shmem_cli.spec.source import (
@@ -177,6 +178,24 @@ def test_scalars_resolve_like_safe_load() -> None:
     assert data["date"] == "2024-01-01"
     assert data["explicit"] == "7"
     assert data["int"] == 8
+
+
+def test_base_60_numbers_stay_text() -> None:
+    """YAML 1.1 reads ``1:30`` as 90 (base 60): a pad of 90, a loop ``{j: 8:32}`` of one
+    value 512. They stay the text written, which the spec's checks then refuse."""
+    data = load_yaml("a: 1:30\nb: -1:30.5\nc: 8:32\nd: 190:20:30\ne: 1_000\n", "s.yaml").data
+    assert data == {"a": "1:30", "b": "-1:30.5", "c": "8:32", "d": "190:20:30", "e": 1000}
+
+
+def test_base_60_pad_is_an_error_at_its_colon(tmp_path: Path) -> None:
+    path = tmp_path / "pad.yaml"
+    path.write_text(
+        "block: [32]\narrays:\n  a: {dtype: float, shape: [32], pad: 1:30}\n"
+        "accesses:\n  - {array: a, index: [threadIdx.x]}\n"
+    )
+    with pytest.raises(ShmemError) as err:
+        load_spec(path)
+    assert f"{path}:3:40: error: unexpected ':' in expression '1:30'" in str(err.value)
 
 
 def test_matches_yaml_safe_load_on_valid_spec() -> None:

@@ -104,13 +104,24 @@ class Document:
 # Loading
 
 
+def _without_colons(rx: re.Pattern[str]) -> re.Pattern[str]:
+    """``rx``, matching no text with a colon (YAML 1.1's base-60 ``1:30``)."""
+    return re.compile("(?!.*:)" + rx.pattern, rx.flags)
+
+
 class _Loader(yaml.SafeLoader):
     """SafeLoader that bounds composition and leaves dates as strings."""
 
     # ``yaml.safe_load`` turns ``2024-01-01`` into a date; a spec only needs
-    # plain JSON-like values, so the implicit timestamp resolver is dropped.
+    # plain JSON-like values, so the implicit timestamp resolver is dropped. YAML 1.1's
+    # base-60 numbers are dropped too: ``1:30`` (90) stays the text it reads as, which an
+    # expression or a loop range then refuses at its column (``j: 8:32`` meant 8..32).
     yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        first: [
+            (tag, _without_colons(rx) if tag in (_INT, _FLOAT) else rx)
+            for tag, rx in resolvers
+            if tag != _TIMESTAMP
+        ]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
