@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.global_memory import GlobalMemory
 from shmem_cli.trace.kernel.cubin import Kernel, KernelParam, read_cubin
 from shmem_cli.trace.kernel.launch import parse_dims, plan_launch, value_bytes
+from shmem_cli.trace.kernel.param_block import Handover
 from shmem_cli.trace.kernel.params import Param, kernel_params, param_table, signature_types
 
 from .conftest import TRACE_DATA as DATA
@@ -22,8 +24,9 @@ class Memory:
     def __init__(self) -> None:
         self.buffers: list[tuple[str, bytes | int]] = []
 
-    def add_buffer(self, content: bytes | int, name: str) -> int:
-        self.buffers.append((name, content))
+    def add_buffer(self, content: bytes | int | Handover, name: str) -> int:
+        kept = content.take() if isinstance(content, Handover) else content  # handed over
+        self.buffers.append((name, kept))
         return 0x1000 * len(self.buffers)
 
 
@@ -170,3 +173,18 @@ def test_param_table_of_a_real_cubin() -> None:
         ("2", "rows", "int", "0x10", "4"),
         ("3", "scale", "float", "0x14", "4"),
     ]
+
+
+def test_a_large_buffer_file_lands_in_the_emulators_memory_as_given(tmp_path: Path) -> None:
+    # 2 MiB: past buffers.IN_PLACE_BYTES, read straight into the arena when it is handed over
+    k = kernel([(0, 8)], "void k(unsigned char*)")
+    data = np.random.default_rng(3).integers(0, 256, 2 << 20, dtype=np.uint8).tobytes()
+    (tmp_path / "big.bin").write_bytes(data)
+    plan = plan_launch(k, kernel_params(k, None), block=(32, 1, 1), args=[f"0=@{tmp_path}/big.bin"])
+    (buf,) = plan.buffers
+    assert buf.size == len(data) and buf.content is not None and not buf.content.taken
+    memory = GlobalMemory()
+    image = plan.param_bytes(memory)
+    assert buf.content.taken
+    assert struct.unpack("<Q", image[:8])[0] == memory.buffers[0].address
+    assert memory.read("param0") == data

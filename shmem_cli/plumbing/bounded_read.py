@@ -98,6 +98,48 @@ def read_prefix(
         os.close(fd)
 
 
+def regular_size(path: str, limit: int, *, what: str = "file", code: str = "input") -> int:
+    """The size of the regular file ``path`` (refused as :func:`read_bounded` refuses it:
+    not a regular file, or larger than ``limit`` bytes), read from nothing but its inode."""
+    fd = open_regular(path, what, code)
+    try:
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise _too_large(path, limit, what, code)
+    return size
+
+
+def read_into(
+    path: str, out: memoryview, offset: int, size: int, *, what: str = "file", code: str = "input"
+) -> None:
+    """Bytes [offset, offset + len(out)) of the regular file ``path`` read straight into
+    ``out`` (nothing else holds them); the file must still be ``size`` bytes long, as it was
+    when the caller looked at it."""
+    fd = open_regular(path, what, code)
+    try:
+        now = os.fstat(fd).st_size
+        if now != size:
+            raise ShmemError(
+                f"cannot read {what}: it changed while shmem ran ({size:,} bytes, now "
+                f"{now:,}); give a file nothing writes to",
+                path=path,
+                code=code,
+            )
+        done = 0
+        while done < len(out):
+            got = os.preadv(fd, [out[done:]], offset + done)
+            if not got:
+                raise ShmemError(f"cannot read {what}: it ends too soon", path=path, code=code)
+            done += got
+    except OSError as exc:
+        why = shorten(exc.strerror or type(exc).__name__)
+        raise ShmemError(f"cannot read {what}: {why}", path=path, code=code) from None
+    finally:
+        os.close(fd)
+
+
 #: gzip members of one file (a tool writes one; ``cat a.gz b.gz`` a few)
 MAX_GZIP_MEMBERS = 10_000
 

@@ -245,7 +245,7 @@ def trace_kernel(
         function = place_data(function, data)  # addresses the code takes (-G)
     for given in plan.memory:  # what the host wrote before the launch, at its real addresses
         # handed over: the arena's copy is the only one left for the trace
-        memory.preload(given.address, given.take(), f"--memory 0x{given.address:x}")
+        memory.preload(given.address, given.held, f"--memory 0x{given.address:x}")
     profile = rules_for(arch)  # the default's rules for an unmeasured arch, said below
     launch = Launch(
         block=plan.block,

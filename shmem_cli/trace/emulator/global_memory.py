@@ -25,7 +25,7 @@ overrun of a described buffer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -61,6 +61,27 @@ def buffer_bit(k: int) -> int:
     return 1 << (BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1))
 
 
+class Filler(Protocol):
+    """Bytes that write themselves where they go (a launch's large file: read straight into
+    the arena, never held apart: :class:`..kernel.param_block.Handover`)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def into(self, out: npt.NDArray[np.uint8]) -> None: ...
+
+
+def _size(content: bytes | Filler) -> int:
+    return len(content) if isinstance(content, bytes) else content.size
+
+
+def _put(out: npt.NDArray[np.uint8], content: bytes | Filler) -> None:
+    if isinstance(content, bytes):
+        out[:] = np.frombuffer(content, dtype=np.uint8)
+    else:
+        content.into(out)
+
+
 class GlobalMemory(ShadowArena):
     """Global memory: named buffers at synthetic device addresses, one lazily real arena."""
 
@@ -76,15 +97,15 @@ class GlobalMemory(ShadowArena):
         self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
         self.epoch = 0  # writes so far (an atomic: those that changed a word)
 
-    def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int:
-        """A new buffer of ``content`` (bytes, or a size to zero-fill), ``size`` bytes long
-        when given (zeros after the content); its device address."""
-        given = content if isinstance(content, int) else len(content)
+    def add_buffer(self, content: bytes | int | Filler, name: str, size: int | None = None) -> int:
+        """A new buffer of ``content`` (bytes, a size to zero-fill, or a :class:`Filler`),
+        ``size`` bytes long when given (zeros after the content); its device address."""
+        given = content if isinstance(content, int) else _size(content)
         size = given if size is None else max(size, given)
         offset = -(-(self._used + GLOBAL_GAP) // GLOBAL_ALIGN) * GLOBAL_ALIGN
         self._make_room(offset + max(size, 1))
         if not isinstance(content, int) and given:
-            self.data[offset : offset + given] = np.frombuffer(content, dtype=np.uint8)
+            _put(self.data[offset : offset + given], content)
             self._mark(np.arange(offset // PAGE, (offset + given - 1) // PAGE + 1), None)
         self._used = offset + max(size, 1)
         self._window = offset + max(size, 1) + GLOBAL_GAP  # the synthetic addresses in use
@@ -188,7 +209,7 @@ class GlobalMemory(ShadowArena):
         self._cover(addr, width, ins)
         self._index()
 
-    def preload(self, address: int, content: bytes, what: str) -> None:
+    def preload(self, address: int, content: bytes | Filler, what: str) -> None:
         """Bytes a host program wrote to undescribed memory before the launch (``--memory``):
         they land in a shadow region at their real ``address``, marked written, so reads see
         them as exact values. Refused (``what`` names the option) inside the synthetic
@@ -196,7 +217,8 @@ class GlobalMemory(ShadowArena):
         :func:`..kernel.param_block.read_memory`'s check, made when the option is read."""
         from ...cuda.launch_values import LaunchError
 
-        end = address + len(content)
+        nbytes = _size(content)
+        end = address + nbytes
         assert address >= NULL_PAGE and end <= MAX_ADDRESS, "read_memory checks the range"
         if self._window and address < GLOBAL_BASE + self._window and end > GLOBAL_BASE:
             raise LaunchError(
@@ -212,9 +234,9 @@ class GlobalMemory(ShadowArena):
         self._index()
         shadow = next(s for s in self.shadows if s.address <= address and end <= s.address + s.size)
         at = shadow.offset + address - shadow.address
-        self.data[at : at + len(content)] = np.frombuffer(content, dtype=np.uint8)
-        self._mark_set_span(at, at + len(content))
-        self._mark(np.arange(at // PAGE, (at + len(content) - 1) // PAGE + 1), None)
+        _put(self.data[at : at + nbytes], content)
+        self._mark_set_span(at, at + nbytes)
+        self._mark(np.arange(at // PAGE, (at + nbytes - 1) // PAGE + 1), None)
 
     def store_offsets(
         self, addr: npt.NDArray[np.int64], width: int, ins: Instruction, *, counted: bool = True

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
-from ...plumbing.bounded_read import read_bounded
+from ...plumbing.bounded_read import read_bounded, read_into, read_prefix, regular_size
 from ...plumbing.errors import ShmemError, shorten
 
 #: the most bytes one ``@FILE`` may hold, and all of a launch's files together
 MAX_FILE_BYTES = 128 << 20
+#: a file of at least this many bytes is not read when the launch is planned: the emulator's
+#: memory reads it straight into place (:class:`FileBytes`)
+IN_PLACE_BYTES = 1 << 20
+_HEAD = 1 << 16  # the start of a file read to judge it (a .npy header fits)
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -64,7 +69,6 @@ def _reason(message: str, shown: str) -> str:
 def npy_data(data: bytes, where: str) -> bytes:
     """The array bytes of a ``.npy`` file's content, in C order, checked against its header."""
     import numpy as np
-    from numpy.lib import format as npy
 
     if not data:
         raise BufferFileError(f"{where} is empty, not a NumPy array (a .npy starts with a header)")
@@ -72,6 +76,25 @@ def npy_data(data: bytes, where: str) -> bytes:
         raise BufferFileError(
             f"{where} is not a NumPy .npy file (no \\x93NUMPY header); raw bytes go in a .bin"
         )
+    start, shape, fortran, dtype, count = _npy_header(data, where)
+    claimed = count * dtype.itemsize
+    left = len(data) - start
+    if claimed != left:
+        raise BufferFileError(
+            f"{where}: its header promises {claimed:,} bytes of data (shape {shorten(shape)}) "
+            f"and the file holds {left:,}; the file is cut off or not a .npy"
+        )
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=start)
+    if fortran and len(shape) > 1:
+        array = array.reshape(tuple(shape)[::-1]).T
+    return bytes(np.ascontiguousarray(array).tobytes())
+
+
+def _npy_header(data: bytes, where: str) -> tuple[int, Any, bool, Any, int]:
+    """A ``.npy`` header at the start of ``data``: where the array's bytes start, its shape,
+    whether it is in Fortran order, its dtype and its item count."""
+    from numpy.lib import format as npy
+
     stream = io.BytesIO(data)
     try:
         version = npy.read_magic(stream)
@@ -94,14 +117,71 @@ def npy_data(data: bytes, where: str) -> bytes:
     count = 1
     for n in shape:
         count *= int(n)
-    claimed = count * dtype.itemsize
-    left = len(data) - stream.tell()
-    if claimed != left:
-        raise BufferFileError(
-            f"{where}: its header promises {claimed:,} bytes of data (shape {shorten(shape)}) "
-            f"and the file holds {left:,}; the file is cut off or not a .npy"
-        )
-    array = np.frombuffer(data, dtype=dtype, count=count, offset=stream.tell())
-    if fortran and len(shape) > 1:
-        array = array.reshape(tuple(shape)[::-1]).T
-    return bytes(np.ascontiguousarray(array).tobytes())
+    return stream.tell(), shape, bool(fortran), dtype, count
+
+
+class FileBytes:
+    """Bytes [offset, offset + size) of a buffer file of ``file_size`` bytes, read only
+    where they go (:meth:`into`): a large file is held once, in the emulator's memory, never
+    also as a copy of its own (docs/robustness.md: the 1 GiB peak)."""
+
+    __slots__ = ("file_size", "name", "offset", "size", "where")
+
+    def __init__(self, name: str, where: str, offset: int, size: int, file_size: int) -> None:
+        self.name, self.where = name, where
+        self.offset, self.size, self.file_size = offset, size, file_size
+
+    def into(self, out: Any) -> None:
+        """Read the bytes straight into ``out`` (a writable buffer of :attr:`size` bytes);
+        a file that changed since the launch was planned is refused."""
+        view = memoryview(out).cast("B")
+        assert len(view) == self.size, "the buffer is the file's data, byte for byte"
+        try:
+            read_into(
+                self.name, view, self.offset, self.file_size, what="buffer file",
+                code="invalid-launch",
+            )  # fmt: skip
+        except ShmemError as exc:
+            raise BufferFileError(
+                f"{self.where}: {_reason(exc.message, shorten(self.name, 200))}"
+            ) from None
+
+    def read(self) -> bytes:
+        """The bytes, read now."""
+        out = bytearray(self.size)
+        self.into(out)
+        return bytes(out)
+
+
+def buffer_source(name: str, where: str, *, limit: int = MAX_FILE_BYTES) -> bytes | FileBytes:
+    """What a pointer's buffer gets from the file ``name``: its bytes (:func:`read_buffer`),
+    or for a file of :data:`IN_PLACE_BYTES` or more (raw, or a ``.npy`` in C order) where
+    they lie in it, read later straight into the emulator's memory (:class:`FileBytes`)."""
+    if name:
+        what, code = "buffer file", "invalid-launch"
+        try:
+            size = regular_size(name, limit, what=what, code=code)
+            head = read_prefix(name, _HEAD, what=what, code=code) if size >= IN_PLACE_BYTES else b""
+        except ShmemError as exc:
+            raise BufferFileError(f"{where}: {_reason(exc.message, shorten(name, 200))}") from None
+        placed = _in_place(name, where, head, size) if head else None
+        if placed is not None:
+            return placed
+    return read_buffer(name, where, limit=limit)
+
+
+def _in_place(name: str, where: str, head: bytes, size: int) -> FileBytes | None:
+    """Where a buffer file's data lie in it; None where it must be read whole (to be
+    refused, or a Fortran-order array to reorder)."""
+    suffix = Path(name).suffix.lower()
+    if suffix == ".npz" or head.startswith(ZIP_MAGIC):
+        return None
+    if suffix != ".npy" and not head.startswith(NPY_MAGIC):
+        return FileBytes(name, where, 0, size, size)
+    try:
+        start, shape, fortran, dtype, count = _npy_header(head, where)
+    except BufferFileError:
+        return None
+    if (fortran and len(shape) > 1) or count * dtype.itemsize != size - start:
+        return None
+    return FileBytes(name, where, start, size - start, size)

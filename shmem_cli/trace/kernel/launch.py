@@ -44,7 +44,7 @@ from ...cuda.launch_values import (
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from . import tensormap
-from .buffers import MAX_FILE_BYTES, read_buffer
+from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
 from .cubin import Kernel
 from .param_block import Handover, MemoryBytes, MemoryRange
 from .params import Param, kernel_params, param_table, resolve_key
@@ -74,7 +74,9 @@ MAX_SHARED_BYTES = 1 << 20
 class BufferSink(Protocol):
     """Where buffers go: the emulator's global memory."""
 
-    def add_buffer(self, content: bytes | int, name: str, size: int | None = None) -> int: ...
+    def add_buffer(
+        self, content: bytes | int | Handover, name: str, size: int | None = None
+    ) -> int: ...
 
 
 @frozen
@@ -147,9 +149,8 @@ class LaunchPlan:
             image[arg.param.offset : arg.param.offset + len(arg.data)] = arg.data
         for buf in self.buffers:
             name = buf.param.name or f"param{buf.param.ordinal}"
-            content = buf.content.take() if buf.content is not None else buf.size
-            address = memory.add_buffer(content, name)
-            del content  # the arena's copy is the only one left
+            # handed over: the arena's copy is the only one left
+            address = memory.add_buffer(buf.content or buf.size, name)
             image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
         for k, tm in enumerate(self.tensor_maps):
             size = max(tensormap.extent(tm.map), len(tm.data or b""))
@@ -288,8 +289,8 @@ def plan_launch(
                 raise LaunchError(
                     f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} bytes"
                 )
-            content = read_buffer_file(text, p)
-            buffers.append(Buffer(p, len(content), text[1:], Handover(content)))
+            held = Handover(buffer_source(text[1:], f"--arg {p.label}"))  # a large one: not read
+            buffers.append(Buffer(p, held.size, text[1:], held))
             _check_files(buffers)
         elif text is None and image is not None and params_file is not None:
             given_bytes = image[p.offset : p.offset + p.size]

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...cuda.launch_values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from ..emulator.global_memory import MAX_ADDRESS, NULL_PAGE
 from . import tensormap
-from .buffers import MAX_FILE_BYTES, read_buffer
+from .buffers import MAX_FILE_BYTES, FileBytes, buffer_source, read_buffer
 
 #: the most ``--memory`` ranges of one launch
 MAX_MEMORY_RANGES = 1024
@@ -82,22 +83,27 @@ def tensor_maps_in(block: bytes, base: int = 0) -> list[tuple[int, tensormap.Ten
 
 
 class Handover:
-    """Bytes read for a launch (an ``--memory`` range, an ``--arg @FILE`` buffer), held only
-    until the emulator's memory copies them in (:meth:`take`): from then on nothing of the
+    """Bytes for a launch (an ``--memory`` range, an ``--arg @FILE`` buffer), held only
+    until the emulator's memory takes them (:meth:`into`): from then on nothing of the
     launch plan refers to them, so a 128 MiB file is held once (the arena's copy), not
-    twice, for the rest of the trace (docs/robustness.md: the 1 GiB peak)."""
+    twice, for the rest of the trace; a large file (:class:`.buffers.FileBytes`) is not even
+    read before, but straight into the arena (docs/robustness.md: the 1 GiB peak)."""
 
     __slots__ = ("_data", "size")
 
-    def __init__(self, data: bytes) -> None:
-        self._data: bytes | None = data
-        self.size = len(data)
+    def __init__(self, data: bytes | FileBytes) -> None:
+        self._data: bytes | FileBytes | None = data
+        self.size = data.size if isinstance(data, FileBytes) else len(data)
+
+    def _held(self) -> bytes | FileBytes:
+        assert self._data is not None, "the bytes were handed over to the emulator's memory"
+        return self._data
 
     @property
     def data(self) -> bytes:
-        """The bytes, while not yet handed over."""
-        assert self._data is not None, "the bytes were handed over to the emulator's memory"
-        return self._data
+        """The bytes, while not yet handed over (a large file's read now)."""
+        held = self._held()
+        return held.read() if isinstance(held, FileBytes) else held
 
     @property
     def taken(self) -> bool:
@@ -108,6 +114,15 @@ class Handover:
         data = self.data
         self._data = None
         return data
+
+    def into(self, out: Any) -> None:
+        """Write the bytes into ``out`` (``size`` bytes of the emulator's memory), handed
+        over once: a large file's are read straight there, never held apart."""
+        held, self._data = self._held(), None
+        if isinstance(held, FileBytes):
+            held.into(out)
+        else:
+            memoryview(out).cast("B")[:] = held
 
 
 @frozen
@@ -129,6 +144,9 @@ class MemoryRange:
 
     def take(self) -> bytes:
         return self.held.take()
+
+    def into(self, out: Any) -> None:
+        self.held.into(out)
 
     @property
     def end(self) -> int:
@@ -163,12 +181,13 @@ def read_memory(texts: Sequence[str | MemoryBytes], used: int = 0) -> tuple[Memo
         if isinstance(text, MemoryBytes):
             address, where, source = text.address, f"memory[{text.address:#x}]", text.source
             _check_range(address, text.size, where, source, used + text.size)
-            data = text.load()
+            held = Handover(text.load())
         else:
             address, where, source, data = _read_text(text)
-            _check_range(address, len(data), where, source, used + len(data))
-        used += len(data)
-        out.append((MemoryRange(address, Handover(data), source), where))
+            held = Handover(data)
+            _check_range(address, held.size, where, source, used + held.size)
+        used += held.size
+        out.append((MemoryRange(address, held, source), where))
     out.sort(key=lambda r: r[0].address)
     for (a, a_where), (b, b_where) in zip(out, out[1:], strict=False):
         if b.address < a.end:
@@ -179,7 +198,7 @@ def read_memory(texts: Sequence[str | MemoryBytes], used: int = 0) -> tuple[Memo
     return tuple(r for r, _ in out)
 
 
-def _read_text(text: str) -> tuple[int, str, str, bytes]:
+def _read_text(text: str) -> tuple[int, str, str, bytes | FileBytes]:
     """One ``--memory`` text: its address, its name in errors, its source and its bytes."""
     from .constants import typed_values
 
@@ -193,7 +212,7 @@ def _read_text(text: str) -> tuple[int, str, str, bytes]:
     address = _address(key)
     where = f"--memory 0x{address:x}"
     if value.startswith("@"):
-        return address, where, shorten(value[1:], 200), read_buffer(value[1:], where)
+        return address, where, shorten(value[1:], 200), buffer_source(value[1:], where)
     return address, where, shorten(value, 60), typed_values(value, where)
 
 
