@@ -17,7 +17,7 @@ from ..plumbing.frozen import frozen
 from ..spec.budget import check_work
 from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
 from ..spec.layout import Layout, Variant, resolve
-from ..spec.source import shown_name
+from ..spec.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, shown_name
 from ..spec.space import Space
 from .cost import cost_requests
 from .totals import space_batches
@@ -150,7 +150,10 @@ def analyze(
     """
     from ..plumbing import arguments
 
-    if not isinstance(source, Mapping):
+    if isinstance(source, Mapping):  # plain data within a spec file's bounds, or an error
+        limits = {"nodes": MAX_NODES, "depth": MAX_DEPTH, "chars": MAX_BYTES}
+        source = arguments.plain("analyze", "source", source, **limits)
+    else:
         source = arguments.path("analyze", "source", source)
     if choice is not None and not isinstance(choice, RequestChoice):
         raise arguments.fail("analyze", "choice", "a RequestChoice or None", choice)

@@ -119,3 +119,89 @@ def mapping(call: str, name: str, value: Any) -> Mapping[Any, Any]:
     if isinstance(value, Mapping):
         return value
     raise fail(call, name, "a mapping (a dict)", value)
+
+
+def plain(
+    call: str, name: str, value: Mapping[Any, Any], *, nodes: int, depth: int, chars: int
+) -> dict[Any, Any]:
+    """A spec given as a mapping, made plain data (dict, list, str, int, float, bool, None)
+    without recursion and within the bounds of a spec file: at most ``nodes`` values,
+    ``depth`` levels and ``chars`` characters of text. A NumPy integer, float or array is
+    its Python value; a str or int subclass its plain value; anything else (bytes, a set,
+    a generator, an object) an error naming where it is, as ``source['block'][0]``."""
+    root: dict[Any, Any] = {}
+    stack: list[tuple[Any, Any, Any, str, int]] = [(value, None, None, name, 0)]
+    count = text = 0
+    while stack:
+        item, parent, key, where, level = stack.pop()
+        count += 1
+        if count > nodes:
+            raise ArgumentError(f"{call}(): {name} holds more than {nodes:,} values")
+        if level > depth:
+            raise ArgumentError(
+                f"{call}(): {name} is nested deeper than {depth} levels (does it hold itself?)"
+            )
+        try:
+            out, children = _plain_value(item, nodes)
+        except Exception:  # a mapping or subclass whose conversion raises
+            out, children = _UNREADABLE, []
+        if out is _TOO_MANY:
+            raise ArgumentError(f"{call}(): {where} holds more than {nodes:,} values")
+        if out is _UNREADABLE:
+            raise fail(call, where, "a str, number, bool, None, list or mapping", item)
+        if isinstance(out, str):
+            text += len(out)
+            if text > chars:
+                raise ArgumentError(f"{call}(): {name} holds more than {chars:,} characters")
+        if parent is None:
+            root = out
+        elif isinstance(parent, dict):
+            parent[key] = out
+        else:
+            parent.append(out)
+        for child_key, child in reversed(children):
+            if isinstance(out, dict):
+                try:
+                    k, _ = _plain_value(child_key, 0)
+                except Exception:
+                    k = _UNREADABLE
+                if k is not None and not isinstance(k, str | int | float):
+                    raise fail(call, f"a key of {where}", "a str, number, bool or None", child_key)
+                if isinstance(k, str):
+                    text += len(k)
+                shown_key = f"[{shorten(repr(k), 40)}]"
+                stack.append((child, out, k, where + shown_key, level + 1))
+            else:
+                stack.append((child, out, None, f"{where}[{child_key}]", level + 1))
+    return root
+
+
+_UNREADABLE = object()
+_TOO_MANY = object()
+
+
+def _plain_value(item: Any, limit: int) -> tuple[Any, list[tuple[Any, Any]]]:
+    """(the plain value of ``item``, its children as (key, value) pairs); ``_UNREADABLE``
+    for what a spec cannot hold, ``_TOO_MANY`` for a container of more than ``limit``
+    items. A container's value is a new empty one, filled later."""
+    import numpy as np
+
+    sized = isinstance(item, Mapping | list | tuple | np.ndarray)
+    if sized and (item.size if isinstance(item, np.ndarray) else len(item)) > limit:
+        return _TOO_MANY, []
+    if item is None or isinstance(item, bool | np.bool_):
+        return (None if item is None else bool(item)), []
+    if isinstance(item, str):
+        return str.__str__(item), []
+    if whole(item):
+        number = int.__index__(item) if isinstance(item, int) else int(item)
+        return (number if number.bit_length() <= 4096 else _UNREADABLE), []
+    if isinstance(item, float | np.floating):
+        return float.__float__(item) if isinstance(item, float) else float(item), []
+    if isinstance(item, Mapping):
+        return {}, list(item.items())
+    if isinstance(item, np.ndarray):
+        item = item.tolist()
+    if isinstance(item, list | tuple):
+        return [], list(enumerate(item))
+    return _UNREADABLE, []
