@@ -6,6 +6,7 @@ ValueError from a 5,000-digit int, or 7 s of YAML before the size was refused)."
 from __future__ import annotations
 
 import time
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,9 @@ import pytest
 
 import shmem_cli
 from shmem_cli import ShmemError
+
+from .conftest import needs_nvdisasm
+from .hostile import CUBIN
 
 
 def spec(**arrays: Any) -> dict[str, Any]:
@@ -83,3 +87,33 @@ def test_a_mapping_that_holds_itself_or_repeats_a_list_is_bounded() -> None:
     with pytest.raises(ShmemError, match="source holds more than 100,000 values"):
         shmem_cli.analyze({**spec(), "x": shared})
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_huge_wrong_argument_is_shown_from_its_head() -> None:
+    """The error shows a few items of a wrong argument: a 64 MiB ``bytes`` or a list of 10^7
+    items was rendered whole first (a 512 MiB ``bytes``: 2 GB and 7 s for its message)."""
+    big, many = bytes(64 << 20), [0] * 10_000_000
+    tracemalloc.start()
+    try:
+        for value in (big, many):
+            with pytest.raises(ShmemError, match="source must be a file path") as err:
+                shmem_cli.analyze(value)
+            assert len(err.value.message) < 300
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+@needs_nvdisasm
+def test_trace_bounds_params_and_buffers_before_writing_them() -> None:
+    """``params`` bytes past any parameter block (32,764 + 128 + 65,536 bytes) and ``args``
+    buffers past 128 MiB together are refused before their files are written (1 GiB of
+    params, or ten 100 MiB buffers, went to temporary files first: 6-7 s of disk)."""
+    too_long = r"params must be a parameter block's bytes \(at most 98,428\)"
+    with pytest.raises(ShmemError, match=too_long):
+        shmem_cli.trace(CUBIN, kernel="trivial", block=32, params=bytes(98_429))
+    buffer = bytes(100 << 20)
+    in_all = r"args\[1\] is not a kernel argument: it must be one of buffers of at most 128 MiB"
+    with pytest.raises(ShmemError, match=in_all):
+        shmem_cli.trace(CUBIN, kernel="many255", block=32, args={0: buffer, 1: buffer})

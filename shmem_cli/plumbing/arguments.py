@@ -8,6 +8,7 @@ them, got a float (32.5)``; a value is shown short (a 5,000-digit integer by its
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import os
@@ -35,11 +36,21 @@ def shown(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"an int of {value.bit_length()} bits"
     try:
-        text = shorten(value if isinstance(value, str) else repr(value))
+        text = shorten(value if isinstance(value, str) else repr(_head(value)))
     except Exception:  # a repr that fails: the type says enough
         return f"a {kind}"
     article = "an" if kind[:1] in "aeiou" else "a"
     return f"{article} {kind} ({text})"
+
+
+def _head(value: Any) -> Any:
+    """Enough of ``value`` to show it: the repr of a 1 GiB ``bytes`` or of a list of 10^8
+    items would be made whole before it is cut (gigabytes, seconds)."""
+    if isinstance(value, bytes | bytearray | memoryview | list | tuple) and len(value) > 100:
+        return value[:100]
+    if isinstance(value, Mapping) and len(value) > 100:
+        return dict(itertools.islice(value.items(), 100))
+    return value
 
 
 def fail(call: str, name: str, what: str, value: Any) -> ArgumentError:

@@ -62,6 +62,11 @@ def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
     if value is None:
         return None
     if isinstance(value, bytes | bytearray):
+        from .kernel.param_block import MAX_PARAMS_FILE
+
+        if len(value) > MAX_PARAMS_FILE:  # refused before a file of it is written
+            what = f"a parameter block's bytes (at most {MAX_PARAMS_FILE:,}) or a file's path"
+            raise arguments.fail("trace", "params", what, value)
         path = folder / "params.bin"
         fsutil.write_bytes(path, bytes(value))
         return f"@{path}"
@@ -109,6 +114,7 @@ def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") 
     from .kernel.buffers import MAX_FILE_BYTES
 
     out = []
+    held = 0  # bytes of the buffers so far: files are written only within the launch's bound
     for n, (key, value) in enumerate(args.items()):
         if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < 1 << 31:
             where = f"{prefix}s[{key}]"
@@ -140,6 +146,11 @@ def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") 
         else:
             out.append(f"{key}={_number('trace', where, value)}")
             continue
+        held += len(data)
+        if held > MAX_FILE_BYTES:
+            raise _not_an_argument(
+                where, f"one of buffers of at most {MAX_FILE_BYTES >> 20} MiB in all", value
+            )
         path = folder / f"{prefix}{n}.bin"
         fsutil.write_bytes(path, data)
         out.append(f"{key}=@{path}")

@@ -37,6 +37,11 @@ from .buffers import MAX_FILE_BYTES, FileBytes, buffer_source, read_buffer
 
 #: the most ``--memory`` ranges of one launch
 MAX_MEMORY_RANGES = 1024
+#: bytes a ``--params`` file may hold beyond the kernel's parameter block
+PARAMS_SLACK = 1 << 16
+#: the largest ``--params`` file of any kernel: CUDA's largest parameter block (32,764
+#: bytes, whose first parameter lies at most 128 bytes in) and the slack
+MAX_PARAMS_FILE = 32_764 + 128 + PARAMS_SLACK
 
 
 def read_param_block(text: str, size: int, kernel: str, first: int = 0) -> bytes:
@@ -50,7 +55,7 @@ def read_param_block(text: str, size: int, kernel: str, first: int = 0) -> bytes
         raise LaunchError(
             f"--params expects @FILE (the bytes of the parameter block), got {shorten(text)!r}"
         )
-    data = read_buffer(text[1:], "--params", limit=max(size, 1) + (1 << 16))
+    data = read_buffer(text[1:], "--params", limit=max(size, 1) + PARAMS_SLACK)
     if first and len(data) == size - first:
         return bytes(first) + data
     if len(data) != size:
