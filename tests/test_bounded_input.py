@@ -270,3 +270,44 @@ def test_hostile_lint_config(tmp_path: Path, spec: Path, value: str) -> None:
     code, out = run("lint", "--config", str(config), str(spec))
     assert code == 2
     assert f"{config}: error: the TOML holds a number too long or nesting too deep" in out
+
+
+def test_ncu_csv_with_a_field_past_the_csv_limit_is_located(tmp_path: Path, spec: Path) -> None:
+    """A field longer than Python's csv allows (128 KiB) ended `verify --from-ncu` in a
+    traceback (_csv.Error); now an error at the row that holds it."""
+    csv_file = tmp_path / "ncu.csv"
+    header = '"ID","Kernel Name","Metric Name","Metric Value"\n'
+    csv_file.write_text("==PROF== note\n" + header + '"1","k","m","' + "x" * 200_000 + '"\n')
+    code, out = run("verify", str(spec), "--from-ncu", str(csv_file))
+    assert code == 2
+    assert f"{csv_file}:3:1: error: not ncu --csv output: field larger than field limit" in out
+
+
+def test_examples_copy_onto_what_is_no_folder(tmp_path: Path) -> None:
+    """`examples --copy /dev/null` (a device, which click's folder check lets pass) ended in a
+    FileExistsError traceback; a kernels/ that is a file likewise. A dangling link already there is kept, not written through."""
+    code, out = run("examples", "--copy", "/dev/null")
+    assert code == 2 and "/dev/null: error: cannot copy the examples: it is not a folder" in out
+    target = tmp_path / "specs"
+    target.mkdir()
+    (target / "kernels").write_text("mine")
+    code, out = run("examples", "--copy", str(target))
+    assert code == 2 and "kernels: error: cannot copy the examples: it is not a folder" in out
+    os.remove(target / "kernels")
+    (target / "transpose_naive.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    code, out = run("examples", "--copy", str(target))
+    assert code == 0 and not (tmp_path / "elsewhere.yaml").exists()
+    assert (target / "kernels" / "matmul.cu").is_file()
+
+
+def test_unknown_names_are_shown_short() -> None:
+    for args in (["examples", "x" * 100_000], ["rules", "x" * 100_000]):
+        code, out = run(*args)
+        assert code == 2 and "'xxxx" in out
+        assert max(len(line) for line in out.splitlines()) < 400
+
+
+def test_a_config_that_is_a_device_is_named(spec: Path) -> None:
+    code, out = run("lint", str(spec), "--config", ZERO)
+    assert code == 2
+    assert f"{ZERO}: error: cannot read config: it is a character device" in out

@@ -7,13 +7,15 @@ kernels/ folder holds shmem's own example CUDA kernels for ``shmem trace``.
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 from pathlib import Path
 
 import click
 
-from .common import CONTEXT, fail_usage
+from ..plumbing import fsutil
+from ..plumbing.errors import ShmemError, shorten
+from .common import CONTEXT, fail, fail_usage
 from .environment import current_environment
 
 _NAME = re.compile(r"^name:\s*(.+?)\s*$", re.M)
@@ -35,6 +37,28 @@ def example_kernels() -> list[Path]:
 
 KERNELS = "kernels"
 _FIRST_COMMENT = re.compile(r"\A// (.+?)\s*$", re.M)  # a kernel's title: its first line
+
+
+def _copy_examples(files: list[Path], target: Path) -> int:
+    """Copy ``files`` (under :func:`example_dir`) into ``target``, made with its parents if
+    needed; a file already there is kept. The number copied; an OutputError (a ShmemError)
+    names what could not be made or written."""
+    for folder in (target, target / KERNELS):
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise fsutil.OutputError("cannot copy the examples: it is not a folder", str(folder))
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise fsutil.OutputError(
+                f"cannot create the folder: {fsutil.reason(exc)}", str(folder)
+            ) from None
+    copied = 0
+    for f in files:
+        to = target / f.relative_to(example_dir())
+        if not os.path.lexists(to):
+            fsutil.write_bytes(to, f.read_bytes())
+            copied += 1
+    return copied
 
 
 def _title(path: Path) -> str:
@@ -83,15 +107,11 @@ def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
         return
     if copy_to is not None:
         target = Path(copy_to)
-        target.mkdir(parents=True, exist_ok=True)
         kernels = example_kernels()
-        copied = 0
-        for f in [*files, *kernels]:
-            to = target / f.relative_to(example_dir())
-            if not to.exists():
-                to.parent.mkdir(exist_ok=True)
-                shutil.copyfile(f, to)
-                copied += 1
+        try:
+            copied = _copy_examples([*files, *kernels], target)
+        except ShmemError as exc:
+            fail(exc)
         total = len(files) + len(kernels)
         env.err(
             f"shmem examples: copied {copied} of {total} files ({len(files)} specs, "
@@ -102,7 +122,7 @@ def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
     if name is not None:
         stem = name.removesuffix(".yaml").removesuffix(".yml")
         if stem not in named:
-            fail_usage(f"no example named {name!r}; `shmem examples` lists them")
+            fail_usage(f"no example named {shorten(name)!r}; `shmem examples` lists them")
         env.out(named[stem].read_text(encoding="utf-8"), nl=False)
         return
     width = max(len(n) for n in named)

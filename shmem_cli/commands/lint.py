@@ -36,13 +36,13 @@ SEVERITIES = ("error", "warning", "info")
 
 def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConfig:
     from ..lint.config import LintConfig, find_pyproject, load_config
-    from ..plumbing.errors import ShmemError
+    from ..plumbing.errors import ShmemError, shorten
 
     if no_config:
         return LintConfig(base=cwd)
     if config_path is not None:
-        if not Path(config_path).is_file():
-            fail_usage(f"config file not found: {config_path}")
+        if not os.path.lexists(config_path):
+            fail_usage(f"config file not found: {shorten(config_path)}")
         source: Path | None = Path(config_path)
     else:
         found = find_pyproject(cwd)
@@ -319,6 +319,7 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
       shmem rules bank-conflict --format markdown
     """
     from ..lint.rules import RULES
+    from ..plumbing.errors import shorten
     from ..render.checks.lint_text import render_rules
 
     chosen = list(RULES)
@@ -327,7 +328,8 @@ def rules(names: tuple[str, ...], fmt: str) -> None:
         for n in names:
             rule = RULES.lookup(n)
             if rule is None:
-                fail_usage(f"unknown rule {n!r}; known: {', '.join(r.code for r in RULES)}")
+                known = ", ".join(r.code for r in RULES)
+                fail_usage(f"unknown rule {shorten(n)!r}; known: {known}")
             chosen.append(rule)
     current_environment().out(
         render_rules(chosen, fmt, full=bool(names) or fmt != "text"), nl=False

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 
 from ..hardware.ops import ARBITRATION_COUNTER, OPS, Op, get
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, SourcePos
 from ..plumbing.frozen import frozen
 
 ARBITRATION = f"{ARBITRATION_COUNTER}.sum"
@@ -155,10 +155,20 @@ def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
     CSV; only lines that start with a double quote are CSV. One row holds one
     metric of one launch (``ID`` numbers the launches).
     """
-    rows = [line for line in text.splitlines() if line.startswith('"')]
-    if not rows:
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.startswith('"')]
+    if not numbered:
         raise ShmemError("no CSV rows found: is this the output of ncu --csv?", path=source)
-    reader = csv.DictReader(io.StringIO("\n".join(rows)))
+    reader = csv.DictReader(io.StringIO("\n".join(line for _, line in numbered)))
+    try:
+        return _launches(reader, source)
+    except csv.Error as exc:  # a field past csv's limit (128 KiB), an odd quote
+        line = numbered[min(reader.line_num + 1, len(numbered)) - 1][0]  # the row being read
+        raise ShmemError(
+            f"not ncu --csv output: {exc}", path=source, pos=SourcePos(line, 1), code="ncu"
+        ) from None
+
+
+def _launches(reader: csv.DictReader[str], source: str) -> list[Launch]:
     needed = ("Kernel Name", "Metric Name", "Metric Value")
     header = reader.fieldnames or []
     if any(col not in header for col in needed):
