@@ -285,7 +285,8 @@ def test_ncu_csv_with_a_field_past_the_csv_limit_is_located(tmp_path: Path, spec
 
 def test_examples_copy_onto_what_is_no_folder(tmp_path: Path) -> None:
     """`examples --copy /dev/null` (a device, which click's folder check lets pass) ended in a
-    FileExistsError traceback; a kernels/ that is a file likewise. A dangling link already there is kept, not written through."""
+    FileExistsError traceback; a kernels/ that is a file likewise. A dangling link already
+    there is kept, not written through."""
     code, out = run("examples", "--copy", "/dev/null")
     assert code == 2 and "/dev/null: error: cannot copy the examples: it is not a folder" in out
     target = tmp_path / "specs"
