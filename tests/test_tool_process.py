@@ -93,3 +93,22 @@ def test_a_tool_past_its_time_is_ended() -> None:
 def test_output_that_is_not_utf8_is_escaped() -> None:
     done = run_tool([sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'a\\xff\\n')"])
     assert done.stdout == "a\\xff\n"
+
+
+def test_a_tool_starts_under_a_lower_hard_memory_limit() -> None:
+    """shmem run under ``ulimit -v`` (a CI sandbox) could start no tool: the child asked for
+    its own 8 GiB limit above the hard one given, which only raises, and every nvcc ended in
+    a SubprocessError traceback. The tool's limit is now never above the hard one."""
+    code = (
+        "import resource, sys\n"
+        "from shmem_cli.plumbing.tool_process import run_tool\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))\n"
+        "done = run_tool([sys.executable, '-c', 'import resource; "
+        "print(resource.getrlimit(resource.RLIMIT_AS)[1])'], "
+        "memory_limit=8 << 30, file_limit=4 << 30)\n"
+        "print(done.stdout.strip())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(3 << 30)

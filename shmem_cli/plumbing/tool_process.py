@@ -72,10 +72,14 @@ def _limits(file_limit: int | None, memory_limit: int | None) -> None:
     """In the child, before exec: resource limits and death with the parent."""
     import resource
 
-    if file_limit is not None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
-    if memory_limit is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    for kind, limit in ((resource.RLIMIT_FSIZE, file_limit), (resource.RLIMIT_AS, memory_limit)):
+        if limit is not None:
+            # never above the limit shmem itself runs under (``ulimit -v`` in CI): raising a
+            # hard limit is refused, and the tool could not start at all
+            _, hard = resource.getrlimit(kind)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            resource.setrlimit(kind, (limit, limit))
     with contextlib.suppress(Exception):
         import ctypes
 
