@@ -17,7 +17,7 @@ from ..hardware import dtypes
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
 from ..plumbing.errors import ShmemError, shorten
-from .budget import check_text
+from .budget import check_accesses, check_text
 from .compile_accesses import AccessCompiler
 from .expr import CType
 from .pitfalls import pitfalls
@@ -71,6 +71,7 @@ def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecF
 
 def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
     check_text(doc)  # aliases can repeat a long expression thousands of times
+    check_accesses(doc)
     problems = validate(doc) or pitfalls(doc)  # the schema first, then the usual slips
     if problems:
         raise ShmemError.collect(problems)
