@@ -106,9 +106,10 @@ def conflicts(
 def assert_no_bank_conflicts(
     result: TraceResult | KernelTrace | FileResult, *, allow: Iterable[Selector] = ()
 ) -> None:
-    """Raise ``AssertionError`` naming each access with bank conflicts (more wavefronts than
-    its ideal) unless ``allow`` names it: a source line (``52`` or ``"kernels.py:52"``), a pc
-    (``"0x01a0"``), an opcode (``"STS"``, ``"LDSM.16.M88.4"``) or, for a spec, an access name.
+    """Raise ``AssertionError`` naming each access with bank conflicts (a request costing more
+    wavefronts than its phases with an active lane; an ``ok*`` excess passes) unless ``allow``
+    names it: a source line (``52`` or ``"kernels.py:52"``), a pc (``"0x01a0"``), an opcode
+    (``"STS"``, ``"LDSM.16.M88.4"``) or, for a spec, an access name.
     """
     found = conflicts(result, _check(result, allow, "assert_no_bank_conflicts"))
     if found:

@@ -114,6 +114,19 @@ def test_assert_no_bank_conflicts_on_a_spec() -> None:
     assert_no_bank_conflicts(shmem_cli.analyze(ROOT / "access_specs/column_read_32x33.yaml"))
 
 
+def test_assert_no_bank_conflicts_passes_an_excess_without_a_bank_conflict() -> None:
+    # tutorial_wide.yaml: lanes 0 and 16 storing 8 bytes touch two phases for 16 bytes, an
+    # excess over the ideal with no bank conflict (ok*); the stride-2 read is a conflict
+    wide = shmem_cli.analyze(ROOT / "access_specs" / "tutorial_wide.yaml")
+    by_name = {a.name: a for a in wide.accesses}
+    starred = by_name["d[lane] = v (lanes 0 and 16)"]
+    assert starred.cost.verdict == "ok*" and starred.excess_wavefronts > 0
+    with pytest.raises(AssertionError, match="stride 2") as raised:
+        assert_no_bank_conflicts(wide)
+    assert "lanes 0 and 16" not in str(raised.value)
+    assert_no_bank_conflicts(wide, allow=["d[2*lane] (stride 2)"])
+
+
 def test_trace_is_callable_whatever_was_imported_first() -> None:
     import shmem_cli.trace.pipeline  # noqa: F401  (binds shmem_cli.trace to the package)
 

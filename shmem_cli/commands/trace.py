@@ -99,9 +99,10 @@ def trace(
     block, dynamic shared memory and parameter names come from the entry, so
     only --grid (the program grid) and the scalar --arg's are needed. The SASS,
     disassembled with nvdisasm, is run by a functional emulator for every thread
-    of the block (every block of --grid), and each shared-memory instruction's
-    warp-level requests go through the same engine as `shmem analyze`: the
-    wavefront rules measured on an H200.
+    of the block, and each shared-memory instruction's warp-level requests go
+    through the same engine as `shmem analyze`: the wavefront rules measured on
+    an H200. Every block of --grid is counted: blocks proven to behave alike are
+    traced once per class, the others run.
 
     The report has one row per SASS instruction that touched shared memory (its
     verdict as in shmem analyze: ok, the worst conflict, or ok* for no bank conflict
@@ -112,12 +113,12 @@ def trace(
     wavefronts; misc: what Nsight counts in op_misc, warps' ends, CTA barriers,
     GPU-scope fences; dsmem: a cluster's remote accesses), the decoded wgmma
     descriptors, the instructions whose traffic is not modelled (a TMA through a
-    tensor map not given, TMA reductions, remote accesses), and, for
+    tensor map not given, remote accesses, calls outside the cubin), and, for
     each instruction with bank conflicts, the bank table of its worst request and
     a warp x occurrence heat map. A row is placed at the innermost line of your own
     sources through inlining (k.cu:21 < copy_sm80.hpp:64: the library's line
-    after '<'). Flag 'data': the instruction's addresses were computed from
-    global-memory contents (zero-filled buffers unless given with @FILE); flag
+    after '<'). Flag 'data': global-memory contents decided the instruction's
+    addresses, lanes or count (zero-filled buffers unless given with @FILE); flag
     'contention': compare-and-swap loops retried (lanes contending for one address).
 
     \b

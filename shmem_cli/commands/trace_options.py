@@ -36,7 +36,10 @@ OPTIONS = (
         metavar="X[,Y[,Z]]",
         default="1",
         show_default=True,
-        help="Blocks; every block is traced, one after the other.",
+        help=(
+            "Blocks; every block is counted (blocks proven alike are traced once per class; "
+            "a grid past the budget is sampled, and the report says so)."
+        ),
     ),
     click.option(
         "-a",
