@@ -76,7 +76,10 @@ def _title(path: Path) -> str:
     "copy_to",
     metavar="DIR",
     type=click.Path(file_okay=False),
-    help="Copy every example spec into DIR (created if needed; existing files are kept).",
+    help=(
+        "Copy every example spec into DIR and the example kernels into DIR/kernels "
+        "(created if needed; existing files are kept)."
+    ),
 )
 @click.option("--path", "show_path", is_flag=True, help="Print the folder of the example specs.")
 def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
@@ -85,7 +88,8 @@ def examples(name: str | None, copy_to: str | None, show_path: bool) -> None:
     The examples are real kernels' shared-memory accesses: transposes, SGEMM and
     attention tiles, ldmatrix fragments, reductions, stencils, histograms, and
     the specs of the tutorial; and, in kernels/, shmem's own example CUDA
-    kernels for `shmem trace` (a transpose and a tiled matrix product). The
+    kernels for `shmem trace` (a transpose, a tiled matrix product and a
+    warp-tiled SGEMM). The
     commands in `shmem --help` and the tutorial use them as
     access_specs/NAME.yaml and access_specs/kernels/NAME.cu: `shmem examples
     --copy access_specs` puts them there.

@@ -15,9 +15,10 @@ def schema() -> None:
     """Print the JSON Schema (draft-07) of the access-spec format.
 
     The schema lists every key of a spec (name, block, params, arch, expect,
-    arrays with dtype/shape/pad/offset/swizzle, accesses with
-    array/op/index/loop/when/atomic/matrices/trans/expect), its type and what
-    it means. Editors that understand JSON Schema use it to complete and check
+    kernel: the compiled kernel shmem lint checks the spec against, arrays with
+    dtype/shape/pad/offset/swizzle, accesses with
+    array/op/index/loop/when/atomic/matrices/trans/line/expect), its type and
+    what it means. Editors that understand JSON Schema use it to complete and check
     specs as you type. shmem itself checks every spec against it and reports a
     violation at its file:line:column.
 

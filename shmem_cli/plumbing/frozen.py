@@ -8,7 +8,7 @@ assignment, whose ``__eq__``, ``__hash__`` and ``repr`` are the frozen dataclass
 written once here for every class: Python 3.11 writes and compiles six methods for each
 frozen dataclass, one (``__init__``) for this, and shmem creates some forty-five such
 classes on the way to a first ``shmem analyze`` (36 ms of its start-up down to about
-10, docs/performance.md). Its ``__init__`` also sets the fields directly rather than
+12, docs/performance.md). Its ``__init__`` also sets the fields directly rather than
 through ``object.__setattr__``. Comparing and hashing cost a call more (no record is
 compared or hashed on a hot path).
 """
