@@ -153,7 +153,8 @@ def lint(
 ) -> None:
     """Check spec FILES and DIRECTORIES against their bank-conflict expectations.
 
-    Every access must be conflict-free (wavefronts equal to the ideal) unless
+    Every access must be conflict-free (no request costing more wavefronts than
+    its phases with an active lane; an ok* excess over the ideal passes) unless
     its spec states what is accepted: `expect: {max_ways: 2}`,
     `{max_wavefronts_per_request: 4}` or `{conflict_free: false}`, per access
     or for the whole spec. Each problem is a finding with a rule code

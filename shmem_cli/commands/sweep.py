@@ -86,7 +86,8 @@ def sweep(
     the extra shared memory the variant costs
     over the same arrays unpadded and unswizzled, and whether the block still
     fits in shared memory; with several accesses, a column per access. The best
-    variant (marked *) has the fewest wavefronts, then the fewest extra bytes,
+    variant (its row marked 'best', and a 'best:' line under the table) has the
+    fewest wavefronts, then the fewest extra bytes,
     then comes first; variants that do not fit are never best. A variant whose
     index leaves the array, or whose swizzle alignment is not met, is shown with
     the reason instead of stopping the sweep.
@@ -95,8 +96,9 @@ def sweep(
     (nvcc -cubin -lineinfo -O3 -DNAME=VALUE ..., built as shmem trace builds a .cu: an
     -I folder typed with --nvcc-arg may be a library's outside the tree; several at once,
     each cubin cached by the source and the headers it reads, the arguments and the
-    architecture) and traced with the launch that
-    --block, --grid, --arg, --dynamic-smem (as shmem trace takes them) give; the variants
+    architecture) and traced with the launch that --block, --grid, --arg,
+    --dynamic-smem, --params, --const, --memory and --cluster (as shmem trace takes
+    them) give, the same for every variant; the variants
     are ranked by total wavefronts, then by shared bytes, with the per-op requests and
     wavefronts of each and a note where the compiler changed the shared-memory
     instructions (LDS.128 -> LDS.64 + LDS.64). A variant that fails to compile or trace
