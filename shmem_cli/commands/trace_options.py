@@ -83,7 +83,8 @@ OPTIONS = (
         "--cluster",
         metavar="X[,Y[,Z]]",
         help="CTAs of a thread-block cluster, as cudaLaunchKernelEx's cluster dimension "
-        "[default: the kernel's __cluster_dims__, a Triton entry's cluster_dims, else 1]: the "
+        "[default: the kernel's __cluster_dims__, a Triton entry's cluster_dims (num_ctas "
+        "from Triton 3.6), else 1]: the "
         "CTAs of each cluster are traced together (distributed shared memory, TMA multicast, "
         "cluster barriers).",
     ),
