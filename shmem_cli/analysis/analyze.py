@@ -12,7 +12,7 @@ from typing import Any
 
 from ..hardware.engine import AccessKind
 from ..model import AccessResult, FileResult, Report, SpecSite
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, one_line
 from ..plumbing.frozen import frozen
 from ..spec.budget import check_work
 from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
@@ -120,7 +120,7 @@ def analyze_path(path: str | Path, *, choice: RequestChoice | None = None) -> Fi
     except ShmemError as exc:
         shown = shown_name(path)  # "<stdin>" for "-"
         exc.located(shown)
-        return FileResult(path=shown, name=Path(shown).stem, error=exc)
+        return FileResult(path=shown, name=one_line(Path(shown).stem), error=exc)
 
 
 def collect_specs(paths: Iterable[str | Path]) -> list[Path]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..analysis.analyze import analyze_spec
 from ..checks.report import AccessSummary, CheckedFile, Finding
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, one_line
 from ..plumbing.frozen import frozen
 from ..spec.compile import Expect, SpecFile, load_spec
 from ..spec.layout import resolve
@@ -175,7 +175,7 @@ def _invalid(target: Target, exc: ShmemError, options: LintOptions) -> CheckedFi
         if rule.check_file is not None and options.runs(rule)
         for hit in rule.check_file(check)
     ]
-    stem = Path(target.path).stem
+    stem = one_line(Path(target.path).stem)
     return CheckedFile(target.display, stem, (), tuple(sorted(findings, key=Finding.sort_key)))
 
 

@@ -24,10 +24,16 @@ MAX_LISTED = 20
 _QUOTED = re.compile(r"""\s*(['"]).*""")
 
 
+def one_line(text: str) -> str:
+    """``text`` (a path, a name) with its line breaks written as ``\\n`` and ``\\r``: user
+    text in a report never starts a line of its own (``::error ...`` at the start of a line
+    of a CI log is a command to the runner)."""
+    return text.replace("\n", "\\n").replace("\r", "\\r")
+
+
 def shorten(value: object, limit: int = MAX_SHOWN) -> str:
     """A bounded, single-line rendering of user data for error messages."""
-    text = value if isinstance(value, str) else repr(value)
-    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    text = one_line(value if isinstance(value, str) else repr(value))
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text
@@ -98,7 +104,7 @@ class ShmemError(Exception):
 
     def render_one(self) -> str:
         """``path:line:column: error: message`` with whatever parts are known."""
-        where = self.path or "<input>"
+        where = one_line(self.path or "<input>")
         if self.pos is not None:
             where += f":{self.pos.line}:{self.pos.column}"
         return f"{where}: error: {self.message}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..hardware.ops import OP_NAMES as TRACE_OPS
+from ..plumbing.errors import one_line
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, brief_name, layout
@@ -70,7 +71,7 @@ def _table(result: CompiledSweep) -> Table:
 
 def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
     title = Styled()
-    title.append(result.path, "bold underline")
+    title.append(one_line(result.path), "bold underline")
     names = {brief_name(v.kernel.name) for v in result.variants if v.kernel is not None}
     if names:
         title.append(f"  {', '.join(sorted(names))}", "bold")

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..model import Report
+from ..plumbing.errors import one_line
 from ..plumbing.frozen import frozen
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, table_width
@@ -104,7 +105,7 @@ def overview_view(
                     continue
                 fix = found.get(acc.site.name)
                 row: list[Cell] = [
-                    Styled(f.path[len(folder) :] if first else "", "bold"),
+                    Styled(one_line(f.path[len(folder) :]) if first else "", "bold"),
                     status_text(acc.cost),
                     acc.site.name,
                     f"{acc.cost.wavefronts:,}",
@@ -120,13 +121,13 @@ def overview_view(
 
         out.append(Styled())
         out += [Styled(with_source(f.error, sources or {}), "bold red") for f in invalid if f.error]
-    clean = [f.path[len(folder) :] for f in valid if f not in conflicted]
+    clean = [one_line(f.path[len(folder) :]) for f in valid if f not in conflicted]
     if clean:
         out.append(Styled())
         text = f"no bank conflicts in {_plural(len(clean), 'spec')}: " + ", ".join(clean)
         text = text.replace(": ", f" (in {folder}): ", 1) if folder else text
         out.append(Styled(textwrap.fill(text, width, break_on_hyphens=False), "green"))
-    example = shlex.quote(conflicted[0].path) if conflicted else "SPEC"
+    example = shlex.quote(one_line(conflicted[0].path)) if conflicted else "SPEC"
     tail = (
         f"bank tables and heat maps: shmem analyze {example} (one spec), or add --tables "
         "(every spec); --no-tables lists every access"

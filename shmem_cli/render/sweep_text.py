@@ -8,6 +8,7 @@ from rich.text import Text
 
 from ..analysis.sweep import AccessTotals, SweepResult, VariantResult
 from ..model import IDLE
+from ..plumbing.errors import one_line
 from .options import RenderOptions
 from .plain import visible
 from .text import (
@@ -132,7 +133,7 @@ def best_line(result: SweepResult) -> Text:
 
 def sweep_renderables(result: SweepResult, options: RenderOptions) -> list[RenderableType]:
     title = Text()
-    title.append(visible(result.path), style="bold underline")
+    title.append(visible(one_line(result.path)), style="bold underline")
     if result.name and result.name != result.path:
         title.append(f"  {visible(result.name)}", style="bold")
     head = [

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..hardware import ops
 from ..model import CONFLICT, IDLE, SPLIT, Cost, FileResult, Report, RequestDetail, SiteCost, Totals
+from ..plumbing.errors import one_line
 from .options import DEFAULT_ROWS, RenderOptions
 from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
 
@@ -288,7 +289,7 @@ def access_block(
 
 def file_block(result: FileResult, options: RenderOptions) -> list[Block]:
     title = Styled()
-    title.append(result.path, "bold underline")
+    title.append(one_line(result.path), "bold underline")
     if result.name and result.name != result.path:
         title.append(f"  {result.name}", "bold")
     if result.error is not None:

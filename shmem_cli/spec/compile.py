@@ -16,7 +16,7 @@ from typing import Any
 from ..hardware import dtypes
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
-from ..plumbing.errors import ShmemError, shorten
+from ..plumbing.errors import ShmemError, one_line, shorten
 from .budget import check_accesses, check_text
 from .compile_accesses import AccessCompiler
 from .expr import CType
@@ -117,7 +117,7 @@ class _Compiler(AccessCompiler):
                     "name",
                 )
             names_seen[acc.name] = i
-        name = data.get("name") or Path(self.path).stem
+        name = data.get("name") or one_line(Path(self.path).stem)  # a name is one line
         kernel = self.compile_kernel(data.get("kernel"))
         if kernel is None:
             for i, acc in enumerate(accesses):

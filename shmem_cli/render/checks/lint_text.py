@@ -11,12 +11,13 @@ from collections.abc import Sequence
 import click
 
 from ...checks.report import CheckReport, Finding, RuleInfo, Severity
+from ...plumbing.errors import one_line
 
 STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
 def location(f: Finding) -> str:
-    where = f.path
+    where = one_line(f.path)
     if f.line is not None:
         where += f":{f.line}"
         if f.column is not None:

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 _IDENT_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
+#: a name shown in reports: one line, so that no name can start a line of its own there
+#: (a line "::error file=..." in a CI log is a command to the runner)
+_ONE_LINE_PATTERN = "^[^\\n\\r]*$"
 _IDENT_RE = regex(_IDENT_PATTERN)  # '$' as the schema means it: the end of the text
 
 _TYPE_NAMES = {
@@ -115,6 +118,8 @@ def _pattern_hint(pattern: str, value: Any) -> str:
             f"{_show(value)} is not a valid name "
             "(use letters, digits and '_', not starting with a digit)"
         )
+    if pattern == _ONE_LINE_PATTERN:
+        return f"{_show(value)} holds a line break: a name is one line of the report"
     if "\\.\\." in pattern:
         return (
             f"{_show(value)} is not a valid range "
