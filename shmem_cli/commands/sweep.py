@@ -41,7 +41,8 @@ from .sweep_kernel import LAUNCH_DEFAULTS, launch_options
     multiple=True,
     metavar="[ARRAY=]MODES",
     help="Comma-separated swizzles of every array, or of ARRAY only: none, 32B, 64B, 128B "
-    "(TMA modes) or Swizzle<bits,base,shift> (CuTe).",
+    "(TMA modes), Swizzle<bits,base,shift> (CuTe; several joined by ^) or synth (the XOR "
+    "swizzle shmem synthesizes for the array).",
 )
 @click.option(
     "--param",
