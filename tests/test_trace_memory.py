@@ -35,7 +35,7 @@ CUBIN = TRACE_DATA / "grouped" / "grouped.sm_90.cubin"
 INS = Instruction(0x40, None, "LDG", ("E",), (), "k.cu", 7, "LDG.E R0, [R2.64]")
 
 # addresses as cudaMalloc hands them out on an H200 (the real-run range, far above shmem's
-# synthetic window at 0x7f0000000000)
+# synthetic window at 0x800000000000)
 PROBLEMS = 0x7F12_3400_0000
 A = 0x7F12_3500_0000
 B = 0x7F12_3600_0000

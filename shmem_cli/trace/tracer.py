@@ -318,7 +318,7 @@ def trace_kernel(
             static_smem=kernel.static_shared_bytes,
             arguments=describe_arguments(plan),
             zero_filled=plan.zero_filled,
-            defaulted=plan.defaulted,
+            defaulted=read_defaults(plan, function.instructions, launch.param_base),
             constants=constants.given if constants else (),
             unset_constants=tuple(sorted(launch.unset_reads)),
             memory=tuple((r.address, r.size, r.source) for r in plan.memory),
@@ -376,6 +376,31 @@ def grid_coverage(coverage: Any) -> GridCoverage | None:
         proof=coverage.proof.text() if coverage.proof is not None else None,
         differs=coverage.differs.text() if coverage.differs is not None else None,
         sampled=coverage.why_sampled,
+    )
+
+
+def read_defaults(plan: LaunchPlan, instructions: Sequence[Any], base: int) -> tuple[str, ...]:
+    """The parameters nobody gave (0) that the kernel's code reads: a one-byte parameter no
+    ``c[0x0][...]`` operand reaches (an empty class by value: ``std::integral_constant``,
+    CuTe's static shapes, layouts and copy atoms) has no value to give. Every one counts as
+    read where the code indexes bank 0 with a register."""
+    from ..cuda.sass_operands import Const
+
+    offsets: set[int] = set()
+    for ins in instructions:
+        for o in ins.operands:
+            if isinstance(o, Const) and o.bank == 0:
+                if o.reg is not None:
+                    return plan.defaulted
+                offsets.add(o.offset)
+
+    def read(start: int) -> bool:  # any read of up to 8 bytes that covers the byte
+        return any(start - 8 < off <= start for off in offsets)
+
+    return tuple(
+        a.param.label
+        for a in plan.arguments
+        if not a.given and (a.param.size > 1 or read(base + a.param.offset))
     )
 
 

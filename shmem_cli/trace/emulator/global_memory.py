@@ -41,7 +41,12 @@ from .trace_error import TraceError
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-GLOBAL_BASE = 0x7F00_0000_0000
+#: where the launch's own buffers lie: 2^47, above every address a host process maps on
+#: x86-64 (user space ends at 0x7fff_ffff_ffff), so that no device pointer of a real run
+#: (``--params``, ``--memory``; cudaMalloc hands out 0x7fxx_xxxx_xxxx there, lower as a
+#: process allocates more) falls among them; an aarch64 host's top-down allocations would
+#: have to take 128 TiB to come down to it
+GLOBAL_BASE = 0x8000_0000_0000
 GLOBAL_ALIGN = 256
 GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
 #: addresses below this are a null pointer, not memory

@@ -1,0 +1,29 @@
+// Parameters passed by value that hold nothing (empty classes, as CuTe and the standard
+// library pass static shapes and flags) beside ones that hold a value.
+#include <type_traits>
+
+struct Tag {};  // an empty class: one byte in the parameter block, never read
+
+template <bool Flip>
+__global__ void empty_params(float* out, Tag tag, std::integral_constant<bool, Flip> flip,
+                             bool negate, int n, float unused_scale) {
+  __shared__ float tile[64];
+  int i = threadIdx.x;
+  tile[i] = Flip ? float(n - i) : float(i);
+  __syncthreads();
+  float v = tile[63 - i];
+  out[i] = negate ? -v : v;
+}
+
+template __global__ void empty_params<true>(float*, Tag, std::integral_constant<bool, true>, bool,
+                                            int, float);
+
+// A pointer of a real run's parameter block next to a buffer shmem makes up: out comes in
+// --params (an address a host process can have), in from --arg @FILE.
+__global__ void through_params(float* out, const float* in) {
+  __shared__ float tile[64];
+  int i = threadIdx.x;
+  tile[i] = in[i];
+  __syncthreads();
+  out[i] = 2.0f * tile[63 - i];
+}

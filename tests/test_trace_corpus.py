@@ -1,0 +1,73 @@
+"""What real-world kernels launched as their authors launch them ran into (issues 29 and 30),
+each on a kernel of the project's own (tests/data/trace/corpus/kernels/empty_params.cu).
+
+* CuTe kernels, llm.c's bias kernel and FlashAttention-2 take empty classes by value
+  (``std::integral_constant``, static shapes, layouts, copy atoms): one byte of the parameter
+  block that no instruction reads. The report said they "were not given and are 0", as if
+  the user had forgotten them; only parameters the code reads are named now.
+* A real run's pointers (``--params``) lie at 0x7fxx_xxxx_xxxx on an x86-64 host, lower as the
+  process allocates more: shmem placed its own buffers from 0x7f0000000000, so such a
+  pointer was refused as "outside every buffer", or read the made-up buffer it fell into.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+
+CUBIN = TRACE_DATA / "corpus" / "empty_params.sm_90.cubin"
+
+
+def _trace(*args: str) -> tuple[int, Any]:
+    res = CliRunner().invoke(main, ["trace", str(CUBIN), "-f", "json", *args])
+    return res.exit_code, json.loads(res.output) if res.exit_code == 0 else res.output
+
+
+@needs_nvdisasm
+def test_empty_classes_are_not_named_as_forgotten() -> None:
+    code, out = _trace("-k", "empty_params", "-b", "64")
+    assert code == 0, out
+    kernel = out["files"][0]["kernels"][0]
+    # Tag and std::integral_constant are one empty byte each; negate (a bool the code
+    # reads), n and unused_scale (4 bytes: always named) are values the user may owe
+    assert kernel["defaulted_arguments"] == ["3 (negate)", "4 (n)", "5 (unused_scale)"]
+
+
+@needs_nvdisasm
+def test_empty_classes_in_the_text_note() -> None:
+    res = CliRunner().invoke(main, ["trace", str(CUBIN), "-k", "empty_params", "-b", "64"])
+    assert res.exit_code == 0, res.output
+    assert "parameter(s) 3 (negate), 4 (n), 5 (unused_scale) were not given" in res.output
+
+
+@needs_nvdisasm
+def test_a_real_run_s_pointer_at_0x7f00_is_device_memory(tmp_path: Path) -> None:
+    """out = 0x7f0000000000 (what a host process can have) in --params, in from a file: the
+    kernel stores 2 * in[63 - i] to out[i] through untouched device memory."""
+    params = tmp_path / "params.bin"
+    params.write_bytes(struct.pack("<QQ", 0x7F00_0000_0000, 0))
+    data = tmp_path / "in.bin"
+    np.arange(64, dtype=np.float32).tofile(data)
+    code, out = _trace(
+        "-k", "through_params", "-b", "64", "--params", f"@{params}", "--arg", f"in=@{data}"
+    )
+    assert code == 0, out
+    kernel = out["files"][0]["kernels"][0]
+    # the stores land in untouched device memory at out (one 64 KiB step), nothing read there
+    assert kernel["undescribed_memory"]["regions"] == ["0x7f0000000000 (64 KiB)"]
+    assert kernel["undescribed_memory"]["unwritten_reads"] == 0
+    # in, the made-up buffer, lies above every host address: its 64 floats fill the tile by
+    # lanes (one wavefront a warp) and are read back reversed (one wavefront a warp)
+    assert [(a["sass"][:3], a["wavefronts"]) for a in kernel["accesses"]] == [
+        ("STS", 2),
+        ("LDS", 2),
+    ]
