@@ -251,8 +251,11 @@ def test_a_link_out_of_the_tree_is_outside(tmp_path: Path) -> None:
 def test_a_fifo_or_binary_is_not_read_as_source(tmp_path: Path) -> None:
     tree, source = tree_with(tmp_path, {"k.cu": '#include "pipe.h"\n' + KERNEL})
     os.mkfifo(source.parent / "pipe.h")
-    with pytest.raises(ShmemError, match="FIFO"):
+    with pytest.raises(ShmemError, match="FIFO") as info:
         check_source(source, tree)
+    # at the #include that names it (the header's own name, no place, before)
+    assert (info.value.path, info.value.line, info.value.column) == (str(source), 1, 1)
+    assert info.value.message.startswith("#include of 'pipe.h': cannot read CUDA source")
     source.write_bytes(b"\x7fELF\x02\x01\x00\x00junk")
     with pytest.raises(ShmemError, match="NUL byte: this is not CUDA source"):
         check_source(source, tree)

@@ -339,11 +339,13 @@ def check_source(
     ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``).
     Headers that ``trusted`` accepts (an include root the user named) are not read.
     Returns the files read here (resolved), the source first."""
-    todo: list[Path] = [source]
+    # each file with the #include that brought it in (its file and place): a header that
+    # cannot be read is an error there
+    todo: list[tuple[Path, tuple[Path, SourcePos] | None]] = [(source, None)]
     seen: set[str] = set()
     tree_bytes = [0]
     while todo:
-        path = todo.pop()
+        path, site = todo.pop()
         real = os.path.realpath(path)
         if real in seen:
             continue
@@ -354,10 +356,23 @@ def check_source(
                 path=str(source),
                 code="invalid-kernel",
             )
-        text = _read_source(path, tree_bytes)
+        try:
+            text = _read_source(path, tree_bytes)
+        except ShmemError as exc:
+            if site is None or exc.pos is not None:
+                raise
+            raise ShmemError(
+                f"#include of {shorten(path.name)!r}: {exc.message}",
+                path=str(site[0]),
+                pos=site[1],
+                code=exc.code,
+            ) from None
         try:
             for d in directives(text):
-                todo.extend(_check_directive(d, path, tree, include_dirs, trusted))
+                here = (path, SourcePos(d.line, d.column))
+                todo.extend(
+                    (h, here) for h in _check_directive(d, path, tree, include_dirs, trusted)
+                )
         except _Refused as exc:
             raise ShmemError(
                 exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
