@@ -44,6 +44,9 @@ class Command:
     where: str  # "docs/trace.md:22" or "shmem trace --help"
     comment: str = ""
     shown: str | None = None  # the output a console block prints under it in full, if any
+    # the lines of an excerpt a console block prints under it (its output cut with ``...``
+    # lines, which are left out; a line may also be cut short at its end), if any
+    excerpt: tuple[str, ...] | None = None
 
     @property
     def argv(self) -> list[str]:
@@ -88,17 +91,32 @@ def _comment_start(text: str) -> int | None:
     return None
 
 
-def _output_under(rest: list[str]) -> str | None:
-    """The lines under a console command up to the next one; None when the block shows
-    none or an excerpt (a line ``...``)."""
+def _lines_under(rest: list[str]) -> list[str]:
+    """The lines under a console command up to the next one."""
     out: list[str] = []
     for line in rest:
         if line.startswith("$ "):
             break
         out.append(line.rstrip())
+    return out
+
+
+def _output_under(rest: list[str]) -> str | None:
+    """The lines under a console command up to the next one; None when the block shows
+    none or an excerpt (a line ``...``)."""
+    out = _lines_under(rest)
     if not any(out) or "..." in out:
         return None
     return "\n".join(out).rstrip("\n")
+
+
+def _excerpt_under(rest: list[str]) -> tuple[str, ...] | None:
+    """The lines of an excerpt under a console command (its ``...`` lines left out), or
+    None when the block shows the output in full or shows none."""
+    out = _lines_under(rest)
+    if "..." not in out:
+        return None
+    return tuple(line for line in out if line and line != "...")
 
 
 def page_commands(page: Path) -> Iterator[Command]:
@@ -116,7 +134,10 @@ def page_commands(page: Path) -> Iterator[Command]:
                 continue
             found = _command(line.removeprefix("$ "), f"{name}:{first + i}")
             if found is not None and console:
-                found = dataclasses.replace(found, shown=_output_under(lines[i + 1 :]))
+                under = lines[i + 1 :]
+                found = dataclasses.replace(
+                    found, shown=_output_under(under), excerpt=_excerpt_under(under)
+                )
             if found is not None:
                 yield found
     # inline code outside the fenced blocks (blanked out, keeping the line numbers)

@@ -115,7 +115,9 @@ def _speed(command: Command) -> object:
     """In `make test` every command whose output a page shows, and one trace of a `.cu`; a
     trace or sweep of a kernel, or an analysis of every example, whose output no page shows
     (seconds each) runs in the slow suite."""
-    shown = any(c.shown is not None for c in COMMANDS if c.text == command.text)
+    shown = any(
+        c.shown is not None or c.excerpt is not None for c in COMMANDS if c.text == command.text
+    )
     kernel = command.argv[1] in ("trace", "sweep") and any(a.endswith(".cu") for a in command.argv)
     every = command.argv[1] in ("analyze", "examples") and "access_specs/" in command.argv
     slow = (kernel or every) and not shown and command.text != FAST_TRACE
@@ -149,6 +151,32 @@ def test_documented_command_runs_as_printed(command: Command, checkout: Path) ->
     for c in COMMANDS:
         if c.text == command.text and c.shown is not None:
             assert got == c.shown, f"{c.where}: the output of `{c.text}` is not what it shows"
+        if c.text == command.text and c.excerpt is not None:
+            missing = missing_from(c.excerpt, got.splitlines())
+            assert missing is None, (
+                f"{c.where}: the excerpt of `{c.text}`'s output shows a line it does not "
+                f"print (in this order):\n{missing}\n--- it prints:\n{got}"
+            )
+
+
+def missing_from(excerpt: tuple[str, ...], printed: list[str]) -> str | None:
+    """The first line of ``excerpt`` that does not begin a line of ``printed`` after the
+    line the one before it began (an excerpt keeps the output's order and may cut a line
+    short), or None when every line does."""
+    at = 0
+    for line in excerpt:
+        found = next((i for i in range(at, len(printed)) if printed[i].startswith(line)), None)
+        if found is None:
+            return line
+        at = found + 1
+    return None
+
+
+def test_an_excerpt_is_matched_in_order_and_by_its_lines_beginnings() -> None:
+    printed = ["header", "row 1 ok", "row 2 ok", "note: a long note cut here"]
+    assert missing_from(("row 1", "note: a long"), printed) is None
+    assert missing_from(("row 2 ok", "row 1 ok"), printed) == "row 1 ok"
+    assert missing_from(("row 3",), printed) == "row 3"
 
 
 def _writers_of_what_it_reads(command: Command, checkout: Path) -> list[Command]:
