@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -312,3 +314,25 @@ def test_undescribed_pages_written_after_a_full_memory_range_stay_under_1_gib(
     )  # fmt: skip
     refused(ran, "more than 256 MiB of global memory real", "hostile.cu:27")
     assert ran.peak_mib < 640, ran.peak_mib
+
+
+def test_global_memory_past_an_address_space_limit_is_an_error() -> None:
+    """Global memory is reserved address space, made real only where written: under a
+    memory limit (``ulimit -v``) a 4 GiB ``--buffer-size`` could not be reserved, and the
+    trace ended in numpy's MemoryError traceback (the fallback asked for the bytes whole)."""
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from shmem_cli.trace.emulator.arena.pages import anonymous\n"
+        "from shmem_cli.plumbing.errors import ShmemError\n"
+        "try:\n"
+        "    anonymous(4 << 30)\n"
+        "except ShmemError as exc:\n"
+        "    print(exc.message)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "cannot reserve 4.0 GiB of address space for the launch's global memory ("
+    ), done.stdout
+    assert "raise it, or give smaller buffers (--buffer-size)" in done.stdout

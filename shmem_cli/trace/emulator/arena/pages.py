@@ -67,9 +67,23 @@ def anonymous(size: int) -> tuple[npt.NDArray[np.uint8], Any]:
     flags |= getattr(mmap, "MAP_NORESERVE", _NORESERVE.get(platform.machine(), 0))
     try:
         mapping = mmap.mmap(-1, size, flags=flags)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return np.zeros(size, dtype=np.uint8), None  # no anonymous mmap: calloc's zeros
+    except OSError as exc:  # ENOMEM: more address space than a limit allows (ulimit -v)
+        raise _no_room(size, exc.strerror or str(exc)) from None
+    except (ValueError, TypeError, AttributeError):  # no anonymous mmap: calloc's zeros
+        try:
+            return np.zeros(size, dtype=np.uint8), None
+        except MemoryError:
+            raise _no_room(size, "out of memory") from None
     return np.frombuffer(mapping, dtype=np.uint8), mapping
+
+
+def _no_room(size: int, why: str) -> TraceError:
+    return TraceError(
+        f"cannot reserve {size / (1 << 30):.1f} GiB of address space for the launch's global "
+        f"memory ({why}): only the pages written become real, but the address space must "
+        "exist; shmem runs under a lower memory limit (ulimit -v): raise it, or give smaller "
+        "buffers (--buffer-size)"
+    )
 
 
 def _runs(pages: npt.NDArray[np.intp]) -> list[tuple[int, int]]:
