@@ -5,6 +5,10 @@ each on a kernel of the project's own (tests/data/trace/corpus/kernels/empty_par
   (``std::integral_constant``, static shapes, layouts, copy atoms): one byte of the parameter
   block that no instruction reads. The report said they "were not given and are 0", as if
   the user had forgotten them; only parameters the code reads are named now.
+* FlashAttention-2 launches ``flash_bwd_convert_dq_kernel(params, nsplits)``: the host
+  program dumps ``sizeof(Params)``, 4 bytes short of the block, and ``--params`` refused it.
+  A file that ends where a parameter ends now gives the leading parameters, ``--arg`` the
+  rest (and one not given is named).
 * A real run's pointers (``--params``) lie at 0x7fxx_xxxx_xxxx on an x86-64 host, lower as the
   process allocates more: shmem placed its own buffers from 0x7f0000000000, so such a
   pointer was refused as "outside every buffer", or read the made-up buffer it fell into.
@@ -71,3 +75,46 @@ def test_a_real_run_s_pointer_at_0x7f00_is_device_memory(tmp_path: Path) -> None
         ("STS", 2),
         ("LDS", 2),
     ]
+
+
+def _params_file(tmp_path: Path) -> Path:
+    """struct Params {float *out; const float *in; int n;}: 24 bytes, as fwrite dumps it."""
+    path = tmp_path / "params.bin"
+    path.write_bytes(struct.pack("<QQi4x", 0x7F5C_0000_0000, 0x7F5C_1000_0000, 64))
+    return path
+
+
+@needs_nvdisasm
+def test_a_struct_dumped_alone_then_the_count_by_arg(tmp_path: Path) -> None:
+    """params_then_count(p, 2) with 64 threads: each warp stores tile[4 * i + s] and reads it
+    back for s = 0, 1: 32 lanes, word stride 4, land on 8 banks, 4 words each: 4 wavefronts
+    a request, 2 requests a warp per instruction, 2 warps (worked from the source)."""
+    args = ["-k", "params_then_count", "-b", "64", "--params", f"@{_params_file(tmp_path)}"]
+    code, out = _trace(*args, "--arg", "nsplits=2")
+    assert code == 0, out
+    kernel = out["files"][0]["kernels"][0]
+    assert kernel["arguments"]["1 (nsplits)"] == "2"
+    assert [
+        (a["op"], a["requests"], a["wavefronts"], a["max_ways"]) for a in kernel["accesses"]
+    ] == [
+        ("store", 4, 16, 4),
+        ("load", 4, 16, 4),
+    ]
+
+
+@needs_nvdisasm
+def test_the_parameters_past_the_file_are_owed(tmp_path: Path) -> None:
+    args = ["-k", "params_then_count", "-b", "64", "--params", f"@{_params_file(tmp_path)}"]
+    code, out = _trace(*args)
+    assert code == 2
+    said = "ends at byte 24 of the parameter block; give the parameter(s) after it with --arg: "
+    assert said + "1 (nsplits)" in out and "Traceback" not in out
+
+
+@needs_nvdisasm
+def test_a_file_ending_inside_a_parameter_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "short.bin"
+    path.write_bytes(bytes(20))  # ends inside Params
+    code, out = _trace("-k", "params_then_count", "-b", "64", "--params", f"@{path}")
+    assert code == 2
+    assert "20 bytes; params_then_count's parameter block is 28 bytes" in out

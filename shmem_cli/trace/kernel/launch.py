@@ -175,6 +175,17 @@ class LaunchPlan:
         return tuple(a.param.label for a in self.arguments if not a.given)
 
 
+def _check_prefix(params_file: str, covered: int, params: Sequence[Param], given: set[int]) -> None:
+    """A ``--params`` file that holds the leading parameters only: ``--arg`` must give every
+    parameter past its end."""
+    owed = [p.label for p in params if p.offset >= covered and p.ordinal not in given]
+    if owed:
+        raise LaunchError(
+            f"--params {shorten(params_file[1:])} ends at byte {covered:,} of the parameter "
+            f"block; give the parameter(s) after it with --arg: {', '.join(owed)}"
+        )
+
+
 def value_bytes(text: str, param: Param) -> bytes:
     """The bytes of a by-value parameter from ``--arg`` text (:func:`.values.value_bytes`)."""
     return values.value_bytes(text, param.size, f"--arg {param.label}")
@@ -231,15 +242,16 @@ def plan_launch(
     (:mod:`.param_block`)."""
     from .param_block import read_memory, read_param_block
 
-    image = (
+    image, covered = (
         read_param_block(
             params_file,
             kernel.param_bytes,
             kernel.name,
             first=min((p.offset for p in kernel.params), default=0),
+            ends=[p.offset + p.size for p in kernel.params],
         )
         if params_file is not None
-        else None
+        else (None, 0)
     )
     check_dims(block, "--block", limit=MAX_BLOCK_THREADS)
     check_dims(grid, "--grid", limit=MAX_GRID_BLOCKS)
@@ -266,6 +278,8 @@ def plan_launch(
         if param.ordinal in given:
             raise LaunchError(f"--arg {param.label} is given twice")
         given[param.ordinal] = value.strip()
+    if image is not None and params_file is not None:
+        _check_prefix(params_file, covered, params, {*given, *(m.param.ordinal for m in maps)})
     arguments: list[Argument] = []
     buffers: list[Buffer] = []
     for p in params:

@@ -44,28 +44,39 @@ PARAMS_SLACK = 1 << 16
 MAX_PARAMS_FILE = 32_764 + 128 + PARAMS_SLACK
 
 
-def read_param_block(text: str, size: int, kernel: str, first: int = 0) -> bytes:
-    """The ``size`` bytes of ``--params @FILE`` (raw bytes, or a ``.npy`` array's data).
+def read_param_block(
+    text: str, size: int, kernel: str, first: int = 0, ends: Sequence[int] = ()
+) -> tuple[bytes, int]:
+    """The ``size`` bytes of ``--params @FILE`` (raw bytes, or a ``.npy`` array's data) and
+    where the file's bytes end in the block.
 
     ``first`` is where the kernel's first parameter starts in the block: a struct holding
     TMA descriptors is placed at a 64- or 128-byte aligned address, so the block may begin
     with a gap the host never wrote. A file of ``size - first`` bytes (``sizeof`` of the
-    struct, what a host program dumps) is placed at ``first``."""
+    struct, what a host program dumps) is placed at ``first``. A file that ends where one of
+    ``ends`` (each parameter's end in the block) does holds the leading parameters only (a
+    ``Params`` struct dumped for ``kernel(params, nsplits)``): the rest of the block is zeros
+    here, and the caller has ``--arg`` give the parameters past it."""
     if not text.startswith("@"):
         raise LaunchError(
             f"--params expects @FILE (the bytes of the parameter block), got {shorten(text)!r}"
         )
     data = read_buffer(text[1:], "--params", limit=max(size, 1) + PARAMS_SLACK)
+    if len(data) == size:
+        return data, size
     if first and len(data) == size - first:
-        return bytes(first) + data
-    if len(data) != size:
-        also = f" ({size - first:,} from its first parameter on)" if first else ""
-        raise LaunchError(
-            f"--params {shorten(text[1:])}: {len(data):,} bytes; {kernel}'s parameter block is "
-            f"{size:,} bytes{also} (write sizeof() of the struct it takes, or each argument in "
-            "turn at its offset: --list-params)"
-        )
-    return data
+        return bytes(first) + data, size
+    for start in sorted({first, 0}):
+        if start + len(data) in ends and start + len(data) < size:
+            block = bytes(start) + data
+            return block + bytes(size - len(block)), len(block)
+    also = f" ({size - first:,} from its first parameter on)" if first else ""
+    raise LaunchError(
+        f"--params {shorten(text[1:])}: {len(data):,} bytes; {kernel}'s parameter block is "
+        f"{size:,} bytes{also} (write sizeof() of the struct it takes, or each argument in "
+        "turn at its offset: --list-params; a file that ends where a parameter ends gives the "
+        "leading ones, --arg the rest)"
+    )
 
 
 def tensor_maps_in(block: bytes, base: int = 0) -> list[tuple[int, tensormap.TensorMap]]:

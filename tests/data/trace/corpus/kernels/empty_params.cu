@@ -27,3 +27,21 @@ __global__ void through_params(float* out, const float* in) {
   __syncthreads();
   out[i] = 2.0f * tile[63 - i];
 }
+
+// A Params struct by value and a count after it, as FlashAttention-2 launches
+// flash_bwd_convert_dq_kernel(params, nsplits): the host program dumps sizeof(Params).
+struct Params {
+  float* out;
+  const float* in;
+  int n;
+};
+
+__global__ void params_then_count(Params p, int nsplits) {
+  __shared__ float tile[64 * 4];
+  int i = threadIdx.x;
+  for (int s = 0; s < nsplits; ++s) tile[i * 4 + s] = p.in[s * p.n + i];
+  __syncthreads();
+  float acc = 0.0f;
+  for (int s = 0; s < nsplits; ++s) acc += tile[i * 4 + s];
+  p.out[i] = acc;
+}
