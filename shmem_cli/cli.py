@@ -115,8 +115,9 @@ def main() -> None:
       shmem trace access_specs/kernels/transpose.cu -k transpose_naive --block 32,8 --arg n=32
 
     Every command exits with 0 on success, 1 when it found what it checks for
-    (lint findings, verify mismatches) and 2 on bad arguments or an invalid
-    spec (every problem of it is reported at file:line:column).
+    (lint findings, verify mismatches, a trace --compare disagreement) and 2 on
+    bad arguments or an invalid spec (every problem of it is reported at
+    file:line:column).
     Run `shmem COMMAND --help` for a command's options.
 
     Shell completion (bash): eval "$(_SHMEM_COMPLETE=bash_source shmem)";
