@@ -9,6 +9,8 @@ the kernel writes.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import struct
 import subprocess
@@ -336,3 +338,16 @@ def test_global_memory_past_an_address_space_limit_is_an_error() -> None:
         "cannot reserve 4.0 GiB of address space for the launch's global memory ("
     ), done.stdout
     assert "raise it, or give smaller buffers (--buffer-size)" in done.stdout
+
+
+def test_running_out_of_memory_under_a_limit_is_said_in_words() -> None:
+    """A trace within shmem's bounds (about 1 GiB) run under a smaller ``ulimit -v``: the
+    16,384-block `distinct` launch under 600 MB ended in numpy's MemoryError traceback."""
+    from shmem_cli.plumbing.interrupts import guarded
+
+    stderr = io.StringIO()
+    with pytest.raises(SystemExit) as done, contextlib.redirect_stderr(stderr), guarded():
+        raise MemoryError
+    assert done.value.code == 2
+    assert stderr.getvalue().startswith("shmem: error: out of memory: the work was within")
+    assert "Traceback" not in stderr.getvalue()

@@ -9,6 +9,8 @@ Every command runs inside :func:`guarded`:
 * A :class:`~shmem_cli.plumbing.errors.ShmemError` that reaches the top (an output file
   that cannot be written, standard output gone) is printed as
   ``path: error: message`` and ends the command with status 2.
+* A ``MemoryError`` (a memory limit below what shmem's bounds allow: ``ulimit -v``) is said
+  in words and ends it with status 2, without a traceback.
 """
 
 from __future__ import annotations
@@ -101,6 +103,13 @@ def guarded() -> Iterator[None]:
         raise
     except ShmemError as err:
         _say(err.render())
+        sys.exit(EXIT_USAGE)
+    except MemoryError:  # only under a memory limit below shmem's own bounds (ulimit -v)
+        _say(
+            "shmem: error: out of memory: the work was within shmem's bounds (about 1 GiB at "
+            "most), but this process may use less (ulimit -v?): raise the limit, or ask for "
+            "less (fewer blocks, shorter loops)"
+        )
         sys.exit(EXIT_USAGE)
     finally:
         if installed and previous is not None:
