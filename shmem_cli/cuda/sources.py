@@ -339,8 +339,7 @@ def check_source(
     ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``).
     Headers that ``trusted`` accepts (an include root the user named) are not read.
     Returns the files read here (resolved), the source first."""
-    # each file with the #include that brought it in (its file and place): a header that
-    # cannot be read is an error there
+    # each file with the #include that brought it in: a header not read is an error there
     todo: list[tuple[Path, tuple[Path, SourcePos] | None]] = [(source, None)]
     seen: set[str] = set()
     tree_bytes = [0]
@@ -361,18 +360,12 @@ def check_source(
         except ShmemError as exc:
             if site is None or exc.pos is not None:
                 raise
-            raise ShmemError(
-                f"#include of {shorten(path.name)!r}: {exc.message}",
-                path=str(site[0]),
-                pos=site[1],
-                code=exc.code,
-            ) from None
+            said = f"#include of {shorten(path.name)!r}: {exc.message}"
+            raise ShmemError(said, path=str(site[0]), pos=site[1], code=exc.code) from None
         try:
             for d in directives(text):
-                here = (path, SourcePos(d.line, d.column))
-                todo.extend(
-                    (h, here) for h in _check_directive(d, path, tree, include_dirs, trusted)
-                )
+                found = _check_directive(d, path, tree, include_dirs, trusted)
+                todo.extend((h, (path, SourcePos(d.line, d.column))) for h in found)
         except _Refused as exc:
             raise ShmemError(
                 exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
