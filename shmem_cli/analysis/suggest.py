@@ -75,7 +75,8 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
     """The fix of each conflicting access: the cheapest pad 0..32 / swizzle of its array.
 
     The swizzles tried are none, the TMA modes and, for power-of-two rows of 256
-    bytes or more, the CuTe Swizzle<3,4,S> matched to the row pitch. Candidates
+    bytes or more, the CuTe Swizzle<3,4,S> matched to the row pitch; then the XOR
+    swizzle synthesized for the array (:mod:`.spec_synthesis`). Candidates
     change only that array; they are ranked by the wavefronts of all accesses to
     the array (a fix must not just move the conflict), then shared-memory bytes.
     """

@@ -69,8 +69,10 @@ def parse_rows(value: str) -> int | None:
 @click.option(
     "--suggest",
     is_flag=True,
-    help="Under each access with bank conflicts, a one-line hint: the cheapest fix found among "
-    "pads 0..32 and swizzles none/32B/64B/128B of its array (text output).",
+    help="Under each access with bank conflicts, a hint: the cheapest fix found among pads "
+    "0..32 of its array crossed with the swizzles none/32B/64B/128B (and a CuTe "
+    "Swizzle<3,4,S> for long power-of-two rows), and the XOR swizzle synthesized for the "
+    "array (text output only).",
 )
 def analyze(
     paths: tuple[str, ...],

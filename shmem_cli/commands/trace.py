@@ -141,8 +141,9 @@ def trace(
 
     --suggest: for each shared array with bank conflicts (static __shared__ arrays
     by name; dynamic shared memory as one region, or its parts named with --array
-    NAME=OFFSET:BYTES), row paddings, CuTe Swizzle<B,M,S> and the TMA swizzles are
-    tried on the traced addresses, applied to every instruction of the array; a
+    NAME=OFFSET:BYTES), row paddings, CuTe Swizzle<B,M,S>, the TMA swizzles and
+    the XOR swizzle synthesized for the array are tried on the traced addresses,
+    applied to every instruction of the array; a
     change that misaligns an LDS.64/LDS.128 is costed as the split accesses ptxas
     emits instead (and marked). The changes are ranked by the kernel's wavefronts,
     then extra bytes, and said in the kernel's terms (the padded declaration, the XOR
