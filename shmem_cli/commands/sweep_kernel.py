@@ -86,7 +86,10 @@ _OPTIONS = (
         help="KERNEL.cu: each zero-filled buffer.",
     ),
     click.option(
-        "--arch", metavar="sm_XX", help=f"KERNEL.cu: compile for (default {DEFAULT_ARCH})."
+        "--arch",
+        metavar="sm_XX",
+        help=f"KERNEL.cu: compile for (default {DEFAULT_ARCH}, or {DEFAULT_ARCH}a where the "
+        "code needs it, said in a note).",
     ),
     click.option(
         "--nvcc-arg",

@@ -107,8 +107,8 @@ OPTIONS = (
     click.option(
         "--arch",
         metavar="sm_XX",
-        help=f"Compile for / pick the cubin of this architecture (default: {DEFAULT_ARCH}; "
-        "a .cubin's own).",
+        help=f"Compile for / pick the cubin of this architecture (default: {DEFAULT_ARCH}, "
+        f"or {DEFAULT_ARCH}a for a .cu whose code needs it, said in a note; a .cubin's own).",
     ),
     click.option(
         "--nvcc-arg",
