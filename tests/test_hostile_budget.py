@@ -50,7 +50,7 @@ def test_an_endless_loop_is_stopped_at_its_loop(threads: str) -> None:
     ran = shmem(*COUNT, "-b", threads)
     per = f"{budget.PER_THREAD:,} per thread x {int(threads):,} threads"
     at = "hostile2.cu:12:1: error: block (0,0,0) ran "
-    refused(ran, at, per, COUNT_LOOP, "--max-instructions", seconds=60)
+    refused(ran, at, per, COUNT_LOOP, "--max-instructions", seconds=150)
 
 
 @needs_nvdisasm

@@ -9,6 +9,8 @@ each on a kernel of the project's own (tests/data/trace/corpus/kernels/empty_par
   program dumps ``sizeof(Params)``, 4 bytes short of the block, and ``--params`` refused it.
   A file that ends where a parameter ends now gives the leading parameters, ``--arg`` the
   rest (and one not given is named).
+* CuTe's sgemm_2 tutorial at its own sizes ran past the default instruction budget (131,072
+  a thread): it is 524,288 now.
 * A real run's pointers (``--params``) lie at 0x7fxx_xxxx_xxxx on an x86-64 host, lower as the
   process allocates more: shmem placed its own buffers from 0x7f0000000000, so such a
   pointer was refused as "outside every buffer", or read the made-up buffer it fell into.
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
@@ -118,3 +121,19 @@ def test_a_file_ending_inside_a_parameter_is_refused(tmp_path: Path) -> None:
     code, out = _trace("-k", "params_then_count", "-b", "64", "--params", f"@{path}")
     assert code == 2
     assert "20 bytes; params_then_count's parameter block is 28 bytes" in out
+
+
+@needs_nvdisasm
+@pytest.mark.slow  # about 250,000 instructions a thread: 20 s
+def test_a_long_main_loop_runs_to_its_end_by_default() -> None:
+    """CuTe's sgemm_2 tutorial at its own sizes runs 351,000 instructions a thread, past the
+    old default budget (131,072): long_loop(out, 40000) runs about 250,000 with the defaults.
+    From the source: one store of 0, a load and a store per iteration, a last load."""
+    code, out = _trace("-k", "long_loop", "-b", "32", "--arg", "n=40000")
+    assert code == 0, out
+    kernel = out["files"][0]["kernels"][0]
+    assert kernel["instructions_executed"] > 32 * 131_072
+    for op in ("load", "store"):
+        rows = [a for a in kernel["accesses"] if a["op"] == op]
+        assert sum(a["requests"] for a in rows) == 40_001
+        assert sum(a["wavefronts"] for a in rows) == 40_001

@@ -30,7 +30,7 @@ OPTIONS = (
         type=click.IntRange(*limits.PER_THREAD_RANGE),
         default=None,
         help="The most instructions a block may execute per thread, on average, before the "
-        "trace stops it as an endless loop [default: 131,072].",
+        "trace stops it as an endless loop [default: 524,288].",
     ),
     click.option(
         "--max-launch-instructions",

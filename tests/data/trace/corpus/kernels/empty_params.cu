@@ -45,3 +45,13 @@ __global__ void params_then_count(Params p, int nsplits) {
   for (int s = 0; s < nsplits; ++s) acc += tile[i * 4 + s];
   p.out[i] = acc;
 }
+
+// A long main loop, as a GEMM's over K: each thread runs about 300,000 instructions (CuTe's
+// sgemm_2 tutorial at its own 5120 x 5120 x 4096 runs 351,000 a thread).
+__global__ void long_loop(float* out, int n) {
+  volatile __shared__ float acc[32];
+  int i = threadIdx.x;
+  acc[i] = 0.0f;
+  for (int k = 0; k < n; ++k) acc[i] = acc[i] + float(k & 7);
+  out[i] = acc[i];
+}
