@@ -29,7 +29,7 @@ def test_column_read_text_report() -> None:
     result = run(COLUMN_CUBIN, "--block", "32,32")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert "column_read  sm_90, block 32x32x1, grid 1x1x1 (1 block(s) traced)" in lines[0]
+    assert "column_read  sm_90, block 32x32x1, grid 1x1x1 (1 block run)" in lines[0]
     load = next(line for line in lines if " LDS " in f" {line} " and "load (4 B)" in line)
     # 32 warps, each reading a column of the 32x32 float tile: 32 wavefronts per request
     assert load.split()[0] == "32-way"

@@ -37,8 +37,9 @@ OPTIONS = (
         default="1",
         show_default=True,
         help=(
-            "Blocks; every block is counted (blocks proven alike are traced once per class; "
-            "a grid past the budget is sampled, and the report says so)."
+            "Blocks; every block is counted (blocks proven alike run once per class and count "
+            "for the rest), except in a grid past the budget: a sample of blocks runs and only "
+            "those are counted (the report says so)."
         ),
     ),
     click.option(

@@ -17,6 +17,7 @@ from ..trace.result import (
     CP_ASYNC_NOTE,
     FileTrace,
     KernelTrace,
+    LaunchInfo,
     TraceAccess,
     TraceResult,
 )
@@ -167,6 +168,30 @@ def totals_table(kernel: KernelTrace) -> Table:
     return table
 
 
+def _blocks(n: int) -> str:
+    return f"{n:,} block" + ("" if n == 1 else "s")
+
+
+def blocks_counted(launch: LaunchInfo) -> str:
+    """The blocks the totals count and those that ran, from the JSON's figures for them
+    (``blocks_traced``, ``grid_coverage.blocks`` and ``.blocks_run``): the header's words."""
+    counted, cov = launch.blocks_traced, launch.coverage
+    run = counted if cov is None else cov.run
+    grid = counted if cov is None else cov.blocks
+    if counted == run:
+        if counted >= grid:
+            return f"{_blocks(run)} run"
+        return f"{run:,} of the {_blocks(grid)} run and counted: a sample (the note says why)"
+    if counted >= grid:
+        return (
+            f"{_blocks(counted)} counted, {run:,} run: the others behave alike (the note says why)"
+        )
+    return (
+        f"{counted:,} of the {_blocks(grid)} counted, {run:,} run: the others counted behave"
+        " alike, the rest were not sampled (the notes say why)"
+    )
+
+
 def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     launch = kernel.launch
     title = Styled()
@@ -179,7 +204,7 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     cluster = f" in clusters of {cx}x{cy}x{cz}" if cx * cy * cz > 1 else ""
     title.append(
         f"  {kernel.target or kernel.arch}{rules}, block {bx}x{by}x{bz}, grid {gx}x{gy}x{gz}"
-        f"{cluster} ({launch.blocks_traced} block(s) traced), {launch.static_smem:,} B static"
+        f"{cluster} ({blocks_counted(launch)}), {launch.static_smem:,} B static"
         f" + {launch.dynamic_smem:,} B dynamic shared",
         "dim",
     )
