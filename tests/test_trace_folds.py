@@ -148,3 +148,55 @@ def test_a_wgmma_whose_own_records_reach_the_bound_keeps_each_warps_cost() -> No
     assert access.cost.requests == 4 * len(given)
     assert access.cost.wavefronts == sum(map(sum, given))
     assert access.cost.max_wavefronts_per_request == 7
+
+
+LDS = Instruction(0x40, None, "LDS", (), (), "k.cu", 7, "LDS R1, [R2]")
+WARPS = 2  # a block's
+#: (block, steps, the blocks of its class besides it: None, a block in no class)
+BLOCKS = ((0, 9, 3), (1, 13, 2), (2, 5, None), (3, 11, 0), (4, 7, 4))
+
+
+def _block(recorder: Recorder, block: int, steps: int) -> None:
+    """A block of two warps: ``steps`` loads of 1- to 5-way strides, the first warp's every
+    third one tainted, and a warp predicated off every fourth step."""
+    recorder.new_batch()
+    tids = np.arange(32 * WARPS)
+    warp_ids = np.arange(WARPS, dtype=np.int64) + WARPS * block
+    for k in range(steps):
+        addr = (tids % 32) * 4 * (1 + (block + k) % 5) + 128 * k
+        taint = ((tids < 32) & (k % 3 == 0)).astype(np.uint8)
+        recorder.record(0, LDS, AccessKind("load", 4), tids, addr, taint, warp_ids)
+        if k % 4 == 1:
+            recorder.predicated_off(0, LDS, AccessKind("load", 4), 1)
+
+
+def _coster(rec: InstructionRecords, start: int, end: int) -> Any:
+    span = (start, end)
+    return records_cost(rec, SM90, warps=0, warps_per_block=WARPS, blocks=8, heat=False, span=span)
+
+
+@pytest.mark.parametrize("bound", [None, 6000, 3000, 1500])
+def test_class_blocks_count_again_exactly_whatever_folds_mid_block(bound: int | None) -> None:
+    """A class's block's requests count ``times`` more, folded before, during or after it:
+    the same totals as running every block of every class (no nvdisasm needed)."""
+    every = Recorder(32, None, _coster)
+    for block, steps, times in BLOCKS:
+        for _ in range(1 + (times or 0)):
+            _block(every, block, steps)
+    classes = Recorder(32, bound, _coster)
+    for block, steps, times in BLOCKS:
+        if times is not None:
+            classes.open_class()
+        _block(classes, block, steps)
+        if times is not None:
+            classes.close_class(times)
+    assert (classes.folds >= 5) == (bound is not None), classes.folds  # mid-block too
+    want, got = (
+        trace_access(r.by_index[0], SM90, warps=16, warps_per_block=WARPS, blocks=8)
+        for r in (every, classes)
+    )
+    assert got.cost.totals == want.cost.totals and want.cost.requests == WARPS * 126
+    assert got.cost.lane_accesses == want.cost.lane_accesses
+    assert got.cost.max_wavefronts_per_request == want.cost.max_wavefronts_per_request
+    assert got.data_dependent_requests == want.data_dependent_requests > 0
+    assert got.predicated_off == want.predicated_off > 0
