@@ -120,6 +120,23 @@ def test_no_field_one_field_and_the_hash_and_compare_flags_as_the_standard_ones(
     assert ByName("a", 1) == ByName("a", 2) and hash(ByName("a", 1)) == hash(("a", 1))
 
 
+@frozen
+class Unhashable:
+    name: str
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True)
+class StdUnhashable:
+    name: str
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_a_class_that_sets_hash_to_none_itself_stays_unhashable_as_the_standard_one() -> None:
+    for cls in (Unhashable, StdUnhashable):
+        assert cls.__hash__ is None and cls("a") == cls("a")
+
+
 def test_eq_false_compares_by_identity() -> None:
     one = Handle("a")
     assert one == one and one != Handle("a")

@@ -35,9 +35,11 @@ def frozen(cls: type[T] | None = None, /, *, eq: bool = True, kw_only: bool = Fa
     make = dataclasses.dataclass(eq=False, repr=False, kw_only=kw_only)
 
     def apply(c: type[T]) -> type[T]:
-        # what the class writes itself is kept, as dataclass keeps it (a __hash__ of None is
-        # Python's, for a class that writes __eq__ alone)
-        own = {name for name, value in c.__dict__.items() if value is not None}
+        # what the class writes itself is kept, as dataclass keeps it; a __hash__ of None
+        # beside an __eq__ of its own is Python's doing, not the class's (dataclass's rule)
+        own = set(c.__dict__)
+        if c.__dict__.get("__hash__", 0) is None and "__eq__" in c.__dict__:
+            own.discard("__hash__")
         made = make(c)
         methods: dict[str, Any] = {"__repr__": _repr}
         if eq:
