@@ -467,6 +467,9 @@ accesses:
         (["--param", "N=2097151", "--pad", "0..1"], "reached at its params value number 1"),
         # 2^30, 2^30 - 1,024, then 2^30 - 2,048 lane-accesses: past 2^31 with the third
         (["--param", "N=1048575,1048574,1048573"], "reached at its params value number 3"),
+        # N = 2^13 - 1: 2^23 lane-accesses, their index values reused, yet costed under each
+        # of 257 pads: 2^23 x 257 units, past 2^31 by one pad
+        (["--param", "N=8191", "--pad", "0..256"], "reached at its params value number 1"),
     ],
 )
 def test_sweep_work_is_bounded_before_it_starts(
@@ -479,6 +482,21 @@ def test_sweep_work_is_bounded_before_it_starts(
     res = run(str(path), *args)
     assert res.exit_code == 2 and needle in res.output, res.output
     assert "Traceback" not in res.output
+
+
+def test_sweep_work_counts_a_reused_access_once_and_its_requests_per_layout() -> None:
+    from types import SimpleNamespace
+
+    from shmem_cli.spec.budget import MAX_SWEEP_WORK, sweep_refusal
+
+    # weight 1 (a short index), 2^23 lane-accesses: the evaluator's cache holds them
+    space = SimpleNamespace(access=SimpleNamespace(index=[SimpleNamespace(text="i")], when=None))
+    space.lane_accesses = 1 << 23
+    assert MAX_SWEEP_WORK == (1 << 23) * 256
+    assert sweep_refusal([[space]], 256, 1 << 23) is None  # 2^23 + 255 x 2^23: the limit
+    assert sweep_refusal([[space]], 257, 1 << 23) is not None
+    assert sweep_refusal([[space]] * 2, 128, 1 << 23) is None  # per params value, summed
+    assert sweep_refusal([[space]] * 2, 129, 1 << 23) is not None
 
 
 def test_cli_invalid_spec_is_located(tmp_path: Path) -> None:

@@ -146,8 +146,14 @@ def check_work(spec: SpecFile, spaces: Sequence[Space]) -> None:
 def layouts_work(spaces: Sequence[Space], layouts: int, cache_lanes: int) -> int:
     """The work of evaluating these accesses under ``layouts`` layouts: an access of at
     most ``cache_lanes`` lane-accesses (the evaluator's cache of index values) costs its
-    work once, a larger one once per layout."""
-    return sum(work(s) * (layouts if s.lane_accesses > cache_lanes else 1) for s in spaces)
+    work once and then a unit a lane-access for each further layout (its requests costed
+    under it), a larger one its whole work once per layout."""
+    return sum(
+        work(s) * layouts
+        if s.lane_accesses > cache_lanes
+        else work(s) + s.lane_accesses * (layouts - 1)
+        for s in spaces
+    )
 
 
 def search_refusal(spaces: Sequence[Space], candidates: int, cache_lanes: int) -> str | None:
@@ -172,10 +178,11 @@ def sweep_refusal(
         needed += layouts_work(spaces, layouts, cache_lanes)
         if needed > MAX_SWEEP_WORK:
             return (
-                f"the sweep needs more than {MAX_SWEEP_WORK:.3g} units of work (lane-accesses "
-                "x expression weight, once per params value and, for an access too large to "
-                "reuse its index values, once per pad and swizzle), reached at its params "
-                f"value number {values}; the limit is {MAX_SWEEP_WORK} (2^31) per sweep: "
-                "sweep fewer values, or shorten the spec's loops"
+                "the sweep needs more units of work than its limit, "
+                f"{MAX_SWEEP_WORK:,} (lane-accesses x expression weight once per params "
+                "value, and each lane-access again for every further pad and swizzle; an "
+                "access too large to reuse its index values, its whole work again), "
+                f"reached at its params value number {values}: sweep fewer params values, "
+                "pads or swizzles, or shorten the spec's loops"
             )
     return None
