@@ -386,16 +386,19 @@ def read_defaults(plan: LaunchPlan, instructions: Sequence[Any], base: int) -> t
     read where the code indexes bank 0 with a register."""
     from ..cuda.sass_operands import Const
 
-    offsets: set[int] = set()
+    spans: set[tuple[int, int]] = set()
     for ins in instructions:
+        width = 8 if ins.opcode.startswith("D") else 4  # a double's operand: 8 bytes
+        for m in ins.mods:
+            width = max(width, 16 if "128" in m else 8 if "64" in m else width)
         for o in ins.operands:
             if isinstance(o, Const) and o.bank == 0:
                 if o.reg is not None:
                     return plan.defaulted
-                offsets.add(o.offset)
+                spans.add((o.offset, o.offset + width))
 
-    def read(start: int) -> bool:  # any read of up to 8 bytes that covers the byte
-        return any(start - 8 < off <= start for off in offsets)
+    def read(start: int) -> bool:  # a read that covers the byte (a .U8 one taken as 4 bytes)
+        return any(lo <= start < hi for lo, hi in spans)
 
     return tuple(
         a.param.label
