@@ -137,3 +137,28 @@ def test_a_long_main_loop_runs_to_its_end_by_default() -> None:
         rows = [a for a in kernel["accesses"] if a["op"] == op]
         assert sum(a["requests"] for a in rows) == 40_001
         assert sum(a["wavefronts"] for a in rows) == 40_001
+
+
+@needs_nvdisasm
+def test_list_params_in_json(tmp_path: Path) -> None:
+    """--list-params --format json printed the text table: a script building a --params
+    block needs each parameter's offset and size (Params: 24 bytes, nsplits at 24)."""
+    out = tmp_path / "params.json"
+    res = CliRunner().invoke(
+        main,
+        ["trace", str(CUBIN), "-k", "params_then_count", "--list-params", "-f", "json"]
+        + ["-o", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1
+    [kernel] = doc["kernels"]
+    assert (kernel["name"], kernel["param_bytes"], kernel["param_base"]) == (
+        "params_then_count",
+        28,
+        0x210,
+    )
+    assert kernel["params"] == [
+        {"position": 0, "name": "p", "type": "Params", "offset": 0, "size": 24},
+        {"position": 1, "name": "nsplits", "type": "int", "offset": 24, "size": 4},
+    ]

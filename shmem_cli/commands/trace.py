@@ -19,6 +19,7 @@ from .common import (
     CONTEXT,
     ENTRY_FILES,
     ExitCode,
+    emit,
     fail_input,
     fail_usage,
     kernel_inputs,
@@ -34,7 +35,7 @@ from .environment import current_environment
 from .trace_budget import budget_options
 from .trace_options import trace_options
 from .trace_report import output as output_report
-from .trace_report import print_params, progress_line
+from .trace_report import params_json, print_params, progress_line
 from .trace_sizes import parse_cluster, parse_launch_sizes
 
 if TYPE_CHECKING:
@@ -244,6 +245,9 @@ def trace(
     try:
         if list_params:
             listed = kernel_parameters(request)
+            if fmt == "json":
+                emit(params_json(listed), output)
+                return
             if len(listed) > 1:
                 env.out(f"{len(listed)} kernels (trace one with --kernel NAME):\n")
             for n, (kernel, params) in enumerate(listed):

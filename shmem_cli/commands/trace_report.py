@@ -4,7 +4,7 @@ pictures (the command's arguments and its run are in :mod:`.trace`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,7 @@ from .environment import Environment
 if TYPE_CHECKING:
     from ..render.options import RenderOptions
     from ..trace.kernel.cubin import Kernel
+    from ..trace.kernel.params import Param
     from ..trace.ncu_compare import KernelCompare
     from ..trace.result import TraceResult
 
@@ -74,6 +75,34 @@ def print_params(
     width = max(1000, len(head.plain), len(tail.plain))
     text = layout([head, table, tail], width)
     env.out(text if text is not None else f"{head.plain}\n{tail.plain}\n", nl=False)
+
+
+def params_json(listed: Sequence[tuple[Kernel, Sequence[Param]]]) -> str:
+    """``--list-params --format json``: per kernel its names, parameter block and parameters
+    (what the text table shows, the type unshortened), for a script to build ``--params``."""
+    import json
+
+    kernels = [
+        {
+            "name": kernel.name,
+            "mangled": kernel.mangled,
+            "param_bytes": kernel.param_bytes,
+            "param_base": kernel.param_base,
+            "static_shared_bytes": kernel.static_shared_bytes,
+            "params": [
+                {
+                    "position": p.ordinal,
+                    "name": p.name,
+                    "type": p.type,
+                    "offset": p.offset,
+                    "size": p.size,
+                }
+                for p in params
+            ],
+        }
+        for kernel, params in listed
+    ]
+    return json.dumps({"schema_version": 1, "kernels": kernels}, indent=2) + "\n"
 
 
 def output(
