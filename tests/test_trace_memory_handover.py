@@ -5,6 +5,7 @@ at twice its size for the whole trace while the plan still held it)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tracemalloc
 from pathlib import Path
@@ -107,3 +108,16 @@ def test_a_large_file_that_changes_before_it_is_read_is_refused(tmp_path: Path) 
     assert message.startswith("--memory 0x10000000: cannot read ") and str(path) in message
     assert "it changed while shmem ran (4,194,304 bytes, now 4,194,303)" in message
     assert err.value.code == "invalid-launch"
+
+
+def test_a_large_file_rewritten_at_its_size_before_it_is_read_is_refused(tmp_path: Path) -> None:
+    """The same size is not the same file: one written again (or replaced) after the
+    launch was planned is refused, not read as if it were the one planned (whose .npy
+    header said where the data lie)."""
+    path = tmp_path / "m.bin"
+    path.write_bytes(bytes(BIG))
+    (given,) = read_memory([f"0x10000000=@{path}"])
+    os.utime(path, ns=(0, 1))  # written again, as far as the file system tells
+    with pytest.raises(ShmemError) as err:
+        GlobalMemory().preload(given.address, given.held, "--memory 0x10000000")
+    assert "it changed while shmem ran (written or replaced since" in err.value.message

@@ -98,32 +98,53 @@ def read_prefix(
         os.close(fd)
 
 
-def regular_size(path: str, limit: int, *, what: str = "file", code: str = "input") -> int:
-    """The size of the regular file ``path`` (refused as :func:`read_bounded` refuses it:
-    not a regular file, or larger than ``limit`` bytes), read from nothing but its inode."""
+#: what says a file is the one looked at before: (size, modification time in ns, inode, device)
+Stamp = tuple[int, int, int, int]
+
+
+def _stamp(fd: int) -> Stamp:
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev
+
+
+def regular_stamp(path: str, limit: int, *, what: str = "file", code: str = "input") -> Stamp:
+    """The :data:`Stamp` of the regular file ``path`` (refused as :func:`read_bounded`
+    refuses it: not a regular file, or larger than ``limit`` bytes), read from nothing but
+    its inode; its first item is the file's size."""
     fd = open_regular(path, what, code)
     try:
-        size = os.fstat(fd).st_size
+        stamp = _stamp(fd)
     finally:
         os.close(fd)
-    if size > limit:
+    if stamp[0] > limit:
         raise _too_large(path, limit, what, code)
-    return size
+    return stamp
 
 
 def read_into(
-    path: str, out: memoryview, offset: int, size: int, *, what: str = "file", code: str = "input"
+    path: str,
+    out: memoryview,
+    offset: int,
+    stamp: Stamp,
+    *,
+    what: str = "file",
+    code: str = "input",
 ) -> None:
     """Bytes [offset, offset + len(out)) of the regular file ``path`` read straight into
-    ``out`` (nothing else holds them); the file must still be ``size`` bytes long, as it was
-    when the caller looked at it."""
+    ``out`` (nothing else holds them); the file must still be the one the caller looked at
+    (its ``stamp``, :func:`regular_stamp`: the same size, time of change and inode)."""
     fd = open_regular(path, what, code)
     try:
-        now = os.fstat(fd).st_size
-        if now != size:
+        now = _stamp(fd)
+        if now != stamp:
+            how = (
+                f"{stamp[0]:,} bytes, now {now[0]:,}"
+                if now[0] != stamp[0]
+                else "written or replaced since it was looked at"
+            )
             raise ShmemError(
-                f"cannot read {what}: it changed while shmem ran ({size:,} bytes, now "
-                f"{now:,}); give a file nothing writes to",
+                f"cannot read {what}: it changed while shmem ran ({how}); give a file nothing "
+                "writes to",
                 path=path,
                 code=code,
             )

@@ -20,7 +20,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from ...plumbing.bounded_read import read_bounded, read_into, read_prefix, regular_size
+from ...plumbing.bounded_read import Stamp, read_bounded, read_into, read_prefix, regular_stamp
 from ...plumbing.errors import ShmemError, shorten
 
 #: the most bytes one ``@FILE`` may hold, and all of a launch's files together
@@ -121,15 +121,16 @@ def _npy_header(data: bytes, where: str) -> tuple[int, Any, bool, Any, int]:
 
 
 class FileBytes:
-    """Bytes [offset, offset + size) of a buffer file of ``file_size`` bytes, read only
-    where they go (:meth:`into`): a large file is held once, in the emulator's memory, never
-    also as a copy of its own (docs/robustness.md: the 1 GiB peak)."""
+    """Bytes [offset, offset + size) of a buffer file (as ``stamp`` found it, its size
+    first: :func:`...plumbing.bounded_read.regular_stamp`), read only where they go
+    (:meth:`into`): a large file is held once, in the emulator's memory, never also as a
+    copy of its own (docs/robustness.md: the 1 GiB peak)."""
 
-    __slots__ = ("file_size", "name", "offset", "size", "where")
+    __slots__ = ("name", "offset", "size", "stamp", "where")
 
-    def __init__(self, name: str, where: str, offset: int, size: int, file_size: int) -> None:
+    def __init__(self, name: str, where: str, offset: int, size: int, stamp: Stamp) -> None:
         self.name, self.where = name, where
-        self.offset, self.size, self.file_size = offset, size, file_size
+        self.offset, self.size, self.stamp = offset, size, stamp
 
     def into(self, out: Any) -> None:
         """Read the bytes straight into ``out`` (a writable buffer of :attr:`size` bytes);
@@ -138,7 +139,7 @@ class FileBytes:
         assert len(view) == self.size, "the buffer is the file's data, byte for byte"
         try:
             read_into(
-                self.name, view, self.offset, self.file_size, what="buffer file",
+                self.name, view, self.offset, self.stamp, what="buffer file",
                 code="invalid-launch",
             )  # fmt: skip
         except ShmemError as exc:
@@ -160,28 +161,30 @@ def buffer_source(name: str, where: str, *, limit: int = MAX_FILE_BYTES) -> byte
     if name:
         what, code = "buffer file", "invalid-launch"
         try:
-            size = regular_size(name, limit, what=what, code=code)
-            head = read_prefix(name, _HEAD, what=what, code=code) if size >= IN_PLACE_BYTES else b""
+            stamp = regular_stamp(name, limit, what=what, code=code)
+            large = stamp[0] >= IN_PLACE_BYTES
+            head = read_prefix(name, _HEAD, what=what, code=code) if large else b""
         except ShmemError as exc:
             raise BufferFileError(f"{where}: {_reason(exc.message, shorten(name, 200))}") from None
-        placed = _in_place(name, where, head, size) if head else None
+        placed = _in_place(name, where, head, stamp) if head else None
         if placed is not None:
             return placed
     return read_buffer(name, where, limit=limit)
 
 
-def _in_place(name: str, where: str, head: bytes, size: int) -> FileBytes | None:
+def _in_place(name: str, where: str, head: bytes, stamp: Stamp) -> FileBytes | None:
     """Where a buffer file's data lie in it; None where it must be read whole (to be
     refused, or a Fortran-order array to reorder)."""
+    size = stamp[0]
     suffix = Path(name).suffix.lower()
     if suffix == ".npz" or head.startswith(ZIP_MAGIC):
         return None
     if suffix != ".npy" and not head.startswith(NPY_MAGIC):
-        return FileBytes(name, where, 0, size, size)
+        return FileBytes(name, where, 0, size, stamp)
     try:
         start, shape, fortran, dtype, count = _npy_header(head, where)
     except BufferFileError:
         return None
     if (fortran and len(shape) > 1) or count * dtype.itemsize != size - start:
         return None
-    return FileBytes(name, where, start, size - start, size)
+    return FileBytes(name, where, start, size - start, stamp)
