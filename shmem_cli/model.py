@@ -120,6 +120,19 @@ class Totals:
             phases=self.phases + other.phases,
         )
 
+    def times(self, n: int) -> Totals:
+        """These requests counted ``n`` times: the sums times ``n``, the worst degree kept
+        (what adding ``n`` copies gives)."""
+        return Totals(
+            requests=self.requests * n,
+            wavefronts=self.wavefronts * n,
+            ideal_wavefronts=self.ideal_wavefronts * n,
+            max_ways=self.max_ways,
+            cycles=self.cycles * n,
+            conflicted_requests=self.conflicted_requests * n,
+            phases=self.phases * n,
+        )
+
     @property
     def excess_wavefronts(self) -> int:
         return self.wavefronts - self.ideal_wavefronts

@@ -50,3 +50,15 @@ def test_totals_add_up_and_keep_the_worst_degree() -> None:
     b = Totals(3, 3, 3, 1, 3, 0, 3)
     assert a + b == Totals(4, 5, 4, 2, 5, 1, 4)
     assert (a + b).excess_wavefronts == 1 and not (a + b).conflict_free
+
+
+def test_totals_times_n_is_n_copies_added() -> None:
+    one = Totals(
+        requests=3, wavefronts=11, ideal_wavefronts=6, max_ways=4, cycles=13,
+        conflicted_requests=2, phases=6,
+    )  # fmt: skip
+    for n in (1, 2, 7):
+        added = one
+        for _ in range(n - 1):
+            added = added + one
+        assert one.times(n) == added

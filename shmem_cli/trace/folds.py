@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
-from ..model import Cost
+from ..model import Cost, Totals
 
 
 def merged(first: Cost, then: Cost) -> Cost:
@@ -21,10 +22,9 @@ def merged(first: Cost, then: Cost) -> Cost:
     worst request the first one with the most wavefronts (``first``'s on a tie), the heat
     map dropped (a fold keeps none)."""
     worst = then if then.max_wavefronts_per_request > first.max_wavefronts_per_request else first
-    summed = first.totals + then.totals
-    return dataclasses.replace(
+    return _with(
         worst,
-        **{f.name: getattr(summed, f.name) for f in dataclasses.fields(summed)},
+        first.totals + then.totals,
         lane_accesses=first.lane_accesses + then.lane_accesses,
         warps=max(first.warps, then.warps),
         iterations=max(first.iterations, then.iterations),
@@ -37,27 +37,20 @@ def scaled(cost: Cost, weight: int) -> Cost:
     """``cost`` counted ``weight`` times (the sums; the worst request and heat map kept)."""
     if weight == 1:
         return cost
-    return dataclasses.replace(
-        cost,
-        requests=cost.requests * weight,
-        wavefronts=cost.wavefronts * weight,
-        ideal_wavefronts=cost.ideal_wavefronts * weight,
-        cycles=cost.cycles * weight,
-        conflicted_requests=cost.conflicted_requests * weight,
-        phases=cost.phases * weight,
-        lane_accesses=cost.lane_accesses * weight,
-    )
+    return _with(cost, cost.totals.times(weight), lane_accesses=cost.lane_accesses * weight)
 
 
 def plus(cost: Cost, more: Cost) -> Cost:
     """``cost`` with the sums of ``more`` added (:meth:`Totals.__add__`; its worst request
     and heat map kept)."""
     summed = cost.totals + more.totals
-    return dataclasses.replace(
-        cost,
-        **{f.name: getattr(summed, f.name) for f in dataclasses.fields(summed)},
-        lane_accesses=cost.lane_accesses + more.lane_accesses,
-    )
+    return _with(cost, summed, lane_accesses=cost.lane_accesses + more.lane_accesses)
+
+
+def _with(cost: Cost, totals: Totals, **changes: Any) -> Cost:
+    """``cost`` with the figures ``totals`` and the other fields ``changes``."""
+    figures = {f.name: getattr(totals, f.name) for f in dataclasses.fields(totals)}
+    return dataclasses.replace(cost, **figures, **changes)
 
 
 @dataclass
