@@ -227,6 +227,12 @@ def test_bad_config_values(project: Path, toml: str, message: str) -> None:
         ("[tool.shmem]\nfail-on = 'error'\nfail-on = 'info'\n", "3:17", "Cannot overwrite"),
         ("\ufeff[tool.shmem]\n", "1:1", "a byte-order mark?"),
         ('[tool.shmem]\npaths = ["a\\u0000b"]\n', "2:1", "paths: a string holds a NUL"),
+        # values as the file writes them, and short (a 5,000-character string, a huge int)
+        ("[tool.shmem.expect]\nmax_ways = true\n", "2:1", "integer, got true"),
+        ('[tool.shmem.expect]\nmax_ways = "2"\n', "2:1", 'integer, got "2"'),
+        ("[tool.shmem.expect]\nconflict_free = 1\n", "2:1", "true or false, got 1"),
+        (f'[tool.shmem]\nfail-on = "{"x" * 5000}"\n', "2:1", 'info, got "xxx'),
+        (f"[tool.shmem.expect]\nmax_ways = -{'9' * 4000}\n", "2:1", "integer, got -999"),
     ],
 )
 def test_hostile_config_shapes_are_located(
@@ -238,6 +244,7 @@ def test_hostile_config_shapes_are_located(
     (project / "pyproject.toml").write_text(toml, encoding="utf-8")
     code, _, err = run("lint", "specs")
     assert code == 2 and f"pyproject.toml:{where}: error: " in err and message in err, err
+    assert len(err) < 2000, err  # a value is shown short
     assert "Traceback" not in err
 
 

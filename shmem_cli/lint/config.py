@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.report import LABELS, Severity
-from ..plumbing.errors import ShmemError, SourcePos
+from ..plumbing.errors import ShmemError, SourcePos, shorten
 from ..plumbing.frozen import frozen
 from ..spec.compile import Expect
 
@@ -140,6 +140,15 @@ def _toml_error(message: str, path: Path) -> ShmemError:
     return ShmemError(f"invalid TOML: {text}", path=str(path), pos=pos, code="config")
 
 
+def _toml(value: Any) -> str:
+    """A value as the file writes it, short: ``true``, ``"2"``, ``1.5``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + shorten(value.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    return shorten(value)
+
+
 class _Reader:
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
@@ -186,7 +195,7 @@ class _Reader:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.error(f"[tool.shmem] {key} must be a list of strings", key)
         if any("\0" in v for v in value):
-            raise self.error(f"[tool.shmem] {key}: a string holds a NUL character", key)
+            raise self.error(f"[tool.shmem] {key}: a string holds a NUL character (remove it)", key)
         return tuple(value)
 
     def read(self, table: Any) -> LintConfig:
@@ -200,7 +209,7 @@ class _Reader:
             value = table["fail-on"]
             if not isinstance(value, str) or value.lower() not in LABELS:
                 raise self.error(
-                    f"[tool.shmem] fail-on must be one of {', '.join(LABELS)}, got {value!r}",
+                    f"[tool.shmem] fail-on must be one of {', '.join(LABELS)}, got {_toml(value)}",
                     "fail-on",
                 )
             fail_on = Severity.parse(value)
@@ -249,12 +258,14 @@ class _Reader:
             v = value.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise self.error(
-                    f"[{table}] {key} must be a positive integer, got {v!r}", key, table
+                    f"[{table}] {key} must be a positive integer, got {_toml(v)}", key, table
                 )
         cf = value.get("conflict_free")
         if cf is not None and not isinstance(cf, bool):
             raise self.error(
-                f"[{table}] conflict_free must be true or false, got {cf!r}", "conflict_free", table
+                f"[{table}] conflict_free must be true or false, got {_toml(cf)}",
+                "conflict_free",
+                table,
             )
         out = Expect(
             max_ways=value.get("max_ways"),
