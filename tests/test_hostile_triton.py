@@ -51,7 +51,7 @@ def entry(tmp_path: Path, source: Path = MATMUL, **changes: Any) -> Path:
         ({"num_warps": "4"}, "'num_warps' is a str (4), not an integer"),
         ({"warp_size": "32"}, "'warp_size' is a str (32), not an integer"),
         ({"warp_size": [32]}, "'warp_size' is a list ([32]), not an integer"),
-        ({"shared": 1 << 40}, "'shared' is 1099511627776; a launch takes 0 to 1,048,576"),
+        ({"shared": 1 << 40}, "'shared' is 1099511627776; a launch takes 0 to 232,448"),
         ({"cluster_dims": [65536] * 3}, "'cluster_dims[0]' is 65536; a launch takes 1 to 16"),
         ({"cluster_dims": [4, 4, 4]}, "'cluster_dims' [4, 4, 4] is a cluster of 64 blocks"),
         ({"cluster_dims": "1,1,1"}, "'cluster_dims' is a str (1,1,1), not 3 integers"),

@@ -188,3 +188,65 @@ def test_a_large_buffer_file_lands_in_the_emulators_memory_as_given(tmp_path: Pa
     assert buf.content.taken
     assert struct.unpack("<Q", image[:8])[0] == memory.buffers[0].address
     assert memory.read("param0") == data
+
+
+# --- shared memory of a block: the arch profile's per-block bound ---------------------------
+
+H200_BLOCK = 227 * 1024  # 228 KiB per SM less the 1 KiB the driver reserves per block
+
+
+def shared_kernel(static: int) -> Kernel:
+    reserved = 1024  # sm_90's, in front of the kernel's own variables
+    return Kernel("k", "k", "k()", (), 0x210, 0, static + reserved, reserved, 0, arch="sm_90")
+
+
+def test_a_block_may_have_227_kib_of_shared_memory() -> None:
+    plan = plan_launch(shared_kernel(0), [], block=(32, 1, 1), dynamic_smem=H200_BLOCK)
+    assert plan.dynamic_smem == 232_448
+    plan = plan_launch(shared_kernel(4096), [], block=(32, 1, 1), dynamic_smem=H200_BLOCK - 4096)
+    assert plan.dynamic_smem == 228_352
+
+
+def test_more_than_227_kib_for_one_block_is_refused_naming_the_figure() -> None:
+    with pytest.raises(ShmemError) as err:
+        plan_launch(shared_kernel(4096), [], block=(32, 1, 1), dynamic_smem=H200_BLOCK - 4095)
+    said = str(err.value)
+    assert (
+        "error: --dynamic-smem: 228,353 bytes of dynamic shared memory and the kernel's 4,096"
+        in said
+    )
+    assert "at most 232,448 bytes (227 KiB)" in said and "228 KiB per SM" in said
+    assert "give at most 228,352 bytes of dynamic shared memory" in said
+
+
+def test_a_cluster_of_full_blocks_is_not_refused_for_its_total() -> None:
+    # 4 CTAs of 227 KiB each: 908 KiB in the cluster, each block within its own bound
+    plan = plan_launch(
+        shared_kernel(0),
+        [],
+        block=(32, 1, 1),
+        grid=(4, 1, 1),
+        cluster=(4, 1, 1),
+        dynamic_smem=H200_BLOCK,
+    )
+    assert plan.dynamic_smem == H200_BLOCK and plan.cluster == (4, 1, 1)
+
+
+def test_the_option_refuses_more_than_a_block_may_have_before_reading_the_kernel() -> None:
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    column = str(DATA / "column_read.sm_90.cubin")  # 4,096 B static
+    over = CliRunner().invoke(main, ["trace", column, "--block", "32", "--dynamic-smem", "232449"])
+    assert over.exit_code == 2 and "Traceback" not in over.output
+    assert "more than 232,448 bytes: an sm_90 block has at most 232,448 bytes" in over.output
+    with_static = CliRunner().invoke(
+        main, ["trace", column, "--block", "32", "--dynamic-smem", "230000"]
+    )
+    assert with_static.exit_code == 2
+    assert "give at most 228,352 bytes of dynamic shared memory" in with_static.output
+    helped = CliRunner().invoke(main, ["trace", "--help"])
+    assert "at most one block's: 232,448 bytes (227 KiB) on an sm_90" in " ".join(
+        helped.output.split()
+    )

@@ -21,6 +21,7 @@ from .common import emit_simple_report, fail, fail_input, fail_usage, require_fi
 from .trace_budget import KEYS as BUDGET_KEYS
 from .trace_budget import OPTIONS as BUDGET_OPTIONS
 from .trace_budget import budget_of
+from .trace_options import dynamic_smem_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,13 +72,7 @@ _OPTIONS = (
     click.option(
         "--cluster", metavar="X[,Y[,Z]]", help="KERNEL.cu: CTAs of a thread-block cluster."
     ),
-    click.option(
-        "--dynamic-smem",
-        metavar="BYTES",
-        type=click.IntRange(0, 1 << 30),
-        default=0,
-        help="KERNEL.cu: dynamic shared memory.",
-    ),
+    dynamic_smem_option(0, "KERNEL.cu: dynamic shared memory in bytes."),
     click.option(
         "--buffer-size",
         metavar="BYTES",

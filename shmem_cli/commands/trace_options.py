@@ -10,9 +10,38 @@ from typing import Any, TypeVar
 
 import click
 
-from ..hardware.arch import DEFAULT_ARCH
+from ..hardware.arch import DEFAULT_ARCH, PROFILES, most_smem_per_block
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _block_smem(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    """--dynamic-smem past every profile's per-block bound, refused before any kernel is
+    read (the kernel's own profile then checks it with its static shared memory)."""
+    most = most_smem_per_block()
+    if value is not None and value > most:
+        widest = max(PROFILES.values(), key=lambda p: p.smem_per_block)
+        raise click.BadParameter(f"more than {most:,} bytes: {widest.smem_limit()}")
+    return value
+
+
+def dynamic_smem_option(default: int | None, help_: str) -> Callable[[F], F]:
+    """``--dynamic-smem`` of trace and sweep: the help states the bound the check uses."""
+    bound = PROFILES[DEFAULT_ARCH]
+    said = (
+        f"{help_} With the kernel's static shared memory at most one block's: "
+        f"{bound.smem_per_block:,} bytes ({bound.smem_per_block // 1024} KiB) on an "
+        f"{bound.name} ({bound.measured_on})."
+    )
+    return click.option(
+        "--dynamic-smem",
+        metavar="BYTES",
+        type=click.IntRange(0),
+        default=default,
+        callback=_block_smem,
+        help=said,
+    )
+
 
 OPTIONS = (
     click.argument("kernel_path", metavar="KERNEL", type=click.Path()),
@@ -89,12 +118,9 @@ OPTIONS = (
         "CTAs of each cluster are traced together (distributed shared memory, TMA multicast, "
         "cluster barriers).",
     ),
-    click.option(
-        "--dynamic-smem",
-        metavar="BYTES",
-        type=click.IntRange(0, 1 << 30),
-        default=None,
-        help="Dynamic shared memory (extern __shared__) in bytes [default: 0; a Triton cache "
+    dynamic_smem_option(
+        None,
+        "Dynamic shared memory (extern __shared__) in bytes [default: 0; a Triton cache "
         "entry: its metadata's shared].",
     ),
     click.option(

@@ -78,6 +78,9 @@ class ArchProfile:
     phase_bytes: int = 128
     max_threads: int = 1024
     max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
+    # the most shared memory one block may have, static and dynamic together (the H200's
+    # 228 KiB per SM less the 1 KiB each block's reserved): the one bound --dynamic-smem,
+    # a spec's kernel.dynamic_smem, a Triton entry's shared and the layouts are checked by
     smem_per_block: int = 227 * 1024
     # shared memory the driver reserves in front of a kernel's own: the kernel's variables
     # start this many bytes into its .nv.shared.<name> section in code for sm_<N> from
@@ -147,6 +150,16 @@ class ArchProfile:
         """The compute capability as one number: 90 for sm_90 (Triton's GPUTarget)."""
         return int(self.name.removeprefix("sm_").rstrip("af"))
 
+    def smem_limit(self) -> str:
+        """The per-block bound in words, for an error that refuses more."""
+        kib = self.smem_per_block // 1024
+        return (
+            f"an {self.name} block has at most {self.smem_per_block:,} bytes ({kib} KiB) of "
+            f"shared memory, static and dynamic together (the {self.measured_on}'s "
+            f"{self.smem_per_sm // 1024} KiB per SM, {self.reserved_smem_bytes // 1024} KiB of "
+            "each block's reserved for the driver)"
+        )
+
     def atomic_rule(self, atomic_class: str) -> AtomicRule:
         """The rule of an atomic class (ValueError for a class this profile lacks)."""
         for rule in self.atomic_rules:
@@ -186,6 +199,12 @@ PROFILES: dict[str, ArchProfile] = {p.name: p for p in (SM90,)}
 
 #: The architecture of a spec or a trace that names none (written here only).
 DEFAULT_ARCH = SM90.name
+
+
+def most_smem_per_block() -> int:
+    """The largest per-block shared memory of any profile: what a size given before the
+    kernel's architecture is known may be (the kernel's own profile then checks it)."""
+    return max(p.smem_per_block for p in PROFILES.values())
 
 
 def register(profile: ArchProfile) -> ArchProfile:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..hardware.arch import DEFAULT_ARCH
+from ..hardware.arch import DEFAULT_ARCH, most_smem_per_block
 from ..plumbing import arguments, fsutil
 from ..plumbing.errors import ShmemError, shorten
 from .result import TraceResult
@@ -203,7 +203,6 @@ def trace(
         DEFAULT_BUFFER_BYTES,
         MAX_BLOCK_THREADS,
         MAX_GRID_BLOCKS,
-        MAX_SHARED_BYTES,
         check_dims,
     )
     from .pipeline import TraceRequest, trace_file
@@ -217,7 +216,9 @@ def trace(
     given = arguments.mapping(call, "args", args)
     constants = arguments.mapping(call, "consts", consts)
     preloaded = arguments.mapping(call, "memory", memory)
-    smem = arguments.optional_integer(call, "dynamic_smem", dynamic_smem, high=MAX_SHARED_BYTES)
+    smem = arguments.optional_integer(
+        call, "dynamic_smem", dynamic_smem, high=most_smem_per_block()
+    )
     size = arguments.optional_integer(call, "buffer_size", buffer_size, low=1, high=1 << 32)
     arch = arguments.optional_text(call, "arch", arch)
     if arch is not None and not re.fullmatch(r"sm_\d{2,3}[a-z]?", arch):

@@ -13,7 +13,7 @@ import os
 from functools import cache
 from typing import Any
 
-from ...hardware.arch import PROFILES
+from ...hardware.arch import PROFILES, most_smem_per_block
 from ...hardware.ops import ATOMIC_NAMES, SPEC_OPS
 
 #: spec_schema.json, at the top of the package (shmem_cli/spec/schema/ is two levels down)
@@ -55,4 +55,6 @@ def schema_for(
     access = loaded["definitions"]["access"]["properties"]
     access["op"]["enum"] = list(spec_ops)
     access["atomic"]["enum"] = list(atomics)
+    kernel = loaded["definitions"]["kernel"]["properties"]
+    kernel["dynamic_smem"]["maximum"] = most_smem_per_block()  # the profiles' own bound
     return loaded

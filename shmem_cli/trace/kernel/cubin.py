@@ -23,7 +23,7 @@ import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ...hardware.arch import rules_for
+from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
@@ -74,6 +74,7 @@ class Kernel:
     # __cluster_dims__ of the source (EIATTR_CTA_PER_CLUSTER), None without
     cluster_dims: tuple[int, int, int] | None = None
     symbol: int = -1  # its index in the symbol table (nvdisasm -fun), -1 when not known
+    arch: str = DEFAULT_ARCH  # the cubin's SM (sm_90): its profile bounds the shared memory
 
     @property
     def static_shared_bytes(self) -> int:
@@ -197,6 +198,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     names = [name for name, _ in entries]
     demangled = demangle_all(names) if use_tools else {n: demangle(n) for n in names}
     kernels = []
+    target = arch_of(elf)
     for name, (shndx, symbol) in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
@@ -217,9 +219,9 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
                 code_bytes=text.size if text else 0,
                 cluster_dims=cluster,
                 symbol=symbol,
+                arch=target.base,
             )
         )
-    target = arch_of(elf)
     code = sum(s.size for s in elf.sections if s.flags & SHF_EXECINSTR and s.type != SHT_NOBITS)
     return CubinInfo(str(path), target.base, tuple(kernels), target.name, code)
 

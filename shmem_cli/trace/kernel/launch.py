@@ -41,6 +41,7 @@ from ...cuda.launch_values import (
     check_dims,
     parse_dims,
 )
+from ...hardware.arch import rules_for
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from . import tensormap
@@ -67,8 +68,6 @@ DEFAULT_BUFFER_BYTES = 8 << 20  # each synthetic buffer: 8 MiB, zero-filled
 #: the global memory of a launch (every buffer and tensor map, reserved but only touched pages
 #: are real): 64 GiB of address space
 MAX_GLOBAL_BYTES = 64 << 30
-#: shared memory of a block, static and dynamic (every GPU has at most 228 KiB)
-MAX_SHARED_BYTES = 1 << 20
 
 
 class BufferSink(Protocol):
@@ -219,6 +218,21 @@ def launch_cluster(
     return (shape[0], shape[1], shape[2])
 
 
+def check_shared(kernel: Kernel, dynamic_smem: int) -> None:
+    """Refuse a block with more shared memory than its architecture's profile allows
+    (:attr:`~shmem_cli.hardware.arch.ArchProfile.smem_per_block`: each block of a cluster
+    on its own, never their sum)."""
+    profile = rules_for(kernel.arch)
+    static = kernel.static_shared_bytes
+    if static + dynamic_smem > profile.smem_per_block:
+        raise LaunchError(
+            f"--dynamic-smem: {dynamic_smem:,} bytes of dynamic shared memory and "
+            f"the kernel's {static:,} static are more than one block may have: "
+            f"{profile.smem_limit()}; give at most "
+            f"{max(0, profile.smem_per_block - static):,} bytes of dynamic shared memory"
+        )
+
+
 def plan_launch(
     kernel: Kernel,
     params: Sequence[Param],
@@ -258,13 +272,7 @@ def plan_launch(
     shape = launch_cluster(kernel, grid, cluster)
     if dynamic_smem < 0:
         raise LaunchError("--dynamic-smem must not be negative")
-    shared = kernel.shared_section_bytes + dynamic_smem
-    if shared > MAX_SHARED_BYTES:
-        raise LaunchError(
-            f"the block would have {shared:,} bytes of shared memory ({dynamic_smem:,} dynamic "
-            f"and {kernel.shared_section_bytes:,} in the kernel's section); the most is "
-            f"{MAX_SHARED_BYTES:,}"
-        )
+    check_shared(kernel, dynamic_smem)
     given: dict[int, str] = {}
     maps: list[TensorMapArg] = []
     for arg in args:

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ...hardware.arch import most_smem_per_block
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, SourcePos
-from ..kernel.launch import MAX_SHARED_BYTES
 
 MAX_METADATA_BYTES = 1 << 20
 MAX_NAME = 4096  # characters of a kernel's name
@@ -21,7 +21,7 @@ MAX_NAME = 4096  # characters of a kernel's name
 RANGES: dict[str, tuple[int, int]] = {
     "num_warps": (1, 32),  # 1,024 threads at most
     "warp_size": (1, 64),
-    "shared": (0, MAX_SHARED_BYTES),
+    "shared": (0, most_smem_per_block()),
     "num_ctas": (1, 16),  # a cluster holds at most 16 blocks
     "num_stages": (0, 1024),
     "global_scratch_size": (0, 1 << 32),
