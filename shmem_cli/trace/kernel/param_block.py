@@ -144,7 +144,8 @@ class Handover:
 @frozen
 class MemoryRange:
     """Bytes of device memory the host wrote before the launch, at their real address
-    (held until :meth:`take` hands them to the emulator; ``size`` stays)."""
+    (``held`` until the emulator's memory takes them, :meth:`Handover.into`; ``size``
+    stays)."""
 
     address: int
     held: Handover
@@ -157,12 +158,6 @@ class MemoryRange:
     @property
     def data(self) -> bytes:
         return self.held.data
-
-    def take(self) -> bytes:
-        return self.held.take()
-
-    def into(self, out: Any) -> None:
-        self.held.into(out)
 
     @property
     def end(self) -> int:
