@@ -6,6 +6,10 @@ lane addresses with the same active lanes (and for cp.async the same global sour
 its row, so that a 16,384-block launch keeps, and the engine costs, only the requests
 that differ. Rows are found again by a 64-bit hash of their contents and always compared
 in full: two rows share a number only when they are equal.
+
+Beside them, what makes and holds rows: :func:`warp_rows` turns one execution by a set of
+threads into a row per warp, and :class:`Allowance` is the bytes a trace's rows and
+per-request arrays may still take (:class:`RecordsFull` past it).
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ A row repeated (by other blocks, other iterations) is kept once (:mod:`.distinct
 the arrays grow by doubling. An instruction also keeps the OR of the taint its requests
 carried and of the decisions that chose whether to run it at all (``sources``,
 ``decided``: the emulator's taint bits, which name the buffers read).
+
+Records that reach their bound are costed, summed and dropped (:meth:`Recorder.fold`,
+:mod:`.folds`); a grid traced by class counts what a class's block recorded again for the
+other blocks of its class (:meth:`Recorder.open_class`, :meth:`Recorder.close_class`).
 """
 
 from __future__ import annotations
