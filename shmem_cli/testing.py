@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import string
 from collections.abc import Iterable
-from pathlib import Path
 
 from .model import FileResult, SiteCost
+from .plumbing.errors import file_line
 from .trace.result import KernelTrace, TraceAccess, TraceResult
 
 Selector = int | str  # a source line, "file:line", a pc "0x01a0", an opcode prefix, a name
@@ -97,7 +97,7 @@ def conflicts(
             if a.cost.conflict_free or any(_trace_matches(a, s) for s in allowed):
                 continue
             site = a.site
-            line = f"{Path(site.file).name}:{site.line}" if site.file and site.line else "(no line)"
+            line = file_line(site.file, site.line) if site.file and site.line else "(no line)"
             what = f"{k.name} {line} pc 0x{site.pc:04x} {site.sass}"
             found.append(_describe(a, what, 200))
     return found

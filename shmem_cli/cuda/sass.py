@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..plumbing.errors import one_line
 from ..plumbing.frozen import frozen
 from .sass_operands import (
     Operand,
@@ -60,7 +61,7 @@ class Instruction:
 
     @property
     def where(self) -> str:
-        loc = f" ({self.file}:{self.line})" if self.file else ""
+        loc = f" ({one_line(self.file)}:{self.line})" if self.file else ""
         return f"{self.text} at pc 0x{self.pc:04x}{loc}"
 
 
@@ -202,7 +203,7 @@ def parse_instruction(
     try:
         operands = tuple(parse_operand(t) for t in split_operands(ops_text))
     except SassSyntaxError as exc:
-        where = f" ({file}:{line})" if file else ""
+        where = f" ({one_line(file)}:{line})" if file else ""
         raise SassSyntaxError(f"{exc.message} in '{text}' at pc 0x{pc:04x}{where}") from None
     return Instruction(pc, guard, opcode, tuple(mods), operands, file, line, text, None, locations)
 

@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..hardware import ops
+from ..plumbing.errors import file_line
 from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class Group:
 
     @property
     def where(self) -> str:
-        return f"{PurePosixPath(self.file).name}:{self.line}"
+        return file_line(self.file, self.line)
 
     def describe(self) -> str:
         ops = "/".join(self.opcodes)
@@ -194,7 +195,7 @@ def compare(
             by_line.setdefault((*place, decl.op), []).append(i)
     for (file, line, op), members in by_line.items():
         pool = [k for k, s in enumerate(instrs) if (s.file, s.line, s.op) == (file, line, op)]
-        where = f"{PurePosixPath(file).name}:{line}"
+        where = file_line(file, line)
         if not pool:
             others = group_instructions([s for s in instrs if (s.file, s.line) == (file, line)])
             for i in members:

@@ -31,6 +31,14 @@ def one_line(text: str) -> str:
     return text.replace("\n", "\\n").replace("\r", "\\r")
 
 
+def file_line(file: str | None, line: int | str) -> str:
+    """``copy_sm80.hpp:64``: the last part of a source file's path (as a cubin's line table
+    names it: user text, :func:`one_line`) and the line; just the line where no file is
+    named."""
+    name = one_line((file or "").rsplit("/", 1)[-1])
+    return f"{name}:{line}" if name else str(line)
+
+
 def shorten(value: object, limit: int = MAX_SHOWN) -> str:
     """A bounded, single-line rendering of user data for error messages."""
     text = one_line(value if isinstance(value, str) else repr(value))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..plumbing.errors import file_line, one_line
 from ..trace.ncu_compare import VERDICTS, ComparedTrace, KernelCompare
 from .options import RenderOptions
 from .plain import Block, Column, Styled, Table, layout
@@ -24,7 +24,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     """One block per kernel: a verdict line, then a row per shared-memory instruction."""
     out: list[str] = []
     for c in compares:
-        head = f"--compare {c.csv}: {c.kernel}"
+        head = f"--compare {one_line(c.csv)}: {one_line(c.kernel)}"  # user text, one line
         if c.page == "raw":  # no binary to check
             out.append(_ops_text(head, c))
             continue
@@ -38,7 +38,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
             ]
             for pc, theirs, mine in c.binary_differs[:5]:
                 where = f"0x{pc:04x}" if pc >= 0 else "count"
-                lines.append(f"  {where}  ncu: {theirs}  |  cubin: {mine}")
+                lines.append(f"  {where}  ncu: {one_line(theirs)}  |  cubin: {one_line(mine)}")
             out.append("\n".join(lines) + "\n")
             continue
         counts = c.counts()
@@ -56,7 +56,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
             ]
         )
         for i in c.instructions:
-            line = f"{Path(i.file).name}:{i.line}" if i.file and i.line else "-"
+            line = file_line(i.file, i.line) if i.file and i.line else "-"
             table.add_row(
                 i.verdict,
                 line,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..hardware.swizzle import tma_mode
+from ..plumbing.errors import file_line
 from ..trace.fixes.layout_search import ArraySuggestions, Suggestion
 from ..trace.result import KernelTrace
 from .plain import Block, Column, Styled, Table
@@ -37,7 +38,7 @@ def _head(a: ArraySuggestions) -> Styled:
     if a.shape is not None:
         d = a.shape.declaration
         dims = "".join(f"[{x}]" for x in d.dims)
-        shape = f"__shared__ {d.type} {arr.name}{dims} ({d.path.rsplit('/', 1)[-1]}:{d.line}), "
+        shape = f"__shared__ {d.type} {arr.name}{dims} ({file_line(d.path, d.line)}), "
     rows = f"rows of {a.pitch:,} B ({a.pitch_from})" if a.pitch else "row length unknown"
     text = Styled()
     text.append(f"layout suggestions for {arr.name}", "bold")

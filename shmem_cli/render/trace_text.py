@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..hardware import ops
 from ..hardware.ops import OP_NAMES
 from ..model import CONTENDED
+from ..plumbing.errors import file_line, one_line
 from ..trace.result import (
     CP_ASYNC_NOTE,
     FileTrace,
@@ -40,10 +41,7 @@ if TYPE_CHECKING:
 
 
 def _where(file: str | None, line: int | None) -> str:
-    if line is None:
-        return "?"
-    name = (file or "").rsplit("/", 1)[-1]
-    return f"{name}:{line}" if name else str(line)
+    return "?" if line is None else file_line(file, line)
 
 
 def _line_cell(a: TraceAccess) -> Styled:
@@ -195,7 +193,7 @@ def blocks_counted(launch: LaunchInfo) -> str:
 def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     launch = kernel.launch
     title = Styled()
-    title.append(path, "bold underline")
+    title.append(one_line(path), "bold underline")
     title.append(f"  {brief_name(kernel.name)}", "bold")
     bx, by, bz = launch.block
     gx, gy, gz = launch.grid

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...cuda.sass import Instruction
-from ...plumbing.errors import SourcePos
+from ...plumbing.errors import SourcePos, file_line
 from ...plumbing.frozen import frozen
 from .trace_error import TraceError
 
@@ -116,7 +116,7 @@ def hot_loop(instructions: Sequence[Instruction], hits: Sequence[int]) -> tuple[
     where = ""
     if placed.file and lines:
         span = f"{lines[0]}" if lines[0] == lines[-1] else f"{lines[0]}-{lines[-1]}"
-        where = f"{placed.file.rsplit('/', 1)[-1]}:{span} "
+        where = f"{file_line(placed.file, span)} "
     pcs = f"0x{first.pc:04x}" if first.pc == last.pc else f"0x{first.pc:04x}-0x{last.pc:04x}"
     return placed, f"{where}(pc {pcs})"
 

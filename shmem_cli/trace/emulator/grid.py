@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 
 from ...cuda.sass import Instruction
 from ...cuda.sass_operands import Mem, Reg
+from ...plumbing.errors import file_line
 from ...plumbing.frozen import frozen
 from .budget import Budget
 from .state import LOCAL_BYTES, Launch
@@ -245,7 +246,7 @@ class Differs:
 
     def text(self) -> str:
         ins = self.instruction
-        where = f"{ins.file.rsplit('/', 1)[-1]}:{ins.line} " if ins.file and ins.line else ""
+        where = f"{file_line(ins.file, ins.line)} " if ins.file and ins.line else ""
         ran = f"the {self.unit} in no class were run" if self.unit else "every block was run"
         return (
             f"blocks may differ: {where}(pc 0x{ins.pc:04x}, {ins.name}) {self.what} depends "
