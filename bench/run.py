@@ -727,9 +727,11 @@ def loading(report: Report, repeats: int) -> None:
     laughs += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
     merges = ["m0: &m0 {k: 1}"]
     merges += [f"m{i}: &m{i} {{<<: [{', '.join([f'*m{i - 1}'] * 9)}]}}" for i in range(1, 12)]
+    flat = "a: &a [1]\nb: [" + ", ".join(["*a"] * 100_000) + "]\n"
     for figure, text in (
         ("refuse a billion-laughs document", "\n".join(laughs) + "\n"),
         ("load a merge-key bomb (bounded)", "\n".join(merges) + "\n"),
+        ("refuse 100,000 aliases (MAX_ALIASES)", flat),
     ):
 
         def attempt(text: str = text) -> None:

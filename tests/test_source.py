@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from shmem_cli.spec.compile import load_spec
 from shmem_cli.spec.schema import spec_schema as schema
 from shmem_cli.spec.schema import validate
 from shmem_cli.spec.source import (
+    MAX_ALIASES,
+    MAX_ANCHORS,
     MAX_DEPTH,
     MAX_NODES,
     Document,
@@ -362,6 +365,32 @@ def test_billion_laughs_refused_quickly() -> None:
         f"YAML document too large after expanding aliases (limit {MAX_NODES} nodes)"
     )
     assert err.pos is not None
+
+
+def test_an_alias_bomb_is_refused_at_the_alias_past_the_bound() -> None:
+    # 100,000 aliases of one list: 400 KB, composed for 2 s before the node bound refused it
+    text = "a: &a [1]\nb: [" + ", ".join(["*a"] * 100_000) + "]\n"
+    started = time.perf_counter()
+    err = load_error(text)
+    took = time.perf_counter() - started
+    assert err.message.startswith("too many YAML aliases (*name): more than 4,096 in one spec")
+    # "b: [" then 4 characters an alias: the 4,097th starts at column 5 + 4,096 * 4
+    assert MAX_ALIASES == 4096 and err.pos == SourcePos(2, 16_389)
+    assert took < 1.0  # about 0.08 s (bench/run.py: "refuse 100,000 aliases")
+
+
+def test_an_anchor_bomb_is_refused_at_the_anchor_past_the_bound() -> None:
+    text = "b: [" + ", ".join(f"&x{i} 1" for i in range(100_000)) + "]\n"
+    err = load_error(text)
+    assert err.message.startswith("too many YAML anchors (&name): more than 1,024 in one spec")
+    column = text.index("&x1024 ") + 1
+    assert MAX_ANCHORS == 1024 and err.pos == SourcePos(1, column)
+
+
+def test_aliases_up_to_the_bound_load() -> None:
+    text = "a: &a {k: 1}\nb: [" + ", ".join(["{<<: *a}"] * 4096) + "]\n"
+    loaded = load_yaml(text, "spec.yaml")
+    assert len(loaded.data["b"]) == 4096 and loaded.data["b"][-1] == {"k": 1}
 
 
 def test_merge_key_bomb_is_bounded() -> None:

@@ -20,6 +20,7 @@ from dataclasses import field
 from typing import Any
 
 import yaml
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from shmem_cli.plumbing.bounded_read import GZIP_MAGIC
@@ -29,6 +30,8 @@ from shmem_cli.spec.yaml_errors import decode_text, mark_pos, offset_pos, syntax
 
 __all__ = [
     "MAX_BYTES",
+    "MAX_ALIASES",
+    "MAX_ANCHORS",
     "MAX_DEPTH",
     "MAX_NODES",
     "Document",
@@ -41,6 +44,11 @@ __all__ = [
 
 #: Most nodes (values and keys) a document may have once aliases are expanded.
 MAX_NODES = 100_000
+#: Most aliases (``*name``) and anchors (``&name``) a document may hold, counted as PyYAML
+#: composes it: a spec repeats a few values (a merge key per access at most), while a bomb
+#: of 100,000 of them parsed for 2 to 4 s before MAX_NODES refused it; these refuse in 0.2 s.
+MAX_ALIASES = 4096
+MAX_ANCHORS = 1024
 #: Deepest nesting of lists and mappings.
 MAX_DEPTH = 100
 #: Largest spec file accepted, in bytes (2 MiB: PyYAML reads about 0.6 MB a second of the
@@ -131,6 +139,8 @@ class _Loader(yaml.SafeLoader):
         self.shmem_path = path
         self.shmem_depth = 0
         self.shmem_nodes = 0
+        self.shmem_aliases = 0
+        self.shmem_anchors = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
         # Bound recursion (PyYAML's composer is recursive) and total size
@@ -142,6 +152,7 @@ class _Loader(yaml.SafeLoader):
                 path=self.shmem_path,
                 pos=mark_pos(self.peek_event().start_mark),  # type: ignore[no-untyped-call]
             )
+        self._count_references()
         self.shmem_depth += 1
         try:
             if self.shmem_depth > MAX_DEPTH:
@@ -155,6 +166,25 @@ class _Loader(yaml.SafeLoader):
             return node
         finally:
             self.shmem_depth -= 1
+
+    def _count_references(self) -> None:
+        """Refuse the alias (``*name``) or anchor (``&name``) past its bound where it is."""
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, AliasEvent):
+            self.shmem_aliases += 1
+            count, limit, what = self.shmem_aliases, MAX_ALIASES, "aliases (*name)"
+        elif getattr(event, "anchor", None) is not None:
+            self.shmem_anchors += 1
+            count, limit, what = self.shmem_anchors, MAX_ANCHORS, "anchors (&name)"
+        else:
+            return
+        if count > limit:
+            raise ShmemError(
+                f"too many YAML {what}: more than {limit:,} in one spec; a spec repeats a "
+                "few values with them (write the rest out, or loop in an access instead)",
+                path=self.shmem_path,
+                pos=mark_pos(event.start_mark),
+            )
 
 
 def _show_tag(tag: str) -> str:
