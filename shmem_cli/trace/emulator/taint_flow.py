@@ -189,27 +189,42 @@ class ControlFlow:
         return found
 
 
+_TAINTS = {"R": "tr", "UR": "tur", "P": "tp", "UP": "tup"}  # each kind's taint rows
+
+
 def _registers(blk: Block, kind: str) -> Any:
-    return {"R": blk.tr, "UR": blk.tur, "P": blk.tp, "UP": blk.tup}[kind]
+    return getattr(blk, _TAINTS[kind])
+
+
+def _per_thread(taint: Any, shape: tuple[int, ...]) -> Any:
+    """``taint`` as uint8 of ``shape`` (a view where it must be broadcast)."""
+    t = np.asarray(taint, dtype=np.uint8)
+    return t if t.shape == shape else np.broadcast_to(t, shape)
 
 
 def taint_destinations(
     blk: Block, dests: Any, ids: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]
 ) -> None:
     """OR ``taint`` (per thread of ``ids``) into the registers ``dests`` of those threads."""
+    every = ids is blk.all_idx  # every thread: rows sliced, not gathered
     for kind, first, count in dests:
         regs = _registers(blk, kind)
-        regs[first : first + count, ids] |= taint[None, :]
+        if every:
+            regs[first : first + count] |= taint[None, :]
+        else:
+            regs[first : first + count, ids] |= taint[None, :]
 
 
 def per_warp(blk: Block, ids: npt.NDArray[np.intp], taint: Any) -> npt.NDArray[np.uint8]:
     """Each thread's taint ORed over its warp's threads among ``ids`` (sorted)."""
-    t = np.broadcast_to(np.asarray(taint, dtype=np.uint8), ids.shape)
+    t = _per_thread(taint, ids.shape)
     if len(ids) == 0:
-        return t.copy()
+        return np.array(t, copy=True)
     warp = ids // blk.warp_size
-    starts = np.flatnonzero(np.r_[True, warp[1:] != warp[:-1]])
-    runs = np.diff(np.r_[starts, len(ids)])
+    if warp[0] == warp[-1] and (warp == warp[0]).all():  # one warp: its OR for each thread
+        return np.full(len(ids), np.bitwise_or.reduce(t), dtype=np.uint8)
+    starts = np.flatnonzero(np.concatenate(([True], warp[1:] != warp[:-1])))
+    runs = np.diff(np.append(starts, len(ids)))
     out: npt.NDArray[np.uint8] = np.repeat(np.bitwise_or.reduceat(t, starts), runs)
     return out
 
@@ -218,7 +233,7 @@ def open_region(
     blk: Block, flow: ControlFlow, index: int, ids: npt.NDArray[np.intp], taint: Any
 ) -> None:
     """Threads ``ids`` took a decision at ``index`` that carried ``taint``."""
-    taint = np.broadcast_to(np.asarray(taint, dtype=np.uint8), ids.shape)
+    taint = _per_thread(taint, ids.shape)
     if not taint.any():
         return
     region = flow.region(index)
@@ -294,8 +309,9 @@ def before_step(
     if index in blk.regions:
         reconverge(blk, index, sel)
     taint: npt.NDArray[np.uint8] | None = None
+    every = sel is blk.all_idx  # every thread: rows copied, not gathered
     if blk.regions:
-        held = blk.ctl[sel]
+        held = blk.ctl.copy() if every else blk.ctl[sel]
         if held.any():
             taint = held
     if decide is not None:
@@ -303,7 +319,7 @@ def before_step(
         for kind, k in decide:
             row = _registers(blk, kind)[k]
             if row.any():
-                bits = row[sel] & FOLLOWED
+                bits = (row if every else row[sel]) & FOLLOWED
                 found = bits if found is None else found | bits
         if found is not None and found.any():
             decided = per_warp(blk, sel, found)
