@@ -176,7 +176,7 @@ class GlobalMemory(ShadowArena):
         memory (a shadow region is made for it), or an error when it cannot be memory."""
         addr = np.asarray(addr, dtype=np.int64)
         k, bad = self._find(addr, width)
-        if bad.any():
+        if np.count_nonzero(bad):
             self._shadow(addr[bad], width, ins)
             k, bad = self._find(addr, width)
         off: npt.NDArray[np.int64] = self._bases[k] + (addr - self._starts[k])

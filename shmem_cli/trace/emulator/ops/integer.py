@@ -365,7 +365,8 @@ def _mov(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
-        w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
+        n = b.count(ix)
+        w(b, ix, v if np.shape(v) == (n,) else np.broadcast_to(v, (n,)), t)  # a row as is
 
     return step
 

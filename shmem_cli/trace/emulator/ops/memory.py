@@ -99,7 +99,7 @@ def _generic_spaces(addr: Any, ins: Instruction) -> tuple[Any, Any]:
         return None, None
     sh = (addr >> 32) == SHARED_WINDOW_HI
     lo = (addr >> 32) == LOCAL_WINDOW >> 32
-    return (sh if sh.any() else None), (lo if lo.any() else None)
+    return (sh if np.count_nonzero(sh) else None), (lo if np.count_nonzero(lo) else None)
 
 
 # --- memory spaces: byte arrays, their taint, and offsets --------------------------------
@@ -162,7 +162,7 @@ def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) 
 
 
 def check_align(addr: Any, width: int, ins: Instruction) -> None:
-    if width > 1 and addr.size and bool((addr & (width - 1)).any()):
+    if width > 1 and addr.size and np.count_nonzero(addr & (width - 1)):
         bad = int(addr[(addr & (width - 1)) != 0][0]) & ((1 << 64) - 1)  # an int64 view: unsigned
         raise TraceError(f"misaligned {width}-byte access at address 0x{bad:x}", ins)
 
