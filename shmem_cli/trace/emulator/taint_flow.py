@@ -202,17 +202,19 @@ def _per_thread(taint: Any, shape: tuple[int, ...]) -> Any:
     return t if t.shape == shape else np.broadcast_to(t, shape)
 
 
+def _at(blk: Block, ids: npt.NDArray[np.intp]) -> Any:
+    """An index of the threads ``ids``: a slice where they are every thread (a slice costs
+    less than a gather or a scatter)."""
+    return slice(None) if ids is blk.all_idx else ids
+
+
 def taint_destinations(
     blk: Block, dests: Any, ids: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]
 ) -> None:
     """OR ``taint`` (per thread of ``ids``) into the registers ``dests`` of those threads."""
-    every = ids is blk.all_idx  # every thread: rows sliced, not gathered
+    at = _at(blk, ids)
     for kind, first, count in dests:
-        regs = _registers(blk, kind)
-        if every:
-            regs[first : first + count] |= taint[None, :]
-        else:
-            regs[first : first + count, ids] |= taint[None, :]
+        _registers(blk, kind)[first : first + count, at] |= taint[None, :]
 
 
 def per_warp(blk: Block, ids: npt.NDArray[np.intp], taint: Any) -> npt.NDArray[np.uint8]:
@@ -220,7 +222,10 @@ def per_warp(blk: Block, ids: npt.NDArray[np.intp], taint: Any) -> npt.NDArray[n
     t = _per_thread(taint, ids.shape)
     if len(ids) == 0:
         return np.array(t, copy=True)
-    warp = ids // blk.warp_size
+    ws = blk.warp_size
+    if ids is blk.all_idx and len(ids) % ws == 0:  # every thread: whole warps in a row
+        return np.repeat(np.bitwise_or.reduce(t.reshape(-1, ws), axis=1), ws)
+    warp = ids // ws
     if not np.count_nonzero(warp != warp[0]):  # one warp: its OR for each thread
         return np.full(len(ids), np.bitwise_or.reduce(t), dtype=np.uint8)
     starts = np.flatnonzero(np.concatenate(([True], warp[1:] != warp[:-1])))
@@ -240,8 +245,9 @@ def open_region(
     held = blk.regions.get(region.reconverge)
     if held is None:
         held = blk.regions[region.reconverge] = np.zeros(blk.threads, dtype=np.uint8)
-    held[ids] |= taint
-    blk.ctl[ids] |= taint
+    at = _at(blk, ids)
+    held[at] |= taint
+    blk.ctl[at] |= taint
     blk.region_dests.setdefault(region.reconverge, set()).update(region.dests)
     bits = int(np.bitwise_or.reduce(taint))
     instructions = flow.function.instructions
@@ -337,7 +343,7 @@ def enter(blk: Block, sel: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]) -
     """The step about to run takes ``taint`` (per thread of ``sel``) into the requests it
     records and the memory it writes."""
     ambient = np.zeros(blk.threads, dtype=np.uint8)
-    ambient[sel] = taint
+    ambient[_at(blk, sel)] = taint
     blk.ambient = ambient
     blk.rec.control = ambient
 
