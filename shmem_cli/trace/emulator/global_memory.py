@@ -188,8 +188,9 @@ class GlobalMemory(ShadowArena):
         if len(self._starts) == 0:
             return np.zeros(addr.shape, dtype=np.intp), np.ones(addr.shape, dtype=bool)
         k = np.searchsorted(self._starts, addr, side="right") - 1
-        bad = (k < 0) | (addr + width > self._ends[np.maximum(k, 0)])
-        return np.maximum(k, 0), bad
+        at = np.maximum(k, 0)
+        bad = (k < 0) | (addr + width > self._ends[at])
+        return at, bad
 
     def _shadow(self, addr: npt.NDArray[np.int64], width: int, ins: Instruction) -> None:
         """Shadow regions for undescribed addresses (or the error they are)."""

@@ -241,9 +241,10 @@ def read_u64(op: Operand, ins: Instruction, mode: str = "i") -> Reader:
             raise TraceError(f"register {op.kind}{op.index} where a 64-bit value is read", ins)
         i = op.index
         neg, ab = op.neg, op.abs
+        uniform = op.kind != "R"
 
         def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
-            regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
+            regs, taint = (b.ur, b.tur) if uniform else (b.r, b.tr)
             v = regs[i][ix].astype(np.uint64) | (regs[i + 1][ix].astype(np.uint64) << np.uint64(32))
             t = taint[i][ix] | taint[i + 1][ix]
             return _apply_mods64(v, neg, ab, mode), t

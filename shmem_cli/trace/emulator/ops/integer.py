@@ -117,13 +117,14 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
 
 def _sum32(ra: Any, rb: Any, rc: Any, negs: list[bool], w: Any) -> Step:
     """A three-way add without carries, in uint32 arithmetic (wrapping as the hardware)."""
+    terms = list(zip((ra, rb, rc), [np.subtract if n else np.add for n in negs], strict=True))
 
     def step(b: Block, ix: Idx) -> None:
         total: Any = _U(0)
         taint: Any = 0
-        for r, neg in zip((ra, rb, rc), negs, strict=True):
+        for r, ufunc in terms:
             v, t = r(b, ix)
-            total = (np.subtract if neg else np.add)(total, np.asarray(v, dtype=_U), dtype=_U)
+            total = ufunc(total, np.asarray(v, dtype=_U), dtype=_U)
             taint = taint | t
         w(b, ix, total, taint)
 
