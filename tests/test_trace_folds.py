@@ -42,7 +42,7 @@ def held(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-def _same_but_the_note(whole: Any, folded: Any) -> None:
+def same_but_the_note(whole: Any, folded: Any) -> None:
     assert whole.records_note is None
     assert folded.records_note is not None and "every total is exact" in folded.records_note
     assert len(whole.accesses) == len(folded.accesses) > 0
@@ -109,7 +109,7 @@ def test_a_grid_traced_by_class_folds_to_the_unbounded_totals(
     assert cov is not None and cov.mode == "alike" and "classes" in (cov.proof or "")
     assert cov.blocks > cov.run  # classes stood for blocks that did not run
     assert folded.totals["load"].requests == loads  # counted by hand from the kernel
-    _same_but_the_note(whole, folded)
+    same_but_the_note(whole, folded)
 
 
 @needs_nvdisasm
@@ -123,7 +123,7 @@ def test_wgmma_records_fold_to_the_unbounded_totals(held: list[int]) -> None:
     assert lab.per_op(folded)["wgmma"] == (measured["requests"], measured["wavefronts"])
     assert all(r.folded.cost is not None for r in folded.records if r.kind.op == "wgmma")
     assert out_folded == out
-    _same_but_the_note(whole, folded)
+    same_but_the_note(whole, folded)
 
 
 HGMMA = Instruction(0x80, None, "HGMMA", (), (), "k.cu", 9, "HGMMA.64x64x16.F32 R24, gdesc[UR4]")
