@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..hardware.arch import DEFAULT_ARCH, PROFILES, most_smem_per_block
+from ..hardware.arch import DEFAULT_ARCH, PROFILES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -18,10 +18,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _block_smem(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     """--dynamic-smem past every profile's per-block bound, refused before any kernel is
     read (the kernel's own profile then checks it with its static shared memory)."""
-    most = most_smem_per_block()
-    if value is not None and value > most:
-        widest = max(PROFILES.values(), key=lambda p: p.smem_per_block)
-        raise click.BadParameter(f"more than {most:,} bytes: {widest.smem_limit()}")
+    widest = max(PROFILES.values(), key=lambda p: p.smem_per_block)
+    if value is not None and value > widest.smem_per_block:
+        raise click.BadParameter(
+            f"more than {widest.smem_per_block:,} bytes: {widest.smem_limit()}"
+        )
     return value
 
 

@@ -17,11 +17,12 @@ from ...plumbing.errors import ShmemError, SourcePos
 
 MAX_METADATA_BYTES = 1 << 20
 MAX_NAME = 4096  # characters of a kernel's name
-#: the integer fields a launch reads, with the range Triton can write
-RANGES: dict[str, tuple[int, int]] = {
+#: the integer fields a launch reads, with the range Triton can write (``shared``'s top is
+#: read when checked: the profiles' largest per-block shared memory, registered ones included)
+RANGES: dict[str, tuple[int, int | None]] = {
     "num_warps": (1, 32),  # 1,024 threads at most
     "warp_size": (1, 64),
-    "shared": (0, most_smem_per_block()),
+    "shared": (0, None),
     "num_ctas": (1, 16),  # a cluster holds at most 16 blocks
     "num_stages": (0, 1024),
     "global_scratch_size": (0, 1 << 32),
@@ -98,7 +99,8 @@ def check(meta: dict[str, Any], path: Path) -> None:
     for key, (low, high) in RANGES.items():
         value = fields.get(key)
         if value is not None or key == "num_warps":
-            _integer(meta, key, value, low, high, path)
+            top = most_smem_per_block() if high is None else high
+            _integer(meta, key, value, low, top, path)
     dims = meta.get("cluster_dims")
     if dims is not None:
         if not isinstance(dims, list) or len(dims) != 3:
