@@ -221,9 +221,8 @@ def run_rest(
         run.batch(batch, None)
     runs = max(1, len(first))
     per_block = max(most, -(-(run.executed - executed) // runs))
-    per_requests = -(-(recorder.requests - requests) // runs)
-    if recorder.can_fold:
-        per_requests = 0  # records that reach their bound are folded: they bound nothing
+    # records that reach their bound are folded: then the requests bound nothing
+    per_requests = 0 if recorder.can_fold else -(-(recorder.requests - requests) // runs)
     chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first)
     done = set(first)
     todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
