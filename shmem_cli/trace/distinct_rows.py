@@ -8,8 +8,9 @@ that differ. Rows are found again by a 64-bit hash of their contents and always 
 in full: two rows share a number only when they are equal.
 
 Beside them, what makes and holds rows: :func:`warp_rows` turns one execution by a set of
-threads into a row per warp, and :class:`Allowance` is the bytes a trace's rows and
-per-request arrays may still take (:class:`RecordsFull` past it).
+threads into a row per warp, :func:`warp_or` ORs a value over each warp's threads (the
+emulator's taint and convergence masks use it too), and :class:`Allowance` is the bytes a
+trace's rows and per-request arrays may still take (:class:`RecordsFull` past it).
 """
 
 from __future__ import annotations
@@ -62,62 +63,99 @@ def resize(a: Any, rows: int) -> Any:
     return out
 
 
+class WarpOr:
+    """The per-warp OR of a set of threads (:func:`warp_or`): the warps they are in
+    (ascending), the OR over each warp's threads (``ors``) and each thread's warp as an
+    index into those two (``row``; ``ors[row]``: each thread's warp's OR)."""
+
+    __slots__ = ("_row", "_ws", "ors", "warps")
+
+    def __init__(self, warps: Any, ors: Any, row: Any, ws: int) -> None:
+        self.warps, self.ors, self._row, self._ws = warps, ors, row, ws
+
+    @property
+    def row(self) -> Any:
+        if self._row is None:  # whole warps: made when asked (the request rows need none)
+            self._row = np.arange(len(self.warps) * self._ws) // self._ws
+        return self._row
+
+
+def warp_or(ids: Any, ws: int, values: Any) -> WarpOr:
+    """The OR of ``values`` (one per thread, or one for all: a taint, a lane mask) over each
+    warp's threads among ``ids`` (sorted: a warp's threads stand together) of ``ws``-lane
+    warps. The one place the trace ORs a value over a warp (the taint of a request, of a
+    decision, the lanes at a convergence barrier)."""
+    n = len(ids)
+    v = np.asarray(values)
+    if n == 0:
+        return WarpOr(ids // ws, np.zeros(0, dtype=v.dtype), np.zeros(0, dtype=np.intp), ws)
+    if ids[0] // ws == ids[-1] // ws:  # one warp (sorted: its ends tell)
+        ors = np.bitwise_or.reduce(np.broadcast_to(v, (n,)), keepdims=True) if v.ndim else None
+        return WarpOr(ids[:1] // ws, _or_all(ors, v, 1), np.zeros(n, dtype=np.intp), ws)
+    lead = ids[::ws]
+    if n % ws == 0 and not (lead % ws).any() and (ids[ws - 1 :: ws] - lead == ws - 1).all():
+        # whole warps, every lane: a row each
+        warps = lead // ws
+        ors = _or_rows(np.broadcast_to(v, (n,)).reshape(-1, ws)) if v.ndim else None
+        return WarpOr(warps, _or_all(ors, v, len(warps)), None, ws)
+    warp = ids // ws
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(warp[1:], warp[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    ors = np.bitwise_or.reduceat(np.broadcast_to(v, (n,)), starts) if v.ndim else None
+    return WarpOr(warp[starts], _or_all(ors, v, len(starts)), np.cumsum(new) - 1, ws)
+
+
+def _or_all(ors: Any, v: Any, warps: int) -> Any:
+    """``ors``, or where ``v`` is one value for all threads, that value for each warp."""
+    return np.full(warps, v, dtype=v.dtype) if ors is None else ors
+
+
+def _or_rows(t: Any) -> Any:
+    """The OR of each row's values (unsigned integers; eight bytes at a time where the rows
+    allow)."""
+    size = t.dtype.itemsize
+    if (t.shape[1] * size) % 8 or not t.flags.c_contiguous:
+        return np.bitwise_or.reduce(t, axis=1)
+    w = np.bitwise_or.reduce(t.view(np.uint64), axis=1)
+    shift = 32
+    while shift >= 8 * size:  # fold the word's values into its lowest
+        w = w | (w >> np.uint64(shift))
+        shift //= 2
+    return (w & np.uint64((1 << (8 * size)) - 1)).astype(t.dtype)
+
+
 def warp_rows(
     tids: Any, ws: int, addr: I64, taint_arr: U8, src: I64 | None, src_bytes: I64 | None
 ) -> tuple[Any, I64, B8, U8, I64 | None, I64 | None]:
     """The rows of one execution by the threads ``tids`` (sorted) of ``ws``-lane warps: the
     warps that ran it, each one's lane addresses, active lanes and taint (the OR of its
-    lanes'), and for cp.async each lane's global source and source bytes (zeros where no
-    lane ran)."""
+    lanes', :func:`warp_or`), and for cp.async each lane's global source and source bytes
+    (zeros where no lane ran)."""
     n = len(tids)
     src_rows = byte_rows = None
-    lead = tids[::ws]
-    if n % ws == 0 and not (lead % ws).any() and (tids[ws - 1 :: ws] - lead == ws - 1).all():
+    by_warp = warp_or(tids, ws, taint_arr)
+    uw, t = by_warp.warps, by_warp.ors
+    if len(uw) * ws == n:
         # whole warps, every lane: the rows are the addresses as they are
-        uw = lead // ws
         rows = np.asarray(addr, dtype=np.int64).reshape(-1, ws)
         act = np.ones(rows.shape, dtype=bool)
-        if taint_arr.ndim:
-            t = _or_rows(np.broadcast_to(taint_arr, (n,)).reshape(-1, ws))
-        else:
-            t = np.full(len(uw), taint_arr, dtype=np.uint8)
         if src is not None and src_bytes is not None:
             src_rows = np.asarray(src, dtype=np.int64).reshape(-1, ws)
             byte_rows = np.asarray(src_bytes, dtype=np.int64).reshape(-1, ws)
     else:
-        warps, lanes = np.divmod(tids, ws)  # tids are sorted: so are their warps
-        new = np.empty(n, dtype=bool)
-        new[0] = True
-        np.not_equal(warps[1:], warps[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        uw = warps[starts]
-        row = np.cumsum(new) - 1
+        row, lanes = by_warp.row, tids % ws
         rows = np.zeros((len(uw), ws), dtype=np.int64)
         act = np.zeros((len(uw), ws), dtype=bool)
         rows[row, lanes] = addr
         act[row, lanes] = True
-        if taint_arr.ndim:
-            t = np.bitwise_or.reduceat(np.broadcast_to(taint_arr, (n,)), starts)
-        else:
-            t = np.full(len(uw), taint_arr, dtype=np.uint8)
         if src is not None and src_bytes is not None:
             src_rows = np.zeros((len(uw), ws), dtype=np.int64)
             byte_rows = np.zeros((len(uw), ws), dtype=np.int64)
             src_rows[row, lanes] = src
             byte_rows[row, lanes] = src_bytes
     return uw, rows, act, t, src_rows, byte_rows
-
-
-def _or_rows(t: U8) -> U8:
-    """The OR of each row's bytes (eight at a time where the rows allow)."""
-    if t.shape[1] % 8 or not t.flags.c_contiguous:
-        out: U8 = np.bitwise_or.reduce(t, axis=1)
-        return out
-    w = np.bitwise_or.reduce(t.view(np.uint64), axis=1)
-    w = w | (w >> np.uint64(32))
-    w = w | (w >> np.uint64(16))
-    folded: U8 = ((w | (w >> np.uint64(8))) & np.uint64(0xFF)).astype(np.uint8)
-    return folded
 
 
 class RecordsFull(Exception):

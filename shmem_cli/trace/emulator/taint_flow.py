@@ -35,6 +35,7 @@ import numpy as np
 from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Label, Reg
 from ...plumbing.frozen import frozen
+from ..distinct_rows import warp_or
 from .operands import Dest
 from .state import TAINT_BLOCK, Block
 
@@ -219,18 +220,8 @@ def taint_destinations(
 
 def per_warp(blk: Block, ids: npt.NDArray[np.intp], taint: Any) -> npt.NDArray[np.uint8]:
     """Each thread's taint ORed over its warp's threads among ``ids`` (sorted)."""
-    t = _per_thread(taint, ids.shape)
-    if len(ids) == 0:
-        return np.array(t, copy=True)
-    ws = blk.warp_size
-    if ids is blk.all_idx and len(ids) % ws == 0:  # every thread: whole warps in a row
-        return np.repeat(np.bitwise_or.reduce(t.reshape(-1, ws), axis=1), ws)
-    warp = ids // ws
-    if not np.count_nonzero(warp != warp[0]):  # one warp: its OR for each thread
-        return np.full(len(ids), np.bitwise_or.reduce(t), dtype=np.uint8)
-    starts = np.flatnonzero(np.concatenate(([True], warp[1:] != warp[:-1])))
-    runs = np.diff(np.append(starts, len(ids)))
-    out: npt.NDArray[np.uint8] = np.repeat(np.bitwise_or.reduceat(t, starts), runs)
+    by_warp = warp_or(ids, blk.warp_size, _per_thread(taint, ids.shape))
+    out: npt.NDArray[np.uint8] = by_warp.ors[by_warp.row]
     return out
 
 

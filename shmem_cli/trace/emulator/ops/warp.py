@@ -337,7 +337,7 @@ def _bssy(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         c, ids = b.converge, b.ids(ix)
-        _, lanes, inv = c.per_warp(ids, c.bits(ids))
+        _, lanes, inv = c.warp_lanes(ids)
         c.start(reg, ids, lanes[inv])
         c.yielded[ids] = False
 
@@ -351,7 +351,7 @@ def _bsync(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         c, ids = b.converge, b.ids(ix)
-        _, running, inv = c.per_warp(ids, c.bits(ids))
+        _, running, inv = c.warp_lanes(ids)
         if c.waiters == 0 and ((c.masks[reg][ids] & ~running[inv]) == 0).all():
             c.leave(reg, ids)  # every lane it waits for is here: the usual case
             c.yielded[ids] = False
@@ -412,7 +412,7 @@ def _warpsync(ins: Instruction, ctx: Context) -> Step:
         if read is not None:
             v, _ = read(b, ix)
             want = np.broadcast_to(v, (len(ids),)).astype(c.dt) & c.dt(every)
-        _, running, inv = c.per_warp(ids, c.bits(ids))
+        _, running, inv = c.warp_lanes(ids)
         if c.waiters == 0 and ((want & ~running[inv]) == 0).all():
             c.yielded[ids] = False
             return

@@ -56,7 +56,7 @@ def pull(blk: Block, ids: Any, bsyncs: Any) -> None:
     there now (``bsyncs``: each instruction's barrier register if a ``BSYNC``, else -1,
     and -1 past the end)."""
     c = blk.converge
-    warps, yielders, _ = c.per_warp(ids, c.bits(ids))
+    warps, yielders, _ = c.warp_lanes(ids)
     rows = c.lanes(warps)
     nxt = blk.sched[rows]
     ready = nxt < BLOCKED
@@ -163,6 +163,6 @@ def diverged(blk: Block, ids: Any) -> Any:
     """Per thread of ``ids``: whether its warp runs here without some live lane (what
     ``BRA.DIV`` tests)."""
     c = blk.converge
-    warps, running, inv = c.per_warp(ids, c.bits(ids))
+    warps, running, inv = c.warp_lanes(ids)
     live = c.packed(~blk.exited[c.lanes(warps)] & c.real(warps))
     return (live & ~running)[inv] != 0

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ....hardware.arch import SM90
+from ...distinct_rows import warp_or
 
 #: a thread's next instruction while it waits or has exited (past any function's end)
 BLOCKED = np.int64(1) << 40
@@ -86,13 +87,11 @@ class Convergence:
         """Each thread's lane as a bit."""
         return np.left_shift(self.dt(1), (ids % self.ws).astype(self.dt))
 
-    def per_warp(self, ids: Any, values: Any) -> tuple[Any, Any, Any]:
-        """(the warps of ``ids``, the OR of ``values`` over each warp's threads, each
-        thread's position among the warps)."""
-        warps, inv = np.unique(ids // self.ws, return_inverse=True)
-        acc = np.zeros(len(warps), dtype=self.dt)
-        np.bitwise_or.at(acc, inv, values)
-        return warps, acc, inv
+    def warp_lanes(self, ids: Any) -> tuple[Any, Any, Any]:
+        """(the warps of the threads ``ids`` (sorted), each warp's lanes among them as a
+        mask, each thread's position among the warps): :func:`.warp_or` of their bits."""
+        by_warp = warp_or(ids, self.ws, self.bits(ids))
+        return by_warp.warps, by_warp.ors, by_warp.row
 
     def lanes(self, warps: Any) -> Any:
         """The thread ids of ``warps``, a row each (a lane past the block's last thread, in
@@ -114,7 +113,7 @@ class Convergence:
         waits for them there any more (in the barrier of the same ``BSSY``)."""
         bssy = self.bssy[reg]
         mine = bssy[ids]
-        warps, gone, inv = self.per_warp(ids, self.bits(ids))
+        warps, gone, inv = self.warp_lanes(ids)
         first = np.zeros(len(warps), dtype=np.int64)
         first[inv] = mine
         if not (first[inv] == mine).all():  # a warp's threads leave barriers of two BSSYs
@@ -159,7 +158,7 @@ class Convergence:
         kept = (self.bssy[reg][rows] == bssy[:, None]) & (own == 1)
         for k, stack in enumerate(held):
             kept |= (depth[rows] > k) & (stack[rows] == bssy[:, None])
-        _, restoring, inv = self.per_warp(ids, self.bits(ids))
+        _, restoring, inv = self.warp_lanes(ids)
         keep = np.where(known, self.packed(kept) | restoring[inv], np.iinfo(self.dt).max)
         mask = np.broadcast_to(value, (len(ids),)).astype(self.dt)
         self.masks[reg][ids] = mask & keep
