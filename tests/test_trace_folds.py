@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from shmem_cli.analysis import cost as cost_door
 from shmem_cli.cuda.sass import Instruction
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.engine import AccessKind
-from shmem_cli.trace.aggregate import records_cost, trace_access
+from shmem_cli.trace.aggregate import records_costs, trace_access
 from shmem_cli.trace.emulator import budget
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.requests import InstructionRecords, Recorder
@@ -134,9 +135,8 @@ def test_a_wgmma_whose_own_records_reach_the_bound_keeps_each_warps_cost() -> No
     it (each warp of the warpgroup its own)."""
     kind = AccessKind("wgmma", 16)
 
-    def coster(rec: InstructionRecords, start: int, end: int) -> Any:
-        span = (start, end)
-        return records_cost(rec, SM90, warps=0, warps_per_block=4, blocks=1, heat=False, span=span)
+    def coster(rec: InstructionRecords, ranges: Any) -> Any:
+        return records_costs(rec, SM90, ranges, warps=0, warps_per_block=4, blocks=1, heat=False)
 
     recorder = Recorder(32, 3000, coster)
     tids, warp_ids = np.arange(128), np.arange(4, dtype=np.int64)
@@ -170,9 +170,8 @@ def _block(recorder: Recorder, block: int, steps: int) -> None:
             recorder.predicated_off(0, LDS, AccessKind("load", 4), 1)
 
 
-def _coster(rec: InstructionRecords, start: int, end: int) -> Any:
-    span = (start, end)
-    return records_cost(rec, SM90, warps=0, warps_per_block=WARPS, blocks=8, heat=False, span=span)
+def _coster(rec: InstructionRecords, ranges: Any) -> Any:
+    return records_costs(rec, SM90, ranges, warps=0, warps_per_block=WARPS, blocks=8, heat=False)
 
 
 @pytest.mark.parametrize("bound", [None, 6000, 3000, 1500])
@@ -200,3 +199,38 @@ def test_class_blocks_count_again_exactly_whatever_folds_mid_block(bound: int | 
     assert got.cost.max_wavefronts_per_request == want.cost.max_wavefronts_per_request
     assert got.data_dependent_requests == want.data_dependent_requests > 0
     assert got.predicated_off == want.predicated_off > 0
+
+
+@pytest.mark.parametrize("bound", [None, 1500])
+def test_each_distinct_request_goes_to_the_engine_once_per_fold(
+    monkeypatch: pytest.MonkeyPatch, bound: int | None
+) -> None:
+    """The spans of the class's blocks reuse the answers of the pass over every request: the
+    engine gets each distinct row once per fold and once at the end, not once per span."""
+    asked: list[int] = []
+    ask = cost_door.rows_stats
+
+    def counted(addr: Any, *rest: Any) -> Any:
+        asked.append(len(addr))
+        return ask(addr, *rest)
+
+    monkeypatch.setattr(cost_door, "rows_stats", counted)
+    held: list[int] = []  # the distinct rows each fold costs
+    fold = InstructionRecords.fold
+
+    def watched(self: InstructionRecords, *args: Any) -> None:
+        held.append(self.distinct.n if self.n else 0)
+        fold(self, *args)
+
+    monkeypatch.setattr(InstructionRecords, "fold", watched)
+    classes = Recorder(32, bound, _coster)
+    for block, steps, times in BLOCKS:
+        if times is not None:
+            classes.open_class()
+        _block(classes, block, steps)
+        if times is not None:
+            classes.close_class(times)
+    rec = classes.by_index[0]
+    trace_access(rec, SM90, warps=16, warps_per_block=WARPS, blocks=8)
+    assert len(rec.spans) >= 1 and (len(held) >= 5) == (bound is not None), (rec.spans, held)
+    assert sum(asked) == sum(held) + rec.distinct.n > 0

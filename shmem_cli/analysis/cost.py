@@ -65,6 +65,9 @@ class RequestBatch:
     # a rule measured per instruction, not per lane (wgmma): each request's wavefronts
     wavefronts: I64 | None = None
     row: I64 | None = None  # (R,) each request's row of addr, active and source
+    # with ``row``: the engine's answer for each row, where already asked (a trace costing
+    # several ranges of one instruction's requests asks once, :func:`row_answers`)
+    answers: RequestStats | None = None
 
     @property
     def requests(self) -> int:
@@ -80,7 +83,9 @@ def rows_stats(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> Re
 
 def _row_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats:
     """The engine's answer for each row of ``batch.addr``, :data:`PART` rows at a time (the
-    engine's work arrays are a few times the rows it gets)."""
+    engine's work arrays are a few times the rows it gets); those given, where given."""
+    if batch.answers is not None and batch.row is not None:
+        return batch.answers
     parts = []
     for start in range(0, max(len(batch.addr), 1), PART):
         at = slice(start, start + PART)
@@ -102,6 +107,15 @@ def _row_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> Requ
     if len(parts) == 1:
         return parts[0]
     return RequestStats(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
+
+
+def row_answers(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> RequestStats | None:
+    """The engine's answer for each distinct row of a batch with ``row`` (None for a batch
+    without, or of a measured rule's requests), to hand to the batches of its parts
+    (:attr:`RequestBatch.answers`): each row asked once however many parts it serves."""
+    if batch.row is None or batch.wavefronts is not None:
+        return None
+    return _row_stats(batch, kind, arch)
 
 
 def _per_request(stats: RequestStats, row: I64) -> RequestStats:

@@ -10,9 +10,10 @@ puts warps across and each warp's n-th execution of the instruction down.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
-from ..analysis.cost import cost_requests
+from ..analysis.cost import cost_requests, row_answers
 from ..cuda.sass import Instruction
 from ..hardware import misc, ops
 from ..hardware.arch import ArchProfile
@@ -50,17 +51,16 @@ def trace_access(
     inner = ins.locations[0] if ins.locations else None
     if inner is not None and inner == (file, line):
         inner = None
-    cost = records_cost(rec, arch, warps=warps, warps_per_block=warps_per_block, blocks=blocks)
+    ranges = [(0, rec.n), *((start, end) for start, end, _ in rec.spans)]
+    cost, *spans = records_costs(
+        rec, arch, ranges, warps=warps, warps_per_block=warps_per_block, blocks=blocks
+    )
     dependent, inexact = rec.flags(0, rec.n)
     dependent, inexact = dependent + rec.folded.dependent, inexact + rec.folded.inexact
     again = Tally()
     again.add_tally(rec.again)
-    for start, end, times in rec.spans:  # a class's block, counted again for its class
-        span = records_cost(
-            rec, arch, warps=warps, warps_per_block=warps_per_block, blocks=blocks,
-            heat=False, span=(start, end),
-        )  # fmt: skip
-        again.add(span, *rec.flags(start, end), times)
+    for (start, end, times), span in zip(rec.spans, spans, strict=True):
+        again.add(span, *rec.flags(start, end), times)  # a class's block, again for its class
     if rec.folded.cost is not None:  # the requests folded away as the records reached their bound
         cost = merged(rec.folded.cost, cost)
     cost = scaled(cost, weight)
@@ -95,35 +95,44 @@ def _where(warps_per_block: int, blocks: int) -> Callable[[int, int], tuple[tupl
     return where
 
 
-def records_cost(
+def records_costs(
     rec: InstructionRecords,
     arch: ArchProfile,
+    ranges: Sequence[tuple[int, int]],
     *,
     warps: int,
     warps_per_block: int,
     blocks: int,
     heat: bool = True,
-    span: tuple[int, int] | None = None,
-) -> Cost:
-    """The cost of the requests ``rec`` keeps now (none folded, no weight; ``span``: only
-    requests [first, end)): the engine's totals, the worst request and, with ``heat``, the
-    warp x occurrence heat map. Without one, it is what :meth:`.requests.Recorder.fold`
-    folds away (the tracer's coster)."""
-    batch = rec.batch(arch, distinct=True, span=span)
-    n = batch.requests
-    # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
-    # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x blocks
-    # traced; numbers past int32 (a huge grid's) wrap, and such a trace keeps no heat map
-    top = int(batch.warp.max()) + 1 if n else 0
-    return cost_requests(
-        [batch],
-        rec.kind,
-        arch,
-        warps=max(warps, top),
-        iterations=int(batch.iteration.max()) + 1 if n else 0,
-        where=_where(warps_per_block, blocks),
-        heat=heat and n > 0 and int(batch.warp.min()) >= 0,
-    )
+) -> list[Cost]:
+    """The cost of requests [first, end) of those ``rec`` keeps now (none folded, no weight),
+    for each range: the engine's totals and the worst request, each distinct request asked
+    of the engine once for all the ranges; the first range's worst request explained lane by
+    lane and, with ``heat``, its warp x occurrence heat map. Without one, it is what
+    :meth:`.requests.Recorder.fold` folds away (the tracer's coster)."""
+    whole = rec.batch(arch, distinct=True)
+    answers = row_answers(whole, rec.kind, arch) if rec.n else None
+    out = []
+    for k, span in enumerate(ranges):
+        batch = dataclasses.replace(rec.batch(arch, distinct=True, span=span), answers=answers)
+        n = batch.requests
+        # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
+        # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x
+        # blocks traced; numbers past int32 (a huge grid's) wrap, and such a trace keeps no
+        # heat map
+        top = int(batch.warp.max()) + 1 if n else 0
+        cost = cost_requests(
+            [batch],
+            rec.kind,
+            arch,
+            warps=max(warps, top),
+            iterations=int(batch.iteration.max()) + 1 if n else 0,
+            where=_where(warps_per_block, blocks),
+            detail=k == 0,
+            heat=heat and k == 0 and n > 0 and int(batch.warp.min()) >= 0,
+        )
+        out.append(cost)
+    return out
 
 
 def cas_loop_reads(records: Sequence[InstructionRecords], retried: Iterable[int]) -> set[int]:

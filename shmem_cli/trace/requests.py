@@ -18,7 +18,7 @@ other blocks of its class (:meth:`Recorder.open_class`, :meth:`Recorder.close_cl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -38,9 +38,10 @@ if TYPE_CHECKING:
 
     from ..model import Cost
 
-#: the cost of requests [first, end) of an instruction's records, as the report costs them
-#: without a heat map (:func:`.aggregate.records_cost`)
-Coster: TypeAlias = "Callable[[InstructionRecords, int, int], Cost]"
+#: the cost of requests [first, end) of an instruction's records for each range, as the
+#: report costs them without a heat map, each request costed once for them all
+#: (:func:`.aggregate.records_costs`)
+Coster: TypeAlias = "Callable[[InstructionRecords, Sequence[tuple[int, int]]], list[Cost]]"
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 I32: TypeAlias = "npt.NDArray[np.int32]"
@@ -247,12 +248,15 @@ class InstructionRecords:
         into :attr:`pending`, and drop them all."""
         n = self.n
         if n:
-            self.folded.add(coster(self, 0, n), *self.flags(0, n))
+            spans = [(start, end) for start, end, _ in self.spans]
+            late = [(running, n)] if running is not None and running < n else []
+            whole, *costs = coster(self, [(0, n), *spans, *late])  # each request costed once
+            self.folded.add(whole, *self.flags(0, n))
             self.folded_source |= self.distinct.src is not None
-            for start, end, times in self.spans:
-                self.again.add(coster(self, start, end), *self.flags(start, end), times)
-            if running is not None and running < n:
-                self.pending.add(coster(self, running, n), *self.flags(running, n))
+            for (start, end, times), cost in zip(self.spans, costs[: len(spans)], strict=True):
+                self.again.add(cost, *self.flags(start, end), times)
+            for (start, end), cost in zip(late, costs[len(spans) :], strict=True):
+                self.pending.add(cost, *self.flags(start, end))
         self.clear()
 
 

@@ -21,7 +21,7 @@ from .aggregate import (
     not_modelled,
     op_totals,
     predicated_off_rows,
-    records_cost,
+    records_costs,
     trace_access,
 )
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
@@ -267,10 +267,10 @@ def trace_kernel(
     warps_per_block = -(-threads // profile.warp_size)
     blocks = plan.grid[0] * plan.grid[1] * plan.grid[2]
 
-    def coster(rec: Any, start: int, end: int) -> Any:  # as trace_access costs requests
-        per_block, span = warps_per_block, (start, end)
-        return records_cost(
-            rec, profile, warps=0, warps_per_block=per_block, blocks=blocks, heat=False, span=span
+    def coster(rec: Any, ranges: Any) -> Any:  # as trace_access costs requests
+        per_block = warps_per_block
+        return records_costs(
+            rec, profile, ranges, warps=0, warps_per_block=per_block, blocks=blocks, heat=False
         )
 
     trace = run(
