@@ -58,18 +58,19 @@ class InstructionRecords:
     instruction: Instruction
     kind: AccessKind
     lanes: int = SM90.warp_size  # of the architecture traced
-    n: int = 0  # requests: warp executions with at least one active lane
+    n: int = field(init=False)  # requests: warp executions with at least one active lane
     # warp executions with every lane predicated off (no request, but Nsight Compute's
     # per-instruction "Instructions Executed" counts them)
     predicated_off: int = 0
+    # the requests kept, set by :meth:`clear` (where the records start, and after each fold)
     distinct: DistinctRows = field(init=False)
-    row: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    warp: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    iteration: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    data_dependent: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    not_modelled: B8 = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    row: I64 = field(init=False)
+    warp: I32 = field(init=False)
+    iteration: I32 = field(init=False)
+    data_dependent: B8 = field(init=False)
+    not_modelled: B8 = field(init=False)
     # wgmma only: each request's wavefronts (the measured rule), and what it reads, in words
-    cost: I64 | None = None
+    cost: I64 | None = field(default=None, init=False)
     reads: str | None = None
     # taint bits (emulator state.py): of every request, and of the decisions on global data
     # that chose which lanes run it or how often, whether or not any ran it
@@ -85,13 +86,17 @@ class InstructionRecords:
     # requests of a class's block, counted ``times`` more (the other blocks of its class);
     # those folded away, tallied ``times`` over; those of the class's block running now,
     # folded before its class is known; the warps predicated off counted again
-    spans: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    spans: list[tuple[int, int, int]] = field(init=False, repr=False)
     again: Tally = field(default_factory=Tally, repr=False)
     pending: Tally = field(default_factory=Tally, repr=False)
     again_off: int = 0
 
+    def __post_init__(self) -> None:
+        self.clear()
+
     def clear(self) -> None:
-        """Drop every request kept (after :meth:`Recorder.fold` costed them)."""
+        """Drop every request kept (after :meth:`Recorder.fold` costed them): the one place
+        that says what records holding none are (a wgmma's keep their cost array, empty)."""
         self.n = 0
         self.spans = []
         self.distinct = DistinctRows(self.lanes, self.allowance)
@@ -102,9 +107,6 @@ class InstructionRecords:
         self.not_modelled = np.zeros(0, dtype=bool)
         if self.cost is not None:
             self.cost = np.zeros(0, dtype=np.int64)
-
-    def __post_init__(self) -> None:
-        self.distinct = DistinctRows(self.lanes, self.allowance)
 
     @property
     def addr(self) -> I64:
