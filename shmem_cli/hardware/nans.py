@@ -1,7 +1,8 @@
 """The NaNs the H200 writes where doubles are involved: double arithmetic (``DADD``, ``DMUL``,
 ``DFMA``) and conversions to and from double (``F2F.F64.F32``, ``F2F.F64.F16``,
-``F2F.F32.F64``, ``F2F.F16.F64``), the rules in one place (docs/hardware-model.md, 9g;
-measured: tests/data/trace/probes2's ``nan_double`` and ``nan_convert``).
+``F2F.F64.BF16``, ``F2F.F32.F64``, ``F2F.F16.F64``, ``F2F.BF16.F64``), the rules in one
+place (docs/hardware-model.md, 9g; measured: tests/data/trace/probes2's ``nan_double`` and
+``nan_convert``, tests/data/trace/probes3's ``nan_misc``).
 
 Unlike the float32, half and bf16 results, which are the canonical NaN whatever NaN went in
 (0x7fffffff, 0x7fff: ``trace/emulator/ops/floating``), a NaN through these keeps its sign
@@ -28,7 +29,11 @@ _QUIET64 = np.uint64(1 << 51)
 _SIGN64 = np.uint64(1 << 63)
 _MANTISSA64 = np.uint64((1 << 52) - 1)
 #: per narrower type: (mantissa bits, its exponent and quiet bit, its sign bit)
-_NARROW = {"F32": (23, 0x7FC00000, 1 << 31), "F16": (10, 0x7E00, 1 << 15)}
+_NARROW = {
+    "F32": (23, 0x7FC00000, 1 << 31),
+    "F16": (10, 0x7E00, 1 << 15),
+    "BF16": (7, 0x7FC0, 1 << 15),
+}
 
 
 def _nan64(bits: Any) -> Any:
@@ -51,10 +56,10 @@ def double_result(result: Any, sources: Sequence[Any]) -> Any:
 
 
 def through_double(value: Any, bits: Any, dst: str) -> Any:
-    """The bits a conversion to or from double writes (``dst``: F64, F32 or F16; the source
+    """The bits a conversion to or from double writes (``dst``: F64, F32, F16 or BF16; the source
     the other side's double): ``bits`` where ``value`` (the source as float64, its NaN's
     payload at the top of the mantissa, as a widening keeps it on any host) is a number,
-    else its NaN quieted: to double the payload kept, to float or half its top bits."""
+    else its NaN quieted: to double the payload kept, to float, half or bf16 its top bits."""
     src = np.asarray(value, dtype=np.float64).view(np.uint64)
     nan = _nan64(src)
     if dst == "F64":

@@ -234,8 +234,8 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
 def read_u64(op: Operand, ins: Instruction, mode: str = "i") -> Reader:
     """A 64-bit operand: a register pair, a constant, or a sign-extended immediate."""
     if isinstance(op, Reg):
-        if op.is_zero:
-            z = np.array(0, dtype=np.uint64)
+        if op.is_zero:  # -RZ of a double operation is -0 (DADD -RZ, -a: -(+0) is -0)
+            z = _apply_mods64(np.array(0, dtype=np.uint64), op.neg, op.abs, mode)
             return lambda b, ix: (z, 0)
         if op.kind not in ("R", "UR"):
             raise TraceError(f"register {op.kind}{op.index} where a 64-bit value is read", ins)

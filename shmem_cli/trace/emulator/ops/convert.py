@@ -19,6 +19,7 @@ from ..wgmma import fp8_values
 from .floating import as_f32, canonical_nan16, flush, round_f32, rounding_mode
 
 _U = np.uint32
+_F0 = np.float32(0)
 _ROUND = ("RN", "RZ", "RM", "RP")
 
 _INT_TYPES = {"S8": (8, True), "U8": (8, False), "S16": (16, True), "U16": (16, False)}
@@ -96,10 +97,10 @@ def _read_float(ins: Instruction, opnd: Operand, typ: str) -> Any:
 
 def _write_float(ins: Instruction, opnd: Operand, typ: str, mode: str, src: str = "") -> Any:
     """A writer of float64 values as ``typ`` rounded with ``mode``; ``src``, an F2F's source
-    type: a NaN converted to or from double (F32, F16) as the H200 converts it
+    type: a NaN converted to or from double (F32, F16, BF16) as the H200 converts it
     (:func:`shmem_cli.hardware.nans.through_double`), the others' the canonical NaN."""
     bits = _float_bits(typ, mode)
-    if src != typ and {src, typ} in ({"F64", "F32"}, {"F64", "F16"}):
+    if src != typ and {src, typ} in ({"F64", "F32"}, {"F64", "F16"}, {"F64", "BF16"}):
         ordinary = bits
         bits = lambda x: nans.through_double(x, ordinary(x), typ)  # noqa: E731
     w = write_u64(opnd, ins) if typ == "F64" else write_u32(opnd, ins)
@@ -124,7 +125,16 @@ def half_bits(x: Any) -> Any:
 
 def bf16_bits(x: Any) -> Any:
     """Values as bfloat16 bits rounded to nearest even; a NaN is :data:`.floating.NAN16`
-    (rounding its bits would carry a payload into the sign: 0x7fffffff gave -0)."""
+    (rounding its bits would carry a payload into the sign: 0x7fffffff gave -0). A double
+    rounds once (PTX's ``cvt.rn.bf16.f64``): to float32 toward zero, an inexact one's last
+    bit set (round to odd), which the rounding to bf16 then cannot turn into a false tie."""
+    x = np.asarray(x)
+    if x.dtype == np.float64:
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = x.astype(np.float32)
+            f = np.where(np.abs(f.astype(np.float64)) > np.abs(x), np.nextafter(f, _F0), f)
+            odd = ~np.isnan(x) & (f.astype(np.float64) != x)
+            x = (np.asarray(f, np.float32).view(_U) | odd.astype(_U)).view(np.float32)
     x = np.asarray(x, dtype=np.float32)
     u = x.view(np.uint32).astype(np.uint64)
     rounded = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
