@@ -120,8 +120,9 @@ class ArchProfile:
     # the 64-bit operations a generic atomic's fast path (``ATOM.E.<op>.64 P0, ...``, the
     # kernel's LDS.64/ATOMS.CAST.SPIN.64 loop behind it) applies on the CTA's own shared
     # memory: ADD (tests/data/trace/debug_builds) and EXCH are done, P0 set; the others
-    # (MIN.S64 and XOR.64 measured, tests/data/trace/probes2) are declined: P0 false, the
-    # value untouched, a request of the "declined" class, and the loop does the work
+    # (MIN.S64 and XOR.64 measured, tests/data/trace/probes2; MAX.S64, MIN.64, MAX.64,
+    # AND.64 and OR.64, tests/data/trace/probes3) are declined: P0 false, the value
+    # untouched, a request of the "declined" class, and the loop does the work
     generic_shared_atomics_64: tuple[str, ...] = ("ADD", "EXCH", "CAS")
     # capabilities: the ops whose rules this profile holds (the engine refuses others)
     ops: tuple[str, ...] = field(default_factory=lambda: tuple(OP_NAMES))
