@@ -251,19 +251,9 @@ def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = No
     return ShmemError(text, path=str(path), code=code)
 
 
-def _params(
-    kernel: Kernel,
-    cubin: CubinInfo,
-    disassembly: str,
-    sources: Sequence[Path],
-    path: Path,
-    tree: SourceTree,
-    texts: Sequence[str] | None = None,
-) -> tuple[Param, ...]:
-    """The kernel's parameters, named from the source files given or named by its line table
-    (those inside the source tree)."""
-    if texts is None:
-        texts = source_texts(cubin, disassembly, sources, path, tree)
+def _params(kernel: Kernel, texts: Sequence[str]) -> tuple[Param, ...]:
+    """The kernel's parameters, named from ``texts`` (:func:`.tracer.source_texts`: the source
+    files given or named by its line table, those inside the source tree)."""
     names = param_names(list(texts), kernel.name, len(kernel.params))
     return tuple(kernel_params(kernel, names))
 
@@ -318,7 +308,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     except ShmemError as exc:
         raise exc.located(str(path)) from None
     texts = source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
-    params = _params(kernel, chosen, disassembly, sources, path, request.tree(), texts)
+    params = _params(kernel, texts)
     constants = dataclasses.replace(constants, types=declared_types(texts))
     return LoadedKernel(kernel, chosen, params, disassembly, arch, constants=constants, note=note)
 
@@ -428,10 +418,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
                     disassembly = _disassemble(info, scope, sass)
                     tree = request.tree()
                     texts = source_texts(info, disassembly, sources, path, tree)  # once
-                    found.extend(
-                        (k, _params(k, info, disassembly, sources, path, tree, texts))
-                        for k in kernels
-                    )
+                    found.extend((k, _params(k, texts)) for k in kernels)
         except toolchain.ToolError as exc:
             raise _tool_failure(exc, path) from None
     if not found:
