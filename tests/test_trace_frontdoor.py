@@ -16,7 +16,7 @@ from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.build import read_files
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.pipeline import TraceRequest, trace_file
+from shmem_cli.trace.pipeline import TraceRequest, load_kernel, trace_file, trace_loaded
 
 from .conftest import needs_nvcc, needs_nvdisasm
 
@@ -117,6 +117,23 @@ def test_an_include_folder_typed_on_the_command_line_may_lie_outside_the_tree(
     assert store["wavefronts"] == 32  # every lane in bank 0
     text = CliRunner().invoke(main, ["trace", str(src), "-b", "32", f"--nvcc-arg=-I{inc}"])
     assert "k.cu:4 < mylib.h:2" in text.output
+
+
+@needs_nvcc
+def test_the_loaded_kernel_carries_the_library_folders_its_build_took(tmp_path: Path) -> None:
+    """Which lines are a library's is decided by the folders the build itself took (here
+    spelled ``--include-path X``), carried on the loaded kernel: the trace reads them there,
+    it does not parse the nvcc arguments again."""
+    src, inc = _library(tmp_path)
+    request = TraceRequest(
+        src, block=(32, 1, 1), nvcc_args=("--include-path", str(inc)), nvcc_trusted=True
+    )
+    loaded = load_kernel(request, tmp_path / "build")
+    assert [Path(p).resolve() for p in loaded.libraries] == [inc.resolve()]
+    (kernel,) = trace_loaded(loaded, request).kernels
+    store = next(a for a in kernel.accesses if a.op == "store")
+    assert (Path(store.site.file or "").name, store.site.line) == ("k.cu", 4)
+    assert store.site.inner == (str(inc / "mylib.h"), 2)
 
 
 @needs_nvcc

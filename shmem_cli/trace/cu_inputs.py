@@ -78,6 +78,12 @@ class CuInputs:
         return h.hexdigest()
 
 
+def include_folders(include_roots: Sequence[str]) -> tuple[str, ...]:
+    """The include roots (``[tool.shmem] include-roots``) as the folders a build's library
+    headers lie in: every build's, whatever its input (a .cu adds its typed ``-I``)."""
+    return tuple(os.path.realpath(r) for r in include_roots)
+
+
 def checked_inputs(
     tree: SourceTree,
     nvcc_args: Sequence[str],
@@ -91,7 +97,7 @@ def checked_inputs(
     include folders they name. ``trusted``: the arguments are the user's own, their ``-I``
     folders may lie outside the tree and are libraries (in every spelling nvcc takes:
     ``-IX``, ``-I X``, ``--include-path=X``, ``--include-path X``)."""
-    includes = tuple(os.path.realpath(r) for r in include_roots)
+    includes = include_folders(include_roots)
 
     def may_include(p: Path) -> bool:
         return trusted or tree.inside(p) or within(p, includes)

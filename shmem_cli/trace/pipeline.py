@@ -37,7 +37,7 @@ from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
-from .cu_inputs import CuInputs, checked_inputs, cu_inputs
+from .cu_inputs import CuInputs, cu_inputs, include_folders
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
@@ -111,17 +111,6 @@ class TraceRequest:
             outputs=self.outputs,
         )
 
-    def checked_inputs(self, tree: SourceTree) -> CuInputs:
-        """:meth:`cu_inputs` without scanning the source: the arguments and library folders."""
-        inputs, _ = checked_inputs(
-            tree,
-            self.nvcc_args,
-            base=Path(self.nvcc_base or "."),
-            include_roots=self.include_roots,
-            trusted=self.nvcc_trusted,
-        )
-        return inputs
-
 
 @frozen
 class LoadedKernel:
@@ -137,6 +126,9 @@ class LoadedKernel:
     note: str | None = None  # why a .cu was built for its target (sm_90a), when shmem chose
     #: the launch, planned from the request that loaded it (a Triton entry's: before the SASS)
     plan: LaunchPlan | None = None
+    #: the library folders of the build (include roots, a .cu's typed -I in every spelling):
+    #: a line in one of their files is a library's, not the user's
+    libraries: tuple[str, ...] = ()
 
 
 def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
@@ -149,23 +141,34 @@ def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cubins(
-    request: TraceRequest, folder: Path
-) -> tuple[list[CubinInfo], list[Path], str, str | None, str]:
-    """The cubins of the request's file, the source files it names, the arch (the SM whose
-    rules cost it), why a .cu's build target was chosen and its SASS if that read it."""
+@frozen
+class _Cubins:
+    """A request's cubins, the source files it names, the arch (the SM whose rules cost it),
+    why a .cu's target was chosen, its SASS if that read it, the build's library folders."""
+
+    infos: list[CubinInfo]
+    sources: list[Path]
+    arch: str
+    note: str | None = None
+    sass: str = ""
+    libraries: tuple[str, ...] = ()
+
+
+def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
+    """The cubins of the request's file (a .cu compiled, an executable's extracted: into
+    ``folder``)."""
     path = Path(request.path)
     kind = kernel_input_kind(path)
     if kind == "cu":
-        info, note, sass = _compile(request, path, folder)
-        return [info], [path], info.arch, note, sass
+        return _compile(request, path, folder)
+    libraries = include_folders(request.include_roots)
     if request.nvcc_args:
         raise toolchain.ToolError("--nvcc-arg applies only to a .cu file")
     if kind == "cubin":
         info = read_cubin(path)
         if request.arch is not None and request.arch not in (info.arch, info.target_name):
             raise toolchain.ToolError(f"the cubin is for {info.target_name}, not {request.arch}")
-        return [info], [], info.arch, None, ""
+        return _Cubins([info], [], info.arch, libraries=libraries)
     arch = request.arch or DEFAULT_ARCH
     infos = []
     for embedded in extract_cubins(path, arch, folder):
@@ -177,10 +180,10 @@ def _cubins(
             exc.path = str(path)
             raise
     # the SM the rules cost, as from a cubin (an sm_90a executable's cubins say sm_90)
-    return infos, [], (infos[0].arch if infos else arch), None, ""
+    return _Cubins(infos, [], (infos[0].arch if infos else arch), libraries=libraries)
 
 
-def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo, str | None, str]:
+def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
     """A .cu compiled as the request says: its arguments and sources checked, the build's
     own list of what it read checked (:mod:`shmem_cli.cuda.build`), the target chosen."""
     tree = request.tree()
@@ -195,7 +198,8 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> tuple[CubinInfo
         explain=lambda text: compiler_messages(text, tree, inputs.typed),
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
-    return read_cubin(build.cubin), build.note, build.sass
+    info = read_cubin(build.cubin)
+    return _Cubins([info], [path], info.arch, build.note, build.sass, inputs.libraries)
 
 
 def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
@@ -204,15 +208,12 @@ def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
     return sass if sass and not scope else toolchain.disassemble(Path(info.path), functions=scope)
 
 
-def _user_files(request: TraceRequest) -> Callable[[str], bool]:
+def _user_files(tree: SourceTree, libraries: Sequence[str]) -> Callable[[str], bool]:
     """Whether a file of the line table is the user's own: in the kernel's source tree and not
-    in a library's include folder (an include root, a typed -I folder outside the tree, the
-    toolkit's): rows are placed at the innermost such line (the user's ``copy(...)``), the
-    library's line kept as detail."""
+    in a library's include folder (``libraries``, the build's: an include root, a typed -I
+    folder outside the tree; the toolkit's): rows are placed at the innermost such line (the
+    user's ``copy(...)``), the library's line kept as detail."""
     from ..cuda.build import within
-
-    tree = request.tree()
-    libraries = request.checked_inputs(tree).libraries  # the build's own: every -I spelling
 
     def user(file: str) -> bool:
         if within(Path(file), libraries) or TOOLKIT_HEADER.search(file):
@@ -284,7 +285,10 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
     except ShmemError as exc:
         raise exc.located(str(path)) from None
     chosen = CubinInfo(path=str(entry.cubin), arch=info.arch, kernels=(kernel,), target=info.target)
-    return LoadedKernel(kernel, chosen, params, disassembly, arch, entry, constants, plan=plan)
+    libraries = include_folders(request.include_roots)
+    return LoadedKernel(
+        kernel, chosen, params, disassembly, arch, entry, constants, plan=plan, libraries=libraries
+    )
 
 
 def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> LoadedKernel:
@@ -297,11 +301,12 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
             raise ShmemError(why, path=str(path), code="invalid-launch")
         return _load_triton(request, launch)
     try:
-        infos, sources, arch, note, sass = _cubins(request, folder)
-        chosen = _pick(infos, request.kernel, str(path), arch)
+        built = _cubins(request, folder)
+        sources, arch = built.sources, built.arch
+        chosen = _pick(built.infos, request.kernel, str(path), arch)
         kernel = chosen.kernels[0]
         scope = disassembly_scope(chosen, (kernel,))
-        disassembly = _disassemble(chosen, scope, sass)
+        disassembly = _disassemble(chosen, scope, built.sass)
         constants = read_constants(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path, folder) from None
@@ -310,7 +315,16 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     texts = source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
     params = _params(kernel, texts)
     constants = dataclasses.replace(constants, types=declared_types(texts))
-    return LoadedKernel(kernel, chosen, params, disassembly, arch, constants=constants, note=note)
+    return LoadedKernel(
+        kernel,
+        chosen,
+        params,
+        disassembly,
+        arch,
+        constants=constants,
+        note=built.note,
+        libraries=built.libraries,
+    )
 
 
 def trace_loaded(
@@ -325,7 +339,7 @@ def trace_loaded(
         constants = set_constants(loaded.constants, request.consts)
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
-        lines = source_lines(function, _user_files(request))
+        lines = source_lines(function, _user_files(request.tree(), loaded.libraries))
         if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
             shared = {  # every shared-memory instruction (the op registry's opcodes)
                 i.pc: i.name for i in function.instructions if op_of_opcode(i.opcode) is not None
@@ -408,7 +422,8 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
         return [(loaded.kernel, loaded.params)]
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         try:
-            infos, sources, arch, _, sass = _cubins(request, Path(tmp))
+            built = _cubins(request, Path(tmp))
+            infos, sources, arch, sass = built.infos, built.sources, built.arch, built.sass
             owner = _owners(infos)
             found: list[tuple[Kernel, tuple[Param, ...]]] = []
             for info in infos:
