@@ -107,7 +107,7 @@ def measured_cases() -> list[Case]:
         requests = _requests(case)
         if requests:
             out.append((case["name"], requests, case["measured"]["wavefronts"]))
-    out += _lab("pairs3", _pr_lanes("pairs3")) + _lab("pairs4", _pr_lanes("pairs4"))
+    out += [c for lab in ("pairs3", "pairs4", "pairs5") for c in _lab(lab, _pr_lanes(lab))]
     out += _lab("casloops2", _cs_lds64_lanes)
     return out
 
