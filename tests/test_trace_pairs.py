@@ -26,7 +26,7 @@ from .test_trace_atomloops import shared_rows
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import traced
 
-LABS = ("pairs3", "pairs4", "pairs5")
+LABS = ("pairs3", "pairs4")
 LAUNCHES = {
     lab: {
         x["id"]: x for x in json.loads((TRACE_DATA / lab / "launches.json").read_text())["launches"]
