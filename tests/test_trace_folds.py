@@ -52,6 +52,7 @@ def same_but_the_note(whole: Any, folded: Any) -> None:
         assert a.cost.totals == b.cost.totals
         assert a.cost.lane_accesses == b.cost.lane_accesses
         assert a.cost.max_wavefronts_per_request == b.cost.max_wavefronts_per_request
+        assert (a.cost.warps, a.cost.iterations) == (b.cost.warps, b.cost.iterations)
         assert (a.cost.shown, a.cost.detail) == (b.cost.shown, b.cost.detail)
         assert a.data_dependent_requests == b.data_dependent_requests
         assert a.inexact_requests == b.inexact_requests
@@ -114,6 +115,34 @@ def test_a_grid_traced_by_class_folds_to_the_unbounded_totals(
 
 
 @needs_nvdisasm
+def test_a_block_standing_for_the_grid_folds_to_the_unbounded_counts(held: list[int]) -> None:
+    """Blocks proven alike: the first is traced and counted for all 64, its heat map of its
+    own 32 warps. Its records fold, and the folds' costs, which know nothing of the report's
+    count of warps (decided once the run ends), leave it as it is."""
+    hostile = TRACE_DATA.parent / "hostile" / "hostile.sm_90.cubin"
+
+    def traced(bound: int) -> Any:
+        small = budget.Budget(recorded_bytes=bound)
+        request = TraceRequest(
+            hostile, kernel="repeat", block=(1024, 1, 1), grid=(64, 1, 1), args=("n=40",),
+            budget=small,
+        )  # fmt: skip
+        return trace_file(request).kernels[0]
+
+    whole = traced(budget.MAX_RECORDED_BYTES)
+    assert not held
+    folded = traced(1 << 14)
+    assert len(held) >= 3 and max(held) <= 1 << 14, held
+    cov = folded.launch.coverage
+    assert cov is not None and (cov.mode, cov.blocks, cov.run) == ("alike", 64, 1)
+    assert [(a.cost.warps, a.cost.requests) for a in folded.accesses] == [
+        (32, 64 * 32 * 40),  # one store a trip, 40 trips a warp
+        (32, 64 * 32),
+    ]
+    same_but_the_note(whole, folded)
+
+
+@needs_nvdisasm
 def test_wgmma_records_fold_to_the_unbounded_totals(held: list[int]) -> None:
     # the warp-specialized GEMM: 128 wgmma requests (and stmatrix, TMA), 8 KiB of records
     whole, out = lab.run("ws_gemm_k256")
@@ -136,7 +165,7 @@ def test_a_wgmma_whose_own_records_reach_the_bound_keeps_each_warps_cost() -> No
     kind = AccessKind("wgmma", 16)
 
     def coster(rec: InstructionRecords, ranges: Any) -> Any:
-        return records_costs(rec, SM90, ranges, warps=0, warps_per_block=4, blocks=1, heat=False)
+        return records_costs(rec, SM90, ranges, warps=None, warps_per_block=4, blocks=1, heat=False)
 
     recorder = Recorder(32, 3000, coster)
     tids, warp_ids = np.arange(128), np.arange(4, dtype=np.int64)
@@ -171,7 +200,7 @@ def _block(recorder: Recorder, block: int, steps: int) -> None:
 
 
 def _coster(rec: InstructionRecords, ranges: Any) -> Any:
-    return records_costs(rec, SM90, ranges, warps=0, warps_per_block=WARPS, blocks=8, heat=False)
+    return records_costs(rec, SM90, ranges, warps=None, warps_per_block=WARPS, blocks=8, heat=False)
 
 
 @pytest.mark.parametrize("bound", [None, 6000, 3000, 1500])

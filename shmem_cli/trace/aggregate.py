@@ -100,7 +100,7 @@ def records_costs(
     arch: ArchProfile,
     ranges: Sequence[tuple[int, int]],
     *,
-    warps: int,
+    warps: int | None,
     warps_per_block: int,
     blocks: int,
     heat: bool = True,
@@ -108,8 +108,10 @@ def records_costs(
     """The cost of requests [first, end) of those ``rec`` keeps now (none folded, no weight),
     for each range: the engine's totals and the worst request, each distinct request asked
     of the engine once for all the ranges; the first range's worst request explained lane by
-    lane and, with ``heat``, its warp x occurrence heat map. Without one, it is what
-    :meth:`.requests.Recorder.fold` folds away (the tracer's coster)."""
+    lane and, with ``heat``, its warp x occurrence heat map of ``warps`` warps or more.
+    Without one, it is what :meth:`.requests.Recorder.fold` folds away (the tracer's
+    coster), whose ``warps`` is None: the warps its requests span, the report's count
+    (:func:`trace_access`'s, known once the run has ended) the larger where merged."""
     whole = rec.batch(arch, distinct=True)
     answers = row_answers(whole, rec.kind, arch) if rec.n else None
     out = []
@@ -125,7 +127,7 @@ def records_costs(
             [batch],
             rec.kind,
             arch,
-            warps=max(warps, top),
+            warps=top if warps is None else max(warps, top),
             iterations=int(batch.iteration.max()) + 1 if n else 0,
             where=_where(warps_per_block, blocks),
             detail=k == 0,

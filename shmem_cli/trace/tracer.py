@@ -268,9 +268,11 @@ def trace_kernel(
     blocks = plan.grid[0] * plan.grid[1] * plan.grid[2]
 
     def coster(rec: Any, ranges: Any) -> Any:  # as trace_access costs requests
+        # no heat map, so no count of warps: the report's (the grid's, or the traced blocks'
+        # where they stand for the grid, decided once the run ends) is taken when merged
         per_block = warps_per_block
         return records_costs(
-            rec, profile, ranges, warps=0, warps_per_block=per_block, blocks=blocks, heat=False
+            rec, profile, ranges, warps=None, warps_per_block=per_block, blocks=blocks, heat=False
         )
 
     trace = run(
