@@ -221,8 +221,9 @@ def test_suggestions_for_a_grid_count_every_block_as_the_trace_does() -> None:
 def test_the_suggested_swizzle_is_what_the_kernel_compiled_with_it_traces() -> None:
     """warp_sgemm_xor.cu is warp_sgemm with the XOR --suggest proposes written into the
     source as its words say (on each vector's first element): traced, it gives the
-    predicted counts; with the XOR on every element's index (XOR_EACH) ptxas reads As
-    with scalar LDS, which is why the words say where to apply it."""
+    predicted counts, and the H200 measured them (its stores at the ideal 384 wavefronts,
+    where the unpadded kernel's cost 768); with the XOR on every element's index (XOR_EACH)
+    ptxas reads As with scalar LDS, which is why the words say where to apply it."""
     kernel = run_suggest(str(FIXES / "warp_sgemm.pad0.sm_90.cubin"), "-b", "256", *SGEMM_ARGS)
     (swz,) = [
         s
@@ -240,11 +241,15 @@ def test_the_suggested_swizzle_is_what_the_kernel_compiled_with_it_traces() -> N
     assert {op: predicted[op] for op in ("load", "store")} == {
         op: op_counts(compiled)[op] for op in ("load", "store")
     }
+    truth = measured()
+    assert {op: predicted[op] for op in ("load", "store")} == truth["warp_sgemm_xor"]
+    assert truth["warp_sgemm_xor"]["store"][1] < truth["warp_sgemm_pad0"]["store"][1]
     each = trace_file(
         TraceRequest(FIXES / "warp_sgemm_xor_each.sm_90.cubin", block=block, args=args)
     ).kernels[0]
     assert {a.opcode for a in each.accesses if a.op == "load"} == {"LDS", "LDS.128"}
     assert each.totals["load"].requests == 2 * compiled.totals["load"].requests
+    assert {op: op_counts(each)[op] for op in ("load", "store")} == truth["warp_sgemm_xor_each"]
 
 
 @needs_nvdisasm
