@@ -333,8 +333,8 @@ def trace_loaded(
     """Launch a loaded kernel as the request (the one that loaded it) says and trace it."""
     path = str(request.path)
     try:
-        plan = loaded.plan
-        if plan is None:
+        plan = loaded.plan  # a Triton entry's, made before its SASS (its TTGIR names the
+        if plan is None:  # parameters); a .cu's or cubin's names need the line table's sources
             plan = _plan(loaded.kernel, loaded.params, loaded.triton, request)
         constants = set_constants(loaded.constants, request.consts)
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]
