@@ -16,6 +16,7 @@ import pytest
 from shmem_cli.cuda import sass
 from shmem_cli.trace.emulator import decode, execute
 from shmem_cli.trace.emulator.state import Launch
+from shmem_cli.trace.emulator.sync.convergence_state import Convergence
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvdisasm
@@ -165,3 +166,18 @@ def test_the_warp_is_whole_after_a_call_that_saved_its_barrier(launch: str) -> N
     ops = lab.per_op(kt)
     assert ops["store"] == (2, 2)
     assert ops["load"] == (2, 2)
+
+
+def test_a_thread_leaves_only_the_barrier_of_the_bssy_it_holds() -> None:
+    """``Convergence.leave``, the rule of docs/hardware-model.md 9h: lanes 0-3 hold one
+    BSSY's barrier in B0 (waiting for lanes 0-3), lanes 4-7 another's (waiting for 0-7, as
+    a caller's restored with BMOV does); a thread passing its BSYNC drops its bit from the
+    lanes of its own BSSY only."""
+    c = Convergence(threads=32, warp_size=32)
+    c.start(0, np.arange(0, 4), np.full(4, 0x0F, dtype=np.uint32))
+    c.start(0, np.arange(4, 8), np.full(4, 0xFF, dtype=np.uint32))
+    c.leave(0, np.array([0, 1, 4]))  # threads of both BSSYs at once
+    assert c.masks[0][:8].tolist() == [0x0C] * 4 + [0xEF] * 4
+    assert not c.masks[0][8:].any()
+    c.leave(0, np.array([2]))  # one BSSY's
+    assert c.masks[0][:8].tolist() == [0x08] * 4 + [0xEF] * 4

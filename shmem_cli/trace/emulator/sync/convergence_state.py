@@ -109,20 +109,34 @@ class Convergence:
         return np.bitwise_or.reduce(np.where(flags, weights, self.dt(0)), axis=1)
 
     def leave(self, reg: int, ids: Any) -> None:
-        """Threads ``ids`` pass (or break out of) barrier ``reg``: no lane of their warp
-        waits for them there any more (in the barrier of the same ``BSSY``)."""
-        bssy = self.bssy[reg]
-        mine = bssy[ids]
+        """Threads ``ids`` pass ``BSYNC B<reg>`` (or break out of it: ``BREAK``): no lane of
+        their warp waits for them there any more.
+
+        The rule (docs/hardware-model.md, 9h): a thread leaves only the barrier of the
+        ``BSSY`` it holds in ``reg`` (its number in :attr:`bssy`), never a different one
+        that other lanes of its warp keep in the same register (restored with ``BMOV``
+        around a call that used it). So each lane of the warp whose barrier in ``reg`` has
+        the leaving thread's ``BSSY`` number stops waiting for it; every other lane's mask is
+        left as it is."""
+        mine = self.bssy[reg][ids]
         warps, gone, inv = self.warp_lanes(ids)
-        first = np.zeros(len(warps), dtype=np.int64)
-        first[inv] = mine
-        if not (first[inv] == mine).all():  # a warp's threads leave barriers of two BSSYs
-            for one in np.unique(mine).tolist():
-                self.leave(reg, ids[mine == one])
+        number = np.zeros(len(warps), dtype=np.int64)
+        number[inv] = mine  # each warp's BSSY, where its leaving threads hold one
+        if (number[inv] == mine).all():  # the usual case: every warp's threads hold one
+            self._drop(reg, warps, gone, number)
             return
+        # some warp's threads leave the barriers of several BSSYs: one BSSY at a time
+        for one in np.unique(mine).tolist():
+            warps, gone, _ = self.warp_lanes(ids[mine == one])
+            self._drop(reg, warps, gone, np.full(len(warps), one, dtype=np.int64))
+
+    def _drop(self, reg: int, warps: Any, gone: Any, number: Any) -> None:
+        """The lanes ``gone`` (a mask per warp of ``warps``) leave the barrier of ``BSSY``
+        ``number`` (one per warp) in register ``reg``: each lane of the warp holding that
+        barrier no longer waits for them."""
         rows = self.lanes(warps)
-        every = np.iinfo(self.dt).max
-        self.masks[reg][rows] &= np.where(bssy[rows] == first[:, None], ~gone[:, None], every)
+        same = self.bssy[reg][rows] == number[:, None]
+        self.masks[reg][rows] &= np.where(same, ~gone[:, None], np.iinfo(self.dt).max)
 
     def saved(self, reg: int, ids: Any, clear: bool) -> Any:
         """``BMOV.32[.CLEAR] Rd, B<reg>``: each thread's barrier as the lanes it waits for
