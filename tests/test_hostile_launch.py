@@ -341,8 +341,12 @@ def test_global_memory_past_an_address_space_limit_is_an_error() -> None:
 
 
 def test_running_out_of_memory_under_a_limit_is_said_in_words() -> None:
-    """A trace within shmem's bounds (about 1 GiB) run under a smaller ``ulimit -v``: the
-    16,384-block `distinct` launch under 600 MB ended in numpy's MemoryError traceback."""
+    """A ``MemoryError`` that reaches the top (``guarded()``) is said in words, exit status
+    2, no traceback. It happens when a trace within shmem's bounds (about 1 GiB) runs under
+    a smaller memory limit: the 16,384-block `distinct` launch under a 600 MB ``ulimit -v``
+    ended in numpy's MemoryError traceback. The test raises the ``MemoryError`` itself, as
+    such a launch would, rather than run one under a limit (slow, and where numpy runs out
+    depends on the machine)."""
     from shmem_cli.plumbing.interrupts import guarded
 
     stderr = io.StringIO()
