@@ -243,6 +243,26 @@ def test_a_params_value_does_not_parse_the_spec_again(monkeypatch: pytest.Monkey
     ]  # j = 0..N/2
 
 
+def test_each_params_value_is_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work bound's layout of a params value (no pad or swizzle changed) is the one its
+    variant is analyzed under: resolved once, not again for the variant."""
+    from shmem_cli.analysis.sweep import evaluate
+
+    spec = spec_from_mapping(yaml.safe_load(LOOP_PARAMS))
+    plain: list[tuple[tuple[str, int], ...]] = []
+    original = evaluate.resolve
+
+    def counting(spec: SpecFile, variant: Variant | None = None) -> Any:
+        if variant is not None and not variant.pad and not variant.swizzle:
+            plain.append(tuple(sorted(variant.params.items())))
+        return original(spec, variant)
+
+    monkeypatch.setattr(evaluate, "resolve", counting)
+    result = run_sweep(spec, plan(("param", "N=4,8,16")))
+    assert [v.outcome.accesses[0].totals.requests for v in result.variants] == [3, 5, 9]
+    assert plain == [(("N", 4),), (("N", 8),), (("N", 16),)]
+
+
 def variants_for(spec: SpecFile) -> list[Variant]:
     names = list(spec.arrays)
     out = [Variant()]

@@ -81,6 +81,7 @@ class Evaluator:
         self._indices: dict[int, _Indices | None] = {}
         self._indices_params: Any = None
         self._totals: dict[tuple[Any, ...], AccessTotals] = {}
+        self._plain: dict[tuple[tuple[str, int], ...], Layout] = {}  # per params value
         self._loops_use_ranges = any(lp.values is None for a in spec.accesses for lp in a.loops)
 
     # a spec with its params changed: its loop ranges are evaluated for the new values
@@ -97,6 +98,16 @@ class Evaluator:
                 raise got
             base = got
         return replace(base, arch=replace(base.arch, smem_per_block=ROOMY_SMEM))
+
+    def plain_layout(self, spec: SpecFile, params: Mapping[str, int]) -> Layout:
+        """The layout of ``spec`` (:meth:`specialized` to ``params``) under ``params``, no pad
+        or swizzle changed: resolved once per params value, for the sweep's work bound
+        (:func:`run_sweep`) and for a variant that sets only params (a ShmemError each time
+        it does not resolve)."""
+        key = _params_key(params)
+        if key not in self._plain:
+            self._plain[key] = resolve(spec, Variant(params=params))
+        return self._plain[key]
 
     def _with_params(self, params: Mapping[str, int]) -> SpecFile | ShmemError:
         """The spec with ``params``, or the error that compiling it with them gives."""
@@ -125,7 +136,10 @@ class Evaluator:
         try:
             spec = self.specialized(variant.params)
             try:
-                layout = resolve(spec, variant)
+                if variant.pad or variant.swizzle:
+                    layout = resolve(spec, variant)
+                else:
+                    layout = self.plain_layout(spec, variant.params)
             except ShmemError:
                 resolve(
                     replace(spec, arch=self.spec.arch), variant
@@ -295,7 +309,7 @@ def _params_spaces(ev: Evaluator, plan: Plan) -> Iterator[list[Space]]:
     for params in plan.params_points():
         try:
             spec = ev.specialized(params)
-            layout = resolve(spec, Variant(params=params))
+            layout = ev.plain_layout(spec, params)  # kept for the variants of these params
         except ShmemError:
             yield []
             continue
