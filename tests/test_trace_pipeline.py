@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -93,6 +93,8 @@ def test_a_typed_include_folder_is_a_library_in_every_spelling(
 ) -> None:
     # the trace places a row at the user's own line, not a library header's: a folder the
     # user typed with -I is a library's, even inside the source tree, however it is spelled
+    # (the build's own parse of the arguments says so: checked_inputs)
+    from shmem_cli.trace.cu_inputs import checked_inputs
     from shmem_cli.trace.pipeline import _user_files
 
     src = tmp_path / "src"
@@ -107,8 +109,14 @@ def test_a_typed_include_folder_is_a_library_in_every_spelling(
         source_roots=(str(src),),
         nvcc_trusted=True,
     )
-    user = _user_files(request)
+
+    def user_files(nvcc_args: tuple[str, ...]) -> Callable[[str], bool]:
+        tree = request.tree()
+        built, _ = checked_inputs(tree, nvcc_args, base=tmp_path, trusted=True)
+        return _user_files(tree, built.libraries)
+
+    user = user_files(request.nvcc_args)
     assert not user(header)
     assert user(own) and user("k.cu")
     # without the argument that header is the tree's, so the user's
-    assert _user_files(dataclasses.replace(request, nvcc_args=()))(header)
+    assert user_files(())(header)
