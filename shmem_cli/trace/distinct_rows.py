@@ -32,6 +32,14 @@ _MIX |= np.uint64(1)
 _PER_HASH = 100  # bytes of the table that finds a row again by its hash, per entry
 
 
+def spread(values: Any, n: int) -> Any:
+    """``values`` as ``n`` values, one per thread: the array itself where it has that shape,
+    else a read-only broadcast view (np.broadcast_to costs a few microseconds, more than the
+    arithmetic of a warp: the one place the trace spreads a value over threads)."""
+    v = np.asarray(values)
+    return v if v.shape == (n,) else np.broadcast_to(v, (n,))
+
+
 def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     lanes = addr.shape[1]
     # a product with the multipliers (wrapping mod 2^64, as the sum of the lanes' products)
@@ -90,20 +98,20 @@ def warp_or(ids: Any, ws: int, values: Any) -> WarpOr:
     if n == 0:
         return WarpOr(ids // ws, np.zeros(0, dtype=v.dtype), np.zeros(0, dtype=np.intp), ws)
     if ids[0] // ws == ids[-1] // ws:  # one warp (sorted: its ends tell)
-        ors = np.bitwise_or.reduce(np.broadcast_to(v, (n,)), keepdims=True) if v.ndim else None
+        ors = np.bitwise_or.reduce(spread(v, n), keepdims=True) if v.ndim else None
         return WarpOr(ids[:1] // ws, _or_all(ors, v, 1), np.zeros(n, dtype=np.intp), ws)
     lead = ids[::ws]
     if n % ws == 0 and not (lead % ws).any() and (ids[ws - 1 :: ws] - lead == ws - 1).all():
         # whole warps, every lane: a row each
         warps = lead // ws
-        ors = _or_rows(np.broadcast_to(v, (n,)).reshape(-1, ws)) if v.ndim else None
+        ors = _or_rows(spread(v, n).reshape(-1, ws)) if v.ndim else None
         return WarpOr(warps, _or_all(ors, v, len(warps)), None, ws)
     warp = ids // ws
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(warp[1:], warp[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    ors = np.bitwise_or.reduceat(np.broadcast_to(v, (n,)), starts) if v.ndim else None
+    ors = np.bitwise_or.reduceat(spread(v, n), starts) if v.ndim else None
     return WarpOr(warp[starts], _or_all(ors, v, len(starts)), np.cumsum(new) - 1, ws)
 
 

@@ -305,7 +305,9 @@ def run_block(
             at, at_cta, nxt = (everyone if len(sel) == threads else sel), None, m
         else:
             m = int(sched.min())
-            if m < BLOCKED:
+            if m < BLOCKED and m == int(sched.max()):  # every thread at one instruction
+                at, at_cta, nxt = everyone, None, int(BLOCKED)
+            elif m < BLOCKED:
                 here = sched == m
                 sel = np.flatnonzero(here)
                 nxt = int(np.min(sched, where=~here, initial=BLOCKED))
@@ -367,7 +369,9 @@ def run_block(
             if decided is not None:
                 taint_flow.enter(blk, at_ids, decided)
             try:
-                if wide[m] and _WIDE_SHARE * n >= threads and watch is None and decided is None:
+                if ix is everyone or not wide[m]:  # every thread: writes land where they run
+                    program[m](blk, ix)
+                elif _WIDE_SHARE * n >= threads and watch is None and decided is None:
                     if mask_of is not ix:  # the mask of these threads (made once for them)
                         mask, mask_of = np.zeros(threads, dtype=bool), ix
                         mask[ix] = True

@@ -332,9 +332,13 @@ def before_step(
 
 def enter(blk: Block, sel: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]) -> None:
     """The step about to run takes ``taint`` (per thread of ``sel``) into the requests it
-    records and the memory it writes."""
-    ambient = np.zeros(blk.threads, dtype=np.uint8)
-    ambient[_at(blk, sel)] = taint
+    records and the memory it writes (read only: where every thread is at the step, the
+    array itself)."""
+    if sel is blk.all_idx:
+        ambient = taint
+    else:
+        ambient = np.zeros(blk.threads, dtype=np.uint8)
+        ambient[sel] = taint
     blk.ambient = ambient
     blk.rec.control = ambient
 
