@@ -43,6 +43,7 @@ from ....cuda.sass_operands import Operand, Reg
 from ....hardware import ops as ops_vocabulary
 from ....hardware.arch import SM90
 from ....hardware.engine import AccessKind
+from ...distinct_rows import spread
 from ..access_kind import access_width, atomic_op, recorded_kind, shared_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
@@ -211,7 +212,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             wp(b, ix, ~in_window, ta)
             return
         check_align(a, width, ins)
-        vals = [np.broadcast_to(r(b, ix)[0], (n,)) for r in readers]
+        vals = [spread(r(b, ix)[0], n) for r in readers]
         tv = or_all([r(b, ix)[1] for r in readers])
         if shared:
             off = shared_offsets(b, a, width, ins)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Operand, Reg, Special
+from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx
@@ -93,7 +94,7 @@ def _plop3(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         n = b.count(ix)
         (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
-        x, y, z = (np.broadcast_to(v, (n,)) for v in (x, y, z))
+        x, y, z = (spread(v, n) for v in (x, y, z))
         t = tx | ty | tz
         w1(b, ix, lut3(l1 or 0, x, y, z), t)
         w2(b, ix, lut3(l2 or 0, x, y, z), t)
@@ -140,7 +141,31 @@ def _shf(ins: Instruction, ctx: Context) -> Step:
         out = (r >> np.uint64(32)) if hi else r
         w(b, ix, (out & np.uint64(0xFFFFFFFF)).astype(_U), ta | ts | tc)
 
-    return step
+    count = _fixed_count(ops[2])  # a shift by an immediate below 64: no clamp to choose
+    k = None if count is None else (count & (limit - 1) if wrap else min(count, limit))
+    if k is None or k >= 64:
+        return step
+    by = np.uint64(k)
+
+    def fixed(b: Block, ix: Idx) -> None:
+        (a, ta), (c, tc) = ra(b, ix), rc(b, ix)
+        if signed:
+            full = np.asarray((c.view(np.int32).astype(np.int64) << 32) | a.astype(np.int64))
+            r = (full >> k).view(np.uint64) if not left else full.view(np.uint64) << by
+        else:
+            r = np.asarray((c.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64))
+            r = r << by if left else r >> by
+        out = (r >> np.uint64(32)) if hi else r
+        w(b, ix, (out & np.uint64(0xFFFFFFFF)).astype(_U), ta | tc)
+
+    return fixed
+
+
+def _fixed_count(o: Operand) -> int | None:
+    """The value of an immediate shift count (as the reader reads it), else None."""
+    if not isinstance(o, Imm) or o.reloc is not None or o.int_value is None or o.abs:
+        return None
+    return o.int_value & 0xFFFFFFFF
 
 
 @op(*both("PRMT"))
@@ -159,8 +184,8 @@ def _prmt(ins: Instruction, ctx: Context) -> Step:
         (a, ta), (s, ts), (c, tc) = ra(b, ix), rsel(b, ix), rb(b, ix)
         n = b.count(ix)
         src = (c.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
-        src = np.broadcast_to(src, (n,))
-        s = np.broadcast_to(s, (n,)).astype(np.uint64)
+        src = spread(src, n)
+        s = spread(s, n).astype(np.uint64)
         out = np.zeros(n, dtype=np.uint64)
         for k in range(4):
             nib = (s >> np.uint64(4 * k)) & np.uint64(0xF)
@@ -180,7 +205,7 @@ def _unary(ins: Instruction, fn: Any) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
-        w(b, ix, np.broadcast_to(fn(np.asarray(v, dtype=_U)), (b.count(ix),)).astype(_U), t)
+        w(b, ix, spread(fn(np.asarray(v, dtype=_U)), b.count(ix)).astype(_U), t)
 
     return step
 
@@ -245,7 +270,7 @@ def _bmsk(ins: Instruction, ctx: Context) -> Step:
         else:
             p64, n64 = np.minimum(p64, 32), np.minimum(n64, 32)
         m = ((np.int64(1) << n64) - 1) << p64
-        w(b, ix, np.broadcast_to(m & M32, (b.count(ix),)).astype(_U), tp | tn)
+        w(b, ix, spread(m & M32, b.count(ix)).astype(_U), tp | tn)
 
     return step
 
@@ -264,7 +289,7 @@ def _sgxt(ins: Instruction, ctx: Context) -> Step:
         if not unsigned:
             sign = (x >> np.maximum(bits - 1, 0)) & 1
             x = np.where((sign == 1) & (bits > 0), x - (np.int64(1) << bits), x)
-        w(b, ix, np.broadcast_to(x & M32, (b.count(ix),)).astype(_U), ta | tn)
+        w(b, ix, spread(x & M32, b.count(ix)).astype(_U), ta | tn)
 
     return step
 
@@ -305,7 +330,7 @@ def _p2r(ins: Instruction, ctx: Context) -> Step:
         base, t = rb(b, ix)
         preds, taints = (b.up, b.tup) if uniform else (b.p, b.tp)
         v = np.zeros(b.count(ix), dtype=np.uint32)
-        tv = np.broadcast_to(t, (b.count(ix),)).copy()
+        tv = spread(t, b.count(ix)).copy()
         for k in range(7):
             if mask >> k & 1:
                 v |= preds[k][ix].astype(np.uint32) << np.uint32(k)

@@ -12,6 +12,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ....hardware import nans
+from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
@@ -160,7 +161,7 @@ def _i2f(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         x, t = rd(b, ix)
-        wr(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
+        wr(b, ix, spread(x, b.count(ix)), t)
 
     return step
 
@@ -184,7 +185,7 @@ def _f2i(ins: Instruction, ctx: Context) -> Step:
             v = np.array([int(q) & 0xFFFFFFFFFFFFFFFF for q in np.atleast_1d(r)], dtype=np.uint64)
         else:
             v = (r.astype(np.int64) & 0xFFFFFFFF).astype(_U)
-        w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
+        w(b, ix, spread(v, b.count(ix)), t)
 
     return step
 
@@ -199,7 +200,7 @@ def _f2f(ins: Instruction, ctx: Context) -> Step:
         x, t = rd(b, ix)
         if any(m in ins.mods for m in ("TRUNC", "FLOOR", "CEIL")):
             x = _round_int(x, ins)
-        wr(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
+        wr(b, ix, spread(x, b.count(ix)), t)
 
     return step
 
@@ -215,7 +216,7 @@ def _frnd(ins: Instruction, ctx: Context) -> Step:
         x, t = rd(b, ix)
         if ftz:
             x = flush(np.asarray(x, dtype=np.float32))
-        wr(b, ix, np.broadcast_to(_round_int(x, ins), (b.count(ix),)), t)
+        wr(b, ix, spread(_round_int(x, ins), b.count(ix)), t)
 
     return step
 
@@ -232,7 +233,7 @@ def _i2i(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         x, t = rd(b, ix)
         r = clamp(x)
-        w(b, ix, np.broadcast_to((r.astype(np.int64) & 0xFFFFFFFF).astype(_U), (b.count(ix),)), t)
+        w(b, ix, spread((r.astype(np.int64) & 0xFFFFFFFF).astype(_U), b.count(ix)), t)
 
     return step
 
@@ -270,7 +271,7 @@ def _i2ip(ins: Instruction, ctx: Context) -> Step:
             top = (c >> 16) if high_c else (c & 0xFFFF)
             r = ((top & 0xFFFF) << 16) | (pa << 8) | pb
         n = b.count(ix)
-        w(b, ix, np.broadcast_to(r.astype(_U), (n,)), ta | tb | tc)
+        w(b, ix, spread(r.astype(_U), n), ta | tb | tc)
 
     return step
 
@@ -307,7 +308,7 @@ def _f2fp_unpack(ins: Instruction) -> Step:
         v, t = r(b, ix)
         u = np.asarray(v, dtype=_U) >> _U(16 if high else 0)
         lo, hi = table[u & _U(0xFF)], table[(u >> _U(8)) & _U(0xFF)]
-        w(b, ix, np.broadcast_to(((hi << _U(16)) | lo).astype(_U), (b.count(ix),)), t)
+        w(b, ix, spread(((hi << _U(16)) | lo).astype(_U), b.count(ix)), t)
 
     return step
 
@@ -382,7 +383,7 @@ def _f2fp_fp8(ins: Instruction, fmt: str) -> Step:
             hi = (u >> _U(16)).astype(np.uint16).view(np.float16).astype(np.float64)
         c, tc = merge(b, ix)
         r = c | (fp8_bits(hi, fmt, relu) << _U(8)) | fp8_bits(lo, fmt, relu)
-        w(b, ix, np.broadcast_to(np.asarray(r, dtype=_U), (b.count(ix),)), t | tc)
+        w(b, ix, spread(np.asarray(r, dtype=_U), b.count(ix)), t | tc)
 
     return step
 
@@ -424,7 +425,7 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
         r = (half(x) << np.uint32(16)) | half(y)
-        w(b, ix, np.broadcast_to(r.astype(_U), (b.count(ix),)), tx | ty)
+        w(b, ix, spread(r.astype(_U), b.count(ix)), tx | ty)
 
     return step
 

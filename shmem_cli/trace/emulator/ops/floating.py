@@ -20,6 +20,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Const, Operand, Reg
 from ....hardware import nans
+from ...distinct_rows import spread
 from .. import mufu
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
@@ -180,7 +181,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
             r = minimum_maximum(fx, fy, p).astype(np.float32).view(_U)
             if nan:
                 r = np.where(np.isnan(fx) | np.isnan(fy), NAN32, r)
-            w(b, ix, np.broadcast_to(r, (b.count(ix),)), tx | ty | tp)
+            w(b, ix, spread(r, b.count(ix)), tx | ty | tp)
 
         return mnmx
     readers = [read_u32(o, "f", ins) for o in ops[1:]]
@@ -200,7 +201,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
             if _maybe_halfway(r):  # rare: the float64 sum may have rounded onto a tie
                 v = round_exact_f32(*two_sum(p, c), "RN", False)
             if v.shape != (b.count(ix),):
-                v = np.broadcast_to(v, (b.count(ix),))
+                v = spread(v, b.count(ix))
             w(b, ix, v, tx | ty | tz)
 
         return ffma
@@ -221,7 +222,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
         if mode == "RM" and kind != "FMUL":  # an exact zero sum is -0 unless both were +0
             plus = (a0 == 0) & (a1 == 0) & ~np.signbit(a0) & ~np.signbit(a1)
             r = np.where(zero & ~plus, _U(0x80000000), r).astype(_U)
-        w(b, ix, np.broadcast_to(r, (b.count(ix),)), t)
+        w(b, ix, spread(r, b.count(ix)), t)
 
     return step
 
@@ -337,7 +338,7 @@ def _fset(ins: Instruction, ctx: Context) -> Step:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
         r = BOOL_OPS[bop](float_compare(name, as_f32(x), as_f32(y)), p)
         one = np.uint32(0x3F800000) if as_float else np.uint32(0xFFFFFFFF)
-        w(b, ix, np.broadcast_to(np.where(r, one, np.uint32(0)), (b.count(ix),)), tx | ty | tp)
+        w(b, ix, spread(np.where(r, one, np.uint32(0)), b.count(ix)), tx | ty | tp)
 
     return step
 
@@ -355,7 +356,7 @@ def _fchk(ins: Instruction, ctx: Context) -> Step:
         ey = (np.asarray(y, dtype=np.int64) >> 23) & 0xFF
         bad = (ey == 0) | (ey == 255) | (ex == 255) | (ey >= 253)
         bad |= (ex != 0) & ((ex - ey > 125) | (ex - ey < -125) | (ex <= 24))
-        w(b, ix, np.broadcast_to(bad, (b.count(ix),)), tx | ty)
+        w(b, ix, spread(bad, b.count(ix)), tx | ty)
 
     return step
 
@@ -373,7 +374,7 @@ def _mufu(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
-        w(b, ix, np.broadcast_to(fn(v), (b.count(ix),)), t)
+        w(b, ix, spread(fn(v), b.count(ix)), t)
 
     return step
 
@@ -439,7 +440,7 @@ def _double(ins: Instruction, ctx: Context) -> Step:
                 x = f[0] + f[1] if kind == "DADD" else f[0] * f[1]
         nan = bool(np.isnan(x).any())  # the operands' bits, without modifiers, only then
         x = nans.double_result(x, [plain[k](b, ix)[0] for k in order] if nan else [])
-        w(b, ix, np.broadcast_to(x, (b.count(ix),)), t)
+        w(b, ix, spread(x, b.count(ix)), t)
 
     return step
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Operand
+from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx
@@ -153,7 +154,7 @@ def _half(ins: Instruction, ctx: Context) -> Step:
             out = canonical_nan32(res[0], np.asarray(res[0], dtype=np.float32).view(_U))
         else:
             out = _pack_h2(res[0], res[1], bf16, errs)
-        w(b, ix, np.broadcast_to(out, (b.count(ix),)), t)
+        w(b, ix, spread(out, b.count(ix)), t)
 
     return step
 
@@ -180,7 +181,7 @@ def _hset2(ins: Instruction, ctx: Context) -> Step:
         lo = BOOL_OPS[bop](float_compare(name, xl, yl), p)
         hi = BOOL_OPS[bop](float_compare(name, xh, yh), p)
         out = np.where(lo, true, 0) | (np.where(hi, true, 0) << 16)
-        w(b, ix, np.broadcast_to(out.astype(_U), (b.count(ix),)), tx | ty | tp)
+        w(b, ix, spread(out.astype(_U), b.count(ix)), tx | ty | tp)
 
     return step
 
@@ -232,7 +233,7 @@ def _vhmnmx(ins: Instruction, ctx: Context) -> Step:
         bits = []
         for v, tv in vals:
             t = t | tv
-            bits.append(np.broadcast_to(np.asarray(v, dtype=_U), (b.count(ix),)))
+            bits.append(spread(np.asarray(v, dtype=_U), b.count(ix)))
         out = np.zeros(b.count(ix), dtype=_U)
         for k in range(2):
             shift = _U(16 * k)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Operand, Reg
+from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
 from ..state import Block, Idx
@@ -351,7 +352,7 @@ def _sel(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
         n = b.count(ix)
-        w(b, ix, np.broadcast_to(np.where(p, x, y), (n,)).astype(_U), np.where(p, tx, ty) | tp)
+        w(b, ix, spread(np.where(p, x, y), n).astype(_U), np.where(p, tx, ty) | tp)
 
     return step
 
@@ -367,7 +368,7 @@ def _mov(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
         n = b.count(ix)
-        w(b, ix, v if np.shape(v) == (n,) else np.broadcast_to(v, (n,)), t)  # a row as is
+        w(b, ix, spread(v, n), t)  # a row as is
 
     return step
 

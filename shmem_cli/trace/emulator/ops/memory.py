@@ -18,6 +18,7 @@ import numpy.typing as npt
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Const, Mem, Operand, Reg
 from ....hardware.engine import AccessKind
+from ...distinct_rows import spread
 from ..access_kind import access_width, recorded_kind, shared_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
@@ -361,7 +362,7 @@ def _ldc(ins: Instruction, ctx: Context) -> Step:
             raw, tc = const_read(b, c.bank, np.array([c.offset], dtype=np.int64), width, ins)
             flat = np.ascontiguousarray(raw).reshape(-1)
             one = gather(flat, np.zeros(1, np.int64), width, signed)
-            w(b, ix, np.broadcast_to(one, (one.shape[0], n)), np.broadcast_to(tc, (n,)))
+            w(b, ix, np.broadcast_to(one, (one.shape[0], n)), spread(tc, n))
             return
         v, t = roff(b, ix)
         off = v.astype(np.int64) + c.offset
@@ -401,7 +402,7 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
             nbytes = width - (s & (width - 1))
             s = s & ~np.int64(width - 1)
         if rfill is not None:
-            nbytes = np.where(np.broadcast_to(rfill(b, ix)[0], (n,)), nbytes, 0)
+            nbytes = np.where(spread(rfill(b, ix)[0], n), nbytes, 0)
         check_align(s, width, ins)
         record_shared(b, index, ins, kind, ix, off, td, s, nbytes)
         raw = np.zeros((n, width), dtype=np.uint8)

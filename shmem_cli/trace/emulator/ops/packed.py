@@ -21,6 +21,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ....plumbing.frozen import frozen
+from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import Reader, is_pred, read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx, TraceError
@@ -87,7 +88,7 @@ def _sources(ops: list[Operand], n: int, lanes: Lanes, ins: Instruction) -> list
 def _out(b: Block, ix: Idx, lanes: Lanes, result: list[Any], relu: bool) -> Any:
     if relu:
         result = [np.maximum(x, 0) for x in result]
-    return np.broadcast_to(lanes.join(result), (b.count(ix),))
+    return spread(lanes.join(result), b.count(ix))
 
 
 @op("IMNMX", "VIMNMX")
@@ -114,7 +115,7 @@ def _imnmx(ins: Instruction, ctx: Context) -> Step:
         res = [np.where(p, np.minimum(u, v), np.maximum(u, v)) for u, v in zip(xs, ys, strict=True)]
         w(b, ix, _out(b, ix, lanes, res, relu), t)
         for k, wp in enumerate(picks):
-            wp(b, ix, np.broadcast_to(res[k] == xs[k], (b.count(ix),)), t)
+            wp(b, ix, spread(res[k] == xs[k], b.count(ix)), t)
 
     return step
 
@@ -156,7 +157,11 @@ def _viadd(ins: Instruction, ctx: Context) -> Step:
         res = [u + v for u, v in zip(lanes.split(x), lanes.split(y), strict=True)]
         w(b, ix, _out(b, ix, lanes, res, False), tx | ty)
 
-    return step
+    def whole(b: Block, ix: Idx) -> None:  # one 32-bit lane: uint32 arithmetic wraps alike
+        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+        w(b, ix, spread(np.add(x, y, dtype=_U), b.count(ix)), tx | ty)
+
+    return whole if lanes.count == 1 else step
 
 
 @op("VIADDMNMX")
@@ -196,7 +201,7 @@ def _vabsdiff(ins: Instruction, ctx: Context) -> Step:
         (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
         (u,), (v,) = lanes.split(x), lanes.split(y)
         total = np.abs(u - v) + np.asarray(z, dtype=_U).astype(np.int64)
-        w(b, ix, np.broadcast_to(Lanes(1, False).join([total]), (b.count(ix),)), tx | ty | tz)
+        w(b, ix, spread(Lanes(1, False).join([total]), b.count(ix)), tx | ty | tz)
 
     return step
 
@@ -237,7 +242,7 @@ def _vabsdiff4(ins: Instruction, ctx: Context) -> Step:
             raise TraceError("VABSDIFF4 merges its bytes with a nonzero register", ins)
         else:
             out = sum(((d & 0xFF) << (8 * k)) for k, d in enumerate(diffs)).astype(_U)
-        w(b, ix, np.broadcast_to(out, (b.count(ix),)), tx | ty | tz)
+        w(b, ix, spread(out, b.count(ix)), tx | ty | tz)
 
     return step
 
@@ -270,6 +275,6 @@ def _idp(ins: Instruction, ctx: Context) -> Step:
             terms = [xs[0] * yb[2 if high else 0], xs[1] * yb[3 if high else 1]]
         total = sum(terms) + np.asarray(z, dtype=_U).astype(np.int64)
         out = (np.asarray(total) & 0xFFFFFFFF).astype(_U)
-        w(b, ix, np.broadcast_to(out, (b.count(ix),)), tx | ty | tz)
+        w(b, ix, spread(out, b.count(ix)), tx | ty | tz)
 
     return step

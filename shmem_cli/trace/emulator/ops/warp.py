@@ -25,6 +25,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Reg, Special
+from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
 from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
@@ -74,8 +75,8 @@ def _shfl(ins: Instruction, ctx: Context) -> Step:
         n = len(ids)
         last = b.warp_size - 1  # the lane fields of b and c: 5 bits for 32 lanes
         lane = (ids % b.warp_size).astype(np.int64)
-        bv = np.broadcast_to(rb(b, ix)[0], (n,)).astype(np.int64) & last
-        cv = np.broadcast_to(rc(b, ix)[0], (n,)).astype(np.int64)
+        bv = spread(rb(b, ix)[0], n).astype(np.int64) & last
+        cv = spread(rc(b, ix)[0], n).astype(np.int64)
         clamp, seg = cv & last, (cv >> 8) & last
         max_lane = (lane & seg) | (clamp & ~seg)
         min_lane = lane & seg
@@ -106,7 +107,7 @@ def _shfl(ins: Instruction, ctx: Context) -> Step:
             v = np.where(missing, _U(0), v)  # the H200 reads 0 from a lane not executing it
             t_extra = np.where(missing, TAINT_UNKNOWN, 0).astype(np.uint8)
         else:
-            v, t = np.broadcast_to(ra(b, ix)[0], (n,)), 0
+            v, t = spread(ra(b, ix)[0], n), 0
         w(b, ix, v, t | t_extra)
         wp(b, ix, ok, 0)
 
@@ -244,14 +245,14 @@ def _r2ur(ins: Instruction, ctx: Context) -> Step:
 
         def copy(b: Block, ix: Idx) -> None:
             v, t = ra(b, ix)
-            w(b, ix, np.broadcast_to(v, (b.count(ix),)), t)
+            w(b, ix, spread(v, b.count(ix)), t)
 
         return copy
     wp = write_pred(ins.operands[0], ins)
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
-        v = np.broadcast_to(v, (b.count(ix),))
+        v = spread(v, b.count(ix))
         _, first, which = np.unique(b.warp[b.ids(ix)], return_index=True, return_inverse=True)
         chosen = v[first][which]
         w(b, ix, chosen, t)
@@ -411,7 +412,7 @@ def _warpsync(ins: Instruction, ctx: Context) -> Step:
         want: Any = np.full(len(ids), every, dtype=c.dt)
         if read is not None:
             v, _ = read(b, ix)
-            want = np.broadcast_to(v, (len(ids),)).astype(c.dt) & c.dt(every)
+            want = spread(v, len(ids)).astype(c.dt) & c.dt(every)
         _, running, inv = c.warp_lanes(ids)
         if c.waiters == 0 and ((want & ~running[inv]) == 0).all():
             c.yielded[ids] = False
