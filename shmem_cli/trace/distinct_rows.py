@@ -286,8 +286,11 @@ class DistinctRows:
             ).all():
                 return np.tile(self.add(first, active[:period]), n // period)
         h = _hash(addr, active, src, nbytes)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
+        if n == 1:  # one row (a warp's request): np.unique's answer, without its sort
+            uh, first, inv = h, np.zeros(1, dtype=np.intp), np.zeros(1, dtype=np.intp)
+        else:
+            uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
+            inv = inv.reshape(-1)
 
         def part(a: Any, at: Any) -> Any:
             return None if a is None else a[at]
