@@ -267,6 +267,16 @@ class DistinctRows:
             same &= ~(self.src[ids].any(axis=1) | self.nbytes[ids].any(axis=1))
         return same
 
+    def _add_one(self, key: int, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
+        """:meth:`add` of one row (a warp's request) whose hash is ``key``: the same
+        answer, without the arrays that sort and match several rows."""
+        k = self._by_hash.get(key, -1)
+        if k >= 0 and self._equal(slice(k, k + 1), addr, active, src, nbytes)[0]:
+            return np.array([k], dtype=np.int64)
+        number = self._append(addr, active, src, nbytes)
+        self._by_hash.setdefault(key, int(number[0]))
+        return number
+
     def add(
         self,
         addr: I64,
@@ -286,11 +296,10 @@ class DistinctRows:
             ).all():
                 return np.tile(self.add(first, active[:period]), n // period)
         h = _hash(addr, active, src, nbytes)
-        if n == 1:  # one row (a warp's request): np.unique's answer, without its sort
-            uh, first, inv = h, np.zeros(1, dtype=np.intp), np.zeros(1, dtype=np.intp)
-        else:
-            uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-            inv = inv.reshape(-1)
+        if n == 1:
+            return self._add_one(int(h[0]), addr, active, src, nbytes)
+        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
 
         def part(a: Any, at: Any) -> Any:
             return None if a is None else a[at]
