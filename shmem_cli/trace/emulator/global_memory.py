@@ -25,6 +25,7 @@ overrun of a described buffer.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -97,6 +98,8 @@ class GlobalMemory(ShadowArena):
         self._ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._bases: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # arena offsets
         self._arena_starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        # the starts and ends as lists (a warp's lanes looked up at once: offsets)
+        self._lists: tuple[list[int], list[int]] = ([], [])
         self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self.untouched = True  # undescribed memory allowed at all
         self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
@@ -128,6 +131,7 @@ class GlobalMemory(ShadowArena):
         placed = sorted([*self.buffers, *self.shadows], key=lambda b: b.offset)
         self._arena_starts = np.array([b.offset for b in placed], dtype=np.int64)
         self._arena_taint = np.array([self._buffer_taint(b) for b in placed], dtype=np.uint8)
+        self._lists = (self._starts.tolist(), self._ends.tolist())
 
     def _buffer_taint(self, buf: Buffer) -> int:
         if buf.shadow:
@@ -175,6 +179,13 @@ class GlobalMemory(ShadowArena):
         """Arena offsets of device addresses; an address outside every buffer is undescribed
         memory (a shadow region is made for it), or an error when it cannot be memory."""
         addr = np.asarray(addr, dtype=np.int64)
+        if addr.size:  # every lane in one buffer (a warp's usual access): one look-up
+            starts, ends = self._lists
+            lo, hi = int(addr.min()), int(addr.max())
+            one = bisect_right(starts, lo) - 1  # np.searchsorted(side="right") - 1, monotonic
+            if one >= 0 and bisect_right(starts, hi) - 1 == one and hi + width <= ends[one]:
+                found: npt.NDArray[np.int64] = self._bases[one] + (addr - self._starts[one])
+                return found
         k, bad = self._find(addr, width)
         if np.count_nonzero(bad):
             self._shadow(addr[bad], width, ins)
