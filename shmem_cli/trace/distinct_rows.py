@@ -51,6 +51,20 @@ def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     return h
 
 
+def _unique(h: Any) -> tuple[Any, Any, Any]:
+    """np.unique(h, return_index=True, return_inverse=True) of row hashes (the inverse
+    flat); a few distinct ones (a block's warps) are sorted in Python, without its arrays."""
+    values = h.tolist()
+    n = len(values)
+    if n > 64 or len(set(values)) < n:
+        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        return uh, first, inv.reshape(-1)
+    first = np.array(sorted(range(n), key=values.__getitem__), dtype=np.intp)
+    inv = np.empty(n, dtype=np.intp)
+    inv[first] = np.arange(n)
+    return h[first], first, inv
+
+
 def _rows_equal(a: Any, b: Any) -> Any:
     """Per row: are ``a`` and ``b`` equal in every lane (bool rows compared eight lanes at
     a time where they allow)?"""
@@ -97,14 +111,17 @@ def warp_or(ids: Any, ws: int, values: Any) -> WarpOr:
     v = np.asarray(values)
     if n == 0:
         return WarpOr(ids // ws, np.zeros(0, dtype=v.dtype), np.zeros(0, dtype=np.intp), ws)
-    if ids[0] // ws == ids[-1] // ws:  # one warp (sorted: its ends tell)
+    first, last = int(ids[0]), int(ids[-1])
+    if first // ws == last // ws:  # one warp (sorted: its ends tell)
         ors = np.bitwise_or.reduce(spread(v, n), keepdims=True) if v.ndim else None
         return WarpOr(ids[:1] // ws, _or_all(ors, v, 1), np.zeros(n, dtype=np.intp), ws)
     lead = ids[::ws]
-    if n % ws == 0 and not (lead % ws).any() and (ids[ws - 1 :: ws] - lead == ws - 1).all():
-        # whole warps, every lane: a row each
+    run = last - first + 1 == n and first % ws == 0  # (distinct, sorted: one run of threads)
+    if n % ws == 0 and (
+        run or (not (lead % ws).any() and (ids[ws - 1 :: ws] - lead == ws - 1).all())
+    ):  # whole warps, every lane: a row each
         warps = lead // ws
-        ors = _or_rows(spread(v, n).reshape(-1, ws)) if v.ndim else None
+        ors = np.bitwise_or.reduce(spread(v, n).reshape(-1, ws), axis=1) if v.ndim else None
         return WarpOr(warps, _or_all(ors, v, len(warps)), None, ws)
     warp = ids // ws
     new = np.empty(n, dtype=bool)
@@ -118,20 +135,6 @@ def warp_or(ids: Any, ws: int, values: Any) -> WarpOr:
 def _or_all(ors: Any, v: Any, warps: int) -> Any:
     """``ors``, or where ``v`` is one value for all threads, that value for each warp."""
     return np.full(warps, v, dtype=v.dtype) if ors is None else ors
-
-
-def _or_rows(t: Any) -> Any:
-    """The OR of each row's values (unsigned integers; eight bytes at a time where the rows
-    allow)."""
-    size = t.dtype.itemsize
-    if (t.shape[1] * size) % 8 or not t.flags.c_contiguous:
-        return np.bitwise_or.reduce(t, axis=1)
-    w = np.bitwise_or.reduce(t.view(np.uint64), axis=1)
-    shift = 32
-    while shift >= 8 * size:  # fold the word's values into its lowest
-        w = w | (w >> np.uint64(shift))
-        shift //= 2
-    return (w & np.uint64((1 << (8 * size)) - 1)).astype(t.dtype)
 
 
 def warp_rows(
@@ -298,8 +301,7 @@ class DistinctRows:
         h = _hash(addr, active, src, nbytes)
         if n == 1:
             return self._add_one(int(h[0]), addr, active, src, nbytes)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
+        uh, first, inv = _unique(h)
 
         def part(a: Any, at: Any) -> Any:
             return None if a is None else a[at]
