@@ -22,28 +22,31 @@ from .integer import M32, both
 _U = np.uint32
 
 
+#: the truth tables nvcc emits most, each as its expression (a=0xF0, b=0xCC, c=0xAA)
+_KNOWN_LUTS: dict[int, Any] = {
+    0xC0: lambda a, b, c: a & b,
+    0xFC: lambda a, b, c: a | b,
+    0x3C: lambda a, b, c: a ^ b,
+    0x96: lambda a, b, c: a ^ b ^ c,
+    0xF8: lambda a, b, c: a | (b & c),
+    0xFE: lambda a, b, c: a | b | c,
+    0xE2: lambda a, b, c: (a & b) | (c & ~b),
+    0x80: lambda a, b, c: a & b & c,
+    0x33: lambda a, b, c: ~b,
+    0x0F: lambda a, b, c: ~a,
+    0x55: lambda a, b, c: ~c,
+    0xF0: lambda a, b, c: a,
+    0xCC: lambda a, b, c: b,
+    0xAA: lambda a, b, c: c,
+}
+
+
 def lut3(lut: int, a: Any, b: Any, c: Any) -> Any:
     """The bitwise function of three inputs whose truth table is ``lut``
     (a=0xF0, b=0xCC, c=0xAA)."""
-    known = {
-        0xC0: lambda: a & b,
-        0xFC: lambda: a | b,
-        0x3C: lambda: a ^ b,
-        0x96: lambda: a ^ b ^ c,
-        0xF8: lambda: a | (b & c),
-        0xFE: lambda: a | b | c,
-        0xE2: lambda: (a & b) | (c & ~b),
-        0x80: lambda: a & b & c,
-        0x33: lambda: ~b,
-        0x0F: lambda: ~a,
-        0x55: lambda: ~c,
-        0xF0: lambda: a,
-        0xCC: lambda: b,
-        0xAA: lambda: c,
-    }
-    f = known.get(lut)
+    f = _KNOWN_LUTS.get(lut)
     if f is not None:
-        return f()
+        return f(a, b, c)
     out: Any = None
     for k in range(8):
         if lut >> k & 1:

@@ -5,8 +5,8 @@ Arithmetic is computed in float64 and rounded once to float32 with the instructi
 rounding mode: the product of two float32 is exact in float64, and a sum carries what float64
 lost (TwoSum) wherever a mode, ``.SAT`` or ``.FTZ`` is named (:func:`round_exact_f32`); the
 plain FFMA takes that path only where its float64 sum could have rounded onto a float32
-tie. MUFU's functions are the H200's own approximations, bit for bit (:mod:`..mufu`). Half2
-arithmetic is in :mod:`.ops_half`, conversions between number types in :mod:`.ops_convert`.
+tie. MUFU's functions are the H200's own approximations, bit for bit (:mod:`..mufu`); half2
+in :mod:`.half`, conversions between number types in :mod:`.convert`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ NAN16 = _U(0x7FFF)
 
 def canonical_nan32(x: Any, bits: Any) -> Any:
     """float32 ``bits`` of the values ``x``, with :data:`NAN32` wherever ``x`` is a NaN."""
-    return np.where(np.isnan(x), NAN32, bits).astype(_U)
+    nan = np.isnan(x)
+    if isinstance(bits, np.ndarray) and bits.dtype == _U and not np.count_nonzero(nan):
+        return bits  # no NaN: uint32 bits as they are
+    return np.where(nan, NAN32, bits).astype(_U)
 
 
 def canonical_nan16(x: Any, bits: Any) -> Any:
@@ -151,9 +154,8 @@ def _maybe_halfway(r: Any) -> bool:
     (the 29 bits float32 drops exactly one half), or is nonzero below the smallest normal
     float32 (where float32 drops more): only there does rounding twice differ from once."""
     bits = np.asarray(r, dtype=np.float64).view(np.uint64)
-    if np.count_nonzero((bits & _LOW29) == _HALF29):
-        return True
-    return bool(np.count_nonzero((bits & _ABS) - _ONE < _TINY_BITS - _ONE))
+    tie = (bits & _LOW29) == _HALF29
+    return bool(np.count_nonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)))
 
 
 def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
@@ -332,12 +334,11 @@ def _fset(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(ops[0], ins)
     ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
     rp = read_pred(ops[3], ins)
-    as_float = "BF" in ins.mods
+    one = np.uint32(0x3F800000 if "BF" in ins.mods else 0xFFFFFFFF)  # .BF: 1.0
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
         r = BOOL_OPS[bop](float_compare(name, as_f32(x), as_f32(y)), p)
-        one = np.uint32(0x3F800000) if as_float else np.uint32(0xFFFFFFFF)
         w(b, ix, spread(np.where(r, one, np.uint32(0)), b.count(ix)), tx | ty | tp)
 
     return step
@@ -352,8 +353,7 @@ def _fchk(ins: Instruction, ctx: Context) -> Step:
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
-        ex = (np.asarray(x, dtype=np.int64) >> 23) & 0xFF
-        ey = (np.asarray(y, dtype=np.int64) >> 23) & 0xFF
+        ex, ey = ((np.asarray(v, dtype=np.int64) >> 23) & 0xFF for v in (x, y))  # exponents
         bad = (ey == 0) | (ey == 255) | (ex == 255) | (ey >= 253)
         bad |= (ex != 0) & ((ex - ey > 125) | (ex - ey < -125) | (ex <= 24))
         w(b, ix, spread(bad, b.count(ix)), tx | ty)
