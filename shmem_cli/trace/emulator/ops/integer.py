@@ -101,7 +101,8 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
     wout = _carry_outs(outs, ins)
     rin = _carry_in(cin, ins) if "X" in ins.mods else []
     if not wout and not rin:  # no carry: the sum modulo 2^32 is all there is
-        return _sum32(ra, rb, rc, negs, w)
+        zero = [isinstance(s, Reg) and s.is_zero and not s.inv for s in plain]
+        return _sum32(ra, rb, rc, negs, w, zero)
 
     def step(b: Block, ix: Idx) -> None:
         total: Any = np.int64(0)
@@ -116,9 +117,11 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-def _sum32(ra: Any, rb: Any, rc: Any, negs: list[bool], w: Any) -> Step:
-    """A three-way add without carries, in uint32 arithmetic (wrapping as the hardware)."""
-    terms = list(zip((ra, rb, rc), [np.subtract if n else np.add for n in negs], strict=True))
+def _sum32(ra: Any, rb: Any, rc: Any, negs: list[bool], w: Any, zero: list[bool]) -> Step:
+    """A three-way add without carries, in uint32 arithmetic (wrapping as the hardware); the
+    ``zero`` terms (RZ) are left out."""
+    ufuncs = [np.subtract if n else np.add for n in negs]
+    terms = [(r, f) for r, f, z in zip((ra, rb, rc), ufuncs, zero, strict=True) if not z]
 
     def step(b: Block, ix: Idx) -> None:
         total: Any = _U(0)
@@ -315,6 +318,10 @@ def _isetp(ins: Instruction, ctx: Context) -> Step:
     rprev = read_pred(ops[5], ins) if ex else None
     signed = "U32" not in ins.mods
     comb = _BOOL[bop]
+    # which of the two predicates are written (not PT), and whether ``r AND PT`` is ``r``
+    first, second = (not (isinstance(o, Reg) and o.is_true) for o in ops[:2])
+    q = ops[4]
+    as_is = bop == "AND" and isinstance(q, Reg) and q.is_true and not q.not_
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
@@ -334,8 +341,10 @@ def _isetp(ins: Instruction, ctx: Context) -> Step:
             else:
                 strict = {"LT": "LT", "LE": "LT", "GT": "GT", "GE": "GT"}[cmp_]
                 r = COMPARES[strict](x, y) | (eq & prev)
-        w1(b, ix, comb(r, p), t)
-        w2(b, ix, comb(~r, p), t)
+        if first:
+            w1(b, ix, r if as_is else comb(r, p), t)
+        if second:
+            w2(b, ix, ~r if as_is else comb(~r, p), t)
 
     return step
 
