@@ -189,24 +189,22 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
     readers = [read_u32(o, "f", ins) for o in ops[1:]]
     ftz = "FTZ" in ins.mods  # denormal sources and results are zeros of their sign
     plain = mode == "RN" and "SAT" not in ins.mods and not ftz
-    if kind == "FFMA" and plain:
-        ra, rb, rc = readers
-        f64 = np.float64
+    if plain:  # a product is exact in float64, a sum rounds there, then both to float32
 
-        def ffma(b: Block, ix: Idx) -> None:
-            # the float32 product is exact in float64; the sum rounds there, then to float32
-            (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
+        def fast(b: Block, ix: Idx) -> None:
+            vals = [r(b, ix) for r in readers]
+            f = [as_f32(v).astype(np.float64) for v, _ in vals]
             with np.errstate(invalid="ignore"):
-                p, c = as_f32(x).astype(f64) * as_f32(y), as_f32(z).astype(f64)
-                r = p + c
+                p = f[0] if kind == "FADD" else f[0] * f[1]
+                c = f[1] if kind == "FADD" else f[2] if kind == "FFMA" else None
+                r = p if c is None else p + c
             v = canonical_nan32(r, r.astype(np.float32).view(_U))
-            if _maybe_halfway(r):  # rare: the float64 sum may have rounded onto a tie
+            if c is not None and _maybe_halfway(r):  # rare: the sum may have rounded onto a tie
                 v = round_exact_f32(*two_sum(p, c), "RN", False)
-            if v.shape != (b.count(ix),):
-                v = spread(v, b.count(ix))
-            w(b, ix, v, tx | ty | tz)
+            t = vals[0][1] | vals[1][1] | (vals[2][1] if kind == "FFMA" else 0)
+            w(b, ix, spread(v, b.count(ix)), t)
 
-        return ffma
+        return fast
 
     def step(b: Block, ix: Idx) -> None:
         vals = [r(b, ix) for r in readers]
