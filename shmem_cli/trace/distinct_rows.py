@@ -30,6 +30,7 @@ U8: TypeAlias = "npt.NDArray[np.uint8]"
 _MIX = np.random.default_rng(0x5EED_B0A7).integers(1, 1 << 62, size=(4, 128), dtype=np.uint64)
 _MIX |= np.uint64(1)
 _PER_HASH = 100  # bytes of the table that finds a row again by its hash, per entry
+_FEW = 64  # rows of one call looked up one by one where their hashes differ (a block's warps)
 
 
 def spread(values: Any, n: int) -> Any:
@@ -51,18 +52,9 @@ def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     return h
 
 
-def _unique(h: Any) -> tuple[Any, Any, Any]:
-    """np.unique(h, return_index=True, return_inverse=True) of row hashes (the inverse
-    flat); a few distinct ones (a block's warps) are sorted in Python, without its arrays."""
-    values = h.tolist()
-    n = len(values)
-    if n > 64 or len(set(values)) < n:
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        return uh, first, inv.reshape(-1)
-    first = np.array(sorted(range(n), key=values.__getitem__), dtype=np.intp)
-    inv = np.empty(n, dtype=np.intp)
-    inv[first] = np.arange(n)
-    return h[first], first, inv
+def _part(a: Any, at: Any) -> Any:
+    """``a[at]``, or None for no array."""
+    return None if a is None else a[at]
 
 
 def _rows_equal(a: Any, b: Any) -> Any:
@@ -271,14 +263,40 @@ class DistinctRows:
         return same
 
     def _add_one(self, key: int, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
-        """:meth:`add` of one row (a warp's request) whose hash is ``key``: the same
-        answer, without the arrays that sort and match several rows."""
+        """:meth:`_add_distinct` of one row (a warp's request) whose hash is ``key``."""
         k = self._by_hash.get(key, -1)
         if k >= 0 and self._equal(slice(k, k + 1), addr, active, src, nbytes)[0]:
             return np.array([k], dtype=np.int64)
         number = self._append(addr, active, src, nbytes)
         self._by_hash.setdefault(key, int(number[0]))
         return number
+
+    def _add_distinct(
+        self, keys: list[int], addr: I64, active: B8, src: I64 | None, nbytes: I64 | None
+    ) -> Any:
+        """:meth:`add` of a few rows whose hashes ``keys`` all differ (a block's warps): the
+        same numbers, the rows looked up and new ones kept in the order of their hashes (as
+        np.unique orders them there), without the arrays that match rows of one hash."""
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        number = [self._by_hash.get(keys[k], -1) for k in order]
+        known = [j for j, x in enumerate(number) if x >= 0]
+        if known:
+            at = [order[j] for j in known]
+            was = np.array([number[j] for j in known], dtype=np.int64)
+            same = self._equal(was, addr[at], active[at], _part(src, at), _part(nbytes, at))
+            for j, equal in zip(known, same.tolist(), strict=True):
+                if not equal:  # a collision: kept as a new row
+                    number[j] = -1
+        fresh = [j for j, x in enumerate(number) if x < 0]
+        if fresh:
+            at = [order[j] for j in fresh]
+            new = self._append(addr[at], active[at], _part(src, at), _part(nbytes, at))
+            for j, x in zip(fresh, new.tolist(), strict=True):
+                number[j] = x
+                self._by_hash.setdefault(keys[order[j]], x)
+        ids = np.empty(len(keys), dtype=np.int64)
+        ids[order] = number
+        return ids
 
     def add(
         self,
@@ -301,11 +319,11 @@ class DistinctRows:
         h = _hash(addr, active, src, nbytes)
         if n == 1:
             return self._add_one(int(h[0]), addr, active, src, nbytes)
-        uh, first, inv = _unique(h)
-
-        def part(a: Any, at: Any) -> Any:
-            return None if a is None else a[at]
-
+        keys = h.tolist() if n <= _FEW else []
+        if len(set(keys)) == n:
+            return self._add_distinct(keys, addr, active, src, nbytes)
+        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
         # a row equal to the first of its hash within the call takes that one's number
         if len(uh) == len(h):  # every row its own hash: each is the first of it
             alike = np.ones(len(h), dtype=bool)
@@ -319,17 +337,19 @@ class DistinctRows:
         known = found >= 0
         if known.any():
             at = first[known]
-            equal = self._equal(found[known], addr[at], active[at], part(src, at), part(nbytes, at))
+            equal = self._equal(
+                found[known], addr[at], active[at], _part(src, at), _part(nbytes, at)
+            )
             known[np.flatnonzero(known)[~equal]] = False  # a collision: kept as a new row
         number = found
         fresh = np.flatnonzero(~known)
         if len(fresh):
             at = first[fresh]
-            number[fresh] = self._append(addr[at], active[at], part(src, at), part(nbytes, at))
+            number[fresh] = self._append(addr[at], active[at], _part(src, at), _part(nbytes, at))
             for k in fresh.tolist():
                 self._by_hash.setdefault(int(uh[k]), int(number[k]))
         ids = number[inv]
         if not alike.all():  # rows whose hash another row of the call had: kept alone
             odd = np.flatnonzero(~alike)
-            ids[odd] = self._append(addr[odd], active[odd], part(src, odd), part(nbytes, odd))
+            ids[odd] = self._append(addr[odd], active[odd], _part(src, odd), _part(nbytes, odd))
         return ids
