@@ -240,6 +240,8 @@ def open_region(
     held[at] |= taint
     blk.ctl[at] |= taint
     blk.region_dests.setdefault(region.reconverge, set()).update(region.dests)
+    if not region.shared:
+        return
     bits = int(np.bitwise_or.reduce(taint))
     instructions = flow.function.instructions
     for j in region.shared:

@@ -65,8 +65,8 @@ def _term(reg: Reg, wide: bool, scale: int, ins: Instruction) -> Any:
         r64 = read_u64(reg, ins)
 
         def rd64(b: Block, ix: Idx) -> tuple[Any, Any]:
-            v, t = r64(b, ix)
-            return np.array(v, dtype=np.uint64).view(np.int64), t
+            v, t = r64(b, ix)  # a register pair's: a new array (RZ's: a constant, copied)
+            return (np.array(v, dtype=np.uint64) if reg.is_zero else v).view(np.int64), t
 
         return rd64
     r32 = read_u32(reg, "i", ins)
