@@ -101,6 +101,7 @@ class GlobalMemory(ShadowArena):
         # the starts and ends as lists (a warp's lanes looked up at once: offsets)
         self._lists: tuple[list[int], list[int]] = ([], [])
         self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
+        self._taint_after: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self.untouched = True  # undescribed memory allowed at all
         self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
         self.epoch = 0  # writes so far (an atomic: those that changed a word)
@@ -131,6 +132,8 @@ class GlobalMemory(ShadowArena):
         placed = sorted([*self.buffers, *self.shadows], key=lambda b: b.offset)
         self._arena_starts = np.array([b.offset for b in placed], dtype=np.int64)
         self._arena_taint = np.array([self._buffer_taint(b) for b in placed], dtype=np.uint8)
+        # by the count of arena starts at or below an offset: the taint of the last of them
+        self._taint_after = np.concatenate([self._arena_taint[:1], self._arena_taint])
         self._lists = (self._starts.tolist(), self._ends.tolist())
 
     def _buffer_taint(self, buf: Buffer) -> int:
@@ -145,8 +148,8 @@ class GlobalMemory(ShadowArena):
         off = np.asarray(off, dtype=np.int64)
         if len(self._arena_starts) == 0:
             return np.uint8(TAINT_GLOBAL) | self.untouched_taint(off, width)
-        k = np.maximum(np.searchsorted(self._arena_starts, off, side="right") - 1, 0)
-        return self._arena_taint[k] | self.untouched_taint(off, width)
+        k = self._arena_starts.searchsorted(off, side="right")  # (1 + the buffer's, or 0)
+        return self._taint_after[k] | self.untouched_taint(off, width)
 
     def taint_sources(self, taint: int) -> list[tuple[str, ...]]:
         """The buffers whose data a taint byte says was read: one tuple of names per
