@@ -359,10 +359,8 @@ def write_u64(op: Operand, ins: Instruction) -> Writer:
     w = write_regs(op, 2, ins)
 
     def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
-        v = np.asarray(v, dtype=np.uint64)
-        lo = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        hi = (v >> np.uint64(32)).astype(np.uint32)
-        w(b, ix, (lo, hi), t)
+        words = np.ascontiguousarray(v, dtype="<u8").view("<u4")  # low word first
+        w(b, ix, (words[0::2], words[1::2]), t)
 
     return wr
 

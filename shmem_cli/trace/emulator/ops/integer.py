@@ -54,7 +54,8 @@ def _negated(o: Operand) -> bool:
 
 
 def _carry_in(preds: list[Operand], ins: Instruction) -> list[Any]:
-    return [read_pred(p, ins) for p in preds]
+    """Readers of the carry-in predicates; ``!PT`` (always 0) is left out."""
+    return [read_pred(p, ins) for p in preds if not (isinstance(p, Reg) and p.is_true and p.not_)]
 
 
 def _carry_outs(outs: list[Operand], ins: Instruction) -> list[Any]:
@@ -100,14 +101,16 @@ def _iadd3(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(dest, ins)
     wout = _carry_outs(outs, ins)
     rin = _carry_in(cin, ins) if "X" in ins.mods else []
+    zero = [isinstance(s, Reg) and s.is_zero and not s.inv for s in plain]
     if not wout and not rin:  # no carry: the sum modulo 2^32 is all there is
-        zero = [isinstance(s, Reg) and s.is_zero and not s.inv for s in plain]
         return _sum32(ra, rb, rc, negs, w, zero)
+    # RZ adds nothing (-RZ adds 2^32, a carry)
+    terms = [(r, n) for r, n, z in zip((ra, rb, rc), negs, zero, strict=True) if n or not z]
 
     def step(b: Block, ix: Idx) -> None:
         total: Any = np.int64(0)
         taint: Any = 0
-        for r, neg in zip((ra, rb, rc), negs, strict=True):
+        for r, neg in terms:
             v, t = r(b, ix)
             v = v.astype(np.int64)
             total = total + ((~v & M32) + 1 if neg else v)
