@@ -81,7 +81,7 @@ def gather_taint(taint: Any, off: Any, width: int) -> Any:
 
 
 def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
-    tt = np.broadcast_to(np.asarray(t, dtype=np.uint8), off.shape)
+    tt = np.asarray(t, dtype=np.uint8)  # per lane, or one for all (the stores broadcast it)
     if width >= 4:
         word = tt.astype(np.uint32) * np.uint32(0x01010101)
         taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = word
