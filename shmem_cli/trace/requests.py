@@ -362,7 +362,7 @@ class Recorder:
             rec.add(*more, cost)  # into the whole bound, freed
         counts[uw] += 1
         self.requests += len(uw)
-        if t.any():
+        if np.count_nonzero(t):
             self.tainted[index] = self.tainted.get(index, 0) | int(np.bitwise_or.reduce(t))
 
     def record_cost(
