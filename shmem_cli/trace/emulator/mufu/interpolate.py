@@ -173,7 +173,7 @@ def _table(name: str) -> Any:
 _COEF = {name: _table(name) for name in _TABLES}
 
 
-def square(x: Any) -> Any:
+def _squares(x: Any) -> Any:
     """The interpolator's square of a 17-bit ``x``: for each set bit ``i`` of it, ``x``
     shifted right by ``18 - i`` (the partial products' low bits dropped), summed and halved:
     about ``x * x / 2**19``."""
@@ -181,6 +181,16 @@ def square(x: Any) -> Any:
     for i in range(17):
         total += np.where((x >> i) & 1, x >> (18 - i), 0)
     return total >> 1
+
+
+_SQUARE: list[Any] = []  # _squares of every 17-bit value (1 MiB), made at the first use
+
+
+def square(x: Any) -> Any:
+    """:func:`_squares` of 17-bit values (int64), looked up in its table of them all."""
+    if not _SQUARE:
+        _SQUARE.append(_squares(np.arange(1 << 17, dtype=_I)))
+    return _SQUARE[0][x]
 
 
 def _interpolate(name: str, idx: Any, x: Any, shifts: tuple[int, int, int, int]) -> Any:
