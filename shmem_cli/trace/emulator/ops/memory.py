@@ -362,7 +362,7 @@ def _ldc(ins: Instruction, ctx: Context) -> Step:
             raw, tc = const_read(b, c.bank, np.array([c.offset], dtype=np.int64), width, ins)
             flat = np.ascontiguousarray(raw).reshape(-1)
             one = gather(flat, np.zeros(1, np.int64), width, signed)
-            w(b, ix, np.broadcast_to(one, (one.shape[0], n)), spread(tc, n))
+            w(b, ix, one, spread(tc, n))  # (words, 1): each row broadcast as it is written
             return
         v, t = roff(b, ix)
         off = v.astype(np.int64) + c.offset
