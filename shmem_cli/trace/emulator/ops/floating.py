@@ -101,7 +101,10 @@ def takes_second(x: Any, y: Any, smaller: Any) -> Any:
     """Where the minimum (``smaller``) or maximum of ``x`` and ``y`` is ``y``: ``y`` is
     below (above) ``x``, or ``x`` is a NaN and ``y`` a number (a NaN loses to a number; of
     two NaNs, ``x``). The result is one of the two, bit for bit."""
-    second = np.where(smaller, below(y, x), below(x, y))
+    if np.ndim(smaller) == 0:  # one choice for all (PT): only its side is compared
+        second = below(y, x) if smaller else below(x, y)
+    else:
+        second = np.where(smaller, below(y, x), below(x, y))
     return second | (np.isnan(x) & ~np.isnan(y))
 
 
@@ -166,8 +169,7 @@ def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
 def _farith(ins: Instruction, ctx: Context) -> Step:
     kind = ins.opcode
     ops = ins.operands
-    want = {"FADD": 3, "FMUL": 3, "FFMA": 4, "FMNMX": 4}[kind]
-    if len(ops) != want:
+    if len(ops) != {"FADD": 3, "FMUL": 3, "FFMA": 4, "FMNMX": 4}[kind]:
         raise unsupported(ins)
     w = write_u32(ops[0], ins)
     mode = rounding_mode(ins)
