@@ -245,9 +245,9 @@ def read_u64(op: Operand, ins: Instruction, mode: str = "i") -> Reader:
 
         def rd(b: Block, ix: Idx) -> tuple[Any, Any]:
             regs, taint = (b.ur, b.tur) if uniform else (b.r, b.tr)
-            v = regs[i][ix].astype(np.uint64) | (regs[i + 1][ix].astype(np.uint64) << np.uint64(32))
+            v = (regs[i + 1][ix].astype(np.uint64) << np.uint64(32)) | regs[i][ix]  # a new array
             t = taint[i][ix] | taint[i + 1][ix]
-            return _apply_mods64(v, neg, ab, mode), t
+            return (_apply_mods64(v, neg, ab, mode) if neg or ab else v), t
 
         return rd
     if isinstance(op, Imm):
