@@ -98,8 +98,8 @@ class GlobalMemory(ShadowArena):
         self._ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._bases: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # arena offsets
         self._arena_starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        # the starts and ends as lists (a warp's lanes looked up at once: offsets)
-        self._lists: tuple[list[int], list[int]] = ([], [])
+        # the starts, ends and arena offsets as lists (a warp's lanes looked up at once: offsets)
+        self._lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self._taint_after: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self.untouched = True  # undescribed memory allowed at all
@@ -134,7 +134,7 @@ class GlobalMemory(ShadowArena):
         self._arena_taint = np.array([self._buffer_taint(b) for b in placed], dtype=np.uint8)
         # by the count of arena starts at or below an offset: the taint of the last of them
         self._taint_after = np.concatenate([self._arena_taint[:1], self._arena_taint])
-        self._lists = (self._starts.tolist(), self._ends.tolist())
+        self._lists = (self._starts.tolist(), self._ends.tolist(), self._bases.tolist())
 
     def _buffer_taint(self, buf: Buffer) -> int:
         if buf.shadow:
@@ -183,11 +183,11 @@ class GlobalMemory(ShadowArena):
         memory (a shadow region is made for it), or an error when it cannot be memory."""
         addr = np.asarray(addr, dtype=np.int64)
         if addr.size:  # every lane in one buffer (a warp's usual access): one look-up
-            starts, ends = self._lists
+            starts, ends, bases = self._lists
             lo, hi = int(addr.min()), int(addr.max())
             one = bisect_right(starts, lo) - 1  # np.searchsorted(side="right") - 1, monotonic
             if one >= 0 and bisect_right(starts, hi) - 1 == one and hi + width <= ends[one]:
-                found: npt.NDArray[np.int64] = self._bases[one] + (addr - self._starts[one])
+                found: npt.NDArray[np.int64] = addr + (bases[one] - starts[one])
                 return found
         k, bad = self._find(addr, width)
         if np.count_nonzero(bad):
