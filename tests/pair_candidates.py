@@ -3,7 +3,8 @@
 Run ``python -m tests.pair_candidates`` from the repository root: for each candidate it
 prints the measured cases it misses (its total wavefronts / the H200's). The cases: the
 public corpus and the probe sets (tests/hwtruth.py, their requests as the reference model
-builds them), the single reads of tests/data/trace/pairs3 and casloops2's ``cs_lds64``.
+builds them), the single reads of tests/data/trace/pairs3 to pairs8 and casloops2's
+``cs_lds64``, each as Nsight's per-op counter has it (docs/hardware-model.md 3).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def _lanes(a: Addr) -> int:
 
 
 CANDIDATES: dict[str, Rule] = {
-    "the pair rule (section 3 before issue 30)": _rule(lambda a, w: _pairs(a)),
+    "the pair rule (section 3, shmem's)": _rule(lambda a, w: _pairs(a)),
     "never merge": _rule(lambda a, w: False),
     "a d1 clash undoes a vacuous d2 merge": _rule(
         lambda a, w: (
@@ -88,7 +89,7 @@ CANDIDATES: dict[str, Rule] = {
     "a conflict undoes the merge with at most 8 lanes on": _rule(
         lambda a, w: _pairs(a) and (_lanes(a) > 8 or not _conflict(a, w))
     ),
-    "... with at most 15 lanes on (shmem's)": _rule(
+    "... with at most 15 lanes on (shmem's until 2026-12-05)": _rule(
         lambda a, w: _pairs(a) and (_lanes(a) > 15 or not _conflict(a, w))
     ),
     "... with at most 16 lanes on": _rule(
@@ -107,7 +108,8 @@ def measured_cases() -> list[Case]:
         requests = _requests(case)
         if requests:
             out.append((case["name"], requests, case["measured"]["wavefronts"]))
-    out += [c for lab in ("pairs3", "pairs4", "pairs5") for c in _lab(lab, _pr_lanes(lab))]
+    labs = ("pairs3", "pairs4", "pairs5", "pairs6", "pairs7", "pairs8")
+    out += [c for lab in labs for c in _lab(lab, _pr_lanes(lab))]
     out += _lab("casloops2", _cs_lds64_lanes)
     return out
 
@@ -131,10 +133,10 @@ def _requests(case: dict[str, Any]) -> list[tuple[Addr, int]]:
 
 
 def _pr_lanes(lab: str) -> Callable[[dict[str, Any]], tuple[Addr, int] | None]:
-    """The lanes of a pairs3/pairs4 launch: lane l reads element idx[l] (the input file)."""
+    """The lanes of a pair lab's launch: lane l reads element idx[l] (the input file)."""
 
     def lanes(launch: dict[str, Any]) -> tuple[Addr, int] | None:
-        width = 8 if launch["kernel"] == "pr_ld64" else 16
+        width = 8 if launch["kernel"].endswith("64") else 16
         raw = (TRACE_DATA / lab / launch["args"][1]["file"]).read_bytes()
         return [None if k < 0 else k * width for k in struct.unpack("<32i", raw)], width
 
@@ -156,10 +158,11 @@ def _lab(name: str, lanes: Callable[[dict[str, Any]], tuple[Addr, int] | None]) 
     for launch in json.loads((folder / "launches.json").read_text())["launches"]:
         read = None if launch["id"].endswith("_r2") else lanes(launch)
         if read is not None:
-            lds = [i for i in measured[launch["id"]]["instructions"] if "LDS.64" in i["sass"]]
-            lds += [i for i in measured[launch["id"]]["instructions"] if "LDS.128" in i["sass"]]
-            (row,) = [i for i in lds if i["executed"] == 1]
-            out.append((f"{name}:{launch['id']}", [read], row["wavefronts"]))
+            m = measured[launch["id"]]
+            lds = [i for i in m["instructions"] if "LDS" in i["sass"] and i["executed"]]
+            # the one load of the read's kernel, or casloops2's first of three
+            other = sum(i["wavefronts"] for i in lds[1:])
+            out.append((f"{name}:{launch['id']}", [read], m["per_op"]["ld"]["wavefronts"] - other))
     return out
 
 

@@ -258,10 +258,7 @@ def request_cost(
         # 8 bytes (64-bit atomics too): half-warps, 16 bytes: quarter-warps
         per_phase = PHASE_BYTES // width
         if op == "load" and (pairs_up(addr, 1) or pairs_up(addr, 2)):
-            wide = [list(range(p, p + 2 * per_phase)) for p in range(0, lanes, 2 * per_phase)]
-            # a merge whose phases would ask a bank for two words needs more than 15 lanes
-            if sum(a is not None for a in addr) > 15 or not asks_twice(addr, wide, width):
-                per_phase *= 2
+            per_phase *= 2  # conflicts or not (Nsight's per-op counters)
         phases = [list(range(p, p + per_phase)) for p in range(0, lanes, per_phase)]
     distinct = not (op == "atomic" and atomic in ("add", "exch", "cas"))
     costs = []

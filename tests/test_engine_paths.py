@@ -185,11 +185,11 @@ def test_hand_counted_requests() -> None:
     stats = request_stats(np.full((1, 32), 256), full, AccessKind("atomic", 4, atomic="exch"), SM90)
     assert fields(stats) == [(32, 1, 32, 32)]
     # LDS.64, lanes 0-3 and 16-19 on doubles 0, 16, 0, 16 (pairs at distance 2, doubles 0
-    # and 16 on one bank): 8 lanes keep their half-warps, 2 + 2 (the H200's 4: pairs3
-    # p8_c01_d2real); all 32 lanes so merge into one phase, 2
+    # and 16 on one bank): one merged phase, 2-way, with 8 lanes on as with all 32 (the
+    # H200's per-op counter: 2 for pairs3's p8_c01_d2real, whose Source page counts 4)
     eight = np.array([[16 * 8 * (n & 1) for n in range(32)]])
     some = ((lanes < 4) | ((lanes >= 16) & (lanes < 20)))[None, :]
-    assert request_stats(eight, some, AccessKind("load", 8), SM90).wavefronts.tolist() == [4]
+    assert request_stats(eight, some, AccessKind("load", 8), SM90).wavefronts.tolist() == [2]
     assert request_stats(eight, full, AccessKind("load", 8), SM90).wavefronts.tolist() == [2]
 
 

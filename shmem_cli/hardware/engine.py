@@ -29,9 +29,8 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    of 1, 2 or 4 bytes one phase (the whole warp); 8 bytes half-warps; 16 bytes
    quarter-warps (``phase_bytes // size`` lanes each).
 4. Pair merge: a load of 8 or 16 bytes whose lane n and lane n^1 (or n and n^2)
-   have the same address wherever both are active has phases twice as wide, unless
-   a merged phase would ask one bank for two words and at most the profile's
-   ``pair_merge_conflict_lanes`` (15) lanes are active (:mod:`~shmem_cli.hardware.pairs`).
+   have the same address wherever both are active has phases twice as wide, bank
+   conflicts or not (:mod:`~shmem_cli.hardware.pairs`).
 5. A phase costs the most words any one bank must deliver. Lanes asking for the
    same word share it (broadcast), except for atomics that do not combine
    (atomicAdd with a value other than 1 and atomicExch: every lane is its own

@@ -2,10 +2,11 @@
 have phases twice as wide.
 
 A request merges when lane n and lane n^d give the same address wherever both are
-active, for some d of the profile's ``pair_merge_distances``, unless the merged phases
-would have a bank conflict (some bank asked for two different words in one merged phase)
-and at most ``pair_merge_conflict_lanes`` lanes are active: then it keeps its unmerged
-phases (measured on the H200: tests/data/trace/pairs3 and pairs4, casloops2's ``lds_pairs``).
+active, for some d of the profile's ``pair_merge_distances``, bank conflicts or not: the
+wavefronts Nsight Compute counts per op (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``)
+on 1,549 measured launches (tests/data/trace/pairs3 to pairs8). Its per-instruction source
+counters count a merged phase that asks a bank for two words as its unmerged phases instead
+(docs/hardware-model.md section 3): :func:`conflicted_phases` says which.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .arch import ArchProfile
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 
-__all__ = ["merged_rows"]
+__all__ = ["conflicted_phases", "merged_rows"]
 
 CHUNK = 4096  # rows compared lane against lane at once ((rows, 32, 32) int64)
 
@@ -35,14 +36,19 @@ def merged_rows(addr: I64, active: B8, size: int, op: str, arch: ArchProfile) ->
         return merged
     for distance in arch.pair_merge_distances:
         merged |= _lanes_pair_up(addr, active, distance)
-    few = np.flatnonzero(merged & (active.sum(axis=1) <= arch.pair_merge_conflict_lanes))
-    if len(few):
-        phase_lanes = 2 * arch.lanes_per_phase(size)
-        for start in range(0, len(few), CHUNK):
-            part = few[start : start + CHUNK]
-            undo = _merged_conflict(addr[part], active[part], size, phase_lanes, arch)
-            merged[part[undo]] = False
     return merged
+
+
+def conflicted_phases(addr: I64, active: B8, size: int, arch: ArchProfile) -> B8:
+    """Rows where some merged phase asks one bank for two different words: the reads whose
+    merged phases Nsight's per-instruction source counters count unmerged."""
+    rows = addr.shape[0]
+    found = np.zeros(rows, dtype=bool)
+    phase_lanes = 2 * arch.lanes_per_phase(size)
+    for start in range(0, rows, CHUNK):
+        part = slice(start, start + CHUNK)
+        found[part] = _merged_conflict(addr[part], active[part], size, phase_lanes, arch)
+    return found
 
 
 def _lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
