@@ -151,7 +151,9 @@ def test_bucket_worst_on_a_small_grid() -> None:
 #        excess of 1 that is the phase split, not a conflict)
 # i = 1: all lanes, buf[2 * tid]: a half-warp's lanes span 256 bytes, lanes k and k+8 of a
 #        half share banks -> 2 wavefronts per half, 4 over 2 phases: a 2-way conflict
-SPLIT = float4_spec("tid * (1 + i)", {"i": [0, 1]}, when="i == 1 || tid < 3 || tid == 16", dtype="double")
+SPLIT = float4_spec(
+    "tid * (1 + i)", {"i": [0, 1]}, when="i == 1 || tid < 3 || tid == 16", dtype="double"
+)
 
 
 def test_a_partly_active_request_without_bank_conflict_is_a_dot() -> None:

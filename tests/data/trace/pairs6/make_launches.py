@@ -69,18 +69,45 @@ def chosen() -> dict[str, tuple[str, list[int]]]:
         "m_d16_c04_15": (ld, at({0: 0, 1: 1, 4: 32, 5: 33, 16: 0, 17: 1, 20: 32, 21: 33})),
         "m_r2_001": (ld, r2_001),
         "m_r2_001_lo": (ld, r2_001[:16] + [OFF] * 16),
-        "m_r2_001_2way": (ld, [44, 40, OFF, OFF, 60, 56, OFF, OFF, 13, 9, OFF, OFF, 29, 25, OFF, OFF] * 2),
-        "m_r2_001_c01": (ld, [44, 60, OFF, OFF, 40, 56, OFF, OFF, 12, 28, OFF, OFF, 8, 24, OFF, OFF] * 2),
-        "m_r2_001_more": (ld, [44, 40, OFF, OFF, 60, 56, OFF, OFF, 12, 8, OFF, OFF, 28, 24, OFF, OFF]
-                          + [44, 40, OFF, OFF, 60, 56, OFF, OFF, 12, 8, OFF, OFF, 28, 25, OFF, OFF]),
-        "m_mirror_c04": (ld, [0, 65, OFF, OFF, 16, 66, OFF, OFF, 67, 68, OFF, OFF, 69, 70, OFF, OFF] * 2),
-        "m_uniform_lo": (ld, [0, 1, OFF, OFF, 16, 17, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF]
-                         + [2, 3, OFF, OFF, 4, 5, OFF, OFF, 6, 7, OFF, OFF, 8, 9, OFF, OFF]),
-        "m_uniform_hi": (ld, [2, 3, OFF, OFF, 4, 5, OFF, OFF, 6, 7, OFF, OFF, 8, 9, OFF, OFF]
-                         + [0, 1, OFF, OFF, 16, 17, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF]),
-        "m_vab08_lo": (ld, [4, 20, 4, 20, 5, 21, 5, 21, 6, 22, 6, 22, 7, 23, 7, 23, 19] + [OFF] * 15),
-        "m_vab08_one": (ld, [OFF] * 15 + [19, 4, 20, 4, 20, 5, 21, 5, 21, 6, 22, 6, 22, 7, 23, 7, 39]),
-        "m_vab08_full": (ld, [OFF] * 15 + [19, 4, 20, 4, 20, 5, 21, 5, 21, 6, 22, 6, 22, 7, 23, 7, 23][:17]),
+        "m_r2_001_2way": (
+            ld,
+            [44, 40, OFF, OFF, 60, 56, OFF, OFF, 13, 9, OFF, OFF, 29, 25, OFF, OFF] * 2,
+        ),
+        "m_r2_001_c01": (
+            ld,
+            [44, 60, OFF, OFF, 40, 56, OFF, OFF, 12, 28, OFF, OFF, 8, 24, OFF, OFF] * 2,
+        ),
+        "m_r2_001_more": (
+            ld,
+            [44, 40, OFF, OFF, 60, 56, OFF, OFF, 12, 8, OFF, OFF, 28, 24, OFF, OFF]
+            + [44, 40, OFF, OFF, 60, 56, OFF, OFF, 12, 8, OFF, OFF, 28, 25, OFF, OFF],
+        ),
+        "m_mirror_c04": (
+            ld,
+            [0, 65, OFF, OFF, 16, 66, OFF, OFF, 67, 68, OFF, OFF, 69, 70, OFF, OFF] * 2,
+        ),
+        "m_uniform_lo": (
+            ld,
+            [0, 1, OFF, OFF, 16, 17, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF]
+            + [2, 3, OFF, OFF, 4, 5, OFF, OFF, 6, 7, OFF, OFF, 8, 9, OFF, OFF],
+        ),
+        "m_uniform_hi": (
+            ld,
+            [2, 3, OFF, OFF, 4, 5, OFF, OFF, 6, 7, OFF, OFF, 8, 9, OFF, OFF]
+            + [0, 1, OFF, OFF, 16, 17, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF],
+        ),
+        "m_vab08_lo": (
+            ld,
+            [4, 20, 4, 20, 5, 21, 5, 21, 6, 22, 6, 22, 7, 23, 7, 23, 19] + [OFF] * 15,
+        ),
+        "m_vab08_one": (
+            ld,
+            [OFF] * 15 + [19, 4, 20, 4, 20, 5, 21, 5, 21, 6, 22, 6, 22, 7, 23, 7, 39],
+        ),
+        "m_vab08_full": (
+            ld,
+            [OFF] * 15 + [19, 4, 20, 4, 20, 5, 21, 5, 21, 6, 22, 6, 22, 7, 23, 7, 23][:17],
+        ),
     }
 
 

@@ -73,7 +73,9 @@ def main() -> None:
     launches = []
     for name, (kernel, idx) in reads().items():
         (HERE / "inputs" / f"{name}.bin").write_bytes(struct.pack("<32i", *idx))
-        forms = ["br"] + (["all"] if min(idx) >= 0 else []) + (["pr"] if name.startswith("bc") else [])
+        forms = (
+            ["br"] + (["all"] if min(idx) >= 0 else []) + (["pr"] if name.startswith("bc") else [])
+        )
         for form in forms:
             k = kernel if form == "pr" else f"prb_{form}{WIDTH[kernel]}"
             launches.append(

@@ -35,8 +35,11 @@ def reads() -> dict[str, tuple[str, list[int]]]:
     out = {f"5_{k}": v for k, v in _module("pairs5").reads().items()}
     six = _module("pairs6").reads()
     for name, read in six.items():
-        if name.startswith("m_") or name < "r64_060" and name.startswith("r64") or (
-            name.startswith("r128") and name < "r128_030"
+        if (
+            name.startswith("m_")
+            or name < "r64_060"
+            and name.startswith("r64")
+            or (name.startswith("r128") and name < "r128_030")
         ):
             out[f"6_{name}"] = read
     return out
