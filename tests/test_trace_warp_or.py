@@ -2,8 +2,8 @@
 threads, for a request's taint, a decision's taint and a convergence barrier's lanes.
 
 Each case is checked against a plain loop over the threads, on each of the function's
-paths: every lane of whole warps, one warp, warps in part, no thread; one value per thread
-or one for all; a taint byte and 32- and 64-bit lane masks."""
+paths: every lane of whole warps (in one run or apart), one warp, warps in part, no thread;
+one value per thread or one for all; a taint byte and 32- and 64-bit lane masks."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ def as_dict(ids: list[int], ws: int, got: WarpOr) -> dict[int, tuple[int, int]]:
 
 SETS = {
     "whole warps": list(range(128)),
+    "whole warps apart": [*range(32), *range(64, 96)],
+    "two warps' count of threads in three warps": [*range(16), *range(32, 64), *range(64, 80)],
     "the second warp whole": list(range(32, 64)),
     "one warp in part": [33, 40, 41, 63],
     "warps in part": [0, 1, 31, 64, 65, 96, 127],
