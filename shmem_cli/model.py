@@ -108,6 +108,9 @@ class Totals:
     # the requests' phases with an active lane, added up: a conflict-free access costs no
     # more wavefronts than these (bank_conflicted, request by request)
     phases: int = 0
+    # the wavefronts Nsight's per-instruction source counters count beyond ``wavefronts``
+    # (some pair-merged loads, hardware.pairs.source_extra; may be negative): trace --compare
+    source_extra: int = 0
 
     def __add__(self, other: Totals) -> Totals:
         return Totals(
@@ -118,6 +121,7 @@ class Totals:
             cycles=self.cycles + other.cycles,
             conflicted_requests=self.conflicted_requests + other.conflicted_requests,
             phases=self.phases + other.phases,
+            source_extra=self.source_extra + other.source_extra,
         )
 
     def times(self, n: int) -> Totals:
@@ -131,6 +135,7 @@ class Totals:
             cycles=self.cycles * n,
             conflicted_requests=self.conflicted_requests * n,
             phases=self.phases * n,
+            source_extra=self.source_extra * n,
         )
 
     @property

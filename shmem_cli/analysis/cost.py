@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
 PART = 1 << 16  # requests (and rows) costed and summed at once
-_FIELDS = ("wavefronts", "ideal", "ways", "cycles", "phases")
+_FIELDS = ("wavefronts", "ideal", "ways", "cycles", "phases", "source_extra")
 #: (warp, iteration) -> the labelled place of a request, e.g. (("i", 3),) or (("occurrence", 2),)
 Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
 #: integers of any width (a trace keeps its warps and occurrences as int32)
@@ -127,7 +127,10 @@ def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> Req
     one entry per request (a batch with ``row``: each distinct row costed once)."""
     if batch.wavefronts is not None:
         c = batch.wavefronts
-        return RequestStats(wavefronts=c, ideal=c, ways=np.ones_like(c), cycles=c, phases=c)
+        ones, zeros = np.ones_like(c), np.zeros_like(c)
+        return RequestStats(
+            wavefronts=c, ideal=c, ways=ones, cycles=c, phases=c, source_extra=zeros
+        )
     stats = _row_stats(batch, kind, arch)
     return stats if batch.row is None else _per_request(stats, batch.row)
 
@@ -180,6 +183,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
             cycles=int(stats.cycles.sum()),
             conflicted_requests=int(bank_conflicted(stats.wavefronts, stats.phases).sum()),
             phases=int(stats.phases.sum()),
+            source_extra=int(stats.source_extra.sum()),
         )
     return Totals(
         requests=int(weight.sum()),
@@ -189,6 +193,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
         cycles=int((stats.cycles * weight).sum()),
         conflicted_requests=int(weight[bank_conflicted(stats.wavefronts, stats.phases)].sum()),
         phases=int((stats.phases * weight).sum()),
+        source_extra=int((stats.source_extra * weight).sum()),
     )
 
 

@@ -68,6 +68,7 @@ def async_copy_stats(
         ways=np.maximum(shared_side.ways, global_side.ways),
         cycles=np.maximum(shared_side.cycles, wavefronts),
         phases=shared_side.phases,
+        source_extra=np.zeros_like(wavefronts),
     )
 
 

@@ -30,7 +30,8 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    quarter-warps (``phase_bytes // size`` lanes each).
 4. Pair merge: a load of 8 or 16 bytes whose lane n and lane n^1 (or n and n^2)
    have the same address wherever both are active has phases twice as wide, bank
-   conflicts or not (:mod:`~shmem_cli.hardware.pairs`).
+   conflicts or not (:mod:`~shmem_cli.hardware.pairs`; Nsight's source view counts
+   some such loads otherwise: ``RequestStats.source_extra``, from both layouts' phases).
 5. A phase costs the most words any one bank must deliver. Lanes asking for the
    same word share it (broadcast), except for atomics that do not combine
    (atomicAdd with a value other than 1 and atomicExch: every lane is its own
@@ -57,8 +58,8 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
    phases, active or not; any other request, its wavefronts.
 
 One public function, :func:`request_stats`, with two algorithms behind it
-(``method=``), documented and tested (tests/test_engine_paths.py) to give the
-same answer:
+(``method=``, in :mod:`~shmem_cli.hardware.phase_ways`), documented and tested
+(tests/test_engine_paths.py) to give the same answer:
 
 * ``"word"``: the rule applied literally: each lane's words, the distinct words
   of every (phase, bank) counted;
@@ -87,18 +88,14 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ..model import BankCell, RequestDetail, Wavefront
-from . import ops
+from .access_kind import AccessKind
 from .arch import ArchProfile
-from .pairs import merged_rows
+from .pairs import merged_rows, source_extra
+from .phase_ways import lane_phases, phase_ways, phase_ways_by_unit, phase_ways_by_word
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 Method: TypeAlias = Literal["auto", "unit", "word"]
-
-WORD_BITS = 20  # word bits of a "word" key: covers 4 MiB of shared memory, phase above
-UNIT_BITS = 20  # unit bits of a "unit" key (int32: phase above, 31 bits in all)
-NO_WORD = np.int64(1) << 40  # "word" key of an inactive lane (sorts last)
-NO_UNIT = np.int32(np.iinfo(np.int32).max)  # "unit" key of an inactive lane (sorts last)
 
 __all__ = [
     "B8",
@@ -115,52 +112,6 @@ METHODS = ("auto", "unit", "word")
 
 
 @frozen
-class AccessKind:
-    """What one lane of the instruction does.
-
-    ``op`` names an :class:`~shmem_cli.hardware.ops.Op`; ``size`` is bytes per lane (16 for a
-    matrix row); ``atomic`` is the engine's atomic class (``inc`` combines like a load,
-    ``add`` and ``exch`` do not); ``matrices`` is 1, 2 or 4 for ldmatrix/stmatrix.
-    """
-
-    op: str  # a name of shmem_cli.hardware.ops.OPS
-    size: int  # bytes per lane (16 for ldmatrix/stmatrix rows)
-    atomic: str = "inc"
-    matrices: int = 1
-
-    @property
-    def is_matrix(self) -> bool:
-        return ops.get(self.op).matrix
-
-    @property
-    def is_atomic(self) -> bool:
-        return ops.get(self.op).atomic
-
-    def combines_lanes(self, arch: ArchProfile) -> bool:
-        """Whether lanes on the same word share one bank access (a broadcast)."""
-        return not self.is_atomic or arch.atomic_rule(self.atomic).combines
-
-    def uniform_in_one(self, arch: ArchProfile) -> bool:
-        """Whether a warp-uniform address is reduced in one wavefront (rule 7: the "add"
-        class, which only a spec's ``atomic: add`` has; the trace charges an ATOMS.ADD as
-        "exch")."""
-        return self.is_atomic and arch.atomic_rule(self.atomic).uniform_in_one
-
-    def address_lanes(self, arch: ArchProfile) -> B8:
-        """The lanes whose addresses the instruction reads, (warp_size,).
-
-        Every lane for most instructions; for ldmatrix/stmatrix lanes 8m..8m+7 give
-        the row addresses of matrix m (``arch.matrix_rows`` lanes a matrix) and the
-        other lanes' addresses are ignored. A front end ANDs its active mask with this
-        before calling the engine.
-        """
-        if self.is_matrix:
-            on: B8 = np.arange(arch.warp_size) < arch.matrix_rows * self.matrices
-            return on
-        return np.ones(arch.warp_size, dtype=bool)
-
-
-@frozen
 class RequestStats:
     """Per-request results for a batch (arrays of one entry per request)."""
 
@@ -169,6 +120,7 @@ class RequestStats:
     ways: I64
     cycles: I64
     phases: I64  # phases with an active lane (times passes): the cost without a bank conflict
+    source_extra: I64  # Nsight's source-view wavefronts less ``wavefronts`` (pairs.source_extra)
 
 
 def request_stats(
@@ -189,17 +141,41 @@ def request_stats(
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     _check_address_lanes(active, kind, arch)
-    if method == "word":
-        return _stats_by_word(addr, active, kind, arch)
-    by_unit = _stats_by_unit(addr, active, kind, arch)
-    if by_unit is not None:
-        return by_unit
-    if method == "unit":
+    merged = merged_rows(addr, active, kind.size, kind.op, arch)  # rule 4, asked once
+    ways = None if method == "word" else phase_ways_by_unit(addr, active, kind, arch, merged)
+    if ways is None and method == "unit":
         raise ValueError(
             "the unit method needs addresses aligned to the access size, non-negative and "
             "below 2^20 units; use method='word' or 'auto'"
         )
-    return _stats_by_word(addr, active, kind, arch)
+    ways = ways if ways is not None else phase_ways_by_word(addr, active, kind, arch, merged)
+    stats = _summarize(*ways, addr, active, kind, arch)
+    if merged.any():
+        _source_view(stats, ways[0], np.flatnonzero(merged), addr, active, kind, arch)
+    return stats
+
+
+def _source_view(
+    stats: RequestStats,
+    ways: I64,
+    rows: I64,
+    addr: I64,
+    active: B8,
+    kind: AccessKind,
+    arch: ArchProfile,
+) -> None:
+    """Fill ``stats.source_extra`` for the requests ``rows``, whose phases merge (rule 4),
+    from the worst bank degree of their phases merged (``ways``) and, where one asks a bank
+    for two words, unmerged: :func:`~shmem_cli.hardware.pairs.source_extra`."""
+    merged_phases = arch.warp_size // (2 * arch.lanes_per_phase(kind.size))
+    unmerged = np.zeros((len(rows), 2 * merged_phases), dtype=np.int64)
+    hot = np.flatnonzero(stats.ways[rows] > 1)  # only these count a phase unmerged
+    if len(hot):
+        at = rows[hot]
+        unmerged[hot] = phase_ways(addr[at], active[at], kind, arch, merge=False)[0]
+    a, on = addr[rows], active[rows]
+    extra = source_extra(ways[rows, :merged_phases], unmerged, a, on, arch)
+    stats.source_extra[rows] = extra
 
 
 def _check_address_lanes(active: B8, kind: AccessKind, arch: ArchProfile) -> None:
@@ -212,119 +188,6 @@ def _check_address_lanes(active: B8, kind: AccessKind, arch: ArchProfile) -> Non
             f"0..{rows - 1} only; AND the active mask with "
             "kind.address_lanes(arch) before calling the engine"
         )
-
-
-def _lane_phases(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> tuple[I64, I64]:
-    """The phase of every lane and the number of phases of every request (R,).
-
-    The phases are (R, warp_size), or (1, warp_size) when every request splits its
-    lanes the same way (rules 3 and 4 of the module docstring).
-    """
-    rows = addr.shape[0]
-    lanes = np.arange(arch.warp_size, dtype=np.int64)
-    if kind.is_matrix:
-        matrix = lanes // arch.matrix_rows
-        return matrix[None, :], np.full(rows, kind.matrices, dtype=np.int64)
-    if kind.size <= arch.bank_bytes:
-        return np.zeros((1, arch.warp_size), dtype=np.int64), np.ones(rows, dtype=np.int64)
-    per_phase = arch.lanes_per_phase(kind.size)
-    merged = merged_rows(addr, active, kind.size, kind.op, arch)
-    if merged.any():
-        per_row = np.where(merged, 2 * per_phase, per_phase)
-        return lanes[None, :] // per_row[:, None], arch.warp_size // per_row
-    return (lanes // per_phase)[None, :], np.full(rows, arch.warp_size // per_phase, dtype=np.int64)
-
-
-def _stats_by_unit(
-    addr: I64, active: B8, kind: AccessKind, arch: ArchProfile
-) -> RequestStats | None:
-    """The "unit" method: distinct units per (phase, bank set); None where it does not apply."""
-    rows = addr.shape[0]
-    unit_bytes = max(kind.size, arch.bank_bytes)
-    bank_sets = arch.banks * arch.bank_bytes // unit_bytes
-    all_active = bool(active.all())
-    live_addr = addr if all_active else np.where(active, addr, 0)
-    # the OR of all addresses shows at once whether any is negative, too large or misaligned
-    seen_bits = int(np.bitwise_or.reduce(live_addr, axis=None)) if addr.size else 0
-    words_per_unit = unit_bytes // arch.bank_bytes
-    aligned = (seen_bits // arch.bank_bytes) % words_per_unit == 0  # first word of a unit
-    if not (_power_of_two(unit_bytes) and _power_of_two(bank_sets) and aligned):
-        return None
-    if not 0 <= seen_bits < unit_bytes << UNIT_BITS:
-        return None
-
-    phase, n_phases = _lane_phases(addr, active, kind, arch)
-    max_phases = int(n_phases.max()) if rows else 1
-    unit = (live_addr // unit_bytes).astype(np.int32)
-    if kind.combines_lanes(arch):
-        # sort (phase, unit) keys so that lanes asking for the same unit are neighbours
-        key = (phase.astype(np.int32) << UNIT_BITS) | unit
-        if not all_active:
-            key = np.where(active, key, NO_UNIT)
-        key.sort(axis=1)
-        counted = np.empty(key.shape, dtype=bool)
-        counted[:, 0] = True
-        np.not_equal(key[:, 1:], key[:, :-1], out=counted[:, 1:])
-        if not all_active:
-            counted &= key != NO_UNIT
-        # the sorted keys are (phase, unit) again; only the unit's low bits (its bank
-        # set) are used below, so the phase bits above UNIT_BITS need no masking
-        phase, unit = key >> UNIT_BITS, key
-    else:
-        counted = np.broadcast_to(active, addr.shape)
-    # one counter per (request, bank set, phase)
-    bins = bank_sets * max_phases
-    counter = (
-        np.arange(0, rows * bins, bins, dtype=np.int64)[:, None]
-        + (unit & (bank_sets - 1)) * max_phases
-        + phase
-    )
-    counts = np.bincount(counter[counted], minlength=rows * bins).reshape(
-        rows, bank_sets, max_phases
-    )
-    return _summarize(_worst_bank_set(counts), n_phases, addr, active, kind, arch)
-
-
-def _worst_bank_set(counts: I64) -> I64:
-    """(R, bank sets, phases) -> (R, phases): the busiest bank set of each phase."""
-    if counts.shape[2] == 1:
-        most: I64 = counts.max(axis=1)
-        return most
-    # halving the bank sets keeps every step one vectorized maximum over whole rows of phases
-    while counts.shape[1] > 1:
-        half = counts.shape[1] // 2
-        counts = np.maximum(counts[:, :half], counts[:, half:])
-    return counts[:, 0]
-
-
-def _stats_by_word(addr: I64, active: B8, kind: AccessKind, arch: ArchProfile) -> RequestStats:
-    """The "word" method: each lane's words, the distinct words of every (phase, bank)."""
-    rows = addr.shape[0]
-    phase, n_phases = _lane_phases(addr, active, kind, arch)
-    words_per_lane = max(1, kind.size // arch.bank_bytes)
-    word = addr // arch.bank_bytes
-    key = (phase << WORD_BITS) + word
-    key = np.where(active, key, NO_WORD)
-    if words_per_lane > 1:
-        key = key[:, :, None] + np.arange(words_per_lane, dtype=np.int64)[None, None, :]
-        key = np.where(active[:, :, None], key, NO_WORD)
-    key = key.reshape(rows, -1)
-    if kind.combines_lanes(arch):
-        key = np.sort(key, axis=1)
-        keep = np.ones(key.shape, dtype=bool)
-        keep[:, 1:] = key[:, 1:] != key[:, :-1]
-        keep &= key != NO_WORD
-    else:
-        keep = key < NO_WORD
-    row_idx = np.nonzero(keep)[0]
-    kept = key[keep]
-    bucket = (kept >> WORD_BITS) * arch.banks + (kept & ((1 << WORD_BITS) - 1)) % arch.banks
-    max_phases = int(n_phases.max()) if rows else 1
-    bins = max_phases * arch.banks
-    counts = np.bincount(row_idx * bins + bucket, minlength=rows * bins).reshape(
-        rows, max_phases, arch.banks
-    )
-    return _summarize(counts.max(axis=2), n_phases, addr, active, kind, arch)
 
 
 def _summarize(
@@ -363,11 +226,8 @@ def _summarize(
         ways=ways.astype(np.int64, copy=False),
         cycles=cycles.astype(np.int64, copy=False),
         phases=phases.astype(np.int64, copy=False),
+        source_extra=np.zeros(rows, dtype=np.int64),
     )
-
-
-def _power_of_two(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
 
 
 # --- one request, wavefront by wavefront (for tables and pictures) -----------------------
@@ -386,7 +246,7 @@ def explain_request(addr: list[int | None], kind: AccessKind, arch: ArchProfile)
         a = np.pad(a, ((0, 0), (0, pad)))
         act = np.pad(act, ((0, 0), (0, pad)))
     _check_address_lanes(act, kind, arch)
-    phase_of, n_phases = _lane_phases(a, act, kind, arch)
+    phase_of, n_phases = lane_phases(a, act, kind, arch)
     per_phase = arch.warp_size // int(n_phases[0])
     words_per_lane = max(1, kind.size // arch.bank_bytes)
     uniform_add = False

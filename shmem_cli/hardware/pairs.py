@@ -5,9 +5,11 @@ A request merges when lane n and lane n^d give the same address wherever both ar
 active, for some d of the profile's ``pair_merge_distances``, bank conflicts or not: the
 wavefronts Nsight Compute counts per op (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``)
 on 1,549 measured launches (tests/data/trace/pairs3 to pairs8). Its per-instruction source
-counters count an ``LDS.64`` whose merged phase asks a bank for two words as its unmerged
-half-warps instead (docs/hardware-model.md section 3); shmem does not model those counters
-(tests/reference.py's ``asks_twice`` states that rule for tests/test_trace_pairs.py).
+counters count a merged phase that asks a bank for two words as its unmerged phases instead
+(docs/hardware-model.md section 3; an ``LDS.128``: that half-warp only, and one address
+packed): :func:`source_extra` is what those counters give beyond the per-op figure, which
+the engine adds to each request (``RequestStats.source_extra``; tests/reference.py's
+``asks_twice`` states the ``LDS.64`` rule for tests/test_trace_pairs.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .arch import ArchProfile
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 
-__all__ = ["merged_rows"]
+__all__ = ["merged_rows", "source_extra"]
 
 
 def merged_rows(addr: I64, active: B8, size: int, op: str, arch: ArchProfile) -> B8:
@@ -36,6 +38,29 @@ def merged_rows(addr: I64, active: B8, size: int, op: str, arch: ArchProfile) ->
     for distance in arch.pair_merge_distances:
         merged |= _lanes_pair_up(addr, active, distance)
     return merged
+
+
+def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchProfile) -> I64:
+    """What Nsight's source counters count more than the per-op wavefronts (R,), for
+    requests that merge: ``merged`` (R, P) and ``unmerged`` (R, 2P) are the worst bank
+    degree of each phase, merged and not (phase p merged is phases 2p and 2p+1 unmerged).
+
+    A merged phase that asks a bank for two words (a degree above 1) counts as its two
+    unmerged phases; a request whose active lanes all give one address counts its active
+    lanes packed into merged phases (an LDS.128's ceil(lanes / 16) half-warps, however its
+    lanes lie). Measured exact on 743 LDS.64 launches and all but 6 of 129 LDS.128 reads
+    (tests/data/trace/pairs3 to pairs8; docs/hardware-model.md section 10).
+    """
+    rows = len(merged)
+    halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
+    source = np.where(merged > 1, halves, merged).sum(axis=1)
+    lanes = active.sum(axis=1)
+    lead = addr[np.arange(rows), np.argmax(active, axis=1)]
+    one_address = np.all((addr == lead[:, None]) | ~active, axis=1) & (lanes > 0)
+    per_merged = 2 * arch.warp_size // unmerged.shape[1]  # lanes of a merged phase
+    source = np.where(one_address, -(-lanes // per_merged), source)
+    extra: I64 = source - merged.sum(axis=1)
+    return extra
 
 
 def _lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:

@@ -17,14 +17,19 @@ wavefronts and ideal side by side, and a verdict:
 * ``cp.async``: an ``LDGSTS`` whose executions agree and whose source-view wavefronts do not:
   Nsight Compute's source view counts cp.async by another counter than the raw per-op
   wavefronts shmem's rule is exact to (measured: tests/data/triton); not a disagreement;
+* ``pair merge``: an 8- or 16-byte load whose lanes pair up and whose source-view wavefronts
+  are the engine's per-op figure plus what the source counters count otherwise (a merged
+  phase asking a bank for two words counted unmerged, a one-address LDS.128 counted
+  packed: :func:`shmem_cli.hardware.pairs.source_extra`, docs/hardware-model.md 3 and 10);
+  executions and ideal agree; not a disagreement;
 * ``arbitration``: same executions and ideal, more wavefronts on the GPU: bank arbitration or
   timing between warps (the l1tex arbitration counter), not a different address pattern;
 * ``addresses``: same executions, another ideal or fewer wavefronts: other addresses than
   traced (other arguments, other data);
 * ``launch``: other executions: another grid, other arguments or data-dependent control flow.
 
-Any verdict but ``match`` and ``cp.async``, and a different binary, is a disagreement
-(``shmem trace`` exits 1, as ``shmem verify`` does on a mismatch).
+Any verdict but ``match``, ``cp.async`` and ``pair merge``, and a different binary, is a
+disagreement (``shmem trace`` exits 1, as ``shmem verify`` does on a mismatch).
 """
 
 from __future__ import annotations
@@ -59,11 +64,14 @@ __all__ = [
     "compare_ops",
     "read_ncu_csv",
 ]
-AGREEING = ("match", "cp.async")
+AGREEING = ("match", "cp.async", "pair merge")
 VERDICTS = {
     "match": "executions, wavefronts and ideal agree",
     "cp.async": "Nsight Compute's source view counts cp.async (LDGSTS) by another counter than "
     "the per-op wavefronts shmem is exact to; executions agree",
+    "pair merge": "an 8- or 16-byte load whose lanes pair up: Nsight Compute's source view "
+    "counts a merged phase asking a bank for two words unmerged (and a one-address 16-byte "
+    "load packed), shmem's per-op wavefronts plus that difference agree",
     "arbitration": "more wavefronts on the GPU with the same ideal: bank arbitration or timing "
     "between warps, not the addresses",
     "addresses": "other addresses than traced (another ideal, or fewer wavefronts): other "
@@ -201,12 +209,17 @@ def _binary_differences(
 
 
 def _verdict(
-    opcode: str, measured: tuple[int | None, int | None, int | None], traced: tuple[int, int, int]
+    opcode: str,
+    measured: tuple[int | None, int | None, int | None],
+    traced: tuple[int, int, int],
+    source_extra: int = 0,
 ) -> str:
     if measured == traced:
         return "match"
     if measured[0] != traced[0]:
         return "launch"
+    if source_extra and measured == (traced[0], traced[1] + source_extra, traced[2]):
+        return "pair merge"
     found = op_of_opcode(opcode.split(".")[0])
     if found is not None and found.copy:
         return "cp.async"
@@ -244,7 +257,7 @@ def compare_kernel(
             r.cost.wavefronts,
             r.cost.ideal_wavefronts,
         )
-        verdict = _verdict(access.site.opcode, measured, traced)
+        verdict = _verdict(access.site.opcode, measured, traced, r.cost.source_extra)
         out.append(
             InstructionCompare(
                 access.site.pc,

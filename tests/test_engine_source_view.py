@@ -1,0 +1,65 @@
+"""The engine's source-view figure (``RequestStats.source_extra``, hardware.pairs.source_extra):
+what Nsight Compute's per-instruction source counters count beyond the per-op wavefronts for
+a pair-merged load (docs/hardware-model.md sections 3 and 10). Expectations worked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind, Method, request_stats
+
+Lanes = dict[int, int]  # lane -> byte address (other lanes off)
+
+
+def costs(lanes: Lanes, size: int, method: Method) -> tuple[int, int]:
+    """(per-op wavefronts, source-view wavefronts) of one load request."""
+    addr = np.zeros((1, 32), dtype=np.int64)
+    active = np.zeros((1, 32), dtype=bool)
+    for lane, a in lanes.items():
+        addr[0, lane], active[0, lane] = a, True
+    stats = request_stats(addr, active, AccessKind("load", size), SM90, method=method)
+    return int(stats.wavefronts[0]), int(stats.wavefronts[0] + stats.source_extra[0])
+
+
+METHODS = pytest.mark.parametrize("method", ["unit", "word"])
+
+
+@METHODS
+def test_a_conflicted_merged_lds64_counts_its_half_warps_on_the_source_page(method: Method) -> None:
+    # lanes 0, 1, 16, 17 on doubles 0, 16, 2, 3: lanes n and n^2 pair up (n^2 is off), one
+    # merged phase where banks 0 and 1 hold words 0/1 and 32/33: 2 per op. Unmerged: lanes 0
+    # and 1 clash in half-warp 0 (2), lanes 16 and 17 share nothing (1): 3 on the source page
+    assert costs({0: 0, 1: 128, 16: 16, 17: 24}, 8, method) == (2, 3)
+
+
+@METHODS
+def test_a_one_address_lds128_costs_a_wavefront_per_16_lanes_on_the_source_page(
+    method: Method,
+) -> None:
+    # ten lanes on one float4, five in each half-warp: a broadcast in each merged half-warp
+    # (2 per op), ceil(10 / 16) = 1 on the source page
+    lanes = {n: 64 for n in (0, 1, 2, 3, 4, 20, 21, 22, 23, 24)}
+    assert costs(lanes, 16, method) == (2, 1)
+
+
+@METHODS
+def test_an_lds128_counts_only_its_conflicted_half_warp_unmerged(method: Method) -> None:
+    # lanes 2k and 2k+1 read float4 idx[k]. Half-warp 0 reads 0, 8, 1, 2 | 3, 4, 5, 6: float4s
+    # 0 and 8 share banks 0-3, merged 2; its quarter-warps cost 2 (0 and 8) and 1. Half-warp
+    # 1 reads 0..7, conflict-free: merged 1 (its quarter-warps would be 2). Per op 2 + 1 = 3,
+    # source page 3 + 1 = 4
+    idx = [0, 8, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7]
+    lanes = {lane: 16 * idx[lane // 2] for lane in range(32)}
+    assert costs(lanes, 16, method) == (3, 4)
+
+
+@METHODS
+def test_loads_without_the_corner_count_alike_on_both_pages(method: Method) -> None:
+    # merged without a conflict: lanes 2k, 2k+1 on double k, 16 doubles in 32 banks: 1
+    assert costs({n: 8 * (n // 2) for n in range(32)}, 8, method) == (1, 1)
+    # not merged (lane n on double 16n: no pairs), 16-way in each half-warp: 32 on both
+    assert costs({n: 128 * n for n in range(32)}, 8, method) == (32, 32)
+    # a 4-byte load never merges: lanes 0 and 1 on words 0 and 32 (2-way)
+    assert costs({0: 0, 1: 128}, 4, method) == (2, 2)
