@@ -168,6 +168,9 @@ def test_compare_agrees_with_a_source_page_that_counts_the_merge_unmerged(
     assert load.verdict == "pair merge"
     assert result.agrees
     assert result.counts()["pair merge"] == 1
+    rows = {a.site.pc: a.to_json() for a in kernel.accesses}
+    assert rows[load.pc]["source_wavefronts"] == 3  # the JSON says so, on that row only
+    assert [pc for pc, row in rows.items() if "source_wavefronts" in row] == [load.pc]
 
 
 def _traced_ids() -> list[Any]:

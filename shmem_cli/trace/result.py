@@ -159,6 +159,8 @@ class TraceAccess:
             "contended": self.contended,
         }
         out["verdict"] = self.verdict
+        if t.source_extra:  # a pair-merged load Nsight's Source page counts otherwise
+            out["source_wavefronts"] = t.wavefronts + t.source_extra
         if self.reads is not None:
             out["reads"] = self.reads
         worst = self.cost.worst_json()
