@@ -130,7 +130,7 @@ def main() -> None:
             launches.append(
                 {
                     "id": rid,
-                    "source": "kernels/pr.cu",
+                    "source": "../pairs5/kernels/pr.cu",
                     "kernel": kernel,
                     "block": [32, 1, 1],
                     "grid": [1, 1, 1],
