@@ -90,7 +90,7 @@ if TYPE_CHECKING:
 from ..model import BankCell, RequestDetail, Wavefront
 from .access_kind import AccessKind
 from .arch import ArchProfile
-from .pairs import merged_rows, source_extra
+from .pairs import merged_rows, one_address, source_extra
 from .phase_ways import lane_phases, phase_ways, phase_ways_by_unit, phase_ways_by_word
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
@@ -199,9 +199,7 @@ def _summarize(
     ideal = phases = (ways_per_phase > 0).sum(axis=1)
     ways = ways_per_phase.max(axis=1)
     if kind.uniform_in_one(arch):
-        first = np.argmax(active, axis=1)
-        lead = addr[np.arange(rows), first]
-        uniform = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
+        uniform = one_address(addr, active)
         wavefronts = np.where(uniform, 1, wavefronts)
         ways = np.where(uniform, 1, ways)
     rule = arch.atomic_rule(kind.atomic) if kind.is_atomic else None

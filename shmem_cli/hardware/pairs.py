@@ -26,7 +26,7 @@ from .arch import ArchProfile
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 
-__all__ = ["merged_rows", "source_extra"]
+__all__ = ["merged_rows", "one_address", "source_extra"]
 
 
 def merged_rows(addr: I64, active: B8, size: int, op: str, arch: ArchProfile) -> B8:
@@ -55,12 +55,17 @@ def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchPr
     halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
     source = np.where(merged > 1, halves, merged).sum(axis=1)
     lanes = active.sum(axis=1)
-    lead = addr[np.arange(rows), np.argmax(active, axis=1)]
-    one_address = np.all((addr == lead[:, None]) | ~active, axis=1) & (lanes > 0)
     per_merged = 2 * arch.warp_size // unmerged.shape[1]  # lanes of a merged phase
-    source = np.where(one_address, -(-lanes // per_merged), source)
+    source = np.where(one_address(addr, active), -(-lanes // per_merged), source)
     extra: I64 = source - merged.sum(axis=1)
     return extra
+
+
+def one_address(addr: I64, active: B8) -> B8:
+    """Rows (R,) with an active lane whose active lanes all give one address."""
+    lead = addr[np.arange(addr.shape[0]), np.argmax(active, axis=1)]
+    found: B8 = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
+    return found
 
 
 def _lanes_pair_up(addr: I64, active: B8, distance: int) -> B8:
