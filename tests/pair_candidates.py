@@ -25,14 +25,6 @@ Case = tuple[str, list[tuple[Addr, int]], int]  # name, requests (lanes, width),
 Rule = Callable[[Addr, int], int]
 
 
-def _cost(addr: Addr, width: int, lanes: int) -> int:
-    total = 0
-    for p in range(0, 32, lanes):
-        live = [(n, a) for n in range(p, p + lanes) if (a := addr[n]) is not None]
-        total += reference.phase_cost(live, width, True) if live else 0
-    return total
-
-
 def _pairs(addr: Addr) -> bool:
     return reference.pairs_up(addr, 1) or reference.pairs_up(addr, 2)
 
@@ -61,7 +53,7 @@ def _vacuous(addr: Addr, d: int) -> bool:
 
 
 def _rule(merges: Callable[[Addr, int], bool]) -> Rule:
-    return lambda a, w: _cost(a, w, (256 if merges(a, w) else 128) // w)
+    return lambda a, w: reference.cut_cost(a, w, (256 if merges(a, w) else 128) // w)
 
 
 def _lanes(a: Addr) -> int:

@@ -242,6 +242,16 @@ def phase_cost(lanes: list[tuple[int, int]], width: int, distinct: bool) -> int:
     return max((len(words) for words in per_bank.values()), default=0)
 
 
+def cut_cost(addr: list[int | None], width: int, lanes: int) -> int:
+    """Wavefronts of a load's lanes (``addr``, None: off) cut into phases of ``lanes``
+    consecutive lanes, whatever the pair rule says (a candidate rule's or a counter's view)."""
+    total = 0
+    for p in range(0, len(addr), lanes):
+        live = [(n, a) for n in range(p, p + lanes) if (a := addr[n]) is not None]
+        total += phase_cost(live, width, True) if live else 0
+    return total
+
+
 def request_cost(
     addr: list[int | None], op: str, width: int, atomic: str, matrices: int
 ) -> RequestCost:

@@ -29,7 +29,7 @@ from shmem_cli.hardware.engine import AccessKind, request_stats
 from shmem_cli.trace.ncu_compare import compare_kernel, function_text, read_ncu_csv
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .reference import asks_twice, pairs_up, phase_cost, request_cost
+from .reference import asks_twice, cut_cost, pairs_up, request_cost
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import cubin, traced
 
@@ -59,15 +59,6 @@ def load_row(m: dict[str, Any]) -> dict[str, Any]:
     return dict(row)
 
 
-def _costs(addr: Addr, width: int, lanes: int) -> int:
-    """Wavefronts of ``addr`` cut into phases of ``lanes`` consecutive lanes."""
-    total = 0
-    for p in range(0, 32, lanes):
-        live = [(n, a) for n in range(p, p + lanes) if (a := addr[n]) is not None]
-        total += phase_cost(live, width, True) if live else 0
-    return total
-
-
 @pytest.mark.parametrize("lab", LABS)
 def test_nsights_per_op_counter_follows_the_pair_rule(lab: str) -> None:
     """Every launch's load wavefronts per op as the reference model costs its read."""
@@ -92,7 +83,7 @@ def test_nsights_source_page_counts_a_conflicted_merge_unmerged(lab: str) -> Non
         addr, width = read(lab, launch)
         row = load_row(measured[launch["id"]])
         merged = request_cost(addr, "load", width, "inc", 1).wavefronts
-        unmerged = _costs(addr, width, 128 // width)
+        unmerged = cut_cost(addr, width, 128 // width)
         pairs = pairs_up(addr, 1) or pairs_up(addr, 2)
         wide = [list(range(p, p + 256 // width)) for p in range(0, 32, 256 // width)]
         on = [a for a in addr if a is not None]
