@@ -199,6 +199,19 @@ def _block(recorder: Recorder, block: int, steps: int) -> None:
             recorder.predicated_off(0, LDS, AccessKind("load", 4), 1)
 
 
+def _classes(bound: int | None) -> Recorder:
+    """BLOCKS recorded as a class-traced grid records them: a class's block once, counted
+    ``times`` more, records folding at ``bound``."""
+    classes = Recorder(32, bound, _coster)
+    for block, steps, times in BLOCKS:
+        if times is not None:
+            classes.open_class()
+        _block(classes, block, steps)
+        if times is not None:
+            classes.close_class(times)
+    return classes
+
+
 def _coster(rec: InstructionRecords, ranges: Any) -> Any:
     return records_costs(rec, SM90, ranges, warps=None, warps_per_block=WARPS, blocks=8, heat=False)
 
@@ -211,13 +224,7 @@ def test_class_blocks_count_again_exactly_whatever_folds_mid_block(bound: int | 
     for block, steps, times in BLOCKS:
         for _ in range(1 + (times or 0)):
             _block(every, block, steps)
-    classes = Recorder(32, bound, _coster)
-    for block, steps, times in BLOCKS:
-        if times is not None:
-            classes.open_class()
-        _block(classes, block, steps)
-        if times is not None:
-            classes.close_class(times)
+    classes = _classes(bound)
     assert (classes.folds >= 5) == (bound is not None), classes.folds  # mid-block too
     want, got = (
         trace_access(r.by_index[0], SM90, warps=16, warps_per_block=WARPS, blocks=8)
@@ -252,13 +259,7 @@ def test_each_distinct_request_goes_to_the_engine_once_per_fold(
         fold(self, *args)
 
     monkeypatch.setattr(InstructionRecords, "fold", watched)
-    classes = Recorder(32, bound, _coster)
-    for block, steps, times in BLOCKS:
-        if times is not None:
-            classes.open_class()
-        _block(classes, block, steps)
-        if times is not None:
-            classes.close_class(times)
+    classes = _classes(bound)
     rec = classes.by_index[0]
     trace_access(rec, SM90, warps=16, warps_per_block=WARPS, blocks=8)
     assert len(rec.spans) >= 1 and (len(held) >= 5) == (bound is not None), (rec.spans, held)
