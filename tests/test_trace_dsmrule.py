@@ -23,6 +23,9 @@ from .conftest import TRACE_DATA, needs_nvdisasm
 DATA = TRACE_DATA / "dsmrule"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
 LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+#: the fourth round (make_launches.py's last block, from launch 92 on): prepared, not yet
+#: counted; its launches are skipped until measured.json holds them (gpu_fourth_round)
+FOURTH = list(LAUNCHES)[92:]
 WIDTH = {"st8": 1, "st16": 2, "st32": 4, "st64": 8, "st128": 16, "ld32": 4, "atom32": 4,
          "red32": 4, "atom64": 8, "red64": 8, "cas32": 4, "cas64": 8}  # fmt: skip
 XBAR = "l1tex__m_xbar2l1tex_read_sectors_mem_dshared"
@@ -41,7 +44,8 @@ def rule_per_request(lid: str) -> int:
     """The sectors one warp request moves, by the rule, lane by lane."""
     kernel = LAUNCHES[lid]["kernel"]
     width = WIDTH[kernel]
-    lanes = [(hop, off) for off, hop in pattern(lid) if off >= 0 and hop != 0]  # remote
+    cluster = LAUNCHES[lid]["cluster"][0]  # hop: the destination that many ranks on
+    lanes = [(hop % cluster, off) for off, hop in pattern(lid) if off >= 0 and hop % cluster]
     by_sector: dict[tuple[int, int], list[int]] = {}
     for hop, off in lanes:
         by_sector.setdefault((hop, off // 32), []).append(off)
@@ -67,8 +71,14 @@ def requests(lid: str) -> int:
     return L["grid"][0] * L["block"][0] // 32
 
 
+def measured(lid: str) -> None:
+    if lid not in LAB:
+        pytest.skip("the fourth round is not measured yet")
+
+
 def test_the_lab_was_measured_twice_and_alike() -> None:
-    assert set(LAB) == set(LAUNCHES)
+    assert set(LAB) <= set(LAUNCHES)
+    assert set(LAUNCHES) - set(LAB) <= set(FOURTH)  # only the fourth round may be pending
     for m in LAB.values():
         assert m["measured_twice"], m["id"]
         differs = set(m["repeat_differs"]) - {
@@ -82,6 +92,7 @@ def test_the_lab_was_measured_twice_and_alike() -> None:
 def test_the_rule_on_every_launch(lid: str) -> None:
     """The rule, worked out per lane here, against the crossbar sectors the H200 counted
     (read and write sectors are equal in every launch)."""
+    measured(lid)
     c = LAB[lid]["counters"]
     assert c[XBAR] == c["l1tex__m_l1tex2xbar_write_sectors_mem_dshared"]
     rule = rule_per_request(lid) * requests(lid)
@@ -124,6 +135,7 @@ def test_dsmrule_lab_as_measured(lid: str) -> None:
     (lanes on the CTA's own memory are ordinary shared lanes); the remote instructions
     listed with Nsight's dshared counts and the crossbar sectors (the rule's, for the
     launches it misses)."""
+    measured(lid)
     kt, out = lab.run(lid, DATA)
     assert out[0] == (DATA / "outputs" / f"{lid}.arg0.bin").read_bytes()
     got = {

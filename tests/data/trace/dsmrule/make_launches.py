@@ -184,6 +184,61 @@ for hop in (1, 2, 3):
 launch("st32", pattern("full1b", at({n: (4 * n, 1) for n in range(8)})), cluster=2)
 launch("st64", pattern("dfull2", at({n: (8 * n, 2) for n in range(4)})), cluster=4)
 launch("atom32", "full2", cluster=4)
+FOURTH = len(launches)  # the fourth round's first launch (lab/run.sh: FIRST=92)
+
+
+# a fourth round: is "the request writes other sectors of that CTA" counted per destination
+# CTA, and what do lanes on one sector offset of two or three CTAs cost (clusters of 4)?
+def fill(sector, hop, first_lane, words=range(8)):
+    """Lanes from first_lane on, one a word, on the given words of a sector of CTA hop."""
+    return {first_lane + i: (32 * sector + 4 * w, hop) for i, w in enumerate(words)}
+
+
+def merge(*parts):
+    e = {}
+    for p in parts:
+        assert not set(p) & set(e)
+        e.update(p)
+    return at(e)
+
+
+def launch4(kernel, name, entries, cluster=4):
+    launch(kernel, pattern(name, entries) if entries is not None else name, cluster=cluster)
+
+
+HALF0, HALF1 = range(4), range(4, 8)
+# the other sector on another CTA: a half, or words 0 and 7 (both halves, a gap)
+launch4("st32", "x_fh", merge(fill(0, 1, 0), fill(1, 2, 8, HALF0)))
+launch4("st32", "x_fg", merge(fill(0, 1, 0), fill(1, 2, 8, [0, 7])))
+# one sector offset on two CTAs: filled on both (lanes grouped, the second CTA's first,
+# interleaved one lane and four lanes at a time), filled and half, half and other half
+launch4("st32", "s_ff", merge(fill(0, 1, 0), fill(0, 2, 8)))
+launch4("st32", "s_ffr", merge(fill(0, 2, 0), fill(0, 1, 8)))
+launch4("st32", "s_ffi", at({n: (4 * (n // 2), 1 + n % 2) for n in range(16)}))
+FOURS = {n: (4 * (n % 4 + 4 * (n // 8)), 1 + (n // 4) % 2) for n in range(16)}  # 4 lanes a CTA
+launch4("st32", "s_ffi4", at(FOURS))
+launch4("st32", "s_fh", merge(fill(0, 1, 0), fill(0, 2, 8, HALF0)))
+launch4("st32", "s_hf", merge(fill(0, 2, 0, HALF0), fill(0, 1, 4)))
+launch4("st32", "s_hh", merge(fill(0, 1, 0, HALF0), fill(0, 2, 4, HALF1)))
+launch4("st32", "s_hhi", at({n: (4 * n, 1 + n % 2) for n in range(8)}))
+# two sectors filled on each of two CTAs, grouped and interleaved; one offset on three CTAs;
+# two sectors on one CTA and one of them on another
+launch4("st32", "s_ff2", merge(fill(0, 1, 0), fill(0, 2, 8), fill(1, 1, 16), fill(1, 2, 24)))
+launch4("st32", "s_ff2i", at({n: (4 * (n // 2), 1 + n % 2) for n in range(32)}))
+launch4("st32", "s_fff", merge(fill(0, 1, 0), fill(0, 2, 8), fill(0, 3, 16)))
+launch4("st32", "s_f2f", merge(fill(0, 1, 0), fill(1, 1, 8), fill(0, 2, 16)))
+# one CTA: a filled sector beside lanes on the CTA's own memory, beside a half, beside words
+# 0 and 7, beside a filled sector of the next 128-byte line and of the warp's last line
+launch4("st32", "c_fl", merge(fill(0, 1, 0), fill(1, 0, 8)))
+launch4("st32", "c_fh", merge(fill(0, 1, 0), fill(1, 1, 8, HALF0)))
+launch4("st32", "c_fg", merge(fill(0, 1, 0), fill(1, 1, 8, [0, 7])))
+launch4("st32", "c_f4", merge(fill(0, 1, 0), fill(4, 1, 8)))
+launch4("st32", "c_f31", merge(fill(0, 1, 0), fill(31, 1, 8)))
+# hops 1 and 3 in a cluster of 2: one destination CTA
+launch4("st32", "c_h13", merge(fill(0, 1, 0), fill(1, 3, 8)), cluster=2)
+# the same offset on two CTAs loaded, and stored 8 bytes a lane
+launch4("ld32", "s_ff", None)
+launch4("st64", "s_dff", at({n: (8 * (n % 4), 1 + n // 4) for n in range(8)}))
 (HERE / "inputs").mkdir(exist_ok=True)
 for name, entries in patterns.items():
     (HERE / "inputs" / f"{name}.bin").write_bytes(

@@ -2,13 +2,19 @@
 raw_repeat_K.csv for the chunk of launches that starts at K, outputs/) into ../measured.json
 and ../outputs/.
 
-Usage: python3 parse_ncu.py RESULTS_DIR. Per launch: every counter of the run whose name
+Usage: python3 parse_ncu.py RESULTS_DIR [ROUND]. With ROUND (``gpu_fourth_round``: run.sh
+with FIRST=92 measured one round) the launches RESULTS_DIR holds are added to ../measured.json
+(those of earlier rounds kept, the round's GPU under ROUND) and their buffers to ../outputs/.
+Per launch: every counter of the run whose name
 speaks of shared memory, distributed shared memory or generic and global accesses (as
 measured, with the repeat's value where it differs), and Nsight Compute's source counters of
 every memory SASS instruction (executions and every wavefront or request column). The pages
 are read by ../../../lab_common/ncu_pages.py.
 """
 
+import contextlib
+import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -22,7 +28,34 @@ INSTR = re.compile(r"^(LDS|STS|ATOMS|LD|ST|ATOM|RED|QSPC)\b")
 COLUMNS = "Wavefronts Shared|^Instructions Executed"
 
 
+def append_round(key):
+    """Add the launches of one round (those the results hold) to measured.json, as the
+    second and third rounds were: the earlier launches kept, the round's GPU under ``key``."""
+    here, man = pages.lab_folder(__file__)
+    src = Path(sys.argv[1])
+    doc = json.loads((here / "measured.json").read_text())
+    assert key not in doc, f"measured.json already holds {key}"
+    first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
+    tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):  # every launch before the round is "not measured"
+        new = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
+    first = min([*first_pass, *repeat], default=len(man))
+    print("".join(x for x in said.getvalue().splitlines(True) if int(x.split()[1]) >= first))
+    old = {m["id"] for m in doc["launches"]}
+    assert not old & {m["id"] for m in new}, "these launches are measured already"
+    doc["launches"] += new
+    gpu = (src / "gpu.txt").read_text() if (src / "gpu.txt").exists() else ""
+    doc[key] = " / ".join(x.strip() for x in gpu.splitlines() if x.strip())
+    (here / "measured.json").write_text(json.dumps(doc, indent=0) + "\n")
+    pages.copy_outputs(here, src)
+    print("launches", len(new), "added under", key)
+
+
 def main():
+    if len(sys.argv) > 2:
+        append_round(sys.argv[2])
+        return
     lab = {"KEEP": KEEP, "INSTR": INSTR, "COLUMNS": COLUMNS, "CHUNK": CHUNK}
     pages.chunked_lab(
         __file__,

@@ -5,8 +5,11 @@
 # at strides and with several lanes a word, 64-bit atomics, cas, red vs atom), each counted
 # twice under ncu (in chunks, so that a slow chunk loses only itself). From the repo root:
 #   OUT=... bash tests/data/trace/dsmrule/lab/run.sh      -> $OUT/dsmemrule.tar.gz
+# FIRST=K runs only the launches from K on (one round: FIRST=92, the fourth; then
+#   python3 lab/parse_ncu.py RESULTS gpu_fourth_round  appends them to ../measured.json)
 # (the harness: ../hopper/lab/gen_main.py; lab/parse_ncu.py turns the results into ../measured.json)
 set -u
+FIRST=${FIRST:-0}
 L=$(cd "$(dirname "$0")" && pwd); DATA=$(cd "$L/.." && pwd); OUT=${OUT:-/tmp/dsmemrule_out}; mkdir -p "$OUT"
 W=$(mktemp -d); R="$W/dsmemrule"; mkdir -p "$R/outputs"
 T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
@@ -20,7 +23,7 @@ nvcc -cubin -lineinfo -O3 -gencode=arch=compute_90a,code=sm_90a -o "$W/here.cubi
 cmp -s "$W/here.cubin" "$DATA/dsmrule.sm_90a.cubin" && echo "same cubin" >> "$R/build.txt" || echo "cubin differs here" >> "$R/build.txt"
 el built
 N=$(python3 -c "import json;print(len(json.load(open('$DATA/launches.json'))['launches']))")
-timeout 30 "$W/harness" "$DATA" "$R/outputs" 0 "$N" > "$R/plain.txt" 2>&1; el "plain rc=$? $(tail -1 "$R/plain.txt")"
+timeout 30 "$W/harness" "$DATA" "$R/outputs" "$FIRST" "$N" > "$R/plain.txt" 2>&1; el "plain rc=$? $(tail -1 "$R/plain.txt")"
 pack
 ncu --query-metrics --chip gh100 > "$R/query.txt" 2>&1
 # the counters: metrics.txt (shared, dshared, generic, crossbar) and every dshared request or
@@ -32,7 +35,7 @@ M=$(printf "%s\n%s\n" "$(cat "$L/metrics.txt")" "$EXTRA" | grep . | sort -u | wh
 echo "$M" | tr , '\n' > "$R/metrics_used.txt"; el "metrics $(wc -l < "$R/metrics_used.txt")"
 # pass 1: counters and SourceCounters, 16 launches a report
 CH=16
-for ((lo = 0; lo < N; lo += CH)); do
+for ((lo = FIRST; lo < N; lo += CH)); do
   hi=$(( lo + CH < N ? lo + CH : N )); t=$(left)
   [ "$t" -lt 15 ] && { el "no time left for pass 1 chunk $lo"; break; }
   [ "$t" -gt 45 ] && t=45
@@ -44,7 +47,7 @@ for ((lo = 0; lo < N; lo += CH)); do
 done
 # pass 2: the same launches, the counters only
 CH=31
-for ((lo = 0; lo < N; lo += CH)); do
+for ((lo = FIRST; lo < N; lo += CH)); do
   hi=$(( lo + CH < N ? lo + CH : N )); t=$(left)
   [ "$t" -lt 10 ] && { el "no time left for pass 2 chunk $lo"; break; }
   [ "$t" -gt 40 ] && t=40
