@@ -12,8 +12,6 @@ every memory SASS instruction (executions and every wavefront or request column)
 are read by ../../../lab_common/ncu_pages.py.
 """
 
-import contextlib
-import io
 import json
 import re
 import sys
@@ -37,11 +35,14 @@ def append_round(key):
     assert key not in doc, f"measured.json already holds {key}"
     first_pass, repeat = pages.raw_all(src, "raw_all"), pages.raw_all(src, "raw_repeat")
     tables = pages.tables_by_launch(src, "source_all", man, CHUNK)
-    said = io.StringIO()
-    with contextlib.redirect_stdout(said):  # every launch before the round is "not measured"
-        new = pages.launch_entries(man, first_pass, repeat, tables, KEEP, INSTR, COLUMNS)
-    first = min([*first_pass, *repeat], default=len(man))
-    print("".join(x for x in said.getvalue().splitlines(True) if int(x.split()[1]) >= first))
+    first = min([*first_pass, *repeat], default=len(man))  # the round's first launch
+
+    def shift(by_launch):  # launch indices from the round's first
+        return {j - first: v for j, v in by_launch.items()}
+
+    new = pages.launch_entries(
+        man[first:], shift(first_pass), shift(repeat), shift(tables), KEEP, INSTR, COLUMNS
+    )
     old = {m["id"] for m in doc["launches"]}
     assert not old & {m["id"] for m in new}, "these launches are measured already"
     doc["launches"] += new
