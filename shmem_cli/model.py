@@ -419,6 +419,8 @@ class FileResult:
 
 @frozen
 class Report:
+    """What one ``analyze`` returns: a result per spec file, in the order given."""
+
     files: tuple[FileResult, ...]
 
     @property

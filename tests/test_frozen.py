@@ -5,7 +5,10 @@ fields; and every immutable class of the package uses it (its start-up cost is t
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
+
+import pytest
 
 from shmem_cli.plumbing.frozen import frozen
 
@@ -153,3 +156,122 @@ def test_every_immutable_class_of_the_package_is_frozen_not_a_frozen_dataclass()
         if re.search(r"^\s*@(dataclasses\.)?dataclass\(.*frozen=True", path.read_text(), re.M)
     ]
     assert offenders == []
+
+
+def _made_later(n: int) -> int:
+    return n * 2
+
+
+@frozen
+class Later:
+    """A class whose __init__ is written at its first object (it has a docstring)."""
+
+    a: int
+    b: int = 5
+    items: list[int] = dataclasses.field(default_factory=list)
+    made: list[str] = dataclasses.field(default_factory=lambda: ["x"], init=False)
+    fixed: int = dataclasses.field(default=9, init=False)
+    name: str = dataclasses.field(default="n", kw_only=True)
+    need: int = dataclasses.field(kw_only=True, default_factory=lambda: _made_later(4))
+
+    def __post_init__(self) -> None:
+        self.made.append(str(self.a))
+
+
+@dataclasses.dataclass
+class StdLater:
+    """A class whose __init__ is written at its first object (it has a docstring)."""
+
+    a: int
+    b: int = 5
+    items: list[int] = dataclasses.field(default_factory=list)
+    made: list[str] = dataclasses.field(default_factory=lambda: ["x"], init=False)
+    fixed: int = dataclasses.field(default=9, init=False)
+    name: str = dataclasses.field(default="n", kw_only=True)
+    need: int = dataclasses.field(kw_only=True, default_factory=lambda: _made_later(4))
+
+    def __post_init__(self) -> None:
+        self.made.append(str(self.a))
+
+
+@frozen
+class SelfField:
+    """A field named self: the generated __init__ names its own first parameter otherwise."""
+
+    self: int
+    other: str = "o"
+
+
+@dataclasses.dataclass
+class StdSelfField:
+    """A field named self: the generated __init__ names its own first parameter otherwise."""
+
+    self: int
+    other: str = "o"
+
+
+def _signature(cls: type) -> str:
+    return str(inspect.signature(cls.__init__))
+
+
+def test_init_written_at_the_first_object_is_the_dataclass_one() -> None:
+    # before its first object the class has a stand-in __init__; after, dataclass's own
+    stand_ins = [Later.__dict__["__init__"], SelfField.__dict__["__init__"]]
+    calls: list[tuple[tuple[object, ...], dict[str, object]]] = [
+        ((1,), {}),
+        ((1, 2, [3]), {"name": "m", "need": 7}),
+        ((), {"a": 0, "items": [], "b": -1}),
+    ]
+    for args, kwargs in calls:
+        ours, std = Later(*args, **kwargs), StdLater(*args, **kwargs)  # type: ignore[arg-type]
+        assert vars(ours) == vars(std)
+    assert _signature(Later) == _signature(StdLater)
+    assert Later.__init__.__qualname__ == "Later.__init__"
+    assert Later.__init__.__module__ == __name__
+    assert SelfField(3).self == 3 and vars(SelfField(1, "p")) == vars(StdSelfField(1, "p"))
+    assert _signature(SelfField) == _signature(StdSelfField)
+    assert [Later.__dict__["__init__"], SelfField.__dict__["__init__"]] != stand_ins
+    one, two = Later(1), Later(1)
+    assert one.items is not two.items and one.made is not two.made  # each call its own
+    for bad in (lambda: Later(), lambda: Later(1, 2, [], 4), lambda: Later(1, fixed=2)):
+        with pytest.raises(TypeError):
+            bad()
+
+
+def test_a_plain_subclass_of_a_class_not_made_yet_gets_the_dataclass_init() -> None:
+    @frozen
+    class Base:
+        """Its __init__ is written when a subclass makes the first object."""
+
+        x: int
+        y: int = 1
+
+    class Sub(Base):
+        pass
+
+    assert vars(Sub(4)) == {"x": 4, "y": 1} and vars(Base(2, 3)) == {"x": 2, "y": 3}
+
+
+def test_a_field_without_default_after_one_with_fails_at_once_as_in_dataclass() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @frozen
+        class Wrong:
+            """Wrong order."""
+
+            a: int = 1
+            b: int  # type: ignore[misc]
+
+
+def test_a_class_without_docstring_keeps_the_docstring_dataclass_writes() -> None:
+    @frozen
+    class Bare:
+        x: int
+        y: str = "a"
+
+    @dataclasses.dataclass
+    class StdBare:
+        x: int
+        y: str = "a"
+
+    assert Bare.__doc__ == "Bare" + StdBare.__doc__.removeprefix("StdBare")  # type: ignore[union-attr]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
@@ -197,7 +196,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
     )
 
 
-@dataclass
+@frozen
 class _Shown:
     """A request kept while the batches pass: its place, its numbers and its lanes."""
 

@@ -9,7 +9,11 @@ written once here for every class: Python 3.11 writes and compiles six methods f
 frozen dataclass, one (``__init__``) for this, and shmem creates some forty-five such
 classes on the way to a first ``shmem analyze`` (36 ms of its start-up down to about
 12, docs/performance.md). Its ``__init__`` also sets the fields directly rather than
-through ``object.__setattr__``. Comparing and hashing cost a call more (no record is
+through ``object.__setattr__``, and is written when the class makes its first object
+(the dataclass's ``__init__`` for the same fields, see :func:`_dataclass_init`): most
+classes of a module never make one in a given run. A class without a docstring gets
+its ``__init__`` at once (dataclass writes such a class's docstring from the
+``__init__``'s signature). Comparing and hashing cost a call more (no record is
 compared or hashed on a hot path).
 """
 
@@ -32,7 +36,6 @@ def frozen(*, eq: bool = True, kw_only: bool = False) -> Callable[[type[T]], typ
 def frozen(cls: type[T] | None = None, /, *, eq: bool = True, kw_only: bool = False) -> Any:
     """``@frozen``, ``@frozen(kw_only=True)``, ``@frozen(eq=False)``: as
     ``@dataclass(frozen=True, ...)`` to the type checker (module docstring)."""
-    make = dataclasses.dataclass(eq=False, repr=False, kw_only=kw_only)
 
     def apply(c: type[T]) -> type[T]:
         # what the class writes itself is kept, as dataclass keeps it; a __hash__ of None
@@ -40,8 +43,12 @@ def frozen(cls: type[T] | None = None, /, *, eq: bool = True, kw_only: bool = Fa
         own = set(c.__dict__)
         if c.__dict__.get("__hash__", 0) is None and "__eq__" in c.__dict__:
             own.discard("__hash__")
-        made = make(c)
+        later = "__init__" not in own and bool(c.__doc__)
+        made = dataclasses.dataclass(init=not later, eq=False, repr=False, kw_only=kw_only)(c)
         methods: dict[str, Any] = {"__repr__": _repr}
+        if later:
+            _check_defaults(dataclasses.fields(made))  # type: ignore[arg-type]
+            methods["__init__"] = _first_init(made)
         if eq:
             fields = dataclasses.fields(made)  # type: ignore[arg-type]
             hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
@@ -82,3 +89,83 @@ def _repr(self: Any) -> str:
     written once for every class instead of compiled for each."""
     shown = (f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)
     return f"{type(self).__qualname__}({', '.join(shown)})"
+
+
+def _check_defaults(fields: tuple[dataclasses.Field[Any], ...]) -> None:
+    """dataclass's error, at the class's creation: a positional field without a default
+    after one with a default."""
+    seen_default = False
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _first_init(cls: type[Any]) -> Callable[..., None]:
+    """The ``__init__`` a class has until its first object: writes the real one, puts it
+    on the class in its place and calls it."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init = _dataclass_init(cls)
+        setattr(cls, "__init__", init)  # noqa: B010 (mypy refuses to assign a method)
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
+class _Factory:
+    """The default of a parameter whose field has a ``default_factory``."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _dataclass_init(cls: type[Any]) -> Callable[..., None]:
+    """The ``__init__`` that ``@dataclass`` writes for the fields of ``cls`` (neither
+    frozen nor slotted, no ``InitVar``): the fields with ``init`` as parameters in their
+    order, the keyword-only ones after a ``*``; every field set on ``self``, a factory
+    called when its parameter was not given, a field without ``init`` set only from its
+    factory; then ``__post_init__()`` if the class has one."""
+    fields = dataclasses.fields(cls)
+    names = {f.name for f in fields}
+    me = "__dataclass_self__" if "self" in names else "self"
+    space: dict[str, Any] = {"__dataclass_factory__": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for f in fields:
+        value = f"__dataclass_dflt_{f.name}__"
+        if f.default_factory is not dataclasses.MISSING:
+            space[value] = f.default_factory
+            if f.init:
+                param = f"{f.name}=__dataclass_factory__"
+                body.append(
+                    f"{me}.{f.name} = {value}() if {f.name} is __dataclass_factory__ else {f.name}"
+                )
+            else:
+                body.append(f"{me}.{f.name} = {value}()")
+        elif f.init:
+            param = f.name
+            if f.default is not dataclasses.MISSING:
+                space[value] = f.default
+                param = f"{f.name}={value}"
+            body.append(f"{me}.{f.name} = {f.name}")
+        if f.init:
+            (keyword if f.kw_only else positional).append(param)
+    if hasattr(cls, "__post_init__"):
+        body.append(f"{me}.__post_init__()")
+    params = ", ".join([me, *positional, *(["*", *keyword] if keyword else [])])
+    lines = "\n".join(f"  {line}" for line in body or ["pass"])
+    exec(f"def __init__({params}):\n{lines}", space)  # shmem's own text, never a user's
+    init: Callable[..., None] = space["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__annotations__ = {f.name: f.type for f in fields if f.init} | {"return": None}
+    return init

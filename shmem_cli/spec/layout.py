@@ -47,6 +47,8 @@ class Variant:
 
 @frozen
 class ArrayLayout:
+    """One array of a variant: its sizes, strides, offset and swizzle in numbers."""
+
     name: str
     decl: ArrayDecl
     shape: tuple[int, ...]  # declared shape, padding excluded
@@ -83,6 +85,8 @@ class ArrayLayout:
 
 @frozen
 class Layout:
+    """A variant's block, params and arrays, resolved to numbers."""
+
     block: tuple[int, int, int]
     params: Mapping[str, int]
     arrays: Mapping[str, ArrayLayout]

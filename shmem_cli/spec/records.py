@@ -50,6 +50,8 @@ class Located:
 
 @frozen
 class ArrayDecl:
+    """A shared array as the spec declares it (sizes still expressions)."""
+
     name: str
     dtype: dtypes.DType
     shape: tuple[Located, ...]
@@ -196,6 +198,8 @@ class KernelDecl:
 
 @frozen
 class AccessDecl:
+    """A warp access as the spec declares it: its array, op, index and loops."""
+
     name: str
     array: str
     op: str

@@ -102,6 +102,8 @@ class Batch:
 
 @frozen
 class Space:
+    """The iteration space of one access of one variant."""
+
     spec: SpecFile
     layout: Layout
     access: AccessDecl
