@@ -91,7 +91,7 @@ from ..model import BankCell, RequestDetail, Wavefront
 from .access_kind import AccessKind
 from .arch import ArchProfile
 from .pairs import merged_rows, one_address, source_extra
-from .phase_ways import lane_phases, phase_ways, phase_ways_by_unit, phase_ways_by_word
+from .phase_ways import lane_phases, phase_ways
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
@@ -142,13 +142,7 @@ def request_stats(
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     _check_address_lanes(active, kind, arch)
     merged = merged_rows(addr, active, kind.size, kind.op, arch)  # rule 4, asked once
-    ways = None if method == "word" else phase_ways_by_unit(addr, active, kind, arch, merged)
-    if ways is None and method == "unit":
-        raise ValueError(
-            "the unit method needs addresses aligned to the access size, non-negative and "
-            "below 2^20 units; use method='word' or 'auto'"
-        )
-    ways = ways if ways is not None else phase_ways_by_word(addr, active, kind, arch, merged)
+    ways = phase_ways(addr, active, kind, arch, merged, method)
     stats = _summarize(*ways, addr, active, kind, arch)
     if merged.any():
         _source_view(stats, ways[0], np.flatnonzero(merged), addr, active, kind, arch)

@@ -27,11 +27,22 @@ __all__ = ["lane_phases", "phase_ways", "phase_ways_by_unit", "phase_ways_by_wor
 
 
 def phase_ways(
-    addr: I64, active: B8, kind: AccessKind, arch: ArchProfile, merge: B8 | bool | None = None
+    addr: I64,
+    active: B8,
+    kind: AccessKind,
+    arch: ArchProfile,
+    merge: B8 | bool | None = None,
+    method: str = "auto",
 ) -> tuple[I64, I64]:
     """The worst bank degree of each (request, phase), (R, most phases), and each request's
-    phases (R,): the "unit" method where it applies, else the "word" method."""
-    by_unit = phase_ways_by_unit(addr, active, kind, arch, merge)
+    phases (R,), by ``method``: "unit", "word", or "auto" (the "unit" method where it
+    applies, else the "word" method). "unit" raises ValueError where it does not apply."""
+    by_unit = None if method == "word" else phase_ways_by_unit(addr, active, kind, arch, merge)
+    if by_unit is None and method == "unit":
+        raise ValueError(
+            "the unit method needs addresses aligned to the access size, non-negative and "
+            "below 2^20 units; use method='word' or 'auto'"
+        )
     return by_unit if by_unit is not None else phase_ways_by_word(addr, active, kind, arch, merge)
 
 
