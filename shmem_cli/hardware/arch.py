@@ -109,8 +109,8 @@ class ArchProfile:
     # equal addresses wherever both are active, for some d of pair_merge_distances
     pair_merge_ops: tuple[str, ...] = (ops.LOAD.name,)
     pair_merge_distances: tuple[int, ...] = (1, 2)
-    # (bank conflicts in a merged phase or not: Nsight's per-op counters on 1,549 measured
-    # launches, tests/data/trace/pairs3 to pairs8; its per-instruction source counters count
+    # (bank conflicts in a merged phase or not: Nsight's per-op counters on 1,709 measured
+    # launches, tests/data/trace/pairs3 to pairs9; its per-instruction source counters count
     # such a phase unmerged: docs/hardware-model.md 3)
     # cycle floors (bytes per lane, cycles): an access of that width (not a matrix op)
     # spends at least that many cycles on each of its phases, active or not

@@ -4,7 +4,7 @@ have phases twice as wide.
 A request merges when lane n and lane n^d give the same address wherever both are
 active, for some d of the profile's ``pair_merge_distances``, bank conflicts or not: the
 wavefronts Nsight Compute counts per op (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``)
-on 1,549 measured launches (tests/data/trace/pairs3 to pairs8). Its per-instruction source
+on 1,709 measured launches (tests/data/trace/pairs3 to pairs9). Its per-instruction source
 counters count a merged phase that asks a bank for two words as its unmerged phases instead
 (docs/hardware-model.md section 3; an ``LDS.128``: that half-warp only, and one address
 packed): :func:`source_extra` is what those counters give beyond the per-op figure, which
@@ -48,8 +48,8 @@ def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchPr
     A merged phase that asks a bank for two words (a degree above 1) counts as its two
     unmerged phases; a request whose active lanes all give one address counts its active
     lanes packed into merged phases (an LDS.128's ceil(lanes / 16) half-warps, however its
-    lanes lie). Measured exact on 743 LDS.64 launches and all but 6 of 129 LDS.128 reads
-    (tests/data/trace/pairs3 to pairs8; docs/hardware-model.md section 10).
+    lanes lie). Measured exact on every LDS.64 launch and on all but 12 of 229 LDS.128 reads
+    (tests/data/trace/pairs3 to pairs9; docs/hardware-model.md section 10).
     """
     rows = len(merged)
     halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
