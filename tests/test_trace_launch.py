@@ -24,7 +24,14 @@ class Memory:
     def __init__(self) -> None:
         self.buffers: list[tuple[str, bytes | int]] = []
 
-    def add_buffer(self, content: bytes | int | Handover, name: str) -> int:
+    def add_buffer(
+        self,
+        content: bytes | int | Handover,
+        name: str,
+        size: int | None = None,
+        *,
+        made: str | None = None,
+    ) -> int:
         kept = content.take() if isinstance(content, Handover) else content  # handed over
         self.buffers.append((name, kept))
         return 0x1000 * len(self.buffers)

@@ -18,7 +18,7 @@ from shmem_cli.trace.emulator.global_memory import SEGMENT, GlobalMemory
 from shmem_cli.trace.kernel import tensormap
 from shmem_cli.trace.kernel.param_block import tensor_maps_in
 
-from .conftest import needs_nvcc
+from .conftest import needs_nvcc, needs_nvdisasm
 
 INS = Instruction(0x40, None, "LDG", ("E",), (), "k.cu", 7, "LDG.E R0, [R2.64]")
 REAL = 0x7F43_1200_0000  # a device pointer of a real run
@@ -67,6 +67,40 @@ def test_a_described_buffer_still_catches_an_overrun() -> None:
     base = m.add_buffer(64, "in")
     with pytest.raises(ShmemError, match="outside every buffer .*nearest buffer 'in'"):
         m.offsets(np.array([base + 64], dtype=np.int64), 4, INS)
+
+
+def test_an_overrun_of_a_made_up_buffer_says_how_to_size_it() -> None:
+    m = GlobalMemory()
+    first = m.add_buffer(64, "out", made="out")
+    m.add_buffer(64, "in", made="2")
+    with pytest.raises(ShmemError) as err:
+        m.offsets(np.array([first + 64 + 8], dtype=np.int64), 4, INS)
+    text = err.value.message
+    assert "nearest buffer 'out'" in text and "8 bytes past its end" in text
+    assert "--buffer-size BYTES, or the data with --arg out=@FILE" in text
+
+
+def test_an_overrun_of_a_given_buffer_names_no_buffer_size() -> None:
+    m = GlobalMemory()
+    base = m.add_buffer(b"\0" * 64, "in")
+    with pytest.raises(ShmemError) as err:
+        m.offsets(np.array([base + 64], dtype=np.int64), 4, INS)
+    assert "just past its end" in err.value.message
+    assert "--buffer-size" not in err.value.message
+
+
+@needs_nvdisasm
+def test_a_launch_past_its_zero_filled_buffer_is_told_of_buffer_size() -> None:
+    # column_read reads in[0..1023] (4 KiB); 64-byte buffers are overrun by the first warps
+    cubin = Path(__file__).parent / "data" / "trace" / "column_read.sm_90.cubin"
+    res = CliRunner().invoke(
+        main, ["trace", str(cubin), "-b", "32,32", "--buffer-size", "64", "--no-tables"]
+    )
+    assert res.exit_code == 2, res.output
+    assert "nearest buffer 'in'" in res.output
+    assert "give the launch's real sizes with --buffer-size BYTES" in res.output
+    assert "--arg in=@FILE" in res.output
+    assert "Traceback" not in res.output
 
 
 @pytest.mark.parametrize("address", [0, 0x40, 1 << 50])

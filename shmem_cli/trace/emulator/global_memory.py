@@ -106,9 +106,18 @@ class GlobalMemory(ShadowArena):
         self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
         self.epoch = 0  # writes so far (an atomic: those that changed a word)
 
-    def add_buffer(self, content: bytes | int | Filler, name: str, size: int | None = None) -> int:
+    def add_buffer(
+        self,
+        content: bytes | int | Filler,
+        name: str,
+        size: int | None = None,
+        *,
+        made: str | None = None,
+    ) -> int:
         """A new buffer of ``content`` (bytes, a size to zero-fill, or a :class:`Filler`),
-        ``size`` bytes long when given (zeros after the content); its device address."""
+        ``size`` bytes long when given (zeros after the content); its device address.
+        ``made``: shmem made it up for a pointer not given, and this ``--arg`` key gives it
+        (an overrun's error says how to give the launch's size)."""
         given = content if isinstance(content, int) else _size(content)
         size = given if size is None else max(size, given)
         offset = -(-(self._used + GLOBAL_GAP) // GLOBAL_ALIGN) * GLOBAL_ALIGN
@@ -118,7 +127,7 @@ class GlobalMemory(ShadowArena):
             self._mark(np.arange(offset // PAGE, (offset + given - 1) // PAGE + 1), None)
         self._used = offset + max(size, 1)
         self._window = offset + max(size, 1) + GLOBAL_GAP  # the synthetic addresses in use
-        buf = Buffer(name, GLOBAL_BASE + offset, size, offset)
+        buf = Buffer(name, GLOBAL_BASE + offset, size, offset, made=made)
         self.buffers.append(buf)
         self._index()
         return buf.address
@@ -213,7 +222,7 @@ class GlobalMemory(ShadowArena):
         window &= addr < GLOBAL_BASE + self._window
         if window.any() or not self.untouched:
             a = int(addr[window][0]) if window.any() else a
-            near = f" ({self._describe(a)})" if self.buffers else ": no buffers exist"
+            near = self._describe(a) if self.buffers else ": no buffers exist"
             raise TraceError(
                 f"global access of {width} bytes at 0x{a % (1 << 64):x} is outside every "
                 f"buffer{near}",
@@ -277,5 +286,23 @@ class GlobalMemory(ShadowArena):
         return off
 
     def _describe(self, a: int) -> str:
-        near = min(self.buffers, key=lambda b: min(abs(a - b.address), abs(a - b.address - b.size)))
-        return f"nearest buffer '{near.name}' at 0x{near.address:x}, {near.size} bytes"
+        """The buffer an address outside every buffer is nearest to: the one it lies past
+        (an overrun, the usual case), else the closest; for a buffer shmem made up, how to
+        give the launch's real size."""
+        past = [b for b in self.buffers if b.address + b.size <= a]
+        if past:
+            near = max(past, key=lambda b: b.address + b.size)
+            gap = a - near.address - near.size
+            where = f"{gap:,} bytes past its end" if gap else "just past its end"
+        else:
+            near = min(self.buffers, key=lambda b: b.address - a)
+            where = f"{near.address - a:,} bytes before its start"
+        at = f"0x{near.address:x}, {near.size:,} bytes"
+        text = f" (nearest buffer '{near.name}' at {at}: {where})"
+        if near.made is not None:
+            text += (
+                f"; '{near.name}' is a zero-filled buffer of --buffer-size bytes, made because the "
+                "launch gave no data for it: give the launch's real sizes with --buffer-size "
+                f"BYTES, or the data with --arg {near.made}=@FILE"
+            )
+        return text

@@ -74,7 +74,12 @@ class BufferSink(Protocol):
     """Where buffers go: the emulator's global memory."""
 
     def add_buffer(
-        self, content: bytes | int | Handover, name: str, size: int | None = None
+        self,
+        content: bytes | int | Handover,
+        name: str,
+        size: int | None = None,
+        *,
+        made: str | None = None,
     ) -> int: ...
 
 
@@ -149,7 +154,9 @@ class LaunchPlan:
         for buf in self.buffers:
             name = buf.param.name or f"param{buf.param.ordinal}"
             # handed over: the arena's copy is the only one left
-            address = memory.add_buffer(buf.content or buf.size, name)
+            key = buf.param.name or str(buf.param.ordinal)  # the --arg that would give it
+            made = key if buf.synthetic else None
+            address = memory.add_buffer(buf.content or buf.size, name, made=made)
             image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
         for k, tm in enumerate(self.tensor_maps):
             size = max(tensormap.extent(tm.map), len(tm.data or b""))

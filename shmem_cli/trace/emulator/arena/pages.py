@@ -57,6 +57,8 @@ class Buffer:
     offset: int  # inside the arena
     shadow: bool = False  # undescribed memory, made on first touch
     slot: Slot | None = None  # a shadow's room in the arena
+    #: a buffer shmem zero-filled for a pointer the launch did not give: the --arg key that gives it
+    made: str | None = None
 
 
 def anonymous(size: int) -> tuple[npt.NDArray[np.uint8], Any]:
