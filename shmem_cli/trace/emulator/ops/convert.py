@@ -12,6 +12,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ....hardware import nans
+from ....hardware.half_round import round_half
 from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
@@ -20,8 +21,6 @@ from ..wgmma import fp8_values
 from .floating import as_f32, canonical_nan16, flush, round_f32, rounding_mode
 
 _U = np.uint32
-_F0 = np.float32(0)
-_ROUND = ("RN", "RZ", "RM", "RP")
 
 _INT_TYPES = {"S8": (8, True), "U8": (8, False), "S16": (16, True), "U16": (16, False)}
 _INT_TYPES |= {"S32": (32, True), "U32": (32, False), "S64": (64, True), "U64": (64, False)}
@@ -112,34 +111,22 @@ def _float_bits(typ: str, mode: str) -> Any:
     if typ == "F64":
         return lambda x: np.asarray(x, dtype=np.float64).view(np.uint64)
     if typ == "F16":
-        return half_bits
+        return lambda x: half_bits(x, mode)
     if typ == "BF16":
-        return bf16_bits
+        return lambda x: bf16_bits(x, mode)
     return lambda x: round_f32(x, mode)
 
 
-def half_bits(x: Any) -> Any:
-    """Values as float16 bits rounded to nearest even; a NaN is :data:`.floating.NAN16`."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return canonical_nan16(x, np.asarray(x, dtype=np.float16).view(np.uint16).astype(_U))
+def half_bits(x: Any, mode: str = "RN") -> Any:
+    """Values as float16 bits rounded with ``mode`` (:func:`.half_round.round_half`: once,
+    as IEEE 754 rounds); a NaN is :data:`.floating.NAN16`."""
+    return canonical_nan16(x, round_half(x, "F16", mode))
 
 
-def bf16_bits(x: Any) -> Any:
-    """Values as bfloat16 bits rounded to nearest even; a NaN is :data:`.floating.NAN16`
-    (rounding its bits would carry a payload into the sign: 0x7fffffff gave -0). A double
-    rounds once (PTX's ``cvt.rn.bf16.f64``): to float32 toward zero, an inexact one's last
-    bit set (round to odd), which the rounding to bf16 then cannot turn into a false tie."""
-    x = np.asarray(x)
-    if x.dtype == np.float64:
-        with np.errstate(over="ignore", invalid="ignore"):
-            f = x.astype(np.float32)
-            f = np.where(np.abs(f.astype(np.float64)) > np.abs(x), np.nextafter(f, _F0), f)
-            odd = ~np.isnan(x) & (f.astype(np.float64) != x)
-            x = (np.asarray(f, np.float32).view(_U) | odd.astype(_U)).view(np.float32)
-    x = np.asarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    rounded = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
-    return canonical_nan16(x, (rounded & np.uint64(0xFFFF)).astype(np.uint32))
+def bf16_bits(x: Any, mode: str = "RN") -> Any:
+    """Values as bfloat16 bits rounded with ``mode``, a double once (PTX's
+    ``cvt.rn.bf16.f64``: not through float32); a NaN is :data:`.floating.NAN16`."""
+    return canonical_nan16(x, round_half(x, "BF16", mode))
 
 
 def _round_int(x: Any, ins: Instruction) -> Any:
@@ -388,17 +375,6 @@ def _f2fp_fp8(ins: Instruction, fmt: str) -> Step:
     return step
 
 
-def half_bits_rz(x: Any) -> Any:
-    """float64 values as float16 bits, rounded toward zero (a finite value past the largest
-    half stays the largest half)."""
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        h = x.astype(np.float16)
-        fix = np.abs(h.astype(np.float64)) > np.abs(x)
-        h = np.where(fix, np.nextafter(h, np.float16(0)), h).astype(np.float16)
-    return h.view(np.uint16).astype(_U)
-
-
 @op("F2FP")
 def _f2fp(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
@@ -410,17 +386,15 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
     if "PACK_AB" not in ins.mods or len(ops) != 3:
         raise unsupported(ins)
     mode = rounding_mode(ins)
-    if mode not in ("RN", "RZ") or "SATFINITE" in ins.mods or "RELU" in ins.mods:
-        raise unsupported(ins, "rounding to nearest or toward zero")
+    if "SATFINITE" in ins.mods or "RELU" in ins.mods:
+        raise unsupported(ins, "F2FP to F16 or BF16 without .SATFINITE or .RELU")
     bf = "BF16" in ins.mods
     w = write_u32(ops[0], ins)
     ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
 
-    def half(v: Any) -> Any:  # a NaN of any payload becomes 0x7fff, in either mode
+    def half(v: Any) -> Any:  # a NaN of any payload becomes 0x7fff, in every mode
         f = as_f32(v)
-        if mode == "RZ":
-            return canonical_nan16(f, _bf16_rz(f) if bf else half_bits_rz(f))
-        return bf16_bits(f) if bf else half_bits(f)
+        return bf16_bits(f, mode) if bf else half_bits(f, mode)
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
@@ -428,8 +402,3 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
         w(b, ix, spread(r.astype(_U), b.count(ix)), tx | ty)
 
     return step
-
-
-def _bf16_rz(f: Any) -> Any:
-    """float32 values as bfloat16 bits, rounded toward zero: the high half of the bits."""
-    return np.asarray(f, dtype=np.float32).view(_U) >> _U(16)
