@@ -326,6 +326,33 @@ def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder() -> None:
     assert "secret" not in outside and "hint" not in outside
 
 
+def test_the_error_that_failed_a_build_is_shown_past_many_warnings() -> None:
+    # a CUTLASS build: hundreds of warnings in the library's headers, then the one error
+    tree = SourceTree((Path("/proj"),))
+    lib = "/opt/cutlass/include/cutlass"
+    warnings = [
+        f'{lib}/conv/problem_size.h({200 + k}): warning #20013-D: calling a constexpr "get"'
+        for k in range(40)
+    ]
+    error = "/proj/gemm.cu(30): error: incompatible __grid_constant__ annotation for parameter"
+    text = "\n".join([*warnings[:20], error, *warnings[20:]])
+    text += '\n1 error detected in the compilation of "/proj/gemm.cu".\n'
+    said = compiler_messages(text, tree, ("/opt/cutlass/include",)).splitlines()
+    assert len(said) == 15
+    assert said[-1] == "... and 28 more lines (warnings)"  # 40 + 2 lines, 14 shown
+    assert error in said and '1 error detected in the compilation of "/proj/gemm.cu".' in said
+    # nvcc's order is kept: the warnings shown are the first 12, before the error
+    assert said[:12] == warnings[:12] and said[12] == error
+    # a warning nvcc repeats (once per compile pass) is shown once
+    twice = compiler_messages("\n".join([warnings[0], warnings[0], error]), tree, (lib,))
+    assert twice.splitlines() == [warnings[0], error]
+    # few enough lines: every one, as before
+    assert compiler_messages("\n".join([*warnings[:3], error]), tree, (lib,)).splitlines() == [
+        *warnings[:3],
+        error,
+    ]
+
+
 def test_an_error_in_a_typed_library_header_is_shown_with_the_kernels_line() -> None:
     tree = SourceTree((Path("/proj"),))
     lib = "/opt/cutlass/include/cute/atom"

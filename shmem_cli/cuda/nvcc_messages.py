@@ -30,6 +30,7 @@ _SUMMARY = re.compile(
 )
 _TOOLKIT = re.compile(r"/(?:cuda[^/]*|nvidia/[^/]+|targets/[^/]+|usr)/(?:.*/)?include/")
 MAX_MESSAGES = 15
+_ERROR = re.compile(r"(?:catastrophic error|fatal error|error)\b")
 #: gcc's words for an #include it cannot find (nvcc's front end: "cannot open source file")
 _NO_HEADER = re.compile(
     r"fatal error: (?P<gcc>[^:\n]{1,300}): No such file or directory|"
@@ -46,7 +47,7 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
     about a file outside the tree (other than the toolkit's and the system's headers and
     the ``libraries`` folders the user typed) keeps its place but not its words, so no
     file content reaches a report."""
-    out: list[str] = []
+    said: list[tuple[bool, list[str]]] = []  # (an error?, the lines of one diagnostic)
     lines = text.splitlines()
     # each file judged once: nvcc names the same few headers on line after line (a realpath)
     inside = functools.lru_cache(maxsize=4096)(tree.inside)
@@ -59,26 +60,28 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
         if m is not None:
             file = m.group("file")
             own = inside(file)
+            error = _ERROR.match(m.group("msg")) is not None
             if own or shown(file):
-                out.append(shorten(line, 300))
+                group = [shorten(line, 300)]
                 where = (
                     None if own else _instantiated_at(lines[k + 1 : k + 1 + MAX_NOTE_LINES], inside)
                 )
                 if where is not None:
-                    out.append(f"{where}: note: instantiated from here (the kernel's own line)")
+                    group.append(f"{where}: note: instantiated from here (the kernel's own line)")
+                said.append((error, group))
             else:
                 where = m.group("line") or m.group("l2")
-                out.append(
+                hidden = (
                     f"{shorten(file, 200)}({where}): {m.group('msg').split(':')[0]} "
                     "(not shown: the file is outside the kernel's source tree)"
                 )
+                said.append((error, [hidden]))
         elif (p := _PTXAS.match(line)) is not None:
-            said = f"ptxas {p.group(2)}: {p.group(3)} (line {p.group(1)} of the PTX)"
-            out.append(shorten(said, 300))
+            ptxas = f"ptxas {p.group(2)}: {p.group(3)} (line {p.group(1)} of the PTX)"
+            said.append((p.group(2) == "error", [shorten(ptxas, 300)]))
         elif _SUMMARY.match(line):
-            out.append(shorten(line, 300))
-    if len(out) > MAX_MESSAGES:
-        out = [*out[: MAX_MESSAGES - 1], f"... and {len(out) - MAX_MESSAGES + 1} more lines"]
+            said.append(("warning" not in line, [shorten(line, 300)]))
+    out = _errors_first(list({tuple(g): (e, g) for e, g in said}.values()))  # each once
     missing = _NO_HEADER.search("\n".join(out))
     if missing is not None:
         header = shorten(missing.group("gcc") or missing.group("edg") or "", 100)
@@ -88,6 +91,29 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
             f"--nvcc-arg=-IFOLDER{hint}"
         )
     return "\n".join(out)
+
+
+def _errors_first(said: Sequence[tuple[bool, list[str]]]) -> list[str]:
+    """At most :data:`MAX_MESSAGES` lines of the diagnostics ``said`` (an error?, its lines),
+    in nvcc's order, each once (nvcc repeats a header's warning per compile pass); where
+    there are more, the errors are kept before the warnings (a CUTLASS
+    build prints hundreds of warnings before the one error that failed it), and a last line
+    says how many were left out."""
+    total = sum(len(group) for _, group in said)
+    if total <= MAX_MESSAGES:
+        return [line for _, group in said for line in group]
+    room = MAX_MESSAGES - 1
+    keep: set[int] = set()
+    for errors in (True, False):
+        for k, (error, group) in enumerate(said):
+            if error == errors and len(group) <= room:
+                keep.add(k)
+                room -= len(group)
+    out = [line for k, (_, group) in enumerate(said) if k in keep for line in group]
+    warnings = sum(len(g) for k, (e, g) in enumerate(said) if k not in keep and not e)
+    left = total - len(out)
+    which = " (warnings)" if warnings == left else ""
+    return [*out, f"... and {left} more lines{which}"]
 
 
 def _instantiated_at(after: Sequence[str], inside: Callable[[str], bool]) -> str | None:
