@@ -429,3 +429,25 @@ def test_the_python_api_s_memory_keys_are_64_bit_addresses(key: Any) -> None:
         shmem_cli.trace(CUBIN, block=64, memory={key: b"1234"})
     assert "memory must be keys that are device addresses" in err.value.message
     assert len(err.value.message) < 200
+
+
+@needs_nvdisasm
+def test_a_launch_idle_for_parameters_left_at_zero_says_how_to_give_them() -> None:
+    # groups not given: 0 groups, no block does any work, and the note says why
+    base = [str(CUBIN), "--block", "64", "--grid", "4"]
+    idle = CliRunner().invoke(main, ["trace", *base])
+    assert idle.exit_code == 0, idle.output
+    assert "no shared-memory instruction was executed" in idle.output
+    assert "1 (groups) were not given and are 0, and no shared-memory instruction ran" in (
+        " ".join(idle.output.split())
+    )
+    assert "--params @FILE (docs/recipes.md)" in " ".join(idle.output.split())
+    # a kernel that works with its parameter at 0 (a histogram of n = 0 values still clears
+    # its bins in shared memory) keeps the plain note
+    hist = TRACE_DATA / "emu_basic_sm90.cubin"
+    busy = CliRunner().invoke(
+        main, ["trace", str(hist), "-k", "emu_histogram", "--block", "256", "--no-tables"]
+    )
+    assert busy.exit_code == 0, busy.output
+    assert "note: parameter(s) 1 (n) were not given and are 0\n" in busy.output
+    assert "no shared-memory instruction ran" not in busy.output

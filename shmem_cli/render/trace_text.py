@@ -222,6 +222,15 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     return parts
 
 
+#: said after the parameters left at 0 when no shared-memory instruction ran
+IDLE_DEFAULTS = (
+    ", and no shared-memory instruction ran: a kernel that takes its sizes, pointers or "
+    "tensor maps from its parameters (a CUTLASS or FlashAttention Params struct) does no "
+    "work with zeros. Give the bytes the host program passed with --params @FILE "
+    "(docs/recipes.md), or each parameter with --arg"
+)
+
+
 def notes(kernel: KernelTrace) -> list[Block]:
     """Warnings under the tables: data-dependent addresses, made-up data, provisional figures."""
     out: list[Block] = []
@@ -252,12 +261,11 @@ def notes(kernel: KernelTrace) -> list[Block]:
             )
         out.append(text)
     if launch.defaulted:
-        out.append(
-            Styled(
-                f"note: parameter(s) {', '.join(launch.defaulted)} were not given and are 0",
-                "dim",
-            )
-        )
+        said = f"note: parameter(s) {', '.join(launch.defaulted)} were not given and are 0"
+        if kernel.accesses or kernel.dsmem.requests:
+            out.append(Styled(said, "dim"))
+        else:  # nothing ran: the zeros are the likely reason (a library's Params left zero)
+            out.append(Styled(said + IDLE_DEFAULTS, "yellow"))
     if kernel.provisional:
         out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
     contended = [a for a in kernel.accesses if a.cas_retries]
