@@ -85,3 +85,74 @@ def test_a_convergence_barriers_lanes_come_from_it() -> None:
     assert warps.tolist() == [0, 1, 2]
     assert lanes.tolist() == [(1 << 0) | (1 << 5), (1 << 8) | (1 << 9), 1 << 31]
     assert inv.tolist() == [0, 0, 1, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "ids", [list(range(32, 64)), [33, 40, 63], [0], list(range(0, 64)), [3, 40, 41]]
+)
+@pytest.mark.parametrize("per_thread", [True, False])
+def test_warp_rows_match_a_loop_over_the_threads(ids: list[int], per_thread: bool) -> None:
+    """The request rows of an execution (``warp_rows``: one warp's with its warp and taint
+    as ints, several warps' as arrays) against rows built lane by lane: each warp's lane
+    addresses (0 where a lane did not run), its active lanes and the OR of its taint."""
+    from shmem_cli.trace.distinct_rows import warp_rows
+
+    ws = 32
+    tids = np.array(ids, dtype=np.intp)
+    addr = np.array([1000 + 8 * t for t in ids], dtype=np.int64)
+    taints = [1 << (t % 5) for t in ids] if per_thread else [2] * len(ids)
+    taint = np.array(taints, dtype=np.uint8) if per_thread else np.asarray(2, dtype=np.uint8)
+    uw, rows, act, t, src, nbytes = warp_rows(tids, ws, addr, taint, None, None)
+    want: dict[int, tuple[list[int], list[bool], int]] = {}
+    for tid, v in zip(ids, taints, strict=True):
+        a, on, acc = want.setdefault(tid // ws, ([0] * ws, [False] * ws, 0))
+        a[tid % ws], on[tid % ws] = 1000 + 8 * tid, True
+        want[tid // ws] = (a, on, acc | v)
+    warps = [uw] if isinstance(uw, int) else np.asarray(uw).tolist()
+    taint_of = [t] if isinstance(t, int) else np.asarray(t).tolist()
+    assert isinstance(uw, int) == (len(want) == 1)  # one warp: ints
+    assert warps == sorted(want) and src is None and nbytes is None
+    for k, w in enumerate(warps):
+        assert rows[k].tolist() == want[w][0]
+        assert act[k].tolist() == want[w][1]
+        assert taint_of[k] == want[w][2]
+
+
+def test_distinct_rows_share_a_number_exactly_when_equal() -> None:
+    """Calls of one row, of a block's few rows and of many (each grouped its own way),
+    with rows repeated within and across calls: two rows share a number exactly when they
+    are equal, and the row kept under a number is the row given."""
+    from shmem_cli.trace.distinct_rows import DistinctRows
+
+    rng = np.random.default_rng(7)
+    pool = rng.integers(0, 64, size=(12, 32), dtype=np.int64) * 4
+    lanes = rng.random((12, 32)) < 0.8
+    kept = DistinctRows(32)
+    seen: dict[bytes, int] = {}
+    for size in (1, 1, 5, 8, 64, 1, 65, 200, 3):
+        pick = rng.integers(0, 12, size=size)
+        addr, active = np.where(lanes[pick], pool[pick], 0), lanes[pick]
+        ids = kept.add(addr, active).tolist()
+        for k, number in enumerate(ids):
+            key = addr[k].tobytes() + active[k].tobytes()
+            assert seen.setdefault(key, number) == number
+            assert kept.addr[number].tolist() == addr[k].tolist()
+            assert kept.active[number].tolist() == active[k].tolist()
+    assert len(set(seen.values())) == len(seen) == kept.n
+
+
+def test_one_rows_key_is_the_wrapping_sum_of_its_lanes() -> None:
+    """A row's hash is the sum, modulo 2**64, of each lane's address and active flag times
+    that lane's multipliers: the one-row key and the arrays' hash, against Python ints."""
+    from shmem_cli.trace.distinct_rows import _MIX, _hash, _key
+
+    rng = np.random.default_rng(11)
+    for lanes in (4, 32):
+        addr = rng.integers(-(1 << 63), (1 << 63) - 1, size=(1, lanes), dtype=np.int64)
+        active = rng.random((1, lanes)) < 0.5
+        want = 0
+        for i in range(lanes):
+            want += (int(addr[0, i]) % (1 << 64)) * int(_MIX[0, i])
+            want += int(active[0, i]) * int(_MIX[1, i])
+        want %= 1 << 64
+        assert _key(addr, active) == want == int(_hash(addr, active, None, None)[0])

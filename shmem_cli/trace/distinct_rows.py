@@ -29,8 +29,9 @@ U8: TypeAlias = "npt.NDArray[np.uint8]"
 # odd multipliers of each lane's fields in the hash (fixed: the hash is the same every run)
 _MIX = np.random.default_rng(0x5EED_B0A7).integers(1, 1 << 62, size=(4, 128), dtype=np.uint64)
 _MIX |= np.uint64(1)
+_MASK = (1 << 64) - 1  # the hash's sums wrap there
 _PER_HASH = 100  # bytes of the table that finds a row again by its hash, per entry
-_FEW = 64  # rows of one call looked up one by one where their hashes differ (a block's warps)
+_FEW = 64  # rows of one call grouped by their hashes in Python, not np.unique (a block's warps)
 
 
 def spread(values: Any, n: int) -> Any:
@@ -43,13 +44,22 @@ def spread(values: Any, n: int) -> Any:
 
 def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     lanes = addr.shape[1]
-    # a product with the multipliers (wrapping mod 2^64, as the sum of the lanes' products)
-    h = np.ascontiguousarray(addr).view(np.uint64) @ _MIX[0, :lanes]
-    h += np.ascontiguousarray(active).view(np.uint8) @ _MIX[1, :lanes]
+    # a product with the multipliers (wrapping mod 2^64, as the sum of the lanes' products;
+    # np.dot: the same sums, without the matmul ufunc's overhead on a warp's few rows)
+    h = np.dot(addr.view(np.uint64), _MIX[0, :lanes])
+    h += np.dot(active.view(np.uint8), _MIX[1, :lanes])
     if src is not None and nbytes is not None:
-        h += np.ascontiguousarray(src).view(np.uint64) @ _MIX[2, :lanes]
-        h += np.ascontiguousarray(nbytes).view(np.uint64) @ _MIX[3, :lanes]
+        h += np.dot(src.view(np.uint64), _MIX[2, :lanes])
+        h += np.dot(nbytes.view(np.uint64), _MIX[3, :lanes])
     return h
+
+
+def _key(addr: I64, active: B8) -> int:
+    """:func:`_hash` of a call's one row without a global side, as an int (the same sums,
+    without its arrays)."""
+    lanes = addr.shape[1]
+    h = int(np.dot(addr[0].view(np.uint64), _MIX[0, :lanes]))
+    return (h + int(np.dot(active[0].view(np.uint8), _MIX[1, :lanes]))) & _MASK
 
 
 def _part(a: Any, at: Any) -> Any:
@@ -131,12 +141,16 @@ def _or_all(ors: Any, v: Any, warps: int) -> Any:
 
 def warp_rows(
     tids: Any, ws: int, addr: I64, taint_arr: U8, src: I64 | None, src_bytes: I64 | None
-) -> tuple[Any, I64, B8, U8, I64 | None, I64 | None]:
+) -> tuple[Any, I64, B8, Any, I64 | None, I64 | None]:
     """The rows of one execution by the threads ``tids`` (sorted) of ``ws``-lane warps: the
     warps that ran it, each one's lane addresses, active lanes and taint (the OR of its
     lanes', :func:`warp_or`), and for cp.async each lane's global source and source bytes
-    (zeros where no lane ran)."""
+    (zeros where no lane ran). Threads of one warp without a global side (most steps) give
+    the warp and its taint as ints (:func:`_one_warp_rows`)."""
     n = len(tids)
+    first = int(tids[0]) if n else 0
+    if n and src is None and int(tids[-1]) // ws == first // ws:
+        return _one_warp_rows(tids, ws, addr, taint_arr)
     src_rows = byte_rows = None
     by_warp = warp_or(tids, ws, taint_arr)
     uw, t = by_warp.warps, by_warp.ors
@@ -159,6 +173,41 @@ def warp_rows(
             src_rows[row, lanes] = src
             byte_rows[row, lanes] = src_bytes
     return uw, rows, act, t, src_rows, byte_rows
+
+
+def _one_warp_rows(
+    tids: Any, ws: int, addr: I64, taint: U8
+) -> tuple[int, I64, B8, int, None, None]:
+    """:func:`warp_rows` of threads of one warp with no global side (most steps): the warp
+    and the taint as ints, not arrays (the recorder indexes and ORs with them)."""
+    w = int(tids[0]) // ws
+    if len(tids) == ws:  # every lane (sorted, distinct): the row is the addresses
+        row = np.asarray(addr, dtype=np.int64).reshape(1, ws)
+        act = _every_lane(ws)
+    else:
+        lanes = tids - w * ws
+        row = np.zeros((1, ws), dtype=np.int64)
+        act = np.zeros((1, ws), dtype=bool)
+        row[0, lanes] = addr
+        act[0, lanes] = True
+    return w, row, act, taint_or(taint), None, None
+
+
+def taint_or(taint: Any) -> int:
+    """The OR of a taint (an int, or an array of them) as an int."""
+    return taint if isinstance(taint, int) else int(np.bitwise_or.reduce(taint, axis=None))
+
+
+_EVERY: dict[int, B8] = {}
+
+
+def _every_lane(ws: int) -> B8:
+    """A read-only (1, ws) row of active lanes, all true (made once per warp size)."""
+    act = _EVERY.get(ws)
+    if act is None:
+        act = _EVERY[ws] = np.ones((1, ws), dtype=bool)
+        act.flags.writeable = False
+    return act
 
 
 class RecordsFull(Exception):
@@ -251,52 +300,58 @@ class DistinctRows:
         self.n = need
         return np.arange(s.start, s.stop, dtype=np.int64)
 
-    def _equal(self, ids: Any, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
-        """Whether kept rows ``ids`` equal the given rows, row by row."""
-        same = (self.addr[ids] == addr).all(axis=1) & (self.active[ids] == active).all(axis=1)
+    def _equal(
+        self, ids: list[int], addr: I64, active: B8, src: I64 | None, nbytes: I64 | None
+    ) -> list[bool]:
+        """Whether kept rows ``ids`` equal the given rows, row by row (one row: its bytes
+        compared, cheaper than the arrays' comparison on a warp)."""
+        if len(ids) == 1 and (src is None) == (self.src is None):
+            k = ids[0]
+            same = self.addr[k].tobytes() == addr[0].tobytes()
+            same = same and self.active[k].tobytes() == active[0].tobytes()
+            if same and src is not None and nbytes is not None:
+                assert self.src is not None and self.nbytes is not None
+                same = self.src[k].tobytes() == src[0].tobytes()
+                same = same and self.nbytes[k].tobytes() == nbytes[0].tobytes()
+            return [same]
+        at = np.array(ids, dtype=np.int64)
+        equal = (self.addr[at] == addr).all(axis=1) & (self.active[at] == active).all(axis=1)
         if src is not None and nbytes is not None:
             if self.src is None or self.nbytes is None:
-                return same & ~(src.any(axis=1) | nbytes.any(axis=1))
-            same &= (self.src[ids] == src).all(axis=1) & (self.nbytes[ids] == nbytes).all(axis=1)
+                equal &= ~(src.any(axis=1) | nbytes.any(axis=1))
+            else:
+                equal &= (self.src[at] == src).all(axis=1) & (self.nbytes[at] == nbytes).all(axis=1)
         elif self.src is not None and self.nbytes is not None:
-            same &= ~(self.src[ids].any(axis=1) | self.nbytes[ids].any(axis=1))
-        return same
+            equal &= ~(self.src[at].any(axis=1) | self.nbytes[at].any(axis=1))
+        return list(equal.tolist())
 
-    def _add_one(self, key: int, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
-        """:meth:`_add_distinct` of one row (a warp's request) whose hash is ``key``."""
-        k = self._by_hash.get(key, -1)
-        if k >= 0 and self._equal(slice(k, k + 1), addr, active, src, nbytes)[0]:
-            return np.array([k], dtype=np.int64)
-        number = self._append(addr, active, src, nbytes)
-        self._by_hash.setdefault(key, int(number[0]))
-        return number
-
-    def _add_distinct(
-        self, keys: list[int], addr: I64, active: B8, src: I64 | None, nbytes: I64 | None
-    ) -> Any:
-        """:meth:`add` of a few rows whose hashes ``keys`` all differ (a block's warps): the
-        same numbers, the rows looked up and new ones kept in the order of their hashes (as
-        np.unique orders them there), without the arrays that match rows of one hash."""
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        number = [self._by_hash.get(keys[k], -1) for k in order]
+    def _numbers(
+        self, keys: list[int], at: Any, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None
+    ) -> list[int]:
+        """The one rule that finds rows again: the row number of each row ``at[j]`` of the
+        call, whose hash is ``keys[j]`` (the keys all differ, ascending): the kept row of
+        that hash where the two are equal, else the row appended, in the order of the keys
+        (a collision with a kept row of another content: kept as a new row)."""
+        number = [self._by_hash.get(k, -1) for k in keys]
         known = [j for j, x in enumerate(number) if x >= 0]
         if known:
-            at = [order[j] for j in known]
-            was = np.array([number[j] for j in known], dtype=np.int64)
-            same = self._equal(was, addr[at], active[at], _part(src, at), _part(nbytes, at))
-            for j, equal in zip(known, same.tolist(), strict=True):
-                if not equal:  # a collision: kept as a new row
+            rows = at if len(known) == len(at) else np.asarray(at)[known]
+            same = self._equal([number[j] for j in known], *_parts(rows, addr, active, src, nbytes))
+            for j, equal in zip(known, same, strict=True):
+                if not equal:
                     number[j] = -1
         fresh = [j for j, x in enumerate(number) if x < 0]
         if fresh:
-            at = [order[j] for j in fresh]
-            new = self._append(addr[at], active[at], _part(src, at), _part(nbytes, at))
+            rows = at if len(fresh) == len(at) else np.asarray(at)[fresh]
+            new = self._append(*_parts(rows, addr, active, src, nbytes))
             for j, x in zip(fresh, new.tolist(), strict=True):
                 number[j] = x
-                self._by_hash.setdefault(keys[order[j]], x)
-        ids = np.empty(len(keys), dtype=np.int64)
-        ids[order] = number
-        return ids
+                self._by_hash.setdefault(keys[j], x)
+        return number
+
+    def add_row(self, addr: I64, active: B8) -> int:
+        """:meth:`add` of one row without a global side ((1, lanes) arrays): its number."""
+        return self._numbers([_key(addr, active)], [0], addr, active, None, None)[0]
 
     def add(
         self,
@@ -316,40 +371,42 @@ class DistinctRows:
                 active.reshape(-1, period, self.lanes) == active[:period]
             ).all():
                 return np.tile(self.add(first, active[:period]), n // period)
+        if n == 1 and src is None:  # a warp's one request (most steps)
+            return np.array([self.add_row(addr, active)], dtype=np.int64)
         h = _hash(addr, active, src, nbytes)
-        if n == 1:
-            return self._add_one(int(h[0]), addr, active, src, nbytes)
-        keys = h.tolist() if n <= _FEW else []
-        if len(set(keys)) == n:
-            return self._add_distinct(keys, addr, active, src, nbytes)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
+        if n <= _FEW:  # a block's few warps: their hashes grouped here, cheaper than np.unique
+            keys = h.tolist()
+            lead_of: dict[int, int] = {}
+            for j, key in enumerate(keys):
+                lead_of.setdefault(key, j)
+            uh = sorted(lead_of)
+            rank = {key: r for r, key in enumerate(uh)}
+            first = np.array([lead_of[key] for key in uh], dtype=np.intp)
+            inv = np.array([rank[key] for key in keys], dtype=np.intp)
+        else:
+            unique, first, inv = np.unique(h, return_index=True, return_inverse=True)
+            uh, inv = unique.tolist(), inv.reshape(-1)
         # a row equal to the first of its hash within the call takes that one's number
-        if len(uh) == len(h):  # every row its own hash: each is the first of it
-            alike = np.ones(len(h), dtype=bool)
+        if len(uh) == n:  # every row its own hash: each is the first of it
+            alike = np.ones(n, dtype=bool)
         else:
             lead = first[inv]
             alike = _rows_equal(np.take(addr, lead, axis=0), addr)
             alike &= _rows_equal(np.take(active, lead, axis=0), active)
             if src is not None and nbytes is not None:
                 alike &= (src[lead] == src).all(axis=1) & (nbytes[lead] == nbytes).all(axis=1)
-        found = np.array([self._by_hash.get(x, -1) for x in uh.tolist()], dtype=np.int64)
-        known = found >= 0
-        if known.any():
-            at = first[known]
-            equal = self._equal(
-                found[known], addr[at], active[at], _part(src, at), _part(nbytes, at)
-            )
-            known[np.flatnonzero(known)[~equal]] = False  # a collision: kept as a new row
-        number = found
-        fresh = np.flatnonzero(~known)
-        if len(fresh):
-            at = first[fresh]
-            number[fresh] = self._append(addr[at], active[at], _part(src, at), _part(nbytes, at))
-            for k in fresh.tolist():
-                self._by_hash.setdefault(int(uh[k]), int(number[k]))
-        ids = number[inv]
+        number = self._numbers(uh, first, addr, active, src, nbytes)
+        ids = np.array(number, dtype=np.int64)[inv]
         if not alike.all():  # rows whose hash another row of the call had: kept alone
             odd = np.flatnonzero(~alike)
             ids[odd] = self._append(addr[odd], active[odd], _part(src, odd), _part(nbytes, odd))
         return ids
+
+
+def _parts(
+    at: Any, addr: I64, active: B8, src: I64 | None, nbytes: I64 | None
+) -> tuple[I64, B8, I64 | None, I64 | None]:
+    """Rows ``at`` of a call's arrays (the arrays themselves for a call of one row)."""
+    if len(at) == 1 == len(addr):
+        return addr, active, src, nbytes
+    return addr[at], active[at], _part(src, at), _part(nbytes, at)

@@ -30,7 +30,7 @@ from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
 from ..plumbing.frozen import frozen
-from .distinct_rows import Allowance, DistinctRows, RecordsFull, resize, warp_rows
+from .distinct_rows import Allowance, DistinctRows, RecordsFull, resize, taint_or, warp_rows
 from .folds import Tally
 
 if TYPE_CHECKING:
@@ -157,8 +157,9 @@ class InstructionRecords:
         cost: I64 | None = None,
     ) -> None:
         """Requests, one a row (:class:`RecordsFull` before anything changes where they do
-        not fit); ``cost``: a wgmma's wavefronts, one a request."""
-        k = len(warp)
+        not fit); ``cost``: a wgmma's wavefronts, one a request. One request (a warp's) may
+        give its warp, iteration and taint as ints."""
+        k = len(addr)
         if cost is not None and self.cost is None:  # kept beside the others from now on
             self.allowance.take(8 * len(self.warp))
             self.cost = np.zeros(len(self.warp), dtype=np.int64)
@@ -173,7 +174,7 @@ class InstructionRecords:
         self.data_dependent[s] = (taint & 1) != 0
         self.not_modelled[s] = (taint & 2) != 0
         if k:
-            self.sources |= int(np.bitwise_or.reduce(taint))
+            self.sources |= taint_or(taint)
         self.n += k
 
     @property
@@ -353,7 +354,7 @@ class Recorder:
         if counts is None:
             counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
         more = (rows, act, warp_ids[uw], counts[uw], t, src_rows, byte_rows, self.period)
-        cost = None if costs is None else np.asarray(costs[: len(uw)], dtype=np.int64)
+        cost = None if costs is None else np.asarray(costs[: len(rows)], dtype=np.int64)
         try:
             rec.add(*more, cost)
         except RecordsFull:
@@ -361,9 +362,9 @@ class Recorder:
                 raise
             rec.add(*more, cost)  # into the whole bound, freed
         counts[uw] += 1
-        self.requests += len(uw)
+        self.requests += len(rows)
         if np.count_nonzero(t):
-            self.tainted[index] = self.tainted.get(index, 0) | int(np.bitwise_or.reduce(t))
+            self.tainted[index] = self.tainted.get(index, 0) | taint_or(t)
 
     def record_cost(
         self,
