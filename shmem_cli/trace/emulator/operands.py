@@ -332,9 +332,19 @@ def write_regs(op: Operand, count: int, ins: Instruction) -> Writer:
 
     def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
         regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
+        if (
+            isinstance(v, np.ndarray)
+            and v.ndim == 2
+            and not isinstance(t, (list, tuple))
+            and not np.may_share_memory(v, regs)
+        ):  # a new (count, n) array (a load's): every register at once
+            regs[i : i + count, ix] = v
+            taint[i : i + count, ix] = t
+            return
+        per_row = isinstance(t, (list, tuple)) or (isinstance(t, np.ndarray) and t.ndim == 2)
         for k in range(count):
             regs[i + k][ix] = v[k]
-            taint[i + k][ix] = t[k] if isinstance(t, (list, tuple)) else t
+            taint[i + k][ix] = t[k] if per_row else t
 
     return wr
 

@@ -27,14 +27,17 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
+from ...distinct_rows import warp_or
 from ..access_kind import matrix_shape, shared_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, write_regs
 from ..state import Block, Idx, TraceError
 from .memory import address, record_shared, shared_offsets
-from .memory_bytes import gather, gather_taint, scatter, scatter_taint
+from .memory_bytes import gather, gather_taint
 
 _U = np.uint32
+_BYTE = np.arange(2)  # the two bytes of a 16-bit element
+_SHIFT = np.array([0, 8], dtype=np.uint32)  # their shifts in it
 #: the lanes of an mma.sync fragment: the PTX ISA defines its layouts for 32 threads (a
 #: profile of another warp size runs no mma.sync: see _whole_warps)
 FRAGMENT_LANES = 32
@@ -224,17 +227,19 @@ def _imma(ins: Instruction, ctx: Context) -> Step:
 def _warp_rows(b: Block, ix: Idx, a: Any, ins: Instruction, count: int) -> Any:
     """(warps, lanes) addresses of every lane that executed; lanes 8m..8m+7 must all be there."""
     tids = b.ids(ix)
-    warps, lanes = np.divmod(tids, b.warp_size)
-    uw, row = np.unique(warps, return_inverse=True)
+    by_warp = warp_or(tids, b.warp_size, np.uint8(0))  # the warps, each thread's row
+    uw, row = by_warp.warps, by_warp.row
     table = np.full((len(uw), b.warp_size), -1, dtype=np.int64)
-    table[row, lanes] = a
+    table[row, tids % b.warp_size] = a
     if (table[:, : 8 * count] < 0).any():
         raise TraceError("ldmatrix/stmatrix executed by a partial warp", ins)
     return uw, row, table
 
 
-def _matrix_offsets(table: Any, row: Any, lanes: Any, m: int, trans: bool) -> Any:
-    """Byte offsets of the two 16-bit elements lane ``lanes`` holds of matrix ``m``."""
+def _matrix_offsets(table: Any, row: Any, lanes: Any, count: int, trans: bool) -> Any:
+    """Byte offsets of the two 16-bit elements lane ``lanes`` holds of each of ``count``
+    matrices: (lo, hi), each (count, lanes)."""
+    m = np.arange(count)[:, None]
     if trans:
         r0 = table[row, 8 * m + 2 * (lanes % 4)]
         r1 = table[row, 8 * m + 2 * (lanes % 4) + 1]
@@ -258,15 +263,11 @@ def _ldsm(ins: Instruction, ctx: Context) -> Step:
         record_shared(b, index, ins, kind, ix, off, ta)
         uw, row, table = _warp_rows(b, ix, off + b.shared_base(ix), ins, count)
         lanes = b.ids(ix) % b.warp_size
-        out = np.zeros((count, len(lanes)), dtype=np.uint32)
-        tout = []
-        for m in range(count):
-            lo, hi = _matrix_offsets(table, row, lanes, m, trans)
-            vlo = gather(b.smem, lo, 2, False)[0]
-            vhi = gather(b.smem, hi, 2, False)[0]
-            out[m] = vlo | (vhi << np.uint32(16))
-            tout.append(gather_taint(b.tsmem, lo, 2) | gather_taint(b.tsmem, hi, 2) | ta)
-        w(b, ix, out, tout)
+        lo, hi = _matrix_offsets(table, row, lanes, count, trans)
+        at = np.concatenate((lo, hi)).reshape(-1)  # every element of every matrix at once
+        v = gather(b.smem, at, 2, False).reshape(2, count, -1)
+        t = gather_taint(b.tsmem, at, 2).reshape(2, count, -1)
+        w(b, ix, v[0] | (v[1] << np.uint32(16)), t[0] | t[1] | np.asarray(ta, dtype=np.uint8))
 
     return step
 
@@ -286,12 +287,16 @@ def _stsm(ins: Instruction, ctx: Context) -> Step:
         uw, row, table = _warp_rows(b, ix, off + b.shared_base(ix), ins, count)
         lanes = b.ids(ix) % b.warp_size
         vals, tv = rv(b, ix)
-        for m in range(count):
-            lo, hi = _matrix_offsets(table, row, lanes, m, trans)
-            v = np.asarray(vals[m], dtype=np.uint32)
-            scatter(b.smem, lo, 2, (v & np.uint32(0xFFFF))[None, :])
-            scatter(b.smem, hi, 2, (v >> np.uint32(16))[None, :])
-            scatter_taint(b.tsmem, lo, 2, tv[m] | ta)
-            scatter_taint(b.tsmem, hi, 2, tv[m] | ta)
+        lo, hi = _matrix_offsets(table, row, lanes, count, trans)
+        v = np.asarray(vals, dtype=np.uint32)
+        # every byte at once, in the order a matrix at a time, its low halves then its
+        # high ones, each half's low bytes then its high ones (where places repeat, the
+        # last written stays)
+        at = np.stack((lo, hi), axis=1)[:, :, None, :] + _BYTE[:, None]
+        halves = np.stack((v & np.uint32(0xFFFF), v >> np.uint32(16)), axis=1)
+        b.smem[at.reshape(-1)] = ((halves[:, :, None, :] >> _SHIFT[:, None]) & 0xFF).reshape(-1)
+        n = len(lanes)
+        tt = np.stack([np.broadcast_to(np.asarray(t | ta, dtype=np.uint8), (n,)) for t in tv])
+        b.tsmem[at.reshape(-1)] = np.broadcast_to(tt[:, None, None, :], at.shape).reshape(-1)
 
     return step
