@@ -376,26 +376,26 @@ class DistinctRows:
         h = _hash(addr, active, src, nbytes)
         if n <= _FEW:  # a block's few warps: their hashes grouped here, cheaper than np.unique
             keys = h.tolist()
-            lead_of: dict[int, int] = {}
-            for j, key in enumerate(keys):
-                lead_of.setdefault(key, j)
+            lead_of = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))  # first rows
             uh = sorted(lead_of)
-            rank = {key: r for r, key in enumerate(uh)}
             first = np.array([lead_of[key] for key in uh], dtype=np.intp)
-            inv = np.array([rank[key] for key in keys], dtype=np.intp)
+            if len(uh) < n:
+                rank = {key: r for r, key in enumerate(uh)}
+                inv = np.array([rank[key] for key in keys], dtype=np.intp)
         else:
             unique, first, inv = np.unique(h, return_index=True, return_inverse=True)
             uh, inv = unique.tolist(), inv.reshape(-1)
-        # a row equal to the first of its hash within the call takes that one's number
-        if len(uh) == n:  # every row its own hash: each is the first of it
-            alike = np.ones(n, dtype=bool)
-        else:
-            lead = first[inv]
-            alike = _rows_equal(np.take(addr, lead, axis=0), addr)
-            alike &= _rows_equal(np.take(active, lead, axis=0), active)
-            if src is not None and nbytes is not None:
-                alike &= (src[lead] == src).all(axis=1) & (nbytes[lead] == nbytes).all(axis=1)
         number = self._numbers(uh, first, addr, active, src, nbytes)
+        if len(uh) == n:  # every row its own hash: each is the first of it
+            ids = np.empty(n, dtype=np.int64)
+            ids[first] = number
+            return ids
+        # a row equal to the first of its hash within the call takes that one's number
+        lead = first[inv]
+        alike = _rows_equal(np.take(addr, lead, axis=0), addr)
+        alike &= _rows_equal(np.take(active, lead, axis=0), active)
+        if src is not None and nbytes is not None:
+            alike &= (src[lead] == src).all(axis=1) & (nbytes[lead] == nbytes).all(axis=1)
         ids = np.array(number, dtype=np.int64)[inv]
         if not alike.all():  # rows whose hash another row of the call had: kept alone
             odd = np.flatnonzero(~alike)
