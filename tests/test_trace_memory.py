@@ -451,3 +451,18 @@ def test_a_launch_idle_for_parameters_left_at_zero_says_how_to_give_them() -> No
     assert busy.exit_code == 0, busy.output
     assert "note: parameter(s) 1 (n) were not given and are 0\n" in busy.output
     assert "no shared-memory instruction ran" not in busy.output
+
+
+@needs_nvdisasm
+def test_an_error_in_a_launch_names_the_parameters_left_at_zero() -> None:
+    # a size or stride forgotten is a common cause of an address gone astray or a loop that
+    # never ends: a launch's error names the parameters nobody gave (here n of the histogram)
+    hist = TRACE_DATA / "emu_basic_sm90.cubin"
+    base = ["trace", str(hist), "-k", "emu_histogram", "--block", "256", "--max-instructions", "1"]
+    bare = CliRunner().invoke(main, base)
+    assert bare.exit_code == 2, bare.output
+    said = " ".join(bare.output.split())
+    assert "raise --max-instructions (parameter(s) 1 (n) were not given and are 0: give" in said
+    given = CliRunner().invoke(main, [*base, "--arg", "n=0"])
+    assert given.exit_code == 2, given.output
+    assert "were not given" not in given.output

@@ -29,7 +29,7 @@ from .emulator.budget import Budget
 from .kernel.constants import Constants
 from .kernel.cubin import CubinInfo, Kernel
 from .kernel.externals import link_globals
-from .kernel.launch import LaunchPlan
+from .kernel.launch import LaunchPlan, name_defaults, read_defaults
 from .result import GridCoverage, KernelTrace, LaunchInfo
 
 if TYPE_CHECKING:
@@ -275,15 +275,19 @@ def trace_kernel(
             rec, profile, ranges, warps=None, warps_per_block=per_block, blocks=blocks, heat=False
         )
 
-    trace = run(
-        function,
-        launch,
-        grid=whole_grid,
-        progress=progress,
-        budget=budget,
-        every_block=every_block,
-        fold=coster,
-    )
+    try:
+        trace = run(
+            function,
+            launch,
+            grid=whole_grid,
+            progress=progress,
+            budget=budget,
+            every_block=every_block,
+            fold=coster,
+        )
+    except ShmemError as exc:  # the emulator cannot go on: zeros not given may be why
+        name_defaults(exc, read_defaults(plan, function.instructions, launch.param_base))
+        raise
     coverage = trace.coverage
     grid_blocks = coverage.blocks if coverage is not None else int(trace.blocks)
     weight = coverage.weight if coverage is not None else 1
@@ -378,34 +382,6 @@ def grid_coverage(coverage: Any) -> GridCoverage | None:
         proof=coverage.proof.text() if coverage.proof is not None else None,
         differs=coverage.differs.text() if coverage.differs is not None else None,
         sampled=coverage.why_sampled,
-    )
-
-
-def read_defaults(plan: LaunchPlan, instructions: Sequence[Any], base: int) -> tuple[str, ...]:
-    """The parameters nobody gave (0) that the kernel's code reads: a one-byte parameter no
-    ``c[0x0][...]`` operand reaches (an empty class by value: ``std::integral_constant``,
-    CuTe's static shapes, layouts and copy atoms) has no value to give. Every one counts as
-    read where the code indexes bank 0 with a register."""
-    from ..cuda.sass_operands import Const
-
-    spans: set[tuple[int, int]] = set()
-    for ins in instructions:
-        width = 8 if ins.opcode.startswith("D") else 4  # a double's operand: 8 bytes
-        for m in ins.mods:
-            width = max(width, 16 if "128" in m else 8 if "64" in m else width)
-        for o in ins.operands:
-            if isinstance(o, Const) and o.bank == 0:
-                if o.reg is not None:
-                    return plan.defaulted
-                spans.add((o.offset, o.offset + width))
-
-    def read(start: int) -> bool:  # a read that covers the byte (a .U8 one taken as 4 bytes)
-        return any(lo <= start < hi for lo, hi in spans)
-
-    return tuple(
-        a.param.label
-        for a in plan.arguments
-        if not a.given and (a.param.size > 1 or read(base + a.param.offset))
     )
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...cuda import launch_values as values
 from ...cuda.launch_values import (
@@ -42,7 +42,7 @@ from ...cuda.launch_values import (
     parse_dims,
 )
 from ...hardware.arch import rules_for
-from ...plumbing.errors import shorten
+from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
@@ -58,9 +58,11 @@ __all__ = [
     "Param",  # Param, kernel_params and param_table are .params's
     "check_dims",
     "kernel_params",
+    "name_defaults",
     "param_table",
     "parse_dims",
     "plan_launch",
+    "read_defaults",
     "value_bytes",
 ]
 
@@ -394,3 +396,42 @@ def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapAr
         raise LaunchError(f"--arg {shorten(key)}: {exc.message}") from None
     data = read_buffer_file("@" + spec.data, param) if spec.data else None
     return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
+
+
+def name_defaults(exc: ShmemError, defaulted: Sequence[str]) -> None:
+    """Say in a launch's error which parameters nobody gave: a size or stride left at 0 (a
+    forgotten ``--arg``) sends addresses astray or a loop nowhere."""
+    if defaulted:
+        exc.message += (
+            f" (parameter(s) {', '.join(defaulted)} were not given and are 0: give the launch's "
+            "values with --arg NAME=VALUE, or its parameter block with --params @FILE)"
+        )
+        exc.args = (exc.message,)
+
+
+def read_defaults(plan: LaunchPlan, instructions: Sequence[Any], base: int) -> tuple[str, ...]:
+    """The parameters nobody gave (0) that the kernel's code reads: a one-byte parameter no
+    ``c[0x0][...]`` operand reaches (an empty class by value: ``std::integral_constant``,
+    CuTe's static shapes, layouts and copy atoms) has no value to give. Every one counts as
+    read where the code indexes bank 0 with a register."""
+    from ...cuda.sass_operands import Const
+
+    spans: set[tuple[int, int]] = set()
+    for ins in instructions:
+        width = 8 if ins.opcode.startswith("D") else 4  # a double's operand: 8 bytes
+        for m in ins.mods:
+            width = max(width, 16 if "128" in m else 8 if "64" in m else width)
+        for o in ins.operands:
+            if isinstance(o, Const) and o.bank == 0:
+                if o.reg is not None:
+                    return plan.defaulted
+                spans.add((o.offset, o.offset + width))
+
+    def read(start: int) -> bool:  # a read that covers the byte (a .U8 one taken as 4 bytes)
+        return any(lo <= start < hi for lo, hi in spans)
+
+    return tuple(
+        a.param.label
+        for a in plan.arguments
+        if not a.given and (a.param.size > 1 or read(base + a.param.offset))
+    )
