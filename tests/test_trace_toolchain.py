@@ -137,7 +137,10 @@ def test_embedded_cubins_are_listed_and_the_arch_chosen(tmp_path: Path) -> None:
     assert [c.path.name for c in found] == ["app.2.sm_90.cubin"]
     with pytest.raises(ToolError) as err:
         binaries.extract_cubins(app, "sm_100", work, cuobjdump=str(tool))
-    assert "holds no cubin for sm_100 (it has: sm_80, sm_90)" in str(err.value)
+    assert "holds no cubin for sm_100 (it has: sm_80, sm_90); trace one of those with --arch" in (
+        str(err.value)
+    )
+    assert str(err.value).endswith("(--arch sm_90)")
 
 
 def test_kernel_inputs_are_told_apart(tmp_path: Path) -> None:

@@ -79,8 +79,11 @@ def extract_cubins(
     plain = [n for n in names if _PLAIN_NAME.match(n)]
     matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
     if not matching:
-        have = ", ".join(sorted({cubin_arch_of(n) or n for n in names}))
-        raise ToolError(f"{binary} holds no cubin for {arch} (it has: {have}); pass --arch")
+        archs = sorted({cubin_arch_of(n) or n for n in names})
+        raise ToolError(
+            f"{binary} holds no cubin for {arch} (it has: {', '.join(archs)}); trace one of "
+            f"those with --arch (--arch {archs[-1]})"
+        )
     out = []
     for name in matching:
         run_checked(
