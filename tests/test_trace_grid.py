@@ -321,3 +321,27 @@ def test_distinct_rows_repeating_every_period_are_numbered_as_one_by_one(period:
         for i in range(len(rows)):
             for j in range(len(rows)):
                 assert (ids[i] == ids[j]) == bool((rows[i] == rows[j]).all()), (i, j)
+
+
+@needs_nvdisasm
+def test_a_grid_that_would_write_past_the_arena_is_sampled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # al_loaded: every block writes its 1 KiB row of out, and the blocks whose flag is 1 differ
+    # from block 0, so each of them runs. With global memory bounded at 256 KiB, the 1,023
+    # rows past block 0 (each on a page of its own in the blocks spread over the grid that run
+    # first) would pass it: the grid is sampled, as for the instruction budget, and says why
+    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    flags = tmp_path / "flags.bin"
+    flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
+    whole = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    assert whole.launch.coverage is not None and whole.launch.coverage.mode == "whole"
+    monkeypatch.setattr(GlobalMemory.__init__, "__defaults__", (256 << 10,))
+    kernel = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "sample" and 1 + grids.PROBE <= cov.run < 1024
+    assert "write about 3 MiB of global memory (past " in (cov.sampled or "")
+    assert "KiB, half the room left of what shmem keeps real)" in (cov.sampled or "")
+    # the blocks run are counted: 8 warps, one store each (block 0), two (flag 1)
+    assert whole.totals["store"].requests == 8 + 1023 * 16
+    assert kernel.totals["store"].requests == 8 + (cov.run - 1) * 16

@@ -296,18 +296,26 @@ def sampled(
     budget: Budget,
     unit: str = "blocks",
     include: Sequence[int] = (),
+    written: tuple[int, int] = (0, 1 << 62),
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """The blocks (clusters, where the launch has them: ``blocks`` counts those) to run when
     the whole grid would not fit the budget (estimated from a block's thread-instructions
-    ``first`` and ``requests``), and why; (None, None) when it fits. ``include``: blocks
-    already run (:func:`probe`), part of any sample."""
+    ``first`` and ``requests``, and ``written``: the bytes of global memory a block made
+    real, and the room left before the arena's bound), and why; (None, None) when it fits.
+    ``include``: blocks already run (:func:`probe`), part of any sample."""
     ran = blocks * max(1, first)
     kept = blocks * requests * REQUEST_BYTES
     most_ran = budget.launch_instructions // WHOLE_SHARE
     most_kept = budget.recorded_bytes // 2
-    if ran <= most_ran and kept <= most_kept:
+    per_block, room = written
+    wrote, most_wrote = blocks * per_block, room // 2  # half the room: blocks write unevenly
+    if ran <= most_ran and kept <= most_kept and wrote <= most_wrote:
         return None, None
-    fit = min(most_ran // max(1, first), most_kept // max(1, requests * REQUEST_BYTES))
+    fit = min(
+        most_ran // max(1, first),
+        most_kept // max(1, requests * REQUEST_BYTES),
+        most_wrote // max(1, per_block),
+    )
     chosen = tuple(sorted(set(sample(blocks, max(1, fit))) | set(include)))
     past = []
     if ran > most_ran:
@@ -317,8 +325,17 @@ def sampled(
         )
     if kept > most_kept:
         past.append(f"keep about {kept >> 20:,} MiB of requests (past {most_kept >> 20} MiB)")
+    if wrote > most_wrote:
+        past.append(
+            f"write about {_size(wrote)} of global memory (past {_size(most_wrote)}, half the "
+            "room left of what shmem keeps real)"
+        )
     why = (
         f"the whole grid would {' and '.join(past)}: {len(chosen):,} of its {blocks:,} {unit} "
         "traced, spread evenly over it (the first and the last included)"
     )
     return chosen, why
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20:,} MiB" if n >= 1 << 20 else f"{n >> 10:,} KiB"

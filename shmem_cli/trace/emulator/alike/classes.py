@@ -214,16 +214,18 @@ def run_rest(
     then the others, or an even sample of them where what the few took, times the blocks,
     would pass the budget (``most``: the thread-instructions of the heaviest block run so
     far). Returns :func:`..grid.sampled`'s answer."""
-    recorder = run.recorder
+    recorder, memory = run.recorder, run.launch.memory
     first = grids.probe(len(rest))
-    executed, requests = run.executed, recorder.requests
+    executed, requests, wrote = run.executed, recorder.requests, memory.written_bytes
     for batch in plan.rest([rest[k] for k in first]):
         run.batch(batch, None)
     runs = max(1, len(first))
     per_block = max(most, -(-(run.executed - executed) // runs))
     # records that reach their bound are folded: then the requests bound nothing
     per_requests = 0 if recorder.can_fold else -(-(recorder.requests - requests) // runs)
-    chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first)
+    # the global memory a block makes real (its output), against the room the arena has left
+    written = (-(-(memory.written_bytes - wrote) // runs), memory.max_written - wrote)
+    chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first, written)
     done = set(first)
     todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
     for batch in plan.rest(todo):
