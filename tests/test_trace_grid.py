@@ -27,6 +27,7 @@ from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from .conftest import TRACE_DATA, needs_nvdisasm
+from .hostile import CUBIN as HOSTILE_CUBIN
 from .hostile import shmem
 from .test_trace_measured import cubin
 
@@ -220,6 +221,9 @@ def test_a_launch_that_fills_the_gpu_says_why_nsight_runs_above() -> None:
     assert small.fills_gpu is None
     assert small.to_json()["fills_gpu"] is None
     assert full.to_json()["grid_coverage"]["mode"] == "alike"
+    # a kernel with no shared-memory instruction has no contention for the pipe to note
+    scatter = traced(HOSTILE_CUBIN, "scatter_pages", 256, (10000, 1, 1), ("pages=1",))
+    assert not scatter.accesses and scatter.fills_gpu is None
 
 
 @pytest.mark.parametrize("grid", [(1, 1, 1), (2, 1, 1)])

@@ -356,7 +356,8 @@ def trace_kernel(
         records=tuple(trace.records),
         records_note=_folded_note(trace.records, budget),
         fills=trace.fills,
-        fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks),
+        # nothing ran through the shared-memory pipe: no contention for it to note
+        fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks) if accesses else None,
     )
 
 
