@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from shmem_cli.cuda.sass import Instruction
+from shmem_cli.trace.emulator.memory_bytes import element_reduction
 from shmem_cli.trace.emulator.op_table import TraceError
-from shmem_cli.trace.emulator.ops.memory_bytes import element_reduction
 
 
 def _ins(text: str) -> Instruction:

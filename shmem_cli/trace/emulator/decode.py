@@ -21,6 +21,7 @@ from .ops import atomic as ops_atomic
 from .ops import bits as ops_bits
 from .ops import control as ops_ctrl
 from .ops import convert as ops_convert
+from .ops import float_compare as ops_fcompare
 from .ops import floating as ops_float
 from .ops import half as ops_half
 from .ops import integer as ops_int
@@ -37,6 +38,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     ops_packed,
     ops_bits,
     ops_float,
+    ops_fcompare,
     ops_half,
     ops_convert,
     ops_mem,

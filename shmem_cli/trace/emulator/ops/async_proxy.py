@@ -25,12 +25,12 @@ from ....cuda.sass_operands import Mem, Reg
 from ...kernel.tensormap import describe
 from .. import tma
 from ..access_kind import tma_kind
+from ..memory_bytes import element_reduction
+from ..memory_bytes import reduction_name as _reduction_name
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, write_pred, write_u32
 from ..state import BLOCKED, Block, Idx, TraceError
 from .memory import address, shared_offsets
-from .memory_bytes import element_reduction
-from .memory_bytes import reduction_name as _reduction_name
 
 
 def _count(b: Block, index: int, ix: Idx) -> None:

@@ -45,6 +45,7 @@ from ....hardware.arch import SM90
 from ....hardware.engine import AccessKind
 from ...distinct_rows import spread
 from ..access_kind import access_width, atomic_op, recorded_kind, shared_kind
+from ..memory_bytes import gather_taint, or_all, scatter_taint
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
@@ -59,7 +60,6 @@ from .memory import (
     wide_address,
     window_offsets,
 )
-from .memory_bytes import gather_taint, or_all, scatter_taint
 
 _U = np.uint32
 _FLOAT = {"F32": np.float32, "F64": np.float64}

@@ -21,16 +21,8 @@ from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx
-from .floating import (
-    BOOL_OPS,
-    NAN16,
-    canonical_nan32,
-    compare_name,
-    float_compare,
-    minimum_maximum,
-    takes_second,
-    two_sum,
-)
+from .float_compare import BOOL_OPS, compare_name, float_compare
+from .floating import NAN16, canonical_nan32, minimum_maximum, takes_second, two_sum
 
 _U = np.uint32
 

@@ -1,7 +1,7 @@
 """Memory instructions: constant, global, local and shared loads and stores, and cp.async
 (LDGSTS, copied at once; a correct program waits before it reads the copy), with the
 addressing every memory family shares (the byte-level reads and writes are
-:mod:`.memory_bytes`'s). Every
+:mod:`..memory_bytes`'s). Every
 shared-memory access is handed to the block's recorder. Loads from global memory set
 taint bit 0 on what they load; a load's value also inherits its address's taint and,
 for shared and local memory, the taint the stored bytes carry. Atomics are in
@@ -20,10 +20,10 @@ from ....cuda.sass_operands import Const, Mem, Operand, Reg
 from ....hardware.engine import AccessKind
 from ...distinct_rows import spread
 from ..access_kind import access_width, recorded_kind, shared_kind
+from ..memory_bytes import gather, gather_taint, or_all, scatter, scatter_taint
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import LOCAL_BYTES, LOCAL_WINDOW, SHARED_WINDOW_HI, Block, Idx, TraceError
-from .memory_bytes import gather, gather_taint, or_all, scatter, scatter_taint
 
 _U = np.uint32
 

@@ -29,11 +29,11 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
 from ...distinct_rows import warp_or
 from ..access_kind import matrix_shape, shared_kind
+from ..memory_bytes import gather, gather_taint
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, write_regs
 from ..state import Block, Idx, TraceError
 from .memory import address, record_shared, shared_offsets
-from .memory_bytes import gather, gather_taint
 
 _U = np.uint32
 _BYTE = np.arange(2)  # the two bytes of a 16-bit element

@@ -6,7 +6,7 @@ and the one from shared memory combined in the tensor's element type. No opcodes
 PTX's operations and types: ``add`` (integers, float16, bfloat16, float32, float64),
 ``min``/``max`` (integers, float16, bfloat16), ``inc``/``dec`` (uint32), ``and``/``or``/``xor``
 (integers). Float adds round to nearest even; float minima and maxima order -0 below +0
-(the emulator's one rule, :func:`.floating.minimum_maximum`); ``inc`` wraps to 0 past the
+(the emulator's one rule, :func:`.ops.floating.minimum_maximum`); ``inc`` wraps to 0 past the
 shared value and ``dec`` to the shared value below 1 or above it, as ``atom.inc``/``atom.dec``
 do.
 """
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction
-from ..op_table import unsupported
-from .convert import bf16_bits
-from .floating import minimum_maximum
+from ...cuda.sass import Instruction
+from .op_table import unsupported
+from .ops.convert import bf16_bits
+from .ops.floating import minimum_maximum
 
 _NAMES = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR")
 _INTEGER = {
