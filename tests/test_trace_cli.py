@@ -163,6 +163,17 @@ def test_list_params_of_a_kernel_whose_name_is_longer_than_a_screen() -> None:
     assert lines[4].split() == ["2", "n", "int", "0x10", "4"]
 
 
+def test_a_parameter_block_of_the_wrong_size_names_the_kernel_briefly(tmp_path: Path) -> None:
+    # a library kernel's name runs to thousands of characters: the error cuts its templates
+    wrong = tmp_path / "params.bin"
+    wrong.write_bytes(bytes(5))
+    result = run(str(DATA / "long_name.sm_90.cubin"), "-b", "32", "--params", f"@{wrong}")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "5 bytes; tagged_copy<Pair<...> >" in said and "'s parameter block is 20 bytes" in said
+    assert len(result.output) < 600
+
+
 @needs_nvdisasm
 def test_svg_and_html_pictures(tmp_path: Path) -> None:
     svg, page = tmp_path / "t.svg", tmp_path / "t.html"

@@ -212,7 +212,9 @@ def launch_cluster(
     :data:`MAX_CLUSTER_CTAS` CTAs, the kernel's own when it declares one)."""
     declared = kernel.cluster_dims
     if declared is not None:  # the cubin's EIATTR_CTA_PER_CLUSTER: any three 32-bit sizes
-        what = f"the cubin's __cluster_dims__ of {kernel.name} (rebuild it):"
+        from ...render.plain import brief_name
+
+        what = f"the cubin's __cluster_dims__ of {brief_name(kernel.name)} (rebuild it):"
         check_dims(declared, what, limit=MAX_CLUSTER_CTAS)
     if given is not None:
         check_dims(given, "--cluster", limit=MAX_CLUSTER_CTAS)
@@ -263,13 +265,14 @@ def plan_launch(
     (``@FILE``) is the whole parameter block a host program passed: the parameters no
     ``--arg`` gives keep its bytes, pointers included; ``memory`` the ``--memory`` texts
     (:mod:`.param_block`)."""
+    from ...render.plain import brief_name  # a CUTLASS kernel's name runs to 2,000 characters
     from .param_block import read_memory, read_param_block
 
     image, covered = (
         read_param_block(
             params_file,
             kernel.param_bytes,
-            kernel.name,
+            brief_name(kernel.name),
             first=min((p.offset for p in kernel.params), default=0),
             ends=[p.offset + p.size for p in kernel.params],
         )
