@@ -40,14 +40,32 @@ _FLOAT = {
 }
 
 
+_STEPS: dict[int, Any] = {}
+
+
+def _steps(n: int) -> Any:
+    """``np.arange(n)[:, None]``, made once per ``n`` (read-only): the words, or bytes, of an
+    access after its first, as a column."""
+    steps = _STEPS.get(n)
+    if steps is None:
+        steps = _STEPS[n] = np.arange(n)[:, None]
+        steps.flags.writeable = False
+    return steps
+
+
+def _words(off: Any, width: int) -> Any:
+    """(width / 4, n) the word index of each word an access of ``width`` bytes at the byte
+    offsets ``off`` (non-negative, aligned) covers."""
+    return (off >> 2)[None, :] + _steps(width // 4)
+
+
 def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
     """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
     if width == 4:
         return data.view(np.uint32)[off >> 2][None, :]
     if width > 4:
-        words = data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
-        return words
-    raw = data[off[None, :] + np.arange(width)[:, None]].astype(np.uint32)
+        return data.view(np.uint32)[_words(off, width)]
+    raw = data[off[None, :] + _steps(width)].astype(np.uint32)
     v = raw[0] | (raw[1] << np.uint32(8)) if width == 2 else raw[0]
     if signed:
         bits = 8 * width
@@ -58,7 +76,7 @@ def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
 def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
     """Write (words, n) uint32 to byte offsets (sub-word: the low bytes of word 0)."""
     if width >= 4:
-        data.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = vals
+        data.view(np.uint32)[_words(off, width)] = vals
         return
     v = vals[0]
     for k in range(width):
@@ -71,12 +89,11 @@ def gather_taint(taint: Any, off: Any, width: int) -> Any:
         if width == 4:
             w = taint.view(np.uint32)[off >> 2]
         else:
-            words = taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]]
-            w = np.bitwise_or.reduce(words, axis=0)
+            w = np.bitwise_or.reduce(taint.view(np.uint32)[_words(off, width)], axis=0)
         w = w | (w >> np.uint32(16))  # a new array: the bytes' OR folded into the low one
         w |= w >> np.uint32(8)
         return w.astype(np.uint8)  # the low byte
-    t = taint[off[None, :] + np.arange(width)[:, None]]
+    t = taint[off[None, :] + _steps(width)]
     return np.bitwise_or.reduce(t, axis=0)
 
 
@@ -84,7 +101,7 @@ def scatter_taint(taint: Any, off: Any, width: int, t: Any) -> None:
     tt = np.asarray(t, dtype=np.uint8)  # per lane, or one for all (the stores broadcast it)
     if width >= 4:
         word = tt.astype(np.uint32) * np.uint32(0x01010101)
-        taint.view(np.uint32)[(off // 4)[None, :] + np.arange(width // 4)[:, None]] = word
+        taint.view(np.uint32)[_words(off, width)] = word
         return
     for k in range(width):
         taint[off + k] = tt
