@@ -279,7 +279,7 @@ def test_the_scan_is_linear() -> None:
     text = "#if 0\n" + "k(" * 40000 + "\n#endif\n" + '"' + "/*" * 100000 + '"\n'
     start = time.perf_counter()
     assert len(list(directives(text * 10))) == 20
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 30.0  # a hang guard: a quadratic scan takes hours
 
 
 def test_compiler_messages_never_quote_a_file() -> None:

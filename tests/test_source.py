@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -370,13 +369,11 @@ def test_billion_laughs_refused_quickly() -> None:
 def test_an_alias_bomb_is_refused_at_the_alias_past_the_bound() -> None:
     # 100,000 aliases of one list: 400 KB, composed for 2 s before the node bound refused it
     text = "a: &a [1]\nb: [" + ", ".join(["*a"] * 100_000) + "]\n"
-    started = time.perf_counter()
     err = load_error(text)
-    took = time.perf_counter() - started
     assert err.message.startswith("too many YAML aliases (*name): more than 4,096 in one spec")
     # "b: [" then 4 characters an alias: the 4,097th starts at column 5 + 4,096 * 4
     assert MAX_ALIASES == 4096 and err.pos == SourcePos(2, 16_389)
-    assert took < 1.0  # about 0.08 s (bench/run.py: "refuse 100,000 aliases")
+    # refused there, not after composing the rest (its time: bench/run.py, "refuse 100,000 aliases")
 
 
 def test_an_anchor_bomb_is_refused_at_the_anchor_past_the_bound() -> None:
