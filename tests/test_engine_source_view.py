@@ -63,3 +63,16 @@ def test_loads_without_the_corner_count_alike_on_both_pages(method: Method) -> N
     assert costs({n: 128 * n for n in range(32)}, 8, method) == (32, 32)
     # a 4-byte load never merges: lanes 0 and 1 on words 0 and 32 (2-way)
     assert costs({0: 0, 1: 128}, 4, method) == (2, 2)
+
+
+@METHODS
+def test_an_lds128_with_lane_31_on_and_a_partner_off_counts_half_warp_0_unmerged(
+    method: Method,
+) -> None:
+    # lanes 0, 8 and 31 on float4s 0, 1 and 2, their partners (1, 9, 30) off: the lanes pair
+    # up vacuously, half-warp 0 (float4s 0 and 1, banks 0-7) and half-warp 1 merged, 1 each:
+    # 2 per op. On the source page half-warp 0 counts as its quarter-warps, 1 + 1: 3
+    assert costs({0: 0, 8: 16, 31: 32}, 16, method) == (2, 3)
+    # lane 30 instead of 31: both pages 2; nor does an LDS.64 (one merged phase) count so
+    assert costs({0: 0, 8: 16, 30: 32}, 16, method) == (2, 2)
+    assert costs({0: 0, 8: 8, 31: 16}, 8, method) == (1, 1)

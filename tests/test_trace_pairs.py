@@ -9,8 +9,10 @@ Nsight Compute counts these reads two ways (docs/hardware-model.md 3). Its per-o
 (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``, the ``per_op`` of measured.json)
 follows the pair rule on every launch: lanes paired at distance 1 or 2 merge their phases,
 bank conflicts or not; shmem and the reference model count that. Its per-instruction source
-counters count an ``LDS.64`` whose merged phase asks a bank for two words as its unmerged
-half-warps instead; an ``LDS.128``'s between the two.
+counters count a merged phase that asks a bank for two words as its unmerged phases
+instead, and an ``LDS.128``'s half-warp 0 so also where lane 31 is on and some lane's
+partner is off; their "ideal" column is the bytes moved in 128-byte wavefronts, capped by
+that count.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from shmem_cli.hardware.engine import AccessKind, request_stats
 from shmem_cli.trace.ncu_compare import compare_kernel, function_text, read_ncu_csv
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .reference import asks_twice, cut_cost, pairs_up, request_cost
+from .reference import pairs_up, request_cost, source_view
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import cubin, traced
 
@@ -73,66 +75,56 @@ def test_nsights_per_op_counter_follows_the_pair_rule(lab: str) -> None:
 
 
 @pytest.mark.parametrize("lab", LABS)
-def test_nsights_source_page_counts_a_conflicted_merge_unmerged(lab: str) -> None:
-    """The source counters: an ``LDS.64`` whose lanes pair up and whose merged phase asks a
-    bank for two words costs its half-warps there (2 to 32 lanes on); any other ``LDS.64``
-    what the per-op counter counts. An ``LDS.128`` lies between its merged and its unmerged
-    cost (which quarter-warps it keeps is open: docs/hardware-model.md 10), but one whose
-    lanes all read one address costs a wavefront for every 16 lanes on there."""
+def test_nsights_source_page_counts_some_merged_phases_unmerged(lab: str) -> None:
+    """The source counters: a load whose lanes pair up costs its merged phases, each one
+    that asks a bank for two words as its unmerged halves, and an ``LDS.128``'s half-warp 0
+    as its quarter-warps also where lane 31 is on and some lane's partner is off (pairs6's
+    r128_005, pairs9's n128_001, ...); lanes all on one address a wavefront a merged
+    phase's worth of them (``reference.source_view``). Any other load: the per-op count."""
     measured = _measured(lab)
-    seen = 0
+    seen = set()
     for launch in _launches(lab):
         addr, width = read(lab, launch)
         row = load_row(measured[launch["id"]])
         merged = request_cost(addr, "load", width, "inc", 1).wavefronts
-        unmerged = cut_cost(addr, width, 128 // width)
-        pairs = pairs_up(addr, 1) or pairs_up(addr, 2)
-        wide = [list(range(p, p + 256 // width)) for p in range(0, 32, 256 // width)]
-        on = [a for a in addr if a is not None]
-        if width == 16 and len(set(on)) == 1:  # one address: a wavefront a 16 lanes
-            assert row["wavefronts"] == -(-len(on) // 16), launch["id"]
-        elif width == 16:
-            assert merged <= row["wavefronts"] <= unmerged, launch["id"]
-        elif pairs and asks_twice(addr, wide, width):
-            assert row["wavefronts"] == unmerged, launch["id"]
-            seen += unmerged != merged
+        if pairs_up(addr, 1) or pairs_up(addr, 2):
+            assert row["wavefronts"] == source_view(addr, width), launch["id"]
+            if row["wavefronts"] != merged:
+                seen.add(width)
         else:
             assert row["wavefronts"] == merged, launch["id"]
-    if lab in ("pairs5", "pairs6", "pairs7", "pairs8"):
-        assert seen  # the labs hold such reads
+    if lab in ("pairs5", "pairs6", "pairs7", "pairs8", "pairs9"):
+        assert seen == {8, 16}  # the labs hold reads of both widths the two counters differ on
 
 
-# LDS.128 reads whose source counters count one wavefront more than the engine's source-view
-# figure (docs/hardware-model.md 10: which quarter-warps such a read keeps is open): pairs6's
-# (pairs7 and pairs8 repeat them) and pairs9's, out of sample
-SOURCE_VIEW_GAPS = {
-    *("r128_005", "r128_017", "r128_065", "r128_067", "r128_069", "r128_076"),
-    *("n128_001", "n128_004", "n128_010", "n128_039", "n128_053", "n128_099"),
-}
+@pytest.mark.parametrize("lab", LABS)
+def test_nsights_ideal_column_is_the_bytes_moved_capped_by_the_count(lab: str) -> None:
+    """The source page's "L1 Wavefronts Shared Ideal" of each read: the 128-byte
+    wavefronts its active lanes' bytes fill, never more than its wavefronts there."""
+    measured = _measured(lab)
+    for launch in _launches(lab):
+        addr, width = read(lab, launch)
+        row = load_row(measured[launch["id"]])
+        lanes = sum(a is not None for a in addr)
+        assert row["ideal"] == min(-(-lanes * width // 128), row["wavefronts"]), launch["id"]
 
 
 @pytest.mark.parametrize("lab", LABS)
 def test_the_engines_source_view_figure_is_nsights_source_counter(lab: str) -> None:
     """Per-op wavefronts plus ``source_extra`` are the source counters' wavefronts on every
-    launch but the reads of SOURCE_VIEW_GAPS (each one more on the GPU)."""
+    launch."""
     measured = _measured(lab)
-    differ = gaps = 0
+    differ = 0
     for launch in _launches(lab):
         addr, width = read(lab, launch)
         lanes = np.array([[0 if a is None else a for a in addr]], dtype=np.int64)
         on = np.array([[a is not None for a in addr]])
         stats = request_stats(lanes, on, AccessKind("load", width), SM90)
         source = int(stats.wavefronts[0] + stats.source_extra[0])
-        got = load_row(measured[launch["id"]])["wavefronts"]
+        assert load_row(measured[launch["id"]])["wavefronts"] == source, launch["id"]
         differ += bool(stats.source_extra[0])
-        if any(launch["id"].endswith(g) for g in SOURCE_VIEW_GAPS):
-            gaps += 1
-            assert got == source + 1, launch["id"]
-        else:
-            assert got == source, launch["id"]
     if lab in ("pairs5", "pairs6", "pairs7", "pairs8"):
         assert differ  # the labs hold reads the two counters count differently
-    assert gaps == {"pairs6": 6, "pairs7": 6, "pairs8": 8, "pairs9": 6}.get(lab, 0)
 
 
 @needs_nvdisasm

@@ -90,7 +90,7 @@ if TYPE_CHECKING:
 from ..model import BankCell, RequestDetail, Wavefront
 from .access_kind import AccessKind
 from .arch import ArchProfile
-from .pairs import merged_rows, one_address, source_extra
+from .pairs import merged_rows, one_address, source_extra, split_phases
 from .phase_ways import lane_phases, phase_ways
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
@@ -159,17 +159,18 @@ def _source_view(
     arch: ArchProfile,
 ) -> None:
     """Fill ``stats.source_extra`` for the requests ``rows``, whose phases merge (rule 4),
-    from the worst bank degree of their phases merged (``ways``) and, where one asks a bank
-    for two words, unmerged: :func:`~shmem_cli.hardware.pairs.source_extra`."""
+    from the worst bank degree of their phases merged (``ways``) and, where the source
+    counters count a phase unmerged (:func:`~shmem_cli.hardware.pairs.split_phases`),
+    unmerged: :func:`~shmem_cli.hardware.pairs.source_extra`."""
     merged_phases = arch.warp_size // (2 * arch.lanes_per_phase(kind.size))
+    merged = ways[rows, :merged_phases]
+    a, on = addr[rows], active[rows]
     unmerged = np.zeros((len(rows), 2 * merged_phases), dtype=np.int64)
-    hot = np.flatnonzero(stats.ways[rows] > 1)  # only these count a phase unmerged
+    hot = np.flatnonzero(split_phases(merged, a, on, arch).any(axis=1))  # only these need it
     if len(hot):
         at = rows[hot]
         unmerged[hot] = phase_ways(addr[at], active[at], kind, arch, merge=False)[0]
-    a, on = addr[rows], active[rows]
-    extra = source_extra(ways[rows, :merged_phases], unmerged, a, on, arch)
-    stats.source_extra[rows] = extra
+    stats.source_extra[rows] = source_extra(merged, unmerged, a, on, arch)
 
 
 def _check_address_lanes(active: B8, kind: AccessKind, arch: ArchProfile) -> None:

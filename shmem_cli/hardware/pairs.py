@@ -5,11 +5,11 @@ A request merges when lane n and lane n^d give the same address wherever both ar
 active, for some d of the profile's ``pair_merge_distances``, bank conflicts or not: the
 wavefronts Nsight Compute counts per op (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``)
 on 1,709 measured launches (tests/data/trace/pairs3 to pairs9). Its per-instruction source
-counters count a merged phase that asks a bank for two words as its unmerged phases instead
-(docs/hardware-model.md section 3; an ``LDS.128``: that half-warp only, and one address
-packed): :func:`source_extra` is what those counters give beyond the per-op figure, which
-the engine adds to each request (``RequestStats.source_extra``; tests/reference.py's
-``asks_twice`` states the ``LDS.64`` rule for tests/test_trace_pairs.py).
+counters count some merged phases as their unmerged phases instead (docs/hardware-model.md
+section 3): :func:`split_phases` says which, :func:`source_extra` what those counters give
+beyond the per-op figure, which the engine adds to each request
+(``RequestStats.source_extra``; tests/reference.py's ``asks_twice`` and ``source_view``
+state the rule for tests/test_trace_pairs.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .arch import ArchProfile
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
 
-__all__ = ["merged_rows", "one_address", "source_extra"]
+__all__ = ["merged_rows", "one_address", "source_extra", "split_phases"]
 
 
 def merged_rows(addr: I64, active: B8, size: int, op: str, arch: ArchProfile) -> B8:
@@ -40,20 +40,38 @@ def merged_rows(addr: I64, active: B8, size: int, op: str, arch: ArchProfile) ->
     return merged
 
 
+def split_phases(merged: I64, addr: I64, active: B8, arch: ArchProfile) -> B8:
+    """Which merged phases (R, P) of requests that merge Nsight's source counters count as
+    their two unmerged phases: ``merged`` holds each one's worst bank degree.
+
+    A phase that asks a bank for two words (a degree above 1); and, where a request has
+    more than one merged phase (an LDS.128's half-warps), its first one also when the
+    warp's last lane is active and some active lane's partner, at the distance the lanes
+    pair up at, is off (measured: exact on all 229 LDS.128 reads of tests/data/trace/pairs3
+    to pairs9; never so for an LDS.64, whose one merged phase is the whole warp).
+    """
+    split: B8 = merged > 1
+    if merged.shape[1] > 1:
+        last_on = active[:, -1]
+        split[:, 0] |= last_on & _partner_off(addr, active, arch)
+    return split
+
+
 def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchProfile) -> I64:
     """What Nsight's source counters count more than the per-op wavefronts (R,), for
     requests that merge: ``merged`` (R, P) and ``unmerged`` (R, 2P) are the worst bank
-    degree of each phase, merged and not (phase p merged is phases 2p and 2p+1 unmerged).
+    degree of each phase, merged and not (phase p merged is phases 2p and 2p+1 unmerged);
+    ``unmerged`` must be filled for every row where :func:`split_phases` splits a phase.
 
-    A merged phase that asks a bank for two words (a degree above 1) counts as its two
-    unmerged phases; a request whose active lanes all give one address counts its active
-    lanes packed into merged phases (an LDS.128's ceil(lanes / 16) half-warps, however its
-    lanes lie). Measured exact on every LDS.64 launch and on all but 12 of 229 LDS.128 reads
-    (tests/data/trace/pairs3 to pairs9; docs/hardware-model.md section 10).
+    The phases :func:`split_phases` picks count as their two unmerged phases; a request
+    whose active lanes all give one address counts its active lanes packed into merged
+    phases (an LDS.128's ceil(lanes / 16) half-warps, however its lanes lie). Measured
+    exact on every LDS.64 and LDS.128 launch of tests/data/trace/pairs3 to pairs9
+    (docs/hardware-model.md section 3).
     """
     rows = len(merged)
     halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
-    source = np.where(merged > 1, halves, merged).sum(axis=1)
+    source = np.where(split_phases(merged, addr, active, arch), halves, merged).sum(axis=1)
     lanes = active.sum(axis=1)
     per_merged = 2 * arch.warp_size // unmerged.shape[1]  # lanes of a merged phase
     source = np.where(one_address(addr, active), -(-lanes // per_merged), source)
@@ -65,6 +83,20 @@ def one_address(addr: I64, active: B8) -> B8:
     """Rows (R,) with an active lane whose active lanes all give one address."""
     lead = addr[np.arange(addr.shape[0]), np.argmax(active, axis=1)]
     found: B8 = np.all((addr == lead[:, None]) | ~active, axis=1) & active.any(axis=1)
+    return found
+
+
+def _partner_off(addr: I64, active: B8, arch: ArchProfile) -> B8:
+    """Rows (R,) with an active lane n whose lane n^d is off, d the first distance of the
+    profile's ``pair_merge_distances`` at which the row's lanes pair up."""
+    lanes = np.arange(active.shape[1])
+    found = np.zeros(active.shape[0], dtype=bool)
+    decided = np.zeros(active.shape[0], dtype=bool)
+    for distance in arch.pair_merge_distances:
+        here = _lanes_pair_up(addr, active, distance) & ~decided
+        alone = (active & ~active[:, lanes ^ distance]).any(axis=1)
+        found |= here & alone
+        decided |= here
     return found
 
 
