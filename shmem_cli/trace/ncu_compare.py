@@ -19,8 +19,9 @@ wavefronts and ideal side by side, and a verdict:
   wavefronts shmem's rule is exact to (measured: tests/data/triton); not a disagreement;
 * ``pair merge``: an 8- or 16-byte load whose lanes pair up and whose source-view wavefronts
   are the engine's per-op figure plus what the source counters count otherwise (a merged
-  phase asking a bank for two words counted unmerged, a one-address LDS.128 counted
-  packed: :func:`shmem_cli.hardware.pairs.source_extra`, docs/hardware-model.md 3 and 10);
+  phase asking a bank for two words counted unmerged, an LDS.128's half-warp 0 too when
+  lane 31 is on and a partner off, a one-address LDS.128 counted packed:
+  :func:`shmem_cli.hardware.pairs.source_extra`, docs/hardware-model.md 3 and 10);
   executions and ideal agree; not a disagreement;
 * ``arbitration``: same executions and ideal, more wavefronts on the GPU: bank arbitration or
   timing between warps (the l1tex arbitration counter), not a different address pattern;
