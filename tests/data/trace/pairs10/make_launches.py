@@ -7,7 +7,10 @@ same shapes that the rule gets right, the read itself and:
 * ``h0`` / ``h1``: half-warp 0 or 1 alone;
 * ``swaph``: the two half-warps swapped; ``swapq``: the quarter-warps of each half swapped;
 * ``plus8``: every element 8 on (the same banks, other addresses); ``plus1``: 1 on (the
-  banks moved by four).
+  banks moved by four);
+
+and the reads of ``extra_candidates.json`` (``x..``), each with what the candidate rules
+predict.
 
 pairs5's predicated kernel ``pr_ld128`` (``../pairs5/kernels/pr.cu``, its cubin copied here).
 Run from this folder: ``python3 make_launches.py``.
@@ -53,6 +56,9 @@ def reads() -> dict[str, list[int]]:
             for name in names:
                 for tag, idx in variants(_read(lab, name)).items():
                     out[f"{name}_{tag}"] = idx
+    # the reads that tell apart the rules that fit pairs3 to pairs9 (extra_candidates.json)
+    for read in json.loads((HERE / "extra_candidates.json").read_text()):
+        out[read["id"]] = list(read["idx"])
     return out
 
 
