@@ -47,8 +47,10 @@ def split_phases(merged: I64, addr: I64, active: B8, arch: ArchProfile) -> B8:
     A phase that asks a bank for two words (a degree above 1); and, where a request has
     more than one merged phase (an LDS.128's half-warps), its first one also when the
     warp's last lane is active and some active lane's partner, at the distance the lanes
-    pair up at, is off (measured: exact on all 229 LDS.128 reads of tests/data/trace/pairs3
-    to pairs9; never so for an LDS.64, whose one merged phase is the whole warp).
+    pair up at, is off (never so for an LDS.64, whose one merged phase is the whole warp).
+    The second clause was read off the twelve LDS.128 reads the first one missed, and is
+    exact on all 229 LDS.128 reads of tests/data/trace/pairs3 to pairs9; it awaits reads it
+    was not read from (tests/data/trace/pairs10, docs/hardware-model.md section 10).
     """
     split: B8 = merged > 1
     if merged.shape[1] > 1:
