@@ -27,11 +27,16 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_DATA = ROOT / "tests" / "data"
 #: the trace front end's cubins, kernels and measured launches (tests/data/trace/README.md)
 TRACE_DATA = TEST_DATA / "trace"
+#: a liveness guard, not a speed target (those live in ``make bench``, bench/run.py): the
+#: seconds a bounded call may take before a test calls it hung. The regressions it guards ran
+#: for minutes to hours; a loaded CI machine must never trip it. Where the bound can be
+#: proved (a reader never called, calls or bytes counted), a test proves it instead.
+HANG_S = 30.0
 
 #: the session's nvdisasm cache (tests/tool_cache.py), made and removed by the controller
 _TOOL_CACHE: list[Path] = []
 
-__all__ = ["ROOT", "TEST_DATA", "TRACE_DATA", "needs_gxx", "needs_nvcc", "needs_nvdisasm"]
+__all__ = ["HANG_S", "ROOT", "TEST_DATA", "TRACE_DATA", "needs_gxx", "needs_nvcc", "needs_nvdisasm"]
 
 #: needs NVIDIA's disassembler (the ``cuda`` extra: ``pip install 'shmem[cuda]'``)
 needs_nvdisasm = pytest.mark.skipif(
