@@ -6,10 +6,11 @@ nothing found, never a hang, a traceback or gigabytes."""
 
 from __future__ import annotations
 
+import os
 import struct
-import time
 import tracemalloc
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,6 +25,30 @@ from .hostile import CUBIN, refused, shmem
 from .test_fatbin import _entry, _host_elf
 
 REAL = CUBIN.read_bytes()
+
+
+def _spy(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, limit: int, what: str
+) -> list[int]:
+    """Count the calls of ``owner.name`` (a one-item list), failing the test at the call past
+    ``limit``: the bound proved by the work done, not by the time taken."""
+    real, calls = getattr(owner, name), [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > limit:
+            raise AssertionError(f"more than {limit:,} {what}: the input is walked whole")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def _fat_reads(monkeypatch: pytest.MonkeyPatch, limit: int) -> list[int]:
+    """The fat binary reader's header reads (each one ``struct.unpack_from``), counted."""
+    counter = SimpleNamespace(unpack_from=struct.unpack_from)
+    monkeypatch.setattr(fatbin, "struct", counter)
+    return _spy(monkeypatch, counter, "unpack_from", limit, "headers read")
 
 
 def _sparse(path: Path, head: bytes, size: int = 20 << 30) -> Path:
@@ -58,17 +83,24 @@ def test_broken_cubins(tmp_path: Path, data: bytes, fragment: str) -> None:
     assert err.value.path == str(path)
 
 
-def test_a_sparse_20_gib_cubin_is_refused_from_its_size(tmp_path: Path) -> None:
+def test_a_sparse_20_gib_cubin_is_refused_from_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmem_cli.plumbing import bounded_read
+
     path = _sparse(tmp_path / "big.cubin", REAL[:64])
-    start = time.monotonic()
+    _spy(monkeypatch, bounded_read, "read_prefix", 0, "reads of a file its size refuses")
     with pytest.raises(ShmemError, match="cubin is larger than the limit of 64 MiB"):
         read_cubin(path, use_tools=False)
-    assert time.monotonic() - start < 1
 
 
-def test_names_that_overlap_are_bounded(tmp_path: Path) -> None:
+def test_names_that_overlap_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A symbol table of 200,000 entry functions all named by one 50 KB string: 10 GB of
-    names if each were read; refused once their bytes pass twice the file's size."""
+    names if each were read; refused once their bytes pass twice the file's size (about 10
+    MB: some 200 names read, where the file holds 200,000)."""
+    from shmem_cli.trace.kernel.elf import Elf
+
+    names = _spy(monkeypatch, Elf, "_string", 1000, "names read")
     long_name = b"k" * 50_000 + b"\0"
     count = 200_000
     strtab = b"\0.shstrtab\0.strtab\0.symtab\0"
@@ -89,14 +121,13 @@ def test_names_that_overlap_are_bounded(tmp_path: Path) -> None:
     path = tmp_path / "names.cubin"
     path.write_bytes(bytes(head) + strings + symtab + sections)
     tracemalloc.start()
-    start = time.monotonic()
     try:
         with pytest.raises(ShmemError, match="its names add up to more than twice its size"):
             read_cubin(path, use_tools=False)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - start < 5
+    assert 200 < names[0] < 1000  # 2 * 4.9 MB + 1 MiB of 50 KB names, then the refusal
     assert peak < 200 << 20
 
 
@@ -119,22 +150,25 @@ def test_a_fat_binary_whose_header_says_size_0_ends() -> None:
         assert cubins_for_arch(_host_elf(blob), "sm_90") == []
 
 
-def test_entries_that_overrun_their_section_are_not_copied() -> None:
+def test_entries_that_overrun_their_section_are_not_copied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """16,384 entries of 32 bytes, each claiming 2^40 bytes of payload: the old reader copied
-    the rest of the section for each one (quadratic, past 1 GiB from 512 KiB)."""
+    the rest of the section for each one (quadratic, past 1 GiB from 512 KiB). The first
+    entry that overruns ends the walk: a handful of headers read, not 16,384."""
     entry = bytearray(32)
     struct.pack_into("<HHIQ", entry, 0, 2, 0x101, 32, 1 << 40)
     struct.pack_into("<I", entry, 28, 90)
     entries = bytes(entry) * 16_384
     host = _host_elf(_fat(entries) + entries)
+    reads = _fat_reads(monkeypatch, 100)
     tracemalloc.start()
-    start = time.monotonic()
     try:
         assert cubins_for_arch(host, "sm_90") == []
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - start < 1
+    assert 0 < reads[0] < 100
     assert peak < 8 << 20
 
 
@@ -145,13 +179,23 @@ def test_entries_whose_headers_are_too_short_end_the_walk() -> None:
     assert cubins_for_arch(_host_elf(_fat(entries) + entries), "sm_90") == []
 
 
-def test_an_executable_is_read_where_its_sections_are(tmp_path: Path) -> None:
+def test_an_executable_is_read_where_its_sections_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     entries = _entry(2, 90, REAL)
     host = _host_elf(_fat(entries) + entries)
     path = _sparse(tmp_path / "app", host)  # the fat binary, then 20 GiB of hole
-    start = time.monotonic()
+    read, pread = [0], os.pread
+
+    def counted(fd: int, count: int, offset: int) -> bytes:
+        piece = pread(fd, count, offset)
+        read[0] += len(piece)
+        assert read[0] <= 2 * len(host), "the executable was read past its sections"
+        return piece
+
+    monkeypatch.setattr(os, "pread", counted)
     assert cubins_in_file(path, "sm_90") == [REAL]
-    assert time.monotonic() - start < 1
+    assert len(REAL) < read[0] <= 2 * len(host)  # its headers and sections, not 20 GiB
     with pytest.raises(ShmemError, match="it is a directory"):
         cubins_in_file(tmp_path, "sm_90")
 
@@ -228,26 +272,36 @@ def test_only_the_traced_kernel_s_sass_is_parsed_and_it_is_bounded(
     kernel = find_kernel(read_cubin(CUBIN, use_tools=False), "trivial")
     other = '\t.section\t.text._Z5otherv,"ax",@progbits\n'
     other += "        /*0000*/                   NOP ;\n" * 400_000  # 15 MiB: minutes to parse
-    start = time.monotonic()
+    parsed: list[int] = []
+    parse = sass.parse
+
+    def measured(text: str) -> Any:
+        parsed.append(len(text))
+        return parse(text)
+
+    monkeypatch.setattr(sass, "parse", measured)
     function = find_function(other + disassembly + other, kernel, "k.cubin")
-    assert time.monotonic() - start < 2
     assert function.name == "_Z7trivialPi" and function.instructions
+    assert parsed and max(parsed) < len(disassembly)  # the kernel's section, not 30 MiB
     monkeypatch.setattr(sass, "MAX_FUNCTION_TEXT", 1000)
     with pytest.raises(ShmemError, match=r"the SASS of trivial is 0 MiB \(about [0-9,]+ instr"):
         find_function(disassembly, kernel, "k.cubin")
 
 
-def test_millions_of_headers_are_not_walked() -> None:
-    """64 MiB of fat binaries of size 0, or of empty entries: the walk stops at 65,536."""
+def test_millions_of_headers_are_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """64 MiB of fat binaries of size 0, or of empty entries: the walk stops at 65,536
+    (MAX_HEADERS) of each, not at the 4 million headers (2 million entries) they hold."""
     zero = _fat(b"", 16, 0) * ((64 << 20) // 16)
     entry = bytearray(32)
     struct.pack_into("<HHIQ", entry, 0, 2, 0x101, 32, 0)
     struct.pack_into("<I", entry, 28, 90)
     empties = bytes(entry) * ((64 << 20) // 32)
+    bound = 2 * fatbin.MAX_HEADERS + 100  # an entry is 2 reads; the ELF's headers, a few
+    assert fatbin.MAX_HEADERS == 65_536
     for blob in (zero, _fat(empties) + empties):
-        start = time.monotonic()
+        reads = _fat_reads(monkeypatch, bound)
         assert cubins_for_arch(_host_elf(blob), "sm_90") == []
-        assert time.monotonic() - start < 3
+        assert fatbin.MAX_HEADERS <= reads[0] <= bound
 
 
 @pytest.mark.slow  # seconds under tracemalloc; test_millions_of_headers_are_not_walked is fast
