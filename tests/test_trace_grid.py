@@ -10,6 +10,7 @@ that reads global memory afterwards gets that): the totals must be equal.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -331,21 +332,28 @@ def test_distinct_rows_repeating_every_period_are_numbered_as_one_by_one(period:
 def test_a_grid_that_would_write_past_the_arena_is_sampled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # al_loaded: every block writes its 1 KiB row of out, and the blocks whose flag is 1 differ
-    # from block 0, so each of them runs. With global memory bounded at 256 KiB, the 1,023
-    # rows past block 0 (each on a page of its own in the blocks spread over the grid that run
-    # first) would pass it: the grid is sampled, as for the instruction budget, and says why
+    # al_loaded: every block writes its 1 KiB row of out (four rows a 4 KiB page), and the
+    # blocks whose flag is 1 differ from block 0, so each of them runs: 1 MiB of rows
     alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
     flags = tmp_path / "flags.bin"
     flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
-    whole = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    launch = (alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    whole = traced(*launch)
     assert whole.launch.coverage is not None and whole.launch.coverage.mode == "whole"
+    # global memory bounded at 256 KiB: the rows would pass it, so the grid is sampled, as
+    # for the instruction budget, and says why
     monkeypatch.setattr(GlobalMemory.__init__, "__defaults__", (256 << 10,))
-    kernel = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    kernel = traced(*launch)
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample" and 1 + grids.PROBE <= cov.run < 1024
-    assert "write about 3 MiB of global memory (past " in (cov.sampled or "")
-    assert "KiB, half the room left of what shmem keeps real)" in (cov.sampled or "")
+    said = cov.sampled or ""
+    assert re.search(r"would write about \d{3} KiB of global memory \(past 1\d\d KiB, half", said)
     # the blocks run are counted: 8 warps, one store each (block 0), two (flag 1)
     assert whole.totals["store"].requests == 8 + 1023 * 16
     assert kernel.totals["store"].requests == 8 + (cov.run - 1) * 16
+    # bounded at 4 MiB: the blocks run first, spread over the grid, each make a page real (4
+    # MiB for the 1,023), but four blocks share a page: their pages reach over 1 MiB only,
+    # which fits, and the grid runs whole
+    monkeypatch.setattr(GlobalMemory.__init__, "__defaults__", (4 << 20,))
+    shared = traced(*launch).launch.coverage
+    assert shared is not None and shared.mode == "whole"

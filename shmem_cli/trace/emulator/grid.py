@@ -296,19 +296,20 @@ def sampled(
     budget: Budget,
     unit: str = "blocks",
     include: Sequence[int] = (),
-    written: tuple[int, int] = (0, 1 << 62),
+    written: tuple[int, int, int] = (0, 1 << 62, 1 << 62),
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """The blocks (clusters, where the launch has them: ``blocks`` counts those) to run when
     the whole grid would not fit the budget (estimated from a block's thread-instructions
     ``first`` and ``requests``, and ``written``: the bytes of global memory a block made
-    real, and the room left before the arena's bound), and why; (None, None) when it fits.
+    real, the room left before the arena's bound, and the bytes the blocks' pages reach
+    over, which bounds what they write together), and why; (None, None) when it fits.
     ``include``: blocks already run (:func:`probe`), part of any sample."""
     ran = blocks * max(1, first)
     kept = blocks * requests * REQUEST_BYTES
     most_ran = budget.launch_instructions // WHOLE_SHARE
     most_kept = budget.recorded_bytes // 2
-    per_block, room = written
-    wrote, most_wrote = blocks * per_block, room // 2  # half the room: blocks write unevenly
+    per_block, room, reach = written
+    wrote, most_wrote = min(blocks * per_block, reach), room // 2  # half: blocks write unevenly
     if ran <= most_ran and kept <= most_kept and wrote <= most_wrote:
         return None, None
     fit = min(

@@ -26,6 +26,7 @@ import numpy as np
 
 from ....plumbing.frozen import frozen
 from .. import grid as grids
+from ..arena.pages import PAGE
 from ..budget import Budget
 from .forms import Forms
 from .shadow import COLUMNS, Shadow
@@ -217,14 +218,20 @@ def run_rest(
     recorder, memory = run.recorder, run.launch.memory
     first = grids.probe(len(rest))
     executed, requests, wrote = run.executed, recorder.requests, memory.written_bytes
+    memory.span = [1 << 62, 0]  # the pages the blocks spread over the grid make real
     for batch in plan.rest([rest[k] for k in first]):
         run.batch(batch, None)
+    lo, hi = memory.span
+    memory.span = None
     runs = max(1, len(first))
     per_block = max(most, -(-(run.executed - executed) // runs))
     # records that reach their bound are folded: then the requests bound nothing
     per_requests = 0 if recorder.can_fold else -(-(recorder.requests - requests) // runs)
-    # the global memory a block makes real (its output), against the room the arena has left
-    written = (-(-(memory.written_bytes - wrote) // runs), memory.max_written - wrote)
+    # the global memory a block makes real (its output), against the room the arena has left;
+    # blocks that share pages (a GEMM's column tiles, rows a page apart) make no more real
+    # than the pages from the first block's to the last's
+    reach = max(0, hi - lo) * PAGE
+    written = (-(-(memory.written_bytes - wrote) // runs), memory.max_written - wrote, reach)
     chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first, written)
     done = set(first)
     todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]

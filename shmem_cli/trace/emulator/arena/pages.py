@@ -130,6 +130,8 @@ class PageArena:
         self._written: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)  # per page
         self.written_bytes = 0  # real pages, in bytes
         self.max_written = max_written
+        #: while set (``[lo, hi)``, a grid's probe): widened to every page made real since
+        self.span: list[int] | None = None
         # bit k of byte i: arena byte 8i + k is a shadow byte written
         self._set: npt.NDArray[np.uint8] | None = None
         self._set_mapping: Any = None
@@ -164,6 +166,8 @@ class PageArena:
         if not len(new):
             return
         lo, hi = int(new.min()), int(new.max()) + 1
+        if self.span is not None:
+            self.span[:] = min(self.span[0], lo), max(self.span[1], hi)
         before = int(np.count_nonzero(self._written[lo:hi]))
         self._written[new] = True
         self.written_bytes += (int(np.count_nonzero(self._written[lo:hi])) - before) * PAGE
