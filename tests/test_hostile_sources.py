@@ -24,7 +24,7 @@ from click.testing import CliRunner, Result
 
 from shmem_cli.cli import main
 
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import HANG_S, TRACE_DATA, needs_nvdisasm
 from .hostile import refused, shmem
 
 SGEMM = TRACE_DATA / "fixes" / "warp_sgemm.pad0.sm_90.cubin"
@@ -146,8 +146,9 @@ def test_a_signal_ends_every_compile_at_once(
     tmp_path: Path, project: Path, command: Any, compiles: int, sig: signal.Signals
 ) -> None:
     """Each compile is a shell that waits on a child of its own: both are gone, with their
-    folders, within a second of the signal (a killed child stays a zombie when init does not
-    reap it: that is gone too, not waited for)."""
+    folders, once shmem has ended (a killed child stays a zombie when init does not reap it:
+    that is gone too, not waited for; test_tool_process proves a zombie counts as gone).
+    shmem must not wait out its compiles: they take a minute, past HANG_S."""
     (project / "k.cu").write_text("__global__ void k(float *o) { o[threadIdx.x] = PAD; }\n")
     bin_dir, scratch, pids = tmp_path / "bin", tmp_path / "tmp", tmp_path / "pids"
     bin_dir.mkdir()
@@ -177,7 +178,7 @@ def test_a_signal_ends_every_compile_at_once(
     proc.send_signal(sig)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=30)
-    assert time.monotonic() - sent < 1.5, "shmem waited for its compiles"
+    assert time.monotonic() - sent < HANG_S < 60, "shmem waited for its compiles"
     assert proc.returncode == 128 + sig, err
     assert "Traceback" not in err
     assert not [p for p in started if _alive(p)]

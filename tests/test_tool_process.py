@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli.plumbing.tool_process import ToolLimit, run_tool
+from shmem_cli.plumbing.tool_process import ToolLimit, group_alive, run_tool
+
+from .conftest import HANG_S
 
 # a stand-in for nvcc: leaves a tmpxft file in $TMPDIR and starts a child of its own (as nvcc
 # starts cicc and cc1plus), then works for a minute
@@ -70,11 +72,30 @@ def test_a_signal_during_a_compile_ends_nvcc_and_its_children_and_their_files(
     assert list(tmp.iterdir()) == []  # no tmpxft_*, no shmem-trace-*, no shmem-tool-*
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+def test_a_group_of_zombies_is_gone() -> None:
+    """A killed tool's child stays a zombie where init never reaps it: a group holding only
+    zombies is gone, not waited for (counted alive, it held each compile's end 2 s)."""
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        assert group_alive(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + HANG_S
+        while Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline  # a liveness guard: SIGKILL ends it at once
+            time.sleep(0.01)
+        assert not group_alive(proc.pid)  # its one process a zombie: this test never reaped it
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not group_alive(proc.pid)
+
+
 def test_output_without_end_is_stopped_at_the_limit() -> None:
     start = time.monotonic()
     with pytest.raises(ToolLimit, match="printed more than 1 MiB"):
         run_tool(["yes"], output_limit=1 << 20)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < HANG_S  # a liveness guard: unstopped, yes never ends
 
 
 def test_a_file_past_the_limit_stops_the_tool(tmp_path: Path) -> None:
