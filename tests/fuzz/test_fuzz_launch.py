@@ -5,7 +5,7 @@ tensor maps, ``--memory`` ranges (preloaded into global memory and read back), a
 cluster attribute of a cubin (``EIATTR_CTA_PER_CLUSTER``).
 
 As in :mod:`.test_fuzz_readers`: the only outcomes allowed are a result or a
-:class:`ShmemError` with a short message, in well under a second each. A map that decodes
+:class:`ShmemError` with a short message, never a hang (HANG_S an input). A map that decodes
 and passes its checks must encode again (to the same bytes where the driver's fields are
 all it holds).
 """

@@ -5,7 +5,8 @@ Each target starts from a real input of the project's own and changes it: bytes 
 cut, repeated or overwritten with the values that break readers (0, 2^32 - 1, 2^63, lengths
 past the end), fields of the metadata replaced by values of every type, TTGIR and CSV text
 spliced. The only outcomes allowed are a result or a :class:`ShmemError` with a short
-message, each in well under a second: never another exception, a hang or a traceback.
+message: never another exception, a hang (:data:`~tests.conftest.HANG_S` an input, a
+liveness guard, not a speed target) or a traceback.
 ``make fuzz`` runs every target for ``FUZZ_SECONDS``; ``make test`` for one second each.
 """
 
@@ -32,11 +33,10 @@ from shmem_cli.trace.triton.cache import TritonEntry
 from shmem_cli.trace.triton.metadata import read_metadata
 from shmem_cli.trace.triton.ttgir import tensor_shapes, ttgir_params
 
-from ..conftest import TEST_DATA
+from ..conftest import HANG_S, TEST_DATA
 from .harness import remember, run_for
 
 FUZZ = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
-SECONDS_PER_INPUT = 2.0
 MESSAGE_LIMIT = 600
 
 CUBIN = (TEST_DATA / "hostile" / "hostile.sm_90.cubin").read_bytes()
@@ -68,7 +68,7 @@ def _allowed(call: Any) -> Any:
             assert len(one.render_one()) <= MESSAGE_LIMIT, one.render_one()[:300]
         return None
     finally:
-        assert time.monotonic() - start < SECONDS_PER_INPUT
+        assert time.monotonic() - start < HANG_S
 
 
 @st.composite
@@ -151,7 +151,7 @@ def fatbin_target(data: bytes) -> None:
     remember(data[:128])
     start = time.monotonic()
     found = cubins_for_arch(data, "sm_90")  # never an exception: garbage holds no cubin
-    assert time.monotonic() - start < SECONDS_PER_INPUT
+    assert time.monotonic() - start < HANG_S
     assert sum(len(c) for c in found) <= len(data)
 
 
@@ -266,7 +266,7 @@ def ttgir_target(text: str) -> None:
     _allowed(lambda: ttgir_params(text, "matmul_tiles", Path("k.ttgir")))
     start = time.monotonic()
     tensor_shapes(text)
-    assert time.monotonic() - start < SECONDS_PER_INPUT
+    assert time.monotonic() - start < HANG_S
 
 
 def test_fuzz_cubins(fuzz_seconds: float) -> None:
