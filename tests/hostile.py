@@ -1,10 +1,11 @@
 """What the hostile-input tests share (issue 28): a ``shmem`` process with its time, peak
 memory, the files it opened and the programs it ran, and the checks every refusal must pass.
 
-Each hostile input must end in seconds, with exit status 2 (or a result), a short message
-that names the input, no traceback, and less than 1 GiB of memory at its peak; it must leave
-no temporary file and no process behind, write nothing, run no program but NVIDIA's tools and
-read nothing outside what it was given.
+Each hostile input must end (within :data:`~tests.conftest.HANG_S`, a liveness guard, not a
+speed target: what stopped it is proved by its message), with exit status 2 (or a result), a
+short message that names the input, no traceback, and less than 1 GiB of memory at its peak;
+it must leave no temporary file and no process behind, write nothing, run no program but
+NVIDIA's tools and read nothing outside what it was given.
 
 * The peak is the process's own high-water mark (``VmHWM`` of /proc/self/status, where there
   is one: its memory since it was started; ``ru_maxrss`` would also count the test process it
@@ -33,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .conftest import TEST_DATA
+from .conftest import HANG_S, TEST_DATA
 
 HOSTILE = TEST_DATA / "hostile"
 CUBIN = HOSTILE / "hostile.sm_90.cubin"
@@ -255,9 +256,10 @@ def quiet(ran: Ran, *, roots: Iterable[Path | str] = ()) -> None:
 
 
 def refused(
-    ran: Ran, *fragments: str, seconds: float = 20.0, roots: Iterable[Path | str] = ()
+    ran: Ran, *fragments: str, seconds: float = HANG_S, roots: Iterable[Path | str] = ()
 ) -> None:
-    """Exit 2, in seconds, under 1 GiB, no traceback, short lines, every fragment said, and
+    """Exit 2, never a hang (``seconds``: HANG_S, more for a run the full budget allows),
+    under 1 GiB, no traceback, short lines, every fragment said, and
     nothing left, run, written or read outside the request (:func:`quiet`)."""
     assert ran.code == 2, ran.text[-2000:]
     assert "Traceback" not in ran.text, ran.text[-2000:]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TEST_DATA, TRACE_DATA, needs_nvdisasm
+from .conftest import HANG_S, TEST_DATA, TRACE_DATA, needs_nvdisasm
 from .hostile import CUBIN, CUBIN2, refused, shmem
 
 pytestmark = needs_nvdisasm
@@ -41,7 +41,9 @@ def test_a_spin_that_can_never_end_is_stopped_at_once(
 ) -> None:
     ran = shmem(*_trace(kernel, "-b", threads, "--grid", grid))
     refused(ran, "can never end", f"its {int(threads):,} running thread(s) came back", loop)
-    assert ran.seconds < 10, ran.seconds  # the instruction budget took 30-130 s
+    # "can never end" is said by the repeat check, at once: the instruction budget (30-130 s)
+    # says "ran N thread-instructions without ending" instead
+    assert "without ending" not in ran.text
 
 
 def test_a_spin_in_a_cluster_is_stopped_at_once() -> None:
@@ -58,7 +60,6 @@ def test_a_spin_on_a_peer_ctas_shared_memory_in_a_cluster_is_stopped_at_once() -
     spin = _trace("wait_peer", "-b", "1024", "--grid", "16", "--cluster", "16")
     ran = shmem(*spin, "--max-launch-instructions", "8000000")
     refused(ran, "error: a batch of blocks can never end: its 16,384 running thread(s)")
-    assert ran.seconds < 10, ran.seconds
 
 
 def test_an_mbarrier_no_one_arrives_on_is_a_deadlock() -> None:
@@ -156,8 +157,8 @@ def test_launches_the_declared_cluster_does_not_allow(args: tuple[str, ...], why
 def test_the_largest_grid_of_alike_clusters_is_answered_in_seconds() -> None:
     ran = shmem(*_trace_with(CUBIN2, "-b", "32", "--grid", "2147483646,65535,65535"))
     assert ran.code == 0, ran.text[-2000:]
-    assert "every cluster behaves alike" in ran.text
-    assert ran.seconds < 20 and ran.peak_mib < 1024
+    assert "every cluster behaves alike" in ran.text  # one cluster traced, not 2^63 blocks
+    assert ran.seconds < HANG_S and ran.peak_mib < 1024
 
 
 TMA = TRACE_DATA / "hopper" / "tma_probe.sm_90a.cubin"
@@ -265,8 +266,8 @@ def test_the_largest_grid_cuda_allows_is_answered_in_seconds() -> None:
     # past 2^22 blocks no class masks over the grid: the first block stands for every one
     ran = shmem("trace", str(CUBIN), "-k", "trivial", "-b", "32", "-g", "2147483647,65535,65535")
     assert ran.code == 0, ran.text[-2000:]
-    assert "counted for each of the 9,223,090,559,730,712,575 blocks" in ran.text
-    assert ran.seconds < 20 and ran.peak_mib < 1024
+    assert "counted for each of the 9,223,090,559,730,712,575 blocks" in ran.text  # one traced
+    assert ran.seconds < HANG_S and ran.peak_mib < 1024
 
 
 def _spec(kernel: str, extra: str, source: str = "k.cubin") -> str:
@@ -395,7 +396,7 @@ def test_the_largest_grid_of_differing_blocks_is_sampled_in_seconds() -> None:
     assert ran.code == 0, ran.text[-2000:]
     said = " ".join(ran.text.split())  # the note is wrapped at the width of the terminal
     assert "of its 9,223,090,559,730,712,574 blocks after the first traced" in said
-    assert ran.seconds < 20 and ran.peak_mib < 1024
+    assert ran.seconds < HANG_S and ran.peak_mib < 1024
 
 
 def test_a_sample_of_a_huge_grid_stays_inside_it() -> None:

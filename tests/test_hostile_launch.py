@@ -25,7 +25,7 @@ from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
 from shmem_cli.trace.kernel.buffers import npy_data, read_buffer
 
-from .conftest import needs_nvdisasm
+from .conftest import HANG_S, needs_nvdisasm
 from .hostile import CUBIN, PEAK_LIMIT_MIB, refused, shmem
 
 TRIVIAL = ("trace", str(CUBIN), "-k", "trivial", "-b", "32", "--no-tables")
@@ -98,7 +98,7 @@ def test_argument_numbers(text: str, fragment: str) -> None:
     ],
 )
 def test_launch_texts_on_the_command_line(args: tuple[str, ...], fragments: tuple[str]) -> None:
-    refused(shmem("trace", str(CUBIN), "-k", "trivial", *args), *fragments, seconds=10)
+    refused(shmem("trace", str(CUBIN), "-k", "trivial", *args), *fragments)
 
 
 # --- buffer files ----------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_pages_the_kernel_writes_are_bounded() -> None:
 def test_255_pointers_each_get_a_buffer() -> None:
     ran = shmem("trace", str(CUBIN), "-k", "many255", "-b", "32", "--no-tables")
     assert ran.code == 0, ran.text[-2000:]
-    assert ran.seconds < 20 and ran.peak_mib < PEAK_LIMIT_MIB
+    assert ran.seconds < HANG_S and ran.peak_mib < PEAK_LIMIT_MIB
     assert "254 (p254)" in ran.text
 
 
