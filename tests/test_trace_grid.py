@@ -357,3 +357,41 @@ def test_a_grid_that_would_write_past_the_arena_is_sampled(
     monkeypatch.setattr(GlobalMemory.__init__, "__defaults__", (4 << 20,))
     shared = traced(*launch).launch.coverage
     assert shared is not None and shared.mode == "whole"
+
+
+def test_a_grid_that_would_run_past_the_time_limit_is_sampled() -> None:
+    # 100 blocks of 1 s each with 50 s left: a sample that takes half of it, 25 blocks
+    chosen, why = grids.sampled(100, 1, 0, Budget(), seconds=(1.0, 50.0))
+    assert chosen is not None and len(chosen) == 25
+    assert why is not None
+    assert "would take about 100 s (past the 50 s left before --time-limit): 25 of its" in why
+    assert grids.sampled(100, 1, 0, Budget(), seconds=(0.4, 50.0)) == (None, None)
+
+
+@needs_nvdisasm
+def test_a_grid_whose_first_blocks_ran_slowly_is_sampled_not_stopped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the blocks run first, spread over al_loaded's 1,024, are made to seem to take 170 of
+    # the 180 s the launch may run: the rest would take far past the limit, so the grid is
+    # sampled down to those already run, and said so, rather than stopped at the limit
+    import time
+
+    from shmem_cli.trace.emulator.alike import classes
+
+    calls: list[float] = []
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            calls.append(time.monotonic())
+            return calls[-1] + (170.0 if len(calls) > 1 else 0.0)
+
+    monkeypatch.setattr(classes, "time", Clock)
+    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    flags = tmp_path / "flags.bin"
+    flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
+    kernel = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "sample" and cov.run == 1 + grids.PROBE
+    assert "s left before --time-limit): 8 of its 1,023 blocks" in (cov.sampled or "")

@@ -153,6 +153,10 @@ def _nearest(a: int, b: int) -> int:
 #: blocks run first, spread evenly over those left, to tell what the rest will cost (the
 #: first block alone may be the lightest: a block that loops ``blockIdx.x % 32 + 1`` times)
 PROBE = 8
+#: a grid whose blocks would take more than this share of the time left (--time-limit), at
+#: the pace of the blocks run first (a few to a batch: later, fuller batches go faster), is
+#: sampled (to half the time left) rather than stopped at the limit
+TIME_SHARE = 1.0
 
 
 def probe(count: int) -> tuple[int, ...]:
@@ -297,12 +301,15 @@ def sampled(
     unit: str = "blocks",
     include: Sequence[int] = (),
     written: tuple[int, int, int] = (0, 1 << 62, 1 << 62),
+    seconds: tuple[float, float] = (0.0, float("inf")),
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """The blocks (clusters, where the launch has them: ``blocks`` counts those) to run when
     the whole grid would not fit the budget (estimated from a block's thread-instructions
     ``first`` and ``requests``, and ``written``: the bytes of global memory a block made
     real, the room left before the arena's bound, and the bytes the blocks' pages reach
-    over, which bounds what they write together), and why; (None, None) when it fits.
+    over, which bounds what they write together; ``seconds``: the wall time a block took and
+    the time left before --time-limit: a grid that would run past most of it is sampled
+    rather than stopped), and why; (None, None) when it fits.
     ``include``: blocks already run (:func:`probe`), part of any sample."""
     ran = blocks * max(1, first)
     kept = blocks * requests * REQUEST_BYTES
@@ -310,12 +317,15 @@ def sampled(
     most_kept = budget.recorded_bytes // 2
     per_block, room, reach = written
     wrote, most_wrote = min(blocks * per_block, reach), room // 2  # half: blocks write unevenly
-    if ran <= most_ran and kept <= most_kept and wrote <= most_wrote:
+    block_s, left_s = seconds
+    took, most_took = blocks * block_s, TIME_SHARE * left_s
+    if ran <= most_ran and kept <= most_kept and wrote <= most_wrote and took <= most_took:
         return None, None
     fit = min(
         most_ran // max(1, first),
         most_kept // max(1, requests * REQUEST_BYTES),
         most_wrote // max(1, per_block),
+        int(left_s / 2 / block_s) if block_s > 0 and took > most_took else blocks,
     )
     chosen = tuple(sorted(set(sample(blocks, max(1, fit))) | set(include)))
     past = []
@@ -326,6 +336,10 @@ def sampled(
         )
     if kept > most_kept:
         past.append(f"keep about {kept >> 20:,} MiB of requests (past {most_kept >> 20} MiB)")
+    if took > most_took:
+        past.append(
+            f"take about {took:,.0f} s (past the {most_took:,.0f} s left before --time-limit)"
+        )
     if wrote > most_wrote:
         past.append(
             f"write about {_size(wrote)} of global memory (past {_size(most_wrote)}, half the "

@@ -18,6 +18,7 @@ those folded away as the records reached their bound alike.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import field, replace
 from typing import Any
@@ -219,10 +220,13 @@ def run_rest(
     first = grids.probe(len(rest))
     executed, requests, wrote = run.executed, recorder.requests, memory.written_bytes
     memory.span = [1 << 62, 0]  # the pages the blocks spread over the grid make real
+    started = time.monotonic()
     for batch in plan.rest([rest[k] for k in first]):
         run.batch(batch, None)
     lo, hi = memory.span
     memory.span = None
+    now = time.monotonic()  # the time a block takes, against the time left (--time-limit)
+    seconds = ((now - started) / max(1, len(first)), run.deadline - now)
     runs = max(1, len(first))
     per_block = max(most, -(-(run.executed - executed) // runs))
     # records that reach their bound are folded: then the requests bound nothing
@@ -232,7 +236,9 @@ def run_rest(
     # than the pages from the first block's to the last's
     reach = max(0, hi - lo) * PAGE
     written = (-(-(memory.written_bytes - wrote) // runs), memory.max_written - wrote, reach)
-    chosen, why = grids.sampled(len(rest), per_block, per_requests, budget, what, first, written)
+    chosen, why = grids.sampled(
+        len(rest), per_block, per_requests, budget, what, first, written, seconds
+    )
     done = set(first)
     todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
     for batch in plan.rest(todo):
