@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hostile import hostile
 from measure import ROOT, Timing, peak_rss_mb, run_process, shmem_command, time_call, time_processes
 from specgen import lint_corpus, scaling_spec
 
@@ -796,6 +797,7 @@ def main() -> int:
     sweep(report, shmem, repeats)
     trace(report, shmem, repeats)
     grids(report, shmem, repeats)
+    hostile(report, shmem, repeats)
     synthesis(report, repeats)
     if not args.quick:
         scaling(report)
