@@ -342,3 +342,37 @@ def test_a_moved_source_is_found_by_the_tail_of_its_path(tmp_path: Path) -> None
     assert locate_source(moved, [tmp_path / "clone"]) == kernels / "basics.cu"
     assert locate_source(moved, [kernels]) == kernels / "basics.cu"
     assert locate_source("/elsewhere/other.cu", [tmp_path]) is None
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_a_cubin_without_a_line_table_says_how_to_get_lines(tmp_path: Path) -> None:
+    # the project's column_read built as a user's build may be, without -lineinfo: its rows
+    # have no source line, and the report says why and what to add
+    import subprocess
+
+    from shmem_cli.cuda import toolchain
+
+    nvcc = toolchain.which("nvcc")
+    assert nvcc is not None
+    cubin = tmp_path / "column_read.cubin"
+    source = DATA / "kernels" / "column_read.cu"
+    subprocess.run(
+        [nvcc, "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    bare = run(str(cubin), "-b", "32,32", "--no-tables")
+    assert bare.exit_code == 0, bare.output
+    said = " ".join(bare.output.split())
+    assert "note: no instruction has a source line (line ?): the cubin holds no line table;" in said
+    assert "build it with nvcc -lineinfo" in said
+    # nor are its parameter names known: an --arg by name says why
+    named = run(str(cubin), "-b", "32,32", "--arg", "in=@" + str(cubin))
+    assert named.exit_code == 2
+    said = " ".join(named.output.split())
+    assert "the sources a cubin's line table names, which needs nvcc -lineinfo)" in said
+    # the kept cubin has its lines: no such note
+    lined = run(COLUMN_CUBIN, "-b", "32,32", "--no-tables")
+    assert lined.exit_code == 0 and "no line table" not in lined.output

@@ -222,6 +222,11 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
     return parts
 
 
+#: said when no row has a source line
+NO_LINES = (
+    "no instruction has a source line (line ?): the cubin holds no line table; build it with "
+    "nvcc -lineinfo (as shmem compiles a .cu) to see the kernel's lines, and its parameter names"
+)
 #: said after the parameters left at 0 when no shared-memory instruction ran
 IDLE_DEFAULTS = (
     ", and no shared-memory instruction ran: a kernel that takes its sizes, pointers or "
@@ -260,6 +265,8 @@ def notes(kernel: KernelTrace) -> list[Block]:
                 "yellow",
             )
         out.append(text)
+    if kernel.accesses and all(a.line is None for a in kernel.accesses):
+        out.append(Styled(f"note: {NO_LINES}", "dim"))
     if launch.defaulted:
         said = f"note: parameter(s) {', '.join(launch.defaulted)} were not given and are 0"
         if kernel.accesses or kernel.dsmem.requests:

@@ -86,7 +86,12 @@ def resolve_key(key: str, params: Sequence[Param]) -> Param:
         if p.name == k:
             return p
     known = shorten(", ".join(p.name for p in params if p.name), 200)
-    hint = f" (names: {known})" if known else " (no parameter names were found in the source)"
+    hint = (
+        f" (names: {known})"
+        if known
+        else " (no parameter names were found in the source: a .cu file's, or the sources a "
+        "cubin's line table names, which needs nvcc -lineinfo)"
+    )
     raise LaunchError(
         f"--arg {shorten(k)}: no parameter of that name{hint}; use its position 0-based"
     )
