@@ -111,6 +111,9 @@ class Totals:
     # the wavefronts Nsight's per-instruction source counters count beyond ``wavefronts``
     # (some pair-merged loads, hardware.pairs.source_extra; may be negative): trace --compare
     source_extra: int = 0
+    # Nsight's source-page ideal less ``ideal_wavefronts`` (pair-merged loads,
+    # hardware.engine.source_ideal; may be negative): trace --compare, never the verdicts
+    source_ideal_extra: int = 0
 
     def __add__(self, other: Totals) -> Totals:
         return Totals(
@@ -122,6 +125,7 @@ class Totals:
             conflicted_requests=self.conflicted_requests + other.conflicted_requests,
             phases=self.phases + other.phases,
             source_extra=self.source_extra + other.source_extra,
+            source_ideal_extra=self.source_ideal_extra + other.source_ideal_extra,
         )
 
     def times(self, n: int) -> Totals:
@@ -136,6 +140,7 @@ class Totals:
             conflicted_requests=self.conflicted_requests * n,
             phases=self.phases * n,
             source_extra=self.source_extra * n,
+            source_ideal_extra=self.source_ideal_extra * n,
         )
 
     @property

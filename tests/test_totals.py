@@ -62,3 +62,21 @@ def test_totals_times_n_is_n_copies_added() -> None:
         for _ in range(n - 1):
             added = added + one
         assert one.times(n) == added
+
+
+def test_the_source_pages_figures_are_summed_with_the_row_weights() -> None:
+    # request 0: a whole warp's LDS.64, lanes 2k and 2k+1 on double idx[k] = 0, 16, 1..14:
+    # one merged phase, 2-way (shmem: 2 wavefronts, ideal 1); the Source page counts its
+    # half-warps, 2 + 1 = 3, ideal min(256 / 128, 3) = 2. Request 1: lane n on double n:
+    # half-warps, no conflict, 2 and 2 on both pages
+    lanes = np.arange(32, dtype=np.int64)
+    idx = np.array([0, 16, *range(1, 15)], dtype=np.int64)
+    addr = np.stack([8 * idx[lanes // 2], 8 * lanes])
+    stats = request_stats(addr, np.ones(addr.shape, dtype=bool), AccessKind("load", 8), SM90)
+    plain = stats_totals(stats)
+    assert (plain.wavefronts, plain.source_extra) == (4, 1)
+    assert (plain.ideal_wavefronts, plain.source_ideal_extra) == (3, 1)
+    # the merged request standing for 6 requests (a fold, a whole grid): 6 more of each
+    weighted = stats_totals(stats, np.array([6, 1], dtype=np.int64))
+    assert (weighted.source_extra, weighted.source_ideal_extra) == (6, 6)
+    assert (weighted + weighted).source_ideal_extra == weighted.times(2).source_ideal_extra == 12

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.engine import AccessKind, request_stats
 from shmem_cli.trace.ncu_compare import compare_kernel, function_text, read_ncu_csv
@@ -127,19 +129,13 @@ def test_the_engines_source_view_figure_is_nsights_source_counter(lab: str) -> N
         assert differ  # the labs hold reads the two counters count differently
 
 
-@needs_nvdisasm
-def test_compare_agrees_with_a_source_page_that_counts_the_merge_unmerged(
-    tmp_path: Path,
-) -> None:
-    """pairs5's a_lo01 (an LDS.64 whose merged phase asks a bank for two words): 2 wavefronts
-    per op, 3 on the source page; ``--compare`` against its source counters agrees."""
-    launch = next(x for x in _launches("pairs5") if x["id"] == "a_lo01")
-    m = _measured("pairs5")["a_lo01"]
-    kernel = traced(launch, tmp_path, TRACE_DATA / "pairs5")
-    _, disassembly = cubin(TRACE_DATA / "pairs5" / (Path(launch["source"]).stem + ".sm_90.cubin"))
+def source_page(lab: str, launch: dict[str, Any], path: Path) -> Path:
+    """The launch's Source-page CSV as Nsight Compute exports it, each instruction of the
+    cubin with its measured counters (measured.json) at its address."""
+    m = _measured(lab)[launch["id"]]
+    _, disassembly = cubin(TRACE_DATA / lab / (Path(launch["source"]).stem + ".sm_90.cubin"))
     code = function_text(disassembly, launch["mangled"])
     counted = {i["pc"]: i for i in m["instructions"]}
-    path = tmp_path / "source.csv"
     with path.open("w", newline="") as f:
         out = csv.writer(f, quoting=csv.QUOTE_ALL)
         out.writerow(["Kernel Name", m["ncu_kernel_name"]])
@@ -149,6 +145,20 @@ def test_compare_agrees_with_a_source_page_that_counts_the_merge_unmerged(
             c = counted.get(pc, {})
             row = [c.get(k, 0) for k in ("executed", "wavefronts", "ideal")]
             out.writerow([f"0x{0x7F0000000000 + pc:x}", text, *row])
+    return path
+
+
+@needs_nvdisasm
+def test_compare_agrees_with_a_source_page_that_counts_the_merge_unmerged(
+    tmp_path: Path,
+) -> None:
+    """pairs5's a_lo01 (an LDS.64 whose merged phase asks a bank for two words): 2 wavefronts
+    per op, 3 on the source page; ``--compare`` against its source counters agrees."""
+    launch = next(x for x in _launches("pairs5") if x["id"] == "a_lo01")
+    kernel = traced(launch, tmp_path, TRACE_DATA / "pairs5")
+    _, disassembly = cubin(TRACE_DATA / "pairs5" / (Path(launch["source"]).stem + ".sm_90.cubin"))
+    code = function_text(disassembly, launch["mangled"])
+    path = source_page("pairs5", launch, tmp_path / "source.csv")
     (result,) = [compare_kernel(kernel, code, read_ncu_csv(path), str(path))]
     (load,) = [i for i in result.instructions if "LDS" in i.sass]
     assert load.measured == (1, 3, 1)  # the source page: the two half-warps
@@ -159,6 +169,75 @@ def test_compare_agrees_with_a_source_page_that_counts_the_merge_unmerged(
     rows = {a.site.pc: a.to_json() for a in kernel.accesses}
     assert rows[load.pc]["source_wavefronts"] == 3  # the JSON says so, on that row only
     assert [pc for pc, row in rows.items() if "source_wavefronts" in row] == [load.pc]
+    assert not any("source_ideal" in row for row in rows.values())  # ideal 1 on both pages
+
+
+# reads whose Source-page ideal (the active bytes in 128-byte wavefronts, at most the page's
+# wavefronts) is not shmem's own (its phases with an active lane, at most those bytes):
+# (lab, read, Source page (executions, wavefronts, ideal) as measured, traced, verdict,
+# shmem's own ideal), each worked by hand from the read's lanes
+SOURCE_IDEALS = [
+    # LDS.64, all 32 lanes paired (doubles 0, 16, 0, 16, 65, 66, ...): one merged phase,
+    # 2-way (doubles 0 and 16) per op; the page counts its half-warps, 2 + 1 = 3; ideal
+    # min(32 x 8 / 128, 3) = 2; shmem's own: 1 phase
+    ("pairs5", "a_k32", (1, 3, 2), (1, 2, 2), "pair merge", 1),
+    # LDS.128, lanes 0-15 paired (float4s 0, 8, 33..38): merged half-warp 0, 2-way (0 and 8);
+    # unmerged on the page, 2 + 1 = 3; ideal min(16 x 16 / 128, 3) = 2; shmem's own: 1 phase
+    ("pairs5", "p_lo16_d1", (1, 3, 2), (1, 2, 2), "pair merge", 1),
+    # LDS.128, 20 scattered lanes paired at distance 2 (float4s 98, 77, 99, 109, 45 in each
+    # half-warp): 6 on both pages; ideal ceil(20 x 16 / 128) = 3; shmem's own: 2 half-warps
+    ("pairs6", "r128_011", (1, 6, 3), (1, 6, 3), "match", 2),
+    # LDS.128, 14 scattered lanes all on float4 118: a broadcast in each merged half-warp,
+    # 2 per op; the page packs them, ceil(14 / 16) = 1, so its ideal is 1; shmem's own: 2
+    ("pairs6", "r128_060", (1, 1, 1), (1, 2, 1), "pair merge", 2),
+    # LDS.64, 18 scattered lanes paired (doubles 33, 40, 211, 128, 159, 40, 159, 1, 160):
+    # one merged phase, 2-way (33 and 1), 2 on both pages (the two doubles sit in different
+    # half-warps); ideal ceil(18 x 8 / 128) = 2; shmem's own: 1 phase
+    ("pairs9", "n64_013", (1, 2, 2), (1, 2, 2), "match", 1),
+]
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("lab", "launch_id", "measured", "traced_", "verdict", "own"),
+    SOURCE_IDEALS,
+    ids=[f"{x[0]}-{x[1]}" for x in SOURCE_IDEALS],
+)
+def test_compare_takes_the_source_pages_ideal(
+    lab: str,
+    launch_id: str,
+    measured: tuple[int, int, int],
+    traced_: tuple[int, int, int],
+    verdict: str,
+    own: int,
+    tmp_path: Path,
+) -> None:
+    """``shmem trace --compare`` against the measured Source page of a read whose page ideal
+    is not shmem's: the traced ideal column is the page's, the read agrees, exit status 0;
+    the JSON keeps shmem's own ``ideal`` and adds the page's as ``source_ideal``."""
+    launch = next(x for x in _launches(lab) if x["id"] == launch_id)
+    data = TRACE_DATA / lab
+    args = ["trace", str(data / (Path(launch["source"]).stem + ".sm_90.cubin"))]
+    args += ["-k", launch["mangled"], "--block", "32", "--grid", "1"]
+    args += [
+        "--arg",
+        f"0=@{tmp_path / 'zeros.bin'}",
+        "--arg",
+        f"1=@{data / launch['args'][1]['file']}",
+    ]
+    (tmp_path / "zeros.bin").write_bytes(bytes(launch["args"][0]["zeros"]))
+    page = source_page(lab, launch, tmp_path / "source.csv")
+    args += ["--compare", str(page), "--format", "json", "--no-tables"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    (load,) = [i for i in doc["compare"][0]["instructions"] if "LDS" in i["sass"]]
+    keys = ("executions", "wavefronts", "ideal_wavefronts")
+    assert tuple(load["ncu"][k] for k in keys) == measured
+    assert tuple(load["shmem"][k] for k in keys) == traced_
+    assert load["verdict"] == verdict
+    (row,) = [a for a in doc["files"][0]["kernels"][0]["accesses"] if a["pc"] == load["pc"]]
+    assert (row["ideal_wavefronts"], row["source_ideal"]) == (own, measured[2])
 
 
 def _traced_ids() -> list[Any]:

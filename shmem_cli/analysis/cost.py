@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 HEAT_LIMIT = 1 << 22  # keep the per-request wavefront map up to 4M requests
 PART = 1 << 16  # requests (and rows) costed and summed at once
-_FIELDS = ("wavefronts", "ideal", "ways", "cycles", "phases", "source_extra")
+_FIELDS = ("wavefronts", "ideal", "ways", "cycles", "phases", "source_extra", "source_ideal_extra")
 #: (warp, iteration) -> the labelled place of a request, e.g. (("i", 3),) or (("occurrence", 2),)
 Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
 #: integers of any width (a trace keeps its warps and occurrences as int32)
@@ -128,7 +128,13 @@ def batch_stats(batch: RequestBatch, kind: AccessKind, arch: ArchProfile) -> Req
         c = batch.wavefronts
         ones, zeros = np.ones_like(c), np.zeros_like(c)
         return RequestStats(
-            wavefronts=c, ideal=c, ways=ones, cycles=c, phases=c, source_extra=zeros
+            wavefronts=c,
+            ideal=c,
+            ways=ones,
+            cycles=c,
+            phases=c,
+            source_extra=zeros,
+            source_ideal_extra=zeros,
         )
     stats = _row_stats(batch, kind, arch)
     return stats if batch.row is None else _per_request(stats, batch.row)
@@ -183,6 +189,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
             conflicted_requests=int(bank_conflicted(stats.wavefronts, stats.phases).sum()),
             phases=int(stats.phases.sum()),
             source_extra=int(stats.source_extra.sum()),
+            source_ideal_extra=int(stats.source_ideal_extra.sum()),
         )
     return Totals(
         requests=int(weight.sum()),
@@ -193,6 +200,7 @@ def stats_totals(stats: RequestStats, weight: I64 | None = None) -> Totals:
         conflicted_requests=int(weight[bank_conflicted(stats.wavefronts, stats.phases)].sum()),
         phases=int((stats.phases * weight).sum()),
         source_extra=int((stats.source_extra * weight).sum()),
+        source_ideal_extra=int((stats.source_ideal_extra * weight).sum()),
     )
 
 

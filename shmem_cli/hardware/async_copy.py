@@ -69,6 +69,7 @@ def async_copy_stats(
         cycles=np.maximum(shared_side.cycles, wavefronts),
         phases=shared_side.phases,
         source_extra=np.zeros_like(wavefronts),
+        source_ideal_extra=np.zeros_like(wavefronts),
     )
 
 

@@ -39,7 +39,8 @@ The rule (the specification; ``tests/reference.py`` writes it out lane by lane):
 6. A request costs the sum of its phases' wavefronts; its ways, the costliest phase; it has
    a bank conflict when it costs more than its phases with an active lane. Its ideal is
    those phases, at most ``ceil(active lanes * max(size, 4) / 128)`` but for ldmatrix and
-   stmatrix (Nsight's ideal packs the lanes, hardware-model 8).
+   stmatrix (Nsight's ideal packs the lanes, hardware-model 8). Nsight's Source page has
+   another ideal for a pair-merged load, :func:`source_ideal` (``source_ideal_extra``).
 7. An atomicAdd whose active lanes all give one address is reduced in one
    wavefront: the compiler's warp reduction (one lane's ``ATOMS``), what a spec's
    ``atomic: add`` means; an ``ATOMS`` that several lanes reach is never reduced (the
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 from ..model import BankCell, RequestDetail, Wavefront
+from . import ops
 from .access_kind import AccessKind
 from .arch import ArchProfile
 from .pairs import merged_rows, one_address, source_extra, split_phases
@@ -106,6 +108,7 @@ __all__ = [
     "RequestStats",
     "explain_request",
     "request_stats",
+    "source_ideal",
 ]
 
 METHODS = ("auto", "unit", "word")
@@ -121,6 +124,7 @@ class RequestStats:
     cycles: I64
     phases: I64  # phases with an active lane (times passes): the cost without a bank conflict
     source_extra: I64  # Nsight's source-view wavefronts less ``wavefronts`` (pairs.source_extra)
+    source_ideal_extra: I64  # Nsight's source-view ideal less ``ideal`` (:func:`source_ideal`)
 
 
 def request_stats(
@@ -146,7 +150,23 @@ def request_stats(
     stats = _summarize(*ways, addr, active, kind, arch)
     if merged.any():
         _source_view(stats, ways[0], np.flatnonzero(merged), addr, active, kind, arch)
+        # elsewhere the phases hold no more lanes than a wavefront's bytes: the two agree
+        stats.source_ideal_extra[:] = source_ideal(stats, active, kind, arch) - stats.ideal
     return stats
+
+
+def source_ideal(stats: RequestStats, active: B8, kind: AccessKind, arch: ArchProfile) -> I64:
+    """The "L1 Wavefronts Shared Ideal" of Nsight Compute's source page for each request
+    (R,): for a plain load or store, its active lanes' bytes in whole 128-byte wavefronts,
+    never more than its source-view wavefronts (``wavefronts + source_extra``); any other
+    instruction, the engine's ``ideal`` (docs/hardware-model.md section 8). It differs from
+    ``ideal`` only on a pair-merged load, whose merged phases hold more lanes than a
+    wavefront's worth of its bytes or whose source view counts otherwise."""
+    if kind.is_atomic or kind.is_matrix or ops.get(kind.op).copy:
+        return stats.ideal
+    moved = active.sum(axis=1, dtype=np.int64) * kind.size
+    packed: I64 = np.minimum(-(-moved // arch.phase_bytes), stats.wavefronts + stats.source_extra)
+    return packed
 
 
 def _source_view(
@@ -220,6 +240,7 @@ def _summarize(
         cycles=cycles.astype(np.int64, copy=False),
         phases=phases.astype(np.int64, copy=False),
         source_extra=np.zeros(rows, dtype=np.int64),
+        source_ideal_extra=np.zeros(rows, dtype=np.int64),
     )
 
 

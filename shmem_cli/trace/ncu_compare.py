@@ -11,7 +11,10 @@ First the binary: every instruction of the table must be the cubin's instruction
 offset (the SASS text, ``.reuse`` flags aside). If not, the CSV was measured on a different
 binary (another compile, another Triton entry, other options) and nothing is compared.
 Then each shared-memory instruction: executions (warp-level, predicated-off ones included),
-wavefronts and ideal side by side, and a verdict:
+wavefronts and ideal side by side, and a verdict. The traced ideal is the source page's
+(``hardware.engine.source_ideal``: a plain load's or store's active bytes in 128-byte
+wavefronts, at most its source-view wavefronts), which differs from shmem's own ideal only on
+some pair-merged loads (docs/hardware-model.md 8):
 
 * ``match``: all three equal;
 * ``cp.async``: an ``LDGSTS`` whose executions agree and whose source-view wavefronts do not:
@@ -256,7 +259,7 @@ def compare_kernel(
         traced = (
             r.cost.requests + access.predicated_off,
             r.cost.wavefronts,
-            r.cost.ideal_wavefronts,
+            r.cost.ideal_wavefronts + r.cost.source_ideal_extra,  # the source page's ideal
         )
         verdict = _verdict(access.site.opcode, measured, traced, r.cost.source_extra)
         out.append(

@@ -161,6 +161,8 @@ class TraceAccess:
         out["verdict"] = self.verdict
         if t.source_extra:  # a pair-merged load Nsight's Source page counts otherwise
             out["source_wavefronts"] = t.wavefronts + t.source_extra
+        if t.source_ideal_extra:  # its ideal there too (hardware.engine.source_ideal)
+            out["source_ideal"] = t.ideal_wavefronts + t.source_ideal_extra
         if self.reads is not None:
             out["reads"] = self.reads
         worst = self.cost.worst_json()
