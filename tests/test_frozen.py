@@ -275,3 +275,31 @@ def test_a_class_without_docstring_keeps_the_docstring_dataclass_writes() -> Non
         y: str = "a"
 
     assert Bare.__doc__ == "Bare" + StdBare.__doc__.removeprefix("StdBare")  # type: ignore[union-attr]
+
+
+def test_the_signature_before_the_first_object_is_the_dataclass_one() -> None:
+    # inspect.signature and help() read the stand-in __init__: they must see the fields
+    @frozen
+    class Early:
+        """Not made yet when its signature is asked."""
+
+        a: int
+        b: str = "x"
+        c: list[int] = dataclasses.field(default_factory=list, kw_only=True)
+
+    @dataclasses.dataclass
+    class StdEarly:
+        """Not made yet when its signature is asked."""
+
+        a: int
+        b: str = "x"
+        c: list[int] = dataclasses.field(default_factory=list, kw_only=True)
+
+    class Plain(Early):
+        pass
+
+    want = "(a: 'int', b: 'str' = 'x', *, c: 'list[int]' = <factory>) -> None"
+    assert str(inspect.signature(Plain)) == want  # the base's, before its first object
+    assert str(inspect.signature(Early)) == str(inspect.signature(StdEarly))
+    assert vars(Early(1)) == vars(StdEarly(1))
+    assert vars(Plain(2, "y")) == {"a": 2, "b": "y", "c": []}

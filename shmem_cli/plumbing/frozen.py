@@ -11,17 +11,20 @@ classes on the way to a first ``shmem analyze`` (36 ms of its start-up down to a
 12, docs/performance.md). Its ``__init__`` also sets the fields directly rather than
 through ``object.__setattr__``, and is written when the class makes its first object
 (the dataclass's ``__init__`` for the same fields, see :func:`_dataclass_init`): most
-classes of a module never make one in a given run. A class without a docstring gets
-its ``__init__`` at once (dataclass writes such a class's docstring from the
-``__init__``'s signature). Comparing and hashing cost a call more (no record is
-compared or hashed on a hot path).
+classes of a module never make one in a given run. Until then ``inspect.signature`` of the
+class still gives the dataclass's parameters (writing the ``__init__`` to read them). A
+class without a docstring gets its ``__init__`` at once (dataclass writes such a class's
+docstring from the ``__init__``'s signature). Comparing and hashing cost a call more (no
+record is compared or hashed on a hot path).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect  # dataclasses imports it: no cost
 import operator
 import reprlib
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
@@ -48,7 +51,7 @@ def frozen(cls: type[T] | None = None, /, *, eq: bool = True, kw_only: bool = Fa
         methods: dict[str, Any] = {"__repr__": _repr}
         if later:
             _check_defaults(dataclasses.fields(made))  # type: ignore[arg-type]
-            methods["__init__"] = _first_init(made)
+            methods["__init__"] = _FirstInit(made)
         if eq:
             fields = dataclasses.fields(made)  # type: ignore[arg-type]
             hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
@@ -104,17 +107,33 @@ def _check_defaults(fields: tuple[dataclasses.Field[Any], ...]) -> None:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
-def _first_init(cls: type[Any]) -> Callable[..., None]:
-    """The ``__init__`` a class has until its first object: writes the real one, puts it
-    on the class in its place and calls it."""
+class _FirstInit:
+    """The ``__init__`` a class has until its first object: writes the real one
+    (:func:`_dataclass_init`), puts it on the class in its place and calls it. Bound like a
+    method; its ``__signature__`` is the real one's (``inspect.signature``, ``help``)."""
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init = _dataclass_init(cls)
-        setattr(cls, "__init__", init)  # noqa: B010 (mypy refuses to assign a method)
-        init(self, *args, **kwargs)
+    def __init__(self, cls: type[Any]) -> None:
+        self._cls = cls
+        self.__qualname__ = f"{cls.__qualname__}.__init__"
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    return __init__
+    def _written(self) -> Callable[..., None]:
+        """The class's real ``__init__``, written and put on the class the first time."""
+        now: Callable[..., None] = self._cls.__dict__["__init__"]
+        if now is not self:  # written already (a stale binding of the stand-in)
+            return now
+        init = _dataclass_init(self._cls)
+        setattr(self._cls, "__init__", init)  # noqa: B010 (mypy refuses to assign a method)
+        return init
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __call__(self, obj: Any, /, *args: Any, **kwargs: Any) -> None:
+        self._written()(obj, *args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self._written())
 
 
 class _Factory:
