@@ -252,12 +252,18 @@ def cut_cost(addr: list[int | None], width: int, lanes: int) -> int:
     return total
 
 
-def source_view(addr: list[int | None], width: int) -> int:
+def source_view(
+    addr: list[int | None],
+    width: int,
+    clause: tuple[str, ...] | None = ("lane 31", "partner off"),
+) -> int:
     """Wavefronts Nsight's Source page counts for an 8- or 16-byte load whose lanes pair
     up (``pairs_up`` at distance 1 or 2): its merged phases (32 or 16 lanes), each counted
     as its two unmerged halves where it asks a bank for two words, and an LDS.128's first
     half-warp also where lane 31 is on and some lane's partner is off; lanes all reading
-    one address: a wavefront for every merged phase's worth of them."""
+    one address: a wavefront for every merged phase's worth of them. ``clause``: the
+    conditions of that last clause (fewer, or None for no such clause: the variants it was
+    told from, docs/hardware-model.md 10)."""
     wide = 2 * PHASE_BYTES // width
     on = [a for a in addr if a is not None]
     if len(set(on)) == 1:
@@ -268,7 +274,9 @@ def source_view(addr: list[int | None], width: int) -> int:
     for p in range(0, WARP, wide):
         lanes = range(p, p + wide)
         mine = [addr[n] if n in lanes else None for n in range(WARP)]
-        first = p == 0 and wide < WARP and addr[WARP - 1] is not None and alone
+        first = clause is not None and p == 0 and wide < WARP
+        first = first and ("lane 31" not in clause or addr[WARP - 1] is not None)
+        first = first and ("partner off" not in clause or alone)
         if first or asks_twice(addr, [list(lanes)], width):
             total += cut_cost(mine, width, wide // 2)
         else:

@@ -99,6 +99,28 @@ def test_nsights_source_page_counts_some_merged_phases_unmerged(lab: str) -> Non
         assert seen == {8, 16}  # the labs hold reads of both widths the two counters differ on
 
 
+def test_each_condition_of_the_lane_31_clause_is_needed_on_the_reads_it_was_read_off() -> None:
+    """docs/hardware-model.md 10: the LDS.128 clause (half-warp 0 unmerged where lane 31 is
+    on and some lane's partner is off) was read off the twelve reads the conflict clause
+    alone misses; without its lane-31 condition 36 reads count one too many, without its
+    partner condition 16. In sample: pairs10 holds the reads it was not read from."""
+    reads: dict[tuple[int | None, ...], int] = {}  # each distinct read once, as pairs7-8 repeat
+    for lab in LABS:
+        measured = _measured(lab)
+        for launch in _launches(lab):
+            addr, width = read(lab, launch)
+            if width == 16 and (pairs_up(addr, 1) or pairs_up(addr, 2)):
+                reads[tuple(addr)] = load_row(measured[launch["id"]])["wavefronts"]
+
+    def over(clause: tuple[str, ...] | None) -> list[int]:  # the variant's count less the GPU's
+        return [source_view(list(a), 16, clause) - got for a, got in reads.items()]
+
+    assert all(x == 0 for x in over(("lane 31", "partner off")))
+    assert sorted(x for x in over(None) if x) == [-1] * 12
+    assert sorted(x for x in over(("partner off",)) if x) == [1] * 36
+    assert sorted(x for x in over(("lane 31",)) if x) == [1] * 16
+
+
 @pytest.mark.parametrize("lab", LABS)
 def test_nsights_ideal_column_is_the_bytes_moved_capped_by_the_count(lab: str) -> None:
     """The source page's "L1 Wavefronts Shared Ideal" of each read: the 128-byte

@@ -67,9 +67,9 @@ def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchPr
 
     The phases :func:`split_phases` picks count as their two unmerged phases; a request
     whose active lanes all give one address counts its active lanes packed into merged
-    phases (an LDS.128's ceil(lanes / 16) half-warps, however its lanes lie). Measured
-    exact on every LDS.64 and LDS.128 launch of tests/data/trace/pairs3 to pairs9
-    (docs/hardware-model.md section 3).
+    phases (an LDS.128's ceil(lanes / 16) half-warps, however its lanes lie). Exact on
+    every LDS.64 and LDS.128 launch of tests/data/trace/pairs3 to pairs9, the launches the
+    LDS.128 clause of :func:`split_phases` was read off (docs/hardware-model.md section 3).
     """
     rows = len(merged)
     halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
