@@ -194,3 +194,25 @@ def test_every_conversion_to_half_precision_takes_its_rounding_mode(
     """I2F, F2F and F2FP to F16 and BF16 round in the mode the instruction names (hand-worked
     values, IEEE 754's roundings)."""
     assert _one(text, regs) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "regs", "want"),
+    [
+        # 2^60 + 2^36 + 1 lies just above the tie between the floats 2^60 and 2^60 + 2^37:
+        # the nearest double, 2^60 + 2^36, is that tie, which rounds to even (2^60) once more
+        ("I2F.F32.S64 R4, R2", {2: [1, 0xFFFFFFFF], 3: [0x10000010, 0xEFFFFFEF]},
+         [0x5D800001, 0xDD800001]),
+        # 2^64 - 1 toward zero is the float below 2^64 (the nearest double is 2^64 itself)
+        ("I2F.F32.U64.RZ R4, R2", {2: [0xFFFFFFFF, 3], 3: [0xFFFFFFFF, 0]},
+         [0x5F7FFFFF, 0x40400000]),
+        # 2^62 - 1 toward zero is the bfloat16 below 2^62, (2 - 2^-7) x 2^61
+        ("I2F.BF16.S64.RZ R4, R2", {2: [0xFFFFFFFF], 3: [0x3FFFFFFF]}, [0x5E7F]),
+    ],
+)  # fmt: skip
+def test_a_64_bit_integer_rounds_once_to_a_narrower_float(
+    text: str, regs: dict[int, list[int]], want: list[int]
+) -> None:
+    """I2F from S64 or U64 past 2^53 rounds the integer itself, not its nearest double
+    (hand-worked values)."""
+    assert _one(text, regs) == want

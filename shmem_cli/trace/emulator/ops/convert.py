@@ -39,13 +39,18 @@ def _types(ins: Instruction, default_dst: str, default_src: str) -> tuple[str, s
     return default_dst, default_src
 
 
-def _read_int(ins: Instruction, opnd: Operand, typ: str) -> Any:
+def _read_int(ins: Instruction, opnd: Operand, typ: str, odd: bool = False) -> Any:
+    """A reader of the integer operand as float64: exact up to 2^53; a 64-bit one past it
+    rounded to nearest, or with ``odd`` (a float32, float16 or bfloat16 to come) to odd
+    (:func:`_odd_double`)."""
     bits, signed = _INT_TYPES[typ]
     if bits == 64:
         r64 = read_u64(opnd, ins)
 
         def rd64(b: Block, ix: Idx) -> tuple[Any, Any]:
             v, t = r64(b, ix)
+            if odd:
+                return _odd_double(v, signed), t
             return (v.view(np.int64) if signed else v).astype(np.float64), t
 
         return rd64
@@ -67,6 +72,23 @@ def _read_int(ins: Instruction, opnd: Operand, typ: str) -> Any:
         return x.astype(np.float64), t
 
     return rd
+
+
+def _odd_double(v: Any, signed: bool) -> Any:
+    """64-bit integers (their uint64 bits) as float64 for a narrower float: exact below
+    2^53, above it cut to a multiple of 2^11 with the last of those bits set where a bit was
+    cut (rounded to odd). A float32, float16 or bfloat16 rounded from that value, in any
+    mode, is the one rounded from the integer itself: the odd value lies between the same
+    two multiples of 2^12 as the integer and is never a rounding's tie, where rounding
+    through the nearest double would make ties (2^60 + 2^36 + 1 to float32)."""
+    u = np.asarray(v, dtype=np.uint64)
+    negative = (u >> np.uint64(63)).astype(bool) if signed else np.zeros(u.shape, dtype=bool)
+    m = np.where(negative, ~u + np.uint64(1), u)  # the magnitude (2^63 for -2^63)
+    cut = (m >> np.uint64(11)) | ((m & np.uint64(0x7FF)) != 0).astype(np.uint64)
+    mag = np.where(
+        m < np.uint64(1 << 53), m.astype(np.float64), np.ldexp(cut.astype(np.float64), 11)
+    )
+    return np.where(negative, -mag, mag)
 
 
 def _read_float(ins: Instruction, opnd: Operand, typ: str) -> Any:
@@ -143,7 +165,7 @@ def _round_int(x: Any, ins: Instruction) -> Any:
 @op("I2F", "I2FP")
 def _i2f(ins: Instruction, ctx: Context) -> Step:
     dst, src = _types(ins, "F32", "S32")
-    rd = _read_int(ins, ins.operands[1], src)
+    rd = _read_int(ins, ins.operands[1], src, odd=dst != "F64")  # rounded once (_odd_double)
     wr = _write_float(ins, ins.operands[0], dst, rounding_mode(ins))
 
     def step(b: Block, ix: Idx) -> None:
