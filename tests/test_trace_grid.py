@@ -347,7 +347,7 @@ def test_a_grid_that_would_write_past_the_arena_is_sampled(
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample" and 1 + grids.PROBE <= cov.run < 1024
     said = cov.sampled or ""
-    assert re.search(r"would write about \d{3} KiB of global memory \(past 1\d\d KiB, half", said)
+    assert re.search(r"would write about \d{3} KiB of global memory \(past the 2\d\d KiB", said)
     # the blocks run are counted: 8 warps, one store each (block 0), two (flag 1)
     assert whole.totals["store"].requests == 8 + 1023 * 16
     assert kernel.totals["store"].requests == 8 + (cov.run - 1) * 16
@@ -400,3 +400,14 @@ def test_a_grid_whose_first_blocks_ran_slowly_is_sampled_not_stopped(
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample" and cov.run == 1 + grids.PROBE
     assert "s left before --time-limit): 8 of its 1,023 blocks" in (cov.sampled or "")
+
+
+def test_a_grid_that_fits_the_room_left_runs_whole_and_one_past_it_is_sampled_to_half() -> None:
+    # 100 blocks of 3 bytes each: 300 bytes fit a room of 400 (as the grid ran whole before
+    # sampling by memory), pass a room of 250: a sample of half of it, 125 // 3 = 41 blocks
+    assert grids.sampled(100, 1, 0, Budget(), written=(3, 400, 1 << 62)) == (None, None)
+    chosen, why = grids.sampled(100, 1, 0, Budget(), written=(3, 250, 1 << 62))
+    assert chosen is not None and len(chosen) == 41
+    assert "write about 0 KiB of global memory (past the 0 KiB left" in (why or "")
+    # pages the blocks reach over bound the estimate: 300 bytes within a span of 200 fit
+    assert grids.sampled(100, 1, 0, Budget(), written=(3, 250, 200)) == (None, None)

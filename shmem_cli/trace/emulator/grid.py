@@ -307,8 +307,9 @@ def sampled(
     """The blocks (clusters, where the launch has them: ``blocks`` counts those) to run when
     the whole grid would not fit the budget (estimated from a block's thread-instructions
     ``first`` and ``requests``, and ``written``: the bytes of global memory a block made
-    real, the room left before the arena's bound, and the bytes the blocks' pages reach
-    over, which bounds what they write together; ``seconds``: the wall time a block took and
+    real, the room left before the arena's bound, and the bytes the pages of the blocks run
+    first reach over, what blocks laid out in order write at most together: a grid past
+    the room is sampled to half of it; ``seconds``: the wall time a block took and
     the time left before --time-limit: a grid that would run past most of it is sampled
     rather than stopped), and why; (None, None) when it fits.
     ``include``: blocks already run (:func:`probe`), part of any sample."""
@@ -317,15 +318,17 @@ def sampled(
     most_ran = budget.launch_instructions // WHOLE_SHARE
     most_kept = budget.recorded_bytes // 2
     per_block, room, reach = written
-    wrote, most_wrote = min(blocks * per_block, reach), room // 2  # half: blocks write unevenly
+    # sampled only past the room, as the whole grid ran (and failed at the bound) before; the
+    # sample then writes half of it (blocks write unevenly)
+    wrote, sample_wrote = min(blocks * per_block, reach), room // 2
     block_s, left_s = seconds
     took, most_took = blocks * block_s, TIME_SHARE * left_s
-    if ran <= most_ran and kept <= most_kept and wrote <= most_wrote and took <= most_took:
+    if ran <= most_ran and kept <= most_kept and wrote <= room and took <= most_took:
         return None, None
     fit = min(
         most_ran // max(1, first),
         most_kept // max(1, requests * REQUEST_BYTES),
-        most_wrote // max(1, per_block),
+        sample_wrote // max(1, per_block) if wrote > room else blocks,
         int(left_s / 2 / block_s) if block_s > 0 and took > most_took else blocks,
     )
     chosen = tuple(sorted(set(sample(blocks, max(1, fit))) | set(include)))
@@ -342,10 +345,10 @@ def sampled(
             f"take about {took:,.0f} s (more than {TIME_SHARE:g} times the {left_s:,.0f} s left "
             "before --time-limit)"
         )
-    if wrote > most_wrote:
+    if wrote > room:
         past.append(
-            f"write about {_size(wrote)} of global memory (past {_size(most_wrote)}, half the "
-            "room left of what shmem keeps real)"
+            f"write about {_size(wrote)} of global memory (past the {_size(room)} left of what "
+            "shmem keeps real; a sample writes at most half of it)"
         )
     why = (
         f"the whole grid would {' and '.join(past)}: {len(chosen):,} of its {blocks:,} {unit} "
