@@ -466,3 +466,22 @@ def test_an_error_in_a_launch_names_the_parameters_left_at_zero() -> None:
     given = CliRunner().invoke(main, [*base, "--arg", "n=0"])
     assert given.exit_code == 2, given.output
     assert "were not given" not in given.output
+
+
+@needs_nvdisasm
+def test_an_instruction_not_modelled_names_no_parameter_left_at_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no launch value makes the emulator model an instruction: the error says only that
+    from shmem_cli.trace.emulator import execute
+    from shmem_cli.trace.emulator.op_table import unsupported
+
+    def refuse(function: Any) -> Any:
+        raise unsupported(function.instructions[0])
+
+    monkeypatch.setattr(execute, "decode_function", refuse)
+    hist = TRACE_DATA / "emu_basic_sm90.cubin"
+    ran = CliRunner().invoke(main, ["trace", str(hist), "-k", "emu_histogram", "-b", "256"])
+    assert ran.exit_code == 2, ran.output
+    assert "is not modelled by the emulator" in ran.output
+    assert "were not given" not in ran.output

@@ -26,6 +26,7 @@ from .aggregate import (
 )
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
+from .emulator.trace_error import NotModelled
 from .kernel.constants import Constants
 from .kernel.cubin import CubinInfo, Kernel
 from .kernel.externals import link_globals
@@ -286,7 +287,8 @@ def trace_kernel(
             fold=coster,
         )
     except ShmemError as exc:  # the emulator cannot go on: zeros not given may be why
-        name_defaults(exc, read_defaults(plan, function.instructions, launch.param_base))
+        if not isinstance(exc, NotModelled):  # an instruction beyond it: no value would help
+            name_defaults(exc, read_defaults(plan, function.instructions, launch.param_base))
         raise
     coverage = trace.coverage
     grid_blocks = coverage.blocks if coverage is not None else int(trace.blocks)

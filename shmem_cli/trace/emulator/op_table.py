@@ -21,6 +21,7 @@ import numpy.typing as npt
 from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Const, Label
 from .state import Block, Idx, TraceError
+from .trace_error import NotModelled
 
 Step: TypeAlias = Callable[[Block, Idx], None]
 
@@ -103,9 +104,9 @@ def op(*names: str, moves: bool = False) -> Callable[[Builder], Builder]:
     return deco
 
 
-def unsupported(ins: Instruction, what: str = "") -> TraceError:
+def unsupported(ins: Instruction, what: str = "") -> NotModelled:
     extra = f" ({what})" if what else ""
-    return TraceError(f"instruction {ins.name} is not modelled by the emulator{extra}", ins)
+    return NotModelled(f"instruction {ins.name} is not modelled by the emulator{extra}", ins)
 
 
 #: register-to-register opcodes whose step may run over every thread of a batch

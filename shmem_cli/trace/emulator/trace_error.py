@@ -1,4 +1,5 @@
-"""The emulator's one error: it cannot go on, located at the instruction's source line."""
+"""The emulator's one error: it cannot go on, located at the instruction's source line
+(:class:`NotModelled` where an instruction is beyond it, whatever the launch)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,8 @@ class TraceError(ShmemError):
         where = f" [{ins.where}]" if ins is not None else ""
         pos = SourcePos(ins.line, 1) if ins is not None and ins.line else None
         super().__init__(message + where, path=ins.file if ins else None, pos=pos, code="trace")
+
+
+class NotModelled(TraceError):
+    """An instruction (or special register) the emulator does not model: no launch value
+    would change that, so its error names no parameter left at 0."""

@@ -28,9 +28,10 @@ from ....cuda.sass_operands import Imm, Reg, Special
 from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
-from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx, TraceError
+from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx
 from ..sync.convergence import block_at, pull
 from ..sync.convergence_state import AT_WARPSYNC, BARRIERS, YIELDING
+from ..trace_error import NotModelled
 
 _U = np.uint32
 
@@ -297,7 +298,7 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
         return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
     if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
         return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
-    raise TraceError(f"special register {name} is not modelled", ins)
+    raise NotModelled(f"special register {name} is not modelled", ins)
 
 
 @op("S2R", "S2UR", "CS2R")
