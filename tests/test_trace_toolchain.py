@@ -143,6 +143,22 @@ def test_embedded_cubins_are_listed_and_the_arch_chosen(tmp_path: Path) -> None:
     assert str(err.value).endswith("(--arch sm_90)")
 
 
+def test_a_binary_without_the_arch_suggests_an_arch_it_has_never_a_name(tmp_path: Path) -> None:
+    # the newest architecture by number (sm_100a, not sm_90 by spelling); a name without
+    # one (the binary's own text) is listed but never suggested as --arch
+    listing = "ELF file    1: app.1.sm_100a.cubin\\nELF file    2: app.2.sm_90.cubin"
+    listing += "\\nELF file    3: zz"
+    body = f"import sys\nif sys.argv[1] == '-lelf':\n    print('{listing}')\n"
+    tool = make_tool(tmp_path / "bin", "cuobjdump", body)
+    app = tmp_path / "app"
+    app.write_bytes(b"\x7fELF")
+    with pytest.raises(ToolError) as err:
+        binaries.extract_cubins(app, "sm_80", tmp_path, cuobjdump=str(tool))
+    said = str(err.value)
+    assert "(it has: sm_100a, sm_90, zz); trace one of those with --arch" in said
+    assert said.endswith("(--arch sm_100a)")
+
+
 def test_kernel_inputs_are_told_apart(tmp_path: Path) -> None:
     assert binaries.kernel_input_kind(Path("k.cu")) == "cu"
     assert binaries.kernel_input_kind(DATA / "meta.sm_90.cubin") == "cubin"

@@ -79,10 +79,12 @@ def extract_cubins(
     plain = [n for n in names if _PLAIN_NAME.match(n)]
     matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
     if not matching:
-        archs = sorted({cubin_arch_of(n) or n for n in names})
+        have = sorted({cubin_arch_of(n) or n for n in names})
+        archs = [a for a in have if a.startswith("sm_")]  # a name without one is no --arch
+        newest = max(archs, key=lambda a: (int(re.sub(r"\D", "", a) or 0), a), default=None)
+        hint = "" if newest is None else f"; trace one of those with --arch (--arch {newest})"
         raise ToolError(
-            f"{binary} holds no cubin for {arch} (it has: {', '.join(archs)}); trace one of "
-            f"those with --arch (--arch {archs[-1]})"
+            f"{binary} holds no cubin for {arch} (it has: {shorten(', '.join(have), 300)}){hint}"
         )
     out = []
     for name in matching:
