@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from ...cuda.sass import Instruction
-from ...cuda.sass_operands import Const, Imm, Operand, Reg, Special
+from ...cuda.sass_operands import Const, Imm, Operand, Reg
 from .state import PT, RZ, TAINT_UNKNOWN, URZ, Block, Idx, TraceError
 
 Reader: TypeAlias = Callable[[Block, Idx], tuple[Any, Any]]
@@ -397,7 +397,3 @@ def write_pred(op: Operand, ins: Instruction) -> Writer:
 
 def is_pred(op: Operand) -> bool:
     return isinstance(op, Reg) and op.kind in ("P", "UP")
-
-
-def is_special(op: Operand) -> bool:
-    return isinstance(op, Special)
