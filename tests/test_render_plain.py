@@ -21,8 +21,9 @@ import pytest
 from shmem_cli.analysis.analyze import RequestChoice, analyze, analyze_many
 from shmem_cli.analysis.suggest import suggest_report
 from shmem_cli.model import Report
+from shmem_cli.plumbing.errors import brief_name
 from shmem_cli.render.options import RenderOptions
-from shmem_cli.render.plain import Block, Column, Styled, Table, brief_name, layout
+from shmem_cli.render.plain import Block, Column, Styled, Table, layout
 from shmem_cli.render.text import render_text, report_view, to_rich, to_string
 
 from .conftest import ROOT

@@ -51,7 +51,8 @@ def progress_line(env: Environment, blocks: int) -> Iterator[Callable[[int, int]
 def print_params(
     env: Environment, kernel: Kernel, rows: list[tuple[str, str, str, str, str]]
 ) -> None:
-    from ..render.plain import Column, Styled, Table, brief_name, layout
+    from ..plumbing.errors import brief_name
+    from ..render.plain import Column, Styled, Table, layout
 
     head = Styled(
         f"{kernel.name}  ({kernel.mangled})" if kernel.mangled != kernel.name else kernel.name

@@ -7,7 +7,8 @@ traceback.
 
 One file may have many problems; a spec with 49,000 unknown keys has 49,000.
 :meth:`ShmemError.collect` lists the first :data:`MAX_LISTED` and counts the rest in
-one more line, placed at the first problem left out (:func:`cap`).
+one more line, placed at the first problem left out (:func:`cap`). User data and kernel
+names in messages are kept short: :func:`shorten`, :func:`brief_name`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,37 @@ def shorten(value: object, limit: int = MAX_SHOWN) -> str:
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text
+
+
+#: a kernel name longer than this is shown with its inner template arguments cut (CuTe's run
+#: to a thousand characters); the JSON and --list-params keep it whole
+NAME_SHOWN = 120
+
+
+def brief_name(name: str, limit: int = NAME_SHOWN) -> str:
+    """``kernel<cute::TiledCopy<...>, float>`` for a name over ``limit`` characters: the
+    template arguments nested two deep and more cut to ``...``, then, if still too long,
+    all of them."""
+    if len(name) <= limit:
+        return name
+    brief = _cut_templates(name, 2)
+    return brief if len(brief) <= limit else _cut_templates(name, 1)
+
+
+def _cut_templates(name: str, depth: int) -> str:
+    """``name`` with each run of template arguments nested ``depth`` deep or more as ``...``."""
+    out: list[str] = []
+    level = 0
+    for ch in name:
+        if ch == ">":
+            level -= 1
+        if level < depth:
+            out.append(ch)
+        elif not out or out[-1] != "...":
+            out.append("...")
+        if ch == "<":
+            level += 1
+    return "".join(out)
 
 
 @frozen

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..hardware.ops import OP_NAMES as TRACE_OPS
-from ..plumbing.errors import one_line
+from ..plumbing.errors import brief_name, one_line
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
-from .plain import Block, Cell, Column, Styled, Table, brief_name, layout
+from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import BEST_MARK, DEFAULT_WIDTH, excess_cell, to_rich, to_string
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..hardware import ops
 from ..hardware.ops import OP_NAMES
 from ..model import CONTENDED
-from ..plumbing.errors import file_line, one_line
+from ..plumbing.errors import brief_name, file_line, one_line
 from ..trace.result import (
     CP_ASYNC_NOTE,
     FileTrace,
@@ -23,7 +23,7 @@ from ..trace.result import (
     TraceResult,
 )
 from .options import RenderOptions
-from .plain import Block, Cell, Column, Styled, Table, brief_name, layout
+from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import (
     DEFAULT_WIDTH,
     access_block,

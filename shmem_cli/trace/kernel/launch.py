@@ -42,7 +42,7 @@ from ...cuda.launch_values import (
     parse_dims,
 )
 from ...hardware.arch import rules_for
-from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.errors import ShmemError, brief_name, shorten
 from ...plumbing.frozen import frozen
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
@@ -212,8 +212,6 @@ def launch_cluster(
     :data:`MAX_CLUSTER_CTAS` CTAs, the kernel's own when it declares one)."""
     declared = kernel.cluster_dims
     if declared is not None:  # the cubin's EIATTR_CTA_PER_CLUSTER: any three 32-bit sizes
-        from ...render.plain import brief_name
-
         what = f"the cubin's __cluster_dims__ of {brief_name(kernel.name)} (rebuild it):"
         check_dims(declared, what, limit=MAX_CLUSTER_CTAS)
     if given is not None:
@@ -265,7 +263,6 @@ def plan_launch(
     (``@FILE``) is the whole parameter block a host program passed: the parameters no
     ``--arg`` gives keep its bytes, pointers included; ``memory`` the ``--memory`` texts
     (:mod:`.param_block`)."""
-    from ...render.plain import brief_name  # a CUTLASS kernel's name runs to 2,000 characters
     from .param_block import read_memory, read_param_block
 
     image, covered = (
