@@ -6,6 +6,7 @@ for all of them (:func:`pytest_configure`)."""
 from __future__ import annotations
 
 import compileall
+import importlib.util
 import os
 import shlex
 import shutil
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -36,7 +38,16 @@ HANG_S = 30.0
 #: the session's nvdisasm cache (tests/tool_cache.py), made and removed by the controller
 _TOOL_CACHE: list[Path] = []
 
-__all__ = ["HANG_S", "ROOT", "TEST_DATA", "TRACE_DATA", "needs_gxx", "needs_nvcc", "needs_nvdisasm"]
+__all__ = [
+    "HANG_S",
+    "ROOT",
+    "TEST_DATA",
+    "TRACE_DATA",
+    "module_from_file",
+    "needs_gxx",
+    "needs_nvcc",
+    "needs_nvdisasm",
+]
 
 #: needs NVIDIA's disassembler (the ``cuda`` extra: ``pip install 'shmem[cuda]'``)
 needs_nvdisasm = pytest.mark.skipif(
@@ -46,6 +57,19 @@ needs_nvdisasm = pytest.mark.skipif(
 needs_nvcc = pytest.mark.skipif(toolchain.which("nvcc") is None, reason="nvcc is not installed")
 #: needs a host C++ compiler (the C reference of the expression language)
 needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
+
+
+def module_from_file(name: str, path: Path, *, register: bool = False) -> ModuleType:
+    """The Python file ``path`` (a lab's script, a docs tool: no package) imported as module
+    ``name``; ``register`` puts it in ``sys.modules`` first (for a module whose dataclasses
+    look themselves up there)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import ast
 import gzip
-import importlib.util
 import json
 import re
 from pathlib import Path
 from types import ModuleType
 
-from .conftest import TEST_DATA, TRACE_DATA
+from .conftest import TEST_DATA, TRACE_DATA, module_from_file
 
 COMMON = TEST_DATA / "lab_common"
 # the lab scripts that read their pages through ncu_pages
@@ -25,11 +24,7 @@ ALLOWED = {"csv", "json", "os", "re", "shutil", "sys", "pathlib", "numpy", "ncu_
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ncu_pages", COMMON / "ncu_pages.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file("ncu_pages", COMMON / "ncu_pages.py")
 
 
 def test_a_kept_raw_page_gives_the_measured_per_op_counts(tmp_path: Path) -> None:

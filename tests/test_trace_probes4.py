@@ -14,7 +14,6 @@ are compared with IEEE 754's roundings, which the lab's ``reference.py`` works o
 from __future__ import annotations
 
 import functools
-import importlib.util
 from types import ModuleType
 from typing import Any
 
@@ -22,7 +21,7 @@ import numpy as np
 import pytest
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, module_from_file, needs_nvdisasm
 
 LAB = TRACE_DATA / "probes4"
 LAUNCHES = [L["id"] for L in lab.manifest(LAB)["launches"]]
@@ -80,11 +79,7 @@ def test_the_roundings_as_the_gpu_computed_them(lid: str, column: str) -> None:
 
 
 def _reference() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("probes4_reference", LAB / "reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file("probes4_reference", LAB / "reference.py")
 
 
 @functools.cache

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
 
-from .conftest import TEST_DATA
+from .conftest import TEST_DATA, module_from_file
 
 JIT = TEST_DATA / "triton" / "jit36"
 HOST = next((JIT / "cache_abi7").glob("*/matmul_host_desc.json")).parent
@@ -96,7 +96,6 @@ def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
 ) -> None:
     """Triton 3.2-3.4 write %arg0...: trace_triton's entry gets a copy of the kernel's own
     file, so the names come from its def wherever the file lies (a folder outside any tree)."""
-    import importlib.util
 
     from shmem_cli.trace.triton.cache import read_entry
     from shmem_cli.trace.triton.compile import keep_source
@@ -108,10 +107,7 @@ def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
         "def softmax_rows(out_ptr, in_ptr, n_cols, row_stride, BLOCK: tl.constexpr):\n"
         "    pass\n"
     )
-    spec = importlib.util.spec_from_file_location("mine_kernels", mine / "kernels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = module_from_file("mine_kernels", mine / "kernels.py")
     old = next((TEST_DATA / "triton" / "versions" / "3.3.1" / "cache").glob("*/softmax_rows.json"))
     entry = tmp_path / "entry"
     shutil.copytree(old.parent, entry)

@@ -6,29 +6,21 @@ When shmem's output changes on purpose, refresh the page with
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, module_from_file
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 README = ROOT / "README.md"
 
 
 def load_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "update_tutorial", ROOT / "docs" / "tools" / "update_tutorial.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["update_tutorial"] = module
-    spec.loader.exec_module(module)
-    return module
+    path = ROOT / "docs" / "tools" / "update_tutorial.py"
+    return module_from_file("update_tutorial", path, register=True)
 
 
 tool = load_tool()
