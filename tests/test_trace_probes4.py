@@ -145,9 +145,9 @@ def test_a_nan_from_float_is_the_canonical_nan_in_every_mode() -> None:
     assert (_emulated("cvt_f32")[nan] == 0x7FFF).all()
 
 
-def _one(text: str, regs: dict[int, list[int]]) -> list[int]:
-    """R4 of the first lanes after the instruction ``text``, the registers ``regs`` set in
-    those lanes (a value a lane)."""
+def _one(text: str, regs: dict[int, list[int]], out: int = 4) -> list[int]:
+    """R``out`` (R4) of the first lanes after the instruction ``text``, the registers
+    ``regs`` set in those lanes (a value a lane)."""
     from shmem_cli.cuda.sass import Function, parse_instruction
     from shmem_cli.trace.emulator.decode import decode_function
     from shmem_cli.trace.emulator.state import Block, Launch
@@ -157,7 +157,7 @@ def _one(text: str, regs: dict[int, list[int]]) -> list[int]:
     for r, lanes in regs.items():
         blk.r[r][: len(lanes)] = np.asarray(lanes, dtype=np.int64).astype(np.uint32)
     blk.run_wide(step, np.ones(32, dtype=bool))
-    return [int(x) for x in blk.r[4][: len(regs[2])]]
+    return [int(x) for x in blk.r[out][: len(regs[2])]]
 
 
 def _f32(*xs: float) -> list[int]:
@@ -211,3 +211,29 @@ def test_a_64_bit_integer_rounds_once_to_a_narrower_float(
     """I2F from S64 or U64 past 2^53 rounds the integer itself, not its nearest double
     (hand-worked values)."""
     assert _one(text, regs) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "regs", "want"),
+    [
+        # 2^64 - 1: to nearest 2^64 itself; toward zero the double below it, 2^64 - 2^11
+        ("I2F.F64.U64 R4, R2", {2: [0xFFFFFFFF], 3: [0xFFFFFFFF]}, [0x43F0000000000000]),
+        ("I2F.F64.U64.RZ R4, R2", {2: [0xFFFFFFFF], 3: [0xFFFFFFFF]}, [0x43EFFFFFFFFFFFFF]),
+        # 2^53 + 1 lies halfway between the doubles 2^53 and 2^53 + 2 (to nearest: 2^53)
+        ("I2F.F64.S64.RP R4, R2", {2: [1], 3: [0x00200000]}, [0x4340000000000001]),
+        ("I2F.F64.S64.RM R4, R2", {2: [1], 3: [0x00200000]}, [0x4340000000000000]),
+        # -(2^53 + 1) toward -inf is -(2^53 + 2), toward +inf -2^53
+        ("I2F.F64.S64.RM R4, R2", {2: [0xFFFFFFFF], 3: [0xFFDFFFFF]}, [0xC340000000000001]),
+        ("I2F.F64.S64.RP R4, R2", {2: [0xFFFFFFFF], 3: [0xFFDFFFFF]}, [0xC340000000000000]),
+        # 2^53 + 3: to nearest 2^53 + 4 (the even one), toward zero 2^53 + 2
+        ("I2F.F64.S64.RZ R4, R2", {2: [3], 3: [0x00200000]}, [0x4340000000000001]),
+    ],
+)  # fmt: skip
+def test_a_64_bit_integer_rounds_to_a_double_in_the_mode_named(
+    text: str, regs: dict[int, list[int]], want: list[int]
+) -> None:
+    """I2F.F64 from S64 or U64 past 2^53 rounds in the mode the instruction names (it took
+    the nearest double in every mode; hand-worked values)."""
+    low, high = _one(text, regs), _one(text, regs, out=5)
+    got = [lo | hi << 32 for lo, hi in zip(low, high, strict=True)]
+    assert got == want

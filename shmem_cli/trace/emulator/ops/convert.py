@@ -39,10 +39,12 @@ def _types(ins: Instruction, default_dst: str, default_src: str) -> tuple[str, s
     return default_dst, default_src
 
 
-def _read_int(ins: Instruction, opnd: Operand, typ: str, odd: bool = False) -> Any:
+def _read_int(
+    ins: Instruction, opnd: Operand, typ: str, odd: bool = False, mode: str = "RN"
+) -> Any:
     """A reader of the integer operand as float64: exact up to 2^53; a 64-bit one past it
-    rounded to nearest, or with ``odd`` (a float32, float16 or bfloat16 to come) to odd
-    (:func:`_odd_double`)."""
+    rounded with ``mode`` (:func:`_directed_double`), or with ``odd`` (a float32, float16
+    or bfloat16 to come) to odd (:func:`_odd_double`)."""
     bits, signed = _INT_TYPES[typ]
     if bits == 64:
         r64 = read_u64(opnd, ins)
@@ -51,7 +53,7 @@ def _read_int(ins: Instruction, opnd: Operand, typ: str, odd: bool = False) -> A
             v, t = r64(b, ix)
             if odd:
                 return _odd_double(v, signed), t
-            return (v.view(np.int64) if signed else v).astype(np.float64), t
+            return _directed_double(v, signed, mode), t
 
         return rd64
     r = read_u32(opnd, "i", ins)
@@ -72,6 +74,27 @@ def _read_int(ins: Instruction, opnd: Operand, typ: str, odd: bool = False) -> A
         return x.astype(np.float64), t
 
     return rd
+
+
+def _directed_double(v: Any, signed: bool, mode: str) -> Any:
+    """64-bit integers (their uint64 bits) as float64 rounded with ``mode`` (RN, RZ, RM,
+    RP): exact below 2^53; past it the nearest double, moved one step toward zero or away
+    from it where that double lies on the wrong side of the integer for the mode."""
+    u = np.asarray(v, dtype=np.uint64)
+    negative = (u >> np.uint64(63)).astype(bool) if signed else np.zeros(u.shape, dtype=bool)
+    m = np.where(negative, ~u + np.uint64(1), u)  # the magnitude (2^63 for -2^63)
+    near = m.astype(np.float64)  # to nearest, ties to even
+    if mode != "RN":
+        # the nearest double against the magnitude, exactly (2^64 lies above every uint64)
+        top = near >= 2.0**64
+        whole = np.where(top, 0.0, near).astype(np.uint64)
+        above, below = top | (whole > m), ~top & (whole < m)
+        # the magnitude rounds down: toward zero, or toward -inf for a positive value and
+        # toward +inf for a negative one
+        down = np.full(m.shape, True) if mode == "RZ" else negative if mode == "RP" else ~negative
+        near = np.where(down & above, np.nextafter(near, 0.0), near)
+        near = np.where(~down & below, np.nextafter(near, np.inf), near)
+    return np.where(negative, -near, near)
 
 
 def _odd_double(v: Any, signed: bool) -> Any:
@@ -165,8 +188,9 @@ def _round_int(x: Any, ins: Instruction) -> Any:
 @op("I2F", "I2FP")
 def _i2f(ins: Instruction, ctx: Context) -> Step:
     dst, src = _types(ins, "F32", "S32")
-    rd = _read_int(ins, ins.operands[1], src, odd=dst != "F64")  # rounded once (_odd_double)
-    wr = _write_float(ins, ins.operands[0], dst, rounding_mode(ins))
+    mode = rounding_mode(ins)
+    rd = _read_int(ins, ins.operands[1], src, odd=dst != "F64", mode=mode)  # rounded once
+    wr = _write_float(ins, ins.operands[0], dst, mode)
 
     def step(b: Block, ix: Idx) -> None:
         x, t = rd(b, ix)
