@@ -186,11 +186,12 @@ def _source_view(
     merged = ways[rows, :merged_phases]
     a, on = addr[rows], active[rows]
     unmerged = np.zeros((len(rows), 2 * merged_phases), dtype=np.int64)
-    hot = np.flatnonzero(split_phases(merged, a, on, arch).any(axis=1))  # only these need it
+    split = split_phases(merged, a, on, arch)
+    hot = np.flatnonzero(split.any(axis=1))  # only these need their phases unmerged
     if len(hot):
         at = rows[hot]
         unmerged[hot] = phase_ways(addr[at], active[at], kind, arch, merge=False)[0]
-    stats.source_extra[rows] = source_extra(merged, unmerged, a, on, arch)
+    stats.source_extra[rows] = source_extra(merged, unmerged, split, a, on, arch)
 
 
 def _check_address_lanes(active: B8, kind: AccessKind, arch: ArchProfile) -> None:

@@ -59,13 +59,16 @@ def split_phases(merged: I64, addr: I64, active: B8, arch: ArchProfile) -> B8:
     return split
 
 
-def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchProfile) -> I64:
+def source_extra(
+    merged: I64, unmerged: I64, split: B8, addr: I64, active: B8, arch: ArchProfile
+) -> I64:
     """What Nsight's source counters count more than the per-op wavefronts (R,), for
     requests that merge: ``merged`` (R, P) and ``unmerged`` (R, 2P) are the worst bank
     degree of each phase, merged and not (phase p merged is phases 2p and 2p+1 unmerged);
-    ``unmerged`` must be filled for every row where :func:`split_phases` splits a phase.
+    ``split`` (R, P) is :func:`split_phases`' answer, and ``unmerged`` must be filled for
+    every row where it splits a phase.
 
-    The phases :func:`split_phases` picks count as their two unmerged phases; a request
+    The phases ``split`` picks count as their two unmerged phases; a request
     whose active lanes all give one address counts its active lanes packed into merged
     phases (an LDS.128's ceil(lanes / 16) half-warps, however its lanes lie). Exact on
     every LDS.64 and LDS.128 launch of tests/data/trace/pairs3 to pairs9, the launches the
@@ -73,7 +76,7 @@ def source_extra(merged: I64, unmerged: I64, addr: I64, active: B8, arch: ArchPr
     """
     rows = len(merged)
     halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
-    source = np.where(split_phases(merged, addr, active, arch), halves, merged).sum(axis=1)
+    source = np.where(split, halves, merged).sum(axis=1)
     lanes = active.sum(axis=1)
     per_merged = 2 * arch.warp_size // unmerged.shape[1]  # lanes of a merged phase
     source = np.where(one_address(addr, active), -(-lanes // per_merged), source)
