@@ -13,6 +13,7 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
 from ....hardware import nans
 from ....hardware.half_round import round_half
+from ....hardware.int_double import directed_double, odd_double
 from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
@@ -43,8 +44,8 @@ def _read_int(
     ins: Instruction, opnd: Operand, typ: str, odd: bool = False, mode: str = "RN"
 ) -> Any:
     """A reader of the integer operand as float64: exact up to 2^53; a 64-bit one past it
-    rounded with ``mode`` (:func:`_directed_double`), or with ``odd`` (a float32, float16
-    or bfloat16 to come) to odd (:func:`_odd_double`)."""
+    rounded with ``mode``, or with ``odd`` (a float32, float16 or bfloat16 to come) to odd
+    (:mod:`shmem_cli.hardware.int_double`)."""
     bits, signed = _INT_TYPES[typ]
     if bits == 64:
         r64 = read_u64(opnd, ins)
@@ -52,8 +53,8 @@ def _read_int(
         def rd64(b: Block, ix: Idx) -> tuple[Any, Any]:
             v, t = r64(b, ix)
             if odd:
-                return _odd_double(v, signed), t
-            return _directed_double(v, signed, mode), t
+                return odd_double(v, signed), t
+            return directed_double(v, signed, mode), t
 
         return rd64
     r = read_u32(opnd, "i", ins)
@@ -74,44 +75,6 @@ def _read_int(
         return x.astype(np.float64), t
 
     return rd
-
-
-def _directed_double(v: Any, signed: bool, mode: str) -> Any:
-    """64-bit integers (their uint64 bits) as float64 rounded with ``mode`` (RN, RZ, RM,
-    RP): exact below 2^53; past it the nearest double, moved one step toward zero or away
-    from it where that double lies on the wrong side of the integer for the mode."""
-    u = np.asarray(v, dtype=np.uint64)
-    negative = (u >> np.uint64(63)).astype(bool) if signed else np.zeros(u.shape, dtype=bool)
-    m = np.where(negative, ~u + np.uint64(1), u)  # the magnitude (2^63 for -2^63)
-    near = m.astype(np.float64)  # to nearest, ties to even
-    if mode != "RN":
-        # the nearest double against the magnitude, exactly (2^64 lies above every uint64)
-        top = near >= 2.0**64
-        whole = np.where(top, 0.0, near).astype(np.uint64)
-        above, below = top | (whole > m), ~top & (whole < m)
-        # the magnitude rounds down: toward zero, or toward -inf for a positive value and
-        # toward +inf for a negative one
-        down = np.full(m.shape, True) if mode == "RZ" else negative if mode == "RP" else ~negative
-        near = np.where(down & above, np.nextafter(near, 0.0), near)
-        near = np.where(~down & below, np.nextafter(near, np.inf), near)
-    return np.where(negative, -near, near)
-
-
-def _odd_double(v: Any, signed: bool) -> Any:
-    """64-bit integers (their uint64 bits) as float64 for a narrower float: exact below
-    2^53, above it cut to a multiple of 2^11 with the last of those bits set where a bit was
-    cut (rounded to odd). A float32, float16 or bfloat16 rounded from that value, in any
-    mode, is the one rounded from the integer itself: the odd value lies between the same
-    two multiples of 2^12 as the integer and is never a rounding's tie, where rounding
-    through the nearest double would make ties (2^60 + 2^36 + 1 to float32)."""
-    u = np.asarray(v, dtype=np.uint64)
-    negative = (u >> np.uint64(63)).astype(bool) if signed else np.zeros(u.shape, dtype=bool)
-    m = np.where(negative, ~u + np.uint64(1), u)  # the magnitude (2^63 for -2^63)
-    cut = (m >> np.uint64(11)) | ((m & np.uint64(0x7FF)) != 0).astype(np.uint64)
-    mag = np.where(
-        m < np.uint64(1 << 53), m.astype(np.float64), np.ldexp(cut.astype(np.float64), 11)
-    )
-    return np.where(negative, -mag, mag)
 
 
 def _read_float(ins: Instruction, opnd: Operand, typ: str) -> Any:
