@@ -309,9 +309,9 @@ def sampled(
     ``first`` and ``requests``, and ``written``: the bytes of global memory a block made
     real, the room left before the arena's bound, and the bytes the pages of the blocks run
     first reach over, what blocks laid out in order write at most together: a grid past
-    the room is sampled to half of it; ``seconds``: the wall time a block took and
-    the time left before --time-limit: a grid that would run past most of it is sampled
-    rather than stopped), and why; (None, None) when it fits.
+    the room is sampled to half of it; ``seconds``: the wall time a block took and the time
+    left before --time-limit: a grid that would take more than :data:`TIME_SHARE` times it
+    is sampled to half of it rather than stopped), and why; (None, None) when it fits.
     ``include``: blocks already run (:func:`probe`), part of any sample."""
     ran = blocks * max(1, first)
     kept = blocks * requests * REQUEST_BYTES
