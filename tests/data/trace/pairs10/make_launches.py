@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lab"))
+from pair_reads import write  # noqa: E402 (the labs' shared writer)
+
 OFF = -1
 SUBJECTS = {  # lab/read: what the source counter missed by one, and controls it did not
     "pairs6": ("r128_005", "r128_017", "r128_065", "r128_067", "r128_069", "r128_076"),
@@ -63,22 +67,7 @@ def reads() -> dict[str, list[int]]:
 
 
 def main() -> None:
-    launches = []
-    for name, idx in reads().items():
-        (HERE / "inputs" / f"{name}.bin").write_bytes(struct.pack("<32i", *idx))
-        launches.append(
-            {
-                "id": name,
-                "source": "../pairs5/kernels/pr.cu",
-                "kernel": "pr_ld128",
-                "block": [32, 1, 1],
-                "grid": [1, 1, 1],
-                "dynamic_smem": 0,
-                "args": [{"zeros": 512}, {"file": f"inputs/{name}.bin"}],
-                "mangled": "pr_ld128",
-            }
-        )
-    (HERE / "launches.json").write_text(json.dumps({"launches": launches}, indent=1) + "\n")
+    write(HERE, {name: ("pr_ld128", idx) for name, idx in reads().items()})
 
 
 if __name__ == "__main__":

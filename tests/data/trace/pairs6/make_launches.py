@@ -15,13 +15,15 @@ element idx[l], -1 leaving it off (pairs5's kernels).
 
 from __future__ import annotations
 
-import json
 import random
-import struct
+import sys
 from pathlib import Path
 
 OFF = -1
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lab"))
+from pair_reads import write  # noqa: E402 (the labs' shared writer)
+
 KERNELS = {"pr_ld64": (16, 256), "pr_ld128": (8, 128)}  # bank sets, elements
 
 
@@ -122,24 +124,8 @@ def reads() -> dict[str, tuple[str, list[int]]]:
 
 
 def main() -> None:
-    launches = []
-    for n, (name, (kernel, idx)) in enumerate(reads().items()):
-        assert len(idx) == 32 and all(-1 <= k < KERNELS[kernel][1] for k in idx), name
-        (HERE / "inputs" / f"{name}.bin").write_bytes(struct.pack("<32i", *idx))
-        for rid in (name, f"{name}_r2") if n % 4 == 0 else (name,):
-            launches.append(
-                {
-                    "id": rid,
-                    "source": "../pairs5/kernels/pr.cu",
-                    "kernel": kernel,
-                    "block": [32, 1, 1],
-                    "grid": [1, 1, 1],
-                    "dynamic_smem": 0,
-                    "args": [{"zeros": 512}, {"file": f"inputs/{name}.bin"}],
-                    "mangled": kernel,
-                }
-            )
-    (HERE / "launches.json").write_text(json.dumps({"launches": launches}, indent=1) + "\n")
+    # every fourth read launched twice (``_r2``): the same read in two launches
+    write(HERE, reads(), lambda n, name: (name, f"{name}_r2") if n % 4 == 0 else (name,))
 
 
 if __name__ == "__main__":

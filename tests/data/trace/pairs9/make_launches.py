@@ -8,12 +8,13 @@ this folder: ``python3 make_launches.py``.
 from __future__ import annotations
 
 import importlib.util
-import json
 import random
-import struct
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lab"))
+from pair_reads import write  # noqa: E402 (the labs' shared writer)
 
 
 def _pairs6():  # type: ignore[no-untyped-def]
@@ -33,22 +34,7 @@ def reads() -> dict[str, tuple[str, list[int]]]:
 
 
 def main() -> None:
-    launches = []
-    for name, (kernel, idx) in reads().items():
-        (HERE / "inputs" / f"{name}.bin").write_bytes(struct.pack("<32i", *idx))
-        launches.append(
-            {
-                "id": name,
-                "source": "../pairs5/kernels/pr.cu",
-                "kernel": kernel,
-                "block": [32, 1, 1],
-                "grid": [1, 1, 1],
-                "dynamic_smem": 0,
-                "args": [{"zeros": 512}, {"file": f"inputs/{name}.bin"}],
-                "mangled": kernel,
-            }
-        )
-    (HERE / "launches.json").write_text(json.dumps({"launches": launches}, indent=1) + "\n")
+    write(HERE, reads())
 
 
 if __name__ == "__main__":
