@@ -333,7 +333,7 @@ def test_trace_is_listed_in_the_help() -> None:
 
 
 def test_a_moved_source_is_found_by_the_tail_of_its_path(tmp_path: Path) -> None:
-    from shmem_cli.trace.tracer import locate_source
+    from shmem_cli.cuda.named_sources import locate_source
 
     kernels = tmp_path / "clone" / "tests" / "data" / "trace" / "kernels"
     kernels.mkdir(parents=True)

@@ -144,7 +144,8 @@ def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
 @frozen
 class _Cubins:
     """A request's cubins, the source files it names, the arch (the SM whose rules cost it),
-    why a .cu's target was chosen, its SASS if that read it, the build's library folders."""
+    why a .cu's target was chosen, its SASS if that read it, the build's library folders
+    and files (:class:`.tracer.NamedFiles`)."""
 
     infos: list[CubinInfo]
     sources: list[Path]
@@ -152,6 +153,7 @@ class _Cubins:
     note: str | None = None
     sass: str = ""
     libraries: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
 
 def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
@@ -199,7 +201,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     info = read_cubin(build.cubin)
-    return _Cubins([info], [path], info.arch, build.note, build.sass, inputs.libraries)
+    return _Cubins([info], [path], info.arch, build.note, build.sass, inputs.libraries, build.files)
 
 
 def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
@@ -254,7 +256,7 @@ def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = No
 
 def _params(kernel: Kernel, texts: Sequence[str]) -> tuple[Param, ...]:
     """The kernel's parameters, named from ``texts`` (:func:`.tracer.source_texts`: the source
-    files given or named by its line table, those inside the source tree)."""
+    files given or named by its line table in the source tree, a library's declaration)."""
     names = param_names(list(texts), kernel.name, len(kernel.params))
     return tuple(kernel_params(kernel, names))
 
@@ -302,7 +304,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
         return _load_triton(request, launch)
     try:
         built = _cubins(request, folder)
-        sources, arch = built.sources, built.arch
+        arch = built.arch
         chosen = _pick(built.infos, request.kernel, str(path), arch)
         kernel = chosen.kernels[0]
         scope = disassembly_scope(chosen, (kernel,))
@@ -312,7 +314,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
         raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    texts = source_texts(chosen, disassembly, sources, path, request.tree(), request.outputs)
+    texts = source_texts(chosen, disassembly, built, path, request.tree(), request.outputs)
     params = _params(kernel, texts)
     constants = dataclasses.replace(constants, types=declared_types(texts))
     return LoadedKernel(
@@ -423,7 +425,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         try:
             built = _cubins(request, Path(tmp))
-            infos, sources, arch, sass = built.infos, built.sources, built.arch, built.sass
+            infos, arch, sass = built.infos, built.arch, built.sass
             owner = _owners(infos)
             found: list[tuple[Kernel, tuple[Param, ...]]] = []
             for info in infos:
@@ -432,7 +434,7 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
                     scope = disassembly_scope(info, tuple(kernels))
                     disassembly = _disassemble(info, scope, sass)
                     tree = request.tree()
-                    texts = source_texts(info, disassembly, sources, path, tree)  # once
+                    texts = source_texts(info, disassembly, built, path, tree)  # once
                     found.extend((k, _params(k, texts)) for k in kernels)
         except toolchain.ToolError as exc:
             raise _tool_failure(exc, path) from None

@@ -8,10 +8,12 @@ per-instruction totals through the engine (:mod:`.aggregate`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..cuda.named_sources import locate_source
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
 from .aggregate import (
@@ -37,25 +39,6 @@ if TYPE_CHECKING:
     from ..cuda.sources import SourceTree
 
 
-def locate_source(
-    name: str, roots: Sequence[Path], allowed: Callable[[Path], bool] = lambda _: True
-) -> Path | None:
-    """The file a line table names, or where it is now: a cubin keeps the absolute path it
-    was compiled from, so a moved or freshly cloned tree is searched for the path's
-    trailing parts (``tests/data/trace/kernels/basics.cu``, ..., ``basics.cu``) under
-    each root, longest first; only files ``allowed`` accepts are taken."""
-    path = Path(name)
-    if path.is_file() and allowed(path):
-        return path
-    parts = (path.parts[1:] if path.is_absolute() else path.parts)[-8:]  # bounded work
-    for k in range(len(parts)):
-        for root in roots:
-            candidate = root.joinpath(*parts[k:])
-            if candidate.is_file() and allowed(candidate):
-                return candidate
-    return None
-
-
 def outside_not_quoted(exc: ShmemError, path: str, tree: SourceTree) -> ShmemError:
     """An error placed (by the cubin's line table) in a file outside the source tree is
     moved to the kernel file ``path``, its place said in words: its lines are never quoted."""
@@ -72,57 +55,44 @@ def outside_not_quoted(exc: ShmemError, path: str, tree: SourceTree) -> ShmemErr
     return exc
 
 
-def read_sources(
-    paths: Sequence[str | Path],
-    roots: Sequence[Path] = (),
-    *,
-    allowed: Callable[[Path], bool] = lambda _: True,
-    read: list[Path] | None = None,
-) -> list[str]:
-    """The text of each source file that can be found (for parameter names); others
-    skipped: those ``allowed`` refuses (outside the source tree), those that are not
-    regular files, and those larger than a source may be; at most the first
-    ``MAX_FILES`` files named and ``MAX_TREE_BYTES`` in all, as a build reads. The files
-    read are added to ``read``."""
-    from ..cuda.sources import MAX_FILES, MAX_SOURCE_BYTES, MAX_TREE_BYTES
-    from ..plumbing.bounded_read import read_bounded
+class NamedFiles(Protocol):
+    """What a build names besides its line table: the source files given, the files the
+    compile read (resolved; none but a ``.cu``'s), the library folders it may read."""
 
-    out = []
-    total = 0
-    for p in list(dict.fromkeys(str(p) for p in paths))[:MAX_FILES]:
-        if total > MAX_TREE_BYTES:
-            break
-        found = locate_source(p, [*roots, Path.cwd()], allowed)
-        if found is None:
-            continue
-        try:
-            data = read_bounded(found, MAX_SOURCE_BYTES, what="source")
-        except ShmemError:
-            continue
-        total += len(data)
-        out.append(data.decode("utf-8", errors="replace"))
-        if read is not None:
-            read.append(found)
-    return out
+    @property
+    def sources(self) -> Sequence[Path]: ...
+    @property
+    def files(self) -> Sequence[str]: ...
+    @property
+    def libraries(self) -> Sequence[str]: ...
 
 
 def source_texts(
     cubin: CubinInfo,
     disassembly: str,
-    sources: Sequence[Path],
+    named: NamedFiles,
     path: Path,
     tree: SourceTree,
     outputs: Sequence[str] = (),
 ) -> list[str]:
-    """The texts of the source files given or named by the line table (inside the tree);
-    none of them may be one of the ``outputs`` (a report over the source it names)."""
+    """The texts of the source files given or named by the line table (inside the tree),
+    then of the files it or the compile's list names in a library folder or the tree, as
+    much as :func:`.kernel.signature.naming_text` keeps for the cubin's kernels (a
+    library's ``__global__`` declaration, the macros it uses); none of them may be one of
+    the ``outputs`` (a report over the source it names)."""
+    from ..cuda.named_sources import library_texts, read_sources
     from ..cuda.sass import line_table_files
     from ..plumbing.fsutil import check_outputs
+    from .kernel.signature import base_name, naming_text
 
-    named = [*sources, *(Path(f) for f in line_table_files(disassembly))]
+    in_table = line_table_files(disassembly)
+    given = [*named.sources, *(Path(f) for f in in_table)]
     roots = [path.resolve().parent, Path(cubin.path).resolve().parent]
     read: list[Path] = []
-    texts = read_sources(named, roots, allowed=tree.inside, read=read)
+    texts = read_sources(given, roots, allowed=tree.inside, read=read)
+    bases = {base_name(k.name) for k in cubin.kernels} - {""}
+    keep = functools.partial(naming_text, names=bases)
+    texts += library_texts([*in_table, *named.files], named.libraries, tree.inside, keep, read)
     check_outputs(outputs, read)
     return texts
 

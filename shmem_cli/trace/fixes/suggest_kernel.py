@@ -14,11 +14,11 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ...cuda.named_sources import locate_source
 from ...cuda.sass import line_table_files
 from ...hardware.arch import rules_for
 from ..pipeline import Progress, TraceRequest, load_kernel, trace_loaded
 from ..result import FileTrace
-from ..tracer import locate_source
 from .arrays import kernel_arrays, parse_array_option, static_arrays
 from .declared import Shape, shape_of
 from .kernel_terms import wording

@@ -3,18 +3,33 @@
 The cubin knows each parameter's position, offset and size but not its name.
 ``--arg wA=64`` needs the name, so the source is searched for the kernel's
 ``__global__`` declaration: ``[template <...>] __global__ void [attributes]
-NAME(params)``. Comments are ignored; parameter declarators are split at
-top-level commas and the name is the last identifier of each (``const float
-*__restrict__ A`` -> ``A``). When nothing fits (a macro builds the signature, or
-the parameter count differs from the cubin's) the names are simply unknown.
+NAME(params)``. Comments and conditional directives (``#ifdef``, ``#endif``) are
+ignored; parameter declarators are split at top-level commas and the name is the last
+identifier of each (``const float *__restrict__ A`` -> ``A``). A library may spell the
+keywords with macros (CUTLASS: ``#define CUTLASS_GLOBAL __global__ static``, and
+``CUTLASS_GRID_CONSTANT`` for ``__grid_constant__`` or nothing): an object-like macro
+that any source text defines as ``__global__`` counts as ``__global__``, and one defined
+as nothing or as attributes only is skipped in a declarator. When nothing fits (a macro
+builds the signature, or the parameter count differs from the cubin's) the names are
+simply unknown.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 _COMMENT_OPEN = re.compile(r"//|/\*")
+#: an object-like macro's definition: its name and what it expands to
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])(.*)$", re.M)
+_CONDITIONAL = re.compile(
+    r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b.*$", re.M
+)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ATTRIBUTE = re.compile(r"__\w+__")  # __grid_constant__, __restrict__, ...
+MACRO_ROUNDS = 4  # how deep a macro for __global__ may name another
+#: above this many kernel names, a text's words are listed once instead of each name sought
+MAX_NAMES_SOUGHT = 32
 #: how far a declaration may reach: back to its ``__global__``, on to its closing ``)``
 DECLARATION_REACH = 4096
 PARAMETERS_REACH = 65536
@@ -97,12 +112,14 @@ def split_top_level(text: str) -> list[str]:
     return parts
 
 
-def declarator_name(param: str) -> str | None:
-    """The name a parameter declaration gives (None when it gives none)."""
+def declarator_name(param: str, attributes: Collection[str] = ()) -> str | None:
+    """The name a parameter declaration gives (None when it gives none); the words of
+    ``attributes`` (macros for attributes, :func:`declaration_macros`) are skipped."""
     text = param.split("=", 1)[0]
     text = re.sub(r"\[[^\]]*\]", " ", text)
     text = re.sub(r"\s*::\s*", "::", _strip_template_args(text))
-    words: list[str] = [w for w in _IDENT.findall(text) if w not in QUALIFIERS]
+    skipped = QUALIFIERS.union(attributes)
+    words: list[str] = [w for w in _IDENT.findall(text) if w not in skipped]
     if len(words) < 2 or words[-1] in TYPE_WORDS:
         return None
     return words[-1]
@@ -125,6 +142,47 @@ def strip_comments(text: str) -> str:
         out.append(" ")
 
 
+def declaration_macros(codes: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The words that say ``__global__`` in ``codes`` (comments stripped): the keyword and
+    each object-like macro defined as it (with other words too, or as another such macro,
+    :data:`MACRO_ROUNDS` deep); and the macros every definition of which is empty or
+    attributes only (``__grid_constant__``)."""
+    expansions: dict[str, list[str]] = {}
+    for code in codes:
+        for m in _DEFINE.finditer(code):
+            expansions.setdefault(m[1], []).append(m[2])
+    words = {n: [_WORD.findall(d) for d in defs] for n, defs in expansions.items()}
+    kernel = {"__global__"}
+    for _ in range(MACRO_ROUNDS):
+        more = {n for n, defs in words.items() if any(kernel.intersection(d) for d in defs)}
+        if more <= kernel:
+            break
+        kernel |= more
+    attributes = {
+        n
+        for n, defs in expansions.items()
+        if all(_ATTRIBUTE.fullmatch(t) for d in defs for t in d.split())
+    }
+    return frozenset(kernel), frozenset(attributes - kernel)
+
+
+def naming_text(text: str, names: Collection[str]) -> str | None:
+    """What a library file's ``text`` gives :func:`param_names` for kernels of the base
+    ``names``: all of it where it mentions one of them, else its definitions of macros
+    for ``__global__`` (the declaring file includes them), else None."""
+    if len(names) <= MAX_NAMES_SOUGHT:
+        mentioned = any(n in text for n in names)
+    else:
+        mentioned = not set(names).isdisjoint(_WORD.findall(text))
+    if mentioned:
+        return text
+    if "__global__" not in text:
+        return None
+    code = strip_comments(text)
+    found = [m[0] for m in _DEFINE.finditer(code) if "__global__" in _WORD.findall(m[2])]
+    return "\n".join(found) or None
+
+
 def _parameter_text(code: str, open_paren: int) -> str | None:
     depth = 0
     for k in range(open_paren, min(len(code), open_paren + PARAMETERS_REACH)):
@@ -145,16 +203,20 @@ def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[st
         return None
     pattern = re.compile(r"\b" + re.escape(base) + r"\s*\(")
     best: list[str | None] | None = None
-    for source in sources:
-        code = strip_comments(source)
+    codes = [_CONDITIONAL.sub("", strip_comments(source)) for source in sources]
+    kernel_words, attributes = declaration_macros(codes)
+    for code in codes:
         for n, m in enumerate(pattern.finditer(code)):
             if n >= MAX_CANDIDATES:
                 break
             lo = max(0, m.start() - DECLARATION_REACH)
             start = max(code.rfind(";", lo, m.start()), code.rfind("}", lo, m.start()))
-            start = max(start, code.rfind("{", lo, m.start()), code.rfind("#", lo, m.start()))
-            start = max(start, lo - 1)
-            if "__global__" not in code[start + 1 : m.start()]:
+            start = max(start, code.rfind("{", lo, m.start()), lo - 1)
+            directive = code.rfind("#", lo, m.start())  # the window starts past its line
+            if directive >= 0:
+                end = code.find("\n", directive, m.start())
+                start = max(start, m.start() if end < 0 else end)
+            if kernel_words.isdisjoint(_WORD.findall(code, start + 1, m.start())):
                 continue
             inner = _parameter_text(code, m.end() - 1)
             if inner is None:
@@ -162,7 +224,7 @@ def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[st
             params = [p for p in split_top_level(inner) if p.strip() not in ("", "void")]
             if len(params) != count:
                 continue
-            names = [declarator_name(p) for p in params]
+            names = [declarator_name(p, attributes) for p in params]
             if all(n is not None for n in names):
                 return names
             best = best or names

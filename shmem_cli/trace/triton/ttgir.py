@@ -206,7 +206,7 @@ def python_names(
     parameters less the ``tl.constexpr`` ones are as many as the TTGIR's. The file is looked
     for where it was compiled, then by its trailing path parts under the current folder and
     the entry's; only a file ``allowed`` takes (inside the source tree) is read."""
-    from ..tracer import locate_source
+    from ...cuda.named_sources import locate_source
 
     first = _FIRST_LOC.search(ttgir)
     if first is None:
