@@ -469,6 +469,53 @@ def test_an_error_in_a_launch_names_the_parameters_left_at_zero() -> None:
 
 
 @needs_nvdisasm
+@pytest.mark.parametrize(
+    ("args", "error", "noted"),
+    [
+        # bins at address 0: the error already says how to give a pointer's data
+        (["--arg", "bins=0"], "not a device address (a null pointer, or a pointer", False),
+        # bins made up at 16 bytes: the overrun already says --buffer-size and --arg bins=@FILE
+        (["--buffer-size", "16"], "give the launch's real sizes with --buffer-size", False),
+        # bins at address 1: the error gives no fix, so the note says how to give n
+        (["--arg", "bins=1"], "misaligned 4-byte access at address 0x1", True),
+    ],
+    ids=["null-pointer", "overrun", "misaligned"],
+)
+def test_the_zero_parameter_note_only_where_the_error_says_no_fix(
+    args: list[str], error: str, noted: bool
+) -> None:
+    hist = TRACE_DATA / "emu_basic_sm90.cubin"  # emu_histogram(data, n, bins): n not given
+    ran = CliRunner().invoke(main, ["trace", str(hist), "-k", "emu_histogram", "-b", "256", *args])
+    assert ran.exit_code == 2, ran.output
+    said = " ".join(ran.output.split())
+    assert error in said
+    note = "(parameter(s) 1 (n) were not given and are 0: give the launch's values with --arg"
+    assert (note in said) is noted
+    assert said.count("--params @FILE") == (1 if "null" in error or noted else 0)
+
+
+def test_name_defaults_adds_its_note_only_to_an_error_without_a_way_to_give_data() -> None:
+    from shmem_cli.trace.kernel.launch import name_defaults
+
+    for message, noted in [
+        ("loop ran too long: raise --max-instructions", True),
+        ("shared access outside the block's shared memory; give --dynamic-smem", True),
+        ("outside every buffer: give the data with --arg bins=@FILE", False),
+        ("not a device address: --params @FILE", False),
+        ("give smaller buffers (--buffer-size)", False),
+        ("overlaps the launch's buffers; give them with --memory ADDR=@FILE", False),
+    ]:
+        exc = ShmemError(message)
+        name_defaults(exc, ["1 (n)", "2 (stride)"])
+        added = " (parameter(s) 1 (n), 2 (stride) were not given and are 0: give the launch's "
+        added += "values with --arg NAME=VALUE, or its parameter block with --params @FILE)"
+        assert exc.message == message + (added if noted else ""), message
+    exc = ShmemError("loop ran too long")
+    name_defaults(exc, [])  # every parameter given: nothing to say
+    assert exc.message == "loop ran too long"
+
+
+@needs_nvdisasm
 def test_an_instruction_not_modelled_names_no_parameter_left_at_zero(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -28,6 +28,7 @@ data-dependent).
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -398,10 +399,17 @@ def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapAr
     return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
 
 
+#: the options through which a launch's data is given: an error that names one already
+#: says how to give it (an overrun's ``--buffer-size`` or ``--arg NAME=@FILE``, a null
+#: pointer's ``--arg NAME=@FILE, or --params @FILE``)
+GIVING_DATA = re.compile(r"--(?:arg|params|buffer-size|memory)\b")
+
+
 def name_defaults(exc: ShmemError, defaulted: Sequence[str]) -> None:
     """Say in a launch's error which parameters nobody gave: a size or stride left at 0 (a
-    forgotten ``--arg``) sends addresses astray or a loop nowhere."""
-    if defaulted:
+    forgotten ``--arg``) sends addresses astray or a loop nowhere; not where the error
+    already says how to give the launch's data (:data:`GIVING_DATA`)."""
+    if defaulted and not GIVING_DATA.search(exc.message):
         exc.message += (
             f" (parameter(s) {', '.join(defaulted)} were not given and are 0: give the launch's "
             "values with --arg NAME=VALUE, or its parameter block with --params @FILE)"
