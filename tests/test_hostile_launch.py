@@ -23,6 +23,7 @@ import pytest
 from shmem_cli.cuda.launch_values import check_dims, parse_dims, value_bytes
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
+from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.kernel.buffers import npy_data, read_buffer
 
 from .conftest import HANG_S, needs_nvdisasm
@@ -178,13 +179,44 @@ def test_a_huge_zero_filled_buffer_costs_nothing_until_written() -> None:
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     memory = GlobalMemory()
-    first = memory.add_buffer(4 << 30, "big")
-    second = memory.add_buffer(b"\x01\x02\x03\x04", "small")
+    memory.add_buffer(4 << 30, "big")
+    memory.add_buffer(b"\x01\x02\x03\x04", "small")
     assert memory.read("small") == b"\x01\x02\x03\x04"
-    assert memory.data[second - first - 1] == 0  # after the 4 GiB, zeros; nothing copied
+    assert memory.data[memory.buffer("small").offset - 1] == 0  # after the 4 GiB: zeros, no copy
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown < 64 << 10, grown  # KiB: the 4 GiB stayed a reservation
     assert memory.written_bytes == 4096  # the small buffer's one page
+
+
+@pytest.mark.parametrize("past", [0, 4096, 1 << 20, (1 << 32) - 4, (1 << 34) + 12, -(1 << 33)])
+def test_an_access_far_off_a_buffer_reaches_no_other_buffer(past: int) -> None:
+    """A wrong 32-bit index lands up to 64 GiB off its buffer: never in the next buffer (a
+    4 KiB gap between the addresses once let a 1 MiB overrun read it silently), always an
+    error naming the buffer it is off, even where undescribed memory is allowed."""
+    from shmem_cli.cuda.sass import Instruction
+
+    ins = Instruction(0x40, None, "LDG", ("E",), (), "k.cu", 7, "LDG.E R0, [R2.64]")
+    memory = GlobalMemory()
+    first = memory.add_buffer(b"\x05" * 4096, "a")
+    memory.add_buffer(b"\x07" * 4096, "b")
+    memory.add_buffer(64, "c")
+    end = first + 4096 if past >= 0 else first
+    with pytest.raises(TraceError, match=r"outside every buffer \(nearest buffer 'a'"):
+        memory.offsets(np.array([end + past], dtype=np.int64), 4, ins)
+    assert memory.shadows == []  # not taken for undescribed memory either
+
+
+def test_many_buffers_stay_below_the_generic_window_of_shared_memory() -> None:
+    """Past about a thousand buffers their addresses stop being spread, so that no global
+    address reaches the generic addresses that mean shared memory (state.SHARED_WINDOW_HI)."""
+    from shmem_cli.trace.emulator.state import SHARED_WINDOW_HI
+
+    memory = GlobalMemory()
+    addrs = [memory.add_buffer(1 << 20, f"b{k}") for k in range(1500)]
+    assert addrs == sorted(addrs) and len(set(addrs)) == len(addrs)
+    assert addrs[1] - addrs[0] > 1 << 32  # spread while there is room
+    assert addrs[-1] - addrs[-2] < 1 << 21  # then packed
+    assert memory.window_end < SHARED_WINDOW_HI << 32
 
 
 def test_pages_the_kernel_writes_are_bounded() -> None:

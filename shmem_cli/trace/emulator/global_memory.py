@@ -1,10 +1,13 @@
 """Global memory of a traced launch: named buffers at synthetic device addresses.
 
 The buffers lie in one byte arena (``data``, a NumPy array the memory ops index directly;
-:mod:`.arena.pages`), one after the other with an unmapped gap between them so that an overrun
-is caught. The arena is reserved, not allocated: a page becomes real only when something is
-written to it, and a page never written reads as zeros. A zero-filled 4 GiB buffer, or a
-tensor map over 4 GiB, costs nothing until the kernel writes to it.
+:mod:`.arena.pages`), one after the other. Their device addresses are spread wider than their
+arena offsets: :data:`ADDRESS_GAP` (64 GiB) of unmapped addresses lies before each buffer, so
+that an overrun or underrun (a wrong 32-bit index, a stride past the end) is caught and named,
+never read from or written into the next buffer. The arena is reserved, not allocated: a page
+becomes real only when something is written to it, and a page never written reads as zeros.
+A zero-filled 4 GiB buffer, or a tensor map over 4 GiB, costs nothing until the kernel
+writes to it.
 
 What becomes real is bounded: the bytes given from files and the pages the kernel writes
 (counted in 4 KiB pages by :meth:`GlobalMemory.store_offsets`, which every op that writes
@@ -49,7 +52,14 @@ if TYPE_CHECKING:
 #: have to take 128 TiB to come down to it
 GLOBAL_BASE = 0x8000_0000_0000
 GLOBAL_ALIGN = 256
-GLOBAL_GAP = 4096  # unmapped bytes between buffers, so overruns are caught
+GLOBAL_GAP = 4096  # bytes of the arena between buffers (no address reaches them)
+#: unmapped device addresses before each buffer: a 32-bit index of 16-byte elements reaches
+#: 64 GiB from its base, so an access off a buffer by any such index lands in no other buffer
+ADDRESS_GAP = 1 << 36
+#: where the buffers' addresses stop being spread (2^46 bytes from :data:`GLOBAL_BASE`: more
+#: than 1,000 buffers): past it a buffer follows the last one by :data:`GLOBAL_GAP`, so that
+#: the synthetic addresses stay below the generic window of shared memory (2^48, state.py)
+SPREAD_WINDOW = 1 << 46
 #: addresses below this are a null pointer, not memory
 NULL_PAGE = 1 << 16
 #: no device address is this large (49-bit virtual addresses)
@@ -103,7 +113,7 @@ class GlobalMemory(ShadowArena):
         self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self._taint_after: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self.untouched = True  # undescribed memory allowed at all
-        self._window = 0  # the synthetic addresses in use, from GLOBAL_BASE
+        self._window = 0  # the end of the last buffer's addresses, from GLOBAL_BASE
         self.epoch = 0  # writes so far (an atomic: those that changed a word)
 
     def add_buffer(
@@ -121,16 +131,24 @@ class GlobalMemory(ShadowArena):
         given = content if isinstance(content, int) else _size(content)
         size = given if size is None else max(size, given)
         offset = -(-(self._used + GLOBAL_GAP) // GLOBAL_ALIGN) * GLOBAL_ALIGN
+        gap = ADDRESS_GAP if self._window + ADDRESS_GAP + size <= SPREAD_WINDOW else GLOBAL_GAP
+        at = -(-(self._window + gap) // GLOBAL_ALIGN) * GLOBAL_ALIGN  # from GLOBAL_BASE
         self._make_room(offset + max(size, 1))
         if not isinstance(content, int) and given:
             _put(self.data[offset : offset + given], content)
             self._mark(np.arange(offset // PAGE, (offset + given - 1) // PAGE + 1), None)
         self._used = offset + max(size, 1)
-        self._window = offset + max(size, 1) + GLOBAL_GAP  # the synthetic addresses in use
-        buf = Buffer(name, GLOBAL_BASE + offset, size, offset, made=made)
+        self._window = at + max(size, 1)
+        buf = Buffer(name, GLOBAL_BASE + at, size, offset, made=made)
         self.buffers.append(buf)
         self._index()
         return buf.address
+
+    @property
+    def window_end(self) -> int:
+        """The end of the synthetic addresses: the last buffer's end and the unmapped
+        :data:`ADDRESS_GAP` after it (an access there is an overrun, never memory)."""
+        return GLOBAL_BASE + self._window + ADDRESS_GAP if self._window else GLOBAL_BASE
 
     def _index(self) -> None:
         every = sorted([*self.buffers, *self.shadows], key=lambda b: b.address)
@@ -138,17 +156,14 @@ class GlobalMemory(ShadowArena):
         self._ends = np.array([b.address + b.size for b in every], dtype=np.int64)
         self._bases = np.array([b.offset for b in every], dtype=np.int64)
         # arena offset -> taint of what is read there: global, and the buffer's group bit
-        placed = sorted([*self.buffers, *self.shadows], key=lambda b: b.offset)
-        self._arena_starts = np.array([b.offset for b in placed], dtype=np.int64)
-        self._arena_taint = np.array([self._buffer_taint(b) for b in placed], dtype=np.uint8)
+        taints = [(b, TAINT_GLOBAL | buffer_bit(k)) for k, b in enumerate(self.buffers)]
+        taints += [(s, TAINT_GLOBAL) for s in self.shadows]  # undescribed: no buffer's bit
+        taints.sort(key=lambda bt: bt[0].offset)
+        self._arena_starts = np.array([b.offset for b, _ in taints], dtype=np.int64)
+        self._arena_taint = np.array([t for _, t in taints], dtype=np.uint8)
         # by the count of arena starts at or below an offset: the taint of the last of them
         self._taint_after = np.concatenate([self._arena_taint[:1], self._arena_taint])
         self._lists = (self._starts.tolist(), self._ends.tolist(), self._bases.tolist())
-
-    def _buffer_taint(self, buf: Buffer) -> int:
-        if buf.shadow:
-            return TAINT_GLOBAL  # undescribed memory: no buffer of the launch
-        return TAINT_GLOBAL | buffer_bit(self.buffers.index(buf))
 
     def read_taint(self, off: npt.NDArray[np.int64], width: int) -> Any:
         """Per lane, the taint of ``width`` bytes read at arena offsets ``off``: global
@@ -219,7 +234,7 @@ class GlobalMemory(ShadowArena):
         """Shadow regions for undescribed addresses (or the error they are)."""
         a = int(addr.min())
         window = addr >= GLOBAL_BASE
-        window &= addr < GLOBAL_BASE + self._window
+        window &= addr < self.window_end
         if window.any() or not self.untouched:
             a = int(addr[window][0]) if window.any() else a
             near = self._describe(a) if self.buffers else ": no buffers exist"
@@ -249,10 +264,10 @@ class GlobalMemory(ShadowArena):
         nbytes = _size(content)
         end = address + nbytes
         assert address >= NULL_PAGE and end <= MAX_ADDRESS, "read_memory checks the range"
-        if self._window and address < GLOBAL_BASE + self._window and end > GLOBAL_BASE:
+        if self._window and address < self.window_end and end > GLOBAL_BASE:
             raise LaunchError(
                 f"{what}: 0x{address:x}..0x{end:x} overlaps the synthetic addresses "
-                f"(0x{GLOBAL_BASE:x}..0x{GLOBAL_BASE + self._window:x}) where shmem places "
+                f"(0x{GLOBAL_BASE:x}..0x{self.window_end:x}) where shmem places "
                 "this launch's own buffers (--arg @FILE, zero-filled pointers, tensor maps, "
                 "__device__ variables); give the pointers that lead there with --params "
                 "instead of --arg, so that shmem makes no buffer for them"
