@@ -94,7 +94,7 @@ def test_a_typed_include_folder_is_a_library_in_every_spelling(
     # the trace places a row at the user's own line, not a library header's: a folder the
     # user typed with -I is a library's, even inside the source tree, however it is spelled
     # (the build's own parse of the arguments says so: checked_inputs)
-    from shmem_cli.trace.cu_inputs import checked_inputs
+    from shmem_cli.cuda.cu_inputs import checked_inputs
     from shmem_cli.trace.pipeline import _user_files
 
     src = tmp_path / "src"

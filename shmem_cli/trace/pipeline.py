@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
+from ..cuda.cu_inputs import CuInputs, cu_inputs, include_folders
 from ..cuda.nvcc_messages import compiler_messages
 from ..cuda.sass import TOOLKIT_HEADER, source_lines
 from ..cuda.sources import SourceTree, tree_for
@@ -37,7 +38,6 @@ from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
-from .cu_inputs import CuInputs, cu_inputs, include_folders
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
@@ -100,7 +100,7 @@ class TraceRequest:
         return tree_for(self.tree_anchor or self.path, self.source_roots)
 
     def cu_inputs(self, tree: SourceTree) -> CuInputs:
-        """What the build of this request's ``.cu`` may read, checked (:mod:`.cu_inputs`)."""
+        """What this request's ``.cu`` build may read, checked (:mod:`shmem_cli.cuda.cu_inputs`)."""
         return cu_inputs(
             Path(self.path),
             tree,

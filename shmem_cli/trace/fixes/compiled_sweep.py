@@ -2,7 +2,7 @@
 
 Every combination of the ``--define`` values is one variant: the kernel compiled with
 ``-DNAME=VALUE`` for each name (beside the ``--nvcc-arg`` arguments), checked and built as
-``shmem trace`` builds a ``.cu`` (:mod:`shmem_cli.trace.cu_inputs`,
+``shmem trace`` builds a ``.cu`` (:mod:`shmem_cli.cuda.cu_inputs`,
 :func:`shmem_cli.cuda.build.compile_checked`), several at once, each cubin kept in a cache
 keyed by the bytes of the tree's files the build reads, the libraries' fingerprint, the
 arguments, the architecture and the nvcc used. Each variant is traced with the same launch; the
@@ -28,6 +28,7 @@ from typing import Any
 from ...analysis.sweep.report import RankedVariant, sweep_json
 from ...cuda import toolchain
 from ...cuda.build import compile_checked
+from ...cuda.cu_inputs import CuInputs
 from ...cuda.nvcc_messages import compiler_messages
 from ...cuda.sources import MAX_SOURCE_BYTES, SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
@@ -37,7 +38,6 @@ from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
-from ..cu_inputs import CuInputs
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -245,7 +245,7 @@ def compile_variant(
 
 def _checked_build(request: TraceRequest, tree: SourceTree) -> CuInputs:
     """The sweep's nvcc arguments and sources checked as ``shmem trace`` checks a .cu
-    (:mod:`shmem_cli.trace.cu_inputs`): the allowlist, ``-I`` folders in the tree or an
+    (:mod:`shmem_cli.cuda.cu_inputs`): the allowlist, ``-I`` folders in the tree or an
     include root (or anywhere, typed by the user), nothing read outside them, no output
     over a file the build reads."""
     try:

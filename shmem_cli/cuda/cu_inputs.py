@@ -18,12 +18,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..cuda.build import system_dirs, toolkit_dirs, within
-from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
-from ..cuda.sources import SourceTree, check_source
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
+from .build import system_dirs, toolkit_dirs, within
+from .nvcc_args import NvccArgError, check_nvcc_args
+from .sources import SourceTree, check_source
 
 MAX_LIBRARY_FILES = 20_000  # files of a library's folders fingerprinted for a cache key
 
