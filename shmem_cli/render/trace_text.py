@@ -14,14 +14,8 @@ from ..hardware import ops
 from ..hardware.ops import OP_NAMES
 from ..model import CONTENDED
 from ..plumbing.errors import brief_name, file_line, one_line
-from ..trace.result import (
-    CP_ASYNC_NOTE,
-    FileTrace,
-    KernelTrace,
-    LaunchInfo,
-    TraceAccess,
-    TraceResult,
-)
+from ..trace.result import CP_ASYNC_NOTE, FileTrace, KernelTrace, TraceAccess, TraceResult
+from ..trace.traced_launch import LaunchInfo
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table, layout
 from .text import (

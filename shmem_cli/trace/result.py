@@ -26,6 +26,10 @@ from ..model import CONTENDED, Cost, Totals
 from ..plumbing.frozen import frozen
 from .side_totals import DsmemTotals, MiscRow, MiscTotals, NotModelled
 
+# the launch's classes, importable from here too (as before traced_launch.py held them)
+from .traced_launch import GridCoverage as GridCoverage
+from .traced_launch import LaunchInfo as LaunchInfo
+
 # cp.async (LDGSTS) is costed by the measured rule (shmem_cli/hardware/async_copy.py) from
 # both of its sides; where the global side is missing its wavefronts are those of a store of
 # its width, and every figure that includes them says so
@@ -196,61 +200,6 @@ class LineTotals:
         }
 
 
-@frozen
-class GridCoverage:
-    """How a grid was traced: ``whole`` (every block ran), ``alike`` (the blocks were proven
-    to behave alike: the first ran and stands for all) or ``sample`` (the whole grid would
-    not fit the budget: blocks spread over it ran, and only those are counted)."""
-
-    mode: str
-    blocks: int  # of the grid
-    run: int  # blocks that ran
-    proof: str | None = None  # alike: what was checked
-    differs: str | None = None  # the first decision that depends on the block, if any
-    sampled: str | None = None  # sample: why, and which blocks
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "blocks": self.blocks,
-            "blocks_run": self.run,
-            "proof": self.proof,
-            "differs": self.differs,
-            "sampled": self.sampled,
-        }
-
-    def text(self) -> str:
-        """What a reader needs to know in one sentence."""
-        if self.mode == "alike":
-            return self.proof or ""
-        if self.mode == "sample":
-            return f"sampled grid: {self.sampled}; the totals count only those blocks"
-        return f"every one of the {self.blocks:,} blocks ran ({self.differs})"
-
-
-@frozen
-class LaunchInfo:
-    """The launch as traced, for the report."""
-
-    block: tuple[int, int, int]
-    grid: tuple[int, int, int]
-    blocks_traced: int
-    dynamic_smem: int
-    static_smem: int
-    arguments: tuple[tuple[str, str], ...]  # (parameter label, value as given or defaulted)
-    zero_filled: tuple[str, ...]  # pointer parameters given a made-up, zero-filled buffer
-    defaulted: tuple[str, ...]  # by-value parameters nobody gave (0)
-    constants: tuple[tuple[str, str], ...] = ()  # __constant__ variables set: (name, value)
-    unset_constants: tuple[str, ...] = ()  # __constant__ variables read but never set (0)
-    # global memory the launch did not describe that the kernel touched: its regions, and
-    # the lanes that read bytes of it never written (zeros)
-    undescribed: tuple[str, ...] = ()
-    undescribed_reads: int = 0
-    memory: tuple[tuple[int, int, str], ...] = ()  # --memory: (address, bytes, file or values)
-    coverage: GridCoverage | None = None  # a grid of more than one block: how it was traced
-    cluster: tuple[int, int, int] = (1, 1, 1)  # the thread-block cluster the CTAs ran in
-
-
 #: the figures of each op's totals in the JSON
 OP_TOTALS_KEYS = ("requests", "wavefronts", "ideal_wavefronts")
 
@@ -337,7 +286,6 @@ class KernelTrace:
         return any(a.provisional and a.cost.requests for a in self.accesses)
 
     def to_json(self) -> dict[str, Any]:
-        launch = self.launch
         return {
             "name": self.name,
             "mangled": self.mangled,
@@ -347,26 +295,7 @@ class KernelTrace:
             "target": self.target or self.arch,
             "arch_note": self.arch_note,
             "records_note": self.records_note,
-            "block": list(launch.block),
-            "grid": list(launch.grid),
-            "cluster": list(launch.cluster),
-            "blocks_traced": launch.blocks_traced,
-            "grid_coverage": None if launch.coverage is None else launch.coverage.to_json(),
-            "dynamic_smem": launch.dynamic_smem,
-            "static_smem": launch.static_smem,
-            "arguments": {label: value for label, value in launch.arguments},
-            "zero_filled_buffers": list(launch.zero_filled),
-            "defaulted_arguments": list(launch.defaulted),
-            "constants": {name: value for name, value in launch.constants},
-            "unset_constants": list(launch.unset_constants),
-            "undescribed_memory": {
-                "regions": list(launch.undescribed),
-                "unwritten_reads": launch.undescribed_reads,
-                "given": [
-                    {"address": f"0x{a:x}", "bytes": n, "from": source}
-                    for a, n, source in launch.memory
-                ],
-            },
+            **self.launch.to_json(),
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],
             "lines": [line.to_json() for line in self.lines],

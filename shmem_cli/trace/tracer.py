@@ -33,7 +33,8 @@ from .kernel.constants import Constants
 from .kernel.cubin import CubinInfo, Kernel
 from .kernel.externals import link_globals
 from .kernel.launch import LaunchPlan, name_defaults, read_defaults
-from .result import GridCoverage, KernelTrace, LaunchInfo
+from .result import KernelTrace
+from .traced_launch import GridCoverage, LaunchInfo
 
 if TYPE_CHECKING:
     from ..cuda.sources import SourceTree
