@@ -227,6 +227,7 @@ def lint(
         compile=not no_compile,
         source_roots=config.source_roots,
         include_roots=config.include_roots,
+        build_cache=config.build_cache,
         outputs=tuple(str(o) for o in (output, write_baseline) if o),
     )
     files = lint_files(targets, options, jobs=jobs)

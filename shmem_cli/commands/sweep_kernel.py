@@ -2,7 +2,7 @@
 
 The options are ``shmem trace``'s launch (``--kernel``, ``--block``, ``--grid``,
 ``--arg``, ``--params``, ``--const``, ``--memory``, ``--cluster``, ``--dynamic-smem``,
-``--buffer-size``, ``--arch``, ``--nvcc-arg``) and
+``--buffer-size``, ``--arch``, ``--nvcc-arg``, ``--build-cache``) and
 ``--jobs``; :func:`launch_options` declares them once on the ``sweep`` command and
 hands them to it as one mapping. The work is in
 :mod:`shmem_cli.trace.fixes.compiled_sweep`.
@@ -38,6 +38,7 @@ LAUNCH_DEFAULTS: dict[str, Any] = {
     "buffer_size": 8 << 20,
     "arch": None,
     "nvcc_args": (),
+    "build_cache": None,
     "jobs": None,
     **dict.fromkeys(BUDGET_KEYS),
 }
@@ -94,6 +95,13 @@ _OPTIONS = (
         help="KERNEL.cu: one more nvcc argument for every variant.",
     ),
     click.option(
+        "--build-cache",
+        metavar="DIR",
+        type=click.Path(file_okay=False),
+        help="KERNEL.cu: keep each variant's build in DIR, as shmem trace --build-cache "
+        "[default: [tool.shmem] build-cache, else the sweep's own cubin cache].",
+    ),
+    click.option(
         "-j",
         "--jobs",
         type=click.IntRange(1, 256),
@@ -132,7 +140,7 @@ def sweep_kernel(
     from ..plumbing.errors import ShmemError, shorten
     from ..trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
     from ..trace.pipeline import TraceRequest
-    from .trace import ARCH, include_roots
+    from .trace import ARCH, build_cache_folder, include_roots
     from .trace_sizes import parse_cluster, parse_launch_sizes
 
     require_file(path)
@@ -167,6 +175,7 @@ def sweep_kernel(
         outputs=(output,) if output else (),
         include_roots=include_roots(),
         nvcc_trusted=True,  # typed on the command line, as shmem trace's
+        build_cache=build_cache_folder(launch["build_cache"]),
     )
     try:
         result = run_compiled_sweep(request, axes, jobs=launch["jobs"])

@@ -39,6 +39,7 @@ from .trace_report import params_json, print_params, progress_line
 from .trace_sizes import parse_cluster, parse_launch_sizes
 
 if TYPE_CHECKING:
+    from ..lint.config import LintConfig
     from ..trace.ncu_compare import KernelCompare
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
@@ -74,6 +75,7 @@ def trace(
     arch: str | None,
     nvcc_args: tuple[str, ...],
     source_roots: tuple[str, ...],
+    build_cache: str | None,
     suggest: bool,
     arrays: tuple[str, ...],
     list_params: bool,
@@ -241,6 +243,7 @@ def trace(
         memory=memory,
         include_roots=include_roots(),
         nvcc_trusted=True,
+        build_cache=build_cache_folder(build_cache),
     )
     try:
         if list_params:
@@ -304,18 +307,41 @@ def trace(
         sys.exit(ExitCode.FINDINGS)
 
 
-def include_roots() -> tuple[str, ...]:
-    """``[tool.shmem] include-roots`` of the project shmem runs in (none without one)."""
+def _project() -> LintConfig | None:
+    """``[tool.shmem]`` of the project shmem runs in (None without one)."""
     from ..lint.config import find_pyproject, load_config
     from ..plumbing.errors import ShmemError
 
     found = find_pyproject(Path.cwd())
     if found is None:
-        return ()
+        return None
     try:
-        return load_config(found).include_roots
+        return load_config(found)
     except ShmemError as exc:
         fail_input(exc)
+
+
+def include_roots() -> tuple[str, ...]:
+    """``[tool.shmem] include-roots`` of the project shmem runs in (none without one)."""
+    config = _project()
+    return () if config is None else config.include_roots
+
+
+def build_cache_folder(given: str | None) -> str | None:
+    """The build cache: ``--build-cache`` (``given``), else ``[tool.shmem] build-cache``, else
+    None; the folder made now if missing, a usage error when it cannot be."""
+    from ..cuda.build_cache import open_cache
+    from ..plumbing.errors import ShmemError
+
+    if given is None:
+        config = _project()
+        given = None if config is None else config.build_cache
+    if given is None:
+        return None
+    try:
+        return str(open_cache(given).folder)
+    except ShmemError as exc:
+        fail_usage(exc.message)
 
 
 def _launch_words(

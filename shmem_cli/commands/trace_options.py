@@ -157,6 +157,15 @@ OPTIONS = (
         "Default: the repository holding KERNEL, or its folder.",
     ),
     click.option(
+        "--build-cache",
+        metavar="DIR",
+        type=click.Path(file_okay=False),
+        help="Keep each .cu build in DIR (made if missing; its parent must exist) and take it "
+        "from there while the source, the headers the build read, the nvcc arguments, --arch "
+        "and nvcc are unchanged [default: [tool.shmem] build-cache, else no cache: shmem writes "
+        "no file unasked].",
+    ),
+    click.option(
         "--suggest",
         is_flag=True,
         help="For each shared array with bank conflicts, try paddings and swizzles on the traced "

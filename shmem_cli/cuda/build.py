@@ -18,6 +18,11 @@ an instruction only its architecture-specific ``a`` variant has (wgmma, TMA, set
 when that build traps where an ``a`` build has those instructions (CuTe and CUTLASS compile
 their Hopper paths only for the ``a`` target and trap otherwise), it is compiled for the
 ``a`` variant and the report says why.
+
+**The cache.** Given a cache folder (opt-in: ``--build-cache DIR``),
+:func:`compile_checked` takes the cubin of an earlier build whose inputs and read files are
+unchanged (:mod:`.build_cache`), checks the files that build read against ``allowed`` as a
+fresh compile's are, and keeps each new build there.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import functools
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -34,6 +40,7 @@ from ..hardware.arch import DEFAULT_ARCH
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.frozen import frozen
 from . import toolchain
+from .build_cache import Cached, key_of, lookup, open_cache, store
 
 #: ptxas's words for an instruction the target lacks (``... not supported on .target 'sm_NN'``)
 _NEEDS_A = re.compile(r"not supported on \.target '(sm_\d+)'|requires? (?:\.target )?'?sm_\d+a")
@@ -56,6 +63,7 @@ class Build:
     #: the cubin's whole SASS with its line table (``nvdisasm -gi -c``) where choosing the
     #: target read it, so that the trace does not disassemble the cubin again ("": not read)
     sass: str = ""
+    cached: str | None = None  # the build cache folder it came from (None: compiled now)
 
 
 def compile_checked(
@@ -67,9 +75,38 @@ def compile_checked(
     *,
     allowed: Callable[[Path], bool],
     explain: Callable[[str], str] = toolchain.tail,
+    cache: str | None = None,
 ) -> Build:
     """Compile ``source`` for ``arch`` (None: ``default``, or its ``a`` variant where the code
-    needs it), refusing a build that read a file ``allowed`` refuses."""
+    needs it), refusing a build that read a file ``allowed`` refuses; with a ``cache``, an
+    unchanged earlier build's cubin (its files checked as a compile's) and the build kept
+    (``cache``: its folder, made if missing)."""
+    kept = None if cache is None else open_cache(cache)
+    key = None if kept is None else key_of(source, arch, default, args)
+    if kept is None or key is None:
+        return _choose(source, arch, default, folder, args, allowed, explain)
+    hit = lookup(kept, key, folder / "cached")
+    if hit is not None:
+        _check(hit.files, source, allowed)  # the roots allowed now, as a fresh build's
+        return Build(hit.cubin, hit.arch, hit.note, hit.files, hit.sass, str(kept.folder))
+    started = time.time_ns()
+    build = _choose(source, arch, default, folder, args, allowed, explain)
+    made = Cached(build.cubin, build.arch, build.note, build.files, build.sass)
+    store(kept, key, made, started)
+    return build
+
+
+def _choose(
+    source: Path,
+    arch: str | None,
+    default: str,
+    folder: Path,
+    args: Sequence[str],
+    allowed: Callable[[Path], bool],
+    explain: Callable[[str], str],
+) -> Build:
+    """:func:`compile_checked` without a cache: ``files`` are those every compile that
+    chose the target read."""
     chosen = arch or default
     try:
         build = _compile(source, chosen, folder / "build", args, allowed, explain)
@@ -85,7 +122,8 @@ def compile_checked(
         said = shorten(said.removeprefix("ptxas error: "), 200)
         build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
         note = f"compiled for {chosen}a: ptxas refused {chosen} ({said})"
-        return Build(build.cubin, build.arch, note, build.files)
+        files = _union(read_files(folder / "build"), build.files)
+        return Build(build.cubin, build.arch, note, files)
     if arch is not None or chosen.endswith("a"):
         return build
     sass = toolchain.disassemble(build.cubin)
@@ -93,13 +131,17 @@ def compile_checked(
         return dataclasses.replace(build, sass=sass)
     other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
     other_sass = toolchain.disassemble(other.cubin)
-    if not _A_ONLY.search(_code(other_sass)):
-        return dataclasses.replace(build, sass=sass)
+    if not _A_ONLY.search(_code(other_sass)):  # both builds' files decided it
+        return dataclasses.replace(build, sass=sass, files=_union(build.files, other.files))
     note = (
         f"compiled for {chosen}a: the {chosen} build traps where the {chosen}a one runs "
         f"wgmma/TMA (give --arch {chosen} to trace the {chosen} build)"
     )
-    return Build(other.cubin, other.arch, note, other.files, other_sass)
+    return Build(other.cubin, other.arch, note, _union(build.files, other.files), other_sass)
+
+
+def _union(*lists: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(name for files in lists for name in files))
 
 
 def _code(sass: str) -> str:

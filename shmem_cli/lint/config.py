@@ -12,6 +12,7 @@ Keys (command-line flags override them)::
     ignore = ["loose-expectation"]    # every rule but these
     source-roots = [".", "third_party/cutlass/include"]  # what a spec's kernel build may read
     include-roots = ["/opt/cutlass/include"]  # libraries' headers a build may read (not scanned)
+    build-cache = ".shmem-build"      # keep .cu builds here for later traces (default: none)
 
 The nearest ``pyproject.toml`` is searched from the current directory upwards,
 stopping at the repository root (the directory holding ``.git``); a file without
@@ -42,6 +43,7 @@ KEYS = (
     "ignore",
     "source-roots",
     "include-roots",
+    "build-cache",
 )
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
 
@@ -63,6 +65,8 @@ class LintConfig:
     source_roots: tuple[str, ...] = ()
     #: folders (absolute) of libraries' headers any kernel build may read (CUTLASS, CuTe)
     include_roots: tuple[str, ...] = ()
+    #: the folder (absolute) keeping .cu builds for later traces; None: no cache
+    build_cache: str | None = None
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -216,6 +220,10 @@ class _Reader:
         baseline = table.get("baseline")
         if baseline is not None and not isinstance(baseline, str):
             raise self.error("[tool.shmem] baseline must be a file name (a string)", "baseline")
+        cache = table.get("build-cache")
+        if cache is not None and (not isinstance(cache, str) or not cache):
+            why = "[tool.shmem] build-cache must be a folder name (a string)"
+            raise self.error(why, "build-cache")
         return LintConfig(
             source=self.path,
             base=self.path.parent,
@@ -232,6 +240,7 @@ class _Reader:
             include_roots=tuple(
                 str((self.path.parent / r).resolve()) for r in self.strings(table, "include-roots")
             ),
+            build_cache=None if cache is None else str((self.path.parent / cache).resolve()),
         )
 
     def rule_keys(self, table: dict[str, Any], key: str) -> tuple[str, ...]:

@@ -56,6 +56,8 @@ class LintOptions:
     include_roots: tuple[str, ...] = ()
     #: the files the run writes (-o, --write-baseline): a kernel may not read one
     outputs: tuple[str, ...] = ()
+    #: the folder keeping .cu builds for later runs ([tool.shmem] build-cache; None: none)
+    build_cache: str | None = None
 
     def runs(self, rule: Rule) -> bool:
         return self.rules is None or rule.code in self.rules
@@ -202,6 +204,7 @@ def _compiled(
         options.source_roots,
         options.include_roots,
         options.outputs,
+        options.build_cache,
     )
     if isinstance(traced, KernelUnavailable):
         return traced

@@ -65,12 +65,14 @@ def trace_spec_kernel(
     roots: tuple[str, ...] = (),
     includes: tuple[str, ...] = (),
     outputs: tuple[str, ...] = (),
+    build_cache: str | None = None,
 ) -> KernelTrace | KernelUnavailable:
     """The trace of ``kernel`` launched with ``block`` (cached), or why there is none;
     ``roots``: the source tree's folders ([tool.shmem] source-roots; default: the spec's
     repository, or its folder); ``includes``: libraries' header folders ([tool.shmem]
     include-roots) the build may read too; ``outputs``: the files the lint run writes,
-    refused (SH100) when one is a file the kernel's trace reads."""
+    refused (SH100) when one is a file the kernel's trace reads; ``build_cache``: the folder
+    keeping .cu builds ([tool.shmem] build-cache), None for none."""
     path = Path(kernel.path)
     refused = _refusal(kernel, roots, includes) or _overwritten(kernel, outputs)
     if refused is not None:
@@ -99,7 +101,7 @@ def trace_spec_kernel(
         outputs,
     )
     if key not in _CACHE:
-        _CACHE[key] = _trace(kernel, block, arch, roots, includes, outputs)
+        _CACHE[key] = _trace(kernel, block, arch, roots, includes, outputs, build_cache)
     return _CACHE[key]
 
 
@@ -177,6 +179,7 @@ def _trace(
     roots: tuple[str, ...],
     includes: tuple[str, ...] = (),
     outputs: tuple[str, ...] = (),
+    build_cache: str | None = None,
 ) -> KernelTrace | KernelUnavailable:
     from ..cuda import toolchain
     from ..trace.pipeline import TraceRequest, trace_file
@@ -206,6 +209,7 @@ def _trace(
         tree_anchor=kernel.spec_path or None,
         nvcc_base=str(_base(kernel)),
         outputs=outputs,
+        build_cache=build_cache,
     )
     try:
         return trace_file(request).kernels[0]

@@ -287,6 +287,8 @@ def notes(kernel: KernelTrace) -> list[Block]:
         )
     if kernel.arch_note:
         out.append(Styled(f"note: {kernel.arch_note}", "dim"))
+    if kernel.cached:
+        out.append(Styled(f"build: cached ({kernel.cached})", "dim"))
     if kernel.records_note:
         out.append(Styled(f"note: {kernel.records_note}", "dim"))
     if launch.unset_constants:

@@ -175,6 +175,7 @@ def trace(
     max_launch_instructions: int | None = None,
     time_limit: float | None = None,
     cluster: Dims | None = None,
+    build_cache: str | Path | None = None,
 ) -> TraceResult:
     """Trace one kernel as ``shmem trace PATH`` does and return its result.
 
@@ -195,7 +196,8 @@ def trace(
     host wrote there before the launch (``bytes``, a NumPy array, or the path of a file), as
     ``--memory``: the kernel reads them as exact values.
     ``cluster`` is the thread-block cluster, as ``--cluster`` (default: the kernel's
-    ``__cluster_dims__``, else 1).
+    ``__cluster_dims__``, else 1). ``build_cache`` is a folder keeping a ``.cu``'s build for
+    later traces, as ``--build-cache`` (made if missing; default: none, nothing written).
     """
     from .emulator import budget as budgets
     from .emulator.budget import Budget
@@ -234,6 +236,11 @@ def trace(
     )
     seconds = arguments.optional_seconds(call, "time_limit", time_limit, *budgets.SECONDS_RANGE)
     budget = Budget.of(per_thread, launch, seconds)
+    cache = None
+    if build_cache is not None:
+        from ..cuda.build_cache import open_cache
+
+        cache = str(open_cache(arguments.path(call, "build_cache", build_cache)).folder)
     try:
         if block_dims is not None:
             check_dims(block_dims, "block", limit=MAX_BLOCK_THREADS)
@@ -257,6 +264,7 @@ def trace(
             consts=_arg_texts(constants, Path(tmp), prefix="const"),
             params_file=_params_file(params, Path(tmp)),
             memory=_memory_ranges(preloaded),
+            build_cache=cache,
         )
         if block_dims is None:
             from .triton.cache import is_triton_input

@@ -94,6 +94,8 @@ class TraceRequest:
     #: the nvcc arguments are the user's own (command line, Python API): their -I folders
     #: may lie outside the source tree (a spec's kernel.nvcc stays confined)
     nvcc_trusted: bool = False
+    #: a folder keeping .cu builds for later traces (--build-cache; None: nothing kept)
+    build_cache: str | None = None
 
     def tree(self) -> SourceTree:
         """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
@@ -124,6 +126,7 @@ class LoadedKernel:
     triton: TritonEntry | None = None  # the Triton cache entry the cubin came from
     constants: Constants = field(default_factory=Constants)  # the cubin's __constant__ banks
     note: str | None = None  # why a .cu was built for its target (sm_90a), when shmem chose
+    cached: str | None = None  # the build cache folder a .cu's cubin came from
     #: the launch, planned from the request that loaded it (a Triton entry's: before the SASS)
     plan: LaunchPlan | None = None
     #: the library folders of the build (include roots, a .cu's typed -I in every spelling):
@@ -154,6 +157,7 @@ class _Cubins:
     sass: str = ""
     libraries: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    cached: str | None = None
 
 
 def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
@@ -198,10 +202,12 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
         inputs.args,
         allowed=inputs.allowed,
         explain=lambda text: compiler_messages(text, tree, inputs.typed),
+        cache=request.build_cache,
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     info = read_cubin(build.cubin)
-    return _Cubins([info], [path], info.arch, build.note, build.sass, inputs.libraries, build.files)
+    note, sass, libraries = build.note, build.sass, inputs.libraries
+    return _Cubins([info], [path], info.arch, note, sass, libraries, build.files, build.cached)
 
 
 def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
@@ -317,16 +323,11 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     texts = source_texts(chosen, disassembly, built, path, request.tree(), request.outputs)
     params = _params(kernel, texts)
     constants = dataclasses.replace(constants, types=declared_types(texts))
+    note, libraries, cached = built.note, built.libraries, built.cached
     return LoadedKernel(
-        kernel,
-        chosen,
-        params,
-        disassembly,
-        arch,
-        constants=constants,
-        note=built.note,
-        libraries=built.libraries,
-    )
+        kernel, chosen, params, disassembly, arch, constants=constants, note=note,
+        libraries=libraries, cached=cached,
+    )  # fmt: skip
 
 
 def trace_loaded(
@@ -359,7 +360,8 @@ def trace_loaded(
         )
     except ShmemError as exc:
         raise outside_not_quoted(exc, path, request.tree()).located(path) from None
-    traced = dataclasses.replace(traced, target=loaded.cubin.target_name, arch_note=loaded.note)
+    target = loaded.cubin.target_name
+    traced = dataclasses.replace(traced, target=target, arch_note=loaded.note, cached=loaded.cached)
     return FileTrace(path, (traced,))
 
 

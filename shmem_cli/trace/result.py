@@ -233,6 +233,7 @@ class KernelTrace:
     fills_gpu: str | None = None
     target: str | None = None  # the cubin's target when it is not arch (sm_90a)
     arch_note: str | None = None  # why a .cu was built for that target
+    cached: str | None = None  # the build cache folder its .cu's cubin came from (--build-cache)
     # the instructions that cost op_misc wavefronts, in program order (hardware.misc)
     misc_rows: tuple[MiscRow, ...] = ()
     # what a trace whose records passed their bound and were folded lacks (in words), else None
@@ -294,6 +295,7 @@ class KernelTrace:
             "rules_note": self.rules_note,
             "target": self.target or self.arch,
             "arch_note": self.arch_note,
+            "build_cached": self.cached is not None,
             "records_note": self.records_note,
             **self.launch.to_json(),
             "instructions_executed": self.instructions_executed,

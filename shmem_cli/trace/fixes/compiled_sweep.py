@@ -204,6 +204,7 @@ def compile_variant(
     inputs: CuInputs,
     contents: bytes,
     explain: Callable[[str], str] = toolchain.tail,
+    build_cache: str | None = None,
 ) -> tuple[Path, str | None]:
     """The cubin of ``source`` built with ``args`` for ``arch`` (None: the default, or its
     ``a`` variant where the code needs it, as ``shmem trace`` builds) and why its ``a``
@@ -211,7 +212,8 @@ def compile_variant(
     compile read checked against ``inputs``) and kept, the reason beside it. ``contents``:
     the bytes of the tree's files the build reads, with the libraries' fingerprint the
     cache key (no cache when the libraries cannot be fingerprinted); ``explain``: what of
-    nvcc's messages a failure shows."""
+    nvcc's messages a failure shows; ``build_cache``: the build cache folder the build goes
+    through (``--build-cache``: :mod:`shmem_cli.cuda.build_cache`), with ``cache`` None."""
     nvcc = toolchain.which("nvcc")
     key = None
     if cache is not None:
@@ -228,7 +230,14 @@ def compile_variant(
                 return kept, said or None
     work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
     build = compile_checked(
-        source, arch, DEFAULT_ARCH, work, args, allowed=inputs.allowed, explain=explain
+        source,
+        arch,
+        DEFAULT_ARCH,
+        work,
+        args,
+        allowed=inputs.allowed,
+        explain=explain,
+        cache=build_cache,
     )
     if cache is None or key is None:
         return build.cubin, build.note
@@ -301,7 +310,7 @@ def run_compiled_sweep(
     contents = b"\0".join(
         read_bounded(f, MAX_SOURCE_BYTES, what="source", code="invalid-kernel") for f in inputs.read
     )
-    cache = cache_dir()
+    cache = None if request.build_cache else cache_dir()  # one cache: the one named
     workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
     variants: list[Variant] = []
     with tempfile.TemporaryDirectory(prefix="shmem-sweep-") as tmp:
@@ -319,6 +328,7 @@ def run_compiled_sweep(
                     inputs=inputs,
                     contents=contents,
                     explain=lambda text: compiler_messages(text, tree, inputs.typed),
+                    build_cache=request.build_cache,
                 )
             except toolchain.ToolError as exc:
                 code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
