@@ -285,12 +285,10 @@ def notes(kernel: KernelTrace) -> list[Block]:
                 "yellow",
             )
         )
-    if kernel.arch_note:
-        out.append(Styled(f"note: {kernel.arch_note}", "dim"))
-    if kernel.cached:
-        out.append(Styled(f"build: cached ({kernel.cached})", "dim"))
-    if kernel.records_note:
-        out.append(Styled(f"note: {kernel.records_note}", "dim"))
+    notes = [f"note: {kernel.arch_note}"] if kernel.arch_note else []
+    notes += [f"build: cached ({kernel.cached})"] if kernel.cached else []  # --build-cache
+    notes += [f"note: {kernel.records_note}"] if kernel.records_note else []
+    out += [Styled(text, "dim") for text in notes]
     if launch.unset_constants:
         out.append(
             Styled(

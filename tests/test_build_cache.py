@@ -1,0 +1,350 @@
+"""The opt-in build cache of ``.cu`` compiles (``--build-cache DIR``, ``[tool.shmem]
+build-cache``; shmem_cli/cuda/build_cache.py): a second trace of an unchanged build takes the
+cubin without nvcc and reports the same; an edited header, a changed nvcc argument, a damaged
+or foreign entry miss (and the entry is written again); the files a cached build read are
+checked against the folders allowed now; the folder stays within its bounds."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda import build, build_cache, toolchain
+from shmem_cli.cuda.build import Build, compile_checked
+from shmem_cli.cuda.build_cache import BuildCache, Cached, lookup, open_cache, store
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
+
+#: shmem's own header library and the kernel that uses it (tests/test_trace_frontdoor_measured)
+KERNELS = TRACE_DATA / "frontdoor" / "kernels"
+SWIZZLED = "tile_columns<tile::Swizzled"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A repository holding a copy of tile_columns.cu and its header library."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".git").mkdir()
+    shutil.copy(KERNELS / "tile_columns.cu", proj / "tile_columns.cu")
+    shutil.copytree(KERNELS / "include", proj / "include")
+    return proj
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The architecture of every nvcc compile shmem runs during the test (spied on
+    ``toolchain.compile_cu``)."""
+    made: list[str] = []
+    real = toolchain.compile_cu
+
+    def spy(source: Path, arch: str, *args: Any, **kwargs: Any) -> Path:
+        made.append(arch)
+        return real(source, arch, *args, **kwargs)
+
+    monkeypatch.setattr(toolchain, "compile_cu", spy)
+    return made
+
+
+def _trace(proj: Path, cache: Path | None, *more: str, fmt: str = "json") -> str:
+    words = [
+        "trace", str(proj / "tile_columns.cu"), "-k", SWIZZLED, "-b", "128", "--no-tables",
+        f"--nvcc-arg=-I{proj / 'include'}", "--nvcc-arg=-std=c++17", "--format", fmt, *more,
+    ]  # fmt: skip
+    if cache is not None:
+        words += ["--build-cache", str(cache)]
+    res = CliRunner().invoke(main, words)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _kernel(text: str) -> dict[str, Any]:
+    kernel: dict[str, Any] = json.loads(text)["files"][0]["kernels"][0]
+    return kernel
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_a_second_trace_takes_the_build_from_the_cache(
+    project: Path, compiles: list[str], tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    first = _kernel(_trace(project, cache))
+    assert compiles == ["sm_90"] and cache.is_dir()
+    second = _kernel(_trace(project, cache))
+    assert compiles == ["sm_90"]  # no nvcc the second time
+    assert (first.pop("build_cached"), second.pop("build_cached")) == (False, True)
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    text = _trace(project, cache, fmt="text")
+    assert f"build: cached ({cache.resolve()})" in text
+    listed = CliRunner().invoke(
+        main,
+        ["trace", str(project / "tile_columns.cu"), "--list-params", "--build-cache", str(cache),
+         f"--nvcc-arg=-I{project / 'include'}", "--nvcc-arg=-std=c++17"],
+    )  # fmt: skip
+    assert listed.exit_code == 0, listed.output
+    assert "2 kernels" in listed.output and compiles == ["sm_90"]
+    # without the option nothing is read from the cache, nor written anywhere
+    before = sorted(os.listdir(cache))
+    assert _kernel(_trace(project, None))["build_cached"] is False
+    assert compiles == ["sm_90", "sm_90"] and sorted(os.listdir(cache)) == before
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_an_edited_header_misses(project: Path, compiles: list[str], tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _trace(project, cache, "--arch", "sm_80")
+    layout = project / "include" / "tile" / "layout.hpp"
+    layout.write_text(layout.read_text() + "\n// edited\n")
+    assert _kernel(_trace(project, cache, "--arch", "sm_80"))["build_cached"] is False
+    assert compiles == ["sm_80", "sm_80"]
+    assert _kernel(_trace(project, cache, "--arch", "sm_80"))["build_cached"] is True
+    assert compiles == ["sm_80", "sm_80"]
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_a_cached_build_is_refused_where_a_fresh_one_is(
+    tmp_path: Path, compiles: list[str]
+) -> None:
+    """A computed include reaches a header outside the repository: allowed while the source
+    roots hold it, refused on a hit as the fresh build refuses it once they do not."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "v.h").write_text("#define VALUE 3\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".git").mkdir()
+    src = proj / "k.cu"
+    src.write_text(
+        '#define HEADER "../lib/v.h"\n#include HEADER\n'
+        "__global__ void k(float *o) {\n  __shared__ float s[64];\n"
+        "  s[threadIdx.x] = VALUE;\n  __syncthreads();\n"
+        "  o[threadIdx.x] = s[63 - threadIdx.x];\n}\n"
+    )
+    cache = str(tmp_path / "cache")
+    wide = TraceRequest(src, block=(32, 1, 1), source_roots=(str(tmp_path),), build_cache=cache)
+    assert trace_file(wide).kernels[0].cached is None
+    assert trace_file(wide).kernels[0].cached == str(Path(cache).resolve())
+    narrow = TraceRequest(src, block=(32, 1, 1))
+    with pytest.raises(ShmemError) as fresh:
+        trace_file(narrow)
+    assert "the build read" in fresh.value.message and "v.h" in fresh.value.message
+    with pytest.raises(ShmemError) as hit:
+        trace_file(TraceRequest(src, block=(32, 1, 1), build_cache=cache))
+    assert (hit.value.message, hit.value.code) == (fresh.value.message, fresh.value.code)
+    assert compiles == ["sm_90", "sm_90"]  # the wide build and the fresh narrow one, no other
+
+
+# --- the cache's own rules, on builds made up here (no nvcc) -----------------------------------
+
+
+def _made(tmp_path: Path, name: str = "a", body: bytes = b"\x7fELF cubin") -> Cached:
+    """A build of a made-up cubin that read one header."""
+    folder = tmp_path / f"built-{name}"
+    folder.mkdir()
+    header = folder / "h.hpp"
+    header.write_text(f"// {name}\n")
+    cubin = folder / "kernel.cubin"
+    cubin.write_bytes(body)
+    return Cached(cubin, "sm_90", f"note {name}", (str(header),), f"sass of {name}")
+
+
+def _key(n: int) -> str:
+    return f"{n:064x}"
+
+
+def test_an_entry_is_found_while_its_files_are_unchanged(tmp_path: Path) -> None:
+    cache = open_cache(tmp_path / "cache")
+    made = _made(tmp_path)
+    assert lookup(cache, _key(1), tmp_path / "out") is None
+    assert store(cache, _key(1), made, started_ns=0) is False  # the header is newer: not kept
+    assert store(cache, _key(1), made, started_ns=1 << 62)
+    got = lookup(cache, _key(1), tmp_path / "out")
+    assert got is not None
+    assert (got.arch, got.note, got.files, got.sass) == ("sm_90", "note a", made.files, "sass of a")
+    assert got.cubin == tmp_path / "out" / "kernel.cubin"
+    assert got.cubin.read_bytes() == b"\x7fELF cubin"
+    Path(made.files[0]).write_text("// a, edited\n")
+    assert lookup(cache, _key(1), tmp_path / "out") is None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder, key: (folder / f"{key}.cubin").write_bytes(b"\x7fELF cub"),  # truncated
+        lambda folder, key: (folder / f"{key}.cubin").unlink(),
+        lambda folder, key: (folder / f"{key}.sass").write_text("other"),
+        lambda folder, key: (folder / f"{key}.json").write_text('{"format": 1, "key": '),
+        lambda folder, key: (folder / f"{key}.json").write_text("[]"),
+        lambda folder, key: (folder / f"{key}.json").write_text(
+            (folder / f"{key}.json").read_text().replace('"sm_90"', "90")
+        ),
+        lambda folder, key: (folder / f"{key}.json").write_text(
+            (folder / f"{key}.json").read_text().replace('"format": 1', '"format": 99')
+        ),
+    ],
+    ids=["truncated-cubin", "no-cubin", "other-sass", "cut-manifest", "list", "bad-arch", "format"],
+)
+def test_a_damaged_entry_is_a_miss(tmp_path: Path, damage: Callable[[Path, str], Any]) -> None:
+    cache = open_cache(tmp_path / "cache")
+    assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62)
+    damage(cache.folder, _key(1))
+    assert lookup(cache, _key(1), tmp_path / "out") is None
+
+
+def test_a_foreign_a_linked_or_an_oversized_entry_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = open_cache(tmp_path / "cache")
+    assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62)
+    for suffix in ("json", "cubin", "sass"):  # another key's files under this key's names
+        shutil.copy(cache.folder / f"{_key(1)}.{suffix}", cache.folder / f"{_key(2)}.{suffix}")
+    assert lookup(cache, _key(2), tmp_path / "out") is None
+    outside = tmp_path / "outside.json"  # a link out of the folder is never followed
+    shutil.move(cache.folder / f"{_key(1)}.json", outside)
+    (cache.folder / f"{_key(1)}.json").symlink_to(outside)
+    assert lookup(cache, _key(1), tmp_path / "out") is None
+    os.replace(outside, cache.folder / f"{_key(1)}.json")
+    assert lookup(cache, _key(1), tmp_path / "out") is not None
+    monkeypatch.setattr(build_cache, "MAX_MANIFEST_BYTES", 100)
+    assert lookup(cache, _key(1), tmp_path / "out") is None
+
+
+def test_a_build_that_read_too_much_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = open_cache(tmp_path / "cache")
+    monkeypatch.setattr(build_cache, "MAX_HASHED_BYTES", 4)
+    assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62) is False
+    assert os.listdir(cache.folder) == []
+
+
+def test_the_least_recently_used_entries_go_past_the_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(build_cache, "MAX_ENTRIES", 3)
+    cache = open_cache(tmp_path / "cache")
+    assert cache.max_entries == 3
+    (cache.folder / "notes.txt").write_text("not the cache's")  # never touched
+    for n in range(1, 4):
+        assert store(cache, _key(n), _made(tmp_path, str(n)), started_ns=1 << 62)
+        os.utime(cache.folder / f"{_key(n)}.json", ns=(n * 10**9, n * 10**9))
+    assert lookup(cache, _key(1), tmp_path / "out") is not None  # used: now the most recent
+    assert store(cache, _key(4), _made(tmp_path, "4"), started_ns=1 << 62)
+    kept = {name.split(".")[0] for name in os.listdir(cache.folder)}
+    assert kept == {_key(1), _key(3), _key(4), "notes"}
+    # the bytes bound: a 1.5 KB cubin and the bound at 2 KB leave only the newest entry
+    small = BuildCache(cache.folder, max_entries=64, max_bytes=2000)
+    assert store(small, _key(5), _made(tmp_path, "5", body=b"\x7fELF" + bytes(1500)), 1 << 62)
+    assert {name.split(".")[0] for name in os.listdir(cache.folder)} == {_key(5), "notes"}
+    assert sum(p.stat().st_size for p in cache.folder.glob(f"{_key(5)}.*")) <= 2000
+
+
+def test_the_cache_folder_is_made_but_not_its_parents(tmp_path: Path) -> None:
+    assert open_cache(tmp_path / "c").folder == (tmp_path / "c").resolve()
+    with pytest.raises(ShmemError, match="its parent folder does not exist"):
+        open_cache(tmp_path / "no" / "c")
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ShmemError, match="is not a folder"):
+        open_cache(tmp_path / "f")
+    res = CliRunner().invoke(
+        main, ["trace", str(KERNELS / "tile_columns.cu"), "-b", "128",
+               "--build-cache", str(tmp_path / "no" / "c")],
+    )  # fmt: skip
+    assert res.exit_code == 2
+    assert "its parent folder does not exist" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "no").exists()
+
+
+@needs_nvcc
+def test_a_damaged_entry_is_written_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through :func:`compile_checked` (the compile itself made up): a hit costs no build, a
+    truncated cubin or a cut manifest one build that writes the entry again."""
+    made = _made(tmp_path)
+    source = Path(made.files[0]).with_name("k.cu")
+    source.write_text("// the source\n")
+    builds: list[str] = []
+
+    def choose(src: Path, arch: str | None, *rest: Any) -> Build:
+        builds.append(arch or "")
+        return Build(made.cubin, made.arch, made.note, made.files, made.sass)
+
+    monkeypatch.setattr(build, "_choose", choose)
+    cache = tmp_path / "cache"
+
+    def run(args: Sequence[str] = ()) -> Build:
+        return compile_checked(
+            source, None, "sm_90", tmp_path / "work", args, allowed=lambda _: True,
+            cache=str(cache),
+        )  # fmt: skip
+
+    assert run().cached is None and run().cached == str(cache.resolve())
+    assert len(builds) == 1
+    (key,) = {name.split(".")[0] for name in os.listdir(cache)}
+    (cache / f"{key}.cubin").write_bytes(b"\x7fE")
+    assert run().cached is None and run().cached is not None
+    (cache / f"{key}.json").write_text("{")
+    assert run().cached is None and run().cached is not None
+    assert len(builds) == 3
+    assert run(["-DX=1"]).cached is None and len(builds) == 4  # another argument: another key
+    with pytest.raises(ShmemError, match="the build read .*h.hpp, which is outside"):
+        compile_checked(
+            source, None, "sm_90", tmp_path / "work", (),
+            allowed=lambda p: p.name != "h.hpp", cache=str(cache),
+        )  # fmt: skip
+    assert len(builds) == 4  # refused on the hit, as a fresh build is refused
+
+
+def test_the_project_config_names_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmem_cli.commands.trace import build_cache_folder
+    from shmem_cli.lint.config import load_config
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.shmem]\nbuild-cache = ".shmem-build"\n')
+    config = load_config(tmp_path / "pyproject.toml")
+    assert config.build_cache == str((tmp_path / ".shmem-build").resolve())
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # relative to the pyproject's folder, not the current
+    assert build_cache_folder(None) == str((tmp_path / ".shmem-build").resolve())
+    assert (tmp_path / ".shmem-build").is_dir()
+    assert build_cache_folder(str(tmp_path / "given")) == str((tmp_path / "given").resolve())
+    (tmp_path / "pyproject.toml").write_text("[tool.shmem]\nbuild-cache = 3\n")
+    with pytest.raises(ShmemError, match="build-cache must be a folder name"):
+        load_config(tmp_path / "pyproject.toml")
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_a_kernel_sweep_goes_through_the_named_cache(
+    project: Path, compiles: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``shmem sweep KERNEL.cu --define ... --build-cache DIR``: every variant's build kept
+    there (and not in the sweep's own cubin cache), none compiled again."""
+    monkeypatch.setenv("SHMEM_CACHE_DIR", str(tmp_path / "own"))
+    cache = tmp_path / "cache"
+    words = [
+        "sweep", str(project / "tile_columns.cu"), "--define", "PAD=0,1", "-k", SWIZZLED,
+        "-b", "128", "--arch", "sm_80", f"--nvcc-arg=-I{project / 'include'}",
+        "--nvcc-arg=-std=c++17", "--build-cache", str(cache), "-f", "json",
+    ]  # fmt: skip
+    first = CliRunner().invoke(main, words)
+    assert first.exit_code == 0, first.output
+    assert compiles == ["sm_80", "sm_80"] and not (tmp_path / "own").exists()
+    assert len(list(cache.glob("*.json"))) == 2
+    again = CliRunner().invoke(main, words)
+    assert again.exit_code == 0, again.output
+    assert compiles == ["sm_80", "sm_80"]
+    assert json.loads(again.output)["variants"] == json.loads(first.output)["variants"]
