@@ -167,10 +167,10 @@ def _open(path: str, *, follow: bool) -> int | None:
     return None
 
 
-def _hash_file(path: str, limit: int, *, follow: bool = True) -> tuple[str, int] | None:
+def _hash_file(path: str, limit: int) -> tuple[str, int] | None:
     """The SHA-256 and size of the regular file at ``path``; None when it is missing, not a
     regular file, or larger than ``limit``."""
-    fd = _open(path, follow=follow)
+    fd = _open(path, follow=True)
     if fd is None:
         return None
     h, size = hashlib.sha256(), 0
