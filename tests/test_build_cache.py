@@ -348,3 +348,19 @@ def test_a_kernel_sweep_goes_through_the_named_cache(
     assert again.exit_code == 0, again.output
     assert compiles == ["sm_80", "sm_80"]
     assert json.loads(again.output)["variants"] == json.loads(first.output)["variants"]
+
+
+@needs_nvcc
+@needs_nvdisasm
+def test_a_suggested_sweep_keeps_its_builds_where_the_trace_did(tmp_path: Path) -> None:
+    """``--suggest`` with ``--build-cache``: the ``shmem sweep`` command it names keeps the
+    variants' builds in the same folder (not in the sweep's own cubin cache)."""
+    source = TRACE_DATA / "fixes" / "kernels" / "warp_sgemm.cu"
+    cache = str(tmp_path / "cache")
+    words = ["trace", str(source), "-b", "256", "-a", "M=64", "-a", "N=128", "-a", "K=64"]
+    words += ["--nvcc-arg=-DPAD=0", "--arch", "sm_90", "--suggest", "--build-cache", cache]
+    res = CliRunner().invoke(main, [*words, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    kernel = _kernel(res.output)
+    sweeps = {s["sweep"] for s in kernel["suggestions"] if s.get("sweep")}
+    assert sweeps and all(s.endswith(f"--build-cache {cache}") for s in sweeps), sweeps

@@ -270,6 +270,7 @@ def trace(
                     "1" if block is None else block, grid, args, dynamic_smem, kernel_name
                 )
                 launch += _build_words(arch, nvcc_args, cluster, consts, params_file, memory)
+                launch += ["--build-cache", build_cache] if build_cache else []
                 traced = trace_with_suggestions(
                     request, arrays=arrays, launch=launch, progress=progress
                 )
