@@ -288,6 +288,7 @@ def notes(kernel: KernelTrace) -> list[Block]:
     notes = [f"note: {kernel.arch_note}"] if kernel.arch_note else []
     notes += [f"build: cached ({kernel.cached})"] if kernel.cached else []  # --build-cache
     notes += [f"note: {kernel.records_note}"] if kernel.records_note else []
+    notes += [f"note: {kernel.clock_note}"] if kernel.clock_note else []
     out += [Styled(text, "dim") for text in notes]
     if launch.unset_constants:
         out.append(

@@ -238,6 +238,7 @@ class KernelTrace:
     misc_rows: tuple[MiscRow, ...] = ()
     # what a trace whose records passed their bound and were folded lacks (in words), else None
     records_note: str | None = None
+    clock_note: str | None = None  # a delay loop on the clock fast-forwarded (in words), else None
 
     @property
     def data_dependent(self) -> bool:
@@ -297,6 +298,7 @@ class KernelTrace:
             "arch_note": self.arch_note,
             "build_cached": self.cached is not None,
             "records_note": self.records_note,
+            "clock_note": self.clock_note,
             **self.launch.to_json(),
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],

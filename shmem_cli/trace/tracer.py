@@ -28,6 +28,7 @@ from .aggregate import (
 )
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
+from .emulator.sync.clock import FIRST_JUMP
 from .emulator.trace_error import NotModelled
 from .kernel.constants import Constants
 from .kernel.cubin import CubinInfo, Kernel
@@ -328,6 +329,7 @@ def trace_kernel(
         ),
         records=tuple(trace.records),
         records_note=_folded_note(trace.records, budget),
+        clock_note=clock_note(trace.clock_spins),
         fills=trace.fills,
         # nothing ran through the shared-memory pipe: no contention for it to note
         fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks) if accesses else None,
@@ -342,6 +344,19 @@ def _folded_note(records: Any, budget: Budget) -> str | None:
         f"the requests passed the records' bound ({budget.recorded_bytes >> 20} MiB) and were "
         "costed in parts as they came: every total is exact, but no heat map is kept and "
         "--suggest re-costs only the last part's requests"
+    )
+
+
+def clock_note(spins: int) -> str | None:
+    """The note of a trace whose delay loops on the clock were fast-forwarded
+    (:mod:`.emulator.sync.clock`), else None."""
+    if not spins:
+        return None
+    return (
+        f"a loop waited on the clock ({spins:,} re-read(s) at one instruction with no memory "
+        "access since): the clock was fast-forwarded, in jumps doubling from "
+        f"{FIRST_JUMP:,} cycles, so the wait ended in a few iterations; the instruction "
+        "counts are the shortened wait's, and values read from the clock are inexact"
     )
 
 

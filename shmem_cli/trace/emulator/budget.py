@@ -26,8 +26,8 @@ instructions the block executed most, by source line and SASS offset, and the op
 A spin that can never end is stopped long before its budget (:class:`Repeats`): a lock no
 block releases, a flag in global memory no block sets. The emulator is deterministic, so a
 block that comes back to a state it was in (every register, predicate, scheduling and
-barrier state, its shared and local memory, and no write to global memory nor an atomic
-that changed a word in between) repeats itself for ever.
+barrier state, its shared and local memory, and no write to global memory, no atomic
+that changed a word and no read of a clock in between) repeats itself for ever.
 """
 
 from __future__ import annotations
@@ -62,8 +62,6 @@ REPEAT_LOOKS = 64
 REPEAT_THREADS = 1 << 10
 #: the largest state kept (a batch of many blocks past it is left to the budget)
 REPEAT_BYTES = 64 << 20
-#: special registers whose value is the step count: a loop reading them may end by itself
-_CLOCKS = ("SR_CLOCK", "SR_GLOBALTIMER")
 #: what a caller may set each budget to (the command line's options and the Python API's)
 PER_THREAD_RANGE = (1, 1 << 40)
 LAUNCH_RANGE = (1, 1 << 50)
@@ -212,11 +210,12 @@ class Repeats:
     :data:`REPEAT_LOOKS` times that instruction runs, the state is compared with it (the
     cheap arrays first). When the state is kept changes only how soon a spin is found, never
     whether: a state met again is proven to repeat, and a loop whose state changes is never
-    stopped. Kernels that read a clock are not watched (their loops may end when the clock
-    moves on), nor batches whose state passes :data:`REPEAT_BYTES`."""
+    stopped. A clock read counts as a change (the state holds the count of reads,
+    :mod:`.sync.clock`): a loop that reads the clock may end when it moves on, one that
+    reads none cannot. Batches whose state passes :data:`REPEAT_BYTES` are not watched."""
 
     def __init__(self, instructions: Sequence[Instruction], threads: int = 1) -> None:
-        self.enabled = not any(c in ins.text for ins in instructions for c in _CLOCKS)
+        self.enabled = True
         scaled = REPEAT_FROM * REPEAT_THREADS // max(threads, 1)
         self.first = max(REPEAT_LOOKS, min(REPEAT_FROM, scaled))
         self.next_at = self.first

@@ -31,6 +31,7 @@ from .ops import packed as ops_packed
 from .ops import warp as ops_warp
 from .ops import warpgroup as ops_warpgroup
 from .state import Block, Idx, TraceError
+from .sync import clock
 
 #: The family modules, each registering the opcodes of one kind of instruction.
 FAMILIES: tuple[ModuleType, ...] = (
@@ -118,7 +119,22 @@ def decode_function(fn: Function) -> Program:
                 steps.append(_raises(exc))
         steps.destinations.append(tuple(dict.fromkeys(dests)))
     steps.skipped = ctx.skipped
+    if any(clock.reads_clock(ins) for ins in fn.instructions):  # a spin ends at these
+        for k, ins in enumerate(fn.instructions):
+            if clock.observable(ins):
+                steps[k] = _touching(steps[k])
     return steps
+
+
+def _touching(step: Step) -> Step:
+    """``step``, which also ends the spins on the clock of the warps that run it
+    (:mod:`.sync.clock`: fast-forward)."""
+
+    def touching(b: Block, ix: Idx) -> None:
+        b.clock.touch(b.warp[b.ids(ix)])
+        step(b, ix)
+
+    return touching
 
 
 def _raises(error: TraceError) -> Step:

@@ -85,6 +85,7 @@ class Trace:
     misc_done: dict[int, int] = field(default_factory=dict)
     # the op_atom wavefronts of each remote atomic (hardware.dsmem), by pc
     dsmem_atoms: dict[int, int] = field(default_factory=dict)
+    clock_spins: int = 0  # clock reads of a delay loop that jumped the clock (sync/clock.py)
 
 
 #: opcodes of local memory: a kernel that has them, or that reads the local window's base
@@ -171,7 +172,7 @@ class _Run:
     ) -> None:
         self.function, self.program, self.launch = function, program, launch
         self.recorder, self.budget, self.progress = recorder, budget, progress
-        self.steps = self.executed = self.blocks = 0
+        self.steps = self.executed = self.blocks = self.clock_spins = 0
         self.registers = 256  # rows of the register file
         self.kinds = [shared_op_of(ins) for ins in function.instructions]
         self.unmodelled: dict[int, int] = {}
@@ -204,6 +205,7 @@ class _Run:
         self.steps += s
         self.executed += e
         self.blocks += len(batch.ctas)
+        self.clock_spins += blk.clock.spins
         for mine, theirs in (
             (self.unmodelled, blk.unmodelled),
             (self.sectors, blk.dsmem_sectors),
@@ -240,6 +242,7 @@ class _Run:
             {ins[i].pc: n for i, n in sorted(misc_runs.items())},
             {ins[i].pc: n for i, n in sorted(done.items())},
             {ins[i].pc: n for i, n in counts.atoms.items()},
+            self.clock_spins,
         )
 
 
@@ -284,6 +287,7 @@ def run_block(
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
+    blk.clock.work = per_cta  # what its SM clock counts (sync/clock.py)
     decides = [taint_flow.conditions(ins) for ins in instructions]
     wide = [widens(ins, d) for ins, d in zip(instructions, program.destinations, strict=True)]
     mask_of: Any = everyone  # the threads of the last wide step, and as a mask
@@ -365,7 +369,6 @@ def run_block(
                 if watch.forms is not None:
                     forms = watch.forms.before(m, blk, ix)
             n = threads if isinstance(ix, slice) else len(ix)
-            blk.steps = steps
             if decided is not None:
                 taint_flow.enter(blk, at_ids, decided)
             try:

@@ -40,6 +40,7 @@ from ...hardware.arch import SM90
 from ..requests import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
 from .sync.calls import LOCAL_BYTES, CallPaths
+from .sync.clock import Clock
 from .sync.convergence_state import BLOCKED, Convergence
 from .sync.mbarrier import MBarriers
 from .trace_error import TraceError
@@ -264,7 +265,6 @@ class Block:
         self.call_frame: I64 = np.zeros(t, dtype=np.int64)
         self.paths = CallPaths()
         self.calls_active = 0
-        self.steps = 0
         # a step run over every thread whose writes land only where this is true (the
         # scheduler's wide steps: execute.py); None: writes land on the step's threads
         self.mask: B8 | None = None
@@ -280,6 +280,7 @@ class Block:
         first = np.asarray(list(linear) if linear is not None else [0] * nb, dtype=np.int64)
         self.warp_ids: I64 = (first[:, None] * self.n_warps + np.arange(self.n_warps)).ravel()
         self.rec: Recorder = Recorder(self.warp_size)
+        self.clock = Clock(-(-t // ws), nb, ws)  # the CTAs' SM clocks (sync/clock.py)
 
     def listed(self, index: int, ids: Any, at: Any = None, width: int = 4, op: str = "",
                count: bool = True, operands: int = 1) -> None:  # fmt: skip
@@ -372,7 +373,8 @@ class Block:
     def machine_state_small(self) -> tuple[Any, ...]:
         """The rest of that state: barriers, mbarriers, calls, and counts of what changed
         memory elsewhere (global memory by its writes, :attr:`GlobalMemory.epoch`; atomics
-        that changed a word, whose serving order matters only then)."""
+        that changed a word, whose serving order matters only then) or read a clock (whose
+        value is left out: a state met again with no read between repeats for ever)."""
         bars = tuple(
             (k, *(bar[f].tobytes() for f in ("arrived", "true", "false")), bar["count"])
             + (bar["red"],)
@@ -382,7 +384,8 @@ class Block:
             (o, m.count, m.pending, m.tx, m.phase, tuple(sorted(m.waiters.items())))
             for o, m in sorted(self.mbarriers.table.items())
         )
-        return (self.calls_active, self.atomic_changes, self.launch.memory.epoch, bars, mbars)
+        memory = (self.atomic_changes, self.launch.memory.epoch, self.clock.reads)
+        return (self.calls_active, *memory, bars, mbars)
 
     def machine_state(self) -> tuple[list[Any], tuple[Any, ...]]:
         """A copy of :meth:`machine_arrays` and :meth:`machine_state_small`."""

@@ -29,6 +29,7 @@ from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
 from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx
+from ..sync.clock import CLOCKS
 from ..sync.convergence import block_at, pull
 from ..sync.convergence_state import AT_WARPSYNC, BARRIERS, YIELDING
 from ..trace_error import NotModelled
@@ -296,8 +297,10 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
         return np.asarray(masks[name](), dtype=np.uint32), 0
     if name in ("SR_WARPID", "SR_VIRTID"):  # the warp within its CTA
         return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
-    if name in ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI", "SR_SMID"):
-        return np.full(len(ids), b.steps & 0xFFFFFFFF, dtype=np.uint32), TAINT_UNKNOWN
+    if name in CLOCKS:  # the CTA's SM clock or the global timer (sync/clock.py)
+        return b.clock.read(name, b.warp[ids], b.cta[ids], ins), TAINT_UNKNOWN
+    if name == "SR_SMID":  # the SM a block runs on is not known: each says 0, inexact
+        return np.zeros(len(ids), dtype=np.uint32), TAINT_UNKNOWN
     raise NotModelled(f"special register {name} is not modelled", ins)
 
 
@@ -311,8 +314,8 @@ def _s2r(ins: Instruction, ctx: Context) -> Step:
         w2 = write_regs(ops[0], 2, ins)
 
         def step64(b: Block, ix: Idx) -> None:
-            v, t = special_value(b, name, ix, ins)
-            w2(b, ix, (v, np.zeros_like(v)), t)
+            v, t = special_value(b, name, ix, ins)  # a clock's: both words of one value
+            w2(b, ix, (v, b.clock.high if name in CLOCKS else np.zeros_like(v)), t)
 
         return step64
     w = write_u32(ops[0], ins)
