@@ -163,7 +163,6 @@ def shmem(
         "SHMEM_TEST_PEAK": str(peak_file),
         "SHMEM_TEST_MARK": marker,
         "TMPDIR": str(tmpdir),
-        "SHMEM_CACHE_DIR": str(scratch / "cache"),
     }
     start = time.monotonic()
     try:

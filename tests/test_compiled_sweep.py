@@ -4,7 +4,9 @@ H200 measured for the same variants (tests/data/trace/fixes/measured.json)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,14 @@ SGEMM = FIXES / "kernels" / "warp_sgemm.cu"
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SHMEM_CACHE_DIR", str(tmp_path / "cache"))
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home and cache home of the test's own: a sweep that wrote there (shmem's
+    old default cache, ~/.cache/shmem/cubins) writes nothing in the real one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    return home
 
 
 def sweep_json(*args: str) -> tuple[int, dict[str, Any] | None, str]:
@@ -92,7 +100,7 @@ def test_a_variant_that_fails_to_compile_is_listed_and_the_others_still_run(
 
 @needs_nvcc
 @pytest.mark.slow  # three compiles and traces; the sweep of five variants above is fast
-def test_variants_are_compiled_once_and_then_taken_from_the_cache(
+def test_variants_are_compiled_once_and_then_taken_from_the_named_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = tmp_path / "warp_sgemm.cu"
@@ -105,10 +113,14 @@ def test_variants_are_compiled_once_and_then_taken_from_the_cache(
         return real(src, arch, folder, extra, **kw)
 
     monkeypatch.setattr(toolchain, "compile_cu", counting)
-    request = TraceRequest(source, block=(256, 1, 1), args=("M=64", "N=128", "K=64"))
+    cache = str(tmp_path / "builds")
+    request = TraceRequest(
+        source, block=(256, 1, 1), args=("M=64", "N=128", "K=64"), build_cache=cache
+    )
     first = run_compiled_sweep(request, [Define("PAD", (0, 4))])
     again = run_compiled_sweep(request, [Define("PAD", (0, 4))])
     assert sorted(calls) == [("-DPAD=0",), ("-DPAD=4",)]
+    assert len(list((tmp_path / "builds").glob("*.json"))) == 2
     assert [v.totals.wavefronts for v in first.variants] == [
         v.totals.wavefronts for v in again.variants
     ]
@@ -246,15 +258,53 @@ def test_a_sweep_says_once_that_it_chose_sm90a_as_shmem_trace_says_it(
         return real(src, arch, folder, extra, **kw)
 
     monkeypatch.setattr(toolchain, "compile_cu", counting)
+    cache = tmp_path / "builds"
     args = ["sweep", str(source), "--define", "MUL=1,2", "-b", "128", "--no-color"]
+    args += ["--build-cache", str(cache)]
     text = CliRunner().invoke(main, args)
     assert text.exit_code == 0, text.output
     assert text.output.count("sm_90a") == 2, text.output  # one note, naming it twice
     assert f"note: {CHOSE_A}" in " ".join(text.output.split())
     assert sorted(compiles) == ["sm_90", "sm_90", "sm_90a", "sm_90a"]
-    code, doc, out = sweep_json(*args[1:])  # from the cache now: the reason kept with the cubin
+    code, doc, out = sweep_json(*args[1:])  # from the cache now: the reason kept with the build
     assert code == 0 and doc is not None, out
     assert len(compiles) == 4
     assert doc["arch_note"] == CHOSE_A
     assert [v["note"] for v in doc["variants"]] == [None, None]
     assert [v["totals"]["store"]["requests"] for v in doc["variants"]] == [4, 4]  # no trap
+
+
+@needs_nvcc
+def test_a_sweep_without_a_build_cache_writes_nothing_outside_its_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path
+) -> None:
+    """No --build-cache, no [tool.shmem] build-cache: each combination is built once (PAD=0
+    twice is one build), in a temporary folder removed at the end; nothing is written in the
+    home (the old ~/.cache/shmem/cubins), the temporary folder, or beside the source, and a
+    second sweep builds again (nothing was kept)."""
+    source = tmp_path / "src" / "k.cu"
+    source.parent.mkdir()
+    source.write_text("__global__ void k(float *o) {\n  __shared__ float t[256];\n"
+                      "  t[(threadIdx.x * (1 + PAD)) % 256] = 1;\n  __syncthreads();\n"
+                      "  o[threadIdx.x] = t[threadIdx.x];\n}\n")  # fmt: skip
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    compiles: list[tuple[str, ...]] = []
+    real = toolchain.compile_cu
+
+    def counting(src: Path, arch: str, folder: Path, extra: Any = (), **kw: Any) -> Path:
+        assert scratch in folder.parents  # the build goes to the sweep's temporary folder
+        compiles.append(tuple(extra))
+        return real(src, arch, folder, extra, **kw)
+
+    monkeypatch.setattr(toolchain, "compile_cu", counting)
+    for n in (1, 2):
+        code, doc, out = sweep_json(str(source), "--define", "PAD=0,1,0", "-b", "32")
+        assert code == 0 and doc is not None, out
+        # PAD 0: 32 lanes in 32 banks, one wavefront; PAD 1: stride 2, two lanes a bank, two
+        stores = [v["totals"]["store"]["wavefronts"] for v in doc["variants"]]
+        assert stores == [1, 2, 1]
+        assert sorted(compiles) == sorted(n * [("-DPAD=0",), ("-DPAD=1",)])
+    assert os.listdir(home) == [] and os.listdir(scratch) == []
+    assert os.listdir(source.parent) == ["k.cu"]

@@ -64,9 +64,8 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def kept_cubins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def kept_cubins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """``shmem trace FILE.cu`` takes the kept cubin of that very source and flags."""
-    cache_dir = tmp_path / "cache"
 
     def compile_cu(
         source: Path, arch: str, folder: Path, extra: tuple[str, ...] = (), **_: object
@@ -78,8 +77,6 @@ def kept_cubins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Non
         return out
 
     monkeypatch.setattr(toolchain, "compile_cu", compile_cu)
-    # a compiled sweep keeps its variants in a cache: not the user's
-    monkeypatch.setenv("SHMEM_CACHE_DIR", str(cache_dir))
     yield
 
 

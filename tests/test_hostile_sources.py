@@ -160,7 +160,6 @@ def test_a_signal_ends_every_compile_at_once(
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
         "TMPDIR": str(scratch),
         "PIDS": str(pids),
-        "SHMEM_CACHE_DIR": str(tmp_path / "cache"),
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "shmem_cli.cli", *command(project)],

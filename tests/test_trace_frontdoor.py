@@ -289,11 +289,12 @@ def test_include_roots_are_read_from_the_project_config(tmp_path: Path) -> None:
     assert config.include_roots == (str((tmp_path / "lib").resolve()),)
 
 
-def _sweep_store_wavefronts(src: Path, inc: Path) -> dict[str, int]:
+def _sweep_store_wavefronts(src: Path, inc: Path, cache: Path) -> dict[str, int]:
     res = CliRunner().invoke(
         main,
-        ["sweep", str(src), "--define", "PAD=0,1", "-b", "32", f"--nvcc-arg=-I{inc}", "-f", "json"],
-    )
+        ["sweep", str(src), "--define", "PAD=0,1", "-b", "32", f"--nvcc-arg=-I{inc}", "-f", "json",
+         "--build-cache", str(cache)],
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     return {v["defines"]["PAD"]: v["totals"]["store"]["wavefronts"] for v in doc["variants"]}
@@ -302,18 +303,16 @@ def _sweep_store_wavefronts(src: Path, inc: Path) -> dict[str, int]:
 @pytest.mark.slow  # four nvcc builds
 @needs_nvcc
 @needs_nvdisasm
-def test_a_kernel_sweep_takes_an_include_folder_typed_outside_the_tree(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SHMEM_CACHE_DIR", str(tmp_path / "cache"))
+def test_a_kernel_sweep_takes_an_include_folder_typed_outside_the_tree(tmp_path: Path) -> None:
     src, inc = _library(tmp_path)
     src.write_text(src.read_text().replace("threadIdx.x * 32", "threadIdx.x * (32 + PAD)"))
+    cache = tmp_path / "builds"
     # PAD 0: every lane in bank 0 (32 wavefronts); PAD 1: 32 banks (1)
-    assert _sweep_store_wavefronts(src, inc) == {"0": 32, "1": 1}
-    # a library header changed: the cached cubins are not taken, the new code is traced
+    assert _sweep_store_wavefronts(src, inc, cache) == {"0": 32, "1": 1}
+    # a library header changed: the kept builds are not taken, the new code is traced
     (inc / "mylib.h").write_text(
         "template <class T> __device__ __forceinline__ void put(T *s, int i, T v) {\n"
         "  s[i % 32] = v;\n"
         "}\n"
     )
-    assert _sweep_store_wavefronts(src, inc) == {"0": 1, "1": 1}
+    assert _sweep_store_wavefronts(src, inc, cache) == {"0": 1, "1": 1}

@@ -96,14 +96,13 @@ def sweep(
     KERNEL.cu with --define NAME=VALUES: every combination of the values is compiled
     (nvcc -cubin -lineinfo -O3 -DNAME=VALUE ..., built as shmem trace builds a .cu: an
     -I folder typed with --nvcc-arg may be a library's outside the tree; several at once,
-    each cubin cached by the source and the headers it reads, the arguments and the
-    architecture) and traced with the launch that --block, --grid, --arg,
-    --dynamic-smem, --params, --const, --memory and --cluster (as shmem trace takes
-    them) give, the same for every variant; the variants
-    are ranked by total wavefronts, then by shared bytes, with the per-op requests and
-    wavefronts of each and a note where the compiler changed the shared-memory
-    instructions (LDS.128 -> LDS.64 + LDS.64). A variant that fails to compile or trace
-    is listed with its error; the others still run.
+    each in a temporary folder removed at the end, or kept in --build-cache DIR) and
+    traced with the launch that --block, --grid, --arg, --dynamic-smem, --params,
+    --const, --memory and --cluster (as shmem trace takes them) give, the same for
+    every variant; the variants are ranked by total wavefronts, then by shared bytes,
+    with the per-op requests and wavefronts of each and a note where the compiler
+    changed the shared-memory instructions (LDS.128 -> LDS.64 + LDS.64). A variant
+    that fails to compile or trace is listed with its error; the others still run.
 
     Exit status: 0 when the sweep ran, 2 for bad options, an invalid spec, or a kernel
     sweep in which no variant could be compiled and traced.

@@ -99,7 +99,8 @@ _OPTIONS = (
         metavar="DIR",
         type=click.Path(file_okay=False),
         help="KERNEL.cu: keep each variant's build in DIR, as shmem trace --build-cache "
-        "[default: [tool.shmem] build-cache, else the sweep's own cubin cache].",
+        "[default: [tool.shmem] build-cache, else no cache: the builds go to a temporary "
+        "folder removed when the sweep ends].",
     ),
     click.option(
         "-j",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,8 +23,6 @@ from ..plumbing.fsutil import check_outputs
 from .build import system_dirs, toolkit_dirs, within
 from .nvcc_args import NvccArgError, check_nvcc_args
 from .sources import SourceTree, check_source
-
-MAX_LIBRARY_FILES = 20_000  # files of a library's folders fingerprinted for a cache key
 
 
 @frozen
@@ -55,27 +52,6 @@ class CuInputs:
     def allowed(self, path: Path) -> bool:
         """Whether the compile may read ``path``: the tree's or a library's file."""
         return self.tree.inside(path) or self.library_file(path)
-
-    def library_fingerprint(self) -> str | None:
-        """A digest of every library file's name, size and time (a cache key's part: a
-        header of the library changed, the key changes); None past
-        :data:`MAX_LIBRARY_FILES` files or when a folder cannot be read."""
-        h = hashlib.sha256()
-        count = 0
-        try:
-            for root in self.libraries:
-                for folder, dirs, files in os.walk(root):
-                    dirs.sort()
-                    for name in sorted(files):
-                        count += 1
-                        if count > MAX_LIBRARY_FILES:
-                            return None
-                        path = os.path.join(folder, name)
-                        st = os.stat(path)
-                        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-        except OSError:
-            return None
-        return h.hexdigest()
 
 
 def include_folders(include_roots: Sequence[str]) -> tuple[str, ...]:

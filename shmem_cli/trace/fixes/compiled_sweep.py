@@ -3,10 +3,11 @@
 Every combination of the ``--define`` values is one variant: the kernel compiled with
 ``-DNAME=VALUE`` for each name (beside the ``--nvcc-arg`` arguments), checked and built as
 ``shmem trace`` builds a ``.cu`` (:mod:`shmem_cli.cuda.cu_inputs`,
-:func:`shmem_cli.cuda.build.compile_checked`), several at once, each cubin kept in a cache
-keyed by the bytes of the tree's files the build reads, the libraries' fingerprint, the
-arguments, the architecture and the nvcc used. Each variant is traced with the same launch; the
-variants are ranked by total wavefronts, then by shared memory, then by sweep order.
+:func:`shmem_cli.cuda.build.compile_checked`), several at once, each combination built
+once, into a temporary folder removed when the sweep ends; only with a build cache named
+(``--build-cache DIR``, ``[tool.shmem] build-cache``: :mod:`shmem_cli.cuda.build_cache`)
+is a build kept, there, and nothing else is written. Each variant is traced with the same
+launch; the variants are ranked by total wavefronts, then by shared memory, then by sweep order.
 A variant that fails to compile or trace is kept with its error; the others still run.
 Where a variant's shared-memory instructions differ from the first variant's (the
 compiler split an ``LDS.128``), its note says how.
@@ -15,7 +16,6 @@ compiler split an ``LDS.128``), its note says how.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import os
 import re
@@ -30,11 +30,10 @@ from ...cuda import toolchain
 from ...cuda.build import compile_checked
 from ...cuda.cu_inputs import CuInputs
 from ...cuda.nvcc_messages import compiler_messages
-from ...cuda.sources import MAX_SOURCE_BYTES, SourceTree
+from ...cuda.sources import SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
 from ...model import Totals
-from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
 from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
@@ -163,71 +162,22 @@ class CompiledSweep:
         )
 
 
-def cache_dir() -> Path | None:
-    """Where compiled variants are kept: ``$SHMEM_CACHE_DIR``, else ``$XDG_CACHE_HOME/shmem``
-    or ``~/.cache/shmem``, folder ``cubins``; None when there is no usable home."""
-    root = os.environ.get("SHMEM_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or (
-            os.path.join(os.path.expanduser("~"), ".cache")
-            if os.path.expanduser("~") != "~"
-            else ""
-        )
-        if not base:
-            return None
-        root = os.path.join(base, "shmem")
-    return Path(root) / "cubins"
-
-
-def _cache_key(source: bytes, arch: str, args: Sequence[str], nvcc: str) -> str:
-    """The key of a variant's cubin: the tool, the target, the arguments and the bytes of
-    every file the build reads (``source``: the .cu and its headers, in order)."""
-    h = hashlib.sha256()
-    try:
-        st = os.stat(nvcc)
-        tool = f"{os.path.realpath(nvcc)}:{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        tool = nvcc
-    for part in (tool, arch, *args):
-        h.update(part.encode() + b"\0")
-    h.update(source)
-    return h.hexdigest()[:40]
-
-
 def compile_variant(
     source: Path,
     arch: str | None,
     args: Sequence[str],
     folder: Path,
-    cache: Path | None,
     *,
     inputs: CuInputs,
-    contents: bytes,
     explain: Callable[[str], str] = toolchain.tail,
     build_cache: str | None = None,
 ) -> tuple[Path, str | None]:
     """The cubin of ``source`` built with ``args`` for ``arch`` (None: the default, or its
-    ``a`` variant where the code needs it, as ``shmem trace`` builds) and why its ``a``
-    target was chosen (None: not chosen by shmem): from the cache, or compiled (what the
-    compile read checked against ``inputs``) and kept, the reason beside it. ``contents``:
-    the bytes of the tree's files the build reads, with the libraries' fingerprint the
-    cache key (no cache when the libraries cannot be fingerprinted); ``explain``: what of
-    nvcc's messages a failure shows; ``build_cache``: the build cache folder the build goes
-    through (``--build-cache``: :mod:`shmem_cli.cuda.build_cache`), with ``cache`` None."""
-    nvcc = toolchain.which("nvcc")
-    key = None
-    if cache is not None:
-        libraries = inputs.library_fingerprint() if inputs.libraries else ""
-        if libraries is not None:
-            chosen = arch or f"{DEFAULT_ARCH} (or its a variant)"
-            key = _cache_key(contents + libraries.encode(), chosen, args, nvcc or "nvcc")
-            kept = cache / f"{key}.cubin"
-            try:  # the reason is written first: a kept cubin always has its own
-                said = (cache / f"{key}.note").read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                said = None
-            if said is not None and kept.is_file():
-                return kept, said or None
+    ``a`` variant where the code needs it, as ``shmem trace`` builds) in a new folder under
+    ``folder``, and why its ``a`` target was chosen (None: not chosen by shmem); what the
+    compile read is checked against ``inputs``. ``explain``: what of nvcc's messages a
+    failure shows; ``build_cache``: the build cache folder the build goes through
+    (``--build-cache``), None for none."""
     work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
     build = compile_checked(
         source,
@@ -239,17 +189,7 @@ def compile_variant(
         explain=explain,
         cache=build_cache,
     )
-    if cache is None or key is None:
-        return build.cubin, build.note
-    from ...plumbing import fsutil
-
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        fsutil.write_bytes(cache / f"{key}.note", (build.note or "").encode())
-        fsutil.write_bytes(cache / f"{key}.cubin", build.cubin.read_bytes())  # atomic: whole
-        return cache / f"{key}.cubin", build.note
-    except (OSError, fsutil.OutputError):
-        return build.cubin, build.note
+    return build.cubin, build.note
 
 
 def _checked_build(request: TraceRequest, tree: SourceTree) -> CuInputs:
@@ -307,11 +247,8 @@ def run_compiled_sweep(
     arch = request.arch or DEFAULT_ARCH
     tree = request.tree()
     inputs = _checked_build(request, tree)
-    contents = b"\0".join(
-        read_bounded(f, MAX_SOURCE_BYTES, what="source", code="invalid-kernel") for f in inputs.read
-    )
-    cache = None if request.build_cache else cache_dir()  # one cache: the one named
-    workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
+    unique = list(dict.fromkeys(points))  # PAD=0,0: one build for both
+    workers = max(1, min(len(unique), jobs or os.cpu_count() or 1))
     variants: list[Variant] = []
     with tempfile.TemporaryDirectory(prefix="shmem-sweep-") as tmp:
         folder = Path(tmp)
@@ -324,9 +261,7 @@ def run_compiled_sweep(
                     request.arch,
                     args,
                     folder,
-                    cache,
                     inputs=inputs,
-                    contents=contents,
                     explain=lambda text: compiler_messages(text, tree, inputs.typed),
                     build_cache=request.build_cache,
                 )
@@ -334,9 +269,11 @@ def run_compiled_sweep(
                 code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
                 return ShmemError(str(exc), path=str(source), code=code)
 
-        built = map_tools(build, points, workers)  # Ctrl-C ends every compile at once
+        # Ctrl-C ends every compile at once
+        built = dict(zip(unique, map_tools(build, unique, workers), strict=True))
         notes: dict[str, None] = {}  # each reason once, in sweep order
-        for index, (point, made) in enumerate(zip(points, built, strict=True)):
+        for index, point in enumerate(points):
+            made = built[point]
             defines = tuple(zip(names, point, strict=True))
             if progress is not None:
                 progress(", ".join(f"{n}={v}" for n, v in defines))
@@ -357,7 +294,7 @@ def run_compiled_sweep(
             try:
                 kernel = trace_file(one).kernels[0]
             except ShmemError as exc:
-                if exc.path == str(cubin):  # the cache's file: say the source instead
+                if exc.path == str(cubin):  # the build's file: say the source instead
                     exc.path = str(source)
                 variants.append(Variant(index, defines, error=exc.located(str(source))))
                 continue
