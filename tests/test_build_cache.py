@@ -227,13 +227,14 @@ def test_a_build_that_read_too_much_is_not_kept(
     cache = open_cache(tmp_path / "cache")
     monkeypatch.setattr(build_cache, "MAX_HASHED_BYTES", 4)
     assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62) is False
-    assert os.listdir(cache.folder) == []
+    assert not cache.folder.exists()  # nothing kept: the folder is not even made
 
 
 def test_the_least_recently_used_entries_go_past_the_bounds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(build_cache, "MAX_ENTRIES", 3)
+    (tmp_path / "cache").mkdir()
     cache = open_cache(tmp_path / "cache")
     assert cache.max_entries == 3
     (cache.folder / "notes.txt").write_text("not the cache's")  # never touched
@@ -251,8 +252,14 @@ def test_the_least_recently_used_entries_go_past_the_bounds(
     assert sum(p.stat().st_size for p in cache.folder.glob(f"{_key(5)}.*")) <= 2000
 
 
-def test_the_cache_folder_is_made_but_not_its_parents(tmp_path: Path) -> None:
-    assert open_cache(tmp_path / "c").folder == (tmp_path / "c").resolve()
+def test_the_cache_folder_is_made_by_the_first_entry_kept_never_its_parents(
+    tmp_path: Path,
+) -> None:
+    cache = open_cache(tmp_path / "c")
+    assert cache.folder == (tmp_path / "c").resolve() and not cache.folder.exists()
+    assert lookup(cache, _key(1), tmp_path / "out") is None and not cache.folder.exists()
+    assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62)
+    assert sorted(os.listdir(cache.folder)) == [f"{_key(1)}.{s}" for s in ("cubin", "json", "sass")]
     with pytest.raises(ShmemError, match="its parent folder does not exist"):
         open_cache(tmp_path / "no" / "c")
     (tmp_path / "f").write_text("")
@@ -264,7 +271,22 @@ def test_the_cache_folder_is_made_but_not_its_parents(tmp_path: Path) -> None:
     )  # fmt: skip
     assert res.exit_code == 2
     assert "its parent folder does not exist" in res.output
+    assert "make the parent folder" in res.output and str(tmp_path / "no" / "c") in res.output
     assert "Traceback" not in res.output and not (tmp_path / "no").exists()
+
+
+def test_a_cubin_traced_with_a_build_cache_creates_no_folder(tmp_path: Path) -> None:
+    """Nothing to build, nothing kept: the folder named is checked but not made."""
+    from shmem_cli.trace import api
+
+    cubin = TRACE_DATA / "column_read.sm_90.cubin"
+    res = CliRunner().invoke(
+        main, ["trace", str(cubin), "-b", "32", "--build-cache", str(tmp_path / "c"), "-f", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert _kernel(res.output)["build_cached"] is False
+    api.trace(cubin, block=32, build_cache=tmp_path / "d")
+    assert os.listdir(tmp_path) == []
 
 
 @needs_nvcc
@@ -319,21 +341,50 @@ def test_the_project_config_names_the_cache(
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")  # relative to the pyproject's folder, not the current
     assert build_cache_folder(None) == str((tmp_path / ".shmem-build").resolve())
-    assert (tmp_path / ".shmem-build").is_dir()
+    assert not (tmp_path / ".shmem-build").exists()  # made by the first build kept
     assert build_cache_folder(str(tmp_path / "given")) == str((tmp_path / "given").resolve())
     (tmp_path / "pyproject.toml").write_text("[tool.shmem]\nbuild-cache = 3\n")
     with pytest.raises(ShmemError, match="build-cache must be a folder name"):
         load_config(tmp_path / "pyproject.toml")
 
 
+def test_a_configured_cache_that_cannot_be_made_is_one_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[tool.shmem] build-cache`` under a missing folder: ``shmem lint`` (of a spec whose
+    kernel is a .cu) and ``shmem trace`` stop at the key, exit status 2, before any build;
+    not each kernel reported untraced."""
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    shutil.copy(TRACE_DATA.parent / "compiled_specs" / "kernels" / "row_scale.cu", proj)
+    spec = (TRACE_DATA.parent / "compiled_specs" / "row_scale_v1.yaml").read_text()
+    (proj / "spec.yaml").write_text(
+        spec.replace("source: kernels/row_scale.sm_90.cubin", "source: row_scale.cu")
+    )
+    (proj / "pyproject.toml").write_text(
+        '[tool.shmem]\npaths = ["spec.yaml"]\nbuild-cache = "no/such/.shmem-build"\n'
+    )
+    monkeypatch.chdir(proj)
+    for words in (["lint"], ["trace", "row_scale.cu", "-b", "32,8"]):
+        res = CliRunner().invoke(main, words)
+        assert res.exit_code == 2, res.output
+        out = " ".join(res.output.split())
+        where, _, said = out.partition(": error: ")
+        assert Path(where) in (Path("pyproject.toml:3:1"), proj / "pyproject.toml:3:1"), out
+        assert said.startswith("[tool.shmem] build-cache 'no/such/.shmem-build' "), out
+        assert "its parent folder does not exist" in out
+        assert "make the parent folder, or name a folder whose parent exists" in out
+        assert "SH008" not in out and "Traceback" not in out
+    assert sorted(os.listdir(proj)) == [".git", "pyproject.toml", "row_scale.cu", "spec.yaml"]
+
+
 @needs_nvcc
 @needs_nvdisasm
 def test_a_kernel_sweep_goes_through_the_named_cache(
-    project: Path, compiles: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, compiles: list[str], tmp_path: Path
 ) -> None:
     """``shmem sweep KERNEL.cu --define ... --build-cache DIR``: every variant's build kept
-    there (and not in the sweep's own cubin cache), none compiled again."""
-    monkeypatch.setenv("SHMEM_CACHE_DIR", str(tmp_path / "own"))
+    there, none compiled again."""
     cache = tmp_path / "cache"
     words = [
         "sweep", str(project / "tile_columns.cu"), "--define", "PAD=0,1", "-k", SWIZZLED,
@@ -342,7 +393,7 @@ def test_a_kernel_sweep_goes_through_the_named_cache(
     ]  # fmt: skip
     first = CliRunner().invoke(main, words)
     assert first.exit_code == 0, first.output
-    assert compiles == ["sm_80", "sm_80"] and not (tmp_path / "own").exists()
+    assert compiles == ["sm_80", "sm_80"]
     assert len(list(cache.glob("*.json"))) == 2
     again = CliRunner().invoke(main, words)
     assert again.exit_code == 0, again.output
@@ -354,7 +405,7 @@ def test_a_kernel_sweep_goes_through_the_named_cache(
 @needs_nvdisasm
 def test_a_suggested_sweep_keeps_its_builds_where_the_trace_did(tmp_path: Path) -> None:
     """``--suggest`` with ``--build-cache``: the ``shmem sweep`` command it names keeps the
-    variants' builds in the same folder (not in the sweep's own cubin cache)."""
+    variants' builds in the same folder."""
     source = TRACE_DATA / "fixes" / "kernels" / "warp_sgemm.cu"
     cache = str(tmp_path / "cache")
     words = ["trace", str(source), "-b", "256", "-a", "M=64", "-a", "N=128", "-a", "K=64"]

@@ -330,7 +330,8 @@ def include_roots() -> tuple[str, ...]:
 
 def build_cache_folder(given: str | None) -> str | None:
     """The build cache: ``--build-cache`` (``given``), else ``[tool.shmem] build-cache``, else
-    None; the folder made now if missing, a usage error when it cannot be."""
+    None; checked now (not made: the first build kept makes it), a usage error when it
+    cannot be one."""
     from ..cuda.build_cache import open_cache
     from ..plumbing.errors import ShmemError
 

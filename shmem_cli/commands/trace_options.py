@@ -160,7 +160,8 @@ OPTIONS = (
         "--build-cache",
         metavar="DIR",
         type=click.Path(file_okay=False),
-        help="Keep each .cu build in DIR (made if missing; its parent must exist) and take it "
+        help="Keep each .cu build in DIR (made when a build is first kept; its parent must "
+        "exist) and take it "
         "from there while the source, the headers the build read, the nvcc arguments, --arch "
         "and nvcc are unchanged [default: [tool.shmem] build-cache, else no cache: shmem writes "
         "no file unasked].",

@@ -80,7 +80,7 @@ def compile_checked(
     """Compile ``source`` for ``arch`` (None: ``default``, or its ``a`` variant where the code
     needs it), refusing a build that read a file ``allowed`` refuses; with a ``cache``, an
     unchanged earlier build's cubin (its files checked as a compile's) and the build kept
-    (``cache``: its folder, made if missing)."""
+    (``cache``: its folder, made when the first build is kept)."""
     kept = None if cache is None else open_cache(cache)
     key = None if kept is None else key_of(source, arch, default, args)
     if kept is None or key is None:

@@ -1,7 +1,10 @@
 """The opt-in build cache of ``.cu`` compiles (``--build-cache DIR``, ``[tool.shmem]
 build-cache``): a second trace of an unchanged source takes the cubin an earlier one built.
 
-shmem writes nowhere the user did not name, so there is no cache unless one is named.
+shmem writes nowhere the user did not name, so there is no cache unless one is named; and
+the folder named is checked at once (:func:`folder_problem`) but made (its parent must exist)
+only when a build first keeps an entry: a run that keeps nothing (a ``.cubin`` traced, a
+build that failed) writes nothing.
 
 **The key** is a SHA-256 over a canonical record of what decides the build before it runs:
 this format's version, the nvcc found (its resolved path, size, modification time and its
@@ -85,23 +88,30 @@ class Cached:
     sass: str
 
 
+def folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the folder at ``path`` cannot be a build cache, in words (the fix said), or None:
+    it is a folder, or it is missing and its parent is a folder it could be made in."""
+    if os.path.lexists(path):
+        return None if os.path.isdir(path) else "is not a folder; name a folder (made when needed)"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return (
+            "cannot be made: its parent folder does not exist (shmem makes the cache folder "
+            "only); make the parent folder, or name a folder whose parent exists"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return "cannot be made: its parent folder is not writable; name a folder you can write"
+    return None
+
+
 def open_cache(folder: str | os.PathLike[str]) -> BuildCache:
-    """The cache at ``folder``, made if missing (the folder only: its parent must exist);
-    a :class:`ShmemError` (code ``invalid-argument``) in words otherwise."""
-    shown = shorten(os.fspath(folder), 200)
+    """The cache at ``folder``, checked (:func:`folder_problem`: a :class:`ShmemError`, code
+    ``invalid-argument``, in words) but not made: the first entry kept makes it."""
+    why = folder_problem(folder)
+    if why is not None:
+        shown = shorten(os.fspath(folder), 200)
+        raise ShmemError(f"the build cache folder {shown} {why}", code="invalid-argument")
     path = Path(os.path.abspath(folder))
-    if os.path.lexists(path) and not path.is_dir():
-        why = f"the build cache {shown} is not a folder; name a folder (it is made if missing)"
-        raise ShmemError(why, code="invalid-argument")
-    try:
-        path.mkdir(exist_ok=True)
-    except FileNotFoundError:
-        why = f"the build cache folder {shown} cannot be made: its parent folder does not exist"
-        why += " (shmem makes the cache folder only)"
-        raise ShmemError(why, code="invalid-argument") from None
-    except OSError as exc:
-        why = f"the build cache folder {shown} cannot be made: {exc.strerror or exc}"
-        raise ShmemError(why, code="invalid-argument") from None
     return BuildCache(path.resolve(), MAX_ENTRIES, MAX_BYTES)  # read now: a test lowers them
 
 
@@ -301,6 +311,7 @@ def store(
     if len(manifest) > MAX_MANIFEST_BYTES:
         return False
     try:
+        _make(cache.folder)
         _write(cache.folder, f"{key}.cubin", cubin)
         if sass is not None:
             _write(cache.folder, f"{key}.sass", sass)
@@ -309,6 +320,16 @@ def store(
         return False
     evict(cache)
     return True
+
+
+def _make(folder: Path) -> None:
+    """The cache folder made, its parent only where it exists (made when the first entry is
+    kept, never before: a run that keeps nothing writes nothing); an OSError when something
+    other than a folder (a link included) is there."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder)
+    if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        raise NotADirectoryError(f"{folder} is not a folder")
 
 
 def _write(folder: Path, name: str, data: bytes) -> None:

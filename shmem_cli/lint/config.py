@@ -221,9 +221,11 @@ class _Reader:
         if baseline is not None and not isinstance(baseline, str):
             raise self.error("[tool.shmem] baseline must be a file name (a string)", "baseline")
         cache = table.get("build-cache")
-        if cache is not None and (not isinstance(cache, str) or not cache):
+        if cache is not None and (not isinstance(cache, str) or not cache or "\0" in cache):
             why = "[tool.shmem] build-cache must be a folder name (a string)"
             raise self.error(why, "build-cache")
+        if cache is not None:
+            self.check_cache(cache)
         return LintConfig(
             source=self.path,
             base=self.path.parent,
@@ -242,6 +244,18 @@ class _Reader:
             ),
             build_cache=None if cache is None else str((self.path.parent / cache).resolve()),
         )
+
+    def check_cache(self, cache: str) -> None:
+        """A build cache that could never be made is the config's error, said once at its
+        key (not each kernel's build failing); the folder itself is made by the first build
+        kept."""
+        from ..cuda.build_cache import folder_problem
+
+        why = folder_problem(self.path.parent / cache)
+        if why is not None:
+            shown = shorten(cache, 200)
+            where = f"relative to {shorten(str(self.path.resolve().parent), 200)}"
+            raise self.error(f"[tool.shmem] build-cache {shown!r} ({where}) {why}", "build-cache")
 
     def rule_keys(self, table: dict[str, Any], key: str) -> tuple[str, ...]:
         from .selection import codes_of

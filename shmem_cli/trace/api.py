@@ -197,7 +197,8 @@ def trace(
     ``--memory``: the kernel reads them as exact values.
     ``cluster`` is the thread-block cluster, as ``--cluster`` (default: the kernel's
     ``__cluster_dims__``, else 1). ``build_cache`` is a folder keeping a ``.cu``'s build for
-    later traces, as ``--build-cache`` (made if missing; default: none, nothing written).
+    later traces, as ``--build-cache`` (made when a build is first kept; default: none,
+    nothing written).
     """
     from .emulator import budget as budgets
     from .emulator.budget import Budget
