@@ -50,6 +50,7 @@ from typing import Any
 
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.frozen import frozen
+from ..plumbing.fsutil import write_bytes
 from . import toolchain
 
 FORMAT = 1  # of the key's record and of the manifest
@@ -270,7 +271,7 @@ def lookup(cache: BuildCache, key: str, into: Path) -> Cached | None:
         sass = raw.decode("utf-8", errors="surrogateescape")
     into.mkdir(parents=True, exist_ok=True)
     out = into / "kernel.cubin"
-    out.write_bytes(cubin)
+    write_bytes(out, cubin)
     with contextlib.suppress(OSError):  # else only its place in the eviction order is old
         os.utime(cache.folder / f"{key}.json", follow_symlinks=False)
     return Cached(out, doc["arch"], doc["note"], tuple(doc["files"]), sass)
