@@ -6,6 +6,7 @@ CLI, ``sweep`` and ``lint`` share.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -127,9 +128,11 @@ def collect_specs(paths: Iterable[str | Path]) -> list[Path]:
     """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
     out: list[Path] = []
     for p in map(Path, paths):
-        if p.is_dir():
+        if os.path.isdir(p):
             out.extend(
-                sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file())
+                sorted(
+                    q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and os.path.isfile(q)
+                )
             )
         else:
             out.append(p)

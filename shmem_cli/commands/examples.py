@@ -44,7 +44,7 @@ def _copy_examples(files: list[Path], target: Path) -> int:
     needed; a file already there is kept. The number copied; an OutputError (a ShmemError)
     names what could not be made or written."""
     for folder in (target, target / KERNELS):
-        if os.path.lexists(folder) and not folder.is_dir():
+        if os.path.lexists(folder) and not os.path.isdir(folder):
             raise fsutil.OutputError("cannot copy the examples: it is not a folder", str(folder))
         try:
             folder.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ the SASS and CSV readers and the comparison live in :mod:`shmem_cli.verify`.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import tempfile
@@ -79,7 +80,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
         fail_input(exc)
     if sass_path is None:
         for name in (runner.SASS_FILE, runner.SASS_FILE + ".gz"):
-            if (csv_path.parent / name).is_file():
+            if os.path.isfile(csv_path.parent / name):
                 sass_path = csv_path.parent / name
                 break
     functions = sass_check.parse_sass(_read_dump(sass_path)) if sass_path else None
@@ -248,7 +249,7 @@ def verify(
     from ..verify.runner import BUNDLE
 
     # the bundle's folder is made by --emit: its files are checked only when it exists
-    bundle = [Path(emit_dir) / n for n in BUNDLE] if emit_dir and Path(emit_dir).is_dir() else []
+    bundle = [Path(emit_dir) / n for n in BUNDLE] if emit_dir and os.path.isdir(emit_dir) else []
     check_outputs((output, *bundle), inputs)
     targets, errors = _plan(paths)
     for err in errors:

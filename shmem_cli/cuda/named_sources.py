@@ -32,13 +32,13 @@ def locate_source(
     trailing parts (``tests/data/trace/kernels/basics.cu``, ..., ``basics.cu``) under
     each root, longest first; only files ``allowed`` accepts are taken."""
     path = Path(name)
-    if path.is_file() and allowed(path):
+    if os.path.isfile(path) and allowed(path):
         return path
     parts = (path.parts[1:] if path.is_absolute() else path.parts)[-8:]  # bounded work
     for k in range(len(parts)):
         for root in roots:
             candidate = root.joinpath(*parts[k:])
-            if candidate.is_file() and allowed(candidate):
+            if os.path.isfile(candidate) and allowed(candidate):
                 return candidate
     return None
 

@@ -32,6 +32,7 @@ work, and :func:`shmem_cli.toolchain.compile_cu` calls it again on what it runs.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -339,6 +340,6 @@ def _include_dir(value: str, base: Path, inside: Callable[[Path], bool], where: 
             f"-I {_q(value)} is outside the kernel's source tree; keep it inside, or name a "
             "wider folder in [tool.shmem] source-roots (shmem trace: --source-root)",
         )
-    if not path.is_dir():
+    if not os.path.isdir(path):
         raise NvccArgError(where, f"-I {_q(value)}: no such folder")
     return IncludeDir(value, path)

@@ -75,10 +75,10 @@ class SourceTree:
 def repository_of(path: Path) -> Path | None:
     """The nearest folder at or above ``path``'s folder that holds ``.git`` (else
     ``pyproject.toml``)."""
-    here = Path(os.path.realpath(path.parent if not path.is_dir() else path))
+    here = Path(os.path.realpath(path.parent if not os.path.isdir(path) else path))
     for marker in (".git", "pyproject.toml"):  # a checkout, else a project without git
         for folder in (here, *here.parents):
-            if (folder / marker).exists():
+            if os.path.exists(folder / marker):
                 return folder
     return None
 
@@ -91,7 +91,7 @@ def tree_for(anchor: str | Path, roots: Sequence[str | Path] = ()) -> SourceTree
     path = Path(anchor)
     repo = repository_of(path)
     real = Path(os.path.realpath(path))
-    folder = repo if repo is not None else real if real.is_dir() else real.parent
+    folder = repo if repo is not None else real if os.path.isdir(real) else real.parent
     here = repository_of(Path.cwd())  # the project shmem runs in, when it is a repository
     return SourceTree((folder,) if here is None or here == folder else (folder, here))
 

@@ -230,7 +230,7 @@ def compile_cu(
         memory_limit=COMPILE_MEMORY,
         explain=explain,
     )
-    if not out.is_file():
+    if not os.path.isfile(out):
         raise ToolError(f"nvcc wrote no cubin for {source}")
     return out
 

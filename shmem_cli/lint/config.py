@@ -23,6 +23,7 @@ errors located at their line, with the nearest valid key suggested.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -74,9 +75,9 @@ def find_pyproject(start: Path) -> Path | None:
     here = start.resolve()
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+        if os.path.isfile(candidate):
             return candidate
-        if (folder / ".git").exists():
+        if os.path.exists(folder / ".git"):
             return None
     return None
 
@@ -85,7 +86,7 @@ def find_repo_root(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` that holds ``.git``."""
     here = start.resolve()
     for folder in (here, *here.parents):
-        if (folder / ".git").exists():
+        if os.path.exists(folder / ".git"):
             return folder
     return None
 

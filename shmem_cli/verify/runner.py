@@ -196,7 +196,7 @@ def recorded_device(folder: Path) -> str:
     from ..plumbing.bounded_read import read_bounded
 
     env_file = folder / ENV_FILE
-    if not env_file.is_file():
+    if not os.path.isfile(env_file):
         return ""
     text = read_bounded(env_file, MAX_RECORD_BYTES, what="env.txt", code="verify")
     lines = text.decode("utf-8", errors="replace").splitlines()
@@ -208,7 +208,7 @@ def recorded_arch(folder: Path) -> str:
     from ..plumbing.bounded_read import read_bounded
 
     path = folder / MANIFEST
-    if not path.is_file():
+    if not os.path.isfile(path):
         return ""
     data = read_bounded(path, MAX_RECORD_BYTES, what="manifest.json", code="verify")
     try:

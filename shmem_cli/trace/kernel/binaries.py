@@ -4,6 +4,7 @@ with ``cuobjdump`` where the fat binary's entries are compressed."""
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from pathlib import Path
@@ -95,7 +96,7 @@ def extract_cubins(
             memory_limit=INSPECT_MEMORY,
         )
         path = folder / name
-        if not path.is_file():
+        if not os.path.isfile(path):
             raise ToolError(f"cuobjdump -xelf {name} wrote no file")
         out.append(Cubin(path, f"extracted from {binary} ({name})"))
     return out

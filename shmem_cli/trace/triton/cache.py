@@ -26,6 +26,7 @@ the tensor shapes of its TTGIR (which the constexprs decide).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -177,12 +178,13 @@ def _int(value: Any) -> int:
 
 def is_triton_input(path: Path) -> bool:
     """Whether ``path`` is a Triton cache entry (folder, .json or .cubin) or a cache root."""
-    if path.is_dir():
+    if os.path.isdir(path):
         return True
     if path.suffix == ".json":
         return True
     if path.suffix == ".cubin":
-        return path.with_suffix(".json").is_file() and path.with_suffix(".ttgir").is_file()
+        json, ttgir = path.with_suffix(".json"), path.with_suffix(".ttgir")
+        return os.path.isfile(json) and os.path.isfile(ttgir)
     return False
 
 
@@ -203,7 +205,7 @@ def _own_files(folder: Path, files: tuple[Path, ...]) -> None:
 
     tree = None
     for path in files:
-        if path.is_symlink():
+        if os.path.islink(path):
             tree = tree or tree_for(folder)
             if not tree.inside(path):
                 raise TritonError(
@@ -223,15 +225,15 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     meta = _metadata(meta_path)
     name = str(meta["name"])
     for path in (cubin, ttgir):
-        if path.exists() and not path.is_file():
+        if os.path.exists(path) and not os.path.isfile(path):
             raise TritonError(
                 f"the entry's {path.name} is not a regular file (a folder, a FIFO or a device); "
                 "Triton writes plain files: point at a real cache entry",
                 meta_path,
             )
-    if not cubin.is_file():
+    if not os.path.isfile(cubin):
         raise TritonError(f"the entry has no {cubin.name} beside its metadata", meta_path)
-    if not ttgir.is_file():
+    if not os.path.isfile(ttgir):
         raise TritonError(
             f"the entry has no {ttgir.name}: it names the kernel's parameters (Triton keeps it "
             "unless TRITON_STORE_BINARY_ONLY=1; trace the .cubin alone with --block and --arg "
@@ -288,7 +290,7 @@ def _metadata_files(root: Path) -> list[Path]:
     metas = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
     out, total = [], 0
     for m in metas[:MAX_ENTRIES]:
-        if m.name.startswith("__grp__") or not m.with_suffix(".cubin").exists():
+        if m.name.startswith("__grp__") or not os.path.exists(m.with_suffix(".cubin")):
             continue
         try:
             total += m.stat().st_size
@@ -315,9 +317,9 @@ def open_entry(
 ) -> TritonEntry:
     """The entry ``path`` (folder, .json, .cubin, or a cache root with ``kernel``) names;
     ``allowed``: the Python files its TTGIR may name (default: the entry's source tree)."""
-    if path.suffix == ".cubin" and not path.is_dir():
+    if path.suffix == ".cubin" and not os.path.isdir(path):
         return read_entry(path.with_suffix(".json"), allowed)
-    if path.suffix == ".json" and not path.is_dir():
+    if path.suffix == ".json" and not os.path.isdir(path):
         # Triton's group file __grp__<name>.json lists the entry's files: the metadata is beside
         grouped = path.with_name(path.name.removeprefix("__grp__"))
         return read_entry(grouped if path.name.startswith("__grp__") else path, allowed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -122,7 +123,7 @@ def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> None:
         return
     try:
         source = inspect.getsourcefile(getattr(fn, "fn", fn))
-        if source is None or not Path(source).is_file():
+        if source is None or not os.path.isfile(Path(source)):
             return
         data = read_bounded(Path(source), MAX_PYTHON_BYTES, what="Python source")
     except (TypeError, OSError, ShmemError):
