@@ -14,7 +14,9 @@ from pathlib import Path
 from shmem_cli.cuda.named_sources import locate_source, read_sources
 
 from .conftest import TEST_DATA
-from .hostile import quiet, refused, shmem
+from .hostile import CUBIN, quiet, refused, shmem
+from .test_fatbin import _entry, _host_elf
+from .test_hostile_readers import _fat
 
 ROOT = Path(__file__).resolve().parent.parent
 #: one path part longer than any file system takes (NAME_MAX is 255 bytes)
@@ -57,6 +59,22 @@ def test_a_triton_metadata_file_whose_cubin_name_is_too_long(tmp_path: Path) -> 
     assert "Traceback" not in ran.text
     assert f"error: the entry has no {stem}.cubin beside its metadata" in ran.text
     quiet(ran)
+
+
+def test_an_executable_whose_name_takes_all_255_bytes(tmp_path: Path) -> None:
+    # its cubins were extracted as "<its name>.0.sm_90.cubin": a name too long to write,
+    # so a valid executable was refused ("cannot write: the name is too long")
+    from shmem_cli.trace.kernel.binaries import extract_cubins
+
+    cubin = CUBIN.read_bytes()
+    entries = _entry(2, 90, cubin)
+    app = tmp_path / ("a" * 255)
+    app.write_bytes(_host_elf(_fat(entries) + entries))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (found,) = extract_cubins(app, "sm_90", folder)
+    assert found.path.parent == folder and found.path.read_bytes() == cubin
+    assert found.origin == f"extracted from {app} (fat binary entry 0)"
 
 
 def test_an_include_folder_too_long_to_look_up_is_no_such_folder(tmp_path: Path) -> None:

@@ -67,7 +67,8 @@ def extract_cubins(
     if found:
         out = []
         for i, data in enumerate(found):
-            path = folder / f"{binary.name}.{i}.{arch}.cubin"
+            # named by its place alone: the executable's own name may take all 255 bytes
+            path = folder / f"fatbin{i}.{arch}.cubin"
             fsutil.write_bytes(path, data)
             out.append(Cubin(path, f"extracted from {binary} (fat binary entry {i})"))
         return out
