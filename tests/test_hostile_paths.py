@@ -7,9 +7,13 @@ Triton cache or the command line may name anything."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from shmem_cli.cuda.named_sources import locate_source, read_sources
 
@@ -92,6 +96,73 @@ def test_verify_emit_into_a_folder_name_too_long(tmp_path: Path) -> None:
     assert "Traceback" not in ran.text
     assert f"{TOO_LONG}: error: cannot create the folder: the name is too long" in ran.text
     assert ran.paths("write") == [str(tmp_path / TOO_LONG)]
+
+
+def _nested(top: Path, depth: int, name: str) -> Path:
+    """``top/name/name/.../s.yaml`` (``depth`` folders), made one folder at a time from the
+    last (a path longer than the system takes cannot be made whole); the spec's folder."""
+    top.mkdir()
+    here = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=here)
+            inner = os.open(name, os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = inner
+        spec = os.open("s.yaml", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here)
+        os.write(spec, (ROOT / "access_specs" / "column_read_32x33.yaml").read_bytes())
+        os.close(spec)
+    finally:
+        os.close(here)
+    return top
+
+
+def _flatten(top: Path, name: str) -> None:
+    """Remove what :func:`_nested` made, one level at a time from the top (shutil.rmtree, as
+    pytest cleans up, recurses once a level too)."""
+    while os.path.isdir(top / name):
+        os.rename(top / name, top / "gone")
+        for entry in os.listdir(top / "gone"):
+            if entry == name:
+                os.rename(top / "gone" / name, top / name)
+            else:
+                os.remove(top / "gone" / entry)
+        os.rmdir(top / "gone")
+
+
+@pytest.fixture()
+def deep(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "deep"
+    _flatten(tmp_path / "deep", "d")
+    _flatten(tmp_path / "deep", "d" * 30)
+
+
+def test_a_folder_of_specs_2000_deep_is_walked_without_recursion(
+    tmp_path: Path, deep: Path
+) -> None:
+    # Path.rglob recursed once a level: RecursionError past about 1,000 folders
+    _nested(deep, 1900, "d")
+    (deep / "loop.yaml").symlink_to("loop.yaml")  # no file: skipped, as before
+    shutil.copy(ROOT / "access_specs" / "column_read_32x33.yaml", tmp_path / "good.yaml")
+    ran = shmem("analyze", "deep", "good.yaml", "--format", "json", cwd=tmp_path)
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.stdout.count('"path": ') == 2, ran.stdout[-2000:]
+    assert '"path": "deep/' + "d/" * 1900 + 's.yaml"' in ran.stdout
+
+
+def test_a_folder_too_deep_to_list_is_reported_and_the_others_analyzed(
+    tmp_path: Path, deep: Path
+) -> None:
+    # past 4,096 bytes of path, listing a folder fails (ENAMETOOLONG): Path.rglob's OSError
+    # was a traceback and lost every other file's result; now that folder is the one error
+    _nested(deep, 250, "d" * 30)
+    shutil.copy(ROOT / "access_specs" / "column_read_32x33.yaml", tmp_path / "good.yaml")
+    for command in ("analyze", "lint"):
+        ran = shmem(command, "deep", "good.yaml", cwd=tmp_path)
+        assert ran.code == 2, ran.text[-2000:]
+        assert "Traceback" not in ran.text
+        assert "error: cannot read spec: File name too long" in ran.text
+        assert ("2 specs, 2 accesses" if command == "analyze" else "1 of 2 files") in ran.text
 
 
 def test_no_module_asks_pathlib_whether_a_file_exists() -> None:

@@ -128,15 +128,35 @@ def collect_specs(paths: Iterable[str | Path]) -> list[Path]:
     """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
     out: list[Path] = []
     for p in map(Path, paths):
-        if os.path.isdir(p):
-            out.extend(
-                sorted(
-                    q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and os.path.isfile(q)
-                )
-            )
-        else:
-            out.append(p)
+        out.extend(_spec_files(p) if os.path.isdir(p) else [p])
     return out
+
+
+def _spec_files(folder: Path) -> list[Path]:
+    """The spec files at any depth under ``folder`` (links to folders not followed), sorted.
+    The walk keeps its own list of folders to visit (a tree 2,000 folders deep is no
+    recursion), and a folder it cannot list (its path too long, no permission) is kept as
+    an entry itself: reading it then says why, beside the other files' results."""
+    found: list[Path] = []
+    todo = [os.fspath(folder)]
+    while todo:
+        here = todo.pop()
+        try:
+            with os.scandir(here) as listing:
+                entries = list(listing)
+        except OSError:
+            found.append(Path(here))
+            continue
+        for entry in entries:
+            spec = Path(entry.name).suffix in (".yaml", ".yml")
+            try:  # the listing's own type where it has one: a path too long is still seen
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                elif spec and entry.is_file(follow_symlinks=True):
+                    found.append(Path(entry.path))
+            except OSError:  # a link that loops: no file, skipped as before
+                continue
+    return sorted(found)
 
 
 def analyze(
