@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.ncu_csv import MAX_ROWS, read_ncu_csv
+from shmem_cli.trace.ncu.exports import MAX_ROWS, read_ncu_csv
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .hostile import PEAK_LIMIT_MIB, refused, shmem
@@ -86,9 +86,9 @@ def test_only_the_compared_kernels_rows_are_kept(tmp_path: Path) -> None:
 
 
 def test_rows_past_the_bound_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import shmem_cli.trace.ncu_csv as ncu_csv
+    from shmem_cli.trace.ncu import exports
 
-    monkeypatch.setattr(ncu_csv, "MAX_ROWS", 100)
+    monkeypatch.setattr(exports, "MAX_ROWS", 100)
     path = tmp_path / "ncu.csv"
     path.write_text(HEAD + "".join(row(0x7F00 + 16 * i) for i in range(101)))
     with pytest.raises(ShmemError, match="more than 100 instruction rows") as err:
@@ -101,9 +101,9 @@ def test_tables_of_the_compared_kernel_past_the_bound_are_refused(
 ) -> None:
     """Empty tables (a "Kernel Name" line and a header, no row) pass the bound on rows: 2.1
     million of them took 30 s and 0.9 GiB."""
-    import shmem_cli.trace.ncu_csv as ncu_csv
+    from shmem_cli.trace.ncu import exports
 
-    monkeypatch.setattr(ncu_csv, "MAX_TABLES", 3)
+    monkeypatch.setattr(exports, "MAX_TABLES", 3)
     path = tmp_path / "ncu.csv"
     path.write_text(HEAD.replace('"k"', '"other"') * 5 + HEAD * 3)
     assert len(read_ncu_csv(path, lambda name: name == "k")) == 4  # 3 of k, one name of other
@@ -118,17 +118,16 @@ def test_distinct_kernel_names_are_bounded_and_each_matched_once(
 ) -> None:
     """Each distinct name is matched against the kernel once (about 6 MiB a second), and
     their characters are bounded: 2,000 names of 128 KiB took over a minute."""
-    import shmem_cli.trace.ncu_csv as ncu_csv
-    from shmem_cli.trace import ncu_names
+    from shmem_cli.trace.ncu import exports, names
 
     calls: list[str] = []
-    real = ncu_names.same_kernel
-    monkeypatch.setattr(ncu_names, "same_kernel", lambda n, f: calls.append(n) or real(n, f))
-    monkeypatch.setattr(ncu_csv, "MAX_NAME_CHARS", 100)
+    real = names.same_kernel
+    monkeypatch.setattr(names, "same_kernel", lambda n, f: calls.append(n) or real(n, f))
+    monkeypatch.setattr(exports, "MAX_NAME_CHARS", 100)
     a, b = "a" * 40, "b" * 40
     path = tmp_path / "ncu.csv"
     path.write_text("".join(HEAD.replace('"k"', f'"{n}"') for n in (a, a, b, a, b, b)))
-    keep = ncu_names.matcher(("k",))
+    keep = names.matcher(("k",))
     assert [t.kernel for t in read_ncu_csv(path, keep)] == [a, b]  # names of others, once
     assert calls == [a, b]
     path.write_text("".join(HEAD.replace('"k"', f'"{n}"') for n in (a, b, a, "c" * 40)))

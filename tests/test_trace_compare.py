@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.ncu_compare import compare_kernel, read_ncu_csv, sass_key
+from shmem_cli.trace.ncu.compare import compare_kernel, read_ncu_csv, sass_key
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_with_code
 from shmem_cli.trace.result import KernelTrace
 
@@ -177,7 +177,7 @@ def test_a_file_that_is_not_a_source_export_is_refused(tmp_path: Path) -> None:
     bad.write_text('"ID","Kernel Name","Metric"\n"0","k","1"\n')
     with pytest.raises(ShmemError, match="no Nsight Compute source table here"):
         read_ncu_csv(bad)
-    result = compare("softmax_w4", bad)  # a raw page: compared per op (ncu_ops)
+    result = compare("softmax_w4", bad)  # a raw page: compared per op (ncu.ops)
     assert result.exit_code == 2 and "the CSV has no launch of softmax_rows" in result.output
     no_counters = tmp_path / "plain.csv"
     no_counters.write_text(

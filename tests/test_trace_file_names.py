@@ -65,7 +65,7 @@ def test_lint_names_the_line_on_one_line() -> None:
 
 def test_compare_output_keeps_names_on_one_line() -> None:
     from shmem_cli.render.compare_text import render_compare_text
-    from shmem_cli.trace.ncu_compare import InstructionCompare, KernelCompare
+    from shmem_cli.trace.ncu.compare import InstructionCompare, KernelCompare
 
     row = InstructionCompare(
         0x150, "LDS R6, [R6]", EVIL, 6, (32, 1024, 32), (32, 1024, 32), "match"

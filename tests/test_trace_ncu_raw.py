@@ -1,5 +1,5 @@
 """``shmem trace --compare RAW.csv``: Nsight Compute's raw page (per-launch counters) beside
-the trace's per-op totals (shmem_cli/trace/ncu_ops.py).
+the trace's per-op totals (shmem_cli/trace/ncu/ops.py).
 
 The raw page used is the one measured on the H200 for issue 31's synthesized swizzles
 (tests/data/trace/synth/ncu/raw.csv); the expected values are that launch's counters as
@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.ncu_csv import is_raw_page, read_ncu_raw
+from shmem_cli.trace.ncu.exports import is_raw_page, read_ncu_raw
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 

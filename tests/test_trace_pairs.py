@@ -30,7 +30,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.engine import AccessKind, request_stats
-from shmem_cli.trace.ncu_compare import compare_kernel, function_text, read_ncu_csv
+from shmem_cli.trace.ncu.compare import compare_kernel, function_text, read_ncu_csv
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .reference import pairs_up, request_cost, source_view

@@ -40,7 +40,7 @@ from .trace_sizes import parse_cluster, parse_launch_sizes
 
 if TYPE_CHECKING:
     from ..lint.config import LintConfig
-    from ..trace.ncu_compare import KernelCompare
+    from ..trace.ncu.compare import KernelCompare
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
 
@@ -191,7 +191,7 @@ def trace(
     from ..plumbing.errors import ShmemError
     from ..trace.emulator.budget import Budget
     from ..trace.kernel.params import param_table
-    from ..trace.ncu_compare import compare_file
+    from ..trace.ncu.compare import compare_file
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceResult
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..render.options import RenderOptions
     from ..trace.kernel.cubin import Kernel
     from ..trace.kernel.params import Param
-    from ..trace.ncu_compare import KernelCompare
+    from ..trace.ncu.compare import KernelCompare
     from ..trace.result import TraceResult
 
 
@@ -119,7 +119,7 @@ def output(
 ) -> bool:
     """The report on standard output (or --output), in any format of the report-format
     registry, and its pictures; whether the comparison with Nsight Compute (if any) agrees."""
-    from ..trace.ncu_compare import ComparedTrace
+    from ..trace.ncu.compare import ComparedTrace
 
     options = dataclasses.replace(options, every=every)
     shown = report if compares is None else ComparedTrace(report, tuple(compares))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..plumbing.errors import file_line, one_line
-from ..trace.ncu_compare import VERDICTS, ComparedTrace, KernelCompare
+from ..trace.ncu.compare import VERDICTS, ComparedTrace, KernelCompare
 from .options import RenderOptions
 from .plain import Block, Column, Styled, Table, layout
 from .text import to_rich, to_string

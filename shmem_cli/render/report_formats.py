@@ -104,7 +104,7 @@ _BUILT_IN: dict[str, Callable[[], ReportView]] = {
     "shmem_cli.model.Report": _spec_report,
     "shmem_cli.render.overview.Overview": _overview,
     "shmem_cli.trace.result.TraceResult": _trace,
-    "shmem_cli.trace.ncu_compare.ComparedTrace": _compared_trace,
+    "shmem_cli.trace.ncu.compare.ComparedTrace": _compared_trace,
     "shmem_cli.analysis.sweep.results.SweepResult": _sweep,
     "shmem_cli.trace.fixes.compiled_sweep.CompiledSweep": _compiled_sweep,
 }

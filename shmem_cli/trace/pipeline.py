@@ -408,7 +408,7 @@ def trace_with_code(
     request: TraceRequest, *, progress: Progress | None = None
 ) -> tuple[FileTrace, dict[int, str]]:
     """The trace and the kernel's SASS by pc (for ``--compare``: is it the measured binary?)."""
-    from .ncu_compare import function_text
+    from .ncu.compare import function_text
 
     with tempfile.TemporaryDirectory(prefix="shmem-trace-") as tmp:
         loaded = load_kernel(request, Path(tmp))

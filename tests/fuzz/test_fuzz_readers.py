@@ -28,7 +28,7 @@ from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel.buffers import npy_data
 from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
 from shmem_cli.trace.kernel.fatbin import FATBIN_MAGIC, cubins_for_arch
-from shmem_cli.trace.ncu_csv import read_ncu_csv
+from shmem_cli.trace.ncu.exports import read_ncu_csv
 from shmem_cli.trace.triton.cache import TritonEntry
 from shmem_cli.trace.triton.metadata import read_metadata
 from shmem_cli.trace.triton.ttgir import tensor_shapes, ttgir_params

@@ -27,7 +27,7 @@ from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
-from ..ncu_names import same_kernel
+from ..ncu.names import same_kernel
 from .elf import EM_CUDA, SHT_NOBITS, Elf
 from .elf_arch import CubinArch, cubin_arch
 

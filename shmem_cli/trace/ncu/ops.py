@@ -20,18 +20,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..hardware.ops import (
+from ...hardware.ops import (
     DSHARED_COUNTERS,
     DSHARED_SECTORS_COUNTER,
     MISC_COUNTER,
     OPS,
     get,
 )
-from ..plumbing.errors import ShmemError, shorten
-from ..plumbing.frozen import frozen
-from .ncu_csv import NcuLaunch
-from .ncu_names import matcher
-from .result import KernelTrace
+from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
+from ..result import KernelTrace
+from .exports import NcuLaunch
+from .names import matcher
 
 ATOM_COUNTER = get("atomic").counters.wavefronts  # the remote atomics count there too
 

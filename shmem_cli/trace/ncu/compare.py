@@ -42,10 +42,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..hardware.ops import ARBITRATION_COUNTER, SHARED_OPCODES, op_of_opcode
-from ..plumbing.errors import ShmemError, shorten
-from ..plumbing.frozen import frozen
-from .ncu_csv import (
+from ...hardware.ops import ARBITRATION_COUNTER, SHARED_OPCODES, op_of_opcode
+from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.frozen import frozen
+from ..result import KernelTrace, TraceResult
+from .exports import (
     EXECUTED,
     IDEAL,
     MAX_CSV_BYTES,
@@ -55,9 +56,8 @@ from .ncu_csv import (
     read_ncu_csv,
     read_ncu_export,
 )
-from .ncu_names import matcher
-from .ncu_ops import OpCompare, op_rows, pick_launch
-from .result import KernelTrace, TraceResult
+from .names import matcher
+from .ops import OpCompare, op_rows, pick_launch
 
 __all__ = [
     "MAX_CSV_BYTES",
@@ -117,7 +117,7 @@ class KernelCompare:
     tables: int
     binary_differs: tuple[tuple[int, str, str], ...]  # (pc, in the CSV, in the cubin)
     instructions: tuple[InstructionCompare, ...]
-    # a raw-page CSV: the launch's per-op counters beside shmem's totals (ncu_ops)
+    # a raw-page CSV: the launch's per-op counters beside shmem's totals (ncu.ops)
     ops: tuple[OpCompare, ...] = ()
     arbitration: int | None = None  # the raw page's bank-arbitration counter, where given
     page: str = "source"  # the CSV's page: "source" (per instruction) or "raw" (per launch)
@@ -178,7 +178,7 @@ def sass_key(text: str) -> tuple[str, ...]:
 
 def function_text(disassembly: str, mangled: str) -> dict[int, str]:
     """pc -> SASS text of one function in nvdisasm's output."""
-    from ..cuda.sass import function_section, parse
+    from ...cuda.sass import function_section, parse
 
     return {
         ins.pc: ins.text
@@ -195,7 +195,7 @@ def wanted(kernels: tuple[KernelTrace, ...]) -> Callable[[str], bool]:
 
 
 def _matcher(kernel: KernelTrace) -> Callable[[str], bool]:
-    """Nsight Compute's spelling of the name (casts, ``void``, parameters): ncu_names."""
+    """Nsight Compute's spelling of the name (casts, ``void``, parameters): ncu.names."""
     return matcher((kernel.name, kernel.mangled))
 
 

@@ -26,10 +26,10 @@ import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..hardware.ops import SOURCE_COLUMNS, launch_counters
-from ..plumbing.bounded_read import read_bounded
-from ..plumbing.errors import ShmemError, SourcePos, shorten
-from ..plumbing.frozen import frozen
+from ...hardware.ops import SOURCE_COLUMNS, launch_counters
+from ...plumbing.bounded_read import read_bounded
+from ...plumbing.errors import ShmemError, SourcePos, shorten
+from ...plumbing.frozen import frozen
 
 MAX_CSV_BYTES = 256 << 20
 MAX_ROWS = 1_000_000  # instruction rows kept, over every table of the kernels compared
