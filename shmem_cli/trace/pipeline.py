@@ -16,6 +16,8 @@ Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` located at the
 kind: ``tool-missing`` (nvcc, nvdisasm or cuobjdump not found; the message says what to
 install), ``tool-failed`` (a compile error, with nvcc's message), ``invalid-kernel`` (not a
 cubin, no such kernel, bad ``--arg``) or ``trace`` (the emulator).
+
+The request is :mod:`.trace_request`'s record, named here too: this module is the front door.
 """
 
 from __future__ import annotations
@@ -23,95 +25,47 @@ from __future__ import annotations
 import dataclasses
 import re
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
 from pathlib import Path
 
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
-from ..cuda.cu_inputs import CuInputs, cu_inputs, include_folders
+from ..cuda.cu_inputs import include_folders
 from ..cuda.nvcc_messages import compiler_messages
 from ..cuda.sass import TOOLKIT_HEADER, source_lines
-from ..cuda.sources import SourceTree, tree_for
+from ..cuda.sources import SourceTree
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
-from .emulator.budget import DEFAULT as DEFAULT_BUDGET
-from .emulator.budget import Budget
 from .kernel.binaries import extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, read_cubin
-from .kernel.launch import DEFAULT_BUFFER_BYTES, LaunchPlan, plan_launch
-from .kernel.param_block import MemoryBytes
+from .kernel.launch import LaunchPlan, plan_launch
 from .kernel.params import Param, kernel_params
 from .kernel.signature import param_names
 from .result import FileTrace
+from .trace_request import TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
 from .triton.launch import triton_launch, triton_params
 
+__all__ = [
+    "LoadedKernel",
+    "Progress",
+    "TraceRequest",
+    "arg_texts",
+    "kernel_parameters",
+    "load_kernel",
+    "trace_file",
+    "trace_loaded",
+    "trace_with_code",
+]
+
 Progress = Callable[[int, int], None]  # (thread-instructions run in this block, block index)
-
-
-@frozen
-class TraceRequest:
-    """What to trace: the file, the kernel, the launch (as ``shmem trace``'s options)."""
-
-    path: str | Path  # .cu, .cubin, executable, or a Triton cache entry (folder/.json/.cubin)
-    kernel: str | None = None  # C++ name, mangled name or a unique prefix
-    block: tuple[int, int, int] | None = None  # required, except for a Triton entry
-    grid: tuple[int, int, int] = (1, 1, 1)  # for a Triton entry: its program grid
-    args: tuple[str, ...] = ()  # "POS=VALUE" / "NAME=VALUE", as --arg
-    dynamic_smem: int | None = None  # default 0 (a Triton entry: its metadata's shared)
-    #: the thread-block cluster (default: the kernel's __cluster_dims__, a Triton entry's
-    #: cluster_dims, else 1x1x1)
-    cluster: tuple[int, int, int] | None = None
-    buffer_size: int = DEFAULT_BUFFER_BYTES
-    arch: str | None = None  # default: DEFAULT_ARCH, or a cubin's own
-    nvcc_args: tuple[str, ...] = ()
-    #: the folders the build may read (empty: the kernel file's repository, or its folder)
-    source_roots: tuple[str, ...] = ()
-    #: the file whose repository is the source tree when no roots are given (default: path)
-    tree_anchor: str | None = None
-    #: where relative -I paths start (default: the current folder)
-    nvcc_base: str | None = None
-    #: how much the trace may run: instructions per block and per launch, wall time
-    budget: Budget = DEFAULT_BUDGET
-    #: the files the caller will write: refused if the build of a .cu reads one
-    outputs: tuple[str, ...] = ()
-    #: ``__constant__`` values, "NAME=v,..." or "NAME=@FILE", as --const
-    consts: tuple[str, ...] = ()
-    #: the whole parameter block, "@FILE", as --params
-    params_file: str | None = None
-    #: device memory the host wrote before the launch, "ADDR=@FILE" / "ADDR=TYPE:v,...", as
-    #: --memory, or bytes already in memory (the Python API's)
-    memory: tuple[str | MemoryBytes, ...] = ()
-    #: libraries' header folders the build may read ([tool.shmem] include-roots)
-    include_roots: tuple[str, ...] = ()
-    #: the nvcc arguments are the user's own (command line, Python API): their -I folders
-    #: may lie outside the source tree (a spec's kernel.nvcc stays confined)
-    nvcc_trusted: bool = False
-    #: a folder keeping .cu builds for later traces (--build-cache; None: nothing kept)
-    build_cache: str | None = None
-
-    def tree(self) -> SourceTree:
-        """The source tree of this request (:mod:`shmem_cli.kernel_sources`)."""
-        return tree_for(self.tree_anchor or self.path, self.source_roots)
-
-    def cu_inputs(self, tree: SourceTree) -> CuInputs:
-        """What this request's ``.cu`` build may read, checked (:mod:`shmem_cli.cuda.cu_inputs`)."""
-        return cu_inputs(
-            Path(self.path),
-            tree,
-            self.nvcc_args,
-            base=Path(self.nvcc_base or "."),
-            include_roots=self.include_roots,
-            trusted=self.nvcc_trusted,
-            outputs=self.outputs,
-        )
 
 
 @frozen
@@ -132,16 +86,6 @@ class LoadedKernel:
     #: the library folders of the build (include roots, a .cu's typed -I in every spelling):
     #: a line in one of their files is a library's, not the user's
     libraries: tuple[str, ...] = ()
-
-
-def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
-    """``--arg`` texts from a mapping such as a spec's ``args: {wA: 64, 0: [128, 128]}``."""
-    out = []
-    for key, value in values.items():
-        if isinstance(value, list | tuple):
-            value = ",".join(str(v) for v in value)
-        out.append(f"{key}={value}")
-    return tuple(out)
 
 
 @frozen
