@@ -144,6 +144,53 @@ def test_tensor_maps_inside_a_parameter_block_are_found() -> None:
     assert tensor_maps_in(bytes(noise)) == []
 
 
+def _batch_of_one(address: int) -> bytes:
+    """A rank-3 map of a batch of one as CUTLASS 3.x encodes it: the batch dimension's stride
+    0 (word 4 of the driver's layout, tensormap.py), which the driver takes."""
+    tm = tensormap.TensorMap(address, "uint32", (32, 16, 1), (128, 2048), (32, 16, 1), (1, 1, 1))
+    words = list(struct.unpack("<32I", tensormap.encode(tm)))
+    assert words[4] == 2048 >> 4
+    words[4] = 0
+    return struct.pack("<32I", *words)
+
+
+def test_a_map_with_a_zero_stride_for_a_batch_of_one_is_found() -> None:
+    block = bytes(64) + _batch_of_one(REAL)
+    ((at, tm),) = tensor_maps_in(block)
+    assert at == 64 and tm.dims == (32, 16, 1) and tm.strides == (128, 0)
+    # a zero stride is refused where the dimension is not of size 1
+    with pytest.raises(tensormap.TensorMapError, match="0 only for a dimension of size 1"):
+        tensormap.parse_spec("tensormap:dtype=u32,dims=32x16x2,box=32x16x1,strides=128x0")
+    assert tensormap.parse_spec("tensormap:dtype=u32,dims=32x16x1,box=32x16x1,strides=128x0")
+
+
+# the project's TMA probe (tests/data/trace/hopper/kernels/tma_probe.cu): tma_ranks takes maps
+# m1, m2, m3, m5 at 0x70, 0xf0, 0x170, 0x1f0, then out and red (0x270, 0x278): 640 bytes
+TMA_PROBE = Path(__file__).parent / "data" / "trace" / "hopper" / "tma_probe.sm_90a.cubin"
+
+
+@needs_nvdisasm
+def test_tma_through_zero_maps_of_a_parameter_block_says_how_to_encode_them(
+    tmp_path: Path,
+) -> None:
+    block = bytearray(640)  # the maps never encoded, as a host program without a GPU leaves them
+    struct.pack_into("<QQ", block, 0x270, REAL, REAL + (1 << 20))
+    block[0x170:0x1F0] = _batch_of_one(REAL + (2 << 20))  # m3 encoded, by the stand-in
+    path = tmp_path / "params.bin"
+    path.write_bytes(bytes(block))
+    args = ["trace", str(TMA_PROBE), "-k", "tma_ranks", "-b", "32", "--params", f"@{path}"]
+    res = CliRunner().invoke(main, [*args, "--no-tables"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "2 (m3)=tensor map: uint32 32x16x1, box 32x16x1" in text
+    # m1 and m5 are zero bytes: their two loads moved nothing, and the note says why and how
+    assert "2 TMA instruction execution(s) (not modelled, above) went through a tensor" in text
+    assert "docs/examples/tensormap_standin.h" in text
+    res = CliRunner().invoke(main, [*args, "--format", "json"])
+    (kernel,) = json.loads(res.output)["files"][0]["kernels"]
+    assert "tensor map of zero bytes" in kernel["tensor_map_note"]
+
+
 PARAMS_CU = """
 struct Params { const float *in; float *out; int n; int ld; int pad; };
 __global__ void params_kernel(Params p) {

@@ -290,6 +290,8 @@ def notes(kernel: KernelTrace) -> list[Block]:
     notes += [f"note: {kernel.records_note}"] if kernel.records_note else []
     notes += [f"note: {kernel.clock_note}"] if kernel.clock_note else []
     out += [Styled(text, "dim") for text in notes]
+    if kernel.tensor_map_note:
+        out.append(Styled(f"note: {kernel.tensor_map_note}", "yellow"))
     if launch.unset_constants:
         out.append(
             Styled(

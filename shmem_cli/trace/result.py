@@ -239,6 +239,8 @@ class KernelTrace:
     # what a trace whose records passed their bound and were folded lacks (in words), else None
     records_note: str | None = None
     clock_note: str | None = None  # a delay loop on the clock fast-forwarded (in words), else None
+    # TMA copies through zero-byte maps of a --params block (in words: how to encode them)
+    tensor_map_note: str | None = None
 
     @property
     def data_dependent(self) -> bool:
@@ -299,6 +301,7 @@ class KernelTrace:
             "build_cached": self.cached is not None,
             "records_note": self.records_note,
             "clock_note": self.clock_note,
+            "tensor_map_note": self.tensor_map_note,
             **self.launch.to_json(),
             "instructions_executed": self.instructions_executed,
             "accesses": [a.to_json() for a in self.accesses],

@@ -330,6 +330,7 @@ def trace_kernel(
         records=tuple(trace.records),
         records_note=_folded_note(trace.records, budget),
         clock_note=clock_note(trace.clock_spins),
+        tensor_map_note=zero_map_note(plan, skipped),
         fills=trace.fills,
         # nothing ran through the shared-memory pipe: no contention for it to note
         fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks) if accesses else None,
@@ -344,6 +345,24 @@ def _folded_note(records: Any, budget: Budget) -> str | None:
         f"the requests passed the records' bound ({budget.recorded_bytes >> 20} MiB) and were "
         "costed in parts as they came: every total is exact, but no heat map is kept and "
         "--suggest re-costs only the last part's requests"
+    )
+
+
+def zero_map_note(plan: LaunchPlan, skipped: list[tuple[Any, int]]) -> str | None:
+    """The note of a launch from a parameter block (``--params``) whose TMA copies went
+    through tensor maps of zero bytes (a host program that ran without a GPU could not
+    encode them), else None."""
+    copies = sum(n for ins, n in skipped if ins.opcode.startswith("UTMA"))
+    if plan.param_image is None or not copies:
+        return None
+    return (
+        f"{copies:,} TMA instruction execution(s) (not modelled, above) went through a tensor "
+        f"map of zero bytes and moved no data: the maps in {plan.param_source} were never "
+        "encoded. A host program run without a GPU cannot encode them (cuTensorMapEncodeTiled "
+        "is the driver's; CUTLASS then prints 'Failed to initialize the TMA descriptor'): "
+        "build it with docs/examples/tensormap_standin.h (docs/recipes.md, 'Without a GPU') "
+        "and dump the block again, or give each map with --arg (KEY=tensormap:..., or "
+        "KEY+OFFSET=tensormap:... for one inside a struct: docs/trace.md, 'Tensor maps')"
     )
 
 

@@ -126,9 +126,15 @@ class TensorMap:
             )
         if any(not 1 <= d <= 1 << 32 for d in self.dims):
             raise TensorMapError("tensor-map dims must be between 1 and 2^32")
-        if any(s % 16 or s <= 0 or s >= 1 << 40 for s in self.strides):
+        # a stride of 0 is what CUTLASS passes for a batch of one (dims[k + 1] == 1), and the
+        # driver takes it there
+        if any(
+            s % 16 or s < 0 or s >= 1 << 40 or (s == 0 and self.dims[k + 1] != 1)
+            for k, s in enumerate(self.strides)
+        ):
             raise TensorMapError(
-                "tensor-map strides are bytes, positive multiples of 16 below 2^40"
+                "tensor-map strides are bytes, multiples of 16 below 2^40 (0 only for a "
+                "dimension of size 1)"
             )
         if any(s >= MAX_STRIDE for s in self.strides):  # the driver's 32-bit stride words
             raise TensorMapError(
