@@ -146,7 +146,7 @@ def test_steps_past_their_work_are_unknown(monkeypatch: pytest.MonkeyPatch) -> N
 def test_an_instruction_across_the_lanes_of_a_warp_gets_no_vector() -> None:
     # the shadow's lanes are blocks: R2UR's waterfall form takes each warp's first lane
     from shmem_cli.cuda.sass import parse_instruction
-    from shmem_cli.trace.emulator.ops.warp import waterfall
+    from shmem_cli.trace.emulator.ops.warp.collective import waterfall
 
     assert waterfall(parse_instruction("R2UR P0, UR4, R2 ;", 0, "k.cu", 1))
     assert not waterfall(parse_instruction("R2UR UR4, R2 ;", 0, "k.cu", 1))

@@ -28,8 +28,10 @@ from .ops import integer as ops_int
 from .ops import memory as ops_mem
 from .ops import mma as ops_mma
 from .ops import packed as ops_packed
-from .ops import warp as ops_warp
 from .ops import warpgroup as ops_warpgroup
+from .ops.warp import collective as ops_warp
+from .ops.warp import reconvergence as ops_reconverge
+from .ops.warp import special_registers as ops_special
 from .state import Block, Idx, TraceError
 from .sync import clock
 
@@ -46,6 +48,8 @@ FAMILIES: tuple[ModuleType, ...] = (
     ops_atomic,
     ops_ctrl,
     ops_warp,
+    ops_special,
+    ops_reconverge,
     ops_mma,
     ops_async,
     ops_warpgroup,

@@ -42,7 +42,7 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg, Special
 from ..operands import Dest
-from ..ops.warp import waterfall
+from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
 from . import agree
 from .shadow import Shadow

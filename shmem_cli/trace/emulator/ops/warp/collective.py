@@ -1,8 +1,5 @@
-"""Warp-level instructions: SHFL, VOTE/VOTEU, MATCH, REDUX and R2UR (a register into a
-uniform one; with a predicate, a waterfall loop's step), the special registers a thread
-reads its place from (S2R, S2UR, CS2R: thread and CTA ids, lane and lane masks, warp id),
-and warp reconvergence: ``BSSY``, ``BSYNC``, ``BREAK``, ``BMOV``, ``WARPSYNC``, ``YIELD``
-and ``NANOSLEEP`` (the rules: :mod:`..sync.convergence`).
+"""Warp-level collectives: SHFL, VOTE/VOTEU, MATCH, REDUX and R2UR (a register into a
+uniform one; with a predicate, a waterfall loop's step).
 
 They act on the lanes of each warp that execute the instruction in the same step;
 min-pc scheduling brings every converged lane of a warp to the instruction together.
@@ -18,21 +15,16 @@ every lane's ballot).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Imm, Reg, Special
-from ...distinct_rows import spread
-from ..op_table import Context, Step, op, unsupported
-from ..operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_regs, write_u32
-from ..state import BLOCKED, SHARED_WINDOW_HI, TAINT_BLOCK, TAINT_UNKNOWN, Block, Idx
-from ..sync.clock import CLOCKS
-from ..sync.convergence import block_at, pull
-from ..sync.convergence_state import AT_WARPSYNC, BARRIERS, YIELDING
-from ..trace_error import NotModelled
+from .....cuda.sass import Instruction
+from .....cuda.sass_operands import Reg
+from ....distinct_rows import spread
+from ...op_table import Context, Step, op, unsupported
+from ...operands import is_pred, read_pred, read_u32, read_u64, write_pred, write_u32
+from ...state import TAINT_UNKNOWN, Block, Idx
 
 _U = np.uint32
 
@@ -259,190 +251,5 @@ def _r2ur(ins: Instruction, ctx: Context) -> Step:
         chosen = v[first][which]
         w(b, ix, chosen, t)
         wp(b, ix, v != chosen, t)
-
-    return step
-
-
-_SPECIAL_TID = {"SR_TID.X": 0, "SR_TID.Y": 1, "SR_TID.Z": 2}
-_SPECIAL_CTA = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
-
-
-def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, Any]:
-    ids = b.ids(ix)
-    lane = b.lane[ix]
-    if name in _SPECIAL_TID:
-        return b.tid_xyz[_SPECIAL_TID[name]][ix].astype(np.uint32), 0
-    if name in _SPECIAL_CTA:  # differs between blocks: tainted so
-        return b.cta_idx[_SPECIAL_CTA[name]][b.cta[ids]].astype(np.uint32), TAINT_BLOCK
-    if name == "SR_LANEID":
-        return lane.astype(np.uint32), 0
-    if name == "SR_SWINHI":
-        return np.full(len(ids), SHARED_WINDOW_HI, dtype=np.uint32), 0
-    if name == "SR_CgaCtaId":  # the CTA's rank in its cluster: the same ranks in every
-        # cluster, and a grid's first cluster runs whole (grid.Watch): no taint
-        return b.cta_rank[b.cta[ids]].astype(np.uint32), 0
-    if name in ("SRZ", "SR_LMEMHIOFF"):  # LMEMHIOFF: the stack's lowest address, which the
-        # -O0/-G prologue checks the stack pointer against (a thread's local memory grows
-        # on first use here: its whole window, from 0)
-        return np.zeros(len(ids), dtype=np.uint32), 0
-    one = np.uint32(1)
-    masks: dict[str, Callable[[], Any]] = {
-        "SR_EQMASK": lambda: one << lane,
-        "SR_LTMASK": lambda: (one << lane) - one,
-        "SR_LEMASK": lambda: ((one << lane) - one) | (one << lane),
-        "SR_GTMASK": lambda: ~(((one << lane) - one) | (one << lane)),
-        "SR_GEMASK": lambda: ~((one << lane) - one),
-    }
-    if name in masks:
-        return np.asarray(masks[name](), dtype=np.uint32), 0
-    if name in ("SR_WARPID", "SR_VIRTID"):  # the warp within its CTA
-        return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
-    if name in CLOCKS:  # the CTA's SM clock or the global timer (sync/clock.py)
-        return b.clock.read(name, b.warp[ids], b.cta[ids], ins), TAINT_UNKNOWN
-    if name == "SR_SMID":  # the SM a block runs on is not known: each says 0, inexact
-        return np.zeros(len(ids), dtype=np.uint32), TAINT_UNKNOWN
-    raise NotModelled(f"special register {name} is not modelled", ins)
-
-
-@op("S2R", "S2UR", "CS2R")
-def _s2r(ins: Instruction, ctx: Context) -> Step:
-    ops = ins.operands
-    if len(ops) != 2 or not isinstance(ops[1], Special):
-        raise unsupported(ins)
-    name = ops[1].name
-    if ins.opcode == "CS2R" and "32" not in ins.mods:
-        w2 = write_regs(ops[0], 2, ins)
-
-        def step64(b: Block, ix: Idx) -> None:
-            v, t = special_value(b, name, ix, ins)  # a clock's: both words of one value
-            w2(b, ix, (v, b.clock.high if name in CLOCKS else np.zeros_like(v)), t)
-
-        return step64
-    w = write_u32(ops[0], ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        v, t = special_value(b, name, ix, ins)
-        w(b, ix, v, t)
-
-    return step
-
-
-def _barrier(ins: Instruction) -> int:
-    """The convergence barrier register an instruction names."""
-    regs = [o for o in ins.operands if isinstance(o, Reg) and o.kind == "B"]
-    if len(regs) != 1 or not 0 <= regs[0].index < BARRIERS:
-        raise unsupported(ins, "no convergence barrier register")
-    return regs[0].index
-
-
-@op("BSSY")
-def _bssy(ins: Instruction, ctx: Context) -> Step:
-    """``BSSY Bn, label``: the barrier waits for the lanes that execute this with the thread."""
-    reg = _barrier(ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        c, ids = b.converge, b.ids(ix)
-        _, lanes, inv = c.warp_lanes(ids)
-        c.start(reg, ids, lanes[inv])
-        c.yielded[ids] = False
-
-    return step
-
-
-@op("BSYNC", moves=True)
-def _bsync(ins: Instruction, ctx: Context) -> Step:
-    """``BSYNC Bn``: wait for the barrier's lanes (:mod:`.convergence`)."""
-    reg, index = _barrier(ins), ctx.position(ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        c, ids = b.converge, b.ids(ix)
-        _, running, inv = c.warp_lanes(ids)
-        if c.waiters == 0 and ((c.masks[reg][ids] & ~running[inv]) == 0).all():
-            c.leave(reg, ids)  # every lane it waits for is here: the usual case
-            c.yielded[ids] = False
-            return
-        block_at(b, ids, index, reg)
-
-    return step
-
-
-@op("BREAK", moves=True)
-def _break(ins: Instruction, ctx: Context) -> Step:
-    """``BREAK Bn``: the threads leave the barrier (a loop's early exit)."""
-    reg = _barrier(ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        ids = b.ids(ix)
-        b.converge.leave(reg, ids)
-        b.converge.masks[reg][ids] = 0
-
-    return step
-
-
-@op("BMOV")
-def _bmov(ins: Instruction, ctx: Context) -> Step:
-    """``BMOV.32.CLEAR Rd, Bn`` saves a barrier (and clears it), ``BMOV.32 Bn, Ra`` restores
-    it (a ``-G`` build's functions, a recursion): the value is the lanes the thread's barrier
-    waits for, a bit each (:meth:`..sync.convergence_state.Convergence.saved`)."""
-    ops = ins.operands
-    if len(ops) != 2 or not all(isinstance(o, Reg) for o in ops):
-        raise unsupported(ins)
-    dst, src = ops
-    assert isinstance(dst, Reg) and isinstance(src, Reg)
-    if dst.kind == "B" and src.kind == "R":
-        reg, read = _barrier(ins), read_u32(src, "i", ins)
-        return lambda b, ix: b.converge.restore(reg, b.ids(ix), read(b, ix)[0])
-    if dst.kind != "R" or src.kind != "B":
-        raise unsupported(ins)
-    w, reg, clear = write_u32(dst, ins), _barrier(ins), "CLEAR" in ins.mods
-
-    def save(b: Block, ix: Idx) -> None:
-        w(b, ix, b.converge.saved(reg, b.ids(ix), clear), 0)  # taint: the decisions' (taint_flow)
-
-    return save
-
-
-@op("WARPSYNC", moves=True)
-def _warpsync(ins: Instruction, ctx: Context) -> Step:
-    """``WARPSYNC mask`` (``.ALL``: every lane; ``.COLLECTIVE mask, label``: a collective
-    section's start): wait for the mask's live lanes to reach a ``WARPSYNC``."""
-    index = ctx.position(ins)
-    ops = [o for o in ins.operands if isinstance(o, Reg | Imm)]
-    read = None if "ALL" in ins.mods or not ops else read_u32(ops[0], "i", ins)
-
-    def step(b: Block, ix: Idx) -> None:
-        c, ids = b.converge, b.ids(ix)
-        every = (1 << c.ws) - 1
-        want: Any = np.full(len(ids), every, dtype=c.dt)
-        if read is not None:
-            v, _ = read(b, ix)
-            want = spread(v, len(ids)).astype(c.dt) & c.dt(every)
-        _, running, inv = c.warp_lanes(ids)
-        if c.waiters == 0 and ((want & ~running[inv]) == 0).all():
-            c.yielded[ids] = False
-            return
-        block_at(b, ids, index, AT_WARPSYNC, want)
-
-    return step
-
-
-@op(*sorted(YIELDING), moves=True)
-def _yield(ins: Instruction, ctx: Context) -> Step:
-    """``YIELD``, ``NANOSLEEP[.SYNCS]``: the thread is yielded; a ``NANOSLEEP`` without
-    ``.SYNCS`` (which wakes on an mbarrier's change) also sleeps until no other thread can
-    run."""
-    sleeps = ins.opcode == "NANOSLEEP" and "SYNCS" not in ins.mods
-    after = ctx.position(ins) + 1
-    bsyncs = np.full(len(ctx.function.instructions) + 1, -1, dtype=np.int64)
-    for i, x in enumerate(ctx.function.instructions):
-        bsyncs[i] = _barrier(x) if x.opcode == "BSYNC" else -1
-
-    def step(b: Block, ix: Idx) -> None:
-        ids = b.ids(ix)
-        b.converge.yielded[ids] = True
-        if sleeps:
-            b.converge.sleep[ids] = after
-            b.sched[ids] = BLOCKED
-        pull(b, ids, bsyncs)
 
     return step
