@@ -315,6 +315,16 @@ def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder() -> None:
         "hint: nvcc found no cute/tensor.hpp: give the folder that holds it with "
         "--nvcc-arg=-IFOLDER; CuTe and CUTLASS: --nvcc-arg=-I$CUTLASS/include"
     )
+    # CUTLASS's utility headers (CuTe's tutorials include cutlass/util/print_error.hpp) are
+    # not under include/
+    util = compiler_messages(
+        "/proj/k.cu:40:10: fatal error: cutlass/util/print_error.hpp: No such file or directory",
+        tree,
+    )
+    assert util.splitlines()[-1] == (
+        "hint: nvcc found no cutlass/util/print_error.hpp: give the folder that holds it with "
+        "--nvcc-arg=-IFOLDER; CUTLASS's utilities: --nvcc-arg=-I$CUTLASS/tools/util/include"
+    )
     own = compiler_messages(
         '/proj/k.cu(2): catastrophic error: cannot open source file "a/b.h"', tree
     )

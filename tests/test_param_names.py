@@ -76,6 +76,23 @@ def test_which_macros_count_as_global(source: str, names: list[str] | None) -> N
     assert param_names([source], "k", 2) == names
 
 
+def test_braces_inside_launch_bounds_do_not_end_the_declaration() -> None:
+    # the launch bounds computed from a layout built with braces (CuTe's tutorials' style);
+    # a kernel of our own in that style, its third parameter unnamed
+    source = (
+        "template <class Shape, class Layout>\n"
+        "__global__ static\n"
+        "__launch_bounds__(decltype(size(Layout{}))::value)\n"
+        "void\n"
+        "tile_copy(Shape shape, float const* in, Layout , float* out)\n"
+        "{ }\n"
+    )
+    assert param_names([source], "tile_copy<Shape, Layout>", 4) == ["shape", "in", None, "out"]
+    # a brace outside any parenthesis still ends what came before: no __global__ after it
+    plain = "__global__ void other() {}\nvoid tile_copy(int shape, int in, int x, int out) {}"
+    assert param_names([plain], "tile_copy", 4) is None
+
+
 def test_attribute_macros_are_skipped_in_a_declarator() -> None:
     # a macro before the type is one more word: a named parameter keeps its name, but an
     # unnamed one would take its type's name unless the macro is known to be an attribute

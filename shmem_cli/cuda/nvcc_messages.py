@@ -85,7 +85,13 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
     missing = _NO_HEADER.search("\n".join(out))
     if missing is not None:
         header = shorten(missing.group("gcc") or missing.group("edg") or "", 100)
-        hint = "; CuTe and CUTLASS: --nvcc-arg=-I$CUTLASS/include" if _library(header) else ""
+        hint = (
+            "; CUTLASS's utilities: --nvcc-arg=-I$CUTLASS/tools/util/include"
+            if header.startswith("cutlass/util/")
+            else "; CuTe and CUTLASS: --nvcc-arg=-I$CUTLASS/include"
+            if _library(header)
+            else ""
+        )
         out.append(
             f"hint: nvcc found no {header}: give the folder that holds it with "
             f"--nvcc-arg=-IFOLDER{hint}"

@@ -195,6 +195,22 @@ def _parameter_text(code: str, open_paren: int) -> str | None:
     return None
 
 
+def _statement_start(code: str, lo: int, end: int) -> int:
+    """The position of the ``;``, ``{`` or ``}`` that ends what precedes ``code[lo:end]``'s
+    declaration (``lo - 1`` if none): braces inside parentheses do not count, as in CuTe's
+    ``__launch_bounds__(decltype(size(CThreadLayout{}))::value)``."""
+    depth = 0
+    for k in range(end - 1, lo - 1, -1):
+        c = code[k]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth = max(0, depth - 1)
+        elif depth == 0 and c in ";{}":
+            return k
+    return lo - 1
+
+
 def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[str | None] | None:
     """The names of the ``count`` parameters of ``kernel_name`` in the first source text
     that declares it as ``__global__`` with that many parameters, else None."""
@@ -210,8 +226,7 @@ def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[st
             if n >= MAX_CANDIDATES:
                 break
             lo = max(0, m.start() - DECLARATION_REACH)
-            start = max(code.rfind(";", lo, m.start()), code.rfind("}", lo, m.start()))
-            start = max(start, code.rfind("{", lo, m.start()), lo - 1)
+            start = _statement_start(code, lo, m.start())
             directive = code.rfind("#", lo, m.start())  # the window starts past its line
             if directive >= 0:
                 end = code.find("\n", directive, m.start())
