@@ -182,3 +182,61 @@ def test_hostile_csvs_on_the_command_line(tmp_path: Path) -> None:
     inf.write_text(REAL.read_text().replace('"0","0","0","0",', '"1e309","0","0","0",', 1))
     ran = shmem("trace", str(ENTRY), "--grid", "1", "--compare", str(inf))
     assert ran.code in (1, 2) and "Traceback" not in ran.text
+
+
+def test_records_past_the_bound_are_refused_blank_lines_included(tmp_path: Path) -> None:
+    """256 MiB of blank lines (a 250 KiB gzip) took 100 s: one Python step a record."""
+    from shmem_cli.trace.ncu import exports
+
+    assert exports.MAX_RECORDS == 4_000_000
+    path = tmp_path / "blank.csv.gz"
+    text = HEAD + row(0x7F00) + "\n" * exports.MAX_RECORDS
+    path.write_bytes(gzip.compress(text.encode(), 9))
+    with pytest.raises(ShmemError) as err:
+        read_ncu_csv(path)
+    assert "holds more than 4,000,000 lines" in err.value.message
+    assert err.value.line == exports.MAX_RECORDS + 1
+    # the bound itself is a result: exactly MAX_RECORDS records are read
+    path.write_bytes(gzip.compress((HEAD + row(0x7F00) + "\n" * (3_999_997)).encode(), 9))
+    assert [t.kernel for t in read_ncu_csv(path)] == ["k"]
+
+
+def test_distinct_kernel_names_are_bounded_by_count_too(tmp_path: Path) -> None:
+    """1.3 million names of a few characters (28 MB) took 73 s to match, one by one; each
+    distinct name is matched once (``keep``: counted), at most MAX_NAMES of them."""
+    from shmem_cli.trace.ncu import exports
+
+    assert exports.MAX_NAMES == 100_000
+    asked: list[str] = []
+
+    def keep(name: str) -> bool:
+        asked.append(name)
+        return name == "k"
+
+    path = tmp_path / "names.csv"
+    names = "".join(f'"Kernel Name","{i:x}"\n' for i in range(exports.MAX_NAMES - 1))
+    path.write_text(HEAD + row(0x7F00) + names)  # "k" and 99,999 others: at the bound
+    assert [t.kernel for t in read_ncu_csv(path, keep)] == ["k"]  # the others have no rows
+    assert len(asked) == exports.MAX_NAMES
+    asked.clear()
+    path.write_text(HEAD + row(0x7F00) + names + '"Kernel Name","one more"\n')
+    with pytest.raises(ShmemError) as err:
+        read_ncu_csv(path, keep)
+    assert "names more than 100,000 distinct kernel names" in err.value.message
+    assert err.value.line == 3 + exports.MAX_NAMES
+    assert len(asked) == exports.MAX_NAMES  # the one past the bound is never matched
+
+
+def test_a_different_binary_quotes_the_csv_s_instructions_cut(tmp_path: Path) -> None:
+    """A Source field of 60,000 characters was printed whole, five times."""
+    from shmem_cli.render.compare_text import SASS_SHOWN, render_compare_text
+    from shmem_cli.trace.ncu.compare import KernelCompare
+
+    theirs = "LDS R0, [" + "R1+" * 20_000 + "]"
+    compare = KernelCompare("ncu.csv", "k", 1, 1, ((0, theirs, "LDS R0, [R1]"),) * 5, ())
+    text = render_compare_text([compare])
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) < 400
+    shown = [line for line in lines if "ncu: " in line]
+    assert len(shown) == 5
+    assert all(f"ncu: {theirs[: SASS_SHOWN - 3]}...  |  cubin: LDS R0, [R1]" in s for s in shown)

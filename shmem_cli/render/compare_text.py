@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..plumbing.errors import file_line, one_line
+from ..plumbing.errors import file_line, one_line, shorten
 from ..trace.ncu.compare import VERDICTS, ComparedTrace, KernelCompare
 from .options import RenderOptions
 from .plain import Block, Column, Styled, Table, layout
@@ -13,6 +13,10 @@ from .text import to_rich, to_string
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+
+
+#: characters of an instruction's text shown where the CSV's and the cubin's differ
+SASS_SHOWN = 120
 
 
 def _pair(ncu: int | None, shmem: int) -> str:
@@ -38,7 +42,9 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
             ]
             for pc, theirs, mine in c.binary_differs[:5]:
                 where = f"0x{pc:04x}" if pc >= 0 else "count"
-                lines.append(f"  {where}  ncu: {one_line(theirs)}  |  cubin: {one_line(mine)}")
+                # the CSV's text is anyone's: a field may hold 128 KiB
+                theirs, mine = shorten(theirs, SASS_SHOWN), shorten(mine, SASS_SHOWN)
+                lines.append(f"  {where}  ncu: {theirs}  |  cubin: {mine}")
             out.append("\n".join(lines) + "\n")
             continue
         counts = c.counts()

@@ -36,9 +36,16 @@ MAX_ROWS = 1_000_000  # instruction rows kept, over every table of the kernels c
 MAX_OTHER_NAMES = 20  # names of other kernels' tables kept for an error
 MAX_RAW_ROWS = 100_000  # launches of the raw page kept
 MAX_TABLES = 10_000  # tables (profiled launches) of the kernels compared
+#: records of one CSV, blank ones included: ncu's rows take 250 bytes or more, so a 256 MiB
+#: export has about a million; each record costs Python's loop a microsecond or two, and
+#: 256 MiB of blank lines (a 250 KiB gzip) took 100 s before this bound
+MAX_RECORDS = 4_000_000
 #: characters of the distinct kernel names of one CSV (each is matched against the kernels
 #: traced, at about 6 MiB a second)
 MAX_NAME_CHARS = 8 << 20
+#: distinct kernel names of one CSV: each costs its match some 50 microseconds however short
+#: (1.3 million names of a few characters, 28 MB, took 73 s before this bound)
+MAX_NAMES = 100_000
 EXECUTED, WAVEFRONTS, IDEAL = SOURCE_COLUMNS.all
 COUNTERS = (EXECUTED, WAVEFRONTS, IDEAL)
 
@@ -57,7 +64,7 @@ def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
     # first field, which would hide its "Kernel Name" or "ID"
     stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
     reader = csv.reader(stream)
-    while True:
+    for _ in range(MAX_RECORDS):
         try:
             record = next(reader)
         except StopIteration:
@@ -72,6 +79,20 @@ def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
                 code="input",
             ) from None
         yield reader.line_num, record
+    try:
+        more = next(reader, None) is not None
+    except csv.Error:
+        more = True
+    if more:
+        raise ShmemError(
+            f"the CSV holds more than {MAX_RECORDS:,} lines, where a {MAX_CSV_BYTES >> 20} MiB "
+            "export of Nsight Compute has about a million (blank lines?): export the kernel "
+            "you trace (ncu -i REPORT --page source --csv --print-source sass "
+            "--kernel-name NAME --launch-count 1)",
+            path=where,
+            pos=SourcePos(reader.line_num, 1),
+            code="input",
+        )
 
 
 class _Names:
@@ -86,9 +107,14 @@ class _Names:
         if name in self.seen:
             return
         self.chars += len(name)
-        if self.chars > MAX_NAME_CHARS:
+        if self.chars > MAX_NAME_CHARS or len(self.seen) >= MAX_NAMES:
+            much = (
+                f"{MAX_NAME_CHARS >> 20} MiB of distinct kernel names"
+                if self.chars > MAX_NAME_CHARS
+                else f"{MAX_NAMES:,} distinct kernel names"
+            )
             raise ShmemError(
-                f"the CSV names more than {MAX_NAME_CHARS >> 20} MiB of distinct kernel names: "
+                f"the CSV names more than {much}: "
                 "export the kernel you trace (ncu --kernel-name NAME --launch-count 1)",
                 path=self.where,
                 pos=SourcePos(line, 1),
