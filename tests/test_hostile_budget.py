@@ -30,7 +30,7 @@ from shmem_cli.trace.aggregate import trace_access
 from shmem_cli.trace.distinct_rows import RecordsFull
 from shmem_cli.trace.emulator import budget
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
-from shmem_cli.trace.requests import Recorder
+from shmem_cli.trace.recorder import Recorder
 
 from .conftest import HANG_S, TRACE_DATA, needs_nvdisasm
 from .hostile import CUBIN, CUBIN2, PEAK_LIMIT_MIB, quiet, refused, shmem

@@ -21,7 +21,8 @@ from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.trace.aggregate import records_costs, trace_access
 from shmem_cli.trace.emulator import budget
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
-from shmem_cli.trace.requests import InstructionRecords, Recorder
+from shmem_cli.trace.recorder import Recorder
+from shmem_cli.trace.requests import InstructionRecords
 
 from . import hopper_lab as lab
 from .conftest import TRACE_DATA, needs_nvdisasm

@@ -109,7 +109,7 @@ def records_costs(
     for each range: the engine's totals and the worst request, each distinct request asked
     of the engine once for all the ranges; the first range's worst request explained lane by
     lane and, with ``heat``, its warp x occurrence heat map of ``warps`` warps or more.
-    Without one, it is what :meth:`.requests.Recorder.fold` folds away (the tracer's
+    Without one, it is what :meth:`.recorder.Recorder.fold` folds away (the tracer's
     coster), whose ``warps`` is None: the warps its requests span, the report's count
     (:func:`trace_access`'s, known once the run has ended) the larger where merged."""
     whole = rec.batch(arch, distinct=True)

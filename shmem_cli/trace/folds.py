@@ -1,7 +1,7 @@
 """Costs added up: the sums a trace keeps of requests it no longer holds.
 
 A trace's records have a bound (:mod:`.emulator.budget`); records that reach it are costed,
-summed per instruction and dropped (:meth:`.requests.Recorder.fold`). A grid traced by class
+summed per instruction and dropped (:meth:`.recorder.Recorder.fold`). A grid traced by class
 counts a class's block's requests again for the other blocks of its class, ``times`` over.
 Both keep a :class:`Tally` per instruction. The arithmetic of costs lives here too: what
 :mod:`.aggregate` does with the requests still held is what the tallies do with those gone,

@@ -338,7 +338,7 @@ def trace_kernel(
 
 
 def _folded_note(records: Any, budget: Budget) -> str | None:
-    """What a trace whose records were folded (:meth:`.requests.Recorder.fold`) lacks."""
+    """What a trace whose records were folded (:meth:`.recorder.Recorder.fold`) lacks."""
     if not any(rec.folded.cost is not None for rec in records):
         return None
     return (

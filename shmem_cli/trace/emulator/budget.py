@@ -17,7 +17,7 @@ takes about a minute) and stop an endless loop of any block within seconds:
 * the requests recorded for the report may take :data:`MAX_RECORDED_BYTES` (384 MiB), the copy
   an array makes as it grows included (checked before each growth: ``distinct_rows.Allowance``);
   records that reach it are costed, summed per instruction and dropped, and the trace goes on
-  (``requests.Recorder.fold``).
+  (``recorder.Recorder.fold``).
 
 Past a budget the trace stops with an error placed at the loop it was in: the
 instructions the block executed most, by source line and SASS offset, and the option

@@ -35,7 +35,8 @@ from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Const
 from ...hardware import misc
 from ..distinct_rows import RecordsFull
-from ..requests import Coster, InstructionRecords, Recorder, TmaFill
+from ..recorder import Recorder
+from ..requests import Coster, InstructionRecords, TmaFill
 from . import budget as budgets
 from . import grid as grids
 from . import taint_flow

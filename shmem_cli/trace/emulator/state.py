@@ -37,7 +37,7 @@ import numpy as np
 
 from ...hardware import dsmem
 from ...hardware.arch import SM90
-from ..requests import Recorder
+from ..recorder import Recorder
 from .global_memory import BUFFER_GROUPS, GLOBAL_BASE, TAINT_GLOBAL, Buffer, GlobalMemory
 from .sync.calls import LOCAL_BYTES, CallPaths
 from .sync.clock import Clock

@@ -12,7 +12,7 @@ batches (sampled where they pass the budget), as every block did before.
 
 :class:`ClassCounts` keeps what each class's block counted besides its requests (a
 :class:`Counts`, the difference of the run's) to count again for the rest of its class; the
-recorder counts its requests again (:meth:`...requests.Recorder.close_class`), those kept and
+recorder counts its requests again (:meth:`...recorder.Recorder.close_class`), those kept and
 those folded away as the records reached their bound alike.
 """
 
@@ -96,7 +96,7 @@ def _plus(base: dict[int, int], more: dict[int, int], times: int) -> dict[int, i
 @frozen
 class ClassCounts:
     """What one class's block counted besides its requests (those the recorder counts again:
-    :meth:`...requests.Recorder.close_class`), and how many more blocks it stands for."""
+    :meth:`...recorder.Recorder.close_class`), and how many more blocks it stands for."""
 
     block: int  # its number in launch order
     extra: int  # the blocks of its class besides it
