@@ -111,6 +111,40 @@ def test_a_csv_without_metric_columns_is_an_error() -> None:
         ncu.parse_csv('"ID","Kernel Name","gpu__time_duration.sum"\n"0","k","5"\n', "x.csv")
 
 
+def _rows(launches: int, metrics: int = 1) -> str:
+    head = '"ID","Kernel Name","Metric Name","Metric Value"\n'
+    return head + "".join(
+        f'"{i}","k{i}","m{j}","1"\n' for i in range(launches) for j in range(metrics)
+    )
+
+
+def test_launches_past_the_bound_are_an_error_at_their_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each launch keeps a table of its metrics: 1.5 million one-row launches (25 MB, under
+    the 64 MiB a file may hold) took 1 GiB."""
+    assert ncu.MAX_LAUNCHES == 100_000
+    monkeypatch.setattr(ncu, "MAX_LAUNCHES", 5)
+    text = "==PROF== Connected\n" + _rows(5, 2)  # the CSV's header is line 2
+    assert [launch.kernel for launch in ncu.parse_csv(text, "x.csv")][-1] == "k4"
+    with pytest.raises(ShmemError) as err:
+        ncu.parse_csv("==PROF== Connected\n" + _rows(6, 2), "x.csv")
+    assert err.value.message.startswith("more than 5 launches: shmem verify's own profile")
+    assert (err.value.path, err.value.line) == ("x.csv", 2 + 5 * 2 + 1)  # the sixth's row
+
+
+def test_rows_past_the_bound_are_an_error_at_their_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert ncu.MAX_ROWS == 1_000_000
+    monkeypatch.setattr(ncu, "MAX_ROWS", 10)
+    text = _rows(3, 3)  # the header and 9 rows: 10 CSV lines
+    assert len(ncu.parse_csv(text + "\n" * 1000, "x.csv")) == 3
+    with pytest.raises(ShmemError) as err:
+        ncu.parse_csv(text + "\n" * 1000 + '"3","k3","m0","1"\n', "x.csv")
+    assert "more than 10 CSV rows" in err.value.message and err.value.line == 1011
+
+
 # --- the counter cases of issue 14, with counters measured on the H200 -------------------
 # tests/data/trace/measured.json (the project's own kernels, one launch each)
 

@@ -148,14 +148,29 @@ def parse_value(text: str) -> float | None:
     return float(t.replace(",", ""))
 
 
+#: rows of one ncu --csv file, the header included (one metric of one launch each: ncu
+#: writes about 300 bytes a row, so a file of MAX_CSV_BYTES holds about 220,000)
+MAX_ROWS = 1_000_000
+#: launches of one file (verify profiles one kernel an access); each keeps its metrics
+MAX_LAUNCHES = 100_000
+
+
 def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
     """Every kernel launch in ``ncu --csv`` output, in order.
 
     ncu interleaves its own ``==PROF==`` lines and the program's output with the
     CSV; only lines that start with a double quote are CSV. One row holds one
-    metric of one launch (``ID`` numbers the launches).
+    metric of one launch (``ID`` numbers the launches). At most :data:`MAX_ROWS` rows
+    and :data:`MAX_LAUNCHES` launches are read (1.5 million rows of short launches, 25 MB,
+    held 1 GiB); the lines are looked at one at a time (a list of 60 million blank ones
+    took 600 MB).
     """
-    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.startswith('"')]
+    numbered: list[tuple[int, str]] = []
+    for n, row in enumerate(io.StringIO(text, newline=None), 1):
+        if row.startswith('"'):
+            if len(numbered) == MAX_ROWS:
+                raise _too_many(f"{MAX_ROWS:,} CSV rows", source, n)
+            numbered.append((n, row.rstrip("\n")))
     if not numbered:
         raise ShmemError("no CSV rows found: is this the output of ncu --csv?", path=source)
     reader = csv.DictReader(io.StringIO("\n".join(line for _, line in numbered)))
@@ -166,6 +181,23 @@ def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
         raise ShmemError(
             f"not ncu --csv output: {exc}", path=source, pos=SourcePos(line, 1), code="ncu"
         ) from None
+    except _TooManyLaunches:
+        line = numbered[min(reader.line_num, len(numbered)) - 1][0]
+        raise _too_many(f"{MAX_LAUNCHES:,} launches", source, line) from None
+
+
+class _TooManyLaunches(Exception):
+    """Raised by :func:`_launches` past :data:`MAX_LAUNCHES` (placed by :func:`parse_csv`)."""
+
+
+def _too_many(what: str, source: str, line: int) -> ShmemError:
+    return ShmemError(
+        f"more than {what}: shmem verify's own profile of a spec holds one launch an access "
+        "(about 20 rows each); give the ncu.csv that run.sh or --keep wrote for these specs",
+        path=source,
+        pos=SourcePos(line, 1),
+        code="ncu",
+    )
 
 
 def _launches(reader: csv.DictReader[str], source: str) -> list[Launch]:
@@ -185,6 +217,8 @@ def _launches(reader: csv.DictReader[str], source: str) -> list[Launch]:
         kernel = (row["Kernel Name"] or "").split("(")[0].strip()
         launch_id = row.get("ID") or kernel
         if launch_id not in launches:
+            if len(launches) == MAX_LAUNCHES:
+                raise _TooManyLaunches
             launches[launch_id] = {}
             names[launch_id] = kernel
             cc[launch_id] = row.get("CC") or ""
