@@ -36,7 +36,8 @@ def shared_op_of(ins: Instruction) -> AccessKind | None:
 
 
 def wgmma_kind() -> AccessKind:
-    """A wgmma's operand reads (costed by the measured rule of :mod:`.wgmma`, not by lanes)."""
+    """A wgmma's operand reads (costed by the measured rule of :mod:`.tensor_units.wgmma`,
+    not by lanes)."""
     return AccessKind(ops.WGMMA.name, ops.WGMMA.widths[0])
 
 

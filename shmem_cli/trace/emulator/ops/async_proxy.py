@@ -7,7 +7,7 @@ mbarrier from URa+1 and the n coordinates from URa+2..; ``UTMASTG.nD [URa], [URb
 shared source from URa and the coordinates from URa+1..; URb:URb+1 is the generic address
 of the tensor map (a ``__grid_constant__`` parameter: ``c[0x0][0x198]`` holds the generic
 address of the parameters). A copy completes on its mbarrier at once (:mod:`.mbarrier`);
-the data moves as :mod:`.tma` says. A tensor map that was not given (zero bytes) moves
+the data moves as :mod:`..tensor_units.tma` says. A tensor map that was not given (zero bytes) moves
 nothing: its barrier is completed as if the bytes it expects had come, and the instruction
 is listed as not modelled.
 """
@@ -23,13 +23,13 @@ import numpy as np
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Mem, Reg
 from ...kernel.tensormap import describe
-from .. import tma
 from ..access_kind import tma_kind
 from ..memory_bytes import element_reduction
 from ..memory_bytes import reduction_name as _reduction_name
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, write_pred, write_u32
 from ..state import BLOCKED, Block, Idx, TraceError
+from ..tensor_units import tma
 from .memory import address, shared_offsets
 
 

@@ -18,7 +18,7 @@ from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
-from ..wgmma import fp8_values
+from ..tensor_units.wgmma import fp8_values
 from .floating import as_f32, canonical_nan16, flush, round_f32, rounding_mode
 
 _U = np.uint32
@@ -280,7 +280,7 @@ def _clamp(typ: str) -> Any:
 
 def _fp8_halves(fmt: str) -> Any:
     """The half-precision bits of each of the 256 bytes of an 8-bit float format (their
-    values: :func:`..wgmma.fp8_values`; every one is a half exactly). A NaN becomes the
+    values: :func:`..tensor_units.wgmma.fp8_values`; every one is a half exactly). A NaN becomes the
     canonical half NaN 0x7FFF."""
     values = fp8_values(fmt.lower())
     bits = values.astype(np.float16).view(np.uint16).astype(_U)

@@ -1,5 +1,5 @@
 """sm_90 ``wgmma`` (``HGMMA``/``IGMMA``/``QGMMA``) and ``WARPGROUP``: the operands read
-through :mod:`..wgmma`'s descriptors, the product computed, and one request per warp
+through :mod:`..tensor_units.wgmma`'s descriptors, the product computed, and one request per warp
 recorded with the measured cost.
 """
 
@@ -11,11 +11,11 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Gdesc, Reg, Special
-from .. import wgmma
 from ..access_kind import wgmma_kind
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_regs, write_regs
 from ..state import TAINT_UNKNOWN, Block, Idx, TraceError
+from ..tensor_units import wgmma
 from .async_proxy import ur64
 
 

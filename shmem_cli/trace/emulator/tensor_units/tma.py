@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ...cuda.sass import Instruction
-from ..kernel.tensormap import TensorMap, TensorMapError, decode
-from .op_table import unsupported
-from .state import PARAM_WINDOW, TAINT_GLOBAL, Block, TraceError
+from ....cuda.sass import Instruction
+from ...kernel.tensormap import TensorMap, TensorMapError, decode
+from ..op_table import unsupported
+from ..state import PARAM_WINDOW, TAINT_GLOBAL, Block, TraceError
 
 _MASK = {0: 0, 32: 1, 64: 3, 128: 7}
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...plumbing.frozen import frozen
+from ....plumbing.frozen import frozen
 from .tma import swizzle
 
 if TYPE_CHECKING:
