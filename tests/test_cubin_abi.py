@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from shmem_cli.trace.kernel.binary_formats.elf_arch import cubin_arch
 from shmem_cli.trace.kernel.cubin import read_cubin
-from shmem_cli.trace.kernel.elf_arch import cubin_arch
 
 from .conftest import TEST_DATA
 

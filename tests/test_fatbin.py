@@ -1,4 +1,4 @@
-"""Cubins read from a host ELF's fat binary (shmem_cli/trace/kernel/fatbin.py).
+"""Cubins read from a host ELF's fat binary (shmem_cli/trace/kernel/binary_formats/fatbin.py).
 
 The host file is built here byte by byte: an ELF64 header, a ``.nv_fatbin`` section
 holding one fat binary with two ELF entries for sm_90 (two translation units whose
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from shmem_cli.trace.kernel.fatbin import FATBIN_MAGIC, cubins_for_arch
+from shmem_cli.trace.kernel.binary_formats.fatbin import FATBIN_MAGIC, cubins_for_arch
 
 from .conftest import TRACE_DATA as DATA
 

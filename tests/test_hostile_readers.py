@@ -16,9 +16,13 @@ from typing import Any
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.kernel import fatbin
+from shmem_cli.trace.kernel.binary_formats import fatbin
+from shmem_cli.trace.kernel.binary_formats.fatbin import (
+    FATBIN_MAGIC,
+    cubins_for_arch,
+    cubins_in_file,
+)
 from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
-from shmem_cli.trace.kernel.fatbin import FATBIN_MAGIC, cubins_for_arch, cubins_in_file
 
 from .conftest import needs_nvdisasm
 from .hostile import CUBIN, refused, shmem
@@ -98,7 +102,7 @@ def test_names_that_overlap_are_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     """A symbol table of 200,000 entry functions all named by one 50 KB string: 10 GB of
     names if each were read; refused once their bytes pass twice the file's size (about 10
     MB: some 200 names read, where the file holds 200,000)."""
-    from shmem_cli.trace.kernel.elf import Elf
+    from shmem_cli.trace.kernel.binary_formats.elf import Elf
 
     names = _spy(monkeypatch, Elf, "_string", 1000, "names read")
     long_name = b"k" * 50_000 + b"\0"

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.kernel.binary_formats.fatbin import FATBIN_MAGIC, cubins_for_arch
 from shmem_cli.trace.kernel.buffers import npy_data
 from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
-from shmem_cli.trace.kernel.fatbin import FATBIN_MAGIC, cubins_for_arch
 from shmem_cli.trace.ncu.exports import read_ncu_csv
 from shmem_cli.trace.triton.cache import TritonEntry
 from shmem_cli.trace.triton.metadata import read_metadata

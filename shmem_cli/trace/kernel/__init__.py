@@ -1,2 +1,2 @@
-"""The kernel as read: cubins, fat binaries, parameter names, demangled names, tensor
-maps, and the launch built from the command line."""
+"""The kernel as read: cubins (their ELF and fat-binary containers in ``binary_formats/``),
+parameter names, demangled names, tensor maps, and the launch built from the command line."""

@@ -1,6 +1,6 @@
 """What a kernel file is (CUDA source, cubin, or a host executable or shared library) and
-the cubins an executable holds: read from its fat binary (:mod:`.fatbin`), or extracted
-with ``cuobjdump`` where the fat binary's entries are compressed."""
+the cubins an executable holds: read from its fat binary (:mod:`.binary_formats.fatbin`),
+or extracted with ``cuobjdump`` where the fat binary's entries are compressed."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ...plumbing import fsutil
 from ...plumbing.bounded_read import read_prefix
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
-from .fatbin import cubins_in_file
+from .binary_formats.fatbin import cubins_in_file
 
 ELF_MAGIC = b"\x7fELF"
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")

@@ -32,9 +32,9 @@ from ...cuda.launch_values import LaunchError, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
+from .binary_formats.elf import SHT_NOBITS, Elf
 from .buffers import read_buffer
 from .cubin import MAX_CUBIN_BYTES
-from .elf import SHT_NOBITS, Elf
 from .externals import (
     GlobalSlot,
     code_data,

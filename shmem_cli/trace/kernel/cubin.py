@@ -28,8 +28,8 @@ from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ..ncu.names import same_kernel
-from .elf import EM_CUDA, SHT_NOBITS, Elf
-from .elf_arch import CubinArch, cubin_arch
+from .binary_formats.elf import EM_CUDA, SHT_NOBITS, Elf
+from .binary_formats.elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
 MAX_CUBIN_BYTES = 64 << 20

@@ -22,7 +22,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 
 from ...plumbing.frozen import frozen
-from .elf import SHT_NOBITS, SHT_REL, SHT_RELA, STT_FUNC, Elf, Section
+from .binary_formats.elf import SHT_NOBITS, SHT_REL, SHT_RELA, STT_FUNC, Elf, Section
 
 #: where the addresses given to external functions start, 16 bytes apart
 EXTERNAL_BASE = 0xFFFF_FF00_0000_0000

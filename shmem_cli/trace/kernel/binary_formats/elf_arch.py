@@ -27,7 +27,7 @@ not an SM.
 
 from __future__ import annotations
 
-from ...plumbing.frozen import frozen
+from ....plumbing.frozen import frozen
 
 ABI_V2 = 8  # the first ABI version of the second layout
 ACCEL_V1 = 0x800

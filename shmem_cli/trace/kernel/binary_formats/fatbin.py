@@ -53,7 +53,7 @@ def cubins_in_file(path: str | Path, arch: str) -> list[bytes]:
     Raises :class:`~shmem_cli.plumbing.errors.ShmemError` when ``path`` is not a regular
     file that can be read; returns [] when it holds no cubin this reader can take (more
     than :data:`MAX_SECTION_BYTES` of fat binaries, compressed entries)."""
-    from ...plumbing.bounded_read import open_regular
+    from ....plumbing.bounded_read import open_regular
 
     fd = open_regular(os.fspath(path), "executable", "invalid-kernel")
     try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from ...plumbing.errors import ShmemError
-from ...plumbing.frozen import frozen
+from ....plumbing.errors import ShmemError
+from ....plumbing.frozen import frozen
 
 EM_CUDA = 190
 SHT_SYMTAB = 2
