@@ -229,7 +229,7 @@ def test_distinct_kernel_names_are_bounded_by_count_too(tmp_path: Path) -> None:
 
 def test_a_different_binary_quotes_the_csv_s_instructions_cut(tmp_path: Path) -> None:
     """A Source field of 60,000 characters was printed whole, five times."""
-    from shmem_cli.render.compare_text import SASS_SHOWN, render_compare_text
+    from shmem_cli.render.trace.compare import SASS_SHOWN, render_compare_text
     from shmem_cli.trace.ncu.compare import KernelCompare
 
     theirs = "LDS R0, [" + "R1+" * 20_000 + "]"

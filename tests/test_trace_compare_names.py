@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
-from shmem_cli.render.compare_text import render_compare_text
+from shmem_cli.render.trace.compare import render_compare_text
 from shmem_cli.trace.ncu.compare import InstructionCompare, KernelCompare
 from shmem_cli.trace.ncu.names import bare, canonical, same_kernel
 from shmem_cli.trace.ncu.ops import OpCompare

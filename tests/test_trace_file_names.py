@@ -12,7 +12,7 @@ from shmem_cli.cuda.sass import Instruction
 from shmem_cli.lint.compiled_compare import Group
 from shmem_cli.plumbing.errors import file_line
 from shmem_cli.render.options import RenderOptions
-from shmem_cli.render.trace_text import render_trace_text
+from shmem_cli.render.trace.view import render_trace_text
 from shmem_cli.trace.emulator.grid import Differs
 from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.result import FileTrace, TraceResult
@@ -64,7 +64,7 @@ def test_lint_names_the_line_on_one_line() -> None:
 
 
 def test_compare_output_keeps_names_on_one_line() -> None:
-    from shmem_cli.render.compare_text import render_compare_text
+    from shmem_cli.render.trace.compare import render_compare_text
     from shmem_cli.trace.ncu.compare import InstructionCompare, KernelCompare
 
     row = InstructionCompare(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from shmem_cli.render.trace_text import blocks_counted
+from shmem_cli.render.trace.view import blocks_counted
 from shmem_cli.trace.result import GridCoverage, LaunchInfo
 
 ONE = LaunchInfo(

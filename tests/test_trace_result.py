@@ -18,7 +18,7 @@ from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.hardware.ops import OP_NAMES
 from shmem_cli.render.options import RenderOptions
-from shmem_cli.render.trace_text import render_trace_text
+from shmem_cli.render.trace.view import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
 from shmem_cli.trace.requests import InstructionRecords
 from shmem_cli.trace.result import (

@@ -77,15 +77,15 @@ def _overview() -> ReportView:
 
 
 def _trace() -> ReportView:
-    from . import trace_text
+    from .trace import view
 
-    return ReportView(trace_text.render_trace_text, trace_text.trace_renderables)
+    return ReportView(view.render_trace_text, view.trace_renderables)
 
 
 def _compared_trace() -> ReportView:
-    from . import compare_text
+    from .trace import compare
 
-    return ReportView(compare_text.render_compared_text, compare_text.compared_renderables)
+    return ReportView(compare.render_compared_text, compare.compared_renderables)
 
 
 def _sweep() -> ReportView:

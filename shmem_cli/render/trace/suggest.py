@@ -3,12 +3,12 @@ changes, each said in the kernel's own terms with the new counts per instruction
 
 from __future__ import annotations
 
-from ..hardware.ops import OP_NAMES as TRACE_OPS
-from ..hardware.swizzle import tma_mode
-from ..plumbing.errors import file_line
-from ..trace.fixes.layout_search import ArraySuggestions, Suggestion
-from ..trace.result import KernelTrace
-from .plain import Block, Column, Styled, Table
+from ...hardware.ops import OP_NAMES as TRACE_OPS
+from ...hardware.swizzle import tma_mode
+from ...plumbing.errors import file_line
+from ...trace.fixes.layout_search import ArraySuggestions, Suggestion
+from ...trace.result import KernelTrace
+from ..plain import Block, Column, Styled, Table
 
 SHOWN_INSTRUCTIONS = 12  # instructions listed under one suggestion (the rest counted)
 

@@ -8,9 +8,9 @@ atomics, provisional or inexact figures), most saying what to give to make them 
 
 from __future__ import annotations
 
-from ..plumbing.errors import file_line
-from ..trace.result import CP_ASYNC_NOTE, KernelTrace
-from .plain import Block, Column, Styled, Table
+from ...plumbing.errors import file_line
+from ...trace.result import CP_ASYNC_NOTE, KernelTrace
+from ..plain import Block, Column, Styled, Table
 
 
 def where(file: str | None, line: int | None) -> str:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..hardware import ops
-from ..hardware.ops import OP_NAMES
-from ..model import CONTENDED
-from ..plumbing.errors import brief_name, one_line
-from ..trace.result import FileTrace, KernelTrace, TraceAccess, TraceResult
-from ..trace.traced_launch import LaunchInfo
-from .options import RenderOptions
-from .plain import Block, Cell, Column, Styled, Table, layout
-from .text import (
+from ...hardware import ops
+from ...hardware.ops import OP_NAMES
+from ...model import CONTENDED
+from ...plumbing.errors import brief_name, one_line
+from ...trace.result import FileTrace, KernelTrace, TraceAccess, TraceResult
+from ...trace.traced_launch import LaunchInfo
+from ..options import RenderOptions
+from ..plain import Block, Cell, Column, Styled, Table, layout
+from ..text import (
     DEFAULT_WIDTH,
     access_block,
     excess_cell,
@@ -28,8 +28,8 @@ from .text import (
     to_rich,
     to_string,
 )
-from .trace_notes import not_modelled_block, notes, wgmma_block, where
-from .trace_suggest_text import suggestion_blocks
+from .notes import not_modelled_block, notes, wgmma_block, where
+from .suggest import suggestion_blocks
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -215,7 +215,7 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
 
 def _details(accesses: tuple[TraceAccess, ...], options: RenderOptions, every: bool) -> list[Block]:
     """Bank table and heat map of each access with bank conflicts (of each, with ``every``)."""
-    from .heatmap import heatmap
+    from ..heatmap import heatmap
 
     out: list[Block] = []
     for a in accesses:

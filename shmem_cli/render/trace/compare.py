@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..plumbing.errors import file_line, one_line, shorten
-from ..trace.ncu.compare import VERDICTS, ComparedTrace, KernelCompare
-from .options import RenderOptions
-from .plain import Block, Column, Styled, Table, layout
-from .text import to_rich, to_string
+from ...plumbing.errors import file_line, one_line, shorten
+from ...trace.ncu.compare import VERDICTS, ComparedTrace, KernelCompare
+from ..options import RenderOptions
+from ..plain import Block, Column, Styled, Table, layout
+from ..text import to_rich, to_string
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -131,13 +131,13 @@ def _laid_out(blocks: Sequence[Block], width: int) -> str:
 
 def render_compared_text(report: ComparedTrace, options: RenderOptions) -> str:
     """The trace's text report, then the comparison."""
-    from .trace_text import render_trace_text
+    from .view import render_trace_text
 
     return render_trace_text(report.trace, options) + "\n" + render_compare_text(report.compares)
 
 
 def compared_renderables(report: ComparedTrace, options: RenderOptions) -> list[RenderableType]:
     """The pictures of a compared trace: the trace's."""
-    from .trace_text import trace_renderables
+    from .view import trace_renderables
 
     return trace_renderables(report.trace, options)
