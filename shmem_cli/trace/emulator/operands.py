@@ -197,6 +197,9 @@ def _half_sel(sel: tuple[str, ...]) -> Callable[[Any], Any] | None:
 def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
     bank, off = op.bank, op.offset
     dtype = np.uint32 if width == 4 else np.uint64
+    # a half2 operand's selector (c[0x0][0x168].H1_H1: a __half parameter in the upper
+    # half of its word, repeated)
+    half = _half_sel(op.sel) if mode == "h" and width == 4 else None
     if op.reg is None:
         cache: dict[int, tuple[Any, Any]] = {}
 
@@ -206,6 +209,8 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
                 raw, t = const_read(b, bank, off, width, ins)
                 v = np.frombuffer(raw.tobytes(), dtype=dtype)[0]
                 v = np.array(v, dtype=dtype)
+                if half is not None:
+                    v = np.asarray(half(v), dtype=dtype)
                 if width == 4:
                     v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
                 else:
@@ -222,6 +227,8 @@ def _read_const(op: Const, mode: str, ins: Instruction, width: int) -> Reader:
         offs = r.astype(np.int64) + off
         raw, tc = const_read(b, bank, offs, width, ins)
         v = np.ascontiguousarray(raw).view(dtype)[..., 0]
+        if half is not None:
+            v = half(v)
         if width == 4:
             v = _apply_mods(v, op.neg, op.inv, op.abs, mode)
         else:
