@@ -153,6 +153,11 @@ def test_a_grid_past_the_budget_is_sampled_and_said_so(tmp_path: Path) -> None:
     )
     assert "1/8 of --max-launch-instructions" in (cov.sampled or "")
     assert kernel.totals["load"].requests == 8 * cov.run  # one read of tile[t] a warp
+    # the note says why no block stood for the others: the guard on the block's own flag
+    said = cov.text()
+    assert said.startswith("sampled grid: ") and "; the totals count only those blocks (" in said
+    assert "blocks may differ: alike.cu:" in said and "its guard predicate" in said
+    assert said.endswith("so no block could stand for the others)")
 
 
 @needs_nvdisasm

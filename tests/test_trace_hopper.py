@@ -11,7 +11,9 @@ import re
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.cuda import sass
 from shmem_cli.trace.emulator import decode
 from shmem_cli.trace.emulator.op_table import Context
@@ -187,6 +189,43 @@ def test_warp_specialized_gemm_runs_in_its_barriers_order() -> None:
     assert out[2] == lab.gpu_output("ws_gemm_k256", 2)  # C through wgmma, stmatrix and TMA
     reads = [a.reads for a in kt.accesses if a.op == "wgmma"]
     assert reads and all("K-major, 128B swizzle" in r for r in reads if r)
+
+
+def test_blocks_whose_wgmma_accumulates_global_data_are_alike() -> None:
+    """A wgmma's accumulators hold data from global memory (A and B came by TMA), but only
+    its descriptors place its reads: two blocks of the warp-specialized GEMM, whose every
+    decision is the same, are proven alike, and each counts the one block's figures the
+    H200 measured."""
+    launch = lab.launch("ws_gemm_k256")
+    args, _ = lab.arg_texts(launch, lab.HOPPER)
+    res = CliRunner().invoke(
+        main,
+        [
+            "trace",
+            str(lab.HOPPER / launch["cubin"]),
+            "-k",
+            launch["kernel"],
+            "-b",
+            ",".join(map(str, launch["block"])),
+            "--dynamic-smem",
+            str(launch["dynamic_smem"]),
+            "--grid",
+            "2",
+            *(f"--arg={a}" for a in args),
+            "--format",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    (kernel,) = json.loads(res.output)["files"][0]["kernels"]
+    cov = kernel["grid_coverage"]
+    assert cov["mode"] == "alike" and cov["blocks_run"] == 1 and cov["differs"] is None
+    m = lab.measured()["ws_gemm_k256"]["per_op"]
+    got = kernel["totals"]
+    assert got["wgmma"]["requests"] == 2 * m["gmma"]["requests"]
+    assert got["wgmma"]["wavefronts"] == 2 * m["gmma"]["wavefronts"]
+    assert got["stmatrix"]["requests"] == 2 * m["stsm"]["requests"]
+    assert got["stmatrix"]["wavefronts"] == 2 * m["st"]["wavefronts"]
 
 
 def test_a_wait_that_never_completes_names_the_barrier_and_the_warps() -> None:

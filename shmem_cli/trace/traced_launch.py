@@ -39,7 +39,8 @@ class GridCoverage:
         if self.mode == "alike":
             return self.proof or ""
         if self.mode == "sample":
-            return f"sampled grid: {self.sampled}; the totals count only those blocks"
+            why = f" ({self.differs})" if self.differs else ""
+            return f"sampled grid: {self.sampled}; the totals count only those blocks{why}"
         return f"every one of the {self.blocks:,} blocks ran ({self.differs})"
 
 

@@ -388,7 +388,11 @@ def grid_coverage(coverage: Any) -> GridCoverage | None:
         blocks=coverage.blocks,
         run=coverage.run,
         proof=coverage.proof.text() if coverage.proof is not None else None,
-        differs=coverage.differs.text() if coverage.differs is not None else None,
+        differs=(
+            coverage.differs.text(sampled=coverage.mode == "sample")
+            if coverage.differs is not None
+            else None
+        ),
         sampled=coverage.why_sampled,
     )
 

@@ -249,10 +249,14 @@ class Differs:
     what: str  # "its guard predicate", "a shared address", "the registers it reads"
     unit: str = ""  # some blocks were traced by class: the others ran (their unit)
 
-    def text(self) -> str:
+    def text(self, sampled: bool = False) -> str:
+        """In words; ``sampled``: the grid was past the budget, so blocks were sampled
+        rather than every one run."""
         ins = self.instruction
         where = f"{file_line(ins.file, ins.line)} " if ins.file and ins.line else ""
         ran = f"the {self.unit} in no class were run" if self.unit else "every block was run"
+        if sampled:
+            ran = "no block could stand for the others"
         return (
             f"blocks may differ: {where}(pc 0x{ins.pc:04x}, {ins.name}) {self.what} depends "
             f"on the block index or on global memory, so {ran}"

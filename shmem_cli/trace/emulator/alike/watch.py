@@ -48,9 +48,9 @@ _WATCHED: dict[str, tuple[int, ...] | None] = {
     "UBLKCP": None,
     "UBLKRED": None,
     "UBLKPF": (),
-    "HGMMA": None,
-    "IGMMA": None,
-    "QGMMA": None,
+    "HGMMA": (),  # its descriptors only: _DESCRIBED
+    "IGMMA": (),
+    "QGMMA": (),
     "BAR": None,
     "SHFL": (3, 4),  # the lane and the clamp, not the value moved
     "BRX": None,
@@ -58,6 +58,10 @@ _WATCHED: dict[str, tuple[int, ...] | None] = {
     "CALL": None,
     "RET": None,
 }
+#: a wgmma's descriptors alone place its reads (watched wherever they stand: an SS form's
+#: second operand, an RS form's third); its accumulators and an RS form's A registers are
+#: data, and its scale-d predicate only says whether the product is added to them
+_DESCRIBED = ("HGMMA", "IGMMA", "QGMMA")
 #: operands whose registers hold a uniform pair base: only the first two are watched
 _PAIR_BASE = ("UTMALDG", "UTMASTG", "UTMAREDG")
 
@@ -69,6 +73,11 @@ def _registers(ins: Instruction) -> list[tuple[str, int]]:
     which = _WATCHED[ins.opcode]
     ops = ins.operands
     regs: list[tuple[str, int]] = []
+    if ins.opcode in _DESCRIBED:
+        for desc in ops:
+            if isinstance(desc, Gdesc):
+                regs += [(desc.reg.kind, desc.reg.index + i) for i in range(4)]
+        return regs
     for k in range(len(ops)) if which is None else which:
         o = ops[k] if k < len(ops) else None
         if isinstance(o, Reg):
