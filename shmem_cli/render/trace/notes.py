@@ -74,11 +74,11 @@ def notes(kernel: KernelTrace) -> list[Block]:
     contended = [a for a in kernel.accesses if a.cas_retries]
     if contended:
         retries = sum(a.cas_retries for a in contended)
-        where = ", ".join(sorted({where(a.file, a.line) for a in contended}))
+        places = ", ".join(sorted({where(a.file, a.line) for a in contended}))
         out.append(
             Styled(
                 f"note: {retries:,} compare-and-swap attempt(s) failed and were retried "
-                f"(flag 'contention', at {where}): lanes contending for one address go round "
+                f"(flag 'contention', at {places}): lanes contending for one address go round "
                 "their atomic loop again, and every retry is in the requests and wavefronts of "
                 "the loop's rows (its read and its swap). The number of retries is the GPU's "
                 "where the warps reach the loop together; where three or more warps contend "
