@@ -72,7 +72,7 @@ def test_every_lab_script_using_it_imports_only_the_standard_library() -> None:
 
 
 def test_the_triton_labs_run_the_shared_launcher_from_their_own_folder() -> None:
-    for lab in ("tutorial36b", "rowsum36"):
+    for lab in ("tutorial36b", "rowsum36", "mma36"):
         folder = TEST_DATA / "triton" / lab / "lab"
         run = (folder / "run.sh").read_text()
         assert "python3 - " in run and "< ../../../lab_common/tri_run.py" in run
