@@ -201,6 +201,18 @@ class Limits:
         )
 
 
+class SpinError(TraceError):
+    """A block (a batch of blocks) that came back to a state it was in with nothing written
+    since: it can never end. ``head`` says where it loops, ``advice`` what to do."""
+
+    #: what to do where nothing else is known
+    GIVE = "give the memory it waits on (--arg NAME=@FILE)"
+
+    def __init__(self, head: str, advice: str = GIVE) -> None:
+        super().__init__(f"{head}: {advice}")
+        self.head = head
+
+
 class Repeats:
     """Finds a block that came back to a state it was in: it would repeat itself for ever.
 
@@ -245,7 +257,7 @@ class Repeats:
 
     def error(
         self, blk: Block, instructions: Sequence[Instruction], hits: Sequence[int]
-    ) -> TraceError:
+    ) -> SpinError:
         """The located error of a block that repeats itself."""
         waiting = int(np.count_nonzero(~blk.exited))
         why = (
@@ -254,9 +266,29 @@ class Repeats:
             "lock no one releases, a flag no one sets; a grid is traced a batch at a time)"
         )
         at, loop = hot_loop(instructions, hits)
-        error = TraceError(
-            f"{why}, looping in {loop}: give the memory it waits on (--arg NAME=@FILE)"
-        )
+        error = SpinError(f"{why}, looping in {loop}")
         if at.file and at.line:
             error.path, error.pos = at.file, SourcePos(at.line, 1)
         return error
+
+
+def ahead_of_order(exc: SpinError, ran: set[int], linear: Sequence[int]) -> SpinError:
+    """A spin that can never end, said with what the GPU would have done where the batch
+    holds blocks whose lower-numbered blocks have not run: on the GPU those run first or
+    together (blocks start in launch order), and a block waiting on a flag or a semaphore
+    that an earlier block sets (CUTLASS's serial split-K, a look-back scan) would go on."""
+    last = max(linear)
+    known = ran.union(linear)
+    if sum(1 for i in known if i < last) >= last:  # every earlier block ran
+        return exc
+    error = SpinError(
+        exc.head,
+        f"the batch ran block(s) up to number {last:,} (launch order) before every earlier "
+        "block had run (shmem runs a few blocks spread over the grid first, to measure it), "
+        "so a block waiting on a flag or a semaphore that an earlier block sets (CUTLASS's "
+        "serial split-K, a look-back scan) waits for ever here. Trace the blocks that wait "
+        "on each other alone: a serial split-K GEMM's one tile, --grid 1,1,SLICES (its tiles "
+        "behave alike)",
+    )
+    error.path, error.pos = exc.path, exc.pos
+    return error

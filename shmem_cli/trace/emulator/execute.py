@@ -185,6 +185,7 @@ class _Run:
         self.cas_failed: dict[int, int] = {}
         self.deadline = time.monotonic() + budget.seconds
         self.of_blocks = f"of {blocks:,}" if grid else ""
+        self.ran: set[int] = set()  # the blocks (their numbers in launch order) run so far
 
     def batch(self, batch: grids.Batch, watch: Watch | None) -> None:
         """Run the blocks of ``batch`` together."""
@@ -194,15 +195,15 @@ class _Run:
         limits = budgets.Limits(
             self.budget, self.launch.threads, self.executed, self.deadline, self.of_blocks
         )
+        progress = _per_batch(self.progress, batch.linear[-1])
         with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
-            s, e = run_block(
-                self.function,
-                self.program,
-                blk,
-                progress=_per_batch(self.progress, batch.linear[-1]),
-                limits=limits,
-                watch=watch,
-            )
+            try:
+                s, e = run_block(
+                    self.function, self.program, blk, progress=progress, limits=limits, watch=watch
+                )
+            except budgets.SpinError as exc:
+                raise budgets.ahead_of_order(exc, self.ran, batch.linear) from None
+        self.ran.update(batch.linear)
         self.steps += s
         self.executed += e
         self.blocks += len(batch.ctas)
