@@ -171,34 +171,40 @@ def _bytes(regs: Any, signed: bool) -> Any:
 
 @op("IMMA")
 def _imma(ins: Instruction, ctx: Context) -> Step:
-    """mma.sync m16n8k32 / m16n8k16 with 8-bit integer inputs and int32 accumulators.
+    """mma.sync m16n8k32 / m16n8k16 / m8n8k16 with 8-bit integer inputs and int32
+    accumulators.
 
     With ``g = lane / 4`` and ``t = lane % 4``: A register r holds row ``g + 8 (r % 2)``,
     columns ``4t .. 4t + 3`` (+ 16 for r >= 2); B register r holds rows (k) ``4t .. 4t + 3``
     (+ 16 r) of column ``g``; C and D as for HMMA. As the H200 computes them, ``.SAT`` near
-    the int32 bounds too (tests/data/trace/probes' ``imma``).
+    the int32 bounds too (tests/data/trace/probes' ``imma``). m8n8k16 (Turing's
+    ``IMMA.8816``, CUTLASS 2.x's Sm75 int8 GEMMs) is the PTX ISA's layout: one A register
+    (row ``g``, columns ``4t .. 4t + 3``), one B register (rows ``4t .. 4t + 3`` of column
+    ``g``), C and D two registers (row ``g``, columns ``2t, 2t + 1``).
     """
-    shape = next((m for m in ins.mods if m in ("16832", "16816")), None)
+    shape = next((m for m in ins.mods if m in ("16832", "16816", "8816")), None)
     types = [m for m in ins.mods if m in ("S8", "U8")]
     if shape is None or len(types) != 2 or len(ins.operands) != 4:
-        raise unsupported(ins, "only m16n8k32 and m16n8k16 with 8-bit inputs")
-    k = 32 if shape == "16832" else 16
-    a_regs, b_regs = k // 8, k // 16
+        raise unsupported(ins, "only m16n8k32, m16n8k16 and m8n8k16 with 8-bit inputs")
+    m, k = (8, 16) if shape == "8816" else (16, 32 if shape == "16832" else 16)
+    a_regs, b_regs, c_regs = m * k // 128, k // 16, m // 4
     a_signed, b_signed = types[0] == "S8", types[1] == "S8"
     sat = "SAT" in ins.mods
     d, a, b, c = ins.operands
-    wd = write_regs(d, 4, ins)
-    ra, rb, rc = read_regs(a, a_regs, ins), read_regs(b, b_regs, ins), read_regs(c, 4, ins)
+    wd = write_regs(d, c_regs, ins)
+    ra, rb, rc = read_regs(a, a_regs, ins), read_regs(b, b_regs, ins), read_regs(c, c_regs, ins)
     c_zero = isinstance(c, Reg) and c.is_zero
     a_map = [(G + 8 * (i // 4 % 2), 4 * T + i % 4 + 16 * (i // 8)) for i in range(4 * a_regs)]
+    if m == 8:
+        a_map = [(G, 4 * T + i) for i in range(4)]
     b_map = [(4 * T + i % 4 + 16 * (i // 4), G) for i in range(4 * b_regs)]
-    c_map = _c_layout()
+    c_map = _c_layout()[:c_regs]
 
     def step(blk: Block, ix: Idx) -> None:
         ids = blk.ids(ix)
         w = _whole_warps(blk, ids, ins)
         (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
-        am = np.zeros((w, 16, k), dtype=np.int64)
+        am = np.zeros((w, m, k), dtype=np.int64)
         bm = np.zeros((w, k, 8), dtype=np.int64)
         a_el = _bytes(np.asarray(av).reshape(a_regs, w, FRAGMENT_LANES), a_signed)
         b_el = _bytes(np.asarray(bv).reshape(b_regs, w, FRAGMENT_LANES), b_signed)
@@ -206,16 +212,17 @@ def _imma(ins: Instruction, ctx: Context) -> Step:
             am[:, row, col] = e
         for e, (row, col) in zip(b_el, b_map, strict=True):
             bm[:, row, col] = e
-        cm = np.zeros((w, 16, 8), dtype=np.int64)
+        cm = np.zeros((w, m, 8), dtype=np.int64)
         if not c_zero:
-            cvals = np.asarray(cv).reshape(4, w, FRAGMENT_LANES).view(np.int32).astype(np.int64)
+            cvals = np.asarray(cv).reshape(c_regs, w, FRAGMENT_LANES).view(np.int32)
+            cvals = cvals.astype(np.int64)
             for e, (row, col) in zip(cvals, c_map, strict=True):
                 cm[:, row, col] = e
         dm = np.einsum("wik,wkj->wij", am, bm) + cm
         if sat:
             dm = np.clip(dm, -(2**31), 2**31 - 1)
         out = np.stack([dm[:, row, col] for row, col in c_map])
-        regs = (out & 0xFFFFFFFF).astype(_U).reshape(4, -1)
+        regs = (out & 0xFFFFFFFF).astype(_U).reshape(c_regs, -1)
         taint: Any = np.zeros(len(ids), dtype=np.uint8)
         for t in (*at, *bt, *ct):
             taint = taint | t
