@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from shmem_cli.cuda import sass, sass_operands
 from shmem_cli.cuda.sass_operands import Const, Imm, Label, Mem, Reg, Special
+
+from .conftest import HANG_S
 
 LISTING = """
 \t.target\tsm_90
@@ -122,3 +126,31 @@ def test_find_function_lists_what_exists() -> None:
     fns = sass.parse(LISTING)
     with pytest.raises(sass_operands.SassSyntaxError, match="_Z4demoPfS_ii"):
         sass.find_function(fns, "nope")
+
+
+@pytest.mark.parametrize(
+    ("tail", "text"),
+    [
+        # the one regular expression a line was read with backtracked in a run of blanks
+        # before a character that ends no instruction: cubic (400 blanks, 70 s), quartic
+        # after an annotation (400, 55 s); and quadratic in a run of /* (40,000, 50 s)
+        (" " * 400 + "x", "X" + " " * 400 + "x"),
+        (' (*"aa"*)' + " " * 400 + "y", 'X (*"aa"*)' + " " * 400 + "y"),
+        (" " + "/*" * 40_000 + " ;", "X " + "/*" * 40_000),
+    ],
+)
+def test_a_listing_line_is_read_in_linear_time(tail: str, text: str) -> None:
+    start = time.perf_counter()
+    ins = sass.parse_line("/*0040*/ X" + tail)
+    assert time.perf_counter() - start < HANG_S  # a liveness guard: the old reading took hours
+    assert ins is not None and ins.pc == 0x40 and ins.opcode == "X" and ins.text == text
+
+
+def test_a_listing_line_s_parts_come_off_from_the_right() -> None:
+    line = '  /*00a0*/ @!P0 BRA `(.L_x_1) (*"BRANCH_TARGETS .L_x_2"*) ;   /* 0x000fc0000383 */  '
+    ins = sass.parse_line(line)
+    assert ins is not None and (ins.pc, ins.name) == (0xA0, "BRA")
+    assert ins.text == "@!P0 BRA `(.L_x_1)" and ins.guard == Reg("P", 0, not_=True)
+    assert sass.parse_head(line) == (0xA0, ins.guard, "BRA")
+    for no_instruction in ("/*0000*/", "/*zz*/ NOP ;", "NOP ;", "        /* 0x000fc0000383 */"):
+        assert sass.parse_line(no_instruction) is None and sass.parse_head(no_instruction) is None

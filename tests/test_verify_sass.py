@@ -126,3 +126,36 @@ def test_global_traffic_is_allowed_only_after_the_barrier_that_ends_the_region()
 def test_a_kernel_missing_from_the_dump_is_unmeasurable() -> None:
     v = sass_check.check(None, sass_check.expected_instruction("load", 4))
     assert not v.ok and v.reason == "the kernel is not in the SASS dump"
+
+
+def test_a_dump_s_operands_are_never_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify reads an instruction's offset, guard and opcode only: parsing the operands of a
+    64 MiB dump of long operand lists (``LDS R0, R0, ...``) took minutes."""
+    from shmem_cli.cuda import sass
+
+    def refused(*_: object) -> None:
+        raise AssertionError("an operand was parsed")
+
+    monkeypatch.setattr(sass, "split_operands", refused)
+    monkeypatch.setattr(sass, "parse_operand", refused)
+    functions = _listing("@!P1 LDS.U16 " + "R0, " * 3000 + "R1", "BAR.SYNC 0x0")
+    assert [(i.offset, i.guard, i.opcode) for i in functions["k"]] == [
+        (0, "@!P1", "LDS.U16"),
+        (16, "", "BAR.SYNC"),
+    ]
+    assert sass_check.parse_sass((DATA / "verify_sass_h200_lab.txt").read_text()) == DUMP
+
+
+def test_instructions_past_the_bound_are_an_error_at_their_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """4.4 million one-line NOPs (a 128 KiB gzip) held 1.2 GiB."""
+    from shmem_cli.plumbing.errors import ShmemError
+
+    assert sass_check.MAX_INSTRUCTIONS == 1_000_000
+    monkeypatch.setattr(sass_check, "MAX_INSTRUCTIONS", 3)
+    assert len(_listing("NOP", "NOP", "NOP")["k"]) == 3
+    with pytest.raises(ShmemError) as err:
+        sass_check.parse_sass("\t\tFunction : k\n" + "/*0000*/ NOP ;\n" * 4, "sass.txt")
+    assert "holds more than 3 instructions" in err.value.message
+    assert (err.value.path, err.value.line) == ("sass.txt", 5)

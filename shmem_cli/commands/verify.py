@@ -83,7 +83,7 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
             if os.path.isfile(csv_path.parent / name):
                 sass_path = csv_path.parent / name
                 break
-    functions = sass_check.parse_sass(_read_dump(sass_path)) if sass_path else None
+    functions = sass_check.parse_sass(_read_dump(sass_path), str(sass_path)) if sass_path else None
     device = runner.recorded_device(csv_path.parent)
     if not device:
         caps = sorted(

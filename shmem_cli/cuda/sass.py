@@ -101,9 +101,11 @@ _LABEL = re.compile(r"^([.$\w]+):\s*$")
 TOOLKIT_HEADER = re.compile(
     r"/targets/[^/]+/include/|/cuda[^/]*/include/|/nvidia/[^/]+/include/|/triton/language/"
 )
-_INSTR = re.compile(
-    r'^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*(?:\(\*"[^"]*"\*\))?\s*;?\s*(?:/\*.*\*/\s*)?$'
-)
+# an instruction line's offset; its text is what follows, less (from the right) the encoding
+# comment /* ... */, blanks, the ';', blanks, such an annotation and blanks (_instruction_text:
+# one pass; the one regular expression it was took cubic time in a run of blanks)
+_PC = re.compile(r"\s*/\*([0-9a-fA-F]+)\*/\s")
+_ANNOTATION = re.compile(r'\(\*"[^"]*"\*\)\Z')
 _GUARD = re.compile(r"^@(!?)(U?P)(T|\d)\s+")
 
 
@@ -159,19 +161,52 @@ def parse_line(
 ) -> Instruction | None:
     """The instruction of one listing line (``/*0040*/  LDS R4, [R2] ;  /* 0x... */``, as
     nvdisasm and cuobjdump print it); None for a line that holds none."""
-    m = _INSTR.match(raw)
+    m = _PC.match(raw)
     if m is None:
         return None
     pc = int(m.group(1), 16)
+    body = _instruction_text(raw[m.end() :])
     try:
-        return parse_instruction(m.group(2), pc, file, line, locations)
+        return parse_instruction(body, pc, file, line, locations)
     except SassSyntaxError as exc:  # kept, so that only running it fails
-        text = m.group(2).strip().rstrip(";").strip()
+        text = body.strip().rstrip(";").strip()
         words = _GUARD.sub("", text).split()
         opcode, *mods = (words[0] if words else "?").split(".")
         return Instruction(
             pc, None, opcode, tuple(mods), (), file, line, text, exc.message, locations
         )
+
+
+def parse_head(raw: str) -> tuple[int, Reg | None, str] | None:
+    """The offset, guard and opcode with its modifiers (``LDS.U16``) of one listing line,
+    its operands not read (:func:`parse_line` reads them too, at 25 microseconds or more an
+    instruction): what ``shmem verify`` checks of a dump anyone may give it; None for a line
+    that holds no instruction."""
+    m = _PC.match(raw)
+    if m is None:
+        return None
+    text = _instruction_text(raw[m.end() :]).strip().rstrip(";").strip()
+    guard: Reg | None = None
+    g = _GUARD.match(text)
+    if g:
+        guard = Reg(g.group(2), 7 if g.group(3) == "T" else int(g.group(3)), not_=g.group(1) == "!")
+        text = text[g.end() :]
+    words = text.split(None, 1)
+    return int(m.group(1), 16), guard, words[0] if words else "?"
+
+
+def _instruction_text(rest: str) -> str:
+    """The instruction of a line's ``rest`` after its offset: without the encoding comment
+    (from the first ``/*`` where the line ends with ``*/``), then, from the right, blanks,
+    one ``;``, blanks, an annotation ``(*"..."*)`` and blanks. In time linear in the line:
+    a listing given to ``shmem verify`` is anyone's text."""
+    text = rest.rstrip()
+    start = text.find("/*")
+    if start >= 0 and text.endswith("*/") and len(text) - start >= 4:
+        text = text[:start].rstrip()
+    text = text.removesuffix(";").rstrip()
+    annotation = _ANNOTATION.search(text) if text.endswith('"*)') else None
+    return (text[: annotation.start()] if annotation else text).rstrip()
 
 
 #: branches through a register that nvdisasm prints as ``Ra offset`` without a comma

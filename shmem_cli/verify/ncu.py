@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 
 from ..hardware.ops import ARBITRATION_COUNTER, OPS, Op, get
+from ..plumbing.bounded_read import text_lines
 from ..plumbing.errors import ShmemError, SourcePos
 from ..plumbing.frozen import frozen
 
@@ -166,11 +167,11 @@ def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
     took 600 MB).
     """
     numbered: list[tuple[int, str]] = []
-    for n, row in enumerate(io.StringIO(text, newline=None), 1):
+    for n, row in enumerate(text_lines(text), 1):
         if row.startswith('"'):
             if len(numbered) == MAX_ROWS:
                 raise _too_many(f"{MAX_ROWS:,} CSV rows", source, n)
-            numbered.append((n, row.rstrip("\n")))
+            numbered.append((n, row))
     if not numbered:
         raise ShmemError("no CSV rows found: is this the output of ncu --csv?", path=source)
     reader = csv.DictReader(io.StringIO("\n".join(line for _, line in numbered)))

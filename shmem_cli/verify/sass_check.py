@@ -16,6 +16,8 @@ from collections import Counter
 from ..cuda import sass as listing
 from ..cuda.sass_operands import Reg
 from ..hardware import ops
+from ..plumbing.bounded_read import text_lines
+from ..plumbing.errors import ShmemError, SourcePos
 from ..plumbing.frozen import frozen
 
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
@@ -43,21 +45,41 @@ def _guard(reg: Reg | None) -> str:
     return f"@{'!' if reg.not_ else ''}{reg.kind}{index}"
 
 
-def parse_sass(text: str) -> dict[str, list[Instruction]]:
+#: instructions kept from one dump: cuobjdump writes two lines of about 85 bytes each, so
+#: a dump of MAX_DUMP_BYTES holds about 400,000; each kept costs some 250 bytes (4.4 million
+#: one-line NOPs, a 128 KiB gzip, held 1.2 GiB before this bound)
+MAX_INSTRUCTIONS = 1_000_000
+
+
+def parse_sass(text: str, where: str = "<SASS dump>") -> dict[str, list[Instruction]]:
     """Instructions per function of a ``cuobjdump -sass`` listing, each line read by the
-    trace front end's SASS parser (:func:`shmem_cli.cuda.sass.parse_line`)."""
+    trace front end's SASS reader (:func:`shmem_cli.cuda.sass.parse_head`: the offset, guard
+    and opcode, not the operands, which took 25 microseconds and more an instruction and
+    minutes for a dump of long operand lists); at most :data:`MAX_INSTRUCTIONS` of them,
+    else an error at the line past the bound."""
     functions: dict[str, list[Instruction]] = {}
     current: list[Instruction] | None = None
-    for line in text.splitlines():
+    kept = 0
+    for n, line in enumerate(text_lines(text), 1):
         m = _FUNCTION.match(line)
         if m:
             current = functions.setdefault(m.group(1), [])
             continue
         if current is None:
             continue
-        ins = listing.parse_line(line)
+        ins = listing.parse_head(line)
         if ins is not None:
-            current.append(Instruction(ins.pc, _guard(ins.guard), ins.name))
+            if kept == MAX_INSTRUCTIONS:
+                raise ShmemError(
+                    f"the SASS dump holds more than {MAX_INSTRUCTIONS:,} instructions: give "
+                    "the sass.txt that run.sh or --keep wrote for these specs "
+                    "(cuobjdump -sass of their benchmark)",
+                    path=where,
+                    pos=SourcePos(n, 1),
+                    code="sass",
+                )
+            kept += 1
+            current.append(Instruction(ins[0], _guard(ins[1]), ins[2]))
     return functions
 
 
