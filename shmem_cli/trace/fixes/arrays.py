@@ -30,11 +30,13 @@ if TYPE_CHECKING:
     from ..requests import InstructionRecords
 
 PTX_SECTION = ".nv_debug_ptx_txt"
+# a line's leading blanks are [ \t]: "^\s*" ran on through every blank line after it, at every
+# one of them (quadratic: a PTX section of zeros, read as line ends, never ended)
 _SHARED_DECL = re.compile(
-    r"^\s*(?:\.extern\s+)?\.shared\s+\.align\s+(\d+)\s+\.b8\s+([A-Za-z_$][\w$]*)\[(\d*)\]\s*;",
+    r"^[ \t]*(?:\.extern\s+)?\.shared\s+\.align\s+(\d+)\s+\.b8\s+([A-Za-z_$][\w$]*)\[(\d*)\]\s*;",
     re.M,
 )
-_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)\s*\(", re.M)
+_ENTRY = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)\s*\(", re.M)
 _ARRAY_OPTION = re.compile(
     r"^([A-Za-z_]\w{0,200})=(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10}):(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10})\Z"
 )

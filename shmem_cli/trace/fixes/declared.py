@@ -34,11 +34,14 @@ _DECL = re.compile(
     re.S,
 )
 _NAME_DIMS = re.compile(r"^\s*([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)+)$")
+# (each quantifier's characters unlike its neighbour's: a run of blanks is read once, where
+# "[^\n\\]*?[ \t]*" and "\s*(?:...|\s)*" backtracked in it, quadratic in a source's long line)
 _DEFINE = re.compile(
-    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://.*)?$", re.M
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\/]*(?:/(?!/)[^\n\\/]*)*)(?://.*)?$",
+    re.M,
 )
 _TEMPLATE = re.compile(
-    r"template\s*<([^<>]*)>\s*(?:__global__|static|inline|\s)*void\s+"
+    r"template\s*<([^<>]*)>(?:__global__|static|inline|\s)*void\s+"
     r"(?:__launch_bounds__\s*\([^()]*\)\s*)?(\w+)\s*\("
 )
 _IDENT = re.compile(r"[A-Za-z_]\w*")
