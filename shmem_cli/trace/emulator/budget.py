@@ -288,7 +288,8 @@ def ahead_of_order(exc: SpinError, ran: set[int], linear: Sequence[int]) -> Spin
         "so a block waiting on a flag or a semaphore that an earlier block sets (CUTLASS's "
         "serial split-K, a look-back scan) waits for ever here. Trace the blocks that wait "
         "on each other alone: a serial split-K GEMM's one tile, --grid 1,1,SLICES (its tiles "
-        "behave alike)",
+        "behave alike). A stream-K GEMM, whose CTAs wait on their peers, traces only where its "
+        "schedule splits no tile (CUTLASS: a workspace of 0 bytes)",
     )
     error.path, error.pos = exc.path, exc.pos
     return error
