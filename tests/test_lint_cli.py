@@ -248,6 +248,34 @@ def test_hostile_config_shapes_are_located(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("key", "strings", "message"),
+    [
+        ("exclude", [f"wip{i}/*" for i in range(1001)], "exclude has 1,001 strings; the most"),
+        ("source-roots", ["a"] * 5000, "source-roots has 5,000 strings"),
+        ("exclude", ["*a" * 2048 + "b"], "exclude: a string of 4,097 characters; the most"),
+    ],
+)
+def test_config_lists_are_bounded(
+    project: Path, monkeypatch: pytest.MonkeyPatch, key: str, strings: list[str], message: str
+) -> None:
+    """Every spec is matched against every exclude pattern, and a long glob is slow to build
+    and to match: 300,000 patterns ran past 200 s on 40 specs, one of 400 KB took 48 s."""
+    from shmem_cli.lint import paths
+
+    matched: list[str] = []
+    monkeypatch.setattr(paths, "fnmatchcase", lambda name, pat: matched.append(pat) or False)
+    (project / "pyproject.toml").write_text(f"[tool.shmem]\n{key} = {json.dumps(strings)}\n")
+    code, _, err = run("lint", "specs")
+    assert code == 2 and f"pyproject.toml:2:1: error: [tool.shmem] {message}" in err, err
+    assert matched == []  # refused before any spec was matched
+    # at the bounds: 1,000 patterns, one of 4,096 characters, each matched
+    at_bound = [*(f"wip{i}/*" for i in range(999)), "*a" * 2047 + "bc"]
+    (project / "pyproject.toml").write_text(f"[tool.shmem]\nexclude = {json.dumps(at_bound)}\n")
+    assert run("lint", "specs")[0] != 2
+    assert set(at_bound) <= set(matched)
+
+
 def test_config_not_utf8_is_located(project: Path) -> None:
     (project / "pyproject.toml").write_bytes(b"[tool.shmem]\nfail-on = '\xe9'\n")
     code, _, err = run("lint", "specs")
