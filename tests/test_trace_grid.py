@@ -416,3 +416,40 @@ def test_a_grid_that_fits_the_room_left_runs_whole_and_one_past_it_is_sampled_to
     assert "write about 0 KiB of global memory (past the 0 KiB left" in (why or "")
     # pages the blocks reach over bound the estimate: 300 bytes within a span of 200 fit
     assert grids.sampled(100, 1, 0, Budget(), written=(3, 250, 200)) == (None, None)
+
+
+@needs_nvdisasm
+def test_a_grid_whose_later_batches_run_slowly_is_sampled_not_stopped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the first blocks run at their real pace (the grid is judged to fit and runs whole),
+    # then the first full batch is made to seem to take 150 of the 180 s (a machine that got
+    # busy): the blocks left would pass the limit, so an even sample of them that takes
+    # about half the time left runs, and the report says so, rather than the launch being
+    # stopped at the limit as an "endless loop"
+    import time
+
+    from shmem_cli.trace.emulator.alike import classes
+
+    calls: list[float] = []
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            calls.append(time.monotonic())
+            return calls[-1] + (150.0 if len(calls) > 3 else 0.0)
+
+    monkeypatch.setattr(classes, "time", Clock)
+    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    flags = tmp_path / "flags.bin"
+    flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
+    kernel = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    cov = kernel.launch.coverage
+    # block 0's class, the 8 probes, one batch of 65,536 threads (256 blocks of 256), and a
+    # sample of the 759 left that fits about 15 s at 150 / 256 s a block: at most 25
+    assert cov is not None and cov.mode == "sample"
+    assert 1 + 8 + 256 < cov.run <= 1 + 8 + 256 + 25
+    said = cov.sampled or ""
+    assert "the 759 left after 256 more ran would take about 445 s" in said
+    assert "s left before --time-limit): " in said
+    assert f"{cov.run - 1:,} of its 1,023 blocks in no class traced" in said

@@ -240,10 +240,46 @@ def run_rest(
         len(rest), per_block, per_requests, budget, what, first, written, seconds
     )
     done = set(first)
-    todo = [rest[k] for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
-    for batch in plan.rest(todo):
-        run.batch(batch, None)
-    return chosen, why
+    todo = [k for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
+    ran, late = run_in_time(run, plan, rest, todo)
+    if late is None:
+        return chosen, why
+    kept = tuple(sorted(done | set(ran)))
+    said = (
+        f"{late}: {len(kept):,} of its {len(rest):,} {what} traced, those run before and an "
+        "even sample of the rest"
+    )
+    return kept, said if why is None else f"{why}; then {said}"
+
+
+def run_in_time(
+    run: Any, plan: grids.Plan, rest: Sequence[int], todo: Sequence[int]
+) -> tuple[list[int], str | None]:
+    """Run the blocks (clusters) ``rest[k]`` for ``k`` in ``todo``, batch by batch. Where, at
+    the pace of the batches run so far, those left would pass the time left before
+    --time-limit (the first few's pace misjudged it: a busy machine), an even sample of
+    them that takes about half of it runs instead, so that the launch ends sampled, not
+    stopped at the limit. Returns the positions run and why it sampled (None: all ran)."""
+    started, done = time.monotonic(), 0
+    while done < len(todo):
+        part = todo[done : done + plan.per_batch]
+        for batch in plan.rest([rest[k] for k in part]):
+            run.batch(batch, None)
+        done += len(part)
+        now = time.monotonic()
+        pace, left_s, left = (now - started) / done, run.deadline - now, len(todo) - done
+        if left and pace * left > left_s:
+            fit = int(max(0.0, left_s) / 2 / pace)
+            picked = [todo[done + j] for j in grids.sample(left, fit)] if fit else []
+            for batch in plan.rest([rest[k] for k in picked]):
+                run.batch(batch, None)
+            late = (
+                f"the {left:,} left after {done:,} more ran would take about "
+                f"{pace * left:,.0f} s at the pace of those (past the {max(0.0, left_s):,.0f} s "
+                "left before --time-limit)"
+            )
+            return [*todo[:done], *picked], late
+    return list(todo), None
 
 
 def _per_block(found: list[ClassCounts]) -> int:
