@@ -276,6 +276,31 @@ def test_config_lists_are_bounded(
     assert set(at_bound) <= set(matched)
 
 
+def test_a_config_past_1_mib_is_refused_unread(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tomllib reads `x = [1, 1, ...]` at about 0.1 MB a second: 16 MiB took minutes."""
+    import tomllib
+
+    from shmem_cli.lint import config
+
+    assert config.MAX_CONFIG_BYTES == 1 << 20
+    parsed: list[int] = []
+    loads = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(len(text)) or loads(text))
+    head = "[tool.shmem]\npaths = ['specs']\n#"
+
+    def sized(size: int) -> str:  # a comment to the size: the quickest text to parse
+        return head + "x" * (size - len(head) - 1) + "\n"
+
+    (project / "pyproject.toml").write_text(sized(config.MAX_CONFIG_BYTES))
+    assert run("lint", "specs")[0] != 2 and parsed == [config.MAX_CONFIG_BYTES]
+    (project / "pyproject.toml").write_text(sized(config.MAX_CONFIG_BYTES + 1))
+    code, _, err = run("lint", "specs")
+    assert code == 2 and "pyproject.toml: error: " in err and "1 MiB" in err, err
+    assert parsed == [config.MAX_CONFIG_BYTES]  # the larger file was never parsed
+
+
 def test_config_not_utf8_is_located(project: Path) -> None:
     (project / "pyproject.toml").write_bytes(b"[tool.shmem]\nfail-on = '\xe9'\n")
     code, _, err = run("lint", "specs")

@@ -92,7 +92,10 @@ def find_repo_root(start: Path) -> Path | None:
 
 
 #: The largest pyproject.toml (or --config file) read.
-MAX_CONFIG_BYTES = 16 << 20
+#: the largest pyproject.toml (or --config file) read: Python's TOML reader takes about
+#: 10 s a MiB of its slowest shapes (a list of small integers, many tables), and a 16 MiB
+#: file took minutes; a project's pyproject.toml is a few KiB
+MAX_CONFIG_BYTES = 1 << 20
 #: strings of one list key (paths, exclude, select, ignore, the roots), and the characters
 #: of each: every spec file is matched against every exclude pattern, and the glob of a
 #: long pattern is slow to build and to match (300,000 patterns ran past 200 s on 40
