@@ -1,9 +1,9 @@
-"""Hostile names of files (the fifth adversarial round): a name the file system refuses to look
-up (a part longer than 255 bytes: ``ENAMETOOLONG``; a folder without permission: ``EACCES``)
-is a file that is not there, never a traceback. Python's ``Path.is_file``, ``is_dir``,
-``exists`` and ``is_symlink`` raise ``OSError`` for these (before Python 3.14), where
-``os.path.isfile`` and its kin answer False; so shmem asks ``os.path``, and a line table, a
-Triton cache or the command line may name anything."""
+"""Hostile names of files (an adversarial round of 2026-12-05): a name the file system
+refuses to look up (a part longer than 255 bytes: ``ENAMETOOLONG``; a folder without
+permission: ``EACCES``) is a file that is not there, never a traceback. Python's
+``Path.is_file``, ``is_dir``, ``exists`` and ``is_symlink`` raise ``OSError`` for these (before
+Python 3.14), where ``os.path.isfile`` and its kin answer False; so shmem asks ``os.path``,
+and a line table, a Triton cache or the command line may name anything."""
 
 from __future__ import annotations
 

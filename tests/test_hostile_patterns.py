@@ -1,4 +1,4 @@
-"""Regular expressions read over anyone's text in linear time (the fifth adversarial round).
+"""Regular expressions read over anyone's text in linear time (an adversarial round of 2026-12-05).
 
 A pattern whose neighbouring quantifiers can both take a run of blanks (``^\\s*`` over line
 ends in multi-line mode, ``[^\\n]*?[ \\t]*``, ``\\s*(?:...|\\s)*``) backtracks through the run
