@@ -415,3 +415,49 @@ def test_a_suggested_sweep_keeps_its_builds_where_the_trace_did(tmp_path: Path) 
     kernel = _kernel(res.output)
     sweeps = {s["sweep"] for s in kernel["suggestions"] if s.get("sweep")}
     assert sweeps and all(s.endswith(f"--build-cache {cache}") for s in sweeps), sweeps
+
+
+def test_the_key_changes_with_each_thing_that_decides_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a stand-in nvcc and host compiler (files only: their identity is path, size and time)
+    tools = {name: tmp_path / name for name in ("nvcc", "g++")}
+    for name, path in tools.items():
+        path.write_text(f"# {name}\n")
+    found = {name: str(path) for name, path in tools.items()}
+    monkeypatch.setattr(toolchain, "which", found.get)
+    monkeypatch.setattr(build_cache, "_version", lambda *_: "release 13.0")
+    for name in build_cache._ENV:
+        monkeypatch.delenv(name, raising=False)
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k() {}\n")
+
+    def key(arch: str | None = None, default: str = "sm_90", args: Sequence[str] = ()) -> str:
+        got = build_cache.key_of(source, arch, default, args)
+        assert got is not None and len(got) == 64
+        return got
+
+    base = key()
+    assert key() == base  # nothing changed: the same entry
+    changed = {
+        "arch": key(arch="sm_90"),
+        "default": key(default="sm_80"),
+        "args": key(args=["-DTILE=64"]),
+        "args order": key(args=["-O3", "-DTILE=64"]) != key(args=["-DTILE=64", "-O3"]),
+    }
+    assert changed.pop("args order") is True
+    for env in ("NVCC_APPEND_FLAGS", "CPATH", "CPLUS_INCLUDE_PATH"):
+        monkeypatch.setenv(env, str(tmp_path))
+        changed[env] = key()
+        monkeypatch.delenv(env)
+    source.write_text("__global__ void k() { }\n")
+    changed["source"] = key()
+    source.write_text("__global__ void k() {}\n")
+    tools["nvcc"].write_text("# nvcc, another release\n")
+    changed["nvcc"] = key()
+    assert key(args=["-DTILE=64"]) != changed["args"]  # (the nvcc changed since)
+    tools["nvcc"].write_text("# nvcc\n")
+    os.utime(tools["nvcc"], ns=(1, 1))
+    changed["nvcc time"] = key()
+    assert all(k != base for k in changed.values()), changed
+    assert len(set(changed.values())) == len(changed)

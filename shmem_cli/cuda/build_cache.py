@@ -10,7 +10,8 @@ build that failed) writes nothing.
 this format's version, the nvcc found (its resolved path, size, modification time and its
 ``--version`` text: the ``nvcc`` on ``PATH`` may be a wrapper script whose size and time do
 not change when the toolkit behind it does), the host compiler nvcc preprocesses with
-(resolved path, size, time), the ``NVCC_*`` flags of the environment, the architecture asked
+(resolved path, size, time), the ``NVCC_*`` flags and the include paths (``CPATH``, ...)
+of the environment, the architecture asked
 for and the default (what the ``a``-variant choice starts from), the nvcc arguments exactly,
 and the source's resolved path and bytes.
 
@@ -65,7 +66,13 @@ STALE_TEMP_S = 3600.0  # a temporary file older than this was left by a process 
 _ENTRY = re.compile(r"([0-9a-f]{64})\.(json|cubin|sass)\Z")
 _HEX = re.compile(r"[0-9a-f]{64}\Z")
 _TEMP = ".tmp-"
-_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN")
+#: the environment that changes what nvcc runs or where it looks for headers (CPATH and the
+#: host compiler's include paths: a header found through them is recorded and hashed, but
+#: another folder named there could hide it)
+_ENV = (
+    *("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"),
+    *("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"),
+)
 _CHUNK = 1 << 20
 
 
