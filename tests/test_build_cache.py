@@ -193,8 +193,17 @@ def test_an_entry_is_found_while_its_files_are_unchanged(tmp_path: Path) -> None
         lambda folder, key: (folder / f"{key}.json").write_text(
             (folder / f"{key}.json").read_text().replace('"format": 1', '"format": 99')
         ),
+        lambda folder, key: (folder / f"{key}.json").write_text(
+            (folder / f"{key}.json").read_text().replace("h.hpp", "h\\u0000.hpp")
+        ),
+        lambda folder, key: (folder / f"{key}.json").write_text(
+            (folder / f"{key}.json").read_text().replace("h.hpp", "h\\ud800.hpp")
+        ),
     ],
-    ids=["truncated-cubin", "no-cubin", "other-sass", "cut-manifest", "list", "bad-arch", "format"],
+    ids=[
+        *("truncated-cubin", "no-cubin", "other-sass", "cut-manifest", "list", "bad-arch"),
+        *("format", "nul-in-a-file-name", "unencodable-file-name"),
+    ],
 )
 def test_a_damaged_entry_is_a_miss(tmp_path: Path, damage: Callable[[Path, str], Any]) -> None:
     cache = open_cache(tmp_path / "cache")

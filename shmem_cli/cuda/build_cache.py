@@ -174,7 +174,7 @@ def _open(path: str, *, follow: bool) -> int | None:
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name with a NUL or that cannot be encoded
         return None
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode):
