@@ -454,6 +454,21 @@ def test_a_launch_idle_for_parameters_left_at_zero_says_how_to_give_them() -> No
 
 
 @needs_nvdisasm
+def test_a_kernel_without_shared_memory_is_not_told_its_zeros_kept_it_idle() -> None:
+    # meta.cu's no_shared has no shared-memory instruction and none declared: with n left at
+    # 0 nothing shared ran, but no value of n would change that, so the note stays plain
+    # (an llm.c adamw kernel was told to give its weight_decay with --params)
+    meta = TRACE_DATA / "meta.sm_90.cubin"
+    run = CliRunner().invoke(
+        main, ["trace", str(meta), "-k", "no_shared", "--block", "32", "--no-tables"]
+    )
+    assert run.exit_code == 0, run.output
+    assert "no shared-memory instruction was executed" in run.output
+    assert "note: parameter(s) 1 (n) were not given and are 0\n" in run.output
+    assert "--params" not in run.output
+
+
+@needs_nvdisasm
 def test_an_error_in_a_launch_names_the_parameters_left_at_zero() -> None:
     # a size or stride forgotten is a common cause of an address gone astray or a loop that
     # never ends: a launch's error names the parameters nobody gave (here n of the histogram)

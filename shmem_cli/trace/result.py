@@ -241,6 +241,9 @@ class KernelTrace:
     clock_note: str | None = None  # a delay loop on the clock fast-forwarded (in words), else None
     # TMA copies through zero-byte maps of a --params block (in words: how to encode them)
     tensor_map_note: str | None = None
+    # whether its code has a shared-memory instruction (LDS, STS, ATOMS, LDSM, ...): a kernel
+    # without one, launched without shared memory, can touch none whatever its parameters
+    shared_code: bool = True
 
     @property
     def data_dependent(self) -> bool:

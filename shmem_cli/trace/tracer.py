@@ -26,6 +26,7 @@ from .aggregate import (
     records_costs,
     trace_access,
 )
+from .emulator.access_kind import shared_op_of
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
 from .emulator.sync.clock import FIRST_JUMP
@@ -331,6 +332,7 @@ def trace_kernel(
         records_note=_folded_note(trace.records, budget),
         clock_note=clock_note(trace.clock_spins),
         tensor_map_note=zero_map_note(plan, skipped),
+        shared_code=any(shared_op_of(ins) is not None for ins in function.instructions),
         fills=trace.fills,
         # nothing ran through the shared-memory pipe: no contention for it to note
         fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks) if accesses else None,

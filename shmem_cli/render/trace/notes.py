@@ -65,7 +65,10 @@ def notes(kernel: KernelTrace) -> list[Block]:
         out.append(Styled(f"note: {NO_LINES}", "dim"))
     if launch.defaulted:
         said = f"note: parameter(s) {', '.join(launch.defaulted)} were not given and are 0"
-        if kernel.accesses or kernel.dsmem.requests:
+        # a kernel with no shared memory and no shared-memory instruction does none with
+        # any values: the zeros are not why nothing ran
+        unshared = not kernel.shared_code and launch.static_smem + launch.dynamic_smem == 0
+        if kernel.accesses or kernel.dsmem.requests or unshared:
             out.append(Styled(said, "dim"))
         else:  # nothing ran: the zeros are the likely reason (a library's Params left zero)
             out.append(Styled(said + IDLE_DEFAULTS, "yellow"))
