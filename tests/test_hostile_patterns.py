@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from shmem_cli.trace.fixes import arrays, declared
 
 from .conftest import HANG_S
@@ -52,3 +54,33 @@ def test_a_template_head_before_a_long_run_of_blanks() -> None:
     found = declared.template_bindings(text, "k<2>")
     assert time.perf_counter() - start < HANG_S
     assert found == {"PAD": "2"}
+
+
+def test_the_search_for_a_kernel_s_parameter_names_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each place that looks like ``name(`` was scanned up to 64 KiB on for its closing
+    parenthesis (and 4 KiB back), a Python loop: 1,000 unclosed ones in a source took 18 s,
+    one source of the 2,000 a trace may read. The characters looked at are counted, over
+    every source together."""
+    from shmem_cli.trace.kernel import signature
+
+    looked: list[int] = []
+    scan = signature._parameter_text
+
+    def counted(code: str, open_paren: int, reach: int) -> tuple[str | None, int]:
+        inner, n = scan(code, open_paren, reach)
+        looked.append(n)
+        return inner, n
+
+    monkeypatch.setattr(signature, "_parameter_text", counted)
+    hostile = "__global__ void k(" * 1000 + "a" * 70_000
+    good = "__global__ void k(float *out, int n) {}\n"
+    # the real declaration first is found at once; after the hostile sources, the budget
+    # is spent and the answer is the names found so far (none)
+    assert signature.param_names([good, hostile], "k", 2) == ["out", "n"]
+    assert sum(looked) < 100
+    looked.clear()
+    assert signature.param_names([hostile] * 3 + [good], "k", 2) is None
+    # without the budget: 3,000 candidates of 64 KiB each (196 million characters)
+    assert sum(looked) <= signature.MAX_SCAN and len(looked) < 3 * signature.MAX_CANDIDATES

@@ -34,6 +34,11 @@ MAX_NAMES_SOUGHT = 32
 DECLARATION_REACH = 4096
 PARAMETERS_REACH = 65536
 MAX_CANDIDATES = 1000  # places that look like ``name(`` examined per source
+#: characters the scans of :func:`param_names` look at, back to a declaration's start and on
+#: to its closing parenthesis, over every candidate of every source: each may reach 4 KiB
+#: back and 64 KiB on, so a source of 1,000 unclosed ``name(`` took 18 s (and 2,000 of them,
+#: hours); past the budget the names found so far are the answer
+MAX_SCAN = 16 << 20
 _IDENT = re.compile(r"[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*")
 QUALIFIERS = {
     "const",
@@ -183,16 +188,19 @@ def naming_text(text: str, names: Collection[str]) -> str | None:
     return "\n".join(found) or None
 
 
-def _parameter_text(code: str, open_paren: int) -> str | None:
+def _parameter_text(code: str, open_paren: int, reach: int) -> tuple[str | None, int]:
+    """The text inside the parentheses opened at ``open_paren`` (None if they do not close
+    within ``reach`` characters), and the characters looked at."""
     depth = 0
-    for k in range(open_paren, min(len(code), open_paren + PARAMETERS_REACH)):
+    stop = min(len(code), open_paren + reach)
+    for k in range(open_paren, stop):
         if code[k] == "(":
             depth += 1
         elif code[k] == ")":
             depth -= 1
             if depth == 0:
-                return code[open_paren + 1 : k]
-    return None
+                return code[open_paren + 1 : k], k + 1 - open_paren
+    return None, stop - open_paren
 
 
 def _statement_start(code: str, lo: int, end: int) -> int:
@@ -221,19 +229,23 @@ def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[st
     best: list[str | None] | None = None
     codes = [_CONDITIONAL.sub("", strip_comments(source)) for source in sources]
     kernel_words, attributes = declaration_macros(codes)
+    scanned = 0
     for code in codes:
         for n, m in enumerate(pattern.finditer(code)):
-            if n >= MAX_CANDIDATES:
+            if n >= MAX_CANDIDATES or scanned >= MAX_SCAN:
                 break
-            lo = max(0, m.start() - DECLARATION_REACH)
+            lo = max(0, m.start() - min(DECLARATION_REACH, MAX_SCAN - scanned))
             start = _statement_start(code, lo, m.start())
+            scanned += m.start() - start
             directive = code.rfind("#", lo, m.start())  # the window starts past its line
             if directive >= 0:
                 end = code.find("\n", directive, m.start())
                 start = max(start, m.start() if end < 0 else end)
             if kernel_words.isdisjoint(_WORD.findall(code, start + 1, m.start())):
                 continue
-            inner = _parameter_text(code, m.end() - 1)
+            reach = min(PARAMETERS_REACH, max(0, MAX_SCAN - scanned))
+            inner, looked = _parameter_text(code, m.end() - 1, reach)
+            scanned += looked
             if inner is None:
                 continue
             params = [p for p in split_top_level(inner) if p.strip() not in ("", "void")]
