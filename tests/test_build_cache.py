@@ -143,7 +143,9 @@ def test_a_cached_build_is_refused_where_a_fresh_one_is(
     with pytest.raises(ShmemError) as hit:
         trace_file(TraceRequest(src, block=(32, 1, 1), build_cache=cache))
     assert (hit.value.message, hit.value.code) == (fresh.value.message, fresh.value.code)
-    assert compiles == ["sm_90", "sm_90"]  # the wide build and the fresh narrow one, no other
+    # the wide build, the fresh narrow one, and the narrow one with the cache: its entry read
+    # v.h, outside the roots now, so it is no hit (v.h is not read) and its build is refused
+    assert compiles == ["sm_90", "sm_90", "sm_90"]
 
 
 # --- the cache's own rules, on builds made up here (no nvcc) -----------------------------------
@@ -160,6 +162,11 @@ def _made(tmp_path: Path, name: str = "a", body: bytes = b"\x7fELF cubin") -> Ca
     return Cached(cubin, "sm_90", f"note {name}", (str(header),), f"sass of {name}")
 
 
+def _anywhere(_: Path) -> bool:
+    """Every file a build may read (the folders' rule is the caller's: build.compile_checked)."""
+    return True
+
+
 def _key(n: int) -> str:
     return f"{n:064x}"
 
@@ -167,16 +174,16 @@ def _key(n: int) -> str:
 def test_an_entry_is_found_while_its_files_are_unchanged(tmp_path: Path) -> None:
     cache = open_cache(tmp_path / "cache")
     made = _made(tmp_path)
-    assert lookup(cache, _key(1), tmp_path / "out") is None
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is None
     assert store(cache, _key(1), made, started_ns=0) is False  # the header is newer: not kept
     assert store(cache, _key(1), made, started_ns=1 << 62)
-    got = lookup(cache, _key(1), tmp_path / "out")
+    got = lookup(cache, _key(1), tmp_path / "out", _anywhere)
     assert got is not None
     assert (got.arch, got.note, got.files, got.sass) == ("sm_90", "note a", made.files, "sass of a")
     assert got.cubin == tmp_path / "out" / "kernel.cubin"
     assert got.cubin.read_bytes() == b"\x7fELF cubin"
     Path(made.files[0]).write_text("// a, edited\n")
-    assert lookup(cache, _key(1), tmp_path / "out") is None
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is None
 
 
 @pytest.mark.parametrize(
@@ -209,7 +216,7 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path, damage: Callable[[Path, str],
     cache = open_cache(tmp_path / "cache")
     assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62)
     damage(cache.folder, _key(1))
-    assert lookup(cache, _key(1), tmp_path / "out") is None
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is None
 
 
 def test_a_foreign_a_linked_or_an_oversized_entry_is_a_miss(
@@ -219,15 +226,15 @@ def test_a_foreign_a_linked_or_an_oversized_entry_is_a_miss(
     assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62)
     for suffix in ("json", "cubin", "sass"):  # another key's files under this key's names
         shutil.copy(cache.folder / f"{_key(1)}.{suffix}", cache.folder / f"{_key(2)}.{suffix}")
-    assert lookup(cache, _key(2), tmp_path / "out") is None
+    assert lookup(cache, _key(2), tmp_path / "out", _anywhere) is None
     outside = tmp_path / "outside.json"  # a link out of the folder is never followed
     shutil.move(cache.folder / f"{_key(1)}.json", outside)
     (cache.folder / f"{_key(1)}.json").symlink_to(outside)
-    assert lookup(cache, _key(1), tmp_path / "out") is None
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is None
     os.replace(outside, cache.folder / f"{_key(1)}.json")
-    assert lookup(cache, _key(1), tmp_path / "out") is not None
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is not None
     monkeypatch.setattr(build_cache, "MAX_MANIFEST_BYTES", 100)
-    assert lookup(cache, _key(1), tmp_path / "out") is None
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is None
 
 
 def test_a_build_that_read_too_much_is_not_kept(
@@ -250,7 +257,8 @@ def test_the_least_recently_used_entries_go_past_the_bounds(
     for n in range(1, 4):
         assert store(cache, _key(n), _made(tmp_path, str(n)), started_ns=1 << 62)
         os.utime(cache.folder / f"{_key(n)}.json", ns=(n * 10**9, n * 10**9))
-    assert lookup(cache, _key(1), tmp_path / "out") is not None  # used: now the most recent
+    # used: now the most recent
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is not None
     assert store(cache, _key(4), _made(tmp_path, "4"), started_ns=1 << 62)
     kept = {name.split(".")[0] for name in os.listdir(cache.folder)}
     assert kept == {_key(1), _key(3), _key(4), "notes"}
@@ -266,7 +274,7 @@ def test_the_cache_folder_is_made_by_the_first_entry_kept_never_its_parents(
 ) -> None:
     cache = open_cache(tmp_path / "c")
     assert cache.folder == (tmp_path / "c").resolve() and not cache.folder.exists()
-    assert lookup(cache, _key(1), tmp_path / "out") is None and not cache.folder.exists()
+    assert lookup(cache, _key(1), tmp_path / "out", _anywhere) is None and not cache.folder.exists()
     assert store(cache, _key(1), _made(tmp_path), started_ns=1 << 62)
     assert sorted(os.listdir(cache.folder)) == [f"{_key(1)}.{s}" for s in ("cubin", "json", "sass")]
     with pytest.raises(ShmemError, match="its parent folder does not exist"):
@@ -329,12 +337,25 @@ def test_a_damaged_entry_is_written_again(tmp_path: Path, monkeypatch: pytest.Mo
     assert run().cached is None and run().cached is not None
     assert len(builds) == 3
     assert run(["-DX=1"]).cached is None and len(builds) == 4  # another argument: another key
-    with pytest.raises(ShmemError, match="the build read .*h.hpp, which is outside"):
-        compile_checked(
-            source, None, "sm_90", tmp_path / "work", (),
-            allowed=lambda p: p.name != "h.hpp", cache=str(cache),
-        )  # fmt: skip
-    assert len(builds) == 4  # refused on the hit, as a fresh build is refused
+    # an entry that read a file outside the folders allowed now is no hit, and that file is
+    # not read (a manifest cannot make shmem read outside them): the source is built again
+    hashed: list[str] = []
+    hash_file = build_cache._hash_file
+
+    def spy(name: str, left: int) -> Any:
+        hashed.append(name)
+        return hash_file(name, left)
+
+    monkeypatch.setattr(build_cache, "_hash_file", spy)
+    outside = lambda p: p.name != "h.hpp"  # noqa: E731
+    assert lookup(open_cache(str(cache)), key, tmp_path / "out", outside) is None
+    assert hashed == []
+    assert lookup(open_cache(str(cache)), key, tmp_path / "out", _anywhere) is not None
+    assert any(h.endswith("h.hpp") for h in hashed)  # the spy sees what a hit reads
+    got = compile_checked(
+        source, None, "sm_90", tmp_path / "work", (), allowed=outside, cache=str(cache)
+    )
+    assert got.cached is None and len(builds) == 5
 
 
 def test_the_project_config_names_the_cache(

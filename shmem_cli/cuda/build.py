@@ -79,15 +79,15 @@ def compile_checked(
 ) -> Build:
     """Compile ``source`` for ``arch`` (None: ``default``, or its ``a`` variant where the code
     needs it), refusing a build that read a file ``allowed`` refuses; with a ``cache``, an
-    unchanged earlier build's cubin (its files checked as a compile's) and the build kept
+    unchanged earlier build's cubin (none whose files ``allowed`` refuses now: that one is
+    built afresh, and refused as any build is) and the build kept
     (``cache``: its folder, made when the first build is kept)."""
     kept = None if cache is None else open_cache(cache)
     key = None if kept is None else key_of(source, arch, default, args)
     if kept is None or key is None:
         return _choose(source, arch, default, folder, args, allowed, explain)
-    hit = lookup(kept, key, folder / "cached")
+    hit = lookup(kept, key, folder / "cached", allowed)  # a file outside the roots: a miss
     if hit is not None:
-        _check(hit.files, source, allowed)  # the roots allowed now, as a fresh build's
         return Build(hit.cubin, hit.arch, hit.note, hit.files, hit.sass, str(kept.folder))
     started = time.time_ns()
     build = _choose(source, arch, default, folder, args, allowed, explain)

@@ -22,8 +22,9 @@ markers named, :func:`shmem_cli.cuda.build.read_files`) with each file's SHA-256
 cubin's and listing's SHA-256. A lookup hits only when every recorded file still has its
 hash (an edited header misses), the entry's own files are whole and of this key; anything
 else (missing, truncated, foreign, a link, too large) is a miss and the next build writes
-the entry again. The caller checks the recorded files against the folders the build may
-read on every hit, as after a fresh compile.
+the entry again. The recorded files are checked against the folders a build may read now
+before any is read: one outside them is a miss (shmem reads no file outside those folders,
+whatever a manifest names), and the fresh build that follows is checked as every build is.
 
 Files are read without following links out of the folder, written to a temporary file in
 it and renamed into place; the folder keeps at most :data:`MAX_ENTRIES` entries and
@@ -45,7 +46,7 @@ import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -261,11 +262,25 @@ def _manifest(cache: BuildCache, key: str) -> dict[str, Any] | None:
     return doc if fields_ok else None
 
 
-def lookup(cache: BuildCache, key: str, into: Path) -> Cached | None:
-    """The entry of ``key`` with its cubin written to ``into/kernel.cubin``, when it is whole
-    and every file it records is unchanged (and its manifest touched); else None."""
+def _all_allowed(files: Sequence[str], allowed: Callable[[Path], bool]) -> bool:
+    """Whether a build may read every file a manifest names (a name no path can have, with a
+    NUL or a lone surrogate, is no file it may read)."""
+    try:
+        return all(allowed(Path(name)) for name in files)
+    except (ValueError, UnicodeError, OSError):
+        return False
+
+
+def lookup(
+    cache: BuildCache, key: str, into: Path, allowed: Callable[[Path], bool]
+) -> Cached | None:
+    """The entry of ``key`` with its cubin written to ``into/kernel.cubin``, when it is whole,
+    every file it records is one a build may read now (``allowed``, asked before any is read)
+    and unchanged (and its manifest touched); else None."""
     doc = _manifest(cache, key)
-    if doc is None or _hashes(doc["files"]) != doc["hashes"]:
+    if doc is None or not _all_allowed(doc["files"], allowed):
+        return None
+    if _hashes(doc["files"]) != doc["hashes"]:
         return None
     cubin = _read(cache.folder / f"{key}.cubin", toolchain.MAX_CUBIN_BYTES)
     if cubin is None or _sha(cubin) != doc["cubin"]:
