@@ -378,13 +378,12 @@ def test_a_grid_that_would_run_far_past_the_time_limit_is_sampled() -> None:
     assert grids.sampled(100, 1, 0, Budget(), seconds=(0.4, 50.0)) == (None, None)
 
 
-@needs_nvdisasm
-def test_a_grid_whose_first_blocks_ran_slowly_is_sampled_not_stopped(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    # the blocks run first, spread over al_loaded's 1,024, are made to seem to take 170 of
-    # the 180 s the launch may run: the rest would take far past the limit, so the grid is
-    # sampled down to those already run, and said so, rather than stopped at the limit
+def _al_loaded_slowed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seconds: float, *, after: int
+) -> Any:
+    """al_loaded over 1,024 blocks (every block but 0 in no class, so each runs), its grid
+    driver's clock (alike.classes.time) made to jump ``seconds`` ahead once it has been read
+    ``after`` times: the pace of what ran from then on seems that slow."""
     import time
 
     from shmem_cli.trace.emulator.alike import classes
@@ -395,13 +394,23 @@ def test_a_grid_whose_first_blocks_ran_slowly_is_sampled_not_stopped(
         @staticmethod
         def monotonic() -> float:
             calls.append(time.monotonic())
-            return calls[-1] + (170.0 if len(calls) > 1 else 0.0)
+            return calls[-1] + (seconds if len(calls) > after else 0.0)
 
     monkeypatch.setattr(classes, "time", Clock)
     alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
     flags = tmp_path / "flags.bin"
     flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
-    kernel = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    return traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+
+
+@needs_nvdisasm
+def test_a_grid_whose_first_blocks_ran_slowly_is_sampled_not_stopped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the blocks run first, spread over al_loaded's 1,024, are made to seem to take 170 of
+    # the 180 s the launch may run: the rest would take far past the limit, so the grid is
+    # sampled down to those already run, and said so, rather than stopped at the limit
+    kernel = _al_loaded_slowed(monkeypatch, tmp_path, 170.0, after=1)
     cov = kernel.launch.coverage
     assert cov is not None and cov.mode == "sample" and cov.run == 1 + grids.PROBE
     assert "s left before --time-limit): 8 of its 1,023 blocks" in (cov.sampled or "")
@@ -427,23 +436,7 @@ def test_a_grid_whose_later_batches_run_slowly_is_sampled_not_stopped(
     # busy): the blocks left would pass the limit, so an even sample of them that takes
     # about half the time left runs, and the report says so, rather than the launch being
     # stopped at the limit as an "endless loop"
-    import time
-
-    from shmem_cli.trace.emulator.alike import classes
-
-    calls: list[float] = []
-
-    class Clock:
-        @staticmethod
-        def monotonic() -> float:
-            calls.append(time.monotonic())
-            return calls[-1] + (150.0 if len(calls) > 3 else 0.0)
-
-    monkeypatch.setattr(classes, "time", Clock)
-    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
-    flags = tmp_path / "flags.bin"
-    flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
-    kernel = traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    kernel = _al_loaded_slowed(monkeypatch, tmp_path, 150.0, after=3)
     cov = kernel.launch.coverage
     # block 0's class, the 8 probes, one batch of 65,536 threads (256 blocks of 256), and a
     # sample of the 759 left that fits about 15 s at 150 / 256 s a block: at most 25
