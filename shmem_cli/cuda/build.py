@@ -47,7 +47,7 @@ _NEEDS_A = re.compile(r"not supported on \.target '(sm_\d+)'|requires? (?:\.targ
 #: opcodes that only an architecture-specific (``a``) build has
 _A_ONLY = re.compile(r"\b(?:HGMMA|UTMALDG|UTMASTG|UTMAPF|UBLKCP|UBLKRED|USETMAXREG)\b")
 _MARKER = re.compile(rb'^#(?:line)?\s*[0-9]+\s+"((?:[^"\\]|\\.)*)"')
-MAX_FILES = 20_000  # files one compile may read
+MAX_FILES = toolchain.COMPILE_FILES  # files one compile may read
 #: folders of the host compiler's own headers when it cannot be asked
 _SYSTEM_DEFAULT = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib64/gcc")
 

@@ -53,15 +53,15 @@ from typing import Any
 from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import write_bytes
-from . import toolchain
+from . import sources, toolchain
 
 FORMAT = 1  # of the key's record and of the manifest
 MAX_ENTRIES = 64
 MAX_BYTES = 1 << 30
 MAX_HASHED_BYTES = 512 << 20  # the files one build read, hashed to store or check it
-MAX_FILES = 20_000  # files one build may record (build.MAX_FILES)
+MAX_FILES = toolchain.COMPILE_FILES  # files one build may record (as many as it may read)
 MAX_MANIFEST_BYTES = 16 << 20
-MAX_SOURCE_BYTES = 8 << 20  # the source hashed into the key (sources.MAX_SOURCE_BYTES)
+MAX_SOURCE_BYTES = sources.MAX_SOURCE_BYTES  # the source hashed into the key, as read
 MAX_LISTED = 100_000  # names of the folder looked at to evict
 STALE_TEMP_S = 3600.0  # a temporary file older than this was left by a process that died
 _ENTRY = re.compile(r"([0-9a-f]{64})\.(json|cubin|sass)\Z")

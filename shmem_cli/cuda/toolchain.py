@@ -43,6 +43,9 @@ MAX_CUBIN_BYTES = 64 << 20
 INSPECT_MEMORY = 768 << 20
 #: nvcc and its children: the largest file they may write (preprocessed source, PTX, cubin)
 COMPILE_FILE_LIMIT = 1 << 30
+#: files one compile may read (its preprocessed source's line markers: build.read_files), and
+#: so the files a kept build records (build_cache)
+COMPILE_FILES = 20_000
 #: nvcc and each of its children: address space (a CUTLASS kernel's cicc needs a few GiB; a
 #: preprocessor made to read a device file without end stops here)
 COMPILE_MEMORY = 16 << 30
