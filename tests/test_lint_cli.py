@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 
+from .conftest import TRACE_DATA
+
 CLEAN = """\
 name: clean
 block: [32]
@@ -274,6 +276,39 @@ def test_config_lists_are_bounded(
     (project / "pyproject.toml").write_text(f"[tool.shmem]\nexclude = {json.dumps(at_bound)}\n")
     assert run("lint", "specs")[0] != 2
     assert set(at_bound) <= set(matched)
+
+
+@pytest.mark.parametrize(
+    ("strings", "message"),
+    [
+        ([f"wip{i}/*" for i in range(1001)], "--exclude has 1,001 strings; the most is 1,000"),
+        (["*a" * 2048 + "b"], "--exclude: a string of 4,097 characters; the most is 4,096"),
+    ],
+)
+def test_exclude_options_are_bounded_as_the_config_s_list(
+    project: Path, monkeypatch: pytest.MonkeyPatch, strings: list[str], message: str
+) -> None:
+    """--exclude given many times is bounded as [tool.shmem] exclude is: a usage error
+    before any spec is matched (each spec is matched against every pattern)."""
+    from shmem_cli.lint import paths
+
+    matched: list[str] = []
+    monkeypatch.setattr(paths, "fnmatchcase", lambda name, pat: matched.append(pat) or False)
+    args = [a for s in strings for a in ("--exclude", s)]
+    code, _, err = run("lint", "specs", *args)
+    assert code == 2 and message in err and "Traceback" not in err, err
+    assert matched == []
+    if len(strings) > 1:  # at the bound, 1,000 patterns: each matched
+        assert run("lint", "specs", *args[: 2 * 1000])[0] != 2
+        assert set(strings[:1000]) <= set(matched)
+
+
+def test_source_roots_on_the_command_line_are_bounded(tmp_path: Path) -> None:
+    code, _, err = run(
+        "trace", str(TRACE_DATA / "basics.sm_90.cubin"), "--block", "32",
+        *[a for i in range(1001) for a in ("--source-root", str(tmp_path / f"r{i}"))],
+    )  # fmt: skip
+    assert code == 2 and "--source-root has 1,001 strings; the most is 1,000" in err, err
 
 
 def test_a_config_past_1_mib_is_refused_unread(

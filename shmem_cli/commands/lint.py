@@ -183,11 +183,14 @@ def lint(
     """
     from ..checks.report import CheckReport, Severity
     from ..lint import baseline as baselines
-    from ..lint.config import find_repo_root
+    from ..lint.config import find_repo_root, strings_problem
     from ..lint.core import LintOptions, lint_files
     from ..lint.paths import Excludes, collect_targets
     from ..plumbing.errors import ShmemError
 
+    problem = strings_problem("--exclude", exclude)  # every spec is matched against each
+    if problem is not None:
+        fail_usage(problem)
     cwd = Path.cwd()
     config = _read_config(config_path, no_config, cwd)
     root = find_repo_root(cwd) or (config.base if config.source else cwd)

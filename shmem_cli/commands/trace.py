@@ -206,6 +206,11 @@ def trace(
         fail_usage(f"--arch expects sm_XX (e.g. {DEFAULT_ARCH}), got {shorten(arch)!r}")
     if arrays and not suggest:
         fail_usage("--array names parts of shared memory for --suggest; add --suggest")
+    from ..lint.config import strings_problem
+
+    problem = strings_problem("--source-root", source_roots)  # each file is checked against each
+    if problem is not None:
+        fail_usage(problem)
     from ..trace.fixes.arrays import parse_array_option
 
     for text in arrays:  # checked before any work

@@ -26,6 +26,7 @@ import difflib
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,24 @@ MAX_CONFIG_BYTES = 1 << 20
 #: specs; one pattern of 400 KB took 48 s on one)
 MAX_STRINGS = 1_000
 MAX_STRING_CHARS = 4_096
+
+
+def strings_problem(what: str, values: Sequence[str]) -> str | None:
+    """What is wrong with ``what``, a list of paths or globs (a key of [tool.shmem], or an
+    option given many times: ``--exclude``, ``--source-root``), past :data:`MAX_STRINGS`
+    strings of :data:`MAX_STRING_CHARS` characters; None within them."""
+    if len(values) > MAX_STRINGS:
+        return (
+            f"{what} has {len(values):,} strings; the most is {MAX_STRINGS:,} "
+            "(name folders, or globs that cover many files)"
+        )
+    longest = max(map(len, values), default=0)
+    if longest > MAX_STRING_CHARS:
+        return (
+            f"{what}: a string of {longest:,} characters; the most is "
+            f"{MAX_STRING_CHARS:,} (a path, or a glob of one)"
+        )
+    return None
 
 
 def load_config(path: Path) -> LintConfig:
@@ -210,19 +229,9 @@ class _Reader:
             raise self.error(f"[tool.shmem] {key} must be a list of strings", key)
         if any("\0" in v for v in value):
             raise self.error(f"[tool.shmem] {key}: a string holds a NUL character (remove it)", key)
-        if len(value) > MAX_STRINGS:
-            raise self.error(
-                f"[tool.shmem] {key} has {len(value):,} strings; the most is {MAX_STRINGS:,} "
-                "(name folders, or globs that cover many files)",
-                key,
-            )
-        longest = max(map(len, value), default=0)
-        if longest > MAX_STRING_CHARS:
-            raise self.error(
-                f"[tool.shmem] {key}: a string of {longest:,} characters; the most is "
-                f"{MAX_STRING_CHARS:,} (a path, or a glob of one)",
-                key,
-            )
+        problem = strings_problem(f"[tool.shmem] {key}", value)
+        if problem is not None:
+            raise self.error(problem, key)
         return tuple(value)
 
     def read(self, table: Any) -> LintConfig:
