@@ -23,14 +23,22 @@ from shmem_cli.spec.compile import spec_from_mapping
 from shmem_cli.verify import codegen, program
 
 from ..cexpr import GXX, compare
+from .conftest import DEFAULT_SECONDS
 from .harness import ITERATIONS, quick_limits
+
+#: the first batch's seed of the one-second run that ``make test`` (and CI) makes, so that it
+#: tries the same expressions every time; ``make fuzz`` (longer runs) draws a new one. A
+#: random seed once drew ``V(64) + (long long)(~U)`` with U = 2^63: a signed overflow that
+#: shmem refuses and g++ 12.2's sanitizer does not report (at -O0 the sum wraps, unreported),
+#: so the oracle can miss a refusal; such a miss in ``make fuzz`` needs a look at both sides.
+CI_SEED = 20_261_205
 
 
 @pytest.mark.skipif(GXX is None, reason="needs g++")
 def test_fuzz_expressions_against_gcc(fuzz_seconds: float, tmp_path: Path) -> None:
     batch = 200 if fuzz_seconds < 10 else 2000
     deadline = time.monotonic() + fuzz_seconds
-    seed = random.randrange(1 << 30)
+    seed = CI_SEED if fuzz_seconds <= DEFAULT_SECONDS else random.randrange(1 << 30)
     while True:
         checked = compare(batch, seed=seed, folder=tmp_path)
         ITERATIONS["expressions compared with g++"] += batch
