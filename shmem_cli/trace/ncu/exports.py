@@ -58,6 +58,11 @@ class NcuTable:
     rows: tuple[tuple[int, str, dict[str, int | None]], ...]  # (pc, sass, counters)
 
 
+def _at(message: str, where: str, line: int) -> ShmemError:
+    """A bad export, said at its line."""
+    return ShmemError(message, path=where, pos=SourcePos(line, 1), code="input")
+
+
 def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
     """(line, fields) of every CSV record, streamed; a malformed one is a located error."""
     # utf-8-sig: a byte-order mark (a CSV saved again by a Windows tool) is not text of the
@@ -71,12 +76,11 @@ def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
             return
         except csv.Error as exc:
             line = reader.line_num
-            raise ShmemError(
+            raise _at(
                 f"not a CSV record Nsight Compute writes ({shorten(str(exc), 80)}); export "
                 "with `ncu -i REPORT --page source --csv --print-source sass`",
-                path=where,
-                pos=SourcePos(max(line, 1), 1),
-                code="input",
+                where,
+                max(line, 1),
             ) from None
         yield reader.line_num, record
     try:
@@ -84,14 +88,13 @@ def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
     except csv.Error:
         more = True
     if more:
-        raise ShmemError(
+        raise _at(
             f"the CSV holds more than {MAX_RECORDS:,} lines, where a {MAX_CSV_BYTES >> 20} MiB "
             "export of Nsight Compute has about a million (blank lines?): export the kernel "
             "you trace (ncu -i REPORT --page source --csv --print-source sass "
             "--kernel-name NAME --launch-count 1)",
-            path=where,
-            pos=SourcePos(reader.line_num, 1),
-            code="input",
+            where,
+            reader.line_num,
         )
 
 
@@ -113,12 +116,11 @@ class _Names:
                 if self.chars > MAX_NAME_CHARS
                 else f"{MAX_NAMES:,} distinct kernel names"
             )
-            raise ShmemError(
+            raise _at(
                 f"the CSV names more than {much}: "
                 "export the kernel you trace (ncu --kernel-name NAME --launch-count 1)",
-                path=self.where,
-                pos=SourcePos(line, 1),
-                code="input",
+                self.where,
+                line,
             )
         self.seen.add(name)
 
@@ -138,11 +140,10 @@ def count(text: str, where: str, line: int, column: str) -> int | None:
             except ValueError:
                 value = None
     if value is None or not math.isfinite(value) or value < 0 or value >= 2**63:
-        raise ShmemError(
+        raise _at(
             f"{column!r} is {shorten(text)!r}, not a count of at most 2^63",
-            path=where,
-            pos=SourcePos(line, 1),
-            code="input",
+            where,
+            line,
         )
     return int(value)
 
@@ -188,23 +189,21 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
             wanted = keep is None or keep(kernel)
             kept_tables += wanted
             if kept_tables > MAX_TABLES:
-                raise ShmemError(
+                raise _at(
                     f"the CSV holds more than {MAX_TABLES:,} tables of the kernel compared: "
                     "profile fewer launches (ncu --kernel-name NAME --launch-count 1)",
-                    path=where,
-                    pos=SourcePos(line, 1),
-                    code="input",
+                    where,
+                    line,
                 )
         elif kernel is not None and record[:2] == ["Address", "Source"]:
             missing = [c for c in COUNTERS if c not in record]
             if missing:
-                raise ShmemError(
+                raise _at(
                     f"the table of {shorten(kernel)} has no column {missing[0]!r}: profile with "
                     "`ncu --section SourceCounters` and export with `ncu -i REPORT --page "
                     "source --csv --print-source sass`",
-                    path=where,
-                    pos=SourcePos(line, 1),
-                    code="input",
+                    where,
+                    line,
                 )
             columns, width = [record.index(c) for c in COUNTERS], len(record)
         elif columns is not None and wanted and len(record) == width:
@@ -218,12 +217,11 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
                 base = address
             kept += 1
             if kept > MAX_ROWS:
-                raise ShmemError(
+                raise _at(
                     f"the CSV holds more than {MAX_ROWS:,} instruction rows of the kernel "
                     "compared: profile one launch (ncu --kernel-name NAME --launch-count 1)",
-                    path=where,
-                    pos=SourcePos(line, 1),
-                    code="input",
+                    where,
+                    line,
                 )
             counters = {
                 name: count(record[k], where, line, name)
@@ -307,12 +305,11 @@ def _raw_launches(data: bytes, where: str) -> list[NcuLaunch]:
         if len(record) != len(head) or not record[name] or not record[0].strip().isdigit():
             continue  # the units row, ncu's messages
         if len(out) >= MAX_RAW_ROWS:
-            raise ShmemError(
+            raise _at(
                 f"the CSV holds more than {MAX_RAW_ROWS:,} launches: profile the launch you "
                 "trace (ncu --kernel-name NAME --launch-count 1)",
-                path=where,
-                pos=SourcePos(line, 1),
-                code="input",
+                where,
+                line,
             )
         names.add(record[name], line)
         counters = {}
