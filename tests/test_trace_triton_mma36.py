@@ -19,7 +19,7 @@ from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .test_trace_triton_tutorial36 import trace_launch
-from .test_trace_triton_tutorial36b import per_op
+from .test_trace_triton_tutorial36b import measured_per_op, per_op
 
 DATA = TEST_DATA / "triton" / "mma36"
 if not (DATA / "measured.json").exists():
@@ -45,16 +45,7 @@ def traced(ident: str) -> KernelTrace:
 
 def measured(run: str, ident: str) -> dict[str, Any]:
     """A run's per-op counters shaped as `per_op` gives the trace's."""
-    p = BY_RUN[run][ident]["per_op"]
-    return {
-        "ld": (p["ld"]["requests"], p["ld"]["wavefronts"]),
-        "st": (p["st"]["requests"], p["st"]["wavefronts"]),
-        "ldsm": p["ldsm"]["requests"],
-        "stsm": p["stsm"]["requests"],
-        "ldgsts": p["ldgsts"]["requests"],
-        "gmma": p["gmma"]["wavefronts"],
-        "atom": (p["atom"]["requests"], p["atom"]["wavefronts"]),
-    }
+    return measured_per_op(BY_RUN[run][ident]["per_op"])
 
 
 def test_every_launch_ran_in_both_runs() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .test_trace_triton_tutorial36 import trace_launch
-from .test_trace_triton_tutorial36b import per_op
+from .test_trace_triton_tutorial36b import measured_per_op, per_op
 
 DATA = TEST_DATA / "triton" / "rowsum36"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
@@ -23,16 +23,8 @@ BY_RUN = {run: {m["id"]: m for m in launches} for run, launches in RUNS.items()}
 
 
 def measured_here(run: str, ident: str) -> dict[str, object]:
-    p = BY_RUN[run][ident]["per_op"]
-    return {
-        "ld": (p["ld"]["requests"], p["ld"]["wavefronts"]),
-        "st": (p["st"]["requests"], p["st"]["wavefronts"]),
-        "ldsm": p["ldsm"]["requests"],
-        "stsm": p["stsm"]["requests"],
-        "ldgsts": p["ldgsts"]["requests"],
-        "gmma": p["gmma"]["wavefronts"],
-        "atom": (p["atom"]["requests"], p["atom"]["wavefronts"]),
-    }
+    """A run's per-op counters shaped as `per_op` gives the trace's."""
+    return measured_per_op(BY_RUN[run][ident]["per_op"])
 
 
 @needs_nvdisasm

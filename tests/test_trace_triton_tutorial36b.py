@@ -58,10 +58,15 @@ def per_op(kernel: KernelTrace) -> dict[str, Any]:
     return got
 
 
-def measured(run: str, ident: str) -> dict[str, Any]:
-    p = BY_RUN[run][ident]["per_op"]
+def measured_per_op(p: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """A tutorial-style lab's per-op counters (its parse.py's ``per_op``), shaped as
+    :func:`per_op` gives the trace's (this lab's, rowsum36's and mma36's)."""
     got = nsight_per_op(p, ("ld", "st", "ldsm", "stsm", "ldgsts", "atom"))
     return got | {"gmma": p["gmma"]["wavefronts"]}
+
+
+def measured(run: str, ident: str) -> dict[str, Any]:
+    return measured_per_op(BY_RUN[run][ident]["per_op"])
 
 
 def _opcode(sass: str) -> str:
