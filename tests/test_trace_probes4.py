@@ -3,12 +3,12 @@ project's own kernels/probes4.cu): doubles and floats to float16 and bfloat16 wi
 ``.rz``, ``.rm`` and ``.rp`` over 1024 values each (specials, ties and the values around
 them, random numbers and bit patterns).
 
-Prepared, not yet measured: the comparison with the GPU's buffers is skipped until
-``outputs/`` holds them (the lab's README says how to run it and bring them here). What shmem
-predicted before the run is kept in ``predicted/``. Meanwhile every number's eight results
-are compared with IEEE 754's roundings, which the lab's ``reference.py`` works out exactly
-(fractions, no code of shmem's), and every NaN's with the rule probe lab 3 measured for
-``cvt.rn`` (docs/hardware-model.md, 9g), assumed for the directed modes too.
+Measured on the H200 on 2026-12-05: every rounding of every value is compared with the
+buffers it wrote (``outputs/``), byte for byte. What shmem predicted before the run is kept
+in ``predicted/``. Every number's eight results are also compared with IEEE 754's roundings,
+which the lab's ``reference.py`` works out exactly (fractions, no code of shmem's), and every
+NaN's with the rule probe lab 3 measured for ``cvt.rn`` (docs/hardware-model.md, 9g), which
+the H200 follows in the directed modes too.
 """
 
 from __future__ import annotations
@@ -67,9 +67,8 @@ def test_the_kernels_convert_with_the_forms_probed(lid: str) -> None:
     ],
 )
 def test_the_roundings_as_the_gpu_computed_them(lid: str, column: str) -> None:
-    """Each rounding's 1024 results, as the GPU wrote them (skipped until measured)."""
-    if not _measured(lid):
-        pytest.skip("probe lab 4 is not measured yet")
+    """Each rounding's 1024 results, as the H200 wrote them."""
+    assert _measured(lid)
     _, out = lab.run(lid, LAB)
     k = COLUMNS.index(column)
     got = np.frombuffer(out[0], np.uint16).reshape(-1, 8)[:, k]
@@ -123,7 +122,7 @@ def test_every_number_rounds_as_ieee_754_rounds_it(lid: str, column: str) -> Non
 def test_a_nan_from_double_keeps_sign_and_top_payload_in_every_mode() -> None:
     """A double NaN becomes the half or bf16 NaN of its sign with the payload's top bits,
     quiet bit set: probe lab 3's ``cvt.rn.bf16.f64`` and probe lab 2's ``cvt.rn.f16.f64``,
-    assumed the same for ``.rz``, ``.rm`` and ``.rp`` until this lab is measured."""
+    and, as this lab measured, the same for ``.rz``, ``.rm`` and ``.rp``."""
     d = _inputs("cvt_f64").view(np.uint64)
     nan = np.flatnonzero(np.isnan(_inputs("cvt_f64")))
     assert len(nan) >= 8

@@ -141,9 +141,10 @@ class ArchProfile:
     # shared wavefronts; it moves this many bytes a sector over the crossbar, one per
     # distinct sector its lanes touch (docs/hardware-model.md, 9d); a store whose bytes in a
     # sector neither lie within one of its halves of this many bytes nor fill it beside
-    # other sectors of that CTA moves two
+    # another filled sector of that CTA in the same line of the last many bytes moves two
     dsmem_sector_bytes: int = 32
     dsmem_store_half_bytes: int = 16
+    dsmem_store_line_bytes: int = 128
 
     @property
     def capability(self) -> int:

@@ -16,9 +16,10 @@ Per warp request a remote access moves, counted per destination CTA and 32-byte 
 
 * a load: one sector per distinct sector its lanes read;
 * a store: one per sector written where its bytes lie within one of the sector's two
-  16-byte halves, or fill the sector while the request writes other sectors of that CTA
-  too; else two (whatever the gaps, the access width or the lanes and their order: a
-  sector filled alone, its CTA's only one in the request, moves two);
+  16-byte halves, or fill the sector while the request fills another sector of the same
+  128-byte line of that CTA; else two (whatever the gaps, the access width or the lanes
+  and their order: a filled sector beside none in its line moves two, beside a half
+  written or in another line too);
 * an atomic (or a reduction, 32- or 64-bit, compare-and-swap too): two per sector and
   lane on its busiest word (lanes on one word are served one after another; lanes on
   different words of a sector together).
@@ -74,8 +75,10 @@ def _key(a: Any, b: Any) -> Any:
 
 def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
     """A store's sectors: per warp and sector, 1 where the bytes written lie within one
-    half of it, or fill it while the warp writes other sectors of that CTA too, else 2."""
+    half of it, or fill it while the warp fills another sector of that CTA's same line,
+    else 2."""
     size, half = SM90.dsmem_sector_bytes, SM90.dsmem_store_half_bytes
+    per_line = SM90.dsmem_store_line_bytes // size
     written = (at[:, None] + np.arange(width)[None, :]).ravel()
     owner = np.repeat(warps, width)
     sector = written // size
@@ -89,14 +92,15 @@ def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
         return np.bincount(group[np.unique(_key(pair, values), return_index=True)[1]], None, groups)
 
     nbytes, halves = distinct(written), distinct(written // half)
-    # each (warp, CTA, sector) written once, and how many sectors its warp writes of that CTA
-    wc = _key(owner, cta)
-    first = np.unique(_key(wc, sector), return_index=True)[1]
-    _, per_wc, counts = np.unique(wc[first], return_inverse=True, return_counts=True)
+    # each (warp, CTA, sector) written once; how many filled sectors its line of that CTA has
+    first = np.unique(_key(_key(owner, cta), sector), return_index=True)[1]
     mine = group[first]
-    one_half = halves[mine] == 1
-    full = (nbytes[mine] == size) & (counts[per_wc.ravel()] > 1)
-    return int(np.where(one_half | full, 1, 2).sum())
+    filled = nbytes[mine] == size
+    line = np.unique(_key(_key(owner[first], cta[first]), sector[first] // per_line),
+                     return_inverse=True)[1].ravel()
+    filled_in_line = np.bincount(line, filled.astype(np.int64))
+    paired = filled & (filled_in_line[line] > 1)
+    return int(np.where((halves[mine] == 1) | paired, 1, 2).sum())
 
 
 def remote_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int) -> int:
