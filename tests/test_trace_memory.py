@@ -510,24 +510,50 @@ def test_the_zero_parameter_note_only_where_the_error_says_no_fix(
 
 
 def test_name_defaults_adds_its_note_only_to_an_error_without_a_way_to_give_data() -> None:
+    # the error says whether its text already gives the data (gives_data, set where the text
+    # is made), not a match on the text: an error naming --arg without the flag is noted too
+    from shmem_cli.trace.emulator.trace_error import TraceError
     from shmem_cli.trace.kernel.launch import name_defaults
 
-    for message, noted in [
-        ("loop ran too long: raise --max-instructions", True),
-        ("shared access outside the block's shared memory; give --dynamic-smem", True),
-        ("outside every buffer: give the data with --arg bins=@FILE", False),
-        ("not a device address: --params @FILE", False),
-        ("give smaller buffers (--buffer-size)", False),
-        ("overlaps the launch's buffers; give them with --memory ADDR=@FILE", False),
+    added = " (parameter(s) 1 (n), 2 (stride) were not given and are 0: give the launch's "
+    added += "values with --arg NAME=VALUE, or its parameter block with --params @FILE)"
+    for exc, noted in [
+        (TraceError("loop ran too long: raise --max-instructions"), True),
+        (TraceError("outside every buffer: give the data with --arg bins=@FILE"), True),
+        (ShmemError("not a device address: --params @FILE"), True),
+        (TraceError("outside every buffer: give it", gives_data=True), False),
+        (TraceError("give smaller buffers (--buffer-size)", gives_data=True), False),
     ]:
-        exc = ShmemError(message)
+        message = exc.message
         name_defaults(exc, ["1 (n)", "2 (stride)"])
-        added = " (parameter(s) 1 (n), 2 (stride) were not given and are 0: give the launch's "
-        added += "values with --arg NAME=VALUE, or its parameter block with --params @FILE)"
         assert exc.message == message + (added if noted else ""), message
-    exc = ShmemError("loop ran too long")
+        assert str(exc.args[0]) == exc.message
+    exc = TraceError("loop ran too long")
     name_defaults(exc, [])  # every parameter given: nothing to say
     assert exc.message == "loop ran too long"
+
+
+def test_the_emulator_errors_that_say_how_to_give_data_carry_the_flag() -> None:
+    # each error whose text names the option that gives the data says so in gives_data
+    from shmem_cli.trace.emulator.arena.pages import _no_room
+    from shmem_cli.trace.emulator.budget import SpinError
+    from shmem_cli.trace.emulator.trace_error import TraceError
+
+    assert _no_room(1 << 30, "out of memory").gives_data
+    waits = SpinError("block (0,0,0) can never end")
+    assert waits.gives_data and waits.message.endswith("(--arg NAME=@FILE)")
+    other = SpinError("block (0,0,0) can never end", "trace its tile alone: --grid 1,1,4")
+    assert not other.gives_data
+    for made, said in [("bins", True), (None, False)]:  # an overrun of a made-up buffer
+        m = GlobalMemory()
+        at = m.add_buffer(16, "bins", made=made)
+        with pytest.raises(TraceError) as caught:
+            m.offsets(np.array([at + 16], dtype=np.int64), 4, INS)
+        assert caught.value.gives_data is said, caught.value.message
+        assert ("--arg bins=@FILE" in caught.value.message) is said
+    with pytest.raises(TraceError) as caught:  # a null pointer
+        GlobalMemory().offsets(np.array([0], dtype=np.int64), 4, INS)
+    assert caught.value.gives_data
 
 
 @needs_nvdisasm

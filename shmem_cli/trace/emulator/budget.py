@@ -203,13 +203,14 @@ class Limits:
 
 class SpinError(TraceError):
     """A block (a batch of blocks) that came back to a state it was in with nothing written
-    since: it can never end. ``head`` says where it loops, ``advice`` what to do."""
+    since: it can never end. ``head`` says where it loops, ``advice`` what to do (where
+    nothing else is known, :data:`GIVE`: how to give the data it waits on)."""
 
     #: what to do where nothing else is known
     GIVE = "give the memory it waits on (--arg NAME=@FILE)"
 
-    def __init__(self, head: str, advice: str = GIVE) -> None:
-        super().__init__(f"{head}: {advice}")
+    def __init__(self, head: str, advice: str | None = None) -> None:
+        super().__init__(f"{head}: {advice or self.GIVE}", gives_data=advice is None)
         self.head = head
 
 

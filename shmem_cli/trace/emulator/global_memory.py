@@ -237,11 +237,12 @@ class GlobalMemory(ShadowArena):
         window &= addr < self.window_end
         if window.any() or not self.untouched:
             a = int(addr[window][0]) if window.any() else a
-            near = self._describe(a) if self.buffers else ": no buffers exist"
+            near, advised = self._describe(a) if self.buffers else (": no buffers exist", False)
             raise TraceError(
                 f"global access of {width} bytes at 0x{a % (1 << 64):x} is outside every "
                 f"buffer{near}",
                 ins,
+                gives_data=advised,
             )
         if a < NULL_PAGE or int(addr.max()) + width > MAX_ADDRESS:
             a = a if a < NULL_PAGE else int(addr.max())
@@ -249,6 +250,7 @@ class GlobalMemory(ShadowArena):
                 f"global access at 0x{a % (1 << 64):x}: not a device address (a null pointer, "
                 "or a pointer parameter that was not given: --arg NAME=@FILE, or --params @FILE)",
                 ins,
+                gives_data=True,
             )
         self._cover(addr, width, ins)
         self._index()
@@ -300,10 +302,10 @@ class GlobalMemory(ShadowArena):
         self._mark(pages, ins)
         return off
 
-    def _describe(self, a: int) -> str:
+    def _describe(self, a: int) -> tuple[str, bool]:
         """The buffer an address outside every buffer is nearest to: the one it lies past
         (an overrun, the usual case), else the closest; for a buffer shmem made up, how to
-        give the launch's real size."""
+        give the launch's real size (then True: the text says how to give the data)."""
         past = [b for b in self.buffers if b.address + b.size <= a]
         if past:
             near = max(past, key=lambda b: b.address + b.size)
@@ -320,4 +322,4 @@ class GlobalMemory(ShadowArena):
                 "launch gave no data for it: give the launch's real sizes with --buffer-size "
                 f"BYTES, or the data with --arg {near.made}=@FILE"
             )
-        return text
+        return text, near.made is not None

@@ -8,12 +8,18 @@ from ...plumbing.errors import ShmemError, SourcePos
 
 
 class TraceError(ShmemError):
-    """The emulator cannot go on: located at the instruction's source line where known."""
+    """The emulator cannot go on: located at the instruction's source line where known.
+    ``gives_data``: the message already says how to give the launch's data (an ``--arg``,
+    ``--params``, ``--buffer-size`` or ``--memory`` option), so a launch adds no note of
+    its own on how to give parameters left at 0 (:func:`..kernel.launch.name_defaults`)."""
 
-    def __init__(self, message: str, ins: Instruction | None = None) -> None:
+    def __init__(
+        self, message: str, ins: Instruction | None = None, *, gives_data: bool = False
+    ) -> None:
         where = f" [{ins.where}]" if ins is not None else ""
         pos = SourcePos(ins.line, 1) if ins is not None and ins.line else None
         super().__init__(message + where, path=ins.file if ins else None, pos=pos, code="trace")
+        self.gives_data = gives_data
 
 
 class NotModelled(TraceError):

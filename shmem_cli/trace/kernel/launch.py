@@ -28,7 +28,6 @@ data-dependent).
 from __future__ import annotations
 
 import dataclasses
-import re
 import struct
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -45,6 +44,7 @@ from ...cuda.launch_values import (
 from ...hardware.arch import rules_for
 from ...plumbing.errors import ShmemError, brief_name, shorten
 from ...plumbing.frozen import frozen
+from ..emulator.trace_error import TraceError
 from . import tensormap
 from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
 from .cubin import Kernel
@@ -399,17 +399,11 @@ def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapAr
     return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
 
 
-#: the options through which a launch's data is given: an error that names one already
-#: says how to give it (an overrun's ``--buffer-size`` or ``--arg NAME=@FILE``, a null
-#: pointer's ``--arg NAME=@FILE, or --params @FILE``)
-GIVING_DATA = re.compile(r"--(?:arg|params|buffer-size|memory)\b")
-
-
 def name_defaults(exc: ShmemError, defaulted: Sequence[str]) -> None:
     """Say in a launch's error which parameters nobody gave: a size or stride left at 0 (a
     forgotten ``--arg``) sends addresses astray or a loop nowhere; not where the error
-    already says how to give the launch's data (:data:`GIVING_DATA`)."""
-    if defaulted and not GIVING_DATA.search(exc.message):
+    already says how to give the launch's data (a :class:`.TraceError`'s ``gives_data``)."""
+    if defaulted and not (isinstance(exc, TraceError) and exc.gives_data):
         exc.message += (
             f" (parameter(s) {', '.join(defaulted)} were not given and are 0: give the launch's "
             "values with --arg NAME=VALUE, or its parameter block with --params @FILE)"

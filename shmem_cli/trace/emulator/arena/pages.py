@@ -84,7 +84,8 @@ def _no_room(size: int, why: str) -> TraceError:
         f"cannot reserve {size / (1 << 30):.1f} GiB of address space for the launch's global "
         f"memory ({why}): only the pages written become real, but the address space must "
         "exist; shmem runs under a lower memory limit (ulimit -v): raise it, or give smaller "
-        "buffers (--buffer-size)"
+        "buffers (--buffer-size)",
+        gives_data=True,
     )
 
 

@@ -66,6 +66,7 @@ class ShadowArena(PageArena):
                 f"the kernel touched more than {MAX_SHADOW_BYTES >> 30} GiB of global memory the "
                 "launch did not describe; give its buffers (--arg NAME=@FILE)",
                 ins,
+                gives_data=True,
             )
         fits = [s for s in old if s.slot and _inside(s.slot, start, end)]
         host = max(fits, key=lambda s: s.size) if fits else None

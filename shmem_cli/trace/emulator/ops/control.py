@@ -157,6 +157,7 @@ def _step_over(ins: Instruction, ctx: Context) -> Callable[[Block, Idx, list[str
                 "this launch breaks the kernel's assumption at this line: check --block, --grid "
                 "and --arg against it",
                 ins,
+                gives_data=True,
             )
         b.callees[index] = ", ".join(names)
         b.listed(index, b.ids(ix))
