@@ -378,6 +378,18 @@ def test_a_grid_that_would_run_far_past_the_time_limit_is_sampled() -> None:
     assert grids.sampled(100, 1, 0, Budget(), seconds=(0.4, 50.0)) == (None, None)
 
 
+def test_half_the_time_left_is_one_rule_for_both_samplers() -> None:
+    # the rule sampled (before the rest runs) and alike.classes.run_in_time (while it runs)
+    # share: blocks of a pace that fit half the time left
+    assert grids.fit_in_half_the_time(20.0, 1.0) == 10
+    assert grids.fit_in_half_the_time(7.0, 0.5) == 7
+    assert grids.fit_in_half_the_time(0.9, 1.0) == 0
+    # no time left (the deadline passed), or no pace measured: none, never a division by 0
+    assert grids.fit_in_half_the_time(-3.0, 1.0) == 0
+    assert grids.fit_in_half_the_time(-3.0, 0.0) == 0
+    assert grids.fit_in_half_the_time(5.0, 0.0) == 0
+
+
 def _al_loaded_slowed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seconds: float, *, after: int
 ) -> Any:

@@ -160,6 +160,17 @@ PROBE = 8
 TIME_SHARE = 4.0
 
 
+def fit_in_half_the_time(left_s: float, pace_s: float) -> int:
+    """How many blocks (clusters) of ``pace_s`` seconds each run in half the ``left_s``
+    seconds left before --time-limit: the sample a grid that would pass the limit runs
+    instead (chosen before the rest runs, :func:`sampled`, or while it runs,
+    :func:`.alike.classes.run_in_time`), so that the launch ends sampled, not stopped at the
+    limit. 0 where no time is left or no pace was measured."""
+    if left_s <= 0 or pace_s <= 0:
+        return 0
+    return int(left_s / 2 / pace_s)
+
+
 def probe(count: int) -> tuple[int, ...]:
     """The positions, among ``count`` blocks left to run, of those run first to measure
     what the others will take (:func:`sampled` keeps them in any sample)."""
@@ -333,7 +344,7 @@ def sampled(
         most_ran // max(1, first),
         most_kept // max(1, requests * REQUEST_BYTES),
         sample_wrote // max(1, per_block) if wrote > room else blocks,
-        int(left_s / 2 / block_s) if block_s > 0 and took > most_took else blocks,
+        fit_in_half_the_time(left_s, block_s) if block_s > 0 and took > most_took else blocks,
     )
     chosen = tuple(sorted(set(sample(blocks, max(1, fit))) | set(include)))
     past = []

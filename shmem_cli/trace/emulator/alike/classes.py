@@ -269,7 +269,7 @@ def run_in_time(
         now = time.monotonic()
         pace, left_s, left = (now - started) / done, run.deadline - now, len(todo) - done
         if left and pace * left > left_s:
-            fit = int(max(0.0, left_s) / 2 / pace)
+            fit = grids.fit_in_half_the_time(left_s, pace)
             picked = [todo[done + j] for j in grids.sample(left, fit)] if fit else []
             for batch in plan.rest([rest[k] for k in picked]):
                 run.batch(batch, None)
