@@ -3,7 +3,7 @@
 Run ``python -m tests.pair_candidates`` from the repository root: for each candidate it
 prints the measured cases it misses (its total wavefronts / the H200's). The cases: the
 public corpus and the probe sets (tests/hwtruth.py, their requests as the reference model
-builds them), the single reads of tests/data/trace/pairs3 to pairs9 and casloops2's
+builds them), the single reads of tests/data/trace/pairs3 to pairs10 and casloops2's
 ``cs_lds64``, each as Nsight's per-op counter has it (docs/hardware-model.md 3).
 """
 
@@ -100,7 +100,7 @@ def measured_cases() -> list[Case]:
         requests = _requests(case)
         if requests:
             out.append((case["name"], requests, case["measured"]["wavefronts"]))
-    labs = ("pairs3", "pairs4", "pairs5", "pairs6", "pairs7", "pairs8", "pairs9")
+    labs = ("pairs3", "pairs4", "pairs5", "pairs6", "pairs7", "pairs8", "pairs9", "pairs10")
     out += [c for lab in labs for c in _lab(lab, _pr_lanes(lab))]
     out += _lab("casloops2", _cs_lds64_lanes)
     return out

@@ -260,23 +260,31 @@ def source_view(
     """Wavefronts Nsight's Source page counts for an 8- or 16-byte load whose lanes pair
     up (``pairs_up`` at distance 1 or 2): its merged phases (32 or 16 lanes), each counted
     as its two unmerged halves where it asks a bank for two words, and an LDS.128's first
-    half-warp also where lane 31 is on and some lane's partner is off; lanes all reading
-    one address: a wavefront for every merged phase's worth of them. ``clause``: the
-    conditions of that last clause (fewer, or None for no such clause: the variants it was
-    told from, docs/hardware-model.md 10)."""
+    half-warp also where lane 31 is on and, at each distance the lanes pair up at, some
+    active lane of that half-warp has its partner off; lanes all reading one address: a
+    wavefront for every merged phase's worth of them. ``clause``: the conditions of that
+    last clause (fewer, or None for no such clause: the variants it was told from,
+    docs/hardware-model.md 3); "any partner off" in place of "partner off" is the clause
+    pairs10 refuted (any lane's partner off, at the first distance the lanes pair up at)."""
     wide = 2 * PHASE_BYTES // width
     on = [a for a in addr if a is not None]
     if len(set(on)) == 1:
         return -(-len(on) // wide)
-    d = 1 if pairs_up(addr, 1) else 2
-    alone = any(a is not None and addr[n ^ d] is None for n, a in enumerate(addr))
+    distances = [d for d in (1, 2) if pairs_up(addr, d)]
+
+    def alone(lanes: range, d: int) -> bool:  # an active lane among ``lanes`` without lane n^d
+        return any(addr[n] is not None and addr[n ^ d] is None for n in lanes)
+
     total = 0
     for p in range(0, WARP, wide):
         lanes = range(p, p + wide)
         mine = [addr[n] if n in lanes else None for n in range(WARP)]
         first = clause is not None and p == 0 and wide < WARP
         first = first and ("lane 31" not in clause or addr[WARP - 1] is not None)
-        first = first and ("partner off" not in clause or alone)
+        if first and "partner off" in clause:  # at every pairing distance, in this half-warp
+            first = all(alone(lanes, d) for d in distances)
+        if first and "any partner off" in clause:  # anywhere, at the first pairing distance
+            first = alone(range(WARP), distances[0])
         if first or asks_twice(addr, [list(lanes)], width):
             total += cut_cost(mine, width, wide // 2)
         else:

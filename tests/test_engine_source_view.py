@@ -81,6 +81,20 @@ def test_an_lds128_with_lane_31_on_and_a_partner_off_counts_half_warp_0_unmerged
     assert costs({0: 0, 8: 8, 31: 16}, 8, method) == (1, 1)
 
 
+@METHODS
+def test_only_a_lone_lane_of_half_warp_0_at_every_pairing_distance_counts(
+    method: Method,
+) -> None:
+    # pairs10's x11: lanes 0/1 on float4 0, 8/9 on 1, 16 on 3, 30/31 on 2; lane 16's partner
+    # (17) is the only one off, in half-warp 1: both pages 2 (half-warp 0 in full pairs)
+    assert costs({0: 0, 1: 0, 8: 16, 9: 16, 16: 48, 30: 32, 31: 32}, 16, method) == (2, 2)
+    # lane 1 dropped instead: lane 0 alone in half-warp 0, half-warp 0 unmerged: 1 + 1
+    assert costs({0: 0, 8: 16, 9: 16, 16: 48, 17: 48, 30: 32, 31: 32}, 16, method) == (2, 3)
+    # pairs10's x12: lanes 0/2 on float4 5, 8/10 on 6, 29/31 on 7: the lanes pair up at
+    # distance 1 (vacuously, every partner off) and at 2 (in full): no extra
+    assert costs({0: 80, 2: 80, 8: 96, 10: 96, 29: 112, 31: 112}, 16, method) == (2, 2)
+
+
 def ideals(
     lanes: Lanes, size: int, method: Method, op: str = "load", atomic: str = "inc"
 ) -> Ideals:

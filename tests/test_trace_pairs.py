@@ -1,17 +1,20 @@
-"""The pair rule against the pair labs (issue 30; tests/data/trace/pairs3 to pairs9): one
+"""The pair rule against the pair labs (issue 30; tests/data/trace/pairs3 to pairs10): one
 warp, one ``LDS.64`` of ``double bins[256]`` or ``LDS.128`` of ``float4 bins[128]`` per
 launch, lane l reading element ``idx[l]`` of the launch's input file (-1: the lane stays
 off), predicated, inside a branch or with every lane on (pairs7), whatever the array holds
 and wherever it lives (pairs8): 1,549 launches on the H200, every fourth read of pairs6 and
-every read of pairs3 to pairs5 twice, and 160 reads drawn afresh on an H100 (pairs9).
+every read of pairs3 to pairs5 twice, 160 reads drawn afresh on an H100 (pairs9), and 378
+LDS.128 reads on the H200 that take apart those the source counters count one more
+(pairs10; tests/test_trace_pairs10.py has what they showed).
 
 Nsight Compute counts these reads two ways (docs/hardware-model.md 3). Its per-op counter
 (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``, the ``per_op`` of measured.json)
 follows the pair rule on every launch: lanes paired at distance 1 or 2 merge their phases,
 bank conflicts or not; shmem and the reference model count that. Its per-instruction source
 counters count a merged phase that asks a bank for two words as its unmerged phases
-instead, and an ``LDS.128``'s half-warp 0 so also where lane 31 is on and some lane's
-partner is off; their "ideal" column is the bytes moved in 128-byte wavefronts, capped by
+instead, and an ``LDS.128``'s half-warp 0 so also where lane 31 is on and, at every
+distance the lanes pair up at, some active lane of half-warp 0 has its partner off; their
+"ideal" column is the bytes moved in 128-byte wavefronts, capped by
 that count.
 """
 
@@ -37,7 +40,7 @@ from .reference import pairs_up, request_cost, source_view
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import cubin, traced
 
-LABS = ("pairs3", "pairs4", "pairs5", "pairs6", "pairs7", "pairs8", "pairs9")
+LABS = ("pairs3", "pairs4", "pairs5", "pairs6", "pairs7", "pairs8", "pairs9", "pairs10")
 Addr = list[int | None]
 
 
@@ -80,8 +83,9 @@ def test_nsights_per_op_counter_follows_the_pair_rule(lab: str) -> None:
 def test_nsights_source_page_counts_some_merged_phases_unmerged(lab: str) -> None:
     """The source counters: a load whose lanes pair up costs its merged phases, each one
     that asks a bank for two words as its unmerged halves, and an ``LDS.128``'s half-warp 0
-    as its quarter-warps also where lane 31 is on and some lane's partner is off (pairs6's
-    r128_005, pairs9's n128_001, ...); lanes all on one address a wavefront a merged
+    as its quarter-warps also where lane 31 is on and half-warp 0 holds a lane whose partner
+    is off at every distance the lanes pair up at (pairs6's r128_005, pairs9's n128_001,
+    ...); lanes all on one address a wavefront a merged
     phase's worth of them (``reference.source_view``). Any other load: the per-op count."""
     measured = _measured(lab)
     seen = set()
@@ -99,11 +103,13 @@ def test_nsights_source_page_counts_some_merged_phases_unmerged(lab: str) -> Non
         assert seen == {8, 16}  # the labs hold reads of both widths the two counters differ on
 
 
-def test_each_condition_of_the_lane_31_clause_is_needed_on_the_reads_it_was_read_off() -> None:
-    """docs/hardware-model.md 10: the LDS.128 clause (half-warp 0 unmerged where lane 31 is
-    on and some lane's partner is off) was read off the twelve reads the conflict clause
-    alone misses; without its lane-31 condition 36 reads count one too many, without its
-    partner condition 16. In sample: pairs10 holds the reads it was not read from."""
+def test_each_condition_of_the_lane_31_clause_is_needed() -> None:
+    """docs/hardware-model.md 3: the LDS.128 clause (half-warp 0 unmerged where lane 31 is
+    on and, at every distance the lanes pair up at, a lane of half-warp 0 has its partner
+    off) over the 583 distinct merged LDS.128 reads of pairs3 to pairs10: without it 247
+    count one too few; without its lane-31 condition 96 one too many, without its partner
+    condition 41; the clause it replaced (any lane's partner off, at the first distance)
+    counts 20 of pairs10's reads one too many."""
     reads: dict[tuple[int | None, ...], int] = {}  # each distinct read once, as pairs7-8 repeat
     for lab in LABS:
         measured = _measured(lab)
@@ -115,10 +121,12 @@ def test_each_condition_of_the_lane_31_clause_is_needed_on_the_reads_it_was_read
     def over(clause: tuple[str, ...] | None) -> list[int]:  # the variant's count less the GPU's
         return [source_view(list(a), 16, clause) - got for a, got in reads.items()]
 
+    assert len(reads) == 583
     assert all(x == 0 for x in over(("lane 31", "partner off")))
-    assert sorted(x for x in over(None) if x) == [-1] * 12
-    assert sorted(x for x in over(("partner off",)) if x) == [1] * 36
-    assert sorted(x for x in over(("lane 31",)) if x) == [1] * 16
+    assert sorted(x for x in over(None) if x) == [-1] * 247
+    assert sorted(x for x in over(("partner off",)) if x) == [1] * 96
+    assert sorted(x for x in over(("lane 31",)) if x) == [1] * 41
+    assert sorted(x for x in over(("lane 31", "any partner off")) if x) == [1] * 20
 
 
 @pytest.mark.parametrize("lab", LABS)

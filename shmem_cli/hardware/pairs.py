@@ -4,7 +4,7 @@ have phases twice as wide.
 A request merges when lane n and lane n^d give the same address wherever both are
 active, for some d of the profile's ``pair_merge_distances``, bank conflicts or not: the
 wavefronts Nsight Compute counts per op (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``)
-on 1,709 measured launches (tests/data/trace/pairs3 to pairs9). Its per-instruction source
+on 2,087 measured launches (tests/data/trace/pairs3 to pairs10). Its per-instruction source
 counters count some merged phases as their unmerged phases instead (docs/hardware-model.md
 section 3): :func:`split_phases` says which, :func:`source_extra` what those counters give
 beyond the per-op figure, which the engine adds to each request
@@ -46,16 +46,17 @@ def split_phases(merged: I64, addr: I64, active: B8, arch: ArchProfile) -> B8:
 
     A phase that asks a bank for two words (a degree above 1); and, where a request has
     more than one merged phase (an LDS.128's half-warps), its first one also when the
-    warp's last lane is active and some active lane's partner, at the distance the lanes
-    pair up at, is off (never so for an LDS.64, whose one merged phase is the whole warp).
-    The second clause was read off the twelve LDS.128 reads the first one missed, and is
-    exact on all 229 LDS.128 reads of tests/data/trace/pairs3 to pairs9; it awaits reads it
-    was not read from (tests/data/trace/pairs10, docs/hardware-model.md section 10).
+    warp's last lane is active and, at every distance the lanes pair up at, some active lane
+    of that first phase has its partner (lane n^d) off: its lanes come in full pairs at none
+    of them (never so for an LDS.64, whose one merged phase is the whole warp). Exact on all
+    583 distinct LDS.128 reads of tests/data/trace/pairs3 to pairs10 (929 launches; pairs10
+    took the reads that counted one more apart lane by lane, docs/hardware-model.md 3).
     """
     split: B8 = merged > 1
     if merged.shape[1] > 1:
+        first = active.shape[1] // merged.shape[1]  # lanes of the first merged phase
         last_on = active[:, -1]
-        split[:, 0] |= last_on & _partner_off(addr, active, arch)
+        split[:, 0] |= last_on & ~_first_phase_pairs_in_full(addr, active, first, arch)
     return split
 
 
@@ -71,8 +72,8 @@ def source_extra(
     The phases ``split`` picks count as their two unmerged phases; a request
     whose active lanes all give one address counts its active lanes packed into merged
     phases (an LDS.128's ceil(lanes / 16) half-warps, however its lanes lie). Exact on
-    every LDS.64 and LDS.128 launch of tests/data/trace/pairs3 to pairs9, the launches the
-    LDS.128 clause of :func:`split_phases` was read off (docs/hardware-model.md section 3).
+    every LDS.64 and LDS.128 launch of tests/data/trace/pairs3 to pairs10
+    (docs/hardware-model.md section 3).
     """
     rows = len(merged)
     halves = unmerged.reshape(rows, -1, 2).sum(axis=2)  # each merged phase, unmerged
@@ -91,17 +92,15 @@ def one_address(addr: I64, active: B8) -> B8:
     return found
 
 
-def _partner_off(addr: I64, active: B8, arch: ArchProfile) -> B8:
-    """Rows (R,) with an active lane n whose lane n^d is off, d the first distance of the
-    profile's ``pair_merge_distances`` at which the row's lanes pair up."""
-    lanes = np.arange(active.shape[1])
+def _first_phase_pairs_in_full(addr: I64, active: B8, lanes: int, arch: ArchProfile) -> B8:
+    """Rows (R,) with a distance d of the profile's ``pair_merge_distances`` at which the
+    row's lanes pair up and every active lane among the first ``lanes`` has lane n^d active."""
+    n = np.arange(lanes)
     found = np.zeros(active.shape[0], dtype=bool)
-    decided = np.zeros(active.shape[0], dtype=bool)
     for distance in arch.pair_merge_distances:
-        here = _lanes_pair_up(addr, active, distance) & ~decided
-        alone = (active & ~active[:, lanes ^ distance]).any(axis=1)
-        found |= here & alone
-        decided |= here
+        on = active[:, :lanes]
+        full = ~(on & ~active[:, n ^ distance]).any(axis=1)
+        found |= full & _lanes_pair_up(addr, active, distance)
     return found
 
 

@@ -23,7 +23,8 @@ some pair-merged loads (docs/hardware-model.md 8):
 * ``pair merge``: an 8- or 16-byte load whose lanes pair up and whose source-view wavefronts
   are the engine's per-op figure plus what the source counters count otherwise (a merged
   phase asking a bank for two words counted unmerged, an LDS.128's half-warp 0 too when
-  lane 31 is on and a partner off, a one-address LDS.128 counted packed:
+  lane 31 is on and its lanes come in full pairs at no distance the lanes pair up at, a
+  one-address LDS.128 counted packed:
   :func:`shmem_cli.hardware.pairs.source_extra`, docs/hardware-model.md 3 and 10);
   executions and ideal agree; not a disagreement;
 * ``arbitration``: same executions and ideal, more wavefronts on the GPU: bank arbitration or
