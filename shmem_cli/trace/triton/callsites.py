@@ -30,10 +30,15 @@ Location = tuple[str, int]
 _Frame = tuple[str, int, int]  # file, line, column
 
 MAX_DEPTH = 64  # levels of a callsite chain followed
-_FILE = re.compile(r'^#loc(\d{0,9})\s*=\s*loc\("([^"\n]{1,4096})":(\d{1,9}):(\d{1,9})\)\s*$', re.M)
-_NAMED = re.compile(r'^#loc(\d{0,9})\s*=\s*loc\("[^"\n]{0,4096}"\(#loc(\d{0,9})\)\)\s*$', re.M)
-_CALL = re.compile(
-    r"^#loc(\d{0,9})\s*=\s*loc\(callsite\(#loc(\d{0,9})\s+at\s+#loc(\d{0,9})\)\)\s*$", re.M
+# one alias line of each kind, read in one pass over the text: a file's line and column, a
+# name for another alias, a callsite (an alias inlined at another)
+_ALIAS = re.compile(
+    r"^#loc(\d{0,9})\s*=\s*loc\("
+    r'(?:"(?P<file>[^"\n]{1,4096})":(?P<line>\d{1,9}):(?P<column>\d{1,9})'
+    r'|"[^"\n]{0,4096}"\(#loc(?P<named>\d{0,9})\)'
+    r"|callsite\(#loc(?P<callee>\d{0,9})\s+at\s+#loc(?P<caller>\d{0,9})\))"
+    r"\)\s*$",
+    re.M,
 )
 
 
@@ -43,11 +48,17 @@ def library_callers(
     """library (file, line) -> the kernel's innermost (file, line) of each site that inlines
     it, in program order (a line may repeat: two calls on one line), for every library line
     (``library(file)``) of a callsite of the TTGIR ``text``."""
-    files = {
-        m.group(1): (m.group(2), int(m.group(3)), int(m.group(4))) for m in _FILE.finditer(text)
-    }
-    named = {m.group(1): m.group(2) for m in _NAMED.finditer(text)}
-    calls = {m.group(1): (m.group(2), m.group(3)) for m in _CALL.finditer(text)}
+    files: dict[str, _Frame] = {}
+    named: dict[str, str] = {}
+    calls: dict[str, tuple[str, str]] = {}
+    for m in _ALIAS.finditer(text):
+        alias, file, named_as, callee = m.group(1, "file", "named", "callee")
+        if file is not None:
+            files[alias] = (file, int(m.group("line")), int(m.group("column")))
+        elif named_as is not None:
+            named[alias] = named_as
+        else:
+            calls[alias] = (callee, m.group("caller"))
     memo: dict[str, tuple[_Frame, ...]] = {}
 
     def frames(alias: str, depth: int = 0) -> tuple[_Frame, ...]:
