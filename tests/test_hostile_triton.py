@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
+from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.triton import ttgir
 from shmem_cli.trace.triton.cache import open_entry, read_entry
-from shmem_cli.trace.triton.ttgir import tensor_shapes, ttgir_params
+from shmem_cli.trace.triton.ttgir import MAX_SIGNATURE, tensor_shapes, ttgir_params
 
 from .conftest import HANG_S, TEST_DATA, needs_nvdisasm
 from .hostile import quiet, refused, shmem
@@ -156,6 +160,78 @@ def test_parameter_types_are_read_in_linear_time() -> None:
             assert "which shmem cannot pass yet" in exc.message
             assert len(exc.message) < 300
         assert time.monotonic() - start < HANG_S
+
+
+class _Spy:
+    """A compiled pattern that records the (start, end) of each piece of text it searches."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.pieces: list[tuple[int, int]] = []
+
+    def findall(self, text: str, start: int, end: int) -> list[Any]:
+        self.pieces.append((start, min(end, len(text))))
+        return self.pattern.findall(text, start, end)
+
+    def finditer(self, text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+        self.pieces.append((start, min(end, len(text))))
+        return self.pattern.finditer(text, start, end)
+
+
+def test_tensor_shapes_search_each_character_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated ``tensor<1x`` (64 MiB of it took 10 s, a Python step per shape): the text is
+    searched by the pattern engine in pieces that follow each other, each cut before a
+    ``tensor<``, so every character is searched once and no shape is cut in two."""
+    spy = _Spy(ttgir._SHAPE)
+    monkeypatch.setattr(ttgir, "_SHAPE", spy)
+    monkeypatch.setattr(ttgir, "SHAPE_CHUNK", 1000)
+    unit = "tensor<1x"  # 9 characters: a piece ends at the first tensor< past 1,000 on
+    text = "tensor<64x32xf16> " + unit * 100_000 + "tensor<8x" + "2x" * 20 + "f32>"
+    assert tensor_shapes(text) == ("64x32", "1", "8" + "x2" * 15)
+    starts = [a for a, _ in spy.pieces]
+    assert starts[0] == 0 and spy.pieces[-1][1] == len(text)
+    assert all(b == a2 for (_, b), (a2, _) in pairwise(spy.pieces))  # no gap, no overlap
+    assert all(text.startswith("tensor<", a) for a in starts[1:])
+    assert all(b - a <= 1000 + len(unit) for a, b in spy.pieces[:-1])
+    # the shapes start at 18 + 9k: each piece ends at the first past 1,000 characters, 1,008 on
+    assert len(spy.pieces) == -(-len(text) // 1008)
+
+
+def test_a_parameter_list_without_its_end_is_refused_at_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tt.func public @k(`` and 64 MiB of ``tensor<1x`` (the parameter list was walked a
+    character at a time to the file's end): only :data:`MAX_SIGNATURE` characters from its
+    ``(`` are searched, then it is refused, placed at the ``(``."""
+    spy = _Spy(ttgir._PARENS)
+    monkeypatch.setattr(ttgir, "_PARENS", spy)
+    head = "#loc = loc(unknown)\ntt.func public @k("
+    text = head + "tensor<1x" * (2 * MAX_SIGNATURE // 9) + ")"
+    with pytest.raises(ShmemError) as err:
+        ttgir_params(text, "k", Path("k.ttgir"))
+    said = err.value.message
+    assert f"the parameter list of @k runs on past {MAX_SIGNATURE:,} characters" in said
+    assert (err.value.line, err.value.column) == (2, 18)  # the "(" of line 2
+    open_paren = len(head) - 1
+    assert spy.pieces == [(open_paren, open_paren + MAX_SIGNATURE)]
+    spy.pieces.clear()  # a list that ends inside the bound is read as before
+    assert [p.name for p in ttgir_params(head + "%x: i32, %y: f32) {", "k", Path("k.ttgir"))] == [
+        "x",
+        "y",
+    ]
+    # an unclosed list that ends with the file, inside the bound: no such function
+    with pytest.raises(ShmemError, match="the TTGIR has no function @k"):
+        ttgir_params(head + "%x: i32", "k", Path("k.ttgir"))
+
+
+@needs_nvdisasm
+def test_a_64_mib_ttgir_of_tensor_types_is_refused(tmp_path: Path) -> None:
+    folder = entry(tmp_path)
+    ttgir_file = folder / "matmul_tiles.ttgir"
+    head = b"tt.func public @matmul_tiles("
+    ttgir_file.write_bytes(head + b"tensor<1x" * ((64 << 20) // 9 - 4))
+    ran = shmem("trace", str(folder), "--grid", "1")
+    refused(ran, "matmul_tiles.ttgir:1:29: ", "runs on past 1,048,576 characters")
 
 
 def _old_entry(tmp_path: Path, loc: Path) -> Path:

@@ -3,8 +3,10 @@ tensor shapes that tell entries apart, and the Python file its first location na
 
 TTGIR comes from a cache anyone can commit, so every reading is linear in the text: the
 patterns have no two unbounded parts that can match the same characters (a 4 MB
-``tensor<1x1x1x...`` without its ``>`` used to take minutes), a type is at most
-:data:`MAX_TYPE` characters before it is matched, and the Python file a ``#loc`` names is read
+``tensor<1x1x1x...`` without its ``>`` used to take minutes), the work per character is the
+regular expression engine's, not a Python loop's (64 MiB of ``tensor<1x`` took 10 s), a
+type is at most :data:`MAX_TYPE` characters before it is matched, a parameter list at most
+:data:`MAX_SIGNATURE` (past it, refused), and the Python file a ``#loc`` names is read
 only inside the kernel's source tree (:mod:`shmem_cli.cuda.sources`): a ``#loc`` naming any
 other file is ignored, never read or quoted.
 """
@@ -17,21 +19,29 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import ShmemError, shorten
+from ...plumbing.errors import ShmemError, SourcePos, shorten
 from ...plumbing.frozen import frozen
 from .metadata import TritonError
 
 MAX_PYTHON_BYTES = 4 << 20
 MAX_TYPE = 512  # characters of one parameter's type
 MAX_SHAPES = 1000  # distinct tensor shapes kept
+#: characters of a kernel's parameter list, ``(`` to ``)``: 32 for each of the 32,764 one-byte
+#: parameters CUDA's largest parameter block holds (a real one is under a kilobyte); a list
+#: that runs on past it is refused, not walked to the end of a 64 MiB file
+MAX_SIGNATURE = 1 << 20
 
 _FUNC = re.compile(r"tt\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
 _ARG = re.compile(r"%([\w$.]+)\s*:\s*")
 _LOC_NAME = re.compile(r'loc\(\s*"([^"]+)"\s*\(')
 _POSITIONAL = re.compile(r"arg[0-9]+")  # an older TTGIR's name of a parameter: %arg0, %arg1
 _FIRST_LOC = re.compile(r'^#loc\s*=\s*loc\("([^"\n]{1,4096})":(\d{1,9}):\d{1,9}\)', re.M)
+_PARENS = re.compile(r'["()]')  # what a parameter list's nesting turns on
 _TENSOR = "tensor<"
-_DIMS = re.compile(r"(?:\d{1,12}x){1,16}")  # the dimensions after "tensor<": 64x64x
+# a tensor's shape: the dimensions after "tensor<" (64x64x), the last "x" left out
+_SHAPE = re.compile(r"tensor<((?:\d{1,12}x){0,15}\d{1,12})x")
+#: characters of TTGIR searched for shapes at a time (:func:`tensor_shapes`)
+SHAPE_CHUNK = 1 << 20
 _TYPE_END = re.compile(r"\s(?=\{|loc\()")  # where a parameter's type ends
 _POINTER = re.compile(r"!tt\.ptr<(\w+)(?:,\d+)?>")  # whitespace removed first
 # a host-side tensor descriptor (TensorDescriptor), lowered to TMA: a CUtensorMap by value
@@ -80,14 +90,21 @@ def _compact(ir_type: str) -> str:
 
 
 def tensor_shapes(text: str) -> tuple[str, ...]:
-    """The distinct tensor shapes of the text (``1024``, ``64x64``), in order of first use."""
+    """The distinct tensor shapes of the text (``1024``, ``64x64``), in order of first use.
+    The text is searched once, in pieces of about :data:`SHAPE_CHUNK` characters, each cut
+    just before a ``tensor<`` (no shape is cut in two): a piece's shapes are found and told
+    apart by the regular expression engine and the dict, not one by one in Python (64 MiB of
+    ``tensor<1x`` is 7 million shapes)."""
     shapes: dict[str, None] = {}
-    at = text.find(_TENSOR)
-    while at >= 0 and len(shapes) < MAX_SHAPES:
-        dims = _DIMS.match(text, at + len(_TENSOR))
-        if dims:
-            shapes.setdefault(dims.group(0)[:-1], None)
-        at = text.find(_TENSOR, at + len(_TENSOR))
+    start = 0
+    while start < len(text) and len(shapes) < MAX_SHAPES:
+        end = text.find(_TENSOR, start + SHAPE_CHUNK)
+        end = len(text) if end < 0 else end
+        for shape in dict.fromkeys(_SHAPE.findall(text, start, end)):
+            if len(shapes) >= MAX_SHAPES:
+                break
+            shapes.setdefault(shape, None)
+        start = end
     return tuple(shapes)
 
 
@@ -102,11 +119,26 @@ def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
     for m in _FUNC.finditer(text):
         if m.group(1) != name:
             continue
-        inner = _balanced(text, m.end() - 1)
-        if inner is None:
+        start = m.end() - 1
+        end = _closing(text, start, start + MAX_SIGNATURE)
+        if end is None and len(text) > start + MAX_SIGNATURE:
+            raise TritonError(
+                f"the parameter list of @{shorten(name)} runs on past {MAX_SIGNATURE:,} "
+                "characters without its closing ')' (a real one is under a kilobyte): not a "
+                "TTGIR Triton wrote; use the entry as Triton wrote it",
+                where,
+                _position(text, start),
+            )
+        if end is None:
             break
+        inner = text[start + 1 : end]
         return _desc_parts(tuple(_param(piece, where) for piece in _split_args(inner)))
     raise TritonError(f"the TTGIR has no function @{shorten(name)}", where)
+
+
+def _position(text: str, at: int) -> SourcePos:
+    """The 1-based line and column of ``text[at]``."""
+    return SourcePos(text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at))
 
 
 def desc_rank(param: TritonParam) -> int:
@@ -131,21 +163,23 @@ def _desc_parts(params: tuple[TritonParam, ...]) -> tuple[TritonParam, ...]:
     return tuple(out)
 
 
-def _balanced(text: str, open_paren: int) -> str | None:
+def _closing(text: str, open_paren: int, end: int) -> int | None:
+    """Where the ``)`` that closes ``text[open_paren]`` is, looked for before ``end`` (parentheses
+    inside quotes do not count); None if not there. Only quotes and parentheses are visited."""
     depth = 0
     quoted = False
-    for k in range(open_paren, len(text)):
-        ch = text[k]
+    for m in _PARENS.finditer(text, open_paren, end):
+        ch = m.group()
         if ch == '"':
             quoted = not quoted
         elif quoted:
             continue
         elif ch == "(":
             depth += 1
-        elif ch == ")":
+        else:
             depth -= 1
             if depth == 0:
-                return text[open_paren + 1 : k]
+                return m.start()
     return None
 
 
