@@ -19,9 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
+from shmem_cli.cuda.directive_scan import directives
 from shmem_cli.cuda.nvcc_args import NvccArgError, check_nvcc_args
 from shmem_cli.cuda.nvcc_messages import compiler_messages
-from shmem_cli.cuda.sources import SourceTree, check_source, directives
+from shmem_cli.cuda.sources import SourceTree, check_source
 from shmem_cli.plumbing.errors import ShmemError
 
 from .conftest import HANG_S

@@ -1,0 +1,209 @@
+"""The preprocessing directives of a C, C++ or CUDA text, as the preprocessor would see them.
+
+:func:`directives` is one pass over the text (comments, string and raw string literals,
+line splices), done twice when the text holds ``??`` (with and without trigraphs), so no
+directive is hidden from the check that reads them (:mod:`.sources`). A raw string literal
+that a backslash at the end of a line would make ambiguous is refused (:class:`Refused`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..plumbing.frozen import frozen
+
+_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_RAW_PREFIXES = ("R", "u8R", "uR", "UR", "LR")
+
+
+@frozen
+class Directive:
+    """One preprocessing directive, where its ``#`` is."""
+
+    line: int
+    column: int
+    text: str  # from '#' to the end of the logical line, comments replaced by spaces
+
+
+class Refused(Exception):
+    """Text whose directives cannot be told before compiling, at a line and column (the
+    caller makes it a located error of its file)."""
+
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.column, self.message = line, column, message
+
+
+def _trigraphs(text: str) -> str:
+    return text.replace("??=", "#").replace("??/", "\\")
+
+
+def directives(text: str) -> Iterator[Directive]:
+    """Every preprocessing directive of ``text`` (line splices and comments handled)."""
+    yield from _scan(text)
+    if "??" in text:  # trigraphs are on in some -std modes: look at the text both ways
+        yield from _scan(_trigraphs(text))
+
+
+_INTERESTING = re.compile(r"[\\\n/\"'#%]")
+_NONBLANK = re.compile(r"[^ \t\r\f\v]")
+
+
+def _word_before(s: str, i: int) -> str:
+    """The identifier characters just before ``i`` (line splices skipped), at most 3."""
+    out = ""
+    j = i - 1
+    while j >= 0 and len(out) < 4:
+        if s[j] == "\n":
+            k = j - 1
+            while k >= 0 and s[k] in " \t\r":
+                k -= 1
+            if k >= 0 and s[k] == "\\":
+                j = k - 1
+                continue
+            break
+        if s[j] not in _IDENT_CHARS:
+            break
+        out = s[j] + out
+        j -= 1
+    return out
+
+
+def _scan(s: str) -> Iterator[Directive]:  # noqa: C901 - one state machine, read top to bottom
+    n = len(s)
+    i = 0
+    line = 1
+    at_start = True  # only blanks and comments since the last newline
+    directive: list[str] | None = None
+    d_line = d_col = 0
+    line_start = 0
+
+    def splice(k: int) -> int:
+        """The index after a backslash-newline starting at ``k`` (blanks allowed), or -1."""
+        j = k + 1
+        while j < n and s[j] in " \t":
+            j += 1
+        if j < n and s[j] == "\r":
+            j += 1
+        return j + 1 if j < n and s[j] == "\n" else -1
+
+    while i < n:
+        m = _INTERESTING.search(s, i)
+        stop = m.start() if m else n
+        if stop > i:
+            if at_start and _NONBLANK.search(s, i, stop):
+                at_start = False
+            if directive is not None:
+                directive.append(s[i:stop])
+            i = stop
+            if i >= n:
+                break
+        c = s[i]
+        if c == "\\":
+            j = splice(i)
+            if j >= 0:
+                line += 1
+                line_start = j
+                i = j
+                continue
+        elif c == "\n":
+            if directive is not None:
+                yield Directive(d_line, d_col, "".join(directive))
+                directive = None
+            line += 1
+            line_start = i + 1
+            at_start = True
+            i += 1
+            continue
+        elif c == "/" and s.startswith("/*", i):
+            end = s.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            newlines = s.count("\n", i, end)
+            if newlines:
+                line += newlines
+                line_start = s.rfind("\n", i, end) + 1
+                at_start = True
+            if directive is not None:
+                directive.append(" ")
+            i = end
+            continue
+        elif c == "/" and s.startswith("//", i):
+            end = i + 2
+            while True:  # a // comment goes on over backslash-newlines
+                nl = s.find("\n", end)
+                if nl < 0:
+                    end = n
+                    break
+                k = nl - 1
+                while k > i and s[k] in " \t\r":
+                    k -= 1
+                if s[k] == "\\":
+                    line += 1
+                    end = nl + 1
+                    line_start = end
+                    continue
+                end = nl
+                break
+            i = end
+            continue
+        elif c in "\"'":
+            start = i
+            if c == '"' and _word_before(s, i) in _RAW_PREFIXES:
+                i, line, line_start = _raw_string(s, i, line, line_start)
+            else:
+                i = _quoted(s, i, c, splice)
+            if directive is not None:
+                directive.append(s[start:i])
+            at_start = False
+            continue
+        elif at_start and directive is None and (c == "#" or s.startswith("%:", i)):
+            directive = []
+            d_line, d_col = line, i - line_start + 1
+        at_start = False
+        if directive is not None:
+            directive.append(c)
+        i += 1
+    if directive is not None:
+        yield Directive(d_line, d_col, "".join(directive))
+
+
+def _quoted(s: str, i: int, quote: str, splice: object) -> int:
+    """The index after a string or character literal (it ends at a newline if unclosed)."""
+    n = len(s)
+    j = i + 1
+    while j < n:
+        c = s[j]
+        if c == quote:
+            return j + 1
+        if c == "\n":
+            return j
+        if c == "\\":
+            k = splice(j)  # type: ignore[operator]
+            j = k if k >= 0 else j + 2
+            continue
+        j += 1
+    return n
+
+
+def _raw_string(s: str, i: int, line: int, line_start: int) -> tuple[int, int, int]:
+    """The index after the raw string literal whose quote is at ``i`` (and the line)."""
+    open_at = s.find("(", i + 1, i + 18)
+    delim = s[i + 1 : open_at] if open_at >= 0 else None
+    if delim is None or any(ch in delim for ch in ' ()\\\t\n"'):
+        raise Refused(line, i - line_start + 1, "a raw string literal with a malformed delimiter")
+    close = s.find(")" + delim + '"', open_at)
+    end = len(s) if close < 0 else close + len(delim) + 2
+    body = s[open_at:end]
+    if re.search(r"\\[ \t]*\r?\n", body):
+        raise Refused(
+            line,
+            i - line_start + 1,
+            "a raw string literal holds a backslash at the end of a line; shmem cannot check "
+            "this file's directives before compiling (split the string)",
+        )
+    newlines = body.count("\n")
+    if newlines:
+        line += newlines
+        line_start = s.rfind("\n", i, end) + 1
+    return end, line, line_start
