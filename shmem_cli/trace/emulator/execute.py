@@ -1,25 +1,13 @@
-"""Run a kernel's SASS for one thread block, or for the blocks of a grid run together.
+"""Run a kernel's SASS for one thread block, or for the blocks of a grid: the blocks in
+batches (:mod:`.grid` makes them; each batch run to completion by
+:func:`.scheduler.run_block`, whose scheduling rule decides which threads step next), the
+grid's first block alone and watched where its blocks may stand for each other
+(:mod:`.alike`), and what every batch added up to: the :class:`Trace`.
 
-Scheduling rule (independent thread scheduling, emulated): of the threads that are
-ready (not exited, not waiting at a barrier), those with the smallest instruction
-index run next, all together in one vectorized step, whatever their warp and whatever
-their block. Threads that diverge therefore run one side after the other and meet
-again where their pcs become equal, which is where the hardware reconverges structured
-code (BSYNC, the end of an if, the exit of a loop); a warp-level instruction (SHFL,
-VOTE) sees every converged lane of its warp at once. Blocks run together the same way
-(:mod:`.grid` makes the batches): a grid whose blocks follow one path costs about one
-block's steps, blocks that differ run their differing parts one after the other. A
-thread at BAR.SYNC waits; when no thread is ready, each barrier that every live
-thread of a CTA (or its thread count) has reached is released in that CTA. If none
-can be released the kernel deadlocked: an error. EXIT retires a thread. A budget
-(:mod:`.budget`: instructions per block and per launch, wall time, the records'
-memory) bounds runaway loops, with an error that names the loop. Decisions on global
-data (a tainted guard or branch) taint what they decide (:mod:`.taint_flow`).
-
-Between two instructions that move no thread elsewhere (:data:`.op_table.MOVES`), the
-threads at the smallest index simply go on to the next one: the scheduler looks at
-every thread again only after a branch, an exit or a barrier, or where other threads
-wait at the next instruction.
+A grid whose blocks follow one path costs about one block's steps; blocks that differ run
+their differing parts one after the other. A budget (:mod:`.budget`: instructions per block
+and per launch, wall time, the records' memory) bounds runaway loops, and a batch that spins
+is told with what the GPU would have done (:func:`.budget.ahead_of_order`).
 """
 
 from __future__ import annotations
@@ -27,36 +15,25 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Const
-from ...hardware import misc
-from ..distinct_rows import RecordsFull
 from ..recorder import Recorder
 from ..requests import Coster, InstructionRecords, TmaFill
 from . import budget as budgets
 from . import grid as grids
-from . import taint_flow
-from .access_kind import guarded_kind, shared_op_of
+from .access_kind import shared_op_of
 from .alike.classes import Classes, counts_of, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
-from .op_table import MOVES, widens
-from .state import BLOCKED, LOCAL_WINDOW_SLOT, Block, Launch, TraceError
-from .sync.barriers import release
-from .sync.convergence import arrived, settle
+from .scheduler import run_block
+from .state import LOCAL_WINDOW_SLOT, Block, Launch
 
-PROGRESS_EVERY = 2048  # steps between progress calls
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
 #: the grid; a larger one (up to CUDA's 2^31-1 x 65,535 x 65,535) goes by :func:`_huge_grid`
 MAX_CLASS_CLUSTERS = 1 << 22
-#: a step of a register-to-register instruction runs over every thread of the batch, its
-#: writes masked, where at least 1/_WIDE_SHARE of them run it: contiguous rows cost less
-#: than gathering and scattering a part of them (the 4,096 differing blocks of make bench)
-_WIDE_SHARE = 3
 
 
 @dataclass
@@ -259,189 +236,3 @@ def _per_batch(
         report(executed, block)
 
     return call
-
-
-def run_block(
-    function: Function,
-    program: Program,
-    blk: Block,
-    *,
-    progress: Callable[[int], None] | None = None,
-    limits: budgets.Limits | None = None,
-    watch: Watch | None = None,
-) -> tuple[int, int]:
-    """Run a block (or a batch of blocks) to completion, its decisions checked by ``watch``
-    where given; returns (steps, thread instructions)."""
-    instructions = function.instructions
-    n_ins = len(instructions)
-    if limits is None:
-        deadline = time.monotonic() + budgets.DEFAULT.seconds
-        limits = budgets.Limits(budgets.DEFAULT, blk.cta_threads, 0, deadline, "")
-    # checked at once past these (a single block: its budget; a batch: the launch's)
-    limit = min(limits.block, limits.launch) if blk.ctas == 1 else limits.launch
-    hits = [0] * n_ins  # executions of each instruction: where a runaway block loops
-    threads = blk.threads
-    everyone = slice(None)
-    guards = [ins.guard for ins in instructions]
-    kinds = [shared_op_of(ins) for ins in instructions]
-    guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
-    misc_cost = [misc.rule_for(ins.opcode, ins.mods) is not None for ins in instructions]
-    retires = [ins.opcode == "EXIT" for ins in instructions]
-    moving = [ins.opcode in MOVES for ins in instructions]
-    per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
-    blk.clock.work = per_cta  # what its SM clock counts (sync/clock.py)
-    decides = [taint_flow.conditions(ins) for ins in instructions]
-    wide = [widens(ins, d) for ins, d in zip(instructions, program.destinations, strict=True)]
-    mask_of: Any = everyone  # the threads of the last wide step, and as a mask
-    mask: Any = None
-    steps = executed = 0
-    sched = blk.sched
-    m = 0  # the instruction the threads of `at` run next
-    at: Any = everyone  # those threads (a slice: all of them)
-    at_cta: Any = None  # how many of them each CTA has
-    nxt = 0  # the smallest instruction index of every other ready thread
-    fast = False  # the threads of `at` simply went on to m (sched not yet written)
-    repeats = budgets.Repeats(instructions, threads)
-    while True:
-        if fast:
-            pass
-        elif blk.calls_active:
-            sel = blk.next_threads()  # a thread inside a subroutine ranks after its call site
-            m = int(sched[sel[0]]) if len(sel) else int(BLOCKED)
-            at, at_cta, nxt = (everyone if len(sel) == threads else sel), None, m
-        else:
-            m = int(sched.min())
-            if m < BLOCKED and m == int(sched.max()):  # every thread at one instruction
-                at, at_cta, nxt = everyone, None, int(BLOCKED)
-            elif m < BLOCKED:
-                here = sched == m
-                sel = np.flatnonzero(here)
-                nxt = int(np.min(sched, where=~here, initial=BLOCKED))
-                at, at_cta = (everyone if len(sel) == threads else sel), None
-        if not fast and blk.converge.parts > 1 and m < BLOCKED:
-            at, nxt = _one_part(blk, at, m, nxt)  # a warp's parts run apart (convergence)
-        if m >= BLOCKED:
-            if blk.exited.all():
-                break
-            release(blk, function)
-            continue
-        if m >= n_ins:
-            last = instructions[-1]
-            raise TraceError("execution ran past the end of the function", last)
-        if not fast and hits[m] >= repeats.first and repeats.look(blk, m, hits[m]):
-            raise repeats.error(blk, instructions, hits)
-        ix: Any = at
-        if moving[m]:  # the step may move some of them elsewhere: sched must be true first
-            sched[at] = m + 1
-        decided = None  # the taint of the decisions behind this step (taint_flow)
-        if blk.regions or decides[m] is not None:
-            at_ids = blk.ids(at)
-            decided = taint_flow.before_step(blk, program, function, kinds, m, at_ids, decides[m])
-        g = guards[m]
-        run_it = True
-        if g is not None and g.index == 7 and g.not_:
-            kind = guarded[m]
-            if kind is not None:
-                sel = blk.ids(at)
-                blk.rec.predicated_off(
-                    m, instructions[m], kind, _silent_warps(sel, sel[:0], blk.warp_size)
-                )
-            run_it = False  # @!PT: never executes
-        elif g is not None and g.index != 7:
-            pv = (blk.up if g.kind == "UP" else blk.p)[g.index][at]
-            if watch is not None:
-                watch.guard(m, blk, g.kind, g.index, at)
-            ok = ~pv if g.not_ else pv
-            if np.count_nonzero(ok) < ok.size:  # (cheaper than .all() on a warp)
-                sel = blk.ids(at)
-                kind = guarded[m]
-                if kind is not None:
-                    off = _silent_warps(sel, sel[ok], blk.warp_size)
-                    blk.rec.predicated_off(m, instructions[m], kind, off)
-                if decided is not None and m in program.skipped:  # a store data kept off
-                    program.skipped[m](blk, sel[~ok], decided[~ok])
-                if np.count_nonzero(ok):
-                    ix = sel[ok]
-                else:
-                    run_it = False
-        if run_it:
-            forms = None
-            if watch is not None:
-                watch.operands(m, blk, ix)
-                if watch.forms is not None:
-                    forms = watch.forms.before(m, blk, ix)
-            n = threads if isinstance(ix, slice) else len(ix)
-            if decided is not None:
-                taint_flow.enter(blk, at_ids, decided)
-            try:
-                if ix is everyone or not wide[m]:  # every thread: writes land where they run
-                    program[m](blk, ix)
-                elif _WIDE_SHARE * n >= threads and watch is None and decided is None:
-                    if mask_of is not ix:  # the mask of these threads (made once for them)
-                        mask, mask_of = np.zeros(threads, dtype=bool), ix
-                        mask[ix] = True
-                    blk.run_wide(program[m], mask)
-                else:
-                    program[m](blk, ix)
-            except TraceError:
-                raise
-            except RecordsFull:
-                name = f"{blk.cta_name(blk.ctas - 1)} {limits.of_blocks}".rstrip()
-                raise limits.records_full(name) from None
-            except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
-                raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
-            if watch is not None and watch.forms is not None:
-                watch.forms.after(forms, m, blk, ix)
-            if misc_cost[m]:
-                blk.count_misc(m, ix, retires[m])
-            executed += n
-            hits[m] += 1
-            if blk.ctas == 1:
-                per_cta[0] += n
-            elif ix is at:
-                if at_cta is None:
-                    at_cta = _cta_counts(blk, at)
-                per_cta += at_cta
-            else:
-                per_cta += np.bincount(blk.cta[ix], minlength=blk.ctas)
-            if executed > limit or steps % budgets.CHECK_EVERY == 0:
-                limits.check(blk, executed, per_cta, instructions, hits)
-            if progress is not None and steps % PROGRESS_EVERY == 0:
-                progress(executed)
-        if decided is not None:
-            taint_flow.after_step(blk, program, m, at_ids, decided)
-        if moving[m] and blk.converge.pulled:
-            executed += arrived(blk, per_cta)  # a yield took threads to their BSYNC
-        if moving[m] and blk.converge.waiters:
-            settle(blk, at)  # a lane left, exited or yielded: the waits it held may clear
-        steps += 1
-        # next: the same threads at m + 1, unless the step moved threads or others wait there
-        if moving[m]:
-            fast = False
-        elif m + 1 < nxt and not blk.calls_active:
-            fast = True
-            m += 1
-        else:
-            sched[at] = m + 1
-            fast = False
-    return steps, executed
-
-
-def _one_part(blk: Block, at: Any, m: int, nxt: int) -> tuple[Any, int]:
-    """Of the threads ``at`` (at instruction ``m``), each warp's first part; the others
-    wait at ``m`` (then the next smallest index)."""
-    sel = blk.ids(at)
-    kept = blk.converge.one_part(sel)
-    return (at, nxt) if len(kept) == len(sel) else (kept, m)
-
-
-def _cta_counts(blk: Block, at: Any) -> Any:
-    """How many of the threads ``at`` (an index or every thread) each CTA has."""
-    if isinstance(at, slice):
-        return np.full(blk.ctas, blk.cta_threads, dtype=np.int64)
-    return np.bincount(blk.cta[at], minlength=blk.ctas)
-
-
-def _silent_warps(at_pc: Any, executing: Any, warp_size: int) -> int:
-    """Warps with threads at the instruction but none whose guard holds."""
-    return len(np.setdiff1d(np.unique(at_pc // warp_size), np.unique(executing // warp_size)))

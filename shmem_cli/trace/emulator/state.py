@@ -266,7 +266,7 @@ class Block:
         self.paths = CallPaths()
         self.calls_active = 0
         # a step run over every thread whose writes land only where this is true (the
-        # scheduler's wide steps: execute.py); None: writes land on the step's threads
+        # scheduler's wide steps: scheduler.py); None: writes land on the step's threads
         self.mask: B8 | None = None
         # control-flow taint (taint_flow): per thread, the taint of the decisions its path
         # depends on; the open regions by reconvergence index (-1: never), with the

@@ -99,7 +99,7 @@ class Clock:
 
     def __init__(self, warps: int, ctas: int, warp_size: int) -> None:
         #: thread-instructions each CTA ran: the scheduler's own count, shared with it
-        #: (``execute.run_block``); zeros where no scheduler runs the block
+        #: (``scheduler.run_block``); zeros where no scheduler runs the block
         self.work: Any = np.zeros(ctas, dtype=np.int64)
         self.warp_size = warp_size
         self.jumped = np.zeros(ctas, dtype=np.int64)  # cycles each CTA's clock jumped

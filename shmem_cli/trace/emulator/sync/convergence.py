@@ -11,7 +11,7 @@ lanes waiting at the ``BSYNC`` go on while the yielded lane spins, and the warp 
 two parts. ``BREAK Bn`` takes a thread out of the barrier. A ``WARPSYNC`` waits for every
 live lane of its mask to reach a ``WARPSYNC``, yielded or not, and makes the warp whole.
 The parts of a warp meet again where they run at one instruction together (the scheduler's
-rule, :mod:`..execute`): woken together from one mbarrier wait, or released together.
+rule, :mod:`..scheduler`): woken together from one mbarrier wait, or released together.
 
 A thread at ``NANOSLEEP`` (without ``.SYNCS``) sleeps: it runs again only when no other
 thread can (:func:`wake`), as a sleep of microseconds outlasts what the other warps do.
