@@ -86,6 +86,7 @@ def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
 def test_the_per_op_excess_is_timing_not_a_rule() -> None:
     """Where the per-op counter holds wavefronts no SASS row has, the two runs of the same
     launch disagree on it, or only one run has it: the hardware's timing, not the access."""
+
     def extra(run: str, ident: str) -> int:
         exp = measured(run, ident)
         return sum(exp[op][1] - rows for op, rows in source_sums(run, ident).items())

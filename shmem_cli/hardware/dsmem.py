@@ -96,8 +96,9 @@ def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
     first = np.unique(_key(_key(owner, cta), sector), return_index=True)[1]
     mine = group[first]
     filled = nbytes[mine] == size
-    line = np.unique(_key(_key(owner[first], cta[first]), sector[first] // per_line),
-                     return_inverse=True)[1].ravel()
+    line = np.unique(
+        _key(_key(owner[first], cta[first]), sector[first] // per_line), return_inverse=True
+    )[1].ravel()
     filled_in_line = np.bincount(line, filled.astype(np.int64))
     paired = filled & (filled_in_line[line] > 1)
     return int(np.where((halves[mine] == 1) | paired, 1, 2).sum())
