@@ -179,7 +179,7 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     Names are demangled by cu++filt or c++filt when found (``use_tools``), else by
     :mod:`shmem_cli.trace.kernel.demangle`'s own small demangler.
     """
-    from .demangle import demangle, demangle_all, short_name
+    from .demangle import Budget, demangle, demangle_all, short_name
 
     data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
     elf = Elf(data, str(path))
@@ -196,7 +196,8 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
         first.setdefault(name, (shndx, symbol))
     entries = list(first.items())
     names = [name for name, _ in entries]
-    demangled = demangle_all(names) if use_tools else {n: demangle(n) for n in names}
+    budget = Budget()  # the small demangler's, for all the names of the file
+    demangled = demangle_all(names) if use_tools else {n: demangle(n, budget) for n in names}
     kernels = []
     target = arch_of(elf)
     for name, (shndx, symbol) in entries:

@@ -5,6 +5,13 @@ namespaces, template arguments (types and integer literals), pointers,
 references, const and volatile, builtin types, substitutions (``S_``, ``S0_``)
 and template parameters (``T_``). Anything else leaves the name mangled, which
 ``--kernel`` still accepts.
+
+A kernel's name comes from a cubin anyone can commit, so the small demangler is bounded: it
+follows at most :data:`MAX_DEPTH` nested types (``P`` 5,000 times was a ``RecursionError``),
+and every piece it builds counts against one :class:`Budget` of :data:`MAX_WORK` characters
+for all the names of a file (a substitution can copy a name into itself, so 200 mangled
+characters can spell 3^20 demangled ones: a 728-byte cubin took minutes). A name past either
+bound stays mangled.
 """
 
 from __future__ import annotations
@@ -37,18 +44,38 @@ BUILTIN = {
     "z": "...",
 }
 LITERAL_SUFFIX = {"j": "u", "l": "l", "m": "ul", "x": "ll", "y": "ull"}
+#: types nested in one another that the small demangler follows (3 Python frames each at most)
+MAX_DEPTH = 128
+#: characters the small demangler may build, every piece counted, for the names of one file
+MAX_WORK = 64 << 20
 
 
 class _Fail(Exception):
     pass
 
 
+class Budget:
+    """Characters the small demangler may still build (shared by the names of one file)."""
+
+    def __init__(self, left: int = MAX_WORK) -> None:
+        self.left = left
+
+
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, budget: Budget) -> None:
         self.s = text
         self.i = 0
         self.subs: list[str] = []
         self.template_args: list[str] = []
+        self.depth = 0
+        self.budget = budget
+
+    def built(self, text: str) -> str:
+        """``text``, counted against the budget (past it: the name stays mangled)."""
+        self.budget.left -= len(text)
+        if self.budget.left < 0:
+            raise _Fail
+        return text
 
     def peek(self, n: int = 1) -> str:
         return self.s[self.i : self.i + n]
@@ -118,9 +145,8 @@ class _Parser:
                 if kind == "b":
                     args.append("true" if value else "false")
                 else:
-                    args.append(
-                        ("-" if negative else "") + str(value) + LITERAL_SUFFIX.get(kind, "")
-                    )
+                    suffix = LITERAL_SUFFIX.get(kind, "")
+                    args.append(self.built(("-" if negative else "") + str(value) + suffix))
             else:
                 args.append(self.type())
         return args
@@ -137,7 +163,9 @@ class _Parser:
                     raise _Fail
                 if self.peek() == "I":
                     args = self.template_arguments()
-                    parts[-1] += "<" + ", ".join(args) + ">"
+                    if not parts:
+                        raise _Fail
+                    parts[-1] += self.built("<" + ", ".join(args) + ">")
                     self.template_args = args
                     templated = True
                 elif self.peek() == "S":
@@ -147,7 +175,7 @@ class _Parser:
                 else:
                     parts.append(self.source_name())
                     templated = False
-                self.subs.append("::".join(parts))
+                self.subs.append(self.built("::".join(parts)))
             return "::".join(parts), templated
         if self.peek() == "S" and self.peek(2) != "St":
             base = self.substitution()
@@ -158,10 +186,19 @@ class _Parser:
             self.subs.append(base)
             args = self.template_arguments()
             self.template_args = args
-            return base + "<" + ", ".join(args) + ">", True
+            return self.built(base + "<" + ", ".join(args) + ">"), True
         return base, False
 
     def type(self) -> str:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Fail
+            return self.built(self._type())
+        finally:
+            self.depth -= 1
+
+    def _type(self) -> str:
         c = self.peek()
         if c in BUILTIN:
             self.i += 1
@@ -185,7 +222,7 @@ class _Parser:
         if c == "S" and self.peek(2) != "St":
             out = self.substitution()
             if self.peek() == "I":
-                out += "<" + ", ".join(self.template_arguments()) + ">"
+                out += self.built("<" + ", ".join(self.template_arguments()) + ">")
                 self.subs.append(out)
             return out
         if c.isdigit() or c == "N" or self.peek(2) == "St":
@@ -197,12 +234,13 @@ class _Parser:
         raise _Fail
 
 
-def demangle(mangled: str) -> str:
+def demangle(mangled: str, budget: Budget | None = None) -> str:
     """``void colread<32>(float*, float const*, int)`` from ``_Z7colreadILi32EEvPfPKfi``;
-    the name itself when it is not mangled (``extern "C"``) or not understood."""
+    the name itself when it is not mangled (``extern "C"``), not understood, or past the
+    bounds (:data:`MAX_DEPTH`, ``budget``: a fresh :class:`Budget` when not given)."""
     if not mangled.startswith("_Z"):
         return mangled
-    p = _Parser(mangled)
+    p = _Parser(mangled, budget or Budget())
     p.i = 2
     try:
         name, templated = p.name()
@@ -214,7 +252,10 @@ def demangle(mangled: str) -> str:
         return mangled
     if params == ["void"]:
         params = []
-    return f"{ret}{name}({', '.join(params)})"
+    try:
+        return p.built(f"{ret}{name}({', '.join(params)})")
+    except _Fail:
+        return mangled
 
 
 def _run_filter(command: list[str], names: list[str]) -> dict[str, str]:
@@ -228,7 +269,8 @@ def _run_filter(command: list[str], names: list[str]) -> dict[str, str]:
 
 
 def demangle_all(names: Iterable[str]) -> dict[str, str]:
-    """Demangled names by cu++filt or c++filt (one run), else by :func:`demangle`."""
+    """Demangled names by cu++filt or c++filt (one run), else by :func:`demangle` (one
+    :class:`Budget` for them all)."""
     wanted = [n for n in names if n.startswith("_Z")]
     out = {n: n for n in names if not n.startswith("_Z")}
     tool = toolchain.which("cu++filt") or toolchain.which("c++filt")
@@ -239,9 +281,10 @@ def demangle_all(names: Iterable[str]) -> dict[str, str]:
         deep = [n for n in wanted if out.get(n, n) == n]
         if deep and "cu++filt" not in tool:
             out.update(_run_filter([tool, "--no-recurse-limit"], deep))
+    budget = Budget()
     for n in wanted:
         if n not in out or out[n] == n:
-            out[n] = demangle(n)
+            out[n] = demangle(n, budget)
     return out
 
 

@@ -1,0 +1,122 @@
+"""The twelfth hostile round (docs/robustness.md, round 12): what a mutation fuzz of cubins,
+executables, Triton cache entries, parameter blocks and Nsight exports found. Each input is
+built here, small, from its bytes; each bound is proved by what was done (calls counted,
+characters built), not by the time taken."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shmem_cli.trace.kernel import demangle as demangle_module
+from shmem_cli.trace.kernel.cubin import read_cubin
+from shmem_cli.trace.kernel.demangle import MAX_DEPTH, Budget, demangle
+
+
+def _sub(k: int) -> str:
+    """The Itanium substitution naming the k-th earlier component: S_, S0_, ..., SZ_, S10_."""
+    if k == 0:
+        return "S_"
+    digits, k, out = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", k - 1, ""
+    while True:
+        out, k = digits[k % 36] + out, k // 36
+        if k == 0:
+            return f"S{out}_"
+
+
+def _tripling(levels: int) -> str:
+    """f<a, f<f, f>, a<a, a>, ...>(): each level's template argument repeats an earlier one three
+    times, so ``levels`` of 12 mangled characters spell about 3^(levels/2) demangled ones."""
+    return "_Z1fI1a" + "".join(f"{_sub(k)}I{_sub(k)}{_sub(k)}E" for k in range(levels)) + "Ev"
+
+
+def _cubin(names: list[bytes]) -> bytes:
+    """A cubin (EM_CUDA, sm_90, ABI 7) of entry functions with these names and nothing else."""
+    strtab = b"\0.shstrtab\0.strtab\0.symtab\0"
+    strings = strtab + b"".join(n + b"\0" for n in names)
+    symtab = bytes(24)
+    at = len(strtab)
+    for n in names:
+        symtab += struct.pack("<IBBHQQ", at, 0x12, 0x10, 0, 0, 0)  # FUNC, CUDA entry
+        at += len(n) + 1
+    sym_at = 64 + len(strings) + (-(64 + len(strings)) % 8)
+    sh_at = sym_at + len(symtab)
+    head = bytearray(64)
+    head[:6] = b"\x7fELF\x02\x01"
+    head[8] = 7
+    struct.pack_into("<H", head, 18, 190)
+    struct.pack_into("<I", head, 0x30, 0x5A055A)
+    struct.pack_into("<Q", head, 0x28, sh_at)
+    struct.pack_into("<HHH", head, 0x3A, 64, 4, 1)
+    sections = bytes(64)
+    sections += struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, 64, len(strings), 0, 0, 1, 0)
+    sections += struct.pack("<IIQQQQIIQQ", 11, 3, 0, 0, 64, len(strings), 0, 0, 1, 0)
+    sections += struct.pack("<IIQQQQIIQQ", 19, 2, 0, 0, sym_at, len(symtab), 2, 0, 8, 24)
+    body = bytes(head) + strings
+    return body + bytes(sym_at - len(body)) + symtab + sections
+
+
+def _count_types(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    real, calls = demangle_module._Parser.type, [0]
+
+    def counted(self: Any) -> str:
+        calls[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(demangle_module._Parser, "type", counted)
+    return calls
+
+
+# --- kernel names the small demangler reads ------------------------------------------------
+
+
+def test_a_pointer_nested_5000_deep_stays_mangled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_Z1fPPPP...i`` (5,000 P): a RecursionError (a traceback from --list-params of a
+    700-byte cubin); now the name stays as it is after MAX_DEPTH nested types."""
+    calls = _count_types(monkeypatch)
+    name = "_Z1f" + "P" * 5000 + "i"
+    assert demangle(name) == name
+    assert calls[0] == MAX_DEPTH + 1  # the type past the bound is refused, nothing deeper
+
+
+def test_a_name_that_repeats_itself_is_bounded_by_the_budget() -> None:
+    """29 levels of 12 characters spell about 3^18 characters: a 728-byte cubin held
+    --list-params for minutes. The characters built stop at the budget (the last piece is at
+    most three earlier ones), and the name stays mangled."""
+    name = _tripling(29)
+    budget = Budget(1 << 20)
+    assert demangle(name, budget) == name
+    assert -(3 << 20) <= budget.left < 0
+
+
+def test_names_that_demangle_within_the_bounds() -> None:
+    assert demangle("_Z7colreadILi32EEvPfPKfi") == "void colread<32>(float*, float const*, int)"
+    assert demangle("_Z1f" + "P" * 20 + "i") == "f(int" + "*" * 20 + ")"
+    # S_ is the template f, S0_ the type a (GNU c++filt spells the name, with a parameter
+    # list added, 'void f<a, f<f, f>, a<a, a> >()')
+    assert demangle(_tripling(2)) == "void f<a, f<f, f>, a<a, a>>()"
+
+
+def test_one_budget_serves_every_name_of_a_cubin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fifty kernels each named to spell about 3^15 characters: the cubin's names share one
+    budget, so the characters built for all of them are those of one name's bound."""
+    spent: list[int] = []
+    real_init = Budget.__init__
+
+    def recorded(self: Budget, left: int = demangle_module.MAX_WORK) -> None:
+        real_init(self, left)
+        spent.append(left)
+
+    monkeypatch.setattr(Budget, "__init__", recorded)
+    names = [_tripling(24) + "i" * k for k in range(50)]
+    path = tmp_path / "names.cubin"
+    path.write_bytes(_cubin([n.encode() for n in names]))
+    info = read_cubin(path, use_tools=False)
+    assert len(spent) == 1  # one budget for the file
+    assert len(info.kernels) == 50
+    assert sum(k.mangled == k.signature for k in info.kernels) >= 40  # most stay mangled
