@@ -71,6 +71,10 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Itera
     yield from results
 
 
+#: how long :func:`stop` waits for a told worker to end before it kills it
+WORKER_END_SECONDS = 10.0
+
+
 def stop(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started, stop the workers and wait for them to end."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
@@ -80,7 +84,11 @@ def stop(pool: ProcessPoolExecutor) -> None:
             process.terminate()
     for process in processes:
         with contextlib.suppress(Exception):
-            process.join(timeout=2)
+            # a worker ends its tools first (``tool_process.end_all``: 2 s a tool at most);
+            # on a loaded machine it may wait its turn for the CPU before it even starts,
+            # and a worker killed before it has killed its tools' groups leaves their
+            # children running (only its direct child dies with it)
+            process.join(timeout=WORKER_END_SECONDS)
             if process.is_alive():  # still starting up, its handlers not yet the default
                 process.kill()
                 process.join(timeout=2)
