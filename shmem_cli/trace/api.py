@@ -183,7 +183,10 @@ def trace(
     folder, ``.json`` or ``.cubin``; or a cache root with ``kernel``). ``block`` is required
     except for a Triton entry (``num_warps * 32``); ``grid`` is a Triton entry's program grid.
     ``args`` maps a parameter's name or 0-based position to a number, a list of numbers
-    (a struct's fields), or ``bytes`` / a NumPy array (a pointer's buffer); pointers not given
+    (a struct's fields), or ``bytes`` / a NumPy array (a pointer's buffer); a key
+    ``"NAME+OFFSET"`` puts one value at that byte offset inside the parameter, as ``--arg
+    KEY+OFFSET=`` (``bytes`` / an array: a pointer to a buffer of them; a number: 4 bytes; a
+    text such as ``"zeros:4096"`` or ``"128:2"`` as on the command line); pointers not given
     get zero-filled buffers of ``buffer_size`` bytes (default 8 MiB). ``max_instructions``
     (per thread of a block), ``max_launch_instructions`` and ``time_limit`` (seconds) raise
     the trace's budget (``--max-instructions``, ...). A wrong argument raises

@@ -131,6 +131,7 @@ def data_sources(plan: LaunchPlan, memory: Any) -> Callable[[int], tuple[str, ..
     share a bit and are named together."""
     labels = {b.param.name or f"param{b.param.ordinal}": b.param.label for b in plan.buffers}
     labels.update({f"tensormap{k}": tm.param.label for k, tm in enumerate(plan.tensor_maps)})
+    labels.update({f.buffer_name: f"{f.param.label}+{f.offset}" for f in plan.fields})
 
     def names(taint: int) -> tuple[str, ...]:
         out = []
@@ -173,6 +174,10 @@ def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
                     inner = f" at +{at - p.offset}" if at > p.offset else ""
                     text = f"tensor map{inner}: {describe(found)} (from {plan.param_source})"
                     maps.setdefault(p.ordinal, []).append(text)
+    for f in sorted(plan.fields, key=lambda f: f.offset):  # values at offsets, and the rest
+        maps.setdefault(f.param.ordinal, []).append(f.describe())
+    for ordinal in {f.param.ordinal for f in plan.fields}:
+        maps[ordinal].append(f"the rest: {values[ordinal][1]}")
     for ordinal, texts in maps.items():
         label = next(p.label for p in plan.params if p.ordinal == ordinal)
         values[ordinal] = (label, "; ".join(texts))

@@ -16,8 +16,11 @@ name in the CUDA source. VALUE is
   ``CUtensorMap`` dumped on a GPU (its global memory becomes a zero-filled buffer here);
 * ``tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B[,data=@A.bin]`` for a
   ``CUtensorMap`` parameter: what ``cuTensorMapEncodeTiled`` takes (:mod:`.tensormap`); its
-  global memory is the data file or a zero-filled buffer. ``KEY+OFFSET=tensormap:...`` puts
-  it at a byte offset inside a struct parameter (CUTLASS passes its maps in its ``Params``).
+  global memory is the data file or a zero-filled buffer.
+
+``KEY+OFFSET=VALUE`` puts one value at byte OFFSET inside a parameter (a struct by value, a
+``--params`` block): a pointer to a new buffer (``@FILE``, ``zeros:BYTES``), a number
+(``NUMBER[:WIDTH]``) or a tensor map (:mod:`.param_fields`).
 
 Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of
 ``--buffer-size`` bytes each; other parameters without ``--arg`` are 0. Both are
@@ -46,9 +49,10 @@ from ...plumbing.errors import ShmemError, brief_name, shorten
 from ...plumbing.frozen import frozen
 from ..emulator.trace_error import TraceError
 from . import tensormap
-from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
+from .buffers import buffer_source, read_buffer
 from .cubin import Kernel
 from .param_block import Handover, MemoryBytes, MemoryRange
+from .param_fields import FieldArg, TensorMapArg, check_overlaps, field_arg, file_total, has_offset
 from .params import Param, kernel_params, param_table, resolve_key
 
 __all__ = [
@@ -111,23 +115,6 @@ class Argument:
 
 
 @frozen
-class TensorMapArg:
-    """A tensor map put into a parameter at ``offset``; its global memory is ``data``
-    (None: zero-filled) and its address is set when the buffer exists."""
-
-    param: Param
-    offset: int
-    map: tensormap.TensorMap
-    data: bytes | None
-    source: str  # the file, or "zero-filled"
-
-    def describe(self) -> str:
-        mem = f"@{self.source}" if self.data is not None else "zero-filled"
-        at = f" at +{self.offset}" if self.offset else ""
-        return f"tensor map{at}: {tensormap.describe(self.map)}, over {mem} memory"
-
-
-@frozen
 class LaunchPlan:
     """Everything about a launch except device addresses (those come from the emulator)."""
 
@@ -146,6 +133,8 @@ class LaunchPlan:
     cluster: tuple[int, int, int] = (1, 1, 1)
     #: device memory the host wrote before the launch (``--memory``), at real addresses
     memory: tuple[MemoryRange, ...] = ()
+    #: values at offsets inside parameters (``--arg KEY+OFFSET=``): numbers and pointers
+    fields: tuple[FieldArg, ...] = ()
 
     def param_bytes(self, memory: BufferSink) -> bytes:
         """The parameter block, with every buffer added to ``memory`` and its address stored.
@@ -161,6 +150,13 @@ class LaunchPlan:
             made = key if buf.synthetic else None
             address = memory.add_buffer(buf.content or buf.size, name, made=made)
             image[buf.param.offset : buf.param.offset + 8] = struct.pack("<Q", address)
+        for f in self.fields:
+            at = f.param.offset + f.offset
+            if f.is_pointer:  # a new buffer, its content handed over as a pointer's is
+                address = memory.add_buffer(f.held or f.buffer_size, f.buffer_name)
+                image[at : at + 8] = struct.pack("<Q", address)
+            else:
+                image[at : at + f.size] = f.data
         for k, tm in enumerate(self.tensor_maps):
             size = max(tensormap.extent(tm.map), len(tm.data or b""))
             name = f"tensormap{k}"  # zero-filled past its data, and nothing real until written
@@ -285,19 +281,34 @@ def plan_launch(
     check_shared(kernel, dynamic_smem)
     given: dict[int, str] = {}
     maps: list[TensorMapArg] = []
+    fields: list[FieldArg] = []
     for arg in args:
         key, sep, value = arg.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise LaunchError(f"--arg expects POSITION=VALUE or NAME=VALUE, got {shorten(arg)!r}")
-        if value.strip().startswith(tensormap.PREFIX):
-            maps.append(_tensor_map_arg(key, value.strip(), params))
+        if has_offset(key) or value.strip().startswith(tensormap.PREFIX):
+            placed = field_arg(key, value.strip(), params)
+            if isinstance(placed, FieldArg):
+                fields.append(placed)
+                file_total(fields)
+            else:
+                maps.append(placed)
             continue
         param = resolve_key(key, params)
         if param.ordinal in given:
             raise LaunchError(f"--arg {param.label} is given twice")
         given[param.ordinal] = value.strip()
+    parts: list[TensorMapArg | FieldArg] = [*maps, *fields]
+    check_overlaps(parts)
+    parted = {f.param.ordinal for f in parts}
+    for p in params:
+        if p.ordinal in parted and given.get(p.ordinal, "").startswith("@"):
+            raise LaunchError(
+                f"--arg {p.label}: given whole as @FILE and in parts with --arg "
+                f"{p.name or p.ordinal}+OFFSET=...: give one or the other"
+            )
     if image is not None and params_file is not None:
-        _check_prefix(params_file, covered, params, {*given, *(m.param.ordinal for m in maps)})
+        _check_prefix(params_file, covered, params, {*given, *parted})
     arguments: list[Argument] = []
     buffers: list[Buffer] = []
     for p in params:
@@ -313,17 +324,18 @@ def plan_launch(
             else:
                 maps.append(TensorMapArg(p, 0, tm, None, "zero-filled"))
             continue
-        if any(m.param.ordinal == p.ordinal for m in maps) and text is None:
-            arguments.append(Argument(p, bytes(p.size), "tensor map", True))
+        if p.ordinal in parted and text is None and image is None:
+            arguments.append(Argument(p, bytes(p.size), "0", True))  # under its parts
             continue
         if text is not None and text.startswith("@"):
             if p.size != 8:
                 raise LaunchError(
-                    f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} bytes"
+                    f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} "
+                    f"bytes (a pointer inside a struct: --arg {p.name or p.ordinal}+OFFSET=@FILE)"
                 )
             held = Handover(buffer_source(text[1:], f"--arg {p.label}"))  # a large one: not read
             buffers.append(Buffer(p, held.size, text[1:], held))
-            _check_files(buffers)
+            file_total(fields, _files(buffers))
         elif text is None and image is not None and params_file is not None:
             given_bytes = image[p.offset : p.offset + p.size]
             arguments.append(Argument(p, given_bytes, f"from {params_file[1:]}", True))
@@ -334,10 +346,10 @@ def plan_launch(
             arguments.append(Argument(p, bytes(p.size), "0 (default)", False))
         else:
             arguments.append(Argument(p, value_bytes(text, p), text, True))
-    _check_global(buffers, maps)
-    files = sum(b.size for b in buffers if b.content is not None)
+    _check_global(buffers, maps, fields)
     return LaunchPlan(
-        memory=read_memory(memory, files),
+        memory=read_memory(memory, file_total(fields, _files(buffers))),
+        fields=tuple(fields),
         cluster=shape,
         kernel=kernel,
         block=block,
@@ -352,51 +364,24 @@ def plan_launch(
     )
 
 
-def _check_files(buffers: Sequence[Buffer]) -> None:
-    """The buffer files of a launch hold at most :data:`MAX_FILE_BYTES` in all."""
-    total = sum(b.size for b in buffers if b.content is not None)
-    if total > MAX_FILE_BYTES:
-        raise LaunchError(
-            f"the buffer files of the launch hold {total:,} bytes in all; the most is "
-            f"{MAX_FILE_BYTES >> 20} MiB (give smaller files, or zero-filled buffers)"
-        )
+def _files(buffers: Sequence[Buffer]) -> int:
+    """Bytes of the buffer files the pointer parameters read."""
+    return sum(b.size for b in buffers if b.content is not None)
 
 
-def _check_global(buffers: Sequence[Buffer], maps: Sequence[TensorMapArg]) -> None:
+def _check_global(
+    buffers: Sequence[Buffer], maps: Sequence[TensorMapArg], fields: Sequence[FieldArg]
+) -> None:
     """Every buffer and tensor map of the launch fits in :data:`MAX_GLOBAL_BYTES` of global
     memory (the emulator reserves it and makes only the touched pages real)."""
     sizes = [b.size for b in buffers] + [tensormap.extent(m.map) for m in maps]
-    total = sum(sizes)
+    total = sum(sizes) + sum(f.buffer_size for f in fields)
     if total > MAX_GLOBAL_BYTES:
         raise LaunchError(
             f"the launch's buffers and tensor maps span {total:,} bytes of global memory; "
-            f"the most is {MAX_GLOBAL_BYTES >> 30} GiB (a smaller --buffer-size, or smaller "
-            "tensor-map dims)"
+            f"the most is {MAX_GLOBAL_BYTES >> 30} GiB (a smaller --buffer-size, zeros:BYTES "
+            "or tensor-map dims)"
         )
-
-
-def _tensor_map_arg(key: str, text: str, params: Sequence[Param]) -> TensorMapArg:
-    """``KEY[+OFFSET]=tensormap:...``: the map, and its global memory if a file is named."""
-    name, plus, off_text = key.partition("+")
-    param = resolve_key(name, params)
-    try:
-        offset = int(off_text.strip(), 0) if plus else 0
-    except ValueError:
-        raise LaunchError(
-            f"--arg {shorten(key)}: the offset after '+' must be a number of bytes"
-        ) from None
-    if offset % 64 or offset < 0 or offset + tensormap.BYTES > param.size:
-        raise LaunchError(
-            f"--arg {shorten(key)}: a tensor map is {tensormap.BYTES} bytes at a multiple of 64; "
-            f"{param.label} has {param.size} bytes"
-            + ("" if offset % 64 == 0 else f" and +{offset} is not a multiple of 64")
-        )
-    try:
-        spec = tensormap.parse_spec(text)
-    except tensormap.TensorMapError as exc:
-        raise LaunchError(f"--arg {shorten(key)}: {exc.message}") from None
-    data = read_buffer_file("@" + spec.data, param) if spec.data else None
-    return TensorMapArg(param, offset, spec.map, data, spec.data or "zero-filled")
 
 
 def name_defaults(exc: ShmemError, defaulted: Sequence[str]) -> None:
