@@ -38,7 +38,7 @@ from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .test_trace_launch import Memory
+from .test_trace_launch import Memory, kernel
 from .test_trace_measured import cubin
 
 CUBIN = TRACE_DATA / "fields" / "view.sm_90.cubin"
@@ -116,6 +116,20 @@ def test_widths_floats_and_a_parameter_block_under_the_fields(tmp_path: Path) ->
     plan = plan_launch(k, params, block=(64, 1, 1), args=["0=1,2,3,4", "0+8=2.5:8"])
     image = plan.param_bytes(Memory())
     assert image[:16] == struct.pack("<iid", 1, 2, 2.5)  # a double over the last two ints
+
+
+def test_a_tensor_map_at_an_offset_keeps_the_rest_of_the_block(tmp_path: Path) -> None:
+    # a 256-byte Params struct from --params: a map put at +128 replaces those 128 bytes only
+    # (it used to zero the first 128 too)
+    block = tmp_path / "block.bin"
+    block.write_bytes(b"\xab" * 256)
+    k = kernel([(0, 256)])
+    params = kernel_params(k, None)
+    spec = "0+128=tensormap:dtype=u8,dims=64,box=16"
+    plan = plan_launch(k, params, block=(32, 1, 1), params_file=f"@{block}", args=[spec])
+    image = plan.param_bytes(Memory())
+    assert image[:128] == b"\xab" * 128
+    assert struct.unpack_from("<Q", image, 128) == (0x1000,)  # the map's global address
 
 
 @needs_nvdisasm
