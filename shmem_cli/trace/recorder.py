@@ -73,6 +73,14 @@ class Recorder:
         self._counts = {}
         self.period = warps_per_cta
 
+    def held(self) -> tuple[dict[int, I64], int]:
+        """What :meth:`new_batch` resets: kept for a batch set aside while others run."""
+        return self._counts, self.period
+
+    def hold_back(self, held: tuple[dict[int, I64], int]) -> None:
+        """The batch set aside runs again: its counts as they were (:meth:`held`)."""
+        self._counts, self.period = held
+
     def record(
         self,
         index: int,

@@ -239,6 +239,7 @@ class KernelTrace:
     # what a trace whose records passed their bound and were folded lacks (in words), else None
     records_note: str | None = None
     clock_note: str | None = None  # a delay loop on the clock fast-forwarded (in words), else None
+    wait_note: str | None = None  # spins that yielded, blocks run out of order (words), else None
     # TMA copies through zero-byte maps of a --params block (in words: how to encode them)
     tensor_map_note: str | None = None
     # whether its code has a shared-memory instruction (LDS, STS, ATOMS, LDSM, ...): a kernel
@@ -304,6 +305,7 @@ class KernelTrace:
             "build_cached": self.cached is not None,
             "records_note": self.records_note,
             "clock_note": self.clock_note,
+            "wait_note": self.wait_note,
             "tensor_map_note": self.tensor_map_note,
             **self.launch.to_json(),
             "instructions_executed": self.instructions_executed,

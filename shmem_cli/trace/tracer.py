@@ -336,6 +336,7 @@ def trace_kernel(
         records=tuple(trace.records),
         records_note=_folded_note(trace.records, budget),
         clock_note=clock_note(trace.clock_spins),
+        wait_note=trace.wait_note,
         tensor_map_note=zero_map_note(plan, skipped),
         shared_code=any(shared_op_of(ins) is not None for ins in function.instructions),
         fills=trace.fills,

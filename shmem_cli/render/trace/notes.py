@@ -94,6 +94,7 @@ def notes(kernel: KernelTrace) -> list[Block]:
     notes += [f"build: cached ({kernel.cached})"] if kernel.cached else []  # --build-cache
     notes += [f"note: {kernel.records_note}"] if kernel.records_note else []
     notes += [f"note: {kernel.clock_note}"] if kernel.clock_note else []
+    notes += [f"note: {kernel.wait_note}"] if kernel.wait_note else []
     out += [Styled(text, "dim") for text in notes]
     if kernel.tensor_map_note:
         out.append(Styled(f"note: {kernel.tensor_map_note}", "yellow"))

@@ -42,6 +42,7 @@ import numpy as np
 from ...cuda.sass import Instruction
 from ...plumbing.errors import SourcePos, file_line
 from ...plumbing.frozen import frozen
+from .sync.convergence_state import BLOCKED
 from .trace_error import TraceError
 
 if TYPE_CHECKING:
@@ -235,26 +236,59 @@ class Repeats:
         self.owner = -1
         self.kept_at = 0
         self.kept: tuple[list[Any], tuple[Any, ...]] | None = None
+        self.counts: list[int] = []  # every instruction's executions when the state was kept
+        self.again = -1  # where a spin was proven: the state is kept there whenever none is
 
-    def look(self, blk: Block, m: int, hits: int) -> bool:
+    def look(
+        self,
+        blk: Block,
+        m: int,
+        hits: int,
+        counts: Sequence[int] = (),
+        extra: Sequence[Any] = (),
+    ) -> bool:
         """Whether ``blk``, about to run instruction ``m`` (run ``hits`` times before), is in
-        the state kept (then it never ends)."""
+        the state kept (then it never ends); ``counts``: every instruction's executions (for
+        :meth:`spinners`), ``extra``: more arrays of the state (threads parked). While a
+        state is kept, the global accesses made are logged (``GlobalMemory.spin_reads``)."""
         if not self.enabled:
             return False
-        if hits >= self.next_at:
+        memory = blk.launch.memory
+        if hits >= self.next_at or (m == self.again and self.kept is None):
             if sum(a.nbytes for a in blk.machine_arrays()) > REPEAT_BYTES:
                 self.enabled = False
                 return False
-            self.owner, self.kept_at, self.kept = m, hits, blk.machine_state()
+            arrays, small = blk.machine_state()
+            self.kept = [*arrays, *(a.copy() for a in extra)], small
+            self.owner, self.kept_at, self.counts = m, hits, list(counts)
             self.next_at = 2 * hits
+            memory.spin_reads = []
             return False
-        if m != self.owner or self.kept is None or hits - self.kept_at > REPEAT_LOOKS:
+        if m != self.owner or self.kept is None:
+            return False
+        if hits - self.kept_at > REPEAT_LOOKS:
+            self.kept = memory.spin_reads = None
             return False
         arrays, small = self.kept
         now = blk.machine_state_small()
         if now != small:
             return False
-        return all(np.array_equal(a, b) for a, b in zip(arrays, blk.machine_arrays(), strict=True))
+        mine = [*blk.machine_arrays(), *extra]
+        if not all(np.array_equal(a, b) for a, b in zip(arrays, mine, strict=True)):
+            return False
+        self.again = m
+        return True
+
+    def spinners(self, blk: Block, counts: Sequence[int]) -> Any:
+        """The ready threads at an instruction run since the state was kept: those that
+        spin (the others have not moved)."""
+        ran = np.flatnonzero(np.asarray(counts) > np.asarray(self.counts))
+        return np.flatnonzero((blk.sched < BLOCKED) & np.isin(blk.sched, ran))
+
+    def rearm(self) -> None:
+        """Threads were parked or woke: keep the state afresh where the last spin was proven,
+        so that a spin found again costs a turn of its loop, not the next doubling."""
+        self.kept = None
 
     def error(
         self, blk: Block, instructions: Sequence[Instruction], hits: Sequence[int]
@@ -271,26 +305,3 @@ class Repeats:
         if at.file and at.line:
             error.path, error.pos = at.file, SourcePos(at.line, 1)
         return error
-
-
-def ahead_of_order(exc: SpinError, ran: set[int], linear: Sequence[int]) -> SpinError:
-    """A spin that can never end, said with what the GPU would have done where the batch
-    holds blocks whose lower-numbered blocks have not run: on the GPU those run first or
-    together (blocks start in launch order), and a block waiting on a flag or a semaphore
-    that an earlier block sets (CUTLASS's serial split-K, a look-back scan) would go on."""
-    last = max(linear)
-    known = ran.union(linear)
-    if sum(1 for i in known if i < last) >= last:  # every earlier block ran
-        return exc
-    error = SpinError(
-        exc.head,
-        f"the batch ran block(s) up to number {last:,} (launch order) before every earlier "
-        "block had run (shmem runs a few blocks spread over the grid first, to measure it), "
-        "so a block waiting on a flag or a semaphore that an earlier block sets (CUTLASS's "
-        "serial split-K, a look-back scan) waits for ever here. Trace the blocks that wait "
-        "on each other alone: a serial split-K GEMM's one tile, --grid 1,1,SLICES (its tiles "
-        "behave alike). A stream-K GEMM, whose CTAs wait on their peers, traces only where its "
-        "schedule splits no tile (CUTLASS: a workspace of 0 bytes)",
-    )
-    error.path, error.pos = exc.path, exc.pos
-    return error

@@ -6,8 +6,9 @@ grid's first block alone and watched where its blocks may stand for each other
 
 A grid whose blocks follow one path costs about one block's steps; blocks that differ run
 their differing parts one after the other. A budget (:mod:`.budget`: instructions per block
-and per launch, wall time, the records' memory) bounds runaway loops, and a batch that spins
-is told with what the GPU would have done (:func:`.budget.ahead_of_order`).
+and per launch, wall time, the records' memory) bounds runaway loops; a batch whose threads
+all wait on global memory is set aside while the grid's blocks not yet run go, in launch
+order (:mod:`.sync.waiting_blocks`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .alike.watch import Watch
 from .decode import Program, decode_function
 from .scheduler import run_block
 from .state import LOCAL_WINDOW_SLOT, Block, Launch
+from .sync.waiting_blocks import GridWaits, wait_note
 
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
 #: the grid; a larger one (up to CUDA's 2^31-1 x 65,535 x 65,535) goes by :func:`_huge_grid`
@@ -64,6 +66,7 @@ class Trace:
     # the op_atom wavefronts of each remote atomic (hardware.dsmem), by pc
     dsmem_atoms: dict[int, int] = field(default_factory=dict)
     clock_spins: int = 0  # clock reads of a delay loop that jumped the clock (sync/clock.py)
+    wait_note: str | None = None  # spins that yielded, blocks run out of order (sync/parking.py)
 
 
 #: opcodes of local memory: a kernel that has them, or that reads the local window's base
@@ -101,6 +104,8 @@ def run(
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
+    if grid and 1 < plan.clusters <= MAX_CLASS_CLUSTERS:  # blocks may wait on each other
+        run_.waits = GridWaits(plan, run_.silent, recorder.held, recorder.hold_back)
     if grid and plan.clusters > MAX_CLASS_CLUSTERS and not every_block:
         return _huge_grid(run_, plan, budget)
     if grid and plan.clusters > 1 and not every_block:
@@ -162,25 +167,41 @@ class _Run:
         self.cas_failed: dict[int, int] = {}
         self.deadline = time.monotonic() + budget.seconds
         self.of_blocks = f"of {blocks:,}" if grid else ""
-        self.ran: set[int] = set()  # the blocks (their numbers in launch order) run so far
+        self.waits: GridWaits | None = None  # blocks that wait on others (a grid's)
+        self.parks = 0  # groups of threads that spun and yielded to others (sync/parking.py)
 
-    def batch(self, batch: grids.Batch, watch: Watch | None) -> None:
-        """Run the blocks of ``batch`` together."""
+    def silent(self, batch: grids.Batch, silent: bool) -> None:
+        """Run ``batch`` while a batch waits (:class:`GridWaits`)."""
+        self.batch(batch, None, silent)
+
+    def batch(self, batch: grids.Batch, watch: Watch | None, silent: bool = False) -> None:
+        """Run the blocks of ``batch`` together (those a wait ran already left out);
+        ``silent``: for what they write only (their class counted them: they count nothing)."""
+        waits = self.waits
+        if waits is not None:
+            fresh = waits.fresh(batch)
+            if fresh is None:
+                return
+            batch = fresh
+            waits.start(batch)
         blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
-        blk.rec = self.recorder
-        self.recorder.new_batch(blk.n_warps)
+        blk.rec = Recorder(self.launch.warp_size) if silent else self.recorder
+        blk.rec.new_batch(blk.n_warps)
         limits = budgets.Limits(
             self.budget, self.launch.threads, self.executed, self.deadline, self.of_blocks
         )
         progress = _per_batch(self.progress, batch.linear[-1])
+        stuck = None if waits is None else waits.stuck
         with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
-            try:
-                s, e = run_block(
-                    self.function, self.program, blk, progress=progress, limits=limits, watch=watch
-                )
-            except budgets.SpinError as exc:
-                raise budgets.ahead_of_order(exc, self.ran, batch.linear) from None
-        self.ran.update(batch.linear)
+            s, e = run_block(
+                self.function, self.program, blk, progress=progress, limits=limits, watch=watch,
+                stuck=stuck,
+            )  # fmt: skip
+        self.parks += blk.parks
+        if waits is not None:
+            waits.end(batch)
+        if silent:
+            return
         self.steps += s
         self.executed += e
         self.blocks += len(batch.ctas)
@@ -222,6 +243,7 @@ class _Run:
             {ins[i].pc: n for i, n in sorted(done.items())},
             {ins[i].pc: n for i, n in counts.atoms.items()},
             self.clock_spins,
+            wait_note(self.parks, self.waits),
         )
 
 

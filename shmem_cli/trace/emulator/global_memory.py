@@ -60,6 +60,8 @@ ADDRESS_GAP = 1 << 36
 #: than 1,000 buffers): past it a buffer follows the last one by :data:`GLOBAL_GAP`, so that
 #: the synthetic addresses stay below the generic window of shared memory (2^48, state.py)
 SPREAD_WINDOW = 1 << 46
+#: accesses kept while a spin is proven (:attr:`GlobalMemory.spin_reads`; past it: many, unnamed)
+READ_LOG = 256
 #: addresses below this are a null pointer, not memory
 NULL_PAGE = 1 << 16
 #: no device address is this large (49-bit virtual addresses)
@@ -115,6 +117,8 @@ class GlobalMemory(ShadowArena):
         self.untouched = True  # undescribed memory allowed at all
         self._window = 0  # the end of the last buffer's addresses, from GLOBAL_BASE
         self.epoch = 0  # writes so far (an atomic: those that changed a word)
+        # while a spin is being proven (sync/parking.py): the accesses made, at most READ_LOG
+        self.spin_reads: list[tuple[npt.NDArray[np.int64], int, Instruction]] | None = None
 
     def add_buffer(
         self,
@@ -206,6 +210,8 @@ class GlobalMemory(ShadowArena):
         """Arena offsets of device addresses; an address outside every buffer is undescribed
         memory (a shadow region is made for it), or an error when it cannot be memory."""
         addr = np.asarray(addr, dtype=np.int64)
+        if self.spin_reads is not None and len(self.spin_reads) < READ_LOG:
+            self.spin_reads.append((addr.copy(), width, ins))
         if addr.size:  # every lane in one buffer (a warp's usual access): one look-up
             starts, ends, bases = self._lists
             lo, hi = int(addr.min()), int(addr.max())

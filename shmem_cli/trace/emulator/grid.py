@@ -46,6 +46,7 @@ class Batch:
 
     ctas: tuple[tuple[int, int, int], ...]
     linear: tuple[int, ...]
+    clusters: tuple[int, ...] = ()  # their clusters' numbers in launch order (a grid's)
 
 
 #: opcodes that name a register range wider than :data:`_SPARE` from its first register
@@ -113,7 +114,7 @@ class Plan:
     def _batch(self, clusters: Sequence[int]) -> Batch:
         gx, gy, _ = self.launch.grid
         ctas = tuple(c for k in clusters for c in self.ctas(k))
-        return Batch(ctas, tuple(x + gx * (y + gy * z) for x, y, z in ctas))
+        return Batch(ctas, tuple(x + gx * (y + gy * z) for x, y, z in ctas), tuple(clusters))
 
     def only(self, clusters: Sequence[int]) -> Batch:
         """The clusters ``clusters`` as one batch."""

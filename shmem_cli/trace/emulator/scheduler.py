@@ -10,7 +10,9 @@ VOTE) sees every converged lane of its warp at once. Blocks run together the sam
 (:mod:`.grid` makes the batches, :mod:`.execute` runs them). A
 thread at BAR.SYNC waits; when no thread is ready, each barrier that every live
 thread of a CTA (or its thread count) has reached is released in that CTA. If none
-can be released the kernel deadlocked: an error. EXIT retires a thread. A budget
+can be released the kernel deadlocked: an error. Threads proven to spin (a state met again
+with nothing written since: :class:`.budget.Repeats`) are parked and yield to the others
+until memory they read changes (:mod:`.sync.parking`). EXIT retires a thread. A budget
 (:mod:`.budget`: instructions per block and per launch, wall time, the records'
 memory) bounds runaway loops, with an error that names the loop. Decisions on global
 data (a tainted guard or branch) taint what they decide (:mod:`.taint_flow`).
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -41,6 +44,7 @@ from .op_table import MOVES, widens
 from .state import BLOCKED, Block, TraceError
 from .sync.barriers import release
 from .sync.convergence import arrived, settle
+from .sync.parking import Parking, Wait
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: a step of a register-to-register instruction runs over every thread of the batch, its
@@ -57,9 +61,12 @@ def run_block(
     progress: Callable[[int], None] | None = None,
     limits: budgets.Limits | None = None,
     watch: Watch | None = None,
+    stuck: Callable[[Wait], bool] | None = None,
 ) -> tuple[int, int]:
     """Run a block (or a batch of blocks) to completion, its decisions checked by ``watch``
-    where given; returns (steps, thread instructions)."""
+    where given; threads proven to spin yield to the others (:mod:`.sync.parking`), and
+    ``stuck`` runs other blocks where every thread left waits on global memory; returns
+    (steps, thread instructions)."""
     instructions = function.instructions
     n_ins = len(instructions)
     if limits is None:
@@ -90,6 +97,8 @@ def run_block(
     nxt = 0  # the smallest instruction index of every other ready thread
     fast = False  # the threads of `at` simply went on to m (sched not yet written)
     repeats = budgets.Repeats(instructions, threads)
+    parking = Parking(blk)
+    extra = [parking.pc]  # part of the state the repeats compare
     while True:
         if fast:
             pass
@@ -111,13 +120,26 @@ def run_block(
         if m >= BLOCKED:
             if blk.exited.all():
                 break
-            release(blk, function)
+            if parking.count:  # only parked threads can run: what they read may change
+                fail = partial(repeats.error, blk, instructions, hits)
+                parking.idle(blk, function, stuck, fail)
+                repeats.rearm()
+            else:
+                release(blk, function)
             continue
         if m >= n_ins:
             last = instructions[-1]
             raise TraceError("execution ran past the end of the function", last)
-        if not fast and hits[m] >= repeats.first and repeats.look(blk, m, hits[m]):
-            raise repeats.error(blk, instructions, hits)
+        if not fast and parking.count and parking.look(blk, steps):
+            repeats.rearm()  # a parked group's memory changed: it runs again
+            continue
+        if not fast and hits[m] >= repeats.first and repeats.look(blk, m, hits[m], hits, extra):
+            spinning = repeats.spinners(blk, hits)
+            if not len(spinning):
+                raise repeats.error(blk, instructions, hits)
+            parking.park(blk, spinning, steps)  # they yield to the other threads
+            repeats.rearm()
+            continue
         ix: Any = at
         if moving[m]:  # the step may move some of them elsewhere: sched must be true first
             sched[at] = m + 1

@@ -255,6 +255,7 @@ class Block:
         self.cas_failed: dict[int, int] = {}
         # atomics that changed a word of memory (a spin's iterations change none: budget.Repeats)
         self.atomic_changes = 0
+        self.parks = 0  # groups of threads parked on a spin (sync/parking.py)
         # executions of each atomic instruction so far, per CTA: whose warp is served first
         self.atomic_turns: dict[int, I64] = {}
         self.bar_value: U32 = np.zeros(t, dtype=np.uint32)  # BAR.RED result, for B2R.RESULT

@@ -160,10 +160,16 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         recorder.tainted = {}
         requests = recorder.requests
         recorder.open_class()
+        waits = run.waits  # blocks that wait on others (sync/waiting_blocks.py), or None
+        helped = 0 if waits is None else waits.helpers
         run.batch(plan.only([rep]), watch)
         watch.requests(recorder.tainted, recorder.requests - requests)
         decisions, proven = decisions + watch.decisions, proven + watch.proven
-        cls, left = members(left, watch.alike if watch.differs is None else None, rep)
+        # a block that waited on others (they ran meanwhile) stands for itself alone
+        alone = watch.differs is not None or (waits is not None and waits.helpers != helped)
+        cls, left = members(left, None if alone else watch.alike, rep)
+        if waits is not None:
+            left = waits.classed(cls, rep, left)
         # one class for the whole grid: the report weighs its block's records (Coverage.weight)
         whole = not found and not left.any()
         recorder.close_class(0 if whole else len(cls) - 1)

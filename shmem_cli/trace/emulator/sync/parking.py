@@ -1,0 +1,207 @@
+"""Threads proven to spin yield to the others (issue 29).
+
+The scheduler runs the threads at the smallest instruction index first (:mod:`..execute`).
+A warp that spins on a flag another warp sets after its work (a producer/consumer handshake,
+stream-K's peers, serial split-K's turn) keeps the smallest index for ever, and the warp
+that would set the flag never runs. :class:`~..budget.Repeats` proves such a spin: the
+block came back to a state it was in, with nothing written since, and only the spinning
+threads ran in between (:meth:`~..budget.Repeats.spinners`). Those threads are *parked*
+here (:class:`Parking`): their next instruction is kept aside and :data:`PARKED` (past
+every ready index) stands in :attr:`.state.Block.sched`, so that the other threads run.
+
+A group of threads parked together wakes when memory it may read changed: the bytes of
+global memory its proven turn read (``GlobalMemory.spin_reads``: their values now against
+those at parking; every global write, where the turn made more accesses than were logged),
+the shared memory of its CTAs, or an atomic that changed a word. The scheduler looks every
+:data:`LOOK_EVERY` steps, and whenever no other thread can run. A parked thread that wakes
+spins again and is proven again within a turn of its loop (:meth:`~..budget.Repeats.rearm`)
+if nothing it reads changed after all. When no thread can run, no barrier can be released
+and no group's memory changed, the block waits on memory only another block can write
+(:class:`Wait`, handed to the grid's scheduler: :mod:`.waiting_blocks`), or on nothing that
+can change: the spin never ends, and the trace stops with the located error it always gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..budget import SpinError
+from ..global_memory import READ_LOG
+from ..trace_error import TraceError
+from .barriers import release
+from .convergence_state import BLOCKED
+
+if TYPE_CHECKING:
+    from ....cuda.sass import Function, Instruction
+    from ..state import Block
+
+#: what a parked thread's :attr:`.state.Block.sched` holds (no ready thread is past BLOCKED)
+PARKED = BLOCKED + 1
+#: steps between looks at what the parked threads read
+LOOK_EVERY = 64
+
+
+@dataclass
+class Group:
+    """Threads parked together, and what they read when they were proven to spin."""
+
+    ids: Any
+    epoch: int  # global writes then (GlobalMemory.epoch)
+    atomics: int  # atomics of the block that changed a word then
+    # the global bytes the proven turn read: device addresses (one per byte) and their values
+    # (None: more accesses than were logged; then any global write wakes the group), and an
+    # instruction that read them (to look them up)
+    addresses: Any
+    values: Any
+    reader: Instruction | None
+    shared: Any  # the shared memory of their CTAs then
+    windows: Any  # where it lies in Block.smem
+
+
+class Parking:
+    """The parked threads of one block (a batch of blocks) and when they wake."""
+
+    def __init__(self, blk: Block) -> None:
+        self.pc = np.full(blk.threads, -1, dtype=np.int64)  # a parked thread's next index
+        self.groups: list[Group] = []
+        self.next_look = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.groups)
+
+    def park(self, blk: Block, ids: Any, steps: int) -> None:
+        """Threads ``ids`` spin: they yield to the others until memory they read changes."""
+        memory = blk.launch.memory
+        log, memory.spin_reads = memory.spin_reads, None
+        addresses = values = reader = None
+        if log is not None and len(log) < READ_LOG:
+            spans = [(np.unique(a)[:, None] + np.arange(w)).ravel() for a, w, _ in log]
+            addresses = np.unique(np.concatenate(spans)) if spans else np.zeros(0, np.int64)
+            reader = log[0][2] if log else None
+            values = _bytes_at(blk, addresses, reader)
+        windows = _windows(blk, ids)
+        shared = blk.smem[windows].copy()
+        epoch, atomics = memory.epoch, blk.atomic_changes
+        self.groups.append(Group(ids, epoch, atomics, addresses, values, reader, shared, windows))
+        self.pc[ids] = blk.sched[ids]
+        blk.sched[ids] = PARKED
+        blk.parks += 1
+        self.next_look = steps + LOOK_EVERY
+
+    def look(self, blk: Block, steps: int) -> bool:
+        """Wake the groups whose memory changed (every :data:`LOOK_EVERY` steps); whether
+        any woke."""
+        if steps < self.next_look:
+            return False
+        self.next_look = steps + LOOK_EVERY
+        return self.wake(blk)
+
+    def wake(self, blk: Block) -> bool:
+        """Wake every group whose memory changed; whether any."""
+        woke = [g for g in self.groups if _changed(blk, g)]
+        for g in woke:
+            blk.sched[g.ids] = self.pc[g.ids]
+            self.pc[g.ids] = -1
+        if woke:
+            self.groups = [g for g in self.groups if g not in woke]
+        return bool(woke)
+
+    def idle(
+        self,
+        blk: Block,
+        function: Function,
+        stuck: Callable[[Wait], bool] | None,
+        fail: Callable[[], SpinError],
+    ) -> None:
+        """No thread can run but parked ones: wake those whose memory changed, else release
+        a barrier, else hand the wait to ``stuck`` (another block may write the memory; it
+        returns once that memory changed) or fail with ``fail()``."""
+        if self.wake(blk):
+            return
+        try:
+            release(blk, function)
+            return
+        except TraceError:
+            pass  # no barrier can go: the parked threads wait on memory
+        wait = Wait(blk, self.groups)
+        if stuck is None or not wait.global_reads or not stuck(wait):
+            raise wait.explain(fail())
+        self.wake(blk)  # another block wrote what a group reads
+
+
+def _windows(blk: Block, ids: Any) -> Any:
+    """The offsets in :attr:`.state.Block.smem` of the shared memory of the CTAs of ``ids``."""
+    ctas = np.unique(blk.cta[ids])
+    return (ctas[:, None] * blk.smem_stride + np.arange(blk.smem_size)).ravel()
+
+
+def _bytes_at(blk: Block, addresses: Any, reader: Instruction | None) -> Any:
+    """The bytes of global memory at ``addresses`` now (``reader`` read them before)."""
+    if reader is None or not len(addresses):
+        return np.zeros(0, dtype=np.uint8)
+    memory = blk.launch.memory
+    return memory.data[memory.offsets(addresses, 1, reader)].copy()
+
+
+def _changed(blk: Block, g: Group) -> bool:
+    """Whether memory the group may read changed since it was parked."""
+    memory = blk.launch.memory
+    if g.atomics != blk.atomic_changes:
+        return True
+    if not np.array_equal(blk.smem[g.windows], g.shared):
+        return True
+    if g.epoch == memory.epoch:
+        return False
+    if g.addresses is None:
+        return True
+    if not np.array_equal(_bytes_at(blk, g.addresses, g.reader), g.values):
+        return True
+    g.epoch = memory.epoch  # written elsewhere: no need to compare again till the next write
+    return False
+
+
+class Wait:
+    """What a block whose every runnable thread is parked waits on: the global bytes its
+    spinning threads read (for the grid's scheduler, :mod:`.waiting_blocks`)."""
+
+    def __init__(self, blk: Block, groups: list[Group]) -> None:
+        self.blk = blk
+        self.groups = list(groups)
+        logs = [g for g in groups if g.addresses is not None]
+        self.global_reads = any(g.addresses is None or len(g.addresses) for g in groups)
+        self.addresses = (
+            np.unique(np.concatenate([g.addresses for g in logs])) if logs else np.zeros(0)
+        )
+        ids = np.concatenate([g.ids for g in groups])
+        self.ctas = sorted({int(c) for c in np.unique(blk.cta[ids])})
+        self.why = ""  # why no other block can end the wait (the grid's scheduler says)
+        self.advice = SpinError.GIVE
+
+    def changed(self) -> bool:
+        """Whether memory some parked group reads changed."""
+        return any(_changed(self.blk, g) for g in self.groups)
+
+    def names(self) -> str:
+        """The blocks that wait: ``block (1,0,0)`` (a batch: each)."""
+        return ", ".join(self.blk.cta_name(c) for c in self.ctas[:4]) + (
+            f" and {len(self.ctas) - 4:,} more" if len(self.ctas) > 4 else ""
+        )
+
+    def place(self) -> str:
+        """The global memory waited on, by buffer: ``flags+0x4 (4 bytes)``."""
+        from .waiting_blocks import describe_bytes
+
+        return describe_bytes(self.blk.launch.memory, self.addresses)
+
+    def explain(self, error: SpinError) -> SpinError:
+        """``error`` (the spin's) with what the threads wait on where known, and why no
+        other block ends the wait."""
+        said = f"; the spinning threads re-read {self.place()}" if len(self.addresses) else ""
+        more = SpinError(error.head + said + self.why, self.advice)
+        more.path, more.pos = error.path, error.pos
+        return more

@@ -1,0 +1,208 @@
+"""Blocks of a grid that wait on one another (issue 29): serial split-K, stream-K, look-back.
+
+shmem does not run a grid's blocks in launch order: a few spread over the grid run first
+(to measure it, :func:`..grid.probe`), blocks proven alike are counted without running
+(:mod:`..alike`), and a batch runs its blocks side by side. A block that waits on global
+memory an earlier block writes (a flag, a semaphore, a partial sum) would wait for ever
+where that block has not run. When every thread of a batch that can run is parked on a
+spin (:mod:`.parking`) and the spin reads global memory, :class:`GridWaits` sets the batch
+aside, its state kept (its frame stays on the stack: a batch set aside is resumed before
+any batch set aside earlier), and runs the grid's other clusters (blocks) in launch order,
+the lowest-numbered not yet run first, a batch at a time, until the memory the batch
+waits on changes; then it resumes. A cluster counted by class (alike to one that ran) runs
+then only for what it writes: its requests are its class's already, and are not recorded
+again. Where no cluster is left, or the batches set aside would hold more than
+:data:`HELD_BYTES` of state (or :data:`MOST_HELD` of them), the trace stops with an error
+naming the memory and the blocks. The report says that blocks ran out of order, and why
+(:meth:`GridWaits.note`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..budget import SpinError
+from ..grid import Batch, Plan
+
+if TYPE_CHECKING:
+    from ..global_memory import GlobalMemory
+    from .parking import Wait
+
+#: the state the batches set aside may hold together (registers, shared memory, scheduling)
+HELD_BYTES = 1 << 30
+#: batches set aside at once at most (each is a few frames of the Python stack)
+MOST_HELD = 64
+#: the places of waited-on memory named in a message at most
+NAMED = 3
+
+
+def describe_bytes(memory: GlobalMemory, addresses: Any) -> str:
+    """``flags+0x4 (4 bytes)``: global bytes by buffer and offset (runs of adjacent bytes),
+    a few named and the rest counted."""
+    addresses = np.asarray(addresses, dtype=np.int64)
+    if not len(addresses):
+        return "no global memory"
+    breaks = np.flatnonzero(np.diff(addresses) != 1) + 1
+    runs = [(int(r[0]), len(r)) for r in np.split(addresses, breaks)]
+    named = [_named(memory, at, n) for at, n in runs[:NAMED]]
+    more = f" and {len(runs) - NAMED:,} more place(s)" if len(runs) > NAMED else ""
+    return ", ".join(named) + more
+
+
+def _named(memory: GlobalMemory, at: int, n: int) -> str:
+    size = f"{n} byte{'s' if n > 1 else ''}"
+    for b in [*memory.buffers, *memory.shadows]:
+        if b.address <= at < b.address + b.size:
+            where = f"0x{at:x}" if b.shadow else f"'{b.name}'+0x{at - b.address:x}"
+            return f"{where} ({size}, holding {_value(memory, b, at, n)})"
+    return f"0x{at:x} ({size})"
+
+
+def _value(memory: GlobalMemory, b: Any, at: int, n: int) -> str:
+    off = b.offset + at - b.address
+    raw = bytes(memory.data[off : off + min(n, 8)])
+    return f"{int.from_bytes(raw, 'little'):#x}"
+
+
+class GridWaits:
+    """The clusters of a grid run so far, running, or counted by class, and the batches set
+    aside on a wait (see the module's text)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        run: Callable[[Batch, bool], None],
+        hold: Callable[[], Any],
+        restore: Callable[[Any], None],
+    ) -> None:
+        """``run(batch, silent)`` runs a batch (``silent``: its records dropped, it counts
+        nothing); ``hold``/``restore`` keep and give back what the running batch keeps
+        apart from its Block (the recorder's per-batch counts)."""
+        self.plan, self.run, self.hold, self.restore = plan, run, hold, restore
+        self.done = np.zeros(plan.clusters, dtype=bool)  # clusters run (or for their writes)
+        self.flying: set[int] = set()  # clusters whose batch is running or set aside
+        self.stood = np.zeros(plan.clusters, dtype=bool)  # clusters counted by class, not run
+        self.waiting: list[int] = []  # the lowest cluster of each batch set aside
+        self.cursor = 0  # clusters below it are done
+        self.held = 0  # the bytes of the batches set aside
+        self.depth = 0
+        self.waits: list[str] = []  # what each batch set aside waited on, in words
+        self.helpers = 0  # clusters run while others waited
+        self.parks = 0  # groups of threads parked (blocks' warps yielding to others)
+
+    def fresh(self, batch: Batch) -> Batch | None:
+        """``batch`` without the clusters already run or running (None: nothing left)."""
+        if not batch.clusters:
+            return batch
+        left = [k for k in batch.clusters if not self.done[k] and k not in self.flying]
+        if len(left) == len(batch.clusters):
+            return batch
+        return self.plan.only(left) if left else None
+
+    def start(self, batch: Batch) -> None:
+        self.flying.update(batch.clusters)
+
+    def end(self, batch: Batch) -> None:
+        self.flying.difference_update(batch.clusters)
+        self.done[list(batch.clusters)] = True
+
+    def classed(self, members: Any, rep: int, left: Any) -> Any:
+        """The clusters ``members`` are counted as ``rep`` (they run only where a wait needs
+        what they write); ``left`` (a mask) without the clusters run meanwhile."""
+        self.stood[members[members != rep]] = True
+        return left & ~self.done
+
+    def stuck(self, wait: Wait) -> bool:
+        """The batch of ``wait`` waits on global memory: run the next clusters in launch
+        order until that memory changes (True), or say in ``wait.why`` why it never will
+        (False)."""
+        blk = wait.blk
+        size = blk.r.nbytes + blk.tr.nbytes + blk.ur.nbytes * 2 + blk.smem.nbytes * 2
+        if self.depth >= MOST_HELD or self.held + size > HELD_BYTES:
+            wait.why = (
+                f"; {self.depth:,} batch(es) of blocks wait already, holding "
+                f"{(self.held + size) >> 20:,} MiB of state, and no more are set aside (at "
+                f"most {MOST_HELD} batches, {HELD_BYTES >> 20:,} MiB)"
+            )
+            wait.advice = "trace fewer blocks (--grid): those that wait on each other"
+            return False
+        kept = self.hold()
+        self.held, self.depth = self.held + size, self.depth + 1
+        self.waits.append(f"{wait.names()} on {wait.place()}")
+        self.waiting.append(self._clusters(wait))
+        try:
+            while not wait.changed():
+                batch, silent = self._next()
+                if batch is None:
+                    wait.why = (
+                        f"; every other block of the grid of {self.plan.blocks:,} has run or "
+                        "waits too, and none wrote it"
+                    )
+                    wait.advice = SpinError.GIVE + ", or trace the launch whose blocks write it"
+                    return False
+                self.helpers += len(batch.clusters)
+                self.run(batch, silent)
+        finally:
+            self.held, self.depth = self.held - size, self.depth - 1
+            self.waiting.pop()
+            self.restore(kept)
+        return True
+
+    def _clusters(self, wait: Wait) -> int:
+        """The lowest cluster of the blocks that wait."""
+        cx, cy, cz = self.plan.launch.cluster
+        gx, gy, _ = self.plan.launch.grid
+        nx, ny = gx // cx, gy // cy
+        x, y, z = wait.blk.cta_idx[:, wait.ctas]
+        return int(np.min(x // cx + nx * (y // cy + ny * (z // cz))))
+
+    def _next(self) -> tuple[Batch | None, bool]:
+        """The lowest-numbered clusters not run, up to a batch of them, all counted by class
+        or none (whether they run silent): those below every cluster that waits first (the
+        ones they may wait on; a batch set aside resumes only after those run after it)."""
+        n = self.plan.clusters
+        while self.cursor < n and self.done[self.cursor]:
+            self.cursor += 1
+        below = min(self.waiting, default=n)
+        picked = self._pick(self.cursor, below) or self._pick(below, n)
+        silent = bool(picked) and bool(self.stood[picked[0]])
+        return (self.plan.only(picked) if picked else None), silent
+
+    def _pick(self, start: int, stop: int) -> list[int]:
+        """Up to a batch of clusters not run from ``start`` (below ``stop``), all counted by
+        class or none."""
+        picked: list[int] = []
+        k = start
+        while k < stop and len(picked) < self.plan.per_batch:
+            if not self.done[k] and k not in self.flying:
+                if picked and self.stood[k] != self.stood[picked[0]]:
+                    break
+                picked.append(k)
+            k += 1
+        return picked
+
+
+def wait_note(parks: int, waits: GridWaits | None) -> str | None:
+    """The report's note: threads that spun and yielded to others (``parks`` times), batches
+    of blocks set aside on a wait and the blocks run out of order meanwhile; else None."""
+    said = []
+    if parks:
+        said.append(
+            f"{parks:,} time(s) threads proven to spin (re-reading memory with nothing written "
+            "since) yielded to the block's other threads until memory they read changed, "
+            "where shmem's scheduler would have run them first for ever"
+        )
+    if waits is not None and waits.waits:
+        shown = "; ".join(waits.waits[:NAMED])
+        more = f" (and {len(waits.waits) - NAMED:,} more)" if len(waits.waits) > NAMED else ""
+        said.append(
+            f"blocks ran out of launch order: {len(waits.waits):,} time(s) a batch of blocks "
+            f"waited on global memory that another block writes ({shown}{more}); each was "
+            f"set aside, its state kept, while {waits.helpers:,} cluster(s) not yet run ran in "
+            "launch order, and resumed once that memory changed (the GPU starts blocks in "
+            "launch order, so the blocks waited on run first there)"
+        )
+    return "; ".join(said) if said else None
