@@ -291,17 +291,28 @@ class Repeats:
         self.kept = None
 
     def error(
-        self, blk: Block, instructions: Sequence[Instruction], hits: Sequence[int]
+        self,
+        blk: Block,
+        instructions: Sequence[Instruction],
+        hits: Sequence[int],
+        reads: str = "",
+        why: str = "",
+        advice: str = SpinError.GIVE,
     ) -> SpinError:
-        """The located error of a block that repeats itself."""
+        """The located error of a block that repeats itself; ``reads``: what its spinning
+        threads re-read, ``why``: why no other block can end the wait."""
         waiting = int(np.count_nonzero(~blk.exited))
+        said = (
+            reads
+            or "a lock no one releases, a flag no one sets; a grid is traced a batch at a time"
+        )
         why = (
             f"{blk.cta_name(0) if blk.ctas == 1 else 'a batch of blocks'} can never end: its "
-            f"{waiting:,} running thread(s) came back to a state with nothing written since (a "
-            "lock no one releases, a flag no one sets; a grid is traced a batch at a time)"
+            f"{waiting:,} running thread(s) came back to a state with nothing written since "
+            f"({said}){why}"
         )
         at, loop = hot_loop(instructions, hits)
-        error = SpinError(f"{why}, looping in {loop}")
+        error = SpinError(f"{why}, looping in {loop}", advice)
         if at.file and at.line:
             error.path, error.pos = at.file, SourcePos(at.line, 1)
         return error

@@ -37,12 +37,15 @@ from .convergence_state import BLOCKED
 
 if TYPE_CHECKING:
     from ....cuda.sass import Function, Instruction
+    from ..global_memory import GlobalMemory
     from ..state import Block
 
 #: what a parked thread's :attr:`.state.Block.sched` holds (no ready thread is past BLOCKED)
 PARKED = BLOCKED + 1
 #: steps between looks at what the parked threads read
 LOOK_EVERY = 64
+#: the places of waited-on memory named in a message at most
+PLACES = 3
 
 
 @dataclass
@@ -116,11 +119,12 @@ class Parking:
         blk: Block,
         function: Function,
         stuck: Callable[[Wait], bool] | None,
-        fail: Callable[[], SpinError],
+        fail: Callable[[str, str, str], SpinError],
     ) -> None:
         """No thread can run but parked ones: wake those whose memory changed, else release
         a barrier, else hand the wait to ``stuck`` (another block may write the memory; it
-        returns once that memory changed) or fail with ``fail()``."""
+        returns once that memory changed) or fail with ``fail(reads, why, advice)`` (the
+        spin's error: what the threads re-read, why no block writes it, what to do)."""
         if self.wake(blk):
             return
         try:
@@ -130,7 +134,7 @@ class Parking:
             pass  # no barrier can go: the parked threads wait on memory
         wait = Wait(blk, self.groups)
         if stuck is None or not wait.global_reads or not stuck(wait):
-            raise wait.explain(fail())
+            raise fail(wait.reads(), wait.why, wait.advice)
         self.wake(blk)  # another block wrote what a group reads
 
 
@@ -193,15 +197,37 @@ class Wait:
         )
 
     def place(self) -> str:
-        """The global memory waited on, by buffer: ``flags+0x4 (4 bytes)``."""
-        from .waiting_blocks import describe_bytes
-
+        """The global memory waited on, by buffer: ``'flags'+0x4 (4 bytes, holding 0x0)``."""
         return describe_bytes(self.blk.launch.memory, self.addresses)
 
-    def explain(self, error: SpinError) -> SpinError:
-        """``error`` (the spin's) with what the threads wait on where known, and why no
-        other block ends the wait."""
-        said = f"; the spinning threads re-read {self.place()}" if len(self.addresses) else ""
-        more = SpinError(error.head + said + self.why, self.advice)
-        more.path, more.pos = error.path, error.pos
-        return more
+    def reads(self) -> str:
+        """``re-reading 'flag'+0x0 (4 bytes, holding 0x0)``, or "" where not known."""
+        return f"re-reading {self.place()}" if len(self.addresses) else ""
+
+
+def describe_bytes(memory: GlobalMemory, addresses: Any) -> str:
+    """``flags+0x4 (4 bytes)``: global bytes by buffer and offset (runs of adjacent bytes),
+    a few named and the rest counted."""
+    addresses = np.asarray(addresses, dtype=np.int64)
+    if not len(addresses):
+        return "no global memory"
+    breaks = np.flatnonzero(np.diff(addresses) != 1) + 1
+    runs = [(int(r[0]), len(r)) for r in np.split(addresses, breaks)]
+    named = [_named(memory, at, n) for at, n in runs[:PLACES]]
+    more = f" and {len(runs) - PLACES:,} more place(s)" if len(runs) > PLACES else ""
+    return ", ".join(named) + more
+
+
+def _named(memory: GlobalMemory, at: int, n: int) -> str:
+    size = f"{n} byte{'s' if n > 1 else ''}"
+    for b in [*memory.buffers, *memory.shadows]:
+        if b.address <= at < b.address + b.size:
+            where = f"0x{at:x}" if b.shadow else f"'{b.name}'+0x{at - b.address:x}"
+            return f"{where} ({size}, holding {_value(memory, b, at, n)})"
+    return f"0x{at:x} ({size})"
+
+
+def _value(memory: GlobalMemory, b: Any, at: int, n: int) -> str:
+    off = b.offset + at - b.address
+    raw = bytes(memory.data[off : off + min(n, 8)])
+    return f"{int.from_bytes(raw, 'little'):#x}"

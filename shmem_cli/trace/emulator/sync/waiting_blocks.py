@@ -24,47 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..budget import SpinError
 from ..grid import Batch, Plan
 
 if TYPE_CHECKING:
-    from ..global_memory import GlobalMemory
     from .parking import Wait
 
 #: the state the batches set aside may hold together (registers, shared memory, scheduling)
 HELD_BYTES = 1 << 30
 #: batches set aside at once at most (each is a few frames of the Python stack)
 MOST_HELD = 64
-#: the places of waited-on memory named in a message at most
+#: the waits named in the report's note at most
 NAMED = 3
-
-
-def describe_bytes(memory: GlobalMemory, addresses: Any) -> str:
-    """``flags+0x4 (4 bytes)``: global bytes by buffer and offset (runs of adjacent bytes),
-    a few named and the rest counted."""
-    addresses = np.asarray(addresses, dtype=np.int64)
-    if not len(addresses):
-        return "no global memory"
-    breaks = np.flatnonzero(np.diff(addresses) != 1) + 1
-    runs = [(int(r[0]), len(r)) for r in np.split(addresses, breaks)]
-    named = [_named(memory, at, n) for at, n in runs[:NAMED]]
-    more = f" and {len(runs) - NAMED:,} more place(s)" if len(runs) > NAMED else ""
-    return ", ".join(named) + more
-
-
-def _named(memory: GlobalMemory, at: int, n: int) -> str:
-    size = f"{n} byte{'s' if n > 1 else ''}"
-    for b in [*memory.buffers, *memory.shadows]:
-        if b.address <= at < b.address + b.size:
-            where = f"0x{at:x}" if b.shadow else f"'{b.name}'+0x{at - b.address:x}"
-            return f"{where} ({size}, holding {_value(memory, b, at, n)})"
-    return f"0x{at:x} ({size})"
-
-
-def _value(memory: GlobalMemory, b: Any, at: int, n: int) -> str:
-    off = b.offset + at - b.address
-    raw = bytes(memory.data[off : off + min(n, 8)])
-    return f"{int.from_bytes(raw, 'little'):#x}"
 
 
 class GridWaits:
@@ -131,17 +101,13 @@ class GridWaits:
             return False
         kept = self.hold()
         self.held, self.depth = self.held + size, self.depth + 1
-        self.waits.append(f"{wait.names()} on {wait.place()}")
+        self.waits.append(f"{wait.names()} waited on {wait.place()}")
         self.waiting.append(self._clusters(wait))
         try:
             while not wait.changed():
                 batch, silent = self._next()
                 if batch is None:
-                    wait.why = (
-                        f"; every other block of the grid of {self.plan.blocks:,} has run or "
-                        "waits too, and none wrote it"
-                    )
-                    wait.advice = SpinError.GIVE + ", or trace the launch whose blocks write it"
+                    wait.why = f"; no other block of the {self.plan.blocks:,} wrote it"
                     return False
                 self.helpers += len(batch.clusters)
                 self.run(batch, silent)
@@ -192,16 +158,17 @@ def wait_note(parks: int, waits: GridWaits | None) -> str | None:
     if parks:
         said.append(
             f"{parks:,} time(s) threads proven to spin (re-reading memory with nothing written "
-            "since) yielded to the block's other threads until memory they read changed, "
-            "where shmem's scheduler would have run them first for ever"
+            "since) yielded to the threads running with them until memory they read changed "
+            "(shmem's scheduler, lowest instruction first, would have run them for ever)"
         )
     if waits is not None and waits.waits:
         shown = "; ".join(waits.waits[:NAMED])
-        more = f" (and {len(waits.waits) - NAMED:,} more)" if len(waits.waits) > NAMED else ""
+        more = f"; and {len(waits.waits) - NAMED:,} more" if len(waits.waits) > NAMED else ""
+        unit = "clusters" if waits.plan.launch.cluster_ctas > 1 else "blocks"
         said.append(
             f"blocks ran out of launch order: {len(waits.waits):,} time(s) a batch of blocks "
             f"waited on global memory that another block writes ({shown}{more}); each was "
-            f"set aside, its state kept, while {waits.helpers:,} cluster(s) not yet run ran in "
+            f"set aside, its state kept, while {waits.helpers:,} {unit} not yet run ran in "
             "launch order, and resumed once that memory changed (the GPU starts blocks in "
             "launch order, so the blocks waited on run first there)"
         )

@@ -1,0 +1,87 @@
+// The project's own kernels for tests/test_trace_spinwait.py: waits on flags that another
+// warp or another block sets (issue 29). Built with
+//   nvcc -cubin -lineinfo -O3 -arch=sm_90 -o ../spinwait.sm_90.cubin spinwait.cu
+
+__device__ __forceinline__ int load_acquire(const int *p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release(int *p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Serial split-K in miniature: block z of a grid (1,1,S) sums its slice of `in` (each
+// thread its column, through shared memory), waits until *flag == z, adds its partial to
+// out (block 0 writes it), and hands the turn on: *flag = z + 1. Launch 128 threads a
+// block; in holds S * 128 ints.
+extern "C" __global__ void sw_splitk(const int *in, int *out, int *flag) {
+  __shared__ int part[128];
+  int z = blockIdx.z, t = threadIdx.x;
+  part[t] = in[z * 128 + t] * (z + 1);
+  __syncthreads();
+  int mine = part[(t + 1) % 128];
+  if (t == 0) {
+    while (load_acquire(flag) != z) {
+    }
+  }
+  __syncthreads();
+  out[t] = (z == 0 ? 0 : out[t]) + mine;
+  __threadfence();
+  __syncthreads();
+  if (t == 0) store_release(flag, z + 1);
+}
+
+// A handoff inside one block (128 threads): lane 0 of warp 1 spins on a shared flag that
+// warp 3 sets after it filled data[]; warp 1 then copies data[] out. The spin comes first
+// in the code, so a scheduler that runs the lowest instruction first starves warp 3.
+extern "C" __global__ void sw_handoff_shared(const int *in, int *out) {
+  __shared__ int data[32];
+  __shared__ volatile int ready;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) ready = 0;
+  __syncthreads();
+  if (warp == 1 && lane == 0) {
+    while (ready == 0) {
+    }
+  }
+  __syncwarp();
+  if (warp == 3) {
+    data[lane] = in[lane] * 3;
+    __threadfence_block();
+    __syncwarp();
+    if (lane == 0) ready = 1;
+  }
+  if (warp == 1) out[lane] = data[lane] + 1;
+}
+
+// The same handoff through a flag in global memory (zero before the launch).
+extern "C" __global__ void sw_handoff_global(const int *in, int *out, int *flag) {
+  __shared__ int data[32];
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 1 && lane == 0) {
+    while (load_acquire(flag) == 0) {
+    }
+  }
+  __syncwarp();
+  if (warp == 3) {
+    data[lane] = in[lane] * 5;
+    __syncwarp();
+    __threadfence();
+    if (lane == 0) store_release(flag, 1);
+  }
+  if (warp == 1) out[lane] = data[lane] + 1;
+}
+
+// A real deadlock: thread 0 of every block waits for a flag no thread ever sets.
+extern "C" __global__ void sw_deadlock(int *flag, int *out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x;
+  if (threadIdx.x == 0) {
+    while (load_acquire(flag) == 0) {
+    }
+  }
+  __syncthreads();
+  out[threadIdx.x] = s[63 - threadIdx.x];
+}

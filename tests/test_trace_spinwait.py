@@ -1,0 +1,122 @@
+"""Waits on a flag another warp or block sets (issue 29; sync/parking.py, sync/waiting_blocks.py).
+
+The kernels are the project's own: tests/data/trace/spinwait/kernels/spinwait.cu. Each
+expected value comes from the kernel's source and its inputs, as CUDA defines the launch:
+a handoff inside a block ends with warp 1 holding what warp 3 wrote, a serial split-K
+chain adds every block's partial in order z = 0, 1, ..., and a flag no thread sets is a
+deadlock (exit status 2, a located error, no traceback).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.kernel.cubin import find_kernel
+from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
+from shmem_cli.trace.result import KernelTrace
+from shmem_cli.trace.tracer import find_function, trace_kernel
+
+from .conftest import HANG_S, TRACE_DATA, needs_nvdisasm
+from .test_trace_measured import cubin
+
+CUBIN = TRACE_DATA / "spinwait" / "spinwait.sm_90.cubin"
+SLICES = 8  # sw_splitk's grid (1,1,SLICES)
+N = 128  # its threads (and the columns it sums)
+
+
+def run(
+    kernel: str, block: int, grid: tuple[int, int, int], args: tuple[str, ...] = ()
+) -> tuple[KernelTrace, dict[str, bytes]]:
+    """Trace every block of ``kernel`` (liveness-guarded); its report, each buffer after it."""
+    info, disassembly = cubin(CUBIN)
+    k = find_kernel(info, kernel)
+    plan = plan_launch(k, kernel_params(k, None), block=(block, 1, 1), grid=grid, args=args)
+    memory = GlobalMemory()
+    start = time.monotonic()
+    kt = trace_kernel(find_function(disassembly, k, info.path), k, info.arch, plan, memory=memory)
+    assert time.monotonic() - start < HANG_S
+    names = [b.param.name or f"param{b.param.ordinal}" for b in plan.buffers]
+    return kt, {n: memory.read(n) for n in names}
+
+
+def ints(raw: bytes, n: int) -> list[int]:
+    return np.frombuffer(raw[: 4 * n], dtype=np.int32).tolist()
+
+
+def given(tmp_path: Path, values: list[int]) -> str:
+    path = tmp_path / "in.bin"
+    path.write_bytes(np.asarray(values, dtype=np.int32).tobytes())
+    return f"0=@{path}"
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(("kernel", "times"), [("sw_handoff_shared", 3), ("sw_handoff_global", 5)])
+def test_a_warp_spinning_on_a_flag_yields_to_the_warp_that_sets_it(
+    tmp_path: Path, kernel: str, times: int
+) -> None:
+    values = [7 * i - 40 for i in range(32)]
+    kt, buffers = run(kernel, 128, (1, 1, 1), (given(tmp_path, values),))
+    # warp 1 copies out what warp 3 wrote after the flag: in[lane] * times + 1
+    assert ints(buffers["param1"], 32) == [v * times + 1 for v in values]
+    assert kt.wait_note is not None and "yielded" in kt.wait_note
+    # warp 3's 32 stores of data[] are one request; warp 1's read of it another
+    assert kt.totals["store"].requests >= 1 and kt.totals["load"].requests >= 1
+
+
+@needs_nvdisasm
+def test_serial_split_k_adds_every_slice_in_order_over_the_whole_grid(tmp_path: Path) -> None:
+    rng = np.random.default_rng(29)
+    values = rng.integers(-1000, 1000, size=SLICES * N).tolist()
+    kt, buffers = run("sw_splitk", N, (1, 1, SLICES), (given(tmp_path, values),))
+    # block z adds in[z*N + (t+1) % N] * (z+1) to out[t], in turn
+    expected = [sum(values[z * N + (t + 1) % N] * (z + 1) for z in range(SLICES)) for t in range(N)]
+    assert ints(buffers["param1"], N) == expected
+    assert ints(buffers["param2"], 1) == [SLICES]  # the last block handed the turn on
+    # each block: 4 warps store part[] once and read it once, one request each
+    assert kt.totals["store"].requests == SLICES * 4
+    assert kt.totals["load"].requests == SLICES * 4
+    assert kt.launch.blocks_traced == SLICES
+
+
+@needs_nvdisasm
+def test_split_k_blocks_traced_by_the_command_line_sum_to_each_block_s_totals() -> None:
+    def per_op(blocks: int) -> str:
+        grid = f"1,1,{blocks}"
+        args = ["trace", str(CUBIN), "--kernel", "sw_splitk", "-b", str(N), "--grid", grid]
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 0, res.output
+        assert "Traceback" not in res.output
+        return " ".join(res.output.split())
+
+    # a block: its 4 warps store part[] once and read it once, a request of one wavefront each
+    alone = per_op(1)
+    assert "load 4 4 4 0" in alone and "store 4 4 4 0" in alone
+    assert "out of launch order" not in alone
+    # 64 blocks: 64 times as many; the blocks run first (spread over the grid) waited
+    text = per_op(64)
+    assert "load 256 256 256 0" in text and "store 256 256 256 0" in text
+    assert "blocks ran out of launch order" in text and "'flag'+0x0" in text
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("blocks", [1, 4])
+def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
+    with pytest.raises(ShmemError, match="can never end") as caught:
+        run("sw_deadlock", 64, (blocks, 1, 1))
+    said = str(caught.value)
+    assert "'param0'+0x0 (4 bytes, holding 0x0)" in said
+    if blocks > 1:
+        assert "no other block of the 4 wrote it" in said
+    res = CliRunner().invoke(
+        main, ["trace", str(CUBIN), "--kernel", "sw_deadlock", "-b", "64", "--grid", str(blocks)]
+    )
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "spinwait.cu:" in res.output and "can never end" in res.output
