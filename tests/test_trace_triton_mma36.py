@@ -98,6 +98,29 @@ def test_the_per_op_excess_is_timing_not_a_rule() -> None:
         assert len({excess[run, ident] for run in RUNS}) == 2, ident
 
 
+def test_sixteen_more_runs_give_the_excess_a_spread() -> None:
+    """``repeats.json``: the 43 launches 16 times more (per-op counters only, lab/repeat.sh).
+    Against the SASS rows of ``measured.json`` (the same kernels: their hashes are equal),
+    the per-op ld and st wavefronts are never below the rows, and every launch that ever
+    exceeds them does so by amounts that differ from run to run."""
+    data = json.loads((DATA / "repeats.json").read_text())
+    ld, st = (
+        data["counters"].index(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{o}")
+        for o in ("ld", "st")
+    )
+    spread: dict[str, set[tuple[int, int]]] = {}
+    for counts in data["runs"].values():
+        assert set(counts) == set(LAUNCHES)
+        for ident, row in counts.items():
+            rows = source_sums("run1", ident)
+            extra = (row[ld] - rows["ld"], row[st] - rows["st"])
+            assert min(extra) >= 0, (ident, extra)
+            spread.setdefault(ident, set()).add(extra)
+    uneven = {ident for ident, seen in spread.items() if seen != {(0, 0)}}
+    assert len(uneven) == 5  # of 43
+    assert all(len(spread[ident]) >= 2 for ident in uneven), spread
+
+
 def _opcode(sass: str) -> str:
     return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
 
