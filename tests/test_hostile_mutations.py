@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
+from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel import demangle as demangle_module
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.demangle import MAX_DEPTH, Budget, demangle
+
+from .hostile import refused, shmem
 
 
 def _sub(k: int) -> str:
@@ -33,9 +36,13 @@ def _tripling(levels: int) -> str:
     return "_Z1fI1a" + "".join(f"{_sub(k)}I{_sub(k)}{_sub(k)}E" for k in range(levels)) + "Ev"
 
 
-def _cubin(names: list[bytes]) -> bytes:
-    """A cubin (EM_CUDA, sm_90, ABI 7) of entry functions with these names and nothing else."""
+def _cubin(names: list[bytes], info: bytes | None = None) -> bytes:
+    """A cubin (EM_CUDA, sm_90, ABI 7) of entry functions with these names and nothing else;
+    with ``info``, the first kernel's ``.nv.info.<name>`` section holds those bytes, at
+    :func:`_info_at`."""
     strtab = b"\0.shstrtab\0.strtab\0.symtab\0"
+    if info is not None:
+        strtab += b".nv.info." + names[0] + b"\0"
     strings = strtab + b"".join(n + b"\0" for n in names)
     symtab = bytes(24)
     at = len(strtab)
@@ -43,20 +50,31 @@ def _cubin(names: list[bytes]) -> bytes:
         symtab += struct.pack("<IBBHQQ", at, 0x12, 0x10, 0, 0, 0)  # FUNC, CUDA entry
         at += len(n) + 1
     sym_at = 64 + len(strings) + (-(64 + len(strings)) % 8)
-    sh_at = sym_at + len(symtab)
+    info_at = sym_at + len(symtab)
+    sh_at = info_at + len(info or b"")
+    sh_at += -sh_at % 8
     head = bytearray(64)
     head[:6] = b"\x7fELF\x02\x01"
     head[8] = 7
     struct.pack_into("<H", head, 18, 190)
     struct.pack_into("<I", head, 0x30, 0x5A055A)
     struct.pack_into("<Q", head, 0x28, sh_at)
-    struct.pack_into("<HHH", head, 0x3A, 64, 4, 1)
+    struct.pack_into("<HHH", head, 0x3A, 64, 4 if info is None else 5, 1)
     sections = bytes(64)
     sections += struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, 64, len(strings), 0, 0, 1, 0)
     sections += struct.pack("<IIQQQQIIQQ", 11, 3, 0, 0, 64, len(strings), 0, 0, 1, 0)
     sections += struct.pack("<IIQQQQIIQQ", 19, 2, 0, 0, sym_at, len(symtab), 2, 0, 8, 24)
+    if info is not None:  # SHT_LOPROC + 0 (0x70000000), as ptxas writes .nv.info sections
+        sections += struct.pack("<IIQQQQIIQQ", 27, 0x70000000, 0, 0, info_at, len(info), 3, 0, 4, 0)
     body = bytes(head) + strings
-    return body + bytes(sym_at - len(body)) + symtab + sections
+    body += bytes(sym_at - len(body)) + symtab + (info or b"")
+    return body + bytes(sh_at - len(body)) + sections
+
+
+def _info_at(names: list[bytes]) -> int:
+    """The file offset of the ``.nv.info`` section :func:`_cubin` writes for ``names``."""
+    strings = 64 + 27 + len(b".nv.info." + names[0]) + 1 + sum(len(n) + 1 for n in names)
+    return strings + (-strings % 8) + 24 * (len(names) + 1)
 
 
 def _count_types(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -120,3 +138,72 @@ def test_one_budget_serves_every_name_of_a_cubin(
     assert len(spent) == 1  # one budget for the file
     assert len(info.kernels) == 50
     assert sum(k.mangled == k.signature for k in info.kernels) >= 40  # most stay mangled
+
+
+# --- .nv.info records ----------------------------------------------------------------------
+
+SVAL = 4
+KPARAM_INFO, CBANK_PARAM_SIZE = 0x17, 0x19
+
+
+def _record(attr: int, payload: bytes, claimed: int | None = None) -> bytes:
+    size = len(payload) if claimed is None else claimed
+    return struct.pack("<BBH", SVAL, attr, size) + payload
+
+
+def _param(ordinal: int, offset: int, size: int) -> bytes:
+    return _record(KPARAM_INFO, struct.pack("<IHHI", 0, ordinal, offset, size << 18))
+
+
+def test_an_attribute_record_too_short_for_its_value_is_refused_at_its_offset(
+    tmp_path: Path,
+) -> None:
+    """EIATTR_CBANK_PARAM_SIZE written as a 0-byte SVAL record (ptxas writes a 2-byte value):
+    a struct.error traceback from --list-params; now "not a valid cubin" at the record's byte
+    in the file (the third record: two parameter records of 16 bytes before it)."""
+    names = [b"k"]
+    info = _param(0, 0, 8) + _param(1, 8, 4) + _record(CBANK_PARAM_SIZE, b"")
+    path = tmp_path / "short.cubin"
+    path.write_bytes(_cubin(names, info))
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    at = _info_at(names) + 32
+    assert err.value.message == (
+        f"not a valid cubin: the EIATTR_CBANK_PARAM_SIZE record at byte {at:#x} holds 0 "
+        "bytes; it takes 2"
+    )
+    assert err.value.path == str(path)
+
+
+def test_a_record_that_claims_more_than_its_section_holds_is_refused(tmp_path: Path) -> None:
+    """A parameter record claiming 500 bytes with 12 left in the section (it was read cut
+    short, silently): refused at its offset, with what it claims and what is left."""
+    names = [b"k"]
+    info = _param(0, 0, 8) + _record(KPARAM_INFO, struct.pack("<IHHI", 0, 1, 8, 4 << 18), 500)
+    path = tmp_path / "long.cubin"
+    path.write_bytes(_cubin(names, info))
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    at = _info_at(names) + 16
+    assert err.value.message == (
+        f"not a valid cubin: the .nv.info record at byte {at:#x} claims 500 bytes; its "
+        "section has 12 left"
+    )
+
+
+def test_the_records_of_a_well_formed_section_are_read(tmp_path: Path) -> None:
+    names = [b"k"]
+    info = _param(1, 8, 4) + _param(0, 0, 8) + struct.pack("<BBH", 3, CBANK_PARAM_SIZE, 12)
+    path = tmp_path / "ok.cubin"
+    path.write_bytes(_cubin(names, info))
+    (kernel,) = read_cubin(path, use_tools=False).kernels
+    assert [(p.ordinal, p.offset, p.size) for p in kernel.params] == [(0, 0, 8), (1, 8, 4)]
+    assert kernel.param_bytes == 12
+
+
+def test_a_short_record_is_refused_on_the_command_line(tmp_path: Path) -> None:
+    names = [b"k"]
+    path = tmp_path / "short.cubin"
+    path.write_bytes(_cubin(names, _record(CBANK_PARAM_SIZE, b"\x01")))
+    ran = shmem("trace", str(path), "--list-params")
+    refused(ran, f"{path}: error: not a valid cubin: the EIATTR_CBANK_PARAM_SIZE record at byte")

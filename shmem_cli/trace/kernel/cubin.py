@@ -112,9 +112,11 @@ class CubinInfo:
         return self.target or self.arch
 
 
-def _attributes(body: bytes, path: str = "") -> Iterator[tuple[int, bytes]]:
-    """(attribute, value bytes) records of an ``.nv.info`` section, one at a time (a section
-    of millions of records is refused past :data:`MAX_ATTRIBUTES`, never held whole)."""
+def _attributes(body: bytes, path: str = "", start: int = 0) -> Iterator[tuple[int, int, bytes]]:
+    """(file offset, attribute, value bytes) records of an ``.nv.info`` section that starts at
+    byte ``start`` of the file, one at a time (a section of millions of records is refused
+    past :data:`MAX_ATTRIBUTES`, never held whole; a record that claims more bytes than the
+    section has left is refused at its offset)."""
     pos = count = 0
     while pos + 4 <= len(body):
         count += 1
@@ -127,22 +129,40 @@ def _attributes(body: bytes, path: str = "") -> Iterator[tuple[int, bytes]]:
             )
         fmt, attr = body[pos], body[pos + 1]
         (value,) = struct.unpack_from("<H", body, pos + 2)
+        at = start + pos
         pos += 4
         if fmt == EIFMT_SVAL:
-            yield attr, body[pos : pos + value]
+            if pos + value > len(body):
+                raise ShmemError(
+                    f"not a valid cubin: the .nv.info record at byte {at:#x} claims {value:,} "
+                    f"bytes; its section has {len(body) - pos:,} left",
+                    path=path,
+                    code="invalid-kernel",
+                )
+            yield at, attr, body[pos : pos + value]
             pos += value
         else:
-            yield attr, struct.pack("<H", value)
+            yield at, attr, struct.pack("<H", value)
+
+
+#: the attributes read, with their names and the bytes each needs
+_READ = {
+    EIATTR_KPARAM_INFO: ("EIATTR_KPARAM_INFO", 12),
+    EIATTR_KPARAM_INFO_V2: ("EIATTR_KPARAM_INFO_V2", 12),
+    EIATTR_PARAM_CBANK: ("EIATTR_PARAM_CBANK", 8),
+    EIATTR_CBANK_PARAM_SIZE: ("EIATTR_CBANK_PARAM_SIZE", 2),
+    EIATTR_CTA_PER_CLUSTER: ("EIATTR_CTA_PER_CLUSTER", 12),
+}
 
 
 def _kernel_attributes(
-    body: bytes, path: str = ""
+    body: bytes, path: str = "", start: int = 0
 ) -> tuple[list[KernelParam], int | None, int | None, tuple[int, int, int] | None]:
     params: list[KernelParam] = []
     base: int | None = None
     size: int | None = None
     cluster: tuple[int, int, int] | None = None
-    for attr, value in _attributes(body, path):
+    for at, attr, value in _attributes(body, path, start):
         if len(params) > MAX_PARAMS:
             raise ShmemError(
                 f"not a valid cubin: a kernel with more than {MAX_PARAMS:,} parameters "
@@ -150,17 +170,25 @@ def _kernel_attributes(
                 path=path,
                 code="invalid-kernel",
             )
-        if attr == EIATTR_KPARAM_INFO and len(value) >= 12:
+        if attr in _READ and len(value) < _READ[attr][1]:
+            name, needed = _READ[attr]
+            raise ShmemError(
+                f"not a valid cubin: the {name} record at byte {at:#x} holds {len(value)} "
+                f"bytes; it takes {needed}",
+                path=path,
+                code="invalid-kernel",
+            )
+        if attr == EIATTR_KPARAM_INFO:
             _index, ordinal, offset, flags = struct.unpack_from("<IHHI", value)
             params.append(KernelParam(ordinal, offset, (flags >> 18) & 0x3FFF))
-        elif attr == EIATTR_KPARAM_INFO_V2 and len(value) >= 12:
+        elif attr == EIATTR_KPARAM_INFO_V2:
             _index, ordinal, offset, size_v2 = struct.unpack_from("<IHHI", value)
             params.append(KernelParam(ordinal, offset, size_v2 & 0xFFFF))
-        elif attr == EIATTR_PARAM_CBANK and len(value) >= 8:
+        elif attr == EIATTR_PARAM_CBANK:
             _symbol, base, size = struct.unpack_from("<IHH", value)
         elif attr == EIATTR_CBANK_PARAM_SIZE and size is None:
             (size,) = struct.unpack_from("<H", value)
-        elif attr == EIATTR_CTA_PER_CLUSTER and len(value) >= 12:
+        elif attr == EIATTR_CTA_PER_CLUSTER:
             dims = struct.unpack_from("<III", value)  # checked where a launch uses it
             cluster = (dims[0], dims[1], dims[2])
     return sorted(params, key=lambda p: p.ordinal), base, size, cluster
@@ -203,7 +231,8 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     for name, (shndx, symbol) in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
-        params, base, size, cluster = _kernel_attributes(body, str(path))
+        start = info_section.offset if info_section else 0
+        params, base, size, cluster = _kernel_attributes(body, str(path), start)
         shared = elf.by_name.get(f".nv.shared.{name}")
         text = elf.sections[shndx] if shndx < len(elf.sections) else None
         full = demangled.get(name) or name
