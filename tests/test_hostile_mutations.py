@@ -15,6 +15,7 @@ from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel import demangle as demangle_module
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.demangle import MAX_DEPTH, Budget, demangle
+from shmem_cli.trace.triton.ttgir import ttgir_params
 
 from .hostile import refused, shmem
 
@@ -207,3 +208,35 @@ def test_a_short_record_is_refused_on_the_command_line(tmp_path: Path) -> None:
     path.write_bytes(_cubin(names, _record(CBANK_PARAM_SIZE, b"\x01")))
     ran = shmem("trace", str(path), "--list-params")
     refused(ran, f"{path}: error: not a valid cubin: the EIATTR_CBANK_PARAM_SIZE record at byte")
+
+
+# --- TTGIR parameters ----------------------------------------------------------------------
+
+_TTGIR = (
+    "#loc = loc(unknown)\n"
+    "module {\n"
+    "  tt.func public @k(%x: !tt.ptr<f32> loc(#loc1),\n"
+    "                    %n: TYPE {tt.divisibility = 16 : i32} loc(#loc2)) {\n"
+    "    tt.return\n"
+    "  }\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize("ty", ["tuple<i32, i32>", "!tt.ptr<!tt.ptr<f32>>", "x" * 600])
+def test_a_parameter_type_shmem_cannot_pass_is_placed_at_its_type(ty: str) -> None:
+    """The fuzz's retyped TTGIR parameters were refused naming only the file: now at the
+    type's line and column (line 4, after the 20 blanks and '%n: ')."""
+    text = _TTGIR.replace("TYPE", ty)
+    with pytest.raises(ShmemError) as err:
+        ttgir_params(text, "k", Path("k.ttgir"))
+    assert err.value.pos is not None
+    assert (err.value.pos.line, err.value.pos.column) == (4, 25)
+    assert text.splitlines()[3][24:].startswith(ty[:20])
+    assert "which shmem cannot pass yet" in err.value.message
+
+
+def test_the_parameters_of_a_well_formed_signature_are_read() -> None:
+    text = _TTGIR.replace("TYPE", "i32")
+    params = ttgir_params(text, "k", Path("k.ttgir"))
+    assert [(p.name, p.c_type) for p in params] == [("x", "float*"), ("n", "int32_t")]

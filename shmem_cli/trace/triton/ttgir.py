@@ -132,7 +132,8 @@ def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
         if end is None:
             break
         inner = text[start + 1 : end]
-        return _desc_parts(tuple(_param(piece, where) for piece in _split_args(inner)))
+        pieces = _split_args(inner)
+        return _desc_parts(tuple(_param(p, where, text, start + 1 + a) for a, p in pieces))
     raise TritonError(f"the TTGIR has no function @{shorten(name)}", where)
 
 
@@ -183,21 +184,25 @@ def _closing(text: str, open_paren: int, end: int) -> int | None:
     return None
 
 
-def _split_args(inner: str) -> list[str]:
-    """``inner`` split at the commas that start a new ``%name:`` argument."""
+def _split_args(inner: str) -> list[tuple[int, str]]:
+    """``inner`` split at the commas that start a new ``%name:`` argument: (offset in
+    ``inner``, text) of each."""
     starts = [m.start() for m in _ARG.finditer(inner)]
     if not starts:
         return []  # no parameters (or none this reader can take)
     return [
-        inner[a:b].strip().rstrip(",")
+        (a, inner[a:b].strip().rstrip(","))
         for a, b in zip(starts, [*starts[1:], len(inner)], strict=True)
     ]
 
 
-def _param(piece: str, where: Path) -> TritonParam:
+def _param(piece: str, where: Path, text: str, at: int) -> TritonParam:
+    """The parameter ``piece``, which starts at ``text[at]`` (errors are placed there)."""
     m = _ARG.match(piece)
     if m is None:
-        raise TritonError(f"cannot read the TTGIR parameter {shorten(piece)!r}", where)
+        raise TritonError(
+            f"cannot read the TTGIR parameter {shorten(piece)!r}", where, _position(text, at)
+        )
     rest = piece[m.end() :]
     end = _TYPE_END.search(rest)
     ir_type = (rest[: end.start()] if end else rest).strip()
@@ -213,10 +218,12 @@ def _param(piece: str, where: Path) -> TritonParam:
     elif compact in SCALARS:
         c_type = SCALARS[compact][0]
     else:
+        type_at = at + m.end() + len(rest) - len(rest.lstrip())
         raise TritonError(
             f"parameter {shorten(name)} has the type {shorten(ir_type)}, which shmem cannot pass "
             "yet (tuples, descriptors of other forms than !tt.tensordesc<tensor<...>>)",
             where,
+            _position(text, type_at),
         )
     return TritonParam(name, ir_type, c_type)
 
