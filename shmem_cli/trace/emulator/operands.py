@@ -281,13 +281,17 @@ def read_pred(op: Operand, ins: Instruction) -> Reader:
     if i == PT:
         v = np.array(not neg)
         return lambda b, ix: (v, 0)
+    # a copy, never a view of the predicate file: an instruction that writes two predicates
+    # reads its predicate operand after writing the first (``HSETP2.LEU.XOR P0, P1, R5, R6,
+    # P0``: P1 combines the high compare with the P0 read, not the P0 just written); a block
+    # of converged threads is indexed by a slice, whose rows are views
     if op.kind == "P":
         if neg:
-            return lambda b, ix: (~b.p[i][ix], b.tp[i][ix])
-        return lambda b, ix: (b.p[i][ix], b.tp[i][ix])
+            return lambda b, ix: (~b.p[i][ix], b.tp[i][ix].copy())
+        return lambda b, ix: (b.p[i][ix].copy(), b.tp[i][ix].copy())
     if neg:
-        return lambda b, ix: (~b.up[i][ix], b.tup[i][ix])
-    return lambda b, ix: (b.up[i][ix], b.tup[i][ix])
+        return lambda b, ix: (~b.up[i][ix], b.tup[i][ix].copy())
+    return lambda b, ix: (b.up[i][ix].copy(), b.tup[i][ix].copy())
 
 
 def _nowrite(b: Block, ix: Idx, v: Any, t: Any) -> None:
