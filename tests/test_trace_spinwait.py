@@ -72,6 +72,20 @@ def test_a_warp_spinning_on_a_flag_yields_to_the_warp_that_sets_it(
 
 
 @needs_nvdisasm
+def test_two_waits_on_two_flags_each_end_when_their_own_flag_is_set(tmp_path: Path) -> None:
+    values = [11 * i - 300 for i in range(64)]
+    kt, buffers = run("sw_two_waits", 128, (1, 1, 1), (given(tmp_path, values),))
+    out = ints(buffers["param1"], 128)
+    # warp 3 wrote in[i] * 2 and in[32 + i] * 7; warps 2 and 1 copied them, plus and minus 1
+    assert out[64:96] == [v * 2 for v in values[:32]]
+    assert out[96:128] == [v * 7 for v in values[32:]]
+    assert out[:32] == [v * 2 + 1 for v in values[:32]]
+    assert out[32:64] == [v * 7 - 1 for v in values[32:]]
+    assert ints(buffers["param2"], 2) == [1, 1]
+    assert kt.wait_note is not None and "yielded" in kt.wait_note
+
+
+@needs_nvdisasm
 def test_serial_split_k_adds_every_slice_in_order_over_the_whole_grid(tmp_path: Path) -> None:
     rng = np.random.default_rng(29)
     values = rng.integers(-1000, 1000, size=SLICES * N).tolist()

@@ -237,7 +237,9 @@ class Repeats:
         self.kept_at = 0
         self.kept: tuple[list[Any], tuple[Any, ...]] | None = None
         self.counts: list[int] = []  # every instruction's executions when the state was kept
-        self.again = -1  # where a spin was proven: the state is kept there whenever none is
+        # where spins were proven: the state is kept there whenever none is (a spin found
+        # again, or another thread's spin on the same loop, costs a turn of it)
+        self.again: set[int] = set()
 
     def look(
         self,
@@ -254,7 +256,7 @@ class Repeats:
         if not self.enabled:
             return False
         memory = blk.launch.memory
-        if hits >= self.next_at or (m == self.again and self.kept is None):
+        if hits >= self.next_at or (self.kept is None and m in self.again):
             if sum(a.nbytes for a in blk.machine_arrays()) > REPEAT_BYTES:
                 self.enabled = False
                 return False
@@ -276,7 +278,7 @@ class Repeats:
         mine = [*blk.machine_arrays(), *extra]
         if not all(np.array_equal(a, b) for a, b in zip(arrays, mine, strict=True)):
             return False
-        self.again = m
+        self.again.add(m)
         return True
 
     def spinners(self, blk: Block, counts: Sequence[int]) -> Any:
@@ -286,7 +288,7 @@ class Repeats:
         return np.flatnonzero((blk.sched < BLOCKED) & np.isin(blk.sched, ran))
 
     def rearm(self) -> None:
-        """Threads were parked or woke: keep the state afresh where the last spin was proven,
+        """Threads were parked or woke: keep the state afresh where a spin was proven,
         so that a spin found again costs a turn of its loop, not the next doubling."""
         self.kept = None
 

@@ -48,7 +48,7 @@ LOOK_EVERY = 64
 PLACES = 3
 
 
-@dataclass
+@dataclass(eq=False)
 class Group:
     """Threads parked together, and what they read when they were proven to spin."""
 

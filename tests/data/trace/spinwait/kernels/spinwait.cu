@@ -74,6 +74,36 @@ extern "C" __global__ void sw_handoff_global(const int *in, int *out, int *flag)
   if (warp == 1) out[lane] = data[lane] + 1;
 }
 
+// Two waits in one block (128 threads), on two flags in global memory (zero before the
+// launch): lanes 0-1 of warp 1 wait for flags[0], lanes 0-1 of warp 2 for flags[1]; warp 3 writes
+// out[64..95], sets flags[1], writes out[96..127], sets flags[0]. Warp 2 copies the first
+// half plus 1 into out[0..31], warp 1 the second half minus 1 into out[32..63].
+extern "C" __global__ void sw_two_waits(const int *in, int *out, int *flags) {
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 1 && lane < 2) {
+    while (load_acquire(&flags[0]) == 0) {
+    }
+  }
+  __syncwarp();
+  if (warp == 2 && lane < 2) {
+    while (load_acquire(&flags[1]) == 0) {
+    }
+  }
+  __syncwarp();
+  if (warp == 3) {
+    out[64 + lane] = in[lane] * 2;
+    __syncwarp();
+    __threadfence();
+    if (lane == 0) store_release(&flags[1], 1);
+    out[96 + lane] = in[32 + lane] * 7;
+    __syncwarp();
+    __threadfence();
+    if (lane == 0) store_release(&flags[0], 1);
+  }
+  if (warp == 2) out[lane] = ((volatile int *)out)[64 + lane] + 1;
+  if (warp == 1) out[32 + lane] = ((volatile int *)out)[96 + lane] - 1;
+}
+
 // A real deadlock: thread 0 of every block waits for a flag no thread ever sets.
 extern "C" __global__ void sw_deadlock(int *flag, int *out) {
   __shared__ int s[64];
