@@ -85,3 +85,22 @@ def test_a_float16_sort_of_a_reversed_row(tmp_path: Path) -> None:
     memory = run(SORT_F16_64, {"in_ptr": x}, tmp_path)
     got = np.frombuffer(memory.read("o_ptr"), dtype=np.float16)[:64]
     np.testing.assert_array_equal(got, np.arange(64, dtype=np.float16))
+
+
+# tl.clamp(x, -0.5, 0.5), symmetric bounds: Triton lowers it to PTX's min.xorsign.abs.f32,
+# SASS FMNMX.XORSIGN R6, |R2|, 0.5, PT (float16 inputs are clamped in float32 too); the
+# emulator took the minimum of |x| and 0.5 and dropped x's sign
+CLAMP_F32 = DATA / "cache" / "MVAZ74VXDEPJGSML5QZAOTQXFE4XXXJGFIZA55P6343PGXR3XCBA"
+CLAMP_F16 = DATA / "cache" / "3UHVT2OASQSTMU4TA4CYPVHKOTLJNHJODSYDMMNI5ACOSKWCCKHA"
+
+
+@pytest.mark.parametrize(("entry", "dtype"), [(CLAMP_F32, np.float32), (CLAMP_F16, np.float16)])
+def test_a_symmetric_clamp_keeps_the_sign(entry: Path, dtype: Any, tmp_path: Path) -> None:
+    x = np.linspace(-2, 2, 256).astype(dtype)
+    x[:4] = [-0.0, 0.0, -0.25, 0.25]
+    memory = run(entry, {"in_ptr": x}, tmp_path)
+    got = np.frombuffer(memory.read("o_ptr"), dtype=dtype)[:256]
+    want = np.clip(x, dtype(-0.5), dtype(0.5))
+    np.testing.assert_array_equal(got, want)
+    # the sign of a zero is x's, as the XOR of x's and 0.5's signs gives it
+    assert np.signbit(got[0]) and not np.signbit(got[1])

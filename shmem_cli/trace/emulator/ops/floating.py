@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Const, Operand, Reg
+from ....cuda.sass_operands import Const, Imm, Operand, Reg
 from ....hardware import nans
 from ...distinct_rows import spread
 from .. import mufu
@@ -165,6 +165,15 @@ def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
     return np.nan_to_num(np.clip(x, 0.0, 1.0), nan=0.0) if "SAT" in ins.mods else x
 
 
+def _without_abs(o: Operand, ins: Instruction) -> Any:
+    """A reader of the operand's bits before its ``|.|`` (its sign, for ``.XORSIGN``)."""
+    if isinstance(o, (Reg, Const)) and not o.neg:
+        return read_u32(replace(o, abs=False), "f", ins)
+    if isinstance(o, Imm) and not o.abs:
+        return read_u32(o, "f", ins)
+    raise unsupported(ins, "a negated operand of .XORSIGN")
+
+
 @op("FADD", "FMUL", "FFMA", "FMNMX")
 def _farith(ins: Instruction, ctx: Context) -> Step:
     kind = ins.opcode
@@ -174,10 +183,15 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
     w = write_u32(ops[0], ins)
     mode = rounding_mode(ins)
     if kind == "FMNMX":
+        if set(ins.mods) - {"FTZ", "NAN", "XORSIGN"}:
+            raise unsupported(ins)
         ra, rb = (read_u32(o, "f", ins) for o in ops[1:3])
         rp = read_pred(ops[3], ins)
         nan = "NAN" in ins.mods  # PTX's min.NaN/max.NaN: a NaN in, the canonical NaN out
         cast = flush if "FTZ" in ins.mods else np.asarray  # .FTZ: denormals are signed zeros
+        # PTX's min.xorsign.abs (Triton's clamp): the magnitude of |a| and |b|'s minimum,
+        # the sign the XOR of a's and b's own signs (the operands as read before their |.|)
+        signs = [_without_abs(o, ins) for o in ops[1:3]] if "XORSIGN" in ins.mods else None
 
         def mnmx(b: Block, ix: Idx) -> None:
             (x, tx), (y, ty), (p, tp) = ra(b, ix), rb(b, ix), rp(b, ix)
@@ -185,6 +199,11 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
             r = minimum_maximum(fx, fy, p).astype(np.float32).view(_U)
             if nan:
                 r = np.where(np.isnan(fx) | np.isnan(fy), NAN32, r)
+            if signs is not None:
+                (sx, _), (sy, _) = signs[0](b, ix), signs[1](b, ix)
+                flip = (np.asarray(sx, dtype=_U) ^ np.asarray(sy, dtype=_U)) & _U(0x80000000)
+                number = ~np.isnan(r.view(np.float32))  # a NaN result keeps its sign
+                r = np.where(number, (r & _U(0x7FFFFFFF)) | flip, r).astype(_U)
             w(b, ix, spread(r, b.count(ix)), tx | ty | tp)
 
         return mnmx

@@ -105,6 +105,8 @@ def _half(ins: Instruction, ctx: Context) -> Step:
     kind = ins.opcode
     if "BF16" in ins.mods:
         raise unsupported(ins, "bf16 arithmetic")
+    if "XORSIGN" in ins.mods:  # min.xorsign.abs.f16x2: Triton 3.6 clamps in float32 instead
+        raise unsupported(ins, ".XORSIGN")
     w = write_u32(ops[0], ins)
     readers = []
     for o in ops[1:]:
