@@ -212,6 +212,7 @@ class Block:
         self._smem_base: I64 | None = None  # where each thread's window starts (shared_base)
         self.tsmem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)
         self._local: U8 | None = None
+        self.local_low = LOCAL_BYTES  # the lowest local address any thread touched
         self._tlocal: U8 | None = None
         banks = {0: launch.bank0(), **launch.const_banks}
         self.cbank: dict[int, U8] = {k: np.frombuffer(v, dtype=np.uint8) for k, v in banks.items()}
@@ -369,7 +370,10 @@ class Block:
         arrays = [self.sched, self.exited, self.waiting, self.resume, self.call_frame]
         arrays += [self.p, self.up, self.bar_pred, self.bar_value]
         arrays += [self.r, self.ur, self.smem, *self.converge.arrays(), self.converge.part]
-        return arrays if self._local is None else [*arrays, self._local]
+        if self._local is None:
+            return arrays
+        # each thread's local memory from the lowest byte touched (below it: zeros, unchanged)
+        return [*arrays, self._local.reshape(self.threads, LOCAL_BYTES)[:, self.local_low :]]
 
     def machine_state_small(self) -> tuple[Any, ...]:
         """The rest of that state: barriers, mbarriers, calls, and counts of what changed

@@ -159,6 +159,8 @@ def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) 
             "recursion that does not end?)",
             ins,
         )
+    if a.size:  # the lowest byte touched: the state below it is zeros (Block.machine_arrays)
+        b.local_low = min(b.local_low, int(a.min()))
     return tids.astype(np.int64) * LOCAL_BYTES + a
 
 
