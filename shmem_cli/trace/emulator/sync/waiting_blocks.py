@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..grid import Batch, Plan
+from .calls import LOCAL_BYTES
 
 if TYPE_CHECKING:
     from .parking import Wait
@@ -90,7 +91,9 @@ class GridWaits:
         order until that memory changes (True), or say in ``wait.why`` why it never will
         (False)."""
         blk = wait.blk
-        size = blk.r.nbytes + blk.tr.nbytes + blk.ur.nbytes * 2 + blk.smem.nbytes * 2
+        size = sum(a.nbytes for a in (blk.r, blk.tr, blk.ur, blk.tur, blk.smem, blk.tsmem))
+        if blk.local_low < LOCAL_BYTES:  # local memory and its taint, made on first use
+            size += 2 * blk.threads * LOCAL_BYTES
         if self.depth >= MOST_HELD or self.held + size > HELD_BYTES:
             wait.why = (
                 f"; {self.depth:,} batch(es) of blocks wait already, holding "
