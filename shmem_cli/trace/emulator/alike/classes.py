@@ -248,6 +248,9 @@ def run_rest(
     done = set(first)
     todo = [k for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
     ran, late = run_in_time(run, plan, rest, todo)
+    waits = run.waits
+    if waits is not None and waits.done[np.asarray(rest, dtype=np.int64)].all():
+        return None, None  # blocks that waited had the others run: every one ran
     if late is None:
         return chosen, why
     kept = tuple(sorted(done | set(ran)))
