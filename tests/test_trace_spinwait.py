@@ -121,6 +121,30 @@ def test_split_k_blocks_traced_by_the_command_line_sum_to_each_block_s_totals() 
 
 
 @needs_nvdisasm
+def test_blocks_that_wait_on_later_blocks_run_them_first(tmp_path: Path) -> None:
+    blocks = 8
+    values = [(5 * i) % 17 - 8 for i in range(blocks * 64)]
+    kt, buffers = run("sw_reverse", 64, (blocks, 1, 1), (given(tmp_path, values),))
+    expected = [0] * 64
+    for b in reversed(range(blocks)):  # block gridDim.x - 1 goes first, block 0 last
+        expected = [e * 3 + values[b * 64 + 63 - t] for t, e in enumerate(expected)]
+    assert ints(buffers["param1"], 64) == expected
+    assert ints(buffers["param2"], 1) == [blocks]
+    assert kt.launch.blocks_traced == blocks
+    # the command line: block 0 runs first, watched, and waits while the others run; it
+    # stands for itself alone (no class claims the blocks that ran meanwhile)
+    args = ["trace", str(CUBIN), "--kernel", "sw_reverse", "-b", "64", "--grid", str(blocks)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "behaves alike" not in text and "blocks ran out of launch order" in text
+    # part[] is stored and read once a warp: 8 blocks x 2 warps (the spin's s_turn accesses
+    # count its iterations, which depend on the order the blocks ran in)
+    assert "spinwait.cu:115 STS [R5], R2 store (4 B) 16 16 16 0" in text
+    assert "spinwait.cu:123 LDS R5, [R4] load (4 B) 16 16 16 0" in text
+
+
+@needs_nvdisasm
 @pytest.mark.parametrize("blocks", [1, 4])
 def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
     with pytest.raises(ShmemError, match="can never end") as caught:

@@ -184,7 +184,8 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
             break  # small classes: the rest run together
     classes = Classes(tuple(found))
     stood_for = classes.stood_for * size  # blocks
-    if not left.any():  # every block (cluster) is in a class
+    helped = run.waits is not None and run.waits.helpers  # blocks ran for one that waited
+    if not left.any() and not helped:  # every block (cluster) is in a class
         every = grids.Proof(n, decisions, unit, proven, len(found), 0, n)
         if len(found) == 1:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
@@ -193,7 +194,9 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         )
         return run.trace(coverage, classes)
     rest = [int(b) for b in np.flatnonzero(left)]
-    chosen, why = run_rest(run, plan, rest, _per_block(found), budget, f"{unit} in no class")
+    chosen, why = None, None
+    if rest:
+        chosen, why = run_rest(run, plan, rest, _per_block(found), budget, f"{unit} in no class")
     useful = [c for c in found if c.extra]
     mode = "whole" if chosen is None else "sample"
     proof: grids.Proof | None = None

@@ -162,7 +162,9 @@ def wait_note(parks: int, waits: GridWaits | None) -> str | None:
         said.append(
             f"{parks:,} time(s) threads proven to spin (re-reading memory with nothing written "
             "since) yielded to the threads running with them until memory they read changed "
-            "(shmem's scheduler, lowest instruction first, would have run them for ever)"
+            "(shmem's scheduler, lowest instruction first, would have run them for ever); the "
+            "spins' iterations are counted as they ran here, until each was proven (on the GPU "
+            "their count depends on timing)"
         )
     if waits is not None and waits.waits:
         shown = "; ".join(waits.waits[:NAMED])
@@ -172,7 +174,7 @@ def wait_note(parks: int, waits: GridWaits | None) -> str | None:
             f"blocks ran out of launch order: {len(waits.waits):,} time(s) a batch of blocks "
             f"waited on global memory that another block writes ({shown}{more}); each was "
             f"set aside, its state kept, while {waits.helpers:,} {unit} not yet run ran in "
-            "launch order, and resumed once that memory changed (the GPU starts blocks in "
-            "launch order, so the blocks waited on run first there)"
+            "launch order, and resumed once that memory changed (on the GPU the blocks waited "
+            "on run meanwhile: blocks start in launch order and run side by side)"
         )
     return "; ".join(said) if said else None

@@ -104,6 +104,28 @@ extern "C" __global__ void sw_two_waits(const int *in, int *out, int *flags) {
   if (warp == 1) out[32 + lane] = ((volatile int *)out)[96 + lane] - 1;
 }
 
+// Blocks that take turns in reverse (64 threads a block): block b waits, with its whole block
+// at a barrier in the loop, until *flag == gridDim.x - 1 - b, folds its slice into out
+// (out = out * 3 + in[b * 64 + 63 - t]) and passes the turn on with an atomicAdd. Block 0
+// runs last: it waits on every later block.
+extern "C" __global__ void sw_reverse(const int *in, int *out, int *flag) {
+  __shared__ int s_turn;
+  __shared__ int part[64];
+  int b = blockIdx.x, t = threadIdx.x;
+  part[t] = in[b * 64 + t];
+  while (true) {
+    if (t == 0) s_turn = load_acquire(flag);
+    __syncthreads();
+    int turn = s_turn;
+    __syncthreads();
+    if (turn == (int)gridDim.x - 1 - b) break;
+  }
+  out[t] = out[t] * 3 + part[63 - t];
+  __threadfence();
+  __syncthreads();
+  if (t == 0) atomicAdd(flag, 1);
+}
+
 // A real deadlock: thread 0 of every block waits for a flag no thread ever sets.
 extern "C" __global__ void sw_deadlock(int *flag, int *out) {
   __shared__ int s[64];
