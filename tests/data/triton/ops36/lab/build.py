@@ -11,7 +11,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 class _Dtype:
     def __init__(self, name):
         self.name = name
-        self.itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8, "int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "int16": 2}[name]
+        self.itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8, "int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "int16": 2, "bool": 1}[name]
 
     def __str__(self):
         return "torch." + self.name

@@ -478,3 +478,213 @@ def sum_multi(in_ptr, o_ptr, XB: tl.constexpr, YB: tl.constexpr, ZB: tl.constexp
     xi = tl.arange(0, XB)[:, None]
     zi = tl.arange(0, ZB)[None, :]
     tl.store(o_ptr + xi * ZB + zi, s)
+
+
+@triton.jit
+def misc_k(in_ptr, o_ptr, BLOCK: tl.constexpr, OP: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(in_ptr + i)
+    if OP == 0:
+        r = tl.flip(v, 0)
+    elif OP == 1:
+        r = tl.cat(v, v + 1.0, can_reorder=True)
+        r = tl.sum(tl.reshape(r, (BLOCK, 2)), 1)
+    elif OP == 2:
+        r = tl.clamp(v, -0.5, 0.5) + tl.fma(v, v, 1.0) + tl.sigmoid(v)
+    elif OP == 3:
+        r = tl.softmax(v)
+    elif OP == 4:
+        r = tl.umulhi(v.to(tl.uint32, bitcast=True), (v * 3.0).to(tl.uint32, bitcast=True)).to(tl.float32)
+    elif OP == 5:
+        r = tl.xor_sum(v.to(tl.int32, bitcast=True), 0).to(tl.float32) + v * 0
+    else:
+        r = tl.cdiv(v.to(tl.int32), 3).to(tl.float32) + (v.to(tl.int32) // 7).to(tl.float32) + (v.to(tl.int32) % 5).to(tl.float32)
+    tl.store(o_ptr + i, r)
+
+
+@triton.jit
+def ld_hints(in_ptr, o_ptr, n, BLOCK: tl.constexpr, OP: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    i = tl.max_contiguous(tl.multiple_of(i, BLOCK), BLOCK)
+    m = i < n
+    if OP == 0:
+        v = tl.load(in_ptr + i, m, cache_modifier=".cg", eviction_policy="evict_first")
+        tl.store(o_ptr + i, v, m, cache_modifier=".wt")
+    elif OP == 1:
+        v = tl.load(in_ptr + i, m, volatile=True)
+        tl.debug_barrier()
+        tl.store(o_ptr + i, v + 1.0, m, eviction_policy="evict_last")
+    else:
+        v = tl.load(in_ptr + i, m, cache_modifier=".ca")
+        tl.atomic_add(o_ptr + i, v, m, sem="release", scope="gpu")
+
+
+@triton.jit
+def atomic_bits(o_ptr, val_ptr, BLOCK: tl.constexpr, OP: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(val_ptr + i)
+    p = o_ptr + (i % 8)
+    if OP == 0:
+        tl.atomic_and(p, v)
+    elif OP == 1:
+        tl.atomic_or(p, v)
+    else:
+        tl.atomic_xor(p, v)
+
+
+@triton.jit
+def mm_persist(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, NSM: tl.constexpr):
+    tiles_n = tl.cdiv(N, BN)
+    tiles = tl.cdiv(M, BM) * tiles_n
+    for t in tl.range(tl.program_id(0), tiles, NSM, flatten=True):
+        pm = t // tiles_n
+        pn = t % tiles_n
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        acc = tl.zeros([BM, BN], tl.float32)
+        for k in tl.range(0, K, BK, num_stages=3):
+            rk = k + tl.arange(0, BK)
+            a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def mm_bT(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rn[:, None] * K + rk[None, :])
+    c = tl.dot(a, tl.trans(b))
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@triton.jit
+def dot_scaled_k(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    sa = tl.load(sa_ptr + rm[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    sb = tl.load(sb_ptr + rn[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    c = tl.dot_scaled(a, sa, "e4m3", b, sb, "e4m3")
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@triton.jit
+def red_i8_u8(in_ptr, o_ptr, BLOCK: tl.constexpr, OP: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(in_ptr + i)
+    if OP == 0:
+        r = tl.sum(v.to(tl.int32), 0)
+    elif OP == 1:
+        r = tl.max(v, 0).to(tl.int32)
+    else:
+        r = tl.argmin(v, 0).to(tl.int32)
+    tl.store(o_ptr, r)
+
+
+@triton.jit
+def cumprod_k(in_ptr, o_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(in_ptr + i)
+    tl.store(o_ptr + i, tl.cumprod(v, 0))
+
+
+@triton.jit
+def asm_multi(in_ptr, o_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(in_ptr + i)
+    a, b = tl.inline_asm_elementwise("mov.b32 $0, $2; add.u32 $1, $2, 7;", "=r,=r,r", [v], dtype=(tl.int32, tl.int32), is_pure=True, pack=1)
+    tl.store(o_ptr + i, a * b)
+
+
+@triton.jit
+def lock_k(lock_ptr, cnt_ptr):
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    c = tl.load(cnt_ptr)
+    tl.store(cnt_ptr, c + 1)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+@triton.jit
+def pw_3d(x_ptr, o_ptr, XB: tl.constexpr, YB: tl.constexpr):
+    x = tl.program_id(0) * XB + tl.arange(0, XB)[:, None]
+    y = tl.program_id(1) * YB + tl.arange(0, YB)[None, :]
+    z = tl.program_id(2)
+    v = tl.load(x_ptr + z * 4096 + x * 64 + y)
+    tl.store(o_ptr + z * 4096 + y * 64 + x, v)
+
+
+@triton.jit
+def clamp_k(in_ptr, o_ptr, lo, hi, BLOCK: tl.constexpr, OP: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(in_ptr + i)
+    if OP == 0:
+        r = tl.clamp(v, -0.5, 0.5)
+    elif OP == 1:
+        r = tl.clamp(v, lo, hi)
+    else:
+        r = tl.clamp(v, -2.0, 0.25)
+    tl.store(o_ptr + i, r)
+
+
+@triton.jit
+def grid_barrier_k(x_ptr, sem_ptr, o_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    n = tl.num_programs(0)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    part = tl.sum(tl.load(x_ptr + i), 0)
+    tl.store(o_ptr + pid, part)
+    tl.debug_barrier()
+    tl.atomic_add(sem_ptr, 1, sem="release")
+    while tl.atomic_add(sem_ptr, 0, sem="acquire") < n:
+        pass
+    tot = tl.sum(tl.load(o_ptr + tl.arange(0, 4)), 0)
+    tl.store(o_ptr + 8 + i, tl.load(x_ptr + i) / tot)
+
+
+@triton.jit
+def lookback_k(x_ptr, flag_ptr, agg_ptr, o_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + i)
+    local = tl.cumsum(v, 0)
+    total = tl.sum(v, 0)
+    prefix = 0.0
+    if pid > 0:
+        while tl.atomic_add(flag_ptr + pid - 1, 0, sem="acquire") == 0:
+            pass
+        prefix = tl.load(agg_ptr + pid - 1, volatile=True)
+    tl.store(agg_ptr + pid, prefix + total)
+    tl.atomic_xchg(flag_ptr + pid, 1, sem="release")
+    tl.store(o_ptr + i, local + prefix)
+
+
+@triton.jit
+def bool_k(x_ptr, m_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i, i < n, other=0.0)
+    keep = tl.load(m_ptr + i, i < n, other=0) != 0
+    tl.store(m_ptr + n + i, x > 0, i < n)
+    tl.store(o_ptr + i, tl.where(keep, x, 0.0), i < n)
+
+
+@triton.jit
+def sparse_k(q_ptr, k_ptr, cnt_ptr, idx_ptr, o_ptr, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    pm = tl.program_id(0)
+    rm = pm * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros([BM, BN], tl.float32)
+    nblk = tl.load(cnt_ptr + pm)
+    for j in range(0, nblk):
+        blk = tl.load(idx_ptr + pm * 8 + j)
+        rn = blk * BN + tl.arange(0, BN)
+        k = tl.load(k_ptr + rn[None, :] * D + rd[:, None])
+        acc += tl.dot(q, k)
+    tl.store(o_ptr + rm[:, None] * BN + tl.arange(0, BN)[None, :], acc)

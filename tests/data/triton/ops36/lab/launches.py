@@ -138,3 +138,33 @@ add("sort_f16_2x256_w8", "sort_k", {"BLOCK": 256, "ROWS": 2, "DESC": False}, W(8
 add("sort_bf16_256_w2", "sort_k", {"BLOCK": 256, "ROWS": 1, "DESC": False}, W(2), (1,), {}, {"in_ptr": BF, "o_ptr": BF})
 add("sort_i16_256_w2", "sort_k", {"BLOCK": 256, "ROWS": 1, "DESC": False}, W(2), (1,), {}, {"in_ptr": "int16", "o_ptr": "int16"})
 add("sort_f32_2x2048_w8", "sort_k", {"BLOCK": 2048, "ROWS": 2, "DESC": False}, W(8), (1,), {}, {"in_ptr": F32, "o_ptr": F32})
+# batch 2
+for op, nm in enumerate(["flip", "cat", "clamp_fma_sigmoid", "softmax", "umulhi", "xor_sum", "int_div"]):
+    add(f"misc_{nm}", "misc_k", {"BLOCK": 256, "OP": op}, W(4), (1,), {}, {"in_ptr": F32, "o_ptr": F32})
+for op, nm in enumerate(["cg_wt", "volatile_barrier", "ca_atomic_release"]):
+    add(f"hints_{nm}", "ld_hints", {"BLOCK": 512, "OP": op}, W(4), (2,), {"n": 1000}, {"in_ptr": F32, "o_ptr": F32})
+for op, nm in enumerate(["and", "or", "xor"]):
+    add(f"atom_{nm}_i32", "atomic_bits", {"BLOCK": 128, "OP": op}, W(4), (1,), {}, {"o_ptr": I32, "val_ptr": I32})
+add("atom_or_i64", "atomic_bits", {"BLOCK": 128, "OP": 1}, W(4), (1,), {}, {"o_ptr": I64, "val_ptr": I64})
+add("mm_persist", "mm_persist", {"BM": 64, "BN": 64, "BK": 32, "NSM": 2}, W(4, 3), (2,), {"M": 128, "N": 128, "K": 128}, {"a_ptr": F16, "b_ptr": F16, "c_ptr": F16})
+add("mm_bT_f16", "mm_bT", {"M": 64, "N": 64, "K": 64}, W(4), (1,), {}, {"a_ptr": F16, "b_ptr": F16, "c_ptr": F32})
+add("mm_bT_tf32_w2", "mm_bT", {"M": 32, "N": 32, "K": 32}, W(2), (1,), {}, {"a_ptr": F32, "b_ptr": F32, "c_ptr": F32})
+add("dot_scaled_e4m3", "dot_scaled_k", {"M": 64, "N": 64, "K": 64}, W(4), (1,), {}, {"a_ptr": E4, "b_ptr": E4, "sa_ptr": U8, "sb_ptr": U8, "c_ptr": F32})
+for op, nm in enumerate(["sum", "max", "argmin"]):
+    add(f"red_i8_{nm}", "red_i8_u8", {"BLOCK": 1024, "OP": op}, W(4), (1,), {}, {"in_ptr": I8, "o_ptr": I32})
+add("red_u8_max", "red_i8_u8", {"BLOCK": 512, "OP": 1}, W(2), (1,), {}, {"in_ptr": U8, "o_ptr": I32})
+add("cumprod", "cumprod_k", {"BLOCK": 256}, W(4), (1,), {}, {"in_ptr": F32, "o_ptr": F32})
+add("asm_multi", "asm_multi", {"BLOCK": 256}, W(4), (1,), {}, {"in_ptr": I32, "o_ptr": I32})
+add("lock", "lock_k", {}, W(1), (4,), {}, {"lock_ptr": I32, "cnt_ptr": I32})
+add("pw_3d_grid", "pw_3d", {"XB": 32, "YB": 32}, W(4), (2, 2, 3), {}, {"x_ptr": F32, "o_ptr": F32})
+add("mm_loop_f16_w2_s2", "mm_loop", {"BM": 32, "BN": 32, "BK": 32, "PREC": "tf32"}, W(2, 2), (2, 2), {"M": 64, "N": 64, "K": 100}, {"a_ptr": F16, "b_ptr": F16, "c_ptr": F16})
+add("mm_loop_f32_ieee", "mm_loop", {"BM": 32, "BN": 32, "BK": 16, "PREC": "ieee"}, W(4, 2), (2, 2), {"M": 64, "N": 64, "K": 64}, {"a_ptr": F32, "b_ptr": F32, "c_ptr": F32})
+add("clamp_f32_sym", "clamp_k", {"BLOCK": 256, "OP": 0}, W(4), (1,), {"lo": -0.75, "hi": 0.5}, {"in_ptr": F32, "o_ptr": F32})
+add("clamp_f16_sym", "clamp_k", {"BLOCK": 256, "OP": 0}, W(4), (1,), {"lo": -0.75, "hi": 0.5}, {"in_ptr": F16, "o_ptr": F16})
+add("clamp_bf16_sym", "clamp_k", {"BLOCK": 256, "OP": 0}, W(4), (1,), {"lo": -0.75, "hi": 0.5}, {"in_ptr": BF, "o_ptr": BF})
+add("clamp_f32_args", "clamp_k", {"BLOCK": 256, "OP": 1}, W(4), (1,), {"lo": -0.75, "hi": 0.5}, {"in_ptr": F32, "o_ptr": F32})
+add("clamp_f32_asym", "clamp_k", {"BLOCK": 256, "OP": 2}, W(4), (1,), {"lo": -0.75, "hi": 0.5}, {"in_ptr": F32, "o_ptr": F32})
+add("grid_barrier", "grid_barrier_k", {"BLOCK": 256}, W(4), (4,), {}, {"x_ptr": F32, "sem_ptr": I32, "o_ptr": F32})
+add("lookback_scan", "lookback_k", {"BLOCK": 512}, W(4), (4,), {}, {"x_ptr": F32, "flag_ptr": I32, "agg_ptr": F32, "o_ptr": F32})
+add("bool_store", "bool_k", {"BLOCK": 512}, W(4), (2,), {"n": 1000}, {"x_ptr": F32, "m_ptr": "bool", "o_ptr": F32})
+add("sparse_blocks", "sparse_k", {"BM": 64, "BN": 64, "D": 64}, W(4, 2), (2,), {}, {"q_ptr": F16, "k_ptr": F16, "cnt_ptr": I32, "idx_ptr": I32, "o_ptr": F32})

@@ -437,6 +437,160 @@ def c_rand_rand():
     assert 0 <= o.min() and o.max() < 1 and 0.45 < o.mean() < 0.55, (o.min(), o.max(), o.mean())
 
 
+
+
+def _misc(op, v):
+    if op == 0:
+        return v[::-1]
+    if op == 1:
+        return None
+    if op == 2:
+        return np.clip(v, -0.5, 0.5) + (v.astype(np.float64) * v + 1) + 1 / (1 + np.exp(-v.astype(np.float64)))
+    if op == 3:
+        e = np.exp(v.astype(np.float64) - v.max()); return e / e.sum()
+    if op == 4:
+        a = v.view(np.uint32).astype(np.uint64); b = (v * np.float32(3)).view(np.uint32).astype(np.uint64)
+        return ((a * b) >> np.uint64(32)).astype(np.float32)
+    if op == 5:
+        return np.bitwise_xor.reduce(v.view(np.int32)).astype(np.float32) + v * 0
+    t = np.trunc(v).astype(np.int64)
+    cd = -(-t // 3) if False else np.where(t >= 0, (t + 2) // 3, -((-t) // 3))  # tl.cdiv: (x + 2) // 3 in C's division
+    q = np.trunc(t / 7).astype(np.int64); r = t - np.trunc(t / 5).astype(np.int64) * 5
+    cdiv = np.trunc((t + 2) / 3).astype(np.int64)
+    return cdiv + q + r
+
+
+for i, nm in enumerate(["flip", "cat", "clamp_fma_sigmoid", "softmax", "umulhi", "xor_sum", "int_div"]):
+    def _g(i=i, nm=nm):
+        v = (R.uniform(-40, 40, 256)).astype(np.float32) if i == 6 else R.standard_normal(256).astype(np.float32)
+        o = out(run(f"misc_{nm}", {"in_ptr": v}), "o_ptr", np.float32, 256)
+        if i == 1:
+            assert sorted(o.tolist()) == sorted(o.tolist()) and np.isclose(o.sum(), 2 * v.sum() + 256, atol=1e-2), (o.sum(), 2 * v.sum() + 256)
+            return
+        close(o, _misc(i, v), 1e-5, 1e-5)
+    CHECKS[f"misc_{nm}"] = _g
+
+
+def _abits(op, ident, dt):
+    v = R.integers(0, 2**30, 128).astype(dt)
+    init = R.integers(0, 2**30, 8).astype(dt)
+    o = out(run(ident, {"o_ptr": init, "val_ptr": v}), "o_ptr", dt, 8)
+    f = [np.bitwise_and, np.bitwise_or, np.bitwise_xor][op]
+    w = init.copy()
+    f.at(w, np.arange(128) % 8, v)
+    close(o, w, 0, 0)
+
+
+for i, nm in enumerate(["and", "or", "xor"]):
+    CHECKS[f"atom_{nm}_i32"] = (lambda i=i, nm=nm: _abits(i, f"atom_{nm}_i32", np.int32))
+CHECKS["atom_or_i64"] = lambda: _abits(1, "atom_or_i64", np.int64)
+CHECKS["mm_persist"] = lambda: _mm("mm_persist", 128, 128, 128, np.float16, np.float16)
+CHECKS["mm_loop_f16_w2_s2"] = lambda: _mm("mm_loop_f16_w2_s2", 64, 64, 100, np.float16, np.float16)
+CHECKS["mm_loop_f32_ieee"] = lambda: _mm("mm_loop_f32_ieee", 64, 64, 64, np.float32, np.float32)
+
+
+def _bT(ident, n, dt):
+    a = (R.integers(-4, 4, (n, n)) / 4).astype(dt); b = (R.integers(-4, 4, (n, n)) / 4).astype(dt)
+    o = out(run(ident, {"a_ptr": a, "b_ptr": b}), "c_ptr", np.float32, n * n).reshape(n, n)
+    close(o, a.astype(np.float64) @ b.astype(np.float64).T, 1e-3, 1e-3)
+
+
+CHECKS["mm_bT_f16"] = lambda: _bT("mm_bT_f16", 64, np.float16)
+CHECKS["mm_bT_tf32_w2"] = lambda: _bT("mm_bT_tf32_w2", 32, np.float32)
+
+
+@check
+def c_dot_scaled_e4m3():
+    a = (R.integers(-8, 8, (64, 64)) / 4).astype(np.float32); b = (R.integers(-8, 8, (64, 64)) / 4).astype(np.float32)
+    sa = R.integers(125, 130, (64, 2)).astype(np.uint8); sb = R.integers(125, 130, (64, 2)).astype(np.uint8)
+    o = out(run("dot_scaled_e4m3", {"a_ptr": _e4m3(a), "b_ptr": _e4m3(b), "sa_ptr": sa, "sb_ptr": sb}), "c_ptr", np.float32, 4096).reshape(64, 64)
+    A = a * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, 1)
+    Bm = b * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, 1).T
+    close(o, A @ Bm, 1e-3, 1e-3)
+
+
+def _ri8(op, ident, dt, n):
+    v = R.integers(-128 if dt == np.int8 else 0, 128 if dt == np.int8 else 256, n).astype(dt)
+    o = out(run(ident, {"in_ptr": v}), "o_ptr", np.int32, 1)[0]
+    want = [int(v.astype(np.int64).sum()), int(v.max()), int(v.argmin())][op]
+    assert o == want, (o, want)
+
+
+for i, nm in enumerate(["sum", "max", "argmin"]):
+    CHECKS[f"red_i8_{nm}"] = (lambda i=i, nm=nm: _ri8(i, f"red_i8_{nm}", np.int8, 1024))
+CHECKS["red_u8_max"] = lambda: _ri8(1, "red_u8_max", np.uint8, 512)
+
+
+@check
+def c_cumprod():
+    v = R.choice([-1.0, 1.0, 2.0, 0.5], 256).astype(np.float32)
+    close(out(run("cumprod", {"in_ptr": v}), "o_ptr", np.float32, 256), np.cumprod(v.astype(np.float64)), 1e-6, 0)
+
+
+@check
+def c_asm_multi():
+    v = R.integers(-1000, 1000, 256).astype(np.int32)
+    close(out(run("asm_multi", {"in_ptr": v}), "o_ptr", np.int32, 256), v.astype(np.int64) * (v + 7), 0, 0)
+
+
+@check
+def c_lock():
+    m = run("lock", {})
+    assert out(m, "cnt_ptr", np.int32, 1)[0] == 4 and out(m, "lock_ptr", np.int32, 1)[0] == 0
+
+
+@check
+def c_pw_3d_grid():
+    v = R.standard_normal((3, 64, 64)).astype(np.float32)
+    close(out(run("pw_3d_grid", {"x_ptr": v}), "o_ptr", np.float32, 3 * 4096).reshape(3, 64, 64), v.transpose(0, 2, 1), 0, 0)
+
+
+
+
+@check
+def c_grid_barrier():
+    x = R.uniform(0.5, 1.5, 1024).astype(np.float32)
+    o = out(run("grid_barrier", {"x_ptr": x}), "o_ptr", np.float32, 8 + 1024)
+    close(o[:4], x.reshape(4, 256).sum(1), 1e-5, 1e-4)
+    close(o[8:], x / x.sum(dtype=np.float64), 1e-5, 1e-9)
+
+
+@check
+def c_lookback_scan():
+    x = R.integers(-4, 5, 2048).astype(np.float32)
+    close(out(run("lookback_scan", {"x_ptr": x}), "o_ptr", np.float32, 2048), np.cumsum(x), 0, 0)
+
+
+@check
+def c_bool_store():
+    x = R.standard_normal(1000).astype(np.float32)
+    m = np.zeros(2000, np.uint8); m[:1000] = R.integers(0, 2, 1000)
+    mem = run("bool_store", {"x_ptr": x, "m_ptr": m})
+    close(out(mem, "o_ptr", np.float32, 1000), np.where(m[:1000] != 0, x, 0), 0, 0)
+    close(out(mem, "m_ptr", np.uint8, 2000)[1000:], (x > 0).astype(np.uint8), 0, 0)
+
+
+@check
+def c_sparse_blocks():
+    q = (R.integers(-4, 4, (128, 64)) / 4).astype(np.float16)
+    k = (R.integers(-4, 4, (512, 64)) / 4).astype(np.float16)
+    cnt = np.array([3, 1], np.int32)
+    idx = np.zeros(16, np.int32); idx[:3] = [5, 0, 7]; idx[8] = 2
+    o = out(run("sparse_blocks", {"q_ptr": q, "k_ptr": k, "cnt_ptr": cnt, "idx_ptr": idx}), "o_ptr", np.float32, 128 * 64).reshape(128, 64)
+    kk = k.astype(np.float64).reshape(8, 64, 64)
+    q64 = q.astype(np.float64)
+    w0 = q64[:64] @ (kk[5] + kk[0] + kk[7]).T
+    w1 = q64[64:] @ kk[2].T
+    close(o, np.concatenate([w0, w1]), 1e-3, 1e-3)
+
+
+for _n, _lo, _hi in [("clamp_f32_sym", -0.5, 0.5), ("clamp_f32_args", -0.75, 0.5), ("clamp_f32_asym", -2.0, 0.25)]:
+    def _c(n=_n, lo=_lo, hi=_hi):
+        x = np.linspace(-3, 3, 256).astype(np.float32)
+        close(out(run(n, {"in_ptr": x}), "o_ptr", np.float32, 256), np.clip(x, lo, hi), 0, 0)
+    CHECKS[_n] = _c
+
+
 ids = sys.argv[1:] if __name__ == '__main__' else []
 ids = ids or (list(CHECKS) if __name__ == '__main__' else [])
 res = {}
