@@ -105,7 +105,9 @@ def run(
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
     if grid and 1 < plan.clusters <= MAX_CLASS_CLUSTERS:  # blocks may wait on each other
-        run_.waits = GridWaits(plan, run_.silent, recorder.held, recorder.hold_back)
+        one = grids.batch_bytes(launch, launch.cluster_ctas, local=False, registers=rows)
+        most = budgets.REPEAT_BYTES // max(1, one)  # a batch whose spins can be proven
+        run_.waits = GridWaits(plan, run_.silent, recorder.held, recorder.hold_back, most)
     if grid and plan.clusters > MAX_CLASS_CLUSTERS and not every_block:
         return _huge_grid(run_, plan, budget)
     if grid and plan.clusters > 1 and not every_block:

@@ -48,11 +48,15 @@ class GridWaits:
         run: Callable[[Batch, bool], None],
         hold: Callable[[], Any],
         restore: Callable[[Any], None],
+        most: int,
     ) -> None:
         """``run(batch, silent)`` runs a batch (``silent``: its records dropped, it counts
         nothing); ``hold``/``restore`` keep and give back what the running batch keeps
-        apart from its Block (the recorder's per-batch counts)."""
+        apart from its Block (the recorder's per-batch counts); ``most``: clusters a batch
+        run while others wait holds at most (its spins must be provable: the repeat
+        check's bound on a batch's state, budget.REPEAT_BYTES)."""
         self.plan, self.run, self.hold, self.restore = plan, run, hold, restore
+        self.most = max(1, min(most, plan.per_batch))
         self.done = np.zeros(plan.clusters, dtype=bool)  # clusters run (or for their writes)
         self.flying: set[int] = set()  # clusters whose batch is running or set aside
         self.stood = np.zeros(plan.clusters, dtype=bool)  # clusters counted by class, not run
@@ -145,7 +149,7 @@ class GridWaits:
         class or none."""
         picked: list[int] = []
         k = start
-        while k < stop and len(picked) < self.plan.per_batch:
+        while k < stop and len(picked) < self.most:
             if not self.done[k] and k not in self.flying:
                 if picked and self.stood[k] != self.stood[picked[0]]:
                     break
