@@ -149,7 +149,11 @@ def _bytes_at(blk: Block, addresses: Any, reader: Instruction | None) -> Any:
     if reader is None or not len(addresses):
         return np.zeros(0, dtype=np.uint8)
     memory = blk.launch.memory
-    return memory.data[memory.offsets(addresses, 1, reader)].copy()
+    log, memory.spin_reads = memory.spin_reads, None  # a look is no access of the kernel's
+    try:
+        return memory.data[memory.offsets(addresses, 1, reader)].copy()
+    finally:
+        memory.spin_reads = log
 
 
 def _changed(blk: Block, g: Group) -> bool:
