@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.emulator.sync import waiting_blocks
 from shmem_cli.trace.kernel.cubin import find_kernel
 from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
@@ -142,6 +143,19 @@ def test_blocks_that_wait_on_later_blocks_run_them_first(tmp_path: Path) -> None
     # count its iterations, which depend on the order the blocks ran in)
     assert "spinwait.cu:115 STS [R5], R2 store (4 B) 16 16 16 0" in text
     assert "spinwait.cu:123 LDS R5, [R4] load (4 B) 16 16 16 0" in text
+
+
+@needs_nvdisasm
+def test_blocks_set_aside_are_bounded_by_the_state_they_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(waiting_blocks, "HELD_BYTES", 1)  # no batch may be set aside
+    args = ["trace", str(CUBIN), "--kernel", "sw_splitk", "-b", str(N), "--grid", "1,1,64"]
+    res = CliRunner().invoke(main, args)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "Traceback" not in text, text
+    assert "can never end" in text and "no more are set aside" in text
+    assert "trace fewer blocks (--grid)" in text
 
 
 @needs_nvdisasm
