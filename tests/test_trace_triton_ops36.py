@@ -104,3 +104,27 @@ def test_a_symmetric_clamp_keeps_the_sign(entry: Path, dtype: Any, tmp_path: Pat
     np.testing.assert_array_equal(got, want)
     # the sign of a zero is x's, as the XOR of x's and 0.5's signs gives it
     assert np.signbit(got[0]) and not np.signbit(got[1])
+
+
+# tl.dot of float64, one warp, 32 x 32 x 32: sixteen DMMA.16x8x16 (eight of them accumulating),
+# which the emulator refused before ("instruction DMMA.16x8x16 is not modelled")
+DOT_F64 = DATA / "cache" / "FAWAU4HHIAX4QUMH4AYMEOVQSN4JXVOGSUDV6XHW4FXTAFYBDJGQ"
+
+
+def test_a_float64_dot_is_the_product(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((32, 32)), rng.standard_normal((32, 32))
+    memory = run(DOT_F64, {"a_ptr": a, "b_ptr": b}, tmp_path)
+    got = np.frombuffer(memory.read("c_ptr"), dtype=np.float64)[: 32 * 32].reshape(32, 32)
+    # float64 products summed in another order: equal to the last few bits
+    np.testing.assert_allclose(got, a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_a_float64_dot_of_exact_values_is_exact(tmp_path: Path) -> None:
+    # small integers: every partial sum exact, so the order of the sum cannot matter
+    rng = np.random.default_rng(4)
+    a = rng.integers(-50, 50, (32, 32)).astype(np.float64)
+    b = rng.integers(-50, 50, (32, 32)).astype(np.float64)
+    memory = run(DOT_F64, {"a_ptr": a, "b_ptr": b}, tmp_path)
+    got = np.frombuffer(memory.read("c_ptr"), dtype=np.float64)[: 32 * 32].reshape(32, 32)
+    np.testing.assert_array_equal(got, a @ b)

@@ -1,5 +1,5 @@
 """The warp's matrix fragments: moved with ldmatrix and stmatrix (LDSM/STSM) and multiplied
-with mma.sync (HMMA, IMMA).
+with mma.sync (HMMA, IMMA, DMMA).
 
 LDSM/STSM move 8x8 matrices of 16-bit elements between shared memory and the registers of
 a warp. Lanes 8m..8m+7 give the row addresses of matrix m; each lane then holds two
@@ -227,6 +227,55 @@ def _imma(ins: Instruction, ctx: Context) -> Step:
         for t in (*at, *bt, *ct):
             taint = taint | t
         wd(blk, ix, regs, _warp_taint(taint, w))
+
+    return step
+
+
+def _f64(regs: Any) -> Any:
+    """(2 * n, W, 32) uint32 register pairs (low word first) -> (n, W, 32) float64."""
+    pairs = regs.reshape(-1, 2, *regs.shape[1:])
+    return (pairs[:, 0].astype(np.uint64) | (pairs[:, 1].astype(np.uint64) << np.uint64(32))).view(
+        np.float64
+    )
+
+
+@op("DMMA")
+def _dmma(ins: Instruction, ctx: Context) -> Step:
+    """mma.sync m16n8k16 of float64 (sm_90's ``DMMA.16x8x16``, Triton's ``tl.dot`` of f64):
+    each element a register pair. With ``g = lane / 4`` and ``t = lane % 4``, A element i
+    (pair i) at row ``g + 8 (i % 2)``, column ``t + 4 (i // 2)``; B element i at row (k)
+    ``t + 4 i``, column ``g``; C and D as for HMMA (row ``g`` / ``g + 8``, columns ``2t,
+    2t + 1``), the PTX ISA's layouts, as for tf32 with a pair for a register. The sum is
+    float64's, in NumPy's order (the tensor core's may differ in the last bit)."""
+    if "16x8x16" not in ins.mods or len(ins.mods) != 1 or len(ins.operands) != 4:
+        raise unsupported(ins, "only m16n8k16 (DMMA.16x8x16)")
+    d, a, b, c = ins.operands
+    wd = write_regs(d, 8, ins)
+    ra, rb, rc = read_regs(a, 16, ins), read_regs(b, 8, ins), read_regs(c, 8, ins)
+    c_zero = isinstance(c, Reg) and c.is_zero
+    a_map = [(G + 8 * (i % 2), T + 4 * (i // 2)) for i in range(8)]
+    b_map = [(T + 4 * i, G) for i in range(4)]
+    c_map = _c_layout()
+
+    def step(blk: Block, ix: Idx) -> None:
+        ids = blk.ids(ix)
+        w = _whole_warps(blk, ids, ins)
+        (av, at), (bv, bt), (cv, ct) = ra(blk, ix), rb(blk, ix), rc(blk, ix)
+        am, bm, cm = np.zeros((w, 16, 16)), np.zeros((w, 16, 8)), np.zeros((w, 16, 8))
+        for e, (row, col) in zip(_f64(np.asarray(av).reshape(16, w, 32)), a_map, strict=True):
+            am[:, row, col] = e
+        for e, (row, col) in zip(_f64(np.asarray(bv).reshape(8, w, 32)), b_map, strict=True):
+            bm[:, row, col] = e
+        if not c_zero:
+            for e, (row, col) in zip(_f64(np.asarray(cv).reshape(8, w, 32)), c_map, strict=True):
+                cm[:, row, col] = e
+        dm = np.einsum("wik,wkj->wij", am, bm) + cm
+        out = np.stack([dm[:, row, col] for row, col in c_map]).view(np.uint64)  # (4, w, 32)
+        words = np.stack([out & np.uint64(0xFFFFFFFF), out >> np.uint64(32)], axis=1)
+        taint: Any = np.zeros(len(ids), dtype=np.uint8)
+        for t in (*at, *bt, *ct):
+            taint = taint | t
+        wd(blk, ix, words.astype(_U).reshape(8, -1), _warp_taint(taint, w))
 
     return step
 

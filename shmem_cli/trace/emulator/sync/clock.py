@@ -74,9 +74,9 @@ QUIET = frozenset(
         *("IDP", "VABSDIFF", "VABSDIFF4", "P2R", "R2P", "UP2UR", "R2UR", "FFMA", "FADD"),
         *("FMUL", "FMNMX", "FSETP", "FSET", "FCHK", "FRND", "MUFU", "DADD", "DFMA", "DMUL"),
         *("DSETP", "HFMA2", "HADD2", "HMUL2", "HMNMX2", "HSET2", "HSETP2", "VHMNMX", "I2FP"),
-        *("I2F", "F2I", "F2F", "F2FP", "I2I", "I2IP", "HMMA", "IMMA", "SHFL", "VOTE"),
-        *("VOTEU", "MATCH", "REDUX", "ELECT", "S2R", "S2UR", "CS2R", "LDC", "ULDC", "LEPC"),
-        *("BRA", "BRX", "BSSY", "BSYNC", "BREAK", "BMOV", "WARPSYNC", "ENDCOLLECTIVE"),
+        *("I2F", "F2I", "F2F", "F2FP", "I2I", "I2IP", "HMMA", "IMMA", "DMMA", "SHFL"),
+        *("VOTE", "VOTEU", "MATCH", "REDUX", "ELECT", "S2R", "S2UR", "CS2R", "LDC", "ULDC"),
+        *("LEPC", "BRA", "BRX", "BSSY", "BSYNC", "BREAK", "BMOV", "WARPSYNC", "ENDCOLLECTIVE"),
         *("YIELD", "NANOSLEEP", "NOP", "CALL", "RET", "LDL", "STL"),
     ]
 )

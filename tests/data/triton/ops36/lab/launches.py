@@ -168,3 +168,4 @@ add("grid_barrier", "grid_barrier_k", {"BLOCK": 256}, W(4), (4,), {}, {"x_ptr": 
 add("lookback_scan", "lookback_k", {"BLOCK": 512}, W(4), (4,), {}, {"x_ptr": F32, "flag_ptr": I32, "agg_ptr": F32, "o_ptr": F32})
 add("bool_store", "bool_k", {"BLOCK": 512}, W(4), (2,), {"n": 1000}, {"x_ptr": F32, "m_ptr": "bool", "o_ptr": F32})
 add("sparse_blocks", "sparse_k", {"BM": 64, "BN": 64, "D": 64}, W(4, 2), (2,), {}, {"q_ptr": F16, "k_ptr": F16, "cnt_ptr": I32, "idx_ptr": I32, "o_ptr": F32})
+add("dot_f64_w1_32", "dot_k", {"M": 32, "N": 32, "K": 32, "PREC": "ieee", "ACC": 0}, W(1), (1,), {}, {"a_ptr": F64, "b_ptr": F64, "c_ptr": F64})

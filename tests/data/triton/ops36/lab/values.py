@@ -591,6 +591,18 @@ for _n, _lo, _hi in [("clamp_f32_sym", -0.5, 0.5), ("clamp_f32_args", -0.75, 0.5
     CHECKS[_n] = _c
 
 
+
+
+def _f64mm(ident, m, n, k):
+    a = R.standard_normal((m, k)); b = R.standard_normal((k, n))
+    o = out(run(ident, {"a_ptr": a, "b_ptr": b}), "c_ptr", np.float64, m * n).reshape(m, n)
+    close(o, a @ b, 1e-12, 1e-12)
+
+
+CHECKS["dot_f64"] = lambda: _f64mm("dot_f64", 16, 16, 16)
+CHECKS["dot_f64_w1_32"] = lambda: _f64mm("dot_f64_w1_32", 32, 32, 32)
+
+
 ids = sys.argv[1:] if __name__ == '__main__' else []
 ids = ids or (list(CHECKS) if __name__ == '__main__' else [])
 res = {}
