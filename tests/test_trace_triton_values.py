@@ -16,14 +16,10 @@ import numpy as np
 import pytest
 
 from shmem_cli.cuda import toolchain
-from shmem_cli.trace.emulator import execute
-from shmem_cli.trace.emulator.state import GlobalMemory, Launch
-from shmem_cli.trace.kernel.launch import plan_launch
-from shmem_cli.trace.pipeline import TraceRequest, load_kernel
-from shmem_cli.trace.tracer import find_function
-from shmem_cli.trace.triton.launch import triton_launch
+from shmem_cli.trace.emulator.state import GlobalMemory
 
 from .conftest import TEST_DATA
+from .triton_run import run_entry
 
 DATA = TEST_DATA / "triton"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
@@ -36,44 +32,16 @@ pytestmark = pytest.mark.skipif(
 def run(ident: str, inputs: dict[str, np.ndarray[Any, Any]], tmp: Path) -> GlobalMemory:
     """The launch of ``ident`` with these input buffers; the global memory after it."""
     L = LAUNCHES[ident]
-    loaded = load_kernel(TraceRequest(DATA / L["entry"]), tmp)
-    assert loaded.triton is not None
     args = [f"{k}={v}" for k, v in L["args"].items()]
-    for name, array in inputs.items():
-        path = tmp / f"{name}.npy"
-        np.save(path, array)
-        args.append(f"{name}=@{path}")
-    made = triton_launch(
-        loaded.triton,
-        loaded.params,
-        block=None,
+    return run_entry(
+        DATA / L["entry"],
+        inputs,
+        tmp,
+        source_root=DATA,
         grid=tuple(L["grid"]),
-        dynamic_smem=None,
         args=args,
-    )
-    plan = plan_launch(
-        loaded.kernel,
-        loaded.params,
-        block=made.block,
-        grid=made.grid,
-        args=made.args,
-        dynamic_smem=made.dynamic_smem,
         buffer_size=1 << 20,
     )
-    memory = GlobalMemory()
-    launch = Launch(
-        block=plan.block,
-        grid=plan.grid,
-        params=plan.param_bytes(memory),
-        param_base=loaded.kernel.param_base,
-        static_smem=loaded.kernel.static_shared_bytes,
-        dynamic_smem=plan.dynamic_smem,
-        shared_base=loaded.kernel.reserved_shared_bytes,
-        memory=memory,
-    )
-    function = find_function(loaded.disassembly, loaded.kernel, str(DATA))
-    execute.run(function, launch, grid=True, every_block=True)  # its values are read
-    return memory
 
 
 def tf32(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
