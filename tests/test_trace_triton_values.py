@@ -38,7 +38,7 @@ def run(ident: str, inputs: dict[str, np.ndarray[Any, Any]], tmp: Path) -> Globa
         inputs,
         tmp,
         source_root=DATA,
-        grid=tuple(L["grid"]),
+        grid=(L["grid"][0], L["grid"][1], L["grid"][2]),
         args=args,
         buffer_size=1 << 20,
     )

@@ -23,7 +23,7 @@ def run_entry(
     tmp: Path,
     *,
     source_root: Path,
-    grid: tuple[int, ...] = (1, 1, 1),
+    grid: tuple[int, int, int] = (1, 1, 1),
     args: Sequence[str] = (),
     buffer_size: int = 1 << 16,
 ) -> GlobalMemory:
