@@ -100,6 +100,19 @@ def test_the_parameter_bytes_hold_the_pointer_and_the_numbers(tmp_path: Path) ->
     assert not plan.zero_filled and not plan.defaulted  # every byte was given
 
 
+def test_offsets_and_sizes_with_leading_zeros_are_decimal() -> None:
+    # '010' is ten, as a launch's numbers read (launch_values); it was a ValueError traceback
+    from shmem_cli.trace.kernel.cubin import read_cubin
+
+    k = find_kernel(read_cubin(CUBIN), None)
+    args = ["0+008=048", "0+0012=-2", "1+00=zeros:0256"]
+    plan = plan_launch(k, kernel_params(k, None), block=(64, 1, 1), args=args)
+    memory = Memory()
+    image = plan.param_bytes(memory)
+    assert image[8:24] == struct.pack("<iiQ", 48, -2, 0x1000)
+    assert memory.buffers == [("param1+0", 256)]
+
+
 def test_widths_floats_and_a_parameter_block_under_the_fields(tmp_path: Path) -> None:
     from shmem_cli.trace.kernel.cubin import read_cubin
 
@@ -236,6 +249,7 @@ def _refused(tmp_path: Path, *args: str) -> str:
 BAD = {  # id: (--arg texts, what the error says)
     "offset-word": (["0+x=@D"], "--arg 0+x: the offset after '+' must be a number of bytes"),
     "offset-negative": (["0+-8=@D"], "(decimal or 0x...), got '-8'"),
+    "offset-leading-zero-misaligned": (["0+04=@D"], "+4 is not (+0 or +8?)"),
     "misaligned": (
         ["0+4=@D"],
         "--arg 0+4: a pointer goes at an offset that is a multiple of 8; +4 is not (+0 or +8?)",

@@ -184,7 +184,7 @@ def _offset(text: str, where: str) -> int:
             f"{where}: the offset after '+' must be a number of bytes (decimal or 0x...), "
             f"got {shorten(t)!r}"
         )
-    return int(t, 0)
+    return _whole(t)
 
 
 def _place(param: Param, offset: int, size: int, align: int, where: str, what: str) -> None:
@@ -202,9 +202,15 @@ def _place(param: Param, offset: int, size: int, align: int, where: str, what: s
         )
 
 
+def _whole(text: str) -> int:
+    """A count matched by :data:`_OFFSET` or :data:`_BYTES`: ``0x`` hexadecimal, else decimal
+    (leading zeros too, as a launch's numbers: ``010`` is ten, not a Python error)."""
+    return int(text[2:], 16) if text[:2].lower() == "0x" else int(text, 10)
+
+
 def _size(text: str, where: str) -> int:
     """The BYTES of ``zeros:BYTES``: a positive size (the launch's total is bounded)."""
-    size = int(text, 0) if _BYTES.match(text) else 0
+    size = _whole(text) if _BYTES.match(text) else 0
     if size <= 0:
         raise LaunchError(
             f"{where}: {ZEROS}BYTES wants the buffer's size in bytes, more than 0 (e.g. "
