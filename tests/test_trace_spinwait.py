@@ -165,6 +165,9 @@ def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
         run("sw_deadlock", 64, (blocks, 1, 1))
     said = str(caught.value)
     assert "'param0'+0x0 (4 bytes, holding 0x0)" in said
+    # its text says how to give the data (--arg NAME=@FILE): no note on parameters left at 0
+    assert said.endswith("give the memory it waits on (--arg NAME=@FILE)")
+    assert caught.value.gives_data  # type: ignore[attr-defined]
     if blocks > 1:
         assert "no other block of the 4 wrote it" in said
     res = CliRunner().invoke(

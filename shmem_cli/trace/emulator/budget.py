@@ -211,7 +211,8 @@ class SpinError(TraceError):
     GIVE = "give the memory it waits on (--arg NAME=@FILE)"
 
     def __init__(self, head: str, advice: str | None = None) -> None:
-        super().__init__(f"{head}: {advice or self.GIVE}", gives_data=advice is None)
+        said = advice or self.GIVE  # GIVE passed on (Repeats.error, parking.Wait) gives it too
+        super().__init__(f"{head}: {said}", gives_data=said == self.GIVE)
         self.head = head
 
 
