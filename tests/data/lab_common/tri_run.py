@@ -2,21 +2,29 @@
 its cache into $TRITON_CACHE_DIR), zero-filled tensors, in order; print each launch's id and
 cache hash. A launch that fails is reported and left out (no kernel runs for it).
 TRI_PART=i/n runs every n-th launch from the i-th; TRI_ONLY=id,id,... only those.
+TRI_KERNELS and TRI_LAUNCHES name the modules (default kernels, launches: LAUNCHES in it);
+TRI_LIST=1 only prints each launch's id and kernel name (no torch, triton or GPU needed).
 
 Shared by the Triton labs (tests/data/triton/tutorial36b, rowsum36): each runs it from its
 lab/ folder, where its kernels.py and launches.py are, as ``python3 - OUT.json <
 ../../../lab_common/tri_run.py`` (read from stdin, Python imports from the working folder)."""
 
+import importlib
 import json
 import os
 import sys
 import traceback
 
-import kernels
-import torch
-import triton
-from launches import LAUNCHES
+LAUNCHES = importlib.import_module(os.environ.get("TRI_LAUNCHES", "launches")).LAUNCHES
+if os.environ.get("TRI_LIST"):
+    for ident, launch in LAUNCHES.items():
+        print(ident, launch[0])
+    sys.exit(0)
 
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+kernels = importlib.import_module(os.environ.get("TRI_KERNELS", "kernels"))
 dev = "cuda"
 triton.set_allocator(lambda size, align, stream: torch.empty(size, device=dev, dtype=torch.int8))
 part, parts = (int(x) for x in os.environ.get("TRI_PART", "0/1").split("/"))

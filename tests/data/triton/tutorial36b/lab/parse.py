@@ -1,7 +1,8 @@
 """Turn run.sh's results (tri36more.tar.gz, unpacked) into this folder's data.
 
 Usage: parse.py RESULTS_DIR [RESULTS_DIR2 ...] tests/data/triton/tutorial36b (the second
-round's results, run2.sh's, after the first). Keeps each cache entry's cubin,
+round's results, run2.sh's, after the first); TRI_LAUNCHES=MODULE reads a lab's launches from
+MODULE.py, not launches.py. Keeps each cache entry's cubin,
 metadata and TTGIR (cache/), and writes launches.json (per launch: its entry, the grid,
 the scalars a user passes: those Triton kept as parameters) and measured.json (per run and
 launch: the per-op counters and, per shared-memory SASS instruction, the source counters).
@@ -10,14 +11,17 @@ The raw counter pages are kept gzipped in ncu/. A launch that failed on the GPU 
 
 import csv
 import gzip
+import importlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
 
 *rounds, data = (Path(a) for a in sys.argv[1:])
 sys.path.insert(0, str(data / "lab"))
-from launches import LAUNCHES  # noqa: E402
+# TRI_LAUNCHES: the lab's launch module when not launches.py (as tri_run.py reads it)
+LAUNCHES = importlib.import_module(os.environ.get("TRI_LAUNCHES", "launches")).LAUNCHES
 
 KEEP = (".cubin", ".json", ".ttgir")
 SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS", "HGMMA")

@@ -1,0 +1,128 @@
+"""The ops36 sweep on the GPU (tests/data/triton/ops36, issue 27): the 105 launches of the
+sweep's own Triton 3.6 kernels that touch shared memory (reductions, Welford, softmax,
+scans, sorts, top-k, histograms, gathers, shape ops, shared atomics, dots on mma.sync and
+wgmma, device-side tensor descriptors, attention), JIT-run by PyTorch's Triton 3.6 under
+Nsight Compute twice (lab/run.sh, lab/gpu_launches.py). Each entry traced with only its grid
+and scalars is compared per op and per SASS instruction with each run. Skipped until the run
+is parsed into ops36/gpu/ (README: "The run")."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import pytest
+
+from shmem_cli.trace.result import KernelTrace
+
+from .conftest import TEST_DATA, needs_nvdisasm
+from .test_trace_triton_tutorial36 import trace_launch
+from .test_trace_triton_tutorial36b import measured_per_op, per_op
+
+DATA = TEST_DATA / "triton" / "ops36" / "gpu"
+if not (DATA / "measured.json").exists():
+    pytest.skip(
+        "tests/data/triton/ops36 is not measured yet (README: lab/run.sh on the GPU, then parse)",
+        allow_module_level=True,
+    )
+LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
+RUNS = json.loads((DATA / "measured.json").read_text())["runs"]
+BY_RUN = {run: {m["id"]: m for m in launches} for run, launches in RUNS.items()}
+# in `make test` a reduction, a histogram (shared atomics) and an mma.sync dot; the rest slow
+FAST = {"red_p_sum", "hist_64", "dot_f16_w4"}
+CASES = [
+    pytest.param(ident, marks=() if ident in FAST else pytest.mark.slow)
+    for ident in sorted(LAUNCHES)
+]
+#: the op each shared opcode's source-counter wavefronts are counted under
+SOURCE_OP = {"LDS": "ld", "LDSM": "ld", "STS": "st", "STSM": "st"}
+#: the most a per-op ld or st counter may exceed its run's own SASS rows (mma36: 1 to 5)
+EXCESS = 5
+
+
+@functools.cache
+def traced(ident: str) -> KernelTrace:
+    return trace_launch(DATA, LAUNCHES[ident])
+
+
+def measured(run: str, ident: str) -> dict[str, Any]:
+    """A run's per-op counters shaped as `per_op` gives the trace's."""
+    return measured_per_op(BY_RUN[run][ident]["per_op"])
+
+
+def _opcode(sass: str) -> str:
+    return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
+
+
+def source_sums(run: str, ident: str) -> dict[str, int]:
+    """A run's ld and st wavefronts as the sum of its SASS rows (the source counters)."""
+    sums = {"ld": 0, "st": 0}
+    for i in BY_RUN[run][ident]["instructions"]:
+        op = SOURCE_OP.get(_opcode(i["sass"]))
+        if op:
+            sums[op] += i["wavefronts"]
+    return sums
+
+
+def excess(run: str, ident: str) -> int:
+    exp = measured(run, ident)
+    return sum(exp[op][1] - rows for op, rows in source_sums(run, ident).items())
+
+
+def test_every_launch_ran_in_both_runs() -> None:
+    assert set(RUNS) == {"run1", "run2"}
+    for run, launches in BY_RUN.items():
+        assert set(launches) == set(LAUNCHES), run
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("ident", CASES)
+def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
+    """Every per-op counter as measured; where a run's per-op ld or st wavefronts exceed the
+    sum of its own SASS rows (the hardware's timing, as in mma36), the rows' sum, and the
+    excess small."""
+    got = per_op(traced(ident))
+    for run in RUNS:
+        exp = measured(run, ident)
+        for op, rows in source_sums(run, ident).items():
+            requests, wavefronts = exp[op]
+            assert 0 <= wavefronts - rows <= EXCESS, (run, op, wavefronts, rows)
+            exp[op] = (requests, rows)
+        assert got == exp, run
+
+
+def test_the_per_op_excess_is_timing_not_a_rule() -> None:
+    """A launch whose per-op counter holds wavefronts no SASS row has does not hold the same
+    excess in both runs; a launch with none in either run counts the same in both."""
+    for ident in LAUNCHES:
+        extra = {run: excess(run, ident) for run in RUNS}
+        if any(extra.values()):
+            assert len(set(extra.values())) == 2, (ident, extra)
+        else:
+            assert measured("run1", ident) == measured("run2", ident), ident
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("ident", CASES)
+def test_each_instruction_gives_nsight_computes_source_counters(ident: str) -> None:
+    # LDGSTS: executions only (the source view counts cp.async as a store of its width, not
+    # the per-op wavefronts); wgmma and TMA are compared per op only (docs/trace.md)
+    kernel = traced(ident)
+    got = {
+        a.pc: (a.cost.requests + a.predicated_off, a.cost.wavefronts)
+        for a in kernel.accesses
+        if a.op not in ("cp_async", "wgmma", "tma")
+    }
+    got_cp = {
+        a.pc: a.cost.requests + a.predicated_off for a in kernel.accesses if a.op == "cp_async"
+    }
+    for run in RUNS:
+        rows = BY_RUN[run][ident]["instructions"]
+        exp = {
+            i["pc"]: (i["executed"], i["wavefronts"])
+            for i in rows
+            if _opcode(i["sass"]) not in ("LDGSTS", "HGMMA")
+        }
+        exp_cp = {i["pc"]: i["executed"] for i in rows if _opcode(i["sass"]) == "LDGSTS"}
+        assert (got, got_cp) == (exp, exp_cp), run
