@@ -1,4 +1,4 @@
-"""The ops36 sweep on the GPU (tests/data/triton/ops36, issue 27): the 105 launches of the
+"""The ops36 sweep on the GPU (tests/data/triton/ops36, issue 27): the 106 launches of the
 sweep's own Triton 3.6 kernels that touch shared memory (reductions, Welford, softmax,
 scans, sorts, top-k, histograms, gathers, shape ops, shared atomics, dots on mma.sync and
 wgmma, device-side tensor descriptors, attention), JIT-run by PyTorch's Triton 3.6 under

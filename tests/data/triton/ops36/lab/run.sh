@@ -1,6 +1,6 @@
 #!/bin/bash
 # On the H200 (or H100): the ops36 sweep's launches that touch shared memory (gpu_launches.py:
-# 105 of launches.py's, kernels in kern.py) JIT-run by PyTorch's Triton 3.6, every kernel
+# 106 of launches.py's, kernels in kern.py) JIT-run by PyTorch's Triton 3.6, every kernel
 # compiled first without the profiler (four processes), then every launch under Nsight Compute
 # twice (--clock-control none, the shared-memory counters, the SourceCounters section).
 # Usage: bash tests/data/triton/ops36/lab/run.sh   ($OUT set: results into $OUT/ops36.tar.gz)
