@@ -9,8 +9,8 @@ and template parameters (``T_``). Anything else leaves the name mangled, which
 A kernel's name comes from a cubin anyone can commit, so the small demangler is bounded: it
 follows at most :data:`MAX_DEPTH` nested types (``P`` 5,000 times was a ``RecursionError``),
 and every piece it builds counts against one :class:`Budget` of :data:`MAX_WORK` characters
-for all the names of a file (a substitution can copy a name into itself, so 200 mangled
-characters can spell 3^20 demangled ones: a 728-byte cubin took minutes). A name past either
+for all the names of a file (a substitution can copy a name into itself, so 325 mangled
+characters can spell 74 million demangled ones: a 728-byte cubin took minutes). A name past either
 bound stays mangled.
 """
 
