@@ -175,3 +175,21 @@ def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
     )
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "spinwait.cu:" in res.output and "can never end" in res.output
+
+
+@needs_nvdisasm
+def test_the_launch_budget_counts_blocks_run_while_others_wait() -> None:
+    """sw_splitk over 64 blocks runs 673,781 thread-instructions in all, most of them in
+    blocks run while others were set aside: a budget below that stops it, whichever batch
+    passes it (the budget once counted each batch from where the launch stood when it
+    began, so 600,000 let the whole launch through)."""
+
+    def trace(budget: int) -> tuple[int, str]:
+        args = ["trace", str(CUBIN), "--kernel", "sw_splitk", "-b", str(N), "--grid", "1,1,64"]
+        res = CliRunner().invoke(main, [*args, "--max-launch-instructions", str(budget)])
+        return res.exit_code, " ".join(res.output.split())
+
+    code, text = trace(600_000)
+    assert code == 2 and "Traceback" not in text, text
+    assert "(the budget is 600,000)" in text and "--max-launch-instructions" in text
+    assert trace(700_000)[0] == 0

@@ -142,6 +142,16 @@ def block_name(idx: tuple[int, int, int]) -> str:
 
 
 @dataclass
+class Ledger:
+    """The thread-instructions a launch has executed, for its budget: every batch that
+    ended (whether its blocks count or run only for what they write) and the part-way
+    counts of batches set aside while others run (sync/waiting_blocks.py)."""
+
+    done: int = 0
+    held: int = 0
+
+
+@dataclass
 class Limits:
     """What one batch of blocks may still use of the launch's budget."""
 
@@ -150,6 +160,18 @@ class Limits:
     before: int  # thread-instructions the launch executed before this batch
     deadline: float  # time.monotonic() at which the launch's time is up
     of_blocks: str  # "of 16,384" for a grid
+    ledger: Ledger | None = None  # the launch's running count, added to ``before``
+
+    @property
+    def spent(self) -> int:
+        """Thread-instructions the launch executed outside this batch, now."""
+        return self.before + (self.ledger.done + self.ledger.held if self.ledger else 0)
+
+    def hold(self, executed: int) -> None:
+        """This batch is set aside (``executed`` > 0, its count so far) or resumes (< 0):
+        the batches that run meanwhile count its part against the launch's budget."""
+        if self.ledger is not None:
+            self.ledger.held += executed
 
     @property
     def block(self) -> int:
@@ -159,7 +181,7 @@ class Limits:
     @property
     def launch(self) -> int:
         """Thread-instructions the batch may execute before the launch's budget is spent."""
-        return self.budget.launch_instructions - self.before
+        return self.budget.launch_instructions - self.spent
 
     def check(
         self,
@@ -180,7 +202,7 @@ class Limits:
             raise stop(why, instructions, hits, "--max-instructions")
         if executed > self.launch:
             why = (
-                f"the launch ran {self.before + executed:,} thread-instructions by {name} "
+                f"the launch ran {self.spent + executed:,} thread-instructions by {name} "
                 f"(the budget is {self.budget.launch_instructions:,})"
             )
             raise stop(why, instructions, hits, "--max-launch-instructions")

@@ -171,6 +171,7 @@ class _Run:
         self.of_blocks = f"of {blocks:,}" if grid else ""
         self.waits: GridWaits | None = None  # blocks that wait on others (a grid's)
         self.parks = 0  # groups of threads that spun and yielded to others (sync/parking.py)
+        self.ledger = budgets.Ledger()  # what the launch's budget has seen run
 
     def silent(self, batch: grids.Batch, silent: bool) -> None:
         """Run ``batch`` while a batch waits (:class:`GridWaits`)."""
@@ -190,7 +191,7 @@ class _Run:
         blk.rec = Recorder(self.launch.warp_size) if silent else self.recorder
         blk.rec.new_batch(blk.n_warps)
         limits = budgets.Limits(
-            self.budget, self.launch.threads, self.executed, self.deadline, self.of_blocks
+            self.budget, self.launch.threads, 0, self.deadline, self.of_blocks, self.ledger
         )
         progress = _per_batch(self.progress, batch.linear[-1])
         stuck = None if waits is None else waits.stuck
@@ -200,6 +201,7 @@ class _Run:
                 stuck=stuck,
             )  # fmt: skip
         self.parks += blk.parks
+        self.ledger.done += e  # silent or not: it ran
         if waits is not None:
             waits.end(batch)
         if silent:

@@ -122,7 +122,12 @@ def run_block(
                 break
             if parking.count:  # only parked threads can run: what they read may change
                 fail = partial(repeats.error, blk, instructions, hits)
-                parking.idle(blk, function, stuck, fail)
+                limits.hold(executed)  # other blocks may run meanwhile: they count it
+                try:
+                    parking.idle(blk, function, stuck, fail)
+                finally:
+                    limits.hold(-executed)
+                limit = min(limits.block, limits.launch) if blk.ctas == 1 else limits.launch
                 repeats.rearm()
             else:
                 release(blk, function)

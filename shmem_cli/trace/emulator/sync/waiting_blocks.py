@@ -64,7 +64,8 @@ class GridWaits:
         self.cursor = 0  # clusters below it are done
         self.held = 0  # the bytes of the batches set aside
         self.depth = 0
-        self.waits: list[str] = []  # what each batch set aside waited on, in words
+        self.waits: list[str] = []  # what the first batches set aside waited on, in words
+        self.set_aside = 0  # how many times a batch was set aside
         self.helpers = 0  # clusters run while others waited
         self.parks = 0  # groups of threads parked (blocks' warps yielding to others)
 
@@ -108,7 +109,9 @@ class GridWaits:
             return False
         kept = self.hold()
         self.held, self.depth = self.held + size, self.depth + 1
-        self.waits.append(f"{wait.names()} waited on {wait.place()}")
+        self.set_aside += 1
+        if len(self.waits) < NAMED:  # the note names the first ones only
+            self.waits.append(f"{wait.names()} waited on {wait.place()}")
         self.waiting.append(self._clusters(wait))
         try:
             while not wait.changed():
@@ -170,12 +173,12 @@ def wait_note(parks: int, waits: GridWaits | None) -> str | None:
             "spins' iterations are counted as they ran here, until each was proven (on the GPU "
             "their count depends on timing)"
         )
-    if waits is not None and waits.waits:
-        shown = "; ".join(waits.waits[:NAMED])
-        more = f"; and {len(waits.waits) - NAMED:,} more" if len(waits.waits) > NAMED else ""
+    if waits is not None and waits.set_aside:
+        shown = "; ".join(waits.waits)
+        more = f"; and {waits.set_aside - NAMED:,} more" if waits.set_aside > NAMED else ""
         unit = "clusters" if waits.plan.launch.cluster_ctas > 1 else "blocks"
         said.append(
-            f"blocks ran out of launch order: {len(waits.waits):,} time(s) a batch of blocks "
+            f"blocks ran out of launch order: {waits.set_aside:,} time(s) a batch of blocks "
             f"waited on global memory that another block writes ({shown}{more}); each was "
             f"set aside, its state kept, while {waits.helpers:,} {unit} not yet run ran in "
             "launch order, and resumed once that memory changed (on the GPU the blocks waited "
