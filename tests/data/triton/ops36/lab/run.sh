@@ -21,7 +21,7 @@ for p in 0 1 2 3; do  # compile every kernel first, four processes (no ncu): the
   TRITON_CACHE_DIR=$W/cache TRI_PART=$p/4 timeout 90 python3 - $W/warm$p.json < ../../../lab_common/tri_run.py > $W/warm$p.log 2>&1 &
 done
 wait; echo "warm $(date +%T) $(cat $W/warm?.log | grep -c '^[a-z].* [0-9a-f]\{64\}$') of $N launches, $(cat $W/warm?.log | grep -c FAILED) failed"
-for r in 1 2; do
+for r in $(seq 1 "${RUNS:-2}"); do  # RUNS=1: one run under ncu (a short device call)
   TRITON_CACHE_DIR=$W/cache timeout 100 ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no -k "regex:^($K)\$" -f -o $W/run$r python3 - $W/run$r.json < ../../../lab_common/tri_run.py > $W/run$r.log 2>&1
   echo "run$r rc=$? $(date +%T) $(grep -c '^[a-z].* [0-9a-f]\{64\}$' $W/run$r.log) of $N launches, $(grep -c FAILED $W/run$r.log) failed"
   ncu -i $W/run$r.ncu-rep --page raw --csv --print-units base > $W/run$r.raw.csv 2>>$W/run$r.log
