@@ -1,7 +1,8 @@
-"""TRITON_CACHE_DIR=DIR python build.py OUT.json [ids...]: JIT-equivalent compile for sm_90, no GPU."""
+"""TRITON_CACHE_DIR=DIR python build.py OUT.json [ids...]: JIT-equivalent compile for
+sm_90, no GPU."""
+
 import json
 import sys
-import traceback
 
 from triton.backends.compiler import GPUTarget
 from triton.runtime import driver
@@ -11,7 +12,20 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 class _Dtype:
     def __init__(self, name):
         self.name = name
-        self.itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8, "int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "int16": 2, "bool": 1}[name]
+        self.itemsize = {
+            "float32": 4,
+            "float16": 2,
+            "bfloat16": 2,
+            "float64": 8,
+            "int32": 4,
+            "int64": 8,
+            "int8": 1,
+            "uint8": 1,
+            "float8_e4m3fn": 1,
+            "float8_e5m2": 1,
+            "int16": 2,
+            "bool": 1,
+        }[name]
 
     def __str__(self):
         return "torch." + self.name
@@ -63,10 +77,22 @@ for ident, (name, consts, opts, grid, scalars, tensors) in L.items():
             args[p] = _Tensor(t)
     try:
         k = getattr(kern, name).warmup(**args, **scalars, **consts, **opts, grid=grid)
-        out.append({"id": ident, "kernel": name, "hash": k.hash, "name": k.name, "grid": list(grid), "scalars": scalars, "tensors": {p: list(t) if isinstance(t, tuple) else t for p, t in tensors.items()}})
+        out.append(
+            {
+                "id": ident,
+                "kernel": name,
+                "hash": k.hash,
+                "name": k.name,
+                "grid": list(grid),
+                "scalars": scalars,
+                "tensors": {p: list(t) if isinstance(t, tuple) else t for p, t in tensors.items()},
+            }
+        )
         print("OK", ident, k.hash, flush=True)
     except Exception as e:  # noqa: BLE001
-        out.append({"id": ident, "kernel": name, "compile_error": f"{type(e).__name__}: {str(e)[:300]}"})
+        out.append(
+            {"id": ident, "kernel": name, "compile_error": f"{type(e).__name__}: {str(e)[:300]}"}
+        )
         print("FAIL", ident, type(e).__name__, str(e)[:300], flush=True)
 with open(sys.argv[1], "w") as f:
     json.dump(out, f, indent=1)

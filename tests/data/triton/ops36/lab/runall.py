@@ -1,7 +1,15 @@
-"""python runall.py built.json OUTDIR [ids]: trace each entry, 120 s, one at a time; write results.tsv."""
-import json, os, subprocess, sys, time, glob
+"""python runall.py built.json OUTDIR [ids]: trace each entry, 120 s, one at a time;
+write results.tsv."""
 
-built = json.load(open(sys.argv[1]))
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+built = json.loads(Path(sys.argv[1]).read_text())
 outd = sys.argv[2]
 os.makedirs(outd, exist_ok=True)
 want = set(sys.argv[3:])
@@ -11,7 +19,7 @@ for j in glob.glob(f"{here}/cache/*/*.json"):
     if os.path.basename(j).startswith("__grp__"):
         continue
     try:
-        d = json.load(open(j))
+        d = json.loads(Path(j).read_text())
     except Exception:
         continue
     if isinstance(d, dict) and "hash" in d:
@@ -24,8 +32,18 @@ for b in built:
         rows.append((b["id"], "compile-fail", 0, b["compile_error"][:120].replace("\n", " ")))
         continue
     entry = idx[b["hash"]]
-    cmd = [f"{os.environ.get('WT','/work/wt/trisweep')}/.venv/bin/python", "-m", "shmem_cli.cli", "trace", entry,
-           "--grid", ",".join(map(str, b["grid"])), "--no-tables", "--format", "json"]
+    cmd = [
+        f"{os.environ.get('WT', '/work/wt/trisweep')}/.venv/bin/python",
+        "-m",
+        "shmem_cli.cli",
+        "trace",
+        entry,
+        "--grid",
+        ",".join(map(str, b["grid"])),
+        "--no-tables",
+        "--format",
+        "json",
+    ]
     for k, v in b["scalars"].items():
         cmd += ["--arg", f"{k}={v}"]
     for p, t in b["tensors"].items():
@@ -34,20 +52,28 @@ for b in built:
             strides = [1] * len(shape)
             for i in range(len(shape) - 2, -1, -1):
                 strides[i] = strides[i + 1] * shape[i + 1]
-            cmd += ["--arg", f"{p}=tensordesc:shape={'x'.join(map(str, shape))},strides={'x'.join(map(str, strides))}"]
+            cmd += [
+                "--arg",
+                f"{p}=tensordesc:shape={'x'.join(map(str, shape))},"
+                f"strides={'x'.join(map(str, strides))}",
+            ]
     t0 = time.time()
     env = dict(os.environ, PYTHONPATH=os.environ.get("WT", "/work/wt/trisweep"))
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
         dt = time.time() - t0
-        open(f"{outd}/{b['id']}.out", "w").write(r.stdout)
-        open(f"{outd}/{b['id']}.err", "w").write(" ".join(cmd) + "\n" + r.stderr)
+        Path(f"{outd}/{b['id']}.out").write_text(r.stdout)
+        Path(f"{outd}/{b['id']}.err").write_text(" ".join(cmd) + "\n" + r.stderr)
         if r.returncode == 0:
             cls = "ok"
             msg = ""
             try:
                 d = json.loads(r.stdout)["files"][0]["kernels"][0]
-                ops = {o: (v["requests"], v["wavefronts"]) for o, v in d["totals"].items() if isinstance(v, dict) and v.get("requests")}
+                ops = {
+                    o: (v["requests"], v["wavefronts"])
+                    for o, v in d["totals"].items()
+                    if isinstance(v, dict) and v.get("requests")
+                }
                 msg = json.dumps(ops) + f" nm={len(d['not_modelled'])} dd={d['data_dependent']}"
             except Exception as e:
                 msg = f"json? {e}"

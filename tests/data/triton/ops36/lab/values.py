@@ -1,7 +1,13 @@
-"""python values.py [ids]: run entries in the emulator with random inputs, compare outputs to NumPy."""
-import json, sys, tempfile, traceback
+"""python values.py [ids]: run entries in the emulator with random inputs, compare outputs
+to NumPy."""
+
+import json
+import sys
+import tempfile
 from pathlib import Path
+
 import numpy as np
+
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.state import GlobalMemory, Launch
 from shmem_cli.trace.kernel.launch import plan_launch
@@ -10,8 +16,8 @@ from shmem_cli.trace.tracer import find_function
 from shmem_cli.trace.triton.launch import triton_launch
 
 HERE = Path(__file__).parent
-B = {x["id"]: x for x in json.load(open(HERE / "built.json")) if "hash" in x}
-E = json.load(open(HERE / "entries.json"))
+B = {x["id"]: x for x in json.loads((HERE / "built.json").read_text()) if "hash" in x}
+E = json.loads((HERE / "entries.json").read_text())
 
 
 def run(ident, inputs, extra=()):
@@ -23,13 +29,36 @@ def run(ident, inputs, extra=()):
         p = tmp / f"{name}.npy"
         np.save(p, a)
         args.append(f"{name}=@{p}")
-    made = triton_launch(loaded.triton, loaded.params, block=None, grid=tuple(b["grid"] + [1] * (3 - len(b["grid"]))), dynamic_smem=None, args=args)
-    plan = plan_launch(loaded.kernel, loaded.params, block=made.block, grid=made.grid, args=made.args,
-                       dynamic_smem=made.dynamic_smem, buffer_size=1 << 20, cluster=made.cluster)
+    made = triton_launch(
+        loaded.triton,
+        loaded.params,
+        block=None,
+        grid=tuple(b["grid"] + [1] * (3 - len(b["grid"]))),
+        dynamic_smem=None,
+        args=args,
+    )
+    plan = plan_launch(
+        loaded.kernel,
+        loaded.params,
+        block=made.block,
+        grid=made.grid,
+        args=made.args,
+        dynamic_smem=made.dynamic_smem,
+        buffer_size=1 << 20,
+        cluster=made.cluster,
+    )
     mem = GlobalMemory()
-    launch = Launch(cluster=plan.cluster, block=plan.block, grid=plan.grid, params=plan.param_bytes(mem), param_base=loaded.kernel.param_base,
-                    static_smem=loaded.kernel.static_shared_bytes, dynamic_smem=plan.dynamic_smem,
-                    shared_base=loaded.kernel.reserved_shared_bytes, memory=mem)
+    launch = Launch(
+        cluster=plan.cluster,
+        block=plan.block,
+        grid=plan.grid,
+        params=plan.param_bytes(mem),
+        param_base=loaded.kernel.param_base,
+        static_smem=loaded.kernel.static_shared_bytes,
+        dynamic_smem=plan.dynamic_smem,
+        shared_base=loaded.kernel.reserved_shared_bytes,
+        memory=mem,
+    )
     fn = find_function(loaded.disassembly, loaded.kernel, str(HERE))
     execute.run(fn, launch, grid=True, every_block=True)
     return mem
@@ -49,22 +78,41 @@ def check(f):
 
 
 def close(a, b, rtol=1e-5, atol=1e-6):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol, atol=atol
+    )
 
 
 def red(op, dt=np.float32, x=16, r=100, xb=8, ident=None):
-    v = R.standard_normal((x, r)).astype(dt) if dt != np.int64 else R.integers(-50, 50, (x, r)).astype(dt)
+    v = (
+        R.standard_normal((x, r)).astype(dt)
+        if dt != np.int64
+        else R.integers(-50, 50, (x, r)).astype(dt)
+    )
     m = run(ident, {"in_ptr": v})
-    o = out(m, "o_ptr", np.float64 if dt == np.float64 else (np.int64 if dt == np.int64 else np.float32), x)
-    want = {0: v.sum(1, dtype=np.float64), 1: v.max(1), 2: v.argmax(1), 3: v.min(1), 4: v.argmin(1)}[op]
+    o = out(
+        m,
+        "o_ptr",
+        np.float64 if dt == np.float64 else (np.int64 if dt == np.int64 else np.float32),
+        x,
+    )
+    want = {
+        0: v.sum(1, dtype=np.float64),
+        1: v.max(1),
+        2: v.argmax(1),
+        3: v.min(1),
+        4: v.argmin(1),
+    }[op]
     close(o, want, 1e-3 if dt != np.float32 else 1e-5, 1e-3)
 
 
 for i, nm in enumerate(["sum", "max", "argmax", "min", "argmin"]):
-    CHECKS[f"red_p_{nm}"] = (lambda i=i, nm=nm: red(i, ident=f"red_p_{nm}"))
+    CHECKS[f"red_p_{nm}"] = lambda i=i, nm=nm: red(i, ident=f"red_p_{nm}")
 CHECKS["red_p_sum_w1"] = lambda: red(0, x=2, r=1000, ident="red_p_sum_w1")
 CHECKS["red_p_sum_w16"] = lambda: red(0, x=2, r=8000, ident="red_p_sum_w16")
-CHECKS["red_p_argmax_w16_f16"] = lambda: red(2, np.float16, x=4, r=4000, ident="red_p_argmax_w16_f16")
+CHECKS["red_p_argmax_w16_f16"] = lambda: red(
+    2, np.float16, x=4, r=4000, ident="red_p_argmax_w16_f16"
+)
 CHECKS["red_p_max_bf16"] = None  # numpy lacks bf16
 CHECKS["red_p_sum_f64"] = lambda: red(0, np.float64, x=8, r=200, ident="red_p_sum_f64")
 CHECKS["red_p_sum_i64"] = lambda: red(0, np.int64, x=8, r=200, ident="red_p_sum_i64")
@@ -80,14 +128,16 @@ def c_red_axis0():
 def c_red_loop():
     v = R.standard_normal((8, 1000)).astype(np.float32)
     o = out(run("red_loop", {"in_ptr": v}), "o_ptr", np.float32, 16).reshape(8, 2)
-    close(o[:, 0], v.sum(1), 1e-4, 1e-4); close(o[:, 1], v.max(1))
+    close(o[:, 0], v.sum(1), 1e-4, 1e-4)
+    close(o[:, 1], v.max(1))
 
 
 @check
 def c_red_loop_x64():
     v = R.standard_normal((128, 40)).astype(np.float32)
     o = out(run("red_loop_x64", {"in_ptr": v}), "o_ptr", np.float32, 256).reshape(128, 2)
-    close(o[:, 0], v.sum(1), 1e-4, 1e-4); close(o[:, 1], v.max(1))
+    close(o[:, 0], v.sum(1), 1e-4, 1e-4)
+    close(o[:, 1], v.max(1))
 
 
 @check
@@ -108,14 +158,20 @@ def c_welford_persist():
 @check
 def c_sum_multi():
     v = R.standard_normal((8, 16, 32)).astype(np.float32)
-    close(out(run("sum_multi", {"in_ptr": v}), "o_ptr", np.float32, 256).reshape(8, 32), v.sum(1), 1e-4, 1e-4)
+    close(
+        out(run("sum_multi", {"in_ptr": v}), "o_ptr", np.float32, 256).reshape(8, 32),
+        v.sum(1),
+        1e-4,
+        1e-4,
+    )
 
 
 @check
 def c_softmax_8192_w16():
     v = R.standard_normal((2, 8000)).astype(np.float32)
     o = out(run("softmax_8192_w16", {"in_ptr": v}), "o_ptr", np.float32, 16000).reshape(2, 8000)
-    e = np.exp(v - v.max(1, keepdims=True)); close(o, e / e.sum(1, keepdims=True), 1e-4, 1e-8)
+    e = np.exp(v - v.max(1, keepdims=True))
+    close(o, e / e.sum(1, keepdims=True), 1e-4, 1e-8)
 
 
 @check
@@ -133,7 +189,10 @@ def c_cumsum_1d_i64():
 @check
 def c_cumsum_ax1():
     v = R.integers(-5, 5, (8, 256)).astype(np.float32)
-    close(out(run("cumsum_ax1", {"in_ptr": v}), "o_ptr", np.float32, 2048).reshape(8, 256), np.cumsum(v, 1))
+    close(
+        out(run("cumsum_ax1", {"in_ptr": v}), "o_ptr", np.float32, 2048).reshape(8, 256),
+        np.cumsum(v, 1),
+    )
 
 
 @check
@@ -196,19 +255,28 @@ def c_topk():
 @check
 def c_hist_64():
     v = R.integers(0, 64, 1000).astype(np.int32)  # the 24 masked lanes load 0 and count in bin 0
-    close(out(run("hist_64", {"in_ptr": v}), "o_ptr", np.int32, 64), np.bincount(np.r_[v, [0] * 24], minlength=64))
+    close(
+        out(run("hist_64", {"in_ptr": v}), "o_ptr", np.int32, 64),
+        np.bincount(np.r_[v, [0] * 24], minlength=64),
+    )
 
 
 @check
 def c_hist_1024_w8():
     v = R.integers(0, 1024, 4000).astype(np.int32)
-    close(out(run("hist_1024_w8", {"in_ptr": v}), "o_ptr", np.int32, 1024), np.bincount(np.r_[v, [0] * 96], minlength=1024))
+    close(
+        out(run("hist_1024_w8", {"in_ptr": v}), "o_ptr", np.int32, 1024),
+        np.bincount(np.r_[v, [0] * 96], minlength=1024),
+    )
 
 
 def _gather(ident, r, c, ax, dt, idt):
     v = R.standard_normal((r, c)).astype(dt)
     ix = R.integers(0, (c if ax == 1 else r), (r, c)).astype(idt)
-    close(out(run(ident, {"in_ptr": v, "idx_ptr": ix}), "o_ptr", dt, r * c).reshape(r, c), np.take_along_axis(v, ix.astype(np.int64), ax))
+    close(
+        out(run(ident, {"in_ptr": v, "idx_ptr": ix}), "o_ptr", dt, r * c).reshape(r, c),
+        np.take_along_axis(v, ix.astype(np.int64), ax),
+    )
 
 
 CHECKS["gather_ax1"] = lambda: _gather("gather_ax1", 32, 64, 1, np.float32, np.int32)
@@ -217,28 +285,45 @@ CHECKS["gather_small"] = lambda: _gather("gather_small", 4, 32, 1, np.float16, n
 
 
 def _shape(ident, op, r=64, c=32, dt=np.float32):
-    v = R.standard_normal((r, c)).astype(dt) if dt != np.int8 else R.integers(-100, 100, (r, c)).astype(dt)
+    v = (
+        R.standard_normal((r, c)).astype(dt)
+        if dt != np.int8
+        else R.integers(-100, 100, (r, c)).astype(dt)
+    )
     o = out(run(ident, {"in_ptr": v}), "o_ptr", dt, 2 * r * c)
     if op == 0:
-        want = o[: r * c].reshape(c, r); close(want, v.T)
+        want = o[: r * c].reshape(c, r)
+        close(want, v.T)
     elif op == 1:
         close(o[: r * c].reshape(c, r), v.T)
     elif op == 2:
         close(o[: r * c].reshape(r, c), v * 3)
     elif op == 3:
-        close(o[: r * c].reshape(c // 2, 2 * r), v.reshape(r, c // 2, 2).transpose(1, 0, 2).reshape(c // 2, 2 * r))
+        close(
+            o[: r * c].reshape(c // 2, 2 * r),
+            v.reshape(r, c // 2, 2).transpose(1, 0, 2).reshape(c // 2, 2 * r),
+        )
     elif op == 4:
-        w = np.stack([v, v + 1], -1).reshape(r, 2 * c); close(o.reshape(r, 2 * c), w)
+        w = np.stack([v, v + 1], -1).reshape(r, 2 * c)
+        close(o.reshape(r, 2 * c), w)
     else:
         assert sorted(o[: r * c].tolist()) == sorted(v.ravel().tolist())
 
 
-for i, nm in enumerate(["trans", "trans_store", "join_split", "reshape_permute", "interleave", "reshape_reorder"]):
-    CHECKS[f"shape_{nm}"] = (lambda i=i, nm=nm: _shape(f"shape_{nm}", i))
+for i, nm in enumerate(
+    ["trans", "trans_store", "join_split", "reshape_permute", "interleave", "reshape_reorder"]
+):
+    CHECKS[f"shape_{nm}"] = lambda i=i, nm=nm: _shape(f"shape_{nm}", i)
 CHECKS["shape_trans_f16"] = lambda: _shape("shape_trans_f16", 1, 128, 64, np.float16)
 CHECKS["shape_trans_i8"] = lambda: _shape("shape_trans_i8", 1, 64, 64, np.int8)
 
-NP = {"float32": np.float32, "float16": np.float16, "float64": np.float64, "int64": np.int64, "int32": np.int32}
+NP = {
+    "float32": np.float32,
+    "float16": np.float16,
+    "float64": np.float64,
+    "int64": np.int64,
+    "int32": np.int32,
+}
 
 
 def _atom(ident, dt, op, one, n):
@@ -260,10 +345,10 @@ def _atom(ident, dt, op, one, n):
 
 
 for dt in ("float32", "float16", "float64", "int64", "int32"):
-    CHECKS[f"atom_add_{dt}"] = (lambda dt=dt: _atom(f"atom_add_{dt}", dt, 0, False, 256))
-    CHECKS[f"atom_add_one_{dt}"] = (lambda dt=dt: _atom(f"atom_add_one_{dt}", dt, 0, True, 256))
+    CHECKS[f"atom_add_{dt}"] = lambda dt=dt: _atom(f"atom_add_{dt}", dt, 0, False, 256)
+    CHECKS[f"atom_add_one_{dt}"] = lambda dt=dt: _atom(f"atom_add_one_{dt}", dt, 0, True, 256)
 for dt in ("float32", "int32", "int64"):
-    CHECKS[f"atom_max_{dt}"] = (lambda dt=dt: _atom(f"atom_max_{dt}", dt, 1, False, 128))
+    CHECKS[f"atom_max_{dt}"] = lambda dt=dt: _atom(f"atom_max_{dt}", dt, 1, False, 128)
 CHECKS["atom_min_f32_one"] = lambda: _atom("atom_min_f32_one", "float32", 2, True, 128)
 
 
@@ -273,12 +358,16 @@ def c_atom_add_ret_f32():
     m = run("atom_add_ret_f32", {"o_ptr": np.array([3.0] * 64, np.float32), "val_ptr": v})
     assert out(m, "o_ptr", np.float32, 1)[0] == 3 + v.sum()
     r = out(m, "val_ptr", np.float32, 128)
-    assert sorted((r).tolist()) == sorted((3 + np.cumsum(np.concatenate([[0], v]))[:-1]).tolist()) or True
+    assert (
+        sorted((r).tolist()) == sorted((3 + np.cumsum(np.concatenate([[0], v]))[:-1]).tolist())
+        or True
+    )
     assert r.min() == 3.0 and len(set(r.tolist())) == 128
 
 
 def _mathref(op, v):
     import math
+
     if op == 0:
         return np.tanh(v) + np.vectorize(math.erf)(v) + np.exp2(v)
     if op == 1:
@@ -292,10 +381,26 @@ def _mathref(op, v):
     return np.exp(v.astype(np.float64)) + np.log(v + 1.0) + np.sqrt(v)
 
 
-for i, nm in enumerate(["tanh_erf_exp2", "pow_log1p_sin", "rsqrt_atan2_fmod", "rn_exp_log_cos", "isnan_rint_lgamma", "f64"]):
+for i, nm in enumerate(
+    [
+        "tanh_erf_exp2",
+        "pow_log1p_sin",
+        "rsqrt_atan2_fmod",
+        "rn_exp_log_cos",
+        "isnan_rint_lgamma",
+        "f64",
+    ]
+):
+
     def _f(i=i, nm=nm):
         v = R.uniform(0.1, 5, 256).astype(np.float32)
-        close(out(run(f"libm_{nm}", {"in_ptr": v}), "o_ptr", np.float32, 256), _mathref(i, v.astype(np.float64)), 1e-5, 1e-5)
+        close(
+            out(run(f"libm_{nm}", {"in_ptr": v}), "o_ptr", np.float32, 256),
+            _mathref(i, v.astype(np.float64)),
+            1e-5,
+            1e-5,
+        )
+
     CHECKS[f"libm_{nm}"] = _f
 
 
@@ -320,8 +425,6 @@ def c_cvt_f16_rtz():
 @check
 def c_cvt_int():
     v = R.uniform(-100, 300, 256).astype(np.float32)
-    t = np.trunc(v)
-    i8 = np.clip(t, -128, 127) if False else None
     o = out(run("cvt_int", {"in_ptr": v}), "o_ptr", np.float32, 256)
     print("   cvt_int sample", v[:4], o[:4])
 
@@ -375,15 +478,27 @@ CHECKS["dot_e4m3_w8_128"] = lambda: _dot8("dot_e4m3_w8_128", 128, 128, 64, _e4m3
 def _mm(ident, m, n, k, dt, cdt, enc=None):
     a = (R.integers(-4, 4, (m, k)) / 4).astype(np.float32)
     b = (R.integers(-4, 4, (k, n)) / 4).astype(np.float32)
-    ins = {"a_ptr": enc(a), "b_ptr": enc(b)} if enc else {"a_ptr": a.astype(dt), "b_ptr": b.astype(dt)}
+    ins = (
+        {"a_ptr": enc(a), "b_ptr": enc(b)}
+        if enc
+        else {"a_ptr": a.astype(dt), "b_ptr": b.astype(dt)}
+    )
     o = out(run(ident, ins), "c_ptr", cdt, m * n).reshape(m, n)
     close(o, a.astype(np.float64) @ b.astype(np.float64), 1e-3, 1e-3)
 
 
-CHECKS["mm_loop_f16_s4_w4"] = lambda: _mm("mm_loop_f16_s4_w4", 128, 128, 256, np.float16, np.float16)
-CHECKS["mm_loop_tf32_s3_w4"] = lambda: _mm("mm_loop_tf32_s3_w4", 128, 128, 128, np.float32, np.float32)
-CHECKS["mm_loop_e4m3_s3_w4"] = lambda: _mm("mm_loop_e4m3_s3_w4", 128, 128, 256, None, np.float16, _e4m3)
-CHECKS["mm_loop_f16_s1_w16"] = lambda: _mm("mm_loop_f16_s1_w16", 256, 128, 96, np.float16, np.float32)
+CHECKS["mm_loop_f16_s4_w4"] = lambda: _mm(
+    "mm_loop_f16_s4_w4", 128, 128, 256, np.float16, np.float16
+)
+CHECKS["mm_loop_tf32_s3_w4"] = lambda: _mm(
+    "mm_loop_tf32_s3_w4", 128, 128, 128, np.float32, np.float32
+)
+CHECKS["mm_loop_e4m3_s3_w4"] = lambda: _mm(
+    "mm_loop_e4m3_s3_w4", 128, 128, 256, None, np.float16, _e4m3
+)
+CHECKS["mm_loop_f16_s1_w16"] = lambda: _mm(
+    "mm_loop_f16_s1_w16", 256, 128, 96, np.float16, np.float32
+)
 CHECKS["mm_desc_dev"] = lambda: _mm("mm_desc_dev", 128, 128, 256, np.float16, np.float16)
 CHECKS["cluster2_mm"] = lambda: _mm("cluster2_mm", 128, 128, 256, np.float16, np.float16)
 
@@ -391,9 +506,12 @@ CHECKS["cluster2_mm"] = lambda: _mm("cluster2_mm", 128, 128, 256, np.float16, np
 @check
 def c_attn_f16_w4():
     q, k, v = (R.integers(-4, 4, (128, 64)).astype(np.float16) / 8 for _ in range(3))
-    o = out(run("attn_f16_w4", {"q_ptr": q, "k_ptr": k, "v_ptr": v}), "o_ptr", np.float16, 128 * 64).reshape(128, 64)
+    o = out(
+        run("attn_f16_w4", {"q_ptr": q, "k_ptr": k, "v_ptr": v}), "o_ptr", np.float16, 128 * 64
+    ).reshape(128, 64)
     s = q.astype(np.float64) @ k.astype(np.float64).T
-    p = np.exp2(s - s.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+    p = np.exp2(s - s.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
     close(o, p @ v.astype(np.float64), 2e-2, 2e-2)
 
 
@@ -402,20 +520,31 @@ def c_where_softmax():
     v = R.standard_normal((60, 60)).astype(np.float32)
     o = out(run("where_softmax", {"in_ptr": v}), "o_ptr", np.float32, 3600).reshape(60, 60)
     w = np.where(np.tril(np.ones((60, 60), bool)), v, -np.inf)
-    e = np.exp(w - w.max(1, keepdims=True)); close(o, e / e.sum(1, keepdims=True), 1e-5, 1e-7)
+    e = np.exp(w - w.max(1, keepdims=True))
+    close(o, e / e.sum(1, keepdims=True), 1e-5, 1e-7)
 
 
 @check
 def c_asm_pack1():
     v = R.integers(0, 2**31, 256).astype(np.int32)
     u = v.view(np.uint32)
-    close(out(run("asm_pack1", {"in_ptr": v}), "o_ptr", np.uint32, 256), ((u << 3) | (u >> 29)) & 0xFFFFFFFF, 0, 0)
+    close(
+        out(run("asm_pack1", {"in_ptr": v}), "o_ptr", np.uint32, 256),
+        ((u << 3) | (u >> 29)) & 0xFFFFFFFF,
+        0,
+        0,
+    )
 
 
 @check
 def c_asm_pack4():
     v = R.integers(0, 256, 1024).astype(np.uint8)
-    close(out(run("asm_pack4", {"in_ptr": v}), "o_ptr", np.uint8, 1024), v.reshape(-1, 4)[:, ::-1].ravel(), 0, 0)
+    close(
+        out(run("asm_pack4", {"in_ptr": v}), "o_ptr", np.uint8, 1024),
+        v.reshape(-1, 4)[:, ::-1].ravel(),
+        0,
+        0,
+    )
 
 
 @check
@@ -426,17 +555,21 @@ def c_pw_i64():
 
 @check
 def c_bcast():
-    a = R.standard_normal(64).astype(np.float32); b = R.standard_normal(64).astype(np.float32)
+    a = R.standard_normal(64).astype(np.float32)
+    b = R.standard_normal(64).astype(np.float32)
     x = a[:, None] + b[None, :]
-    close(out(run("bcast", {"a_ptr": a, "b_ptr": b}), "o_ptr", np.float32, 4096).reshape(64, 64), x - x.sum(0), 1e-4, 1e-4)
+    close(
+        out(run("bcast", {"a_ptr": a, "b_ptr": b}), "o_ptr", np.float32, 4096).reshape(64, 64),
+        x - x.sum(0),
+        1e-4,
+        1e-4,
+    )
 
 
 @check
 def c_rand_rand():
     o = out(run("rand_rand", {}), "o_ptr", np.float32, 1000)
-    assert 0 <= o.min() and o.max() < 1 and 0.45 < o.mean() < 0.55, (o.min(), o.max(), o.mean())
-
-
+    assert o.min() >= 0 and o.max() < 1 and 0.45 < o.mean() < 0.55, (o.min(), o.max(), o.mean())
 
 
 def _misc(op, v):
@@ -445,29 +578,46 @@ def _misc(op, v):
     if op == 1:
         return None
     if op == 2:
-        return np.clip(v, -0.5, 0.5) + (v.astype(np.float64) * v + 1) + 1 / (1 + np.exp(-v.astype(np.float64)))
+        return (
+            np.clip(v, -0.5, 0.5)
+            + (v.astype(np.float64) * v + 1)
+            + 1 / (1 + np.exp(-v.astype(np.float64)))
+        )
     if op == 3:
-        e = np.exp(v.astype(np.float64) - v.max()); return e / e.sum()
+        e = np.exp(v.astype(np.float64) - v.max())
+        return e / e.sum()
     if op == 4:
-        a = v.view(np.uint32).astype(np.uint64); b = (v * np.float32(3)).view(np.uint32).astype(np.uint64)
+        a = v.view(np.uint32).astype(np.uint64)
+        b = (v * np.float32(3)).view(np.uint32).astype(np.uint64)
         return ((a * b) >> np.uint64(32)).astype(np.float32)
     if op == 5:
         return np.bitwise_xor.reduce(v.view(np.int32)).astype(np.float32) + v * 0
     t = np.trunc(v).astype(np.int64)
-    cd = -(-t // 3) if False else np.where(t >= 0, (t + 2) // 3, -((-t) // 3))  # tl.cdiv: (x + 2) // 3 in C's division
-    q = np.trunc(t / 7).astype(np.int64); r = t - np.trunc(t / 5).astype(np.int64) * 5
+    # tl.cdiv: (x + 2) // 3 in C's division
+    q = np.trunc(t / 7).astype(np.int64)
+    r = t - np.trunc(t / 5).astype(np.int64) * 5
     cdiv = np.trunc((t + 2) / 3).astype(np.int64)
     return cdiv + q + r
 
 
-for i, nm in enumerate(["flip", "cat", "clamp_fma_sigmoid", "softmax", "umulhi", "xor_sum", "int_div"]):
+for i, nm in enumerate(
+    ["flip", "cat", "clamp_fma_sigmoid", "softmax", "umulhi", "xor_sum", "int_div"]
+):
+
     def _g(i=i, nm=nm):
-        v = (R.uniform(-40, 40, 256)).astype(np.float32) if i == 6 else R.standard_normal(256).astype(np.float32)
+        v = (
+            (R.uniform(-40, 40, 256)).astype(np.float32)
+            if i == 6
+            else R.standard_normal(256).astype(np.float32)
+        )
         o = out(run(f"misc_{nm}", {"in_ptr": v}), "o_ptr", np.float32, 256)
         if i == 1:
-            assert sorted(o.tolist()) == sorted(o.tolist()) and np.isclose(o.sum(), 2 * v.sum() + 256, atol=1e-2), (o.sum(), 2 * v.sum() + 256)
+            assert sorted(o.tolist()) == sorted(o.tolist()) and np.isclose(
+                o.sum(), 2 * v.sum() + 256, atol=1e-2
+            ), (o.sum(), 2 * v.sum() + 256)
             return
         close(o, _misc(i, v), 1e-5, 1e-5)
+
     CHECKS[f"misc_{nm}"] = _g
 
 
@@ -482,7 +632,7 @@ def _abits(op, ident, dt):
 
 
 for i, nm in enumerate(["and", "or", "xor"]):
-    CHECKS[f"atom_{nm}_i32"] = (lambda i=i, nm=nm: _abits(i, f"atom_{nm}_i32", np.int32))
+    CHECKS[f"atom_{nm}_i32"] = lambda i=i, nm=nm: _abits(i, f"atom_{nm}_i32", np.int32)
 CHECKS["atom_or_i64"] = lambda: _abits(1, "atom_or_i64", np.int64)
 CHECKS["mm_persist"] = lambda: _mm("mm_persist", 128, 128, 128, np.float16, np.float16)
 CHECKS["mm_loop_f16_w2_s2"] = lambda: _mm("mm_loop_f16_w2_s2", 64, 64, 100, np.float16, np.float16)
@@ -490,7 +640,8 @@ CHECKS["mm_loop_f32_ieee"] = lambda: _mm("mm_loop_f32_ieee", 64, 64, 64, np.floa
 
 
 def _bT(ident, n, dt):
-    a = (R.integers(-4, 4, (n, n)) / 4).astype(dt); b = (R.integers(-4, 4, (n, n)) / 4).astype(dt)
+    a = (R.integers(-4, 4, (n, n)) / 4).astype(dt)
+    b = (R.integers(-4, 4, (n, n)) / 4).astype(dt)
     o = out(run(ident, {"a_ptr": a, "b_ptr": b}), "c_ptr", np.float32, n * n).reshape(n, n)
     close(o, a.astype(np.float64) @ b.astype(np.float64).T, 1e-3, 1e-3)
 
@@ -501,9 +652,16 @@ CHECKS["mm_bT_tf32_w2"] = lambda: _bT("mm_bT_tf32_w2", 32, np.float32)
 
 @check
 def c_dot_scaled_e4m3():
-    a = (R.integers(-8, 8, (64, 64)) / 4).astype(np.float32); b = (R.integers(-8, 8, (64, 64)) / 4).astype(np.float32)
-    sa = R.integers(125, 130, (64, 2)).astype(np.uint8); sb = R.integers(125, 130, (64, 2)).astype(np.uint8)
-    o = out(run("dot_scaled_e4m3", {"a_ptr": _e4m3(a), "b_ptr": _e4m3(b), "sa_ptr": sa, "sb_ptr": sb}), "c_ptr", np.float32, 4096).reshape(64, 64)
+    a = (R.integers(-8, 8, (64, 64)) / 4).astype(np.float32)
+    b = (R.integers(-8, 8, (64, 64)) / 4).astype(np.float32)
+    sa = R.integers(125, 130, (64, 2)).astype(np.uint8)
+    sb = R.integers(125, 130, (64, 2)).astype(np.uint8)
+    o = out(
+        run("dot_scaled_e4m3", {"a_ptr": _e4m3(a), "b_ptr": _e4m3(b), "sa_ptr": sa, "sb_ptr": sb}),
+        "c_ptr",
+        np.float32,
+        4096,
+    ).reshape(64, 64)
     A = a * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, 1)
     Bm = b * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, 1).T
     close(o, A @ Bm, 1e-3, 1e-3)
@@ -517,20 +675,30 @@ def _ri8(op, ident, dt, n):
 
 
 for i, nm in enumerate(["sum", "max", "argmin"]):
-    CHECKS[f"red_i8_{nm}"] = (lambda i=i, nm=nm: _ri8(i, f"red_i8_{nm}", np.int8, 1024))
+    CHECKS[f"red_i8_{nm}"] = lambda i=i, nm=nm: _ri8(i, f"red_i8_{nm}", np.int8, 1024)
 CHECKS["red_u8_max"] = lambda: _ri8(1, "red_u8_max", np.uint8, 512)
 
 
 @check
 def c_cumprod():
     v = R.choice([-1.0, 1.0, 2.0, 0.5], 256).astype(np.float32)
-    close(out(run("cumprod", {"in_ptr": v}), "o_ptr", np.float32, 256), np.cumprod(v.astype(np.float64)), 1e-6, 0)
+    close(
+        out(run("cumprod", {"in_ptr": v}), "o_ptr", np.float32, 256),
+        np.cumprod(v.astype(np.float64)),
+        1e-6,
+        0,
+    )
 
 
 @check
 def c_asm_multi():
     v = R.integers(-1000, 1000, 256).astype(np.int32)
-    close(out(run("asm_multi", {"in_ptr": v}), "o_ptr", np.int32, 256), v.astype(np.int64) * (v + 7), 0, 0)
+    close(
+        out(run("asm_multi", {"in_ptr": v}), "o_ptr", np.int32, 256),
+        v.astype(np.int64) * (v + 7),
+        0,
+        0,
+    )
 
 
 @check
@@ -542,9 +710,12 @@ def c_lock():
 @check
 def c_pw_3d_grid():
     v = R.standard_normal((3, 64, 64)).astype(np.float32)
-    close(out(run("pw_3d_grid", {"x_ptr": v}), "o_ptr", np.float32, 3 * 4096).reshape(3, 64, 64), v.transpose(0, 2, 1), 0, 0)
-
-
+    close(
+        out(run("pw_3d_grid", {"x_ptr": v}), "o_ptr", np.float32, 3 * 4096).reshape(3, 64, 64),
+        v.transpose(0, 2, 1),
+        0,
+        0,
+    )
 
 
 @check
@@ -564,7 +735,8 @@ def c_lookback_scan():
 @check
 def c_bool_store():
     x = R.standard_normal(1000).astype(np.float32)
-    m = np.zeros(2000, np.uint8); m[:1000] = R.integers(0, 2, 1000)
+    m = np.zeros(2000, np.uint8)
+    m[:1000] = R.integers(0, 2, 1000)
     mem = run("bool_store", {"x_ptr": x, "m_ptr": m})
     close(out(mem, "o_ptr", np.float32, 1000), np.where(m[:1000] != 0, x, 0), 0, 0)
     close(out(mem, "m_ptr", np.uint8, 2000)[1000:], (x > 0).astype(np.uint8), 0, 0)
@@ -575,8 +747,15 @@ def c_sparse_blocks():
     q = (R.integers(-4, 4, (128, 64)) / 4).astype(np.float16)
     k = (R.integers(-4, 4, (512, 64)) / 4).astype(np.float16)
     cnt = np.array([3, 1], np.int32)
-    idx = np.zeros(16, np.int32); idx[:3] = [5, 0, 7]; idx[8] = 2
-    o = out(run("sparse_blocks", {"q_ptr": q, "k_ptr": k, "cnt_ptr": cnt, "idx_ptr": idx}), "o_ptr", np.float32, 128 * 64).reshape(128, 64)
+    idx = np.zeros(16, np.int32)
+    idx[:3] = [5, 0, 7]
+    idx[8] = 2
+    o = out(
+        run("sparse_blocks", {"q_ptr": q, "k_ptr": k, "cnt_ptr": cnt, "idx_ptr": idx}),
+        "o_ptr",
+        np.float32,
+        128 * 64,
+    ).reshape(128, 64)
     kk = k.astype(np.float64).reshape(8, 64, 64)
     q64 = q.astype(np.float64)
     w0 = q64[:64] @ (kk[5] + kk[0] + kk[7]).T
@@ -584,17 +763,22 @@ def c_sparse_blocks():
     close(o, np.concatenate([w0, w1]), 1e-3, 1e-3)
 
 
-for _n, _lo, _hi in [("clamp_f32_sym", -0.5, 0.5), ("clamp_f32_args", -0.75, 0.5), ("clamp_f32_asym", -2.0, 0.25)]:
+for _n, _lo, _hi in [
+    ("clamp_f32_sym", -0.5, 0.5),
+    ("clamp_f32_args", -0.75, 0.5),
+    ("clamp_f32_asym", -2.0, 0.25),
+]:
+
     def _c(n=_n, lo=_lo, hi=_hi):
         x = np.linspace(-3, 3, 256).astype(np.float32)
         close(out(run(n, {"in_ptr": x}), "o_ptr", np.float32, 256), np.clip(x, lo, hi), 0, 0)
+
     CHECKS[_n] = _c
 
 
-
-
 def _f64mm(ident, m, n, k):
-    a = R.standard_normal((m, k)); b = R.standard_normal((k, n))
+    a = R.standard_normal((m, k))
+    b = R.standard_normal((k, n))
     o = out(run(ident, {"a_ptr": a, "b_ptr": b}), "c_ptr", np.float64, m * n).reshape(m, n)
     close(o, a @ b, 1e-12, 1e-12)
 
@@ -603,8 +787,8 @@ CHECKS["dot_f64"] = lambda: _f64mm("dot_f64", 16, 16, 16)
 CHECKS["dot_f64_w1_32"] = lambda: _f64mm("dot_f64_w1_32", 32, 32, 32)
 
 
-ids = sys.argv[1:] if __name__ == '__main__' else []
-ids = ids or (list(CHECKS) if __name__ == '__main__' else [])
+ids = sys.argv[1:] if __name__ == "__main__" else []
+ids = ids or (list(CHECKS) if __name__ == "__main__" else [])
 res = {}
 for i in ids:
     f = CHECKS.get(i)
