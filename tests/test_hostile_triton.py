@@ -219,9 +219,10 @@ def test_a_parameter_list_without_its_end_is_refused_at_its_bound(
         "x",
         "y",
     ]
-    # an unclosed list that ends with the file, inside the bound: no such function
-    with pytest.raises(ShmemError, match="the TTGIR has no function @k"):
+    # an unclosed list that ends with the file, inside the bound: said so, at its "("
+    with pytest.raises(ShmemError, match="the parameter list of @k is not closed") as err:
         ttgir_params(head + "%x: i32", "k", Path("k.ttgir"))
+    assert (err.value.line, err.value.column) == (2, 18)
 
 
 @needs_nvdisasm

@@ -130,7 +130,12 @@ def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
                 _position(text, start),
             )
         if end is None:
-            break
+            raise TritonError(
+                f"the parameter list of @{shorten(name)} is not closed: the file ends before "
+                "its ')' (a cut or damaged TTGIR; use the entry as Triton wrote it)",
+                where,
+                _position(text, start),
+            )
         inner = text[start + 1 : end]
         pieces = _split_args(inner)
         return _desc_parts(tuple(_param(p, where, text, start + 1 + a) for a, p in pieces))
