@@ -101,6 +101,7 @@ def test_serial_split_k_adds_every_slice_in_order_over_the_whole_grid(tmp_path: 
     assert kt.launch.blocks_traced == SLICES
 
 
+@pytest.mark.slow  # 5-8 s: make test-slow (CI) runs it
 @needs_nvdisasm
 def test_split_k_blocks_traced_by_the_command_line_sum_to_each_block_s_totals() -> None:
     def per_op(blocks: int) -> str:
@@ -177,6 +178,7 @@ def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
     assert "spinwait.cu:" in res.output and "can never end" in res.output
 
 
+@pytest.mark.slow  # 5-8 s: make test-slow (CI) runs it
 @needs_nvdisasm
 def test_the_launch_budget_counts_blocks_run_while_others_wait() -> None:
     """sw_splitk over 64 blocks runs 673,781 thread-instructions in all, most of them in
