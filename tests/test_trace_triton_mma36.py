@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 import pytest
 
@@ -19,7 +18,8 @@ from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .test_trace_triton_tutorial36 import trace_launch
-from .test_trace_triton_tutorial36b import measured_per_op, per_op
+from .test_trace_triton_tutorial36b import per_op
+from .tri_lab import Lab, opcode
 
 DATA = TEST_DATA / "triton" / "mma36"
 if not (DATA / "measured.json").exists():
@@ -27,9 +27,8 @@ if not (DATA / "measured.json").exists():
         "tests/data/triton/mma36 is not measured yet (README: lab/run.sh on the GPU, then parse)",
         allow_module_level=True,
     )
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-RUNS = json.loads((DATA / "measured.json").read_text())["runs"]
-BY_RUN = {run: {m["id"]: m for m in launches} for run, launches in RUNS.items()}
+LAB = Lab(DATA)
+LAUNCHES, RUNS, BY_RUN = LAB.launches, LAB.runs, LAB.by_run
 # in `make test` one fp16, one tf32 and one two-dot entry; the rest are marked slow
 FAST = {"f16_32x32x32_w2_s2", "tf32_32x32x32_w2_s2", "attn_f16_32x32_d64_w2"}
 CASES = [
@@ -43,28 +42,9 @@ def traced(ident: str) -> KernelTrace:
     return trace_launch(DATA, LAUNCHES[ident])
 
 
-def measured(run: str, ident: str) -> dict[str, Any]:
-    """A run's per-op counters shaped as `per_op` gives the trace's."""
-    return measured_per_op(BY_RUN[run][ident]["per_op"])
-
-
 def test_every_launch_ran_in_both_runs() -> None:
     for run, launches in BY_RUN.items():
         assert set(launches) == set(LAUNCHES), run
-
-
-#: the op each shared opcode's source-counter wavefronts are counted under
-SOURCE_OP = {"LDS": "ld", "LDSM": "ld", "STS": "st", "STSM": "st"}
-
-
-def source_sums(run: str, ident: str) -> dict[str, int]:
-    """A run's ld and st wavefronts as the sum of its SASS rows (the source counters)."""
-    sums = {"ld": 0, "st": 0}
-    for i in BY_RUN[run][ident]["instructions"]:
-        op = SOURCE_OP.get(_opcode(i["sass"]))
-        if op:
-            sums[op] += i["wavefronts"]
-    return sums
 
 
 @needs_nvdisasm
@@ -75,23 +55,14 @@ def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
     of a launch: README), the rows' sum, and the excess small."""
     got = per_op(traced(ident))
     for run in RUNS:
-        exp = measured(run, ident)
-        for op, rows in source_sums(run, ident).items():
-            requests, wavefronts = exp[op]
-            assert 0 <= wavefronts - rows <= 5, (run, op, wavefronts, rows)
-            exp[op] = (requests, rows)
-        assert got == exp, run
+        assert got == LAB.expected(run, ident, most=5), run
 
 
 def test_the_per_op_excess_is_timing_not_a_rule() -> None:
     """Where the per-op counter holds wavefronts no SASS row has, the two runs of the same
     launch disagree on it, or only one run has it: the hardware's timing, not the access."""
 
-    def extra(run: str, ident: str) -> int:
-        exp = measured(run, ident)
-        return sum(exp[op][1] - rows for op, rows in source_sums(run, ident).items())
-
-    excess = {(run, ident): extra(run, ident) for run in RUNS for ident in LAUNCHES}
+    excess = {(run, ident): LAB.excess(run, ident) for run in RUNS for ident in LAUNCHES}
     uneven = {ident for (run, ident), extra in excess.items() if extra}
     assert uneven  # the lab saw it (6 launch-runs of 4 launches)
     for ident in uneven:
@@ -112,17 +83,13 @@ def test_sixteen_more_runs_give_the_excess_a_spread() -> None:
     for counts in data["runs"].values():
         assert set(counts) == set(LAUNCHES)
         for ident, row in counts.items():
-            rows = source_sums("run1", ident)
+            rows = LAB.source_sums("run1", ident)
             extra = (row[ld] - rows["ld"], row[st] - rows["st"])
             assert min(extra) >= 0, (ident, extra)
             spread.setdefault(ident, set()).add(extra)
     uneven = {ident for ident, seen in spread.items() if seen != {(0, 0)}}
     assert len(uneven) == 5  # of 43
     assert all(len(spread[ident]) >= 2 for ident in uneven), spread
-
-
-def _opcode(sass: str) -> str:
-    return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
 
 
 @needs_nvdisasm
@@ -142,11 +109,9 @@ def test_each_instruction_gives_nsight_computes_source_counters(ident: str) -> N
     for run in RUNS:
         rows = BY_RUN[run][ident]["instructions"]
         exp = {
-            i["pc"]: (i["executed"], i["wavefronts"])
-            for i in rows
-            if _opcode(i["sass"]) != "LDGSTS"
+            i["pc"]: (i["executed"], i["wavefronts"]) for i in rows if opcode(i["sass"]) != "LDGSTS"
         }
-        exp_cp = {i["pc"]: i["executed"] for i in rows if _opcode(i["sass"]) == "LDGSTS"}
+        exp_cp = {i["pc"]: i["executed"] for i in rows if opcode(i["sass"]) == "LDGSTS"}
         assert (got, got_cp) == (exp, exp_cp), run
 
 

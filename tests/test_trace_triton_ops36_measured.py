@@ -9,8 +9,6 @@ is parsed into ops36/gpu/ (README: "The run")."""
 from __future__ import annotations
 
 import functools
-import json
-from typing import Any
 
 import pytest
 
@@ -18,7 +16,8 @@ from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .test_trace_triton_tutorial36 import trace_launch
-from .test_trace_triton_tutorial36b import measured_per_op, per_op
+from .test_trace_triton_tutorial36b import per_op
+from .tri_lab import Lab, opcode
 
 DATA = TEST_DATA / "triton" / "ops36" / "gpu"
 if not (DATA / "measured.json").exists():
@@ -26,17 +25,14 @@ if not (DATA / "measured.json").exists():
         "tests/data/triton/ops36 is not measured yet (README: lab/run.sh on the GPU, then parse)",
         allow_module_level=True,
     )
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-RUNS = json.loads((DATA / "measured.json").read_text())["runs"]
-BY_RUN = {run: {m["id"]: m for m in launches} for run, launches in RUNS.items()}
+LAB = Lab(DATA)
+LAUNCHES, RUNS, BY_RUN = LAB.launches, LAB.runs, LAB.by_run
 # in `make test` a reduction, a histogram (shared atomics) and an mma.sync dot; the rest slow
 FAST = {"red_p_sum", "hist_64", "dot_f16_w4"}
 CASES = [
     pytest.param(ident, marks=() if ident in FAST else pytest.mark.slow)
     for ident in sorted(LAUNCHES)
 ]
-#: the op each shared opcode's source-counter wavefronts are counted under
-SOURCE_OP = {"LDS": "ld", "LDSM": "ld", "STS": "st", "STSM": "st"}
 #: the most a per-op ld or st counter may exceed its run's own SASS rows (mma36: 1 to 5)
 EXCESS = 5
 
@@ -44,30 +40,6 @@ EXCESS = 5
 @functools.cache
 def traced(ident: str) -> KernelTrace:
     return trace_launch(DATA, LAUNCHES[ident])
-
-
-def measured(run: str, ident: str) -> dict[str, Any]:
-    """A run's per-op counters shaped as `per_op` gives the trace's."""
-    return measured_per_op(BY_RUN[run][ident]["per_op"])
-
-
-def _opcode(sass: str) -> str:
-    return sass.split()[1 if sass.startswith("@") else 0].split(".")[0]
-
-
-def source_sums(run: str, ident: str) -> dict[str, int]:
-    """A run's ld and st wavefronts as the sum of its SASS rows (the source counters)."""
-    sums = {"ld": 0, "st": 0}
-    for i in BY_RUN[run][ident]["instructions"]:
-        op = SOURCE_OP.get(_opcode(i["sass"]))
-        if op:
-            sums[op] += i["wavefronts"]
-    return sums
-
-
-def excess(run: str, ident: str) -> int:
-    exp = measured(run, ident)
-    return sum(exp[op][1] - rows for op, rows in source_sums(run, ident).items())
 
 
 def test_every_launch_ran_in_both_runs() -> None:
@@ -84,23 +56,18 @@ def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
     excess small."""
     got = per_op(traced(ident))
     for run in RUNS:
-        exp = measured(run, ident)
-        for op, rows in source_sums(run, ident).items():
-            requests, wavefronts = exp[op]
-            assert 0 <= wavefronts - rows <= EXCESS, (run, op, wavefronts, rows)
-            exp[op] = (requests, rows)
-        assert got == exp, run
+        assert got == LAB.expected(run, ident, most=EXCESS), run
 
 
 def test_the_per_op_excess_is_timing_not_a_rule() -> None:
     """A launch whose per-op counter holds wavefronts no SASS row has does not hold the same
     excess in both runs; a launch with none in either run counts the same in both."""
     for ident in LAUNCHES:
-        extra = {run: excess(run, ident) for run in RUNS}
+        extra = {run: LAB.excess(run, ident) for run in RUNS}
         if any(extra.values()):
             assert len(set(extra.values())) == 2, (ident, extra)
         else:
-            assert measured("run1", ident) == measured("run2", ident), ident
+            assert LAB.measured("run1", ident) == LAB.measured("run2", ident), ident
 
 
 @needs_nvdisasm
@@ -122,7 +89,7 @@ def test_each_instruction_gives_nsight_computes_source_counters(ident: str) -> N
         exp = {
             i["pc"]: (i["executed"], i["wavefronts"])
             for i in rows
-            if _opcode(i["sass"]) not in ("LDGSTS", "HGMMA")
+            if opcode(i["sass"]) not in ("LDGSTS", "HGMMA")
         }
-        exp_cp = {i["pc"]: i["executed"] for i in rows if _opcode(i["sass"]) == "LDGSTS"}
+        exp_cp = {i["pc"]: i["executed"] for i in rows if opcode(i["sass"]) == "LDGSTS"}
         assert (got, got_cp) == (exp, exp_cp), run
