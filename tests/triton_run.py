@@ -48,9 +48,11 @@ def run_entry(
         args=made.args,
         dynamic_smem=made.dynamic_smem,
         buffer_size=buffer_size,
+        cluster=made.cluster,
     )
     memory = GlobalMemory()
     launch = Launch(
+        cluster=plan.cluster,
         block=plan.block,
         grid=plan.grid,
         params=plan.param_bytes(memory),

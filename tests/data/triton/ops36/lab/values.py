@@ -8,12 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shmem_cli.trace.emulator import execute
-from shmem_cli.trace.emulator.state import GlobalMemory, Launch
-from shmem_cli.trace.kernel.launch import plan_launch
-from shmem_cli.trace.pipeline import TraceRequest, load_kernel
-from shmem_cli.trace.tracer import find_function
-from shmem_cli.trace.triton.launch import triton_launch
+from tests.triton_run import run_entry  # run from the repository root's PYTHONPATH
 
 HERE = Path(__file__).parent
 B = {x["id"]: x for x in json.loads((HERE / "built.json").read_text()) if "hash" in x}
@@ -22,46 +17,17 @@ E = json.loads((HERE / "entries.json").read_text())
 
 def run(ident, inputs, extra=()):
     b = B[ident]
-    tmp = Path(tempfile.mkdtemp())
-    loaded = load_kernel(TraceRequest(Path(E[ident])), tmp)
     args = [f"{k}={v}" for k, v in b["scalars"].items()] + list(extra)
-    for name, a in inputs.items():
-        p = tmp / f"{name}.npy"
-        np.save(p, a)
-        args.append(f"{name}=@{p}")
-    made = triton_launch(
-        loaded.triton,
-        loaded.params,
-        block=None,
-        grid=tuple(b["grid"] + [1] * (3 - len(b["grid"]))),
-        dynamic_smem=None,
+    grid = tuple(b["grid"] + [1] * (3 - len(b["grid"])))
+    return run_entry(
+        Path(E[ident]),
+        inputs,
+        Path(tempfile.mkdtemp()),
+        source_root=HERE,
+        grid=grid,
         args=args,
-    )
-    plan = plan_launch(
-        loaded.kernel,
-        loaded.params,
-        block=made.block,
-        grid=made.grid,
-        args=made.args,
-        dynamic_smem=made.dynamic_smem,
         buffer_size=1 << 20,
-        cluster=made.cluster,
     )
-    mem = GlobalMemory()
-    launch = Launch(
-        cluster=plan.cluster,
-        block=plan.block,
-        grid=plan.grid,
-        params=plan.param_bytes(mem),
-        param_base=loaded.kernel.param_base,
-        static_smem=loaded.kernel.static_shared_bytes,
-        dynamic_smem=plan.dynamic_smem,
-        shared_base=loaded.kernel.reserved_shared_bytes,
-        memory=mem,
-    )
-    fn = find_function(loaded.disassembly, loaded.kernel, str(HERE))
-    execute.run(fn, launch, grid=True, every_block=True)
-    return mem
 
 
 def out(mem, name, dt, n):
