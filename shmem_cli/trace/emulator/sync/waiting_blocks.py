@@ -60,10 +60,9 @@ class GridWaits:
         self.done = np.zeros(plan.clusters, dtype=bool)  # clusters run (or for their writes)
         self.flying: set[int] = set()  # clusters whose batch is running or set aside
         self.stood = np.zeros(plan.clusters, dtype=bool)  # clusters counted by class, not run
-        self.waiting: list[int] = []  # the lowest cluster of each batch set aside
+        self.waiting: list[int] = []  # the lowest cluster of each batch set aside, in order
         self.cursor = 0  # clusters below it are done
         self.held = 0  # the bytes of the batches set aside
-        self.depth = 0
         self.waits: list[str] = []  # what the first batches set aside waited on, in words
         self.set_aside = 0  # how many times a batch was set aside
         self.helpers = 0  # clusters run while others waited
@@ -99,16 +98,16 @@ class GridWaits:
         size = sum(a.nbytes for a in (blk.r, blk.tr, blk.ur, blk.tur, blk.smem, blk.tsmem))
         if blk.local_low < LOCAL_BYTES:  # local memory and its taint, made on first use
             size += 2 * blk.threads * LOCAL_BYTES
-        if self.depth >= MOST_HELD or self.held + size > HELD_BYTES:
+        if len(self.waiting) >= MOST_HELD or self.held + size > HELD_BYTES:
             wait.why = (
-                f"; {self.depth:,} batch(es) of blocks wait already, holding "
+                f"; {len(self.waiting):,} batch(es) of blocks wait already, holding "
                 f"{(self.held + size) >> 20:,} MiB of state, and no more are set aside (at "
                 f"most {MOST_HELD} batches, {HELD_BYTES >> 20:,} MiB)"
             )
             wait.advice = "trace fewer blocks (--grid): those that wait on each other"
             return False
         kept = self.hold()
-        self.held, self.depth = self.held + size, self.depth + 1
+        self.held += size
         self.set_aside += 1
         if len(self.waits) < NAMED:  # the note names the first ones only
             self.waits.append(f"{wait.names()} waited on {wait.place()}")
@@ -122,7 +121,7 @@ class GridWaits:
                 self.helpers += len(batch.clusters)
                 self.run(batch, silent)
         finally:
-            self.held, self.depth = self.held - size, self.depth - 1
+            self.held -= size
             self.waiting.pop()
             self.restore(kept)
         return True
