@@ -1,6 +1,6 @@
 """Threads proven to spin yield to the others (issue 29).
 
-The scheduler runs the threads at the smallest instruction index first (:mod:`..execute`).
+The scheduler runs the threads at the smallest instruction index first (:mod:`..scheduler`).
 A warp that spins on a flag another warp sets after its work (a producer/consumer handshake,
 stream-K's peers, serial split-K's turn) keeps the smallest index for ever, and the warp
 that would set the flag never runs. :class:`~..budget.Repeats` proves such a spin: the
