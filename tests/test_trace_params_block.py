@@ -164,6 +164,23 @@ def test_a_map_with_a_zero_stride_for_a_batch_of_one_is_found() -> None:
     assert tensormap.parse_spec("tensormap:dtype=u32,dims=32x16x1,box=32x16x1,strides=128x0")
 
 
+def test_a_map_whose_box_passes_its_size_word_is_refused_in_words() -> None:
+    """Five box sizes of 256 doubles (2^43 bytes) decode from the driver's words but fit no
+    32-bit box-size word (word 16): refused by the map's check, not a struct error on
+    encoding (the fuzz's CUtensorMap target found it)."""
+    tm = tensormap.TensorMap(
+        REAL, "float64", (256,) * 5, (2048, 2048 * 256, 2048 << 16, 2048 << 24), (16, 1, 1, 1, 1),
+        (1,) * 5,
+    )  # fmt: skip
+    words = list(struct.unpack("<32I", tensormap.encode(tm)))
+    words[13] |= 0xFF << 24  # box[0] = 256
+    words[14] = 0xFFFFFFFF  # box[1..4] = 256
+    big = tensormap.decode(struct.pack("<32I", *words))
+    assert big is not None and big.box == (256,) * 5
+    with pytest.raises(tensormap.TensorMapError, match="cannot land in shared memory"):
+        big.check()
+
+
 # the project's TMA probe (tests/data/trace/hopper/kernels/tma_probe.cu): tma_ranks takes maps
 # m1, m2, m3, m5 at 0x70, 0xf0, 0x170, 0x1f0, then out and red (0x270, 0x278): 640 bytes
 TMA_PROBE = Path(__file__).parent / "data" / "trace" / "hopper" / "tma_probe.sm_90a.cubin"

@@ -145,6 +145,11 @@ class TensorMap:
             raise TensorMapError("tensor-map box sizes must be between 1 and 256")
         if any(not 1 <= e <= 8 for e in self.elem_strides):
             raise TensorMapError("tensor-map element strides must be between 1 and 8")
+        if self.box_bytes >= 1 << 32:  # word 16 holds it; shared memory holds far less
+            raise TensorMapError(
+                f"a tensor-map box of {self.box_bytes:,} bytes cannot land in shared memory "
+                "(its size word holds less than 4 GiB): give smaller box sizes"
+            )
         if (self.box[0] * self.esize) % 16:
             raise TensorMapError("the box's inner dimension must be a multiple of 16 bytes")
         if self.swizzle not in (0, 32, 64, 128):
