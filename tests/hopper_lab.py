@@ -74,6 +74,12 @@ def arg_texts(lab: dict[str, Any], folder: Path = HOPPER) -> tuple[list[str], di
             args.append(f"{i}=@{folder / a['file']}")
         elif "zeros" in a:
             args.append(f"{i}=@{_zeros(a['zeros'])}")
+        elif "struct" in a:  # a struct by value: its fields at their offsets, zeros elsewhere
+            for f in a["struct"]["fields"]:
+                value = f"@{folder / f['file']}" if "file" in f else f"{f['int']}"
+                if "zeros" in f:
+                    value = f"@{_zeros(f['zeros'])}"
+                args.append(f"{i}+{f['at']}={value}")
         elif "int" in a:
             args.append(f"{i}={a['int']}")
         else:

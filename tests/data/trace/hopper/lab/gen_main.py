@@ -1,6 +1,8 @@
 """Write the driver-API harness that runs every launch of ../launches.json from its cubin.
 
 Arguments: {"file": F} or {"zeros": N} a global buffer; {"int": v} a 4-byte int; {"u64": v};
+{"struct": {"size": S, "fields": [{"at": OFFSET, ...}, ...]}} S bytes passed by value, zeros
+but for its fields (each a buffer's pointer, "file" or "zeros", or an "int" at byte OFFSET);
 {"tensormap": {...}} a CUtensorMap encoded with cuTensorMapEncodeTiled over its own buffer (the
 parameter gets the 128 bytes). Launches with a cluster other than 1x1x1 use cuLaunchKernelEx
 with a cluster-dimension attribute. After each launch the buffers of the argument positions in
@@ -58,6 +60,19 @@ def encode(var, ptr, t):
     )
 
 
+def struct_lines(s, var):
+    """A struct passed by value: its bytes, zeros but for the fields (pointers and ints)."""
+    lines = [f"    alignas(16) unsigned char {var}[{int(s['size'])}] = {{0}};"]
+    for k, f in enumerate(s["fields"]):
+        at = int(f["at"])
+        if "file" in f or "zeros" in f:
+            lines.append(buf(f, f"{var}_{k}"))
+            lines.append(f"    memcpy({var} + {at}, &{var}_{k}, 8);")
+        else:
+            lines.append(f"    {{ int v = {int(f['int'])}; memcpy({var} + {at}, &v, 4); }}")
+    return lines
+
+
 body = []
 for k, L in enumerate(man["launches"]):
     lid = L["id"]
@@ -85,6 +100,8 @@ for k, L in enumerate(man["launches"]):
             lines.append(buf(a, f"p{i}"))
             if i in L.get("dumps", []):
                 post.append(f'    dump(p{i}, size_of(p{i}), "{lid}.arg{i}");')
+        elif "struct" in a:
+            lines += struct_lines(a["struct"], f"p{i}")
         elif "int" in a:
             lines.append(f"    int p{i} = {int(a['int'])};")
         else:
@@ -120,6 +137,7 @@ src = (
 #include <cuda.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 #include <map>
