@@ -73,6 +73,42 @@ def test_a_warp_spinning_on_a_flag_yields_to_the_warp_that_sets_it(
 
 
 @needs_nvdisasm
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_halves_of_a_warp_taking_turns_in_one_spin_loop_both_run(
+    tmp_path: Path, rounds: int
+) -> None:
+    # sw_halves: after its first turn, each half of the warp spins in the loop the other half
+    # (a part of the warp of its own) is in; the half whose turn it is must run, not be parked
+    # with the spinning half (budget.Repeats.spinners: only the threads that ran)
+    values = [(7 * i) % 23 - 11 for i in range(2 * rounds * 16)]
+    kt, buffers = run("sw_halves", 32, (1, 1, 1), (given(tmp_path, values), f"2={rounds}"))
+    acc = [0] * 16
+    for turn in range(2 * rounds):  # lanes 16-31 on even turns, lanes 0-15 on odd ones
+        acc = [a * 3 + values[turn * 16 + j] for j, a in enumerate(acc)]
+    assert ints(buffers["param1"], 16) == acc
+    source = (CUBIN.parent / "kernels" / "spinwait.cu").read_text().splitlines()
+    start = next(k for k, s in enumerate(source) if "void sw_halves(" in s)
+
+    def line(text: str) -> int:
+        return start + 1 + [s.strip() for s in source[start:]].index(text)
+
+    def requests(text: str, op: str) -> int:
+        at = line(text)
+        return sum(a.cost.requests for a in kt.accesses if a.site.line == at and a.cost.op == op)
+
+    # each turn, one half reads and writes its 16 words of acc (one request each) and one
+    # lane hands the turn on; acc and the flag are set once before, and acc read once after
+    fold = "acc[j] = acc[j] * 3 + in[turn * 16 + j];"
+    assert requests(fold, "load") == requests(fold, "store") == 2 * rounds
+    assert requests("if (j == 0) flag = turn + 1;", "store") == 2 * rounds
+    assert requests("if (lane < 16) acc[j] = 0;", "store") == 1
+    assert requests("if (lane == 0) flag = 0;", "store") == 1
+    assert requests("if (lane < 16) out[j] = acc[j];", "load") == 1
+    # the spin reads the flag at least once a turn (how often more: the order it ran in)
+    assert requests("while (flag != turn) {", "load") >= 2 * rounds
+
+
+@needs_nvdisasm
 def test_two_waits_on_two_flags_each_end_when_their_own_flag_is_set(tmp_path: Path) -> None:
     values = [11 * i - 300 for i in range(64)]
     kt, buffers = run("sw_two_waits", 128, (1, 1, 1), (given(tmp_path, values),))

@@ -259,7 +259,9 @@ class Repeats:
         self.owner = -1
         self.kept_at = 0
         self.kept: tuple[list[Any], tuple[Any, ...]] | None = None
-        self.counts: list[int] = []  # every instruction's executions when the state was kept
+        # per thread: whether it ran since the state was kept (the scheduler marks the
+        # threads of each step while a state is kept: :meth:`spinners`)
+        self.ran: Any = np.zeros(threads, dtype=bool)
         # where spins were proven: the state is kept there whenever none is (a spin found
         # again, or another thread's spin on the same loop, costs a turn of it)
         self.again: set[int] = set()
@@ -269,13 +271,13 @@ class Repeats:
         blk: Block,
         m: int,
         hits: int,
-        counts: Sequence[int] = (),
         extra: Sequence[Any] = (),
     ) -> bool:
         """Whether ``blk``, about to run instruction ``m`` (run ``hits`` times before), is in
-        the state kept (then it never ends); ``counts``: every instruction's executions (for
-        :meth:`spinners`), ``extra``: more arrays of the state (threads parked). While a
-        state is kept, the global accesses made are logged (``GlobalMemory.spin_reads``)."""
+        the state kept (then it never ends); ``extra``: more arrays of the state (threads
+        parked). While a state is kept, the global accesses made are logged
+        (``GlobalMemory.spin_reads``) and the scheduler marks the threads that run in
+        :attr:`ran`."""
         if not self.enabled:
             return False
         memory = blk.launch.memory
@@ -285,7 +287,8 @@ class Repeats:
                 return False
             arrays, small = blk.machine_state()
             self.kept = [*arrays, *(a.copy() for a in extra)], small
-            self.owner, self.kept_at, self.counts = m, hits, list(counts)
+            self.owner, self.kept_at = m, hits
+            self.ran = np.zeros(blk.threads, dtype=bool)
             self.next_at = 2 * hits
             memory.spin_reads = []
             return False
@@ -304,11 +307,14 @@ class Repeats:
         self.again.add(m)
         return True
 
-    def spinners(self, blk: Block, counts: Sequence[int]) -> Any:
-        """The ready threads at an instruction run since the state was kept: those that
-        spin (the others have not moved)."""
-        ran = np.flatnonzero(np.asarray(counts) > np.asarray(self.counts))
-        return np.flatnonzero((blk.sched < BLOCKED) & np.isin(blk.sched, ran))
+    def spinners(self, blk: Block) -> Any:
+        """The ready threads that ran since the state was kept (those that spin; the others
+        have not moved; one waiting at a barrier again is left to its barrier). Not every
+        ready thread at an instruction of the loop ran: a part of a warp
+        (:mod:`.sync.convergence`) at the loop's back edge waits there while the warp's
+        first part, spinning, comes back to it ahead of it each turn (tests/data/trace/
+        spinwait, ``sw_halves``); parked with the spinners, it would never run."""
+        return np.flatnonzero((blk.sched < BLOCKED) & self.ran)
 
     def rearm(self) -> None:
         """Threads were parked or woke: keep the state afresh where a spin was proven,

@@ -138,13 +138,15 @@ def run_block(
         if not fast and parking.count and parking.look(blk, steps):
             repeats.rearm()  # a parked group's memory changed: it runs again
             continue
-        if not fast and hits[m] >= repeats.first and repeats.look(blk, m, hits[m], hits, extra):
-            spinning = repeats.spinners(blk, hits)
+        if not fast and hits[m] >= repeats.first and repeats.look(blk, m, hits[m], extra):
+            spinning = repeats.spinners(blk)
             if not len(spinning):
                 raise repeats.error(blk, instructions, hits)
             parking.park(blk, spinning, steps)  # they yield to the other threads
             repeats.rearm()
             continue
+        if not fast and repeats.kept is not None:
+            repeats.ran[at] = True  # (a fast step runs the same threads)
         ix: Any = at
         if moving[m]:  # the step may move some of them elsewhere: sched must be true first
             sched[at] = m + 1

@@ -137,3 +137,31 @@ extern "C" __global__ void sw_deadlock(int *flag, int *out) {
   __syncthreads();
   out[threadIdx.x] = s[63 - threadIdx.x];
 }
+
+// One warp (32 threads) whose halves take turns on one shared flag, in the one spin loop they
+// share: turn 2r is lanes 16-31's, turn 2r + 1 lanes 0-15's. In its turn a half folds its row
+// of `in` into acc (acc[j] = acc[j] * 3 + in[turn * 16 + j]) and hands the turn on; lanes 0-15
+// then write acc to out[0..15]. The spin's YIELD lets the waiting half go past the loop's
+// BSYNC as a part of its own; in the next round it spins in the same loop as the other part
+// (legal with independent thread scheduling: __syncwarp of a half, a volatile flag). in holds
+// 2 * rounds * 16 ints.
+extern "C" __global__ void sw_halves(const int *in, int *out, int rounds) {
+  __shared__ volatile int flag;
+  __shared__ int acc[16];
+  int lane = threadIdx.x % 32, j = lane % 16;
+  unsigned half = lane < 16 ? 0x0000ffffu : 0xffff0000u;
+  if (lane < 16) acc[j] = 0;
+  if (lane == 0) flag = 0;
+  __syncwarp();
+  for (int r = 0; r < rounds; ++r) {
+    int turn = 2 * r + (lane < 16 ? 1 : 0);
+    while (flag != turn) {
+    }
+    __threadfence_block();
+    acc[j] = acc[j] * 3 + in[turn * 16 + j];
+    __threadfence_block();
+    __syncwarp(half);
+    if (j == 0) flag = turn + 1;
+  }
+  if (lane < 16) out[j] = acc[j];
+}
