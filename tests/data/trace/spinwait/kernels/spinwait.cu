@@ -165,3 +165,29 @@ extern "C" __global__ void sw_halves(const int *in, int *out, int rounds) {
   }
   if (lane < 16) out[j] = acc[j];
 }
+
+// A relay whose waits resume in the order they began, not the reverse (64 threads a block,
+// a grid of G >= 4 blocks, flags zero before the launch): block b < G/2 waits until
+// flags[b] is set, block 0 by the last block, block b > 0 by block b - 1 after its own wait;
+// the blocks from G/2 on wait for nothing. Each block writes row b of out (64 ints):
+// in[b * 64 + t] * (b + 1), plus the row of the block it waited on; a block in the relay
+// then sets the flag of the next (the last one of the relay sets flags[G/2], which nobody
+// reads). Blocks 0, 1, ... are set aside one after the other, and must resume in that order.
+extern "C" __global__ void sw_relay(const int *in, int *out, int *flags) {
+  int b = blockIdx.x, t = threadIdx.x, g = gridDim.x, half = gridDim.x / 2;
+  int v = in[b * 64 + t] * (b + 1);
+  if (b < half) {
+    if (t == 0) {
+      while (load_acquire(&flags[b]) == 0) {
+      }
+    }
+    __syncthreads();
+    int from = b == 0 ? g - 1 : b - 1;
+    v += ((volatile int *)out)[from * 64 + t];
+  }
+  out[b * 64 + t] = v;
+  __threadfence();
+  __syncthreads();
+  if (t == 0 && b < half) store_release(&flags[b + 1], 1);
+  if (t == 0 && b == g - 1) store_release(&flags[0], 1);
+}
