@@ -9,6 +9,9 @@ deadlock (exit status 2, a located error, no traceback).
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +21,8 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator import grid as grids
 from shmem_cli.trace.emulator.state import GlobalMemory
 from shmem_cli.trace.emulator.sync import waiting_blocks
 from shmem_cli.trace.kernel.cubin import find_kernel
@@ -198,8 +203,10 @@ def test_blocks_set_aside_are_bounded_by_the_state_they_hold(
 @needs_nvdisasm
 @pytest.mark.parametrize("blocks", [1, 4])
 def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
+    threads = threading.active_count()
     with pytest.raises(ShmemError, match="can never end") as caught:
         run("sw_deadlock", 64, (blocks, 1, 1))
+    assert threading.active_count() == threads  # the batches' threads were joined
     said = str(caught.value)
     assert "'param0'+0x0 (4 bytes, holding 0x0)" in said
     # its text says how to give the data (--arg NAME=@FILE): no note on parameters left at 0
@@ -231,3 +238,70 @@ def test_the_launch_budget_counts_blocks_run_while_others_wait() -> None:
     assert code == 2 and "Traceback" not in text, text
     assert "(the budget is 600,000)" in text and "--max-launch-instructions" in text
     assert trace(700_000)[0] == 0
+
+
+def relay_rows(values: list[int], blocks: int) -> list[list[int]]:
+    """sw_relay's out, row by row, from its source: row b is in's row b times (b + 1); in
+    the relay (b < blocks / 2) plus the row of the block it waited on (block 0: the last)."""
+    rows = [[values[b * 64 + t] * (b + 1) for t in range(64)] for b in range(blocks)]
+    for b in range(blocks // 2):  # in the relay's order: block 0 first, after the last block
+        before = rows[blocks - 1] if b == 0 else rows[b - 1]
+        rows[b] = [v + w for v, w in zip(rows[b], before, strict=True)]
+    return rows
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("alone", [False, True])
+def test_blocks_set_aside_resume_in_the_order_their_memory_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alone: bool
+) -> None:
+    """Block 0 waits on the last block, block 1 on block 0 (after its wait), block 2 on
+    block 1...: the blocks are set aside 0, 1, 2 (a batch each where ``alone``) and resume in
+    that order (a batch set aside once resumed only after every batch set aside after it:
+    block 0 could not resume before block 1, which waits on it, and the trace stopped as if
+    deadlocked)."""
+    if alone:
+        monkeypatch.setattr(grids, "BATCH_THREADS", 64)  # a block a batch
+    blocks = 8
+    values = [(13 * i) % 29 - 14 for i in range(blocks * 64)]
+    kt, buffers = run("sw_relay", 64, (blocks, 1, 1), (given(tmp_path, values),))
+    out = ints(buffers["param1"], blocks * 64)
+    assert [out[b * 64 : b * 64 + 64] for b in range(blocks)] == relay_rows(values, blocks)
+    assert ints(buffers["param2"], blocks // 2 + 1) == [1] * (blocks // 2 + 1)
+    assert kt.launch.blocks_traced == blocks
+    assert kt.wait_note is not None and "blocks ran out of launch order" in kt.wait_note
+    if alone:  # blocks 0, 1, 2 and 3 were each set aside
+        assert "4 time(s) a batch of blocks waited" in kt.wait_note
+
+
+@needs_nvdisasm
+def test_a_relay_traced_by_the_command_line_runs_every_block_once() -> None:
+    args = ["trace", str(CUBIN), "--kernel", "sw_relay", "-b", "64", "--grid", "16"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "Traceback" not in text and "blocks ran out of launch order" in text
+
+
+@needs_nvdisasm
+def test_an_interrupt_while_blocks_wait_joins_every_batch_s_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while block 0 waits and the blocks after it run, a thread each: the interrupt
+    goes on to the caller, and no thread of the trace is left running."""
+    monkeypatch.setattr(grids, "BATCH_THREADS", 64)  # a block a batch
+    silent, sent = execute._Run.silent, []
+
+    def interrupted(self: execute._Run, batch: grids.Batch, quiet: bool) -> None:
+        if batch.clusters == (2,):  # blocks 0 and 1 wait: block 2 is interrupted
+            sent.append(threading.current_thread().name)
+            os.kill(os.getpid(), signal.SIGINT)
+        silent(self, batch, quiet)
+
+    monkeypatch.setattr(execute._Run, "silent", interrupted)
+    threads = threading.active_count()
+    values = list(range(8 * 64))
+    with pytest.raises(KeyboardInterrupt):
+        run("sw_relay", 64, (8, 1, 1), (given(tmp_path, values),))
+    assert sent and sent[0] != threading.current_thread().name  # it ran on its own thread
+    assert threading.active_count() == threads

@@ -43,6 +43,7 @@ from ...cuda.sass import Instruction
 from ...plumbing.errors import SourcePos, file_line
 from ...plumbing.frozen import frozen
 from .sync.convergence_state import BLOCKED
+from .sync.turns import Abandoned
 from .trace_error import TraceError
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ class Ledger:
 
     done: int = 0
     held: int = 0
+    stopped: bool = False  # the trace stopped: a batch still running unwinds (sync/turns.py)
 
 
 @dataclass
@@ -191,7 +193,10 @@ class Limits:
         instructions: list[Instruction],
         hits: list[int],
     ) -> None:
-        """Raise the located error of the first budget ``blk`` has run out of, if any."""
+        """Raise the located error of the first budget ``blk`` has run out of, if any
+        (:class:`.sync.turns.Abandoned` where the trace stopped meanwhile)."""
+        if self.ledger is not None and self.ledger.stopped:
+            raise Abandoned
         c = int(np.argmax(per_cta))
         name = f"{blk.cta_name(c)} {self.of_blocks}".rstrip()
         if int(per_cta[c]) > self.block:

@@ -107,7 +107,8 @@ def run(
     if grid and 1 < plan.clusters <= MAX_CLASS_CLUSTERS:  # blocks may wait on each other
         one = grids.batch_bytes(launch, launch.cluster_ctas, local=False, registers=rows)
         most = budgets.REPEAT_BYTES // max(1, one)  # a batch whose spins can be proven
-        run_.waits = GridWaits(plan, run_.silent, recorder.held, recorder.hold_back, most)
+        hold, restore = recorder.held, recorder.hold_back
+        run_.waits = GridWaits(plan, run_.silent, hold, restore, most, run_.ledger)
     if grid and plan.clusters > MAX_CLASS_CLUSTERS and not every_block:
         return _huge_grid(run_, plan, budget)
     if grid and plan.clusters > 1 and not every_block:
@@ -195,11 +196,16 @@ class _Run:
         )
         progress = _per_batch(self.progress, batch.linear[-1])
         stuck = None if waits is None else waits.stuck
-        with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
-            s, e = run_block(
-                self.function, self.program, blk, progress=progress, limits=limits, watch=watch,
-                stuck=stuck,
-            )  # fmt: skip
+        try:
+            with np.errstate(all="ignore"):  # float exceptions are values, as on the GPU
+                s, e = run_block(
+                    self.function, self.program, blk, progress=progress, limits=limits,
+                    watch=watch, stuck=stuck,
+                )  # fmt: skip
+        except BaseException:
+            if waits is not None:  # the threads of batches set aside end (on the caller's)
+                waits.abandon()
+            raise
         self.parks += blk.parks
         self.ledger.done += e  # silent or not: it ran
         if waits is not None:

@@ -6,36 +6,57 @@ shmem does not run a grid's blocks in launch order: a few spread over the grid r
 memory an earlier block writes (a flag, a semaphore, a partial sum) would wait for ever
 where that block has not run. When every thread of a batch that can run is parked on a
 spin (:mod:`.parking`) and the spin reads global memory, :class:`GridWaits` sets the batch
-aside, its state kept (its frame stays on the stack: a batch set aside is resumed before
-any batch set aside earlier), and runs the grid's other clusters (blocks) in launch order,
-the lowest-numbered not yet run first, a batch at a time, until the memory the batch
-waits on changes; then it resumes. A cluster counted by class (alike to one that ran) runs
-then only for what it writes: its requests are its class's already, and are not recorded
-again. Where no cluster is left, or the batches set aside would hold more than
-:data:`HELD_BYTES` of state (or :data:`MOST_HELD` of them), the trace stops with an error
+aside, its state kept, and runs the grid's other clusters (blocks) in launch order, the
+lowest-numbered not yet run first, a batch at a time, each on a thread of its own
+(:mod:`.turns`: they take turns, one at a time). Whenever a batch ends or is set aside in
+its turn, any batch set aside whose memory changed resumes next, whatever the order they
+were set aside in (the first set aside first, where several may); the batch the caller
+ran returns to it once its own memory changed, and the caller's batch ends only once
+every batch set aside meanwhile ended. A cluster counted by class (alike to one that ran)
+runs then only for what it writes: its requests are its class's already, and are not
+recorded again. Where no batch set aside can resume and no cluster is left (the one set
+aside last then fails), or the batches set aside would hold more than :data:`HELD_BYTES`
+of state (or :data:`MOST_HELD` of them), the trace stops with an error
 naming the memory and the blocks. The report says that blocks ran out of order, and why
-(:meth:`GridWaits.note`).
+(:func:`wait_note`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..grid import Batch, Plan
 from .calls import LOCAL_BYTES
+from .turns import Turn, Turns
 
 if TYPE_CHECKING:
+    from ..budget import Ledger
     from .parking import Wait
 
 #: the state the batches set aside may hold together (registers, shared memory, scheduling)
 HELD_BYTES = 1 << 30
-#: batches set aside at once at most (each is a few frames of the Python stack)
+#: batches set aside at once at most (each waits on a thread of its own, or the caller's)
 MOST_HELD = 64
 #: the waits named in the report's note at most
 NAMED = 3
+
+
+@dataclass(eq=False)
+class Aside:
+    """A batch set aside: what it waits on, the bytes of state it holds, what the running
+    batch keeps apart from its Block (``hold``), its lowest cluster, and its thread (None:
+    the caller's, whose batch runs on the caller's thread)."""
+
+    wait: Wait
+    size: int
+    kept: Any
+    lowest: int
+    turn: Turn | None
 
 
 class GridWaits:
@@ -49,18 +70,22 @@ class GridWaits:
         hold: Callable[[], Any],
         restore: Callable[[Any], None],
         most: int,
+        ledger: Ledger | None = None,
     ) -> None:
         """``run(batch, silent)`` runs a batch (``silent``: its records dropped, it counts
         nothing); ``hold``/``restore`` keep and give back what the running batch keeps
         apart from its Block (the recorder's per-batch counts); ``most``: clusters a batch
         run while others wait holds at most (its spins must be provable: the repeat
-        check's bound on a batch's state, budget.REPEAT_BYTES)."""
+        check's bound on a batch's state, budget.REPEAT_BYTES); ``ledger``: the launch's
+        budget count (it stops a batch an interrupt cut short)."""
         self.plan, self.run, self.hold, self.restore = plan, run, hold, restore
         self.most = max(1, min(most, plan.per_batch))
+        self.ledger = ledger
         self.done = np.zeros(plan.clusters, dtype=bool)  # clusters run (or for their writes)
         self.flying: set[int] = set()  # clusters whose batch is running or set aside
         self.stood = np.zeros(plan.clusters, dtype=bool)  # clusters counted by class, not run
-        self.waiting: list[int] = []  # the lowest cluster of each batch set aside, in order
+        self.waiting: list[Aside] = []  # the batches set aside, in the order they were
+        self.turns = Turns()  # the threads of the batches run while others wait
         self.cursor = 0  # clusters below it are done
         self.held = 0  # the bytes of the batches set aside
         self.waits: list[str] = []  # what the first batches set aside waited on, in words
@@ -81,8 +106,16 @@ class GridWaits:
         self.flying.update(batch.clusters)
 
     def end(self, batch: Batch) -> None:
+        """``batch`` ended; where the caller ran it, every batch set aside meanwhile runs to
+        its end before the caller goes on."""
         self.flying.difference_update(batch.clusters)
         self.done[list(batch.clusters)] = True
+        if self.waiting and self.turns.on_owner():
+            try:
+                self._hand_on(None)
+            except BaseException:
+                self.abandon()
+                raise
 
     def classed(self, members: Any, rep: int, left: Any) -> Any:
         """The clusters ``members`` are counted as ``rep`` (they run only where a wait needs
@@ -92,8 +125,8 @@ class GridWaits:
 
     def stuck(self, wait: Wait) -> bool:
         """The batch of ``wait`` waits on global memory: run the next clusters in launch
-        order until that memory changes (True), or say in ``wait.why`` why it never will
-        (False)."""
+        order, and resume batches set aside whose memory changed, until that memory changes
+        (True), or say in ``wait.why`` why it never will (False)."""
         blk = wait.blk
         size = sum(a.nbytes for a in (blk.r, blk.tr, blk.ur, blk.tur, blk.smem, blk.tsmem))
         if blk.local_low < LOCAL_BYTES:  # local memory and its taint, made on first use
@@ -106,24 +139,56 @@ class GridWaits:
             )
             wait.advice = "trace fewer blocks (--grid): those that wait on each other"
             return False
-        kept = self.hold()
+        aside = Aside(wait, size, self.hold(), self._clusters(wait), self.turns.current)
         self.held += size
         self.set_aside += 1
         if len(self.waits) < NAMED:  # the note names the first ones only
             self.waits.append(f"{wait.names()} waited on {wait.place()}")
-        self.waiting.append(self._clusters(wait))
+        self.waiting.append(aside)
+        if aside.turn is not None:  # a batch's own thread: the caller's decides
+            return aside.turn.pause()
         try:
-            while not wait.changed():
+            return self._hand_on(aside)
+        except BaseException:
+            self.abandon()
+            raise
+
+    def abandon(self) -> None:
+        """The trace stops (an error, an interrupt; on the caller's thread): every batch's
+        thread unwinds and is joined."""
+        if not self.turns.on_owner():
+            return
+        self.turns.stop(self._halt)
+        self.waiting.clear()
+        self.held = 0
+
+    def _halt(self, stop: bool) -> None:
+        if self.ledger is not None:
+            self.ledger.stopped = stop
+
+    def _hand_on(self, mine: Aside | None) -> bool:
+        """On the caller's thread: hand the turn on, to a batch set aside whose memory
+        changed or else to the next clusters, until ``mine`` resumes (whether it may) or
+        (None) until no batch is set aside. Where none can resume and no cluster is left,
+        the batch set aside last is told its wait never ends."""
+        while self.waiting:
+            aside = next((a for a in self.waiting if a.wait.changed()), None)
+            verdict = True
+            if aside is None:
                 batch, silent = self._next()
-                if batch is None:
-                    wait.why = f"; no other block of the {self.plan.blocks:,} wrote it"
-                    return False
-                self.helpers += len(batch.clusters)
-                self.run(batch, silent)
-        finally:
-            self.held -= size
-            self.waiting.pop()
-            self.restore(kept)
+                if batch is not None:
+                    self.helpers += len(batch.clusters)
+                    self.turns.start(partial(self.run, batch, silent))
+                    continue
+                aside, verdict = self.waiting[-1], False
+                aside.wait.why = f"; no other block of the {self.plan.blocks:,} wrote it"
+            self.waiting.remove(aside)
+            self.held -= aside.size
+            self.restore(aside.kept)
+            if aside is mine:
+                return verdict
+            if aside.turn is not None:  # (the caller's thread holds one batch at most)
+                self.turns.resume(aside.turn, verdict)
         return True
 
     def _clusters(self, wait: Wait) -> int:
@@ -137,11 +202,11 @@ class GridWaits:
     def _next(self) -> tuple[Batch | None, bool]:
         """The lowest-numbered clusters not run, up to a batch of them, all counted by class
         or none (whether they run silent): those below every cluster that waits first (the
-        ones they may wait on; a batch set aside resumes only after those run after it)."""
+        ones they may wait on)."""
         n = self.plan.clusters
         while self.cursor < n and self.done[self.cursor]:
             self.cursor += 1
-        below = min(self.waiting, default=n)
+        below = min((a.lowest for a in self.waiting), default=n)
         picked = self._pick(self.cursor, below) or self._pick(below, n)
         silent = bool(picked) and bool(self.stood[picked[0]])
         return (self.plan.only(picked) if picked else None), silent
