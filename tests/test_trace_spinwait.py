@@ -301,7 +301,11 @@ def test_an_interrupt_while_blocks_wait_joins_every_batch_s_thread(
     monkeypatch.setattr(execute._Run, "silent", interrupted)
     threads = threading.active_count()
     values = list(range(8 * 64))
-    with pytest.raises(KeyboardInterrupt):
-        run("sw_relay", 64, (8, 1, 1), (given(tmp_path, values),))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # (as a shell's)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run("sw_relay", 64, (8, 1, 1), (given(tmp_path, values),))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sent and sent[0] != threading.current_thread().name  # it ran on its own thread
     assert threading.active_count() == threads
