@@ -34,6 +34,7 @@ CASES = [
     for ident in sorted(LAUNCHES)
 ]
 #: the most a per-op ld or st counter may exceed its run's own SASS rows (mma36: 1 to 5)
+#: whatever the run's arbitration conflicts and cp.async fills (tri_lab.Lab.allowance)
 EXCESS = 5
 
 
@@ -60,12 +61,17 @@ def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
 
 
 def test_the_per_op_excess_is_timing_not_a_rule() -> None:
-    """A launch whose per-op counter holds wavefronts no SASS row has does not hold the same
-    excess in both runs; a launch with none in either run counts the same in both."""
+    """A launch whose per-op counter holds wavefronts no SASS row has, in a run, had that
+    many arbitration conflicts or cp.async fills in that run (the timing between its warps;
+    the H100 run of 2026-12-05: 5 of 106 launches, 2 to 37 wavefronts, arbitration-only in
+    three of them, each a single CTA); a launch with none in either run counts the same in
+    both."""
     for ident in LAUNCHES:
         extra = {run: LAB.excess(run, ident) for run in RUNS}
         if any(extra.values()):
-            assert len(set(extra.values())) == 2, (ident, extra)
+            for run in RUNS:
+                allowed = LAB.allowance(run, ident)
+                assert allowed is not None and 0 <= extra[run] <= allowed, (ident, run)
         else:
             assert LAB.measured("run1", ident) == LAB.measured("run2", ident), ident
 
@@ -76,14 +82,15 @@ def test_each_instruction_gives_nsight_computes_source_counters(ident: str) -> N
     # LDGSTS: executions only (the source view counts cp.async as a store of its width, not
     # the per-op wavefronts); wgmma and TMA are compared per op only (docs/trace.md)
     kernel = traced(ident)
+    # instructions that never ran have no row on Nsight's source page; the trace lists those
+    # that data decided (idle, flagged 'data': sparse_blocks' pipelined loads)
+    ran = [a for a in kernel.accesses if a.cost.requests + a.predicated_off]
     got = {
         a.pc: (a.cost.requests + a.predicated_off, a.cost.wavefronts)
-        for a in kernel.accesses
+        for a in ran
         if a.op not in ("cp_async", "wgmma", "tma")
     }
-    got_cp = {
-        a.pc: a.cost.requests + a.predicated_off for a in kernel.accesses if a.op == "cp_async"
-    }
+    got_cp = {a.pc: a.cost.requests + a.predicated_off for a in ran if a.op == "cp_async"}
     for run in RUNS:
         rows = BY_RUN[run][ident]["instructions"]
         exp = {

@@ -36,6 +36,7 @@ REQUESTS = {
     "gmma": "smsp__sass_inst_executed_op_shared_gmma",
 }
 WAVE_OPS = ("ld", "st", "atom", "gmma", "misc")
+ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
 
 
 def num(s: str) -> int | None:
@@ -131,6 +132,8 @@ for (n, src), r in ((x, r) for x in enumerate(rounds, 1) for r in (1, 2)):
         for op in WAVE_OPS:
             per_op.setdefault(op, {})["wavefronts"] = num(d.get(WAVES + op + ".sum", ""))
         per_op["all"] = {"wavefronts": num(d["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"])}
+        if ARBITRATION in d:  # bank conflicts of warps contending for the LSU (ops36 on)
+            per_op["arbitration"] = {"conflicts": num(d[ARBITRATION])}
         out.append({"id": ident, "per_op": per_op, "instructions": instructions(table)})
 meta = (rounds[0] / "gpu.txt").read_text().strip().splitlines()
 (data / "launches.json").write_text(
