@@ -184,13 +184,16 @@ def lab_folder(script):
     return here, json.loads((here / "launches.json").read_text())["launches"]
 
 
-def chunked_lab(script, lab, profiler, select=None):
+def chunked_lab(script, lab, profiler, select=None, shown=None):
     """The whole of a lab's parse_ncu.py whose run.sh profiled its launches in chunks
     (raw_all_K.csv, source_all_K.csv, raw_repeat_K.csv from launch K on, outputs/): reads
     the results folder named on the command line, writes ``measured.json`` and ``outputs/``
     beside the lab. ``lab``: its KEEP, INSTR and COLUMNS patterns and CHUNK (launches a
-    report); ``select``: the launches it profiled, where not all (by id)."""
+    report); ``select``: the launches it profiled, where not all (by id); ``shown``: the
+    name Nsight Compute prints for a kernel whose manifest name is mangled (C++ kernels)."""
     here, man = lab_folder(script)
+    if shown:
+        man = [dict(L, kernel=shown.get(L["kernel"], L["kernel"])) for L in man]
     src = Path(sys.argv[1])
     first_pass, repeat = raw_all(src, "raw_all"), raw_all(src, "raw_repeat")
     tables = tables_by_launch(src, "source_all", man, lab["CHUNK"])

@@ -28,6 +28,7 @@ def main():
         "ncu --clock-control none --metrics <shared, generic, global> --section "
         "SourceCounters (one report); the counters again without SourceCounters "
         "(repeat_differs: where the two differ)",
+        shown={"_Z12view_reverse4ViewPf": "view_reverse(View, float *)"},
     )
 
 
