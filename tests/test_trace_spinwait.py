@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +25,8 @@ from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator import grid as grids
 from shmem_cli.trace.emulator.state import GlobalMemory
-from shmem_cli.trace.emulator.sync import waiting_blocks
+from shmem_cli.trace.emulator.sync import parking, waiting_blocks
+from shmem_cli.trace.emulator.sync.convergence_state import BLOCKED
 from shmem_cli.trace.kernel.cubin import find_kernel
 from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
@@ -111,6 +113,38 @@ def test_halves_of_a_warp_taking_turns_in_one_spin_loop_both_run(
     assert requests("if (lane < 16) out[j] = acc[j];", "load") == 1
     # the spin reads the flag at least once a turn (how often more: the order it ran in)
     assert requests("while (flag != turn) {", "load") >= 2 * rounds
+
+
+@needs_nvdisasm
+def test_nothing_moves_a_parked_thread_before_it_wakes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sync/parking.py: a parked thread's warp-mates wait for it at a WARPSYNC
+    # (sw_handoff_shared), its block at a BAR.SYNC (sw_splitk), the other part of its warp in
+    # its loop (sw_halves); when it wakes it must still be where it was parked
+    wake = parking.Parking.wake
+    groups: list[int] = []
+
+    def checked(self: parking.Parking, blk: Any) -> bool:
+        for g in self.groups:
+            assert (blk.sched[g.ids] == parking.PARKED).all()
+            assert (self.pc[g.ids] < BLOCKED).all()
+        groups.append(len(self.groups))
+        return wake(self, blk)
+
+    monkeypatch.setattr(parking.Parking, "wake", checked)
+    values = [(13 * i) % 41 - 20 for i in range(4 * N)]
+    _, buffers = run("sw_handoff_shared", 128, (1, 1, 1), (given(tmp_path, values[:32]),))
+    assert ints(buffers["param1"], 32) == [v * 3 + 1 for v in values[:32]]
+    _, buffers = run("sw_splitk", N, (1, 1, 4), (given(tmp_path, values),))
+    expected = [sum(values[z * N + (t + 1) % N] * (z + 1) for z in range(4)) for t in range(N)]
+    assert ints(buffers["param1"], N) == expected
+    _, buffers = run("sw_halves", 32, (1, 1, 1), (given(tmp_path, values[:96]), "2=3"))
+    acc = [0] * 16
+    for turn in range(6):
+        acc = [a * 3 + values[turn * 16 + j] for j, a in enumerate(acc)]
+    assert ints(buffers["param1"], 16) == acc
+    assert sum(groups) > 0  # threads were parked, and looked at
 
 
 @needs_nvdisasm

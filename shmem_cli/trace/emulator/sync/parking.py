@@ -19,6 +19,18 @@ if nothing it reads changed after all. When no thread can run, no barrier can be
 and no group's memory changed, the block waits on memory only another block can write
 (:class:`Wait`, handed to the grid's scheduler: :mod:`.waiting_blocks`), or on nothing that
 can change: the spin never ends, and the trace stops with the located error it always gave.
+
+Nothing but :meth:`Parking.wake` moves a parked thread, so restoring its kept index neither
+skips nor repeats work. Besides a thread's own step, :attr:`.state.Block.sched` is written
+only for threads registered as waiting: at a CTA or cluster barrier (``Block.waiting``), a
+``BSYNC`` or ``WARPSYNC`` (``converge.at``), in a sleep (``converge.sleep``) or on an
+mbarrier (its waiters). A thread registers by executing the instruction, which also makes it
+:data:`BLOCKED`; only ready threads are parked (:meth:`~..budget.Repeats.spinners`), and a
+parked one executes nothing, so it is in none of those sets. A yield's pull
+(:func:`.convergence.pull`) takes only ready lanes, and a thread exits only by its own
+``EXIT``. Meanwhile a parked thread counts as live and not arrived: a CTA barrier and its
+warp's ``BSYNC``/``WARPSYNC`` wait for it (as on the GPU), unless nothing else can run and
+:func:`.convergence.force` lets the convergence waits go (tests/test_trace_spinwait.py).
 """
 
 from __future__ import annotations
