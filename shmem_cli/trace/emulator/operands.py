@@ -9,6 +9,16 @@ integer (``-x`` is two's complement, ``~x`` bitwise not), ``"f"`` float32 (sign 
 
 While :func:`collecting_destinations` is open, every writer made records the registers it
 writes (a :data:`Dest`): what an instruction writes, known once when it is decoded.
+
+A plain register read over every thread (a slice: a converged step, or a wide one) is a view
+of the register file, not a copy. So a step computes every value it writes before its first
+write: a destination may be a source, or overlap one (``IMAD.WIDE.U32 R2, R3, 0x4, R2``,
+``IADD3 R0, P0, R0, R7, RZ``, ``LDS.64 R2, [R2]``), and numpy's arithmetic makes new arrays.
+A step that writes two destinations and computes the second after the first reads only
+copies: predicate operands (:func:`read_pred`), a register's lanes (``VIMNMX``'s). Issue
+29/30's review ran every instruction form of the tests' cubins, each source renamed onto each
+destination, over views and over copies: they agree (tests/test_trace_ops_alias.py keeps the
+forms that overlap).
 """
 
 from __future__ import annotations
