@@ -334,19 +334,24 @@ class Repeats:
         reads: str = "",
         why: str = "",
         advice: str = SpinError.GIVE,
+        held_back: bool = False,
     ) -> SpinError:
         """The located error of a block that repeats itself; ``reads``: what its spinning
-        threads re-read, ``why``: why no other block can end the wait."""
+        threads re-read, ``why``: why no other block can end the wait; ``held_back``: other
+        blocks might, but no more batches may be set aside to run them (``why`` says so)."""
         waiting = int(np.count_nonzero(~blk.exited))
         said = (
             reads
             or "a lock no one releases, a flag no one sets; a grid is traced a batch at a time"
         )
-        why = (
-            f"{blk.cta_name(0) if blk.ctas == 1 else 'a batch of blocks'} can never end: its "
-            f"{waiting:,} running thread(s) came back to a state with nothing written since "
-            f"({said}){why}"
-        )
+        name = blk.cta_name(0) if blk.ctas == 1 else "a batch of blocks"
+        if held_back:
+            why = f"{name} waits on memory that blocks not run yet may write ({said}){why}"
+        else:
+            why = (
+                f"{name} can never end: its {waiting:,} running thread(s) came back to a state "
+                f"with nothing written since ({said}){why}"
+            )
         at, loop = hot_loop(instructions, hits)
         error = SpinError(f"{why}, looping in {loop}", advice)
         if at.file and at.line:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Rebuild the cubins kept here from hostile.cu and hostile2.cu (needs nvcc; the tests use the
-# kept cubins).
+# Rebuild the cubins kept here from hostile.cu, hostile2.cu and hostile3.cu (needs nvcc; the
+# tests use the kept cubins).
 # Usage: bash tests/data/hostile/build.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 nvcc -cubin -lineinfo -O3 -arch=sm_90 -o hostile.sm_90.cubin hostile.cu
 nvcc -cubin -lineinfo -O3 -arch=sm_90 -o hostile2.sm_90.cubin hostile2.cu
+nvcc -cubin -lineinfo -O3 -arch=sm_90 -o hostile3.sm_90.cubin hostile3.cu

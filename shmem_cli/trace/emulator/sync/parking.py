@@ -73,8 +73,8 @@ class Group:
     addresses: Any
     values: Any
     reader: Instruction | None
-    shared: Any  # the shared memory of their CTAs then
-    windows: Any  # where it lies in Block.smem
+    shared: Any  # the shared memory of their CTAs then, a row per CTA
+    ctas: Any  # those CTAs (their windows in Block.smem: _windows)
 
 
 class Parking:
@@ -99,10 +99,10 @@ class Parking:
             addresses = np.unique(np.concatenate(spans)) if spans else np.zeros(0, np.int64)
             reader = log[0][2] if log else None
             values = _bytes_at(blk, addresses, reader)
-        windows = _windows(blk, ids)
-        shared = blk.smem[windows].copy()
+        ctas = np.unique(blk.cta[ids])
+        shared = _windows(blk, ctas)  # a copy (fancy indexing)
         epoch, atomics = memory.epoch, blk.atomic_changes
-        self.groups.append(Group(ids, epoch, atomics, addresses, values, reader, shared, windows))
+        self.groups.append(Group(ids, epoch, atomics, addresses, values, reader, shared, ctas))
         self.pc[ids] = blk.sched[ids]
         blk.sched[ids] = PARKED
         blk.parks += 1
@@ -131,12 +131,13 @@ class Parking:
         blk: Block,
         function: Function,
         stuck: Callable[[Wait], bool] | None,
-        fail: Callable[[str, str, str], SpinError],
+        fail: Callable[[str, str, str, bool], SpinError],
     ) -> None:
         """No thread can run but parked ones: wake those whose memory changed, else release
         a barrier, else hand the wait to ``stuck`` (another block may write the memory; it
-        returns once that memory changed) or fail with ``fail(reads, why, advice)`` (the
-        spin's error: what the threads re-read, why no block writes it, what to do)."""
+        returns once that memory changed) or fail with ``fail(reads, why, advice, held_back)``
+        (the spin's error: what the threads re-read, why no block writes it, what to do, and
+        whether other blocks might but no more batches may be set aside to run them)."""
         if self.wake(blk):
             return
         try:
@@ -146,14 +147,17 @@ class Parking:
             pass  # no barrier can go: the parked threads wait on memory
         wait = Wait(blk, self.groups)
         if stuck is None or not wait.global_reads or not stuck(wait):
-            raise fail(wait.reads(), wait.why, wait.advice)
+            raise fail(wait.reads(), wait.why, wait.advice, wait.held_back)
         self.wake(blk)  # another block wrote what a group reads
 
 
-def _windows(blk: Block, ids: Any) -> Any:
-    """The offsets in :attr:`.state.Block.smem` of the shared memory of the CTAs of ``ids``."""
-    ctas = np.unique(blk.cta[ids])
-    return (ctas[:, None] * blk.smem_stride + np.arange(blk.smem_size)).ravel()
+def _windows(blk: Block, ctas: Any) -> Any:
+    """The shared memory of the CTAs ``ctas`` now, a row per CTA (a copy). An index array of
+    their bytes would take 8 bytes per byte of shared memory, for every group parked in every
+    batch set aside (3.7 GB for 25 batches of 227 KiB CTAs)."""
+    return blk.smem[: blk.ctas * blk.smem_stride].reshape(blk.ctas, blk.smem_stride)[
+        ctas, : blk.smem_size
+    ]
 
 
 def _bytes_at(blk: Block, addresses: Any, reader: Instruction | None) -> Any:
@@ -173,7 +177,7 @@ def _changed(blk: Block, g: Group) -> bool:
     memory = blk.launch.memory
     if g.atomics != blk.atomic_changes:
         return True
-    if not np.array_equal(blk.smem[g.windows], g.shared):
+    if not np.array_equal(_windows(blk, g.ctas), g.shared):
         return True
     if g.epoch == memory.epoch:
         return False
@@ -201,6 +205,7 @@ class Wait:
         self.ctas = sorted({int(c) for c in np.unique(blk.cta[ids])})
         self.why = ""  # why no other block can end the wait (the grid's scheduler says)
         self.advice = SpinError.GIVE
+        self.held_back = False  # other blocks might write it, but none may run (the bound)
 
     def changed(self) -> bool:
         """Whether memory some parked group reads changed."""

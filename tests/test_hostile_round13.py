@@ -1,0 +1,38 @@
+"""Hostile launches and kernels of the thirteenth adversarial round (docs/robustness.md, "What
+was found and fixed", item 13): well-formed kernels that claim or cause too much work. Each ends
+with a result or a located error (exit status 2) in seconds and under 1 GiB
+(:func:`tests.hostile.refused`).
+
+The kernels are tests/data/hostile/hostile3.cu (its cubin kept; build.sh there).
+"""
+
+from __future__ import annotations
+
+from .conftest import needs_nvdisasm
+from .hostile import HOSTILE, refused, shmem
+
+pytestmark = needs_nvdisasm
+
+CUBIN3 = HOSTILE / "hostile3.sm_90.cubin"
+
+
+def _trace(kernel: str, *args: str) -> tuple[str, ...]:
+    return ("trace", str(CUBIN3), "-k", kernel, "--no-tables", *args)
+
+
+def test_blocks_that_wait_on_later_ones_holding_all_their_shared_memory_stay_bounded() -> None:
+    # 65,536 blocks of 1,024 threads and 227 KiB of shared memory, each waiting on the next:
+    # batch after batch is set aside. Their parked threads kept an 8-byte index per byte of
+    # their CTAs' shared memory, and the state counted against the bound was a third of what
+    # they held: 25 batches, 3.7 GB (an out-of-memory error under a 3 GB limit, 28 s). Now
+    # every array a batch keeps is counted, and the bound is 512 MiB: about 3 s and 600 MB.
+    ran = shmem(*_trace("chain_smem", "-b", "1024", "--dynamic-smem", "232448", "-g", "65536"))
+    refused(
+        ran,
+        "hostile3.cu:13:1: error: a batch of blocks waits on memory that blocks not run yet "
+        "may write (re-reading 'flag'+",
+        "but no more batches are set aside to run them: ",
+        "MiB of state (at most 64 batches, 512 MiB)",
+        "trace fewer blocks (--grid)",
+    )
+    assert "can never end" not in ran.text  # later blocks would end it
