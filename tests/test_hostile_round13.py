@@ -8,6 +8,8 @@ The kernels are tests/data/hostile/hostile3.cu (its cubin kept; build.sh there).
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import needs_nvdisasm
 from .hostile import HOSTILE, refused, shmem
 
@@ -36,3 +38,30 @@ def test_blocks_that_wait_on_later_ones_holding_all_their_shared_memory_stay_bou
         "trace fewer blocks (--grid)",
     )
     assert "can never end" not in ran.text  # later blocks would end it
+
+
+@pytest.mark.parametrize(
+    ("dims", "box", "rank"),
+    [("64x64x64x64x64", "16x16x16x16x16", 5), ("4096", "256", 1)],
+)
+def test_a_tma_copy_through_a_map_of_another_rank_is_refused_at_the_copy(
+    dims: str, box: str, rank: int
+) -> None:
+    # a 5-D map under a 2-D copy was "internal emulator error: tuple index out of range"; a
+    # 1-D one was read with the copy's second coordinate ignored
+    tensor = f"map=tensormap:dtype=u8,dims={dims},box={box}"
+    ran = shmem(*_trace("tma_2d", "-b", "32", "--dynamic-smem", "4096", "-a", tensor, "-a", "tx=0"))
+    refused(
+        ran,
+        f"hostile3.cu:31:1: error: a 2-D TMA copy through a tensor map of rank {rank}",
+        "give a map of rank 2",
+    )
+    assert "internal emulator error" not in ran.text
+
+
+def test_a_tma_copy_through_a_map_of_its_rank_runs() -> None:
+    tensor = "map=tensormap:dtype=u8,dims=64x64,box=16x16"
+    args = ("-b", "32", "--dynamic-smem", "4096", "-a", tensor, "-a", "tx=256")
+    ran = shmem(*_trace("tma_2d", *args))
+    assert ran.code == 0, ran.text[-2000:]
+    assert "TMA load of 256 B into shared" in ran.text
