@@ -65,3 +65,15 @@ def test_a_tma_copy_through_a_map_of_its_rank_runs() -> None:
     ran = shmem(*_trace("tma_2d", *args))
     assert ran.code == 0, ran.text[-2000:]
     assert "TMA load of 256 B into shared" in ran.text
+
+
+def test_a_stack_frame_larger_than_the_traces_stack_is_said_so() -> None:
+    # a 1 MiB local array was blamed on calls nesting too deep ("a recursion that does not
+    # end?") in a kernel that makes no call
+    ran = shmem(*_trace("big_frame", "-b", "32", "-a", "n=10"))
+    refused(
+        ran,
+        "hostile3.cu:47:1: error: local access at 0xfff04000, below the stack: the kernel's "
+        "stack frame (local arrays, spills) is larger than the 16,384 bytes the trace gives",
+    )
+    assert "recursion" not in ran.text

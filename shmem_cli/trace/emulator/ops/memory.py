@@ -24,6 +24,7 @@ from ..memory_bytes import gather, gather_taint, or_all, scatter, scatter_taint
 from ..op_table import Context, Step, op, unsupported
 from ..operands import const_read, read_pred, read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import LOCAL_BYTES, LOCAL_WINDOW, SHARED_WINDOW_HI, Block, Idx, TraceError
+from ..sync.calls import below_stack
 
 _U = np.uint32
 
@@ -153,12 +154,9 @@ def local_offsets(b: Block, tids: Any, addr: Any, width: int, ins: Instruction) 
         bad = int(a.max())
         if bad < 1 << 31:
             raise TraceError(f"local access at 0x{bad:x} beyond {LOCAL_BYTES} bytes", ins)
-        raise TraceError(
-            f"local access at 0x{bad:x}, below the stack: the calls nest deeper than the "
-            f"{LOCAL_BYTES:,} bytes of local memory the trace gives a thread hold (a "
-            "recursion that does not end?)",
-            ins,
-        )
+        low = tids[a >= 1 << 31] if np.shape(a) == np.shape(tids) else np.asarray(tids)
+        why = below_stack(bool(np.count_nonzero(b.call_frame[low])))
+        raise TraceError(f"local access at 0x{bad:x}, below the stack: {why}", ins)
     if a.size:  # the lowest byte touched: the state below it is zeros (Block.machine_arrays)
         b.local_low = min(b.local_low, int(a.min()))
     return tids.astype(np.int64) * LOCAL_BYTES + a

@@ -27,6 +27,20 @@ MAX_CALL_DEPTH = LOCAL_BYTES // 4
 MAX_KEPT_SITES = 1 << 20
 
 
+def below_stack(in_call: bool) -> str:
+    """Why a thread's local access fell below its stack: a frame of the kernel itself (no
+    call made: its local arrays) too large for it, or calls (``in_call``) nested too deep."""
+    if not in_call:
+        return (
+            "the kernel's stack frame (local arrays, spills) is larger than the "
+            f"{LOCAL_BYTES:,} bytes the trace gives a thread: make its local arrays smaller"
+        )
+    return (
+        f"the calls nest deeper than the {LOCAL_BYTES:,} bytes of local memory the trace "
+        "gives a thread (a recursion that does not end, or frames too large?)"
+    )
+
+
 class CallPaths:
     """Frame 0 is no call; a frame's id stays its own while the block runs."""
 
