@@ -15,16 +15,17 @@ aside in.
 An error raised in a batch's thread is raised again by the owner. When the trace stops (an
 error, an interrupt), every thread still alive unwinds (:class:`Abandoned`, raised where it
 paused, or by the launch's budget check in one an interrupt cut short: ``halt``) and is
-joined before the error goes on (:meth:`Turns.stop`).
+joined before the error goes on (:meth:`Turns.stop`). A signal's handler runs in the owner
+between any two of its bytecodes, so an interrupt may also cut short a hand-off, a thread's
+start or a join: the stop hands every thread the turn to unwind, whatever it was told, and
+a signal that comes while the threads are joined goes on once they all are
+(tests/test_trace_turns.py).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-
-#: how long the owner waits at a time for a thread an interrupt cut short (it looks again)
-POLL_SECONDS = 0.05
 
 
 class Abandoned(BaseException):
@@ -98,40 +99,52 @@ class Turns:
         turn.back.acquire()
         self.current = None
         if turn.state != "paused":
-            self._join(turn)
+            late = self._join(turn)
+            if late is not None:
+                raise late
             if turn.error is not None:
                 raise turn.error
 
     def stop(self, halt: Callable[[bool], None]) -> None:
-        """The trace stops: a thread cut short while it had the turn (an interrupt) stops at
-        its next budget check (``halt(True)`` tells the checks; ``halt(False)`` after), every
-        paused one unwinds; each is joined, whatever it raised left unsaid."""
+        """The trace stops: every thread still alive unwinds and is joined, one at a time,
+        the one that had the turn first. Each is handed the turn to unwind: one paused or
+        not yet started at once, one an interrupt cut short while it ran at its next budget
+        check (``halt(True)`` tells the checks; ``halt(False)`` after) or pause. So is one
+        whose hand-off the interrupt cut short (marked running, never let go), and one whose
+        start it cut short ends as soon as it starts, if ever. Whatever the threads raised
+        is left unsaid; an interrupt or SIGTERM that comes meanwhile goes on once all are
+        joined."""
         running, self.current = self.current, None
-        if running is not None and running.state == "running":
-            halt(True)
-            try:
-                while running.state == "running":
-                    _uninterrupted(lambda: running.back.acquire(timeout=POLL_SECONDS))
-            finally:
-                halt(False)
-        for turn in list(self.alive):
-            if turn.state in ("new", "paused"):
+        late: BaseException | None = None
+        halt(True)
+        try:
+            for turn in sorted(self.alive, key=lambda t: t is not running):
                 turn.abandon = True
                 turn.go.release()
-            self._join(turn)
+                came = self._join(turn)
+                late = late or came
+        finally:
+            halt(False)
+        if late is not None:
+            raise late
 
-    def _join(self, turn: Turn) -> None:
-        _uninterrupted(turn.thread.join)
+    def _join(self, turn: Turn) -> BaseException | None:
+        """Join ``turn``'s thread (not one never started); an interrupt or SIGTERM that came
+        meanwhile, for the caller to raise."""
+        late = None if turn.thread.ident is None else _uninterrupted(turn.thread.join)
         if turn in self.alive:
             self.alive.remove(turn)
+        return late
 
 
-def _uninterrupted(wait: Callable[[], object]) -> None:
-    """``wait()``, again where an interrupt cut it short (the threads must be joined before
-    the interrupt goes on; the one that has the turn stops within a budget check)."""
+def _uninterrupted(wait: Callable[[], object]) -> BaseException | None:
+    """``wait()``, again where an interrupt or SIGTERM (shmem's handler raises SystemExit)
+    cut it short: the threads must be joined before it goes on (the one that has the turn
+    stops within a budget check). The first that came, for the caller to raise."""
+    came: BaseException | None = None
     while True:
         try:
             wait()
-            return
-        except KeyboardInterrupt:
-            continue
+            return came
+        except (KeyboardInterrupt, SystemExit) as exc:
+            came = came or exc
