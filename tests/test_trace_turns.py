@@ -136,3 +136,24 @@ def test_a_sigterm_while_the_threads_are_joined_goes_on_once_all_are(
     assert said == ["shmem-batch-1"]
     assert isinstance(caught, Terminated) and caught.code == 143
     assert _batch_threads() == []
+
+
+@needs_nvdisasm
+@pytest.mark.usefixtures("one_block_a_batch")
+def test_an_interrupt_while_an_ended_batch_s_thread_is_joined_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C as the owner joins block 4's thread, which ran to its end: the join went on
+    (as it must) and the interrupt was dropped, the trace running on to its end."""
+    join, said = threading.Thread.join, []
+
+    def joined(self: threading.Thread, timeout: float | None = None) -> None:
+        if self.name == "shmem-batch-4" and not said:
+            said.append(self.name)
+            raise KeyboardInterrupt
+        join(self, timeout)
+
+    monkeypatch.setattr(threading.Thread, "join", joined)
+    assert isinstance(_traced_on_a_thread(tmp_path), KeyboardInterrupt)
+    assert said == ["shmem-batch-4"]
+    assert _batch_threads() == []
