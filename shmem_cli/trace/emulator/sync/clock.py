@@ -26,6 +26,21 @@ before the read: :data:`FIRST_JUMP` cycles, then twice the warp's previous jump 
 instruction, so a wait of N cycles ends after about log2(N / FIRST_JUMP) + 2 iterations; the
 jumps start again from the first once the warp does observable work. A jump is a stall of
 the warp, a legal schedule: every value read from a clock is marked inexact (taint) anyway.
+
+The jump is the whole CTA's, so it is made only where no other warp of the CTA can work
+(issue 30): one warp's wait must not use up another's time (``while (clock64() - t0 <
+budget) { work(); ++n; }`` in one warp while another sleeps). Where a thread outside the
+warps waiting on the clock can run (:meth:`Host.busy`), a jump longer than
+:data:`CTA_STALL` is not made: the warp *yields* (:meth:`Host.yielded`, parked by
+:mod:`.clock_wait`) till the CTA's clock, moved on by the others' work, passes what the jump
+would have reached (:attr:`Clock.until`), or till no thread of the CTA can run; its first
+read then jumps nothing (it reads the time the others made), its next ones go on doubling.
+A jump goes no further than the earliest ``until`` of a yielded warp of the CTA, which runs
+next. The first two jumps of a wait (up to :data:`CTA_STALL`: 3,072 cycles in all) stall
+the whole CTA even so: the model's 2 cycles a warp instruction is the pace of a busy SM,
+and a latency-bound loop (a contended compare-and-swap) runs far slower; the H200 ran two
+warps' ``atomicAdd`` loops in step where one had first waited up to 3,000 cycles
+(tests/data/trace/casloops and atomloops, ``skew``), and partly alone at 30,000.
 The clock stops jumping at :data:`CAP` cycles (73 years at 2 GHz): a wait longer than that
 is endless, and the budget stops it. A 32-bit read's jumps (``S2R``/``S2UR`` of a clock,
 ``CS2R.32``: a wait measured in 32 bits, ``(unsigned)clock() - t0 < C``) grow no longer
@@ -41,7 +56,7 @@ clock was read in between, and a loop that reads no clock cannot end by it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -54,6 +69,9 @@ CYCLES_PER_WARP_INSTRUCTION = 2
 CYCLES_PER_NS = 2  # the global timer's nanoseconds: cycles at 2 GHz
 #: the first jump of a spinning warp's clock, in cycles (then doubled at each spin read)
 FIRST_JUMP = 1024
+#: a jump no longer than this (cycles: a wait's first two) stalls the whole CTA even while
+#: another warp could work; a longer one waits till none can (:mod:`.clock_wait`)
+CTA_STALL = 2 * FIRST_JUMP
 #: the clock jumps no further than this (cycles): a wait past it is endless
 CAP = 1 << 62
 #: a 32-bit read's jumps grow no longer than this (cycles): see the module's docstring
@@ -94,6 +112,19 @@ def observable(ins: Instruction) -> bool:
     return ins.opcode not in QUIET
 
 
+class Host(Protocol):
+    """What the scheduler tells the clock, and is told (:mod:`.clock_wait`)."""
+
+    def busy(self) -> Any:
+        """Per CTA: whether a thread can run that is not of a warp waiting on the clock."""
+
+    def yielded(self, warps: Any) -> None:
+        """Warps ``warps`` wait on the clock (till :attr:`Clock.until`) while others work."""
+
+    def hurry(self) -> None:
+        """A jump reached a parked warp's :attr:`Clock.until`: it should run again soon."""
+
+
 class Clock:
     """The clocks of a batch's CTAs and its warps' spins on them."""
 
@@ -110,6 +141,14 @@ class Clock:
         # (-1: none yet) and the jump that read made (0: none)
         self.seen: dict[int, Any] = {}
         self.jumps: dict[int, Any] = {}
+        # per warp: its epoch at its last read where that was a spin (-1: it was none); the
+        # warp waits on the clock while this is its epoch
+        self.spun = np.full(warps, -1, dtype=np.int64)
+        # per warp that yielded (Host.yielded): the value its wait goes on at, and its CTA
+        self.until = np.full(warps, -1, dtype=np.int64)
+        self.home = np.zeros(warps, dtype=np.int64)
+        self.woke = np.zeros(warps, dtype=bool)  # parked till now: its next spin jumps not
+        self.host: Host | None = None  # None: no other warp can run (a lone warp's waits)
         self.reads = 0  # steps that read a clock (part of the block's state: Repeats)
         self.spins = 0  # reads that made a jump (the report's note)
         self.high: Any = None  # the high words of the last value read (CS2R's pair)
@@ -117,6 +156,15 @@ class Clock:
     def touch(self, warps: Any) -> None:
         """Warps ``warps`` ran an observable instruction: their spins end."""
         self.epoch[warps] += 1
+
+    def waiting(self) -> Any:
+        """Per warp: whether it waits on the clock (its last read a spin, nothing since)."""
+        return self.spun == self.epoch
+
+    def now(self, ctas: Any) -> Any:
+        """The clock of each of ``ctas`` (cycles), as a read would give it (less the +1)."""
+        own = self.work[ctas] * CYCLES_PER_WARP_INSTRUCTION // self.warp_size
+        return np.maximum(self.last[ctas], own + self.jumped[ctas])
 
     def read(self, name: str, warps: Any, ctas: Any, ins: Instruction) -> Any:
         """The word ``name`` names of the clock each thread reads (threads of warps
@@ -129,19 +177,51 @@ class Clock:
         jump = self.jumps.setdefault(pc, np.zeros(self.warps, dtype=np.int64))
         spin = seen[uw] == self.epoch[uw]
         seen[uw] = self.epoch[uw]
+        self.spun[uw] = np.where(spin, self.epoch[uw], -1)
         doubled = 2 * np.minimum(jump[uw], CAP // 2)
         jump[uw] = np.where(spin, np.clip(doubled, FIRST_JUMP, cap), 0)
+        yields, fresh = None, self.woke[uw]
+        self.woke[uw] = False
         if spin.any():
-            self.spins += 1
-            add = np.zeros(len(self.jumped), dtype=np.int64)
-            np.maximum.at(add, wc, jump[uw])
-            self.jumped += np.minimum(add, CAP - self.jumped)
+            sw, sc = uw[spin], wc[spin]
+            busy = self.host.busy()[sc] if self.host is not None else np.zeros(len(sw), bool)
+            stay = busy & (jump[sw] > CTA_STALL)  # they yield to the busy warps
+            go = ~stay & ~fresh[spin]  # (a warp just woken reads the time the others made)
+            self._jump(sc[go], jump[sw[go]])
+            if stay.any():
+                yields = sw[stay], sc[stay]
         uc = np.unique(wc)
         own = self.work[uc] * CYCLES_PER_WARP_INSTRUCTION // self.warp_size
         self.last[uc] = np.maximum(self.last[uc] + 1, own + self.jumped[uc])
+        if yields is not None and self.host is not None:
+            yw, yc = yields
+            self.home[yw] = yc
+            self.until[yw] = self.last[yc] + jump[yw]
+            self.host.yielded(yw)
         value = self.last[ctas]
         if name.startswith("SR_GLOBALTIMER"):
             value = value // CYCLES_PER_NS
         low = (value & _WORD).astype(np.uint32)
         self.high = (value >> 32).astype(np.uint32)
         return self.high if name.endswith("HI") else low
+
+    def _jump(self, ctas: Any, jumps: Any) -> None:
+        """Jump the clocks of ``ctas`` (the CTA of each spinning warp that jumps) by the most
+        of their warps' ``jumps``, but no further than the earliest :attr:`until` of a warp
+        there that yielded: it goes on first."""
+        if not len(ctas):
+            return
+        add = np.zeros(len(self.jumped), dtype=np.int64)
+        np.maximum.at(add, ctas, jumps)
+        parked = np.flatnonzero(self.until >= 0)
+        if len(parked):
+            soonest = np.full(len(self.jumped), CAP, dtype=np.int64)
+            np.minimum.at(soonest, self.home[parked], self.until[parked])
+            uc = np.unique(ctas)
+            room = np.maximum(soonest[uc] - self.now(uc), 0)
+            if (add[uc] >= room).any() and self.host is not None:
+                self.host.hurry()
+            add[uc] = np.minimum(add[uc], room)
+        if add.any():
+            self.spins += 1
+        self.jumped += np.minimum(add, CAP - self.jumped)

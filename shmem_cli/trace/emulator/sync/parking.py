@@ -20,7 +20,8 @@ and no group's memory changed, the block waits on memory only another block can 
 (:class:`Wait`, handed to the grid's scheduler: :mod:`.waiting_blocks`), or on nothing that
 can change: the spin never ends, and the trace stops with the located error it always gave.
 
-Nothing but :meth:`Parking.wake` moves a parked thread, so restoring its kept index neither
+Nothing but :meth:`Parking.wake` (and :meth:`Parking.idle`, for warps parked while they
+wait on the clock: :mod:`.clock_wait`) moves a parked thread, so restoring its kept index neither
 skips nor repeats work. Besides a thread's own step, :attr:`.state.Block.sched` is written
 only for threads registered as waiting: at a CTA or cluster barrier (``Block.waiting``), a
 ``BSYNC`` or ``WARPSYNC`` (``converge.at``), in a sleep (``converge.sleep``) or on an
@@ -45,15 +46,13 @@ from ..budget import SpinError
 from ..global_memory import READ_LOG
 from ..trace_error import TraceError
 from .barriers import release
-from .convergence_state import BLOCKED
+from .clock_wait import PARKED, ClockWaits
 
 if TYPE_CHECKING:
     from ....cuda.sass import Function, Instruction
     from ..global_memory import GlobalMemory
     from ..state import Block
 
-#: what a parked thread's :attr:`.state.Block.sched` holds (no ready thread is past BLOCKED)
-PARKED = BLOCKED + 1
 #: steps between looks at what the parked threads read
 LOOK_EVERY = 64
 #: the places of waited-on memory named in a message at most
@@ -84,10 +83,12 @@ class Parking:
         self.pc = np.full(blk.threads, -1, dtype=np.int64)  # a parked thread's next index
         self.groups: list[Group] = []
         self.next_look = 0
+        # warps waiting on the clock while others work (.clock_wait)
+        self.clock = ClockWaits(blk, self.pc, self._recount)
+        self.count = 0  # groups parked, and warps waiting on the clock
 
-    @property
-    def count(self) -> int:
-        return len(self.groups)
+    def _recount(self) -> None:
+        self.count = len(self.groups) + self.clock.count
 
     def park(self, blk: Block, ids: Any, steps: int) -> None:
         """Threads ``ids`` spin: they yield to the others until memory they read changes."""
@@ -107,24 +108,30 @@ class Parking:
         blk.sched[ids] = PARKED
         blk.parks += 1
         self.next_look = steps + LOOK_EVERY
+        self._recount()
 
     def look(self, blk: Block, steps: int) -> bool:
-        """Wake the groups whose memory changed (every :data:`LOOK_EVERY` steps); whether
-        any woke."""
-        if steps < self.next_look:
+        """Every :data:`LOOK_EVERY` steps, and at once where a warp yielded to wait on the
+        clock: park the warps that did, and wake the groups whose memory changed and the
+        warps whose time came (:mod:`.clock_wait`); whether any thread was parked or woke."""
+        if steps < self.next_look and not self.clock.soon:
             return False
         self.next_look = steps + LOOK_EVERY
-        return self.wake(blk)
+        self.clock.soon = False
+        parked = self.clock.park()
+        return self.wake(blk) or parked
 
     def wake(self, blk: Block) -> bool:
-        """Wake every group whose memory changed; whether any."""
+        """Wake every group whose memory changed, and every warp waiting on the clock whose
+        time came; whether any."""
         woke = [g for g in self.groups if _changed(blk, g)]
         for g in woke:
             blk.sched[g.ids] = self.pc[g.ids]
             self.pc[g.ids] = -1
         if woke:
             self.groups = [g for g in self.groups if g not in woke]
-        return bool(woke)
+            self._recount()
+        return self.clock.wake() or bool(woke)
 
     def idle(
         self,
@@ -134,17 +141,23 @@ class Parking:
         fail: Callable[[str, str, str, bool], SpinError],
     ) -> None:
         """No thread can run but parked ones: wake those whose memory changed, else release
-        a barrier, else hand the wait to ``stuck`` (another block may write the memory; it
-        returns once that memory changed) or fail with ``fail(reads, why, advice, held_back)``
-        (the spin's error: what the threads re-read, why no block writes it, what to do, and
-        whether other blocks might but no more batches may be set aside to run them)."""
+        a barrier, else wake the warps waiting on the clock (their reads jump), else hand
+        the wait to ``stuck`` (another block may write the memory; it returns once that
+        memory changed) or fail with ``fail(reads, why, advice, held_back)`` (the spin's
+        error: what the threads re-read, why no block writes it, what to do, and whether
+        other blocks might but no more batches may be set aside to run them)."""
+        self.clock.park()  # (a warp that yielded and then exited: dropped)
         if self.wake(blk):
             return
         try:
             release(blk, function)
             return
-        except TraceError:
-            pass  # no barrier can go: the parked threads wait on memory
+        except TraceError as exc:
+            error = exc  # no barrier can go: the parked threads wait on memory or the clock
+        if self.clock.wake(everyone=True):
+            return
+        if not self.groups:
+            raise error
         wait = Wait(blk, self.groups)
         if stuck is None or not wait.global_reads or not stuck(wait):
             raise fail(wait.reads(), wait.why, wait.advice, wait.held_back)

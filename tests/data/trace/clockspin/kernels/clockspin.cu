@@ -124,3 +124,72 @@ extern "C" __global__ void cs_timeout(int *flag, float *out, long long cycles) {
   }
   out[threadIdx.x] = threadIdx.x;
 }
+
+// two warps of one block (launch with 64 threads): the warp `waiter` waits `wait` cycles on
+// the clock while the warp `worker` works (a volatile shared load and store an iteration)
+// until its own deadline of `budget` cycles, both from one t0, and writes how many
+// iterations it ran (each of its lanes). The wait's loop comes first in the code (the
+// emulator runs the smallest pc first). On the GPU the two run side by side: the wait takes
+// none of the worker's budget
+extern "C" __global__ void cs_overlap(int *count, int waiter, int worker, long long wait,
+                                      long long budget) {
+  __shared__ int s[32];
+  volatile int *v = s;
+  int lane = threadIdx.x % 32;
+  long long t0 = clock64();
+  if (threadIdx.x / 32 == waiter) {
+    while (clock64() - t0 < wait) {
+    }
+  }
+  if (threadIdx.x / 32 == worker) {
+    int n = 0;
+    v[lane] = 0;
+    while (clock64() - t0 < budget) {
+      v[lane] += 1;
+      ++n;
+    }
+    count[lane] = n;
+  }
+}
+
+// the same two warps: the warp `worker` times its own section (n volatile shared loads)
+// from the t0 both read, while the warp `waiter` waits `wait` cycles; dt[lane] is the
+// section's time
+extern "C" __global__ void cs_overlap_timed(long long *dt, int waiter, int worker,
+                                            long long wait, int n) {
+  __shared__ int s[32];
+  volatile int *v = s;
+  int lane = threadIdx.x % 32;
+  long long t0 = clock64();
+  if (threadIdx.x / 32 == waiter) {
+    while (clock64() - t0 < wait) {
+    }
+  }
+  if (threadIdx.x / 32 == worker) {
+    v[lane] = lane;
+    int acc = 0;
+    for (int i = 0; i < n; ++i) acc += v[(lane + i) % 32];
+    dt[lane] = clock64() - t0 + (acc & 0);
+  }
+}
+
+// the warp `waiter` waits `wait` cycles, then sets a flag the warp `watcher` spins on (a
+// handshake: the watcher is parked as a spin on memory, the waiter's clock jumps once it
+// is); the watcher writes what it read, the waiter its wait's length (lanes each)
+extern "C" __global__ void cs_handoff(int *flag, long long *waited, int *seen, int waiter,
+                                      int watcher, long long wait) {
+  int lane = threadIdx.x % 32;
+  long long t0 = clock64();
+  if (threadIdx.x / 32 == waiter) {
+    long long t = clock64();
+    while (t - t0 < wait) t = clock64();
+    waited[lane] = t - t0;
+    if (lane == 0) *(volatile int *)flag = 1;
+  }
+  if (threadIdx.x / 32 == watcher) {
+    int f;
+    while ((f = *(volatile int *)flag) == 0) {
+    }
+    seen[lane] = f;
+  }
+}
