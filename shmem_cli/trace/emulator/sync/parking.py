@@ -21,8 +21,8 @@ and no group's memory changed, the block waits on memory only another block can 
 can change: the spin never ends, and the trace stops with the located error it always gave.
 
 Nothing but :meth:`Parking.wake` (and :meth:`Parking.idle`, for warps parked while they
-wait on the clock: :mod:`.clock_wait`) moves a parked thread, so restoring its kept index neither
-skips nor repeats work. Besides a thread's own step, :attr:`.state.Block.sched` is written
+wait on the clock: :mod:`.clock_wait`) moves a parked thread, so restoring its kept index
+neither skips nor repeats work. Besides a thread's own step, :attr:`.state.Block.sched` is written
 only for threads registered as waiting: at a CTA or cluster barrier (``Block.waiting``), a
 ``BSYNC`` or ``WARPSYNC`` (``converge.at``), in a sleep (``converge.sleep``) or on an
 mbarrier (its waiters). A thread registers by executing the instruction, which also makes it
