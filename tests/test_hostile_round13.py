@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from shmem_cli.hardware.arch import rules_for
+
 from .conftest import needs_nvdisasm
 from .hostile import HOSTILE, refused, shmem
 
@@ -22,6 +24,7 @@ def _trace(kernel: str, *args: str) -> tuple[str, ...]:
     return ("trace", str(CUBIN3), "-k", kernel, "--no-tables", *args)
 
 
+@pytest.mark.slow  # 3-6 s
 def test_blocks_that_wait_on_later_ones_holding_all_their_shared_memory_stay_bounded() -> None:
     # 65,536 blocks of 1,024 threads and 227 KiB of shared memory, each waiting on the next:
     # batch after batch is set aside. Their parked threads kept an 8-byte index per byte of
@@ -31,7 +34,7 @@ def test_blocks_that_wait_on_later_ones_holding_all_their_shared_memory_stay_bou
     ran = shmem(*_trace("chain_smem", "-b", "1024", "--dynamic-smem", "232448", "-g", "65536"))
     refused(
         ran,
-        "hostile3.cu:13:1: error: a batch of blocks waits on memory that blocks not run yet "
+        "hostile3.cu:14:1: error: a batch of blocks waits on memory that blocks not run yet "
         "may write (re-reading 'flag'+",
         "but no more batches are set aside to run them: ",
         "MiB of state (at most 64 batches, 512 MiB)",
@@ -53,7 +56,7 @@ def test_a_tma_copy_through_a_map_of_another_rank_is_refused_at_the_copy(
     ran = shmem(*_trace("tma_2d", "-b", "32", "--dynamic-smem", "4096", "-a", tensor, "-a", "tx=0"))
     refused(
         ran,
-        f"hostile3.cu:31:1: error: a 2-D TMA copy through a tensor map of rank {rank}",
+        f"hostile3.cu:32:1: error: a 2-D TMA copy through a tensor map of rank {rank}",
         "give a map of rank 2",
     )
     assert "internal emulator error" not in ran.text
@@ -73,7 +76,48 @@ def test_a_stack_frame_larger_than_the_traces_stack_is_said_so() -> None:
     ran = shmem(*_trace("big_frame", "-b", "32", "-a", "n=10"))
     refused(
         ran,
-        "hostile3.cu:47:1: error: local access at 0xfff04000, below the stack: the kernel's "
+        "hostile3.cu:48:1: error: local access at 0xfff04000, below the stack: the kernel's "
         "stack frame (local arrays, spills) is larger than the 16,384 bytes the trace gives",
     )
     assert "recursion" not in ran.text
+
+
+@pytest.mark.parametrize(
+    ("kernel", "block", "said"),
+    [
+        # 215 registers a thread (EIATTR_REGCOUNT): 27 units of 256 a warp, 9 warps an SM
+        (
+            "many_regs",
+            "512",
+            "--block 512,1,1 (512 threads): many_regs takes 215 registers a thread: an sm_90 "
+            "SM's 65,536 hold 288 threads of it, and CUDA refuses a larger block",
+        ),
+        # __launch_bounds__(256) (EIATTR_MAX_THREADS)
+        (
+            "bounded",
+            "16,16,2",
+            "--block 16,16,2 (512 threads): bounded was built for at most 256 threads a block "
+            "(__launch_bounds__), and CUDA refuses a larger launch",
+        ),
+    ],
+)
+def test_a_block_cuda_refuses_to_launch_is_refused(kernel: str, block: str, said: str) -> None:
+    # both were traced as if CUDA had launched them ("too many resources requested for launch"
+    # on the GPU)
+    refused(shmem(*_trace(kernel, "-b", block)), f"hostile3.sm_90.cubin: error: {said}")
+
+
+@pytest.mark.parametrize(("kernel", "block"), [("many_regs", "288"), ("bounded", "16,16")])
+def test_the_largest_block_cuda_launches_is_traced(kernel: str, block: str) -> None:
+    ran = shmem(*_trace(kernel, "-b", block))
+    assert ran.code == 0, ran.text[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("registers", "threads"),
+    [(32, 2048), (64, 1024), (65, 896), (128, 512), (215, 288), (255, 256)],
+)
+def test_the_threads_an_sm_has_registers_for(registers: int, threads: int) -> None:
+    # registers go to a warp 256 at a time (8 a thread): 65,536 of them on an H200's SM (65:
+    # 9 x 256 = 2,304 a warp, 28 warps)
+    assert rules_for("sm_90").most_threads(registers) == threads

@@ -185,6 +185,12 @@ class ArchProfile:
         by_threads = self.threads_per_sm // max(1, warps * self.warp_size)
         return max(0, min(self.blocks_per_sm, by_threads, by_smem, by_regs))
 
+    def most_threads(self, registers: int) -> int:
+        """The largest block (whole warps) whose threads' ``registers`` registers each (as
+        allocated: per warp, in :attr:`register_unit` s) one SM holds: CUDA refuses more."""
+        per_warp = -(-max(1, registers) * self.warp_size // self.register_unit)
+        return self.registers_per_sm // (per_warp * self.register_unit) * self.warp_size
+
     def lanes_per_phase(self, size: int) -> int:
         """How many lanes share one phase for an access of ``size`` bytes."""
         if size <= self.bank_bytes:

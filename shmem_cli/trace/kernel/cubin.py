@@ -39,6 +39,8 @@ EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
 EIATTR_KPARAM_INFO_V2 = 0x45
 EIATTR_CTA_PER_CLUSTER = 0x3D  # __cluster_dims__(x, y, z): three 32-bit sizes
+EIATTR_MAX_THREADS = 0x05  # __launch_bounds__ (.maxntid x, y, z): the most threads a block
+EIATTR_REGCOUNT = 0x2F  # in .nv.info: a function's symbol index and its registers a thread
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
 MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few dozen + params)
 SHF_EXECINSTR = 0x4
@@ -75,6 +77,10 @@ class Kernel:
     cluster_dims: tuple[int, int, int] | None = None
     symbol: int = -1  # its index in the symbol table (nvdisasm -fun), -1 when not known
     arch: str = DEFAULT_ARCH  # the cubin's SM (sm_90): its profile bounds the shared memory
+    # registers a thread (EIATTR_REGCOUNT), 0 when not known; with __launch_bounds__'s most
+    # threads a block (EIATTR_MAX_THREADS), None without: what a launch's block may be
+    registers: int = 0
+    max_threads: tuple[int, int, int] | None = None
 
     @property
     def static_shared_bytes(self) -> int:
@@ -152,16 +158,24 @@ _READ = {
     EIATTR_PARAM_CBANK: ("EIATTR_PARAM_CBANK", 8),
     EIATTR_CBANK_PARAM_SIZE: ("EIATTR_CBANK_PARAM_SIZE", 2),
     EIATTR_CTA_PER_CLUSTER: ("EIATTR_CTA_PER_CLUSTER", 12),
+    EIATTR_MAX_THREADS: ("EIATTR_MAX_THREADS", 12),
+    EIATTR_REGCOUNT: ("EIATTR_REGCOUNT", 8),
 }
+
+
+Dims = tuple[int, int, int]
 
 
 def _kernel_attributes(
     body: bytes, path: str = "", start: int = 0
-) -> tuple[list[KernelParam], int | None, int | None, tuple[int, int, int] | None]:
+) -> tuple[list[KernelParam], int | None, int | None, Dims | None, Dims | None]:
+    """A kernel's .nv.info.NAME: its parameters, their base and size in constant bank 0,
+    its __cluster_dims__ and its __launch_bounds__ threads (None where not said)."""
     params: list[KernelParam] = []
     base: int | None = None
     size: int | None = None
-    cluster: tuple[int, int, int] | None = None
+    cluster: Dims | None = None
+    most: Dims | None = None
     for at, attr, value in _attributes(body, path, start):
         if len(params) > MAX_PARAMS:
             raise ShmemError(
@@ -191,7 +205,31 @@ def _kernel_attributes(
         elif attr == EIATTR_CTA_PER_CLUSTER:
             dims = struct.unpack_from("<III", value)  # checked where a launch uses it
             cluster = (dims[0], dims[1], dims[2])
-    return sorted(params, key=lambda p: p.ordinal), base, size, cluster
+        elif attr == EIATTR_MAX_THREADS:
+            dims = struct.unpack_from("<III", value)
+            most = (dims[0], dims[1], dims[2])
+    return sorted(params, key=lambda p: p.ordinal), base, size, cluster, most
+
+
+def _register_counts(elf: Elf, path: str) -> dict[int, int]:
+    """The registers a thread of each function takes, by its symbol's index (.nv.info's
+    EIATTR_REGCOUNT records; a function without one is not in it)."""
+    section = elf.by_name.get(".nv.info")
+    if section is None or section.type == SHT_NOBITS:
+        return {}
+    counts: dict[int, int] = {}
+    for at, attr, value in _attributes(elf.body(section), path, section.offset):
+        if attr == EIATTR_REGCOUNT:
+            if len(value) < 8:
+                raise ShmemError(
+                    f"not a valid cubin: the EIATTR_REGCOUNT record at byte {at:#x} holds "
+                    f"{len(value)} bytes; it takes 8",
+                    path=path,
+                    code="invalid-kernel",
+                )
+            symbol, registers = struct.unpack_from("<II", value)
+            counts[symbol] = registers
+    return counts
 
 
 def arch_of(elf: Elf) -> CubinArch:
@@ -228,11 +266,12 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     demangled = demangle_all(names) if use_tools else {n: demangle(n, budget) for n in names}
     kernels = []
     target = arch_of(elf)
+    registers = _register_counts(elf, str(path))
     for name, (shndx, symbol) in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
         start = info_section.offset if info_section else 0
-        params, base, size, cluster = _kernel_attributes(body, str(path), start)
+        params, base, size, cluster, most = _kernel_attributes(body, str(path), start)
         shared = elf.by_name.get(f".nv.shared.{name}")
         text = elf.sections[shndx] if shndx < len(elf.sections) else None
         full = demangled.get(name) or name
@@ -250,6 +289,8 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
                 cluster_dims=cluster,
                 symbol=symbol,
                 arch=target.base,
+                registers=registers.get(symbol, 0),
+                max_threads=most,
             )
         )
     code = sum(s.size for s in elf.sections if s.flags & SHF_EXECINSTR and s.type != SHT_NOBITS)

@@ -239,6 +239,27 @@ def check_shared(kernel: Kernel, dynamic_smem: int) -> None:
         )
 
 
+def check_block(kernel: Kernel, block: tuple[int, int, int]) -> None:
+    """Refuse a block CUDA does not launch for this kernel (too many resources requested):
+    more threads than its ``__launch_bounds__`` or than an SM has registers for."""
+    threads = block[0] * block[1] * block[2]
+    said = f"--block {','.join(map(str, block))} ({threads:,} threads): {brief_name(kernel.name)}"
+    most = kernel.max_threads or (1024, 1, 1)
+    if threads > most[0] * most[1] * most[2]:
+        raise LaunchError(
+            f"{said} was built for at most {most[0] * most[1] * most[2]:,} threads a block "
+            "(__launch_bounds__), and CUDA refuses a larger launch"
+        )
+    profile = rules_for(kernel.arch)
+    if kernel.registers and threads > profile.most_threads(kernel.registers):
+        raise LaunchError(
+            f"{said} takes {kernel.registers} registers a thread: an {profile.name} SM's "
+            f"{profile.registers_per_sm:,} hold {profile.most_threads(kernel.registers):,} "
+            "threads of it, and CUDA refuses a larger block (too many resources requested); "
+            "give fewer threads, or rebuild it with fewer registers (-maxrregcount)"
+        )
+
+
 def plan_launch(
     kernel: Kernel,
     params: Sequence[Param],
@@ -279,6 +300,7 @@ def plan_launch(
     if dynamic_smem < 0:
         raise LaunchError("--dynamic-smem must not be negative")
     check_shared(kernel, dynamic_smem)
+    check_block(kernel, block)
     given: dict[int, str] = {}
     maps: list[TensorMapArg] = []
     fields: list[FieldArg] = []

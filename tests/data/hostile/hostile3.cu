@@ -1,6 +1,7 @@
 // Kernels of the thirteenth adversarial round (docs/robustness.md, "What was found and fixed"
 // item 13): blocks that wait on one another while holding all the shared memory a block may
-// have, a TMA copy through a map of another rank, a local array larger than the trace's stack.
+// have, a TMA copy through a map of another rank, a local array larger than the trace's stack,
+// blocks larger than the kernel's registers or __launch_bounds__ allow.
 
 #include <cuda.h>
 
@@ -46,4 +47,29 @@ __global__ void big_frame(int *out, int n) {
     char buf[1 << 20];
     for (int i = 0; i < n; i++) buf[(i * 4099) & ((1 << 20) - 1)] = i;
     out[threadIdx.x] = buf[(threadIdx.x * 77) & ((1 << 20) - 1)];
+}
+
+// 200 live floats a thread: about 216 registers, so an SM holds 288 threads of it (9 warps)
+__global__ void many_regs(const float *in, float *out, volatile int *flag) {
+    __shared__ float s[256];
+    float acc[200];
+#pragma unroll
+    for (int i = 0; i < 200; i++) acc[i] = in[i * 256 + threadIdx.x];
+    while (flag[0] == 1) {  // (a zero-filled flag: no wait) the loads stay before it
+    }
+    float t = 0;
+#pragma unroll
+    for (int i = 0; i < 200; i++) {
+        s[threadIdx.x % 256] = acc[i];
+        t += s[(threadIdx.x + i) % 256] * acc[(i + 7) % 200];
+    }
+    out[threadIdx.x] = t;
+}
+
+// __launch_bounds__(256): CUDA launches it with at most 256 threads a block
+__global__ void __launch_bounds__(256) bounded(int *out) {
+    __shared__ int s[256];
+    s[threadIdx.x % 256] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 256];
 }
