@@ -27,6 +27,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from ..trace_error import TraceError
+
+#: the stack of a batch's thread. The emulator's frames run about 60 deep whatever the
+#: kernel (its calls, loops and recursion are data, not Python frames): every test that sets
+#: batches aside passes with 64 KiB. The platform's default (on Linux RLIMIT_STACK, 8 MiB)
+#: took 512 MiB of address space for 64 batches set aside, against a memory limit (ulimit -v)
+STACK_BYTES = 1 << 20
+
 
 class Abandoned(BaseException):
     """Raised in a batch's thread whose batch will never resume: the trace stopped."""
@@ -86,7 +94,18 @@ class Turns:
         self.started += 1
         turn = Turn(body, f"shmem-batch-{self.started}")
         self.alive.append(turn)
-        turn.thread.start()
+        size = _stack_size(STACK_BYTES)  # the process's, set for this start only
+        try:
+            turn.thread.start()
+        except RuntimeError as exc:  # no memory for its stack, or no thread left
+            self.alive.remove(turn)
+            raise TraceError(
+                f"a batch of blocks set aside on a wait runs on a thread of its own, and no "
+                f"thread could be started ({exc}: a memory limit, ulimit -v, or a limit on "
+                "processes, ulimit -u): raise the limit, or trace fewer blocks (--grid)"
+            ) from exc
+        finally:
+            _stack_size(size)
         self.resume(turn, True)
         return turn
 
@@ -148,3 +167,12 @@ def _uninterrupted(wait: Callable[[], object]) -> BaseException | None:
             return came
         except (KeyboardInterrupt, SystemExit) as exc:
             came = came or exc
+
+
+def _stack_size(size: int) -> int:
+    """Set the stack size of the threads started next; the one it replaces (where the
+    platform cannot set it, nothing changes: 0, its default)."""
+    try:
+        return threading.stack_size(size)
+    except (RuntimeError, ValueError):
+        return 0

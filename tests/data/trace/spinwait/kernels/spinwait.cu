@@ -191,3 +191,25 @@ extern "C" __global__ void sw_relay(const int *in, int *out, int *flags) {
   if (t == 0 && b < half) store_release(&flags[b + 1], 1);
   if (t == 0 && b == g - 1) store_release(&flags[0], 1);
 }
+
+// A call chain as deep as `depth` in blocks run while block 0 waits (64 threads a block, a grid
+// of G blocks, flag zero before the launch): block 0 waits until the last block sets *flag;
+// every block writes out[b * 64 + t] = deep(depth, in[b * 64 + t]), one call a level (the
+// recursion is no tail call: each level doubles what the next returned and subtracts its d).
+__device__ __noinline__ unsigned deep(int d, unsigned x) {
+  if (d == 0) return x;
+  return deep(d - 1, x * 3u + 1u) * 2u - (unsigned)d;
+}
+
+extern "C" __global__ void sw_deep(const unsigned *in, unsigned *out, int *flag, int depth) {
+  int b = blockIdx.x, t = threadIdx.x, g = gridDim.x;
+  if (b == 0 && t == 0) {
+    while (load_acquire(flag) == 0) {
+    }
+  }
+  __syncthreads();
+  out[b * 64 + t] = deep(depth, in[b * 64 + t]);
+  __threadfence();
+  __syncthreads();
+  if (t == 0 && b == g - 1) store_release(flag, 1);
+}
