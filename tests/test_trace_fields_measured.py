@@ -8,7 +8,7 @@ every shared instruction's executions and wavefronts (Nsight Compute's source co
 the per-op counters. Independently of both, ``out`` is checked against CUDA's semantics
 (out[t] = p[n - 1 - t] for t < n, zeros past n) and the wavefronts against the bank rule
 worked here lane by lane (a warp's request costs the most distinct words any bank holds).
-Measured 2026-12-05 on an H100 (the device lent that day; the H200's SM): all 18 exact.
+Measured 2026-12-05 on the H200 (and an H100 before it, alike): all 18 exact.
 Skipped where the lab has not been measured (lab/run.sh, then lab/parse_ncu.py).
 """
 

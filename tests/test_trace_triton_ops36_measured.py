@@ -9,6 +9,7 @@ is parsed into ops36/gpu/ (README: "The run")."""
 from __future__ import annotations
 
 import functools
+import json
 
 import pytest
 
@@ -61,19 +62,37 @@ def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
 
 
 def test_the_per_op_excess_is_timing_not_a_rule() -> None:
-    """A launch whose per-op counter holds wavefronts no SASS row has, in a run, had that
-    many arbitration conflicts or cp.async fills in that run (the timing between its warps;
-    the H100 run of 2026-12-05: 5 of 106 launches, 2 to 37 wavefronts, arbitration-only in
-    three of them, each a single CTA); a launch with none in either run counts the same in
-    both."""
+    """Nsight's per-op ld/st wavefronts exceed a run's SASS rows only where that run's warps
+    contended (arbitration conflicts) or its rows hold cp.async fills; a launch with no excess
+    in either run counts the same in both. (H200, 2026-12-05: 5 of 106 launches, 2 to 42
+    wavefronts; repeats.json: the same 5 launches and 2 more, 5 runs each.)"""
     for ident in LAUNCHES:
         extra = {run: LAB.excess(run, ident) for run in RUNS}
-        if any(extra.values()):
-            for run in RUNS:
-                allowed = LAB.allowance(run, ident)
-                assert allowed is not None and 0 <= extra[run] <= allowed, (ident, run)
-        else:
+        for run in RUNS:
+            assert extra[run] == 0 or LAB.allowance(run, ident), (ident, run)
+        if not any(extra.values()):
             assert LAB.measured("run1", ident) == LAB.measured("run2", ident), ident
+
+
+def test_repeated_runs_show_the_excess_only_with_contention() -> None:
+    """repeats.json (lab/run.sh with RUNS=5 and TRI_ONLY, the launches with an excess and two
+    controls): in every run each per-op ld/st figure is at least its rows' sum, an excess
+    comes only with arbitration conflicts or cp.async fills in that run, and it stays within
+    EXCESS of them; two single-CTA launches hold the same excess, equal to their arbitration
+    conflicts, in every run (mm_bT_tf32_w2 2, mm_loop_f16_s1_w16 8): a deterministic
+    schedule, still the warps' timing and no access rule."""
+    runs = json.loads((DATA / "repeats.json").read_text())["runs"]
+    assert len(runs) == 5
+    steady = {"mm_bT_tf32_w2": 2, "mm_loop_f16_s1_w16": 8}
+    for run in runs:
+        for ident, r in run.items():
+            extra = (r["ld"] - r["ld_rows"], r["st"] - r["st_rows"])
+            assert min(extra) >= 0, (ident, r)
+            allowed = r["arbitration"] + r["fills"]
+            assert sum(extra) == 0 or allowed, (ident, r)
+            assert sum(extra) <= EXCESS + allowed, (ident, r)
+            if ident in steady:
+                assert sum(extra) == r["arbitration"] == steady[ident], (ident, r)
 
 
 @needs_nvdisasm
