@@ -3,8 +3,8 @@ launch of its launches.json (blocks and warps waiting on one another through sha
 global flags: serial split-K, handoffs, two waits, reverse turns, the halves of a warp, a
 relay across the grid) traced with the harness's arguments, and what it left in memory
 compared with CUDA's semantics (worked here in Python from kernels/spinwait.cu) and with
-what the H200 left (lab/run.sh, 2026-12-05: all 11 as the semantics say). How often a spin turned is the
-GPU's timing, not compared."""
+what the H200 left (lab/run.sh, 2026-12-05: all 11 as the semantics say). How often a spin
+turned is the GPU's timing, not compared."""
 
 from __future__ import annotations
 
