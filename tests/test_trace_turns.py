@@ -221,6 +221,31 @@ def test_batches_set_aside_under_a_memory_limit_take_little_address_space(
     assert out == [v for row in relay_rows(values, 16) for v in row]
 
 
+@pytest.mark.slow  # 3-4 s: make test-slow (CI) runs it
+@needs_nvdisasm
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/status")
+def test_batches_set_aside_share_one_memory_arena(tmp_path: Path) -> None:
+    """glibc gave each batch's thread a memory arena of its own (64 MiB of address space
+    reserved each): the 16-block relay, a block a batch, peaked at 782 MB of address space
+    where its blocks hold 50 MB. The threads share one arena now (turns._one_arena): the
+    16-block trace adds less than 100 MiB to the peak of the 4-block one."""
+    values = [(7 * i) % 31 - 15 for i in range(16 * 64)]
+    script = _UNDER_A_LIMIT.replace(
+        "resource.setrlimit(resource.RLIMIT_AS, (held + (48 << 20), held + (48 << 20)))",
+        "peak = lambda: int(Path('/proc/self/status').read_text().split('VmPeak:')[1].split()[0])"
+        "\nbefore = peak()",
+    ).replace("print(trace(16).hex())", "trace(16)\nprint(peak() - before)")
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(CUBIN), given(tmp_path, values)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) < 100 << 10, done.stdout  # kB
+
+
 @needs_nvdisasm
 @pytest.mark.usefixtures("one_block_a_batch")
 def test_a_batch_s_thread_that_cannot_start_is_said_in_words(
