@@ -121,3 +121,30 @@ def test_the_threads_an_sm_has_registers_for(registers: int, threads: int) -> No
     # registers go to a warp 256 at a time (8 a thread): 65,536 of them on an H200's SM (65:
     # 9 x 256 = 2,304 a warp, 28 warps)
     assert rules_for("sm_90").most_threads(registers) == threads
+
+
+def test_a_layout_search_over_too_many_distinct_requests_is_refused_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 256 blocks of `distinct` (every request differs) traced in 20 s, then searched for
+    # layouts past 5 minutes; the bound is lowered here so that one block passes it
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+    from shmem_cli.trace.fixes import layout_search
+
+    monkeypatch.setattr(layout_search, "MAX_SEARCH_ROWS", 10)
+    args = ["trace", str(HOSTILE / "hostile.sm_90.cubin"), "-k", "distinct", "-b", "64"]
+    res = CliRunner().invoke(main, [*args, "-a", "n=8", "--no-tables", "--suggest"])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert "hostile.sm_90.cubin: error: --suggest: the traced requests of array s hold " in said
+    assert "distinct ones; the layout search costs at most 10 (each under every" in said
+    assert "trace fewer blocks (--grid) to search, or leave --suggest out" in said
+    assert "Traceback" not in said
+
+
+def test_zeros_for_a_whole_pointer_parameter_says_where_it_goes() -> None:
+    ran = shmem(*_trace("tma_2d", "-b", "32", "-a", "out=zeros:4096"))
+    refused(ran, "'zeros:4096' is not a number: a zero-filled buffer of BYTES is given at a byte")
+    assert "NAME+0=zeros:BYTES for a pointer" in ran.text

@@ -111,6 +111,11 @@ def _number_bytes(text: str, size: int, where: str) -> bytes:
             return struct.pack(_FLOAT_FORMAT[size], value_f)
         except (OverflowError, struct.error):
             raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
+    if t.startswith("zeros:"):  # said in the budget's error (a smaller ... zeros:BYTES)
+        raise LaunchError(
+            f"{where}: {shorten(t)!r} is not a number: a zero-filled buffer of BYTES is given "
+            "at a byte offset of the parameter, NAME+0=zeros:BYTES for a pointer"
+        )
     raise LaunchError(
         f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, inf)"
     )
