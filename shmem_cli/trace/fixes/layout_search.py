@@ -30,6 +30,7 @@ from ...hardware import ops
 from ...hardware.arch import ArchProfile
 from ...hardware.ops import OP_NAMES as OPS
 from ...hardware.swizzle import TMA_SWIZZLES, Swizzle
+from ...plumbing.errors import ShmemError
 from ...plumbing.frozen import frozen
 from ..requests import InstructionRecords, TmaFill
 from ..result import KernelTrace
@@ -40,6 +41,9 @@ from .synthesized import synthesize_array, tma_changes, tma_mode
 
 PADS = range(1, 33)  # elements added to each row
 
+#: distinct requests of one array the search costs (each under some hundred layouts, about
+#: 0.7 ms a request: 65,536 take under a minute); past it --suggest is refused before it starts
+MAX_SEARCH_ROWS = 1 << 16
 LISTED = 5  # improving candidates listed per array
 MISALIGNED_LISTED = 3  # misaligning pads below the best aligned one, listed as a warning
 
@@ -268,6 +272,19 @@ def _pick(scored: Sequence[Scored], current: int) -> list[Scored]:
     return sorted([*better, *warn], key=lambda s: s[0])
 
 
+def _check_search(array: SharedArray, rows: int) -> None:
+    """Refuse a search over more distinct requests than :data:`MAX_SEARCH_ROWS`: 16 M
+    requests that all differ (a hash of block, thread and iteration, 256 blocks) took it past
+    5 minutes, after a trace of 20 s, with no budget of the trace's to stop it."""
+    if rows > MAX_SEARCH_ROWS:
+        raise ShmemError(
+            f"--suggest: the traced requests of array {array.name} hold {rows:,} distinct "
+            f"ones; the layout search costs at most {MAX_SEARCH_ROWS:,} (each under every "
+            "layout tried): trace fewer blocks (--grid) to search, or leave --suggest out",
+            code="limit",
+        )
+
+
 def suggest_kernel(
     trace: KernelTrace,
     arrays: Sequence[SharedArray],
@@ -305,6 +322,7 @@ def suggest_kernel(
         element = _element_bytes(shape, recs)
         widest = max((r.kind.size for r in recs if ops.get(r.kind.op).splits), default=0)
         tma = tma_mode(array, fills)
+        _check_search(array, sum(r.distinct.n for r in recs))
         synth = synthesize_array(recs, array, arch, tma)
         grid, traced = sum(before[r.index][0] for r in recs), sum(r.n for r in recs)
         synth = _synthesis_for_grid(synth, grid, traced)

@@ -99,5 +99,8 @@ def trace_with_suggestions(
         for a in every
     }
     say = wording(loaded.kernel.name, str(request.path) if is_cu else None, launch)
-    found = suggest_kernel(kernel, every, shapes, rules_for(loaded.arch), say=say)
+    try:
+        found = suggest_kernel(kernel, every, shapes, rules_for(loaded.arch), say=say)
+    except ShmemError as exc:
+        raise exc.located(str(path)) from None
     return dataclasses.replace(traced, kernels=(dataclasses.replace(kernel, suggestions=found),))
