@@ -116,6 +116,26 @@ def test_halves_of_a_warp_taking_turns_in_one_spin_loop_both_run(
 
 
 @needs_nvdisasm
+@pytest.mark.parametrize("block", [64, 256])
+def test_a_producer_and_a_consumer_warp_pass_every_tile_through_two_shared_flags(
+    tmp_path: Path, block: int
+) -> None:
+    # sw_tiles: warp 0 fills tile k once warp 1 took tile k - 1, warp 1 folds it once it is
+    # full; each tile wakes each side, in each block of a batch (the other warps wait at the
+    # barrier); block b scales its tiles by b + 1
+    tiles, blocks = 8, 3
+    values = [(11 * i) % 37 - 18 for i in range(tiles * 32)]
+    _, buffers = run("sw_tiles", block, (blocks, 1, 1), (given(tmp_path, values), f"2={tiles}"))
+    expected = []
+    for b in range(blocks):
+        sums = [0] * 32
+        for k in range(tiles):
+            sums = [s * 3 + values[k * 32 + j] * (b + 1) for j, s in enumerate(sums)]
+        expected += sums
+    assert ints(buffers["param1"], 32 * blocks) == expected
+
+
+@needs_nvdisasm
 def test_nothing_moves_a_parked_thread_before_it_wakes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

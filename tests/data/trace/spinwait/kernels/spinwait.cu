@@ -213,3 +213,37 @@ extern "C" __global__ void sw_deep(const unsigned *in, unsigned *out, int *flag,
   __syncthreads();
   if (t == 0 && b == g - 1) store_release(flag, 1);
 }
+
+// A producer/consumer handshake over `tiles` tiles through two shared flags (any blockDim of
+// at least 64 threads, a multiple of 32; every block alike): warp 0 waits until the last tile
+// was taken (taken == k), fills tile k (buf[j] = in[k * 32 + j] * (b + 1)) and sets full = k + 1;
+// warp 1 waits for full == k + 1, folds the tile into its sum (sum = sum * 3 + buf[j]) and sets
+// taken = k + 1. The other warps wait at the barrier; warp 1 writes out[b * 32 + j] = sum. Each
+// tile wakes each side once: 2 * tiles wake-ups a block.
+extern "C" __global__ void sw_tiles(const int *in, int *out, int tiles) {
+  __shared__ volatile int full, taken;
+  __shared__ volatile int buf[32];
+  int warp = threadIdx.x / 32, j = threadIdx.x % 32, b = blockIdx.x;
+  if (threadIdx.x == 0) full = taken = 0;
+  __syncthreads();
+  if (warp == 0) {
+    for (int k = 0; k < tiles; ++k) {
+      while (taken != k) {
+      }
+      buf[j] = in[k * 32 + j] * (b + 1);
+      __syncwarp();
+      if (j == 0) full = k + 1;
+    }
+  } else if (warp == 1) {
+    int sum = 0;
+    for (int k = 0; k < tiles; ++k) {
+      while (full != k + 1) {
+      }
+      sum = sum * 3 + buf[j];
+      __syncwarp();
+      if (j == 0) taken = k + 1;
+    }
+    out[b * 32 + j] = sum;
+  }
+  __syncthreads();
+}
