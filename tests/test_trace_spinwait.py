@@ -365,3 +365,25 @@ def test_an_interrupt_while_blocks_wait_joins_every_batch_s_thread(
         signal.signal(signal.SIGINT, previous)
     assert sent and sent[0] != threading.current_thread().name  # it ran on its own thread
     assert threading.active_count() == threads
+
+
+def test_a_wait_message_names_the_buffer_and_offset_of_each_place() -> None:
+    # describe_bytes finds each place's buffer by GlobalMemory.holder, the sorted look-up the
+    # memory ops make: buffers added in address order, a shadow region (--memory) below them
+    # added last, and an address in the unmapped gap between two buffers
+    memory = GlobalMemory()
+    a = memory.add_buffer(bytes(range(16)), "a")
+    b = memory.add_buffer(bytes(range(100, 164)), "b")
+    host = 0x7F00_0000_1000
+    memory.preload(host, bytes([0xEF, 0xBE, 0xAD, 0xDE]), "--memory")
+    places = [b + 8, b + 9, b + 10, b + 11, a + 2, host, host + 1, host + 2, host + 3]
+    said = parking.describe_bytes(memory, sorted(places))
+    # runs by address: the shadow (lowest), then 'a', then 'b'; bytes are little-endian
+    assert said == (
+        "0x7f0000001000 (4 bytes, holding 0xdeadbeef), 'a'+0x2 (1 byte, holding 0x2), "
+        "'b'+0x8 (4 bytes, holding 0x6f6e6d6c)"  # bytes 108..111
+    )
+    gap = a + 16 + 256  # past 'a''s end, far short of 'b''s start
+    assert parking.describe_bytes(memory, [gap, gap + 1]) == f"0x{gap:x} (2 bytes)"
+    assert parking.describe_bytes(memory, [b + 63]) == "'b'+0x3f (1 byte, holding 0xa3)"
+    assert parking.describe_bytes(memory, [b + 64]) == f"0x{b + 64:x} (1 byte)"

@@ -112,6 +112,7 @@ class GlobalMemory(ShadowArena):
         self._arena_starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         # the starts, ends and arena offsets as lists (a warp's lanes looked up at once: offsets)
         self._lists: tuple[list[int], list[int], list[int]] = ([], [], [])
+        self._every: list[Buffer] = []
         self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self._taint_after: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self.untouched = True  # undescribed memory allowed at all
@@ -156,6 +157,7 @@ class GlobalMemory(ShadowArena):
 
     def _index(self) -> None:
         every = sorted([*self.buffers, *self.shadows], key=lambda b: b.address)
+        self._every = every  # the buffers and shadows by address (:meth:`holder`)
         self._starts = np.array([b.address for b in every], dtype=np.int64)
         self._ends = np.array([b.address + b.size for b in every], dtype=np.int64)
         self._bases = np.array([b.offset for b in every], dtype=np.int64)
@@ -235,6 +237,12 @@ class GlobalMemory(ShadowArena):
         at = np.maximum(k, 0)
         bad = (k < 0) | (addr + width > self._ends[at])
         return at, bad
+
+    def holder(self, at: int) -> Buffer | None:
+        """The buffer or shadow region holding device address ``at`` (None: neither), by
+        the look-up :meth:`offsets` makes."""
+        k, bad = self._find(np.array([at], dtype=np.int64), 1)
+        return None if bad[0] else self._every[int(k[0])]
 
     def _shadow(self, addr: npt.NDArray[np.int64], width: int, ins: Instruction) -> None:
         """Shadow regions for undescribed addresses (or the error they are)."""

@@ -254,11 +254,11 @@ def describe_bytes(memory: GlobalMemory, addresses: Any) -> str:
 
 def _named(memory: GlobalMemory, at: int, n: int) -> str:
     size = f"{n} byte{'s' if n > 1 else ''}"
-    for b in [*memory.buffers, *memory.shadows]:
-        if b.address <= at < b.address + b.size:
-            where = f"0x{at:x}" if b.shadow else f"'{b.name}'+0x{at - b.address:x}"
-            return f"{where} ({size}, holding {_value(memory, b, at, n)})"
-    return f"0x{at:x} ({size})"
+    b = memory.holder(at)
+    if b is None:
+        return f"0x{at:x} ({size})"
+    where = f"0x{at:x}" if b.shadow else f"'{b.name}'+0x{at - b.address:x}"
+    return f"{where} ({size}, holding {_value(memory, b, at, n)})"
 
 
 def _value(memory: GlobalMemory, b: Any, at: int, n: int) -> str:
