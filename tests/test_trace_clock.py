@@ -226,3 +226,25 @@ def test_a_state_met_again_is_a_repeat_only_with_no_clock_read_between() -> None
     assert repeats.look(blk, 0, first + 1)  # the same state: a repeat
     blk.clock.read("SR_CLOCKLO", blk.warp, blk.cta, _ins(0x10))
     assert not repeats.look(blk, 0, first + 2)  # the clock was read: it may end by it
+
+
+def test_a_look_that_checks_the_last_difference_first_still_compares_the_whole_state() -> None:
+    # issue 29: a look compares first the register row where the last failed look found a
+    # difference; a state that differs elsewhere is still not a repeat, one met again is
+    blk = Block(Launch(block=(64, 1, 1)))
+    repeats = Repeats([], threads=64)
+    first = repeats.first
+    assert not repeats.look(blk, 0, first)  # kept
+    blk.r[5, 3] = 7
+    assert not repeats.look(blk, 0, first + 1)  # R5 of thread 3 differs
+    blk.r[5, 3] = 0
+    blk.r[9, 60] = 1
+    assert not repeats.look(blk, 0, first + 2)  # R5 is back; R9 of thread 60 differs
+    blk.r[9, 60] = 0
+    blk.smem[100] = 2
+    assert not repeats.look(blk, 0, first + 3)  # registers are back; shared memory differs
+    blk.smem[100] = 0
+    blk.p[1, 0] = True
+    assert not repeats.look(blk, 0, first + 4)  # a predicate differs
+    blk.p[1, 0] = False
+    assert repeats.look(blk, 0, first + 5)  # every part back: the state kept, a repeat

@@ -243,18 +243,38 @@ class SpinError(TraceError):
         self.head = head
 
 
+def first_row(a: Any, b: Any) -> int | None:
+    """The first row (index of the first axis) where two arrays of two or more axes and
+    the same shape differ; None for other arrays (compared whole)."""
+    if a.ndim < 2 or a.shape != b.shape:
+        return None
+    return int(np.argmax((a != b).reshape(len(a), -1).any(axis=1)))
+
+
+def differ_at(a: Any, b: Any, row: int | None) -> bool:
+    """Whether two arrays differ in row ``row`` (None: anywhere); False where it has no
+    such row. It proves a difference only: False says nothing of the other rows."""
+    if row is None:
+        return not np.array_equal(a, b)
+    if a.ndim < 2 or a.shape != b.shape or row >= len(a):
+        return False
+    return not np.array_equal(a[row], b[row])
+
+
 class Repeats:
     """Finds a block that came back to a state it was in: it would repeat itself for ever.
 
     :meth:`look` is called before each step where the scheduler read the threads' places
     afresh. When an instruction has run :attr:`first` times (:data:`REPEAT_FROM`, fewer in a
     batch of many threads; then twice as many, ...), the block's state is kept; the next
-    :data:`REPEAT_LOOKS` times that instruction runs, the state is compared with it (the
-    cheap arrays first). When the state is kept changes only how soon a spin is found, never
-    whether: a state met again is proven to repeat, and a loop whose state changes is never
-    stopped. A clock read counts as a change (the state holds the count of reads,
-    :mod:`.sync.clock`): a loop that reads the clock may end when it moves on, one that
-    reads none cannot. Batches whose state passes :data:`REPEAT_BYTES` are not watched."""
+    :data:`REPEAT_LOOKS` times that instruction runs, the state is compared with it (first
+    the row where the last look that failed found a difference, then every array whole,
+    so the answer is always the whole comparison's). When the state is kept changes only
+    how soon a spin is found, never whether: a state met again is proven to repeat, and a
+    loop whose state changes is never stopped. A clock read counts as a change (the state
+    holds the count of reads, :mod:`.sync.clock`): a loop that reads the clock may end when
+    it moves on, one that reads none cannot. Batches whose state passes
+    :data:`REPEAT_BYTES` are not watched."""
 
     def __init__(self, instructions: Sequence[Instruction], threads: int = 1) -> None:
         self.enabled = True
@@ -270,6 +290,11 @@ class Repeats:
         # where spins were proven: the state is kept there whenever none is (a spin found
         # again, or another thread's spin on the same loop, costs a turn of it)
         self.again: set[int] = set()
+        # where the last look that failed found a difference: the array (in the order of
+        # the state's arrays; -1: none yet) and its row (a register of every thread): a
+        # spin's wake-up changes the same registers each time, so a look compares it
+        # first, and most looks that fail end there (a row is a small part of the state)
+        self.missed: tuple[int, int | None] = (-1, None)
 
     def look(
         self,
@@ -303,12 +328,21 @@ class Repeats:
             self.kept = memory.spin_reads = None
             return False
         arrays, small = self.kept
-        now = blk.machine_state_small()
-        if now != small:
-            return False
         mine = [*blk.machine_arrays(), *extra]
-        if not all(np.array_equal(a, b) for a, b in zip(arrays, mine, strict=True)):
+        if len(mine) != len(arrays):  # local memory first used since: a state not met
             return False
+        last, row = self.missed
+        known = 0 <= last < len(arrays)
+        if known and differ_at(arrays[last], mine[last], row):
+            return False  # (quick: where the last look that failed found a difference)
+        if blk.machine_state_small() != small:
+            return False
+        # every array whole, the one that differed last first: the order changes only
+        # how soon a look that fails ends, never its answer
+        for k in [*([last] if known else []), *range(len(arrays))]:
+            if not np.array_equal(arrays[k], mine[k]):
+                self.missed = k, first_row(arrays[k], mine[k])
+                return False
         self.again.add(m)
         return True
 
