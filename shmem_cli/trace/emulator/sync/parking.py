@@ -154,6 +154,9 @@ class Parking:
             return
         except TraceError as exc:
             error = exc  # no barrier can go: the parked threads wait on memory or the clock
+            # (without its traceback: kept in a local of this frame, which the traceback
+            # holds, it made a cycle that kept the batch's arrays till the collector ran)
+            error.__traceback__ = None
         if self.clock.wake(everyone=True):
             return
         if not self.groups:
