@@ -56,6 +56,24 @@ def _two_waits() -> dict[int, list[int]]:
     return {1: list(out), 2: [1, 1]}
 
 
+def _tiles(blocks: int, tiles: int) -> dict[int, list[int]]:
+    out = []
+    for b in range(blocks):  # warp 1 folds tile k: sum = sum * 3 + in[k * 32 + j] * (b + 1)
+        total = np.zeros(32, dtype=np.int64)
+        for k in range(tiles):
+            total = total * 3 + IN[k * 32 : k * 32 + 32] * (b + 1)
+        out += [int(np.int64(v).astype(np.int32)) for v in total]
+    return {1: out}
+
+
+def _deep(blocks: int, depth: int) -> dict[int, list[int]]:
+    def deep(d: int, x: int) -> int:  # unsigned arithmetic, as the kernel's
+        return x if d == 0 else (deep(d - 1, (x * 3 + 1) % 2**32) * 2 - d) % 2**32
+
+    words = [deep(depth, int(v) % 2**32) for v in IN[: blocks * 64]]
+    return {1: [int(np.uint32(w).astype(np.int32)) for w in words], 2: [1]}
+
+
 def expected(lid: str) -> dict[int, list[int]]:
     """Each dumped argument's int32 words after the launch, from the kernel's source."""
     kernel = LAUNCHES[lid]["kernel"]
@@ -68,6 +86,10 @@ def expected(lid: str) -> dict[int, list[int]]:
         return _relay(n)
     if kernel == "sw_halves":
         return _halves(LAUNCHES[lid]["args"][2]["int"])
+    if kernel == "sw_tiles":
+        return _tiles(n, LAUNCHES[lid]["args"][2]["int"])
+    if kernel == "sw_deep":
+        return _deep(n, LAUNCHES[lid]["args"][3]["int"])
     if kernel == "sw_two_waits":
         return _two_waits()
     factor = 3 if kernel == "sw_handoff_shared" else 5

@@ -1,7 +1,8 @@
 """Write launches.json and inputs/in1024.bin: the spin-wait kernels' lab (kernels/spinwait.cu,
 spinwait.sm_90.cubin) for the GPU: every kernel but ``sw_deadlock``, each launch's output and
-flags read back after it. Nothing is counted: how often a spin loop turns is the GPU's
-timing; what the blocks and warps leave in memory is not.
+flags read back after it (``sw_deep`` 16 calls deep: the GPU's default stack of 1 KiB a
+thread holds that, not the 128 of the tests). Nothing is counted: how often a spin loop
+turns is the GPU's timing; what the blocks and warps leave in memory is not.
 
 ``inputs/in1024.bin``: 1024 int32, ``(37 * i) % 101 - 50`` (negative and positive, no
 pattern a wrong order would keep). Usage: python3 make_launches.py > launches.json
@@ -46,6 +47,10 @@ for r in (1, 3):
 for g in (8, 16):
     flags = {"zeros": 4 * (g // 2 + 1)}
     launch(f"relay_g{g}", "sw_relay", (g, 1, 1), 64, [IN, {"zeros": 256 * g}, flags], [1, 2])
+for b, threads in ((3, 64), (2, 128)):
+    args = [IN, {"zeros": 128 * b}, {"int": 8}]
+    launch(f"tiles_b{b}x{threads}", "sw_tiles", (b, 1, 1), threads, args, [1])
+launch("deep_g4_d16", "sw_deep", (4, 1, 1), 64, [IN, {"zeros": 1024}, FLAG, {"int": 16}], [1, 2])
 
 if __name__ == "__main__":
     (HERE / "inputs").mkdir(exist_ok=True)
