@@ -114,6 +114,8 @@ def test_each_launch_leaves_what_the_source_says(lid: str) -> None:
 @pytest.mark.skipif(not (DATA / "outputs").is_dir(), reason="the spin-wait lab is not run yet")
 @pytest.mark.parametrize("lid", sorted(LAUNCHES))
 def test_the_gpu_left_the_same(lid: str) -> None:
+    if not (DATA / "outputs" / f"{lid}.arg1.bin").exists():
+        pytest.skip(f"{lid} is not run on the GPU yet (lab/run.sh)")
     for i, want in expected(lid).items():
         gpu = (DATA / "outputs" / f"{lid}.arg{i}.bin").read_bytes()
         assert _words(gpu, len(want)) == [int(w) for w in want], (lid, i)
