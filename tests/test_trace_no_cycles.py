@@ -7,12 +7,14 @@ peaked at 1.6 GB instead of 0.55 (tests/test_hostile_budget.py's slow test of th
 from __future__ import annotations
 
 import gc
+import weakref
 from pathlib import Path
 
 import pytest
 
 from shmem_cli.trace.emulator import grid as grids
 from shmem_cli.trace.emulator.state import Block
+from shmem_cli.trace.emulator.sync.turns import Turn, Turns
 
 from .conftest import needs_nvdisasm
 from .test_trace_spinwait import given, run
@@ -36,3 +38,55 @@ def test_every_batch_is_freed_as_it_ends(tmp_path: Path, monkeypatch: pytest.Mon
         gc.enable()
     assert any(buffers["param1"])  # it ran
     assert left == 0, f"{left} Block(s) kept alive by a reference cycle"
+
+
+class _Marker:
+    """An object a batch's frames hold (as a batch's frames hold its Block)."""
+
+
+def _held_by_a_batch_s_frame(fate: str) -> weakref.ref[_Marker]:
+    """Run a batch's body on a thread of :mod:`.sync.turns` that holds a marker in its frame
+    and ends by ``fate``: "raises" (an error of its own, which the owner raises again) or
+    "abandoned" (it pauses and the trace stops); the marker, weakly."""
+    handle: list[weakref.ref[_Marker]] = []
+    turns = Turns()
+    me: list[Turn] = []
+
+    def body() -> None:
+        marker = _Marker()
+        handle.append(weakref.ref(marker))
+        if fate == "raises":
+            raise ValueError("the batch's own error")
+        me[0].pause()
+
+    if fate == "raises":
+        with pytest.raises(ValueError, match="own error"):
+            turns.start(body)
+    else:
+        # the turn is known only once it started: hand it over through the list
+        turn = Turn(body, "shmem-batch-test")
+        me.append(turn)
+        turns.alive.append(turn)
+        turn.thread.start()
+        turns.resume(turn, True)
+        assert turn.state == "paused"
+        turns.stop(lambda stopping: None)
+        del turn
+    me.clear()
+    return handle[0]
+
+
+@pytest.mark.parametrize("fate", ["raises", "abandoned"])
+def test_a_batch_s_thread_that_ends_by_an_error_frees_its_frames(fate: str) -> None:
+    """The error a batch's thread ends by (its own, or :class:`.turns.Abandoned` where the
+    trace stopped) holds the thread's frames in its traceback; kept on the turn, whose own
+    frame (``Turn._main``) is one of them, it made a cycle that kept the batch's Block alive
+    till the collector ran."""
+    gc.collect()
+    gc.disable()
+    try:
+        marker = _held_by_a_batch_s_frame(fate)
+        alive = marker() is not None
+    finally:
+        gc.enable()
+    assert not alive, f"a batch's frames ({fate}) kept alive by a reference cycle"

@@ -126,8 +126,12 @@ class Turns:
             late = self._join(turn)
             if late is not None:
                 raise late
-            if turn.error is not None:
-                raise turn.error
+            error, turn.error = turn.error, None  # (see _join)
+            if error is not None:
+                try:
+                    raise error
+                finally:  # this frame joins its traceback: no local may hold it
+                    del error
 
     def stop(self, halt: Callable[[bool], None]) -> None:
         """The trace stops: every thread still alive unwinds and is joined, one at a time,
@@ -158,6 +162,11 @@ class Turns:
         late = None if turn.thread.ident is None else _uninterrupted(turn.thread.join)
         if turn in self.alive:
             self.alive.remove(turn)
+        # what it raised is the caller's to raise, not the turn's to keep: its traceback
+        # holds the thread's frames, the turn's own among them (a cycle that kept the
+        # batch's Block alive till the collector ran)
+        if turn.state == "raised" and isinstance(turn.error, Abandoned):
+            turn.error = None
         return late
 
 
