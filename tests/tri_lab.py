@@ -6,7 +6,7 @@ rows (the source counters) by a few, by amounts that change from run to run: tim
 access rule (tests/data/triton/mma36/README.md). :meth:`Lab.expected` gives the rows' sum
 there, and checks the excess is small: at most ``most``, or, where the lab kept the run's
 arbitration conflicts (ops36 on), at most ``most`` more than what the two timing sources
-could add in that run (:meth:`Lab.allowance`; Nsight Compute reads the counters in several
+could add to it in that run (:meth:`Lab.allowance`; Nsight Compute reads the counters in several
 replays of the launch, so one run's conflicts and its per-op wavefronts are not counted
 in the same replay)."""
 
@@ -56,11 +56,14 @@ class Lab:
         exp = self.measured(run, ident)
         return sum(exp[op][1] - rows for op, rows in self.source_sums(run, ident).items())
 
-    def allowance(self, run: str, ident: str) -> int | None:
-        """What a run's per-op ld and st may hold together beyond the rows, where the lab
-        kept the run's arbitration conflicts (None where not): those conflicts (a wavefront
-        each, replayed when warps contend for the LSU) and every cp.async fill wavefront of
-        the rows (a fill booked under ``st``, mma36's README); both change with timing."""
+    def allowance(self, run: str, ident: str) -> dict[str, int] | None:
+        """What a run's per-op ld and st may each hold beyond the rows, where the lab kept
+        the run's arbitration conflicts (None where not): under either, those conflicts (a
+        wavefront each, replayed when warps contend for the LSU); under ``st`` also every
+        cp.async fill wavefront of the rows (a fill booked under ``st``, mma36's README;
+        ops36 had no ld excess with fills). Both change with timing. With fills the ``st``
+        bound is loose (ops36: 1,088 to 15,872 fill wavefronts, a measured st excess of at
+        most 72): it says where an excess may come from, not how large it is."""
         kept = self.by_run[run][ident]["per_op"].get("arbitration")
         if kept is None:
             return None
@@ -69,21 +72,24 @@ class Lab:
             for i in self.by_run[run][ident]["instructions"]
             if opcode(i["sass"]) == "LDGSTS"
         )
-        return int(kept["conflicts"]) + fills
+        conflicts = int(kept["conflicts"])
+        return {"ld": conflicts, "st": conflicts + fills}
 
     def expected(self, run: str, ident: str, most: int) -> dict[str, Any]:
         """The run's per-op counters with ld and st wavefronts the rows' sums, the per-op
         figures checked to lie above them, never below: by at most ``most`` each, or, where
-        the lab kept the run's arbitration conflicts, by at most ``most`` plus the run's
-        :meth:`allowance` together."""
+        the lab kept the run's arbitration conflicts, each by at most ``most`` plus its
+        :meth:`allowance`, and together by at most ``most`` plus the conflicts and fills
+        (the conflicts counted once)."""
         exp = self.measured(run, ident)
-        allowed = self.allowance(run, ident)
-        bound = most if allowed is None else most + allowed
+        allowed = self.allowance(run, ident) or {"ld": 0, "st": 0}
         total = 0
         for op, rows in self.source_sums(run, ident).items():
             requests, wavefronts = exp[op]
+            bound = most + allowed[op]
             assert 0 <= wavefronts - rows <= bound, (run, ident, op, wavefronts, rows, bound)
             total += wavefronts - rows
             exp[op] = (requests, rows)
-        assert total <= bound, (run, ident, total, bound)
+        together = most + max(allowed.values())  # st's: the conflicts and the fills
+        assert total <= together, (run, ident, total, together)
         return exp
