@@ -36,11 +36,15 @@ warps waiting on the clock can run (:meth:`Host.busy`), a jump longer than
 would have reached (:attr:`Clock.until`), or till no thread of the CTA can run; its first
 read then jumps nothing (it reads the time the others made), its next ones go on doubling.
 A jump goes no further than the earliest ``until`` of a yielded warp of the CTA, which runs
-next. The first two jumps of a wait (up to :data:`CTA_STALL`: 3,072 cycles in all) stall
-the whole CTA even so: the model's 2 cycles a warp instruction is the pace of a busy SM,
-and a latency-bound loop (a contended compare-and-swap) runs far slower; the H200 ran two
-warps' ``atomicAdd`` loops in step where one had first waited up to 3,000 cycles
-(tests/data/trace/casloops and atomloops, ``skew``), and partly alone at 30,000.
+next. The first two jumps of a wait (1,024 and 2,048 cycles: each at most
+:data:`CTA_STALL`, 3,072 in all) stall the whole CTA even so: the model's 2 cycles a warp
+instruction is the pace of a busy SM, and a latency-bound loop (a contended
+compare-and-swap) runs far slower, so a short wait's cycles are not the others' work. How
+short is a parameter of the model, not a measured constant of the GPU: the H200 ran two
+warps' ``atomicAdd`` loops in step where one had first waited 0 to 3,000 cycles
+(tests/data/trace/casloops and atomloops, ``skew``) and partly apart at 30,000, and no skew
+between was measured. Any cut-off from 3,000 to 30,000 cycles fits those launches; two
+jumps is the shortest of the doubling series that covers 3,000.
 The clock stops jumping at :data:`CAP` cycles (73 years at 2 GHz): a wait longer than that
 is endless, and the budget stops it. A 32-bit read's jumps (``S2R``/``S2UR`` of a clock,
 ``CS2R.32``: a wait measured in 32 bits, ``(unsigned)clock() - t0 < C``) grow no longer
@@ -69,8 +73,9 @@ CYCLES_PER_WARP_INSTRUCTION = 2
 CYCLES_PER_NS = 2  # the global timer's nanoseconds: cycles at 2 GHz
 #: the first jump of a spinning warp's clock, in cycles (then doubled at each spin read)
 FIRST_JUMP = 1024
-#: a jump no longer than this (cycles: a wait's first two) stalls the whole CTA even while
-#: another warp could work; a longer one waits till none can (:mod:`.clock_wait`)
+#: a jump no longer than this (cycles: a wait's first two, 3,072 together) stalls the whole
+#: CTA even while another warp could work; a longer one waits till none can
+#: (:mod:`.clock_wait`). A model parameter bracketed by measurement (the module's text)
 CTA_STALL = 2 * FIRST_JUMP
 #: the clock jumps no further than this (cycles): a wait past it is endless
 CAP = 1 << 62
