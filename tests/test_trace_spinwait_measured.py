@@ -1,10 +1,11 @@
 """The spin-wait kernels (tests/data/trace/spinwait) run on the GPU as well as traced: every
 launch of its launches.json (blocks and warps waiting on one another through shared and
 global flags: serial split-K, handoffs, two waits, reverse turns, the halves of a warp, a
-relay across the grid) traced with the harness's arguments, and what it left in memory
-compared with CUDA's semantics (worked here in Python from kernels/spinwait.cu) and with
-what the H200 left (lab/run.sh, 2026-12-05: all 11 as the semantics say). How often a spin
-turned is the GPU's timing, not compared."""
+relay across the grid, tiles handed over, a deep call chain) traced with the harness's
+arguments, and what it left in memory compared with CUDA's semantics (worked here in Python
+from kernels/spinwait.cu) and with what the GPU left (lab/run.sh, 2026-12-05: the first 11
+on the H200, all 14 on an H100, every one as the semantics say). How often a spin turned is
+the GPU's timing, not compared."""
 
 from __future__ import annotations
 
