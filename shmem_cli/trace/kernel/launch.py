@@ -244,8 +244,8 @@ def check_block(kernel: Kernel, block: tuple[int, int, int]) -> None:
     more threads than its ``__launch_bounds__`` or than an SM has registers for."""
     threads = block[0] * block[1] * block[2]
     said = f"--block {','.join(map(str, block))} ({threads:,} threads): {brief_name(kernel.name)}"
-    most = kernel.max_threads or (1024, 1, 1)
-    if threads > most[0] * most[1] * most[2]:
+    most = kernel.max_threads  # (a block past the SM's 1,024: check_dims, before)
+    if most is not None and threads > most[0] * most[1] * most[2]:
         raise LaunchError(
             f"{said} was built for at most {most[0] * most[1] * most[2]:,} threads a block "
             "(__launch_bounds__), and CUDA refuses a larger launch"
