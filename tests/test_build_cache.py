@@ -431,6 +431,7 @@ def test_a_kernel_sweep_goes_through_the_named_cache(
     assert json.loads(again.output)["variants"] == json.loads(first.output)["variants"]
 
 
+@pytest.mark.slow  # 10-11 s; the cache's other tests stay fast
 @needs_nvcc
 @needs_nvdisasm
 def test_a_suggested_sweep_keeps_its_builds_where_the_trace_did(tmp_path: Path) -> None:

@@ -184,6 +184,7 @@ def test_hostile_csvs_on_the_command_line(tmp_path: Path) -> None:
     assert ran.code in (1, 2) and "Traceback" not in ran.text
 
 
+@pytest.mark.slow  # 10-12 s (4 million blank lines twice); the reader's other bounds stay fast
 def test_records_past_the_bound_are_refused_blank_lines_included(tmp_path: Path) -> None:
     """256 MiB of blank lines (a 250 KiB gzip) took 100 s: one Python step a record."""
     from shmem_cli.trace.ncu import exports

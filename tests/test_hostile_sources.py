@@ -67,6 +67,7 @@ def _run_in(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result
     return result
 
 
+@pytest.mark.slow  # 10-12 s; the other confinement tests of this file stay fast
 @needs_nvdisasm
 def test_declarations_and_names_are_read_only_inside_the_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

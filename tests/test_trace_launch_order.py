@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
@@ -33,6 +34,7 @@ __global__ void chained(volatile int *flags, float *out) {
 """
 
 
+@pytest.mark.slow  # 10-15 s; test_trace_spinwait.py keeps blocks waiting on blocks fast
 @needs_nvcc
 @needs_nvdisasm
 def test_a_block_run_before_the_block_it_waits_on_waits_till_that_block_ran(
