@@ -113,6 +113,7 @@ def test_an_edited_header_misses(project: Path, compiles: list[str], tmp_path: P
     assert compiles == ["sm_80", "sm_80"]
 
 
+@pytest.mark.slow  # 2-7 s; the cache's other tests stay fast
 @needs_nvcc
 @needs_nvdisasm
 def test_a_cached_build_is_refused_where_a_fresh_one_is(
@@ -408,6 +409,7 @@ def test_a_configured_cache_that_cannot_be_made_is_one_config_error(
     assert sorted(os.listdir(proj)) == [".git", "pyproject.toml", "row_scale.cu", "spec.yaml"]
 
 
+@pytest.mark.slow  # 3 s; the cache's other tests stay fast
 @needs_nvcc
 @needs_nvdisasm
 def test_a_kernel_sweep_goes_through_the_named_cache(

@@ -80,6 +80,7 @@ def test_sweep_gives_every_variants_measured_counts_and_ranks_the_measured_best_
     assert "LDS.128 x40 + LDS.64 x16" in notes["2"]
 
 
+@pytest.mark.slow  # 3-4 s; this file keeps its other sweeps fast
 @needs_nvcc
 def test_a_variant_that_fails_to_compile_is_listed_and_the_others_still_run(
     tmp_path: Path,
@@ -274,6 +275,7 @@ def test_a_sweep_says_once_that_it_chose_sm90a_as_shmem_trace_says_it(
     assert [v["totals"]["store"]["requests"] for v in doc["variants"]] == [4, 4]  # no trap
 
 
+@pytest.mark.slow  # 3-4 s; this file keeps its other sweeps fast
 @needs_nvcc
 def test_a_sweep_without_a_build_cache_writes_nothing_outside_its_temporary_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path

@@ -138,6 +138,7 @@ def test_quoted_cases_from_the_prose() -> None:
     assert m["x_double_st_pairs"]["wavefronts"] == 2 and m["p16_st_bcast"]["wavefronts"] == 4
 
 
+@pytest.mark.slow  # 4-13 s: regenerates every table; the doc's other checks stay fast
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
 def test_tables_are_current() -> None:
     """The generator reproduces the committed tables (shmem columns included)."""

@@ -333,6 +333,7 @@ def test_long_option_texts_are_refused_short(args: tuple[str, ...]) -> None:
     assert max(len(line) for line in result.output.splitlines()) <= 400, result.output[:1000]
 
 
+@pytest.mark.slow  # 3-5 s; the other hostile launches stay fast
 @needs_nvdisasm
 def test_undescribed_pages_written_after_a_full_memory_range_stay_under_1_gib(
     tmp_path: Path,

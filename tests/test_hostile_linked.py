@@ -450,6 +450,7 @@ class _Walked(list[sass.Instruction]):
         return super().__iter__()
 
 
+@pytest.mark.slow  # 3-5 s; the other linked-kernel bounds stay fast
 def test_thousands_of_indirect_transfers_decode_in_linear_time() -> None:
     """Each call through a register, RET and BRX made its own table of the function's
     addresses when decoded: these 30,000 took 48 s (quadratic in the code), now 1.5 s. The

@@ -78,6 +78,7 @@ def test_every_example_is_laid_out_as_rich_does(spec: Path) -> None:
         same_both_ways(report_view(chosen, RenderOptions(words=True, heat=True)), 200)
 
 
+@pytest.mark.slow  # 3-8 s; each example's plain rendering stays fast
 def test_all_examples_together_and_at_their_narrowest_width() -> None:
     report = analyze_many([str(ROOT / "access_specs")])
     view = report_view(report, RenderOptions(words=True, heat=True))

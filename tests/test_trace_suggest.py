@@ -359,6 +359,7 @@ def test_a_suggested_sweep_of_a_cu_carries_its_build_options() -> None:
         assert "-DPAD=0" not in sweep and "--define PAD=" in sweep
 
 
+@pytest.mark.slow  # 3-6 s; the other --suggest tests stay fast
 @needs_nvdisasm
 def test_a_pad_of_a_triton_entrys_dynamic_shared_memory_is_said_in_bytes() -> None:
     """The entry's dynamic shared memory is one array of unknown element type (2,048 B,
