@@ -179,8 +179,7 @@ class ArchProfile:
         """Blocks of ``threads`` threads, ``smem`` bytes of shared memory (the reserved part
         included) and ``registers`` registers a thread that one SM holds at once."""
         warps = -(-threads // self.warp_size)
-        per_warp = -(-max(1, registers) * self.warp_size // self.register_unit)
-        by_regs = self.registers_per_sm // max(1, per_warp * self.register_unit * warps)
+        by_regs = self.registers_per_sm // max(1, self._warp_registers(registers) * warps)
         by_smem = self.smem_per_sm // smem if smem else self.blocks_per_sm
         by_threads = self.threads_per_sm // max(1, warps * self.warp_size)
         return max(0, min(self.blocks_per_sm, by_threads, by_smem, by_regs))
@@ -188,8 +187,13 @@ class ArchProfile:
     def most_threads(self, registers: int) -> int:
         """The largest block (whole warps) whose threads' ``registers`` registers each (as
         allocated: per warp, in :attr:`register_unit` s) one SM holds: CUDA refuses more."""
-        per_warp = -(-max(1, registers) * self.warp_size // self.register_unit)
-        return self.registers_per_sm // (per_warp * self.register_unit) * self.warp_size
+        return self.registers_per_sm // self._warp_registers(registers) * self.warp_size
+
+    def _warp_registers(self, registers: int) -> int:
+        """The registers a warp of threads using ``registers`` each is allocated (whole
+        :attr:`register_unit` s)."""
+        units = -(-max(1, registers) * self.warp_size // self.register_unit)
+        return units * self.register_unit
 
     def lanes_per_phase(self, size: int) -> int:
         """How many lanes share one phase for an access of ``size`` bytes."""

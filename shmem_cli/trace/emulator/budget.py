@@ -185,6 +185,12 @@ class Limits:
         """Thread-instructions the batch may execute before the launch's budget is spent."""
         return self.budget.launch_instructions - self.spent
 
+    def checked_past(self, ctas: int) -> int:
+        """Thread-instructions past which a batch of ``ctas`` CTAs is checked at once: a
+        single block's own budget or the launch's, a batch's the launch's (it changes while
+        the batch is set aside and others run: asked again after)."""
+        return min(self.block, self.launch) if ctas == 1 else self.launch
+
     def check(
         self,
         blk: Block,
@@ -251,11 +257,9 @@ def first_row(a: Any, b: Any) -> int | None:
     return int(np.argmax((a != b).reshape(len(a), -1).any(axis=1)))
 
 
-def differ_at(a: Any, b: Any, row: int | None) -> bool:
-    """Whether two arrays differ in row ``row`` (None: anywhere); False where it has no
-    such row. It proves a difference only: False says nothing of the other rows."""
-    if row is None:
-        return not np.array_equal(a, b)
+def differ_at(a: Any, b: Any, row: int) -> bool:
+    """Whether two arrays differ in row ``row``; False where it has no such row. It proves
+    a difference only: False says nothing of the other rows."""
     if a.ndim < 2 or a.shape != b.shape or row >= len(a):
         return False
     return not np.array_equal(a[row], b[row])
@@ -333,13 +337,14 @@ class Repeats:
             return False
         last, row = self.missed
         known = 0 <= last < len(arrays)
-        if known and differ_at(arrays[last], mine[last], row):
+        if known and row is not None and differ_at(arrays[last], mine[last], row):
             return False  # (quick: where the last look that failed found a difference)
         if blk.machine_state_small() != small:
             return False
-        # every array whole, the one that differed last first: the order changes only
-        # how soon a look that fails ends, never its answer
-        for k in [*([last] if known else []), *range(len(arrays))]:
+        # every array whole, once each, the one that differed last first: the order changes
+        # only how soon a look that fails ends, never its answer
+        order = [last, *(k for k in range(len(arrays)) if k != last)] if known else []
+        for k in order or range(len(arrays)):
             if not np.array_equal(arrays[k], mine[k]):
                 self.missed = k, first_row(arrays[k], mine[k])
                 return False

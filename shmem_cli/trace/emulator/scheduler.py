@@ -72,8 +72,7 @@ def run_block(
     if limits is None:
         deadline = time.monotonic() + budgets.DEFAULT.seconds
         limits = budgets.Limits(budgets.DEFAULT, blk.cta_threads, 0, deadline, "")
-    # checked at once past these (a single block: its budget; a batch: the launch's)
-    limit = min(limits.block, limits.launch) if blk.ctas == 1 else limits.launch
+    limit = limits.checked_past(blk.ctas)
     hits = [0] * n_ins  # executions of each instruction: where a runaway block loops
     threads = blk.threads
     everyone = slice(None)
@@ -127,7 +126,7 @@ def run_block(
                     parking.idle(blk, function, stuck, fail)
                 finally:
                     limits.hold(-executed)
-                limit = min(limits.block, limits.launch) if blk.ctas == 1 else limits.launch
+                limit = limits.checked_past(blk.ctas)
                 repeats.rearm()
             else:
                 release(blk, function)
