@@ -148,27 +148,3 @@ def test_zeros_for_a_whole_pointer_parameter_says_where_it_goes() -> None:
     ran = shmem(*_trace("tma_2d", "-b", "32", "-a", "out=zeros:4096"))
     refused(ran, "'zeros:4096' is not a number: a zero-filled buffer of BYTES is given at a byte")
     assert "NAME+0=zeros:BYTES for a pointer" in ran.text
-
-
-def test_a_batch_of_blocks_is_freed_when_it_ends_not_left_to_the_garbage_collector() -> None:
-    # the clock's waits (clock_wait.ClockWaits, the block's clock's host) held the block back:
-    # a cycle, so every batch's arrays stayed until the collector ran (a sampled grid of
-    # 65,536 blocks of per_block-like kernels: 1.05 GB resident where 0.45 GB is enough)
-    import gc
-
-    import shmem_cli
-    from shmem_cli.trace.emulator.state import Block
-
-    cubin = HOSTILE / "hostile.sm_90.cubin"
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        shmem_cli.trace(cubin, kernel="trivial", block=(1024, 1, 1), grid=(3, 1, 1), args={0: 0})
-        gc.collect()
-        left = [o for o in gc.garbage if isinstance(o, Block)]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
-    assert not left  # each freed by its last reference going, as the batch ended

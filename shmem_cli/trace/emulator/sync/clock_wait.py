@@ -26,7 +26,6 @@ A kernel that reads no clock never yields: its steps pay nothing for this.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,15 +41,14 @@ PARKED = BLOCKED + 1
 
 class ClockWaits:
     """The warps of a block (a batch of blocks) that wait on the clock while others work
-    (the clock's :class:`~.clock.Host`); ``pc`` keeps a parked thread's next index, and
-    ``changed`` is called when :attr:`count` changes."""
+    (the clock's :class:`~.clock.Host`); ``pc`` keeps a parked thread's next index."""
 
-    def __init__(self, blk: Block, pc: Any, changed: Callable[[], None]) -> None:
+    def __init__(self, blk: Block, pc: Any) -> None:
         # the block by a weak reference: it holds this as its clock's host, and a cycle
         # would keep every batch's arrays alive until the garbage collector ran (a grid
         # of 16,384 blocks of 1,024 threads peaked at 1.6 GB, not 0.55)
         self._blk = weakref.ref(blk)
-        self.pc, self.changed = pc, changed
+        self.pc = pc
         self.asked: Any = np.zeros(0, dtype=np.int64)  # warps that yielded, not parked yet
         self.parked: dict[int, Any] = {}  # each parked warp's threads
         self.soon = False  # warps yielded, or a jump reached a parked warp's time: look now
@@ -76,7 +74,6 @@ class ClockWaits:
         """Warps ``warps`` wait on the clock while others work: parked at the next look."""
         self.asked = np.union1d(self.asked, warps)
         self.soon = True
-        self.changed()
 
     def hurry(self) -> None:
         """A parked warp's time came by a jump: the next look wakes it."""
@@ -102,7 +99,6 @@ class ClockWaits:
             blk.sched[ids] = PARKED
             self.parked[w] = ids
             parked = True
-        self.changed()
         return parked
 
     def wake(self, everyone: bool = False) -> bool:
@@ -125,5 +121,4 @@ class ClockWaits:
             self.pc[ids] = -1
             clock.until[w] = -1
             clock.woke[w] = True
-        self.changed()
         return True

@@ -84,11 +84,12 @@ class Parking:
         self.groups: list[Group] = []
         self.next_look = 0
         # warps waiting on the clock while others work (.clock_wait)
-        self.clock = ClockWaits(blk, self.pc, self._recount)
-        self.count = 0  # groups parked, and warps waiting on the clock
+        self.clock = ClockWaits(blk, self.pc)
 
-    def _recount(self) -> None:
-        self.count = len(self.groups) + self.clock.count
+    @property
+    def count(self) -> int:
+        """Groups parked, and warps waiting on the clock."""
+        return len(self.groups) + self.clock.count
 
     def park(self, blk: Block, ids: Any, steps: int) -> None:
         """Threads ``ids`` spin: they yield to the others until memory they read changes."""
@@ -108,7 +109,6 @@ class Parking:
         blk.sched[ids] = PARKED
         blk.parks += 1
         self.next_look = steps + LOOK_EVERY
-        self._recount()
 
     def look(self, blk: Block, steps: int) -> bool:
         """Every :data:`LOOK_EVERY` steps, and at once where a warp yielded to wait on the
@@ -130,7 +130,6 @@ class Parking:
             self.pc[g.ids] = -1
         if woke:
             self.groups = [g for g in self.groups if g not in woke]
-            self._recount()
         return self.clock.wake() or bool(woke)
 
     def idle(
@@ -160,7 +159,10 @@ class Parking:
         if self.clock.wake(everyone=True):
             return
         if not self.groups:
-            raise error
+            try:
+                raise error
+            finally:
+                del error  # raised from here, the traceback holds this frame: no cycle
         wait = Wait(blk, self.groups)
         if stuck is None or not wait.global_reads or not stuck(wait):
             raise fail(wait.reads(), wait.why, wait.advice, wait.held_back)
