@@ -78,12 +78,23 @@ def test_a_type_named_in_the_value_and_a_file(tmp_path: Path) -> None:
         ("offs=quad:1", "unknown element type 'quad'"),
         ("offs", "expects NAME=VALUE"),
         ("stride=x", "not a number"),
+        ("offs=int:1,0.5", "'0.5' is not an integer, and the elements are 4-byte integers"),
+        ("offs=uint8_t:1e3", "'1e3' is not an integer, and the elements are 1-byte integers"),
     ],
 )
 def test_bad_values_are_said_in_words(text: str, said: str) -> None:
     with pytest.raises(LaunchError) as exc:
         set_constants(read_constants(CUBIN, "ev_const"), [text])
     assert said in exc.value.message
+
+
+def test_a_float_for_a_declared_int_is_refused() -> None:
+    # `__constant__ int offs[8]`: 1.5 has no int value (its float bits were stored before)
+    types = declared_types([SOURCE.read_text()])
+    with pytest.raises(LaunchError, match="'1.5' is not an integer"):
+        set_constants(read_constants(CUBIN, "ev_const"), ["offs=1,1.5"], types=types)
+    c = set_constants(read_constants(CUBIN, "ev_const"), ["taps=1,1.5"], types=types)
+    assert struct.unpack_from("<2f", c.banks[3], 4) == (1.0, 1.5)  # floats stay floats
 
 
 def test_twice_is_refused() -> None:
