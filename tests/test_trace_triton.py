@@ -227,17 +227,26 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(main, ["trace", *args])
 
 
-def test_the_command_traces_an_entry_folder_json_cubin_and_root() -> None:
+def test_the_command_traces_an_entry_folder_each_file_and_root() -> None:
     entry = launch("layernorm")
     folder = DATA / entry["entry"]
     want = run(str(folder), "--grid", "2", "-a", "n_cols=768", "-a", "eps=1e-5", "-f", "json")
     assert want.exit_code == 0, want.output
     totals = json.loads(want.output)["files"][0]["kernels"][0]["totals"]
-    for path in (folder / "layernorm_rows.json", folder / "layernorm_rows.cubin"):
+    # any file of the entry names it: a user points at the one their editor has open
+    for kind in (".json", ".cubin", ".ttgir", ".ptx"):
+        path = folder / f"layernorm_rows{kind}"
         got = run(str(path), "--grid", "2", "-a", "n_cols=768", "-a", "eps=1e-5", "-f", "json")
         assert json.loads(got.output)["files"][0]["kernels"][0]["totals"] == totals
     root = run(str(DATA / "cache"), "-k", "layernorm_rows", "-g", "2", "-a", "n_cols=768", "-fjson")
     assert json.loads(root.output)["files"][0]["kernels"][0]["totals"] == totals
+
+
+def test_a_file_with_no_entry_beside_it_is_not_a_triton_entry(tmp_path: Path) -> None:
+    lone = tmp_path / "layernorm_rows.ttgir"
+    shutil.copyfile(DATA / launch("layernorm")["entry"] / "layernorm_rows.ttgir", lone)
+    result = run(str(lone), "--grid", "2")
+    assert result.exit_code == 2 and "--block is required" in result.output
 
 
 def test_the_command_refuses_a_block_that_is_not_tritons() -> None:

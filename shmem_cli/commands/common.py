@@ -135,10 +135,6 @@ def require_file(path: str, *, folder: bool = False) -> None:
     fail_usage(f"{shorten(path, 200)} is {kind}; give a kernel file")
 
 
-#: the files of a Triton cache entry: an output inside an input folder may not be one
-ENTRY_FILES = (".json", ".cubin", ".ttgir", ".ttir", ".ptx", ".llir", ".source")
-
-
 def kernel_inputs(path: str, args: Iterable[str], *more: str | None) -> list[str]:
     """What a trace reads that an output must never replace: the kernel file (or a Triton
     folder), every ``@FILE`` of ``--arg`` (a tensor map's ``data=@FILE`` too) and ``more``

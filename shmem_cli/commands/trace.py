@@ -17,7 +17,6 @@ from ..hardware.arch import DEFAULT_ARCH
 from .analyze import parse_rows
 from .common import (
     CONTEXT,
-    ENTRY_FILES,
     ExitCode,
     emit,
     fail_input,
@@ -197,7 +196,7 @@ def trace(
 
     env = current_environment()
     path = Path(kernel_path)
-    from ..trace.triton.cache import is_triton_input
+    from ..trace.triton.cache import ENTRY_FILES, is_triton_input
 
     require_file(kernel_path, folder=True)
     from ..plumbing.errors import shorten

@@ -52,6 +52,7 @@ from .ttgir import (
 
 __all__ = [
     "DESC_TYPE",
+    "ENTRY_FILES",
     "HIDDEN",
     "TritonEntry",
     "TritonError",
@@ -70,6 +71,8 @@ MAX_LISTED = 20  # entries or kernel names an error lists
 #: the metadata read while looking through a cache root for a kernel's entries
 MAX_SCAN_BYTES = 256 << 20
 HIDDEN = ("global_scratch", "profile_scratch")  # Triton's own pointers, in the order it adds them
+#: the files Triton writes into an entry, ``<name><suffix>``, beside its ``__grp__<name>.json``
+ENTRY_FILES = (".json", ".cubin", ".ttgir", ".ttir", ".ptx", ".llir", ".source")
 
 
 @frozen
@@ -177,14 +180,12 @@ def _int(value: Any) -> int:
 
 
 def is_triton_input(path: Path) -> bool:
-    """Whether ``path`` is a Triton cache entry (folder, .json or .cubin) or a cache root."""
-    if os.path.isdir(path):
+    """Whether ``path`` is a Triton cache entry (its folder, its .json, or any other of its
+    files with the metadata, cubin and TTGIR beside it) or a cache root."""
+    if os.path.isdir(path) or path.suffix == ".json":
         return True
-    if path.suffix == ".json":
-        return True
-    if path.suffix == ".cubin":
-        json, ttgir = path.with_suffix(".json"), path.with_suffix(".ttgir")
-        return os.path.isfile(json) and os.path.isfile(ttgir)
+    if path.suffix in ENTRY_FILES:
+        return all(os.path.isfile(path.with_suffix(s)) for s in (".json", ".cubin", ".ttgir"))
     return False
 
 
@@ -315,9 +316,9 @@ def _listed(names: list[str]) -> str:
 def open_entry(
     path: Path, kernel: str | None, allowed: Callable[[Path], bool] | None = None
 ) -> TritonEntry:
-    """The entry ``path`` (folder, .json, .cubin, or a cache root with ``kernel``) names;
+    """The entry ``path`` (folder, one of its files, or a cache root with ``kernel``) names;
     ``allowed``: the Python files its TTGIR may name (default: the entry's source tree)."""
-    if path.suffix == ".cubin" and not os.path.isdir(path):
+    if path.suffix in ENTRY_FILES and path.suffix != ".json" and not os.path.isdir(path):
         return read_entry(path.with_suffix(".json"), allowed)
     if path.suffix == ".json" and not os.path.isdir(path):
         # Triton's group file __grp__<name>.json lists the entry's files: the metadata is beside
