@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.cuda import build, build_cache, toolchain
 from shmem_cli.cuda.build import Build, compile_checked
-from shmem_cli.cuda.build_cache import BuildCache, Cached, lookup, open_cache, store
+from shmem_cli.cuda.build_cache import FORMAT, BuildCache, Cached, lookup, open_cache, store
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 
@@ -199,7 +199,7 @@ def test_an_entry_is_found_while_its_files_are_unchanged(tmp_path: Path) -> None
             (folder / f"{key}.json").read_text().replace('"sm_90"', "90")
         ),
         lambda folder, key: (folder / f"{key}.json").write_text(
-            (folder / f"{key}.json").read_text().replace('"format": 1', '"format": 99')
+            (folder / f"{key}.json").read_text().replace(f'"format": {FORMAT}', '"format": 99')
         ),
         lambda folder, key: (folder / f"{key}.json").write_text(
             (folder / f"{key}.json").read_text().replace("h.hpp", "h\\u0000.hpp")

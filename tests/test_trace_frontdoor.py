@@ -201,6 +201,28 @@ def test_sm90a_is_chosen_when_the_sm90_build_traps(tmp_path: Path, tool_runs: li
     assert tool_runs.count("nvdisasm") == 2, tool_runs
 
 
+# CUTLASS 3.x's kernels print an error and return where the sm_90a one copies with TMA
+PRINTS = TRAPS.replace("__trap();", 'printf("needs sm_90a\\n");')
+
+
+@needs_nvcc
+def test_sm90a_is_chosen_when_the_sm90_build_prints_an_error(tmp_path: Path) -> None:
+    k = _json(str(_project(tmp_path, PRINTS)), "-b", "128")
+    assert (k["arch"], k["target"]) == ("sm_90", "sm_90a")
+    assert k["arch_note"] == (
+        "compiled for sm_90a: the sm_90 build prints an error where the sm_90a one runs "
+        "wgmma/TMA (give --arch sm_90 to trace the sm_90 build)"
+    )
+    assert k["totals"]["store"]["requests"] == 4  # the 128 threads' STS, the bulk copy's build
+
+
+@needs_nvcc
+def test_a_printf_alone_keeps_sm90(tmp_path: Path) -> None:
+    plain = PRINTS.replace("#ifdef __CUDA_ARCH_FEAT_SM90_ALL", "#if 0")  # printf in both builds
+    k = _json(str(_project(tmp_path, plain)), "-b", "128")
+    assert (k["target"], k["arch_note"]) == ("sm_90", None)
+
+
 @needs_nvcc
 def test_ptxas_s_own_words_when_the_arch_is_given(tmp_path: Path) -> None:
     src = _project(tmp_path, WGMMA)

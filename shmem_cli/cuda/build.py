@@ -15,9 +15,10 @@ whose cubin is traced, so nothing can change between the check and the build.
 **The architecture.** Without ``--arch`` a ``.cu`` is compiled for the default (the
 profile registry's, :data:`shmem_cli.hardware.arch.DEFAULT_ARCH`); when ptxas refuses it for
 an instruction only its architecture-specific ``a`` variant has (wgmma, TMA, setmaxnreg), or
-when that build traps where an ``a`` build has those instructions (CuTe and CUTLASS compile
-their Hopper paths only for the ``a`` target and trap otherwise), it is compiled for the
-``a`` variant and the report says why.
+when that build traps or calls a function outside the cubin (``printf``) where an ``a`` build
+has those instructions (CuTe and CUTLASS compile their Hopper paths only for the ``a`` target:
+CuTe traps otherwise, CUTLASS 3.x's kernels print an error and return), it is compiled for
+the ``a`` variant and the report says why.
 
 **The cache.** Given a cache folder (opt-in: ``--build-cache DIR``),
 :func:`compile_checked` takes the cubin of an earlier build whose inputs and read files are
@@ -46,6 +47,9 @@ from .build_cache import Cached, key_of, lookup, open_cache, store
 _NEEDS_A = re.compile(r"not supported on \.target '(sm_\d+)'|requires? (?:\.target )?'?sm_\d+a")
 #: opcodes that only an architecture-specific (``a``) build has
 _A_ONLY = re.compile(r"\b(?:HGMMA|UTMALDG|UTMASTG|UTMAPF|UBLKCP|UBLKRED|USETMAXREG)\b")
+#: what a build does where its code needs the ``a`` target: CuTe traps (``BPT.TRAP``), CUTLASS
+#: 3.x's kernels print an error and return (a call outside the cubin: ``printf``'s ``vprintf``)
+_STOPS = re.compile(r"\bBPT\.TRAP\b|\bCALL\.ABS\b")
 _MARKER = re.compile(rb'^#(?:line)?\s*[0-9]+\s+"((?:[^"\\]|\\.)*)"')
 MAX_FILES = toolchain.COMPILE_FILES  # files one compile may read
 #: folders of the host compiler's own headers when it cannot be asked
@@ -127,14 +131,16 @@ def _choose(
     if arch is not None or chosen.endswith("a"):
         return build
     sass = toolchain.disassemble(build.cubin)
-    if "BPT.TRAP" not in _code(sass):
+    stops = _STOPS.search(_code(sass))
+    if stops is None:
         return dataclasses.replace(build, sass=sass)
     other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
     other_sass = toolchain.disassemble(other.cubin)
     if not _A_ONLY.search(_code(other_sass)):  # both builds' files decided it
         return dataclasses.replace(build, sass=sass, files=_union(build.files, other.files))
+    how = "traps" if "BPT.TRAP" in stops.string else "prints an error"
     note = (
-        f"compiled for {chosen}a: the {chosen} build traps where the {chosen}a one runs "
+        f"compiled for {chosen}a: the {chosen} build {how} where the {chosen}a one runs "
         f"wgmma/TMA (give --arch {chosen} to trace the {chosen} build)"
     )
     return Build(other.cubin, other.arch, note, _union(build.files, other.files), other_sass)
