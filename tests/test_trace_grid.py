@@ -395,7 +395,8 @@ def _al_loaded_slowed(
 ) -> Any:
     """al_loaded over 1,024 blocks (every block but 0 in no class, so each runs), its grid
     driver's clock (alike.classes.time) made to jump ``seconds`` ahead once it has been read
-    ``after`` times: the pace of what ran from then on seems that slow."""
+    ``after`` times: the pace of what ran from then on seems that slow. The launch may run
+    180 s (``--time-limit 180``; the default is 40)."""
     import time
 
     from shmem_cli.trace.emulator.alike import classes
@@ -412,7 +413,8 @@ def _al_loaded_slowed(
     alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
     flags = tmp_path / "flags.bin"
     flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)
-    return traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",))
+    budget = Budget(seconds=180.0)
+    return traced(alike, "al_loaded", 256, (1024, 1, 1), (f"1=@{flags}",), budget=budget)
 
 
 @needs_nvdisasm

@@ -45,7 +45,8 @@ OPTIONS = (
         type=click.FloatRange(*limits.SECONDS_RANGE),
         callback=lambda _ctx, _param, value: _finite(value),
         default=None,
-        help="The most wall time of the trace's run of the launch [default: 180].",
+        help="The most wall time of the trace's run of the launch, in seconds "
+        f"[default: {limits.SECONDS:g}].",
     ),
 )
 

@@ -5,15 +5,21 @@ A kernel that never ends (a loop on data the trace does not have, a spin on a fl
 other block sets) must not run the trace without end, and one such kernel in ``shmem lint``
 must not keep the others' results from coming. The defaults fit launches users really run
 (a 4096 x 4096 transpose, 16,384 blocks of 256 threads and 319 million thread-instructions,
-takes about a minute) and stop an endless loop of any block within seconds:
+takes seconds) and stop an endless loop of any block within :data:`SECONDS`:
 
 * a block may execute :data:`PER_THREAD` instructions per thread on average (524,288: CuTe's
   sgemm_2 tutorial at its own 5120 x 5120 x 4096 runs 351,000 a thread of a block, about 25 s;
   an endless loop of one warp is stopped in about as long); ``--max-instructions``;
 * a launch may execute :data:`LAUNCH_INSTRUCTIONS` thread-instructions in all
   (2^34); ``--max-launch-instructions``;
-* a launch may run :data:`SECONDS` of wall time (180: three times the transpose);
-  ``--time-limit``;
+* a launch may run :data:`SECONDS` of wall time (40); ``--time-limit``. The instruction
+  budgets count thread-instructions, but the emulator's time goes by steps (one instruction
+  for the threads at it: 25-80 us whether 1 or 1,024 threads run it), so they alone bound
+  a loop only where its threads run together: one thread of a 1,024-thread block looping
+  alone takes 1,024 times the steps of the whole block looping (a block's budget of
+  536,870,912 thread-instructions in 536 million steps: hours). The wall time bounds every
+  launch, whatever its steps cost: an endless loop of any shape ends within it, with the
+  same located error; a grid that would pass it is sampled to half of it (:mod:`.grid`);
 * the requests recorded for the report may take :data:`MAX_RECORDED_BYTES` (384 MiB), the copy
   an array makes as it grows included (checked before each growth: ``distinct_rows.Allowance``);
   records that reach it are costed, summed per instruction and dropped, and the trace goes on
@@ -51,7 +57,7 @@ if TYPE_CHECKING:
 
 PER_THREAD = 1 << 19
 LAUNCH_INSTRUCTIONS = 1 << 34
-SECONDS = 180.0
+SECONDS = 40.0
 MAX_RECORDED_BYTES = 384 << 20
 CHECK_EVERY = 256  # steps between looks at the clock and at the records
 #: executions of an instruction before the block's state is first kept (then at twice as

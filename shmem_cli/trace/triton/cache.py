@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...cuda.sass import TOOLKIT_HEADER
 from ...plumbing.bounded_read import read_bounded
@@ -49,6 +49,9 @@ from .ttgir import (
     ttgir_params,
     unnamed,
 )
+
+if TYPE_CHECKING:
+    from ...cuda.sources import SourceTree
 
 __all__ = [
     "DESC_TYPE",
@@ -198,6 +201,19 @@ def _metadata(path: Path) -> dict[str, Any]:
     return read_metadata(path)
 
 
+def _linked_out(path: Path, tree: SourceTree) -> TritonError:
+    """The refusal of an entry's file, or an entry folder of a cache root, that is a link to
+    somewhere outside the source tree."""
+    if os.path.isdir(path):
+        what, fix = "a folder outside the cache root's source tree", "the entry into the root"
+    else:
+        what, fix = "a file outside the entry's source tree", "the file into the entry"
+    return TritonError(
+        f"{shorten(path.name)} is a link to {what} ({shorten(tree.describe(), 200)}); copy {fix}",
+        path,
+    )
+
+
 def _own_files(folder: Path, files: tuple[Path, ...]) -> None:
     """Refuse an entry file that is a link to a file outside the entry's source tree (its
     repository, or its folder): a committed cache must not make shmem read, and print the
@@ -209,11 +225,7 @@ def _own_files(folder: Path, files: tuple[Path, ...]) -> None:
         if os.path.islink(path):
             tree = tree or tree_for(folder)
             if not tree.inside(path):
-                raise TritonError(
-                    f"{path.name} is a link to a file outside the entry's source tree "
-                    f"({shorten(tree.describe(), 200)}); copy the file into the entry",
-                    path,
-                )
+                raise _linked_out(path, tree)
 
 
 def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -> TritonEntry:
@@ -263,7 +275,7 @@ def entries_under(
     kernel is ``name`` (any name when None). Only the metadata of the others is read; the
     reasons entries of that name could not be read are added to ``refused``."""
     found: list[TritonEntry] = []
-    for meta in _metadata_files(root):
+    for meta in _metadata_files(root, refused):
         try:
             if name is not None and str(_metadata(meta)["name"]) != name:
                 continue
@@ -285,14 +297,26 @@ def kernel_names(root: Path) -> list[str]:
     return sorted(names)
 
 
-def _metadata_files(root: Path) -> list[Path]:
+def _metadata_files(root: Path, refused: list[ShmemError] | None = None) -> list[Path]:
     """The metadata files of a cache root's entries (at most :data:`MAX_ENTRIES`, and
-    :data:`MAX_SCAN_BYTES` of them in all: each may be read)."""
+    :data:`MAX_SCAN_BYTES` of them in all: each may be read), each inside the root's source
+    tree, links followed: an entry folder or file that is a link to elsewhere is never read
+    (why is added to ``refused``)."""
+    from ...cuda.sources import tree_for
+
     metas = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
     out, total = [], 0
+    tree = None
     for m in metas[:MAX_ENTRIES]:
         if m.name.startswith("__grp__") or not os.path.exists(m.with_suffix(".cubin")):
             continue
+        if os.path.islink(m) or (m.parent != root and os.path.islink(m.parent)):
+            tree = tree or tree_for(root)
+            if not tree.inside(m):
+                if refused is not None:
+                    link = m if os.path.islink(m) else m.parent
+                    refused.append(_linked_out(link, tree))
+                continue
         try:
             total += m.stat().st_size
         except OSError:
