@@ -109,9 +109,23 @@ def test_a_failed_assert_still_stops_the_trace() -> None:
     with pytest.raises(ShmemError, match="__assertfail: an assert\\(\\) failed") as err:
         trace("asserted", "limit=32")
     assert err.value.line == 29
+    # what it asserted, read from __assertfail's arguments (the module's strings)
+    assert "(assert(threadIdx.x < limit) at calls.cu:29), so this launch breaks" in str(err.value)
     k = trace("asserted", "limit=64")  # every thread keeps the assumption: no call
     assert by_line(k) == {30: expected(lambda t: t), 32: expected(lambda t: (t * 2) % 1024)}
     assert k.not_modelled == ()
+
+
+@needs_nvdisasm
+def test_an_assert_on_a_missing_target_names_it() -> None:
+    # CuTe's way: assert(0 && "... SM90A ...") where a build without sm_90a has no wgmma
+    with pytest.raises(ShmemError) as err:
+        trace("needs_sm90a", path=DATA / "arch_assert.sm_90.cubin")
+    said = str(err.value)
+    assert '(assert(0 && "Attempting to use this path without TILE_ARCH_SM90A_ENABLED") at ' in said
+    assert "arch_assert.cu:13): the code path asserted on is the one a build without " in said
+    assert "sm_90a" in said and "(--arch sm_90a, or leave --arch out for a .cu" in said
+    assert "check --block" not in said and err.value.line == 13
 
 
 @needs_nvcc

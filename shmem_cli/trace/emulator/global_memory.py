@@ -206,6 +206,16 @@ class GlobalMemory(ShadowArena):
         b = self.buffer(name)
         return self.data[b.offset : b.offset + b.size].tobytes()
 
+    def c_string(self, address: int, limit: int) -> bytes | None:
+        """The bytes at ``address`` up to the first NUL, at most ``limit`` of them, where a
+        buffer or shadow holds that address (None: none does); never makes a shadow."""
+        held = self.holder(address)
+        if held is None:
+            return None
+        start = held.offset + (address - held.address)
+        raw = self.data[start : min(held.offset + held.size, start + limit)].tobytes()
+        return raw.split(b"\0", 1)[0]
+
     def offsets(
         self, addr: npt.NDArray[np.int64], width: int, ins: Instruction
     ) -> npt.NDArray[np.int64]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label
+from ..asserts import failed_assert
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
 from ..state import BLOCKED, TAINT_UNKNOWN, Block, Idx, TraceError
@@ -152,13 +153,7 @@ def _step_over(ins: Instruction, ctx: Context) -> Callable[[Block, Idx, list[str
 
     def step_over(b: Block, ix: Idx, names: list[str]) -> None:
         if "__assertfail" in names:
-            raise TraceError(
-                "the kernel calls a function outside it, __assertfail: an assert() failed, so "
-                "this launch breaks the kernel's assumption at this line: check --block, --grid "
-                "and --arg against it",
-                ins,
-                gives_data=True,
-            )
+            raise failed_assert(b, ix, ins)
         b.callees[index] = ", ".join(names)
         b.listed(index, b.ids(ix))
         for r in _RETURNED:
