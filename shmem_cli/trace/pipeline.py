@@ -51,7 +51,7 @@ from .trace_request import TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
-from .triton.launch import triton_launch, triton_params
+from .triton.launch import named_by_call, triton_launch, triton_params
 
 __all__ = [
     "LoadedKernel",
@@ -217,7 +217,7 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
     so that a wrong ``--arg`` costs no nvdisasm."""
     path = Path(request.path)
     try:
-        entry = open_entry(path, request.kernel, request.tree().inside)
+        entry = named_by_call(open_entry(path, request.kernel, request.tree().inside), request.args)
         info = read_cubin(entry.cubin)
         arch = entry.arch or info.arch
         if arch not in (info.arch, info.target_name):

@@ -90,6 +90,12 @@ class TritonEntry:
     shapes: tuple[str, ...]  # tensor shapes of the TTGIR: 1024, 64x64, ...
     #: a line of Triton's library -> the kernel's line that called it (:mod:`.callsites`)
     callers: Mapping[Location, tuple[Location, ...]] = field(default_factory=dict)
+    #: an older entry's Python ``def`` parameters (less its constexprs) where they are more
+    #: than the TTGIR's: Triton compiled those that were 1 or None at the call into the
+    #: kernel, and the call (:func:`.launch.named_by_call`) says which
+    def_names: tuple[str, ...] = ()
+    #: those the call said were compiled in (their ``--arg`` is not passed)
+    compiled_in: tuple[str, ...] = ()
 
     @property
     def num_warps(self) -> int:
@@ -255,14 +261,20 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
         )
     text = _read(ttgir, MAX_TTGIR_BYTES, "TTGIR")
     params = ttgir_params(text, name, ttgir)
+    names: tuple[str, ...] | None = None
     if unnamed(p.name for p in params):
         if allowed is None:
             from ...cuda.sources import tree_for
 
             allowed = tree_for(meta_path).inside
-        params = python_names(text, params, name, folder, allowed) or params
+        names = python_names(text, name, folder, allowed)
+    if names is not None and len(names) == len(params):
+        params = tuple(
+            TritonParam(n, p.ir_type, p.c_type) for n, p in zip(names, params, strict=True)
+        )
+    more = names if names is not None and len(names) > len(params) else ()
     callers = library_callers(text, lambda file: TOOLKIT_HEADER.search(file) is not None)
-    return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text), callers)
+    return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text), callers, more)
 
 
 def entries_under(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
@@ -20,7 +21,7 @@ from ..kernel.launch import LaunchError
 from ..kernel.params import Param
 from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
-from .ttgir import unnamed
+from .ttgir import TritonParam, unnamed
 
 _DECIMAL = re.compile(r"^[+-]?\d+\Z")
 _C_BYTES = {
@@ -79,10 +80,36 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
     return out
 
 
-def _float_text(text: str, param: Param) -> str:
-    """``1`` for a float parameter means 1.0, as Python would pass it to Triton."""
-    floating = param.type in ("half", "float", "double")
-    return text + ".0" if floating and _DECIMAL.match(text) else text
+def _python_text(text: str, param: Param) -> str:
+    """A value as Python would pass it to Triton: ``1`` for a float parameter is 1.0, and
+    ``True``/``False`` for a bool (an ``i1``) are 1 and 0."""
+    if param.type in ("half", "float", "double") and _DECIMAL.match(text):
+        return text + ".0"
+    if param.type == "bool" and text.lower() in ("true", "false"):
+        return "1" if text.lower() == "true" else "0"
+    return text
+
+
+def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
+    """An older entry whose Python ``def`` has more parameters than its TTGIR: Triton compiled
+    each that was 1 (or None) at the call into the kernel, and says not which. The user's
+    ``--arg NAME=1`` (``=None``) of them does: the others are the TTGIR's, in order, where
+    that gives every scalar parameter a name the user gave a value (nothing guessed)."""
+    if not entry.def_names:
+        return entry
+    given: dict[str, str] = {}
+    for text in args:
+        key, _, value = text.partition("=")
+        given[key.strip()] = value.strip()
+    called = {k for k, v in given.items() if k in entry.def_names and v in ("1", "None")}
+    kept = [n for n in entry.def_names if n not in called]
+    if len(kept) != len(entry.params):
+        return entry
+    pairs = list(zip(kept, entry.params, strict=True))
+    if any(n not in given for n, p in pairs if not p.c_type.endswith("*")):
+        return entry  # a scalar left to a guess: a bool given as 1 looks compiled in
+    named = tuple(TritonParam(n, p.ir_type, p.c_type) for n, p in pairs)
+    return replace(entry, params=named, compiled_in=tuple(sorted(called)))
 
 
 def triton_launch(
@@ -107,6 +134,8 @@ def triton_launch(
     own = list(entry.params)
     for text in args:
         key, sep, value = text.partition("=")
+        if key.strip() in entry.compiled_in:
+            continue  # 1 or None at the call: Triton compiled it into the kernel
         param = by_name.get(key.strip())
         position = key.strip()
         if param is None and re.fullmatch(r"[0-9]{1,9}", position) and int(position) < len(params):
@@ -119,9 +148,9 @@ def triton_launch(
                 named.add(params[pos].name or "")
         elif param is not None and sep:
             named.add(param.name or "")
-            given.append(f"{key}={_float_text(value.strip(), param)}")
+            given.append(f"{key}={_python_text(value.strip(), param)}")
         elif param is None and not position.isdigit():
-            raise LaunchError(_not_a_parameter(position, params))
+            raise LaunchError(_not_a_parameter(position, params, entry.def_names))
         else:
             given.append(text)  # plan_launch says what is wrong with it
     missing = [p.name for p in own if p.is_desc and p.name not in named]
@@ -156,11 +185,22 @@ def _desc_hint(name: str) -> str:
     )
 
 
-def _not_a_parameter(name: str, params: Sequence[Param]) -> str:
+def _not_a_parameter(name: str, params: Sequence[Param], def_names: Sequence[str]) -> str:
     """An ``--arg`` naming no parameter of the compiled kernel: Triton drops constexprs and
     the integer arguments it specialized (equal to 1 at the call) from the signature."""
     own = [p.name for p in params if p.name and p.name not in HIDDEN]
     names = ", ".join(own)
+    if unnamed(own) and def_names:
+        return (
+            f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
+            f"Triton writes {shorten(names, 120)}), and the kernel's Python def has "
+            f"{len(def_names) - len(own)} more ({shorten(', '.join(def_names), 200)}): Triton "
+            "compiled each argument that was 1 (or None) at the call into the kernel without "
+            "saying which. Give those as "
+            "called (--arg NAME=1, --arg NAME=None; a bool as True or False) with every scalar "
+            "by name, and the others are named; or name the parameters by position (--arg "
+            "0=...; --list-params lists them)"
+        )
     if unnamed(own):
         return (
             f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "

@@ -242,16 +242,12 @@ def unnamed(names: Iterable[str]) -> bool:
 
 
 def python_names(
-    ttgir: str,
-    params: tuple[TritonParam, ...],
-    name: str,
-    folder: Path,
-    allowed: Callable[[Path], bool],
-) -> tuple[TritonParam, ...] | None:
-    """Names from the Python ``def`` the TTGIR's first location names (older Triton), when its
-    parameters less the ``tl.constexpr`` ones are as many as the TTGIR's. The file is looked
-    for where it was compiled, then by its trailing path parts under the current folder and
-    the entry's; only a file ``allowed`` takes (inside the source tree) is read."""
+    ttgir: str, name: str, folder: Path, allowed: Callable[[Path], bool]
+) -> tuple[str, ...] | None:
+    """The parameters of the Python ``def`` the TTGIR's first location names (older Triton),
+    less the ``tl.constexpr`` ones; None where the file is not found or not read. The file is
+    looked for where it was compiled, then by its trailing path parts under the current folder
+    and the entry's; only a file ``allowed`` takes (inside the source tree) is read."""
     from ...cuda.named_sources import locate_source
 
     first = _FIRST_LOC.search(ttgir)
@@ -265,16 +261,11 @@ def python_names(
         tree = ast.parse(source.decode("utf-8", errors="replace"))
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name == name:
-                names = [
+                return tuple(
                     a.arg
                     for a in node.args.args
                     if not (a.annotation is not None and "constexpr" in ast.unparse(a.annotation))
-                ]
-                if len(names) == len(params):
-                    return tuple(
-                        TritonParam(n, p.ir_type, p.c_type)
-                        for n, p in zip(names, params, strict=True)
-                    )
+                )
     except (ShmemError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # a file Python cannot read: the parameters keep the TTGIR's names
     return None

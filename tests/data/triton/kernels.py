@@ -154,3 +154,17 @@ def matmul_device_desc(
         b = b_desc.load([k0, off_n])
         acc = tl.dot(a, b, acc)
     c_desc.store([off_m, off_n], acc.to(tl.float16))
+
+
+@triton.jit
+def centred_rows(out_ptr, in_ptr, n_cols, row_stride, col_stride, scale, CENTRE):
+    """One program per row of 1,024 columns: out = (x - mean(x) if CENTRE else x) * scale.
+    CENTRE is a runtime bool (an i1 parameter); called with col_stride=1, which Triton
+    compiles into the kernel."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, 1024)
+    inside = cols < n_cols
+    x = tl.load(in_ptr + row * row_stride + cols * col_stride, mask=inside, other=0.0)
+    if CENTRE:
+        x = tl.where(inside, x - tl.sum(x, axis=0) / n_cols, 0.0)
+    tl.store(out_ptr + row * row_stride + cols * col_stride, x * scale, mask=inside)

@@ -1,0 +1,63 @@
+"""A Triton entry traced as its call was made: kernels.py's centred_rows, called with
+col_stride=1 (compiled into the kernel) and a runtime bool CENTRE, compiled ahead of time by
+Triton 3.3.1 (its TTGIR names no parameter) and 3.6.0 (tests/data/triton/called/build.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+
+from .conftest import TEST_DATA, needs_nvdisasm
+
+DATA = TEST_DATA / "triton" / "called"
+DEF = "out_ptr, in_ptr, n_cols, row_stride, col_stride, scale, CENTRE"
+
+pytestmark = needs_nvdisasm
+
+
+def entry(version: str) -> Path:
+    (folder,) = (DATA / version).iterdir()
+    return folder
+
+
+def trace(version: str, *args: str) -> Any:
+    scalars = ("n_cols=1000", "row_stride=1024", "scale=0.5", *args)
+    command = ["trace", str(entry(version)), "--grid", "2", "--no-tables"]
+    return CliRunner().invoke(main, [*command, *(f"--arg={a}" for a in scalars)])
+
+
+def test_an_older_entry_is_named_by_the_arguments_its_call_had() -> None:
+    # Triton 3.3 dropped col_stride (1 at the call) and wrote %arg0..%arg5: the call names them
+    got = trace("3.3.1", "col_stride=1", "CENTRE=True")
+    assert got.exit_code == 0, got.output
+    assert "2 (n_cols)=1000, 3 (row_stride)=1024, 4 (scale)=0.5, 5 (CENTRE)=1" in got.output
+    assert "col_stride" not in got.output
+    # tl.sum's cross-warp exchange goes through shared memory only when CENTRE is true
+    assert "\nload " in got.output and "\nstore " in got.output
+    off = trace("3.3.1", "col_stride=1", "CENTRE=False")
+    assert off.exit_code == 0, off.output
+    assert "5 (CENTRE)=0" in off.output
+    assert "no shared-memory instruction was executed" in off.output
+
+
+def test_a_bool_parameter_takes_pythons_true_and_false() -> None:
+    on = trace("3.6.0", "CENTRE=True")
+    assert on.exit_code == 0, on.output
+    assert "5 (CENTRE)=1" in on.output and "\nload " in on.output
+    off = trace("3.6.0", "CENTRE=false")
+    assert off.exit_code == 0, off.output
+    assert "no shared-memory instruction was executed" in off.output
+
+
+def test_an_older_entry_without_the_compiled_in_argument_says_what_to_give() -> None:
+    got = trace("3.3.1", "CENTRE=True")
+    assert got.exit_code == 2
+    assert f"the kernel's Python def has 1 more ({DEF})" in got.output
+    assert "--arg NAME=1" in got.output and "Traceback" not in got.output
+    # a bool given as 1 is no sign of a compiled-in argument: nothing is guessed
+    guessed = trace("3.3.1", "CENTRE=1")
+    assert guessed.exit_code == 2 and "1 more" in guessed.output
