@@ -304,7 +304,7 @@ def test_compiler_messages_never_quote_a_file() -> None:
     assert "p[threadIdx.x]" not in said
 
 
-def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder() -> None:
+def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder(tmp_path: Path) -> None:
     tree = SourceTree((Path("/proj"),))
     said = compiler_messages(
         "/proj/k.cu:1:10: fatal error: cute/tensor.hpp: No such file or directory\n"
@@ -331,6 +331,16 @@ def test_a_header_nvcc_cannot_find_says_how_to_give_its_folder() -> None:
     )
     assert own.endswith(
         "hint: nvcc found no a/b.h: give the folder that holds it with --nvcc-arg=-IFOLDER"
+    )
+    # one an include root holds: that root's -I (the roots only permit reading)
+    root = tmp_path / "cutlass" / "include"
+    (root / "cute").mkdir(parents=True)
+    (root / "cute" / "tensor.hpp").write_text("")
+    missing = "/proj/k.cu:1:10: fatal error: cute/tensor.hpp: No such file or directory"
+    in_root = compiler_messages(missing, tree, roots=(str(tmp_path), str(root)))
+    assert in_root.splitlines()[-1] == (
+        f"hint: nvcc found no cute/tensor.hpp, which the include root {root} holds: an include "
+        f"root says what a build may read, -I where nvcc looks: add --nvcc-arg=-I{root}"
     )
     # a missing header named in a file outside the tree is not quoted, nor hinted at
     outside = compiler_messages(

@@ -150,6 +150,18 @@ def test_a_spec_s_include_folder_stays_inside_the_tree(tmp_path: Path) -> None:
     assert {a.op for a in kernel.accesses} == {"store", "load"}
 
 
+@needs_nvcc
+def test_a_header_in_an_include_root_not_given_with_i_names_the_option(tmp_path: Path) -> None:
+    # [tool.shmem] include-roots says what a build may read; nvcc looks only where -I says
+    src, inc = _library(tmp_path)
+    with pytest.raises(ShmemError) as err:
+        trace_file(TraceRequest(src, block=(32, 1, 1), include_roots=(str(inc),)))
+    assert str(err.value).splitlines()[-1] == (
+        f"hint: nvcc found no mylib.h, which the include root {inc.resolve()} holds: an include "
+        f"root says what a build may read, -I where nvcc looks: add --nvcc-arg=-I{inc.resolve()}"
+    )
+
+
 WGMMA = """
 __global__ void k(float *o) {
   asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from ..plumbing.errors import shorten
 from .build import within
@@ -42,11 +43,14 @@ _INSTANTIATED = re.compile(r"\bat line (\d{1,9}) of (\S.{0,4095})$")
 MAX_NOTE_LINES = 200  # lines after a diagnostic read for where the kernel instantiated it
 
 
-def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()) -> str:
+def compiler_messages(
+    text: str, tree: SourceTree, libraries: Sequence[str] = (), roots: Sequence[str] = ()
+) -> str:
     """nvcc's diagnostics, one line each, without the source lines it quotes: a message
     about a file outside the tree (other than the toolkit's and the system's headers and
     the ``libraries`` folders the user typed) keeps its place but not its words, so no
-    file content reaches a report."""
+    file content reaches a report. A header nvcc could not find gets a hint: the ``-I`` to
+    add, the include root among ``roots`` that holds it where one does."""
     said: list[tuple[bool, list[str]]] = []  # (an error?, the lines of one diagnostic)
     lines = text.splitlines()
     # each file judged once: nvcc names the same few headers on line after line (a realpath)
@@ -92,11 +96,24 @@ def compiler_messages(text: str, tree: SourceTree, libraries: Sequence[str] = ()
             if _library(header)
             else ""
         )
+        root = _root_holding(header, roots)
         out.append(
             f"hint: nvcc found no {header}: give the folder that holds it with "
             f"--nvcc-arg=-IFOLDER{hint}"
+            if root is None
+            else f"hint: nvcc found no {header}, which the include root {shorten(root, 200)} "
+            f"holds: an include root says what a build may read, -I where nvcc looks: add "
+            f"--nvcc-arg=-I{shorten(root, 200)}"
         )
     return "\n".join(out)
+
+
+def _root_holding(header: str, roots: Sequence[str]) -> str | None:
+    """The first of ``roots`` (include roots, a build's allowed library folders) that holds
+    ``header`` (a relative name as an ``#include`` writes it), or None."""
+    if header.startswith("/") or ".." in Path(header).parts:
+        return None
+    return next((r for r in roots if (Path(r) / header).is_file()), None)
 
 
 def _errors_first(said: Sequence[tuple[bool, list[str]]]) -> list[str]:

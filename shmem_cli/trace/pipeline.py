@@ -145,7 +145,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
         folder,
         inputs.args,
         allowed=inputs.allowed,
-        explain=lambda text: compiler_messages(text, tree, inputs.typed),
+        explain=lambda text: compiler_messages(text, tree, inputs.typed, inputs.libraries),
         cache=request.build_cache,
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)

@@ -262,7 +262,9 @@ def run_compiled_sweep(
                     args,
                     folder,
                     inputs=inputs,
-                    explain=lambda text: compiler_messages(text, tree, inputs.typed),
+                    explain=lambda text: compiler_messages(
+                        text, tree, inputs.typed, inputs.libraries
+                    ),
                     build_cache=request.build_cache,
                 )
             except toolchain.ToolError as exc:
