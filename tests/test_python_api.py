@@ -181,3 +181,50 @@ def test_trace_triton_compiles_ahead_of_time_like_the_kept_entry(tmp_path: Path)
     # the same kernel: the same instructions and counts as the entry measured on the H200
     assert [(a.pc, a.sass) for a in result.accesses] == [(a.pc, a.sass) for a in kept.accesses]
     assert {op: t for op, t in result.totals.items()} == {op: t for op, t in kept.totals.items()}
+
+
+def test_trace_triton_compiles_in_the_integer_arguments_that_are_one() -> None:
+    """Triton's launcher compiles an integer argument of 1 (a unit stride) into the kernel;
+    trace_triton does the same for the arguments it is given (not for a bool, nor a 1.0)."""
+    from shmem_cli.trace.triton.compile import unit_arguments
+
+    signature = {"x": "*fp32", "n": "i32", "s": "i32", "t": "i64", "f": "i1", "g": "fp32"}
+    args = {"n": 1000, "s": 1, "t": 1, "f": True, "g": 1.0}
+    assert unit_arguments(signature, args) == {"s", "t"}
+    assert unit_arguments(signature, {1: 1, "s": 2}) == {"n"}  # by position too
+
+
+@needs_triton
+@needs_nvdisasm
+def test_trace_triton_builds_the_kernel_the_call_runs(tmp_path: Path) -> None:
+    """centred_rows called with col_stride=1: the same SASS as the kept entry compiled with
+    col_stride a constexpr of 1 (tests/data/triton/called), where the Triton is the same."""
+    sys.path.insert(0, str(TRITON_DATA))
+    try:
+        import kernels
+    finally:
+        sys.path.remove(str(TRITON_DATA))
+    import triton
+
+    signature = {
+        "out_ptr": "*fp32",
+        "in_ptr": "*fp32",
+        "n_cols": "i32",
+        "row_stride": "i32",
+        "col_stride": "i32",
+        "scale": "fp32",
+        "CENTRE": "i1",
+    }
+    args = {"n_cols": 1000, "row_stride": 1024, "col_stride": 1, "scale": 0.5, "CENTRE": True}
+    result = shmem_cli.trace_triton(
+        kernels.centred_rows, signature, grid=2, args=args, keep=tmp_path / "entry"
+    )
+    assert result.totals["load"].requests > 0  # CENTRE's tl.sum: through shared memory
+    kept = TRITON_DATA / "called" / triton.__version__
+    if not kept.is_dir():
+        return  # another Triton: other code, still traced
+    (folder,) = kept.iterdir()
+    if tuple(int(n) for n in triton.__version__.split(".")[:2]) >= (3, 5):
+        args.pop("col_stride")  # a TTGIR that names its parameters has none for it
+    want = shmem_cli.trace(folder, grid=2, args=args)
+    assert [(a.pc, a.sass) for a in result.accesses] == [(a.pc, a.sass) for a in want.accesses]

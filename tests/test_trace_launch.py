@@ -81,6 +81,10 @@ def test_dims() -> None:
         # 12 bytes in two fields does not split evenly into 1/2/4/8: 4-byte fields, rest zero
         ("1,2", 12, struct.pack("<2i", 1, 2) + bytes(4)),
         ("1.5,2", 8, struct.pack("<fi", 1.5, 2)),
+        # a bool as C++ and Python spell it
+        ("true", 1, b"\x01"),
+        ("False", 1, b"\x00"),
+        ("TRUE", 4, struct.pack("<i", 1)),
     ],
 )
 def test_values_are_packed_little_endian(text: str, size: int, expected: bytes) -> None:

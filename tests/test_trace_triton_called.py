@@ -34,20 +34,20 @@ def test_an_older_entry_is_named_by_the_arguments_its_call_had() -> None:
     # Triton 3.3 dropped col_stride (1 at the call) and wrote %arg0..%arg5: the call names them
     got = trace("3.3.1", "col_stride=1", "CENTRE=True")
     assert got.exit_code == 0, got.output
-    assert "2 (n_cols)=1000, 3 (row_stride)=1024, 4 (scale)=0.5, 5 (CENTRE)=1" in got.output
+    assert "2 (n_cols)=1000, 3 (row_stride)=1024, 4 (scale)=0.5, 5 (CENTRE)=True" in got.output
     assert "col_stride" not in got.output
     # tl.sum's cross-warp exchange goes through shared memory only when CENTRE is true
     assert "\nload " in got.output and "\nstore " in got.output
     off = trace("3.3.1", "col_stride=1", "CENTRE=False")
     assert off.exit_code == 0, off.output
-    assert "5 (CENTRE)=0" in off.output
+    assert "5 (CENTRE)=False" in off.output
     assert "no shared-memory instruction was executed" in off.output
 
 
 def test_a_bool_parameter_takes_pythons_true_and_false() -> None:
     on = trace("3.6.0", "CENTRE=True")
     assert on.exit_code == 0, on.output
-    assert "5 (CENTRE)=1" in on.output and "\nload " in on.output
+    assert "5 (CENTRE)=True" in on.output and "\nload " in on.output
     off = trace("3.6.0", "CENTRE=false")
     assert off.exit_code == 0, off.output
     assert "no shared-memory instruction was executed" in off.output
@@ -61,3 +61,12 @@ def test_an_older_entry_without_the_compiled_in_argument_says_what_to_give() -> 
     # a bool given as 1 is no sign of a compiled-in argument: nothing is guessed
     guessed = trace("3.3.1", "CENTRE=1")
     assert guessed.exit_code == 2 and "1 more" in guessed.output
+
+
+def test_the_python_api_passes_a_bool_as_python_does() -> None:
+    import shmem_cli
+
+    args = {"n_cols": 1000, "row_stride": 1024, "scale": 0.5}
+    on = shmem_cli.trace(entry("3.6.0"), grid=2, args={**args, "CENTRE": True})
+    off = shmem_cli.trace(entry("3.6.0"), grid=2, args={**args, "CENTRE": False})
+    assert on.totals["load"].requests > 0 and off.totals["load"].requests == 0

@@ -94,6 +94,8 @@ def _number_bytes(text: str, size: int, where: str) -> bytes:
     t = text.strip()
     if len(t) > 64:
         raise LaunchError(f"{where}: {shorten(t)} is too long to be a number of {size} byte(s)")
+    if t.lower() in ("true", "false"):  # a bool, as C++ and Python spell it: 1 or 0
+        t = "1" if t.lower() == "true" else "0"
     if _INT.match(t):
         value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
         if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
@@ -117,7 +119,8 @@ def _number_bytes(text: str, size: int, where: str) -> bytes:
             "at a byte offset of the parameter, NAME+0=zeros:BYTES for a pointer"
         )
     raise LaunchError(
-        f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, inf)"
+        f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, "
+        "inf; true, false)"
     )
 
 

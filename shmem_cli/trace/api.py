@@ -45,8 +45,11 @@ def _not_an_argument(where: str, what: str, value: Any) -> ShmemError:
 
 
 def _number(call: str, where: str, value: Any) -> str:
-    """A number's ``--arg`` text: an int must fit 64 bits (the widest parameter), a float any."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    """A number's ``--arg`` text: an int must fit 64 bits (the widest parameter), a float any,
+    a bool ``True`` or ``False`` (1 or 0, as Python passes it; a Triton call's bool is no 1)."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
         if -(1 << 63) <= value < 1 << 64:
             return str(value)
         raise _not_an_argument(where, "a number that fits in 64 bits", value)

@@ -6,7 +6,8 @@ metadata and TTGIR are written as a cache entry in a temporary folder, and that 
 traced as ``shmem trace ENTRY`` would (:func:`shmem_cli.trace.api.trace`).
 
 As Triton's launcher does when it is called, pointer arguments and integer arguments that
-are multiples of 16 are compiled as divisible by 16 (``tt.divisibility``); pass
+are multiples of 16 are compiled as divisible by 16 (``tt.divisibility``), and integer
+arguments of 1 into the kernel (a constexpr of 1; Triton 3.2: an ``equal_to_1`` hint); pass
 ``specialize=False`` to compile without.
 """
 
@@ -57,6 +58,18 @@ def divisibility(
     return out
 
 
+def unit_arguments(signature: Mapping[str, str], args: Mapping[str | int, ArgValue]) -> set[str]:
+    """The integer arguments that are 1: Triton's launcher compiles each into the kernel (a
+    unit stride), and the kernel has no parameter for it."""
+    out = set()
+    for i, (name, kind) in enumerate(signature.items()):
+        value = args.get(name, args.get(i))
+        integer = kind[:1] in "iu" and kind[1:].isdigit() and kind != "i1"
+        if integer and type(value) is int and value == 1:
+            out.add(name)
+    return out
+
+
 def _metadata_json(compiled: Any) -> str:
     meta = dict(compiled.metadata._asdict())
     return json.dumps(meta, default=_plain)
@@ -79,17 +92,26 @@ def compile_entry(
     num_stages: int,
     arch: int,
     attrs: Mapping[tuple[int], Any] | None,
-) -> Path:
-    """Compile ``fn`` and write its cache entry (cubin, json, ttgir, ptx) into ``folder``."""
+    ones: set[str],
+) -> bool:
+    """Compile ``fn`` and write its cache entry (cubin, json, ttgir, ptx) into ``folder``, the
+    integer arguments ``ones`` compiled in as 1 (as Triton's launcher does); True where the
+    TTGIR names the parameters (Triton 3.5 on)."""
     triton = _triton()
+    from triton.backends import compiler
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    sig = dict(signature)
-    for name in constexprs:
-        sig.setdefault(name, "constexpr")
+    sig = {k: v for k, v in signature.items() if k not in constexprs}
+    consts = {**constexprs, **{name: 1 for name in ones}}
     try:
-        source = ASTSource(fn, sig, dict(constexprs), dict(attrs or {}))
+        if hasattr(compiler, "AttrsDescriptor"):  # Triton 3.2: hints by position, 1 a constant
+            hints = {i: 16 for (i,) in attrs or {}} | {list(sig).index(n): 1 for n in ones}
+            descriptor = compiler.AttrsDescriptor.from_hints(hints)
+            source = ASTSource(fn, sig, consts, descriptor)
+        else:  # 3.3 on: a compiled-in argument is a constexpr of the signature
+            sig |= {name: "constexpr" for name in consts}
+            source = ASTSource(fn, sig, consts, dict(attrs or {}))
         compiled = triton.compile(
             source,
             target=GPUTarget("cuda", arch, rules_for(f"sm_{arch}").warp_size),
@@ -107,28 +129,29 @@ def compile_entry(
     fsutil.write_atomic(folder / f"{name}.json", _metadata_json(compiled))
     for kind in ("ttgir", "ptx"):
         fsutil.write_atomic(folder / f"{name}.{kind}", str(compiled.asm[kind]))
-    keep_source(fn, str(compiled.asm["ttgir"]), name, folder)
-    return folder
+    return not keep_source(fn, str(compiled.asm["ttgir"]), name, folder)
 
 
-def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> None:
+def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> bool:
     """An older Triton's TTGIR does not name the parameters (``%arg0``): their names come from
     the Python ``def``, read only inside the entry's source tree, so a copy of the kernel's
-    own file is written into the entry (where ``shmem trace`` looks for it by name)."""
+    own file is written into the entry (where ``shmem trace`` looks for it by name). True
+    where the TTGIR names none."""
     try:
         params = ttgir_params(ttgir, name, folder)
     except ShmemError:
-        return  # said when the entry is traced
+        return False  # said when the entry is traced
     if not unnamed(p.name for p in params):
-        return
+        return False
     try:
         source = inspect.getsourcefile(getattr(fn, "fn", fn))
         if source is None or not os.path.isfile(Path(source)):
-            return
+            return True
         data = read_bounded(Path(source), MAX_PYTHON_BYTES, what="Python source")
     except (TypeError, OSError, ShmemError):
-        return  # the names stay the TTGIR's; --arg by position still works
+        return True  # the names stay the TTGIR's; --arg by position still works
     fsutil.write_bytes(folder / Path(source).name, data)
+    return True
 
 
 def trace_triton(
@@ -173,14 +196,17 @@ def trace_triton(
         keep = arguments.path(call, "keep", keep)
     given = dict(args or {})
     attrs = divisibility(signature, given) if specialize else None
+    ones = unit_arguments(signature, given) if specialize else set()
     consts = dict(constexprs or {})
 
     def build(folder: Path) -> TraceResult:
-        compile_entry(
+        named = compile_entry(
             fn, signature, consts, folder,
-            num_warps=num_warps, num_stages=num_stages, arch=arch, attrs=attrs,
+            num_warps=num_warps, num_stages=num_stages, arch=arch, attrs=attrs, ones=ones,
         )  # fmt: skip
-        return trace(folder, grid=grid, args=given)
+        # a named TTGIR lacks the compiled-in parameters; an older one is named by them
+        kept = {k: v for k, v in given.items() if not (named and k in ones)}
+        return trace(folder, grid=grid, args=kept)
 
     if keep is not None:
         return build(Path(keep))

@@ -80,14 +80,10 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
     return out
 
 
-def _python_text(text: str, param: Param) -> str:
-    """A value as Python would pass it to Triton: ``1`` for a float parameter is 1.0, and
-    ``True``/``False`` for a bool (an ``i1``) are 1 and 0."""
-    if param.type in ("half", "float", "double") and _DECIMAL.match(text):
-        return text + ".0"
-    if param.type == "bool" and text.lower() in ("true", "false"):
-        return "1" if text.lower() == "true" else "0"
-    return text
+def _float_text(text: str, param: Param) -> str:
+    """``1`` for a float parameter means 1.0, as Python would pass it to Triton."""
+    floating = param.type in ("half", "float", "double")
+    return text + ".0" if floating and _DECIMAL.match(text) else text
 
 
 def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
@@ -148,7 +144,7 @@ def triton_launch(
                 named.add(params[pos].name or "")
         elif param is not None and sep:
             named.add(param.name or "")
-            given.append(f"{key}={_python_text(value.strip(), param)}")
+            given.append(f"{key}={_float_text(value.strip(), param)}")
         elif param is None and not position.isdigit():
             raise LaunchError(_not_a_parameter(position, params, entry.def_names))
         else:
