@@ -70,6 +70,19 @@ def test_a_tma_copy_through_a_map_of_its_rank_runs() -> None:
     assert "TMA load of 256 B into shared" in ran.text
 
 
+def test_a_tma_copy_outside_the_shared_memory_names_the_copy() -> None:
+    # without --dynamic-smem the box lands past the block's shared memory: the error said
+    # "shared access of 1 bytes" (the first byte checked), the TMA copy unnamed
+    tensor = "map=tensormap:dtype=u8,dims=64x64,box=16x16"
+    ran = shmem(*_trace("tma_2d", "-b", "32", "-a", tensor, "-a", "tx=256"))
+    refused(
+        ran,
+        "hostile3.cu:32:1: error: the TMA load's shared destination at 0x480 is outside the "
+        "block's shared memory (0x480 bytes",
+        "give --dynamic-smem if the kernel uses extern __shared__",
+    )
+
+
 def test_a_stack_frame_larger_than_the_traces_stack_is_said_so() -> None:
     # a 1 MiB local array was blamed on calls nesting too deep ("a recursion that does not
     # end?") in a kernel that makes no call

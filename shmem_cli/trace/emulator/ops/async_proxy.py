@@ -218,6 +218,11 @@ def per_warp(b: Block, ix: Idx) -> list[tuple[int, int]]:
     return [(int(k), int(ids[k])) for k in first]
 
 
+#: a TMA copy's shared address as an error names it (the box's first byte is checked there)
+_TMA_DST = "the TMA load's shared destination"
+_TMA_SRC = "the TMA store's shared source"
+
+
 @op("UTMALDG", moves=True)
 def _utmaldg(ins: Instruction, ctx: Context) -> Step:
     if len(ins.operands) < 2 or "IM2COL" in ins.mods:
@@ -237,7 +242,7 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         for _, t in per_warp(b, ix):
             one = np.array([t], dtype=np.intp)
-            dst = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
+            dst = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins, _TMA_DST)[0])
             bar = _bar_offset(b, _ur(b, one, a + 1), ins, t)
             coords = tuple(_signed(_ur(b, one, a + 2 + k)) for k in range(rank))
             tm = tma.tensor_map(b, ur64(b, one, m), ins)
@@ -287,7 +292,7 @@ def _utmastg(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
         for _, t in per_warp(b, ix):
             one = np.array([t], dtype=np.intp)
-            src = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins)[0])
+            src = int(shared_offsets(b, np.array([_ur(b, one, a)]), 1, ins, _TMA_SRC)[0])
             coords = tuple(_signed(_ur(b, one, a + 1 + k)) for k in range(rank))
             tm = tma.tensor_map(b, ur64(b, one, m), ins)
             if tm is None:

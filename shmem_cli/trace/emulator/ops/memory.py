@@ -107,17 +107,19 @@ def _generic_spaces(addr: Any, ins: Instruction) -> tuple[Any, Any]:
 # --- memory spaces: byte arrays, their taint, and offsets --------------------------------
 
 
-def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction) -> Any:
+def shared_offsets(b: Block, addr: Any, width: int, ins: Instruction, what: str = "") -> Any:
     """Window addresses (offsets in the CTA's shared memory) of shared addresses, checked;
-    ``+ b.shared_base(ix)`` places them in the batch's :attr:`~.state.Block.smem`."""
+    ``+ b.shared_base(ix)`` places them in the batch's :attr:`~.state.Block.smem`.
+    ``what``: the access as the error names it (default: its width)."""
     a = addr & 0xFFFFFFFF
     if b.cluster_ctas > 1:  # bits 24-31 hold the CTA's rank in its cluster (window_offsets)
         a = a & 0xFFFFFF
     size = b.smem_size
     if a.size and (int(a.max()) + width > size):
         bad = int(a[a + width > size][0])
+        said = what or f"shared access of {width} byte{'s' if width > 1 else ''}"
         raise TraceError(
-            f"shared access of {width} bytes at 0x{bad:x} is outside the block's shared "
+            f"{said} at 0x{bad:x} is outside the block's shared "
             f"memory (0x{size:x} bytes incl. the 0x{b.launch.shared_base:x}-byte reserved area; "
             "give --dynamic-smem if the kernel uses extern __shared__)",
             ins,
