@@ -9,14 +9,19 @@ The kernels are tests/data/hostile/hostile4.cu (its cubin kept; build.sh there).
 from __future__ import annotations
 
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
 
 from shmem_cli.trace.emulator import budget
+from shmem_cli.trace.kernel import binaries
+from shmem_cli.trace.kernel.binary_formats.fatbin import cubins_for_arch
 
 from .conftest import TEST_DATA, needs_nvdisasm
-from .hostile import HOSTILE, quiet, refused, shmem
+from .hostile import CUBIN, HOSTILE, quiet, refused, shmem
+from .test_fatbin import _entry, _host_elf
+from .test_hostile_readers import _fat
 
 CUBIN4 = HOSTILE / "hostile4.sm_90.cubin"
 # the loop of hostile4.cu's alone: lines 10-11, SASS 0x0120-0x0160 (nvdisasm of the kept cubin)
@@ -110,3 +115,96 @@ def test_a_metadata_file_linked_outside_the_tree_is_not_read_for_its_name(tmp_pa
     ran = shmem("trace", str(root), "-k", "softmax_rows", "--list-params")
     refused(ran, "softmax_rows.json is a link to a file outside the entry's source tree")
     assert not ran.opened(elsewhere)
+
+
+# --- cubins and executables whose headers repeat one thing ---------------------------------
+
+
+def _more_section_headers(cubin: bytes, copies: int, kind: int) -> bytes:
+    """``cubin`` with ``copies`` more section headers, each a copy of its first section of
+    type ``kind`` (the section table moved to the end of the file)."""
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    shnum = struct.unpack_from("<H", cubin, 0x3C)[0]
+    headers = [cubin[shoff + 64 * k : shoff + 64 * (k + 1)] for k in range(shnum)]
+    first = next(h for h in headers if struct.unpack_from("<I", h, 4)[0] == kind)
+    body = bytearray(cubin) + bytes(-len(cubin) % 8)
+    at = len(body)
+    body += b"".join(headers) + first * copies
+    struct.pack_into("<Q", body, 0x28, at)  # e_shoff
+    struct.pack_into("<H", body, 0x3C, shnum + copies)  # e_shnum
+    return bytes(body)
+
+
+@needs_nvdisasm
+def test_section_headers_that_name_one_symbol_table_again_are_refused(tmp_path: Path) -> None:
+    # 2,000 more headers naming the symbol table: each was walked symbol by symbol to find the
+    # kernels (2,000 x 10,000 symbols over a region of zeros: 11 s and 550 MB; 65,000 of them
+    # in a 4 MiB file: hours). No linker writes sections that overlap, so none is read twice
+    path = tmp_path / "again.cubin"
+    path.write_bytes(_more_section_headers(CUBIN.read_bytes(), 2000, kind=2))
+    ran = shmem("trace", str(path), "--list-params")
+    refused(ran, "again.cubin: error: not a valid cubin: sections .symtab and .symtab overlap")
+
+
+def test_the_project_s_cubins_have_no_overlapping_sections() -> None:
+    from shmem_cli.trace.kernel.binary_formats.elf import Elf
+
+    cubins = sorted(TEST_DATA.rglob("*.cubin"))
+    assert len(cubins) > 250
+    for path in cubins:
+        Elf(path.read_bytes(), str(path))  # raises on sections that overlap
+
+
+def _distinct(count: int) -> list[bytes]:
+    """``count`` cubins that differ only in their ELF header's padding (e_ident[9:16])."""
+    real = CUBIN.read_bytes()
+    return [real[:9] + k.to_bytes(7, "little") + real[16:] for k in range(count)]
+
+
+def test_a_fat_binary_section_named_again_is_read_once() -> None:
+    # 1,000 more section headers naming the .nv_fatbin: each of its cubins was written,
+    # read and demangled (cu++filt) 1,000 times (30 s; 40,000 headers: past 100 s)
+    entries = _entry(2, 90, CUBIN.read_bytes())
+    host = _host_elf(_fat(entries) + entries)
+    again = _more_section_headers(host, 1000, kind=1)
+    assert cubins_for_arch(again, "sm_90") == [CUBIN.read_bytes()]
+
+
+def test_the_same_cubin_twice_is_read_once() -> None:
+    one, two = _distinct(2)
+    entries = _entry(2, 90, one) * 500 + _entry(2, 90, two)
+    assert cubins_for_arch(_host_elf(_fat(entries) + entries), "sm_90") == [one, two]
+
+
+@needs_nvdisasm
+def test_an_executable_of_more_cubins_than_shmem_reads_is_refused_at_once(tmp_path: Path) -> None:
+    # 20,000 distinct cubins (84 MB) were each written, read and demangled (31 ms each: ten
+    # minutes); past MAX_CUBINS the executable is refused before any is
+    entries = b"".join(_entry(2, 90, c) for c in _distinct(binaries.MAX_CUBINS + 1))
+    app = tmp_path / "app"
+    app.write_bytes(_host_elf(_fat(entries) + entries))
+    ran = shmem("trace", str(app), "-k", "trivial", "-b", "32")
+    refused(
+        ran,
+        f"app: error: {app} holds {binaries.MAX_CUBINS + 1:,} cubins for sm_90; shmem reads at "
+        f"most {binaries.MAX_CUBINS:,} of an executable: extract the one with the kernel",
+        seconds=10,
+    )
+
+
+@needs_nvdisasm
+def test_an_executables_cubins_are_demangled_in_one_run(
+    tmp_path: Path, tool_runs: list[str]
+) -> None:
+    # cu++filt ran once per cubin (31 ms each: 500 cubins took 15.6 s, now 4.8)
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    entries = b"".join(_entry(2, 90, c) for c in _distinct(20))
+    app = tmp_path / "app"
+    app.write_bytes(_host_elf(_fat(entries) + entries))
+    res = CliRunner().invoke(main, ["trace", str(app), "--list-params"])
+    assert res.exit_code == 0, res.output
+    filters = [t for t in tool_runs if t in ("cu++filt", "c++filt")]
+    assert len(filters) == 1, tool_runs

@@ -27,7 +27,9 @@ import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import field
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
@@ -40,9 +42,16 @@ from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
-from .kernel.binaries import extract_cubins, kernel_input_kind
+from .kernel.binaries import Cubin, extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
-from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, find_kernel, read_cubin
+from .kernel.cubin import (
+    CubinInfo,
+    Kernel,
+    disassembly_scope,
+    entry_names,
+    find_kernel,
+    read_cubin,
+)
 from .kernel.launch import LaunchPlan, plan_launch
 from .kernel.params import Param, kernel_params
 from .kernel.signature import param_names
@@ -52,6 +61,8 @@ from .tracer import find_function, outside_not_quoted, source_texts, trace_kerne
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
 from .triton.launch import named_by_call, triton_launch, triton_params
+
+_T = TypeVar("_T")
 
 __all__ = [
     "LoadedKernel",
@@ -119,18 +130,29 @@ def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
         if request.arch is not None and request.arch not in (info.arch, info.target_name):
             raise toolchain.ToolError(f"the cubin is for {info.target_name}, not {request.arch}")
         return _Cubins([info], [], info.arch, libraries=libraries)
+    from .kernel.demangle import demangle_all
+
     arch = request.arch or DEFAULT_ARCH
-    infos = []
-    for embedded in extract_cubins(path, arch, folder):
-        try:
-            infos.append(read_cubin(embedded.path))
-        except ShmemError as exc:  # said of the executable, not of the temporary cubin
-            which = embedded.origin.rpartition(" (")[2].rstrip(")")
-            exc.message += f" (embedded cubin: {which})"
-            exc.path = str(path)
-            raise
+    embedded = extract_cubins(path, arch, folder)
+    names: set[str] = set()
+    for cubin in embedded:
+        names.update(_embedded(path, cubin, entry_names))
+    demangled = demangle_all(sorted(names))  # one run of cu++filt for all of them
+    infos = [_embedded(path, c, partial(read_cubin, demangled=demangled)) for c in embedded]
     # the SM the rules cost, as from a cubin (an sm_90a executable's cubins say sm_90)
     return _Cubins(infos, [], (infos[0].arch if infos else arch), libraries=libraries)
+
+
+def _embedded(path: Path, cubin: Cubin, read: Callable[[Path], _T]) -> _T:
+    """``read`` of a cubin extracted from the executable ``path``; an error is said of the
+    executable and the entry, not of the temporary cubin."""
+    try:
+        return read(cubin.path)
+    except ShmemError as exc:
+        which = cubin.origin.rpartition(" (")[2].rstrip(")")
+        exc.message += f" (embedded cubin: {which})"
+        exc.path = str(path)
+        raise
 
 
 def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:

@@ -17,6 +17,9 @@ from ...plumbing.frozen import frozen
 from .binary_formats.fatbin import cubins_in_file
 
 ELF_MAGIC = b"\x7fELF"
+#: cubins for the architecture read from one executable (one per translation unit; each is
+#: written, read and searched for the kernel: about 10 ms each, 40 with cuobjdump)
+MAX_CUBINS = 512
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}\Z")
 
 
@@ -65,6 +68,7 @@ def extract_cubins(
     except (OSError, struct.error):
         found = []
     if found:
+        _check_count(binary, arch, len(found))
         out = []
         for i, data in enumerate(found):
             # named by its place alone: the executable's own name may take all 255 bytes
@@ -88,6 +92,7 @@ def extract_cubins(
         raise ToolError(
             f"{binary} holds no cubin for {arch} (it has: {shorten(', '.join(have), 300)}){hint}"
         )
+    _check_count(binary, arch, len(matching))
     out = []
     for name in matching:
         run_checked(
@@ -101,6 +106,15 @@ def extract_cubins(
             raise ToolError(f"cuobjdump -xelf {name} wrote no file")
         out.append(Cubin(path, f"extracted from {binary} ({name})"))
     return out
+
+
+def _check_count(binary: Path, arch: str, count: int) -> None:
+    if count > MAX_CUBINS:
+        raise ToolError(
+            f"{binary} holds {count:,} cubins for {arch}; shmem reads at most {MAX_CUBINS:,} "
+            "of an executable: extract the one with the kernel (cuobjdump -lelf, then -xelf "
+            "NAME) and trace that cubin"
+        )
 
 
 def kernel_input_kind(path: Path) -> str:

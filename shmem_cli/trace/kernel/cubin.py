@@ -20,7 +20,7 @@ a file that claims more than it holds is "not a valid cubin", never a traceback.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from ...hardware.arch import DEFAULT_ARCH, rules_for
@@ -239,20 +239,34 @@ def arch_of(elf: Elf) -> CubinArch:
     return cubin_arch(elf.abi_version, elf.flags, body)
 
 
-def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
-    """The entry functions of the cubin at ``path`` and their launch metadata.
-
-    Names are demangled by cu++filt or c++filt when found (``use_tools``), else by
-    :mod:`shmem_cli.trace.kernel.demangle`'s own small demangler.
-    """
-    from .demangle import Budget, demangle, demangle_all, short_name
-
+def _cuda_elf(path: str | Path) -> Elf:
     data = read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
     elf = Elf(data, str(path))
     if elf.machine != EM_CUDA:
         raise ShmemError(
             "not a cubin (an ELF file for another machine)", path=str(path), code="invalid-kernel"
         )
+    return elf
+
+
+def entry_names(path: str | Path) -> list[str]:
+    """The mangled names of the cubin's entry functions: an executable's cubins are
+    demangled in one run of cu++filt (:func:`read_cubin`'s ``demangled``), not one each."""
+    return [name for name, _shndx, _symbol in _cuda_elf(path).entries()]
+
+
+def read_cubin(
+    path: str | Path, *, use_tools: bool = True, demangled: Mapping[str, str] | None = None
+) -> CubinInfo:
+    """The entry functions of the cubin at ``path`` and their launch metadata.
+
+    Names are demangled by cu++filt or c++filt when found (``use_tools``), else by
+    :mod:`shmem_cli.trace.kernel.demangle`'s own small demangler; those in ``demangled``
+    (found already) are taken from it.
+    """
+    from .demangle import Budget, demangle, demangle_all, short_name
+
+    elf = _cuda_elf(path)
     elf.check_function_addresses()
     # the driver's reserved shared memory sits in front of the kernel's own static shared
     # memory, inside its .nv.shared.<name> section: the kernel's variables start after it
@@ -261,9 +275,11 @@ def read_cubin(path: str | Path, *, use_tools: bool = True) -> CubinInfo:
     for name, shndx, symbol in elf.entries():
         first.setdefault(name, (shndx, symbol))
     entries = list(first.items())
-    names = [name for name, _ in entries]
+    known = demangled or {}
+    names = [name for name, _ in entries if name not in known]
     budget = Budget()  # the small demangler's, for all the names of the file
-    demangled = demangle_all(names) if use_tools else {n: demangle(n, budget) for n in names}
+    found = demangle_all(names) if use_tools else {n: demangle(n, budget) for n in names}
+    demangled = {**known, **found}
     kernels = []
     target = arch_of(elf)
     registers = _register_counts(elf, str(path))

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from itertools import pairwise
 
-from ....plumbing.errors import ShmemError
+from ....plumbing.errors import ShmemError, shorten
 from ....plumbing.frozen import frozen
 
 EM_CUDA = 190
 SHT_SYMTAB = 2
+SHT_STRTAB = 3
 ET_REL = 1  # e_type of a relocatable object
 SHT_NOBITS = 8
 SHT_RELA, SHT_REL = 4, 9
@@ -68,7 +70,28 @@ class Elf:
         for s in self.sections:
             if s.type != SHT_NOBITS and s.offset + s.size > len(data):
                 self._fail(f"section {s.name} runs past the end of the file")
+        self._check_disjoint()
         self.by_name = {s.name: s for s in self.sections}
+
+    def _check_disjoint(self) -> None:
+        """Refuse sections whose bytes overlap (no linker writes them; 394 cubins of CUDA 12
+        and 13, Triton and executables hold none): every reader that walks a section's
+        records (symbols, relocations, constant banks, attributes) then costs at most the
+        file once, where 65,000 section headers naming one symbol table cost each a walk of
+        it. String tables may be shared (one table for section and symbol names): a name is
+        read from one by its index alone, its bytes counted by the names' own bound."""
+        spans = sorted(
+            (s.offset, s.offset + s.size, k)
+            for k, s in enumerate(self.sections)
+            if s.type not in (SHT_NOBITS, SHT_STRTAB) and s.size
+        )
+        for (_start, end, a), (start, _end, b) in pairwise(spans):
+            if start < end:
+                first, second = self.sections[a].name, self.sections[b].name
+                self._fail(
+                    f"sections {shorten(first)} and {shorten(second)} overlap (at byte "
+                    f"{start:#x}), which no linker writes: rebuild the cubin"
+                )
 
     def _fail(self, why: str) -> None:
         raise ShmemError(f"not a valid cubin: {why}", path=self.path, code="invalid-kernel")

@@ -78,12 +78,12 @@ def cubins_in_file(path: str | Path, arch: str) -> list[bytes]:
 
 def _cubins(read: Read, size: int, arch: str) -> list[bytes]:
     number = int(arch.removeprefix("sm_").rstrip("af") or 0)
-    out: list[bytes] = []
+    out: dict[bytes, None] = {}  # a cubin the same byte for byte as one found adds nothing
     for blob in _fatbin_sections(read, size):
         for kind, target, start, stop in _entries(blob):
             if kind == KIND_ELF and target == number and blob[start : start + 4] == ELF_MAGIC:
-                out.append(blob[start:stop])
-    return out
+                out.setdefault(blob[start:stop])
+    return list(out)
 
 
 def _fatbin_sections(read: Read, size: int) -> list[bytes]:
@@ -107,6 +107,14 @@ def _fatbin_sections(read: Read, size: int) -> list[bytes]:
         name = names[name_off:end].decode("ascii", "replace") if end >= 0 else ""
         if name in _HOST_SECTIONS and kind != 8 and offset + length <= size:  # 8: NOBITS
             wanted.append((offset, length))
+    # sections overlap in no file a linker writes: one that starts inside another is not read
+    # (65,000 section headers naming one fat binary made each of its cubins 65,000 files)
+    kept: list[tuple[int, int]] = []
+    for offset, length in sorted(set(wanted)):
+        if not kept or offset >= kept[-1][0] + kept[-1][1]:
+            kept.append((offset, length))
+    apart = set(kept)
+    wanted = list(dict.fromkeys(w for w in wanted if w in apart))  # in the table's order
     if sum(length for _, length in wanted) > MAX_SECTION_BYTES:
         return []  # cuobjdump, with its own limits, extracts from a file this large
     return [read(offset, length) for offset, length in wanted]
