@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,3 +209,27 @@ def test_an_executables_cubins_are_demangled_in_one_run(
     assert res.exit_code == 0, res.output
     filters = [t for t in tool_runs if t in ("cu++filt", "c++filt")]
     assert len(filters) == 1, tool_runs
+
+
+def test_each_file_of_the_line_table_is_placed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a kernel of 120,000 instructions (its code padded with NOPs, 8 MiB of SASS) took 14 s
+    # before its first step: each instruction asked whether its file is the user's, two
+    # realpaths each (10 s); now each file is asked once (3 s)
+    import os
+
+    from shmem_cli.cuda.sources import SourceTree
+    from shmem_cli.trace.pipeline import _user_files
+
+    calls, real = [0], os.path.realpath
+
+    def counted(path: Any, *args: Any, **kw: Any) -> Any:
+        calls[0] += 1
+        return real(path, *args, **kw)
+
+    user = _user_files(SourceTree((tmp_path,)), [str(tmp_path / "lib")])
+    monkeypatch.setattr(os.path, "realpath", counted)
+    mine, theirs = str(tmp_path / "k.cu"), str(tmp_path / "lib" / "h.cuh")
+    assert [user(f) for f in (mine, theirs) * 1000] == [True, False] * 1000
+    assert 0 < calls[0] <= 4

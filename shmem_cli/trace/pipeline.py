@@ -189,10 +189,13 @@ def _user_files(tree: SourceTree, libraries: Sequence[str]) -> Callable[[str], b
     user's ``copy(...)``), the library's line kept as detail."""
     from ..cuda.build import within
 
+    said: dict[str, bool] = {}  # asked once a file (each instruction asks: 120,000 realpaths)
+
     def user(file: str) -> bool:
-        if within(Path(file), libraries) or TOOLKIT_HEADER.search(file):
-            return False
-        return tree.inside(file) or not Path(file).is_absolute()
+        if file not in said:
+            outside = within(Path(file), libraries) or TOOLKIT_HEADER.search(file)
+            said[file] = not outside and (tree.inside(file) or not Path(file).is_absolute())
+        return said[file]
 
     return user
 
