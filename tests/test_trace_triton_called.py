@@ -1,12 +1,14 @@
 """A Triton entry traced as its call was made: kernels.py's centred_rows, called with
 col_stride=1 (compiled into the kernel) and a runtime bool CENTRE, compiled ahead of time by
-Triton 3.3.1 (its TTGIR names no parameter) and 3.6.0 (tests/data/triton/called/build.py)."""
+Triton 3.3.1 and 3.4.0 (their TTGIR names no parameter) and 3.6.0, and its matmul_host_desc
+through host-side TensorDescriptors by 3.4.0 (tests/data/triton/called/build.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
@@ -15,13 +17,14 @@ from .conftest import TEST_DATA, needs_nvdisasm
 
 DATA = TEST_DATA / "triton" / "called"
 DEF = "out_ptr, in_ptr, n_cols, row_stride, col_stride, scale, CENTRE"
+JIT36_HOST_DESC = "QGV6MNWLA7VW64PRN55XLRWRTFZIYDD2XKNN6WM5FY7PGUNOP2TQ"
 
 pytestmark = needs_nvdisasm
 
 
-def entry(version: str) -> Path:
-    (folder,) = (DATA / version).iterdir()
-    return folder
+def entry(version: str, name: str = "centred_rows") -> Path:
+    (meta,) = (DATA / version).glob(f"*/{name}.json")
+    return meta.parent
 
 
 def trace(version: str, *args: str) -> Any:
@@ -30,15 +33,16 @@ def trace(version: str, *args: str) -> Any:
     return CliRunner().invoke(main, [*command, *(f"--arg={a}" for a in scalars)])
 
 
-def test_an_older_entry_is_named_by_the_arguments_its_call_had() -> None:
+@pytest.mark.parametrize("version", ["3.3.1", "3.4.0"])
+def test_an_older_entry_is_named_by_the_arguments_its_call_had(version: str) -> None:
     # Triton 3.3 dropped col_stride (1 at the call) and wrote %arg0..%arg5: the call names them
-    got = trace("3.3.1", "col_stride=1", "CENTRE=True")
+    got = trace(version, "col_stride=1", "CENTRE=True")
     assert got.exit_code == 0, got.output
     assert "2 (n_cols)=1000, 3 (row_stride)=1024, 4 (scale)=0.5, 5 (CENTRE)=True" in got.output
     assert "col_stride" not in got.output
     # tl.sum's cross-warp exchange goes through shared memory only when CENTRE is true
     assert "\nload " in got.output and "\nstore " in got.output
-    off = trace("3.3.1", "col_stride=1", "CENTRE=False")
+    off = trace(version, "col_stride=1", "CENTRE=False")
     assert off.exit_code == 0, off.output
     assert "5 (CENTRE)=False" in off.output
     assert "no shared-memory instruction was executed" in off.output
@@ -70,3 +74,25 @@ def test_the_python_api_passes_a_bool_as_python_does() -> None:
     on = shmem_cli.trace(entry("3.6.0"), grid=2, args={**args, "CENTRE": True})
     off = shmem_cli.trace(entry("3.6.0"), grid=2, args={**args, "CENTRE": False})
     assert on.totals["load"].requests > 0 and off.totals["load"].requests == 0
+
+
+def test_an_older_host_descriptor_entry_is_named_from_its_def() -> None:
+    """Triton 3.4's TTGIR writes %arg0..%arg15 for three descriptors (each a tensor map, its
+    shape and strides) and k: the def's four names name them, the parts after their descriptor."""
+    import shmem_cli
+
+    listed = CliRunner().invoke(
+        main, ["trace", str(entry("3.4.0", "matmul_host_desc")), "--list-params"]
+    )
+    names = [line.split()[1] for line in listed.output.splitlines()[2:-1]]
+    parts = ["shape0", "shape1", "stride0", "stride1"]
+    descs = [[d, *(f"{d}.{p}" for p in parts)] for d in ("a_desc", "b_desc", "c_desc")]
+    assert names == [*descs[0], *descs[1], *descs[2], "k", "global_scratch"]
+    tensor = "tensordesc:shape=128x128,strides=128x1"
+    args = {"k": 128, "a_desc": tensor, "b_desc": tensor, "c_desc": tensor}
+    old = shmem_cli.trace(entry("3.4.0", "matmul_host_desc"), grid=(2, 2), args=args)
+    # the same kernel by Triton 3.6, whose counts the H200 gave (test_trace_triton_jit36.py)
+    new = TEST_DATA / "triton" / "jit36" / "cache_abi7" / JIT36_HOST_DESC
+    want = shmem_cli.trace(new, grid=(2, 2), args=args)
+    assert {op: t for op, t in old.totals.items()} == {op: t for op, t in want.totals.items()}
+    assert old.totals["wgmma"].wavefronts == 1024

@@ -43,6 +43,7 @@ from .ttgir import (
     DESC_TYPE,
     TritonParam,
     desc_rank,
+    named,
     python_names,
     short_type,
     tensor_shapes,
@@ -268,11 +269,9 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
 
             allowed = tree_for(meta_path).inside
         names = python_names(text, name, folder, allowed)
-    if names is not None and len(names) == len(params):
-        params = tuple(
-            TritonParam(n, p.ir_type, p.c_type) for n, p in zip(names, params, strict=True)
-        )
-    more = names if names is not None and len(names) > len(params) else ()
+    by_def = named(names, params) if names is not None else None
+    more = names if names is not None and by_def is None else ()  # some compiled in: the call says
+    params = by_def or params
     callers = library_callers(text, lambda file: TOOLKIT_HEADER.search(file) is not None)
     return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text), callers, more)
 

@@ -21,7 +21,7 @@ from ..kernel.launch import LaunchError
 from ..kernel.params import Param
 from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
-from .ttgir import TritonParam, unnamed
+from .ttgir import desc_rank, named, unnamed
 
 _DECIMAL = re.compile(r"^[+-]?\d+\Z")
 _C_BYTES = {
@@ -98,14 +98,13 @@ def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
         key, _, value = text.partition("=")
         given[key.strip()] = value.strip()
     called = {k for k, v in given.items() if k in entry.def_names and v in ("1", "None")}
-    kept = [n for n in entry.def_names if n not in called]
-    if len(kept) != len(entry.params):
+    params = named([n for n in entry.def_names if n not in called], entry.params)
+    if params is None:
         return entry
-    pairs = list(zip(kept, entry.params, strict=True))
-    if any(n not in given for n, p in pairs if not p.c_type.endswith("*")):
+    # a descriptor's parts (a_desc.shape0) follow from it; every other scalar must be given
+    if any(p.name not in given for p in params if "." not in p.name and not p.is_pointer):
         return entry  # a scalar left to a guess: a bool given as 1 looks compiled in
-    named = tuple(TritonParam(n, p.ir_type, p.c_type) for n, p in pairs)
-    return replace(entry, params=named, compiled_in=tuple(sorted(called)))
+    return replace(entry, params=params, compiled_in=tuple(sorted(called)))
 
 
 def triton_launch(
@@ -146,7 +145,7 @@ def triton_launch(
             named.add(param.name or "")
             given.append(f"{key}={_float_text(value.strip(), param)}")
         elif param is None and not position.isdigit():
-            raise LaunchError(_not_a_parameter(position, params, entry.def_names))
+            raise LaunchError(_not_a_parameter(position, params, entry))
         else:
             given.append(text)  # plan_launch says what is wrong with it
     missing = [p.name for p in own if p.is_desc and p.name not in named]
@@ -181,16 +180,19 @@ def _desc_hint(name: str) -> str:
     )
 
 
-def _not_a_parameter(name: str, params: Sequence[Param], def_names: Sequence[str]) -> str:
+def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> str:
     """An ``--arg`` naming no parameter of the compiled kernel: Triton drops constexprs and
     the integer arguments it specialized (equal to 1 at the call) from the signature."""
     own = [p.name for p in params if p.name and p.name not in HIDDEN]
     names = ", ".join(own)
+    def_names = entry.def_names
     if unnamed(own) and def_names:
+        # a descriptor is one name of the def and 1 + 2 * rank parameters of the TTGIR
+        units = len(entry.params) - sum(2 * desc_rank(p) for p in entry.params)
         return (
             f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
             f"Triton writes {shorten(names, 120)}), and the kernel's Python def has "
-            f"{len(def_names) - len(own)} more ({shorten(', '.join(def_names), 200)}): Triton "
+            f"{len(def_names) - units} more ({shorten(', '.join(def_names), 200)}): Triton "
             "compiled each argument that was 1 (or None) at the call into the kernel without "
             "saying which. Give those as "
             "called (--arg NAME=1, --arg NAME=None; a bool as True or False) with every scalar "

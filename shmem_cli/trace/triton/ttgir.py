@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
@@ -167,6 +167,26 @@ def _desc_parts(params: tuple[TritonParam, ...]) -> tuple[TritonParam, ...]:
             if j < len(out) and out[j].name == p.name:
                 out[j] = TritonParam(f"{p.name}.{part}", out[j].ir_type, out[j].c_type)
     return tuple(out)
+
+
+def named(names: Sequence[str], params: tuple[TritonParam, ...]) -> tuple[TritonParam, ...] | None:
+    """``params`` named, in order, from a Python ``def``'s ``names`` (an older TTGIR's
+    ``%arg0``...): a host-side descriptor takes one name, and the shape and stride parameters
+    Triton passes after it are named for it (``a_desc.shape0``); None where the counts differ."""
+    out: list[TritonParam] = []
+    for name in names:
+        if len(out) == len(params):
+            return None
+        p = params[len(out)]
+        rank = desc_rank(p)
+        parts = [f"shape{k}" for k in range(rank)] + [f"stride{k}" for k in range(rank)]
+        if len(out) + 1 + len(parts) > len(params):
+            return None
+        out.append(TritonParam(name, p.ir_type, p.c_type))
+        for part in parts:
+            q = params[len(out)]
+            out.append(TritonParam(f"{name}.{part}", q.ir_type, q.c_type))
+    return tuple(out) if len(out) == len(params) else None
 
 
 def _closing(text: str, open_paren: int, end: int) -> int | None:

@@ -1,11 +1,14 @@
-"""Compile kernels.py's centred_rows with one Triton version, ahead of time (no GPU), as
-Triton's launcher specializes the call below, into <version>/ here.
+"""Compile two of kernels.py's kernels with one Triton version, ahead of time (no GPU), as
+Triton's launcher specializes the calls below, into <version>/ here.
 
     /path/to/venv-with-triton-X/bin/python tests/data/triton/called/build.py
 
-The call: centred_rows[(2,)](out, x, 1000, 1024, 1, 0.5, True, num_warps=4) on float32
-tensors: the pointers and row_stride (a multiple of 16) divisible by 16, col_stride (1)
-compiled into the kernel, CENTRE a runtime bool. Only the metadata, cubin and TTGIR are kept.
+centred_rows[(2,)](out, x, 1000, 1024, 1, 0.5, True, num_warps=4) on float32 tensors: the
+pointers and row_stride (a multiple of 16) divisible by 16, col_stride (1) compiled into the
+kernel, CENTRE a runtime bool. matmul_host_desc[(2, 2)](a, b, c, 128, BM=64, BN=64, BK=32,
+num_warps=4, num_stages=3) through host-side TensorDescriptors of 128 x 128 float16 tensors
+(Triton 3.4 only, whose TTGIR names no parameter; ../jit36 keeps 3.6's). Only the metadata,
+cubin and TTGIR of each entry are kept.
 """
 
 import json
@@ -17,17 +20,36 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # kernels.py
-NAME = "centred_rows"
-SIGNATURE = {
-    "out_ptr": "*fp32",
-    "in_ptr": "*fp32",
-    "n_cols": "i32",
-    "row_stride": "i32",
-    "col_stride": "constexpr",
-    "scale": "fp32",
-    "CENTRE": "i1",
+CALLS = {
+    "centred_rows": (
+        {
+            "out_ptr": "*fp32",
+            "in_ptr": "*fp32",
+            "n_cols": "i32",
+            "row_stride": "i32",
+            "col_stride": "constexpr",
+            "scale": "fp32",
+            "CENTRE": "i1",
+        },
+        {"col_stride": 1},
+        (0, 1, 3),  # divisible by 16: out_ptr, in_ptr, row_stride
+        {"num_warps": 4},
+    ),
+    "matmul_host_desc": (
+        {
+            "a_desc": "tensordesc<fp16[64, 32]>",
+            "b_desc": "tensordesc<fp16[32, 64]>",
+            "c_desc": "tensordesc<fp16[64, 64]>",
+            "k": "i32",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+        },
+        {"BM": 64, "BN": 64, "BK": 32},
+        (3,),  # k
+        {"num_warps": 4, "num_stages": 3},
+    ),
 }
-DIVISIBLE = (0, 1, 3)  # out_ptr, in_ptr, row_stride
 
 
 def main() -> None:
@@ -38,29 +60,31 @@ def main() -> None:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    fn = getattr(kernels, NAME)
-    consts = {"col_stride": 1}
-    if triton.__version__.startswith("3.2."):  # attrs as a descriptor object then
-        from triton.backends.compiler import AttrsDescriptor
-
-        sig = {k: v for k, v in SIGNATURE.items() if v != "constexpr"}
-        hints = AttrsDescriptor.from_hints({i: 16 for i in DIVISIBLE})
-        src = ASTSource(fn, sig, consts, hints)
-    else:
-        attrs = {(i,): [["tt.divisibility", 16]] for i in DIVISIBLE}
-        src = ASTSource(fn, SIGNATURE, consts, attrs)
-    compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-    folder = next(
-        m.parent
-        for m in scratch.glob(f"*/{NAME}.json")
-        if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
-    )
-    dest = HERE / triton.__version__ / folder.name
     shutil.rmtree(HERE / triton.__version__, ignore_errors=True)
-    dest.mkdir(parents=True)
-    for kind in (".json", ".cubin", ".ttgir"):
-        shutil.copyfile(folder / f"{NAME}{kind}", dest / f"{NAME}{kind}")
-    print(triton.__version__, dest.relative_to(HERE))
+    for name, (signature, consts, divisible, options) in CALLS.items():
+        if "tensordesc" in str(signature) and not triton.__version__.startswith("3.4."):
+            continue  # host-side TensorDescriptor from 3.4; 3.5 on names them (../jit36)
+        fn = getattr(kernels, name)
+        if triton.__version__.startswith("3.2."):  # attrs as a descriptor object then
+            from triton.backends.compiler import AttrsDescriptor
+
+            sig = {k: v for k, v in signature.items() if v != "constexpr"}
+            hints = AttrsDescriptor.from_hints({i: 16 for i in divisible})
+            src = ASTSource(fn, sig, consts, hints)
+        else:
+            attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
+            src = ASTSource(fn, signature, consts, attrs)
+        compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+        folder = next(
+            m.parent
+            for m in scratch.glob(f"*/{name}.json")
+            if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
+        )
+        dest = HERE / triton.__version__ / folder.name
+        dest.mkdir(parents=True)
+        for kind in (".json", ".cubin", ".ttgir"):
+            shutil.copyfile(folder / f"{name}{kind}", dest / f"{name}{kind}")
+        print(triton.__version__, name, dest.relative_to(HERE))
     shutil.rmtree(scratch, ignore_errors=True)
 
 
