@@ -233,3 +233,43 @@ def test_each_file_of_the_line_table_is_placed_once(
     mine, theirs = str(tmp_path / "k.cu"), str(tmp_path / "lib" / "h.cuh")
     assert [user(f) for f in (mine, theirs) * 1000] == [True, False] * 1000
     assert 0 < calls[0] <= 4
+
+
+# --- a cache root of many folders ---------------------------------------------------------
+
+
+def test_a_cache_root_is_listed_as_a_glob_lists_it(tmp_path: Path) -> None:
+    from shmem_cli.trace.triton.cache import _json_files
+
+    root = tmp_path / "root"
+    for folder in ("b", "a", ".hidden", "c.json.d", "f.json", "empty"):
+        (root / folder).mkdir(parents=True)
+    for name in ("a/x.json", "a/y.json", "b/k.json", "b/k.cubin", ".hidden/h.json", "top.json"):
+        (root / name).write_text("{}")
+    (root / "b" / "sub").mkdir()
+    (root / "b" / "sub" / "deep.json").write_text("{}")  # two levels down: not an entry
+    (root / "link").symlink_to(root / "a", target_is_directory=True)
+    expected = sorted(root.glob("*.json")) + sorted(root.glob("*/*.json"))
+    assert _json_files(root) == expected
+
+
+def test_a_cache_root_of_too_many_names_is_refused_before_they_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 200,000 empty folders took 3.4 s to glob (each listed) and 88 MB; millions, minutes and
+    # gigabytes. The bound is lowered here so that 30 folders pass it
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.trace.triton import cache
+
+    root = tmp_path / "root"
+    for k in range(30):
+        (root / f"d{k:02d}").mkdir(parents=True)
+    monkeypatch.setattr(cache, "MAX_NAMES", 20)
+    with pytest.raises(ShmemError) as err:
+        cache.open_entry(root, "softmax_rows")
+    assert "the cache root holds more than 20 files and folders to look through" in str(
+        err.value.message
+    )
+    monkeypatch.setattr(cache, "MAX_NAMES", 40)
+    with pytest.raises(ShmemError, match="no Triton cache entry is in it"):
+        cache.open_entry(root, "softmax_rows")
