@@ -96,3 +96,28 @@ def test_an_older_host_descriptor_entry_is_named_from_its_def() -> None:
     want = shmem_cli.trace(new, grid=(2, 2), args=args)
     assert {op: t for op, t in old.totals.items()} == {op: t for op, t in want.totals.items()}
     assert old.totals["wgmma"].wavefronts == 1024
+
+
+def test_an_experimental_tma_descriptor_is_a_tensor_map_to_give() -> None:
+    """Triton 3.3's create_2d_tma_descriptor: an i8 pointer {tt.nv_tma_desc = 1} in the TTGIR,
+    128 bytes in the cubin. It is a CUtensorMap given as --arg tensormap:..., as Triton's driver
+    encodes it (u16 for 2-byte elements, a 64-byte box row: 64B swizzle; 128 bytes: 128B)."""
+    import shmem_cli
+
+    folder = entry("3.3.1", "matmul_tma_desc")
+    listed = CliRunner().invoke(main, ["trace", str(folder), "--list-params"])
+    assert "0  a_desc          CUtensorMap    0x30   128" in listed.output
+    bare = CliRunner().invoke(main, ["trace", str(folder), "-g", "2,2", "-a", "k=128"])
+    assert bare.exit_code == 2 and "a_desc is a TMA descriptor the host encodes" in bare.output
+    maps = {
+        "a_desc": "tensormap:dtype=u16,dims=128x128,box=32x64,swizzle=64B,l2=128B",
+        "b_desc": "tensormap:dtype=u16,dims=128x128,box=64x32,swizzle=128B,l2=128B",
+        "c_desc": "tensormap:dtype=u16,dims=128x128,box=64x64,swizzle=128B,l2=128B",
+    }
+    got = shmem_cli.trace(folder, grid=(2, 2), args={"k": 128, **maps})
+    # the same tiles through Triton 3.6's TensorDescriptor, as the H200 measured them
+    tensor = "tensordesc:shape=128x128,strides=128x1"
+    args = {"k": 128, "a_desc": tensor, "b_desc": tensor, "c_desc": tensor}
+    want = shmem_cli.trace(TEST_DATA / "triton" / "jit36" / "cache_abi7" / JIT36_HOST_DESC,
+                           grid=(2, 2), args=args)  # fmt: skip
+    assert {op: t for op, t in got.totals.items()} == {op: t for op, t in want.totals.items()}

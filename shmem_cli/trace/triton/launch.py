@@ -64,7 +64,7 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
     for i, p in enumerate(kernel.params):
         if i < len(own):
             name, c_type = own[i].name, own[i].c_type
-            if own[i].is_desc:
+            if own[i].is_map:
                 want = tensormap.BYTES
             else:
                 want = 8 if c_type.endswith("*") else _C_BYTES[c_type]
@@ -135,6 +135,10 @@ def triton_launch(
         position = key.strip()
         if param is None and re.fullmatch(r"[0-9]{1,9}", position) and int(position) < len(params):
             param = params[int(position)]
+        own_param = own[param.ordinal] if param is not None and param.ordinal < len(own) else None
+        raw = own_param is not None and own_param.is_map and not own_param.is_desc
+        if raw and not value.strip().startswith(("tensormap:", "@")):
+            raise LaunchError(_map_hint(key.strip()))  # an experimental map: no tensordesc
         if param is not None and param.ordinal < len(own) and own[param.ordinal].is_desc:
             if not value.strip().startswith(descriptors.PREFIX):
                 raise LaunchError(_desc_hint(param.name or key))
@@ -151,6 +155,9 @@ def triton_launch(
     missing = [p.name for p in own if p.is_desc and p.name not in named]
     if missing:
         raise LaunchError(_desc_hint(missing[0]))
+    maps = [p.name for p in own if p.is_map and not p.is_desc and p.name not in named]
+    if maps:
+        raise LaunchError(_map_hint(maps[0]))
     cluster = entry.cluster_dims
     programs = grid[0] * grid[1] * grid[2]
     sizes: dict[int, int] = {}
@@ -177,6 +184,17 @@ def _desc_hint(name: str) -> str:
         f"{name} is a host-side tensor descriptor (TensorDescriptor): give the tensor's shape "
         f"and strides, --arg {name}=tensordesc:shape=256x256,strides=256x1 (block shape, type "
         "and swizzle come from the entry)"
+    )
+
+
+def _map_hint(name: str) -> str:
+    return (
+        f"{name} is a TMA descriptor the host encodes (Triton's experimental "
+        "create_2d_tma_descriptor(ptr, dim1, dim0, block_dim1, block_dim0, size)): give it as "
+        f"--arg {name}=tensormap:dtype=u16,dims=DIM0xDIM1,box=BLOCK0xBLOCK1,swizzle=128B,l2=128B "
+        "as Triton's driver encodes it: dtype u8, u16 or u32 by the element size, dims and box "
+        "innermost first, swizzle 128B where the box's inner row is 128 bytes or more (its box "
+        "then 128 bytes wide), 64B from 64, 32B from 32"
     )
 
 

@@ -47,6 +47,8 @@ _POINTER = re.compile(r"!tt\.ptr<(\w+)(?:,\d+)?>")  # whitespace removed first
 # a host-side tensor descriptor (TensorDescriptor), lowered to TMA: a CUtensorMap by value
 _DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d{1,12}x){1,16})\w+(?:,[^<>]*)?>>")
 DESC_TYPE = "CUtensorMap"
+# Triton 3.2/3.3's experimental host-side descriptor: an i8 pointer the host fills as a map
+_NV_TMA = re.compile(r"\{[^{}]*\btt\.nv_tma_desc\s*=\s*1\b")
 # TTGIR scalar types -> (C type, bytes)
 SCALARS = {
     "i1": ("bool", 1),
@@ -75,9 +77,15 @@ class TritonParam:
         return self.c_type.endswith("*")
 
     @property
-    def is_desc(self) -> bool:
-        """A host-side tensor descriptor, passed as a 128-byte CUtensorMap."""
+    def is_map(self) -> bool:
+        """A 128-byte CUtensorMap by value: a host-side tensor descriptor (``is_desc``) or
+        Triton 3.2/3.3's experimental one (``nvTmaDesc``, no shape or strides after it)."""
         return self.c_type == DESC_TYPE
+
+    @property
+    def is_desc(self) -> bool:
+        """A host-side tensor descriptor (TensorDescriptor), its shape and strides after it."""
+        return self.is_map and desc_rank(self) > 0
 
     @property
     def is_float(self) -> bool:
@@ -235,7 +243,7 @@ def _param(piece: str, where: Path, text: str, at: int) -> TritonParam:
     name = loc.group(1) if loc else m.group(1)
     compact = _compact(ir_type) if len(ir_type) <= MAX_TYPE else ""
     pointer = _POINTER.fullmatch(compact)
-    if _DESC.fullmatch(compact):
+    if _DESC.fullmatch(compact) or (pointer and _NV_TMA.search(rest)):
         c_type = DESC_TYPE
     elif pointer:
         element = SCALARS.get(pointer.group(1), (pointer.group(1), 0))[0]

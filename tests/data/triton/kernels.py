@@ -168,3 +168,19 @@ def centred_rows(out_ptr, in_ptr, n_cols, row_stride, col_stride, scale, CENTRE)
     if CENTRE:
         x = tl.where(inside, x - tl.sum(x, axis=0) / n_cols, 0.0)
     tl.store(out_ptr + row * row_stride + cols * col_stride, x * scale, mask=inside)
+
+
+@triton.jit
+def matmul_tma_desc(
+    a_desc, b_desc, c_desc, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
+    """C = A @ B of float16 through Triton 3.2/3.3's experimental host-side TMA descriptors
+    (create_2d_tma_descriptor: a CUtensorMap the host encodes, passed by value)."""
+    off_m = tl.program_id(0) * BM
+    off_n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, k, BK):
+        a = tl._experimental_descriptor_load(a_desc, [off_m, k0], [BM, BK], tl.float16)
+        b = tl._experimental_descriptor_load(b_desc, [k0, off_n], [BK, BN], tl.float16)
+        acc = tl.dot(a, b, acc)
+    tl._experimental_descriptor_store(c_desc, acc.to(tl.float16), [off_m, off_n])

@@ -7,8 +7,9 @@ centred_rows[(2,)](out, x, 1000, 1024, 1, 0.5, True, num_warps=4) on float32 ten
 pointers and row_stride (a multiple of 16) divisible by 16, col_stride (1) compiled into the
 kernel, CENTRE a runtime bool. matmul_host_desc[(2, 2)](a, b, c, 128, BM=64, BN=64, BK=32,
 num_warps=4, num_stages=3) through host-side TensorDescriptors of 128 x 128 float16 tensors
-(Triton 3.4 only, whose TTGIR names no parameter; ../jit36 keeps 3.6's). Only the metadata,
-cubin and TTGIR of each entry are kept.
+(Triton 3.4 only, whose TTGIR names no parameter; ../jit36 keeps 3.6's). matmul_tma_desc, the
+same through Triton 3.3's experimental create_2d_tma_descriptor maps (nvTmaDesc). Only the
+metadata, cubin and TTGIR of each entry are kept.
 """
 
 import json
@@ -49,6 +50,20 @@ CALLS = {
         (3,),  # k
         {"num_warps": 4, "num_stages": 3},
     ),
+    "matmul_tma_desc": (
+        {
+            "a_desc": "nvTmaDesc",
+            "b_desc": "nvTmaDesc",
+            "c_desc": "nvTmaDesc",
+            "k": "i32",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+        },
+        {"BM": 64, "BN": 64, "BK": 32},
+        (3,),  # k
+        {"num_warps": 4, "num_stages": 3},
+    ),
 }
 
 
@@ -64,6 +79,8 @@ def main() -> None:
     for name, (signature, consts, divisible, options) in CALLS.items():
         if "tensordesc" in str(signature) and not triton.__version__.startswith("3.4."):
             continue  # host-side TensorDescriptor from 3.4; 3.5 on names them (../jit36)
+        if "nvTmaDesc" in str(signature) and not triton.__version__.startswith("3.3."):
+            continue  # the experimental host-side descriptors of Triton 3.2 and 3.3
         fn = getattr(kernels, name)
         if triton.__version__.startswith("3.2."):  # attrs as a descriptor object then
             from triton.backends.compiler import AttrsDescriptor
