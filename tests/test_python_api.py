@@ -223,8 +223,26 @@ def test_trace_triton_builds_the_kernel_the_call_runs(tmp_path: Path) -> None:
     kept = TRITON_DATA / "called" / triton.__version__
     if not kept.is_dir():
         return  # another Triton: other code, still traced
-    (folder,) = kept.iterdir()
+    (meta,) = kept.glob("*/centred_rows.json")
+    folder = meta.parent
     if tuple(int(n) for n in triton.__version__.split(".")[:2]) >= (3, 5):
         args.pop("col_stride")  # a TTGIR that names its parameters has none for it
     want = shmem_cli.trace(folder, grid=2, args=args)
     assert [(a.pc, a.sass) for a in result.accesses] == [(a.pc, a.sass) for a in want.accesses]
+
+
+def test_trace_triton_places_its_attributes_by_the_defs_order() -> None:
+    """Triton numbers a kernel's parameters as its def has them, constexprs included: a
+    constexpr before other parameters moves their divisibility hints (they went to the
+    neighbours, compiling another kernel than the call; Triton 3.3 failed to compile)."""
+    from shmem_cli.trace.triton.compile import divisibility, parameter_order
+
+    class Jit:  # what a @triton.jit function says of its def
+        arg_names = ["x_ptr", "BLOCK", "y_ptr", "n"]
+
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}
+    order = parameter_order(Jit(), signature, {"BLOCK": 1024})
+    assert order == ["x_ptr", "BLOCK", "y_ptr", "n"]
+    assert set(divisibility(signature, {"n": 4096}, order)) == {(0,), (2,), (3,)}
+    # without a def to read (a plain function), the signature's order and the constexprs last
+    assert parameter_order(len, signature, {"BLOCK": 1024}) == ["x_ptr", "y_ptr", "n", "BLOCK"]

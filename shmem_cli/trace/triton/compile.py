@@ -18,7 +18,7 @@ import inspect
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +44,32 @@ def _triton() -> Any:
 
 
 def divisibility(
-    signature: Mapping[str, str], args: Mapping[str | int, ArgValue]
+    signature: Mapping[str, str],
+    args: Mapping[str | int, ArgValue],
+    order: Sequence[str] | None = None,
 ) -> dict[tuple[int], list[list[Any]]]:
     """Triton's specialization of the arguments it is called with: pointers and integers
-    that are multiples of 16 are known to be divisible by 16."""
-    names = list(signature)
+    that are multiples of 16 are known to be divisible by 16. Keys are positions in the
+    ``def``'s parameters ``order`` (its constexprs among them; default: the signature's)."""
+    names = list(order or signature)
     out: dict[tuple[int], list[list[Any]]] = {}
     for i, (name, kind) in enumerate(signature.items()):
         value = args.get(name, args.get(i))
         multiple = isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
-        if kind.startswith("*") or (multiple and name in names):
-            out[(i,)] = [["tt.divisibility", 16]]
+        if (kind.startswith("*") or multiple) and name in names:
+            out[(names.index(name),)] = [["tt.divisibility", 16]]
     return out
+
+
+def parameter_order(
+    fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any]
+) -> list[str]:
+    """The ``def``'s parameters in order (a JIT function's ``arg_names``): Triton's attributes
+    and its signature go by that order, wherever the constexprs stand in it."""
+    names = getattr(fn, "arg_names", None)
+    if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
+        return list(names)
+    return [*signature, *(n for n in constexprs if n not in signature)]
 
 
 def unit_arguments(signature: Mapping[str, str], args: Mapping[str | int, ArgValue]) -> set[str]:
@@ -102,15 +116,20 @@ def compile_entry(
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    sig = {k: v for k, v in signature.items() if k not in constexprs}
+    order = parameter_order(fn, signature, constexprs)
     consts = {**constexprs, **{name: 1 for name in ones}}
     try:
         if hasattr(compiler, "AttrsDescriptor"):  # Triton 3.2: hints by position, 1 a constant
-            hints = {i: 16 for (i,) in attrs or {}} | {list(sig).index(n): 1 for n in ones}
+            sig = {n: signature[n] for n in order if n in signature and n not in constexprs}
+            hints = {i: 16 for (i,) in attrs or {}} | {order.index(n): 1 for n in ones}
             descriptor = compiler.AttrsDescriptor.from_hints(hints)
             source = ASTSource(fn, sig, consts, descriptor)
-        else:  # 3.3 on: a compiled-in argument is a constexpr of the signature
-            sig |= {name: "constexpr" for name in consts}
+        else:  # 3.3 on: every parameter in the def's order, a compiled-in one a constexpr
+            sig = {
+                n: "constexpr" if n in consts else signature[n]
+                for n in order
+                if n in signature or n in consts
+            }
             source = ASTSource(fn, sig, consts, dict(attrs or {}))
         compiled = triton.compile(
             source,
@@ -195,7 +214,8 @@ def trace_triton(
     if keep is not None:
         keep = arguments.path(call, "keep", keep)
     given = dict(args or {})
-    attrs = divisibility(signature, given) if specialize else None
+    order = parameter_order(fn, signature, constexprs or {})
+    attrs = divisibility(signature, given, order) if specialize else None
     ones = unit_arguments(signature, given) if specialize else set()
     consts = dict(constexprs or {})
 
