@@ -273,3 +273,27 @@ def test_a_cache_root_of_too_many_names_is_refused_before_they_are_listed(
     monkeypatch.setattr(cache, "MAX_NAMES", 40)
     with pytest.raises(ShmemError, match="no Triton cache entry is in it"):
         cache.open_entry(root, "softmax_rows")
+
+
+def test_an_expression_dense_in_operators_weighs_by_its_characters() -> None:
+    # 2^31 lane-accesses (the most one access may have) of weight 1 took 26 s with a 25-character
+    # index, 42 s with a 63-character one of 18 operators and 53 s with a 114-character one of 38
+    # (one unit per 128 characters: still weight 1): a unit is 64 characters now, so that
+    # one weighs 2 and is refused at 2^31 lane-accesses
+    from shmem_cli.spec import budget as spec_budget
+    from shmem_cli.spec.compile import spec_from_mapping
+
+    short = "(tid*3^i*7^i>>3^tid<<2^i%5^tid%3^i/3^tid*5^i*9^tid>>1^i&7)%4096"  # 63: weight 1
+    dense = "(tid*33^i*7^i>>3^tid<<2^i*13^tid*5^i%17^tid%29^i/3^tid*i^i*5^tid/7^i%5)%4096"
+    spec = spec_from_mapping(
+        {
+            "block": [32],
+            "arrays": {"a": {"dtype": "float32", "shape": [4096]}},
+            "accesses": [
+                {"name": "short", "array": "a", "index": [short], "loop": {"i": "0..3"}},
+                {"name": "dense", "array": "a", "index": [dense], "loop": {"i": "0..3"}},
+            ],
+        }
+    )
+    assert spec_budget.CHARS_PER_UNIT == 64
+    assert [spec_budget.weight(a) for a in spec.accesses] == [1, 2]

@@ -57,7 +57,7 @@ MAX_ACCESSES = 1_000
 #: Work units of one spec: lane-accesses x expression weight (2^31).
 MAX_WORK = 1 << 31
 #: Expression characters per unit of weight.
-CHARS_PER_UNIT = 128
+CHARS_PER_UNIT = 64  # 2^31 lane-accesses of 63 operator-dense characters: 42 s (128: 53 s at 114)
 #: Work units of one --suggest search (one array's accesses x the layouts tried).
 MAX_SEARCH_WORK = 1 << 32
 #: Work units of one ``shmem sweep`` (every params value's accesses x the layouts tried):
