@@ -43,6 +43,9 @@ class Instruction:
     #: per level of inlining (``line 11 inlined at ... line 15``, ..., ``line 43``);
     #: ``file``/``line`` are the last of them
     locations: Locations = ()
+    #: the user's other lines this instruction's inlined library code may come from, where
+    #: the line table cannot tell (:mod:`.inline_siblings`); the reported line is ptxas's pick
+    siblings: Locations = ()
 
     @property
     def user_location(self) -> tuple[str, int] | None:

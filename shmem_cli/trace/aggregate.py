@@ -67,7 +67,7 @@ def trace_access(
     if again.cost is not None:
         cost = plus(cost, again.cost)
     return TraceAccess(
-        site=SassSite(pc=ins.pc, sass=ins.text, opcode=ins.name, file=file, line=line, inner=inner),
+        site=SassSite(ins.pc, ins.text, ins.name, file, line, inner, also=ins.siblings),
         cost=cost,
         data_dependent_requests=weight * dependent + again.dependent,
         inexact_requests=weight * inexact + again.inexact,

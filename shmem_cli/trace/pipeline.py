@@ -34,8 +34,9 @@ from typing import TypeVar
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
 from ..cuda.cu_inputs import include_folders
+from ..cuda.inline_siblings import sibling_lines
 from ..cuda.nvcc_messages import compiler_messages
-from ..cuda.sass import TOOLKIT_HEADER, source_lines
+from ..cuda.sass import TOOLKIT_HEADER, Function, source_lines
 from ..cuda.sources import SourceTree
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
@@ -53,6 +54,7 @@ from .kernel.cubin import (
     read_cubin,
 )
 from .kernel.launch import LaunchPlan, plan_launch
+from .kernel.line_table import caller_links
 from .kernel.params import Param, kernel_params
 from .kernel.signature import param_names
 from .result import FileTrace
@@ -97,6 +99,9 @@ class LoadedKernel:
     #: the library folders of the build (include roots, a .cu's typed -I in every spelling):
     #: a line in one of their files is a library's, not the user's
     libraries: tuple[str, ...] = ()
+    #: (location, its caller's) of every inlined row of the kernel's line table, those
+    #: nvdisasm does not print included (:mod:`.kernel.line_table`)
+    callers: tuple[tuple[tuple[str, int], tuple[str, int]], ...] = ()
 
 
 @frozen
@@ -200,6 +205,22 @@ def _user_files(tree: SourceTree, libraries: Sequence[str]) -> Callable[[str], b
     return user
 
 
+def _mark_siblings(
+    function: Function,
+    lines: dict[int, tuple[str, int]],
+    user: Callable[[str], bool],
+    callers: Sequence[tuple[tuple[str, int], tuple[str, int]]],
+) -> None:
+    """Each instruction whose user line the line table cannot tell from a sibling call's
+    carries the other lines (:mod:`..cuda.inline_siblings`), for the report to say so."""
+    found = sibling_lines(function, lines, user, callers)
+    if found:
+        function.instructions = [
+            dataclasses.replace(i, siblings=found[i.pc]) if i.pc in found else i
+            for i in function.instructions
+        ]
+
+
 def _owners(infos: Sequence[CubinInfo]) -> dict[str, CubinInfo]:
     """Mangled name -> the first cubin holding that kernel (one cubin per translation unit;
     an inline kernel may be in several)."""
@@ -285,6 +306,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
         scope = disassembly_scope(chosen, (kernel,))
         disassembly = _disassemble(chosen, scope, built.sass)
         constants = read_constants(chosen.path, kernel.mangled)
+        callers = caller_links(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:
@@ -295,7 +317,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     note, libraries, cached = built.note, built.libraries, built.cached
     return LoadedKernel(
         kernel, chosen, params, disassembly, arch, constants=constants, note=note,
-        libraries=libraries, cached=cached,
+        libraries=libraries, cached=cached, callers=callers,
     )  # fmt: skip
 
 
@@ -311,7 +333,9 @@ def trace_loaded(
         constants = set_constants(loaded.constants, request.consts)
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
-        lines = source_lines(function, _user_files(request.tree(), loaded.libraries))
+        user = _user_files(request.tree(), loaded.libraries)
+        lines = source_lines(function, user)
+        _mark_siblings(function, lines, user, loaded.callers)
         if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
             shared = {  # every shared-memory instruction (the op registry's opcodes)
                 i.pc: i.name for i in function.instructions if op_of_opcode(i.opcode) is not None

@@ -51,6 +51,9 @@ class SassSite:
     #: the innermost location (a library's line, e.g. copy_sm80.hpp:64) where the reported
     #: line is the user's own call further out; None when they are the same
     inner: tuple[str, int] | None = None
+    #: the user's other lines the library code may have been inlined from, where the line
+    #: table cannot tell (inlining through shared library lines): the line is ptxas's pick
+    also: tuple[tuple[str, int], ...] = ()
 
     @property
     def name(self) -> str:
@@ -137,6 +140,7 @@ class TraceAccess:
             "file": site.file,
             "line": site.line,
             "inner": None if site.inner is None else {"file": site.inner[0], "line": site.inner[1]},
+            "also": [{"file": f, "line": n} for f, n in site.also],
             "pc": site.pc,
             "sass": site.sass,
             "opcode": site.opcode,

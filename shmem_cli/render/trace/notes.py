@@ -18,6 +18,26 @@ def where(file: str | None, line: int | None) -> str:
     return "?" if line is None else file_line(file, line)
 
 
+def sibling_note(kernel: KernelTrace) -> str | None:
+    """What a ``?`` after a row's line means, with the other lines each such line may be."""
+    other: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    for a in kernel.accesses:
+        if a.site.also:
+            other.setdefault((a.file or "", a.line or 0), set()).update(a.site.also)
+    if not other:
+        return None
+    said = "; ".join(
+        f"{where(*line)}? may be "
+        + ", ".join(f"line {o[1]}" if o[0] == line[0] else where(*o) for o in sorted(others))
+        for line, others in sorted(other.items())
+    )
+    return (
+        "a line marked ? is the line table's pick among the calls that inline the same "
+        f"library code, which it cannot tell apart ({said}): the library line after it "
+        "is right; see docs/trace.md, 'Each row is placed at the innermost line'"
+    )
+
+
 #: said when no row has a source line
 NO_LINES = (
     "no instruction has a source line (line ?): the cubin holds no line table; build it with "
@@ -74,6 +94,9 @@ def notes(kernel: KernelTrace) -> list[Block]:
             out.append(Styled(said + IDLE_DEFAULTS, "yellow"))
     if kernel.provisional:
         out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
+    unsure = sibling_note(kernel)
+    if unsure:
+        out.append(Styled(f"note: {unsure}", "yellow"))
     contended = [a for a in kernel.accesses if a.cas_retries]
     if contended:
         retries = sum(a.cas_retries for a in contended)

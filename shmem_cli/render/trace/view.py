@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 
 
 def _line_cell(a: TraceAccess) -> Styled:
-    """The user's line, and the library line it reaches through inlining, dimmed."""
+    """The user's line (``?`` after it where the line table cannot tell it from a sibling
+    call's), and the library line it reaches through inlining, dimmed."""
     cell = Styled(where(a.file, a.line))
+    if a.site.also:
+        cell.append("?", "yellow")
     inner = a.site.inner
     if inner is not None:
         cell.append(f" < {where(inner[0], inner[1])}", "dim")

@@ -1,0 +1,180 @@
+"""The caller links of a cubin's line table (``.debug_line``), read from its bytes.
+
+ptxas writes a location inlined into another as a row with an NVIDIA extended opcode
+(``DW_LNE`` 0x90) naming the row of its caller (rows count from 1 in their sequence, a
+function's code) and the function's name (an offset into ``.debug_str``). ``nvdisasm -gi``
+prints a row only where the innermost line changes, so where two calls run through the same
+library line the second call's rows (and with them its line) may never be printed: the
+``ldmatrix`` of the project's tests/data/trace/inline_siblings kernel's second copy is listed
+at the first copy's line. :func:`caller_links` reads every row of a kernel's sequences and
+returns each (location, its caller's location) pair they hold, for
+:mod:`shmem_cli.cuda.inline_siblings`. A table this reader does not follow (64-bit DWARF, a
+cut or malformed program) gives no links or those read before it: the report then says only
+what nvdisasm prints and those.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+from ...plumbing.bounded_read import read_bounded
+from ...plumbing.errors import ShmemError
+from .binary_formats.elf import Elf
+from .cubin import MAX_CUBIN_BYTES
+
+Location = tuple[str, int]
+_NV_CONTEXT = 0x90  # NVIDIA's extended opcode: the caller's row and the function's name
+_SET_ADDRESS, _END_SEQUENCE = 2, 1
+#: a larger table is not read (a CUTLASS 3.x GEMM's is 23 KB): its kernel's report says only
+#: what nvdisasm prints, rather than spend seconds in a table anyone can make
+MAX_TABLE_BYTES = 8 << 20
+
+
+class _Cut(Exception):
+    """The line program ends or says something this reader does not follow."""
+
+
+class _Bytes:
+    def __init__(self, data: bytes, at: int, end: int) -> None:
+        self.data, self.at, self.end = data, at, end
+
+    def byte(self) -> int:
+        if self.at >= self.end:
+            raise _Cut
+        self.at += 1
+        return self.data[self.at - 1]
+
+    def unpack(self, fmt: str) -> int:
+        size = struct.calcsize(fmt)
+        if self.at + size > self.end:
+            raise _Cut
+        (value,) = struct.unpack_from(fmt, self.data, self.at)
+        self.at += size
+        return int(value)
+
+    def uleb(self, signed: bool = False) -> int:
+        value = shift = 0
+        while True:
+            b = self.byte()
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if shift > 70:
+                raise _Cut
+            if b < 0x80:
+                return value - (1 << shift) if signed and b & 0x40 else value
+
+    def string(self) -> str:
+        stop = self.data.find(b"\0", self.at, self.end)
+        if stop < 0:
+            raise _Cut
+        text = self.data[self.at : stop].decode("utf-8", "replace")
+        self.at = stop + 1
+        return text
+
+
+def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Location], ...]:
+    """(location, its caller's location) of every inlined row of the sequences of the cubin's
+    ``.debug_line`` that hold ``function``'s code (mangled; all sequences where the table's
+    relocations name none), each pair once; none where the table cannot be read."""
+    try:
+        elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), "")
+        section = elf.by_name.get(".debug_line")
+        if section is None or section.size > MAX_TABLE_BYTES:
+            return ()
+        body = elf.body(section)
+        named = {
+            offset: name for offset, name, *_ in elf.relocated(".debug_line", lambda k, s: True)
+        }
+    except ShmemError:  # an unreadable table only means no links
+        return ()
+    mine = {function, f".text.{function}"}
+    keep: Callable[[int], bool] | None = None
+    if mine & set(named.values()):
+        keep = lambda at: named.get(at) in mine  # noqa: E731
+    links: dict[tuple[Location, Location], None] = {}
+    at = 0
+    try:
+        while at + 4 <= len(body):
+            length = struct.unpack_from("<I", body, at)[0]
+            if length >= 0xFFFFFFF0 or at + 4 + length > len(body):
+                break
+            for pair in _unit(body, at + 4, at + 4 + length, keep):
+                links.setdefault(pair, None)
+            at += 4 + length
+    except _Cut:
+        pass
+    return tuple(links)
+
+
+def _unit(
+    data: bytes, start: int, end: int, keep: Callable[[int], bool] | None
+) -> list[tuple[Location, Location]]:
+    """The links of one unit's program (``keep(offset)``: whether the sequence whose
+    DW_LNE_set_address operand lies at that offset is the kernel's; None: every one)."""
+    r = _Bytes(data, start, end)
+    version = r.unpack("<H")
+    header = r.unpack("<I")
+    program = r.at + header
+    r.byte()  # minimum instruction length
+    if version >= 4:
+        r.byte()  # maximum operations per instruction
+    r.byte()  # default_is_stmt
+    line_base = struct.unpack("b", bytes((r.byte(),)))[0]
+    line_range, opcode_base = r.byte(), r.byte()
+    if line_range == 0 or opcode_base == 0:
+        raise _Cut
+    lengths = [r.byte() for _ in range(opcode_base - 1)]
+    folders = [""]
+    while (name := r.string()) != "":
+        folders.append(name)
+    files = [""]
+    while (name := r.string()) != "":
+        folder = r.uleb()
+        r.uleb(), r.uleb()  # time, length
+        base = folders[folder] if folder < len(folders) else ""
+        files.append(f"{base}/{name}" if base and not name.startswith("/") else name)
+    r.at = program
+    rows: list[tuple[Location, int, bool]] = []  # location, its caller's index, kept
+    file, line, context, kept = 1, 1, 0, keep is None
+    first = 0  # the index of the sequence's first row: contexts count from it
+
+    def row() -> None:
+        where = (files[file] if 0 < file < len(files) else "", line)
+        rows.append((where, first + context - 1 if context else -1, kept))
+
+    while r.at < end:
+        op = r.byte()
+        if op >= opcode_base:
+            adjusted = op - opcode_base
+            line += line_base + adjusted % line_range
+            row()
+        elif op == 0:
+            size = r.uleb()
+            stop = r.at + size
+            if size == 0 or stop > end:
+                raise _Cut
+            sub = r.byte()
+            if sub == _NV_CONTEXT:
+                context = r.uleb()
+                r.uleb()  # the function's name
+            elif sub == _SET_ADDRESS:
+                kept = keep is None or keep(r.at)
+            elif sub == _END_SEQUENCE:
+                file, line, context, first = 1, 1, 0, len(rows)
+            r.at = stop
+        elif op == 1:  # copy
+            row()
+        elif op == 3:  # advance_line
+            line += r.uleb(signed=True)
+        elif op == 4:  # set_file
+            file = r.uleb()
+        elif op == 9:  # fixed_advance_pc
+            r.unpack("<H")
+        else:  # the address and the flags do not matter here; skip the operands
+            for _ in range(lengths[op - 1] if op - 1 < len(lengths) else 0):
+                r.uleb()
+    return [
+        (where, rows[caller][0]) for where, caller, kept in rows if kept and 0 <= caller < len(rows)
+    ]

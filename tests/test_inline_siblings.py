@@ -1,0 +1,145 @@
+"""Rows whose user line the line table cannot tell from a sibling call's are marked.
+
+The kernel (tests/data/trace/inline_siblings/two_copies.cu) calls one library copy
+(``include/tiles/copy.h``: copy -> atom -> unpack -> ldmatrix) twice, at line 16 for ``a``
+and at line 17 for ``b`` (256 elements, 0x200 bytes, further on). Its cubin's line table,
+as ``nvdisasm -gi`` prints it, places all four ``LDSM`` at line 16, though the two that
+read through ``R3`` (``[R3+0x200]``, ``[R3+0x600]``) are ``b``'s: a ``.loc`` names only its
+immediate caller by file, line and column, and ptxas took the first call's chain. Line 17 is
+in the table's rows, which nvdisasm does not print (the innermost line did not change).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
+from shmem_cli.cuda.inline_siblings import sibling_lines
+from shmem_cli.cuda.sass import parse, source_lines
+from shmem_cli.trace.kernel.line_table import caller_links
+
+from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
+
+HERE = TRACE_DATA / "inline_siblings"
+CUBIN = HERE / "two_copies.sm_90.cubin"
+KERNEL = "_Z10two_copiesPj"
+
+
+def _short(loc: tuple[str, int]) -> tuple[str, int]:
+    return Path(loc[0]).name, loc[1]
+
+
+def _user(file: str) -> bool:
+    return "/include/" not in file
+
+
+def test_the_line_table_rows_hold_the_second_call() -> None:
+    links = {(_short(a), _short(b)) for a, b in caller_links(CUBIN, KERNEL)}
+    # copy() (copy.h:25) is inlined at both calls; atom's line 21 at copy's 25, and so on
+    assert (("copy.h", 25), ("two_copies.cu", 16)) in links
+    assert (("copy.h", 25), ("two_copies.cu", 17)) in links
+    assert (("copy.h", 11), ("copy.h", 17)) in links
+    assert (("copy.h", 17), ("copy.h", 21)) in links
+    assert (("copy.h", 21), ("copy.h", 25)) in links
+
+
+def test_no_table_no_links(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.cubin"
+    junk.write_bytes(b"\x7fELF not really")
+    assert caller_links(junk, KERNEL) == ()
+    assert caller_links(tmp_path / "missing.cubin", KERNEL) == ()
+
+
+@needs_nvdisasm
+def test_each_ldmatrix_is_marked_with_the_sibling_line() -> None:
+    (fn,) = parse(toolchain.disassemble(CUBIN))
+    lines = source_lines(fn, _user)
+    ldsm = [i for i in fn.instructions if i.opcode == "LDSM"]
+    assert [i.text.split()[-1] for i in ldsm] == [
+        "[R20]",
+        "[R3+0x200]",
+        "[R3+0x600]",
+        "[R20+0x400]",
+    ]
+    # what nvdisasm prints: every one at line 16, line 17 never named
+    assert {_short(lines[i.pc]) for i in ldsm} == {("two_copies.cu", 16)}
+    assert all(loc[1] != 17 for i in fn.instructions for loc in i.locations if _user(loc[0]))
+    # from nvdisasm's chains alone the second call is invisible: nothing is marked
+    assert sibling_lines(fn, lines, _user) == {}
+    found = sibling_lines(fn, lines, _user, caller_links(CUBIN, KERNEL))
+    assert {i.pc for i in ldsm} <= set(found)
+    # every row the table places at line 16 through copy.h's lines (the addresses too)
+    assert {pc: [_short(s) for s in sib] for pc, sib in found.items()} == {
+        pc: [("two_copies.cu", 17)]
+        for pc, where in lines.items()
+        if _short(where) == ("two_copies.cu", 16) and len(fn.instructions[pc // 16].locations) > 2
+    }
+
+
+SASS = """\t.section\t.text.k,"ax",@progbits
+\t//## File "/p/k.cu", line 5
+        /*0000*/                   LDS R0, [R1] ;
+\t//## File "/p/include/lib.h", line 3 inlined at "/p/k.cu", line 7
+\t//## File "/p/k.cu", line 7
+        /*0010*/                   LDS R2, [R1] ;
+\t//## File "/p/include/lib.h", line 3 inlined at "/p/k.cu", line 8
+\t//## File "/p/k.cu", line 8
+        /*0020*/                   LDS R3, [R1] ;
+\t//## File "/p/include/lib.h", line 2 inlined at "/p/include/lib.h", line 4
+\t//## File "/p/include/lib.h", line 4 inlined at "/p/include/lib.h", line 9
+\t//## File "/p/include/lib.h", line 9 inlined at "/p/k.cu", line 20
+\t//## File "/p/k.cu", line 20
+        /*0030*/                   LDS R4, [R1] ;
+\t//## File "/p/include/lib.h", line 6 inlined at "/p/include/lib.h", line 12
+\t//## File "/p/include/lib.h", line 12 inlined at "/p/k.cu", line 30
+\t//## File "/p/k.cu", line 30
+        /*0040*/                   LDS R5, [R1] ;
+"""
+
+
+def test_only_a_caller_found_by_location_alone_is_in_doubt() -> None:
+    """Hand-made chains: the user's own line (0x0) and a library line called straight from
+    the user's lines (0x10, 0x20: its .loc names that line) are exact; 0x30 runs through
+    lib.h:4, whose caller lib.h:9 is inlined at lines 20 and 21 (the second link, a row
+    nvdisasm left out): in doubt; 0x40's library lines have one user caller: exact."""
+    (fn,) = parse(SASS)
+    lines = source_lines(fn, _user)
+    assert lines == {
+        0x0: ("/p/k.cu", 5),
+        0x10: ("/p/k.cu", 7),
+        0x20: ("/p/k.cu", 8),
+        0x30: ("/p/k.cu", 20),
+        0x40: ("/p/k.cu", 30),
+    }
+    links = [(("/p/include/lib.h", 9), ("/p/k.cu", 21))]
+    assert sibling_lines(fn, lines, _user, links) == {0x30: (("/p/k.cu", 21),)}
+    # a caller's link to lib.h:12 from line 31 puts 0x40 in doubt too
+    more = [*links, (("/p/include/lib.h", 12), ("/p/k.cu", 31))]
+    assert sibling_lines(fn, lines, _user, more)[0x40] == (("/p/k.cu", 31),)
+
+
+@pytest.mark.slow  # two nvcc builds
+@needs_nvcc
+def test_the_report_marks_the_row_and_says_which_lines(tmp_path: Path) -> None:
+    shutil.copytree(HERE, tmp_path / "proj", ignore=shutil.ignore_patterns("*.cubin"))
+    (tmp_path / "proj" / ".git").mkdir()  # the source tree
+    src = tmp_path / "proj" / "two_copies.cu"
+    args = ["trace", str(src), "-b", "32", f"--nvcc-arg=-I{tmp_path / 'proj' / 'include'}"]
+    res = CliRunner().invoke(main, [*args, "--format", "json", "--no-tables"])
+    assert res.exit_code == 0, res.output
+    accesses = json.loads(res.output)["files"][0]["kernels"][0]["accesses"]
+    ldsm = [a for a in accesses if a["opcode"].startswith("LDSM")]
+    assert len(ldsm) == 4
+    for a in ldsm:
+        assert (Path(a["file"]).name, a["line"]) == ("two_copies.cu", 16)
+        assert [(Path(o["file"]).name, o["line"]) for o in a["also"]] == [("two_copies.cu", 17)]
+    assert all(a["also"] == [] for a in accesses if a["op"] == "store")
+    text = CliRunner().invoke(main, args).output
+    assert "two_copies.cu:16? < copy.h:11" in text
+    assert "two_copies.cu:16? may be line 17" in text
