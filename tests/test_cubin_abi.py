@@ -49,3 +49,13 @@ def test_an_abi7_triton_entry_is_no_longer_refused_as_sm_13() -> None:
     entry = next((TEST_DATA / "triton" / "jit36" / "cache_abi7").glob("*/softmax_rows.cubin"))
     info = read_cubin(entry, use_tools=False)
     assert (info.arch, info.target_name) == ("sm_90", "sm_90a")
+
+
+def test_a_sm_100_cubin_s_mercury_copies_of_its_sections_are_read() -> None:
+    # ptxas 13 writes, for sm_100 on, a .nv.merc.* section over the very bytes of another
+    # (readelf -S: .nv.merc.nv.constant.user at 0xd38, 0x40 bytes, as .nv.constant3; and
+    # .nv.merc.nv_debug_ptx_txt as .nv_debug_ptx_txt): a kernel with a __constant__ table or
+    # built with -lineinfo was refused as "sections ... overlap"
+    info = read_cubin(DATA / "merc_ptxas13.0_sm_100.cubin", use_tools=False)
+    assert (info.arch, info.target_name) == ("sm_100", "sm_100")
+    assert [k.name for k in info.kernels] == ["table"]

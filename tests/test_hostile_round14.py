@@ -147,6 +147,29 @@ def test_section_headers_that_name_one_symbol_table_again_are_refused(tmp_path: 
     refused(ran, "again.cubin: error: not a valid cubin: sections .symtab and .symtab overlap")
 
 
+def test_more_than_one_mercury_copy_of_a_section_is_refused() -> None:
+    # ptxas 13's one .nv.merc.* copy of a section over its bytes is read (sm_100 on); a second
+    # would let 65,000 headers named so walk one symbol table again
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.trace.kernel.binary_formats.elf import Elf
+
+    merc = (TEST_DATA / "cubin_abi" / "merc_ptxas13.0_sm_100.cubin").read_bytes()
+    Elf(merc, "one copy")  # .nv.merc.nv.constant.user over .nv.constant3: read
+    # the copy's header twice more: same name, same bytes
+    shoff = struct.unpack_from("<Q", merc, 0x28)[0]
+    shnum = struct.unpack_from("<H", merc, 0x3C)[0]
+    strtab = struct.unpack_from(
+        "<Q", merc, shoff + 64 * struct.unpack_from("<H", merc, 0x3E)[0] + 24
+    )[0]
+    headers = [merc[shoff + 64 * k : shoff + 64 * (k + 1)] for k in range(shnum)]
+    named = {merc[strtab + struct.unpack_from("<I", h)[0] :].split(b"\0")[0]: h for h in headers}
+    copy = named[b".nv.merc.nv.constant.user"]
+    body = bytearray(merc[:shoff]) + b"".join(headers) + copy * 2 + merc[shoff + 64 * shnum :]
+    struct.pack_into("<H", body, 0x3C, shnum + 2)
+    with pytest.raises(ShmemError, match=r"\.nv\.merc\.nv\.constant\.user overlap"):
+        Elf(bytes(body), "two copies")
+
+
 def test_the_project_s_cubins_have_no_overlapping_sections() -> None:
     from shmem_cli.trace.kernel.binary_formats.elf import Elf
 

@@ -21,6 +21,8 @@ SHT_NOBITS = 8
 SHT_RELA, SHT_REL = 4, 9
 STT_FUNC = 2
 STO_CUDA_ENTRY = 0x10
+#: the names of ptxas 13's second copies of sections for sm_100 on ("Mercury")
+MERCURY = ".nv.merc."
 
 
 @frozen
@@ -74,17 +76,30 @@ class Elf:
         self.by_name = {s.name: s for s in self.sections}
 
     def _check_disjoint(self) -> None:
-        """Refuse sections whose bytes overlap (no linker writes them; 394 cubins of CUDA 12
-        and 13, Triton and executables hold none): every reader that walks a section's
-        records (symbols, relocations, constant banks, attributes) then costs at most the
-        file once, where 65,000 section headers naming one symbol table cost each a walk of
-        it. String tables may be shared (one table for section and symbol names): a name is
-        read from one by its index alone, its bytes counted by the names' own bound."""
-        spans = sorted(
-            (s.offset, s.offset + s.size, k)
+        """Refuse sections whose bytes overlap (no linker writes them, but for the copies
+        below; 394 cubins of CUDA 12 and 13 for sm_90 and earlier, Triton's and executables'
+        hold none): every reader that walks a section's records (symbols, relocations,
+        constant banks, attributes) then costs at most the file twice, where 65,000 section
+        headers naming one symbol table cost each a walk of it. String tables may be shared
+        (one table for section and symbol names): a name is read from one by its index
+        alone, its bytes counted by the names' own bound. For sm_100 on, ptxas 13 writes a
+        ``.nv.merc.`` copy of a section over its very bytes (``.nv.merc.nv.constant.user``
+        as ``.nv.constant3``): one such copy of a section is let be."""
+        kept = [
+            (k, s)
             for k, s in enumerate(self.sections)
             if s.type not in (SHT_NOBITS, SHT_STRTAB) and s.size
-        )
+        ]
+        originals = {(s.offset, s.size) for _k, s in kept if not s.name.startswith(MERCURY)}
+        copied: set[tuple[int, int]] = set()
+        spans = []
+        for k, s in kept:
+            span = (s.offset, s.size)
+            if s.name.startswith(MERCURY) and span in originals and span not in copied:
+                copied.add(span)
+                continue
+            spans.append((s.offset, s.offset + s.size, k))
+        spans.sort()
         for (_start, end, a), (start, _end, b) in pairwise(spans):
             if start < end:
                 first, second = self.sections[a].name, self.sections[b].name
