@@ -320,3 +320,91 @@ def test_an_expression_dense_in_operators_weighs_by_its_characters() -> None:
     )
     assert spec_budget.CHARS_PER_UNIT == 64
     assert [spec_budget.weight(a) for a in spec.accesses] == [1, 2]
+
+
+# --- a kernel of many shared-memory instructions -------------------------------------------
+
+
+def _prepended(cubin: bytes, function: str, pc: int, copies: int) -> bytes:
+    """``cubin`` with ``copies`` of ``function``'s instruction at ``pc`` put before its code
+    (its section moved to the end of the file; branches are relative, so the code still
+    runs): a straight line of that many instructions, each run once."""
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    shnum, shstrndx = struct.unpack_from("<HH", cubin, 0x3C)
+    names = struct.unpack_from("<IIQQQQ", cubin, shoff + 64 * shstrndx)[4]
+    body = bytearray(cubin)
+    for k in range(shnum):
+        at = shoff + 64 * k
+        name_at, _type, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", cubin, at)
+        name = cubin[names + name_at : cubin.index(b"\0", names + name_at)]
+        if name == f".text.{function}".encode():
+            code = cubin[offset : offset + size]
+            moved = code[pc : pc + 16] * copies + code
+            start = len(body) + (-len(body) % 128)
+            body += bytes(start - len(body)) + moved
+            struct.pack_into("<QQ", body, at + 0x18, start, len(moved))
+    return bytes(body)
+
+
+@needs_nvdisasm
+def test_the_records_bound_is_looked_at_without_summing_every_instruction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # trivial with 100,000 copies of its STS before it (each a site of its own): the budget's
+    # look every 256 steps summed the records of every instruction so far, quadratic: past
+    # the 40 s limit at 1.05 GB; now 51-57 s to the report, most of it costing and printing
+    # 100,000 rows, and 1.07 GB (the first records of a site held 16 rows, 1.3 GB). Here 2,000
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+    from shmem_cli.trace.requests import InstructionRecords
+
+    path = tmp_path / "straight.cubin"
+    path.write_bytes(_prepended(CUBIN.read_bytes(), "_Z7trivialPi", 0xA0, 2000))
+    looked = [0]
+    real = InstructionRecords.recorded_bytes
+
+    def counted(self: InstructionRecords) -> int:
+        looked[0] += 1
+        return int(real.fget(self))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(InstructionRecords, "recorded_bytes", property(counted))
+    args = ["trace", str(path), "-k", "trivial", "-b", "32", "-f", "json"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output[-2000:]
+    assert res.output.count('"sass": "STS [R0+UR4], R3"') == 2001
+    assert looked[0] == 0
+
+
+def test_a_sites_first_records_take_what_they_need() -> None:
+    from shmem_cli.trace.distinct_rows import Allowance
+
+    allowance = Allowance(1 << 20)
+    assert allowance.capacity(0, 1, 100) == 1  # was 16: 16 rows for a site run once
+    assert allowance.capacity(1, 2, 100) == 2
+    assert allowance.capacity(2, 3, 100) == 4
+    assert allowance.taken == 400 and allowance.left == (1 << 20) - 400
+    allowance.free()
+    assert allowance.taken == 0
+
+
+@needs_nvdisasm
+def test_more_distinct_shared_memory_instructions_than_a_trace_reports_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 100,000 in a straight line: 57 s to the report and 1.07 GB (each costed on its own);
+    # now refused at the 32,769th, 15 s and 0.58 GB. The bound is lowered here to 1,000
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+    from shmem_cli.trace import recorder
+
+    path = tmp_path / "straight.cubin"
+    path.write_bytes(_prepended(CUBIN.read_bytes(), "_Z7trivialPi", 0xA0, 2000))
+    monkeypatch.setattr(recorder, "MAX_SITES", 1000)
+    res = CliRunner().invoke(main, ["trace", str(path), "-k", "trivial", "-b", "32"])
+    assert res.exit_code == 2, res.output[-2000:]
+    said = " ".join(res.output.split())
+    assert "error: the kernel ran more than 1,000 distinct shared-memory instructions" in said
+    assert "STS [R0+UR4], R3 at pc 0x3e80" in said  # the 1,001st: 1,000 x 16 bytes in
+    assert "Traceback" not in said

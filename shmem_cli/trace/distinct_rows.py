@@ -222,10 +222,15 @@ class Allowance:
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit  # None: no bound
         self.left = limit
+        #: the bytes taken since the last :meth:`free`, bound or not: what the emulator's
+        #: budget looks at (a sum over every instruction's records at each look was
+        #: quadratic: 100,000 instructions that each record, minutes)
+        self.taken = 0
 
     def free(self) -> None:
         """Every array that asked was dropped: the whole bound is free again."""
         self.left = self.limit
+        self.taken = 0
 
     def take(self, nbytes: int) -> None:
         """``nbytes`` more, or :class:`RecordsFull`."""
@@ -233,6 +238,7 @@ class Allowance:
             if nbytes > self.left:
                 raise RecordsFull
             self.left -= nbytes
+        self.taken += nbytes
 
     def capacity(self, cap: int, need: int, row_bytes: int) -> int:
         """The rows an array of ``cap`` rows (``row_bytes`` each) grows to for ``need``,
@@ -241,7 +247,7 @@ class Allowance:
         about half of what does (so the other arrays keep room, and the steps shrink
         geometrically: a few dozen at most, never one per row); :class:`RecordsFull` when
         ``need`` does not fit."""
-        new = max(need, 2 * cap, 16)
+        new = max(need, 2 * cap)  # (from exactly what is needed: most arrays stay small)
         if self.left is not None:
             fits = self.left // row_bytes  # rows of a new array that fit beside the old
             if need > fits:

@@ -18,11 +18,17 @@ from ..cuda.sass import Instruction
 from ..hardware.arch import SM90
 from ..hardware.engine import AccessKind
 from .distinct_rows import Allowance, RecordsFull, taint_or, warp_rows
+from .emulator.trace_error import TraceError
 from .folds import Tally
 from .requests import I64, U8, Coster, InstructionRecords, TmaFill
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+#: distinct shared-memory instructions a launch records: each is a row of the report, costed
+#: on its own (about 0.5 ms each: 100,000 in a straight line took 57 s to the report and
+#: 1.07 GB; real kernels have a few thousand)
+MAX_SITES = 32_768
 
 
 class Recorder:
@@ -145,6 +151,13 @@ class Recorder:
     def _at(self, index: int, ins: Instruction, kind: AccessKind) -> InstructionRecords:
         rec = self.by_index.get(index)
         if rec is None:
+            if len(self.by_index) >= MAX_SITES:
+                raise TraceError(
+                    f"the kernel ran more than {MAX_SITES:,} distinct shared-memory "
+                    "instructions; a trace reports at most that many, each costed on its own: "
+                    "trace a build with fewer of them (less unrolling)",
+                    ins,
+                )
             rec = self.by_index[index] = self._new(index, ins, kind)
         return rec
 

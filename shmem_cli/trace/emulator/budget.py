@@ -226,8 +226,7 @@ class Limits:
         if time.monotonic() > self.deadline:
             why = f"the trace ran past its time limit of {self.budget.seconds:g} s in {name}"
             raise stop(why, instructions, hits, "--time-limit")
-        recorded = sum(r.recorded_bytes for r in blk.rec.by_index.values())
-        if recorded > self.budget.recorded_bytes:
+        if blk.rec.allowance.taken > self.budget.recorded_bytes:
             raise self.records_full(name)
 
     def records_full(self, name: str) -> TraceError:
