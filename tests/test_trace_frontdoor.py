@@ -236,6 +236,17 @@ def test_a_printf_alone_keeps_sm90(tmp_path: Path) -> None:
 
 
 @needs_nvcc
+def test_a_printf_beside_a_bulk_copy_both_builds_run_keeps_sm90(tmp_path: Path) -> None:
+    # cp.async.bulk is sm_90's (not only sm_90a's): with a debugging printf the sm_90a build
+    # was chosen, saying "the sm_90 build prints an error where the sm_90a one runs TMA"
+    both = PRINTS.replace("#else", '  printf("copied\\n");\n#else').replace(
+        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL", "#if 1"
+    )
+    k = _json(str(_project(tmp_path, both)), "-b", "128")
+    assert (k["target"], k["arch_note"]) == ("sm_90", None)
+
+
+@needs_nvcc
 def test_ptxas_s_own_words_when_the_arch_is_given(tmp_path: Path) -> None:
     src = _project(tmp_path, WGMMA)
     res = CliRunner().invoke(main, ["trace", str(src), "-b", "128", "--arch", "sm_90"])

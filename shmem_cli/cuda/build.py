@@ -16,9 +16,9 @@ whose cubin is traced, so nothing can change between the check and the build.
 profile registry's, :data:`shmem_cli.hardware.arch.DEFAULT_ARCH`); when ptxas refuses it for
 an instruction only its architecture-specific ``a`` variant has (wgmma, TMA, setmaxnreg), or
 when that build traps or calls a function outside the cubin (``printf``) where an ``a`` build
-has those instructions (CuTe and CUTLASS compile their Hopper paths only for the ``a`` target:
-CuTe traps otherwise, CUTLASS 3.x's kernels print an error and return), it is compiled for
-the ``a`` variant and the report says why.
+has those instructions and it has not (CuTe and CUTLASS compile their Hopper paths only for
+the ``a`` target: CuTe traps otherwise, CUTLASS 3.x's kernels print an error and return), it
+is compiled for the ``a`` variant and the report says why.
 
 **The cache.** Given a cache folder (opt-in: ``--build-cache DIR``),
 :func:`compile_checked` takes the cubin of an earlier build whose inputs and read files are
@@ -136,7 +136,10 @@ def _choose(
         return dataclasses.replace(build, sass=sass)
     other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
     other_sass = toolchain.disassemble(other.cubin)
-    if not _A_ONLY.search(_code(other_sass)):  # both builds' files decided it
+    # an opcode the sm_90 build runs too (cp.async.bulk's UBLKCP, TMA's UTMALDG) is no reason:
+    # its printf or trap is the kernel's own (both builds' files decided it)
+    added = set(_A_ONLY.findall(_code(other_sass))) - set(_A_ONLY.findall(_code(sass)))
+    if not added:
         return dataclasses.replace(build, sass=sass, files=_union(build.files, other.files))
     how = "traps" if "BPT.TRAP" in stops.string else "prints an error"
     note = (

@@ -55,7 +55,9 @@ from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import write_bytes
 from . import sources, toolchain
 
-FORMAT = 2  # of the key's record and of the manifest (2: the sm_90a choice also on a printed error)
+#: of the key's record and of the manifest (2: the sm_90a choice also on a printed error; 3: not
+#: where the sm_90 build runs the same sm_90a-only opcodes)
+FORMAT = 3
 MAX_ENTRIES = 64
 MAX_BYTES = 1 << 30
 MAX_HASHED_BYTES = 512 << 20  # the files one build read, hashed to store or check it
