@@ -22,6 +22,7 @@ from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.inline_siblings import sibling_lines
 from shmem_cli.cuda.sass import parse, source_lines
+from shmem_cli.trace.kernel import line_table
 from shmem_cli.trace.kernel.line_table import caller_links
 
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
@@ -54,6 +55,40 @@ def test_no_table_no_links(tmp_path: Path) -> None:
     junk.write_bytes(b"\x7fELF not really")
     assert caller_links(junk, KERNEL) == ()
     assert caller_links(tmp_path / "missing.cubin", KERNEL) == ()
+
+
+def _with_line_program(rows: int) -> bytes:
+    """The kept cubin with its ``.debug_line`` replaced by one unit of ``rows`` rows, each
+    inlined into the first (its relocations made another type, so every sequence is read)."""
+    import struct
+
+    from shmem_cli.trace.kernel.binary_formats.elf import Elf
+
+    data = bytearray(CUBIN.read_bytes())
+    elf = Elf(bytes(data), str(CUBIN))
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    index = {s.name: k for k, s in enumerate(elf.sections)}
+    struct.pack_into("<I", data, shoff + 64 * index[".rela.debug_line"] + 4, 1)  # PROGBITS
+    # DWARF 2 header: min length 1, is_stmt 1, line base -5, range 14, opcode base 13
+    header = bytes([1, 1, 0xFB, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]) + b"\0a.cu\0\0\0\0\0"
+    program = bytes([0, 3, 0x90, 1, 0]) + bytes([0x13]) * rows  # caller: row 1; line += 1
+    unit = struct.pack("<HI", 2, len(header)) + header + program
+    at = len(data)
+    data += struct.pack("<I", len(unit)) + unit
+    section = shoff + 64 * index[".debug_line"]
+    struct.pack_into("<QQ", data, section + 24, at, 4 + len(unit))  # sh_offset, sh_size
+    return bytes(data)
+
+
+def test_a_line_table_past_its_bound_is_not_read(tmp_path: Path) -> None:
+    # each row is held until its sequence ends: 8 MiB of one-byte rows (the bound was 8 MiB)
+    # took 15 s and 1.7 GB; the largest table of 1,189 real cubins is 31 KB
+    small, large = tmp_path / "small.cubin", tmp_path / "large.cubin"
+    small.write_bytes(_with_line_program(1000))
+    assert (("a.cu", 3), ("a.cu", 2)) in caller_links(small, KERNEL)  # line 1 + 1 per row
+    large.write_bytes(_with_line_program(line_table.MAX_TABLE_BYTES))
+    assert caller_links(large, KERNEL) == ()
+    assert line_table.MAX_TABLE_BYTES <= 1 << 20
 
 
 @needs_nvdisasm
