@@ -5,7 +5,11 @@ and its source line) for the cost door, :func:`shmem_cli.analysis.cost.cost_requ
 the engine's rule (or the measured cp.async rule, when the records carry the global
 side), the totals, the heat map and the worst request explained lane by lane, exactly
 as ``shmem analyze`` gets them for a spec's requests. The warp x occurrence heat map
-puts warps across and each warp's n-th execution of the instruction down.
+puts warps across and each warp's n-th execution of the instruction down. Only a
+bank-conflicted instruction's map is kept (the report draws no other), and the maps kept
+for one launch take at most :data:`HEAT_BYTES` (:func:`kept_heat`): a sampled grid's maps
+span every warp of the grid, so 200 instructions of an attention kernel over 1,536 blocks
+held 2.1 GB of maps that nothing drew.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from .folds import Tally, merged, plus, scaled
 from .requests import InstructionRecords
 from .result import LineTotals, SassSite, TraceAccess
 from .side_totals import MiscRow, NotModelled
+
+#: the most bytes the heat maps kept for one launch's instructions take (each map up to
+#: ``analysis.cost.HEAT_LIMIT`` requests, 8 bytes each: its wavefronts and its phases)
+HEAT_BYTES = 128 << 20
 
 
 def trace_access(
@@ -135,6 +143,23 @@ def records_costs(
         )
         out.append(cost)
     return out
+
+
+def kept_heat(accesses: Iterable[TraceAccess], limit: int = HEAT_BYTES) -> Iterable[TraceAccess]:
+    """``accesses`` as they come, each heat map kept only where the instruction has a bank
+    conflict (the report draws no other: ``render.heatmap.heatmap``) and while the maps kept
+    so far take at most ``limit`` bytes; past it the report says the map was omitted."""
+    used = 0
+    for a in accesses:
+        heat, phases = a.cost.heat, a.cost.heat_phases
+        if heat is not None:
+            size = heat.nbytes + (0 if phases is None else phases.nbytes)
+            if a.cost.conflict_free or used + size > limit:
+                cost = dataclasses.replace(a.cost, heat=None, heat_phases=None)
+                a = dataclasses.replace(a, cost=cost)
+            else:
+                used += size
+        yield a
 
 
 def cas_loop_reads(records: Sequence[InstructionRecords], retried: Iterable[int]) -> set[int]:

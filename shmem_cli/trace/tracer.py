@@ -18,6 +18,7 @@ from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
 from .aggregate import (
     cas_loop_reads,
+    kept_heat,
     line_totals,
     misc_rows,
     not_modelled,
@@ -274,19 +275,21 @@ def trace_kernel(
     sources = data_sources(plan, memory)
     loop_reads = cas_loop_reads(trace.records, [i for i, n in trace.cas_failed.items() if n])
     accesses = tuple(
-        trace_access(
-            rec,
-            profile,
-            warps=warps_per_block * (int(trace.blocks) if weight > 1 else grid_blocks),
-            warps_per_block=warps_per_block,
-            blocks=grid_blocks,
-            location=(lines or {}).get(rec.instruction.pc),
-            cas_retries=trace.cas_failed.get(rec.index, 0),
-            contended=rec.index in loop_reads,
-            sources=sources,
-            weight=weight,
+        kept_heat(
+            trace_access(
+                rec,
+                profile,
+                warps=warps_per_block * (int(trace.blocks) if weight > 1 else grid_blocks),
+                warps_per_block=warps_per_block,
+                blocks=grid_blocks,
+                location=(lines or {}).get(rec.instruction.pc),
+                cas_retries=trace.cas_failed.get(rec.index, 0),
+                contended=rec.index in loop_reads,
+                sources=sources,
+                weight=weight,
+            )
+            for rec in trace.records
         )
-        for rec in trace.records
     )
     skipped = [(ins, n * weight) for ins, n in trace.not_modelled]
     return KernelTrace(
