@@ -194,6 +194,38 @@ def test_trace_triton_compiles_in_the_integer_arguments_that_are_one() -> None:
     assert unit_arguments(signature, {1: 1, "s": 2}) == {"n"}  # by position too
 
 
+def test_trace_triton_specializes_as_the_jit_functions_own_settings_say() -> None:
+    """Triton's launcher neither compiles in a 1 nor hints divisibility for a parameter
+    ``do_not_specialize`` names, nor hints one ``do_not_specialize_on_alignment`` names
+    (triton/runtime/jit.py, 3.2 to 3.6: specialize_impl's specialize_value and align)."""
+    from shmem_cli.trace.triton.compile import divisibility, not_specialized, unit_arguments
+
+    class Param:
+        def __init__(self, name: str, whole: bool = False, align: bool = False) -> None:
+            self.name = name
+            self.do_not_specialize, self.do_not_specialize_on_alignment = whole, align
+
+    class Jit:
+        arg_names = ["x", "n", "s", "t"]
+        params = [Param("x", align=True), Param("n"), Param("s", whole=True), Param("t")]
+
+    fixed, unaligned = not_specialized(Jit())
+    assert (fixed, unaligned) == ({"s"}, {"s", "x"})
+    signature = {"x": "*fp32", "n": "i32", "s": "i32", "t": "i32"}
+    args = {"n": 32, "s": 1, "t": 1}
+    assert unit_arguments(signature, args) - fixed == {"t"}
+    assert set(divisibility(signature, {"n": 32, "s": 16}, None, unaligned)) == {(1,)}
+    assert not_specialized(len) == (set(), set())  # a plain function: every one specialized
+
+
+def test_trace_triton_gives_positional_arguments_by_name() -> None:
+    """A parameter compiled in as 1 leaves the kernel: position 4 was then the next one's."""
+    from shmem_cli.trace.triton.compile import by_name
+
+    signature = {"o": "*fp32", "i": "*fp32", "n": "i32", "rs": "i32", "cs": "i32", "k": "fp32"}
+    assert by_name(signature, {4: 1, 5: 0.5, "n": 7, 9: 3}) == {"cs": 1, "k": 0.5, "n": 7, 9: 3}
+
+
 @needs_triton
 @needs_nvdisasm
 def test_trace_triton_builds_the_kernel_the_call_runs(tmp_path: Path) -> None:

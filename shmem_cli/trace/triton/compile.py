@@ -18,7 +18,7 @@ import inspect
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +47,18 @@ def divisibility(
     signature: Mapping[str, str],
     args: Mapping[str | int, ArgValue],
     order: Sequence[str] | None = None,
+    unaligned: Collection[str] = (),
 ) -> dict[tuple[int], list[list[Any]]]:
     """Triton's specialization of the arguments it is called with: pointers and integers
     that are multiples of 16 are known to be divisible by 16. Keys are positions in the
-    ``def``'s parameters ``order`` (its constexprs among them; default: the signature's)."""
+    ``def``'s parameters ``order`` (its constexprs among them; default: the signature's);
+    none for a parameter ``unaligned`` names (``do_not_specialize``, ``..._on_alignment``)."""
     names = list(order or signature)
     out: dict[tuple[int], list[list[Any]]] = {}
     for i, (name, kind) in enumerate(signature.items()):
         value = args.get(name, args.get(i))
         multiple = isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
-        if (kind.startswith("*") or multiple) and name in names:
+        if (kind.startswith("*") or multiple) and name in names and name not in unaligned:
             out[(names.index(name),)] = [["tt.divisibility", 16]]
     return out
 
@@ -70,6 +72,33 @@ def parameter_order(
     if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
         return list(names)
     return [*signature, *(n for n in constexprs if n not in signature)]
+
+
+def not_specialized(fn: Any) -> tuple[set[str], set[str]]:
+    """The parameters a JIT function's ``do_not_specialize`` names (Triton compiles none of
+    them in as 1 nor hints it divisible), and those it or ``do_not_specialize_on_alignment``
+    names (not hinted divisible): its ``params``, as Triton 3.2 to 3.6 keep them."""
+    whole: set[str] = set()
+    aligned: set[str] = set()
+    params = getattr(fn, "params", None)
+    for p in params if isinstance(params, list | tuple) else ():
+        name = getattr(p, "name", None)
+        if isinstance(name, str) and getattr(p, "do_not_specialize", False) is True:
+            whole.add(name)
+        if isinstance(name, str) and getattr(p, "do_not_specialize_on_alignment", False) is True:
+            aligned.add(name)
+    return whole, whole | aligned
+
+
+def by_name(
+    signature: Mapping[str, str], args: Mapping[str | int, ArgValue]
+) -> dict[str | int, ArgValue]:
+    """``args`` with each position the signature names given by that name: a parameter
+    compiled in as 1 leaves the kernel, and the positions after it would name the next."""
+    names = list(signature)
+    return {
+        names[k] if isinstance(k, int) and 0 <= k < len(names) else k: v for k, v in args.items()
+    }
 
 
 def unit_arguments(signature: Mapping[str, str], args: Mapping[str | int, ArgValue]) -> set[str]:
@@ -213,10 +242,11 @@ def trace_triton(
         raise arguments.fail(call, "specialize", "True or False", specialize)
     if keep is not None:
         keep = arguments.path(call, "keep", keep)
-    given = dict(args or {})
+    given = by_name(signature, args or {})
     order = parameter_order(fn, signature, constexprs or {})
-    attrs = divisibility(signature, given, order) if specialize else None
-    ones = unit_arguments(signature, given) if specialize else set()
+    fixed, unaligned = not_specialized(fn)
+    attrs = divisibility(signature, given, order, unaligned) if specialize else None
+    ones = unit_arguments(signature, given) - fixed if specialize else set()
     consts = dict(constexprs or {})
 
     def build(folder: Path) -> TraceResult:
