@@ -261,3 +261,26 @@ def test_the_option_refuses_more_than_a_block_may_have_before_reading_the_kernel
     assert "at most one block's: 232,448 bytes (227 KiB) on an sm_90" in " ".join(
         helped.output.split()
     )
+
+
+@pytest.mark.parametrize(
+    ("ctype", "size", "text", "want"),
+    [
+        ("float", 4, "1", struct.pack("<f", 1.0)),  # alpha=1 is 1.0, as C++ converts it
+        ("float", 4, "-3", struct.pack("<f", -3.0)),
+        ("double", 8, "2", struct.pack("<d", 2.0)),
+        ("__half", 2, "1", bytes.fromhex("003c")),  # IEEE half 1.0 = 0x3c00
+        ("__nv_bfloat16", 2, "1", bytes.fromhex("803f")),  # bfloat16 1.0 = 0x3f80
+        ("__nv_bfloat16", 2, "1.5", bytes.fromhex("c03f")),  # 0x3fc0
+        ("__nv_bfloat16", 2, "1.00390625", bytes.fromhex("803f")),  # halfway: to even 0x3f80
+        ("bfloat16", 2, "-2.5", bytes.fromhex("20c0")),  # Triton's spelling: 0xc020
+        ("float", 4, "0x3f800000", bytes.fromhex("0000803f")),  # hex: the raw bits
+        ("int", 4, "1", bytes.fromhex("01000000")),
+        (None, 4, "1", bytes.fromhex("01000000")),  # type unknown: an integer
+    ],
+)
+def test_a_number_for_a_by_value_parameter_follows_its_type(
+    ctype: str | None, size: int, text: str, want: bytes
+) -> None:
+    param = Param(0, 0, size, "alpha", ctype)
+    assert value_bytes(text, param) == want

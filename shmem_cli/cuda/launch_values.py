@@ -32,6 +32,18 @@ _FLOAT = re.compile(
 )
 _DIM = re.compile(r"[0-9]{1,10}\Z")
 _FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
+#: floating-point parameter types (C++ and Triton spellings), and their bytes: a decimal
+#: integer given to one is that number as a float (``--arg alpha=1`` is 1.0, as C++ converts
+#: it at the call); a hexadecimal one stays the raw bits
+FLOATING = {
+    "float": 4,
+    "double": 8,
+    "half": 2,
+    "__half": 2,
+    "bfloat16": 2,
+    "__nv_bfloat16": 2,
+}
+_BF16 = ("bfloat16", "__nv_bfloat16")
 
 
 class LaunchError(ShmemError):
@@ -89,9 +101,20 @@ def _said(dims: tuple[int, int, int]) -> str:
     return shorten(",".join(str(d) if d.bit_length() <= 64 else "(huge)" for d in shown))
 
 
-def _number_bytes(text: str, size: int, where: str) -> bytes:
-    """One number in ``size`` bytes, little-endian."""
+def as_typed(text: str, size: int, ctype: str | None) -> str:
+    """``text`` as a parameter of type ``ctype`` (``size`` bytes) takes it: a decimal integer
+    for a floating one is that number as a float (``1`` -> ``1.0``, :data:`FLOATING`)."""
     t = text.strip()
+    if ctype in FLOATING and FLOATING[ctype] == size and re.match(r"^[+-]?[0-9]+\Z", t):
+        return t + ".0"
+    return t
+
+
+def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
+    """One number in ``size`` bytes, little-endian; ``ctype``: the parameter's type where
+    known (a floating one takes a decimal integer as a float, :data:`FLOATING`)."""
+    t = as_typed(text, size, ctype)
+    floating = ctype if ctype in FLOATING and FLOATING[ctype] == size else None
     if len(t) > 64:
         raise LaunchError(f"{where}: {shorten(t)} is too long to be a number of {size} byte(s)")
     if t.lower() in ("true", "false"):  # a bool, as C++ and Python spell it: 1 or 0
@@ -110,6 +133,8 @@ def _number_bytes(text: str, size: int, where: str) -> bytes:
         try:
             if math.isinf(value_f) and "inf" not in t.lower():  # 1e309: a finite number, too big
                 raise OverflowError(t)
+            if floating in _BF16:
+                return _bfloat16(value_f, t)
             return struct.pack(_FLOAT_FORMAT[size], value_f)
         except (OverflowError, struct.error):
             raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
@@ -124,13 +149,25 @@ def _number_bytes(text: str, size: int, where: str) -> bytes:
     )
 
 
-def value_bytes(text: str, size: int, where: str) -> bytes:
+def _bfloat16(value: float, text: str) -> bytes:
+    """``value`` as a bfloat16 (the float's upper half, rounded to nearest even)."""
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if math.isnan(value):
+        return struct.pack("<H", (bits >> 16) | 0x40)  # a quiet NaN
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    if rounded & 0x7F80 == 0x7F80 and not math.isinf(value):
+        raise OverflowError(text)
+    return struct.pack("<H", rounded)
+
+
+def value_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
     """The ``size`` bytes of a by-value parameter from ``--arg`` text (numbers, or a struct's
-    fields); ``where`` names the argument in errors."""
+    fields); ``where`` names the argument in errors; ``ctype`` is the parameter's type where
+    known (a floating one takes ``1`` as 1.0)."""
     fields = text.split(",")
     n = len(fields)
     if n == 1 and size in (1, 2, 4, 8):
-        return _number_bytes(text, size, where)
+        return _number_bytes(text, size, where, ctype)
     each = size // n if size % n == 0 else 0
     if each not in (1, 2, 4, 8):
         each = 4

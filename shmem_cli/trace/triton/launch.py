@@ -23,7 +23,6 @@ from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
 from .ttgir import desc_rank, named, unnamed
 
-_DECIMAL = re.compile(r"^[+-]?\d+\Z")
 _C_BYTES = {
     "bool": 1,
     "int8_t": 1,
@@ -78,12 +77,6 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
             name, c_type = HIDDEN[i - len(own)], "void*"
         out.append(Param(p.ordinal, p.offset, p.size, name, c_type))
     return out
-
-
-def _float_text(text: str, param: Param) -> str:
-    """``1`` for a float parameter means 1.0, as Python would pass it to Triton."""
-    floating = param.type in ("half", "float", "double")
-    return text + ".0" if floating and _DECIMAL.match(text) else text
 
 
 def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
@@ -147,7 +140,7 @@ def triton_launch(
                 named.add(params[pos].name or "")
         elif param is not None and sep:
             named.add(param.name or "")
-            given.append(f"{key}={_float_text(value.strip(), param)}")
+            given.append(f"{key}={value.strip()}")  # a float one takes 1 as 1.0 (launch)
         elif param is None and not position.isdigit():
             raise LaunchError(_not_a_parameter(position, params, entry))
         else:
