@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
-from shmem_cli.cuda.build import read_files
+from shmem_cli.cuda.build import names_a_feature, read_files
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.pipeline import TraceRequest, load_kernel, trace_file, trace_loaded
 
@@ -162,6 +163,20 @@ def test_a_header_in_an_include_root_not_given_with_i_names_the_option(tmp_path:
     )
 
 
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The architecture of each nvcc compile shmem runs during the test, in order."""
+    archs: list[str] = []
+    real = toolchain.compile_cu
+
+    def counted(source: Path, arch: str, *args: Any, **kw: Any) -> Path:
+        archs.append(arch)
+        return real(source, arch, *args, **kw)
+
+    monkeypatch.setattr(toolchain, "compile_cu", counted)
+    return archs
+
+
 WGMMA = """
 __global__ void k(float *o) {
   asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
@@ -218,8 +233,11 @@ PRINTS = TRAPS.replace("__trap();", 'printf("needs sm_90a\\n");')
 
 
 @needs_nvcc
-def test_sm90a_is_chosen_when_the_sm90_build_prints_an_error(tmp_path: Path) -> None:
+def test_sm90a_is_chosen_when_the_sm90_build_prints_an_error(
+    tmp_path: Path, compiles: list[str]
+) -> None:
     k = _json(str(_project(tmp_path, PRINTS)), "-b", "128")
+    assert compiles == ["sm_90", "sm_90a"]
     assert (k["arch"], k["target"]) == ("sm_90", "sm_90a")
     assert k["arch_note"] == (
         "compiled for sm_90a: the sm_90 build prints an error where the sm_90a one runs "
@@ -228,22 +246,84 @@ def test_sm90a_is_chosen_when_the_sm90_build_prints_an_error(tmp_path: Path) -> 
     assert k["totals"]["store"]["requests"] == 4  # the 128 threads' STS, the bulk copy's build
 
 
+@pytest.mark.parametrize(
+    ("text", "differs"),
+    [
+        ("#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n", True),
+        ("#if __CUDA_ARCH_SPECIFIC__ == 900\n", True),
+        ("#if defined(__CUDA_ARCH_FAMILY_SPECIFIC__)\n", True),
+        ("#if __CUDA_HAS_ARCH_SPECIFIC(90)\n", True),
+        ("#define F(x) __CUDA_ARCH_FEAT_ ## x\n", True),  # any feature, pasted
+        ("#if __CUDA_ARCH_HAS_FEATURE__(SM90_ALL)\n", True),
+        ("NV_IF_TARGET(NV_HAS_FEATURE_SM_90a, (x();))\n", True),
+        ("#ifdef __CUDA_ARCH_FEAT_SM100_ALL\n", False),  # defined by neither sm_90 build
+        ("#if __CUDA_ARCH__ >= 900 // __CUDA_ARCH_FEAT_SM90\n", False),  # another name
+        ("NV_IF_TARGET(NV_PROVIDES_SM_90, (x();))\n", False),
+    ],
+)
+def test_the_macros_an_sm90a_build_defines_are_found_where_named(
+    tmp_path: Path, text: str, differs: bool
+) -> None:
+    # nvcc 13: -arch=sm_90a adds __CUDA_ARCH_FEAT_SM90_ALL, __CUDA_ARCH_SPECIFIC__=900 and
+    # __CUDA_ARCH_FAMILY_SPECIFIC__=900 to sm_90's (nvcc --dryrun, its device preprocessing)
+    plain, header = tmp_path / "plain.h", tmp_path / "tests.h"
+    plain.write_text("#define N 4\n")
+    header.write_text(text)
+    assert names_a_feature([str(plain)], "sm_90") is False
+    assert names_a_feature([str(plain), str(header)], "sm_90") is differs
+
+
 @needs_nvcc
-def test_a_printf_alone_keeps_sm90(tmp_path: Path) -> None:
+def test_a_printf_alone_keeps_sm90(tmp_path: Path, compiles: list[str]) -> None:
+    # the sm_90a build could differ only where the source tests __CUDA_ARCH_FEAT_SM90_ALL (or
+    # __CUDA_ARCH_SPECIFIC__, ...): a kernel that tests none is compiled once
     plain = PRINTS.replace("#ifdef __CUDA_ARCH_FEAT_SM90_ALL", "#if 0")  # printf in both builds
     k = _json(str(_project(tmp_path, plain)), "-b", "128")
     assert (k["target"], k["arch_note"]) == ("sm_90", None)
+    assert compiles == ["sm_90"]
+
+
+ASSERTS = """
+#include <cassert>
+#include <cstdio>
+#include <cuda_fp16.h>
+__global__ void k(float *o, int n) {
+  __shared__ float s[128];
+  assert(n <= 128);
+  s[threadIdx.x] = __half2float(__float2half(1.f));
+  __syncthreads();
+  if (threadIdx.x == 0) printf("%f\\n", s[n - 1]);
+  o[threadIdx.x] = s[threadIdx.x];
+}
+"""
 
 
 @needs_nvcc
-def test_a_printf_beside_a_bulk_copy_both_builds_run_keeps_sm90(tmp_path: Path) -> None:
+def test_an_assert_and_a_printf_with_cuda_headers_compile_once(
+    tmp_path: Path, compiles: list[str], tool_runs: list[str]
+) -> None:
+    # cuda_fp16.h reads nv/target, which defines NV_HAS_FEATURE_SM_90a from
+    # __CUDA_ARCH_FEAT_SM90_ALL: the kernel names neither, so one build serves
+    k = _json(str(_project(tmp_path, ASSERTS)), "-b", "128", "-a", "n=128")
+    assert (k["target"], k["arch_note"]) == ("sm_90", None)
+    assert compiles == ["sm_90"]
+    assert tool_runs.count("nvdisasm") == 1, tool_runs
+    assert k["totals"]["store"]["requests"] == 4
+
+
+@needs_nvcc
+def test_a_printf_beside_a_bulk_copy_both_builds_run_keeps_sm90(
+    tmp_path: Path, compiles: list[str]
+) -> None:
     # cp.async.bulk is sm_90's (not only sm_90a's): with a debugging printf the sm_90a build
-    # was chosen, saying "the sm_90 build prints an error where the sm_90a one runs TMA"
+    # was chosen, saying "the sm_90 build prints an error where the sm_90a one runs TMA"; the
+    # source names the feature macro, so the sm_90a build is made and compared
     both = PRINTS.replace("#else", '  printf("copied\\n");\n#else').replace(
-        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL", "#if 1"
+        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL", "#if 1 || defined(__CUDA_ARCH_FEAT_SM90_ALL)"
     )
     k = _json(str(_project(tmp_path, both)), "-b", "128")
     assert (k["target"], k["arch_note"]) == ("sm_90", None)
+    assert compiles == ["sm_90", "sm_90a"]
 
 
 @needs_nvcc

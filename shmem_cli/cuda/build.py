@@ -18,7 +18,9 @@ an instruction only its architecture-specific ``a`` variant has (wgmma, TMA, set
 when that build traps or calls a function outside the cubin (``printf``) where an ``a`` build
 has those instructions and it has not (CuTe and CUTLASS compile their Hopper paths only for
 the ``a`` target: CuTe traps otherwise, CUTLASS 3.x's kernels print an error and return), it
-is compiled for the ``a`` variant and the report says why.
+is compiled for the ``a`` variant and the report says why. The ``a`` build is made only where
+a file the first build read names a macro that differs between the two (:func:`names_a_feature`):
+elsewhere both compile the same text, and a kernel's own ``assert`` costs no second build.
 
 **The cache.** Given a cache folder (opt-in: ``--build-cache DIR``),
 :func:`compile_checked` takes the cubin of an earlier build whose inputs and read files are
@@ -50,6 +52,12 @@ _A_ONLY = re.compile(r"\b(?:HGMMA|UTMALDG|UTMASTG|UTMAPF|UBLKCP|UBLKRED|USETMAXR
 #: what a build does where its code needs the ``a`` target: CuTe traps (``BPT.TRAP``), CUTLASS
 #: 3.x's kernels print an error and return (a call outside the cubin: ``printf``'s ``vprintf``)
 _STOPS = re.compile(r"\bBPT\.TRAP\b|\bCALL\.ABS\b")
+#: the toolkit's headers whose every mention of those macros defines one that
+#: :func:`names_a_feature` looks for instead: ``__CUDA_ARCH_HAS_FEATURE__`` and
+#: ``__CUDA_HAS_ARCH_[FAMILY_]SPECIFIC`` (``crt/host_defines.h``, read by every build),
+#: ``NV_HAS_FEATURE_SM_NNa`` (``nv/target``'s, read with ``cuda_fp16.h``, ``mma.h``, ...), and
+#: NVRTC's own (``ptx_isa.h``, under ``_CCCL_COMPILER(NVRTC)``)
+_DERIVED = ("/crt/host_defines.h", "/nv/detail/__target_macros", "/cuda/std/__cccl/ptx_isa.h")
 _MARKER = re.compile(rb'^#(?:line)?\s*[0-9]+\s+"((?:[^"\\]|\\.)*)"')
 MAX_FILES = toolchain.COMPILE_FILES  # files one compile may read
 #: folders of the host compiler's own headers when it cannot be asked
@@ -132,7 +140,7 @@ def _choose(
         return build
     sass = toolchain.disassemble(build.cubin)
     stops = _STOPS.search(_code(sass))
-    if stops is None:
+    if stops is None or not names_a_feature(build.files, chosen):
         return dataclasses.replace(build, sass=sass)
     other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
     other_sass = toolchain.disassemble(other.cubin)
@@ -147,6 +155,30 @@ def _choose(
         f"wgmma/TMA (give --arch {chosen} to trace the {chosen} build)"
     )
     return Build(other.cubin, other.arch, note, _union(build.files, other.files), other_sass)
+
+
+def names_a_feature(files: Sequence[str], arch: str) -> bool:
+    """Whether one of ``files`` names a macro that differs between the builds for ``arch`` and
+    its ``a`` variant (nvcc 13 defines ``__CUDA_ARCH_FEAT_SMNN_ALL``, ``__CUDA_ARCH_SPECIFIC__``
+    and ``__CUDA_ARCH_FAMILY_SPECIFIC__`` for ``sm_NNa`` only), or one the toolkit derives from
+    them (:data:`_DERIVED`): where none does, both builds compile the same text."""
+    number = arch.removeprefix("sm_")
+    names = re.compile(
+        rb"\b(?:__CUDA_ARCH_FEAT_(?:SM" + number.encode() + rb"_ALL\b|\s*##)"
+        rb"|__CUDA_ARCH_(?:FAMILY_)?SPECIFIC__|__CUDA_HAS_ARCH_(?:FAMILY_)?SPECIFIC\b"
+        rb"|__CUDA_ARCH_HAS_FEATURE__|NV_HAS_FEATURE_SM_" + number.encode() + rb"a\b)"
+    )
+    toolkit = toolkit_dirs()
+    for name in files:
+        if name.endswith(_DERIVED) and within(name, toolkit):
+            continue
+        try:
+            with open(name, "rb") as f:
+                if names.search(f.read()):
+                    return True
+        except OSError:
+            return True  # unread: the second build decides, as before
+    return False
 
 
 def _union(*lists: Sequence[str]) -> tuple[str, ...]:

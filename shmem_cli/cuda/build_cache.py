@@ -56,8 +56,9 @@ from ..plumbing.fsutil import write_bytes
 from . import sources, toolchain
 
 #: of the key's record and of the manifest (2: the sm_90a choice also on a printed error; 3: not
-#: where the sm_90 build runs the same sm_90a-only opcodes)
-FORMAT = 3
+#: where the sm_90 build runs the same sm_90a-only opcodes; 4: no sm_90a build where no file
+#: read names an sm_90a-only macro, its files then not recorded)
+FORMAT = 4
 MAX_ENTRIES = 64
 MAX_BYTES = 1 << 30
 MAX_HASHED_BYTES = 512 << 20  # the files one build read, hashed to store or check it
