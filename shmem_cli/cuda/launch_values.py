@@ -26,7 +26,7 @@ MAX_GRID_BLOCKS = MAX_GRID_DIMS[0] * MAX_GRID_DIMS[1] * MAX_GRID_DIMS[2]
 MAX_CLUSTER_CTAS = 16
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
-_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)\Z")  # at most 64 characters: below
+_INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)")  # at most 64 characters: below
 _FLOAT = re.compile(
     r"^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]{1,6})?\Z|^[+-]?(inf|nan)\Z", re.I
 )
@@ -110,6 +110,12 @@ def as_typed(text: str, size: int, ctype: str | None) -> str:
     return t
 
 
+def is_integer(text: str) -> bool:
+    """Whether ``text`` is an integer as a launch value takes it: decimal or ``0x`` hex, a sign
+    allowed, ASCII digits only (``--arg``, ``--const``, a tensor's or a field's value)."""
+    return _INT.fullmatch(text) is not None
+
+
 def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
     """One number in ``size`` bytes, little-endian; ``ctype``: the parameter's type where
     known (a floating one takes a decimal integer as a float, :data:`FLOATING`)."""
@@ -119,7 +125,7 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
         raise LaunchError(f"{where}: {shorten(t)} is too long to be a number of {size} byte(s)")
     if t.lower() in ("true", "false"):  # a bool, as C++ and Python spell it: 1 or 0
         t = "1" if t.lower() == "true" else "0"
-    if _INT.match(t):
+    if is_integer(t):
         value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
         if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
             raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")

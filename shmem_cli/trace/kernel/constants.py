@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
-from ...cuda.launch_values import LaunchError, value_bytes
+from ...cuda.launch_values import LaunchError, is_integer, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
@@ -79,7 +79,6 @@ _SCALARS: dict[str, tuple[str, int]] = {
     **{f"{u}int{n}_t": ("i", n // 8) for u in ("", "u") for n in (8, 16, 32, 64)},
 }
 _VECTOR = re.compile(r"(u?(?:char|short|int|long|longlong)|float|double)([1-4])\Z")
-_INTEGER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)")  # an integer as --const takes it
 _DECLARED = re.compile(
     r"__constant__\s+(?:__device__\s+)?(?:static\s+)?(?:const\s+)?"
     r"((?:(?:unsigned|signed|long|short)\s+)*[A-Za-z_][A-Za-z0-9_:]*)\s+"
@@ -298,12 +297,12 @@ def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
 
 def _element(text: str, scalar: tuple[str, int] | None, where: str) -> bytes:
     if scalar is None:  # no type known: ints as 4-byte ints, other numbers as floats
-        is_int = _INTEGER.fullmatch(text) is not None
+        is_int = is_integer(text)
         return value_bytes(text, 4, where) if is_int else _float(text, 4, where)
     kind, size = scalar
     if kind == "f":
         return _float(text, size, where)
-    if _INTEGER.fullmatch(text) is None:  # an int's bytes never hold a float's bits
+    if not is_integer(text):  # an int's bytes never hold a float's bits
         raise LaunchError(
             f"{where}: {shorten(text)!r} is not an integer, and the elements are {size}-byte "
             "integers (a float's bits are given with the type named: float:1.5)"
