@@ -45,8 +45,9 @@ OPTIONS = (
         type=click.FloatRange(*limits.SECONDS_RANGE),
         callback=lambda _ctx, _param, value: _finite(value),
         default=None,
-        help="The most wall time of the trace's run of the launch, in seconds "
-        f"[default: {limits.SECONDS:g}].",
+        help="The most wall time of the trace's run of the launch, and of one block run "
+        f"alone, in seconds [default: {limits.SECONDS:g} for the launch, "
+        f"{limits.ALONE_SECONDS:g} for a block alone].",
     ),
 )
 

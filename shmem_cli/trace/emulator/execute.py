@@ -194,6 +194,8 @@ class _Run:
         limits = budgets.Limits(
             self.budget, self.launch.threads, 0, self.deadline, self.of_blocks, self.ledger
         )
+        if len(batch.ctas) <= self.launch.cluster_ctas:  # one block (cluster) alone
+            limits.alone_until = time.monotonic() + self.budget.alone_seconds
         progress = _per_batch(self.progress, batch.linear[-1])
         stuck = None if waits is None else waits.stuck
         try:
