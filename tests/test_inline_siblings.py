@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.inline_siblings import sibling_lines
 from shmem_cli.cuda.sass import parse, source_lines
 from shmem_cli.trace.kernel import line_table
+from shmem_cli.trace.kernel.binary_formats.elf import Elf
 from shmem_cli.trace.kernel.line_table import caller_links
 
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
@@ -57,22 +59,32 @@ def test_no_table_no_links(tmp_path: Path) -> None:
     assert caller_links(tmp_path / "missing.cubin", KERNEL) == ()
 
 
-def _with_line_program(rows: int) -> bytes:
-    """The kept cubin with its ``.debug_line`` replaced by one unit of ``rows`` rows, each
-    inlined into the first (its relocations made another type, so every sequence is read)."""
-    import struct
-
-    from shmem_cli.trace.kernel.binary_formats.elf import Elf
-
-    data = bytearray(CUBIN.read_bytes())
-    elf = Elf(bytes(data), str(CUBIN))
+def _unrelocated(cubin: Path) -> bytearray:
+    """``cubin``'s bytes with its ``.debug_line`` relocations made another section type (so
+    none names a kernel)."""
+    data = bytearray(cubin.read_bytes())
+    elf = Elf(bytes(data), str(cubin))
     shoff = struct.unpack_from("<Q", data, 0x28)[0]
     index = {s.name: k for k, s in enumerate(elf.sections)}
     struct.pack_into("<I", data, shoff + 64 * index[".rela.debug_line"] + 4, 1)  # PROGBITS
-    # DWARF 2 header: min length 1, is_stmt 1, line base -5, range 14, opcode base 13
-    header = bytes([1, 1, 0xFB, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]) + b"\0a.cu\0\0\0\0\0"
+    return data
+
+
+def _with_line_program(rows: int, version: int = 2) -> bytes:
+    """The kept cubin with its ``.debug_line`` replaced by one unit of ``rows`` rows, each
+    inlined into the first (its relocations made another type: the kernel is the cubin's only
+    code, so every sequence is read)."""
+    data = _unrelocated(CUBIN)
+    elf = Elf(bytes(data), str(CUBIN))
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    index = {s.name: k for k, s in enumerate(elf.sections)}
+    # DWARF 2 header: min length 1, (4: max ops 1), is_stmt 1, line base -5, range 14, opcode
+    # base 13
+    ops = bytes([1]) if version >= 4 else b""
+    lengths = bytes([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1])
+    header = bytes([1]) + ops + bytes([1, 0xFB, 14, 13]) + lengths + b"\0a.cu\0\0\0\0\0"
     program = bytes([0, 3, 0x90, 1, 0]) + bytes([0x13]) * rows  # caller: row 1; line += 1
-    unit = struct.pack("<HI", 2, len(header)) + header + program
+    unit = struct.pack("<HI", version, len(header)) + header + program
     at = len(data)
     data += struct.pack("<I", len(unit)) + unit
     section = shoff + 64 * index[".debug_line"]
@@ -89,6 +101,41 @@ def test_a_line_table_past_its_bound_is_not_read(tmp_path: Path) -> None:
     large.write_bytes(_with_line_program(line_table.MAX_TABLE_BYTES))
     assert caller_links(large, KERNEL) == ()
     assert line_table.MAX_TABLE_BYTES <= 1 << 20
+
+
+@pytest.mark.parametrize("version", [1, 5, 0xFFFF])
+def test_a_line_table_of_another_dwarf_version_is_refused(tmp_path: Path, version: int) -> None:
+    # DWARF 5's header has an address size and entry formats where 2-4 have the minimum
+    # instruction length and the folder list: read as 2-4, its bytes were taken for rows
+    for good in (2, 3, 4):
+        (tmp_path / "good.cubin").write_bytes(_with_line_program(3, good))
+        assert (("a.cu", 3), ("a.cu", 2)) in caller_links(tmp_path / "good.cubin", KERNEL)
+    (tmp_path / "other.cubin").write_bytes(_with_line_program(3, version))
+    assert caller_links(tmp_path / "other.cubin", KERNEL) == ()
+
+
+TWO = HERE / "two_kernels.sm_90.cubin"  # first() calls the copy at line 12, second() at 21
+
+
+def _callers_of_copy(cubin: Path, kernel: str) -> set[int]:
+    return {b[1] for a, b in caller_links(cubin, kernel) if _short(a) == ("copy.h", 25)}
+
+
+def test_each_kernel_reads_its_own_sequence() -> None:
+    assert _callers_of_copy(TWO, "_Z5firstPj") == {12}
+    assert _callers_of_copy(TWO, "_Z6secondPj") == {21}
+
+
+def test_unnamed_sequences_of_a_cubin_of_two_kernels_give_no_links(tmp_path: Path) -> None:
+    # every sequence's address is 0, an offset in its own code section: without the
+    # relocations naming them, first()'s links held second()'s call at line 21 too
+    bare = tmp_path / "bare.cubin"
+    bare.write_bytes(_unrelocated(TWO))
+    assert caller_links(bare, "_Z5firstPj") == ()
+    assert caller_links(bare, "_Z6secondPj") == ()
+    one = tmp_path / "one.cubin"  # a cubin whose only code is the kernel's: its sequences
+    one.write_bytes(_unrelocated(CUBIN))
+    assert set(caller_links(one, KERNEL)) == set(caller_links(CUBIN, KERNEL)) != set()
 
 
 @needs_nvdisasm

@@ -9,8 +9,11 @@ library line the second call's rows (and with them its line) may never be printe
 at the first copy's line. :func:`caller_links` reads every row of a kernel's sequences and
 returns each (location, its caller's location) pair they hold, for
 :mod:`shmem_cli.cuda.inline_siblings`. A table this reader does not follow (64-bit DWARF, a
-cut or malformed program) gives no links or those read before it: the report then says only
-what nvdisasm prints and those.
+cut or malformed program, a DWARF version other than 2 to 4) gives no links or those read
+before it: the report then says only what nvdisasm prints and those. Which sequence is the
+kernel's only the table's relocations say (each sequence's address is 0, an offset in its own
+code section): where none names the kernel, the table of a cubin with another code section
+gives no links, as another kernel's calls of the same library line would be taken for its.
 """
 
 from __future__ import annotations
@@ -77,8 +80,10 @@ class _Bytes:
 
 def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Location], ...]:
     """(location, its caller's location) of every inlined row of the sequences of the cubin's
-    ``.debug_line`` that hold ``function``'s code (mangled; all sequences where the table's
-    relocations name none), each pair once; none where the table cannot be read."""
+    ``.debug_line`` that hold ``function``'s code (mangled; the sequences are told apart by the
+    table's relocations: where they name none, all sequences where ``function``'s is the
+    cubin's only code section, else none), each pair once; none where the table cannot be
+    read."""
     try:
         elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), "")
         section = elf.by_name.get(".debug_line")
@@ -94,6 +99,10 @@ def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Locat
     keep: Callable[[int], bool] | None = None
     if mine & set(named.values()):
         keep = lambda at: named.get(at) in mine  # noqa: E731
+    elif [name for name in elf.by_name if name.startswith(".text.")] != [f".text.{function}"]:
+        # every sequence's DW_LNE_set_address is 0 (an offset in its own section, which only
+        # the relocation names): unnamed, another function's sequence cannot be told apart
+        return ()
     links: dict[tuple[Location, Location], None] = {}
     at = 0
     try:
@@ -116,6 +125,8 @@ def _unit(
     DW_LNE_set_address operand lies at that offset is the kernel's; None: every one)."""
     r = _Bytes(data, start, end)
     version = r.unpack("<H")
+    if not 2 <= version <= 4:  # DWARF 5's header differs (address size, entry formats)
+        raise _Cut
     header = r.unpack("<I")
     program = r.at + header
     r.byte()  # minimum instruction length
