@@ -193,12 +193,7 @@ def _check_prefix(params_file: str, covered: int, params: Sequence[Param], given
 
 def value_bytes(text: str, param: Param) -> bytes:
     """The bytes of a by-value parameter from ``--arg`` text (:func:`.values.value_bytes`)."""
-    return values.value_bytes(text, param.size, f"--arg {param.label}", _ctype(param))
-
-
-def _ctype(param: Param) -> str | None:
-    """The parameter's type without ``const`` (a by-value ``const float`` is a float)."""
-    return None if param.type is None else param.type.replace("const", "").strip()
+    return values.value_bytes(text, param.size, f"--arg {param.label}", param.value_type)
 
 
 def read_buffer_file(text: str, param: Param) -> bytes:
@@ -372,7 +367,7 @@ def plan_launch(
         elif text is None:
             arguments.append(Argument(p, bytes(p.size), "0 (default)", False))
         else:
-            shown = values.as_typed(text, p.size, _ctype(p))  # alpha=1 shows 1.0 for a float
+            shown = values.as_typed(text, p.size, p.value_type)  # alpha=1 shows 1.0 for a float
             arguments.append(Argument(p, value_bytes(text, p), shown, True))
     _check_global(buffers, maps, fields)
     return LaunchPlan(

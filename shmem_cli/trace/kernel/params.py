@@ -32,6 +32,11 @@ class Param:
         return self.size == 8  # unknown type: an 8-byte parameter is taken for a pointer
 
     @property
+    def value_type(self) -> str | None:
+        """The type without ``const`` (a by-value ``const float`` takes a float), if known."""
+        return None if self.type is None else self.type.replace("const", "").strip()
+
+    @property
     def label(self) -> str:
         return f"{self.ordinal} ({self.name})" if self.name else str(self.ordinal)
 
