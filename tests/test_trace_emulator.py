@@ -118,9 +118,9 @@ def test_histogram_atomics_are_data_dependent(arch: tuple[str, int, int]) -> Non
     bins = np.frombuffer(mem.read("bins"), dtype=np.uint32)
     np.testing.assert_array_equal(bins, np.bincount(data & 63, minlength=64))
     atoms = shared(tr, "atomic")
-    assert atoms and all(r.data_dependent.all() for r in atoms)
+    assert atoms and all(r.data_dependent[: r.n].all() for r in atoms)  # (rows past n: room)
     assert {r.kind.atomic for r in atoms} == {"inc"}
-    assert not any(r.data_dependent.any() for r in shared(tr, "store"))
+    assert not any(r.data_dependent[: r.n].any() for r in shared(tr, "store"))
 
 
 @pytest.mark.parametrize("arch", ARCHES, ids=["sm90", "sm80"])

@@ -8,6 +8,7 @@ in the tree)."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -113,7 +114,7 @@ def _root_holding(header: str, roots: Sequence[str]) -> str | None:
     ``header`` (a relative name as an ``#include`` writes it), or None."""
     if header.startswith("/") or ".." in Path(header).parts:
         return None
-    return next((r for r in roots if (Path(r) / header).is_file()), None)
+    return next((r for r in roots if os.path.isfile(os.path.join(r, header))), None)
 
 
 def _errors_first(said: Sequence[tuple[bool, list[str]]]) -> list[str]:

@@ -372,10 +372,7 @@ def _json_files(root: Path) -> list[Path]:
     for entry in top:
         if len(found) >= MAX_ENTRIES:
             break
-        try:
-            if not entry.is_dir():  # (links followed, as a glob follows them)
-                continue
-        except OSError:
+        if not os.path.isdir(entry.path):  # (links followed, as a glob follows them)
             continue
         found += sorted(Path(e.path) for e in names(Path(entry.path)) if e.name.endswith(".json"))
     return found[:MAX_ENTRIES]
