@@ -103,10 +103,11 @@ def _said(dims: tuple[int, int, int]) -> str:
 
 def as_typed(text: str, size: int, ctype: str | None) -> str:
     """``text`` as a parameter of type ``ctype`` (``size`` bytes) takes it: a decimal integer
-    for a floating one is that number as a float (``1`` -> ``1.0``, :data:`FLOATING`)."""
+    for a floating one is that number as a float (``1`` -> ``1.0``, :data:`FLOATING`), converted
+    from the integer as C++ converts it: ``-0`` is 0, so +0.0 (one too long stays as given)."""
     t = text.strip()
     if ctype in FLOATING and FLOATING[ctype] == size and re.match(r"^[+-]?[0-9]+\Z", t):
-        return t + ".0"
+        return f"{int(t, 10)}.0" if len(t) <= 64 else t + ".0"
     return t
 
 
