@@ -274,6 +274,10 @@ def test_the_option_refuses_more_than_a_block_may_have_before_reading_the_kernel
         ("__nv_bfloat16", 2, "1.5", bytes.fromhex("c03f")),  # 0x3fc0
         ("__nv_bfloat16", 2, "1.00390625", bytes.fromhex("803f")),  # halfway: to even 0x3f80
         ("bfloat16", 2, "-2.5", bytes.fromhex("20c0")),  # Triton's spelling: 0xc020
+        ("cutlass::bfloat16_t", 2, "1.5", bytes.fromhex("c03f")),  # CUTLASS's: not half 0x3e00
+        ("c10::BFloat16", 2, "1", bytes.fromhex("803f")),  # PyTorch's
+        ("cutlass::half_t", 2, "1", bytes.fromhex("003c")),
+        ("c10::Half", 2, "-2", bytes.fromhex("00c0")),  # IEEE half -2.0 = 0xc000
         ("float", 4, "0x3f800000", bytes.fromhex("0000803f")),  # hex: the raw bits
         ("float", 4, "-0", bytes(4)),  # the int 0, converted: +0.0f, not -0.0f (0x80000000)
         ("double", 8, "-0", bytes(8)),

@@ -32,18 +32,19 @@ _FLOAT = re.compile(
 )
 _DIM = re.compile(r"[0-9]{1,10}\Z")
 _FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
-#: floating-point parameter types (C++ and Triton spellings), and their bytes: a decimal
-#: integer given to one is that number as a float (``--arg alpha=1`` is 1.0, as C++ converts
-#: it at the call); a hexadecimal one stays the raw bits
+#: floating-point parameter types (C++, CUTLASS, PyTorch and Triton spellings), and their
+#: bytes: a decimal integer given to one is that number as a float (``--arg alpha=1`` is 1.0,
+#: as C++ converts it at the call); a hexadecimal one stays the raw bits
+_BF16 = ("bfloat16", "__nv_bfloat16", "cutlass::bfloat16_t", "c10::BFloat16")
 FLOATING = {
     "float": 4,
     "double": 8,
     "half": 2,
     "__half": 2,
-    "bfloat16": 2,
-    "__nv_bfloat16": 2,
+    "cutlass::half_t": 2,
+    "c10::Half": 2,
+    **dict.fromkeys(_BF16, 2),
 }
-_BF16 = ("bfloat16", "__nv_bfloat16")
 
 
 class LaunchError(ShmemError):
