@@ -411,3 +411,24 @@ def test_more_distinct_shared_memory_instructions_than_a_trace_reports_are_refus
     assert "error: the kernel ran more than 1,000 distinct shared-memory instructions" in said
     assert "STS [R0+UR4], R3 at pc 0x3e80" in said  # the 1,001st: 1,000 x 16 bytes in
     assert "Traceback" not in said
+
+
+def test_the_records_taken_count_an_array_replaced_by_growth_once() -> None:
+    # Allowance.taken is what the budget's look compares with the 384 MiB: each growth takes
+    # only the rows it adds (the old array is dropped), so it is what the arrays hold, the
+    # hash table counted for every row of room (100 bytes a row)
+    import numpy as np
+
+    from shmem_cli.hardware.engine import AccessKind
+    from shmem_cli.trace.distinct_rows import Allowance
+    from shmem_cli.trace.requests import InstructionRecords
+
+    allowance = Allowance()
+    rec = InstructionRecords(0, None, AccessKind("load", 4), 32, allowance=allowance)  # type: ignore[arg-type]
+    for k in range(5):  # five distinct requests, one at a time: room for 1, 2, 4, 8 rows
+        addr = np.full((1, 32), 4 * k, dtype=np.int64)
+        zero = np.zeros(1, dtype=np.int64)
+        rec.add(addr, np.ones((1, 32), dtype=bool), zero, zero, np.zeros(1, dtype=np.uint8))
+    # 8 rows of (8 + 1) x 32 bytes and a hash entry, 8 requests of 8 + 4 + 4 + 1 + 1 bytes
+    assert allowance.taken == 8 * (9 * 32 + 100) + 8 * 18 == 3248
+    assert allowance.taken - rec.recorded_bytes == 100 * (8 - 5)  # the hash's room only
