@@ -291,3 +291,18 @@ def test_a_number_for_a_by_value_parameter_follows_its_type(
 ) -> None:
     param = Param(0, 0, size, "alpha", ctype)
     assert value_bytes(text, param) == want
+
+
+@pytest.mark.parametrize(
+    ("written", "taken"),
+    [
+        ("const float", "float"),
+        ("float const", "float"),
+        ("constfloat", "constfloat"),
+        (None, None),
+    ],
+)
+def test_a_by_value_parameter_s_type_drops_only_the_word_const(
+    written: str | None, taken: str | None
+) -> None:
+    assert Param(0, 0, 4, "x", written).value_type == taken

@@ -34,7 +34,9 @@ class Param:
     @property
     def value_type(self) -> str | None:
         """The type without ``const`` (a by-value ``const float`` takes a float), if known."""
-        return None if self.type is None else self.type.replace("const", "").strip()
+        if self.type is None:
+            return None
+        return " ".join(w for w in self.type.split() if w != "const")
 
     @property
     def label(self) -> str:
