@@ -267,6 +267,8 @@ def test_the_option_refuses_more_than_a_block_may_have_before_reading_the_kernel
     ("ctype", "size", "text", "want"),
     [
         ("float", 4, "1", struct.pack("<f", 1.0)),  # alpha=1 is 1.0, as C++ converts it
+        ("float", 4, "true", struct.pack("<f", 1.0)),  # a bool too: true is 1.0f
+        ("int", 4, "true", bytes.fromhex("01000000")),
         ("float", 4, "-3", struct.pack("<f", -3.0)),
         ("double", 8, "2", struct.pack("<d", 2.0)),
         ("__half", 2, "1", bytes.fromhex("003c")),  # IEEE half 1.0 = 0x3c00

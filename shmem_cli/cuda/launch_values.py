@@ -107,9 +107,18 @@ def as_typed(text: str, size: int, ctype: str | None) -> str:
     for a floating one is that number as a float (``1`` -> ``1.0``, :data:`FLOATING`), converted
     from the integer as C++ converts it: ``-0`` is 0, so +0.0 (one too long stays as given)."""
     t = text.strip()
-    if ctype in FLOATING and FLOATING[ctype] == size and re.match(r"^[+-]?[0-9]+\Z", t):
+    if not _floating(ctype, size):
+        return t
+    if t.lower() in ("true", "false"):  # a bool converts too: 1.0 or 0.0
+        return "1.0" if t.lower() == "true" else "0.0"
+    if re.match(r"^[+-]?[0-9]+\Z", t):
         return f"{int(t, 10)}.0" if len(t) <= 64 else t + ".0"
     return t
+
+
+def _floating(ctype: str | None, size: int) -> str | None:
+    """``ctype`` where it is a floating type of ``size`` bytes (:data:`FLOATING`), else None."""
+    return ctype if ctype in FLOATING and FLOATING[ctype] == size else None
 
 
 def is_integer(text: str) -> bool:
@@ -122,7 +131,7 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
     """One number in ``size`` bytes, little-endian; ``ctype``: the parameter's type where
     known (a floating one takes a decimal integer as a float, :data:`FLOATING`)."""
     t = as_typed(text, size, ctype)
-    floating = ctype if ctype in FLOATING and FLOATING[ctype] == size else None
+    floating = _floating(ctype, size)
     if len(t) > 64:
         raise LaunchError(f"{where}: {shorten(t)} is too long to be a number of {size} byte(s)")
     if t.lower() in ("true", "false"):  # a bool, as C++ and Python spell it: 1 or 0
