@@ -115,3 +115,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for folder in _TOOL_CACHE:
         shutil.rmtree(folder, ignore_errors=True)
     _TOOL_CACHE.clear()
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The architecture of every nvcc compile shmem runs during the test, in order (spied on
+    ``toolchain.compile_cu``)."""
+    made: list[str] = []
+    real = toolchain.compile_cu
+
+    def spy(source: Path, arch: str, *args: Any, **kwargs: Any) -> Path:
+        made.append(arch)
+        return real(source, arch, *args, **kwargs)
+
+    monkeypatch.setattr(toolchain, "compile_cu", spy)
+    return made

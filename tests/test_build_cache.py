@@ -41,21 +41,6 @@ def project(tmp_path: Path) -> Path:
     return proj
 
 
-@pytest.fixture
-def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The architecture of every nvcc compile shmem runs during the test (spied on
-    ``toolchain.compile_cu``)."""
-    made: list[str] = []
-    real = toolchain.compile_cu
-
-    def spy(source: Path, arch: str, *args: Any, **kwargs: Any) -> Path:
-        made.append(arch)
-        return real(source, arch, *args, **kwargs)
-
-    monkeypatch.setattr(toolchain, "compile_cu", spy)
-    return made
-
-
 def _trace(proj: Path, cache: Path | None, *more: str, fmt: str = "json") -> str:
     words = [
         "trace", str(proj / "tile_columns.cu"), "-k", SWIZZLED, "-b", "128", "--no-tables",

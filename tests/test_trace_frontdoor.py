@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -161,20 +160,6 @@ def test_a_header_in_an_include_root_not_given_with_i_names_the_option(tmp_path:
         f"hint: nvcc found no mylib.h, which the include root {inc.resolve()} holds: an include "
         f"root says what a build may read, -I where nvcc looks: add --nvcc-arg=-I{inc.resolve()}"
     )
-
-
-@pytest.fixture
-def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The architecture of each nvcc compile shmem runs during the test, in order."""
-    archs: list[str] = []
-    real = toolchain.compile_cu
-
-    def counted(source: Path, arch: str, *args: Any, **kw: Any) -> Path:
-        archs.append(arch)
-        return real(source, arch, *args, **kw)
-
-    monkeypatch.setattr(toolchain, "compile_cu", counted)
-    return archs
 
 
 WGMMA = """
