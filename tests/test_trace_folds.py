@@ -166,7 +166,7 @@ def test_a_wgmma_whose_own_records_reach_the_bound_keeps_each_warps_cost() -> No
     kind = AccessKind("wgmma", 16)
 
     def coster(rec: InstructionRecords, ranges: Any) -> Any:
-        return records_costs(rec, SM90, ranges, warps=None, warps_per_block=4, blocks=1, heat=False)
+        return records_costs(rec, SM90, ranges, warps=None, warps_per_block=4, blocks=1)
 
     recorder = Recorder(32, 3000, coster)
     tids, warp_ids = np.arange(128), np.arange(4, dtype=np.int64)
@@ -214,7 +214,7 @@ def _classes(bound: int | None) -> Recorder:
 
 
 def _coster(rec: InstructionRecords, ranges: Any) -> Any:
-    return records_costs(rec, SM90, ranges, warps=None, warps_per_block=WARPS, blocks=8, heat=False)
+    return records_costs(rec, SM90, ranges, warps=None, warps_per_block=WARPS, blocks=8)
 
 
 @pytest.mark.parametrize("bound", [None, 6000, 3000, 1500])

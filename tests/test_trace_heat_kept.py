@@ -1,19 +1,27 @@
-"""Which heat maps a trace keeps: only a bank-conflicted instruction's (the report draws no
-other), and at most ``aggregate.HEAT_BYTES`` of them for a launch. A sampled grid's maps span
-every warp of the grid: an attention kernel's 200 conflict-free loads over 1,536 blocks held
-2.1 GB of maps before (the issue 30 sweep)."""
+"""Which heat maps a trace makes: only a bank-conflicted instruction's (the report draws no
+other), once its totals are known, and at most ``aggregate.HEAT_BYTES`` of them for a
+launch. A sampled grid's maps span every warp of the grid: an attention kernel's 200
+conflict-free loads over 1,536 blocks held 2.1 GB of maps before (the issue 30 sweep)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pytest
 from click.testing import CliRunner
 
 import shmem_cli
 from shmem_cli.cli import main
-from shmem_cli.trace.aggregate import kept_heat
+from shmem_cli.cuda.sass import Instruction
+from shmem_cli.hardware.arch import SM90
+from shmem_cli.hardware.engine import AccessKind
+from shmem_cli.trace import aggregate
+from shmem_cli.trace.requests import InstructionRecords
 from tests.conftest import needs_nvdisasm
 
+STORE = AccessKind("store", 4)
 CUBIN = str(Path(__file__).parent / "data" / "trace" / "column_read.sm_90.cubin")
 
 
@@ -33,15 +41,45 @@ def test_only_a_conflicted_instructions_heat_map_is_kept() -> None:
     assert "requests: all 32 (32 warp(s) x 1 iteration(s)) cost 32 wavefront(s) each" in out
 
 
-@needs_nvdisasm
-def test_maps_past_the_bound_are_dropped_and_the_totals_kept() -> None:
-    result = shmem_cli.trace(CUBIN, block=(32, 32))
-    (load,) = [a for a in result.accesses if a.cost.op == "load"]
-    assert load.cost.heat is not None
-    size = load.cost.heat.nbytes + load.cost.heat_phases.nbytes  # type: ignore[union-attr]
-    (kept,) = kept_heat([load], limit=size)
-    assert kept.cost.heat is not None
-    (dropped,) = kept_heat([load], limit=size - 1)
-    assert dropped.cost.heat is None and dropped.cost.heat_phases is None
-    assert (dropped.cost.requests, dropped.cost.wavefronts) == (32, 1024)
-    assert dropped.cost.max_ways == 32
+def store_records(stride: int) -> InstructionRecords:
+    """One store of 4 warps, a word a lane, lanes ``stride`` bytes apart (one warp a row)."""
+    text = "STS [R2], R0"
+    rec = InstructionRecords(0, Instruction(0x80, None, "STS", (), (), "k.cu", 6, text), STORE)
+    addr = np.tile(0x400 + stride * np.arange(32, dtype=np.int64), (4, 1))
+    zeros = np.zeros(4, dtype=np.int64)
+    rec.add(addr, np.ones((4, 32), dtype=bool), np.arange(4), zeros, zeros.astype(np.uint8))
+    return rec
+
+
+def test_maps_past_the_bound_are_not_made_and_the_totals_kept() -> None:
+    # lanes 128 bytes apart: 32-way, each of the 4 requests 32 wavefronts; its map and its
+    # phases' map are 4 warps x 1 occurrence of int32: 32 bytes
+    for left, kept in ((32, True), (31, False)):
+        room = aggregate.HeatRoom(left)
+        access = aggregate.trace_access(
+            store_records(128), SM90, warps=4, warps_per_block=4, blocks=1, room=room
+        )
+        assert (access.cost.heat is not None, access.cost.heat_phases is not None) == (kept, kept)
+        assert room.left == (0 if kept else 31)
+        assert (access.cost.requests, access.cost.wavefronts, access.cost.max_ways) == (4, 128, 32)
+
+
+def test_a_conflict_free_instructions_map_is_never_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The maps are made once the totals show a bank conflict, never made and then dropped:
+    a conflict-free instruction of a whole-grid sweep costs no map at all."""
+    made: list[tuple[int, int]] = []
+    real = aggregate.heat_maps
+
+    def counted(*args: Any, warps: int, iterations: int) -> Any:
+        made.append((warps, iterations))
+        return real(*args, warps=warps, iterations=iterations)
+
+    monkeypatch.setattr(aggregate, "heat_maps", counted)
+    room = aggregate.HeatRoom(1 << 20)
+    for stride, conflicted in ((4, False), (128, True)):
+        access = aggregate.trace_access(
+            store_records(stride), SM90, warps=4, warps_per_block=4, blocks=1, room=room
+        )
+        assert (access.cost.heat is not None) is conflicted
+    assert made == [(4, 1)]  # the 32-way store's only
+    assert room.left == (1 << 20) - 32

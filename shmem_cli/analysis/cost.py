@@ -36,6 +36,8 @@ _FIELDS = ("wavefronts", "ideal", "ways", "cycles", "phases", "source_extra", "s
 Where: TypeAlias = Callable[[int, int], tuple[tuple[str, int], ...]]
 #: integers of any width (a trace keeps its warps and occurrences as int32)
 Ints: TypeAlias = "npt.NDArray[np.signedinteger[Any]]"
+#: a heat map: (iterations, warps) cells
+Map: TypeAlias = "npt.NDArray[np.int32]"
 
 
 @frozen
@@ -232,6 +234,30 @@ def _keep(batch: RequestBatch, stats: RequestStats, row: int) -> _Shown:
     )
 
 
+def _blank(iterations: int, warps: int) -> Map:
+    """A heat map no request has reached yet (-1 in every cell)."""
+    return np.full((iterations, warps), -1, dtype=np.int32)
+
+
+def heat_bytes(warps: int, iterations: int) -> int:
+    """The bytes of a heat map of ``warps`` x ``iterations`` and its phases' map."""
+    return 2 * np.dtype(np.int32).itemsize * warps * iterations
+
+
+def heat_maps(
+    batch: RequestBatch, kind: AccessKind, arch: ArchProfile, *, warps: int, iterations: int
+) -> tuple[Map, Map]:
+    """The warp x iteration heat map of ``batch`` (each request's wavefronts at its
+    iteration and warp, -1 where none) and its phases' map, as :func:`cost_requests` keeps
+    them: for a caller that decides whether it wants a map once the totals are known (a
+    trace keeps only a bank-conflicted instruction's)."""
+    heat, phases = _blank(iterations, warps), _blank(iterations, warps)
+    for part, stats in _parts(batch, kind, arch):
+        heat[part.iteration, part.warp] = stats.wavefronts
+        phases[part.iteration, part.warp] = stats.phases
+    return heat, phases
+
+
 def cost_requests(
     batches: Iterable[RequestBatch],
     kind: AccessKind,
@@ -254,8 +280,8 @@ def cost_requests(
     the active lanes counted.
     """
     keep_heat = heat and warps * iterations <= HEAT_LIMIT
-    heat_map = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
-    heat_phases = np.full((iterations, warps), -1, dtype=np.int32) if keep_heat else None
+    heat_map = _blank(iterations, warps) if keep_heat else None
+    heat_phases = _blank(iterations, warps) if keep_heat else None
     total = Totals()
     lanes_seen = 0
     worst: _Shown | None = None

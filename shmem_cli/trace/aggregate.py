@@ -6,21 +6,23 @@ the engine's rule (or the measured cp.async rule, when the records carry the glo
 side), the totals, the heat map and the worst request explained lane by lane, exactly
 as ``shmem analyze`` gets them for a spec's requests. The warp x occurrence heat map
 puts warps across and each warp's n-th execution of the instruction down. Only a
-bank-conflicted instruction's map is kept (the report draws no other), and the maps kept
-for one launch take at most :data:`HEAT_BYTES` (:func:`kept_heat`): a sampled grid's maps
-span every warp of the grid, so 200 instructions of an attention kernel over 1,536 blocks
-held 2.1 GB of maps that nothing drew.
+bank-conflicted instruction's map is made (the report draws no other), once its totals say
+so, and the maps of one launch take at most :data:`HEAT_BYTES` (:class:`HeatRoom`): a
+sampled grid's maps span every warp of the grid, so 200 instructions of an attention kernel
+over 1,536 blocks held 2.1 GB of maps that nothing drew.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
-from ..analysis.cost import cost_requests, row_answers
+from ..analysis.cost import HEAT_LIMIT, cost_requests, heat_bytes, heat_maps, row_answers
 from ..cuda.sass import Instruction
 from ..hardware import misc, ops
 from ..hardware.arch import ArchProfile
+from ..hardware.engine import RequestStats
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
 from .folds import Tally, merged, plus, scaled
@@ -31,6 +33,20 @@ from .side_totals import MiscRow, NotModelled
 #: the most bytes the heat maps kept for one launch's instructions take (each map up to
 #: ``analysis.cost.HEAT_LIMIT`` requests, 8 bytes each: its wavefronts and its phases)
 HEAT_BYTES = 128 << 20
+
+
+@dataclass
+class HeatRoom:
+    """The bytes one launch's heat maps may still take."""
+
+    left: int = HEAT_BYTES
+
+    def take(self, size: int) -> bool:
+        """Whether a map of ``size`` bytes fits in what is left (then it is taken)."""
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
 
 
 def trace_access(
@@ -45,6 +61,7 @@ def trace_access(
     contended: bool = False,
     sources: Callable[[int], tuple[str, ...]] | None = None,
     weight: int = 1,
+    room: HeatRoom | None = None,
 ) -> TraceAccess:
     """Totals, worst request and heat map of one instruction over all its requests;
     ``location`` (file, line) replaces the instruction's own source location; ``sources``
@@ -53,16 +70,20 @@ def trace_access(
     heat map and the request shown are the traced block's). A grid traced by class counts
     each class's block's requests again for the other blocks of its class (``rec.spans``
     of those kept, ``rec.again`` of those folded away), as it counts the requests folded
-    away when the records reached their bound (``rec.folded``) with those kept."""
+    away when the records reached their bound (``rec.folded``) with those kept. The heat
+    map is made as :func:`with_heat` says, its bytes taken from ``room`` (default: a
+    launch's, :data:`HEAT_BYTES`)."""
     ins = rec.instruction
     file, line = location if location is not None else (ins.file, ins.line)
     inner = ins.locations[0] if ins.locations else None
     if inner is not None and inner == (file, line):
         inner = None
     ranges = [(0, rec.n), *((start, end) for start, end, _ in rec.spans)]
+    answers = _answers(rec, arch)
     cost, *spans = records_costs(
-        rec, arch, ranges, warps=warps, warps_per_block=warps_per_block, blocks=blocks
-    )
+        rec, arch, ranges, warps=warps, warps_per_block=warps_per_block, blocks=blocks,
+        answers=answers,
+    )  # fmt: skip
     dependent, inexact = rec.flags(0, rec.n)
     dependent, inexact = dependent + rec.folded.dependent, inexact + rec.folded.inexact
     again = Tally()
@@ -74,6 +95,7 @@ def trace_access(
     cost = scaled(cost, weight)
     if again.cost is not None:
         cost = plus(cost, again.cost)
+    cost = with_heat(cost, rec, arch, HeatRoom() if room is None else room, answers)
     return TraceAccess(
         site=SassSite(ins.pc, ins.text, ins.name, file, line, inner, also=ins.siblings),
         cost=cost,
@@ -103,6 +125,12 @@ def _where(warps_per_block: int, blocks: int) -> Callable[[int, int], tuple[tupl
     return where
 
 
+def _answers(rec: InstructionRecords, arch: ArchProfile) -> RequestStats | None:
+    """The engine's answer for each distinct request ``rec`` keeps (None: none kept, or a
+    measured rule's requests): asked once for every range costed and the heat map."""
+    return row_answers(rec.batch(arch, distinct=True), rec.kind, arch) if rec.n else None
+
+
 def records_costs(
     rec: InstructionRecords,
     arch: ArchProfile,
@@ -111,25 +139,25 @@ def records_costs(
     warps: int | None,
     warps_per_block: int,
     blocks: int,
-    heat: bool = True,
+    answers: RequestStats | None = None,
 ) -> list[Cost]:
     """The cost of requests [first, end) of those ``rec`` keeps now (none folded, no weight),
     for each range: the engine's totals and the worst request, each distinct request asked
-    of the engine once for all the ranges; the first range's worst request explained lane by
-    lane and, with ``heat``, its warp x occurrence heat map of ``warps`` warps or more.
-    Without one, it is what :meth:`.recorder.Recorder.fold` folds away (the tracer's
-    coster), whose ``warps`` is None: the warps its requests span, the report's count
-    (:func:`trace_access`'s, known once the run has ended) the larger where merged."""
-    whole = rec.batch(arch, distinct=True)
-    answers = row_answers(whole, rec.kind, arch) if rec.n else None
+    of the engine once for all the ranges (``answers``, where already asked); the first
+    range's worst request explained lane by lane, its heat map ``warps`` warps wide or more
+    (the map itself is made by :func:`with_heat`). With ``warps`` None it is what
+    :meth:`.recorder.Recorder.fold` folds away (the tracer's coster): the warps its requests
+    span, the report's count (:func:`trace_access`'s, known once the run has ended) the
+    larger where merged."""
+    if answers is None:
+        answers = _answers(rec, arch)
     out = []
     for k, span in enumerate(ranges):
         batch = dataclasses.replace(rec.batch(arch, distinct=True, span=span), answers=answers)
         n = batch.requests
         # the heat map's columns are the grid's warp numbers: those of a cluster's CTAs (a
         # cluster of 2x1x2 runs blocks 0, 1, gx and gx + 1) lie past warps_per_block x
-        # blocks traced; numbers past int32 (a huge grid's) wrap, and such a trace keeps no
-        # heat map
+        # blocks traced
         top = int(batch.warp.max()) + 1 if n else 0
         cost = cost_requests(
             [batch],
@@ -139,27 +167,33 @@ def records_costs(
             iterations=int(batch.iteration.max()) + 1 if n else 0,
             where=_where(warps_per_block, blocks),
             detail=k == 0,
-            heat=heat and k == 0 and n > 0 and int(batch.warp.min()) >= 0,
+            heat=False,
         )
         out.append(cost)
     return out
 
 
-def kept_heat(accesses: Iterable[TraceAccess], limit: int = HEAT_BYTES) -> Iterable[TraceAccess]:
-    """``accesses`` as they come, each heat map kept only where the instruction has a bank
-    conflict (the report draws no other: ``render.heatmap.heatmap``) and while the maps kept
-    so far take at most ``limit`` bytes; past it the report says the map was omitted."""
-    used = 0
-    for a in accesses:
-        heat, phases = a.cost.heat, a.cost.heat_phases
-        if heat is not None:
-            size = heat.nbytes + (0 if phases is None else phases.nbytes)
-            if a.cost.conflict_free or used + size > limit:
-                cost = dataclasses.replace(a.cost, heat=None, heat_phases=None)
-                a = dataclasses.replace(a, cost=cost)
-            else:
-                used += size
-        yield a
+def with_heat(
+    cost: Cost,
+    rec: InstructionRecords,
+    arch: ArchProfile,
+    room: HeatRoom,
+    answers: RequestStats | None = None,
+) -> Cost:
+    """``cost``, the instruction's whole cost, with the heat map of the requests ``rec``
+    keeps (``cost.warps`` x ``cost.iterations``), made only where the report draws it (a
+    bank conflict: ``render.heatmap.heatmap``), none were folded away (a fold keeps no map),
+    it spans at most ``analysis.cost.HEAT_LIMIT`` requests and ``room`` still has its bytes
+    (past them the report says the map was omitted). Warp numbers past int32 (a huge grid's)
+    wrap: such a trace keeps no map."""
+    cells = cost.warps * cost.iterations
+    if cost.conflict_free or rec.folded.cost is not None or not rec.n or cells > HEAT_LIMIT:
+        return cost
+    batch = dataclasses.replace(rec.batch(arch, distinct=True), answers=answers)
+    if int(batch.warp.min()) < 0 or not room.take(heat_bytes(cost.warps, cost.iterations)):
+        return cost
+    heat, phases = heat_maps(batch, rec.kind, arch, warps=cost.warps, iterations=cost.iterations)
+    return dataclasses.replace(cost, heat=heat, heat_phases=phases)
 
 
 def cas_loop_reads(records: Sequence[InstructionRecords], retried: Iterable[int]) -> set[int]:

@@ -17,8 +17,8 @@ from ..cuda.named_sources import locate_source
 from ..hardware.arch import rules_for, rules_note
 from ..plumbing.errors import ShmemError, shorten
 from .aggregate import (
+    HeatRoom,
     cas_loop_reads,
-    kept_heat,
     line_totals,
     misc_rows,
     not_modelled,
@@ -252,7 +252,7 @@ def trace_kernel(
         # where they stand for the grid, decided once the run ends) is taken when merged
         per_block = warps_per_block
         return records_costs(
-            rec, profile, ranges, warps=None, warps_per_block=per_block, blocks=blocks, heat=False
+            rec, profile, ranges, warps=None, warps_per_block=per_block, blocks=blocks
         )
 
     try:
@@ -274,22 +274,22 @@ def trace_kernel(
     weight = coverage.weight if coverage is not None else 1
     sources = data_sources(plan, memory)
     loop_reads = cas_loop_reads(trace.records, [i for i, n in trace.cas_failed.items() if n])
+    room = HeatRoom()  # the launch's heat maps, made in turn while they fit
     accesses = tuple(
-        kept_heat(
-            trace_access(
-                rec,
-                profile,
-                warps=warps_per_block * (int(trace.blocks) if weight > 1 else grid_blocks),
-                warps_per_block=warps_per_block,
-                blocks=grid_blocks,
-                location=(lines or {}).get(rec.instruction.pc),
-                cas_retries=trace.cas_failed.get(rec.index, 0),
-                contended=rec.index in loop_reads,
-                sources=sources,
-                weight=weight,
-            )
-            for rec in trace.records
+        trace_access(
+            rec,
+            profile,
+            warps=warps_per_block * (int(trace.blocks) if weight > 1 else grid_blocks),
+            warps_per_block=warps_per_block,
+            blocks=grid_blocks,
+            location=(lines or {}).get(rec.instruction.pc),
+            cas_retries=trace.cas_failed.get(rec.index, 0),
+            contended=rec.index in loop_reads,
+            sources=sources,
+            weight=weight,
+            room=room,
         )
+        for rec in trace.records
     )
     skipped = [(ins, n * weight) for ins, n in trace.not_modelled]
     return KernelTrace(
