@@ -98,7 +98,7 @@ def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
     file, so the names come from its def wherever the file lies (a folder outside any tree)."""
 
     from shmem_cli.trace.triton.cache import read_entry
-    from shmem_cli.trace.triton.compile import keep_source
+    from shmem_cli.trace.triton.compile import keep_source, ttgir_named
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -115,9 +115,8 @@ def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
     monkeypatch.chdir(tmp_path / "elsewhere")
     names = [p.name for p in read_entry(entry / "softmax_rows.json").params]
     assert names == ["arg0", "arg1", "arg2", "arg3"]  # the def compiled is nowhere in reach
-    keep_source(
-        module.softmax_rows, (entry / "softmax_rows.ttgir").read_text(), "softmax_rows", entry
-    )
+    assert not ttgir_named((entry / "softmax_rows.ttgir").read_text(), "softmax_rows", entry)
+    keep_source(module.softmax_rows, entry)
     assert (entry / "kernels.py").read_bytes() == (mine / "kernels.py").read_bytes()
     names = [p.name for p in read_entry(entry / "softmax_rows.json").params]
     assert names == ["out_ptr", "in_ptr", "n_cols", "row_stride"]
@@ -125,12 +124,7 @@ def test_an_entry_compiled_ahead_of_time_keeps_the_def_an_unnamed_ttgir_needs(
     named = next(
         (TEST_DATA / "triton" / "versions" / "3.6.0" / "cache").glob("*/softmax_rows.json")
     )
-    other = tmp_path / "named"
-    shutil.copytree(named.parent, other)
-    keep_source(
-        module.softmax_rows, (other / "softmax_rows.ttgir").read_text(), "softmax_rows", other
-    )
-    assert not (other / "kernels.py").exists()
+    assert ttgir_named(named.with_suffix(".ttgir").read_text(), "softmax_rows", named.parent)
 
 
 def test_one_rule_says_a_ttgir_names_no_parameters() -> None:

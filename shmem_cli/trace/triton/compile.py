@@ -138,8 +138,9 @@ def compile_entry(
     ones: set[str],
 ) -> bool:
     """Compile ``fn`` and write its cache entry (cubin, json, ttgir, ptx) into ``folder``, the
-    integer arguments ``ones`` compiled in as 1 (as Triton's launcher does); True where the
-    TTGIR names the parameters (Triton 3.5 on)."""
+    integer arguments ``ones`` compiled in as 1 (as Triton's launcher does); with a copy of
+    the kernel's own file where the TTGIR does not name the parameters (:func:`keep_source`).
+    Returns :func:`ttgir_named`'s answer: True where the TTGIR names them (Triton 3.5 on)."""
     triton = _triton()
     from triton.backends import compiler
     from triton.backends.compiler import GPUTarget
@@ -177,29 +178,37 @@ def compile_entry(
     fsutil.write_atomic(folder / f"{name}.json", _metadata_json(compiled))
     for kind in ("ttgir", "ptx"):
         fsutil.write_atomic(folder / f"{name}.{kind}", str(compiled.asm[kind]))
-    return not keep_source(fn, str(compiled.asm["ttgir"]), name, folder)
+    named = ttgir_named(str(compiled.asm["ttgir"]), name, folder)
+    if not named:
+        keep_source(fn, folder)
+    return named
 
 
-def keep_source(fn: Any, ttgir: str, name: str, folder: Path) -> bool:
-    """An older Triton's TTGIR does not name the parameters (``%arg0``): their names come from
-    the Python ``def``, read only inside the entry's source tree, so a copy of the kernel's
-    own file is written into the entry (where ``shmem trace`` looks for it by name). True
-    where the TTGIR names none."""
+def ttgir_named(ttgir: str, name: str, folder: Path) -> bool:
+    """Whether the TTGIR names the kernel's parameters (Triton 3.5 on); an older one writes
+    ``%arg0``, ``%arg1``, ... A TTGIR that cannot be read counts as named: nothing is done
+    for it here, and the error is said when the entry is traced."""
     try:
         params = ttgir_params(ttgir, name, folder)
     except ShmemError:
-        return False  # said when the entry is traced
-    if not unnamed(p.name for p in params):
-        return False
+        return True
+    return not unnamed(p.name for p in params)
+
+
+def keep_source(fn: Any, folder: Path) -> None:
+    """A copy of the kernel's own file, written into the entry ``folder``, for a TTGIR that
+    does not name the parameters: their names come from the Python ``def``, read only inside
+    the entry's source tree (``shmem trace`` looks for it there by name). Nothing is written
+    where the file cannot be read: the names stay the TTGIR's, and ``--arg`` by position
+    still works."""
     try:
         source = inspect.getsourcefile(getattr(fn, "fn", fn))
         if source is None or not os.path.isfile(Path(source)):
-            return True
+            return
         data = read_bounded(Path(source), MAX_PYTHON_BYTES, what="Python source")
     except (TypeError, OSError, ShmemError):
-        return True  # the names stay the TTGIR's; --arg by position still works
+        return
     fsutil.write_bytes(folder / Path(source).name, data)
-    return True
 
 
 def trace_triton(
