@@ -14,7 +14,7 @@ import pytest
 
 from shmem_cli.trace.emulator import budget as budgets
 from shmem_cli.trace.emulator import execute
-from shmem_cli.trace.emulator.budget import Budget, Limits
+from shmem_cli.trace.emulator.budget import Budget, Ledger, Limits
 from shmem_cli.trace.emulator.state import GlobalMemory
 from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.kernel.cubin import find_kernel
@@ -37,10 +37,26 @@ def test_the_defaults_and_one_option_for_both() -> None:
 def test_time_a_block_spends_set_aside_is_not_its_own() -> None:
     limits = Limits(Budget(), 32, 0, math.inf, "", alone_until=time.monotonic() + 100.0)
     before = limits.alone_until
-    limits.hold(5)  # set aside while other blocks run
+    limits.set_aside(5)  # while other blocks run
     time.sleep(0.05)
-    limits.hold(-5)  # resumed
+    limits.resume(5)
     assert limits.alone_until - before >= 0.05
+    # a block set aside before it executed anything waits on others' time just as well
+    before = limits.alone_until
+    limits.set_aside(0)
+    time.sleep(0.05)
+    limits.resume(0)
+    assert limits.alone_until - before >= 0.05
+
+
+def test_a_block_set_aside_is_counted_by_the_launch_until_it_resumes() -> None:
+    ledger = Ledger()
+    limits = Limits(Budget(launch_instructions=100), 32, 10, math.inf, "", ledger=ledger)
+    assert (limits.spent, limits.launch) == (10, 90)
+    limits.set_aside(30)  # the blocks that run meanwhile may execute 60 more
+    assert (ledger.held, limits.spent, limits.launch) == (30, 40, 60)
+    limits.resume(30)  # its own count again
+    assert (ledger.held, limits.spent, limits.launch) == (0, 10, 90)
 
 
 def _trace(grid: int, budget: Budget) -> None:

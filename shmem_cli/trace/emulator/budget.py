@@ -181,7 +181,8 @@ class Limits:
     of_blocks: str  # "of 16,384" for a grid
     ledger: Ledger | None = None  # the launch's running count, added to ``before``
     # a batch of one block (one cluster): when its own time is up, less the time it spent
-    # set aside while other blocks ran (:meth:`hold`); never for a batch of many
+    # set aside while other blocks ran (:meth:`set_aside`, :meth:`resume`); never for a
+    # batch of many
     alone_until: float = math.inf
     aside_at: float = 0.0
 
@@ -190,16 +191,21 @@ class Limits:
         """Thread-instructions the launch executed outside this batch, now."""
         return self.before + (self.ledger.done + self.ledger.held if self.ledger else 0)
 
-    def hold(self, executed: int) -> None:
-        """This batch is set aside (``executed`` > 0, its count so far) or resumes (< 0):
-        the batches that run meanwhile count its part against the launch's budget."""
+    def set_aside(self, executed: int) -> None:
+        """This batch is set aside while other blocks run, having executed ``executed``
+        thread-instructions: they count its part against the launch's budget, and the time
+        it waits is not its own (:meth:`resume`)."""
         if self.ledger is not None:
             self.ledger.held += executed
-        now = time.monotonic()
-        if executed > 0:
-            self.aside_at = now
-        elif executed < 0:
-            self.alone_until += now - self.aside_at
+        self.aside_at = time.monotonic()
+
+    def resume(self, executed: int) -> None:
+        """This batch, set aside with ``executed`` thread-instructions (:meth:`set_aside`),
+        runs again: its part is its own count again, and its own time is up that much later
+        than it was."""
+        if self.ledger is not None:
+            self.ledger.held -= executed
+        self.alone_until += time.monotonic() - self.aside_at
 
     @property
     def block(self) -> int:

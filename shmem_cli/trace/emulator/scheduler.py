@@ -121,11 +121,11 @@ def run_block(
                 break
             if parking.count:  # only parked threads can run: what they read may change
                 fail = partial(repeats.error, blk, instructions, hits)
-                limits.hold(executed)  # other blocks may run meanwhile: they count it
+                limits.set_aside(executed)  # other blocks may run meanwhile: they count it
                 try:
                     parking.idle(blk, function, stuck, fail)
                 finally:
-                    limits.hold(-executed)
+                    limits.resume(executed)
                 limit = limits.checked_past(blk.ctas)
                 repeats.rearm()
             else:
