@@ -87,6 +87,20 @@ def arg_texts(lab: dict[str, Any], folder: Path = HOPPER) -> tuple[list[str], di
     return args, buffers
 
 
+def trace_args(lid: str, folder: Path = HOPPER) -> list[str]:
+    """``shmem trace``'s arguments for the launch: what :func:`run` traces, for a command
+    line (a lab's predict script)."""
+    lab = launch(lid, folder)
+    dims = ",".join
+    out = [str(folder / lab["cubin"]), "-k", lab["kernel"], "--block", dims(map(str, lab["block"]))]
+    out += ["--grid", dims(map(str, lab["grid"])), "--dynamic-smem", str(lab["dynamic_smem"])]
+    if lab.get("cluster", [1, 1, 1]) != [1, 1, 1]:
+        out += ["--cluster", dims(map(str, lab["cluster"]))]
+    for text in arg_texts(lab, folder)[0]:
+        out += ["--arg", text]
+    return out
+
+
 @functools.cache
 def _zeros(n: int) -> str:
     path = Path(tempfile.gettempdir()) / f"shmem-hopper-zeros-{n}.bin"

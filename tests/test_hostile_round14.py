@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from shmem_cli.cli import main
 from shmem_cli.trace.emulator import budget
 from shmem_cli.trace.kernel import binaries
 from shmem_cli.trace.kernel.binary_formats.fatbin import cubins_for_arch
@@ -224,9 +226,6 @@ def test_an_executables_cubins_are_demangled_in_one_run(
     tmp_path: Path, tool_runs: list[str]
 ) -> None:
     # cu++filt ran once per cubin (31 ms each: 500 cubins took 15.6 s, now 4.8)
-    from click.testing import CliRunner
-
-    from shmem_cli.cli import main
 
     entries = b"".join(_entry(2, 90, c) for c in _distinct(20))
     app = tmp_path / "app"
@@ -349,21 +348,29 @@ def _prepended(cubin: bytes, function: str, pc: int, copies: int) -> bytes:
     return bytes(body)
 
 
+@pytest.fixture
+def straight(tmp_path: Path) -> Path:
+    """hostile.cu's trivial with 2,000 copies of its STS put before it, each a shared-memory
+    instruction of its own, run once."""
+    path = tmp_path / "straight.cubin"
+    path.write_bytes(_prepended(CUBIN.read_bytes(), "_Z7trivialPi", 0xA0, 2000))
+    return path
+
+
+def _trace_straight(path: Path, *more: str) -> Result:
+    return CliRunner().invoke(main, ["trace", str(path), "-k", "trivial", "-b", "32", *more])
+
+
 @needs_nvdisasm
 def test_the_records_bound_is_looked_at_without_summing_every_instruction(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    straight: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # trivial with 100,000 copies of its STS before it (each a site of its own): the budget's
     # look every 256 steps summed the records of every instruction so far, quadratic: past
     # the 40 s limit at 1.05 GB; now 51-57 s to the report, most of it costing and printing
     # 100,000 rows, and 1.07 GB (the first records of a site held 16 rows, 1.3 GB). Here 2,000
-    from click.testing import CliRunner
-
-    from shmem_cli.cli import main
     from shmem_cli.trace.requests import InstructionRecords
 
-    path = tmp_path / "straight.cubin"
-    path.write_bytes(_prepended(CUBIN.read_bytes(), "_Z7trivialPi", 0xA0, 2000))
     looked = [0]
     real = InstructionRecords.recorded_bytes
 
@@ -372,8 +379,7 @@ def test_the_records_bound_is_looked_at_without_summing_every_instruction(
         return int(real.fget(self))  # type: ignore[attr-defined]
 
     monkeypatch.setattr(InstructionRecords, "recorded_bytes", property(counted))
-    args = ["trace", str(path), "-k", "trivial", "-b", "32", "-f", "json"]
-    res = CliRunner().invoke(main, args)
+    res = _trace_straight(straight, "-f", "json")
     assert res.exit_code == 0, res.output[-2000:]
     assert res.output.count('"sass": "STS [R0+UR4], R3"') == 2001
     assert looked[0] == 0
@@ -393,19 +399,14 @@ def test_a_sites_first_records_take_what_they_need() -> None:
 
 @needs_nvdisasm
 def test_more_distinct_shared_memory_instructions_than_a_trace_reports_are_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    straight: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 100,000 in a straight line: 57 s to the report and 1.07 GB (each costed on its own);
     # now refused at the 32,769th, 15 s and 0.58 GB. The bound is lowered here to 1,000
-    from click.testing import CliRunner
-
-    from shmem_cli.cli import main
     from shmem_cli.trace import recorder
 
-    path = tmp_path / "straight.cubin"
-    path.write_bytes(_prepended(CUBIN.read_bytes(), "_Z7trivialPi", 0xA0, 2000))
     monkeypatch.setattr(recorder, "MAX_SITES", 1000)
-    res = CliRunner().invoke(main, ["trace", str(path), "-k", "trivial", "-b", "32"])
+    res = _trace_straight(straight)
     assert res.exit_code == 2, res.output[-2000:]
     said = " ".join(res.output.split())
     assert "error: the kernel ran more than 1,000 distinct shared-memory instructions" in said

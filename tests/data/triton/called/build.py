@@ -21,6 +21,24 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # kernels.py
+
+
+def _matmul(descriptor: str, only: str) -> tuple:
+    """matmul_*_desc's call through three descriptors of the type ``descriptor`` (``{}``: the
+    tile each describes), compiled only by the Triton versions that start with ``only``."""
+    tiles = {"a_desc": "fp16[64, 32]", "b_desc": "fp16[32, 64]", "c_desc": "fp16[64, 64]"}
+    signature = {name: descriptor.format(tile) for name, tile in tiles.items()}
+    return (
+        {**signature, "k": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
+        {"BM": 64, "BN": 64, "BK": 32},
+        (3,),  # k
+        {"num_warps": 4, "num_stages": 3},
+        only,
+    )
+
+
+# name: signature, constexprs, the parameters divisible by 16, options, and the versions
+# that compile it (those whose number starts so)
 CALLS = {
     "centred_rows": (
         {
@@ -35,35 +53,12 @@ CALLS = {
         {"col_stride": 1},
         (0, 1, 3),  # divisible by 16: out_ptr, in_ptr, row_stride
         {"num_warps": 4},
+        "",
     ),
-    "matmul_host_desc": (
-        {
-            "a_desc": "tensordesc<fp16[64, 32]>",
-            "b_desc": "tensordesc<fp16[32, 64]>",
-            "c_desc": "tensordesc<fp16[64, 64]>",
-            "k": "i32",
-            "BM": "constexpr",
-            "BN": "constexpr",
-            "BK": "constexpr",
-        },
-        {"BM": 64, "BN": 64, "BK": 32},
-        (3,),  # k
-        {"num_warps": 4, "num_stages": 3},
-    ),
-    "matmul_tma_desc": (
-        {
-            "a_desc": "nvTmaDesc",
-            "b_desc": "nvTmaDesc",
-            "c_desc": "nvTmaDesc",
-            "k": "i32",
-            "BM": "constexpr",
-            "BN": "constexpr",
-            "BK": "constexpr",
-        },
-        {"BM": 64, "BN": 64, "BK": 32},
-        (3,),  # k
-        {"num_warps": 4, "num_stages": 3},
-    ),
+    # host-side TensorDescriptor from 3.4; 3.5 on names them (../jit36)
+    "matmul_host_desc": _matmul("tensordesc<{}>", "3.4."),
+    # the experimental host-side descriptors of Triton 3.2 and 3.3
+    "matmul_tma_desc": _matmul("nvTmaDesc", "3.3."),
 }
 
 
@@ -76,11 +71,9 @@ def main() -> None:
     from triton.compiler import ASTSource
 
     shutil.rmtree(HERE / triton.__version__, ignore_errors=True)
-    for name, (signature, consts, divisible, options) in CALLS.items():
-        if "tensordesc" in str(signature) and not triton.__version__.startswith("3.4."):
-            continue  # host-side TensorDescriptor from 3.4; 3.5 on names them (../jit36)
-        if "nvTmaDesc" in str(signature) and not triton.__version__.startswith("3.3."):
-            continue  # the experimental host-side descriptors of Triton 3.2 and 3.3
+    for name, (signature, consts, divisible, options, only) in CALLS.items():
+        if not triton.__version__.startswith(only):
+            continue
         fn = getattr(kernels, name)
         if triton.__version__.startswith("3.2."):  # attrs as a descriptor object then
             from triton.backends.compiler import AttrsDescriptor

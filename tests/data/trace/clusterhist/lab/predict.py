@@ -1,6 +1,7 @@
 """Trace every launch of ../launches.json with shmem (JSON): what to hold the lab's Nsight
-Compute counters against (per-op totals, per-instruction rows). Writes ../traced.json (not
-kept: it is the code's own output). Usage: python3 lab/predict.py [SHMEM]"""
+Compute counters against (per-op totals, per-instruction rows). Each launch's arguments are
+those the Hopper lab's harness gives the GPU (tests/hopper_lab.py's trace_args). Writes
+../traced.json (not kept: it is the code's own output). Usage: python3 lab/predict.py [SHMEM]"""
 
 import json
 import subprocess
@@ -9,34 +10,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE.parents[2]))  # the repository root
+from tests import hopper_lab as lab  # noqa: E402
+
 SH = [sys.argv[1] if len(sys.argv) > 1 else "shmem"]
 out = {}
-for L in json.loads((HERE / "launches.json").read_text())["launches"]:
-    args = []
-    for i, a in enumerate(L["args"]):
-        if "file" in a:
-            args += ["--arg", f"{i}=@{HERE / a['file']}"]
-        elif "zeros" in a:  # a pointer left out gets a zero-filled buffer
-            pass
-        elif "int" in a:
-            args += ["--arg", f"{i}={a['int']}"]
-    cmd = [
-        *SH,
-        "trace",
-        str(HERE / L["cubin"]),
-        "-k",
-        L["kernel"],
-        "--block",
-        ",".join(map(str, L["block"])),
-        "--grid",
-        ",".join(map(str, L["grid"])),
-        *args,
-        "-f",
-        "json",
-    ]
-    if L["cluster"] != [1, 1, 1]:
-        cmd += ["--cluster", ",".join(map(str, L["cluster"]))]
+for L in lab.manifest(HERE)["launches"]:
     t = time.time()
+    cmd = [*SH, "trace", *lab.trace_args(L["id"], HERE), "-f", "json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         print(L["id"], "rc", r.returncode, r.stdout[-400:], r.stderr[-400:])
