@@ -242,6 +242,7 @@ def trace_kernel(
         externals=dict(constants.externals) if constants else {},
         cluster=plan.cluster,
     )
+    launch.resident = at_once(function, profile, launch)
     whole_grid = plan.grid != (1, 1, 1)
     threads = plan.block[0] * plan.block[1] * plan.block[2]
     warps_per_block = -(-threads // profile.warp_size)
@@ -344,7 +345,7 @@ def trace_kernel(
         shared_code=any(shared_op_of(ins) is not None for ins in function.instructions),
         fills=trace.fills,
         # nothing ran through the shared-memory pipe: no contention for it to note
-        fills_gpu=fills_gpu(function, profile, plan, launch, grid_blocks) if accesses else None,
+        fills_gpu=fills_gpu(profile, launch, grid_blocks) if accesses else None,
     )
 
 
@@ -420,16 +421,19 @@ def _registers(function: Any) -> int:
     return min(255, -(-(top + 3) // 8) * 8)
 
 
-def fills_gpu(
-    function: Any, profile: Any, plan: LaunchPlan, launch: Any, blocks: int
-) -> str | None:
-    """The note for a launch with more blocks than the GPU holds at once (the profile's SMs
-    times the blocks an SM holds of this kernel), else None."""
+def at_once(function: Any, profile: Any, launch: Any) -> int:
+    """The blocks of ``launch`` the GPU holds at once: the profile's SMs times the blocks one
+    SM holds (its threads, shared memory and registers; 0 where one holds none)."""
     smem = launch.shared_base + launch.static_smem + launch.dynamic_smem
-    threads = plan.block[0] * plan.block[1] * plan.block[2]
-    resident = profile.resident_blocks(threads, smem, _registers(function))
-    at_once = profile.sms * resident
-    if resident == 0 or blocks <= at_once:
+    return int(profile.sms * profile.resident_blocks(launch.threads, smem, _registers(function)))
+
+
+def fills_gpu(profile: Any, launch: Any, blocks: int) -> str | None:
+    """The note for a launch with more blocks than the GPU holds at once
+    (``launch.resident``: the profile's SMs times the blocks an SM holds of this kernel),
+    else None."""
+    resident = launch.resident // profile.sms
+    if resident == 0 or blocks <= profile.sms * resident:
         return None
     return (
         f"the launch fills the GPU ({blocks:,} blocks; the {profile.measured_on}'s "

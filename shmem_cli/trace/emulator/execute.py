@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,11 +26,12 @@ from ..requests import Coster, InstructionRecords, TmaFill
 from . import budget as budgets
 from . import grid as grids
 from .access_kind import shared_op_of
-from .alike.classes import Classes, counts_of, run_rest, trace_grid
+from .alike.classes import Classes, counts_of, run_in_time, run_rest, trace_grid
 from .alike.watch import Watch
 from .decode import Program, decode_function
 from .scheduler import run_block
 from .state import LOCAL_WINDOW_SLOT, Block, Launch
+from .sync.shared_work import SharesWork, at_once, shares_work
 from .sync.waiting_blocks import GridWaits, wait_note
 
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
@@ -102,6 +103,10 @@ def run(
     local = any(_uses_local(ins) for ins in function.instructions)
     rows = grids.register_rows(function.instructions)
     plan = grids.plan(launch, grid=grid, local=local, registers=rows, batch_threads=batch_threads)
+    shares = shares_work(function.instructions, program.destinations) if grid else None
+    if shares is not None and plan.clusters > 1:  # as many together as the GPU holds
+        together = at_once(launch.resident, launch.cluster_ctas, plan.per_batch)
+        plan = replace(plan, per_batch=together)
     run_ = _Run(function, program, launch, recorder, budget, progress, plan.blocks, grid)
     run_.registers = rows
     if grid and 1 < plan.clusters <= MAX_CLASS_CLUSTERS:  # blocks may wait on each other
@@ -109,6 +114,9 @@ def run(
         most = budgets.REPEAT_BYTES // max(1, one)  # a batch whose spins can be proven
         hold, restore = recorder.held, recorder.hold_back
         run_.waits = GridWaits(plan, run_.silent, hold, restore, most, run_.ledger)
+    if shares is not None and plan.clusters > 1:
+        why = SharesWork(shares, plan.blocks, plan.per_batch * launch.cluster_ctas, launch.resident)
+        return _resident(run_, plan, why, every_block)
     if grid and plan.clusters > MAX_CLASS_CLUSTERS and not every_block:
         return _huge_grid(run_, plan, budget)
     if grid and plan.clusters > 1 and not every_block:
@@ -118,6 +126,33 @@ def run(
         run_.batch(batch, None)
     mode = "block" if plan.blocks == 1 else "whole"
     return run_.trace(grids.Coverage(mode, plan.blocks, run_.blocks))
+
+
+def _resident(run_: _Run, plan: grids.Plan, why: SharesWork, every_block: bool) -> Trace:
+    """A grid whose blocks take work from one another (:mod:`.sync.shared_work`): its
+    clusters (blocks) in launch order, as many together as the GPU holds at once, the first
+    batch from the start; where those left would pass the time left before --time-limit, an
+    even sample of them (not with ``every_block``: a caller that reads what they wrote)."""
+    n = plan.clusters
+    first = range(min(n, plan.per_batch))
+    run_.batch(plan.only(first), None)
+    rest = range(len(first), n)
+    late = None
+    if every_block:
+        for batch in plan.rest(rest):
+            run_.batch(batch, None)
+    else:
+        _, late = run_in_time(run_, plan, rest, range(len(rest)))
+    unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
+    sampled = (
+        None
+        if late is None
+        else f"{late}: {run_.blocks:,} of its {plan.blocks:,} blocks traced, the first "
+        f"{len(first) * plan.launch.cluster_ctas:,} and an even sample of the {unit} after them"
+    )
+    mode = "whole" if sampled is None else "sample"
+    coverage = grids.Coverage(mode, plan.blocks, run_.blocks, differs=why, why_sampled=sampled)
+    return run_.trace(coverage)
 
 
 def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:

@@ -20,6 +20,7 @@ the last included, as many as fit, and the report says so (:class:`Coverage`, wi
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from ...cuda.sass import Instruction
 from ...cuda.sass_operands import Mem, Reg
@@ -27,6 +28,9 @@ from ...plumbing.errors import file_line
 from ...plumbing.frozen import frozen
 from .budget import Budget
 from .state import LOCAL_BYTES, Launch
+
+if TYPE_CHECKING:
+    from .sync.shared_work import SharesWork
 
 #: the memory a batch's state may take: registers, predicates and scheduling per thread,
 #: shared memory per CTA, local memory per thread where the kernel uses it
@@ -285,7 +289,7 @@ class Coverage:
     blocks: int  # of the grid (1 for one block)
     run: int  # blocks that ran
     proof: Proof | None = None
-    differs: Differs | None = None
+    differs: Differs | SharesWork | None = None  # why blocks ran that others did not stand for
     why_sampled: str | None = None
     stood_for: int = 0  # blocks counted as their class's block without running (classes)
 

@@ -108,6 +108,9 @@ class Launch:
     externals: dict[int, str] = field(default_factory=dict)
     warp_size: int = SM90.warp_size  # lanes of a warp: the architecture profile's
     cluster: tuple[int, int, int] = (1, 1, 1)  # CTAs of a thread-block cluster per axis
+    # blocks the GPU holds at once (the profile's SMs times what one SM holds of the kernel:
+    # arch.resident_blocks), 0 when not known: blocks that share work run so many together
+    resident: int = 0
 
     @property
     def threads(self) -> int:
