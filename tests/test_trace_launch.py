@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from shmem_cli.cuda.launch_values import as_typed
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
 from shmem_cli.trace.kernel.cubin import Kernel, KernelParam, read_cubin
@@ -308,3 +310,46 @@ def test_a_by_value_parameter_s_type_drops_only_the_word_const(
     written: str | None, taken: str | None
 ) -> None:
     assert Param(0, 0, 4, "x", written).value_type == taken
+
+
+@pytest.mark.parametrize(
+    ("ctype", "size", "text", "want"),
+    [
+        ("float2", 8, "1.5,2", struct.pack("<ff", 1.5, 2.0)),  # "2": 2.0f, as make_float2(1.5, 2)
+        ("float2", 8, "0x3f800000, 1", struct.pack("<ff", 1.0, 1.0)),  # hex: the raw bits
+        ("float1", 4, "2", struct.pack("<f", 2.0)),  # one component: one number
+        ("float3", 12, "1,2,3", struct.pack("<fff", 1.0, 2.0, 3.0)),
+        ("float4", 16, "1,2,3,4", struct.pack("<ffff", 1.0, 2.0, 3.0, 4.0)),
+        ("double2", 16, "1,-0", struct.pack("<dd", 1.0, 0.0)),
+        ("__half2", 4, "1,-2", bytes.fromhex("003c00c0")),  # IEEE half 0x3c00, 0xc000
+        ("__nv_bfloat162", 4, "1,1.5", bytes.fromhex("803fc03f")),  # bfloat16 0x3f80, 0x3fc0
+        ("int2", 8, "1,2", bytes.fromhex("0100000002000000")),  # integers stay integers
+    ],
+)
+def test_a_vector_of_floats_takes_its_components_as_its_type_says(
+    ctype: str, size: int, text: str, want: bytes
+) -> None:
+    param = Param(0, 0, size, "v", ctype)
+    assert value_bytes(text, param) == want
+
+
+@pytest.mark.parametrize(
+    ("ctype", "size", "text", "message"),
+    [
+        # one number for a float2 filled its 8 bytes as a double
+        ("float2", 8, "1.5", "is a float2: give its 2 component(s) as X,Y (each a float"),
+        ("float4", 16, "1,2", "is a float4: give its 4 component(s) as X,Y,Z,W"),
+        ("__half2", 4, "1", "is a __half2: give its 2 component(s) as X,Y (each a __half"),
+        ("__half2", 4, "1,70000", "component y: 70000.0 does not fit in a 2-byte float"),
+    ],
+)
+def test_a_vector_of_floats_given_otherwise_is_refused_naming_its_form(
+    ctype: str, size: int, text: str, message: str
+) -> None:
+    with pytest.raises(ShmemError, match=re.escape(message)):
+        value_bytes(text, Param(0, 0, size, "v", ctype))
+
+
+def test_a_vector_of_floats_is_shown_as_its_components_are_taken() -> None:
+    assert as_typed("1, 2", 8, "float2") == "1.0,2.0"
+    assert as_typed("1", 8, "float2") == "1"  # refused when packed, shown as given

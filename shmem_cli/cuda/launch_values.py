@@ -45,6 +45,19 @@ FLOATING = {
     "c10::Half": 2,
     **dict.fromkeys(_BF16, 2),
 }
+#: CUDA's vectors of floating components: each one's component type and count. Its ``--arg``
+#: is its components, ``X,Y`` for a ``float2``, each taken as its component type takes a
+#: number (``1,2`` is 1.0f, 2.0f); one number alone is refused (it filled the 8 bytes of a
+#: ``float2`` as a double)
+FLOAT_VECTORS = {
+    **{f"float{n}": ("float", n) for n in (1, 2, 3, 4)},
+    **{f"double{n}": ("double", n) for n in (1, 2, 3, 4)},
+    "double4_16a": ("double", 4),
+    "double4_32a": ("double", 4),
+    "__half2": ("__half", 2),
+    "half2": ("half", 2),
+    "__nv_bfloat162": ("__nv_bfloat16", 2),
+}
 
 
 class LaunchError(ShmemError):
@@ -107,6 +120,9 @@ def as_typed(text: str, size: int, ctype: str | None) -> str:
     for a floating one is that number as a float (``1`` -> ``1.0``, :data:`FLOATING`), converted
     from the integer as C++ converts it: ``-0`` is 0, so +0.0 (one too long stays as given)."""
     t = text.strip()
+    vector = _vector(ctype, size)
+    if vector is not None and len(parts := t.split(",")) == vector[1]:
+        return ",".join(as_typed(p, FLOATING[vector[0]], vector[0]) for p in parts)
     if not _floating(ctype, size):
         return t
     if t.lower() in ("true", "false"):  # a bool converts too: 1.0 or 0.0
@@ -119,6 +135,32 @@ def as_typed(text: str, size: int, ctype: str | None) -> str:
 def _floating(ctype: str | None, size: int) -> str | None:
     """``ctype`` where it is a floating type of ``size`` bytes (:data:`FLOATING`), else None."""
     return ctype if ctype in FLOATING and FLOATING[ctype] == size else None
+
+
+def _vector(ctype: str | None, size: int) -> tuple[str, int] | None:
+    """(component type, count) where ``ctype`` is a vector of floats (:data:`FLOAT_VECTORS`)
+    whose components fit in ``size`` bytes, else None."""
+    vector = FLOAT_VECTORS.get(ctype or "")
+    return vector if vector is not None and FLOATING[vector[0]] * vector[1] <= size else None
+
+
+def _vector_bytes(text: str, size: int, where: str, ctype: str, vector: tuple[str, int]) -> bytes:
+    """A vector of floats from its components ``X,Y,...``, each as its component type takes a
+    number; the bytes past them (a padded vector's) zero."""
+    element, count = vector
+    fields = text.split(",")
+    if len(fields) != count:
+        form = ",".join("XYZW"[:count])
+        raise LaunchError(
+            f"{where} is a {ctype}: give its {count} component(s) as {form} (each a "
+            f"{element}: 1.5, -2, 1e-3), not {shorten(text.strip())!r}"
+        )
+    each = FLOATING[element]
+    data = b"".join(
+        _number_bytes(f, each, f"{where} component {'xyzw'[i]}", element)
+        for i, f in enumerate(fields)
+    )
+    return data.ljust(size, b"\0")
 
 
 def is_integer(text: str) -> bool:
@@ -180,7 +222,11 @@ def _bfloat16(value: float, text: str) -> bytes:
 def value_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
     """The ``size`` bytes of a by-value parameter from ``--arg`` text (numbers, or a struct's
     fields); ``where`` names the argument in errors; ``ctype`` is the parameter's type where
-    known (a floating one takes ``1`` as 1.0)."""
+    known (a floating one takes ``1`` as 1.0; a vector of floats, its components:
+    :data:`FLOAT_VECTORS`)."""
+    vector = _vector(ctype, size)
+    if vector is not None and ctype is not None:
+        return _vector_bytes(text, size, where, ctype, vector)
     fields = text.split(",")
     n = len(fields)
     if n == 1 and size in (1, 2, 4, 8):
