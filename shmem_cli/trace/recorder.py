@@ -213,3 +213,37 @@ class Recorder:
     def instructions(self) -> list[InstructionRecords]:
         """Records of every shared-memory instruction executed, in program order."""
         return [self.by_index[k] for k in sorted(self.by_index)]
+
+
+class Dropping(Recorder):
+    """The recorder of a batch run only for what it writes to global memory (its blocks
+    counted by class already: :mod:`.emulator.sync.waiting_blocks`): it keeps nothing. Its
+    records were kept whole before, never folded (no coster), so a long batch's grew up to
+    the records' bound (384 MiB) and stopped the trace there."""
+
+    def record(
+        self,
+        index: int,
+        ins: Instruction,
+        kind: AccessKind,
+        tids: npt.NDArray[np.intp],
+        addr: I64,
+        taint: U8 | int,
+        warp_ids: I64,
+        src: I64 | None = None,
+        src_bytes: I64 | None = None,
+        costs: list[int] | None = None,
+    ) -> None:
+        """Nothing kept."""
+
+    def fill(self, ins: Instruction, start: int, nbytes: int, swizzle: int) -> None:
+        """Nothing kept."""
+
+    def note(self, index: int, text: str) -> None:
+        """Nothing kept."""
+
+    def predicated_off(self, index: int, ins: Instruction, kind: AccessKind, warps: int) -> None:
+        """Nothing kept."""
+
+    def decide(self, index: int, ins: Instruction, kind: AccessKind, taint: int) -> None:
+        """Nothing kept."""

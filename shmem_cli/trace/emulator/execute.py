@@ -21,7 +21,7 @@ import numpy as np
 
 from ...cuda.sass import Function, Instruction
 from ...cuda.sass_operands import Const
-from ..recorder import Recorder
+from ..recorder import Dropping, Recorder
 from ..requests import Coster, InstructionRecords, TmaFill
 from . import budget as budgets
 from . import grid as grids
@@ -224,7 +224,7 @@ class _Run:
             batch = fresh
             waits.start(batch)
         blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
-        blk.rec = Recorder(self.launch.warp_size) if silent else self.recorder
+        blk.rec = Dropping(self.launch.warp_size) if silent else self.recorder
         blk.rec.new_batch(blk.n_warps)
         limits = budgets.Limits(
             self.budget, self.launch.threads, 0, self.deadline, self.of_blocks, self.ledger
