@@ -302,13 +302,20 @@ def test_a_printf_beside_a_bulk_copy_both_builds_run_keeps_sm90(
 ) -> None:
     # cp.async.bulk is sm_90's (not only sm_90a's): with a debugging printf the sm_90a build
     # was chosen, saying "the sm_90 build prints an error where the sm_90a one runs TMA"; the
-    # source names the feature macro, so the sm_90a build is made and compared
+    # feature macro selects a store of the sm_90a text, so the sm_90a build is made and compared
     both = PRINTS.replace("#else", '  printf("copied\\n");\n#else').replace(
-        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL", "#if 1 || defined(__CUDA_ARCH_FEAT_SM90_ALL)"
+        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL",
+        "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n  o[1] = 2;\n#endif\n#if 1",
     )
     k = _json(str(_project(tmp_path, both)), "-b", "128")
     assert (k["target"], k["arch_note"]) == ("sm_90", None)
     assert compiles == ["sm_90", "sm_90a"]
+    # a test of the macro that selects nothing leaves one text: one build
+    named = both.replace("o[1] = 2;", "")
+    compiles.clear()
+    (tmp_path / "named").mkdir()
+    k = _json(str(_project(tmp_path / "named", named)), "-b", "128")
+    assert (k["target"], k["arch_note"], compiles) == ("sm_90", None, ["sm_90"])
 
 
 @needs_nvcc

@@ -19,7 +19,9 @@ when that build traps or calls a function outside the cubin (``printf``) where a
 has those instructions and it has not (CuTe and CUTLASS compile their Hopper paths only for
 the ``a`` target: CuTe traps otherwise, CUTLASS 3.x's kernels print an error and return), it
 is compiled for the ``a`` variant and the report says why. The ``a`` build is made only where
-a file the first build read names a macro that differs between the two (:func:`names_a_feature`):
+a file the first build read names a macro that differs between the two (:func:`names_a_feature`)
+and the ``a`` build's preprocessing, run alone, gives another text than the first build
+compiled (a header that tests the macro only for other architectures selects nothing):
 elsewhere both compile the same text, and a kernel's own ``assert`` costs no second build.
 
 **The cache.** Given a cache folder (opt-in: ``--build-cache DIR``),
@@ -31,6 +33,7 @@ fresh compile's are, and keeps each new build there.
 from __future__ import annotations
 
 import dataclasses
+import filecmp
 import functools
 import os
 import re
@@ -140,7 +143,11 @@ def _choose(
         return build
     sass = toolchain.disassemble(build.cubin)
     stops = _STOPS.search(_code(sass))
-    if stops is None or not names_a_feature(build.files, chosen):
+    if (
+        stops is None
+        or not names_a_feature(build.files, chosen)
+        or _same_text(source, chosen, folder, args, allowed)
+    ):
         return dataclasses.replace(build, sass=sass)
     other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
     other_sass = toolchain.disassemble(other.cubin)
@@ -179,6 +186,27 @@ def names_a_feature(files: Sequence[str], arch: str) -> bool:
         except OSError:
             return True  # unread: the second build decides, as before
     return False
+
+
+def _same_text(
+    source: Path, arch: str, folder: Path, args: Sequence[str], allowed: Callable[[Path], bool]
+) -> bool:
+    """Whether the build for ``arch``'s ``a`` variant would compile the very device text the
+    one in ``folder / "build"`` compiled (its preprocessing alone, compared byte for byte):
+    then the macros the two define differently select no code (``cuda_fp8.h`` tests
+    ``__CUDA_ARCH_FAMILY_SPECIFIC__`` for sm_100 on), and both builds are the same. False
+    where it cannot tell: the ``a`` build then decides."""
+    kept = sorted((folder / "build").glob("*.cpp1.ii"))
+    probe = folder / "probe_a"
+    probe.mkdir(parents=True, exist_ok=True)
+    try:
+        text = toolchain.preprocess_device(source, arch + "a", probe, args)
+    except (OSError, toolchain.ToolError, subprocess.TimeoutExpired):
+        return False
+    if text is None or len(kept) != 1:
+        return False
+    _check(read_files(probe), source, allowed)
+    return filecmp.cmp(text, kept[0], shallow=False)
 
 
 def _union(*lists: Sequence[str]) -> tuple[str, ...]:

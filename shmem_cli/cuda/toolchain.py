@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -49,6 +50,9 @@ COMPILE_FILES = 20_000
 #: nvcc and each of its children: address space (a CUTLASS kernel's cicc needs a few GiB; a
 #: preprocessor made to read a device file without end stops here)
 COMPILE_MEMORY = 16 << 30
+#: the host compilers whose preprocessing step nvcc names (``--dryrun``) that
+#: :func:`preprocess_device` runs alone
+_HOST_COMPILERS = frozenset({"gcc", "g++", "c++", "cc", "clang", "clang++"})
 
 
 class ToolError(Exception):
@@ -205,6 +209,53 @@ def compile_cu(
     would act on); ``explain`` picks what of nvcc's messages a failure shows; ``keep``
     keeps nvcc's intermediate files in ``folder`` (the preprocessed source it compiled:
     :mod:`.build` reads what the compile read from it)."""
+    args, out = _nvcc_command(source, arch, folder, extra, nvcc, keep=keep)
+    run_checked(
+        args,
+        cwd=folder,
+        file_limit=COMPILE_FILE_LIMIT,
+        memory_limit=COMPILE_MEMORY,
+        explain=explain,
+    )
+    if not os.path.isfile(out):
+        raise ToolError(f"nvcc wrote no cubin for {source}")
+    return out
+
+
+def preprocess_device(
+    source: Path, arch: str, folder: Path, extra: Sequence[str] = (), *, nvcc: str | None = None
+) -> Path | None:
+    """The device text :func:`compile_cu` of ``source`` for ``arch`` would compile, written
+    into ``folder`` (its ``*.cpp1.ii``): nvcc's own command for that step (``--dryrun``), the
+    host compiler's preprocessor, run alone. None where nvcc names no such step that can be
+    run alone (another host compiler, or words for a shell to expand)."""
+    args, _ = _nvcc_command(source, arch, folder, extra, nvcc, keep=True)
+    done = run([args[0], "--dryrun", *args[1:]], cwd=folder, timeout=60)
+    said = (done.stderr + done.stdout).splitlines()
+    steps = [ln[3:] for ln in said if ln.startswith("#$ ") and ".cpp1.ii" in ln and " -E " in ln]
+    if done.returncode != 0 or len(steps) != 1:
+        return None
+    try:
+        words = shlex.split(steps[0])
+    except ValueError:
+        return None
+    if not words or Path(words[0]).name not in _HOST_COMPILERS or any("$" in w for w in words):
+        return None
+    run_checked(words, cwd=folder, file_limit=COMPILE_FILE_LIMIT, memory_limit=COMPILE_MEMORY)
+    made = sorted(folder.glob("*.cpp1.ii"))
+    return made[0] if len(made) == 1 else None
+
+
+def _nvcc_command(
+    source: Path,
+    arch: str,
+    folder: Path,
+    extra: Sequence[str],
+    nvcc: str | None,
+    *,
+    keep: bool,
+) -> tuple[list[str], Path]:
+    """:func:`compile_cu`'s nvcc command and the cubin it writes, its words checked."""
     from .nvcc_args import NvccArgError, check_nvcc_args, shell_special
 
     try:
@@ -226,16 +277,7 @@ def compile_cu(
     args = [nvcc, "-cubin", "-lineinfo", "-O3", f"-arch={arch}", *extra, "-o", str(out)]
     if keep:
         args += ["--keep", "--keep-dir", str(folder)]
-    run_checked(
-        [*args, str(src)],
-        cwd=folder,
-        file_limit=COMPILE_FILE_LIMIT,
-        memory_limit=COMPILE_MEMORY,
-        explain=explain,
-    )
-    if not os.path.isfile(out):
-        raise ToolError(f"nvcc wrote no cubin for {source}")
-    return out
+    return [*args, str(src)], out
 
 
 def disassemble(cubin: Path, *, nvdisasm: str | None = None, functions: Sequence[int] = ()) -> str:
