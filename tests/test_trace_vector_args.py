@@ -1,4 +1,4 @@
-"""``--arg`` for a by-value vector of floats, end to end: tests/data/trace/kernels/
+"""``--arg`` for a by-value vector of floats, end to end: tests/data/trace/vectors/
 vector_args.cu stores with strides of its float2's and __half2's y components, so the bank
 conflicts the trace finds say what the kernel read. Before, ``v=1.5,4`` stored 4 as an
 integer's bits (4-byte fields of no type: 5.6e-45, stride 0), and ``v=4`` filled the float2's
@@ -13,7 +13,7 @@ from shmem_cli.cli import main
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 
-CUBIN = str(TRACE_DATA / "vector_args.sm_90.cubin")
+CUBIN = str(TRACE_DATA / "vectors" / "vector_args.sm_90.cubin")
 
 
 @needs_nvdisasm
