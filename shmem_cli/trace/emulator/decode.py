@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from ...cuda.sass import Function, Instruction
+from ...cuda.sass_operands import Const
 from .op_table import TABLE, Builder, Context, Skipped, Step
 from .operands import Dest, collecting_destinations
 from .ops import async_proxy as ops_async
@@ -54,6 +55,34 @@ FAMILIES: tuple[ModuleType, ...] = (
     ops_async,
     ops_warpgroup,
 )
+
+
+#: The families whose steps compute values in the running thread's own registers and
+#: predicates, and do nothing else: no memory of any space, no other lane, no thread moved,
+#: nothing the records or the op_misc rows count (:func:`values_only`).
+VALUE_FAMILIES: tuple[ModuleType, ...] = (
+    ops_int,
+    ops_packed,
+    ops_bits,
+    ops_float,
+    ops_fcompare,
+    ops_half,
+    ops_convert,
+)
+_VALUE_BUILDERS = frozenset(m.__name__ for m in VALUE_FAMILIES)
+
+
+def values_only(ins: Instruction) -> bool:
+    """Whether ``ins`` only computes values in its thread's registers and predicates: an
+    opcode of :data:`VALUE_FAMILIES` reading no constant but the parameters' bank at a fixed
+    offset (an indexed read may fail the bank's bounds, an unset ``__constant__`` is named in
+    the report). A decision on global data that chooses only among such instructions changes
+    values, which its taint follows, and nothing else (:mod:`.taint_flow`,
+    :mod:`.alike.watch`)."""
+    builder = TABLE.get(ins.opcode)
+    if builder is None or builder.__module__ not in _VALUE_BUILDERS:
+        return False
+    return all(o.bank == 0 and o.reg is None for o in ins.operands if isinstance(o, Const))
 
 
 def registered() -> dict[str, Builder]:
@@ -105,6 +134,7 @@ class Program(list[Step]):
 
     destinations: list[tuple[Dest, ...]]
     skipped: dict[int, Skipped]  # what threads a tainted decision kept off still taint
+    values: list[bool]  # per instruction: decoded, and it computes values only (values_only)
     flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
 
 
@@ -115,12 +145,15 @@ def decode_function(fn: Function) -> Program:
     ctx = Context(fn)
     steps = Program()
     steps.destinations = []
+    steps.values = []
     for ins in fn.instructions:
         with collecting_destinations() as dests:
             try:
                 steps.append(decode(ins, ctx))
+                steps.values.append(values_only(ins) and ins.error is None)
             except TraceError as exc:
                 steps.append(_raises(exc))
+                steps.values.append(False)
         steps.destinations.append(tuple(dict.fromkeys(dests)))
     steps.skipped = ctx.skipped
     if any(clock.reads_clock(ins) for ins in fn.instructions):  # a spin ends at these

@@ -27,7 +27,7 @@ from . import budget as budgets
 from . import grid as grids
 from .access_kind import shared_op_of
 from .alike.classes import Classes, counts_of, run_in_time, run_rest, trace_grid
-from .alike.watch import Watch
+from .alike.watch import Watch, chooser
 from .decode import Program, decode_function
 from .scheduler import run_block
 from .state import LOCAL_WINDOW_SLOT, Block, Launch
@@ -161,12 +161,14 @@ def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:
     even sample of the others runs as well (nothing here grows with the grid)."""
     recorder, n = run_.recorder, plan.clusters
     unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
-    watch = Watch(run_.function.instructions, None, [k is not None for k in run_.kinds])
+    chooses = chooser(run_.program, run_.function, run_.kinds)
+    shared = [k is not None for k in run_.kinds]
+    watch = Watch(run_.function.instructions, None, shared, chooses=chooses)
     recorder.tainted = {}
     run_.batch(plan.first(), watch)
     watch.requests(recorder.tainted, recorder.requests)
     if watch.differs is None:
-        proof = grids.Proof(n, watch.decisions, unit, grid=n)
+        proof = grids.Proof(n, watch.decisions, unit, grid=n, chosen=len(watch.chosen))
         return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
     what = f"{unit} after the first"
     chosen, why = run_rest(run_, plan, range(1, n), run_.executed, budget, what)  # no list

@@ -217,6 +217,7 @@ class Proof:
     classes: int = 1  # classes of identical behaviour: one block of each ran
     apart: int = 0  # blocks in no class, run
     grid: int = 0  # blocks of the grid
+    chosen: int = 0  # instructions whose decisions on global data chose values only (.alike)
 
     def text(self) -> str:
         """The proof in plain sentences: which blocks stand for which, which ran, and what
@@ -242,12 +243,25 @@ class Proof:
             ]
         if self.apart:
             said.append(f"The {self.apart:,} {u} in no class were run.")
+        but = ", but those that choose values only (below)," if self.chosen else ""
         said.append(
             f"{self.decisions:,} decisions were checked: no guard, branch, loop, shared "
             "address, barrier, mbarrier, TMA destination or wgmma descriptor depends on global "
-            "memory or on a value the emulator could not compute, nor otherwise on the block "
-            "index."
+            f"memory or on a value the emulator could not compute{but} nor otherwise on the "
+            "block index."
         )
+        if self.chosen:
+            said.append(
+                f"The decisions on global data at {self.chosen:,} instruction(s) choose values "
+                "only: each guards an instruction that only computes registers, or is a branch "
+                "whose paths, up to where they meet and through the subroutines they call (a "
+                "float division's or sqrtf's slow path), run only such instructions. These "
+                "data-dependent paths were proven not to touch shared memory (nor any memory, "
+                "barrier or other lane); the registers they write carry the data's taint, and "
+                "no later decision depends on it. The launch's thread-instructions "
+                "(instructions_executed) count each class's block's own paths for every block "
+                "of its class: an estimate where the others take other paths."
+            )
         if self.bounded:
             said.append(
                 f"{self.bounded:,} decisions on the block index were evaluated for every "

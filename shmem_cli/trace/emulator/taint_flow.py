@@ -17,17 +17,21 @@ module spreads it through the decisions a thread's path takes:
   is data ends in such a branch); every shared-memory instruction the region can reach is
   marked decided by that data, even where no thread went (the loop that zeros skip); and
   when the threads reconverge, every register any path of the region writes takes it (the
-  value the decision chose, whichever path ran).
+  value the decision chose, whichever path ran). A region takes in the subroutines its
+  paths call (:mod:`.sync.subroutines`: nvcc's slow path of a float division).
 
 :class:`ControlFlow` is the static part, per function: the basic blocks, each block's
 immediate post-dominator (Cooper, Harvey and Kennedy's iteration on the reversed graph,
-with one virtual exit after every ``EXIT``, ``RET`` and trap), and each branch's region.
+with one virtual exit after every ``EXIT``, ``RET`` and trap), and each branch's region,
+with whether it only chooses values (:attr:`Region.values`: what the proof of alike blocks
+lets through, :mod:`.alike.watch`).
 The functions below are the emulator's hooks; they cost nothing until a decision carries
 taint.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +42,7 @@ from ...plumbing.frozen import frozen
 from ..distinct_rows import warp_or
 from .operands import Dest
 from .state import TAINT_BLOCK, Block
+from .sync import subroutines
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -46,10 +51,10 @@ if TYPE_CHECKING:
     from .decode import Program
 
 EXIT = -1  # the virtual exit: a region that never reconverges
-_JUMPS = ("BRA", "JMP")
+JUMPS = ("BRA", "JMP")
 _ENDS = ("EXIT", "KILL", "RET", "BPT")
 #: the instructions whose tainted guard decides a thread's path, not just its lanes
-CONTROL = (*_JUMPS, *_ENDS)
+CONTROL = (*JUMPS, *_ENDS)
 #: the taint bits a decision passes on: global data, inexact values and the buffers; not
 #: the block index's (state.py TAINT_BLOCK): a bounds check on it guards nearly every
 #: kernel's accesses, and following it through them made a 16,384-block trace 1.8x slower
@@ -64,6 +69,10 @@ class Region:
     reconverge: int  # instruction index, or EXIT
     shared: tuple[int, ...]
     dests: frozenset[Dest]
+    # its paths meet again, and run only what computes values (decode.values_only), branches
+    # among them, convergence barriers and calls of subroutines made of the same: a
+    # decision on global data here chooses values, nothing else (alike/watch.py)
+    values: bool = False
 
 
 class ControlFlow:
@@ -74,10 +83,12 @@ class ControlFlow:
         function: Function,
         destinations: list[tuple[Dest, ...]],
         kinds: list[AccessKind | None],
+        values: list[bool] | None = None,
     ) -> None:
         self.function = function
         self.destinations = destinations
         self.kinds = kinds
+        self.values = values or [False] * len(function.instructions)
         n = len(function.instructions)
         self.succ = [self._successors(i) for i in range(n)]
         leaders = {0} | {s for ss in self.succ for s in ss if s != EXIT}
@@ -102,7 +113,7 @@ class ControlFlow:
         guarded = guard is not None and guard.index != 7
         if ins.opcode in _ENDS:
             return [*after, EXIT] if guarded else [EXIT]
-        if ins.opcode in _JUMPS:
+        if ins.opcode in JUMPS:
             labels = [o for o in ins.operands if isinstance(o, Label)]
             if "DIV" in ins.mods or len(labels) != 1:
                 return after  # the emulator's BRA.DIV falls through; indirect: refused there
@@ -184,10 +195,43 @@ class ControlFlow:
             seen.add(x)
             todo.extend(int(self.block_of[s]) for s in self.succ[self.ends[x]] if s != EXIT)
         members = [i for x in sorted(seen) for i in range(self.starts[x], self.ends[x] + 1)]
+        called, followed = subroutines.called(self, members)
+        # its threads meet again where they reconverge, whatever paths they took: every
+        # instruction of the region comes before it (those of a subroutine rank at its call
+        # site), so the scheduler runs none there before the region's are all there
+        meet = followed and reconverge != EXIT and all(i < reconverge for i in members)
+        members = sorted({*members, *called})
         shared = tuple(i for i in members if self.kinds[i] is not None)
         dests = frozenset(d for i in members for d in self.destinations[i])
-        found = self._regions[index] = Region(reconverge, shared, dests)
+        values = meet and all(self._chooses(i) for i in members)
+        found = self._regions[index] = Region(reconverge, shared, dests, values)
         return found
+
+    @cached_property
+    def returns(self) -> frozenset[int]:
+        """The subroutines' returns proven to go back to their call sites
+        (:func:`.sync.subroutines.returns`): where they go does not depend on a value."""
+        return subroutines.returns(self)
+
+    def _chooses(self, i: int) -> bool:
+        """Whether instruction ``i`` of a region (or of a subroutine it calls) only computes
+        values or steers among such: :attr:`values`, a branch to a label, a convergence
+        barrier, a call :func:`.sync.subroutines.called` followed, a subroutine's return."""
+        ins = self.function.instructions[i]
+        if self.values[i] or ins.opcode in ("BSSY", "BSYNC", "NOP", "CALL", "RET"):
+            return True
+        return ins.opcode in JUMPS and self.target(ins) is not None
+
+    def target(self, ins: Instruction) -> int | None:
+        """The instruction a branch or a call to one label goes to (None: another kind:
+        through a register, ``.DIV``/``.CONV``, a function outside the code)."""
+        labels = [o for o in ins.operands if isinstance(o, Label)]
+        if len(labels) != 1 or {"DIV", "CONV"} & set(ins.mods):
+            return None
+        if ins.opcode == "CALL" and len(ins.operands) != 1:
+            return None
+        pc = self.function.labels.get(labels[0].name)
+        return None if pc is None else self.function.index_of(pc)
 
 
 _TAINTS = {"R": "tr", "UR": "tur", "P": "tp", "UP": "tup"}  # each kind's taint rows
@@ -270,7 +314,7 @@ def reconverge(blk: Block, index: int, ids: npt.NDArray[np.intp]) -> None:
 def flow_of(program: Program, function: Function, kinds: list[Any]) -> ControlFlow:
     """The function's control flow, made once per program."""
     if program.flow is None:
-        program.flow = ControlFlow(function, program.destinations, kinds)
+        program.flow = ControlFlow(function, program.destinations, kinds, program.values)
     flow: ControlFlow = program.flow
     return flow
 
@@ -278,17 +322,21 @@ def flow_of(program: Program, function: Function, kinds: list[Any]) -> ControlFl
 def conditions(ins: Instruction) -> tuple[tuple[str, int], ...] | None:
     """The predicates that decide whether (or where) the threads at ``ins`` go on: its
     guard, and a branch's condition operand; None when nothing decides."""
-    found: list[tuple[str, int]] = []
     guard = ins.guard
-    if guard is not None and guard.index != 7:
-        found.append((guard.kind, guard.index))
-    if ins.opcode in _JUMPS and not {"DIV", "CONV"} & set(ins.mods):
-        found += [
-            (o.kind, o.index)
-            for o in ins.operands
-            if isinstance(o, Reg) and o.kind in ("P", "UP") and not o.is_true
-        ]
-    return tuple(found) or None
+    found = [(guard.kind, guard.index)] if guard is not None and guard.index != 7 else []
+    return tuple(found + branch_conditions(ins)) or None
+
+
+def branch_conditions(ins: Instruction) -> list[tuple[str, int]]:
+    """A branch's condition operands (``BRA P0``, ``@P1 BRA !P2``), its guard aside."""
+    if ins.opcode not in JUMPS or {"DIV", "CONV"} & set(ins.mods):
+        return []
+    ops = ins.operands
+    return [
+        (o.kind, o.index)
+        for o in ops
+        if isinstance(o, Reg) and o.kind in ("P", "UP") and not o.is_true
+    ]
 
 
 def before_step(

@@ -32,7 +32,7 @@ from ..budget import Budget
 from .forms import Forms
 from .shadow import COLUMNS, Shadow
 from .vectors import Vectors
-from .watch import Watch
+from .watch import Watch, chooser
 
 #: classes found one after the other at most (each costs one block run watched)
 ROUNDS = 64
@@ -143,6 +143,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     left = np.ones(n, dtype=bool)  # the blocks (clusters) in no class yet
     found: list[ClassCounts] = []
     decisions = proven = loners = 0
+    chooses, choosing = chooser(run.program, run.function, run.kinds), set[int]()
     differs: grids.Differs | None = None
     shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
     vectors = Vectors(n, shadow)
@@ -155,7 +156,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
             break
         rep = int(np.argmax(left))  # the lowest-numbered left
         forms = Forms(launch, instructions, run.program.destinations, rep, shadow, vectors)
-        watch = Watch(instructions, forms, shared, left)
+        watch = Watch(instructions, forms, shared, left, chooses)
         before = counts_of(run)
         recorder.tainted = {}
         requests = recorder.requests
@@ -165,6 +166,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         run.batch(plan.only([rep]), watch)
         watch.requests(recorder.tainted, recorder.requests - requests)
         decisions, proven = decisions + watch.decisions, proven + watch.proven
+        choosing |= watch.chosen
         # a block that waited on others (they ran meanwhile) stands for itself alone
         alone = watch.differs is not None or (waits is not None and waits.helpers != helped)
         cls, left = members(left, None if alone else watch.alike, rep)
@@ -186,7 +188,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     stood_for = classes.stood_for * size  # blocks
     helped = run.waits is not None and run.waits.helpers  # blocks ran for one that waited
     if not left.any() and not helped:  # every block (cluster) is in a class
-        every = grids.Proof(n, decisions, unit, proven, len(found), 0, n)
+        every = grids.Proof(n, decisions, unit, proven, len(found), 0, n, len(choosing))
         if len(found) == 1:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
         coverage = grids.Coverage(
@@ -202,7 +204,8 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     proof: grids.Proof | None = None
     if useful:
         counted = sum(c.extra + 1 for c in useful)
-        proof = grids.Proof(counted, decisions, unit, proven, len(useful), n - counted, n)
+        apart = n - counted
+        proof = grids.Proof(counted, decisions, unit, proven, len(useful), apart, n, len(choosing))
         mode = "alike" if chosen is None else mode
         if differs is not None:
             differs = replace(differs, unit=unit)

@@ -18,23 +18,40 @@ watch looks at every decision the block's threads take:
 A decision free of taint read only what all blocks share (threadIdx, the parameters,
 constant memory, blockDim and gridDim, and shared memory written from those): every block
 takes it alike. One that carries the block index's taint alone keeps the blocks that take
-it as this block does (:class:`.forms.Forms`: :attr:`Watch.alike`). Any other (global
-data, an inexact value, a value without a form) is the first that differs
-(:class:`..grid.Differs`): this block then stands for itself alone.
+it as this block does (:class:`.forms.Forms`: :attr:`Watch.alike`).
+
+A decision on global data (or an inexact value) that only *chooses values* takes nothing
+else from a block (:func:`chooser`): the guard of an instruction that only computes values
+in its thread's registers and predicates (:func:`..decode.values_only`: no memory of any
+space, no barrier, no other lane, nothing counted), or a branch whose paths, up to where
+they meet and through the subroutines they call, run only such instructions
+(:attr:`..taint_flow.Region.values`: nvcc's slow path of a float division, of ``sqrtf``).
+Whichever way it goes in another block, that block's threads compute other values in the
+same registers and nothing else: :mod:`..taint_flow` gives those registers the data's taint
+(every register the paths write, where they meet), so any later decision on them is
+watched as one on the data. Such decisions are counted (:attr:`Watch.chosen`) for the
+report, which says what they leave estimated: the class's thread-instructions, its block's
+paths (:class:`..grid.Proof`). Any other decision on global data, an inexact value or a
+value without a form is the first that differs (:class:`..grid.Differs`): this block then
+stands for itself alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ....cuda.sass import Instruction
+from ....cuda.sass import Function, Instruction
 from ....cuda.sass_operands import Gdesc, Mem, Reg
+from .. import taint_flow
 from ..grid import Differs
 from ..state import TAINT_BLOCK, Block, Idx
 from .forms import Forms
+
+if TYPE_CHECKING:
+    from ..decode import Program
 
 #: the opcodes whose register operands decide something besides a shared address:
 #: which of them (None: every register operand)
@@ -107,6 +124,24 @@ def _address(ins: Instruction) -> list[tuple[str, int]]:
     return []
 
 
+def chooser(program: Program, function: Function, kinds: list[Any]) -> Callable[[int], bool]:
+    """Whether a decision at an instruction that global data takes only chooses values: the
+    instruction only computes values (:attr:`..decode.Program.values`), or it is a branch
+    whose region runs only what does (:attr:`..taint_flow.Region.values`), or a return
+    proven to go back to its call site (:attr:`..taint_flow.ControlFlow.returns`: its
+    address was written in a region on the data, by a block that took the slow path)."""
+
+    def chooses(m: int) -> bool:
+        opcode = function.instructions[m].opcode
+        if opcode in taint_flow.JUMPS:
+            return taint_flow.flow_of(program, function, kinds).region(m).values
+        if opcode == "RET":  # proven to go back to its call site, whatever it reads
+            return m in taint_flow.flow_of(program, function, kinds).returns
+        return bool(program.values[m])
+
+    return chooses
+
+
 class Watch:
     """The watch over a class's block: each instruction's watched registers, the blocks that
     took every decision so far as it did (:attr:`alike`, with :class:`.alike.forms.Forms`),
@@ -118,9 +153,14 @@ class Watch:
         forms: Forms | None = None,
         shared: Sequence[bool] = (),
         candidates: Any = None,
+        chooses: Callable[[int], bool] | None = None,
     ) -> None:
         self.instructions = instructions
+        self.chooses = chooses  # chooser's answer (None: every decision on data differs)
+        self.chosen: set[int] = set()  # instructions whose decisions on data chose values
         self.registers = [_registers(ins) for ins in instructions]
+        # a branch's predicate operands (BRA P0, BRA !P2): the guard's are watched apart
+        self.branches = [taint_flow.branch_conditions(ins) for ins in instructions]
         self.addresses = [
             _address(ins) if k < len(shared) and shared[k] else []
             for k, ins in enumerate(instructions)
@@ -153,22 +193,38 @@ class Watch:
         """Instruction ``m`` runs for the threads ``at`` under guard predicate
         ``kind``/``index``: is it free of taint, or which blocks take its outcome?"""
         self.decisions += 1
-        if self.differs is not None:
-            return
+        if self.differs is None:
+            self._decide(m, blk, kind, index, at, "its guard predicate")
+
+    def _decide(self, m: int, blk: Block, kind: str, index: int, at: Idx, what: str) -> None:
+        """Predicate ``kind``/``index`` decides instruction ``m`` for the threads ``at``."""
         taint = blk.file(kind)[1][index][at]
         if not np.any(taint):
             return
-        if np.any(taint & np.uint8(~TAINT_BLOCK & 0xFF)) or self.forms is None:
-            self.differs = Differs(self.instructions[m], "its guard predicate")
+        data = taint & taint_flow.FOLLOWED
+        if np.any(data):
+            if self.chooses is None or not self.chooses(m):
+                self.differs = Differs(self.instructions[m], what)
+                return
+            self.chosen.add(m)  # values only: their taint follows them (taint_flow)
+            if not np.any((taint != 0) & (data == 0)):
+                return  # (Forms.agreement looks at the threads of the block index's alone)
+        if self.forms is None:
+            self.differs = Differs(self.instructions[m], what)
             return
         ids = blk.ids(at)
-        self._narrow(self.forms.agreement(kind, index, ids, blk), m, "its guard predicate")
+        self._narrow(self.forms.agreement(kind, index, ids, blk), m, what)
 
     def operands(self, m: int, blk: Any, at: Any) -> None:
         """Instruction ``m`` runs for the threads ``at``: are its watched registers and its
         shared address free of taint, or which blocks hold the same values?"""
         if self.differs is not None:
             return
+        for kind, index in self.branches[m]:  # a branch's condition: as its guard
+            self.decisions += 1
+            self._decide(m, blk, kind, index, at, "its branch condition")
+            if self.differs is not None:
+                return
         for regs, what in (
             (self.registers[m], "a register it reads"),
             (self.addresses[m], "a shared address"),
@@ -176,6 +232,8 @@ class Watch:
             if not regs:
                 continue
             self.decisions += 1
+            if regs is self.registers[m] and self._returns(m):
+                continue  # where it goes was proven from the code: not from what it reads
             for kind, index in regs:
                 table = blk.file(kind)[1]
                 if index >= len(table):
@@ -192,6 +250,11 @@ class Watch:
                     return
                 if regs is self.addresses[m]:
                     self.checked.add(m)
+
+    def _returns(self, m: int) -> bool:
+        """Whether instruction ``m`` is a return proven to go back to its call site."""
+        ins = self.instructions[m]
+        return ins.opcode == "RET" and self.chooses is not None and self.chooses(m)
 
     def requests(self, tainted: dict[int, int], recorded: int) -> None:
         """The block recorded ``recorded`` shared-memory requests, those of the instructions

@@ -1,0 +1,123 @@
+"""What a call reaches, read from the code alone: the instructions of the subroutines it
+calls, and whether each of their returns comes back to the instruction after the call.
+
+:mod:`..taint_flow` follows a branch's region into the subroutines it calls (nvcc's slow
+path of a float division is one: ``MOV R4, 0x14e0; CALL.REL.NOINC `($__internal_..._slowpath)``,
+which returns by ``RET.REL.NODEC R8`` after ``IMAD.MOV.U32 R8, RZ, RZ, R4``): the registers
+they write are the region's too, and a region whose subroutines compute values only chooses
+values only. A call is followed where it goes to a label, and proven to come back where
+every return of its subroutine reads the address the instruction before the call set (a
+``MOV`` of the address after the call), or a plain copy of it made on the straight line
+before the return, and no instruction of the subroutine writes that register.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ....cuda.sass import Function, Instruction
+from ....cuda.sass_operands import Imm, Reg
+
+#: the instructions of the subroutines a region calls, followed at most
+CALLED = 4096
+
+
+class Graph(Protocol):
+    """A function's control flow (:class:`..taint_flow.ControlFlow`): each instruction's
+    successors (an index below 0: the exit) and the registers it writes."""
+
+    function: Function
+    succ: list[list[int]]
+    destinations: list[tuple[tuple[str, int, int], ...]]
+
+    def target(self, ins: Instruction) -> int | None: ...
+
+
+def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
+    """The instructions of the subroutines the instructions ``members`` call, those they call
+    in turn included, at most :data:`CALLED`; and whether every call was followed and comes
+    back (the module's rule)."""
+    ins = graph.function.instructions
+    jumped = _jumped_to(graph)
+    body: set[int] = set()
+    todo, done = [i for i in members if ins[i].opcode == "CALL"], set[int]()
+    while todo:
+        c = todo.pop()
+        start = graph.target(ins[c])
+        if start is None or not 0 < c < len(ins) - 1 or c in jumped:
+            return body, False
+        done.add(c)
+        walk, seen = [start], set[int]()
+        while walk and len(seen) + len(body) <= CALLED:
+            i = walk.pop()
+            if i not in seen and i >= 0:
+                seen.add(i)
+                todo += [i] if ins[i].opcode == "CALL" and i not in done else []
+                walk += graph.succ[i] if ins[i].opcode != "RET" else []
+        if walk or not _returns(graph, c, seen, jumped):
+            return body, False
+        body |= seen
+    return body, True
+
+
+def returns(graph: Graph) -> frozenset[int]:
+    """The returns proven to come back to their call site (the module's rule) from every
+    call of the function; none where a call is not followed (a function pointer may reach
+    any)."""
+    ins = graph.function.instructions
+    proven: set[int] = set()
+    for c in (i for i in range(len(ins)) if ins[i].opcode == "CALL"):
+        body, followed = called(graph, [c])
+        if not followed:
+            return frozenset()
+        proven |= {i for i in body if ins[i].opcode == "RET"}
+    return frozenset(proven)
+
+
+def _jumped_to(graph: Graph) -> set[int]:
+    """The instructions reached other than from the one before them."""
+    return {s for k, ss in enumerate(graph.succ) for s in ss if s != k + 1}
+
+
+def _returns(graph: Graph, c: int, body: set[int], jumped: set[int]) -> bool:
+    """Whether every return of ``body``, the subroutine called at ``c``, comes back to the
+    instruction after ``c``."""
+    ins = graph.function.instructions
+    mov, ops = ins[c - 1], ins[c - 1].operands
+    held = ops[0] if mov.opcode == "MOV" and mov.guard is None and len(ops) == 2 else None
+    if not isinstance(held, Reg) or not isinstance(ops[1], Imm):
+        return False
+    if any(_writes(graph, i, held) for i in body):
+        return False
+    for i in (i for i in body if ins[i].opcode == "RET"):
+        read = [o for o in ins[i].operands if isinstance(o, Reg)]
+        if len(read) != 1:
+            return False
+        j = i  # the last write of the register read, on the straight line before the return
+        while not _same(read[0], held) and j not in jumped and j > 0 and graph.succ[j - 1] == [j]:
+            j -= 1
+            if _writes(graph, j, read[0]):
+                break
+        if not _same(read[0], held) and not _copies(ins[j], held):
+            return False
+    return ops[1].int_value == ins[c + 1].pc
+
+
+def _same(a: Reg, b: Reg) -> bool:
+    return (a.kind, a.index) == (b.kind, b.index)
+
+
+def _writes(graph: Graph, i: int, reg: Reg) -> bool:
+    """Whether instruction ``i`` writes register ``reg``."""
+    return any(k == reg.kind and a <= reg.index < a + n for k, a, n in graph.destinations[i])
+
+
+def _copies(ins: Instruction, reg: Reg) -> bool:
+    """Whether ``ins`` always copies ``reg`` as it is (``MOV Rd, Rs``, ``IMAD.MOV.U32 Rd, RZ,
+    RZ, Rs``)."""
+    ops = ins.operands
+    plain = ins.opcode == "MOV" or (ins.opcode == "IMAD" and "MOV" in ins.mods)
+    if not plain or ins.guard is not None or not ops or ops[-1] != Reg(reg.kind, reg.index):
+        return False
+    return all(isinstance(o, Reg) and o.is_zero for o in ops[1:-1])

@@ -1,0 +1,106 @@
+"""Decisions on global data that only choose register values (issue 30): nvcc's slow paths of
+a float division and of ``sqrtf`` are subroutines called behind a branch on the operands, so
+a softmax- or layernorm-like kernel's blocks take other paths where their data differ. The
+proof of alike blocks lets such a decision through where every path up to where they meet
+computes registers only (shmem_cli/trace/emulator/alike/watch.py, taint_flow.Region.values),
+and still refuses the values it chose where they reach a shared address.
+
+The kernels are tests/data/trace/datapaths/datapaths.cu. The reference is the same launch
+with every block run (the tracer's path for a caller that reads global memory afterwards),
+and the shared requests the source makes, counted by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shmem_cli.cuda.sass import parse_instruction
+from shmem_cli.trace.emulator.decode import values_only
+
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .test_trace_grid import every_block, traced
+
+DATAPATHS = TRACE_DATA / "datapaths" / "datapaths.sm_90.cubin"
+N = 128  # threads of a block, and a row's values (datapaths.cu)
+
+
+def _rows(tmp_path: Path, rows: list[np.ndarray]) -> str:
+    """The rows as the kernel's input buffer (float32, row after row): its --arg."""
+    data = tmp_path / "rows.bin"
+    np.asarray(rows, dtype=np.float32).tofile(data)
+    return f"1=@{data}"
+
+
+#: rows whose sum and quotients are normal floats (the division's fast path) and rows of
+#: denormals (its slow path, and sqrtf's): the blocks take other paths
+NORMAL, TINY = np.arange(N) + 1.0, np.full(N, 1e-42)
+MIXED = np.where(np.arange(N) % 2 == 0, 1e-41, 3.0)
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [NORMAL, TINY, np.ones(N), MIXED],  # block 0 takes the fast paths
+        [TINY, NORMAL, MIXED, np.ones(N)],  # block 0 takes the slow ones
+    ],
+)
+def test_a_division_on_global_data_leaves_the_blocks_alike(
+    tmp_path: Path, rows: list[np.ndarray]
+) -> None:
+    args = (_rows(tmp_path, rows),)
+    by_class = traced(DATAPATHS, "dp_norm", N, (4, 1, 1), args)
+    ran = every_block(DATAPATHS, "dp_norm", N, (4, 1, 1), args)
+    cov = by_class.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 1 and cov.blocks == 4
+    proof = cov.proof or ""
+    assert "every block behaves alike" in proof
+    assert "These data-dependent paths were proven not to touch shared memory" in proof
+    assert "an estimate where the others take other paths" in proof
+    assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
+    assert by_class.totals == ran.totals
+    for a, b in zip(by_class.accesses, ran.accesses, strict=True):
+        assert (a.site.pc, a.cost.totals, a.cost.lane_accesses, a.predicated_off) == (
+            b.site.pc,
+            b.cost.totals,
+            b.cost.lane_accesses,
+            b.predicated_off,
+        )
+    # the blocks did take other paths: the slow ones ran in some blocks and not in others
+    assert by_class.instructions_executed != ran.instructions_executed
+    # by hand, per block: part[tid] = v (4 warps); 7 steps of the tree, each read twice and
+    # written once by the warps with a thread below s (2, 1, 1, ...); part[0] read by all 4
+    steps = [-(-s // 32) for s in (64, 32, 16, 8, 4, 2, 1)]
+    assert by_class.totals["store"].requests == 4 * (4 + sum(steps))
+    assert by_class.totals["load"].requests == 4 * (2 * sum(steps) + 4)
+    assert by_class.totals["load"].wavefronts == by_class.totals["load"].requests
+
+
+@needs_nvdisasm
+def test_a_quotient_on_global_data_in_a_shared_address_still_differs(tmp_path: Path) -> None:
+    args = (_rows(tmp_path, [NORMAL, TINY, np.ones(N), MIXED]),)
+    traced_ = traced(DATAPATHS, "dp_index", N, (4, 1, 1), args)
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 4
+    assert cov.differs is not None and "(pc 0x0210, STS) a shared address" in cov.differs
+
+
+def test_the_instructions_that_compute_values_only_come_from_the_op_table() -> None:
+    def only(text: str) -> bool:
+        return values_only(parse_instruction(text, 0, None, None))
+
+    assert only("FFMA R0, R1, R2, R3")
+    assert only("FCHK P0, R0, R5")
+    assert only("@!P0 IMAD.MOV.U32 R8, RZ, RZ, RZ")
+    assert only("FMUL R0, R1, c[0x0][0x210]")  # a parameter
+    assert not only("FMUL R0, R1, c[0x3][0x10]")  # a __constant__ (an unset one is named)
+    assert not only("LDS R0, [R1]")
+    assert not only("LDC R0, c[0x0][R1+0x10]")
+    for text in ("STS [R1], R0", "LDG.E R0, desc[UR4][R2.64]", "SHFL.BFLY PT, R0, R1, 0x1, 0x1f"):
+        assert not only(text)
+    for text in ("VOTE.ANY R0, PT, P0", "BAR.SYNC.DEFER_BLOCKING 0x0", "BRA `(.L_x_1)", "EXIT"):
+        assert not only(text)
+    assert not only("S2R R0, SR_TID.X")
