@@ -1,9 +1,10 @@
 """Decisions on global data that only choose register values (issue 30): nvcc's slow paths of
-a float division and of ``sqrtf`` are subroutines called behind a branch on the operands, so
-a softmax- or layernorm-like kernel's blocks take other paths where their data differ. The
-proof of alike blocks lets such a decision through where every path up to where they meet
-computes registers only (shmem_cli/trace/emulator/alike/watch.py, taint_flow.Region.values),
-and still refuses the values it chose where they reach a shared address.
+a float division and of ``sqrtf`` are subroutines called behind a branch on the operands, and
+``__expf`` guards its fix-ups (``@!P0 FMUL``) by the operand, so a softmax- or layernorm-like
+kernel's blocks take other paths where their data differ. The proof of alike blocks lets
+such a decision through where every path up to where they meet computes registers only
+(shmem_cli/trace/emulator/alike/watch.py, taint_flow.Region.values), and still refuses the
+values it chose where they reach a shared address.
 
 The kernels are tests/data/trace/datapaths/datapaths.cu. The reference is the same launch
 with every block run (the tracer's path for a caller that reads global memory afterwards),
@@ -12,16 +13,24 @@ and the shared requests the source makes, counted by hand.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from shmem_cli.cuda.sass import parse_instruction
-from shmem_cli.trace.emulator.decode import values_only
+from shmem_cli.cuda.sass import Function, parse_instruction
+from shmem_cli.cuda.sass_operands import Imm
+from shmem_cli.trace.emulator.access_kind import shared_op_of
+from shmem_cli.trace.emulator.decode import decode_function, values_only
+from shmem_cli.trace.emulator.taint_flow import ControlFlow
+from shmem_cli.trace.kernel.cubin import find_kernel
+from shmem_cli.trace.tracer import find_function
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_grid import every_block, traced
+from .test_trace_measured import cubin
 
 DATAPATHS = TRACE_DATA / "datapaths" / "datapaths.sm_90.cubin"
 N = 128  # threads of a block, and a row's values (datapaths.cu)
@@ -60,6 +69,9 @@ def test_a_division_on_global_data_leaves_the_blocks_alike(
     assert "every block behaves alike" in proof
     assert "These data-dependent paths were proven not to touch shared memory" in proof
     assert "an estimate where the others take other paths" in proof
+    # the division's and sqrtf's branches, and __expf's guarded fix-ups (@!P0 FMUL) at least
+    chosen = re.search(r"decisions on global data at (\d+) instruction", proof)
+    assert chosen is not None and int(chosen.group(1)) >= 4
     assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
     assert by_class.totals == ran.totals
     for a, b in zip(by_class.accesses, ran.accesses, strict=True):
@@ -104,3 +116,48 @@ def test_the_instructions_that_compute_values_only_come_from_the_op_table() -> N
     for text in ("VOTE.ANY R0, PT, P0", "BAR.SYNC.DEFER_BLOCKING 0x0", "BRA `(.L_x_1)", "EXIT"):
         assert not only(text)
     assert not only("S2R R0, SR_TID.X")
+
+
+def _division_branch(function: Function) -> tuple[ControlFlow, int]:
+    """The control flow of ``function`` and the index of the branch around its division's
+    slow path (the ``BRA`` before ``MOV Rx, <return>; CALL``)."""
+    program = decode_function(function)
+    kinds = [shared_op_of(ins) for ins in function.instructions]
+    flow = ControlFlow(function, program.destinations, kinds, program.values)
+    ins = function.instructions
+    call = next(i for i, x in enumerate(ins) if x.opcode == "CALL")
+    return flow, max(i for i in range(call) if ins[i].opcode == "BRA")
+
+
+@needs_nvdisasm
+def test_a_branch_around_a_slow_path_chooses_values_and_taints_what_the_callee_writes() -> None:
+    info, disassembly = cubin(DATAPATHS)
+    function = find_function(disassembly, find_kernel(info, "dp_norm"), info.path)
+    flow, branch = _division_branch(function)
+    region = flow.region(branch)
+    assert region.values
+    ins = function.instructions
+    call = next(i for i in range(branch, len(ins)) if ins[i].opcode == "CALL")
+    start = flow.target(ins[call])
+    assert start is not None and start > region.reconverge  # the subroutine lies past it
+    # a register the subroutine writes and the caller's paths do not is the region's too
+    caller = {d for i in range(branch + 1, region.reconverge) for d in flow.destinations[i]}
+    callee_only = {d for i in range(start, len(ins)) for d in flow.destinations[i]} - caller
+    assert callee_only and callee_only <= region.dests
+    returns = [i for i in range(start, len(ins)) if ins[i].opcode == "RET"]
+    assert returns and set(returns) <= flow.returns
+
+
+@needs_nvdisasm
+def test_a_call_whose_return_address_is_not_its_own_is_not_followed() -> None:
+    info, disassembly = cubin(DATAPATHS)
+    function = find_function(disassembly, find_kernel(info, "dp_norm"), info.path)
+    ins = list(function.instructions)
+    call = next(i for i, x in enumerate(ins) if x.opcode == "CALL")
+    mov = ins[call - 1]
+    assert mov.opcode == "MOV" and isinstance(mov.operands[1], Imm)
+    elsewhere = Imm(hex(ins[call + 2].pc), ins[call + 2].pc, float(ins[call + 2].pc))
+    ins[call - 1] = replace(mov, operands=(mov.operands[0], elsewhere))
+    flow, branch = _division_branch(replace(function, instructions=ins))
+    assert not flow.region(branch).values  # the return would skip an instruction
+    assert not flow.returns

@@ -7,8 +7,9 @@
 #define N 128
 
 // accepted: a row's sum by a tree in shared memory (addresses from threadIdx alone), then
-// each value divided by it and its square root taken: the division's and sqrtf's slow paths
-// run in the blocks whose row is denormal, and they write registers only
+// each value divided by it, its square root and its __expf taken: the division's and
+// sqrtf's slow paths run in the blocks whose row is denormal, __expf's guarded fix-ups
+// (@!P0 FMUL) where the exponent is large, and they write registers only
 extern "C" __global__ void dp_norm(float *out, const float *in) {
   __shared__ float part[N];
   float v = in[blockIdx.x * N + threadIdx.x];
@@ -19,7 +20,7 @@ extern "C" __global__ void dp_norm(float *out, const float *in) {
     __syncthreads();
   }
   float sum = part[0];
-  out[blockIdx.x * N + threadIdx.x] = sqrtf(v / sum);
+  out[blockIdx.x * N + threadIdx.x] = __expf(sqrtf(v / sum));
 }
 
 // refused: the same quotient picks the shared word each thread stores to
