@@ -9,15 +9,16 @@
 #    and local counter this ncu knows with --section SourceCounters, 13 launches a report,
 #    then the counters again alone (raw_all_K.csv, source_all_K.csv, raw_repeat_K.csv);
 #    python3 lab/parse_ncu.py $OUT/probes2 then writes ../measured.json and ../outputs/.
+# (the steps: ../../../lab_common/ncu_lab.sh)
 set -u
 L=$(cd "$(dirname "$0")" && pwd); DATA=${LAB_DATA:-$(cd "$L/.." && pwd)}; OUT=${OUT:-/tmp/probes2_out}
 GEN=${GEN_MAIN:-$DATA/../hopper/lab/gen_main.py}
-R="$OUT/probes2"; W=$(mktemp -d); mkdir -p "$R/outputs" "$R/dense" "$W/repeat"
-T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/log.txt"; }
-left() { echo $(( ${LAB_SECONDS:-170} - ($(date +%s) - T0) )); }
-export LAB_DATA="$DATA"
-nvidia-smi -L > "$R/gpu.txt" 2>&1; nvidia-smi --query-gpu=driver_version --format=csv,noheader >> "$R/gpu.txt" 2>&1
-nvcc --version | tail -2 >> "$R/gpu.txt"; ncu --version | tail -1 >> "$R/gpu.txt"
+. "$L/../../../lab_common/ncu_lab.sh"
+lab_start probes2 "${LAB_SECONDS:-170}" "$OUT/probes2"  # the results stay in $OUT: no archive
+mkdir -p "$R/dense" "$W/repeat"
+el() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/log.txt"; }
+pack() { :; }
+nvidia-smi --query-gpu=driver_version --format=csv,noheader >> "$R/gpu.txt" 2>&1
 python3 "$GEN" "$W/main.cu" > /dev/null || exit 1
 nvcc -O2 -o "$W/harness" "$W/main.cu" -lcuda > "$R/build.txt" 2>&1 || { cat "$R/build.txt"; exit 1; }
 nvcc -O2 -o "$W/dense" "$L/dense.cu" -lcuda >> "$R/build.txt" 2>&1 || echo "dense: no build" >> "$R/build.txt"
@@ -40,24 +41,9 @@ for f in "$R"/outputs/*.bin; do
 done
 el "compared $(ls "$R"/outputs/*.bin | wc -l) buffers: $(wc -l < "$R/compare.txt") differ or lack a repeat"
 [ -x "$W/dense" ] && { timeout 60 "$W/dense" "$DATA/probes2.sm_90.cubin" "$R/dense" 150000000 > "$R/dense.txt" 2>&1; el "dense rc=$? $(tail -1 "$R/dense.txt")"; }
-ncu --query-metrics --chip gh100 > "$W/query.txt" 2>&1
-KNOWN=$(grep -oE "^[a-z0-9_]+\b" "$W/query.txt" | sort -u)
-M=$(grep -E "^(l1tex__data_pipe_lsu_wavefronts(_mem_shared[a-z_]*)?|l1tex__data_bank_conflicts_pipe_lsu[a-z_]*|l1tex__data_bank_conflicts_type_arbitration|smsp__(sass_)?inst_executed(_op_(shared|generic|global|local|atom|red)[a-z_]*)?|l1tex__t_(requests|sectors)_pipe_lsu_mem_(global|generic|local)(_op_(ld|st|atom|red))?|l1tex__data_pipe_lsu_wavefronts_mem_(lg|global|generic)[a-z_]*)$" <<< "$KNOWN" \
-  | grep -vE "pred_off|lookup|hit|miss|dot_[a-z]+_[a-z]|_per_" | sort -u | head -100 | sed "s/$/.sum/" | paste -sd,)
-echo "$M" | tr , '\n' > "$R/metrics_used.txt"; el "metrics $(wc -l < "$R/metrics_used.txt")"
+lab_query
+lab_lsu
 FIRST=$(python3 -c "import json;L=json.load(open('$DATA/launches.json'))['launches'];print(min(i for i,x in enumerate(L) if x['id'].startswith('gatom_')))")
-CH=13
-for pass in all repeat; do
-  for ((lo = FIRST; lo < N; lo += CH)); do
-    hi=$(( lo + CH < N ? lo + CH : N )); t=$(left)
-    [ "$t" -lt 10 ] && { el "no time left for $pass chunk $lo"; break; }
-    [ "$t" -gt 60 ] && t=60
-    if [ $pass = all ]; then S="--section SourceCounters --import-source no"; else S=""; fi
-    timeout "$t" ncu --clock-control none --metrics "$M" $S -f -o "$W/rep_${pass}_$lo" \
-      "$W/harness" "$DATA" - "$lo" "$hi" > "$R/ncu_${pass}_$lo.txt" 2>&1; rc=$?
-    ncu -i "$W/rep_${pass}_$lo.ncu-rep" --page raw --csv --print-units base > "$R/raw_${pass}_$lo.csv" 2>> "$R/ncu_${pass}_$lo.txt"
-    [ $pass = all ] && ncu -i "$W/rep_${pass}_$lo.ncu-rep" --page source --csv --print-source sass > "$R/source_${pass}_$lo.csv" 2>> "$R/ncu_${pass}_$lo.txt"
-    el "ncu $pass launches $lo..$hi rc=$rc"
-  done
-done
+lab_pass all 13 "$FIRST" 10 60 source
+lab_pass repeat 13 "$FIRST" 10 60
 el "done"; du -sh "$R"
