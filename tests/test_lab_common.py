@@ -72,10 +72,13 @@ def test_every_lab_script_using_it_imports_only_the_standard_library() -> None:
 
 
 def test_the_triton_labs_run_the_shared_launcher_from_their_own_folder() -> None:
-    for lab in ("tutorial36b", "rowsum36", "mma36"):
+    steps = (COMMON / "tri_lab.sh").read_text()
+    assert "python3 - " in steps and "< ../../../lab_common/tri_run.py" in steps
+    for lab in ("tutorial36", "tutorial36b", "rowsum36", "mma36", "ops36", "jit36"):
         folder = TEST_DATA / "triton" / lab / "lab"
         run = (folder / "run.sh").read_text()
-        assert "python3 - " in run and "< ../../../lab_common/tri_run.py" in run
+        assert '. "$H/../../../lab_common/tri_lab.sh"' in run and 'cd "$H"' in run
+        assert (folder / "../../../lab_common/tri_lab.sh").resolve().is_file()
         assert (folder / "../../../lab_common/tri_run.py").resolve().is_file()
-        assert {"kernels.py", "launches.py"} <= {p.name for p in folder.iterdir()}
-        assert not (folder / "tri_run.py").exists()
+        assert {"launches.py"} <= {p.name for p in folder.iterdir()}
+        assert not (folder / "tri_run.py").exists()  # one launcher, not a copy a lab

@@ -4,10 +4,11 @@ cache hash. A launch that fails is reported and left out (no kernel runs for it)
 TRI_PART=i/n runs every n-th launch from the i-th; TRI_ONLY=id,id,... only those.
 TRI_KERNELS and TRI_LAUNCHES name the modules (default kernels, launches: LAUNCHES in it);
 TRI_LIST=1 only prints each launch's id and kernel name (no torch, triton or GPU needed).
+A tensor is (dtype, shape), or (dtype, shape, block) for a host-side TensorDescriptor of it.
 
-Shared by the Triton labs (tests/data/triton/tutorial36b, rowsum36): each runs it from its
-lab/ folder, where its kernels.py and launches.py are, as ``python3 - OUT.json <
-../../../lab_common/tri_run.py`` (read from stdin, Python imports from the working folder)."""
+Shared by the Triton labs (tests/data/triton/*/lab): each runs it from its lab/ folder, where
+its kernels.py and launches.py are, as ``python3 - OUT.json < ../../../lab_common/tri_run.py``
+(read from stdin, Python imports from the working folder; tri_lab.sh's steps do)."""
 
 import importlib
 import json
@@ -34,11 +35,15 @@ for i, (ident, (name, consts, opts, grid, scalars, tensors)) in enumerate(LAUNCH
     if i % parts != part or (only and ident not in only):
         continue
     args = {}
-    for pname, (dt, shape) in tensors.items():
+    for pname, (dt, shape, *box) in tensors.items():
         t = torch.zeros(
             shape, device=dev, dtype=torch.uint8 if "float8" in dt else getattr(torch, dt)
         )
         args[pname] = t.view(getattr(torch, dt)) if "float8" in dt else t
+        if box:  # (dtype, shape, block): a host-side TensorDescriptor of the tensor (3.4 on)
+            from triton.tools.tensor_descriptor import TensorDescriptor
+
+            args[pname] = TensorDescriptor.from_tensor(args[pname], list(box[0]))
     fn = getattr(kernels, name)
     try:
         k = fn[grid](**args, **scalars, **consts, **opts)

@@ -1,24 +1,24 @@
 #!/bin/bash
 # On the H200: Triton 3.6 (PyTorch 2.11's) JIT runs of launches.py under Nsight Compute, once with
 # Triton's bundled ptxas (ELF ABI 7) and once with CUDA 13's ptxas (ABI 8); a templated CUDA kernel
-# for --compare. Everything into $OUT/lab.tgz.
+# for --compare. Everything into $OUT/lab.tgz. (the steps: ../../../lab_common/tri_lab.sh)
 set -u
-H=$(cd "$(dirname "$0")" && pwd); W=/tmp/lab; rm -rf $W; mkdir -p $W; cd $W
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-{ nvidia-smi -L; nvcc --version | tail -2; ncu --version | tail -1; python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; } > gpu.txt 2>&1
-ncu --query-metrics --chip gh100 > query.txt 2>&1
-M=$(grep -oE "^(l1tex__data_pipe_lsu_wavefronts_mem_shared[a-z_]*|l1tex__data_bank_conflicts[a-z_]*|smsp__(sass_)?inst_executed_op_(shared|ldsm|stsm|ldgsts)[a-z_]*)\b" query.txt | sort -u | sed 's/$/.sum/' | paste -sd,)
-echo "$M" > metrics.txt
+H=$(cd "$(dirname "$0")" && pwd)
+. "$H/../../../lab_common/tri_lab.sh"
+rm -rf /tmp/lab
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+tri_start /tmp/lab
+nvcc --version | tail -2 >> "$W/gpu.txt"
 K='regex:^(softmax_rows|layernorm_rows|transpose_tiles|matmul_tiles|matmul_grouped|matmul_host_desc|matmul_device_desc)$'
 prof() {  # seconds, name, then the command
   local t=$1 n=$2; shift 2
-  timeout $t ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no -k "$K" -f -o $n "$@" > $n.log 2>&1; echo "$n rc=$?" >> status.txt
+  timeout $t ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no -k "$K" -f -o $n "$@" > $n.log 2>&1; echo "$(basename $n) rc=$?" >> "$W/status.txt"
   ncu -i $n.ncu-rep --page raw --csv --print-units base > $n.raw.csv 2>>$n.log
   ncu -i $n.ncu-rep --page source --csv --print-source sass > $n.source.csv 2>>$n.log
 }
-cd $H
-TRITON_CACHE_DIR=$W/cache7 prof 170 $W/abi7 python3 tri_run.py $W/abi7.json
-TRITON_CACHE_DIR=$W/cache8 TRITON_PTXAS_PATH=$(command -v ptxas) prof 110 $W/abi8 python3 tri_run.py $W/abi8.json
+cd "$H"
+TRITON_CACHE_DIR=$W/cache7 prof 170 $W/abi7 python3 - $W/abi7.json < ../../../lab_common/tri_run.py
+TRITON_CACHE_DIR=$W/cache8 TRITON_PTXAS_PATH=$(command -v ptxas) prof 110 $W/abi8 python3 - $W/abi8.json < ../../../lab_common/tri_run.py
 cd $W
 nvcc -O2 -lineinfo -arch=sm_90 -o templ $H/templ.cu > templ.log 2>&1 && cuobjdump -xelf all templ >> templ.log 2>&1
 K='regex:transpose_tile'

@@ -4,27 +4,16 @@
 # kernel compiled first without the profiler, then every launch under Nsight Compute twice
 # (--clock-control none, the shared-memory counters, the SourceCounters section).
 # Usage: bash tests/data/triton/mma36/lab/run.sh   ($OUT set: results into $OUT/mma36.tar.gz)
+# (the steps: ../../../lab_common/tri_lab.sh)
 set -u
-H=$(cd "$(dirname "$0")" && pwd); W=/tmp/mma36; rm -rf $W; mkdir -p $W
-export PYTHONUNBUFFERED=1
+H=$(cd "$(dirname "$0")" && pwd)
+. "$H/../../../lab_common/tri_lab.sh"
+rm -rf /tmp/mma36
 echo "start $(date +%T)"
-{ nvidia-smi -L; ncu --version | tail -1; python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; } > $W/gpu.txt 2>&1
-cat $W/gpu.txt
-ncu --query-metrics --chip gh100 > $W/query.txt 2>&1
-M=$(grep -oE "^(l1tex__data_pipe_lsu_wavefronts_mem_shared[a-z_]*|l1tex__data_bank_conflicts[a-z_]*|smsp__(sass_)?inst_executed_op_(shared|ldsm|stsm|ldgsts)[a-z_]*)\b" $W/query.txt | sort -u | sed 's/$/.sum/' | paste -sd,)
-echo "$M" > $W/metrics.txt; echo "metrics $(echo "$M" | tr , '\n' | wc -l) $(date +%T)"
-N=$(grep -c '^_\(mm\|attn\)("' $H/launches.py)
-cd $H
-for p in 0 1 2 3; do  # compile every kernel first, four processes (no ncu): the cache both runs use
-  TRITON_CACHE_DIR=$W/cache TRI_PART=$p/4 timeout 60 python3 - $W/warm$p.json < ../../../lab_common/tri_run.py > $W/warm$p.log 2>&1 &
-done
-wait; echo "warm $(date +%T) $(cat $W/warm?.log | grep -c '^[a-z].* [0-9a-f]\{64\}$') of $N launches, $(cat $W/warm?.log | grep -c FAILED) failed"
-for r in 1 2; do
-  TRITON_CACHE_DIR=$W/cache timeout 75 ncu --clock-control none --metrics "$M" --section SourceCounters --import-source no -k 'regex:^(mm_v|attn2)$' -f -o $W/run$r python3 - $W/run$r.json < ../../../lab_common/tri_run.py > $W/run$r.log 2>&1
-  echo "run$r rc=$? $(date +%T) $(grep -c '^[a-z].* [0-9a-f]\{64\}$' $W/run$r.log) of $N launches, $(grep -c FAILED $W/run$r.log) failed"
-  ncu -i $W/run$r.ncu-rep --page raw --csv --print-units base > $W/run$r.raw.csv 2>>$W/run$r.log
-  ncu -i $W/run$r.ncu-rep --page source --csv --print-source sass > $W/run$r.source.csv 2>>$W/run$r.log
-  echo "run$r pages $(date +%T) $(grep -c '^"Kernel Name"' $W/run$r.source.csv) tables"
-done
-cat $W/warm?.log | grep -B12 FAILED | head -40
-cd $W && rm -f *.ncu-rep query.txt && find cache -name '*.so' -delete; tar czf $OUT/mma36.tar.gz . && ls -la $OUT; echo "end $(date +%T)"
+tri_start /tmp/mma36
+echo "metrics $(echo "$M" | tr , '\n' | wc -l) $(date +%T)"
+cd "$H"
+tri_warm 4 60
+for r in 1 2; do tri_run $r 75 'regex:^(mm_v|attn2)$'; done
+tri_failed 40
+tri_pack mma36.tar.gz; echo "end $(date +%T)"
