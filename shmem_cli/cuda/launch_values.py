@@ -45,6 +45,19 @@ FLOATING = {
     "c10::Half": 2,
     **dict.fromkeys(_BF16, 2),
 }
+#: C++'s integer types as a kernel's signature spells them (the demangler writes a typedef's
+#: type: ``int64_t`` is ``long``), and their bytes: a float given to one is refused (``1e3``
+#: stored the float's bits, 1,148,846,080, where C++ converts it to 1000); a ``bool`` takes
+#: any integer as C++ converts it, 0 or 1 (``2`` stored a byte the kernel's code never expects)
+INTEGRAL = {
+    "bool": 1,
+    **dict.fromkeys(("char", "signed char", "unsigned char"), 1),
+    **dict.fromkeys(("short", "unsigned short"), 2),
+    **dict.fromkeys(("int", "unsigned", "unsigned int"), 4),
+    **dict.fromkeys(("long", "unsigned long", "long long", "unsigned long long"), 8),
+}
+#: the floating type of each size, as a ``--const`` element of that size takes a number
+_FLOAT_OF_SIZE = {2: "half", 4: "float", 8: "double"}
 #: CUDA's vectors of floating components: each one's component type and count. Its ``--arg``
 #: is its components, ``X,Y`` for a ``float2``, each taken as its component type takes a
 #: number (``1,2`` is 1.0f, 2.0f); one number alone is refused (it filled the 8 bytes of a
@@ -123,6 +136,8 @@ def as_typed(text: str, size: int, ctype: str | None) -> str:
     vector = _vector(ctype, size)
     if vector is not None and len(parts := t.split(",")) == vector[1]:
         return ",".join(as_typed(p, FLOATING[vector[0]], vector[0]) for p in parts)
+    if ctype == "bool" and size == 1 and is_integer(t) and len(t) <= 64:
+        return str(int(_integer(t) != 0))  # as C++ converts an integer to a bool
     if not _floating(ctype, size):
         return t
     if t.lower() in ("true", "false"):  # a bool converts too: 1.0 or 0.0
@@ -169,6 +184,11 @@ def is_integer(text: str) -> bool:
     return _INT.fullmatch(text) is not None
 
 
+def _integer(text: str) -> int:
+    """An integer :func:`is_integer` took (a leading 0 is decimal, not octal)."""
+    return int(text, 0) if not re.match(r"^[+-]?0\d", text) else int(text, 10)
+
+
 def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
     """One number in ``size`` bytes, little-endian; ``ctype``: the parameter's type where
     known (a floating one takes a decimal integer as a float, :data:`FLOATING`)."""
@@ -179,10 +199,15 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
     if t.lower() in ("true", "false"):  # a bool, as C++ and Python spell it: 1 or 0
         t = "1" if t.lower() == "true" else "0"
     if is_integer(t):
-        value = int(t, 0) if not re.match(r"^[+-]?0\d", t) else int(t, 10)
+        value = _integer(t)
         if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
             raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
         return (value % (1 << (8 * size))).to_bytes(size, "little")
+    if _FLOAT.match(t) and INTEGRAL.get(ctype or "") == size:
+        raise LaunchError(
+            f"{where}: {shorten(t)!r} is not an integer, and the parameter's type is {ctype} "
+            "(give an integer: 42, -1, 0x2a; a float's bits in hexadecimal: 0x3f800000)"
+        )
     if _FLOAT.match(t):
         if size not in _FLOAT_FORMAT:
             raise LaunchError(
@@ -206,6 +231,13 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
         f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, "
         "inf; true, false)"
     )
+
+
+def float_bytes(text: str, size: int, where: str) -> bytes:
+    """A float of ``size`` bytes (2, 4 or 8) from ``text``, as a parameter of that floating type
+    takes it: ASCII digits only, a finite number too big for it refused (``1e400`` is not
+    inf), a decimal integer converted, hexadecimal the raw bits."""
+    return _number_bytes(text, size, where, _FLOAT_OF_SIZE[size])
 
 
 def _bfloat16(value: float, text: str) -> bytes:

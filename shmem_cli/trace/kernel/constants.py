@@ -23,12 +23,11 @@ is counted in ``inexact_requests``), and the report names the variable.
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
-from ...cuda.launch_values import LaunchError, is_integer, value_bytes
+from ...cuda.launch_values import LaunchError, float_bytes, is_integer, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
@@ -298,26 +297,13 @@ def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
 def _element(text: str, scalar: tuple[str, int] | None, where: str) -> bytes:
     if scalar is None:  # no type known: ints as 4-byte ints, other numbers as floats
         is_int = is_integer(text)
-        return value_bytes(text, 4, where) if is_int else _float(text, 4, where)
+        return value_bytes(text, 4, where) if is_int else float_bytes(text, 4, where)
     kind, size = scalar
     if kind == "f":
-        return _float(text, size, where)
+        return float_bytes(text, size, where)
     if not is_integer(text):  # an int's bytes never hold a float's bits
         raise LaunchError(
             f"{where}: {shorten(text)!r} is not an integer, and the elements are {size}-byte "
             "integers (a float's bits are given with the type named: float:1.5)"
         )
     return value_bytes(text, size, where)
-
-
-def _float(text: str, size: int, where: str) -> bytes:
-    try:
-        number = float(text) if len(text) <= 64 else None
-    except ValueError:
-        number = None
-    if number is None or "_" in text:
-        raise LaunchError(f"{where}: {shorten(text)!r} is not a number")
-    try:
-        return struct.pack({2: "<e", 4: "<f", 8: "<d"}[size], number)
-    except (OverflowError, struct.error):
-        raise LaunchError(f"{where}: {text} does not fit in a {size}-byte float") from None

@@ -1,0 +1,56 @@
+"""Hostile inputs of the fifteenth adversarial round (docs/robustness.md, "What was found and
+fixed", item 15), against what the two sessions before it added: ``--arg`` and ``--const``
+number rules, the sm_90a second build, the line table, resident blocks of a persistent
+kernel, Triton entries' metadata. Each ends with a result or a located error (exit status 2).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from shmem_cli.cuda import launch_values as values
+from shmem_cli.cuda.launch_values import LaunchError
+
+# --- numbers given to a parameter of known type -----------------------------------------
+
+
+@pytest.mark.parametrize("text", ["1e3", "1.5", "-0.0", "inf", "nan"])
+@pytest.mark.parametrize("ctype", ["int", "unsigned long long", "short", "char"])
+def test_a_float_for_an_integer_parameter_is_refused(text: str, ctype: str) -> None:
+    # '1e3' for an int stored 1e3f's bits (1,148,846,080), where C++ converts it to 1000
+    size = values.INTEGRAL[ctype]
+    said = f"is not an integer, and the parameter's type is {ctype}"
+    with pytest.raises(LaunchError, match=said):
+        values.value_bytes(text, size, "--arg 7 (i)", ctype)
+
+
+def test_an_integer_parameter_takes_integers_and_raw_bits() -> None:
+    assert values.value_bytes("1000", 4, "i", "int") == struct.pack("<i", 1000)
+    assert values.value_bytes("0x3f800000", 4, "i", "int") == struct.pack("<f", 1.0)
+    assert values.value_bytes("-1", 8, "l", "long long") == b"\xff" * 8
+    # a parameter of no known type (a cubin's) still takes a float as its bits
+    assert values.value_bytes("1.5", 4, "q") == struct.pack("<f", 1.5)
+
+
+@pytest.mark.parametrize(("text", "byte"), [("2", 1), ("-1", 1), ("0x100", 1), ("00", 0), ("0", 0)])
+def test_a_bool_takes_an_integer_as_cpp_converts_it(text: str, byte: int) -> None:
+    # 2 was stored as the byte 2, -1 as 0xff: a bool the kernel's code never expects
+    assert values.value_bytes(text, 1, "--arg 5 (t)", "bool") == bytes([byte])
+    assert values.as_typed(text, 1, "bool") == str(byte)
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1e39", "\u0661", "1_0", "\uff11", "1.0\x00"])
+def test_a_constant_float_takes_numbers_by_the_arg_rule(text: str) -> None:
+    # --const parsed floats with Python's float(): 1e400 was stored as inf, and other
+    # scripts' digits ('\u0661', Arabic-Indic one) were taken as numbers
+    with pytest.raises(LaunchError, match="value 0: "):
+        values.float_bytes(text, 4, "--const tf value 0")
+
+
+def test_a_constant_float_still_takes_what_it_took() -> None:
+    assert values.float_bytes("inf", 4, "c") == struct.pack("<f", float("inf"))
+    assert values.float_bytes("-0", 4, "c") == struct.pack("<f", 0.0)
+    assert values.float_bytes("2.5", 8, "c") == struct.pack("<d", 2.5)
+    assert values.float_bytes("1", 2, "c") == struct.pack("<e", 1.0)
