@@ -176,6 +176,21 @@ def copy_outputs(here, src):
                 shutil.copy(f, here / "outputs" / f.name)
 
 
+#: the generic-access labs' (trace/debug_builds, trace/probes2): what their run.sh profiles
+#: (ncu_lab.sh's lab_lsu counters, 13 launches a report, then the counters again) and keeps;
+#: each names the instructions it keeps (INSTR)
+LSU_LAB = {
+    "KEEP": re.compile(r"shared|generic|global|local|atom|redas|lsu|arbitration|inst_executed$"),
+    "CHUNK": 13,
+    "COLUMNS": "Wavefronts Shared|^Instructions Executed|Requests|Sectors",
+}
+LSU_PROFILER = (
+    "ncu --clock-control none --metrics <shared, generic, global, local> "
+    "--section SourceCounters (13 launches a report); the counters again without "
+    "SourceCounters (repeat_differs: where the two differ)"
+)
+
+
 def lab_folder(script):
     """The data folder of the lab whose script is ``script`` (``__file__``: its lab/ is in
     the folder; ``LAB_DATA`` in the environment names another folder of launches that the

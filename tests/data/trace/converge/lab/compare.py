@@ -11,46 +11,14 @@ control instructions' executions (ELECT, BSSY, BSYNC, YIELD, WARPSYNC, NANOSLEEP
 mbarrier waits), which say where the warp ran in parts. Standard library only.
 """
 
-import csv
 import json
-import re
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CONTROL = re.compile(r"^(ELECT|BSSY|BSYNC|YIELD|WARPSYNC|NANOSLEEP|BRA\.DIV|VOTE|SYNCS\.PHASECHK)")
-SHARED = re.compile(r"^(LDS|STS)")
-
-
-def num(s):
-    s = (s or "").replace(",", "").strip()
-    try:
-        return int(float(s))
-    except ValueError:
-        return None
-
-
-def launches():
-    out = []
-    for line in (HERE / "launches.txt").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, kernel, n = line.split()
-            out.append((name, kernel, int(n)))
-    return out
-
-
-def tables(path):
-    """The source page's tables in launch order: (kernel name, columns, rows)."""
-    out, cur = [], None
-    for r in csv.reader(path.read_text().splitlines()):
-        if r and r[0] == "Kernel Name":
-            cur = [r[1], None, []]
-            out.append(cur)
-        elif r and r[0] == "Address" and cur is not None:
-            cur[1] = r
-        elif r and cur is not None and cur[1] is not None:
-            cur[2].append(r)
-    return out
+# what distill.py reads the same way: the launches, the source page's tables (a launch each:
+# the page prints each table twice, and a copy counted would shift every later launch of
+# its kernel), the counts
+from distill import CONTROL, HERE, SHARED, launches, num, tables
 
 
 def rows_of(table):

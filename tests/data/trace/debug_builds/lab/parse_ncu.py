@@ -16,21 +16,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
 import ncu_pages as pages  # noqa: E402
 
-KEEP = re.compile(r"shared|generic|global|local|atom|redas|lsu|arbitration|inst_executed$")
-CHUNK = 13  # lab/run.sh's first pass: launches a report
 INSTR = re.compile(r"^(LDS|STS|ATOMS|LD|ST|ATOM|RED)\b")
-COLUMNS = "Wavefronts Shared|^Instructions Executed|Requests|Sectors"
 
 
 def main():
-    lab = {"KEEP": KEEP, "INSTR": INSTR, "COLUMNS": COLUMNS, "CHUNK": CHUNK}
-    pages.chunked_lab(
-        __file__,
-        lab,
-        "ncu --clock-control none --metrics <shared, generic, global, local> "
-        "--section SourceCounters (13 launches a report); the counters again without "
-        "SourceCounters (repeat_differs: where the two differ)",
-    )
+    lab = dict(pages.LSU_LAB, INSTR=INSTR)
+    pages.chunked_lab(__file__, lab, pages.LSU_PROFILER)
 
 
 if __name__ == "__main__":

@@ -1,62 +1,16 @@
 """TRITON_CACHE_DIR=DIR python build.py OUT.json [ids...]: JIT-equivalent compile for
-sm_90, no GPU."""
+sm_90, no GPU (the driver and the tensors' stand-ins: ../../../lab_common/tri_offline.py)."""
 
 import json
 import sys
+from pathlib import Path
 
-from triton.backends.compiler import GPUTarget
-from triton.runtime import driver
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+from tri_offline import Tensor  # noqa: E402  (installs the sm_90 driver)
 
-class _Dtype:
-    def __init__(self, name):
-        self.name = name
-        self.itemsize = {
-            "float32": 4,
-            "float16": 2,
-            "bfloat16": 2,
-            "float64": 8,
-            "int32": 4,
-            "int64": 8,
-            "int8": 1,
-            "uint8": 1,
-            "float8_e4m3fn": 1,
-            "float8_e5m2": 1,
-            "int16": 2,
-            "bool": 1,
-        }[name]
-
-    def __str__(self):
-        return "torch." + self.name
-
-
-_D: dict = {}
-
-
-class _Tensor:
-    def __init__(self, dtype):
-        self.dtype = _D.setdefault(dtype, _Dtype(dtype))
-
-    def data_ptr(self):
-        return 1 << 20
-
-
-class _Target:
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_current_target(self):
-        return GPUTarget("cuda", 90, 32)
-
-    def is_active(self):
-        return True
-
-
-driver.set_active(_Target())
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kern  # noqa: E402
 from launches import L  # noqa: E402
 
@@ -72,9 +26,9 @@ for ident, (name, consts, opts, grid, scalars, tensors) in L.items():
             strides = [1] * len(shape)
             for i in range(len(shape) - 2, -1, -1):
                 strides[i] = strides[i + 1] * shape[i + 1]
-            args[p] = TensorDescriptor(_Tensor(dt), list(shape), strides, list(block))
+            args[p] = TensorDescriptor(Tensor(dt), list(shape), strides, list(block))
         else:
-            args[p] = _Tensor(t)
+            args[p] = Tensor(t)
     try:
         k = getattr(kern, name).warmup(**args, **scalars, **consts, **opts, grid=grid)
         out.append(

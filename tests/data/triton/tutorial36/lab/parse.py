@@ -1,4 +1,6 @@
-"""Turn run.sh's results (tri2.tar.gz, unpacked) into this folder's data.
+"""Turn run.sh's results (tri2.tar.gz, unpacked) into this folder's data, by the Triton labs'
+parser (../../tutorial36b/lab/parse.py, which rowsum36, mma36 and ops36 use too), with the
+same arguments.
 
 Usage: parse.py RESULTS_DIR tests/data/triton/tutorial36. Keeps each cache entry's cubin,
 metadata, TTGIR and group file (cache/), and writes launches.json (per launch: its entry, the
@@ -7,124 +9,8 @@ and launch: the per-op counters and, per shared-memory SASS instruction, the sou
 The raw counter pages are kept gzipped in ncu/.
 """
 
-import csv
-import gzip
-import json
-import shutil
-import sys
+import runpy
 from pathlib import Path
 
-src, data = Path(sys.argv[1]), Path(sys.argv[2])
-sys.path.insert(0, str(data / "lab"))
-from launches import LAUNCHES  # noqa: E402
-
-KEEP = (".cubin", ".json", ".ttgir")
-SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS")
-PER_OP = {
-    "ld": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld",
-    "st": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st",
-}
-REQUESTS = {
-    "ld": "smsp__sass_inst_executed_op_shared_ld",
-    "st": "smsp__sass_inst_executed_op_shared_st",
-    "ldsm": "smsp__sass_inst_executed_op_ldsm",
-    "ldgsts": "smsp__sass_inst_executed_op_ldgsts",
-}
-
-
-def num(s: str) -> int | None:
-    try:
-        return int(float(s.replace(",", "")))
-    except ValueError:
-        return None
-
-
-def tables(path: Path) -> list[list[list[str]]]:
-    """The source page's table of each profiled launch, in order."""
-    out: list[list[str]] = []
-    chunks = []
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith('"Kernel Name"'):
-            out = [line]
-            chunks.append(out)
-        elif chunks:
-            out.append(line)
-    return [list(csv.reader(c)) for c in chunks]
-
-
-entries = {}
-for meta in (src / "cache").glob("*/*.json"):
-    if not meta.name.startswith("__grp__"):
-        entries[json.loads(meta.read_text())["hash"]] = meta.parent
-shutil.rmtree(data / "cache", ignore_errors=True)
-(data / "ncu").mkdir(exist_ok=True)
-launches, runs = {}, {}
-for r in (1, 2):
-    done = json.loads((src / f"run{r}.json").read_text())["runs"]
-    rows = list(csv.reader((src / f"run{r}.raw.csv").read_text().splitlines()))
-    head, body = rows[0], rows[2:]
-    srcs = tables(src / f"run{r}.source.csv")
-    assert len(body) == len(srcs) == len(done), (len(body), len(srcs), len(done))
-    with gzip.open(data / "ncu" / f"run{r}.raw.csv.gz", "wt") as f:
-        f.write((src / f"run{r}.raw.csv").read_text())
-    out = []
-    for row, table, run in zip(body, srcs, done, strict=True):
-        ident = run["id"]
-        entry = entries[run["hash"]]
-        dest = data / "cache" / entry.name
-        if not dest.exists():
-            dest.mkdir(parents=True)
-            for f in entry.iterdir():
-                if f.suffix in KEEP:
-                    shutil.copy(f, dest / f.name)
-        _, _, _, grid, scalars, _ = LAUNCHES[ident]
-        launches[ident] = {
-            "id": ident,
-            "entry": f"cache/{entry.name}",
-            "grid": list(grid),
-            # Triton drops integer arguments equal to 1 from the compiled kernel
-            "args": {k: str(v) for k, v in scalars.items() if v != 1},
-        }
-        d = dict(zip(head, row, strict=False))
-        per_op = {
-            op: {
-                "requests": num(d.get(REQUESTS[op] + ".sum", "")),
-                "wavefronts": num(d[m + ".sum"]),
-            }
-            for op, m in PER_OP.items()
-        }
-        per_op.update(
-            {op: {"requests": num(d[REQUESTS[op] + ".sum"])} for op in ("ldsm", "ldgsts")}
-        )
-        hi = next(i for i, x in enumerate(table) if x and x[0] == "Address")
-        cols = table[hi]
-        at = {
-            c: cols.index(c)
-            for c in ("Address", "Source", "Instructions Executed", "L1 Wavefronts Shared")
-        }
-        base = None
-        instructions = []
-        for x in table[hi + 1 :]:
-            if len(x) <= max(at.values()) or not x[at["Address"]].startswith("0x"):
-                continue
-            pc = int(x[at["Address"]], 16)
-            base = pc if base is None else base
-            text = x[at["Source"]].strip()
-            op = text.split()[1 if text.startswith("@") else 0].split(".")[0]
-            if op in SHARED and num(x[at["Instructions Executed"]]):
-                instructions.append(
-                    {
-                        "pc": pc - base,
-                        "sass": text,
-                        "executed": num(x[at["Instructions Executed"]]),
-                        "wavefronts": num(x[at["L1 Wavefronts Shared"]]),
-                    }
-                )
-        out.append({"id": ident, "per_op": per_op, "instructions": instructions})
-    runs[f"run{r}"] = out
-meta = (src / "gpu.txt").read_text().strip().splitlines()
-(data / "launches.json").write_text(
-    json.dumps({"launches": list(launches.values())}, indent=1) + "\n"
-)
-(data / "measured.json").write_text(json.dumps({"gpu": meta, "runs": runs}, indent=1) + "\n")
-print("launches", len(launches), "entries", len(list((data / "cache").iterdir())))
+PARSER = Path(__file__).resolve().parents[2] / "tutorial36b" / "lab" / "parse.py"
+runpy.run_path(str(PARSER), run_name="__main__")
