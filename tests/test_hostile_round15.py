@@ -7,11 +7,18 @@ kernel, Triton entries' metadata. Each ends with a result or a located error (ex
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 
 from shmem_cli.cuda import launch_values as values
 from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.trace.emulator.budget import Budget
+from shmem_cli.trace.emulator.trace_error import TraceError
+from shmem_cli.trace.pipeline import TraceRequest, trace_file
+
+from .conftest import needs_nvdisasm
+from .hostile import HOSTILE
 
 # --- numbers given to a parameter of known type -----------------------------------------
 
@@ -54,3 +61,26 @@ def test_a_constant_float_still_takes_what_it_took() -> None:
     assert values.float_bytes("-0", 4, "c") == struct.pack("<f", 0.0)
     assert values.float_bytes("2.5", 8, "c") == struct.pack("<d", 2.5)
     assert values.float_bytes("1", 2, "c") == struct.pack("<e", 1.0)
+
+
+# --- a persistent kernel whose tile counter never ends its loop ---------------------------
+
+CUBIN5 = HOSTILE / "hostile5.sm_90.cubin"
+
+
+@needs_nvdisasm
+def test_resident_blocks_whose_tickets_never_end_are_bounded_as_a_block_alone() -> None:
+    # the 132 blocks take tickets from one counter, so they run together from the start as
+    # resident blocks, and never get the ticket that ends their loop: that batch was bounded
+    # only by the launch's 180 s (181 s), where a block run alone first has 40 s
+    request = TraceRequest(
+        CUBIN5, kernel="tickets_forever", block=(256, 1, 1), grid=(132, 1, 1),
+        budget=Budget(alone_seconds=1.0),
+    )  # fmt: skip
+    start = time.monotonic()
+    with pytest.raises(TraceError) as err:
+        trace_file(request)
+    assert time.monotonic() - start < 20
+    said = err.value.message
+    assert "time limit of 1 s for the 132 resident blocks run first, in block" in said, said
+    assert "hostile5.cu:1" in said and "raise --time-limit" in said, said

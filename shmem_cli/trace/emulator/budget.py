@@ -19,8 +19,9 @@ takes seconds) and stop an endless loop of a block within :data:`ALONE_SECONDS`:
   only where its threads run together: one thread of a 1,024-thread block looping alone
   takes 1,024 times the steps of the whole block looping (a block's budget of 536,870,912
   thread-instructions in 536 million steps: hours). The wall time bounds every launch,
-  whatever its steps cost: an endless loop of any shape in a launch of one block, or in the
-  block a grid runs first (alone, to prove the others alike), ends within
+  whatever its steps cost: an endless loop of any shape in a launch of one block, in the
+  block a grid runs first (alone, to prove the others alike), or in the resident blocks a
+  grid that shares its work runs first in its place (``sync/shared_work.py``), ends within
   :data:`ALONE_SECONDS`, with the same located error; a grid whose batches of many blocks
   run on (a histogram of 1,024 contended blocks: 60-130 s) may take :data:`SECONDS`, and one
   that would pass it is sampled to half of it (:mod:`.grid`);
@@ -180,10 +181,12 @@ class Limits:
     deadline: float  # time.monotonic() at which the launch's time is up
     of_blocks: str  # "of 16,384" for a grid
     ledger: Ledger | None = None  # the launch's running count, added to ``before``
-    # a batch of one block (one cluster): when its own time is up, less the time it spent
-    # set aside while other blocks ran (:meth:`set_aside`, :meth:`resume`); never for a
-    # batch of many
+    # a batch of one block (one cluster), or the blocks a grid that shares its work runs
+    # together first (they stand where its first block alone stood): when its own time is
+    # up, less the time it spent set aside while other blocks ran (:meth:`set_aside`,
+    # :meth:`resume`); never for another batch of many
     alone_until: float = math.inf
+    alone: str = "one block"  # what ``alone_until`` bounds, in words
     aside_at: float = 0.0
 
     @property
@@ -255,7 +258,7 @@ class Limits:
             raise stop(why, instructions, hits, "--time-limit")
         if now > self.alone_until:
             limit = self.budget.alone_seconds
-            why = f"the trace ran past its time limit of {limit:g} s for one block, in {name}"
+            why = f"the trace ran past its time limit of {limit:g} s for {self.alone}, in {name}"
             raise stop(why, instructions, hits, "--time-limit")
         if blk.rec.allowance.taken > self.budget.recorded_bytes:
             raise self.records_full(name)

@@ -135,7 +135,7 @@ def _resident(run_: _Run, plan: grids.Plan, why: SharesWork, every_block: bool) 
     even sample of them (not with ``every_block``: a caller that reads what they wrote)."""
     n = plan.clusters
     first = range(min(n, plan.per_batch))
-    run_.batch(plan.only(first), None)
+    run_.batch(plan.only(first), None, lead=True)
     rest = range(len(first), n)
     late = None
     if every_block:
@@ -215,9 +215,13 @@ class _Run:
         """Run ``batch`` while a batch waits (:class:`GridWaits`)."""
         self.batch(batch, None, silent)
 
-    def batch(self, batch: grids.Batch, watch: Watch | None, silent: bool = False) -> None:
+    def batch(
+        self, batch: grids.Batch, watch: Watch | None, silent: bool = False, lead: bool = False
+    ) -> None:
         """Run the blocks of ``batch`` together (those a wait ran already left out);
-        ``silent``: for what they write only (their class counted them: they count nothing)."""
+        ``silent``: for what they write only (their class counted them: they count nothing);
+        ``lead``: the resident blocks a grid that shares its work runs first, bounded in time
+        as one block alone is (a ticket loop that never ends ran to the launch's 180 s)."""
         waits = self.waits
         if waits is not None:
             fresh = waits.fresh(batch)
@@ -231,8 +235,10 @@ class _Run:
         limits = budgets.Limits(
             self.budget, self.launch.threads, 0, self.deadline, self.of_blocks, self.ledger
         )
-        if len(batch.ctas) <= self.launch.cluster_ctas:  # one block (cluster) alone
+        if len(batch.ctas) <= self.launch.cluster_ctas or lead:  # one block (cluster) alone
             limits.alone_until = time.monotonic() + self.budget.alone_seconds
+            if len(batch.ctas) > self.launch.cluster_ctas:
+                limits.alone = f"the {len(batch.ctas):,} resident blocks run first"
         progress = _per_batch(self.progress, batch.linear[-1])
         stuck = None if waits is None else waits.stuck
         try:
