@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import struct
 import time
+import tracemalloc
+from pathlib import Path
 
 import pytest
 
+from shmem_cli.cuda import build
 from shmem_cli.cuda import launch_values as values
 from shmem_cli.cuda.launch_values import LaunchError
 from shmem_cli.trace.emulator.budget import Budget
@@ -84,3 +87,31 @@ def test_resident_blocks_whose_tickets_never_end_are_bounded_as_a_block_alone() 
     said = err.value.message
     assert "time limit of 1 s for the 132 resident blocks run first, in block" in said, said
     assert "hostile5.cu:1" in said and "raise --time-limit" in said, said
+
+
+# --- the sm_90a second build's look at the files the first read ----------------------------
+
+
+def _feature_file(tmp_path: Path, size: int, at: int) -> Path:
+    name = b"__CUDA_ARCH_FEAT_SM90_ALL"
+    path = tmp_path / "computed.h"
+    with open(path, "wb") as f:
+        f.write(b"#if 0\n" + b"/" * (at - 6) + name + b"\n")
+        f.truncate(size)  # the rest zeros, not held
+    return path
+
+
+@pytest.mark.parametrize("at", [100, (1 << 20) - 10, (48 << 20) - 40])
+def test_a_header_is_looked_through_a_piece_at_a_time(tmp_path: Path, at: int) -> None:
+    # a header nvcc read through a computed #include is not size-checked before the build,
+    # and names_a_feature read each whole (300 MB of '#if 0': 329 MiB held, 49 now)
+    path = _feature_file(tmp_path, 48 << 20, at)
+    build.toolkit_dirs()  # asked once (cached), not counted
+    tracemalloc.start()
+    try:
+        assert build.names_a_feature([str(path)], "sm_90")
+        assert not build.names_a_feature([str(path)], "sm_100")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak
