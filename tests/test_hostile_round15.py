@@ -18,10 +18,11 @@ from shmem_cli.cuda import launch_values as values
 from shmem_cli.cuda.launch_values import LaunchError
 from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.trace_error import TraceError
+from shmem_cli.trace.fixes import declared
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 
-from .conftest import needs_nvdisasm
-from .hostile import HOSTILE
+from .conftest import HANG_S, needs_nvcc, needs_nvdisasm
+from .hostile import HOSTILE, shmem
 
 # --- numbers given to a parameter of known type -----------------------------------------
 
@@ -115,3 +116,55 @@ def test_a_header_is_looked_through_a_piece_at_a_time(tmp_path: Path, at: int) -
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20, peak
+
+
+# --- --suggest's look at a shared array's declaration --------------------------------------
+
+
+def _macro_tower(op: str, levels: int, base: str = "3") -> dict[str, str]:
+    """``X1`` is four ``X0`` joined by ``op``, ``X2`` four ``X1``, ... (a source's #defines)."""
+    names = {"X0": base}
+    for i in range(1, levels + 1):
+        names[f"X{i}"] = "(" + op.join([f"X{i - 1}"] * 4) + ")"
+    return names
+
+
+def test_a_macro_is_evaluated_once_however_often_it_is_named() -> None:
+    # each name was evaluated again wherever it was named: 4^10 walks took 11.6 s, 4^16 years
+    start = time.monotonic()
+    assert declared.evaluate("X14", _macro_tower("+", 14)) == 3 * 4**14
+    assert declared.evaluate("X16", _macro_tower("+", 16)) is None  # 17 macros deep: as before
+    assert declared.evaluate("A", {"A": "B + 1", "B": "A + 1"}) is None  # naming itself
+    assert time.monotonic() - start < 1
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "X14",  # (3^4)^4... 14 deep: a number of 4^14 digits, past any array's size
+        "-" * 1000 + "1",  # a RecursionError traceback
+        "1" + "+1" * 100_000,  # the same, and 200,000 characters parsed
+        "(1 << 62) * " * 100 + "1",
+    ],
+)
+def test_an_expression_past_any_size_is_none(expr: str) -> None:
+    start = time.monotonic()
+    assert declared.evaluate(expr, _macro_tower("*", 14)) is None
+    assert time.monotonic() - start < 1
+
+
+@needs_nvcc
+def test_suggest_past_a_declaration_of_macros_named_4_to_the_16_times(tmp_path: Path) -> None:
+    # a declaration under #if 0 is still read for its size: --suggest ran past 60 s (killed)
+    towers = "\n".join(f"#define {k} {v}" for k, v in _macro_tower("+", 16).items())
+    source = tmp_path / "k.cu"
+    source.write_text(
+        f"{towers}\n__global__ void k(float *out) {{\n#if 0\n  __shared__ float s[X16];\n"
+        "#endif\n  __shared__ float s[32 * 32];\n"
+        "  s[threadIdx.x * 32 % 1024 + threadIdx.x / 32] = threadIdx.x;\n"
+        "  __syncthreads();\n  out[threadIdx.x] = s[threadIdx.x];\n}\n"
+    )
+    ran = shmem("trace", str(source), "-b", "256", "--suggest", "--no-tables", cwd=tmp_path)
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.seconds < HANG_S
+    assert "s[32 * (32 + 4)]" in ran.text  # the padding it suggests

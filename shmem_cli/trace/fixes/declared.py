@@ -27,6 +27,12 @@ ELEMENT_BYTES = {
     "float2": 8, "int2": 8, "uint2": 8, "float4": 16, "int4": 16, "uint4": 16, "double2": 16,
 }  # fmt: skip
 
+#: the longest size expression evaluated (a real one: ``TILE_M * (TILE_K + PAD)``): a longer
+#: one is parsed whole first (200,000 characters of ``1+1+...``: a RecursionError traceback)
+MAX_EXPRESSION = 1024
+#: a value this large or larger is no array's size: not evaluated further (products of
+#: macros multiplied 16 deep grew without bound)
+MAX_VALUE = 1 << 64
 _ALIGN = r"(?:(?:__align__|alignas)\s*\(\s*[^()]*\)\s*)*"
 _DECL = re.compile(
     r"(?<![\w])__shared__\s+" + _ALIGN + r"((?:const\s+|volatile\s+)*(?:unsigned\s+|signed\s+)?"
@@ -128,45 +134,59 @@ def template_bindings(text: str, kernel_name: str) -> dict[str, str]:
     return {}
 
 
-def evaluate(expr: str, names: Mapping[str, str], depth: int = 0) -> int | None:
+def evaluate(
+    expr: str, names: Mapping[str, str], depth: int = 0, memo: dict[str, int | None] | None = None
+) -> int | None:
     """The integer value of a C constant expression, names looked up in ``names`` (None
-    when it cannot be evaluated)."""
-    if depth > 16:
+    when it cannot be evaluated). Each name is evaluated once (``memo``: four macros each
+    adding the one before four times, 16 deep, were 4^16 walks), an expression longer than
+    :data:`MAX_EXPRESSION` or a value of :data:`MAX_VALUE` or more is none (no array's size)."""
+    if depth > 16 or len(expr) > MAX_EXPRESSION:
         return None
     text = re.sub(r"(?<=\d)[uUlL]+\b", "", expr).strip()
     try:
         tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError):
+        return _walk(tree.body, names, depth, {} if memo is None else memo)
+    except (SyntaxError, ValueError, RecursionError):  # recursion: -------1
         return None
-    return _walk(tree.body, names, depth)
 
 
-def _walk(node: ast.AST, names: Mapping[str, str], depth: int) -> int | None:
+def _walk(
+    node: ast.AST, names: Mapping[str, str], depth: int, memo: dict[str, int | None]
+) -> int | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return int(node.value)
+        return int(node.value) if abs(node.value) < MAX_VALUE else None
     if isinstance(node, ast.Name):
-        return evaluate(names[node.id], names, depth + 1) if node.id in names else None
+        if node.id not in memo and node.id in names:
+            memo[node.id] = None  # while it is evaluated: a macro naming itself has none
+            memo[node.id] = evaluate(names[node.id], names, depth + 1, memo)
+        return memo.get(node.id)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        v = _walk(node.operand, names, depth)
+        v = _walk(node.operand, names, depth, memo)
         return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
     if isinstance(node, ast.BinOp):
-        a, b = _walk(node.left, names, depth), _walk(node.right, names, depth)
+        a, b = _walk(node.left, names, depth, memo), _walk(node.right, names, depth, memo)
         if a is None or b is None:
             return None
-        op = node.op
-        if isinstance(op, ast.Add):
-            return a + b
-        if isinstance(op, ast.Sub):
-            return a - b
-        if isinstance(op, ast.Mult):
-            return a * b
-        if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod) and b != 0:
-            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncation
-            return q if not isinstance(op, ast.Mod) else a - q * b
-        if isinstance(op, ast.LShift) and 0 <= b < 63:
-            return a << b
-        if isinstance(op, ast.RShift) and 0 <= b < 63:
-            return a >> b
+        value = _operate(node.op, a, b)
+        return value if value is None or abs(value) < MAX_VALUE else None
+    return None
+
+
+def _operate(op: ast.operator, a: int, b: int) -> int | None:
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod) and b != 0:
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncation
+        return q if not isinstance(op, ast.Mod) else a - q * b
+    if isinstance(op, ast.LShift) and 0 <= b < 63:
+        return a << b
+    if isinstance(op, ast.RShift) and 0 <= b < 63:
+        return a >> b
     return None
 
 
@@ -257,9 +277,11 @@ def _shape(
 
 def _addends(expr: str) -> set[str]:
     """The names that are an operand of ``+`` anywhere in ``expr``."""
+    if len(expr) > MAX_EXPRESSION:
+        return set()
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         return set()
     out = set()
     for node in ast.walk(tree):
