@@ -6,6 +6,7 @@ kernel, Triton entries' metadata. Each ends with a result or a located error (ex
 
 from __future__ import annotations
 
+import shutil
 import struct
 import time
 import tracemalloc
@@ -20,8 +21,9 @@ from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.fixes import declared
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
+from shmem_cli.trace.triton import ttgir
 
-from .conftest import HANG_S, needs_nvcc, needs_nvdisasm
+from .conftest import HANG_S, TEST_DATA, needs_nvcc, needs_nvdisasm
 from .hostile import HOSTILE, shmem
 
 # --- numbers given to a parameter of known type -----------------------------------------
@@ -168,3 +170,50 @@ def test_suggest_past_a_declaration_of_macros_named_4_to_the_16_times(tmp_path: 
     assert ran.code == 0, ran.text[-2000:]
     assert ran.seconds < HANG_S
     assert "s[32 * (32 + 4)]" in ran.text  # the padding it suggests
+
+
+# --- a Triton entry's Python def, where an older TTGIR names no parameter ------------------
+
+ENTRY_34 = (
+    TEST_DATA / "triton/versions/3.4.0/cache/7WGM7ECP7WZ2CPD6GPXBOO6VN2NJ5Z5ZIU5WDHKWZXJZJAFWHLHQ"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def softmax_rows(a, b: tl.constexpr, c={'k': 1}, d=lambda x: x) -> Dict[str, int]:\n",
+        "class K:\n    def softmax_rows(\n  a,\n        b: tl.constexpr, c: 'x:y',\n  d):\n",
+        "def softmax_rows(a, b: tl.constexpr,\n    c, d): return 1\nx = (",  # a file cut short
+        "def softmax_rows_2(z):\n  pass\ndef softmax_rows(a, b: tl.constexpr, c, d):\n",
+    ],
+)
+def test_a_defs_header_alone_is_parsed(text: str) -> None:
+    node = ttgir._def_header(text, "softmax_rows")
+    assert node is not None
+    assert [a.arg for a in node.args.args] == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("text", ["def softmax_rows(a, b", "def softmax_rows(a, '''b):", ""])
+def test_a_def_python_cannot_read_names_nothing(text: str) -> None:
+    assert ttgir._def_header(text, "softmax_rows") is None
+
+
+@pytest.mark.parametrize("filler", ["x = 1\n", "[" * 50 + "]" * 50 + "\n"])
+@needs_nvdisasm
+def test_a_4_mib_python_file_named_by_the_ttgir_is_not_parsed_whole(
+    tmp_path: Path, filler: str
+) -> None:
+    # its first #loc names tests/data/triton/kernels.py, found under the folder shmem runs in:
+    # 4 MiB of Python there was parsed whole for the def (2.5-2.8 GB, 16-19 s)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    shutil.copytree(ENTRY_34, repo / "cache" / "E")
+    kernels = repo / "tests" / "data" / "triton" / "kernels.py"
+    kernels.parent.mkdir(parents=True)
+    body = filler * ((4 << 20) // len(filler) - 100)
+    kernels.write_text(body + "\ndef softmax_rows(out_ptr, in_ptr, n_cols, row_stride): pass\n")
+    ran = shmem("trace", str(repo / "cache" / "E"), "--list-params", cwd=repo)
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.peak_mib < 200, ran.peak_mib
+    assert "n_cols" in ran.text  # named from the def

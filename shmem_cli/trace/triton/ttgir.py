@@ -14,7 +14,9 @@ other file is ignored, never read or quoted.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -24,6 +26,9 @@ from ...plumbing.frozen import frozen
 from .metadata import TritonError
 
 MAX_PYTHON_BYTES = 4 << 20
+#: characters of a Python ``def``'s header read for its parameters (a real one: under a
+#: kilobyte); only the header is parsed (:func:`python_names`)
+MAX_DEF_HEADER = 64 << 10
 MAX_TYPE = 512  # characters of one parameter's type
 MAX_SHAPES = 1000  # distinct tensor shapes kept
 #: characters of a kernel's parameter list, ``(`` to ``)``: 32 for each of the 32,764 one-byte
@@ -286,14 +291,49 @@ def python_names(
         return None
     try:
         source = read_bounded(found, MAX_PYTHON_BYTES, what="Python source")
-        tree = ast.parse(source.decode("utf-8", errors="replace"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and node.name == name:
-                return tuple(
-                    a.arg
-                    for a in node.args.args
-                    if not (a.annotation is not None and "constexpr" in ast.unparse(a.annotation))
-                )
-    except (ShmemError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # a file Python cannot read: the parameters keep the TTGIR's names
+    except ShmemError:
+        return None  # a file that cannot be read: the parameters keep the TTGIR's names
+    node = _def_header(source.decode("utf-8", errors="replace"), name)
+    if node is None:
+        return None
+    return tuple(
+        a.arg
+        for a in node.args.args
+        if not (a.annotation is not None and "constexpr" in ast.unparse(a.annotation))
+    )
+
+
+def _def_header(source: str, name: str) -> ast.FunctionDef | None:
+    """The first ``def name(...):`` of ``source`` that Python reads, its header alone parsed
+    (:data:`MAX_DEF_HEADER`), not the file: 4 MiB of Python parsed whole held 2.5 GB."""
+    pattern = re.compile(rf"^([ \t]*)def[ \t]+{re.escape(name)}[ \t]*\(", re.M)
+    for m in pattern.finditer(source):
+        piece = source[m.end(1) : m.start() + MAX_DEF_HEADER]
+        end = _header_end(piece)
+        try:
+            tree = ast.parse(piece[:end] + " pass") if end is not None else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if tree is not None and tree.body and isinstance(tree.body[0], ast.FunctionDef):
+            return tree.body[0]
+    return None
+
+
+def _header_end(piece: str) -> int | None:
+    """Just past the colon that ends the ``def`` header at the start of ``piece`` (the first
+    outside brackets), or None where the piece ends first or is not Python."""
+    starts = [0]
+    for line in piece.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(piece).readline):
+            if token.type != tokenize.OP:
+                continue
+            depth += (token.string in "([{") - (token.string in ")]}")
+            if token.string == ":" and depth == 0:
+                row, column = token.end
+                return starts[row - 1] + column
+    except (tokenize.TokenError, SyntaxError):  # a string cut by the piece's end, a tab
+        return None
     return None
