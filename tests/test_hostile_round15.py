@@ -21,7 +21,7 @@ from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.fixes import declared
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
-from shmem_cli.trace.triton import ttgir
+from shmem_cli.trace.triton import callsites, ttgir
 
 from .conftest import HANG_S, TEST_DATA, needs_nvcc, needs_nvdisasm
 from .hostile import HOSTILE, shmem
@@ -217,3 +217,50 @@ def test_a_4_mib_python_file_named_by_the_ttgir_is_not_parsed_whole(
     assert ran.code == 0, ran.text[-2000:]
     assert ran.peak_mib < 200, ran.peak_mib
     assert "n_cols" in ran.text  # named from the def
+
+
+# --- a TTGIR's callsite aliases -------------------------------------------------------------
+
+
+def _callsite_tower(calls: int, depth: int = 64) -> str:
+    """A kernel line called through ``depth`` frames of Triton's standard.py, and ``calls``
+    more library lines each inlined at the top of that tower."""
+    lines = [
+        '#loc1 = loc("/k/kernels.py":5:0)',
+        '#loc2 = loc("/t/triton/language/standard.py":9:0)',
+    ]
+    lines.append("#loc3 = loc(callsite(#loc2 at #loc1))")
+    lines += [f"#loc{k} = loc(callsite(#loc2 at #loc{k - 1}))" for k in range(4, depth + 2)]
+    for j in range(calls):
+        a = 100 + 2 * j
+        lines.append(f'#loc{a} = loc("/t/triton/language/standard.py":{j + 10}:0)')
+        lines.append(f"#loc{a + 1} = loc(callsite(#loc{a} at #loc{depth + 1}))")
+    return "\n".join(lines) + "\n"
+
+
+def _library(file: str) -> bool:
+    return "/triton/language/" in file
+
+
+@pytest.mark.parametrize(("calls", "depth"), [(10_000, 14), (24_900, 64), (200_000, 64)])
+def test_callsites_of_a_huge_ttgir_are_bounded(calls: int, depth: int) -> None:
+    # 600,000 callsites 64 frames deep (62 MiB) took 66 s and a gigabyte: each library frame
+    # of each chain stored the chain again from it on; now a chain is followed 16 frames, and
+    # past 50,000 aliases nothing is placed
+    text = _callsite_tower(calls, depth)
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        found = callsites.library_callers(text, _library)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - start < 5
+    assert peak < 200 << 20, peak
+    kernel = (("/k/kernels.py", 5),)
+    if calls * 2 + depth > callsites.MAX_ALIASES:
+        assert found == {}
+    elif depth < callsites.MAX_DEPTH:  # every library line placed at the kernel's
+        assert len(found) == calls + 1 and set(found.values()) == {kernel}
+    else:  # the tower's lower frames reach the kernel's line; the calls above it do not
+        assert found == {("/t/triton/language/standard.py", 9): kernel}

@@ -17,8 +17,9 @@ the exchanges of two reductions are kept apart by barriers, which ptxas moves no
 access across, so the k-th run of the library line's shared instructions is the k-th call's
 (used only where the instructions split into as many runs as calls, each the same sequence of
 opcodes; otherwise they stay the library's line). The TTGIR comes from a cache anyone can
-commit: only whole ``#loc`` alias lines are read, each pattern linear, and a chain is followed
-at most :data:`MAX_DEPTH` levels.
+commit: only whole ``#loc`` alias lines are read, each pattern linear, at most
+:data:`MAX_ALIASES` of them (past it, no line is placed), and a chain is followed at most
+:data:`MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ from collections.abc import Callable, Mapping
 Location = tuple[str, int]
 _Frame = tuple[str, int, int]  # file, line, column
 
-MAX_DEPTH = 64  # levels of a callsite chain followed
+MAX_DEPTH = 16  # levels of a callsite chain followed (the deepest of 264 TTGIRs: 7 frames)
+#: alias lines read: a TTGIR with more places no library line (real ones have about 100; 64
+#: MiB of callsites 64 frames deep, 600,000 of them, took 66 s and a gigabyte)
+MAX_ALIASES = 50_000
 # one alias line of each kind, read in one pass over the text: a file's line and column, a
 # name for another alias, a callsite (an alias inlined at another)
 _ALIAS = re.compile(
@@ -51,7 +55,9 @@ def library_callers(
     files: dict[str, _Frame] = {}
     named: dict[str, str] = {}
     calls: dict[str, tuple[str, str]] = {}
-    for m in _ALIAS.finditer(text):
+    for count, m in enumerate(_ALIAS.finditer(text)):
+        if count >= MAX_ALIASES:
+            return {}
         alias, file, named_as, callee = m.group(1, "file", "named", "callee")
         if file is not None:
             files[alias] = (file, int(m.group("line")), int(m.group("column")))
@@ -79,26 +85,33 @@ def library_callers(
         memo[alias] = out
         return out
 
-    sites: dict[Location, set[tuple[_Frame, ...]]] = {}
+    is_library: dict[str, bool] = {}  # each file asked once
+    # each call's kernel frames (from its first line of the kernel's on, outermost first),
+    # numbered once: a library frame's sites are those numbers, not its chain again from
+    # each frame (64 frames' slices of each of 40,000 callsites took 13 s)
+    kernels: dict[tuple[_Frame, ...], int] = {}
+    sites: dict[Location, set[int]] = {}
     for alias in calls:
         chain = frames(alias)
-        user = next((i for i, f in enumerate(chain) if not library(f[0])), None)
+        user = None
+        for i, (file, _, _) in enumerate(chain):
+            if file not in is_library:
+                is_library[file] = library(file)
+            if not is_library[file]:
+                user = i
+                break
         if user is None:
             continue
-        for i in range(user):  # each library frame: the site is the chain from it on
-            sites.setdefault(chain[i][:2], set()).add(chain[i:])
+        number = kernels.setdefault(tuple(reversed(chain[user:])), len(kernels))
+        for frame in chain[:user]:  # each library frame: a site of this call
+            sites.setdefault(frame[:2], set()).add(number)
+    listed = list(kernels)
     out = {}
     for lib, found in sites.items():
         # one site per call: the kernel's frames (outermost first) decide the order
-        kernel = sorted({_kernel_frames(s, library) for s in found})
+        kernel = sorted(listed[n] for n in found)
         out[lib] = tuple((k[-1][0], k[-1][1]) for k in kernel)
     return out
-
-
-def _kernel_frames(site: tuple[_Frame, ...], library: Callable[[str], bool]) -> tuple[_Frame, ...]:
-    """The frames of a site from the kernel's first line on, outermost first."""
-    first = next(i for i, f in enumerate(site) if not library(f[0]))
-    return tuple(reversed(site[first:]))
 
 
 def place(
