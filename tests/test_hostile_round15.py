@@ -1,7 +1,8 @@
 """Hostile inputs of the fifteenth adversarial round (docs/robustness.md, "What was found and
 fixed", item 15), against what the two sessions before it added: ``--arg`` and ``--const``
-number rules, the sm_90a second build, the line table, resident blocks of a persistent
-kernel, Triton entries' metadata. Each ends with a result or a located error (exit status 2).
+number rules, the sm_90a second build, resident blocks of a persistent kernel, --suggest's
+reading of a declaration, an older Triton entry's Python def and its TTGIR's callsites. Each
+ends with a result or a located error (exit status 2), in bounded time and memory.
 """
 
 from __future__ import annotations
