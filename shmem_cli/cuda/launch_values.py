@@ -46,15 +46,18 @@ FLOATING = {
     **dict.fromkeys(_BF16, 2),
 }
 #: C++'s integer types as a kernel's signature spells them (the demangler writes a typedef's
-#: type: ``int64_t`` is ``long``), and their bytes: a float given to one is refused (``1e3``
-#: stored the float's bits, 1,148,846,080, where C++ converts it to 1000); a ``bool`` takes
-#: any integer as C++ converts it, 0 or 1 (``2`` stored a byte the kernel's code never expects)
+#: type: ``int64_t`` is ``long``) and as a Triton entry's TTGIR gives them (``int32_t``), and
+#: their bytes: a float given to one is refused (``1e3`` stored the float's bits,
+#: 1,148,846,080, where C++ converts it to 1000 and Triton's launcher refuses it); a ``bool``
+#: takes any integer as C++ converts it, 0 or 1 (``2`` stored a byte the kernel's code never
+#: expects)
 INTEGRAL = {
     "bool": 1,
     **dict.fromkeys(("char", "signed char", "unsigned char"), 1),
     **dict.fromkeys(("short", "unsigned short"), 2),
     **dict.fromkeys(("int", "unsigned", "unsigned int"), 4),
     **dict.fromkeys(("long", "unsigned long", "long long", "unsigned long long"), 8),
+    **{f"{u}int{8 * n}_t": n for u in ("", "u") for n in (1, 2, 4, 8)},
 }
 #: the floating type of each size, as a ``--const`` element of that size takes a number
 _FLOAT_OF_SIZE = {2: "half", 4: "float", 8: "double"}
