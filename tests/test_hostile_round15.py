@@ -268,3 +268,14 @@ def test_callsites_of_a_huge_ttgir_are_bounded(calls: int, depth: int) -> None:
         assert len(found) == calls + 1 and set(found.values()) == {kernel}
     else:  # the tower's lower frames reach the kernel's line; the calls above it do not
         assert found == {("/t/triton/language/standard.py", 9): kernel}
+
+
+@pytest.mark.parametrize("ctype", ["float*", "float const*", "Params*"])
+def test_a_float_for_a_pointer_is_refused(ctype: str) -> None:
+    # a spec's kernel.args {1: 1e3} for 'const float *in' stored 1e3's double bits as the
+    # address (0x408f400000000000: 'not a device address' after the launch)
+    with pytest.raises(LaunchError, match="is not an integer.*give an address"):
+        values.value_bytes("1e3", 8, "kernel.args 1 (in)", ctype)
+    assert values.value_bytes("0x7f0000000000", 8, "in", ctype) == (0x7F0000000000).to_bytes(
+        8, "little"
+    )

@@ -150,6 +150,12 @@ def as_typed(text: str, size: int, ctype: str | None) -> str:
     return t
 
 
+def _integral(ctype: str | None, size: int) -> bool:
+    """Whether ``ctype`` is an integer type of ``size`` bytes (:data:`INTEGRAL`) or a pointer
+    (an address: ``--arg in=1e3`` stored a double's bits as one)."""
+    return INTEGRAL.get(ctype or "") == size or (ctype or "").rstrip().endswith("*")
+
+
 def _floating(ctype: str | None, size: int) -> str | None:
     """``ctype`` where it is a floating type of ``size`` bytes (:data:`FLOATING`), else None."""
     return ctype if ctype in FLOATING and FLOATING[ctype] == size else None
@@ -206,10 +212,15 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
         if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
             raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
         return (value % (1 << (8 * size))).to_bytes(size, "little")
-    if _FLOAT.match(t) and INTEGRAL.get(ctype or "") == size:
+    if _FLOAT.match(t) and _integral(ctype, size):
+        give = (
+            "an address, 0x7f0000000000, or a buffer: NAME=@FILE.bin, NAME+0=zeros:BYTES"
+            if (ctype or "").rstrip().endswith("*")
+            else "an integer: 42, -1, 0x2a; a float's bits in hexadecimal: 0x3f800000"
+        )
         raise LaunchError(
             f"{where}: {shorten(t)!r} is not an integer, and the parameter's type is {ctype} "
-            "(give an integer: 42, -1, 0x2a; a float's bits in hexadecimal: 0x3f800000)"
+            f"(give {give})"
         )
     if _FLOAT.match(t):
         if size not in _FLOAT_FORMAT:
