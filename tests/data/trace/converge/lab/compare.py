@@ -18,7 +18,8 @@ from pathlib import Path
 # what distill.py reads the same way: the launches, the source page's tables (a launch each:
 # the page prints each table twice, and a copy counted would shift every later launch of
 # its kernel), the counts
-from distill import CONTROL, HERE, SHARED, launches, num, tables
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `python -I` adds no script folder
+from distill import CONTROL, HERE, SHARED, launches, num, tables  # noqa: E402
 
 
 def rows_of(table):
