@@ -17,7 +17,9 @@ import pytest
 
 from shmem_cli.cuda import build
 from shmem_cli.cuda import launch_values as values
+from shmem_cli.cuda.inline_siblings import MAX_VISITS, sibling_lines
 from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.cuda.sass import parse, source_lines
 from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.fixes import declared
@@ -279,3 +281,44 @@ def test_a_float_for_a_pointer_is_refused(ctype: str) -> None:
     assert values.value_bytes("0x7f0000000000", 8, "in", ctype) == (0x7F0000000000).to_bytes(
         8, "little"
     )
+
+
+# --- the line table's sibling calls ----------------------------------------------------------
+
+
+def _sibling_chains(rows: int, depth: int) -> tuple[str, list[tuple[tuple[str, int], ...]]]:
+    """SASS of ``rows`` instructions, each a library line inlined through a line of its own
+    (lib.h:i in mid.h:i in k.cu:7), and line-table links that take every mid.h line up a
+    chain of ``depth`` library lines to k.cu:9 (so each is in doubt between 7 and 9)."""
+    out = ['\t.section\t.text.k,"ax",@progbits']
+    for i in range(1, rows + 1):
+        out.append(
+            f'\t//## File "/p/include/lib.h", line {i} inlined at "/p/include/mid.h", line {i}'
+        )
+        out.append(f'\t//## File "/p/include/mid.h", line {i} inlined at "/p/k.cu", line 7')
+        out.append('\t//## File "/p/k.cu", line 7')
+        out.append(f"        /*{(i - 1) * 16:04x}*/                   LDS R0, [R1] ;")
+    links = [(("/p/include/mid.h", i), ("/p/include/deep.h", 1)) for i in range(1, rows + 1)]
+    links += [(("/p/include/deep.h", j), ("/p/include/deep.h", j + 1)) for j in range(1, depth)]
+    links.append((("/p/include/deep.h", depth), ("/p/k.cu", 9)))
+    return "\n".join(out) + "\n", links
+
+
+def _user_file(file: str) -> bool:
+    return not file.startswith("/p/include/")
+
+
+@pytest.mark.parametrize(("rows", "depth"), [(50, 100), (5_000, 50_000)])
+def test_sibling_calls_are_looked_for_in_bounded_time(rows: int, depth: int) -> None:
+    # every row's walk up its callers went the whole chain again: 1,000 rows of a chain of
+    # 10,000 library lines took 3.6 s (quadratic); past a million visits no more is marked
+    sass, links = _sibling_chains(rows, depth)
+    (fn,) = parse(sass)
+    lines = source_lines(fn, _user_file)
+    start = time.monotonic()
+    marked = sibling_lines(fn, lines, _user_file, links)
+    assert time.monotonic() - start < 5
+    if rows * depth <= MAX_VISITS:
+        assert len(marked) == rows and set(marked.values()) == {(("/p/k.cu", 9),)}
+    else:
+        assert 0 < len(marked) < rows  # those walked before the bound
