@@ -322,3 +322,20 @@ def test_sibling_calls_are_looked_for_in_bounded_time(rows: int, depth: int) -> 
         assert len(marked) == rows and set(marked.values()) == {(("/p/k.cu", 9),)}
     else:
         assert 0 < len(marked) < rows  # those walked before the bound
+
+
+def test_a_listing_of_a_deep_inlining_chain_is_read_in_linear_time() -> None:
+    # each '//## File' line made the chain a new tuple: 40,000 before one instruction (an
+    # nvdisasm listing of a crafted line table, or a build cache's) took 3.9 s, quadratic
+    levels = 200_000
+    sass = '\t.section\t.text.k,"ax",@progbits\n' + "".join(
+        f'\t//## File "/p/include/lib.h", line {i} inlined at "/p/k.cu", line 7\n'
+        for i in range(levels)
+    )
+    sass += '\t//## File "/p/k.cu", line 9\n        /*0000*/                   LDS R0, [R1] ;\n'
+    start = time.monotonic()
+    (fn,) = parse(sass)
+    assert time.monotonic() - start < 5
+    (ins,) = fn.instructions
+    assert len(ins.locations) == levels + 1
+    assert ins.locations[0] == ("/p/include/lib.h", 0) and ins.locations[-1] == ("/p/k.cu", 9)

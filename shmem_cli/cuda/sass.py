@@ -118,7 +118,10 @@ def parse(text: str) -> list[Function]:
     current: Function | None = None
     file: str | None = None
     line: int | None = None
-    chain: tuple[tuple[str, int], ...] = ()  # the locations before the next instruction
+    # the locations before the next instruction, grown in place and made a tuple once (a
+    # tuple made anew for each of 40,000 locations before one instruction: 3.9 s, quadratic)
+    chain: list[tuple[str, int]] = []
+    locations: tuple[tuple[str, int], ...] | None = ()
     fresh = True  # the next location starts a new chain
     for raw in text.splitlines():
         section = _SECTION.match(raw)
@@ -126,22 +129,26 @@ def parse(text: str) -> list[Function]:
             current = Function(section.group(1))
             functions.append(current)
             file = line = None
-            chain, fresh = (), True
+            chain, locations, fresh = [], (), True
             continue
         if current is None:
             continue
         loc = _FILE.match(raw)
         if loc:
             file, line = loc.group(1), int(loc.group(2))
-            chain = ((file, line),) if fresh else (*chain, (file, line))
-            fresh = False
+            if fresh:
+                chain = []
+            chain.append((file, line))
+            locations, fresh = None, False
             continue
         label = _LABEL.match(raw.strip())
         if label:
             nxt = current.instructions[-1].pc + 16 if current.instructions else 0
             current.labels[label.group(1)] = nxt
             continue
-        ins = parse_line(raw, file, line, chain)
+        if locations is None:
+            locations = tuple(chain)
+        ins = parse_line(raw, file, line, locations)
         if ins is not None:
             current.instructions.append(ins)
             fresh = True
