@@ -12,6 +12,7 @@ import struct
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,8 @@ from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.triton import callsites, ttgir
 
 from .conftest import HANG_S, TEST_DATA, needs_nvcc, needs_nvdisasm
-from .hostile import HOSTILE, shmem
+from .hostile import HOSTILE, refused, shmem
+from .test_hostile_triton import entry
 
 # --- numbers given to a parameter of known type -----------------------------------------
 
@@ -339,3 +341,22 @@ def test_a_listing_of_a_deep_inlining_chain_is_read_in_linear_time() -> None:
     (ins,) = fn.instructions
     assert len(ins.locations) == levels + 1
     assert ins.locations[0] == ("/p/include/lib.h", 0) and ins.locations[-1] == ("/p/k.cu", 9)
+
+
+# --- a Triton entry's metadata ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        {"backend": "hip", "arch": "gfx942", "warp_size": 64},
+        ["cuda", 90, 64],  # Triton 3.2's target as a list
+    ],
+)
+@needs_nvdisasm
+def test_a_warp_of_64_threads_is_refused(tmp_path: Path, target: Any) -> None:
+    # a target's warp_size 64 (an AMD GPU's) made the block num_warps x 64 = 256 threads for
+    # a cubin compiled for 128, traced without a word
+    folder = entry(tmp_path, target=target, warp_size=...)  # the target says it alone
+    ran = shmem("trace", str(folder), "-g", "1", "--no-tables", cwd=tmp_path)
+    refused(ran, "unexpected metadata: 'warp_size' is 64; a launch takes 32")

@@ -61,7 +61,7 @@ def entry(tmp_path: Path, source: Path = MATMUL, **changes: Any) -> Path:
         ({"cluster_dims": "1,1,1"}, "'cluster_dims' is a str (1,1,1), not 3 integers"),
         ({"num_ctas": 1 << 20}, "'num_ctas' is 1048576; a launch takes 1 to 16"),
         ({"global_scratch_size": -1}, "'global_scratch_size' is -1"),
-        ({"num_warps": 32, "warp_size": 64}, "num_warps x warp_size is more than 1,024"),
+        ({"num_warps": 32, "warp_size": 64}, "'warp_size' is 64; a launch takes 32"),
         ({"name": "k" * 100_000}, "'name' is a str (kkkkk"),
         ({"name": 5}, "'name' is an int (5), not a kernel's name"),
     ],

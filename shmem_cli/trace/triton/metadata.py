@@ -21,7 +21,9 @@ MAX_NAME = 4096  # characters of a kernel's name
 #: read when checked: the profiles' largest per-block shared memory, registered ones included)
 RANGES: dict[str, tuple[int, int | None]] = {
     "num_warps": (1, 32),  # 1,024 threads at most
-    "warp_size": (1, 64),
+    # an NVIDIA warp: 64 (an AMD target's) made the block twice the threads the cubin was
+    # compiled for, traced without a word
+    "warp_size": (32, 32),
     "shared": (0, None),
     "num_ctas": (1, 16),  # a cluster holds at most 16 blocks
     "num_stages": (0, 1024),
@@ -68,9 +70,8 @@ def _integer(meta: dict[str, Any], key: str, value: Any, low: int, high: int, pa
         raise TritonError(f"unexpected metadata: {key!r} is {_kind(value)}, not an integer", path)
     if not low <= value <= high:
         said = str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
-        raise TritonError(
-            f"unexpected metadata: {key!r} is {said}; a launch takes {low:,} to {high:,}", path
-        )
+        takes = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+        raise TritonError(f"unexpected metadata: {key!r} is {said}; a launch takes {takes}", path)
 
 
 def _kind(value: Any) -> str:
@@ -117,8 +118,3 @@ def check(meta: dict[str, Any], path: Path) -> None:
                 f"a cluster holds at most {CLUSTER[1]}",
                 path,
             )
-    warps, size = fields.get("num_warps"), fields.get("warp_size")
-    if (warps if isinstance(warps, int) else 1) * (size if isinstance(size, int) else 32) > 1024:
-        raise TritonError(
-            "unexpected metadata: num_warps x warp_size is more than 1,024 threads", path
-        )
