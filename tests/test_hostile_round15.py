@@ -360,3 +360,19 @@ def test_a_warp_of_64_threads_is_refused(tmp_path: Path, target: Any) -> None:
     folder = entry(tmp_path, target=target, warp_size=...)  # the target says it alone
     ran = shmem("trace", str(folder), "-g", "1", "--no-tables", cwd=tmp_path)
     refused(ran, "unexpected metadata: 'warp_size' is 64; a launch takes 32")
+
+
+@needs_nvdisasm
+@pytest.mark.slow  # 7 s: a sampled grid
+def test_the_largest_grid_of_ticket_blocks_is_sampled_as_any_grid() -> None:
+    # the blocks after the resident ones ran to half of the launch's 180 s (a grid of 2^62
+    # blocks of one ticket each, 32 threads: 74 s, 633 MiB); they are sampled now by the
+    # budget, as any grid's blocks after its first (7 s, 160 MiB)
+    ran = shmem(
+        "trace", str(CUBIN5), "-k", "one_ticket", "-b", "32", "-g", "2147483647,65535,65535",
+        "--no-tables",
+    )  # fmt: skip
+    assert ran.code == 0, ran.text[-2000:]
+    assert ran.seconds < HANG_S and ran.peak_mib < 400, (ran.seconds, ran.peak_mib)
+    assert "note: sampled grid" in ran.text
+    assert "blocks take work from one another" in ran.text

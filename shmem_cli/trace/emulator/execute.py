@@ -26,7 +26,7 @@ from ..requests import Coster, InstructionRecords, TmaFill
 from . import budget as budgets
 from . import grid as grids
 from .access_kind import shared_op_of
-from .alike.classes import Classes, counts_of, run_in_time, run_rest, trace_grid
+from .alike.classes import Classes, counts_of, run_rest, trace_grid
 from .alike.watch import Watch, chooser
 from .decode import Program, decode_function
 from .scheduler import run_block
@@ -131,25 +131,23 @@ def run(
 def _resident(run_: _Run, plan: grids.Plan, why: SharesWork, every_block: bool) -> Trace:
     """A grid whose blocks take work from one another (:mod:`.sync.shared_work`): its
     clusters (blocks) in launch order, as many together as the GPU holds at once, the first
-    batch from the start; where those left would pass the time left before --time-limit, an
-    even sample of them (not with ``every_block``: a caller that reads what they wrote)."""
+    batch from the start; the others as any grid's blocks after its first (:func:`run_rest`:
+    an even sample of them where they would pass the budget or the time left; they ran to
+    half of the launch's time before, a grid of 2^62 one-ticket blocks 74 s) (not with
+    ``every_block``: a caller that reads what they wrote)."""
     n = plan.clusters
     first = range(min(n, plan.per_batch))
     run_.batch(plan.only(first), None, lead=True)
     rest = range(len(first), n)
-    late = None
+    sampled = None
     if every_block:
         for batch in plan.rest(rest):
             run_.batch(batch, None)
     else:
-        _, late = run_in_time(run_, plan, rest, range(len(rest)))
-    unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
-    sampled = (
-        None
-        if late is None
-        else f"{late}: {run_.blocks:,} of its {plan.blocks:,} blocks traced, the first "
-        f"{len(first) * plan.launch.cluster_ctas:,} and an even sample of the {unit} after them"
-    )
+        unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
+        most = -(-run_.executed // len(first))  # a cluster of the first batch, about
+        what = f"{unit} after the first {len(first):,}"
+        _, sampled = run_rest(run_, plan, rest, most, run_.budget, what)
     mode = "whole" if sampled is None else "sample"
     coverage = grids.Coverage(mode, plan.blocks, run_.blocks, differs=why, why_sampled=sampled)
     return run_.trace(coverage)
