@@ -24,6 +24,8 @@ from shmem_cli.cuda.sass import parse, source_lines
 from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.fixes import declared
+from shmem_cli.trace.kernel import line_table
+from shmem_cli.trace.kernel.binary_formats.elf import Elf
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.triton import callsites, ttgir
 
@@ -376,3 +378,35 @@ def test_the_largest_grid_of_ticket_blocks_is_sampled_as_any_grid() -> None:
     assert ran.seconds < HANG_S and ran.peak_mib < 400, (ran.seconds, ran.peak_mib)
     assert "note: sampled grid" in ran.text
     assert "blocks take work from one another" in ran.text
+
+
+# --- the line table's relocations ------------------------------------------------------------
+
+
+def _relocations_again(cubin: Path, into: Path, copies: int) -> Path:
+    """``cubin`` with its ``.rela.debug_line`` repeated ``copies`` times, appended at its end."""
+    data = bytearray(cubin.read_bytes())
+    elf = Elf(bytes(data), "")
+    rel = elf.by_name[".rela.debug_line"]
+    more = elf.body(rel) * copies
+    at = (len(data) + 7) & ~7
+    data += bytes(at - len(data)) + more
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    header = shoff + elf.sections.index(rel) * struct.unpack_from("<H", data, 0x3A)[0]
+    struct.pack_into("<QQ", data, header + 24, at, len(more))
+    into.write_bytes(bytes(data))
+    return into
+
+
+def test_a_line_table_of_more_relocations_than_sequences_is_not_read(tmp_path: Path) -> None:
+    # each relocation of .debug_line patches a sequence's DW_LNE_set_address (11 bytes):
+    # 2.6 million of them naming one symbol (a 60 MiB cubin) held 609 MiB for 11 s
+    path = _relocations_again(CUBIN5, tmp_path / "k.cubin", 100_000)
+    assert line_table.caller_links(CUBIN5, "_Z15tickets_foreverPjPf") != ()  # read as it was
+    tracemalloc.start()
+    try:
+        assert line_table.caller_links(path, "_Z15tickets_foreverPjPf") == ()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (8 << 20) + 2 * path.stat().st_size, peak  # the file, nothing per relocation
