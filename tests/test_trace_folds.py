@@ -91,8 +91,9 @@ def _by_class(kernel: str, grid: tuple[int, int, int], args: tuple[str, ...], bo
             1 << 16,
             sum(8 * ((x + 1) + max(y, 1)) for y in range(3) for x in range(24)),
         ),
-        # min(b, 5) trips of one two-way read a warp: 6 classes, the last of 7 blocks
-        ("cl_min", (12, 1, 1), ("1=5",), 1 << 13, sum(8 * min(b, 5) for b in range(12))),
+        # min(b, 5) trips of one two-way read a warp: 6 classes, the last of 35 blocks (those
+        # run beside its block and those it stands for)
+        ("cl_min", (40, 1, 1), ("1=5",), 1 << 13, sum(8 * min(b, 5) for b in range(40))),
     ],
 )
 def test_a_grid_traced_by_class_folds_to_the_unbounded_totals(

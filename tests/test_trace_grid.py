@@ -55,6 +55,16 @@ def traced(
     return trace_file(request).kernels[0]
 
 
+def classes_of(cov: Any) -> int:
+    """The classes of identical behaviour the report's proof says the grid fell into (blocks
+    of one class may have run beside each other: :mod:`shmem_cli.trace.emulator.alike`)."""
+    proof = cov.proof or ""
+    if proof.startswith("every block behaves alike"):
+        return 1
+    found = re.search(r"fall into ([0-9,]+) class", proof)
+    return int(found.group(1).replace(",", "")) if found else 0
+
+
 def every_block(
     path: Path,
     kernel: str,

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 #: on its own (about 0.5 ms each: 100,000 in a straight line took 57 s to the report and
 #: 1.07 GB; real kernels have a few thousand)
 MAX_SITES = 32_768
+#: the records as they were (:meth:`Recorder.mark`): requests, folds, and per instruction its
+#: requests, warps predicated off, taint bits and spans
+Mark = tuple[int, int, dict[int, tuple[int, int, int, int, int]]]
 
 
 class Recorder:
@@ -50,6 +53,7 @@ class Recorder:
         # a class's block running (:meth:`open_class`): per instruction index, its first
         # request and the warps predicated off before it (None: no class open)
         self.opened: dict[int, tuple[int, int]] | None = None
+        self.apart = 0  # several classes' blocks run together: the warps of a block
         self.by_index: dict[int, InstructionRecords] = {}
         self._counts: dict[int, I64] = {}
         self.fills: dict[tuple[int, int, int, int], TmaFill] = {}
@@ -59,6 +63,7 @@ class Recorder:
         # the instructions that recorded requests whose address carries taint (the block
         # index, global data, a value not computed), with that taint: :mod:`.emulator.grid`
         self.tainted: dict[int, int] = {}
+        self.tainted_by: dict[int, dict[int, int]] = {}  # the same per block (open_class)
         self.requests = 0  # requests recorded
         self.period = 0  # rows after which the batch's requests may repeat (new_batch)
 
@@ -127,6 +132,17 @@ class Recorder:
         self.requests += len(rows)
         if np.count_nonzero(t):
             self.tainted[index] = self.tainted.get(index, 0) | taint_or(t)
+            if self.apart:  # several classes' blocks run together: whose requests
+                self._tainted_by(index, warp_ids[uw], t)
+
+    def _tainted_by(self, index: int, warps: I64, taint: U8 | int) -> None:
+        """Keep :attr:`tainted` per block too (:attr:`tainted_by`): requests of ``warps``
+        (the grid's numbers, one a request) with address taint ``taint``."""
+        t = np.broadcast_to(np.asarray(taint, dtype=np.uint8), (len(warps),))
+        blocks = np.asarray(warps)[t != 0] // self.apart
+        for b in np.unique(blocks).tolist():
+            mine = self.tainted_by.setdefault(b, {})
+            mine[index] = mine.get(index, 0) | taint_or(t[t != 0][blocks == b])
 
     def record_cost(
         self,
@@ -185,22 +201,25 @@ class Recorder:
             return False
         opened = self.opened
         for index, rec in self.by_index.items():
-            rec.fold(self.coster, None if opened is None else opened.get(index, (0, 0))[0])
+            running = None if opened is None else opened.get(index, (0, 0))[0]
+            rec.fold(self.coster, running, self.apart)
         if opened is not None:  # the running block's requests start again at 0
             self.opened = {index: (0, off) for index, (_, off) in opened.items()}
         self.allowance.free()  # every array dropped
         self.folds += 1
         return True
 
-    def open_class(self) -> None:
-        """A class's block runs next: its requests and warps predicated off are counted again
-        for its class (:meth:`close_class`), whatever folds meanwhile."""
+    def open_class(self, apart: int = 0) -> None:
+        """A class's block runs next (``apart``: several, each of ``apart`` warps): its
+        requests and warps predicated off are counted again for its class (:meth:`close_class`,
+        :meth:`close_classes`), whatever folds meanwhile."""
         self.opened = {i: (rec.n, rec.predicated_off) for i, rec in self.by_index.items()}
+        self.apart, self.tainted_by = apart, {}
 
     def close_class(self, times: int) -> None:
         """The class's block ended: what it recorded counts ``times`` more (the blocks of its
         class besides it; 0: none, or a grid whose one class the report weighs whole)."""
-        opened, self.opened = self.opened or {}, None
+        opened, self.opened, self.apart = self.opened or {}, None, 0
         for index, rec in self.by_index.items():
             first, off = opened.get(index, (0, 0))
             pending, rec.pending = rec.pending, Tally()
@@ -209,6 +228,53 @@ class Recorder:
                 rec.again_off += times * (rec.predicated_off - off)
                 if rec.n > first:
                     rec.spans.append((first, rec.n, times))
+
+    def close_classes(
+        self, times: dict[int, int], warps: int, off: dict[tuple[int, int], int]
+    ) -> None:
+        """Several classes' blocks ran together and ended (:meth:`open_class`): what each
+        block ``b`` recorded counts ``times[b]`` more (their requests put block by block
+        first, :meth:`InstructionRecords.by_block`; ``warps``: a block's; those folded
+        meanwhile, each block's apart), as do its warps predicated off, ``off[(b, index)]``."""
+        opened, self.opened, self.apart = self.opened or {}, None, 0
+        for index, rec in self.by_index.items():
+            first, _ = opened.get(index, (0, 0))
+            for b, tally in rec.pending_by.items():
+                rec.again.add_tally(tally, times.get(b, 0))
+            rec.pending, rec.pending_by = Tally(), {}
+            rec.again_off += sum(t * off.get((b, index), 0) for b, t in times.items())
+            if rec.n <= first:
+                continue
+            blocks = rec.by_block(first, warps)
+            for b, t in times.items():
+                lo, hi = (int(np.searchsorted(blocks, b, side=x)) for x in ("left", "right"))
+                if t and hi > lo:
+                    rec.spans.append((first + lo, first + hi, t))
+
+    def mark(self) -> Mark:
+        """What :meth:`undo` brings the records back to."""
+        kept = {
+            i: (rec.n, rec.predicated_off, rec.sources, rec.decided, len(rec.spans))
+            for i, rec in self.by_index.items()
+        }
+        return self.requests, self.folds, kept
+
+    def undo(self, mark: Mark) -> bool:
+        """Drop what was recorded since ``mark`` (a watched round cut short: its blocks
+        count nothing); False where records were folded meanwhile (it cannot be undone).
+        The distinct requests it added stay unreferenced: answered, never counted."""
+        requests, folds, kept = mark
+        if folds != self.folds:
+            return False
+        self.requests, self.opened, self.apart = requests, None, 0
+        for index in [i for i in self.by_index if i not in kept]:
+            del self.by_index[index]
+        for index, (n, off, sources, decided, spans) in kept.items():
+            rec = self.by_index[index]
+            rec.n, rec.predicated_off, rec.sources, rec.decided = n, off, sources, decided
+            del rec.spans[spans:]
+            rec.pending, rec.pending_by = Tally(), {}
+        return True
 
     def instructions(self) -> list[InstructionRecords]:
         """Records of every shared-memory instruction executed, in program order."""

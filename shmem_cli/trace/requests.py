@@ -90,6 +90,8 @@ class InstructionRecords:
     spans: list[tuple[int, int, int]] = field(init=False, repr=False)
     again: Tally = field(default_factory=Tally, repr=False)
     pending: Tally = field(default_factory=Tally, repr=False)
+    # the same, where several classes' blocks run together: per block (its number)
+    pending_by: dict[int, Tally] = field(default_factory=dict, repr=False)
     again_off: int = 0
 
     def __post_init__(self) -> None:
@@ -178,6 +180,19 @@ class InstructionRecords:
             self.sources |= taint_or(taint)
         self.n += k
 
+    def by_block(self, first: int, warps: int) -> I64:
+        """Reorder the requests from ``first`` on by the block of their warp (``warps`` a
+        block: the grid's warp numbers run block by block), each block's in the order they
+        ran, as if the blocks had run one after the other; returns each one's block."""
+        s = slice(first, self.n)
+        blocks = self.warp[s].astype(np.int64) // warps
+        order = np.argsort(blocks, kind="stable")
+        for a in (self.row, self.warp, self.iteration, self.data_dependent, self.not_modelled):
+            a[s] = a[s][order]
+        if self.cost is not None:
+            self.cost[s] = self.cost[s][order]
+        return blocks[order]
+
     @property
     def recorded_bytes(self) -> int:
         """The memory these records hold (their arrays, spare room included)."""
@@ -246,21 +261,30 @@ class InstructionRecords:
         dependent = int(np.count_nonzero(self.data_dependent[start:end]))
         return dependent, int(np.count_nonzero(self.not_modelled[start:end]))
 
-    def fold(self, coster: Coster, running: int | None) -> None:
+    def fold(self, coster: Coster, running: int | None, warps: int = 0) -> None:
         """Cost the requests kept (``coster``) into :attr:`folded`, a class's block's
         into :attr:`again`, those of a class's block running from request ``running`` on
-        into :attr:`pending`, and drop them all."""
+        into :attr:`pending` (with ``warps``, those of several blocks run together, ``warps``
+        a block: each block's into :attr:`pending_by`), and drop them all."""
         n = self.n
         if n:
             spans = [(start, end) for start, end, _ in self.spans]
             late = [(running, n)] if running is not None and running < n else []
+            owners: list[int] = []
+            if late and warps:  # the blocks' requests one block after the other
+                assert running is not None
+                blocks = self.by_block(running, warps)
+                owners, starts = (a.tolist() for a in np.unique(blocks, return_index=True))
+                ends = [*starts[1:], len(blocks)]
+                late = [(running + a, running + b) for a, b in zip(starts, ends, strict=True)]
             whole, *costs = coster(self, [(0, n), *spans, *late])  # each request costed once
             self.folded.add(whole, *self.flags(0, n))
             self.folded_source |= self.distinct.src is not None
             for (start, end, times), cost in zip(self.spans, costs[: len(spans)], strict=True):
                 self.again.add(cost, *self.flags(start, end), times)
-            for (start, end), cost in zip(late, costs[len(spans) :], strict=True):
-                self.pending.add(cost, *self.flags(start, end))
+            for k, ((start, end), cost) in enumerate(zip(late, costs[len(spans) :], strict=True)):
+                tally = self.pending_by.setdefault(owners[k], Tally()) if owners else self.pending
+                tally.add(cost, *self.flags(start, end))
         self.clear()
 
 

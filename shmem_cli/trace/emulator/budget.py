@@ -171,6 +171,11 @@ class Ledger:
     stopped: bool = False  # the trace stopped: a batch still running unwinds (sync/turns.py)
 
 
+class Late(Exception):
+    """A watched round of a grid's classes ran past its share of the time left: the
+    classes found so far stand (:mod:`.alike.classes`)."""
+
+
 @dataclass
 class Limits:
     """What one batch of blocks may still use of the launch's budget."""
@@ -188,6 +193,7 @@ class Limits:
     alone_until: float = math.inf
     alone: str = "one block"  # what ``alone_until`` bounds, in words
     aside_at: float = 0.0
+    until: float = math.inf  # a watched round's own end: :class:`Late` past it (alike/)
 
     @property
     def spent(self) -> int:
@@ -256,6 +262,8 @@ class Limits:
         if now > self.deadline:
             why = f"the trace ran past its time limit of {self.budget.seconds:g} s in {name}"
             raise stop(why, instructions, hits, "--time-limit")
+        if now > self.until:
+            raise Late
         if now > self.alone_until:
             limit = self.budget.alone_seconds
             why = f"the trace ran past its time limit of {limit:g} s for {self.alone}, in {name}"

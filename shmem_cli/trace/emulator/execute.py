@@ -13,6 +13,7 @@ order (:mod:`.sync.waiting_blocks`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -27,7 +28,8 @@ from . import budget as budgets
 from . import grid as grids
 from .access_kind import shared_op_of
 from .alike.classes import Classes, counts_of, run_rest, trace_grid
-from .alike.watch import Watch, chooser
+from .alike.together import Watches
+from .alike.watch import Watch, Watcher, chooser
 from .decode import Program, decode_function
 from .scheduler import run_block
 from .state import LOCAL_WINDOW_SLOT, Block, Launch
@@ -208,18 +210,25 @@ class _Run:
         self.waits: GridWaits | None = None  # blocks that wait on others (a grid's)
         self.parks = 0  # groups of threads that spun and yielded to others (sync/parking.py)
         self.ledger = budgets.Ledger()  # what the launch's budget has seen run
+        self.last: Block | None = None  # the batch run last
 
     def silent(self, batch: grids.Batch, silent: bool) -> None:
         """Run ``batch`` while a batch waits (:class:`GridWaits`)."""
         self.batch(batch, None, silent)
 
     def batch(
-        self, batch: grids.Batch, watch: Watch | None, silent: bool = False, lead: bool = False
+        self,
+        batch: grids.Batch,
+        watch: Watcher | None,
+        silent: bool = False,
+        lead: bool = False,
+        until: float = math.inf,
     ) -> None:
         """Run the blocks of ``batch`` together (those a wait ran already left out);
         ``silent``: for what they write only (their class counted them: they count nothing);
         ``lead``: the resident blocks a grid that shares its work runs first, bounded in time
-        as one block alone is (a ticket loop that never ends ran to the launch's 180 s)."""
+        as one block alone is (a ticket loop that never ends ran to the launch's 180 s);
+        ``until``: when a watched round's time is up (:class:`.budget.Late`)."""
         waits = self.waits
         if waits is not None:
             fresh = waits.fresh(batch)
@@ -228,11 +237,15 @@ class _Run:
             batch = fresh
             waits.start(batch)
         blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
+        self.last = blk
+        if isinstance(watch, Watches):  # classes' blocks together: counted per CTA too
+            blk.by_cta = {}
         blk.rec = Dropping(self.launch.warp_size) if silent else self.recorder
         blk.rec.new_batch(blk.n_warps)
         limits = budgets.Limits(
             self.budget, self.launch.threads, 0, self.deadline, self.of_blocks, self.ledger
         )
+        limits.until = until
         if len(batch.ctas) <= self.launch.cluster_ctas or lead:  # one block (cluster) alone
             limits.alone_until = time.monotonic() + self.budget.alone_seconds
             if len(batch.ctas) > self.launch.cluster_ctas:

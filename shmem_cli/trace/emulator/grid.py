@@ -2,12 +2,12 @@
 
 A grid's blocks are traced one per class of identical behaviour where that is proven
 (:mod:`.alike`: its first block runs watched, and every block that takes all its decisions
-is counted as it; then the lowest-numbered block left, and so on). The blocks in no class
-run in batches (:class:`Batch`): the CTAs of a batch are one :class:`~.state.Block` whose
-threads the scheduler runs side by side, so that a grid costs about its longest block's
-steps per batch, not one block's steps per block. A batch holds consecutive blocks
-(numbered in launch order: ``x`` fastest, then ``y``, then ``z``, the order of their warps
-in the records), as many as :data:`BATCH_BYTES` of state hold and at most
+is counted as it; then the lowest-numbered blocks left, several together, and so on). The
+blocks in no class run in batches (:class:`Batch`): the CTAs of a batch are one
+:class:`~.state.Block` whose threads the scheduler runs side by side, so that a grid costs
+about its longest block's steps per batch, not one block's steps per block. A batch holds
+consecutive blocks (numbered in launch order: ``x`` fastest, then ``y``, then ``z``, the
+order of their warps in the records), as many as :data:`BATCH_BYTES` of state hold and at most
 :data:`BATCH_THREADS` threads, so that the memory a trace takes does not grow with the grid.
 
 A grid whose blocks would run past the launch's budget (:mod:`.budget`: its
@@ -218,6 +218,7 @@ class Proof:
     apart: int = 0  # blocks in no class, run
     grid: int = 0  # blocks of the grid
     chosen: int = 0  # instructions whose decisions on global data chose values only (.alike)
+    untraced: int = 0  # of those in no class, not run (out of time)
 
     def text(self) -> str:
         """The proof in plain sentences: which blocks stand for which, which ran, and what
@@ -241,8 +242,10 @@ class Proof:
                 f"traced once (its lowest-numbered {one}) and its requests counted for every "
                 f"{one} of the class."
             ]
-        if self.apart:
-            said.append(f"The {self.apart:,} {u} in no class were run.")
+        if self.apart > self.untraced:
+            said.append(f"The {self.apart - self.untraced:,} {u} in no class were run.")
+        if self.untraced:
+            said.append(f"The {self.untraced:,} {u} in no class were not traced (out of time).")
         but = ", but those that choose values only (below)," if self.chosen else ""
         said.append(
             f"{self.decisions:,} decisions were checked: no guard, branch, loop, shared "

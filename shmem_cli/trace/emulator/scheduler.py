@@ -38,7 +38,7 @@ from ..distinct_rows import RecordsFull
 from . import budget as budgets
 from . import taint_flow
 from .access_kind import guarded_kind, shared_op_of
-from .alike.watch import Watch
+from .alike.watch import Watcher
 from .decode import Program
 from .op_table import MOVES, widens
 from .state import BLOCKED, Block, TraceError
@@ -60,7 +60,7 @@ def run_block(
     *,
     progress: Callable[[int], None] | None = None,
     limits: budgets.Limits | None = None,
-    watch: Watch | None = None,
+    watch: Watcher | None = None,
     stuck: Callable[[Wait], bool] | None = None,
 ) -> tuple[int, int]:
     """Run a block (or a batch of blocks) to completion, its decisions checked by ``watch``
@@ -159,9 +159,7 @@ def run_block(
             kind = guarded[m]
             if kind is not None:
                 sel = blk.ids(at)
-                blk.rec.predicated_off(
-                    m, instructions[m], kind, _silent_warps(sel, sel[:0], blk.warp_size)
-                )
+                _predicated_off(blk, m, instructions[m], kind, sel, sel[:0])
             run_it = False  # @!PT: never executes
         elif g is not None and g.index != 7:
             pv = (blk.up if g.kind == "UP" else blk.p)[g.index][at]
@@ -172,8 +170,7 @@ def run_block(
                 sel = blk.ids(at)
                 kind = guarded[m]
                 if kind is not None:
-                    off = _silent_warps(sel, sel[ok], blk.warp_size)
-                    blk.rec.predicated_off(m, instructions[m], kind, off)
+                    _predicated_off(blk, m, instructions[m], kind, sel, sel[ok])
                 if decided is not None and m in program.skipped:  # a store data kept off
                     program.skipped[m](blk, sel[~ok], decided[~ok])
                 if np.count_nonzero(ok):
@@ -184,8 +181,7 @@ def run_block(
             forms = None
             if watch is not None:
                 watch.operands(m, blk, ix)
-                if watch.forms is not None:
-                    forms = watch.forms.before(m, blk, ix)
+                forms = watch.before(m, blk, ix)
             n = threads if isinstance(ix, slice) else len(ix)
             if decided is not None:
                 taint_flow.enter(blk, at_ids, decided)
@@ -206,8 +202,8 @@ def run_block(
                 raise limits.records_full(name) from None
             except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
-            if watch is not None and watch.forms is not None:
-                watch.forms.after(forms, m, blk, ix)
+            if watch is not None:
+                watch.after(forms, m, blk, ix)
             if misc_cost[m]:
                 blk.count_misc(m, ix, retires[m])
             executed += n
@@ -258,6 +254,11 @@ def _cta_counts(blk: Block, at: Any) -> Any:
     return np.bincount(blk.cta[at], minlength=blk.ctas)
 
 
-def _silent_warps(at_pc: Any, executing: Any, warp_size: int) -> int:
-    """Warps with threads at the instruction but none whose guard holds."""
-    return len(np.setdiff1d(np.unique(at_pc // warp_size), np.unique(executing // warp_size)))
+def _predicated_off(blk: Block, m: int, ins: Any, kind: Any, at_pc: Any, executing: Any) -> None:
+    """Count the warps with threads ``at_pc`` at instruction ``m`` but none of ``executing``
+    (whose guard holds): per CTA too where the batch's classes' blocks count apart."""
+    ws = blk.warp_size
+    off = np.setdiff1d(np.unique(at_pc // ws), np.unique(executing // ws))
+    blk.rec.predicated_off(m, ins, kind, len(off))
+    if blk.by_cta is not None and len(off):
+        blk.tally_by_cta("off", m, off // blk.n_warps)

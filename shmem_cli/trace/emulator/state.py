@@ -253,6 +253,9 @@ class Block:
         # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
         self.misc: dict[int, int] = {}
         self.misc_done: dict[int, int] = {}
+        # the same tallies ("misc", "misc_done") and warps predicated off ("off") per CTA, as
+        # (name, CTA, index) -> count, where classes' blocks run together (alike/together.py)
+        self.by_cta: dict[tuple[str, int, int], int] | None = None
         # calls to functions outside the cubin that were stepped over, by index: the name
         self.callees: dict[int, str] = {}
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
@@ -314,6 +317,15 @@ class Block:
             alive = np.bincount(self.warp[~self.exited], minlength=int(self.warp[-1]) + 1)
             warps = warps[alive[warps] == 0]
         self.misc[index] = self.misc.get(index, 0) + len(warps)
+        if self.by_cta is not None:
+            self.tally_by_cta("misc", index, warps // self.n_warps)
+
+    def tally_by_cta(self, name: str, index: int, ctas: Any) -> None:
+        """Count one for each entry of ``ctas`` (a CTA of the batch) in :attr:`by_cta`."""
+        assert self.by_cta is not None
+        for c, n in zip(*np.unique(ctas, return_counts=True), strict=True):
+            key = (name, int(c), index)
+            self.by_cta[key] = self.by_cta.get(key, 0) + int(n)
 
     def run_wide(self, step: Callable[[Block, Idx], None], mask: B8) -> None:
         """Run ``step`` over every thread, its one write landing only where ``mask`` is

@@ -3,12 +3,16 @@
 The grid's first block runs watched (:class:`..grid.Watch` with :class:`.forms.Forms`): every
 decision that depends on the block index is evaluated over the candidate blocks, and the
 blocks that take every one of the first block's decisions (its *class*) make its requests:
-they are counted as it. Of the blocks left, the lowest-numbered runs watched in turn, its
-class taken among them, and so on, at most :data:`ROUNDS` rounds. A decision the forms
-cannot evaluate ends them, and so do :data:`LONERS` blocks in a row that stand for
-themselves alone, or classes of fewer than :data:`AVERAGE` blocks on average past that many
-rounds (the blocks left cost less run together). The blocks in no class then run in
-batches (sampled where they pass the budget), as every block did before.
+they are counted as it. Of the blocks left, the lowest-numbered run next, together in one
+batch (:mod:`.together`: as many as the classes found say are left, at most :data:`GROWTH`
+times the last round's blocks in no other's class), each watched for its own class taken
+among them; a block of the batch in the class of one beside it is one of that class, run.
+At most :data:`ROUNDS` blocks run watched. A decision the forms cannot evaluate ends the
+rounds, and so do :data:`LONERS` blocks in a row that stand for themselves alone, or classes
+of fewer than :data:`AVERAGE` blocks on average past that many classes (the blocks left cost
+less run together), or a round past its share of the time left (:data:`ROUND_SHARE`: the
+classes found before it stand, and the blocks in no class are not traced). The blocks in no
+class then run in batches (sampled where they pass the budget), as every block did before.
 
 :class:`ClassCounts` keeps what each class's block counted besides its requests (a
 :class:`Counts`, the difference of the run's) to count again for the rest of its class; the
@@ -18,6 +22,7 @@ those folded away as the records reached their bound alike.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import field, replace
@@ -28,16 +33,25 @@ import numpy as np
 from ....plumbing.frozen import frozen
 from .. import grid as grids
 from ..arena.pages import PAGE
-from ..budget import Budget
+from ..budget import Budget, Late
+from ..trace_error import TraceError
 from .forms import Forms
 from .shadow import COLUMNS, Shadow
+from .together import Watches, counts_of_ctas, how_many
 from .vectors import Vectors
 from .watch import Watch, chooser
 
-#: classes found one after the other at most (each costs one block run watched)
+#: blocks run watched at most (each a class's, or one of a class run beside its block)
 ROUNDS = 64
 #: rounds in a row whose block stands for itself alone that end them
 LONERS = 8
+#: blocks run together in a round, at most this many times those of the round before that
+#: were in no class of another's (a batch guessed too large runs blocks of one class)
+GROWTH = 4
+#: a round after the first may take 1/ROUND_SHARE of the time left before --time-limit: past
+#: it, it is cut short (:class:`..budget.Late`), its blocks count nothing, and the classes
+#: found before it stand; the blocks in no class are then not traced (the report says so)
+ROUND_SHARE = 2
 #: past LONERS rounds, the blocks a round's block stands for on average (itself included)
 #: below which the rounds end: running the rest together in batches costs less
 AVERAGE = 8
@@ -141,6 +155,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     size, n = launch.cluster_ctas, plan.clusters
     unit = "clusters" if size > 1 else "blocks"
     left = np.ones(n, dtype=bool)  # the blocks (clusters) in no class yet
+    outside = np.zeros(n, dtype=bool)  # those that ran watched, in no class
     found: list[ClassCounts] = []
     decisions = proven = loners = 0
     chooses, choosing = chooser(run.program, run.function, run.kinds), set[int]()
@@ -151,43 +166,103 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     # a cluster's threads each running every instruction once, until a class's block says
     floor = launch.threads * size * len(instructions) * n // 2
     vectors.most = floor
-    for _ in range(ROUNDS):
-        if not left.any() or loners >= LONERS:
-            break
-        rep = int(np.argmax(left))  # the lowest-numbered left
-        forms = Forms(launch, instructions, run.program.destinations, rep, shadow, vectors)
-        watch = Watch(instructions, forms, shared, left, chooses)
+    together, split_ok = 1, size == 1  # the first block alone: where all are alike, one runs
+    watched, stop = 0, False  # blocks run watched; a decision the forms could not evaluate
+    late: str | None = None  # a round cut short at its share of the time left: why
+    while watched < ROUNDS and left.any() and loners < LONERS and not stop:
+        reps = [int(b) for b in np.flatnonzero(left)[: min(together, ROUNDS - watched)]]
+        watched += len(reps)
+        watches = [
+            Watch(
+                instructions,
+                Forms(launch, instructions, run.program.destinations, rep, shadow, vectors),
+                shared,
+                left,
+                chooses,
+            )
+            for rep in reps
+        ]
         before = counts_of(run)
         recorder.tainted = {}
-        requests = recorder.requests
-        recorder.open_class()
+        requests, mark = recorder.requests, recorder.mark()
+        many = Watches(watches, reps) if len(reps) > 1 else None
+        recorder.open_class(0 if many is None else -(-launch.threads // launch.warp_size))
         waits = run.waits  # blocks that wait on others (sync/waiting_blocks.py), or None
         helped = 0 if waits is None else waits.helpers
-        run.batch(plan.only([rep]), watch)
-        watch.requests(recorder.tainted, recorder.requests - requests)
-        decisions, proven = decisions + watch.decisions, proven + watch.proven
-        choosing |= watch.chosen
+        now, until = 0.0, math.inf
+        if found:  # after the first, a round may take a share of the time left
+            now = time.monotonic()
+            until = now + (run.deadline - now) / ROUND_SHARE
+        run.last = None
+        try:
+            run.batch(plan.only(reps), watches[0] if many is None else many, until=until)
+        except Late:
+            late = _cut_short(recorder, mark, len(reps), until - now, unit)
+            break
+        if many is None:
+            watches[0].requests(recorder.tainted, recorder.requests - requests)
+        else:
+            many.requests(recorder.tainted_by, recorder.requests - requests)
+        decisions += watches[0].decisions if many is None else many.all_decisions
         # a block that waited on others (they ran meanwhile) stands for itself alone
-        alone = watch.differs is not None or (waits is not None and waits.helpers != helped)
-        cls, left = members(left, None if alone else watch.alike, rep)
-        if waits is not None:
-            left = waits.classed(cls, rep, left)
-        # one class for the whole grid: the report weighs its block's records (Coverage.weight)
-        whole = not found and not left.any()
-        recorder.close_class(0 if whole else len(cls) - 1)
-        found.append(ClassCounts(rep, len(cls) - 1, counts_of(run).minus(before)))
+        waited = waits is not None and waits.helpers != helped
+        split: list[dict[str, Any]] | None = None  # each block's counts, where run together
+        warps = 0 if run.last is None else run.last.n_warps  # of a block
+        if many is not None:
+            last = run.last
+            ok = last is not None and last.ctas == len(reps)
+            split = counts_of_ctas(last, run.executed - before.executed) if ok else None
+            split_ok = split_ok and split is not None
+        ran = np.zeros(n, dtype=bool)
+        ran[reps] = True
+        taken = np.zeros(n, dtype=bool)  # blocks of the classes of this batch's blocks so far
+        times: dict[int, int] = {}
+        fresh = 0  # blocks of the batch in no class of another's
+        for k, (rep, watch) in enumerate(zip(reps, watches, strict=True)):
+            proven += watch.proven
+            choosing |= watch.chosen
+            if taken[rep]:  # in the class of a block run beside it: one of it, run
+                continue
+            fresh += 1
+            # a decision not proven, or counts not told apart: it ran, in no class
+            unproven = watch.differs is not None and not watch.alone
+            if unproven or (many is not None and split is None) or loners >= LONERS:
+                outside[rep] = True
+            alone = watch.differs is not None or waited or outside[rep]
+            others = ran.copy()
+            others[rep] = False
+            if not alone:
+                taken |= watch.alike  # of the blocks in no class as the batch began
+            cls, left = members(left, None if alone else watch.alike & ~others, rep)
+            if waits is not None:
+                left = waits.classed(cls, rep, left)
+            times[rep] = len(cls) - 1
+            counts = counts_of(run).minus(before) if split is None else _counts(split[k])
+            found.append(ClassCounts(rep, len(cls) - 1, counts))
+            loners = loners + 1 if len(cls) == 1 else 0
+            if len(cls) == 1 and differs is None:
+                differs = watch.differs
+            stop = stop or unproven  # the rest run
+        left &= ~ran
+        if many is None:  # one class for the whole grid: the report weighs its block's records
+            whole = len(found) == 1 and not left.any()
+            recorder.close_class(0 if whole else times[reps[0]])
+        else:
+            off = {
+                (reps[c], i): v for c, one in enumerate(split or []) for i, v in one["off"].items()
+            }
+            recorder.close_classes(times if split is not None else {}, warps, off)
         vectors.most = max(floor, _per_block(found) * n // 2)
-        loners = loners + 1 if len(cls) == 1 else 0
-        if len(cls) == 1 and differs is None:
-            differs = watch.differs
-        if watch.differs is not None and not watch.alone:
-            break  # a decision the forms could not evaluate: the rest run
-        if len(found) >= LONERS and n - int(left.sum()) < AVERAGE * len(found):
+        classed = n - int(left.sum())
+        if len(found) >= LONERS and classed < AVERAGE * len(found):
             break  # small classes: the rest run together
+        # at most GROWTH times the blocks of the last batch that were in no class of another's
+        most = min(plan.per_batch, ROUNDS - watched, GROWTH * fresh) if split_ok else 1
+        together = how_many(int(left.sum()), classed, len(found), most)
     classes = Classes(tuple(found))
     stood_for = classes.stood_for * size  # blocks
     helped = run.waits is not None and run.waits.helpers  # blocks ran for one that waited
-    if not left.any() and not helped:  # every block (cluster) is in a class
+    if not left.any() and not outside.any() and not helped:  # every block (cluster) in a class
         every = grids.Proof(n, decisions, unit, proven, len(found), 0, n, len(choosing))
         if len(found) == 1:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
@@ -196,8 +271,12 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
         )
         return run.trace(coverage, classes)
     rest = [int(b) for b in np.flatnonzero(left)]
-    chosen, why = None, None
-    if rest:
+    chosen: tuple[int, ...] | None = None
+    why: str | None = None
+    untraced = len(rest) if late is not None else 0
+    if rest and late is not None:  # no time for them
+        chosen, why = (), f"{late}: {len(rest):,} {unit} in no class not traced"
+    elif rest:
         chosen, why = run_rest(run, plan, rest, _per_block(found), budget, f"{unit} in no class")
     useful = [c for c in found if c.extra]
     mode = "whole" if chosen is None else "sample"
@@ -205,7 +284,9 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     if useful:
         counted = sum(c.extra + 1 for c in useful)
         apart = n - counted
-        proof = grids.Proof(counted, decisions, unit, proven, len(useful), apart, n, len(choosing))
+        proof = grids.Proof(
+            counted, decisions, unit, proven, len(useful), apart, n, len(choosing), untraced
+        )
         mode = "alike" if chosen is None else mode
         if differs is not None:
             differs = replace(differs, unit=unit)
@@ -295,6 +376,27 @@ def run_in_time(
             )
             return [*todo[:done], *picked], late
     return list(todo), None
+
+
+def _cut_short(recorder: Any, mark: Any, blocks: int, seconds: float, unit: str) -> str:
+    """A round of ``blocks`` run together passed its ``seconds``: what it recorded is
+    dropped (:meth:`...recorder.Recorder.undo`, else the launch's time-limit error), and why,
+    for the report."""
+    if not recorder.undo(mark):
+        raise TraceError(
+            f"the trace ran past its time limit while {blocks:,} {unit} ran watched, and "
+            "their records were folded meanwhile; raise --time-limit"
+        )
+    return (
+        f"a round of {blocks:,} {unit} run together to find their classes passed its "
+        f"{seconds:,.0f} s (1/{ROUND_SHARE} of the time left before --time-limit) and was "
+        "cut short, so the classes found before it stand"
+    )
+
+
+def _counts(apart: dict[str, Any]) -> Counts:
+    """A block's counts, kept apart from those run beside it (:func:`.together.counts_of_ctas`)."""
+    return Counts(apart["executed"], misc=apart["misc"], misc_done=apart["misc_done"])
 
 
 def _per_block(found: list[ClassCounts]) -> int:

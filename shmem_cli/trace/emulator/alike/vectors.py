@@ -44,6 +44,9 @@ WORK = 1 << 31
 VECTOR_BYTES = 256 << 20
 #: of it, the share vectors kept whole may take before an instruction's are kept as a step
 _WHOLE_SHARE = 2
+#: blocks whose values of the steps kept are held at once (:meth:`Vectors.at`: the class
+#: blocks run together read theirs in turn)
+POINTS = 64
 #: what a step kept, and each vector made by one, count against the bytes (besides its loads)
 _ENTRY_BYTES = 64
 
@@ -118,7 +121,8 @@ class Vectors:
         self.bytes = 0  # of vectors kept whole
         self.kept = 0  # of steps kept
         self.full = False
-        self._point: tuple[int, dict[int, Any]] = (-1, {})  # one block's values, by step
+        # blocks' values, by step (a class's block's, or those of the blocks run together)
+        self._points: dict[int, dict[int, Any]] = {}
         self.work = 0  # (group, block) pairs the steps kept were evaluated for
         self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
 
@@ -211,9 +215,12 @@ class Vectors:
         v = self.values[vid]
         if not isinstance(v, _Made):
             return int(v[block])
-        if self._point[0] != block:
-            self._point = (block, {})
-        return int(self._window([vid], block, block + 1, self._point[1])[vid][0])
+        memo = self._points.get(block)
+        if memo is None:
+            if len(self._points) >= POINTS:
+                self._points.clear()
+            memo = self._points[block] = {}
+        return int(self._window([vid], block, block + 1, memo)[vid][0])
 
     def windows(self, vids: Sequence[int]) -> Iterator[tuple[int, int, dict[int, Any]]]:
         """(first block, end, each vector's values there) over the candidates, a window of

@@ -39,7 +39,7 @@ stands for itself alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -140,6 +140,16 @@ def chooser(program: Program, function: Function, kinds: list[Any]) -> Callable[
         return bool(program.values[m])
 
     return chooses
+
+
+class Watcher(Protocol):
+    """What the scheduler asks of a watch: :class:`Watch` over one block, or
+    :class:`.together.Watches` over classes' blocks run together."""
+
+    def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None: ...
+    def operands(self, m: int, blk: Any, at: Any) -> None: ...
+    def before(self, m: int, blk: Block, ix: Idx) -> Any: ...
+    def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None: ...
 
 
 class Watch:
@@ -250,6 +260,16 @@ class Watch:
                     return
                 if regs is self.addresses[m]:
                     self.checked.add(m)
+
+    def before(self, m: int, blk: Block, ix: Idx) -> Any:
+        """What instruction ``m`` will write for the threads ``ix`` (:meth:`.forms.Forms.before`;
+        None without forms)."""
+        return None if self.forms is None else self.forms.before(m, blk, ix)
+
+    def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
+        """The step :meth:`before` looked at ran (:meth:`.forms.Forms.after`)."""
+        if self.forms is not None:
+            self.forms.after(pending, m, blk, ix)
 
     def _returns(self, m: int) -> bool:
         """Whether instruction ``m`` is a return proven to go back to its call site."""

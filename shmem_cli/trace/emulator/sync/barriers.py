@@ -50,6 +50,9 @@ def release(blk: Block, function: Function) -> None:
             _, first = np.unique(blk.cta[ids], return_index=True)
             for index in (blk.resume[ids[first]] - 1).tolist():
                 blk.misc_done[index] = blk.misc_done.get(index, 0) + 1
+            if blk.by_cta is not None:
+                for c, index in zip(blk.cta[ids[first]], blk.resume[ids[first]] - 1, strict=True):
+                    blk.tally_by_cta("misc_done", int(index), np.array([c]))
         blk.sched[ids] = blk.resume[ids]
         blk.waiting[ids] = -1
         true, false = bar["true"], bar["false"]

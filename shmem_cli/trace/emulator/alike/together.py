@@ -1,0 +1,189 @@
+"""Classes' blocks run together: several blocks in no class yet, side by side in one batch,
+each watched for its own class.
+
+A block run alone costs about as many steps as run in a batch of many (the emulator's time
+goes by steps, one instruction for the threads at it): a causal attention whose 1,536 blocks
+fall into 16 classes ran its 16 class blocks one after the other in 136 s, where a batch of
+49 of its blocks takes 38 s. After the grid's first block (alone: where every block is
+alike, one runs), :mod:`.classes` runs the next blocks in no class together, as many as the
+classes found so far say are left (:func:`how_many`).
+
+:class:`Watches` gives each CTA of the batch its own :class:`.watch.Watch` and
+:class:`.forms.Forms` (the forms' stores shared: each CTA writes only its threads' rows),
+and hands each one the threads of its CTA, only where a decision carries taint: a decision
+free of it is free of it in every CTA. Their counts are kept apart (:func:`counts_of_ctas`:
+the thread-instructions of each CTA, its op_misc warps, barriers and warps predicated off,
+:attr:`..state.Block.by_cta`), and so are their requests
+(:meth:`...recorder.Recorder.close_classes`). Where they cannot be (the batch's records
+were folded, it ran instructions whose tallies are not kept per CTA, or blocks waited on
+others and others ran meanwhile), its blocks stand for themselves alone: exact, without
+their classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Reg
+from ..state import Block, Idx
+from . import vectors
+from .forms import EVALUATED, _sources, base_opcode
+from .watch import Watch
+
+#: instructions whose forms are made for each CTA apart (their agreements are a block's)
+_OWN = frozenset({"S2R", "ISETP", "PLOP3"})
+#: tallies of a batch that are not kept per CTA: a batch that has any cannot be split
+_WHOLE_ONLY = ("unmodelled", "dsmem_sectors", "dsmem_atoms", "cas_failed")
+
+
+def how_many(left: int, classed: int, classes: int, most: int) -> int:
+    """Blocks to run together next: as many classes as ``left`` blocks make at least if
+    classes are as large as the ``classes`` found so far (over ``classed`` blocks), at most
+    ``most`` (a block of the batch that falls in the class of one beside it ran for
+    nothing: the guess is low)."""
+    size = max(1, classed // max(1, classes))
+    return max(1, min(most, left // size))
+
+
+class Watches:
+    """The watches over the CTAs of a batch, one :class:`.watch.Watch` each (in CTA order)."""
+
+    def __init__(self, watches: Sequence[Watch], blocks: Sequence[int]) -> None:
+        self.watches, self.blocks = list(watches), list(blocks)  # blocks: their numbers
+        first = watches[0]
+        forms = first.forms
+        for w in self.watches[1:]:  # one store: each CTA's threads have their own rows
+            if w.forms is not None and forms is not None:
+                w.forms.regs, w.forms.preds = forms.regs, forms.preds
+        self.instructions: list[Instruction] = first.instructions
+        n = len(self.instructions)
+        self.watched = [
+            [*first.branches[m], *first.registers[m], *first.addresses[m]] for m in range(n)
+        ]
+        self.groups = [
+            len(first.branches[m]) + bool(first.registers[m]) + bool(first.addresses[m])
+            for m in range(n)
+        ]
+        self.formed = [_formed(ins) for ins in self.instructions]
+        # what an instruction writes is the same vectors whichever CTA's forms evaluate it,
+        # each CTA's constants taken after (:meth:`.forms.Forms.after`), but for a compare's
+        # or a predicate combination's agreements, made against a CTA's own block
+        self.union = [base_opcode(ins) not in _OWN for ins in self.instructions]
+        self.n = 0 if forms is None else forms.vec.n  # the candidate blocks
+        self.decisions = 0  # those free of taint, checked here for every CTA at once
+
+    @property
+    def all_decisions(self) -> int:
+        """Decisions checked, over every CTA."""
+        return self.decisions + sum(w.decisions for w in self.watches)
+
+    def _split(self, blk: Block, at: Idx) -> list[tuple[Watch, Any]]:
+        """Each CTA's watch with its threads of ``at``."""
+        return [(w, ids) for w, ids, _ in self._parts(blk, at)]
+
+    def _parts(self, blk: Block, at: Idx) -> list[tuple[Watch, Any, Any]]:
+        """Each CTA's watch with its threads of ``at``, and which of ``at``'s they are."""
+        ids = blk.ids(at)
+        cta = blk.cta[ids]
+        if not len(ids):
+            return []
+        if cta.min() == cta.max():
+            return [(self.watches[int(cta[0])], ids, slice(None))]
+        return [(self.watches[int(c)], ids[cta == c], cta == c) for c in np.unique(cta)]
+
+    def _ctas(self, blk: Block, at: Idx) -> int:
+        """How many CTAs the threads ``at`` span."""
+        cta = blk.cta[blk.ids(at)]
+        return 0 if not len(cta) else 1 + int(np.count_nonzero(np.diff(cta)))
+
+    def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
+        if not np.any(blk.file(kind)[1][index][at]):
+            self.decisions += self._ctas(blk, at)
+            return
+        for w, ids in self._split(blk, at):
+            w.guard(m, blk, kind, index, ids)
+
+    def operands(self, m: int, blk: Any, at: Any) -> None:
+        regs = self.watched[m]
+        if not regs:
+            return
+        if not any(_tainted(blk, kind, index, at) for kind, index in regs):
+            self.decisions += self.groups[m] * self._ctas(blk, at)
+            return
+        for w, ids in self._split(blk, at):
+            w.operands(m, blk, ids)
+
+    def before(self, m: int, blk: Block, ix: Idx) -> Any:
+        formed = self.formed[m]
+        if formed is None or (formed and not any(_tainted(blk, k, i, ix) for k, i in formed)):
+            return None  # no form to make: no source depends on the block index
+        parts = self._parts(blk, ix)
+        # the CTAs' groups evaluated at once, where their vectors are surely made whole: a
+        # vector kept as its step is evaluated for all its groups whichever block reads it
+        threads = sum(len(ids) for _, ids, _ in parts)
+        if len(parts) > 1 and self.union[m] and threads * self.n <= vectors.EAGER:
+            every = parts[0][0].before(m, blk, ix)
+            if every is not None:
+                return [
+                    (w, ids, replace(every, ids=ids, group=every.group[sel]))
+                    for w, ids, sel in parts
+                ]
+        return [(w, ids, w.before(m, blk, ids)) for w, ids, _ in parts]
+
+    def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
+        if pending is None:  # every CTA's destinations lose their forms (one store)
+            self.watches[0].after(None, m, blk, ix)
+            return
+        for w, ids, p in pending:
+            w.after(p, m, blk, ids)
+
+    def requests(self, tainted: dict[int, dict[int, int]], recorded: int) -> None:
+        """The batch recorded ``recorded`` shared-memory requests; ``tainted``: per block (of
+        the batch, in order) those instructions whose requests' addresses carry taint, with
+        that taint (:meth:`.watch.Watch.requests`)."""
+        self.decisions += recorded
+        for w, block in zip(self.watches, self.blocks, strict=True):
+            w.requests(tainted.get(block, {}), 0)
+
+
+def _formed(ins: Instruction) -> list[tuple[str, int]] | None:
+    """The registers whose taint makes :meth:`.forms.Forms.before` look at ``ins`` (an empty
+    list: always, an S2R; None: never)."""
+    op = base_opcode(ins)
+    if op == "S2R":
+        return []
+    if op not in EVALUATED:
+        return None
+    return [
+        (o.kind, o.index)
+        for o in _sources(ins)
+        if isinstance(o, Reg) and not o.is_zero and not o.is_true
+    ]
+
+
+def _tainted(blk: Block, kind: str, index: int, at: Idx) -> bool:
+    table = blk.file(kind)[1]
+    return index < len(table) and bool(np.any(table[index][at]))
+
+
+def counts_of_ctas(blk: Block, executed: int) -> list[dict[str, Any]] | None:
+    """Per CTA of the batch ``blk`` (which ran ``executed`` thread-instructions): its
+    thread-instructions (``executed``), op_misc warps (``misc``), barriers completed
+    (``misc_done``) and warps predicated off by instruction (``off``); None where they
+    cannot be told apart (:data:`_WHOLE_ONLY` tallies, or counts that do not add up)."""
+    by_cta, work = blk.by_cta, blk.clock.work
+    if by_cta is None or any(getattr(blk, name) for name in _WHOLE_ONLY):
+        return None
+    if work is None or int(np.sum(work)) != executed:
+        return None
+    out: list[dict[str, Any]] = [
+        {"executed": int(work[c]), "misc": {}, "misc_done": {}, "off": {}} for c in range(blk.ctas)
+    ]
+    for (name, c, index), n in by_cta.items():
+        out[c][name][index] = n
+    return out
