@@ -81,15 +81,7 @@ def _relocations(elf: Elf, kernel: str) -> Iterator[_Relocation]:
         symbols = elf.symbol_table(s)
         strings = elf.sections[symbols.link] if symbols.link < len(elf.sections) else None
         size = 24 if s.type == SHT_RELA else 16
-        bank = elf.by_name.get(s.name[s.name.index(".nv.") :])
-        if bank is None:
-            continue  # no bank to place an address in
-        if s.size // size > bank.size // 4:  # each patches a slot of the bank: a word or two
-            elf._fail(
-                f"{s.name} holds {s.size // size:,} relocations, more than the "
-                f"{bank.size // 4:,} 4-byte words of {bank.name} they patch"
-            )
-        for k in range(s.size // size):
+        for k in range(elf.relocation_count(s, s.name[s.name.index(".nv.") :])):
             offset, info = struct.unpack_from("<QQ", elf.data, s.offset + k * size)
             addend = (
                 struct.unpack_from("<q", elf.data, s.offset + k * 24 + 16)[0] if size == 24 else 0
