@@ -389,7 +389,7 @@ def _cut_short(recorder: Any, mark: Any, blocks: int, seconds: float, unit: str)
         )
     return (
         f"a round of {blocks:,} {unit} run together to find their classes passed its "
-        f"{seconds:,.0f} s (1/{ROUND_SHARE} of the time left before --time-limit) and was "
+        f"{seconds:,.1f} s (1/{ROUND_SHARE} of the time left before --time-limit) and was "
         "cut short, so the classes found before it stand"
     )
 
