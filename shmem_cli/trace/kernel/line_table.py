@@ -88,8 +88,10 @@ def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Locat
     try:
         elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), "")
         section = elf.by_name.get(".debug_line")
-        if section is None or section.size > MAX_TABLE_BYTES or _relocations(elf) > (
-            section.size // _SET_ADDRESS_BYTES
+        if (
+            section is None
+            or section.size > MAX_TABLE_BYTES
+            or _relocations(elf) > (section.size // _SET_ADDRESS_BYTES)
         ):
             return ()
         body = elf.body(section)
