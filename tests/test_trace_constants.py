@@ -24,6 +24,7 @@ from shmem_cli.trace.kernel.constants import (
     read_constants,
     scalar_of,
     set_constants,
+    typed_values,
 )
 
 from .conftest import TRACE_DATA, needs_nvdisasm
@@ -107,6 +108,21 @@ def test_element_types() -> None:
     assert scalar_of("unsigned long long") == ("i", 8)
     assert scalar_of("const int") == ("i", 4)
     assert scalar_of("MyStruct") is None
+
+
+def test_bool_and_bfloat16_tables_take_values_as_their_type_converts_them() -> None:
+    # a bool table stored 2 as the byte 2 and -1 as 0xff (C++ makes both true: 1); a
+    # __nv_bfloat16 table took 4-byte ints and floats, twice its elements' size
+    text = "__constant__ bool flags[4];\n__constant__ __nv_bfloat16 w[3];"
+    types = declared_types([text])
+    assert typed_values("2,0,true,-1", "--const flags", types["flags"]) == bytes([1, 0, 1, 1])
+    assert typed_values("bool:7", "--const flags") == b"\x01"
+    # bfloat16: a float's upper 16 bits; 1.5 = 0x3fc0, 1 = 0x3f80, -2 = 0xc000
+    assert typed_values("1.5,1,-2", "--const w", types["w"]) == struct.pack(
+        "<3H", 0x3FC0, 0x3F80, 0xC000
+    )
+    with pytest.raises(LaunchError, match="not an integer"):
+        typed_values("1.5", "--const flags", "bool")
 
 
 def _json(*extra: str) -> dict[str, object]:

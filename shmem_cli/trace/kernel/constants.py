@@ -55,11 +55,12 @@ _SCALARS: dict[str, tuple[str, int]] = {
     "double": ("f", 8),
     "half": ("f", 2),
     "__half": ("f", 2),
+    **dict.fromkeys(("__nv_bfloat16", "nv_bfloat16", "bfloat16"), ("bf", 2)),
     "char": ("i", 1),
     "signed char": ("i", 1),
     "unsigned char": ("i", 1),
     "uchar": ("i", 1),
-    "bool": ("i", 1),
+    "bool": ("b", 1),
     "short": ("i", 2),
     "unsigned short": ("i", 2),
     "ushort": ("i", 2),
@@ -77,6 +78,8 @@ _SCALARS: dict[str, tuple[str, int]] = {
     "size_t": ("i", 8),
     **{f"{u}int{n}_t": ("i", n // 8) for u in ("", "u") for n in (8, 16, 32, 64)},
 }
+#: element kinds converted as a by-value parameter of this C type converts them
+_TYPED = {"b": "bool", "bf": "__nv_bfloat16"}
 _VECTOR = re.compile(r"(u?(?:char|short|int|long|longlong)|float|double)([1-4])\Z")
 _DECLARED = re.compile(
     r"__constant__\s+(?:__device__\s+)?(?:static\s+)?(?:const\s+)?"
@@ -299,6 +302,8 @@ def _element(text: str, scalar: tuple[str, int] | None, where: str) -> bytes:
         is_int = is_integer(text)
         return value_bytes(text, 4, where) if is_int else float_bytes(text, 4, where)
     kind, size = scalar
+    if kind in _TYPED:  # a bool (2 is true: 1) or a bfloat16, as a parameter of it takes them
+        return value_bytes(text, size, where, _TYPED[kind])
     if kind == "f":
         return float_bytes(text, size, where)
     if not is_integer(text):  # an int's bytes never hold a float's bits
