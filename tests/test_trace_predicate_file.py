@@ -3,10 +3,14 @@ them (``P2R R14, PR, RZ, 0x1``), against values worked out by hand."""
 
 from __future__ import annotations
 
+import struct
+
+import numpy as np
+
 from shmem_cli.cuda import sass
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.decode import decode_function
-from shmem_cli.trace.emulator.state import Block, Launch
+from shmem_cli.trace.emulator.state import Block, GlobalMemory, Launch
 
 
 def _block(body: str, threads: int = 8) -> Block:
@@ -61,3 +65,44 @@ def test_r2p_round_trips_p2r() -> None:
     )
     assert (blk.r[8] == blk.r[9]).all()
     assert [int(v) for v in blk.r[9]] == [(t & 3) | ((t >> 2) & 1) << 3 for t in range(8)]
+
+
+# P1 = false; where the block's word of a is not 0, R2P sets P1 (bit 1 of R6 = 2); P1 guards
+# a warp's store: blocks 1-3 (a = 1) store, block 0 (a = 0) does not
+_R2P_GUARD = """S2R R0, SR_TID.X
+S2R R12, SR_CTAID.X
+LDC.64 R4, c[0x0][0x210]
+ULDC.64 UR8, c[0x0][0x208]
+IMAD.WIDE R4, R12, 0x4, R4
+LDG.E R3, desc[UR8][R4.64]
+LEA R2, R0, 0x400, 0x2
+ISETP.NE.AND P0, PT, R3, RZ, PT
+MOV R6, 0x2
+PLOP3.LUT P1, PT, PT, PT, PT, 0x0, 0x0
+@P0 R2P PR, R6, 0x2
+@P1 STS [R2], R0
+EXIT"""
+
+
+def test_r2p_under_a_guard_on_data_passes_it_to_the_predicates_it_sets() -> None:
+    """R2P's predicates are its destinations: a guard on global data around it (which the
+    proof of alike blocks lets through, R2P computing values only) taints them, so the store
+    they guard is seen to depend on the data (blocks 1-3 store, block 0 does not)."""
+    lines = ['.section\t.text.r2p_guard,"ax",@progbits']
+    lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(_R2P_GUARD.splitlines())]
+    (fn,) = sass.parse("\n".join(lines))
+    assert ("P", 1, 1) in decode_function(fn).destinations[10]
+    mem = GlobalMemory()
+    a = mem.add_buffer(np.array([0, 1, 1, 1], dtype=np.int32).tobytes(), "a")
+    launch = Launch(
+        block=(32, 1, 1),
+        grid=(4, 1, 1),
+        params=struct.pack("<Q", a),
+        param_base=0x210,
+        static_smem=4096,
+        memory=mem,
+    )
+    tr = execute.run(fn, launch, grid=True)
+    (store,) = tr.records
+    assert (store.n, store.predicated_off) == (3, 1)  # by hand: 3 warps store, 1 is off
+    assert tr.coverage is not None and tr.coverage.mode == "whole"

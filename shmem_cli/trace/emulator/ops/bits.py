@@ -354,14 +354,14 @@ def _r2p(ins: Instruction, ctx: Context) -> Step:
     ra = read_u32(ops[1], "i", ins)
     mask = (ops[2].int_value or 0) & 0x7F
     shift = _byte_shift(ins, ops[1])
-    uniform = ins.opcode.startswith("U")
+    kind = "UP" if ins.opcode.startswith("U") else "P"
+    # each through a writer: the predicates are the instruction's destinations, which a
+    # decision on data around it taints (taint_flow; a guard of P1 set here was left clean)
+    writes = [(k, write_pred(Reg(kind, k), ins)) for k in range(7) if mask >> k & 1]
 
     def step(b: Block, ix: Idx) -> None:
         v, t = ra(b, ix)
-        preds, taint = (b.up, b.tup) if uniform else (b.p, b.tp)
-        for k in range(7):
-            if mask >> k & 1:
-                preds[k][ix] = (v >> np.uint32(shift + k)) & np.uint32(1) != 0
-                taint[k][ix] = t
+        for k, w in writes:
+            w(b, ix, (v >> np.uint32(shift + k)) & np.uint32(1) != 0, t)
 
     return step
