@@ -14,16 +14,19 @@ and the shared requests the source makes, counted by hand.
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from shmem_cli.cuda.sass import Function, parse_instruction
+from shmem_cli.cuda.sass import Function, parse, parse_instruction
 from shmem_cli.cuda.sass_operands import Imm
+from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.access_kind import shared_op_of
 from shmem_cli.trace.emulator.decode import decode_function, values_only
+from shmem_cli.trace.emulator.state import GlobalMemory, Launch
 from shmem_cli.trace.emulator.taint_flow import ControlFlow
 from shmem_cli.trace.kernel.cubin import find_kernel
 from shmem_cli.trace.tracer import find_function
@@ -161,3 +164,76 @@ def test_a_call_whose_return_address_is_not_its_own_is_not_followed() -> None:
     flow, branch = _division_branch(replace(function, instructions=ins))
     assert not flow.region(branch).values  # the return would skip an instruction
     assert not flow.returns
+
+
+# A hand-written caller and subroutine whose return goes where the block's word of a says:
+# blocks 1-3 (a = 0) come back to the store at 0xb0, block 0 (a = 1) skips it. HEAD sets
+# P0 = (a != 0) and R2 = the thread's word; the store is one request per block that runs it.
+_HEAD = """S2R R0, SR_TID.X
+S2R R12, SR_CTAID.X
+LDC.64 R4, c[0x0][0x210]
+ULDC.64 UR8, c[0x0][0x208]
+IMAD.WIDE R4, R12, 0x4, R4
+LDG.E R3, desc[UR8][R4.64]
+LEA R2, R0, 0x400, 0x2
+ISETP.NE.AND P0, PT, R3, RZ, PT
+MOV R20, 0xa0
+CALL.REL.NOINC `(.L_sub)"""
+#: the subroutine's return reads R8, which only the path of a != 0 copies the return
+#: address into; the other's R8 is 0xb0; where they meet R20 is copied into R9, not R8
+_COPY_ELSEWHERE = """BRA `(.L_end)
+STS [R2], R0
+.L_end:
+EXIT
+.L_sub:
+MOV R8, 0xb0
+@!P0 BRA `(.L_join)
+IMAD.MOV.U32 R8, RZ, RZ, R20
+.L_join:
+MOV R9, R20
+RET.REL.NODEC R8 `(k)"""
+#: the call comes back; then the caller picks R20 by a (a != 0: 0xe0, else the store's
+#: 0xd0) and jumps to the subroutine's return without a call
+_ENTERED = """MOV R21, 0xe0
+SEL R20, R21, 0xd0, P0
+BRA `(.L_ret)
+STS [R2], R0
+EXIT
+.L_sub:
+IADD3 R9, R0, 0x1, RZ
+.L_ret:
+RET.REL.NODEC R20 `(k)"""
+
+
+def _numbered(body: str) -> Function:
+    lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
+    for text in body.splitlines():
+        if text.endswith(":"):
+            lines.append(text)
+        else:
+            lines.append(f"        /*{pc:04x}*/  {text} ;")
+            pc += 16
+    (function,) = parse("\n".join(lines))
+    return function
+
+
+@pytest.mark.parametrize("tail", [_COPY_ELSEWHERE, _ENTERED])
+def test_a_return_that_may_go_elsewhere_is_not_proven(tail: str) -> None:
+    """A return is proven to come back only where the register it reads holds the call's
+    return address on every path (a copy of it into another register is not one) and no
+    path reaches it but through the call: else blocks whose data differ return elsewhere."""
+    function = _numbered(_HEAD + "\n" + tail)
+    for every in (False, True):
+        mem = GlobalMemory()
+        a = mem.add_buffer(np.array([1, 0, 0, 0], dtype=np.int32).tobytes(), "a")
+        launch = Launch(
+            block=(32, 1, 1),
+            grid=(4, 1, 1),
+            params=struct.pack("<Q", a),
+            param_base=0x210,
+            static_smem=4096,
+            memory=mem,
+        )
+        tr = execute.run(function, launch, grid=True, every_block=every)
+        assert [(r.instruction.opcode, r.n) for r in tr.records] == [("STS", 3)]  # by hand
+        assert tr.coverage is not None and tr.coverage.mode == "whole"

@@ -7,8 +7,9 @@ which returns by ``RET.REL.NODEC R8`` after ``IMAD.MOV.U32 R8, RZ, RZ, R4``): th
 they write are the region's too, and a region whose subroutines compute values only chooses
 values only. A call is followed where it goes to a label, and proven to come back where
 every return of its subroutine reads the address the instruction before the call set (a
-``MOV`` of the address after the call), or a plain copy of it made on the straight line
-before the return, and no instruction of the subroutine writes that register.
+``MOV`` of the address after the call), or a plain copy of it into that register made on
+the straight line before the return, no instruction of the subroutine writes the address's
+register, and no instruction outside the subroutine falls or jumps into it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
     in turn included, at most :data:`CALLED`; and whether every call was followed and comes
     back (the module's rule)."""
     ins = graph.function.instructions
-    jumped = _jumped_to(graph)
+    came = _predecessors(graph)
+    jumped = {s for s, ks in came.items() if any(k != s - 1 for k in ks)}
     body: set[int] = set()
     todo, done = [i for i in members if ins[i].opcode == "CALL"], set[int]()
     while todo:
@@ -55,7 +57,7 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
                 seen.add(i)
                 todo += [i] if ins[i].opcode == "CALL" and i not in done else []
                 walk += graph.succ[i] if ins[i].opcode != "RET" else []
-        if walk or not _returns(graph, c, seen, jumped):
+        if walk or _entered(came, seen) or not _returns(graph, c, seen, jumped):
             return body, False
         body |= seen
     return body, True
@@ -75,9 +77,19 @@ def returns(graph: Graph) -> frozenset[int]:
     return frozenset(proven)
 
 
-def _jumped_to(graph: Graph) -> set[int]:
-    """The instructions reached other than from the one before them."""
-    return {s for k, ss in enumerate(graph.succ) for s in ss if s != k + 1}
+def _predecessors(graph: Graph) -> dict[int, list[int]]:
+    """Each instruction's predecessors (a call's successor is the instruction after it)."""
+    came: dict[int, list[int]] = {}
+    for k, ss in enumerate(graph.succ):
+        for s in ss:
+            came.setdefault(s, []).append(k)
+    return came
+
+
+def _entered(came: dict[int, list[int]], body: set[int]) -> bool:
+    """Whether an instruction outside ``body`` falls or jumps into it: a path that reaches
+    its returns without the call, with any value in the register they read."""
+    return any(k not in body for i in body for k in came.get(i, ()))
 
 
 def _returns(graph: Graph, c: int, body: set[int], jumped: set[int]) -> bool:
@@ -99,7 +111,7 @@ def _returns(graph: Graph, c: int, body: set[int], jumped: set[int]) -> bool:
             j -= 1
             if _writes(graph, j, read[0]):
                 break
-        if not _same(read[0], held) and not _copies(ins[j], held):
+        if not _same(read[0], held) and not _copies(ins[j], read[0], held):
             return False
     return ops[1].int_value == ins[c + 1].pc
 
@@ -113,11 +125,14 @@ def _writes(graph: Graph, i: int, reg: Reg) -> bool:
     return any(k == reg.kind and a <= reg.index < a + n for k, a, n in graph.destinations[i])
 
 
-def _copies(ins: Instruction, reg: Reg) -> bool:
-    """Whether ``ins`` always copies ``reg`` as it is (``MOV Rd, Rs``, ``IMAD.MOV.U32 Rd, RZ,
-    RZ, Rs``)."""
+def _copies(ins: Instruction, into: Reg, reg: Reg) -> bool:
+    """Whether ``ins`` always copies ``reg`` as it is into ``into`` (``MOV Rd, Rs``,
+    ``IMAD.MOV.U32 Rd, RZ, RZ, Rs``): a copy into another register leaves ``into`` as it
+    was."""
     ops = ins.operands
     plain = ins.opcode == "MOV" or (ins.opcode == "IMAD" and "MOV" in ins.mods)
     if not plain or ins.guard is not None or not ops or ops[-1] != Reg(reg.kind, reg.index):
+        return False
+    if ops[0] != Reg(into.kind, into.index):
         return False
     return all(isinstance(o, Reg) and o.is_zero for o in ops[1:-1])
