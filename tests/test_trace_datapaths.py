@@ -204,6 +204,14 @@ IADD3 R9, R0, 0x1, RZ
 .L_ret:
 RET.REL.NODEC R20 `(k)"""
 
+#: the subroutine returns at once where a != 0 (its return proven: where it goes, not
+#: whether it goes now), else stores first
+_RETURNS_EARLY = """EXIT
+.L_sub:
+@P0 RET.REL.NODEC R20 `(k)
+STS [R2], R0
+RET.REL.NODEC R20 `(k)"""
+
 
 def _numbered(body: str) -> Function:
     lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
@@ -217,11 +225,12 @@ def _numbered(body: str) -> Function:
     return function
 
 
-@pytest.mark.parametrize("tail", [_COPY_ELSEWHERE, _ENTERED])
+@pytest.mark.parametrize("tail", [_COPY_ELSEWHERE, _ENTERED, _RETURNS_EARLY])
 def test_a_return_that_may_go_elsewhere_is_not_proven(tail: str) -> None:
     """A return is proven to come back only where the register it reads holds the call's
     return address on every path (a copy of it into another register is not one) and no
-    path reaches it but through the call: else blocks whose data differ return elsewhere."""
+    path reaches it but through the call, and a guard on data of a return decides more than
+    values: else blocks whose data differ return elsewhere, or sooner."""
     function = _numbered(_HEAD + "\n" + tail)
     for every in (False, True):
         mem = GlobalMemory()

@@ -129,14 +129,17 @@ def chooser(program: Program, function: Function, kinds: list[Any]) -> Callable[
     instruction only computes values (:attr:`..decode.Program.values`), or it is a branch
     whose region runs only what does (:attr:`..taint_flow.Region.values`), or a return
     proven to go back to its call site (:attr:`..taint_flow.ControlFlow.returns`: its
-    address was written in a region on the data, by a block that took the slow path)."""
+    address was written in a region on the data, by a block that took the slow path) and
+    not guarded (where it goes is proven, not whether it goes now: ``@P0 RET`` on data
+    leaves the rest of the subroutine to the blocks whose P0 is false)."""
 
     def chooses(m: int) -> bool:
-        opcode = function.instructions[m].opcode
-        if opcode in taint_flow.JUMPS:
+        ins = function.instructions[m]
+        if ins.opcode in taint_flow.JUMPS:
             return taint_flow.flow_of(program, function, kinds).region(m).values
-        if opcode == "RET":  # proven to go back to its call site, whatever it reads
-            return m in taint_flow.flow_of(program, function, kinds).returns
+        if ins.opcode == "RET":  # proven to go back to its call site, whatever it reads
+            unguarded = ins.guard is None or (ins.guard.index == 7 and not ins.guard.not_)
+            return unguarded and m in taint_flow.flow_of(program, function, kinds).returns
         return bool(program.values[m])
 
     return chooses
