@@ -212,6 +212,27 @@ _RETURNS_EARLY = """EXIT
 STS [R2], R0
 RET.REL.NODEC R20 `(k)"""
 
+#: a branch on a around a call of a subroutine that stores after a return guarded by the
+#: thread index (never taken): the store is the subroutine's, in the branch's region too
+_CALLED_BEHIND_DATA = """S2R R0, SR_TID.X
+S2R R12, SR_CTAID.X
+LDC.64 R4, c[0x0][0x210]
+ULDC.64 UR8, c[0x0][0x208]
+IMAD.WIDE R4, R12, 0x4, R4
+LDG.E R3, desc[UR8][R4.64]
+LEA R2, R0, 0x400, 0x2
+ISETP.NE.AND P0, PT, R3, RZ, PT
+ISETP.GT.AND P1, PT, R0, 0x1000, PT
+@P0 BRA `(.L_skip)
+MOV R20, 0xc0
+CALL.REL.NOINC `(.L_sub)
+.L_skip:
+EXIT
+.L_sub:
+@P1 RET.REL.NODEC R20 `(k)
+STS [R2], R0
+RET.REL.NODEC R20 `(k)"""
+
 
 def _numbered(body: str) -> Function:
     lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
@@ -225,13 +246,20 @@ def _numbered(body: str) -> Function:
     return function
 
 
-@pytest.mark.parametrize("tail", [_COPY_ELSEWHERE, _ENTERED, _RETURNS_EARLY])
-def test_a_return_that_may_go_elsewhere_is_not_proven(tail: str) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        *(_HEAD + "\n" + tail for tail in (_COPY_ELSEWHERE, _ENTERED, _RETURNS_EARLY)),
+        _CALLED_BEHIND_DATA,
+    ],
+)
+def test_a_return_that_may_go_elsewhere_is_not_proven(body: str) -> None:
     """A return is proven to come back only where the register it reads holds the call's
     return address on every path (a copy of it into another register is not one) and no
-    path reaches it but through the call, and a guard on data of a return decides more than
-    values: else blocks whose data differ return elsewhere, or sooner."""
-    function = _numbered(_HEAD + "\n" + tail)
+    path reaches it but through the call, a guard on data of a return decides more than
+    values, and what follows a guarded return is the subroutine's too: else blocks whose
+    data differ return elsewhere, or sooner, or store where the class's block did not."""
+    function = _numbered(body)
     for every in (False, True):
         mem = GlobalMemory()
         a = mem.add_buffer(np.array([1, 0, 0, 0], dtype=np.int32).tobytes(), "a")

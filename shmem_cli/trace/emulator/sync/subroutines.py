@@ -56,7 +56,7 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
             if i not in seen and i >= 0:
                 seen.add(i)
                 todo += [i] if ins[i].opcode == "CALL" and i not in done else []
-                walk += graph.succ[i] if ins[i].opcode != "RET" else []
+                walk += graph.succ[i]  # a guarded return's too: its threads go on
         if walk or _entered(came, seen) or not _returns(graph, c, seen, jumped):
             return body, False
         body |= seen
