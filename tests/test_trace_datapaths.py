@@ -233,6 +233,20 @@ EXIT
 STS [R2], R0
 RET.REL.NODEC R20 `(k)"""
 
+#: the subroutine calls another, which picks the first's return address by a
+_CALLEE_WRITES = """BRA `(.L_end)
+STS [R2], R0
+.L_end:
+EXIT
+.L_sub:
+MOV R21, 0xf0
+CALL.REL.NOINC `(.L_sub2)
+RET.REL.NODEC R20 `(k)
+.L_sub2:
+MOV R22, 0xb0
+SEL R20, R20, R22, P0
+RET.REL.NODEC R21 `(k)"""
+
 
 def _numbered(body: str) -> Function:
     lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
@@ -249,16 +263,20 @@ def _numbered(body: str) -> Function:
 @pytest.mark.parametrize(
     "body",
     [
-        *(_HEAD + "\n" + tail for tail in (_COPY_ELSEWHERE, _ENTERED, _RETURNS_EARLY)),
+        *(
+            _HEAD + "\n" + tail
+            for tail in (_COPY_ELSEWHERE, _ENTERED, _RETURNS_EARLY, _CALLEE_WRITES)
+        ),
         _CALLED_BEHIND_DATA,
     ],
 )
 def test_a_return_that_may_go_elsewhere_is_not_proven(body: str) -> None:
     """A return is proven to come back only where the register it reads holds the call's
-    return address on every path (a copy of it into another register is not one) and no
-    path reaches it but through the call, a guard on data of a return decides more than
-    values, and what follows a guarded return is the subroutine's too: else blocks whose
-    data differ return elsewhere, or sooner, or store where the class's block did not."""
+    return address on every path (a copy of it into another register is not one, nor is
+    the address a subroutine it calls may write) and no path reaches it but through the
+    call; a guard on data of a return decides more than values, and what follows a guarded
+    return is the subroutine's too: else blocks whose data differ return elsewhere, or
+    sooner, or store where the class's block did not."""
     function = _numbered(body)
     for every in (False, True):
         mem = GlobalMemory()

@@ -8,8 +8,9 @@ they write are the region's too, and a region whose subroutines compute values o
 values only. A call is followed where it goes to a label, and proven to come back where
 every return of its subroutine reads the address the instruction before the call set (a
 ``MOV`` of the address after the call), or a plain copy of it into that register made on
-the straight line before the return, no instruction of the subroutine writes the address's
-register, and no instruction outside the subroutine falls or jumps into it.
+the straight line before the return (no call between), no instruction of the subroutine
+or of those it calls writes the address's register, and no instruction outside the
+subroutine falls or jumps into it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
     came = _predecessors(graph)
     jumped = {s for s, ks in came.items() if any(k != s - 1 for k in ks)}
     body: set[int] = set()
+    bodies: dict[int, set[int]] = {}  # each call's subroutine (those it calls left out)
     todo, done = [i for i in members if ins[i].opcode == "CALL"], set[int]()
     while todo:
         c = todo.pop()
@@ -57,10 +59,26 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
                 seen.add(i)
                 todo += [i] if ins[i].opcode == "CALL" and i not in done else []
                 walk += graph.succ[i]  # a guarded return's too: its threads go on
-        if walk or _entered(came, seen) or not _returns(graph, c, seen, jumped):
+        if walk or _entered(came, seen):
             return body, False
+        bodies[c] = seen
         body |= seen
+    for c, seen in bodies.items():  # (the register it returns by: not written in its callees)
+        if not _returns(graph, c, seen, _deep(ins, bodies, c), jumped):
+            return body, False
     return body, True
+
+
+def _deep(ins: Sequence[Instruction], bodies: dict[int, set[int]], c: int) -> set[int]:
+    """The instructions of the subroutine called at ``c`` and of those it calls in turn."""
+    deep: set[int] = set()
+    todo = [c]
+    while todo:
+        k = todo.pop()
+        if k in bodies and not bodies[k] <= deep:
+            deep |= bodies[k]
+            todo += [i for i in bodies[k] if ins[i].opcode == "CALL"]
+    return deep
 
 
 def returns(graph: Graph) -> frozenset[int]:
@@ -92,15 +110,15 @@ def _entered(came: dict[int, list[int]], body: set[int]) -> bool:
     return any(k not in body for i in body for k in came.get(i, ()))
 
 
-def _returns(graph: Graph, c: int, body: set[int], jumped: set[int]) -> bool:
-    """Whether every return of ``body``, the subroutine called at ``c``, comes back to the
-    instruction after ``c``."""
+def _returns(graph: Graph, c: int, body: set[int], deep: set[int], jumped: set[int]) -> bool:
+    """Whether every return of ``body``, the subroutine called at ``c`` (``deep``: with the
+    subroutines it calls), comes back to the instruction after ``c``."""
     ins = graph.function.instructions
     mov, ops = ins[c - 1], ins[c - 1].operands
     held = ops[0] if mov.opcode == "MOV" and mov.guard is None and len(ops) == 2 else None
     if not isinstance(held, Reg) or not isinstance(ops[1], Imm):
         return False
-    if any(_writes(graph, i, held) for i in body):
+    if any(_writes(graph, i, held) for i in deep):
         return False
     for i in (i for i in body if ins[i].opcode == "RET"):
         read = [o for o in ins[i].operands if isinstance(o, Reg)]
@@ -109,7 +127,7 @@ def _returns(graph: Graph, c: int, body: set[int], jumped: set[int]) -> bool:
         j = i  # the last write of the register read, on the straight line before the return
         while not _same(read[0], held) and j not in jumped and j > 0 and graph.succ[j - 1] == [j]:
             j -= 1
-            if _writes(graph, j, read[0]):
+            if _writes(graph, j, read[0]) or ins[j].opcode == "CALL":  # (a callee may)
                 break
         if not _same(read[0], held) and not _copies(ins[j], read[0], held):
             return False
