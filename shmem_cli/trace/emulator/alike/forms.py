@@ -206,6 +206,20 @@ class Forms:
             return None
         return out
 
+    def formless(self, m: int, blk: Block, ids: Any) -> B8:
+        """Per thread of ``ids``: a register ``m`` reads has no form (:func:`_formless`), nor
+        then does ``m`` for threads among which one is (but ISETP's, PLOP3's agreements)."""
+        out = np.zeros(len(ids), dtype=bool)
+        for o in _sources(self.instructions[m]):
+            taints = blk.file(o.kind)[1] if isinstance(o, Reg) else ()
+            if not isinstance(o, Reg) or o.is_zero or o.is_true or o.index >= len(taints):
+                continue
+            pred = o.kind in ("P", "UP")
+            held: Any = (self.preds if pred else self.regs).get((o.kind, o.index))
+            known = False if held is None else held[1][ids] >= 0 if pred else held[2][ids]
+            out |= _formless(taints[o.index][ids], known)
+        return out
+
     # --- one step ----------------------------------------------------------------------
 
     def before(self, m: int, blk: Block, ix: Idx) -> Pending | None:
@@ -406,9 +420,14 @@ class Forms:
             if held is None:
                 return None
             k, vid, known = held[0][ids], held[1][ids], held[2][ids]
-        if not (clean | ((taint == TAINT_BLOCK) & known)).all():
+        if _formless(taint, known).any():
             return None
         return Source(np.where(clean, value, k), np.where(clean, -1, vid), True)
+
+
+def _formless(taint: Any, known: Any) -> Any:
+    """Where a source has no form: taint, and not the block index's alone with a form known."""
+    return (taint != 0) & ~((taint == TAINT_BLOCK) & known)
 
 
 def _sources(ins: Instruction) -> list[Operand]:

@@ -56,7 +56,7 @@ class Watches:
     def __init__(self, watches: Sequence[Watch], blocks: Sequence[int]) -> None:
         self.watches, self.blocks = list(watches), list(blocks)  # blocks: their numbers
         first = watches[0]
-        forms = first.forms
+        forms = self.forms = first.forms
         for w in self.watches[1:]:  # one store: each CTA's threads have their own rows
             if w.forms is not None and forms is not None:
                 w.forms.regs, w.forms.preds = forms.regs, forms.preds
@@ -123,6 +123,13 @@ class Watches:
         if formed is None or (formed and not any(_tainted(blk, k, i, ix) for k, i in formed)):
             return None  # no form to make: no source depends on the block index
         parts = self._parts(blk, ix)
+        if self.union[m] and self.forms is not None:
+            formless = self.forms.formless(m, blk, blk.ids(ix))
+            if formless.any():  # no form for all at once, nor for a CTA with such a thread
+                return [
+                    (w, ids, None if formless[sel].any() else w.before(m, blk, ids))
+                    for w, ids, sel in parts
+                ]
         # the CTAs' groups evaluated at once, where their vectors are surely made whole: a
         # vector kept as its step is evaluated for all its groups whichever block reads it
         threads = sum(len(ids) for _, ids, _ in parts)
