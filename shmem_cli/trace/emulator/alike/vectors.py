@@ -118,6 +118,7 @@ class Vectors:
         self._deps: list[tuple[int, ...]] = []  # per step: the steps its loads' vectors need
         self._plans: list[list[_Plan]] = []  # per step, per load: where its groups' values are
         self._ids: dict[tuple[str, bytes], int] = {}
+        self._agreed: dict[tuple[int, int], int] = {}  # whole vectors' agreements, made once
         self.bytes = 0  # of vectors kept whole
         self.kept = 0  # of steps kept
         self.full = False
@@ -183,7 +184,12 @@ class Vectors:
         """The id of the agreement of vector ``vid`` with its value in block ``rep``."""
         v = self.values[vid]
         if isinstance(v, np.ndarray):
-            return self.intern(v == v[rep])
+            got = self._agreed.get((vid, rep))
+            if got is None:
+                got = self.intern(v == v[rep])
+                if got >= 0:  # (-1: past the budget, asked again next time)
+                    self._agreed[(vid, rep)] = got
+            return got
         self.values.append(_Same(vid, rep))
         return len(self.values) - 1
 
