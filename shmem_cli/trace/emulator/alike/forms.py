@@ -406,9 +406,9 @@ class Forms:
         values, taints = blk.file(o.kind)
         taint = taints[o.index][ids]
         value = values[o.index][ids].astype(np.uint32) if pred else values[o.index][ids]
-        clean = taint == 0
-        if clean.all():
+        if not np.count_nonzero(taint):  # (cheaper than np.all on a warp)
             return Source(value, none, False)
+        clean = taint == 0
         if pred:
             got = self.preds.get((o.kind, o.index))
             if got is None:
@@ -420,7 +420,7 @@ class Forms:
             if held is None:
                 return None
             k, vid, known = held[0][ids], held[1][ids], held[2][ids]
-        if _formless(taint, known).any():
+        if np.count_nonzero(_formless(taint, known)):
             return None
         return Source(np.where(clean, value, k), np.where(clean, -1, vid), True)
 

@@ -102,7 +102,7 @@ class Watches:
         return 0 if not len(cta) else 1 + int(np.count_nonzero(np.diff(cta)))
 
     def guard(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> None:
-        if not np.any(blk.file(kind)[1][index][at]):
+        if not np.count_nonzero(blk.file(kind)[1][index][at]):  # (cheaper than np.any)
             self.decisions += self._ctas(blk, at)
             return
         for w, ids in self._split(blk, at):
@@ -125,7 +125,7 @@ class Watches:
         parts = self._parts(blk, ix)
         if self.union[m] and self.forms is not None:
             formless = self.forms.formless(m, blk, blk.ids(ix))
-            if formless.any():  # no form for all at once, nor for a CTA with such a thread
+            if np.count_nonzero(formless):  # no form for all at once, nor for a CTA with one
                 return [
                     (w, ids, None if formless[sel].any() else w.before(m, blk, ids))
                     for w, ids, sel in parts
@@ -175,7 +175,7 @@ def _formed(ins: Instruction) -> list[tuple[str, int]] | None:
 
 def _tainted(blk: Block, kind: str, index: int, at: Idx) -> bool:
     table = blk.file(kind)[1]
-    return index < len(table) and bool(np.any(table[index][at]))
+    return index < len(table) and bool(np.count_nonzero(table[index][at]))
 
 
 def counts_of_ctas(blk: Block, executed: int) -> list[dict[str, Any]] | None:
