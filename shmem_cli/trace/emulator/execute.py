@@ -28,7 +28,7 @@ from . import budget as budgets
 from . import grid as grids
 from .access_kind import shared_op_of
 from .alike.classes import Classes, counts_of, run_rest, trace_grid
-from .alike.together import Watches
+from .alike.together import Ran, Watches
 from .alike.watch import Watch, Watcher, chooser
 from .decode import Program, decode_function
 from .scheduler import run_block
@@ -210,7 +210,7 @@ class _Run:
         self.waits: GridWaits | None = None  # blocks that wait on others (a grid's)
         self.parks = 0  # groups of threads that spun and yielded to others (sync/parking.py)
         self.ledger = budgets.Ledger()  # what the launch's budget has seen run
-        self.last: Block | None = None  # the batch run last
+        self.last: Ran | None = None  # what the batch run last counted per CTA
 
     def silent(self, batch: grids.Batch, silent: bool) -> None:
         """Run ``batch`` while a batch waits (:class:`GridWaits`)."""
@@ -237,7 +237,6 @@ class _Run:
             batch = fresh
             waits.start(batch)
         blk = Block(self.launch, batch.ctas, batch.linear, self.registers)
-        self.last = blk
         if isinstance(watch, Watches):  # classes' blocks together: counted per CTA too
             blk.by_cta = {}
         blk.rec = Dropping(self.launch.warp_size) if silent else self.recorder
@@ -264,6 +263,7 @@ class _Run:
             raise
         self.parks += blk.parks
         self.ledger.done += e  # silent or not: it ran
+        self.last = Ran.of(blk)
         if waits is not None:
             waits.end(batch)
         if silent:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
+from ....plumbing.frozen import frozen
 from ..state import Block, Idx
 from . import vectors
 from .forms import EVALUATED, _sources, base_opcode
@@ -178,18 +179,42 @@ def _tainted(blk: Block, kind: str, index: int, at: Idx) -> bool:
     return index < len(table) and bool(np.count_nonzero(table[index][at]))
 
 
-def counts_of_ctas(blk: Block, executed: int) -> list[dict[str, Any]] | None:
-    """Per CTA of the batch ``blk`` (which ran ``executed`` thread-instructions): its
+@frozen
+class Ran:
+    """What :func:`counts_of_ctas` reads of the batch run last, kept instead of its
+    :class:`..state.Block` (whose state, kept on the run, lived on beside the next batch's
+    and past the run, held by the run's own reference cycles)."""
+
+    ctas: int
+    n_warps: int  # of a block
+    by_cta: dict[tuple[str, int, int], int] | None
+    work: Any  # the thread-instructions of each CTA (the block's clock), or None
+    whole_only: bool  # it ran instructions whose tallies are not kept per CTA
+
+    @classmethod
+    def of(cls, blk: Block) -> Ran:
+        work = blk.clock.work
+        return cls(
+            ctas=blk.ctas,
+            n_warps=blk.n_warps,
+            by_cta=blk.by_cta,
+            work=None if work is None else np.array(work, copy=True),
+            whole_only=any(bool(getattr(blk, name)) for name in _WHOLE_ONLY),
+        )
+
+
+def counts_of_ctas(ran: Ran, executed: int) -> list[dict[str, Any]] | None:
+    """Per CTA of the batch ``ran`` (which ran ``executed`` thread-instructions): its
     thread-instructions (``executed``), op_misc warps (``misc``), barriers completed
     (``misc_done``) and warps predicated off by instruction (``off``); None where they
     cannot be told apart (:data:`_WHOLE_ONLY` tallies, or counts that do not add up)."""
-    by_cta, work = blk.by_cta, blk.clock.work
-    if by_cta is None or any(getattr(blk, name) for name in _WHOLE_ONLY):
+    by_cta, work = ran.by_cta, ran.work
+    if by_cta is None or ran.whole_only:
         return None
     if work is None or int(np.sum(work)) != executed:
         return None
     out: list[dict[str, Any]] = [
-        {"executed": int(work[c]), "misc": {}, "misc_done": {}, "off": {}} for c in range(blk.ctas)
+        {"executed": int(work[c]), "misc": {}, "misc_done": {}, "off": {}} for c in range(ran.ctas)
     ]
     for (name, c, index), n in by_cta.items():
         out[c][name][index] = n
