@@ -166,10 +166,9 @@ def test_a_call_whose_return_address_is_not_its_own_is_not_followed() -> None:
     assert not flow.returns
 
 
-# A hand-written caller and subroutine whose return goes where the block's word of a says:
-# blocks 1-3 (a = 0) come back to the store at 0xb0, block 0 (a = 1) skips it. HEAD sets
-# P0 = (a != 0) and R2 = the thread's word; the store is one request per block that runs it.
-_HEAD = """S2R R0, SR_TID.X
+#: hand-written SASS's first lines: R0 = the thread index, R3 = the block's word of its first
+#: parameter (global data), R2 = the thread's shared word, P0 = (that word != 0)
+DATA_WORD = """S2R R0, SR_TID.X
 S2R R12, SR_CTAID.X
 LDC.64 R4, c[0x0][0x210]
 ULDC.64 UR8, c[0x0][0x208]
@@ -177,8 +176,16 @@ IMAD.WIDE R4, R12, 0x4, R4
 LDG.E R3, desc[UR8][R4.64]
 LEA R2, R0, 0x400, 0x2
 ISETP.NE.AND P0, PT, R3, RZ, PT
-MOV R20, 0xa0
+"""
+
+# A hand-written caller and subroutine whose return goes where the block's word of a says:
+# blocks 1-3 (a = 0) come back to the store at 0xb0, block 0 (a = 1) skips it. HEAD sets
+# P0 = (a != 0) and R2 = the thread's word; the store is one request per block that runs it.
+_HEAD = (
+    DATA_WORD
+    + """MOV R20, 0xa0
 CALL.REL.NOINC `(.L_sub)"""
+)
 #: the subroutine's return reads R8, which only the path of a != 0 copies the return
 #: address into; the other's R8 is 0xb0; where they meet R20 is copied into R9, not R8
 _COPY_ELSEWHERE = """BRA `(.L_end)
@@ -214,15 +221,9 @@ RET.REL.NODEC R20 `(k)"""
 
 #: a branch on a around a call of a subroutine that stores after a return guarded by the
 #: thread index (never taken): the store is the subroutine's, in the branch's region too
-_CALLED_BEHIND_DATA = """S2R R0, SR_TID.X
-S2R R12, SR_CTAID.X
-LDC.64 R4, c[0x0][0x210]
-ULDC.64 UR8, c[0x0][0x208]
-IMAD.WIDE R4, R12, 0x4, R4
-LDG.E R3, desc[UR8][R4.64]
-LEA R2, R0, 0x400, 0x2
-ISETP.NE.AND P0, PT, R3, RZ, PT
-ISETP.GT.AND P1, PT, R0, 0x1000, PT
+_CALLED_BEHIND_DATA = (
+    DATA_WORD
+    + """ISETP.GT.AND P1, PT, R0, 0x1000, PT
 @P0 BRA `(.L_skip)
 MOV R20, 0xc0
 CALL.REL.NOINC `(.L_sub)
@@ -232,6 +233,7 @@ EXIT
 @P1 RET.REL.NODEC R20 `(k)
 STS [R2], R0
 RET.REL.NODEC R20 `(k)"""
+)
 
 #: the subroutine calls another, which picks the first's return address by a
 _CALLEE_WRITES = """BRA `(.L_end)

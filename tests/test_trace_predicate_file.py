@@ -12,6 +12,8 @@ from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.decode import decode_function
 from shmem_cli.trace.emulator.state import Block, GlobalMemory, Launch
 
+from .test_trace_datapaths import DATA_WORD
+
 
 def _block(body: str, threads: int = 8) -> Block:
     lines = ['.section\t.text._Z1kv,"ax",@progbits', '\t//## File "k.cu", line 3']
@@ -69,19 +71,14 @@ def test_r2p_round_trips_p2r() -> None:
 
 # P1 = false; where the block's word of a is not 0, R2P sets P1 (bit 1 of R6 = 2); P1 guards
 # a warp's store: blocks 1-3 (a = 1) store, block 0 (a = 0) does not
-_R2P_GUARD = """S2R R0, SR_TID.X
-S2R R12, SR_CTAID.X
-LDC.64 R4, c[0x0][0x210]
-ULDC.64 UR8, c[0x0][0x208]
-IMAD.WIDE R4, R12, 0x4, R4
-LDG.E R3, desc[UR8][R4.64]
-LEA R2, R0, 0x400, 0x2
-ISETP.NE.AND P0, PT, R3, RZ, PT
-MOV R6, 0x2
+_R2P_GUARD = (
+    DATA_WORD
+    + """MOV R6, 0x2
 PLOP3.LUT P1, PT, PT, PT, PT, 0x0, 0x0
 @P0 R2P PR, R6, 0x2
 @P1 STS [R2], R0
 EXIT"""
+)
 
 
 def test_r2p_under_a_guard_on_data_passes_it_to_the_predicates_it_sets() -> None:
