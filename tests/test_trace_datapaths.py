@@ -178,6 +178,22 @@ LEA R2, R0, 0x400, 0x2
 ISETP.NE.AND P0, PT, R3, RZ, PT
 """
 
+
+def words_launch(words: list[int]) -> Launch:
+    """A grid of one warp a block, a block per word of ``words`` (its first parameter, the
+    buffer ``a`` that :data:`DATA_WORD` reads), 4 KiB of shared memory."""
+    mem = GlobalMemory()
+    a = mem.add_buffer(np.array(words, dtype=np.int32).tobytes(), "a")
+    return Launch(
+        block=(32, 1, 1),
+        grid=(len(words), 1, 1),
+        params=struct.pack("<Q", a),
+        param_base=0x210,
+        static_smem=4096,
+        memory=mem,
+    )
+
+
 # A hand-written caller and subroutine whose return goes where the block's word of a says:
 # blocks 1-3 (a = 0) come back to the store at 0xb0, block 0 (a = 1) skips it. HEAD sets
 # P0 = (a != 0) and R2 = the thread's word; the store is one request per block that runs it.
@@ -281,16 +297,6 @@ def test_a_return_that_may_go_elsewhere_is_not_proven(body: str) -> None:
     sooner, or store where the class's block did not."""
     function = _numbered(body)
     for every in (False, True):
-        mem = GlobalMemory()
-        a = mem.add_buffer(np.array([1, 0, 0, 0], dtype=np.int32).tobytes(), "a")
-        launch = Launch(
-            block=(32, 1, 1),
-            grid=(4, 1, 1),
-            params=struct.pack("<Q", a),
-            param_base=0x210,
-            static_smem=4096,
-            memory=mem,
-        )
-        tr = execute.run(function, launch, grid=True, every_block=every)
+        tr = execute.run(function, words_launch([1, 0, 0, 0]), grid=True, every_block=every)
         assert [(r.instruction.opcode, r.n) for r in tr.records] == [("STS", 3)]  # by hand
         assert tr.coverage is not None and tr.coverage.mode == "whole"

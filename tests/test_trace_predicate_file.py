@@ -3,16 +3,12 @@ them (``P2R R14, PR, RZ, 0x1``), against values worked out by hand."""
 
 from __future__ import annotations
 
-import struct
-
-import numpy as np
-
 from shmem_cli.cuda import sass
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.decode import decode_function
-from shmem_cli.trace.emulator.state import Block, GlobalMemory, Launch
+from shmem_cli.trace.emulator.state import Block, Launch
 
-from .test_trace_datapaths import DATA_WORD
+from .test_trace_datapaths import DATA_WORD, words_launch
 
 
 def _block(body: str, threads: int = 8) -> Block:
@@ -89,17 +85,7 @@ def test_r2p_under_a_guard_on_data_passes_it_to_the_predicates_it_sets() -> None
     lines += [f"        /*{16 * i:04x}*/  {t} ;" for i, t in enumerate(_R2P_GUARD.splitlines())]
     (fn,) = sass.parse("\n".join(lines))
     assert ("P", 1, 1) in decode_function(fn).destinations[10]
-    mem = GlobalMemory()
-    a = mem.add_buffer(np.array([0, 1, 1, 1], dtype=np.int32).tobytes(), "a")
-    launch = Launch(
-        block=(32, 1, 1),
-        grid=(4, 1, 1),
-        params=struct.pack("<Q", a),
-        param_base=0x210,
-        static_smem=4096,
-        memory=mem,
-    )
-    tr = execute.run(fn, launch, grid=True)
+    tr = execute.run(fn, words_launch([0, 1, 1, 1]), grid=True)
     (store,) = tr.records
     assert (store.n, store.predicated_off) == (3, 1)  # by hand: 3 warps store, 1 is off
     assert tr.coverage is not None and tr.coverage.mode == "whole"

@@ -36,27 +36,6 @@ from .ops.warp import special_registers as ops_special
 from .state import Block, Idx, TraceError
 from .sync import clock
 
-#: The family modules, each registering the opcodes of one kind of instruction.
-FAMILIES: tuple[ModuleType, ...] = (
-    ops_int,
-    ops_packed,
-    ops_bits,
-    ops_float,
-    ops_fcompare,
-    ops_half,
-    ops_convert,
-    ops_mem,
-    ops_atomic,
-    ops_ctrl,
-    ops_warp,
-    ops_special,
-    ops_reconverge,
-    ops_mma,
-    ops_async,
-    ops_warpgroup,
-)
-
-
 #: The families whose steps compute values in the running thread's own registers and
 #: predicates, and do nothing else: no memory of any space, no other lane, no thread moved,
 #: nothing the records or the op_misc rows count (:func:`values_only`).
@@ -68,6 +47,19 @@ VALUE_FAMILIES: tuple[ModuleType, ...] = (
     ops_fcompare,
     ops_half,
     ops_convert,
+)
+#: The family modules, each registering the opcodes of one kind of instruction.
+FAMILIES: tuple[ModuleType, ...] = (
+    *VALUE_FAMILIES,
+    ops_mem,
+    ops_atomic,
+    ops_ctrl,
+    ops_warp,
+    ops_special,
+    ops_reconverge,
+    ops_mma,
+    ops_async,
+    ops_warpgroup,
 )
 _VALUE_BUILDERS = frozenset(m.__name__ for m in VALUE_FAMILIES)
 
