@@ -208,6 +208,11 @@ class ControlFlow:
         return found
 
     @cached_property
+    def predecessors(self) -> dict[int, list[int]]:
+        """Each instruction's predecessors (:func:`.sync.subroutines.predecessors`)."""
+        return subroutines.predecessors(self.succ)
+
+    @cached_property
     def returns(self) -> frozenset[int]:
         """The subroutines' returns proven to go back to their call sites
         (:func:`.sync.subroutines.returns`): where they go does not depend on a value."""

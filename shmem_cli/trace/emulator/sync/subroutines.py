@@ -33,6 +33,10 @@ class Graph(Protocol):
     succ: list[list[int]]
     destinations: list[tuple[tuple[str, int, int], ...]]
 
+    @property
+    def predecessors(self) -> dict[int, list[int]]:
+        """:func:`predecessors` of :attr:`succ`, made once."""
+
     def target(self, ins: Instruction) -> int | None: ...
 
 
@@ -41,11 +45,13 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
     in turn included, at most :data:`CALLED`; and whether every call was followed and comes
     back (the module's rule)."""
     ins = graph.function.instructions
-    came = _predecessors(graph)
-    jumped = {s for s, ks in came.items() if any(k != s - 1 for k in ks)}
     body: set[int] = set()
-    bodies: dict[int, set[int]] = {}  # each call's subroutine (those it calls left out)
     todo, done = [i for i in members if ins[i].opcode == "CALL"], set[int]()
+    if not todo:  # no call: nothing to follow (most regions)
+        return body, True
+    came = graph.predecessors
+    jumped = {s for s, ks in came.items() if any(k != s - 1 for k in ks)}
+    bodies: dict[int, set[int]] = {}  # each call's subroutine (those it calls left out)
     while todo:
         c = todo.pop()
         start = graph.target(ins[c])
@@ -95,10 +101,11 @@ def returns(graph: Graph) -> frozenset[int]:
     return frozenset(proven)
 
 
-def _predecessors(graph: Graph) -> dict[int, list[int]]:
-    """Each instruction's predecessors (a call's successor is the instruction after it)."""
+def predecessors(succ: Sequence[Sequence[int]]) -> dict[int, list[int]]:
+    """Each instruction's predecessors, from each one's successors ``succ`` (a call's
+    successor is the instruction after it)."""
     came: dict[int, list[int]] = {}
-    for k, ss in enumerate(graph.succ):
+    for k, ss in enumerate(succ):
         for s in ss:
             came.setdefault(s, []).append(k)
     return came
