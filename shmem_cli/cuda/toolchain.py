@@ -16,7 +16,9 @@ import glob
 import os
 import shlex
 import shutil
+import struct
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +44,11 @@ OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is
 MAX_CUBIN_BYTES = 64 << 20
 #: cuobjdump and nvdisasm: address space and the largest file they may write
 INSPECT_MEMORY = 768 << 20
+#: zero-filled bytes (NOBITS sections: a ``__device__`` array, shared memory) of a cubin past
+#: which nvdisasm is given a copy without them: it holds them in memory (a 1 GiB ``__device__``
+#: array took 1.1 GB, past :data:`INSPECT_MEMORY`: "Memory allocation failure")
+NOBITS_COPY = 64 << 20
+SHT_SYMTAB, SHT_NOBITS = 2, 8
 #: nvcc and its children: the largest file they may write (preprocessed source, PTX, cubin)
 COMPILE_FILE_LIMIT = 1 << 30
 #: files one compile may read (its preprocessed source's line markers: build.read_files), and
@@ -282,11 +289,52 @@ def _nvcc_command(
 
 def disassemble(cubin: Path, *, nvdisasm: str | None = None, functions: Sequence[int] = ()) -> str:
     """The SASS of a cubin with its line table, inlining included: ``nvdisasm -gi -c`` text
-    (of the ``functions`` only, by symbol index, when given: ``-fun``)."""
+    (of the ``functions`` only, by symbol index, when given: ``-fun``). A cubin of more than
+    :data:`NOBITS_COPY` zero-filled bytes is given as a copy without them
+    (:func:`nobits_emptied`)."""
     tool = nvdisasm or require("nvdisasm", f"to disassemble {cubin}")
     only = ["-fun", ",".join(str(f) for f in functions)] if functions else []
-    return run_checked(
-        [tool, "-gi", "-c", *only, str(cubin.resolve())],
-        file_limit=OUTPUT_LIMIT + (1 << 20),
-        memory_limit=INSPECT_MEMORY,
-    )
+    emptied = nobits_emptied(cubin)
+    if emptied is None:
+        return _nvdisasm([tool, "-gi", "-c", *only, str(cubin.resolve())])
+    from ..plumbing.fsutil import write_bytes
+
+    with tempfile.TemporaryDirectory(prefix="shmem-nvdisasm-") as tmp:
+        copy = Path(tmp) / "kernel.cubin"
+        write_bytes(copy, emptied)
+        return _nvdisasm([tool, "-gi", "-c", *only, str(copy)])
+
+
+def _nvdisasm(args: list[str]) -> str:
+    return run_checked(args, file_limit=OUTPUT_LIMIT + (1 << 20), memory_limit=INSPECT_MEMORY)
+
+
+def nobits_emptied(cubin: Path) -> bytes | None:
+    """The cubin's bytes with its NOBITS sections, and the symbols in them, of size 0, where
+    they claim more than :data:`NOBITS_COPY` bytes; else (or where it is no 64-bit
+    little-endian ELF file with a whole section table: nvdisasm says so) None. nvdisasm
+    makes such sections real in its memory, though no instruction is in them; its listing
+    of a cubin without them is the same byte for byte."""
+    from ..plumbing.bounded_read import read_bounded
+
+    data = read_bounded(cubin, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel")
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
+        return None
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    if shentsize != 64 or shoff + shnum * 64 > len(data):
+        return None
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + k * 64) for k in range(shnum)]
+    nobits = {k for k, h in enumerate(headers) if h[1] == SHT_NOBITS}
+    if sum(headers[k][5] for k in nobits) <= NOBITS_COPY:
+        return None
+    out = bytearray(data)
+    for k in nobits:
+        struct.pack_into("<Q", out, shoff + k * 64 + 32, 0)  # sh_size
+    for _name, kind, _flags, _addr, offset, size in headers:
+        if kind != SHT_SYMTAB or offset + size > len(data):
+            continue
+        for at in range(offset, offset + size // 24 * 24, 24):
+            if struct.unpack_from("<H", data, at + 6)[0] in nobits:  # st_shndx
+                struct.pack_into("<Q", out, at + 16, 0)  # st_size
+    return bytes(out)

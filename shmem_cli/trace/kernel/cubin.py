@@ -1,20 +1,19 @@
 """Kernel metadata read from a cubin (a CUDA ELF file), with the standard library only.
 
-For every entry function (``__global__`` kernel): its mangled and demangled
-names, its parameters (``EIATTR_KPARAM_INFO``: ordinal, byte offset, size), where
-they sit in constant bank 0 (``EIATTR_PARAM_CBANK``: base offset and size), and its
-static shared memory (the size of its ``.nv.shared.<mangled>`` section).
+For every entry function (``__global__`` kernel): its mangled and demangled names, its
+parameters (``EIATTR_KPARAM_INFO``: ordinal, byte offset, size), where they sit in constant
+bank 0 (``EIATTR_PARAM_CBANK``: base offset and size), and its static shared memory (the size
+of its ``.nv.shared.<mangled>`` section).
 
-The ``.nv.info.<mangled>`` sections are sequences of attribute records: a format
-byte, an attribute byte, then either a 16-bit value (formats 1-3) or a 16-bit
-length and that many bytes (format 4, ``EIFMT_SVAL``). Only the attributes named
-above are read; the others are skipped by their length. A kernel with a large
-parameter block (1,000 pointers) has its parameters in ``EIATTR_KPARAM_INFO_V2``
-records instead: the same fields, the size a plain number.
+The ``.nv.info.<mangled>`` sections are sequences of attribute records: a format byte, an
+attribute byte, then either a 16-bit value (formats 1-3) or a 16-bit length and that many bytes
+(format 4, ``EIFMT_SVAL``). Only the attributes named above are read; the others are skipped
+by their length. A kernel with a large parameter block (1,000 pointers) has its parameters in
+``EIATTR_KPARAM_INFO_V2`` records instead: the same fields, the size a plain number.
 
-The file is read whole but bounded (:data:`MAX_CUBIN_BYTES`, a regular file only), and
-every offset and count in it is checked against the bytes there are before it is used:
-a file that claims more than it holds is "not a valid cubin", never a traceback.
+The file is read whole but bounded (:data:`MAX_CUBIN_BYTES`, a regular file only), and every
+offset and count in it is checked against the bytes there are before it is used: a file that
+claims more than it holds is "not a valid cubin", never a traceback.
 """
 
 from __future__ import annotations
@@ -42,12 +41,15 @@ EIATTR_CTA_PER_CLUSTER = 0x3D  # __cluster_dims__(x, y, z): three 32-bit sizes
 EIATTR_MAX_THREADS = 0x05  # __launch_bounds__ (.maxntid x, y, z): the most threads a block
 EIATTR_REGCOUNT = 0x2F  # in .nv.info: a function's symbol index and its registers a thread
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
+BANK_BYTES = 1 << 16  # constant bank 0, which holds the parameter block
 MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few dozen + params)
 SHF_EXECINSTR = 0x4
 #: code of a cubin disassembled whole; past it, only the traced kernel's section
 WHOLE_CODE = 8 << 20
 #: the most code of one kernel (its SASS text is then about 8 MiB: cuda.sass's bound)
 MAX_KERNEL_CODE = 4 << 20
+MAX_LISTED = 20  # kernels an error lists (the rest are counted)
+Dims = tuple[int, int, int]
 
 
 @frozen
@@ -122,7 +124,8 @@ def _attributes(body: bytes, path: str = "", start: int = 0) -> Iterator[tuple[i
     """(file offset, attribute, value bytes) records of an ``.nv.info`` section that starts at
     byte ``start`` of the file, one at a time (a section of millions of records is refused
     past :data:`MAX_ATTRIBUTES`, never held whole; a record that claims more bytes than the
-    section has left is refused at its offset)."""
+    section has left, or holds fewer than an attribute read takes (:data:`_READ`), is refused
+    at its offset)."""
     pos = count = 0
     while pos + 4 <= len(body):
         count += 1
@@ -145,10 +148,19 @@ def _attributes(body: bytes, path: str = "", start: int = 0) -> Iterator[tuple[i
                     path=path,
                     code="invalid-kernel",
                 )
-            yield at, attr, body[pos : pos + value]
+            record = body[pos : pos + value]
             pos += value
         else:
-            yield at, attr, struct.pack("<H", value)
+            record = struct.pack("<H", value)
+        if attr in _READ and len(record) < _READ[attr][1]:
+            name, needed = _READ[attr]
+            raise ShmemError(
+                f"not a valid cubin: the {name} record at byte {at:#x} holds {len(record)} "
+                f"bytes; it takes {needed}",
+                path=path,
+                code="invalid-kernel",
+            )
+        yield at, attr, record
 
 
 #: the attributes read, with their names and the bytes each needs
@@ -163,9 +175,6 @@ _READ = {
 }
 
 
-Dims = tuple[int, int, int]
-
-
 def _kernel_attributes(
     body: bytes, path: str = "", start: int = 0
 ) -> tuple[list[KernelParam], int | None, int | None, Dims | None, Dims | None]:
@@ -176,19 +185,11 @@ def _kernel_attributes(
     size: int | None = None
     cluster: Dims | None = None
     most: Dims | None = None
-    for at, attr, value in _attributes(body, path, start):
+    for _at, attr, value in _attributes(body, path, start):
         if len(params) > MAX_PARAMS:
             raise ShmemError(
                 f"not a valid cubin: a kernel with more than {MAX_PARAMS:,} parameters "
                 "(CUDA allows 32,764 bytes of them)",
-                path=path,
-                code="invalid-kernel",
-            )
-        if attr in _READ and len(value) < _READ[attr][1]:
-            name, needed = _READ[attr]
-            raise ShmemError(
-                f"not a valid cubin: the {name} record at byte {at:#x} holds {len(value)} "
-                f"bytes; it takes {needed}",
                 path=path,
                 code="invalid-kernel",
             )
@@ -208,7 +209,31 @@ def _kernel_attributes(
         elif attr == EIATTR_MAX_THREADS:
             dims = struct.unpack_from("<III", value)
             most = (dims[0], dims[1], dims[2])
+    _check_params(params, base, size, path, start)
     return sorted(params, key=lambda p: p.ordinal), base, size, cluster, most
+
+
+def _check_params(
+    params: list[KernelParam], base: int | None, size: int | None, path: str, start: int
+) -> None:
+    """Refuse parameters no compiler writes (each traced as bytes no launch gives): two at one
+    position, one past the parameter block, a block past constant bank 0's 64 KiB."""
+    end = (base or 0) + (size if size is not None else _end_of(params))
+    why, seen = f"its parameter block ends at c[0x0][{end:#x}], past the bank's 64 KiB", set()
+    why = why if end > BANK_BYTES else ""
+    for p in params:
+        if p.ordinal in seen:
+            why = f"two parameters at position {p.ordinal}"
+        elif size is not None and p.offset + p.size > size:
+            stop = p.offset + p.size
+            why = f"parameter {p.ordinal} ends at byte {stop:#x}, past the {size}-byte block"
+        seen.add(p.ordinal)
+    if why:
+        raise ShmemError(
+            f"not a valid cubin: {why} (.nv.info at byte {start:#x}); rebuild it",
+            path=path,
+            code="invalid-kernel",
+        )
 
 
 def _register_counts(elf: Elf, path: str) -> dict[int, int]:
@@ -218,15 +243,8 @@ def _register_counts(elf: Elf, path: str) -> dict[int, int]:
     if section is None or section.type == SHT_NOBITS:
         return {}
     counts: dict[int, int] = {}
-    for at, attr, value in _attributes(elf.body(section), path, section.offset):
+    for _at, attr, value in _attributes(elf.body(section), path, section.offset):
         if attr == EIATTR_REGCOUNT:
-            if len(value) < 8:
-                raise ShmemError(
-                    f"not a valid cubin: the EIATTR_REGCOUNT record at byte {at:#x} holds "
-                    f"{len(value)} bytes; it takes 8",
-                    path=path,
-                    code="invalid-kernel",
-                )
             symbol, registers = struct.unpack_from("<II", value)
             counts[symbol] = registers
     return counts
@@ -258,12 +276,9 @@ def entry_names(path: str | Path) -> list[str]:
 def read_cubin(
     path: str | Path, *, use_tools: bool = True, demangled: Mapping[str, str] | None = None
 ) -> CubinInfo:
-    """The entry functions of the cubin at ``path`` and their launch metadata.
-
-    Names are demangled by cu++filt or c++filt when found (``use_tools``), else by
-    :mod:`shmem_cli.trace.kernel.demangle`'s own small demangler; those in ``demangled``
-    (found already) are taken from it.
-    """
+    """The entry functions of the cubin at ``path`` and their launch metadata. Names are
+    demangled by cu++filt or c++filt when found (``use_tools``), else by :mod:`.demangle`'s
+    own small demangler; those in ``demangled`` (found already) are taken from it."""
     from .demangle import Budget, demangle, demangle_all, short_name
 
     elf = _cuda_elf(path)
@@ -317,8 +332,7 @@ def disassembly_scope(info: CubinInfo, kernels: tuple[Kernel, ...]) -> tuple[int
     """The functions nvdisasm should go through to give ``kernels``' SASS: all (empty) for a
     cubin of up to :data:`WHOLE_CODE` bytes of code, else only theirs and the functions
     they call (in their sections, or in sections of their own); a kernel of more than
-    :data:`MAX_KERNEL_CODE` bytes of code is refused (nvdisasm takes about a second per 2
-    MiB)."""
+    :data:`MAX_KERNEL_CODE` bytes of code is refused (nvdisasm: about a second per 2 MiB)."""
     for kernel in kernels:
         if kernel.code_bytes > MAX_KERNEL_CODE:
             raise ShmemError(
@@ -407,10 +421,6 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
         path=info.path,
         code="invalid-kernel",
     )
-
-
-#: kernels an error lists (the rest are counted)
-MAX_LISTED = 20
 
 
 def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:

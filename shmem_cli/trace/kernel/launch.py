@@ -3,14 +3,13 @@
 ``--arg KEY=VALUE`` sets one kernel parameter; KEY is its 0-based position or its
 name in the CUDA source. VALUE is
 
-* a number: decimal or ``0x`` hexadecimal integer, or a float (``1.5``, ``1e-3``,
-  ``inf``), stored in the parameter's size (1, 2, 4 or 8 bytes; floats as half,
-  float or double by that size);
-* several numbers ``a,b,c`` for a struct passed by value (CuTe shapes and
-  strides): the fields are filled in order. When the parameter's size divides
-  evenly into that many fields of 1, 2, 4 or 8 bytes, each field gets that size
-  (``--arg 0=128,128,128`` fills a 12-byte ``Dims{int m, n, k}``); otherwise the
-  values are 4-byte fields from offset 0 and the rest stays zero;
+* a number: decimal or ``0x`` hexadecimal integer, or a float (``1.5``, ``1e-3``, ``inf``),
+  stored in the parameter's size (1, 2, 4 or 8 bytes; floats as half, float or double by that
+  size);
+* several numbers ``a,b,c`` for a struct passed by value (CuTe shapes and strides): the fields
+  are filled in order. When the parameter's size divides evenly into that many fields of 1, 2,
+  4 or 8 bytes, each field gets that size (``--arg 0=128,128,128`` fills a 12-byte ``Dims{int
+  m, n, k}``); otherwise the values are 4-byte fields from offset 0 and the rest stays zero;
 * ``@FILE.bin`` (raw bytes) or ``@FILE.npy`` (a NumPy array; its bytes) for a pointer
   parameter: a global buffer with that content; for a 128-byte parameter, the bytes of a
   ``CUtensorMap`` dumped on a GPU (its global memory becomes a zero-filled buffer here);
@@ -22,10 +21,9 @@ name in the CUDA source. VALUE is
 ``--params`` block): a pointer to a new buffer (``@FILE``, ``zeros:BYTES``), a number
 (``NUMBER[:WIDTH]``) or a tensor map (:mod:`.param_fields`).
 
-Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of
-``--buffer-size`` bytes each; other parameters without ``--arg`` are 0. Both are
-listed in the report (an address computed from a zero-filled buffer is marked as
-data-dependent).
+Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of ``--buffer-size``
+bytes each; other parameters without ``--arg`` are 0. Both are listed in the report (an
+address computed from a zero-filled buffer is marked as data-dependent).
 """
 
 from __future__ import annotations
@@ -226,10 +224,15 @@ def launch_cluster(
 
 def check_shared(kernel: Kernel, dynamic_smem: int) -> None:
     """Refuse a block with more shared memory than its architecture's profile allows
-    (:attr:`~shmem_cli.hardware.arch.ArchProfile.smem_per_block`: each block of a cluster
-    on its own, never their sum)."""
+    (:attr:`.ArchProfile.smem_per_block`: each block of a cluster on its own, never their sum)."""
     profile = rules_for(kernel.arch)
     static = kernel.static_shared_bytes
+    if static > profile.smem_per_block:  # no --dynamic-smem helps: the cubin claims too much
+        raise LaunchError(
+            f"{brief_name(kernel.name)} has {static:,} bytes of static shared memory, more than "
+            f"an {profile.name} block may have ({profile.smem_per_block:,}), and CUDA refuses "
+            "to launch it: rebuild it with smaller __shared__ arrays"
+        )
     if static + dynamic_smem > profile.smem_per_block:
         raise LaunchError(
             f"--dynamic-smem: {dynamic_smem:,} bytes of dynamic shared memory and "

@@ -1,0 +1,167 @@
+"""Hostile inputs of the sixteenth adversarial round (docs/robustness.md, "What was found and
+fixed", item 16): cubins whose zero-filled sections nvdisasm would make real, parameter
+records no compiler writes, and static shared memory past the architecture's. Each ends with
+a result or a located error (exit status 2) in bounded time and memory.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.cuda import toolchain
+from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.kernel.cubin import read_cubin
+from shmem_cli.trace.kernel.launch import check_shared
+
+from .conftest import needs_nvdisasm
+from .hostile import CUBIN, refused, shmem
+from .test_hostile_mutations import _cubin, _param, _record
+
+SHT_NOBITS = 8
+
+
+def _sections(cubin: bytes) -> dict[str, int]:
+    """The header offset of each section of ``cubin``, by name."""
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    shnum, shstrndx = struct.unpack_from("<HH", cubin, 0x3C)
+    names_at = struct.unpack_from("<Q", cubin, shoff + shstrndx * 64 + 24)[0]
+    out = {}
+    for k in range(shnum):
+        at = names_at + struct.unpack_from("<I", cubin, shoff + k * 64)[0]
+        out[cubin[at : cubin.index(b"\0", at)].decode()] = shoff + k * 64
+    return out
+
+
+def _sized(cubin: bytes, section: str, size: int) -> bytes:
+    """``cubin`` with the section ``section``'s size (sh_size) set to ``size``."""
+    out = bytearray(cubin)
+    struct.pack_into("<Q", out, _sections(cubin)[section] + 32, size)
+    return bytes(out)
+
+
+# --- zero-filled sections nvdisasm makes real ------------------------------------------------
+
+
+def test_a_cubin_of_little_zero_filled_data_is_disassembled_as_it_is() -> None:
+    assert toolchain.nobits_emptied(CUBIN) is None  # 1 KiB-odd shared sections: no copy
+
+
+def test_zero_filled_sections_and_their_symbols_are_emptied_in_the_copy(tmp_path: Path) -> None:
+    path = tmp_path / "global.cubin"
+    path.write_bytes(_sized(CUBIN.read_bytes(), ".nv.shared.many1000", 1 << 30))
+    original = path.read_bytes()
+    emptied = toolchain.nobits_emptied(path)
+    assert emptied is not None and len(emptied) == len(original)
+    headers = _sections(original)
+    nobits = [a for a in headers.values() if struct.unpack_from("<I", original, a + 4)[0] == 8]
+    assert all(struct.unpack_from("<Q", emptied, at + 32)[0] == 0 for at in nobits)
+    # only sizes changed: the NOBITS sections' and the st_size of each symbol in one
+    symtab, symtab_size = struct.unpack_from("<QQ", original, headers[".symtab"] + 24)
+    sizes = {at + 32 for at in nobits} | set(range(symtab + 16, symtab + symtab_size, 24))
+    changed = {k - k % 8 for k in range(len(original)) if original[k] != emptied[k]}
+    assert changed and changed <= sizes | {s - s % 8 for s in sizes}
+
+
+@needs_nvdisasm
+def test_the_listing_of_an_emptied_copy_is_the_cubins_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what makes the copy sound: nvdisasm lists the same SASS without the zero-filled bytes
+    listing = toolchain.disassemble(CUBIN)
+    monkeypatch.setattr(toolchain, "NOBITS_COPY", 0)
+    assert toolchain.nobits_emptied(CUBIN) is not None
+    assert toolchain.disassemble(CUBIN) == listing
+
+
+@needs_nvdisasm
+def test_a_gigabyte_of_zero_filled_data_is_traced(tmp_path: Path) -> None:
+    # a __device__ array of 1 GiB (here another kernel's shared section of that size, which
+    # nvdisasm holds the same way): nvdisasm made it real (1.1 GB) and, under the 768 MiB it
+    # is given, failed with "Memory allocation failure" and no word of why
+    path = tmp_path / "big.cubin"
+    path.write_bytes(_sized(CUBIN.read_bytes(), ".nv.shared.many1000", 1 << 30))
+    ran = shmem("trace", str(path), "-k", "trivial", "--block", "32", "--no-tables")
+    assert ran.code == 0, ran.text[-2000:]
+    assert "Memory allocation failure" not in ran.text
+    assert ran.peak_mib < 1024
+
+
+# --- static shared memory past the architecture's -----------------------------------------------
+
+
+@needs_nvdisasm
+def test_static_shared_memory_past_the_profile_is_blamed_on_the_kernel(tmp_path: Path) -> None:
+    # a .nv.shared section of 4 GiB was "--dynamic-smem: 0 bytes ... give at most 0 bytes of
+    # dynamic shared memory", after nvdisasm's "Memory allocation failure"
+    path = tmp_path / "shared.cubin"
+    path.write_bytes(_sized(CUBIN.read_bytes(), ".nv.shared._Z7trivialPi", 1 << 32))
+    ran = shmem("trace", str(path), "-k", "trivial", "--block", "32")
+    refused(
+        ran,
+        "shared.cubin: error: trivial has 4,294,966,272 bytes of static shared memory",
+        "rebuild it with smaller __shared__ arrays",
+    )
+    assert "--dynamic-smem" not in ran.text
+
+
+def test_static_shared_memory_within_the_profile_leaves_room_for_dynamic() -> None:
+    (kernel,) = [k for k in read_cubin(CUBIN, use_tools=False).kernels if k.name == "trivial"]
+    check_shared(kernel, 1024)
+    with pytest.raises(LaunchError, match="--dynamic-smem: 1,000,000 bytes"):
+        check_shared(kernel, 1_000_000)
+
+
+# --- parameter records no compiler writes ---------------------------------------------------
+
+KPARAM_INFO, PARAM_CBANK, CBANK_PARAM_SIZE = 0x17, 0x0A, 0x19
+
+
+def _size(size: int) -> bytes:
+    return struct.pack("<BBH", 3, CBANK_PARAM_SIZE, size)
+
+
+@pytest.mark.parametrize(
+    ("info", "said"),
+    [
+        # a parameter past the block: --arg wrote it where the kernel never reads
+        (_param(0, 0, 8) + _param(1, 0xFFF0, 16) + _size(16), "parameter 1 ends at byte 0x10000"),
+        (_param(0, 0, 8) + _size(0), "parameter 0 ends at byte 0x8, past the 0-byte block"),
+        # two parameters at one position: --arg 0 set one of them
+        (_param(0, 0, 8) + _param(0, 8, 8) + _size(16), "two parameters at position 0"),
+        # a block at c[0x0][0xffff] of 65,535 bytes: past constant bank 0
+        (
+            _param(0, 0, 8) + _record(PARAM_CBANK, struct.pack("<IHH", 0, 0xFFFF, 0xFFFF)),
+            "its parameter block ends at c[0x0][0x1fffe], past the bank's 64 KiB",
+        ),
+    ],
+)
+def test_parameter_records_no_compiler_writes_are_refused(
+    tmp_path: Path, info: bytes, said: str
+) -> None:
+    path = tmp_path / "params.cubin"
+    path.write_bytes(_cubin([b"k"], info))
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert err.value.message.startswith(f"not a valid cubin: {said}")
+    assert err.value.message.endswith("; rebuild it")
+    assert err.value.path == str(path)
+
+
+def test_the_parameter_records_of_the_projects_cubins_are_read() -> None:
+    # every cubin of tests/data (412: nvcc 12 and 13, Triton, -G builds) reads as before
+    from .conftest import TEST_DATA
+
+    for path in sorted(TEST_DATA.rglob("*.cubin")):
+        read_cubin(path, use_tools=False)
+
+
+def test_parameters_at_their_offsets_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "ok.cubin"
+    path.write_bytes(_cubin([b"k"], _param(1, 8, 4) + _param(0, 0, 8) + _size(12)))
+    (kernel,) = read_cubin(path, use_tools=False).kernels
+    assert [(p.ordinal, p.offset, p.size) for p in kernel.params] == [(0, 0, 8), (1, 8, 4)]
+    assert kernel.param_bytes == 12
