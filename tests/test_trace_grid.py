@@ -389,7 +389,7 @@ def test_a_grid_that_would_run_far_past_the_time_limit_is_sampled() -> None:
 
 
 def test_half_the_time_left_is_one_rule_for_both_samplers() -> None:
-    # the rule sampled (before the rest runs) and alike.classes.run_in_time (while it runs)
+    # the rule sampled (before the rest runs) and alike.rest.run_in_time (while it runs)
     # share: blocks of a pace that fit half the time left
     assert grids.fit_in_half_the_time(20.0, 1.0) == 10
     assert grids.fit_in_half_the_time(7.0, 0.5) == 7
@@ -404,12 +404,12 @@ def _al_loaded_slowed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seconds: float, *, after: int
 ) -> Any:
     """al_loaded over 1,024 blocks (every block but 0 in no class, so each runs), its grid
-    driver's clock (alike.classes.time) made to jump ``seconds`` ahead once it has been read
-    ``after`` times: the pace of what ran from then on seems that slow. The launch may run
-    180 s (``--time-limit 180``; the default is 40)."""
+    driver's clock (alike.classes.time and alike.rest.time, one clock) made to jump
+    ``seconds`` ahead once it has been read ``after`` times: the pace of what ran from then
+    on seems that slow. The launch may run 180 s (``--time-limit 180``; the default is 40)."""
     import time
 
-    from shmem_cli.trace.emulator.alike import classes
+    from shmem_cli.trace.emulator.alike import classes, rest
 
     calls: list[float] = []
 
@@ -419,7 +419,8 @@ def _al_loaded_slowed(
             calls.append(time.monotonic())
             return calls[-1] + (seconds if len(calls) > after else 0.0)
 
-    monkeypatch.setattr(classes, "time", Clock)
+    for module in (classes, rest):
+        monkeypatch.setattr(module, "time", Clock)
     alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
     flags = tmp_path / "flags.bin"
     flags.write_bytes(bytes(4) + bytes([1, 0, 0, 0]) * 1023)

@@ -27,7 +27,8 @@ from ..requests import Coster, InstructionRecords, TmaFill
 from . import budget as budgets
 from . import grid as grids
 from .access_kind import shared_op_of
-from .alike.classes import Classes, counts_of, run_rest, trace_grid
+from .alike.classes import Classes, counts_of, trace_grid
+from .alike.rest import run_rest
 from .alike.together import Ran, Watches
 from .alike.watch import Watch, Watcher, chooser
 from .decode import Program, decode_function

@@ -169,7 +169,7 @@ def fit_in_half_the_time(left_s: float, pace_s: float) -> int:
     """How many blocks (clusters) of ``pace_s`` seconds each run in half the ``left_s``
     seconds left before --time-limit: the sample a grid that would pass the limit runs
     instead (chosen before the rest runs, :func:`sampled`, or while it runs,
-    :func:`.alike.classes.run_in_time`), so that the launch ends sampled, not stopped at the
+    :func:`.alike.rest.run_in_time`), so that the launch ends sampled, not stopped at the
     limit. 0 where no time is left or no pace was measured."""
     if left_s <= 0 or pace_s <= 0:
         return 0

@@ -12,7 +12,8 @@ rounds, and so do :data:`LONERS` blocks in a row that stand for themselves alone
 of fewer than :data:`AVERAGE` blocks on average past that many classes (the blocks left cost
 less run together), or a round past its share of the time left (:data:`ROUND_SHARE`: the
 classes found before it stand, and the blocks in no class are not traced). The blocks in no
-class then run in batches (sampled where they pass the budget), as every block did before.
+class then run in batches (sampled where they pass the budget, :mod:`.rest`), as every block
+did before.
 
 :class:`ClassCounts` keeps what each class's block counted besides its requests (a
 :class:`Counts`, the difference of the run's) to count again for the rest of its class; the
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import field, replace
 from typing import Any
 
@@ -32,10 +32,10 @@ import numpy as np
 
 from ....plumbing.frozen import frozen
 from .. import grid as grids
-from ..arena.pages import PAGE
 from ..budget import Budget, Late
 from ..trace_error import TraceError
 from .forms import Forms
+from .rest import run_rest
 from .shadow import COLUMNS, Shadow
 from .together import Watches, counts_of_ctas, how_many
 from .vectors import Vectors
@@ -149,147 +149,233 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     thread-block clusters: a cluster's CTAs run together, and clusters alike to a cluster
     are counted as it), those in no class in batches; ``run`` is the launch's
     execute._Run. Returns its Trace."""
-    launch, recorder = run.launch, run.recorder
-    instructions = run.function.instructions
-    shared = [k is not None for k in run.kinds]
-    size, n = launch.cluster_ctas, plan.clusters
-    unit = "clusters" if size > 1 else "blocks"
-    left = np.ones(n, dtype=bool)  # the blocks (clusters) in no class yet
-    outside = np.zeros(n, dtype=bool)  # those that ran watched, in no class
-    found: list[ClassCounts] = []
-    decisions = proven = loners = 0
-    chooses, choosing = chooser(run.program, run.function, run.kinds), set[int]()
-    differs: grids.Differs | None = None
-    shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
-    vectors = Vectors(n, shadow)
-    # evaluating the grid's vectors may cost at most half what running every block would:
-    # a cluster's threads each running every instruction once, until a class's block says
-    floor = launch.threads * size * len(instructions) * n // 2
-    vectors.most = floor
-    together, split_ok = 1, size == 1  # the first block alone: where all are alike, one runs
-    watched, stop = 0, False  # blocks run watched; a decision the forms could not evaluate
-    late: str | None = None  # a round cut short at its share of the time left: why
-    while watched < ROUNDS and left.any() and loners < LONERS and not stop:
-        reps = [int(b) for b in np.flatnonzero(left)[: min(together, ROUNDS - watched)]]
-        watched += len(reps)
-        watches = [
-            Watch(
-                instructions,
-                Forms(launch, instructions, run.program.destinations, rep, shadow, vectors),
-                shared,
-                left,
-                chooses,
-            )
-            for rep in reps
-        ]
+    rounds = _Rounds(run, plan)
+    while rounds.more():
+        if not rounds.play():
+            break
+    return _traced(rounds, budget)
+
+
+@frozen(eq=False)
+class _Round:
+    """The blocks of one round, run together, each watched for its class."""
+
+    reps: tuple[int, ...]  # their numbers (of clusters, where the launch has them)
+    watches: tuple[Watch, ...]  # in the same order
+    many: Watches | None  # several run together (None: one alone)
+    before: Counts  # the run's counts before they ran
+    waited: bool  # one waited on others (they ran meanwhile): each stands for itself alone
+    split: list[dict[str, Any]] | None  # each block's counts, where run together and apart
+    warps: int  # of a block
+
+
+class _Rounds:
+    """The rounds of a grid traced by class: the classes found so far, the blocks left, and
+    how many run together next (the module's rule)."""
+
+    def __init__(self, run: Any, plan: grids.Plan) -> None:
+        launch = run.launch
+        self.run, self.plan = run, plan
+        self.size, n = launch.cluster_ctas, plan.clusters
+        self.n, self.unit = n, "clusters" if self.size > 1 else "blocks"
+        self.shared = [k is not None for k in run.kinds]
+        self.left = np.ones(n, dtype=bool)  # the blocks (clusters) in no class yet
+        self.outside = np.zeros(n, dtype=bool)  # those that ran watched, in no class
+        self.found: list[ClassCounts] = []
+        self.decisions = self.proven = self.loners = 0
+        self.chooses, self.choosing = chooser(run.program, run.function, run.kinds), set[int]()
+        self.differs: grids.Differs | None = None
+        self.shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
+        self.vectors = Vectors(n, self.shadow)
+        # evaluating the grid's vectors may cost at most half what running every block would:
+        # a cluster's threads each running every instruction once, until a class's block says
+        self.floor = launch.threads * self.size * len(run.function.instructions) * n // 2
+        self.vectors.most = self.floor
+        # the first block alone: where all are alike, one runs
+        self.together, self.split_ok = 1, self.size == 1
+        self.watched, self.stop = 0, False  # blocks run watched; a decision not evaluated
+        self.late: str | None = None  # a round cut short at its share of the time left: why
+
+    def more(self) -> bool:
+        """Whether another round runs: blocks in no class and rounds left, fewer than
+        :data:`LONERS` loners in a row, and every decision so far evaluated."""
+        more = self.watched < ROUNDS and self.left.any() and self.loners < LONERS
+        return bool(more) and not self.stop
+
+    def play(self) -> bool:
+        """Run the next round and take its blocks' classes; False where the rounds end (cut
+        short, or classes so small that the rest costs less run together)."""
+        ran = self._run(self._pick())
+        if ran is None:
+            return False
+        times = self._take_classes(ran)
+        self.left[list(ran.reps)] = False
+        self._close(ran, times)
+        return self._size_next(fresh=len(times))
+
+    def _pick(self) -> list[int]:
+        """The blocks the next round runs: the lowest-numbered in no class, as many as run
+        together next (within the rounds left)."""
+        most = min(self.together, ROUNDS - self.watched)
+        reps = [int(b) for b in np.flatnonzero(self.left)[:most]]
+        self.watched += len(reps)
+        return reps
+
+    def _watch(self, rep: int) -> Watch:
+        """The watch over block (cluster) ``rep``: its decisions, over the blocks in no class."""
+        run, ins = self.run, self.run.function.instructions
+        forms = Forms(run.launch, ins, run.program.destinations, rep, self.shadow, self.vectors)
+        return Watch(ins, forms, self.shared, self.left, self.chooses)
+
+    def _until(self) -> tuple[float, float]:
+        """(now, when the next round's time is up): after the first round, a round may take
+        1/:data:`ROUND_SHARE` of the time left; the first, all of it."""
+        if not self.found:
+            return 0.0, math.inf
+        now = time.monotonic()
+        return now, now + (self.run.deadline - now) / ROUND_SHARE
+
+    def _run(self, reps: list[int]) -> _Round | None:
+        """Run the blocks ``reps`` together, each watched; None where the round passed its
+        time (:attr:`late` says so: its records dropped, it counts nothing)."""
+        run, recorder = self.run, self.run.recorder
+        watches = tuple(self._watch(rep) for rep in reps)
         before = counts_of(run)
         recorder.tainted = {}
         requests, mark = recorder.requests, recorder.mark()
         many = Watches(watches, reps) if len(reps) > 1 else None
-        recorder.open_class(0 if many is None else -(-launch.threads // launch.warp_size))
+        recorder.open_class(0 if many is None else -(-run.launch.threads // run.launch.warp_size))
         waits = run.waits  # blocks that wait on others (sync/waiting_blocks.py), or None
         helped = 0 if waits is None else waits.helpers
-        now, until = 0.0, math.inf
-        if found:  # after the first, a round may take a share of the time left
-            now = time.monotonic()
-            until = now + (run.deadline - now) / ROUND_SHARE
+        now, until = self._until()
         run.last = None
         try:
-            run.batch(plan.only(reps), watches[0] if many is None else many, until=until)
+            run.batch(self.plan.only(reps), watches[0] if many is None else many, until=until)
         except Late:
-            late = _cut_short(recorder, mark, len(reps), until - now, unit)
-            break
+            self.late = _cut_short(recorder, mark, len(reps), until - now, self.unit)
+            return None
         if many is None:
             watches[0].requests(recorder.tainted, recorder.requests - requests)
         else:
             many.requests(recorder.tainted_by, recorder.requests - requests)
-        decisions += watches[0].decisions if many is None else many.all_decisions
+        self.decisions += watches[0].decisions if many is None else many.all_decisions
         # a block that waited on others (they ran meanwhile) stands for itself alone
         waited = waits is not None and waits.helpers != helped
-        split: list[dict[str, Any]] | None = None  # each block's counts, where run together
-        warps = 0 if run.last is None else run.last.n_warps  # of a block
+        last = run.last
+        warps = 0 if last is None else last.n_warps
+        split = None
         if many is not None:
-            last = run.last
             ok = last is not None and last.ctas == len(reps)
             split = counts_of_ctas(last, run.executed - before.executed) if ok else None
-            split_ok = split_ok and split is not None
-        ran = np.zeros(n, dtype=bool)
-        ran[reps] = True
-        taken = np.zeros(n, dtype=bool)  # blocks of the classes of this batch's blocks so far
+            self.split_ok = self.split_ok and split is not None
+        return _Round(tuple(reps), watches, many, before, waited, split, warps)
+
+    def _take_classes(self, ran: _Round) -> dict[int, int]:
+        """Each block of ``ran`` that no block beside it stands for, with its class: per
+        block, the blocks its class counts besides it."""
+        taken = np.zeros(self.n, dtype=bool)  # blocks of the classes of the round's so far
         times: dict[int, int] = {}
-        fresh = 0  # blocks of the batch in no class of another's
-        for k, (rep, watch) in enumerate(zip(reps, watches, strict=True)):
-            proven += watch.proven
-            choosing |= watch.chosen
-            if taken[rep]:  # in the class of a block run beside it: one of it, run
-                continue
-            fresh += 1
-            # a decision not proven, or counts not told apart: it ran, in no class
-            unproven = watch.differs is not None and not watch.alone
-            if unproven or (many is not None and split is None) or loners >= LONERS:
-                outside[rep] = True
-            alone = watch.differs is not None or waited or outside[rep]
-            others = ran.copy()
-            others[rep] = False
-            if not alone:
-                taken |= watch.alike  # of the blocks in no class as the batch began
-            cls, left = members(left, None if alone else watch.alike & ~others, rep)
-            if waits is not None:
-                left = waits.classed(cls, rep, left)
-            times[rep] = len(cls) - 1
-            counts = counts_of(run).minus(before) if split is None else _counts(split[k])
-            found.append(ClassCounts(rep, len(cls) - 1, counts))
-            loners = loners + 1 if len(cls) == 1 else 0
-            if len(cls) == 1 and differs is None:
-                differs = watch.differs
-            stop = stop or unproven  # the rest run
-        left &= ~ran
-        if many is None:  # one class for the whole grid: the report weighs its block's records
-            whole = len(found) == 1 and not left.any()
-            recorder.close_class(0 if whole else times[reps[0]])
-        else:
-            off = {
-                (reps[c], i): v for c, one in enumerate(split or []) for i, v in one["off"].items()
-            }
-            recorder.close_classes(times if split is not None else {}, warps, off)
-        vectors.most = max(floor, _per_block(found) * n // 2)
-        classed = n - int(left.sum())
-        if len(found) >= LONERS and classed < AVERAGE * len(found):
-            break  # small classes: the rest run together
+        for k, (rep, watch) in enumerate(zip(ran.reps, ran.watches, strict=True)):
+            self.proven += watch.proven
+            self.choosing |= watch.chosen
+            if not taken[rep]:  # (else in the class of a block run beside it: one of it, run)
+                times[rep] = self._take_class(ran, k, taken)
+        return times
+
+    def _take_class(self, ran: _Round, k: int, taken: Any) -> int:
+        """The class of the round's ``k``-th block, found and kept (``taken``: its blocks
+        marked where it has others); returns how many blocks it counts besides its own."""
+        rep, watch = ran.reps[k], ran.watches[k]
+        # a decision not proven, or counts not told apart: it ran, in no class
+        unproven = watch.differs is not None and not watch.alone
+        if unproven or (ran.many is not None and ran.split is None) or self.loners >= LONERS:
+            self.outside[rep] = True
+        alone = watch.differs is not None or ran.waited or self.outside[rep]
+        others = np.zeros(self.n, dtype=bool)  # the blocks run beside it
+        others[list(ran.reps)] = True
+        others[rep] = False
+        if not alone:
+            taken |= watch.alike  # of the blocks in no class as the round began
+        cls, self.left = members(self.left, None if alone else watch.alike & ~others, rep)
+        if self.run.waits is not None:
+            self.left = self.run.waits.classed(cls, rep, self.left)
+        split = ran.split
+        counts = counts_of(self.run).minus(ran.before) if split is None else _counts(split[k])
+        self.found.append(ClassCounts(rep, len(cls) - 1, counts))
+        self.loners = self.loners + 1 if len(cls) == 1 else 0
+        if len(cls) == 1 and self.differs is None:
+            self.differs = watch.differs
+        self.stop = self.stop or unproven  # the rest run
+        return len(cls) - 1
+
+    def _close(self, ran: _Round, times: dict[int, int]) -> None:
+        """The recorder counts what each block of ``ran`` recorded ``times`` more."""
+        recorder = self.run.recorder
+        if ran.many is None:  # one class for the whole grid: the report weighs its block's records
+            whole = len(self.found) == 1 and not self.left.any()
+            recorder.close_class(0 if whole else times[ran.reps[0]])
+            return
+        split = ran.split
+        off = {
+            (ran.reps[c], i): v for c, one in enumerate(split or []) for i, v in one["off"].items()
+        }
+        recorder.close_classes(times if split is not None else {}, ran.warps, off)
+
+    def _size_next(self, fresh: int) -> bool:
+        """How many blocks the next round runs together (``fresh``: this round's blocks in
+        no class of another's); False where the classes are so small that the rest costs less
+        run together."""
+        self.vectors.most = max(self.floor, _per_block(self.found) * self.n // 2)
+        classed = self.n - int(self.left.sum())
+        if len(self.found) >= LONERS and classed < AVERAGE * len(self.found):
+            return False
         # at most GROWTH times the blocks of the last batch that were in no class of another's
-        most = min(plan.per_batch, ROUNDS - watched, GROWTH * fresh) if split_ok else 1
-        together = how_many(int(left.sum()), classed, len(found), most)
+        most = (
+            min(self.plan.per_batch, ROUNDS - self.watched, GROWTH * fresh) if self.split_ok else 1
+        )
+        self.together = how_many(int(self.left.sum()), classed, len(self.found), most)
+        return True
+
+    def proof(self, counted: int, classes: int, untraced: int = 0) -> grids.Proof:
+        """What the rounds checked: ``counted`` blocks in ``classes`` classes."""
+        return grids.Proof(
+            counted,
+            self.decisions,
+            self.unit,
+            self.proven,
+            classes,
+            self.n - counted,
+            self.n,
+            len(self.choosing),
+            untraced,
+        )
+
+
+def _traced(rounds: _Rounds, budget: Budget) -> Any:
+    """The launch's Trace, by the classes the rounds found; the blocks in no class run
+    first, in batches."""
+    run, plan, found = rounds.run, rounds.plan, rounds.found
     classes = Classes(tuple(found))
-    stood_for = classes.stood_for * size  # blocks
+    stood_for = classes.stood_for * rounds.size  # blocks
     helped = run.waits is not None and run.waits.helpers  # blocks ran for one that waited
-    if not left.any() and not outside.any() and not helped:  # every block (cluster) in a class
-        every = grids.Proof(n, decisions, unit, proven, len(found), 0, n, len(choosing))
+    if not rounds.left.any() and not rounds.outside.any() and not helped:  # all in a class
+        every = rounds.proof(rounds.n, len(found))
         if len(found) == 1:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
         coverage = grids.Coverage(
             "alike", plan.blocks, run.blocks, proof=every, stood_for=stood_for
         )
         return run.trace(coverage, classes)
-    rest = [int(b) for b in np.flatnonzero(left)]
-    chosen: tuple[int, ...] | None = None
-    why: str | None = None
-    untraced = len(rest) if late is not None else 0
-    if rest and late is not None:  # no time for them
-        chosen, why = (), f"{late}: {len(rest):,} {unit} in no class not traced"
-    elif rest:
-        chosen, why = run_rest(run, plan, rest, _per_block(found), budget, f"{unit} in no class")
+    chosen, why, untraced = _run_left(rounds, budget)
     useful = [c for c in found if c.extra]
     mode = "whole" if chosen is None else "sample"
     proof: grids.Proof | None = None
+    differs = rounds.differs
     if useful:
-        counted = sum(c.extra + 1 for c in useful)
-        apart = n - counted
-        proof = grids.Proof(
-            counted, decisions, unit, proven, len(useful), apart, n, len(choosing), untraced
-        )
+        proof = rounds.proof(sum(c.extra + 1 for c in useful), len(useful), untraced)
         mode = "alike" if chosen is None else mode
         if differs is not None:
-            differs = replace(differs, unit=unit)
+            differs = replace(differs, unit=rounds.unit)
     coverage = grids.Coverage(
         mode,
         plan.blocks,
@@ -302,80 +388,19 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     return run.trace(coverage, classes if useful else None)
 
 
-def run_rest(
-    run: Any, plan: grids.Plan, rest: Sequence[int], most: int, budget: Budget, what: str
-) -> tuple[tuple[int, ...] | None, str | None]:
-    """Run the blocks (clusters) ``rest``: first a few spread over them (:func:`..grid.probe`),
-    then the others, or an even sample of them where what the few took, times the blocks,
-    would pass the budget (``most``: the thread-instructions of the heaviest block run so
-    far). Returns :func:`..grid.sampled`'s answer."""
-    recorder, memory = run.recorder, run.launch.memory
-    first = grids.probe(len(rest))
-    executed, requests, wrote = run.executed, recorder.requests, memory.written_bytes
-    memory.span = [1 << 62, 0]  # the pages the blocks spread over the grid make real
-    started = time.monotonic()
-    for batch in plan.rest([rest[k] for k in first]):
-        run.batch(batch, None)
-    lo, hi = memory.span
-    memory.span = None
-    now = time.monotonic()  # the time a block takes, against the time left (--time-limit)
-    seconds = ((now - started) / max(1, len(first)), run.deadline - now)
-    runs = max(1, len(first))
-    per_block = max(most, -(-(run.executed - executed) // runs))
-    # records that reach their bound are folded: then the requests bound nothing
-    per_requests = 0 if recorder.can_fold else -(-(recorder.requests - requests) // runs)
-    # the global memory a block makes real (its output), against the room the arena has left;
-    # blocks that share pages (a GEMM's column tiles, rows a page apart) make no more real
-    # than the pages from the first block's to the last's
-    reach = max(0, hi - lo) * PAGE
-    written = (-(-(memory.written_bytes - wrote) // runs), memory.max_written - wrote, reach)
-    chosen, why = grids.sampled(
-        len(rest), per_block, per_requests, budget, what, first, written, seconds
-    )
-    done = set(first)
-    todo = [k for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
-    ran, late = run_in_time(run, plan, rest, todo)
-    waits = run.waits
-    if waits is not None and waits.done[np.asarray(rest, dtype=np.int64)].all():
-        return None, None  # blocks that waited had the others run: every one ran
-    if late is None:
-        return chosen, why
-    kept = tuple(sorted(done | set(ran)))
-    said = (
-        f"{late}: {len(kept):,} of its {len(rest):,} {what} traced, those run before and an "
-        "even sample of the rest"
-    )
-    return kept, said if why is None else f"{why}; then {said}"
-
-
-def run_in_time(
-    run: Any, plan: grids.Plan, rest: Sequence[int], todo: Sequence[int]
-) -> tuple[list[int], str | None]:
-    """Run the blocks (clusters) ``rest[k]`` for ``k`` in ``todo``, batch by batch. Where, at
-    the pace of the batches run so far, those left would pass the time left before
-    --time-limit (the first few's pace misjudged it: a busy machine), an even sample of
-    them that takes about half of it runs instead, so that the launch ends sampled, not
-    stopped at the limit. Returns the positions run and why it sampled (None: all ran)."""
-    started, done = time.monotonic(), 0
-    while done < len(todo):
-        part = todo[done : done + plan.per_batch]
-        for batch in plan.rest([rest[k] for k in part]):
-            run.batch(batch, None)
-        done += len(part)
-        now = time.monotonic()
-        pace, left_s, left = (now - started) / done, run.deadline - now, len(todo) - done
-        if left and pace * left > left_s:
-            fit = grids.fit_in_half_the_time(left_s, pace)
-            picked = [todo[done + j] for j in grids.sample(left, fit)] if fit else []
-            for batch in plan.rest([rest[k] for k in picked]):
-                run.batch(batch, None)
-            late = (
-                f"the {left:,} left after {done:,} more ran would take about "
-                f"{pace * left:,.0f} s at the pace of those (past the {max(0.0, left_s):,.0f} s "
-                "left before --time-limit)"
-            )
-            return [*todo[:done], *picked], late
-    return list(todo), None
+def _run_left(rounds: _Rounds, budget: Budget) -> tuple[tuple[int, ...] | None, str | None, int]:
+    """Run the blocks in no class (:func:`.rest.run_rest`), or none where a round was cut
+    short (no time for them): (the positions run, None for all; why sampled; how many
+    were not traced)."""
+    rest = [int(b) for b in np.flatnonzero(rounds.left)]
+    if not rest:
+        return None, None, 0
+    unit = rounds.unit
+    if rounds.late is not None:
+        return (), f"{rounds.late}: {len(rest):,} {unit} in no class not traced", len(rest)
+    most = _per_block(rounds.found)
+    chosen, why = run_rest(rounds.run, rounds.plan, rest, most, budget, f"{unit} in no class")
+    return chosen, why, 0
 
 
 def _cut_short(recorder: Any, mark: Any, blocks: int, seconds: float, unit: str) -> str:
