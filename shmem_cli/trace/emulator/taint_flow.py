@@ -213,6 +213,12 @@ class ControlFlow:
         return subroutines.predecessors(self.succ)
 
     @cached_property
+    def jumped(self) -> frozenset[int]:
+        """The instructions reached from another than the one before them
+        (:func:`.sync.subroutines.jumped`)."""
+        return subroutines.jumped(self.predecessors)
+
+    @cached_property
     def returns(self) -> frozenset[int]:
         """The subroutines' returns proven to go back to their call sites
         (:func:`.sync.subroutines.returns`): where they go does not depend on a value."""

@@ -37,6 +37,10 @@ class Graph(Protocol):
     def predecessors(self) -> dict[int, list[int]]:
         """:func:`predecessors` of :attr:`succ`, made once."""
 
+    @property
+    def jumped(self) -> frozenset[int]:
+        """:func:`jumped` of :attr:`predecessors`, made once."""
+
     def target(self, ins: Instruction) -> int | None: ...
 
 
@@ -49,8 +53,7 @@ def called(graph: Graph, members: Sequence[int]) -> tuple[set[int], bool]:
     todo, done = [i for i in members if ins[i].opcode == "CALL"], set[int]()
     if not todo:  # no call: nothing to follow (most regions)
         return body, True
-    came = graph.predecessors
-    jumped = {s for s, ks in came.items() if any(k != s - 1 for k in ks)}
+    came, jumped = graph.predecessors, graph.jumped
     bodies: dict[int, set[int]] = {}  # each call's subroutine (those it calls left out)
     while todo:
         c = todo.pop()
@@ -111,13 +114,20 @@ def predecessors(succ: Sequence[Sequence[int]]) -> dict[int, list[int]]:
     return came
 
 
+def jumped(came: dict[int, list[int]]) -> frozenset[int]:
+    """The instructions reached from another than the one before them (a jump's target),
+    from each one's predecessors ``came``: made once per function (its control flow's), not
+    for each call site."""
+    return frozenset(s for s, ks in came.items() if any(k != s - 1 for k in ks))
+
+
 def _entered(came: dict[int, list[int]], body: set[int]) -> bool:
     """Whether an instruction outside ``body`` falls or jumps into it: a path that reaches
     its returns without the call, with any value in the register they read."""
     return any(k not in body for i in body for k in came.get(i, ()))
 
 
-def _returns(graph: Graph, c: int, body: set[int], deep: set[int], jumped: set[int]) -> bool:
+def _returns(graph: Graph, c: int, body: set[int], deep: set[int], jumped: frozenset[int]) -> bool:
     """Whether every return of ``body``, the subroutine called at ``c`` (``deep``: with the
     subroutines it calls), comes back to the instruction after ``c``."""
     ins = graph.function.instructions
