@@ -13,13 +13,15 @@ import pytest
 
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.launch_values import LaunchError
-from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.plumbing.errors import ShmemError, SourcePos
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.launch import check_shared
+from shmem_cli.trace.triton.metadata import key_position
 
 from .conftest import needs_nvdisasm
 from .hostile import CUBIN, refused, shmem
 from .test_hostile_mutations import _cubin, _param, _record
+from .test_hostile_triton import entry
 
 SHT_NOBITS = 8
 
@@ -165,3 +167,39 @@ def test_parameters_at_their_offsets_are_read(tmp_path: Path) -> None:
     (kernel,) = read_cubin(path, use_tools=False).kernels
     assert [(p.ordinal, p.offset, p.size) for p in kernel.params] == [(0, 0, 8), (1, 8, 4)]
     assert kernel.param_bytes == 12
+
+
+# --- Triton metadata placed at its field ------------------------------------------------------
+
+
+def test_a_top_level_key_is_found_where_json_reads_it() -> None:
+    text = '{"a": {"num_warps": 1}, "s": "\\"num_warps\\": 2",\n  "num_warps": 3, "num_warps" : 4}'
+    # nested, inside a string, then twice at the top: JSON keeps the last
+    column = text.rindex('"num_warps"') - text.index("\n")
+    assert key_position(text, "num_warps") == SourcePos(2, column)
+    assert key_position(text, "missing") is None
+    assert key_position("[1, 2]", "num_warps") is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "said"),
+    [
+        ({"num_warps": 64}, "num_warps", "'num_warps' is 64; a launch takes 1 to 32"),
+        ({"cluster_dims": [4, 4, 4]}, "cluster_dims", "is a cluster of 64 blocks"),
+        ({"name": 7}, "name", "'name' is an int (7), not a kernel's name"),
+        (  # the target's warp size, where the entry has none of its own
+            {"warp_size": ..., "target": {"backend": "cuda", "arch": 90, "warp_size": 64}},
+            "target",
+            "'warp_size' is 64; a launch takes 32",
+        ),
+    ],
+)
+def test_a_metadata_field_is_refused_at_its_place(
+    tmp_path: Path, changes: dict[str, object], key: str, said: str
+) -> None:
+    # "unexpected metadata: ..." named the .json alone: no line and column
+    folder = entry(tmp_path, **changes)
+    text = (folder / "matmul_tiles.json").read_text()
+    column = text.rindex(f'"{key}"') + 1  # one line, as Triton writes it
+    ran = shmem("trace", str(folder), "--grid", "1")
+    refused(ran, f"matmul_tiles.json:1:{column}: error: unexpected metadata: ", said)

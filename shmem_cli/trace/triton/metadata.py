@@ -8,8 +8,10 @@ refuse (``shared`` 2^40, ``cluster_dims`` [65536, 65536, 65536], ``num_warps`` 0
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ...hardware.arch import most_smem_per_block
 from ...plumbing.bounded_read import read_bounded
@@ -40,12 +42,36 @@ class TritonError(ShmemError):
         super().__init__(message, path=str(path), pos=pos, code="invalid-kernel")
 
 
+#: a JSON string, or a bracket: what tells a top-level key from one nested deeper
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')
+_COLON = re.compile(r"\s*:")
+
+
+def key_position(text: str, key: str) -> SourcePos | None:
+    """Where the top-level object of the JSON ``text`` names ``key`` (the last time: JSON's
+    reader keeps the last of a repeated key), None where it does not; one pass of the pattern
+    engine over the text."""
+    depth, found = 0, None
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in ("{", "["):
+            depth += 1
+        elif token in ("}", "]"):
+            depth -= 1
+        elif depth == 1 and token[1:-1] == key and _COLON.match(text, match.end()):
+            found = match.start()
+    if found is None:
+        return None
+    return SourcePos(text.count("\n", 0, found) + 1, found - text.rfind("\n", 0, found))
+
+
 def read_metadata(path: Path) -> dict[str, Any]:
     """The metadata at ``path``: a JSON object with ``name`` and ``num_warps``, its fields
     checked (:func:`check`)."""
     data = read_bounded(path, MAX_METADATA_BYTES, what="Triton metadata", code="invalid-kernel")
+    text = data.decode("utf-8", errors="replace")
     try:
-        meta = json.loads(data.decode("utf-8", errors="replace"))
+        meta = json.loads(text)
     except RecursionError:
         raise TritonError("not Triton metadata (JSON nested too deeply)", path) from None
     except json.JSONDecodeError as exc:
@@ -61,17 +87,20 @@ def read_metadata(path: Path) -> dict[str, Any]:
             "not Triton metadata: a Triton cache entry's <name>.json has 'name' and 'num_warps'",
             path,
         )
-    check(meta, path)
+    check(meta, path, text)
     return meta
 
 
-def _integer(meta: dict[str, Any], key: str, value: Any, low: int, high: int, path: Path) -> None:
+Fail = Callable[[str, str], NoReturn]  # (what is wrong, the top-level key it is at)
+
+
+def _integer(key: str, value: Any, low: int, high: int, fail: Fail, field: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TritonError(f"unexpected metadata: {key!r} is {_kind(value)}, not an integer", path)
+        fail(f"{key!r} is {_kind(value)}, not an integer", field or key)
     if not low <= value <= high:
         said = str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
         takes = f"{low:,}" if low == high else f"{low:,} to {high:,}"
-        raise TritonError(f"unexpected metadata: {key!r} is {said}; a launch takes {takes}", path)
+        fail(f"{key!r} is {said}; a launch takes {takes}", field or key)
 
 
 def _kind(value: Any) -> str:
@@ -81,16 +110,23 @@ def _kind(value: Any) -> str:
     return shown(value)
 
 
-def check(meta: dict[str, Any], path: Path) -> None:
-    """Every field a launch reads is of its type and in its range (:data:`RANGES`)."""
+def check(meta: dict[str, Any], path: Path, text: str = "") -> None:
+    """Every field a launch reads is of its type and in its range (:data:`RANGES`); a refusal
+    is placed at its field in ``text``, the file's JSON, where given (:func:`key_position`;
+    the target's warp size at ``target``)."""
+
+    def fail(message: str, key: str) -> NoReturn:
+        pos = key_position(text, key) if text else None
+        if pos is None and key == "warp_size" and text:
+            pos = key_position(text, "target")
+        raise TritonError(f"unexpected metadata: {message}", path, pos)
+
     for key in (*RANGES, "cluster_dims"):  # null: as if not written (the defaults apply)
         if key in meta and meta[key] is None and key != "num_warps":
             del meta[key]
     name = meta.get("name")
     if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
-        raise TritonError(
-            f"unexpected metadata: 'name' is {_kind(name)}, not a kernel's name", path
-        )
+        fail(f"'name' is {_kind(name)}, not a kernel's name", "name")
     target = meta.get("target")
     fields = dict(meta)
     if isinstance(target, dict) and "warp_size" in target and "warp_size" not in fields:
@@ -101,20 +137,18 @@ def check(meta: dict[str, Any], path: Path) -> None:
         value = fields.get(key)
         if value is not None or key == "num_warps":
             top = most_smem_per_block() if high is None else high
-            _integer(meta, key, value, low, top, path)
+            _integer(key, value, low, top, fail)
     dims = meta.get("cluster_dims")
     if dims is not None:
         if not isinstance(dims, list) or len(dims) != 3:
-            raise TritonError(
-                f"unexpected metadata: 'cluster_dims' is {_kind(dims)}, not 3 integers", path
-            )
+            fail(f"'cluster_dims' is {_kind(dims)}, not 3 integers", "cluster_dims")
         product = 1
         for k, value in enumerate(dims):
-            _integer(meta, f"cluster_dims[{k}]", value, *CLUSTER, path)
+            _integer(f"cluster_dims[{k}]", value, *CLUSTER, fail, "cluster_dims")
             product *= value
         if product > CLUSTER[1]:
-            raise TritonError(
-                f"unexpected metadata: 'cluster_dims' {dims} is a cluster of {product} blocks; "
-                f"a cluster holds at most {CLUSTER[1]}",
-                path,
+            fail(
+                f"'cluster_dims' {dims} is a cluster of {product} blocks; a cluster holds at "
+                f"most {CLUSTER[1]}",
+                "cluster_dims",
             )
