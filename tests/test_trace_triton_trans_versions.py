@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -75,4 +76,3 @@ def test_the_releases_differ_where_the_h200_says_they_do() -> None:
     stores = {v: measured("spec_copy", v, 1)["store_wavefronts"] for v in ("3.2.0", "3.6.0")}
     stores |= {v: measured("spec_copy", v, 1)["store_wavefronts"] for v in ("3.3.1", "3.4.0")}
     assert stores == {"3.2.0": 256, "3.3.1": 1024, "3.4.0": 1024, "3.6.0": 128}
-

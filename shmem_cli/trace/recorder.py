@@ -135,6 +135,22 @@ class Recorder:
             if self.apart:  # several classes' blocks run together: whose requests
                 self._tainted_by(index, warp_ids[uw], t)
 
+    def address_taint(
+        self, index: int, tids: npt.NDArray[np.intp], taint: U8 | int, warp_ids: I64
+    ) -> None:
+        """Lanes ``tids`` of instruction ``index`` reached another CTA's shared memory (no
+        request is recorded: :meth:`.emulator.state.Block.listed`) with address taint
+        ``taint``: kept in :attr:`tainted` as a request's, so that the watch over a class's
+        block sees an address that depends on data or on the block index."""
+        t = np.broadcast_to(np.asarray(taint, dtype=np.uint8), np.shape(tids))
+        if self.control is not None:
+            t = t | self.control[tids]
+        if not np.count_nonzero(t):
+            return
+        self.tainted[index] = self.tainted.get(index, 0) | taint_or(t)
+        if self.apart:
+            self._tainted_by(index, warp_ids[np.asarray(tids) // self.warp_size], t)
+
     def _tainted_by(self, index: int, warps: I64, taint: U8 | int) -> None:
         """Keep :attr:`tainted` per block too (:attr:`tainted_by`): requests of ``warps``
         (the grid's numbers, one a request) with address taint ``taint``."""

@@ -291,22 +291,30 @@ class Block:
         self.clock = Clock(-(-t // ws), nb, ws)  # the CTAs' SM clocks (sync/clock.py)
 
     def listed(self, index: int, ids: Any, at: Any = None, width: int = 4, op: str = "",
-               count: bool = True, operands: int = 1) -> None:  # fmt: skip
+               count: bool = True, operands: int = 1, taint: Any = 0,
+               merged: Any = None) -> None:  # fmt: skip
         """Warps of ``ids`` ran instruction ``index`` on shared memory it does not model (a
         generic atomic, another CTA's shared memory): counted (``count``), and with ``at``
         (offsets in :attr:`smem`) and ``op`` (ld, st, atom: ``operands`` a lane sends) the
-        DSMEM sectors and op_atom wavefronts they cost (:mod:`shmem_cli.hardware.dsmem`)."""
+        DSMEM sectors and op_atom wavefronts they cost (:mod:`shmem_cli.hardware.dsmem`):
+        none for the warps of ``merged`` (they had lanes on their own CTA's memory in the
+        same instruction, whose wavefronts carry the remote lanes', measured in
+        tests/data/trace/clusterhist). ``taint``: the lanes' address taint, told to the
+        recorder as a request's is (the watch over a class's block reads it)."""
         if not len(ids):
             return
         warps = ids // self.warp_size
         if count:
             self.unmodelled[index] = self.unmodelled.get(index, 0) + len(np.unique(warps))
         if at is not None and op:
+            self.rec.address_taint(index, ids, taint, self.warp_ids)
             at = np.asarray(at, dtype=np.int64)
             n = dsmem.sectors(warps, at, width, op, at // self.smem_stride)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
             if op == "atom":
-                n = dsmem.remote_atom_wavefronts(warps, ids % self.warp_size, width, operands)
+                alone = ~np.isin(warps, merged) if merged is not None else slice(None)
+                lanes = ids[alone] % self.warp_size
+                n = dsmem.remote_atom_wavefronts(warps[alone], lanes, width, operands)
                 self.dsmem_atoms[index] = self.dsmem_atoms.get(index, 0) + n
 
     def count_misc(self, index: int, ix: Any, retire: bool = False) -> None:

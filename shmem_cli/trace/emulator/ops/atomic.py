@@ -28,7 +28,9 @@ the CTA's own shared memory a request of the ``declined`` class (one wavefront p
 nothing applied). The 64-bit fast paths it names (``ATOM.E.ADD.64 P0, ...``) and every
 other generic atomic are applied to shared memory: on the CTA's own, a request of its
 ``ATOMS`` form with that form's wavefronts (the op vocabulary's rule,
-``hardware.ops.op_of_generic``); on another CTA's, listed with their DSMEM sectors.
+``hardware.ops.op_of_generic``); on another CTA's, listed with their DSMEM sectors. An
+instruction with lanes on both records the own CTA's lanes as the ``ATOMS`` form and lists
+the others (docs/hardware-model.md section 9d, tests/data/trace/clusterhist).
 """
 
 from __future__ import annotations
@@ -207,7 +209,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         a, ta = ra(b, ix)
         n = b.count(ix)
         in_window = ((a >> 32) == SHARED_WINDOW_HI) if generic else np.zeros(n, dtype=bool)
-        elsewhere = False  # every lane on another CTA's shared memory (the cluster's)
+        elsewhere: Any = None  # the lanes on another CTA's shared memory (the cluster's)
         if wp is not None and declined and _decline(b, ins, index, refused, ix, a, in_window, ta):
             wp(b, ix, ~in_window, ta)
             return
@@ -220,14 +222,20 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             off = off + b.shared_base(ix)
             data, taint = b.smem, b.tsmem
         elif in_window.all() and generic:
-            window, off, remote = window_offsets(b, b.ids(ix), a, width, ins)
+            ids = b.ids(ix)
+            window, off, remote = window_offsets(b, ids, a, width, ins)
             if remote is None or not remote.any():  # the CTA's own: as its ATOMS form
                 record_shared(b, index, ins, kind, ix, window, ta)
-            else:  # another CTA's: listed, and their sectors
-                elsewhere = True
-                b.listed(index, b.ids(ix))
+            else:  # another CTA's lanes listed with their sectors; the own CTA's as ATOMS
+                elsewhere = remote
+                lane_taint = np.broadcast_to(np.asarray(ta, dtype=np.uint8), remote.shape)
+                here = ~remote
+                if here.any():
+                    record_shared(b, index, ins, kind, ids[here], window[here], lane_taint[here])
                 pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
-                b.listed(index, b.ids(ix)[remote], off[remote], width, "atom", False, pair)
+                own = np.unique(ids[here] // b.warp_size)
+                at = off[remote]
+                b.listed(index, ids[remote], at, width, "atom", True, pair, lane_taint[remote], own)
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
@@ -279,9 +287,9 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             lo = (result & np.uint64(0xFFFFFFFF)).astype(_U)
             hi = (result >> np.uint64(32)).astype(_U)
             w(b, ix, (lo, hi)[:words], t_old)
-        if wp is not None:
-            cas = opname in ("CAS", "CAST") and not elsewhere
-            wp(b, ix, ok if cas else np.ones(n, dtype=bool), t_old)
+        if wp is not None:  # a remote compare-and-swap's predicate: done at once (9d)
+            done = ok if opname in ("CAS", "CAST") else np.ones(n, dtype=bool)
+            wp(b, ix, done if elsewhere is None else done | elsewhere, t_old)
 
     return step
 

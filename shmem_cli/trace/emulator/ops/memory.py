@@ -204,7 +204,7 @@ def _record_window(
     if here.any():
         record_shared(b, index, ins, kind, ids[here], off[here], ta[here])
     op = "ld" if ins.opcode == "LD" else "st"
-    b.listed(index, ids[remote], at[remote], kind.size, op)
+    b.listed(index, ids[remote], at[remote], kind.size, op, taint=np.asarray(ta)[remote])
 
 
 # --- loads and stores ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE.parents[2]))  # the repository root
+sys.path.insert(0, str(HERE.parents[3]))  # the repository root
 from tests import hopper_lab as lab  # noqa: E402
 
 SH = [sys.argv[1] if len(sys.argv) > 1 else "shmem"]

@@ -27,7 +27,9 @@ HERE = Path(os.environ.get("LAB_DATA") or Path(__file__).resolve().parent.parent
 man = json.loads((HERE / "launches.json").read_text())["launches"]
 by_id = {L["id"]: L for L in man}
 OPS = ("ld", "st", "atom", "gmma", "misc")
-INSTR = re.compile(r"^(LDS|STS|ATOMS|LDSM|STSM|LDGSTS|HGMMA|IGMMA|QGMMA|UTMA\w*|UBLK\w*|SYNCS)\b")
+INSTR = re.compile(
+    r"^(LDS|STS|ATOMS|ATOM|LDSM|STSM|LDGSTS|HGMMA|IGMMA|QGMMA|UTMA\w*|UBLK\w*|SYNCS)\b"
+)
 # the source counters kept per instruction, and their keys in measured.json
 COLUMNS = {
     "Instructions Executed": "executed",
@@ -36,9 +38,10 @@ COLUMNS = {
 }
 
 
-def source_tables(path):
+def source_tables(path, launches):
     """One table per profiled launch: Nsight Compute may print a launch's table twice (a
-    repeat has the same kernel and first address as the table before it), or once."""
+    repeat has the same kernel and first address as the table before it), or once. Where
+    there are as many tables as launches, none is a repeat (one kernel launched again)."""
     tables, cur = [], None
     for r in csv.reader(path.read_text().splitlines()):
         if r and r[0] == "Kernel Name":
@@ -48,6 +51,8 @@ def source_tables(path):
             cur["cols"] = r
         elif r and cur is not None:
             cur["rows"].append(r)
+    if len(tables) == launches:
+        return tables
     out = []
     for t in tables:
         key = (t["name"], t["rows"][0][0] if t["rows"] else None)
@@ -55,6 +60,15 @@ def source_tables(path):
             continue
         out.append(t)
     return out
+
+
+def same_kernel(ncu_name, symbol):
+    """Nsight names a C++ kernel demangled (`f(const int *, int *, int)`), an extern "C" one
+    as its symbol: the demangled name's base is in the mangled symbol as <length><name>."""
+    if ncu_name == symbol:
+        return True
+    base = ncu_name.split("(")[0].split("<")[0].split("::")[-1].strip()
+    return bool(base) and f"{len(base)}{base}" in symbol
 
 
 def ranges(n_launches, k):
@@ -78,9 +92,9 @@ def main():
                 continue
             rows = list(csv.reader(raw.read_text().splitlines()))
             head, body = rows[0], rows[2:]
-            tables = source_tables(src / f"source_{name}.csv")
+            tables = source_tables(src / f"source_{name}.csv", len(body))
             for j, (L, r) in enumerate(zip(man[lo:hi], body, strict=False)):
-                if L["id"] in result or r[head.index("Kernel Name")] != L["kernel"]:
+                if L["id"] in result or not same_kernel(r[head.index("Kernel Name")], L["kernel"]):
                     continue
                 d = dict(zip(head, r, strict=False))
                 per_op = {
@@ -103,7 +117,7 @@ def main():
                 }
                 per_op["dshared"] = {
                     m: num(d.get(f"smsp__sass_inst_executed_op_dshared_{m}.sum", ""))
-                    for m in ("ld", "st")
+                    for m in ("ld", "st", "atom")
                 }
                 insts = pages.instructions(tables[j], INSTR, COLUMNS)
                 result[L["id"]] = {
