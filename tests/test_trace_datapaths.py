@@ -300,3 +300,30 @@ def test_a_return_that_may_go_elsewhere_is_not_proven(body: str) -> None:
         tr = execute.run(function, words_launch([1, 0, 0, 0]), grid=True, every_block=every)
         assert [(r.instruction.opcode, r.n) for r in tr.records] == [("STS", 3)]  # by hand
         assert tr.coverage is not None and tr.coverage.mode == "whole"
+
+
+#: a compare-and-swap on the thread's (zeroed) shared word that compares with a, not with
+#: what it loaded: it swaps where a == 0, and only the block whose a != 0 goes on to store
+_CAS_ON_DATA = (
+    DATA_WORD
+    + """ATOMS.CAST.SPIN R6, [R2], R3, R0
+ISETP.NE.AND P1, PT, R6, RZ, PT
+@P1 BRA `(.L_skip)
+STS [R2], R0
+.L_skip:
+EXIT"""
+)
+
+
+def test_a_swap_decided_by_its_compare_value_on_global_data_differs() -> None:
+    """Whether a compare-and-swap swapped depends on its compare value as much as on the
+    word: a compare value on global data taints the swap's result, so the blocks whose a
+    differs are not proven alike from the first (which would count its store four times)."""
+    function = _numbered(_CAS_ON_DATA)
+    for every in (False, True):
+        tr = execute.run(function, words_launch([1, 0, 0, 0]), grid=True, every_block=every)
+        assert [(r.instruction.opcode, r.n) for r in tr.records if r.n] == [
+            ("ATOMS", 4),
+            ("STS", 1),
+        ]  # by hand: every block's warp swaps or not once; block 0 alone stores
+        assert tr.coverage is not None and tr.coverage.mode == "whole"
