@@ -102,7 +102,7 @@ def test_baseline_over_the_size_limit(
     [
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"findings": [], "n": ' + "9" * 5000 + "}", "holds a value shmem does not read"),
-        (b"\xff\xfe{}".decode("latin-1"), "not UTF-8 text"),
+        (b"\xc3\x28{}".decode("latin-1"), "not UTF-8 text"),  # (a UTF-16 mark: round 16's)
     ],
 )
 def test_hostile_baseline_json(tmp_path: Path, spec: Path, text: str, message: str) -> None:

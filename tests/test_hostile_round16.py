@@ -13,12 +13,13 @@ import pytest
 
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.plumbing.bounded_read import is_utf16, read_bounded
 from shmem_cli.plumbing.errors import ShmemError, SourcePos
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.launch import check_shared
 from shmem_cli.trace.triton.metadata import key_position
 
-from .conftest import needs_nvdisasm
+from .conftest import TEST_DATA, needs_nvdisasm
 from .hostile import CUBIN, refused, shmem
 from .test_hostile_mutations import _cubin, _param, _record
 from .test_hostile_triton import entry
@@ -155,8 +156,6 @@ def test_parameter_records_no_compiler_writes_are_refused(
 
 def test_the_parameter_records_of_the_projects_cubins_are_read() -> None:
     # every cubin of tests/data (412: nvcc 12 and 13, Triton, -G builds) reads as before
-    from .conftest import TEST_DATA
-
     for path in sorted(TEST_DATA.rglob("*.cubin")):
         read_cubin(path, use_tools=False)
 
@@ -203,3 +202,47 @@ def test_a_metadata_field_is_refused_at_its_place(
     column = text.rindex(f'"{key}"') + 1  # one line, as Triton writes it
     ran = shmem("trace", str(folder), "--grid", "1")
     refused(ran, f"matmul_tiles.json:1:{column}: error: unexpected metadata: ", said)
+
+
+# --- text files written as UTF-16 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_text_is_refused_at_its_start(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "text.csv"
+    path.write_bytes('"Kernel Name","k"\n'.encode(encoding))
+    with pytest.raises(ShmemError) as err:
+        read_bounded(path, 1 << 20, text=True)
+    assert (err.value.message, err.value.pos) == (
+        "file is UTF-16 encoded; save it as UTF-8 text",
+        SourcePos(1, 1),
+    )
+    assert read_bounded(path, 1 << 20) == path.read_bytes()  # bytes, not text: read
+
+
+@pytest.mark.parametrize("text", ["", "a", "ab\n", "\ufeffab", "a\u00e9b\n", "k,1\n2,3\n"])
+def test_utf8_text_is_not_taken_for_utf16(text: str) -> None:
+    assert not is_utf16(text.encode("utf-8"))
+
+
+@needs_nvdisasm
+def test_a_utf16_nsight_export_is_refused_in_words(tmp_path: Path) -> None:
+    # Windows PowerShell's `ncu ... --csv > out.csv` writes UTF-16: it was "no Nsight Compute
+    # source table here", as if the export were of another page
+    triton = TEST_DATA / "triton"
+    path = tmp_path / "transpose.csv"
+    path.write_bytes((triton / "ncu" / "transpose.csv").read_text().encode("utf-16"))
+    entry_folder = triton / "cache" / "DEKKSS6LMVZRLUWHJITG765ALDXAATTMELW7NBX6MBSYHAQKZNMA"
+    ran = shmem(
+        "trace", str(entry_folder), "--grid", "2,2", "--arg", "n_rows=128", "--arg",
+        "n_cols=128", "--no-tables", "--compare", str(path),
+    )  # fmt: skip
+    refused(ran, "transpose.csv:1:1: error: file is UTF-16 encoded; save it as UTF-8 text")
+
+
+def test_a_utf16_triton_metadata_file_is_refused_in_words(tmp_path: Path) -> None:
+    folder = entry(tmp_path)
+    meta = folder / "matmul_tiles.json"
+    meta.write_bytes(meta.read_text().encode("utf-16"))
+    ran = shmem("trace", str(folder), "--grid", "1")
+    refused(ran, "matmul_tiles.json:1:1: error: file is UTF-16 encoded; save it as UTF-8 text")

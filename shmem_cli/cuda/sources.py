@@ -108,7 +108,9 @@ def confine(path: str | Path, tree: SourceTree, what: str) -> None:
 def _read_source(path: Path, tree_bytes: list[int]) -> str:
     from ..plumbing.bounded_read import read_bounded
 
-    data = read_bounded(path, MAX_SOURCE_BYTES, what="CUDA source", code="invalid-kernel")
+    data = read_bounded(
+        path, MAX_SOURCE_BYTES, what="CUDA source", code="invalid-kernel", text=True
+    )
     tree_bytes[0] += len(data)
     if tree_bytes[0] > MAX_TREE_BYTES:
         raise ShmemError(

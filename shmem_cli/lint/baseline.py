@@ -64,7 +64,7 @@ def load_baseline(path: str | Path) -> Counter[Key]:
         raise ShmemError(
             "baseline file not found (create it with --write-baseline)", path=name, code="baseline"
         )
-    raw = read_bounded(name, MAX_BASELINE_BYTES, what="baseline", code="baseline")
+    raw = read_bounded(name, MAX_BASELINE_BYTES, what="baseline", code="baseline", text=True)
     try:
         data: Any = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -127,7 +127,7 @@ def load_config(path: Path) -> LintConfig:
     """Read ``[tool.shmem]`` from a pyproject.toml; raises a located ShmemError if it is bad."""
     from ..plumbing.bounded_read import read_bounded
 
-    raw = read_bounded(path, MAX_CONFIG_BYTES, what="config", code="config")
+    raw = read_bounded(path, MAX_CONFIG_BYTES, what="config", code="config", text=True)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

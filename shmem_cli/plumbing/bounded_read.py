@@ -24,10 +24,13 @@ import re
 import stat
 from collections.abc import Iterator
 
-from .errors import ShmemError, shorten
+from .errors import ShmemError, SourcePos, shorten
 
 MIB = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+#: the byte-order marks of UTF-16 (little- and big-endian): what Windows PowerShell's ``>``
+#: writes; every text shmem reads is UTF-8, in which such a file is every other byte a NUL
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -174,9 +177,10 @@ def read_bounded(
     what: str = "file",
     code: str = "input",
     gunzip: bool = False,
+    text: bool = False,
 ) -> bytes:
     """The whole of a regular file, refused if it (or, gzip-compressed, its content)
-    is larger than ``limit`` bytes."""
+    is larger than ``limit`` bytes; with ``text``, also if it is UTF-16 (:func:`utf16_error`)."""
     name = os.fspath(path)
     with contextlib.suppress(OSError):
         if os.stat(name).st_size > limit:  # refused without reading it
@@ -186,7 +190,25 @@ def read_bounded(
         data = _gunzip(data, limit + 1, name, what, code)
     if len(data) > limit:
         raise _too_large(name, limit, what, code)
+    if text and is_utf16(data):
+        raise utf16_error(name, code)
     return data
+
+
+def is_utf16(data: bytes) -> bool:
+    """Whether ``data`` is UTF-16 text: a byte-order mark, or (``iconv -t utf-16le`` writes
+    none) its first two characters each a byte and a NUL, which no UTF-8 text holds."""
+    if data.startswith(UTF16_MARKS):
+        return True
+    even, odd = data[0:4:2], data[1:4:2]
+    return len(data) >= 4 and ((all(even) and not any(odd)) or (all(odd) and not any(even)))
+
+
+def utf16_error(name: str, code: str = "input") -> ShmemError:
+    """A text file written as UTF-16 (:func:`is_utf16`), said at 1:1."""
+    return ShmemError(
+        "file is UTF-16 encoded; save it as UTF-8 text", path=name, pos=SourcePos(1, 1), code=code
+    )
 
 
 def _too_large(name: str, limit: int, what: str, code: str) -> ShmemError:

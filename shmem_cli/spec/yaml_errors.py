@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from shmem_cli.plumbing.bounded_read import is_utf16, utf16_error
 from shmem_cli.plumbing.errors import ShmemError, SourcePos, shorten
 
 
@@ -29,10 +30,8 @@ def offset_pos(text: str, index: int) -> SourcePos:
 
 def decode_text(source: bytes, path: str) -> str:
     """A spec file's bytes as text (UTF-8, a byte-order mark dropped), or a located error."""
-    if source.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ShmemError(
-            "file is UTF-16 encoded; save it as UTF-8 text", path=path, pos=SourcePos(1, 1)
-        )
+    if is_utf16(source):
+        raise utf16_error(path)
     if source.startswith(b"\xef\xbb\xbf"):
         source = source[3:]
     nul = source.find(b"\x00")

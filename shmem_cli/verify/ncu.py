@@ -239,7 +239,7 @@ def read_csv(path: str | os.PathLike[str]) -> list[Launch]:
     from ..plumbing.bounded_read import read_bounded
 
     name = os.fspath(path)
-    data = read_bounded(name, MAX_CSV_BYTES, what="the ncu CSV", code="ncu")
+    data = read_bounded(name, MAX_CSV_BYTES, what="the ncu CSV", code="ncu", text=True)
     return parse_csv(data.decode("utf-8-sig", errors="replace"), name)  # a BOM is no text
 
 

@@ -94,7 +94,9 @@ def read_dump(path: str | os.PathLike[str]) -> str:
     """
     from ..plumbing.bounded_read import read_bounded
 
-    data = read_bounded(path, MAX_DUMP_BYTES, what="the SASS dump", code="sass", gunzip=True)
+    data = read_bounded(
+        path, MAX_DUMP_BYTES, what="the SASS dump", code="sass", gunzip=True, text=True
+    )
     return data.decode("utf-8", errors="replace")
 
 

@@ -150,7 +150,9 @@ def count(text: str, where: str, line: int, column: str) -> int | None:
 
 def _read(path: str | Path) -> bytes:
     """The CSV's bytes (bounded; gzip unpacked)."""
-    return read_bounded(path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True)
+    return read_bounded(
+        path, MAX_CSV_BYTES, what="Nsight Compute CSV", code="input", gunzip=True, text=True
+    )
 
 
 def read_ncu_csv(path: str | Path, keep: Callable[[str], bool] | None = None) -> list[NcuTable]:

@@ -201,7 +201,7 @@ def is_triton_input(path: Path) -> bool:
 
 
 def _read(path: Path, limit: int, what: str) -> str:
-    data = read_bounded(path, limit, what=what, code="invalid-kernel")
+    data = read_bounded(path, limit, what=what, code="invalid-kernel", text=True)
     return data.decode("utf-8", errors="replace")
 
 

@@ -68,7 +68,9 @@ def key_position(text: str, key: str) -> SourcePos | None:
 def read_metadata(path: Path) -> dict[str, Any]:
     """The metadata at ``path``: a JSON object with ``name`` and ``num_warps``, its fields
     checked (:func:`check`)."""
-    data = read_bounded(path, MAX_METADATA_BYTES, what="Triton metadata", code="invalid-kernel")
+    data = read_bounded(
+        path, MAX_METADATA_BYTES, what="Triton metadata", code="invalid-kernel", text=True
+    )
     text = data.decode("utf-8", errors="replace")
     try:
         meta = json.loads(text)
