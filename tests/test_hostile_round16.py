@@ -13,14 +13,17 @@ import pytest
 
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.cuda.toolchain import ToolError
 from shmem_cli.plumbing.bounded_read import is_utf16, read_bounded
 from shmem_cli.plumbing.errors import ShmemError, SourcePos
+from shmem_cli.trace.kernel import binaries
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.launch import check_shared
 from shmem_cli.trace.triton.metadata import key_position
 
 from .conftest import TEST_DATA, needs_nvdisasm
 from .hostile import CUBIN, refused, shmem
+from .test_fatbin import _host_elf
 from .test_hostile_mutations import _cubin, _param, _record
 from .test_hostile_triton import entry
 
@@ -246,3 +249,20 @@ def test_a_utf16_triton_metadata_file_is_refused_in_words(tmp_path: Path) -> Non
     meta.write_bytes(meta.read_text().encode("utf-16"))
     ran = shmem("trace", str(folder), "--grid", "1")
     refused(ran, "matmul_tiles.json:1:1: error: file is UTF-16 encoded; save it as UTF-8 text")
+
+
+# --- an executable without a cubin ------------------------------------------------------------
+
+
+def test_an_executable_of_ptx_only_says_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nvcc -gencode arch=compute_90,code=compute_90: "holds no cubin (cuobjdump -lelf lists
+    # none)", with no word of why or what to do
+    host = tmp_path / "app"
+    host.write_bytes(_host_elf(b""))
+    monkeypatch.setattr(binaries, "embedded_cubins", lambda *_a, **_k: [])
+    with pytest.raises(ToolError) as err:
+        binaries.extract_cubins(host, "sm_90", tmp_path, cuobjdump="cuobjdump")
+    assert "a program built for PTX only (-arch=compute_XX)" in str(err.value)
+    assert str(err.value).endswith("build it with -arch=sm_90, or trace the .cu")

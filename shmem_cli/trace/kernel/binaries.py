@@ -79,7 +79,11 @@ def extract_cubins(
     tool = cuobjdump or require("cuobjdump", f"to extract the cubins of {binary}")
     names = embedded_cubins(binary, cuobjdump=tool)
     if not names:
-        raise ToolError(f"{binary} holds no cubin (cuobjdump -lelf lists none)")
+        raise ToolError(
+            f"{binary} holds no cubin (cuobjdump -lelf lists none): a program built for PTX "
+            "only (-arch=compute_XX), which the driver compiles when it loads, or none with "
+            f"device code; build it with -arch={arch}, or trace the .cu"
+        )
     # a name can be listed twice (cuobjdump -xelf extracts one file per name); a name is
     # the binary's own text: only plain file names are used (no folder, no option)
     plain = [n for n in names if _PLAIN_NAME.match(n)]
