@@ -26,6 +26,7 @@ from shmem_cli.trace.emulator.trace_error import TraceError
 from shmem_cli.trace.fixes import declared
 from shmem_cli.trace.kernel import line_table
 from shmem_cli.trace.kernel.binary_formats.elf import Elf
+from shmem_cli.trace.kernel.constants import typed_values
 from shmem_cli.trace.pipeline import TraceRequest, trace_file
 from shmem_cli.trace.triton import callsites, ttgir
 
@@ -44,9 +45,17 @@ def test_a_float_for_an_integer_parameter_is_refused(text: str, ctype: str) -> N
     # '1e3' for an int stored 1e3f's bits (1,148,846,080), where C++ converts it to 1000
     # (and Triton's launcher refuses a float for an int32_t, as TTGIR names an i32)
     size = values.INTEGRAL[ctype]
-    said = f"is not an integer, and the parameter's type is {ctype}"
+    said = f"is not an integer, and its type is {ctype}"
     with pytest.raises(LaunchError, match=said):
         values.value_bytes(text, size, "--arg 7 (i)", ctype)
+
+
+def test_a_word_for_an_integer_parameter_is_said_with_integers_only() -> None:
+    # the examples of numbers it takes: no float, which an int refuses
+    with pytest.raises(LaunchError) as exc:
+        values.value_bytes("abc", 4, "--arg 7 (i)", "int")
+    said = "--arg 7 (i): 'abc' is not a number (integers: 42, -1, 0x2a; true, false)"
+    assert exc.value.message == said
 
 
 def test_an_integer_parameter_takes_integers_and_raw_bits() -> None:
@@ -68,15 +77,15 @@ def test_a_bool_takes_an_integer_as_cpp_converts_it(text: str, byte: int) -> Non
 def test_a_constant_float_takes_numbers_by_the_arg_rule(text: str) -> None:
     # --const parsed floats with Python's float(): 1e400 was stored as inf, and other
     # scripts' digits ('\u0661', Arabic-Indic one) were taken as numbers
-    with pytest.raises(LaunchError, match="value 0: "):
-        values.float_bytes(text, 4, "--const tf value 0")
+    with pytest.raises(LaunchError, match="--const tf value 0: "):
+        typed_values(text, "--const tf", "float")
 
 
 def test_a_constant_float_still_takes_what_it_took() -> None:
-    assert values.float_bytes("inf", 4, "c") == struct.pack("<f", float("inf"))
-    assert values.float_bytes("-0", 4, "c") == struct.pack("<f", 0.0)
-    assert values.float_bytes("2.5", 8, "c") == struct.pack("<d", 2.5)
-    assert values.float_bytes("1", 2, "c") == struct.pack("<e", 1.0)
+    assert typed_values("inf", "c", "float") == struct.pack("<f", float("inf"))
+    assert typed_values("-0", "c", "float") == struct.pack("<f", 0.0)
+    assert typed_values("2.5", "c", "double") == struct.pack("<d", 2.5)
+    assert typed_values("1", "c", "half") == struct.pack("<e", 1.0)
 
 
 # --- a persistent kernel whose tile counter never ends its loop ---------------------------

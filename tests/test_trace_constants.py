@@ -79,8 +79,9 @@ def test_a_type_named_in_the_value_and_a_file(tmp_path: Path) -> None:
         ("offs=quad:1", "unknown element type 'quad'"),
         ("offs", "expects NAME=VALUE"),
         ("stride=x", "not a number"),
-        ("offs=int:1,0.5", "'0.5' is not an integer, and the elements are 4-byte integers"),
-        ("offs=uint8_t:1e3", "'1e3' is not an integer, and the elements are 1-byte integers"),
+        ("offs=int:1,0.5", "--const offs value 1: '0.5' is not an integer, and its type is int"),
+        ("offs=uint8_t:1e3", "value 0: '1e3' is not an integer, and its type is uint8_t (give"),
+        ("offs=int:1_0", "value 0: '1_0' is not a number (integers: 42, -1, 0x2a; true, false)"),
     ],
 )
 def test_bad_values_are_said_in_words(text: str, said: str) -> None:
@@ -104,10 +105,22 @@ def test_twice_is_refused() -> None:
 
 
 def test_element_types() -> None:
-    assert scalar_of("float4") == ("f", 4)
-    assert scalar_of("unsigned long long") == ("i", 8)
-    assert scalar_of("const int") == ("i", 4)
+    # (the C type as launch_values' INTEGRAL / FLOATING name it, its bytes on CUDA's LP64)
+    assert scalar_of("float4") == ("float", 4)
+    assert scalar_of("unsigned long long") == ("unsigned long long", 8)
+    assert scalar_of("const int") == ("int", 4)
     assert scalar_of("MyStruct") is None
+    assert scalar_of("uint2") == ("unsigned int", 4)  # CUDA's uint2: two unsigned ints
+    assert scalar_of("ulong4") == ("unsigned long", 8)  # four unsigned longs, 8 bytes each
+    assert scalar_of("std::size_t") == ("unsigned long", 8)
+    assert scalar_of("__nv_bfloat162") == ("__nv_bfloat16", 2)
+    assert scalar_of("nv_bfloat16") == ("__nv_bfloat16", 2)  # cuda_bf16.h's typedef
+    assert scalar_of("cutlass::half_t") == ("cutlass::half_t", 2)
+
+
+def test_an_integer_element_takes_a_bool_as_cpp_converts_it() -> None:
+    # `int x = true;` is 1, as --arg takes true for an int parameter
+    assert typed_values("true,false,7", "--const n", "int") == struct.pack("<3i", 1, 0, 7)
 
 
 def test_bool_and_bfloat16_tables_take_values_as_their_type_converts_them() -> None:

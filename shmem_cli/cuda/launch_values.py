@@ -59,8 +59,6 @@ INTEGRAL = {
     **dict.fromkeys(("long", "unsigned long", "long long", "unsigned long long"), 8),
     **{f"{u}int{8 * n}_t": n for u in ("", "u") for n in (1, 2, 4, 8)},
 }
-#: the floating type of each size, as a ``--const`` element of that size takes a number
-_FLOAT_OF_SIZE = {2: "half", 4: "float", 8: "double"}
 #: CUDA's vectors of floating components: each one's component type and count. Its ``--arg``
 #: is its components, ``X,Y`` for a ``float2``, each taken as its component type takes a
 #: number (``1,2`` is 1.0f, 2.0f); one number alone is refused (it filled the 8 bytes of a
@@ -219,8 +217,7 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
             else "an integer: 42, -1, 0x2a; a float's bits in hexadecimal: 0x3f800000"
         )
         raise LaunchError(
-            f"{where}: {shorten(t)!r} is not an integer, and the parameter's type is {ctype} "
-            f"(give {give})"
+            f"{where}: {shorten(t)!r} is not an integer, and its type is {ctype} (give {give})"
         )
     if _FLOAT.match(t):
         if size not in _FLOAT_FORMAT:
@@ -241,17 +238,10 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
             f"{where}: {shorten(t)!r} is not a number: a zero-filled buffer of BYTES is given "
             "at a byte offset of the parameter, NAME+0=zeros:BYTES for a pointer"
         )
+    floats = "" if INTEGRAL.get(ctype or "") == size else "floats: 1.5, 1e-3, inf; "
     raise LaunchError(
-        f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; floats: 1.5, 1e-3, "
-        "inf; true, false)"
+        f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; {floats}true, false)"
     )
-
-
-def float_bytes(text: str, size: int, where: str) -> bytes:
-    """A float of ``size`` bytes (2, 4 or 8) from ``text``, as a parameter of that floating type
-    takes it: ASCII digits only, a finite number too big for it refused (``1e400`` is not
-    inf), a decimal integer converted, hexadecimal the raw bits."""
-    return _number_bytes(text, size, where, _FLOAT_OF_SIZE[size])
 
 
 def _bfloat16(value: float, text: str) -> bytes:

@@ -27,7 +27,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
-from ...cuda.launch_values import LaunchError, float_bytes, is_integer, value_bytes
+from ...cuda.launch_values import (
+    FLOAT_VECTORS,
+    FLOATING,
+    INTEGRAL,
+    LaunchError,
+    is_integer,
+    value_bytes,
+)
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
@@ -49,38 +56,22 @@ BANK_BYTES = 64 << 10
 MAX_CONST_VALUES = 1 << 16
 _SECTION = re.compile(r"\.nv\.constant([1-9][0-9]?)(?:\.(.+))?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*\Z")
-#: scalar C types -> (kind, bytes): 'f' float, 'i' integer
-_SCALARS: dict[str, tuple[str, int]] = {
-    "float": ("f", 4),
-    "double": ("f", 8),
-    "half": ("f", 2),
-    "__half": ("f", 2),
-    **dict.fromkeys(("__nv_bfloat16", "nv_bfloat16", "bfloat16"), ("bf", 2)),
-    "char": ("i", 1),
-    "signed char": ("i", 1),
-    "unsigned char": ("i", 1),
-    "uchar": ("i", 1),
-    "bool": ("b", 1),
-    "short": ("i", 2),
-    "unsigned short": ("i", 2),
-    "ushort": ("i", 2),
-    "int": ("i", 4),
-    "signed": ("i", 4),
-    "unsigned": ("i", 4),
-    "unsigned int": ("i", 4),
-    "uint": ("i", 4),
-    "long": ("i", 8),
-    "unsigned long": ("i", 8),
-    "long long": ("i", 8),
-    "unsigned long long": ("i", 8),
-    "longlong": ("i", 8),
-    "ulonglong": ("i", 8),
-    "size_t": ("i", 8),
-    **{f"{u}int{n}_t": ("i", n // 8) for u in ("", "u") for n in (8, 16, 32, 64)},
+#: other spellings of the C types of launch_values' tables (:data:`INTEGRAL`,
+#: :data:`FLOATING`, which give their bytes): typedefs a declaration may use, and the
+#: components of CUDA's integer vectors (``uint4``'s ``uint``)
+_SPELLINGS = {
+    "signed": "int",
+    "uchar": "unsigned char",
+    "ushort": "unsigned short",
+    "uint": "unsigned int",
+    "ulong": "unsigned long",
+    "longlong": "long long",
+    "ulonglong": "unsigned long long",
+    "size_t": "unsigned long",
+    "nv_bfloat16": "__nv_bfloat16",
 }
-#: element kinds converted as a by-value parameter of this C type converts them
-_TYPED = {"b": "bool", "bf": "__nv_bfloat16"}
-_VECTOR = re.compile(r"(u?(?:char|short|int|long|longlong)|float|double)([1-4])\Z")
+#: CUDA's vectors of integers (those of floats: :data:`FLOAT_VECTORS`)
+_VECTOR = re.compile(r"(u?(?:char|short|int|long|longlong))[1-4]\Z")
 _DECLARED = re.compile(
     r"__constant__\s+(?:__device__\s+)?(?:static\s+)?(?:const\s+)?"
     r"((?:(?:unsigned|signed|long|short)\s+)*[A-Za-z_][A-Za-z0-9_:]*)\s+"
@@ -197,18 +188,18 @@ def declared_types(texts: Iterable[str]) -> dict[str, str]:
 
 
 def scalar_of(type_name: str) -> tuple[str, int] | None:
-    """(kind, bytes) of one element of a C type (``float4``: a 4-byte float), or None."""
+    """(C type, bytes) of one element of a C type, as launch_values' tables spell and size it
+    (:data:`INTEGRAL`, :data:`FLOATING`; ``float4``: ``float``, 4 bytes; ``uint``: ``unsigned
+    int``), or None where they have no such type."""
     t = " ".join(type_name.replace("const ", "").split()).removeprefix("std::")
-    if t in _SCALARS:
-        return _SCALARS[t]
-    m = _VECTOR.match(t)
-    if m:
-        base = m.group(1)
-        base = {"uchar": "unsigned char", "ushort": "unsigned short", "uint": "unsigned"}.get(
-            base, base
-        )
-        return _SCALARS.get(base)
-    return None
+    vector, m = FLOAT_VECTORS.get(t), _VECTOR.match(t)
+    if vector is not None:  # float4: float
+        t = vector[0]
+    elif m:  # uint4: uint
+        t = m.group(1)
+    t = _SPELLINGS.get(t, t)
+    size = INTEGRAL.get(t, FLOATING.get(t))
+    return None if size is None else (t, size)
 
 
 def set_constants(
@@ -298,17 +289,8 @@ def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
 
 
 def _element(text: str, scalar: tuple[str, int] | None, where: str) -> bytes:
-    if scalar is None:  # no type known: ints as 4-byte ints, other numbers as floats
-        is_int = is_integer(text)
-        return value_bytes(text, 4, where) if is_int else float_bytes(text, 4, where)
-    kind, size = scalar
-    if kind in _TYPED:  # a bool (2 is true: 1) or a bfloat16, as a parameter of it takes them
-        return value_bytes(text, size, where, _TYPED[kind])
-    if kind == "f":
-        return float_bytes(text, size, where)
-    if not is_integer(text):  # an int's bytes never hold a float's bits
-        raise LaunchError(
-            f"{where}: {shorten(text)!r} is not an integer, and the elements are {size}-byte "
-            "integers (a float's bits are given with the type named: float:1.5)"
-        )
-    return value_bytes(text, size, where)
+    """One value, as a by-value parameter of its C type takes it (:func:`value_bytes`: a float
+    for an integer type refused, 0 or 1 for a bool, a bfloat16's 16 bits); of no type known,
+    an integer as an ``int`` and any other number as a ``float``."""
+    ctype, size = scalar or (("int", 4) if is_integer(text) else ("float", 4))
+    return value_bytes(text, size, where, ctype)
