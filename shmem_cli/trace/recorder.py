@@ -206,7 +206,7 @@ class Recorder:
     def can_fold(self) -> bool:
         """Whether records that reach their bound are folded (:meth:`fold`), so that the
         requests a trace makes bound nothing: the one rule, for the recorder and for a grid
-        deciding whether to sample its blocks (:func:`.emulator.alike.classes.run_rest`)."""
+        deciding whether to sample its blocks (:func:`.emulator.alike.rest.run_rest`)."""
         return self.coster is not None
 
     def fold(self) -> bool:
@@ -297,35 +297,16 @@ class Recorder:
         return [self.by_index[k] for k in sorted(self.by_index)]
 
 
+def _keep_nothing(*_: object, **__: object) -> None:
+    """Nothing kept."""
+
+
 class Dropping(Recorder):
     """The recorder of a batch run only for what it writes to global memory (its blocks
-    counted by class already: :mod:`.emulator.sync.waiting_blocks`): it keeps nothing. Its
-    records were kept whole before, never folded (no coster), so a long batch's grew up to
-    the records' bound (384 MiB) and stopped the trace there."""
+    counted by class already: :mod:`.emulator.sync.waiting_blocks`): it keeps nothing, each
+    method that would keep something doing nothing (and :meth:`~Recorder.record_cost` goes
+    through :meth:`~Recorder.record`). Its records were kept whole before, never folded (no
+    coster), so a long batch's grew up to the records' bound (384 MiB) and stopped the trace
+    there."""
 
-    def record(
-        self,
-        index: int,
-        ins: Instruction,
-        kind: AccessKind,
-        tids: npt.NDArray[np.intp],
-        addr: I64,
-        taint: U8 | int,
-        warp_ids: I64,
-        src: I64 | None = None,
-        src_bytes: I64 | None = None,
-        costs: list[int] | None = None,
-    ) -> None:
-        """Nothing kept."""
-
-    def fill(self, ins: Instruction, start: int, nbytes: int, swizzle: int) -> None:
-        """Nothing kept."""
-
-    def note(self, index: int, text: str) -> None:
-        """Nothing kept."""
-
-    def predicated_off(self, index: int, ins: Instruction, kind: AccessKind, warps: int) -> None:
-        """Nothing kept."""
-
-    def decide(self, index: int, ins: Instruction, kind: AccessKind, taint: int) -> None:
-        """Nothing kept."""
+    record = fill = note = predicated_off = decide = address_taint = _keep_nothing
