@@ -266,3 +266,23 @@ def test_an_executable_of_ptx_only_says_how_to_build_it(
         binaries.extract_cubins(host, "sm_90", tmp_path, cuobjdump="cuobjdump")
     assert "a program built for PTX only (-arch=compute_XX)" in str(err.value)
     assert str(err.value).endswith("build it with -arch=sm_90, or trace the .cu")
+
+
+# --- a Triton entry without its cubin ---------------------------------------------------------
+
+
+def test_an_entry_folder_without_its_cubin_says_so(tmp_path: Path) -> None:
+    # the folder was "a folder, and no Triton cache entry is in it (...)", where an entry
+    # without its .ttgir said which file was missing
+    folder = entry(tmp_path)
+    (folder / "matmul_tiles.cubin").unlink()
+    said = "matmul_tiles.json: error: the entry has no matmul_tiles.cubin beside its metadata"
+    refused(shmem("trace", str(folder), "--grid", "1"), said, "copy the whole entry folder")
+    # and in a cache root, asked for by name
+    refused(shmem("trace", str(tmp_path), "-k", "matmul_tiles", "--grid", "1"), said)
+
+
+def test_a_folder_of_other_json_is_no_entry(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text("{}")
+    ran = shmem("trace", str(tmp_path), "--grid", "1")
+    refused(ran, "error: a folder, and no Triton cache entry is in it")

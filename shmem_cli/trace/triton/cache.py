@@ -253,7 +253,11 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
                 meta_path,
             )
     if not os.path.isfile(cubin):
-        raise TritonError(f"the entry has no {cubin.name} beside its metadata", meta_path)
+        raise TritonError(
+            f"the entry has no {cubin.name} beside its metadata (Triton writes the kernel's "
+            "cubin there): copy the whole entry folder",
+            meta_path,
+        )
     if not os.path.isfile(ttgir):
         raise TritonError(
             f"the entry has no {ttgir.name}: it names the kernel's parameters (Triton keeps it "
@@ -409,6 +413,10 @@ def open_entry(
                 + _listed(names),
                 path,
             )
+        for meta in _json_files(path):  # an entry but for its cubin: read_entry says so
+            cubin, ttgir = meta.with_suffix(".cubin"), meta.with_suffix(".ttgir")
+            if not os.path.exists(cubin) and os.path.exists(ttgir):
+                read_entry(meta, allowed)
         raise TritonError(
             "a folder, and no Triton cache entry is in it (a folder with <name>.json, "
             "<name>.cubin and <name>.ttgir, or a cache root holding such folders); name a "
