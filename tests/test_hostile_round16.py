@@ -6,6 +6,7 @@ a result or a located error (exit status 2) in bounded time and memory.
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
@@ -286,3 +287,22 @@ def test_a_folder_of_other_json_is_no_entry(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text("{}")
     ran = shmem("trace", str(tmp_path), "--grid", "1")
     refused(ran, "error: a folder, and no Triton cache entry is in it")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "said"),
+    [
+        ("k.ptx", b"//\n.version 8.8\n.target sm_90\n", "PTX, which ptxas compiles (ptxas -arch"),
+        ("k.fatbin", b"\x50\xed\x55\xba\x01\x00\x10\x00", "cuobjdump -xelf all k.fatbin"),
+        ("libk.a", b"!<arch>\n", "an archive (ar x it, and trace the object file"),
+        ("k.txt", b"hello", "shared library with embedded cubins"),
+    ],
+)
+def test_a_toolchain_file_shmem_does_not_read_says_what_to_make_of_it(
+    tmp_path: Path, name: str, data: bytes, said: str
+) -> None:
+    # each was "neither CUDA source (.cu) nor a cubin nor an executable ...", no way on
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ToolError, match=re.escape(said)):
+        binaries.kernel_input_kind(path)

@@ -121,6 +121,14 @@ def _check_count(binary: Path, arch: str, count: int) -> None:
         )
 
 
+#: what to do with the files of the CUDA toolchain that hold a kernel shmem does not read
+_NOT_A_KERNEL = {
+    ".ptx": ": PTX, which ptxas compiles (ptxas -arch=sm_90 -o k.cubin k.ptx: trace k.cubin)",
+    ".fatbin": ": a fat binary (cuobjdump -xelf all k.fatbin extracts its cubins: trace one)",
+    ".a": ": an archive (ar x it, and trace the object file that holds the kernel)",
+}
+
+
 def kernel_input_kind(path: Path) -> str:
     """What a KERNEL argument is: ``cu`` (CUDA source), ``cubin`` or ``binary`` (ELF host file).
 
@@ -141,7 +149,7 @@ def kernel_input_kind(path: Path) -> str:
             raise ToolError(f"{path} is not a cubin (no ELF header)")
         raise ToolError(
             f"{path} is neither CUDA source (.cu) nor a cubin nor an executable or "
-            "shared library with embedded cubins"
+            f"shared library with embedded cubins{_NOT_A_KERNEL.get(suffix, '')}"
         )
     little = head[5] == 1
     machine = int.from_bytes(head[18:20], "little" if little else "big")
