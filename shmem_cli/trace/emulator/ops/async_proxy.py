@@ -127,6 +127,21 @@ def _arrives(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
+def _arrive_form(ins: Instruction) -> tuple[int | None, int]:
+    """An arrive's arrivals per thread (None: the count in its last source register) and
+    what it does to the transaction bytes with that register (1 adds them: ``expect_tx``, -1
+    completes them: ``complete_tx``, 0 neither), from its ``A<n|R>T<0|R|X>`` modifier; with
+    none it is ``mbarrier.arrive.expect_tx``: one arrival and the bytes expected. A ``.RED``
+    arrive returns no state; ``expect_tx`` alone is ``A0TR``, ``complete_tx`` ``A0TX``, an
+    arrival of a count ``ART0``."""
+    for m in ins.mods:
+        g = re.fullmatch(r"A(\d|R)T([0RX])", m)
+        if g:
+            n = None if g.group(1) == "R" else int(g.group(1))
+            return n, {"0": 0, "R": 1, "X": -1}[g.group(2)]
+    return 1, 1
+
+
 @op("SYNCS", moves=True)
 def _syncs(ins: Instruction, ctx: Context) -> Step:
     mods = set(ins.mods)
@@ -146,25 +161,22 @@ def _syncs(ins: Instruction, ctx: Context) -> Step:
 
         return init
     if "ARRIVE" in mods and len(ops) == 3:
-        arrivals, with_tx = 1, True
-        for m in ins.mods:
-            g = re.fullmatch(r"A(\d)T(\d)", m)
-            if g:
-                arrivals, with_tx = int(g.group(1)), g.group(2) != "0"
+        arrivals, tx_sign = _arrive_form(ins)
+        drop = "OPTOUT" in mods  # arrive_drop: the arrivals leave every later phase too
         ra = address(ops[1], ins)
-        rtx = read_u32(ops[2], "i", ins)
+        rsrc = read_u32(ops[2], "i", ins)  # the bytes, or the count of ART0
         wtok = write_u32(ops[0], ins)
 
         def arrive(b: Block, ix: Idx) -> None:
             a, _ = ra(b, ix)
-            tx, _ = rtx(b, ix)
+            src, _ = rsrc(b, ix)
             n = b.count(ix)
-            tx = np.broadcast_to(tx, (n,)).astype(np.int64) if with_tx else np.zeros(n, np.int64)
+            v = np.broadcast_to(src, (n,)).astype(np.int64)
+            counts = v if arrivals is None else np.full(n, arrivals, dtype=np.int64)
             token = np.zeros(n, dtype=np.uint32)
             for off, sel, _ in _barriers(b, ix, a, ins, "arrive"):
-                phase = b.mbarriers.arrive(
-                    off, arrivals * int(sel.sum()), int(tx[sel].sum()), b.sched
-                )
+                tx = tx_sign * int(v[sel].sum())
+                phase = b.mbarriers.arrive(off, int(counts[sel].sum()), tx, b.sched, drop)
                 token[sel] = (phase & 1) << 31
             wtok(b, ix, token, 0)
 

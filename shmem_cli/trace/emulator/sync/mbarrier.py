@@ -51,12 +51,16 @@ class MBarriers:
     def get(self, offset: int) -> MBarrier | None:
         return self.table.get(offset)
 
-    def arrive(self, offset: int, arrivals: int, tx: int, sched: Any) -> int:
-        """Arrivals (and expected bytes) on a barrier; returns the phase they arrived in."""
+    def arrive(self, offset: int, arrivals: int, tx: int, sched: Any, drop: bool = False) -> int:
+        """Arrivals and transaction bytes (expected if positive, completed if negative) on a
+        barrier; returns the phase they arrived in. ``drop`` (``mbarrier.arrive_drop``): the
+        arrivals are no longer expected in later phases either."""
         bar = self.table[offset]
         phase = bar.phase
         bar.tx += tx
         bar.pending -= arrivals
+        if drop:
+            bar.count -= arrivals
         self._advance(bar, sched)
         return phase
 
