@@ -474,3 +474,47 @@ def test_a_grid_whose_later_batches_run_slowly_is_sampled_not_stopped(
     assert took is not None and 444 <= int(took.group(1)) <= 460, said
     assert "s left before --time-limit): " in said
     assert f"{cov.run - 1:,} of its 1,023 blocks in no class traced" in said
+
+
+def test_no_batch_is_planned_past_half_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a persistent GEMM's 131 CTAs after its first fit one batch (65,536 threads) and took
+    # 2 s each: run as one batch they outran the 180 s before any pace was judged, and the
+    # launch stopped with the time-limit error in that batch. A batch now holds the blocks
+    # that fit half the time left at the pace known before it (the blocks run first: 2 s)
+    from shmem_cli.trace.emulator.alike import rest
+
+    clock = [0.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return clock[0]
+
+    class Run:
+        deadline = 100.0
+        sizes: list[int] = []
+
+        def batch(self, batch: Any, watch: Any) -> None:
+            self.sizes.append(batch.size)
+            clock[0] += 2.0 * batch.size  # every block takes 2 s, alone or together
+            assert clock[0] <= self.deadline  # never past the limit
+
+    class Batch:
+        def __init__(self, size: int) -> None:
+            self.size = size
+
+    class Plan:
+        per_batch = 170  # 65,536 threads of 384
+
+        def rest(self, clusters: list[int]) -> Any:
+            for start in range(0, len(clusters), self.per_batch):
+                yield Batch(len(clusters[start : start + self.per_batch]))
+
+    monkeypatch.setattr(rest, "time", Clock)
+    run = Run()
+    ran, late = rest.run_in_time(run, Plan(), range(131), range(131), pace=2.0)  # type: ignore[arg-type]
+    # 25 blocks fit half of the 100 s at 2 s a block; after them 50 s are left, and the 106
+    # left would take 212: a sample that fits half of those 50 s (12 blocks) ends the launch
+    assert run.sizes == [25, 12]
+    assert len(ran) == 37 and late is not None
+    assert "the 106 left after 25 more ran would take about 212 s" in late

@@ -49,7 +49,7 @@ def run_rest(
     )
     done = set(first)
     todo = [k for k in (range(len(rest)) if chosen is None else chosen) if k not in done]
-    ran, late = run_in_time(run, plan, rest, todo)
+    ran, late = run_in_time(run, plan, rest, todo, seconds[0])
     waits = run.waits
     if waits is not None and waits.done[np.asarray(rest, dtype=np.int64)].all():
         return None, None  # blocks that waited had the others run: every one ran
@@ -64,16 +64,22 @@ def run_rest(
 
 
 def run_in_time(
-    run: Any, plan: grids.Plan, rest: Sequence[int], todo: Sequence[int]
+    run: Any, plan: grids.Plan, rest: Sequence[int], todo: Sequence[int], pace: float = 0.0
 ) -> tuple[list[int], str | None]:
     """Run the blocks (clusters) ``rest[k]`` for ``k`` in ``todo``, batch by batch. Where, at
     the pace of the batches run so far, those left would pass the time left before
     --time-limit (the first few's pace misjudged it: a busy machine), an even sample of
     them that takes about half of it runs instead, so that the launch ends sampled, not
-    stopped at the limit. Returns the positions run and why it sampled (None: all ran)."""
+    stopped at the limit. A batch holds no more blocks than take half the time left at the
+    pace known before it (``pace``: seconds a block of those run first took; then the
+    batches'): one batch of a persistent GEMM's 131 heavy CTAs, all of them, outran the
+    limit before any pace could be judged. Returns the positions run and why it sampled
+    (None: all ran)."""
     started, done = time.monotonic(), 0
+    left_s = run.deadline - started
     while done < len(todo):
-        part = todo[done : done + plan.per_batch]
+        fit = grids.fit_in_half_the_time(left_s, pace) if pace > 0 else plan.per_batch
+        part = todo[done : done + max(1, min(plan.per_batch, fit))]
         for batch in plan.rest([rest[k] for k in part]):
             run.batch(batch, None)
         done += len(part)
