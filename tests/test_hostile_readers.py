@@ -116,6 +116,7 @@ def test_names_that_overlap_are_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     head = bytearray(64)
     head[:6] = b"\x7fELF\x02\x01"
     struct.pack_into("<H", head, 18, 190)  # EM_CUDA
+    struct.pack_into("<I", head, 0x30, 0x5A055A)  # sm_90 (ABI 7; an sm_0 is refused: round 16)
     struct.pack_into("<Q", head, 0x28, sh_at)
     struct.pack_into("<HHH", head, 0x3A, 64, 4, 1)
     sections = bytes(64)

@@ -306,3 +306,34 @@ def test_a_toolchain_file_shmem_does_not_read_says_what_to_make_of_it(
     path.write_bytes(data)
     with pytest.raises(ToolError, match=re.escape(said)):
         binaries.kernel_input_kind(path)
+
+
+# --- an ABI byte that does not match the flags ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cubin", "abi", "said"),
+    [
+        ("abi8_ptxas13.0_sm_90.cubin", 7, "names sm_4 (e_flags 0x6005a04 read by the layout of "),
+        ("abi7_ptxas12.4_sm_90.cubin", 8, "names sm_5 (e_flags 0x5a055a read by the layout of "),
+    ],
+)
+def test_a_cubin_whose_abi_byte_lies_is_refused(
+    tmp_path: Path, cubin: str, abi: int, said: str
+) -> None:
+    # an ABI 8 cubin marked 7 was read as sm_4 (its flag bits): traced with sm_90's rules and
+    # a note, its reserved shared memory not taken off (ABI 7 marked 8: sm_5, 1,280 B static
+    # where the kernel has 256)
+    data = bytearray((TEST_DATA / "cubin_abi" / cubin).read_bytes())
+    data[8] = abi
+    path = tmp_path / "lying.cubin"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert err.value.message.startswith(f"not a valid cubin: its ELF header {said}")
+    assert err.value.path == str(path)
+
+
+def test_the_projects_cubins_name_the_sm_they_are_for() -> None:
+    for path in sorted((TEST_DATA / "cubin_abi").glob("*.cubin")):
+        assert read_cubin(path, use_tools=False).arch in ("sm_80", "sm_90", "sm_100"), path

@@ -254,7 +254,7 @@ def arch_of(elf: Elf) -> CubinArch:
     """The cubin's SM and ``a`` variant from its ELF header (both ABI layouts: elf_arch)."""
     compat = elf.by_name.get(".nv.compat")
     body = elf.body(compat) if compat is not None and compat.type != SHT_NOBITS else None
-    return cubin_arch(elf.abi_version, elf.flags, body)
+    return cubin_arch(elf.abi_version, elf.flags, body, elf.path)
 
 
 def _cuda_elf(path: str | Path) -> Elf:

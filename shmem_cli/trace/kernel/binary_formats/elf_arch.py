@@ -27,9 +27,13 @@ not an SM.
 
 from __future__ import annotations
 
+from ....plumbing.errors import ShmemError
 from ....plumbing.frozen import frozen
 
 ABI_V2 = 8  # the first ABI version of the second layout
+#: the oldest SM a cubin is for (sm_20, the first of ELF cubins): a smaller number is a header
+#: read by the other layout (an ABI byte that lies: ABI 8's 0x6005a04 read as 7 is sm_4)
+MIN_SM = 20
 ACCEL_V1 = 0x800
 ACCEL_V2 = 0x8
 EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET = 0x09
@@ -58,9 +62,10 @@ class CubinArch:
         return self.base + ("a" if self.accelerated else "")
 
 
-def cubin_arch(abi_version: int, flags: int, compat: bytes | None) -> CubinArch:
+def cubin_arch(abi_version: int, flags: int, compat: bytes | None, path: str = "") -> CubinArch:
     """The target of a cubin with ``EI_ABIVERSION`` ``abi_version``, ``e_flags`` ``flags`` and
-    its ``.nv.compat`` section's bytes (None without one)."""
+    its ``.nv.compat`` section's bytes (None without one); an SM below :data:`MIN_SM` is "not
+    a valid cubin" (of the file at ``path``), never costed as another's."""
     if abi_version >= ABI_V2:
         sm = (flags >> 8) & 0xFF
         accelerated = bool(flags & ACCEL_V2) or compat_flag(
@@ -69,6 +74,14 @@ def cubin_arch(abi_version: int, flags: int, compat: bytes | None) -> CubinArch:
     else:
         sm = flags & 0xFF
         accelerated = bool(flags & ACCEL_V1)
+    if sm < MIN_SM:
+        raise ShmemError(
+            f"not a valid cubin: its ELF header names sm_{sm} (e_flags {flags:#x} read by the "
+            f"layout of ABI version {abi_version}), which no GPU is: its ABI byte (byte 8) or "
+            "e_flags is damaged; rebuild it",
+            path=path,
+            code="invalid-kernel",
+        )
     return CubinArch(sm=sm, accelerated=accelerated, abi=abi_version)
 
 
