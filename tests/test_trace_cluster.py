@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
-from shmem_cli.trace.emulator.state import GlobalMemory
+from shmem_cli.trace.emulator.state import GlobalMemory, TraceError
 from shmem_cli.trace.kernel.cubin import find_kernel, read_cubin
 from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.result import KernelTrace
@@ -339,3 +339,16 @@ def test_the_dsmem_totals_in_the_report() -> None:
         "requests": requests, "wavefronts": 0, "ideal_wavefronts": 0, "sectors": sectors
     }  # fmt: skip
     assert totals["load"]["requests"] == 0  # the remote loads are not LSU shared loads
+
+
+@needs_nvdisasm
+def test_a_multicast_past_the_cluster_says_to_give_the_cluster() -> None:
+    # cluster_multicast traced without the 2-CTA cluster it was launched with (a CUTLASS
+    # 3.x GEMM of ClusterShape 2x1 traced without --cluster): its mask 0b11 names rank 1,
+    # which a cluster of one CTA lacks. The copy landed in its own CTA alone and the launch
+    # ended in a deadlock on the mbarrier that waits for both halves' bytes; it is said so
+    with pytest.raises(TraceError) as err:
+        lab.run("cluster_multicast", cluster=[1, 1, 1])
+    said = str(err.value)
+    assert "a TMA multicast to the CTAs of mask 0x3, in a cluster of 1 CTA(s)" in said
+    assert "trace with the cluster the launch had (--cluster X[,Y[,Z]]" in said

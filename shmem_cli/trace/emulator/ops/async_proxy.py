@@ -263,7 +263,7 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
                 b.mbarriers.complete_tx(bar, None, b.sched)
                 continue
             own, nbytes = int(b.shared_base(t)), 0
-            for base in _destinations(b, t, mcast):
+            for base in _destinations(b, t, mcast, ins):
                 # each destination CTA gets the box at the same window offset, and its
                 # mbarrier at the same offset as the issuing CTA's completes the bytes
                 nbytes = tma.load(b, tm, dst, coords, ins, base)
@@ -275,14 +275,25 @@ def _utmaldg(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-def _destinations(b: Block, t: int, mcast: Any) -> list[int]:
+def _destinations(b: Block, t: int, mcast: Any, ins: Instruction) -> list[int]:
     """Where a TMA load of thread ``t`` lands: its CTA's window, or with ``.multicast``
     (``mcast``: the uniform register whose upper half is the 16-bit CTA mask: nvcc moves
     ``ctaMask`` there with ``UPRMT UR4, URZ, 0x5410, UR4``) the window of each CTA of the
-    cluster whose rank the mask names (their offsets in the batch's shared memory)."""
-    if not isinstance(mcast, Reg) or b.cluster_ctas == 1:
+    cluster whose rank the mask names (their offsets in the batch's shared memory). A mask
+    naming a rank past the cluster is an error: the launch's cluster was not given."""
+    if not isinstance(mcast, Reg):
         return [int(b.shared_base(t))]
     mask = (_ur(b, np.array([t], dtype=np.intp), mcast.index) >> 16) & 0xFFFF
+    if mask >> b.cluster_ctas:
+        raise TraceError(
+            f"a TMA multicast to the CTAs of mask 0x{mask:x}, in a cluster of "
+            f"{b.cluster_ctas} CTA(s): the ranks past {b.cluster_ctas - 1} are not in it; "
+            "trace with the cluster the launch had (--cluster X[,Y[,Z]], a CUTLASS 3.x "
+            "GEMM's ClusterShape)",
+            ins,
+        )
+    if b.cluster_ctas == 1:
+        return [int(b.shared_base(t))]
     cluster = b.cta_cluster[b.cta[t]]
     ranks = [r for r in range(b.cluster_ctas) if mask >> r & 1]
     return [int(b.cluster_table[cluster, r]) * b.smem_stride for r in ranks]
