@@ -337,3 +337,35 @@ def test_a_cubin_whose_abi_byte_lies_is_refused(
 def test_the_projects_cubins_name_the_sm_they_are_for() -> None:
     for path in sorted((TEST_DATA / "cubin_abi").glob("*.cubin")):
         assert read_cubin(path, use_tools=False).arch in ("sm_80", "sm_90", "sm_100"), path
+
+
+# --- a spec's kernel argument said at its key --------------------------------------------------
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("given", "key", "said"),
+    [
+        ("args: {nosuch: 1}", "nosuch", "kernel.args nosuch: no parameter of that name"),
+        ("args: {0: 1, 2: 3.5}", "2", "'3.5' is not an integer"),  # kernel.args 2 (weights)
+        ("args: {weights: 3.5}", "weights", "kernel.args "),  # said as 2 (weights)
+        ("const: {table: 1}", "table", "kernel.const table: the kernel's cubin has no"),
+    ],
+)
+def test_a_kernel_argument_the_trace_refuses_is_placed_at_its_key(
+    tmp_path: Path, given: str, key: str, said: str
+) -> None:
+    # "kernel 'row_scale' was not traced ..." was placed at kernel: whatever it named
+    compiled = TEST_DATA / "compiled_specs"
+    (tmp_path / "kernels").mkdir()
+    cubin = "row_scale.sm_90.cubin"
+    (tmp_path / "kernels" / cubin).write_bytes((compiled / "kernels" / cubin).read_bytes())
+    text = (compiled / "row_scale_v1.yaml").read_text()
+    text = text.replace("  name: row_scale\n", f"  name: row_scale\n  {given}\n")
+    spec = tmp_path / "k.yaml"
+    spec.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith(f"  {given}"))
+    column = text.splitlines()[line - 1].index(f"{key}:") + 1
+    ran = shmem("lint", str(spec))
+    assert f"k.yaml:{line}:{column}: warning: kernel 'row_scale' was not traced" in ran.text
+    assert said in " ".join(ran.text.split()) and "Traceback" not in ran.text

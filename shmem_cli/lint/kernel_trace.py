@@ -18,11 +18,12 @@ itself: the lint reports it as an invalid spec (SH100, exit status 2).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..hardware.arch import DEFAULT_ARCH
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, SourcePos
 from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class KernelUnavailable:
     needs_compiler: bool = False  # nvcc is missing: --no-compile skips such kernels
     #: the spec asked for what is refused, or the kernel ran past a limit (SH100)
     error: ShmemError | None = None
+    #: where the spec writes what the reason names (an argument, a constant), None: kernel:
+    pos: SourcePos | None = None
 
 
 #: error codes that make a spec invalid rather than its kernel merely untraced
@@ -106,11 +109,26 @@ def trace_spec_kernel(
 
 
 def _spec_error(kernel: KernelDecl, message: str, index: int | None = None) -> KernelUnavailable:
-    pos = kernel.pos
+    pos = named_pos(kernel, message) or kernel.pos
     if index is not None and index < len(kernel.nvcc_pos):
         pos = kernel.nvcc_pos[index] or pos
     error = ShmemError(message, path=kernel.spec_path or None, pos=pos, code="refused")
-    return KernelUnavailable(message, error=error)
+    return KernelUnavailable(message, error=error, pos=pos)
+
+
+#: what a trace's error says it is about, in a spec's words: ``kernel.args 0 (out): ...``
+_NAMED = re.compile(r"kernel\.(args|const|memory) ([^\s:(]+)(?: \(([^\s:)]+)\))?")
+
+
+def named_pos(kernel: KernelDecl, message: str) -> SourcePos | None:
+    """Where the spec writes the argument, constant or memory range ``message`` opens with
+    (by position or by name), None where it names none the spec writes."""
+    found = _NAMED.match(message)
+    if found is None:
+        return None
+    part, first, name = found.groups()
+    written = dict(kernel.key_pos)
+    return written.get(f"{part} {first}") or written.get(f"{part} {name}")
 
 
 def _refusal(
@@ -223,6 +241,6 @@ def _trace(
                 where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path
                 text = f"kernel.source {where}: {text}"
             return _spec_error(kernel, text)
-        return KernelUnavailable(text)
+        return KernelUnavailable(text, pos=named_pos(kernel, text))
     except (toolchain.ToolError, OSError) as exc:  # e.g. a folder that cannot be made
         return KernelUnavailable(f"cannot trace {kernel.source}: {exc}")

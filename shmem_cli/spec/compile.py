@@ -16,7 +16,7 @@ from typing import Any
 from ..hardware import dtypes
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
 from ..hardware.swizzle import TMA_SWIZZLES, Swizzle
-from ..plumbing.errors import ShmemError, one_line, shorten
+from ..plumbing.errors import ShmemError, SourcePos, one_line, shorten
 from .budget import check_accesses, check_text
 from .compile_accesses import AccessCompiler
 from .expr import CType
@@ -205,18 +205,21 @@ class _Compiler(AccessCompiler):
             values.check_dims(dims, "kernel.grid", limit=values.MAX_GRID_BLOCKS)
         except values.LaunchError as exc:
             raise self.err(exc.message, "kernel", "grid") from None
+        key_pos: list[tuple[str, SourcePos | None]] = []  # as an error names each
         args = []
         for key, arg in (value.get("args") or {}).items():
             text = str(arg)
             if text.startswith("@"):  # a buffer file, relative to the spec too
                 text = "@" + str(base / text[1:])
             args.append((str(key), text))
+            key_pos.append((f"args {key}", self.doc.key_pos("kernel", "args", key)))
         consts = []
         for key, const in (value.get("const") or {}).items():
             text = ",".join(str(v) for v in const) if isinstance(const, list) else str(const)
             if text.startswith("@"):  # a file, relative to the spec too
                 text = "@" + str(base / text[1:])
             consts.append((str(key), text))
+            key_pos.append((f"const {key}", self.doc.key_pos("kernel", "const", key)))
         memory = []
         for key, text in (value.get("memory") or {}).items():
             if isinstance(key, bool) or not isinstance(key, int | str) or str(key)[:1] == "-":
@@ -234,6 +237,7 @@ class _Compiler(AccessCompiler):
             if text.startswith("@"):  # a file, relative to the spec too
                 text = "@" + str(base / text[1:])
             memory.append((str(address), text))
+            key_pos.append((f"memory {address}", self.doc.key_pos("kernel", "memory", key)))
         params = value.get("params")
         if params is not None:  # "@FILE" (the schema), relative to the spec too
             params = "@" + str(base / str(params)[1:])
@@ -269,6 +273,7 @@ class _Compiler(AccessCompiler):
             pos=self.doc.pos("kernel"),
             nvcc_pos=nvcc_pos,
             spec_path=self.path,
+            key_pos=tuple(key_pos),
         )
 
     def compile_array(

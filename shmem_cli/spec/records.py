@@ -194,6 +194,8 @@ class KernelDecl:
     params: str | None = None  # "@FILE" (resolved), as --params
     cluster: tuple[int, int, int] | None = None  # as --cluster
     spec_path: str = ""  # the spec file (its folder starts relative -I paths)
+    #: where each of args, const and memory is written, by "args KEY" ("args 0", "const tab")
+    key_pos: tuple[tuple[str, SourcePos | None], ...] = ()
 
 
 @frozen

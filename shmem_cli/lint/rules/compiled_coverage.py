@@ -47,12 +47,13 @@ def check(item: FileCheck) -> Iterator[Hit]:
     kpos = spec.kernel.pos
     kline, kcol = (kpos.line, kpos.column) if kpos else (None, None)
     if isinstance(compiled, KernelUnavailable):
+        at = compiled.pos or kpos  # the argument or constant the reason names, else kernel:
         yield Hit(
             f"kernel {shorten(spec.kernel.name or spec.kernel.source)!r} was not traced, so the "
             f"accesses were not checked against the compiled code: {compiled.reason}",
             (("kernel_source", spec.kernel.source),),
-            kline,
-            kcol,
+            at.line if at else None,
+            at.column if at else None,
         )
         return
     assert isinstance(compiled, Comparison)
