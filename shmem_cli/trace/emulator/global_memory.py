@@ -74,6 +74,12 @@ BUFFER_SHIFT = 3
 BUFFER_GROUPS = 5
 
 
+#: a null address's likely causes where no global data led to it
+_NOT_GIVEN = (
+    "a null pointer, or a pointer parameter that was not given: --arg NAME=@FILE, or --params @FILE"
+)
+
+
 def buffer_bit(k: int) -> int:
     """The taint bit of the launch's ``k``-th buffer (the last group's past the fourth)."""
     return 1 << (BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1))
@@ -217,10 +223,12 @@ class GlobalMemory(ShadowArena):
         return raw.split(b"\0", 1)[0]
 
     def offsets(
-        self, addr: npt.NDArray[np.int64], width: int, ins: Instruction
+        self, addr: npt.NDArray[np.int64], width: int, ins: Instruction, taint: Any = None
     ) -> npt.NDArray[np.int64]:
         """Arena offsets of device addresses; an address outside every buffer is undescribed
-        memory (a shadow region is made for it), or an error when it cannot be memory."""
+        memory (a shadow region is made for it), or an error when it cannot be memory
+        (``taint``: the addresses' taint, per lane or one for all, which names where a
+        pointer read from memory came from)."""
         addr = np.asarray(addr, dtype=np.int64)
         if self.spin_reads is not None and len(self.spin_reads) < READ_LOG:
             self.spin_reads.append((addr.copy(), width, ins))
@@ -233,7 +241,9 @@ class GlobalMemory(ShadowArena):
                 return found
         k, bad = self._find(addr, width)
         if np.count_nonzero(bad):
-            self._shadow(addr[bad], width, ins)
+            lanes = np.broadcast_to(0 if taint is None else taint, addr.shape)[bad]
+            t = int(np.bitwise_or.reduce(lanes.astype(np.int64)))
+            self._shadow(addr[bad], width, ins, t)
             k, bad = self._find(addr, width)
         off: npt.NDArray[np.int64] = self._bases[k] + (addr - self._starts[k])
         return off
@@ -254,7 +264,9 @@ class GlobalMemory(ShadowArena):
         k, bad = self._find(np.array([at], dtype=np.int64), 1)
         return None if bad[0] else self._every[int(k[0])]
 
-    def _shadow(self, addr: npt.NDArray[np.int64], width: int, ins: Instruction) -> None:
+    def _shadow(
+        self, addr: npt.NDArray[np.int64], width: int, ins: Instruction, taint: int = 0
+    ) -> None:
         """Shadow regions for undescribed addresses (or the error they are)."""
         a = int(addr.min())
         window = addr >= GLOBAL_BASE
@@ -271,8 +283,13 @@ class GlobalMemory(ShadowArena):
         if a < NULL_PAGE or int(addr.max()) + width > MAX_ADDRESS:
             a = a if a < NULL_PAGE else int(addr.max())
             raise TraceError(
-                f"global access at 0x{a % (1 << 64):x}: not a device address (a null pointer, "
-                "or a pointer parameter that was not given: --arg NAME=@FILE, or --params @FILE)",
+                f"global access at 0x{a % (1 << 64):x}: not a device address ("
+                + (
+                    self._loaded_pointer(taint)
+                    if taint & TAINT_GLOBAL and 0 <= a < NULL_PAGE
+                    else _NOT_GIVEN
+                )
+                + ")",
                 ins,
                 gives_data=True,
             )
@@ -308,14 +325,37 @@ class GlobalMemory(ShadowArena):
         self._mark_set_span(at, at + nbytes)
         self._mark(np.arange(at // PAGE, (at + nbytes - 1) // PAGE + 1), None)
 
+    def _loaded_pointer(self, taint: int) -> str:
+        """Where a null address computed from global data came from, and what to give: a
+        pointer the kernel read from memory (a pointer array's entry), zero in a buffer shmem
+        zero-filled for a pointer parameter not given (those named first)."""
+        read = [b for k, b in enumerate(self.buffers) if taint & buffer_bit(k)]
+        made = [b.made for b in read if b.made]
+        if made:
+            whose = f"the zero-filled buffer of {', '.join(made)} (not given)"
+            give = " or ".join(f"--arg {m}=@FILE" for m in made)
+        else:
+            whose = f"the buffer of {', '.join(b.name for b in read)}" if read else "memory"
+            give = "--arg NAME=@FILE"
+        return (
+            f"null, from data read from {whose}: a pointer array's entry? give it with device "
+            f"addresses, {give}, and their memory, --memory ADDR=@FILE"
+        )
+
     def store_offsets(
-        self, addr: npt.NDArray[np.int64], width: int, ins: Instruction, *, counted: bool = True
+        self,
+        addr: npt.NDArray[np.int64],
+        width: int,
+        ins: Instruction,
+        *,
+        counted: bool = True,
+        taint: Any = None,
     ) -> npt.NDArray[np.int64]:
         """:meth:`offsets` for a write of ``width`` bytes at each address: the pages written
         become real, and more of them than :attr:`max_written` stop the trace. The write
         counts in :attr:`epoch` unless ``counted`` is false (an atomic counts its own, where
         it changed a word)."""
-        off = self.offsets(addr, width, ins)
+        off = self.offsets(addr, width, ins, taint)
         self.epoch += counted
         if self._set is not None:  # undescribed bytes written: they read back as written
             self._mark_set((off[..., None] + np.arange(width)).ravel())

@@ -241,7 +241,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
         else:
             mem_ = b.launch.memory
-            fresh = mem_.read_taint(mem_.offsets(a, width, ins), width)
+            fresh = mem_.read_taint(mem_.offsets(a, width, ins, ta), width)
             off = mem_.store_offsets(a, width, ins, counted=False)
             data, taint = mem_.data, None
         if taint is not None:

@@ -241,7 +241,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
             sh, lo = _generic_spaces(a, ins)
             mem = b.launch.memory
             if sh is None and lo is None:
-                off = mem.offsets(a, width, ins)
+                off = mem.offsets(a, width, ins, ta)
                 vals = gather(mem.data, off, width, signed)
                 t = np.asarray(ta, dtype=np.uint8) | mem.read_taint(off, width)
             else:  # a generic pointer into a window: those lanes read shared or local memory
@@ -261,7 +261,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
                     t[lo] |= gather_taint(taint, at, width)
                     rest &= ~lo
                 if rest.any():
-                    goff = mem.offsets(a[rest], width, ins)
+                    goff = mem.offsets(a[rest], width, ins, ta[rest])
                     vals[:, rest] = gather(mem.data, goff, width, signed)
                     t[rest] |= mem.read_taint(goff, width)
         w(b, ix, vals, t)
@@ -302,7 +302,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
             sh, lo = _generic_spaces(a, ins)
             mem = b.launch.memory
             if sh is None and lo is None:
-                off = mem.store_offsets(a, width, ins)  # first: it may grow the arena
+                off = mem.store_offsets(a, width, ins, taint=ta)  # first: it may grow the arena
                 scatter(mem.data, off, width, vals)
                 return
             # a generic pointer into a window: those lanes write shared or local memory
@@ -328,7 +328,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                 scatter_taint(b.tsmem, at, width, taint)
                 rest &= ~sh
             if rest.any():
-                off = mem.store_offsets(a[rest], width, ins)
+                off = mem.store_offsets(a[rest], width, ins, taint=ta[rest])
                 scatter(mem.data, off, width, vals[:, rest])
 
     def skipped(b: Block, ids: npt.NDArray[np.intp], taint: npt.NDArray[np.uint8]) -> None:
@@ -412,7 +412,7 @@ def _ldgsts(ins: Instruction, ctx: Context) -> Step:
         fresh = np.zeros(n, dtype=np.uint8)
         if reads.any():
             mem = b.launch.memory
-            src = mem.offsets(s[reads], width, ins)
+            src = mem.offsets(s[reads], width, ins, np.broadcast_to(ts, (n,))[reads])
             raw[reads] = mem.data[src[:, None] + np.arange(width)]
             raw[np.arange(width)[None, :] >= nbytes[:, None]] = 0
             fresh[reads] = mem.read_taint(src, width)

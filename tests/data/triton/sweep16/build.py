@@ -1,0 +1,65 @@
+"""Compile kernels.py ahead of time (no GPU) with Triton 3.6 for GPUTarget("cuda", 90, 32), as
+the JIT specializes these launches (pointers and integers divisible by 16 marked so), and keep
+each cache entry Triton wrote (cubin, metadata, TTGIR, PTX) in cache/:
+
+    ws_tile[(1,)](a, b, c, K, BM=128, BN=64, BK=64, num_warps=4, num_stages=2)   # K = 256
+    row_sums_ptrs[(3,)](rows, out, 500, BLOCK=512, num_warps=4)
+
+    /path/to/venv-with-triton-3.6/bin/python tests/data/triton/sweep16/build.py
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+KEEP = (".cubin", ".json", ".ttgir", ".ptx")
+D16 = [["tt.divisibility", 16]]
+LAUNCHES = {
+    "ws_tile": (
+        {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "K": "i32"},
+        {"BM": 128, "BN": 64, "BK": 64},
+        {(0,): D16, (1,): D16, (2,): D16, (3,): D16},
+        {"num_warps": 4, "num_stages": 2},
+    ),
+    "row_sums_ptrs": (
+        {"rows_ptr": "*i64", "out_ptr": "*fp32", "n": "i32"},
+        {"BLOCK": 512},
+        {(0,): D16, (1,): D16},
+        {"num_warps": 4},
+    ),
+}
+
+
+def main() -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="triton-cache-"))
+    os.environ["TRITON_CACHE_DIR"] = str(scratch)
+    import kernels
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    shutil.rmtree(HERE / "cache", ignore_errors=True)
+    for name, (sig, consts, attrs, opts) in LAUNCHES.items():
+        full = dict(sig, **{k: "constexpr" for k in consts})
+        src = ASTSource(getattr(kernels, name), full, consts, attrs)
+        compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+        folder = next(
+            m.parent
+            for m in scratch.glob(f"*/{name}.json")
+            if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
+        )
+        dest = HERE / "cache" / folder.name
+        dest.mkdir(parents=True)
+        for f in folder.iterdir():
+            if f.suffix in KEEP and not f.name.startswith("__grp__"):
+                shutil.copy(f, dest / f.name)
+        print(triton.__version__, name, folder.name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Two Triton 3.6 entries of kinds a Triton user on Hopper writes (tests/data/triton/sweep16,
+our own kernels compiled ahead of time for sm_90): a matmul whose K loop Triton splits into
+warp-specialized partitions, and a row sum that reads its row's address from a pointer array.
+Each is traced from the cache root with only the grid and the named scalars, as a user would,
+and its counts are checked against what the kernel does, counted by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+
+from .conftest import TEST_DATA, needs_nvdisasm
+
+CACHE = TEST_DATA / "triton" / "sweep16" / "cache"
+
+pytestmark = needs_nvdisasm
+
+
+def trace(kernel: str, *args: str) -> Any:
+    command = ["trace", str(CACHE), "--kernel", kernel, "--no-tables", *args]
+    return CliRunner().invoke(main, command)
+
+
+def totals(output: str) -> dict[str, tuple[int, int]]:
+    (kernel,) = json.loads(output)["files"][0]["kernels"]
+    return {
+        op: (v["requests"], v["wavefronts"])
+        for op, v in kernel["totals"].items()
+        if isinstance(v, dict) and "requests" in v
+    }
+
+
+def test_a_warp_specialized_matmul_runs_every_stage_to_its_end() -> None:
+    # 12 warps: the producer (warps 0-3) loads, per K step of 64, A's two 64-row halves and
+    # B's 64 x 64 tile by TMA; each consumer warpgroup (4-7, 8-11) waits for them, runs four
+    # k16 wgmma and frees the stage with one arrive of 128 (SYNCS.ARRIVE.TRANS64.ART0), which
+    # the producer waits for before it refills the stage: with K = 256 and two stages the
+    # producer waits on a freed stage twice, and the launch deadlocked where that arrive
+    # counted as one arrival
+    got = trace("ws_tile", "--grid", "1", "--arg", "K=256", "--format", "json")
+    assert got.exit_code == 0, got.output
+    ops = totals(got.output)
+    assert ops["tma"][0] == 4 * 3  # 4 K steps x (A top, A bottom, B)
+    assert ops["wgmma"][0] == 2 * 4 * 4 * 4  # 2 consumers x 4 K steps x 4 wgmma x 4 warps
+
+
+def test_a_pointer_read_from_an_array_not_given_says_which_array_to_give() -> None:
+    got = trace("row_sums_ptrs", "--grid", "3", "--arg", "n=500")
+    assert got.exit_code == 2
+    said = " ".join(got.output.split())
+    assert "null, from data read from the zero-filled buffer of rows_ptr (not given)" in said
+    assert "--arg rows_ptr=@FILE" in said and "--memory ADDR=@FILE" in said
+
+
+def test_a_pointer_array_given_with_its_memory_traces(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.npy"
+    np.save(rows, np.array([0x7F0000000000, 0x7F0000001000, 0x7F0000002000], dtype=np.int64))
+    row0 = tmp_path / "row0.npy"
+    np.save(row0, np.arange(500, dtype=np.float32))
+    given = ("--arg", f"rows_ptr=@{rows}", "--memory", f"0x7F0000000000=@{row0}")
+    got = trace("row_sums_ptrs", "--grid", "3", "--arg", "n=500", *given, "--format", "json")
+    assert got.exit_code == 0, got.output
+    # tl.sum over 4 warps: each warp's lane 0 stores its partial (4 STS), lanes 0-3 of warp 0
+    # load the four (1 LDS), thread 0 stores the sum (1 STS) and reads it back (1 LDS), for
+    # each of the 3 programs; the warps that reach a guarded one with no lane on are misc
+    assert totals(got.output)["store"] == (3 * 5, 3 * 5)
+    assert totals(got.output)["load"] == (3 * 2, 3 * 2)
