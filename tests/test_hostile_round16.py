@@ -369,3 +369,16 @@ def test_a_kernel_argument_the_trace_refuses_is_placed_at_its_key(
     ran = shmem("lint", str(spec))
     assert f"k.yaml:{line}:{column}: warning: kernel 'row_scale' was not traced" in ran.text
     assert said in " ".join(ran.text.split()) and "Traceback" not in ran.text
+
+
+def test_a_target_the_cubin_is_not_for_is_placed_at_it(tmp_path: Path) -> None:
+    # "the metadata says sm_999 and the cubin is for sm_90a" named the entry's folder alone
+    folder = entry(tmp_path, target={"backend": "cuda", "arch": 999, "warp_size": 32})
+    text = (folder / "matmul_tiles.json").read_text()
+    column = text.index('"target"') + 1
+    ran = shmem("trace", str(folder), "--grid", "1")
+    refused(
+        ran,
+        f"matmul_tiles.json:1:{column}: error: the metadata says sm_999 and the cubin is for",
+        "give an entry folder as Triton wrote it",
+    )

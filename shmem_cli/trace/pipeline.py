@@ -63,6 +63,7 @@ from .tracer import find_function, outside_not_quoted, source_texts, trace_kerne
 from .triton.cache import TritonEntry, is_triton_input, open_entry
 from .triton.callsites import place
 from .triton.launch import named_by_call, triton_launch, triton_params
+from .triton.metadata import field_error
 
 _T = TypeVar("_T")
 
@@ -267,8 +268,9 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
         info = read_cubin(entry.cubin)
         arch = entry.arch or info.arch
         if arch not in (info.arch, info.target_name):
-            why = f"the metadata says {arch} and the cubin is for {info.target_name}"
-            raise ShmemError(why, code="invalid-kernel")
+            why = f"the metadata says {arch} and the cubin is for {info.target_name}: the two "
+            why += "come from different compiles; give an entry folder as Triton wrote it"
+            raise field_error(entry.cubin.with_suffix(".json"), why, "target", "capability", "cc")
         if request.arch is not None and request.arch not in (arch, info.target_name):
             why = f"the entry is for {info.target_name}, not {request.arch}"
             raise ShmemError(why, code="invalid-kernel")

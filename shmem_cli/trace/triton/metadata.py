@@ -65,6 +65,18 @@ def key_position(text: str, key: str) -> SourcePos | None:
     return SourcePos(text.count("\n", 0, found) + 1, found - text.rfind("\n", 0, found))
 
 
+def field_error(path: Path, message: str, *keys: str) -> TritonError:
+    """``message`` about the metadata at ``path``, placed at the first of ``keys`` that its
+    top-level object names (nowhere where none, or where the file cannot be read again)."""
+    try:
+        data = read_bounded(path, MAX_METADATA_BYTES, what="Triton metadata", text=True)
+    except ShmemError:
+        data = b""
+    text = data.decode("utf-8", errors="replace")
+    found = (key_position(text, key) for key in keys)
+    return TritonError(message, path, next((pos for pos in found if pos is not None), None))
+
+
 def read_metadata(path: Path) -> dict[str, Any]:
     """The metadata at ``path``: a JSON object with ``name`` and ``num_warps``, its fields
     checked (:func:`check`)."""
