@@ -17,9 +17,8 @@ Memory:
   area (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0),
   so a window address is ``0x400 + offset``; banks are ``(address / 4) % 32`` either way.
   A batch of CTAs keeps one window per CTA (:meth:`Block.shared_base`).
-* local: per thread, allocated on first use; the stack pointer starts at
-  ``LOCAL_BYTES`` (``c[0x0][0x28]``).
-* global: :class:`GlobalMemory`, buffers at synthetic device addresses.
+* local: per thread, allocated on first use; the stack pointer starts at ``LOCAL_BYTES``
+  (``c[0x0][0x28]``). global: :class:`GlobalMemory`, buffers at synthetic addresses.
 * generic pointers (LD/ST) into shared memory: ``SR_SWINHI`` is ``SHARED_WINDOW_HI``, so
   such an address is ``SHARED_WINDOW_HI << 32`` plus the window address; into local
   memory: ``LOCAL_WINDOW`` (``c[0x0][0x20]``) plus the thread's local address.
@@ -291,30 +290,24 @@ class Block:
         self.clock = Clock(-(-t // ws), nb, ws)  # the CTAs' SM clocks (sync/clock.py)
 
     def listed(self, index: int, ids: Any, at: Any = None, width: int = 4, op: str = "",
-               count: bool = True, operands: int = 1, taint: Any = 0,
-               merged: Any = None) -> None:  # fmt: skip
-        """Warps of ``ids`` ran instruction ``index`` on shared memory it does not model (a
-        generic atomic, another CTA's shared memory): counted (``count``), and with ``at``
-        (offsets in :attr:`smem`) and ``op`` (ld, st, atom: ``operands`` a lane sends) the
-        DSMEM sectors and op_atom wavefronts they cost (:mod:`shmem_cli.hardware.dsmem`):
-        none for the warps of ``merged`` (they had lanes on their own CTA's memory in the
-        same instruction, whose wavefronts carry the remote lanes', measured in
-        tests/data/trace/clusterhist). ``taint``: the lanes' address taint, told to the
-        recorder as a request's is (the watch over a class's block reads it)."""
+               operands: int = 1, taint: Any = 0, merged: Any = None) -> None:  # fmt: skip
+        """Warps of ``ids`` ran instruction ``index``, not modelled (an external call, another
+        CTA's memory): counted, and with ``at`` (offsets in :attr:`smem`) and ``op`` (ld, st,
+        atom; ``operands`` a lane) its DSMEM sectors and op_atom wavefronts (hardware.dsmem:
+        none for warps of ``merged``, whose own lanes' carry them), ``taint`` as a request's."""
         if not len(ids):
             return
         warps = ids // self.warp_size
-        if count:
-            self.unmodelled[index] = self.unmodelled.get(index, 0) + len(np.unique(warps))
+        self.unmodelled[index] = self.unmodelled.get(index, 0) + len(np.unique(warps))
         if at is not None and op:
             self.rec.address_taint(index, ids, taint, self.warp_ids)
             at = np.asarray(at, dtype=np.int64)
             n = dsmem.sectors(warps, at, width, op, at // self.smem_stride)
             self.dsmem_sectors[index] = self.dsmem_sectors.get(index, 0) + n
             if op == "atom":
-                alone = ~np.isin(warps, merged) if merged is not None else slice(None)
-                lanes = ids[alone] % self.warp_size
-                n = dsmem.remote_atom_wavefronts(warps[alone], lanes, width, operands)
+                on = ~np.isin(warps, merged) if merged is not None else slice(None)
+                lanes = ids[on] % self.warp_size
+                n = dsmem.remote_atom_wavefronts(warps[on], lanes, width, operands)
                 self.dsmem_atoms[index] = self.dsmem_atoms.get(index, 0) + n
 
     def count_misc(self, index: int, ix: Any, retire: bool = False) -> None:
@@ -403,9 +396,9 @@ class Block:
         memory elsewhere (global memory by its writes, :attr:`GlobalMemory.epoch`; atomics
         that changed a word, whose serving order matters only then) or read a clock (whose
         value is left out: a state met again with no read between repeats for ever)."""
+        fields = ("arrived", "true", "false")
         bars = tuple(
-            (k, *(bar[f].tobytes() for f in ("arrived", "true", "false")), bar["count"])
-            + (bar["red"],)
+            (k, *(bar[f].tobytes() for f in fields), bar["count"], bar["red"])
             for k, bar in sorted(self.barriers.items())
         )
         mbars = tuple(

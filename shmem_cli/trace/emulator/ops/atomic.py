@@ -235,7 +235,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
                 pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
                 own = np.unique(ids[here] // b.warp_size)
                 at = off[remote]
-                b.listed(index, ids[remote], at, width, "atom", True, pair, lane_taint[remote], own)
+                b.listed(index, ids[remote], at, width, "atom", pair, lane_taint[remote], own)
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
