@@ -395,14 +395,16 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
     if "PACK_AB" not in ins.mods or len(ops) != 3:
         raise unsupported(ins)
     mode = rounding_mode(ins)
-    if "SATFINITE" in ins.mods or "RELU" in ins.mods:
-        raise unsupported(ins, "F2FP to F16 or BF16 without .SATFINITE or .RELU")
-    bf = "BF16" in ins.mods
+    if "SATFINITE" in ins.mods:
+        raise unsupported(ins, "F2FP to F16 or BF16 without .SATFINITE")
+    bf, relu = "BF16" in ins.mods, "RELU" in ins.mods
     w = write_u32(ops[0], ins)
     ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
 
     def half(v: Any) -> Any:  # a NaN of any payload becomes 0x7fff, in every mode
         f = as_f32(v)
+        if relu:  # cvt's .relu (CUTLASS's ReLU epilogue): below 0, and -0, is +0; NaN stays
+            f = np.where(f <= 0, np.float32(0), f)
         return bf16_bits(f, mode) if bf else half_bits(f, mode)
 
     def step(b: Block, ix: Idx) -> None:
