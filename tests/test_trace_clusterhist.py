@@ -30,8 +30,12 @@ ATOM_PC = 0x4D0
 pytestmark = needs_nvdisasm
 
 
-def measured() -> dict[str, dict[str, Any]]:
-    data = json.loads((HERE / "measured.json").read_text())
+#: the H200's run (the first three launches) and two runs of all eight on an H100
+RUNS = ("measured.json", "measured_h100_run1.json", "measured_h100_run2.json")
+
+
+def measured(run: str = RUNS[0]) -> dict[str, dict[str, Any]]:
+    data = json.loads((HERE / run).read_text())
     return {L["id"]: L for L in data["launches"]}
 
 
@@ -40,23 +44,30 @@ def traced(lid: str) -> KernelTrace:
     return kt
 
 
-@pytest.mark.parametrize("lid", sorted(measured()))
-def test_own_and_remote_lanes_of_one_atomic_as_the_h200_counts_them(lid: str) -> None:
-    got, want = traced(lid), measured()[lid]
+@pytest.mark.parametrize(("run", "lid"), [(r, lid) for r in RUNS for lid in sorted(measured(r))])
+def test_own_and_remote_lanes_of_one_atomic_as_the_gpu_counts_them(run: str, lid: str) -> None:
+    got, want = traced(lid), measured(run)[lid]
     (row,) = [i for i in want["instructions"] if i["pc"] == ATOM_PC]
     atomic, dsmem = got.totals["atomic"], got.dsmem
     assert atomic.requests == want["per_op"]["atom"]["requests"]
     assert atomic.wavefronts == row["wavefronts"]
     assert dsmem.requests == want["per_op"]["dshared"]["atom"]
-    assert got.data_from == ("0",)  # the keys decide which words and CTAs
+    if atomic.requests:  # the keys decide which words and CTAs (a remote-only one: no row)
+        assert got.data_from == ("0",)
+    if not lid.startswith("hist_rem_") and not lid.startswith("hist_own_"):
+        return  # (below: where a CTA's words see no other CTA's atomics at the same time)
+    # Nsight's op_atom: the own lanes' wavefronts and one a warp with remote lanes
+    assert atomic.wavefronts + dsmem.wavefronts == want["per_op"]["atom"]["wavefronts"]
 
 
 def test_a_warp_with_lanes_here_and_there_pays_the_remote_phase_in_its_own() -> None:
     """hist_seq: every warp has 8 lanes on its CTA's words (1 wavefront) and 24 on the other
-    three CTAs; Nsight's op_atom holds 128 for 128 warps, not 256."""
-    got, want = traced("hist_seq"), measured()["hist_seq"]
+    three CTAs; Nsight's op_atom holds 128 for 128 warps on the H200, 129 in both H100 runs
+    (one more under contention: the others' atomics land on the same words), not 256."""
+    got = traced("hist_seq")
     assert got.totals["atomic"].wavefronts + got.dsmem.wavefronts == 128
-    assert want["per_op"]["atom"]["wavefronts"] == 128
+    seen = [measured(run)["hist_seq"]["per_op"]["atom"]["wavefronts"] for run in RUNS]
+    assert seen == [128, 129, 129]
 
 
 @pytest.mark.parametrize("lid", ["hist_rand", "hist_rem_rand"])

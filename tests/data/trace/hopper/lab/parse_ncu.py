@@ -145,8 +145,7 @@ def main():
     (HERE / "measured.json").write_text(
         json.dumps(
             {
-                "gpu": "NVIDIA H200 (sm_90), "
-                + " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),
+                "gpu": " / ".join(x.strip() for x in gpu.splitlines() if x.strip()),
                 "profiler": "ncu --clock-control none --metrics <shared, gmma, tma counters> "
                 "--section SourceCounters",
                 "launches": ordered,
