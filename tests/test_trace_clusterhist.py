@@ -52,8 +52,7 @@ def test_own_and_remote_lanes_of_one_atomic_as_the_gpu_counts_them(run: str, lid
     assert atomic.requests == want["per_op"]["atom"]["requests"]
     assert atomic.wavefronts == row["wavefronts"]
     assert dsmem.requests == want["per_op"]["dshared"]["atom"]
-    if atomic.requests:  # the keys decide which words and CTAs (a remote-only one: no row)
-        assert got.data_from == ("0",)
+    assert got.data_from == ("0",)  # the keys decide which words and CTAs
     if not lid.startswith("hist_rem_") and not lid.startswith("hist_own_"):
         return  # (below: where a CTA's words see no other CTA's atomics at the same time)
     # Nsight's op_atom: the own lanes' wavefronts and one a warp with remote lanes
@@ -83,3 +82,10 @@ def test_an_address_on_global_data_keeps_the_clusters_apart(lid: str) -> None:
     coverage = kernel["grid_coverage"]
     assert coverage["blocks_run"] == 16 and coverage["mode"] != "alike"
     assert "ATOM.E.ADD" in coverage["differs"] and "a shared address" in coverage["differs"]
+    # the remote ATOM is flagged as an access is, its data named
+    (remote,) = kernel["not_modelled"]
+    assert remote["data_dependent"] and remote["data_from"] == ["0"]
+    assert kernel["data_dependent"] and kernel["data_from"] == ["0"]
+    text = CliRunner().invoke(main, ["trace", *lab.trace_args(lid, HERE)]).output
+    assert "global-memory data read from 0" in text
+    assert text.split("not modelled", 1)[1].splitlines()[2].rstrip().endswith("data")

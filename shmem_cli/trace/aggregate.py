@@ -265,16 +265,21 @@ def not_modelled(
     sectors: dict[int, int] | None = None,
     callees: dict[int, str] | None = None,
     atoms: dict[int, int] | None = None,
+    taints: dict[int, int] | None = None,
+    sources: Callable[[int], tuple[str, ...]] | None = None,
 ) -> tuple[NotModelled, ...]:
     """The instructions whose shared-memory traffic is not modelled, with their executions
     (and by pc, a remote access's distributed shared memory sectors, the function outside
-    the cubin a call went to, a remote atomic's op_atom wavefronts)."""
-    got, called, sent = sectors or {}, callees or {}, atoms or {}
+    the cubin a call went to, a remote atomic's op_atom wavefronts, the taint of a remote
+    access's addresses: named by ``sources`` where global data decided them)."""
+    got, called, sent, taint = sectors or {}, callees or {}, atoms or {}, taints or {}
     return tuple(
         NotModelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
             dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
             atom_wavefronts=sent.get(i.pc, 0),
+            data_dependent=bool(taint.get(i.pc, 0) & 1),
+            data_from=sources(taint.get(i.pc, 0)) if sources is not None else (),
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)
     )  # fmt: skip

@@ -64,6 +64,9 @@ class Recorder:
         # index, global data, a value not computed), with that taint: :mod:`.emulator.grid`
         self.tainted: dict[int, int] = {}
         self.tainted_by: dict[int, dict[int, int]] = {}  # the same per block (open_class)
+        # the instructions whose lanes on another CTA's memory had an address with taint,
+        # with it, for the report (kept for the whole run: :meth:`address_taint`)
+        self.remote: dict[int, int] = {}
         self.requests = 0  # requests recorded
         self.period = 0  # rows after which the batch's requests may repeat (new_batch)
 
@@ -147,6 +150,7 @@ class Recorder:
             t = t | self.control[tids]
         if not np.count_nonzero(t):
             return
+        self.remote[index] = self.remote.get(index, 0) | taint_or(t)
         self.tainted[index] = self.tainted.get(index, 0) | taint_or(t)
         if self.apart:
             self._tainted_by(index, warp_ids[np.asarray(tids) // self.warp_size], t)

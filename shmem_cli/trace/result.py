@@ -252,7 +252,10 @@ class KernelTrace:
 
     @property
     def data_dependent(self) -> bool:
-        return any(a.data_dependent for a in self.accesses)
+        """Whether global data decided an access's addresses, lanes or count (a remote one's
+        addresses too)."""
+        remote = any(n.data_dependent for n in self.not_modelled)
+        return remote or any(a.data_dependent for a in self.accesses)
 
     @property
     def dsmem(self) -> DsmemTotals:
@@ -273,7 +276,8 @@ class KernelTrace:
     @property
     def data_from(self) -> tuple[str, ...]:
         """The buffers whose data decided an address, a lane set or a count, in order."""
-        return tuple(dict.fromkeys(b for a in self.accesses for b in a.data_from))
+        rows = [a.data_from for a in self.accesses] + [n.data_from for n in self.not_modelled]
+        return tuple(dict.fromkeys(b for names in rows for b in names))
 
     def accesses_at(self, line: int, file: str | None = None) -> tuple[TraceAccess, ...]:
         """The shared-memory instructions of a source line (what a spec's ``line:`` names).

@@ -29,6 +29,9 @@ class NotModelled:
     # a remote atomic or reduction: the wavefronts it adds to Nsight's op_atom counter
     # (hardware.dsmem.remote_atom_wavefronts); 0 for any other instruction
     atom_wavefronts: int = 0
+    # a remote access whose addresses global data decided, and the buffers it came from
+    data_dependent: bool = False
+    data_from: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +43,8 @@ class NotModelled:
             "dsmem_sectors": self.dsmem_sectors,
             "atom_wavefronts": self.atom_wavefronts,
             "callee": self.callee,
+            "data_dependent": self.data_dependent,
+            "data_from": list(self.data_from),
         }
 
 

@@ -324,6 +324,8 @@ def trace_kernel(
             {pc: n * weight for pc, n in trace.dsmem_sectors.items()},
             trace.callees,
             {pc: n * weight for pc, n in trace.dsmem_atoms.items()},
+            trace.dsmem_taint,
+            sources,
         ),
         instructions_executed=int(trace.thread_instructions) * weight,
         misc_rows=tuple(

@@ -62,7 +62,8 @@ def notes(kernel: KernelTrace) -> list[Block]:
         out.append(Styled(f"note: {grid.text()}", color))
     if kernel.fills_gpu is not None:
         out.append(Styled(f"note: {kernel.fills_gpu}", "dim"))
-    dependent = [a for a in kernel.accesses if a.data_dependent]
+    dependent = [a.data_dependent for a in kernel.accesses if a.data_dependent]
+    dependent += [n.data_dependent for n in kernel.not_modelled if n.data_dependent]
     if dependent:
         sources = kernel.data_from
         text = Styled(
@@ -159,11 +160,14 @@ def not_modelled_block(kernel: KernelTrace) -> list[Block]:
         return []
     remote = any(n.dsmem_sectors is not None for n in kernel.not_modelled)
     calls = any(n.callee is not None for n in kernel.not_modelled)
+    data = any(n.data_dependent for n in kernel.not_modelled)
     columns = [Column("line"), Column("sass"), Column("executions", "right")]
     if remote:
         columns.append(Column("dsmem sectors", "right"))
     if calls:
         columns.append(Column("calls"))
+    if data:  # a remote access whose addresses global data decided (the notes' flag 'data')
+        columns.append(Column("flag"))
     table = Table(columns)
     for n in kernel.not_modelled:
         row = [where(n.file, n.line), n.sass, f"{n.executions:,}"]
@@ -171,6 +175,8 @@ def not_modelled_block(kernel: KernelTrace) -> list[Block]:
             row.append("" if n.dsmem_sectors is None else f"{n.dsmem_sectors:,}")
         if calls:
             row.append(n.callee or "")
+        if data:
+            row.append("data" if n.data_dependent else "")
         table.add_row(*row)
     head = Styled(
         "not modelled (shared-memory traffic of these instructions is not counted above):",

@@ -71,6 +71,8 @@ class Trace:
     dsmem_atoms: dict[int, int] = field(default_factory=dict)
     clock_spins: int = 0  # clock reads of a delay loop that jumped the clock (sync/clock.py)
     wait_note: str | None = None  # spins that yielded, blocks run out of order (sync/parking.py)
+    # the taint of each remote instruction's addresses (global data, the block index), by pc
+    dsmem_taint: dict[int, int] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them, or that reads the local window's base
@@ -311,6 +313,7 @@ class _Run:
             {ins[i].pc: n for i, n in counts.atoms.items()},
             self.clock_spins,
             wait_note(self.parks, self.waits),
+            {ins[i].pc: t for i, t in self.recorder.remote.items()},
         )
 
 
