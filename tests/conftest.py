@@ -23,6 +23,10 @@ from shmem_cli.cuda import toolchain
 
 from .cexpr import GXX
 
+#: an exception shmem does not expect is raised whole in every test and every process a test
+#: starts, never said in one line (shmem_cli.cli.TRACEBACK_VARIABLE): a bug must show
+os.environ["SHMEM_TRACEBACK"] = "1"
+
 #: the repository's root
 ROOT = Path(__file__).resolve().parents[1]
 #: the project's measured data, fixtures and kernels (tests/data/README.md)

@@ -382,3 +382,34 @@ def test_a_target_the_cubin_is_not_for_is_placed_at_it(tmp_path: Path) -> None:
         f"matmul_tiles.json:1:{column}: error: the metadata says sm_999 and the cubin is for",
         "give an entry folder as Triton wrote it",
     )
+
+
+# --- an exception shmem does not expect ------------------------------------------------------
+
+
+def test_an_exception_shmem_does_not_expect_is_one_line_and_status_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bug a hostile input reaches printed a traceback and exited 1, the status of findings;
+    # the tests set SHMEM_TRACEBACK (conftest) so that they still see one whole
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+    from shmem_cli.spec import source
+
+    def fails(*_args: object, **_kwargs: object) -> str:
+        raise ValueError("a check shmem lacks")
+
+    monkeypatch.setattr(source, "decode_text", fails)
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: x\n")
+    monkeypatch.delenv("SHMEM_TRACEBACK")
+    result = CliRunner().invoke(main, ["analyze", str(spec)])
+    assert (result.exit_code, type(result.exception)) == (2, SystemExit)
+    assert "shmem: internal error: ValueError: a check shmem lacks; a bug in shmem" in (
+        result.output
+    )
+    assert "Traceback" not in result.output
+    monkeypatch.setenv("SHMEM_TRACEBACK", "1")
+    result = CliRunner().invoke(main, ["analyze", str(spec)])
+    assert isinstance(result.exception, ValueError)
