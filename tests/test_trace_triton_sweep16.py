@@ -71,3 +71,14 @@ def test_a_pointer_array_given_with_its_memory_traces(tmp_path: Path) -> None:
     # each of the 3 programs; the warps that reach a guarded one with no lane on are misc
     assert totals(got.output)["store"] == (3 * 5, 3 * 5)
     assert totals(got.output)["load"] == (3 * 2, 3 * 2)
+
+
+def test_an_integer_the_entry_was_not_compiled_for_is_refused_with_the_reason() -> None:
+    # build.py compiled ws_tile for K divisible by 16 (tt.divisibility = 16), as Triton's JIT
+    # does for K = 256: a K of 250 runs another entry on the GPU, and here it made a
+    # misaligned access error or counts for a launch that cannot happen
+    got = trace("ws_tile", "--grid", "1", "--arg", "K=250")
+    assert got.exit_code == 2
+    said = " ".join(got.output.split())
+    assert "--arg K=250: this entry was compiled for K a multiple of 16" in said
+    assert "trace that one" in said and "or give a multiple of 16" in said

@@ -21,7 +21,7 @@ from ..kernel.launch import LaunchError
 from ..kernel.params import Param
 from . import descriptors
 from .cache import HIDDEN, TritonEntry, TritonError
-from .ttgir import desc_rank, named, unnamed
+from .ttgir import TritonParam, desc_rank, named, unnamed
 
 _C_BYTES = {
     "bool": 1,
@@ -139,6 +139,8 @@ def triton_launch(
                 given.append(f"{pos}={v}")
                 named.add(params[pos].name or "")
         elif param is not None and sep:
+            if own_param is not None:
+                _check_divisible(own_param, key.strip(), value.strip())
             named.add(param.name or "")
             given.append(f"{key}={value.strip()}")  # a float one takes 1 as 1.0 (launch)
         elif param is None and not position.isdigit():
@@ -170,6 +172,25 @@ def triton_launch(
         buffer_sizes=sizes,
         cluster=cluster if cluster != (1, 1, 1) else None,
     )
+
+
+def _check_divisible(param: TritonParam, key: str, value: str) -> None:
+    """Refuse an integer the entry was not compiled for: Triton's JIT compiles an integer
+    argument that is a multiple of 16 at the call as such (``tt.divisibility = 16``), and
+    runs a call whose value is not through another entry."""
+    try:
+        number = int(value, 0)
+    except ValueError:
+        return  # not an integer: plan_launch says what is wrong with it
+    d = param.divisible
+    if d > 1 and number % d:
+        raise LaunchError(
+            f"--arg {shorten(key)}={shorten(value)}: this entry was compiled for "
+            f"{shorten(param.name)} a multiple of {d} (tt.divisibility = {d} in its TTGIR: "
+            "Triton's JIT so marks an integer that is one at the call), and Triton runs a call "
+            f"with {shorten(value)} through another entry: trace that one (--kernel on the cache "
+            f"root lists them), or give a multiple of {d}"
+        )
 
 
 def _desc_hint(name: str) -> str:

@@ -48,6 +48,7 @@ _SHAPE = re.compile(r"tensor<((?:\d{1,12}x){0,15}\d{1,12})x")
 #: characters of TTGIR searched for shapes at a time (:func:`tensor_shapes`)
 SHAPE_CHUNK = 1 << 20
 _TYPE_END = re.compile(r"\s(?=\{|loc\()")  # where a parameter's type ends
+_DIVISIBILITY = re.compile(r"\{[^{}]*\btt\.divisibility\s*=\s*([0-9]{1,6})\b")
 _POINTER = re.compile(r"!tt\.ptr<(\w+)(?:,\d+)?>")  # whitespace removed first
 # a host-side tensor descriptor (TensorDescriptor), lowered to TMA: a CUtensorMap by value
 _DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d{1,12}x){1,16})\w+(?:,[^<>]*)?>>")
@@ -76,6 +77,9 @@ class TritonParam:
     ir_type: str  # as the TTGIR writes it: !tt.ptr<f16>, i32, f32
     c_type: str  # float16*, int32_t, float
     hidden: bool = False  # one of Triton's scratch pointers
+    #: an integer the entry was compiled for multiples of (``tt.divisibility``, which Triton's
+    #: JIT sets where the call's value was a multiple of 16); 1 where none is said
+    divisible: int = 1
 
     @property
     def is_pointer(self) -> bool:
@@ -195,7 +199,7 @@ def named(names: Sequence[str], params: tuple[TritonParam, ...]) -> tuple[Triton
         parts = [f"shape{k}" for k in range(rank)] + [f"stride{k}" for k in range(rank)]
         if len(out) + 1 + len(parts) > len(params):
             return None
-        out.append(TritonParam(name, p.ir_type, p.c_type))
+        out.append(TritonParam(name, p.ir_type, p.c_type, divisible=p.divisible))
         for part in parts:
             q = params[len(out)]
             out.append(TritonParam(f"{name}.{part}", q.ir_type, q.c_type))
@@ -255,6 +259,9 @@ def _param(piece: str, where: Path, text: str, at: int) -> TritonParam:
         c_type = {"half": "float16", "bfloat16": "bfloat16"}.get(element, element) + "*"
     elif compact in SCALARS:
         c_type = SCALARS[compact][0]
+        whole = _DIVISIBILITY.search(rest) if compact.startswith("i") else None
+        if whole is not None and int(whole.group(1)) > 1:
+            return TritonParam(name, ir_type, c_type, divisible=int(whole.group(1)))
     else:
         type_at = at + m.end() + len(rest) - len(rest.lstrip())
         raise TritonError(
