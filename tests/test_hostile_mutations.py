@@ -38,43 +38,50 @@ def _tripling(levels: int) -> str:
 
 
 def _cubin(names: list[bytes], info: bytes | None = None) -> bytes:
-    """A cubin (EM_CUDA, sm_90, ABI 7) of entry functions with these names and nothing else;
-    with ``info``, the first kernel's ``.nv.info.<name>`` section holds those bytes, at
-    :func:`_info_at`."""
+    """A cubin (EM_CUDA, sm_90, ABI 7) of entry functions with these names in one section of
+    code (16 bytes), and nothing else; with ``info``, the first kernel's ``.nv.info.<name>``
+    section holds those bytes, at :func:`_info_at`."""
     strtab = b"\0.shstrtab\0.strtab\0.symtab\0"
     if info is not None:
         strtab += b".nv.info." + names[0] + b"\0"
+    text_name = len(strtab)
+    strtab += b".text\0"
+    text_index = 4 if info is None else 5
     strings = strtab + b"".join(n + b"\0" for n in names)
     symtab = bytes(24)
     at = len(strtab)
-    for n in names:
-        symtab += struct.pack("<IBBHQQ", at, 0x12, 0x10, 0, 0, 0)  # FUNC, CUDA entry
+    for n in names:  # FUNC, CUDA entry, in the code section
+        symtab += struct.pack("<IBBHQQ", at, 0x12, 0x10, text_index, 0, 16)
         at += len(n) + 1
     sym_at = 64 + len(strings) + (-(64 + len(strings)) % 8)
     info_at = sym_at + len(symtab)
-    sh_at = info_at + len(info or b"")
-    sh_at += -sh_at % 8
+    text_at = info_at + len(info or b"")
+    text_at += -text_at % 16
+    sh_at = text_at + 16
     head = bytearray(64)
     head[:6] = b"\x7fELF\x02\x01"
     head[8] = 7
     struct.pack_into("<H", head, 18, 190)
     struct.pack_into("<I", head, 0x30, 0x5A055A)
     struct.pack_into("<Q", head, 0x28, sh_at)
-    struct.pack_into("<HHH", head, 0x3A, 64, 4 if info is None else 5, 1)
+    struct.pack_into("<HHH", head, 0x3A, 64, text_index + 1, 1)
     sections = bytes(64)
     sections += struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, 64, len(strings), 0, 0, 1, 0)
     sections += struct.pack("<IIQQQQIIQQ", 11, 3, 0, 0, 64, len(strings), 0, 0, 1, 0)
     sections += struct.pack("<IIQQQQIIQQ", 19, 2, 0, 0, sym_at, len(symtab), 2, 0, 8, 24)
     if info is not None:  # SHT_LOPROC + 0 (0x70000000), as ptxas writes .nv.info sections
         sections += struct.pack("<IIQQQQIIQQ", 27, 0x70000000, 0, 0, info_at, len(info), 3, 0, 4, 0)
+    sections += struct.pack("<IIQQQQIIQQ", text_name, 1, 0x6, 0, text_at, 16, 3, 0, 16, 0)
     body = bytes(head) + strings
     body += bytes(sym_at - len(body)) + symtab + (info or b"")
-    return body + bytes(sh_at - len(body)) + sections
+    body += bytes(text_at - len(body)) + bytes(16)  # the code (never disassembled here)
+    return body + sections
 
 
 def _info_at(names: list[bytes]) -> int:
     """The file offset of the ``.nv.info`` section :func:`_cubin` writes for ``names``."""
-    strings = 64 + 27 + len(b".nv.info." + names[0]) + 1 + sum(len(n) + 1 for n in names)
+    strings = 64 + 27 + len(b".nv.info." + names[0]) + 1 + len(b".text\0")
+    strings += sum(len(n) + 1 for n in names)
     return strings + (-strings % 8) + 24 * (len(names) + 1)
 
 

@@ -413,3 +413,35 @@ def test_an_exception_shmem_does_not_expect_is_one_line_and_status_2(
     monkeypatch.setenv("SHMEM_TRACEBACK", "1")
     result = CliRunner().invoke(main, ["analyze", str(spec)])
     assert isinstance(result.exception, ValueError)
+
+
+# --- a kernel whose symbol is in no code ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "said"),
+    [
+        (0, "kernel _Z7trivialPi is in section 0, which holds no code"),
+        (2, "kernel _Z7trivialPi is in section 2 (.strtab), which holds no code"),
+        (0xFFFF, "kernel _Z7trivialPi is in section 65535, which holds no code"),
+        (".nv.shared._Z7trivialPi", "(.nv.shared._Z7trivialPi), which holds no code"),
+    ],
+)
+def test_a_kernel_in_a_section_of_no_code_is_refused(
+    tmp_path: Path, section: int | str, said: str
+) -> None:
+    # traced from where nvdisasm placed it, with "the cubin holds no line table" said wrongly
+    data = bytearray(CUBIN.read_bytes())
+    headers = _sections(bytes(data))
+    index = section if isinstance(section, int) else list(headers).index(section)
+    symtab, size = struct.unpack_from("<QQ", data, headers[".symtab"] + 24)
+    strtab = struct.unpack_from("<Q", data, headers[".strtab"] + 24)[0]
+    for at in range(symtab, symtab + size, 24):
+        name = struct.unpack_from("<I", data, at)[0] + strtab
+        if data[name : data.index(b"\0", name)] == b"_Z7trivialPi":
+            struct.pack_into("<H", data, at + 6, index)  # st_shndx
+    path = tmp_path / "moved.cubin"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert said in err.value.message and err.value.message.endswith(": rebuild it")

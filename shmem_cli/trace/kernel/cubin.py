@@ -27,7 +27,7 @@ from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ..ncu.names import same_kernel
-from .binary_formats.elf import EM_CUDA, SHT_NOBITS, Elf
+from .binary_formats.elf import EM_CUDA, SHF_EXECINSTR, SHT_NOBITS, Elf
 from .binary_formats.elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
@@ -43,7 +43,6 @@ EIATTR_REGCOUNT = 0x2F  # in .nv.info: a function's symbol index and its registe
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
 BANK_BYTES = 1 << 16  # constant bank 0, which holds the parameter block
 MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few dozen + params)
-SHF_EXECINSTR = 0x4
 #: code of a cubin disassembled whole; past it, only the traced kernel's section
 WHOLE_CODE = 8 << 20
 #: the most code of one kernel (its SASS text is then about 8 MiB: cuda.sass's bound)
@@ -304,7 +303,7 @@ def read_cubin(
         start = info_section.offset if info_section else 0
         params, base, size, cluster, most = _kernel_attributes(body, str(path), start)
         shared = elf.by_name.get(f".nv.shared.{name}")
-        text = elf.sections[shndx] if shndx < len(elf.sections) else None
+        text = elf.code_of(name, shndx)
         full = demangled.get(name) or name
         kernels.append(
             Kernel(
@@ -316,7 +315,7 @@ def read_cubin(
                 param_bytes=size if size is not None else _end_of(params),
                 shared_section_bytes=shared.size if shared else 0,
                 reserved_shared_bytes=reserved if shared else 0,
-                code_bytes=text.size if text else 0,
+                code_bytes=text.size,
                 cluster_dims=cluster,
                 symbol=symbol,
                 arch=target.base,

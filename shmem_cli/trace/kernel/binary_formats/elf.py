@@ -21,6 +21,7 @@ SHT_NOBITS = 8
 SHT_RELA, SHT_REL = 4, 9
 STT_FUNC = 2
 STO_CUDA_ENTRY = 0x10
+SHF_EXECINSTR = 0x4
 #: the names of ptxas 13's second copies of sections for sm_100 on ("Mercury")
 MERCURY = ".nv.merc."
 
@@ -196,6 +197,17 @@ class Elf:
                 if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
                     out.append((self._string(strings.offset, strings.size, name), shndx, k))
         return out
+
+    def code_of(self, name: str, shndx: int) -> Section:
+        """The section of the entry function ``name``, by its symbol's index ``shndx``: one that
+        holds code, else "not a valid cubin" (no linker puts a kernel elsewhere; one moved to
+        shared memory or to nothing was traced from where nvdisasm placed it)."""
+        code = self.sections[shndx] if 0 < shndx < len(self.sections) else None
+        if code is None or code.type == SHT_NOBITS or not code.flags & SHF_EXECINSTR:
+            where = f"section {shndx}" + (f" ({shorten(code.name)})" if code else "")
+            self._fail(f"kernel {shorten(name)} is in {where}, which holds no code: rebuild it")
+        assert code is not None
+        return code
 
     def relocation_count(self, relocations: Section, patched: str) -> int:
         """The relocations in ``relocations``, which patch the section ``patched``: at most
