@@ -445,3 +445,30 @@ def test_a_kernel_in_a_section_of_no_code_is_refused(
     with pytest.raises(ShmemError) as err:
         read_cubin(path, use_tools=False)
     assert said in err.value.message and err.value.message.endswith(": rebuild it")
+
+
+# --- a TMA box larger than shared memory ------------------------------------------------------
+
+TMA_RANKS = (
+    "tensormap:dtype=u32,dims=1024,box=256",
+    "tensormap:dtype=u32,dims=64x64,strides=256,box=32x8",
+    "tensormap:dtype=u32,dims=32x8x4,strides=128x1024,box=32x4x4",
+)
+
+
+@needs_nvdisasm
+def test_a_tma_box_larger_than_shared_memory_is_refused_before_its_indices_are_made() -> None:
+    # a 5-D box of 32^5 words (128 MiB: a map the driver takes) had its element indices made
+    # (2.2 GB, 6 s) before the copy was found to run past the block's 6 KiB of shared memory
+    big = "tensormap:dtype=u32,dims=32x32x32x32x32,strides=128x4096x131072x4194304,box=" + "x".join(
+        ["32"] * 5
+    )
+    cubin = TEST_DATA / "trace" / "hopper" / "tma_probe.sm_90a.cubin"
+    args = [f"--arg={k}={m}" for k, m in enumerate((*TMA_RANKS, big))]
+    ran = shmem("trace", str(cubin), "-k", "tma_ranks", "--block", "128", *args)
+    refused(
+        ran,
+        "tma_probe.cu:117:1: error: a TMA box of 134,217,728 bytes is larger than the block's "
+        "shared memory (0x1808 bytes): give the tensor map a smaller box",
+    )
+    assert ran.peak_mib < 300, ran.peak_mib

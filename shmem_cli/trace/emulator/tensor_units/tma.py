@@ -32,14 +32,21 @@ def swizzle(addr: Any, width: int) -> Any:
     return addr ^ (((addr >> 7) & mask) << 4) if mask else addr
 
 
-def _box(tm: TensorMap, coords: tuple[int, ...], ins: Instruction) -> tuple[Any, Any]:
+def _box(tm: TensorMap, coords: tuple[int, ...], ins: Instruction, room: int) -> tuple[Any, Any]:
     """Global byte offsets (from the map's address) of the box's elements in shared order,
-    and which of them lie inside the tensor."""
+    and which of them lie inside the tensor; a box larger than ``room`` (the block's shared
+    memory) is refused before they are made (a box of 32^5 words, 128 MiB, took 2.2 GB)."""
     if len(coords) != tm.rank:  # the copy's .nD names a coordinate for each of the map's
         raise TraceError(
             f"a {len(coords)}-D TMA copy through a tensor map of rank {tm.rank}: the copy "
             f"names one coordinate per dimension of its map; give a map of rank "
             f"{len(coords)} (tensormap:dims= with {len(coords)} sizes)",
+            ins,
+        )
+    if tm.box_bytes > room:
+        raise TraceError(
+            f"a TMA box of {tm.box_bytes:,} bytes is larger than the block's shared memory "
+            f"(0x{room:x} bytes): give the tensor map a smaller box",
             ins,
         )
     n = tm.box_elements
@@ -74,7 +81,7 @@ def load(
 ) -> int:
     """Copy the box at ``coords`` into shared memory at ``dst`` (of the CTA whose window
     starts at ``base`` in the batch's shared memory); the bytes it delivers."""
-    goff, inside = _box(tm, coords, ins)
+    goff, inside = _box(tm, coords, ins, b.smem_size)
     phys = _shared_bytes(b, tm, dst, len(goff), ins, base)
     e = tm.esize
     data = np.zeros(len(goff) * e, dtype=np.uint8)
@@ -118,7 +125,7 @@ def reduce(
     """Combine the box at ``coords`` from shared memory at ``src`` (of the CTA at ``base``)
     into global memory (inside elements only): ``combine(old, new)`` on byte arrays of
     shape (n, element size) gives the bytes written back."""
-    goff, inside = _box(tm, coords, ins)
+    goff, inside = _box(tm, coords, ins, b.smem_size)
     phys = _shared_bytes(b, tm, src, len(goff), ins, base)
     e = tm.esize
     if not inside.any():
