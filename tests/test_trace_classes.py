@@ -222,13 +222,30 @@ def test_two_moving_sides_and_divisions_by_a_block_value_make_classes(
 
 
 @needs_nvdisasm
-def test_a_compare_with_one_side_without_a_form_is_not_evaluated() -> None:
-    # (int)(b * 0.5f) > b % 4: the float side has no form; read as the first block's value
-    # it put blocks 4 and up (whose outcome differs) in block 0's class
+def test_a_compare_with_one_side_without_a_form_is_not_evaluated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (int)(b * 0.5f) > b % 4 with the FMUL left out of the evaluated instructions (as before
+    # it was one): the float side has no form; read as the first block's value it put blocks 4
+    # and up (whose outcome differs) in block 0's class
+    from shmem_cli.trace.emulator.alike import forms, together
+
+    without = forms.EVALUATED - {"FMUL"}
+    monkeypatch.setattr(forms, "EVALUATED", without)
+    monkeypatch.setattr(together, "EVALUATED", without)
     traced_ = _same("cl_half", (12, 1, 1), ())
     cov = traced_.launch.coverage
     assert cov is not None and cov.mode == "whole" and cov.run == 12
     assert cov.differs is not None and "classes.cu:" in cov.differs
+
+
+@needs_nvdisasm
+def test_a_compare_of_a_float_product_of_the_block_index_is_evaluated() -> None:
+    # the same kernel with FMUL evaluated (CUTLASS 3.x's scheduler divides the block index so):
+    # both sides have forms, and the blocks fall into classes, as every block run counts them
+    traced_ = _same("cl_half", (12, 1, 1), ())
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run < 12
 
 
 @needs_nvdisasm

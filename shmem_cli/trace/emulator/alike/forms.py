@@ -11,7 +11,7 @@ where the register's writer is
 * ``S2R``/``S2UR`` of ``SR_CTAID.X/Y/Z``: ``k = 0``, ``V`` the blocks' index on that axis;
 * an instruction of :data:`EVALUATED` (adds, multiplies, LEA, shifts, LOP3, IMAD.HI,
   min/max, SEL, ISETP, PLOP3, ...: the divisions and remainders by a constant nvcc emits are
-  made of them; and I2F, MUFU.RCP and F2I, which it adds for a runtime divisor) whose
+  made of them; I2F, MUFU.RCP, F2I for a runtime divisor; FMUL: CUTLASS's, in float) whose
   sources are free of taint or have forms. The threads are grouped by their sources
   (:data:`_ADDITIVE` sources of the sums only by their vectors: a thread's constant passes
   through a sum unchanged), at most :data:`GROUPS` groups; for each group the instruction
@@ -41,7 +41,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg, Special
-from ..operands import Dest
+from ..operands import Dest, is_pred
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
 from . import agree
@@ -65,10 +65,10 @@ _TWINS = frozenset(
 )
 #: instructions evaluated over the candidate blocks (their uniform twins too): integer ones,
 #: and the conversions and reciprocal of nvcc's division by a runtime value (I2F.RP,
-#: MUFU.RCP, F2I), which the emulator runs as it runs them for the block itself
+#: MUFU.RCP, F2I; CUTLASS 3.x's scheduler's ``(float)b * (1 / size)``: FMUL), run as for a block
 EVALUATED = frozenset(
     {*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR"}
-    | {"I2F", "I2FP", "MUFU", "F2I"}
+    | {"I2F", "I2FP", "MUFU", "F2I", "FMUL"}
 )
 _WIDE = {"X", "64", "WIDE", "HI"}
 
@@ -88,8 +88,8 @@ def _additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[boo
     the result is a sum of them and the others, each additive source times a factor the
     group shares (so only their vectors group the threads)."""
     op, mods = base_opcode(ins), set(ins.mods)
-    if mods & _WIDE:
-        return set()
+    if mods & _WIDE or len(ins.operands) > 1 and is_pred(ins.operands[1]):
+        return set()  # a carry out (IADD3 R, P1, ...) depends on a thread's constant too
     n = len(sources)
     if op in ("MOV", "IADD3", "VIADD"):
         return set(range(n))
