@@ -82,3 +82,15 @@ def test_an_integer_the_entry_was_not_compiled_for_is_refused_with_the_reason() 
     said = " ".join(got.output.split())
     assert "--arg K=250: this entry was compiled for K a multiple of 16" in said
     assert "trace that one" in said and "or give a multiple of 16" in said
+
+
+def test_a_programmatic_dependent_launch_reading_its_sm_id_traces() -> None:
+    # launch_pdl=True: gdc_wait is ACQBULK (nothing before a traced launch to wait for) and
+    # gdc_launch_dependents PREEXIT; smid() reads SR_VIRTUALSMID (unknown: 0, inexact). Each
+    # stopped the trace as not modelled. tl.max over 4 warps, per program: each warp's lane 0
+    # stores its maximum (4 STS), lanes 0-3 of warp 0 load them (1 LDS), thread 0 stores the
+    # row's (1 STS) and every warp reads it back (4 LDS)
+    got = trace("pdl_row_max", "--grid", "3", "--arg", "n=500", "--format", "json")
+    assert got.exit_code == 0, got.output
+    assert totals(got.output)["store"] == (3 * 5, 3 * 5)
+    assert totals(got.output)["load"] == (3 * 5, 3 * 5)

@@ -37,10 +37,15 @@ def _noop(b: Block, ix: Idx) -> None:
     "LDGDEPBAR",
     "CGAERRBAR",
     "PMTRIG",
+    "ACQBULK",
+    "PREEXIT",
 )
 def _nothing(ins: Instruction, ctx: Context) -> Step:
     """No data effect (memory is coherent); the convergence instructions:
-    :mod:`..sync.converge_ops`."""
+    :mod:`..sync.converge_ops`. A programmatic dependent launch's ``griddepcontrol.wait``
+    (``ACQBULK``: wait for the grids before this one, of which a traced launch has none) and
+    ``griddepcontrol.launch_dependents`` (``PREEXIT``: let the next grid start early; Triton's
+    ``gdc_wait``/``gdc_launch_dependents`` under ``launch_pdl=True``) change nothing here."""
     return _noop
 
 

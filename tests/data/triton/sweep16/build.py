@@ -4,6 +4,7 @@ each cache entry Triton wrote (cubin, metadata, TTGIR, PTX) in cache/:
 
     ws_tile[(1,)](a, b, c, K, BM=128, BN=64, BK=64, num_warps=4, num_stages=2)   # K = 256
     row_sums_ptrs[(3,)](rows, out, 500, BLOCK=512, num_warps=4)
+    pdl_row_max[(3,)](x, out, sm, 500, BLOCK=512, num_warps=4, launch_pdl=True)
 
     /path/to/venv-with-triton-3.6/bin/python tests/data/triton/sweep16/build.py
 """
@@ -31,6 +32,12 @@ LAUNCHES = {
         {"BLOCK": 512},
         {(0,): D16, (1,): D16},
         {"num_warps": 4},
+    ),
+    "pdl_row_max": (
+        {"x_ptr": "*fp32", "out_ptr": "*fp32", "sm_ptr": "*i32", "n": "i32"},
+        {"BLOCK": 512},
+        {(0,): D16, (1,): D16, (2,): D16},
+        {"num_warps": 4, "launch_pdl": True},
     ),
 }
 

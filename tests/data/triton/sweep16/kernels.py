@@ -32,3 +32,16 @@ def row_sums_ptrs(rows_ptr, out_ptr, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(row + cols, mask=cols < n, other=0.0)
     tl.store(out_ptr + g, tl.sum(x, axis=0))
+
+
+# a row's maximum under a programmatic dependent launch (launch_pdl=True), and the SM id
+@triton.jit
+def pdl_row_max(x_ptr, out_ptr, sm_ptr, n, BLOCK: tl.constexpr):
+    tl.extra.cuda.gdc_wait()
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=float("-inf"))
+    m = tl.max(x, axis=0)
+    tl.extra.cuda.gdc_launch_dependents()
+    tl.store(out_ptr + row, m)
+    tl.store(sm_ptr + row, tl.extra.cuda.smid())

@@ -57,7 +57,8 @@ def special_value(b: Block, name: str, ix: Idx, ins: Instruction) -> tuple[Any, 
         return ((ids % b.stride) // b.warp_size).astype(np.uint32), 0
     if name in CLOCKS:  # the CTA's SM clock or the global timer (sync/clock.py)
         return b.clock.read(name, b.warp[ids], b.cta[ids], ins), TAINT_UNKNOWN
-    if name == "SR_SMID":  # the SM a block runs on is not known: each says 0, inexact
+    if name in ("SR_SMID", "SR_VIRTUALSMID"):  # the SM a block runs on is not known: each
+        # says 0, inexact (PTX %smid on sm_90 reads SR_VIRTUALSMID: Triton's smid())
         return np.zeros(len(ids), dtype=np.uint32), TAINT_UNKNOWN
     raise NotModelled(f"special register {name} is not modelled", ins)
 
