@@ -123,7 +123,7 @@ def _check_count(binary: Path, arch: str, count: int) -> None:
 
 #: what to do with the files of the CUDA toolchain that hold a kernel shmem does not read
 _NOT_A_KERNEL = {
-    ".ptx": ": PTX, which ptxas compiles (ptxas -arch=sm_90 -o k.cubin k.ptx: trace k.cubin)",
+    ".ptx": ": PTX, which ptxas compiles (ptxas -arch=sm_XX -o k.cubin k.ptx: trace k.cubin)",
     ".fatbin": ": a fat binary (cuobjdump -xelf all k.fatbin extracts its cubins: trace one)",
     ".a": ": an archive (ar x it, and trace the object file that holds the kernel)",
 }
