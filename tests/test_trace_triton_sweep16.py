@@ -126,3 +126,22 @@ def test_the_warp_specialized_matmul_as_the_h200_measured_it() -> None:
         assert ops["tma"][0] == c["smsp__sass_inst_executed_op_tma"]
         loads = ops["load"][1] + ops["ldmatrix"][1]
         assert loads == c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld"]
+
+
+def test_block_pointer_attention_blocks_fall_into_classes_by_their_row_block() -> None:
+    # causal attention through block pointers, grid 4 row blocks x 2 heads: ptxas keeps the
+    # rows' bounds check of the O store in a register across the loop (P2R ... then ISETP.NE),
+    # which the block-alike proof did not evaluate, so every block ran; a head's row block k
+    # does what every head's does, so 4 classes of 2. Counted by hand: program k runs k + 1
+    # K/V steps of 2 x 4 wgmma (BK 16 over D 64 and BN 64) x 4 warps, and 64 x 64 bf16 K and
+    # V tiles by cp.async (16 KiB: 32 requests a step) for k + 1 steps and the pipeline's 2
+    # prologue steps past the end (zero-filled)
+    got = trace("attn_bp", "--grid", "4,2", *("--arg", "scale=0.125", "--arg", "n_ctx=256"),
+                *("--arg", "stride_row=64", "--format", "json"))  # fmt: skip
+    assert got.exit_code == 0, got.output
+    (kernel,) = json.loads(got.output)["files"][0]["kernels"]
+    coverage = kernel["grid_coverage"]
+    assert (coverage["mode"], coverage["blocks_run"], coverage["differs"]) == ("alike", 4, None)
+    steps = sum(k + 1 for k in range(4))
+    assert totals(got.output)["wgmma"][0] == 2 * steps * 8 * 4
+    assert totals(got.output)["cp_async"][0] == 2 * (steps + 4 * 2) * 32

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Operand, Reg, Special
+from ....cuda.sass_operands import Imm, Operand, Reg, Special
 from ..operands import Dest, is_pred
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
@@ -67,7 +67,7 @@ _TWINS = frozenset(
 #: and the conversions and reciprocal of nvcc's division by a runtime value (I2F.RP,
 #: MUFU.RCP, F2I; CUTLASS 3.x's scheduler's ``(float)b * (1 / size)``: FMUL), run as for a block
 EVALUATED = frozenset(
-    {*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR"}
+    {*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR", "P2R", "UP2UR"}
     | {"I2F", "I2FP", "MUFU", "F2I", "FMUL"}
 )
 _WIDE = {"X", "64", "WIDE", "HI"}
@@ -438,6 +438,12 @@ def _sources(ins: Instruction) -> list[Operand]:
     op = base_opcode(ins)
     if op in ("ISETP", "PLOP3"):
         return ops[2:]
+    if op in ("P2R", "UP2UR") and len(ops) == 4 and isinstance(ops[3], Imm):
+        # P2R Rd, PR, Rb, mask reads Rb and the predicates of the mask (a guard kept in a
+        # register across a loop: Triton's block pointers' bounds checks)
+        kind = "UP" if op == "UP2UR" else "P"
+        mask = (ops[3].int_value or 0) & 0x7F
+        return [ops[2], *(Reg(kind, k) for k in range(7) if mask >> k & 1)]
     first = ops[0] if ops else None
     if op == "LOP3" and isinstance(first, Reg) and first.kind in ("P", "UP"):
         return ops[2:]

@@ -5,6 +5,7 @@ each cache entry Triton wrote (cubin, metadata, TTGIR, PTX) in cache/:
     ws_tile[(1,)](a, b, c, K, BM=128, BN=64, BK=64, num_warps=4, num_stages=2)   # K = 256
     row_sums_ptrs[(3,)](rows, out, 500, BLOCK=512, num_warps=4)
     pdl_row_max[(3,)](x, out, sm, 500, BLOCK=512, num_warps=4, launch_pdl=True)
+    attn_bp[(4, 2)](q, k, v, o, 0.125, 256, 64, BM=64, BN=64, D=64, num_warps=4, num_stages=3)
 
     /path/to/venv-with-triton-3.6/bin/python tests/data/triton/sweep16/build.py
 """
@@ -38,6 +39,13 @@ LAUNCHES = {
         {"BLOCK": 512},
         {(0,): D16, (1,): D16, (2,): D16},
         {"num_warps": 4, "launch_pdl": True},
+    ),
+    "attn_bp": (
+        {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16"}
+        | {"scale": "fp32", "n_ctx": "i32", "stride_row": "i32"},
+        {"BM": 64, "BN": 64, "D": 64},
+        {(i,): D16 for i in (0, 1, 2, 3, 5, 6)},
+        {"num_warps": 4, "num_stages": 3},
     ),
 }
 

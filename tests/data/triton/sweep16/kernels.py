@@ -45,3 +45,48 @@ def pdl_row_max(x_ptr, out_ptr, sm_ptr, n, BLOCK: tl.constexpr):
     tl.extra.cuda.gdc_launch_dependents()
     tl.store(out_ptr + row, m)
     tl.store(sm_ptr + row, tl.extra.cuda.smid())
+
+
+# causal attention forward through block pointers (make_block_ptr, advance, boundary_check);
+# ptxas keeps the rows' bounds check in a register across the loop (P2R) for the O store
+@triton.jit
+def attn_bp(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    scale,
+    n_ctx,
+    stride_row,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    D: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    base = tl.program_id(1) * n_ctx * stride_row
+    qb = tl.make_block_ptr(
+        q_ptr + base, (n_ctx, D), (stride_row, 1), (pid * BM, 0), (BM, D), (1, 0)
+    )
+    kb = tl.make_block_ptr(k_ptr + base, (D, n_ctx), (1, stride_row), (0, 0), (D, BN), (0, 1))
+    vb = tl.make_block_ptr(v_ptr + base, (n_ctx, D), (stride_row, 1), (0, 0), (BN, D), (1, 0))
+    q = tl.load(qb, boundary_check=(0,))
+    m_i = tl.full([BM], float("-inf"), tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    rows = pid * BM + tl.arange(0, BM)
+    for start in range(0, (pid + 1) * BM, BN):
+        s = tl.dot(q, tl.load(kb, boundary_check=(1,))) * scale
+        s = tl.where(rows[:, None] >= (start + tl.arange(0, BN))[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(vb, boundary_check=(0,))
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+        kb = tl.advance(kb, (0, BN))
+        vb = tl.advance(vb, (BN, 0))
+    ob = tl.make_block_ptr(
+        o_ptr + base, (n_ctx, D), (stride_row, 1), (pid * BM, 0), (BM, D), (1, 0)
+    )
+    tl.store(ob, (acc / l_i[:, None]).to(o_ptr.dtype.element_ty), boundary_check=(0,))
