@@ -280,3 +280,21 @@ def test_tritons_group_file_names_the_entry_beside_it(tmp_path: Path) -> None:
     assert open_entry(folder / f"__grp__{name}.json", None).name == name
     # a folder holding a group file is still one entry
     assert open_entry(folder, None).cubin == folder / f"{name}.cubin"
+
+
+def test_entries_of_several_triton_versions_are_listed_with_their_version(
+    tmp_path: Path,
+) -> None:
+    # a cache kept across an upgrade holds one entry per version of the same compile: the
+    # metadata's triton_version (Triton 3.3 on) tells them apart; 3.2's names none
+    for version in ("3.2.0", "3.3.1", "3.6.0"):
+        for meta in (DATA / "versions" / version / "cache").glob("*/softmax_rows.json"):
+            shutil.copytree(meta.parent, tmp_path / meta.parent.name)
+    with pytest.raises(ShmemError) as err:
+        open_entry(tmp_path, "softmax_rows")
+    lines = err.value.message.splitlines()[1:]
+    assert len(lines) == 3
+    assert sorted(line.rsplit(", ", 1)[-1] for line in lines if "Triton 3" in line) == [
+        "Triton 3.3.1",
+        "Triton 3.6.0",
+    ]

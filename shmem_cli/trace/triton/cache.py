@@ -181,6 +181,8 @@ class TritonEntry:
             parts.append("tensor shapes " + ", ".join(self.shapes[:6]))
         said = ", ".join(short_type(p.ir_type) for p in self.params)
         parts.append("signature (" + shorten(said, 200) + ")")
+        if self.triton_version is not None:  # a cache kept across upgrades holds several
+            parts.append(f"Triton {shorten(self.triton_version, 40)}")
         return f"{shorten(str(self.folder), 200)}  {shorten(self.name)}  " + ", ".join(parts)
 
 
