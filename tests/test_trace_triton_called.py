@@ -5,6 +5,7 @@ through host-side TensorDescriptors by 3.4.0 (tests/data/triton/called/build.py)
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +122,21 @@ def test_an_experimental_tma_descriptor_is_a_tensor_map_to_give() -> None:
     want = shmem_cli.trace(TEST_DATA / "triton" / "jit36" / "cache_abi7" / JIT36_HOST_DESC,
                            grid=(2, 2), args=args)  # fmt: skip
     assert {op: t for op, t in got.totals.items()} == {op: t for op, t in want.totals.items()}
+
+
+def test_an_older_entry_whose_def_is_out_of_reach_names_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the entry copied out of the repository and traced from elsewhere: its TTGIR names the
+    # def's file (/work/wt/trisweep/tests/data/triton/kernels.py, where it was compiled), which
+    # is not read outside the source tree; the error names that file and its folder
+    folder = tmp_path / "cache" / entry("3.3.1").name
+    shutil.copytree(entry("3.3.1"), folder)
+    monkeypatch.chdir(tmp_path)
+    got = CliRunner().invoke(main, ["trace", str(folder), "--grid", "2", "--arg", "n_cols=1000"])
+    assert got.exit_code == 2
+    said = " ".join(got.output.split())
+    assert "whose file, /work/wt/trisweep/tests/data/triton/kernels.py as the TTGIR names" in said
+    assert (
+        "--source-root with the folder of the kernel's .py file (/work/wt/trisweep/tests/" in said
+    )

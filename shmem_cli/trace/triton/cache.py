@@ -42,6 +42,7 @@ from .metadata import TritonError, read_metadata
 from .ttgir import (
     DESC_TYPE,
     TritonParam,
+    def_file,
     desc_rank,
     named,
     python_names,
@@ -98,6 +99,9 @@ class TritonEntry:
     def_names: tuple[str, ...] = ()
     #: those the call said were compiled in (their ``--arg`` is not passed)
     compiled_in: tuple[str, ...] = ()
+    #: an older entry's Python file, as its TTGIR names it, where its ``def`` was not read
+    #: (outside the source tree, or not there): the error names it
+    unread_def: str = ""
 
     @property
     def num_warps(self) -> int:
@@ -280,7 +284,9 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     more = names if names is not None and by_def is None else ()  # some compiled in: the call says
     params = by_def or params
     callers = library_callers(text, lambda file: TOOLKIT_HEADER.search(file) is not None)
-    return TritonEntry(folder, name, cubin, meta, params, tensor_shapes(text), callers, more)
+    unread = (def_file(text) or "") if names is None and unnamed(p.name for p in params) else ""
+    shapes = tensor_shapes(text)
+    return TritonEntry(folder, name, cubin, meta, params, shapes, callers, more, (), unread)
 
 
 def entries_under(

@@ -9,6 +9,7 @@ zero-filled buffer of ``size * programs * num_ctas`` bytes).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -232,13 +233,16 @@ def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> 
             "0=...; --list-params lists them)"
         )
     if unnamed(own):
+        where = entry.unread_def
+        root = f" ({shorten(os.path.dirname(where), 200)})" if where else ""
+        named_at = f", {shorten(where, 200)} as the TTGIR names it," if where else ""
         return (
             f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
             f"Triton writes {shorten(names, 120)}), and their names come from the kernel's "
-            "Python def, which was not found inside the source tree (the entry's repository or "
-            "folder, and the repository shmem runs in): give --source-root with the folder "
-            "of the kernel's .py file, or name the parameters by position (--arg 0=...; "
-            "--list-params lists them)"
+            f"Python def, whose file{named_at} was not found inside the source tree (the "
+            "entry's repository or folder, and the repository shmem runs in): give "
+            f"--source-root with the folder of the kernel's .py file{root}, or name the "
+            "parameters by position (--arg 0=...; --list-params lists them)"
         )
     return (
         f"--arg {shorten(name)}: the compiled kernel has no parameter of that name (names: "

@@ -281,6 +281,12 @@ def unnamed(names: Iterable[str]) -> bool:
     return bool(listed) and all(_POSITIONAL.fullmatch(n) for n in listed)
 
 
+def def_file(ttgir: str) -> str | None:
+    """The Python file the TTGIR's first location names (where the kernel's ``def`` is)."""
+    first = _FIRST_LOC.search(ttgir)
+    return first.group(1) if first is not None else None
+
+
 def python_names(
     ttgir: str, name: str, folder: Path, allowed: Callable[[Path], bool]
 ) -> tuple[str, ...] | None:
