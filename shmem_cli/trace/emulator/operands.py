@@ -319,6 +319,22 @@ def _put(values: Any, taints: Any, b: Block, ix: Idx, v: Any, t: Any) -> None:
     taints[ix] = t
 
 
+def forget_bytes(b: Block, kind: str, index: int, ix: Idx) -> None:
+    """Register ``kind``/``index`` of the threads ``ix`` (a wide step's: where the mask is)
+    took one taint for all its bytes: they no longer differ (:mod:`.ops.byte_taint`). Every
+    change of a register's taint but the byte-exact steps' calls it where
+    :attr:`.state.Block.byte_clean` holds anything."""
+    rec = b.byte_clean.get((kind, index))
+    if rec is None:
+        return
+    if b.mask is not None:
+        rec[:, b.mask] = 0
+    elif isinstance(ix, slice):  # every thread
+        del b.byte_clean[(kind, index)]
+    else:
+        rec[:, ix] = 0
+
+
 def write_u32(op: Operand, ins: Instruction) -> Writer:
     if not isinstance(op, Reg) or op.kind not in ("R", "UR"):
         raise TraceError(f"expected a destination register, found '{op}'", ins)
@@ -330,11 +346,15 @@ def write_u32(op: Operand, ins: Instruction) -> Writer:
 
         def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
             _put(b.r[i], b.tr[i], b, ix, v, t)
+            if b.byte_clean:
+                forget_bytes(b, "R", i, ix)
 
         return wr
 
     def wu(b: Block, ix: Idx, v: Any, t: Any) -> None:
         _put(b.ur[i], b.tur[i], b, ix, v, t)
+        if b.byte_clean:
+            forget_bytes(b, "UR", i, ix)
 
     return wu
 
@@ -353,6 +373,8 @@ def write_regs(op: Operand, count: int, ins: Instruction) -> Writer:
 
     def wr(b: Block, ix: Idx, v: Any, t: Any) -> None:
         regs, taint = (b.r, b.tr) if op.kind == "R" else (b.ur, b.tur)
+        for k in range(count if b.byte_clean else 0):
+            forget_bytes(b, op.kind, i + k, ix)
         if (
             isinstance(v, np.ndarray)
             and v.ndim == 2

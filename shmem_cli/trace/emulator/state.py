@@ -7,8 +7,9 @@ taint byte per thread: bit 0 = the value depends on data read from global memory
 bit 1 = the emulator could not compute the value exactly, bit 2 = the value may differ
 between blocks (it depends on the block index), bits 3-7 = which buffers the global
 data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the first four,
-the fifth for every later one; :meth:`GlobalMemory.read_taint`). Shared and local
-memory carry one taint byte per data byte. Control flow spreads taint too
+the fifth for every later one; :meth:`GlobalMemory.read_taint`); a register's bytes may
+carry less (:mod:`.ops.byte_taint`). Shared and local memory carry one taint byte per data
+byte. Control flow spreads taint too
 (:mod:`.taint_flow`): ``ctl`` and ``regions`` hold what a thread's path was decided by.
 
 Memory:
@@ -201,11 +202,11 @@ class Block:
         self.ur: U32 = np.zeros((64, t), dtype=np.uint32)
         self.tur: U8 = np.zeros((64, t), dtype=np.uint8)
         self.p: B8 = np.zeros((8, t), dtype=bool)
-        self.p[PT] = True
         self.tp: U8 = np.zeros((8, t), dtype=np.uint8)
         self.up: B8 = np.zeros((8, t), dtype=bool)
-        self.up[PT] = True
+        self.p[PT] = self.up[PT] = True
         self.tup: U8 = np.zeros((8, t), dtype=np.uint8)
+        self.byte_clean: dict[tuple[str, int], U8] = {}  # by register: :mod:`.ops.byte_taint`
         size = launch.shared_base + launch.static_smem + launch.dynamic_smem
         self.smem_size = size  # the shared window of one CTA
         # where CTA c's window starts in smem: c * smem_stride (aligned for wide accesses)

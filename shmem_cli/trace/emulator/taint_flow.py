@@ -271,6 +271,10 @@ def taint_destinations(
     at = _at(blk, ids)
     for kind, first, count in dests:
         _registers(blk, kind)[first : first + count, at] |= taint[None, :]
+        for k in range(count if blk.byte_clean else 0):  # every byte of the register takes it
+            rec = blk.byte_clean.get((kind, first + k))
+            if rec is not None:
+                rec[:, at] &= ~taint[None, :]
 
 
 def per_warp(blk: Block, ids: npt.NDArray[np.intp], taint: Any) -> npt.NDArray[np.uint8]:

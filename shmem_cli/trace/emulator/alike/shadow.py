@@ -129,6 +129,7 @@ class Shadow:
                     taint[:] = _mark(kind, index)
                 for kind, index, _ in loads:
                     _row(blk, kind, index)[1][:] = _mark(kind, index)
+                blk.byte_clean.clear()  # the marks are whole registers' taints
         return {r: None if r in bad or not parts[r] else np.concatenate(parts[r]) for r in rows}
 
 

@@ -17,6 +17,7 @@ from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, write_pred, write_u32
 from ..state import Block, Idx
+from .byte_taint import byte_reader, byte_writer, lop3_taint, prmt_bytes
 from .integer import M32, both
 
 _U = np.uint32
@@ -68,6 +69,10 @@ def _lop3(ins: Instruction, ctx: Context) -> Step:
     lut = ops[4].int_value
     w = write_u32(ops[0], ins)
     ra, rb, rc = (read_u32(o, "i", ins) for o in ops[1:4])
+    bytes_of = [byte_reader(o) for o in ops[1:4]]
+
+    def fn(p: Any, q: Any, r: Any) -> Any:
+        return lut3(lut, p, q, r)
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty), (z, tz) = ra(b, ix), rb(b, ix), rc(b, ix)
@@ -75,9 +80,18 @@ def _lop3(ins: Instruction, ctx: Context) -> Step:
         t = tx | ty | tz
         if v.ndim == 0:
             v = np.full(b.count(ix), v, dtype=_U)
-        w(b, ix, v, t)
+        if not np.count_nonzero(t):
+            w(b, ix, v, t)
+            if wp is not None:
+                wp(b, ix, v != 0, t)
+            return
+        # taint by byte and bit: only what the tainted bits decide (ops/byte_taint.py)
+        taints = (tx, ty, tz)
+        by_byte = [f(b, ix, tt) for f, tt in zip(bytes_of, taints, strict=True)]
+        tr, tp = lop3_taint(fn, [x, y, z], list(taints), by_byte, len(v))
+        w(b, ix, v, tr)
         if wp is not None:
-            wp(b, ix, v != 0, t)
+            wp(b, ix, v != 0, tp)
 
     return step
 
@@ -176,19 +190,20 @@ def _prmt(ins: Instruction, ctx: Context) -> Step:
     ops = ins.operands
     if len(ops) != 4 or len(ins.mods) > 0:
         raise unsupported(ins, "only the default byte-select mode")
-    w = write_u32(ops[0], ins)
+    w, wb = write_u32(ops[0], ins), byte_writer(ops[0], ins)
     ra, rsel, rb = (
         read_u32(ops[1], "i", ins),
         read_u32(ops[2], "i", ins),
         read_u32(ops[3], "i", ins),
     )
+    bytes_a, bytes_c = byte_reader(ops[1]), byte_reader(ops[3])
 
     def step(b: Block, ix: Idx) -> None:
-        (a, ta), (s, ts), (c, tc) = ra(b, ix), rsel(b, ix), rb(b, ix)
+        (a, ta), (sel, ts), (c, tc) = ra(b, ix), rsel(b, ix), rb(b, ix)
         n = b.count(ix)
         src = (c.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
         src = spread(src, n)
-        s = spread(s, n).astype(np.uint64)
+        s = spread(sel, n).astype(np.uint64)
         out = np.zeros(n, dtype=np.uint64)
         for k in range(4):
             nib = (s >> np.uint64(4 * k)) & np.uint64(0xF)
@@ -196,7 +211,15 @@ def _prmt(ins: Instruction, ctx: Context) -> Step:
             rep = np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0))
             byte = np.where(nib & np.uint64(8), rep, byte)
             out |= byte << np.uint64(8 * k)
-        w(b, ix, out.astype(_U), ta | ts | tc)
+        t = ta | ts | tc
+        if not np.count_nonzero(t):
+            w(b, ix, out.astype(_U), t)
+            return
+        # each byte the taint of the byte it takes (ops/byte_taint.py)
+        tb = prmt_bytes(sel, ta, tc, ts, bytes_a(b, ix, ta), bytes_c(b, ix, tc), n)
+        if tb is not None:
+            t = tb[0] | tb[1] | tb[2] | tb[3]
+        wb(b, ix, out.astype(_U), t, tb)
 
     return step
 

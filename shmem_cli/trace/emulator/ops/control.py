@@ -18,7 +18,15 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label
 from ..asserts import failed_assert
 from ..op_table import Context, Step, op, unsupported
-from ..operands import read_pred, read_u32, read_u64, write_pred, write_u32, write_u64
+from ..operands import (
+    forget_bytes,
+    read_pred,
+    read_u32,
+    read_u64,
+    write_pred,
+    write_u32,
+    write_u64,
+)
 from ..state import BLOCKED, TAINT_UNKNOWN, Block, Idx, TraceError
 from ..sync.convergence import diverged
 
@@ -164,6 +172,7 @@ def _step_over(ins: Instruction, ctx: Context) -> Callable[[Block, Idx, list[str
         for r in _RETURNED:
             if r < len(b.r):
                 b.tr[r][ix] = TAINT_UNKNOWN
+                forget_bytes(b, "R", r, ix)
 
     return step_over
 
