@@ -8,11 +8,18 @@ words: a block stores where P1 is false. The counts are by hand."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from shmem_cli.trace.emulator import execute
 
+from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_datapaths import DATA_WORD, _numbered, words_launch
+from .test_trace_grid import every_block, traced
+from .test_trace_measured import cubin
 
 #: the tail every kernel ends in: a block whose P1 is false stores once (one warp, one request)
 _TAIL = """@P1 BRA `(.L_skip)
@@ -115,3 +122,34 @@ def test_a_decision_on_bytes_that_hold_the_data_still_differs(body: str, word: i
     proof, every = _stores(body, [word, 0, 0, 0])
     assert proof[0] == every[0] == 3  # by hand: blocks 1-3 store once each
     assert every[1:] == (4, "whole")
+
+
+LOWBOOL = TRACE_DATA / "lowbool" / "low_bool.sm_90.cubin"
+
+
+@needs_nvdisasm
+def test_the_project_kernel_whose_flag_ptxas_keeps_below_global_data_is_alike(
+    tmp_path: Path,
+) -> None:
+    """tests/data/trace/lowbool: nvcc keeps the tile loop's 16-bit flag in the low half of
+    a register that held a word of ``data`` (``@P0 PRMT R11, RZ, 0x7610, R11``, then
+    ``LOP3.LUT P0, RZ, R11, 0xff, RZ, 0xc0, !PT``: the loop's exit). Every byte of the words
+    differs between blocks, yet the exit does not: one block stands for the 64, with the
+    totals of every block run."""
+    _, disassembly = cubin(LOWBOOL)
+    assert re.search(r"PRMT (R\d+), RZ, 0x7610, \1 ", disassembly)
+    assert re.search(r"LOP3\.LUT P0, RZ, R\d+, 0xff, RZ, 0xc0, !PT", disassembly)
+    data = tmp_path / "data.bin"
+    data.write_bytes((np.arange(64 * 256, dtype=np.uint32) * np.uint32(0x01010101)).tobytes())
+    args = (f"0=@{data}", "2=1")  # one tile
+    alike = traced(LOWBOOL, "low_bool", 256, (64, 1, 1), args)
+    ran = every_block(LOWBOOL, "low_bool", 256, (64, 1, 1), args)
+    cov, whole = alike.launch.coverage, ran.launch.coverage
+    assert cov is not None and (cov.mode, cov.run, cov.blocks) == ("alike", 1, 64)
+    assert whole is not None and whole.mode == "whole"
+    assert alike.totals == ran.totals
+    # by hand: each block's 8 warps store their tile's words and load them back once, one
+    # wavefront each (the load's words 33 t % 256 fall in 32 banks)
+    for op in ("store", "load"):
+        assert alike.totals[op].requests == alike.totals[op].wavefronts == 64 * 8
+    assert not any(a.data_from for a in alike.accesses)
