@@ -9,18 +9,22 @@ words: a block stores where P1 is false. The counts are by hand."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from shmem_cli.trace.emulator import execute
+from shmem_cli.trace.emulator.ops.bits import lut3
+from shmem_cli.trace.emulator.ops.byte_taint import lop3_taint
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_datapaths import DATA_WORD, _numbered, words_launch
 from .test_trace_grid import every_block, traced
 from .test_trace_measured import cubin
 
+_BYTES = np.array([0xFF << (8 * k) for k in range(4)], dtype=np.uint32)
 #: the tail every kernel ends in: a block whose P1 is false stores once (one warp, one request)
 _TAIL = """@P1 BRA `(.L_skip)
 STS [R2], R0
@@ -153,3 +157,38 @@ def test_the_project_kernel_whose_flag_ptxas_keeps_below_global_data_is_alike(
     for op in ("store", "load"):
         assert alike.totals[op].requests == alike.totals[op].wavefronts == 64 * 8
     assert not any(a.data_from for a in alike.accesses)
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_what_lop3_leaves_untainted_does_not_change_with_the_tainted_bytes(whole: bool) -> None:
+    """For random truth tables, inputs and tainted bytes (or whole registers, ``whole``):
+    wherever lop3_taint leaves the result (or its predicate) untainted, every other content
+    of the tainted bytes gives the same result (or predicate)."""
+    rng = np.random.default_rng(7)
+    n = 512
+    for _ in range(40):
+        lut = int(rng.integers(0, 256))
+        values = [rng.integers(0, 2**32, n, dtype=np.uint32) for _ in range(3)]
+        # per input and byte (or register, the same in its 4 bytes): tainted or not
+        odds = rng.choice([0.0, 0.2, 0.7, 1.0], size=(3, 1, 1))
+        tainted = rng.random((3, 1 if whole else 4, n)) < odds
+        tainted = np.broadcast_to(tainted, (3, 4, n))
+        by_byte = [np.where(tainted[k], np.uint8(1), np.uint8(0)) for k in range(3)]
+        taints = [b[0] | b[1] | b[2] | b[3] for b in by_byte]
+        given = [None] * 3 if whole else by_byte
+        tr, tp = lop3_taint(partial(lut3, lut), values, taints, given, n)
+        masks = [
+            np.bitwise_or.reduce(
+                np.where(tainted[k], _BYTES[:, None], np.uint32(0)), axis=0
+            ).astype(np.uint32)
+            for k in range(3)
+        ]
+        base = lut3(lut, *values)
+        for _ in range(8):  # other contents of the tainted bytes
+            other = [
+                (v & ~m) | (rng.integers(0, 2**32, n, dtype=np.uint32) & m)
+                for v, m in zip(values, masks, strict=True)
+            ]
+            got = lut3(lut, *other)
+            assert ((got == base) | (tr != 0)).all()
+            assert (((got != 0) == (base != 0)) | (tp != 0)).all()
