@@ -40,11 +40,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Imm, Operand, Reg, Special
+from ....cuda.sass_operands import Operand, Reg, Special
 from ..operands import Dest, is_pred
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
-from . import agree
+from . import agree, evaluated
+from .evaluated import EVALUATED, base_opcode
 from .shadow import Shadow
 from .vectors import Unknown, Vectors
 
@@ -59,28 +60,7 @@ B8: TypeAlias = "npt.NDArray[np.bool_]"
 #: most threads: every thread its own group)
 GROUPS = 1024
 _AXES = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
-_TWINS = frozenset(
-    ("IADD3", "IMAD", "LEA", "MOV", "SHF", "ISETP", "LOP3", "SEL", "PRMT")
-    + ("POPC", "FLO", "BREV", "BMSK", "SGXT")
-)
-#: instructions evaluated over the candidate blocks (their uniform twins too): integer ones,
-#: and the conversions and reciprocal of nvcc's division by a runtime value (I2F.RP,
-#: MUFU.RCP, F2I; CUTLASS 3.x's scheduler's ``(float)b * (1 / size)``: FMUL), run as for a block
-EVALUATED = frozenset(
-    {*_TWINS, "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "PLOP3", "R2UR", "P2R", "UP2UR"}
-    | {"I2F", "I2FP", "MUFU", "F2I", "FMUL"}
-)
 _WIDE = {"X", "64", "WIDE", "HI"}
-
-
-def base_opcode(ins: Instruction) -> str:
-    """The opcode, a uniform twin read as its base (UIADD3 as IADD3, S2UR as S2R)."""
-    op = ins.opcode
-    if op == "S2UR":
-        return "S2R"
-    if op.startswith("U") and op[1:] in _TWINS:
-        return op[1:]
-    return op
 
 
 def _additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[bool]) -> set[int]:
@@ -210,7 +190,7 @@ class Forms:
         """Per thread of ``ids``: a register ``m`` reads has no form (:func:`_formless`), nor
         then does ``m`` for threads among which one is (but ISETP's, PLOP3's agreements)."""
         out = np.zeros(len(ids), dtype=bool)
-        for o in _sources(self.instructions[m]):
+        for o in evaluated.sources(self.instructions[m]):
             taints = blk.file(o.kind)[1] if isinstance(o, Reg) else ()
             if not isinstance(o, Reg) or o.is_zero or o.is_true or o.index >= len(taints):
                 continue
@@ -240,7 +220,7 @@ class Forms:
         # R2UR's waterfall form reads other lanes: the shadow, whose lanes are blocks, cannot
         if op not in EVALUATED or self.vec.full or waterfall(ins):
             return None
-        sources = _sources(ins)
+        sources = evaluated.sources(ins)
         forms = [self._source(o, blk, ids) for o in sources]
         if not any(f is not None and f.blocky for f in forms):
             return None  # no source depends on the block index: the result is a value
@@ -428,29 +408,3 @@ class Forms:
 def _formless(taint: Any, known: Any) -> Any:
     """Where a source has no form: taint, and not the block index's alone with a form known."""
     return (taint != 0) & ~((taint == TAINT_BLOCK) & known)
-
-
-def _sources(ins: Instruction) -> list[Operand]:
-    """The operands an instruction reads: those after its destinations (the first operand,
-    the carry-out predicates after it, both predicates of ISETP and PLOP3, LOP3's predicate
-    and register)."""
-    ops = list(ins.operands)
-    op = base_opcode(ins)
-    if op in ("ISETP", "PLOP3"):
-        return ops[2:]
-    if op in ("P2R", "UP2UR") and len(ops) == 4 and isinstance(ops[3], Imm):
-        # P2R Rd, PR, Rb, mask reads Rb and the predicates of the mask (a guard kept in a
-        # register across a loop: Triton's block pointers' bounds checks)
-        kind = "UP" if op == "UP2UR" else "P"
-        mask = (ops[3].int_value or 0) & 0x7F
-        return [ops[2], *(Reg(kind, k) for k in range(7) if mask >> k & 1)]
-    first = ops[0] if ops else None
-    if op == "LOP3" and isinstance(first, Reg) and first.kind in ("P", "UP"):
-        return ops[2:]
-    start = 1
-    while start < len(ops):
-        o = ops[start]
-        if not (isinstance(o, Reg) and o.kind in ("P", "UP") and not o.not_):
-            break
-        start += 1
-    return ops[start:]

@@ -33,7 +33,7 @@ from ....cuda.sass_operands import Reg
 from ....plumbing.frozen import frozen
 from ..state import Block, Idx
 from . import vectors
-from .forms import EVALUATED, _sources, base_opcode
+from .evaluated import EVALUATED, base_opcode, sources
 from .watch import Watch
 
 #: instructions whose forms are made for each CTA apart (their agreements are a block's)
@@ -169,7 +169,7 @@ def _formed(ins: Instruction) -> list[tuple[str, int]] | None:
         return None
     return [
         (o.kind, o.index)
-        for o in _sources(ins)
+        for o in sources(ins)
         if isinstance(o, Reg) and not o.is_zero and not o.is_true
     ]
 
