@@ -246,9 +246,7 @@ class Forms:
                 key_rows.append(vid.astype(np.int64))
                 if p not in additive:
                     key_rows.append(k.astype(np.int64))
-            keys, index, inverse = np.unique(
-                np.stack(key_rows), axis=1, return_index=True, return_inverse=True
-            )
+            keys, index, inverse = agree.unique_columns(np.stack(key_rows))
             if keys.shape[1] <= GROUPS:
                 group = inverse.reshape(-1)
                 firsts = [int(i) for i in index]
@@ -301,13 +299,7 @@ class Forms:
         for (kind, index), per_group in results.items():
             if kind in ("P", "UP") and additive:
                 continue
-            vids = np.array(per_group, dtype=np.int64)
-            at_rep = np.zeros(len(per_group), dtype=np.uint64)
-            for g, v in enumerate(per_group):
-                try:
-                    at_rep[g] = self.vec.at(v, self.rep) if v >= 0 else 0
-                except Unknown:
-                    vids[g] = -1
+            at_rep, vids = self.vec.at_each(per_group, self.rep)
             actual = blk.file(kind)[0][index][ids].astype(np.uint64)
             if kind in ("P", "UP"):
                 agrees = np.array(
