@@ -339,6 +339,34 @@ def test_vectors_past_their_work_leave_the_decision_unproven(
     assert cov.differs is not None and "classes.cu:92" in cov.differs
 
 
+def test_a_round_holding_every_class_left_is_expected_to_be_the_last() -> None:
+    from shmem_cli.trace.emulator.alike.together import how_many, is_last
+
+    # causal attention, 64 x 32 blocks: after 21 classes of 32 blocks (672), the 1,376 left
+    # make 43 classes if as large: a round of 43 holds them all, one of 42 does not
+    assert how_many(1376, 672, 21, 64) == 43
+    assert is_last(1376, 672, 21, 43) and not is_last(1376, 672, 21, 42)
+    # a remainder: the 25 blocks left after one class of 15 make 2 classes at least
+    assert not is_last(25, 15, 1, 1) and is_last(25, 15, 1, 2)
+
+
+@needs_nvdisasm
+def test_a_round_expected_to_be_the_last_may_take_most_of_the_time_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # cl_mod: stride 1 + b % 3, 12 blocks in 3 classes of 4. After block 0's class, the 8
+    # blocks left make 2 classes if as large: a round of 2 is expected to be the last, and
+    # may take LAST_SHARE of the time left where another round takes 1/ROUND_SHARE (made
+    # nil: such a round would be cut short at once). Every class is found
+    from shmem_cli.trace.emulator.alike import classes
+
+    monkeypatch.setattr(classes, "ROUND_SHARE", 1e12)
+    whole = traced(CLASSES, "cl_mod", N, (12, 1, 1), ())
+    cov = whole.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 3
+    assert "the 12 blocks fall into 3 classes" in (cov.proof or "")
+
+
 @needs_nvdisasm
 def test_a_round_past_its_share_of_the_time_left_keeps_the_classes_found_before_it(
     monkeypatch: pytest.MonkeyPatch,

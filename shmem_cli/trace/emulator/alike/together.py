@@ -51,6 +51,14 @@ def how_many(left: int, classed: int, classes: int, most: int) -> int:
     return max(1, min(most, left // size))
 
 
+def is_last(left: int, classed: int, classes: int, together: int) -> bool:
+    """Whether a round of ``together`` blocks is expected to be the last: as many as the
+    classes the ``left`` blocks make if classes are as large as the ``classes`` found so far
+    (over ``classed`` blocks; :func:`how_many` not held back by its ``most``)."""
+    size = max(1, classed // max(1, classes))
+    return together >= -(-left // size)
+
+
 class Watches:
     """The watches over the CTAs of a batch, one :class:`.watch.Watch` each (in CTA order)."""
 
