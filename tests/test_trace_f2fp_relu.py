@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from shmem_cli.trace.emulator import execute
-from shmem_cli.trace.emulator.state import GlobalMemory, Launch
+from shmem_cli.trace.emulator.state import GlobalMemory
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .trace_util import functions
+from .trace_util import functions, one_block
 
 pytestmark = needs_nvdisasm
 
@@ -47,16 +47,7 @@ def _run() -> tuple[execute.Trace, np.ndarray, np.ndarray]:
     x = np.fromfile(DATA / "inputs" / "in.bin", dtype=np.float32)
     mem = GlobalMemory()
     a_in, a_out = mem.add_buffer(x.tobytes(), "in"), mem.add_buffer(128 * 4, "out")
-    run = Launch(
-        block=(64, 1, 1),
-        grid=(1, 1, 1),
-        params=struct.pack("<QQ", a_in, a_out),
-        param_base=0x210,
-        static_smem=512,
-        dynamic_smem=0,
-        shared_base=0x400,
-        memory=mem,
-    )
+    run = one_block(struct.pack("<QQ", a_in, a_out), mem, 64, 512)
     fn = functions(CUBIN)["_Z9f2fp_reluPKfPj"]
     trace = execute.run(fn, run)
     return trace, x, np.frombuffer(mem.read("out"), dtype=np.uint32)

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from shmem_cli.trace.emulator import execute
-from shmem_cli.trace.emulator.state import GlobalMemory, Launch
+from shmem_cli.trace.emulator.state import GlobalMemory
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .trace_util import functions
+from .trace_util import functions, one_block
 
 pytestmark = needs_nvdisasm
 
@@ -34,16 +34,7 @@ def _run(form: int, tx: int, count: int) -> tuple[execute.Trace, np.ndarray]:
     out = mem.add_buffer(33 * 4, "out")
     params = struct.pack("<Qiiii", out, form, ROUNDS, tx, count)
     # 264 B of static shared memory (the barrier, the log), after the 1 KiB sm_90 reserves
-    run = Launch(
-        block=(64, 1, 1),
-        grid=(1, 1, 1),
-        params=params,
-        param_base=0x210,
-        static_smem=264,
-        dynamic_smem=0,
-        shared_base=0x400,
-        memory=mem,
-    )
+    run = one_block(params, mem, 64, 264)
     trace = execute.run(fn, run)
     return trace, np.frombuffer(mem.read("out"), dtype=np.int32)
 

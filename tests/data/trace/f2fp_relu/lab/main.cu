@@ -1,6 +1,7 @@
 // The f2fp_relu lab's host program: loads ../f2fp_relu.sm_90a.cubin with the driver API,
 // runs f2fp_relu<<<1, 64>>>(in, out) on ../inputs/in.bin and writes out (512 bytes) to argv[3].
 #include <cuda.h>
+#include "../../../lab_common/cu_kernel.h"
 #include <cstdio>
 
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { std::printf("%s failed: %d\n", #x, int(r_)); return 1; } } while (0)
@@ -12,16 +13,8 @@ int main(int argc, char **argv) {
   FILE *f = std::fopen(argv[2], "rb");
   if (!f || std::fread(in, sizeof(in), 1, f) != 1) { std::printf("cannot read %s\n", argv[2]); return 1; }
   std::fclose(f);
-  CHECK(cuInit(0));
-  CUdevice dev;
-  CHECK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(cuCtxSetCurrent(ctx));
-  CUmodule mod;
-  CHECK(cuModuleLoad(&mod, argv[1]));
   CUfunction fn;
-  CHECK(cuModuleGetFunction(&fn, mod, "_Z9f2fp_reluPKfPj"));
+  CHECK(lab_kernel(argv[1], "_Z9f2fp_reluPKfPj", &fn));
   CUdeviceptr din, dout;
   CHECK(cuMemAlloc(&din, sizeof(in)));
   CHECK(cuMemAlloc(&dout, sizeof(out)));

@@ -2,22 +2,15 @@
 // API, launches each form once (<<<1, 64>>>, 40 rounds) and prints what `out` holds as one
 // JSON line per form: {"form": F, "rc": CUDA result, "out": [out[0], ..., out[32]]}.
 #include <cuda.h>
+#include "../../../lab_common/cu_kernel.h"
 #include <cstdio>
 
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { std::printf("{\"error\": \"%s\", \"rc\": %d}\n", #x, int(r_)); return 1; } } while (0)
 
 int main(int argc, char **argv) {
   const char *cubin = argc > 1 ? argv[1] : "mbarrier_forms.sm_90a.cubin";
-  CHECK(cuInit(0));
-  CUdevice dev;
-  CHECK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(cuCtxSetCurrent(ctx));
-  CUmodule mod;
-  CHECK(cuModuleLoad(&mod, cubin));
   CUfunction fn;
-  CHECK(cuModuleGetFunction(&fn, mod, "_Z14mbarrier_formsPiiiii"));
+  CHECK(lab_kernel(cubin, "_Z14mbarrier_formsPiiiii", &fn));
   CUdeviceptr out;
   CHECK(cuMemAlloc(&out, 33 * sizeof(int)));
   const int forms[3][3] = {{0, 16, 1}, {1, 0, 3}, {2, 0, 2}};  // form, tx, count
