@@ -10,6 +10,7 @@ import re
 import struct
 from pathlib import Path
 
+import click
 import pytest
 
 from shmem_cli.cuda import toolchain
@@ -472,3 +473,29 @@ def test_a_tma_box_larger_than_shared_memory_is_refused_before_its_indices_are_m
         "shared memory (0x1808 bytes): give the tensor map a smaller box",
     )
     assert ran.peak_mib < 300, ran.peak_mib
+
+
+@pytest.mark.parametrize(
+    ("given", "want"),
+    [("8M", 8 << 20), ("8MiB", 8 << 20), ("48k", 48 << 10), ("1G", 1 << 30), ("4096", 4096)],
+)
+def test_a_byte_count_takes_a_unit_of_1024s(given: str, want: int) -> None:
+    from shmem_cli.commands.trace_sizes import ByteCount
+
+    assert ByteCount(1, 1 << 32).convert(given, None, None) == want
+
+
+@pytest.mark.parametrize("given", ["1.5M", "8 MB of it", "-5", "0x100", "8T"])
+def test_a_byte_count_that_is_not_one_says_what_to_give(given: str) -> None:
+    from shmem_cli.commands.trace_sizes import ByteCount
+
+    with pytest.raises(click.BadParameter, match=r"not a byte count: give a number of bytes"):
+        ByteCount(1, 1 << 32).convert(given, None, None)
+
+
+def test_a_byte_count_past_its_bound_is_refused_without_being_made() -> None:
+    from shmem_cli.commands.trace_sizes import ByteCount
+
+    for given in ("5G", "9" * 5000):
+        with pytest.raises(click.BadParameter, match=r"is not in the range 1 to 4,294,967,296"):
+            ByteCount(1, 1 << 32).convert(given, None, None)

@@ -22,6 +22,7 @@ from .trace_budget import KEYS as BUDGET_KEYS
 from .trace_budget import OPTIONS as BUDGET_OPTIONS
 from .trace_budget import budget_of
 from .trace_options import dynamic_smem_option
+from .trace_sizes import ByteCount
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,7 +78,7 @@ _OPTIONS = (
     click.option(
         "--buffer-size",
         metavar="BYTES",
-        type=click.IntRange(1, 1 << 32),
+        type=ByteCount(1, 1 << 32),
         default=8 << 20,
         help="KERNEL.cu: each zero-filled buffer.",
     ),

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..hardware.arch import DEFAULT_ARCH, PROFILES
+from .trace_sizes import ByteCount
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,7 +38,7 @@ def dynamic_smem_option(default: int | None, help_: str) -> Callable[[F], F]:
     return click.option(
         "--dynamic-smem",
         metavar="BYTES",
-        type=click.IntRange(0),
+        type=ByteCount(0, 1 << 62),
         default=default,
         callback=_block_smem,
         help=said,
@@ -127,7 +128,7 @@ OPTIONS = (
     click.option(
         "--buffer-size",
         metavar="BYTES",
-        type=click.IntRange(1, 1 << 32),
+        type=ByteCount(1, 1 << 32),
         default=8 << 20,
         show_default=True,
         help="Size of each zero-filled buffer made up for a pointer argument not given.",
