@@ -12,7 +12,9 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.launch_values import LaunchError
 from shmem_cli.cuda.toolchain import ToolError
@@ -499,3 +501,28 @@ def test_a_byte_count_past_its_bound_is_refused_without_being_made() -> None:
     for given in ("5G", "9" * 5000):
         with pytest.raises(click.BadParameter, match=r"is not in the range 1 to 4,294,967,296"):
             ByteCount(1, 1 << 32).convert(given, None, None)
+
+
+@pytest.mark.parametrize(
+    ("names", "where", "said"),
+    [
+        ("params: {threadIdx: 3}\n", "4:10", "param 'threadIdx' shadows a built-in name"),
+        ("params: {blockDim: 3}\n", "4:10", "param 'blockDim' shadows a built-in name"),
+        ("", "6:47", "loop variable 'threadIdx' shadows a built-in name or param"),
+    ],
+)
+def test_a_param_or_loop_variable_named_as_a_built_in_is_refused(
+    tmp_path: Path, names: str, where: str, said: str
+) -> None:
+    """``threadIdx`` alone would read as the param where ``threadIdx.x`` reads the thread's
+    index: the bases of the built-ins are names a spec may not take."""
+    loop = "{threadIdx: 0..1}" if not names else "{i: 0..1}"
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "arrays:\n  a: {dtype: float32, shape: [64]}\nblock: [32]\n"
+        + (names or "params: {n: 1}\n")
+        + f"accesses:\n  - {{array: a, index: ['threadIdx.x'], loop: {loop}}}\n"
+    )
+    got = CliRunner().invoke(main, ["analyze", str(spec)])
+    assert got.exit_code == 2
+    assert f"{spec}:{where}: error: {said}: rename it" in got.output

@@ -24,6 +24,7 @@ from .pitfalls import pitfalls
 from .records import (
     DEFAULT_PARAM_TYPE,
     LOOP_TYPE,
+    RESERVED_NAMES,
     THREAD_NAMES,
     AccessDecl,
     ArrayDecl,
@@ -160,9 +161,12 @@ class _Compiler(AccessCompiler):
         params: dict[str, int] = {}
         ptypes: dict[str, CType] = {}
         for pname, spec in raw.items():
-            if pname in THREAD_NAMES:
+            if pname in RESERVED_NAMES:
                 raise self.err(
-                    f"param {shorten(pname)!r} shadows a built-in name", "params", pname, key=True
+                    f"param {shorten(pname)!r} shadows a built-in name: rename it",
+                    "params",
+                    pname,
+                    key=True,
                 )
             where: tuple[str, ...] = ("params", pname)
             ctype = DEFAULT_PARAM_TYPE

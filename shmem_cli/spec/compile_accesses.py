@@ -15,6 +15,7 @@ from ..plumbing.errors import ShmemError, SourcePos, shorten
 from .expr import CType, compile_expr
 from .records import (
     LOOP_TYPE,
+    RESERVED_NAMES,
     THREAD_NAMES,
     AccessDecl,
     ArrayDecl,
@@ -95,9 +96,9 @@ class AccessCompiler:
         loops = []
         for var, spec in loop.items():
             where: tuple[str | int, ...] = ("accesses", i, "loop", var)
-            if var in THREAD_NAMES or var in params:
+            if var in RESERVED_NAMES or var in params:
                 raise self.err(
-                    f"loop variable {shorten(var)!r} shadows a built-in name or param",
+                    f"loop variable {shorten(var)!r} shadows a built-in name or param: rename it",
                     *where,
                     key=True,
                 )

@@ -35,6 +35,9 @@ THREAD_NAMES: dict[str, CType] = {
         "warp",
     )
 }
+#: names a param or loop variable may not take: the built-ins and their bases (``threadIdx``
+#: alone would read as the param where ``threadIdx.x`` reads the thread's index)
+RESERVED_NAMES = frozenset({*THREAD_NAMES, "threadIdx", "blockDim"})
 LOOP_TYPE = CType.INT  # loop variables are int unless the spec says `type:`
 DEFAULT_PARAM_TYPE = CType.INT  # params are int unless the spec says `type:`
 
