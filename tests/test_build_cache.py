@@ -58,6 +58,7 @@ def _kernel(text: str) -> dict[str, Any]:
     return kernel
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_a_second_trace_takes_the_build_from_the_cache(
@@ -85,6 +86,7 @@ def test_a_second_trace_takes_the_build_from_the_cache(
     assert compiles == ["sm_90", "sm_90"] and sorted(os.listdir(cache)) == before
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_an_edited_header_misses(project: Path, compiles: list[str], tmp_path: Path) -> None:

@@ -245,6 +245,7 @@ CHOSE_A = (
 )
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_sweep_says_once_that_it_chose_sm90a_as_shmem_trace_says_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -296,6 +296,7 @@ def test_an_assert_and_a_printf_with_cuda_headers_compile_once(
     assert k["totals"]["store"]["requests"] == 4
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_printf_beside_a_bulk_copy_both_builds_run_keeps_sm90(
     tmp_path: Path, compiles: list[str]

@@ -28,6 +28,7 @@ def _traced(source: Path, *args: str) -> dict[str, object]:
     return kernel
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_header_that_names_the_macro_for_other_architectures_costs_no_second_build(
     compiles: list[str], tool_runs: list[str]

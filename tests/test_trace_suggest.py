@@ -217,6 +217,7 @@ def test_suggestions_for_a_grid_count_every_block_as_the_trace_does() -> None:
             assert ins["requests"] % 2 == 0 and ins["new_requests"] % 2 == 0
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_the_suggested_swizzle_is_what_the_kernel_compiled_with_it_traces() -> None:
     """warp_sgemm_xor.cu is warp_sgemm with the XOR --suggest proposes written into the
