@@ -134,9 +134,7 @@ class Recorder:
         counts[uw] += 1
         self.requests += len(rows)
         if np.count_nonzero(t):
-            self.tainted[index] = self.tainted.get(index, 0) | taint_or(t)
-            if self.apart:  # several classes' blocks run together: whose requests
-                self._tainted_by(index, warp_ids[uw], t)
+            self._note_taint(index, warp_ids[uw], t)
 
     def address_taint(
         self, index: int, tids: npt.NDArray[np.intp], taint: U8 | int, warp_ids: I64
@@ -151,9 +149,15 @@ class Recorder:
         if not np.count_nonzero(t):
             return
         self.remote[index] = self.remote.get(index, 0) | taint_or(t)
-        self.tainted[index] = self.tainted.get(index, 0) | taint_or(t)
+        self._note_taint(index, warp_ids[np.asarray(tids) // self.warp_size], t)
+
+    def _note_taint(self, index: int, warps: I64, taint: U8 | int) -> None:
+        """Instruction ``index`` had an address with ``taint`` in ``warps`` (the grid's
+        numbers, one a request or lane): :attr:`tainted`, and per block where several
+        classes' blocks run together (:attr:`tainted_by`)."""
+        self.tainted[index] = self.tainted.get(index, 0) | taint_or(taint)
         if self.apart:
-            self._tainted_by(index, warp_ids[np.asarray(tids) // self.warp_size], t)
+            self._tainted_by(index, warps, taint)
 
     def _tainted_by(self, index: int, warps: I64, taint: U8 | int) -> None:
         """Keep :attr:`tainted` per block too (:attr:`tainted_by`): requests of ``warps``

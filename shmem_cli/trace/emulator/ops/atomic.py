@@ -58,6 +58,7 @@ from .memory import (
     ambient,
     check_align,
     record_shared,
+    record_window,
     shared_offsets,
     wide_address,
     window_offsets,
@@ -222,20 +223,14 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             off = off + b.shared_base(ix)
             data, taint = b.smem, b.tsmem
         elif in_window.all() and generic:
+            # the CTA's own lanes as its ATOMS form, another CTA's listed with their sectors
             ids = b.ids(ix)
             window, off, remote = window_offsets(b, ids, a, width, ins)
-            if remote is None or not remote.any():  # the CTA's own: as its ATOMS form
-                record_shared(b, index, ins, kind, ix, window, ta)
-            else:  # another CTA's lanes listed with their sectors; the own CTA's as ATOMS
+            lanes_ta = np.broadcast_to(np.asarray(ta, dtype=np.uint8), ids.shape)
+            pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
+            record_window(b, index, ins, kind, ids, window, lanes_ta, remote, off, "atom", pair)
+            if remote is not None and remote.any():
                 elsewhere = remote
-                lane_taint = np.broadcast_to(np.asarray(ta, dtype=np.uint8), remote.shape)
-                here = ~remote
-                if here.any():
-                    record_shared(b, index, ins, kind, ids[here], window[here], lane_taint[here])
-                pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
-                own = np.unique(ids[here] // b.warp_size)
-                at = off[remote]
-                b.listed(index, ids[remote], at, width, "atom", pair, lane_taint[remote], own)
             data, taint = b.smem, b.tsmem
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")

@@ -191,20 +191,24 @@ def record_shared(
     b.rec.record(ctx_index, ins, kind, tids, a, t, b.warp_ids, src, copies)
 
 
-def _record_window(
+def record_window(
     b: Block, index: int, ins: Instruction, kind: AccessKind, ids: Any, off: Any, ta: Any,
-    remote: Any, at: Any = None,
+    remote: Any, at: Any = None, op: str = "", operands: int = 1,
 ) -> None:  # fmt: skip
     """Record a generic access's shared lanes: its own CTA's as requests, remote ones
-    listed (``at``: every lane's offset in the batch's shared memory)."""
+    listed (``at``: every lane's offset in the batch's shared memory; ``op``: ld, st or atom,
+    by default the load's or store's; ``operands``: an atomic's a lane), with the warps that
+    have lanes on their own CTA (an atomic's remote phase is paid in theirs)."""
     if remote is None or not remote.any():
         record_shared(b, index, ins, kind, ids, off, ta)
         return
     here = ~remote
     if here.any():
         record_shared(b, index, ins, kind, ids[here], off[here], ta[here])
-    op = "ld" if ins.opcode == "LD" else "st"
-    b.listed(index, ids[remote], at[remote], kind.size, op, taint=np.asarray(ta)[remote])
+    op = op or ("ld" if ins.opcode == "LD" else "st")
+    own = np.unique(ids[here] // b.warp_size)
+    taint = np.asarray(ta)[remote]
+    b.listed(index, ids[remote], at[remote], kind.size, op, operands, taint, own)
 
 
 # --- loads and stores ---------------------------------------------------------------------
@@ -250,7 +254,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
                 t, rest = ta.copy(), np.ones(len(a), dtype=bool)
                 if sh is not None:
                     off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
-                    _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
+                    record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
                     vals[:, sh] = gather(b.smem, at, width, signed)
                     t[sh] |= gather_taint(b.tsmem, at, width)
                     rest &= ~sh
@@ -317,7 +321,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
                 rest &= ~lo
             if sh is not None:
                 off, at, remote = window_offsets(b, ids[sh], a[sh], width, ins)
-                _record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
+                record_window(b, index, ins, kind, ids[sh], off, ta[sh], remote, at)
                 mine, taint = vals[:, sh], tt[sh] | ta[sh]
                 if remote is not None and remote.any():
                     # lanes on one place of another CTA: the lowest lane's value lands there
