@@ -62,12 +62,12 @@ def notes(kernel: KernelTrace) -> list[Block]:
         out.append(Styled(f"note: {grid.text()}", color))
     if kernel.fills_gpu is not None:
         out.append(Styled(f"note: {kernel.fills_gpu}", "dim"))
-    dependent = [a.data_dependent for a in kernel.accesses if a.data_dependent]
-    dependent += [n.data_dependent for n in kernel.not_modelled if n.data_dependent]
+    dependent = sum(1 for a in kernel.accesses if a.data_dependent)
+    dependent += sum(1 for n in kernel.not_modelled if n.data_dependent)  # a remote access
     if dependent:
         sources = kernel.data_from
         text = Styled(
-            f"note: {len(dependent)} instruction(s) (flag 'data') have addresses, lanes or "
+            f"note: {dependent} instruction(s) (flag 'data') have addresses, lanes or "
             "counts decided by global-memory data"
             + (f" read from {', '.join(sources)}" if sources else ""),
             "yellow",
