@@ -195,10 +195,9 @@ def record_window(
     b: Block, index: int, ins: Instruction, kind: AccessKind, ids: Any, off: Any, ta: Any,
     remote: Any, at: Any = None, op: str = "", operands: int = 1,
 ) -> None:  # fmt: skip
-    """Record a generic access's shared lanes: its own CTA's as requests, remote ones
-    listed (``at``: every lane's offset in the batch's shared memory; ``op``: ld, st or atom,
-    by default the load's or store's; ``operands``: an atomic's a lane), with the warps that
-    have lanes on their own CTA (an atomic's remote phase is paid in theirs)."""
+    """Record a generic access's shared lanes: its own CTA's as requests, remote ones listed
+    (``at``: each lane's offset in the batch's shared memory; ``op``: ld, st (by default the
+    load's or store's) or atom, of ``operands`` a lane) with the warps that have own lanes."""
     if remote is None or not remote.any():
         record_shared(b, index, ins, kind, ids, off, ta)
         return
