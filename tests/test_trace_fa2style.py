@@ -63,3 +63,52 @@ def test_every_shared_access_as_counted_by_hand(tmp_path: Path, causal: int) -> 
     # the causal grid's blocks differ by their key tiles (4 classes, one a query block); the
     # plain one's are alike
     assert coverage["blocks_run"] == (BLOCKS_X if causal else 1)
+
+
+MEASURED = json.loads((HERE / "measured" / "measured.json").read_text())
+
+
+def opcode(sass: str) -> str:
+    """``@!PT LDS RZ, [RZ]`` -> ``@!PT LDS``: the guard and the opcode with its modifiers."""
+    words = sass.split()
+    return " ".join(words[:2] if words[0].startswith("@") else words[:1])
+
+
+@pytest.mark.parametrize("causal", [1, 0])
+def test_as_the_gpu_measured_it(causal: int) -> None:
+    """lab/run.sh on an H100 (measured/, 2026-12-06; twice each, the same figures): every
+    shared-memory row of the source counters (executions and wavefronts) and the per-op
+    counters, traced from the parameter block the host program passed in that run."""
+    params = HERE / "measured" / f"params_c{causal}.bin"
+    command = ["trace", str(HERE / "fa2_style.sm_90.cubin"), "-k", "fa2_forward"]
+    command += ["--block", "128", "--grid", f"{BLOCKS_X},1,{HEADS}", "--params", f"@{params}"]
+    got = CliRunner().invoke(main, [*command, "-f", "json"])
+    assert got.exit_code == 0, got.output
+    (kernel,) = json.loads(got.output)["files"][0]["kernels"]
+    rows = {a["pc"]: a for a in kernel["accesses"]}
+    ops = kernel["totals"]
+    assert "NVIDIA H100" in MEASURED["gpu"]
+    for run in MEASURED["launches"][f"causal{causal}"]:
+        assert {want["pc"] for want in run["instructions"]} == set(rows)
+        for want in run["instructions"]:
+            mine = rows[want["pc"]]
+            # the GPU ran the cubin's code: the same instruction at the same offset (Nsight
+            # writes a cp.async's operands the other way round)
+            assert opcode(mine["sass"]) == opcode(want["sass"])
+            assert mine["requests"] + mine["predicated_off"] == want["executed"], want
+            if mine["op"] != "cp_async":
+                # (a cp.async row's source-counter wavefronts are Nsight's model of the
+                # copy, 4 each here: no op_ld or op_st counter holds them, hardware-model 9a)
+                assert mine["wavefronts"] == want["wavefronts"], want
+        c = run["counters"]
+        assert ops["ldmatrix"]["requests"] == c["smsp__sass_inst_executed_op_ldsm"]
+        assert ops["load"]["requests"] == c["smsp__sass_inst_executed_op_shared_ld"]
+        assert ops["store"]["requests"] == c["smsp__sass_inst_executed_op_shared_st"]
+        assert ops["cp_async"]["requests"] == c["smsp__sass_inst_executed_op_ldgsts"]
+        # ldmatrix's wavefronts are counted with the loads' (op_ld)
+        loads = ops["load"]["wavefronts"] + ops["ldmatrix"]["wavefronts"]
+        assert loads == c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld"]
+        assert ops["store"]["wavefronts"] == c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st"]
+        # op_misc by hardware-model 9e: a warp's end, each barrier's completion, the filler
+        # LDS a warp reaches with no lane on, and every shuffle (SHFL.BFLY of the row max/sum)
+        assert ops["misc"]["wavefronts"] == c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"]

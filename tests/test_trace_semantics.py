@@ -129,16 +129,16 @@ def gpu_output(launch_id: str) -> bytes:
 # the launches whose op_misc the rule misses (ATOMS.ADD: more, by the lanes' values and
 # addresses): (the rule's, the H200's, both runs)
 MISC_OPEN = {
-    "sa_add_c1_t32": (25, 28),
+    "sa_add_c1_t32": (26, 28),
     "sa_add_c5_red_t32": (25, 26),
-    "sa_add_c5_t128": (28, 40),
-    "sa_add_c5_t32": (25, 28),
+    "sa_add_c5_t128": (32, 40),
+    "sa_add_c5_t32": (26, 28),
     "sa_add_v_red_t32": (25, 26),
-    "sa_add_v_t128": (32, 65),
-    "sa_add_v_t32": (26, 34),
+    "sa_add_v_t128": (60, 65),
+    "sa_add_v_t32": (33, 34),
     # uniform/: atomicAdd on one word, the warp reduced by the compiler (VOTE.ANY, a scan)
-    "su_add_v_t32": (13, 29),
-    "su_add_v_t64": (16, 48),
+    "su_add_v_t32": (27, 29),
+    "su_add_v_t64": (44, 48),
     "su_add_v_red_t32": (11, 16),
     "su_add_v_red_t64": (12, 22),
 }

@@ -4,7 +4,7 @@ measured: tests/data/trace/miscops).
 
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
 completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a debug build's exit fence
-(``MEMBAR.SC.VC``) 1 a warp, a shared-memory instruction a
+(``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, a shared-memory instruction a
 warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
 cluster barrier's own instructions, ``elect`` and the async-proxy fence cost none.
 :func:`rule_for` says what one warp execution of an instruction costs and what each
@@ -38,6 +38,8 @@ BARRIER_DONE = 1
 #: match decides
 MISC_RULES: tuple[MiscRule, ...] = (
     MiscRule("EXIT", frozenset(), 1),
+    # every shuffle form (measured: SHFL.BFLY, tests/data/trace/fa2style and tree_reduce)
+    MiscRule("SHFL", frozenset(), 1),
     MiscRule("MEMBAR", frozenset({"GPU"}), 2),
     MiscRule("MEMBAR", frozenset({"SYS"}), 2),  # taken as GPU scope's: not measured
     # the fence a -G build runs before each EXIT (MEMBAR.SC.VC; ERRBAR; CGAERRBAR): at least
