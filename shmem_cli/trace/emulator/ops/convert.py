@@ -19,7 +19,7 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
 from ..tensor_units.wgmma import fp8_values
-from .floating import as_f32, canonical_nan16, flush, round_f32, rounding_mode
+from .floating import as_f32, canonical_nan16, canonical_nan32, flush, round_f32, rounding_mode
 
 _U = np.uint32
 
@@ -386,30 +386,43 @@ def _f2fp_fp8(ins: Instruction, fmt: str) -> Step:
 
 @op("F2FP")
 def _f2fp(ins: Instruction, ctx: Context) -> Step:
+    """Floats to half, bf16 or tf32 (fp8: :func:`_f2fp_fp8`), each rounded once in the
+    instruction's mode (:func:`.half_round.round_half`); ``.RELU`` makes a negative value and
+    -0 +0, ``.SATFINITE`` an infinity or a magnitude past the largest finite value the
+    largest of its sign; a NaN is the canonical 0x7fff (tf32: 0x7fffffff). ``PACK_AB d, a,
+    b`` (``cvt.rn.f16x2.f32 d, a, b``): a's above b's; ``MERGE_C d, a, c`` (``cvt.rn.satfinite
+    .bf16.f32``, one value): a's in the low 16 bits under c's half (:func:`_merge_c`);
+    ``TF32.F32.PACK_B d, a`` (``cvt.rn.tf32.f32``, sm_90): the 32 bits, the low 13 zero.
+    sm_80's forms name no ``F32`` and no ``F16`` (``F2FP.SATFINITE.PACK_AB``: to half)."""
     ops = ins.operands
     fmt = next((m for m in ins.mods if m in ("E5M2", "E4M3")), None)
     if "UNPACK_B" in ins.mods:
         return _f2fp_unpack(ins)
     if fmt is not None:
         return _f2fp_fp8(ins, fmt)
-    if "PACK_AB" not in ins.mods or len(ops) != 3:
+    form = next((m for m in ("PACK_AB", "MERGE_C", "PACK_B") if m in ins.mods), "")
+    typ = "TF32" if "TF32" in ins.mods else "BF16" if "BF16" in ins.mods else "F16"
+    arity = {"PACK_AB": 3, "MERGE_C": 3, "PACK_B": 2}.get(form, 0)
+    if len(ops) != arity or (form == "PACK_B") != (typ == "TF32"):
         raise unsupported(ins)
-    mode = rounding_mode(ins)
-    if "SATFINITE" in ins.mods:
-        raise unsupported(ins, "F2FP to F16 or BF16 without .SATFINITE")
-    bf, relu = "BF16" in ins.mods, "RELU" in ins.mods
+    mode, relu, sat = rounding_mode(ins), "RELU" in ins.mods, "SATFINITE" in ins.mods
     w = write_u32(ops[0], ins)
-    ra, rb = read_u32(ops[1], "f", ins), read_u32(ops[2], "f", ins)
+    ra = read_u32(ops[1], "f", ins)
+    rb = _merge_c(ins, ops[2]) if form == "MERGE_C" else read_u32(ops[-1], "f", ins)  # PACK_B: a
 
-    def half(v: Any) -> Any:  # a NaN of any payload becomes 0x7fff, in every mode
+    def narrow(v: Any) -> Any:  # a NaN of any payload is canonical, in every mode
         f = as_f32(v)
         if relu:  # cvt's .relu (CUTLASS's ReLU epilogue): below 0, and -0, is +0; NaN stays
             f = np.where(f <= 0, np.float32(0), f)
-        return bf16_bits(f, mode) if bf else half_bits(f, mode)
+        r = round_half(f, typ, mode, sat)
+        return canonical_nan32(f, r) if typ == "TF32" else canonical_nan16(f, r)
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
-        r = (half(x) << np.uint32(16)) | half(y)
-        w(b, ix, spread(r.astype(_U), b.count(ix)), tx | ty)
+        if form == "PACK_AB":
+            r = (narrow(x) << _U(16)) | narrow(y)
+        else:  # MERGE_C: y is c's half, shifted up; PACK_B: y is a again
+            r = narrow(x) | (y if form == "MERGE_C" else _U(0))
+        w(b, ix, spread(np.asarray(r, dtype=_U), b.count(ix)), tx | ty)
 
     return step
