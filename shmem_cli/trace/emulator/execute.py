@@ -30,7 +30,7 @@ from .access_kind import shared_op_of
 from .alike.classes import Classes, counts_of, trace_grid
 from .alike.rest import run_rest
 from .alike.together import Ran, Watches
-from .alike.watch import Watch, Watcher, chooser
+from .alike.watch import Chooser, Watch, Watcher
 from .decode import Program, decode_function
 from .scheduler import run_block
 from .state import LOCAL_WINDOW_SLOT, Block, Launch
@@ -164,7 +164,7 @@ def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:
     even sample of the others runs as well (nothing here grows with the grid)."""
     recorder, n = run_.recorder, plan.clusters
     unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
-    chooses = chooser(run_.program, run_.function, run_.kinds)
+    chooses = Chooser(run_.program, run_.function, run_.kinds)
     shared = [k is not None for k in run_.kinds]
     watch = Watch(run_.function.instructions, None, shared, chooses=chooses)
     recorder.tainted = {}

@@ -219,9 +219,10 @@ class ControlFlow:
         return subroutines.jumped(self.predecessors)
 
     @cached_property
-    def returns(self) -> frozenset[int]:
-        """The subroutines' returns proven to go back to their call sites
-        (:func:`.sync.subroutines.returns`): where they go does not depend on a value."""
+    def returns(self) -> dict[int, frozenset[int]]:
+        """The subroutines' returns proven to go back to their call sites, each with the
+        calls it is proven for (:func:`.sync.subroutines.returns`): for a thread that came
+        by one of them, where it goes does not depend on a value."""
         return subroutines.returns(self)
 
     def _chooses(self, i: int) -> bool:

@@ -39,7 +39,7 @@ from .rest import run_rest
 from .shadow import COLUMNS, Shadow
 from .together import Watches, counts_of_ctas, how_many, is_last
 from .vectors import Vectors
-from .watch import Watch, chooser
+from .watch import Chooser, Watch
 
 #: blocks run watched at most (each a class's, or one of a class run beside its block)
 ROUNDS = 64
@@ -187,7 +187,7 @@ class _Rounds:
         self.outside = np.zeros(n, dtype=bool)  # those that ran watched, in no class
         self.found: list[ClassCounts] = []
         self.decisions = self.proven = self.loners = 0
-        self.chooses, self.choosing = chooser(run.program, run.function, run.kinds), set[int]()
+        self.chooses, self.choosing = Chooser(run.program, run.function, run.kinds), set[int]()
         self.differs: grids.Differs | None = None
         self.shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
         self.vectors = Vectors(n, self.shadow)

@@ -21,7 +21,7 @@ takes it alike. One that carries the block index's taint alone keeps the blocks 
 it as this block does (:class:`.forms.Forms`: :attr:`Watch.alike`).
 
 A decision on global data (or an inexact value) that only *chooses values* takes nothing
-else from a block (:func:`chooser`): the guard of an instruction that only computes values
+else from a block (:class:`Chooser`): the guard of an instruction that only computes values
 in its thread's registers and predicates (:func:`..decode.values_only`: no memory of any
 space, no barrier, no other lane, nothing counted), or a branch whose paths, up to where
 they meet and through the subroutines they call, run only such instructions
@@ -38,7 +38,7 @@ stands for itself alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -124,25 +124,34 @@ def _address(ins: Instruction) -> list[tuple[str, int]]:
     return []
 
 
-def chooser(program: Program, function: Function, kinds: list[Any]) -> Callable[[int], bool]:
+class Chooser:
     """Whether a decision at an instruction that global data takes only chooses values: the
     instruction only computes values (:attr:`..decode.Program.values`), or it is a branch
     whose region runs only what does (:attr:`..taint_flow.Region.values`), or a return
     proven to go back to its call site (:attr:`..taint_flow.ControlFlow.returns`: its
     address was written in a region on the data, by a block that took the slow path) and
     not guarded (where it goes is proven, not whether it goes now: ``@P0 RET`` on data
-    leaves the rest of the subroutine to the blocks whose P0 is false)."""
+    leaves the rest of the subroutine to the blocks whose P0 is false); such a return is
+    proven for the threads that came by the calls :meth:`return_sites` gives."""
 
-    def chooses(m: int) -> bool:
-        ins = function.instructions[m]
+    def __init__(self, program: Program, function: Function, kinds: list[Any]) -> None:
+        self.program, self.function, self.kinds = program, function, kinds
+
+    def __call__(self, m: int) -> bool:
+        ins = self.function.instructions[m]
         if ins.opcode in taint_flow.JUMPS:
-            return taint_flow.flow_of(program, function, kinds).region(m).values
+            return self._flow().region(m).values
         if ins.opcode == "RET":  # proven to go back to its call site, whatever it reads
             unguarded = ins.guard is None or (ins.guard.index == 7 and not ins.guard.not_)
-            return unguarded and m in taint_flow.flow_of(program, function, kinds).returns
-        return bool(program.values[m])
+            return unguarded and m in self._flow().returns
+        return bool(self.program.values[m])
 
-    return chooses
+    def return_sites(self, m: int) -> frozenset[int]:
+        """The calls (instruction indices) a return at ``m`` is proven for."""
+        return self._flow().returns.get(m, frozenset())
+
+    def _flow(self) -> taint_flow.ControlFlow:
+        return taint_flow.flow_of(self.program, self.function, self.kinds)
 
 
 class Watcher(Protocol):
@@ -166,10 +175,10 @@ class Watch:
         forms: Forms | None = None,
         shared: Sequence[bool] = (),
         candidates: Any = None,
-        chooses: Callable[[int], bool] | None = None,
+        chooses: Chooser | None = None,
     ) -> None:
         self.instructions = instructions
-        self.chooses = chooses  # chooser's answer (None: every decision on data differs)
+        self.chooses = chooses  # Chooser's answer (None: every decision on data differs)
         self.chosen: set[int] = set()  # instructions whose decisions on data chose values
         self.registers = [_registers(ins) for ins in instructions]
         # a branch's predicate operands (BRA P0, BRA !P2): the guard's are watched apart
@@ -245,7 +254,7 @@ class Watch:
             if not regs:
                 continue
             self.decisions += 1
-            if regs is self.registers[m] and self._returns(m):
+            if regs is self.registers[m] and self._returns(m, blk, at):
                 continue  # where it goes was proven from the code: not from what it reads
             for kind, index in regs:
                 table = blk.file(kind)[1]
@@ -274,10 +283,16 @@ class Watch:
         if self.forms is not None:
             self.forms.after(pending, m, blk, ix)
 
-    def _returns(self, m: int) -> bool:
-        """Whether instruction ``m`` is a return proven to go back to its call site."""
+    def _returns(self, m: int, blk: Any, at: Any) -> bool:
+        """Whether instruction ``m`` is a return proven to go back to its call site for the
+        threads ``at``: each came into its subroutine by a call the proof is for (its
+        innermost call frame's; not a call through a register: a function pointer)."""
         ins = self.instructions[m]
-        return ins.opcode == "RET" and self.chooses is not None and self.chooses(m)
+        if ins.opcode != "RET" or self.chooses is None or not self.chooses(m):
+            return False
+        frames = np.unique(blk.call_frame[at])
+        sites = {blk.paths.frames[int(f)][1] for f in frames}
+        return sites <= self.chooses.return_sites(m)
 
     def requests(self, tainted: dict[int, int], recorded: int) -> None:
         """The block recorded ``recorded`` shared-memory requests, those of the instructions

@@ -90,18 +90,20 @@ def _deep(ins: Sequence[Instruction], bodies: dict[int, set[int]], c: int) -> se
     return deep
 
 
-def returns(graph: Graph) -> frozenset[int]:
-    """The returns proven to come back to their call site (the module's rule) from every
-    call of the function; none where a call is not followed (a function pointer may reach
-    any)."""
+def returns(graph: Graph) -> dict[int, frozenset[int]]:
+    """The returns proven to come back to their call site (the module's rule), each with the
+    calls it is proven for. A call not followed (through a register: a function pointer,
+    ``printf``'s ``vprintf`` or ``__assertfail`` called from the address ``LEPC`` made)
+    proves nothing, and may enter any function of the code: a thread that came by it, not
+    by a call its return is proven for, is not covered (the proof of alike blocks reads each
+    thread's call frame: :meth:`..alike.watch.Watch.operands`)."""
     ins = graph.function.instructions
-    proven: set[int] = set()
+    proven: dict[int, set[int]] = {}
     for c in (i for i in range(len(ins)) if ins[i].opcode == "CALL"):
         body, followed = called(graph, [c])
-        if not followed:
-            return frozenset()
-        proven |= {i for i in body if ins[i].opcode == "RET"}
-    return frozenset(proven)
+        for i in (i for i in body if ins[i].opcode == "RET") if followed else ():
+            proven.setdefault(i, set()).add(c)
+    return {i: frozenset(sites) for i, sites in proven.items()}
 
 
 def predecessors(succ: Sequence[Sequence[int]]) -> dict[int, list[int]]:
