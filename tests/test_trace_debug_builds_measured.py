@@ -38,7 +38,7 @@ TIMING = {
 #: the launches whose op_misc the rule misses, (the rule's, the H200's): the -G build's exit
 #: fence costs more than 1 a warp after the warps' stores (transpose 20 a warp) and where a
 #: warp leaves in several groups (recursive_walk: 6 fences, traced as 1); the -O3 build's
-#: shared values waited on before the end (transposes, docs/hardware-model.md 9e), CUB's
+#: transposes (1 a warp more, docs/hardware-model.md 9e), CUB's
 #: block scan, and a returning atomic (add_one's and cas's ATOMS: 1 a warp)
 MISC_OPEN = {
     "transpose_g": (68, 676),

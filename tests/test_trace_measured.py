@@ -147,8 +147,6 @@ MISC_OPEN = {
     "ldmatrix_mma_16_true": (5, 9),
     "ldmatrix_mma_24_false": (4, 7),
     "ldmatrix_mma_64_false": (4, 7),
-    "stmatrix_store_16": (4, 6),
-    "stmatrix_store_24": (4, 6),
     "cp_async_pipeline": (46, 45),
 }
 
@@ -157,8 +155,8 @@ MISC_OPEN = {
 @pytest.mark.parametrize("launch", LAUNCHES, ids=[entry["id"] for entry in LAUNCHES])
 def test_trace_matches_the_h200(launch: dict[str, Any]) -> None:
     kernel = launched(launch["id"]).trace
-    # op_misc by the rule of docs/hardware-model.md 9e, but where a shared value the warps
-    # wait on, a warp-level loop or cp.async's waits add more: (the rule's, the H200's)
+    # op_misc by the rule of docs/hardware-model.md 9e, but where the transposes' 1 a warp,
+    # a warp-level loop or cp.async's waits add more: (the rule's, the H200's)
     misc = MEASURED[launch["id"]]["misc_wavefronts"]
     check_misc(launch["id"], kernel.misc.wavefronts, misc, MISC_OPEN)
     # per op: cp.async wavefronts by the measured rule, except the launches where the rule

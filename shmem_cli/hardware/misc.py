@@ -1,17 +1,17 @@
 """What the H200 counts in Nsight Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc``
 (the per-op table's ``misc`` row): the rule, in one place (docs/hardware-model.md, 9e;
-measured: tests/data/trace/miscops).
+measured: tests/data/trace/miscops, warpops).
 
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
 completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a debug build's exit fence
-(``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, a shared-memory instruction a
-warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
+(``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, a shared-memory instruction or a
+global store a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
 cluster barrier's own instructions, ``elect`` and the async-proxy fence cost none.
 :func:`rule_for` says what one warp execution of an instruction costs and what each
 completion of a barrier does (None: it is none of these). CTA-scope memory
-barriers, shared values a warp waits on and cp.async's waits add more on the GPU, by amounts
-that vary with timing: not counted here. (The remote atomics' ``op_atom`` wavefronts:
-:mod:`.dsmem`.)
+barriers, arrivals that return a barrier's state and cp.async's waits add more on the
+GPU, by amounts that vary with timing: not counted here. (The remote atomics' ``op_atom``
+wavefronts: :mod:`.dsmem`.)
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ class MiscRule:
     mods: frozenset[str]  # modifiers that must all be present
     per_warp: int
     per_completion: int = 0
+    #: counted only for a warp that reaches the instruction with every lane's guard false
+    #: (a global store kept off: no request, but this); a warp that runs it costs nothing
+    when_off: bool = False
 
 
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
@@ -47,6 +50,10 @@ MISC_RULES: tuple[MiscRule, ...] = (
     MiscRule("MEMBAR", frozenset({"VC"}), 1),
     MiscRule("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
     MiscRule("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
+    # a global store that a warp reaches with no lane on (measured: tests/data/trace/warpops,
+    # the `if (x == NEVER) out[i] = x` that keeps a value, 1 an execution; its `@!P LDC`
+    # costs none), as a shared-memory instruction's (PREDICATED_OFF)
+    MiscRule("STG", frozenset(), 1, when_off=True),
 )
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
 #: too, not measured) that a warp reaches with every lane's guard false: no request, no
@@ -56,6 +63,7 @@ PREDICATED_OFF = 1
 
 def rule_for(opcode: str, mods: Sequence[str]) -> MiscRule | None:
     """The rule of :data:`MISC_RULES` that ``opcode.mods`` costs by; None for an
-    instruction that costs no op_misc wavefront."""
+    instruction that costs no op_misc wavefront. (A rule ``when_off`` counts only the warps
+    that reach it with every lane's guard false.)"""
     have = set(mods)
     return next((r for r in MISC_RULES if r.opcode == opcode and r.mods <= have), None)

@@ -79,7 +79,9 @@ def run_block(
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
     guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
-    misc_cost = [misc.rule_for(ins.opcode, ins.mods) is not None for ins in instructions]
+    rules = [misc.rule_for(ins.opcode, ins.mods) for ins in instructions]
+    misc_cost = [r is not None and not r.when_off for r in rules]  # each warp that runs it
+    misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
@@ -157,7 +159,7 @@ def run_block(
         run_it = True
         if g is not None and g.index == 7 and g.not_:
             kind = guarded[m]
-            if kind is not None:
+            if kind is not None or misc_off[m]:
                 sel = blk.ids(at)
                 _predicated_off(blk, m, instructions[m], kind, sel, sel[:0])
             run_it = False  # @!PT: never executes
@@ -169,7 +171,7 @@ def run_block(
             if np.count_nonzero(ok) < ok.size:  # (cheaper than .all() on a warp)
                 sel = blk.ids(at)
                 kind = guarded[m]
-                if kind is not None:
+                if kind is not None or misc_off[m]:
                     _predicated_off(blk, m, instructions[m], kind, sel, sel[ok])
                 if decided is not None and m in program.skipped:  # a store data kept off
                     program.skipped[m](blk, sel[~ok], decided[~ok])
@@ -256,9 +258,14 @@ def _cta_counts(blk: Block, at: Any) -> Any:
 
 def _predicated_off(blk: Block, m: int, ins: Any, kind: Any, at_pc: Any, executing: Any) -> None:
     """Count the warps with threads ``at_pc`` at instruction ``m`` but none of ``executing``
-    (whose guard holds): per CTA too where the batch's classes' blocks count apart."""
+    (whose guard holds): per CTA too where the batch's classes' blocks count apart. Those of
+    a shared-memory or TMA instruction (``kind``) are its record's; those of another (a
+    global store) its op_misc executions."""
     ws = blk.warp_size
     off = np.setdiff1d(np.unique(at_pc // ws), np.unique(executing // ws))
+    if kind is None:
+        blk.count_misc(m, None, warps=off)
+        return
     blk.rec.predicated_off(m, ins, kind, len(off))
     if blk.by_cta is not None and len(off):
         blk.tally_by_cta("off", m, off // blk.n_warps)

@@ -9,15 +9,13 @@ between blocks (it depends on the block index), bits 3-7 = which buffers the glo
 data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the first four,
 the fifth for every later one; :meth:`GlobalMemory.read_taint`); a register's bytes may
 carry less (:mod:`.ops.byte_taint`). Shared and local memory carry one taint byte per data
-byte. Control flow spreads taint too
-(:mod:`.taint_flow`): ``ctl`` and ``regions`` hold what a thread's path was decided by.
+byte. Control flow spreads taint too (:mod:`.taint_flow`): ``ctl`` and ``regions`` hold what
+a thread's path was decided by. Memory:
 
-Memory:
-
-* shared: the CTA's window. On sm_90 user shared memory starts after a 1 KiB reserved
-  area (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0),
-  so a window address is ``0x400 + offset``; banks are ``(address / 4) % 32`` either way.
-  A batch of CTAs keeps one window per CTA (:meth:`Block.shared_base`).
+* shared: the CTA's window. On sm_90 user shared memory starts after a 1 KiB reserved area
+  (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0), so a window
+  address is ``0x400 + offset``; banks are ``(address / 4) % 32`` either way. A batch of
+  CTAs keeps one window per CTA (:meth:`Block.shared_base`).
 * local: per thread, allocated on first use; the stack pointer starts at ``LOCAL_BYTES``
   (``c[0x0][0x28]``). global: :class:`GlobalMemory`, buffers at synthetic addresses.
 * generic pointers (LD/ST) into shared memory: ``SR_SWINHI`` is ``SHARED_WINDOW_HI``, so
@@ -311,10 +309,12 @@ class Block:
                 n = dsmem.remote_atom_wavefronts(warps[on], lanes, width, operands)
                 self.dsmem_atoms[index] = self.dsmem_atoms.get(index, 0) + n
 
-    def count_misc(self, index: int, ix: Any, retire: bool = False) -> None:
-        """The warps of threads ``ix`` ran instruction ``index``, one that costs op_misc
-        (``retire``: an EXIT, counted for the warps it ended, all their threads now exited)."""
-        warps = np.unique(self.warp[self.ids(ix)])
+    def count_misc(self, index: int, ix: Any, retire: bool = False, warps: Any = None) -> None:
+        """The warps of threads ``ix`` (or the distinct ``warps``) ran instruction ``index``, one
+        that costs op_misc (``retire``: an EXIT, counted for the warps it ended, all their
+        threads now exited)."""
+        if warps is None:
+            warps = np.unique(self.warp[self.ids(ix)])
         if retire:  # those with no thread left
             alive = np.bincount(self.warp[~self.exited], minlength=int(self.warp[-1]) + 1)
             warps = warps[alive[warps] == 0]

@@ -11,8 +11,8 @@ both sides count 0.
 
 The ``op_misc`` row is an estimate, shown but never part of the verdict: the rule counts what
 the H200 counts in every kernel of the lab (warp ends, CTA barriers, GPU-scope fences, empty
-executions), but Nsight adds wavefronts the rule leaves out (CTA-scope fences, shared values a
-warp waits on before it ends, arrivals that return the barrier's state; docs/hardware-model.md
+executions, shuffles, guarded-off global stores), but Nsight adds wavefronts the rule leaves
+out (CTA-scope fences, arrivals that return the barrier's state; docs/hardware-model.md
 section 9e), so a kernel with those reads above it without the other rows being wrong.
 """
 
