@@ -91,7 +91,7 @@ def test_a_step_past_the_eager_size_is_evaluated_by_window(
     load = Load("R", 1, np.array([1, 2, 3], np.uint32), np.array([b, b, -1]))
     other = Load("R", 2, np.array([10, 20, 30], np.uint32), np.array([-1, b, b]))
     made = vec.make(Step(0, (load, other), (("R", 0),), groups))[("R", 0)]
-    assert adder.ran == 0 and all(vec.is_step(v) for v in made)  # kept as the step
+    assert adder.ran == 0 and all(vec.any_step([v]) for v in made)  # kept as the step
     want = [np.arange(blocks) + 11, 2 * np.arange(blocks) + 22, np.arange(blocks) + 33]
     assert [vec.at(v, 500) for v in made] == [int(w[500]) for w in want]
     # a second step on the first's vectors: both evaluated window by window

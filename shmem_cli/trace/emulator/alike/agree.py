@@ -110,8 +110,7 @@ def isetp(
     """The agreement of each predicate an ISETP writes (None: not proven), from the forms
     ``known`` of its sources (a, c, predicate input)."""
     ops = ins.operands
-    dests = [o for o in ops[:2] if isinstance(o, Reg) and not o.is_true]
-    out: dict[tuple[str, int], Any] = {(o.kind, o.index): None for o in dests}
+    out: dict[tuple[str, int], Any] = {(o.kind, o.index): None for o in dests(ins)}
     cmp = next((x for x in ins.mods if x in _ORDER or x in ("T", "F")), None)
     if cmp is None or "EX" in ins.mods or len(ops) != 5 or len(known) != 3:
         return out
@@ -133,6 +132,19 @@ def isetp(
             return out
         agreed &= pin
     return {key: agreed for key in out}
+
+
+def dests(ins: Instruction) -> list[Reg]:
+    """The predicates a compare writes (not PT)."""
+    return [o for o in ins.operands[:2] if isinstance(o, Reg) and not o.is_true]
+
+
+def reads_own(ins: Instruction) -> bool:
+    """Whether a compare's predicate input is one it writes (its agreement must be read
+    before it runs)."""
+    p = ins.operands[4] if len(ins.operands) == 5 else None
+    own = {(o.kind, o.index) for o in dests(ins)}
+    return isinstance(p, Reg) and (p.kind, p.index) in own
 
 
 def _int64(v: Any, negated: bool) -> Any:

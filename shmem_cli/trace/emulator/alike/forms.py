@@ -44,7 +44,7 @@ from ....cuda.sass_operands import Operand, Reg, Special
 from ..operands import Dest, is_pred
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
-from . import agree, evaluated
+from . import agree, evaluated, vectors
 from .evaluated import EVALUATED, base_opcode
 from .shadow import Shadow
 from .vectors import Unknown, Vectors
@@ -107,6 +107,14 @@ class Pending:
     additive: bool = False  # a sum: a thread's constant passes through
     group: Any = None  # each thread's group
     axis: tuple[str, int, int] | None = None  # S2R of the block index: (kind, index, vector)
+    lazy: tuple[Any, ...] | None = None  # agree.isetp's arguments, for preds where needed
+    # per register of results: (each group's value at the representative, its vector id),
+    # read for several CTAs at once (None: read in after)
+    reads: dict[tuple[str, int], tuple[Any, Any]] | None = None
+
+
+#: :meth:`Forms.before`'s answer where the CTAs' threads must be evaluated apart
+SPLIT = Pending(None)
 
 
 class Forms:
@@ -140,7 +148,6 @@ class Forms:
         # per predicate: (agreement id, value id) per thread; -1: unknown
         self.preds: dict[tuple[str, int], tuple[I32, I32]] = {}
         self.shadow = shadow
-        self.evaluated = 0  # instructions evaluated over the candidate blocks
 
     # --- what the watch asks -----------------------------------------------------------
 
@@ -202,9 +209,11 @@ class Forms:
 
     # --- one step ----------------------------------------------------------------------
 
-    def before(self, m: int, blk: Block, ix: Idx) -> Pending | None:
+    def before(self, m: int, blk: Block, ix: Idx, whole: bool = False) -> Pending | None:
         """What instruction ``m`` will write for the threads ``ix``, from the state before it
-        runs; None where it writes no form."""
+        runs; None where it writes no form. ``whole``: the threads of several CTAs at once
+        (:mod:`.together`), :data:`SPLIT` where their groups' vectors would not be whole (or
+        too many), and a compare's sources kept for each CTA's agreements."""
         ins = self.instructions[m]
         op = base_opcode(ins)
         ids = blk.ids(ix)
@@ -225,16 +234,20 @@ class Forms:
         if not any(f is not None and f.blocky for f in forms):
             return None  # no source depends on the block index: the result is a value
         preds: dict[tuple[str, int], Any] = {}
-        if op == "ISETP" and not self._stepped(forms):  # else the shadow's values decide
-            preds = agree.isetp(self, ins, forms, ids, blk)
+        lazy = None  # a compare's agreements, proven in after only where the shadow's fail
+        if op == "ISETP" and (whole or not self.stepped(forms)):  # else the shadow's decide
+            if agree.reads_own(ins):  # its predicate input is one it writes: before it runs
+                preds = agree.isetp(self, ins, forms, ids, blk)
+            else:
+                lazy = (ins, forms, ids, blk)
         elif op == "PLOP3" and len(ins.operands) == 7:
             agreed = [self._pred_agree(o, blk, ids) for o in ins.operands[2:5]]
-            whole: Any = np.ones(self.vec.n, dtype=bool)
+            meet: Any = np.ones(self.vec.n, dtype=bool)
             for a in agreed:  # the inputs' agreements meet (None: one is not known)
-                whole = None if a is None or whole is None else whole & a
+                meet = None if a is None or meet is None else meet & a
             for o in ins.operands[:2]:
                 if isinstance(o, Reg) and not o.is_true:
-                    preds[(o.kind, o.index)] = whole
+                    preds[(o.kind, o.index)] = meet
         results: dict[tuple[str, int], list[Any]] = {}
         group = np.zeros(len(ids), dtype=np.int64)
         additive: set[int] = set()
@@ -247,15 +260,18 @@ class Forms:
                 if p not in additive:
                     key_rows.append(k.astype(np.int64))
             keys, index, inverse = agree.unique_columns(np.stack(key_rows))
+            if whole and (keys.shape[1] > GROUPS or keys.shape[1] * self.vec.n > vectors.EAGER):
+                return SPLIT
             if keys.shape[1] <= GROUPS:
                 group = inverse.reshape(-1)
-                firsts = [int(i) for i in index]
+                firsts = index.tolist()
                 pairs = [self._pair(o, blk, ids) for o in sources]
                 results = self.shadow.run(m, sources, known, pairs, firsts, self.vec)
-                self.evaluated += 1
-        if not results and not preds:
+        elif whole:
+            return SPLIT
+        if not results and not preds and lazy is None:
             return None
-        return Pending(ids, results, preds, bool(additive), group)
+        return Pending(ids, results, preds, bool(additive), group, lazy=lazy)
 
     def _pair(self, o: Operand, blk: Block, ids: Any) -> Source | None:
         """The form of the register after ``o`` (the second of a pair), or None."""
@@ -299,12 +315,14 @@ class Forms:
         for (kind, index), per_group in results.items():
             if kind in ("P", "UP") and additive:
                 continue
-            at_rep, vids = self.vec.at_each(per_group, self.rep)
+            read = None if pending.reads is None else pending.reads.get((kind, index))
+            at_rep, vids = self.vec.at_each(per_group, self.rep) if read is None else read
             actual = blk.file(kind)[0][index][ids].astype(np.uint64)
-            if kind in ("P", "UP"):
-                agrees = np.array(
-                    [self.vec.same_as(int(v), self.rep) if v >= 0 else -1 for v in vids]
-                )
+            if kind in ("P", "UP"):  # (each distinct vector once: a loop over the groups
+                # was a sixth of a causal attention's watch)
+                used, which = np.unique(vids, return_inverse=True)
+                made = [self.vec.same_as(int(v), self.rep) if v >= 0 else -1 for v in used]
+                agrees = np.array(made, dtype=np.int64)[which.reshape(-1)]
                 ok = (vids[group] >= 0) & (at_rep[group] == actual)
                 self._set_pred(
                     kind,
@@ -320,6 +338,8 @@ class Forms:
             if not additive:  # every thread of a group holds the group's value
                 vid = np.where(k == 0, vid, -1).astype(np.int32)
             self._set(kind, index, ids, blk, vid, k)
+        if pending.lazy is not None and self._unagreed(pending.lazy[0], ids):
+            preds = agree.isetp(self, *pending.lazy)
         for (kind, index), agreement in preds.items():
             got = self.preds.get((kind, index))
             none = np.full(len(ids), -1, np.int32)
@@ -352,12 +372,18 @@ class Forms:
         a, v = self.preds[key]
         a[ids], v[ids] = agreement, value
 
-    def _stepped(self, forms: Sequence[Source | None]) -> bool:
+    def _unagreed(self, ins: Instruction, ids: Any) -> bool:
+        """Whether a predicate compare ``ins`` writes has no agreement on a thread of ``ids``
+        (the shadow's values gave none there): :func:`.agree.isetp` is asked then."""
+        for o in agree.dests(ins):
+            got = self.preds.get((o.kind, o.index))
+            if got is None or bool((got[0][ids] < 0).any()):
+                return True
+        return False
+
+    def stepped(self, forms: Sequence[Source | None]) -> bool:
         """A source's vector is kept as the step that makes it (evaluated by window)."""
-        return any(
-            f is not None and any(self.vec.is_step(int(v)) for v in np.unique(f.vids) if v >= 0)
-            for f in forms
-        )
+        return any(f is not None and self.vec.any_step(f.vids) for f in forms)
 
     def _pred_agree(self, o: Operand, blk: Block, ids: Any) -> B8 | None:
         if not isinstance(o, Reg) or o.kind not in ("P", "UP"):

@@ -32,8 +32,9 @@ from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Reg
 from ....plumbing.frozen import frozen
 from ..state import Block, Idx
-from . import vectors
+from . import agree
 from .evaluated import EVALUATED, base_opcode, sources
+from .forms import SPLIT, Pending
 from .watch import Watch
 
 #: instructions whose forms are made for each CTA apart (their agreements are a block's)
@@ -82,7 +83,7 @@ class Watches:
         # what an instruction writes is the same vectors whichever CTA's forms evaluate it,
         # each CTA's constants taken after (:meth:`.forms.Forms.after`), but for a compare's
         # or a predicate combination's agreements, made against a CTA's own block
-        self.union = [base_opcode(ins) not in _OWN for ins in self.instructions]
+        self.union = [_union(ins) for ins in self.instructions]
         self.n = 0 if forms is None else forms.vec.n  # the candidate blocks
         self.decisions = 0  # those free of taint, checked here for every CTA at once
 
@@ -101,8 +102,15 @@ class Watches:
         cta = blk.cta[ids]
         if not len(ids):
             return []
-        if cta.min() == cta.max():
+        steps = np.diff(cta)
+        if not np.count_nonzero(steps):
             return [(self.watches[int(cta[0])], ids, slice(None))]
+        if (steps >= 0).all():  # (threads in order: each CTA's a run of them, a slice)
+            cuts = [0, *(np.flatnonzero(steps) + 1).tolist(), len(ids)]
+            return [
+                (self.watches[int(cta[lo])], ids[lo:hi], slice(lo, hi))
+                for lo, hi in zip(cuts, cuts[1:], strict=False)
+            ]
         return [(self.watches[int(c)], ids[cta == c], cta == c) for c in np.unique(cta)]
 
     def _ctas(self, blk: Block, at: Idx) -> int:
@@ -139,22 +147,20 @@ class Watches:
                     (w, ids, None if formless[sel].any() else w.before(m, blk, ids))
                     for w, ids, sel in parts
                 ]
-        # the CTAs' groups evaluated at once, where their vectors are surely made whole: a
-        # vector kept as its step is evaluated for all its groups whichever block reads it
-        threads = sum(len(ids) for _, ids, _ in parts)
-        if len(parts) > 1 and self.union[m] and threads * self.n <= vectors.EAGER:
-            every = parts[0][0].before(m, blk, ix)
-            if every is not None:
-                return [
-                    (w, ids, replace(every, ids=ids, group=every.group[sel]))
-                    for w, ids, sel in parts
-                ]
+        # the CTAs' groups evaluated at once, where their vectors are made whole (SPLIT
+        # else: a vector kept as its step is evaluated for all its groups whichever block
+        # reads it); a compare's agreements are each CTA's own, proven where needed
+        if len(parts) > 1 and self.union[m]:
+            every = parts[0][0].before(m, blk, ix, whole=True)
+            if every is not SPLIT and every is not None:
+                return [(w, ids, _part(every, w, ids, sel)) for w, ids, sel in parts]
         return [(w, ids, w.before(m, blk, ids)) for w, ids, _ in parts]
 
     def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
         if pending is None:  # every CTA's destinations lose their forms (one store)
             self.watches[0].after(None, m, blk, ix)
             return
+        _read_reps(pending)
         for w, ids, p in pending:
             w.after(p, m, blk, ids)
 
@@ -165,6 +171,50 @@ class Watches:
         self.decisions += recorded
         for w, block in zip(self.watches, self.blocks, strict=True):
             w.requests(tainted.get(block, {}), 0)
+
+
+def _union(ins: Instruction) -> bool:
+    """Whether the CTAs' forms of what ``ins`` writes are made at once (:data:`_OWN` apart,
+    but a compare whose predicate input is not one it writes: its agreements are proven for
+    each CTA after it runs)."""
+    op = base_opcode(ins)
+    return op not in _OWN or op == "ISETP" and not agree.reads_own(ins)
+
+
+def _part(every: Pending, w: Watch, ids: Any, sel: Any) -> Pending:
+    """CTA ``w``'s threads ``ids`` (``sel`` of the batch's) of the step ``every`` evaluated
+    for the CTAs at once: a compare's sources its own (None where one is kept as a step:
+    the shadow's values decide)."""
+    lazy = every.lazy
+    if lazy is not None and w.forms is not None:
+        ins, forms, _, blk = lazy
+        cut = [None if f is None else f._replace(k=f.k[sel], vids=f.vids[sel]) for f in forms]
+        lazy = None if w.forms.stepped(cut) else (ins, cut, ids, blk)
+    return replace(every, ids=ids, group=every.group[sel], lazy=lazy)
+
+
+def _read_reps(pending: list[tuple[Watch, Any, Pending | None]]) -> None:
+    """The vectors a step evaluated for the CTAs at once, read at every CTA's own block in
+    one go (:meth:`.vectors.Vectors.at_many`; each CTA's apart took a fifth of a causal
+    attention's watch), for :meth:`.forms.Forms.after`."""
+    shared: dict[int, list[int]] = {}
+    for k, (w, _, p) in enumerate(pending):
+        if p is not None and p.results and w.forms is not None:
+            shared.setdefault(id(p.results), []).append(k)
+    for ks in shared.values():
+        first, p = pending[ks[0]][0].forms, pending[ks[0]][2]
+        if len(ks) < 2 or first is None or p is None:
+            continue
+        reps = [w.forms.rep for w, _, _ in (pending[k] for k in ks) if w.forms is not None]
+        got = {
+            row: first.vec.at_many(per_group, reps)
+            for row, per_group in p.results.items()
+            if not (row[0] in ("P", "UP") and p.additive)
+        }
+        for j, k in enumerate(ks):
+            one = pending[k][2]
+            if one is not None:
+                one.reads = {row: (vals[:, j], ids[:, j]) for row, (vals, ids) in got.items()}
 
 
 def _formed(ins: Instruction) -> list[tuple[str, int]] | None:

@@ -124,6 +124,7 @@ class Vectors:
         self.full = False
         # blocks' values, by step (a class's block's, or those of the blocks run together)
         self._points: dict[int, dict[int, Any]] = {}
+        self._made: set[int] = set()  # the ids of vectors kept as steps (not yet whole)
         self.work = 0  # (group, block) pairs the steps kept were evaluated for
         self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
 
@@ -152,7 +153,7 @@ class Vectors:
         lazy = (
             size > EAGER
             or self.bytes + 4 * size > VECTOR_BYTES // _WHOLE_SHARE
-            or any(self.is_step(int(v)) for ld in step.loads for v in ld.vids if v >= 0)
+            or any(self.any_step(ld.vids) for ld in step.loads)
         )
         if not lazy:
             got = self._run(step, [self._plan(ld) for ld in step.loads], 0, self.n, {})
@@ -168,6 +169,7 @@ class Vectors:
             return {row: [-1] * step.groups for row in step.rows}
         self.kept += cost
         self.steps.append(step)
+        self._made.update(range(len(self.values), len(self.values) + len(step.rows) * step.groups))
         plans = [self._plan(ld) for ld in step.loads]
         self._plans.append(plans)
         self._deps.append(tuple(sorted({k[0] for p in plans for k in p.made})))
@@ -195,9 +197,9 @@ class Vectors:
 
     # --- reading them -----------------------------------------------------------------
 
-    def is_step(self, vid: int) -> bool:
-        """Vector ``vid`` is kept as the step that makes it."""
-        return isinstance(self.values[vid], _Made)
+    def any_step(self, vids: Any) -> bool:
+        """Whether one of the vectors ``vids`` (ids; below 0: none) is kept as a step."""
+        return bool(self._made) and not self._made.isdisjoint(np.unique(vids).tolist())
 
     def masks(self, vids: Sequence[int]) -> list[Any]:
         """Agreements ``vids`` over the candidates (bool), those not yet made evaluated
@@ -221,8 +223,10 @@ class Vectors:
         -1 where one cannot be evaluated: :class:`Unknown`), whole vectors read in place (a
         loop's every step reads them: a causal attention's watch made 4 million calls)."""
         ids = np.array(vids, dtype=np.int64)
-        out = np.zeros(len(vids), dtype=np.uint64)
-        for g, v in enumerate(vids):
+        used, which = np.unique(ids, return_inverse=True)  # (groups share vectors)
+        out = np.zeros(len(used), dtype=np.uint64)
+        known = np.ones(len(used), dtype=bool)
+        for g, v in enumerate(used.tolist()):
             held = self.values[v] if v >= 0 else None
             if isinstance(held, np.ndarray):
                 out[g] = int(held[block])
@@ -230,8 +234,29 @@ class Vectors:
                 try:
                     out[g] = self.at(v, block)
                 except Unknown:
-                    ids[g] = -1
-        return out, ids
+                    known[g] = False
+        which = which.reshape(-1)
+        return out[which], np.where(known[which], ids, -1)
+
+    def at_many(self, vids: Sequence[int], blocks: Sequence[int]) -> tuple[Any, Any]:
+        """:meth:`at_each` for several blocks: (values, ids), each groups x blocks."""
+        ids = np.array(vids, dtype=np.int64)
+        used, which = np.unique(ids, return_inverse=True)
+        at = np.asarray(blocks, dtype=np.intp)
+        out = np.zeros((len(used), len(at)), dtype=np.uint64)
+        known = np.ones((len(used), len(at)), dtype=bool)
+        for g, v in enumerate(used.tolist()):
+            held = self.values[v] if v >= 0 else None
+            if isinstance(held, np.ndarray):
+                out[g] = held[at]
+            elif held is not None:
+                for j, block in enumerate(at.tolist()):
+                    try:
+                        out[g, j] = self.at(v, block)
+                    except Unknown:
+                        known[g, j] = False
+        which = which.reshape(-1)
+        return out[which], np.where(known[which], ids[:, None], -1)
 
     def at(self, vid: int, block: int) -> int:
         """Vector ``vid``'s value in candidate block ``block``."""
@@ -273,6 +298,7 @@ class Vectors:
             yield lo, hi, got
         for v, out in whole.items():
             self.values[v] = out
+            self._made.discard(v)
             self.bytes += out.nbytes
 
     def _width(self, vid: int) -> int:

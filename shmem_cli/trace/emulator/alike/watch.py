@@ -273,10 +273,10 @@ class Watch:
                 if regs is self.addresses[m]:
                     self.checked.add(m)
 
-    def before(self, m: int, blk: Block, ix: Idx) -> Any:
+    def before(self, m: int, blk: Block, ix: Idx, whole: bool = False) -> Any:
         """What instruction ``m`` will write for the threads ``ix`` (:meth:`.forms.Forms.before`;
         None without forms)."""
-        return None if self.forms is None else self.forms.before(m, blk, ix)
+        return None if self.forms is None else self.forms.before(m, blk, ix, whole)
 
     def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
         """The step :meth:`before` looked at ran (:meth:`.forms.Forms.after`)."""
