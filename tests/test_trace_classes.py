@@ -139,6 +139,26 @@ def test_causal_attention_is_one_class_per_row_of_keys() -> None:
 
 
 @needs_nvdisasm
+def test_the_rounds_end_where_watching_costs_more_than_running_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # cl_attn's 8 classes of 4 over (8, 4): with no floor, the first block's watched round
+    # costs 4 x (1 + 8) = 36 times a block run plainly, past the 32 blocks of the grid run
+    # plainly: its class (blocks (0, y)) stands, and the 28 others run in plain batches
+    from shmem_cli.trace.emulator.alike import spend
+
+    monkeypatch.setattr(spend, "WATCH_FLOOR", 0)
+    grid = (8, 4, 1)
+    traced_ = _same("cl_attn", grid, ("1=64",))
+    cov = traced_.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 1 + 28
+    assert "4 of the 32 blocks fall into 1 class" in (cov.proof or "")
+    assert "The rounds ended after 1 block run watched" in (cov.proof or "")
+    loads = grid[1] * sum(64 * (x + 1) for x in range(grid[0]))
+    assert traced_.totals["load"].requests == traced_.totals["load"].wavefronts == loads
+
+
+@needs_nvdisasm
 def test_clusters_alike_by_class() -> None:
     # cl_cluster: clusters of 2 CTAs, cluster c loops c % 3 + 1 times with its rank's stride
     # and reads its peer's tile: 12 clusters, 3 classes, a cluster of each traced (6 CTAs)

@@ -219,6 +219,7 @@ class Proof:
     grid: int = 0  # blocks of the grid
     chosen: int = 0  # instructions whose decisions on global data chose values only (.alike)
     untraced: int = 0  # of those in no class, not run (out of time)
+    ended: str = ""  # why the rounds ended before the classes did, in words (or nothing)
 
     def text(self) -> str:
         """The proof in plain sentences: which blocks stand for which, which ran, and what
@@ -246,6 +247,8 @@ class Proof:
             said.append(f"The {self.apart - self.untraced:,} {u} in no class were run.")
         if self.untraced:
             said.append(f"The {self.untraced:,} {u} in no class were not traced (out of time).")
+        if self.ended:
+            said.append(self.ended)
         but = ", but those that choose values only (below)," if self.chosen else ""
         said.append(
             f"{self.decisions:,} decisions were checked: no guard, branch, loop, shared "

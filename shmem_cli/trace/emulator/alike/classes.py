@@ -11,7 +11,9 @@ At most :data:`ROUNDS` blocks run watched. A decision the forms cannot evaluate 
 rounds, and so do :data:`LONERS` blocks in a row that stand for themselves alone, or classes
 of fewer than :data:`AVERAGE` blocks on average past that many classes (the blocks left cost
 less run together), or a round past its share of the time left (:data:`ROUND_SHARE`: the
-classes found before it stand, and the blocks in no class are not traced). The blocks in no
+classes found before it stand, and the blocks in no class are not traced); a round watches
+no more blocks than the rounds' work may cost against running every block plainly
+(:mod:`.spend`: none, and the rounds end, where classes turn out small). The blocks in no
 class then run in batches (sampled where they pass the budget, :mod:`.rest`), as every block
 did before.
 
@@ -33,10 +35,10 @@ import numpy as np
 from ....plumbing.frozen import frozen
 from .. import grid as grids
 from ..budget import Budget, Late
-from ..trace_error import TraceError
 from .forms import Forms
 from .rest import run_rest
 from .shadow import COLUMNS, Shadow
+from .spend import Spend, cut_short
 from .together import Watches, counts_of_ctas, how_many, is_last
 from .vectors import Vectors
 from .watch import Chooser, Watch
@@ -200,6 +202,8 @@ class _Rounds:
         self.watched, self.stop = 0, False  # blocks run watched; a decision not evaluated
         self.late: str | None = None  # a round cut short at its share of the time left: why
         self.share = 1 / ROUND_SHARE  # of the time left, the next round's (after the first)
+        self.spend = Spend(n)  # the rounds' work, against running the blocks plainly
+        self.ended: str = ""  # why the rounds ended before the classes did (the report's)
 
     def more(self) -> bool:
         """Whether another round runs: blocks in no class and rounds left, fewer than
@@ -216,6 +220,7 @@ class _Rounds:
         times = self._take_classes(ran)
         self.left[list(ran.reps)] = False
         self._close(ran, times)
+        self.spend = self.spend.ran(len(ran.reps), self.run.executed - ran.before.executed)
         return self._size_next(fresh=len(times))
 
     def _pick(self) -> list[int]:
@@ -257,7 +262,7 @@ class _Rounds:
         try:
             run.batch(self.plan.only(reps), watches[0] if many is None else many, until=until)
         except Late:
-            self.late = _cut_short(recorder, mark, len(reps), until - now, self.unit, self.share)
+            self.late = cut_short(recorder, mark, len(reps), until - now, self.unit, self.share)
             return None
         if many is None:
             watches[0].requests(recorder.tainted, recorder.requests - requests)
@@ -339,7 +344,12 @@ class _Rounds:
             min(self.plan.per_batch, ROUNDS - self.watched, GROWTH * fresh) if self.split_ok else 1
         )
         left = int(self.left.sum())
-        self.together = how_many(left, classed, len(self.found), most)
+        together = how_many(left, classed, len(self.found), most)
+        per_block = _per_block(self.found, mean=True)
+        self.together = self.spend.fit(together, per_block) if left else together
+        if not self.together:  # watching more costs more than running the rest plainly
+            self.ended = self.spend.said(self.watched, left, self.unit)
+            return False
         last = is_last(left, classed, len(self.found), self.together)
         self.share = LAST_SHARE if last else 1 / ROUND_SHARE
         return True
@@ -356,6 +366,7 @@ class _Rounds:
             self.n,
             len(self.choosing),
             untraced,
+            self.ended,
         )
 
 
@@ -411,34 +422,14 @@ def _run_left(rounds: _Rounds, budget: Budget) -> tuple[tuple[int, ...] | None, 
     return chosen, why, 0
 
 
-def _cut_short(
-    recorder: Any, mark: Any, blocks: int, seconds: float, unit: str, share: float
-) -> str:
-    """A round of ``blocks`` run together passed its ``seconds``: what it recorded is
-    dropped (:meth:`...recorder.Recorder.undo`, else the launch's time-limit error), and why,
-    for the report."""
-    if not recorder.undo(mark):
-        raise TraceError(
-            f"the trace ran past its time limit while {blocks:,} {unit} ran watched, and "
-            "their records were folded meanwhile; raise --time-limit"
-        )
-    return (
-        f"a round of {blocks:,} {unit} run together to find their classes passed its "
-        f"{seconds:,.1f} s ({_share(share)} of the time left before --time-limit) and was "
-        "cut short, so the classes found before it stand"
-    )
-
-
 def _counts(apart: dict[str, Any]) -> Counts:
     """A block's counts, kept apart from those run beside it (:func:`.together.counts_of_ctas`)."""
     return Counts(apart["executed"], misc=apart["misc"], misc_done=apart["misc_done"])
 
 
-def _per_block(found: list[ClassCounts]) -> int:
-    """Thread-instructions of a block, about: the most a class's block ran."""
+def _per_block(found: list[ClassCounts], mean: bool = False) -> int:
+    """Thread-instructions of a block, about: the most a class's block ran (``mean``: on
+    average)."""
+    if mean and found:
+        return sum(c.counts.executed for c in found) // len(found)
     return max((c.counts.executed for c in found), default=1)
-
-
-def _share(share: float) -> str:
-    """A share of the time left, in words: 1/2, 7/8."""
-    return f"1/{round(1 / share)}" if share <= 1 / 2 else f"{round(share * 8)}/8"

@@ -1,0 +1,85 @@
+"""What the rounds of watched blocks may spend (:mod:`.classes`): their work against running
+the blocks plainly, and their share of the time left before --time-limit.
+
+A watched block costs more than a block run in a plain batch: per thread-instruction about
+:data:`WATCH_COST` times, and a round as much again as :data:`WATCH_FIXED` blocks more (the
+watch's per-step work, paid once for the round's blocks together). :class:`Spend` keeps what
+the rounds cost so far, in thread-instructions of plain batches, and lets the next round
+watch only as many blocks as fit :data:`WATCH_SHARE` times what running every block of the
+grid plainly costs (at least :data:`WATCH_FLOOR`): where the classes turn out small, the
+blocks left run in plain batches, so a grid costs at most about ``1 + WATCH_SHARE`` times
+running every block plainly. The counts are thread-instructions, not seconds: the same launch
+takes the same decision on any machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ....plumbing.frozen import frozen
+from ..trace_error import TraceError
+
+#: a block watched costs about this many blocks run in a plain batch, per thread-instruction
+#: (a causal attention's rounds of 16 and 43 blocks, 2026-12-06: 5.7 and 4.2 times)
+WATCH_COST = 4
+#: a round costs as much again as this many blocks more (a round of one block: 50 times)
+WATCH_FIXED = 8
+#: the rounds may cost at most this many times running every block of the grid plainly...
+WATCH_SHARE = 1
+#: ... or this many thread-instructions of plain batches, where that is more (a second or
+#: two: a small grid's classes are found whatever they cost)
+WATCH_FLOOR = 1 << 26
+
+
+@frozen(eq=False)
+class Spend:
+    """What the rounds of a grid of ``n`` blocks (clusters) cost so far, in thread-instructions
+    of plain batches (:attr:`spent`)."""
+
+    n: int
+    spent: float = 0.0
+
+    def ran(self, blocks: int, executed: int) -> Spend:
+        """A round of ``blocks`` watched blocks ran ``executed`` thread-instructions."""
+        cost = WATCH_COST * executed * (blocks + WATCH_FIXED) / max(1, blocks)
+        return Spend(self.n, self.spent + cost)
+
+    def fit(self, want: int, per_block: float) -> int:
+        """How many of ``want`` blocks the next round may watch, each of about ``per_block``
+        thread-instructions (0: none; the blocks left run in plain batches)."""
+        room = max(WATCH_SHARE * self.n * per_block, WATCH_FLOOR) - self.spent
+        most = int(room // max(1.0, WATCH_COST * per_block)) - WATCH_FIXED
+        return max(0, min(want, most))
+
+    def said(self, watched: int, left: int, unit: str) -> str:
+        """The decision in words, for the report."""
+        one = unit if watched != 1 else unit[:-1]
+        return (
+            f"The rounds ended after {watched:,} {one} run watched, where watching more to find "
+            f"their classes would cost more than running the {left:,} {unit} left in plain "
+            f"batches (a block watched costs about {WATCH_COST} run plainly, and the rounds "
+            f"at most {WATCH_SHARE} time(s) what running every block plainly costs)."
+        )
+
+
+def cut_short(
+    recorder: Any, mark: Any, blocks: int, seconds: float, unit: str, share: float
+) -> str:
+    """A round of ``blocks`` run together passed its ``seconds``: what it recorded is
+    dropped (:meth:`...recorder.Recorder.undo`, else the launch's time-limit error), and why,
+    for the report."""
+    if not recorder.undo(mark):
+        raise TraceError(
+            f"the trace ran past its time limit while {blocks:,} {unit} ran watched, and "
+            "their records were folded meanwhile; raise --time-limit"
+        )
+    return (
+        f"a round of {blocks:,} {unit} run together to find their classes passed its "
+        f"{seconds:,.1f} s ({_share(share)} of the time left before --time-limit) and was "
+        "cut short, so the classes found before it stand"
+    )
+
+
+def _share(share: float) -> str:
+    """A share of the time left, in words: 1/2, 7/8."""
+    return f"1/{round(1 / share)}" if share <= 1 / 2 else f"{round(share * 8)}/8"
