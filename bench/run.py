@@ -27,6 +27,7 @@ from typing import Any
 from hostile import hostile
 from measure import ROOT, Timing, peak_rss_mb, run_process, shmem_command, time_call, time_processes
 from specgen import lint_corpus, scaling_spec
+from watch import heavy_watch
 
 sys.path.insert(0, str(ROOT))
 
@@ -787,6 +788,7 @@ def main() -> int:
     sweep(report, shmem, repeats)
     trace(report, shmem, repeats)
     grids(report, shmem, repeats)
+    heavy_watch(report, shmem, repeats)
     hostile(report, shmem, repeats)
     synthesis(report, repeats)
     if not args.quick:

@@ -1,0 +1,67 @@
+"""A grid of many heavy classes, traced by class against every block run plainly, in one run.
+
+The project's causal attention (tests/data/triton/sweep16's ``attn_bp``: Triton 3.6 block
+pointers, BM = BN = D = 64, 4 warps) over 32 x 16 blocks at n_ctx 2048: each row of query
+blocks is a class of 16 (over the heads), block x walking x + 1 key blocks, so the 32
+classes' blocks run watched (:mod:`shmem_cli.trace.emulator.alike`) and the other 480 are
+counted as them. The baseline is the same launch with every block run in plain batches
+(bench/every_block.py). The ratio says what watching costs, per thread-instruction, against
+what it saves; the totals and thread-instructions of the two must be equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from measure import ROOT, time_processes
+
+CACHE = ROOT / "tests" / "data" / "triton" / "sweep16" / "cache"
+EVERY_BLOCK = ROOT / "bench" / "every_block.py"
+ARGS = ["--kernel", "attn_bp", "--grid", "32,16", "-a", "scale=0.125", "-a", "n_ctx=2048"]
+ARGS += ["-a", "stride_row=64", "--no-tables"]
+#: repeats at most (the two take about 10 s and 25 s on the development machine)
+REPEATS = 2
+
+
+def heavy_watch(report: Any, shmem: list[str], repeats: int) -> None:
+    """The causal attention's 512 blocks by class against every block run plainly."""
+    from shmem_cli.cuda import toolchain
+
+    figure = "trace: heavy watch, causal attention 32 x 16 by class / every block plainly"
+    if toolchain.which("nvdisasm") is None:
+        report.row(figure, "not available", "<= 1x", None, None)
+        return
+    print("watch: a grid of 32 heavy classes against every block run plainly", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = {k: Path(tmp) / f"{k}.json" for k in ("by_class", "every_block")}
+        trace = ["trace", str(CACHE), *ARGS, "-f", "json", "-o"]
+        commands = {
+            "by_class": [*shmem, *trace, str(out["by_class"])],
+            "every_block": [sys.executable, str(EVERY_BLOCK), *trace, str(out["every_block"])],
+        }
+        t = time_processes(commands, min(repeats, REPEATS))
+        doc = {k: json.loads(out[k].read_text())["files"][0]["kernels"][0] for k in out}
+    by_class, every = doc["by_class"], doc["every_block"]
+    same = (by_class["totals"], by_class["instructions_executed"]) == (
+        every["totals"],
+        every["instructions_executed"],
+    )
+    cov = by_class["grid_coverage"]
+    ratio = t["by_class"].best / t["every_block"].best
+    report.row(
+        figure,
+        f"{t['by_class'].best:.2f} s / {t['every_block'].best:.2f} s",
+        "<= 1x",
+        ratio,
+        ratio <= 1,
+        ("exact" if same else "TOTALS DIFFER")
+        + f", {cov['blocks_run']} of {cov['blocks']} blocks run, "
+        + f"{by_class['instructions_executed']:,} thread-instructions",
+    )
+    report.details["watch"] = {
+        k: {"grid_coverage": doc[k]["grid_coverage"], **t[k].summary()} for k in doc
+    }
