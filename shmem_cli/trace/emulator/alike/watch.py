@@ -60,10 +60,10 @@ _WATCHED: dict[str, tuple[int, ...] | None] = {
     "ARRIVES": None,
     "UTMALDG": (0,),  # the shared destination and the mbarrier, not the coordinates
     "UTMAPF": (),
-    "UTMASTG": (0,),
+    "UTMASTG": (0,),  # the shared source alone: the coordinates follow it (URa+1..)
     "UTMAREDG": (0,),
-    "UBLKCP": None,
-    "UBLKRED": None,
+    "UBLKCP": (0, 2),  # the shared operand and the size, not the global address: _bulk
+    "UBLKRED": (1, 2),  # [global], [shared], size
     "UBLKPF": (),
     "HGMMA": (),  # its descriptors only: _DESCRIBED
     "IGMMA": (),
@@ -79,8 +79,19 @@ _WATCHED: dict[str, tuple[int, ...] | None] = {
 #: second operand, an RS form's third); its accumulators and an RS form's A registers are
 #: data, and its scale-d predicate only says whether the product is added to them
 _DESCRIBED = ("HGMMA", "IGMMA", "QGMMA")
-#: operands whose registers hold a uniform pair base: only the first two are watched
-_PAIR_BASE = ("UTMALDG", "UTMASTG", "UTMAREDG")
+#: operands whose registers hold a uniform pair base: only the first two are watched (a TMA
+#: load's shared destination and its mbarrier; a store's URa+1 is its first coordinate, a
+#: global place that a persistent GEMM's blocks differ in, tile by tile)
+_PAIR_BASE = ("UTMALDG",)
+
+
+def _bulk(ins: Instruction) -> tuple[tuple[int, ...], bool]:
+    """A bulk copy's watched operands, and whether the first is a pair (its shared
+    destination and the mbarrier after it): ``UBLKCP.S.G [shared], [global], size`` or
+    ``UBLKCP.G.S [global], [shared], size``."""
+    mods = list(ins.mods)
+    to_shared = "S" in mods and "G" in mods and mods.index("S") < mods.index("G")
+    return ((0, 2), True) if to_shared else ((1, 2), False)
 
 
 def _registers(ins: Instruction) -> list[tuple[str, int]]:
@@ -88,6 +99,9 @@ def _registers(ins: Instruction) -> list[tuple[str, int]]:
     if ins.opcode not in _WATCHED:
         return []
     which = _WATCHED[ins.opcode]
+    pair = ins.opcode in _PAIR_BASE
+    if ins.opcode == "UBLKCP":
+        which, pair = _bulk(ins)
     ops = ins.operands
     regs: list[tuple[str, int]] = []
     if ins.opcode in _DESCRIBED:
@@ -101,17 +115,19 @@ def _registers(ins: Instruction) -> list[tuple[str, int]]:
             if o.kind in ("R", "UR", "P", "UP") and not o.is_zero and not o.is_true:
                 regs.append((o.kind, o.index))
         elif isinstance(o, Mem):
-            regs += _mem_registers(ins, k, o)
+            regs += _mem_registers(ins, k, o, pair)
         elif isinstance(o, Gdesc):
             regs += [(o.reg.kind, o.reg.index + i) for i in range(4)]
     return regs
 
 
-def _mem_registers(ins: Instruction, k: int, o: Mem) -> list[tuple[str, int]]:
+def _mem_registers(ins: Instruction, k: int, o: Mem, base: bool = False) -> list[tuple[str, int]]:
+    """The registers of memory operand ``k``: its base (two where ``base`` says it is a pair
+    base and ``k`` is 0, or where the register is 64-bit), index and descriptor."""
     regs: list[tuple[str, int]] = []
     for r in (o.reg, o.ureg, o.desc):
         if r is not None and not r.is_zero:
-            pair = (ins.opcode in _PAIR_BASE and k == 0) or "64" in r.sel
+            pair = (base and k == 0) or "64" in r.sel
             regs += [(r.kind, r.index + i) for i in range(2 if pair else 1)]
     return regs
 
