@@ -28,7 +28,7 @@ from .trace_util import functions, one_block
 
 DATA = TRACE_DATA / "f2fp_sat"
 WORDS = 20  # per thread: kernels/f2fp_sat.cu's table
-NAN16, NAN32 = 0x7FFF, 0x7FFFFFFF
+NAN16, NAN_TF32 = 0x7FFF, 0x7FFFE000  # tf32's: float's, the low 13 bits clear (the H100)
 
 
 def _value(bits: int) -> Fraction:
@@ -85,7 +85,7 @@ def _bf16(bits: int, rz: bool, sat: bool, relu: bool) -> int:
 
 def _tf32(bits: int, rz: bool, relu: bool) -> int:
     if (bits & 0x7FFFFFFF) > 0x7F800000:
-        return NAN32
+        return NAN_TF32
     if relu and bits >> 31:
         return 0
     r = bits if rz else bits + 0xFFF + ((bits >> 13) & 1)  # a carry past the largest: inf

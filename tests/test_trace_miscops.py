@@ -108,10 +108,10 @@ OPEN = {
     "c_cas32_w1_l32_c2": (12, 18),
     "c_cas32_w4_l1_c2": (48, 61),
     "c_cas32_w4_l32_c2": (48, 64),
-    "c_cas64_w1_l1_c2": (12, 22),
-    "c_cas64_w1_l32_c2": (12, 22),
-    "c_cas64_w4_l1_c2": (48, 75),
-    "c_cas64_w4_l32_c2": (48, 80),
+    "c_cas64_w1_l1_c2": (14, 22),
+    "c_cas64_w1_l32_c2": (14, 22),
+    "c_cas64_w4_l1_c2": (56, 75),
+    "c_cas64_w4_l32_c2": (56, 80),
     "c_atom32_word_w1_l1_c2": (12, 18),
     "c_atom32_word_w1_l32_c2": (12, 18),
     "c_atom32_word_w4_l1_c2": (48, 62),
@@ -140,6 +140,9 @@ def rule(lid: str) -> int:
         bars, membars = 2, 0  # barrier.cluster takes BAR.SYNC's branch
     more_bars, more_membars = OPERATION.get(launch["kernel"], (0, 0))
     kept = warps if launch["kernel"] in KEEPS else 0
+    # ptxas's 64-bit cluster CAS stores through a generic pointer that every warp reaches
+    # with its lanes' guards false (`@!P4 ST.E.64`): 1 a warp as the kept value's store
+    kept += warps if launch["kernel"] == "c_cas64" else 0
     return ctas * (warps + bars + more_bars + 2 * warps * (membars + more_membars) + kept)
 
 

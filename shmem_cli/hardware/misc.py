@@ -5,7 +5,7 @@ measured: tests/data/trace/miscops, warpops).
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
 completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a debug build's exit fence
 (``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, a shared-memory instruction or a
-global store a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
+global or generic store a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
 cluster barrier's own instructions, ``elect`` and the async-proxy fence cost none.
 :func:`rule_for` says what one warp execution of an instruction costs and what each
 completion of a barrier does (None: it is none of these). CTA-scope memory
@@ -50,10 +50,12 @@ MISC_RULES: tuple[MiscRule, ...] = (
     MiscRule("MEMBAR", frozenset({"VC"}), 1),
     MiscRule("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
     MiscRule("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
-    # a global store that a warp reaches with no lane on (measured: tests/data/trace/warpops,
-    # the `if (x == NEVER) out[i] = x` that keeps a value, 1 an execution; its `@!P LDC`
-    # costs none), as a shared-memory instruction's (PREDICATED_OFF)
+    # a global or generic store that a warp reaches with no lane on (measured: tests/data/
+    # trace/warpops, the `if (x == NEVER) out[i] = x` that keeps a value, and globalops: 1 an
+    # execution; the `@!P LDC` beside it costs none), as a shared-memory instruction's
+    # (PREDICATED_OFF). ptxas branches around a guarded global load, atomic or reduction.
     MiscRule("STG", frozenset(), 1, when_off=True),
+    MiscRule("ST", frozenset(), 1, when_off=True),
 )
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
 #: too, not measured) that a warp reaches with every lane's guard false: no request, no

@@ -19,7 +19,7 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
 from ..tensor_units.wgmma import fp8_values
-from .floating import as_f32, canonical_nan16, canonical_nan32, flush, round_f32, rounding_mode
+from .floating import NAN_TF32, as_f32, canonical_nan16, flush, round_f32, rounding_mode
 
 _U = np.uint32
 
@@ -389,7 +389,7 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
     """Floats to half, bf16 or tf32 (fp8: :func:`_f2fp_fp8`), each rounded once in the
     instruction's mode (:func:`.half_round.round_half`); ``.RELU`` makes a negative value and
     -0 +0, ``.SATFINITE`` an infinity or a magnitude past the largest finite value the
-    largest of its sign; a NaN is the canonical 0x7fff (tf32: 0x7fffffff). ``PACK_AB d, a,
+    largest of its sign; a NaN is the canonical 0x7fff (tf32: 0x7fffe000). ``PACK_AB d, a,
     b`` (``cvt.rn.f16x2.f32 d, a, b``): a's above b's; ``MERGE_C d, a, c`` (``cvt.rn.satfinite
     .bf16.f32``, one value): a's in the low 16 bits under c's half (:func:`_merge_c`);
     ``TF32.F32.PACK_B d, a`` (``cvt.rn.tf32.f32``, sm_90): the 32 bits, the low 13 zero.
@@ -415,7 +415,11 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
         if relu:  # cvt's .relu (CUTLASS's ReLU epilogue): below 0, and -0, is +0; NaN stays
             f = np.where(f <= 0, np.float32(0), f)
         r = round_half(f, typ, mode, sat)
-        return canonical_nan32(f, r) if typ == "TF32" else canonical_nan16(f, r)
+        return (
+            np.where(np.isnan(f), NAN_TF32, r).astype(_U)
+            if typ == "TF32"
+            else canonical_nan16(f, r)
+        )
 
     def step(b: Block, ix: Idx) -> None:
         (x, tx), (y, ty) = ra(b, ix), rb(b, ix)

@@ -41,6 +41,9 @@ def as_f32(v: Any) -> Any:
 # FMNMX.NAN writes the same float32 NaN (PTX's min.NaN/max.NaN).
 NAN32 = _U(mufu.NAN)
 NAN16 = _U(0x7FFF)
+#: tf32's NaN (F2FP.TF32.F32.PACK_B): float32's, its low 13 bits cleared as every tf32 value's
+#: (an H100, tests/data/trace/f2fp_sat)
+NAN_TF32 = _U(0x7FFFE000)
 
 
 def canonical_nan32(x: Any, bits: Any) -> Any:
