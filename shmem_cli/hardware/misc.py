@@ -5,8 +5,9 @@ measured: tests/data/trace/miscops, warpops).
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
 completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a debug build's exit fence
 (``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, a shared-memory instruction or a
-global or generic store a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the
-cluster barrier's own instructions, ``elect`` and the async-proxy fence cost none.
+global or generic store a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier
+operations, the cluster barrier's own instructions, ``elect`` and the async-proxy fence cost
+none.
 :func:`rule_for` says what one warp execution of an instruction costs and what each
 completion of a barrier does (None: it is none of these). CTA-scope memory
 barriers, arrivals that return a barrier's state and cp.async's waits add more on the
