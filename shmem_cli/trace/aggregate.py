@@ -25,6 +25,7 @@ from ..hardware.arch import ArchProfile
 from ..hardware.engine import RequestStats
 from ..hardware.ops import OP_NAMES
 from ..model import Cost, Totals
+from .emulator.global_memory import TAINT_GLOBAL
 from .folds import Tally, merged, plus, scaled
 from .requests import InstructionRecords
 from .result import LineTotals, SassSite, TraceAccess
@@ -109,7 +110,7 @@ def trace_access(
         reads=rec.reads,
         cas_retries=weight * cas_retries,
         contended=contended or cas_retries > 0,
-        data_decided=bool(rec.decided & 1),
+        data_decided=bool(rec.decided & TAINT_GLOBAL),
         data_from=sources(rec.sources | rec.decided) if sources is not None else (),
     )
 
@@ -278,7 +279,7 @@ def not_modelled(
             pc=i.pc, sass=i.text, file=i.file, line=i.line, executions=count,
             dsmem_sectors=got.get(i.pc), callee=called.get(i.pc),
             atom_wavefronts=sent.get(i.pc, 0),
-            data_dependent=bool(taint.get(i.pc, 0) & 1),
+            data_dependent=bool(taint.get(i.pc, 0) & TAINT_GLOBAL),
             data_from=sources(taint.get(i.pc, 0)) if sources is not None else (),
         )
         for i, count in sorted(items, key=lambda item: item[0].pc)
