@@ -44,7 +44,7 @@ from ....cuda.sass_operands import Operand, Reg, Special
 from ..operands import Dest, is_pred
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
-from . import agree, evaluated, vectors
+from . import agree, evaluated, vectors, votes
 from .evaluated import EVALUATED, base_opcode
 from .shadow import Shadow
 from .vectors import Unknown, Vectors
@@ -226,6 +226,8 @@ class Forms:
             if not isinstance(dest, Reg) or dest.is_zero:
                 return None
             return Pending(ids, axis=(dest.kind, dest.index, self.axes[axis]))
+        if op in ("VOTE", "VOTEU") and not self.vec.full:
+            return self._vote(ins, blk, ids)
         # R2UR's waterfall form reads other lanes: the shadow, whose lanes are blocks, cannot
         if op not in EVALUATED or self.vec.full or waterfall(ins):
             return None
@@ -272,6 +274,23 @@ class Forms:
         if not results and not preds and lazy is None:
             return None
         return Pending(ids, results, preds, bool(additive), group, lazy=lazy)
+
+    def _vote(self, ins: Instruction, blk: Block, ids: Any) -> Pending | None:
+        """A warp vote's predicate (``VOTE.ANY P1, P0``, ``VOTEU.ALL UP0, !P2``) per warp,
+        where the predicate it reads has a form (:mod:`.votes`)."""
+        ops = ins.operands
+        mode = next((m for m in ins.mods if m in votes.MODES), None)
+        dest, src = (ops[0], ops[1]) if len(ops) == 2 else (None, None)
+        if mode is None or not isinstance(dest, Reg) or not isinstance(src, Reg) or dest.is_true:
+            return None
+        form = self._source(src, blk, ids)
+        if form is None or not form.blocky:
+            return None
+        got = votes.vote(self.vec, mode, src.not_, form.k, form.vids, blk.warp[ids])
+        if got is None:
+            return None
+        made, group = got
+        return Pending(ids, {(dest.kind, dest.index): made}, group=group)
 
     def _pair(self, o: Operand, blk: Block, ids: Any) -> Source | None:
         """The form of the register after ``o`` (the second of a pair), or None."""

@@ -223,7 +223,7 @@ def _formed(ins: Instruction) -> list[tuple[str, int]] | None:
     op = base_opcode(ins)
     if op == "S2R":
         return []
-    if op not in EVALUATED:
+    if op not in EVALUATED and op not in ("VOTE", "VOTEU"):
         return None
     return [
         (o.kind, o.index)
