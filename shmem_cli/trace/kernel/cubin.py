@@ -27,7 +27,7 @@ from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ..ncu.names import same_kernel
-from .binary_formats.elf import EM_CUDA, SHF_EXECINSTR, SHT_NOBITS, Elf
+from .binary_formats.elf import EM_CUDA, SHF_EXECINSTR, SHT_NOBITS, Elf, Entry
 from .binary_formats.elf_arch import CubinArch, cubin_arch
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
@@ -269,7 +269,7 @@ def _cuda_elf(path: str | Path) -> Elf:
 def entry_names(path: str | Path) -> list[str]:
     """The mangled names of the cubin's entry functions: an executable's cubins are
     demangled in one run of cu++filt (:func:`read_cubin`'s ``demangled``), not one each."""
-    return [name for name, _shndx, _symbol in _cuda_elf(path).entries()]
+    return [entry.name for entry in _cuda_elf(path).entries()]
 
 
 def read_cubin(
@@ -281,13 +281,12 @@ def read_cubin(
     from .demangle import Budget, demangle, demangle_all, short_name
 
     elf = _cuda_elf(path)
-    elf.check_function_addresses()
     # the driver's reserved shared memory sits in front of the kernel's own static shared
     # memory, inside its .nv.shared.<name> section: the kernel's variables start after it
     reserved = _reserved_shared_bytes(elf)
-    first: dict[str, tuple[int, int]] = {}  # one entry per name (.nv.info read once each)
-    for name, shndx, symbol in elf.entries():
-        first.setdefault(name, (shndx, symbol))
+    first: dict[str, Entry] = {}  # one entry per name (.nv.info read once each)
+    for entry in elf.entries():
+        first.setdefault(entry.name, entry)
     entries = list(first.items())
     known = demangled or {}
     names = [name for name, _ in entries if name not in known]
@@ -297,13 +296,13 @@ def read_cubin(
     kernels = []
     target = arch_of(elf)
     registers = _register_counts(elf, str(path))
-    for name, (shndx, symbol) in entries:
+    for name, entry in entries:
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
         start = info_section.offset if info_section else 0
         params, base, size, cluster, most = _kernel_attributes(body, str(path), start)
         shared = elf.by_name.get(f".nv.shared.{name}")
-        text = elf.code_of(name, shndx)
+        text = elf.code_of(entry)
         full = demangled.get(name) or name
         kernels.append(
             Kernel(
@@ -317,12 +316,13 @@ def read_cubin(
                 reserved_shared_bytes=reserved if shared else 0,
                 code_bytes=text.size,
                 cluster_dims=cluster,
-                symbol=symbol,
+                symbol=entry.symbol,
                 arch=target.base,
-                registers=registers.get(symbol, 0),
+                registers=registers.get(entry.symbol, 0),
                 max_threads=most,
             )
         )
+    elf.check_function_addresses()  # after each kernel's symbol is checked (code_of)
     code = sum(s.size for s in elf.sections if s.flags & SHF_EXECINSTR and s.type != SHT_NOBITS)
     return CubinInfo(str(path), target.base, tuple(kernels), target.name, code)
 

@@ -36,6 +36,18 @@ class Section:
     flags: int = 0
 
 
+@frozen
+class Entry:
+    """An entry function's symbol: its name, section index, index in the symbol table, value
+    (its start within the section) and size."""
+
+    name: str
+    shndx: int
+    symbol: int
+    value: int
+    size: int
+
+
 class Elf:
     """The sections and symbols of a 64-bit little-endian ELF file, bounds-checked."""
 
@@ -181,10 +193,9 @@ class Elf:
                     out.append((text, value, size, shndx))
         return out
 
-    def entries(self) -> list[tuple[str, int, int]]:
-        """(name, section index, symbol index) of every entry function (``__global__``
-        kernel); only their names are read, so a symbol table of millions of other symbols
-        costs no strings."""
+    def entries(self) -> list[Entry]:
+        """Every entry function (``__global__`` kernel); only their names are read, so a
+        symbol table of millions of other symbols costs no strings."""
         out = []
         for s in self.sections:
             if s.type != SHT_SYMTAB:
@@ -193,20 +204,47 @@ class Elf:
                 self._fail("the symbol table names no string table")
             strings = self.sections[s.link]
             for k in range(s.size // 24):
-                name, info, other, shndx = struct.unpack_from("<IBBH", self.data, s.offset + k * 24)
+                name, info, other, shndx, value, size = struct.unpack_from(
+                    "<IBBHQQ", self.data, s.offset + k * 24
+                )
                 if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
-                    out.append((self._string(strings.offset, strings.size, name), shndx, k))
+                    text = self._string(strings.offset, strings.size, name)
+                    out.append(Entry(text, shndx, k, value, size))
+        owners: dict[int, str] = {}
+        for entry in out:
+            other = owners.setdefault(entry.shndx, entry.name)
+            if other != entry.name:
+                self._fail(
+                    f"kernels {shorten(other)} and {shorten(entry.name)} are both in section "
+                    f"{entry.shndx}, which no compiler writes (each kernel has a section of its "
+                    "own): rebuild it"
+                )
         return out
 
-    def code_of(self, name: str, shndx: int) -> Section:
-        """The section of the entry function ``name``, by its symbol's index ``shndx``: one that
-        holds code, else "not a valid cubin" (no linker puts a kernel elsewhere; one moved to
-        shared memory or to nothing was traced from where nvdisasm placed it)."""
+    def code_of(self, entry: Entry) -> Section:
+        """The code section of ``entry``, where the driver starts it (the symbol's value within
+        its section): from its first byte, its symbol's size inside it, as every compiler
+        writes it (1,046 kernels of 463 real cubins), else "not a valid cubin". Shmem reads a
+        kernel's SASS by its section's name, from byte 0, so a symbol moved into its code
+        would be traced from code the driver does not run (one at byte 0x100 was traced from
+        byte 0)."""
+        name, shndx = shorten(entry.name), entry.shndx
         code = self.sections[shndx] if 0 < shndx < len(self.sections) else None
         if code is None or code.type == SHT_NOBITS or not code.flags & SHF_EXECINSTR:
             where = f"section {shndx}" + (f" ({shorten(code.name)})" if code else "")
-            self._fail(f"kernel {shorten(name)} is in {where}, which holds no code: rebuild it")
+            self._fail(f"kernel {name} is in {where}, which holds no code: rebuild it")
         assert code is not None
+        if entry.value != 0:
+            self._fail(
+                f"kernel {name} starts {entry.value:#x} bytes into its code ({code.name}), "
+                "where the driver would start it, and a compiler always starts a kernel at "
+                "byte 0 of its section: rebuild it"
+            )
+        if entry.size > code.size:
+            self._fail(
+                f"kernel {name}'s symbol claims {entry.size:,} bytes of code, more than its "
+                f"section {shorten(code.name)} holds ({code.size:,}): rebuild it"
+            )
         return code
 
     def relocation_count(self, relocations: Section, patched: str) -> int:

@@ -1,0 +1,93 @@
+"""Hostile inputs of the seventeenth adversarial round (docs/robustness.md, "What was found
+and fixed", item 17): kernel symbols that start inside their code, claim more code than their
+section holds, or share a section with another kernel. Each ends with a located error (exit
+status 2) before nvdisasm runs, never a trace of code the driver would not run.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.kernel.cubin import read_cubin
+
+from .hostile import CUBIN, refused, shmem
+from .test_hostile_round16 import _sections
+
+# --- a kernel's symbol: where it starts, its size, its section -------------------------------
+
+
+def _symbols(data: bytes) -> dict[str, int]:
+    """The offset of each symbol of ``data``'s ``.symtab``, by name."""
+    headers = _sections(data)
+    symtab, size = struct.unpack_from("<QQ", data, headers[".symtab"] + 24)
+    strtab = struct.unpack_from("<Q", data, headers[".strtab"] + 24)[0]
+    out = {}
+    for at in range(symtab, symtab + size, 24):
+        name = struct.unpack_from("<I", data, at)[0] + strtab
+        out[data[name : data.index(b"\0", name)].decode()] = at
+    return out
+
+
+def _edited(tmp_path: Path, name: str, field: str, value: int) -> Path:
+    """CUBIN with the symbol ``name``'s ``field`` (value, size or shndx) set to ``value``."""
+    data = bytearray(CUBIN.read_bytes())
+    at = _symbols(bytes(data))[name]
+    fmt, offset = {"value": ("<Q", 8), "size": ("<Q", 16), "shndx": ("<H", 6)}[field]
+    struct.pack_into(fmt, data, at + offset, value)
+    path = tmp_path / "edited.cubin"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_the_kernels_symbols_as_compiled_start_their_sections() -> None:
+    # what the checks below hold every cubin to (so were all 1,046 kernels of 463 real ones)
+    data = CUBIN.read_bytes()
+    headers = _sections(data)
+    at = _symbols(data)["_Z7trivialPi"]
+    value, size = struct.unpack_from("<QQ", data, at + 8)
+    code = struct.unpack_from("<Q", data, headers[".text._Z7trivialPi"] + 32)[0]
+    assert (value, size, code) == (0, 512, 512)
+    assert "trivial" in {k.name for k in read_cubin(CUBIN, use_tools=False).kernels}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        # traced from byte 0 of its code, where the driver starts at byte 0x100
+        ("value", 0x100, "kernel _Z7trivialPi starts 0x100 bytes into its code"),
+        ("value", 1 << 63, "starts 0x8000000000000000 bytes into its code"),
+        # nvdisasm's "Invalid symbol size" before, quoted as its failure
+        ("size", 513, "claims 513 bytes of code, more than its section .text._Z7trivialPi"),
+        ("size", (1 << 64) - 1, "claims 18,446,744,073,709,551,615 bytes of code"),
+    ],
+)
+def test_a_kernel_symbol_past_the_start_or_end_of_its_code_is_refused(
+    tmp_path: Path, field: str, value: int, said: str
+) -> None:
+    path = _edited(tmp_path, "_Z7trivialPi", field, value)
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert said in err.value.message and err.value.message.endswith(": rebuild it")
+    assert err.value.message.startswith("not a valid cubin: ")
+
+
+def test_two_kernels_in_one_section_are_refused(tmp_path: Path) -> None:
+    # the trace read trivial's SASS by its section's name, .text._Z7trivialPi, where the driver
+    # would run spin's code
+    data = CUBIN.read_bytes()
+    spin = list(_sections(data)).index(".text._Z4spinPi")
+    path = _edited(tmp_path, "_Z7trivialPi", "shndx", spin)
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert f"are both in section {spin}, which no compiler writes" in err.value.message
+
+
+def test_a_kernel_inside_its_code_is_refused_from_the_command_line(tmp_path: Path) -> None:
+    path = _edited(tmp_path, "_Z7trivialPi", "value", 0x100)
+    ran = shmem("trace", str(path), "--kernel", "trivial", "--block", "32")
+    refused(ran, "edited.cubin: error: not a valid cubin: kernel _Z7trivialPi starts 0x100")
+    assert not [p for p in ran.paths("run") if p.endswith("nvdisasm")]  # refused before it
