@@ -23,7 +23,8 @@ where the register's writer is
   (:class:`.vectors.Vectors`).
 
 Predicates keep, per thread, the blocks in which they hold the representative's value (an
-*agreement*, a boolean vector: from the shadow's values of the predicate in each block, else
+*agreement*, a boolean vector: from the shadow's values of the predicate in each block, made
+where a decision reads it (:data:`DERIVED`), else
 :mod:`.agree` proves it for a compare) and, where the shadow gave it, their value in each
 block. A guard on a predicate that carries the block index's taint keeps the blocks of its
 agreement (:meth:`agreement`). Anything else (another writer, global data, an inexact value,
@@ -113,6 +114,9 @@ class Pending:
     reads: dict[tuple[str, int], tuple[Any, Any]] | None = None
 
 
+#: a predicate's agreement that is its value vector's with the representative's value (made
+#: where a decision reads it: :meth:`.vectors.Vectors.same_as`); -1: none
+DERIVED = -2
 #: :meth:`Forms.before`'s answer where the CTAs' threads must be evaluated apart
 SPLIT = Pending(None)
 
@@ -160,8 +164,16 @@ class Forms:
         if held is None:
             return None if blocky.any() else np.ones(self.vec.n, dtype=bool)
         which = held[0][ids[blocky]]
-        if (which < 0).any():
+        if (which == -1).any():
             return None
+        derived = which == DERIVED  # the agreement of the value's vector, made now
+        if derived.any():
+            made = [
+                self.vec.same_as(int(v), self.rep) for v in np.unique(held[1][ids[blocky]][derived])
+            ]
+            if min(made) < 0:
+                return None
+            which = np.concatenate([which[~derived], made])
         out = np.ones(self.vec.n, dtype=bool)
         try:
             for mask in self.vec.masks([int(i) for i in np.unique(which)]):
@@ -337,20 +349,11 @@ class Forms:
             read = None if pending.reads is None else pending.reads.get((kind, index))
             at_rep, vids = self.vec.at_each(per_group, self.rep) if read is None else read
             actual = blk.file(kind)[0][index][ids].astype(np.uint64)
-            if kind in ("P", "UP"):  # (each distinct vector once: a loop over the groups
-                # was a sixth of a causal attention's watch)
-                used, which = np.unique(vids, return_inverse=True)
-                made = [self.vec.same_as(int(v), self.rep) if v >= 0 else -1 for v in used]
-                agrees = np.array(made, dtype=np.int64)[which.reshape(-1)]
+            if kind in ("P", "UP"):  # the agreement made where a decision reads it (made
+                # here, 7 million of a 64 x 32 causal grid's were never read)
                 ok = (vids[group] >= 0) & (at_rep[group] == actual)
-                self._set_pred(
-                    kind,
-                    index,
-                    ids,
-                    blk,
-                    np.where(ok, agrees[group], -1),
-                    np.where(ok, vids[group], -1),
-                )
+                value = np.where(ok, vids[group], -1)
+                self._set_pred(kind, index, ids, blk, np.where(ok, DERIVED, -1), value)
                 continue
             k = ((actual - at_rep[group]) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             vid = vids[group].astype(np.int32)
@@ -367,7 +370,7 @@ class Forms:
             a = self.vec.intern(agreement) if agreement is not None else -1
             if a < 0:
                 continue
-            self._set_pred(kind, index, ids, blk, np.where(was >= 0, was, a), vals)
+            self._set_pred(kind, index, ids, blk, np.where(was != -1, was, a), vals)
 
     # --- forms -------------------------------------------------------------------------
 
@@ -396,7 +399,7 @@ class Forms:
         (the shadow's values gave none there): :func:`.agree.isetp` is asked then."""
         for o in agree.dests(ins):
             got = self.preds.get((o.kind, o.index))
-            if got is None or bool((got[0][ids] < 0).any()):
+            if got is None or bool((got[0][ids] == -1).any()):
                 return True
         return False
 

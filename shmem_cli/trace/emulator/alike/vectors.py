@@ -47,6 +47,8 @@ _WHOLE_SHARE = 2
 #: blocks whose values of the steps kept are held at once (:meth:`Vectors.at`: the class
 #: blocks run together read theirs in turn)
 POINTS = 64
+#: the values of the steps kept at a round's blocks (:meth:`Vectors.at_many`) held at most
+SPAN_VALUES = 1 << 24
 #: what a step kept, and each vector made by one, count against the bytes (besides its loads)
 _ENTRY_BYTES = 64
 
@@ -124,6 +126,8 @@ class Vectors:
         self.full = False
         # blocks' values, by step (a class's block's, or those of the blocks run together)
         self._points: dict[int, dict[int, Any]] = {}
+        self._spans: dict[tuple[int, int], dict[int, Any]] = {}  # the same, over a span
+        self._widest = 1  # the most values a step kept makes for one block
         self._made: set[int] = set()  # the ids of vectors kept as steps (not yet whole)
         self.work = 0  # (group, block) pairs the steps kept were evaluated for
         self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
@@ -169,6 +173,7 @@ class Vectors:
             return {row: [-1] * step.groups for row in step.rows}
         self.kept += cost
         self.steps.append(step)
+        self._widest = max(self._widest, step.groups * len(step.rows))
         self._made.update(range(len(self.values), len(self.values) + len(step.rows) * step.groups))
         plans = [self._plan(ld) for ld in step.loads]
         self._plans.append(plans)
@@ -192,8 +197,11 @@ class Vectors:
                 if got >= 0:  # (-1: past the budget, asked again next time)
                     self._agreed[(vid, rep)] = got
             return got
-        self.values.append(_Same(vid, rep))
-        return len(self.values) - 1
+        got = self._agreed.get((vid, rep))  # (one per vector and block: a causal
+        if got is None:  # attention's 64 x 32 grid asked 7 million times)
+            self.values.append(_Same(vid, rep))
+            got = self._agreed[(vid, rep)] = len(self.values) - 1
+        return got
 
     # --- reading them -----------------------------------------------------------------
 
@@ -222,53 +230,75 @@ class Vectors:
         """(Each vector's value in candidate block ``block``, 0 for an id below 0; the ids,
         -1 where one cannot be evaluated: :class:`Unknown`), whole vectors read in place (a
         loop's every step reads them: a causal attention's watch made 4 million calls)."""
-        ids = np.array(vids, dtype=np.int64)
-        used, which = np.unique(ids, return_inverse=True)  # (groups share vectors)
-        out = np.zeros(len(used), dtype=np.uint64)
-        known = np.ones(len(used), dtype=bool)
-        for g, v in enumerate(used.tolist()):
-            held = self.values[v] if v >= 0 else None
-            if isinstance(held, np.ndarray):
-                out[g] = int(held[block])
-            elif held is not None:
-                try:
-                    out[g] = self.at(v, block)
-                except Unknown:
-                    known[g] = False
-        which = which.reshape(-1)
-        return out[which], np.where(known[which], ids, -1)
+        out, ids = self.at_many(vids, [block])
+        return out[:, 0], ids[:, 0]
 
     def at_many(self, vids: Sequence[int], blocks: Sequence[int]) -> tuple[Any, Any]:
-        """:meth:`at_each` for several blocks: (values, ids), each groups x blocks."""
+        """:meth:`at_each` for several blocks: (values, ids), each groups x blocks; each
+        distinct vector read once (groups share them), those kept as steps together, block
+        by block (one at a time, they took half of a 64 x 32 causal grid's watch)."""
         ids = np.array(vids, dtype=np.int64)
         used, which = np.unique(ids, return_inverse=True)
         at = np.asarray(blocks, dtype=np.intp)
         out = np.zeros((len(used), len(at)), dtype=np.uint64)
         known = np.ones((len(used), len(at)), dtype=bool)
+        made: list[int] = []  # rows of vectors kept as steps
         for g, v in enumerate(used.tolist()):
             held = self.values[v] if v >= 0 else None
-            if isinstance(held, np.ndarray):
-                out[g] = held[at]
+            if isinstance(held, _Made):
+                made.append(g)
             elif held is not None:
-                for j, block in enumerate(at.tolist()):
-                    try:
-                        out[g, j] = self.at(v, block)
-                    except Unknown:
-                        known[g, j] = False
+                out[g] = held[at]
+        steps = [int(used[g]) for g in made]
+        if steps and not self._spanned(steps, at, out, made):
+            for j, block in enumerate(at.tolist()):
+                try:
+                    got = self._window(steps, block, block + 1, self._memo(block))
+                    out[made, j] = [int(got[v][0]) for v in steps]
+                except Unknown:  # one of them cannot be evaluated: each apart
+                    for g, v in zip(made, steps, strict=True):
+                        try:
+                            out[g, j] = self.at(v, block)
+                        except Unknown:
+                            known[g, j] = False
         which = which.reshape(-1)
         return out[which], np.where(known[which], ids[:, None], -1)
+
+    def _spanned(self, steps: list[int], at: Any, out: Any, made: list[int]) -> bool:
+        """Vectors ``steps`` (kept as steps) read at the blocks ``at`` into ``out``'s rows
+        ``made`` from one window over the blocks' span, where they are close together (a
+        round's blocks, all read at each step: its span's steps' values kept for the round);
+        False where they are not, or one cannot be evaluated."""
+        lo, hi = int(at.min()), int(at.max()) + 1
+        if len(at) < 2 or hi - lo > 2 * len(at):
+            return False
+        memo = self._spans.get((lo, hi))
+        if memo is None or len(memo) * (hi - lo) * self._widest > SPAN_VALUES:
+            self._spans = {(lo, hi): {}}  # (one span at a time: a round's)
+            memo = self._spans[(lo, hi)]
+        try:
+            got = self._window(steps, lo, hi, memo)
+        except Unknown:
+            return False
+        out[made] = np.stack([np.asarray(got[v]) for v in steps])[:, at - lo]
+        return True
+
+    def _memo(self, block: int) -> dict[int, Any]:
+        """The values of the steps evaluated at block ``block`` so far (:data:`POINTS`
+        blocks' kept)."""
+        memo = self._points.get(block)
+        if memo is None:
+            if len(self._points) >= POINTS:
+                self._points.clear()
+            memo = self._points[block] = {}
+        return memo
 
     def at(self, vid: int, block: int) -> int:
         """Vector ``vid``'s value in candidate block ``block``."""
         v = self.values[vid]
         if not isinstance(v, _Made):
             return int(v[block])
-        memo = self._points.get(block)
-        if memo is None:
-            if len(self._points) >= POINTS:
-                self._points.clear()
-            memo = self._points[block] = {}
-        return int(self._window([vid], block, block + 1, memo)[vid][0])
+        return int(self._window([vid], block, block + 1, self._memo(block))[vid][0])
 
     def windows(self, vids: Sequence[int]) -> Iterator[tuple[int, int, dict[int, Any]]]:
         """(first block, end, each vector's values there) over the candidates, a window of
