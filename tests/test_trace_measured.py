@@ -138,10 +138,6 @@ def measured(launch_id: str, cp_async_wavefronts: bool) -> dict[str, tuple[int, 
 
 # the lab launches whose op_misc the rule misses: (the rule's, the H200's)
 MISC_OPEN = {
-    "tile_transpose": (9, 17),
-    "tile_transpose_padded": (9, 17),
-    "tiled_matmul_16": (16, 24),
-    "tiled_matmul_32": (36, 68),
     "warp_compact": (24, 32),
     "ldmatrix_mma_16_false": (2, 3),
     "ldmatrix_mma_16_true": (5, 9),
@@ -155,8 +151,8 @@ MISC_OPEN = {
 @pytest.mark.parametrize("launch", LAUNCHES, ids=[entry["id"] for entry in LAUNCHES])
 def test_trace_matches_the_h200(launch: dict[str, Any]) -> None:
     kernel = launched(launch["id"]).trace
-    # op_misc by the rule of docs/hardware-model.md 9e, but where the transposes' 1 a warp,
-    # a warp-level loop or cp.async's waits add more: (the rule's, the H200's)
+    # op_misc by the rule of docs/hardware-model.md 9e, but where a warp-level loop or
+    # cp.async's waits add more: (the rule's, the H200's)
     misc = MEASURED[launch["id"]]["misc_wavefronts"]
     check_misc(launch["id"], kernel.misc.wavefronts, misc, MISC_OPEN)
     # per op: cp.async wavefronts by the measured rule, except the launches where the rule

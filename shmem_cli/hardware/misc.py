@@ -1,10 +1,11 @@
 """What the H200 counts in Nsight Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc``
 (the per-op table's ``misc`` row): the rule, in one place (docs/hardware-model.md, 9e;
-measured: tests/data/trace/miscops, warpops).
+measured: tests/data/trace/miscops, warpops, globalops, sregs).
 
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
 completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a debug build's exit fence
-(``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, a shared-memory instruction or a
+(``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a
+few other special registers (:data:`SPECIAL_READS`) 1, a shared-memory instruction or a
 global or generic store a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier
 operations, the cluster barrier's own instructions, ``elect`` and the async-proxy fence cost
 none.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cuda.sass_operands import Operand, Special
 from ..plumbing.frozen import frozen
 
 
@@ -34,10 +36,14 @@ class MiscRule:
     #: counted only for a warp that reaches the instruction with every lane's guard false
     #: (a global store kept off: no request, but this); a warp that runs it costs nothing
     when_off: bool = False
+    #: the special registers it reads, where the rule is for those only (S2R)
+    special: frozenset[str] = frozenset()
 
 
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
 BARRIER_DONE = 1
+#: the special registers whose S2R costs 1 a warp
+SPECIAL_READS = ("SR_TID.Y", "SR_TID.Z", "SR_LANEID", "SR_VIRTID", "SR_LTMASK")
 #: the instructions that cost op_misc wavefronts; the first rule whose opcode and modifiers
 #: match decides
 MISC_RULES: tuple[MiscRule, ...] = (
@@ -57,6 +63,10 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # (PREDICATED_OFF). ptxas branches around a guarded global load, atomic or reduction.
     MiscRule("STG", frozenset(), 1, when_off=True),
     MiscRule("ST", frozenset(), 1, when_off=True),
+    # reading one of these special registers (measured: tests/data/trace/sregs, 1 a warp
+    # each; SR_TID.X, SR_CTAID.*, SR_VIRTUALSMID, SR_CgaCtaId, the clocks cost none): what
+    # the transposes and tiled matmuls of the earlier labs read beyond the rule (threadIdx.y)
+    MiscRule("S2R", frozenset(), 1, special=frozenset(SPECIAL_READS)),
 )
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
 #: too, not measured) that a warp reaches with every lane's guard false: no request, no
@@ -64,9 +74,17 @@ MISC_RULES: tuple[MiscRule, ...] = (
 PREDICATED_OFF = 1
 
 
-def rule_for(opcode: str, mods: Sequence[str]) -> MiscRule | None:
-    """The rule of :data:`MISC_RULES` that ``opcode.mods`` costs by; None for an
-    instruction that costs no op_misc wavefront. (A rule ``when_off`` counts only the warps
-    that reach it with every lane's guard false.)"""
+def rule_for(opcode: str, mods: Sequence[str], operands: Sequence[Operand] = ()) -> MiscRule | None:
+    """The rule of :data:`MISC_RULES` that ``opcode.mods`` (reading ``operands``) costs by;
+    None for an instruction that costs no op_misc wavefront. (A rule ``when_off`` counts only
+    the warps that reach it with every lane's guard false.)"""
     have = set(mods)
-    return next((r for r in MISC_RULES if r.opcode == opcode and r.mods <= have), None)
+    reads = {o.name for o in operands if isinstance(o, Special)}
+    return next(
+        (
+            r
+            for r in MISC_RULES
+            if r.opcode == opcode and r.mods <= have and (not r.special or r.special & reads)
+        ),
+        None,
+    )

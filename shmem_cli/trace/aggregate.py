@@ -295,7 +295,7 @@ def misc_rows(
     out = []
     for i in instructions:
         count = runs.get(i.pc, 0)
-        rule = misc.rule_for(i.opcode, i.mods)
+        rule = misc.rule_for(i.opcode, i.mods, i.operands)
         if count and rule is not None:
             cost = count * rule.per_warp + done.get(i.pc, 0) * rule.per_completion
             out.append(MiscRow(i.pc, i.text, i.file, i.line, count, cost))

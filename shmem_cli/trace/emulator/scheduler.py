@@ -79,7 +79,7 @@ def run_block(
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
     guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
-    rules = [misc.rule_for(ins.opcode, ins.mods) for ins in instructions]
+    rules = [misc.rule_for(ins.opcode, ins.mods, ins.operands) for ins in instructions]
     misc_cost = [r is not None and not r.when_off for r in rules]  # each warp that runs it
     misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
     retires = [ins.opcode == "EXIT" for ins in instructions]

@@ -1,0 +1,66 @@
+"""Special registers, loops, barriers and ``op_misc`` (tests/data/trace/sregs: the project's
+own kernels/sregs.cu with 1D and 2D blocks, measured on an H100, twice) and the rule shmem
+counts them by (docs/hardware-model.md 9e).
+
+The rule from the kernels' structure: a warp's end 1, a CTA barrier's completion 1, and
+reading ``threadIdx.y`` or ``.z``, the lane index, the warp id or ``%lanemask_lt`` (an
+``S2R`` of ``SR_TID.Y``, ``SR_TID.Z``, ``SR_LANEID``, ``SR_VIRTID``, ``SR_LTMASK``) 1 a warp;
+``threadIdx.x``, ``blockIdx.y``, ``blockDim.y``, ``%smid`` and loops cost nothing. Four
+barriers back to back read 1 where the rule gives 4 (listed). Then every launch is traced and
+its ``misc`` total compared.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from . import hopper_lab as lab
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .misc_open import check_misc
+
+DATA = TRACE_DATA / "sregs"
+LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
+LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+
+# per warp, from kernels/sregs.cu: the costly special registers each kernel reads
+# (s_linear: threadIdx.y and .z; s_transpose: threadIdx.y)
+READS = {"s_tid_y": 1, "s_tid_z": 1, "s_laneid": 1, "s_warpid": 1, "s_lanemask_lt": 1}
+READS |= {"s_linear": 2, "s_transpose": 1}
+# barrier completions per CTA: s_loop_bar's n, s_bar's and s_transpose's one
+BARRIERS = {"s_bar": 1, "s_transpose": 1}
+# the launches the rule misses: (the rule's, the GPU's): four barriers back to back
+OPEN = {f"s_loop_bar_b{b}_n4": (8, 5) for b in ("128x1", "32x4")}
+
+
+def rule(lid: str) -> int:
+    launch = LAUNCHES[lid]
+    k = launch["kernel"]
+    warps = launch["block"][0] * launch["block"][1] // 32
+    bars = launch["args"][2]["int"] if k == "s_loop_bar" else BARRIERS.get(k, 0)
+    return warps * (1 + READS.get(k, 0)) + bars
+
+
+def test_every_launch_was_counted_twice_alike() -> None:
+    assert len(LAB) == len(LAUNCHES) == 43
+    for lid, m in LAB.items():
+        assert m["measured_twice"] and MISC in m["counters"], lid
+        assert MISC not in m.get("repeat_differs", {}), lid
+
+
+@pytest.mark.parametrize("lid", sorted(LAB))
+def test_the_rule_on_every_launch(lid: str) -> None:
+    check_misc(lid, rule(lid), LAB[lid]["counters"][MISC], OPEN)
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("lid", sorted(LAB))
+def test_sregs_lab_as_measured(lid: str) -> None:
+    kt, _ = lab.run(lid, DATA)
+    c = LAB[lid]["counters"]
+    check_misc(lid, kt.misc.wavefronts, c[MISC], OPEN)
+    assert kt.totals["load"].wavefronts == c.get(
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld", 0
+    )
