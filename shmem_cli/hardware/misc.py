@@ -43,7 +43,8 @@ class MiscRule:
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
 BARRIER_DONE = 1
 #: the special registers whose S2R costs 1 a warp
-SPECIAL_READS = ("SR_TID.Y", "SR_TID.Z", "SR_LANEID", "SR_VIRTID", "SR_LTMASK")
+SPECIAL_READS = ("SR_TID.Y", "SR_TID.Z", "SR_LANEID", "SR_VIRTID")
+SPECIAL_READS += ("SR_LTMASK", "SR_LEMASK", "SR_GEMASK", "SR_GTMASK", "SR_EQMASK")
 #: the instructions that cost op_misc wavefronts; the first rule whose opcode and modifiers
 #: match decides
 MISC_RULES: tuple[MiscRule, ...] = (
@@ -63,9 +64,9 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # (PREDICATED_OFF). ptxas branches around a guarded global load, atomic or reduction.
     MiscRule("STG", frozenset(), 1, when_off=True),
     MiscRule("ST", frozenset(), 1, when_off=True),
-    # reading one of these special registers (measured: tests/data/trace/sregs, 1 a warp
-    # each; SR_TID.X, SR_CTAID.*, SR_VIRTUALSMID, SR_CgaCtaId, the clocks cost none): what
-    # the transposes and tiled matmuls of the earlier labs read beyond the rule (threadIdx.y)
+    # reading one of these special registers (measured: tests/data/trace/sregs and barriers,
+    # 1 a warp each; SR_TID.X, SR_CTAID.*, SR_VIRTUALSMID, SR_CgaCtaId, the clocks cost
+    # none): what the transposes and tiled matmuls of the earlier labs read beyond the rule
     MiscRule("S2R", frozenset(), 1, special=frozenset(SPECIAL_READS)),
 )
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS

@@ -1,0 +1,67 @@
+"""CTA barriers, named barriers, lane masks and ``op_misc`` (tests/data/trace/barriers: the
+project's own kernels/barriers.cu, 1, 2 or 4 warps, measured on an H100, twice) and the rule
+shmem counts them by (docs/hardware-model.md 9e).
+
+The rule from the kernels' structure: a warp's end 1, each CTA barrier's completion 1
+(named, reducing or plain), a shuffle 1, reading a lane mask (``S2R SR_LEMASK``, ...) 1 a
+warp; an mbarrier's init by one thread, a clock read, arithmetic and memory between barriers
+cost nothing. Barriers back to back count fewer on the GPU (listed): two plain ones 2, but
+four 2, two named ones 1, two that reduce 1.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from . import hopper_lab as lab
+from .conftest import TRACE_DATA, needs_nvdisasm
+from .misc_open import check_misc
+
+DATA = TRACE_DATA / "barriers"
+LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
+LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
+MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+
+# from kernels/barriers.cu: barrier completions per CTA (b_bar_loop_sts: n), and per warp the
+# shuffles and lane-mask reads
+BARRIERS = {"b_bar1": 1, "b_bar4": 4, "b_named": 1, "b_named2": 2, "b_count2": 2}
+BARRIERS |= {k: 2 for k in ("b_bar2", "b_bar2_alu", "b_bar2_sts", "b_bar2_lds", "b_bar2_stg")}
+BARRIERS |= {"b_bar2_clock": 2, "b_bar2_shfl": 2, "b_arrive_sync": 1}
+PER_WARP = {"b_bar2_shfl": 1, "b_lemask": 1, "b_gemask": 1, "b_gtmask": 1, "b_eqmask": 1}
+# the launches the rule misses, (the rule's, the GPU's): barriers back to back
+OPEN = {
+    "b_bar4_w1": (5, 3),
+    "b_bar4_w4": (8, 6),
+    "b_named2_w1": (3, 2),
+    "b_named2_w4": (6, 5),
+    "b_count2_w1": (3, 2),
+    "b_count2_w4": (6, 5),
+}
+
+
+def rule(lid: str) -> int:
+    launch = LAUNCHES[lid]
+    k, warps = launch["kernel"], launch["block"][0] // 32
+    bars = launch["args"][2]["int"] if k == "b_bar_loop_sts" else BARRIERS.get(k, 0)
+    return warps * (1 + PER_WARP.get(k, 0)) + bars
+
+
+def test_every_launch_was_counted_twice_alike() -> None:
+    assert len(LAB) == len(LAUNCHES) == 42
+    for lid, m in LAB.items():
+        assert m["measured_twice"] and MISC in m["counters"], lid
+        assert MISC not in m.get("repeat_differs", {}), lid
+
+
+@pytest.mark.parametrize("lid", sorted(LAB))
+def test_the_rule_on_every_launch(lid: str) -> None:
+    check_misc(lid, rule(lid), LAB[lid]["counters"][MISC], OPEN)
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("lid", sorted(LAB))
+def test_barriers_lab_as_measured(lid: str) -> None:
+    kt, _ = lab.run(lid, DATA)
+    check_misc(lid, kt.misc.wavefronts, LAB[lid]["counters"][MISC], OPEN)
