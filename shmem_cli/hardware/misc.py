@@ -43,7 +43,7 @@ class MiscRule:
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
 BARRIER_DONE = 1
 #: the special registers whose S2R costs 1 a warp
-SPECIAL_READS = ("SR_TID.Y", "SR_TID.Z", "SR_LANEID", "SR_VIRTID")
+SPECIAL_READS: tuple[str, ...] = ("SR_TID.Y", "SR_TID.Z", "SR_LANEID", "SR_VIRTID")
 SPECIAL_READS += ("SR_LTMASK", "SR_LEMASK", "SR_GEMASK", "SR_GTMASK", "SR_EQMASK")
 #: the instructions that cost op_misc wavefronts; the first rule whose opcode and modifiers
 #: match decides
