@@ -1,7 +1,9 @@
 """Hostile inputs of the seventeenth adversarial round (docs/robustness.md, "What was found
 and fixed", item 17): kernel symbols that start inside their code, claim more code than their
-section holds, or share a section with another kernel. Each ends with a located error (exit
-status 2) before nvdisasm runs, never a trace of code the driver would not run.
+section holds, or share a section with another kernel (each a located error before nvdisasm
+runs, never a trace of code the driver would not run); a macro bomb that nvcc compiles for
+ever or whose preprocessing writes without end (stopped at the compile's limits, which are
+named with the way around them).
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from shmem_cli.cuda import build, toolchain
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel.cubin import read_cubin
 
+from .conftest import needs_nvcc
 from .hostile import CUBIN, refused, shmem
 from .test_hostile_round16 import _sections
 
@@ -91,3 +95,64 @@ def test_a_kernel_inside_its_code_is_refused_from_the_command_line(tmp_path: Pat
     ran = shmem("trace", str(path), "--kernel", "trivial", "--block", "32")
     refused(ran, "edited.cubin: error: not a valid cubin: kernel _Z7trivialPi starts 0x100")
     assert not [p for p in ran.paths("run") if p.endswith("nvdisasm")]  # refused before it
+
+
+# --- a macro bomb: nvcc's time and the files it writes ------------------------------------------
+
+
+def _bomb(folder: Path, levels: int) -> Path:
+    """A kernel whose one expression is a macro doubled ``levels`` times (2^levels terms)."""
+    lines = ["#define A0 x+"]
+    lines += [f"#define A{k} A{k - 1} A{k - 1}" for k in range(1, levels + 1)]
+    lines.append(f"__global__ void bomb(int *out) {{ int x = out[1]; out[0] = A{levels} 0; }}")
+    path = folder / "bomb.cu"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@needs_nvcc
+def test_a_macro_bomb_is_stopped_at_the_compile_time_limit(tmp_path: Path) -> None:
+    # 2^18 terms: 0.4 s to preprocess, then cicc for minutes (2^20 ran past 300 s, to the
+    # default 600 s limit, which the message did not name)
+    source = _bomb(tmp_path, 18)
+    ran = shmem("trace", str(source), "--block", "32", "--compile-time-limit", "0.5")
+    refused(
+        ran,
+        "bomb.cu: error: nvcc did not finish within 0.5 s, shmem's limit: a source that expands",
+        "give --compile-time-limit SECONDS for more, or build the cubin yourself (nvcc -cubin",
+        roots=[tmp_path],
+    )
+
+
+def test_the_compile_time_limit_is_a_finite_number_of_seconds(tmp_path: Path) -> None:
+    source = _bomb(tmp_path, 1)
+    for value in ("nan", "0", "-1", "1e9"):
+        ran = shmem("trace", str(source), "--block", "32", "--compile-time-limit", value)
+        refused(ran, "--compile-time-limit", roots=[tmp_path])
+
+
+@needs_nvcc
+def test_a_compile_that_writes_a_file_to_its_limit_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # gcc's preprocessor killed by SIGXFSZ: nvcc said "(no output)" past its compiler messages
+    source = _bomb(tmp_path, 18)  # its device text: about 2 MB on one line
+    monkeypatch.setattr(toolchain, "COMPILE_FILE_LIMIT", 1 << 20)
+    folder = tmp_path / "build"
+    folder.mkdir()
+    with pytest.raises(toolchain.ToolError) as err:
+        toolchain.compile_cu(source, "sm_90", folder, keep=True)
+    said = str(err.value)
+    assert said.startswith("nvcc was stopped: it wrote 1 MiB, shmem's limit for a file of one ")
+    assert "to bomb.cpp1.ii: a source that expands without bound (a macro bomb)?" in said
+
+
+def test_line_markers_are_read_a_piece_of_a_line_at_a_time(tmp_path: Path) -> None:
+    # a macro bomb's device text is one line of up to the compile's file limit (1 GiB), which
+    # was read whole; a '#' that a piece boundary puts first is inside that line, no marker
+    (tmp_path / "a.h").write_text("")
+    piece = build._PIECE
+    text = b'# 1 "a.h"\n' + b"x" * piece + b'# 2 "inside.h"\n# 3 "b.h"\n'
+    (tmp_path / "k.cpp1.ii").write_bytes(text)
+    names = [Path(n).name for n in build.read_files(tmp_path)]
+    assert names == ["a.h", "b.h"]

@@ -1,7 +1,8 @@
 """The trace budget's options, declared once for ``shmem trace`` and ``shmem sweep KERNEL.cu``.
 
 ``--max-instructions`` (per thread of a block), ``--max-launch-instructions`` and
-``--time-limit`` raise (or lower) the budget of :mod:`shmem_cli.trace.emulator.budget`;
+``--time-limit`` raise (or lower) the budget of :mod:`shmem_cli.trace.emulator.budget`, and
+``--compile-time-limit`` the wall time of each nvcc compile of a ``.cu``;
 :func:`budget_of` turns the values given into a ``Budget``.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ..cuda.toolchain import COMPILE_SECONDS
 from ..trace.emulator import budget as limits
 
 if TYPE_CHECKING:
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: the option names, as the command function receives them
-KEYS = ("max_instructions", "max_launch_instructions", "time_limit")
+KEYS = ("max_instructions", "max_launch_instructions", "time_limit", "compile_time_limit")
 
 OPTIONS = (
     click.option(
@@ -43,19 +45,29 @@ OPTIONS = (
         "--time-limit",
         metavar="SECONDS",
         type=click.FloatRange(*limits.SECONDS_RANGE),
-        callback=lambda _ctx, _param, value: _finite(value),
+        callback=lambda _ctx, param, value: _finite(param, value),
         default=None,
         help="The most wall time of the trace's run of the launch, and of one block run "
         f"alone, in seconds [default: {limits.SECONDS:g} for the launch, "
         f"{limits.ALONE_SECONDS:g} for a block alone].",
     ),
+    click.option(
+        "--compile-time-limit",
+        metavar="SECONDS",
+        type=click.FloatRange(*limits.SECONDS_RANGE),
+        callback=lambda _ctx, param, value: _finite(param, value),
+        default=None,
+        help="The most wall time of each nvcc compile of a .cu, in seconds "
+        f"[default: {COMPILE_SECONDS:g}].",
+    ),
 )
 
 
-def _finite(value: float | None) -> float | None:
+def _finite(param: click.Parameter, value: float | None) -> float | None:
     """NaN passes a range check (every comparison with it is false): refused here."""
     if value is not None and not math.isfinite(value):
-        raise click.BadParameter("must be a number of seconds", param_hint="'--time-limit'")
+        hint = f"'--{(param.name or '').replace('_', '-')}'"
+        raise click.BadParameter("must be a number of seconds", param_hint=hint)
     return value
 
 

@@ -92,21 +92,23 @@ def compile_checked(
     allowed: Callable[[Path], bool],
     explain: Callable[[str], str] = toolchain.tail,
     cache: str | None = None,
+    seconds: float = toolchain.COMPILE_SECONDS,
 ) -> Build:
     """Compile ``source`` for ``arch`` (None: ``default``, or its ``a`` variant where the code
     needs it), refusing a build that read a file ``allowed`` refuses; with a ``cache``, an
     unchanged earlier build's cubin (none whose files ``allowed`` refuses now: that one is
     built afresh, and refused as any build is) and the build kept
-    (``cache``: its folder, made when the first build is kept)."""
+    (``cache``: its folder, made when the first build is kept); ``seconds``: the wall time of
+    each compile."""
     kept = None if cache is None else open_cache(cache)
     key = None if kept is None else key_of(source, arch, default, args)
     if kept is None or key is None:
-        return _choose(source, arch, default, folder, args, allowed, explain)
+        return _choose(source, arch, default, folder, args, allowed, explain, seconds)
     hit = lookup(kept, key, folder / "cached", allowed)  # a file outside the roots: a miss
     if hit is not None:
         return Build(hit.cubin, hit.arch, hit.note, hit.files, hit.sass, str(kept.folder))
     started = time.time_ns()
-    build = _choose(source, arch, default, folder, args, allowed, explain)
+    build = _choose(source, arch, default, folder, args, allowed, explain, seconds)
     made = Cached(build.cubin, build.arch, build.note, build.files, build.sass)
     store(kept, key, made, started)
     return build
@@ -120,12 +122,13 @@ def _choose(
     args: Sequence[str],
     allowed: Callable[[Path], bool],
     explain: Callable[[str], str],
+    seconds: float,
 ) -> Build:
     """:func:`compile_checked` without a cache: ``files`` are those every compile that
     chose the target read."""
     chosen = arch or default
     try:
-        build = _compile(source, chosen, folder / "build", args, allowed, explain)
+        build = _compile(source, chosen, folder / "build", args, allowed, explain, seconds)
     except toolchain.ToolError as exc:
         m = _NEEDS_A.search(str(exc))
         if m is None or chosen.endswith("a"):
@@ -136,7 +139,7 @@ def _choose(
             ) from None
         said = next((ln for ln in str(exc).splitlines() if _NEEDS_A.search(ln)), m.group(0))
         said = shorten(said.removeprefix("ptxas error: "), 200)
-        build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
+        build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain, seconds)
         note = f"compiled for {chosen}a: ptxas refused {chosen} ({said})"
         files = _union(read_files(folder / "build"), build.files)
         return Build(build.cubin, build.arch, note, files)
@@ -147,10 +150,10 @@ def _choose(
     if (
         stops is None
         or not names_a_feature(build.files, chosen)
-        or _same_text(source, chosen, folder, args, allowed)
+        or _same_text(source, chosen, folder, args, allowed, seconds)
     ):
         return dataclasses.replace(build, sass=sass)
-    other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain)
+    other = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain, seconds)
     other_sass = toolchain.disassemble(other.cubin)
     # an opcode the sm_90 build runs too (cp.async.bulk's UBLKCP, TMA's UTMALDG) is no reason:
     # its printf or trap is the kernel's own (both builds' files decided it)
@@ -203,7 +206,12 @@ def _holds(name: str, pattern: re.Pattern[bytes]) -> bool:
 
 
 def _same_text(
-    source: Path, arch: str, folder: Path, args: Sequence[str], allowed: Callable[[Path], bool]
+    source: Path,
+    arch: str,
+    folder: Path,
+    args: Sequence[str],
+    allowed: Callable[[Path], bool],
+    seconds: float,
 ) -> bool:
     """Whether the build for ``arch``'s ``a`` variant would compile the very device text the
     one in ``folder / "build"`` compiled (its preprocessing alone, compared byte for byte):
@@ -214,7 +222,7 @@ def _same_text(
     probe = folder / "probe_a"
     probe.mkdir(parents=True, exist_ok=True)
     try:
-        text = toolchain.preprocess_device(source, arch + "a", probe, args)
+        text = toolchain.preprocess_device(source, arch + "a", probe, args, seconds=seconds)
     except (OSError, toolchain.ToolError, subprocess.TimeoutExpired):
         return False
     if text is None or len(kept) != 1:
@@ -239,10 +247,13 @@ def _compile(
     args: Sequence[str],
     allowed: Callable[[Path], bool],
     explain: Callable[[str], str],
+    seconds: float,
 ) -> Build:
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        cubin = toolchain.compile_cu(source, arch, folder, args, explain=explain, keep=True)
+        cubin = toolchain.compile_cu(
+            source, arch, folder, args, explain=explain, keep=True, seconds=seconds
+        )
     except toolchain.ToolError:
         _check(read_files(folder), source, allowed)  # a refusal says more than the failure
         raise
@@ -281,13 +292,18 @@ def read_files(folder: Path) -> list[str]:
 
 
 def _marker_names(path: Path) -> Iterator[str]:
+    """The file names of ``path``'s line markers, read a line (at most :data:`_PIECE` bytes of
+    it) at a time: a macro bomb's preprocessed text is one line of up to the compile's file
+    limit (1 GiB)."""
+    at_start = True
     with open(path, "rb") as f:
-        for line in f:
-            if line.startswith(b"#"):
+        while line := f.readline(_PIECE):
+            if at_start and line.startswith(b"#"):
                 m = _MARKER.match(line)
                 if m:
                     text = re.sub(rb"\\(.)", rb"\1", m.group(1))
                     yield text.decode("utf-8", errors="surrogateescape")
+            at_start = line.endswith(b"\n")
 
 
 @functools.cache

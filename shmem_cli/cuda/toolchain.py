@@ -39,6 +39,15 @@ INSTALL_HINTS: dict[str, str] = {
 WHEEL_TOOLS = ("nvdisasm", "cuobjdump", "cu++filt")
 DEFAULT_CUDA_BIN = "/usr/local/cuda/bin"
 TOOL_TIMEOUT = 600.0  # seconds for one compile or disassembly
+#: the default wall time of one nvcc compile of a ``.cu`` (``--compile-time-limit``): a macro
+#: that doubles 20 times is preprocessed in 2 s, and cicc then ran past 300 s on it
+COMPILE_SECONDS = TOOL_TIMEOUT
+#: what a compile stopped at a limit is told to do (the way around, and the option)
+_COMPILE_HINT = (
+    "a source that expands without bound (a macro bomb?) compiles for ever: give "
+    "--compile-time-limit SECONDS for more, or build the cubin yourself (nvcc -cubin "
+    "-lineinfo) and trace it"
+)
 OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
 #: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings
 MAX_CUBIN_BYTES = 64 << 20
@@ -175,14 +184,17 @@ def run_checked(
     file_limit: int | None = None,
     memory_limit: int | None = None,
     explain: Callable[[str], str] = tail,
+    hint: str = "",
 ) -> str:
     """Run a tool; its standard output, or a :class:`ToolError` with what it printed
-    (``explain`` picks what of its messages is shown)."""
+    (``explain`` picks what of its messages is shown; ``hint``, said after a time limit, what
+    to do)."""
     name = Path(args[0]).name
     try:
         res = run(args, cwd=cwd, timeout=timeout, file_limit=file_limit, memory_limit=memory_limit)
     except subprocess.TimeoutExpired:
-        raise ToolError(f"{name} did not finish within {timeout:.0f} s") from None
+        said = f"{name} did not finish within {timeout:g} s"
+        raise ToolError(f"{said}, shmem's limit: {hint}" if hint else said) from None
     except OSError as exc:
         raise ToolError(f"cannot run {args[0]}: {exc.strerror or exc}") from None
     if res.returncode != 0:
@@ -208,6 +220,7 @@ def compile_cu(
     nvcc: str | None = None,
     explain: Callable[[str], str] = tail,
     keep: bool = False,
+    seconds: float = COMPILE_SECONDS,
 ) -> Path:
     """``nvcc -cubin -lineinfo -O3 -arch=ARCH [extra] -o folder/kernel.cubin source``.
 
@@ -215,22 +228,44 @@ def compile_cu(
     gives (it is checked again here, and so are the paths, for characters a shell
     would act on); ``explain`` picks what of nvcc's messages a failure shows; ``keep``
     keeps nvcc's intermediate files in ``folder`` (the preprocessed source it compiled:
-    :mod:`.build` reads what the compile read from it)."""
+    :mod:`.build` reads what the compile read from it). ``seconds``: its wall time; a compile
+    past it, or one whose step wrote a file of :data:`COMPILE_FILE_LIMIT` bytes (its kept files
+    looked at), is a :class:`ToolError` that names the limit and the way around it."""
     args, out = _nvcc_command(source, arch, folder, extra, nvcc, keep=keep)
-    run_checked(
-        args,
-        cwd=folder,
-        file_limit=COMPILE_FILE_LIMIT,
-        memory_limit=COMPILE_MEMORY,
-        explain=explain,
-    )
+    limit = COMPILE_FILE_LIMIT
+    try:
+        run_checked(
+            args,
+            cwd=folder,
+            timeout=seconds,
+            file_limit=limit,
+            memory_limit=COMPILE_MEMORY,
+            explain=explain,
+            hint=_COMPILE_HINT,
+        )
+    except ToolError:
+        full = [f for f in folder.iterdir() if f.is_file() and f.stat().st_size >= limit]
+        if full:
+            raise ToolError(
+                f"nvcc was stopped: it wrote {limit >> 20:,} MiB, shmem's limit for a file of "
+                f"one compile, to {shorten(full[0].name)}: a source that expands without "
+                "bound (a macro bomb)? Build the cubin yourself (nvcc -cubin -lineinfo) and "
+                "trace it"
+            ) from None
+        raise
     if not os.path.isfile(out):
         raise ToolError(f"nvcc wrote no cubin for {source}")
     return out
 
 
 def preprocess_device(
-    source: Path, arch: str, folder: Path, extra: Sequence[str] = (), *, nvcc: str | None = None
+    source: Path,
+    arch: str,
+    folder: Path,
+    extra: Sequence[str] = (),
+    *,
+    nvcc: str | None = None,
+    seconds: float = COMPILE_SECONDS,
 ) -> Path | None:
     """The device text :func:`compile_cu` of ``source`` for ``arch`` would compile, written
     into ``folder`` (its ``*.cpp1.ii``): nvcc's own command for that step (``--dryrun``), the
@@ -248,7 +283,13 @@ def preprocess_device(
         return None
     if not words or Path(words[0]).name not in _HOST_COMPILERS or any("$" in w for w in words):
         return None
-    run_checked(words, cwd=folder, file_limit=COMPILE_FILE_LIMIT, memory_limit=COMPILE_MEMORY)
+    run_checked(
+        words,
+        cwd=folder,
+        timeout=seconds,
+        file_limit=COMPILE_FILE_LIMIT,
+        memory_limit=COMPILE_MEMORY,
+    )
     made = sorted(folder.glob("*.cpp1.ii"))
     return made[0] if len(made) == 1 else None
 

@@ -177,6 +177,7 @@ def trace(
     max_instructions: int | None = None,
     max_launch_instructions: int | None = None,
     time_limit: float | None = None,
+    compile_time_limit: float | None = None,
     cluster: Dims | None = None,
     build_cache: str | Path | None = None,
 ) -> TraceResult:
@@ -192,7 +193,8 @@ def trace(
     text such as ``"zeros:4096"`` or ``"128:2"`` as on the command line); pointers not given
     get zero-filled buffers of ``buffer_size`` bytes (default 8 MiB). ``max_instructions``
     (per thread of a block), ``max_launch_instructions`` and ``time_limit`` (seconds) raise
-    the trace's budget (``--max-instructions``, ...). A wrong argument raises
+    the trace's budget (``--max-instructions``, ...), ``compile_time_limit`` (seconds) the
+    wall time of each nvcc compile of a ``.cu`` (``--compile-time-limit``). A wrong argument raises
     :class:`ShmemError` (code ``invalid-argument``) naming it. ``consts`` sets
     ``__constant__`` variables by name as ``cudaMemcpyToSymbol`` does: a number, a list of
     numbers (in the variable's declared type; ``"float:1,2"`` names one), or ``bytes`` / a
@@ -242,7 +244,10 @@ def trace(
         call, "max_launch_instructions", max_launch_instructions, low=low, high=high
     )
     seconds = arguments.optional_seconds(call, "time_limit", time_limit, *budgets.SECONDS_RANGE)
-    budget = Budget.of(per_thread, launch, seconds)
+    compiling = arguments.optional_seconds(
+        call, "compile_time_limit", compile_time_limit, *budgets.SECONDS_RANGE
+    )
+    budget = Budget.of(per_thread, launch, seconds, compiling)
     cache = None
     if build_cache is not None:
         from ..cuda.build_cache import open_cache

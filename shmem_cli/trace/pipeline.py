@@ -175,6 +175,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
         allowed=inputs.allowed,
         explain=lambda text: compiler_messages(text, tree, inputs.typed, inputs.libraries),
         cache=request.build_cache,
+        seconds=request.budget.compile_seconds,
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     info = read_cubin(build.cubin)

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...cuda.sass import Instruction
+from ...cuda.toolchain import COMPILE_SECONDS
 from ...plumbing.errors import SourcePos, file_line
 from ...plumbing.frozen import frozen
 from .sync.convergence_state import BLOCKED
@@ -95,6 +96,7 @@ class Budget:
     seconds: float = SECONDS  # wall time of the launch
     alone_seconds: float = ALONE_SECONDS  # wall time of a batch of one block (one cluster)
     recorded_bytes: int = MAX_RECORDED_BYTES
+    compile_seconds: float = COMPILE_SECONDS  # each nvcc compile of a .cu (a macro bomb's)
 
     def block_instructions(self, threads: int) -> int:
         """Thread-instructions one block of ``threads`` threads may execute."""
@@ -106,6 +108,7 @@ class Budget:
         max_instructions: int | None = None,
         max_launch_instructions: int | None = None,
         time_limit: float | None = None,
+        compile_time_limit: float | None = None,
     ) -> Budget:
         """The defaults, with the options a user gave."""
         return cls(
@@ -115,6 +118,7 @@ class Budget:
             ),
             seconds=SECONDS if time_limit is None else time_limit,
             alone_seconds=ALONE_SECONDS if time_limit is None else time_limit,
+            compile_seconds=COMPILE_SECONDS if compile_time_limit is None else compile_time_limit,
         )
 
 

@@ -171,13 +171,14 @@ def compile_variant(
     inputs: CuInputs,
     explain: Callable[[str], str] = toolchain.tail,
     build_cache: str | None = None,
+    seconds: float = toolchain.COMPILE_SECONDS,
 ) -> tuple[Path, str | None]:
     """The cubin of ``source`` built with ``args`` for ``arch`` (None: the default, or its
     ``a`` variant where the code needs it, as ``shmem trace`` builds) in a new folder under
     ``folder``, and why its ``a`` target was chosen (None: not chosen by shmem); what the
     compile read is checked against ``inputs``. ``explain``: what of nvcc's messages a
     failure shows; ``build_cache``: the build cache folder the build goes through
-    (``--build-cache``), None for none."""
+    (``--build-cache``), None for none; ``seconds``: the compile's wall time."""
     work = Path(tempfile.mkdtemp(prefix="variant-", dir=folder))
     build = compile_checked(
         source,
@@ -188,6 +189,7 @@ def compile_variant(
         allowed=inputs.allowed,
         explain=explain,
         cache=build_cache,
+        seconds=seconds,
     )
     return build.cubin, build.note
 
@@ -266,6 +268,7 @@ def run_compiled_sweep(
                         text, tree, inputs.typed, inputs.libraries
                     ),
                     build_cache=request.build_cache,
+                    seconds=request.budget.compile_seconds,
                 )
             except toolchain.ToolError as exc:
                 code = "tool-missing" if isinstance(exc, toolchain.ToolMissing) else "tool-failed"
