@@ -121,6 +121,10 @@ class ClassCounts:
     block: int  # its number in launch order
     extra: int  # the blocks of its class besides it
     counts: Counts
+    # thread-instructions those blocks ran besides its own's times extra: where a guard on
+    # the block index chose values (.guarded), each block runs the instruction for its own
+    # threads
+    more: int = 0
 
 
 @frozen
@@ -139,6 +143,7 @@ class Classes:
         its own."""
         for c in self.found:
             counts = counts.plus(c.counts, c.extra)
+            counts = replace(counts, executed=counts.executed + c.more)
         return counts
 
 
@@ -311,7 +316,8 @@ class _Rounds:
             self.left = self.run.waits.classed(cls, rep, self.left)
         split = ran.split
         counts = counts_of(self.run).minus(ran.before) if split is None else _counts(split[k])
-        self.found.append(ClassCounts(rep, len(cls) - 1, counts))
+        more = 0 if watch.extra is None else int(watch.extra[cls].sum())
+        self.found.append(ClassCounts(rep, len(cls) - 1, counts, more))
         self.loners = self.loners + 1 if len(cls) == 1 else 0
         if len(cls) == 1 and self.differs is None:
             self.differs = watch.differs
@@ -322,7 +328,7 @@ class _Rounds:
         """The recorder counts what each block of ``ran`` recorded ``times`` more."""
         recorder = self.run.recorder
         if ran.many is None:  # one class for the whole grid: the report weighs its block's records
-            whole = len(self.found) == 1 and not self.left.any()
+            whole = len(self.found) == 1 and not self.left.any() and not self.found[0].more
             recorder.close_class(0 if whole else times[ran.reps[0]])
             return
         split = ran.split
@@ -379,7 +385,7 @@ def _traced(rounds: _Rounds, budget: Budget) -> Any:
     helped = run.waits is not None and run.waits.helpers  # blocks ran for one that waited
     if not rounds.left.any() and not rounds.outside.any() and not helped:  # all in a class
         every = rounds.proof(rounds.n, len(found))
-        if len(found) == 1:
+        if len(found) == 1 and not found[0].more:
             return run.trace(grids.Coverage("alike", plan.blocks, run.blocks, proof=every))
         coverage = grids.Coverage(
             "alike", plan.blocks, run.blocks, proof=every, stood_for=stood_for

@@ -45,6 +45,7 @@ from ....cuda.sass_operands import Operand, Reg, Special
 from ..operands import Dest, is_pred
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
+from ..taint_flow import taint_destinations
 from . import agree, evaluated, vectors, votes
 from .evaluated import EVALUATED, base_opcode
 from .shadow import Shadow
@@ -112,6 +113,7 @@ class Pending:
     # per register of results: (each group's value at the representative, its vector id),
     # read for several CTAs at once (None: read in after)
     reads: dict[tuple[str, int], tuple[Any, Any]] | None = None
+    chose: bool = False  # a select under a guard (.guarded): for every thread of ``ids``
 
 
 #: a predicate's agreement that is its value vector's with the representative's value (made
@@ -244,7 +246,7 @@ class Forms:
         if op not in EVALUATED or self.vec.full or waterfall(ins):
             return None
         sources = evaluated.sources(ins)
-        forms = [self._source(o, blk, ids) for o in sources]
+        forms = [self.source(o, blk, ids) for o in sources]
         if not any(f is not None and f.blocky for f in forms):
             return None  # no source depends on the block index: the result is a value
         preds: dict[tuple[str, int], Any] = {}
@@ -279,7 +281,7 @@ class Forms:
             if keys.shape[1] <= GROUPS:
                 group = inverse.reshape(-1)
                 firsts = index.tolist()
-                pairs = [self._pair(o, blk, ids) for o in sources]
+                pairs = [self.pair(o, blk, ids) for o in sources]
                 results = self.shadow.run(m, sources, known, pairs, firsts, self.vec)
         elif whole:
             return SPLIT
@@ -290,33 +292,30 @@ class Forms:
     def _vote(self, ins: Instruction, blk: Block, ids: Any) -> Pending | None:
         """A warp vote's predicate (``VOTE.ANY P1, P0``, ``VOTEU.ALL UP0, !P2``) per warp,
         where the predicate it reads has a form (:mod:`.votes`)."""
-        ops = ins.operands
-        mode = next((m for m in ins.mods if m in votes.MODES), None)
-        dest, src = (ops[0], ops[1]) if len(ops) == 2 else (None, None)
-        if mode is None or not isinstance(dest, Reg) or not isinstance(src, Reg) or dest.is_true:
+        ops = votes.operands(ins)
+        form = None if ops is None else self.source(ops[2], blk, ids)
+        if ops is None or form is None or not form.blocky:
             return None
-        form = self._source(src, blk, ids)
-        if form is None or not form.blocky:
-            return None
-        got = votes.vote(self.vec, mode, src.not_, form.k, form.vids, blk.warp[ids])
-        if got is None:
-            return None
-        made, group = got
-        return Pending(ids, {(dest.kind, dest.index): made}, group=group)
+        got = votes.vote(self.vec, ops[0], ops[2].not_, form.k, form.vids, blk.warp[ids])
+        dest = (ops[1].kind, ops[1].index)
+        return None if got is None else Pending(ids, {dest: got[0]}, group=got[1])
 
-    def _pair(self, o: Operand, blk: Block, ids: Any) -> Source | None:
+    def pair(self, o: Operand, blk: Block, ids: Any) -> Source | None:
         """The form of the register after ``o`` (the second of a pair), or None."""
         if not isinstance(o, Reg) or o.kind not in ("R", "UR") or o.is_zero:
             return None
         top = len(blk.r) if o.kind == "R" else 63
         if o.index + 1 >= top:
             return None
-        return self._source(Reg(o.kind, o.index + 1), blk, ids)
+        return self.source(Reg(o.kind, o.index + 1), blk, ids)
 
     def after(self, pending: Pending | None, m: int, blk: Block, ix: Idx) -> None:
         """The step ran: its destinations take the forms :meth:`before` found (none where it
         found none, or where a thread's value is not the form's)."""
-        ids = blk.ids(ix)
+        ids = blk.ids(ix) if pending is None or not pending.chose else pending.ids
+        if pending is not None and pending.chose:  # every thread at it: the values may differ
+            mark = np.full(len(ids), TAINT_BLOCK, np.uint8)  # whichever way the guard went
+            taint_destinations(blk, self.destinations[m], ids, mark)
         for kind, index, count in self.destinations[m]:
             for k in range(count):
                 held = self.regs.get((kind, index + k))
@@ -414,7 +413,7 @@ class Forms:
             return np.ones(self.vec.n, dtype=bool)
         return self.agreement(o.kind, o.index, ids, blk)
 
-    def _source(self, o: Operand, blk: Block, ids: Any) -> Source | None:
+    def source(self, o: Operand, blk: Block, ids: Any) -> Source | None:
         """The :class:`Source` of an operand for the threads ``ids`` (a thread free of
         taint: its value, no vector; an immediate or a constant: no register); None where a
         thread carries other taint or has no form."""

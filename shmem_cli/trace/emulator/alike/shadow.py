@@ -21,7 +21,7 @@ import numpy as np
 
 from ....cuda.sass_operands import Operand, Reg
 from ..state import PT, TAINT_UNKNOWN, Block, Launch, TraceError
-from .vectors import Load, Step, Vectors
+from .vectors import Guard, Load, Step, Vectors
 
 if TYPE_CHECKING:
     from .vectors import Loaded
@@ -76,13 +76,16 @@ class Shadow:
         pairs: Sequence[Any],
         firsts: Sequence[int],
         vec: Vectors,
+        guard: Guard | None = None,
     ) -> dict[tuple[str, int], list[int]]:
         """Per destination register, per group (its first thread ``firsts[g]``): the id of
         the vector of instruction ``m``'s value in each candidate block (-1: none, where the
         step read an unloaded register or refused the values). The vectors are evaluated
-        now or kept as the step, by ``vec`` (:meth:`.vectors.Vectors.make`)."""
+        now or kept as the step, by ``vec`` (:meth:`.vectors.Vectors.make`). With ``guard``
+        the step is a select (:mod:`.guarded`): ``sources`` hold the guard and the registers
+        it writes, whose loaded values stand where the guard is false."""
         at = np.asarray(firsts, dtype=np.intp)
-        key = (m, *(_key(f, at) for f in forms), *(_key(f, at) for f in pairs))
+        key = (m, guard, *(_key(f, at) for f in forms), *(_key(f, at) for f in pairs))
         seen = self._seen.get(key)
         if seen is not None:
             return seen
@@ -93,18 +96,25 @@ class Shadow:
                 if pf is not None:
                     loads.append(_load(o.kind, o.index + 1, pf, at))
         rows = tuple((k, i + j) for k, i, c in self.program.destinations[m] for j in range(c))
-        out = vec.make(Step(m, tuple(loads), rows, len(firsts)))
+        out = vec.make(Step(m, tuple(loads), rows, len(firsts), guard))
         if len(self._seen) < SEEN:
             self._seen[key] = out
         return out
 
     def step(
-        self, m: int, loads: Sequence[Loaded], rows: Sequence[tuple[str, int]], total: int
+        self,
+        m: int,
+        loads: Sequence[Loaded],
+        rows: Sequence[tuple[str, int]],
+        total: int,
+        guard: Guard | None = None,
     ) -> dict[tuple[str, int], Any]:
         """Instruction ``m`` run for ``total`` (group, block) pairs, each register of
         ``loads`` holding its values for them: per register of ``rows``, its values after
         the step, or None where the step read an unloaded register or refused the values.
-        The pairs are the shadow's threads, :data:`COLUMNS` at a time."""
+        The pairs are the shadow's threads, :data:`COLUMNS` at a time. With ``guard``, a
+        row keeps its loaded value where the guard is false (a row not loaded: None)."""
+        held = {(kind, index): values for kind, index, values in loads}
         blk = self._block()
         parts: dict[tuple[str, int], list[Any]] = {r: [] for r in rows}
         bad: set[tuple[str, int]] = set()
@@ -117,6 +127,8 @@ class Shadow:
                 taint[:w] = 0
             try:
                 self.program[m](blk, np.arange(w))
+                if guard is not None:
+                    _select(blk, rows, held, guard, start, stop, bad)
             except (TraceError, ValueError, IndexError, TypeError, OverflowError):
                 bad.update(rows)  # the step refuses these values: no vector from it
             finally:
@@ -131,6 +143,32 @@ class Shadow:
                     _row(blk, kind, index)[1][:] = _mark(kind, index)
                 blk.byte_clean.clear()  # the marks are whole registers' taints
         return {r: None if r in bad or not parts[r] else np.concatenate(parts[r]) for r in rows}
+
+
+def _select(
+    blk: Block,
+    rows: Sequence[tuple[str, int]],
+    held: dict[tuple[str, int], Any],
+    guard: Guard,
+    start: int,
+    stop: int,
+    bad: set[tuple[str, int]],
+) -> None:
+    """Where ``guard`` (a loaded predicate) is false, each row takes back its loaded value:
+    the step did not run there."""
+    kind, index, negated = guard
+    if (kind, index) not in held:
+        bad.update(rows)
+        return
+    ran = np.asarray(held[(kind, index)][start:stop], dtype=bool) ^ negated
+    w = stop - start
+    for row in rows:
+        old = held.get(row)
+        if old is None:
+            bad.add(row)
+            continue
+        value = _row(blk, *row)[0]
+        value[:w] = np.where(ran, value[:w], np.asarray(old[start:stop]).astype(value.dtype))
 
 
 def _key(form: Any, at: Any) -> Any:

@@ -84,6 +84,7 @@ class Watches:
         # each CTA's constants taken after (:meth:`.forms.Forms.after`), but for a compare's
         # or a predicate combination's agreements, made against a CTA's own block
         self.union = [_union(ins) for ins in self.instructions]
+        self.selects = None if first.chooses is None else first.chooses.selects
         self.n = 0 if forms is None else forms.vec.n  # the candidate blocks
         self.decisions = 0  # those free of taint, checked here for every CTA at once
 
@@ -136,6 +137,10 @@ class Watches:
             w.operands(m, blk, ids)
 
     def before(self, m: int, blk: Block, ix: Idx) -> Any:
+        if self.selects is not None and self.selects[m]:  # a CTA's guard chose (.guarded)
+            parts = self._parts(blk, ix)
+            if any(w.chose is not None for w, _, _ in parts):
+                return [(w, ids, w.before(m, blk, ids)) for w, ids, _ in parts]
         formed = self.formed[m]
         if formed is None or (formed and not any(_tainted(blk, k, i, ix) for k, i in formed)):
             return None  # no form to make: no source depends on the block index

@@ -51,6 +51,8 @@ POINTS = 64
 SPAN_VALUES = 1 << 24
 #: what a step kept, and each vector made by one, count against the bytes (besides its loads)
 _ENTRY_BYTES = 64
+#: a select's guard: the predicate register (kind, index) and whether it is negated
+Guard = tuple[str, int, bool]
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -62,7 +64,12 @@ class Stepper(Protocol):
     """What runs one instruction over many (group, block) pairs: :class:`.shadow.Shadow`."""
 
     def step(
-        self, m: int, loads: Sequence[Loaded], rows: Sequence[tuple[str, int]], total: int
+        self,
+        m: int,
+        loads: Sequence[Loaded],
+        rows: Sequence[tuple[str, int]],
+        total: int,
+        guard: Guard | None = None,
     ) -> dict[tuple[str, int], Any]: ...
 
 
@@ -83,12 +90,15 @@ class Load:
 
 @frozen
 class Step:
-    """Instruction ``m`` over ``groups`` groups: its loads and the registers it writes."""
+    """Instruction ``m`` over ``groups`` groups: its loads and the registers it writes, and
+    its guard where the step is a select (each register written where the guard holds, its
+    loaded value kept elsewhere: :mod:`.guarded`)."""
 
     m: int
     loads: tuple[Load, ...]
     rows: tuple[tuple[str, int], ...]
     groups: int
+    guard: Guard | None = None
 
 
 @frozen
@@ -407,7 +417,11 @@ class Vectors:
                 got = self._evaluated(memo, made, row)
                 out[gs] = got[groups] if pred else got[groups] + ks[gs, None]
             loads.append((ld.kind, ld.index, out.reshape(-1)))
-        got = self.stepper.step(step.m, loads, step.rows, step.groups * w)
+        total = step.groups * w
+        if step.guard is None:
+            got = self.stepper.step(step.m, loads, step.rows, total)
+        else:
+            got = self.stepper.step(step.m, loads, step.rows, total, step.guard)
         return {r: None if a is None else a.reshape(step.groups, w) for r, a in got.items()}
 
 

@@ -15,9 +15,22 @@ from typing import Any
 
 import numpy as np
 
+from ....cuda.sass import Instruction
+from ....cuda.sass_operands import Reg
 from .vectors import Unknown, Vectors
 
 MODES = ("ANY", "ALL")
+
+
+def operands(ins: Instruction) -> tuple[str, Reg, Reg] | None:
+    """(the mode, the predicate written, the predicate read) of a vote into a predicate;
+    None for any other form (a ballot into a register, a vote into PT)."""
+    ops = ins.operands
+    mode = next((m for m in ins.mods if m in MODES), None)
+    dest, src = (ops[0], ops[1]) if len(ops) == 2 else (None, None)
+    if mode is None or not isinstance(dest, Reg) or not isinstance(src, Reg) or dest.is_true:
+        return None
+    return mode, dest, src
 
 
 def vote(vec: Vectors, mode: str, negated: bool, k: Any, vids: Any, warps: Any) -> Any:

@@ -39,6 +39,7 @@ stands for itself alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -48,6 +49,8 @@ from ....cuda.sass_operands import Gdesc, Mem, Reg
 from .. import taint_flow
 from ..grid import Differs
 from ..state import TAINT_BLOCK, Block, Idx
+from . import guarded
+from .evaluated import EVALUATED, base_opcode
 from .forms import Forms
 
 if TYPE_CHECKING:
@@ -162,6 +165,19 @@ class Chooser:
             return unguarded and m in self._flow().returns
         return bool(self.program.values[m])
 
+    @cached_property
+    def selects(self) -> list[bool]:
+        """Per instruction: guarded, computing values only and evaluated by the shadow, so
+        that a guard on the block index there is a select in every block (:mod:`.guarded`)."""
+        return [
+            ins.guard is not None
+            and ins.guard.index != 7
+            and ins.opcode not in taint_flow.CONTROL
+            and bool(self.program.values[m])
+            and base_opcode(ins) in EVALUATED
+            for m, ins in enumerate(self.function.instructions)
+        ]
+
     def return_sites(self, m: int) -> frozenset[int]:
         """The calls (instruction indices) a return at ``m`` is proven for."""
         return self._flow().returns.get(m, frozenset())
@@ -215,6 +231,9 @@ class Watch:
         self.proven = 0  # decisions on the block index evaluated over the candidates
         self.checked: set[int] = set()  # shared instructions whose block-index address held
         self.alone = False  # every decision was proven, but no other block takes them all
+        # a select made at a guard (.guarded), for the step about to run: (instruction, it)
+        self.chose: tuple[int, Any] | None = None
+        self.extra: Any = None  # per block, thread-instructions besides this block's (.guarded)
 
     def _narrow(self, agreed: Any, m: int, what: str) -> None:
         """Keep the blocks of ``agreed`` (None: nothing known: the block stands alone)."""
@@ -250,8 +269,33 @@ class Watch:
         if self.forms is None:
             self.differs = Differs(self.instructions[m], what)
             return
+        if not np.any(data) and self._choose(m, blk, kind, index, at):
+            return
         ids = blk.ids(at)
         self._narrow(self.forms.agreement(kind, index, ids, blk), m, what)
+
+    def _choose(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> bool:
+        """Whether the guard of ``m``, on the block index alone, only chose values: ``m``
+        computes values alone and is evaluated as a select in every candidate block
+        (:mod:`.guarded`); then no block leaves the class by it."""
+        guard = self.instructions[m].guard
+        if self.forms is None or self.chooses is None or not self.chooses.selects[m]:
+            return False
+        assert guard is not None
+        got = guarded.select(self.forms, m, blk, blk.ids(at), guard)
+        if got is None:
+            return False
+        pending, counts = got
+        self.proven += 1
+        ran = blk.file(kind)[0][index][at]
+        here = np.count_nonzero(~ran if guard.not_ else ran)
+        # each block runs it for its own threads: thread-instructions besides this block's
+        self.extra = counts - here if self.extra is None else self.extra + counts - here
+        if here:
+            self.chose = (m, pending)  # :meth:`before` hands it to the step's :meth:`after`
+        else:  # no thread runs it here: its registers hold what they held
+            self.forms.after(pending, m, blk, at)
+        return True
 
     def operands(self, m: int, blk: Any, at: Any) -> None:
         """Instruction ``m`` runs for the threads ``at``: are its watched registers and its
@@ -292,6 +336,9 @@ class Watch:
     def before(self, m: int, blk: Block, ix: Idx, whole: bool = False) -> Any:
         """What instruction ``m`` will write for the threads ``ix`` (:meth:`.forms.Forms.before`;
         None without forms)."""
+        if self.chose is not None and self.chose[0] == m:
+            pending, self.chose = self.chose[1], None
+            return pending
         return None if self.forms is None else self.forms.before(m, blk, ix, whole)
 
     def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
