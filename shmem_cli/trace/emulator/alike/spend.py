@@ -20,9 +20,10 @@ from ....plumbing.frozen import frozen
 from ..trace_error import TraceError
 
 #: a block watched costs about this many blocks run in a plain batch, per thread-instruction
-#: (a causal attention's rounds of 16 and 43 blocks, 2026-12-06: 5.7 and 4.2 times)
+#: (a causal attention's rounds of 11, 16 and 43 blocks, 2026-12-06: 4.6, 5.5 and 4.0 times)
 WATCH_COST = 4
-#: a round costs as much again as this many blocks more (a round of one block: 50 times)
+#: a round costs as much again as this many blocks more (its rounds of 4 blocks: 13 times,
+#: of one block: 57 times)
 WATCH_FIXED = 8
 #: the rounds may cost at most this many times running every block of the grid plainly...
 WATCH_SHARE = 1
