@@ -158,7 +158,10 @@ class Watches:
         if len(parts) > 1 and self.union[m]:
             every = parts[0][0].before(m, blk, ix, whole=True)
             if every is not SPLIT and every is not None:
-                return [(w, ids, _part(every, w, ids, sel)) for w, ids, sel in parts]
+                # (a CTA's sources kept as steps only where the CTAs' are)
+                lazy, forms = every.lazy, self.forms
+                apart = lazy is not None and forms is not None and forms.stepped(lazy[1])
+                return [(w, ids, _part(every, w, ids, sel, apart)) for w, ids, sel in parts]
         return [(w, ids, w.before(m, blk, ids)) for w, ids, _ in parts]
 
     def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
@@ -186,15 +189,15 @@ def _union(ins: Instruction) -> bool:
     return op not in _OWN or op == "ISETP" and not agree.reads_own(ins)
 
 
-def _part(every: Pending, w: Watch, ids: Any, sel: Any) -> Pending:
+def _part(every: Pending, w: Watch, ids: Any, sel: Any, apart: bool = True) -> Pending:
     """CTA ``w``'s threads ``ids`` (``sel`` of the batch's) of the step ``every`` evaluated
     for the CTAs at once: a compare's sources its own (None where one is kept as a step:
-    the shadow's values decide)."""
+    the shadow's values decide; ``apart``: one of the CTAs' is, so each CTA's are looked at)."""
     lazy = every.lazy
     if lazy is not None and w.forms is not None:
         ins, forms, _, blk = lazy
         cut = [None if f is None else f._replace(k=f.k[sel], vids=f.vids[sel]) for f in forms]
-        lazy = None if w.forms.stepped(cut) else (ins, cut, ids, blk)
+        lazy = None if apart and w.forms.stepped(cut) else (ins, cut, ids, blk)
     return replace(every, ids=ids, group=every.group[sel], lazy=lazy)
 
 

@@ -138,7 +138,7 @@ class Vectors:
         self._points: dict[int, dict[int, Any]] = {}
         self._spans: dict[tuple[int, int], dict[int, Any]] = {}  # the same, over a span
         self._widest = 1  # the most values a step kept makes for one block
-        self._made: set[int] = set()  # the ids of vectors kept as steps (not yet whole)
+        self._made = np.zeros(1024, dtype=bool)  # by id: kept as a step (not yet whole)
         self.work = 0  # (group, block) pairs the steps kept were evaluated for
         self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
 
@@ -184,7 +184,10 @@ class Vectors:
         self.kept += cost
         self.steps.append(step)
         self._widest = max(self._widest, step.groups * len(step.rows))
-        self._made.update(range(len(self.values), len(self.values) + len(step.rows) * step.groups))
+        first, end = len(self.values), len(self.values) + len(step.rows) * step.groups
+        if end > len(self._made):
+            self._made = np.resize(self._made, max(end, 2 * len(self._made)))
+        self._made[first:end] = True
         plans = [self._plan(ld) for ld in step.loads]
         self._plans.append(plans)
         self._deps.append(tuple(sorted({k[0] for p in plans for k in p.made})))
@@ -217,7 +220,11 @@ class Vectors:
 
     def any_step(self, vids: Any) -> bool:
         """Whether one of the vectors ``vids`` (ids; below 0: none) is kept as a step."""
-        return bool(self._made) and not self._made.isdisjoint(np.unique(vids).tolist())
+        if not self.steps:
+            return False
+        v = np.asarray(vids)
+        v = v[(v >= 0) & (v < len(self._made))]
+        return bool(self._made[v].any())
 
     def masks(self, vids: Sequence[int]) -> list[Any]:
         """Agreements ``vids`` over the candidates (bool), those not yet made evaluated
@@ -338,7 +345,7 @@ class Vectors:
             yield lo, hi, got
         for v, out in whole.items():
             self.values[v] = out
-            self._made.discard(v)
+            self._made[v] = False
             self.bytes += out.nbytes
 
     def _width(self, vid: int) -> int:
