@@ -156,3 +156,27 @@ def test_line_markers_are_read_a_piece_of_a_line_at_a_time(tmp_path: Path) -> No
     (tmp_path / "k.cpp1.ii").write_bytes(text)
     names = [Path(n).name for n in build.read_files(tmp_path)]
     assert names == ["a.h", "b.h"]
+
+
+def test_a_marker_across_a_piece_is_read_and_each_name_resolved_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # headers that each include the next twice (25 of them) wrote a million markers of 25
+    # names in nvcc's first 5 s, and each marker's name was resolved again: 87 s
+    for name in ("a.h", "b.h", "c.h"):
+        (tmp_path / name).write_text("")
+    piece = build._PIECE
+    head = b'# 1 "a.h"\n# 2 "b.h"\n' * 100_000
+    text = head + b"x" * (piece - len(head) % piece - 5) + b'\n# 7 "c.h"\n# 8 "a.h"'
+    (tmp_path / "k.cpp1.ii").write_bytes(text)
+    resolved: list[str] = []
+    real = build.os.path.realpath
+
+    def counted(path: str | Path) -> str:
+        resolved.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(build.os.path, "realpath", counted)
+    names = [Path(n).name for n in build.read_files(tmp_path)]
+    assert names == ["a.h", "b.h", "c.h"]
+    assert len(resolved) == 3
