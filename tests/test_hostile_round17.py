@@ -8,6 +8,7 @@ named with the way around them).
 
 from __future__ import annotations
 
+import shutil
 import struct
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from shmem_cli.cuda import build, toolchain
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.kernel.cubin import read_cubin
 
-from .conftest import needs_nvcc
+from .conftest import TEST_DATA, needs_nvcc
 from .hostile import CUBIN, refused, shmem
 from .test_hostile_round16 import _sections
 
@@ -180,3 +181,34 @@ def test_a_marker_across_a_piece_is_read_and_each_name_resolved_once(
     names = [Path(n).name for n in build.read_files(tmp_path)]
     assert names == ["a.h", "b.h", "c.h"]
     assert len(resolved) == 3
+
+
+# --- a spec's kernel in a Triton cache root whose entry is broken -----------------------------
+
+ENTRY = TEST_DATA / "triton" / "cache" / "DEKKSS6LMVZRLUWHJITG765ALDXAATTMELW7NBX6MBSYHAQKZNMA"
+KERNEL_SPEC = """name: k
+block: [32]
+arrays:
+  s: {dtype: int, shape: [32]}
+accesses:
+  - name: a
+    array: s
+    op: store
+    index: [threadIdx.x]
+kernel:
+  source: cache
+  name: transpose_tiles
+"""
+
+
+def test_a_broken_entry_of_a_specs_cache_root_is_named(tmp_path: Path) -> None:
+    # SH008 said "not Triton metadata (JSON nested too deeply)" and not which file of the root
+    # (shmem trace named it)
+    entry = tmp_path / "cache" / "entry"
+    shutil.copytree(ENTRY, entry)
+    (entry / "transpose_tiles.json").write_text('{"name": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "k.yaml").write_text(KERNEL_SPEC)
+    ran = shmem("lint", str(tmp_path / "k.yaml"), cwd=tmp_path)
+    assert ran.code == 0 and "Traceback" not in ran.text, ran.text  # a warning
+    said = "entry/transpose_tiles.json: not Triton metadata (JSON nested too deeply) [SH008"
+    assert said in ran.text, ran.text

@@ -43,10 +43,12 @@ TOOL_TIMEOUT = 600.0  # seconds for one compile or disassembly
 #: that doubles 20 times is preprocessed in 2 s, and cicc then ran past 300 s on it
 COMPILE_SECONDS = TOOL_TIMEOUT
 #: what a compile stopped at a limit is told to do (the way around, and the option)
-_COMPILE_HINT = (
-    "a source that expands without bound (a macro bomb?) compiles for ever: give "
-    "--compile-time-limit SECONDS for more, or build the cubin yourself (nvcc -cubin "
+COMPILE_WAY = (
+    "give --compile-time-limit SECONDS for more, or build the cubin yourself (nvcc -cubin "
     "-lineinfo) and trace it"
+)
+_COMPILE_HINT = (
+    f"a source that expands without bound (a macro bomb?) compiles for ever: {COMPILE_WAY}"
 )
 OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
 #: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings

@@ -18,12 +18,13 @@ itself: the lint reports it as an invalid spec (SH100, exit status 2).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..hardware.arch import DEFAULT_ARCH
-from ..plumbing.errors import ShmemError, SourcePos
+from ..plumbing.errors import ShmemError, SourcePos, shorten
 from ..plumbing.frozen import frozen
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ class KernelUnavailable:
 
 #: error codes that make a spec invalid rather than its kernel merely untraced
 INVALID_CODES = frozenset({"refused", "limit", "output"})
+#: what a spec's kernel past nvcc's time does (a spec has no --compile-time-limit)
+_SPEC_WAY = "build the cubin yourself (nvcc -cubin -lineinfo) and name it in kernel.source"
 
 
 _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
@@ -200,6 +203,7 @@ def _trace(
     build_cache: str | None = None,
 ) -> KernelTrace | KernelUnavailable:
     from ..cuda import toolchain
+    from ..cuda.build import within
     from ..trace.pipeline import TraceRequest, trace_file
 
     if needs_nvcc(kernel) and toolchain.which("nvcc") is None:
@@ -236,6 +240,16 @@ def _trace(
         text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
         text = text.replace("--const", "kernel.const").replace("--memory", "kernel.memory")
         text = text.replace("--params", "kernel.params").replace("--cluster", "kernel.cluster")
+        text = text.replace(toolchain.COMPILE_WAY, _SPEC_WAY)
+        root = os.path.realpath(kernel.path)
+        if (
+            exc.code not in INVALID_CODES
+            and exc.path
+            and os.path.isdir(root)
+            and within(exc.path, [root])
+        ):
+            # an entry of a Triton cache root: which one
+            text = f"{shorten(os.path.relpath(os.path.realpath(exc.path), root))}: {text}"
         if exc.code in INVALID_CODES:
             if exc.path and exc.path != kernel.spec_path:
                 where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path
