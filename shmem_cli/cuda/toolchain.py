@@ -48,7 +48,8 @@ COMPILE_WAY = (
     "-lineinfo) and trace it"
 )
 _COMPILE_HINT = (
-    f"a source that expands without bound (a macro bomb?) compiles for ever: {COMPILE_WAY}"
+    "a source that expands without bound (a macro bomb?) or includes a pipe or a device "
+    f"compiles for ever: {COMPILE_WAY}"
 )
 OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
 #: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings
