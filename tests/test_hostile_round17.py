@@ -91,6 +91,25 @@ def test_two_kernels_in_one_section_are_refused(tmp_path: Path) -> None:
     assert f"are both in section {spin}, which no compiler writes" in err.value.message
 
 
+def test_a_second_section_of_a_kernels_name_is_refused(tmp_path: Path) -> None:
+    # trivial's code section renamed .text._Z4spinPi: `--kernel spin` traced trivial's code
+    # (nvdisasm's listing is read by section name, the first of the two)
+    data = bytearray(CUBIN.read_bytes())
+    headers = _sections(bytes(data))
+    spin_name = struct.unpack_from("<I", data, headers[".text._Z4spinPi"])[0]
+    struct.pack_into("<I", data, headers[".text._Z7trivialPi"], spin_name)  # sh_name
+    path = tmp_path / "renamed.cubin"
+    path.write_bytes(bytes(data))
+    spin, trivial = (list(headers).index(f".text.{k}") for k in ("_Z4spinPi", "_Z7trivialPi"))
+    with pytest.raises(ShmemError) as err:
+        read_cubin(path, use_tools=False)
+    assert err.value.message == (
+        f"not a valid cubin: kernel _Z4spinPi is in section {spin} (.text._Z4spinPi), and "
+        f"section {trivial} is named .text._Z4spinPi too, which no linker writes (a kernel's "
+        "code is the one section of that name): rebuild it"
+    )
+
+
 def test_a_kernel_inside_its_code_is_refused_from_the_command_line(tmp_path: Path) -> None:
     path = _edited(tmp_path, "_Z7trivialPi", "value", 0x100)
     ran = shmem("trace", str(path), "--kernel", "trivial", "--block", "32")

@@ -87,6 +87,7 @@ class Elf:
                 self._fail(f"section {s.name} runs past the end of the file")
         self._check_disjoint()
         self.by_name = {s.name: s for s in self.sections}
+        self._indices: dict[str, list[int]] | None = None  # by name (_named)
 
     def _check_disjoint(self) -> None:
         """Refuse sections whose bytes overlap (no linker writes them, but for the copies
@@ -234,6 +235,13 @@ class Elf:
             where = f"section {shndx}" + (f" ({shorten(code.name)})" if code else "")
             self._fail(f"kernel {name} is in {where}, which holds no code: rebuild it")
         assert code is not None
+        named = [k for k in self._named(f".text.{entry.name}") if k != shndx]
+        if named:
+            self._fail(
+                f"kernel {name} is in section {shndx} ({shorten(code.name)}), and section "
+                f"{named[0]} is named .text.{name} too, which no linker writes (a kernel's "
+                "code is the one section of that name): rebuild it"
+            )
         if entry.value != 0:
             self._fail(
                 f"kernel {name} starts {entry.value:#x} bytes into its code ({code.name}), "
@@ -246,6 +254,14 @@ class Elf:
                 f"section {shorten(code.name)} holds ({code.size:,}): rebuild it"
             )
         return code
+
+    def _named(self, name: str) -> list[int]:
+        """The indices of the sections called ``name`` (no linker writes two)."""
+        if self._indices is None:
+            self._indices = {}
+            for k, section in enumerate(self.sections):
+                self._indices.setdefault(section.name, []).append(k)
+        return self._indices.get(name, [])
 
     def relocation_count(self, relocations: Section, patched: str) -> int:
         """The relocations in ``relocations``, which patch the section ``patched``: at most
