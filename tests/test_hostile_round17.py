@@ -80,7 +80,7 @@ def test_a_kernel_symbol_past_the_start_or_end_of_its_code_is_refused(
     assert err.value.message.startswith("not a valid cubin: ")
 
 
-def test_two_kernels_in_one_section_are_refused(tmp_path: Path) -> None:
+def test_a_kernel_in_another_kernels_code_is_refused(tmp_path: Path) -> None:
     # the trace read trivial's SASS by its section's name, .text._Z7trivialPi, where the driver
     # would run spin's code
     data = CUBIN.read_bytes()
@@ -88,10 +88,14 @@ def test_two_kernels_in_one_section_are_refused(tmp_path: Path) -> None:
     path = _edited(tmp_path, "_Z7trivialPi", "shndx", spin)
     with pytest.raises(ShmemError) as err:
         read_cubin(path, use_tools=False)
-    assert f"are both in section {spin}, which no compiler writes" in err.value.message
+    assert err.value.message == (
+        f"not a valid cubin: kernel _Z7trivialPi is in section {spin} (.text._Z4spinPi), not "
+        "in its own code, .text._Z7trivialPi, where a compiler puts it (and where its listing "
+        "is read): rebuild it"
+    )
 
 
-def test_a_second_section_of_a_kernels_name_is_refused(tmp_path: Path) -> None:
+def test_two_sections_of_one_name_are_refused(tmp_path: Path) -> None:
     # trivial's code section renamed .text._Z4spinPi: `--kernel spin` traced trivial's code
     # (nvdisasm's listing is read by section name, the first of the two)
     data = bytearray(CUBIN.read_bytes())
@@ -104,9 +108,8 @@ def test_a_second_section_of_a_kernels_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ShmemError) as err:
         read_cubin(path, use_tools=False)
     assert err.value.message == (
-        f"not a valid cubin: kernel _Z4spinPi is in section {spin} (.text._Z4spinPi), and "
-        f"section {trivial} is named .text._Z4spinPi too, which no linker writes (a kernel's "
-        "code is the one section of that name): rebuild it"
+        f"not a valid cubin: sections {trivial} and {spin} are both named .text._Z4spinPi, "
+        "which no linker writes: rebuild it"
     )
 
 

@@ -86,8 +86,23 @@ class Elf:
             if s.type != SHT_NOBITS and s.offset + s.size > len(data):
                 self._fail(f"section {s.name} runs past the end of the file")
         self._check_disjoint()
-        self.by_name = {s.name: s for s in self.sections}
-        self._indices: dict[str, list[int]] | None = None  # by name (_named)
+        self.by_name = self._by_name()
+
+    def _by_name(self) -> dict[str, Section]:
+        """The sections by name, each name once, else "not a valid cubin": a kernel's code,
+        attributes, shared memory and constants are found by name (``.text.<kernel>``,
+        ``.nv.info.<kernel>``, ...) here and in nvdisasm's listing, and of two sections of a
+        name each reader took its own (``--kernel spin`` traced trivial's code, its section
+        renamed ``.text._Z4spinPi``). No linker writes two (none of 467 real cubins)."""
+        out: dict[str, Section] = {}
+        for k, section in enumerate(self.sections):
+            if section.name and out.setdefault(section.name, section) is not section:
+                first = self.sections.index(out[section.name])
+                self._fail(
+                    f"sections {first} and {k} are both named {shorten(section.name)}, which "
+                    "no linker writes: rebuild it"
+                )
+        return out
 
     def _check_disjoint(self) -> None:
         """Refuse sections whose bytes overlap (no linker writes them, but for the copies
@@ -211,21 +226,12 @@ class Elf:
                 if info & 0xF == STT_FUNC and other & STO_CUDA_ENTRY:
                     text = self._string(strings.offset, strings.size, name)
                     out.append(Entry(text, shndx, k, value, size))
-        owners: dict[int, str] = {}
-        for entry in out:
-            other = owners.setdefault(entry.shndx, entry.name)
-            if other != entry.name:
-                self._fail(
-                    f"kernels {shorten(other)} and {shorten(entry.name)} are both in section "
-                    f"{entry.shndx}, which no compiler writes (each kernel has a section of its "
-                    "own): rebuild it"
-                )
         return out
 
     def code_of(self, entry: Entry) -> Section:
         """The code section of ``entry``, where the driver starts it (the symbol's value within
         its section): from its first byte, its symbol's size inside it, as every compiler
-        writes it (1,046 kernels of 463 real cubins), else "not a valid cubin". Shmem reads a
+        writes it (1,046 kernels of 467 real cubins), else "not a valid cubin". Shmem reads a
         kernel's SASS by its section's name, from byte 0, so a symbol moved into its code
         would be traced from code the driver does not run (one at byte 0x100 was traced from
         byte 0)."""
@@ -235,18 +241,18 @@ class Elf:
             where = f"section {shndx}" + (f" ({shorten(code.name)})" if code else "")
             self._fail(f"kernel {name} is in {where}, which holds no code: rebuild it")
         assert code is not None
-        named = [k for k in self._named(f".text.{entry.name}") if k != shndx]
-        if named:
+        own = self.by_name.get(f".text.{entry.name}")
+        if own is not None and own is not code:
             self._fail(
-                f"kernel {name} is in section {shndx} ({shorten(code.name)}), and section "
-                f"{named[0]} is named .text.{name} too, which no linker writes (a kernel's "
-                "code is the one section of that name): rebuild it"
+                f"kernel {name} is in section {shndx} ({shorten(code.name)}), not in its own "
+                f"code, .text.{name}, where a compiler puts it (and where its listing is "
+                "read): rebuild it"
             )
         if entry.value != 0:
             self._fail(
-                f"kernel {name} starts {entry.value:#x} bytes into its code ({code.name}), "
-                "where the driver would start it, and a compiler always starts a kernel at "
-                "byte 0 of its section: rebuild it"
+                f"kernel {name} starts {entry.value:#x} bytes into its code "
+                f"({shorten(code.name)}), where the driver would start it, and a compiler "
+                "always starts a kernel at byte 0 of its section: rebuild it"
             )
         if entry.size > code.size:
             self._fail(
@@ -254,14 +260,6 @@ class Elf:
                 f"section {shorten(code.name)} holds ({code.size:,}): rebuild it"
             )
         return code
-
-    def _named(self, name: str) -> list[int]:
-        """The indices of the sections called ``name`` (no linker writes two)."""
-        if self._indices is None:
-            self._indices = {}
-            for k, section in enumerate(self.sections):
-                self._indices.setdefault(section.name, []).append(k)
-        return self._indices.get(name, [])
 
     def relocation_count(self, relocations: Section, patched: str) -> int:
         """The relocations in ``relocations``, which patch the section ``patched``: at most
