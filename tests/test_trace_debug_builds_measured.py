@@ -37,15 +37,13 @@ TIMING = {
 }
 #: the launches whose op_misc the rule misses, (the rule's, the H200's): the -G build's exit
 #: fence costs more than 1 a warp after the warps' stores (transpose 20 a warp) and where a
-#: warp leaves in several groups (recursive_walk: 6 fences, traced as 1); the -O3 build's
-#: compare-and-swap loop (cas: 1 a warp)
+#: warp leaves in several groups (recursive_walk: 6 fences, traced as 1)
 MISC_OPEN = {
     "transpose_g": (388, 676),
     "reduce_g": (50, 52),
     "virtual_call_g": (5, 11),
     "cub_block_g": (26, 50),
     "recursive_walk_g": (3, 16),
-    "cas_o3": (4, 6),
 }
 SLOW = {"transpose_g", "transpose_o3", "cub_block_g"}  # seconds each
 

@@ -83,7 +83,6 @@ def measured(launch_id: str) -> dict[int, tuple[int, int]]:
 MISC_OPEN = {
     **{f"h2add_t64_b{b}": (4, 6) for b in (64, 8, 1)},
     "transpose_4096x4096": (278528, 278412),
-    "transpose_100x70": (428, 532),
 }
 
 

@@ -139,10 +139,6 @@ def measured(launch_id: str, cp_async_wavefronts: bool) -> dict[str, tuple[int, 
 # the lab launches whose op_misc the rule misses: (the rule's, the H200's)
 MISC_OPEN = {
     "warp_compact": (24, 32),
-    "ldmatrix_mma_16_false": (2, 3),
-    "ldmatrix_mma_16_true": (5, 9),
-    "ldmatrix_mma_24_false": (4, 7),
-    "ldmatrix_mma_64_false": (4, 7),
     "cp_async_pipeline": (46, 45),
 }
 
