@@ -154,6 +154,18 @@ def test_the_compile_time_limit_is_a_finite_number_of_seconds(tmp_path: Path) ->
         refused(ran, "--compile-time-limit", roots=[tmp_path])
 
 
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), 1e9, "600", True])
+def test_the_apis_compile_time_limit_is_checked_before_any_compile(
+    tmp_path: Path, value: object
+) -> None:
+    import shmem_cli
+
+    source = _bomb(tmp_path, 18)
+    with pytest.raises(ShmemError) as err:
+        shmem_cli.trace(source, block=(32, 1, 1), compile_time_limit=value)  # type: ignore[arg-type]
+    assert "compile_time_limit must be a positive number of seconds" in err.value.message
+
+
 @needs_nvcc
 def test_a_compile_that_writes_a_file_to_its_limit_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
