@@ -154,6 +154,52 @@ def test_the_compile_time_limit_is_a_finite_number_of_seconds(tmp_path: Path) ->
         refused(ran, "--compile-time-limit", roots=[tmp_path])
 
 
+BOMB_SPEC = """name: bomb
+block: [32]
+arrays:
+  s: {dtype: int, shape: [32]}
+accesses:
+  - name: a
+    array: s
+    op: store
+    index: [threadIdx.x]
+kernel:
+  source: bomb.cu
+  name: bomb
+"""
+
+
+@needs_nvcc
+def test_a_specs_macro_bomb_is_stopped_at_the_configs_compile_time_limit(tmp_path: Path) -> None:
+    # a spec's kernel compiled for 600 s, with no way to say less
+    _bomb(tmp_path, 18)
+    (tmp_path / "bomb.yaml").write_text(BOMB_SPEC)
+    (tmp_path / "shmem.toml").write_text("[tool.shmem]\ncompile-time-limit = 0.5\n")
+    ran = shmem("lint", "--config", "shmem.toml", "bomb.yaml", cwd=tmp_path)
+    assert ran.code == 0 and "Traceback" not in ran.text, ran.text  # SH008 is a warning
+    assert "bomb.yaml:11:3: warning: kernel 'bomb' was not traced" in ran.text, ran.text
+    said = (
+        "nvcc did not finish within 0.5 s, shmem's limit: a source that expands without bound "
+        "(a macro bomb?) or includes a pipe or a device compiles for ever: give [tool.shmem] "
+        "compile-time-limit = SECONDS for more, or build the cubin yourself (nvcc -cubin "
+        "-lineinfo) and name it in kernel.source [SH008"
+    )
+    assert said in ran.text, ran.text
+
+
+@pytest.mark.parametrize("value", ['"600"', "0", "-1", "1e9", "true", "nan", "[1]"])
+def test_the_configs_compile_time_limit_is_a_number_of_seconds(tmp_path: Path, value: str) -> None:
+    (tmp_path / "bomb.yaml").write_text(BOMB_SPEC)
+    (tmp_path / "shmem.toml").write_text(f"[tool.shmem]\ncompile-time-limit = {value}\n")
+    ran = shmem("lint", "--config", "shmem.toml", "bomb.yaml", cwd=tmp_path)
+    refused(
+        ran,
+        "shmem.toml:2:1: error: [tool.shmem] compile-time-limit must be a number of seconds "
+        "from 0.001 to 86400, got ",
+        roots=[tmp_path],
+    )
+
+
 @pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), 1e9, "600", True])
 def test_the_apis_compile_time_limit_is_checked_before_any_compile(
     tmp_path: Path, value: object

@@ -231,6 +231,7 @@ def lint(
         source_roots=config.source_roots,
         include_roots=config.include_roots,
         build_cache=config.build_cache,
+        compile_seconds=config.compile_seconds,
         outputs=tuple(str(o) for o in (output, write_baseline) if o),
     )
     files = lint_files(targets, options, jobs=jobs)

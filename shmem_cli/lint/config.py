@@ -13,6 +13,7 @@ Keys (command-line flags override them)::
     source-roots = [".", "third_party/cutlass/include"]  # what a spec's kernel build may read
     include-roots = ["/opt/cutlass/include"]  # libraries' headers a build may read (not scanned)
     build-cache = ".shmem-build"      # keep .cu builds here for later traces (default: none)
+    compile-time-limit = 600          # seconds of each nvcc compile of a kernel (default 600)
 
 The nearest ``pyproject.toml`` is searched from the current directory upwards,
 stopping at the repository root (the directory holding ``.git``); a file without
@@ -46,6 +47,7 @@ KEYS = (
     "source-roots",
     "include-roots",
     "build-cache",
+    "compile-time-limit",
 )
 EXPECT_KEYS = ("max_ways", "max_wavefronts_per_request", "conflict_free")
 
@@ -69,6 +71,8 @@ class LintConfig:
     include_roots: tuple[str, ...] = ()
     #: the folder (absolute) keeping .cu builds for later traces; None: no cache
     build_cache: str | None = None
+    #: the wall time of each nvcc compile of a spec's kernel, in seconds; None: the default
+    compile_seconds: float | None = None
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -275,7 +279,28 @@ class _Reader:
                 str((self.path.parent / r).resolve()) for r in self.strings(table, "include-roots")
             ),
             build_cache=None if cache is None else str((self.path.parent / cache).resolve()),
+            compile_seconds=self.seconds(table, "compile-time-limit"),
         )
+
+    def seconds(self, table: dict[str, Any], key: str) -> float | None:
+        """A number of seconds (``--time-limit``'s range), None where the key is not set."""
+        from ..trace.emulator.budget import SECONDS_RANGE
+
+        value = table.get(key)
+        if value is None:
+            return None
+        low, high = SECONDS_RANGE
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise self.error(
+                f"[tool.shmem] {key} must be a number of seconds from {low:g} to {high:g}, got "
+                f"{_toml(value)}",
+                key,
+            )
+        return float(value)
 
     def check_cache(self, cache: str) -> None:
         """A build cache that could never be made is the config's error, said once at its

@@ -58,6 +58,8 @@ class LintOptions:
     outputs: tuple[str, ...] = ()
     #: the folder keeping .cu builds for later runs ([tool.shmem] build-cache; None: none)
     build_cache: str | None = None
+    #: the wall time of each nvcc compile of a kernel ([tool.shmem] compile-time-limit)
+    compile_seconds: float | None = None
 
     def runs(self, rule: Rule) -> bool:
         return self.rules is None or rule.code in self.rules
@@ -205,6 +207,7 @@ def _compiled(
         options.include_roots,
         options.outputs,
         options.build_cache,
+        options.compile_seconds,
     )
     if isinstance(traced, KernelUnavailable):
         return traced

@@ -46,8 +46,11 @@ class KernelUnavailable:
 
 #: error codes that make a spec invalid rather than its kernel merely untraced
 INVALID_CODES = frozenset({"refused", "limit", "output"})
-#: what a spec's kernel past nvcc's time does (a spec has no --compile-time-limit)
-_SPEC_WAY = "build the cubin yourself (nvcc -cubin -lineinfo) and name it in kernel.source"
+#: what a spec's kernel past nvcc's time does (lint has no --compile-time-limit)
+_SPEC_WAY = (
+    "give [tool.shmem] compile-time-limit = SECONDS for more, or build the cubin yourself "
+    "(nvcc -cubin -lineinfo) and name it in kernel.source"
+)
 
 
 _CACHE: dict[tuple[object, ...], KernelTrace | KernelUnavailable] = {}
@@ -72,13 +75,15 @@ def trace_spec_kernel(
     includes: tuple[str, ...] = (),
     outputs: tuple[str, ...] = (),
     build_cache: str | None = None,
+    compile_seconds: float | None = None,
 ) -> KernelTrace | KernelUnavailable:
     """The trace of ``kernel`` launched with ``block`` (cached), or why there is none;
     ``roots``: the source tree's folders ([tool.shmem] source-roots; default: the spec's
     repository, or its folder); ``includes``: libraries' header folders ([tool.shmem]
     include-roots) the build may read too; ``outputs``: the files the lint run writes,
     refused (SH100) when one is a file the kernel's trace reads; ``build_cache``: the folder
-    keeping .cu builds ([tool.shmem] build-cache), None for none."""
+    keeping .cu builds ([tool.shmem] build-cache), None for none; ``compile_seconds``: the
+    wall time of each compile ([tool.shmem] compile-time-limit), None for the default."""
     path = Path(kernel.path)
     refused = _refusal(kernel, roots, includes) or _overwritten(kernel, outputs)
     if refused is not None:
@@ -105,9 +110,12 @@ def trace_spec_kernel(
         includes,
         kernel.spec_path,
         outputs,
+        compile_seconds,
     )
     if key not in _CACHE:
-        _CACHE[key] = _trace(kernel, block, arch, roots, includes, outputs, build_cache)
+        _CACHE[key] = _trace(
+            kernel, block, arch, roots, includes, outputs, build_cache, compile_seconds
+        )
     return _CACHE[key]
 
 
@@ -201,9 +209,11 @@ def _trace(
     includes: tuple[str, ...] = (),
     outputs: tuple[str, ...] = (),
     build_cache: str | None = None,
+    compile_seconds: float | None = None,
 ) -> KernelTrace | KernelUnavailable:
     from ..cuda import toolchain
     from ..cuda.build import within
+    from ..trace.emulator.budget import Budget
     from ..trace.pipeline import TraceRequest, trace_file
 
     if needs_nvcc(kernel) and toolchain.which("nvcc") is None:
@@ -232,6 +242,7 @@ def _trace(
         nvcc_base=str(_base(kernel)),
         outputs=outputs,
         build_cache=build_cache,
+        budget=Budget.of(compile_time_limit=compile_seconds),
     )
     try:
         return trace_file(request).kernels[0]
