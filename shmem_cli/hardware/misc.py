@@ -64,8 +64,8 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # (PREDICATED_OFF).
     MiscRule("STG", frozenset(), 1, when_off=True),
     MiscRule("ST", frozenset(), 1, when_off=True),
-    # a global load reached so: 1 as well (ptxas branches around a guarded load in CUDA C, so
-    # no lab of ours runs one; Triton's masked loads are guarded: with this row 8 more of
+    # a global load reached so: 1 as well (tests/data/triton/masked36: Triton's masked loads
+    # stay guarded, where ptxas branches around one from CUDA C; with this row 8 more of
     # ops36's launches, 3 of mma36's, ldmatrix_mma's 4 and transpose_100x70 are exact)
     MiscRule("LDG", frozenset(), 1, when_off=True),
     # reading one of these special registers (measured: tests/data/trace/sregs and barriers,
