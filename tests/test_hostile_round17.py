@@ -292,3 +292,17 @@ def test_a_broken_entry_of_a_specs_cache_root_is_named(tmp_path: Path) -> None:
     assert ran.code == 0 and "Traceback" not in ran.text, ran.text  # a warning
     said = "entry/transpose_tiles.json: not Triton metadata (JSON nested too deeply) [SH008"
     assert said in ran.text, ran.text
+
+
+def test_a_specs_nvcc_arguments_for_a_cubin_are_named_as_the_spec_names_them(
+    tmp_path: Path,
+) -> None:
+    # SH008 said "--nvcc-arg applies only to a .cu file", an option the spec does not have
+    shutil.copy(CUBIN, tmp_path / "h.cubin")
+    spec = KERNEL_SPEC.replace("source: cache", "source: h.cubin").replace(
+        "name: transpose_tiles", "name: trivial\n  nvcc: ['-DX=1']"
+    )
+    (tmp_path / "k.yaml").write_text(spec)
+    ran = shmem("lint", "k.yaml", cwd=tmp_path)
+    assert ran.code == 0 and "Traceback" not in ran.text, ran.text  # a warning
+    assert "compiled code: kernel.nvcc applies only to a .cu file [SH008" in ran.text, ran.text

@@ -247,11 +247,7 @@ def _trace(
     try:
         return trace_file(request).kernels[0]
     except ShmemError as exc:
-        # the trace modules speak of shmem trace's options; a spec has keys instead
-        text = exc.message.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
-        text = text.replace("--const", "kernel.const").replace("--memory", "kernel.memory")
-        text = text.replace("--params", "kernel.params").replace("--cluster", "kernel.cluster")
-        text = text.replace(toolchain.COMPILE_WAY, _SPEC_WAY)
+        text = _in_spec_words(exc.message)
         root = os.path.realpath(kernel.path)
         if (
             exc.code not in INVALID_CODES
@@ -268,4 +264,16 @@ def _trace(
             return _spec_error(kernel, text)
         return KernelUnavailable(text, pos=named_pos(kernel, text))
     except (toolchain.ToolError, OSError) as exc:  # e.g. a folder that cannot be made
-        return KernelUnavailable(f"cannot trace {kernel.source}: {exc}")
+        return KernelUnavailable(f"cannot trace {kernel.source}: {_in_spec_words(str(exc))}")
+
+
+def _in_spec_words(text: str) -> str:
+    """A trace's message in a spec's words: the trace modules speak of shmem trace's options,
+    a spec has keys instead."""
+    from ..cuda.toolchain import COMPILE_WAY
+
+    text = text.replace("--kernel", "kernel.name").replace("--arg", "kernel.args")
+    text = text.replace("--const", "kernel.const").replace("--memory", "kernel.memory")
+    text = text.replace("--params", "kernel.params").replace("--cluster", "kernel.cluster")
+    text = text.replace("--nvcc-arg", "kernel.nvcc")
+    return text.replace(COMPILE_WAY, _SPEC_WAY)
