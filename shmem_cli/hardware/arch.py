@@ -118,7 +118,8 @@ class ArchProfile:
     atomic_rules: tuple[AtomicRule, ...] = MEASURED_ATOMICS
     # the 64-bit operations a generic atomic's fast path (``ATOM.E.<op>.64 P0, ...``, the
     # kernel's LDS.64/ATOMS.CAST.SPIN.64 loop behind it) applies on the CTA's own shared
-    # memory: ADD (tests/data/trace/debug_builds) and EXCH are done, P0 set; the others
+    # memory: an integer ADD (tests/data/trace/debug_builds; a double's ADD.F64 is declined,
+    # tests/data/trace/genatom) and EXCH are done, P0 set; the others
     # (MIN.S64 and XOR.64 measured, tests/data/trace/probes2; MAX.S64, MIN.64, MAX.64,
     # AND.64 and OR.64, tests/data/trace/probes3) are declined: P0 false, the value
     # untouched, a request of the "declined" class, and the loop does the work

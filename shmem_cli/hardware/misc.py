@@ -51,6 +51,10 @@ MISC_RULES: tuple[MiscRule, ...] = (
     MiscRule("EXIT", frozenset(), 1),
     # every shuffle form (measured: SHFL.BFLY, tests/data/trace/fa2style and tree_reduce)
     MiscRule("SHFL", frozenset(), 1),
+    # the generic atomic's fall-back to shared memory: its space query (QSPC), 1 a warp
+    # execution (tests/data/trace/genatom: f32, half2, bf16x2, f64 adds through a generic
+    # pointer to shared memory; the same to global memory, which succeeds first, none)
+    MiscRule("QSPC", frozenset(), 1),
     MiscRule("MEMBAR", frozenset({"GPU"}), 2),
     MiscRule("MEMBAR", frozenset({"SYS"}), 2),  # taken as GPU scope's: not measured
     # the fence a -G build runs before each EXIT (MEMBAR.SC.VC; ERRBAR; CGAERRBAR): at least

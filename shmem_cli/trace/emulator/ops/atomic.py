@@ -202,8 +202,12 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     shared = ops_vocabulary.op_of_opcode(ins.opcode) is not None  # ATOMS
     generic = ins.opcode == "ATOM"
     # a fast path that shared memory does not do: half2, and 64-bit operations the
-    # architecture leaves out (measured: tests/data/trace/everyday, debug_builds, probes2)
-    declined = generic and (width != 8 or opname not in SM90.generic_shared_atomics_64)
+    # architecture leaves out, a double's add among them (measured: tests/data/trace/
+    # everyday, debug_builds, probes2, genatom)
+    integer = "F64" not in ins.mods
+    declined = generic and (
+        width != 8 or opname not in SM90.generic_shared_atomics_64 or not integer
+    )
     refused = AccessKind(kind.op, width, "declined")
 
     def step(b: Block, ix: Idx) -> None:
