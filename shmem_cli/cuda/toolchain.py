@@ -247,7 +247,7 @@ def compile_cu(
             hint=_COMPILE_HINT,
         )
     except ToolError:
-        full = [f for f in folder.iterdir() if f.is_file() and f.stat().st_size >= limit]
+        full = [e for e in os.scandir(folder) if _size_of(e) >= limit]
         if full:
             raise ToolError(
                 f"nvcc was stopped: it wrote {limit >> 20:,} MiB, shmem's limit for a file of "
@@ -259,6 +259,16 @@ def compile_cu(
     if not os.path.isfile(out):
         raise ToolError(f"nvcc wrote no cubin for {source}")
     return out
+
+
+def _size_of(entry: os.DirEntry[str]) -> int:
+    """A compile folder's entry's size if it is a regular file (not followed), else 0."""
+    try:
+        return (
+            entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else 0
+        )
+    except OSError:
+        return 0
 
 
 def preprocess_device(
