@@ -11,18 +11,13 @@ four 2, two named ones 1, two that reduce 1.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import needs_nvdisasm
+from .misc_lab import MiscLab
 from .misc_open import check_misc
 
-DATA = TRACE_DATA / "barriers"
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+LAB = MiscLab("barriers")
 
 # from kernels/barriers.cu: barrier completions per CTA (b_bar_loop_sts: n), and per warp the
 # shuffles and lane-mask reads
@@ -42,26 +37,22 @@ OPEN = {
 
 
 def rule(lid: str) -> int:
-    launch = LAUNCHES[lid]
+    launch = LAB.launches[lid]
     k, warps = launch["kernel"], launch["block"][0] // 32
     bars = launch["args"][2]["int"] if k == "b_bar_loop_sts" else BARRIERS.get(k, 0)
     return warps * (1 + PER_WARP.get(k, 0)) + bars
 
 
 def test_every_launch_was_counted_twice_alike() -> None:
-    assert len(LAB) == len(LAUNCHES) == 42
-    for lid, m in LAB.items():
-        assert m["measured_twice"] and MISC in m["counters"], lid
-        assert MISC not in m.get("repeat_differs", {}), lid
+    LAB.check_counted_twice_alike(42)
 
 
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_the_rule_on_every_launch(lid: str) -> None:
-    check_misc(lid, rule(lid), LAB[lid]["counters"][MISC], OPEN)
+    check_misc(lid, rule(lid), int(LAB.counter(lid, "misc")), OPEN)
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_barriers_lab_as_measured(lid: str) -> None:
-    kt, _ = lab.run(lid, DATA)
-    check_misc(lid, kt.misc.wavefronts, LAB[lid]["counters"][MISC], OPEN)
+    LAB.check_traced(lid, OPEN, ())

@@ -13,18 +13,13 @@ generic atomic on global memory and a declined 32-bit one on shared memory (list
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import needs_nvdisasm
+from .misc_lab import MiscLab
 from .misc_open import check_misc
 
-DATA = TRACE_DATA / "genatom"
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-COUNTER = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_"
+LAB = MiscLab("genatom")
 FALLS_BACK = {"ga_f32", "ga_h2", "ga_bf2", "ga_f64"}  # declined on shared memory
 OPEN = {f"ga_none_{where}_w{w}": (w + 2, w + 1) for where in ("shared", "global") for w in (1, 4)}
 # op_atom, (the trace's, the GPU's): Nsight's per-op counter also counts each warp's generic
@@ -38,32 +33,24 @@ ATOM_OPEN = {
 
 
 def rule(lid: str) -> int:
-    launch = LAUNCHES[lid]
+    launch = LAB.launches[lid]
     warps = launch["block"][0] // 32
     on_shared = launch["args"][2]["int"] == 0
     return warps + 2 + warps * (on_shared and launch["kernel"] in FALLS_BACK)
 
 
 def test_every_launch_was_counted_twice_alike() -> None:
-    assert len(LAB) == len(LAUNCHES) == 28
-    for lid, m in LAB.items():
-        assert m["measured_twice"] and COUNTER + "misc" in m["counters"], lid
-        assert COUNTER + "misc" not in m.get("repeat_differs", {}), lid
+    LAB.check_counted_twice_alike(28)
 
 
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_the_rule_on_every_launch(lid: str) -> None:
-    check_misc(lid, rule(lid), LAB[lid]["counters"][COUNTER + "misc"], OPEN)
+    check_misc(lid, rule(lid), int(LAB.counter(lid, "misc")), OPEN)
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_genatom_lab_as_measured(lid: str) -> None:
-    kt, _ = lab.run(lid, DATA)
-    c = LAB[lid]["counters"]
-    check_misc(lid, kt.misc.wavefronts, c[COUNTER + "misc"], OPEN)
-    # the loads (the CAS loop's and the kernel's own), the stores and the shared atomics
-    assert kt.totals["load"].wavefronts == c.get(COUNTER + "ld", 0)
-    assert kt.totals["store"].wavefronts == c.get(COUNTER + "st", 0)
-    atom = (kt.totals["atomic"].wavefronts, c.get(COUNTER + "atom", 0))
+    kt = LAB.check_traced(lid, OPEN, ("ld", "st"))
+    atom = (kt.totals["atomic"].wavefronts, int(LAB.counter(lid, "atom")))
     assert atom == ATOM_OPEN.get(lid, (atom[1], atom[1]))

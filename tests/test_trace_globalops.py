@@ -11,17 +11,13 @@ those with its lanes off. Then every launch is traced and its ``misc`` total com
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import needs_nvdisasm
+from .misc_lab import MiscLab
+from .misc_open import check_misc
 
-DATA = TRACE_DATA / "globalops"
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+LAB = MiscLab("globalops")
 
 # per warp, from kernels/globalops.cu: a store every warp reaches with its guards false
 STORES_OFF = {"g_stg_off", "g_st_generic_off", "g_sts_off"}
@@ -29,29 +25,21 @@ BARRIERS = {"g_tile": 1}
 
 
 def rule(lid: str) -> int:
-    launch = LAUNCHES[lid]
+    launch = LAB.launches[lid]
     k, warps = launch["kernel"], launch["block"][0] // 32
     return warps * (1 + (k in STORES_OFF)) + BARRIERS.get(k, 0)
 
 
 def test_every_launch_was_counted_twice_alike() -> None:
-    assert len(LAB) == len(LAUNCHES) == 68
-    for lid, m in LAB.items():
-        assert m["measured_twice"] and MISC in m["counters"], lid
-        assert MISC not in m.get("repeat_differs", {}), lid
+    LAB.check_counted_twice_alike(68)
 
 
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_the_rule_on_every_launch(lid: str) -> None:
-    assert rule(lid) == LAB[lid]["counters"][MISC]
+    check_misc(lid, rule(lid), int(LAB.counter(lid, "misc")), {})
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_globalops_lab_as_measured(lid: str) -> None:
-    kt, _ = lab.run(lid, DATA)
-    c = LAB[lid]["counters"]
-    assert kt.misc.wavefronts == c[MISC]
-    for op, unit in (("load", "ld"), ("store", "st")):
-        counter = f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{unit}"
-        assert kt.totals[op].wavefronts == c.get(counter, 0), unit
+    LAB.check_traced(lid, {}, ("ld", "st"))

@@ -12,18 +12,13 @@ its ``misc`` total compared.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import needs_nvdisasm
+from .misc_lab import MiscLab
 from .misc_open import check_misc
 
-DATA = TRACE_DATA / "sregs"
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+LAB = MiscLab("sregs")
 
 # per warp, from kernels/sregs.cu: the costly special registers each kernel reads
 # (s_linear: threadIdx.y and .z; s_transpose: threadIdx.y)
@@ -36,7 +31,7 @@ OPEN = {f"s_loop_bar_b{b}_n4": (8, 5) for b in ("128x1", "32x4")}
 
 
 def rule(lid: str) -> int:
-    launch = LAUNCHES[lid]
+    launch = LAB.launches[lid]
     k = launch["kernel"]
     warps = launch["block"][0] * launch["block"][1] // 32
     bars = launch["args"][2]["int"] if k == "s_loop_bar" else BARRIERS.get(k, 0)
@@ -44,23 +39,15 @@ def rule(lid: str) -> int:
 
 
 def test_every_launch_was_counted_twice_alike() -> None:
-    assert len(LAB) == len(LAUNCHES) == 43
-    for lid, m in LAB.items():
-        assert m["measured_twice"] and MISC in m["counters"], lid
-        assert MISC not in m.get("repeat_differs", {}), lid
+    LAB.check_counted_twice_alike(43)
 
 
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_the_rule_on_every_launch(lid: str) -> None:
-    check_misc(lid, rule(lid), LAB[lid]["counters"][MISC], OPEN)
+    check_misc(lid, rule(lid), int(LAB.counter(lid, "misc")), OPEN)
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_sregs_lab_as_measured(lid: str) -> None:
-    kt, _ = lab.run(lid, DATA)
-    c = LAB[lid]["counters"]
-    check_misc(lid, kt.misc.wavefronts, c[MISC], OPEN)
-    assert kt.totals["load"].wavefronts == c.get(
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld", 0
-    )
+    LAB.check_traced(lid, OPEN, ("ld",))

@@ -12,17 +12,13 @@ traced and its ``misc`` total compared with the GPU's.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import needs_nvdisasm
+from .misc_lab import MiscLab
+from .misc_open import check_misc
 
-DATA = TRACE_DATA / "warpops"
-LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
-LAB = {m["id"]: m for m in json.loads((DATA / "measured.json").read_text())["launches"]}
-MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc"
+LAB = MiscLab("warpops")
 
 # per warp, from kernels/warpops.cu: (shuffles, kept values); the *_x8 kernels run theirs 8
 # times (w_lds_used_x8 keeps each of its 8 loads' sums, the others the last value once)
@@ -41,30 +37,22 @@ BARRIERS = {"w_bar_base": 1, "w_lds_after_bar": 1}
 
 
 def rule(lid: str) -> int:
-    launch = LAUNCHES[lid]
+    launch = LAB.launches[lid]
     k, warps = launch["kernel"], launch["block"][0] // 32
     kept = 0 if k in NOT_KEPT else KEPT.get(k, 1)
     return warps * (1 + SHUFFLES.get(k, 0) + kept) + BARRIERS.get(k, 0)
 
 
 def test_every_launch_was_counted_twice_alike() -> None:
-    assert len(LAB) == len(LAUNCHES) == 110
-    for lid, m in LAB.items():
-        assert m["measured_twice"] and MISC in m["counters"], lid
-        assert MISC not in m.get("repeat_differs", {}), lid
+    LAB.check_counted_twice_alike(110)
 
 
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_the_rule_on_every_launch(lid: str) -> None:
-    assert rule(lid) == LAB[lid]["counters"][MISC]
+    check_misc(lid, rule(lid), int(LAB.counter(lid, "misc")), {})
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", sorted(LAB.measured))
 def test_warpops_lab_as_measured(lid: str) -> None:
-    kt, _ = lab.run(lid, DATA)
-    c = LAB[lid]["counters"]
-    assert kt.misc.wavefronts == c[MISC]
-    assert kt.totals["load"].wavefronts == c.get(
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld", 0
-    )
+    LAB.check_traced(lid, {}, ("ld",))

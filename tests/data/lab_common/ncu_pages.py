@@ -223,3 +223,24 @@ def chunked_lab(script, lab, profiler, select=None, shown=None):
         shutil.copy(src / "gpu.txt", here / "outputs" / "gpu.txt")
     wanted = sum(1 for L in man if select is None or select(L["id"]))
     print("launches", len(result), "of", wanted)
+
+
+#: the op_misc labs' counters kept (misc_lab.sh: misc_lab_metrics.txt) and source columns
+MISC_LAB = {
+    "KEEP": re.compile(r"shared|lsu|misc|inst_executed|pipe"),
+    "COLUMNS": "^Instructions Executed|^Thread Instructions Executed|Wavefronts Shared",
+    "CHUNK": 28,  # misc_lab.sh's first pass: launches a report
+}
+
+
+def misc_lab(script, instr):
+    """The whole of an op_misc lab's parse_ncu.py (misc_lab.sh's results: raw_all_K.csv,
+    source_all_K.csv, raw_repeat_K.csv, outputs/): measured.json and outputs/ beside the lab,
+    each launch's counters and the executions of the SASS instructions ``instr`` matches."""
+    chunked_lab(
+        script,
+        dict(MISC_LAB, INSTR=instr),
+        "ncu --clock-control none --metrics <shared, lsu, misc, inst_executed> "
+        "--section SourceCounters (28 launches a report); the counters again without "
+        "SourceCounters (repeat_differs: where the two differ)",
+    )

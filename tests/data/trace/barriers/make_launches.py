@@ -4,7 +4,11 @@ warp arriving at a named barrier the others wait at); b_bar_loop_sts with n = 1 
 Usage: python3 make_launches.py > launches.json
 """
 
-import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab_common"))
+from one_cta import launch, write  # noqa: E402
 
 CUBIN = "barriers.sm_90.cubin"
 KERNELS = ["b_none", "b_bar1", "b_bar2", "b_bar4", "b_bar2_alu", "b_bar2_sts", "b_bar2_lds"]
@@ -14,18 +18,9 @@ launches = []
 
 
 def add(kernel: str, warps: int, n: int = 1) -> None:
-    launches.append(
-        {
-            "id": f"{kernel}_w{warps}" + (f"_n{n}" if n != 1 else ""),
-            "cubin": CUBIN,
-            "kernel": kernel,
-            "block": [32 * warps, 1, 1],
-            "grid": [1, 1, 1],
-            "cluster": [1, 1, 1],
-            "dynamic_smem": 0,
-            "args": [{"zeros": 8192}, {"zeros": 4096}, {"int": n}],
-        }
-    )
+    lid = f"{kernel}_w{warps}" + (f"_n{n}" if n != 1 else "")
+    args = [{"zeros": 8192}, {"zeros": 4096}, {"int": n}]
+    launches.append(launch(lid, CUBIN, kernel, (32 * warps, 1, 1), args))
 
 
 for k in KERNELS:
@@ -36,4 +31,4 @@ for w in (2, 4):
 for w in (1, 4):
     for n in (1, 4):
         add("b_bar_loop_sts", w, n)
-print(json.dumps({"launches": launches}, indent=1))
+write(launches)

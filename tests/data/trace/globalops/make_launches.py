@@ -4,7 +4,11 @@ the operation. One CTA each, 1 and 4 warps, 1 and 32 lanes.
 Usage: python3 make_launches.py > launches.json
 """
 
-import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab_common"))
+from one_cta import launch, write  # noqa: E402
 
 CUBIN = "globalops.sm_90.cubin"
 KERNELS = [
@@ -30,22 +34,12 @@ launches = []
 
 
 def add(kernel: str, warps: int, lanes: int) -> None:
-    launches.append(
-        {
-            "id": f"{kernel}_w{warps}_l{lanes}",
-            "cubin": CUBIN,
-            "kernel": kernel,
-            "block": [32 * warps, 1, 1],
-            "grid": [1, 1, 1],
-            "cluster": [1, 1, 1],
-            "dynamic_smem": 0,
-            "args": [{"zeros": 8192}, {"zeros": 4096}, {"int": lanes}],
-        }
-    )
+    args = [{"zeros": 8192}, {"zeros": 4096}, {"int": lanes}]
+    launches.append(launch(f"{kernel}_w{warps}_l{lanes}", CUBIN, kernel, (32 * warps, 1, 1), args))
 
 
 for k in KERNELS:
     for w in (1, 4):
         for lanes in (1, 32):
             add(k, w, lanes)
-print(json.dumps({"launches": launches}, indent=1))
+write(launches)

@@ -5,7 +5,11 @@ transpose with blocks of 32 x 1, 32 x 4 and 32 x 8 (32, 8 and 4 passes).
 Usage: python3 make_launches.py > launches.json
 """
 
-import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab_common"))
+from one_cta import launch, write  # noqa: E402
 
 CUBIN = "sregs.sm_90.cubin"
 SREGS = ["s_none", "s_tid_x", "s_tid_y", "s_tid_z", "s_ntid_y", "s_ctaid_y", "s_laneid"]
@@ -15,18 +19,9 @@ launches = []
 
 
 def add(kernel: str, block: tuple[int, int], n: int) -> None:
-    launches.append(
-        {
-            "id": f"{kernel}_b{block[0]}x{block[1]}_n{n}",
-            "cubin": CUBIN,
-            "kernel": kernel,
-            "block": [block[0], block[1], 1],
-            "grid": [1, 1, 1],
-            "cluster": [1, 1, 1],
-            "dynamic_smem": 0,
-            "args": [{"zeros": 8192}, {"zeros": 4096}, {"int": n}],
-        }
-    )
+    lid = f"{kernel}_b{block[0]}x{block[1]}_n{n}"
+    args = [{"zeros": 8192}, {"zeros": 4096}, {"int": n}]
+    launches.append(launch(lid, CUBIN, kernel, (*block, 1), args))
 
 
 for k in SREGS:
@@ -38,4 +33,4 @@ for k in LOOPS:
             add(k, b, n)
 for b in ((32, 1), (32, 4), (32, 8)):
     add("s_transpose", b, 1)
-print(json.dumps({"launches": launches}, indent=1))
+write(launches)

@@ -4,7 +4,11 @@ operation. One CTA each, 1 and 4 warps, 1 and 32 lanes (16 too for the plain shu
 Usage: python3 make_launches.py > launches.json
 """
 
-import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab_common"))
+from one_cta import launch, write  # noqa: E402
 
 CUBIN = "warpops.sm_90.cubin"
 KERNELS = [
@@ -40,18 +44,8 @@ launches = []
 
 
 def add(kernel: str, warps: int, lanes: int) -> None:
-    launches.append(
-        {
-            "id": f"{kernel}_w{warps}_l{lanes}",
-            "cubin": CUBIN,
-            "kernel": kernel,
-            "block": [32 * warps, 1, 1],
-            "grid": [1, 1, 1],
-            "cluster": [1, 1, 1],
-            "dynamic_smem": 0,
-            "args": [{"zeros": 4096}, {"int": lanes}],
-        }
-    )
+    args = [{"zeros": 4096}, {"int": lanes}]
+    launches.append(launch(f"{kernel}_w{warps}_l{lanes}", CUBIN, kernel, (32 * warps, 1, 1), args))
 
 
 for k in KERNELS:
@@ -60,4 +54,4 @@ for k in KERNELS:
             add(k, w, lanes)
 add("w_shfl_bfly", 1, 16)
 add("w_shfl_bfly", 4, 16)
-print(json.dumps({"launches": launches}, indent=1))
+write(launches)

@@ -4,20 +4,10 @@
 # cost op_misc wavefronts. 110 launches of ../warpops.sm_90.cubin, counted with their source
 # counters (executions per SASS instruction) and again without (the repeat). From the repo root:
 #   OUT=... bash tests/data/trace/warpops/lab/run.sh      -> $OUT/warpops.tar.gz
-# then: python3 tests/data/trace/warpops/lab/parse_ncu.py RESULTS (the archive unpacked)
-# (the harness: ../hopper/lab/gen_main.py; the steps: ../../../lab_common/ncu_lab.sh)
+# then: python3 tests/data/lab_common/misc_lab_parse.py warpops RESULTS (the archive unpacked)
+# (the steps: ../../../lab_common/ncu_lab.sh and misc_lab.sh)
 set -u
 L=$(cd "$(dirname "$0")" && pwd); DATA=$(cd "$L/.." && pwd); OUT=${OUT:-/tmp/warpops_out}; mkdir -p "$OUT"
-GEN=$DATA/../hopper/lab/gen_main.py
 . "$L/../../../lab_common/ncu_lab.sh"
-lab_start warpops 150
-lab_harness
-lab_same_cubin "$DATA/kernels/warpops.cu" "$DATA/warpops.sm_90.cubin" -diag-suppress 550 -arch=sm_90
-el built
-lab_plain
-lab_query
-lab_known "$L/metrics.txt"
-# pass 1: counters and SourceCounters, 28 launches a report; pass 2: the counters only
-lab_pass all 28 0 15 45 source
-lab_pass repeat 55 0 10 40
-lab_done
+. "$L/../../../lab_common/misc_lab.sh"
+misc_lab warpops 150 kernels/warpops.cu warpops.sm_90.cubin -diag-suppress 550 -arch=sm_90
