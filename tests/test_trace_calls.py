@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.cuda.sass import Function, parse
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_datapaths import words_launch
 from .test_trace_grid import every_block, traced
+from .trace_util import numbered
 
 DATA = TRACE_DATA / "calls"
 ARCHES = ["calls.sm_80.cubin", "calls.sm_90.cubin"]
@@ -172,20 +172,8 @@ $k$sub:
 RET.REL.NODEC R20 `(k)"""
 
 
-def _numbered(body: str) -> Function:
-    lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
-    for text in body.splitlines():
-        if text.endswith(":"):
-            lines.append(text)
-        else:
-            lines.append(f"        /*{pc:04x}*/  {text} ;")
-            pc += 16
-    (function,) = parse("\n".join(lines))
-    return function
-
-
 def test_a_return_proven_for_one_call_is_not_for_a_pointer_into_it() -> None:
-    function = _numbered(_POINTER_INTO_PROVEN)
+    function = numbered(_POINTER_INTO_PROVEN)
     ins = function.instructions
     assert [ins[k].pc for k in (11, 13, 14, 15, 16, 17)] == [0xB0, 0xD0, 0xE0, 0xF0, 0x100, 0x110]
     for every in (False, True):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.cuda.sass import Function, parse, parse_instruction
+from shmem_cli.cuda.sass import Function, parse_instruction
 from shmem_cli.cuda.sass_operands import Imm
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.access_kind import shared_op_of
@@ -34,6 +34,7 @@ from shmem_cli.trace.tracer import find_function
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_grid import every_block, traced
 from .test_trace_measured import cubin
+from .trace_util import numbered
 
 DATAPATHS = TRACE_DATA / "datapaths" / "datapaths.sm_90.cubin"
 N = 128  # threads of a block, and a row's values (datapaths.cu)
@@ -266,18 +267,6 @@ SEL R20, R20, R22, P0
 RET.REL.NODEC R21 `(k)"""
 
 
-def _numbered(body: str) -> Function:
-    lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
-    for text in body.splitlines():
-        if text.endswith(":"):
-            lines.append(text)
-        else:
-            lines.append(f"        /*{pc:04x}*/  {text} ;")
-            pc += 16
-    (function,) = parse("\n".join(lines))
-    return function
-
-
 @pytest.mark.parametrize(
     "body",
     [
@@ -295,7 +284,7 @@ def test_a_return_that_may_go_elsewhere_is_not_proven(body: str) -> None:
     call; a guard on data of a return decides more than values, and what follows a guarded
     return is the subroutine's too: else blocks whose data differ return elsewhere, or
     sooner, or store where the class's block did not."""
-    function = _numbered(body)
+    function = numbered(body)
     for every in (False, True):
         tr = execute.run(function, words_launch([1, 0, 0, 0]), grid=True, every_block=every)
         assert [(r.instruction.opcode, r.n) for r in tr.records] == [("STS", 3)]  # by hand
@@ -319,7 +308,7 @@ def test_a_swap_decided_by_its_compare_value_on_global_data_differs() -> None:
     """Whether a compare-and-swap swapped depends on its compare value as much as on the
     word: a compare value on global data taints the swap's result, so the blocks whose a
     differs are not proven alike from the first (which would count its store four times)."""
-    function = _numbered(_CAS_ON_DATA)
+    function = numbered(_CAS_ON_DATA)
     for every in (False, True):
         tr = execute.run(function, words_launch([1, 0, 0, 0]), grid=True, every_block=every)
         assert [(r.instruction.opcode, r.n) for r in tr.records if r.n] == [

@@ -35,3 +35,17 @@ def one_block(
         shared_base=0x400,
         memory=memory,
     )
+
+
+def numbered(body: str) -> sass.Function:
+    """A function ``k`` of SASS lines written without addresses (labels end in ``:``), each
+    instruction 16 bytes after the one before, as nvdisasm would list it."""
+    lines, pc = ['.section\t.text.k,"ax",@progbits'], 0
+    for text in body.splitlines():
+        if text.endswith(":"):
+            lines.append(text)
+        else:
+            lines.append(f"        /*{pc:04x}*/  {text} ;")
+            pc += 16
+    (function,) = sass.parse("\n".join(lines))
+    return function
