@@ -20,9 +20,10 @@ from shmem_cli.trace.emulator.ops.bits import lut3
 from shmem_cli.trace.emulator.ops.byte_taint import lop3_taint
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .test_trace_datapaths import DATA_WORD, _numbered, words_launch
+from .test_trace_datapaths import DATA_WORD, words_launch
 from .test_trace_grid import every_block, traced
 from .test_trace_measured import cubin
+from .trace_util import numbered
 
 _BYTES = np.array([0xFF << (8 * k) for k in range(4)], dtype=np.uint32)
 #: the tail every kernel ends in: a block whose P1 is false stores once (one warp, one request)
@@ -34,7 +35,7 @@ EXIT"""
 
 def _stores(body: str, words: list[int]) -> list[tuple[int, int, str]]:
     """Per run (alike proof, then every block): the stores counted, the blocks run, the mode."""
-    function = _numbered(DATA_WORD + body + "\n" + _TAIL)
+    function = numbered(DATA_WORD + body + "\n" + _TAIL)
     out = []
     for every in (False, True):
         tr = execute.run(function, words_launch(words), grid=True, every_block=every)
