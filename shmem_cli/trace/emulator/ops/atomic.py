@@ -204,9 +204,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     # a fast path that shared memory does not do: half2, and 64-bit operations the
     # architecture leaves out, a double's add among them (measured: tests/data/trace/
     # everyday, debug_builds, probes2, genatom)
-    integer = "F64" not in ins.mods
     declined = generic and (
-        width != 8 or opname not in SM90.generic_shared_atomics_64 or not integer
+        width != 8 or opname not in SM90.generic_shared_atomics_64 or "F64" in ins.mods
     )
     refused = AccessKind(kind.op, width, "declined")
 

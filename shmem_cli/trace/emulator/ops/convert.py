@@ -19,7 +19,7 @@ from ..op_table import Context, Step, op, unsupported
 from ..operands import read_u32, read_u64, write_u32, write_u64
 from ..state import Block, Idx
 from ..tensor_units.wgmma import fp8_values
-from .floating import NAN_TF32, as_f32, canonical_nan16, flush, round_f32, rounding_mode
+from .floating import NAN16, NAN_TF32, as_f32, canonical_nan16, flush, round_f32, rounding_mode
 
 _U = np.uint32
 
@@ -406,27 +406,28 @@ def _f2fp(ins: Instruction, ctx: Context) -> Step:
     if len(ops) != arity or (form == "PACK_B") != (typ == "TF32"):
         raise unsupported(ins)
     mode, relu, sat = rounding_mode(ins), "RELU" in ins.mods, "SATFINITE" in ins.mods
+    nan = NAN_TF32 if typ == "TF32" else NAN16  # a NaN of any payload, in every mode
     w = write_u32(ops[0], ins)
     ra = read_u32(ops[1], "f", ins)
-    rb = _merge_c(ins, ops[2]) if form == "MERGE_C" else read_u32(ops[-1], "f", ins)  # PACK_B: a
+    rb: Any = None  # PACK_B converts one value
+    if form == "PACK_AB":
+        rb = read_u32(ops[2], "f", ins)
+    elif form == "MERGE_C":
+        rb = _merge_c(ins, ops[2])
 
-    def narrow(v: Any) -> Any:  # a NaN of any payload is canonical, in every mode
+    def narrow(v: Any) -> Any:
         f = as_f32(v)
         if relu:  # cvt's .relu (CUTLASS's ReLU epilogue): below 0, and -0, is +0; NaN stays
             f = np.where(f <= 0, np.float32(0), f)
-        r = round_half(f, typ, mode, sat)
-        return (
-            np.where(np.isnan(f), NAN_TF32, r).astype(_U)
-            if typ == "TF32"
-            else canonical_nan16(f, r)
-        )
+        return np.where(np.isnan(f), nan, round_half(f, typ, mode, sat)).astype(_U)
 
     def step(b: Block, ix: Idx) -> None:
-        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
-        if form == "PACK_AB":
-            r = (narrow(x) << _U(16)) | narrow(y)
-        else:  # MERGE_C: y is c's half, shifted up; PACK_B: y is a again
-            r = narrow(x) | (y if form == "MERGE_C" else _U(0))
-        w(b, ix, spread(np.asarray(r, dtype=_U), b.count(ix)), tx | ty)
+        x, tx = ra(b, ix)
+        r = narrow(x)
+        if rb is not None:  # PACK_AB: b's below a's; MERGE_C: c's half above a's
+            y, ty = rb(b, ix)
+            r = (r << _U(16)) | narrow(y) if form == "PACK_AB" else r | y
+            tx = tx | ty
+        w(b, ix, spread(np.asarray(r, dtype=_U), b.count(ix)), tx)
 
     return step
