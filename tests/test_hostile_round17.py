@@ -154,19 +154,24 @@ def test_the_compile_time_limit_is_a_finite_number_of_seconds(tmp_path: Path) ->
         refused(ran, "--compile-time-limit", roots=[tmp_path])
 
 
-BOMB_SPEC = """name: bomb
+def kernel_spec(name: str, source: str, kernel: str) -> str:
+    """A one-store spec named ``name`` whose ``kernel:`` is ``kernel`` of ``source``."""
+    return f"""name: {name}
 block: [32]
 arrays:
-  s: {dtype: int, shape: [32]}
+  s: {{dtype: int, shape: [32]}}
 accesses:
   - name: a
     array: s
     op: store
     index: [threadIdx.x]
 kernel:
-  source: bomb.cu
-  name: bomb
+  source: {source}
+  name: {kernel}
 """
+
+
+BOMB_SPEC = kernel_spec("bomb", "bomb.cu", "bomb")
 
 
 @needs_nvcc
@@ -266,19 +271,7 @@ def test_a_marker_across_a_piece_is_read_and_each_name_resolved_once(
 # --- a spec's kernel in a Triton cache root whose entry is broken -----------------------------
 
 ENTRY = TEST_DATA / "triton" / "cache" / "DEKKSS6LMVZRLUWHJITG765ALDXAATTMELW7NBX6MBSYHAQKZNMA"
-KERNEL_SPEC = """name: k
-block: [32]
-arrays:
-  s: {dtype: int, shape: [32]}
-accesses:
-  - name: a
-    array: s
-    op: store
-    index: [threadIdx.x]
-kernel:
-  source: cache
-  name: transpose_tiles
-"""
+KERNEL_SPEC = kernel_spec("k", "cache", "transpose_tiles")
 
 
 def test_a_broken_entry_of_a_specs_cache_root_is_named(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.result import KernelTrace
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .test_trace_datapaths import words_launch
+from .test_trace_datapaths import DATA_WORD, words_launch
 from .test_trace_grid import every_block, traced
 from .trace_util import numbered
 
@@ -151,15 +151,9 @@ def test_a_call_outside_the_cubin_leaves_the_division_proven(
 #: in R20 chosen by the block's word of a: blocks 1-3 (a = 0) come back to the store at 0xd0,
 #: block 0 (a = 1) to 0xe0, past it. The proof must not cover the threads that came by the
 #: register (before, any call through a register left every return unproven).
-_POINTER_INTO_PROVEN = """S2R R0, SR_TID.X
-S2R R12, SR_CTAID.X
-LDC.64 R4, c[0x0][0x210]
-ULDC.64 UR8, c[0x0][0x208]
-IMAD.WIDE R4, R12, 0x4, R4
-LDG.E R3, desc[UR8][R4.64]
-LEA R2, R0, 0x400, 0x2
-ISETP.NE.AND P0, PT, R3, RZ, PT
-MOV R21, 0xe0
+_POINTER_INTO_PROVEN = (
+    DATA_WORD
+    + """MOV R21, 0xe0
 SEL R20, R21, 0xd0, P0
 MOV R8, 0x110
 CALL.REL.NOINC R8 `(k)
@@ -170,6 +164,7 @@ CALL.REL.NOINC `($k$sub)
 EXIT
 $k$sub:
 RET.REL.NODEC R20 `(k)"""
+)
 
 
 def test_a_return_proven_for_one_call_is_not_for_a_pointer_into_it() -> None:

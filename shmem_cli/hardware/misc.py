@@ -42,6 +42,11 @@ class MiscRule:
 
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
 BARRIER_DONE = 1
+#: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
+#: too, not measured) that a warp reaches with every lane's guard false: no request, no
+#: ld/st wavefront, but this (a global or generic store or a global load as well: the rules
+#: ``when_off`` below)
+PREDICATED_OFF = 1
 #: the special registers whose S2R costs 1 a warp
 SPECIAL_READS: tuple[str, ...] = ("SR_TID.Y", "SR_TID.Z", "SR_LANEID", "SR_VIRTID")
 SPECIAL_READS += ("SR_LTMASK", "SR_LEMASK", "SR_GEMASK", "SR_GTMASK", "SR_EQMASK")
@@ -66,21 +71,17 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # trace/warpops, the `if (x == NEVER) out[i] = x` that keeps a value, and globalops: 1 an
     # execution; the `@!P LDC` beside it costs none), as a shared-memory instruction's
     # (PREDICATED_OFF).
-    MiscRule("STG", frozenset(), 1, when_off=True),
-    MiscRule("ST", frozenset(), 1, when_off=True),
+    MiscRule("STG", frozenset(), PREDICATED_OFF, when_off=True),
+    MiscRule("ST", frozenset(), PREDICATED_OFF, when_off=True),
     # a global load reached so: 1 as well (tests/data/triton/masked36: Triton's masked loads
     # stay guarded, where ptxas branches around one from CUDA C; with this row 8 more of
     # ops36's launches, 3 of mma36's, ldmatrix_mma's 4 and transpose_100x70 are exact)
-    MiscRule("LDG", frozenset(), 1, when_off=True),
+    MiscRule("LDG", frozenset(), PREDICATED_OFF, when_off=True),
     # reading one of these special registers (measured: tests/data/trace/sregs and barriers,
     # 1 a warp each; SR_TID.X, SR_CTAID.*, SR_VIRTUALSMID, SR_CgaCtaId, the clocks cost
     # none): what the transposes and tiled matmuls of the earlier labs read beyond the rule
     MiscRule("S2R", frozenset(), 1, special=frozenset(SPECIAL_READS)),
 )
-#: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
-#: too, not measured) that a warp reaches with every lane's guard false: no request, no
-#: ld/st wavefront, but this
-PREDICATED_OFF = 1
 
 
 def rule_for(opcode: str, mods: Sequence[str], operands: Sequence[Operand] = ()) -> MiscRule | None:
