@@ -4,47 +4,20 @@ offset in the kernel, SASS, executions, wavefronts, ideal) and each launch's par
 (params_c1.bin, params_c0.bin: the bytes the host passed, its pointers the run's).
 Usage: python3 parse.py OUTDIR"""
 
-import csv
 import json
 import re
 import shutil
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+from one_run import one_run  # noqa: E402
+
 SHARED = re.compile(r"^(@!?U?P\w+\s+)?(LDS|STS|LDSM|STSM|LDGSTS)\b")
 
 
-def number(text: str) -> float:
-    return float(text.replace(",", "") or 0)
-
-
 def run(src: Path, causal: int, r: int) -> dict[str, object]:
-    rows = list(csv.reader((src / f"raw_c{causal}_{r}.csv").read_text().splitlines()))
-    head, values = rows[0], rows[2]
-    counters = {
-        k.removesuffix(".sum"): number(v)
-        for k, v in zip(head, values, strict=False)
-        if k.endswith(".sum") and v
-    }
-    cols, table = None, []
-    for row in csv.reader((src / f"src_c{causal}_{r}.csv").read_text().splitlines()):
-        if row and row[0] == "Address":
-            cols = row
-        elif cols and len(row) == len(cols):
-            table.append(dict(zip(cols, row, strict=True)))
-    base = min(int(d["Address"], 16) for d in table)
-    shared = [
-        {
-            "pc": int(d["Address"], 16) - base,
-            "sass": " ".join(d["Source"].split()),
-            "executed": int(number(d["Instructions Executed"])),
-            "wavefronts": int(number(d["L1 Wavefronts Shared"])),
-            "ideal": int(number(d["L1 Wavefronts Shared Ideal"])),
-        }
-        for d in table
-        if SHARED.match(" ".join(d["Source"].split())) and number(d["Instructions Executed"])
-    ]
-    return {"counters": counters, "instructions": shared}
+    return one_run(src / f"raw_c{causal}_{r}.csv", src / f"src_c{causal}_{r}.csv", SHARED)
 
 
 src = Path(sys.argv[1])
