@@ -5,7 +5,6 @@ by 16), and keep each cache entry Triton wrote (cubin, metadata, TTGIR, PTX) in 
     /path/to/venv-with-triton-3.6/bin/python tests/data/triton/masked36/build.py
 """
 
-import json
 import os
 import shutil
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-KEEP = (".cubin", ".json", ".ttgir", ".ptx")
+sys.path.insert(0, str(HERE.parent.parent / "lab_common"))
 D16 = [["tt.divisibility", 16]]
 NAMES = ("masked_load", "masked_store", "masked_both", "masked_atomic", "masked_atomic_ret")
 NAMES += ("masked_load_x4", "masked_store_x4", "masked_atomic_x4", "masked_atomic_ret_x4")
@@ -27,23 +26,15 @@ def main() -> None:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+    from triton_keep import keep_entry
 
     shutil.rmtree(HERE / "cache", ignore_errors=True)
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
     for name in NAMES:
         src = ASTSource(getattr(kernels, name), sig, {"BLOCK": 128}, {(0,): D16, (1,): D16})
         compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-        folder = next(
-            m.parent
-            for m in scratch.glob(f"*/{name}.json")
-            if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
-        )
-        dest = HERE / "cache" / folder.name
-        dest.mkdir(parents=True)
-        for f in folder.iterdir():
-            if f.suffix in KEEP and not f.name.startswith("__grp__"):
-                shutil.copy(f, dest / f.name)
-        print(triton.__version__, name, folder.name)
+        entry = keep_entry(scratch, name, compiled, HERE / "cache")
+        print(triton.__version__, name, entry)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ each cache entry Triton wrote (cubin, metadata, TTGIR, PTX) in cache/:
     /path/to/venv-with-triton-3.6/bin/python tests/data/triton/sweep16/build.py
 """
 
-import json
 import os
 import shutil
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-KEEP = (".cubin", ".json", ".ttgir", ".ptx")
+sys.path.insert(0, str(HERE.parent.parent / "lab_common"))
 D16 = [["tt.divisibility", 16]]
 LAUNCHES = {
     "ws_tile": (
@@ -57,23 +56,15 @@ def main() -> None:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+    from triton_keep import keep_entry
 
     shutil.rmtree(HERE / "cache", ignore_errors=True)
     for name, (sig, consts, attrs, opts) in LAUNCHES.items():
         full = dict(sig, **{k: "constexpr" for k in consts})
         src = ASTSource(getattr(kernels, name), full, consts, attrs)
         compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
-        folder = next(
-            m.parent
-            for m in scratch.glob(f"*/{name}.json")
-            if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
-        )
-        dest = HERE / "cache" / folder.name
-        dest.mkdir(parents=True)
-        for f in folder.iterdir():
-            if f.suffix in KEEP and not f.name.startswith("__grp__"):
-                shutil.copy(f, dest / f.name)
-        print(triton.__version__, name, folder.name)
+        entry = keep_entry(scratch, name, compiled, HERE / "cache")
+        print(triton.__version__, name, entry)
 
 
 if __name__ == "__main__":
