@@ -9,6 +9,7 @@ Triton kept, as a user gives them."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -46,6 +47,7 @@ SPIN_LINE = next(
 )
 
 
+@functools.cache
 def trace(ident: str) -> KernelTrace:
     return trace_launch(DATA, LAUNCHES[ident])
 
