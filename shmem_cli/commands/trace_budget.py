@@ -45,7 +45,7 @@ OPTIONS = (
         "--time-limit",
         metavar="SECONDS",
         type=click.FloatRange(*limits.SECONDS_RANGE),
-        callback=lambda _ctx, param, value: _finite(param, value),
+        callback=lambda _ctx, param, value: finite(param, value),
         default=None,
         help="The most wall time of the trace's run of the launch, and of one block run "
         f"alone, in seconds [default: {limits.SECONDS:g} for the launch, "
@@ -55,7 +55,7 @@ OPTIONS = (
         "--compile-time-limit",
         metavar="SECONDS",
         type=click.FloatRange(*limits.SECONDS_RANGE),
-        callback=lambda _ctx, param, value: _finite(param, value),
+        callback=lambda _ctx, param, value: finite(param, value),
         default=None,
         help="The most wall time of each nvcc compile of a .cu, in seconds "
         f"[default: {COMPILE_SECONDS:g}].",
@@ -63,7 +63,7 @@ OPTIONS = (
 )
 
 
-def _finite(param: click.Parameter, value: float | None) -> float | None:
+def finite(param: click.Parameter, value: float | None) -> float | None:
     """NaN passes a range check (every comparison with it is false): refused here."""
     if value is not None and not math.isfinite(value):
         hint = f"'--{(param.name or '').replace('_', '-')}'"

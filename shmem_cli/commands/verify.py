@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..cuda.toolchain import COMPILE_SECONDS
 from ..hardware.arch import DEFAULT_ARCH
 from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from ..render.snippet import with_source
 from ..spec.source import error_sources
+from ..trace.emulator.budget import SECONDS_RANGE
+from ..verify.runner import PROFILE_SECONDS
 from .common import (
     CONTEXT,
     ExitCode,
@@ -30,6 +33,7 @@ from .common import (
     require_specs,
 )
 from .environment import current_environment
+from .trace_budget import finite
 
 if TYPE_CHECKING:
     from ..plumbing.errors import ShmemError
@@ -96,7 +100,10 @@ def _from_csv(targets: list[Target], csv_path: Path, sass_path: Path | None) -> 
     return VerifyReport(tuple(compare(targets, launches, functions)), device=device, arch=arch)
 
 
-def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> VerifyReport:
+def _measure_here(
+    targets: list[Target], arch: str | None, keep: str | None, limits: tuple[float, float]
+) -> VerifyReport:
+    """Build, dump and profile here; ``limits``: the seconds of nvcc and of ncu."""
     from ..cuda.toolchain import ToolError
     from ..plumbing.fsutil import write_atomic
     from ..verify import ncu, runner, sass_check
@@ -125,10 +132,11 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
         device = runner.describe_environment(tools)
         write_atomic(folder / runner.ENV_FILE, device + "\n")
         _say(f"compiling {len(targets)} kernels for {build_arch} in {folder}")
-        runner.compile_program(tools, folder, build_arch)
+        runner.compile_program(tools, folder, build_arch, limits[0])
         functions = sass_check.parse_sass(runner.dump_sass(tools, folder))
         _say("profiling with Nsight Compute (one launch per kernel; this takes a while)")
-        launches = ncu.parse_csv(runner.profile(tools, folder), str(folder / runner.CSV_FILE))
+        csv = runner.profile(tools, folder, limits[1])
+        launches = ncu.parse_csv(csv, str(folder / runner.CSV_FILE))
     except ToolError as exc:
         fail_usage(str(exc))
     finally:
@@ -178,6 +186,24 @@ def _measure_here(targets: list[Target], arch: str | None, keep: str | None) -> 
     help="Build and profile in DIR and keep everything there (source, SASS, raw ncu CSV).",
 )
 @click.option(
+    "--compile-time-limit",
+    metavar="SECONDS",
+    type=click.FloatRange(*SECONDS_RANGE),
+    callback=lambda _ctx, param, value: finite(param, value),
+    default=COMPILE_SECONDS,
+    show_default=True,
+    help="The most wall time of nvcc's build of the benchmark, in seconds.",
+)
+@click.option(
+    "--profile-time-limit",
+    metavar="SECONDS",
+    type=click.FloatRange(*SECONDS_RANGE),
+    callback=lambda _ctx, param, value: finite(param, value),
+    default=PROFILE_SECONDS,
+    show_default=True,
+    help="The most wall time of Nsight Compute's run of the benchmark, in seconds.",
+)
+@click.option(
     "--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured."
 )
 @output_options(check_format_names)
@@ -188,6 +214,8 @@ def verify(
     from_ncu: str | None,
     sass_file: str | None,
     keep: str | None,
+    compile_time_limit: float,
+    profile_time_limit: float,
     strict: bool,
     fmt: str,
     output: str | None,
@@ -272,7 +300,7 @@ def verify(
     if from_ncu:
         report = _from_csv(targets, Path(from_ncu), Path(sass_file) if sass_file else None)
     else:
-        report = _measure_here(targets, arch, keep)
+        report = _measure_here(targets, arch, keep, (compile_time_limit, profile_time_limit))
     if errors:
         from dataclasses import replace
 

@@ -103,6 +103,7 @@ def cu_inputs(
     inputs, dirs = checked_inputs(
         tree, nvcc_args, base=base, include_roots=include_roots, trusted=trusted
     )
-    read = check_source(source, tree, dirs, trusted=inputs.library_file)
+    defines = [a[2:] for a in inputs.args if a.startswith("-D")]
+    read = check_source(source, tree, dirs, trusted=inputs.library_file, defines=defines)
     check_outputs(outputs, read)  # a report must never replace a header the build reads
     return dataclasses.replace(inputs, read=tuple(read))

@@ -4,6 +4,12 @@
 line splices), done twice when the text holds ``??`` (with and without trigraphs), so no
 directive is hidden from the check that reads them (:mod:`.sources`). A raw string literal
 that a backslash at the end of a line would make ambiguous is refused (:class:`Refused`).
+
+:func:`computed_targets` says which header names a computed ``#include`` (``#include H``,
+``#include STR(pipe)``) may give, by expanding it with the macros the scanned files
+``#define`` (:func:`definition`): object-like and function-like, ``#`` and ``##``. A name
+defined more than once is tried with each definition (the branches of an ``#if`` are not
+told apart); an expansion past :data:`MAX_EXPANSION` tokens gives nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +18,14 @@ import re
 from collections.abc import Iterator
 
 from ..plumbing.frozen import frozen
+
+#: the most tokens one computed include's expansion may make, and the definitions of one
+#: name tried
+MAX_EXPANSION, MAX_VARIANTS = 4096, 8
+_TOKEN = re.compile(
+    r"""\s+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*|\.?[0-9][\w.]*|##|%:%:|."""
+)
+_DEFINE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)(\(([^()]*)\))?(.*)\Z", re.S)
 
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _RAW_PREFIXES = ("R", "u8R", "uR", "UR", "LR")
@@ -207,3 +221,154 @@ def _raw_string(s: str, i: int, line: int, line_start: int) -> tuple[int, int, i
         line += newlines
         line_start = s.rfind("\n", i, end) + 1
     return end, line, line_start
+
+
+@frozen
+class Macro:
+    """A ``#define``: its parameters (None: object-like) and its body's tokens."""
+
+    params: tuple[str, ...] | None
+    body: tuple[str, ...]
+
+
+def _tokens(text: str) -> list[str]:
+    """``text``'s preprocessing tokens, a run of blanks as one ``" "``."""
+    return [" " if t.isspace() else t for t in _TOKEN.findall(text)]
+
+
+def definition(rest: str) -> tuple[str, Macro] | None:
+    """The macro a ``#define`` whose text after ``define`` is ``rest`` makes, or None."""
+    m = _DEFINE.match(rest)
+    if m is None:
+        return None
+    params = None
+    if m.group(2) is not None:
+        params = tuple(p.strip() for p in m.group(3).split(",")) if m.group(3).strip() else ()
+        params = tuple("__VA_ARGS__" if p == "..." else p for p in params)
+    return m.group(1), Macro(params, tuple(_tokens(m.group(4).strip())))
+
+
+def computed_targets(rest: str, macros: dict[str, list[Macro]]) -> list[tuple[str, bool]]:
+    """The header names (name, quoted) that ``#include REST`` may give with ``macros``."""
+    out: dict[tuple[str, bool], None] = {}
+    variants = min(MAX_VARIANTS, max((len(v) for v in macros.values()), default=1))
+    for k in range(variants):
+        table = {name: defs[min(k, len(defs) - 1)] for name, defs in macros.items()}
+        try:
+            text = "".join(_expand(_tokens(rest), table, [0])).strip()
+        except _TooLong:
+            continue
+        if len(text) > 1 and text[0] == text[-1] == '"':
+            out[(text[1:-1], True)] = None
+        elif len(text) > 1 and text[0] == "<" and text[-1] == ">":
+            out[(text[1:-1], False)] = None
+    return list(out)
+
+
+class _TooLong(Exception):
+    pass
+
+
+def _expand(tokens: list[str], table: dict[str, Macro], made: list[int]) -> list[str]:
+    """``tokens`` with every macro of ``table`` expanded and rescanned (a macro's own name
+    in its expansion is left alone); ``made[0]`` counts the tokens made (:class:`_TooLong`)."""
+    items = [(t, frozenset[str]()) for t in tokens]
+    out: list[str] = []
+    i = 0
+    while i < len(items):
+        text, hide = items[i]
+        macro = table.get(text) if text not in hide else None
+        if macro is None:
+            out.append(text)
+            i += 1
+            continue
+        end, body = i + 1, list(macro.body)
+        if macro.params is not None:
+            got = _arguments(items, i + 1)
+            if got is None:
+                out.append(text)
+                i += 1
+                continue
+            args, end = got
+            body = _substitute(macro, args, table, made)
+        made[0] += len(body)
+        if made[0] > MAX_EXPANSION:
+            raise _TooLong
+        items[i:end] = [(t, hide | {text}) for t in body]
+    return out
+
+
+def _arguments(
+    items: list[tuple[str, frozenset[str]]], j: int
+) -> tuple[list[list[str]], int] | None:
+    """A function-like macro's arguments from ``items[j:]`` (blanks, then ``(``), and the
+    index after their ``)``; None where there are none."""
+    while j < len(items) and items[j][0] == " ":
+        j += 1
+    if j >= len(items) or items[j][0] != "(":
+        return None
+    args: list[list[str]] = [[]]
+    depth = 0
+    for k in range(j + 1, len(items)):
+        t = items[k][0]
+        if t == ")" and depth == 0:
+            return [[t for t in a] for a in args], k + 1
+        depth += (t == "(") - (t == ")")
+        if t == "," and depth == 0:
+            args.append([])
+        else:
+            args[-1].append(t)
+    return None
+
+
+def _substitute(
+    macro: Macro, args: list[list[str]], table: dict[str, Macro], made: list[int]
+) -> list[str]:
+    """A function-like macro's body with its arguments put in (``#``, ``##``)."""
+    params = macro.params or ()
+    if params and params[-1] == "__VA_ARGS__" and len(args) > len(params):
+        rest = [t for a in args[len(params) - 1 :] for t in [*a, ","]][:-1]
+        args = [*args[: len(params) - 1], rest]
+    given = {p: args[n] if n < len(args) else [] for n, p in enumerate(params)}
+    body = [t for t in macro.body]
+    out: list[str] = []
+    k = 0
+    while k < len(body):
+        t = body[k]
+        nxt = next((b for b in body[k + 1 :] if b != " "), "")
+        prev = next((b for b in reversed(out) if b != " "), "")
+        if t in ("#", "%:") and nxt in given:
+            k = body.index(nxt, k + 1)
+            out.append(_stringify(given[nxt]))
+        elif t in given:
+            pasted = "##" in (nxt, prev) or "%:%:" in (nxt, prev)
+            out += given[t] if pasted else _expand(given[t], table, made)
+        else:
+            out.append(t)
+        k += 1
+    return _paste(out)
+
+
+def _stringify(tokens: list[str]) -> str:
+    text = "".join(tokens).strip()
+    return '"' + re.sub(r'(["\\])', r"\\\1", text) + '"'
+
+
+def _paste(tokens: list[str]) -> list[str]:
+    """``tokens`` with each ``a ## b`` made one token (blanks around ``##`` dropped)."""
+    out: list[str] = []
+    k = 0
+    while k < len(tokens):
+        t = tokens[k]
+        if t in ("##", "%:%:"):
+            while out and out[-1] == " ":
+                out.pop()
+            k += 1
+            while k < len(tokens) and tokens[k] == " ":
+                k += 1
+            right = tokens[k] if k < len(tokens) else ""
+            out[-1:] = _tokens((out[-1] if out else "") + right)
+        else:
+            out.append(t)
+        k += 1
+    return out

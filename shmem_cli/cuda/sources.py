@@ -16,8 +16,13 @@ includes, and refuses, at ``file:line:column``:
   ``??=`` trigraphs) whose file is outside the tree (and outside the include roots
   the user named), is absolute, or climbs with ``..`` out of the folders searched;
   the same for ``__has_include``. An include named by a macro (a computed include:
-  ``#include CUDA_STD_HEADER(...)``) cannot be resolved before compiling: the
-  compile's own list of what it read is checked instead (:mod:`.build`);
+  ``#define H "pipe.h"``, ``#include H``) is expanded with the macros the files read here
+  and ``-D`` define (:func:`.directive_scan.computed_targets`): a name it may give that is
+  no regular file (a FIFO, a device, a socket, a folder) is refused at the ``#include``,
+  and one in the tree is read as a header is. One that cannot be resolved before compiling
+  (``#include CUDA_STD_HEADER(...)``, the toolkit's macros) is the compile's business: its
+  own list of what it read is checked (:mod:`.build`), and a FIFO or a device it opens
+  stops it at once (:mod:`shmem_cli.plumbing.special_opens`);
 * ``#line`` and GCC line markers (``# 7 "file"``) that name a file outside the
   tree, ``#pragma GCC dependency`` and ``#embed``;
 * a file that is not a regular file (a FIFO, a device), larger than
@@ -34,16 +39,19 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..plumbing.bounded_read import kind_of
 from ..plumbing.errors import ShmemError, SourcePos, shorten
 from ..plumbing.frozen import frozen
-from .directive_scan import Directive, Refused, directives
+from .directive_scan import Directive, Macro, Refused, computed_targets, definition, directives
 
 MAX_SOURCE_BYTES = 8 << 20  # one source or header
 MAX_TREE_BYTES = 64 << 20  # all of them together
 MAX_FILES = 2000
+MAX_RESOLVED = 2 * MAX_FILES  # computed includes expanded, each up to 4,096 tokens
 
 _DIRECTIVE = re.compile(r"\s*(?:#|%:)\s*([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(.*)\Z", re.S)
 _TARGET = re.compile(r'\s*(?:"([^"\n]*)"|<([^>\n]*)>)\s*\Z')
@@ -136,48 +144,142 @@ def _plain_name(name: str) -> bool:
     return bool(name) and not name.startswith("/") and ".." not in Path(name).parts
 
 
+@frozen
+class _Computed:
+    """A computed ``#include`` met in the scan, resolved once every file's macros are known."""
+
+    directive: Directive
+    name: str
+    rest: str
+    path: Path
+
+
 def check_source(
     source: Path,
     tree: SourceTree,
     include_dirs: Sequence[Path] = (),
     trusted: Callable[[Path], bool] = lambda _: False,
+    defines: Sequence[str] = (),
 ) -> list[str]:
     """Refuse ``source`` or any header it includes that would have the build read outside
-    ``tree`` (see the module docstring); a located :class:`ShmemError` (code ``refused``).
-    Headers that ``trusted`` accepts (an include root the user named) are not read.
+    ``tree`` or a file that is no regular file (see the module docstring); a located
+    :class:`ShmemError` (code ``refused``). Headers that ``trusted`` accepts (an include root
+    the user named) are not read. ``defines``: the ``-D`` arguments (``NAME=VALUE``).
     Returns the files read here (resolved), the source first."""
     # each file with the #include that brought it in: a header not read is an error there
     todo: list[tuple[Path, tuple[Path, SourcePos] | None]] = [(source, None)]
     seen: set[str] = set()
     tree_bytes = [0]
+    macros: dict[str, list[Macro]] = {}
+    for flag in defines:
+        _define(" " + flag.replace("=", " ", 1), macros)
+    computed: list[_Computed] = []
+    resolved: dict[int, int] = {}  # a computed include -> the macros known when resolved
+    spent = 0
     while todo:
-        path, site = todo.pop()
-        real = os.path.realpath(path)
-        if real in seen:
-            continue
-        seen.add(real)
-        if len(seen) > MAX_FILES:
-            raise ShmemError(
-                f"the kernel includes more than {MAX_FILES} local headers",
-                path=str(source),
-                code="invalid-kernel",
-            )
-        try:
-            text = _read_source(path, tree_bytes)
-        except ShmemError as exc:
-            if site is None or exc.pos is not None:
-                raise
-            said = f"#include of {shorten(path.name)!r}: {exc.message}"
-            raise ShmemError(said, path=str(site[0]), pos=site[1], code=exc.code) from None
-        try:
-            for d in directives(text):
-                found = _check_directive(d, path, tree, include_dirs, trusted)
-                todo.extend((h, (path, SourcePos(d.line, d.column))) for h in found)
-        except Refused as exc:
-            raise ShmemError(
-                exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
-            ) from None
+        while todo:
+            path, site = todo.pop()
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            if len(seen) > MAX_FILES:
+                raise ShmemError(
+                    f"the kernel includes more than {MAX_FILES} local headers",
+                    path=str(source),
+                    code="invalid-kernel",
+                )
+            text = _read_header(path, site, tree_bytes)
+            try:
+                for d in directives(text):
+                    found = _check_directive(d, path, tree, include_dirs, trusted)
+                    todo.extend((h, (path, SourcePos(d.line, d.column))) for h in found)
+                    _note(d, path, macros, computed)
+            except Refused as exc:
+                raise _located(exc, path) from None
+        known = sum(len(v) for v in macros.values())
+        for k, c in enumerate(computed):
+            if resolved.get(k) == known or spent >= MAX_RESOLVED:
+                continue  # no new macro since, or the work is spent: the compile's watch
+            resolved[k], spent = known, spent + 1
+            try:
+                found = _computed(c, macros, tree, include_dirs, trusted)
+            except Refused as exc:
+                raise _located(exc, c.path) from None
+            site = (c.path, SourcePos(c.directive.line, c.directive.column))
+            todo.extend((h, site) for h in found if os.path.realpath(h) not in seen)
     return sorted(seen, key=lambda p: p != os.path.realpath(source))
+
+
+def _located(exc: Refused, path: Path) -> ShmemError:
+    return ShmemError(
+        exc.message, path=str(path), pos=SourcePos(exc.line, exc.column), code="refused"
+    )
+
+
+def _read_header(path: Path, site: tuple[Path, SourcePos] | None, tree_bytes: list[int]) -> str:
+    """The text of ``path``; a refusal of a header is said at the ``#include`` (``site``)."""
+    try:
+        return _read_source(path, tree_bytes)
+    except ShmemError as exc:
+        if site is None or exc.pos is not None:
+            raise
+        said = f"#include of {shorten(path.name)!r}: {exc.message}"
+        raise ShmemError(said, path=str(site[0]), pos=site[1], code=exc.code) from None
+
+
+def _define(rest: str, macros: dict[str, list[Macro]]) -> None:
+    made = definition(rest)
+    if made is not None and len(macros.get(made[0], ())) < MAX_FILES:
+        macros.setdefault(made[0], []).append(made[1])
+
+
+def _note(
+    d: Directive, path: Path, macros: dict[str, list[Macro]], computed: list[_Computed]
+) -> None:
+    """Keep a ``#define``'s macro and a computed include for :func:`_computed`."""
+    m = _DIRECTIVE.match(d.text)
+    if m is None:
+        return
+    name, rest = m.group(1), m.group(2)
+    if name == "define":
+        _define(rest, macros)
+    elif name in _INCLUDES and _TARGET.match(rest) is None and len(computed) < MAX_FILES:
+        computed.append(_Computed(d, name, rest, path))
+
+
+def _computed(
+    c: _Computed,
+    macros: dict[str, list[Macro]],
+    tree: SourceTree,
+    include_dirs: Sequence[Path],
+    trusted: Callable[[Path], bool],
+) -> list[Path]:
+    """The tree's headers a computed include may name (to be read), or a refusal where one
+    it may name is no regular file."""
+    found = []
+    for target, quoted in computed_targets(c.rest, macros):
+        if not target:
+            continue
+        search = [Path("/")] if target.startswith("/") else [c.path.parent] if quoted else []
+        for folder in [*search, *([] if target.startswith("/") else include_dirs)]:
+            candidate = folder / target
+            try:
+                mode = os.stat(candidate).st_mode
+            except (OSError, ValueError):
+                continue
+            if not stat.S_ISREG(mode):
+                said = "a folder" if stat.S_ISDIR(mode) else kind_of(mode)
+                raise _refuse(
+                    c.directive,
+                    f"#{c.name} names {shorten(target)!r} through a macro, and it is "
+                    f"{said}, not a regular file: a compile would wait on it or read it for "
+                    "ever; include regular files only (save the data to a file)",
+                )
+            if tree.inside(candidate) and not trusted(candidate):
+                found.append(candidate)
+            break
+    return found
 
 
 def _refuse(d: Directive, message: str) -> Refused:

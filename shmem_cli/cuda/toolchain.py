@@ -51,6 +51,11 @@ _COMPILE_HINT = (
     "a source that expands without bound (a macro bomb?) or includes a pipe or a device "
     f"compiles for ever: {COMPILE_WAY}"
 )
+#: what a compile stopped for opening a FIFO or a device is told (:func:`run`'s ``special``)
+_SPECIAL_HINT = (
+    "a source includes it (through a macro: a computed #include?), and a compile would wait "
+    "on it or read it for ever; include regular files only (save the data to a file)"
+)
 OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
 #: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings
 MAX_CUBIN_BYTES = 64 << 20
@@ -152,14 +157,16 @@ def run(
     stdin: str | None = None,
     file_limit: int | None = None,
     memory_limit: int | None = None,
+    special: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run a tool and capture its output (never raises for a non-zero exit status).
 
     The tool runs as :func:`shmem_cli.tool_process.run_tool` runs it: its own process
     group, a private TMPDIR removed afterwards, output capped at :data:`OUTPUT_LIMIT`.
     A time limit raises :class:`subprocess.TimeoutExpired`, another limit a
-    :class:`ToolError` saying which."""
-    from ..plumbing.tool_process import ToolLimit, run_tool
+    :class:`ToolError` saying which; ``special``: a tool that opens a FIFO, a device or a
+    socket is stopped at once (a :class:`ToolError` naming the file)."""
+    from ..plumbing.tool_process import ToolLimit, ToolRefused, run_tool
 
     start = time.monotonic()
     try:
@@ -171,7 +178,10 @@ def run(
             file_limit=file_limit,
             memory_limit=memory_limit,
             stdin=stdin,
+            special=special,
         )
+    except ToolRefused as exc:
+        raise ToolError(f"{Path(args[0]).name} was stopped: {exc}; {_SPECIAL_HINT}") from None
     except ToolLimit as exc:
         if timeout is not None and time.monotonic() - start >= timeout:
             raise subprocess.TimeoutExpired(list(args), timeout) from None
@@ -188,13 +198,21 @@ def run_checked(
     memory_limit: int | None = None,
     explain: Callable[[str], str] = tail,
     hint: str = "",
+    special: bool = False,
 ) -> str:
     """Run a tool; its standard output, or a :class:`ToolError` with what it printed
     (``explain`` picks what of its messages is shown; ``hint``, said after a time limit, what
     to do)."""
     name = Path(args[0]).name
     try:
-        res = run(args, cwd=cwd, timeout=timeout, file_limit=file_limit, memory_limit=memory_limit)
+        res = run(
+            args,
+            cwd=cwd,
+            timeout=timeout,
+            file_limit=file_limit,
+            memory_limit=memory_limit,
+            special=special,
+        )
     except subprocess.TimeoutExpired:
         said = f"{name} did not finish within {timeout:g} s"
         raise ToolError(f"{said}, shmem's limit: {hint}" if hint else said) from None
@@ -245,6 +263,7 @@ def compile_cu(
             memory_limit=COMPILE_MEMORY,
             explain=explain,
             hint=_COMPILE_HINT,
+            special=True,
         )
     except ToolError:
         full = [e for e in os.scandir(folder) if _size_of(e) >= limit]
@@ -302,6 +321,7 @@ def preprocess_device(
         timeout=seconds,
         file_limit=COMPILE_FILE_LIMIT,
         memory_limit=COMPILE_MEMORY,
+        special=True,
     )
     made = sorted(folder.glob("*.cpp1.ii"))
     return made[0] if len(made) == 1 else None

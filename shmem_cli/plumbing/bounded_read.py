@@ -40,7 +40,8 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """A file type in words (``"a FIFO (named pipe)"``), from its ``st_mode``."""
     for test, name in _KINDS:
         if test(mode):
             return name
@@ -71,7 +72,7 @@ def open_regular(name: str, what: str, code: str) -> int:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise ShmemError(
-            f"cannot read {what}: it is {_kind(mode)}, not a regular file "
+            f"cannot read {what}: it is {kind_of(mode)}, not a regular file "
             "(save the data to a file and name that file)",
             path=name,
             code=code,

@@ -9,7 +9,10 @@ session and process group of its own, with:
   only up to ``output_limit`` bytes (the tool is stopped when one grows past it);
 * ``RLIMIT_FSIZE`` (no file it writes may exceed ``file_limit`` bytes: a
   decompression bomb stops there) and, where given, ``RLIMIT_AS`` (``memory_limit``);
-* a wall-time limit.
+* a wall-time limit;
+* where asked (``special=True``), a watch on the files its processes open: one that is a FIFO,
+  a device or a socket (:mod:`.special_opens`) stops it at once (:class:`ToolRefused`), where
+  a compile would wait on a pipe or read ``/dev/zero`` to its time limit.
 
 Whatever ends the wait (the tool finishing, a limit, Ctrl-C, SIGTERM, an error),
 the whole process group is killed and waited for before the folder is removed:
@@ -30,9 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .frozen import frozen
+from .special_opens import SpecialOpens
 
 MIB = 1 << 20
 POLL_SECONDS = 0.02
+WATCH_EVERY = 5  # polls between two looks at the files a watched tool opened (0.1 s)
 _PR_SET_PDEATHSIG = 1
 
 
@@ -59,6 +64,10 @@ def end_all() -> None:
 
 class ToolLimit(Exception):
     """The tool ran past one of its limits (the message says which)."""
+
+
+class ToolRefused(ToolLimit):
+    """The tool opened a file that is no regular file (the message says which)."""
 
 
 @frozen
@@ -143,6 +152,7 @@ def run_tool(
     file_limit: int | None = None,
     memory_limit: int | None = None,
     stdin: str | None = None,
+    special: bool = False,
 ) -> Finished:
     """Run ``args`` (see the module docstring); :class:`ToolLimit` when a limit stops it,
     :class:`OSError` when it cannot be started."""
@@ -171,6 +181,8 @@ def run_tool(
         _LIVE[proc.pid] = scratch
         try:
             start = time.monotonic()
+            watch = SpecialOpens(proc.pid) if special else None
+            polls = 0
             while proc.poll() is None:
                 time.sleep(POLL_SECONDS)
                 if timeout is not None and time.monotonic() - start > timeout:
@@ -181,6 +193,10 @@ def run_tool(
                         f"{name} printed more than {output_limit // MIB} MiB; the input is "
                         "too large or malformed"
                     )
+                polls += 1
+                said = watch.check() if watch is not None and polls % WATCH_EVERY == 0 else None
+                if said is not None:
+                    raise ToolRefused(said)
         finally:
             _end_group(proc)
             _LIVE.pop(proc.pid, None)

@@ -19,7 +19,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..cuda.toolchain import ToolError, run, tail, which
+from ..cuda.toolchain import COMPILE_SECONDS, TOOL_TIMEOUT, ToolError, run, tail, which
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import make_folder, write_atomic
 from . import ncu
@@ -221,9 +221,41 @@ def recorded_arch(folder: Path) -> str:
 # --- running the steps here -------------------------------------------------------------------
 
 
-def compile_program(tools: Tools, folder: Path, arch: str) -> None:
+#: the default wall time of ``ncu`` over the program (``--profile-time-limit``): each kernel
+#: is replayed once per pass of its counters, a few seconds each
+PROFILE_SECONDS = 3600.0
+#: the way around a limit of a tool run here, by the option that sets it
+_WAYS = {
+    "--compile-time-limit": "give --compile-time-limit SECONDS for more",
+    "--profile-time-limit": "give --profile-time-limit SECONDS for more",
+}
+
+
+def _run(
+    args: list[str], folder: Path, seconds: float, option: str | None
+) -> subprocess.CompletedProcess[str]:
+    """Run a step in ``folder`` for at most ``seconds``: past it, a :class:`ToolError` naming
+    the limit, and the way around it (``option``, and ``--emit``)."""
+    name = Path(args[0]).name
+    try:
+        return run(args, cwd=folder, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        way = f"{_WAYS[option]}, or " if option else ""
+        raise ToolError(
+            f"{name} did not finish within {seconds:g} s, shmem's limit: {way}write the "
+            "benchmark with --emit DIR and run its run.sh yourself"
+        ) from None
+    except OSError as exc:
+        raise ToolError(f"cannot run {args[0]}: {exc.strerror or exc}") from None
+
+
+def compile_program(
+    tools: Tools, folder: Path, arch: str, seconds: float = COMPILE_SECONDS
+) -> None:
+    """``nvcc`` of the program, for at most ``seconds`` (``--compile-time-limit``)."""
     assert tools.nvcc is not None
-    res = run([tools.nvcc, f"-arch={arch}", "-O3", "-o", BINARY, SOURCE], cwd=folder, timeout=None)
+    args = [tools.nvcc, f"-arch={arch}", "-O3", "-o", BINARY, SOURCE]
+    res = _run(args, folder, seconds, "--compile-time-limit")
     if res.returncode != 0:
         raise ToolError(
             f"nvcc failed (exit status {res.returncode}):\n{tail(res.stderr or res.stdout)}"
@@ -231,8 +263,9 @@ def compile_program(tools: Tools, folder: Path, arch: str) -> None:
 
 
 def dump_sass(tools: Tools, folder: Path) -> str:
+    """``cuobjdump -sass`` of the program, for at most :data:`TOOL_TIMEOUT` seconds."""
     assert tools.cuobjdump is not None
-    res = run([tools.cuobjdump, "-sass", BINARY], cwd=folder, timeout=None)
+    res = _run([tools.cuobjdump, "-sass", BINARY], folder, TOOL_TIMEOUT, None)
     if res.returncode != 0:
         raise ToolError(
             f"cuobjdump -sass failed (exit status {res.returncode}):\n{tail(res.stderr)}"
@@ -241,11 +274,12 @@ def dump_sass(tools: Tools, folder: Path) -> str:
     return res.stdout
 
 
-def profile(tools: Tools, folder: Path) -> str:
-    """Run the program under ncu; returns the CSV text (also written to ``ncu.csv``)."""
+def profile(tools: Tools, folder: Path, seconds: float = PROFILE_SECONDS) -> str:
+    """Run the program under ncu, for at most ``seconds`` (``--profile-time-limit``); returns
+    the CSV text (also written to ``ncu.csv``)."""
     assert tools.ncu is not None
     args = [tools.ncu, *NCU_FLAGS, "--metrics", ",".join(ncu.metrics()), f"./{BINARY}"]
-    res = run(args, cwd=folder, timeout=None)
+    res = _run(args, folder, seconds, "--profile-time-limit")
     write_atomic(folder / CSV_FILE, res.stdout)
     write_atomic(folder / "ncu.log", res.stderr)
     if not any(line.startswith('"') for line in res.stdout.splitlines()):
