@@ -128,8 +128,8 @@ def find_function(disassembly: str, kernel: Kernel, path: str, also: Sequence[st
 
 def data_sources(plan: LaunchPlan, memory: Any) -> Callable[[int], tuple[str, ...]]:
     """Names, as the report labels parameters, of the buffers whose bits a taint byte
-    holds (:meth:`.emulator.state.GlobalMemory.taint_sources`); past the fifth buffer they
-    share a bit and are named together."""
+    holds (:meth:`.emulator.state.GlobalMemory.taint_sources`); past the fifth buffer the
+    kernel reads from they share a bit and are named together (never one only written)."""
     labels = {b.param.name or f"param{b.param.ordinal}": b.param.label for b in plan.buffers}
     labels.update({f"tensormap{k}": tm.param.label for k, tm in enumerate(plan.tensor_maps)})
     labels.update({f.buffer_name: f"{f.param.label}+{f.offset}" for f in plan.fields})

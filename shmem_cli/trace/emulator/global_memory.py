@@ -69,7 +69,7 @@ MAX_ADDRESS = 1 << 49
 #: a value read from global memory carries this taint bit, and its buffer's
 TAINT_GLOBAL = 1
 #: buffer taint bits 3..7 (bit 1: inexact, bit 2: differs between blocks, state.py): the
-#: k-th buffer has bit ``BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1)``
+#: k-th buffer the kernel reads from has bit ``BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1)``
 BUFFER_SHIFT = 3
 BUFFER_GROUPS = 5
 
@@ -81,7 +81,7 @@ _NOT_GIVEN = (
 
 
 def buffer_bit(k: int) -> int:
-    """The taint bit of the launch's ``k``-th buffer (the last group's past the fourth)."""
+    """The taint bit of the ``k``-th buffer read from (the last group's past the fourth)."""
     return 1 << (BUFFER_SHIFT + min(k, BUFFER_GROUPS - 1))
 
 
@@ -121,6 +121,12 @@ class GlobalMemory(ShadowArena):
         self._every: list[Buffer] = []
         self._arena_taint: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self._taint_after: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
+        # each buffer's taint bit, given on the kernel's first read from it (0: never read), so
+        # that the buffers past the fourth that share the last bit are only ones read from;
+        # by the count of arena starts at or below an offset: the buffer there, if it has none
+        self._bit: list[int] = []
+        self._unread_after: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._unread = False  # some buffer has no bit yet
         self.untouched = True  # undescribed memory allowed at all
         self._window = 0  # the end of the last buffer's addresses, from GLOBAL_BASE
         self.epoch = 0  # writes so far (an atomic: those that changed a word)
@@ -152,6 +158,7 @@ class GlobalMemory(ShadowArena):
         self._window = at + max(size, 1)
         buf = Buffer(name, GLOBAL_BASE + at, size, offset, made=made)
         self.buffers.append(buf)
+        self._bit.append(0)
         self._index()
         return buf.address
 
@@ -168,13 +175,16 @@ class GlobalMemory(ShadowArena):
         self._ends = np.array([b.address + b.size for b in every], dtype=np.int64)
         self._bases = np.array([b.offset for b in every], dtype=np.int64)
         # arena offset -> taint of what is read there: global, and the buffer's group bit
-        taints = [(b, TAINT_GLOBAL | buffer_bit(k)) for k, b in enumerate(self.buffers)]
-        taints += [(s, TAINT_GLOBAL) for s in self.shadows]  # undescribed: no buffer's bit
+        taints = [(b, k, TAINT_GLOBAL | self._bit[k]) for k, b in enumerate(self.buffers)]
+        taints += [(s, -1, TAINT_GLOBAL) for s in self.shadows]  # undescribed: no buffer's bit
         taints.sort(key=lambda bt: bt[0].offset)
-        self._arena_starts = np.array([b.offset for b, _ in taints], dtype=np.int64)
-        self._arena_taint = np.array([t for _, t in taints], dtype=np.uint8)
+        self._arena_starts = np.array([b.offset for b, _, _ in taints], dtype=np.int64)
+        self._arena_taint = np.array([t for _, _, t in taints], dtype=np.uint8)
         # by the count of arena starts at or below an offset: the taint of the last of them
         self._taint_after = np.concatenate([self._arena_taint[:1], self._arena_taint])
+        unread = [k if k >= 0 and not self._bit[k] else -1 for _, k, _ in taints]
+        self._unread_after = np.array([-1, *unread], dtype=np.int64)
+        self._unread = any(k >= 0 for k in unread)
         self._lists = (self._starts.tolist(), self._ends.tolist(), self._bases.tolist())
 
     def read_taint(self, off: npt.NDArray[np.int64], width: int) -> Any:
@@ -185,18 +195,31 @@ class GlobalMemory(ShadowArena):
         if len(self._arena_starts) == 0:
             return np.uint8(TAINT_GLOBAL) | self.untouched_taint(off, width)
         k = self._arena_starts.searchsorted(off, side="right")  # (1 + the buffer's, or 0)
+        if self._unread:
+            self._first_reads(self._unread_after[k])
         return self._taint_after[k] | self.untouched_taint(off, width)
+
+    def _first_reads(self, read: npt.NDArray[np.int64]) -> None:
+        """Give each buffer of ``read`` (buffer indices, -1 none) read for the first time the
+        next taint bit, in the order the buffers were added."""
+        new = np.unique(read[read >= 0])
+        if not len(new):
+            return
+        given = sum(1 for b in self._bit if b)
+        for k in new.tolist():
+            self._bit[k] = buffer_bit(given)
+            given += 1
+        self._index()
 
     def taint_sources(self, taint: int) -> list[tuple[str, ...]]:
         """The buffers whose data a taint byte says was read: one tuple of names per
-        buffer bit set (several names for the last group, which every buffer past the
-        fourth shares), in the order the buffers were added."""
+        buffer bit set (several names for the last group, which every buffer read from
+        past the fourth shares), in the order the bits were given."""
         out: list[tuple[str, ...]] = []
         for g in range(BUFFER_GROUPS):
             if taint & buffer_bit(g):
-                names = [
-                    b.name for k, b in enumerate(self.buffers) if buffer_bit(k) == buffer_bit(g)
-                ]
+                pairs = zip(self.buffers, self._bit, strict=True)
+                names = [b.name for b, bit in pairs if bit == buffer_bit(g)]
                 if names:
                     out.append(tuple(names))
         return out
@@ -329,7 +352,7 @@ class GlobalMemory(ShadowArena):
         """Where a null address computed from global data came from, and what to give: a
         pointer the kernel read from memory (a pointer array's entry), zero in a buffer shmem
         zero-filled for a pointer parameter not given (those named first)."""
-        read = [b for k, b in enumerate(self.buffers) if taint & buffer_bit(k)]
+        read = [b for b, bit in zip(self.buffers, self._bit, strict=True) if taint & bit]
         made = [b.made for b in read if b.made]
         if made:
             whose = f"the zero-filled buffer of {', '.join(made)} (not given)"

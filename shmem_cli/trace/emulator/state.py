@@ -6,11 +6,11 @@ a warp), predicates P0..P6 and UP0..UP6 (PT/UPT = 7 read true). Every register h
 taint byte per thread: bit 0 = the value depends on data read from global memory,
 bit 1 = the emulator could not compute the value exactly, bit 2 = the value may differ
 between blocks (it depends on the block index), bits 3-7 = which buffers the global
-data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the first four,
-the fifth for every later one; :meth:`GlobalMemory.read_taint`); a register's bytes may
-carry less (:mod:`.ops.byte_taint`). Shared and local memory carry one taint byte per data
-byte. Control flow spreads taint too (:mod:`.taint_flow`): ``ctl`` and ``regions`` hold what
-a thread's path was decided by. Memory:
+data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the first four the
+kernel reads from, the fifth for every later one; :meth:`GlobalMemory.read_taint`); a
+register's bytes may carry less (:mod:`.ops.byte_taint`). Shared and local memory carry a
+taint byte per data byte. Control flow spreads taint (:mod:`.taint_flow`): ``ctl`` and
+``regions`` hold what a thread's path was decided by. Memory:
 
 * shared: the CTA's window. On sm_90 user shared memory starts after a 1 KiB reserved area
   (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0), so a window
