@@ -141,6 +141,54 @@ def test_the_half2_loop_is_the_per_op_passes_count(launch_id: str, tmp_path: Pat
     assert kernel.totals["load"].requests == per_op["ld"]["requests"]
 
 
+def _half2_launches() -> list[tuple[str, str]]:
+    """(lab, launch) of every launch of atomloops, casloops and everyday (a repeat's by its
+    first's) that ran a generic half2 add, ``ATOM.E.ADD.F16x2 P0``."""
+    out = []
+    for lab in ("atomloops", "casloops", "everyday"):
+        for m in json.loads((TRACE_DATA / lab / "measured.json").read_text())["launches"]:
+            rows = m["instructions"]
+            if not m["id"].endswith("_r2") and any(
+                i["sass"].startswith("ATOM.E.ADD.F16x2") and i["executed"] for i in rows
+            ):
+                out.append((lab, m["id"]))
+    return out
+
+
+# the half2 launches whose per-op pass ran the warps' loops apart (a skew between them: the
+# README of atomloops), by lab and launch: (the trace's op_atom, Nsight's per-op op_atom)
+HALF2_APART = {
+    ("atomloops", "h2add_t64_b1_skew300"): (256, 130),
+    ("atomloops", "h2add_t64_b1_skew3000"): (256, 158),
+    **{("casloops", f"h2add_t64_skew300{r}"): (256, 130) for r in ("", "_r2")},
+    **{("casloops", f"h2add_t64_skew1000{r}"): (256, 224) for r in ("", "_r2")},
+}
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(("lab", "launch_id"), _half2_launches())
+def test_the_half2_loops_op_atom_holds_the_declined_add(
+    lab: str, launch_id: str, tmp_path: Path
+) -> None:
+    # Nsight's per-op op_atom: the loop's rows (its ATOMS.CAST) and 1 a warp of the declined
+    # generic add, whose source-counter row reads 0 (docs/hardware-model.md 9e): the trace's
+    # atomic total, with the add in its generic_atoms and in no row, in both launches
+    folder = TRACE_DATA / lab
+    launches = {x["id"]: x for x in json.loads((folder / "launches.json").read_text())["launches"]}
+    runs = {m["id"]: m for m in json.loads((folder / "measured.json").read_text())["launches"]}
+    launch = launches[launch_id]
+    kernel = traced(launch, tmp_path, _kernel_data(launch) if lab == "casloops" else folder)
+    rows = runs[launch_id]["instructions"]
+    (add,) = [i for i in rows if i["sass"].startswith("ATOM.E") and i["executed"]]
+    assert [(r.pc, r.wavefronts) for r in kernel.generic_atoms] == [(add["pc"], add["executed"])]
+    assert add["wavefronts"] == 0 and add["pc"] not in per_instruction(kernel)
+    for run in (launch_id, launch_id + "_r2"):
+        if run in runs:
+            got = kernel.totals["atomic"].wavefronts
+            want = runs[run]["per_op"]["atom"]["wavefronts"]
+            assert (got, want) == HALF2_APART.get((lab, run), (want, want)), run
+
+
 # --- the reference: one loop of a launch, lane by lane ---------------------------------------
 
 M64 = (1 << 64) - 1

@@ -17,6 +17,7 @@ from shmem_cli.cuda.sass import Instruction
 from shmem_cli.hardware.arch import SM90
 from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.hardware.ops import OP_NAMES
+from shmem_cli.model import Totals
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.trace.view import render_trace_text
 from shmem_cli.trace.aggregate import line_totals, not_modelled, op_totals, trace_access
@@ -27,6 +28,7 @@ from shmem_cli.trace.result import (
     LaunchInfo,
     TraceResult,
 )
+from shmem_cli.trace.side_totals import GenericAtomRow
 
 BASE = 0x400  # sm_90's reserved kilobyte in front of the kernel's shared memory
 
@@ -161,6 +163,16 @@ def test_json_keys_are_the_documented_ones(kernel: KernelTrace) -> None:
         k["not_modelled"][0]["sass"].startswith("HGMMA") and k["not_modelled"][0]["executions"] == 4
     )
     assert k["zero_filled_buffers"] == ["0 (out)", "1 (in)"]
+    assert k["generic_atoms"] == []  # no generic atomic that shared memory did not serve
+
+
+def test_the_atomic_total_holds_the_generic_atomics_no_row_carries() -> None:
+    # a generic atomic on global memory: op_atom wavefronts (and ideal), no request
+    atom = GenericAtomRow(0x90, "ATOM.E.ADD.STRONG.GPU PT, RZ, desc[UR4][R2.64], R5", "k.cu", 7, 4)
+    assert op_totals((), (atom,))["atomic"] == Totals(wavefronts=4, ideal_wavefronts=4, phases=4)
+    assert op_totals(())["atomic"] == Totals()
+    want = {"file": "k.cu", "line": 7, "pc": 0x90, "sass": atom.sass, "wavefronts": 4}
+    assert atom.to_json() == want
 
 
 def cp_async(src: np.ndarray | None) -> InstructionRecords:

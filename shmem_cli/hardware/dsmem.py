@@ -1,6 +1,9 @@
 """What distributed shared memory traffic costs on the H200: 32-byte sectors over the
 crossbar, and a remote atomic's ``op_atom`` wavefronts (docs/hardware-model.md, 9d;
-tests/data/trace/cluster, tests/data/trace/dsmrule and tests/data/trace/miscops).
+tests/data/trace/cluster, tests/data/trace/dsmrule and tests/data/trace/miscops), the
+``op_atom`` wavefronts of every generic atomic that the CTA's own shared memory does not
+serve (:func:`generic_atom_wavefronts`: a remote one, one on global memory, one that shared
+memory declines; docs/hardware-model.md 9e, tests/data/trace/genatom).
 
 A remote access (another CTA's shared memory in the cluster) has no load or store
 wavefronts. A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a generic
@@ -8,9 +11,13 @@ wavefronts. A remote atomic (``atom``/``red.shared::cluster`` on another CTA, a 
 lane sends: 1 for a 32-bit add or reduction, 2 for a 64-bit add or a 32-bit
 compare-and-swap, 4 for a 64-bit compare-and-swap. Counted by phases: a 64-bit operand
 is sent by half-warps (as a local 8-byte access is, docs/hardware-model.md section 3), so a
-warp pays one per phase with a lane on, twice for a compare-and-swap
-(:func:`remote_atom_wavefronts`: one lane of a 64-bit add costs 1, of a 64-bit
-compare-and-swap 2).
+warp pays one per phase with a lane on, twice for a compare-and-swap (one lane of a 64-bit
+add costs 1, of a 64-bit compare-and-swap 2). A generic ``ATOM`` on global memory pays the
+same (measured: 1 a warp for a 32-bit add, 2 for a 64-bit one), and so does one that shared
+memory declines (a 32-bit float, half2 or bf16x2 add: 1 a warp, beside its fall-back's own
+wavefronts), none of it in the instruction's source-counter row; a 64-bit one declined on
+the CTA's own memory is a request of the ``declined`` class instead (the same 1 a phase, on
+its row: :mod:`.arch`).
 
 Per warp request a remote access moves, counted per destination CTA and 32-byte sector:
 
@@ -104,12 +111,14 @@ def _store_sectors(warps: Any, at: Any, width: int, ctas: Any) -> int:
     return int(np.where((halves[mine] == 1) | paired, 1, 2).sum())
 
 
-def remote_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int) -> int:
-    """The ``op_atom`` wavefronts of a remote atomic or reduction whose active lanes are
-    ``lanes`` (each lane's number in its warp ``warps``), ``width`` bytes a lane and
-    ``operands`` operands (2 for a compare-and-swap): ``operands`` per phase with a lane on,
-    the phases being the warp for 4-byte lanes, its half-warps for 8-byte ones and its
-    quarter-warps for 16-byte ones, so a full warp costs a lane's operand bytes over 4."""
+def generic_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int = 1) -> int:
+    """The ``op_atom`` wavefronts of a generic atomic (or a remote reduction) that the CTA's
+    own shared memory does not serve (on another CTA's shared memory, on global memory, or
+    declined there) whose active lanes are ``lanes`` (each lane's number in its warp
+    ``warps``), ``width`` bytes a lane and ``operands`` operands (2 for a compare-and-swap):
+    ``operands`` per phase with a lane on, the phases being the warp for 4-byte lanes, its
+    half-warps for 8-byte ones and its quarter-warps for 16-byte ones, so a full warp costs a
+    lane's operand bytes over 4 (a compare-and-swap measured on another CTA's memory only)."""
     if not len(lanes):
         return 0
     per_phase = SM90.warp_size * 4 // width

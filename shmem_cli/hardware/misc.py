@@ -12,8 +12,9 @@ global or generic store or a global load a warp reaches with no lane on 1
 :func:`rule_for` says what one warp execution of an instruction costs and what each
 completion of a barrier does (None: it is none of these). CTA-scope memory
 barriers, arrivals that return a barrier's state and cp.async's waits add more on the
-GPU, by amounts that vary with timing: not counted here. (The remote atomics' ``op_atom``
-wavefronts: :mod:`.dsmem`.)
+GPU, by amounts that vary with timing: not counted here. (The ``op_atom`` wavefronts of
+the generic atomics the CTA's own shared memory does not serve, remote, on global memory or
+declined there: :mod:`.dsmem`.)
 """
 
 from __future__ import annotations

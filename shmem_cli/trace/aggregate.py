@@ -29,7 +29,7 @@ from .emulator.global_memory import TAINT_GLOBAL
 from .folds import Tally, merged, plus, scaled
 from .requests import InstructionRecords
 from .result import LineTotals, SassSite, TraceAccess
-from .side_totals import MiscRow, NotModelled
+from .side_totals import GenericAtomRow, MiscRow, NotModelled
 
 #: the most bytes the heat maps kept for one launch's instructions take (each map up to
 #: ``analysis.cost.HEAT_LIMIT`` requests, 8 bytes each: its wavefronts and its phases)
@@ -253,12 +253,32 @@ def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
     return tuple(out)
 
 
-def op_totals(accesses: Iterable[TraceAccess]) -> dict[str, Totals]:
-    """Requests and wavefronts per op kind (every kind present, zero when unused)."""
+def op_totals(
+    accesses: Iterable[TraceAccess], atoms: Iterable[GenericAtomRow] = ()
+) -> dict[str, Totals]:
+    """Requests and wavefronts per op kind (every kind present, zero when unused), the
+    atomics' with the ``op_atom`` wavefronts of the generic atomics ``atoms``, which no
+    access carries (wavefronts and ideal alike, one phase each, no request)."""
     by_op: dict[str, list[TraceAccess]] = {op: [] for op in OP_NAMES}
     for a in accesses:
         by_op[a.cost.op].append(a)
-    return {op: _sum(group) for op, group in by_op.items()}
+    totals = {op: _sum(group) for op, group in by_op.items()}
+    extra = sum(r.wavefronts for r in atoms)
+    if extra:
+        totals["atomic"] += Totals(wavefronts=extra, ideal_wavefronts=extra, phases=extra)
+    return totals
+
+
+def generic_atom_rows(
+    instructions: Iterable[Instruction], wavefronts: dict[int, int], weight: int = 1
+) -> tuple[GenericAtomRow, ...]:
+    """The generic atomics that shared memory did not serve, with their ``op_atom``
+    wavefronts (by pc, ``weight`` times: a sampled grid's), in program order."""
+    return tuple(
+        GenericAtomRow(i.pc, i.text, i.file, i.line, wavefronts[i.pc] * weight)
+        for i in instructions
+        if wavefronts.get(i.pc)
+    )
 
 
 def not_modelled(

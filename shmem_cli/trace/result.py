@@ -24,7 +24,7 @@ from typing import Any
 from ..hardware.ops import OP_NAMES
 from ..model import CONTENDED, Cost, Totals
 from ..plumbing.frozen import frozen
-from .side_totals import DsmemTotals, MiscRow, MiscTotals, NotModelled
+from .side_totals import DsmemTotals, GenericAtomRow, MiscRow, MiscTotals, NotModelled
 
 # the launch's classes, importable from here too (as before traced_launch.py held them)
 from .traced_launch import GridCoverage as GridCoverage
@@ -240,6 +240,9 @@ class KernelTrace:
     cached: str | None = None  # the build cache folder its .cu's cubin came from (--build-cache)
     # the instructions that cost op_misc wavefronts, in program order (hardware.misc)
     misc_rows: tuple[MiscRow, ...] = ()
+    # the generic atomics whose op_atom wavefronts ``totals["atomic"]`` holds beside its rows'
+    # (on global memory, declined by shared memory: hardware.dsmem), in program order
+    generic_atoms: tuple[GenericAtomRow, ...] = ()
     # what a trace whose records passed their bound and were folded lacks (in words), else None
     records_note: str | None = None
     clock_note: str | None = None  # a delay loop on the clock fast-forwarded (in words), else None
@@ -326,6 +329,7 @@ class KernelTrace:
             },
             "not_modelled": [n.to_json() for n in self.not_modelled],
             "misc": [r.to_json() for r in self.misc_rows],
+            "generic_atoms": [r.to_json() for r in self.generic_atoms],
             "data_dependent": self.data_dependent,
             "data_from": list(self.data_from),
             "fills_gpu": self.fills_gpu,

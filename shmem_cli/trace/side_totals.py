@@ -1,7 +1,8 @@
 """What a trace reports beside its shared-memory accesses: the instructions it does not model
 (:class:`NotModelled`: TMA copies through maps not given, remote accesses, calls outside the
-cubin), the remote accesses' totals (:class:`DsmemTotals`) and the instructions that cost
-Nsight's ``op_misc`` wavefronts (:class:`MiscRow`, :class:`MiscTotals`)."""
+cubin), the remote accesses' totals (:class:`DsmemTotals`), the instructions that cost
+Nsight's ``op_misc`` wavefronts (:class:`MiscRow`, :class:`MiscTotals`) and the generic
+atomics whose ``op_atom`` wavefronts no access row carries (:class:`GenericAtomRow`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class NotModelled:
     # a call to a function outside the cubin, stepped over (printf's vprintf): its name
     callee: str | None = None
     # a remote atomic or reduction: the wavefronts it adds to Nsight's op_atom counter
-    # (hardware.dsmem.remote_atom_wavefronts); 0 for any other instruction
+    # (hardware.dsmem.generic_atom_wavefronts); 0 for any other instruction
     atom_wavefronts: int = 0
     # a remote access whose addresses global data decided, and the buffers it came from
     data_dependent: bool = False
@@ -72,6 +73,25 @@ class MiscRow:
             "executions": self.executions,
             "wavefronts": self.wavefronts,
         }
+
+
+@frozen
+class GenericAtomRow:
+    """A generic atomic (``ATOM``) that shared memory did not serve, on global memory or
+    declined there (a 32-bit float, half2 or bf16x2 add, whose fall-back loop's rows are
+    accesses of their own), with the ``op_atom`` wavefronts Nsight's per-op counter counts
+    for it and its source counters do not (:func:`shmem_cli.hardware.dsmem.
+    generic_atom_wavefronts`): in ``totals.atomic``, in no access row and no line's totals."""
+
+    pc: int
+    sass: str
+    file: str | None
+    line: int | None
+    wavefronts: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "pc": self.pc, "sass": self.sass,
+                "wavefronts": self.wavefronts}  # fmt: skip
 
 
 @frozen

@@ -19,6 +19,7 @@ from ..plumbing.errors import ShmemError, shorten
 from .aggregate import (
     HeatRoom,
     cas_loop_reads,
+    generic_atom_rows,
     line_totals,
     misc_rows,
     not_modelled,
@@ -293,6 +294,7 @@ def trace_kernel(
         for rec in trace.records
     )
     skipped = [(ins, n * weight) for ins, n in trace.not_modelled]
+    atoms = generic_atom_rows(function.instructions, trace.generic_atoms, weight)
     return KernelTrace(
         name=kernel.name,
         mangled=kernel.mangled,
@@ -318,7 +320,8 @@ def trace_kernel(
         ),
         accesses=accesses,
         lines=line_totals(accesses),
-        totals=op_totals(accesses),
+        totals=op_totals(accesses, atoms),
+        generic_atoms=atoms,
         not_modelled=not_modelled(
             skipped,
             {pc: n * weight for pc, n in trace.dsmem_sectors.items()},

@@ -98,6 +98,8 @@ def notes(kernel: KernelTrace) -> list[Block]:
     unsure = sibling_note(kernel)
     if unsure:
         out.append(Styled(f"note: {unsure}", "yellow"))
+    if kernel.generic_atoms:
+        out.append(Styled(f"note: {generic_atoms_note(kernel)}", "dim"))
     contended = [a for a in kernel.accesses if a.cas_retries]
     if contended:
         retries = sum(a.cas_retries for a in contended)
@@ -153,6 +155,19 @@ def notes(kernel: KernelTrace) -> list[Block]:
             )
         )
     return out
+
+
+def generic_atoms_note(kernel: KernelTrace) -> str:
+    """What the atomic total holds beside its rows: the generic atomics' op_atom wavefronts."""
+    atoms = kernel.generic_atoms
+    places = ", ".join(sorted({where(r.file, r.line) for r in atoms}))
+    return (
+        f"the atomic total holds {sum(r.wavefronts for r in atoms):,} op_atom wavefront(s) that "
+        f"no row carries, of generic atomics shared memory did not serve (at {places}: on global "
+        "memory, or a float, half2 or bf16x2 add it declined): Nsight Compute's per-op op_atom "
+        "counts them, 1 a warp (a 64-bit one 2), its source counters do not "
+        "(docs/hardware-model.md section 9e)"
+    )
 
 
 def not_modelled_block(kernel: KernelTrace) -> list[Block]:

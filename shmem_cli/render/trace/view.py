@@ -125,7 +125,8 @@ def line_table(kernel: KernelTrace) -> Table:
 
 
 def totals_table(kernel: KernelTrace) -> Table:
-    """Requests and wavefronts per op kind (the kinds the kernel uses), and the remote
+    """Requests and wavefronts per op kind (the kinds the kernel uses; the atomics' also
+    where only generic atomics shared memory did not serve count there), and the remote
     (distributed shared memory) requests with the sectors they moved."""
     dsmem = kernel.dsmem
     columns = [
@@ -139,7 +140,7 @@ def totals_table(kernel: KernelTrace) -> Table:
     tail = [""] if dsmem.requests else []
     for op in OP_NAMES:
         t = kernel.totals[op]
-        if not t.requests:
+        if not t.requests and not t.wavefronts:
             continue
         label = op + (" (provisional)" if ops.get(op).copy and kernel.provisional else "")
         table.add_row(
@@ -241,7 +242,7 @@ def kernel_view(
         parts += split_note(a.cost for a in kernel.accesses if not a.contended)
         parts += [Styled(), Styled("per source line", "bold"), line_table(kernel)]
         parts += [Styled(), Styled("per op", "bold"), totals_table(kernel)]
-    elif kernel.dsmem.requests:
+    elif kernel.dsmem.requests or kernel.generic_atoms:
         parts += [Styled("per op", "bold"), totals_table(kernel)]
     else:
         parts.append(Styled("no shared-memory instruction was executed", "dim"))

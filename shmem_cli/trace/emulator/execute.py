@@ -73,6 +73,9 @@ class Trace:
     wait_note: str | None = None  # spins that yielded, blocks run out of order (sync/parking.py)
     # the taint of each remote instruction's addresses (global data, the block index), by pc
     dsmem_taint: dict[int, int] = field(default_factory=dict)
+    # the op_atom wavefronts of each generic atomic that shared memory did not serve (on
+    # global memory, declined there: hardware.dsmem), which no row carries, by pc
+    generic_atoms: dict[int, int] = field(default_factory=dict)
 
 
 #: opcodes of local memory: a kernel that has them, or that reads the local window's base
@@ -204,6 +207,7 @@ class _Run:
         self.unmodelled: dict[int, int] = {}
         self.sectors: dict[int, int] = {}  # distributed shared memory, by index
         self.atoms: dict[int, int] = {}  # remote atomics' op_atom wavefronts, by index
+        self.generic_atoms: dict[int, int] = {}  # generic ones' that shared memory did not serve
         self.misc: dict[int, int] = {}  # op_misc instructions' warp executions, by index
         self.misc_done: dict[int, int] = {}  # CTA barriers completed, by index
         self.callees: dict[int, str] = {}  # functions outside the cubin called, by index
@@ -279,6 +283,7 @@ class _Run:
             (self.unmodelled, blk.unmodelled),
             (self.sectors, blk.dsmem_sectors),
             (self.atoms, blk.dsmem_atoms),
+            (self.generic_atoms, blk.generic_atoms),
             (self.cas_failed, blk.cas_failed),
             (self.misc, blk.misc),
             (self.misc_done, blk.misc_done),
@@ -314,6 +319,7 @@ class _Run:
             self.clock_spins,
             wait_note(self.parks, self.waits),
             {ins[i].pc: t for i, t in self.recorder.remote.items()},
+            {ins[i].pc: n for i, n in counts.generic_atoms.items()},
         )
 
 

@@ -1,16 +1,15 @@
 """The machine state of one thread block, vectorized over all its threads.
 
-Registers are ``(count, threads)`` arrays: general registers R0..R254 (RZ = 255 reads
-0), uniform registers UR0..UR62 (URZ = 63; each thread keeps its own copy, equal across
-a warp), predicates P0..P6 and UP0..UP6 (PT/UPT = 7 read true). Every register has a
-taint byte per thread: bit 0 = the value depends on data read from global memory,
-bit 1 = the emulator could not compute the value exactly, bit 2 = the value may differ
-between blocks (it depends on the block index), bits 3-7 = which buffers the global
-data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the first four the
-kernel reads from, the fifth for every later one; :meth:`GlobalMemory.read_taint`); a
-register's bytes may carry less (:mod:`.ops.byte_taint`). Shared and local memory carry a
-taint byte per data byte. Control flow spreads taint (:mod:`.taint_flow`): ``ctl`` and
-``regions`` hold what a thread's path was decided by. Memory:
+Registers are ``(count, threads)`` arrays: general registers R0..R254 (RZ = 255 reads 0), uniform
+registers UR0..UR62 (URZ = 63; each thread keeps its own copy, equal across a warp), predicates
+P0..P6 and UP0..UP6 (PT/UPT = 7 read true). Every register has a taint byte per thread: bit 0 = the
+value depends on data read from global memory, bit 1 = the emulator could not compute the value
+exactly, bit 2 = the value may differ between blocks (it depends on the block index), bits 3-7 =
+which buffers the global data came from (:data:`BUFFER_GROUPS` groups: one bit per buffer for the
+first four the kernel reads from, the fifth for every later one; :meth:`GlobalMemory.read_taint`);
+a register's bytes may carry less (:mod:`.ops.byte_taint`). Shared and local memory carry a taint
+byte per data byte. Control flow spreads taint (:mod:`.taint_flow`): ``ctl`` and ``regions`` hold
+what a thread's path was decided by. Memory:
 
 * shared: the CTA's window. On sm_90 user shared memory starts after a 1 KiB reserved area
   (the compiler adds 0x400 to ``SR_CgaCtaId << 24``; this block's CgaCtaId is 0), so a window
@@ -245,14 +244,15 @@ class Block:
         self.mbarriers.on_wake = self.converge.join  # woken together: one part
         # warp executions of instructions whose traffic is not modelled (ops_async), by index
         self.unmodelled: dict[int, int] = {}
-        # DSMEM by index: 32-byte sectors remote accesses moved, remote atomics' op_atom wavefronts
+        # by index: DSMEM sectors remote accesses moved; op_atom wavefronts that no row carries
         self.dsmem_sectors: dict[int, int] = {}
-        self.dsmem_atoms: dict[int, int] = {}
+        self.dsmem_atoms: dict[int, int] = {}  # of remote atomics (hardware.dsmem)
+        self.generic_atoms: dict[int, int] = {}  # of generic ones on global memory or declined
         # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
         self.misc: dict[int, int] = {}
         self.misc_done: dict[int, int] = {}
-        # the same tallies ("misc", "misc_done") and warps predicated off ("off") per CTA, as
-        # (name, CTA, index) -> count, where classes' blocks run together (alike/together.py)
+        # those tallies ("misc", "misc_done", "generic_atoms") and warps predicated off ("off")
+        # per CTA, (name, CTA, index) -> count, where classes' blocks run together (together.py)
         self.by_cta: dict[tuple[str, int, int], int] | None = None
         # calls to functions outside the cubin that were stepped over, by index: the name
         self.callees: dict[int, str] = {}
@@ -306,7 +306,7 @@ class Block:
             if op == "atom":
                 on = ~np.isin(warps, merged) if merged is not None else slice(None)
                 lanes = ids[on] % self.warp_size
-                n = dsmem.remote_atom_wavefronts(warps[on], lanes, width, operands)
+                n = dsmem.generic_atom_wavefronts(warps[on], lanes, width, operands)
                 self.dsmem_atoms[index] = self.dsmem_atoms.get(index, 0) + n
 
     def count_misc(self, index: int, ix: Any, retire: bool = False, warps: Any = None) -> None:

@@ -64,13 +64,14 @@ AVERAGE = 8
 
 
 #: the per-instruction tallies of a run (execute._Run's dicts of the same names)
-TALLIES = ("unmodelled", "sectors", "atoms", "cas_failed", "misc", "misc_done")
+TALLIES = ("unmodelled", "sectors", "atoms", "generic_atoms", "cas_failed", "misc", "misc_done")
 
 
 @frozen
 class Counts:
     """A run's counts besides its requests: thread-instructions, and per instruction index
     the executions not modelled, the DSMEM sectors and remote atomics' op_atom wavefronts,
+    the op_atom wavefronts of generic atomics that shared memory did not serve,
     the failed compare-and-swaps and the warp executions of op_misc instructions and the
     CTA barriers they completed."""
 
@@ -78,6 +79,7 @@ class Counts:
     unmodelled: dict[int, int] = field(default_factory=dict)
     sectors: dict[int, int] = field(default_factory=dict)
     atoms: dict[int, int] = field(default_factory=dict)
+    generic_atoms: dict[int, int] = field(default_factory=dict)
     cas_failed: dict[int, int] = field(default_factory=dict)
     misc: dict[int, int] = field(default_factory=dict)
     misc_done: dict[int, int] = field(default_factory=dict)
@@ -430,7 +432,8 @@ def _run_left(rounds: _Rounds, budget: Budget) -> tuple[tuple[int, ...] | None, 
 
 def _counts(apart: dict[str, Any]) -> Counts:
     """A block's counts, kept apart from those run beside it (:func:`.together.counts_of_ctas`)."""
-    return Counts(apart["executed"], misc=apart["misc"], misc_done=apart["misc_done"])
+    kept = ("misc", "misc_done", "generic_atoms")
+    return Counts(apart["executed"], **{name: apart[name] for name in kept})
 
 
 def _per_block(found: list[ClassCounts], mean: bool = False) -> int:

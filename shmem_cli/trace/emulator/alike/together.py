@@ -272,15 +272,17 @@ class Ran:
 def counts_of_ctas(ran: Ran, executed: int) -> list[dict[str, Any]] | None:
     """Per CTA of the batch ``ran`` (which ran ``executed`` thread-instructions): its
     thread-instructions (``executed``), op_misc warps (``misc``), barriers completed
-    (``misc_done``) and warps predicated off by instruction (``off``); None where they
+    (``misc_done``), warps predicated off by instruction (``off``) and generic atomics'
+    op_atom wavefronts no row carries (``generic_atoms``); None where they
     cannot be told apart (:data:`_WHOLE_ONLY` tallies, or counts that do not add up)."""
     by_cta, work = ran.by_cta, ran.work
     if by_cta is None or ran.whole_only:
         return None
     if work is None or int(np.sum(work)) != executed:
         return None
+    tallies = ("misc", "misc_done", "off", "generic_atoms")
     out: list[dict[str, Any]] = [
-        {"executed": int(work[c]), "misc": {}, "misc_done": {}, "off": {}} for c in range(ran.ctas)
+        {"executed": int(work[c]), **{name: {} for name in tallies}} for c in range(ran.ctas)
     ]
     for (name, c, index), n in by_cta.items():
         out[c][name][index] = n

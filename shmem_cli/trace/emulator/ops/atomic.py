@@ -20,17 +20,20 @@ for itself (an add of 0), lanes 16-31's first lane on that word swaps too
 (docs/hardware-model.md section 5a).
 
 A generic ``ATOM`` whose address falls in the shared window: ``ATOM ... P0, Rd, ...`` (the
-fast path of half2 atomics, ``Rd`` = ``RZ`` or the old value's register) is not performed
-there and writes P0 false (``Rd`` untouched), so that the kernel takes its shared-memory
-path; so is a 64-bit fast path whose operation the architecture's
+fast path of float, half2 and bf16x2 atomics, ``Rd`` = ``RZ`` or the old value's register)
+is not performed there and writes P0 false (``Rd`` untouched), so that the kernel takes its
+shared-memory path; so is a 64-bit fast path whose operation the architecture's
 ``generic_shared_atomics_64`` leaves out (``ATOM.E.MIN.S64 P0``, ``ATOM.E.XOR.64 P0``), on
 the CTA's own shared memory a request of the ``declined`` class (one wavefront per phase,
-nothing applied). The 64-bit fast paths it names (``ATOM.E.ADD.64 P0, ...``) and every
-other generic atomic are applied to shared memory: on the CTA's own, a request of its
-``ATOMS`` form with that form's wavefronts (the op vocabulary's rule,
-``hardware.ops.op_of_generic``); on another CTA's, listed with their DSMEM sectors. An
-instruction with lanes on both records the own CTA's lanes as the ``ATOMS`` form and lists
-the others (docs/hardware-model.md section 9d, tests/data/trace/clusterhist).
+nothing applied); a declined 32-bit one and a generic atomic on global memory make no
+request, but cost ``op_atom`` wavefronts that no row carries (the rule of
+``hardware.dsmem``: 1 a warp, 2 a 64-bit one on global memory; docs/hardware-model.md
+section 9e). The 64-bit fast paths it names (``ATOM.E.ADD.64 P0, ...``) and every other
+generic atomic are applied to shared memory: on the CTA's own, a request of its ``ATOMS``
+form with that form's wavefronts (the op vocabulary's rule, ``hardware.ops.op_of_generic``);
+on another CTA's, listed with their DSMEM sectors. An instruction with lanes on both records
+the own CTA's lanes as the ``ATOMS`` form and lists the others (docs/hardware-model.md
+section 9d, tests/data/trace/clusterhist).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg
+from ....hardware import dsmem
 from ....hardware import ops as ops_vocabulary
 from ....hardware.arch import SM90
 from ....hardware.engine import AccessKind
@@ -208,6 +212,7 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         width != 8 or opname not in SM90.generic_shared_atomics_64 or "F64" in ins.mods
     )
     refused = AccessKind(kind.op, width, "declined")
+    pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
 
     def step(b: Block, ix: Idx) -> None:
         a, ta = ra(b, ix)
@@ -230,7 +235,6 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
             ids = b.ids(ix)
             window, off, remote = window_offsets(b, ids, a, width, ins)
             lanes_ta = np.broadcast_to(np.asarray(ta, dtype=np.uint8), ids.shape)
-            pair = 2 if opname in ("CAS", "CAST") else 1  # a compare and a new value
             record_window(b, index, ins, kind, ids, window, lanes_ta, remote, off, "atom", pair)
             if remote is not None and remote.any():
                 elsewhere = remote
@@ -238,6 +242,8 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         elif generic and in_window.any():
             raise unsupported(ins, "a generic atomic on global and shared lanes at once")
         else:
+            if generic:  # on global memory: op_atom wavefronts no row carries
+                _unserved(b, index, b.ids(ix), width, pair)
             mem_ = b.launch.memory
             fresh = mem_.read_taint(mem_.offsets(a, width, ins, ta), width)
             off = mem_.store_offsets(a, width, ins, counted=False)
@@ -292,12 +298,30 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
+def _unserved(b: Block, index: int, ids: Any, width: int, operands: int = 1) -> None:
+    """Count the ``op_atom`` wavefronts of generic atomic ``index`` whose lanes ``ids`` shared
+    memory did not serve (on global memory, or declined there): Nsight's per-op counter has
+    them, no source-counter row does (:func:`shmem_cli.hardware.dsmem.generic_atom_wavefronts`);
+    per CTA too where classes' blocks run together (:attr:`..state.Block.by_cta`)."""
+    warps, lanes = np.divmod(ids, b.warp_size)
+    n = dsmem.generic_atom_wavefronts(warps, lanes, width, operands)
+    b.generic_atoms[index] = b.generic_atoms.get(index, 0) + n
+    if b.by_cta is None:
+        return
+    ctas = warps // b.n_warps
+    for c in np.unique(ctas):
+        key, mine = ("generic_atoms", int(c), index), ctas == c
+        n = dsmem.generic_atom_wavefronts(warps[mine], lanes[mine], width, operands)
+        b.by_cta[key] = b.by_cta.get(key, 0) + n
+
+
 def _decline(
     b: Block, ins: Instruction, index: int, kind: AccessKind, ix: Idx, a: Any, win: Any, ta: Any
 ) -> bool:
     """Whether a generic fast path is declined (lanes ``win`` in the shared window; the
-    code's fallback does the work): on shared lanes a half2 one always, its request
-    uncounted (0 wavefronts measured); a 64-bit one on the CTA's own shared memory,
+    code's fallback does the work): on shared lanes a 32-bit one (float, half2, bf16x2)
+    always, no request, only the op_atom wavefronts no row carries (:func:`_unserved`: its
+    source-counter row reads 0); a 64-bit one on the CTA's own shared memory,
     recorded as a request of ``kind`` (the H200 counts 1 wavefront per half-warp in its
     per-op counters). A 64-bit one on another CTA's shared memory is applied there, as the
     measured ``ADD.64`` is (section 9d; the others were not measured there)."""
@@ -305,7 +329,8 @@ def _decline(
         return False
     if not win.all():
         raise unsupported(ins, "a generic atomic on global and shared lanes at once")
-    if kind.size != 8:
+    if kind.size != 8:  # op_atom wavefronts no row carries, the fall-back's aside
+        _unserved(b, index, b.ids(ix), kind.size)
         return True
     check_align(a, 8, ins)
     window, _, remote = window_offsets(b, b.ids(ix), a, 8, ins)
