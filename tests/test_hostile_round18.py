@@ -11,6 +11,7 @@ would fail on that limit's message instead of waiting for it.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -59,6 +60,9 @@ def test_a_computed_include_is_expanded_with_the_files_macros() -> None:
     both = _macros(' H "a.h"', ' H "b.h"')  # one per branch of an #if: both are tried
     assert computed_targets(" H", both) == [("a.h", True), ("b.h", True)]
     assert computed_targets(" CUDA_STD_HEADER(x)", {}) == []  # the toolkit's: not known here
+    # a splice inside the name; words after the first header name (the compiler warns)
+    assert computed_targets(" H", _macros(' H "pi\\\npe.h"')) == [("pipe.h", True)]
+    assert computed_targets(" H", _macros(' H "pipe.h" junk')) == [("pipe.h", True)]
 
 
 def test_a_computed_include_that_expands_without_bound_gives_nothing() -> None:
@@ -115,6 +119,17 @@ def test_a_device_or_a_folder_named_by_a_computed_include_is_refused(tmp_path: P
         refused(ran, "k.cu:2:1: error: #include names", f"it is {kind}, not a regular", seconds=15)
 
 
+def test_has_include_of_a_fifo_is_refused_at_the_directive(tmp_path: Path) -> None:
+    # gcc opens the file to answer __has_include: it would wait on the FIFO
+    os.mkfifo(tmp_path / "pipe.h")
+    (tmp_path / "sub.h").mkdir()  # a folder it passes over: no reason
+    source = _kernel(
+        tmp_path, '#if __has_include("sub.h")\n#elif __has_include("pipe.h")\n#endif\n'
+    )
+    ran = shmem("trace", str(source), "--block", "32", *LIMIT)
+    refused(ran, "k.cu:2:1: error: __has_include names 'pipe.h', and it is a FIFO", seconds=15)
+
+
 def test_a_plain_include_of_a_fifo_is_refused_at_the_include(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.h")
     source = _kernel(tmp_path, '#include "pipe.h"\n')
@@ -151,9 +166,29 @@ def test_a_fifo_named_through_a_library_macro_stops_the_compile_at_once(tmp_path
             ran,
             "k.cu: error: nvcc was stopped: cc1plus ",
             said,
-            "(through a macro: a computed #include?)",
+            "a header or a computed #include (a macro's name) names it",
             seconds=15,
         )
+
+
+@needs_nvcc
+def test_a_generated_source_whose_line_names_itself_is_traced(tmp_path: Path) -> None:
+    # `#line 1 "k.cu"` (a generator's): the name is the source's folder's, never opened by
+    # nvcc; it was taken in shmem's build folder and the build refused as reading outside
+    source = _kernel(tmp_path, '#line 1 "k.cu"\n')
+    result = CliRunner().invoke(main, ["trace", str(source), "--block", "32", *LIMIT])
+    assert result.exit_code == 0, result.output
+    assert "outside the kernel's source tree" not in result.output
+
+
+def test_a_socket_given_as_a_spec_is_named_a_socket(tmp_path: Path) -> None:
+    # opening a socket fails (ENXIO): it was "cannot read spec: No such device or address"
+    path = tmp_path / "s.yaml"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        result = CliRunner().invoke(main, ["analyze", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "cannot read spec: it is a socket, not a regular file" in result.output
 
 
 # --- shmem verify's tools have a time limit ------------------------------------------------

@@ -143,7 +143,7 @@ def _choose(
         said = shorten(said.removeprefix("ptxas error: "), 200)
         build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain, seconds)
         note = f"compiled for {chosen}a: ptxas refused {chosen} ({said})"
-        files = _union(read_files(folder / "build"), build.files)
+        files = _union(read_files(folder / "build", _base(source)), build.files)
         return Build(build.cubin, build.arch, note, files)
     if arch is not None or chosen.endswith("a"):
         return build
@@ -229,7 +229,7 @@ def _same_text(
         return False
     if text is None or len(kept) != 1:
         return False
-    _check(read_files(probe), source, allowed)
+    _check(read_files(probe, _base(source)), source, allowed)
     return filecmp.cmp(text, kept[0], shallow=False)
 
 
@@ -257,11 +257,16 @@ def _compile(
             source, arch, folder, args, explain=explain, keep=True, seconds=seconds
         )
     except toolchain.ToolError:
-        _check(read_files(folder), source, allowed)  # a refusal says more than the failure
+        _check(read_files(folder, _base(source)), source, allowed)  # says more than the failure
         raise
-    files = read_files(folder)
+    files = read_files(folder, _base(source))
     _check(files, source, allowed)
     return Build(cubin, arch, None, tuple(files))
+
+
+def _base(source: Path) -> Path:
+    """The folder a ``#line``'s relative name is taken in: the source's."""
+    return Path(os.path.realpath(source)).parent
 
 
 def _check(files: Sequence[str], source: Path, allowed: Callable[[Path], bool]) -> None:
@@ -277,15 +282,18 @@ def _check(files: Sequence[str], source: Path, allowed: Callable[[Path], bool]) 
             )
 
 
-def read_files(folder: Path) -> list[str]:
+def read_files(folder: Path, base: Path | None = None) -> list[str]:
     """Every file the preprocessed sources nvcc kept in ``folder`` name in their line
-    markers (resolved against ``folder``), in order of first mention."""
+    markers, in order of first mention; a relative name resolved against ``base`` (the
+    source's folder; default ``folder``). A file the preprocessor opened has an absolute name
+    (the source and every ``-I`` folder are given absolute): a relative one is a ``#line``'s
+    (``#line 3 "k.cu"`` of a generated source), which names the source it was made from."""
     seen: dict[str, None] = {}
     for kept in sorted(folder.glob("*.ii")):
         for raw in _marker_names(kept):
             if raw.startswith("<") and raw.endswith(">"):  # <built-in>, <command-line>
                 continue
-            seen.setdefault(os.path.realpath(folder / raw), None)
+            seen.setdefault(os.path.realpath((base or folder) / raw), None)
             if len(seen) > MAX_FILES:
                 raise ShmemError(
                     f"the build read more than {MAX_FILES:,} files", code="invalid-kernel"

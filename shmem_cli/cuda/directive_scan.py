@@ -25,6 +25,8 @@ MAX_EXPANSION, MAX_VARIANTS = 4096, 8
 _TOKEN = re.compile(
     r"""\s+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*|\.?[0-9][\w.]*|##|%:%:|."""
 )
+_HEADER_NAME = re.compile(r'"([^"\n]*)"|<([^>\n]*)>')
+_SPLICE = re.compile(r"\\[ \t]*\r?\n")
 _DEFINE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)(\(([^()]*)\))?(.*)\Z", re.S)
 
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -238,7 +240,7 @@ def _tokens(text: str) -> list[str]:
 
 def definition(rest: str) -> tuple[str, Macro] | None:
     """The macro a ``#define`` whose text after ``define`` is ``rest`` makes, or None."""
-    m = _DEFINE.match(rest)
+    m = _DEFINE.match(_unsplice(rest))
     if m is None:
         return None
     params = None
@@ -255,14 +257,20 @@ def computed_targets(rest: str, macros: dict[str, list[Macro]]) -> list[tuple[st
     for k in range(variants):
         table = {name: defs[min(k, len(defs) - 1)] for name, defs in macros.items()}
         try:
-            text = "".join(_expand(_tokens(rest), table, [0])).strip()
+            text = "".join(_expand(_tokens(_unsplice(rest)), table, [0])).strip()
         except _TooLong:
             continue
-        if len(text) > 1 and text[0] == text[-1] == '"':
-            out[(text[1:-1], True)] = None
-        elif len(text) > 1 and text[0] == "<" and text[-1] == ">":
-            out[(text[1:-1], False)] = None
+        # the first header name is the one opened (the preprocessor warns of the rest)
+        name = _HEADER_NAME.match(text)
+        if name is not None:
+            quoted = name.group(1) is not None
+            out[(name.group(1) if quoted else name.group(2), quoted)] = None
     return list(out)
+
+
+def _unsplice(text: str) -> str:
+    """``text`` without its line splices (a directive's strings keep theirs)."""
+    return _SPLICE.sub("", text)
 
 
 class _TooLong(Exception):

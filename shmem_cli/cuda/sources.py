@@ -261,25 +261,39 @@ def _computed(
     for target, quoted in computed_targets(c.rest, macros):
         if not target:
             continue
-        search = [Path("/")] if target.startswith("/") else [c.path.parent] if quoted else []
-        for folder in [*search, *([] if target.startswith("/") else include_dirs)]:
-            candidate = folder / target
-            try:
-                mode = os.stat(candidate).st_mode
-            except (OSError, ValueError):
-                continue
-            if not stat.S_ISREG(mode):
-                said = "a folder" if stat.S_ISDIR(mode) else kind_of(mode)
-                raise _refuse(
-                    c.directive,
-                    f"#{c.name} names {shorten(target)!r} through a macro, and it is "
-                    f"{said}, not a regular file: a compile would wait on it or read it for "
-                    "ever; include regular files only (save the data to a file)",
-                )
-            if tree.inside(candidate) and not trusted(candidate):
-                found.append(candidate)
-            break
+        absolute = target.startswith("/")
+        search = [Path("/")] if absolute else [c.path.parent] if quoted else []
+        where = [*search, *([] if absolute else include_dirs)]
+        candidate = _refuse_special(c.directive, f"#{c.name}", target, where, " through a macro")
+        if candidate is not None and tree.inside(candidate) and not trusted(candidate):
+            found.append(candidate)
     return found
+
+
+def _refuse_special(
+    d: Directive, what: str, target: str, search: Sequence[Path], how: str, *, folders: bool = True
+) -> Path | None:
+    """The first of ``search``/``target`` that exists (None: none), refused (``what`` names
+    ``target``, ``how``) where it is no regular file: a FIFO is waited on for ever, a device
+    read without end (a folder, which the preprocessor passes over, too where ``folders``)."""
+    for folder in search:
+        candidate = folder / target
+        try:
+            mode = os.stat(candidate).st_mode
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(mode):
+            return candidate
+        if stat.S_ISDIR(mode) and not folders:
+            continue
+        said = "a folder" if stat.S_ISDIR(mode) else kind_of(mode)
+        raise _refuse(
+            d,
+            f"{what} names {shorten(target)!r}{how}, and it is {said}, not a regular file: a "
+            "compile would wait on it or read it for ever; include regular files only (save "
+            "the data to a file)",
+        )
+    return None
 
 
 def _refuse(d: Directive, message: str) -> Refused:
@@ -305,6 +319,8 @@ def _check_directive(
             target = h.group(1) if h.group(1) is not None else h.group(2)
             if target is None or not _plain_name(target):
                 raise _refuse(d, "__has_include must name a header relative to the include folders")
+            search = [path.parent] if h.group(1) is not None else []
+            _refuse_special(d, "__has_include", target, [*search, *include_dirs], "", folders=False)
         return []
     if name == "line" or name.isdigit():
         lm = _LINE_NAME.match(rest if name == "line" else name + rest)

@@ -53,8 +53,8 @@ _COMPILE_HINT = (
 )
 #: what a compile stopped for opening a FIFO or a device is told (:func:`run`'s ``special``)
 _SPECIAL_HINT = (
-    "a source includes it (through a macro: a computed #include?), and a compile would wait "
-    "on it or read it for ever; include regular files only (save the data to a file)"
+    "a header or a computed #include (a macro's name) names it, and a compile would wait on "
+    "it or read it for ever; include regular files only (save the data to a file)"
 )
 OUTPUT_LIMIT = 64 << 20  # the most of a tool's standard output or error that is read
 #: a cubin (given, extracted from a fat binary, or written by a tool) and SASS listings

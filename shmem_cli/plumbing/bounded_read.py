@@ -61,10 +61,13 @@ def open_regular(name: str, what: str, code: str) -> int:
     except FileNotFoundError:
         raise ShmemError(f"cannot read {what}: no such file", path=name, code=code) from None
     except OSError as exc:
-        why = (
+        why = shorten(
             "it is a directory" if exc.errno == errno.EISDIR else exc.strerror or type(exc).__name__
         )
-        raise ShmemError(f"cannot read {what}: {shorten(why)}", path=name, code=code) from None
+        with contextlib.suppress(OSError, ValueError):  # a socket cannot be opened (ENXIO)
+            if stat.S_ISSOCK(os.stat(name).st_mode):
+                why = "it is a socket, not a regular file (save the data to a file and name it)"
+        raise ShmemError(f"cannot read {what}: {why}", path=name, code=code) from None
     mode = os.fstat(fd).st_mode
     if stat.S_ISDIR(mode):
         os.close(fd)

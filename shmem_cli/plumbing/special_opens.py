@@ -7,12 +7,12 @@ of a tool's process group (Linux's ``/proc``; nothing elsewhere) while it runs a
 words, the first such file it finds:
 
 * an open file descriptor whose file is a FIFO, a device or a socket with a name (not the
-  anonymous pipes a tool's processes talk through), but for ``/dev/null`` and the random
-  devices a compiler reads a seed from (those only while open for less than
-  :data:`RANDOM_SECONDS`);
-* a process waiting in ``open`` for the other end of a FIFO (``wait_for_partner``), or
-  sleeping in ``open``/``openat`` for :data:`OPEN_SECONDS`: the name it opens is read from
-  its memory where Linux lets its parent's process do so.
+  anonymous pipes a tool's processes talk through), but for ``/dev/null``, the GPU driver's
+  devices and the random devices a compiler reads a seed from (those only while open for
+  less than :data:`RANDOM_SECONDS`);
+* a process asleep in ``open``/``openat`` on a FIFO: the name it opens is read from its
+  memory where Linux lets shmem do so (its own child's), else told by where it waits
+  (``wait_for_partner``, Linux's wait for a FIFO's other end).
 """
 
 from __future__ import annotations
@@ -28,17 +28,20 @@ from .frozen import frozen
 
 #: how long a random device may stay open in one process (cicc reads 4 bytes of a seed)
 RANDOM_SECONDS = 1.0
-#: how long a process may sleep in one open() before it is taken to wait on a FIFO
-OPEN_SECONDS = 2.0
 _HARMLESS = frozenset({"/dev/null"})
+#: the driver's devices (``/dev/nvidiactl``, ``/dev/nvidia0``, ``/dev/nvidia-uvm``): a tool
+#: that asks the GPU (``nvcc -arch=native``) opens them, and they are read without waiting
+_DRIVER = "/dev/nvidia"
 _RANDOM = frozenset({"/dev/urandom", "/dev/random"})
 #: the numbers of open, openat and openat2 on the architectures Linux names so
 _OPEN_CALLS = {"x86_64": {2, 257, 437}, "aarch64": {56, 437}}
+_MAX_MEMBERS = 4096  # processes of one group looked at
+_AT_FDCWD = 0xFFFFFF9C  # openat's "the current folder", as /proc/PID/syscall shows it
 
 
 @frozen
 class Seen:
-    """A special file held open, or an open() waited in, since ``since`` (monotonic)."""
+    """A random device held open since ``since`` (monotonic)."""
 
     since: float
 
@@ -63,7 +66,7 @@ class SpecialOpens:
     def _process(self, pid: int, now: float) -> str | None:
         name = _read(f"/proc/{pid}/comm").strip() or "a process"
         for fd, target, mode in _open_files(pid):
-            if target in _HARMLESS:
+            if target in _HARMLESS or target.startswith(_DRIVER):
                 continue
             if target in _RANDOM:
                 first = self.seen.setdefault((pid, fd, target), Seen(now)).since
@@ -74,34 +77,62 @@ class SpecialOpens:
         waiting = _waits_in_open(pid)
         if waiting is None:
             return None
-        first = self.seen.setdefault((pid, "open", waiting), Seen(now)).since
-        if _read(f"/proc/{pid}/wchan") == "wait_for_partner" or now - first >= OPEN_SECONDS:
-            return f"{name} waits to open {waiting}, a FIFO (named pipe) nobody writes"
+        if _is_fifo(waiting) or _read(f"/proc/{pid}/wchan") == "wait_for_partner":
+            return f"{name} waits to open {waiting or 'a file'}, a FIFO (named pipe) nobody writes"
         return None
 
 
-def _read(path: str) -> str:
+def _is_fifo(name: str) -> bool:
+    try:
+        return bool(name) and stat.S_ISFIFO(os.stat(name).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _read(path: str, *, strict: bool = False) -> str:
+    """The start of a ``/proc`` file ("" where it cannot be read; ``strict``: an OSError)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(4096)
+            return fh.read(1 << 16)
     except OSError:
+        if strict:
+            raise
         return ""
 
 
 def _members(pgid: int) -> list[int]:
-    """The live processes of the process group ``pgid``."""
+    """The live processes of the process group ``pgid`` (whose leader is process ``pgid``):
+    its leader's descendants, found through each thread's ``children`` (a few files for a
+    compile's five processes), else every process's ``stat`` (a machine's thousands)."""
+    found: list[int] = []
+    todo = [pgid]
+    while todo and len(found) < _MAX_MEMBERS:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+            lists = [_read(f"/proc/{pid}/task/{t}/children", strict=True) for t in tasks]
+        except OSError:
+            if pid == pgid and not os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+                return _members_by_stat(pgid)  # a kernel without the children files
+            continue  # gone meanwhile
+        if _in_group(pid, pgid):
+            found.append(pid)
+        todo += [int(w) for text in lists for w in text.split() if w.isdigit()]
+    return found
+
+
+def _in_group(pid: int, pgid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process of the group ``pgid``."""
+    fields = _read(f"/proc/{pid}/stat").rsplit(")", 1)[-1].split()
+    return len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z"
+
+
+def _members_by_stat(pgid: int) -> list[int]:
     try:
         entries = os.listdir("/proc")
     except OSError:
         return []
-    out = []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        fields = _read(f"/proc/{entry}/stat").rsplit(")", 1)[-1].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            out.append(int(entry))
-    return out
+    return [int(e) for e in entries if e.isdigit() and _in_group(int(e), pgid)]
 
 
 def _open_files(pid: int) -> list[tuple[str, str, int]]:
@@ -124,8 +155,8 @@ def _open_files(pid: int) -> list[tuple[str, str, int]]:
 
 
 def _waits_in_open(pid: int) -> str | None:
-    """The file ``pid`` sleeps opening (its name where its memory can be read, else a word),
-    or None where it is in no open()."""
+    """The file ``pid`` sleeps opening ("" where its name cannot be read), or None where it is
+    in no open()."""
     calls = _OPEN_CALLS.get(platform.machine(), set())
     words = _read(f"/proc/{pid}/syscall").split()
     if len(words) < 3 or not words[0].isdigit() or int(words[0]) not in calls:
@@ -136,9 +167,12 @@ def _waits_in_open(pid: int) -> str | None:
             mem.seek(at)
             raw = mem.read(4096).split(b"\0", 1)[0]
     except (OSError, ValueError, OverflowError):
-        return "a file"
+        return ""
     name = os.fsdecode(raw)
     if not name.startswith("/"):
+        folder = f"/proc/{pid}/cwd"
+        if int(words[0]) != 2 and int(words[1], 16) & 0xFFFFFFFF != _AT_FDCWD:
+            folder = f"/proc/{pid}/fd/{int(words[1], 16) & 0xFFFFFFFF}"
         with contextlib.suppress(OSError):
-            name = os.path.join(os.readlink(f"/proc/{pid}/cwd"), name)
+            name = os.path.join(os.readlink(folder), name)
     return os.path.normpath(name)
