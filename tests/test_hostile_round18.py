@@ -144,10 +144,16 @@ def test_a_tool_waiting_on_a_fifo_or_reading_a_device_is_stopped_at_once(tmp_pat
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     for target, said in ((pipe, f"waits to open {pipe}, a FIFO"), ("/dev/zero", "a character")):
-        reader = [sys.executable, "-c", f"open({str(target)!r}, 'rb').read()"]
+        # a byte read and the file held open: the watch, not a memory limit, must end it
+        hold = f"import time; f = open({str(target)!r}, 'rb'); f.read(1); time.sleep(30)"
+        reader = [sys.executable, "-c", hold]
         with pytest.raises(ToolRefused, match=said):
             run_tool(reader, timeout=20, special=True, memory_limit=1 << 30)
-    # a random device read for a seed and closed (cicc does), and /dev/null, are no reason
+    # a random device read for a seed and closed (cicc does), and /dev/null, are no reason;
+    # one held open past RANDOM_SECONDS (1 s) is read without end
+    hold = "import time; f = open('/dev/urandom', 'rb'); f.read(4); time.sleep(30)"
+    with pytest.raises(ToolRefused, match="reads /dev/urandom without end"):
+        run_tool([sys.executable, "-c", hold], timeout=20, special=True)
     seed = "open('/dev/urandom', 'rb').read(4); open('/dev/null').read()"
     assert run_tool([sys.executable, "-c", seed], timeout=20, special=True).returncode == 0
 
