@@ -200,3 +200,54 @@ def test_two_printings_of_one_instruction_have_one_key() -> None:
     assert sass_key("IMAD R5, R2.reuse, UR9, RZ") == sass_key("IMAD R5, R2, UR9, RZ")
     assert sass_key("@P3 BRA 0x7eff477b1600") != sass_key("@!P3 BRA 0x7eff477b1600")
     assert sass_key("STS [R1], R2") != sass_key("STS [R1+0x4], R2")
+
+
+#: a table as Nsight Compute exports it for a kernel with no shared-memory instruction: the
+#: SourceCounters columns without the L1 shared ones (PyTorch Inductor's pointwise kernels)
+NO_SHARED_TABLE = (
+    '"Kernel Name","triton_poi_fused_relu_0"\n'
+    '"Address","Source","# Samples","Instructions Executed","Address Space"\n'
+    '"0x7f0000000000","S2R R0, SR_CTAID.X","0","8",""\n'
+    '"0x7f0000000010","EXIT","0","8",""\n'
+)
+
+
+def test_a_table_without_shared_columns_is_another_kernels_or_all_zero(tmp_path: Path) -> None:
+    """A multi-kernel export holds tables of kernels with no shared-memory instruction, which
+    Nsight writes without the L1 shared columns: they are no error for the kernel compared,
+    and such a table, read, has every shared count zero (a trace with shared traffic then
+    disagrees with it)."""
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(NO_SHARED_TABLE + (DATA / "ncu" / "softmax_w8.csv").read_text())
+    code, doc = compare_json("softmax_w8", mixed)
+    assert code == 0 and doc["agrees"]
+    assert compare("softmax_w8", mixed).exit_code == 0
+    tables = read_ncu_csv(mixed)
+    assert tables[0].rows == (
+        (0, "S2R R0, SR_CTAID.X", {"Instructions Executed": 8, "L1 Wavefronts Shared": 0,
+                                   "L1 Wavefronts Shared Ideal": 0}),
+        (16, "EXIT", {"Instructions Executed": 8, "L1 Wavefronts Shared": 0,
+                      "L1 Wavefronts Shared Ideal": 0}),
+    )  # fmt: skip
+    text = (DATA / "ncu" / "softmax_w8.csv").read_text().splitlines(keepends=True)
+    head = next(i for i, line in enumerate(text) if line.startswith('"Address"'))
+    columns = next(csv.reader([text[head]]))
+    keep = [i for i, c in enumerate(columns) if not c.startswith("L1 Wavefronts Shared")]
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for row in csv.reader(text[head:]):
+        writer.writerow([row[i] for i in keep] if len(row) == len(columns) else row)
+    stripped = tmp_path / "stripped.csv"
+    stripped.write_text("".join(text[:head]) + out.getvalue())
+    code, doc = compare_json("softmax_w8", stripped)
+    assert code == 1 and not doc["agrees"]
+    assert {i["ncu"]["wavefronts"] for i in doc["instructions"]} == {0}
+
+
+def test_a_kernel_with_no_shared_instruction_agrees_in_words() -> None:
+    from shmem_cli.render.trace.compare import render_compare_text
+    from shmem_cli.trace.ncu.compare import KernelCompare
+
+    empty = KernelCompare("run.csv", "triton_poi_fused_relu_0", 1, 1, (), ())
+    text = render_compare_text([empty])
+    assert "agree (no shared-memory instruction ran, here or on the GPU)" in text

@@ -47,6 +47,9 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
                 lines.append(f"  {where}  ncu: {theirs}  |  cubin: {mine}")
             out.append("\n".join(lines) + "\n")
             continue
+        if not c.instructions and c.agrees:
+            out.append(f"{head}: agree (no shared-memory instruction ran, here or on the GPU)\n")
+            continue
         counts = c.counts()
         said = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
         verdict = "agree" if c.agrees else "DISAGREE"
@@ -79,7 +82,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
             table,
             Styled("\n".join([tail, *notes])),
         ]
-        width = max(1000, *(len(i.sass) + 80 for i in c.instructions))
+        width = max([1000, *(len(i.sass) + 80 for i in c.instructions)])
         out.append(_laid_out(blocks, width))
     return "\n".join(out)
 

@@ -167,7 +167,7 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
     others: dict[str, None] = {}
     kernel: str | None = None
     wanted = False
-    columns: list[int] | None = None
+    columns: list[int | None] | None = None  # None: a column the table leaves out (a zero)
     width = 0
     rows: list[tuple[int, str, dict[str, int | None]]] = []
     kept = kept_tables = 0
@@ -199,7 +199,12 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
                 )
         elif kernel is not None and record[:2] == ["Address", "Source"]:
             missing = [c for c in COUNTERS if c not in record]
-            if missing:
+            if missing and (not wanted or missing == [WAVEFRONTS, IDEAL] and EXECUTED in record):
+                # another kernel's table, or one of a kernel with no shared-memory instruction:
+                # Nsight Compute leaves its L1 shared columns out (every such count is zero)
+                columns = [record.index(c) if c in record else None for c in COUNTERS]
+                width = len(record)
+            elif missing:
                 raise _at(
                     f"the table of {shorten(kernel)} has no column {missing[0]!r}: profile with "
                     "`ncu --section SourceCounters` and export with `ncu -i REPORT --page "
@@ -207,7 +212,8 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
                     where,
                     line,
                 )
-            columns, width = [record.index(c) for c in COUNTERS], len(record)
+            else:
+                columns, width = [record.index(c) for c in COUNTERS], len(record)
         elif columns is not None and wanted and len(record) == width:
             try:
                 address = int(record[0], 16) if len(record[0]) <= 20 else None
@@ -226,7 +232,7 @@ def _source_tables(data: bytes, where: str, keep: Callable[[str], bool] | None) 
                     line,
                 )
             counters = {
-                name: count(record[k], where, line, name)
+                name: 0 if k is None else count(record[k], where, line, name)
                 for name, k in zip(COUNTERS, columns, strict=True)
             }
             rows.append((address - base, record[1], counters))
