@@ -127,3 +127,19 @@ def test_two_interleaved_sums_are_told_apart_by_order() -> None:
     rows = [a for a in trace_file(request).kernels[0].accesses if a.site.inner is not None]
     assert [a.line for a in rows] == [77] * 4 + [78] * 4
     assert {Path(a.site.inner[0]).name for a in rows if a.site.inner} == {"standard.py"}
+
+
+def test_pytorch_inductors_helpers_are_library_as_tritons_language_is() -> None:
+    """An Inductor kernel (a generated .py) calls PyTorch's triton_helpers.py (welford_reduce,
+    max_with_index): its rows go to the generated kernel's line, as tl.sum's do."""
+    from shmem_cli.trace.triton.callsites import is_library
+
+    helpers = "/venv/lib/python3.12/site-packages/torch/_inductor/runtime/triton_helpers.py"
+    kernel = "/tmp/torchinductor_me/pz/cpzq6egztipdnpag.py"
+    assert is_library(LIB) and is_library(helpers)
+    assert not is_library(kernel) and not is_library(USER)
+    text = f"""#loc5 = loc("{helpers}":243:27)
+#loc6 = loc("{kernel}":41:48)
+#loc7 = loc(callsite(#loc5 at #loc6))
+"""
+    assert library_callers(text, is_library) == {(helpers, 243): ((kernel, 41),)}

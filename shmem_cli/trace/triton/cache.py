@@ -33,11 +33,10 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...cuda.sass import TOOLKIT_HEADER
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
-from .callsites import Location, library_callers
+from .callsites import Location, is_library, library_callers
 from .metadata import TritonError, read_metadata
 from .ttgir import (
     DESC_TYPE,
@@ -283,7 +282,7 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     by_def = named(names, params) if names is not None else None
     more = names if names is not None and by_def is None else ()  # some compiled in: the call says
     params = by_def or params
-    callers = library_callers(text, lambda file: TOOLKIT_HEADER.search(file) is not None)
+    callers = library_callers(text, is_library)
     unread = (def_file(text) or "") if names is None and unnamed(p.name for p in params) else ""
     shapes = tensor_shapes(text)
     return TritonEntry(folder, name, cubin, meta, params, shapes, callers, more, (), unread)

@@ -1,7 +1,8 @@
 """Which line of the kernel called a line of Triton's library, from the TTGIR's locations.
 
 A Triton cubin's line table places the shared-memory traffic of ``tl.max`` and ``tl.sum`` at
-their lines in ``triton/language/standard.py``, with no inlining chain (Triton 3.2-3.6): the
+their lines in ``triton/language/standard.py`` (an Inductor kernel's Welford reduction at
+``torch/_inductor/runtime/triton_helpers.py``), with no inlining chain (Triton 3.2-3.6): the
 kernel's line that called them is known only to the TTGIR, whose location aliases say it::
 
     #loc11 = loc("/.../triton/language/standard.py":191:40)
@@ -30,6 +31,10 @@ from collections.abc import Callable, Mapping
 Location = tuple[str, int]
 _Frame = tuple[str, int, int]  # file, line, column
 
+#: the files a Triton kernel's library code comes from: Triton's language (``tl.sum``,
+#: ``tl.max``, libdevice) and PyTorch Inductor's runtime helpers (``triton_helpers.py``: the
+#: Welford and argmax reductions an Inductor kernel calls)
+LIBRARY = re.compile(r"/triton/language/|/torch/_inductor/runtime/")
 MAX_DEPTH = 16  # levels of a callsite chain followed (the deepest of 264 TTGIRs: 7 frames)
 #: alias lines read: a TTGIR with more places no library line (real ones have about 100; 64
 #: MiB of callsites 64 frames deep, 600,000 of them, took 66 s and a gigabyte)
@@ -44,6 +49,12 @@ _ALIAS = re.compile(
     r"\)\s*$",
     re.M,
 )
+
+
+def is_library(file: str) -> bool:
+    """Whether ``file`` is library code a Triton kernel inlines (:data:`LIBRARY`), not the
+    user's."""
+    return LIBRARY.search(file) is not None
 
 
 def library_callers(
