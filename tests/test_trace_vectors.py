@@ -151,3 +151,38 @@ def test_an_instruction_across_the_lanes_of_a_warp_gets_no_vector() -> None:
     assert waterfall(parse_instruction("R2UR P0, UR4, R2 ;", 0, "k.cu", 1))
     assert not waterfall(parse_instruction("R2UR UR4, R2 ;", 0, "k.cu", 1))
     assert not waterfall(parse_instruction("IADD3 R2, R3, R4, RZ ;", 0, "k.cu", 1))
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_a_step_runs_once_per_distinct_block_of_its_sources(
+    monkeypatch: pytest.MonkeyPatch, collide: bool
+) -> None:
+    # a 32 x 16 grid (block b = x + 32 y): a vector of x holds 32 distinct values, so a step
+    # on it and constants runs 32 pairs a group, not 512, and every block gets its value;
+    # with y too every block is distinct; a hash that collides (every factor 0) merges no
+    # blocks: the step runs for all 512
+    from shmem_cli.trace.emulator.alike import distinct
+
+    if collide:
+        monkeypatch.setattr(distinct, "_FACTORS", np.zeros(4, dtype=np.uint64))
+    blocks = 32 * 16
+    x, y = np.arange(blocks) % 32, np.arange(blocks) // 32
+    adder = _Adder()
+    vec = Vectors(blocks, adder)
+    vx = vec.intern(x.astype(np.uint32))
+    vy = vec.intern((y * 1000).astype(np.uint32))
+    groups = 4
+    ks = np.array([0, 5, 5, 7], np.uint32)
+    a = Load("R", 1, ks, np.array([vx, vx, vx, -1]))
+    b = Load("R", 2, np.array([1, 0, 0, 2], np.uint32), np.full(groups, -1))
+    made = vec.make(Step(0, (a, b), (("R", 0),), groups))[("R", 0)]
+    assert adder.ran == (blocks if collide else 32) * groups
+    want = [x + 1, x + 5, x + 5, np.full(blocks, 9)]
+    assert [vec.values[v].tolist() for v in made] == [w.tolist() for w in want]
+    assert made[1] == made[2]  # one vector, interned once
+    adder.ran = 0
+    c = Load("R", 2, np.zeros(groups, np.uint32), np.array([vy, vy, -1, vy]))
+    both = vec.make(Step(1, (a, c), (("R", 0),), groups))[("R", 0)]
+    assert adder.ran == blocks * groups  # x and y: every block its own
+    want = [x + 1000 * y, x + 5 + 1000 * y, x + 5, 7 + 1000 * y]
+    assert [vec.values[v].tolist() for v in both] == [w.tolist() for w in want]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ....plumbing.frozen import frozen
+from .distinct import Distinct, interned, spread
 
 #: values one window's evaluation holds at most (over every step it evaluates)
 ELEMENTS = 1 << 21
@@ -141,6 +142,7 @@ class Vectors:
         self._made = np.zeros(1024, dtype=bool)  # by id: kept as a step (not yet whole)
         self.work = 0  # (group, block) pairs the steps kept were evaluated for
         self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
+        self._distinct = Distinct()  # the distinct blocks of whole vectors a step reads
 
     # --- making vectors ---------------------------------------------------------------
 
@@ -170,11 +172,11 @@ class Vectors:
             or any(self.any_step(ld.vids) for ld in step.loads)
         )
         if not lazy:
-            got = self._run(step, [self._plan(ld) for ld in step.loads], 0, self.n, {})
+            got, at = self._values(step, [self._plan(ld) for ld in step.loads], 0, self.n, {})
             out: dict[tuple[str, int], list[int]] = {}
             for row in step.rows:
                 a = got[row]
-                out[row] = [-1 if a is None else self.intern(a[g]) for g in range(step.groups)]
+                out[row] = [-1] * step.groups if a is None else interned(a, at, self.intern)
             return out
         cost = _ENTRY_BYTES * (1 + len(step.rows) * step.groups)
         cost += sum(ld.ks.nbytes + ld.vids.nbytes for ld in step.loads)
@@ -373,7 +375,7 @@ class Vectors:
             self.work += self.steps[s].groups * (hi - lo)
             if self.work > min(WORK, self.most):
                 raise Unknown(f"the steps kept were evaluated for {self.work:,} pairs")
-            memo[s] = self._run(self.steps[s], self._plans[s], lo, hi, memo)
+            memo[s] = spread(*self._values(self.steps[s], self._plans[s], lo, hi, memo))
         return {v: self._slice(v, lo, hi, memo) for v in vids}
 
     def _slice(self, vid: int, lo: int, hi: int, memo: dict[int, Any]) -> Any:
@@ -408,10 +410,14 @@ class Vectors:
             {v: np.array(gs) for v, gs in whole.items()},
         )
 
-    def _run(self, step: Step, plans: list[_Plan], lo: int, hi: int, memo: dict[int, Any]) -> Any:
-        """Per register ``step`` writes: its values (groups x blocks lo..hi), or None;
-        ``plans``: its loads' (:meth:`_plan`)."""
-        w = hi - lo
+    def _values(
+        self, step: Step, plans: list[_Plan], lo: int, hi: int, memo: dict[int, Any]
+    ) -> tuple[dict[tuple[str, int], Any], Any]:
+        """(Per register ``step`` writes: its values, groups x the distinct blocks of lo..hi
+        (:mod:`.distinct`), or None; each block's distinct block, None: the step ran for
+        every block); ``plans``: its loads' (:meth:`_plan`)."""
+        few = self._distinct.of(plans, self.values, lo, hi)
+        w = hi - lo if few is None else len(few[0])
         loads = []
         for ld, plan in zip(step.loads, plans, strict=True):
             pred = ld.kind in ("P", "UP")
@@ -419,6 +425,7 @@ class Vectors:
             out = np.repeat(ks[:, None], w, axis=1)
             for v, gs in plan.whole.items():
                 src = np.asarray(self.values[v][lo:hi])
+                src = src if few is None else src[few[0]]
                 out[gs] = src[None, :] if pred else src[None, :] + ks[gs, None]
             for (made, row), (gs, groups) in plan.made.items():
                 got = self._evaluated(memo, made, row)
@@ -429,7 +436,8 @@ class Vectors:
             got = self.stepper.step(step.m, loads, step.rows, total)
         else:
             got = self.stepper.step(step.m, loads, step.rows, total, step.guard)
-        return {r: None if a is None else a.reshape(step.groups, w) for r, a in got.items()}
+        values = {r: None if a is None else a.reshape(step.groups, w) for r, a in got.items()}
+        return values, None if few is None else few[1]
 
 
 @frozen

@@ -1,0 +1,105 @@
+"""The distinct blocks of a step's sources: a step evaluated once per distinct block.
+
+An instruction evaluated over the candidate blocks (:mod:`.vectors`, through :mod:`.shadow`)
+gives each (group, block) pair a value that depends on that pair's sources alone (a window
+of blocks gives the values the whole grid does). Where every source is a constant or a whole
+vector, the blocks in which those vectors hold the same values give the same results: over
+a 32 x 16 grid a vector of the x axis holds 32 distinct values, not 512, and a causal
+attention's rounds evaluated each instruction for all 512 blocks, each of its 128 threads
+its own group (a round of one block evaluated 5 million values to read 19 thousand). So the
+step runs once per distinct block (:meth:`Distinct.of`: one column of the vectors' values
+per block) and its values are spread back over every block: the same values, bit for bit.
+
+The distinct columns are found by a hash of each column (a product with fixed odd 64-bit
+factors, mod 2^64) and then checked column by column against the column they are taken
+for: a hash collision leaves the step run over every block, never two blocks merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: a step runs once per distinct block only where the distinct blocks are at most this share
+#: of its blocks (else the spreading back costs more than it saves)
+SHARE = 0.5
+#: the maps kept for the next step reading the same vectors, at most this many blocks over
+#: all of them (a map holds an index per block)
+KEPT = 1 << 22
+#: the hash's factors: odd 64-bit constants (the golden ratio's, and splitmix64's), one per
+#: vector in turn
+_FACTORS = np.array(
+    [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93],
+    dtype=np.uint64,
+)
+
+#: (each distinct block's position in the window, each block's distinct block), or None
+Map = tuple[Any, Any] | None
+
+
+class Distinct:
+    """The distinct blocks of sets of whole vectors, kept by the vectors' ids and window."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[tuple[int, ...], int, int], Map] = {}
+        self._size = 0
+
+    def of(self, plans: Sequence[Any], values: Sequence[Any], lo: int, hi: int) -> Map:
+        """The distinct blocks ``lo``..``hi`` of the whole vectors a step's loads read
+        (``plans``: :class:`.vectors._Plan`, over ``values``, the vectors by id): (each
+        distinct block's first position in the window, each block's distinct one), or None
+        where a load reads a vector kept as a step, or the distinct blocks are not few
+        enough (:data:`SHARE`), or a hash collided."""
+        if hi - lo < 2 or any(plan.made for plan in plans):
+            return None
+        vids = tuple(sorted({v for plan in plans for v in plan.whole}))
+        key = (vids, lo, hi)
+        if key in self._kept:
+            return self._kept[key]
+        got = _distinct([values[v] for v in vids], lo, hi)
+        if self._size + hi - lo > KEPT:
+            self._kept.clear()
+            self._size = 0
+        self._kept[key] = got
+        self._size += hi - lo + len(vids)
+        return got
+
+
+def _distinct(values: Sequence[Any], lo: int, hi: int) -> Map:
+    w = hi - lo
+    if not values:
+        return None
+    rows = [np.asarray(v[lo:hi]).astype(np.uint64) for v in values]
+    h = np.zeros(w, dtype=np.uint64)
+    for k, row in enumerate(rows):
+        factor = _FACTORS[k % len(_FACTORS)] + np.uint64(2 * (k // len(_FACTORS)))
+        h = h * np.uint64(0x100000001B3) + row * factor  # (wraps mod 2^64)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    if len(first) > SHARE * w:
+        return None
+    inverse = inverse.reshape(-1)
+    for row in rows:  # every block holds its distinct block's values, or no map
+        if not np.array_equal(row[first][inverse], row):
+            return None
+    return first, inverse
+
+
+def spread(got: dict[Any, Any], at: Any) -> dict[Any, Any]:
+    """Each register's values over the distinct blocks (groups x distinct blocks, or None)
+    spread over every block (``at``: each block's distinct block; None: as they are)."""
+    return got if at is None else {r: a if a is None else a[:, at] for r, a in got.items()}
+
+
+def interned(a: Any, at: Any, intern: Callable[[Any], int]) -> list[int]:
+    """The ids ``intern`` gives the rows of ``a`` (groups x distinct blocks, spread by ``at``;
+    None: groups x blocks), each distinct row spread and interned once."""
+    if at is None:
+        return [intern(a[g]) for g in range(len(a))]
+    ids: dict[bytes, int] = {}
+    for g in range(len(a)):
+        key = a[g].tobytes()
+        if key not in ids:
+            ids[key] = intern(a[g][at])
+    return [ids[a[g].tobytes()] for g in range(len(a))]
