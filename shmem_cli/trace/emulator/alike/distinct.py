@@ -1,5 +1,8 @@
-"""The distinct blocks of a step's sources: a step evaluated once per distinct block.
+"""Where a step's sources come from, and their distinct blocks: a step evaluated once per
+distinct block.
 
+Each load of a step (:class:`.vectors.Step`) reads, per group of threads, a constant and a
+vector: a whole one, or one a step kept makes (:func:`planned` says which, a :class:`Plan`).
 An instruction evaluated over the candidate blocks (:mod:`.vectors`, through :mod:`.shadow`)
 gives each (group, block) pair a value that depends on that pair's sources alone (a window
 of blocks gives the values the whole grid does). Where every source is a constant or a whole
@@ -8,7 +11,8 @@ a 32 x 16 grid a vector of the x axis holds 32 distinct values, not 512, and a c
 attention's rounds evaluated each instruction for all 512 blocks, each of its 128 threads
 its own group (a round of one block evaluated 5 million values to read 19 thousand). So the
 step runs once per distinct block (:meth:`Distinct.of`: one column of the vectors' values
-per block) and its values are spread back over every block: the same values, bit for bit.
+per block) and its values are spread back over every block (:func:`spread`; each distinct
+row interned once, :func:`interned`): the same values, bit for bit.
 
 The distinct columns are found by a hash of each column (a product with fixed odd 64-bit
 factors, mod 2^64) and then checked column by column against the column they are taken
@@ -21,6 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from ....plumbing.frozen import frozen
 
 #: a step runs once per distinct block only where the distinct blocks are at most this share
 #: of its blocks (else the spreading back costs more than it saves)
@@ -39,6 +45,43 @@ _FACTORS = np.array(
 Map = tuple[Any, Any] | None
 
 
+@frozen
+class Plan:
+    """Where a load's groups take their vectors: per (step, register) a step made, the
+    groups and the step's groups they are; the whole vectors read, the groups that read
+    one (``at``) and which of them each reads (``row``)."""
+
+    made: dict[tuple[int, int], tuple[Any, Any]]
+    whole: tuple[int, ...]
+    at: Any
+    row: Any
+
+
+def planned(vids: Any, values: Sequence[Any], kept: type) -> Plan:
+    """Where each group of a load (``vids``: its vector's id per group, below 0 none) takes
+    its values: a vector of ``values`` kept as a step (a ``kept``, with the ``step``,
+    ``row`` and ``group`` that make it) or a whole one."""
+    vids = np.asarray(vids)
+    gs = np.flatnonzero(vids >= 0)
+    used, which = np.unique(vids[gs], return_inverse=True)
+    which = which.reshape(-1)
+    held = [values[v] for v in used.tolist()]
+    steps = np.array([isinstance(v, kept) for v in held], dtype=bool)
+    made: dict[tuple[int, int], tuple[list[Any], list[Any]]] = {}
+    for u in np.flatnonzero(steps).tolist():  # by the step and register that make them
+        v, at = held[u], gs[which == u]
+        got = made.setdefault((v.step, v.row), ([], []))
+        got[0].append(at)
+        got[1].append(np.full(len(at), v.group))
+    whole = ~steps[which]
+    return Plan(
+        {k: (np.concatenate(at), np.concatenate(group)) for k, (at, group) in made.items()},
+        tuple(used[~steps].tolist()),
+        gs[whole],
+        (np.cumsum(~steps) - 1)[which[whole]],
+    )
+
+
 class Distinct:
     """The distinct blocks of sets of whole vectors, kept by the vectors' ids and window."""
 
@@ -46,9 +89,9 @@ class Distinct:
         self._kept: dict[tuple[tuple[int, ...], int, int], Map] = {}
         self._size = 0
 
-    def of(self, plans: Sequence[Any], values: Sequence[Any], lo: int, hi: int) -> Map:
+    def of(self, plans: Sequence[Plan], values: Sequence[Any], lo: int, hi: int) -> Map:
         """The distinct blocks ``lo``..``hi`` of the whole vectors a step's loads read
-        (``plans``: :class:`.vectors._Plan`, over ``values``, the vectors by id): (each
+        (``plans``: :class:`Plan`, over ``values``, the vectors by id): (each
         distinct block's first position in the window, each block's distinct one), or None
         where a load reads a vector kept as a step, or the distinct blocks are not few
         enough (:data:`SHARE`), or a hash collided."""

@@ -9,7 +9,8 @@ itself kept as a step, :class:`Vectors` keeps the *step* instead (:class:`Step`:
 instruction and, per group, what each source register holds: a constant and a source
 vector), and evaluates it on demand over a window of blocks, every step it depends on
 evaluated for the same window first, through the emulator's own step on the shadow block
-(:meth:`.shadow.Shadow.step`). A window holds at most :data:`ELEMENTS` values of the steps
+(:meth:`.shadow.Shadow.step`; once per distinct block of its sources where they are whole:
+:mod:`.distinct`). A window holds at most :data:`ELEMENTS` values of the steps
 it evaluates, so memory stays bounded for any grid; the values are the same ones a whole
 evaluation would give (each block's value depends on that block's sources only). Vectors a
 decision read are then kept whole where they fit half of :data:`VECTOR_BYTES` (the next
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ....plumbing.frozen import frozen
-from .distinct import Distinct, interned, spread
+from .distinct import Distinct, Plan, interned, planned, spread
 
 #: values one window's evaluation holds at most (over every step it evaluates)
 ELEMENTS = 1 << 21
@@ -129,7 +130,7 @@ class Vectors:
         self.values: list[Any] = []
         self.steps: list[Step] = []
         self._deps: list[tuple[int, ...]] = []  # per step: the steps its loads' vectors need
-        self._plans: list[list[_Plan]] = []  # per step, per load: where its groups' values are
+        self._plans: list[list[Plan]] = []  # per step, per load: where its groups' values are
         self._ids: dict[tuple[str, bytes], int] = {}
         self._agreed: dict[tuple[int, int], int] = {}  # whole vectors' agreements, made once
         self.bytes = 0  # of vectors kept whole
@@ -172,7 +173,9 @@ class Vectors:
             or any(self.any_step(ld.vids) for ld in step.loads)
         )
         if not lazy:
-            got, at = self._values(step, [self._plan(ld) for ld in step.loads], 0, self.n, {})
+            got, at = self._values(
+                step, [planned(ld.vids, self.values, _Made) for ld in step.loads], 0, self.n, {}
+            )
             out: dict[tuple[str, int], list[int]] = {}
             for row in step.rows:
                 a = got[row]
@@ -190,7 +193,7 @@ class Vectors:
         if end > len(self._made):
             self._made = np.resize(self._made, max(end, 2 * len(self._made)))
         self._made[first:end] = True
-        plans = [self._plan(ld) for ld in step.loads]
+        plans = [planned(ld.vids, self.values, _Made) for ld in step.loads]
         self._plans.append(plans)
         self._deps.append(tuple(sorted({k[0] for p in plans for k in p.made})))
         s = len(self.steps) - 1
@@ -392,30 +395,12 @@ class Vectors:
             raise Unknown(f"step {self.steps[step].m} could not be evaluated")
         return got
 
-    def _plan(self, ld: Load) -> _Plan:
-        """Where each group of load ``ld`` takes its vector from (:class:`_Plan`)."""
-        vids = np.asarray(ld.vids)
-        made: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
-        whole: dict[int, list[int]] = {}
-        for g in np.flatnonzero(vids >= 0):
-            v = self.values[int(vids[g])]
-            if isinstance(v, _Made):
-                gs, groups = made.setdefault((v.step, v.row), ([], []))
-                gs.append(int(g))
-                groups.append(v.group)
-            else:
-                whole.setdefault(int(vids[g]), []).append(int(g))
-        return _Plan(
-            {k: (np.array(gs), np.array(groups)) for k, (gs, groups) in made.items()},
-            {v: np.array(gs) for v, gs in whole.items()},
-        )
-
     def _values(
-        self, step: Step, plans: list[_Plan], lo: int, hi: int, memo: dict[int, Any]
+        self, step: Step, plans: list[Plan], lo: int, hi: int, memo: dict[int, Any]
     ) -> tuple[dict[tuple[str, int], Any], Any]:
         """(Per register ``step`` writes: its values, groups x the distinct blocks of lo..hi
         (:mod:`.distinct`), or None; each block's distinct block, None: the step ran for
-        every block); ``plans``: its loads' (:meth:`_plan`)."""
+        every block); ``plans``: its loads' (:func:`.distinct.planned`)."""
         few = self._distinct.of(plans, self.values, lo, hi)
         w = hi - lo if few is None else len(few[0])
         loads = []
@@ -423,10 +408,11 @@ class Vectors:
             pred = ld.kind in ("P", "UP")
             ks = np.asarray(ld.ks)
             out = np.repeat(ks[:, None], w, axis=1)
-            for v, gs in plan.whole.items():
-                src = np.asarray(self.values[v][lo:hi])
-                src = src if few is None else src[few[0]]
-                out[gs] = src[None, :] if pred else src[None, :] + ks[gs, None]
+            if plan.whole:  # the whole vectors' values, a row each
+                src = np.stack([np.asarray(self.values[v][lo:hi]) for v in plan.whole])
+                src = src if few is None else src[:, few[0]]
+                at = plan.at
+                out[at] = src[plan.row] if pred else src[plan.row] + ks[at, None]
             for (made, row), (gs, groups) in plan.made.items():
                 got = self._evaluated(memo, made, row)
                 out[gs] = got[groups] if pred else got[groups] + ks[gs, None]
@@ -438,12 +424,3 @@ class Vectors:
             got = self.stepper.step(step.m, loads, step.rows, total, step.guard)
         values = {r: None if a is None else a.reshape(step.groups, w) for r, a in got.items()}
         return values, None if few is None else few[1]
-
-
-@frozen
-class _Plan:
-    """Where a load's groups take their vectors: per (step, register) a step made, the
-    groups and the step's groups they are; per whole vector, the groups."""
-
-    made: dict[tuple[int, int], tuple[Any, Any]]
-    whole: dict[int, Any]
