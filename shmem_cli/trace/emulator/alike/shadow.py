@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 #: candidate blocks evaluated together (the shadow's threads)
 COLUMNS = 1 << 16
+#: the shadow's fewest threads (it grows to what its steps need, at most COLUMNS)
+_NARROWEST = 1 << 10
 #: steps whose results are kept for the next class's block at most
 SEEN = 1 << 16
 _MARK = np.uint8(TAINT_UNKNOWN)
@@ -46,11 +48,17 @@ class Shadow:
         # block to the next, so the steps they share are evaluated once): vector ids
         self._seen: dict[Any, dict[tuple[str, int], list[int]]] = {}
 
-    def _block(self) -> Block:
-        if self._blk is None:
+    def _block(self, want: int) -> Block:
+        """The shadow block, at least ``want`` threads wide (at most :attr:`cols`): made as
+        wide as the steps so far need, a power of two, and again wider where one needs more
+        (as wide as the grid's 64 threads a block at once took a causal attention's first
+        round a tenth of a second, to make and to touch)."""
+        blk = self._blk
+        if blk is None or blk.threads < min(want, self.cols):
             lc = self.launch
+            cols = min(self.cols, max(_NARROWEST, 1 << (want - 1).bit_length()))
             shadow = Launch(
-                block=(self.cols, 1, 1),
+                block=(cols, 1, 1),
                 grid=lc.grid,
                 params=lc.params,
                 param_base=lc.param_base,
@@ -66,7 +74,7 @@ class Shadow:
             blk.tr[:], blk.tur[:], blk.tp[:], blk.tup[:] = _MARK, _MARK, _MARK, _MARK
             blk.tp[PT] = blk.tup[PT] = 0
             self._blk = blk
-        return self._blk
+        return blk
 
     def run(
         self,
@@ -112,14 +120,14 @@ class Shadow:
         """Instruction ``m`` run for ``total`` (group, block) pairs, each register of
         ``loads`` holding its values for them: per register of ``rows``, its values after
         the step, or None where the step read an unloaded register or refused the values.
-        The pairs are the shadow's threads, :data:`COLUMNS` at a time. With ``guard``, a
+        The pairs are the shadow's threads, :attr:`cols` at most at a time. With ``guard``, a
         row keeps its loaded value where the guard is false (a row not loaded: None)."""
         held = {(kind, index): values for kind, index, values in loads}
-        blk = self._block()
+        blk = self._block(total)
         parts: dict[tuple[str, int], list[Any]] = {r: [] for r in rows}
         bad: set[tuple[str, int]] = set()
-        for start in range(0, total, self.cols):
-            stop = min(total, start + self.cols)
+        for start in range(0, total, blk.threads):
+            stop = min(total, start + blk.threads)
             w = stop - start
             for kind, index, values in loads:
                 value, taint = _row(blk, kind, index)
