@@ -7,6 +7,12 @@ classes' blocks run watched (:mod:`shmem_cli.trace.emulator.alike`) and the othe
 counted as them. The baseline is the same launch with every block run in plain batches
 (bench/every_block.py). The ratio says what watching costs, per thread-instruction, against
 what it saves; the totals and thread-instructions of the two must be equal.
+
+The small rounds (the first, of one block, and the second, of four) are timed apart in one
+more run (bench/rounds.py: each round's CPU time, and its blocks run again plainly after
+it): per thread-instruction against the plain batches' (the baseline's CPU time over its
+thread-instructions), each held to what alike/spend.py's model says a round of its blocks
+costs.
 """
 
 from __future__ import annotations
@@ -17,10 +23,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from measure import ROOT, time_processes
+from measure import ROOT, run_process, time_processes
 
 CACHE = ROOT / "tests" / "data" / "triton" / "sweep16" / "cache"
 EVERY_BLOCK = ROOT / "bench" / "every_block.py"
+ROUNDS = ROOT / "bench" / "rounds.py"
 ARGS = ["--kernel", "attn_bp", "--grid", "32,16", "-a", "scale=0.125", "-a", "n_ctx=2048"]
 ARGS += ["-a", "stride_row=64", "--no-tables"]
 #: repeats at most (the two take about 10 s and 25 s on the development machine)
@@ -65,3 +72,35 @@ def heavy_watch(report: Any, shmem: list[str], repeats: int) -> None:
     report.details["watch"] = {
         k: {"grid_coverage": doc[k]["grid_coverage"], **t[k].summary()} for k in doc
     }
+    plain = min(t["every_block"].cpus) / max(1, every["instructions_executed"])
+    small_rounds(report, plain)
+
+
+def small_rounds(report: Any, plain: float) -> None:
+    """The causal attention's first two rounds (1 and 4 blocks), per thread-instruction
+    against a plain batch's CPU time (``plain`` seconds a thread-instruction)."""
+    from shmem_cli.trace.emulator.alike.spend import WATCH_COST, WATCH_FIXED
+
+    figure = "trace: small watched rounds (1 and 4 blocks) / a plain batch, per thread-instr."
+    print("watch: the small rounds timed apart", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rounds.json"
+        argv = [sys.executable, str(ROUNDS), str(out), "trace", str(CACHE), *ARGS]
+        run_process([*argv, "-f", "json", "-o", str(Path(tmp) / "trace.json")])
+        rounds = json.loads(out.read_text())[:2]
+    cost = [r["watched_s"] / max(1, r["executed"]) / plain for r in rounds]
+    alone = [r["watched_s"] / max(r["plain_s"], 1e-9) for r in rounds]
+    model = [WATCH_COST * (r["blocks"] + WATCH_FIXED) / r["blocks"] for r in rounds]
+    worst = max(c / m for c, m in zip(cost, model, strict=True))
+    report.row(
+        figure,
+        ", ".join(f"{c:.0f}x" for c in cost),
+        "<= " + ", ".join(f"{m:.0f}x" for m in model) + " (spend.py)",
+        worst,
+        worst <= 1,
+        "rounds of "
+        + ", ".join(str(r["blocks"]) for r in rounds)
+        + "; each against its blocks run plainly: "
+        + ", ".join(f"{a:.1f}x" for a in alone),
+    )
+    report.details["small_rounds"] = {"plain_s_per_thread_instruction": plain, "rounds": rounds}

@@ -111,19 +111,19 @@ class Distinct:
 
 
 def _distinct(values: Sequence[Any], lo: int, hi: int) -> Map:
-    w = hi - lo
+    """The map of :meth:`Distinct.of`, a vector at a time (the memory of one block vector)."""
     if not values:
         return None
-    rows = [np.asarray(v[lo:hi]).astype(np.uint64) for v in values]
-    h = np.zeros(w, dtype=np.uint64)
-    for k, row in enumerate(rows):
+    h = np.zeros(hi - lo, dtype=np.uint64)
+    for k, v in enumerate(values):
         factor = _FACTORS[k % len(_FACTORS)] + np.uint64(2 * (k // len(_FACTORS)))
-        h = h * np.uint64(0x100000001B3) + row * factor  # (wraps mod 2^64)
+        h = h * np.uint64(0x100000001B3) + np.asarray(v[lo:hi]).astype(np.uint64) * factor
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    if len(first) > SHARE * w:
+    if len(first) > SHARE * (hi - lo):
         return None
     inverse = inverse.reshape(-1)
-    for row in rows:  # every block holds its distinct block's values, or no map
+    for v in values:  # every block holds its distinct block's values, or no map
+        row = np.asarray(v[lo:hi])
         if not np.array_equal(row[first][inverse], row):
             return None
     return first, inverse
