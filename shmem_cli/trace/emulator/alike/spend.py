@@ -20,10 +20,12 @@ from ....plumbing.frozen import frozen
 from ..trace_error import TraceError
 
 #: a block watched costs about this many blocks run in a plain batch, per thread-instruction
-#: (a causal attention's rounds of 11, 16 and 43 blocks, 2026-12-06: 4.6, 5.5 and 4.0 times)
+#: (a causal attention's rounds of 11, 16 and 43 blocks, 2026-12-06: 4.6, 5.5 and 4.0 times;
+#: at 32 x 16, of 11 and 16 since its steps run once per distinct block: 4.0 and 4.3)
 WATCH_COST = 4
 #: a round costs as much again as this many blocks more (its rounds of 4 blocks: 13 times,
-#: of one block: 57 times)
+#: of one block: 57 times; since the distinct blocks 9 and 33 times, the one block's own
+#: cost run plainly 4.3 times: bench/watch.py's small rounds)
 WATCH_FIXED = 8
 #: the rounds may cost at most this many times running every block of the grid plainly...
 WATCH_SHARE = 1
