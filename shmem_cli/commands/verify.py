@@ -10,8 +10,9 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -40,7 +41,21 @@ if TYPE_CHECKING:
     from ..verify.codegen import Target
     from ..verify.compare import VerifyReport
 
+F = TypeVar("F", bound=Callable[..., Any])
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
+
+
+def _time_limit(flag: str, default: float, what: str) -> Callable[[F], F]:
+    """``flag SECONDS``: the most wall time of ``what`` (a finite number of seconds)."""
+    return click.option(
+        flag,
+        metavar="SECONDS",
+        type=click.FloatRange(*SECONDS_RANGE),
+        callback=lambda _ctx, param, value: finite(param, value),
+        default=default,
+        show_default=True,
+        help=f"The most wall time of {what}, in seconds.",
+    )
 
 
 def _say(message: str) -> None:
@@ -185,24 +200,8 @@ def _measure_here(
     type=click.Path(file_okay=False),
     help="Build and profile in DIR and keep everything there (source, SASS, raw ncu CSV).",
 )
-@click.option(
-    "--compile-time-limit",
-    metavar="SECONDS",
-    type=click.FloatRange(*SECONDS_RANGE),
-    callback=lambda _ctx, param, value: finite(param, value),
-    default=COMPILE_SECONDS,
-    show_default=True,
-    help="The most wall time of nvcc's build of the benchmark, in seconds.",
-)
-@click.option(
-    "--profile-time-limit",
-    metavar="SECONDS",
-    type=click.FloatRange(*SECONDS_RANGE),
-    callback=lambda _ctx, param, value: finite(param, value),
-    default=PROFILE_SECONDS,
-    show_default=True,
-    help="The most wall time of Nsight Compute's run of the benchmark, in seconds.",
-)
+@_time_limit("--compile-time-limit", COMPILE_SECONDS, "nvcc's build of the benchmark")
+@_time_limit("--profile-time-limit", PROFILE_SECONDS, "Nsight Compute's run of the benchmark")
 @click.option(
     "--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured."
 )

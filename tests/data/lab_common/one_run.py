@@ -6,6 +6,18 @@ instructions a pattern picks, as the labs of one kernel write them into their me
 import csv
 from pathlib import Path
 
+#: Nsight Compute's per-op request counters of shared memory, by the per-op table's names
+#: (the Triton labs' parse and compare scripts read these)
+SHARED_REQUESTS = {
+    "ld": "smsp__sass_inst_executed_op_shared_ld",
+    "st": "smsp__sass_inst_executed_op_shared_st",
+    "atom": "smsp__sass_inst_executed_op_shared_atom",
+    "ldsm": "smsp__sass_inst_executed_op_ldsm",
+    "stsm": "smsp__sass_inst_executed_op_shared_stsm",
+    "ldgsts": "smsp__sass_inst_executed_op_ldgsts",
+    "gmma": "smsp__sass_inst_executed_op_shared_gmma",
+}
+
 
 def number(text):
     """A figure as Nsight prints it (``1,408``, empty for none)."""

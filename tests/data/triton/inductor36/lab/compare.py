@@ -12,15 +12,11 @@ from pathlib import Path
 
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_file
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+from one_run import SHARED_REQUESTS  # noqa: E402
+
 WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_"
-REQUESTS = {
-    "ld": "smsp__sass_inst_executed_op_shared_ld",
-    "st": "smsp__sass_inst_executed_op_shared_st",
-    "atom": "smsp__sass_inst_executed_op_shared_atom",
-    "ldsm": "smsp__sass_inst_executed_op_ldsm",
-    "stsm": "smsp__sass_inst_executed_op_shared_stsm",
-    "ldgsts": "smsp__sass_inst_executed_op_ldgsts",
-}
+REQUESTS = {op: m for op, m in SHARED_REQUESTS.items() if op != "gmma"}
 
 
 def num(s: str) -> int:

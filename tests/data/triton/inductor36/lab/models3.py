@@ -3,18 +3,7 @@ scans, top-k routing, combo kernels, a grid of 16,384 programs."""
 
 import torch
 import torch.nn.functional as F
-
-dev = "cuda"
-
-
-def g(*shape, dtype=torch.float32, seed=0):
-    gen = torch.Generator(device=dev).manual_seed(seed)
-    return torch.randn(*shape, device=dev, dtype=dtype, generator=gen)
-
-
-def req(*shape, dtype=torch.float32, seed=0):
-    return g(*shape, dtype=dtype, seed=seed).requires_grad_()
-
+from models import dev, g, req  # the same inputs' makers
 
 MA = {"mode": "max-autotune-no-cudagraphs"}
 

@@ -20,21 +20,16 @@ from pathlib import Path
 
 *rounds, data = (Path(a) for a in sys.argv[1:])
 sys.path.insert(0, str(data / "lab"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
+from one_run import SHARED_REQUESTS  # noqa: E402
+
 # TRI_LAUNCHES: the lab's launch module when not launches.py (as tri_run.py reads it)
 LAUNCHES = importlib.import_module(os.environ.get("TRI_LAUNCHES", "launches")).LAUNCHES
 
 KEEP = (".cubin", ".json", ".ttgir")
 SHARED = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS", "HGMMA")
 WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_"
-REQUESTS = {
-    "ld": "smsp__sass_inst_executed_op_shared_ld",
-    "st": "smsp__sass_inst_executed_op_shared_st",
-    "atom": "smsp__sass_inst_executed_op_shared_atom",
-    "ldsm": "smsp__sass_inst_executed_op_ldsm",
-    "stsm": "smsp__sass_inst_executed_op_shared_stsm",
-    "ldgsts": "smsp__sass_inst_executed_op_ldgsts",
-    "gmma": "smsp__sass_inst_executed_op_shared_gmma",
-}
+REQUESTS = SHARED_REQUESTS
 WAVE_OPS = ("ld", "st", "atom", "gmma", "misc")
 ARBITRATION = "l1tex__data_bank_conflicts_type_arbitration.sum"
 
