@@ -1,4 +1,4 @@
-// The driver-API labs' first steps (f2fp_relu, mbarrier_forms): device 0's primary context
+// The driver-API labs' first steps (one_block_main.cu: f2fp_relu, f2fp_sat; mbarrier_forms): device 0's primary context
 // made current and a kernel of a cubin loaded. Returns the first failing call's result.
 #pragma once
 #include <cuda.h>

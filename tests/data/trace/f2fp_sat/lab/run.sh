@@ -10,8 +10,9 @@ set -u
 L=$(cd "$(dirname "$0")" && pwd); OUT=${1:?usage: run.sh OUTDIR}; mkdir -p "$OUT"
 R="$OUT/gpu.txt"; CUBIN="$L/../f2fp_sat.sm_90a.cubin"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvcc --version | tail -1; } > "$R" 2>&1
-nvcc -O2 -o "$OUT/harness" "$L/main.cu" -lcuda >> "$R" 2>&1 || { echo "build failed" >> "$R"; cat "$R"; exit 1; }
-"$OUT/harness" "$CUBIN" "$L/../inputs/in.bin" "$OUT/out.bin" >> "$R" 2>&1
+nvcc -O2 -o "$OUT/harness" "$L/../../../lab_common/one_block_main.cu" -lcuda >> "$R" 2>&1 || { echo "build failed" >> "$R"; cat "$R"; exit 1; }
+# f2fp_sat<<<1, 64>>>(in: 128 floats, out: 64 x 20 words)
+"$OUT/harness" "$CUBIN" _Z8f2fp_satPKfPj 64 "$L/../inputs/in.bin" 512 "$OUT/out.bin" 5120 >> "$R" 2>&1
 rc=$?; echo "harness rc=$rc" >> "$R"
 [ $rc -eq 0 ] && python3 - "$R" "$CUBIN" "$OUT/out.bin" "$OUT/measured.json" <<'PY'
 import hashlib, json, sys
