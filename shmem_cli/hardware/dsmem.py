@@ -118,7 +118,8 @@ def generic_atom_wavefronts(warps: Any, lanes: Any, width: int, operands: int = 
     ``warps``), ``width`` bytes a lane and ``operands`` operands (2 for a compare-and-swap):
     ``operands`` per phase with a lane on, the phases being the warp for 4-byte lanes, its
     half-warps for 8-byte ones and its quarter-warps for 16-byte ones, so a full warp costs a
-    lane's operand bytes over 4 (a compare-and-swap measured on another CTA's memory only)."""
+    lane's operand bytes over 4 (measured on global memory for every operation, partial warps,
+    one half-warp of 64-bit lanes and lanes on one word alike: tests/data/trace/genatom2)."""
     if not len(lanes):
         return 0
     per_phase = SM90.warp_size * 4 // width
