@@ -1,6 +1,7 @@
-"""The op_misc labs of tests/data/trace (warpops, globalops, sregs, barriers, genatom, genatom2:
-one CTA a launch, each counted twice under Nsight Compute by lab_common/misc_lab.sh): a lab's
-launches, its measured counters, and the checks each of their tests makes the same way."""
+"""The op_misc labs of tests/data/trace (warpops, globalops, sregs, barriers, genatom,
+genatom2, barrules: one CTA a launch, each counted twice under Nsight Compute by
+lab_common/misc_lab.sh): a lab's launches, its measured counters, and the checks each of
+their tests makes the same way."""
 
 from __future__ import annotations
 

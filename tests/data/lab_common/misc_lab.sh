@@ -1,5 +1,5 @@
 # The op_misc labs' run.sh (tests/data/trace/warpops, globalops, sregs, barriers, genatom,
-# genatom2): each launch of the lab's launches.json (one CTA each) counted with its source
+# genatom2, barrules): each launch of the lab's launches.json (one CTA each) counted with its source
 # counters, then again without (the repeat), the counters of misc_lab_metrics.txt. A lab's
 # run.sh sources ncu_lab.sh and this, then calls:
 #   misc_lab NAME SECONDS SOURCE CUBIN NVCC_ARGS...   -> $OUT/NAME.tar.gz

@@ -5,7 +5,8 @@ where it differs) and Nsight Compute's executions of every SASS instruction that
 memory, synchronises, reads a special register or works across the warp.
 
 Usage: python3 tests/data/lab_common/misc_lab_parse.py LAB RESULTS_DIR
-(LAB: warpops, globalops, sregs, barriers, genatom or genatom2, a folder of tests/data/trace)
+(LAB: warpops, globalops, sregs, barriers, genatom, genatom2 or barrules: a folder of
+tests/data/trace)
 """
 
 import os
