@@ -181,7 +181,8 @@ def run(
             special=special,
         )
     except ToolRefused as exc:
-        raise ToolError(f"{Path(args[0]).name} was stopped: {exc}; {_SPECIAL_HINT}") from None
+        # the hint on a line of its own: the file named may be a long path (a line stays short)
+        raise ToolError(f"{Path(args[0]).name} was stopped: {exc};\n  {_SPECIAL_HINT}") from None
     except ToolLimit as exc:
         if timeout is not None and time.monotonic() - start >= timeout:
             raise subprocess.TimeoutExpired(list(args), timeout) from None
