@@ -135,3 +135,39 @@ def test_a_raw_page_with_nothing_to_compare_says_so(tmp_path: Path) -> None:
     assert "transpose_f32: nothing to compare" in result.output
     compare = json.loads(run(*args, "-f", "json", "--compare", str(raw)).output)["compare"][0]
     assert compare["page"] == "raw" and compare["ops"] == [] and compare["agrees"]
+
+
+@needs_nvdisasm
+def test_the_launch_of_the_traced_shape_is_compared_not_the_first(tmp_path: Path) -> None:
+    """A whole program's raw page holds one kernel at several shapes (a PyTorch run: every
+    configuration autotuning tried): the launch whose grid and block are the trace's is
+    compared. The raw page's first two transpose_f32 launches (the unswizzled and the
+    swizzled build) relabelled as launched on 2 blocks, the first's loads tripled: the
+    unswizzled trace on 1 block is held to the third, the unswizzled build's second run, and
+    agrees; traced on 2 blocks, it is held to the first, whose tripled loads differ."""
+    lines = RAW.read_text().splitlines(keepends=True)
+    head = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    cols = next(csv.reader([lines[head]]))
+    grid, ld = cols.index("Grid Size"), cols.index("smsp__sass_inst_executed_op_shared_ld.sum")
+    tripled = 0
+    for at in (head + 2, head + 3):
+        row = next(csv.reader([lines[at]]))
+        row[grid] = "(2, 1, 1)"
+        if at == head + 2:
+            tripled = 3 * int(row[ld])  # not twice: the trace on 2 blocks makes twice
+            row[ld] = str(tripled)
+        lines[at] = ",".join(f'"{x}"' for x in row) + "\n"
+    raw = tmp_path / "raw.csv"
+    raw.write_text("".join(lines))
+    cubin = SYNTH / "swizzled.none.sm_90.cubin"
+    args = ["trace", str(cubin), "-k", "transpose_f32", "-b", "32,8", "--no-tables"]
+    args += ["--compare", str(raw)]
+    as_measured = run(*args)
+    assert as_measured.exit_code == 0, as_measured.output
+    assert "transpose_f32 (launch 3 of its 4: the first with the traced grid and block)" in (
+        as_measured.output
+    )
+    other = json.loads(run(*args, "--grid", "2", "-f", "json").output)["compare"][0]
+    rows = {o["what"]: o for o in other["ops"]}
+    assert (other["table"], other["tables"]) == (1, 4)
+    assert rows["load requests"]["ncu"] == tripled and rows["load requests"]["verdict"] == "differs"

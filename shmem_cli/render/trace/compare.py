@@ -87,10 +87,14 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     return "\n".join(out)
 
 
+#: said of a raw-page launch chosen for its grid and block (not the kernel's first)
+_SHAPE = ": the first with the traced grid and block"
+
+
 def _ops_text(head: str, c: KernelCompare) -> str:
     """A raw-page comparison: one row per counter of the launch that shmem totals."""
     if c.tables > 1:
-        head += f" (the first of its {c.tables} launches)"
+        head += f" (launch {c.table} of its {c.tables}{_SHAPE if c.table > 1 else ''})"
     if not c.ops:
         return (
             f"{head}: nothing to compare (every counter of the launch that shmem totals "

@@ -292,15 +292,15 @@ def compare_kernel(
 
 
 def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -> KernelCompare:
-    """The trace's per-op totals against the first launch of this kernel in a raw-page CSV
-    (no binary to check: the raw page has no SASS)."""
-    first, count = pick_launch(kernel, launches, csv_path)
-    counters = launches[first].counters
+    """The trace's per-op totals against this kernel's launch in a raw-page CSV with the
+    traced grid and block, else its first (no binary to check: the raw page has no SASS)."""
+    index, place, count = pick_launch(kernel, launches, csv_path)
+    counters = launches[index].counters
     rows = op_rows(kernel, counters)
     return KernelCompare(
         csv_path,
         kernel.name,
-        1,
+        place,
         count,
         (),
         (),

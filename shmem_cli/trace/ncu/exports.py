@@ -255,6 +255,17 @@ class NcuLaunch:
 
     kernel: str
     counters: dict[str, int]
+    #: its grid and block as the page writes them (``(2, 1, 1)``), where it has those columns
+    grid: tuple[int, ...] | None = None
+    block: tuple[int, ...] | None = None
+
+
+def _dims(text: str) -> tuple[int, ...] | None:
+    """``(2, 1, 1)`` as the raw page writes a launch's grid or block; None for anything else."""
+    parts = text.strip().removeprefix("(").removesuffix(")").split(",")
+    if len(parts) != 3 or not all(p.strip().isdigit() and len(p.strip()) <= 10 for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
 
 
 @frozen
@@ -298,6 +309,9 @@ def read_ncu_raw(path: str | Path) -> list[NcuLaunch]:
     return _raw_launches(_read(path), str(path))
 
 
+_DIMS = ("Grid Size", "Block Size")  # the raw page's columns of a launch's shape
+
+
 def _raw_launches(data: bytes, where: str) -> list[NcuLaunch]:
     """:func:`read_ncu_raw` of the CSV's bytes."""
     head: list[str] | None = None
@@ -332,7 +346,8 @@ def _raw_launches(data: bytes, where: str) -> list[NcuLaunch]:
                     value = None  # a column of text (ncu prints some counters so)
                 if value is not None:
                     counters[metric] = value
-        out.append(NcuLaunch(record[name], counters))
+        dims = [_dims(record[head.index(c)]) if c in head else None for c in _DIMS]
+        out.append(NcuLaunch(record[name], counters, *dims))
     if head is None:
         raise ShmemError(
             "no Nsight Compute raw page here: expected the output of `ncu -i REPORT --page raw "

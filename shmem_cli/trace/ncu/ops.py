@@ -67,8 +67,12 @@ class OpCompare:
         }
 
 
-def pick_launch(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -> tuple[int, int]:
-    """(index of the first row of this kernel, rows of this kernel) in the raw page."""
+def pick_launch(
+    kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str
+) -> tuple[int, int, int]:
+    """(index in the raw page of the launch compared, its place among this kernel's rows
+    (1-based), rows of this kernel): the first whose grid and block are the trace's, else
+    the first (a whole program's export holds a kernel's launches of every shape)."""
     match = matcher((kernel.name, kernel.mangled))
     mine = [k for k, row in enumerate(launches) if match(row.kernel)]
     if not mine:
@@ -78,7 +82,10 @@ def pick_launch(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -
             path=csv_path,
             code="input",
         )
-    return mine[0], len(mine)
+    shape = (tuple(kernel.launch.grid), tuple(kernel.launch.block))
+    same = [n for n, k in enumerate(mine) if (launches[k].grid, launches[k].block) == shape]
+    at = same[0] if same else 0
+    return mine[at], at + 1, len(mine)
 
 
 def op_rows(kernel: KernelTrace, counters: dict[str, int]) -> tuple[OpCompare, ...]:
