@@ -120,7 +120,7 @@ def _ops_text(head: str, c: KernelCompare) -> str:
             "replayed between warps, above any rule (docs/hardware-model.md, whole grids)"
         )
     blocks: list[Styled | Table] = [
-        Styled(f"{head}: {verdict} ({len(c.ops)} counters)"),
+        Styled(f"{head}: {verdict} ({len(c.ops)} counter{'' if len(c.ops) == 1 else 's'})"),
         table,
         Styled("\n".join(notes)),
     ]
