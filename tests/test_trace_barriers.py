@@ -3,10 +3,13 @@ project's own kernels/barriers.cu, 1, 2 or 4 warps, measured on an H100, twice) 
 shmem counts them by (docs/hardware-model.md 9e).
 
 The rule from the kernels' structure: a warp's end 1, each CTA barrier's completion 1
-(named, reducing or plain), a shuffle 1, reading a lane mask (``S2R SR_LEMASK``, ...) 1 a
-warp; an mbarrier's init by one thread, a clock read, arithmetic and memory between barriers
-cost nothing. Barriers back to back count fewer on the GPU (listed): two plain ones 2, but
-four 2, two named ones 1, two that reduce 1.
+(named, reducing or plain) where a warp of the CTA reached a memory-pipe instruction since
+the previous one (the first always: hardware.misc.STIRS), a shuffle 1, reading a lane mask
+(``S2R SR_LEMASK``, ...) 1 a warp; an mbarrier's init by one thread, a clock read and
+arithmetic cost nothing. So barriers with nothing but arithmetic, ``B2R`` or constant loads
+between count once (two named ones 1, two that reduce 1). Listed: the GPU counts the second
+of two plain barriers with only an ``LDC.64``, ``ULDC.64`` and ``S2R SR_TID.X`` between
+(their values read after it), and a clock read beside them, which the rule does not.
 """
 
 from __future__ import annotations
@@ -19,20 +22,20 @@ from .misc_open import check_misc
 
 LAB = MiscLab("barriers")
 
-# from kernels/barriers.cu: barrier completions per CTA (b_bar_loop_sts: n), and per warp the
-# shuffles and lane-mask reads
-BARRIERS = {"b_bar1": 1, "b_bar4": 4, "b_named": 1, "b_named2": 2, "b_count2": 2}
-BARRIERS |= {k: 2 for k in ("b_bar2", "b_bar2_alu", "b_bar2_sts", "b_bar2_lds", "b_bar2_stg")}
-BARRIERS |= {"b_bar2_clock": 2, "b_bar2_shfl": 2, "b_arrive_sync": 1}
+# from kernels/barriers.cu: barrier completions per CTA that cost (b_bar_loop_sts: n, an STS
+# before each), and per warp the shuffles and lane-mask reads
+BARRIERS = {"b_bar1": 1, "b_bar4": 1, "b_named": 1, "b_named2": 1, "b_count2": 1}
+BARRIERS |= {k: 2 for k in ("b_bar2_sts", "b_bar2_lds", "b_bar2_stg")}
+BARRIERS |= {k: 1 for k in ("b_bar2", "b_bar2_alu", "b_bar2_clock", "b_bar2_shfl")}
+BARRIERS |= {"b_arrive_sync": 1}
 PER_WARP = {"b_bar2_shfl": 1, "b_lemask": 1, "b_gemask": 1, "b_gtmask": 1, "b_eqmask": 1}
-# the launches the rule misses, (the rule's, the GPU's): barriers back to back
+# the launches the rule misses, (the rule's, the GPU's): a second barrier after only an
+# LDC.64, ULDC.64 and S2R SR_TID.X (b_bar2_alu: and IMADs; b_bar2_clock, _alu: and a CS2R
+# clock read; b_bar4: then two more with nothing between, which cost nothing)
 OPEN = {
-    "b_bar4_w1": (5, 3),
-    "b_bar4_w4": (8, 6),
-    "b_named2_w1": (3, 2),
-    "b_named2_w4": (6, 5),
-    "b_count2_w1": (3, 2),
-    "b_count2_w4": (6, 5),
+    f"{k}_w{w}": (w + 1 + (k == "b_bar2_shfl") * w, w + 2 + (k == "b_bar2_shfl") * w)
+    for k in ("b_bar2", "b_bar2_alu", "b_bar2_clock", "b_bar2_shfl", "b_bar4")
+    for w in (1, 4)
 }
 
 

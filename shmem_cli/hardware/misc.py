@@ -1,26 +1,31 @@
 """What the H200 counts in Nsight Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc``
 (the per-op table's ``misc`` row): the rule, in one place (docs/hardware-model.md, 9e;
-measured: tests/data/trace/miscops, warpops, globalops, sregs).
+measured: tests/data/trace/miscops, warpops, globalops, sregs, barrules).
 
 ``op_misc`` counts no lane addresses: a warp's end costs 1 wavefront, a CTA barrier's
-completion 1 for the CTA, a GPU-scope memory barrier 2 a warp, a debug build's exit fence
-(``MEMBAR.SC.VC``) 1 a warp, a warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a
-few other special registers (:data:`SPECIAL_READS`) 1, a shared-memory instruction, a
-global or generic store or a global load a warp reaches with no lane on 1
-(:data:`PREDICATED_OFF`); mbarrier operations, the cluster barrier's own instructions,
-``elect`` and the async-proxy fence cost none.
-:func:`rule_for` says what one warp execution of an instruction costs and what each
-completion of a barrier does (None: it is none of these). CTA-scope memory
-barriers, arrivals that return a barrier's state and cp.async's waits add more on the
-GPU, by amounts that vary with timing: not counted here. (The ``op_atom`` wavefronts of
-the generic atomics the CTA's own shared memory does not serve, remote, on global memory or
-declined there: :mod:`.dsmem`.)
+completion 1 for the CTA where a warp of it reached an instruction of the memory pipe
+(:data:`STIRS`, its lanes on or off) since the CTA's previous completion (the first always:
+barriers back to back, or with only arithmetic, branches, constant loads, special-register
+reads or mbarrier operations between, count once), a GPU-scope memory barrier 2 a warp, a
+CTA-scope one and a debug build's exit fence (``MEMBAR.SC.VC``) 1 a warp, the async-proxy
+fence (``FENCE.VIEW.ASYNC.S``) 1 a warp but none right after a GPU-scope memory barrier, a
+warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a few other special registers
+(:data:`SPECIAL_READS`) 1, a shared-memory instruction, a global or generic store or a
+global load a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations,
+the cluster barrier's own instructions and ``elect`` cost none. :func:`rules_of` says what
+one warp execution of each instruction of a function costs and what each completion of a
+barrier does (None: it is none of these; :func:`rule_for` the same of one instruction
+alone), :func:`stirs_barrier` whether it makes the next completion cost. CTA-scope memory
+barriers that several warps run together cost fewer on the GPU, by amounts that vary with
+timing: counted 1 a warp here. (The ``op_atom`` wavefronts of the generic atomics the CTA's
+own shared memory does not serve, remote, on global memory or declined there: :mod:`.dsmem`.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cuda.sass import Instruction
 from ..cuda.sass_operands import Operand, Special
 from ..plumbing.frozen import frozen
 
@@ -41,8 +46,28 @@ class MiscRule:
     special: frozenset[str] = frozenset()
 
 
-#: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps)
+#: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps),
+#: where a warp of the CTA reached an instruction of :data:`STIRS` since the CTA's previous
+#: completion (the first completion always costs it); else none (:func:`stirs_barrier`)
 BARRIER_DONE = 1
+#: the instructions of the LSU's memory pipe that make a CTA's next barrier completion cost
+#: :data:`BARRIER_DONE`, reached by a warp with its lanes on or off: shared, global, local
+#: and generic loads, stores, atomics and reductions, ldmatrix/stmatrix, cp.async and its
+#: commit, shuffles, memory barriers and fences, cache control, the space query. Every other
+#: instruction leaves it free: arithmetic, branches, barriers, constant loads (LDC), special
+#: register reads, mbarrier operations (SYNCS), votes. Measured: tests/data/trace/barrules
+#: (two barriers back to back, or an LDC, thread 0's branch, one mbarrier init between: 1;
+#: an STS, LDG or shuffle between: 2), barriers, sregs, genatom, genatom2 (barriers with
+#: arithmetic, B2R or a taken branch between: 1; an STS, LDS or STG: 2), miscops (an S2R
+#: SR_CgaCtaId and any mbarrier arrival, wait or inval between: 1; a guarded-off STG: 2),
+#: everyday's branch_zeros (a guarded-off STS: 2), fa2style (LDGDEPBAR). Not modelled:
+#: barriers' b_bar2, whose second costs 1 with only an LDC.64, ULDC.64 and S2R SR_TID.X
+#: between (each's value read after it), which r_bar2_ldc and miscops give 0 to alone
+STIRS: frozenset[str] = frozenset(
+    ("LDS", "STS", "LDSM", "STSM", "ATOMS", "LDG", "STG", "LD", "ST", "LDL", "STL", "ATOM")
+    + ("ATOMG", "RED", "REDG", "LDGSTS", "LDGDEPBAR", "ARRIVES", "SHFL", "MEMBAR", "FENCE")
+    + ("ERRBAR", "CGAERRBAR", "CCTL", "QSPC")
+)
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
 #: too, not measured) that a warp reaches with every lane's guard false: no request, no
 #: ld/st wavefront, but this (a global or generic store or a global load as well: the rules
@@ -66,6 +91,13 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # the fence a -G build runs before each EXIT (MEMBAR.SC.VC; ERRBAR; CGAERRBAR): at least
     # 1 a warp, exactly 1 in 9 of the 13 -G launches of tests/data/trace/debug_builds
     MiscRule("MEMBAR", frozenset({"VC"}), 1),
+    # a CTA-scope memory barrier (MEMBAR.SC.CTA, MEMBAR.ALL.CTA): 1 a warp execution
+    # (tests/data/trace/barrules and miscops, one warp; several warps together may count
+    # fewer: timing), and the async-proxy fence (FENCE.VIEW.ASYNC.S, ptxas's before mbarrier
+    # inits and fence.proxy.async.shared::cta's second instruction) 1, but none right after a
+    # GPU-scope memory barrier (fence.proxy.async: 2 a warp in all; :func:`rules_of`)
+    MiscRule("MEMBAR", frozenset({"CTA"}), 1),
+    MiscRule("FENCE", frozenset({"VIEW", "ASYNC", "S"}), 1),
     MiscRule("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
     MiscRule("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
     # a global or generic store that a warp reaches with no lane on (measured: tests/data/
@@ -85,6 +117,12 @@ MISC_RULES: tuple[MiscRule, ...] = (
 )
 
 
+def stirs_barrier(opcode: str) -> bool:
+    """Whether a warp that reaches ``opcode`` (its lanes on or off) makes its CTA's next
+    barrier completion cost :data:`BARRIER_DONE` (:data:`STIRS`)."""
+    return opcode in STIRS
+
+
 def rule_for(opcode: str, mods: Sequence[str], operands: Sequence[Operand] = ()) -> MiscRule | None:
     """The rule of :data:`MISC_RULES` that ``opcode.mods`` (reading ``operands``) costs by;
     None for an instruction that costs no op_misc wavefront. (A rule ``when_off`` counts only
@@ -99,3 +137,19 @@ def rule_for(opcode: str, mods: Sequence[str], operands: Sequence[Operand] = ())
         ),
         None,
     )
+
+
+def rules_of(instructions: Sequence[Instruction]) -> list[MiscRule | None]:
+    """Each instruction's rule (:func:`rule_for`), in program order: an async-proxy fence
+    right after a GPU-scope memory barrier (``fence.proxy.async``) costs none beside it."""
+    out: list[MiscRule | None] = []
+    for i, ins in enumerate(instructions):
+        rule = rule_for(ins.opcode, ins.mods, ins.operands)
+        if rule is not None and rule.opcode == "FENCE" and i and _covers(out[-1]):
+            rule = None
+        out.append(rule)
+    return out
+
+
+def _covers(before: MiscRule | None) -> bool:
+    return before is not None and before.opcode == "MEMBAR" and before.per_warp >= 2

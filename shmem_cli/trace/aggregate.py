@@ -313,9 +313,9 @@ def misc_rows(
     and the CTA barriers a BAR completed, ``done``), costed by the rule
     (:mod:`shmem_cli.hardware.misc`)."""
     out = []
-    for i in instructions:
+    code = list(instructions)
+    for i, rule in zip(code, misc.rules_of(code), strict=True):
         count = runs.get(i.pc, 0)
-        rule = misc.rule_for(i.opcode, i.mods, i.operands)
         if count and rule is not None:
             cost = count * rule.per_warp + done.get(i.pc, 0) * rule.per_completion
             out.append(MiscRow(i.pc, i.text, i.file, i.line, count, cost))

@@ -79,9 +79,10 @@ def run_block(
     guards = [ins.guard for ins in instructions]
     kinds = [shared_op_of(ins) for ins in instructions]
     guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
-    rules = [misc.rule_for(ins.opcode, ins.mods, ins.operands) for ins in instructions]
+    rules = misc.rules_of(instructions)
     misc_cost = [r is not None and not r.when_off for r in rules]  # each warp that runs it
     misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
+    stirs = [misc.stirs_barrier(ins.opcode) for ins in instructions]  # the next barrier
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
@@ -155,6 +156,8 @@ def run_block(
         if blk.regions or decides[m] is not None:
             at_ids = blk.ids(at)
             decided = taint_flow.before_step(blk, program, function, kinds, m, at_ids, decides[m])
+        if stirs[m]:  # reached, its lanes on or off: its CTAs' next barrier costs op_misc
+            blk.stirred[0 if blk.ctas == 1 else blk.cta[at]] = True
         g = guards[m]
         run_it = True
         if g is not None and g.index == 7 and g.not_:

@@ -242,15 +242,15 @@ class Block:
         self.mbarriers = MBarriers()  # sm_90 mbarriers by offset in smem (CTA base included)
         self.converge = Convergence(t, ws)  # convergence barriers, yields, sleeps
         self.mbarriers.on_wake = self.converge.join  # woken together: one part
-        # warp executions of instructions whose traffic is not modelled (ops_async), by index
-        self.unmodelled: dict[int, int] = {}
+        self.unmodelled: dict[int, int] = {}  # warp executions not modelled (ops_async), by index
         # by index: DSMEM sectors remote accesses moved; op_atom wavefronts that no row carries
         self.dsmem_sectors: dict[int, int] = {}
         self.dsmem_atoms: dict[int, int] = {}  # of remote atomics (hardware.dsmem)
         self.generic_atoms: dict[int, int] = {}  # of generic ones on global memory or declined
         # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
         self.misc: dict[int, int] = {}
-        self.misc_done: dict[int, int] = {}
+        self.misc_done: dict[int, int] = {}  # those that cost (hardware.misc.stirs_barrier)
+        self.stirred = np.ones(nb, dtype=bool)  # per CTA: a misc.STIRS step since its last
         # those tallies ("misc", "misc_done", "generic_atoms") and warps predicated off ("off")
         # per CTA, (name, CTA, index) -> count, where classes' blocks run together (together.py)
         self.by_cta: dict[tuple[str, int, int], int] | None = None

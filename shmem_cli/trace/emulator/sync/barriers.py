@@ -1,6 +1,7 @@
 """The CTA barriers (``BAR.SYNC``, ``BAR.RED``, ``BAR.ARV``) and the cluster barriers of a
 block: :func:`release` lets go the threads of every barrier that all its threads (or its
-count) reached, sets what a ``BAR.RED`` reduced, counts each completion for op_misc, and
+count) reached, sets what a ``BAR.RED`` reduced, counts each completion for op_misc (where a
+warp of its CTA reached a ``STIRS`` instruction since its last: hardware/misc.py), and
 names a deadlock (a barrier the other live threads never reach, or mbarriers no thread can
 complete) as a located error."""
 
@@ -46,12 +47,15 @@ def release(blk: Block, function: Function) -> None:
         if not ready.any():
             continue
         ids = np.flatnonzero(waiting & ready[blk.cta])
-        if not bar.get("cluster"):  # one completion per CTA, at its first waiter's BAR
-            _, first = np.unique(blk.cta[ids], return_index=True)
-            for index in (blk.resume[ids[first]] - 1).tolist():
+        if not bar.get("cluster"):  # one completion per CTA, at its first waiter's BAR,
+            _, first = np.unique(blk.cta[ids], return_index=True)  # where the CTA was stirred
+            ctas, at = blk.cta[ids[first]], blk.resume[ids[first]] - 1
+            costs = blk.stirred[ctas]
+            blk.stirred[ctas] = False
+            for index in at[costs].tolist():
                 blk.misc_done[index] = blk.misc_done.get(index, 0) + 1
             if blk.by_cta is not None:
-                for c, index in zip(blk.cta[ids[first]], blk.resume[ids[first]] - 1, strict=True):
+                for c, index in zip(ctas[costs], at[costs], strict=True):
                     blk.tally_by_cta("misc_done", int(index), np.array([c]))
         blk.sched[ids] = blk.resume[ids]
         blk.waiting[ids] = -1
