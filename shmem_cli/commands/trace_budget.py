@@ -22,6 +22,21 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+def seconds_option(flag: str, text: str, default: float | None = None) -> Callable[[F], F]:
+    """``flag SECONDS``: a wall-time limit, a finite number of seconds in the budget's range
+    (a default given is shown in ``--help``)."""
+    return click.option(
+        flag,
+        metavar="SECONDS",
+        type=click.FloatRange(*limits.SECONDS_RANGE),
+        callback=lambda _ctx, param, value: finite(param, value),
+        default=default,
+        show_default=default is not None,
+        help=text,
+    )
+
+
 #: the option names, as the command function receives them
 KEYS = ("max_instructions", "max_launch_instructions", "time_limit", "compile_time_limit")
 
@@ -41,23 +56,15 @@ OPTIONS = (
         default=None,
         help="The most thread-instructions of the whole launch [default: 2^34].",
     ),
-    click.option(
+    seconds_option(
         "--time-limit",
-        metavar="SECONDS",
-        type=click.FloatRange(*limits.SECONDS_RANGE),
-        callback=lambda _ctx, param, value: finite(param, value),
-        default=None,
-        help="The most wall time of the trace's run of the launch, and of one block run "
+        "The most wall time of the trace's run of the launch, and of one block run "
         f"alone, in seconds [default: {limits.SECONDS:g} for the launch, "
         f"{limits.ALONE_SECONDS:g} for a block alone].",
     ),
-    click.option(
+    seconds_option(
         "--compile-time-limit",
-        metavar="SECONDS",
-        type=click.FloatRange(*limits.SECONDS_RANGE),
-        callback=lambda _ctx, param, value: finite(param, value),
-        default=None,
-        help="The most wall time of each nvcc compile of a .cu, in seconds "
+        "The most wall time of each nvcc compile of a .cu, in seconds "
         f"[default: {COMPILE_SECONDS:g}].",
     ),
 )

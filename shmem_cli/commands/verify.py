@@ -10,9 +10,8 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,7 +20,6 @@ from ..hardware.arch import DEFAULT_ARCH
 from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from ..render.snippet import with_source
 from ..spec.source import error_sources
-from ..trace.emulator.budget import SECONDS_RANGE
 from ..verify.runner import PROFILE_SECONDS
 from .common import (
     CONTEXT,
@@ -34,28 +32,14 @@ from .common import (
     require_specs,
 )
 from .environment import current_environment
-from .trace_budget import finite
+from .trace_budget import seconds_option
 
 if TYPE_CHECKING:
     from ..plumbing.errors import ShmemError
     from ..verify.codegen import Target
     from ..verify.compare import VerifyReport
 
-F = TypeVar("F", bound=Callable[..., Any])
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
-
-
-def _time_limit(flag: str, default: float, what: str) -> Callable[[F], F]:
-    """``flag SECONDS``: the most wall time of ``what`` (a finite number of seconds)."""
-    return click.option(
-        flag,
-        metavar="SECONDS",
-        type=click.FloatRange(*SECONDS_RANGE),
-        callback=lambda _ctx, param, value: finite(param, value),
-        default=default,
-        show_default=True,
-        help=f"The most wall time of {what}, in seconds.",
-    )
 
 
 def _say(message: str) -> None:
@@ -200,8 +184,16 @@ def _measure_here(
     type=click.Path(file_okay=False),
     help="Build and profile in DIR and keep everything there (source, SASS, raw ncu CSV).",
 )
-@_time_limit("--compile-time-limit", COMPILE_SECONDS, "nvcc's build of the benchmark")
-@_time_limit("--profile-time-limit", PROFILE_SECONDS, "Nsight Compute's run of the benchmark")
+@seconds_option(
+    "--compile-time-limit",
+    "The most wall time of nvcc's build of the benchmark, in seconds.",
+    COMPILE_SECONDS,
+)
+@seconds_option(
+    "--profile-time-limit",
+    "The most wall time of Nsight Compute's run of the benchmark, in seconds.",
+    PROFILE_SECONDS,
+)
 @click.option(
     "--strict", is_flag=True, help="Also fail (exit 1) when an access could not be measured."
 )
