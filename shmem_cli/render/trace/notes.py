@@ -165,7 +165,8 @@ def generic_atoms_note(kernel: KernelTrace) -> str:
         f"the atomic total holds {sum(r.wavefronts for r in atoms):,} op_atom wavefront(s) that "
         f"no row carries, of generic atomics shared memory did not serve (at {places}: on global "
         "memory, or a float, half2 or bf16x2 add it declined): Nsight Compute's per-op op_atom "
-        "counts them, 1 a warp (a 64-bit one 2), its source counters do not "
+        "counts them, 1 a phase with a lane on (the warp; half-warps for 64-bit lanes; twice "
+        "for a compare-and-swap), its source counters do not "
         "(docs/hardware-model.md section 9e)"
     )
 
