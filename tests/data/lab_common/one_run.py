@@ -19,6 +19,19 @@ SHARED_REQUESTS = {
 }
 
 
+def page_tables(path):
+    """The source page's table of each profiled launch, in order (``ncu -i REP --page source
+    --csv --print-source sass`` of several launches): each a list of CSV rows."""
+    out, chunks = [], []
+    for line in Path(path).read_text().splitlines(keepends=True):
+        if line.startswith('"Kernel Name"'):
+            out = [line]
+            chunks.append(out)
+        elif chunks:
+            out.append(line)
+    return [list(csv.reader(c)) for c in chunks]
+
+
 def number(text):
     """A figure as Nsight prints it (``1,408``, empty for none)."""
     return float(text.replace(",", "") or 0)

@@ -13,7 +13,7 @@ from pathlib import Path
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, trace_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
-from one_run import SHARED_REQUESTS  # noqa: E402
+from one_run import SHARED_REQUESTS, page_tables  # noqa: E402
 
 WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_"
 REQUESTS = {op: m for op, m in SHARED_REQUESTS.items() if op != "gmma"}
@@ -24,16 +24,6 @@ def num(s: str) -> int:
         return int(float(s.replace(",", "")))
     except ValueError:
         return 0
-
-
-def source_tables(path: Path) -> list[list[list[str]]]:
-    chunks: list[list[str]] = []
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith('"Kernel Name"'):
-            chunks.append([line])
-        elif chunks:
-            chunks[-1].append(line)
-    return [list(csv.reader(c)) for c in chunks]
 
 
 def source_rows(table: list[list[str]]) -> dict[int, tuple[str, int]]:
@@ -65,7 +55,7 @@ def main(w: Path) -> None:
     launches = json.loads((w / "run1.json").read_text())["launches"]
     rows = list(csv.reader((w / "run1.raw.csv").read_text().splitlines()))
     head, body = rows[0], rows[2:]
-    tables = source_tables(w / "run1.source.csv")
+    tables = page_tables(w / "run1.source.csv")
     assert len(body) == len(launches) == len(tables)
     seen = set()
     for launch, row, table in zip(launches, body, tables, strict=True):

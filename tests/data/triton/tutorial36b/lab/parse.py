@@ -21,7 +21,7 @@ from pathlib import Path
 *rounds, data = (Path(a) for a in sys.argv[1:])
 sys.path.insert(0, str(data / "lab"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab_common"))
-from one_run import SHARED_REQUESTS  # noqa: E402
+from one_run import SHARED_REQUESTS, page_tables  # noqa: E402
 
 # TRI_LAUNCHES: the lab's launch module when not launches.py (as tri_run.py reads it)
 LAUNCHES = importlib.import_module(os.environ.get("TRI_LAUNCHES", "launches")).LAUNCHES
@@ -39,19 +39,6 @@ def num(s: str) -> int | None:
         return int(float(s.replace(",", "")))
     except ValueError:
         return None
-
-
-def tables(path: Path) -> list[list[list[str]]]:
-    """The source page's table of each profiled launch, in order."""
-    out: list[str] = []
-    chunks = []
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith('"Kernel Name"'):
-            out = [line]
-            chunks.append(out)
-        elif chunks:
-            out.append(line)
-    return [list(csv.reader(c)) for c in chunks]
 
 
 def instructions(table: list[list[str]]) -> list[dict]:
@@ -99,7 +86,7 @@ for (n, src), r in ((x, r) for x in enumerate(rounds, 1) for r in (1, 2)):
     done = json.loads((src / f"run{r}.json").read_text())["runs"]
     rows = list(csv.reader((src / f"run{r}.raw.csv").read_text().splitlines()))
     head, body = rows[0], rows[2:]
-    srcs = tables(src / f"run{r}.source.csv")
+    srcs = page_tables(src / f"run{r}.source.csv")
     assert len(body) == len(srcs) == len(done), (len(body), len(srcs), len(done))
     with gzip.open(data / "ncu" / f"round{n}_run{r}.raw.csv.gz", "wt") as f:
         f.write((src / f"run{r}.raw.csv").read_text())
