@@ -78,6 +78,7 @@ WORKER_END_SECONDS = 10.0
 def stop(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started, stop the workers and wait for them to end."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(Exception):
@@ -92,3 +93,9 @@ def stop(pool: ProcessPoolExecutor) -> None:
             if process.is_alive():  # still starting up, its handlers not yet the default
                 process.kill()
                 process.join(timeout=2)
+    # the pool's manager thread closes its wake-up pipe when it sees the workers gone; at
+    # exit Python wakes every such thread, and a pipe closed in between is written to (an
+    # "Exception ignored ... Bad file descriptor" on standard error): let it finish here
+    if manager is not None:
+        with contextlib.suppress(Exception):
+            manager.join(timeout=WORKER_END_SECONDS)
