@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from . import __version__
-from .commands.common import CONTEXT, UsageError
-from .commands.environment import Environment
+from .commands.common import CONTEXT, UsageError, help_written_safely
+from .commands.environment import Environment, current_environment, say
 
 #: set, an exception shmem does not expect is raised whole (the tests set it: they find bugs
 #: by their tracebacks); unset, it is one line and exit status 2, as any bad input's
@@ -71,7 +71,7 @@ class ShmemGroup(click.Group):
         except Exception as exc:  # a bug shmem's checks missed: one line, never a traceback
             if os.environ.get(TRACEBACK_VARIABLE):
                 raise
-            click.echo(internal_error(exc), err=True)
+            say(internal_error(exc), None)
             ctx.exit(EXIT_INTERNAL)
 
     def make_context(
@@ -81,12 +81,18 @@ class ShmemGroup(click.Group):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        from .plumbing.interrupts import guarded  # --help, --version: their output can fail
+
         try:
-            return super().make_context(info_name, args, parent, **extra)
+            with guarded():
+                return super().make_context(info_name, args, parent, **extra)
         except UsageError:
             raise
         except click.UsageError as exc:
             raise UsageError(exc.format_message(), exc.ctx) from None
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return help_written_safely(super().get_help_option(ctx))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._available()))
@@ -113,8 +119,24 @@ class ShmemGroup(click.Group):
         ]
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``, written as every output is (click's ``version_option`` raised on a full
+    disk)."""
+    if value and not ctx.resilient_parsing:
+        current_environment().out(f"shmem, version {__version__}", color=ctx.color)
+        ctx.exit()
+
+
 @click.group(cls=ShmemGroup, context_settings=CONTEXT)
-@click.version_option(__version__, "-V", "--version", prog_name="shmem")
+@click.option(
+    "-V",
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 def main() -> None:
     """shmem: exact shared-memory bank-conflict analysis for CUDA kernels, without a GPU.
 

@@ -10,6 +10,7 @@ import click
 from .common import (
     CONTEXT,
     ExitCode,
+    ShmemCommand,
     emit_report,
     fail_usage,
     output_options,
@@ -46,6 +47,7 @@ def parse_rows(value: str) -> int | None:
 
 
 @click.command(
+    cls=ShmemCommand,
     context_settings=CONTEXT,
     short_help="Costs, bank tables and heat maps of every access of spec files.",
 )

@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from .environment import current_environment
+from .environment import current_environment, say
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -53,9 +53,31 @@ class UsageError(click.UsageError):
 
     def show(self, file: IO[Any] | None = None) -> None:
         stream = file if file is not None else current_stream()
-        click.echo(f"shmem: error: {self.format_message()}", file=stream, err=True)
-        if self.ctx is not None:
-            click.echo(f"(see: {self.ctx.command_path} --help)", file=stream, err=True)
+        see = f"\n(see: {self.ctx.command_path} --help)" if self.ctx is not None else ""
+        say(f"shmem: error: {self.format_message()}{see}", stream)
+
+
+def _show_help(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--help``: the command's help on standard output, written as every output is."""
+    if value and not ctx.resilient_parsing:
+        current_environment().out(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+def help_written_safely(option: click.Option | None) -> click.Option | None:
+    """click's help option, its page written by :meth:`Environment.out` (click's own write
+    raised on a full disk or a closed pipe: a traceback, or exit status 1)."""
+    if option is not None:
+        option.callback = _show_help
+    return option
+
+
+class ShmemCommand(click.Command):
+    """A shmem command (``@click.command(cls=ShmemCommand)``): its ``--help`` is written
+    as every output is (:func:`help_written_safely`)."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return help_written_safely(super().get_help_option(ctx))
 
 
 def current_stream() -> IO[str] | None:
@@ -345,11 +367,7 @@ def emit(text: str, output: str | None, color: bool | None = None) -> None:
 
         write_atomic(output, text)
     else:
-        from ..plumbing.fsutil import printable, stdout_guard
-
-        env = current_environment()
-        with stdout_guard(env.stdout):
-            env.out(printable(text, env.stdout), nl=False, color=color)
+        current_environment().out(text, nl=False, color=color)
 
 
 def parse_request(value: str | None) -> RequestChoice | None:

@@ -8,6 +8,7 @@ context; a test passes its own (``CliRunner().invoke(main, args, obj=Environment
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -85,15 +86,29 @@ class Environment:
         return shutil.get_terminal_size().columns
 
     def out(self, text: str, *, nl: bool = True, color: bool | None = None) -> None:
-        """Write to standard output (ANSI codes kept when ``color`` is True)."""
-        click.echo(text, file=self.stdout, nl=nl, color=color)
+        """Write to standard output (ANSI codes kept when ``color`` is True; what its
+        encoding cannot hold as backslash escapes). A failed write (a full disk, a closed
+        pipe) is an :class:`~shmem_cli.plumbing.fsutil.OutputError`, whatever the command
+        (a report, ``--help``, ``shmem schema``), said as every bad output is, status 2."""
+        from ..plumbing.fsutil import printable, stdout_guard
+
+        with stdout_guard(self.stdout):
+            click.echo(printable(text, self.stdout), file=self.stdout, nl=nl, color=color)
 
     def err(self, text: str) -> None:
         """Write a message to standard error; control characters in it (from a spec, a
         path) are shown as ``\\xNN`` escapes, never sent to the terminal raw."""
         from ..render.plain import visible
 
-        click.echo(visible(text), file=self.stderr)
+        say(visible(text), self.stderr)
+
+
+def say(text: str, stream: IO[str] | None) -> None:
+    """Write a line to standard error (``stream``, else the process's): where it cannot be
+    written (a full disk, a closed pipe) the message is lost but never the exit status (a
+    failed write raised, and a refused spec exited 1, the status of findings)."""
+    with contextlib.suppress(OSError, ValueError):  # ValueError: the stream is closed
+        click.echo(text, file=stream, err=True)
 
 
 def current_environment() -> Environment:

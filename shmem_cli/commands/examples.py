@@ -15,7 +15,7 @@ import click
 
 from ..plumbing import fsutil
 from ..plumbing.errors import ShmemError, shorten
-from .common import CONTEXT, fail, fail_usage
+from .common import CONTEXT, ShmemCommand, fail, fail_usage
 from .environment import current_environment
 
 _NAME = re.compile(r"^name:\s*(.+?)\s*$", re.M)
@@ -68,7 +68,9 @@ def _title(path: Path) -> str:
 
 
 @click.command(
-    context_settings=CONTEXT, short_help="List, print or copy the example specs and kernels."
+    cls=ShmemCommand,
+    context_settings=CONTEXT,
+    short_help="List, print or copy the example specs and kernels.",
 )
 @click.argument("name", required=False)
 @click.option(

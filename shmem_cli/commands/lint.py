@@ -18,6 +18,7 @@ from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from .common import (
     CONTEXT,
     ExitCode,
+    ShmemCommand,
     check_format_names,
     emit,
     fail_input,
@@ -71,6 +72,7 @@ def _render(report: CheckReport, fmt: str, fail_on: Severity, color: bool) -> st
 
 
 @click.command(
+    cls=ShmemCommand,
     context_settings=CONTEXT,
     short_help="Fail CI on bank conflicts that specs do not accept.",
 )
@@ -297,7 +299,9 @@ def _rules(select: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str] |
         fail_usage(str(exc))
 
 
-@click.command(context_settings=CONTEXT, short_help="List the lint rules, or document some.")
+@click.command(
+    cls=ShmemCommand, context_settings=CONTEXT, short_help="List the lint rules, or document some."
+)
 @click.argument("names", nargs=-1, metavar="[CODE|NAME]...")
 @click.option(
     "-f",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT
+from .common import CONTEXT, ShmemCommand
 from .environment import current_environment
 
 
 @click.command(
-    context_settings=CONTEXT, short_help="Print the JSON Schema of the access-spec format."
+    cls=ShmemCommand,
+    context_settings=CONTEXT,
+    short_help="Print the JSON Schema of the access-spec format.",
 )
 def schema() -> None:
     """Print the JSON Schema (draft-07) of the access-spec format.

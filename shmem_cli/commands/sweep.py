@@ -9,6 +9,7 @@ import click
 
 from .common import (
     CONTEXT,
+    ShmemCommand,
     emit_simple_report,
     fail,
     fail_usage,
@@ -24,6 +25,7 @@ from .sweep_kernel import LAUNCH_DEFAULTS, launch_options
 
 
 @click.command(
+    cls=ShmemCommand,
     context_settings=CONTEXT,
     short_help="Rank paddings, swizzles and params of a spec, or -D variants of a kernel, by cost.",
 )

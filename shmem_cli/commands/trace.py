@@ -18,6 +18,7 @@ from .analyze import parse_rows
 from .common import (
     CONTEXT,
     ExitCode,
+    ShmemCommand,
     emit,
     fail_input,
     fail_usage,
@@ -45,6 +46,7 @@ ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
 
 
 @click.command(
+    cls=ShmemCommand,
     context_settings=CONTEXT,
     short_help="Shared-memory traffic of a compiled kernel, per SASS instruction (no GPU).",
 )

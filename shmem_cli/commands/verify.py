@@ -24,6 +24,7 @@ from ..verify.runner import PROFILE_SECONDS
 from .common import (
     CONTEXT,
     ExitCode,
+    ShmemCommand,
     check_format_names,
     emit,
     fail_input,
@@ -147,7 +148,9 @@ def _measure_here(
 
 
 @click.command(
-    context_settings=CONTEXT, short_help="Compare predictions with Nsight Compute on a real GPU."
+    cls=ShmemCommand,
+    context_settings=CONTEXT,
+    short_help="Compare predictions with Nsight Compute on a real GPU.",
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option(

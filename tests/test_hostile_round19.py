@@ -1,0 +1,98 @@
+"""Hostile inputs of the nineteenth adversarial round (docs/robustness.md, "What was found and
+fixed", item 19).
+
+Standard output and standard error that cannot be written (a full disk, a reader gone away):
+every command's output, its ``--help`` and ``shmem --version`` included, is said as a failed
+output with exit status 2, and a message that cannot be written never changes the exit status.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .hostile import CUBIN, REPO
+
+FULL = "/dev/full"
+needs_full = pytest.mark.skipif(not os.path.exists(FULL), reason="no /dev/full")
+
+
+def _run(*args: str, stdout: int | None = None, stderr: int | None = None) -> tuple[int, str]:
+    """``shmem ARGS`` as its own process, this checkout's code; its status and standard error
+    (or output, where standard error is the one that fails)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "shmem_cli.cli", *args],
+        stdout=subprocess.PIPE if stdout is None else stdout,
+        stderr=subprocess.PIPE if stderr is None else stderr,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    said = done.stderr if stderr is None else done.stdout
+    return done.returncode, said.decode(errors="replace")
+
+
+def _name(args: tuple[str, ...]) -> str:
+    return " ".join(os.path.basename(arg) for arg in args)
+
+
+#: commands whose output did not go through the report's guarded write
+OUTPUTS = [
+    ("--help",),
+    ("--version",),
+    ("analyze", "--help"),
+    ("schema",),
+    ("rules",),
+    ("rules", "SH001"),
+    ("examples",),
+    ("examples", "--path"),
+    ("trace", str(CUBIN), "--list-params"),
+]
+
+
+@needs_full
+@pytest.mark.parametrize("args", OUTPUTS, ids=_name)
+def test_output_on_a_full_device_is_said_with_status_2(args: tuple[str, ...]) -> None:
+    # schema, rules, examples, --list-params and subcommands' --help: "internal error:
+    # OSError"; the group's --help and --version: a traceback, exit status 1
+    with open(FULL, "wb") as full:
+        code, said = _run(*args, stdout=full.fileno())
+    assert code == 2, said
+    assert "<standard output>: error: cannot write the report: no space left" in said, said
+    assert "Traceback" not in said and "internal error" not in said, said
+
+
+@pytest.mark.parametrize("args", OUTPUTS[:3], ids=_name)
+def test_output_to_a_closed_pipe_is_said_with_status_2(args: tuple[str, ...]) -> None:
+    # the group's --help was exit status 1 (click's own handling of a broken pipe), the others
+    # "internal error: BrokenPipeError"
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        code, said = _run(*args, stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert code == 2, said
+    assert "cannot write the report: the reader has gone away" in said, said
+    assert "Traceback" not in said and "Exception ignored" not in said, said
+
+
+@needs_full
+def test_a_message_that_cannot_be_written_keeps_the_exit_status(tmp_path: Path) -> None:
+    # a refused spec exited 1 (the status of findings: "the specs have conflicts" to a CI job)
+    # when standard error was full: the error's own write raised, and so did the internal
+    # error's; a usage error likewise
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("arrays: [\n")
+    with open(FULL, "wb") as full:
+        code, _ = _run("analyze", str(bad), stderr=full.fileno())
+        assert code == 2
+        code, _ = _run("nosuch", stderr=full.fileno())
+        assert code == 2
+        code, _ = _run("analyze", "--no-such-option", stderr=full.fileno())
+        assert code == 2
