@@ -38,7 +38,7 @@ from .kernel.cubin import CubinInfo, Kernel
 from .kernel.externals import link_globals
 from .kernel.launch import LaunchPlan, name_defaults, read_defaults
 from .result import KernelTrace
-from .traced_launch import GridCoverage, LaunchInfo
+from .traced_launch import GridCoverage, LaunchInfo, describe_arguments, zero_map_note
 
 if TYPE_CHECKING:
     from ..cuda.sources import SourceTree
@@ -143,47 +143,6 @@ def data_sources(plan: LaunchPlan, memory: Any) -> Callable[[int], tuple[str, ..
         return tuple(out)
 
     return names
-
-
-def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
-    """(parameter label, value) for the report: given values, buffers, defaults."""
-    values: dict[int, tuple[str, str]] = {}
-    for arg in plan.arguments:
-        values[arg.param.ordinal] = (arg.param.label, arg.text)
-    for buf in plan.buffers:
-        what = (
-            f"zero-filled buffer ({buf.size:,} B)"
-            if buf.synthetic
-            else f"@{buf.source} ({buf.size:,} B)"
-        )
-        values[buf.param.ordinal] = (buf.param.label, what)
-    for arg in plan.arguments:
-        if not arg.given and "CUtensorMap" in (arg.param.type or ""):
-            values[arg.param.ordinal] = (
-                arg.param.label,
-                "zero bytes: tensor map not given, a TMA through it moves no data",
-            )
-    maps: dict[int, list[str]] = {}
-    for tm in plan.tensor_maps:
-        maps.setdefault(tm.param.ordinal, []).append(tm.describe())
-    if plan.param_image is not None:  # the maps a host program's parameter block holds
-        from .kernel.param_block import tensor_maps_in
-        from .kernel.tensormap import describe
-
-        for at, found in tensor_maps_in(plan.param_image, plan.kernel.param_base):
-            for p in plan.params:
-                if p.offset <= at < p.offset + p.size:
-                    inner = f" at +{at - p.offset}" if at > p.offset else ""
-                    text = f"tensor map{inner}: {describe(found)} (from {plan.param_source})"
-                    maps.setdefault(p.ordinal, []).append(text)
-    for f in sorted(plan.fields, key=lambda f: f.offset):  # values at offsets, and the rest
-        maps.setdefault(f.param.ordinal, []).append(f.describe())
-    for ordinal in {f.param.ordinal for f in plan.fields}:
-        maps[ordinal].append(f"the rest: {values[ordinal][1]}")
-    for ordinal, texts in maps.items():
-        label = next(p.label for p in plan.params if p.ordinal == ordinal)
-        values[ordinal] = (label, "; ".join(texts))
-    return tuple(values[k] for k in sorted(values))
 
 
 def trace_kernel(
@@ -362,24 +321,6 @@ def _folded_note(records: Any, budget: Budget) -> str | None:
         f"the requests passed the records' bound ({budget.recorded_bytes >> 20} MiB) and were "
         "costed in parts as they came: every total is exact, but no heat map is kept and "
         "--suggest re-costs only the last part's requests"
-    )
-
-
-def zero_map_note(plan: LaunchPlan, skipped: list[tuple[Any, int]]) -> str | None:
-    """The note of a launch from a parameter block (``--params``) whose TMA copies went
-    through tensor maps of zero bytes (a host program that ran without a GPU could not
-    encode them), else None."""
-    copies = sum(n for ins, n in skipped if ins.opcode.startswith("UTMA"))
-    if plan.param_image is None or not copies:
-        return None
-    return (
-        f"{copies:,} TMA instruction execution(s) (not modelled, above) went through a tensor "
-        f"map of zero bytes and moved no data: the maps in {plan.param_source} were never "
-        "encoded. A host program run without a GPU cannot encode them (cuTensorMapEncodeTiled "
-        "is the driver's; CUTLASS then prints 'Failed to initialize the TMA descriptor'): "
-        "build it with docs/examples/tensormap_standin.h (docs/recipes.md, 'Without a GPU') "
-        "and dump the block again, or give each map with --arg (KEY=tensormap:..., or "
-        "KEY+OFFSET=tensormap:... for one inside a struct: docs/trace.md, 'Tensor maps')"
     )
 
 
