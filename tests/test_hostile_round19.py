@@ -4,6 +4,7 @@ fixed", item 19).
 Standard output and standard error that cannot be written (a full disk, a reader gone away):
 every command's output, its ``--help`` and ``shmem --version`` included, is said as a failed
 output with exit status 2, and a message that cannot be written never changes the exit status.
+Worker counts (``-j``) are bounded.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
+from shmem_cli.commands.common import MAX_JOBS
 
 from .hostile import CUBIN, REPO
 
@@ -96,3 +101,13 @@ def test_a_message_that_cannot_be_written_keeps_the_exit_status(tmp_path: Path) 
         assert code == 2
         code, _ = _run("analyze", "--no-such-option", stderr=full.fileno())
         assert code == 2
+
+
+@pytest.mark.parametrize("command", [("lint",), ("sweep", "k.cu")])
+def test_worker_counts_are_bounded(command: tuple[str, ...], tmp_path: Path) -> None:
+    # lint -j took any count: -j 1000000000 over 10,000 specs started 625 worker processes
+    spec = tmp_path / "s.yaml"
+    spec.write_text("arrays: [\n")
+    result = CliRunner().invoke(main, [*command, "-j", "1000000000", str(spec)])
+    assert result.exit_code == 2, result.output
+    assert f"<={MAX_JOBS}" in result.output and "Traceback" not in result.output

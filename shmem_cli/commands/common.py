@@ -31,6 +31,10 @@ CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_w
 
 #: the path that stands for standard input
 STDIN = "-"
+#: the most worker processes or compiles a command may be asked for (``lint -j``, ``sweep
+#: -j``): each may take up to the 1 GiB shmem bounds itself to, and more than the machine's
+#: cores only add processes (``lint -j 1000000000`` over 10,000 specs started 625 workers)
+MAX_JOBS = 256
 
 
 class ExitCode(enum.IntEnum):

@@ -17,6 +17,7 @@ import click
 from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from .common import (
     CONTEXT,
+    MAX_JOBS,
     ExitCode,
     ShmemCommand,
     check_format_names,
@@ -125,7 +126,7 @@ def _render(report: CheckReport, fmt: str, fail_on: Severity, color: bool) -> st
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_JOBS),
     default=0,
     show_default=True,
     help="Worker processes for many files (0: one per CPU core).",

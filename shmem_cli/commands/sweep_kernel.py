@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from ..hardware.arch import DEFAULT_ARCH
-from .common import emit_simple_report, fail, fail_input, fail_usage, require_file
+from .common import MAX_JOBS, emit_simple_report, fail, fail_input, fail_usage, require_file
 from .trace_budget import KEYS as BUDGET_KEYS
 from .trace_budget import OPTIONS as BUDGET_OPTIONS
 from .trace_budget import budget_of
@@ -106,7 +106,7 @@ _OPTIONS = (
     click.option(
         "-j",
         "--jobs",
-        type=click.IntRange(1, 256),
+        type=click.IntRange(1, MAX_JOBS),
         metavar="N",
         help="KERNEL.cu: compiles at once (default: the CPU count).",
     ),
