@@ -105,6 +105,29 @@ def test_unknown_or_ambiguous_kernels_list_the_kernels(query: str | None, says: 
     assert err.value.path == str(META)
 
 
+# two instantiations whose names agree for hundreds of characters (tests/data/trace/twins)
+TWINS = DATA / "twins" / "twins.sm_90.cubin"
+
+
+def test_names_alike_for_long_are_listed_from_where_they_differ() -> None:
+    cubin = read_cubin(TWINS)
+    with pytest.raises(ShmemError) as err:
+        find_kernel(cubin, "twin_copy")
+    message = err.value.message
+    assert "only one of them holds" in message and "--list-params prints each" in message
+    lines = [line for line in message.splitlines() if line.startswith("  ...")]
+    assert len(lines) == 2
+    chosen = set()
+    for mode in ("L<C<1>, char>", "L<C<2>, short>"):  # the demangled part that differs
+        (line,) = [line for line in lines if mode in line]
+        # the mangled part, shown from before where the two differ, names its kernel alone
+        part = line.rsplit("(...", 1)[1].rstrip(")")
+        kernel = find_kernel(cubin, part)
+        assert kernel is find_kernel(cubin, mode) and kernel.mangled.endswith(part)
+        chosen.add(kernel.mangled)
+    assert len(chosen) == 2
+
+
 def test_not_a_cubin_is_a_clear_error(tmp_path: Path) -> None:
     junk = tmp_path / "junk.cubin"
     junk.write_bytes(b"\x7fELF" + bytes(60))

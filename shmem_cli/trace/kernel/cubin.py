@@ -411,7 +411,10 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
             return found[0]
         if len(found) > 1:
             raise ShmemError(
-                f"--kernel {shorten(query)!r} is ambiguous; it matches:\n" + kernel_list(found),
+                f"--kernel {shorten(query)!r} is ambiguous; it matches:\n"
+                + kernel_list(found)
+                + "\ngive a part of the name that only one of them holds (blanks optional), or "
+                "its whole mangled name (--list-params prints each)",
                 path=info.path,
                 code="invalid-kernel",
             )
@@ -429,10 +432,13 @@ def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:
     first place where they differ, so that the line says what tells them apart."""
     shown = kernels[:MAX_LISTED]
     skip = _shared_start([k.name for k in shown]) if len(shown) > 1 else 0
+    # mangled names alike past what 80 characters show are shown from where they differ too
+    cut = _shared_start([k.mangled for k in shown]) if len(shown) > 1 else 0
     lines = []
     for k in shown:
         name = k.name if skip < 120 else "..." + k.name[skip - 40 :]
-        mangled = f"  ({shorten(k.mangled, 80)})" if k.mangled != k.name else ""
+        mangled = k.mangled if cut < 60 else "..." + k.mangled[cut - 20 :]
+        mangled = f"  ({shorten(mangled, 80)})" if k.mangled != k.name else ""
         lines.append(f"  {shorten(name, 200)}{mangled}")
     if len(kernels) > MAX_LISTED:
         lines.append(f"  ... and {len(kernels) - MAX_LISTED:,} more")
