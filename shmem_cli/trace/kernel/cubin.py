@@ -411,10 +411,8 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
             return found[0]
         if len(found) > 1:
             raise ShmemError(
-                f"--kernel {shorten(query)!r} is ambiguous; it matches:\n"
-                + kernel_list(found)
-                + "\ngive a part of the name that only one of them holds (blanks optional), or "
-                "its whole mangled name (--list-params prints each)",
+                f"--kernel {shorten(query)!r} is ambiguous; it matches:\n{kernel_list(found)}\n"
+                "give a part of a name only one of them holds, or a whole mangled name",
                 path=info.path,
                 code="invalid-kernel",
             )
@@ -426,13 +424,11 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
 
 
 def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:
-    """One indented line per kernel: demangled name and mangled name (each cut at 200
-    characters; the first :data:`MAX_LISTED`, then how many more). Names that begin alike
-    for longer than that (a library's instantiations) are shown from a little before the
-    first place where they differ, so that the line says what tells them apart."""
+    """One indented line per kernel: demangled and mangled name (cut at 200 and 80 characters;
+    the first :data:`MAX_LISTED`, then how many more). Names alike for longer than that (a
+    library's instantiations) are shown from a little before where they first differ."""
     shown = kernels[:MAX_LISTED]
     skip = _shared_start([k.name for k in shown]) if len(shown) > 1 else 0
-    # mangled names alike past what 80 characters show are shown from where they differ too
     cut = _shared_start([k.mangled for k in shown]) if len(shown) > 1 else 0
     lines = []
     for k in shown:
