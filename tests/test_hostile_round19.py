@@ -111,3 +111,46 @@ def test_worker_counts_are_bounded(command: tuple[str, ...], tmp_path: Path) -> 
     result = CliRunner().invoke(main, [*command, "-j", "1000000000", str(spec)])
     assert result.exit_code == 2, result.output
     assert f"<={MAX_JOBS}" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "option"),
+    [
+        ("paths", '["../outside"]', "shmem lint DIR"),
+        ("baseline", '"../outside/kube.yaml"', "--baseline FILE"),
+        ("paths", '["linked"]', "shmem lint DIR"),  # a link inside to a folder outside
+    ],
+)
+def test_a_config_names_only_its_projects_files(
+    key: str, value: str, option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a cloned repository's config had lint read any file: baseline = "/etc/shadow" printed
+    # its first line in the "not valid JSON" error, and paths = ["/home/u/.kube"] quoted keys
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kube.yaml").write_text("token: SECRET-TOKEN\n")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "linked").symlink_to(outside)
+    (project / "pyproject.toml").write_text(f"[tool.shmem]\n{key} = {value}\n")
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["lint", *(["specs"] if key == "baseline" else [])])
+    assert result.exit_code == 2, result.output
+    assert "pyproject.toml:2:1: error: [tool.shmem] " + key in result.output, result.output
+    assert f"is outside the project ({os.path.realpath(project)})" in result.output
+    assert f"on the command line ({option})" in result.output
+    assert "SECRET" not in result.output
+
+
+def test_a_config_may_name_its_own_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "sub").mkdir()
+    (project / "specs").mkdir()
+    (project / "specs" / "bad.yaml").write_text("arrays: [\n")
+    # a config in a subfolder may name the repository's other folders
+    (project / "sub" / "pyproject.toml").write_text('[tool.shmem]\npaths = ["../specs"]\n')
+    monkeypatch.chdir(project / "sub")
+    result = CliRunner().invoke(main, ["lint"])
+    assert result.exit_code == 2, result.output
+    assert "bad.yaml:2:1: error: invalid YAML" in result.output, result.output

@@ -262,10 +262,13 @@ class _Reader:
             raise self.error(why, "build-cache")
         if cache is not None:
             self.check_cache(cache)
+        paths = self.strings(table, "paths")
+        self.own_files("paths", paths, "shmem lint DIR")
+        self.own_files("baseline", [baseline] if baseline else [], "--baseline FILE")
         return LintConfig(
             source=self.path,
             base=self.path.parent,
-            paths=self.strings(table, "paths"),
+            paths=paths,
             exclude=self.strings(table, "exclude"),
             fail_on=fail_on,
             baseline=baseline,
@@ -301,6 +304,26 @@ class _Reader:
                 key,
             )
         return float(value)
+
+    def own_files(self, key: str, values: Sequence[str], option: str) -> None:
+        """The files a config has lint read (its specs, its baseline) are its project's own:
+        inside the repository that holds the config (else the config's folder), links
+        resolved. A cloned repository's pyproject.toml could otherwise have lint read, and
+        quote in its errors, any file of the machine (``baseline = "/etc/shadow"`` printed
+        its first line); the command line names any."""
+        project = find_repo_root(self.path.parent) or Path(os.path.realpath(self.path.parent))
+        for value in values:
+            try:
+                target = Path(os.path.realpath(self.path.parent / value))
+            except (OSError, ValueError):  # a name too long: not read either
+                continue
+            if target != project and project not in target.parents:
+                raise self.error(
+                    f"[tool.shmem] {key}: {shorten(value, 200)!r} is outside the project "
+                    f"({shorten(str(project), 200)}): a project's config names only its own "
+                    f"files; give one elsewhere on the command line ({option})",
+                    key,
+                )
 
     def check_cache(self, cache: str) -> None:
         """A build cache that could never be made is the config's error, said once at its
