@@ -4,14 +4,17 @@ fixed", item 19).
 Standard output and standard error that cannot be written (a full disk, a reader gone away):
 every command's output, its ``--help`` and ``shmem --version`` included, is said as a failed
 output with exit status 2, and a message that cannot be written never changes the exit status.
-Worker counts (``-j``) are bounded.
+Worker counts (``-j``) are bounded. A project's config names only its own files. A CSV line
+is bounded before Python's csv reader splits it.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -154,3 +157,30 @@ def test_a_config_may_name_its_own_files(tmp_path: Path, monkeypatch: pytest.Mon
     result = CliRunner().invoke(main, ["lint"])
     assert result.exit_code == 2, result.output
     assert "bad.yaml:2:1: error: invalid YAML" in result.output, result.output
+
+
+@pytest.mark.parametrize("reader", ["compare", "from-ncu"])
+def test_a_csv_line_of_millions_of_fields_is_refused_before_it_is_split(
+    reader: str, tmp_path: Path
+) -> None:
+    # Python's csv reader makes a record's list of fields at once: a --compare export whose
+    # one line is 150 million commas (a gzip of 150 KB) held 1.6 GB for 22 s; verify
+    # --from-ncu's 64 MiB of them, 0.7 GB
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.trace.ncu.exports import read_ncu_export
+    from shmem_cli.verify.ncu import read_csv
+
+    head = b'"ID","Kernel Name","Metric Name","Metric Value"\n'
+    text = head + b'"1","k"' + b"," * 8_000_000 + b"\n"
+    path = tmp_path / "ncu.csv"  # verify --from-ncu reads plain text, --compare gzip too
+    path.write_bytes(gzip.compress(text) if reader == "compare" else text)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ShmemError) as caught:
+            read_ncu_export(path) if reader == "compare" else read_csv(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.pos is not None and caught.value.pos.line == 2
+    assert "a line longer than 1 MiB" in caught.value.message
+    assert peak < 48 << 20, peak  # the 8 MB text and the gzip's, no list of its fields

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 
 from ..hardware.ops import ARBITRATION_COUNTER, OPS, Op, get
-from ..plumbing.bounded_read import text_lines
+from ..plumbing.bounded_read import MAX_CSV_LINE, csv_line_error, text_lines
 from ..plumbing.errors import ShmemError, SourcePos
 from ..plumbing.frozen import frozen
 
@@ -169,6 +169,8 @@ def parse_csv(text: str, source: str = "<ncu csv>") -> list[Launch]:
     numbered: list[tuple[int, str]] = []
     for n, row in enumerate(text_lines(text), 1):
         if row.startswith('"'):
+            if len(row) > MAX_CSV_LINE:
+                raise csv_line_error(source, n, "ncu")
             if len(numbered) == MAX_ROWS:
                 raise _too_many(f"{MAX_ROWS:,} CSV rows", source, n)
             numbered.append((n, row))

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ...hardware.ops import SOURCE_COLUMNS, launch_counters
-from ...plumbing.bounded_read import read_bounded
+from ...plumbing.bounded_read import csv_lines, read_bounded
 from ...plumbing.errors import ShmemError, SourcePos, shorten
 from ...plumbing.frozen import frozen
 
@@ -68,7 +68,7 @@ def _records(data: bytes, where: str) -> Iterator[tuple[int, list[str]]]:
     # utf-8-sig: a byte-order mark (a CSV saved again by a Windows tool) is not text of the
     # first field, which would hide its "Kernel Name" or "ID"
     stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
-    reader = csv.reader(stream)
+    reader = csv.reader(csv_lines(stream, where, "input"))
     for _ in range(MAX_RECORDS):
         try:
             record = next(reader)
