@@ -44,6 +44,8 @@ def sources(ins: Instruction) -> list[Operand]:
         kind = "UP" if op == "UP2UR" else "P"
         mask = (ops[3].int_value or 0) & 0x7F
         return [ops[2], *(Reg(kind, k) for k in range(7) if mask >> k & 1)]
+    if op in ("VOTE", "VOTEU"):  # VOTE.ANY P1, P0 and VOTE.ANY R5, PT, P0 read P0
+        return ops[-1:]
     first = ops[0] if ops else None
     if op == "LOP3" and isinstance(first, Reg) and first.kind in ("P", "UP"):
         return ops[2:]

@@ -240,8 +240,9 @@ class Forms:
             if not isinstance(dest, Reg) or dest.is_zero:
                 return None
             return Pending(ids, axis=(dest.kind, dest.index, self.axes[axis]))
-        if op in ("VOTE", "VOTEU") and not self.vec.full:
-            return self._vote(ins, blk, ids)
+        if op in ("VOTE", "VOTEU") and not self.vec.full:  # per warp (.votes)
+            got = votes.results(self.vec, ins, self.source, blk, ids)
+            return None if got is None else Pending(ids, got[0], group=got[1])
         # R2UR's waterfall form reads other lanes: the shadow, whose lanes are blocks, cannot
         if op not in EVALUATED or self.vec.full or waterfall(ins):
             return None
@@ -288,17 +289,6 @@ class Forms:
         if not results and not preds and lazy is None:
             return None
         return Pending(ids, results, preds, bool(additive), group, lazy=lazy)
-
-    def _vote(self, ins: Instruction, blk: Block, ids: Any) -> Pending | None:
-        """A warp vote's predicate (``VOTE.ANY P1, P0``, ``VOTEU.ALL UP0, !P2``) per warp,
-        where the predicate it reads has a form (:mod:`.votes`)."""
-        ops = votes.operands(ins)
-        form = None if ops is None else self.source(ops[2], blk, ids)
-        if ops is None or form is None or not form.blocky:
-            return None
-        got = votes.vote(self.vec, ops[0], ops[2].not_, form.k, form.vids, blk.warp[ids])
-        dest = (ops[1].kind, ops[1].index)
-        return None if got is None else Pending(ids, {dest: got[0]}, group=got[1])
 
     def pair(self, o: Operand, blk: Block, ids: Any) -> Source | None:
         """The form of the register after ``o`` (the second of a pair), or None."""
