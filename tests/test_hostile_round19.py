@@ -184,3 +184,26 @@ def test_a_csv_line_of_millions_of_fields_is_refused_before_it_is_split(
     assert caught.value.pos is not None and caught.value.pos.line == 2
     assert "a line longer than 1 MiB" in caught.value.message
     assert peak < 48 << 20, peak  # the 8 MB text and the gzip's, no list of its fields
+
+
+def test_a_baseline_of_millions_of_tiny_values_is_refused_before_it_is_built(
+    tmp_path: Path,
+) -> None:
+    # 64 MiB of {},{},... (22 million dicts) held 1.75 GB before "not a shmem baseline"
+    from shmem_cli.lint.baseline import MAX_TOKENS, load_baseline, render_baseline
+    from shmem_cli.plumbing.errors import ShmemError
+
+    path = tmp_path / "baseline.json"
+    path.write_text('{"findings": [' + "{}," * MAX_TOKENS + "{}]}")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ShmemError) as caught:
+            load_baseline(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "more than the 8,000,000 of some 300,000 findings" in caught.value.message
+    assert peak < 64 << 20, peak  # the file's bytes, no dict built
+    # a baseline shmem writes is read (its entries have about 25 such characters each)
+    path.write_text(render_baseline([]))
+    assert not load_baseline(path)

@@ -26,6 +26,11 @@ from ..plumbing.fsutil import write_atomic
 SCHEMA_VERSION = 1
 #: The largest baseline read (about 200 bytes per finding: some 300,000 findings).
 MAX_BASELINE_BYTES = 64 << 20
+#: ``{``, ``[``, ``,`` and ``:`` bytes of a baseline, counted before Python builds its values
+#: (each at most one; those in strings counted too): a finding of the messages shmem writes
+#: has about 25, so 8 million are some 300,000 findings, and 64 MiB of ``{},{},...`` (22
+#: million dicts, 1.75 GB) is refused
+MAX_TOKENS = 8_000_000
 
 Key = tuple[str, str, str]
 
@@ -65,6 +70,15 @@ def load_baseline(path: str | Path) -> Counter[Key]:
             "baseline file not found (create it with --write-baseline)", path=name, code="baseline"
         )
     raw = read_bounded(name, MAX_BASELINE_BYTES, what="baseline", code="baseline", text=True)
+    tokens = sum(raw.count(token) for token in (b"{", b"[", b",", b":"))
+    if tokens > MAX_TOKENS:
+        raise ShmemError(
+            f"baseline holds {tokens:,} of the characters {{ [ , : that JSON values take, "
+            f"more than the {MAX_TOKENS:,} of some 300,000 findings: not a baseline shmem "
+            "wrote (write a new one with --write-baseline)",
+            path=name,
+            code="baseline",
+        )
     try:
         data: Any = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
