@@ -167,6 +167,46 @@ def test_a_call_whose_return_address_is_not_its_own_is_not_followed() -> None:
     assert all(call not in sites for sites in flow.returns.values())  # (another call's are)
 
 
+#: four divisions unrolled, whose slow path ptxas calls with an argument's move between the
+#: return address's MOV and the CALL (tests/data/trace/divcalls, as llm.c's softmax kernel 7)
+DIVCALLS = TRACE_DATA / "divcalls" / "divcalls.sm_90.cubin"
+
+
+@needs_nvdisasm
+def test_a_call_with_an_argument_moved_after_its_return_address_is_followed() -> None:
+    info, disassembly = cubin(DIVCALLS)
+    function = find_function(disassembly, find_kernel(info, "row_scale"), info.path)
+    ins = function.instructions
+    calls = [i for i, x in enumerate(ins) if x.opcode == "CALL"]
+    assert len(calls) == 4
+    moved = [c for c in calls if ins[c - 1].opcode != "MOV"]  # MOV R16, ...; IMAD.MOV; CALL
+    assert moved and all(ins[c - 2].opcode == "MOV" for c in moved)
+    program = decode_function(function)
+    kinds = [shared_op_of(x) for x in ins]
+    flow = ControlFlow(function, program.destinations, kinds, program.values)
+    assert set(calls) <= set().union(*flow.returns.values())  # every call's return proven
+    for c in calls:  # the branch around each slow path chooses values only
+        branch = max(i for i in range(c) if ins[i].opcode == "BRA")
+        assert flow.region(branch).values
+
+
+@needs_nvdisasm
+def test_rows_whose_divisions_take_other_paths_leave_the_blocks_alike(tmp_path: Path) -> None:
+    # rows of 4 N values, so that each thread runs all four divisions: block 0's on the
+    # fast path, block 1's on the slow one, block 2's on both
+    rows = [np.tile(row, 4) for row in (NORMAL, TINY, MIXED, np.ones(N))]
+    args = (_rows(tmp_path, rows), f"2={4 * N}")  # n
+    by_class = traced(DIVCALLS, "row_scale", N, (4, 1, 1), args)
+    ran = every_block(DIVCALLS, "row_scale", N, (4, 1, 1), args)
+    cov = by_class.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.run == 1, cov
+    assert by_class.totals == ran.totals
+    # by hand, per block: thread 0 stores s[0] and s[1] (one STS.64), each of the 4 warps
+    # reads both (one LDS.64, a broadcast)
+    assert by_class.totals["store"].requests == 4 and by_class.totals["store"].wavefronts == 4
+    assert by_class.totals["load"].requests == 16 and by_class.totals["load"].wavefronts == 16
+
+
 #: hand-written SASS's first lines: R0 = the thread index, R3 = the block's word of its first
 #: parameter (global data), R2 = the thread's shared word, P0 = (that word != 0)
 DATA_WORD = """S2R R0, SR_TID.X

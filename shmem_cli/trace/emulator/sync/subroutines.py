@@ -6,8 +6,9 @@ path of a float division is one: ``MOV R4, 0x14e0; CALL.REL.NOINC `($__internal_
 which returns by ``RET.REL.NODEC R8`` after ``IMAD.MOV.U32 R8, RZ, RZ, R4``): the registers
 they write are the region's too, and a region whose subroutines compute values only chooses
 values only. A call is followed where it goes to a label, and proven to come back where
-every return of its subroutine reads the address the instruction before the call set (a
-``MOV`` of the address after the call), or a plain copy of it into that register made on
+every return of its subroutine reads the address a ``MOV`` on the straight line before
+the call set to the address after it (ptxas may put the moves of the arguments between them,
+which must not write it), or a plain copy of it into that register made on
 the straight line before the return (no call between), no instruction of the subroutine
 or of those it calls writes the address's register, and no instruction outside the
 subroutine falls or jumps into it.
@@ -133,11 +134,8 @@ def _returns(graph: Graph, c: int, body: set[int], deep: set[int], jumped: froze
     """Whether every return of ``body``, the subroutine called at ``c`` (``deep``: with the
     subroutines it calls), comes back to the instruction after ``c``."""
     ins = graph.function.instructions
-    mov, ops = ins[c - 1], ins[c - 1].operands
-    held = ops[0] if mov.opcode == "MOV" and mov.guard is None and len(ops) == 2 else None
-    if not isinstance(held, Reg) or not isinstance(ops[1], Imm):
-        return False
-    if any(_writes(graph, i, held) for i in deep):
+    held = _return_address(graph, c, jumped)
+    if held is None or any(_writes(graph, i, held) for i in deep):
         return False
     for i in (i for i in body if ins[i].opcode == "RET"):
         read = [o for o in ins[i].operands if isinstance(o, Reg)]
@@ -150,7 +148,25 @@ def _returns(graph: Graph, c: int, body: set[int], deep: set[int], jumped: froze
                 break
         if not _same(read[0], held) and not _copies(ins[j], read[0], held):
             return False
-    return ops[1].int_value == ins[c + 1].pc
+    return True
+
+
+def _return_address(graph: Graph, c: int, jumped: frozenset[int]) -> Reg | None:
+    """The register an unguarded ``MOV`` on the straight line before the call at ``c`` sets
+    to the address after it, written by nothing between them (ptxas may schedule the moves
+    of the arguments there: ``MOV R16, 0x6b0; IMAD.MOV.U32 R3, RZ, RZ, R4; CALL``); None
+    without one."""
+    ins = graph.function.instructions
+    j = c
+    while j > 0 and j not in jumped and graph.succ[j - 1] == [j] and ins[j - 1].opcode != "CALL":
+        j -= 1
+        ops = ins[j].operands
+        if ins[j].opcode != "MOV" or ins[j].guard is not None or len(ops) != 2:
+            continue
+        held, value = ops
+        if isinstance(held, Reg) and isinstance(value, Imm) and value.int_value == ins[c + 1].pc:
+            return None if any(_writes(graph, k, held) for k in range(j + 1, c)) else held
+    return None
 
 
 def _same(a: Reg, b: Reg) -> bool:
