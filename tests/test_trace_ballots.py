@@ -81,6 +81,28 @@ def test_a_compaction_loop_over_tiles_is_exact_by_class(k: int, classes: int) ->
 
 
 @needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "block", "grid", "classes"),
+    [
+        # a partial warp's ballot (lanes below 8 (b % 4) + 4; the last warp of 80 threads
+        # has 16): b % 4 decides the lanes and their predicate
+        ("bl_part", 80, (24, 1, 1), 4),
+        # VOTE.ANY R, PT, !P0 beside VOTE.ANY P0 and VOTE.ALL: the stride 1 + (popc & 3) +
+        # any + 2 all over the 30 blocks (x, y) takes 4 values (2, 3, 4, 5)
+        ("bl_both", 96, (6, 5, 1), 4),
+        # 2 x 1 clusters: the first CTA (b = 2 c) ballots lanes below 2 c % 5: 5 classes
+        ("bl_cluster", 64, (20, 1, 1), 5),
+    ],
+)
+def test_partial_warps_votes_beside_and_clusters_are_exact_by_class(
+    kernel: str, block: int, grid: tuple[int, int, int], classes: int
+) -> None:
+    got = _same(kernel, grid, (), cubin=BALLOTS, block=block)
+    cov = got.launch.coverage
+    assert cov is not None and cov.mode == "alike" and classes_of(cov) == classes
+
+
+@needs_nvdisasm
 @pytest.mark.parametrize("alike", [False, True])
 def test_a_ballot_on_global_data_stays_data_dependent(tmp_path: Path, alike: bool) -> None:
     # bl_data ballots in[x] > 0: the stride of the read is the data's, block by block (or

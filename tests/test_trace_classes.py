@@ -33,11 +33,12 @@ def _same(
     grid: tuple[int, int, int],
     args: tuple[str, ...],
     cubin: Any = CLASSES,
+    block: int = N,
     **kw: Any,
 ) -> Any:
     """The launch traced by class, checked against every block run; returns it."""
-    by_class = traced(cubin, kernel, N, grid, args, **kw)
-    ran = every_block(cubin, kernel, N, grid, args, **kw)
+    by_class = traced(cubin, kernel, block, grid, args, **kw)
+    ran = every_block(cubin, kernel, block, grid, args, **kw)
     assert ran.launch.coverage is not None and ran.launch.coverage.mode == "whole"
     assert by_class.totals == ran.totals
     assert by_class.instructions_executed == ran.instructions_executed

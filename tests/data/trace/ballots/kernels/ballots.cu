@@ -4,7 +4,10 @@
 // lane (__clz: FLO), and the uniform ballot of a block-wide flag (VOTEU into a uniform
 // register). Each picks a warp's shared addresses, so the blocks fall into one class per
 // outcome. The project's own kernels; totals are checked against every block run
-// (tests/test_trace_ballots.py) and counted by hand there. bl_data ballots global data.
+// (tests/test_trace_ballots.py) and counted by hand there. bl_data ballots global data; bl_part,
+// bl_both and bl_cluster (a partial warp's ballot, a ballot beside votes of one predicate on a
+// 2D grid, a cluster CTA's role) are checked against every block run only.
+#include <cooperative_groups.h>
 #define N 256
 
 __device__ __forceinline__ unsigned lanemask_lt() {
@@ -91,4 +94,44 @@ extern "C" __global__ void bl_tiles(int *out, int k, int tiles) {
     __syncwarp();
   }
   out[blockIdx.x * N + t] = acc;
+}
+
+// a ballot of the lanes that reach it: those below 8 (b % 4) + 4 (a partial warp), counted
+extern "C" __global__ void bl_part(int *out) {
+  __shared__ int s[32 * 32];
+  int t = threadIdx.x, lane = t & 31;
+  int n = 0;
+  if (lane < 8 * (blockIdx.x % 4) + 4) {
+    unsigned mask = __ballot_sync(__activemask(), ((lane + blockIdx.x) & 3) == 0);
+    n = __popc(mask);
+  }
+  s[t] = t;
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = s[(lane * (n + 1)) % 1024];
+}
+
+// the ballot, __any_sync and __all_sync of one predicate of both axes of a 2D grid
+extern "C" __global__ void bl_both(int *out) {
+  __shared__ int s[32 * 32];
+  int t = threadIdx.x, lane = t & 31;
+  bool p = (lane * blockIdx.y + blockIdx.x) % 6 == 0;
+  unsigned mask = __ballot_sync(0xffffffff, p);
+  int any = __any_sync(0xffffffff, p);
+  int all = __all_sync(0xffffffff, !p);
+  s[t] = t;
+  __syncthreads();
+  int st = 1 + (__popc(mask) & 3) + any + 2 * all;
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + t] = s[(lane * st) % 1024];
+}
+
+// a cluster CTA's role: the first CTA of each pair ballots lanes below b % 5
+extern "C" __global__ void __cluster_dims__(2, 1, 1) bl_cluster(int *out) {
+  __shared__ int s[32 * 32];
+  int t = threadIdx.x, lane = t & 31;
+  unsigned rank = cooperative_groups::this_cluster().block_rank();
+  unsigned mask = __ballot_sync(0xffffffff, rank == 0 && (lane < blockIdx.x % 5));
+  int st = 1 + __popc(mask);
+  s[t] = t;
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = s[(lane * st) % 1024];
 }
