@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.commands.common import MAX_JOBS
 
+from .conftest import TEST_DATA
 from .hostile import CUBIN, REPO
 
 FULL = "/dev/full"
@@ -207,3 +208,33 @@ def test_a_baseline_of_millions_of_tiny_values_is_refused_before_it_is_built(
     # a baseline shmem writes is read (its entries have about 25 such characters each)
     path.write_text(render_baseline([]))
     assert not load_baseline(path)
+
+
+def test_a_cache_root_keeps_only_the_entries_it_lists(tmp_path: Path) -> None:
+    # every entry was kept whole, its metadata too, to say "N entries; choose one": 60 entries
+    # of 0.8 MB of {},{},... held 1.15 GB (256 of 1 MiB, the 256 MiB a root's metadata may
+    # have: about 5 GB)
+    import json
+    import shutil
+
+    from shmem_cli.trace.triton.cache import MAX_LISTED, entries_under, open_entry
+    from shmem_cli.trace.triton.metadata import TritonError
+
+    source = TEST_DATA / "triton" / "cache" / "4SGPYMGJCKR2SIRCQ6L7K3M4GQ5ESPIW45W5I2LMJFJ2WNCHLKEA"
+    meta = json.loads((source / "softmax_rows.json").read_text())
+    meta["junk"] = [{}] * 1000
+    root = tmp_path / "root"
+    for i in range(MAX_LISTED + 20):
+        entry = root / f"E{i:03d}"
+        entry.mkdir(parents=True)
+        for suffix in (".cubin", ".ttgir"):
+            shutil.copy(source / f"softmax_rows{suffix}", entry / f"softmax_rows{suffix}")
+        (entry / "softmax_rows.json").write_text(json.dumps(meta))
+    kept, count, names = entries_under(root, None)
+    assert (len(kept), count, names) == (MAX_LISTED + 1, MAX_LISTED + 20, {"softmax_rows"})
+    with pytest.raises(TritonError) as caught:
+        open_entry(root, "softmax_rows")
+    assert f"{MAX_LISTED + 20} entries of 'softmax_rows'; choose one (its folder)" in str(
+        caught.value
+    )
+    assert "... and 20 more" in str(caught.value)

@@ -293,20 +293,28 @@ def entries_under(
     name: str | None,
     refused: list[ShmemError] | None = None,
     allowed: Callable[[Path], bool] | None = None,
-) -> list[TritonEntry]:
-    """Every entry of a cache root (``root/<hash>/<name>.json``) or of one entry folder whose
-    kernel is ``name`` (any name when None). Only the metadata of the others is read; the
-    reasons entries of that name could not be read are added to ``refused``."""
-    found: list[TritonEntry] = []
+) -> tuple[list[TritonEntry], int, set[str]]:
+    """The entries of a cache root (``root/<hash>/<name>.json``) or of one entry folder whose
+    kernel is ``name`` (any name when None), their count and names: only the metadata of the
+    others is read, and only the first :data:`MAX_LISTED` + 1 kept (each keeps its metadata:
+    256 entries of 1 MiB of ``{},{},...`` held 5 GB). Why entries of that name could not be
+    read goes to ``refused``."""
+    kept: list[TritonEntry] = []
+    count, names = 0, set[str]()
     for meta in _metadata_files(root, refused):
         try:
             if name is not None and str(_metadata(meta)["name"]) != name:
                 continue
-            found.append(read_entry(meta, allowed))
+            entry = read_entry(meta, allowed)
         except ShmemError as exc:
             if refused is not None:
                 refused.append(exc)  # an entry this trace cannot use: say why if none can
-    return found
+            continue
+        count += 1
+        names.add(entry.name)
+        if len(kept) <= MAX_LISTED:
+            kept.append(entry)
+    return kept, count, names
 
 
 def kernel_names(root: Path) -> list[str]:
@@ -407,8 +415,8 @@ def open_entry(
         grouped = path.with_name(path.name.removeprefix("__grp__"))
         return read_entry(grouped if path.name.startswith("__grp__") else path, allowed)
     refused: list[ShmemError] = []
-    found = entries_under(path, kernel, refused, allowed)
-    if len(found) == 1:
+    found, count, names_found = entries_under(path, kernel, refused, allowed)
+    if count == 1:
         return found[0]
     if not found and refused:
         raise refused[0]  # the real reason, as the entry's own .json or .cubin gives it
@@ -431,8 +439,8 @@ def open_entry(
             path,
         )
     listing = "\n".join("  " + e.describe() for e in found[:MAX_LISTED])
-    if len(found) > MAX_LISTED:
-        listing += f"\n  ... and {len(found) - MAX_LISTED:,} more"
-    what = f"{len(found)} entries of {shorten(kernel)!r}" if kernel else f"{len(found)} entries"
-    hint = "--kernel NAME" if kernel is None and len({e.name for e in found}) > 1 else "its folder"
+    if count > MAX_LISTED:
+        listing += f"\n  ... and {count - MAX_LISTED:,} more"
+    what = f"{count} entries of {shorten(kernel)!r}" if kernel else f"{count} entries"
+    hint = "--kernel NAME" if kernel is None and len(names_found) > 1 else "its folder"
     raise TritonError(f"{what}; choose one ({hint}):\n{listing}", path)
