@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from shmem_cli.cli import main
@@ -112,6 +113,7 @@ def test_an_invalid_spec_is_shown_and_the_others_still_counted(tmp_path: Path) -
     assert "column read tile[tx][ty]" in result.output
 
 
+@pytest.mark.slow
 def test_make_run_fits_one_screen_and_lists_every_conflict() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert "$(SHMEM) analyze access_specs/\n" in makefile

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from shmem_cli.analysis.analyze import analyze_many
@@ -115,6 +116,7 @@ def test_rows_option_shows_all_rows_or_n(tmp_path: Path) -> None:
     assert ">30&#160;" in svg.read_text() or ">30<" in svg.read_text()
 
 
+@pytest.mark.slow
 def test_piped_text_has_no_trailing_spaces(tmp_path: Path) -> None:
     outputs = [
         run("analyze", str(SPECS))[1],

@@ -127,6 +127,7 @@ def _distinct(bound: int | None, grid: int = 512) -> Any:
     return trace_file(request).kernels[0]
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_records_past_their_bound_are_folded_and_the_totals_stay_exact(
     monkeypatch: pytest.MonkeyPatch,
@@ -154,6 +155,7 @@ def test_records_past_their_bound_are_folded_and_the_totals_stay_exact(
     same_but_the_note(whole, folded)
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_a_grid_whose_records_pass_the_bound_is_traced_whole_not_sampled() -> None:
     """2,048 blocks of 32 distinct requests: about 2.3 MiB of records, past half a 1.5 MiB

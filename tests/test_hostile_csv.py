@@ -166,6 +166,7 @@ def _bomb(tmp_path: Path, name: str, rows: int) -> Path:
         pytest.param("matmul_tiles", 2_200_000, "more than 1,000,000", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow
 def test_a_gzip_bomb_of_rows_is_read_in_bounded_memory(
     tmp_path: Path, name: str, rows: int, said: str
 ) -> None:

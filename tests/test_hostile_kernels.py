@@ -280,6 +280,7 @@ def _spec(kernel: str, extra: str, source: str = "k.cubin") -> str:
     )
 
 
+@pytest.mark.slow
 def test_one_bad_kernel_spec_hides_none_of_the_others(tmp_path: Path) -> None:
     (tmp_path / "k.cubin").write_bytes(CUBIN2.read_bytes())
     bad_cluster = CUBIN2.read_bytes().replace(CLUSTER, CLUSTER[:4] + struct.pack("<III", 0, 1, 1))
@@ -388,6 +389,7 @@ def test_hostile_constant_values(tmp_path: Path, value: str, said: str) -> None:
     refused(ran, "error: --const", said)
 
 
+@pytest.mark.slow
 def test_the_largest_grid_of_differing_blocks_is_sampled_in_seconds() -> None:
     # const_table's shared address reads a __constant__ nobody set (inexact): no block
     # stands for another, so an even sample of the 2^63 blocks runs (a small budget: few)

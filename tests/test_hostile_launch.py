@@ -267,6 +267,7 @@ HOPPER = Path(__file__).parent / "data" / "trace" / "hopper" / "tma_probe.sm_90a
 TMA = ("trace", str(HOPPER), "-k", "tma_tile_16", "-b", "128", "--no-tables")
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_a_tensor_map_over_2_to_the_68_bytes_is_refused() -> None:
     # the largest stride the map's 32-bit words hold (2^36 - 16 bytes) over 2^32 rows

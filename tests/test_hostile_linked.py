@@ -148,6 +148,7 @@ def _virtual_call(path: Path) -> tuple[str, ...]:
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_virtual_table_entry_that_is_no_functions_start_is_refused_at_the_call(
     tmp_path: Path, patch: object, fragment: str
 ) -> None:
@@ -275,6 +276,7 @@ def test_global_data_is_bounded_before_it_is_placed(tmp_path: Path) -> None:
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_constant_banks_slot_far_from_its_global_data_is_a_located_error(
     tmp_path: Path, addend: int, fragment: str
 ) -> None:
@@ -393,6 +395,7 @@ def test_mutated_link_fields_end_in_a_result_or_a_located_refusal(
     assert time.monotonic() - start < HANG_S
 
 
+@pytest.mark.slow
 def test_a_kernel_calling_thousands_of_functions_links_in_linear_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -517,6 +520,7 @@ _ABI8 = TEST_DATA / "cubin_abi" / "abi8_ptxas13.0_sm_90.cubin"
         pytest.param("folder", "it is a directory", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow
 def test_a_params_file_is_read_bounded(tmp_path: Path, kind: str, fragment: str) -> None:
     """The ABI-8 cubin's kernel takes 12 bytes of parameters: a 20 GiB sparse file, a FIFO
     no one writes and a folder as --params are refused before anything is read."""

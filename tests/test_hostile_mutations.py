@@ -126,6 +126,7 @@ def test_names_that_demangle_within_the_bounds() -> None:
     assert demangle(_tripling(2)) == "void f<a, f<f, f>, a<a, a>>()"
 
 
+@pytest.mark.slow
 def test_one_budget_serves_every_name_of_a_cubin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

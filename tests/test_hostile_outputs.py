@@ -156,6 +156,7 @@ def test_two_outputs_never_share_a_file(tmp_path: Path) -> None:
     assert code == 0, out  # a device takes both
 
 
+@pytest.mark.slow
 def test_a_trace_never_writes_over_the_source_its_cubin_names(tmp_path: Path) -> None:
     """A cubin's line table names hostile.cu, which the trace reads for parameter names and
     quoted lines: ``-o hostile.cu`` beside the cubin replaced it with the report. (Run from

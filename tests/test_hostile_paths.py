@@ -137,6 +137,7 @@ def deep(tmp_path: Path) -> Iterator[Path]:
     _flatten(tmp_path / "deep", "d" * 30)
 
 
+@pytest.mark.slow
 def test_a_folder_of_specs_2000_deep_is_walked_without_recursion(
     tmp_path: Path, deep: Path
 ) -> None:

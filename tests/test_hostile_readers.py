@@ -229,6 +229,7 @@ def test_an_executable_error_names_the_executable(tmp_path: Path) -> None:
 # --- what the errors say ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_thousand_kernel_names_are_listed_short() -> None:
     from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel
 

@@ -361,6 +361,7 @@ def _trace_straight(path: Path, *more: str) -> Result:
     return CliRunner().invoke(main, ["trace", str(path), "-k", "trivial", "-b", "32", *more])
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_the_records_bound_is_looked_at_without_summing_every_instruction(
     straight: Path, monkeypatch: pytest.MonkeyPatch

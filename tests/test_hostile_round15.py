@@ -174,6 +174,7 @@ def test_an_expression_past_any_size_is_none(expr: str) -> None:
     assert time.monotonic() - start < 1
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_suggest_past_a_declaration_of_macros_named_4_to_the_16_times(tmp_path: Path) -> None:
     # a declaration under #if 0 is still read for its size: --suggest ran past 60 s (killed)

@@ -107,6 +107,7 @@ def test_metadata_json_errors_are_located(tmp_path: Path) -> None:
         assert "not Triton metadata (not JSON: " in err.value.message
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_hostile_metadata_on_the_command_line(tmp_path: Path) -> None:
     for n, (changes, fragment) in enumerate(
@@ -307,6 +308,7 @@ def test_a_cache_root_with_many_kernels_lists_some(tmp_path: Path) -> None:
         pytest.param(".cubin", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow
 def test_an_entry_file_linked_outside_its_tree_is_not_read(tmp_path: Path, suffix: str) -> None:
     """A committed cache entry whose file is a link to a file elsewhere: refused by name,
     the file never opened (its TTGIR would give the parameters --list-params prints)."""

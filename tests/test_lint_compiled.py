@@ -68,6 +68,7 @@ def test_sh006_is_not_run_with_a_traced_kernel(tmp_path: Path) -> None:
     assert {c for c, _, _ in codes(spec)} == {"SH006"}
 
 
+@pytest.mark.slow
 def test_the_cu_source_compiled_with_nvcc(tmp_path: Path) -> None:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")

@@ -189,6 +189,7 @@ def imported_by(*args: str) -> set[str]:
     return set(run.stderr.split())
 
 
+@pytest.mark.slow
 def test_plain_output_does_not_import_rich(tmp_path: Path) -> None:
     one = str(ROOT / "bench" / "specs" / "one.yaml")
     for args in (["analyze", one], ["analyze", one, "-f", "json"], ["analyze", one, "--no-color"]):

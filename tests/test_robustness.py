@@ -266,6 +266,7 @@ def test_parentheses_nested_deep_parse(tmp_path: Path) -> None:
     assert '"conflict_free": true' in out
 
 
+@pytest.mark.slow
 def test_megabyte_expression(tmp_path: Path) -> None:
     text = with_index('"' + "lane + " * 150_000 + 'lane"')
     check_refused(tmp_path, text, (7, 14), "1050004 characters long", "limit is 4096")

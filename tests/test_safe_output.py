@@ -272,6 +272,7 @@ def test_standard_output_on_a_full_device(spec: Path) -> None:
     assert b"Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_file_names_that_are_not_utf8(tmp_path: Path) -> None:
     folder = os.fsencode(tmp_path)
     name = folder + b"/sp\xffec.yaml"

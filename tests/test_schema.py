@@ -106,6 +106,7 @@ def mutated(draw: st.DrawFn) -> Any:
     return data
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs())
 def test_random_valid_specs_conform(data: Any) -> None:

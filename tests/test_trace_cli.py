@@ -131,6 +131,7 @@ def test_list_params_without_kernel_lists_every_kernel_of_the_file() -> None:
     assert double[6].startswith("4 parameter(s), 24 bytes") and "2,176 B static shared" in double[6]
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_list_params_of_a_cu_file_compiles_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -262,6 +263,7 @@ def test_an_instruction_the_emulator_lacks_is_a_located_error() -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_compiling_a_cu_file_with_nvcc_arguments(tmp_path: Path) -> None:
@@ -283,6 +285,7 @@ def test_compiling_a_cu_file_with_nvcc_arguments(tmp_path: Path) -> None:
     assert kernel["arguments"]["1 (stride)"] == "3"
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_a_cu_file_is_disassembled_once(tmp_path: Path, tool_runs: list[str]) -> None:
@@ -303,6 +306,7 @@ def test_a_cu_file_is_disassembled_once(tmp_path: Path, tool_runs: list[str]) ->
     assert tool_runs.count("nvdisasm") == 1, tool_runs
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_an_executable_with_an_embedded_cubin(tmp_path: Path) -> None:
@@ -344,6 +348,7 @@ def test_a_moved_source_is_found_by_the_tail_of_its_path(tmp_path: Path) -> None
     assert locate_source("/elsewhere/other.cu", [tmp_path]) is None
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 def test_a_cubin_without_a_line_table_says_how_to_get_lines(tmp_path: Path) -> None:

@@ -133,6 +133,7 @@ def test_remote_reductions_land_in_the_peer_cta() -> None:
         assert (rows[b, 1:] == r * 100000 + np.arange(1, 128)).all()
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_cluster_option_on_the_command_line(tmp_path: Path) -> None:
     from .hostile import shmem

@@ -287,6 +287,7 @@ __global__ void nested(unsigned *out, const unsigned *in) {
     "flags",
     [["--nvcc-arg=-G"], pytest.param([], marks=pytest.mark.slow)],  # -O3: as -G's
 )
+@pytest.mark.slow
 def test_a_cu_file_built_with_g_traces_as_its_optimised_build(
     tmp_path: Path, flags: list[str]
 ) -> None:

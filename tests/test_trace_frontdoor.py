@@ -170,6 +170,7 @@ __global__ void k(float *o) {
 """
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_sm90a_is_chosen_when_ptxas_refuses_sm90(tmp_path: Path) -> None:
     src = _project(tmp_path, WGMMA)
@@ -200,6 +201,7 @@ __global__ void k(float *o) {
 """
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_sm90a_is_chosen_when_the_sm90_build_traps(tmp_path: Path, tool_runs: list[str]) -> None:
     k = _json(str(_project(tmp_path, TRAPS)), "-b", "128")
@@ -217,6 +219,7 @@ def test_sm90a_is_chosen_when_the_sm90_build_traps(tmp_path: Path, tool_runs: li
 PRINTS = TRAPS.replace("__trap();", 'printf("needs sm_90a\\n");')
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_sm90a_is_chosen_when_the_sm90_build_prints_an_error(
     tmp_path: Path, compiles: list[str]
@@ -258,6 +261,7 @@ def test_the_macros_an_sm90a_build_defines_are_found_where_named(
     assert names_a_feature([str(plain), str(header)], "sm_90") is differs
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_printf_alone_keeps_sm90(tmp_path: Path, compiles: list[str]) -> None:
     # the sm_90a build could differ only where the source tests __CUDA_ARCH_FEAT_SM90_ALL (or
@@ -283,6 +287,7 @@ __global__ void k(float *o, int n) {
 """
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_an_assert_and_a_printf_with_cuda_headers_compile_once(
     tmp_path: Path, compiles: list[str], tool_runs: list[str]
@@ -328,6 +333,7 @@ def test_ptxas_s_own_words_when_the_arch_is_given(tmp_path: Path) -> None:
     assert "--arch sm_90a" in res.output
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_the_architecture_is_reported_alike_from_a_cu_and_its_cubin(tmp_path: Path) -> None:
     src = _project(tmp_path, WGMMA)

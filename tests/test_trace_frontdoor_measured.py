@@ -141,6 +141,7 @@ def _rows_at_the_user_s_lines(kernel: KernelTrace, library: Path) -> None:
 @pytest.mark.parametrize(
     "launch_id", ["tile_swizzled", pytest.param("tile_plain", marks=pytest.mark.slow)]
 )
+@pytest.mark.slow
 def test_the_tile_kernel_traces_from_its_cu(launch_id: str) -> None:
     """As a user types it (``--nvcc-arg=-I.../include``): what the library's computed
     includes (``#include TILE_HEADER(copy.hpp)``) read is checked from the compile's own
@@ -151,6 +152,7 @@ def test_the_tile_kernel_traces_from_its_cu(launch_id: str) -> None:
     _rows_at_the_user_s_lines(kernel, LIBRARY)
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_spec_may_name_the_library_inside_the_tree() -> None:
     """A spec's kernel.nvcc (not trusted) may name an include folder inside the repository:
@@ -162,6 +164,7 @@ def test_a_spec_may_name_the_library_inside_the_tree() -> None:
     assert lines == {("copy.hpp", 10), ("tile_columns.cu", 23)}
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_library_outside_the_tree_is_accepted_only_where_the_user_names_it(
     tmp_path: Path,

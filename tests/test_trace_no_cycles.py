@@ -28,6 +28,7 @@ def _blocks() -> int:
     return sum(1 for o in gc.get_objects() if isinstance(o, Block))
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_every_batch_is_freed_as_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grids, "BATCH_THREADS", 64)  # a block a batch: 8 batches

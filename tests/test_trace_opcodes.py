@@ -197,6 +197,7 @@ __global__ void warp_only(float *out) {
 """
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_failed_assert_stops_the_trace_at_its_line(tmp_path: Path) -> None:
     """``assert()`` compiles to ``LEPC`` (the return point) and ``CALL.ABS.NOINC`` to the

@@ -108,6 +108,7 @@ def test_fp8_casts_against_ptx_satfinite(launch_id: str, source: str, e4m3: bool
     assert np.isnan(nan).all()
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_masked_dot_packing_uniform_predicates_against_numpy() -> None:
     """UP2UR: the 1-warp fp32 dot's K mask; small integers, so every sum is exact."""

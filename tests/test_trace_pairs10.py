@@ -97,6 +97,7 @@ def test_only_a_lone_lane_of_half_warp_0_counts() -> None:
     assert set(extra.values()) == {0, 1}
 
 
+@pytest.mark.slow
 def test_the_rule_before_pairs10_missed_these_launches() -> None:
     """Both figures of each launch the earlier clause misses, and no other: the clause of
     ``reference.source_view`` (docs/hardware-model.md 3) counts them as measured."""

@@ -260,6 +260,7 @@ def test_a_parameter_block_with_real_pointers_traces(
     assert k["arguments"] == {"0 (p)": f"from {blob}"}
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_block_of_the_wrong_size_is_said(tmp_path: Path) -> None:
     src = tmp_path / "params.cu"
@@ -283,6 +284,7 @@ __global__ void aligned_kernel(const __grid_constant__ Params p) {
 """
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_struct_dumped_by_sizeof_lands_where_the_aligned_parameter_starts(
     tmp_path: Path,

@@ -156,6 +156,7 @@ def test_written_marks_are_exact_to_the_byte() -> None:
         assert bool(np.any(m.untouched_taint(off, width))) == untouched, (first, width)
 
 
+@pytest.mark.slow
 def test_growing_and_moving_keep_what_was_written_past_one_copy_chunk() -> None:
     """A 40 MiB range (more than the 16 MiB an arena copies at a time) given, then a region
     below it that grows into it: every byte moves with its mark, counted once."""

@@ -217,6 +217,7 @@ def test_split_k_blocks_traced_by_the_command_line_sum_to_each_block_s_totals() 
     assert "blocks ran out of launch order" in text and "'flag'+0x0" in text
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_blocks_that_wait_on_later_blocks_run_them_first(tmp_path: Path) -> None:
     blocks = 8

@@ -173,6 +173,7 @@ def run_suggest(*args: str) -> dict[str, Any]:
 SUGGESTION_KEYS = {"array", "kind", "extra_bytes", "breaks_vector_alignment", "predicted"}
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_suggest_on_the_unpadded_sgemm_lists_the_aligned_pad_and_marks_the_misaligning_ones() -> (
     None
@@ -197,6 +198,7 @@ def test_suggest_on_the_unpadded_sgemm_lists_the_aligned_pad_and_marks_the_misal
             assert set(s["swizzle"]) == {"bits", "base", "shift"} and "pad_bytes" not in s
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_suggestions_for_a_grid_count_every_block_as_the_trace_does() -> None:
     # two blocks alike: the trace counts the one traced twice, and so must every suggestion

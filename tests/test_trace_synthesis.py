@@ -126,6 +126,7 @@ def test_the_uint4_formula_is_for_uint4_elements() -> None:
     assert "0x1c" not in text
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_a_tile_that_tma_fills_gets_a_tma_mode_and_no_pad() -> None:
     request = TraceRequest(

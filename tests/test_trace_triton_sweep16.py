@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
@@ -36,6 +37,7 @@ def totals(output: str) -> dict[str, tuple[int, int]]:
     }
 
 
+@pytest.mark.slow
 def test_a_warp_specialized_matmul_runs_every_stage_to_its_end() -> None:
     # 12 warps: the producer (warps 0-3) loads, per K step of 64, A's two 64-row halves and
     # B's 64 x 64 tile by TMA; each consumer warpgroup (4-7, 8-11) waits for them, runs four
@@ -128,6 +130,7 @@ def test_the_warp_specialized_matmul_as_the_h200_measured_it() -> None:
         assert loads == c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld"]
 
 
+@pytest.mark.slow
 def test_block_pointer_attention_blocks_fall_into_classes_by_their_row_block() -> None:
     # causal attention through block pointers, grid 4 row blocks x 2 heads: ptxas keeps the
     # rows' bounds check of the O store in a register across the loop (P2R ... then ISETP.NE),

@@ -280,6 +280,7 @@ def _deep(depth: int, x: int) -> int:
     return x
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.usefixtures("one_block_a_batch")
 def test_a_deep_call_chain_runs_on_a_batch_s_thread(tmp_path: Path) -> None:

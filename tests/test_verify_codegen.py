@@ -174,6 +174,7 @@ WIDE_ATOMICS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_wide_exch_and_cas_compile_to_exactly_their_instruction(tmp_path: Path) -> None:
     targets = codegen.plan(
@@ -406,6 +407,7 @@ def cubin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "v.cubin"
 
 
+@pytest.mark.slow
 def test_generated_cuda_compiles_for_sm90(cubin: Path) -> None:
     assert cubin.stat().st_size > 0
 

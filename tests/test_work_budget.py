@@ -147,6 +147,7 @@ def test_few_problems_are_all_listed(tmp_path: Path) -> None:
     assert "more unknown key" not in out
 
 
+@pytest.mark.slow
 def test_more_accesses_than_a_spec_may_hold(tmp_path: Path) -> None:
     """Each access costs its analysis and its report whatever its size: 12,000 one-line
     accesses (a 0.6 MB file) took 17 s and 720 MB of JSON. Past 1,000 the spec is refused at

@@ -34,6 +34,7 @@ from .harness import ITERATIONS, quick_limits
 CI_SEED = 20_261_205
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(GXX is None, reason="needs g++")
 def test_fuzz_expressions_against_gcc(fuzz_seconds: float, tmp_path: Path) -> None:
     batch = 200 if fuzz_seconds < 10 else 2000
