@@ -18,22 +18,16 @@ import click
 from . import __version__
 from .commands.common import CONTEXT, UsageError, help_written_safely
 from .commands.environment import Environment, current_environment, say
+from .plumbing.errors import TRACEBACK_VARIABLE
 
-#: set, an exception shmem does not expect is raised whole (the tests set it: they find bugs
-#: by their tracebacks); unset, it is one line and exit status 2, as any bad input's
-TRACEBACK_VARIABLE = "SHMEM_TRACEBACK"
 EXIT_INTERNAL = 2
 
 
 def internal_error(exc: Exception) -> str:
     """The one line an unexpected exception is said in."""
-    from .plumbing.errors import shorten
+    from .plumbing.errors import unexpected
 
-    return (
-        f"shmem: internal error: {type(exc).__name__}: {shorten(str(exc), 200)}; a bug in shmem: "
-        f"please report it with the command and its input files ({TRACEBACK_VARIABLE}=1 shows "
-        "where it happened)"
-    )
+    return f"shmem: {unexpected(exc)}"
 
 
 # name -> "module:attribute" of commands loaded on first use (keeps start-up fast)

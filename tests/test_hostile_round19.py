@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -238,3 +239,38 @@ def test_a_cache_root_keeps_only_the_entries_it_lists(tmp_path: Path) -> None:
         caught.value
     )
     assert "... and 20 more" in str(caught.value)
+
+
+@pytest.mark.parametrize("command", ["analyze", "lint"])
+def test_a_bug_one_file_reaches_hides_none_of_the_others(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an exception shmem does not expect (a bug a hostile spec reaches past the checks) was
+    # one line for the whole run, every other file's result lost; it is that file's error now
+    import shmem_cli.analysis.analyze as analyze_module
+    import shmem_cli.lint.core as lint_module
+
+    real = analyze_module.analyze_spec
+
+    def buggy(spec: Any, **kwargs: Any) -> Any:
+        if spec.name.startswith("trigger"):
+            raise IndexError("tuple index out of range")
+        return real(spec, **kwargs)
+
+    for module in (analyze_module, lint_module):
+        monkeypatch.setattr(module, "analyze_spec", buggy)
+    monkeypatch.delenv("SHMEM_TRACEBACK")
+    example = (REPO / "shmem_cli" / "example_specs" / "tutorial_sequential.yaml").read_text()
+    (tmp_path / "a.yaml").write_text(example.replace("name: tutorial", "name: trigger", 1))
+    (tmp_path / "b.yaml").write_text(example)
+    result = CliRunner().invoke(main, [command, str(tmp_path), "--no-color"])
+    assert result.exit_code == 2, result.output
+    assert "a.yaml: error: internal error: IndexError: tuple index out of range; a bug in" in (
+        result.output
+    )
+    # b.yaml's accesses, reported (each prints those with conflicts, and counts the rest)
+    others = "buf[2*tid] (stride 2)" if command == "analyze" else "in 1 of 2 files, 3 accesses"
+    assert others in result.output, result.output
+    monkeypatch.setenv("SHMEM_TRACEBACK", "1")  # the tests' setting: raised whole
+    with pytest.raises(IndexError):
+        CliRunner().invoke(main, [command, str(tmp_path)], catch_exceptions=False)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..hardware.engine import AccessKind
 from ..model import AccessResult, FileResult, Report, SpecSite
-from ..plumbing.errors import ShmemError, one_line
+from ..plumbing.errors import ShmemError, file_bug, one_line
 from ..plumbing.frozen import frozen
 from ..spec.budget import check_work
 from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
@@ -114,14 +114,17 @@ def analyze_spec(
 
 
 def analyze_path(path: str | Path, *, choice: RequestChoice | None = None) -> FileResult:
-    """Analyze one file; a bad spec becomes a FileResult carrying its error."""
+    """Analyze one file; a bad spec becomes a FileResult carrying its error, and so does a bug
+    it reaches (:func:`~shmem_cli.plumbing.errors.file_bug`: the other files are analyzed)."""
+    shown = shown_name(path)  # "<stdin>" for "-"
     try:
         spec = load_spec(path)
         return analyze_spec(spec, choice=choice)
     except ShmemError as exc:
-        shown = shown_name(path)  # "<stdin>" for "-"
-        exc.located(shown)
-        return FileResult(path=shown, name=one_line(Path(shown).stem), error=exc)
+        error = exc.located(shown)
+    except Exception as exc:  # a bug: said as this file's error
+        error = file_bug(exc, shown)
+    return FileResult(path=shown, name=one_line(Path(shown).stem), error=error)
 
 
 def collect_specs(paths: Iterable[str | Path]) -> list[Path]:

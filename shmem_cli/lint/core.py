@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..analysis.analyze import analyze_spec
 from ..checks.report import AccessSummary, CheckedFile, Finding
-from ..plumbing.errors import ShmemError, one_line
+from ..plumbing.errors import ShmemError, file_bug, one_line
 from ..plumbing.frozen import frozen
 from ..spec.compile import Expect, SpecFile, load_spec
 from ..spec.layout import resolve
@@ -114,7 +114,15 @@ def _finding(
 
 
 def lint_file(target: Target, options: LintOptions = DEFAULT_OPTIONS) -> CheckedFile:
-    """Lint one spec file; a spec that does not load is an ``invalid-spec`` finding."""
+    """Lint one spec file; a spec that does not load is an ``invalid-spec`` finding, and so
+    is a bug it reaches (:func:`~shmem_cli.plumbing.errors.file_bug`)."""
+    try:
+        return _lint_file(target, options)
+    except Exception as exc:  # a bug: said as this file's error, the others linted
+        return _invalid(target, file_bug(exc, target.path), options)
+
+
+def _lint_file(target: Target, options: LintOptions) -> CheckedFile:
     try:
         spec = load_spec(target.path)
         result = analyze_spec(spec)

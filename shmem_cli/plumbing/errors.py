@@ -157,6 +157,31 @@ class ShmemError(Exception):
         return self.render()
 
 
+#: set, an exception shmem does not expect is raised whole (the tests set it: they find bugs
+#: by their tracebacks); unset, it is said in one line, as any bad input is
+TRACEBACK_VARIABLE = "SHMEM_TRACEBACK"
+
+
+def unexpected(exc: Exception) -> str:
+    """The one line an exception shmem does not expect (a bug a check missed) is said in."""
+    return (
+        f"internal error: {type(exc).__name__}: {shorten(str(exc), 200)}; a bug in shmem: "
+        f"please report it with the command and its input files ({TRACEBACK_VARIABLE}=1 shows "
+        "where it happened)"
+    )
+
+
+def file_bug(exc: Exception, path: str) -> ShmemError:
+    """A bug that one input file of several reached, as that file's error, so that it hides
+    none of the others' results; raised whole where it should be (:data:`TRACEBACK_VARIABLE`
+    set, or ``MemoryError``: the guard of the whole command says it)."""
+    import os
+
+    if os.environ.get(TRACEBACK_VARIABLE) or isinstance(exc, MemoryError):
+        raise exc
+    return ShmemError(unexpected(exc), path=path, code="internal")
+
+
 def kind_of(problem: ShmemError) -> str:
     """What a problem is about, without its particulars: "unknown key" for
     "unknown key 'k0' at top level"."""
