@@ -299,3 +299,27 @@ def test_a_section_table_of_huge_headers_is_not_read(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20, peak
+
+
+def test_an_exclude_glob_of_many_wildcards_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 1,000 exclude globs of 480 '*' each (a 1 MiB config) took 16 s to build their patterns
+    # before the first spec was linted
+    from shmem_cli.lint.config import MAX_GLOB_STARS
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "s.yaml").write_text("arrays: [\n")
+    glob = "*a" * (MAX_GLOB_STARS + 1)
+    (tmp_path / "pyproject.toml").write_text(f'[tool.shmem]\nexclude = ["{glob}"]\n')
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["lint", "s.yaml"])
+    assert result.exit_code == 2, result.output
+    assert "pyproject.toml:2:1: error: [tool.shmem] exclude: a glob of 17 '*' wildcards" in (
+        result.output
+    )
+    result = CliRunner().invoke(main, ["lint", "--no-config", "--exclude", glob, "s.yaml"])
+    assert result.exit_code == 2 and "--exclude: a glob of 17 '*' wildcards" in result.output
+    # within the bound a glob works as before
+    result = CliRunner().invoke(main, ["lint", "--no-config", "--exclude", "*" * 16, "s.yaml"])
+    assert "no spec files to lint" in result.output, result.output

@@ -191,7 +191,7 @@ def lint(
     from ..lint.paths import Excludes, collect_targets
     from ..plumbing.errors import ShmemError
 
-    problem = strings_problem("--exclude", exclude)  # every spec is matched against each
+    problem = strings_problem("--exclude", exclude, globs=True)  # every spec is matched to each
     if problem is not None:
         fail_usage(problem)
     cwd = Path.cwd()
