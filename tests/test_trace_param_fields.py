@@ -1,6 +1,6 @@
 """Values at an offset inside a parameter, ``--arg KEY+OFFSET=VALUE`` (issue 29): a device
-pointer inside a struct passed by value, as CuTe passes a ``Tensor`` (its gmem pointer, then
-its layout) and a CUTLASS ``Params`` block holds its operands.
+pointer inside a struct passed by value, as CuTe passes a ``Tensor`` (its layout, then
+its gmem pointer) and a CUTLASS ``Params`` block holds its operands.
 
 The project's own kernel (tests/data/trace/fields/view.cu) takes ``struct View { float *p;
 int n; int stride; }`` by value and ``float *out``; each thread t < n stores p[t] into shared

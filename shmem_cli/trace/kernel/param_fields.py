@@ -1,9 +1,9 @@
 """Values put at a byte offset inside a parameter: ``--arg KEY+OFFSET=VALUE``.
 
 A struct passed by value may hold what ``a,b,c`` numbers cannot give: a device pointer (a
-CuTe ``Tensor``'s gmem pointer, the operands of a CUTLASS ``Params`` block read with
-``--params``) or a ``CUtensorMap``. ``KEY+OFFSET`` names byte OFFSET (decimal or ``0x``) of
-the parameter KEY, and the value written there is
+CuTe ``Tensor``'s gmem pointer, after its layout; the operands of a CUTLASS ``Params`` block
+read with ``--params``) or a ``CUtensorMap``. ``KEY+OFFSET`` names byte OFFSET (decimal or
+``0x``) of the parameter KEY, and the value written there is
 
 * ``@FILE`` (raw bytes, or a ``.npy`` array's data): an 8-byte pointer to a new global
   buffer holding the file's bytes; ``zeros:BYTES`` one to a zero-filled buffer of that
