@@ -270,7 +270,6 @@ def _gunzip(data: bytes, limit: int, name: str, what: str, code: str) -> bytes:
     return b"".join(out)
 
 
-#: what str.splitlines ends a line at
 #: characters of one line of a CSV export that Python's csv reader is given: it makes the
 #: list of a record's fields at once, and a line of 150 million commas (a 150 MB export, or
 #: a gzip of 150 KB) held 1.6 GB (Nsight Compute's longest line here: 31 KB)
@@ -300,6 +299,7 @@ def csv_lines(stream: IO[str], name: str, code: str) -> Iterator[str]:
         yield text
 
 
+#: what str.splitlines ends a line at
 _LINE_END = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CHUNK = 1 << 20
 
