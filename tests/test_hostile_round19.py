@@ -323,3 +323,32 @@ def test_an_exclude_glob_of_many_wildcards_is_refused(
     # within the bound a glob works as before
     result = CliRunner().invoke(main, ["lint", "--no-config", "--exclude", "*" * 16, "s.yaml"])
     assert "no spec files to lint" in result.output, result.output
+
+
+def test_a_python_file_of_many_unclosed_defs_is_tried_a_few_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an older Triton entry's kernel .py (named by its TTGIR) of 20,000 unclosed
+    # "def softmax_rows(" lines, 360 KB, ran past 300 s: each header was tokenized up to 64 KB
+    import shutil
+
+    from shmem_cli.trace.triton import ttgir
+    from shmem_cli.trace.triton.cache import read_entry
+
+    source = next(
+        (TEST_DATA / "triton" / "versions" / "3.4.0" / "cache").glob("*/softmax_rows.ttgir")
+    )
+    entry = tmp_path / "entry"
+    entry.mkdir()
+    for suffix in (".json", ".cubin"):
+        shutil.copy(source.with_suffix(suffix), entry / f"softmax_rows{suffix}")
+    text = source.read_text()
+    written = text.split('loc("', 1)[1].split('"', 1)[0]  # the .py the TTGIR names
+    (entry / "softmax_rows.ttgir").write_text(text.replace(written, str(tmp_path / "k.py")))
+    (tmp_path / "k.py").write_text("def softmax_rows(\n" * 20_000)
+    tried: list[str] = []
+    real = ttgir._header_end
+    monkeypatch.setattr(ttgir, "_header_end", lambda piece: tried.append(piece[:1]) or real(piece))
+    found = read_entry(entry / "softmax_rows.json", lambda _path: True)
+    assert len(tried) == ttgir.MAX_DEF_TRIES  # then the TTGIR's own names are kept
+    assert found.params and found.params[0].name == "arg0"

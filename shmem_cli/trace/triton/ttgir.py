@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Callable, Iterable, Sequence
@@ -29,6 +30,9 @@ MAX_PYTHON_BYTES = 4 << 20
 #: characters of a Python ``def``'s header read for its parameters (a real one: under a
 #: kilobyte); only the header is parsed (:func:`python_names`)
 MAX_DEF_HEADER = 64 << 10
+#: ``def name(`` headers of one file tried, each tokenized up to :data:`MAX_DEF_HEADER`: a file
+#: of 20,000 unclosed ``def softmax_rows(`` lines (360 KB) ran past 300 s, one header at a time
+MAX_DEF_TRIES = 16
 MAX_TYPE = 512  # characters of one parameter's type
 MAX_SHAPES = 1000  # distinct tensor shapes kept
 #: characters of a kernel's parameter list, ``(`` to ``)``: 32 for each of the 32,764 one-byte
@@ -318,9 +322,10 @@ def python_names(
 
 def _def_header(source: str, name: str) -> ast.FunctionDef | None:
     """The first ``def name(...):`` of ``source`` that Python reads, its header alone parsed
-    (:data:`MAX_DEF_HEADER`), not the file: 4 MiB of Python parsed whole held 2.5 GB."""
+    (:data:`MAX_DEF_HEADER`), not the file: 4 MiB of Python parsed whole held 2.5 GB; of the
+    first :data:`MAX_DEF_TRIES` such headers."""
     pattern = re.compile(rf"^([ \t]*)def[ \t]+{re.escape(name)}[ \t]*\(", re.M)
-    for m in pattern.finditer(source):
+    for m in itertools.islice(pattern.finditer(source), MAX_DEF_TRIES):
         piece = source[m.end(1) : m.start() + MAX_DEF_HEADER]
         end = _header_end(piece)
         try:
