@@ -175,14 +175,33 @@ def test_a_step_runs_once_per_distinct_block_of_its_sources(
     ks = np.array([0, 5, 5, 7], np.uint32)
     a = Load("R", 1, ks, np.array([vx, vx, vx, -1]))
     b = Load("R", 2, np.array([1, 0, 0, 2], np.uint32), np.full(groups, -1))
+    before = vec.bytes
     made = vec.make(Step(0, (a, b), (("R", 0),), groups))[("R", 0)]
     assert adder.ran == (blocks if collide else 32) * groups
     want = [x + 1, x + 5, x + 5, np.full(blocks, 9)]
-    assert [vec.values[v].tolist() for v in made] == [w.tolist() for w in want]
+    assert [np.asarray(vec.values[v]).tolist() for v in made] == [w.tolist() for w in want]
     assert made[1] == made[2]  # one vector, interned once
+    # its 3 distinct rows held at the 32 distinct blocks (4 bytes each) and the blocks' map
+    # (4 bytes a block), or whole where the hash collided
+    assert vec.bytes - before == (3 * 4 * blocks if collide else 3 * 4 * 32 + 4 * blocks)
+    assert [vec.at(v, 37) for v in made] == [6, 10, 10, 9]  # block 37: x = 5
     adder.ran = 0
     c = Load("R", 2, np.zeros(groups, np.uint32), np.array([vy, vy, -1, vy]))
     both = vec.make(Step(1, (a, c), (("R", 0),), groups))[("R", 0)]
     assert adder.ran == blocks * groups  # x and y: every block its own
     want = [x + 1000 * y, x + 5 + 1000 * y, x + 5, 7 + 1000 * y]
-    assert [vec.values[v].tolist() for v in both] == [w.tolist() for w in want]
+    assert [np.asarray(vec.values[v]).tolist() for v in both] == [w.tolist() for w in want]
+    if collide:
+        return
+    # steps on the vectors held spread on x's map: once per its 32 distinct blocks; with a
+    # whole vector of y beside them, once per block
+    zeros = np.zeros(2, np.uint32)
+    spread = Load("R", 1, zeros, np.array([made[1], made[3]]))  # x + 5, 9
+    for other, ran, want in (
+        (Load("R", 2, zeros, np.array([made[0], made[0]])), 32, [2 * x + 6, x + 10]),
+        (Load("R", 2, zeros, np.array([made[0], vy])), blocks, [2 * x + 6, 9 + 1000 * y]),
+    ):
+        adder.ran = 0
+        got = vec.make(Step(2, (spread, other), (("R", 0),), 2))[("R", 0)]
+        assert adder.ran == ran * 2
+        assert [np.asarray(vec.values[v]).tolist() for v in got] == [w.tolist() for w in want]

@@ -12,7 +12,10 @@ attention's rounds evaluated each instruction for all 512 blocks, each of its 12
 its own group (a round of one block evaluated 5 million values to read 19 thousand). So the
 step runs once per distinct block (:meth:`Distinct.of`: one column of the vectors' values
 per block) and its values are spread back over every block (:func:`spread`; each distinct
-row interned once, :func:`interned`): the same values, bit for bit.
+row interned once, :func:`interned`): the same values, bit for bit. A vector made so is
+kept as a :class:`Spread` (its values at the distinct blocks and the map of each block's
+distinct block, one map per content: :class:`Maps`), read as the whole array would be: the
+many groups of a compaction's loop over 4,096 blocks took the vectors' 128 MiB whole.
 
 The distinct columns are found by a hash of each column (a product with fixed odd 64-bit
 factors, mod 2^64) and then checked column by column against the column they are taken
@@ -111,9 +114,13 @@ class Distinct:
 
 
 def _distinct(values: Sequence[Any], lo: int, hi: int) -> Map:
-    """The map of :meth:`Distinct.of`, a vector at a time (the memory of one block vector)."""
+    """The map of :meth:`Distinct.of`, a vector at a time (the memory of one block vector).
+    The vectors held spread on one map stand in it as that map: two blocks it gives the same
+    distinct block hold the same value in each of them."""
     if not values:
         return None
+    maps = {id(v.at): v.at for v in values if isinstance(v, Spread)}
+    values = [*(v for v in values if not isinstance(v, Spread)), *maps.values()]
     h = np.zeros(hi - lo, dtype=np.uint64)
     for k, v in enumerate(values):
         factor = _FACTORS[k % len(_FACTORS)] + np.uint64(2 * (k // len(_FACTORS)))
@@ -127,6 +134,49 @@ def _distinct(values: Sequence[Any], lo: int, hi: int) -> Map:
         if not np.array_equal(row[first][inverse], row):
             return None
     return first, inverse
+
+
+class Spread:
+    """A whole block vector held as its values at the distinct blocks (``small``) and each
+    block's distinct block (``at``, one array for every row of a step that shares it): read
+    as the whole array (``v[key]``, ``np.asarray(v)``), it takes the distinct blocks'
+    memory, not the grid's (a warp's count of a ballot over 4,096 blocks: 3 values)."""
+
+    __slots__ = ("at", "small")
+
+    def __init__(self, small: Any, at: Any) -> None:
+        self.small, self.at = small, at
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.small[self.at[key]]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        whole = self.small[self.at]
+        return whole if dtype is None else whole.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    @property
+    def dtype(self) -> Any:
+        return self.small.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.small.nbytes)
+
+
+class Maps:
+    """Each block's distinct block of vectors held as :class:`Spread`: one array per content."""
+
+    def __init__(self) -> None:
+        self._held: dict[bytes, Any] = {}
+
+    def held(self, at: Any) -> tuple[Any, int]:
+        """(The array held for map ``at``, the bytes newly held for it: 0 where held before)."""
+        at = np.ascontiguousarray(at, dtype=np.int32)
+        got = self._held.setdefault(at.tobytes(), at)
+        return got, at.nbytes if got is at else 0
 
 
 def spread(got: dict[Any, Any], at: Any) -> dict[Any, Any]:

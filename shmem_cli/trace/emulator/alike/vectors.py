@@ -25,12 +25,13 @@ use (:meth:`Vectors.same_as`, :meth:`Vectors.masks`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ....plumbing.frozen import frozen
-from .distinct import Distinct, Plan, interned, planned, spread
+from .distinct import Distinct, Maps, Plan, Spread, interned, planned, spread
 
 #: values one window's evaluation holds at most (over every step it evaluates)
 ELEMENTS = 1 << 21
@@ -131,7 +132,8 @@ class Vectors:
         self.steps: list[Step] = []
         self._deps: list[tuple[int, ...]] = []  # per step: the steps its loads' vectors need
         self._plans: list[list[Plan]] = []  # per step, per load: where its groups' values are
-        self._ids: dict[tuple[str, bytes], int] = {}
+        self._ids: dict[tuple[Any, ...], int] = {}
+        self._maps = Maps()  # each block's distinct block, of the vectors held spread
         self._agreed: dict[tuple[int, int], int] = {}  # whole vectors' agreements, made once
         self.bytes = 0  # of vectors kept whole
         self.kept = 0  # of steps kept
@@ -163,6 +165,20 @@ class Vectors:
         self._ids[key] = len(self.values) - 1
         return len(self.values) - 1
 
+    def _spread(self, small: Any, at: Any) -> int:
+        """The id of whole vector ``small[at]``, held as a :class:`.distinct.Spread` (``at``:
+        one array per content, :meth:`.distinct.Maps.held`); -1 past the budget."""
+        small = np.ascontiguousarray(small)
+        key = ("spread", small.dtype.str, small.tobytes(), id(at))
+        if key not in self._ids:
+            if self.bytes + self.kept + small.nbytes > VECTOR_BYTES:
+                self.full = True
+                return -1
+            self.values.append(Spread(small, at))
+            self.bytes += small.nbytes
+            self._ids[key] = len(self.values) - 1
+        return self._ids[key]
+
     def make(self, step: Step) -> dict[tuple[str, int], list[int]]:
         """The vectors ``step`` makes, per register it writes, per group (-1: none): whole
         where they are small and their sources whole, else kept as the step."""
@@ -179,7 +195,14 @@ class Vectors:
             out: dict[tuple[str, int], list[int]] = {}
             for row in step.rows:
                 a = got[row]
-                out[row] = [-1] * step.groups if a is None else interned(a, at, self.intern)
+                if a is None:
+                    out[row] = [-1] * step.groups
+                elif at is None or a.dtype == bool:
+                    out[row] = interned(a, at, self.intern)
+                else:  # the distinct blocks' values kept, each block's read through the map
+                    where, new = self._maps.held(at)
+                    self.bytes += new
+                    out[row] = interned(a, None, partial(self._spread, at=where))
             return out
         cost = _ENTRY_BYTES * (1 + len(step.rows) * step.groups)
         cost += sum(ld.ks.nbytes + ld.vids.nbytes for ld in step.loads)
@@ -208,10 +231,10 @@ class Vectors:
     def same_as(self, vid: int, rep: int) -> int:
         """The id of the agreement of vector ``vid`` with its value in block ``rep``."""
         v = self.values[vid]
-        if isinstance(v, np.ndarray):
+        if isinstance(v, (np.ndarray, Spread)):
             got = self._agreed.get((vid, rep))
             if got is None:
-                got = self.intern(v == v[rep])
+                got = self.intern(np.asarray(v) == v[rep])
                 if got >= 0:  # (-1: past the budget, asked again next time)
                     self._agreed[(vid, rep)] = got
             return got
@@ -329,7 +352,7 @@ class Vectors:
         once is often read again: the next class's block compares with it)."""
         need = self._needed(vids)
         if not need:
-            yield 0, self.n, {v: self.values[v] for v in vids}
+            yield 0, self.n, {v: np.asarray(self.values[v]) for v in vids}
             return
         per_block = sum(
             self.steps[s].groups * (len(self.steps[s].loads) + len(self.steps[s].rows))
@@ -409,8 +432,8 @@ class Vectors:
             ks = np.asarray(ld.ks)
             out = np.repeat(ks[:, None], w, axis=1)
             if plan.whole:  # the whole vectors' values, a row each
-                src = np.stack([np.asarray(self.values[v][lo:hi]) for v in plan.whole])
-                src = src if few is None else src[:, few[0]]
+                cut = slice(lo, hi) if few is None else lo + few[0]  # (only those run)
+                src = np.stack([np.asarray(self.values[v][cut]) for v in plan.whole])
                 at = plan.at
                 out[at] = src[plan.row] if pred else src[plan.row] + ks[at, None]
             for (made, row), (gs, groups) in plan.made.items():
