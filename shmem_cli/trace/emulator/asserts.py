@@ -1,4 +1,6 @@
-"""What a failed ``assert()`` said, for the error that stops the trace at its call.
+"""What a failed ``assert()`` said, for the error that stops the trace at its call, and what
+a ``printf`` before a ``__trap()`` printed (llm.c's ``printf("Number of channels is not a
+multiple of 32 * x128::size"); __trap();``), for the error at the trap.
 
 nvcc calls ``__assertfail(message, file, line, function, char_size)`` with the arguments in
 R4:R5, R6:R7, R8, R10:R11 and R12:R13; the strings lie in the module's global data, which
@@ -52,6 +54,27 @@ def failed_assert(b: Block, ix: Idx, ins: Instruction) -> TraceError:
     )
 
 
+def printed(b: Block, ix: Idx) -> str | None:
+    """The format a call to ``vprintf(format, args)`` by the threads ``ix`` prints (R4:R5,
+    the first thread's), where it can be read."""
+    return _string(b, _pointer(b, 4, int(b.ids(ix)[0])))
+
+
+def trapped(b: Block, ins: Instruction) -> TraceError:
+    """The located error of a trap (``BPT.TRAP``: ``__trap()``, or a trap nvcc put in),
+    quoting what the block's last ``printf`` printed where one ran before it."""
+    said = "the kernel reached a breakpoint or trap (assert or __trap())"
+    if b.printed is None:
+        return TraceError(said, ins)
+    return TraceError(
+        f"{said} after it printed {shorten(b.printed, 200)!r}: the kernel's own check "
+        "failed, so this launch breaks its assumption: check --block, --grid, --dynamic-smem "
+        "and --arg against it",
+        ins,
+        gives_data=True,
+    )
+
+
 def _pointer(b: Block, reg: int, t: int) -> int:
     return int(b.r[reg][t]) | int(b.r[reg + 1][t]) << 32
 
@@ -60,5 +83,5 @@ def _string(b: Block, address: int) -> str | None:
     raw = b.launch.memory.c_string(address, MAX_SAID) if address else None
     if not raw:
         return None
-    text = raw.decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace").strip()  # (a printf's closing newline)
     return "".join(c if c.isprintable() else "?" for c in text)

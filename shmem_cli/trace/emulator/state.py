@@ -244,18 +244,18 @@ class Block:
         self.mbarriers.on_wake = self.converge.join  # woken together: one part
         self.unmodelled: dict[int, int] = {}  # warp executions not modelled (ops_async), by index
         # by index: DSMEM sectors remote accesses moved; op_atom wavefronts that no row carries
-        self.dsmem_sectors: dict[int, int] = {}
-        self.dsmem_atoms: dict[int, int] = {}  # of remote atomics (hardware.dsmem)
+        # of remote atomics (hardware.dsmem)
+        self.dsmem_sectors, self.dsmem_atoms = dict[int, int](), dict[int, int]()
         self.generic_atoms: dict[int, int] = {}  # of generic ones on global memory or declined
         # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
-        self.misc: dict[int, int] = {}
-        self.misc_done: dict[int, int] = {}  # those that cost (hardware.misc.stirs_barrier)
+        self.misc, self.misc_done = dict[int, int](), dict[int, int]()  # done: those that cost
         self.stirred = np.ones(nb, dtype=bool)  # per CTA: a misc.STIRS step since its last
         # those tallies ("misc", "misc_done", "generic_atoms") and warps predicated off ("off")
         # per CTA, (name, CTA, index) -> count, where classes' blocks run together (together.py)
         self.by_cta: dict[tuple[str, int, int], int] | None = None
         # calls to functions outside the cubin that were stepped over, by index: the name
         self.callees: dict[int, str] = {}
+        self.printed: str | None = None  # the format of the last printf (its first thread's)
         # lanes whose compare-and-swap failed (they retry their loop), by instruction index
         self.cas_failed: dict[int, int] = {}
         # atomics that changed a word of memory (a spin's iterations change none: budget.Repeats)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Label
-from ..asserts import failed_assert
+from ..asserts import failed_assert, printed, trapped
 from ..op_table import Context, Step, op, unsupported
 from ..operands import (
     forget_bytes,
@@ -167,6 +167,8 @@ def _step_over(ins: Instruction, ctx: Context) -> Callable[[Block, Idx, list[str
     def step_over(b: Block, ix: Idx, names: list[str]) -> None:
         if "__assertfail" in names:
             raise failed_assert(b, ix, ins)
+        if "vprintf" in names:
+            b.printed = printed(b, ix)
         b.callees[index] = ", ".join(names)
         b.listed(index, b.ids(ix))
         for r in _RETURNED:
@@ -428,6 +430,6 @@ def _b2r(ins: Instruction, ctx: Context) -> Step:
 @op("BPT")
 def _bpt(ins: Instruction, ctx: Context) -> Step:
     def step(b: Block, ix: Idx) -> None:
-        raise TraceError("the kernel reached a breakpoint or trap (assert or __trap())", ins)
+        raise trapped(b, ins)
 
     return step
