@@ -518,3 +518,12 @@ def test_no_batch_is_planned_past_half_the_time_left(monkeypatch: pytest.MonkeyP
     assert run.sizes == [25, 12]
     assert len(ran) == 37 and late is not None
     assert "the 106 left after 25 more ran would take about 212 s" in late
+
+
+def test_the_proof_counts_one_decision_in_the_singular() -> None:
+    one = grids.Proof(blocks=4, decisions=1, bounded=1, grid=4).text()
+    assert "1 decision was checked: no guard" in one
+    assert "1 decision on the block index was evaluated for every block" in one
+    many = grids.Proof(blocks=4, decisions=1_234, bounded=3, grid=4).text()
+    assert "1,234 decisions were checked" in many
+    assert "3 decisions on the block index were evaluated" in many

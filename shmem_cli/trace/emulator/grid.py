@@ -251,7 +251,7 @@ class Proof:
             said.append(self.ended)
         but = ", but those that choose values only (below)," if self.chosen else ""
         said.append(
-            f"{self.decisions:,} decisions were checked: no guard, branch, loop, shared "
+            f"{_decisions(self.decisions)} checked: no guard, branch, loop, shared "
             "address, barrier, mbarrier, TMA destination or wgmma descriptor depends on global "
             f"memory or on a value the emulator could not compute{but} nor otherwise on the "
             "block index."
@@ -270,11 +270,16 @@ class Proof:
             )
         if self.bounded:
             said.append(
-                f"{self.bounded:,} decisions on the block index were evaluated for every "
+                f"{_decisions(self.bounded, ' on the block index')} evaluated for every "
                 "block of the grid, from the values the block index gives each register "
                 "(sums, products, shifts, logic, min/max, selects, compares, divisions)."
             )
         return " ".join(said)
+
+
+def _decisions(n: int, what: str = "") -> str:
+    """``n`` decisions ``what`` and the verb: "1 decision was", "3 decisions were"."""
+    return f"1 decision{what} was" if n == 1 else f"{n:,} decisions{what} were"
 
 
 @frozen
