@@ -223,6 +223,21 @@ def test_several_entries_of_one_name_are_listed_to_choose_from() -> None:
         open_entry(DATA / "cache", "nope")
 
 
+def test_a_cache_root_takes_a_prefix_or_a_part_of_a_name_as_a_cubin_does() -> None:
+    # the names held: layernorm_rows, matmul_tiles (4), softmax_rows (2), transpose_tiles
+    assert open_entry(DATA / "cache", "layernorm").name == "layernorm_rows"
+    assert open_entry(DATA / "cache", "transpose").name == "transpose_tiles"
+    assert open_entry(DATA / "cache", "norm_r").name == "layernorm_rows"  # a part
+    with pytest.raises(ShmemError) as err:  # a prefix of a name with two entries
+        open_entry(DATA / "cache", "softmax")
+    assert "2 entries of 'softmax_rows'" in err.value.message
+    with pytest.raises(ShmemError) as err:
+        open_entry(DATA / "cache", "_rows")  # a part of two names
+    assert err.value.message == (
+        "--kernel '_rows' is ambiguous; it matches: layernorm_rows, softmax_rows"
+    )
+
+
 def run(*args: str) -> Any:
     return CliRunner().invoke(main, ["trace", *args])
 

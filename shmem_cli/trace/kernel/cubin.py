@@ -19,14 +19,14 @@ claims more than it holds is "not a valid cubin", never a traceback.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
-from ..ncu.names import same_kernel
+from ..ncu.names import matching
 from .binary_formats.elf import EM_CUDA, SHF_EXECINSTR, SHT_NOBITS, Elf, Entry
 from .binary_formats.elf_arch import CubinArch, cubin_arch
 
@@ -392,35 +392,26 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
             path=info.path,
             code="invalid-kernel",
         )
-    q = query.replace(" ", "")
-
-    def forms(k: Kernel) -> list[str]:
-        names = (k.name, k.mangled, k.signature, k.name.split("<", 1)[0])
-        return [f.replace(" ", "") for f in names]
-
-    # the ways a kernel may match, tried in turn: the first that matches any kernel decides
-    ways: tuple[Callable[[Kernel], bool], ...] = (
-        lambda k: q in forms(k),  # a whole name
-        lambda k: any(f.startswith(q) for f in forms(k)),  # a prefix
-        lambda k: any(q in f for f in forms(k)),  # a part
-        lambda k: same_kernel(query, (k.name, k.signature, k.mangled)),  # Nsight's spelling
-    )
-    for matches in ways:
-        found = [k for k in kernels if matches(k)]
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            raise ShmemError(
-                f"--kernel {shorten(query)!r} is ambiguous; it matches:\n{kernel_list(found)}\n"
-                "give a part of a name only one of them holds, or a whole mangled name",
-                path=info.path,
-                code="invalid-kernel",
-            )
+    found = matching(query, kernels, lambda k: (k.name, k.mangled, k.signature, _base(k.name)))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ShmemError(
+            f"--kernel {shorten(query)!r} is ambiguous; it matches:\n{kernel_list(found)}\n"
+            "give a part of a name only one of them holds, or a whole mangled name",
+            path=info.path,
+            code="invalid-kernel",
+        )
     raise ShmemError(
         f"no kernel matches --kernel {shorten(query)!r}; the cubin holds:\n" + kernel_list(kernels),
         path=info.path,
         code="invalid-kernel",
     )
+
+
+def _base(name: str) -> str:
+    """A demangled name without its template arguments (``MatrixMulCUDA``)."""
+    return name.split("<", 1)[0]
 
 
 def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:

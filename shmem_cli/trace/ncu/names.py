@@ -1,4 +1,5 @@
-"""A kernel's name as Nsight Compute writes it, told equal to the name shmem knows it by.
+"""A kernel's name as a user or Nsight Compute writes it, told equal to the name shmem knows
+it by (:func:`matching`: the rule of ``--kernel``, for a cubin's kernels and a Triton cache's).
 
 Nsight Compute's ``"Kernel Name"`` is, by default, the demangled signature in its own spelling:
 a return type (``void``), namespaces, template arguments with C casts (``(int)128``,
@@ -26,7 +27,10 @@ is compared in that form too (:func:`bare`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # a C cast of an integral literal in a template argument: (int)128, (unsigned long long)4
 _CAST = re.compile(
@@ -109,3 +113,23 @@ def matcher(forms: tuple[str, ...]) -> Callable[[str], bool]:
         return got
 
     return match
+
+
+def matching(query: str, items: Sequence[T], forms: Callable[[T], tuple[str, ...]]) -> list[T]:
+    """The ``items`` that ``query`` names, by the first of these ways that names any: one of
+    an item's ``forms`` whole, a prefix of one, a part of one (spaces ignored in these three:
+    ``MatrixMulCUDA<32>``, ``MatrixMul``, ``TmaWarpSpecializedCooperative``), or the name as
+    Nsight Compute writes it (:func:`same_kernel`). More than one: ``query`` is ambiguous."""
+    q = query.replace(" ", "")
+    squeezed = [tuple(f.replace(" ", "") for f in forms(item)) for item in items]
+    ways: tuple[Callable[[tuple[str, ...], T], bool], ...] = (
+        lambda fs, _: q in fs,
+        lambda fs, _: any(f.startswith(q) for f in fs),
+        lambda fs, _: any(q in f for f in fs),
+        lambda _, item: same_kernel(query, forms(item)),
+    )
+    for named in ways:
+        found = [item for fs, item in zip(squeezed, items, strict=True) if named(fs, item)]
+        if found:
+            return found
+    return []

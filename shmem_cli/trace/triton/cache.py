@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
+from ..ncu.names import matching
 from .callsites import Location, is_library, library_callers
 from .metadata import TritonError, read_metadata
 from .ttgir import (
@@ -418,16 +419,18 @@ def open_entry(
     found, count, names_found = entries_under(path, kernel, refused, allowed)
     if count == 1:
         return found[0]
+    names = kernel_names(path) if not found and kernel is not None else []
+    chosen = matching(kernel, names, lambda n: (n,)) if kernel and kernel not in names else []
+    if len(chosen) == 1:  # --kernel's rule for a cubin's kernels: a prefix, a part
+        return open_entry(path, chosen[0], allowed)
     if not found and refused:
         raise refused[0]  # the real reason, as the entry's own .json or .cubin gives it
+    if not found and kernel is not None and names:
+        said = f"no Triton cache entry of a kernel named {shorten(kernel)!r}; there are: "
+        if chosen:
+            said = f"--kernel {shorten(kernel)!r} is ambiguous; it matches: "
+        raise TritonError(said + _listed(chosen or names), path)
     if not found:
-        names = kernel_names(path)
-        if kernel is not None and names:
-            raise TritonError(
-                f"no Triton cache entry of a kernel named {shorten(kernel)!r}; there are: "
-                + _listed(names),
-                path,
-            )
         for meta in _json_files(path):  # an entry but for its cubin: read_entry says so
             cubin, ttgir = meta.with_suffix(".cubin"), meta.with_suffix(".ttgir")
             if not os.path.exists(cubin) and os.path.exists(ttgir):
