@@ -352,3 +352,48 @@ def test_a_python_file_of_many_unclosed_defs_is_tried_a_few_times(
     found = read_entry(entry / "softmax_rows.json", lambda _path: True)
     assert len(tried) == ttgir.MAX_DEF_TRIES  # then the TTGIR's own names are kept
     assert found.params and found.params[0].name == "arg0"
+
+
+def _arrays_spec(path: Path, arrays: int, iterations: int) -> Path:
+    """A spec of ``arrays`` arrays, each read by two conflicting accesses of 1,024 threads x
+    ``iterations``."""
+    declared = "".join(f"  b{j}: {{dtype: float, shape: [4096]}}\n" for j in range(arrays))
+    accesses = "".join(
+        f"  - name: a{j}_{a}\n    array: b{j}\n    op: load\n"
+        f"    index: [(tid * 32 + k + {a}) % 4096]\n    loop: {{k: 0..{iterations - 1}}}\n"
+        for j in range(arrays)
+        for a in range(2)
+    )
+    path.write_text(f"name: s\nblock: [1024]\narrays:\n{declared}accesses:\n{accesses}")
+    return path
+
+
+def test_syntheses_of_a_run_are_bounded_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each array's swizzle synthesis (about 10 s and 0.9 GB at its 16M lanes) had no budget
+    # beyond its own: analyze --suggest of 12 such arrays took 78 s, and sweep --swizzle synth
+    # ran one a pad (--pad 0..5: 50 s; --pad 0..999: hours)
+    from shmem_cli.analysis import spec_synthesis, suggest
+    from shmem_cli.spec.compile import load_spec
+
+    spec_path = _arrays_spec(tmp_path / "s.yaml", arrays=4, iterations=16)
+    lanes = 2 * 1024 * 16  # one array's
+    monkeypatch.setattr(spec_synthesis, "MAX_RUN_LANES", 2 * lanes)
+    run: list[str] = []
+    real = spec_synthesis.synthesized
+    monkeypatch.setattr(
+        spec_synthesis,
+        "synthesized",
+        lambda spec, array, *more: run.append(array) or real(spec, array, *more),
+    )
+    spec = load_spec(spec_path)
+    from shmem_cli.analysis.analyze import analyze_spec
+
+    suggest.fixes(spec, analyze_spec(spec))
+    assert run == ["b0", "b1"]  # the budget of two; the others' fixes without a synthesis
+    result = CliRunner().invoke(
+        main, ["sweep", str(spec_path), "--swizzle", "b0=synth", "--pad", "b0=0..5"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "the sweep's synth swizzles need more than 65,536 lane addresses" in result.output

@@ -18,6 +18,10 @@ from .synthesis import ArrayAccess, Synthesis, synthesize
 from .totals import space_batches
 
 SYNTHESIS_LANES = 1 << 24  # lane addresses one synthesis may hold (16M: 128 MiB of them)
+#: lane addresses the syntheses of one run may sort in all (``analyze --suggest`` over a
+#: spec's arrays, a sweep's ``synth`` variants): a synthesis takes about 0.6 us a lane (16M:
+#: 10 s and 0.9 GB), and 12 arrays at the bound took 78 s, ``--swizzle synth --pad 0..5`` 50 s
+MAX_RUN_LANES = 1 << 25
 
 
 def array_accesses(
@@ -45,6 +49,30 @@ def array_accesses(
         zeros = np.zeros(len(addr), dtype=np.int64)
         out.append(ArrayAccess(space.kind, RequestBatch(addr, active, zeros, zeros), acc.name))
     return out, arr.nbytes, arr.offset
+
+
+class SynthesisBudget:
+    """The lane addresses the syntheses of one run may still sort (:data:`MAX_RUN_LANES`)."""
+
+    def __init__(self, lanes: int | None = None) -> None:
+        self.left = MAX_RUN_LANES if lanes is None else lanes  # read now: a test lowers it
+        self.exhausted = False  # a synthesis was not run for want of lanes
+
+    def synthesized(
+        self, spec: SpecFile, array: str, variant: Variant | None = None
+    ) -> Synthesis | None:
+        """:func:`synthesized` within the lanes left (None past them: ``exhausted``)."""
+        layout = resolve(spec, variant or Variant())
+        lanes = sum(
+            checked_space(spec, layout, acc).lane_accesses
+            for acc in spec.accesses
+            if acc.array == array
+        )
+        if lanes > self.left:
+            self.exhausted = True
+            return None
+        self.left -= lanes
+        return synthesized(spec, array, variant)
 
 
 def synthesized(spec: SpecFile, array: str, variant: Variant | None = None) -> Synthesis | None:

@@ -12,11 +12,11 @@ from ..hardware.swizzle import TMA_SWIZZLES, Swizzle, swizzle_label
 from ..model import FileResult, Report
 from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
-from ..spec.budget import search_refusal
+from ..spec.budget import layouts_work, search_refusal
 from ..spec.compile import SpecFile
 from ..spec.layout import Layout, Variant, resolve
 from .analyze import checked_space
-from .spec_synthesis import synthesized
+from .spec_synthesis import SynthesisBudget
 from .sweep.evaluate import Evaluator
 from .sweep.results import Outcome
 from .swizzle_terms import terms
@@ -92,6 +92,8 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
         layout = resolve(spec)
     except ShmemError:
         return {}
+    spent = 0  # work units of the searches so far: MAX_SEARCH_WORK bounds them all
+    budget = SynthesisBudget()  # and MAX_RUN_LANES the lanes of its syntheses
     for array in dict.fromkeys(a.array for a in conflicted):
         numbers = [k for k, a in enumerate(spec.accesses) if a.array == array]
         current = ev.evaluate(Variant(), only=numbers)
@@ -102,17 +104,17 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
         tried = [
             Variant(pad={array: p}, swizzle={array: s}) for p in SUGGEST_PADS for s in swizzles
         ]
-        synth = synthesized(spec, array)
+        synth = budget.synthesized(spec, array)
         if synth is not None and not synth.swizzle.identity:
             tried.append(Variant(swizzle={array: synth.swizzle}))
         spaces = [checked_space(spec, layout, spec.accesses[k]) for k in numbers]
-        refusal = search_refusal(
-            spaces, len(tried), ev.cache_lanes
-        )  # too large to try every layout
+        # too large to try every layout, with the spec's searches before it
+        refusal = search_refusal(spaces, len(tried), ev.cache_lanes, spent)
         if refusal is not None:
             short = "not searched: too many layouts to try (shmem sweep)"
             hints.update({a.name: Fix(refusal, short) for a in conflicted if a.array == array})
             continue
+        spent += layouts_work(spaces, len(tried), ev.cache_lanes)
         best: tuple[tuple[int, int, int], Variant, Outcome] | None = None
         for n, v in enumerate(tried):
             out = ev.evaluate(v, only=numbers)

@@ -40,7 +40,8 @@ from ...spec.compile import SpecFile
 from ...spec.expr import EvalFault, Value
 from ...spec.layout import Layout, Variant, resolve
 from ...spec.space import CHUNK_LANES, Space
-from ..spec_synthesis import synthesized
+from .. import spec_synthesis
+from ..spec_synthesis import SynthesisBudget
 from ..totals import distinct_rows, request_totals, scan_access
 from .options import SYNTH, Plan
 from .results import AccessTotals, Outcome, SweepResult, VariantResult, pick_best
@@ -287,8 +288,17 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
         raise ShmemError(refusal, path=spec.path, code="too-large")
     results = []
     maps: dict[Any, Swizzle | None] = {}
+    budget = SynthesisBudget()
     for n, point in enumerate(plan.points()):
-        variant = _with_synthesized(ev, plan.variant(spec, point), maps)
+        variant = _with_synthesized(ev, plan.variant(spec, point), maps, budget)
+        if budget.exhausted:
+            raise ShmemError(
+                f"the sweep's synth swizzles need more than {spec_synthesis.MAX_RUN_LANES:,} lane "
+                "addresses synthesized (one synthesis an array, params value and pad): sweep "
+                "fewer pads or params values with synth, or give the swizzle it found",
+                path=spec.path,
+                code="too-large",
+            )
         outcome = ev.evaluate(variant, bare=plan.swept_arrays(spec))
         shown = plan.resolved_point(point, variant)
         results.append(VariantResult(n, shown, plan.settings(spec, shown), variant, outcome))
@@ -316,7 +326,9 @@ def _params_spaces(ev: Evaluator, plan: Plan) -> Iterator[list[Space]]:
         yield [Space(spec, layout, acc) for acc in spec.accesses]
 
 
-def _with_synthesized(ev: Evaluator, variant: Variant, maps: dict[Any, Swizzle | None]) -> Variant:
+def _with_synthesized(
+    ev: Evaluator, variant: Variant, maps: dict[Any, Swizzle | None], budget: SynthesisBudget
+) -> Variant:
     """``variant`` with each ``synth`` swizzle replaced by the map synthesized for its
     array under the variant's params and pads (cached in ``maps``); no swizzle where
     the variant cannot be analyzed (its own evaluation says why)."""
@@ -328,7 +340,9 @@ def _with_synthesized(ev: Evaluator, variant: Variant, maps: dict[Any, Swizzle |
         if key not in maps:
             try:
                 spec = ev.specialized(variant.params)
-                found = synthesized(spec, name, Variant(params=variant.params, pad=variant.pad))
+                found = budget.synthesized(
+                    spec, name, Variant(params=variant.params, pad=variant.pad)
+                )
             except ShmemError:
                 found = None
             maps[key] = (
