@@ -10,8 +10,9 @@ reads or mbarrier operations between, count once), a GPU-scope memory barrier 2 
 CTA-scope one and a debug build's exit fence (``MEMBAR.SC.VC``) 1 a warp, the async-proxy
 fence (``FENCE.VIEW.ASYNC.S``) 1 a warp but none right after a GPU-scope memory barrier, a
 warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a few other special registers
-(:data:`SPECIAL_READS`) 1, a shared-memory instruction, a global or generic store or a
-global load a warp reaches with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations,
+(:data:`SPECIAL_READS`) 1, ``threadIdx.x`` 1 after a warp's first read, a shared-memory
+instruction, a global or generic store or a global load a warp reaches with no lane on 1
+(:data:`PREDICATED_OFF`); mbarrier operations,
 the cluster barrier's own instructions and ``elect`` cost none. :func:`rules_of` says what
 one warp execution of each instruction of a function costs and what each completion of a
 barrier does (None: it is none of these; :func:`rule_for` the same of one instruction
@@ -44,6 +45,9 @@ class MiscRule:
     when_off: bool = False
     #: the special registers it reads, where the rule is for those only (S2R)
     special: frozenset[str] = frozenset()
+    #: a warp's first execution of an instruction of this rule costs none, each later one
+    #: :attr:`per_warp` (``S2R SR_TID.X``: the read at a kernel's start is free)
+    first_free: bool = False
 
 
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps),
@@ -114,6 +118,12 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # 1 a warp each; SR_TID.X, SR_CTAID.*, SR_VIRTUALSMID, SR_CgaCtaId, the clocks cost
     # none): what the transposes and tiled matmuls of the earlier labs read beyond the rule
     MiscRule("S2R", frozenset(), 1, special=frozenset(SPECIAL_READS)),
+    # reading threadIdx.x again: a warp's first S2R SR_TID.X costs none (sregs: one read at
+    # the start, 0), each later one 1 (Triton's dots and -G builds read it again, in loops
+    # and after barriers: tests/data/triton/mma36 28 -> 43 of 43 launches exact, tutorial36b
+    # 19 -> 28 of 40, ops36 76 -> 86 of 106; debug_builds' transpose_g 388 -> 676, cub_block_g
+    # and virtual_call_g as the H200 counted, measured.json's warp_compact)
+    MiscRule("S2R", frozenset(), 1, special=frozenset({"SR_TID.X"}), first_free=True),
 )
 
 

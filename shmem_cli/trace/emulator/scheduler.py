@@ -81,6 +81,7 @@ def run_block(
     guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
     rules = misc.rules_of(instructions)
     misc_cost = [r is not None and not r.when_off for r in rules]  # each warp that runs it
+    first_free = [r is not None and r.first_free for r in rules]  # each warp's second on
     misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
     stirs = [misc.stirs_barrier(ins.opcode) for ins in instructions]  # the next barrier
     retires = [ins.opcode == "EXIT" for ins in instructions]
@@ -210,7 +211,7 @@ def run_block(
             if watch is not None:
                 watch.after(forms, m, blk, ix)
             if misc_cost[m]:
-                blk.count_misc(m, ix, retires[m])
+                blk.count_misc(m, ix, retires[m], _read_before(blk, ix) if first_free[m] else None)
             executed += n
             hits[m] += 1
             if blk.ctas == 1:
@@ -272,3 +273,12 @@ def _predicated_off(blk: Block, m: int, ins: Any, kind: Any, at_pc: Any, executi
     blk.rec.predicated_off(m, ins, kind, len(off))
     if blk.by_cta is not None and len(off):
         blk.tally_by_cta("off", m, off // blk.n_warps)
+
+
+def _read_before(blk: Block, ix: Any) -> Any:
+    """The warps of threads ``ix`` that ran an instruction of a ``first_free`` op_misc rule
+    before (:class:`shmem_cli.hardware.misc.MiscRule`): only those pay for this one."""
+    warps = np.unique(blk.warp[blk.ids(ix)])
+    before = warps[blk.misc_read[warps]]
+    blk.misc_read[warps] = True
+    return before

@@ -243,8 +243,7 @@ class Block:
         self.converge = Convergence(t, ws)  # convergence barriers, yields, sleeps
         self.mbarriers.on_wake = self.converge.join  # woken together: one part
         self.unmodelled: dict[int, int] = {}  # warp executions not modelled (ops_async), by index
-        # by index: DSMEM sectors remote accesses moved; op_atom wavefronts that no row carries
-        # of remote atomics (hardware.dsmem)
+        # by index: remote accesses' DSMEM sectors; op_atom wavefronts no row carries (dsmem)
         self.dsmem_sectors, self.dsmem_atoms = dict[int, int](), dict[int, int]()
         self.generic_atoms: dict[int, int] = {}  # of generic ones on global memory or declined
         # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
@@ -282,6 +281,7 @@ class Block:
         self.region_dests: dict[int, set[tuple[str, int, int]]] = {}
         self.ambient: U8 | None = None
         self.n_warps = -(-stride // ws)  # warps of one CTA
+        self.misc_read = np.zeros(nb * self.n_warps, dtype=bool)  # per warp: misc first_free
         # the grid's number of each warp of the batch (CTA ``linear[c]``'s warps for CTA c)
         first = np.asarray(list(linear) if linear is not None else [0] * nb, dtype=np.int64)
         self.warp_ids: I64 = (first[:, None] * self.n_warps + np.arange(self.n_warps)).ravel()
