@@ -26,6 +26,7 @@ from typing import Any
 
 from hostile import hostile
 from measure import ROOT, Timing, peak_rss_mb, run_process, shmem_command, time_call, time_processes
+from one_warp import one_warp
 from specgen import lint_corpus, scaling_spec
 from watch import heavy_watch
 
@@ -787,6 +788,7 @@ def main() -> int:
     lint(report, shmem, repeats)
     sweep(report, shmem, repeats)
     trace(report, shmem, repeats)
+    one_warp(report, repeats)
     grids(report, shmem, repeats)
     heavy_watch(report, shmem, repeats)
     hostile(report, shmem, repeats)

@@ -54,11 +54,22 @@ def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
     return h
 
 
+_ROW_MIX: dict[int, tuple[Any, int]] = {}  # per lane count: the addresses' multipliers, and
+# the active lanes' sum for a row of every lane on (_every_lane's)
+
+
 def _key(addr: I64, active: B8) -> int:
     """:func:`_hash` of a call's one row without a global side, as an int (the same sums,
-    without its arrays)."""
+    without its arrays; wrapping sums do not depend on their order, so np.vdot's is
+    np.dot's; a row of every lane on, :func:`_every_lane`'s, adds a sum made once)."""
     lanes = addr.shape[1]
-    h = int(np.dot(addr[0].view(np.uint64), _MIX[0, :lanes]))
+    mix = _ROW_MIX.get(lanes)
+    if mix is None:
+        every = int(np.dot(np.ones(lanes, dtype=np.uint8), _MIX[1, :lanes]))
+        mix = _ROW_MIX[lanes] = (np.ascontiguousarray(_MIX[0, :lanes]), every)
+    h = int(np.vdot(addr.view(np.uint64), mix[0]))
+    if active is _EVERY.get(lanes):
+        return (h + mix[1]) & _MASK
     return (h + int(np.dot(active[0].view(np.uint8), _MIX[1, :lanes]))) & _MASK
 
 
@@ -356,8 +367,18 @@ class DistinctRows:
         return number
 
     def add_row(self, addr: I64, active: B8) -> int:
-        """:meth:`add` of one row without a global side ((1, lanes) arrays): its number."""
-        return self._numbers([_key(addr, active)], [0], addr, active, None, None)[0]
+        """:meth:`add` of one row without a global side ((1, lanes) arrays): its number (a
+        row kept already, the usual case in a loop, found without :meth:`_numbers`' lists)."""
+        key = _key(addr, active)
+        k = self._by_hash.get(key)
+        if (
+            k is not None
+            and self.src is None
+            and self.addr[k].tobytes() == addr.tobytes()
+            and self.active[k].tobytes() == active.tobytes()
+        ):
+            return k
+        return self._numbers([key], [0], addr, active, None, None)[0]
 
     def add(
         self,

@@ -133,7 +133,7 @@ class Recorder:
             rec.add(*more, cost)  # into the whole bound, freed
         counts[uw] += 1
         self.requests += len(rows)
-        if np.count_nonzero(t):
+        if t if isinstance(t, int) else np.count_nonzero(t):  # (one warp's: an int)
             self._note_taint(index, warp_ids[uw], t)
 
     def address_taint(

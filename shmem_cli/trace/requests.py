@@ -168,7 +168,10 @@ class InstructionRecords:
             self.cost = np.zeros(len(self.warp), dtype=np.int64)
         self._grow(k)
         s = slice(self.n, self.n + k)
-        self.row[s] = self.distinct.add(addr, active, src, src_bytes, period)
+        if k == 1 and src is None:  # a warp's one request (most steps): its number as is
+            self.row[self.n] = self.distinct.add_row(addr, active)
+        else:
+            self.row[s] = self.distinct.add(addr, active, src, src_bytes, period)
         if cost is not None:
             assert self.cost is not None
             self.cost[s] = cost

@@ -153,6 +153,7 @@ def round_exact_f32(s: Any, e: Any, mode: str, ftz: bool) -> Any:
 _LOW29, _HALF29 = np.uint64((1 << 29) - 1), np.uint64(1 << 28)
 _ABS, _ONE = np.uint64((1 << 63) - 1), np.uint64(1)
 _TINY_BITS = np.float64(2.0**-126).view(np.uint64)  # the smallest normal float32, as float64
+_TINY_F64 = np.float64(2.0**-126)
 
 
 def _maybe_halfway(r: Any) -> bool:
@@ -162,6 +163,29 @@ def _maybe_halfway(r: Any) -> bool:
     bits = np.asarray(r, dtype=np.float64).view(np.uint64)
     tie = (bits & _LOW29) == _HALF29
     return bool(np.count_nonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)))
+
+
+_ODD: dict[int, tuple[Any, Any, Any]] = {}  # _plain_bits's constants, per count of threads
+
+
+def _plain_bits(r: Any) -> Any:
+    """float32 bits of the float64 results ``r``, or None where one of them needs more than
+    a cast: a NaN (:func:`canonical_nan32`), or :func:`_maybe_halfway`'s tie or tiny value.
+    The same tests as those two, on arrays of constants made once per size (a NumPy scalar
+    operand costs twice an array's on a warp): a fused FFMA's common case in a few calls."""
+    n = r.shape[0] if r.ndim == 1 else -1
+    c = _ODD.get(n)
+    if c is None:
+        if n < 0:
+            return None
+        c = _ODD[n] = (np.full(n, _LOW29), np.full(n, _HALF29), np.full(n, _TINY_F64))
+    bits = r.view(np.uint64)
+    odd = np.bitwise_and(bits, c[0]) == c[1]
+    a = np.abs(r)
+    odd |= (a != 0) > (a >= c[2])  # nonzero below the smallest normal float32, or a NaN
+    if np.count_nonzero(odd):
+        return None
+    return r.astype(np.float32).view(_U)
 
 
 def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
@@ -217,14 +241,19 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
 
         def fast(b: Block, ix: Idx) -> None:
             vals = [r(b, ix) for r in readers]
-            f = [as_f32(v).astype(np.float64) for v, _ in vals]
+            f = [as_f32(v) for v, _ in vals]  # float32, each widened exactly by the ufunc
             with np.errstate(invalid="ignore"):
-                p = f[0] if kind == "FADD" else f[0] * f[1]
-                c = f[1] if kind == "FADD" else f[2] if kind == "FFMA" else None
+                if kind == "FADD":
+                    p, c = f[0].astype(np.float64), f[1]
+                else:
+                    p = np.multiply(f[0], f[1], dtype=np.float64)  # exact in float64
+                    c = f[2] if kind == "FFMA" else None
                 r = p if c is None else p + c
-            v = canonical_nan32(r, r.astype(np.float32).view(_U))
-            if c is not None and _maybe_halfway(r):  # rare: the sum may have rounded onto a tie
-                v = round_exact_f32(*two_sum(p, c), "RN", False)
+            v = _plain_bits(r)
+            if v is None:  # a NaN, or rare: the sum may have rounded onto a tie
+                v = canonical_nan32(r, r.astype(np.float32).view(_U))
+                if c is not None and _maybe_halfway(r):
+                    v = round_exact_f32(*two_sum(p, c.astype(np.float64)), "RN", False)
             t = vals[0][1] | vals[1][1] | (vals[2][1] if kind == "FFMA" else 0)
             w(b, ix, spread(v, b.count(ix)), t)
 
