@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluate import deferred_evaluation
 from hostile import hostile
 from measure import ROOT, Timing, peak_rss_mb, run_process, shmem_command, time_call, time_processes
 from one_warp import one_warp
@@ -791,6 +792,7 @@ def main() -> int:
     one_warp(report, repeats)
     grids(report, shmem, repeats)
     heavy_watch(report, shmem, repeats)
+    deferred_evaluation(report, shmem, repeats)
     hostile(report, shmem, repeats)
     synthesis(report, repeats)
     if not args.quick:

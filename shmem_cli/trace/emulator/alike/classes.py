@@ -38,7 +38,7 @@ from ..budget import Budget, Late
 from .forms import Forms
 from .rest import run_rest
 from .shadow import COLUMNS, Shadow
-from .spend import Spend, cut_short
+from .spend import Spend, cut_short, evaluations
 from .together import Watches, counts_of_ctas, how_many, is_last
 from .vectors import Vectors
 from .watch import Chooser, Watch
@@ -200,10 +200,9 @@ class _Rounds:
         self.differs: grids.Differs | None = None
         self.shadow = Shadow(launch, run.program, run.registers, min(COLUMNS, 64 * n))
         self.vectors = Vectors(n, self.shadow)
-        # evaluating the grid's vectors may cost at most half what running every block would:
-        # a cluster's threads each running every instruction once, until a class's block says
-        self.floor = launch.threads * self.size * len(run.function.instructions) * n // 2
-        self.vectors.most = self.floor
+        # a block's thread-instructions, at least: its threads each running every instruction once
+        self.floor = launch.threads * self.size * len(run.function.instructions)
+        self.vectors.most = evaluations(self.floor * n, ())  # (.spend's rule)
         # the first block alone: where all are alike, one runs
         self.together, self.split_ok = 1, self.size == 1
         self.watched, self.stop = 0, False  # blocks run watched; a decision not evaluated
@@ -343,7 +342,8 @@ class _Rounds:
         """How many blocks the next round runs together (``fresh``: this round's blocks in
         no class of another's); False where the classes are so small that the rest costs less
         run together."""
-        self.vectors.most = max(self.floor, _per_block(self.found) * self.n // 2)
+        plain = max(self.floor, _per_block(self.found)) * self.n
+        self.vectors.most = evaluations(plain, self.found)
         classed = self.n - int(self.left.sum())
         if len(self.found) >= LONERS and classed < AVERAGE * len(self.found):
             return False

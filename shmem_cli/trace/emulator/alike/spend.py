@@ -10,10 +10,19 @@ grid plainly costs (at least :data:`WATCH_FLOOR`): where the classes turn out sm
 blocks left run in plain batches, so a grid costs at most about ``1 + WATCH_SHARE`` times
 running every block plainly. The counts are thread-instructions, not seconds: the same launch
 takes the same decision on any machine.
+
+The values the steps kept by :mod:`.vectors` are evaluated for (deferred, window by window)
+are charged apart (:func:`evaluations`): each about :data:`EVAL_COST` thread-instructions, in
+all at most :data:`EVAL_SHARE` times running every block plainly, plus what the classes found
+so far save (their blocks counted without running), plus :data:`EVAL_FLOOR` values. Where the
+evaluations would pass it a vector is unknown and the blocks left run plainly, so evaluating
+costs at most ``EVAL_SHARE`` times running every block plainly more than the classes it found
+saved, and a fraction of a second.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ....plumbing.frozen import frozen
@@ -32,6 +41,29 @@ WATCH_SHARE = 1
 #: ... or this many thread-instructions of plain batches, where that is more (a second or
 #: two: a small grid's classes are found whatever they cost)
 WATCH_FLOOR = 1 << 26
+
+
+#: an evaluated value (a step's, for one group of threads in one block) costs about this many
+#: thread-instructions of plain batches (2026-12-06, CPU at load 3 on 2 cores: bl_tiles of
+#: tests/data/trace/ballots, k = 7, 8 tiles over 4,096 blocks, 13.7 ns a value more as the
+#: values allowed grew from 33 to 205 million, 22.9 ns on average up to 411 million, against
+#: 7.3 ns a thread-instruction of its blocks run plainly: 1.9 to 3.1 times; differ.cu over
+#: 16,384 blocks, 15.8 ns against some 10 ns: 1.6 times)
+EVAL_COST = 3
+#: the evaluations may cost at most this share of running every block plainly...
+EVAL_SHARE = 1 / 4
+#: ... besides what the classes found save, and this many values more (0.2 s or so: a small
+#: grid's vectors are evaluated whatever they cost; cl_persist's 16 blocks, every vector kept
+#: as a step, take 290,145)
+EVAL_FLOOR = 1 << 23
+
+
+def evaluations(plain: int, found: Sequence[Any]) -> int:
+    """How many values the steps kept may be evaluated for in the whole trace: ``plain`` the
+    thread-instructions of every block run plainly, ``found`` the classes so far
+    (:class:`.classes.ClassCounts`: what each class's blocks besides its own did not run)."""
+    saved = sum(c.extra * c.counts.executed + c.more for c in found)
+    return EVAL_FLOOR + int((EVAL_SHARE * plain + saved) / EVAL_COST)
 
 
 @frozen(eq=False)
