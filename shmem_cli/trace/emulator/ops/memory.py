@@ -232,7 +232,7 @@ def _load(ins: Instruction, ctx: Context) -> Step:
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
             record_shared(b, index, ins, kind, ix, off, ta)
-            at = off + b.shared_base(ix)
+            at = off if b.ctas == 1 else off + b.shared_base(ix)
             vals = gather(b.smem, at, width, signed)
             t = gather_taint(b.tsmem, at, width) | ta
         elif space == "local":
@@ -293,7 +293,7 @@ def _store(ins: Instruction, ctx: Context) -> Step:
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
             record_shared(b, index, ins, kind, ix, off, ta)
-            at = off + b.shared_base(ix)
+            at = off if b.ctas == 1 else off + b.shared_base(ix)
             scatter(b.smem, at, width, vals)
             scatter_taint(b.tsmem, at, width, t | ta)
         elif space == "local":
