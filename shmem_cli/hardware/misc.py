@@ -6,20 +6,20 @@ measured: tests/data/trace/miscops, warpops, globalops, sregs, barrules).
 completion 1 for the CTA where a warp of it reached an instruction of the memory pipe
 (:data:`STIRS`, its lanes on or off) since the CTA's previous completion (the first always:
 barriers back to back, or with only arithmetic, branches, constant loads, special-register
-reads or mbarrier operations between, count once), a GPU-scope memory barrier 2 a warp, a
-CTA-scope one and a debug build's exit fence (``MEMBAR.SC.VC``) 1 a warp, the async-proxy
-fence (``FENCE.VIEW.ASYNC.S``) 1 a warp but none right after a GPU-scope memory barrier, a
-warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a few other special registers
-(:data:`SPECIAL_READS`) 1, ``threadIdx.x`` 1 after a warp's first read, a shared-memory
-instruction, a global or generic store or a global load a warp reaches with no lane on 1
-(:data:`PREDICATED_OFF`); mbarrier operations,
-the cluster barrier's own instructions and ``elect`` cost none. :func:`rules_of` says what
-one warp execution of each instruction of a function costs and what each completion of a
-barrier does (None: it is none of these; :func:`rule_for` the same of one instruction
-alone), :func:`stirs_barrier` whether it makes the next completion cost. CTA-scope memory
-barriers that several warps run together cost fewer on the GPU, by amounts that vary with
-timing: counted 1 a warp here. (The ``op_atom`` wavefronts of the generic atomics the CTA's
-own shared memory does not serve, remote, on global memory or declined there: :mod:`.dsmem`.)
+reads but ``threadIdx.x``'s or mbarrier operations between, count once), a GPU-scope memory
+barrier 2 a warp, a CTA-scope one and a debug build's exit fence (``MEMBAR.SC.VC``) 1 a
+warp, the async-proxy fence (``FENCE.VIEW.ASYNC.S``) 1 a warp but none right after a
+GPU-scope memory barrier, a warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a few
+other special registers (:data:`SPECIAL_READS`) 1, ``threadIdx.x`` 1 after a warp's first
+read, a shared-memory instruction, a global or generic store or a global load a warp reaches
+with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the cluster barrier's own
+instructions and ``elect`` cost none. :func:`rules_of` says what one warp execution of each
+instruction of a function costs and what each completion of a barrier does (None: it is none
+of these; :func:`rule_for` the same of one instruction alone), :func:`stirs_barrier` whether
+it makes the next completion cost. CTA-scope memory barriers that several warps run together
+cost fewer on the GPU, by amounts that vary with timing: counted 1 a warp here. (The
+``op_atom`` wavefronts of the generic atomics the CTA's own shared memory does not serve,
+remote, on global memory or declined there: :mod:`.dsmem`.)
 """
 
 from __future__ import annotations
@@ -64,14 +64,19 @@ BARRIER_DONE = 1
 #: an STS, LDG or shuffle between: 2), barriers, sregs, genatom, genatom2 (barriers with
 #: arithmetic, B2R or a taken branch between: 1; an STS, LDS or STG: 2), miscops (an S2R
 #: SR_CgaCtaId and any mbarrier arrival, wait or inval between: 1; a guarded-off STG: 2),
-#: everyday's branch_zeros (a guarded-off STS: 2), fa2style (LDGDEPBAR). Not modelled:
-#: barriers' b_bar2, whose second costs 1 with only an LDC.64, ULDC.64 and S2R SR_TID.X
-#: between (each's value read after it), which r_bar2_ldc and miscops give 0 to alone
+#: everyday's branch_zeros (a guarded-off STS: 2), fa2style (LDGDEPBAR). A read of
+#: threadIdx.x stirs it too (:data:`STIRRING_READS`)
 STIRS: frozenset[str] = frozenset(
     ("LDS", "STS", "LDSM", "STSM", "ATOMS", "LDG", "STG", "LD", "ST", "LDL", "STL", "ATOM")
     + ("ATOMG", "RED", "REDG", "LDGSTS", "LDGDEPBAR", "ARRIVES", "SHFL", "MEMBAR", "FENCE")
     + ("ERRBAR", "CGAERRBAR", "CCTL", "QSPC")
 )
+#: the special registers whose ``S2R`` makes a CTA's next barrier completion cost, as
+#: :data:`STIRS` do: barriers' b_bar2 (and b_bar4, _alu, _clock, _shfl: 10 launches), whose
+#: second barrier costs 1 a CTA with only an LDC.64, a ULDC.64 and an S2R SR_TID.X between,
+#: where r_bar2_ldc's LDC and miscops' S2R SR_CgaCtaId cost none (the other special
+#: registers' reads were not measured between barriers)
+STIRRING_READS: frozenset[str] = frozenset({"SR_TID.X"})
 #: op_misc wavefronts of a shared-memory instruction (LDS, STS, LDSM, STSM, ATOMS; LDGSTS
 #: too, not measured) that a warp reaches with every lane's guard false: no request, no
 #: ld/st wavefront, but this (a global or generic store or a global load as well: the rules
@@ -127,9 +132,12 @@ MISC_RULES: tuple[MiscRule, ...] = (
 )
 
 
-def stirs_barrier(opcode: str) -> bool:
-    """Whether a warp that reaches ``opcode`` (its lanes on or off) makes its CTA's next
-    barrier completion cost :data:`BARRIER_DONE` (:data:`STIRS`)."""
+def stirs_barrier(opcode: str, operands: Sequence[Operand] = ()) -> bool:
+    """Whether a warp that reaches ``opcode`` (its lanes on or off, reading ``operands``)
+    makes its CTA's next barrier completion cost :data:`BARRIER_DONE` (:data:`STIRS`, and a
+    read of :data:`STIRRING_READS`)."""
+    if opcode == "S2R":
+        return any(isinstance(o, Special) and o.name in STIRRING_READS for o in operands)
     return opcode in STIRS
 
 

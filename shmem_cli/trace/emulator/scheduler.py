@@ -83,7 +83,7 @@ def run_block(
     misc_cost = [r is not None and not r.when_off for r in rules]  # each warp that runs it
     first_free = [r is not None and r.first_free for r in rules]  # each warp's second on
     misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
-    stirs = [misc.stirs_barrier(ins.opcode) for ins in instructions]  # the next barrier
+    stirs = [misc.stirs_barrier(ins.opcode, ins.operands) for ins in instructions]
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
