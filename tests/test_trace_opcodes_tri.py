@@ -108,8 +108,7 @@ def test_fp8_casts_against_ptx_satfinite(launch_id: str, source: str, e4m3: bool
     assert np.isnan(nan).all()
 
 
-@pytest.mark.slow
-@needs_nvdisasm
+@needs_nvdisasm  # the only fast test that runs UP2UR (test_trace_opcodes' registry check)
 def test_masked_dot_packing_uniform_predicates_against_numpy() -> None:
     """UP2UR: the 1-warp fp32 dot's K mask; small integers, so every sum is exact."""
     _, out = lab.run("360_up2ur_dot", TRI)
