@@ -13,16 +13,11 @@ the plain run). The totals and thread-instructions of the two must be equal.
 
 from __future__ import annotations
 
-import json
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from measure import ROOT, time_processes
+from measure import ROOT, by_class_and_every_block, same_totals
 
 CUBIN = ROOT / "tests" / "data" / "trace" / "ballots" / "ballots.sm_90.cubin"
-EVERY_BLOCK = ROOT / "bench" / "every_block.py"
 ARGS = ["-k", "bl_tiles", "-b", "256", "-g", "4096", "-a", "1=7", "-a", "2=8", "--no-tables"]
 #: repeats at most (the two take about 11 s and 6 s of CPU on the development machine)
 REPEATS = 2
@@ -41,20 +36,8 @@ def deferred_evaluation(report: Any, shmem: list[str], repeats: int) -> None:
         report.row(figure, "not available", f"<= {TARGET:g}x", None, None)
         return
     print("evaluate: bl_tiles over 4,096 blocks against every block run plainly", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = {k: Path(tmp) / f"{k}.json" for k in ("by_class", "every_block")}
-        trace = ["trace", str(CUBIN), *ARGS, "-f", "json", "-o"]
-        commands = {
-            "by_class": [*shmem, *trace, str(out["by_class"])],
-            "every_block": [sys.executable, str(EVERY_BLOCK), *trace, str(out["every_block"])],
-        }
-        t = time_processes(commands, min(repeats, REPEATS))
-        doc = {k: json.loads(out[k].read_text())["files"][0]["kernels"][0] for k in out}
-    by_class, every = doc["by_class"], doc["every_block"]
-    same = (by_class["totals"], by_class["instructions_executed"]) == (
-        every["totals"],
-        every["instructions_executed"],
-    )
+    t, doc = by_class_and_every_block([str(CUBIN), *ARGS], shmem, min(repeats, REPEATS))
+    by_class, same = doc["by_class"], same_totals(doc)
     cov = by_class["grid_coverage"]
     ratio = t["by_class"].best / t["every_block"].best
     report.row(

@@ -127,3 +127,31 @@ def shmem_command() -> list[str]:
     if script.exists():
         return [str(script)]
     return [sys.executable, "-m", "shmem_cli.cli"]
+
+
+def by_class_and_every_block(
+    trace: Sequence[str], shmem: Sequence[str], repeats: int
+) -> tuple[dict[str, Timing], dict[str, dict[str, object]]]:
+    """``shmem trace TRACE`` as shmem runs it (by class) and with every block run in plain
+    batches (bench/every_block.py), timed in one run: each one's timing and its kernel's
+    JSON report, under ``by_class`` and ``every_block``."""
+    import json
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = {k: Path(tmp) / f"{k}.json" for k in ("by_class", "every_block")}
+        argv = ["trace", *trace, "-f", "json", "-o"]
+        commands = {
+            "by_class": [*shmem, *argv, str(out["by_class"])],
+            "every_block": [sys.executable, str(ROOT / "bench" / "every_block.py"), *argv,
+                            str(out["every_block"])],
+        }  # fmt: skip
+        timings = time_processes(commands, repeats)
+        docs = {k: json.loads(out[k].read_text())["files"][0]["kernels"][0] for k in out}
+    return timings, docs
+
+
+def same_totals(docs: dict[str, dict[str, object]]) -> bool:
+    """Whether the two reports of :func:`by_class_and_every_block` count alike."""
+    by_class, every = docs["by_class"], docs["every_block"]
+    keys = ("totals", "instructions_executed")
+    return all(by_class[k] == every[k] for k in keys)

@@ -23,10 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from measure import ROOT, run_process, time_processes
+from measure import ROOT, by_class_and_every_block, run_process, same_totals
 
 CACHE = ROOT / "tests" / "data" / "triton" / "sweep16" / "cache"
-EVERY_BLOCK = ROOT / "bench" / "every_block.py"
 ROUNDS = ROOT / "bench" / "rounds.py"
 ARGS = ["--kernel", "attn_bp", "--grid", "32,16", "-a", "scale=0.125", "-a", "n_ctx=2048"]
 ARGS += ["-a", "stride_row=64", "--no-tables"]
@@ -43,20 +42,9 @@ def heavy_watch(report: Any, shmem: list[str], repeats: int) -> None:
         report.row(figure, "not available", "<= 1x", None, None)
         return
     print("watch: a grid of 32 heavy classes against every block run plainly", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = {k: Path(tmp) / f"{k}.json" for k in ("by_class", "every_block")}
-        trace = ["trace", str(CACHE), *ARGS, "-f", "json", "-o"]
-        commands = {
-            "by_class": [*shmem, *trace, str(out["by_class"])],
-            "every_block": [sys.executable, str(EVERY_BLOCK), *trace, str(out["every_block"])],
-        }
-        t = time_processes(commands, min(repeats, REPEATS))
-        doc = {k: json.loads(out[k].read_text())["files"][0]["kernels"][0] for k in out}
+    t, doc = by_class_and_every_block([str(CACHE), *ARGS], shmem, min(repeats, REPEATS))
     by_class, every = doc["by_class"], doc["every_block"]
-    same = (by_class["totals"], by_class["instructions_executed"]) == (
-        every["totals"],
-        every["instructions_executed"],
-    )
+    same = same_totals(doc)
     cov = by_class["grid_coverage"]
     ratio = t["by_class"].best / t["every_block"].best
     report.row(
