@@ -397,3 +397,15 @@ def test_syntheses_of_a_run_are_bounded_together(
     )
     assert result.exit_code == 2, result.output
     assert "the sweep's synth swizzles need more than 65,536 lane addresses" in result.output
+
+
+def test_a_dash_for_output_is_standard_output(tmp_path: Path, monkeypatch: Any) -> None:
+    # -o - and --svg - wrote a file named "-" in the current folder
+    monkeypatch.chdir(tmp_path)
+    spec = str(REPO / "access_specs" / "column_read_32x32.yaml")
+    res = CliRunner().invoke(main, ["analyze", spec, "-o", "-", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert res.output.lstrip().startswith("{") and '"schema_version": 1' in res.output
+    res = CliRunner().invoke(main, ["analyze", spec, "--svg", "-", "--no-tables"])
+    assert res.exit_code == 0 and "<svg" in res.output, res.output
+    assert list(tmp_path.iterdir()) == []

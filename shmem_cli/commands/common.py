@@ -227,7 +227,8 @@ def output_options(formats: Callable[[], Sequence[str]]) -> Callable[[F], F]:
             "-o",
             "--output",
             type=click.Path(dir_okay=False, writable=True),
-            help="Write the report to FILE (atomically) instead of standard output.",
+            help="Write the report to FILE (atomically) instead of standard output (-: "
+            "standard output).",
         )(fn)
         fn = click.option(
             "-f",
@@ -313,11 +314,10 @@ def pictures() -> dict[str, str]:
 def write_pictures(report: Any, options: RenderOptions, *, title: str) -> None:
     """Each picture this command was asked for, ``report`` drawn in color (``options.width``:
     the page's width, None for the content's)."""
-    from ..plumbing.fsutil import write_atomic
     from ..render.report_formats import render_report
 
     for name, path in pictures().items():
-        write_atomic(path, render_report(report, name, options, title=title))
+        write_report(path, render_report(report, name, options, title=title), color=True)
 
 
 def table_options(site: str, repeat: str) -> Callable[[F], F]:
@@ -366,10 +366,20 @@ def emit(text: str, output: str | None, color: bool | None = None) -> None:
     ``color=True`` keeps ANSI codes even when standard output is a pipe (the
     renderer only emits them when color was asked for: FORCE_COLOR, a terminal).
     """
-    if output:
+    write_report(output, text, color)
+
+
+#: the file name that means standard output (``-o -``, ``--svg -``), as other tools read it
+STDOUT_NAME = "-"
+
+
+def write_report(path: str | None, text: str, color: bool | None = None) -> None:
+    """``text`` to the file ``path`` (atomically), or to standard output where ``path`` is
+    None or :data:`STDOUT_NAME` (it wrote a file named ``-``)."""
+    if path and path != STDOUT_NAME:
         from ..plumbing.fsutil import write_atomic
 
-        write_atomic(output, text)
+        write_atomic(path, text)
     else:
         current_environment().out(text, nl=False, color=color)
 
