@@ -190,9 +190,9 @@ def interned(a: Any, at: Any, intern: Callable[[Any], int]) -> list[int]:
     None: groups x blocks), each distinct row spread and interned once."""
     if at is None:
         return [intern(a[g]) for g in range(len(a))]
+    keys = [a[g].tobytes() for g in range(len(a))]
     ids: dict[bytes, int] = {}
-    for g in range(len(a)):
-        key = a[g].tobytes()
+    for g, key in enumerate(keys):
         if key not in ids:
             ids[key] = intern(a[g][at])
-    return [ids[a[g].tobytes()] for g in range(len(a))]
+    return [ids[key] for key in keys]
