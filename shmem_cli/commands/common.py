@@ -29,8 +29,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-#: the path that stands for standard input
-STDIN = "-"
+#: the path that stands for standard input (an input) or standard output (``-o -``, ``--svg -``),
+#: as other tools read it
+STDIO = "-"
 #: the most worker processes or compiles a command may be asked for (``lint -j``, ``sweep
 #: -j``): each may take up to the 1 GiB shmem bounds itself to, and more than the machine's
 #: cores only add processes (``lint -j 1000000000`` over 10,000 specs started 625 workers)
@@ -138,7 +139,7 @@ def emit_simple_report(
 def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -> None:
     """The one "no such file" check: every path exists (``-``, standard input, too)."""
     for p in paths:
-        if stdin and p == STDIN:
+        if stdin and p == STDIO:
             continue
         if not os.path.exists(p):
             fail_usage(f"no such file or directory: {p}{note}")
@@ -369,14 +370,10 @@ def emit(text: str, output: str | None, color: bool | None = None) -> None:
     write_report(output, text, color)
 
 
-#: the file name that means standard output (``-o -``, ``--svg -``), as other tools read it
-STDOUT_NAME = "-"
-
-
 def write_report(path: str | None, text: str, color: bool | None = None) -> None:
     """``text`` to the file ``path`` (atomically), or to standard output where ``path`` is
-    None or :data:`STDOUT_NAME` (it wrote a file named ``-``)."""
-    if path and path != STDOUT_NAME:
+    None or :data:`STDIO` (it wrote a file named ``-``)."""
+    if path and path != STDIO:
         from ..plumbing.fsutil import write_atomic
 
         write_atomic(path, text)
