@@ -341,6 +341,38 @@ def test_ctrl_c_exits_130(spec: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "shmem: interrupted" in out
 
 
+# a SIGINT that arrives while the console script imports the command line (click, rich,
+# the commands), before any command's handler: sent from inside the import of click
+EARLY_CTRL_C = """
+import builtins, os, signal, sys
+import shmem_cli.console as console
+real_import = builtins.__import__
+def importing(name, *args, **kwargs):
+    if name == "click":
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = importing
+sys.argv = ["shmem", "--version"]
+console.main()
+"""
+
+
+def test_ctrl_c_while_the_command_line_is_imported_exits_130_without_a_traceback() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", EARLY_CTRL_C], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "shmem: interrupted\n", "")
+
+
+def test_the_console_script_is_the_one_that_handles_an_early_ctrl_c() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "scripts"
+    ]
+    assert scripts == {"shmem": "shmem_cli.console:main"}
+
+
 def children(pid: int) -> list[int]:
     try:
         text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
