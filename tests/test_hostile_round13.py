@@ -157,6 +157,28 @@ def test_a_layout_search_over_too_many_distinct_requests_is_refused_before_it_st
     assert "Traceback" not in said
 
 
+def test_a_layout_search_over_too_many_distinct_requests_of_all_arrays_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the bound of each array is raised out of the way and the kernel's lowered: the arrays
+    # with a conflict together (here one, of 8 iterations x 2 warps' distinct requests)
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+    from shmem_cli.trace.fixes import layout_search
+
+    monkeypatch.setattr(layout_search, "MAX_SEARCH_ROWS", 1 << 30)
+    monkeypatch.setattr(layout_search, "MAX_KERNEL_SEARCH_ROWS", 10)
+    args = ["trace", str(HOSTILE / "hostile.sm_90.cubin"), "-k", "distinct", "-b", "64"]
+    res = CliRunner().invoke(main, [*args, "-a", "n=8", "--no-tables", "--suggest"])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert "error: --suggest: the traced requests of the 1 array with a conflict hold " in said
+    assert "distinct ones (s " in said
+    assert "the layout search costs at most 10 for a kernel" in said
+    assert "Traceback" not in said
+
+
 def test_zeros_for_a_whole_pointer_parameter_says_where_it_goes() -> None:
     ran = shmem(*_trace("tma_2d", "-b", "32", "-a", "out=zeros:4096"))
     refused(ran, "'zeros:4096' is not a number: a zero-filled buffer of BYTES is given at a byte")

@@ -44,6 +44,9 @@ PADS = range(1, 33)  # elements added to each row
 #: distinct requests of one array the search costs (each under some hundred layouts, about
 #: 0.7 ms a request: 65,536 take under a minute); past it --suggest is refused before it starts
 MAX_SEARCH_ROWS = 1 << 16
+#: the same for the kernel's searched arrays together (about two minutes): many arrays each
+#: under the bound above would otherwise add up to any time
+MAX_KERNEL_SEARCH_ROWS = 1 << 17
 LISTED = 5  # improving candidates listed per array
 MISALIGNED_LISTED = 3  # misaligning pads below the best aligned one, listed as a warning
 
@@ -285,6 +288,25 @@ def _check_search(array: SharedArray, rows: int) -> None:
         )
 
 
+def _check_kernel_search(rows: dict[str, int]) -> None:
+    """Refuse a search whose arrays together hold more distinct requests than
+    :data:`MAX_KERNEL_SEARCH_ROWS`, naming the largest."""
+    total = sum(rows.values())
+    if total > MAX_KERNEL_SEARCH_ROWS:
+        largest = sorted(rows.items(), key=lambda kv: -kv[1])[:3]
+        plural = "" if len(rows) == 1 else "s"
+        named = ", ".join(f"{name} {n:,}" for name, n in largest) + (
+            ", ..." if len(rows) > 3 else ""
+        )
+        raise ShmemError(
+            f"--suggest: the traced requests of the {len(rows)} array{plural} with a conflict hold "
+            f"{total:,} distinct ones ({named}); the layout search costs at most "
+            f"{MAX_KERNEL_SEARCH_ROWS:,} for a kernel: trace fewer blocks (--grid) to "
+            "search, or leave --suggest out",
+            code="limit",
+        )
+
+
 def suggest_kernel(
     trace: KernelTrace,
     arrays: Sequence[SharedArray],
@@ -306,6 +328,16 @@ def suggest_kernel(
         r = by_pc[rec.instruction.pc].cost
         before[rec.index] = (r.requests, r.wavefronts)
     base = {op: (t.requests, t.wavefronts) for op, t in trace.totals.items()}
+    rows: dict[str, int] = {}
+    conflicted_arrays: set[str] = set()
+    for rec in records:
+        held = owner[rec.index]
+        if held is not None:
+            name = held.name
+            rows[name] = rows.get(name, 0) + rec.distinct.n
+            if by_pc[rec.instruction.pc].cost.conflicted_requests:
+                conflicted_arrays.add(name)
+    _check_kernel_search({n: k for n, k in rows.items() if n in conflicted_arrays})
     out = []
     for array in arrays:
         recs = [r for r in records if owner[r.index] is array]
