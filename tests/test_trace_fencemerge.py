@@ -27,6 +27,7 @@ LAUNCHES += [
     for k in ("w_ss", "w_rs", "w_attn", "w_attn_nobar", "w_attn_noshfl", "w_attn_cp")
     for i in (1, 8)
 ]
+LAUNCHES += [("w_attn_cp8", 256, i) for i in (1, 8)]
 #: the launches the rule misses, by their index in LAUNCHES: (the rule's, run1's, run2's),
 #: from the measured runs only
 MISC_OPEN: dict[int, tuple[int, int, int]] = {}

@@ -161,3 +161,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) w_attn_noshfl(float *out, i
 extern "C" __global__ void __launch_bounds__(128, 1) w_attn_cp(float *out, int iters) {
   attention<true, true, true>(out, iters);
 }
+// the same with two warpgroups (256 threads): one's shuffles while the other's wgmma run
+extern "C" __global__ void __launch_bounds__(256, 1) w_attn_cp8(float *out, int iters) {
+  attention<true, true, true>(out, iters);
+}

@@ -14,6 +14,7 @@ int main() {
   for (int i : iters) w_attn_nobar<<<1, 128>>>(out, i);
   for (int i : iters) w_attn_noshfl<<<1, 128>>>(out, i);
   for (int i : iters) w_attn_cp<<<1, 128>>>(out, i);
+  for (int i : iters) w_attn_cp8<<<1, 256>>>(out, i);
   cudaError_t e = cudaDeviceSynchronize();
   printf("%s\n", cudaGetErrorString(e));
   return e != cudaSuccess;
