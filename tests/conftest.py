@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -89,6 +90,26 @@ def tool_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(toolchain, "run", counted)
     return ran
+
+
+_PARAMETER_SET = type(pytest.param(None))  # what pytest.param makes
+
+
+def fast_few(cases: Iterable[Any], *, keep: int = 2, tuples: bool = False) -> list[Any]:
+    """A parametrized check over a lab's many launches, its first ``keep`` cases in ``make
+    test`` and the others marked ``slow`` (the slow run, which CI runs too, checks them all):
+    every commit still traces some launches of each lab. ``tuples``: each case is the tuple
+    of several argument names."""
+    out: list[Any] = []
+    for i, case in enumerate(cases):
+        if i < keep:
+            out.append(case)
+        elif isinstance(case, _PARAMETER_SET):
+            marks = (*case.marks, pytest.mark.slow)
+            out.append(pytest.param(*case.values, marks=marks, id=case.id))
+        else:
+            out.append(pytest.param(*(case if tuples else (case,)), marks=pytest.mark.slow))
+    return out
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,6 +14,7 @@ from .cexpr import compare
 from .conftest import needs_gxx
 
 
+@pytest.mark.slow
 @needs_gxx
 def test_random_expressions_equal_compiled_cpp(tmp_path: Path) -> None:
     checked = compare(300, seed=13, folder=tmp_path)

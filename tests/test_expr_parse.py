@@ -118,6 +118,7 @@ TOKENS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(well_formed())
 def test_well_formed_expressions_give_lark_tree(text: str) -> None:

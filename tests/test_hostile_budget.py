@@ -64,6 +64,7 @@ def test_a_loop_that_repeats_its_state_is_stopped_at_once(threads: str) -> None:
     refused(ran, "hostile.cu:9:1: ", why, LOOP)  # "can never end": not the budget's message
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(
     ("option", "fragments"),

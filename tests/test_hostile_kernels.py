@@ -27,6 +27,7 @@ def _trace(kernel: str, *args: str, cubin: Path = CUBIN2) -> tuple[str, ...]:
     return ("trace", str(cubin), "-k", kernel, "--no-tables", *args)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kernel", "threads", "grid", "loop"),
     [
@@ -334,6 +335,7 @@ def test_a_parameter_block_of_hostile_values(
     refused(ran, "hostile2.cu:", said, seconds=90 if "without ending" in said else 30)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("size", "said"),
     [(63, "63 bytes; params_struct's parameter block is 64 bytes"), (1 << 31, "")],

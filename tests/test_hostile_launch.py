@@ -161,6 +161,7 @@ def test_a_good_npy_gives_its_bytes_in_c_order(tmp_path: Path) -> None:
     assert npy_data((tmp_path / "c.npy").read_bytes(), "x") == array.tobytes()
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_buffer_files_on_the_command_line(tmp_path: Path) -> None:
     cases = dict(_buffer_cases(tmp_path))

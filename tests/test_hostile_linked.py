@@ -185,6 +185,7 @@ _Z1kv:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 32])
 def test_a_recursion_that_never_returns_is_stopped_at_its_depth(threads: int) -> None:
     """With one thread the budget stopped it (131,072 instructions, 3 s); with the others
@@ -298,6 +299,7 @@ def test_a_constant_banks_slot_far_from_its_global_data_is_a_located_error(
 _F32 = {"+0": 0, "-0": 0x8000_0000, "+inf": 0x7F80_0000, "-inf": 0xFF80_0000, "-1": 0xBF80_0000}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "expected"),
     [

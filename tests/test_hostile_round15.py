@@ -123,6 +123,7 @@ def _feature_file(tmp_path: Path, size: int, at: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("at", [100, (1 << 20) - 10, (48 << 20) - 40])
 def test_a_header_is_looked_through_a_piece_at_a_time(tmp_path: Path, at: int) -> None:
     # a header nvcc read through a computed #include is not size-checked before the build,
@@ -219,6 +220,7 @@ def test_a_def_python_cannot_read_names_nothing(text: str) -> None:
     assert ttgir._def_header(text, "softmax_rows") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("filler", ["x = 1\n", "[" * 50 + "]" * 50 + "\n"])
 @needs_nvdisasm
 def test_a_4_mib_python_file_named_by_the_ttgir_is_not_parsed_whole(
@@ -262,6 +264,7 @@ def _library(file: str) -> bool:
     return "/triton/language/" in file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("calls", "depth"), [(10_000, 14), (24_900, 64), (200_000, 64)])
 def test_callsites_of_a_huge_ttgir_are_bounded(calls: int, depth: int) -> None:
     # 600,000 callsites 64 frames deep (62 MiB) took 66 s and a gigabyte: each library frame

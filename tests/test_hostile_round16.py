@@ -345,6 +345,7 @@ def test_the_projects_cubins_name_the_sm_they_are_for() -> None:
 # --- a spec's kernel argument said at its key --------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(
     ("given", "key", "said"),

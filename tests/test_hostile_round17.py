@@ -192,6 +192,7 @@ def test_a_specs_macro_bomb_is_stopped_at_the_configs_compile_time_limit(tmp_pat
     assert said in ran.text, ran.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ['"600"', "0", "-1", "1e9", "true", "nan", "[1]"])
 def test_the_configs_compile_time_limit_is_a_number_of_seconds(tmp_path: Path, value: str) -> None:
     (tmp_path / "bomb.yaml").write_text(BOMB_SPEC)

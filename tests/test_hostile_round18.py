@@ -76,6 +76,7 @@ def test_a_computed_include_that_expands_without_bound_gives_nothing() -> None:
 # --- refused before nvcc: the source's own macros name the FIFO --------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [
@@ -111,6 +112,7 @@ def test_a_header_named_by_a_computed_include_is_read_for_its_own_includes(
     refused(ran, "inner.h:1:1: error: #include of 'pipe.h'", "FIFO (named pipe)", seconds=15)
 
 
+@pytest.mark.slow
 def test_a_device_or_a_folder_named_by_a_computed_include_is_refused(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     for target, kind in (("/dev/zero", "a character device"), ("sub", "a folder")):
@@ -158,6 +160,7 @@ def test_a_tool_waiting_on_a_fifo_or_reading_a_device_is_stopped_at_once(tmp_pat
     assert run_tool([sys.executable, "-c", seed], timeout=20, special=True).returncode == 0
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_fifo_named_through_a_library_macro_stops_the_compile_at_once(tmp_path: Path) -> None:
     # the macro is a library's (a typed -I folder, whose headers the scan does not read)

@@ -65,6 +65,7 @@ OUTPUTS = [
 ]
 
 
+@pytest.mark.slow
 @needs_full
 @pytest.mark.parametrize("args", OUTPUTS, ids=_name)
 def test_output_on_a_full_device_is_said_with_status_2(args: tuple[str, ...]) -> None:

@@ -336,6 +336,7 @@ def test_an_entry_file_linked_outside_its_tree_is_not_read(tmp_path: Path, suffi
     assert shmem("trace", str(folder), "--list-params").code == 0
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("suffix", [".ttgir", ".cubin"])
 def test_an_entry_file_that_is_a_fifo_or_a_folder_is_said_so(tmp_path: Path, suffix: str) -> None:

@@ -62,6 +62,7 @@ def stand_ins(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 @pytest.mark.parametrize("lab", sorted(LABS))
 def test_a_lab_writes_the_pages_its_parser_reads(

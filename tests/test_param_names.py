@@ -152,6 +152,7 @@ void launch(Scale::Params p) { mylib::run_op<Scale><<<1, Scale::Threads>>>(p); }
 """
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 @pytest.mark.parametrize("how", ["include-root", "typed"])

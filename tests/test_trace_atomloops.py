@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, fast_few, needs_nvdisasm
 from .misc_open import check_misc
 from .test_trace_everyday import per_instruction
 from .test_trace_measured import traced
@@ -70,7 +70,7 @@ def measured(launch_id: str) -> dict[int, tuple[int, int]]:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("launch_id", [x for x in LAUNCHES if x not in APART])
+@pytest.mark.parametrize("launch_id", fast_few([x for x in LAUNCHES if x not in APART]))
 def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) -> None:
     kernel = traced(LAUNCHES[launch_id], tmp_path, DATA)
     got = {pc: v for pc, v in per_instruction(kernel).items() if v[0]}

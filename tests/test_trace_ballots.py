@@ -46,6 +46,7 @@ WARPS, BLOCKS = 8, 12
 N = 256
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(
     ("kernel", "args", "classes", "load_wavefronts"),

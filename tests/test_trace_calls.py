@@ -124,6 +124,7 @@ def _rows(tmp_path: Path, blocks: int) -> str:
     return f"0=@{path}"  # (by position: the line table names calls.cu as it was built)
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("cubin", ARCHES)
 @pytest.mark.parametrize("kernel", ["divide_asserted", "divide_printed"])

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, fast_few, needs_nvdisasm
 from .misc_open import check_misc
 from .reference_cas import LoopCounts, Update, cas_loop
 from .test_trace_atomloops import shared_rows
@@ -80,7 +80,7 @@ MISC_OPEN: dict[str, tuple[int, int]] = {}
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("launch_id", [x for x in LAUNCHES if not x.endswith("_r2")])
+@pytest.mark.parametrize("launch_id", fast_few([x for x in LAUNCHES if not x.endswith("_r2")]))
 def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) -> None:
     # traced once, compared with both launches (the repeat's id ends in _r2) but where
     # a launch's counts are the warps' timing
@@ -166,7 +166,7 @@ HALF2_APART = {
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize(("lab", "launch_id"), _half2_launches())
+@pytest.mark.parametrize(("lab", "launch_id"), fast_few(_half2_launches(), tuples=True))
 def test_the_half2_loops_op_atom_holds_the_declined_add(
     lab: str, launch_id: str, tmp_path: Path
 ) -> None:

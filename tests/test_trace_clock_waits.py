@@ -84,6 +84,7 @@ def waits(cycles: int) -> int:
     return 1 + 2 + 2 * math.ceil(math.log2(cycles / clock.FIRST_JUMP + 1)) + 2
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(("waiter", "worker", "grid"), [(0, 1, 1), (1, 0, 1), (0, 1, 3)])
 def test_a_warp_working_to_its_own_deadline_keeps_its_budget_while_another_waits(

@@ -318,6 +318,7 @@ def test_cluster_lab_as_measured(lid: str) -> None:
     }  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_the_dsmem_totals_in_the_report() -> None:
     """ld32_s1_h1_c2 from the command line: the per-op table's dsmem row and the JSON totals

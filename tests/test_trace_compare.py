@@ -80,6 +80,7 @@ def test_the_command_and_the_library_say_the_same(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ident", COMPARED)
 def test_every_instruction_of_the_measured_kernels_matches(ident: str) -> None:
     code, doc = compare_json(ident, DATA / "ncu" / f"{ident}.csv")

@@ -19,7 +19,7 @@ import struct
 import pytest
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, fast_few, needs_nvdisasm
 
 DATA = TRACE_DATA / "dsmrule"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
@@ -124,7 +124,7 @@ def _measured_rows(lid: str) -> dict[int, tuple[int, int]]:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAUNCHES))
+@pytest.mark.parametrize("lid", fast_few(sorted(LAUNCHES)))
 def test_dsmrule_lab_as_measured(lid: str) -> None:
     """Every value each launch wrote; every shared instruction's executions and wavefronts
     (lanes on the CTA's own memory are ordinary shared lanes); the remote instructions

@@ -19,7 +19,7 @@ import pytest
 
 from shmem_cli.trace.result import KernelTrace
 
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, fast_few, needs_nvdisasm
 from .misc_open import check_misc
 from .test_trace_measured import traced
 
@@ -103,7 +103,7 @@ COMPARED = [
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("launch_id", COMPARED)
+@pytest.mark.parametrize("launch_id", fast_few(COMPARED))
 def test_every_shared_instruction_as_measured(launch_id: str, tmp_path: Path) -> None:
     got, exp = check(launch_id, tmp_path)
     assert set(got) == set(exp), (sorted(got), sorted(exp))

@@ -39,6 +39,7 @@ def trace(tmp_path: Path, causal: int) -> Any:
     return kernel
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [1, 0])
 def test_every_shared_access_as_counted_by_hand(tmp_path: Path, causal: int) -> None:
     kernel = trace(tmp_path, causal)
@@ -74,6 +75,7 @@ def opcode(sass: str) -> str:
     return " ".join(words[:2] if words[0].startswith("@") else words[:1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [1, 0])
 def test_as_the_gpu_measured_it(causal: int) -> None:
     """lab/run.sh on an H100 (measured/, 2026-12-06; twice each, the same figures): every

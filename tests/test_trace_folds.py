@@ -76,6 +76,7 @@ def _by_class(kernel: str, grid: tuple[int, int, int], args: tuple[str, ...], bo
     return trace_file(request).kernels[0]
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(
     ("kernel", "grid", "args", "bound", "loads"),
@@ -144,6 +145,7 @@ def test_a_block_standing_for_the_grid_folds_to_the_unbounded_counts(held: list[
     same_but_the_note(whole, folded)
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_wgmma_records_fold_to_the_unbounded_totals(held: list[int]) -> None:
     # the warp-specialized GEMM: 128 wgmma requests (and stmatrix, TMA), 8 KiB of records

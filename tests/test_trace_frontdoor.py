@@ -102,6 +102,7 @@ def _library(tmp_path: Path) -> tuple[Path, Path]:
     return src, inc
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_an_include_folder_typed_on_the_command_line_may_lie_outside_the_tree(
     tmp_path: Path,
@@ -136,6 +137,7 @@ def test_the_loaded_kernel_carries_the_library_folders_its_build_took(tmp_path: 
     assert store.site.inner == (str(inc / "mylib.h"), 2)
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_spec_s_include_folder_stays_inside_the_tree(tmp_path: Path) -> None:
     src, inc = _library(tmp_path)

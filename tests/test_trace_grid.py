@@ -226,6 +226,7 @@ def test_resident_blocks_follow_the_h200s_limits() -> None:
     assert SM90.resident_blocks(32, 1024, 16) == 32  # at most 32 blocks an SM
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_a_launch_that_fills_the_gpu_says_why_nsight_runs_above() -> None:
     full = traced(BENCH, "sgemm_tile", 256, (128, 128, 1), SGEMM)

@@ -38,6 +38,7 @@ def test_a_constant_operand_with_a_space_and_a_half_selector_parses() -> None:
     assert sass_operands.parse_operand("-c[0x0] [0x16c]") == Const(0, 0x16C, neg=True)
 
 
+@pytest.mark.slow
 @needs_nvcc
 @needs_nvdisasm
 @pytest.mark.parametrize(

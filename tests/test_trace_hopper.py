@@ -30,6 +30,7 @@ CUBINS = sorted(p.name for p in lab.HOPPER.glob("*.sm_90a.cubin"))
 OPS = {"ld": "load", "st": "store", "gmma": "wgmma"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cubin", CUBINS)
 def test_every_instruction_of_the_hopper_kernels_decodes(cubin: str) -> None:
     for fn in functions(f"hopper/{cubin}").values():

@@ -31,7 +31,7 @@ from shmem_cli.trace.result import KernelTrace
 from shmem_cli.trace.tracer import find_function, trace_kernel
 
 from .conftest import TRACE_DATA as DATA
-from .conftest import needs_nvdisasm
+from .conftest import fast_few, needs_nvdisasm
 from .misc_open import check_misc
 from .test_async_copy import BEYOND_RULE
 
@@ -142,7 +142,7 @@ MISC_OPEN: dict[str, tuple[int, int]] = {}
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("launch", LAUNCHES, ids=[entry["id"] for entry in LAUNCHES])
+@pytest.mark.parametrize("launch", fast_few(LAUNCHES), ids=[entry["id"] for entry in LAUNCHES])
 def test_trace_matches_the_h200(launch: dict[str, Any]) -> None:
     kernel = launched(launch["id"]).trace
     # op_misc by the rule of docs/hardware-model.md 9e, but where a warp-level loop or

@@ -22,7 +22,7 @@ import re
 import pytest
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, fast_few, needs_nvdisasm
 from .misc_open import check_misc
 
 DATA = TRACE_DATA / "miscops"
@@ -151,7 +151,7 @@ def test_the_rule_on_every_launch(lid: str) -> None:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB))
+@pytest.mark.parametrize("lid", fast_few(sorted(LAB)))
 def test_miscops_lab_as_measured(lid: str) -> None:
     """Every launch traced: its misc total is the H200's (the rule's where OPEN), its
     shared load, store and atomic wavefronts the H200's."""

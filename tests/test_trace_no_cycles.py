@@ -45,6 +45,7 @@ def test_every_batch_is_freed_as_it_ends(tmp_path: Path, monkeypatch: pytest.Mon
     assert left == 0, f"{left} Block(s) kept alive by a reference cycle"
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_a_batch_of_blocks_is_freed_when_it_ends_not_left_to_the_garbage_collector() -> None:
     # the clock's waits (clock_wait.ClockWaits, the block's clock's host) held the block back:
@@ -101,6 +102,7 @@ def _held_by_a_batch_s_frame(fate: str) -> weakref.ref[_Marker]:
     return handle[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fate", ["raises", "abandoned"])
 def test_a_batch_s_thread_that_ends_by_an_error_frees_its_frames(fate: str) -> None:
     """The error a batch's thread ends by (its own, or :class:`.turns.Abandoned` where the

@@ -257,6 +257,7 @@ def test_blocks_set_aside_are_bounded_by_the_state_they_hold(
     assert "trace fewer blocks (--grid)" in text
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("blocks", [1, 4])
 def test_a_flag_no_thread_sets_is_still_a_deadlock(blocks: int) -> None:
@@ -307,6 +308,7 @@ def relay_rows(values: list[int], blocks: int) -> list[list[int]]:
     return rows
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("alone", [False, True])
 def test_blocks_set_aside_resume_in_the_order_their_memory_changes(

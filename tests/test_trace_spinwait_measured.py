@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from . import hopper_lab as lab
-from .conftest import TRACE_DATA, needs_nvdisasm
+from .conftest import TRACE_DATA, fast_few, needs_nvdisasm
 
 DATA = TRACE_DATA / "spinwait"
 LAUNCHES = {L["id"]: L for L in json.loads((DATA / "launches.json").read_text())["launches"]}
@@ -105,7 +105,7 @@ def _words(data: bytes, n: int) -> list[int]:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAUNCHES))
+@pytest.mark.parametrize("lid", fast_few(sorted(LAUNCHES)))
 def test_each_launch_leaves_what_the_source_says(lid: str) -> None:
     _, out = lab.run(lid, DATA)
     for i, want in expected(lid).items():

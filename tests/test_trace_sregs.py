@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import needs_nvdisasm
+from .conftest import fast_few, needs_nvdisasm
 from .misc_lab import MiscLab
 from .misc_open import check_misc
 
@@ -50,6 +50,6 @@ def test_the_rule_on_every_launch(lid: str) -> None:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("lid", sorted(LAB.measured))
+@pytest.mark.parametrize("lid", fast_few(sorted(LAB.measured)))
 def test_sregs_lab_as_measured(lid: str) -> None:
     LAB.check_traced(lid, OPEN, ("ld",))

@@ -255,6 +255,7 @@ def test_the_suggested_swizzle_is_what_the_kernel_compiled_with_it_traces() -> N
     assert {op: op_counts(each)[op] for op in ("load", "store")} == truth["warp_sgemm_xor_each"]
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_suggest_names_the_template_parameter_and_puts_the_measured_best_first() -> None:
     kernel = run_suggest(str(FIXES / "row_quads.sm_90.cubin"), "-k", "row_quads<0>", "-b", "32,8")
@@ -273,6 +274,7 @@ def test_suggest_names_the_template_parameter_and_puts_the_measured_best_first()
     assert "template parameter PAD" in pads[0]["sweep"]
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 def test_suggest_text_says_the_fix_in_the_kernels_terms() -> None:
     result = CliRunner().invoke(

@@ -97,6 +97,7 @@ def _measured() -> dict[str, dict[str, Any]]:
     return {x["id"]: x for x in json.loads(path.read_text())["launches"]}
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 @pytest.mark.parametrize("variant", ["none", "synthesized"])
@@ -190,6 +191,7 @@ def _triton_buffers(entry: Path) -> list[tuple[SharedArray, Swizzle]]:
     return out
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("launch_id", ["matmul_f16", "matmul_bf16", "matmul_tf32"])
 def test_synthesis_from_the_unswizzled_buffers_is_as_good_as_tritons_choice(launch_id: str) -> None:

@@ -47,6 +47,7 @@ def _same(kernel: str, blocks: int, tiles_m: int, ntiles: int) -> Any:
     return by_class
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(("kernel", "classes"), [("tiles_div", 1), ("tiles_div_odd", 2)])
 def test_guards_of_a_runtime_division_leave_the_real_classes(kernel: str, classes: int) -> None:

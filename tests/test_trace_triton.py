@@ -79,6 +79,7 @@ def measured_per_op(ident: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", EXACT, ids=[L["id"] for L in EXACT])
 def test_an_entry_traced_with_only_the_grid_and_named_scalars_gives_the_h200s_counts(
     entry: dict[str, Any],

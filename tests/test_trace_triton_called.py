@@ -34,6 +34,7 @@ def trace(version: str, *args: str) -> Any:
     return CliRunner().invoke(main, [*command, *(f"--arg={a}" for a in scalars)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["3.3.1", "3.4.0"])
 def test_an_older_entry_is_named_by_the_arguments_its_call_had(version: str) -> None:
     # Triton 3.3 dropped col_stride (1 at the call) and wrote %arg0..%arg5: the call names them

@@ -79,6 +79,7 @@ def measured(abi: str, ident: str) -> dict[str, Any]:
     return got | {"gmma": m["gmma_wavefronts"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("abi", "ident"), CASES, ids=IDS)
 def test_each_entry_gives_the_h200s_per_op_counts(abi: str, ident: str) -> None:
     # cp.async's wavefronts are the total less the other parts: they moved between the two
@@ -86,6 +87,7 @@ def test_each_entry_gives_the_h200s_per_op_counts(abi: str, ident: str) -> None:
     assert per_op(traced(abi, ident)) == measured(abi, ident)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("abi", "ident"), CASES, ids=IDS)
 def test_each_instruction_gives_nsight_computes_source_counters(abi: str, ident: str) -> None:
     ncu = {i["pc"]: i for i in MEASURED[(abi, ident)]["instructions"]}

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 
-from .conftest import TEST_DATA, needs_nvdisasm
+from .conftest import TEST_DATA, fast_few, needs_nvdisasm
 
 DATA = TEST_DATA / "triton" / "masked36"
 MEASURED = json.loads((DATA / "measured.json").read_text())["launches"]
@@ -60,7 +60,7 @@ def test_the_rule_on_every_launch(launch: str) -> None:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("launch", sorted(MEASURED))
+@pytest.mark.parametrize("launch", fast_few(sorted(MEASURED)))
 def test_traced_as_measured(launch: str) -> None:
     kernel, n = split(launch)
     command = ["trace", str(DATA / "cache"), "--kernel", kernel, "--grid", "1"]

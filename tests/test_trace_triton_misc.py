@@ -57,6 +57,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize(("lab", "ident"), CASES)
 def test_op_misc_by_the_rule(lab: str, ident: str) -> None:

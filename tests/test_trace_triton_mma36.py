@@ -47,6 +47,7 @@ def test_every_launch_ran_in_both_runs() -> None:
         assert set(launches) == set(LAUNCHES), run
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("ident", CASES)
 def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:
@@ -92,6 +93,7 @@ def test_sixteen_more_runs_give_the_excess_a_spread() -> None:
     assert all(len(spread[ident]) >= 2 for ident in uneven), spread
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("ident", CASES)
 def test_each_instruction_gives_nsight_computes_source_counters(ident: str) -> None:

@@ -50,6 +50,7 @@ def test_every_launch_ran_in_both_runs() -> None:
         assert set(launches) == set(LAUNCHES), run
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("ident", CASES)
 def test_each_entry_gives_the_gpus_counts_per_op(ident: str) -> None:

@@ -27,6 +27,7 @@ def measured_here(run: str, ident: str) -> dict[str, object]:
     return measured_per_op(BY_RUN[run][ident]["per_op"])
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("ident", sorted(LAUNCHES))
 def test_each_entry_gives_the_h200s_counts_per_op_and_per_instruction(ident: str) -> None:

@@ -98,6 +98,7 @@ def test_a_programmatic_dependent_launch_reading_its_sm_id_traces() -> None:
     assert totals(got.output)["load"] == (3 * 5, 3 * 5)
 
 
+@pytest.mark.slow
 def test_the_warp_specialized_matmul_as_the_h200_measured_it() -> None:
     """lab/run.sh's two runs on the H200 (measured/ws_tile.json): every LDS, STS and LDSM row
     of the source counters (its executions: requests and warps predicated off, and its

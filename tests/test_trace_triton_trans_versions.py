@@ -63,6 +63,7 @@ def traced(name: str, version: str) -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "version"), CASES)
 def test_each_release_s_entry_costs_what_the_h200_measured(name: str, version: str) -> None:
     assert "NVIDIA H200" in (HERE / "measured" / "gpu.txt").read_text()

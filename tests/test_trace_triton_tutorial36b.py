@@ -130,6 +130,7 @@ def check_per_instruction(ident: str, kernel: KernelTrace) -> None:
         assert got == exp, run
 
 
+@pytest.mark.slow
 @needs_nvdisasm
 @pytest.mark.parametrize("ident", CASES)
 def test_each_entry_gives_the_h200s_counts_per_op_and_per_instruction(ident: str) -> None:

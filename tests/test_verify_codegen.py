@@ -412,6 +412,7 @@ def test_generated_cuda_compiles_for_sm90(cubin: Path) -> None:
     assert cubin.stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_compiled_kernels_have_exactly_the_intended_shared_memory_instruction(cubin: Path) -> None:
     tool = runner.which("cuobjdump")
     if tool is None:
