@@ -206,7 +206,9 @@ def _one_warp_rows(
 
 def taint_or(taint: Any) -> int:
     """The OR of a taint (an int, or an array of them) as an int."""
-    return taint if isinstance(taint, int) else int(np.bitwise_or.reduce(taint, axis=None))
+    if isinstance(taint, int):
+        return taint
+    return int(np.bitwise_or.reduce(taint, axis=None)) if np.count_nonzero(taint) else 0
 
 
 _EVERY: dict[int, B8] = {}

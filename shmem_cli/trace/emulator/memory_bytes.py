@@ -59,8 +59,18 @@ def _words(off: Any, width: int) -> Any:
     return (off >> 2)[None, :] + _steps(width // 4)
 
 
-def gather(data: Any, off: Any, width: int, signed: bool) -> Any:
-    """(words, n) uint32 read from byte offsets; sub-word reads are extended."""
+def _rows(data: Any, off: Any, width: int) -> Any:
+    """(n, width) the bytes at the offsets ``off``, each a multiple of ``width`` (a power of
+    two): rows of a view of ``data``, taken (cheaper on a warp than an index per byte)."""
+    rows = data[: len(data) // width * width].reshape(-1, width)
+    return rows.take(off >> (width.bit_length() - 1), axis=0)
+
+
+def gather(data: Any, off: Any, width: int, signed: bool, aligned: bool = False) -> Any:
+    """(words, n) uint32 read from byte offsets; sub-word reads are extended. ``aligned``:
+    every offset is a multiple of ``width`` (a shared window's, checked)."""
+    if aligned and width > 4:
+        return _rows(data, off, width).view(np.uint32).T
     if width == 4:
         return data.view(np.uint32)[off >> 2][None, :]
     if width > 4:
@@ -83,8 +93,11 @@ def scatter(data: Any, off: Any, width: int, vals: Any) -> None:
         data[off + k] = (v >> np.uint32(8 * k)) & np.uint32(0xFF)
 
 
-def gather_taint(taint: Any, off: Any, width: int) -> Any:
-    """The OR of the taint bytes each lane reads (whole words at once from 4 bytes on)."""
+def gather_taint(taint: Any, off: Any, width: int, aligned: bool = False) -> Any:
+    """The OR of the taint bytes each lane reads (whole words at once from 4 bytes on;
+    ``aligned``, as :func:`gather`'s: each lane's row of bytes)."""
+    if aligned and width >= 4:
+        return np.bitwise_or.reduce(_rows(taint, off, width), axis=1)
     if width >= 4:
         if width == 4:
             w = taint.view(np.uint32)[off >> 2]

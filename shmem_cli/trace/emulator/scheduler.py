@@ -20,7 +20,10 @@ data (a tainted guard or branch) taint what they decide (:mod:`.taint_flow`).
 Between two instructions that move no thread elsewhere (:data:`.op_table.MOVES`), the
 threads at the smallest index simply go on to the next one: the scheduler looks at
 every thread again only after a branch, an exit or a barrier, or where other threads
-wait at the next instruction.
+wait at the next instruction. Where every thread of the batch runs a straight run of such
+instructions (unguarded, deciding nothing on taint, counting no op_misc, reading no clock:
+:func:`_straight_runs`), its steps run one after the other in one loop and the counts and
+budget looks are made once for the run, as step by step (a warp stepping alone).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from .decode import Program
 from .op_table import MOVES, widens
 from .state import BLOCKED, Block, TraceError
 from .sync.barriers import release
+from .sync.clock import reads_clock
 from .sync.convergence import arrived, settle
 from .sync.parking import Parking, Wait
 
@@ -90,6 +94,7 @@ def run_block(
     blk.clock.work = per_cta  # what its SM clock counts (sync/clock.py)
     decides = [taint_flow.conditions(ins) for ins in instructions]
     wide = [widens(ins, d) for ins, d in zip(instructions, program.destinations, strict=True)]
+    run_end = _straight_runs(instructions, moving, decides, misc_cost)
     mask_of: Any = everyone  # the threads of the last wide step, and as a mask
     mask: Any = None
     steps = executed = 0
@@ -150,6 +155,31 @@ def run_block(
             continue
         if not fast and repeats.kept is not None:
             repeats.ran[at] = True  # (a fast step runs the same threads)
+        end = min(run_end[m], nxt)
+        if (
+            end > m + 1
+            and at is everyone
+            and watch is None
+            and not blk.regions
+            and not blk.calls_active
+            and executed + threads * (end - m) <= limit
+        ):  # a straight run: its steps one after the other, counted once (_straight_runs)
+            try:
+                _run_straight(program, instructions, stirs, blk, m, end, hits)
+            except RecordsFull:
+                name = f"{blk.cta_name(blk.ctas - 1)} {limits.of_blocks}".rstrip()
+                raise limits.records_full(name) from None
+            executed += threads * (end - m)
+            per_cta += (end - m) * (_cta_counts(blk, at) if at_cta is None else at_cta)
+            first, steps = steps, steps + end - m
+            if _passes(first, steps, budgets.CHECK_EVERY):
+                limits.check(blk, executed, per_cta, instructions, hits)
+            if progress is not None and _passes(first, steps, PROGRESS_EVERY):
+                progress(executed)
+            m, fast = end, end < nxt  # as the run's last step leaves them
+            if not fast:
+                sched[at] = m
+            continue
         ix: Any = at
         if moving[m]:  # the step may move some of them elsewhere: sched must be true first
             sched[at] = m + 1
@@ -243,6 +273,59 @@ def run_block(
             sched[at] = m + 1
             fast = False
     return steps, executed
+
+
+def _straight_runs(
+    instructions: list[Any], moving: list[bool], decides: list[Any], misc_cost: list[bool]
+) -> list[int]:
+    """Per instruction, where the straight run from it ends: the first instruction from it
+    on that moves threads, has a guard (other than ``@PT``), decides on taint, counts
+    op_misc or reads the clock (which counts the thread-instructions run before it). The
+    threads of a converged step run a straight run's instructions one after the other as
+    the scheduler's fast steps would, its bookkeeping done once for the run (issue 29/30:
+    a warp stepping alone)."""
+    n = len(instructions)
+    ends = [n] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        ins = instructions[k]
+        g = ins.guard
+        plain = g is None or (g.index == 7 and not g.not_)
+        stops = moving[k] or decides[k] is not None or misc_cost[k] or reads_clock(ins)
+        if stops or not plain:
+            ends[k] = k
+        else:
+            ends[k] = ends[k + 1]
+    return ends
+
+
+def _run_straight(
+    program: Program,
+    instructions: list[Any],
+    stirs: list[bool],
+    blk: Block,
+    m: int,
+    end: int,
+    hits: list[int],
+) -> None:
+    """Instructions ``m`` to ``end`` (a straight run) by every thread of ``blk``, each one's
+    execution counted in ``hits`` (one that stirs a barrier marks every CTA first, as the
+    scheduler's step does); an internal error names its instruction."""
+    everyone = slice(None)
+    k = m
+    try:
+        for k in range(m, end):
+            if stirs[k]:
+                blk.stirred[:] = True
+            program[k](blk, everyone)
+            hits[k] += 1
+    except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
+        raise TraceError(f"internal emulator error: {exc}", instructions[k]) from exc
+
+
+def _passes(first: int, steps: int, every: int) -> bool:
+    """Whether one of the steps ``first`` to ``steps`` (not included) is a multiple of
+    ``every``: where a step by step run would have looked."""
+    return (steps - 1) // every != (first - 1) // every
 
 
 def _one_part(blk: Block, at: Any, m: int, nxt: int) -> tuple[Any, int]:

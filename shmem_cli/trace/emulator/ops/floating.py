@@ -165,25 +165,28 @@ def _maybe_halfway(r: Any) -> bool:
     return bool(np.count_nonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)))
 
 
-_ODD: dict[int, tuple[Any, Any, Any]] = {}  # _plain_bits's constants, per count of threads
+_ODD: dict[tuple[int, ...], tuple[Any, ...]] = {}  # _plain_bits's constants, per shape
 
 
 def _plain_bits(r: Any) -> Any:
     """float32 bits of the float64 results ``r``, or None where one of them needs more than
     a cast: a NaN (:func:`canonical_nan32`), or :func:`_maybe_halfway`'s tie or tiny value.
-    The same tests as those two, on arrays of constants made once per size (a NumPy scalar
-    operand costs twice an array's on a warp): a fused FFMA's common case in a few calls."""
-    n = r.shape[0] if r.ndim == 1 else -1
-    c = _ODD.get(n)
+    The same tests as those two, counted on arrays of constants made once per shape (a NumPy
+    scalar operand costs twice an array's on a warp): no tie, and every value at least the
+    smallest normal float32 in magnitude or else a zero (what is neither is tiny or a NaN),
+    a fused FFMA's common case in six NumPy calls."""
+    c = _ODD.get(r.shape)
     if c is None:
-        if n < 0:
+        if r.ndim != 1:
             return None
-        c = _ODD[n] = (np.full(n, _LOW29), np.full(n, _HALF29), np.full(n, _TINY_F64))
-    bits = r.view(np.uint64)
-    odd = np.bitwise_and(bits, c[0]) == c[1]
-    a = np.abs(r)
-    odd |= (a != 0) > (a >= c[2])  # nonzero below the smallest normal float32, or a NaN
-    if np.count_nonzero(odd):
+        n = r.shape[0]
+        c = _ODD[r.shape] = (
+            np.full(n, _LOW29), np.full(n, _HALF29), np.full(n, _TINY_F64), np.zeros(n)
+        )  # fmt: skip
+    if np.count_nonzero(np.bitwise_and(r.view(np.uint64), c[0]) == c[1]):
+        return None  # a tie
+    normal = np.count_nonzero(np.abs(r) >= c[2])  # false for a zero, a tiny value, a NaN
+    if normal != r.size and normal + np.count_nonzero(r == c[3]) != r.size:
         return None
     return r.astype(np.float32).view(_U)
 
@@ -238,24 +241,29 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
     ftz = "FTZ" in ins.mods  # denormal sources and results are zeros of their sign
     plain = mode == "RN" and "SAT" not in ins.mods and not ftz
     if plain:  # a product is exact in float64, a sum rounds there, then both to float32
+        ra, rb = readers[0], readers[1]
+        rc = readers[2] if kind == "FFMA" else None
 
         def fast(b: Block, ix: Idx) -> None:
-            vals = [r(b, ix) for r in readers]
-            f = [as_f32(v) for v, _ in vals]  # float32, each widened exactly by the ufunc
-            with np.errstate(invalid="ignore"):
-                if kind == "FADD":
-                    p, c = f[0].astype(np.float64), f[1]
-                else:
-                    p = np.multiply(f[0], f[1], dtype=np.float64)  # exact in float64
-                    c = f[2] if kind == "FFMA" else None
-                r = p if c is None else p + c
+            # uint32 bits viewed as float32, each widened exactly by the ufunc; float
+            # exceptions are values (execute runs every block under np.errstate(all="ignore"))
+            (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+            if kind == "FADD":
+                p, c = x.view(np.float32).astype(np.float64), y.view(np.float32)
+            else:
+                p = np.multiply(x.view(np.float32), y.view(np.float32), dtype=np.float64)
+                c = None  # (a product is exact in float64)
+                if rc is not None:
+                    z, tz = rc(b, ix)
+                    c, ty = z.view(np.float32), ty | tz
+            r = p if c is None else p + c
             v = _plain_bits(r)
             if v is None:  # a NaN, or rare: the sum may have rounded onto a tie
-                v = canonical_nan32(r, r.astype(np.float32).view(_U))
+                with np.errstate(invalid="ignore", over="ignore"):
+                    v = canonical_nan32(r, r.astype(np.float32).view(_U))
                 if c is not None and _maybe_halfway(r):
                     v = round_exact_f32(*two_sum(p, c.astype(np.float64)), "RN", False)
-            t = vals[0][1] | vals[1][1] | (vals[2][1] if kind == "FFMA" else 0)
-            w(b, ix, spread(v, b.count(ix)), t)
+            w(b, ix, spread(v, b.count(ix)), tx | ty)
 
         return fast
 

@@ -232,9 +232,9 @@ def _load(ins: Instruction, ctx: Context) -> Step:
         if space == "shared":
             off = shared_offsets(b, a, width, ins)
             record_shared(b, index, ins, kind, ix, off, ta)
-            at = off if b.ctas == 1 else off + b.shared_base(ix)
-            vals = gather(b.smem, at, width, signed)
-            t = gather_taint(b.tsmem, at, width) | ta
+            at = off if b.ctas == 1 else off + b.shared_base(ix)  # (CTAs 1 KiB apart)
+            vals = gather(b.smem, at, width, signed, aligned=True)
+            t = gather_taint(b.tsmem, at, width, aligned=True) | ta
         elif space == "local":
             data, taint = b.local()
             off = local_offsets(b, b.ids(ix), a, width, ins)
