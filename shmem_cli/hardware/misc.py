@@ -6,9 +6,11 @@ measured: tests/data/trace/miscops, warpops, globalops, sregs, barrules).
 completion 1 for the CTA where a warp of it reached an instruction of the memory pipe
 (:data:`STIRS`, its lanes on or off) since the CTA's previous completion (the first always:
 barriers back to back, or with only arithmetic, branches, constant loads, special-register
-reads but ``threadIdx.x``'s or mbarrier operations between, count once), a GPU-scope memory
-barrier 2 a warp, a CTA-scope one and a debug build's exit fence (``MEMBAR.SC.VC``) 1 a
-warp, the async-proxy fence (``FENCE.VIEW.ASYNC.S``) 1 a warp but none right after a
+reads but ``threadIdx.x``'s or mbarrier operations between, count once), a warpgroup arrive
+(``WARPGROUP.ARRIVE``) the same where it completes, a GPU-scope memory barrier 2 a warp, a
+CTA-scope one and a debug build's exit fence (``MEMBAR.SC.VC``) 1 a warp (a CTA-scope one
+that every warp of the CTA runs together from a barrier 1 a pair of warps: :data:`TOGETHER`),
+the async-proxy fence (``FENCE.VIEW.ASYNC.S``) 1 a warp but none right after a
 GPU-scope memory barrier, a warp shuffle (``SHFL``) 1, reading ``threadIdx.y`` and a few
 other special registers (:data:`SPECIAL_READS`) 1, ``threadIdx.x`` 1 after a warp's first
 read, a shared-memory instruction, a global or generic store or a global load a warp reaches
@@ -16,8 +18,9 @@ with no lane on 1 (:data:`PREDICATED_OFF`); mbarrier operations, the cluster bar
 instructions and ``elect`` cost none. :func:`rules_of` says what one warp execution of each
 instruction of a function costs and what each completion of a barrier does (None: it is none
 of these; :func:`rule_for` the same of one instruction alone), :func:`stirs_barrier` whether
-it makes the next completion cost. CTA-scope memory barriers that several warps run together
-cost fewer on the GPU, by amounts that vary with timing: counted 1 a warp here. (The
+it makes the next completion cost. Warps that reach a CTA-scope memory barrier apart, or
+after a memory-pipe instruction, may still share wavefronts on the GPU as their timing
+allows: counted 1 a warp here. (The
 ``op_atom`` wavefronts of the generic atomics the CTA's own shared memory does not serve,
 remote, on global memory or declined there: :mod:`.dsmem`.)
 """
@@ -48,12 +51,29 @@ class MiscRule:
     #: a warp's first execution of an instruction of this rule costs none, each later one
     #: :attr:`per_warp` (``S2R SR_TID.X``: the read at a kernel's start is free)
     first_free: bool = False
+    #: it completes where its warps run it, as a CTA barrier does where they wait
+    #: (``WARPGROUP.ARRIVE``): :attr:`per_completion` for each CTA stirred since its last
+    arrive: bool = False
+    #: every warp of a CTA running it together from a barrier (:data:`TOGETHER`): two warps
+    #: share one wavefront, each pair tallied as a completion of :attr:`per_completion` (-1)
+    pairs: bool = False
 
 
 #: op_misc wavefronts of one CTA barrier's completion (BAR.SYNC, BAR.RED: all its warps),
 #: where a warp of the CTA reached an instruction of :data:`STIRS` since the CTA's previous
 #: completion (the first completion always costs it); else none (:func:`stirs_barrier`)
 BARRIER_DONE = 1
+#: op_misc wavefronts of a pair of warps that run a CTA-scope memory barrier together, beside
+#: their 1 each: every warp of the CTA reached it in step from the CTA's last barrier
+#: completion (the emulator ran each of their instructions since in one step for all its
+#: threads) with no instruction of :data:`STIRS` between, so a CTA of W warps pays W - W // 2.
+#: Measured: tests/data/trace/fencemerge (an H100: `fence.sc.cta` by 4 and 8 warps right after
+#: a barrier 2 and 4; set a thousand cycles apart by arithmetic, 1 a warp; the 4-warp
+#: `fence.proxy.async.shared::cta`'s MEMBAR.ALL.CTA 2 in f_pair and its 10 wgmma launches, 8
+#: warps' 5, one above this). Warps that reach it apart, or after a memory-pipe instruction,
+#: are counted 1 each, though the GPU merges some of those too as their timing allows (the
+#: Hopper lab's A-from-registers probes, tma_tile_32: 9e)
+TOGETHER = -1
 #: the instructions of the LSU's memory pipe that make a CTA's next barrier completion cost
 #: :data:`BARRIER_DONE`, reached by a warp with its lanes on or off: shared, global, local
 #: and generic loads, stores, atomics and reductions, ldmatrix/stmatrix, cp.async and its
@@ -101,14 +121,20 @@ MISC_RULES: tuple[MiscRule, ...] = (
     # 1 a warp, exactly 1 in 9 of the 13 -G launches of tests/data/trace/debug_builds
     MiscRule("MEMBAR", frozenset({"VC"}), 1),
     # a CTA-scope memory barrier (MEMBAR.SC.CTA, MEMBAR.ALL.CTA): 1 a warp execution
-    # (tests/data/trace/barrules and miscops, one warp; several warps together may count
-    # fewer: timing), and the async-proxy fence (FENCE.VIEW.ASYNC.S, ptxas's before mbarrier
-    # inits and fence.proxy.async.shared::cta's second instruction) 1, but none right after a
-    # GPU-scope memory barrier (fence.proxy.async: 2 a warp in all; :func:`rules_of`)
-    MiscRule("MEMBAR", frozenset({"CTA"}), 1),
+    # (tests/data/trace/barrules and miscops, one warp), 1 a pair of warps where every warp of
+    # the CTA runs it together (:data:`TOGETHER`); and the async-proxy fence
+    # (FENCE.VIEW.ASYNC.S, ptxas's before mbarrier inits and fence.proxy.async.shared::cta's
+    # second instruction) 1, but none right after a GPU-scope memory barrier
+    # (fence.proxy.async: 2 a warp in all; :func:`rules_of`)
+    MiscRule("MEMBAR", frozenset({"CTA"}), 1, TOGETHER, pairs=True),
     MiscRule("FENCE", frozenset({"VIEW", "ASYNC", "S"}), 1),
     MiscRule("BAR", frozenset({"SYNC"}), 0, BARRIER_DONE),
     MiscRule("BAR", frozenset({"RED"}), 0, BARRIER_DONE),
+    # wgmma.fence (WARPGROUP.ARRIVE): the warpgroup's warps meet there, and that completes
+    # as a CTA barrier's does, 1 where the CTA was stirred since its last completion (which it
+    # then is; tests/data/trace/fencemerge: the attention loop without its barrier 1 an
+    # iteration above its shuffles, w_ss and w_rs 1 after the fence pair)
+    MiscRule("WARPGROUP", frozenset({"ARRIVE"}), 0, BARRIER_DONE, arrive=True),
     # a global or generic store that a warp reaches with no lane on (measured: tests/data/
     # trace/warpops, the `if (x == NEVER) out[i] = x` that keeps a value, and globalops: 1 an
     # execution; the `@!P LDC` beside it costs none), as a shared-memory instruction's

@@ -45,6 +45,7 @@ from .alike.watch import Watcher
 from .decode import Program
 from .op_table import MOVES, widens
 from .state import BLOCKED, Block, TraceError
+from .sync import misc_events
 from .sync.barriers import release
 from .sync.clock import reads_clock
 from .sync.convergence import arrived, settle
@@ -88,6 +89,9 @@ def run_block(
     first_free = [r is not None and r.first_free for r in rules]  # each warp's second on
     misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
     stirs = [misc.stirs_barrier(ins.opcode, ins.operands) for ins in instructions]
+    arrives = [r is not None and r.arrive for r in rules]  # complete where the warps run it
+    pairs = [r is not None and r.pairs for r in rules]  # in pairs where a CTA's warps are together
+    parts = any(pairs)  # whether a CTA's threads going apart matters (misc_events.part)
     retires = [ins.opcode == "EXIT" for ins in instructions]
     moving = [ins.opcode in MOVES for ins in instructions]
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
@@ -187,6 +191,8 @@ def run_block(
         if blk.regions or decides[m] is not None:
             at_ids = blk.ids(at)
             decided = taint_flow.before_step(blk, program, function, kinds, m, at_ids, decides[m])
+        if pairs[m] and guards[m] is None:  # (before it stirs)
+            misc_events.together(blk, m, at)
         if stirs[m]:  # reached, its lanes on or off: its CTAs' next barrier costs op_misc
             blk.stirred[0 if blk.ctas == 1 else blk.cta[at]] = True
         g = guards[m]
@@ -240,6 +246,8 @@ def run_block(
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
             if watch is not None:
                 watch.after(forms, m, blk, ix)
+            if arrives[m]:
+                misc_events.arrive(blk, m, ix)
             if misc_cost[m]:
                 blk.count_misc(m, ix, retires[m], _read_before(blk, ix) if first_free[m] else None)
             executed += n
@@ -258,6 +266,8 @@ def run_block(
                 progress(executed)
         if decided is not None:
             taint_flow.after_step(blk, program, m, at_ids, decided)
+        if moving[m] and parts:
+            misc_events.part(blk, at)
         if moving[m] and blk.converge.pulled:
             executed += arrived(blk, per_cta)  # a yield took threads to their BSYNC
         if moving[m] and blk.converge.waiters:

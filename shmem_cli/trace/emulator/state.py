@@ -246,9 +246,9 @@ class Block:
         # by index: remote accesses' DSMEM sectors; op_atom wavefronts no row carries (dsmem)
         self.dsmem_sectors, self.dsmem_atoms = dict[int, int](), dict[int, int]()
         self.generic_atoms: dict[int, int] = {}  # of generic ones on global memory or declined
-        # op_misc instructions' warp executions and CTA barriers completed, by index (hardware.misc)
-        self.misc, self.misc_done = dict[int, int](), dict[int, int]()  # done: those that cost
-        self.stirred = np.ones(nb, dtype=bool)  # per CTA: a misc.STIRS step since its last
+        self.misc, self.misc_done = dict[int, int](), dict[int, int]()  # op_misc, hardware.misc
+        # per CTA since its last barrier completion: a misc.STIRS step; its threads apart
+        self.stirred, self.apart = np.ones(nb, dtype=bool), np.ones(nb, dtype=bool)
         # those tallies ("misc", "misc_done", "generic_atoms") and warps predicated off ("off")
         # per CTA, (name, CTA, index) -> count, where classes' blocks run together (together.py)
         self.by_cta: dict[tuple[str, int, int], int] | None = None

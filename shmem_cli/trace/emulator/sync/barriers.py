@@ -52,6 +52,7 @@ def release(blk: Block, function: Function) -> None:
             ctas, at = blk.cta[ids[first]], blk.resume[ids[first]] - 1
             costs = blk.stirred[ctas]
             blk.stirred[ctas] = False
+            blk.apart[ctas] = False
             for index in at[costs].tolist():
                 blk.misc_done[index] = blk.misc_done.get(index, 0) + 1
             if blk.by_cta is not None:
