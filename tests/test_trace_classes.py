@@ -144,11 +144,12 @@ def test_the_rounds_end_where_watching_costs_more_than_running_the_rest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # cl_attn's 8 classes of 4 over (8, 4): with no floor, the first block's watched round
-    # costs 4 x (1 + 8) = 36 times a block run plainly, past the 32 blocks of the grid run
-    # plainly: its class (blocks (0, y)) stands, and the 28 others run in plain batches
+    # costs 4 x (1 + 8) = 36 times a block run plainly, past a quarter of the 32 blocks of
+    # the grid run plainly and the 3 its class saves: its class (blocks (0, y)) stands, and
+    # the 28 others run in plain batches
     from shmem_cli.trace.emulator.alike import spend
 
-    monkeypatch.setattr(spend, "WATCH_FLOOR", 0)
+    monkeypatch.setattr(spend, "FLOOR", 0)
     grid = (8, 4, 1)
     traced_ = _same("cl_attn", grid, ("1=64",))
     cov = traced_.launch.coverage

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from shmem_cli.trace.emulator.alike import agree
-from shmem_cli.trace.emulator.alike.vectors import Load, Step, Unknown, Vectors
+from shmem_cli.trace.emulator.alike.distinct import Load, Step
+from shmem_cli.trace.emulator.alike.vectors import Unknown, Vectors
 
 W = 1 << 32
 

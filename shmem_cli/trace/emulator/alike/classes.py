@@ -38,7 +38,7 @@ from ..budget import Budget, Late
 from .forms import Forms
 from .rest import run_rest
 from .shadow import COLUMNS, Shadow
-from .spend import Spend, cut_short, evaluations
+from .spend import Spend, allowed, cut_short, first_round
 from .together import Watches, counts_of_ctas, how_many, is_last
 from .vectors import Vectors
 from .watch import Chooser, Watch
@@ -177,6 +177,7 @@ class _Round:
     watches: tuple[Watch, ...]  # in the same order
     many: Watches | None  # several run together (None: one alone)
     before: Counts  # the run's counts before they ran
+    work: tuple[int, int]  # the values evaluated and made before (.vectors.Vectors's counts)
     waited: bool  # one waited on others (they ran meanwhile): each stands for itself alone
     split: list[dict[str, Any]] | None  # each block's counts, where run together and apart
     warps: int  # of a block
@@ -202,13 +203,13 @@ class _Rounds:
         self.vectors = Vectors(n, self.shadow)
         # a block's thread-instructions, at least: its threads each running every instruction once
         self.floor = launch.threads * self.size * len(run.function.instructions)
-        self.vectors.most = evaluations(self.floor * n, ())  # (.spend's rule)
+        self.spend = Spend(n)  # the rounds' work, against running the blocks plainly
+        first_round(self.vectors, self.floor, n)  # (.spend's rule)
         # the first block alone: where all are alike, one runs
         self.together, self.split_ok = 1, self.size == 1
         self.watched, self.stop = 0, False  # blocks run watched; a decision not evaluated
         self.late: str | None = None  # a round cut short at its share of the time left: why
         self.share = 1 / ROUND_SHARE  # of the time left, the next round's (after the first)
-        self.spend = Spend(n)  # the rounds' work, against running the blocks plainly
         self.ended: str = ""  # why the rounds ended before the classes did (the report's)
 
     def more(self) -> bool:
@@ -226,7 +227,10 @@ class _Rounds:
         times = self._take_classes(ran)
         self.left[list(ran.reps)] = False
         self._close(ran, times)
-        self.spend = self.spend.ran(len(ran.reps), self.run.executed - ran.before.executed)
+        vec, executed = self.vectors, self.run.executed - ran.before.executed
+        self.spend = self.spend.ran(
+            len(ran.reps), executed, vec.work - ran.work[0], vec.made - ran.work[1]
+        )
         return self._size_next(fresh=len(times))
 
     def _pick(self) -> list[int]:
@@ -256,7 +260,7 @@ class _Rounds:
         time (:attr:`late` says so: its records dropped, it counts nothing)."""
         run, recorder = self.run, self.run.recorder
         watches = tuple(self._watch(rep) for rep in reps)
-        before = counts_of(run)
+        before, work = counts_of(run), (self.vectors.work, self.vectors.made)
         recorder.tainted = {}
         requests, mark = recorder.requests, recorder.mark()
         many = Watches(watches, reps) if len(reps) > 1 else None
@@ -284,7 +288,7 @@ class _Rounds:
             ok = last is not None and last.ctas == len(reps)
             split = counts_of_ctas(last, run.executed - before.executed) if ok else None
             self.split_ok = self.split_ok and split is not None
-        return _Round(tuple(reps), watches, many, before, waited, split, warps)
+        return _Round(tuple(reps), watches, many, before, work, waited, split, warps)
 
     def _take_classes(self, ran: _Round) -> dict[int, int]:
         """Each block of ``ran`` that no block beside it stands for, with its class: per
@@ -342,19 +346,20 @@ class _Rounds:
         """How many blocks the next round runs together (``fresh``: this round's blocks in
         no class of another's); False where the classes are so small that the rest costs less
         run together."""
-        plain = max(self.floor, _per_block(self.found)) * self.n
-        self.vectors.most = evaluations(plain, self.found)
+        most = allowed(max(self.floor, _per_block(self.found)) * self.n, self.found)
+        self.vectors.most = self.spend.evaluations(most, self.vectors.work)
+        self.vectors.per_ran = 0.0
         classed = self.n - int(self.left.sum())
         if len(self.found) >= LONERS and classed < AVERAGE * len(self.found):
             return False
         # at most GROWTH times the blocks of the last batch that were in no class of another's
-        most = (
+        cap = (
             min(self.plan.per_batch, ROUNDS - self.watched, GROWTH * fresh) if self.split_ok else 1
         )
         left = int(self.left.sum())
-        together = how_many(left, classed, len(self.found), most)
+        together = how_many(left, classed, len(self.found), cap)
         per_block = _per_block(self.found, mean=True)
-        self.together = self.spend.fit(together, per_block) if left else together
+        self.together = self.spend.fit(together, per_block, most) if left else together
         if not self.together:  # watching more costs more than running the rest plainly
             self.ended = self.spend.said(self.watched, left, self.unit)
             return False

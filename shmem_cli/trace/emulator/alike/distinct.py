@@ -1,7 +1,7 @@
-"""Where a step's sources come from, and their distinct blocks: a step evaluated once per
-distinct block.
+"""What a step kept is (:class:`Step`, its :class:`Load`'s), where its sources come from, and
+their distinct blocks: a step evaluated once per distinct block.
 
-Each load of a step (:class:`.vectors.Step`) reads, per group of threads, a constant and a
+Each load of a step (:class:`Step`) reads, per group of threads, a constant and a
 vector: a whole one, or one a step kept makes (:func:`planned` says which, a :class:`Plan`).
 An instruction evaluated over the candidate blocks (:mod:`.vectors`, through :mod:`.shadow`)
 gives each (group, block) pair a value that depends on that pair's sources alone (a window
@@ -25,7 +25,7 @@ for: a hash collision leaves the step run over every block, never two blocks mer
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -46,6 +46,50 @@ _FACTORS = np.array(
 
 #: (each distinct block's position in the window, each block's distinct block), or None
 Map = tuple[Any, Any] | None
+
+#: a select's guard: the predicate register (kind, index) and whether it is negated
+Guard = tuple[str, int, bool]
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Loaded = tuple[str, int, npt.NDArray[Any]]  # (kind, index, values per (group, block))
+
+
+class Stepper(Protocol):
+    """What runs one instruction over many (group, block) pairs: :class:`.shadow.Shadow`."""
+
+    def step(
+        self,
+        m: int,
+        loads: Sequence[Loaded],
+        rows: Sequence[tuple[str, int]],
+        total: int,
+        guard: Guard | None = None,
+    ) -> dict[tuple[str, int], Any]: ...
+
+
+@frozen
+class Load:
+    """What a step reads from one register, per group: ``k`` and a vector (-1: none)."""
+
+    kind: str
+    index: int
+    ks: Any  # uint32 per group (bool for a predicate)
+    vids: Any  # int per group
+
+
+@frozen
+class Step:
+    """Instruction ``m`` over ``groups`` groups: its loads and the registers it writes, and
+    its guard where the step is a select (each register written where the guard holds, its
+    loaded value kept elsewhere: :mod:`.guarded`)."""
+
+    m: int
+    loads: tuple[Load, ...]
+    rows: tuple[tuple[str, int], ...]
+    groups: int
+    guard: Guard | None = None
 
 
 @frozen
@@ -171,12 +215,15 @@ class Maps:
 
     def __init__(self) -> None:
         self._held: dict[bytes, Any] = {}
+        self.bytes = 0  # of the maps held
 
     def held(self, at: Any) -> tuple[Any, int]:
         """(The array held for map ``at``, the bytes newly held for it: 0 where held before)."""
         at = np.ascontiguousarray(at, dtype=np.int32)
         got = self._held.setdefault(at.tobytes(), at)
-        return got, at.nbytes if got is at else 0
+        new = at.nbytes if got is at else 0
+        self.bytes += new
+        return got, new
 
 
 def spread(got: dict[Any, Any], at: Any) -> dict[Any, Any]:

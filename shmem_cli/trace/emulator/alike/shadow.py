@@ -3,7 +3,7 @@
 A *shadow* block is an emulator :class:`~..state.Block` whose threads stand for the candidate
 blocks of a grid (:mod:`.forms`), :data:`COLUMNS` at a time. To evaluate an instruction for
 the groups of the representative's threads, :meth:`Shadow.run` describes it as a
-:class:`.vectors.Step` (per group, what each register it reads holds: one thread's ``k`` and
+:class:`.distinct.Step` (per group, what each register it reads holds: one thread's ``k`` and
 vector), which :class:`.vectors.Vectors` evaluates at once or keeps and evaluates a window of
 blocks at a time, each time through :meth:`Shadow.step`: each register the instruction reads
 is loaded with its value for every (group, block) pair and the instruction's step runs over
@@ -21,10 +21,11 @@ import numpy as np
 
 from ....cuda.sass_operands import Operand, Reg
 from ..state import PT, TAINT_UNKNOWN, Block, Launch, TraceError
-from .vectors import Guard, Load, Step, Vectors
+from .distinct import Guard, Load, Step
+from .vectors import Vectors
 
 if TYPE_CHECKING:
-    from .vectors import Loaded
+    from .distinct import Loaded
 
 #: candidate blocks evaluated together (the shadow's threads)
 COLUMNS = 1 << 16
@@ -108,6 +109,16 @@ class Shadow:
         if len(self._seen) < SEEN:
             self._seen[key] = out
         return out
+
+    def forget(self, dead: Any) -> None:
+        """Forget the steps that gave a vector of ``dead`` (a mask over the ids: let go of,
+        :meth:`.vectors.Vectors.free`)."""
+        n = len(dead)
+        self._seen = {
+            key: out
+            for key, out in self._seen.items()
+            if not any(dead[v] for ids in out.values() for v in ids if 0 <= v < n)
+        }
 
     def step(
         self,

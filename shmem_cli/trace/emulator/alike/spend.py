@@ -1,23 +1,29 @@
-"""What the rounds of watched blocks may spend (:mod:`.classes`): their work against running
-the blocks plainly, and their share of the time left before --time-limit.
+"""What the rounds of watched blocks may spend (:mod:`.classes`): their work, watching and
+evaluating together, against running the blocks plainly, and their share of the time left
+before --time-limit.
 
 A watched block costs more than a block run in a plain batch: per thread-instruction about
 :data:`WATCH_COST` times, and a round as much again as :data:`WATCH_FIXED` blocks more (the
-watch's per-step work, paid once for the round's blocks together). :class:`Spend` keeps what
-the rounds cost so far, in thread-instructions of plain batches, and lets the next round
-watch only as many blocks as fit :data:`WATCH_SHARE` times what running every block of the
-grid plainly costs (at least :data:`WATCH_FLOOR`): where the classes turn out small, the
-blocks left run in plain batches, so a grid costs at most about ``1 + WATCH_SHARE`` times
-running every block plainly. The counts are thread-instructions, not seconds: the same launch
-takes the same decision on any machine.
-
-The values the steps kept by :mod:`.vectors` are evaluated for (deferred, window by window)
-are charged apart (:func:`evaluations`): each about :data:`EVAL_COST` thread-instructions, in
-all at most :data:`EVAL_SHARE` times running every block plainly, plus what the classes found
-so far save (their blocks counted without running), plus :data:`EVAL_FLOOR` values. Where the
-evaluations would pass it a vector is unknown and the blocks left run plainly, so evaluating
-costs at most ``EVAL_SHARE`` times running every block plainly more than the classes it found
-saved, and a fraction of a second.
+watch's per-step work, paid once for the round's blocks together). Besides, the rounds
+evaluate the block vectors of :mod:`.vectors` (one value per group of threads and block):
+each value about :data:`EVAL_COST` thread-instructions, one made at once for a whole
+instruction (:attr:`.vectors.Vectors.work` counts it :data:`.vectors.MADE_WEIGHT` times)
+as well as one evaluated window by window. :class:`Spend` keeps what the rounds cost so
+far, both in thread-instructions of plain batches, and one budget holds them
+(:func:`allowed`): :data:`SHARE` times what running every block of the grid plainly costs,
+plus what the classes found so far save (their blocks counted without running), plus
+:data:`FLOOR`. The next round watches only as many blocks as fit what is left, each at the
+watch's cost and the values a block is expected to make whole (:meth:`Spend.fit`: a quarter
+of the first block's, :data:`REUSED`, until a later round measures its own), and its
+evaluations stop where they would pass it (:meth:`Spend.evaluations`: a vector is then
+unknown, and the decision reading it is not proven). The first round, before any class is
+known, may evaluate :data:`FIRST` of running every block plainly as its block's
+thread-instructions so far say (:func:`first_round`). Where the classes turn out small, or a
+watched block costs more than the blocks its class saves, the blocks left run in plain
+batches, so a grid costs at most about ``1 + SHARE`` times running every block plainly, and
+its first block's round (at most ``FIRST`` of it), and a fraction of a second. The counts
+are thread-instructions and values, not seconds: the same launch takes the same decision
+on any machine.
 """
 
 from __future__ import annotations
@@ -36,13 +42,6 @@ WATCH_COST = 4
 #: of one block: 57 times; since the distinct blocks 9 and 33 times, the one block's own
 #: cost run plainly 4.3 times: bench/watch.py's small rounds)
 WATCH_FIXED = 8
-#: the rounds may cost at most this many times running every block of the grid plainly...
-WATCH_SHARE = 1
-#: ... or this many thread-instructions of plain batches, where that is more (a second or
-#: two: a small grid's classes are found whatever they cost)
-WATCH_FLOOR = 1 << 26
-
-
 #: an evaluated value (a step's, for one group of threads in one block) costs about this many
 #: thread-instructions of plain batches (2026-12-06, CPU at load 3 on 2 cores: bl_tiles of
 #: tests/data/trace/ballots, k = 7, 8 tiles over 4,096 blocks, 13.7 ns a value more as the
@@ -50,41 +49,75 @@ WATCH_FLOOR = 1 << 26
 #: 7.3 ns a thread-instruction of its blocks run plainly: 1.9 to 3.1 times; differ.cu over
 #: 16,384 blocks, 15.8 ns against some 10 ns: 1.6 times)
 EVAL_COST = 3
-#: the evaluations may cost at most this share of running every block plainly...
-EVAL_SHARE = 1 / 4
-#: ... besides what the classes found save, and this many values more (0.2 s or so: a small
-#: grid's vectors are evaluated whatever they cost; cl_persist's 16 blocks, every vector kept
-#: as a step, take 290,145)
-EVAL_FLOOR = 1 << 23
+#: the rounds, watching and evaluating, may cost at most this share of running every block
+#: plainly, besides what the classes found save...
+SHARE = 1 / 4
+#: ... and this many thread-instructions more (half a second or so: a small grid's classes
+#: are found whatever they cost; cl_persist's 16 blocks, every vector kept as a step, take
+#: 290,145 values)
+FLOOR = 1 << 26
+#: the first round (the first block, before any class is known) may evaluate this share of
+#: running every block plainly, as its block's thread-instructions so far say (bl_tiles's
+#: first block, k = 3 or 7 over 8 tiles, makes some 0.35 and 0.4 times it: the one's class
+#: saves a third of the grid, the other's a seventh)
+FIRST = 1 / 2
+#: a round after the first is expected to make this share of the values the first made per
+#: block (most are the same vectors, made once: bl_tiles k = 3's second and third blocks
+#: made 9 % of the first's), until a round after the first measures its own
+REUSED = 1 / 4
 
 
-def evaluations(plain: int, found: Sequence[Any]) -> int:
-    """How many values the steps kept may be evaluated for in the whole trace: ``plain`` the
-    thread-instructions of every block run plainly, ``found`` the classes so far
+def allowed(plain: float, found: Sequence[Any]) -> float:
+    """What the rounds may cost in all, in thread-instructions of plain batches: ``plain``
+    the thread-instructions of every block run plainly, ``found`` the classes so far
     (:class:`.classes.ClassCounts`: what each class's blocks besides its own did not run)."""
-    saved = sum(c.extra * c.counts.executed + c.more for c in found)
-    return EVAL_FLOOR + int((EVAL_SHARE * plain + saved) / EVAL_COST)
+    saved: int = sum(c.extra * c.counts.executed + c.more for c in found)
+    return SHARE * plain + saved + FLOOR
+
+
+def first_round(vec: Any, floor: int, n: int) -> None:
+    """Hold the first round's evaluations (``vec``: :class:`.vectors.Vectors`) to
+    :data:`FIRST` of running every block of ``n`` plainly, as the first block's
+    thread-instructions so far say (at least ``floor``), and :data:`FLOOR` more."""
+    per = FIRST * n / EVAL_COST  # values a thread-instruction of the first block stands for
+    vec.most = int(FLOOR / EVAL_COST + per * floor)
+    vec.per_ran, vec.ran = per, -floor
 
 
 @frozen(eq=False)
 class Spend:
     """What the rounds of a grid of ``n`` blocks (clusters) cost so far, in thread-instructions
-    of plain batches (:attr:`spent`)."""
+    of plain batches (:attr:`spent`: watching and evaluating), and the values a block of
+    the next round is expected to make whole (:attr:`made`)."""
 
     n: int
     spent: float = 0.0
+    made: float = 0.0
+    rounds: int = 0
 
-    def ran(self, blocks: int, executed: int) -> Spend:
-        """A round of ``blocks`` watched blocks ran ``executed`` thread-instructions."""
+    def ran(self, blocks: int, executed: int, work: int, made: int) -> Spend:
+        """A round of ``blocks`` watched blocks ran ``executed`` thread-instructions and
+        evaluated ``work`` values, ``made`` of them made whole (:attr:`.vectors.Vectors.work`
+        and ``made``'s counts)."""
         cost = WATCH_COST * executed * (blocks + WATCH_FIXED) / max(1, blocks)
-        return Spend(self.n, self.spent + cost)
+        each = made / max(1, blocks) * (REUSED if not self.rounds else 1)
+        return Spend(self.n, self.spent + cost + EVAL_COST * work, each, self.rounds + 1)
 
-    def fit(self, want: int, per_block: float) -> int:
+    def evaluations(self, most: float, work: int) -> int:
+        """The count :attr:`.vectors.Vectors.work` may reach in the next round (``work`` so
+        far): what is left of ``most`` (:func:`allowed`) in values."""
+        return work + int(max(0.0, most - self.spent) / EVAL_COST)
+
+    def fit(self, want: int, per_block: float, most: float) -> int:
         """How many of ``want`` blocks the next round may watch, each of about ``per_block``
-        thread-instructions (0: none; the blocks left run in plain batches)."""
-        room = max(WATCH_SHARE * self.n * per_block, WATCH_FLOOR) - self.spent
-        most = int(room // max(1.0, WATCH_COST * per_block)) - WATCH_FIXED
-        return max(0, min(want, most))
+        thread-instructions and the values :attr:`made`, within what is left of ``most``
+        (:func:`allowed`; 0: none, the blocks left run in plain batches). Its evaluations are
+        held to what is left by :meth:`evaluations` (those of values evaluated window by
+        window are not expected again: the vectors are kept whole once evaluated)."""
+        each = WATCH_COST * per_block
+        room = most - self.spent - WATCH_FIXED * each
+        fits = int(room // max(1.0, each + EVAL_COST * self.made))
+        return max(0, min(want, fits))
 
     def said(self, watched: int, left: int, unit: str) -> str:
         """The decision in words, for the report."""
@@ -92,8 +125,9 @@ class Spend:
         return (
             f"The rounds ended after {watched:,} {one} run watched, where watching more to find "
             f"their classes would cost more than running the {left:,} {unit} left in plain "
-            f"batches (a block watched costs about {WATCH_COST} run plainly, and the rounds "
-            f"at most {WATCH_SHARE} time(s) what running every block plainly costs)."
+            f"batches (a block watched costs about {WATCH_COST} run plainly and the values "
+            f"evaluated for it, and the rounds at most {_share(SHARE)} of what running "
+            "every block plainly costs, besides what the classes found save)."
         )
 
 

@@ -35,6 +35,7 @@ from ..state import Block, Idx
 from . import agree
 from .evaluated import EVALUATED, base_opcode, sources
 from .forms import SPLIT, Pending
+from .held import tidy
 from .watch import Watch
 
 #: instructions whose forms are made for each CTA apart (their agreements are a block's)
@@ -166,11 +167,14 @@ class Watches:
 
     def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
         if pending is None:  # every CTA's destinations lose their forms (one store)
-            self.watches[0].after(None, m, blk, ix)
-            return
-        _read_reps(pending)
-        for w, ids, p in pending:
-            w.after(p, m, blk, ids)
+            self.watches[0].after(None, m, blk, ix, alone=False)
+        else:
+            _read_reps(pending)
+            for w, ids, p in pending:
+                w.after(p, m, blk, ids, alone=False)
+        forms = [w.forms for w in self.watches if w.forms is not None]
+        if forms:
+            tidy(forms, blk.threads if isinstance(ix, slice) else len(ix))
 
     def requests(self, tainted: dict[int, dict[int, int]], recorded: int) -> None:
         """The batch recorded ``recorded`` shared-memory requests; ``tainted``: per block (of

@@ -5,7 +5,7 @@ A *block vector* holds one value per candidate block (:mod:`.forms`). The vector
 instruction evaluated over the blocks (:mod:`.shadow`: one per group of threads with other
 sources, per register it writes) take ``groups x blocks`` values: 256 groups over 65,536
 blocks are 64 MiB for one instruction. Where that passes :data:`EAGER` values, or a source is
-itself kept as a step, :class:`Vectors` keeps the *step* instead (:class:`Step`: the
+itself kept as a step, :class:`Vectors` keeps the *step* instead (:class:`.distinct.Step`: the
 instruction and, per group, what each source register holds: a constant and a source
 vector), and evaluates it on demand over a window of blocks, every step it depends on
 evaluated for the same window first, through the emulator's own step on the shadow block
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ....plumbing.frozen import frozen
-from .distinct import Distinct, Maps, Plan, Spread, interned, planned, spread
+from .distinct import Distinct, Maps, Plan, Spread, Step, Stepper, interned, planned, spread
 
 #: values one window's evaluation holds at most (over every step it evaluates)
 ELEMENTS = 1 << 21
@@ -43,6 +43,10 @@ EAGER = 1 << 21
 #: :class:`Unknown` (the decision reading it is not proven, and the blocks left run as
 #: they would without classes)
 WORK = 1 << 31
+#: a value made for a whole instruction at once counts this many pairs (read over every block
+#: by the watch: bl_tiles's first block's 52 million, 2.5 s); past :attr:`Vectors.most` the
+#: instruction's vectors are kept as its step, whose evaluation then stops
+MADE_WEIGHT = 2
 #: the vectors kept whole take at most this much memory (past it no new vector is made)
 VECTOR_BYTES = 256 << 20
 #: of it, the share vectors kept whole may take before an instruction's are kept as a step
@@ -54,54 +58,11 @@ POINTS = 64
 SPAN_VALUES = 1 << 24
 #: what a step kept, and each vector made by one, count against the bytes (besides its loads)
 _ENTRY_BYTES = 64
-#: a select's guard: the predicate register (kind, index) and whether it is negated
-Guard = tuple[str, int, bool]
-
-if TYPE_CHECKING:
-    import numpy.typing as npt
-
-    Loaded = tuple[str, int, npt.NDArray[Any]]  # (kind, index, values per (group, block))
-
-
-class Stepper(Protocol):
-    """What runs one instruction over many (group, block) pairs: :class:`.shadow.Shadow`."""
-
-    def step(
-        self,
-        m: int,
-        loads: Sequence[Loaded],
-        rows: Sequence[tuple[str, int]],
-        total: int,
-        guard: Guard | None = None,
-    ) -> dict[tuple[str, int], Any]: ...
 
 
 class Unknown(Exception):
     """A vector kept as a step could not be evaluated for some blocks (the step refused
     their values, or read a register it was not given)."""
-
-
-@frozen
-class Load:
-    """What a step reads from one register, per group: ``k`` and a vector (-1: none)."""
-
-    kind: str
-    index: int
-    ks: Any  # uint32 per group (bool for a predicate)
-    vids: Any  # int per group
-
-
-@frozen
-class Step:
-    """Instruction ``m`` over ``groups`` groups: its loads and the registers it writes, and
-    its guard where the step is a select (each register written where the guard holds, its
-    loaded value kept elsewhere: :mod:`.guarded`)."""
-
-    m: int
-    loads: tuple[Load, ...]
-    rows: tuple[tuple[str, int], ...]
-    groups: int
-    guard: Guard | None = None
 
 
 @frozen
@@ -114,7 +75,7 @@ class _Made:
 
 
 @frozen
-class _Same:
+class Same:
     """The agreement of vector ``vid`` with its value in block ``rep`` (made on first use)."""
 
     vid: int
@@ -123,7 +84,7 @@ class _Same:
 
 class Vectors:
     """Block vectors over the ``n`` candidate blocks, each with an id: whole arrays (kept
-    once by content), vectors a :class:`Step` makes, and agreements."""
+    once by content), vectors a :class:`.distinct.Step` makes, and agreements."""
 
     def __init__(self, n: int, stepper: Stepper) -> None:
         self.n = n
@@ -136,6 +97,7 @@ class Vectors:
         self._maps = Maps()  # each block's distinct block, of the vectors held spread
         self._agreed: dict[tuple[int, int], int] = {}  # whole vectors' agreements, made once
         self.bytes = 0  # of vectors kept whole
+        self.tidy_at = 0  # past it (and .held.TIDY), the vectors no form holds are let go
         self.kept = 0  # of steps kept
         self.full = False
         # blocks' values, by step (a class's block's, or those of the blocks run together)
@@ -143,8 +105,11 @@ class Vectors:
         self._spans: dict[tuple[int, int], dict[int, Any]] = {}  # the same, over a span
         self._widest = 1  # the most values a step kept makes for one block
         self._made = np.zeros(1024, dtype=bool)  # by id: kept as a step (not yet whole)
-        self.work = 0  # (group, block) pairs the steps kept were evaluated for
-        self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)
+        self.work = 0  # (group, block) pairs evaluated (made whole: MADE_WEIGHT each)
+        self.made = 0  # of them, those made whole (weighted)
+        self.most = WORK  # at most (:mod:`.classes` asks for less where blocks cost less)...
+        self.per_ran = 0.0  # ... and this many more per thread-instruction the watch ran
+        self.ran = 0  # (counted by :func:`.held.tidy`; :mod:`.classes` may start it below 0)
         self._distinct = Distinct()  # the distinct blocks of whole vectors a step reads
 
     # --- making vectors ---------------------------------------------------------------
@@ -186,12 +151,15 @@ class Vectors:
         lazy = (
             size > EAGER
             or self.bytes + 4 * size > VECTOR_BYTES // _WHOLE_SHARE
+            or self.work >= self.allowed()
             or any(self.any_step(ld.vids) for ld in step.loads)
         )
         if not lazy:
             got, at = self._values(
                 step, [planned(ld.vids, self.values, _Made) for ld in step.loads], 0, self.n, {}
             )
+            made = MADE_WEIGHT * step.groups * (self.n if at is None else int(at.max()) + 1)
+            self.work, self.made = self.work + made, self.made + made
             out: dict[tuple[str, int], list[int]] = {}
             for row in step.rows:
                 a = got[row]
@@ -228,6 +196,20 @@ class Vectors:
                 out[row].append(len(self.values) - 1)
         return out
 
+    def forget(self, dead: Any) -> None:
+        """Let go of the vectors ``dead`` (a mask over the ids, held whole: :mod:`.held`)."""
+        for v in np.flatnonzero(dead).tolist():
+            self.values[v] = None
+        self._ids = {k: v for k, v in self._ids.items() if not dead[v]}
+        self._agreed = {k: v for k, v in self._agreed.items() if not dead[[k[0], v]].any()}
+        held = {id(v): v.nbytes for v in self.values if isinstance(v, (np.ndarray, Spread))}
+        self.bytes = self._maps.bytes + sum(held.values())
+
+    def allowed(self) -> int:
+        """The pairs the evaluations may reach now (:attr:`most`, and :attr:`per_ran` for
+        each thread-instruction the watched blocks ran: the first round's)."""
+        return min(WORK, self.most + int(self.per_ran * max(0, self.ran)))
+
     def same_as(self, vid: int, rep: int) -> int:
         """The id of the agreement of vector ``vid`` with its value in block ``rep``."""
         v = self.values[vid]
@@ -240,7 +222,7 @@ class Vectors:
             return got
         got = self._agreed.get((vid, rep))  # (one per vector and block: a causal
         if got is None:  # attention's 64 x 32 grid asked 7 million times)
-            self.values.append(_Same(vid, rep))
+            self.values.append(Same(vid, rep))
             got = self._agreed[(vid, rep)] = len(self.values) - 1
         return got
 
@@ -258,7 +240,7 @@ class Vectors:
         """Agreements ``vids`` over the candidates (bool), those not yet made evaluated
         together, a window at a time; raises :class:`Unknown` where a vector one is made
         from cannot be evaluated."""
-        todo = {v: self.values[v] for v in vids if isinstance(self.values[v], _Same)}
+        todo = {v: self.values[v] for v in vids if isinstance(self.values[v], Same)}
         if todo:
             at = {v: self.at(same.vid, same.rep) for v, same in todo.items()}
             out = {v: np.empty(self.n, dtype=bool) for v in todo}
@@ -399,7 +381,7 @@ class Vectors:
     def _window(self, vids: Sequence[int], lo: int, hi: int, memo: dict[int, Any]) -> Any:
         for s in self._needed(vids, memo):
             self.work += self.steps[s].groups * (hi - lo)
-            if self.work > min(WORK, self.most):
+            if self.work > self.allowed():
                 raise Unknown(f"the steps kept were evaluated for {self.work:,} pairs")
             memo[s] = spread(*self._values(self.steps[s], self._plans[s], lo, hi, memo))
         return {v: self._slice(v, lo, hi, memo) for v in vids}

@@ -52,6 +52,7 @@ from ..state import TAINT_BLOCK, Block, Idx
 from . import guarded
 from .evaluated import EVALUATED, base_opcode
 from .forms import Forms
+from .held import tidy
 
 if TYPE_CHECKING:
     from ..decode import Program
@@ -341,10 +342,13 @@ class Watch:
             return pending
         return None if self.forms is None else self.forms.before(m, blk, ix, whole)
 
-    def after(self, pending: Any, m: int, blk: Block, ix: Idx) -> None:
-        """The step :meth:`before` looked at ran (:meth:`.forms.Forms.after`)."""
+    def after(self, pending: Any, m: int, blk: Block, ix: Idx, alone: bool = True) -> None:
+        """The step :meth:`before` looked at ran (:meth:`.forms.Forms.after`); ``alone``:
+        no other block's step is in flight (the vectors no form holds may be let go of)."""
         if self.forms is not None:
             self.forms.after(pending, m, blk, ix)
+            if alone:
+                tidy([self.forms], blk.threads if isinstance(ix, slice) else len(ix))
 
     def _returns(self, m: int, blk: Any, at: Any) -> bool:
         """Whether instruction ``m`` is a return proven to go back to its call site for the
