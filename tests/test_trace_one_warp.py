@@ -78,14 +78,14 @@ def test_a_warps_one_row_has_the_hash_of_a_batchs_row() -> None:
     addr = (np.arange(32, dtype=np.int64) * 132).reshape(1, 32)
     part = np.ones((1, 32), dtype=bool)
     part[0, 7] = False
-    for active in (rows._every_lane(32), np.ones((1, 32), dtype=bool), part):
+    for active in (rows.every_lane(32), np.ones((1, 32), dtype=bool), part):
         assert rows._key(addr, active) == int(rows._hash(addr, active, None, None)[0])
 
 
 def test_a_row_found_again_keeps_its_number() -> None:
     rng = np.random.default_rng(3)
     pool = rng.integers(0, 1 << 16, (5, 32)).astype(np.int64) * 4
-    every = rows._every_lane(32)
+    every = rows.every_lane(32)
     kept = rows.DistinctRows(32)
     first = kept.add(pool, np.ones((5, 32), dtype=bool)).tolist()  # a batch's rows
     picks = rng.integers(0, 5, 40).tolist()

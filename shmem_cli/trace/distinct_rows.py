@@ -55,13 +55,13 @@ def _hash(addr: I64, active: B8, src: I64 | None, nbytes: I64 | None) -> Any:
 
 
 _ROW_MIX: dict[int, tuple[Any, int]] = {}  # per lane count: the addresses' multipliers, and
-# the active lanes' sum for a row of every lane on (_every_lane's)
+# the active lanes' sum for a row of every lane on (every_lane's)
 
 
 def _key(addr: I64, active: B8) -> int:
     """:func:`_hash` of a call's one row without a global side, as an int (the same sums,
     without its arrays; wrapping sums do not depend on their order, so np.vdot's is
-    np.dot's; a row of every lane on, :func:`_every_lane`'s, adds a sum made once)."""
+    np.dot's; a row of every lane on, :func:`every_lane`'s, adds a sum made once)."""
     lanes = addr.shape[1]
     mix = _ROW_MIX.get(lanes)
     if mix is None:
@@ -194,7 +194,7 @@ def _one_warp_rows(
     w = int(tids[0]) // ws
     if len(tids) == ws:  # every lane (sorted, distinct): the row is the addresses
         row = np.asarray(addr, dtype=np.int64).reshape(1, ws)
-        act = _every_lane(ws)
+        act = every_lane(ws)
     else:
         lanes = tids - w * ws
         row = np.zeros((1, ws), dtype=np.int64)
@@ -214,7 +214,7 @@ def taint_or(taint: Any) -> int:
 _EVERY: dict[int, B8] = {}
 
 
-def _every_lane(ws: int) -> B8:
+def every_lane(ws: int) -> B8:
     """A read-only (1, ws) row of active lanes, all true (made once per warp size)."""
     act = _EVERY.get(ws)
     if act is None:

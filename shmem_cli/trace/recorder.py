@@ -17,7 +17,7 @@ import numpy as np
 from ..cuda.sass import Instruction
 from ..hardware.arch import SM90
 from ..hardware.engine import AccessKind
-from .distinct_rows import Allowance, RecordsFull, taint_or, warp_rows
+from .distinct_rows import Allowance, RecordsFull, every_lane, taint_or, warp_rows
 from .emulator.trace_error import TraceError
 from .folds import Tally
 from .requests import I64, U8, Coster, InstructionRecords, TmaFill
@@ -117,6 +117,12 @@ class Recorder:
         if self.control is not None:
             taint = np.asarray(taint, dtype=np.uint8) | self.control[tids]
         rec = self._at(index, ins, kind)
+        ws = self.warp_size
+        if src is None and costs is None and len(tids) == ws:
+            w = int(tids[0]) // ws
+            if int(tids[-1]) == w * ws + ws - 1:  # sorted, distinct: every lane of warp w
+                self._whole_warp(rec, index, w, addr, taint, warp_ids)
+                return
         uw, rows, act, t, src_rows, byte_rows = warp_rows(
             tids, self.warp_size, addr, np.asarray(taint, dtype=np.uint8), src, src_bytes
         )
@@ -135,6 +141,28 @@ class Recorder:
         self.requests += len(rows)
         if t if isinstance(t, int) else np.count_nonzero(t):  # (one warp's: an int)
             self._note_taint(index, warp_ids[uw], t)
+
+    def _whole_warp(
+        self, rec: InstructionRecords, index: int, w: int, addr: I64, taint: U8 | int,
+        warp_ids: I64,
+    ) -> None:  # fmt: skip
+        """:meth:`record` of every lane of the batch's warp ``w`` (most steps): its row is
+        the lane addresses, kept without :func:`.distinct_rows.warp_rows`' general path."""
+        counts = self._counts.get(index)
+        if counts is None:
+            counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
+        row, every = np.asarray(addr, dtype=np.int64).reshape(1, -1), every_lane(self.warp_size)
+        t, warp = taint_or(taint), warp_ids[w]
+        try:
+            rec.add_one(row, every, warp, counts[w], t)
+        except RecordsFull:
+            if not self.fold():
+                raise
+            rec.add_one(row, every, warp, counts[w], t)  # into the whole bound, freed
+        counts[w] += 1
+        self.requests += 1
+        if t:
+            self._note_taint(index, warp, t)
 
     def address_taint(
         self, index: int, tids: npt.NDArray[np.intp], taint: U8 | int, warp_ids: I64

@@ -166,10 +166,10 @@ class InstructionRecords:
         if cost is not None and self.cost is None:  # kept beside the others from now on
             self.allowance.take(8 * len(self.warp))
             self.cost = np.zeros(len(self.warp), dtype=np.int64)
-        self._grow(k)
         if k == 1 and src is None and cost is None and isinstance(taint, int):
-            self._add_one(addr, active, warp, iteration, taint)  # a warp's (most steps)
+            self.add_one(addr, active, warp, iteration, taint)  # a warp's (most steps)
             return
+        self._grow(k)
         s = slice(self.n, self.n + k)
         if k == 1 and src is None:  # a warp's one request: its number as is
             self.row[self.n] = self.distinct.add_row(addr, active)
@@ -186,9 +186,11 @@ class InstructionRecords:
             self.sources |= taint_or(taint)
         self.n += k
 
-    def _add_one(self, addr: I64, active: B8, warp: Any, iteration: Any, taint: int) -> None:
-        """:meth:`add` of one row whose warp, iteration and taint are numbers (room made):
-        each kept at its place (an item set costs a third of a slice's on a warp's step)."""
+    def add_one(self, addr: I64, active: B8, warp: Any, iteration: Any, taint: int) -> None:
+        """:meth:`add` of one row ((1, lanes) arrays) whose warp, iteration and taint are
+        numbers: each kept at its place (an item set costs a third of a slice's on a warp's
+        step)."""
+        self._grow(1)
         n = self.n
         self.row[n] = self.distinct.add_row(addr, active)
         self.warp[n] = warp

@@ -257,13 +257,14 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
                     z, tz = rc(b, ix)
                     c, ty = z.view(np.float32), ty | tz
             r = p if c is None else p + c
-            v = _plain_bits(r)
+            v = _plain_bits(r)  # (a value per thread: r has the threads' shape)
             if v is None:  # a NaN, or rare: the sum may have rounded onto a tie
                 with np.errstate(invalid="ignore", over="ignore"):
                     v = canonical_nan32(r, r.astype(np.float32).view(_U))
                 if c is not None and _maybe_halfway(r):
                     v = round_exact_f32(*two_sum(p, c.astype(np.float64)), "RN", False)
-            w(b, ix, spread(v, b.count(ix)), tx | ty)
+                v = spread(v, b.count(ix))
+            w(b, ix, v, tx | ty)
 
         return fast
 
