@@ -105,7 +105,7 @@ def test_resident_blocks_whose_tickets_never_end_are_bounded_as_a_block_alone() 
     start = time.monotonic()
     with pytest.raises(TraceError) as err:
         trace_file(request)
-    assert time.monotonic() - start < 20
+    assert time.monotonic() - start < HANG_S  # a liveness guard, not a timing
     said = err.value.message
     assert "time limit of 1 s for the 132 resident blocks run first, in block" in said, said
     assert "hostile5.cu:1" in said and "raise --time-limit" in said, said
@@ -157,7 +157,7 @@ def test_a_macro_is_evaluated_once_however_often_it_is_named() -> None:
     assert declared.evaluate("X14", _macro_tower("+", 14)) == 3 * 4**14
     assert declared.evaluate("X16", _macro_tower("+", 16)) is None  # 17 macros deep: as before
     assert declared.evaluate("A", {"A": "B + 1", "B": "A + 1"}) is None  # naming itself
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < HANG_S  # a liveness guard, not a timing
 
 
 @pytest.mark.parametrize(
@@ -172,7 +172,7 @@ def test_a_macro_is_evaluated_once_however_often_it_is_named() -> None:
 def test_an_expression_past_any_size_is_none(expr: str) -> None:
     start = time.monotonic()
     assert declared.evaluate(expr, _macro_tower("*", 14)) is None
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < HANG_S  # a liveness guard, not a timing
 
 
 @pytest.mark.slow
@@ -278,7 +278,7 @@ def test_callsites_of_a_huge_ttgir_are_bounded(calls: int, depth: int) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < HANG_S  # a liveness guard, not a timing
     assert peak < 200 << 20, peak
     kernel = (("/k/kernels.py", 5),)
     if calls * 2 + depth > callsites.MAX_ALIASES:
@@ -334,7 +334,7 @@ def test_sibling_calls_are_looked_for_in_bounded_time(rows: int, depth: int) -> 
     lines = source_lines(fn, _user_file)
     start = time.monotonic()
     marked = sibling_lines(fn, lines, _user_file, links)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < HANG_S  # a liveness guard, not a timing
     if rows * depth <= MAX_VISITS:
         assert len(marked) == rows and set(marked.values()) == {(("/p/k.cu", 9),)}
     else:
@@ -352,7 +352,7 @@ def test_a_listing_of_a_deep_inlining_chain_is_read_in_linear_time() -> None:
     sass += '\t//## File "/p/k.cu", line 9\n        /*0000*/                   LDS R0, [R1] ;\n'
     start = time.monotonic()
     (fn,) = parse(sass)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < HANG_S  # a liveness guard, not a timing
     (ins,) = fn.instructions
     assert len(ins.locations) == levels + 1
     assert ins.locations[0] == ("/p/include/lib.h", 0) and ins.locations[-1] == ("/p/k.cu", 9)
