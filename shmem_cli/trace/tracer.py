@@ -175,11 +175,15 @@ def trace_kernel(
     banks = dict(constants.banks) if constants else {}
     if constants and constants.global_sections:  # the module's __device__ data, as loaded
         sections = dict(constants.global_sections)
+        tables: dict[str, bytearray] = {}  # each section copied once: a copy a slot was hours
         for sec, offset, name, add in constants.function_slots:  # virtual tables: addresses
             body = sections[sec]
             if name in function.labels and isinstance(body, bytes) and offset + 8 <= len(body):
                 value = ((function.labels[name] + add) % (1 << 64)).to_bytes(8, "little")
-                sections[sec] = body[:offset] + value + body[offset + 8 :]
+                if sec not in tables:
+                    tables[sec] = bytearray(body)
+                tables[sec][offset : offset + 8] = value
+        sections.update((sec, bytes(table)) for sec, table in tables.items())
         at = link_globals(banks, constants.global_slots, sections, memory.add_buffer)
         data = {name: at[sec] + value for name, (sec, value) in constants.code_symbols.items()}
         function = place_data(function, data)  # addresses the code takes (-G)
