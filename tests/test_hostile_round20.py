@@ -2,18 +2,23 @@
 fixed", item 20).
 
 A cubin's global data whose relocations name a function many times over (a virtual table of
-millions of entries) is filled in one copy of each section, not one copy a slot.
+millions of entries) is filled in one copy of each section, not one copy a slot. ``lint
+--write-baseline -`` is standard output, as ``-o -`` is.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from shmem_cli.cli import main
 
 from .conftest import TRACE_DATA, needs_nvdisasm
-from .hostile import refused, shmem
+from .hostile import REPO, refused, shmem
 
 CALLS = TRACE_DATA / "calls" / "calls.sm_90.cubin"
 _HEADER = "<IIQQQQIIQQ"  # an ELF64 section header
@@ -74,3 +79,18 @@ def test_a_virtual_table_of_many_slots_is_filled_in_one_copy(tmp_path: Path) -> 
     cubin = _virtual_table(tmp_path / "table.cubin", 4 << 20, 100_000)
     ran = shmem("trace", str(cubin), "-k", "pointer_call", "-b", "32", "-a", "1=0", "--no-tables")
     refused(ran, "calls.cu:51:1: error: the kernel calls a function outside it")
+
+
+def test_a_dash_for_the_baseline_written_is_standard_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --write-baseline - wrote a file named "-" in the current folder (-o - was mended in
+    # round 19)
+    monkeypatch.chdir(tmp_path)
+    spec = str(REPO / "access_specs" / "column_read_32x32.yaml")
+    res = CliRunner().invoke(main, ["lint", "--no-config", spec, "--write-baseline", "-"])
+    assert res.exit_code == 0, res.output
+    written = json.loads(res.stdout)
+    assert written["tool"] == "shmem" and written["findings"] == [], res.output
+    assert "wrote 0 findings to standard output" in res.stderr, res.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -18,6 +18,7 @@ from ..render.checks.formats import FORMATS as CHECK_FORMATS
 from .common import (
     CONTEXT,
     MAX_JOBS,
+    STDIO,
     ExitCode,
     ShmemCommand,
     check_format_names,
@@ -94,7 +95,7 @@ def _render(report: CheckReport, fmt: str, fail_on: Severity, color: bool) -> st
 @click.option(
     "--write-baseline",
     type=click.Path(dir_okay=False),
-    help="Record every current finding in FILE (atomically) and exit 0.",
+    help="Record every current finding in FILE (atomically; - for standard output) and exit 0.",
 )
 @click.option(
     "--exclude",
@@ -246,10 +247,12 @@ def lint(
     invalid = any(f.code == "SH100" for f in report.findings)
 
     if write_baseline is not None:
-        baselines.write_baseline(write_baseline, report.findings)
+        # '-' is standard output, as for -o (it wrote a file named '-')
+        emit(baselines.render_baseline(report.findings), write_baseline)
         n = len(report.findings)
+        where = "standard output" if write_baseline == STDIO else write_baseline
         current_environment().err(
-            f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {write_baseline}"
+            f"shmem lint: wrote {n} finding{'s' if n != 1 else ''} to {where}"
         )
         sys.exit(ExitCode.USAGE if invalid else ExitCode.OK)
 

@@ -21,7 +21,6 @@ from typing import Any
 from ..checks.report import CheckReport, Finding
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError, shorten
-from ..plumbing.fsutil import write_atomic
 
 SCHEMA_VERSION = 1
 #: The largest baseline read (about 200 bytes per finding: some 300,000 findings).
@@ -56,10 +55,6 @@ def render_baseline(findings: Iterable[Finding]) -> str:
     )
     doc = {"schema_version": SCHEMA_VERSION, "tool": "shmem", "findings": entries}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def write_baseline(path: str | Path, findings: Iterable[Finding]) -> None:
-    write_atomic(path, render_baseline(findings))
 
 
 def load_baseline(path: str | Path) -> Counter[Key]:
