@@ -144,7 +144,11 @@ def test_a_cluster_attribute_cuda_cannot_launch_is_refused(
 @pytest.mark.parametrize(
     ("args", "why"),
     [
-        (("--grid", "3"), "the grid's x (3) is not a multiple of the cluster's (2)"),
+        (
+            ("--grid", "3"),
+            "the grid's x (3) is not a multiple of the cluster's (2, the kernel's "
+            "__cluster_dims__): CUDA launches whole clusters only; give --grid 4",
+        ),
         (("--grid", "4", "--cluster", "4"), "the kernel declares __cluster_dims__(2, 1, 1)"),
         pytest.param(
             ("--grid", "32", "--cluster", "17"),

@@ -69,6 +69,22 @@ def test_a_cluster_is_checked_as_the_driver_checks_it() -> None:
     assert plan.cluster == (2, 1, 1)
 
 
+def test_a_grid_of_part_clusters_is_told_the_whole_grid_to_give() -> None:
+    """The default grid of 1 with a kernel's __cluster_dims__(2, 1, 1), which the user never
+    typed: the refusal says where the cluster came from and the grid of whole clusters."""
+    info = read_cubin(DSM, use_tools=False)
+    declared = find_kernel(info, "cg_map")
+    with pytest.raises(ShmemError) as caught:
+        plan_launch(declared, kernel_params(declared, None), block=(256, 1, 1), grid=(1, 1, 1))
+    assert caught.value.message == (
+        "the grid's x (1) is not a multiple of the cluster's (2, the kernel's __cluster_dims__): "
+        "CUDA launches whole clusters only; give --grid 2 (or another multiple of the cluster)"
+    )
+    k = find_kernel(info, "dsm_ld32")
+    with pytest.raises(ShmemError, match=r"cluster's \(2\): .*; give --grid 4,3 \("):
+        plan_launch(k, kernel_params(k, None), block=(128, 1, 1), grid=(3, 3, 1), cluster=(2, 1, 1))
+
+
 @needs_nvdisasm
 def test_dsmem_kernel_as_measured_on_the_h200() -> None:
     """cluster.cu's cluster_dsmem: every value the GPU wrote, and its local ld/st counters;

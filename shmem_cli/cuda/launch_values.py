@@ -111,13 +111,23 @@ def check_dims(dims: tuple[int, int, int], option: str, *, limit: int) -> tuple[
     return dims
 
 
-def check_whole_clusters(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> None:
-    """A grid made of whole clusters, as CUDA launches them."""
+def check_whole_clusters(
+    grid: tuple[int, int, int],
+    cluster: tuple[int, int, int],
+    *,
+    whose: str = "",
+    option: str = "--grid",
+) -> None:
+    """A grid made of whole clusters, as CUDA launches them; the refusal says where the
+    cluster came from (``whose``: the kernel's ``__cluster_dims__``, which the user may not
+    have typed) and the nearest grid of whole clusters to give as ``option``."""
     for axis, g, c in zip("xyz", grid, cluster, strict=True):
         if g % c:
+            w = [-(-n // m) * m for n, m in zip(grid, cluster, strict=True)]
             raise LaunchError(
-                f"the grid's {axis} ({g:,}) is not a multiple of the cluster's ({c}): CUDA "
-                "launches whole clusters only"
+                f"the grid's {axis} ({g:,}) is not a multiple of the cluster's ({c}{whose}): "
+                f"CUDA launches whole clusters only; give {option} {_said((w[0], w[1], w[2]))} "
+                "(or another multiple of the cluster)"
             )
 
 

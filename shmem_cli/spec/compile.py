@@ -251,7 +251,7 @@ class _Compiler(AccessCompiler):
             cluster = (c[0], c[1], c[2])
             try:
                 values.check_dims(cluster, "kernel.cluster", limit=values.MAX_CLUSTER_CTAS)
-                values.check_whole_clusters(dims, cluster)
+                values.check_whole_clusters(dims, cluster, option="kernel.grid")
             except values.LaunchError as exc:
                 raise self.err(exc.message, "kernel", "cluster") from None
         nvcc = tuple(str(a) for a in value.get("nvcc") or ())

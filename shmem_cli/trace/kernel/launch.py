@@ -218,7 +218,8 @@ def launch_cluster(
                 "that cluster only: leave --cluster out"
             )
     shape = given or declared or (1, 1, 1)
-    values.check_whole_clusters(grid, shape)
+    whose = ", the kernel's __cluster_dims__" if given is None and declared is not None else ""
+    values.check_whole_clusters(grid, shape, whose=whose)
     return (shape[0], shape[1], shape[2])
 
 
