@@ -110,6 +110,20 @@ def test_bad_values_say_why(text: str, size: int, message: str) -> None:
     assert message in err.value.message
 
 
+def test_a_struct_s_field_that_does_not_fit_its_share_names_the_offsets() -> None:
+    """view.cu's ``View { float *p; int n; int stride; }`` (16 bytes) given as three numbers
+    splits into 4-byte fields, where the pointer does not fit: the refusal says how the
+    values were split and how to give each field at its offset."""
+    with pytest.raises(ShmemError) as err:
+        value_bytes("0x7f0000000000,48,2", Param(0, 0, 16, "v", "View"))
+    assert err.value.message == (
+        "--arg 0 (v) field 0: 0x7f0000000000 does not fit in 4 byte(s) (3 values are 4-byte "
+        "fields from offset 0 of the 16-byte parameter; a struct of fields of other sizes takes "
+        "each at its offset: --arg v+OFFSET=VALUE:WIDTH, e.g. v+8=0x7f0000000000:8, a pointer's "
+        "buffer as v+OFFSET=@FILE)"
+    )
+
+
 def test_signature_types() -> None:
     assert signature_types("void k<32>(float*, float const*, int, Dims)") == [
         "float*",

@@ -265,11 +265,15 @@ def _bfloat16(value: float, text: str) -> bytes:
     return struct.pack("<H", rounded)
 
 
-def value_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
+def value_bytes(
+    text: str, size: int, where: str, ctype: str | None = None, *, key: str | None = None
+) -> bytes:
     """The ``size`` bytes of a by-value parameter from ``--arg`` text (numbers, or a struct's
     fields); ``where`` names the argument in errors; ``ctype`` is the parameter's type where
     known (a floating one takes ``1`` as 1.0; a vector of floats, its components:
-    :data:`FLOAT_VECTORS`)."""
+    :data:`FLOAT_VECTORS`); ``key``: the parameter's ``--arg`` key, where its fields may be
+    given one by one at their offsets (``KEY+OFFSET=VALUE``), named when a field does not fit
+    the size the values were split into (a struct of a pointer and two ``int``s)."""
     vector = _vector(ctype, size)
     if vector is not None and ctype is not None:
         return _vector_bytes(text, size, where, ctype, vector)
@@ -284,5 +288,15 @@ def value_bytes(text: str, size: int, where: str, ctype: str | None = None) -> b
         raise LaunchError(
             f"{where}: {n} fields of {each} bytes do not fit in the parameter's {size} bytes"
         )
-    data = b"".join(_number_bytes(f, each, f"{where} field {i}") for i, f in enumerate(fields))
+    try:
+        data = b"".join(_number_bytes(f, each, f"{where} field {i}") for i, f in enumerate(fields))
+    except LaunchError as exc:
+        if key is None:
+            raise
+        raise LaunchError(
+            f"{exc.message} ({n} values are {each}-byte fields from offset 0 of the "
+            f"{size}-byte parameter; a struct of fields of other sizes takes each at its "
+            f"offset: --arg {key}+OFFSET=VALUE:WIDTH, e.g. {key}+8=0x7f0000000000:8, a "
+            f"pointer's buffer as {key}+OFFSET=@FILE)"
+        ) from None
     return data.ljust(size, b"\0")

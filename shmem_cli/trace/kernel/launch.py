@@ -191,7 +191,13 @@ def _check_prefix(params_file: str, covered: int, params: Sequence[Param], given
 
 def value_bytes(text: str, param: Param) -> bytes:
     """The bytes of a by-value parameter from ``--arg`` text (:func:`.values.value_bytes`)."""
-    return values.value_bytes(text, param.size, f"--arg {param.label}", param.value_type)
+    return values.value_bytes(
+        text,
+        param.size,
+        f"--arg {param.label}",
+        param.value_type,
+        key=param.name or str(param.ordinal),
+    )
 
 
 def read_buffer_file(text: str, param: Param) -> bytes:
