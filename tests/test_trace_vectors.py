@@ -206,3 +206,45 @@ def test_a_step_runs_once_per_distinct_block_of_its_sources(
         got = vec.make(Step(2, (spread, other), (("R", 0),), 2))[("R", 0)]
         assert adder.ran == ran * 2
         assert [np.asarray(vec.values[v]).tolist() for v in got] == [w.tolist() for w in want]
+
+
+def test_the_spread_vectors_read_and_compared_at_their_distinct_blocks() -> None:
+    # vectors held spread on two maps and one whole, read at a window and at chosen blocks
+    # as stacking each one's values would, and compared with a value per vector block by
+    # block as the whole arrays are; a load whose groups all read a whole vector is each
+    # group's k plus its vector's values (a predicate: the values alone)
+    from shmem_cli.trace.emulator.alike.distinct import Spread, agreeing, loaded, planned, rows
+
+    blocks = 40
+    x = np.arange(blocks) % 4
+    y = np.arange(blocks) // 8
+    mx, my = x.astype(np.int32), y.astype(np.int32)
+    held = [
+        Spread(np.array([5, 6, 7, 8], np.uint32), mx),
+        Spread(np.array([1, 1, 2, 9, 9], np.uint32), my),
+        np.arange(100, 100 + blocks, dtype=np.uint32),
+        Spread(np.array([0, 3, 0, 3], np.uint32), mx),
+    ]
+    whole = [np.asarray(v) for v in held]
+    assert whole[0].tolist() == (x + 5).tolist() and whole[1][[0, 8, 24]].tolist() == [1, 1, 9]
+    for cut in (slice(3, 29), np.array([0, 5, 17, 39])):
+        assert rows(held, cut).tolist() == [w[cut].tolist() for w in whole]
+    for rep in (0, 13, 38):
+        want = np.ones(blocks, bool)
+        for w in (whole[0], whole[1], whole[3]):
+            want &= w == w[rep]
+        got = agreeing([(held[i], int(whole[i][rep])) for i in (0, 1, 3)], blocks)
+        assert got.tolist() == want.tolist()
+    vids = np.array([2, 0, 2, 1])
+    plan = planned(vids, held, type(None))
+    ks = np.array([1, 2, 3, 4], np.uint32)
+    src = rows([held[v] for v in plan.whole], slice(0, blocks))
+    want_sum = [(whole[v] + ks[g]).tolist() for g, v in enumerate(vids.tolist())]
+    assert loaded(ks, False, plan, src, blocks).tolist() == want_sum
+    same = planned(np.array([2, 2, 2, 2]), held, type(None))
+    one = rows([held[v] for v in same.whole], slice(0, blocks))
+    assert loaded(ks, False, same, one, blocks).tolist() == [(whole[2] + k).tolist() for k in ks]
+    part = planned(np.array([2, -1, 0, -1]), held, type(None))
+    src = rows([held[v] for v in part.whole], slice(0, blocks))
+    want_part = [whole[2] + 1, np.full(blocks, 2), whole[0] + 3, np.full(blocks, 4)]
+    assert loaded(ks, False, part, src, blocks).tolist() == [w.tolist() for w in want_part]

@@ -169,6 +169,8 @@ def _distinct(values: Sequence[Any], lo: int, hi: int) -> Map:
     for k, v in enumerate(values):
         factor = _FACTORS[k % len(_FACTORS)] + np.uint64(2 * (k // len(_FACTORS)))
         h = h * np.uint64(0x100000001B3) + np.asarray(v[lo:hi]).astype(np.uint64) * factor
+        if k == 0 and len(values) > 1 and len(np.unique(h)) > SHARE * (hi - lo):
+            return None  # (one vector alone has too many: the blocks of all only more)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
     if len(first) > SHARE * (hi - lo):
         return None
@@ -208,6 +210,65 @@ class Spread:
     @property
     def nbytes(self) -> int:
         return int(self.small.nbytes)
+
+
+def rows(held: Sequence[Any], cut: Any) -> Any:
+    """The values at ``cut`` (a slice or the positions of blocks) of the whole vectors
+    ``held``, a row each (as ``np.stack`` of each one's): those held spread on one map
+    gathered through it together (a step's 256 groups' vectors over 4,096 blocks: one
+    gather, not 256)."""
+    shared: dict[tuple[int, int], list[int]] = {}
+    for i, v in enumerate(held):
+        if isinstance(v, Spread):
+            shared.setdefault((id(v.at), len(v.small)), []).append(i)
+    if len({v.dtype for v in held}) != 1 or all(len(i) < 2 for i in shared.values()):
+        return np.stack([np.asarray(v[cut]) for v in held])
+    first = np.asarray(held[0][cut])
+    out = np.empty((len(held), len(first)), first.dtype)
+    spread_ = {i for at in shared.values() for i in at}
+    for i, v in enumerate(held):
+        if i not in spread_:
+            out[i] = v[cut]
+    for at in shared.values():
+        out[at] = np.stack([held[i].small for i in at])[:, held[at[0]].at[cut]]
+    return out
+
+
+def loaded(ks: Any, pred: bool, plan: Plan, src: Any, w: int) -> Any:
+    """A load's values, groups x ``w`` blocks: each group's ``k``, plus (a predicate: in
+    place of) the values ``src[plan.row]`` of the whole vector it reads (``src``: each whole
+    vector's, a row each); the values of vectors kept as steps are set in after. Where every
+    group reads a whole vector, made in place (a step's 256 groups over 4,096 blocks: two
+    passes over them, not five)."""
+    if len(plan.at) < len(ks) or not len(ks):
+        out = np.repeat(ks[:, None], w, axis=1)
+        if len(plan.at):
+            out[plan.at] = src[plan.row] if pred else src[plan.row] + ks[plan.at, None]
+        return out
+    if len(src) == 1:  # (every group reads the same vector: a thread's k apart)
+        out = np.empty((len(ks), w), ks.dtype)
+        out[...] = src[0]
+    else:
+        out = src[plan.row].astype(ks.dtype, copy=False)
+    if not pred:
+        out += ks[:, None]
+    return out
+
+
+def agreeing(held: Sequence[tuple[Spread, int]], n: int) -> Any:
+    """The blocks (of ``n``) in which each :class:`Spread` vector of ``held`` holds its value
+    there: compared at their distinct blocks, then mapped back once per map (the watch's
+    comparisons of a step's 256 vectors over 4,096 blocks read 8 values each)."""
+    out = np.ones(n, dtype=bool)
+    shared: dict[tuple[int, int], tuple[Any, Any]] = {}
+    for v, value in held:
+        key = (id(v.at), len(v.small))
+        ok = v.small == value
+        got = shared.get(key)
+        shared[key] = (v.at, ok if got is None else got[1] & ok)
+    for at, ok in shared.values():
+        out &= ok[at]
+    return out
 
 
 class Maps:

@@ -47,6 +47,7 @@ from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
 from ..taint_flow import taint_destinations
 from . import agree, evaluated, vectors, votes
+from .distinct import Spread, agreeing
 from .evaluated import EVALUATED, base_opcode
 from .shadow import Shadow
 from .vectors import Unknown, Vectors
@@ -198,9 +199,15 @@ class Forms:
         if held is None or not held[2][ids[blocky]].all():
             return None
         vids = [int(i) for i in np.unique(held[1][ids[blocky]]) if i >= 0]
+        spread = [i for i in vids if isinstance(self.vec.values[i], Spread)]
+        if spread:  # (at their distinct blocks)
+            out &= agreeing(
+                [(self.vec.values[i], self.vec.at(i, self.rep)) for i in spread], len(out)
+            )
+        vids = [i for i in vids if i not in spread]
         try:
             at = {i: self.vec.at(i, self.rep) for i in vids}
-            for lo, hi, got in self.vec.windows(vids):
+            for lo, hi, got in self.vec.windows(vids) if vids else ():
                 for i, v in got.items():
                     out[lo:hi] &= v == at[i]
         except Unknown:

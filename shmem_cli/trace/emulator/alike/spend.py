@@ -36,7 +36,13 @@ from ..trace_error import TraceError
 
 #: a block watched costs about this many blocks run in a plain batch, per thread-instruction
 #: (a causal attention's rounds of 11, 16 and 43 blocks, 2026-12-06: 4.6, 5.5 and 4.0 times;
-#: at 32 x 16, of 11 and 16 since its steps run once per distinct block: 4.0 and 4.3)
+#: at 32 x 16, of 11 and 16 since its steps run once per distinct block: 4.0 and 4.3).
+#: Re-measured since the watch compares spread vectors at their distinct blocks (CPU of each
+#: round, bench/rounds.py's hooks, against the model's thread-instructions at 9.9 ns each, a
+#: plain batch's of the same launch; load 4): bl_tiles k = 7 x 8 tiles, the budget open,
+#: rounds of 1, 4 and 2 blocks 0.80, 1.30 and 0.73 times the model, values evaluated
+#: included (before: 0.95, 1.84, 0.92); the causal attention's rounds of 1 and 4 blocks 28
+#: and 9 times a plain batch per thread-instruction against the model's 36 and 12: kept
 WATCH_COST = 4
 #: a round costs as much again as this many blocks more (its rounds of 4 blocks: 13 times,
 #: of one block: 57 times; since the distinct blocks 9 and 33 times, the one block's own

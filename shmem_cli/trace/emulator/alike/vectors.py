@@ -31,7 +31,20 @@ from typing import Any
 import numpy as np
 
 from ....plumbing.frozen import frozen
-from .distinct import Distinct, Maps, Plan, Spread, Step, Stepper, interned, planned, spread
+from .distinct import (
+    Distinct,
+    Maps,
+    Plan,
+    Spread,
+    Step,
+    Stepper,
+    agreeing,
+    interned,
+    loaded,
+    planned,
+    rows,
+    spread,
+)
 
 #: values one window's evaluation holds at most (over every step it evaluates)
 ELEMENTS = 1 << 21
@@ -216,7 +229,9 @@ class Vectors:
         if isinstance(v, (np.ndarray, Spread)):
             got = self._agreed.get((vid, rep))
             if got is None:
-                got = self.intern(np.asarray(v) == v[rep])
+                got = self.intern(
+                    agreeing([(v, v[rep])], self.n) if isinstance(v, Spread) else v == v[rep]
+                )
                 if got >= 0:  # (-1: past the budget, asked again next time)
                     self._agreed[(vid, rep)] = got
             return got
@@ -411,13 +426,12 @@ class Vectors:
         loads = []
         for ld, plan in zip(step.loads, plans, strict=True):
             pred = ld.kind in ("P", "UP")
-            ks = np.asarray(ld.ks)
-            out = np.repeat(ks[:, None], w, axis=1)
+            src = None
             if plan.whole:  # the whole vectors' values, a row each
                 cut = slice(lo, hi) if few is None else lo + few[0]  # (only those run)
-                src = np.stack([np.asarray(self.values[v][cut]) for v in plan.whole])
-                at = plan.at
-                out[at] = src[plan.row] if pred else src[plan.row] + ks[at, None]
+                src = rows([self.values[v] for v in plan.whole], cut)
+            out = loaded(np.asarray(ld.ks), pred, plan, src, w)
+            ks = np.asarray(ld.ks)
             for (made, row), (gs, groups) in plan.made.items():
                 got = self._evaluated(memo, made, row)
                 out[gs] = got[groups] if pred else got[groups] + ks[gs, None]
