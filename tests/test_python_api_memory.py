@@ -139,3 +139,23 @@ def test_the_api_refuses_a_bad_range_naming_its_key() -> None:
         shmem_cli.trace(CUBIN, block=64, memory={0x100: b"1234"})
     assert "memory[0x100]: 0x100..0x104 is not device memory" in err.value.message
     assert err.value.code == "invalid-launch"
+
+
+@needs_nvdisasm
+def test_bytes_given_to_the_api_are_named_by_their_keyword_not_a_deleted_file() -> None:
+    """``params=``, ``args=`` and ``consts=`` bytes are handed to the launch through files in
+    a folder deleted when the call returns: the result and the errors name them as the call
+    gave them (``params (bytes)``, ``args['in'] (bytes)``), never that folder."""
+    import shmem_cli
+
+    host = TRACE_DATA / "frontdoor" / "host.sm_90a.cubin"
+    block = (TRACE_DATA / "frontdoor" / "inputs" / "params_ld34.bin").read_bytes()
+    r = shmem_cli.trace(host, kernel="params_kernel", block=(32, 32), params=block)
+    assert r.kernel.launch.arguments == (("0 (p)", "from params (bytes)"),)
+    with pytest.raises(ShmemError) as err:  # Params {in, out, n, ld, pad}: 32 bytes
+        shmem_cli.trace(host, kernel="params_kernel", block=(32, 32), params=block[:-1])
+    assert err.value.message.startswith("--params params (bytes): 31 bytes; params_kernel's ")
+    view = TRACE_DATA / "fields" / "view.sm_90.cubin"  # view_reverse(View v, float *out)
+    r = shmem_cli.trace(view, block=64, args={"v": [0, 0, 0], "out": bytes(256)})
+    assert dict(r.kernel.launch.arguments)["1 (out)"] == "args['out'] (bytes) (256 B)"
+    assert "shmem-args" not in str(r.to_json())

@@ -19,6 +19,7 @@ Every failure is a :class:`~shmem_cli.plumbing.errors.ShmemError` with a ``code`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import tempfile
@@ -33,6 +34,7 @@ from .result import TraceResult
 
 if TYPE_CHECKING:
     from .kernel.param_block import MemoryBytes
+    from .result import FileTrace
 
 Dims = int | Sequence[int]
 ArgValue = int | float | str | bytes | Sequence[int | float] | Any  # Any: a NumPy array
@@ -76,6 +78,32 @@ def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
     if isinstance(value, str | Path):
         return f"@{value}"
     raise arguments.fail("trace", "params", "bytes or the path of a file", value)
+
+
+def _relabelled(traced: FileTrace, folder: Path, names: Mapping[str, str]) -> FileTrace:
+    """``traced`` with the files written for ``args``, ``consts`` and ``params`` bytes named
+    as the call gave them (``args['in'] (bytes)``), not by the temporary paths deleted when
+    the call returns (:func:`_labelled`)."""
+    launches = []
+    for k in traced.kernels:
+        launch = dataclasses.replace(
+            k.launch,
+            arguments=tuple((a, _labelled(v, folder, names)) for a, v in k.launch.arguments),
+            constants=tuple((c, _labelled(v, folder, names)) for c, v in k.launch.constants),
+        )
+        launches.append(dataclasses.replace(k, launch=launch))
+    return dataclasses.replace(traced, kernels=tuple(launches))
+
+
+def _labelled(text: str, folder: Path, names: Mapping[str, str]) -> str:
+    """``text`` with each file of ``folder`` (``arg0.bin``, ``params.bin``) said as
+    ``names`` has it: the keyword and key that gave its bytes."""
+    if str(folder) not in text:
+        return text
+    for name, label in names.items():
+        path = str(folder / name)
+        text = text.replace(f"@{path}", label).replace(path, label)
+    return text
 
 
 def _memory_ranges(memory: Mapping[int, Any]) -> tuple[str | MemoryBytes, ...]:
@@ -287,5 +315,16 @@ def trace(
                     path=str(where),
                     code="invalid-launch",
                 )
-        traced = trace_file(request)
+        names = {"params.bin": "params (bytes)"}
+        for prefix, given_ in (("arg", given), ("const", constants)):
+            for n, key in enumerate(given_ or {}):
+                names[f"{prefix}{n}.bin"] = f"{prefix}s[{key!r}] (bytes)"
+        try:
+            traced = trace_file(request)
+        except ShmemError as exc:
+            for e in exc.all:
+                e.message = _labelled(e.message, Path(tmp), names)
+                e.args = (e.message,)
+            raise
+        traced = _relabelled(traced, Path(tmp), names)
     return TraceResult((traced,))
