@@ -2,7 +2,8 @@
 fixed", item 20).
 
 A cubin's global data whose relocations name a function many times over (a virtual table of
-millions of entries) is filled in one copy of each section, not one copy a slot. ``lint
+millions of entries) is filled in one copy of each section, not one copy a slot; so are the
+constant banks' slots that hold a global section's address, each section read once. ``lint
 --write-baseline -`` is standard output, as ``-o -`` is.
 """
 
@@ -79,6 +80,92 @@ def test_a_virtual_table_of_many_slots_is_filled_in_one_copy(tmp_path: Path) -> 
     cubin = _virtual_table(tmp_path / "table.cubin", 4 << 20, 100_000)
     ran = shmem("trace", str(cubin), "-k", "pointer_call", "-b", "32", "-a", "1=0", "--no-tables")
     refused(ran, "calls.cu:51:1: error: the kernel calls a function outside it")
+
+
+def _global_slots(out: Path, size: int, slots: int) -> Path:
+    """calls.sm_90.cubin with its ``.nv.global.init`` grown to ``size`` zero bytes, constant
+    bank 4 to 64 KiB, and ``slots`` relocations of the bank naming the global section's
+    first symbol (the loader writes the section's address into each)."""
+    data = bytearray(CALLS.read_bytes())
+    table = struct.unpack_from("<Q", data, 0x28)[0]
+
+    def header(index: int) -> list[int]:
+        return list(struct.unpack_from(_HEADER, data, table + 64 * index))
+
+    names = header(1)
+    count = struct.unpack_from("<H", data, 0x3C)[0]
+    by_name = {
+        bytes(data[names[4] + h[0] : data.index(b"\0", names[4] + h[0])]): i
+        for i, h in ((i, header(i)) for i in range(count))
+    }
+    rela, bank, init = (
+        by_name[b".rela.nv.constant4"],
+        by_name[b".nv.constant4"],
+        by_name[b".nv.global.init"],
+    )
+    relocations = header(rela)
+    info = next(  # a relocation of the bank whose symbol lies in .nv.global.init
+        struct.unpack_from("<QQq", data, relocations[4] + 24 * k)[1]
+        for k in range(relocations[5] // 24)
+        if struct.unpack_from(
+            "<H",
+            data,
+            header(3)[4]
+            + 24 * (struct.unpack_from("<QQq", data, relocations[4] + 24 * k)[1] >> 32)
+            + 6,
+        )[0]
+        == init
+    )
+    grown = []
+    for index, length in ((bank, 65536), (init, size)):
+        fields = header(index)
+        data += bytes(-len(data) % 16)
+        fields[4], fields[5] = len(data), length
+        data += bytes(length)
+        grown.append((index, fields))
+    data += bytes(-len(data) % 16)
+    relocations[4], relocations[5] = len(data), 24 * slots
+    data += b"".join(struct.pack("<QQq", k * 8 % 65528, info, 0) for k in range(slots))
+    for index, fields in (*grown, (rela, relocations)):
+        struct.pack_into(_HEADER, data, table + 64 * index, *fields)
+    out.write_bytes(data)
+    return out
+
+
+def test_a_global_section_many_slots_name_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 8,000 slots of constant bank 4 naming 40 MiB of .nv.global.init: the section was
+    # copied once a slot (and the bank once a slot), past 120 s; once now (1 s)
+    from shmem_cli.trace.kernel import externals
+    from shmem_cli.trace.kernel.constants import read_constants
+
+    cubin = _global_slots(tmp_path / "slots.cubin", 1 << 20, 4_000)
+    reads: list[str] = []
+    real = externals._global_data
+    monkeypatch.setattr(
+        externals, "_global_data", lambda elf, sec: reads.append(sec.name) or real(elf, sec)
+    )
+    constants = read_constants(cubin, "_Z12pointer_callPii")
+    assert len(constants.global_slots) == 4_000
+    assert reads == [".nv.global.init"]
+    # each slot gets the section's address (here 0x1000) plus its symbol's value
+    banks = dict(constants.banks)
+    at = externals.link_globals(
+        banks, constants.global_slots, constants.global_sections, lambda data, name: 0x1000
+    )
+    assert at == {".nv.global.init": 0x1000}
+    slot = constants.global_slots[-1]
+    written = int.from_bytes(banks[4][slot.offset : slot.offset + 8], "little")
+    assert written == 0x1000 + slot.at
+
+
+@pytest.mark.slow
+@needs_nvdisasm
+def test_a_global_section_of_many_slots_traces_in_seconds(tmp_path: Path) -> None:
+    cubin = _global_slots(tmp_path / "slots.cubin", 40 << 20, 8_000)
+    ran = shmem("trace", str(cubin), "-k", "pointer_call", "-b", "32", "-a", "1=0", "--no-tables")
+    refused(ran, "calls.cu:50:1: error: misaligned 4-byte access")
 
 
 def test_a_dash_for_the_baseline_written_is_standard_output(

@@ -119,7 +119,8 @@ def global_slots(elf: Elf, kernel: str) -> tuple[list[GlobalSlot], dict[str, byt
         sec = elf.sections[r.section]
         if sec.name not in GLOBAL_SECTIONS:
             continue
-        sections[sec.name] = _global_data(elf, sec)
+        if sec.name not in sections:  # once: a copy a slot was hours (8,000 slots, 40 MiB)
+            sections[sec.name] = _global_data(elf, sec)
         slots.append(GlobalSlot(r.bank, r.offset, sec.name, r.at))
     return slots, sections
 
@@ -146,7 +147,8 @@ def code_data(elf: Elf, kernel: str) -> tuple[dict[str, tuple[str, int]], dict[s
     for function in [kernel, *(name for name, _ in elf.reached(kernel))]:
         for name, _i, shndx, value in elf.code_symbols(function, lambda _k, i: i in index):
             sec = index[shndx]
-            sections[sec.name] = _global_data(elf, sec)
+            if sec.name not in sections:
+                sections[sec.name] = _global_data(elf, sec)
             symbols[name] = (sec.name, value)
     return symbols, sections
 
@@ -173,12 +175,15 @@ def link_globals(
     the addresses into its slots of ``banks`` (in place), as the driver does at load; the
     address of each section."""
     base = {name: add_buffer(data, f"the module's {name}") for name, data in sections.items()}
+    edited: dict[int, bytearray] = {}  # each bank copied once, not once a slot
     for slot in slots:
-        body = bytearray(banks.get(slot.bank, b""))
+        if slot.bank not in edited:
+            edited[slot.bank] = bytearray(banks.get(slot.bank, b""))
+        body = edited[slot.bank]
         if slot.offset + 8 <= len(body):
             address = (base[slot.section] + slot.at) % (1 << 64)  # the loader's 64-bit sum
             body[slot.offset : slot.offset + 8] = address.to_bytes(8, "little")
-            banks[slot.bank] = bytes(body)
+    banks.update((bank, bytes(body)) for bank, body in edited.items() if body)
     return base
 
 
