@@ -236,7 +236,7 @@ def test_a_cache_root_keeps_only_the_entries_it_lists(tmp_path: Path) -> None:
     assert (len(kept), count, names) == (MAX_LISTED + 1, MAX_LISTED + 20, {"softmax_rows"})
     with pytest.raises(TritonError) as caught:
         open_entry(root, "softmax_rows")
-    assert f"{MAX_LISTED + 20} entries of 'softmax_rows'; choose one (its folder)" in str(
+    assert f"{MAX_LISTED + 20} entries of 'softmax_rows'; choose one (--kernel HASH)" in str(
         caught.value
     )
     assert "... and 20 more" in str(caught.value)

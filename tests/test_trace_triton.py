@@ -274,8 +274,19 @@ def test_the_command_refuses_a_block_that_is_not_tritons() -> None:
 def test_the_command_lists_the_entries_of_a_root() -> None:
     result = run(str(DATA / "cache"), "--kernel", "matmul_tiles")
     assert result.exit_code == 2
-    assert "4 entries of 'matmul_tiles'; choose one (its folder)" in result.output
+    assert "4 entries of 'matmul_tiles'; choose one (--kernel HASH)" in result.output
     assert result.output.count("matmul_tiles  num_warps=") == 4
+
+
+def test_the_command_takes_an_entry_of_a_root_by_the_start_of_its_hash() -> None:
+    """The listing's first column, the entry's folder (its hash), or the start of it, picks
+    that entry from the root: the fp16 matmul of 2 warps and 2 stages (BNA37...)."""
+    args = ("--grid", "2,2", "-a", "m=64", "-a", "n=64", "-a", "k=128", "--no-tables")
+    result = run(str(DATA / "cache"), "--kernel", "BNA37", *args)
+    assert result.exit_code == 0, result.output
+    whole = run(str(DATA / "cache" / "BNA37UX6NG47NQSUZID23JEHSIPE3YFLJEPGHWSGJUGSKGQ6TXBA"), *args)
+    assert "matmul_tiles  sm_90" in result.output.splitlines()[0]
+    assert result.output.split("\narguments: ")[1] == whole.output.split("\narguments: ")[1]
 
 
 def test_metadata_that_is_not_tritons_is_refused(tmp_path: Path) -> None:

@@ -5,23 +5,21 @@ compiled kernel: ``<hash>/<name>.cubin``, ``<name>.json`` (the metadata), ``<nam
 and ``<name>.ptx``. The launch Triton makes follows from them:
 
 * block: ``num_warps * 32`` threads (``warp_size`` of the metadata's target), 1, 1;
-* dynamic shared memory: the metadata's ``shared`` (a Triton kernel declares no static
-  shared memory; the cubin's section holds only sm_90's reserved kilobyte);
+* dynamic shared memory: the metadata's ``shared`` (the cubin declares no static shared);
 * clusters: ``cluster_dims`` (Triton 3.0-3.5) or ``num_ctas`` x 1 x 1 (later): the CUDA grid is
   the program grid times the cluster dimensions, as Triton's launcher multiplies them;
 * architecture: the metadata's ``target`` (``{"backend": "cuda", "arch": 90, ...}``, or
   ``["cuda", 90, 32]``, or an older ``capability``/``cc``);
-* parameters: the TTGIR's ``tt.func public @name(%x: type loc("x"), ...)`` gives each of the
-  kernel's own parameters its name and type (older Triton writes ``%arg0``; then the names
-  come from the Python ``def`` the line table names, its ``tl.constexpr`` parameters left
-  out). The cubin has more parameters than the TTGIR: Triton's own scratch pointers, appended
-  at the end: the global scratch (Triton 3.3 on) and the profile scratch (3.5 on). Triton
-  passes a null pointer when the metadata's ``global_scratch_size`` / ``profile_scratch_size``
-  is 0, and otherwise a buffer of that many bytes per program (times ``num_ctas``).
+* parameters: the TTGIR's ``tt.func public @name(%x: type loc("x"), ...)`` names and types
+  the kernel's own (older Triton: ``%arg0``, named from the Python ``def`` the line table
+  names, less its constexprs); Triton's own scratch pointers follow in the cubin:
+  global (3.3 on) and profile scratch (3.5 on), null where the metadata's
+  ``global_scratch_size`` / ``profile_scratch_size`` is 0, else that many bytes a program
+  (times ``num_ctas``).
 
-Constexpr values are recorded by Triton 2.x (``constants``); later versions keep none, so an
-entry is told from another of the same name by ``num_warps``, ``num_stages``, ``shared`` and
-the tensor shapes of its TTGIR (which the constexprs decide).
+Later Triton keeps no constexpr values (2.x: ``constants``): entries of one name are told apart
+by ``num_warps``, ``num_stages``, ``shared``, their TTGIR's tensor shapes, and their folders'
+hashes (``--kernel HASH``: the start of one).
 """
 
 from __future__ import annotations
@@ -93,9 +91,8 @@ class TritonEntry:
     shapes: tuple[str, ...]  # tensor shapes of the TTGIR: 1024, 64x64, ...
     #: a line of Triton's library -> the kernel's line that called it (:mod:`.callsites`)
     callers: Mapping[Location, tuple[Location, ...]] = field(default_factory=dict)
-    #: an older entry's Python ``def`` parameters (less its constexprs) where they are more
-    #: than the TTGIR's: Triton compiled those that were 1 or None at the call into the
-    #: kernel, and the call (:func:`.launch.named_by_call`) says which
+    #: an older entry's ``def`` parameters (less constexprs) where more than the TTGIR's: those
+    #: 1 or None at the call were compiled in (:func:`.launch.named_by_call` says which)
     def_names: tuple[str, ...] = ()
     #: those the call said were compiled in (their ``--arg`` is not passed)
     compiled_in: tuple[str, ...] = ()
@@ -211,10 +208,6 @@ def _read(path: Path, limit: int, what: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _metadata(path: Path) -> dict[str, Any]:
-    return read_metadata(path)
-
-
 def _linked_out(path: Path, tree: SourceTree) -> TritonError:
     """The refusal of an entry's file, or an entry folder of a cache root, that is a link to
     somewhere outside the source tree."""
@@ -249,7 +242,7 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     cubin = folder / f"{meta_path.stem}.cubin"
     ttgir = folder / f"{meta_path.stem}.ttgir"
     _own_files(folder, (meta_path, cubin, ttgir))
-    meta = _metadata(meta_path)
+    meta = read_metadata(meta_path)
     name = str(meta["name"])
     for path in (cubin, ttgir):
         if os.path.exists(path) and not os.path.isfile(path):
@@ -304,7 +297,7 @@ def entries_under(
     count, names = 0, set[str]()
     for meta in _metadata_files(root, refused):
         try:
-            if name is not None and str(_metadata(meta)["name"]) != name:
+            if name is not None and str(read_metadata(meta)["name"]) != name:
                 continue
             entry = read_entry(meta, allowed)
         except ShmemError as exc:
@@ -323,10 +316,16 @@ def kernel_names(root: Path) -> list[str]:
     names: set[str] = set()
     for meta in _metadata_files(root):
         try:
-            names.add(str(_metadata(meta)["name"]))
+            names.add(str(read_metadata(meta)["name"]))
         except ShmemError:
             continue
     return sorted(names)
+
+
+def _entry_folder(root: Path, start: str) -> Path | None:
+    """The one entry folder of a cache root whose name (its hash) starts with ``start``."""
+    hits = {m.parent for m in _metadata_files(root) if m.parent.name.startswith(start)}
+    return hits.pop() if len(hits) == 1 and root not in hits else None
 
 
 def _metadata_files(root: Path, refused: list[ShmemError] | None = None) -> list[Path]:
@@ -423,6 +422,8 @@ def open_entry(
     chosen = matching(kernel, names, lambda n: (n,)) if kernel and kernel not in names else []
     if len(chosen) == 1:  # --kernel's rule for a cubin's kernels: a prefix, a part
         return open_entry(path, chosen[0], allowed)
+    if not found and kernel and not chosen and (folder := _entry_folder(path, kernel)):
+        return open_entry(folder, None, allowed)  # the start of a hash the listing shows
     if not found and refused:
         raise refused[0]  # the real reason, as the entry's own .json or .cubin gives it
     if not found and kernel is not None and names:
@@ -445,5 +446,5 @@ def open_entry(
     if count > MAX_LISTED:
         listing += f"\n  ... and {count - MAX_LISTED:,} more"
     what = f"{count} entries of {shorten(kernel)!r}" if kernel else f"{count} entries"
-    hint = "--kernel NAME" if kernel is None and len(names_found) > 1 else "its folder"
+    hint = "--kernel NAME" if kernel is None and len(names_found) > 1 else "--kernel HASH"
     raise TritonError(f"{what}; choose one ({hint}):\n{listing}", path)
