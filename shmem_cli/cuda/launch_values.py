@@ -115,12 +115,13 @@ def check_whole_clusters(
     grid: tuple[int, int, int],
     cluster: tuple[int, int, int],
     *,
-    whose: str = "",
+    declared: bool = False,
     option: str = "--grid",
 ) -> None:
     """A grid made of whole clusters, as CUDA launches them; the refusal says where the
-    cluster came from (``whose``: the kernel's ``__cluster_dims__``, which the user may not
-    have typed) and the nearest grid of whole clusters to give as ``option``."""
+    cluster came from (``declared``: the kernel's ``__cluster_dims__``, which the user may
+    not have typed) and the nearest grid of whole clusters to give as ``option``."""
+    whose = ", the kernel's __cluster_dims__" if declared else ""
     for axis, g, c in zip("xyz", grid, cluster, strict=True):
         if g % c:
             w = [-(-n // m) * m for n, m in zip(grid, cluster, strict=True)]

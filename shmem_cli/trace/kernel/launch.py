@@ -191,13 +191,8 @@ def _check_prefix(params_file: str, covered: int, params: Sequence[Param], given
 
 def value_bytes(text: str, param: Param) -> bytes:
     """The bytes of a by-value parameter from ``--arg`` text (:func:`.values.value_bytes`)."""
-    return values.value_bytes(
-        text,
-        param.size,
-        f"--arg {param.label}",
-        param.value_type,
-        key=param.name or str(param.ordinal),
-    )
+    key = param.name or str(param.ordinal)  # KEY of --arg KEY+OFFSET=, named in a refusal
+    return values.value_bytes(text, param.size, f"--arg {param.label}", param.value_type, key=key)
 
 
 def read_buffer_file(text: str, param: Param) -> bytes:
@@ -208,9 +203,8 @@ def read_buffer_file(text: str, param: Param) -> bytes:
 def launch_cluster(
     kernel: Kernel, grid: tuple[int, int, int], given: tuple[int, int, int] | None
 ) -> tuple[int, int, int]:
-    """The launch's cluster: ``given`` (``--cluster``), else the kernel's __cluster_dims__,
-    else 1x1x1; checked as the driver checks it (a size the grid divides into, at most
-    :data:`MAX_CLUSTER_CTAS` CTAs, the kernel's own when it declares one)."""
+    """The launch's cluster (``--cluster``, else the kernel's __cluster_dims__, else 1x1x1),
+    checked as the driver does: the grid's divisor, its own if declared, at most 16 CTAs."""
     declared = kernel.cluster_dims
     if declared is not None:  # the cubin's EIATTR_CTA_PER_CLUSTER: any three 32-bit sizes
         what = f"the cubin's __cluster_dims__ of {brief_name(kernel.name)} (rebuild it):"
@@ -224,8 +218,7 @@ def launch_cluster(
                 "that cluster only: leave --cluster out"
             )
     shape = given or declared or (1, 1, 1)
-    whose = ", the kernel's __cluster_dims__" if given is None and declared is not None else ""
-    values.check_whole_clusters(grid, shape, whose=whose)
+    values.check_whole_clusters(grid, shape, declared=given is None and declared is not None)
     return (shape[0], shape[1], shape[2])
 
 
