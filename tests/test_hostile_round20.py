@@ -3,7 +3,8 @@ fixed", item 20).
 
 A cubin's global data whose relocations name a function many times over (a virtual table of
 millions of entries) is filled in one copy of each section, not one copy a slot; so are the
-constant banks' slots that hold a global section's address, each section read once. ``lint
+constant banks' slots that hold a global section's address, each section read once. A cubin
+declares at most 65,536 kernels. ``lint
 --write-baseline -`` is standard output, as ``-o -`` is.
 """
 
@@ -166,6 +167,47 @@ def test_a_global_section_of_many_slots_traces_in_seconds(tmp_path: Path) -> Non
     cubin = _global_slots(tmp_path / "slots.cubin", 40 << 20, 8_000)
     ran = shmem("trace", str(cubin), "-k", "pointer_call", "-b", "32", "-a", "1=0", "--no-tables")
     refused(ran, "calls.cu:50:1: error: misaligned 4-byte access")
+
+
+def _many_entries(entries: int) -> bytes:
+    """calls.sm_90.cubin with ``entries`` more entry-function symbols (k0, k1, ...), copies of
+    its first kernel's symbol, in a symbol and string table moved to the end of the file."""
+    data = bytearray(CALLS.read_bytes())
+    table = struct.unpack_from("<Q", data, 0x28)[0]
+
+    def header(index: int) -> list[int]:
+        return list(struct.unpack_from(_HEADER, data, table + 64 * index))
+
+    symbols, strings = header(3), header(2)
+    old_symbols = bytes(data[symbols[4] : symbols[4] + symbols[5]])
+    names = bytearray(data[strings[4] : strings[4] + strings[5]])
+    _name, info, other, shndx, _value, size = next(
+        fields for fields in struct.iter_unpack("<IBBHQQ", old_symbols) if fields[2] & 0x10
+    )
+    added = bytearray()
+    for k in range(entries):
+        added += struct.pack("<IBBHQQ", len(names), info, other, shndx, 0, size)
+        names += b"k%d\0" % k
+    for index, fields, body in ((2, strings, names), (3, symbols, old_symbols + added)):
+        data += bytes(-len(data) % 16)
+        fields[4], fields[5] = len(data), len(body)
+        data += body
+        struct.pack_into(_HEADER, data, table + 64 * index, *fields)
+    return bytes(data)
+
+
+def test_a_cubin_of_millions_of_kernels_is_refused() -> None:
+    # 2 million entry symbols (a 64 MiB cubin) were each read, demangled and kept: 40 s and
+    # 1.9 GB before the first line of --list-params; refused past 65,536 now (0.8 s)
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.trace.kernel.binary_formats.elf import MAX_ENTRIES, Elf
+
+    own = len(Elf(CALLS.read_bytes(), "calls").entries())
+    at_most = Elf(_many_entries(MAX_ENTRIES - own), "most.cubin").entries()
+    assert len(at_most) == MAX_ENTRIES and at_most[-1].name == f"k{MAX_ENTRIES - own - 1}"
+    with pytest.raises(ShmemError) as err:
+        Elf(_many_entries(MAX_ENTRIES - own + 1), "more.cubin").entries()
+    assert "it declares more than 65,536 kernels (entry functions)" in err.value.message
 
 
 def test_a_dash_for_the_baseline_written_is_standard_output(
