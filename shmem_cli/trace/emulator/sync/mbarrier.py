@@ -115,7 +115,12 @@ class MBarriers:
                 "transaction byte(s) still missing, and no other thread can arrive"
             )
             where = where or bar.wait_ins
-        return "deadlock: " + "; ".join(parts), where
+        hint = (  # the GPU ran this kernel: a launch other than its own is the likely cause
+            "\n  is the launch the host program's? --block, --cluster and --params decide which"
+            " warps arrive and which TMA bytes come (a warp-specialized kernel's consumers are"
+            " warps of its whole block)"
+        )
+        return "deadlock: " + "; ".join(parts) + hint, where
 
 
 def _ranges(xs: list[int]) -> str:
