@@ -278,3 +278,37 @@ def test_trace_triton_places_its_attributes_by_the_defs_order() -> None:
     assert set(divisibility(signature, {"n": 4096}, order)) == {(0,), (2,), (3,)}
     # without a def to read (a plain function), the signature's order and the constexprs last
     assert parameter_order(len, signature, {"BLOCK": 1024}) == ["x_ptr", "y_ptr", "n", "BLOCK"]
+
+
+def test_trace_triton_names_the_parameters_its_call_leaves_out_or_misspells() -> None:
+    """Checked against the def before Triton compiles (which failed at the first use of a
+    parameter left out, in the kernel's body, or said a misspelt argument as the compiled
+    kernel's): what a @triton.jit function says of its def, its params and its Python fn."""
+    from types import SimpleNamespace
+
+    from shmem_cli.trace.triton.compile import check_parameters
+
+    def body(x_ptr, y_ptr, n, BLOCK, SCALE=2):  # type: ignore[no-untyped-def]  # noqa: N803
+        """The kernel's Python def: SCALE has a default, which the launcher fills in."""
+
+    params = [SimpleNamespace(name=n, is_constexpr=n.isupper()) for n in ("x_ptr", "y_ptr", "n")]
+    params += [SimpleNamespace(name=n, is_constexpr=True) for n in ("BLOCK", "SCALE")]
+    jit = SimpleNamespace(params=params, fn=body, __name__="scale_rows")
+    types = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}
+    check_parameters(jit, types, {"BLOCK": 128}, {"n": 4})  # SCALE has its default
+    cases = [
+        ({"x_ptr": "*fp32"}, {"BLOCK": 128}, {}, "scale_rows takes y_ptr, n: give each its "
+         "Triton type in signature ('*fp16', 'i32', 'fp32')"),
+        (types, {}, {}, "scale_rows takes the tl.constexpr BLOCK: give each its value in "
+         "constexprs"),
+        ({**types, "m": "i32"}, {"BLOCK": 128}, {}, "signature names m, not parameters of "
+         "scale_rows's def"),
+        (types, {"BLOCK": 128, "BLK": 1}, {}, "constexprs names BLK, not parameters of "
+         "scale_rows's def"),
+        (types, {"BLOCK": 128}, {"N": 4}, "args names N, not in signature (x_ptr, y_ptr, n)"),
+    ]  # fmt: skip
+    for signature, constexprs, args, said in cases:
+        with pytest.raises(shmem_cli.ShmemError) as err:
+            check_parameters(jit, signature, constexprs, args)
+        assert err.value.message == f"trace_triton(): {said}"
+        assert err.value.code == "invalid-argument"

@@ -18,14 +18,14 @@ import inspect
 import json
 import os
 import tempfile
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...hardware.arch import DEFAULT_ARCH, PROFILES, rules_for
 from ...plumbing import fsutil
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import ShmemError
+from ...plumbing.errors import ShmemError, shorten
 from ..api import ArgValue, Dims, trace
 from ..result import TraceResult
 from .ttgir import MAX_PYTHON_BYTES, ttgir_params, unnamed
@@ -72,6 +72,51 @@ def parameter_order(
     if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
         return list(names)
     return [*signature, *(n for n in constexprs if n not in signature)]
+
+
+def check_parameters(
+    fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any], args: Mapping[Any, Any]
+) -> None:
+    """Every parameter of a JIT function's ``def`` without a default given (a type in
+    ``signature``, a ``tl.constexpr``'s value in ``constexprs``), nothing else, and ``args``
+    only for the signature's: Triton itself fails on the first use of one left out, at a line
+    of the kernel's body, and a misspelt argument was said as the compiled kernel's."""
+    params = getattr(fn, "params", None)
+    if isinstance(params, list | tuple) and all(hasattr(p, "name") for p in params):
+        _check_def(fn, params, signature, constexprs)  # else Triton's own error says what it can
+    if unknown := [k for k in args if isinstance(k, str) and k not in signature]:
+        raise _refused(f"args names {_said(unknown)}, not in signature ({_said(signature)})")
+
+
+def _check_def(
+    fn: Any, params: Sequence[Any], signature: Mapping[str, str], constexprs: Mapping[str, Any]
+) -> None:
+    name, known = getattr(fn, "__name__", "the kernel"), [str(p.name) for p in params]
+    for where, given in (("signature", signature), ("constexprs", constexprs)):
+        if unknown := [k for k in given if k not in known]:
+            raise _refused(f"{where} names {_said(unknown)}, not parameters of {name}'s def")
+    left = [p for p in params if p.name not in {*signature, *constexprs}]
+    try:  # the def's own defaults (Triton's launcher fills them in)
+        defaults = inspect.signature(fn.fn).parameters
+        left = [p for p in left if defaults[p.name].default is inspect.Parameter.empty]
+    except (AttributeError, KeyError, TypeError, ValueError):
+        pass
+    values = [str(p.name) for p in left if getattr(p, "is_constexpr", False)]
+    types = [str(p.name) for p in left if str(p.name) not in values]
+    if types:
+        raise _refused(f"{name} takes {_said(types)}: give each its Triton type in signature "
+                       "('*fp16', 'i32', 'fp32')")  # fmt: skip
+    if values:
+        raise _refused(f"{name} takes the tl.constexpr {_said(values)}: give each its value "
+                       "in constexprs")  # fmt: skip
+
+
+def _refused(message: str) -> ShmemError:
+    return ShmemError(f"trace_triton(): {message}", code="invalid-argument")
+
+
+def _said(names: Iterable[str]) -> str:
+    return ", ".join(shorten(str(n), 80) for n in names)
 
 
 def not_specialized(fn: Any) -> tuple[set[str], set[str]]:
@@ -251,6 +296,7 @@ def trace_triton(
         raise arguments.fail(call, "specialize", "True or False", specialize)
     if keep is not None:
         keep = arguments.path(call, "keep", keep)
+    check_parameters(fn, signature, constexprs or {}, args or {})
     given = by_name(signature, args or {})
     order = parameter_order(fn, signature, constexprs or {})
     fixed, unaligned = not_specialized(fn)
