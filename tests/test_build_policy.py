@@ -178,6 +178,25 @@ def test_include_folders_stay_in_the_tree(tmp_path: Path) -> None:
     (tree / "$(touch x)").mkdir()
     assert "hand to a shell" in refused(["-I$(touch x)"], tree)
     assert "no such folder" in refused(["-Imissing"], tree)
+    # CMake's -isystem is an include folder too, under the same rule
+    assert "outside the kernel's source tree" in refused(["-isystem", "/etc"], tree)
+    assert "outside the kernel's source tree" in refused(["-isystem=../outside"], tree)
+
+
+def test_isystem_is_an_include_folder_and_a_spaced_one_says_so(tmp_path: Path) -> None:
+    """-isystem (CMake's spelling for a library's headers, as CUTLASS's build writes it) in
+    each form nvcc takes is passed as -I; '-I /x' typed as one argument names the folder
+    ' /x', which is refused with the form to type."""
+    (tmp_path / "inc").mkdir()
+    inc = str(tmp_path / "inc")
+    for args in (["-isystem", inc], [f"-isystem={inc}"], [f"-isystem{inc}"],
+                 [f"--system-include={inc}"], ["--system-include", inc]):  # fmt: skip
+        out, dirs = check_nvcc_args(args, base=tmp_path, inside=lambda _: True)
+        assert out == [f"-I{inc}"] and [d.path for d in dirs] == [tmp_path / "inc"], args
+    assert refused(["-I include"]) == (
+        "-I ' include': a folder name that starts or ends with a space; give -Iinclude (one "
+        "argument, no space) or -I and the folder as two"
+    )
 
 
 # --- the source tree --------------------------------------------------------------------------

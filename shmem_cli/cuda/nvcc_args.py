@@ -11,9 +11,10 @@ a form that is inert on a shell command line:
 * ``-DNAME``, ``-DNAME=VALUE`` (also ``-D NAME``, ``--define-macro``): NAME a C
   identifier, VALUE made of letters, digits and ``_ . + -`` only;
 * ``-UNAME`` (``--undefine-macro``);
-* ``-IDIR`` (``--include-path``): a folder the caller's ``inside`` accepts (for a spec: the
-  kernel's source tree or an include root, :mod:`shmem_cli.cuda.sources`; the user's own
-  command line: any), with no shell-special character in its path;
+* ``-IDIR`` (``--include-path``; ``-isystem``, ``--system-include``, passed as ``-I``): a
+  folder the caller's ``inside`` accepts (for a spec: the kernel's source tree or an include
+  root, :mod:`shmem_cli.cuda.sources`; the user's own command line: any), with no
+  shell-special character in its path;
 * ``-std=c++11`` ... ``-std=c++20``; ``--expt-relaxed-constexpr``,
   ``--expt-extended-lambda``, ``--extended-lambda``;
 * ``-G``, ``--device-debug``, ``-lineinfo``, ``--generate-line-info``;
@@ -185,7 +186,7 @@ def check_nvcc_args(
             if not _IDENT.match(value or ""):
                 raise NvccArgError(where, f"-U needs a macro name (a C identifier), got {_q(arg)}")
             out.append(f"-U{value}")
-        elif (found := _value(args, i, "-I", "--include-path"))[0] is not None:
+        elif (found := _include_value(args, i))[0] is not None:
             value, i = found
             folder = _include_dir(value or "", base, inside, where)
             dirs.append(folder)
@@ -251,6 +252,18 @@ def _value(args: Sequence[str], i: int, short: str, long: str) -> tuple[str | No
     return None, i
 
 
+def _include_value(args: Sequence[str], i: int) -> tuple[str | None, int]:
+    """:func:`_value` of an include folder: ``-I``/``--include-path``, or ``-isystem`` /
+    ``--system-include`` (CMake's spelling for a library's headers; nvcc gets ``-I``: the
+    two differ only in the host compiler's warnings)."""
+    found = _value(args, i, "-I", "--include-path")
+    if found[0] is None:
+        found = _value(args, i, "-isystem", "--system-include")
+        if found[0] is not None and args[i].startswith("-isystem="):
+            return found[0][1:], found[1]
+    return found
+
+
 def _first(args: Sequence[str], i: int, longs: Sequence[str]) -> tuple[str | None, int]:
     """:func:`_value` of the first of several spellings of an option without a short form."""
     for long in longs:
@@ -270,8 +283,9 @@ def refusal(arg: str) -> str:
     if why:
         head += f": it {why}"
     return (
-        head + "; a kernel build may take -D/-U macros, -I folders inside the source tree, "
-        "-std=, --expt-*, -G, -lineinfo, -maxrregcount= and -Xptxas code-generation options"
+        head + "; a kernel build may take -D/-U macros, -I/-isystem folders (a spec's: inside "
+        "its source tree), -std=, --expt-*, -G, -lineinfo, -maxrregcount= and -Xptxas "
+        "code-generation options"
     )
 
 
@@ -325,6 +339,11 @@ def _ptxas(value: str, where: int) -> list[str]:
 def _include_dir(value: str, base: Path, inside: Callable[[Path], bool], where: int) -> IncludeDir:
     if not value:
         raise NvccArgError(where, "-I needs a folder")
+    if value != value.strip():  # --nvcc-arg='-I /x' is one argument: the folder ' /x'
+        raise NvccArgError(
+            where, f"-I {_q(value)}: a folder name that starts or ends with a space; give "
+            f"-I{value.strip()} (one argument, no space) or -I and the folder as two",
+        )  # fmt: skip
     try:
         path = (base / value).resolve()
     except (OSError, RuntimeError, ValueError) as exc:
