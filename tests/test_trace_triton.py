@@ -265,6 +265,28 @@ def test_a_file_with_no_entry_beside_it_is_not_a_triton_entry(tmp_path: Path) ->
     assert result.exit_code == 2 and "--block is required" in result.output
 
 
+def test_the_command_refuses_a_cluster_or_too_little_shared_memory_for_tritons() -> None:
+    """layernorm_rows (num_warps=4, one CTA a program, 16 bytes of shared) as Triton's launcher
+    never launches it: in clusters of 2 (which traced a 2 x 1 grid as one cluster), or with
+    less dynamic shared memory than its metadata's (which ended at its first shared access
+    told to 'give --dynamic-smem', which the user had)."""
+    entry = str(DATA / launch("layernorm")["entry"])
+    given = ("--grid", "2", "-a", "n_cols=768")
+    result = run(entry, *given, "--cluster", "2")
+    assert result.exit_code == 2
+    assert (
+        "a Triton kernel runs in the clusters of its metadata (cluster_dims, or num_ctas x 1 x 1:"
+        " this entry's 1x1x1); leave out --cluster, or trace another entry"
+    ) in " ".join(result.output.split())
+    result = run(entry, *given, "--dynamic-smem", "8")
+    assert result.exit_code == 2
+    assert (
+        "--dynamic-smem 8: this Triton kernel uses 16 bytes of dynamic shared memory (its "
+        "metadata's shared, which Triton's launcher passes); leave out --dynamic-smem"
+    ) in " ".join(result.output.split())
+    assert run(entry, *given, "--cluster", "1", "--dynamic-smem", "64").exit_code == 0
+
+
 def test_the_command_refuses_a_block_that_is_not_tritons() -> None:
     result = run(str(DATA / launch("layernorm")["entry"]), "--block", "256")
     assert result.exit_code == 2

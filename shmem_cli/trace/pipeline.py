@@ -370,11 +370,11 @@ def _plan(
     dynamic_smem, sizes, cluster = request.dynamic_smem or 0, None, request.cluster
     if triton is not None:
         launch = triton_launch(
-            triton, params, block=block, grid=grid, dynamic_smem=request.dynamic_smem, args=args
-        )
+            triton, params, block=block, grid=grid, dynamic_smem=request.dynamic_smem, args=args,
+            cluster=cluster,
+        )  # fmt: skip
         block, grid, args = launch.block, launch.grid, launch.args
-        dynamic_smem, sizes = launch.dynamic_smem, launch.buffer_sizes
-        cluster = cluster or launch.cluster
+        dynamic_smem, sizes, cluster = launch.dynamic_smem, launch.buffer_sizes, launch.cluster
     if block is None:
         why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
         raise ShmemError(why, code="invalid-launch")

@@ -109,13 +109,28 @@ def triton_launch(
     grid: tuple[int, int, int],
     dynamic_smem: int | None,
     args: Sequence[str],
+    cluster: tuple[int, int, int] | None = None,
 ) -> TritonLaunch:
-    """The launch Triton makes for ``grid`` programs with the user's ``args``."""
+    """The launch Triton makes for ``grid`` programs with the user's ``args``; a ``block``,
+    ``cluster`` or a ``dynamic_smem`` too small for it, that Triton's launcher never makes from
+    this entry, refused."""
     if block is not None and block != entry.block:
         raise LaunchError(
             f"a Triton kernel runs with num_warps * {entry.warp_size} = {entry.block[0]} threads "
             f"(this entry: num_warps={entry.num_warps}); leave out --block, or trace another "
             "entry"
+        )
+    if cluster is not None and cluster != entry.cluster_dims:
+        raise LaunchError(
+            "a Triton kernel runs in the clusters of its metadata (cluster_dims, or num_ctas "
+            f"x 1 x 1: this entry's {'x'.join(map(str, entry.cluster_dims))}); leave out "
+            "--cluster, or trace another entry"
+        )
+    if dynamic_smem is not None and dynamic_smem < entry.shared:
+        raise LaunchError(
+            f"--dynamic-smem {dynamic_smem:,}: this Triton kernel uses {entry.shared:,} bytes "
+            "of dynamic shared memory (its metadata's shared, which Triton's launcher passes); "
+            "leave out --dynamic-smem"
         )
     by_name = {p.name: p for p in params}
     given: list[str] = []
