@@ -77,6 +77,12 @@ def _check(result: object, allow: object, call: str) -> list[Selector]:
     return items
 
 
+def _kernels(result: TraceResult | KernelTrace) -> tuple[KernelTrace, ...]:
+    if isinstance(result, TraceResult):
+        return tuple(k for f in result.files for k in f.kernels)
+    return (result,)
+
+
 def conflicts(
     result: TraceResult | KernelTrace | FileResult, allow: Iterable[Selector] = ()
 ) -> list[str]:
@@ -88,11 +94,7 @@ def conflicts(
             if not acc.cost.conflict_free and acc.site.name not in allowed:
                 found.append(_describe(acc, f"{result.path}: access {acc.site.name!r}", 200))
         return found
-    if isinstance(result, TraceResult):
-        kernels = tuple(k for f in result.files for k in f.kernels)
-    else:
-        kernels = (result,)
-    for k in kernels:
+    for k in _kernels(result):
         for a in k.accesses:
             if a.cost.conflict_free or any(_trace_matches(a, s) for s in allowed):
                 continue
@@ -111,8 +113,23 @@ def assert_no_bank_conflicts(
     names it: a source line (``52`` or ``"kernels.py:52"``), a pc (``"0x01a0"``), an opcode
     (``"STS"``, ``"LDSM.16.M88.4"``) or, for a spec, an access name.
     """
-    found = conflicts(result, _check(result, allow, "assert_no_bank_conflicts"))
+    allowed = _check(result, allow, "assert_no_bank_conflicts")
+    found = conflicts(result, allowed)
     if found:
+        idle = _unmatched(result, allowed)  # a mistyped line or pc: said where it is looked for
+        said = f"\nallow names no access of the result: {', '.join(map(repr, idle))}" * bool(idle)
         raise AssertionError(
-            f"{len(found)} shared-memory access(es) with bank conflicts:\n" + "\n".join(found)
+            f"{len(found)} shared-memory access(es) with bank conflicts:\n"
+            + "\n".join(found)
+            + said
         )
+
+
+def _unmatched(
+    result: TraceResult | KernelTrace | FileResult, allowed: list[Selector]
+) -> list[Selector]:
+    """The selectors of ``allowed`` that name no access of ``result`` at all."""
+    if isinstance(result, FileResult):
+        return [s for s in allowed if s not in {acc.site.name for acc in result.accesses}]
+    accesses = [a for k in _kernels(result) for a in k.accesses]
+    return [s for s in allowed if not any(_trace_matches(a, s) for a in accesses)]

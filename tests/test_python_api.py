@@ -105,6 +105,11 @@ def test_assert_no_bank_conflicts_passes_a_clean_kernel_and_names_a_conflict() -
     assert "\n    wf 0  1  2  3" in text and "\n     0 0\n     1 1\n     2 2\n" in text
     for allow in (9, "column_read.cu:9", "LDS", "0x" + text.split(" pc 0x")[1][:4]):
         assert_no_bank_conflicts(conflicted, allow=[allow])
+    # an allow that names no access (a line off by one, another file, an opcode not there)
+    # is said beneath the conflicts it failed to allow; one that names a clean access is not
+    with pytest.raises(AssertionError) as err:
+        assert_no_bank_conflicts(conflicted, allow=[10, "k.cu:9", "LDS.64", "STS"])
+    assert str(err.value).endswith("\nallow names no access of the result: 10, 'k.cu:9', 'LDS.64'")
 
 
 def test_assert_no_bank_conflicts_on_a_spec() -> None:
