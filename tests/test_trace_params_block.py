@@ -260,6 +260,25 @@ def test_a_parameter_block_with_real_pointers_traces(
     assert k["arguments"] == {"0 (p)": f"from {blob}"}
 
 
+def test_a_file_far_larger_than_the_block_is_said_by_its_size(tmp_path: Path) -> None:
+    """A file past the read bound (the block and 64 KiB for a .npy's header) is told by its
+    size against the block's, as a short one is; it was 'larger than the limit of 65,568
+    bytes; give a smaller file (or split it)'."""
+    from shmem_cli.cuda.launch_values import LaunchError
+    from shmem_cli.trace.kernel.param_block import read_param_block
+
+    blob = tmp_path / "whole_run.bin"
+    blob.write_bytes(bytes(100_000))
+    with pytest.raises(LaunchError) as err:
+        read_param_block(f"@{blob}", 32, "params_kernel")
+    said = err.value.message
+    assert said.startswith("--params ") and "whole_run" not in said.split(": ", 1)[1]
+    assert said.split(": ", 1)[1].startswith(
+        "100,000 bytes; params_kernel's parameter block is 32 bytes (write sizeof() of the "
+        "struct it takes"
+    )
+
+
 @pytest.mark.slow
 @needs_nvcc
 def test_a_block_of_the_wrong_size_is_said(tmp_path: Path) -> None:

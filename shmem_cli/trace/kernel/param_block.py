@@ -24,6 +24,7 @@ emulator puts them into its undescribed memory as written bytes
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -61,7 +62,11 @@ def read_param_block(
         raise LaunchError(
             f"--params expects @FILE (the bytes of the parameter block), got {shorten(text)!r}"
         )
-    data = read_buffer(text[1:], "--params", limit=max(size, 1) + PARAMS_SLACK)
+    try:  # a regular file far past the block (a .npy's header aside) is said by its size
+        too_big = os.path.isfile(text[1:]) and os.path.getsize(text[1:]) > size + PARAMS_SLACK
+    except (OSError, ValueError):
+        too_big = False
+    data = b"" if too_big else read_buffer(text[1:], "--params", limit=max(size, 1) + PARAMS_SLACK)
     if len(data) == size:
         return data, size
     if first and len(data) == size - first:
@@ -71,8 +76,9 @@ def read_param_block(
             block = bytes(start) + data
             return block + bytes(size - len(block)), len(block)
     also = f" ({size - first:,} from its first parameter on)" if first else ""
+    held = os.path.getsize(text[1:]) if too_big else len(data)
     raise LaunchError(
-        f"--params {shorten(text[1:])}: {len(data):,} bytes; {kernel}'s parameter block is "
+        f"--params {shorten(text[1:])}: {held:,} bytes; {kernel}'s parameter block is "
         f"{size:,} bytes{also} (write sizeof() of the struct it takes, or each argument in "
         "turn at its offset: --list-params; a file that ends where a parameter ends gives the "
         "leading ones, --arg the rest)"
