@@ -6,15 +6,10 @@ Skipped until the lab is measured."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
-from click.testing import CliRunner
-
-from shmem_cli.cli import main
 
 from .conftest import TRACE_DATA, needs_nvdisasm
+from .misc_counts import check_counted_twice, traced_misc
 
 LAB = TRACE_DATA / "attnorder"
 MEASURED = LAB / "measured.json"
@@ -38,22 +33,11 @@ LAUNCHES = [(k, b, i) for k, b in KERNELS for i in (1, 8)]
 MISC_OPEN: dict[int, tuple[int, int, int]] = {}
 
 
-def traced_misc(kernel: str, threads: int, iters: int) -> int:
-    args = ["trace", str(CUBIN), "-k", kernel, "-g", "1", "-b", str(threads), "-f", "json"]
-    res = CliRunner().invoke(main, [*args, "-a", f"1={iters}"])
-    assert res.exit_code == 0, res.output
-    report: Any = json.loads(res.output)
-    return int(report["files"][0]["kernels"][0]["totals"]["misc"]["wavefronts"])
-
-
 @needs_nvdisasm
 @pytest.mark.slow
 @pytest.mark.skipif(not MEASURED.exists(), reason="the lab is not measured yet")
 @pytest.mark.parametrize("i", range(len(LAUNCHES)), ids=[f"{k}_{b}_{n}" for k, b, n in LAUNCHES])
 def test_op_misc_as_the_gpu_counted_twice(i: int) -> None:
-    runs = json.loads(MEASURED.read_text())["runs"]
-    assert len(runs) == 2 and all(len(r) == len(LAUNCHES) for r in runs)
-    got = traced_misc(*LAUNCHES[i])
-    measured = (runs[0][i], runs[1][i])
-    # not listed: the rule's figure is both runs'
-    assert (got, *measured) == MISC_OPEN.get(i, (got, got, got))
+    kernel, threads, n = LAUNCHES[i]
+    got = traced_misc(CUBIN, kernel, 1, threads, n)
+    check_counted_twice(MEASURED, len(LAUNCHES), i, got, MISC_OPEN)
