@@ -62,8 +62,11 @@ def _number(call: str, where: str, value: Any) -> str:
     )
 
 
-def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
-    """``--params``' text: a path as given, bytes written to a file in ``folder``."""
+def _params_file(
+    value: bytes | str | Path | None, folder: Path, labels: dict[str, str]
+) -> str | None:
+    """``--params``' text: a path as given, bytes written to a file in ``folder`` (named in
+    ``labels`` as the call gave them)."""
     if value is None:
         return None
     if isinstance(value, bytes | bytearray):
@@ -74,6 +77,7 @@ def _params_file(value: bytes | str | Path | None, folder: Path) -> str | None:
             raise arguments.fail("trace", "params", what, value)
         path = folder / "params.bin"
         fsutil.write_bytes(path, bytes(value))
+        labels[path.name] = "params (bytes)"
         return f"@{path}"
     if isinstance(value, str | Path):
         return f"@{value}"
@@ -139,9 +143,11 @@ def _memory_ranges(memory: Mapping[int, Any]) -> tuple[str | MemoryBytes, ...]:
     return tuple(out)
 
 
-def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") -> tuple[str, ...]:
+def _arg_texts(
+    args: Mapping[Any, ArgValue], folder: Path, labels: dict[str, str], prefix: str = "arg"
+) -> tuple[str, ...]:
     """``--arg`` (``prefix`` const: ``--const``) texts; bytes and arrays become buffer files in
-    ``folder``."""
+    ``folder``, each named in ``labels`` by the keyword and key that gave it."""
     from .kernel.buffers import MAX_FILE_BYTES
 
     out = []
@@ -184,6 +190,7 @@ def _arg_texts(args: Mapping[Any, ArgValue], folder: Path, prefix: str = "arg") 
             )
         path = folder / f"{prefix}{n}.bin"
         fsutil.write_bytes(path, data)
+        labels[path.name] = f"{prefix}s[{key!r}] (bytes)"
         out.append(f"{key}=@{path}")
     return tuple(out)
 
@@ -287,13 +294,14 @@ def trace(
         check_dims(grid_dims, "grid", limit=MAX_GRID_BLOCKS)
     except ShmemError as exc:
         raise exc.located(str(where)) from None
+    labels: dict[str, str] = {}  # the files written for bytes given -> how the call gave them
     with tempfile.TemporaryDirectory(prefix="shmem-args-") as tmp:
         request = TraceRequest(
             path=where,
             kernel=kernel,
             block=block_dims,
             grid=grid_dims,
-            args=_arg_texts(given, Path(tmp)),
+            args=_arg_texts(given, Path(tmp), labels),
             cluster=cluster_dims,
             dynamic_smem=smem,
             buffer_size=size if size is not None else DEFAULT_BUFFER_BYTES,
@@ -301,8 +309,8 @@ def trace(
             nvcc_args=nvcc,
             nvcc_trusted=True,
             budget=budget,
-            consts=_arg_texts(constants, Path(tmp), prefix="const"),
-            params_file=_params_file(params, Path(tmp)),
+            consts=_arg_texts(constants, Path(tmp), labels, prefix="const"),
+            params_file=_params_file(params, Path(tmp), labels),
             memory=_memory_ranges(preloaded),
             build_cache=cache,
         )
@@ -315,16 +323,12 @@ def trace(
                     path=str(where),
                     code="invalid-launch",
                 )
-        names = {"params.bin": "params (bytes)"}
-        for prefix, given_ in (("arg", given), ("const", constants)):
-            for n, key in enumerate(given_ or {}):
-                names[f"{prefix}{n}.bin"] = f"{prefix}s[{key!r}] (bytes)"
         try:
             traced = trace_file(request)
         except ShmemError as exc:
             for e in exc.all:
-                e.message = _labelled(e.message, Path(tmp), names)
+                e.message = _labelled(e.message, Path(tmp), labels)
                 e.args = (e.message,)
             raise
-        traced = _relabelled(traced, Path(tmp), names)
+        traced = _relabelled(traced, Path(tmp), labels)
     return TraceResult((traced,))
