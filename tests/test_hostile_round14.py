@@ -264,7 +264,7 @@ def test_each_file_of_the_line_table_is_placed_once(
 
 
 def test_a_cache_root_is_listed_as_a_glob_lists_it(tmp_path: Path) -> None:
-    from shmem_cli.trace.triton.cache import _json_files
+    from shmem_cli.trace.triton.roots import _json_files
 
     root = tmp_path / "root"
     for folder in ("b", "a", ".hidden", "c.json.d", "f.json", "empty"):
@@ -284,20 +284,20 @@ def test_a_cache_root_of_too_many_names_is_refused_before_they_are_listed(
     # 200,000 empty folders took 3.4 s to glob (each listed) and 88 MB; millions, minutes and
     # gigabytes. The bound is lowered here so that 30 folders pass it
     from shmem_cli.plumbing.errors import ShmemError
-    from shmem_cli.trace.triton import cache
+    from shmem_cli.trace.triton import roots
 
     root = tmp_path / "root"
     for k in range(30):
         (root / f"d{k:02d}").mkdir(parents=True)
-    monkeypatch.setattr(cache, "MAX_NAMES", 20)
+    monkeypatch.setattr(roots, "MAX_NAMES", 20)
     with pytest.raises(ShmemError) as err:
-        cache.open_entry(root, "softmax_rows")
+        roots.open_entry(root, "softmax_rows")
     assert "the cache root holds more than 20 files and folders to look through" in str(
         err.value.message
     )
-    monkeypatch.setattr(cache, "MAX_NAMES", 40)
+    monkeypatch.setattr(roots, "MAX_NAMES", 40)
     with pytest.raises(ShmemError, match="no Triton cache entry is in it"):
-        cache.open_entry(root, "softmax_rows")
+        roots.open_entry(root, "softmax_rows")
 
 
 def test_an_expression_dense_in_operators_weighs_by_its_characters() -> None:

@@ -219,8 +219,8 @@ def test_a_cache_root_keeps_only_the_entries_it_lists(tmp_path: Path) -> None:
     import json
     import shutil
 
-    from shmem_cli.trace.triton.cache import MAX_LISTED, entries_under, open_entry
     from shmem_cli.trace.triton.metadata import TritonError
+    from shmem_cli.trace.triton.roots import MAX_LISTED, entries_under, open_entry
 
     source = TEST_DATA / "triton" / "cache" / "4SGPYMGJCKR2SIRCQ6L7K3M4GQ5ESPIW45W5I2LMJFJ2WNCHLKEA"
     meta = json.loads((source / "softmax_rows.json").read_text())

@@ -19,7 +19,8 @@ import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.triton import ttgir
-from shmem_cli.trace.triton.cache import open_entry, read_entry
+from shmem_cli.trace.triton.cache import read_entry
+from shmem_cli.trace.triton.roots import open_entry
 from shmem_cli.trace.triton.ttgir import MAX_SIGNATURE, tensor_shapes, ttgir_params
 
 from .conftest import HANG_S, TEST_DATA, needs_nvdisasm

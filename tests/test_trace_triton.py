@@ -21,7 +21,8 @@ from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.pipeline import TraceRequest, arg_texts, kernel_parameters, trace_file
 from shmem_cli.trace.result import KernelTrace
-from shmem_cli.trace.triton.cache import open_entry, read_entry
+from shmem_cli.trace.triton.cache import read_entry
+from shmem_cli.trace.triton.roots import open_entry
 
 from .conftest import TEST_DATA
 

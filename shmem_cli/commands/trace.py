@@ -6,6 +6,7 @@ Argument handling, progress and output only; the work is in
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -41,6 +42,8 @@ from .trace_sizes import parse_cluster, parse_launch_sizes
 if TYPE_CHECKING:
     from ..lint.config import LintConfig
     from ..trace.ncu.compare import KernelCompare
+    from ..trace.trace_request import TraceRequest
+    from ..trace.triton.cache import TritonEntry
 
 ARCH = re.compile(r"^sm_\d{2,3}[a-z]?\Z")
 
@@ -254,15 +257,23 @@ def trace(
     )
     try:
         if list_params:
-            listed = kernel_parameters(request)
+            entries = _triton_entries(request) if triton else None
+            folders = [e.folder for e in entries] if entries else [None]
+            listed = [p for f in folders for p in kernel_parameters(_entry(request, f))]
             if fmt == "json":
-                emit(params_json(listed), output)
+                emit(params_json(listed, [str(f) for f in folders if f]), output)
                 return
-            if len(listed) > 1:
+            if entries:
+                env.out(f"{len(listed)} Triton cache entries (trace one by its folder, or with "
+                        "--kernel HASH, the start of its folder's name):\n")  # fmt: skip
+            elif len(listed) > 1:
                 env.out(f"{len(listed)} kernels (trace one with --kernel NAME):\n")
-            for n, (kernel, params) in enumerate(listed):
+            heads = [e.describe() for e in entries] if entries else [""] * len(listed)
+            for n, (head, (kernel, params)) in enumerate(zip(heads, listed, strict=True)):
                 if n:
                     env.out("")
+                if head:
+                    env.out(head)
                 print_params(env, kernel, param_table(params))
             return
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
@@ -313,6 +324,19 @@ def trace(
     )
     if not agrees:
         sys.exit(ExitCode.FINDINGS)
+
+
+def _triton_entries(request: TraceRequest) -> list[TritonEntry] | None:
+    """The entries of a Triton cache root whose parameters ``--list-params`` lists, where
+    it names several (None: one entry, or an error saying which to choose)."""
+    from ..trace.triton.roots import listed_entries
+
+    return listed_entries(Path(request.path), request.kernel, request.tree().inside)
+
+
+def _entry(request: TraceRequest, folder: Path | None) -> TraceRequest:
+    """The request for one entry folder of a cache root (itself where ``folder`` is None)."""
+    return request if folder is None else dataclasses.replace(request, path=folder, kernel=None)
 
 
 def _project() -> LintConfig | None:

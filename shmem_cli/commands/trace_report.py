@@ -78,13 +78,18 @@ def print_params(
     env.out(text if text is not None else f"{head.plain}\n{tail.plain}\n", nl=False)
 
 
-def params_json(listed: Sequence[tuple[Kernel, Sequence[Param]]]) -> str:
+def params_json(
+    listed: Sequence[tuple[Kernel, Sequence[Param]]], entries: Sequence[str] = ()
+) -> str:
     """``--list-params --format json``: per kernel its names, parameter block and parameters
-    (what the text table shows, the type unshortened), for a script to build ``--params``."""
+    (what the text table shows, the type unshortened), for a script to build ``--params``;
+    ``entries``: each kernel's Triton cache entry folder, where a cache root held several."""
     import json
 
+    folders = [{"entry": folder} for folder in entries] or [{} for _ in listed]
     kernels = [
         {
+            **folder,
             "name": kernel.name,
             "mangled": kernel.mangled,
             "param_bytes": kernel.param_bytes,
@@ -101,7 +106,7 @@ def params_json(listed: Sequence[tuple[Kernel, Sequence[Param]]]) -> str:
                 for p in params
             ],
         }
-        for kernel, params in listed
+        for folder, (kernel, params) in zip(folders, listed, strict=True)
     ]
     return json.dumps({"schema_version": 1, "kernels": kernels}, indent=2) + "\n"
 

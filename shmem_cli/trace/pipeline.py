@@ -60,10 +60,11 @@ from .kernel.signature import param_names
 from .result import FileTrace
 from .trace_request import TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
-from .triton.cache import TritonEntry, is_triton_input, open_entry
+from .triton.cache import TritonEntry, is_triton_input
 from .triton.callsites import place
 from .triton.launch import named_by_call, triton_launch, triton_params
 from .triton.metadata import field_error
+from .triton.roots import open_entry
 
 _T = TypeVar("_T")
 
@@ -262,7 +263,7 @@ def _params(kernel: Kernel, texts: Sequence[str]) -> tuple[Param, ...]:
 def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
     """A Triton cache entry's kernel: its cubin, with names and types from the TTGIR;
     ``launch``: the request's launch checked (and planned) first, before the disassembly,
-    so that a wrong ``--arg`` costs no nvdisasm."""
+    so that a wrong ``--arg`` costs no nvdisasm (without it, listed only: none is made)."""
     path = Path(request.path)
     try:
         entry = named_by_call(open_entry(path, request.kernel, request.tree().inside), request.args)
@@ -279,7 +280,7 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
         params = tuple(triton_params(kernel, entry))
         plan = _plan(kernel, params, entry, request) if launch else None
         scope = disassembly_scope(info, (kernel,))
-        disassembly = toolchain.disassemble(entry.cubin, functions=scope)
+        disassembly = toolchain.disassemble(entry.cubin, functions=scope) if launch else ""
         constants = read_constants(entry.cubin, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path) from None
@@ -371,7 +372,7 @@ def _plan(
     if triton is not None:
         launch = triton_launch(
             triton, params, block=block, grid=grid, dynamic_smem=request.dynamic_smem, args=args,
-            cluster=cluster,
+            cluster=cluster, params_file=request.params_file,
         )  # fmt: skip
         block, grid, args = launch.block, launch.grid, launch.args
         dynamic_smem, sizes, cluster = launch.dynamic_smem, launch.buffer_sizes, launch.cluster

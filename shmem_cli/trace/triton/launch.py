@@ -110,10 +110,13 @@ def triton_launch(
     dynamic_smem: int | None,
     args: Sequence[str],
     cluster: tuple[int, int, int] | None = None,
+    params_file: str | None = None,
 ) -> TritonLaunch:
     """The launch Triton makes for ``grid`` programs with the user's ``args``; a ``block``,
     ``cluster`` or a ``dynamic_smem`` too small for it, that Triton's launcher never makes from
-    this entry, refused."""
+    this entry, refused, and so is a whole parameter block (``params_file``)."""
+    if params_file is not None:
+        raise LaunchError(_block_refused(entry))
     if block is not None and block != entry.block:
         raise LaunchError(
             f"a Triton kernel runs with num_warps * {entry.warp_size} = {entry.block[0]} threads "
@@ -207,6 +210,20 @@ def _check_divisible(param: TritonParam, key: str, value: str) -> None:
             f"with {shorten(value)} through another entry: trace that one (--kernel on the cache "
             f"root lists them), or give a multiple of {d}"
         )
+
+
+def _block_refused(entry: TritonEntry) -> str:
+    """Why ``--params`` is no way to launch a Triton kernel, and what to give instead."""
+    names = ", ".join(p.name for p in entry.params)
+    return (
+        "--params gives a whole parameter block, the bytes a CUDA host program passes; "
+        "Triton's launcher passes a Triton kernel's arguments one by one, from its Python "
+        "call, and adds its own scratch pointers after them, and shmem builds the block as it "
+        "does: leave out --params, and give the program grid (--grid) and the arguments by "
+        f"name (this kernel's: {shorten(names, 200)}; --list-params lists them): a scalar as "
+        "--arg NAME=VALUE, a pointer's data as --arg NAME=@FILE (zero-filled where not "
+        "given), a host-side descriptor as --arg NAME=tensordesc:shape=...,strides=..."
+    )
 
 
 def _desc_hint(name: str) -> str:
