@@ -245,7 +245,7 @@ def test_each_file_of_the_line_table_is_placed_once(
     import os
 
     from shmem_cli.cuda.sources import SourceTree
-    from shmem_cli.trace.pipeline import _user_files
+    from shmem_cli.trace.user_lines import user_files
 
     calls, real = [0], os.path.realpath
 
@@ -253,7 +253,7 @@ def test_each_file_of_the_line_table_is_placed_once(
         calls[0] += 1
         return real(path, *args, **kw)
 
-    user = _user_files(SourceTree((tmp_path,)), [str(tmp_path / "lib")])
+    user = user_files(SourceTree((tmp_path,)), [str(tmp_path / "lib")])
     monkeypatch.setattr(os.path, "realpath", counted)
     mine, theirs = str(tmp_path / "k.cu"), str(tmp_path / "lib" / "h.cuh")
     assert [user(f) for f in (mine, theirs) * 1000] == [True, False] * 1000

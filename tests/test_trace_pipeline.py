@@ -95,7 +95,7 @@ def test_a_typed_include_folder_is_a_library_in_every_spelling(
     # user typed with -I is a library's, even inside the source tree, however it is spelled
     # (the build's own parse of the arguments says so: checked_inputs)
     from shmem_cli.cuda.cu_inputs import checked_inputs
-    from shmem_cli.trace.pipeline import _user_files
+    from shmem_cli.trace import user_lines
 
     src = tmp_path / "src"
     lib = src / "third_party" / "cutlass"
@@ -113,7 +113,7 @@ def test_a_typed_include_folder_is_a_library_in_every_spelling(
     def user_files(nvcc_args: tuple[str, ...]) -> Callable[[str], bool]:
         tree = request.tree()
         built, _ = checked_inputs(tree, nvcc_args, base=tmp_path, trusted=True)
-        return _user_files(tree, built.libraries)
+        return user_lines.user_files(tree, built.libraries)
 
     user = user_files(request.nvcc_args)
     assert not user(header)

@@ -295,17 +295,21 @@ def find_function(functions: list[Function], name: str) -> Function:
 
 
 def source_lines(
-    fn: Function, user: Callable[[str], bool] | None = None
+    fn: Function,
+    user: Callable[[str], bool] | None = None,
+    first: Callable[[str], bool] | None = None,
 ) -> dict[int, tuple[str, int]]:
     """pc -> the source line to report, for every instruction of ``fn`` the line table
-    places: the innermost location in the user's own sources (``user(file)``: in the
-    kernel's source tree, not in a library's include folder) where ``user`` is given and
-    one is in the chain, else :attr:`Instruction.user_location`."""
+    places: the innermost location in a file ``first`` takes (a binary's compiled sources:
+    :mod:`shmem_cli.trace.user_lines`) where it is given and one is in the chain, else the
+    innermost in the user's own sources (``user(file)``: in the kernel's source tree, not in
+    a library's include folder) where ``user`` is given and one is in the chain, else
+    :attr:`Instruction.user_location`."""
     out = {}
     for ins in fn.instructions:
         where = ins.user_location
-        if user is not None:
-            own = [c for c in ins.locations if user(c[0])]
+        for mine in (user, first):  # the later, the more preferred
+            own = [c for c in ins.locations if mine(c[0])] if mine is not None else []
             where = own[0] if own else where
         if where is not None:
             out[ins.pc] = where

@@ -34,10 +34,7 @@ from typing import TypeVar
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
 from ..cuda.cu_inputs import include_folders
-from ..cuda.inline_siblings import sibling_lines
 from ..cuda.nvcc_messages import compiler_messages
-from ..cuda.sass import TOOLKIT_HEADER, Function, source_lines
-from ..cuda.sources import SourceTree
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError
@@ -65,6 +62,7 @@ from .triton.callsites import place
 from .triton.launch import named_by_call, triton_launch, triton_params
 from .triton.metadata import field_error
 from .triton.roots import open_entry
+from .user_lines import placed_lines
 
 _T = TypeVar("_T")
 
@@ -190,40 +188,6 @@ def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
     return sass if sass and not scope else toolchain.disassemble(Path(info.path), functions=scope)
 
 
-def _user_files(tree: SourceTree, libraries: Sequence[str]) -> Callable[[str], bool]:
-    """Whether a file of the line table is the user's own: in the kernel's source tree and not
-    in a library's include folder (``libraries``, the build's: an include root, a typed -I
-    folder outside the tree; the toolkit's): rows are placed at the innermost such line (the
-    user's ``copy(...)``), the library's line kept as detail."""
-    from ..cuda.build import within
-
-    said: dict[str, bool] = {}  # asked once a file (each instruction asks: 120,000 realpaths)
-
-    def user(file: str) -> bool:
-        if file not in said:
-            outside = within(Path(file), libraries) or TOOLKIT_HEADER.search(file)
-            said[file] = not outside and (tree.inside(file) or not Path(file).is_absolute())
-        return said[file]
-
-    return user
-
-
-def _mark_siblings(
-    function: Function,
-    lines: dict[int, tuple[str, int]],
-    user: Callable[[str], bool],
-    callers: Sequence[tuple[tuple[str, int], tuple[str, int]]],
-) -> None:
-    """Each instruction whose user line the line table cannot tell from a sibling call's
-    carries the other lines (:mod:`..cuda.inline_siblings`), for the report to say so."""
-    found = sibling_lines(function, lines, user, callers)
-    if found:
-        function.instructions = [
-            dataclasses.replace(i, siblings=found[i.pc]) if i.pc in found else i
-            for i in function.instructions
-        ]
-
-
 def _owners(infos: Sequence[CubinInfo]) -> dict[str, CubinInfo]:
     """Mangled name -> the first cubin holding that kernel (one cubin per translation unit;
     an inline kernel may be in several)."""
@@ -337,9 +301,9 @@ def trace_loaded(
         constants = set_constants(loaded.constants, request.consts)
         virtual = [name for _, _, name, _ in loaded.constants.function_slots]
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
-        user = _user_files(request.tree(), loaded.libraries)
-        lines = source_lines(function, user)
-        _mark_siblings(function, lines, user, loaded.callers)
+        binary = loaded.triton is None and kernel_input_kind(Path(path)) != "cu"
+        tree, libraries = request.tree(), loaded.libraries
+        lines = placed_lines(function, tree, libraries, loaded.callers, binary=binary)
         if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
             shared = {  # every shared-memory instruction (the op registry's opcodes)
                 i.pc: i.name for i in function.instructions if op_of_opcode(i.opcode) is not None
