@@ -15,7 +15,14 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
-from shmem_cli.trace.fixes.compiled_sweep import Define, parse_define, run_compiled_sweep
+from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.emulator.budget import DEFAULT, Budget
+from shmem_cli.trace.fixes.compiled_sweep import (
+    Define,
+    check_size,
+    parse_define,
+    run_compiled_sweep,
+)
 from shmem_cli.trace.fixes.suggest_kernel import defines_of
 from shmem_cli.trace.pipeline import TraceRequest
 
@@ -159,6 +166,40 @@ def test_defines_of_reads_the_compile_arguments() -> None:
 def test_kernel_sweep_usage_errors(args: list[str], needle: str) -> None:
     result = CliRunner().invoke(main, ["sweep", str(SGEMM), *args])
     assert result.exit_code == 2 and needle in result.output, result.output
+
+
+def test_the_variants_are_counted_before_any_is_listed() -> None:
+    # 256 --define of two values each are 2^256 (about 1.2 x 10^77) combinations: listing
+    # them ran until memory ran out; now they are refused at once, before any compile
+    defines = [a for k in range(256) for a in ("--define", f"D{k}=0,1")]
+    result = CliRunner().invoke(main, ["sweep", str(SGEMM), "-b", "256", *defines])
+    assert result.exit_code == 2, result.output
+    assert "--define: the sweep has about 10^77 variants, each a compile" in result.output
+    assert "the limit is 256: sweep fewer values at once" in result.output
+    # 16 x 17 = 272: one past the limit of 256 (16 x 16) is said with each define's count
+    quick = Budget.of(None, None, 60, 60)  # 256 x (60 + 60) s = 8.5 hours: under the day
+    with pytest.raises(ShmemError) as err:
+        check_size([Define("A", tuple(range(16))), Define("B", tuple(range(17)))], quick)
+    assert "272 variants" in err.value.message and "16 (A) x 17 (B)" in err.value.message
+    check_size([Define("A", tuple(range(16))), Define("B", tuple(range(16)))], quick)
+
+
+def test_the_variants_time_at_their_limits_is_bounded_in_all() -> None:
+    # at the default limits a variant may take 600 s to compile and 180 s to trace: 110
+    # variants are 23.8 hours, 111 are 24.05, past the day a sweep may take in all
+    axis = Define("PAD", tuple(range(111)))
+    check_size([Define("PAD", tuple(range(110)))], DEFAULT)
+    with pytest.raises(ShmemError) as err:
+        check_size([axis], DEFAULT)
+    assert err.value.message.startswith(
+        "--define: the sweep's 111 variants may take 111 x (600 s to compile + 180 s to trace) "
+        "= 24.1 hours at the limits each has (--compile-time-limit, --time-limit); the limit "
+        "is 24 hours in all: lower them"
+    )
+    check_size([axis], Budget.of(None, None, 60, 60))  # the fix the message gives
+    args = ["sweep", str(SGEMM), "-b", "256", "--define", "PAD=0..110"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "24.1 hours" in result.output, result.output
 
 
 def test_define_on_a_spec_is_a_usage_error() -> None:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...analysis.sweep.report import RankedVariant, sweep_json
 from ...cuda import toolchain
@@ -34,14 +35,21 @@ from ...cuda.sources import SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
 from ...model import Totals
-from ...plumbing.errors import ShmemError
+from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
+if TYPE_CHECKING:
+    from ..emulator.budget import Budget
+
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
-MAX_VARIANTS = 256  # compiles are seconds each: a sweep beyond this is refused
+#: compiles are seconds each: a sweep of more variants (the counts of the --define values
+#: multiplied, counted before any combination is listed) is refused
+MAX_VARIANTS = 256
+#: the compile and trace time of a sweep's variants in all, at the limits each has
+MAX_SWEEP_SECONDS = 86_400.0
 
 
 @frozen
@@ -230,6 +238,36 @@ def _instruction_note(first: Counter[str], now: Counter[str]) -> str:
     return "; ".join(notes)
 
 
+def check_size(axes: Sequence[Define], budget: Budget) -> None:
+    """Refuse a sweep of more than :data:`MAX_VARIANTS` variants, counted from the values of
+    each ``--define`` before any combination is listed (256 ``--define``s of two values each
+    are 2^256 of them: listing them ran until memory ran out, deaf to Ctrl-C), or whose
+    variants may take more than :data:`MAX_SWEEP_SECONDS` to compile and trace at the limits
+    of each (``budget``: ``--compile-time-limit``, ``--time-limit``; ``--jobs`` shortens the
+    wait, not the work)."""
+    count = math.prod(len(a.values) for a in axes)
+    if count > MAX_VARIANTS:
+        said = f"{count:,}" if count < 10**15 else f"about 10^{len(str(count)) - 1}"
+        factors = " x ".join(f"{len(a.values)} ({a.name})" for a in axes)
+        raise ShmemError(
+            f"--define: the sweep has {said} variants, each a compile (the counts of the "
+            f"--define values multiplied: {shorten(factors, 200)}); the limit is "
+            f"{MAX_VARIANTS}: sweep fewer values at once (a range with a step: --define "
+            "PAD=0..32:8), or give a macro one value for every variant with "
+            "--nvcc-arg=-DNAME=VALUE"
+        )
+    compile_s, trace_s = budget.compile_seconds, budget.seconds
+    if count * (compile_s + trace_s) > MAX_SWEEP_SECONDS:
+        hours = count * (compile_s + trace_s) / 3600
+        raise ShmemError(
+            f"--define: the sweep's {count} variants may take {count} x ({compile_s:g} s to "
+            f"compile + {trace_s:g} s to trace) = {hours:.1f} hours at the limits each has "
+            f"(--compile-time-limit, --time-limit); the limit is {MAX_SWEEP_SECONDS / 3600:g} "
+            "hours in all: lower them (--compile-time-limit 60 --time-limit 60: a kernel "
+            "compiles and traces in seconds), or sweep fewer values at once"
+        )
+
+
 def run_compiled_sweep(
     request: TraceRequest,
     axes: Sequence[Define],
@@ -242,9 +280,8 @@ def run_compiled_sweep(
     names = [a.name for a in axes]
     if len(set(names)) != len(names):
         raise ShmemError("a --define names the same macro twice; give its values once")
+    check_size(axes, request.budget)
     points = list(itertools.product(*(a.values for a in axes)))
-    if len(points) > MAX_VARIANTS:
-        raise ShmemError(f"the sweep has {len(points):,} variants; the limit is {MAX_VARIANTS}")
     source = Path(request.path)
     arch = request.arch or DEFAULT_ARCH
     tree = request.tree()
