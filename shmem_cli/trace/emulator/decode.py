@@ -128,6 +128,7 @@ class Program(list[Step]):
     skipped: dict[int, Skipped]  # what threads a tainted decision kept off still taint
     values: list[bool]  # per instruction: decoded, and it computes values only (values_only)
     flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
+    tables: Any = None  # scheduler.ProgramTables, made when a block first runs it
 
 
 def decode_function(fn: Function) -> Program:

@@ -37,6 +37,7 @@ import numpy as np
 
 from ...cuda.sass import Function
 from ...hardware import misc
+from ...plumbing.frozen import frozen
 from ..distinct_rows import RecordsFull
 from . import budget as budgets
 from . import taint_flow
@@ -81,24 +82,13 @@ def run_block(
     hits = [0] * n_ins  # executions of each instruction: where a runaway block loops
     threads = blk.threads
     everyone = slice(None)
-    guards = [ins.guard for ins in instructions]
-    kinds = [shared_op_of(ins) for ins in instructions]
-    guarded = [guarded_kind(ins) for ins in instructions]  # what a warp guarded off records
-    rules = misc.rules_of(instructions)
-    misc_cost = [r is not None and not r.when_off for r in rules]  # each warp that runs it
-    first_free = [r is not None and r.first_free for r in rules]  # each warp's second on
-    misc_off = [r is not None and r.when_off for r in rules]  # each warp guarded off
-    stirs = [misc.stirs_barrier(ins.opcode, ins.operands) for ins in instructions]
-    arrives = [r is not None and r.arrive for r in rules]  # complete where the warps run it
-    pairs = [r is not None and r.pairs for r in rules]  # in pairs where a CTA's warps are together
-    parts = any(pairs)  # whether a CTA's threads going apart matters (misc_events.part)
-    retires = [ins.opcode == "EXIT" for ins in instructions]
-    moving = [ins.opcode in MOVES for ins in instructions]
+    t = tables_of(program, function)
+    guards, kinds, guarded, stirs, pairs = t.guards, t.kinds, t.guarded, t.stirs, t.pairs
+    misc_cost, first_free, misc_off, arrives = t.misc_cost, t.first_free, t.misc_off, t.arrives
+    retires, moving, decides, wide, run_end = t.retires, t.moving, t.decides, t.wide, t.run_end
+    parts = t.parts
     per_cta = np.zeros(blk.ctas, dtype=np.int64)  # thread-instructions of each CTA
     blk.clock.work = per_cta  # what its SM clock counts (sync/clock.py)
-    decides = [taint_flow.conditions(ins) for ins in instructions]
-    wide = [widens(ins, d) for ins, d in zip(instructions, program.destinations, strict=True)]
-    run_end = _straight_runs(instructions, moving, decides, misc_cost)
     mask_of: Any = everyone  # the threads of the last wide step, and as a mask
     mask: Any = None
     steps = executed = 0
@@ -285,6 +275,59 @@ def run_block(
     return steps, executed
 
 
+@frozen
+class ProgramTables:
+    """What :func:`run_block` asks of each instruction of a program at a step, in program
+    order: it depends on the program alone, so it is made once per program
+    (:func:`tables_of`), not for each block or batch run."""
+
+    guards: tuple[Any, ...]  # its guard (None: none)
+    kinds: tuple[Any, ...]  # its shared-memory op (access_kind.shared_op_of)
+    guarded: tuple[Any, ...]  # what a warp guarded off records (access_kind.guarded_kind)
+    misc_cost: tuple[bool, ...]  # costs op_misc for each warp that runs it
+    first_free: tuple[bool, ...]  # ... for each warp's second on
+    misc_off: tuple[bool, ...]  # ... for each warp guarded off
+    stirs: tuple[bool, ...]  # reached, its CTAs' next barrier costs op_misc
+    arrives: tuple[bool, ...]  # complete where the warps run it (misc_events.arrive)
+    pairs: tuple[bool, ...]  # in pairs where a CTA's warps are together (misc_events)
+    parts: bool  # whether a CTA's threads going apart matters (misc_events.part)
+    retires: tuple[bool, ...]  # EXIT
+    moving: tuple[bool, ...]  # may move threads elsewhere (op_table.MOVES)
+    decides: tuple[Any, ...]  # the predicates that decide at it (taint_flow.conditions)
+    wide: tuple[bool, ...]  # may run over every thread, its writes masked (op_table.widens)
+    run_end: tuple[int, ...]  # where the straight run from it ends (_straight_runs)
+
+
+def tables_of(program: Program, function: Function) -> ProgramTables:
+    """``program``'s tables (of ``function``, which it decodes), made on its first run."""
+    if program.tables is None:
+        ins = function.instructions
+        rules = misc.rules_of(ins)
+        moving = [i.opcode in MOVES for i in ins]
+        decides = [taint_flow.conditions(i) for i in ins]
+        misc_cost = [r is not None and not r.when_off for r in rules]
+        pairs = tuple(r is not None and r.pairs for r in rules)
+        program.tables = ProgramTables(
+            guards=tuple(i.guard for i in ins),
+            kinds=tuple(shared_op_of(i) for i in ins),
+            guarded=tuple(guarded_kind(i) for i in ins),
+            misc_cost=tuple(misc_cost),
+            first_free=tuple(r is not None and r.first_free for r in rules),
+            misc_off=tuple(r is not None and r.when_off for r in rules),
+            stirs=tuple(misc.stirs_barrier(i.opcode, i.operands) for i in ins),
+            arrives=tuple(r is not None and r.arrive for r in rules),
+            pairs=pairs,
+            parts=any(pairs),
+            retires=tuple(i.opcode == "EXIT" for i in ins),
+            moving=tuple(moving),
+            decides=tuple(decides),
+            wide=tuple(widens(i, d) for i, d in zip(ins, program.destinations, strict=True)),
+            run_end=tuple(_straight_runs(ins, moving, decides, misc_cost)),
+        )
+    tables: ProgramTables = program.tables
+    return tables
+
+
 def _straight_runs(
     instructions: list[Any], moving: list[bool], decides: list[Any], misc_cost: list[bool]
 ) -> list[int]:
@@ -311,7 +354,7 @@ def _straight_runs(
 def _run_straight(
     program: Program,
     instructions: list[Any],
-    stirs: list[bool],
+    stirs: tuple[bool, ...],
     blk: Block,
     m: int,
     end: int,

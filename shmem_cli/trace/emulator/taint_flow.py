@@ -31,6 +31,7 @@ taint.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +83,7 @@ class ControlFlow:
         self,
         function: Function,
         destinations: list[tuple[Dest, ...]],
-        kinds: list[AccessKind | None],
+        kinds: Sequence[AccessKind | None],
         values: list[bool] | None = None,
     ) -> None:
         self.function = function
@@ -327,7 +328,7 @@ def reconverge(blk: Block, index: int, ids: npt.NDArray[np.intp]) -> None:
     blk.ctl[ids] = rest
 
 
-def flow_of(program: Program, function: Function, kinds: list[Any]) -> ControlFlow:
+def flow_of(program: Program, function: Function, kinds: Sequence[Any]) -> ControlFlow:
     """The function's control flow, made once per program."""
     if program.flow is None:
         program.flow = ControlFlow(function, program.destinations, kinds, program.values)
@@ -359,7 +360,7 @@ def before_step(
     blk: Block,
     program: Program,
     function: Function,
-    kinds: list[Any],
+    kinds: Sequence[Any],
     index: int,
     sel: npt.NDArray[np.intp],
     decide: tuple[tuple[str, int], ...] | None,
