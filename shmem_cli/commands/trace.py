@@ -145,7 +145,8 @@ def trace(
     whose pointers point into memory the launch did not describe, which reads as
     untouched device memory: what the kernel wrote, else zeros, flagged; --memory
     gives its bytes, read as exact values).
-    --list-params shows them all (of every kernel of the file, without --kernel).
+    --list-params shows them all (of every kernel of the file, without --kernel; of
+    each entry of a Triton cache root).
 
     --suggest: for each shared array with bank conflicts (static __shared__ arrays
     by name; dynamic shared memory as one region, or its parts named with --array

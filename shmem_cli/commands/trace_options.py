@@ -185,7 +185,8 @@ OPTIONS = (
         "--list-params",
         is_flag=True,
         help="Only list the parameters (position, name, type, offset, size) of the kernel, or of "
-        "every kernel of the file when no --kernel is given.",
+        "every kernel of the file when no --kernel is given (of a Triton cache root: of each "
+        "entry).",
     ),
     click.option(
         "--compare",
