@@ -109,12 +109,13 @@ def fixes(spec: SpecFile, result: FileResult) -> dict[str, Fix]:
             tried.append(Variant(swizzle={array: synth.swizzle}))
         spaces = [checked_space(spec, layout, spec.accesses[k]) for k in numbers]
         # too large to try every layout, with the spec's searches before it
-        refusal = search_refusal(spaces, len(tried), ev.cache_lanes, spent)
+        needed = layouts_work(spaces, len(tried), ev.cache_lanes)
+        refusal = search_refusal(needed, len(tried), spent)
         if refusal is not None:
             short = "not searched: too many layouts to try (shmem sweep)"
             hints.update({a.name: Fix(refusal, short) for a in conflicted if a.array == array})
             continue
-        spent += layouts_work(spaces, len(tried), ev.cache_lanes)
+        spent += needed
         best: tuple[tuple[int, int, int], Variant, Outcome] | None = None
         for n, v in enumerate(tried):
             out = ev.evaluate(v, only=numbers)

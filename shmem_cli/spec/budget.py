@@ -157,12 +157,10 @@ def layouts_work(spaces: Sequence[Space], layouts: int, cache_lanes: int) -> int
     )
 
 
-def search_refusal(
-    spaces: Sequence[Space], candidates: int, cache_lanes: int, spent: int = 0
-) -> str | None:
-    """Why a --suggest search over ``candidates`` layouts of these accesses is not run, or None
-    if it fits in MAX_SEARCH_WORK with the ``spent`` units of the spec's searches before it."""
-    needed = layouts_work(spaces, candidates, cache_lanes)
+def search_refusal(needed: int, candidates: int, spent: int = 0) -> str | None:
+    """Why a --suggest search over ``candidates`` layouts, ``needed`` units of work
+    (:func:`layouts_work`), is not run, or None if it fits in MAX_SEARCH_WORK with the
+    ``spent`` units of the spec's searches before it."""
     if spent + needed <= MAX_SEARCH_WORK:
         return None
     before = f" after the {spent:.3g} of the spec's other arrays" if spent else ""

@@ -166,12 +166,13 @@ class InstructionRecords:
         if cost is not None and self.cost is None:  # kept beside the others from now on
             self.allowance.take(8 * len(self.warp))
             self.cost = np.zeros(len(self.warp), dtype=np.int64)
-        if k == 1 and src is None and cost is None and isinstance(taint, int):
+        one = k == 1 and src is None  # a warp's one request: its row's number as is
+        if one and cost is None and isinstance(taint, int):
             self.add_one(addr, active, warp, iteration, taint)  # a warp's (most steps)
             return
         self._grow(k)
         s = slice(self.n, self.n + k)
-        if k == 1 and src is None:  # a warp's one request: its number as is
+        if one:
             self.row[self.n] = self.distinct.add_row(addr, active)
         else:
             self.row[s] = self.distinct.add(addr, active, src, src_bytes, period)
