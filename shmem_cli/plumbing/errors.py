@@ -42,10 +42,21 @@ def file_line(file: str | None, line: int | str) -> str:
 
 def shorten(value: object, limit: int = MAX_SHOWN) -> str:
     """A bounded, single-line rendering of user data for error messages."""
-    text = one_line(value if isinstance(value, str) else repr(value))
+    text = one_line(value if isinstance(value, str) else _written(value))
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text
+
+
+def _written(value: object) -> str:
+    """``repr(value)``; an integer past the 4,300 decimal digits Python writes (a YAML or
+    TOML ``0xfff...`` of 3,600 digits) in hexadecimal, and anything holding one by its type."""
+    try:
+        return repr(value)
+    except ValueError:
+        if isinstance(value, int):
+            return hex(value)
+        return f"a {type(value).__name__} holding an integer of more than 4,300 digits"
 
 
 #: a kernel name longer than this is shown with its inner template arguments cut (CuTe's run

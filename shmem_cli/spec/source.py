@@ -57,6 +57,10 @@ _NULL = _YAML + "null"
 _SEQ = _YAML + "seq"
 _MAP = _YAML + "map"
 _MERGE = _YAML + "merge"
+#: the longest YAML integer read: an unsigned long long, shmem's widest type, takes 20 decimal
+#: digits (66 characters in binary); a ``0xfff...`` of 3,600 digits made an integer that no
+#: message (nor the schema's validator) could write out
+MAX_INT_CHARS = 128
 _SURROGATE = "[\ud800-\udfff]"  # a pattern: compiled on first use, for non-ASCII text only
 
 
@@ -159,6 +163,12 @@ class _Converter:
         }.get(tag)
         if constructor is None:
             raise self.error(f"unsupported YAML tag '{_show_tag(tag)}'", node)
+        if tag == _INT and len(node.value) > MAX_INT_CHARS:
+            raise self.error(
+                f"integer '{shorten(node.value)}' is {len(node.value):,} characters long; the "
+                f"most is {MAX_INT_CHARS} (the widest type, unsigned long long, takes 20 digits)",
+                node,
+            )
         try:
             return constructor(node)
         except Exception:

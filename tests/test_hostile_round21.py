@@ -1,0 +1,74 @@
+"""Hostile inputs of the twenty-first adversarial round (docs/robustness.md, "What was found
+and fixed", item 21).
+
+A YAML integer written in hexadecimal, octal or binary has no length Python bounds (a decimal
+one stops at 4,300 digits), and one of 3,600 hexadecimal digits could not be written out by
+any message nor by the schema's validator: "internal error: ValueError". A spec's integer is
+at most 128 characters now, and any message shows a longer one (a TOML ``0xfff...``) in
+hexadecimal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .hostile import refused, shmem
+
+HEX = "0x" + "f" * 5000
+_SPEC = """name: t
+block: [32]
+arrays:
+  a: {dtype: float, shape: [64]}
+accesses:
+  - name: x
+    array: a
+    op: load
+    index: [threadIdx.x]
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new", "column"),
+    [
+        ("name", "name: t", f"name: {HEX}", "1:7"),
+        ("block", "block: [32]", f"block: [{HEX}]", "2:9"),
+        ("dtype", "dtype: float", f"dtype: {HEX}", "4:14"),
+        ("index", "index: [threadIdx.x]", f"index: [{HEX}]", "9:13"),
+        ("loop", "index: [threadIdx.x]", f"index: [i]\n    loop: {{i: [{HEX}]}}", "10:16"),
+        ("binary", "index: [threadIdx.x]", "index: [0b" + "1" * 20000 + "]", "9:13"),
+    ],
+)
+def test_a_yaml_integer_of_thousands_of_digits_is_refused_where_it_is(
+    where: str, old: str, new: str, column: str, tmp_path: Path
+) -> None:
+    # each was "internal error: ValueError: Exceeds the limit (4300 digits) for integer
+    # string conversion": a message (or jsonschema's) wrote the integer out in decimal
+    spec = tmp_path / "big.yaml"
+    spec.write_text(_SPEC.replace(old, new))
+    ran = shmem("analyze", str(spec))
+    refused(ran, f"big.yaml:{column}: error: integer '0", "characters long; the most is 128")
+    assert "internal error" not in ran.text
+
+
+def test_a_yaml_integer_of_128_characters_is_read(tmp_path: Path) -> None:
+    # the bound is the text's: a long long written in binary with separators still reads
+    spec = tmp_path / "ok.yaml"
+    wide = "0b" + "_".join(["0000"] * 24) + "_0001"  # 126 characters, the value 1
+    assert len(wide) == 126
+    spec.write_text(_SPEC.replace("index: [threadIdx.x]", f"index: [{wide}]"))
+    ran = shmem("analyze", str(spec))
+    assert ran.code == 0, ran.text
+
+
+def test_a_toml_integer_of_thousands_of_digits_is_shown_in_hexadecimal(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(_SPEC)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.shmem]\ncompile-time-limit = {HEX}\n")
+    ran = shmem("lint", "a.yaml", cwd=tmp_path)
+    refused(
+        ran,
+        "pyproject.toml:2:1: error: [tool.shmem] compile-time-limit must be a number of "
+        "seconds from 0.001 to 86400, got 0xffff",
+        roots=[tmp_path],
+    )
