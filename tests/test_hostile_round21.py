@@ -5,7 +5,8 @@ A YAML integer written in hexadecimal, octal or binary has no length Python boun
 one stops at 4,300 digits), and one of 3,600 hexadecimal digits could not be written out by
 any message nor by the schema's validator: "internal error: ValueError". A spec's integer is
 at most 128 characters now, and any message shows a longer one (a TOML ``0xfff...``) in
-hexadecimal.
+hexadecimal. The Python API's ``time_limit`` and ``compile_time_limit`` of an int past a
+float's range (``10**400``) raised ``OverflowError``; they are refused as any other.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from .hostile import refused, shmem
+import shmem_cli
+from shmem_cli import ShmemError
+
+from .hostile import CUBIN, refused, shmem
 
 HEX = "0x" + "f" * 5000
 _SPEC = """name: t
@@ -72,3 +76,15 @@ def test_a_toml_integer_of_thousands_of_digits_is_shown_in_hexadecimal(tmp_path:
         "seconds from 0.001 to 86400, got 0xffff",
         roots=[tmp_path],
     )
+
+
+@pytest.mark.parametrize("name", ["time_limit", "compile_time_limit"])
+@pytest.mark.parametrize("value", [10**400, 1 << 20000], ids=["10^400", "2^20000"])
+def test_seconds_past_a_floats_range_are_refused_in_words(name: str, value: int) -> None:
+    # math.isfinite(10**400) raised OverflowError out of trace()
+    with pytest.raises(ShmemError) as err:
+        shmem_cli.trace(CUBIN, block=32, **{name: value})
+    assert f"trace(): {name} must be a positive number of seconds between 0.001 and 86400" in (
+        err.value.message
+    )
+    assert f"an int of {value.bit_length()} bits" in err.value.message

@@ -99,7 +99,9 @@ def optional_seconds(
     if value is None:
         return None
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and math.isfinite(value) and value > 0 and low <= value <= high:
+    # an int is compared as it is: math.isfinite(10**400) raises OverflowError
+    finite = number and (isinstance(value, int) or math.isfinite(value))
+    if finite and value > 0 and low <= value <= high:
         return float(value)
     bounds = f" between {low:g} and {high:g}" if math.isfinite(high) else ""
     raise fail(call, name, f"a positive number of seconds{bounds}", value)
