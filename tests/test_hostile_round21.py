@@ -6,11 +6,17 @@ one stops at 4,300 digits), and one of 3,600 hexadecimal digits could not be wri
 any message nor by the schema's validator: "internal error: ValueError". A spec's integer is
 at most 128 characters now, and any message shows a longer one (a TOML ``0xfff...``) in
 hexadecimal. The Python API's ``time_limit`` and ``compile_time_limit`` of an int past a
-float's range (``10**400``) raised ``OverflowError``; they are refused as any other.
+float's range (``10**400``) raised ``OverflowError``; they are refused as any other. A spec
+read from a closed standard input (``shmem analyze - <&-``) or one open for writing only was
+"internal error: OSError: [Errno 9] Bad file descriptor; a bug in shmem"; it is refused in
+words.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +24,8 @@ import pytest
 import shmem_cli
 from shmem_cli import ShmemError
 
-from .hostile import CUBIN, refused, shmem
+from .conftest import HANG_S
+from .hostile import CUBIN, REPO, refused, shmem
 
 HEX = "0x" + "f" * 5000
 _SPEC = """name: t
@@ -88,3 +95,31 @@ def test_seconds_past_a_floats_range_are_refused_in_words(name: str, value: int)
         err.value.message
     )
     assert f"an int of {value.bit_length()} bits" in err.value.message
+
+
+@pytest.mark.parametrize(
+    "command", [("analyze", "-"), ("lint", "-"), ("sweep", "-", "--pad", "0..1")]
+)
+@pytest.mark.parametrize("stdin", ["closed", "write-only"])
+def test_a_spec_from_a_standard_input_that_cannot_be_read_is_refused_in_words(
+    command: tuple[str, ...], stdin: str, tmp_path: Path
+) -> None:
+    # "internal error: OSError: [Errno 9] Bad file descriptor; a bug in shmem" before
+    program = (
+        "import sys; from shmem_cli.cli import main; main(args=sys.argv[1:], prog_name='shmem')"
+    )
+    with (tmp_path / "w").open("w") as write_only:
+        done = subprocess.run(
+            [sys.executable, "-c", program, *command],
+            stdin=write_only if stdin == "write-only" else None,
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+            cwd=REPO,
+            check=False,
+            preexec_fn=(lambda: os.close(0)) if stdin == "closed" else None,
+        )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stdout + done.stderr
+    said = "cannot read standard input: closed or open for writing only; give the spec file's path"
+    assert said in done.stdout + done.stderr, done.stdout + done.stderr

@@ -13,11 +13,12 @@ supported with the same semantics as ``yaml.safe_load``.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -369,13 +370,30 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
         # read once: a second reader of the same standard input (--suggest, an error's
         # quoted line) gets the same spec
         if _stdin_read is None or _stdin_read[0] is not sys.stdin:
-            _stdin_read = (sys.stdin, sys.stdin.buffer.read(MAX_BYTES + 1))
+            _stdin_read = (sys.stdin, _read_stdin(sys.stdin))
         return _stdin_read[1]
     from ..plumbing.bounded_read import (
         read_prefix,  # regular files only: a FIFO would hang the read
     )
 
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")
+
+
+def _read_stdin(stream: IO[str] | None) -> bytes:
+    """At most one byte past the size limit of standard input; a closed one (``<&-``: None,
+    or EBADF) or one open for writing only (EBADF) is refused in words."""
+    try:
+        if stream is None:
+            raise OSError(errno.EBADF, "closed")
+        return stream.buffer.read(MAX_BYTES + 1)
+    except (OSError, ValueError) as exc:  # ValueError: closed by this process
+        bad = not isinstance(exc, OSError) or exc.errno == errno.EBADF
+        why = "closed or open for writing only" if bad else shorten(str(exc.strerror))
+        raise ShmemError(
+            f"cannot read standard input: {why}; give the spec file's path instead of -",
+            path=STDIN_NAME,
+            code="invalid-spec",
+        ) from None
 
 
 def error_sources(*errors: ShmemError | None) -> dict[str, tuple[str, ...] | None]:
