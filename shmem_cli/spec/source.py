@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import IO, Any
+from typing import Any, TextIO
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -379,16 +379,20 @@ def read_spec_bytes(path: str | os.PathLike[str]) -> bytes:
     return read_prefix(path, MAX_BYTES + 1, what="spec", code="invalid-spec")
 
 
-def _read_stdin(stream: IO[str] | None) -> bytes:
+def _read_stdin(stream: TextIO | None) -> bytes:
     """At most one byte past the size limit of standard input; a closed one (``<&-``: None,
     or EBADF) or one open for writing only (EBADF) is refused in words."""
     try:
         if stream is None:
             raise OSError(errno.EBADF, "closed")
-        return stream.buffer.read(MAX_BYTES + 1)
+        return bytes(stream.buffer.read(MAX_BYTES + 1))
     except (OSError, ValueError) as exc:  # ValueError: closed by this process
-        bad = not isinstance(exc, OSError) or exc.errno == errno.EBADF
-        why = "closed or open for writing only" if bad else shorten(str(exc.strerror))
+        number = exc.errno if isinstance(exc, OSError) else errno.EBADF
+        why = (
+            "closed or open for writing only"
+            if number == errno.EBADF
+            else shorten(str(getattr(exc, "strerror", exc)))
+        )
         raise ShmemError(
             f"cannot read standard input: {why}; give the spec file's path instead of -",
             path=STDIN_NAME,
