@@ -9,7 +9,8 @@ hexadecimal. The Python API's ``time_limit`` and ``compile_time_limit`` of an in
 float's range (``10**400``) raised ``OverflowError``; they are refused as any other. A spec
 read from a closed standard input (``shmem analyze - <&-``) or one open for writing only was
 "internal error: OSError: [Errno 9] Bad file descriptor; a bug in shmem"; it is refused in
-words.
+words. A closed standard output (``shmem analyze spec.yaml >&-``) lost the report with exit
+status 0; it is said with status 2, as ``/dev/full`` is.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .conftest import HANG_S
 from .hostile import CUBIN, REPO, refused, shmem
 
 HEX = "0x" + "f" * 5000
+_PROGRAM = "import sys; from shmem_cli.cli import main; main(args=sys.argv[1:], prog_name='shmem')"
 _SPEC = """name: t
 block: [32]
 arrays:
@@ -105,12 +107,9 @@ def test_a_spec_from_a_standard_input_that_cannot_be_read_is_refused_in_words(
     command: tuple[str, ...], stdin: str, tmp_path: Path
 ) -> None:
     # "internal error: OSError: [Errno 9] Bad file descriptor; a bug in shmem" before
-    program = (
-        "import sys; from shmem_cli.cli import main; main(args=sys.argv[1:], prog_name='shmem')"
-    )
     with (tmp_path / "w").open("w") as write_only:
         done = subprocess.run(
-            [sys.executable, "-c", program, *command],
+            [sys.executable, "-c", _PROGRAM, *command],
             stdin=write_only if stdin == "write-only" else None,
             capture_output=True,
             text=True,
@@ -123,3 +122,29 @@ def test_a_spec_from_a_standard_input_that_cannot_be_read_is_refused_in_words(
     assert "Traceback" not in done.stderr and "internal error" not in done.stdout + done.stderr
     said = "cannot read standard input: closed or open for writing only; give the spec file's path"
     assert said in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("analyze", "access_specs/column_read_32x32.yaml"),
+        ("lint", "--no-config", "access_specs/column_read_32x33.yaml"),
+        ("schema",),
+        ("--version",),
+    ],
+)
+def test_a_closed_standard_output_is_said_with_status_2(command: tuple[str, ...]) -> None:
+    # click.echo to a closed standard output (sys.stdout None) writes nothing, silently: the
+    # report was lost and the command exited 0
+    done = subprocess.run(
+        [sys.executable, "-c", _PROGRAM, *command],
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,
+        cwd=REPO,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert done.returncode == 2, done.stderr
+    assert "<standard output>: error: cannot write the report: it is closed" in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr

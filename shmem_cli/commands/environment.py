@@ -88,10 +88,14 @@ class Environment:
     def out(self, text: str, *, nl: bool = True, color: bool | None = None) -> None:
         """Write to standard output (ANSI codes kept when ``color`` is True; what its
         encoding cannot hold as backslash escapes). A failed write (a full disk, a closed
-        pipe) is an :class:`~shmem_cli.plumbing.fsutil.OutputError`, whatever the command
-        (a report, ``--help``, ``shmem schema``), said as every bad output is, status 2."""
-        from ..plumbing.fsutil import printable, stdout_guard
+        pipe, a closed standard output) is an :class:`~shmem_cli.plumbing.fsutil.OutputError`,
+        whatever the command (a report, ``--help``, ``shmem schema``), said as every bad
+        output is, status 2."""
+        from ..plumbing.fsutil import OutputError, printable, stdout_guard
 
+        if self.stdout is None and text:  # `>&-`: Python found standard output closed
+            # click.echo writes to no stream silently: the report was lost with status 0
+            raise OutputError("cannot write the report: it is closed", "<standard output>")
         with stdout_guard(self.stdout):
             click.echo(printable(text, self.stdout), file=self.stdout, nl=nl, color=color)
 
