@@ -252,3 +252,37 @@ def test_a_kernel_with_no_shared_instruction_agrees_in_words() -> None:
     empty = KernelCompare("run.csv", "triton_poi_fused_relu_0", 1, 1, (), ())
     text = render_compare_text([empty])
     assert "agree (no shared-memory instruction ran, here or on the GPU)" in text
+
+
+ALIKE = TEST_DATA / "trace" / "alike"
+
+
+@pytest.mark.parametrize("page", ["source", "raw"])
+def test_a_sampled_grid_is_named_as_the_cause_not_the_launch(tmp_path: Path, page: str) -> None:
+    # al_loaded over 64 blocks of 8 warps, every flag 0: the CSVs (tests/data/trace/alike/ncu,
+    # made by hand) hold the whole grid's counts worked out by hand, 512 executions of each
+    # shared instruction. Each block's guard reads its own flag, so no block stands for
+    # another; under a small --max-launch-instructions the trace counts a sample of them.
+    flags = tmp_path / "flags.bin"
+    flags.write_bytes(bytes(4 * 64))
+    csv_path = ALIKE / "ncu" / f"al_loaded_{page}.csv"
+    base = [
+        "trace", str(ALIKE / "alike.sm_90.cubin"), "-k", "al_loaded", "-b", "256", "-g", "64",
+        "-a", f"1=@{flags}", "--no-tables", "--compare", str(csv_path),
+    ]  # fmt: skip
+    whole = CliRunner().invoke(main, base)
+    assert whole.exit_code == 0, whole.output
+    said = whole.output.split("--compare ")[-1]
+    assert ": al_loaded: agree (" in said and "sample" not in said
+    small = ["--max-launch-instructions", str(1 << 20)]
+    result = CliRunner().invoke(main, [*base, *small])
+    assert result.exit_code == 1, result.output
+    assert "the trace counted a sample of the grid (" in result.output
+    assert " of the 64 blocks; its note says which), Nsight Compute every block" in result.output
+    assert "another grid" not in result.output  # not blamed on the launch
+    doc = json.loads(CliRunner().invoke(main, [*base, *small, "--format", "json"]).output)
+    compared = doc["compare"][0]
+    assert compared["agrees"] is False and compared["sample"].endswith(" of the 64 blocks")
+    if page == "source":
+        assert [i["verdict"] for i in compared["instructions"]] == ["sample"] * 3
+        assert compared["verdicts"]["sample"] == 3 and compared["verdicts"]["launch"] == 0

@@ -24,6 +24,17 @@ def _pair(ncu: int | None, shmem: int) -> str:
     return shown if ncu == shmem else f"{shown} / {shmem:,}"
 
 
+def _sample_note(c: KernelCompare) -> list[str]:
+    """Where the trace counted a sample of the grid: why its counts fall short of Nsight's."""
+    if c.sample is None:
+        return []
+    return [
+        f"  the trace counted a sample of the grid ({c.sample}; its note says which), Nsight "
+        "Compute every block: its counts cannot agree; trace the whole grid (raise "
+        "--time-limit or --max-launch-instructions) to compare"
+    ]
+
+
 def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     """One block per kernel: a verdict line, then a row per shared-memory instruction."""
     out: list[str] = []
@@ -80,7 +91,7 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
         blocks: list[Styled | Table] = [
             Styled(f"{head}: {verdict} ({len(c.instructions)} instructions: {said})"),
             table,
-            Styled("\n".join([tail, *notes])),
+            Styled("\n".join([tail, *notes, *_sample_note(c)])),
         ]
         width = max([1000, *(len(i.sass) + 80 for i in c.instructions)])
         out.append(_laid_out(blocks, width))
@@ -109,6 +120,7 @@ def _ops_text(head: str, c: KernelCompare) -> str:
     for o in c.ops:
         table.add_row(o.verdict, o.what, f"{o.ncu:,}", f"{o.shmem:,}", o.counter)
     notes = ["per-launch counters (Nsight Compute's raw page) beside shmem's totals"]
+    notes += _sample_note(c)
     if any(o.verdict == "estimate" for o in c.ops):
         notes.append(
             "  estimate: op_misc is shown, not judged; Nsight adds wavefronts the rule leaves "

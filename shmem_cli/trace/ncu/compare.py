@@ -31,7 +31,10 @@ some pair-merged loads (docs/hardware-model.md 8):
   timing between warps (the l1tex arbitration counter), not a different address pattern;
 * ``addresses``: same executions, another ideal or fewer wavefronts: other addresses than
   traced (other arguments, other data);
-* ``launch``: other executions: another grid, other arguments or data-dependent control flow.
+* ``launch``: other executions: another grid, other arguments or data-dependent control flow;
+* ``sample``: other executions where the trace counted a sample of the grid's blocks (a grid
+  past the budget or the time limit) and Nsight Compute every block: the cause is the
+  sample, not the launch (a disagreement all the same: nothing is confirmed).
 
 Any verdict but ``match``, ``cp.async`` and ``pair merge``, and a different binary, is a
 disagreement (``shmem trace`` exits 1, as ``shmem verify`` does on a mismatch).
@@ -82,6 +85,8 @@ VERDICTS = {
     "addresses": "other addresses than traced (another ideal, or fewer wavefronts): other "
     "arguments or data",
     "launch": "other executions: another grid, other arguments, or data-dependent control flow",
+    "sample": "other executions: the trace counted a sample of the grid's blocks, Nsight "
+    "Compute every block",
 }
 
 
@@ -122,6 +127,8 @@ class KernelCompare:
     ops: tuple[OpCompare, ...] = ()
     arbitration: int | None = None  # the raw page's bank-arbitration counter, where given
     page: str = "source"  # the CSV's page: "source" (per instruction) or "raw" (per launch)
+    # the trace counted a sample of the grid's blocks: "983 of the 4,096 blocks"
+    sample: str | None = None
 
     @property
     def agrees(self) -> bool:
@@ -145,6 +152,7 @@ class KernelCompare:
             "tables": self.tables,
             "page": self.page,
             "agrees": self.agrees,
+            "sample": self.sample,
             "different_binary": bool(self.binary_differs),
             "binary_differences": [
                 {"pc": pc, "ncu": a, "cubin": b} for pc, a, b in self.binary_differs
@@ -213,16 +221,25 @@ def _binary_differences(
     return tuple(out)
 
 
+def sampled(kernel: KernelTrace) -> str | None:
+    """``983 of the 4,096 blocks`` where the trace counted a sample of the grid, else None."""
+    cov = kernel.launch.coverage
+    if cov is None or cov.mode != "sample":
+        return None
+    return f"{cov.run:,} of the {cov.blocks:,} blocks"
+
+
 def _verdict(
     opcode: str,
     measured: tuple[int | None, int | None, int | None],
     traced: tuple[int, int, int],
     source_extra: int = 0,
+    sample: bool = False,
 ) -> str:
     if measured == traced:
         return "match"
     if measured[0] != traced[0]:
-        return "launch"
+        return "sample" if sample else "launch"
     if source_extra and measured == (traced[0], traced[1] + source_extra, traced[2]):
         return "pair merge"
     found = op_of_opcode(opcode.split(".")[0])
@@ -252,6 +269,8 @@ def compare_kernel(
     if differences[pick]:
         return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), differences[pick], ())
     rows = {pc: counters for pc, _, counters in table.rows}
+    sample = sampled(kernel)
+    unreached = "sample" if sample else "launch"  # another block may have run it
     out = []
     for access in kernel.accesses:
         c = rows.get(access.site.pc, {})
@@ -262,7 +281,9 @@ def compare_kernel(
             r.cost.wavefronts,
             r.cost.ideal_wavefronts + r.cost.source_ideal_extra,  # the source page's ideal
         )
-        verdict = _verdict(access.site.opcode, measured, traced, r.cost.source_extra)
+        verdict = _verdict(
+            access.site.opcode, measured, traced, r.cost.source_extra, sample is not None
+        )
         out.append(
             InstructionCompare(
                 access.site.pc,
@@ -284,11 +305,11 @@ def compare_kernel(
             measured = (c.get(EXECUTED), c.get(WAVEFRONTS), c.get(IDEAL))
             out.append(
                 InstructionCompare(
-                    pc, normal_sass(sass_text), None, None, measured, (0, 0, 0), "launch"
+                    pc, normal_sass(sass_text), None, None, measured, (0, 0, 0), unreached
                 )
             )
     out.sort(key=lambda i: i.pc)
-    return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), (), tuple(out))
+    return KernelCompare(csv_path, kernel.name, pick + 1, len(mine), (), tuple(out), sample=sample)
 
 
 def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -> KernelCompare:
@@ -307,6 +328,7 @@ def compare_ops(kernel: KernelTrace, launches: list[NcuLaunch], csv_path: str) -
         rows,
         counters.get(ARBITRATION_COUNTER),
         page="raw",
+        sample=sampled(kernel),
     )
 
 
