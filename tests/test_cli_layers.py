@@ -67,6 +67,29 @@ def test_color_and_width_follow_the_environment() -> None:
     assert Environment(columns=90).width(None, color=False) is None
 
 
+class _Terminal(io.StringIO):
+    """Standard output on a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_plain_text_on_a_terminal_takes_its_width() -> None:
+    # NO_COLOR and --no-color take the color away, not the width: laid out 200 wide, an
+    # analyze report wrapped line by line on an 80-column terminal
+    tty = Environment(stdout=_Terminal(), env={"NO_COLOR": "1"}, columns=80)
+    assert not tty.color()
+    assert tty.width(None, color=False) == 80
+    assert tty.width(None, color=False, output="-") == 80
+    assert tty.width(None, color=False, output="report.txt") is None  # a file: 200
+    assert tty.width(120, color=False) == 120
+    spec = ROOT / "access_specs" / "transpose_naive.yaml"
+    result = CliRunner().invoke(main, ["analyze", str(spec), "--no-tables"], obj=tty)
+    lines = tty.stdout.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert result.exit_code == 0 and lines and max(len(line) for line in lines) <= 80
+    assert "\x1b[" not in tty.stdout.getvalue()  # type: ignore[attr-defined]
+
+
 def test_one_usage_error_style_for_click_and_shmem_errors() -> None:
     missing_argument = CliRunner().invoke(main, ["analyze"])
     missing_file = CliRunner().invoke(main, ["analyze", "no/such.yaml"])

@@ -131,7 +131,7 @@ def emit_simple_report(
 
     env = current_environment()
     color = env.color(no_color, output) and fmt == "text"
-    options = RenderOptions(color=color, width=env.width(width, color))
+    options = RenderOptions(color=color, width=env.width(width, color, output))
     emit_report(result, options, fmt=fmt, output=output, title=title)
     write_pictures(result, RenderOptions(width=width), title=title)
 
@@ -266,7 +266,7 @@ def report_options(
     color = env.color(no_color, output) and fmt == "text"
     return RenderOptions(
         color=color,
-        width=env.width(width, color),
+        width=env.width(width, color, output),
         words=words,
         tables=not no_tables,
         heat=heatmap if heatmap is not None else not no_tables,

@@ -72,13 +72,18 @@ class Environment:
             return True
         return self.stdout_isatty
 
-    def width(self, width: int | None, color: bool) -> int | None:
-        """--width if given, else the terminal's width when printing to it in color.
+    def width(self, width: int | None, color: bool, output: str | None = None) -> int | None:
+        """--width if given, else the terminal's width when printing to it: in color, or
+        plain on a terminal (NO_COLOR and --no-color take the color away, not the width:
+        text laid out 200 wide wrapped on an 80-column terminal).
 
-        None leaves the width to the renderer (200 columns for plain text).
+        None leaves the width to the renderer (200 columns for plain text: a pipe, a file).
         """
-        if width is not None or not color:
+        if width is not None:
             return width
+        to_terminal = (output is None or output == "-") and self.stdout_isatty
+        if not color and not to_terminal:
+            return None
         if self.columns is not None:
             return self.columns
         import shutil  # only here: it pulls in the compression modules
