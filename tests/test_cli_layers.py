@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from shmem_cli.cli import LAZY_COMMANDS, main
 from shmem_cli.commands.environment import Environment
 
-from .conftest import ROOT
+from .conftest import ROOT, TRACE_DATA, needs_nvdisasm
 
 COMMANDS = ROOT / "shmem_cli" / "commands"
 
@@ -131,3 +131,34 @@ def test_docs_tools_do_not_import_from_tests() -> None:
     for path in sorted((ROOT / "docs" / "tools").glob("*.py")):
         modules = imported_modules(path)
         assert not [m for m in modules if m == "tests" or m.startswith("tests.")], path.name
+
+
+def _on_terminal(columns: int, *args: str) -> str:
+    """What a command prints on a terminal of ``columns`` (plain: NO_COLOR)."""
+    tty = Environment(stdout=_Terminal(), env={"NO_COLOR": "1"}, columns=columns)
+    result = CliRunner().invoke(main, list(args), obj=tty)
+    assert result.exit_code == 0, result.output
+    return str(tty.stdout.getvalue())  # type: ignore[attr-defined]
+
+
+def test_a_narrow_terminal_folds_cells_and_never_cuts_a_number() -> None:
+    # sgemm_tiles at 60 columns: the access names and ops wrap; every count stays whole
+    # (rich cut "2,048" to "2,…" and "100.0%" to "100.…" before)
+    spec = ROOT / "access_specs" / "sgemm_tiles.yaml"
+    text = _on_terminal(60, "analyze", str(spec), "--no-tables")
+    assert max(len(line) for line in text.splitlines()) <= 60
+    assert "\u2026" not in text  # no ellipsis anywhere
+    verdicts = [line.split()[0] for line in text.splitlines() if line and line[0] in "24o"]
+    assert verdicts[:3] == ["2-way", "4-way", "ok"]  # the verdict column is never cut
+    assert "2,048" in text and "1,536" in text  # the 4-way load's wavefronts and excess
+
+
+@needs_nvdisasm
+def test_a_trace_on_an_80_column_terminal_keeps_its_source_lines() -> None:
+    # a trace's table is some 110 columns wide: on an 80-column terminal its line column
+    # read "column_rea\u2026", the one cell that says where the conflict is
+    cubin = TRACE_DATA / "column_read.sm_90.cubin"
+    text = _on_terminal(80, "trace", str(cubin), "--block", "32,32", "--no-tables")
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "\u2026" not in text
+    assert "32-way  column_read.cu:9 " in text and "ok      column_read.cu:7 " in text

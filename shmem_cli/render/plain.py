@@ -66,15 +66,24 @@ Cell: TypeAlias = "str | Styled"
 class Column:
     """A table column: its header, how its cells are justified, its narrowest width."""
 
-    __slots__ = ("header", "justify", "min_width", "style")
+    __slots__ = ("header", "justify", "min_width", "style", "keep")
 
     def __init__(
-        self, header: str, justify: Justify = "left", *, min_width: int = 0, style: str = ""
+        self,
+        header: str,
+        justify: Justify = "left",
+        *,
+        min_width: int = 0,
+        style: str = "",
+        keep: bool = False,
     ) -> None:
         self.header = header
         self.justify: Justify = justify
         self.min_width = min_width
         self.style = style  # of every cell below the header
+        # never cut on a narrow terminal (rich): a verdict, a source line; numbers (right-
+        # justified) never are either, other text columns wrap first
+        self.keep = keep
 
 
 class Table:

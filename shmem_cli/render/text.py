@@ -138,7 +138,7 @@ def summary_table(result: FileResult) -> Table:
     with_cycles = cycles_differ(result)
     if with_cycles:
         titles.append(("cycles", "right"))
-    table = Table([Column(title, justify) for title, justify in titles])
+    table = Table([Column(title, justify, keep=not title) for title, justify in titles])
     for acc in result.accesses:
         cells: list[Cell] = [
             status_text(acc.cost),
@@ -353,6 +353,14 @@ def rich_text(styled: Styled | str) -> Text:
     return text
 
 
+def _widest(cells: Iterable[Cell]) -> int:
+    """The longest line of the cells."""
+    return max(
+        (len(line) for c in cells for line in (c if isinstance(c, str) else c.plain).split("\n")),
+        default=0,
+    )
+
+
 def to_rich(block: Block) -> RenderableType:
     """One block as the rich renderable that draws it."""
     if isinstance(block, Styled):
@@ -366,12 +374,17 @@ def to_rich(block: Block) -> RenderableType:
         header_style="bold",
         padding=(0, block.pad_right, 0, block.pad_left),
     )
-    for column in block.columns:
+    for k, column in enumerate(block.columns):
+        least = column.min_width
+        if column.keep:  # a verdict, a source line: never cut
+            least = max(least, _widest(row[k] for row in block.rows))
         table.add_column(
             rich_text(column.header),
             justify=column.justify,
             style=column.style or None,
-            min_width=column.min_width or None,
+            min_width=least or None,
+            no_wrap=column.keep,
+            overflow="fold",  # too narrow a terminal folds a value onto more lines, never cuts it
         )
     for row in block.rows:
         table.add_row(*(rich_text(cell) for cell in row))

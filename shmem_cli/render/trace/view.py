@@ -61,8 +61,8 @@ def _flags(a: TraceAccess) -> Styled:
 def instruction_table(kernel: KernelTrace) -> Table:
     """One row per shared-memory SASS instruction, in program order."""
     columns = [
-        Column(""),
-        Column("line"),
+        Column("", keep=True),
+        Column("line", keep=True),
         Column("sass"),
         Column("op"),
         Column("requests", "right"),
@@ -99,7 +99,7 @@ def instruction_table(kernel: KernelTrace) -> Table:
 def line_table(kernel: KernelTrace) -> Table:
     """The instructions added up per source line."""
     columns = [
-        Column("line"),
+        Column("line", keep=True),
         Column("ops"),
         Column("instructions", "right"),
         Column("requests", "right"),
