@@ -147,6 +147,45 @@ def test_pointers_get_buffers_and_scalars_default_to_zero() -> None:
     assert plan.defaulted == ("3 (scale)",)
 
 
+@pytest.mark.parametrize("large", [False, True])  # read whole, or read later in place
+def test_a_npy_of_another_element_type_than_the_pointer_s_is_refused(
+    tmp_path: Path, large: bool
+) -> None:
+    # NumPy's default arrays are float64 and int64: given to a float* or an int*, each
+    # element was read as two of the kernel's, silently (a token id's high word as the next id)
+    k = kernel([(0, 8), (8, 8), (16, 8)], "void k(float const*, int*, __half*)")
+    params = kernel_params(k, ["x", "ids", "h"])
+    n = (1 << 18) if large else 16  # 2 MiB of float64: past the size read in place
+    wrong = {"x": np.zeros(n), "ids": np.arange(n), "h": np.zeros(n, dtype=np.float32)}
+    said = {
+        "x": "holds float64 (8 bytes an element) and the parameter is float const*: the kernel "
+        "would read its bytes as 4-byte floats; save it as float32 "
+        "(numpy.save(FILE, a.astype(numpy.float32))), or give raw bytes in a .bin",
+        "ids": "holds int64 (8 bytes an element) and the parameter is int*: the kernel would "
+        "read its bytes as 4-byte integers; save it as int32",
+        "h": "holds float32 (4 bytes an element) and the parameter is __half*: the kernel "
+        "would read its bytes as 2-byte floats; save it as float16",
+    }
+    for name, array in wrong.items():
+        path = tmp_path / f"{name}.npy"
+        np.save(path, array)
+        with pytest.raises(ShmemError) as err:
+            plan_launch(k, params, block=(32, 1, 1), args=[f"{name}=@{path}"])
+        assert said[name] in err.value.message and err.value.code == "invalid-launch"
+    # the same sizes and kinds pass (uint32 for an int*: the same bytes); so do raw bytes
+    # (uint8) and a type the table does not know (a struct's pointer)
+    right = {"x": np.float32, "ids": np.uint32, "h": np.float16}
+    for name, dtype in right.items():
+        path = tmp_path / f"{name}_ok.npy"
+        np.save(path, np.zeros(n, dtype=dtype))
+        plan_launch(k, params, block=(32, 1, 1), args=[f"{name}=@{path}"])
+    raw = tmp_path / "bytes.npy"
+    np.save(raw, np.zeros(64, dtype=np.uint8))
+    plan_launch(k, params, block=(32, 1, 1), args=[f"x=@{raw}"])
+    other = kernel([(0, 8)], "void k(Row*)")
+    plan_launch(other, kernel_params(other, None), block=(32, 1, 1), args=[f"0=@{tmp_path}/x.npy"])
+
+
 def test_buffers_from_files(tmp_path: Path) -> None:
     k = kernel([(0, 8), (8, 8)], "void k(unsigned int*, float*)")
     params = kernel_params(k, None)

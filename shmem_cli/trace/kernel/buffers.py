@@ -10,6 +10,12 @@ Every size a file claims is checked before anything is read or allocated:
 * an empty file, a ``.npz`` archive (a zip of arrays) and a ``.npy`` that is not one are
   refused with what to give instead.
 
+A ``.npy`` given to a pointer whose element type is known (``float *``, Triton's ``float16*``)
+must hold elements of that kind and size: NumPy's default ``float64`` and ``int64`` arrays
+(``np.random.randn``, ``np.arange``) given to a ``float *`` or an ``int *`` were read as twice
+as many numbers of the wrong kind (a token id's high word read as the next id), silently.
+One-byte arrays (raw bytes) and types not in :data:`ELEMENTS` are taken as they are.
+
 Failures are :class:`BufferFileError` (a :class:`~shmem_cli.plumbing.errors.ShmemError`,
 code ``invalid-launch``) naming the argument and the file.
 """
@@ -33,6 +39,45 @@ NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 
 
+#: a pointer's element type -> the NumPy kind its .npy must hold ("f" float, "i" integer of
+#: either sign), its bytes, and the NumPy type to save it as
+ELEMENTS = {
+    **{t: ("f", 2, "float16") for t in ("half", "__half", "float16")},
+    "float": ("f", 4, "float32"),
+    "double": ("f", 8, "float64"),
+    **{t: ("i", 2, "int16") for t in ("short", "int16_t")},
+    **{t: ("i", 2, "uint16") for t in ("unsigned short", "uint16_t")},
+    **{t: ("i", 4, "int32") for t in ("int", "int32_t")},
+    **{t: ("i", 4, "uint32") for t in ("unsigned", "unsigned int", "uint32_t")},
+    **{t: ("i", 8, "int64") for t in ("long long", "int64_t")},
+    **{t: ("i", 8, "uint64") for t in ("unsigned long long", "uint64_t")},
+}
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
+
+
+def element_of(ctype: str | None) -> tuple[str, int, str] | None:
+    """What :data:`ELEMENTS` says of a pointer type's element (``float const*``: float)."""
+    if ctype is None or ctype.count("*") != 1 or not ctype.rstrip().endswith("*"):
+        return None
+    words = [w for w in ctype.replace("*", " ").split() if w not in _QUALIFIERS]
+    return ELEMENTS.get(" ".join(words))
+
+
+def check_element(dtype: Any, ctype: str | None, where: str) -> None:
+    """Refuse a .npy whose elements the pointer ``ctype`` would read as another kind."""
+    want = element_of(ctype)
+    if want is None or dtype.itemsize == 1 or dtype.kind not in "fiu":
+        return
+    if ("f" if dtype.kind == "f" else "i", dtype.itemsize) == want[:2]:
+        return
+    kind = "floats" if want[0] == "f" else "integers"
+    raise BufferFileError(
+        f"{where} holds {dtype.name} ({dtype.itemsize} bytes an element) and the parameter is "
+        f"{ctype}: the kernel would read its bytes as {want[1]}-byte {kind}; save it as "
+        f"{want[2]} (numpy.save(FILE, a.astype(numpy.{want[2]}))), or give raw bytes in a .bin"
+    )
+
+
 class BufferFileError(ShmemError):
     """A buffer file that cannot be used (code ``invalid-launch``)."""
 
@@ -40,8 +85,11 @@ class BufferFileError(ShmemError):
         super().__init__(message, code="invalid-launch")
 
 
-def read_buffer(name: str, where: str, *, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes a pointer's buffer gets from the file ``name`` (``where``: ``--arg 0 (out)``)."""
+def read_buffer(
+    name: str, where: str, *, limit: int = MAX_FILE_BYTES, element: str | None = None
+) -> bytes:
+    """The bytes a pointer's buffer gets from the file ``name`` (``where``: ``--arg 0 (out)``;
+    ``element``: the pointer's type where known, which a .npy's elements must fit)."""
     shown = shorten(name, 200)
     if not name:
         raise BufferFileError(f"{where}: '@' names no file (give @FILE.bin or @FILE.npy)")
@@ -56,7 +104,7 @@ def read_buffer(name: str, where: str, *, limit: int = MAX_FILE_BYTES) -> bytes:
             "array alone with numpy.save (a .npy) or its raw bytes with tofile (a .bin)"
         )
     if suffix == ".npy" or data.startswith(NPY_MAGIC):
-        return npy_data(data, f"{where}: {shown}")
+        return npy_data(data, f"{where}: {shown}", element)
     return data
 
 
@@ -66,8 +114,9 @@ def _reason(message: str, shown: str) -> str:
     return f"cannot read {shown}: {said}" if said != message else f"{shown}: the {message}"
 
 
-def npy_data(data: bytes, where: str) -> bytes:
-    """The array bytes of a ``.npy`` file's content, in C order, checked against its header."""
+def npy_data(data: bytes, where: str, element: str | None = None) -> bytes:
+    """The array bytes of a ``.npy`` file's content, in C order, checked against its header
+    (and its elements against the pointer type ``element``, where given)."""
     import numpy as np
 
     if not data:
@@ -77,6 +126,7 @@ def npy_data(data: bytes, where: str) -> bytes:
             f"{where} is not a NumPy .npy file (no \\x93NUMPY header); raw bytes go in a .bin"
         )
     start, shape, fortran, dtype, count = _npy_header(data, where)
+    check_element(dtype, element, where)
     claimed = count * dtype.itemsize
     left = len(data) - start
     if claimed != left:
@@ -154,7 +204,9 @@ class FileBytes:
         return bytes(out)
 
 
-def buffer_source(name: str, where: str, *, limit: int = MAX_FILE_BYTES) -> bytes | FileBytes:
+def buffer_source(
+    name: str, where: str, element: str | None = None, *, limit: int = MAX_FILE_BYTES
+) -> bytes | FileBytes:
     """What a pointer's buffer gets from the file ``name``: its bytes (:func:`read_buffer`),
     or for a file of :data:`IN_PLACE_BYTES` or more (raw, or a ``.npy`` in C order) where
     they lie in it, read later straight into the emulator's memory (:class:`FileBytes`)."""
@@ -166,13 +218,15 @@ def buffer_source(name: str, where: str, *, limit: int = MAX_FILE_BYTES) -> byte
             head = read_prefix(name, _HEAD, what=what, code=code) if large else b""
         except ShmemError as exc:
             raise BufferFileError(f"{where}: {_reason(exc.message, shorten(name, 200))}") from None
-        placed = _in_place(name, where, head, stamp) if head else None
+        placed = _in_place(name, where, head, stamp, element) if head else None
         if placed is not None:
             return placed
-    return read_buffer(name, where, limit=limit)
+    return read_buffer(name, where, limit=limit, element=element)
 
 
-def _in_place(name: str, where: str, head: bytes, stamp: Stamp) -> FileBytes | None:
+def _in_place(
+    name: str, where: str, head: bytes, stamp: Stamp, element: str | None
+) -> FileBytes | None:
     """Where a buffer file's data lie in it; None where it must be read whole (to be
     refused, or a Fortran-order array to reorder)."""
     size = stamp[0]
@@ -185,6 +239,7 @@ def _in_place(name: str, where: str, head: bytes, stamp: Stamp) -> FileBytes | N
         start, shape, fortran, dtype, count = _npy_header(head, where)
     except BufferFileError:
         return None
+    check_element(dtype, element, f"{where}: {shorten(name, 200)}")
     if (fortran and len(shape) > 1) or count * dtype.itemsize != size - start:
         return None
     return FileBytes(name, where, start, size - start, stamp)

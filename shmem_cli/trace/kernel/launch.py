@@ -358,7 +358,7 @@ def plan_launch(
                     f"--arg {p.label}: @FILE is for pointer parameters; this one has {p.size} "
                     f"bytes (a pointer inside a struct: --arg {p.name or p.ordinal}+OFFSET=@FILE)"
                 )
-            held = Handover(buffer_source(text[1:], f"--arg {p.label}"))  # a large one: not read
+            held = Handover(buffer_source(text[1:], f"--arg {p.label}", p.type))
             buffers.append(Buffer(p, held.size, text[1:], held))
             file_total(fields, _files(buffers))
         elif text is None and image is not None and params_file is not None:
