@@ -8,8 +8,8 @@ from ..hardware.ops import OP_NAMES as TRACE_OPS
 from ..plumbing.errors import brief_name, one_line
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
-from .plain import Block, Cell, Column, Styled, Table, layout
-from .text import BEST_MARK, DEFAULT_WIDTH, excess_cell, to_rich, to_string
+from .plain import Block, Cell, Column, Styled, Table
+from .text import BEST_MARK, blocks_text, excess_cell, to_rich
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -114,11 +114,7 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
 
 def render_compiled_sweep_text(result: CompiledSweep, options: RenderOptions) -> str:
     view = compiled_sweep_view(result)
-    if not options.color:
-        plain = layout(view, options.width or DEFAULT_WIDTH)
-        if plain is not None:
-            return plain
-    return to_string([to_rich(b) for b in view], color=options.color, width=options.width)
+    return blocks_text(view, color=options.color, width=options.width)
 
 
 def compiled_sweep_renderables(

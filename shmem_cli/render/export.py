@@ -7,17 +7,22 @@ what ``shmem analyze`` prints, in color. Returns strings; the CLI writes the fil
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import html
 import inspect
 import io
 import re
 from collections.abc import Sequence
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
 from rich.terminal_theme import TerminalTheme
+from rich.text import Text
 
 from ..model import Report
 from .options import RenderOptions
+from .plain import MAX_DRAWN_LINES
 from .text import report_renderables
 
 # A dark terminal whose conflict colors (green, yellow, orange, red, magenta) are far apart
@@ -75,6 +80,62 @@ body {{{{
 </body>
 </html>
 """
+
+
+def drawn(renderables: Sequence[RenderableType]) -> list[RenderableType]:
+    """``renderables`` up to :data:`~.plain.MAX_DRAWN_LINES` lines (a table past it cut after
+    the rows that fit), then a line that says where the picture stops; all of them where they
+    fit."""
+    total = sum(_lines(r) for r in renderables)
+    if total <= MAX_DRAWN_LINES:
+        return list(renderables)
+    out: list[RenderableType] = []
+    left = MAX_DRAWN_LINES
+    for r in _flat(renderables):
+        n = _lines(r)
+        if n > left:
+            if isinstance(r, Table) and left > 1:
+                out.append(_first_rows(r, left - 1))
+            break
+        out.append(r)
+        left -= n
+    out.append(
+        Text(
+            f"(the picture stops here, at {MAX_DRAWN_LINES:,} of the report's {total:,} lines: "
+            "a picture draws each line in milliseconds; the text report, -o FILE, holds them "
+            "all)",
+            style="bold yellow",
+        )
+    )
+    return out
+
+
+def _flat(renderables: Sequence[RenderableType]) -> list[RenderableType]:
+    """``renderables`` with each group's parts in its place (a group draws them one under
+    another, as the console does a list)."""
+    out: list[RenderableType] = []
+    for r in renderables:
+        out.extend(_flat(r.renderables) if isinstance(r, Group) else [r])
+    return out
+
+
+def _lines(r: RenderableType) -> int:
+    if isinstance(r, Group):
+        return sum(_lines(part) for part in r.renderables)
+    if isinstance(r, Table):
+        return 1 + r.row_count + (1 if r.caption else 0)
+    if isinstance(r, Text):
+        return r.plain.count("\n") + 1
+    return 1
+
+
+def _first_rows(table: Table, rows: int) -> Table:
+    """A copy of ``table`` with its first ``rows`` rows (and no caption)."""
+    cut = copy.copy(table)
+    cut.columns = [dataclasses.replace(c, _cells=list(c.cells)[:rows]) for c in table.columns]
+    cut.rows = table.rows[:rows]
+    cut.caption = None
+    return cut
 
 
 def fit_width(renderables: Sequence[RenderableType]) -> int:

@@ -113,6 +113,25 @@ class Table:
 Block: TypeAlias = "Styled | Table"
 
 
+#: the most lines of a report drawn through rich (colored text, the SVG and HTML pictures):
+#: rich takes 1.5 to 4 ms a line of a report's tables (its heat maps most), ten times the
+#: plain layout, so a trace of 3,000 distinct shared-memory instructions (18,000 lines) took
+#: 64 s to draw as SVG where its text took 5.5 s, and a launch may record 32,768 of them.
+#: Past it colored text is plain and a picture stops (:func:`shmem_cli.render.export.drawn`)
+MAX_DRAWN_LINES = 4_000
+
+
+def lines_of(blocks: Iterable[Block]) -> int:
+    """The lines ``blocks`` take (a table: its header, rows and caption), unwrapped."""
+    total = 0
+    for block in blocks:
+        if isinstance(block, Table):
+            total += 1 + len(block.rows) + (1 if block.caption else 0)
+        else:
+            total += block.plain.count("\n") + 1
+    return total
+
+
 def table_width(table: Table) -> int:
     """The columns ``table`` needs to show every cell unwrapped (its caption aside)."""
     columns = table.columns

@@ -132,8 +132,10 @@ def _json(report: Any, options: RenderOptions, title: str) -> str:
 
 def _picture_renderables(report: Any, options: RenderOptions) -> list[RenderableType]:
     """The report drawn for a picture: always in color, in the content's width."""
+    from .export import drawn
+
     picture = dataclasses.replace(options, color=True, width=None)
-    return view_of(report).renderables(report, picture)
+    return drawn(view_of(report).renderables(report, picture))
 
 
 def _svg(report: Any, options: RenderOptions, title: str) -> str:

@@ -18,7 +18,18 @@ from ..hardware import ops
 from ..model import CONFLICT, IDLE, SPLIT, Cost, FileResult, Report, RequestDetail, SiteCost, Totals
 from ..plumbing.errors import one_line
 from .options import DEFAULT_ROWS, RenderOptions
-from .plain import Block, Cell, Column, Justify, Styled, Table, layout, table_width
+from .plain import (
+    MAX_DRAWN_LINES,
+    Block,
+    Cell,
+    Column,
+    Justify,
+    Styled,
+    Table,
+    layout,
+    lines_of,
+    table_width,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -438,9 +449,18 @@ def render_text(report: Report, options: RenderOptions | None = None) -> str:
 
 
 def blocks_text(view: list[Block], *, color: bool, width: int | None) -> str:
-    """Blocks as text in ``width`` columns (None: 200): plain without rich when possible."""
-    if not color:
+    """Blocks as text in ``width`` columns (None: 200): plain without rich when possible; a
+    view of more than :data:`~.plain.MAX_DRAWN_LINES` lines plain in color too, unfolded
+    (the terminal wraps a line wider than itself) where the width would fold it."""
+    long = lines_of(view) > MAX_DRAWN_LINES
+    if not color or long:
         plain = layout(view, width or DEFAULT_WIDTH)
+        if plain is None and long:
+            plain = layout(view, _UNFOLDED)
         if plain is not None:
             return plain
     return to_string([to_rich(b) for b in view], color=color, width=width)
+
+
+#: a width no line of a report reaches: a long report laid out without folding
+_UNFOLDED = 1 << 20

@@ -17,16 +17,15 @@ from ...plumbing.errors import brief_name, one_line
 from ...trace.result import FileTrace, KernelTrace, TraceAccess, TraceResult
 from ...trace.traced_launch import LaunchInfo
 from ..options import RenderOptions
-from ..plain import Block, Cell, Column, Styled, Table, layout
+from ..plain import Block, Cell, Column, Styled, Table
 from ..text import (
-    DEFAULT_WIDTH,
     access_block,
+    blocks_text,
     excess_cell,
     legend,
     split_note,
     status_text,
     to_rich,
-    to_string,
 )
 from .notes import not_modelled_block, notes, wgmma_block, where
 from .suggest import suggestion_blocks
@@ -278,12 +277,7 @@ def trace_view(report: TraceResult, options: RenderOptions) -> list[Block]:
 
 def render_trace_text(report: TraceResult, options: RenderOptions) -> str:
     """The trace report as text: plain when possible, through rich for color."""
-    view = trace_view(report, options)
-    if not options.color:
-        plain = layout(view, options.width or DEFAULT_WIDTH)
-        if plain is not None:
-            return plain
-    return to_string([to_rich(b) for b in view], color=options.color, width=options.width)
+    return blocks_text(trace_view(report, options), color=options.color, width=options.width)
 
 
 def trace_renderables(report: TraceResult, options: RenderOptions) -> list[RenderableType]:
