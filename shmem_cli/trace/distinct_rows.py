@@ -382,6 +382,10 @@ class DistinctRows:
             return k
         return self._numbers([key], [0], addr, active, None, None)[0]
 
+    def kept(self, addr: I64, active: B8) -> int | None:
+        """The number :meth:`add_row` of this row finds at once (its hash's), or None."""
+        return self._by_hash.get(_key(addr, active))
+
     def add(
         self,
         addr: I64,

@@ -21,6 +21,7 @@ from .distinct_rows import Allowance, RecordsFull, every_lane, taint_or, warp_ro
 from .emulator.trace_error import TraceError
 from .folds import Tally
 from .requests import I64, U8, Coster, InstructionRecords, TmaFill
+from .rows_seen import SeenBudget
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -48,6 +49,7 @@ class Recorder:
         far: then they are folded into each instruction's sums and dropped, :meth:`fold`)."""
         self.warp_size = warp_size
         self.allowance = Allowance(limit)
+        self.seen = SeenBudget()  # the memos of rows seen (rows_seen), apart from the bound
         self.coster = fold
         self.folds = 0  # times the records were folded
         # a class's block running (:meth:`open_class`): per instruction index, its first
@@ -78,7 +80,9 @@ class Recorder:
             self.fills[key] = TmaFill(ins.pc, start, nbytes, swizzle)
 
     def _new(self, index: int, ins: Instruction, kind: AccessKind) -> InstructionRecords:
-        return InstructionRecords(index, ins, kind, self.warp_size, allowance=self.allowance)
+        return InstructionRecords(
+            index, ins, kind, self.warp_size, allowance=self.allowance, seen_budget=self.seen
+        )
 
     def new_batch(self, warps_per_cta: int = 0) -> None:
         """The next blocks run: each warp's occurrences are counted afresh (a warp belongs to
@@ -151,7 +155,7 @@ class Recorder:
         counts = self._counts.get(index)
         if counts is None:
             counts = self._counts[index] = np.zeros(len(warp_ids), dtype=np.int64)
-        row, every = np.asarray(addr, dtype=np.int64).reshape(1, -1), every_lane(self.warp_size)
+        row, every = np.asarray(addr, dtype=np.int64), every_lane(self.warp_size)
         t, warp = taint_or(taint), warp_ids[w]
         try:
             rec.add_one(row, every, warp, counts[w], t)
@@ -258,6 +262,7 @@ class Recorder:
         if opened is not None:  # the running block's requests start again at 0
             self.opened = {index: (0, off) for index, (_, off) in opened.items()}
         self.allowance.free()  # every array dropped
+        self.seen.free()  # and every memo of rows seen
         self.folds += 1
         return True
 

@@ -31,8 +31,9 @@ from ..hardware import ops
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, SM90, ArchProfile
 from ..hardware.engine import AccessKind, RequestStats
 from ..plumbing.frozen import frozen
-from .distinct_rows import Allowance, DistinctRows, resize, taint_or
+from .distinct_rows import Allowance, DistinctRows, every_lane, resize, taint_or
 from .folds import Tally
+from .rows_seen import RowsSeen, SeenBudget
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -79,6 +80,8 @@ class InstructionRecords:
     decided: int = 0
     #: the bytes the trace's records may still take (shared by every instruction's)
     allowance: Allowance = field(default_factory=Allowance, repr=False)
+    #: the bytes the memos of rows seen may still take (rows_seen; shared likewise)
+    seen_budget: SeenBudget = field(default_factory=SeenBudget, repr=False)
     # the requests folded away when the records reached their bound (:meth:`Recorder.fold`),
     # and whether they carried cp.async's global side
     folded: Tally = field(default_factory=Tally, repr=False)
@@ -103,6 +106,7 @@ class InstructionRecords:
         self.n = 0
         self.spans = []
         self.distinct = DistinctRows(self.lanes, self.allowance)
+        self.seen = RowsSeen(self.seen_budget)
         self.row = np.zeros(0, dtype=np.int64)
         self.warp = np.zeros(0, dtype=np.int32)
         self.iteration = np.zeros(0, dtype=np.int32)
@@ -188,18 +192,32 @@ class InstructionRecords:
         self.n += k
 
     def add_one(self, addr: I64, active: B8, warp: Any, iteration: Any, taint: int) -> None:
-        """:meth:`add` of one row ((1, lanes) arrays) whose warp, iteration and taint are
-        numbers: each kept at its place (an item set costs a third of a slice's on a warp's
-        step)."""
+        """:meth:`add` of one row (addresses of (lanes,) or (1, lanes), active lanes of
+        (1, lanes)) whose warp, iteration and taint are numbers: each kept at its place (an
+        item set costs a third of a slice's on a warp's step)."""
         self._grow(1)
         n = self.n
-        self.row[n] = self.distinct.add_row(addr, active)
+        self.row[n] = self._row_of(addr, active)
         self.warp[n] = warp
         self.iteration[n] = iteration
         self.data_dependent[n] = (taint & 1) != 0
         self.not_modelled[n] = (taint & 2) != 0
         self.sources |= taint
         self.n = n + 1
+
+    def _row_of(self, addr: I64, active: B8) -> int:
+        """The number of one row, a row of every lane on found again by its bytes where it
+        was seen before (:mod:`.rows_seen`)."""
+        if active is not every_lane(self.lanes) or self.distinct.src is not None:
+            return self.distinct.add_row(addr.reshape(1, -1), active)
+        raw = addr.tobytes()
+        number = self.seen.rows.get(raw)
+        if number is None:
+            row = addr.reshape(1, -1)
+            number = self.distinct.add_row(row, active)
+            if self.distinct.kept(row, active) == number:
+                self.seen.keep(raw, number)
+        return number
 
     def by_block(self, first: int, warps: int) -> I64:
         """Reorder the requests from ``first`` on by the block of their warp (``warps`` a

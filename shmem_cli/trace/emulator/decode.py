@@ -35,6 +35,8 @@ from .ops.warp import reconvergence as ops_reconverge
 from .ops.warp import special_registers as ops_special
 from .state import Block, Idx, TraceError
 from .sync import clock
+from .whole.pick import whole_step
+from .whole.rows import Rows, WholeStep
 
 #: The families whose steps compute values in the running thread's own registers and
 #: predicates, and do nothing else: no memory of any space, no other lane, no thread moved,
@@ -129,6 +131,7 @@ class Program(list[Step]):
     values: list[bool]  # per instruction: decoded, and it computes values only (values_only)
     flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
     tables: Any = None  # scheduler.ProgramTables, made when a block first runs it
+    whole: list[Any]  # per instruction: its whole step (whole.pick), or None
 
 
 def decode_function(fn: Function) -> Program:
@@ -139,21 +142,41 @@ def decode_function(fn: Function) -> Program:
     steps = Program()
     steps.destinations = []
     steps.values = []
+    steps.whole = []
     for ins in fn.instructions:
         with collecting_destinations() as dests:
             try:
                 steps.append(decode(ins, ctx))
                 steps.values.append(values_only(ins) and ins.error is None)
+                steps.whole.append(_whole(ins, ctx, steps[-1]))
             except TraceError as exc:
                 steps.append(_raises(exc))
                 steps.values.append(False)
+                steps.whole.append(None)
         steps.destinations.append(tuple(dict.fromkeys(dests)))
     steps.skipped = ctx.skipped
     if any(clock.reads_clock(ins) for ins in fn.instructions):  # a spin ends at these
         for k, ins in enumerate(fn.instructions):
             if clock.observable(ins):
                 steps[k] = _touching(steps[k])
+                steps.whole[k] = None
     return steps
+
+
+def _whole(ins: Instruction, ctx: Context, step: Step) -> WholeStep | None:
+    """The instruction's whole step (:func:`.whole.pick.whole_step`), which notes its opcode
+    while :func:`recording` is active (as its own step does)."""
+    whole = whole_step(ins, ctx, step)
+    seen = _EXECUTED
+    if whole is None or seen is None:
+        return whole
+    opcode = ins.opcode
+
+    def counted(b: Block, rows: Rows) -> None:
+        seen.add(opcode)
+        whole(b, rows)
+
+    return counted
 
 
 def _touching(step: Step) -> Step:

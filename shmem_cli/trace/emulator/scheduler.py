@@ -23,7 +23,8 @@ every thread again only after a branch, an exit or a barrier, or where other thr
 wait at the next instruction. Where every thread of the batch runs a straight run of such
 instructions (unguarded, deciding nothing on taint, counting no op_misc, reading no clock:
 :func:`_straight_runs`), its steps run one after the other in one loop and the counts and
-budget looks are made once for the run, as step by step (a warp stepping alone).
+budget looks are made once for the run, as step by step (a warp stepping alone); there an
+instruction with a whole step runs it (:mod:`.whole`: on the block's register rows).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from .sync.barriers import release
 from .sync.clock import reads_clock
 from .sync.convergence import arrived, settle
 from .sync.parking import Parking, Wait
+from .whole.rows import Rows, usable
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: a step of a register-to-register instruction runs over every thread of the batch, its
@@ -101,6 +103,8 @@ def run_block(
     repeats = budgets.Repeats(instructions, threads)
     parking = Parking(blk)
     extra = [parking.pc]  # part of the state the repeats compare
+    rows: Rows | None = None  # the block's register rows, for whole steps (made at first use)
+    wholes = any(w is not None for w in program.whole)
     while True:
         if fast:
             pass
@@ -158,8 +162,11 @@ def run_block(
             and not blk.calls_active
             and executed + threads * (end - m) <= limit
         ):  # a straight run: its steps one after the other, counted once (_straight_runs)
+            if wholes and rows is None:
+                rows = Rows(blk)
             try:
-                _run_straight(program, instructions, stirs, blk, m, end, hits)
+                whole = rows if rows is not None and usable(blk) else None
+                _run_straight(program, instructions, stirs, blk, m, end, hits, whole)
             except RecordsFull:
                 name = f"{blk.cta_name(blk.ctas - 1)} {limits.of_blocks}".rstrip()
                 raise limits.records_full(name) from None
@@ -359,17 +366,24 @@ def _run_straight(
     m: int,
     end: int,
     hits: list[int],
+    rows: Rows | None,
 ) -> None:
     """Instructions ``m`` to ``end`` (a straight run) by every thread of ``blk``, each one's
     execution counted in ``hits`` (one that stirs a barrier marks every CTA first, as the
-    scheduler's step does); an internal error names its instruction."""
+    scheduler's step does), by its whole step where it has one and ``rows`` are given
+    (:mod:`.whole`); an internal error names its instruction."""
     everyone = slice(None)
+    whole = program.whole
     k = m
     try:
         for k in range(m, end):
             if stirs[k]:
                 blk.stirred[:] = True
-            program[k](blk, everyone)
+            w = whole[k] if rows is not None else None
+            if w is None:
+                program[k](blk, everyone)
+            else:
+                w(blk, rows)
             hits[k] += 1
     except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
         raise TraceError(f"internal emulator error: {exc}", instructions[k]) from exc

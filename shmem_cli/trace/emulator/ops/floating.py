@@ -165,30 +165,35 @@ def _maybe_halfway(r: Any) -> bool:
     return bool(np.count_nonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)))
 
 
-_ODD: dict[tuple[int, ...], tuple[Any, ...]] = {}  # _plain_bits's constants, per shape
+_ODD: dict[tuple[int, ...], tuple[Any, ...]] = {}  # plain's constants, per shape
+_U64 = np.dtype(np.uint64)
 
 
 def _plain_bits(r: Any) -> Any:
     """float32 bits of the float64 results ``r``, or None where one of them needs more than
-    a cast: a NaN (:func:`canonical_nan32`), or :func:`_maybe_halfway`'s tie or tiny value.
-    The same tests as those two, counted on arrays of constants made once per shape (a NumPy
-    scalar operand costs twice an array's on a warp): no tie, and every value at least the
-    smallest normal float32 in magnitude or else a zero (what is neither is tiny or a NaN),
-    a fused FFMA's common case in six NumPy calls."""
+    a cast: a NaN (:func:`canonical_nan32`), or :func:`_maybe_halfway`'s tie or tiny value
+    (:func:`plain`)."""
+    return r.astype(np.float32).view(_U) if plain(r) else None
+
+
+def plain(r: Any) -> bool:
+    """Whether the float64 results ``r`` (one dimension) round to float32 by a cast: the same
+    tests as :func:`canonical_nan32`'s and :func:`_maybe_halfway`'s, counted on arrays of
+    constants made once per shape (a NumPy scalar operand costs twice an array's on a warp):
+    no tie, and every value at least the smallest normal float32 in magnitude or else a zero
+    (what is neither is tiny or a NaN), a fused FFMA's common case in six NumPy calls."""
     c = _ODD.get(r.shape)
     if c is None:
         if r.ndim != 1:
-            return None
+            return False
         n = r.shape[0]
         c = _ODD[r.shape] = (
             np.full(n, _LOW29), np.full(n, _HALF29), np.full(n, _TINY_F64), np.zeros(n)
         )  # fmt: skip
-    if np.count_nonzero(np.bitwise_and(r.view(np.uint64), c[0]) == c[1]):
-        return None  # a tie
+    if np.count_nonzero(np.bitwise_and(r.view(_U64), c[0]) == c[1]):
+        return False  # a tie
     normal = np.count_nonzero(np.abs(r) >= c[2])  # false for a zero, a tiny value, a NaN
-    if normal != r.size and normal + np.count_nonzero(r == c[3]) != r.size:
-        return None
-    return r.astype(np.float32).view(_U)
+    return bool(normal == r.size or normal + np.count_nonzero(r == c[3]) == r.size)
 
 
 def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0

@@ -1,0 +1,48 @@
+"""The rows of a block's register files, each a view made once per block: what a whole
+step (:mod:`.`) reads and writes where a reader would index the file twice per operand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+import numpy as np
+
+from ..state import Block
+
+
+class Rows:
+    """Per register: its row of values (uint32, and the same bytes as float32) and of
+    taint, for R and UR. Views of the block's own arrays: a write through a row is the
+    block's (the arrays are never replaced)."""
+
+    def __init__(self, b: Block) -> None:
+        self.r: list[Any] = list(b.r)
+        self.f: list[Any] = list(b.r.view(np.float32))
+        self.t: list[Any] = list(b.tr)
+        self.ur: list[Any] = list(b.ur)
+        self.tur: list[Any] = list(b.tur)
+        self._shared: dict[int, tuple[Any, Any, Any]] = {}
+
+    def shared(self, b: Block, width: int) -> tuple[Any, Any, Any]:
+        """The block's shared memory as rows of ``width`` bytes (a power of two from 4 on):
+        their uint32 words, their taint bytes, and those bytes as uint32 words (one nonzero
+        where any byte is), made once per width."""
+        views = self._shared.get(width)
+        if views is None:
+            end = len(b.smem) // width * width
+            words = b.smem[:end].view(np.uint32).reshape(-1, width // 4)
+            taint = b.tsmem[:end].reshape(-1, width)
+            views = self._shared[width] = (words, taint, taint.view(np.uint32))
+        return views
+
+
+#: a whole step: the block, its rows
+WholeStep: TypeAlias = Callable[[Block, Rows], None]
+
+
+def usable(b: Block) -> bool:
+    """Whether whole steps may run now: every write lands on every thread (no wide step's
+    mask) and nothing taints the step beyond its operands (no tainted decision's ambient
+    taint, :mod:`..taint_flow`)."""
+    return b.mask is None and b.ambient is None and b.rec.control is None
