@@ -505,3 +505,31 @@ def test_a_kernel_whose_path_holds_a_dollar_is_not_compiled(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["trace", str(folder / "k.cu"), "-b", "32"])
     assert result.exit_code == 2 and "hand to a shell" in result.output
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_an_error_in_a_file_outside_the_tree_says_how_to_have_it_quoted(tmp_path: Path) -> None:
+    # a Triton cache root's kernel .py lies outside the cache (the trace's source tree):
+    # the error is moved to the entry, its line said in words, never quoted; it did not say
+    # that --source-root reads it
+    from shmem_cli.plumbing.errors import SourcePos
+    from shmem_cli.trace.tracer import outside_not_quoted
+
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "src").mkdir()
+    source = tmp_path / "src" / "kern.py"
+    source.write_text("import triton\n" * 20)
+    tree = SourceTree((tmp_path / "cache",))
+
+    def moved(path: Path) -> str:
+        exc = ShmemError("a global access outside every buffer", path=str(path))
+        exc.pos = SourcePos(11, 1)
+        out = outside_not_quoted(exc, str(tmp_path / "cache"), tree)
+        assert out.path is None and out.pos is None  # nothing of the file quoted
+        return out.message
+
+    assert moved(source) == (
+        f"a global access outside every buffer (at {source}:11, outside the kernel's source "
+        f"tree: --source-root {source.parent} lets shmem read it and quote the line)"
+    )
+    gone = tmp_path / "elsewhere" / "kern.py"  # built on another machine: nothing to suggest
+    assert moved(gone).endswith(f"(at {gone}:11, outside the kernel's source tree)")

@@ -55,7 +55,11 @@ def outside_not_quoted(exc: ShmemError, path: str, tree: SourceTree) -> ShmemErr
         exc.path = str(moved)
         return exc
     where = f"{shorten(exc.path, 200)}:{exc.pos.line}" if exc.pos else shorten(exc.path, 200)
-    exc.message += f" (at {where}, outside the kernel's source tree)"
+    said = f" (at {where}, outside the kernel's source tree"
+    if Path(exc.path).is_file():  # here (a Triton kernel's .py is never in its cache folder)
+        folder = shorten(str(Path(exc.path).parent), 200)
+        said += f": --source-root {folder} lets shmem read it and quote the line"
+    exc.message += said + ")"
     exc.path, exc.pos = None, None
     return exc
 
