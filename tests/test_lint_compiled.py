@@ -68,6 +68,31 @@ def test_sh006_is_not_run_with_a_traced_kernel(tmp_path: Path) -> None:
     assert {c for c, _, _ in codes(spec)} == {"SH006"}
 
 
+def test_copies_of_an_unrolled_loop_the_spec_leaves_out_say_so(tmp_path: Path) -> None:
+    # row_scale's tile store at line 7 is an unrolled r loop: four STS, one per r. A spec
+    # that gives it one r matches one of them; the three others were "that no access
+    # describes: add an access with line: 7", beside the access that has line: 7
+    text = (SPECS / "row_scale_v2.yaml").read_text()
+    text = text.replace("kernels/", str(SPECS / "kernels") + "/")
+    text = text.replace(
+        "index: [threadIdx.y + 8 * r, threadIdx.x]\n    loop: {r: 0..3}",
+        "index: [threadIdx.y, threadIdx.x]",
+    )
+    spec = tmp_path / "s.yaml"
+    spec.write_text(text)
+    found = codes(spec)
+    assert [c for c, _, _ in found] == ["SH008"]
+    (_, line, message) = found[0]
+    assert message == (
+        "the compiled kernel row_scale has store STS x3: 4 B per lane, 24 requests, "
+        "24 wavefronts at row_scale.cu:7 besides what 'tile[ty + 8r][tx] = in[...]' there "
+        "account(s) for: it runs that line more often than the spec says (copies of an "
+        "unrolled loop, or a loop the spec leaves out): make the spec's loop ranges match the "
+        "compiled trip counts, or describe the rest with another access at line: 7"
+    )
+    assert text.splitlines()[line - 1].strip() == "line: 7"  # said at that access
+
+
 @pytest.mark.slow
 def test_the_cu_source_compiled_with_nvcc(tmp_path: Path) -> None:
     if shutil.which("nvcc") is None:

@@ -6,7 +6,10 @@ compiled-mismatch, SH007) and reports:
 * every shared-memory instruction group (one op and width at one source
   line) that no access describes, with its SASS, requests and wavefronts:
   add an access with that `line:`, or correct the `line:` of the access
-  meant to describe it;
+  meant to describe it; where accesses of that op at that line match part
+  of its instructions (one copy of an unrolled loop), the rest is said at
+  the first of them as the loop the spec leaves out: make its loop ranges
+  match the compiled trip counts;
 * every access whose line has no shared-memory instruction at all in the
   compiled code: nvcc removed it (the value stays in a register, or the
   access was merged into another line's instruction), or the `line:` is
@@ -27,12 +30,16 @@ of a kernel (its hot loop) can accept the rest with a baseline
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ...checks.report import Severity
 from ...plumbing.errors import shorten
 from ..compiled_compare import NO_INSTRUCTION, Comparison
 from ..kernel_trace import KernelUnavailable
 from ._base import FileCheck, Hit
+
+if TYPE_CHECKING:
+    from ...spec.compile import AccessDecl
 
 CODE = "SH008"
 NAME = "compiled-coverage"
@@ -68,11 +75,36 @@ def check(item: FileCheck) -> Iterator[Hit]:
             pos.column if pos else None,
             access=decl.name,
         )
+    # the accesses of each (line, op): an unrolled loop's copies past what they account for
+    # are the loop the spec left out, not an access to add (said at the first such access)
+    named: dict[tuple[str, str], list[AccessDecl]] = {}
+    for decl, verdict in zip(spec.accesses, compiled.verdicts, strict=True):
+        if verdict is not None and verdict.status != NO_INSTRUCTION:
+            named.setdefault((verdict.where, decl.op), []).append(decl)
     for g in compiled.undescribed:
+        beside = named.get((g.where, g.op))
+        line, col = kline, kcol
+        if beside:
+            names = ", ".join(repr(d.name) for d in beside)
+            said = (
+                f"the compiled kernel {compiled.kernel} has {g.op} {g.describe()} at {g.where} "
+                f"besides what {names} there account(s) for: it runs that line more often "
+                "than the spec says (copies of an unrolled loop, or a loop the spec leaves "
+                "out): make the spec's loop ranges match the compiled trip counts, or "
+                f"describe the rest with another access at line: {g.line}"
+            )
+            first = beside[0]
+            pos = first.line.pos if first.line is not None and first.line.pos else first.pos
+            if pos is not None:
+                line, col = pos.line, pos.column
+        else:
+            said = (
+                f"the compiled kernel {compiled.kernel} has {g.op} {g.describe()} at {g.where} "
+                f"that no access describes: add an access with line: {g.line} (or correct the "
+                f"line: of the access meant for it)"
+            )
         yield Hit(
-            f"the compiled kernel {compiled.kernel} has {g.op} {g.describe()} at {g.where} "
-            f"that no access describes: add an access with line: {g.line} (or correct the "
-            f"line: of the access meant for it)",
+            said,
             (
                 ("source_line", g.where),
                 ("compiled_sass", "/".join(g.opcodes)),
@@ -80,6 +112,6 @@ def check(item: FileCheck) -> Iterator[Hit]:
                 ("compiled_requests", g.requests),
                 ("compiled_wavefronts", g.wavefronts),
             ),
-            kline,
-            kcol,
+            line,
+            col,
         )
