@@ -24,7 +24,8 @@ from shmem_cli.model import Report
 from shmem_cli.plumbing.errors import brief_name
 from shmem_cli.render.options import RenderOptions
 from shmem_cli.render.plain import Block, Column, Styled, Table, layout
-from shmem_cli.render.text import render_text, report_view, to_rich, to_string
+from shmem_cli.render.rich_blocks import to_rich
+from shmem_cli.render.text import render_text, report_view, to_string
 
 from .conftest import ROOT
 

@@ -70,7 +70,8 @@ class Environment:
             return False
         if self.env.get("FORCE_COLOR"):
             return True
-        return self.stdout_isatty
+        # TERM=dumb (an editor's shell buffer) shows escape codes as text, as rich knows too
+        return self.stdout_isatty and self.env.get("TERM") != "dumb"
 
     def width(self, width: int | None, color: bool, output: str | None = None) -> int | None:
         """--width if given, else the terminal's width when printing to it: in color, or

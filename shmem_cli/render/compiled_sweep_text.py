@@ -9,7 +9,8 @@ from ..plumbing.errors import brief_name, one_line
 from ..trace.fixes.compiled_sweep import CompiledSweep, Variant
 from .options import RenderOptions
 from .plain import Block, Cell, Column, Styled, Table
-from .text import BEST_MARK, blocks_text, excess_cell, to_rich
+from .rich_blocks import to_rich
+from .text import BEST_MARK, blocks_text, excess_cell
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -158,7 +158,8 @@ def render_overview_text(overview: Overview, options: RenderOptions) -> str:
 
 
 def overview_renderables(overview: Overview, options: RenderOptions) -> list[RenderableType]:
-    from .text import DEFAULT_WIDTH, to_rich
+    from .rich_blocks import to_rich
+    from .text import DEFAULT_WIDTH
 
     view = overview_view(
         overview.report, overview.fixes, width=DEFAULT_WIDTH, sources=overview.sources

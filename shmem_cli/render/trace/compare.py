@@ -9,7 +9,8 @@ from ...plumbing.errors import file_line, one_line, shorten
 from ...trace.ncu.compare import VERDICTS, ComparedTrace, KernelCompare
 from ..options import RenderOptions
 from ..plain import Block, Column, Styled, Table, layout
-from ..text import to_rich, to_string
+from ..rich_blocks import to_rich
+from ..text import to_string
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

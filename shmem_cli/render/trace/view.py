@@ -18,6 +18,7 @@ from ...trace.result import FileTrace, KernelTrace, TraceAccess, TraceResult
 from ...trace.traced_launch import LaunchInfo
 from ..options import RenderOptions
 from ..plain import Block, Cell, Column, Styled, Table
+from ..rich_blocks import to_rich
 from ..text import (
     access_block,
     blocks_text,
@@ -25,7 +26,6 @@ from ..text import (
     legend,
     split_note,
     status_text,
-    to_rich,
 )
 from .notes import not_modelled_block, notes, wgmma_block, where
 from .suggest import suggestion_blocks
