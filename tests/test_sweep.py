@@ -611,3 +611,29 @@ def test_analyze_suggest_cli() -> None:
     hints = [line for line in res.output.splitlines() if line.startswith("hint:")]
     assert len(hints) == 1
     assert hints[0].startswith("hint: cheapest fix: swizzle tile none -> Swizzle<5,2,5>")
+
+
+def test_a_synth_swizzle_of_every_array_shows_the_maps_it_found(tmp_path: Path) -> None:
+    # `--swizzle none,synth` (no ARRAY=): the row and the best line said "synth" alone,
+    # where `--swizzle tile=synth` shows the map found (the one that makes the column read
+    # of the 32x32 float transpose conflict-free: Swizzle<5,2,5>, as test_suggest_... finds)
+    res = run(str(TRANSPOSE), "--swizzle", "none,synth")
+    assert res.exit_code == 0, res.output
+    assert "best: swizzle synth Swizzle<5,2,5>: 64 wavefronts (conflict-free)" in res.output
+    doc = json.loads(run(str(TRANSPOSE), "--swizzle", "none,synth", "-f", "json").output)
+    assert [v["swizzle"] for v in doc["variants"]] == ["none", "synth Swizzle<5,2,5>"]
+    # two arrays: each one's map, by name (b needs none: its reads are a row)
+    two = tmp_path / "two.yaml"
+    two.write_text(
+        "block: [32]\n"
+        "arrays:\n  a: {dtype: float, shape: [32, 32]}\n  b: {dtype: float, shape: [32, 32]}\n"
+        "accesses:\n"
+        "  - {array: a, index: [lane, 0]}\n"
+        "  - {array: b, index: [0, lane]}\n"
+    )
+    res = run(str(two), "--swizzle", "none,synth")
+    assert res.exit_code == 0, res.output
+    best = next(line for line in res.output.splitlines() if line.startswith("best: "))
+    # one warp, one request each: a column read of a, 32 wavefronts unswizzled, 1 swizzled;
+    # a row of b, 1
+    assert best.startswith("best: swizzle synth a Swizzle<") and ", b none: 2 wavefronts" in best

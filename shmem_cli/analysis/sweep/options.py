@@ -203,6 +203,13 @@ class Plan:
         for a, v in zip(self.axes, point, strict=True):
             if v is SYNTH and a.kind == "swizzle" and a.target is not None:
                 v = variant.swizzle.get(a.target)
+            elif v is SYNTH and a.kind == "swizzle":  # every array: each one's map, named
+                maps = [
+                    (n, m.label.removeprefix("synth ") if m is not None else "none")
+                    for n, m in variant.swizzle.items()
+                ]
+                said = [m for _, m in maps] if len(maps) == 1 else [f"{n} {m}" for n, m in maps]
+                v = Swizzle((), "synth " + ", ".join(said))  # shown only, never applied
             out.append(v)
         return tuple(out)
 
