@@ -225,3 +225,18 @@ def test_the_report_marks_the_row_and_says_which_lines(tmp_path: Path) -> None:
     text = CliRunner().invoke(main, args).output
     assert "two_copies.cu:16? < copy.h:11" in text
     assert "two_copies.cu:16? may be line 17" in text
+
+
+@needs_nvdisasm
+def test_the_per_line_table_keeps_the_mark_of_an_unsure_line() -> None:
+    # the kept cubin (built with the library's -I): the four LDSM rows read
+    # two_copies.cu:16?, and so must their line's total, which read two_copies.cu:16 as if
+    # the line table were sure of it
+    res = CliRunner().invoke(main, ["trace", str(HERE / "two_copies.sm_90.cubin"), "-b", "32"])
+    assert res.exit_code == 0, res.output
+    per_line = res.output.split("per source line\n")[1].split("\n\n")[0].splitlines()
+    assert [ln.split()[0] for ln in per_line[1:]] == [
+        "two_copies.cu:10",
+        "two_copies.cu:11",
+        "two_copies.cu:16?",
+    ]

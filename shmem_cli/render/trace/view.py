@@ -108,10 +108,15 @@ def line_table(kernel: KernelTrace) -> Table:
         Column("cycles", "right"),
     ]
     table = Table(columns)
+    # a line the line table cannot tell from a sibling call's keeps its ? here too
+    unsure = {(a.file, a.line) for a in kernel.accesses if a.site.also}
     for line in kernel.lines:
         t = line.totals
+        cell = Styled(where(line.file, line.line))
+        if (line.file, line.line) in unsure:
+            cell.append("?", "yellow")
         table.add_row(
-            where(line.file, line.line),
+            cell,
             ", ".join(line.ops),
             str(line.instructions),
             f"{t.requests:,}",
