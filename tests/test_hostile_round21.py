@@ -14,6 +14,7 @@ status 0; it is said with status 2, as ``/dev/full`` is. rich draws a line of a 
 1.5 to 4 ms (ten times the plain layout), and nothing bounded what it drew: an SVG of a trace
 of 3,000 distinct shared-memory instructions took 64 s (its text 5.5 s), a launch may record
 32,768. A picture stops at 4,000 lines now, saying so, and colored text past them is plain.
+A baseline's ``schema_version`` of 4,000 digits was written out whole, and ``true`` taken for 1.
 """
 
 from __future__ import annotations
@@ -200,3 +201,18 @@ def test_a_sweep_picture_of_thousands_of_variants_is_bounded(tmp_path: Path) -> 
     assert ran.code == 0, ran.text
     assert "the&#160;picture&#160;stops&#160;here,&#160;at&#160;4,000&#160;of" in svg.read_text()
     assert len(text.read_text().splitlines()) > 5000
+
+
+@pytest.mark.parametrize(
+    ("version", "shown"),
+    [("9" * 4000, "schema_version " + "9" * 57 + "..."), ("true", "schema_version true")],
+)
+def test_a_baseline_version_is_shown_short_and_must_be_the_integer(
+    version: str, shown: str, tmp_path: Path
+) -> None:
+    (tmp_path / "a.yaml").write_text(_SPEC)
+    (tmp_path / "b.json").write_text(f'{{"schema_version": {version}, "findings": []}}')
+    ran = shmem("lint", "--no-config", "a.yaml", "--baseline", "b.json", cwd=tmp_path)
+    refused(
+        ran, f"b.json: error: unsupported baseline {shown} (this shmem writes 1)", roots=[tmp_path]
+    )

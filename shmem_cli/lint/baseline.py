@@ -108,9 +108,10 @@ def load_baseline(path: str | Path) -> Counter[Key]:
             path=name,
             code="baseline",
         )
-    if data.get("schema_version") != SCHEMA_VERSION:
+    version = data.get("schema_version")
+    if type(version) is not int or version != SCHEMA_VERSION:  # true == 1 in Python
         raise ShmemError(
-            f"unsupported baseline schema_version {data.get('schema_version')!r} "
+            f"unsupported baseline schema_version {shorten(json.dumps(version))} "
             f"(this shmem writes {SCHEMA_VERSION})",
             path=name,
             code="baseline",
