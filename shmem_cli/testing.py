@@ -20,7 +20,7 @@ import string
 from collections.abc import Iterable
 
 from .model import FileResult, SiteCost
-from .plumbing.errors import file_line
+from .plumbing.errors import file_line, shorten
 from .trace.result import KernelTrace, TraceAccess, TraceResult
 
 Selector = int | str  # a source line, "file:line", a pc "0x01a0", an opcode prefix, a name
@@ -117,12 +117,20 @@ def assert_no_bank_conflicts(
     found = conflicts(result, allowed)
     if found:
         idle = _unmatched(result, allowed)  # a mistyped line or pc: said where it is looked for
-        said = f"\nallow names no access of the result: {', '.join(map(repr, idle))}" * bool(idle)
+        said = f"\nallow names no access of the result: {_listed(idle)}" * bool(idle)
         raise AssertionError(
             f"{len(found)} shared-memory access(es) with bank conflicts:\n"
             + "\n".join(found)
             + said
         )
+
+
+def _listed(selectors: list[Selector], most: int = 20) -> str:
+    """The first ``most`` selectors, each short (an int past the 4,300 digits Python writes in
+    hexadecimal; a long text cut), and how many more."""
+    shown = [shorten(s if isinstance(s, int) else repr(s)) for s in selectors[:most]]
+    more = len(selectors) - most
+    return ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
 
 
 def _unmatched(

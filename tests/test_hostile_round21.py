@@ -15,6 +15,8 @@ status 0; it is said with status 2, as ``/dev/full`` is. rich draws a line of a 
 of 3,000 distinct shared-memory instructions took 64 s (its text 5.5 s), a launch may record
 32,768. A picture stops at 4,000 lines now, saying so, and colored text past them is plain.
 A baseline's ``schema_version`` of 4,000 digits was written out whole, and ``true`` taken for 1.
+``assert_no_bank_conflicts(result, allow=[1 << 20000])`` raised ``ValueError`` writing the
+selector out, and wrote a selector of 10 MB, or 100,000 of them, whole.
 """
 
 from __future__ import annotations
@@ -216,3 +218,15 @@ def test_a_baseline_version_is_shown_short_and_must_be_the_integer(
     refused(
         ran, f"b.json: error: unsupported baseline {shown} (this shmem writes 1)", roots=[tmp_path]
     )
+
+
+def test_allow_selectors_no_access_matches_are_said_short() -> None:
+    result = shmem_cli.analyze(REPO / "access_specs" / "column_read_32x32.yaml")
+    with pytest.raises(AssertionError) as err:
+        shmem_cli.assert_no_bank_conflicts(result, allow=[1 << 20000])
+    assert "allow names no access of the result: 0x1000000000" in str(err.value)
+    with pytest.raises(AssertionError) as err:
+        shmem_cli.assert_no_bank_conflicts(result, allow=["x" * 10**6, *range(-100, -1)])
+    said = str(err.value).splitlines()[-1]
+    assert said.startswith("allow names no access of the result: 'xxxxxxx")
+    assert said.endswith(", -82 and 80 more") and len(said) < 400, said
