@@ -16,7 +16,10 @@ of 3,000 distinct shared-memory instructions took 64 s (its text 5.5 s), a launc
 32,768. A picture stops at 4,000 lines now, saying so, and colored text past them is plain.
 A baseline's ``schema_version`` of 4,000 digits was written out whole, and ``true`` taken for 1.
 ``assert_no_bank_conflicts(result, allow=[1 << 20000])`` raised ``ValueError`` writing the
-selector out, and wrote a selector of 10 MB, or 100,000 of them, whole.
+selector out, and wrote a selector of 10 MB, or 100,000 of them, whole. ``shmem lint`` wrote a
+spec file's name raw in its text and GitHub formats, so a file named with a terminal escape
+(``\x1b]0;...\x07`` sets the window's title, ``\x1b[2J`` clears the screen) reached the
+terminal; it is shown as ``\x1b`` as the other formats and ``analyze`` show it.
 """
 
 from __future__ import annotations
@@ -230,3 +233,13 @@ def test_allow_selectors_no_access_matches_are_said_short() -> None:
     said = str(err.value).splitlines()[-1]
     assert said.startswith("allow names no access of the result: 'xxxxxxx")
     assert said.endswith(", -82 and 80 more") and len(said) < 400, said
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_a_file_named_with_a_terminal_escape_is_shown_not_sent(fmt: str, tmp_path: Path) -> None:
+    name = "e\x1b]0;PWNED\x07\x1b[2J\x01.yaml"
+    (tmp_path / name).write_text(_SPEC.replace("index: [threadIdx.x]", "index: [threadIdx.x * 2]"))
+    ran = shmem("lint", "--no-config", ".", "-f", fmt, cwd=tmp_path)
+    assert ran.code == 1, ran.text  # the spec's 2-way conflict
+    assert "\x1b" not in ran.text and "\x07" not in ran.text and "\x01" not in ran.text
+    assert "e\\x1b]0;PWNED\\x07\\x1b[2J\\x01.yaml" in ran.text, ran.text

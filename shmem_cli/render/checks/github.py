@@ -13,14 +13,16 @@ from __future__ import annotations
 from itertools import groupby
 
 from ...checks.report import CheckReport, Finding, Severity
+from ..plain import visible
 from .lint_text import location, summary_line
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
-    """Escape a workflow command's message."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow command's message (other control characters, a file name's terminal
+    escape, shown as ``\\x1b``: the log is read on terminals too)."""
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

@@ -12,12 +12,13 @@ import click
 
 from ...checks.report import CheckReport, Finding, RuleInfo, Severity
 from ...plumbing.errors import one_line
+from ..plain import visible
 
 STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
 def location(f: Finding) -> str:
-    where = one_line(f.path)
+    where = visible(one_line(f.path))  # a file named with a terminal escape: shown, not sent
     if f.line is not None:
         where += f":{f.line}"
         if f.column is not None:
