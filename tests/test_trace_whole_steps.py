@@ -30,7 +30,12 @@ FADD R10, R6, R7
 LDS R11, [UR4+0x10]
 LDS.64 R12, [R20]
 LDS.128 R16, [R21+UR5+0x20]
+STS [R21+0x8], R9
+STS.64 [R20], R2
+STS.128 [UR4+0x40], R12
+LDS.128 R24, [UR4+0x40]
 FFMA R1, -R2, R3, R4
+STS [R20], RZ
 EXIT"""
 
 
@@ -70,7 +75,7 @@ def _state(b: Block) -> list[bytes]:
 def test_a_whole_step_leaves_the_block_as_its_own_step(threads: int) -> None:
     fn = _program(BODY)
     program = decode_function(fn)
-    assert [w is not None for w in program.whole] == [True] * 7 + [False] * 2
+    assert [w is not None for w in program.whole] == [True] * 11 + [False] * 3
     errors = 0
     for seed in range(24):
         own, whole = _blocks(seed, threads)

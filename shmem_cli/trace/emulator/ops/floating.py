@@ -176,12 +176,13 @@ def _plain_bits(r: Any) -> Any:
     return r.astype(np.float32).view(_U) if plain(r) else None
 
 
-def plain(r: Any) -> bool:
-    """Whether the float64 results ``r`` (one dimension) round to float32 by a cast: the same
-    tests as :func:`canonical_nan32`'s and :func:`_maybe_halfway`'s, counted on arrays of
-    constants made once per shape (a NumPy scalar operand costs twice an array's on a warp):
-    no tie, and every value at least the smallest normal float32 in magnitude or else a zero
-    (what is neither is tiny or a NaN), a fused FFMA's common case in six NumPy calls."""
+def plain(r: Any, bits: Any = None) -> bool:
+    """Whether the float64 results ``r`` (one dimension; ``bits``: their view as uint64,
+    where the caller keeps one) round to float32 by a cast: the same tests as
+    :func:`canonical_nan32`'s and :func:`_maybe_halfway`'s, counted on arrays of constants
+    made once per shape (a NumPy scalar operand costs twice an array's on a warp): no tie,
+    and every value at least the smallest normal float32 in magnitude or else a zero (what
+    is neither is tiny or a NaN), a fused FFMA's common case in six NumPy calls."""
     c = _ODD.get(r.shape)
     if c is None:
         if r.ndim != 1:
@@ -190,7 +191,7 @@ def plain(r: Any) -> bool:
         c = _ODD[r.shape] = (
             np.full(n, _LOW29), np.full(n, _HALF29), np.full(n, _TINY_F64), np.zeros(n)
         )  # fmt: skip
-    if np.count_nonzero(np.bitwise_and(r.view(_U64), c[0]) == c[1]):
+    if np.count_nonzero(np.bitwise_and(r.view(_U64) if bits is None else bits, c[0]) == c[1]):
         return False  # a tie
     normal = np.count_nonzero(np.abs(r) >= c[2])  # false for a zero, a tiny value, a NaN
     return bool(normal == r.size or normal + np.count_nonzero(r == c[3]) == r.size)

@@ -6,8 +6,6 @@ tiny value) the instruction's own step runs: nothing was written yet."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ....cuda.sass import Instruction
@@ -46,16 +44,14 @@ def float_step(ins: Instruction, general: Step) -> WholeStep | None:
     c = regs[3] if kind == "FFMA" else None
 
     def whole(b: Block, rows: Rows) -> None:
-        f, t = rows.f, rows.t
-        r: Any
+        f, t, r = rows.f, rows.t, rows.wide
         if kind == "FADD":
-            r = f[a].astype(_F64)
-            r += f[b_]
+            np.add(f[a], f[b_], out=r, dtype=_F64)
         else:  # a product of two float32 is exact in float64
-            r = np.multiply(f[a], f[b_], dtype=_F64)
+            np.multiply(f[a], f[b_], out=r, dtype=_F64)
             if c is not None:
-                r += f[c]
-        if not plain(r):
+                np.add(r, f[c], out=r)
+        if not plain(r, rows.wide_bits):
             general(b, _EVERY)
             return
         f[d][...] = r  # (the cast astype makes)

@@ -23,6 +23,8 @@ class Rows:
         self.ur: list[Any] = list(b.ur)
         self.tur: list[Any] = list(b.tur)
         self._shared: dict[int, tuple[Any, Any, Any]] = {}
+        self.wide = np.empty(b.threads)  # a step's float64 values, and their bits
+        self.wide_bits = self.wide.view(np.uint64)
 
     def shared(self, b: Block, width: int) -> tuple[Any, Any, Any]:
         """The block's shared memory as rows of ``width`` bytes (a power of two from 4 on):

@@ -1,8 +1,10 @@
-"""The whole step of a shared load (``LDS`` of 4, 8 or 16 bytes) in a batch of one CTA
-outside a cluster, its address a register or two (R, UR) plus a non-negative offset:
-:func:`..ops.memory._load`'s shared path on the block's rows. Its checks come first
-(alignment, the window's bound): where one fails the instruction's own step runs and says
-so, nothing done yet. The access is recorded as the load's own step records it."""
+"""The whole steps of a shared load and store (``LDS``, ``STS`` of 4, 8 or 16 bytes) in a
+batch of one CTA outside a cluster, the address a register or two (R, UR) plus a
+non-negative offset: :func:`..ops.memory._load`'s and ``_store``'s shared paths on the
+block's rows, shared memory read and written as rows of a view. The checks come first
+(alignment, the window's bound: the OR of the addresses bounds their maximum, one reduce
+where it is inside): where one fails the instruction's own step runs and says so, nothing
+done yet. The access is recorded as the own step records it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Mem, Reg
+from ....cuda.sass_operands import Mem, Operand, Reg
 from ..access_kind import access_width, recorded_kind
 from ..op_table import Context, Step
 from ..operands import forget_bytes
@@ -31,40 +33,64 @@ def _term(reg: Reg | None) -> tuple[bool, int] | None:
     return reg.kind == "UR", reg.index
 
 
-def load_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | None:
-    """The whole step of such an LDS, or None."""
-    ops = ins.operands
-    if ins.opcode != "LDS" or len(ops) != 2 or not isinstance(ops[1], Mem):
-        return None
+_Term = tuple[bool, int]
+
+
+def _form(ins: Instruction, data: Operand, mem: Operand) -> tuple[int, list[_Term]] | None:
+    """(width, address terms) of an LDS or STS this module steps, or None: 4, 8 or 16
+    bytes, the data an R register (not RZ), the address one or two registers read as they
+    are plus a non-negative offset."""
     width, signed = access_width(ins)
-    dest, mem = ops[0], ops[1]
-    if width not in (4, 8, 16) or signed or mem.offset < 0 or mem.desc is not None:
+    if width not in (4, 8, 16) or signed or not isinstance(mem, Mem):
         return None
-    if not isinstance(dest, Reg) or dest.kind != "R" or dest.is_zero:
+    if not isinstance(data, Reg) or data.kind != "R" or data.is_zero:
+        return None
+    if mem.offset < 0 or mem.desc is not None:
         return None
     terms = [_term(r) for r in (mem.reg, mem.ureg) if r is not None]
     if not terms or None in terms:
         return None
-    first, *rest = [t for t in terms if t is not None]
-    index, kind, off, d = ctx.position(ins), recorded_kind(ins, width), mem.offset, dest.index
+    return width, [t for t in terms if t is not None]
+
+
+def _address(b: Block, rows: Rows, terms: list[_Term], off: int, width: int) -> Any:
+    """(addresses, their taint) of the lanes, or None where one is misaligned or outside
+    the window (the own step's error) or the batch is not one CTA outside a cluster."""
+    if b.ctas != 1 or b.cluster_ctas != 1:
+        return None
+    (uniform, i), *rest = terms
+    a = (rows.ur if uniform else rows.r)[i].astype(_I64)
+    ta: Any = (rows.tur if uniform else rows.t)[i]
+    for uniform, j in rest:
+        a += (rows.ur if uniform else rows.r)[j]
+        ta = ta | (rows.tur if uniform else rows.t)[j]
+    if off:
+        a += off
+    bits, size = int(np.bitwise_or.reduce(a)), b.smem_size  # (the OR: at least the max)
+    beyond = bits + width > size and int(np.maximum.reduce(a)) + width > size
+    return None if bits & (width - 1) or beyond else (a, ta)
+
+
+def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | None:
+    """The whole step of such an LDS or STS, or None."""
+    ops, store = ins.operands, ins.opcode == "STS"
+    if ins.opcode not in ("LDS", "STS") or len(ops) != 2:
+        return None
+    mem, data = (ops[0], ops[1]) if store else (ops[1], ops[0])
+    form = _form(ins, data, mem)
+    if form is None:
+        return None
+    width, terms = form
+    assert isinstance(mem, Mem) and isinstance(data, Reg)
+    index, kind, off, d = ctx.position(ins), recorded_kind(ins, width), mem.offset, data.index
     words, shift = width // 4, width.bit_length() - 1
 
-    def whole(b: Block, rows: Rows) -> None:
-        if b.ctas != 1 or b.cluster_ctas != 1:
+    def load(b: Block, rows: Rows) -> None:
+        at = _address(b, rows, terms, off, width)
+        if at is None:
             general(b, _EVERY)
             return
-        uniform, i = first
-        a = (rows.ur if uniform else rows.r)[i].astype(_I64)
-        ta: Any = (rows.tur if uniform else rows.t)[i]
-        for uniform, j in rest:
-            a += (rows.ur if uniform else rows.r)[j]
-            ta = ta | (rows.tur if uniform else rows.t)[j]
-        if off:
-            a += off
-        aligned = not int(np.bitwise_or.reduce(a)) & (width - 1)
-        if not aligned or int(np.maximum.reduce(a)) + width > b.smem_size:
-            general(b, _EVERY)  # (its error)
-            return
+        a, ta = at
         b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
         values, taints, taint_words = rows.shared(b, width)
         q = a >> shift
@@ -78,4 +104,19 @@ def load_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | None
         b.r[d : d + words] = vals
         b.tr[d : d + words] = t
 
-    return whole
+    def store_(b: Block, rows: Rows) -> None:
+        at = _address(b, rows, terms, off, width)
+        if at is None:
+            general(b, _EVERY)
+            return
+        a, ta = at
+        t = rows.t[d] | ta  # the data's taint and the address's, each byte of the lane's
+        for k in range(1, words):
+            t |= rows.t[d + k]
+        b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
+        values, taints, _ = rows.shared(b, width)
+        q = a >> shift
+        values[q] = b.r[d : d + words].T
+        taints[q] = t[:, None]
+
+    return store_ if store else load
