@@ -57,7 +57,7 @@ def _blocks(seed: int, threads: int) -> tuple[Block, Block]:
     for b in out:
         b.r[:32] = values
         b.tr[:32] = taint
-        b.ur[4] = 0x400 + 16 * (seed % 7)
+        b.ur[4] = 0x400 + 16 * (seed % 7) + (16 * (b.lane % 3) if seed % 4 == 3 else 0)
         b.ur[5] = 0x40
         b.smem[:] = smem
         b.tsmem[:] = tsmem

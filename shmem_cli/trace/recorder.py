@@ -120,7 +120,9 @@ class Recorder:
             return
         if self.control is not None:
             taint = np.asarray(taint, dtype=np.uint8) | self.control[tids]
-        rec = self._at(index, ins, kind)
+        rec = self.by_index.get(index)
+        if rec is None:
+            rec = self._at(index, ins, kind)
         ws = self.warp_size
         if src is None and costs is None and len(tids) == ws:
             w = int(tids[0]) // ws
@@ -158,11 +160,11 @@ class Recorder:
         row, every = np.asarray(addr, dtype=np.int64), every_lane(self.warp_size)
         t, warp = taint_or(taint), warp_ids[w]
         try:
-            rec.add_one(row, every, warp, counts[w], t)
+            rec.add_one(row, every, warp, counts[w], t, whole=True)
         except RecordsFull:
             if not self.fold():
                 raise
-            rec.add_one(row, every, warp, counts[w], t)  # into the whole bound, freed
+            rec.add_one(row, every, warp, counts[w], t, whole=True)  # into the bound, freed
         counts[w] += 1
         self.requests += 1
         if t:

@@ -191,13 +191,17 @@ class InstructionRecords:
             self.sources |= taint_or(taint)
         self.n += k
 
-    def add_one(self, addr: I64, active: B8, warp: Any, iteration: Any, taint: int) -> None:
+    def add_one(
+        self, addr: I64, active: B8, warp: Any, iteration: Any, taint: int, whole: bool = False
+    ) -> None:
         """:meth:`add` of one row (addresses of (lanes,) or (1, lanes), active lanes of
-        (1, lanes)) whose warp, iteration and taint are numbers: each kept at its place (an
-        item set costs a third of a slice's on a warp's step)."""
-        self._grow(1)
+        (1, lanes): ``whole``, :func:`.distinct_rows.every_lane`'s) whose warp, iteration and
+        taint are numbers: each kept at its place (an item set costs a third of a slice's on
+        a warp's step)."""
         n = self.n
-        self.row[n] = self._row_of(addr, active)
+        if n >= len(self.warp):
+            self._grow(1)
+        self.row[n] = self._row_of(addr, active, whole)
         self.warp[n] = warp
         self.iteration[n] = iteration
         self.data_dependent[n] = (taint & 1) != 0
@@ -205,10 +209,11 @@ class InstructionRecords:
         self.sources |= taint
         self.n = n + 1
 
-    def _row_of(self, addr: I64, active: B8) -> int:
-        """The number of one row, a row of every lane on found again by its bytes where it
-        was seen before (:mod:`.rows_seen`)."""
-        if active is not every_lane(self.lanes) or self.distinct.src is not None:
+    def _row_of(self, addr: I64, active: B8, whole: bool) -> int:
+        """The number of one row, a row of every lane on (``whole``, or :func:`every_lane`'s
+        ``active``) found again by its bytes where it was seen before (:mod:`.rows_seen`)."""
+        every = whole or active is every_lane(self.lanes)
+        if not every or self.distinct.src is not None:
             return self.distinct.add_row(addr.reshape(1, -1), active)
         raw = addr.tobytes()
         number = self.seen.rows.get(raw)

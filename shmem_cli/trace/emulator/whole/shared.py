@@ -4,7 +4,8 @@ non-negative offset: :func:`..ops.memory._load`'s and ``_store``'s shared paths 
 block's rows, shared memory read and written as rows of a view. The checks come first
 (alignment, the window's bound: the OR of the addresses bounds their maximum, one reduce
 where it is inside): where one fails the instruction's own step runs and says so, nothing
-done yet. The access is recorded as the own step records it."""
+done yet. The access is recorded as the own step records it. A load whose address is a
+uniform register of one value in every lane (a broadcast) reads its bytes once."""
 
 from __future__ import annotations
 
@@ -71,6 +72,19 @@ def _address(b: Block, rows: Rows, terms: list[_Term], off: int, width: int) -> 
     return None if bits & (width - 1) or beyond else (a, ta)
 
 
+def _uniform(b: Block, rows: Rows, i: int, off: int, width: int) -> int | None:
+    """The one address of every lane where uniform register ``i``'s row holds one value,
+    aligned and inside the window, in a batch of one CTA outside a cluster; else None."""
+    if b.ctas != 1 or b.cluster_ctas != 1:
+        return None
+    row = rows.ur[i]
+    first = row[0]
+    if np.count_nonzero(row != first):
+        return None
+    x = int(first) + off
+    return None if x & (width - 1) or x + width > b.smem_size else x
+
+
 def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | None:
     """The whole step of such an LDS or STS, or None."""
     ops, store = ins.operands, ins.opcode == "STS"
@@ -84,8 +98,23 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
     assert isinstance(mem, Mem) and isinstance(data, Reg)
     index, kind, off, d = ctx.position(ins), recorded_kind(ins, width), mem.offset, data.index
     words, shift = width // 4, width.bit_length() - 1
+    one = terms[0][1] if len(terms) == 1 and terms[0][0] else -1  # a uniform register
 
     def load(b: Block, rows: Rows) -> None:
+        x = None if one < 0 else _uniform(b, rows, one, off, width)
+        if x is not None:  # every lane reads the same bytes (a broadcast)
+            ta = rows.tur[one]
+            lanes = np.full(b.threads, x, dtype=_I64)
+            b.rec.record(index, ins, kind, b.all_idx, lanes, ta, b.warp_ids)
+            values, taints, taint_words = rows.shared(b, width)
+            q = x >> shift
+            if np.count_nonzero(taint_words[q]):
+                ta = ta | int(np.bitwise_or.reduce(taints[q]))
+            for k in range(words if b.byte_clean else 0):
+                forget_bytes(b, "R", d + k, _EVERY)
+            b.r[d : d + words] = values[q][:, None]
+            b.tr[d : d + words] = ta
+            return
         at = _address(b, rows, terms, off, width)
         if at is None:
             general(b, _EVERY)
