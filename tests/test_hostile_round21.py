@@ -19,7 +19,8 @@ A baseline's ``schema_version`` of 4,000 digits was written out whole, and ``tru
 selector out, and wrote a selector of 10 MB, or 100,000 of them, whole. ``shmem lint`` wrote a
 spec file's name raw in its text and GitHub formats, so a file named with a terminal escape
 (``\x1b]0;...\x07`` sets the window's title, ``\x1b[2J`` clears the screen) reached the
-terminal; it is shown as ``\x1b`` as the other formats and ``analyze`` show it.
+terminal; it is shown as ``\x1b`` as the other formats and ``analyze`` show it. ``--block
+0x20`` was "sizes must be at least 1, got 0,20" (the ``x`` of ``32x8``); it says to write 32.
 """
 
 from __future__ import annotations
@@ -243,3 +244,18 @@ def test_a_file_named_with_a_terminal_escape_is_shown_not_sent(fmt: str, tmp_pat
     assert ran.code == 1, ran.text  # the spec's 2-way conflict
     assert "\x1b" not in ran.text and "\x07" not in ran.text and "\x01" not in ran.text
     assert "e\\x1b]0;PWNED\\x07\\x1b[2J\\x01.yaml" in ran.text, ran.text
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [("--block", "0x20", "write 32 for 0x20"), ("--grid", "0X2,1", "write 2 for 0X2")],
+)
+def test_a_hexadecimal_size_is_told_to_be_decimal(option: str, value: str, said: str) -> None:
+    from shmem_cli.cuda.launch_values import LaunchError, parse_dims
+
+    with pytest.raises(LaunchError) as err:
+        parse_dims(value, option, limit=1024)
+    assert err.value.message == (
+        f"{option} {value!r}: sizes are decimal ('x' separates them, as in 32x8): {said}"
+    )
+    assert parse_dims("32x8", option, limit=1024) == (32, 8, 1)

@@ -84,6 +84,13 @@ class LaunchError(ShmemError):
 def parse_dims(text: str, option: str, *, limit: int) -> tuple[int, int, int]:
     """``X[,Y[,Z]]`` (also ``XxYxZ``) as three positive sizes whose product is at most ``limit``."""
     parts = [p.strip() for p in re.split(r"[,x]", text.strip())] if len(text) <= 64 else []
+    hexadecimal = re.match(r"\s*(0[xX][0-9a-fA-F]{1,8})\b", text)
+    if hexadecimal:  # 0x20 was read as 0 by 20: "sizes must be at least 1, got 0,20"
+        written = hexadecimal.group(1)
+        raise LaunchError(
+            f"{option} {shorten(text)!r}: sizes are decimal ('x' separates them, as in 32x8): "
+            f"write {int(written, 16)} for {written}"
+        )
     if not 1 <= len(parts) <= 3 or not all(_DIM.match(p) for p in parts):
         raise LaunchError(
             f"{option} expects X[,Y[,Z]] (positive integers in ASCII digits), got {shorten(text)!r}"
