@@ -80,8 +80,10 @@ def arg_texts(lab: dict[str, Any], folder: Path = HOPPER) -> tuple[list[str], di
                 if "zeros" in f:
                     value = f"@{_zeros(f['zeros'])}"
                 args.append(f"{i}+{f['at']}={value}")
-        elif "int" in a:
-            args.append(f"{i}={a['int']}")
+        elif "int" in a:  # the bits the host passed: in hexadecimal, which a float takes as
+            # bits too (a decimal integer converts, as C++ converts it: 1 -> 1.0)
+            bits = a["int"]
+            args.append(f"{i}={bits:#x}" if bits >= 0 else f"{i}={bits}")
         else:
             args.append(f"{i}={a['u64']}")
     return args, buffers

@@ -19,6 +19,7 @@ from shmem_cli.trace.kernel.demangle import demangle, demangle_all, short_name
 from shmem_cli.trace.kernel.signature import declarator_name, param_names
 
 from .conftest import TRACE_DATA as DATA
+from .conftest import needs_nvdisasm
 
 META = DATA / "meta.sm_90.cubin"
 
@@ -249,3 +250,32 @@ def test_a_name_nested_past_cxxfilts_recursion_limit_is_demangled() -> None:
     mangled = "_Z1fI" + "1AI" * depth + "JiiE" + "E" * depth + "Evv"
     written = "void f<" + "A<" * depth + "int, int" + "> " * depth + ">()"
     assert demangle_all([mangled])[mangled] == written
+
+
+def test_an_extern_c_kernel_s_types_come_from_its_declaration() -> None:
+    from shmem_cli.trace.kernel.signature import declared_type
+
+    assert declared_type("const float *in", "in") == "const float *"
+    assert declared_type("float *__restrict__ out", "out") == "float *"
+    assert declared_type("float * const p", "p") == "float *"  # the pointer's own const
+    assert declared_type("int n = 3", "n") == "int"
+    assert declared_type("float a[4]", "a") is None  # an array: no type before a name
+    assert declared_type("Row r", None) is None
+
+
+@needs_nvdisasm
+def test_a_float_of_an_extern_c_kernel_takes_an_integer_as_a_float(tmp_path: Path) -> None:
+    # float_set_local(float *out, int *iout, const float *in, float s), extern "C": its
+    # mangled name is its name, so the types were unknown and s=1 went as the bits 0x1
+    from shmem_cli.trace.kernel.launch import plan_launch
+    from shmem_cli.trace.pipeline import TraceRequest, load_kernel
+
+    cubin = DATA / "opcodes" / "ops90.sm_90.cubin"
+    loaded = load_kernel(TraceRequest(cubin, kernel="float_set_local"), tmp_path, launch=False)
+    assert [p.type for p in loaded.params] == ["float *", "int *", "const float *", "float"]
+    for given, bits in (("1", 0x3F800000), ("0x3f000000", 0x3F000000)):  # 1.0; 0.5's bits
+        plan = plan_launch(
+            loaded.kernel, list(loaded.params), block=(64, 1, 1), args=[f"s={given}"]
+        )
+        (s,) = [a for a in plan.arguments if a.param.name == "s"]
+        assert s.data == struct.pack("<I", bits)

@@ -53,7 +53,7 @@ from .kernel.cubin import (
 from .kernel.launch import LaunchPlan, plan_launch
 from .kernel.line_table import caller_links
 from .kernel.params import Param, kernel_params
-from .kernel.signature import param_names
+from .kernel.signature import declared_type, param_declarations
 from .result import FileTrace
 from .trace_request import TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
@@ -220,8 +220,10 @@ def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = No
 def _params(kernel: Kernel, texts: Sequence[str]) -> tuple[Param, ...]:
     """The kernel's parameters, named from ``texts`` (:func:`.tracer.source_texts`: the source
     files given or named by its line table in the source tree, a library's declaration)."""
-    names = param_names(list(texts), kernel.name, len(kernel.params))
-    return tuple(kernel_params(kernel, names))
+    found = param_declarations(list(texts), kernel.name, len(kernel.params))
+    names = None if found is None else [name for _, name in found]
+    types = None if found is None else [declared_type(text, name) for text, name in found]
+    return tuple(kernel_params(kernel, names, types))
 
 
 def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:

@@ -57,9 +57,16 @@ def signature_types(signature: str) -> list[str] | None:
     return [t.strip() for t in split_top_level(inner) if t.strip()]
 
 
-def kernel_params(kernel: Kernel, names: Sequence[str | None] | None) -> list[Param]:
-    """The kernel's parameters with their names (from the source) and types."""
-    types = signature_types(kernel.signature)
+def kernel_params(
+    kernel: Kernel,
+    names: Sequence[str | None] | None,
+    declared: Sequence[str | None] | None = None,
+) -> list[Param]:
+    """The kernel's parameters with their names (from the source) and types: the demangled
+    signature's, else (an ``extern "C"`` kernel's name has none) ``declared``, the source's."""
+    types: Sequence[str | None] | None = signature_types(kernel.signature)
+    if types is None and not kernel.signature.rstrip().endswith(")"):
+        types = declared
     if types is not None and len(types) != len(kernel.params):
         types = None
     out = []

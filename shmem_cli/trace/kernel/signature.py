@@ -222,11 +222,37 @@ def _statement_start(code: str, lo: int, end: int) -> int:
 def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[str | None] | None:
     """The names of the ``count`` parameters of ``kernel_name`` in the first source text
     that declares it as ``__global__`` with that many parameters, else None."""
+    found = param_declarations(sources, kernel_name, count)
+    return None if found is None else [name for _, name in found]
+
+
+_RESTRICT = re.compile(r"\b(?:__restrict__|__restrict|restrict)\b")
+_TOP_CONST = re.compile(r"\*(?:\s*\b(?:const|volatile)\b)+\s*$")
+
+
+def declared_type(param: str, name: str | None) -> str | None:
+    """A parameter declaration's type: its text less the name and any default
+    (``const float *in`` -> ``const float *``); None where it gives no name."""
+    if name is None:
+        return None
+    text = param.split("=", 1)[0]
+    at = text.rfind(name)
+    if at < 0 or "[" in text[at:]:  # float a[4]: an array, not a type with a name after it
+        return None
+    kept = _RESTRICT.sub(" ", text[:at] + text[at + len(name) :])
+    kept = _TOP_CONST.sub("*", kept)  # float *const p: the pointer's own const, no matter
+    return " ".join(kept.split()) or None
+
+
+def param_declarations(
+    sources: Iterable[str], kernel_name: str, count: int
+) -> list[tuple[str, str | None]] | None:
+    """:func:`param_names`' declaration: each parameter's text and name."""
     base = base_name(kernel_name)
     if not base:
         return None
     pattern = re.compile(r"\b" + re.escape(base) + r"\s*\(")
-    best: list[str | None] | None = None
+    best: list[tuple[str, str | None]] | None = None
     codes = [_CONDITIONAL.sub("", strip_comments(source)) for source in sources]
     kernel_words, attributes = declaration_macros(codes)
     scanned = 0
@@ -251,8 +277,8 @@ def param_names(sources: Iterable[str], kernel_name: str, count: int) -> list[st
             params = [p for p in split_top_level(inner) if p.strip() not in ("", "void")]
             if len(params) != count:
                 continue
-            names = [declarator_name(p, attributes) for p in params]
-            if all(n is not None for n in names):
-                return names
-            best = best or names
+            named = [(p, declarator_name(p, attributes)) for p in params]
+            if all(n is not None for _, n in named):
+                return named
+            best = best or named
     return best
