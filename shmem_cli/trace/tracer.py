@@ -9,6 +9,7 @@ per-instruction totals through the engine (:mod:`.aggregate`).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -56,7 +57,7 @@ def outside_not_quoted(exc: ShmemError, path: str, tree: SourceTree) -> ShmemErr
         return exc
     where = f"{shorten(exc.path, 200)}:{exc.pos.line}" if exc.pos else shorten(exc.path, 200)
     said = f" (at {where}, outside the kernel's source tree"
-    if Path(exc.path).is_file():  # here (a Triton kernel's .py is never in its cache folder)
+    if os.path.isfile(exc.path):  # here (a Triton kernel's .py is never in its cache folder)
         folder = shorten(str(Path(exc.path).parent), 200)
         said += f": --source-root {folder} lets shmem read it and quote the line"
     exc.message += said + ")"
