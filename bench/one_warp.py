@@ -25,8 +25,9 @@ CUBIN = ROOT / "tests" / "data" / "trace" / "onewarp" / "onewarp.sm_90.cubin"
 SIZES = (64, 512)  # keys: 2 and 16 tiles (about 0.3 and 2.5 million thread-instructions)
 #: thread-instructions a second: llm.c's one block (about 640 million thread-instructions)
 #: took more than the front-door audit's 590 s (under 1.1 M/s); a block run alone has 40 s
-#: by default (budget.ALONE_SECONDS: 16 M/s). The target is a step between the two
-TARGET = 1.5e6
+#: by default (budget.ALONE_SECONDS: 16 M/s). The target is a step between the two (1.5 M/s
+#: before the whole steps, emulator/whole/: 2.5 to 3 M/s measured on a loaded machine)
+TARGET = 2.0e6
 REPEATS = 3
 
 
