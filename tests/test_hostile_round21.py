@@ -21,6 +21,8 @@ spec file's name raw in its text and GitHub formats, so a file named with a term
 (``\x1b]0;...\x07`` sets the window's title, ``\x1b[2J`` clears the screen) reached the
 terminal; it is shown as ``\x1b`` as the other formats and ``analyze`` show it. ``--block
 0x20`` was "sizes must be at least 1, got 0,20" (the ``x`` of ``32x8``); it says to write 32.
+An argument error quoted the value typed whole (``--jobs`` of 100,000 digits: one line of
+100 KB); a run past 400 characters is cut, its length said.
 """
 
 from __future__ import annotations
@@ -259,3 +261,11 @@ def test_a_hexadecimal_size_is_told_to_be_decimal(option: str, value: str, said:
         f"{option} {value!r}: sizes are decimal ('x' separates them, as in 32x8): {said}"
     )
     assert parse_dims("32x8", option, limit=1024) == (32, 8, 1)
+
+
+@pytest.mark.parametrize(
+    "args", [("lint", "--jobs", "9" * 100_000, "x.yaml"), ("analyze", "a" * 3000 + ".yaml")]
+)
+def test_an_argument_error_cuts_a_long_value(args: tuple[str, ...], tmp_path: Path) -> None:
+    ran = shmem(*args, cwd=tmp_path)
+    refused(ran, "shmem: error: ", "characters)", roots=[tmp_path])

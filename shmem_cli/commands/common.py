@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -59,7 +60,22 @@ class UsageError(click.UsageError):
     def show(self, file: IO[Any] | None = None) -> None:
         stream = file if file is not None else current_stream()
         see = f"\n(see: {self.ctx.command_path} --help)" if self.ctx is not None else ""
-        say(f"shmem: error: {self.format_message()}{see}", stream)
+        say(f"shmem: error: {_cut_runs(self.format_message())}{see}", stream)
+
+
+#: the longest run of non-blank characters an argument error shows (click's "Invalid value"
+#: quotes the value typed whole: 100,000 characters of it made one line)
+_LONGEST_RUN = 400
+
+
+def _cut_runs(message: str) -> str:
+    """``message`` with each run of more than :data:`_LONGEST_RUN` non-blank characters cut
+    to its start, ``...`` and its length."""
+    return re.sub(
+        rf"\S{{{_LONGEST_RUN + 1},}}",
+        lambda m: f"{m.group()[: _LONGEST_RUN // 2]}... ({len(m.group()):,} characters)",
+        message,
+    )
 
 
 def _show_help(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
