@@ -196,6 +196,9 @@ def test_colored_text_of_many_lines_is_laid_out_plain() -> None:
     assert len(text.splitlines()) == MAX_DRAWN_LINES + 2  # every row, none folded at 80
     short = blocks_text([Styled("title", "bold")], color=True, width=80)
     assert "\x1b[" in short
+    table.add_row("kernel<é, 全>", Styled("x"))  # non-ASCII: not measured, laid out as it is
+    text = blocks_text([table], color=True, width=80)
+    assert "\x1b[" not in text and text.splitlines()[-1].startswith("kernel<é, 全>")
 
 
 @pytest.mark.slow

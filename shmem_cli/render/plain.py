@@ -152,23 +152,29 @@ def table_width(table: Table) -> int:
     return total
 
 
-def layout(blocks: Iterable[Block], width: int) -> str | None:
+def layout(blocks: Iterable[Block], width: int, *, ascii_only: bool = True) -> str | None:
     """The blocks as plain text, one after the other, in ``width`` columns; None when
-    some block would need wrapping or holds a character other than printable ASCII."""
+    some block would need wrapping or holds a character other than printable ASCII (with
+    ``ascii_only`` False, any printable one: a wide character then shifts its row's columns,
+    as a report too long for rich is laid out)."""
     out: list[str] = []
     for block in blocks:
-        lines = _table(block, width) if isinstance(block, Table) else _lines(block.plain, width)
+        lines = (
+            _table(block, width, ascii_only)
+            if isinstance(block, Table)
+            else _lines(block.plain, width, ascii_only)
+        )
         if lines is None:
             return None
         out.extend(lines)
     return "".join(line.rstrip() + "\n" for line in out)
 
 
-def _lines(text: str, width: int) -> list[str] | None:
-    """The lines of ``text`` if each is printable ASCII and at most ``width`` long."""
+def _lines(text: str, width: int, ascii_only: bool = True) -> list[str] | None:
+    """The lines of ``text`` if each is printable (ASCII) and at most ``width`` long."""
     lines = text.split("\n")
     for line in lines:
-        if len(line) > width or not (line.isascii() and line.isprintable()):
+        if len(line) > width or not ((line.isascii() or not ascii_only) and line.isprintable()):
             return None
     return lines
 
@@ -182,7 +188,7 @@ def _justify(line: str, width: int, justify: Justify) -> str:
     return (" " * ((width - len(line)) // 2) + line).ljust(width)
 
 
-def _table(table: Table, width: int) -> list[str] | None:
+def _table(table: Table, width: int, ascii_only: bool = True) -> list[str] | None:
     columns = table.columns
     last = len(columns) - 1
     pads = [
@@ -195,7 +201,7 @@ def _table(table: Table, width: int) -> list[str] | None:
         cells: list[list[str]] = []
         for cell in row:
             text = cell if isinstance(cell, str) else cell.plain
-            lines = _lines(text, width)
+            lines = _lines(text, width, ascii_only)
             if lines is None or text.endswith("\n"):
                 return None
             cells.append(lines)
@@ -224,7 +230,7 @@ def _table(table: Table, width: int) -> list[str] | None:
             shaped.append(blank + body if r == 0 else body + blank)  # the header sits at the bottom
         out.extend("".join(cell[k] for cell in shaped) for k in range(height))
     if table.caption:
-        caption = _lines(table.caption, total)
+        caption = _lines(table.caption, total, ascii_only)
         if caption is None:
             return None
         out.extend(_justify(line, total, "center") for line in caption)

@@ -399,12 +399,13 @@ def render_text(report: Report, options: RenderOptions | None = None) -> str:
 def blocks_text(view: list[Block], *, color: bool, width: int | None) -> str:
     """Blocks as text in ``width`` columns (None: 200): plain without rich when possible; a
     view of more than :data:`~.plain.MAX_DRAWN_LINES` lines plain in color too, unfolded
-    (the terminal wraps a line wider than itself) where the width would fold it."""
+    (the terminal wraps a line wider than itself) where the width would fold it, and with
+    its non-ASCII characters (a wide one shifts its row) where it holds them."""
     long = lines_of(view) > MAX_DRAWN_LINES
     if not color or long:
         plain = layout(view, width or DEFAULT_WIDTH)
-        if plain is None and long:
-            plain = layout(view, _UNFOLDED)
+        if plain is None and long:  # rich would fold it, or measure its wide characters
+            plain = layout(view, _UNFOLDED, ascii_only=False)
         if plain is not None:
             return plain
     return to_string([to_rich(b) for b in view], color=color, width=width)
