@@ -147,6 +147,10 @@ def test_output_file_and_summary_on_stderr(project: Path) -> None:
     assert code == 1 and out == ""
     assert json.loads((project / "out" / "report.json").read_text())["summary"]["findings"] == 1
     assert "1 finding" in err and "out/report.json" in err
+    # -o - is standard output: the summary said "(report in -)"
+    code, out, err = run("lint", "specs", "-f", "json", "-o", "-")
+    assert code == 1 and json.loads(out)["summary"]["findings"] == 1
+    assert err.endswith(" (report on standard output)\n"), err
 
 
 def test_each_file_once_in_path_order(project: Path) -> None:

@@ -280,7 +280,8 @@ def lint(
     if output is not None:
         from ..render.checks.lint_text import summary_line
 
-        current_environment().err(f"shmem lint: {summary_line(report)} (report in {output})")
+        where = "on standard output" if output == STDIO else f"in {output}"
+        current_environment().err(f"shmem lint: {summary_line(report)} (report {where})")
 
     if invalid:
         sys.exit(ExitCode.USAGE)
