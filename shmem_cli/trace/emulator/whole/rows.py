@@ -21,6 +21,7 @@ class Rows:
         self.f: list[Any] = list(b.r.view(np.float32))
         self.t: list[Any] = list(b.tr)
         self.ur: list[Any] = list(b.ur)
+        self.uf: list[Any] = list(b.ur.view(np.float32))
         self.tur: list[Any] = list(b.tur)
         self._shared: dict[int, tuple[Any, Any, Any]] = {}
         self.wide = np.empty(b.threads)  # a step's float64 values, and their bits
