@@ -266,6 +266,30 @@ def test_a_file_with_no_entry_beside_it_is_not_a_triton_entry(tmp_path: Path) ->
     assert result.exit_code == 2 and "--block is required" in result.output
 
 
+def test_a_triton_cubin_copied_out_of_its_entry_says_what_the_entry_holds(tmp_path: Path) -> None:
+    entry = DATA / launch("layernorm")["entry"]
+    lone = tmp_path / "alone" / "layernorm_rows.cubin"
+    lone.parent.mkdir()
+    shutil.copyfile(entry / "layernorm_rows.cubin", lone)
+    result = run(str(lone), "--grid", "2")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said.startswith(f"{lone}: error: this cubin is from a Triton cache entry")
+    assert "its line table names kernels.py" in said
+    assert "layernorm_rows.json and layernorm_rows.ttgir are not beside it" in said
+    assert "Trace the entry folder" in said and "--block NUM_WARPS*32" in said
+    assert "--block is required" not in said
+    # with its metadata but not its TTGIR: only the TTGIR is missing
+    shutil.copyfile(entry / "layernorm_rows.json", lone.with_suffix(".json"))
+    said = " ".join(run(str(lone), "--grid", "2").output.split())
+    assert "layernorm_rows.ttgir is not beside it" in said
+    # what it says to give traces the cubin alone
+    meta = json.loads((entry / "layernorm_rows.json").read_text())
+    block, shared = str(meta["num_warps"] * 32), str(meta["shared"])
+    alone = run(str(lone), "-b", block, "--dynamic-smem", shared, "-a", "3=768", "-fjson")
+    assert alone.exit_code == 0, alone.output
+
+
 def test_the_command_refuses_a_cluster_or_too_little_shared_memory_for_tritons() -> None:
     """layernorm_rows (num_warps=4, one CTA a program, 16 bytes of shared) as Triton's launcher
     never launches it: in clusters of 2 (which traced a 2 x 1 grid as one cluster), or with

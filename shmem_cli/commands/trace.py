@@ -203,7 +203,7 @@ def trace(
 
     env = current_environment()
     path = Path(kernel_path)
-    from ..trace.triton.cache import ENTRY_FILES, is_triton_input
+    from ..trace.triton.cache import ENTRY_FILES, copied_out, is_triton_input
 
     require_file(kernel_path, folder=True)
     from ..plumbing.errors import shorten
@@ -232,6 +232,9 @@ def trace(
     check_outputs(outputs, read, ENTRY_FILES)
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
+        copied = copied_out(path) if path.suffix != ".cu" else None
+        if copied is not None:  # a Triton cubin without its entry: say where its launch is
+            fail_input(ShmemError(copied, path=str(path), code="invalid-launch"))
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
     block_dims, grid_dims = parse_launch_sizes("1" if block is None else block, grid)
     max_rows = parse_rows(rows)

@@ -1,4 +1,4 @@
-"""The caller links of a cubin's line table (``.debug_line``), read from its bytes.
+"""The caller links and source files of a cubin's line table (``.debug_line``), from its bytes.
 
 ptxas writes a location inlined into another as a row with an NVIDIA extended opcode
 (``DW_LNE`` 0x90) naming the row of its caller (rows count from 1 in their sequence, a
@@ -123,6 +123,31 @@ def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Locat
     return tuple(links)
 
 
+def source_files(path: str | Path) -> tuple[str, ...]:
+    """The source files the headers of the cubin's ``.debug_line`` units name, each once
+    (none where it has no table, or one this reader does not follow)."""
+    try:
+        elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), "")
+        section = elf.by_name.get(".debug_line")
+        if section is None or section.size > MAX_TABLE_BYTES:
+            return ()
+        body = elf.body(section)
+    except ShmemError:
+        return ()
+    found: dict[str, None] = {}
+    at = 0
+    try:
+        while at + 4 <= len(body):
+            length = struct.unpack_from("<I", body, at)[0]
+            if length >= 0xFFFFFFF0 or at + 4 + length > len(body):
+                break
+            found.update(dict.fromkeys(_header(_Bytes(body, at + 4, at + 4 + length))[4][1:]))
+            at += 4 + length
+    except _Cut:
+        pass
+    return tuple(found)
+
+
 def _relocations(elf: Elf) -> int:
     """The relocations of ``.debug_line``: one a ``DW_LNE_set_address`` (each sequence's
     start), so at most one per :data:`_SET_ADDRESS_BYTES` of the table; more are not read
@@ -134,12 +159,9 @@ def _relocations(elf: Elf) -> int:
     return out
 
 
-def _unit(
-    data: bytes, start: int, end: int, keep: Callable[[int], bool] | None
-) -> list[tuple[Location, Location]]:
-    """The links of one unit's program (``keep(offset)``: whether the sequence whose
-    DW_LNE_set_address operand lies at that offset is the kernel's; None: every one)."""
-    r = _Bytes(data, start, end)
+def _header(r: _Bytes) -> tuple[int, int, int, list[int], list[str]]:
+    """A unit's header: its line base and range, opcode base, standard opcodes' operand
+    counts and file names (index 0 empty); ``r`` is left at the unit's line program."""
     version = r.unpack("<H")
     if not 2 <= version <= 4:  # DWARF 5's header differs (address size, entry formats)
         raise _Cut
@@ -164,6 +186,16 @@ def _unit(
         base = folders[folder] if folder < len(folders) else ""
         files.append(f"{base}/{name}" if base and not name.startswith("/") else name)
     r.at = program
+    return line_base, line_range, opcode_base, lengths, files
+
+
+def _unit(
+    data: bytes, start: int, end: int, keep: Callable[[int], bool] | None
+) -> list[tuple[Location, Location]]:
+    """The links of one unit's program (``keep(offset)``: whether the sequence whose
+    DW_LNE_set_address operand lies at that offset is the kernel's; None: every one)."""
+    r = _Bytes(data, start, end)
+    line_base, line_range, opcode_base, lengths, files = _header(r)
     rows: list[tuple[Location, int, bool]] = []  # location, its caller's index, kept
     file, line, context, kept = 1, 1, 0, keep is None
     first = 0  # the index of the sequence's first row: contexts count from it

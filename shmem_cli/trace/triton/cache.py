@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import shorten
+from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from .callsites import Location, is_library, library_callers
 from .metadata import TritonError, read_metadata
@@ -60,6 +60,7 @@ __all__ = [
     "TritonError",
     "TritonParam",
     "desc_rank",
+    "copied_out",
     "is_triton_input",
     "linked_out",
     "read_entry",
@@ -194,6 +195,37 @@ def is_triton_input(path: Path) -> bool:
     if path.suffix in ENTRY_FILES:
         return all(os.path.isfile(path.with_suffix(s)) for s in (".json", ".cubin", ".ttgir"))
     return False
+
+
+def copied_out(cubin: Path) -> str | None:
+    """What to give for a cubin Triton built (its line table names a ``.py`` file: the
+    Python source of its ``@triton.jit`` function; no compiler of CUDA C writes one) that
+    is traced without its entry's metadata and TTGIR beside it; None for any other file.
+    Without line information (``TRITON_DISABLE_LINE_INFO=1``) such a cubin is not known."""
+    from ..kernel.cubin import entry_names
+    from ..kernel.line_table import source_files
+
+    python = [f for f in source_files(cubin) if f.endswith(".py")]
+    if not python:
+        return None
+    try:
+        names = entry_names(cubin)
+    except ShmemError:
+        names = []
+    name = names[0] if len(names) == 1 else cubin.stem
+    missing = [
+        f"{name}{s}" for s in (".json", ".ttgir") if not os.path.isfile(cubin.parent / f"{name}{s}")
+    ]
+    absent = " and ".join(missing) + (" is" if len(missing) == 1 else " are")
+    return (
+        f"this cubin is from a Triton cache entry (its line table names "
+        f"{shorten(Path(python[0]).name)}); Triton's launcher takes its launch from the "
+        f"entry's files, and {absent} not beside it. Trace the entry folder, which holds "
+        f"{name}.json (num_warps, shared memory, target), {name}.cubin and {name}.ttgir "
+        "(the parameters' names) side by side; or trace the cubin alone with --block "
+        "NUM_WARPS*32 (--block 128 for num_warps 4), --dynamic-smem with the .json's "
+        '"shared", and --arg by position'
+    )
 
 
 def _read(path: Path, limit: int, what: str) -> str:
