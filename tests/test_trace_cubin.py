@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from shmem_cli.plumbing.errors import ShmemError
+from shmem_cli.trace.kernel.choices import fragment
 from shmem_cli.trace.kernel.cubin import CubinInfo, Kernel, find_kernel, read_cubin
 from shmem_cli.trace.kernel.demangle import demangle, demangle_all, short_name
 from shmem_cli.trace.kernel.signature import declarator_name, param_names
@@ -115,18 +116,50 @@ def test_names_alike_for_long_are_listed_from_where_they_differ() -> None:
     with pytest.raises(ShmemError) as err:
         find_kernel(cubin, "twin_copy")
     message = err.value.message
-    assert "give a part of a name only one of them holds, or a whole mangled name" in message
+    assert "use the -k FRAGMENT its line ends with" in message
     lines = [line for line in message.splitlines() if line.startswith("  ...")]
     assert len(lines) == 2
     chosen = set()
     for mode in ("L<C<1>, char>", "L<C<2>, short>"):  # the demangled part that differs
         (line,) = [line for line in lines if mode in line]
         # the mangled part, shown from before where the two differ, names its kernel alone
-        part = line.rsplit("(...", 1)[1].rstrip(")")
+        part = line.split("  -k ")[0].rsplit("(...", 1)[1].rstrip(")")
         kernel = find_kernel(cubin, part)
         assert kernel is find_kernel(cubin, mode) and kernel.mangled.endswith(part)
         chosen.add(kernel.mangled)
     assert len(chosen) == 2
+
+
+@pytest.mark.parametrize(("cubin", "query"), [(META, "tiled"), (TWINS, "twin")])
+def test_each_ambiguous_kernel_line_ends_with_the_k_that_picks_it(cubin: Path, query: str) -> None:
+    info = read_cubin(cubin)
+    with pytest.raises(ShmemError) as err:
+        find_kernel(info, query)
+    message = err.value.message
+    assert message.endswith(
+        "use the -k FRAGMENT its line ends with (a part of its mangled "
+        "name that no other kernel's names hold), or its whole mangled name"
+    )
+    lines = [line for line in message.splitlines() if line.startswith("  ")]
+    assert len(lines) == 2
+    picked = set()
+    for line in lines:
+        shown, part = line.rsplit("  -k ", 1)
+        kernel = find_kernel(info, part)
+        mangled = shown.rsplit("(", 1)[1].rstrip(")").removeprefix("...")
+        assert kernel.mangled.endswith(mangled)  # the kernel of that line, none other
+        assert part in kernel.mangled and len(part) < len(kernel.mangled)
+        picked.add(kernel.mangled)
+    assert len(picked) == 2
+
+
+def test_a_mangled_name_inside_another_is_picked_whole() -> None:
+    # _Z1fv is a part of _Z1fv2 (hand-made names): no shorter part of it is its alone
+    short = Kernel("_Z1fv", "f", "void f()", (), 0, 0, 0, 0, 0)
+    long = Kernel("_Z1fv2", "g", "void g()", (), 0, 0, 0, 0, 0)
+    assert fragment(short, (short, long)) == "_Z1fv"
+    assert fragment(long, (short, long)) == "_Z1fv2"
+    assert fragment(short, (short,)) == "_Z1fv"
 
 
 def test_not_a_cubin_is_a_clear_error(tmp_path: Path) -> None:

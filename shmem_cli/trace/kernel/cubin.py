@@ -29,6 +29,7 @@ from ...plumbing.frozen import frozen
 from ..ncu.names import matching
 from .binary_formats.elf import EM_CUDA, SHF_EXECINSTR, SHT_NOBITS, Elf, Entry
 from .binary_formats.elf_arch import CubinArch, cubin_arch
+from .choices import kernel_forms, kernel_list
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
 MAX_CUBIN_BYTES = 64 << 20
@@ -47,7 +48,6 @@ MAX_ATTRIBUTES = 1 << 20  # records of one .nv.info section (real ones: a few do
 WHOLE_CODE = 8 << 20
 #: the most code of one kernel (its SASS text is then about 8 MiB: cuda.sass's bound)
 MAX_KERNEL_CODE = 4 << 20
-MAX_LISTED = 20  # kernels an error lists (the rest are counted)
 Dims = tuple[int, int, int]
 
 
@@ -392,13 +392,15 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
             path=info.path,
             code="invalid-kernel",
         )
-    found = matching(query, kernels, lambda k: (k.name, k.mangled, k.signature, _base(k.name)))
+    found = matching(query, kernels, kernel_forms)
     if len(found) == 1:
         return found[0]
     if found:
         raise ShmemError(
-            f"--kernel {shorten(query)!r} is ambiguous; it matches:\n{kernel_list(found)}\n"
-            "give a part of a name only one of them holds, or a whole mangled name",
+            f"--kernel {shorten(query)!r} is ambiguous; it matches:\n"
+            f"{kernel_list(found, kernels)}\n"
+            "use the -k FRAGMENT its line ends with (a part of its mangled name that no other "
+            "kernel's names hold), or its whole mangled name",
             path=info.path,
             code="invalid-kernel",
         )
@@ -407,35 +409,3 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
         path=info.path,
         code="invalid-kernel",
     )
-
-
-def _base(name: str) -> str:
-    """A demangled name without its template arguments (``MatrixMulCUDA``)."""
-    return name.split("<", 1)[0]
-
-
-def kernel_list(kernels: tuple[Kernel, ...] | list[Kernel]) -> str:
-    """One indented line per kernel: demangled and mangled name (cut at 200 and 80 characters;
-    the first :data:`MAX_LISTED`, then how many more). Names alike for longer than that (a
-    library's instantiations) are shown from a little before where they first differ."""
-    shown = kernels[:MAX_LISTED]
-    skip = _shared_start([k.name for k in shown]) if len(shown) > 1 else 0
-    cut = _shared_start([k.mangled for k in shown]) if len(shown) > 1 else 0
-    lines = []
-    for k in shown:
-        name = k.name if skip < 120 else "..." + k.name[skip - 40 :]
-        mangled = k.mangled if cut < 60 else "..." + k.mangled[cut - 20 :]
-        mangled = f"  ({shorten(mangled, 80)})" if k.mangled != k.name else ""
-        lines.append(f"  {shorten(name, 200)}{mangled}")
-    if len(kernels) > MAX_LISTED:
-        lines.append(f"  ... and {len(kernels) - MAX_LISTED:,} more")
-    return "\n".join(lines)
-
-
-def _shared_start(names: list[str]) -> int:
-    """How many leading characters every one of ``names`` has in common."""
-    first, last = min(names), max(names)
-    n = 0
-    while n < min(len(first), len(last)) and first[n] == last[n]:
-        n += 1
-    return n
