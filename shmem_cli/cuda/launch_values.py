@@ -308,3 +308,121 @@ def value_bytes(
             f"pointer's buffer as {key}+OFFSET=@FILE)"
         ) from None
     return data.ljust(size, b"\0")
+
+
+# --- a launch value's form, whatever the kernel ---------------------------------------------
+
+#: the value text of a pointer to a zero-filled buffer: ``zeros:BYTES``
+ZEROS = "zeros:"
+#: the ``tensormap:...`` value of a ``CUtensorMap`` (read by the trace: trace/kernel/tensormap)
+TENSORMAP = "tensormap:"
+#: bytes of a number given at an offset when ``:WIDTH`` is left out (an ``int``)
+DEFAULT_WIDTH = 4
+_OFFSET = re.compile(r"(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,9})\Z")  # ASCII, below 2^32
+_BYTES = re.compile(r"(0[xX][0-9a-fA-F]{1,16}|[0-9]{1,20})\Z")
+_WIDTHS = {"1": 1, "2": 2, "4": 4, "8": 8}
+
+
+def _whole(text: str) -> int:
+    """A count matched by :data:`_OFFSET` or :data:`_BYTES`: ``0x`` hexadecimal, else decimal
+    (leading zeros too, as a launch's numbers: ``010`` is ten, not a Python error)."""
+    return int(text[2:], 16) if text[:2].lower() == "0x" else int(text, 10)
+
+
+def field_offset(text: str, where: str) -> int:
+    """The OFFSET of ``--arg KEY+OFFSET``: a number of bytes below 2^32."""
+    t = text.strip()
+    if not _OFFSET.match(t):
+        raise LaunchError(
+            f"{where}: the offset after '+' must be a number of bytes (decimal or 0x...), "
+            f"got {shorten(t)!r}"
+        )
+    return _whole(t)
+
+
+def zeros_bytes(text: str, where: str) -> int:
+    """The BYTES of ``zeros:BYTES``: a positive size (the launch's total is bounded)."""
+    t = text.strip()
+    size = _whole(t) if _BYTES.match(t) else 0
+    if size <= 0:
+        raise LaunchError(
+            f"{where}: {ZEROS}BYTES wants the buffer's size in bytes, more than 0 (e.g. "
+            f"{ZEROS}4096), got {shorten(t)!r}"
+        )
+    return size
+
+
+def field_number(value: str, where: str) -> bytes:
+    """The bytes of ``NUMBER[:WIDTH]``, a number given at an offset inside a parameter."""
+    number, colon, width_text = value.rpartition(":") if ":" in value else (value, "", "")
+    width = _WIDTHS.get(width_text.strip(), 0) if colon else DEFAULT_WIDTH
+    if not width or "," in number:
+        raise LaunchError(
+            f"{where}={shorten(value)}: at an offset give one of @FILE (a pointer to a buffer "
+            f"of the file's bytes), {ZEROS}BYTES (a pointer to a zero-filled buffer), "
+            "NUMBER[:WIDTH] (one number of 1, 2, 4 or 8 bytes; default 4) or tensormap:..."
+        )
+    return value_bytes(number.strip(), width, where)
+
+
+def check_number(text: str, where: str) -> None:
+    """``text`` is a number some parameter takes: a double takes every number the others do
+    (a decimal integer as a float, a hexadecimal one as its 64 bits), so what a double
+    refuses no parameter takes (``1e400``, ``abc``, 65 digits)."""
+    try:
+        _number_bytes(text, 8, where, "double")
+    except LaunchError:
+        if _FLOAT.match(text.strip()) and not is_integer(text.strip()):  # 1e400: too large
+            raise LaunchError(
+                f"{where}: {shorten(text.strip())} is beyond the range of every float "
+                "(a double holds at most about 1.8e308): give a finite number, or inf"
+            ) from None
+        raise
+
+
+def check_arg_form(key: str, value: str, where: str) -> None:
+    """What a spec's ``kernel.args`` value must be whatever the kernel: ``@FILE`` and
+    ``tensormap:...`` are read by the trace; ``zeros:BYTES`` is given at an offset
+    (``KEY+0``) with a positive size; ``NUMBER[:WIDTH]`` at an offset fits its width; any
+    other value is numbers (``a,b,c`` for a struct), each one :func:`check_number` takes.
+    Which parameter the key names, and whether the value fits its type, only the compiled
+    kernel says (the trace)."""
+    v = value.strip()
+    if not v:
+        raise LaunchError(f"{where}: the value is empty: give a number, @FILE or zeros:BYTES")
+    if v.startswith("@") or v.lower().startswith(TENSORMAP):
+        return
+    _name, plus, offset = key.partition("+")
+    if plus:
+        field_offset(offset, where)
+        if v.lower().startswith(ZEROS):
+            zeros_bytes(v[len(ZEROS) :], where)
+        else:
+            field_number(v, where)
+        return
+    if v.lower().startswith(ZEROS):
+        zeros_bytes(v[len(ZEROS) :], where)
+        raise LaunchError(
+            f"{where}: {shorten(v)!r} is a pointer to a new zero-filled buffer, given at a "
+            f"byte offset of the parameter: write the key as {shorten(key.strip())}+0"
+        )
+    for i, field in enumerate(v.split(",")):
+        check_number(field, where if "," not in v else f"{where} field {i}")
+
+
+def check_typed_form(value: str, where: str) -> None:
+    """What a ``kernel.const`` or ``kernel.memory`` value ``[TYPE:]v,v,...`` must be whatever
+    the kernel: each value a number some type takes (:func:`check_number`); ``@FILE`` is read
+    by the trace, and so is TYPE (trace/kernel/constants.py knows the type names)."""
+    v = value.strip()
+    if not v:
+        raise LaunchError(f"{where}: the value is empty: give numbers or @FILE")
+    if v.startswith("@"):
+        return
+    _type, colon, numbers = v.partition(":")
+    numbers = numbers if colon else v
+    fields = numbers.split(",")
+    if len(fields) > 1 << 16:
+        return  # the trace refuses the count (constants.MAX_CONST_VALUES)
+    for i, field in enumerate(fields):
+        check_number(field, f"{where} value {i}")

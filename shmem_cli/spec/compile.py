@@ -9,6 +9,8 @@ resolves them for one variant.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -212,14 +214,20 @@ class _Compiler(AccessCompiler):
         key_pos: list[tuple[str, SourcePos | None]] = []  # as an error names each
         args = []
         for key, arg in (value.get("args") or {}).items():
-            text = str(arg)
+            text = self.written(arg, "kernel", "args", key)
+            self.check_value("args", key, text)
             if text.startswith("@"):  # a buffer file, relative to the spec too
                 text = "@" + str(base / text[1:])
             args.append((str(key), text))
             key_pos.append((f"args {key}", self.doc.key_pos("kernel", "args", key)))
         consts = []
         for key, const in (value.get("const") or {}).items():
-            text = ",".join(str(v) for v in const) if isinstance(const, list) else str(const)
+            text = (
+                ",".join(self.written(v, "kernel", "const", key, i) for i, v in enumerate(const))
+                if isinstance(const, list)
+                else self.written(const, "kernel", "const", key)
+            )
+            self.check_value("const", key, text)
             if text.startswith("@"):  # a file, relative to the spec too
                 text = "@" + str(base / text[1:])
             consts.append((str(key), text))
@@ -238,6 +246,7 @@ class _Compiler(AccessCompiler):
             # YAML reads 0x7f12a4000000 as a number; the address is said in hex again
             address = f"0x{key:x}" if isinstance(key, int) and not isinstance(key, bool) else key
             text = str(text)
+            self.check_value("memory", key, text)
             if text.startswith("@"):  # a file, relative to the spec too
                 text = "@" + str(base / text[1:])
             memory.append((str(address), text))
@@ -279,6 +288,35 @@ class _Compiler(AccessCompiler):
             spec_path=self.path,
             key_pos=tuple(key_pos),
         )
+
+    def written(self, value: Any, *keys: str | int) -> str:
+        """A launch value's text: a YAML number past a double's range (``1.0e+400``, which
+        YAML reads as inf) as the spec writes it, for the check to refuse it."""
+        text = str(value)
+        pos = self.doc.pos(*keys)
+        if isinstance(value, float) and math.isinf(value) and pos and pos.line <= len(self.lines):
+            token = re.split(r"[\s,\]}#]", self.lines[pos.line - 1][pos.column - 1 :], maxsplit=1)[
+                0
+            ]
+            text = text if "inf" in token.lower() else token
+        return text
+
+    def check_value(self, part: str, key: Any, text: str) -> None:
+        """A ``kernel.args``, ``kernel.const`` or ``kernel.memory`` value malformed whatever
+        the kernel (:func:`check_arg_form`, :func:`check_typed_form` of cuda.launch_values) is
+        the spec's error, at the value, before any trace; what only the compiled kernel says
+        (a parameter's or variable's name, the value's fit to its type) is the trace's."""
+        from ..cuda import launch_values as values
+
+        name = f"0x{key:x}" if isinstance(key, int) and part == "memory" else str(key)
+        where = f"kernel.{part} {shorten(name)}"
+        try:
+            if part == "args":
+                values.check_arg_form(str(key), text, where)
+            else:
+                values.check_typed_form(text, where)
+        except values.LaunchError as exc:
+            raise self.err(exc.message, "kernel", part, key) from None
 
     def compile_array(
         self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, CType]

@@ -18,8 +18,12 @@ compiled-mismatch, SH007) and reports:
   `nvcc` for a `.cu` source (install the CUDA toolkit, point `kernel.source`
   at a `.cubin` built with `-lineinfo`, or run `shmem lint --no-compile`,
   which skips the compiled-code checks of `.cu` kernels), no `nvdisasm`
-  (`pip install 'shmem[cuda]'`), a failed compile, an unknown kernel name or
-  an instruction the emulator cannot run.
+  (`pip install 'shmem[cuda]'`), a failed compile, an unknown kernel name, an
+  argument the kernel does not have (by name or position) or a value that does
+  not fit its parameter's type, or an instruction the emulator cannot run. A
+  `kernel.args`, `kernel.const` or `kernel.memory` value that no kernel could
+  take (not a number, `1e400`, `zeros:-5`) is the spec's error instead
+  (invalid-spec, SH100), found before any trace.
 
 Accesses without `line:` are not compared. A spec that describes only part
 of a kernel (its hot loop) can accept the rest with a baseline

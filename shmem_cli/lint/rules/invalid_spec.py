@@ -2,7 +2,9 @@
 
 Reported at the line and column of the fault (a YAML syntax error, a key the
 format does not know, a wrong type, an undefined name in an index expression,
-an index out of the array's bounds, ...), one finding per problem: every
+an index out of the array's bounds, a `kernel.grid` or a `kernel.args`,
+`kernel.const` or `kernel.memory` value that no kernel could take: not a
+number, `1e400`, `zeros:-5`, ...), one finding per problem: every
 schema error of the file is reported, as ``shmem analyze`` does. The file's
 accesses are not checked; every other file still is. A run with an invalid spec
 exits with status 2 (as every shmem command does), whatever ``--fail-on`` or

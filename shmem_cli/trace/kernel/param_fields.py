@@ -20,7 +20,6 @@ byte. Every error is a :class:`LaunchError` that says which ``--arg`` and how to
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ...cuda import launch_values as values
@@ -32,14 +31,8 @@ from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
 from .param_block import Handover
 from .params import Param, resolve_key
 
-#: the value text of a pointer to a zero-filled buffer: ``zeros:BYTES``
-ZEROS = "zeros:"
-#: bytes of a number field when ``:WIDTH`` is left out (an ``int``)
-DEFAULT_WIDTH = 4
+ZEROS = values.ZEROS
 POINTER_BYTES = 8
-_OFFSET = re.compile(r"(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,9})\Z")  # ASCII, below 2^32
-_BYTES = re.compile(r"(0[xX][0-9a-fA-F]{1,16}|[0-9]{1,20})\Z")
-_WIDTHS = {"1": 1, "2": 2, "4": 4, "8": 8}
 
 
 @frozen
@@ -114,7 +107,7 @@ def field_arg(key: str, value: str, params: Sequence[Param]) -> TensorMapArg | F
     name, plus, off_text = key.partition("+")
     param = resolve_key(name, params)
     where = f"--arg {shorten(key.strip())}"
-    offset = _offset(off_text, where) if plus else 0
+    offset = values.field_offset(off_text, where) if plus else 0
     if value.startswith(tensormap.PREFIX):
         _place(param, offset, tensormap.BYTES, 64, where, "a tensor map")
         try:
@@ -132,18 +125,10 @@ def field_arg(key: str, value: str, params: Sequence[Param]) -> TensorMapArg | F
         return FieldArg(param, offset, key.strip(), value, b"", held.size, held, value[1:])
     if value.lower().startswith(ZEROS):
         _place(param, offset, POINTER_BYTES, POINTER_BYTES, where, "a pointer")
-        size = _size(value[len(ZEROS) :].strip(), where)
+        size = values.zeros_bytes(value[len(ZEROS) :], where)
         return FieldArg(param, offset, key.strip(), value, b"", size)
-    number, colon, width_text = value.rpartition(":") if ":" in value else (value, "", "")
-    width = _WIDTHS.get(width_text.strip(), 0) if colon else DEFAULT_WIDTH
-    if not width or "," in number:
-        raise LaunchError(
-            f"{where}={shorten(value)}: at an offset give one of @FILE (a pointer to a buffer "
-            f"of the file's bytes), {ZEROS}BYTES (a pointer to a zero-filled buffer), "
-            "NUMBER[:WIDTH] (one number of 1, 2, 4 or 8 bytes; default 4) or tensormap:..."
-        )
-    _place(param, offset, width, width, where, f"a {width}-byte number")
-    data = values.value_bytes(number.strip(), width, where)
+    data = values.field_number(value, where)
+    _place(param, offset, len(data), len(data), where, f"a {len(data)}-byte number")
     return FieldArg(param, offset, key.strip(), value, data)
 
 
@@ -177,16 +162,6 @@ def file_total(fields: Sequence[FieldArg], others: int = 0) -> int:
     return total
 
 
-def _offset(text: str, where: str) -> int:
-    t = text.strip()
-    if not _OFFSET.match(t):
-        raise LaunchError(
-            f"{where}: the offset after '+' must be a number of bytes (decimal or 0x...), "
-            f"got {shorten(t)!r}"
-        )
-    return _whole(t)
-
-
 def _place(param: Param, offset: int, size: int, align: int, where: str, what: str) -> None:
     """``size`` bytes at ``offset``, a multiple of ``align``, inside ``param``."""
     if offset % align:
@@ -200,20 +175,3 @@ def _place(param: Param, offset: int, size: int, align: int, where: str, what: s
             f"{where}: {what} ({size} bytes) at +{offset} ends past parameter {param.label}, "
             f"which has {param.size} bytes (--list-params shows each size)"
         )
-
-
-def _whole(text: str) -> int:
-    """A count matched by :data:`_OFFSET` or :data:`_BYTES`: ``0x`` hexadecimal, else decimal
-    (leading zeros too, as a launch's numbers: ``010`` is ten, not a Python error)."""
-    return int(text[2:], 16) if text[:2].lower() == "0x" else int(text, 10)
-
-
-def _size(text: str, where: str) -> int:
-    """The BYTES of ``zeros:BYTES``: a positive size (the launch's total is bounded)."""
-    size = _whole(text) if _BYTES.match(text) else 0
-    if size <= 0:
-        raise LaunchError(
-            f"{where}: {ZEROS}BYTES wants the buffer's size in bytes, more than 0 (e.g. "
-            f"{ZEROS}4096), got {shorten(text)!r}"
-        )
-    return size

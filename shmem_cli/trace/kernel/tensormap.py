@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import struct
 
+from ...cuda.launch_values import TENSORMAP
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 
@@ -223,7 +224,7 @@ def decode(raw: bytes) -> TensorMap | None:
 # --- the launch argument ---------------------------------------------------------------
 
 KEYS = ("dtype", "dims", "strides", "box", "elem", "swizzle", "l2", "oob", "data")
-PREFIX = "tensormap:"
+PREFIX = TENSORMAP
 
 
 @frozen
