@@ -381,3 +381,25 @@ def test_a_pad_of_a_triton_entrys_dynamic_shared_memory_is_said_in_bytes() -> No
     assert ("4", "+64") in pads and ("2", "+32") in pads, block  # 16 rows padded 4 B, 2 B
     assert all(r[3:6] == ["B", "a", "row"] for r in rows if r[1:2] == ["pad"]), block
     assert "element" not in block.split("\n1. ")[0], block
+
+
+@pytest.mark.slow  # 2-3 s: a trace with --suggest
+@needs_nvdisasm
+def test_each_changed_instruction_is_said_before_and_after_under_a_header_that_says_so() -> None:
+    # the column held "32 / 128 -> 32 / 32" under "requests / wavefronts": now its title says
+    # which side is which; the before side is what the H200 measured for that instruction
+    args = ("-b", "256", *SGEMM_ARGS, "--suggest", "--no-tables", "--no-color")
+    out = CliRunner().invoke(main, ["trace", str(cubin("warp_sgemm", 0)), *args]).output
+    heads = [line for line in out.splitlines() if line.lstrip().startswith("pc ")]
+    assert heads and all("req / wf: before -> after" in line for line in heads), out
+    doc = json.loads((FIXES / "measured.json").read_text())
+    (pad0,) = [launch for launch in doc["launches"] if launch["id"] == "warp_sgemm_pad0"]
+    h200 = {i["pc"]: (i["executed"], i["wavefronts"]) for i in pad0["instructions"]}
+    rows = [line.split() for line in out.splitlines() if line.startswith("   0x")]
+    assert len(rows) > 20, out
+    for row in rows:
+        arrow = row.index("->")
+        before, after = row[arrow - 3 : arrow], row[arrow + 1 : arrow + 4]
+        assert before[1] == after[1] == "/", row
+        counts = (int(before[0].replace(",", "")), int(before[2].replace(",", "")))
+        assert counts == h200[int(row[0], 16)], row

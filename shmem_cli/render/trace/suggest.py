@@ -95,7 +95,7 @@ def _details(k: int, s: Suggestion) -> list[Block]:
         [
             Column("   pc"),
             Column("sass"),
-            Column("requests / wavefronts", "right"),
+            Column("req / wf: before -> after", "right"),
             Column("becomes"),
         ]
     )
