@@ -19,7 +19,7 @@ gives no links, as another kernel's calls of the same library line would be take
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
@@ -109,15 +109,10 @@ def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Locat
         # the relocation names): unnamed, another function's sequence cannot be told apart
         return ()
     links: dict[tuple[Location, Location], None] = {}
-    at = 0
     try:
-        while at + 4 <= len(body):
-            length = struct.unpack_from("<I", body, at)[0]
-            if length >= 0xFFFFFFF0 or at + 4 + length > len(body):
-                break
-            for pair in _unit(body, at + 4, at + 4 + length, keep):
+        for start, end in _units(body):
+            for pair in _unit(body, start, end, keep):
                 links.setdefault(pair, None)
-            at += 4 + length
     except _Cut:
         pass
     return tuple(links)
@@ -135,17 +130,24 @@ def source_files(path: str | Path) -> tuple[str, ...]:
     except ShmemError:
         return ()
     found: dict[str, None] = {}
-    at = 0
     try:
-        while at + 4 <= len(body):
-            length = struct.unpack_from("<I", body, at)[0]
-            if length >= 0xFFFFFFF0 or at + 4 + length > len(body):
-                break
-            found.update(dict.fromkeys(_header(_Bytes(body, at + 4, at + 4 + length))[4][1:]))
-            at += 4 + length
+        for start, end in _units(body):
+            found.update(dict.fromkeys(_header(_Bytes(body, start, end))[4][1:]))
     except _Cut:
         pass
     return tuple(found)
+
+
+def _units(body: bytes) -> Iterator[tuple[int, int]]:
+    """Where each unit of a 32-bit DWARF ``.debug_line`` body lies (its start past the length
+    word, its end), up to the first unit that is 64-bit or runs past the body."""
+    at = 0
+    while at + 4 <= len(body):
+        length = struct.unpack_from("<I", body, at)[0]
+        if length >= 0xFFFFFFF0 or at + 4 + length > len(body):
+            return
+        yield at + 4, at + 4 + length
+        at += 4 + length
 
 
 def _relocations(elf: Elf) -> int:
