@@ -18,7 +18,7 @@ from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
 from shmem_cli.cuda.launch_values import LaunchError
 from shmem_cli.cuda.toolchain import ToolError
-from shmem_cli.plumbing.bounded_read import is_utf16, read_bounded
+from shmem_cli.plumbing.bounded_read import read_bounded, wide_encoding
 from shmem_cli.plumbing.errors import ShmemError, SourcePos
 from shmem_cli.trace.kernel import binaries
 from shmem_cli.trace.kernel.cubin import read_cubin
@@ -229,7 +229,7 @@ def test_utf16_text_is_refused_at_its_start(tmp_path: Path, encoding: str) -> No
 
 @pytest.mark.parametrize("text", ["", "a", "ab\n", "\ufeffab", "a\u00e9b\n", "k,1\n2,3\n"])
 def test_utf8_text_is_not_taken_for_utf16(text: str) -> None:
-    assert not is_utf16(text.encode("utf-8"))
+    assert wide_encoding(text.encode("utf-8")) is None
 
 
 @needs_nvdisasm

@@ -272,3 +272,47 @@ def test_a_hexadecimal_size_is_told_to_be_decimal(option: str, value: str, said:
 def test_an_argument_error_cuts_a_long_value(args: tuple[str, ...], tmp_path: Path) -> None:
     ran = shmem(*args, cwd=tmp_path)
     refused(ran, "shmem: error: ", "characters)", roots=[tmp_path])
+
+
+# --- what a refusal names: a text's encoding, a kernel folder -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("encoding", "said"),
+    [
+        ("utf-32", "UTF-32"),  # with its byte-order mark, which starts as UTF-16LE's
+        ("utf-32-le", "UTF-32"),
+        ("utf-32-be", "UTF-32"),
+        ("utf-16", "UTF-16"),
+        ("utf-16-be", "UTF-16"),
+    ],
+)
+def test_a_wide_text_is_refused_as_the_encoding_it_is(
+    tmp_path: Path, encoding: str, said: str
+) -> None:
+    # a UTF-32 spec was "file is UTF-16 encoded" (with its mark; without one: a NUL byte)
+    (tmp_path / "s.yaml").write_bytes("name: x\nblock: [32]\n".encode(encoding))
+    ran = shmem("lint", "s.yaml", cwd=tmp_path)
+    refused(
+        ran, f"s.yaml:1:1: error: file is {said} encoded; save it as UTF-8 text", roots=[tmp_path]
+    )
+
+
+def test_utf8_text_of_a_nul_is_no_wide_encoding() -> None:
+    from shmem_cli.plumbing.bounded_read import wide_encoding
+
+    assert wide_encoding(b"a\0\0\0") is None  # one character: not enough to say UTF-32
+    assert wide_encoding("ab".encode("utf-32-le")) == "UTF-32"
+
+
+def test_a_specs_kernel_folder_is_named_as_the_spec_names_it(tmp_path: Path) -> None:
+    # "not traced ...: .: a folder, and no Triton cache entry is in it": the folder's path
+    # from itself
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "k.yaml").write_text(
+        "name: k\nblock: [32]\nkernel: {source: kernels, name: k}\n"
+        "arrays:\n  a: {dtype: float, shape: [32]}\naccesses:\n  - {array: a, index: [lane]}\n"
+    )
+    ran = shmem("lint", "k.yaml", cwd=tmp_path)
+    assert ran.code == 0 and "Traceback" not in ran.text, ran.text  # SH008 is a warning
+    assert "compiled code: kernels: a folder, and no Triton cache entry is in it" in ran.text

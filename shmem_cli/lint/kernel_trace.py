@@ -255,8 +255,10 @@ def _trace(
             and os.path.isdir(root)
             and within(exc.path, [root])
         ):
-            # an entry of a Triton cache root: which one
-            text = f"{shorten(os.path.relpath(os.path.realpath(exc.path), root))}: {text}"
+            # an entry of a Triton cache root: which one (the folder itself: as the spec names
+            # it, where its path from itself was ".")
+            inside = os.path.relpath(os.path.realpath(exc.path), root)
+            text = f"{shorten(kernel.source if inside == '.' else inside)}: {text}"
         if exc.code in INVALID_CODES:
             if exc.path and exc.path != kernel.spec_path:
                 where = f"{exc.path}:{exc.pos.line}:{exc.pos.column}" if exc.pos else exc.path

@@ -32,6 +32,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 #: the byte-order marks of UTF-16 (little- and big-endian): what Windows PowerShell's ``>``
 #: writes; every text shmem reads is UTF-8, in which such a file is every other byte a NUL
 UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+#: those of UTF-32 (little- and big-endian), looked for first: UTF-32LE's starts as UTF-16LE's
+UTF32_MARKS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -185,7 +187,8 @@ def read_bounded(
     text: bool = False,
 ) -> bytes:
     """The whole of a regular file, refused if it (or, gzip-compressed, its content)
-    is larger than ``limit`` bytes; with ``text``, also if it is UTF-16 (:func:`utf16_error`)."""
+    is larger than ``limit`` bytes; with ``text``, also if it is UTF-16 or UTF-32
+    (:func:`wide_encoding`)."""
     name = os.fspath(path)
     with contextlib.suppress(OSError):
         if os.stat(name).st_size > limit:  # refused without reading it
@@ -195,24 +198,39 @@ def read_bounded(
         data = _gunzip(data, limit + 1, name, what, code)
     if len(data) > limit:
         raise _too_large(name, limit, what, code)
-    if text and is_utf16(data):
-        raise utf16_error(name, code)
+    if text and (encoding := wide_encoding(data)):
+        raise encoding_error(name, encoding, code)
     return data
 
 
-def is_utf16(data: bytes) -> bool:
-    """Whether ``data`` is UTF-16 text: a byte-order mark, or (``iconv -t utf-16le`` writes
-    none) its first two characters each a byte and a NUL, which no UTF-8 text holds."""
+def wide_encoding(data: bytes) -> str | None:
+    """``"UTF-32"`` or ``"UTF-16"`` where ``data`` is text in that encoding, else None: a
+    byte-order mark, or (``iconv -t utf-16le`` writes none) its first two characters each a
+    byte and three NULs (UTF-32) or a byte and one NUL (UTF-16), which no UTF-8 text holds."""
+    if data.startswith(UTF32_MARKS):
+        return "UTF-32"
     if data.startswith(UTF16_MARKS):
-        return True
+        return "UTF-16"
+    if len(data) >= 8 and all(_one_byte(data[i : i + 4]) for i in (0, 4)):
+        return "UTF-32"
     even, odd = data[0:4:2], data[1:4:2]
-    return len(data) >= 4 and ((all(even) and not any(odd)) or (all(odd) and not any(even)))
+    if len(data) >= 4 and ((all(even) and not any(odd)) or (all(odd) and not any(even))):
+        return "UTF-16"
+    return None
 
 
-def utf16_error(name: str, code: str = "input") -> ShmemError:
-    """A text file written as UTF-16 (:func:`is_utf16`), said at 1:1."""
+def _one_byte(unit: bytes) -> bool:
+    """Whether a 4-byte unit is one non-NUL byte and three NULs, at either end (UTF-32LE, BE)."""
+    return (unit[0] != 0 and not any(unit[1:])) or (unit[3] != 0 and not any(unit[:3]))
+
+
+def encoding_error(name: str, encoding: str, code: str = "input") -> ShmemError:
+    """A text file written as UTF-16 or UTF-32 (:func:`wide_encoding`), said at 1:1."""
     return ShmemError(
-        "file is UTF-16 encoded; save it as UTF-8 text", path=name, pos=SourcePos(1, 1), code=code
+        f"file is {encoding} encoded; save it as UTF-8 text",
+        path=name,
+        pos=SourcePos(1, 1),
+        code=code,
     )
 
 

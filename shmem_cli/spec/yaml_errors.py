@@ -1,6 +1,6 @@
 """Text that is not a YAML document, said in words at its place: a file that is not UTF-8
-text (UTF-16, a NUL byte, bad bytes), and PyYAML's syntax errors turned into what to do
-for the slips a spec writer makes (tabs, indentation, unquoted C expressions, ':' in a
+text (UTF-16 or UTF-32, a NUL byte, bad bytes), and PyYAML's syntax errors turned into what
+to do for the slips a spec writer makes (tabs, indentation, unquoted C expressions, ':' in a
 value, unclosed lists). :mod:`shmem_cli.spec.source` calls these while it loads a spec.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from shmem_cli.plumbing.bounded_read import is_utf16, utf16_error
+from shmem_cli.plumbing.bounded_read import encoding_error, wide_encoding
 from shmem_cli.plumbing.errors import ShmemError, SourcePos, shorten
 
 
@@ -30,8 +30,8 @@ def offset_pos(text: str, index: int) -> SourcePos:
 
 def decode_text(source: bytes, path: str) -> str:
     """A spec file's bytes as text (UTF-8, a byte-order mark dropped), or a located error."""
-    if is_utf16(source):
-        raise utf16_error(path)
+    if encoding := wide_encoding(source):
+        raise encoding_error(path, encoding)
     if source.startswith(b"\xef\xbb\xbf"):
         source = source[3:]
     nul = source.find(b"\x00")
