@@ -64,6 +64,24 @@ def test_arguments_may_be_arrays_and_positions() -> None:
     assert label == "1 (in)" and value.endswith("(4,096 B)")
 
 
+def test_a_triton_cubin_copied_out_of_its_entry_is_said_as_the_command_says_it(
+    tmp_path: Path,
+) -> None:
+    """Without block, the API names the cubin's Triton entry as ``shmem trace`` does."""
+    lone = tmp_path / "layernorm_rows.cubin"
+    lone.write_bytes((TRITON_DATA / LAUNCHES["layernorm"]["entry"] / lone.name).read_bytes())
+    with pytest.raises(shmem_cli.ShmemError) as err:
+        shmem_cli.trace(lone, grid=2)
+    said = err.value.message
+    assert err.value.code == "invalid-launch" and err.value.path == str(lone)
+    assert said.startswith("this cubin is from a Triton cache entry (its line table names ")
+    assert "layernorm_rows.json and layernorm_rows.ttgir are not beside it" in said
+    assert "block is required" not in said
+    command = CliRunner().invoke(main, ["trace", str(lone), "--grid", "2"])
+    assert command.exit_code == 2
+    assert " ".join(command.output.split()) == f"{lone}: error: {' '.join(said.split())}"
+
+
 def test_bad_input_raises_shmem_error_with_its_code() -> None:
     with pytest.raises(shmem_cli.ShmemError) as err:
         shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin")

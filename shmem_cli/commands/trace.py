@@ -232,7 +232,7 @@ def trace(
     check_outputs(outputs, read, ENTRY_FILES)
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
-        copied = copied_out(path) if path.suffix != ".cu" else None
+        copied = copied_out(path)
         if copied is not None:  # a Triton cubin without its entry: say where its launch is
             fail_input(ShmemError(copied, path=str(path), code="invalid-launch"))
         fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")

@@ -315,11 +315,12 @@ def trace(
             build_cache=cache,
         )
         if block_dims is None:
-            from .triton.cache import is_triton_input
+            from .triton.cache import copied_out, is_triton_input
 
             if not is_triton_input(where):
+                copied = copied_out(where)  # a Triton cubin without its entry: as shmem trace
                 raise ShmemError(
-                    "block is required (e.g. block=256 or block=(32, 8))",
+                    copied or "block is required (e.g. block=256 or block=(32, 8))",
                     path=str(where),
                     code="invalid-launch",
                 )

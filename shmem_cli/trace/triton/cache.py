@@ -201,10 +201,13 @@ def copied_out(cubin: Path) -> str | None:
     """What to give for a cubin Triton built (its line table names a ``.py`` file: the
     Python source of its ``@triton.jit`` function; no compiler of CUDA C writes one) that
     is traced without its entry's metadata and TTGIR beside it; None for any other file.
-    Without line information (``TRITON_DISABLE_LINE_INFO=1``) such a cubin is not known."""
+    Without line information (``TRITON_DISABLE_LINE_INFO=1``) such a cubin is not known.
+    ``shmem trace`` and :func:`shmem_cli.trace.api.trace` say it where a launch lacks its block."""
     from ..kernel.cubin import entry_names
     from ..kernel.line_table import source_files
 
+    if cubin.suffix.lower() in (".cu", ".cuh") or not os.path.isfile(cubin):
+        return None
     python = [f for f in source_files(cubin) if f.endswith(".py")]
     if not python:
         return None
