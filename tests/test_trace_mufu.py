@@ -70,3 +70,22 @@ def test_the_special_values_of_tanh_and_the_seeds() -> None:
                                                0xFFF00000]  # fmt: skip
     assert mufu.rsq64h(words).tolist() == [0x3FF00000, 0x3FE6A09E, 0x3FE00000, 0x7FF00000,
                                            0xFFF00000, 0, 0x7FFFFFFF]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["rcp", "rsq", "sqrt", "ex2", "lg2"])
+def test_a_lane_gives_alone_what_it_gives_beside_special_ones(name: str) -> None:
+    """The functions take a shorter path where none of the lanes is special (a zero, a
+    denormal, an infinity, a NaN, a negative root, a result out of range): each lane of a
+    warp of ordinary and special arguments gives what it gives in a warp of ordinary ones
+    alone, and what it gives alone."""
+    rng = np.random.default_rng(27)
+    ordinary = rng.integers(0x3E000000, 0x42000000, 32, dtype=np.uint32)  # 1/8 <= x < 32
+    special = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x807FFFFF]
+    special += [0xBF800000, 0x43000000, 0xC3000000, 0x42FF0000, 0xC2FE0001, 0x7E800000]
+    special += [0xFE7FFFFF, 0x7F7FFFFF]  # about ±128 (EX2), 2**126 and more (RCP)
+    fn = getattr(mufu, name)
+    mixed = ordinary.copy()
+    mixed[1 : 2 * len(special) : 2] = special
+    alone = [int(fn(mixed[k : k + 1])[0]) for k in range(32)]
+    assert fn(mixed).tolist() == alone
+    assert fn(ordinary)[::2].tolist() == alone[::2]

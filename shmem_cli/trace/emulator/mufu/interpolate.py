@@ -171,6 +171,21 @@ def _table(name: str) -> Any:
 
 
 _COEF = {name: _table(name) for name in _TABLES}
+#: (a, b, k, s) of each table's sum ``((c0 << a) + c1 * x + (c2 * square << b) + k) >> s``
+_SHIFTS = {
+    "RCP": (13, 0, 0x47E7, 15),
+    "RSQ": (14, 2, 0x7FFF, 16),
+    "SQRT": (15, 1, 0x7FFF, 17),
+    "EX2": (13, 0, 0x77E2, 15),
+    "LG2": (12, 1, 0x3345, 2),
+}
+#: per table: ``(c0 << a) + k``, ``c1`` and ``c2 << b`` per segment, and ``s``
+_TERMS = {
+    name: ((c[:, 0] << a) + k, c[:, 1].copy(), c[:, 2] << b, s)
+    for name, c in _COEF.items()
+    if name in _SHIFTS
+    for a, b, k, s in [_SHIFTS[name]]
+}
 
 
 def _squares(x: Any) -> Any:
@@ -193,13 +208,10 @@ def square(x: Any) -> Any:
     return _SQUARE[0][x]
 
 
-def _interpolate(name: str, idx: Any, x: Any, shifts: tuple[int, int, int, int]) -> Any:
-    """``((c0 << a) + c1 * x + (c2 * square << b) + k) >> s`` of each segment's coefficients
-    (RCP's 16-bit ``x`` is squared as 17 bits, one place up)."""
-    a, b, k, s = shifts
-    c = _COEF[name][idx]
-    sq = square(x << 1 if name == "RCP" else x)
-    return ((c[..., 0] << a) + c[..., 1] * x + ((c[..., 2] * sq) << b) + k) >> s
+def _interpolate(name: str, idx: Any, x: Any, sq: Any) -> Any:
+    """The sum of :data:`_SHIFTS` on segments ``idx``, ``x`` and ``sq``, x's square."""
+    c0k, c1, c2b, s = _TERMS[name]
+    return (c0k[idx] + c1[idx] * x + c2b[idx] * sq) >> s
 
 
 def parts(bits: Any) -> tuple[Any, Any, Any, Any]:
@@ -221,65 +233,94 @@ def pack(sign: Any, e: Any, sig: Any) -> Any:
     return ((sign << 31) | mag).astype(_U)
 
 
+# RCP, RSQ, SQRT and EX2 look up what they need of the argument's sign and exponent in tables
+# of its top 9 bits (``hi``), and the interpolated significand ``m`` (2**23 <= m <= 2**24)
+# lands on a result's exponent ``E`` as ``((E - 1) << 23) + m``, its carry included. What
+# only special arguments need (zeros, infinities, NaNs, results out of range) is computed
+# only where one of the 32 is one (``_RARE``); ``_FIX`` is then the result of each ``hi``
+# whose result is one value (-1: none).
+_E, _SIGN = np.arange(512, dtype=_I) & 0xFF, np.arange(512, dtype=_I) >> 8
+_HALF = (_E - 127) >> 1  # half the unbiased exponent, rounded down (RSQ, SQRT)
+_PARITY = ((_E - 127) & 1) << 23  # the exponent's parity above the fraction (RSQ, SQRT)
+_INF, _NONE = 0xFF << 23, -1
+_RARE = {
+    "RCP": (_E == 0) | (_E >= 253),
+    "RSQ": (_E == 0) | (_E == 0xFF) | (_SIGN == 1),
+    "EX2": _E >= 133,  # |x| >= 64: 2**x may be out of range
+}
+_RARE["SQRT"] = _RARE["RSQ"]
+_FIX = {
+    "RCP": np.select([_E == 0, _E == 0xFF], [(_SIGN << 31) | _INF, _SIGN << 31], _NONE),
+    "RSQ": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [(_SIGN << 31) | _INF, NAN, 0], _NONE),
+    "SQRT": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [_SIGN << 31, NAN, _INF], _NONE),
+    "EX2": np.select([_E >= 134], [np.where(_SIGN == 1, 0, _INF)], _NONE),
+}
+#: ``(E - 1) << 23`` of each function's result exponent E
+_BASE = {
+    "RCP": (252 - _E) << 23,
+    "RSQ": (125 - _HALF) << 23,
+    "SQRT": (126 + _HALF) << 23,
+}
+_EX2_SHIFT = np.clip(134 - _E, 0, 63)  # the 24-bit significand << 7 >> this: |x| in 7.23
+_EX2_SIGN = 1 - 2 * _SIGN
+
+
+def _finish(name: str, u: Any, hi: Any, mag: Any, sign: Any = 0) -> Any:
+    """float32 bits of the results ``mag | sign`` (int64) of arguments ``u``: a magnitude
+    below the smallest normal a zero, :data:`_FIX` where it has one, a NaN argument's
+    :data:`NAN`."""
+    if not np.count_nonzero(_RARE[name][hi]):
+        return (mag | sign).astype(_U)
+    out = np.where(mag < 1 << 23, 0, mag) | sign
+    fix = _FIX[name][hi]
+    out = np.where(fix >= 0, fix, out)
+    return np.where(u & 0x7FFFFFFF > 0x7F800000, NAN, out).astype(_U)
+
+
 def rcp(bits: Any) -> Any:
     """``MUFU.RCP``: 1/x; 1/±0 = ±inf, 1/±inf = ±0."""
-    sign, e, sig, nan = parts(bits)
-    x = sig & 0xFFFF
-    m = _interpolate("RCP", (sig >> 16) & 0x7F, x, (13, 0, 0x47E7, 15))
-    out = pack(sign, 253 - e, np.where(sig == 0, 1, m))
-    out = np.where(e == 0xFF, _U(0) | (sign << 31).astype(_U), out)
-    out = np.where(sig == 0, ((sign << 31) | (0xFF << 23)).astype(_U), out)
-    return np.where(nan, _U(NAN), out).astype(_U)
+    u = np.asarray(bits, dtype=_U).astype(_I)
+    hi, x = u >> 23, u & 0xFFFF
+    m = _interpolate("RCP", (u >> 16) & 0x7F, x, square(x << 1))  # x squared as 17 bits
+    return _finish("RCP", u, hi, _BASE["RCP"][hi] + m, u & (1 << 31))
 
 
-def _root_parts(bits: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
-    """What RSQ and SQRT share: sign, exponent, significand, NaN, and the 24-bit table index
-    and argument (the exponent's parity above the fraction) with half the unbiased
-    exponent, rounded down."""
-    sign, e, sig, nan = parts(bits)
-    unbiased = e - 127
-    frac = (sig & 0x7FFFFF) | ((unbiased & 1) << 23)
-    return sign, e, sig, nan | ((sign == 1) & (sig != 0)), frac, unbiased >> 1
+def _root(name: str, bits: Any) -> Any:
+    """RSQ or SQRT: the table's index and argument are the exponent's parity above the
+    fraction; an exact power of four (an all-zero index and argument) has its exact root."""
+    u = np.asarray(bits, dtype=_U).astype(_I)
+    hi = u >> 23
+    frac = (u & 0x7FFFFF) | _PARITY[hi]
+    x = frac & 0x1FFFF
+    m = _interpolate(name, frac >> 17, x, square(x))
+    if name == "RSQ":
+        m += frac == 0  # 2**24 - 1 there: the exact root is 2**24, one exponent up
+    return _finish(name, u, hi, _BASE[name][hi] + m)
 
 
 def rsq(bits: Any) -> Any:
     """``MUFU.RSQ``: 1/sqrt(x); ±0 gives ±inf, +inf +0, a negative number NaN; an exact power
     of four its exact root."""
-    sign, e, sig, nan, frac, half = _root_parts(bits)
-    m = _interpolate("RSQ", frac >> 17, frac & 0x1FFFF, (14, 2, 0x7FFF, 16))
-    exact = frac == 0
-    out = pack(_I(0), np.where(exact, 127 - half, 126 - half), np.where(exact, 1 << 23, m))
-    out = np.where(e == 0xFF, _U(0), out)
-    out = np.where(sig == 0, ((sign << 31) | (0xFF << 23)).astype(_U), out)
-    return np.where(nan, _U(NAN), out).astype(_U)
+    return _root("RSQ", bits)
 
 
 def sqrt(bits: Any) -> Any:
     """``MUFU.SQRT``: ±0 gives ±0, +inf +inf, a negative number NaN."""
-    sign, e, sig, nan, frac, half = _root_parts(bits)
-    m = _interpolate("SQRT", frac >> 17, frac & 0x1FFFF, (15, 1, 0x7FFF, 17))
-    out = pack(_I(0), 127 + half, m)
-    out = np.where(e == 0xFF, _U(0x7F800000), out)
-    out = np.where(sig == 0, (sign << 31).astype(_U), out)
-    return np.where(nan, _U(NAN), out).astype(_U)
+    return _root("SQRT", bits)
 
 
 def ex2(bits: Any) -> Any:
     """``MUFU.EX2``: 2**x from x in 7.23 fixed point, truncated toward zero (past 2**7 an
-    overflow: +inf, or +0 for a negative x); 2**-inf = +0, 2**inf = +inf."""
-    sign, e, sig, nan = parts(bits)
-    shift = e - 127  # the 24-bit significand holds x * 2**23 at e = 127
-    fixed = np.where(shift >= 0, sig << np.clip(shift, 0, 7), sig >> np.clip(-shift, 0, 63))
-    big = (e == 0xFF) | (e - 127 >= 7)
-    whole, frac = fixed >> 23, fixed & 0x7FFFFF
-    neg = sign == 1
-    # 2**-(w + f) = 2**-(w + 1) * 2**(1 - f), the fraction's complement standing for 1 - f
-    exp = np.where(neg, np.where(frac != 0, -whole - 1, -whole), whole) + 127
-    frac = np.where(neg & (frac != 0), ~frac & 0x7FFFFF, frac)
-    m = _interpolate("EX2", frac >> 17, frac & 0x1FFFF, (13, 0, 0x77E2, 15))
-    out = pack(_I(0), exp, m)
-    out = np.where(big, np.where(neg, _U(0), _U(0x7F800000)), out)
-    return np.where(nan, _U(NAN), out).astype(_U)
+    overflow: +inf, or +0 for a negative x); 2**-inf = +0, 2**inf = +inf. A negative
+    ``x = -(w + f)`` is ``2**-(w + 1) * 2**(1 - f)``, the fraction's complement standing for
+    ``1 - f``: ``v = -x`` in fixed point gives ``-(w + 1)`` and ``1 - f``, less one place."""
+    u = np.asarray(bits, dtype=_U).astype(_I)
+    hi = u >> 23
+    v = ((((u & 0x7FFFFF) | 0x800000) << 7) >> _EX2_SHIFT[hi]) * _EX2_SIGN[hi]
+    frac = np.maximum((v & 0x7FFFFF) - _SIGN[hi], 0)
+    x = frac & 0x1FFFF
+    m = _interpolate("EX2", frac >> 17, x, square(x))
+    return _finish("EX2", u, hi, (v >> 23 << 23) + m + (126 << 23))
 
 
 def lg2(bits: Any) -> Any:
@@ -288,7 +329,8 @@ def lg2(bits: Any) -> Any:
     a negative number NaN, and 1 exactly 0."""
     sign, e, sig, nan = parts(bits)
     frac = sig & 0x7FFFFF
-    r = _interpolate("LG2", frac >> 17, frac & 0x1FFFF, (12, 1, 0x3345, 2))
+    x = frac & 0x1FFFF
+    r = _interpolate("LG2", frac >> 17, x, square(x))
     total = np.where((frac == 0) & (e == 127), 0, r) + ((e - 127) << 36)
     neg = total < 0
     mag = np.where(neg, ~total, total)
