@@ -153,6 +153,32 @@ def test_each_ambiguous_kernel_line_ends_with_the_k_that_picks_it(cubin: Path, q
     assert len(picked) == 2
 
 
+@pytest.mark.parametrize("cubin", [META, TWINS])
+@pytest.mark.parametrize("query", [None, "nothere"])
+def test_each_listed_kernel_of_no_match_or_no_choice_ends_with_the_k_that_picks_it(
+    cubin: Path, query: str | None
+) -> None:
+    info = read_cubin(cubin)
+    with pytest.raises(ShmemError) as err:
+        find_kernel(info, query)
+    message = err.value.message
+    assert message.endswith(
+        "use the -k FRAGMENT its line ends with (a part of its mangled "
+        "name that no other kernel's names hold), or its whole mangled name"
+    )
+    lines = [line for line in message.splitlines() if line.startswith("  ")]
+    assert len(lines) == len(info.kernels) >= 2
+    picked = set()
+    for line in lines:
+        shown, part = line.rsplit("  -k ", 1)
+        kernel = find_kernel(info, part)
+        # the kernel of that line, none other: its name (mangled, or extern "C") ends the line
+        name = shown.rsplit("(", 1)[1].rstrip(")") if shown.endswith(")") else shown
+        assert kernel.mangled.endswith(name.strip().removeprefix("..."))
+        picked.add(kernel.mangled)
+    assert picked == {k.mangled for k in info.kernels}
+
+
 def test_a_mangled_name_inside_another_is_picked_whole() -> None:
     # _Z1fv is a part of _Z1fv2 (hand-made names): no shorter part of it is its alone
     short = Kernel("_Z1fv", "f", "void f()", (), 0, 0, 0, 0, 0)
@@ -263,7 +289,7 @@ def test_names_that_begin_alike_are_listed_from_where_they_differ() -> None:
     )
     with pytest.raises(ShmemError) as err:
         find_kernel(CubinInfo("k.cubin", "sm_90", kernels), "nothing")
-    lines = err.value.message.splitlines()[1:]
+    lines = err.value.message.splitlines()[1:-1]  # between the first line and the last
     assert [line.split("Schedule")[1][:8] for line in lines] == ["Cooperat", "PingPong"]
     assert all(line.startswith("  ...") and len(line) < 150 for line in lines)
 

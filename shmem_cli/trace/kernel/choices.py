@@ -17,6 +17,11 @@ from typing import Protocol
 from ...plumbing.errors import shorten
 
 MAX_LISTED = 20  # kernels an error lists (the rest are counted)
+#: what ends an error listing the kernels with their -k
+USE_FRAGMENT = (
+    "use the -k FRAGMENT its line ends with (a part of its mangled name that no other "
+    "kernel's names hold), or its whole mangled name"
+)
 _BEFORE = 8  # characters a fragment starts before where its kernel's name differs
 
 

@@ -29,7 +29,7 @@ from ...plumbing.frozen import frozen
 from ..ncu.names import matching
 from .binary_formats.elf import EM_CUDA, SHF_EXECINSTR, SHT_NOBITS, Elf, Entry
 from .binary_formats.elf_arch import CubinArch, cubin_arch
-from .choices import kernel_forms, kernel_list
+from .choices import USE_FRAGMENT, kernel_forms, kernel_list
 
 #: the largest cubin read (a regular file; the same bound as a cubin a tool writes)
 MAX_CUBIN_BYTES = 64 << 20
@@ -388,7 +388,8 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
         if len(kernels) == 1:
             return kernels[0]
         raise ShmemError(
-            "the cubin holds several kernels: choose one with --kernel\n" + kernel_list(kernels),
+            "the cubin holds several kernels: choose one with --kernel\n"
+            f"{kernel_list(kernels, kernels)}\n{USE_FRAGMENT}",
             path=info.path,
             code="invalid-kernel",
         )
@@ -398,14 +399,13 @@ def find_kernel(info: CubinInfo, query: str | None) -> Kernel:
     if found:
         raise ShmemError(
             f"--kernel {shorten(query)!r} is ambiguous; it matches:\n"
-            f"{kernel_list(found, kernels)}\n"
-            "use the -k FRAGMENT its line ends with (a part of its mangled name that no other "
-            "kernel's names hold), or its whole mangled name",
+            f"{kernel_list(found, kernels)}\n{USE_FRAGMENT}",
             path=info.path,
             code="invalid-kernel",
         )
     raise ShmemError(
-        f"no kernel matches --kernel {shorten(query)!r}; the cubin holds:\n" + kernel_list(kernels),
+        f"no kernel matches --kernel {shorten(query)!r}; the cubin holds:\n"
+        f"{kernel_list(kernels, kernels)}\n{USE_FRAGMENT}",
         path=info.path,
         code="invalid-kernel",
     )
