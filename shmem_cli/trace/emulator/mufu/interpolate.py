@@ -238,7 +238,8 @@ def pack(sign: Any, e: Any, sig: Any) -> Any:
 # lands on a result's exponent ``E`` as ``((E - 1) << 23) + m``, its carry included. What
 # only special arguments need (zeros, infinities, NaNs, results out of range) is computed
 # only where one of the 32 is one (``_RARE``); ``_FIX`` is then the result of each ``hi``
-# whose result is one value (-1: none).
+# whose result is one value (-1: none). LG2 takes the same tables and masks, and truncates its
+# fixed-point sum to 24 significant bits through a double (exact below 2**53).
 _E, _SIGN = np.arange(512, dtype=_I) & 0xFF, np.arange(512, dtype=_I) >> 8
 _HALF = (_E - 127) >> 1  # half the unbiased exponent, rounded down (RSQ, SQRT)
 _PARITY = ((_E - 127) & 1) << 23  # the exponent's parity above the fraction (RSQ, SQRT)
@@ -248,12 +249,13 @@ _RARE = {
     "RSQ": (_E == 0) | (_E == 0xFF) | (_SIGN == 1),
     "EX2": _E >= 133,  # |x| >= 64: 2**x may be out of range
 }
-_RARE["SQRT"] = _RARE["RSQ"]
+_RARE["SQRT"] = _RARE["LG2"] = _RARE["RSQ"]
 _FIX = {
     "RCP": np.select([_E == 0, _E == 0xFF], [(_SIGN << 31) | _INF, _SIGN << 31], _NONE),
     "RSQ": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [(_SIGN << 31) | _INF, NAN, 0], _NONE),
     "SQRT": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [_SIGN << 31, NAN, _INF], _NONE),
     "EX2": np.select([_E >= 134], [np.where(_SIGN == 1, 0, _INF)], _NONE),
+    "LG2": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [0xFF800000, NAN, _INF], _NONE),
 }
 #: ``(E - 1) << 23`` of each function's result exponent E
 _BASE = {
@@ -263,6 +265,8 @@ _BASE = {
 }
 _EX2_SHIFT = np.clip(134 - _E, 0, 63)  # the 24-bit significand << 7 >> this: |x| in 7.23
 _EX2_SIGN = 1 - 2 * _SIGN
+_LG2_BASE = (_E - 127) << 36  # the exponent in LG2's fixed point
+_LG2_BIAS = (1023 + 36 - 127) << 23  # a double's exponent bias over a float32 result's
 
 
 def _finish(name: str, u: Any, hi: Any, mag: Any, sign: Any = 0) -> Any:
@@ -326,21 +330,17 @@ def ex2(bits: Any) -> Any:
 def lg2(bits: Any) -> Any:
     """``MUFU.LG2``: log2(x) in fixed point (2**-36), the exponent added, then truncated to
     24 significant bits (a negative sum by its ones' complement); ±0 gives -inf, +inf +inf,
-    a negative number NaN, and 1 exactly 0."""
-    sign, e, sig, nan = parts(bits)
-    frac = sig & 0x7FFFFF
+    a negative number NaN, and 1 exactly 0. The sum (below 2**44) is exact as a double, whose
+    bits shifted right by 29 are the truncated float32's, its exponent 2**36 too high."""
+    u = np.asarray(bits, dtype=_U).astype(_I)
+    hi, frac = u >> 23, u & 0x7FFFFF
     x = frac & 0x1FFFF
-    r = _interpolate("LG2", frac >> 17, x, square(x))
-    total = np.where((frac == 0) & (e == 127), 0, r) + ((e - 127) << 36)
-    neg = total < 0
-    mag = np.where(neg, ~total, total)
-    top = np.frexp(mag.astype(np.float64))[1] - 1  # the highest set bit (exact below 2**53)
-    m = np.where(top >= 23, mag >> np.clip(top - 23, 0, 63), mag << np.clip(23 - top, 0, 63))
-    out = np.where(mag == 0, _U(0), pack(neg.astype(_I), top - 36 + 127, m))
-    out = np.where(neg & (mag == 0), _U(0x80000000), out)
-    out = np.where(e == 0xFF, _U(0x7F800000), out)
-    out = np.where(sig == 0, _U(0xFF800000), out)
-    return np.where(nan | ((sign == 1) & (sig != 0)), _U(NAN), out).astype(_U)
+    r = _interpolate("LG2", frac >> 17, x, square(x)) * (u != 0x3F800000)
+    total = r + _LG2_BASE[hi]
+    ones = total >> 63  # -1 where the sum is negative
+    double = (total ^ ones).astype(np.float64).view(_I)
+    mag = np.maximum((double >> 29) - _LG2_BIAS, 0)  # a zero sum: 0
+    return _finish("LG2", u, hi, mag, ones & (1 << 31))
 
 
 def _sine(bits: Any, cosine: bool) -> Any:
