@@ -178,6 +178,7 @@ _SHIFTS = {
     "SQRT": (15, 1, 0x7FFF, 17),
     "EX2": (13, 0, 0x77E2, 15),
     "LG2": (12, 1, 0x3345, 2),
+    "SIN": (11, 0, 0, 0),
 }
 #: per table: ``(c0 << a) + k``, ``c1`` and ``c2 << b`` per segment, and ``s``
 _TERMS = {
@@ -238,8 +239,8 @@ def pack(sign: Any, e: Any, sig: Any) -> Any:
 # lands on a result's exponent ``E`` as ``((E - 1) << 23) + m``, its carry included. What
 # only special arguments need (zeros, infinities, NaNs, results out of range) is computed
 # only where one of the 32 is one (``_RARE``); ``_FIX`` is then the result of each ``hi``
-# whose result is one value (-1: none). LG2 takes the same tables and masks, and truncates its
-# fixed-point sum to 24 significant bits through a double (exact below 2**53).
+# whose result is one value (-1: none). LG2, SIN and COS take the same tables and masks, and
+# truncate their fixed-point sums to 24 significant bits through a double (exact below 2**53).
 _E, _SIGN = np.arange(512, dtype=_I) & 0xFF, np.arange(512, dtype=_I) >> 8
 _HALF = (_E - 127) >> 1  # half the unbiased exponent, rounded down (RSQ, SQRT)
 _PARITY = ((_E - 127) & 1) << 23  # the exponent's parity above the fraction (RSQ, SQRT)
@@ -248,6 +249,7 @@ _RARE = {
     "RCP": (_E == 0) | (_E >= 253),
     "RSQ": (_E == 0) | (_E == 0xFF) | (_SIGN == 1),
     "EX2": _E >= 133,  # |x| >= 64: 2**x may be out of range
+    "SIN": _E == 0xFF,
 }
 _RARE["SQRT"] = _RARE["LG2"] = _RARE["RSQ"]
 _FIX = {
@@ -256,6 +258,7 @@ _FIX = {
     "SQRT": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [_SIGN << 31, NAN, _INF], _NONE),
     "EX2": np.select([_E >= 134], [np.where(_SIGN == 1, 0, _INF)], _NONE),
     "LG2": np.select([_E == 0, _SIGN == 1, _E == 0xFF], [0xFF800000, NAN, _INF], _NONE),
+    "SIN": np.where(_E == 0xFF, NAN, _NONE),
 }
 #: ``(E - 1) << 23`` of each function's result exponent E
 _BASE = {
@@ -267,6 +270,8 @@ _EX2_SHIFT = np.clip(134 - _E, 0, 63)  # the 24-bit significand << 7 >> this: |x
 _EX2_SIGN = 1 - 2 * _SIGN
 _LG2_BASE = (_E - 127) << 36  # the exponent in LG2's fixed point
 _LG2_BIAS = (1023 + 36 - 127) << 23  # a double's exponent bias over a float32 result's
+_SINE_SHIFT = np.clip(150 - _E, 0, 63)  # the significand << 25 >> this: quarter turns
+_SINE_BIAS = (1023 + 37 - 127) << 23  # as _LG2_BIAS, SIN being in 2**-37
 
 
 def _finish(name: str, u: Any, hi: Any, mag: Any, sign: Any = 0) -> Any:
@@ -348,21 +353,18 @@ def _sine(bits: Any, cosine: bool) -> Any:
     rounding toward zero, before it): the angle in quarter turns in 2.23 fixed point,
     truncated; the quarter picks the sign and whether the fraction runs backwards, one table
     (of sin on a quarter turn) serves both, and the result is truncated to 24 significant
-    bits. NaN and ±inf give NaN."""
-    sign, e, sig, nan = parts(bits)
-    shift = e - 127 + 2
-    fixed = np.where(shift >= 0, sig << np.clip(shift, 0, 40), sig >> np.clip(-shift, 0, 63))
-    fixed &= 0x1FFFFFF
-    quarter, frac = (fixed >> 23) + (1 if cosine else 0), fixed & 0x7FFFFF
-    frac = np.where(quarter & 1, ~frac & 0x7FFFFF, frac)
-    negative = ((0 if cosine else sign) ^ (quarter >> 1)) & 1
+    bits (as :func:`lg2`'s, through a double). NaN and ±inf give NaN."""
+    u = np.asarray(bits, dtype=_U).astype(_I)
+    hi = u >> 23
+    q = (((u & 0x7FFFFF) | 0x800000) << 25) >> _SINE_SHIFT[hi]  # bits 24, 23: the quarter
+    if cosine:
+        q += 1 << 23
+    frac = (q ^ ((q << 40) >> 63)) & 0x7FFFFF  # backwards in an odd quarter
     x = frac & 0x1FFFF
-    c = _COEF["SIN"][frac >> 17]
-    total = (c[..., 0] << 11) + c[..., 1] * x + c[..., 2] * square(x)  # sin * 2**37
-    top = np.frexp(total.astype(np.float64))[1] - 1
-    m = np.where(top >= 23, total >> np.clip(top - 23, 0, 63), total << np.clip(23 - top, 0, 63))
-    out = np.where(total == 0, (negative << 31).astype(_U), pack(negative, top - 37 + 127, m))
-    return np.where(nan | (e == 0xFF), _U(NAN), out).astype(_U)
+    total = _interpolate("SIN", frac >> 17, x, square(x))  # sin * 2**37
+    mag = np.maximum((total.astype(np.float64).view(_I) >> 29) - _SINE_BIAS, 0)
+    negative = (q << 7) if cosine else (q << 7) ^ u  # the quarter's high bit (^ the sign)
+    return _finish("SIN", u, hi, mag, negative & (1 << 31))
 
 
 def sin(bits: Any) -> Any:
