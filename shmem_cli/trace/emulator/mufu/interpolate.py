@@ -215,25 +215,6 @@ def _interpolate(name: str, idx: Any, x: Any, sq: Any) -> Any:
     return (c0k[idx] + c1[idx] * x + c2b[idx] * sq) >> s
 
 
-def parts(bits: Any) -> tuple[Any, Any, Any, Any]:
-    """sign, biased exponent, significand with its leading one (0 for a zero or a flushed
-    denormal), and whether it is a NaN."""
-    u = np.asarray(bits, dtype=_U).astype(_I)
-    sign, e, f = u >> 31, (u >> 23) & 0xFF, u & 0x7FFFFF
-    nan = (e == 0xFF) & (f != 0)
-    sig = np.where(e == 0, 0, f | 0x800000)
-    return sign, e, sig, nan
-
-
-def pack(sign: Any, e: Any, sig: Any) -> Any:
-    """float32 bits of ``sig * 2**(e - 150)`` (``sig`` of 24 bits, or 2**24): a result past
-    the largest exponent is infinity, one below the smallest normal a zero of its sign."""
-    carry = sig >= 1 << 24
-    sig, e = np.where(carry, sig >> 1, sig), np.where(carry, e + 1, e)
-    mag = np.where(e <= 0, 0, np.where(e >= 0xFF, 0xFF << 23, (e << 23) | (sig & 0x7FFFFF)))
-    return ((sign << 31) | mag).astype(_U)
-
-
 # RCP, RSQ, SQRT and EX2 look up what they need of the argument's sign and exponent in tables
 # of its top 9 bits (``hi``), and the interpolated significand ``m`` (2**23 <= m <= 2**24)
 # lands on a result's exponent ``E`` as ``((E - 1) << 23) + m``, its carry included. What

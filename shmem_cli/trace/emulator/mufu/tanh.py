@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .interpolate import NAN, pack, parts, square
+from .interpolate import NAN, square
 
 _I = np.int64
 _F = 17  # the table's fixed point: 2^-17 of the argument's last place
@@ -53,29 +53,35 @@ _TABLE = """
 -20 ffffb4 a -10 ffffe4 4 -8 fffff4 2 -4
 """
 _COEF = np.array([int(w, 16) for w in _TABLE.split()], dtype=_I).reshape(-1, 3)
-_FIRST = np.zeros(256, dtype=_I)  # each binade's first segment
-_BITS = np.zeros(256, dtype=_I)  # log2 of its segments
+_FIRST = np.zeros(512, dtype=_I)  # each binade's first segment, by sign and exponent
+_BITS = np.zeros(512, dtype=_I)  # log2 of its segments
 _n = 0
 for _e, _count in _BINADES:
-    _FIRST[_e], _BITS[_e] = _n, _count.bit_length() - 1
+    _FIRST[[_e, _e + 256]], _BITS[[_e, _e + 256]] = _n, _count.bit_length() - 1
     _n += _count
+_E, _SIGN = np.arange(512, dtype=_I) & 0xFF, np.arange(512, dtype=_I) >> 8
+_TERMS = (_COEF[:, 0] << (_F - 3), _COEF[:, 1].copy(), _COEF[:, 2].copy())
+#: added to a double's bits >> 29 (its top 24 significant bits, exponent 1023-biased):
+#: the float32 result's sign and the exponent's bias, less the table's fixed point
+_BIAS = (_SIGN << 31) + ((_E - _F - 23 - 1023) << 23)
+_SMALL, _LARGE = _E < 119, _E > 129  # tanh(x) = x below 2**-8, ±1 from 8 up
 
 
 def tanh(bits: Any) -> Any:
-    """``MUFU.TANH`` of float32 bits."""
-    sign, e, _, nan = parts(bits)
-    u = np.asarray(bits, dtype=np.uint32)
-    frac = u.astype(_I) & 0x7FFFFF
-    inside = (e >= 119) & (e <= 129)
-    ei = np.where(inside, e, 119)
-    nb = _BITS[ei]
-    c = _COEF[_FIRST[ei] + (frac >> (23 - nb))]
+    """``MUFU.TANH`` of float32 bits; the sum (below 2**53) is exact as a double, whose bits
+    shifted right by 29 are the result's, truncated to 24 significant bits."""
+    u = np.asarray(bits, dtype=np.uint32).astype(_I)
+    hi, frac = u >> 23, u & 0x7FFFFF
+    nb = _BITS[hi]
+    seg = _FIRST[hi] + (frac >> (23 - nb))
     x = (frac >> (6 - nb)) & 0x1FFFF
-    total = (c[..., 0] << (_F - 3)) + c[..., 1] * x + c[..., 2] * square(x)
-    top = np.frexp(total.astype(np.float64))[1] - 1  # exact: total < 2**53
-    out = pack(sign, top - 23 + ei - _F, total >> np.clip(top - 23, 0, 63))
-    out = np.where(inside, out, np.where(e < 119, u, (sign << 31) | 0x3F800000))
-    return np.where(nan, np.uint32(NAN), out).astype(np.uint32)
+    c0, c1, c2 = _TERMS
+    total = c0[seg] + c1[seg] * x + c2[seg] * square(x)
+    out = (total.astype(np.float64).view(_I) >> 29) + _BIAS[hi]
+    if np.count_nonzero(_SMALL[hi] | _LARGE[hi]):
+        out = np.where(_SMALL[hi], u, np.where(_LARGE[hi], (u >> 31 << 31) | 0x3F800000, out))
+        out = np.where(u & 0x7FFFFFFF > 0x7F800000, NAN, out)
+    return out.astype(np.uint32)
 
 
 def _halves(bits: Any, high: bool) -> Any:
