@@ -119,7 +119,8 @@ def _buffer_cases(tmp_path: Path) -> list[tuple[str, str]]:
         cases.append((name, fragment))
 
     put("empty.npy", b"", "empty.npy is empty, not a NumPy array")
-    put("huge.npy", _npy_header("<f4", "(2199023255552,)"), "promises 8,796,093,022,208 bytes")
+    # int32, as the trivial kernel's int* takes (a float32 array is refused for its type first)
+    put("huge.npy", _npy_header("<i4", "(2199023255552,)"), "promises 8,796,093,022,208 bytes")
     put("cut.npy", _npy_header("<i4", "(1024,)") + bytes(100), "promises 4,096 bytes")
     put("objects.npy", _npy_header("|O", "(2,)") + bytes(16), "objects or empty items")
     put("garbage.npy", b"\x93NUMPY\x09\x00junk", "not a readable .npy header")

@@ -25,7 +25,7 @@ def test_the_command_names_every_field_of_the_launch() -> None:
     assert given[::2] == ["--arg"] * 3
     assert given[1] == f"0=@{CLUSTERHIST / 'inputs' / 'keys_same.bin'}"
     assert given[3].startswith("1=@") and given[3].endswith("zeros-1024.bin")  # 1,024 B, as given
-    assert given[5] == "2=4096"
+    assert given[5] == "2=0x1000"  # the int recorded, given as its bits (4,096)
 
 
 @needs_nvdisasm
