@@ -130,9 +130,9 @@ def test_names_alike_for_long_are_listed_from_where_they_differ() -> None:
     assert len(chosen) == 2
 
 
-@pytest.mark.parametrize(("cubin", "query"), [(META, "tiled"), (TWINS, "twin")])
-def test_each_ambiguous_kernel_line_ends_with_the_k_that_picks_it(cubin: Path, query: str) -> None:
-    info = read_cubin(cubin)
+def _kernels_each_line_picks(info: CubinInfo, query: str | None) -> list[tuple[str, str]]:
+    """Each line of ``find_kernel(info, query)``'s refusal as (the kernel its ending ``-k``
+    picks, that fragment), each kernel checked to be the one its own line names."""
     with pytest.raises(ShmemError) as err:
         find_kernel(info, query)
     message = err.value.message
@@ -140,17 +140,23 @@ def test_each_ambiguous_kernel_line_ends_with_the_k_that_picks_it(cubin: Path, q
         "use the -k FRAGMENT its line ends with (a part of its mangled "
         "name that no other kernel's names hold), or its whole mangled name"
     )
-    lines = [line for line in message.splitlines() if line.startswith("  ")]
-    assert len(lines) == 2
-    picked = set()
-    for line in lines:
+    picked = []
+    for line in [line for line in message.splitlines() if line.startswith("  ")]:
         shown, part = line.rsplit("  -k ", 1)
         kernel = find_kernel(info, part)
-        mangled = shown.rsplit("(", 1)[1].rstrip(")").removeprefix("...")
-        assert kernel.mangled.endswith(mangled)  # the kernel of that line, none other
-        assert part in kernel.mangled and len(part) < len(kernel.mangled)
-        picked.add(kernel.mangled)
-    assert len(picked) == 2
+        # the kernel of that line, none other: its name (mangled, or extern "C") ends the line
+        name = shown.rsplit("(", 1)[1].rstrip(")") if shown.endswith(")") else shown
+        assert kernel.mangled.endswith(name.strip().removeprefix("..."))
+        assert part in kernel.mangled
+        picked.append((kernel.mangled, part))
+    return picked
+
+
+@pytest.mark.parametrize(("cubin", "query"), [(META, "tiled"), (TWINS, "twin")])
+def test_each_ambiguous_kernel_line_ends_with_the_k_that_picks_it(cubin: Path, query: str) -> None:
+    picked = _kernels_each_line_picks(read_cubin(cubin), query)
+    assert len({kernel for kernel, _ in picked}) == len(picked) == 2
+    assert all(len(part) < len(kernel) for kernel, part in picked)  # a part, not the name
 
 
 @pytest.mark.parametrize("cubin", [META, TWINS])
@@ -159,24 +165,8 @@ def test_each_listed_kernel_of_no_match_or_no_choice_ends_with_the_k_that_picks_
     cubin: Path, query: str | None
 ) -> None:
     info = read_cubin(cubin)
-    with pytest.raises(ShmemError) as err:
-        find_kernel(info, query)
-    message = err.value.message
-    assert message.endswith(
-        "use the -k FRAGMENT its line ends with (a part of its mangled "
-        "name that no other kernel's names hold), or its whole mangled name"
-    )
-    lines = [line for line in message.splitlines() if line.startswith("  ")]
-    assert len(lines) == len(info.kernels) >= 2
-    picked = set()
-    for line in lines:
-        shown, part = line.rsplit("  -k ", 1)
-        kernel = find_kernel(info, part)
-        # the kernel of that line, none other: its name (mangled, or extern "C") ends the line
-        name = shown.rsplit("(", 1)[1].rstrip(")") if shown.endswith(")") else shown
-        assert kernel.mangled.endswith(name.strip().removeprefix("..."))
-        picked.add(kernel.mangled)
-    assert picked == {k.mangled for k in info.kernels}
+    picked = _kernels_each_line_picks(info, query)
+    assert sorted(kernel for kernel, _ in picked) == sorted(k.mangled for k in info.kernels)
 
 
 def test_a_mangled_name_inside_another_is_picked_whole() -> None:
