@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.cuda.launch_values import check_dims, parse_dims, value_bytes
+from shmem_cli.cuda.launch.values import check_dims, parse_dims, value_bytes
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
 from shmem_cli.trace.emulator.trace_error import TraceError

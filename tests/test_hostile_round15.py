@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from shmem_cli.cuda import build
-from shmem_cli.cuda import launch_values as values
 from shmem_cli.cuda.inline_siblings import MAX_VISITS, sibling_lines
-from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.cuda.launch import values
+from shmem_cli.cuda.launch.c_types import INTEGRAL
+from shmem_cli.cuda.launch.values import LaunchError
 from shmem_cli.cuda.sass import parse, source_lines
 from shmem_cli.trace.emulator.budget import Budget
 from shmem_cli.trace.emulator.trace_error import TraceError
@@ -44,7 +45,7 @@ from .test_hostile_triton import entry
 def test_a_float_for_an_integer_parameter_is_refused(text: str, ctype: str) -> None:
     # '1e3' for an int stored 1e3f's bits (1,148,846,080), where C++ converts it to 1000
     # (and Triton's launcher refuses a float for an int32_t, as TTGIR names an i32)
-    size = values.INTEGRAL[ctype]
+    size = INTEGRAL[ctype]
     said = f"is not an integer, and its type is {ctype}"
     with pytest.raises(LaunchError, match=said):
         values.value_bytes(text, size, "--arg 7 (i)", ctype)

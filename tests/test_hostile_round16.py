@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import toolchain
-from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.cuda.launch.values import LaunchError
 from shmem_cli.cuda.toolchain import ToolError
 from shmem_cli.plumbing.bounded_read import read_bounded, wide_encoding
 from shmem_cli.plumbing.errors import ShmemError, SourcePos

@@ -256,7 +256,7 @@ def test_a_file_named_with_a_terminal_escape_is_shown_not_sent(fmt: str, tmp_pat
     [("--block", "0x20", "write 32 for 0x20"), ("--grid", "0X2,1", "write 2 for 0X2")],
 )
 def test_a_hexadecimal_size_is_told_to_be_decimal(option: str, value: str, said: str) -> None:
-    from shmem_cli.cuda.launch_values import LaunchError, parse_dims
+    from shmem_cli.cuda.launch.values import LaunchError, parse_dims
 
     with pytest.raises(LaunchError) as err:
         parse_dims(value, option, limit=1024)

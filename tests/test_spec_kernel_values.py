@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shmem_cli.cuda.launch_values import LaunchError, check_arg_form, check_typed_form
+from shmem_cli.cuda.launch.values import LaunchError, check_arg_form, check_typed_form
 
 from .hostile import shmem
 
@@ -69,6 +69,9 @@ def test_a_value_no_parameter_takes_is_refused(key: str, value: str, said: str) 
         ("float:1.5,x", "value 1: 'x' is not a number"),
         ("1e400", "value 0: 1e400 is beyond the range of every float"),
         ("", "the value is empty"),
+        ("flaot:1", "unknown element type 'flaot' (float, double,"),
+        (" uint8:1,2", "unknown element type 'uint8'"),  # uint8_t is the type
+        ("1:2", "unknown element type '1'"),  # TYPE:, not NUMBER:WIDTH as at an --arg offset
     ],
 )
 def test_a_constant_no_type_takes_is_refused(value: str, said: str) -> None:
@@ -78,7 +81,9 @@ def test_a_constant_no_type_takes_is_refused(value: str, said: str) -> None:
 
 
 def test_a_constant_some_type_takes_is_left_to_the_trace() -> None:
-    for value in ("1", "float:1,2,3", "int:64,1,1280", "@table.bin", "1.5,true,-0x10"):
+    # every spelling of a type the trace reads (cuda/launch/c_types.py: one table for both)
+    typed = ("float4:1", "uint:1", "unsigned long long:1", "size_t:1", "nv_bfloat16:1")
+    for value in ("1", "float:1,2,3", "int:64,1,1280", "@table.bin", "1.5,true,-0x10", *typed):
         check_typed_form(value, "kernel.const c")
 
 
@@ -103,6 +108,17 @@ def test_lint_and_analyze_refuse_a_malformed_value_alike(tmp_path: Path, command
     ran = shmem(command, "k.yaml", cwd=tmp_path)
     assert ran.code == 2 and "Traceback" not in ran.text, ran.text
     said = "k.yaml:5:16: error: kernel.args beta: 1.0e+400 is beyond the range of every float"
+    assert said in ran.text, ran.text
+
+
+@pytest.mark.parametrize("command", ["lint", "analyze"])
+def test_a_misspelt_element_type_is_refused_before_any_trace(tmp_path: Path, command: str) -> None:
+    # it was the trace's SH008 warning (exit 0), found only once the kernel was built
+    spec = SPEC.replace("  args: {beta: 1.0e+400}", '  memory: {0x7f0000000000: "flaot:1"}')
+    (tmp_path / "k.yaml").write_text(spec)
+    ran = shmem(command, "k.yaml", cwd=tmp_path)
+    assert ran.code == 2 and "Traceback" not in ran.text, ran.text
+    said = "k.yaml:5:28: error: kernel.memory 0x7f0000000000: unknown element type 'flaot'"
     assert said in ran.text, ran.text
 
 

@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
-from shmem_cli.cuda.launch_values import LaunchError
+from shmem_cli.cuda.launch.c_types import scalar_of
+from shmem_cli.cuda.launch.values import LaunchError
 from shmem_cli.trace.kernel.constants import (
     ConstSymbol,
     declared_types,
     read_constants,
-    scalar_of,
     set_constants,
     typed_values,
 )
@@ -105,7 +105,7 @@ def test_twice_is_refused() -> None:
 
 
 def test_element_types() -> None:
-    # (the C type as launch_values' INTEGRAL / FLOATING name it, its bytes on CUDA's LP64)
+    # (the C type as c_types' INTEGRAL / FLOATING name it, its bytes on CUDA's LP64)
     assert scalar_of("float4") == ("float", 4)
     assert scalar_of("unsigned long long") == ("unsigned long long", 8)
     assert scalar_of("const int") == ("int", 4)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shmem_cli.cuda.launch_values import as_typed
+from shmem_cli.cuda.launch.values import as_typed
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
 from shmem_cli.trace.kernel.cubin import Kernel, KernelParam, read_cubin

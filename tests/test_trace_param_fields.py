@@ -101,7 +101,7 @@ def test_the_parameter_bytes_hold_the_pointer_and_the_numbers(tmp_path: Path) ->
 
 
 def test_offsets_and_sizes_with_leading_zeros_are_decimal() -> None:
-    # '010' is ten, as a launch's numbers read (launch_values); it was a ValueError traceback
+    # '010' is ten, as a launch's numbers read (cuda.launch.values); it was a ValueError traceback
     from shmem_cli.trace.kernel.cubin import read_cubin
 
     k = find_kernel(read_cubin(CUBIN), None)

@@ -264,7 +264,7 @@ def test_a_file_far_larger_than_the_block_is_said_by_its_size(tmp_path: Path) ->
     """A file past the read bound (the block and 64 KiB for a .npy's header) is told by its
     size against the block's, as a short one is; it was 'larger than the limit of 65,568
     bytes; give a smaller file (or split it)'."""
-    from shmem_cli.cuda.launch_values import LaunchError
+    from shmem_cli.cuda.launch.values import LaunchError
     from shmem_cli.trace.kernel.param_block import read_param_block
 
     blob = tmp_path / "whole_run.bin"

@@ -1,5 +1,5 @@
 """The launch sizes of ``shmem trace``: ``--block``, ``--grid`` and ``--cluster`` texts to
-three sizes each, checked in one place (:func:`shmem_cli.cuda.launch_values.check_dims`),
+three sizes each, checked in one place (:func:`shmem_cli.cuda.launch.values.check_dims`),
 a bad one a usage error (exit status 2) naming the option; and byte counts
 (``--buffer-size``, ``--dynamic-smem``) with an optional binary unit (:class:`ByteCount`)."""
 
@@ -53,7 +53,7 @@ def parse_cluster(text: str | None) -> tuple[int, int, int] | None:
     """``--cluster X[,Y[,Z]]``, checked (at most 16 CTAs), or None when not given."""
     if text is None:
         return None
-    from ..cuda.launch_values import MAX_CLUSTER_CTAS, parse_dims
+    from ..cuda.launch.values import MAX_CLUSTER_CTAS, parse_dims
     from ..plumbing.errors import ShmemError
 
     try:

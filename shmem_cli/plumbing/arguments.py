@@ -109,7 +109,7 @@ def optional_seconds(
 
 def dims(call: str, name: str, value: Any) -> tuple[int, int, int]:
     """A block or grid: an ``int`` or a sequence of 1 to 3 of them (their values are checked
-    by the launch's own rule, :func:`shmem_cli.cuda.launch_values.check_dims`)."""
+    by the launch's own rule, :func:`shmem_cli.cuda.launch.values.check_dims`)."""
     items = [value] if whole(value) else value
     listed = isinstance(items, Sequence) and not isinstance(items, str | bytes)
     if listed and 1 <= len(items) <= 3 and all(whole(v) for v in items):

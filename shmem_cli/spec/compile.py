@@ -204,7 +204,7 @@ class _Compiler(AccessCompiler):
         path = str(base / str(value["source"]))
         grid = [int(g) for g in value.get("grid", [1])]
         grid += [1] * (3 - len(grid))
-        from ..cuda import launch_values as values  # a trace's bound on a grid, before a build
+        from ..cuda.launch import values  # a trace's bound on a grid, before a build
 
         try:
             dims = (grid[0], grid[1], grid[2])
@@ -303,10 +303,10 @@ class _Compiler(AccessCompiler):
 
     def check_value(self, part: str, key: Any, text: str) -> None:
         """A ``kernel.args``, ``kernel.const`` or ``kernel.memory`` value malformed whatever
-        the kernel (:func:`check_arg_form`, :func:`check_typed_form` of cuda.launch_values) is
+        the kernel (:func:`check_arg_form`, :func:`check_typed_form` of cuda.launch.values) is
         the spec's error, at the value, before any trace; what only the compiled kernel says
         (a parameter's or variable's name, the value's fit to its type) is the trace's."""
-        from ..cuda import launch_values as values
+        from ..cuda.launch import values
 
         name = f"0x{key:x}" if isinstance(key, int) and part == "memory" else str(key)
         where = f"kernel.{part} {shorten(name)}"

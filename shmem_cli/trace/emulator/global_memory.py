@@ -325,7 +325,7 @@ class GlobalMemory(ShadowArena):
         them as exact values. Refused (``what`` names the option) inside the synthetic
         window or a buffer of the launch; where a device address can be at all is
         :func:`..kernel.param_block.read_memory`'s check, made when the option is read."""
-        from ...cuda.launch_values import LaunchError
+        from ...cuda.launch.values import LaunchError
 
         nbytes = _size(content)
         end = address + nbytes

@@ -27,14 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
-from ...cuda.launch_values import (
-    FLOAT_VECTORS,
-    FLOATING,
-    INTEGRAL,
-    LaunchError,
-    is_integer,
-    value_bytes,
-)
+from ...cuda.launch.c_types import scalar_of
+from ...cuda.launch.values import LaunchError, element_type, is_integer, value_bytes
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
@@ -56,22 +50,6 @@ BANK_BYTES = 64 << 10
 MAX_CONST_VALUES = 1 << 16
 _SECTION = re.compile(r"\.nv\.constant([1-9][0-9]?)(?:\.(.+))?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*\Z")
-#: other spellings of the C types of launch_values' tables (:data:`INTEGRAL`,
-#: :data:`FLOATING`, which give their bytes): typedefs a declaration may use, and the
-#: components of CUDA's integer vectors (``uint4``'s ``uint``)
-_SPELLINGS = {
-    "signed": "int",
-    "uchar": "unsigned char",
-    "ushort": "unsigned short",
-    "uint": "unsigned int",
-    "ulong": "unsigned long",
-    "longlong": "long long",
-    "ulonglong": "unsigned long long",
-    "size_t": "unsigned long",
-    "nv_bfloat16": "__nv_bfloat16",
-}
-#: CUDA's vectors of integers (those of floats: :data:`FLOAT_VECTORS`)
-_VECTOR = re.compile(r"(u?(?:char|short|int|long|longlong))[1-4]\Z")
 _DECLARED = re.compile(
     r"__constant__\s+(?:__device__\s+)?(?:static\s+)?(?:const\s+)?"
     r"((?:(?:unsigned|signed|long|short)\s+)*[A-Za-z_][A-Za-z0-9_:]*)\s+"
@@ -187,21 +165,6 @@ def declared_types(texts: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def scalar_of(type_name: str) -> tuple[str, int] | None:
-    """(C type, bytes) of one element of a C type, as launch_values' tables spell and size it
-    (:data:`INTEGRAL`, :data:`FLOATING`; ``float4``: ``float``, 4 bytes; ``uint``: ``unsigned
-    int``), or None where they have no such type."""
-    t = " ".join(type_name.replace("const ", "").split()).removeprefix("std::")
-    vector, m = FLOAT_VECTORS.get(t), _VECTOR.match(t)
-    if vector is not None:  # float4: float
-        t = vector[0]
-    elif m:  # uint4: uint
-        t = m.group(1)
-    t = _SPELLINGS.get(t, t)
-    size = INTEGRAL.get(t, FLOATING.get(t))
-    return None if size is None else (t, size)
-
-
 def set_constants(
     constants: Constants, texts: Sequence[str], *, types: Mapping[str, str] | None = None
 ) -> Constants:
@@ -273,12 +236,7 @@ def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
     :data:`MAX_CONST_VALUES` values: ``--const`` and ``--memory`` values."""
     type_name, colon, numbers = value.partition(":")
     if colon:
-        scalar = scalar_of(type_name.strip())
-        if scalar is None:
-            raise LaunchError(
-                f"{where}: unknown element type {shorten(type_name.strip())!r} (float, double, "
-                "half, int, unsigned, int8_t..uint64_t, char, short, long long)"
-            )
+        scalar: tuple[str, int] | None = element_type(type_name, where)
     else:
         numbers = value
         scalar = scalar_of(declared) if declared else None

@@ -33,8 +33,8 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ...cuda import launch_values as values
-from ...cuda.launch_values import (
+from ...cuda.launch import values
+from ...cuda.launch.values import (
     MAX_BLOCK_THREADS,
     MAX_CLUSTER_CTAS,
     MAX_GRID_BLOCKS,

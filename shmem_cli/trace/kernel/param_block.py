@@ -29,7 +29,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...cuda.launch_values import LaunchError
+from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from ..emulator.global_memory import MAX_ADDRESS, NULL_PAGE

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...cuda import launch_values as values
-from ...cuda.launch_values import LaunchError
+from ...cuda.launch import values
+from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from . import tensormap

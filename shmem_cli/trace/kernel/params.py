@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...cuda.launch_values import LaunchError
+from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from .cubin import Kernel

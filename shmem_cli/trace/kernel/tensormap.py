@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import struct
 
-from ...cuda.launch_values import TENSORMAP
+from ...cuda.launch.values import TENSORMAP
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 

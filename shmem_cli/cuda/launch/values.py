@@ -13,8 +13,9 @@ import math
 import re
 import struct
 
-from ..hardware.arch import DEFAULT_ARCH, PROFILES
-from ..plumbing.errors import ShmemError, shorten
+from ...hardware.arch import DEFAULT_ARCH, PROFILES
+from ...plumbing.errors import ShmemError, shorten
+from .c_types import BF16, FLOAT_VECTORS, FLOATING, INTEGRAL, scalar_of
 
 #: the most threads a block may have: the default architecture profile's
 MAX_BLOCK_THREADS = PROFILES[DEFAULT_ARCH].max_threads
@@ -32,46 +33,6 @@ _FLOAT = re.compile(
 )
 _DIM = re.compile(r"[0-9]{1,10}\Z")
 _FLOAT_FORMAT = {2: "<e", 4: "<f", 8: "<d"}
-#: floating-point parameter types (C++, CUTLASS, PyTorch and Triton spellings), and their
-#: bytes: a decimal integer given to one is that number as a float (``--arg alpha=1`` is 1.0,
-#: as C++ converts it at the call); a hexadecimal one stays the raw bits
-_BF16 = ("bfloat16", "__nv_bfloat16", "cutlass::bfloat16_t", "c10::BFloat16")
-FLOATING = {
-    "float": 4,
-    "double": 8,
-    "half": 2,
-    "__half": 2,
-    "cutlass::half_t": 2,
-    "c10::Half": 2,
-    **dict.fromkeys(_BF16, 2),
-}
-#: C++'s integer types as a kernel's signature spells them (the demangler writes a typedef's
-#: type: ``int64_t`` is ``long``) and as a Triton entry's TTGIR gives them (``int32_t``), and
-#: their bytes: a float given to one is refused (``1e3`` stored the float's bits,
-#: 1,148,846,080, where C++ converts it to 1000 and Triton's launcher refuses it); a ``bool``
-#: takes any integer as C++ converts it, 0 or 1 (``2`` stored a byte the kernel's code never
-#: expects)
-INTEGRAL = {
-    "bool": 1,
-    **dict.fromkeys(("char", "signed char", "unsigned char"), 1),
-    **dict.fromkeys(("short", "unsigned short"), 2),
-    **dict.fromkeys(("int", "unsigned", "unsigned int"), 4),
-    **dict.fromkeys(("long", "unsigned long", "long long", "unsigned long long"), 8),
-    **{f"{u}int{8 * n}_t": n for u in ("", "u") for n in (1, 2, 4, 8)},
-}
-#: CUDA's vectors of floating components: each one's component type and count. Its ``--arg``
-#: is its components, ``X,Y`` for a ``float2``, each taken as its component type takes a
-#: number (``1,2`` is 1.0f, 2.0f); one number alone is refused (it filled the 8 bytes of a
-#: ``float2`` as a double)
-FLOAT_VECTORS = {
-    **{f"float{n}": ("float", n) for n in (1, 2, 3, 4)},
-    **{f"double{n}": ("double", n) for n in (1, 2, 3, 4)},
-    "double4_16a": ("double", 4),
-    "double4_32a": ("double", 4),
-    "__half2": ("__half", 2),
-    "half2": ("half", 2),
-    "__nv_bfloat162": ("__nv_bfloat16", 2),
-}
 
 
 class LaunchError(ShmemError):
@@ -246,7 +207,7 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
         try:
             if math.isinf(value_f) and "inf" not in t.lower():  # 1e309: a finite number, too big
                 raise OverflowError(t)
-            if floating in _BF16:
+            if floating in BF16:
                 return _bfloat16(value_f, t)
             return struct.pack(_FLOAT_FORMAT[size], value_f)
         except (OverflowError, struct.error):
@@ -413,16 +374,30 @@ def check_arg_form(key: str, value: str, where: str) -> None:
 def check_typed_form(value: str, where: str) -> None:
     """What a ``kernel.const`` or ``kernel.memory`` value ``[TYPE:]v,v,...`` must be whatever
     the kernel: each value a number some type takes (:func:`check_number`); ``@FILE`` is read
-    by the trace, and so is TYPE (trace/kernel/constants.py knows the type names)."""
+    by the trace; TYPE is one :func:`element_type` knows."""
     v = value.strip()
     if not v:
         raise LaunchError(f"{where}: the value is empty: give numbers or @FILE")
     if v.startswith("@"):
         return
-    _type, colon, numbers = v.partition(":")
+    type_name, colon, numbers = v.partition(":")
+    if colon:
+        element_type(type_name, where)
     numbers = numbers if colon else v
     fields = numbers.split(",")
     if len(fields) > 1 << 16:
         return  # the trace refuses the count (constants.MAX_CONST_VALUES)
     for i, field in enumerate(fields):
         check_number(field, f"{where} value {i}")
+
+
+def element_type(type_name: str, where: str) -> tuple[str, int]:
+    """(C type, bytes) of the ``TYPE`` of a ``TYPE:v,v,...`` value (:func:`scalar_of`), or the
+    error naming the types there are (``flaot``)."""
+    scalar = scalar_of(type_name.strip())
+    if scalar is None:
+        raise LaunchError(
+            f"{where}: unknown element type {shorten(type_name.strip())!r} (float, double, "
+            "half, int, unsigned, int8_t..uint64_t, char, short, long long)"
+        )
+    return scalar

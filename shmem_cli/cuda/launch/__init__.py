@@ -1,0 +1,2 @@
+"""A launch's values: C types and their bytes (:mod:`.c_types`), launch text to numbers
+(:mod:`.values`)."""
