@@ -18,10 +18,9 @@ from ..op_table import Step
 from ..operands import forget_bytes, read_u32
 from ..ops.floating import plain, rounding_mode
 from ..state import Block
-from .rows import Rows, WholeStep
+from .rows import EVERY, Rows, WholeStep
 
 _F64 = np.dtype(np.float64)
-_EVERY = slice(None)
 
 
 #: a source: (uniform, register, negated), or a value (RZ, an immediate) as a float
@@ -34,10 +33,10 @@ def _source(o: Operand, ins: Instruction) -> _Source | None:
     if isinstance(o, Reg) and o.kind in ("R", "UR") and not (o.inv or o.abs):
         if not o.is_zero:
             return o.kind == "UR", o.index, o.neg
-        value, _ = read_u32(o, "f", ins)(cast(Block, None), _EVERY)  # (RZ's: the same for all)
+        value, _ = read_u32(o, "f", ins)(cast(Block, None), EVERY)  # (RZ's: the same for all)
         return float(np.asarray(value, dtype=np.uint32).view(np.float32))
     if isinstance(o, Imm) and o.reloc is None and not o.abs:
-        value, _ = read_u32(o, "f", ins)(cast(Block, None), _EVERY)
+        value, _ = read_u32(o, "f", ins)(cast(Block, None), EVERY)
         return float(np.asarray(value, dtype=np.uint32).view(np.float32))
     return None
 
@@ -78,12 +77,12 @@ def float_step(ins: Instruction, general: Step) -> WholeStep | None:
         elif c is not None:
             (np.subtract if c[2] else np.add)(r, (rows.uf if c[0] else rows.f)[c[1]], out=r)
         if not plain(r, rows.wide_bits):
-            general(blk, _EVERY)
+            general(blk, EVERY)
             return
         rows.f[d][...] = r  # (the cast astype makes)
         t = [(rows.tur if u else rows.t)[i] for u, i in taints]
         np.bitwise_or(t[0] if len(t) == 2 else t[0] | t[2], t[1], out=rows.t[d])
         if blk.byte_clean:
-            forget_bytes(blk, "R", d, _EVERY)
+            forget_bytes(blk, "R", d, EVERY)
 
     return whole

@@ -10,6 +10,9 @@ import numpy as np
 
 from ..state import Block
 
+#: a whole step's threads: every one of the block's (the index its fallback step is given)
+EVERY = slice(None)
+
 
 class Rows:
     """Per register: its row of values (uint32, and the same bytes as float32) and of

@@ -19,10 +19,9 @@ from ..access_kind import access_width, recorded_kind
 from ..op_table import Context, Step
 from ..operands import forget_bytes
 from ..state import Block
-from .rows import Rows, WholeStep
+from .rows import EVERY, Rows, WholeStep
 
 _I64 = np.dtype(np.int64)
-_EVERY = slice(None)
 
 
 def _term(reg: Reg | None) -> tuple[bool, int] | None:
@@ -111,13 +110,13 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
             if np.count_nonzero(taint_words[q]):
                 ta = ta | int(np.bitwise_or.reduce(taints[q]))
             for k in range(words if b.byte_clean else 0):
-                forget_bytes(b, "R", d + k, _EVERY)
+                forget_bytes(b, "R", d + k, EVERY)
             b.r[d : d + words] = values[q][:, None]
             b.tr[d : d + words] = ta
             return
         at = _address(b, rows, terms, off, width)
         if at is None:
-            general(b, _EVERY)
+            general(b, EVERY)
             return
         a, ta = at
         b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
@@ -129,14 +128,14 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
         else:
             t = ta
         for k in range(words if b.byte_clean else 0):
-            forget_bytes(b, "R", d + k, _EVERY)
+            forget_bytes(b, "R", d + k, EVERY)
         b.r[d : d + words] = vals
         b.tr[d : d + words] = t
 
     def store_(b: Block, rows: Rows) -> None:
         at = _address(b, rows, terms, off, width)
         if at is None:
-            general(b, _EVERY)
+            general(b, EVERY)
             return
         a, ta = at
         t = rows.t[d] | ta  # the data's taint and the address's, each byte of the lane's
