@@ -1,7 +1,8 @@
 """The small op_misc labs whose launches are a kernel, a grid, a block and one int argument
-(tests/data/trace/tidreads, fencemerge, attnorder, attnmid: lab_common/misc_twice_parse.py
-writes ``runs``, op_misc per launch in launch order, for two Nsight Compute runs): the
-trace's figure of one launch, and the check each of their tests makes against both runs."""
+(tests/data/trace/tidreads, fencemerge, attnorder, attnmid; their table is
+tests/test_trace_misc_labs.py; lab_common/misc_twice_parse.py writes ``runs``, op_misc per
+launch in launch order, for two Nsight Compute runs): the trace's figure of one launch, and
+the check their test makes against both runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-// The lab's launches, in the order tests/test_trace_attnmid.py lists them.
+// The lab's launches, in the order tests/test_trace_misc_labs.py (ATTNMID) lists them.
 #include <cstdio>
 #include "../kernels.cu"
 int main() {

@@ -1,4 +1,4 @@
-// The lab's launches, in the order tests/test_trace_attnorder.py lists them.
+// The lab's launches, in the order tests/test_trace_misc_labs.py (ATTNORDER) lists them.
 #include <cstdio>
 #include "../kernels.cu"
 int main() {
