@@ -352,3 +352,63 @@ def test_a_sweep_without_a_build_cache_writes_nothing_outside_its_temporary_fold
         assert sorted(compiles) == sorted(n * [("-DPAD=0",), ("-DPAD=1",)])
     assert os.listdir(home) == [] and os.listdir(scratch) == []
     assert os.listdir(source.parent) == ["k.cu"]
+
+
+#: READS=1: one read a thread at stride 2 (two lanes a bank: 2 wavefronts for an ideal 1);
+#: READS=4: four reads a thread at stride 1 (4 wavefronts, all ideal). The stores (2,048
+#: floats, one a lane a request) are the same in both.
+WORK_KERNEL = r"""
+#ifndef READS
+#define READS 1
+#endif
+#define STRIDE (READS == 1 ? 2 : 1)
+extern "C" __global__ void work(float* out) {
+    __shared__ float s[2048];
+    for (int i = threadIdx.x; i < 2048; i += blockDim.x) s[i] = (float)i;
+    __syncthreads();
+    float acc = 0.f;
+    for (int r = 0; r < READS; ++r) acc += s[threadIdx.x * STRIDE + 32 * r];
+    out[threadIdx.x] = acc;
+}
+"""
+
+
+@pytest.mark.slow  # two compiles
+@needs_nvcc
+def test_a_define_that_changes_the_work_is_said_and_can_be_ranked_per_ideal(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "work.cu"
+    source.write_text(WORK_KERNEL)
+    code, doc, out = sweep_json(str(source), "--define", "READS=1,4", "-b", "32")
+    assert code == 0 and doc is not None, out
+    one, four = doc["variants"]
+    # by hand: 64 stores of 1 wavefront each in both; loads 1 request / 2 wavefronts and
+    # 4 requests / 4 wavefronts
+    assert one["totals"]["load"] == {"requests": 1, "wavefronts": 2, "ideal_wavefronts": 1}
+    assert four["totals"]["load"] == {"requests": 4, "wavefronts": 4, "ideal_wavefronts": 4}
+    assert one["bytes"] == {"load": 128, "store": 8192}
+    assert four["bytes"] == {"load": 512, "store": 8192}
+    assert (one["wavefronts"], four["wavefronts"]) == (66, 68)
+    assert one["work_note"] is None
+    assert four["work_note"] == "moves load 512 B (READS=1: 128 B)"
+    # by wavefronts (the default) the one that does less work wins, and the text says why
+    # that may mislead
+    assert doc["rank"] == "wavefronts" and doc["same_work"] is False
+    assert doc["best"]["defines"] == {"READS": "1"}
+    text = CliRunner().invoke(main, ["sweep", str(source), "--define", "READS=1,4", "-b", "32"])
+    assert text.exit_code == 0, text.output
+    flat = " ".join(text.output.split())
+    assert "a --define changed the work" in flat and "--rank per-ideal ranks them" in flat
+    # per ideal wavefront READS=4 pays its ideal (68 / 68), READS=1 66 / 65
+    code, doc, out = sweep_json(
+        str(source), "--define", "READS=1,4", "-b", "32", "--rank", "per-ideal"
+    )
+    assert code == 0 and doc is not None, out
+    assert doc["rank"] == "per-ideal" and doc["best"]["defines"] == {"READS": "4"}
+    text = CliRunner().invoke(
+        main, ["sweep", str(source), "--define", "READS=1,4", "-b", "32", "--rank", "per-ideal"]
+    )
+    flat = " ".join(text.output.split())
+    assert "best = fewest wavefronts per ideal wavefront (--rank per-ideal)" in flat
+    assert "best: READS=4: 68 wavefronts" in flat and "1.00 wavefronts per ideal one" in flat

@@ -2,8 +2,8 @@
 
 The options are ``shmem trace``'s launch (``--kernel``, ``--block``, ``--grid``,
 ``--arg``, ``--params``, ``--const``, ``--memory``, ``--cluster``, ``--dynamic-smem``,
-``--buffer-size``, ``--arch``, ``--nvcc-arg``, ``--build-cache``) and
-``--jobs``; :func:`launch_options` declares them once on the ``sweep`` command and
+``--buffer-size``, ``--arch``, ``--nvcc-arg``, ``--build-cache``), ``--jobs`` and
+``--rank``; :func:`launch_options` declares them once on the ``sweep`` command and
 hands them to it as one mapping. The work is in
 :mod:`shmem_cli.trace.fixes.compiled_sweep`.
 """
@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..analysis.sweep.report import RANKS
 from ..hardware.arch import DEFAULT_ARCH
 from .common import MAX_JOBS, emit_simple_report, fail, fail_input, fail_usage, require_file
 from .trace_budget import KEYS as BUDGET_KEYS
@@ -41,6 +42,7 @@ LAUNCH_DEFAULTS: dict[str, Any] = {
     "nvcc_args": (),
     "build_cache": None,
     "jobs": None,
+    "rank": "wavefronts",
     **dict.fromkeys(BUDGET_KEYS),
 }
 
@@ -109,6 +111,14 @@ _OPTIONS = (
         type=click.IntRange(1, MAX_JOBS),
         metavar="N",
         help="KERNEL.cu: compiles at once (default: the CPU count).",
+    ),
+    click.option(
+        "--rank",
+        type=click.Choice(RANKS),
+        default="wavefronts",
+        show_default=True,
+        help="KERNEL.cu: rank by total wavefronts, or by wavefronts per ideal wavefront "
+        "(where a --define changes the work, not only the layout).",
     ),
     *BUDGET_OPTIONS,
 )
@@ -180,7 +190,7 @@ def sweep_kernel(
         build_cache=build_cache_folder(launch["build_cache"]),
     )
     try:
-        result = run_compiled_sweep(request, axes, jobs=launch["jobs"])
+        result = run_compiled_sweep(request, axes, jobs=launch["jobs"], rank=launch["rank"])
     except ShmemError as exc:
         fail(exc)
     title = f"shmem sweep {path}"

@@ -37,7 +37,7 @@ def _table(result: CompiledSweep) -> Table:
         Column("fits", "right"),
         *[Column(f"{op} req / wf", "right") for op in ops],
     ]
-    notes = any(v.note or v.error is not None for v in result.variants)
+    notes = any(v.note or v.error is not None or result.work_note(v) for v in result.variants)
     if notes:
         columns.append(Column("note"))
     table = Table(columns)
@@ -65,9 +65,34 @@ def _table(result: CompiledSweep) -> Table:
                 first = v.error.message.strip().splitlines()[0] if v.error.message else ""
                 row.append(Styled(f"failed: {first}", "red"))
             else:
-                row.append(Styled(f"compiler: {v.note}" if v.note else "", "yellow"))
+                said = [f"compiler: {v.note}"] if v.note else []
+                said += [w] if (w := result.work_note(v)) else []
+                row.append(Styled("; ".join(said), "yellow"))
         table.add_row(*row)
     return table
+
+
+def _ranking(result: CompiledSweep) -> str:
+    if result.rank == "wavefronts":
+        return "fewest wavefronts, then fewest shared bytes, then sweep order"
+    return (
+        "fewest wavefronts per ideal wavefront (--rank per-ideal), then fewest wavefronts, "
+        "shared bytes, sweep order"
+    )
+
+
+def _work_warning(result: CompiledSweep) -> str:
+    """Said under the table where the variants move different numbers of bytes."""
+    if result.same_work:
+        return ""
+    said = (
+        "note: the variants move different numbers of shared-memory bytes (the note column): "
+        "a --define changed the work, or the compiler added or dropped accesses with it, not "
+        "only the layout, so fewer wavefronts may be less work"
+    )
+    if result.rank == "wavefronts":
+        said += "; --rank per-ideal ranks them by wavefronts per ideal wavefront"
+    return said
 
 
 def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
@@ -80,8 +105,7 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
         title,
         Styled(
             f"compiled sweep of {len(result.variants)} variant(s) (each compiled with -D and "
-            "traced; ranges inclusive); best = fewest wavefronts, then fewest shared bytes, "
-            "then sweep order",
+            f"traced; ranges inclusive); best = {_ranking(result)}",
             "dim",
         ),
         *[Styled(f"  {a.describe()}", "dim") for a in result.axes],
@@ -90,6 +114,8 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
     ]
     if result.arch_note:
         out.append(Styled(f"note: {result.arch_note}", "dim"))  # as shmem trace says it
+    if warning := _work_warning(result):
+        out.append(Styled(warning, "yellow"))
     failed = [v for v in result.variants if v.error is not None]
     for v in failed:
         assert v.error is not None
@@ -106,7 +132,9 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
     wavefronts = best.totals.wavefronts
     line.append(f": {wavefronts:,} wavefronts, {cost}")
     first = result.reference
-    if first is not None and first is not best and wavefronts:
+    if result.rank == "per-ideal":
+        line.append(f"; {best.conflict_factor:.2f} wavefronts per ideal one", "dim")
+    elif first is not None and first is not best and wavefronts:
         ratio = first.totals.wavefronts / wavefronts
         line.append(f"; {ratio:.2f}x fewer than {_settings(first)}", "dim")
     out.append(line)

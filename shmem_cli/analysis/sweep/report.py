@@ -23,6 +23,10 @@ from ...model import Totals
 from ...plumbing.errors import ShmemError
 from ...plumbing.frozen import frozen
 
+#: what a compiled sweep's variants are ranked by first (``--rank``): their wavefronts, or
+#: wavefronts per ideal wavefront (where a ``--define`` changes the work, not only the layout)
+RANKS = ("wavefronts", "per-ideal")
+
 #: a variant's figures, in this order (null for a variant without a result)
 VARIANT_KEYS = (
     "wavefronts",

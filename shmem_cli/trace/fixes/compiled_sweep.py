@@ -11,6 +11,13 @@ launch; the variants are ranked by total wavefronts, then by shared memory, then
 A variant that fails to compile or trace is kept with its error; the others still run.
 Where a variant's shared-memory instructions differ from the first variant's (the
 compiler split an ``LDS.128``), its note says how.
+
+A ``--define`` may change the work, not only the layout (a tile size, a trip count), and
+the compiler may add or drop shared-memory loads with it: where the variants move different
+numbers of shared-memory bytes (per op, lanes times their width), fewer wavefronts may only
+mean less work. Each such variant's note says what it moves beside the first variant's, and
+``rank="per-ideal"`` (``--rank per-ideal``) ranks by wavefronts per ideal wavefront (how many
+times its conflict-free cost each variant pays) instead of by wavefronts.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...analysis.sweep.report import RankedVariant, sweep_json
+from ...analysis.sweep.report import RANKS, RankedVariant, sweep_json
 from ...cuda import toolchain
 from ...cuda.build import compile_checked
 from ...cuda.cu_inputs import CuInputs
@@ -103,6 +110,21 @@ class Variant:
         assert self.kernel is not None
         return self.kernel.launch.static_smem + self.kernel.launch.dynamic_smem
 
+    def bytes_moved(self) -> dict[str, int]:
+        """Shared-memory bytes its accesses moved, per op (lanes times their width): the
+        same for any layout of the same work."""
+        assert self.kernel is not None
+        moved: Counter[str] = Counter()
+        for a in self.kernel.accesses:
+            moved[a.cost.op] += a.cost.lane_accesses * a.cost.width
+        return dict(sorted((op, n) for op, n in moved.items() if n))
+
+    @property
+    def conflict_factor(self) -> float:
+        """Wavefronts per ideal wavefront (1.0: conflict-free; 1.0 too with no traffic)."""
+        t = self.totals
+        return t.wavefronts / t.ideal_wavefronts if t.ideal_wavefronts else 1.0
+
     def opcodes(self) -> Counter[str]:
         """How many shared-memory SASS instructions of each opcode the variant executed."""
         assert self.kernel is not None
@@ -119,6 +141,7 @@ class CompiledSweep:
     #: why the variants were built for the ``a`` target, when shmem chose it (``shmem
     #: trace``'s words, said once for the sweep)
     arch_note: str | None = None
+    rank: str = "wavefronts"  # one of RANKS
 
     @property
     def reference(self) -> Variant | None:
@@ -133,10 +156,40 @@ class CompiledSweep:
         return v.valid and v.smem_bytes <= self.smem_limit
 
     @property
+    def same_work(self) -> bool:
+        """Whether every traced variant moves the first one's shared-memory bytes, op by op."""
+        ref = self.reference
+        if ref is None:
+            return True
+        first = ref.bytes_moved()
+        return all(v.bytes_moved() == first for v in self.variants if v.valid)
+
+    @property
     def best(self) -> Variant | None:
-        """Fewest wavefronts, then fewest shared bytes, then sweep order (valid and fitting)."""
+        """Fewest wavefronts (``per-ideal``: fewest per ideal wavefront, then fewest), then
+        fewest shared bytes, then sweep order (valid and fitting)."""
         ok = [v for v in self.variants if self.fits(v)]
-        return min(ok, key=lambda v: (v.totals.wavefronts, v.smem_bytes, v.index)) if ok else None
+        if not ok:
+            return None
+        if self.rank == "wavefronts":
+            return min(ok, key=lambda v: (v.totals.wavefronts, v.smem_bytes, v.index))
+        return min(
+            ok, key=lambda v: (v.conflict_factor, v.totals.wavefronts, v.smem_bytes, v.index)
+        )
+
+    def work_note(self, v: Variant) -> str:
+        """The ops whose bytes ``v`` moves are not the first variant's (``moves load 512 B
+        (READS=1: 128 B)``), else ""."""
+        ref = self.reference
+        if ref is None or not v.valid or v is ref:
+            return ""
+        mine, first = v.bytes_moved(), ref.bytes_moved()
+        ops = [op for op in sorted({*mine, *first}) if mine.get(op, 0) != first.get(op, 0)]
+        if not ops:
+            return ""
+        who = ", ".join(f"{n}={x}" for n, x in ref.defines)
+        said = [f"{op} {mine.get(op, 0):,} B ({who}: {first.get(op, 0):,} B)" for op in ops]
+        return "moves " + ", ".join(said)
 
     def to_json(self) -> dict[str, Any]:
         best = self.best
@@ -148,7 +201,12 @@ class CompiledSweep:
             variants=[self._ranked(v) for v in self.variants],
             best=None if best is None else self._ranked(best),
         )
-        return {**doc, "arch_note": self.arch_note}
+        return {
+            **doc,
+            "arch_note": self.arch_note,
+            "rank": self.rank,
+            "same_work": self.same_work,
+        }
 
     def _ranked(self, v: Variant) -> RankedVariant:
         k = v.kernel
@@ -162,6 +220,8 @@ class CompiledSweep:
             error=v.error,
             details={
                 "note": v.note or None,
+                "work_note": self.work_note(v) or None,
+                "bytes": None if k is None else v.bytes_moved(),
                 "totals": None
                 if k is None
                 else {op: k.totals[op].json(*OP_TOTALS_KEYS) for op in TRACE_OPS},
@@ -274,9 +334,12 @@ def run_compiled_sweep(
     *,
     jobs: int | None = None,
     progress: Callable[[str], None] | None = None,
+    rank: str = "wavefronts",
 ) -> CompiledSweep:
     """Compile and trace every combination of ``axes`` (``request`` gives the file and the
-    launch; its ``nvcc_args`` go to every compile)."""
+    launch; its ``nvcc_args`` go to every compile), ranked by ``rank`` (one of RANKS)."""
+    if rank not in RANKS:
+        raise ValueError(f"rank is one of {RANKS}, not {rank!r}")
     names = [a.name for a in axes]
     if len(set(names)) != len(names):
         raise ShmemError("a --define names the same macro twice; give its values once")
@@ -356,4 +419,5 @@ def run_compiled_sweep(
         tuple(variants),
         limit,
         arch_note="; ".join(notes) or None,
+        rank=rank,
     )
