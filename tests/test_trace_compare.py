@@ -201,6 +201,10 @@ def test_two_printings_of_one_instruction_have_one_key() -> None:
     assert sass_key("IMAD R5, R2.reuse, UR9, RZ") == sass_key("IMAD R5, R2, UR9, RZ")
     assert sass_key("@P3 BRA 0x7eff477b1600") != sass_key("@!P3 BRA 0x7eff477b1600")
     assert sass_key("STS [R1], R2") != sass_key("STS [R1+0x4], R2")
+    # the disassembler's annotation of a spill, which the cubin's listing drops
+    spill = 'STL.S16 [R1], R2 (*"SpillRefill"*)'
+    assert sass_key(spill) == sass_key("STL.S16 [R1], R2 ;")
+    assert sass_key('STL [R1], R2 (*"a"b"*)') != sass_key("STL [R1], R2")
 
 
 #: a table as Nsight Compute exports it for a kernel with no shared-memory instruction: the

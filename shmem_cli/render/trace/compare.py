@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...plumbing.errors import file_line, one_line, shorten
+from ...plumbing.errors import brief_name, file_line, one_line, shorten
 from ...trace.ncu.compare import VERDICTS, ComparedTrace, KernelCompare
 from ..options import RenderOptions
 from ..plain import Block, Column, Styled, Table, layout
@@ -40,7 +40,8 @@ def render_compare_text(compares: Sequence[KernelCompare]) -> str:
     """One block per kernel: a verdict line, then a row per shared-memory instruction."""
     out: list[str] = []
     for c in compares:
-        head = f"--compare {one_line(c.csv)}: {one_line(c.kernel)}"  # user text, one line
+        # user text, one line; a CUTLASS kernel's name (2,400 characters) cut as the header cuts it
+        head = f"--compare {one_line(c.csv)}: {one_line(brief_name(c.kernel))}"
         if c.page == "raw":  # no binary to check
             out.append(_ops_text(head, c))
             continue

@@ -168,8 +168,13 @@ _LABEL = re.compile(r" `\(")
 
 
 def normal_sass(text: str) -> str:
-    """SASS text without layout and ``.reuse`` flags (ncu prints none)."""
-    return " ".join(text.replace(".reuse", "").split()).rstrip(" ;")
+    """SASS text without layout, ``.reuse`` flags (ncu prints none) and a trailing
+    annotation such as ``(*"SpillRefill"*)``, which the cubin's side drops too."""
+    plain = " ".join(text.replace(".reuse", "").split()).rstrip(" ;")
+    start = plain.rfind('(*"') if plain.endswith('"*)') else -1  # linear: a field is anyone's
+    if start >= 0 and '"' not in plain[start + 3 : -3]:
+        plain = plain[:start].rstrip(" ;")
+    return plain
 
 
 def sass_key(text: str) -> tuple[str, ...]:
