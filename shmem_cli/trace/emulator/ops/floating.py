@@ -165,6 +165,22 @@ def _maybe_halfway(r: Any) -> bool:
     return bool(np.count_nonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)))
 
 
+def _exact_at(r: Any, p: Any, c: Any, v: Any) -> Any:
+    """``v`` (the float32 bits cast from the float64 sums ``r`` of the exact products ``p``
+    and the float32 addends ``c``) with the lanes :func:`_maybe_halfway` names rounded
+    exactly (:func:`round_exact_f32`): elsewhere the exact rounding is the cast (no tie to
+    round twice onto), so only those lanes are made (a batch of many blocks has a few)."""
+    if np.ndim(r) != 1 or np.ndim(v) != 1:
+        return round_exact_f32(*two_sum(p, np.asarray(c, dtype=np.float64)), "RN", False)
+    bits = r.view(np.uint64)
+    tie = (bits & _LOW29) == _HALF29
+    at = np.flatnonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE))
+    pp = np.broadcast_to(p, r.shape)[at]
+    cc = np.broadcast_to(np.asarray(c, dtype=np.float64), r.shape)[at]
+    v[at] = round_exact_f32(*two_sum(pp, cc), "RN", False)
+    return v
+
+
 _ODD: dict[tuple[int, ...], tuple[Any, ...]] = {}  # plain's constants, per shape
 _U64 = np.dtype(np.uint64)
 
@@ -268,7 +284,7 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
                 with np.errstate(invalid="ignore", over="ignore"):
                     v = canonical_nan32(r, r.astype(np.float32).view(_U))
                 if c is not None and _maybe_halfway(r):
-                    v = round_exact_f32(*two_sum(p, c.astype(np.float64)), "RN", False)
+                    v = _exact_at(r, p, c, v)
                 v = spread(v, b.count(ix))
             w(b, ix, v, tx | ty)
 
