@@ -328,3 +328,38 @@ def test_a_float_of_an_extern_c_kernel_takes_an_integer_as_a_float(tmp_path: Pat
         )
         (s,) = [a for a in plan.arguments if a.param.name == "s"]
         assert s.data == struct.pack("<I", bits)
+
+
+REQNTID = DATA / "reqntid" / "reqntid.sm_90.cubin"
+
+
+def test_a_kernel_s_reqntid_is_read_and_none_without() -> None:
+    (k,) = read_cubin(REQNTID).kernels
+    assert k.required_block == (64, 1, 1)  # reqntid.ptx: .reqntid 64, 1, 1
+    assert all(k.required_block is None for k in read_cubin(META).kernels)
+
+
+@needs_nvdisasm
+def test_a_reqntid_kernel_is_traced_with_its_own_block_and_refuses_another() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    res = CliRunner().invoke(main, ["trace", str(REQNTID), "-f", "json"])
+    assert res.exit_code == 0, res.output
+    k = json.loads(res.output)["files"][0]["kernels"][0]
+    assert k["block"] == [64, 1, 1]
+    # by hand: 2 warps; s[2 t]: two lanes a bank, 2 wavefronts a store; s[t]: 1 a load
+    assert (k["totals"]["store"]["requests"], k["totals"]["store"]["wavefronts"]) == (2, 4)
+    assert (k["totals"]["load"]["requests"], k["totals"]["load"]["wavefronts"]) == (2, 2)
+    res = CliRunner().invoke(main, ["trace", str(REQNTID), "-b", "64"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["trace", str(REQNTID), "-b", "128"])
+    assert res.exit_code == 2
+    assert "built for a block of exactly 64x1x1 (.reqntid" in res.output
+    assert "leave --block out" in res.output and "Traceback" not in res.output
+    # without .reqntid a binary still needs --block, said as before
+    res = CliRunner().invoke(main, ["trace", str(DATA / "onewarp" / "onewarp.sm_90.cubin")])
+    assert res.exit_code == 2 and "--block is required to trace" in res.output

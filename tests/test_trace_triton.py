@@ -263,7 +263,8 @@ def test_a_file_with_no_entry_beside_it_is_not_a_triton_entry(tmp_path: Path) ->
     lone = tmp_path / "layernorm_rows.ttgir"
     shutil.copyfile(DATA / launch("layernorm")["entry"] / "layernorm_rows.ttgir", lone)
     result = run(str(lone), "--grid", "2")
-    assert result.exit_code == 2 and "--block is required" in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "a file of a Triton cache entry, traced with its .json and .cubin" in result.output
 
 
 def test_a_triton_cubin_copied_out_of_its_entry_says_what_the_entry_holds(tmp_path: Path) -> None:

@@ -235,7 +235,8 @@ def trace(
         copied = copied_out(path)
         if copied is not None:  # a Triton cubin without its entry: say where its launch is
             fail_input(ShmemError(copied, path=str(path), code="invalid-launch"))
-        fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
+        if path.suffix.lower() in (".cu", ".cuh"):  # a binary's .reqntid may give the block
+            fail_usage("--block is required to trace (e.g. --block 256 or --block 32,8)")
     block_dims, grid_dims = parse_launch_sizes("1" if block is None else block, grid)
     max_rows = parse_rows(rows)
     request = TraceRequest(
@@ -288,9 +289,7 @@ def trace(
             if suggest:
                 from ..trace.fixes.suggest_kernel import trace_with_suggestions
 
-                launch = _launch_words(
-                    "1" if block is None else block, grid, args, dynamic_smem, kernel_name
-                )
+                launch = _launch_words(block, grid, args, dynamic_smem, kernel_name)
                 launch += _build_words(arch, nvcc_args, cluster, consts, params_file, memory)
                 launch += ["--build-cache", build_cache] if build_cache else []
                 traced = trace_with_suggestions(
@@ -382,10 +381,15 @@ def build_cache_folder(given: str | None) -> str | None:
 
 
 def _launch_words(
-    block: str, grid: str, args: tuple[str, ...], dynamic_smem: int | None, kernel: str | None
+    block: str | None,
+    grid: str,
+    args: tuple[str, ...],
+    dynamic_smem: int | None,
+    kernel: str | None,
 ) -> list[str]:
-    """The launch options again, for the ``shmem sweep`` command a suggestion names."""
-    words = [*(["-k", kernel] if kernel else []), "-b", block]
+    """The launch options again, for the ``shmem sweep`` command a suggestion names (no
+    ``-b`` where none was given: a Triton entry's or a ``.reqntid`` kernel's own block)."""
+    words = [*(["-k", kernel] if kernel else []), *(["-b", block] if block else [])]
     if grid != "1":
         words += ["-g", grid]
     for a in args:

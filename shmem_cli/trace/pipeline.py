@@ -342,6 +342,7 @@ def _plan(
         )  # fmt: skip
         block, grid, args = launch.block, launch.grid, launch.args
         dynamic_smem, sizes, cluster = launch.dynamic_smem, launch.buffer_sizes, launch.cluster
+    block = block or kernel.required_block  # .reqntid: the one block CUDA launches it with
     if block is None:
         why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
         raise ShmemError(why, code="invalid-launch")

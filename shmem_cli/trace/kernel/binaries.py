@@ -126,6 +126,8 @@ _NOT_A_KERNEL = {
     ".ptx": ": PTX, which ptxas compiles (ptxas -arch=sm_XX -o k.cubin k.ptx: trace k.cubin)",
     ".fatbin": ": a fat binary (cuobjdump -xelf all k.fatbin extracts its cubins: trace one)",
     ".a": ": an archive (ar x it, and trace the object file that holds the kernel)",
+    ".ttgir": ": a file of a Triton cache entry, traced with its .json and .cubin beside it "
+    "(trace the entry's folder)",
 }
 
 

@@ -40,6 +40,8 @@ EIATTR_CBANK_PARAM_SIZE = 0x19
 EIATTR_KPARAM_INFO_V2 = 0x45
 EIATTR_CTA_PER_CLUSTER = 0x3D  # __cluster_dims__(x, y, z): three 32-bit sizes
 EIATTR_MAX_THREADS = 0x05  # __launch_bounds__ (.maxntid x, y, z): the most threads a block
+#: .reqntid x, y, z (Triton writes it: num_warps x 32, 1, 1): the one block CUDA launches it with
+EIATTR_REQNTID = 0x10
 EIATTR_REGCOUNT = 0x2F  # in .nv.info: a function's symbol index and its registers a thread
 MAX_PARAMS = 32_768  # a parameter block is at most 32,764 bytes
 BANK_BYTES = 1 << 16  # constant bank 0, which holds the parameter block
@@ -82,6 +84,9 @@ class Kernel:
     # threads a block (EIATTR_MAX_THREADS), None without: what a launch's block may be
     registers: int = 0
     max_threads: tuple[int, int, int] | None = None
+    # the block its PTX requires (.reqntid: EIATTR_REQNTID), None without: CUDA launches it
+    # with exactly this block, and a launch that gives none takes it
+    required_block: tuple[int, int, int] | None = None
 
     @property
     def static_shared_bytes(self) -> int:
@@ -170,20 +175,33 @@ _READ = {
     EIATTR_CBANK_PARAM_SIZE: ("EIATTR_CBANK_PARAM_SIZE", 2),
     EIATTR_CTA_PER_CLUSTER: ("EIATTR_CTA_PER_CLUSTER", 12),
     EIATTR_MAX_THREADS: ("EIATTR_MAX_THREADS", 12),
+    EIATTR_REQNTID: ("EIATTR_REQNTID", 12),
     EIATTR_REGCOUNT: ("EIATTR_REGCOUNT", 8),
 }
 
 
-def _kernel_attributes(
-    body: bytes, path: str = "", start: int = 0
-) -> tuple[list[KernelParam], int | None, int | None, Dims | None, Dims | None]:
-    """A kernel's .nv.info.NAME: its parameters, their base and size in constant bank 0,
-    its __cluster_dims__ and its __launch_bounds__ threads (None where not said)."""
+@frozen
+class _Attributes:
+    """What a kernel's .nv.info.NAME says: its parameters, their base and size in constant
+    bank 0, and the three sizes a launch is checked against (None where not said)."""
+
+    params: list[KernelParam]
+    base: int | None
+    size: int | None
+    cluster: Dims | None  # __cluster_dims__
+    most: Dims | None  # __launch_bounds__ (.maxntid)
+    required: Dims | None  # .reqntid
+
+
+_DIMS = (EIATTR_CTA_PER_CLUSTER, EIATTR_MAX_THREADS, EIATTR_REQNTID)
+
+
+def _kernel_attributes(body: bytes, path: str = "", start: int = 0) -> _Attributes:
+    """A kernel's .nv.info.NAME read (the sizes are checked where a launch uses them)."""
     params: list[KernelParam] = []
     base: int | None = None
     size: int | None = None
-    cluster: Dims | None = None
-    most: Dims | None = None
+    dims: dict[int, Dims] = {}
     for _at, attr, value in _attributes(body, path, start):
         if len(params) > MAX_PARAMS:
             raise ShmemError(
@@ -202,14 +220,18 @@ def _kernel_attributes(
             _symbol, base, size = struct.unpack_from("<IHH", value)
         elif attr == EIATTR_CBANK_PARAM_SIZE and size is None:
             (size,) = struct.unpack_from("<H", value)
-        elif attr == EIATTR_CTA_PER_CLUSTER:
-            dims = struct.unpack_from("<III", value)  # checked where a launch uses it
-            cluster = (dims[0], dims[1], dims[2])
-        elif attr == EIATTR_MAX_THREADS:
-            dims = struct.unpack_from("<III", value)
-            most = (dims[0], dims[1], dims[2])
+        elif attr in _DIMS:
+            x, y, z = struct.unpack_from("<III", value)
+            dims[attr] = (x, y, z)
     _check_params(params, base, size, path, start)
-    return sorted(params, key=lambda p: p.ordinal), base, size, cluster, most
+    return _Attributes(
+        sorted(params, key=lambda p: p.ordinal),
+        base,
+        size,
+        dims.get(EIATTR_CTA_PER_CLUSTER),
+        dims.get(EIATTR_MAX_THREADS),
+        dims.get(EIATTR_REQNTID),
+    )
 
 
 def _check_params(
@@ -300,7 +322,8 @@ def read_cubin(
         info_section = elf.by_name.get(f".nv.info.{name}")
         body = elf.body(info_section) if info_section else b""
         start = info_section.offset if info_section else 0
-        params, base, size, cluster, most = _kernel_attributes(body, str(path), start)
+        read = _kernel_attributes(body, str(path), start)
+        params, base, size = read.params, read.base, read.size
         shared = elf.by_name.get(f".nv.shared.{name}")
         text = elf.code_of(entry)
         full = demangled.get(name) or name
@@ -315,11 +338,12 @@ def read_cubin(
                 shared_section_bytes=shared.size if shared else 0,
                 reserved_shared_bytes=reserved if shared else 0,
                 code_bytes=text.size,
-                cluster_dims=cluster,
+                cluster_dims=read.cluster,
                 symbol=entry.symbol,
                 arch=target.base,
                 registers=registers.get(entry.symbol, 0),
-                max_threads=most,
+                max_threads=read.most,
+                required_block=read.required,
             )
         )
     elf.check_function_addresses()  # after each kernel's symbol is checked (code_of)

@@ -4,15 +4,12 @@
 name in the CUDA source. VALUE is
 
 * a number: decimal or ``0x`` hexadecimal integer, or a float (``1.5``, ``1e-3``, ``inf``),
-  stored in the parameter's size (1, 2, 4 or 8 bytes; floats as half, float or double by that
-  size);
-* several numbers ``a,b,c`` for a struct passed by value (CuTe shapes and strides): the fields
-  are filled in order. When the parameter's size divides evenly into that many fields of 1, 2,
-  4 or 8 bytes, each field gets that size (``--arg 0=128,128,128`` fills a 12-byte ``Dims{int
-  m, n, k}``); otherwise the values are 4-byte fields from offset 0 and the rest stays zero;
-* ``@FILE.bin`` (raw bytes) or ``@FILE.npy`` (a NumPy array; its bytes) for a pointer
-  parameter: a global buffer with that content; for a 128-byte parameter, the bytes of a
-  ``CUtensorMap`` dumped on a GPU (its global memory becomes a zero-filled buffer here);
+  stored in the parameter's size (1, 2, 4 or 8 bytes; floats as half, float or double);
+* several numbers ``a,b,c`` for a struct passed by value (CuTe shapes and strides), in order:
+  fields of the parameter's size over their count where that is 1, 2, 4 or 8 bytes (``--arg
+  0=128,128,128``: a 12-byte ``Dims{int m, n, k}``), else 4-byte fields, the rest zero;
+* ``@FILE.bin`` (raw bytes) or ``@FILE.npy`` (a NumPy array's bytes): a pointer's buffer;
+  for a 128-byte parameter, a ``CUtensorMap`` dumped on a GPU (its memory zero-filled here);
 * ``tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B[,data=@A.bin]`` for a
   ``CUtensorMap`` parameter: what ``cuTensorMapEncodeTiled`` takes (:mod:`.tensormap`); its
   global memory is the data file or a zero-filled buffer.
@@ -21,9 +18,8 @@ name in the CUDA source. VALUE is
 ``--params`` block): a pointer to a new buffer (``@FILE``, ``zeros:BYTES``), a number
 (``NUMBER[:WIDTH]``) or a tensor map (:mod:`.param_fields`).
 
-Pointer parameters without ``--arg`` get a zero-filled synthetic buffer of ``--buffer-size``
-bytes each; other parameters without ``--arg`` are 0. Both are listed in the report (an
-address computed from a zero-filled buffer is marked as data-dependent).
+Without ``--arg`` a pointer gets a zero-filled buffer of ``--buffer-size`` bytes, any other
+parameter 0; the report lists both (an address made from zeros is marked data-dependent).
 """
 
 from __future__ import annotations
@@ -243,10 +239,16 @@ def check_shared(kernel: Kernel, dynamic_smem: int) -> None:
 
 
 def check_block(kernel: Kernel, block: tuple[int, int, int]) -> None:
-    """Refuse a block CUDA does not launch for this kernel (too many resources requested):
-    more threads than its ``__launch_bounds__`` or than an SM has registers for."""
+    """Refuse a block CUDA does not launch for this kernel: not its ``.reqntid``, or more
+    threads than its ``__launch_bounds__`` or than an SM has registers for."""
     threads = block[0] * block[1] * block[2]
     said = f"--block {','.join(map(str, block))} ({threads:,} threads): {brief_name(kernel.name)}"
+    need = kernel.required_block
+    if need is not None and block != need:
+        raise LaunchError(
+            f"{said} was built for a block of exactly {need[0]}x{need[1]}x{need[2]} (.reqntid; "
+            f"Triton's num_warps x 32), and CUDA refuses any other: leave --block out"
+        )
     most = kernel.max_threads  # (a block past the SM's 1,024: check_dims, before)
     if most is not None and threads > most[0] * most[1] * most[2]:
         raise LaunchError(
@@ -398,8 +400,7 @@ def _files(buffers: Sequence[Buffer]) -> int:
 def _check_global(
     buffers: Sequence[Buffer], maps: Sequence[TensorMapArg], fields: Sequence[FieldArg]
 ) -> None:
-    """Every buffer and tensor map of the launch fits in :data:`MAX_GLOBAL_BYTES` of global
-    memory (the emulator reserves it and makes only the touched pages real)."""
+    """Every buffer and tensor map of the launch fits in :data:`MAX_GLOBAL_BYTES`."""
     sizes = [b.size for b in buffers] + [tensormap.extent(m.map) for m in maps]
     total = sum(sizes) + sum(f.buffer_size for f in fields)
     if total > MAX_GLOBAL_BYTES:
@@ -411,9 +412,8 @@ def _check_global(
 
 
 def name_defaults(exc: ShmemError, defaulted: Sequence[str]) -> None:
-    """Say in a launch's error which parameters nobody gave: a size or stride left at 0 (a
-    forgotten ``--arg``) sends addresses astray or a loop nowhere; not where the error
-    already says how to give the launch's data (a :class:`.TraceError`'s ``gives_data``)."""
+    """Say in a launch's error which parameters nobody gave (a size left at 0 sends addresses
+    astray), unless it says how to give the data (a :class:`.TraceError`'s ``gives_data``)."""
     if defaulted and not (isinstance(exc, TraceError) and exc.gives_data):
         exc.message += (
             f" (parameter(s) {', '.join(defaulted)} were not given and are 0: give the launch's "
