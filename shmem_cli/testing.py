@@ -27,16 +27,23 @@ Selector = int | str  # a source line, "file:line", a pc "0x01a0", an opcode pre
 
 
 def _trace_matches(a: TraceAccess, selector: Selector) -> bool:
+    """Whether ``selector`` names the access: its line (or the user's line that called it
+    through a helper, ``SassSite.caller``), its pc or its opcode."""
+    lines = [(a.site.file, a.site.line), a.site.caller or (None, None)]
     if isinstance(selector, int):
-        return a.site.line == selector
+        return any(line == selector for _, line in lines)
     s = selector.strip()
     if s[:2].lower() == "0x" and len(s) <= 18 and all(c in string.hexdigits for c in s[2:]):
         return a.site.pc == int(s, 16) if len(s) > 2 else False
     where, _, line = s.rpartition(":")
-    if where and line.isdigit() and a.site.file is not None and a.site.line == int(line):
-        path = a.site.file.replace("\\", "/")
-        return path == where or path.endswith("/" + where.lstrip("./"))
+    if where and line.isdigit():
+        return any(_same_file(f, where) for f, n in lines if f is not None and n == int(line))
     return a.site.opcode == s or a.site.opcode.startswith(s + ".")
+
+
+def _same_file(file: str, written: str) -> bool:
+    path = file.replace("\\", "/")
+    return path == written or path.endswith("/" + written.lstrip("./"))
 
 
 def _describe(acc: SiteCost, what: str, width: int) -> str:

@@ -46,6 +46,11 @@ class Instruction:
     #: the user's other lines this instruction's inlined library code may come from, where
     #: the line table cannot tell (:mod:`.inline_siblings`); the reported line is ptxas's pick
     siblings: Locations = ()
+    #: the user's own line that called the reported line's code through inlining (a helper's
+    #: ``ldmatrix`` asm placed at its line, called from the kernel's line 63): the next of the
+    #: user's lines out along the chain; None where there is none, or where the chain cannot
+    #: be told from a sibling call's (``siblings``)
+    caller: tuple[str, int] | None = None
 
     @property
     def user_location(self) -> tuple[str, int] | None:

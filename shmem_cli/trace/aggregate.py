@@ -79,6 +79,7 @@ def trace_access(
     inner = ins.locations[0] if ins.locations else None
     if inner is not None and inner == (file, line):
         inner = None
+    caller = ins.caller if ins.caller != (file, line) else None
     ranges = [(0, rec.n), *((start, end) for start, end, _ in rec.spans)]
     answers = _answers(rec, arch)
     cost, *spans = records_costs(
@@ -98,7 +99,9 @@ def trace_access(
         cost = plus(cost, again.cost)
     cost = with_heat(cost, rec, arch, HeatRoom() if room is None else room, answers)
     return TraceAccess(
-        site=SassSite(ins.pc, ins.text, ins.name, file, line, inner, also=ins.siblings),
+        site=SassSite(
+            ins.pc, ins.text, ins.name, file, line, inner, also=ins.siblings, caller=caller
+        ),
         cost=cost,
         data_dependent_requests=weight * dependent + again.dependent,
         inexact_requests=weight * inexact + again.inexact,
@@ -231,12 +234,15 @@ def _sum(accesses: Iterable[TraceAccess]) -> Totals:
 
 
 def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
-    """The accesses added up per source line, in file and line order."""
-    groups: dict[tuple[str, int], list[TraceAccess]] = {}
+    """The accesses added up per source line, in file and line order; a line the user's
+    helper holds once per line that called it (``SassSite.caller``), those it has none for
+    first."""
+    groups: dict[tuple[str, int, tuple[str, int]], list[TraceAccess]] = {}
     for a in accesses:
-        groups.setdefault((a.site.file or "", a.site.line or 0), []).append(a)
+        key = (a.site.file or "", a.site.line or 0, a.site.caller or ("", 0))
+        groups.setdefault(key, []).append(a)
     out = []
-    for (file, line), group in sorted(groups.items()):
+    for (file, line, caller), group in sorted(groups.items()):
         ops: list[str] = []
         for a in group:
             if a.cost.op not in ops:
@@ -248,6 +254,7 @@ def line_totals(accesses: Sequence[TraceAccess]) -> tuple[LineTotals, ...]:
                 ops=tuple(ops),
                 instructions=len(group),
                 totals=_sum(group),
+                caller=caller if caller[0] else None,
             )
         )
     return tuple(out)

@@ -51,7 +51,7 @@ from .kernel.cubin import (
     read_cubin,
 )
 from .kernel.launch import LaunchPlan, plan_launch
-from .kernel.line_table import caller_links
+from .kernel.line_table import LineRows, line_rows
 from .kernel.params import Param, kernel_params
 from .kernel.signature import declared_type, param_declarations
 from .result import FileTrace
@@ -101,7 +101,7 @@ class LoadedKernel:
     libraries: tuple[str, ...] = ()
     #: (location, its caller's) of every inlined row of the kernel's line table, those
     #: nvdisasm does not print included (:mod:`.kernel.line_table`)
-    callers: tuple[tuple[tuple[str, int], tuple[str, int]], ...] = ()
+    callers: LineRows = LineRows()  # the line table's rows: callers nvdisasm may not print
 
 
 @frozen
@@ -276,7 +276,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
         scope = disassembly_scope(chosen, (kernel,))
         disassembly = _disassemble(chosen, scope, built.sass)
         constants = read_constants(chosen.path, kernel.mangled)
-        callers = caller_links(chosen.path, kernel.mangled)
+        callers = line_rows(chosen.path, kernel.mangled)
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:

@@ -54,6 +54,10 @@ class SassSite:
     #: the user's other lines the library code may have been inlined from, where the line
     #: table cannot tell (inlining through shared library lines): the line is ptxas's pick
     also: tuple[tuple[str, int], ...] = ()
+    #: the user's line that called the reported line's code through inlining (a helper of
+    #: the user's own, ``ldsm_x4(...)`` at line 63 reaching its ``asm`` at line 31); None
+    #: where the reported line is not reached from another line of the user's
+    caller: tuple[str, int] | None = None
 
     @property
     def name(self) -> str:
@@ -141,6 +145,7 @@ class TraceAccess:
             "line": site.line,
             "inner": None if site.inner is None else {"file": site.inner[0], "line": site.inner[1]},
             "also": [{"file": f, "line": n} for f, n in site.also],
+            "caller": _location(site.caller),
             "pc": site.pc,
             "sass": site.sass,
             "opcode": site.opcode,
@@ -184,20 +189,27 @@ class TraceAccess:
         return out
 
 
+def _location(where: tuple[str, int] | None) -> dict[str, Any] | None:
+    return None if where is None else {"file": where[0], "line": where[1]}
+
+
 @frozen
 class LineTotals:
-    """Every shared-memory instruction of one source line, added up."""
+    """Every shared-memory instruction of one source line (and one call of it: ``caller``,
+    the user's line that reached it through a helper of the user's own), added up."""
 
     file: str | None
     line: int | None
     ops: tuple[str, ...]
     instructions: int
     totals: Totals
+    caller: tuple[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
+            "caller": _location(self.caller),
             "ops": list(self.ops),
             "instructions": self.instructions,
             **self.totals.json("requests", "wavefronts", "ideal_wavefronts", "max_ways", "cycles"),

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..cuda.inline_siblings import sibling_lines
-from ..cuda.sass import TOOLKIT_HEADER, Function, source_lines
+from ..cuda.sass import TOOLKIT_HEADER, Function, Instruction, source_lines
 from ..cuda.sources import SourceTree
+from .kernel.line_table import LineRows
 
 __all__ = ["COMPILED", "compiled_files", "placed_lines", "user_files"]
 
@@ -73,21 +74,53 @@ def placed_lines(
     function: Function,
     tree: SourceTree,
     libraries: Sequence[str],
-    callers: Sequence[tuple[Location, Location]],
+    table: LineRows,
     *,
     binary: bool,
 ) -> dict[int, Location]:
     """pc -> the line each instruction of ``function`` is reported at (``binary``: a cubin's or
     an executable's, whose build is unknown: see the module docstring); each instruction whose
     user line the line table cannot tell from a sibling call's is marked with the other lines
-    (:mod:`..cuda.inline_siblings`), for the report to say so."""
+    (:mod:`..cuda.inline_siblings`), for the report to say so, and each one whose line the user's
+    own helper holds with the user's line that called it (:attr:`Instruction.caller`)."""
     user = user_files(tree, libraries)
     first = compiled_files(libraries) if binary else None
     lines = source_lines(function, user, first)
-    found = sibling_lines(function, lines, first or user, callers)
-    if found:
-        function.instructions = [
-            dataclasses.replace(i, siblings=found[i.pc]) if i.pc in found else i
-            for i in function.instructions
-        ]
+    found = sibling_lines(function, lines, first or user, table.links)
+    mine = (lambda f: first(f) or user(f)) if first is not None else user
+    callers: dict[Location, set[Location]] = {}
+    chains = (i.locations for i in function.instructions)
+    pairs = (p for c in chains for p in zip(c, c[1:], strict=False))
+    for inner, outer in (*pairs, *table.links):
+        callers.setdefault(inner, set()).add(outer)
+    function.instructions = [
+        _with_caller(i, lines.get(i.pc), found.get(i.pc, ()), table, callers, mine)
+        for i in function.instructions
+    ]
     return lines
+
+
+def _with_caller(
+    ins: Instruction,
+    placed: Location | None,
+    siblings: tuple[Location, ...],
+    table: LineRows,
+    callers: dict[Location, set[Location]],
+    mine: Callable[[str], bool],
+) -> Instruction:
+    """``ins`` with its sibling lines and the user's line that called its placed line: the
+    caller the line table's row at its pc names where the placed line is that row's innermost
+    location (its ``.loc`` names its caller: exact), else the placed line's only caller in the
+    whole table; none where the line may be a sibling call's, or the call is not told."""
+    caller = None
+    if placed is not None and not siblings:
+        row = table.at(ins.pc)
+        if row is not None and row[0] == placed:
+            caller = row[1]
+        elif len(callers.get(placed, ())) == 1:
+            (caller,) = callers[placed]
+        if caller is not None and (caller == placed or not mine(caller[0])):
+            caller = None
+    if not siblings and caller is None:
+        return ins
+    return dataclasses.replace(ins, siblings=siblings, caller=caller)

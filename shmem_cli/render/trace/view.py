@@ -34,12 +34,23 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 
+def _called(cell: Styled, file: str | None, caller: tuple[str, int] | None) -> Styled:
+    """``cell`` with the user's line that called it through a helper of the user's own,
+    dimmed: ``fa2.cu:31 (from 63)``, ``utils.h:160 (from flash_fwd_kernel.h:379)``."""
+    if caller is not None:
+        said = str(caller[1]) if caller[0] == file else where(caller[0], caller[1])
+        cell.append(f" (from {said})", "dim")
+    return cell
+
+
 def _line_cell(a: TraceAccess) -> Styled:
     """The user's line (``?`` after it where the line table cannot tell it from a sibling
-    call's), and the library line it reaches through inlining, dimmed."""
+    call's), the user's line that called it, and the library line it reaches through
+    inlining, dimmed."""
     cell = Styled(where(a.file, a.line))
     if a.site.also:
         cell.append("?", "yellow")
+    _called(cell, a.file, a.site.caller)
     inner = a.site.inner
     if inner is not None:
         cell.append(f" < {where(inner[0], inner[1])}", "dim")
@@ -115,6 +126,7 @@ def line_table(kernel: KernelTrace) -> Table:
         cell = Styled(where(line.file, line.line))
         if (line.file, line.line) in unsure:
             cell.append("?", "yellow")
+        _called(cell, line.file, line.caller)
         table.add_row(
             cell,
             ", ".join(line.ops),

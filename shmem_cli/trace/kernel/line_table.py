@@ -18,12 +18,14 @@ gives no links, as another kernel's calls of the same library line would be take
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError
+from ...plumbing.frozen import frozen
 from .binary_formats.elf import Elf
 from .cubin import MAX_CUBIN_BYTES
 
@@ -79,12 +81,39 @@ class _Bytes:
         return text
 
 
+#: a row of a line program: its address, location, its caller's index in the unit's rows
+#: (-1: none) and whether its sequence is the kernel's
+_Row = tuple[int, Location, int, bool]
+
+
+@frozen
+class LineRows:
+    """What the rows of a kernel's ``.debug_line`` say that ``nvdisasm -gi`` may not print."""
+
+    #: (location, its caller's location) of every inlined row, each pair once
+    links: tuple[tuple[Location, Location], ...] = ()
+    #: (address, location, its immediate caller's location or None) of each of the kernel's
+    #: rows, by address (rows at one address in table order: the last one holds)
+    rows: tuple[tuple[int, Location, Location | None], ...] = ()
+
+    def at(self, pc: int) -> tuple[Location, Location | None] | None:
+        """The innermost location of the row that holds ``pc`` and its immediate caller (the
+        one its ``.loc`` names, exact: nvdisasm prints a row only where the innermost line
+        changes, so the next call of a helper's line is listed with the first one's caller)."""
+        k = bisect.bisect_right(self.rows, pc, key=lambda row: row[0])
+        return None if k == 0 else self.rows[k - 1][1:]
+
+
 def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Location], ...]:
-    """(location, its caller's location) of every inlined row of the sequences of the cubin's
-    ``.debug_line`` that hold ``function``'s code (mangled; the sequences are told apart by the
-    table's relocations: where they name none, all sequences where ``function``'s is the
-    cubin's only code section, else none), each pair once; none where the table cannot be
-    read."""
+    """:attr:`LineRows.links` of :func:`line_rows`."""
+    return line_rows(path, function).links
+
+
+def line_rows(path: str | Path, function: str) -> LineRows:
+    """The inlined rows of the sequences of the cubin's ``.debug_line`` that hold
+    ``function``'s code (mangled; the sequences are told apart by the table's relocations:
+    where they name none, all sequences where ``function``'s is the cubin's only code
+    section, else none); nothing where the table cannot be read."""
     try:
         elf = Elf(read_bounded(path, MAX_CUBIN_BYTES, what="cubin", code="invalid-kernel"), "")
         section = elf.by_name.get(".debug_line")
@@ -93,13 +122,13 @@ def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Locat
             or section.size > MAX_TABLE_BYTES
             or _relocations(elf) > (section.size // _SET_ADDRESS_BYTES)
         ):
-            return ()
+            return LineRows()
         body = elf.body(section)
         named = {
             offset: name for offset, name, *_ in elf.relocated(".debug_line", lambda k, s: True)
         }
     except ShmemError:  # an unreadable table only means no links
-        return ()
+        return LineRows()
     mine = {function, f".text.{function}"}
     keep: Callable[[int], bool] | None = None
     if mine & set(named.values()):
@@ -107,15 +136,22 @@ def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Locat
     elif [name for name in elf.by_name if name.startswith(".text.")] != [f".text.{function}"]:
         # every sequence's DW_LNE_set_address is 0 (an offset in its own section, which only
         # the relocation names): unnamed, another function's sequence cannot be told apart
-        return ()
+        return LineRows()
     links: dict[tuple[Location, Location], None] = {}
+    held: list[tuple[int, Location, Location | None]] = []
     try:
         for start, end in _units(body):
-            for pair in _unit(body, start, end, keep):
-                links.setdefault(pair, None)
+            rows = _unit(body, start, end, keep)
+            for address, where, caller, kept in rows:
+                up = rows[caller][1] if 0 <= caller < len(rows) else None
+                if kept and up is not None:
+                    links.setdefault((where, up), None)
+                if kept:
+                    held.append((address, where, up))
     except _Cut:
         pass
-    return tuple(links)
+    held.sort(key=lambda row: row[0])  # stable: rows at one address keep the table's order
+    return LineRows(tuple(links), tuple(held))
 
 
 def source_files(path: str | Path) -> tuple[str, ...]:
@@ -132,7 +168,7 @@ def source_files(path: str | Path) -> tuple[str, ...]:
     found: dict[str, None] = {}
     try:
         for start, end in _units(body):
-            found.update(dict.fromkeys(_header(_Bytes(body, start, end))[4][1:]))
+            found.update(dict.fromkeys(_header(_Bytes(body, start, end))[5][1:]))
     except _Cut:
         pass
     return tuple(found)
@@ -161,15 +197,16 @@ def _relocations(elf: Elf) -> int:
     return out
 
 
-def _header(r: _Bytes) -> tuple[int, int, int, list[int], list[str]]:
-    """A unit's header: its line base and range, opcode base, standard opcodes' operand
-    counts and file names (index 0 empty); ``r`` is left at the unit's line program."""
+def _header(r: _Bytes) -> tuple[int, int, int, int, list[int], list[str]]:
+    """A unit's header: its minimum instruction length, line base and range, opcode base,
+    standard opcodes' operand counts and file names (index 0 empty); ``r`` is left at the
+    unit's line program."""
     version = r.unpack("<H")
     if not 2 <= version <= 4:  # DWARF 5's header differs (address size, entry formats)
         raise _Cut
     header = r.unpack("<I")
     program = r.at + header
-    r.byte()  # minimum instruction length
+    step = r.byte()  # minimum instruction length
     if version >= 4:
         r.byte()  # maximum operations per instruction
     r.byte()  # default_is_stmt
@@ -188,28 +225,28 @@ def _header(r: _Bytes) -> tuple[int, int, int, list[int], list[str]]:
         base = folders[folder] if folder < len(folders) else ""
         files.append(f"{base}/{name}" if base and not name.startswith("/") else name)
     r.at = program
-    return line_base, line_range, opcode_base, lengths, files
+    return step, line_base, line_range, opcode_base, lengths, files
 
 
-def _unit(
-    data: bytes, start: int, end: int, keep: Callable[[int], bool] | None
-) -> list[tuple[Location, Location]]:
-    """The links of one unit's program (``keep(offset)``: whether the sequence whose
-    DW_LNE_set_address operand lies at that offset is the kernel's; None: every one)."""
+def _unit(data: bytes, start: int, end: int, keep: Callable[[int], bool] | None) -> list[_Row]:
+    """The rows of one unit's program (``keep(offset)``: whether the sequence whose
+    DW_LNE_set_address operand lies at that offset is the kernel's; None: every one), each
+    with its caller's index in the list (-1: none)."""
     r = _Bytes(data, start, end)
-    line_base, line_range, opcode_base, lengths, files = _header(r)
-    rows: list[tuple[Location, int, bool]] = []  # location, its caller's index, kept
-    file, line, context, kept = 1, 1, 0, keep is None
+    step, line_base, line_range, opcode_base, lengths, files = _header(r)
+    rows: list[_Row] = []
+    file, line, context, kept, address = 1, 1, 0, keep is None, 0
     first = 0  # the index of the sequence's first row: contexts count from it
 
     def row() -> None:
         where = (files[file] if 0 < file < len(files) else "", line)
-        rows.append((where, first + context - 1 if context else -1, kept))
+        rows.append((address, where, first + context - 1 if context else -1, kept))
 
     while r.at < end:
         op = r.byte()
         if op >= opcode_base:
             adjusted = op - opcode_base
+            address += adjusted // line_range * step
             line += line_base + adjusted % line_range
             row()
         elif op == 0:
@@ -223,20 +260,23 @@ def _unit(
                 r.uleb()  # the function's name
             elif sub == _SET_ADDRESS:
                 kept = keep is None or keep(r.at)
+                address = r.unpack("<Q") if size == 9 else 0
             elif sub == _END_SEQUENCE:
-                file, line, context, first = 1, 1, 0, len(rows)
+                file, line, context, first, address = 1, 1, 0, len(rows), 0
             r.at = stop
         elif op == 1:  # copy
             row()
+        elif op == 2:  # advance_pc
+            address += r.uleb() * step
         elif op == 3:  # advance_line
             line += r.uleb(signed=True)
         elif op == 4:  # set_file
             file = r.uleb()
+        elif op == 8:  # const_add_pc
+            address += (255 - opcode_base) // line_range * step
         elif op == 9:  # fixed_advance_pc
-            r.unpack("<H")
-        else:  # the address and the flags do not matter here; skip the operands
+            address += r.unpack("<H")
+        else:  # the flags do not matter here; skip the operands
             for _ in range(lengths[op - 1] if op - 1 < len(lengths) else 0):
                 r.uleb()
-    return [
-        (where, rows[caller][0]) for where, caller, kept in rows if kept and 0 <= caller < len(rows)
-    ]
+    return rows
