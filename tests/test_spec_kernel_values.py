@@ -27,7 +27,7 @@ TAKEN = [
     ("s", "1,2,3"),
     ("x", str(1 << 70)),  # a decimal integer: a double's value
     ("in", "@buffer.bin"),
-    ("m", "tensormap:dtype=float"),  # the map's own fields are the trace's to read
+    ("m", "tensormap:dtype=f32,dims=64x64,box=32x8"),  # which parameter takes it: the trace
     ("p+8", "zeros:4096"),
     ("p+0x10", "7:2"),
     ("p+4", "1.5:4"),

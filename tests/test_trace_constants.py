@@ -207,9 +207,13 @@ def _spec(const: object) -> dict[str, object]:
     }
 
 
-def test_a_spec_gives_constants_under_kernel(tmp_path: Path) -> None:
+def test_a_spec_gives_constants_under_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from shmem_cli.spec.compile import spec_from_mapping
 
+    monkeypatch.chdir(tmp_path)  # a mapping's files are named from the folder it is read in
+    (tmp_path / "taps.bin").write_bytes(bytes(16))  # a file the spec names must be there
     spec = spec_from_mapping(_spec({"offs": [1, 2, 3], "stride": 5, "taps": "@taps.bin"}))
     assert spec.kernel is not None
     consts = dict(spec.kernel.consts)

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 from shmem_cli.cli import main
 from shmem_cli.cuda import sass
+from shmem_cli.cuda.launch import tensormap
 from shmem_cli.trace.emulator import decode
 from shmem_cli.trace.emulator.op_table import Context
 from shmem_cli.trace.emulator.state import TraceError
-from shmem_cli.trace.kernel import tensormap
 
 from . import hopper_lab as lab
 from .conftest import needs_nvdisasm

@@ -240,9 +240,11 @@ def test_bad_memory_is_a_usage_error_naming_it(tmp_path: Path, option: str, said
     os.unlink(big)
 
 
-def test_a_spec_gives_memory_under_kernel() -> None:
+def test_a_spec_gives_memory_under_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from shmem_cli.spec.compile import spec_from_mapping
 
+    monkeypatch.chdir(tmp_path)  # a mapping's files are named from the folder it is read in
+    (tmp_path / "problems.bin").write_bytes(bytes(64))  # a file the spec names must be there
     spec = spec_from_mapping(
         {
             "name": "grouped",

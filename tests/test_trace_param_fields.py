@@ -30,9 +30,9 @@ from click.testing import CliRunner
 
 import shmem_cli
 from shmem_cli.cli import main
+from shmem_cli.cuda.launch.files import MAX_FILE_BYTES
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import GlobalMemory
-from shmem_cli.trace.kernel.buffers import MAX_FILE_BYTES
 from shmem_cli.trace.kernel.cubin import find_kernel
 from shmem_cli.trace.kernel.launch import kernel_params, plan_launch
 from shmem_cli.trace.tracer import find_function, trace_kernel

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
+from shmem_cli.cuda.launch import tensormap
 from shmem_cli.cuda.sass import Instruction
 from shmem_cli.plumbing.errors import ShmemError
 from shmem_cli.trace.emulator.global_memory import SEGMENT, GlobalMemory
-from shmem_cli.trace.kernel import tensormap
 from shmem_cli.trace.kernel.param_block import tensor_maps_in
 
 from .conftest import needs_nvcc, needs_nvdisasm

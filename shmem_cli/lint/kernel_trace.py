@@ -119,8 +119,10 @@ def trace_spec_kernel(
     return _CACHE[key]
 
 
-def _spec_error(kernel: KernelDecl, message: str, index: int | None = None) -> KernelUnavailable:
-    pos = named_pos(kernel, message) or kernel.pos
+def _spec_error(
+    kernel: KernelDecl, message: str, index: int | None = None, at: SourcePos | None = None
+) -> KernelUnavailable:
+    pos = at or named_pos(kernel, message) or kernel.pos
     if index is not None and index < len(kernel.nvcc_pos):
         pos = kernel.nvcc_pos[index] or pos
     error = ShmemError(message, path=kernel.spec_path or None, pos=pos, code="refused")
@@ -147,25 +149,30 @@ def _refusal(
 ) -> KernelUnavailable | None:
     """Why the spec's kernel may not be built or read at all (outside the tree, a refused
     argument), or None."""
+    from ..cuda.launch.files import check_file, named_file
     from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
     from ..cuda.sources import confine, tree_for
 
     tree = tree_for(kernel.spec_path or kernel.path, roots)
     try:
         confine(kernel.path, tree, "kernel.source")
-        for key, value in kernel.args:
-            if value.startswith("@"):
-                confine(value[1:], tree, f"the buffer file of kernel.args {key!r}")
-        for key, value in kernel.consts:
-            if value.startswith("@"):
-                confine(value[1:], tree, f"the file of kernel.const {key!r}")
-        for key, value in kernel.memory:
-            if value.startswith("@"):
-                confine(value[1:], tree, f"the file of kernel.memory {key!r}")
-        if kernel.params:
-            confine(kernel.params[1:], tree, "the file of kernel.params")
     except ShmemError as exc:
         return _spec_error(kernel, exc.message)
+    given = [
+        *(("args", k, v, "the buffer file") for k, v in kernel.args),
+        *(("const", k, v, "the file") for k, v in kernel.consts),
+        *(("memory", k, v, "the file") for k, v in kernel.memory),
+    ]
+    if kernel.params:
+        given.append(("params", "", kernel.params, "the file"))
+    for part, key, value, what in given:  # a tensor map's data=@FILE too
+        name = named_file(value)
+        try:
+            if name:  # then looked at (the spec's compile looks only in the spec's own tree)
+                confine(name, tree, f"{what} of kernel.{part}" + (f" {key!r}" if key else ""))
+                check_file(value, f"kernel.{part}" + (f" {key}" if key else ""))
+        except ShmemError as exc:  # at the value's key, where the spec writes one
+            return _spec_error(kernel, exc.message, at=dict(kernel.key_pos).get(f"{part} {key}"))
     try:
         from ..cuda.build import within
 

@@ -10,6 +10,7 @@ resolves them for one variant.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -212,12 +213,11 @@ class _Compiler(AccessCompiler):
         except values.LaunchError as exc:
             raise self.err(exc.message, "kernel", "grid") from None
         key_pos: list[tuple[str, SourcePos | None]] = []  # as an error names each
+        problems: list[ShmemError] = []  # every malformed value, each at its place
         args = []
         for key, arg in (value.get("args") or {}).items():
             text = self.written(arg, "kernel", "args", key)
-            self.check_value("args", key, text)
-            if text.startswith("@"):  # a buffer file, relative to the spec too
-                text = "@" + str(base / text[1:])
+            text = self.check_value("args", key, text, base, problems)
             args.append((str(key), text))
             key_pos.append((f"args {key}", self.doc.key_pos("kernel", "args", key)))
         consts = []
@@ -227,9 +227,7 @@ class _Compiler(AccessCompiler):
                 if isinstance(const, list)
                 else self.written(const, "kernel", "const", key)
             )
-            self.check_value("const", key, text)
-            if text.startswith("@"):  # a file, relative to the spec too
-                text = "@" + str(base / text[1:])
+            text = self.check_value("const", key, text, base, problems)
             consts.append((str(key), text))
             key_pos.append((f"const {key}", self.doc.key_pos("kernel", "const", key)))
         memory = []
@@ -245,15 +243,14 @@ class _Compiler(AccessCompiler):
                 )
             # YAML reads 0x7f12a4000000 as a number; the address is said in hex again
             address = f"0x{key:x}" if isinstance(key, int) and not isinstance(key, bool) else key
-            text = str(text)
-            self.check_value("memory", key, text)
-            if text.startswith("@"):  # a file, relative to the spec too
-                text = "@" + str(base / text[1:])
+            text = self.check_value("memory", key, str(text), base, problems)
             memory.append((str(address), text))
             key_pos.append((f"memory {address}", self.doc.key_pos("kernel", "memory", key)))
         params = value.get("params")
         if params is not None:  # "@FILE" (the schema), relative to the spec too
-            params = "@" + str(base / str(params)[1:])
+            params = self.check_value("params", None, str(params), base, problems)
+        if problems:
+            raise ShmemError.collect(problems)
         cluster = None
         if value.get("cluster") is not None:
             c = [int(x) for x in value["cluster"]] + [1] * (3 - len(value["cluster"]))
@@ -291,32 +288,56 @@ class _Compiler(AccessCompiler):
 
     def written(self, value: Any, *keys: str | int) -> str:
         """A launch value's text: a YAML number past a double's range (``1.0e+400``, which
-        YAML reads as inf) as the spec writes it, for the check to refuse it."""
+        YAML reads as inf) and a hexadecimal integer (YAML reads ``0x3f800000`` as a number,
+        and a launch takes hexadecimal as raw bits: a double's ``0x3ff0000000000000`` is
+        1.0, its decimal 4.6e18) as the spec writes them, for the check to say them so."""
         text = str(value)
         pos = self.doc.pos(*keys)
-        if isinstance(value, float) and math.isinf(value) and pos and pos.line <= len(self.lines):
-            token = re.split(r"[\s,\]}#]", self.lines[pos.line - 1][pos.column - 1 :], maxsplit=1)[
-                0
-            ]
-            text = text if "inf" in token.lower() else token
+        if isinstance(value, bool) or not isinstance(value, int | float) or pos is None:
+            return text
+        if pos.line > len(self.lines):
+            return text
+        line = self.lines[pos.line - 1][pos.column - 1 :]
+        token = re.split(r"[\s,\]}#]", line, maxsplit=1)[0]
+        if isinstance(value, float) and math.isinf(value):
+            return text if "inf" in token.lower() else token
+        hexadecimal = re.fullmatch(r"([+-]?)0x([0-9a-fA-F_]+)", token)
+        if isinstance(value, int) and hexadecimal:
+            digits = hexadecimal.group(2).replace("_", "")
+            if digits and int(digits, 16) == abs(value):  # the token is this value's
+                return f"{hexadecimal.group(1)}0x{digits}"
         return text
 
-    def check_value(self, part: str, key: Any, text: str) -> None:
-        """A ``kernel.args``, ``kernel.const`` or ``kernel.memory`` value malformed whatever
-        the kernel (:func:`check_arg_form`, :func:`check_typed_form` of cuda.launch.values) is
-        the spec's error, at the value, before any trace; what only the compiled kernel says
-        (a parameter's or variable's name, the value's fit to its type) is the trace's."""
-        from ..cuda.launch import values
+    def check_value(
+        self, part: str, key: Any, text: str, base: Path, problems: list[ShmemError]
+    ) -> str:
+        """``text`` with the file it names taken from the spec's folder (``@FILE``, a tensor
+        map's ``data=@FILE``: cuda.launch.files); a value malformed whatever the kernel
+        (:func:`check_arg_form`, :func:`check_typed_form` of cuda.launch.values), or naming no
+        regular file that can be read, is added to ``problems``: the spec's error, at the
+        value, before any trace. What only the compiled kernel says (a parameter's or
+        variable's name, the value's fit to its type) is the trace's."""
+        from ..cuda.launch import files, values
+        from ..cuda.sources import tree_for
 
         name = f"0x{key:x}" if isinstance(key, int) and part == "memory" else str(key)
-        where = f"kernel.{part} {shorten(name)}"
+        where = f"kernel.{part}" + (f" {shorten(name)}" if key is not None else "")
+        keys = ("kernel", part) if key is None else ("kernel", part, key)
+        placed = files.rebased(text, base)
         try:
             if part == "args":
                 values.check_arg_form(str(key), text, where)
-            else:
+            elif part != "params":
                 values.check_typed_form(text, where)
+            shown = files.named_file(text)
+            if shown:  # looked at in the spec's own tree only
+                anchor = self.path if os.path.isfile(self.path) else base
+                files.check_file(placed, where, shown, tree_for(anchor).inside)
+            elif shown is not None:  # a bare '@'
+                files.check_file(placed, where, shown)
         except values.LaunchError as exc:
-            raise self.err(exc.message, "kernel", part, key) from None
+            problems.append(self.err(exc.message, *keys))
+        return placed
 
     def compile_array(
         self, name: str, adata: Mapping[str, Any], pnames: Mapping[str, CType]

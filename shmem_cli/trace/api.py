@@ -148,7 +148,7 @@ def _arg_texts(
 ) -> tuple[str, ...]:
     """``--arg`` (``prefix`` const: ``--const``) texts; bytes and arrays become buffer files in
     ``folder``, each named in ``labels`` by the keyword and key that gave it."""
-    from .kernel.buffers import MAX_FILE_BYTES
+    from ..cuda.launch.files import MAX_FILE_BYTES
 
     out = []
     held = 0  # bytes of the buffers so far: files are written only within the launch's bound

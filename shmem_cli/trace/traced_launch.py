@@ -119,8 +119,8 @@ def describe_arguments(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
     for tm in plan.tensor_maps:
         maps.setdefault(tm.param.ordinal, []).append(tm.describe())
     if plan.param_image is not None:  # the maps a host program's parameter block holds
+        from ..cuda.launch.tensormap import describe
         from .kernel.param_block import tensor_maps_in
-        from .kernel.tensormap import describe
 
         for at, found in tensor_maps_in(plan.param_image, plan.kernel.param_base):
             for p in plan.params:

@@ -19,10 +19,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shmem_cli.cuda.launch import tensormap
+from shmem_cli.cuda.launch.files import MAX_FILE_BYTES
 from shmem_cli.cuda.sass import Instruction
 from shmem_cli.trace.emulator.global_memory import MAX_ADDRESS, NULL_PAGE, GlobalMemory
-from shmem_cli.trace.kernel import tensormap
-from shmem_cli.trace.kernel.buffers import MAX_FILE_BYTES
 from shmem_cli.trace.kernel.constants import Constants, ConstSymbol, set_constants
 from shmem_cli.trace.kernel.cubin import read_cubin
 from shmem_cli.trace.kernel.launch import launch_cluster

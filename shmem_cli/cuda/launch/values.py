@@ -15,6 +15,7 @@ import struct
 
 from ...hardware.arch import DEFAULT_ARCH, PROFILES
 from ...plumbing.errors import ShmemError, shorten
+from . import tensormap
 from .c_types import BF16, FLOAT_VECTORS, FLOATING, INTEGRAL, scalar_of
 
 #: the most threads a block may have: the default architecture profile's
@@ -187,7 +188,11 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
     if is_integer(t):
         value = _integer(t)
         if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
-            raise LaunchError(f"{where}: {t} does not fit in {size} byte(s)")
+            low, high = -(1 << (8 * size - 1)), (1 << (8 * size)) - 1
+            bound = f"{low:#x} to {high:#x}" if "x" in t.lower() else f"{low:,} to {high:,}"
+            raise LaunchError(
+                f"{where}: {t} does not fit in {size} byte(s) (from {bound}, signed or unsigned)"
+            )
         return (value % (1 << (8 * size))).to_bytes(size, "little")
     if _FLOAT.match(t) and _integral(ctype, size):
         give = (
@@ -275,8 +280,8 @@ def value_bytes(
 
 #: the value text of a pointer to a zero-filled buffer: ``zeros:BYTES``
 ZEROS = "zeros:"
-#: the ``tensormap:...`` value of a ``CUtensorMap`` (read by the trace: trace/kernel/tensormap)
-TENSORMAP = "tensormap:"
+#: the ``tensormap:...`` value of a ``CUtensorMap`` (cuda/launch/tensormap.py)
+TENSORMAP = tensormap.PREFIX
 #: bytes of a number given at an offset when ``:WIDTH`` is left out (an ``int``)
 DEFAULT_WIDTH = 4
 _OFFSET = re.compile(r"(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,9})\Z")  # ASCII, below 2^32
@@ -342,16 +347,24 @@ def check_number(text: str, where: str) -> None:
 
 
 def check_arg_form(key: str, value: str, where: str) -> None:
-    """What a spec's ``kernel.args`` value must be whatever the kernel: ``@FILE`` and
-    ``tensormap:...`` are read by the trace; ``zeros:BYTES`` is given at an offset
-    (``KEY+0``) with a positive size; ``NUMBER[:WIDTH]`` at an offset fits its width; any
-    other value is numbers (``a,b,c`` for a struct), each one :func:`check_number` takes.
+    """What a spec's ``kernel.args`` value must be whatever the kernel: ``@FILE`` is read by
+    the trace (its file is checked by :mod:`.files`); ``tensormap:...`` is a map the driver
+    takes (:func:`.tensormap.parse_spec`: its fields, the driver's limits); ``zeros:BYTES``
+    is given at an offset (``KEY+0``) with a positive size; ``NUMBER[:WIDTH]`` at an offset
+    fits its width; any other value is numbers (``a,b,c`` for a struct), each one
+    :func:`check_number` takes.
     Which parameter the key names, and whether the value fits its type, only the compiled
     kernel says (the trace)."""
     v = value.strip()
     if not v:
         raise LaunchError(f"{where}: the value is empty: give a number, @FILE or zeros:BYTES")
-    if v.startswith("@") or v.lower().startswith(TENSORMAP):
+    if v.startswith("@"):
+        return
+    if v.startswith(TENSORMAP):
+        try:
+            tensormap.parse_spec(v)
+        except tensormap.TensorMapError as exc:
+            raise LaunchError(f"{where}: {exc.message}") from None
         return
     _name, plus, offset = key.partition("+")
     if plus:

@@ -26,11 +26,10 @@ import io
 from pathlib import Path
 from typing import Any
 
+from ...cuda.launch.files import MAX_FILE_BYTES
 from ...plumbing.bounded_read import Stamp, read_bounded, read_into, read_prefix, regular_stamp
 from ...plumbing.errors import ShmemError, shorten
 
-#: the most bytes one ``@FILE`` may hold, and all of a launch's files together
-MAX_FILE_BYTES = 128 << 20
 #: a file of at least this many bytes is not read when the launch is planned: the emulator's
 #: memory reads it straight into place (:class:`FileBytes`)
 IN_PLACE_BYTES = 1 << 20

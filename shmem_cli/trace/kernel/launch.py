@@ -29,7 +29,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ...cuda.launch import values
+from ...cuda.launch import tensormap, values
 from ...cuda.launch.values import (
     MAX_BLOCK_THREADS,
     MAX_CLUSTER_CTAS,
@@ -42,7 +42,6 @@ from ...hardware.arch import rules_for
 from ...plumbing.errors import ShmemError, brief_name, shorten
 from ...plumbing.frozen import frozen
 from ..emulator.trace_error import TraceError
-from . import tensormap
 from .buffers import buffer_source, read_buffer
 from .cubin import Kernel
 from .param_block import Handover, MemoryBytes, MemoryRange

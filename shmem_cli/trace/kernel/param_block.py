@@ -29,12 +29,13 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...cuda.launch import tensormap
+from ...cuda.launch.files import MAX_FILE_BYTES
 from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from ..emulator.global_memory import MAX_ADDRESS, NULL_PAGE
-from . import tensormap
-from .buffers import MAX_FILE_BYTES, FileBytes, buffer_source, read_buffer
+from .buffers import FileBytes, buffer_source, read_buffer
 
 #: the most ``--memory`` ranges of one launch
 MAX_MEMORY_RANGES = 1024

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...cuda.launch import values
+from ...cuda.launch import tensormap, values
+from ...cuda.launch.files import MAX_FILE_BYTES
 from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
-from . import tensormap
-from .buffers import MAX_FILE_BYTES, buffer_source, read_buffer
+from .buffers import buffer_source, read_buffer
 from .param_block import Handover
 from .params import Param, resolve_key
 

@@ -10,7 +10,7 @@ descriptor's padding is ``"nan"``.
 
 The user gives only what the tensor is: ``--arg a_desc=tensordesc:shape=256x256,strides=256x1``
 (Python's order, outermost first, strides in elements; ``padding=nan`` optional). The map is
-then written as the ``tensormap:`` argument :mod:`shmem_cli.trace.kernel.tensormap` reads
+then written as the ``tensormap:`` argument :mod:`shmem_cli.cuda.launch.tensormap` reads
 (dimensions innermost first, strides in bytes), over a zero-filled buffer.
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...cuda.launch import tensormap
 from ...plumbing.errors import shorten
-from ..kernel import tensormap
 from ..kernel.launch import LaunchError
 from .cache import TritonEntry, TritonParam, desc_rank
 

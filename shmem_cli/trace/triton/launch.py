@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ...cuda.launch import tensormap
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
-from ..kernel import tensormap
 from ..kernel.cubin import Kernel
 from ..kernel.launch import LaunchError
 from ..kernel.params import Param

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ....cuda.launch.tensormap import describe
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Mem, Reg
-from ...kernel.tensormap import describe
 from ..access_kind import tma_kind
 from ..memory_bytes import element_reduction
 from ..memory_bytes import reduction_name as _reduction_name

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ....cuda.launch.tensormap import TensorMap, TensorMapError, decode
 from ....cuda.sass import Instruction
-from ...kernel.tensormap import TensorMap, TensorMapError, decode
 from ..op_table import unsupported
 from ..state import PARAM_WINDOW, TAINT_GLOBAL, Block, TraceError
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 import struct
 
-from ...cuda.launch.values import TENSORMAP
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 
@@ -224,7 +223,8 @@ def decode(raw: bytes) -> TensorMap | None:
 # --- the launch argument ---------------------------------------------------------------
 
 KEYS = ("dtype", "dims", "strides", "box", "elem", "swizzle", "l2", "oob", "data")
-PREFIX = TENSORMAP
+#: the value text of a ``CUtensorMap`` argument: ``tensormap:dtype=...,dims=...,box=...``
+PREFIX = "tensormap:"
 
 
 @frozen
@@ -286,7 +286,7 @@ def parse_spec(text: str) -> TensorMapSpec:
     if oob not in ("zero", "nan"):
         raise TensorMapError(f"oob '{shorten(fields['oob'])}' is not zero or nan")
     data = fields.get("data")
-    if data is not None and not data.startswith("@"):
+    if data is not None and (not data.startswith("@") or not data[1:].strip()):
         raise TensorMapError("data= names a file: data=@FILE.bin or data=@FILE.npy")
     tm = TensorMap(
         address=0,
@@ -304,7 +304,7 @@ def parse_spec(text: str) -> TensorMapSpec:
 
 
 _EXAMPLE = "tensormap:dtype=bf16,dims=4096x128,box=64x128,swizzle=128B"
-_SIZE = re.compile(r"(0x[0-9a-f]{1,16}|[0-9]{1,20})\Z")  # ASCII, bounded: 2^64 at most
+_SIZE = re.compile(r"[0-9]{1,20}\Z")  # ASCII, bounded: below 2^67 ('x' joins sizes: no 0x...)
 
 
 def _sizes(text: str, what: str) -> tuple[int, ...]:
@@ -313,7 +313,7 @@ def _sizes(text: str, what: str) -> tuple[int, ...]:
         raise TensorMapError(
             f"tensor-map {what} '{shorten(text)}' is not numbers joined by 'x' (e.g. 4096x128)"
         )
-    return tuple(int(p.strip(), 0) for p in parts)
+    return tuple(int(p.strip(), 10) for p in parts)  # decimal: 064 is 64 (int(, 0) refused it)
 
 
 def extent(tm: TensorMap) -> int:

@@ -1,0 +1,145 @@
+"""Hostile inputs of the twenty-second adversarial round (docs/robustness.md, "What was found
+and fixed", item 22).
+
+A spec's ``kernel:`` values were checked one at a time, the first bad one stopping the check:
+every one is said now, each at its place. YAML reads an unquoted ``0x...`` as a number, and the
+check (and the trace) got its decimal: ``0x10000000000000000`` was "18446744073709551616 does
+not fit" as an SH008 warning, and a double's ``0x3ff0000000000000`` (its bits: 1.0) reached the
+trace as the number 4.6e18; the value goes on as written, and its refusal names the bound. A
+``tensormap:`` value and the files a spec's values name (``@FILE``, a map's ``data=@FILE``,
+``kernel.params``) were looked at only by the trace (an SH008 warning, nothing from
+``analyze``); their form, the driver's limits and the files (there, regular, readable, at most
+128 MiB, asked of the inode alone and only in the spec's own tree) are checked when the spec is
+read. A map's ``data=@FILE`` was taken from the folder shmem ran in, not the spec's, and the
+lint let it name a file outside the kernel's source tree (read as the tensor's data); a bare
+``data=@`` was a zero-filled map. A tensor map's size of a leading zero (``box=032x8``) was
+"internal error: ValueError" (``int(text, 0)``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.cuda.launch import tensormap
+from shmem_cli.spec.compile import load_spec
+
+from .hostile import refused, shmem
+
+SPEC = """name: t
+block: [32]
+kernel:
+  source: no_such_kernel.cu
+{kernel}
+arrays:
+  a: {{dtype: float, shape: [32]}}
+accesses:
+  - array: a
+    index: [lane]
+"""
+
+
+def _spec(folder: Path, kernel: str, name: str = "k.yaml") -> Path:
+    (folder / ".git").mkdir(exist_ok=True)  # the spec's source tree: this folder
+    path = folder / name
+    path.write_text(SPEC.format(kernel=kernel))
+    return path
+
+
+@pytest.mark.parametrize("command", ["lint", "analyze"])
+def test_every_malformed_kernel_value_is_said_each_at_its_place(
+    tmp_path: Path, command: str
+) -> None:
+    kernel = (
+        "  args: {a: abc, b: 1e400, m: 'tensormap:dtype=f33,dims=64,box=64'}\n"
+        "  const: {c: 'flaot:1'}\n"
+        "  memory: {0x7f0000000000: 'int:1,x'}\n"
+        "  params: '@nope.bin'"
+    )
+    _spec(tmp_path, kernel)
+    ran = shmem(command, str(tmp_path / "k.yaml"), cwd=tmp_path)
+    refused(
+        ran,
+        "k.yaml:5:13: error: kernel.args a: 'abc' is not a number",
+        "k.yaml:5:21: error: kernel.args b: 1e400 is beyond the range of every float",
+        "k.yaml:5:31: error: kernel.args m: tensor-map dtype 'f33' is not one of",
+        "k.yaml:6:14: error: kernel.const c: unknown element type 'flaot'",
+        "k.yaml:7:28: error: kernel.memory 0x7f0000000000 value 1: 'x' is not a number",
+        "k.yaml:8:11: error: kernel.params: nope.bin: no such file",
+    )
+
+
+def test_an_unquoted_hexadecimal_value_is_said_as_written_with_its_bound(tmp_path: Path) -> None:
+    _spec(tmp_path, "  args: {n: 0x10000000000000000, m: -0x1_0000_0000_0000_0000}")
+    ran = shmem("lint", str(tmp_path / "k.yaml"), cwd=tmp_path)
+    bound = "does not fit in 8 byte(s) (from -0x8000000000000000 to 0xffffffffffffffff"
+    refused(
+        ran,
+        f"k.yaml:5:13: error: kernel.args n: 0x10000000000000000 {bound}",
+        f"kernel.args m: -0x10000000000000000 {bound}",
+    )
+
+
+def test_an_unquoted_hexadecimal_value_reaches_the_trace_as_its_bits(tmp_path: Path) -> None:
+    # a launch takes hexadecimal as raw bits: 1.0 for a double, where YAML's number 4.6e18
+    # would be converted; quoted or not, the same value
+    spec = load_spec(_spec(tmp_path, "  args: {alpha: 0x3ff0000000000000, n: 0x2a, k: 42}"))
+    assert spec.kernel is not None
+    assert dict(spec.kernel.args) == {"alpha": "0x3ff0000000000000", "n": "0x2a", "k": "42"}
+
+
+def test_a_tensor_maps_sizes_are_decimal_and_its_data_names_a_file() -> None:
+    # int('032', 0) raised ValueError: "internal error"
+    got = tensormap.parse_spec("tensormap:dtype=f32,dims=064x64,box=032x8,strides=0256")
+    assert (got.map.dims, got.map.box, got.map.strides) == ((64, 64), (32, 8), (256,))
+    with pytest.raises(tensormap.TensorMapError, match="data= names a file"):
+        tensormap.parse_spec("tensormap:dtype=f32,dims=64x64,box=32x8,data=@")  # was zeros
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("'@nope.bin'", "kernel.args p: nope.bin: no such file"),
+        ("'@sub'", "kernel.args p: sub is a folder, not a regular file"),
+        ("'@pipe'", "kernel.args p: pipe is a FIFO (named pipe), not a regular file"),
+        ("'@big.bin'", "kernel.args p: big.bin holds 134,217,729 bytes; a launch's file"),
+        ("'tensormap:dtype=f32,dims=64,box=64,data=@nope.bin'", "kernel.args p: nope.bin: no such"),
+        (
+            "'tensormap:dtype=f32,dims=64,box=300'",
+            "kernel.args p: tensor-map box sizes must be between 1 and 256",
+        ),
+    ],
+    ids=["missing", "folder", "fifo", "too-big", "map-data-missing", "map-box"],
+)
+def test_a_values_file_and_map_are_checked_when_the_spec_is_read(
+    tmp_path: Path, value: str, said: str
+) -> None:
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    with (tmp_path / "big.bin").open("wb") as fh:  # sparse: refused by its size, never read
+        fh.truncate((128 << 20) + 1)
+    _spec(tmp_path, f"  args: {{p: {value}}}")
+    for command in ("analyze", "lint"):  # an SH008 warning of the trace before, exit 0
+        refused(
+            shmem(command, str(tmp_path / "k.yaml"), cwd=tmp_path), f"k.yaml:5:13: error: {said}"
+        )
+
+
+def test_a_maps_data_is_the_spec_folders_and_stays_in_the_source_tree(tmp_path: Path) -> None:
+    home, away = tmp_path / "home", tmp_path / "away"
+    home.mkdir()
+    away.mkdir()
+    (home / "a.bin").write_bytes(bytes(256))
+    (away / "secret.bin").write_bytes(bytes(256))
+    spec = load_spec(_spec(home, "  args: {p: 'tensormap:dtype=f32,dims=64,box=64,data=@a.bin'}"))
+    assert spec.kernel is not None  # taken from the spec's folder, not the one shmem runs in
+    assert dict(spec.kernel.args)["p"].endswith(f",data=@{home / 'a.bin'}")
+    out = "  args: {p: 'tensormap:dtype=f32,dims=64,box=64,data=@../away/secret.bin'}"
+    _spec(home, out, "out.yaml")
+    # the lint, which would trace the kernel, refuses the file outside the tree at its key,
+    # never reading it (the trace read it as the tensor's data)
+    ran = shmem("lint", str(home / "out.yaml"), cwd=home)
+    refused(ran, "out.yaml:5:10: error: the buffer file of kernel.args 'p'", "is outside the kern")
+    assert not ran.opened(away / "secret.bin")
