@@ -86,6 +86,7 @@ def test_bad_input_raises_shmem_error_with_its_code() -> None:
     with pytest.raises(shmem_cli.ShmemError) as err:
         shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin")
     assert err.value.code == "invalid-launch" and "block is required" in err.value.message
+    assert "block=256" in err.value.message and "--block" not in err.value.message
     with pytest.raises(shmem_cli.ShmemError) as err:
         shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin", block=(32, 0))
     assert err.value.code == "invalid-launch"

@@ -278,17 +278,19 @@ def test_a_triton_cubin_copied_out_of_its_entry_says_what_the_entry_holds(tmp_pa
     assert said.startswith(f"{lone}: error: this cubin is from a Triton cache entry")
     assert "its line table names kernels.py" in said
     assert "layernorm_rows.json and layernorm_rows.ttgir are not beside it" in said
-    assert "Trace the entry folder" in said and "--block NUM_WARPS*32" in said
+    assert "Trace the entry folder" in said and "is the cubin's own .reqntid" in said
     assert "--block is required" not in said
     # with its metadata but not its TTGIR: only the TTGIR is missing
     shutil.copyfile(entry / "layernorm_rows.json", lone.with_suffix(".json"))
     said = " ".join(run(str(lone), "--grid", "2").output.split())
     assert "layernorm_rows.ttgir is not beside it" in said
-    # what it says to give traces the cubin alone
+    # what it says to give traces the cubin alone, its block its own (num_warps x 32)
     meta = json.loads((entry / "layernorm_rows.json").read_text())
-    block, shared = str(meta["num_warps"] * 32), str(meta["shared"])
-    alone = run(str(lone), "-b", block, "--dynamic-smem", shared, "-a", "3=768", "-fjson")
+    shared = str(meta["shared"])
+    alone = run(str(lone), "--dynamic-smem", shared, "-a", "3=768", "-fjson")
     assert alone.exit_code == 0, alone.output
+    traced = json.loads(alone.output)["files"][0]["kernels"][0]
+    assert traced["block"] == [meta["num_warps"] * 32, 1, 1]
 
 
 def test_the_command_refuses_a_cluster_or_too_little_shared_memory_for_tritons() -> None:

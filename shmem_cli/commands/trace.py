@@ -232,7 +232,7 @@ def trace(
     check_outputs(outputs, read, ENTRY_FILES)
     triton = is_triton_input(path)
     if block is None and not list_params and not triton:
-        copied = copied_out(path)
+        copied = None if dynamic_smem is not None else copied_out(path)
         if copied is not None:  # a Triton cubin without its entry: say where its launch is
             fail_input(ShmemError(copied, path=str(path), code="invalid-launch"))
         if path.suffix.lower() in (".cu", ".cuh"):  # a binary's .reqntid may give the block

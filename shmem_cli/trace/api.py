@@ -251,7 +251,7 @@ def trace(
         MAX_GRID_BLOCKS,
         check_dims,
     )
-    from .pipeline import TraceRequest, trace_file
+    from .pipeline import BLOCK_REQUIRED, TraceRequest, trace_file
 
     call = "trace"
     where = arguments.path(call, "path", path)
@@ -314,21 +314,19 @@ def trace(
             memory=_memory_ranges(preloaded),
             build_cache=cache,
         )
-        if block_dims is None:
+        if block_dims is None and dynamic_smem is None:
             from .triton.cache import copied_out, is_triton_input
 
-            if not is_triton_input(where):
-                copied = copied_out(where)  # a Triton cubin without its entry: as shmem trace
-                raise ShmemError(
-                    copied or "block is required (e.g. block=256 or block=(32, 8))",
-                    path=str(where),
-                    code="invalid-launch",
-                )
+            copied = None if is_triton_input(where) else copied_out(where)
+            if copied is not None:  # a Triton cubin without its entry: as shmem trace
+                raise ShmemError(copied, path=str(where), code="invalid-launch")
         try:
             traced = trace_file(request)
         except ShmemError as exc:
             for e in exc.all:
                 e.message = _labelled(e.message, Path(tmp), labels)
+                if e.message == BLOCK_REQUIRED:  # no block, and the kernel has no .reqntid
+                    e.message = "block is required (e.g. block=256 or block=(32, 8))"
                 e.args = (e.message,)
             raise
         traced = _relabelled(traced, Path(tmp), labels)

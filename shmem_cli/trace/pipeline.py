@@ -328,6 +328,10 @@ def trace_loaded(
     return FileTrace(path, (traced,))
 
 
+#: a launch without a block, of a kernel without ``.reqntid`` (the Python API says it its way)
+BLOCK_REQUIRED = "--block is required to trace (e.g. --block 256 or --block 32,8)"
+
+
 def _plan(
     kernel: Kernel, params: Sequence[Param], triton: TritonEntry | None, request: TraceRequest
 ) -> LaunchPlan:
@@ -344,8 +348,7 @@ def _plan(
         dynamic_smem, sizes, cluster = launch.dynamic_smem, launch.buffer_sizes, launch.cluster
     block = block or kernel.required_block  # .reqntid: the one block CUDA launches it with
     if block is None:
-        why = "--block is required to trace (e.g. --block 256 or --block 32,8)"
-        raise ShmemError(why, code="invalid-launch")
+        raise ShmemError(BLOCK_REQUIRED, code="invalid-launch")
     return plan_launch(
         kernel,
         params,

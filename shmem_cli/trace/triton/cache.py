@@ -201,8 +201,9 @@ def copied_out(cubin: Path) -> str | None:
     """What to give for a cubin Triton built (its line table names a ``.py`` file: the
     Python source of its ``@triton.jit`` function; no compiler of CUDA C writes one) that
     is traced without its entry's metadata and TTGIR beside it; None for any other file.
-    Without line information (``TRITON_DISABLE_LINE_INFO=1``) such a cubin is not known.
-    ``shmem trace`` and :func:`shmem_cli.trace.api.trace` say it where a launch lacks its block."""
+    Without line information (``TRITON_DISABLE_LINE_INFO=1``) such a cubin is not known (its
+    ``.reqntid`` still gives its block). ``shmem trace`` and :func:`shmem_cli.trace.api.trace`
+    say it where a launch gives neither its block nor its dynamic shared memory."""
     from ..kernel.cubin import entry_names
     from ..kernel.line_table import source_files
 
@@ -225,9 +226,9 @@ def copied_out(cubin: Path) -> str | None:
         f"{shorten(Path(python[0]).name)}); Triton's launcher takes its launch from the "
         f"entry's files, and {absent} not beside it. Trace the entry folder, which holds "
         f"{name}.json (num_warps, shared memory, target), {name}.cubin and {name}.ttgir "
-        "(the parameters' names) side by side; or trace the cubin alone with --block "
-        "NUM_WARPS*32 (--block 128 for num_warps 4), --dynamic-smem with the .json's "
-        '"shared", and --arg by position'
+        "(the parameters' names) side by side; or trace the cubin alone with --dynamic-smem "
+        'with the .json\'s "shared" and --arg by position (its block, num_warps x 32, is the '
+        "cubin's own .reqntid)"
     )
 
 
