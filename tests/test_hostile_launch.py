@@ -53,6 +53,21 @@ def test_block_and_grid_texts(text: str, fragment: str) -> None:
     assert len(err.value.message) < 200
 
 
+@pytest.mark.parametrize(
+    ("text", "dims"),
+    [("(64,)", (64, 1, 1)), ("(8, 8)", (8, 8, 1)), ("64,", (64, 1, 1)), ("[4, 2, 2]", (4, 2, 2))],
+)
+def test_a_grid_written_as_a_triton_launch_writes_it(text: str, dims: tuple[int, ...]) -> None:
+    """``grid = (triton.cdiv(n, BLOCK),)`` copied from the launch is the grid it says."""
+    assert parse_dims(text, "--grid", limit=1 << 31) == dims
+
+
+@pytest.mark.parametrize("text", ["()", "(64,,)", "((8, 8))", "(8, 8", ",64"])
+def test_a_tuple_of_no_sizes_or_a_broken_one_is_refused(text: str) -> None:
+    with pytest.raises(ShmemError, match="X\\[,Y\\[,Z\\]\\]"):
+        parse_dims(text, "--grid", limit=1 << 31)
+
+
 def test_one_check_for_every_block_and_grid() -> None:
     with pytest.raises(ShmemError, match="is 1,099,511,627,776 in all; the most is 65,536"):
         check_dims((1 << 40, 1, 1), "--grid", limit=1 << 16)

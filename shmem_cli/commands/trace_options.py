@@ -68,7 +68,8 @@ OPTIONS = (
         default="1",
         show_default=True,
         help=(
-            "Blocks; every block is counted (blocks proven alike run once per class and count "
+            "Blocks (also a Python tuple, '(64,)'); every block is counted (blocks proven "
+            "alike run once per class and count "
             "for the rest), except in a grid past the budget: a sample of blocks runs and only "
             "those are counted (the report says so)."
         ),

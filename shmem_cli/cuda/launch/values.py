@@ -44,8 +44,13 @@ class LaunchError(ShmemError):
 
 
 def parse_dims(text: str, option: str, *, limit: int) -> tuple[int, int, int]:
-    """``X[,Y[,Z]]`` (also ``XxYxZ``) as three positive sizes whose product is at most ``limit``."""
-    parts = [p.strip() for p in re.split(r"[,x]", text.strip())] if len(text) <= 64 else []
+    """``X[,Y[,Z]]`` (also ``XxYxZ``, or a Python tuple as a Triton launch writes its grid:
+    ``(64,)``, ``(8, 8)``) as three positive sizes whose product is at most ``limit``."""
+    plain = text.strip()
+    if plain[:1] + plain[-1:] in ("()", "[]"):
+        plain = plain[1:-1].strip()
+    plain = plain.removesuffix(",").rstrip()  # (64,): a one-element tuple
+    parts = [p.strip() for p in re.split(r"[,x]", plain)] if len(text) <= 64 else []
     hexadecimal = re.match(r"\s*(0[xX][0-9a-fA-F]{1,8})\b", text)
     if hexadecimal:  # 0x20 was read as 0 by 20: "sizes must be at least 1, got 0,20"
         written = hexadecimal.group(1)
