@@ -20,7 +20,7 @@ import shmem_cli
 from shmem_cli.cli import main
 from shmem_cli.plumbing.errors import ShmemError
 
-from .conftest import TEST_DATA
+from .conftest import TEST_DATA, needs_nvdisasm
 
 ROOT = TEST_DATA / "triton" / "cache"
 # the folders of ROOT, by name: what each holds is its <name>.json's "name"
@@ -127,3 +127,31 @@ def test_a_whole_parameter_block_is_refused_for_a_triton_entry(tmp_path: Path) -
     assert "--arg NAME=VALUE" in out and "Traceback" not in out
     with pytest.raises(ShmemError, match="leave out --params"):
         shmem_cli.trace(entry, grid=1, params=bytes(40))
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize(
+    ("kernel", "folder", "args"),
+    [
+        ("layernorm_rows", "X4VAI6OMODXA3RO6WVTGIYMV44E3ZWU2W4GIGNNKF47Y7O34TSCA", ["n_cols=768"]),
+        (
+            "DEKK",
+            "DEKKSS6LMVZRLUWHJITG765ALDXAATTMELW7NBX6MBSYHAQKZNMA",
+            ["n_rows=64", "n_cols=64"],
+        ),
+    ],
+)
+def test_a_root_traced_names_the_entry_its_kernel_picked(
+    kernel: str, folder: str, args: list[str]
+) -> None:
+    """The report's file is the entry folder (a real cache holds dozens of compiles of one
+    kernel), by the root as it was written: the text header's first word and JSON ``path``."""
+    launch = ["--kernel", kernel, "--grid", "2", *(x for a in args for x in ("--arg", a))]
+    code, out = _trace(str(ROOT), *launch, "--no-tables")
+    assert code == 0, out
+    assert out.split()[:2] == [str(ROOT / folder), FOLDERS[folder]]
+    code, out = _trace(str(ROOT), *launch, "--format", "json")
+    assert code == 0 and json.loads(out)["files"][0]["path"] == str(ROOT / folder)
+    # the entry itself (its folder or a file of it) is named as it was given
+    code, out = _trace(str(ROOT / folder / f"{FOLDERS[folder]}.json"), *launch[2:], "--no-tables")
+    assert code == 0 and out.split()[0] == str(ROOT / folder / f"{FOLDERS[folder]}.json")

@@ -23,6 +23,7 @@ The request is :mod:`.trace_request`'s record, named here too: this module is th
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tempfile
 from collections.abc import Callable, Sequence
@@ -325,7 +326,19 @@ def trace_loaded(
         raise outside_not_quoted(exc, path, request.tree()).located(path) from None
     target = loaded.cubin.target_name
     traced = dataclasses.replace(traced, target=target, arch_note=loaded.note, cached=loaded.cached)
+    if loaded.triton is not None:  # a cache root: the report names the entry --kernel picked
+        path = _entry_shown(Path(path), loaded.triton.folder)
     return FileTrace(path, (traced,))
+
+
+def _entry_shown(given: Path, folder: Path) -> str:
+    """The Triton entry traced, written from the cache root ``given`` (``cache/4ZIG...``) where
+    the root was given; ``given`` itself where it is the entry or one of its files."""
+    root, entry = os.path.realpath(given), os.path.realpath(folder)
+    if not os.path.isdir(given) or entry == root:
+        return str(given)
+    inside = os.path.commonpath((root, entry)) == root
+    return str(given / os.path.relpath(entry, root)) if inside else str(folder)
 
 
 #: a launch without a block, of a kernel without ``.reqntid`` (the Python API says it its way)
