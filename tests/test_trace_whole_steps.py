@@ -8,13 +8,17 @@ A warp's row seen before is found again by its bytes with the number the hash ta
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 
 from shmem_cli.hardware.engine import AccessKind
 from shmem_cli.trace.distinct_rows import DistinctRows, every_lane
 from shmem_cli.trace.emulator.decode import decode_function
+from shmem_cli.trace.emulator.ops import floating
 from shmem_cli.trace.emulator.state import Block, Launch, TraceError
+from shmem_cli.trace.emulator.whole import chains
 from shmem_cli.trace.emulator.whole.rows import Rows
 from shmem_cli.trace.requests import InstructionRecords
 from shmem_cli.trace.rows_seen import SeenBudget
@@ -76,7 +80,17 @@ def _blocks(seed: int, threads: int) -> tuple[Block, Block]:
 def _state(b: Block) -> list[bytes]:
     recs = sorted(b.rec.by_index.items())
     kept = [(i, r.n, r.addr.tobytes(), r.warp[: r.n].tobytes()) for i, r in recs]
-    return [b.r.tobytes(), b.tr.tobytes(), b.smem.tobytes(), b.tsmem.tobytes(), repr(kept).encode()]
+    flags = [(r.data_dependent[: r.n].tobytes(), r.not_modelled[: r.n].tobytes()) for _, r in recs]
+    sources = [(r.sources, r.iteration[: r.n].tobytes()) for _, r in recs]
+    taint = repr((flags, sources, sorted(b.rec.tainted.items()))).encode()
+    return [
+        b.r.tobytes(),
+        b.tr.tobytes(),
+        b.smem.tobytes(),
+        b.tsmem.tobytes(),
+        repr(kept).encode(),
+        taint,
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (NaNs; execute runs under errstate)
@@ -118,3 +132,37 @@ def test_a_row_seen_before_keeps_its_number_within_the_memos_bound() -> None:
         rec.add_one(pool[p], every, 0, 0, 0)
     assert rec.row[: rec.n].tolist() == [plain.add_row(pool[p : p + 1], every) for p in picks]
     assert len(rec.seen.rows) == 3 and budget.left < 256 + 120
+
+
+CHAIN_BODY = """FFMA R8, R1, R2, R3
+FFMA R3, R3, R8, R3
+FMUL R9, R4, UR6
+FFMA R10, -R6, R7, R0
+FFMA R3, R9, -R3, 1
+FFMA R1, -R2, R3, RZ
+EXIT"""
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("threads", [32, 64])
+def test_a_chain_of_float_steps_leaves_the_block_as_their_own_steps(threads: int) -> None:
+    fn = _program(CHAIN_BODY)
+    program = decode_function(fn)
+    assert [c is not None and c[0] for c in program.chains] == [6, 5, 4, 3, 2, False, False]
+    tests: list[bool] = []
+
+    def counted(*args: object) -> bool:
+        tests.append(floating.plain(*args))  # type: ignore[arg-type]
+        return tests[-1]
+
+    with mock.patch.object(chains, "plain", counted):
+        for seed in range(24):
+            for first in (0, 3):
+                own, whole = _blocks(seed, threads)
+                whole.byte_clean = {} if seed % 3 else {("R", 5): np.zeros((4, threads), _U)}
+                own.byte_clean = dict(whole.byte_clean)
+                for k in range(first, 6):
+                    program[k](own, slice(None))
+                program.chains[first][1](whole, Rows(whole))
+                assert _state(own) == _state(whole), (seed, first)
+    assert True in tests and False in tests  # chains kept and chains put back

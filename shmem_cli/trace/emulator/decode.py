@@ -35,6 +35,7 @@ from .ops.warp import reconvergence as ops_reconverge
 from .ops.warp import special_registers as ops_special
 from .state import Block, Idx, TraceError
 from .sync import clock
+from .whole.chains import chains_of
 from .whole.pick import whole_step
 from .whole.rows import Rows, WholeStep
 
@@ -132,6 +133,7 @@ class Program(list[Step]):
     flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
     tables: Any = None  # scheduler.ProgramTables, made when a block first runs it
     whole: list[Any]  # per instruction: its whole step (whole.pick), or None
+    chains: list[Any]  # per instruction: the chain of whole steps from it (whole.chains)
 
 
 def decode_function(fn: Function) -> Program:
@@ -160,6 +162,8 @@ def decode_function(fn: Function) -> Program:
             if clock.observable(ins):
                 steps[k] = _touching(steps[k])
                 steps.whole[k] = None
+    counted = _EXECUTED is not None  # (then each step notes its opcode: none runs chained)
+    steps.chains = [None] * len(steps) if counted else chains_of(fn.instructions, steps.whole)
     return steps
 
 

@@ -24,7 +24,8 @@ wait at the next instruction. Where every thread of the batch runs a straight ru
 instructions (unguarded, deciding nothing on taint, counting no op_misc, reading no clock:
 :func:`_straight_runs`), its steps run one after the other in one loop and the counts and
 budget looks are made once for the run, as step by step (a warp stepping alone); there an
-instruction with a whole step runs it (:mod:`.whole`: on the block's register rows).
+instruction with a whole step runs it (:mod:`.whole`: on the block's register rows), plain
+float steps that follow one another as a chain (:mod:`.whole.chains`: one test for them all).
 """
 
 from __future__ import annotations
@@ -371,20 +372,29 @@ def _run_straight(
     """Instructions ``m`` to ``end`` (a straight run) by every thread of ``blk``, each one's
     execution counted in ``hits`` (one that stirs a barrier marks every CTA first, as the
     scheduler's step does), by its whole step where it has one and ``rows`` are given
-    (:mod:`.whole`); an internal error names its instruction."""
+    (:mod:`.whole`; a chain of them where the run holds it whole); an internal error names
+    its instruction (a chain's: its first)."""
     everyone = slice(None)
-    whole = program.whole
+    whole, chains = program.whole, program.chains
     k = m
     try:
-        for k in range(m, end):
+        while k < end:
             if stirs[k]:
                 blk.stirred[:] = True
             w = whole[k] if rows is not None else None
+            c = chains[k] if w is not None else None
+            if c is not None and k + c[0] <= end:  # (a chain's steps stir nothing)
+                c[1](blk, rows)
+                for j in range(k, k + c[0]):
+                    hits[j] += 1
+                k += c[0]
+                continue
             if w is None:
                 program[k](blk, everyone)
             else:
                 w(blk, rows)
             hits[k] += 1
+            k += 1
     except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
         raise TraceError(f"internal emulator error: {exc}", instructions[k]) from exc
 

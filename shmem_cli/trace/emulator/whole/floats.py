@@ -4,27 +4,40 @@ product and sum of :func:`..ops.floating._farith`'s fast step (a negated factor 
 exact product, a negated addend is subtracted: the same values), its test
 (:func:`..ops.floating.plain`), the cast written into the destination's row. Where the test
 fails (a NaN, a possible tie, a tiny value) the instruction's own step runs: nothing was
-written yet."""
+written yet. Each operand is widened by a cast into a float64 row, then multiplied and added
+there (a ufunc that widens its float32 operands itself costs twice as much on a warp).
+
+:func:`member` gives a step's parts apart (its sum, its taint, its destination), for the
+chains of such steps that run one after the other (:mod:`.chains`)."""
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Operand, Reg
+from ....plumbing.frozen import frozen
 from ..op_table import Step
 from ..operands import forget_bytes, read_u32
 from ..ops.floating import plain, rounding_mode
 from ..state import Block
 from .rows import EVERY, Rows, WholeStep
 
-_F64 = np.dtype(np.float64)
-
-
 #: a source: (uniform, register, negated), or a value (RZ, an immediate) as a float
 _Source = tuple[bool, int, bool] | float
+
+
+@frozen
+class Member:
+    """A plain float step's parts: ``sum(rows, r)`` writes its float64 values into ``r`` (a
+    float64 row), ``taint(rows)`` ORs its sources' taint into its destination's row, ``d``."""
+
+    sum: Callable[[Rows, Any], None]
+    taint: Callable[[Rows], None]
+    d: int
 
 
 def _source(o: Operand, ins: Instruction) -> _Source | None:
@@ -41,8 +54,8 @@ def _source(o: Operand, ins: Instruction) -> _Source | None:
     return None
 
 
-def float_step(ins: Instruction, general: Step) -> WholeStep | None:
-    """The whole step of such a plain FADD, FMUL or FFMA, or None."""
+def member(ins: Instruction) -> Member | None:
+    """The parts of such a plain FADD, FMUL or FFMA, or None."""
     kind = ins.opcode
     count = {"FADD": 3, "FMUL": 3, "FFMA": 4}.get(kind)
     if count is None or len(ins.operands) != count or rounding_mode(ins) != "RN":
@@ -62,26 +75,62 @@ def float_step(ins: Instruction, general: Step) -> WholeStep | None:
     d, flip = dest.index, na != nb  # (-a) * b = -(a * b), exactly
     regs = [(ua, a), (ub, b_), *([] if c is None or isinstance(c, float) else [c[:2]])]
     taints = [x for x in regs if x[1] >= 0]  # (two or three: a constant carries none)
+    return Member(_sum(ua, a, ub, b_, flip, c), _taint(taints, d), d)
+
+
+def _sum(ua: bool, a: int, ub: bool, b_: int, flip: bool, c: Any) -> Callable[[Rows, Any], None]:
+    """The float64 values of ``±a * b + c`` (``b_`` < 0: ``±a + c``) written into a row."""
+    add = None if c is None or isinstance(c, float) else (np.subtract if c[2] else np.add)
+
+    def values(rows: Rows, r: Any) -> None:
+        r[...] = (rows.uf if ua else rows.f)[a]  # (widened exactly)
+        s = rows.spare
+        if b_ >= 0:
+            s[...] = (rows.uf if ub else rows.f)[b_]
+            np.multiply(r, s, out=r)
+        if flip:
+            np.negative(r, out=r)
+        if add is not None:
+            s[...] = (rows.uf if c[0] else rows.f)[c[1]]
+            add(r, s, out=r)
+        elif c is not None:
+            np.add(r, c, out=r)
+
+    return values
+
+
+def _taint(taints: list[tuple[bool, int]], d: int) -> Callable[[Rows], None]:
+    """The OR of the sources' taint (two or three rows) written into register ``d``'s."""
+    (u0, i0), (u1, i1) = taints[0], taints[1]
+    third = taints[2] if len(taints) == 3 else None
+
+    def taint(rows: Rows) -> None:
+        t0, t1 = (rows.tur if u0 else rows.t)[i0], (rows.tur if u1 else rows.t)[i1]
+        if third is None:
+            np.bitwise_or(t0, t1, out=rows.t[d])
+            return
+        s = rows.spare_taint
+        np.bitwise_or(t0, t1, out=s)
+        np.bitwise_or(s, (rows.tur if third[0] else rows.t)[third[1]], out=rows.t[d])
+
+    return taint
+
+
+def float_step(ins: Instruction, general: Step) -> WholeStep | None:
+    """The whole step of such a plain FADD, FMUL or FFMA, or None."""
+    m = member(ins)
+    if m is None:
+        return None
+    values, taint, d = m.sum, m.taint, m.d
 
     def whole(blk: Block, rows: Rows) -> None:
         r = rows.wide
-        x = (rows.uf if ua else rows.f)[a]
-        if b_ < 0:
-            r[...] = x  # (widened exactly)
-        else:
-            np.multiply(x, (rows.uf if ub else rows.f)[b_], out=r, dtype=_F64)
-        if flip:
-            np.negative(r, out=r)
-        if isinstance(c, float):
-            np.add(r, c, out=r)
-        elif c is not None:
-            (np.subtract if c[2] else np.add)(r, (rows.uf if c[0] else rows.f)[c[1]], out=r)
+        values(rows, r)
         if not plain(r, rows.wide_bits):
             general(blk, EVERY)
             return
         rows.f[d][...] = r  # (the cast astype makes)
-        t = [(rows.tur if u else rows.t)[i] for u, i in taints]
-        np.bitwise_or(t[0] if len(t) == 2 else t[0] | t[2], t[1], out=rows.t[d])
+        taint(rows)
         if blk.byte_clean:
             forget_bytes(blk, "R", d, EVERY)
 

@@ -12,6 +12,10 @@ from ..state import Block
 
 #: a whole step's threads: every one of the block's (the index its fallback step is given)
 EVERY = slice(None)
+#: the most steps a chain runs before its one test (:mod:`.chains`)
+CHAIN = 8
+#: the broadcast addresses whose rows of lanes a block keeps (:meth:`Rows.lanes_at`)
+_LANES_KEPT = 4096
 
 
 class Rows:
@@ -27,8 +31,28 @@ class Rows:
         self.uf: list[Any] = list(b.ur.view(np.float32))
         self.tur: list[Any] = list(b.tur)
         self._shared: dict[int, tuple[Any, Any, Any]] = {}
+        self._lanes: dict[int, Any] = {}  # lanes_at's rows
         self.wide = np.empty(b.threads)  # a step's float64 values, and their bits
         self.wide_bits = self.wide.view(np.uint64)
+        self.spare = np.empty(b.threads)  # an operand widened to float64
+        self.spare_taint = np.empty(b.threads, dtype=np.uint8)
+        # a chain's float64 values (:mod:`.chains`), a row a step, and its first k rows as
+        # one (and their bits), for k from 1
+        chain = np.empty((CHAIN, b.threads))
+        self.chain = list(chain)
+        self.chain_first = [chain[:k].reshape(-1) for k in range(CHAIN + 1)]
+        self.chain_bits = [x.view(np.uint64) for x in self.chain_first]
+
+    def lanes_at(self, x: int) -> Any:
+        """Every lane's address ``x`` as a read-only int64 row (a broadcast's), made once per
+        address (up to :data:`_LANES_KEPT` of them, then afresh)."""
+        lanes = self._lanes.get(x)
+        if lanes is None:
+            if len(self._lanes) >= _LANES_KEPT:
+                self._lanes.clear()
+            lanes = self._lanes[x] = np.full(len(self.wide), x, dtype=np.int64)
+            lanes.flags.writeable = False
+        return lanes
 
     def shared(self, b: Block, width: int) -> tuple[Any, Any, Any]:
         """The block's shared memory as rows of ``width`` bytes (a power of two from 4 on):
