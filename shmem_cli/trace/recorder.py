@@ -148,6 +148,17 @@ class Recorder:
         if t if isinstance(t, int) else np.count_nonzero(t):  # (one warp's: an int)
             self._note_taint(index, warp_ids[uw], t)
 
+    def record_warp(
+        self, index: int, ins: Instruction, kind: AccessKind, addr: I64, taint: U8 | int,
+        warp_ids: I64,
+    ) -> None:  # fmt: skip
+        """:meth:`record` of every lane of a batch of one warp (no control taint: a whole
+        step's, :mod:`.emulator.whole`), without its checks."""
+        rec = self.by_index.get(index)
+        if rec is None:
+            rec = self._at(index, ins, kind)
+        self._whole_warp(rec, index, 0, addr, taint, warp_ids)
+
     def _whole_warp(
         self, rec: InstructionRecords, index: int, w: int, addr: I64, taint: U8 | int,
         warp_ids: I64,

@@ -9,6 +9,7 @@ uniform register of one value in every lane (a broadcast) reads its bytes once."
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -73,15 +74,23 @@ def _address(b: Block, rows: Rows, terms: list[_Term], off: int, width: int) -> 
 
 def _uniform(b: Block, rows: Rows, i: int, off: int, width: int) -> int | None:
     """The one address of every lane where uniform register ``i``'s row holds one value,
-    aligned and inside the window, in a batch of one CTA outside a cluster; else None."""
+    aligned and inside the window, in a batch of one CTA outside a cluster; else None (the
+    row's bytes compared with its first word's repeated: cheaper on a warp than a ufunc)."""
     if b.ctas != 1 or b.cluster_ctas != 1:
         return None
-    row = rows.ur[i]
-    first = row[0]
-    if np.count_nonzero(row != first):
+    raw = rows.ur[i].tobytes()
+    first = raw[:4]
+    if raw != first * b.threads:
         return None
-    x = int(first) + off
+    x = int.from_bytes(first, sys.byteorder) + off
     return None if x & (width - 1) or x + width > b.smem_size else x
+
+
+def _one(taint: Any) -> Any:
+    """A row of taint bytes as its one value where every lane has the same (the usual case:
+    read from its bytes, cheaper than the reduce the record makes of a row), else the row."""
+    raw = taint.tobytes()
+    return raw[0] if raw == raw[:1] * len(raw) else taint
 
 
 def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | None:
@@ -103,8 +112,11 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
         x = None if one < 0 else _uniform(b, rows, one, off, width)
         if x is not None:  # every lane reads the same bytes (a broadcast)
             ta = rows.tur[one]
-            lanes = np.full(b.threads, x, dtype=_I64)
-            b.rec.record(index, ins, kind, b.all_idx, lanes, ta, b.warp_ids)
+            lanes = rows.lanes_at(x)
+            if b.threads == b.warp_size:  # (a block of one warp)
+                b.rec.record_warp(index, ins, kind, lanes, _one(ta), b.warp_ids)
+            else:
+                b.rec.record(index, ins, kind, b.all_idx, lanes, ta, b.warp_ids)
             values, taints, taint_words = rows.shared(b, width)
             q = x >> shift
             if np.count_nonzero(taint_words[q]):
@@ -119,7 +131,10 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
             general(b, EVERY)
             return
         a, ta = at
-        b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
+        if b.threads == b.warp_size:  # (a block of one warp)
+            b.rec.record_warp(index, ins, kind, a, _one(ta), b.warp_ids)
+        else:
+            b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
         values, taints, taint_words = rows.shared(b, width)
         q = a >> shift
         vals = values.take(q, axis=0).T
