@@ -13,10 +13,13 @@ import numpy as np
 import pytest
 
 from shmem_cli.trace import distinct_rows as rows
+from shmem_cli.trace.emulator.decode import decode_function
 from shmem_cli.trace.emulator.ops import floating
+from shmem_cli.trace.emulator.state import Block, Launch
 
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_grid import traced
+from .test_trace_ops import _program
 
 CUBIN = TRACE_DATA / "onewarp" / "onewarp.sm_90.cubin"
 _U = np.uint32
@@ -111,3 +114,29 @@ def test_the_staged_keys_and_values_are_stored_32_ways() -> None:
     assert {(a.cost.requests, a.cost.wavefronts) for a in staged} == {(2, 64)}
     q = [a for a in kernel.accesses if a.site.line == 22]
     assert len(q) == 8 and {(a.cost.requests, a.cost.wavefronts) for a in q} == {(1, 32)}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (infinities' sums on lanes not zeros)
+@pytest.mark.parametrize("text", ["FMNMX R3, R1, R2, PT", "FMNMX R2, R1, -R2, !PT"])
+def test_fmnmx_of_pt_gives_the_minimum_or_maximum_rule_bit_for_bit(text: str) -> None:
+    """FMNMX with PT or !PT (the running maximum of a softmax) takes np.fmin or np.fmax and
+    orders the zeros apart: on zeros of both signs, infinities, NaNs and numbers it writes
+    what :func:`floating.minimum_maximum` (the H200's rule, tests/data/trace/probes) gives,
+    and the OR of its operands' taint."""
+    fn = _program(text)
+    step = decode_function(fn)[0]
+    rng = np.random.default_rng(11)
+    for k in range(300):
+        blk = Block(Launch(block=(64, 1, 1), static_smem=256))
+        pool = SPECIAL[:2] if k % 3 == 0 else SPECIAL
+        x, y = (rng.choice(pool, 64) for _ in range(2))
+        blk.r[1], blk.r[2] = x, y
+        blk.tr[1], blk.tr[2] = rng.integers(0, 3, 64), rng.integers(0, 3, 64)
+        taint = blk.tr[1] | blk.tr[2]
+        read_y = y ^ _U(0x80000000) if "-R2" in text else y
+        smaller = "!PT" not in text
+        fx, fy = x.view(np.float32), read_y.view(np.float32)
+        want = floating.minimum_maximum(fx, fy, np.array(smaller)).astype(np.float32).view(_U)
+        step(blk, slice(None))
+        d = int(text.split()[1][1:-1])
+        assert (blk.r[d] == want).all() and (blk.tr[d] == taint).all(), k

@@ -3,6 +3,8 @@ them (``P2R R14, PR, RZ, 0x1``), against values worked out by hand."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from shmem_cli.cuda import sass
 from shmem_cli.trace.emulator import execute
 from shmem_cli.trace.emulator.decode import decode_function
@@ -89,3 +91,30 @@ def test_r2p_under_a_guard_on_data_passes_it_to_the_predicates_it_sets() -> None
     (store,) = tr.records
     assert (store.n, store.predicated_off) == (3, 1)  # by hand: 3 warps store, 1 is off
     assert tr.coverage is not None and tr.coverage.mode == "whole"
+
+
+def test_plop3_of_one_input_and_pt_gives_each_truth_table_bit() -> None:
+    """PLOP3 whose inputs but one are PT or !PT (the loop tests nvcc emits: ``PLOP3.LUT P0,
+    PT, PT, PT, UP1, 0x80, 0x0``): each result the truth table's bit at its inputs, lane by
+    lane, and the one input's taint, for every table and every place of that input."""
+    rng = np.random.default_rng(3)
+    value, taint = rng.random(32) < 0.5, rng.integers(0, 4, 32).astype(np.uint8)
+    for place in range(3):
+        for lut in range(0, 256, 7):
+            for consts in ((True, True), (True, False), (False, True), (False, False)):
+                fixed = list(consts)
+                fixed.insert(place, None)  # type: ignore[arg-type]
+                names = ["UP1" if f is None else ("PT" if f else "!PT") for f in fixed]
+                lines = ['.section\t.text._Z1kv,"ax",@progbits']
+                text = f"PLOP3.LUT P0, P2, {', '.join(names)}, {lut:#x}, {255 - lut:#x}"
+                lines.append(f"        /*0000*/  {text} ;")
+                (fn,) = sass.parse("\n".join(lines))
+                blk = Block(Launch(block=(32, 1, 1), static_smem=256))
+                blk.up[1], blk.tup[1] = value, taint
+                decode_function(fn)[0](blk, slice(None))
+                for lane in range(32):
+                    a, b, c = (bool(value[lane]) if f is None else f for f in fixed)
+                    bit = 4 * a + 2 * b + c
+                    assert blk.p[0, lane] == bool(lut >> bit & 1), (text, lane)
+                    assert blk.p[2, lane] == bool((255 - lut) >> bit & 1), (text, lane)
+                assert (blk.tp[0] == taint).all() and (blk.tp[2] == taint).all()

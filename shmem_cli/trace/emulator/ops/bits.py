@@ -16,7 +16,7 @@ from ....cuda.sass_operands import Imm, Operand, Reg, Special
 from ...distinct_rows import spread
 from ..op_table import Context, Step, op, unsupported
 from ..operands import is_pred, read_pred, read_u32, write_pred, write_u32
-from ..state import Block, Idx
+from ..state import PT, Block, Idx
 from .byte_taint import byte_reader, byte_writer, lop3_taint, prmt_bytes
 from .integer import M32, both
 
@@ -107,6 +107,12 @@ def _plop3(ins: Instruction, ctx: Context) -> Step:
     ra, rb, rc = (read_pred(o, ins) for o in ops[2:5])
     l1 = ops[5].int_value if isinstance(ops[5], Imm) else 0
     l2 = ops[6].int_value if isinstance(ops[6], Imm) else 0
+    fixed = [not o.not_ if isinstance(o, Reg) and o.index == PT else None for o in ops[2:5]]
+    if fixed.count(None) == 1:  # one input not PT: each result a function of it alone
+        free = fixed.index(None)
+        return _plop3_of_one(
+            (ra, rb, rc)[free], w1, w2, _of_one(l1 or 0, fixed), _of_one(l2 or 0, fixed)
+        )
 
     def step(b: Block, ix: Idx) -> None:
         n = b.count(ix)
@@ -115,6 +121,36 @@ def _plop3(ins: Instruction, ctx: Context) -> Step:
         t = tx | ty | tz
         w1(b, ix, lut3(l1 or 0, x, y, z), t)
         w2(b, ix, lut3(l2 or 0, x, y, z), t)
+
+    return step
+
+
+def _of_one(lut: int, fixed: list[bool | None]) -> tuple[bool, bool]:
+    """A 3-input truth table's results where the one input not in ``fixed`` (the others'
+    values) is false and true."""
+    out = []
+    for v in (False, True):
+        a, b, c = (v if f is None else f for f in fixed)
+        out.append(bool(lut >> (4 * a + 2 * b + c) & 1))
+    return out[0], out[1]
+
+
+def _plop3_of_one(
+    read: Any, w1: Any, w2: Any, f1: tuple[bool, bool], f2: tuple[bool, bool]
+) -> Step:
+    """PLOP3 whose inputs but one are PT: each result that input, its negation or a constant
+    (the values and taint of :func:`lut3` on the three, without its terms)."""
+
+    def result(f: tuple[bool, bool], v: Any) -> Any:
+        if f[0] != f[1]:
+            return v if f[1] else ~v
+        return v | ~v if f[0] else v & ~v
+
+    def step(b: Block, ix: Idx) -> None:
+        v, t = read(b, ix)
+        v = spread(v, b.count(ix))
+        w1(b, ix, result(f1, v), t)
+        w2(b, ix, result(f2, v), t)
 
     return step
 

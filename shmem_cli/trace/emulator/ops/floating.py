@@ -24,7 +24,7 @@ from ...distinct_rows import spread
 from .. import mufu
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_pred, read_u32, read_u64, write_u32, write_u64
-from ..state import Block, Idx
+from ..state import PT, Block, Idx
 
 _U = np.uint32
 _ROUND = ("RN", "RZ", "RM", "RP")
@@ -213,6 +213,27 @@ def plain(r: Any, bits: Any = None) -> bool:
     return bool(normal == r.size or normal + np.count_nonzero(r == c[3]) == r.size)
 
 
+def _fmnmx_fixed(ra: Any, rb: Any, w: Any, smaller: bool, general: Step) -> Step:
+    """FMNMX with PT or !PT (no modifier): np.fmin or np.fmax (a NaN loses to a number, as
+    :func:`minimum_maximum`'s), the lanes where both are zeros the sum that orders -0 below
+    +0 (max: x + y; min: -(-x - y)); where both are NaNs (the NaN it writes) the own step."""
+    pick = np.fmin if smaller else np.fmax
+
+    def step(b: Block, ix: Idx) -> None:
+        (x, tx), (y, ty) = ra(b, ix), rb(b, ix)
+        fx, fy = np.asarray(as_f32(x)), np.asarray(as_f32(y))
+        r = pick(fx, fy)
+        if np.count_nonzero(r != r):
+            general(b, ix)
+            return
+        if np.count_nonzero(r == 0):
+            zeros = (fx == 0) & (fy == 0)
+            r = np.where(zeros, -(-fx - fy) if smaller else fx + fy, r)
+        w(b, ix, spread(np.asarray(r, dtype=np.float32).view(_U), b.count(ix)), tx | ty)
+
+    return step
+
+
 def _sat(ins: Instruction, x: Any) -> Any:  # PTX's .sat: [0, 1], a NaN +0
     return np.nan_to_num(np.clip(x, 0.0, 1.0), nan=0.0) if "SAT" in ins.mods else x
 
@@ -258,7 +279,10 @@ def _farith(ins: Instruction, ctx: Context) -> Step:
                 r = np.where(number, (r & _U(0x7FFFFFFF)) | flip, r).astype(_U)
             w(b, ix, spread(r, b.count(ix)), tx | ty | tp)
 
-        return mnmx
+        c = ops[3]
+        if ins.mods or not (isinstance(c, Reg) and c.index == PT):
+            return mnmx
+        return _fmnmx_fixed(ra, rb, w, not c.not_, mnmx)
     readers = [read_u32(o, "f", ins) for o in ops[1:]]
     ftz = "FTZ" in ins.mods  # denormal sources and results are zeros of their sign
     plain = mode == "RN" and "SAT" not in ins.mods and not ftz
