@@ -16,6 +16,7 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Mem, Operand, Reg
+from ....hardware.engine import AccessKind
 from ..access_kind import access_width, recorded_kind
 from ..op_table import Context, Step
 from ..operands import forget_bytes
@@ -86,6 +87,15 @@ def _uniform(b: Block, rows: Rows, i: int, off: int, width: int) -> int | None:
     return None if x & (width - 1) or x + width > b.smem_size else x
 
 
+def _record(b: Block, index: int, ins: Instruction, kind: AccessKind, a: Any, ta: Any) -> None:
+    """The request of every thread of the batch, its lanes at ``a``, their taint ``ta``
+    (:meth:`.recorder.Recorder.record`; a block of one warp's without its checks)."""
+    if b.threads == b.warp_size:
+        b.rec.record_warp(index, ins, kind, a, _one(ta), b.warp_ids)
+    else:
+        b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
+
+
 def _one(taint: Any) -> Any:
     """A row of taint bytes as its one value where every lane has the same (the usual case:
     read from its bytes, cheaper than the reduce the record makes of a row), else the row."""
@@ -113,10 +123,7 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
         if x is not None:  # every lane reads the same bytes (a broadcast)
             ta = rows.tur[one]
             lanes = rows.lanes_at(x)
-            if b.threads == b.warp_size:  # (a block of one warp)
-                b.rec.record_warp(index, ins, kind, lanes, _one(ta), b.warp_ids)
-            else:
-                b.rec.record(index, ins, kind, b.all_idx, lanes, ta, b.warp_ids)
+            _record(b, index, ins, kind, lanes, ta)
             values, taints, taint_words = rows.shared(b, width)
             q = x >> shift
             if np.count_nonzero(taint_words[q]):
@@ -131,10 +138,7 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
             general(b, EVERY)
             return
         a, ta = at
-        if b.threads == b.warp_size:  # (a block of one warp)
-            b.rec.record_warp(index, ins, kind, a, _one(ta), b.warp_ids)
-        else:
-            b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
+        _record(b, index, ins, kind, a, ta)
         values, taints, taint_words = rows.shared(b, width)
         q = a >> shift
         vals = values.take(q, axis=0).T
@@ -156,7 +160,7 @@ def shared_step(ins: Instruction, ctx: Context, general: Step) -> WholeStep | No
         t = rows.t[d] | ta  # the data's taint and the address's, each byte of the lane's
         for k in range(1, words):
             t |= rows.t[d + k]
-        b.rec.record(index, ins, kind, b.all_idx, a, ta, b.warp_ids)
+        _record(b, index, ins, kind, a, ta)
         values, taints, _ = rows.shared(b, width)
         q = a >> shift
         values[q] = b.r[d : d + words].T
