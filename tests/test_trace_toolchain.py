@@ -184,3 +184,55 @@ def test_a_compile_error_is_reported_with_nvcc_message(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as err:
         toolchain.compile_cu(bad, "sm_90", tmp_path)
     assert "nvcc failed" in str(err.value) and "undeclared" in str(err.value)
+
+
+def _lister(tmp_path: Path, *names: str) -> tuple[Path, str]:
+    """A binary and a cuobjdump that lists ``names`` as its cubins (and extracts any)."""
+    listing = "\\n".join(f"ELF file    {i}: {n}" for i, n in enumerate(names, 1))
+    body = (
+        "import sys, pathlib\n"
+        "if sys.argv[1] == '-lelf':\n"
+        f"    print('{listing}')\n"
+        "else:\n"
+        "    pathlib.Path(sys.argv[2]).write_bytes(b'elf')\n"
+    )
+    tool = make_tool(tmp_path / "bin", "cuobjdump", body)
+    app = tmp_path / "app"
+    app.write_bytes(b"\x7fELF")
+    return app, str(tool)
+
+
+def test_without_arch_a_binary_of_one_other_architecture_gives_its_cubins(tmp_path: Path) -> None:
+    """A FlashAttention extension built for sm_80 alone, traced without --arch: its cubins
+    (the default sm_90 is only a default); with --arch sm_90 it is still an error."""
+    app, tool = _lister(tmp_path, "app.1.sm_80.cubin", "app.2.sm_80.cubin")
+    found = binaries.extract_cubins(app, "sm_90", tmp_path, cuobjdump=tool, chosen=False)
+    assert [c.path.name for c in found] == ["app.1.sm_80.cubin", "app.2.sm_80.cubin"]
+    with pytest.raises(ToolError, match=r"holds no cubin for sm_90 \(it has: sm_80\)"):
+        binaries.extract_cubins(app, "sm_90", tmp_path, cuobjdump=tool)
+
+
+@pytest.mark.parametrize(
+    "names", [("app.1.sm_80.cubin", "app.2.sm_86.cubin"), ("app.1.sm_80.cubin", "zz")]
+)
+def test_without_arch_a_binary_of_several_architectures_asks_for_one(
+    tmp_path: Path, names: tuple[str, ...]
+) -> None:
+    app, tool = _lister(tmp_path, *names)
+    with pytest.raises(ToolError, match="trace one of those with --arch"):
+        binaries.extract_cubins(app, "sm_90", tmp_path, cuobjdump=tool, chosen=False)
+
+
+@needs_nvcc
+def test_an_executable_built_for_sm_80_alone_traces_without_arch(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    app = tmp_path / "app.o"  # an object file: the kernel has no main to link
+    source = DATA / "kernels" / "column_read.cu"
+    nvcc = toolchain.require("nvcc", "to build")
+    toolchain.run_checked([nvcc, "-arch=sm_80", "-c", "-o", str(app), str(source)], cwd=tmp_path)
+    out = CliRunner().invoke(main, ["trace", str(app), "--block", "32,32", "--no-tables"])
+    assert out.exit_code == 0, out.output
+    assert "column_read  sm_80" in out.output

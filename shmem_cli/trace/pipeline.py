@@ -138,8 +138,8 @@ def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
         return _Cubins([info], [], info.arch, libraries=libraries)
     from .kernel.demangle import demangle_all
 
-    arch = request.arch or DEFAULT_ARCH
-    embedded = extract_cubins(path, arch, folder)
+    arch = request.arch or DEFAULT_ARCH  # or the binary's only one, without --arch
+    embedded = extract_cubins(path, arch, folder, chosen=request.arch is not None)
     names: set[str] = set()
     for cubin in embedded:
         names.update(_embedded(path, cubin, entry_names))

@@ -57,10 +57,12 @@ def cubin_arch_of(name: str) -> str | None:
 
 
 def extract_cubins(
-    binary: Path, arch: str, folder: Path, *, cuobjdump: str | None = None
+    binary: Path, arch: str, folder: Path, *, cuobjdump: str | None = None, chosen: bool = True
 ) -> list[Cubin]:
     """Every cubin for ``arch`` embedded in ``binary`` (one per translation unit), extracted
-    into ``folder``; an error naming the architectures it has when none is for ``arch``."""
+    into ``folder``; an error naming the architectures it has when none is for ``arch``, but
+    where ``arch`` is only the default (``chosen`` False: no ``--arch``) and every cubin is for
+    one other architecture (a FlashAttention build for sm_80 alone), whose cubins are taken."""
     try:  # the host file is read where its fat binaries are, never whole
         found = cubins_in_file(binary, arch)
     except ShmemError as exc:
@@ -88,9 +90,12 @@ def extract_cubins(
     # the binary's own text: only plain file names are used (no folder, no option)
     plain = [n for n in names if _PLAIN_NAME.match(n)]
     matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
+    have = sorted({cubin_arch_of(n) or n for n in names})
+    archs = [a for a in have if a.startswith("sm_")]  # a name without one is no --arch
+    if not matching and not chosen and archs == have and len(archs) == 1:
+        arch = archs[0]  # the only architecture the binary was built for
+        matching = list(dict.fromkeys(n for n in plain if cubin_arch_of(n) == arch))
     if not matching:
-        have = sorted({cubin_arch_of(n) or n for n in names})
-        archs = [a for a in have if a.startswith("sm_")]  # a name without one is no --arch
         newest = max(archs, key=lambda a: (int(re.sub(r"\D", "", a) or 0), a), default=None)
         hint = "" if newest is None else f"; trace one of those with --arch (--arch {newest})"
         raise ToolError(
