@@ -13,12 +13,16 @@ trace as the number 4.6e18; the value goes on as written, and its refusal names 
 read. A map's ``data=@FILE`` was taken from the folder shmem ran in, not the spec's, and the
 lint let it name a file outside the kernel's source tree (read as the tensor's data); a bare
 ``data=@`` was a zero-filled map. A tensor map's size of a leading zero (``box=032x8``) was
-"internal error: ValueError" (``int(text, 0)``).
+"internal error: ValueError" (``int(text, 0)``). A ``.npy`` header of a negative size was "its
+header promises -16 bytes of data"; a Triton entry's ``tensordesc_meta`` record that Triton never
+writes named the entry's folder alone: it is placed at the key in the ``.json``, with what to do.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,6 +30,7 @@ import pytest
 from shmem_cli.cuda.launch import tensormap
 from shmem_cli.spec.compile import load_spec
 
+from .conftest import TEST_DATA
 from .hostile import refused, shmem
 
 SPEC = """name: t
@@ -143,3 +148,47 @@ def test_a_maps_data_is_the_spec_folders_and_stays_in_the_source_tree(tmp_path: 
     ran = shmem("lint", str(home / "out.yaml"), cwd=home)
     refused(ran, "out.yaml:5:10: error: the buffer file of kernel.args 'p'", "is outside the kern")
     assert not ran.opened(away / "secret.bin")
+
+
+def test_a_npy_header_of_a_negative_size_is_said_so() -> None:
+    # NumPy's parser takes shape (-4,): "its header promises -16 bytes of data"
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.trace.kernel.buffers import npy_data
+
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }"
+    header += b" " * (-(10 + len(header) + 1) % 16) + b"\n"
+    data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(16)
+    with pytest.raises(ShmemError, match=r"shape \(-4,\) has a negative size"):
+        npy_data(data, "--memory 0x7f0000000000: neg.npy")
+
+
+HOST = next((TEST_DATA / "triton" / "jit36" / "cache_abi7").glob("*/matmul_host_desc.json"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("swizzle", -1), ("swizzle", None), ("elem_type", 99), ("block_size", 0)]
+)
+def test_a_descriptor_record_triton_never_writes_is_placed_in_its_json(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    # it named the entry's folder alone, and said nothing of what to do
+    from shmem_cli.plumbing.errors import ShmemError
+    from shmem_cli.trace.triton import descriptors
+    from shmem_cli.trace.triton.cache import read_entry
+
+    folder = tmp_path / "entry"
+    shutil.copytree(HOST.parent, folder)
+    meta_path = folder / HOST.name
+    meta = json.loads(meta_path.read_text())
+    meta["tensordesc_meta"][0][field] = value
+    meta_path.write_text(json.dumps(meta, indent=1))
+    got = read_entry(meta_path)
+    own = list(got.params)
+    first = next(k for k, p in enumerate(own) if p.is_desc)
+    with pytest.raises(ShmemError) as err:
+        descriptors.expand(got, own, first, "tensordesc:shape=128x128,strides=128x1")
+    line = meta_path.read_text().splitlines().index(' "tensordesc_meta": [') + 1
+    assert err.value.path == str(meta_path) and err.value.pos is not None
+    assert (err.value.pos.line, err.value.pos.column) == (line, 2)
+    assert err.value.message.startswith("unexpected metadata: a_desc: "), err.value.message
+    assert "(remove the entry; Triton writes it anew)" in err.value.message

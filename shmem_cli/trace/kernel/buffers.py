@@ -163,6 +163,11 @@ def _npy_header(data: bytes, where: str) -> tuple[int, Any, bool, Any, int]:
             f"{where}: an array of {shorten(str(dtype))} (objects or empty items) has no bytes "
             "to give a kernel; save numbers"
         )
+    if any(int(n) < 0 for n in shape):  # NumPy's parser takes (-4,): "promises -16 bytes"
+        raise BufferFileError(
+            f"{where}: its header's shape {shorten(shape)} has a negative size, which no array "
+            "has; write the array with numpy.save, or give its raw bytes in a .bin"
+        )
     count = 1
     for n in shape:
         count *= int(n)

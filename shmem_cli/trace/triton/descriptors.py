@@ -23,6 +23,7 @@ from ...cuda.launch import tensormap
 from ...plumbing.errors import shorten
 from ..kernel.launch import LaunchError
 from .cache import TritonEntry, TritonParam, desc_rank
+from .metadata import TritonError, field_error
 
 PREFIX = "tensordesc:"
 _KEYS = ("shape", "strides", "padding")
@@ -89,11 +90,21 @@ def _meta(entry: TritonEntry, index: int, name: str) -> dict[str, Any]:
     return meta
 
 
-def _int(meta: dict[str, Any], key: str, name: str) -> int:
+def _int(entry: TritonEntry, meta: dict[str, Any], key: str, name: str) -> int:
     value = meta.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise LaunchError(f"{name}: the metadata's tensordesc_meta has no integer {key!r}")
+        raise _unexpected(entry, f"{name}: the metadata's tensordesc_meta has no integer {key!r}")
     return value
+
+
+def _unexpected(entry: TritonEntry, message: str) -> TritonError:
+    """A ``tensordesc_meta`` record Triton never writes: the entry's error, at the key in its
+    .json (it named the entry's folder alone), with what to do."""
+    return field_error(
+        entry.cubin.with_suffix(".json"),
+        f"unexpected metadata: {message} (remove the entry; Triton writes it anew)",
+        "tensordesc_meta",
+    )
 
 
 def expand(
@@ -115,10 +126,10 @@ def expand(
         raise LaunchError(f"--arg {name}: the last stride must be 1 (a TMA tensor is dense inside)")
     ordinal = sum(1 for p in params[:index] if p.is_desc)
     meta = _meta(entry, ordinal, name)
-    code = _int(meta, "elem_type", name)
+    code = _int(entry, meta, "elem_type", name)
     if code not in _CODES:
-        raise LaunchError(
-            f"{name}: element type code {shorten(code)} of tensordesc_meta is not known"
+        raise _unexpected(
+            entry, f"{name}: element type code {shorten(code)} of tensordesc_meta is not known"
         )
     dtype = _CODES[code]
     esize = tensormap.DTYPES[dtype][1]
@@ -128,12 +139,14 @@ def expand(
         or len(block) != rank
         or not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 256 for b in block)
     ):  # a tensor map's box: 1 to 256 elements a dimension (a number read is never echoed)
-        raise LaunchError(
-            f"{name}: tensordesc_meta's block_size is not {rank} integers from 1 to 256 (a TMA box)"
+        raise _unexpected(
+            entry,
+            f"{name}: tensordesc_meta's block_size is not {rank} integers from 1 to 256 (a TMA "
+            "box)",
         )
-    swizzle = tensormap.SWIZZLE_BYTES.get(_int(meta, "swizzle", name))
+    swizzle = tensormap.SWIZZLE_BYTES.get(_int(entry, meta, "swizzle", name))
     if swizzle is None:
-        raise LaunchError(f"{name}: tensordesc_meta's swizzle code is not 0 to 3")
+        raise _unexpected(entry, f"{name}: tensordesc_meta's swizzle code is not 0 to 3")
     if meta.get("fp4_padded"):
         shape[-1] *= 2  # two fp4 values a byte: the launcher doubles the inner size
     dims = list(reversed(shape))
