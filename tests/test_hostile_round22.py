@@ -30,8 +30,8 @@ import pytest
 from shmem_cli.cuda.launch import tensormap
 from shmem_cli.spec.compile import load_spec
 
-from .conftest import TEST_DATA
-from .hostile import refused, shmem
+from .conftest import TEST_DATA, needs_nvdisasm
+from .hostile import CUBIN, refused, shmem
 
 SPEC = """name: t
 block: [32]
@@ -192,3 +192,21 @@ def test_a_descriptor_record_triton_never_writes_is_placed_in_its_json(
     assert (err.value.pos.line, err.value.pos.column) == (line, 2)
     assert err.value.message.startswith("unexpected metadata: a_desc: "), err.value.message
     assert "(remove the entry; Triton writes it anew)" in err.value.message
+
+
+@needs_nvdisasm
+def test_a_cubin_nvdisasm_refuses_is_said_with_what_to_do(tmp_path: Path) -> None:
+    # shmem's own reader takes a section-name table of a type no linker writes; nvdisasm
+    # calls the table corrupted: its message alone said nothing of what to do
+    data = bytearray(CUBIN.read_bytes())
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shstrndx = int.from_bytes(data[0x3E:0x40], "little")
+    data[shoff + shstrndx * 64 + 4 : shoff + shstrndx * 64 + 8] = b"\xff" * 4  # sh_type
+    bad = tmp_path / "bad.cubin"
+    bad.write_bytes(bytes(data))
+    refused(
+        shmem("trace", str(bad), "-k", "trivial", "--block", "32"),
+        "bad.cubin: error: nvdisasm failed (exit status 1):",
+        "nvdisasm cannot read this cubin: it is damaged, or for an SM this nvdisasm does not "
+        "know; rebuild it (nvcc -cubin -lineinfo -arch=sm_XX)",
+    )

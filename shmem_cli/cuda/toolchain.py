@@ -380,8 +380,21 @@ def disassemble(cubin: Path, *, nvdisasm: str | None = None, functions: Sequence
         return _nvdisasm([tool, "-gi", "-c", *only, str(copy)])
 
 
+#: what to do where nvdisasm refuses a cubin shmem's own reader took (a corrupt section,
+#: instruction words no SM has, or an SM newer than the toolkit's nvdisasm)
+NVDISASM_WAY = (
+    "nvdisasm cannot read this cubin: it is damaged, or for an SM this nvdisasm does not know; "
+    "rebuild it (nvcc -cubin -lineinfo -arch=sm_XX), or put a newer CUDA toolkit on PATH"
+)
+
+
 def _nvdisasm(args: list[str]) -> str:
-    return run_checked(args, file_limit=OUTPUT_LIMIT + (1 << 20), memory_limit=INSPECT_MEMORY)
+    return run_checked(
+        args,
+        file_limit=OUTPUT_LIMIT + (1 << 20),
+        memory_limit=INSPECT_MEMORY,
+        explain=lambda said: f"{tail(said) or '(no output)'}\n{NVDISASM_WAY}",
+    )
 
 
 def nobits_emptied(cubin: Path) -> bytes | None:
