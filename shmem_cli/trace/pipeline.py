@@ -38,7 +38,7 @@ from ..cuda.cu_inputs import include_folders
 from ..cuda.nvcc_messages import compiler_messages
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
-from ..plumbing.errors import ShmemError
+from ..plumbing.errors import ShmemError, shorten
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
 from .kernel.binaries import Cubin, extract_cubins, kernel_input_kind
@@ -61,7 +61,7 @@ from .tracer import find_function, outside_not_quoted, source_texts, trace_kerne
 from .triton.cache import TritonEntry, is_triton_input
 from .triton.callsites import place
 from .triton.launch import named_by_call, triton_launch, triton_params
-from .triton.metadata import field_error
+from .triton.metadata import TritonError, field_error
 from .triton.roots import open_entry
 from .user_lines import placed_lines
 
@@ -243,7 +243,7 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
         if request.arch is not None and request.arch not in (arch, info.target_name):
             why = f"the entry is for {info.target_name}, not {request.arch}"
             raise ShmemError(why, code="invalid-kernel")
-        kernel = find_kernel(info, entry.name)
+        kernel = _entry_kernel(info, entry)
         params = tuple(triton_params(kernel, entry))
         plan = _plan(kernel, params, entry, request) if launch else None
         scope = disassembly_scope(info, (kernel,))
@@ -258,6 +258,21 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
     return LoadedKernel(
         kernel, chosen, params, disassembly, arch, entry, constants, plan=plan, libraries=libraries
     )
+
+
+def _entry_kernel(info: CubinInfo, entry: TritonEntry) -> Kernel:
+    """The kernel of a Triton entry's cubin its .json names; a cubin that holds another (its
+    files from different compiles) is the entry's error, not a --kernel to choose."""
+    try:
+        return find_kernel(info, entry.name)
+    except ShmemError:
+        held = ", ".join(shorten(k.name) for k in info.kernels[:8]) or "no kernel"
+        raise TritonError(
+            f"the entry's {entry.cubin.name} holds {held}, not {shorten(entry.name)}, the kernel "
+            "its .json names: the entry's files come from different compiles; give an entry "
+            "folder as Triton wrote it",
+            entry.cubin,
+        ) from None
 
 
 def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> LoadedKernel:

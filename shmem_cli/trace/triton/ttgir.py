@@ -160,7 +160,18 @@ def ttgir_params(text: str, name: str, where: Path) -> tuple[TritonParam, ...]:
         inner = text[start + 1 : end]
         pieces = _split_args(inner)
         return _desc_parts(tuple(_param(p, where, text, start + 1 + a) for a, p in pieces))
-    raise TritonError(f"the TTGIR has no function @{shorten(name)}", where)
+    found = sorted({m.group(1) for m in _FUNC.finditer(text)})
+    held = ", ".join("@" + shorten(f) for f in found[:8]) + (", ..." if len(found) > 8 else "")
+    raise TritonError(
+        f"the TTGIR has no function @{shorten(name)}, the kernel the entry's .json names ("
+        + (
+            f"it has {held}: the entry's files come from different compiles"
+            if found
+            else "it has no function at all: not a TTGIR Triton wrote"
+        )
+        + "); give an entry folder as Triton wrote it",
+        where,
+    )
 
 
 def _position(text: str, at: int) -> SourcePos:
