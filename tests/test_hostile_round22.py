@@ -210,3 +210,61 @@ def test_a_cubin_nvdisasm_refuses_is_said_with_what_to_do(tmp_path: Path) -> Non
         "nvdisasm cannot read this cubin: it is damaged, or for an SM this nvdisasm does not "
         "know; rebuild it (nvcc -cubin -lineinfo -arch=sm_XX)",
     )
+
+
+CACHE = TEST_DATA / "triton" / "cache"
+MATMUL = CACHE / "UIAVWYKFMI46K2QIXDERSSIUTU46SKZUSQ6O7N3QILUNPZ6GU44A"
+SOFTMAX = CACHE / "4SGPYMGJCKR2SIRCQ6L7K3M4GQ5ESPIW45W5I2LMJFJ2WNCHLKEA"
+
+
+@pytest.mark.parametrize(
+    ("copied", "text", "said"),
+    [
+        (
+            "softmax_rows.cubin",
+            None,
+            "matmul_tiles.cubin: error: the entry's matmul_tiles.cubin holds softmax_rows, not "
+            "matmul_tiles, the kernel its .json names: the entry's files come from different "
+            "compiles; give an entry folder as Triton wrote it",
+        ),
+        (
+            "softmax_rows.ttgir",
+            None,
+            "matmul_tiles.ttgir: error: the TTGIR has no function @matmul_tiles, the kernel the "
+            "entry's .json names (it has @softmax_rows: the entry's files come from different "
+            "compiles); give an entry folder as Triton wrote it",
+        ),
+        (None, "", "(it has no function at all: not a TTGIR Triton wrote)"),
+    ],
+    ids=["cubin-of-another", "ttgir-of-another", "ttgir-empty"],
+)
+def test_an_entry_of_files_from_different_compiles_is_said_so(
+    tmp_path: Path, copied: str | None, text: str | None, said: str
+) -> None:
+    # the cubin's was "no kernel matches --kernel 'matmul_tiles'" and said to use -k (the
+    # entry's .json names the kernel, the user gave no --kernel); the TTGIR's said only that
+    # it has no function @matmul_tiles
+    folder = tmp_path / "entry"
+    shutil.copytree(MATMUL, folder)
+    if copied is not None:
+        shutil.copy(SOFTMAX / copied, folder / copied.replace("softmax_rows", "matmul_tiles"))
+    if text is not None:
+        (folder / "matmul_tiles.ttgir").write_text(text)
+    refused(shmem("trace", str(folder), "--grid", "1"), said)
+
+
+def test_a_json_file_with_a_byte_order_mark_is_said_in_words(tmp_path: Path) -> None:
+    # Python's "Unexpected UTF-8 BOM (decode using utf-8-sig)": advice to a programmer
+    spec = _spec(tmp_path, "").read_text().replace("kernel:\n  source: no_such_kernel.cu\n", "")
+    (tmp_path / "k.yaml").write_text(spec)
+    baseline = tmp_path / "base.json"
+    baseline.write_bytes(b'\xef\xbb\xbf{"schema_version": 1, "findings": []}')
+    folder = tmp_path / "entry"
+    shutil.copytree(MATMUL, folder)
+    meta = folder / "matmul_tiles.json"
+    meta.write_bytes(b"\xef\xbb\xbf" + meta.read_bytes())
+    said = "it starts with a UTF-8 byte-order mark, which JSON does not allow (save it as UTF-8"
+    ran = shmem("lint", str(tmp_path / "k.yaml"), "--baseline", str(baseline))
+    refused(ran, f"base.json:1:1: error: baseline is not valid JSON: {said}")
+    refused(shmem("trace", str(folder), "--grid", "1"), f"not Triton metadata (not JSON: {said}")
+    assert "utf-8-sig" not in ran.text

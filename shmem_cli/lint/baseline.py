@@ -88,10 +88,10 @@ def load_baseline(path: str | Path) -> Counter[Key]:
             code="baseline",
         ) from None
     except json.JSONDecodeError as exc:
-        from ..plumbing.errors import SourcePos
+        from ..plumbing.errors import SourcePos, json_reason
 
         raise ShmemError(
-            f"baseline is not valid JSON: {exc.msg}",
+            f"baseline is not valid JSON: {json_reason(exc.msg)}",
             path=name,
             pos=SourcePos(exc.lineno, exc.colno),
             code="baseline",

@@ -32,6 +32,18 @@ def one_line(text: str) -> str:
     return text.replace("\n", "\\n").replace("\r", "\\r")
 
 
+def json_reason(message: str) -> str:
+    """Python's JSON reader's message in words a user acts on: a UTF-8 byte-order mark (a
+    Windows editor's) was "Unexpected UTF-8 BOM (decode using utf-8-sig)", advice to a
+    Python programmer."""
+    if message.startswith("Unexpected UTF-8 BOM"):
+        return (
+            "it starts with a UTF-8 byte-order mark, which JSON does not allow (save it as "
+            "UTF-8 without one)"
+        )
+    return message
+
+
 def file_line(file: str | None, line: int | str) -> str:
     """``copy_sm80.hpp:64``: the last part of a source file's path (as a cubin's line table
     names it: user text, :func:`one_line`) and the line; just the line where no file is

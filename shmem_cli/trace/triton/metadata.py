@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from ...hardware.arch import most_smem_per_block
 from ...plumbing.bounded_read import read_bounded
-from ...plumbing.errors import ShmemError, SourcePos
+from ...plumbing.errors import ShmemError, SourcePos, json_reason
 
 MAX_METADATA_BYTES = 1 << 20
 MAX_NAME = 4096  # characters of a kernel's name
@@ -90,7 +90,8 @@ def read_metadata(path: Path) -> dict[str, Any]:
         raise TritonError("not Triton metadata (JSON nested too deeply)", path) from None
     except json.JSONDecodeError as exc:
         where = SourcePos(exc.lineno, exc.colno)
-        raise TritonError(f"not Triton metadata (not JSON: {exc.msg})", path, where) from None
+        why = json_reason(exc.msg)
+        raise TritonError(f"not Triton metadata (not JSON: {why})", path, where) from None
     except ValueError:  # a number of thousands of digits
         raise TritonError(
             "not Triton metadata (a number of thousands of digits, which Triton never writes)",
