@@ -95,6 +95,9 @@ def notes(kernel: KernelTrace) -> list[Block]:
             out.append(Styled(said + IDLE_DEFAULTS, "yellow"))
     if kernel.provisional:
         out.append(Styled(f"note: {CP_ASYNC_NOTE}", "cyan"))
+    bypass = _free_copies(kernel)
+    if bypass:
+        out.append(Styled(f"note: {bypass}", "dim"))
     unsure = sibling_note(kernel)
     if unsure:
         out.append(Styled(f"note: {unsure}", "yellow"))
@@ -155,6 +158,25 @@ def notes(kernel: KernelTrace) -> list[Block]:
             )
         )
     return out
+
+
+def _free_copies(kernel: KernelTrace) -> str | None:
+    """Why cp.async rows show requests and no wavefronts: the ``.cg`` copies' rule."""
+    free = [
+        a
+        for a in kernel.accesses
+        if a.op == "cp_async" and a.result.requests and not a.result.wavefronts
+    ]
+    if not free:
+        return None
+    requests = sum(a.result.requests for a in free)
+    return (
+        f"{len(free)} cp.async instruction(s) ({requests:,} requests) cost no wavefronts: a "
+        "16-byte cp.async.cg (LDGSTS.BYPASS) whose lanes all copy costs the shared-memory pipe "
+        "nothing, as the H200 measured (only zero-filled lanes do; docs/trace.md, cp.async). "
+        "Nsight Compute's source view counts each as a store of its width (--compare: verdict "
+        "cp.async)"
+    )
 
 
 def generic_atoms_note(kernel: KernelTrace) -> str:
