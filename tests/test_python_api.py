@@ -336,3 +336,20 @@ def test_trace_triton_names_the_parameters_its_call_leaves_out_or_misspells() ->
             check_parameters(jit, signature, constexprs, args)
         assert err.value.message == f"trace_triton(): {said}"
         assert err.value.code == "invalid-argument"
+
+
+@needs_nvdisasm
+def test_a_result_and_its_records_print_in_a_line_each() -> None:
+    """In a REPL a result prints what it is, not every bank table and heat map it holds (the
+    dataclass repr of a small kernel's result ran to 350 KB, a row's to 7 KB)."""
+    result = shmem_cli.trace(TRACE_DATA / "column_read.sm_90.cubin", block=(32, 32))
+    whole = repr(result)
+    assert len(whole) < 500 and whole.startswith("TraceResult(files=[FileTrace(path=")
+    assert "name='column_read'" in whole and "block=(32, 32, 1)" in whole
+    load = result.totals["load"]
+    assert f"load: {load.requests}/{load.wavefronts}/{load.ideal_wavefronts}" in whole
+    (worst,) = [a for a in result.accesses if a.verdict == "conflict"]
+    row = repr(worst)
+    assert len(row) < 300 and f"pc=0x{worst.pc:04x}" in row and "line='column_read.cu:9'" in row
+    assert f"wavefronts={worst.result.wavefronts}" in row and "verdict='conflict'" in row
+    assert repr(result.kernel) in whole

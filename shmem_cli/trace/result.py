@@ -107,6 +107,17 @@ class TraceAccess:
         ``ok``), else its cost's (:attr:`~shmem_cli.model.Totals.verdict`)."""
         return CONTENDED if self.contended else self.cost.verdict
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's held every bank table and heat map: 7 KB a row)."""
+        t, site = self.cost, self.site
+        where = _short(site.file, site.line)
+        called = f", caller={_short(*site.caller)!r}" if site.caller else ""
+        return (
+            f"TraceAccess(pc=0x{site.pc:04x}, line={where!r}{called}, sass={site.sass!r}, "
+            f"op={t.op!r}, requests={t.requests}, wavefronts={t.wavefronts}, "
+            f"ideal={t.ideal_wavefronts}, max_ways={t.max_ways}, verdict={self.verdict!r})"
+        )
+
     # --- the Python API's names for them (docs/python.md), nothing more -----------------
 
     @property
@@ -189,6 +200,13 @@ class TraceAccess:
         return out
 
 
+def _short(file: str | None, line: int | None) -> str:
+    """``fa2.cu:31``: a file by its name, for a repr."""
+    return (
+        "?" if line is None else f"{(file or '?').replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+    )
+
+
 def _location(where: tuple[str, int] | None) -> dict[str, Any] | None:
     return None if where is None else {"file": where[0], "line": where[1]}
 
@@ -264,6 +282,20 @@ class KernelTrace:
     # whether its code has a shared-memory instruction (LDS, STS, ATOMS, LDSM, ...): a kernel
     # without one, launched without shared memory, can touch none whatever its parameters
     shared_code: bool = True
+
+    def __repr__(self) -> str:
+        """One line: the launch, the instructions and the busy ops' totals."""
+        worst = sum(1 for a in self.accesses if a.verdict == "conflict")
+        ops = ", ".join(
+            f"{op}: {t.requests}/{t.wavefronts}/{t.ideal_wavefronts}"
+            for op, t in self.totals.items()
+            if t.requests
+        )
+        return (
+            f"KernelTrace(name={self.name!r}, arch={self.arch!r}, block={self.launch.block}, "
+            f"grid={self.launch.grid}, accesses={len(self.accesses)} ({worst} with bank "
+            f"conflicts), totals={{{ops}}} (requests/wavefronts/ideal))"
+        )
 
     @property
     def data_dependent(self) -> bool:
@@ -366,6 +398,9 @@ class FileTrace:
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "kernels": [k.to_json() for k in self.kernels]}
 
+    def __repr__(self) -> str:
+        return f"FileTrace(path={self.path!r}, kernels=[{', '.join(map(repr, self.kernels))}])"
+
 
 @frozen
 class TraceResult:
@@ -376,6 +411,10 @@ class TraceResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema_version": 1, "files": [f.to_json() for f in self.files]}
+
+    def __repr__(self) -> str:
+        """A line per kernel (the dataclass's held every record: 350 KB for a small kernel)."""
+        return f"TraceResult(files=[{', '.join(map(repr, self.files))}])"
 
     # --- a report of one kernel, as the Python API returns it (docs/python.md) -----------
 
