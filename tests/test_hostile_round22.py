@@ -268,3 +268,37 @@ def test_a_json_file_with_a_byte_order_mark_is_said_in_words(tmp_path: Path) -> 
     refused(ran, f"base.json:1:1: error: baseline is not valid JSON: {said}")
     refused(shmem("trace", str(folder), "--grid", "1"), f"not Triton metadata (not JSON: {said}")
     assert "utf-8-sig" not in ran.text
+
+
+def test_a_launch_integer_with_a_leading_zero_is_read_as_every_launch_value_reads_it() -> None:
+    # int(text, 0) refused '010': a --memory address printed with a width (0000139637976727552)
+    # was "ADDR must be a device address", and a Triton entry's divisibility check let --arg
+    # K=017 through (skipped as "not an integer", then read as 17 by the launch)
+    from shmem_cli.cuda.launch.values import integer
+    from shmem_cli.trace.kernel.param_block import _address
+
+    assert [integer(t) for t in ("010", "-007", "0x10", " 42 ", "1_0", "0b1", "")] == [
+        10,
+        -7,
+        16,
+        42,
+        None,
+        None,
+        None,
+    ]
+    assert _address("0000139637976727552") == 0x7F0000000000
+    assert _address("0x7f_0000_0000_00") == 0x7F0000000000
+
+
+@needs_nvdisasm
+def test_a_triton_integer_with_a_leading_zero_is_held_to_the_entrys_divisibility() -> None:
+    from click.testing import CliRunner
+
+    from shmem_cli.cli import main
+
+    cache = TEST_DATA / "triton" / "sweep16" / "cache"
+    args = ["trace", str(cache), "--kernel", "ws_tile", "--no-tables", "--grid", "1"]
+    got = CliRunner().invoke(main, [*args, "--arg", "K=0250"])
+    assert got.exit_code == 2, got.output
+    said = " ".join(got.output.split())
+    assert "--arg K=0250: this entry was compiled for K a multiple of 16" in said

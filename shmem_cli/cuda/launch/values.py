@@ -181,6 +181,14 @@ def _integer(text: str) -> int:
     return int(text, 0) if not re.match(r"^[+-]?0\d", text) else int(text, 10)
 
 
+def integer(text: str) -> int | None:
+    """``text`` as a launch's integer (:func:`is_integer`: decimal, a leading 0 too, or ``0x``
+    hexadecimal, of at most 64 characters), None where it is none: the one reading of an
+    integer for every launch value (``int(text, 0)`` refused ``010``)."""
+    t = text.strip()
+    return _integer(t) if len(t) <= 64 and is_integer(t) else None
+
+
 def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
     """One number in ``size`` bytes, little-endian; ``ctype``: the parameter's type where
     known (a floating one takes a decimal integer as a float, :data:`FLOATING`)."""

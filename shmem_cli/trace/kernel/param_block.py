@@ -25,11 +25,12 @@ emulator puts them into its undescribed memory as written bytes
 from __future__ import annotations
 
 import os
+import re
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...cuda.launch import tensormap
+from ...cuda.launch import tensormap, values
 from ...cuda.launch.files import MAX_FILE_BYTES
 from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
@@ -252,12 +253,12 @@ def _check_range(address: int, size: int, where: str, source: str, used: int) ->
 
 
 def _address(text: str) -> int:
-    """A device address: ``0x7f1234000000`` (``_`` between digits allowed) or decimal, in
-    ASCII digits (``int`` would take other scripts' digits too)."""
-    try:
-        address = int(text, 0) if len(text) <= 40 and text.isascii() else -1
-    except ValueError:
-        address = -1
+    """A device address: ``0x7f1234000000`` (``_`` between digits allowed) or decimal (a
+    leading 0 too: ``int(text, 0)`` refused ``00007f...`` printed with a width), in ASCII
+    digits, as any launch integer (:func:`...cuda.launch.values.integer`)."""
+    joined = text.replace("_", "") if re.fullmatch(r"[0-9A-Za-z]+(_[0-9A-Za-z]+)*", text) else ""
+    found = values.integer(joined) if joined[:1] not in ("+", "-") else None
+    address = found if found is not None else -1
     if address < 0:
         raise LaunchError(
             f"--memory {shorten(text)}=...: ADDR must be a device address, 0x... or decimal "

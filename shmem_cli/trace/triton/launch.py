@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ...cuda.launch import tensormap
+from ...cuda.launch import tensormap, values
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from ..kernel.cubin import Kernel
@@ -197,9 +197,8 @@ def _check_divisible(param: TritonParam, key: str, value: str) -> None:
     """Refuse an integer the entry was not compiled for: Triton's JIT compiles an integer
     argument that is a multiple of 16 at the call as such (``tt.divisibility = 16``), and
     runs a call whose value is not through another entry."""
-    try:
-        number = int(value, 0)
-    except ValueError:
+    number = values.integer(value)  # as the launch reads it: 016 is sixteen
+    if number is None:
         return  # not an integer: plan_launch says what is wrong with it
     d = param.divisible
     if d > 1 and number % d:
