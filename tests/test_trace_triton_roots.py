@@ -155,3 +155,18 @@ def test_a_root_traced_names_the_entry_its_kernel_picked(
     # the entry itself (its folder or a file of it) is named as it was given
     code, out = _trace(str(ROOT / folder / f"{FOLDERS[folder]}.json"), *launch[2:], "--no-tables")
     assert code == 0 and out.split()[0] == str(ROOT / folder / f"{FOLDERS[folder]}.json")
+
+
+@pytest.mark.parametrize("folder", ["DEKKSS6LMVZRLUWHJITG765ALDXAATTMELW7NBX6MBSYHAQKZNMA"])
+def test_a_compiles_hex_hash_or_a_lowercase_folder_start_picks_its_entry(folder: str) -> None:
+    """``--kernel`` takes the hash Triton reports for a compile (``kernel.metadata.hash``, the
+    .json's hex ``"hash"``), as a Python user has it, and the folder's start in lower case."""
+    name = FOLDERS[folder]
+    said = json.loads((ROOT / folder / f"{name}.json").read_text())["hash"]
+    for start in (said[:10], said[:10].upper(), folder[:6].lower()):
+        code, out = _trace(str(ROOT), "--kernel", start, "--list-params", "--format", "json")
+        assert code == 0, (start, out)
+        kernels = json.loads(out)["kernels"]
+        assert [k["name"] for k in kernels] == [name], start
+    code, out = _trace(str(ROOT), "--kernel", "0123abcd", "--list-params")
+    assert code == 2 and "no Triton cache entry of a kernel named '0123abcd'" in out

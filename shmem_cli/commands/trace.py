@@ -125,7 +125,8 @@ def trace(
     each instruction with bank conflicts, the bank table of its worst request and
     a warp x occurrence heat map. A row is placed at the innermost line of your own
     sources through inlining (k.cu:21 < copy_sm80.hpp:64: the library's line
-    after '<'). Flag 'data': global-memory contents decided the instruction's
+    after '<'; k.cu:31 (from 63): a line of your own helper, called at line 63).
+    Flag 'data': global-memory contents decided the instruction's
     addresses, lanes or count (zero-filled buffers unless given with @FILE); flag
     'contention': compare-and-swap loops retried (lanes contending for one address).
 

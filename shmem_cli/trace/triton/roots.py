@@ -8,6 +8,7 @@ entry folder or file that is a link to somewhere outside the root's source tree 
 from __future__ import annotations
 
 import os
+import string
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,8 +67,21 @@ def kernel_names(root: Path) -> list[str]:
 
 
 def _hash_folders(root: Path, start: str) -> list[Path]:
-    """The entry folders of a cache root whose name (its hash) starts with ``start``."""
-    hits = {m.parent for m in _metadata_files(root) if m.parent.name.startswith(start)}
+    """The entry folders of a cache root whose name (its hash, base32) starts with ``start``
+    in either case, or whose compile's hash as Triton reports it starts with it (the
+    metadata's ``"hash"``, hex: ``CompiledKernel.hash``, ``kernel.metadata.hash``)."""
+    hexadecimal = len(start) >= 4 and all(c in string.hexdigits for c in start)
+    hits = set()
+    for meta in _metadata_files(root):
+        if meta.parent.name.upper().startswith(start.upper()):
+            hits.add(meta.parent)
+        elif hexadecimal:
+            try:
+                said = str(read_metadata(meta).get("hash", ""))
+            except ShmemError:
+                continue
+            if said.lower().startswith(start.lower()):
+                hits.add(meta.parent)
     return sorted(hits - {root})
 
 
