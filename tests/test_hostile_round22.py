@@ -302,3 +302,17 @@ def test_a_triton_integer_with_a_leading_zero_is_held_to_the_entrys_divisibility
     assert got.exit_code == 2, got.output
     said = " ".join(got.output.split())
     assert "--arg K=0250: this entry was compiled for K a multiple of 16" in said
+
+
+@pytest.mark.parametrize("command", ["lint", "analyze"])
+def test_a_table_of_more_values_than_a_launch_takes_is_refused_when_the_spec_is_read(
+    tmp_path: Path, command: str
+) -> None:
+    # it was the trace's SH008 warning (exit 0), and analyze took the spec
+    values = ",".join(["1"] * 65_537)
+    _spec(tmp_path, f"  memory: {{0x7f0000000000: 'int:{values}'}}")
+    refused(
+        shmem(command, str(tmp_path / "k.yaml")),
+        "k.yaml:5:28: error: kernel.memory 0x7f0000000000: more than 65,536 values; give a "
+        "larger table as @FILE",
+    )

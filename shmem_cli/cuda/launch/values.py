@@ -26,6 +26,9 @@ MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
 MAX_GRID_BLOCKS = MAX_GRID_DIMS[0] * MAX_GRID_DIMS[1] * MAX_GRID_DIMS[2]
 #: the most CTAs of a thread-block cluster (16 with the non-portable attribute; 8 portable)
 MAX_CLUSTER_CTAS = 16
+#: the most values of one ``--const`` or ``--memory`` ``TYPE:v,v,...`` (a spec's too): a
+#: larger table is a file (``@FILE``)
+MAX_CONST_VALUES = 1 << 16
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
 _INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)")  # at most 64 characters: below
@@ -410,9 +413,12 @@ def check_typed_form(value: str, where: str) -> None:
     if colon:
         element_type(type_name, where)
     numbers = numbers if colon else v
-    fields = numbers.split(",")
-    if len(fields) > 1 << 16:
-        return  # the trace refuses the count (constants.MAX_CONST_VALUES)
+    fields = numbers.split(",", MAX_CONST_VALUES)
+    if len(fields) > MAX_CONST_VALUES:  # the trace's bound too (trace/kernel/constants.py)
+        raise LaunchError(
+            f"{where}: more than {MAX_CONST_VALUES:,} values; give a larger table as @FILE "
+            "(its raw bytes, or a .npy)"
+        )
     for i, field in enumerate(fields):
         check_number(field, f"{where} value {i}")
 

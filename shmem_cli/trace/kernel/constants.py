@@ -28,7 +28,13 @@ from dataclasses import field, replace
 from pathlib import Path
 
 from ...cuda.launch.c_types import scalar_of
-from ...cuda.launch.values import LaunchError, element_type, is_integer, value_bytes
+from ...cuda.launch.values import (
+    MAX_CONST_VALUES,
+    LaunchError,
+    element_type,
+    is_integer,
+    value_bytes,
+)
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
@@ -46,8 +52,6 @@ from .externals import (
 
 #: a constant bank is 64 KiB on every GPU
 BANK_BYTES = 64 << 10
-#: the most ``--const`` values of one launch
-MAX_CONST_VALUES = 1 << 16
 _SECTION = re.compile(r"\.nv\.constant([1-9][0-9]?)(?:\.(.+))?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*\Z")
 _DECLARED = re.compile(
@@ -242,7 +246,10 @@ def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
         scalar = scalar_of(declared) if declared else None
     fields = [f.strip() for f in numbers.split(",", MAX_CONST_VALUES)]
     if len(fields) > MAX_CONST_VALUES:
-        raise LaunchError(f"{where}: more than {MAX_CONST_VALUES:,} values")
+        raise LaunchError(
+            f"{where}: more than {MAX_CONST_VALUES:,} values; give a larger table as @FILE "
+            "(its raw bytes, or a .npy)"
+        )
     return b"".join(_element(f, scalar, f"{where} value {i}") for i, f in enumerate(fields))
 
 
