@@ -44,7 +44,7 @@ def test_the_rows_name_each_calls_line_where_nvdisasm_repeats_the_first() -> Non
 
 @needs_nvdisasm
 def test_each_row_says_the_call_and_the_lines_table_splits_the_calls() -> None:
-    args = ["trace", str(CUBIN), "--block", "32", "--no-tables"]
+    args = ["trace", str(CUBIN), "-k", "helper_calls", "--block", "32", "--no-tables"]
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0, out.output
     (vector,) = [line for line in out.output.splitlines() if "LDS.128 R4, [R4]" in line]
@@ -64,7 +64,7 @@ def test_each_row_says_the_call_and_the_lines_table_splits_the_calls() -> None:
 
 @needs_nvdisasm
 def test_a_call_line_allows_the_helpers_rows_it_made() -> None:
-    result = shmem_cli.trace(CUBIN, block=32)
+    result = shmem_cli.trace(CUBIN, kernel="helper_calls", block=32)
     (worst,) = [a for a in result.accesses if not a.result.conflict_free]
     assert worst.sass == "LDS.128 R4, [R4]"
     assert _short(worst.site.caller) == ("helper_calls.cu", 16)
@@ -76,3 +76,14 @@ def test_a_call_line_allows_the_helpers_rows_it_made() -> None:
         assert "LDS.128 R4, [R4]" in str(exc)
     else:
         raise AssertionError("line 17's allow let line 16's conflict pass")
+
+
+@needs_nvdisasm
+def test_a_helper_called_from_one_line_names_no_caller() -> None:
+    """``one_call``'s whole body is ``body(...)``, a helper called once, which calls
+    ``ld_shared`` once: no row names a caller (it would be the one call, on every row)."""
+    result = shmem_cli.trace(CUBIN, kernel="one_call", block=32)
+    lines = {(Path(a.file or "").name, a.line) for a in result.accesses}
+    assert ("helper_calls.cu", 6) in lines and ("helper_calls.cu", 25) in lines
+    assert all(a.site.caller is None for a in result.accesses)
+    assert all(line.caller is None for line in result.kernel.lines)

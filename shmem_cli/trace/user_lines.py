@@ -108,17 +108,16 @@ def _with_caller(
     callers: dict[Location, set[Location]],
     mine: Callable[[str], bool],
 ) -> Instruction:
-    """``ins`` with its sibling lines and the user's line that called its placed line: the
-    caller the line table's row at its pc names where the placed line is that row's innermost
-    location (its ``.loc`` names its caller: exact), else the placed line's only caller in the
-    whole table; none where the line may be a sibling call's, or the call is not told."""
+    """``ins`` with its sibling lines and the user's line that called its placed line, where
+    that line is reached from two or more lines (a helper's, called at each) and is the
+    innermost location of the line table's row at its pc, whose ``.loc`` names its caller
+    exactly; none where it is called from one line only (a wrapper of the kernel's whole
+    body would name its call on every row), or the call is not told."""
     caller = None
-    if placed is not None and not siblings:
+    if placed is not None and not siblings and len(callers.get(placed, ())) > 1:
         row = table.at(ins.pc)
         if row is not None and row[0] == placed:
             caller = row[1]
-        elif len(callers.get(placed, ())) == 1:
-            (caller,) = callers[placed]
         if caller is not None and (caller == placed or not mine(caller[0])):
             caller = None
     if not siblings and caller is None:

@@ -18,3 +18,16 @@ __global__ void helper_calls(float *out) {
   }
   out[threadIdx.x] = sum;
 }
+
+// A helper called from one line only, the whole body of its kernel: its rows name no caller
+// (the line says it all; a wrapper's call would be named on every row).
+__device__ __forceinline__ void body(float *out, float *tile) {
+  for (int i = threadIdx.x; i < 32 * 33; i += 32) tile[i] = i;
+  __syncthreads();
+  out[threadIdx.x] = ld_shared(tile + threadIdx.x * 32);
+}
+
+__global__ void one_call(float *out) {
+  __shared__ float tile[32 * 33];
+  body(out, tile);
+}
