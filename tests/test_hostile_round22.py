@@ -316,3 +316,17 @@ def test_a_table_of_more_values_than_a_launch_takes_is_refused_when_the_spec_is_
         "k.yaml:5:28: error: kernel.memory 0x7f0000000000: more than 65,536 values; give a "
         "larger table as @FILE",
     )
+
+
+@pytest.mark.parametrize(("key", "column"), [("''", 14), ("'+4'", 16), ("' '", 15)])
+def test_an_argument_key_that_names_no_parameter_is_refused_at_it(
+    tmp_path: Path, key: str, column: int
+) -> None:
+    # the trace's "kernel.args expects POSITION=VALUE or NAME=VALUE, got '=1'" (or "kernel.args
+    # : no parameter of that name"), an SH008 warning at kernel:, exit 0
+    _spec(tmp_path, f"  args: {{{key}: 1}}")
+    refused(
+        shmem("lint", str(tmp_path / "k.yaml")),
+        f"k.yaml:5:{column}: error: kernel.args",
+        "names no parameter: give its position (0, 1, ...) or its name",
+    )

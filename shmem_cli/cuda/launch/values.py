@@ -372,6 +372,11 @@ def check_arg_form(key: str, value: str, where: str) -> None:
     Which parameter the key names, and whether the value fits its type, only the compiled
     kernel says (the trace)."""
     v = value.strip()
+    if not key.partition("+")[0].strip():  # the trace's "expects POSITION=VALUE", a warning
+        raise LaunchError(
+            f"{where}: the key {shorten(key)!r} names no parameter: give its position (0, 1, "
+            "...) or its name, and +OFFSET for a byte inside it"
+        )
     if not v:
         raise LaunchError(f"{where}: the value is empty: give a number, @FILE or zeros:BYTES")
     if v.startswith("@"):
