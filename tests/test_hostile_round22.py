@@ -330,3 +330,17 @@ def test_an_argument_key_that_names_no_parameter_is_refused_at_it(
         f"k.yaml:5:{column}: error: kernel.args",
         "names no parameter: give its position (0, 1, ...) or its name",
     )
+
+
+def test_more_memory_ranges_than_a_launch_takes_are_refused_when_the_spec_is_read(
+    tmp_path: Path,
+) -> None:
+    # the trace's "1,025 device memory ranges are given (--memory); the most is 1024" was an
+    # SH008 warning (exit 0) with nothing to do
+    ranges = ", ".join(f"{0x7F0000000000 + 16 * i:#x}: 'int:1'" for i in range(1025))
+    _spec(tmp_path, f"  memory: {{{ranges}}}")
+    refused(
+        shmem("analyze", str(tmp_path / "k.yaml")),
+        "k.yaml:5:11: error: kernel.memory gives 1,025 ranges; the most is 1024: join "
+        "neighbouring ranges into one @FILE each",
+    )

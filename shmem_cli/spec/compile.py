@@ -231,6 +231,13 @@ class _Compiler(AccessCompiler):
             consts.append((str(key), text))
             key_pos.append((f"const {key}", self.doc.key_pos("kernel", "const", key)))
         memory = []
+        if len(value.get("memory") or {}) > values.MAX_MEMORY_RANGES:  # the trace's bound
+            raise self.err(
+                f"kernel.memory gives {len(value['memory']):,} ranges; the most is "
+                f"{values.MAX_MEMORY_RANGES}: {values.JOIN_RANGES}",
+                "kernel",
+                "memory",
+            )
         for key, text in (value.get("memory") or {}).items():
             if isinstance(key, bool) or not isinstance(key, int | str) or str(key)[:1] == "-":
                 raise self.err(  # the schema's pattern is for text keys: YAML's other keys

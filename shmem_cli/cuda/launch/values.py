@@ -29,6 +29,10 @@ MAX_CLUSTER_CTAS = 16
 #: the most values of one ``--const`` or ``--memory`` ``TYPE:v,v,...`` (a spec's too): a
 #: larger table is a file (``@FILE``)
 MAX_CONST_VALUES = 1 << 16
+#: the most ``--memory`` ranges of one launch (a spec's ``kernel.memory`` keys too)
+MAX_MEMORY_RANGES = 1024
+#: what to do with more
+JOIN_RANGES = "join neighbouring ranges into one @FILE each (the bytes between them included)"
 
 # ASCII digits only (str.isdigit and \d take superscripts and other scripts' digits)
 _INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-9]+)")  # at most 64 characters: below

@@ -32,14 +32,12 @@ from typing import Any
 
 from ...cuda.launch import tensormap, values
 from ...cuda.launch.files import MAX_FILE_BYTES
-from ...cuda.launch.values import LaunchError
+from ...cuda.launch.values import MAX_MEMORY_RANGES, LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from ..emulator.global_memory import MAX_ADDRESS, NULL_PAGE
 from .buffers import FileBytes, buffer_source, read_buffer
 
-#: the most ``--memory`` ranges of one launch
-MAX_MEMORY_RANGES = 1024
 #: bytes a ``--params`` file may hold beyond the kernel's parameter block
 PARAMS_SLACK = 1 << 16
 #: the largest ``--params`` file of any kernel: CUDA's largest parameter block (32,764
@@ -193,7 +191,7 @@ def read_memory(texts: Sequence[str | MemoryBytes], used: int = 0) -> tuple[Memo
     if len(texts) > MAX_MEMORY_RANGES:
         raise LaunchError(
             f"{len(texts):,} device memory ranges are given (--memory); the most is "
-            f"{MAX_MEMORY_RANGES}"
+            f"{MAX_MEMORY_RANGES}: {values.JOIN_RANGES}"
         )
     out: list[tuple[MemoryRange, str]] = []  # each range with the option or key that gave it
     for text in texts:
