@@ -55,23 +55,35 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
     cost = wgmma.per_warp(wgmma.wavefronts(n, not rs))
     row, col = wgmma.accumulator_layout(n)
     ea, eb = wgmma.esize(ta), wgmma.esize(tb)
+    arow, akb = wgmma.a_fragment_layout(ta) if rs else (None, None)
+    shifts = (8 * np.arange(4, dtype=np.uint32))[None, :, None]
+    # per descriptor (its 64 bits) and operand: the shared addresses it reads, their least
+    # and greatest, its core matrices and its description, made once (the blocks of a batch,
+    # and a loop's turns, read through the same few)
+    known: dict[tuple[int, int, int, bool], tuple[Any, int, int, list[int], str]] = {}
+
+    def read_by(raw: int, rows: int, e: int, tn: bool) -> tuple[Any, int, int, list[int], str]:
+        got = known.get((raw, rows, e, tn))
+        if got is None:
+            d = wgmma.Descriptor.decode(raw)
+            addr = wgmma.byte_addresses(d, rows, e, tn)
+            addr.flags.writeable = False
+            cores = wgmma.core_matrices(addr)
+            got = addr, int(addr.min()), int(addr.max()), cores, d.describe(tn)
+            if len(known) < _KNOWN:
+                known[raw, rows, e, tn] = got
+        return got
 
     def step(b: Block, ix: Idx) -> None:
         if b.warp_size != wgmma.WARP_LANES:
             raise unsupported(ins, f"wgmma's fragments of {wgmma.WARP_LANES}-lane warps")
         ids = b.ids(ix)
-        size = wgmma.GROUP_THREADS
-        # warpgroups: 128 threads of one CTA (a CTA's threads start at a multiple of 32)
-        groups = b.cta[ids] * b.stride + (ids % b.stride) // size
-        for group in np.unique(groups).tolist():
-            mine = ids[groups == group]
-            if len(mine) != size:
+        for sel in _warpgroups(b, ids):
+            if len(sel) != wgmma.GROUP_THREADS:
                 raise TraceError("wgmma executed by a partial warpgroup", ins)
-            sel = np.asarray(mine, dtype=np.intp)
             base = int(b.shared_base(int(sel[0])))
-            db = wgmma.Descriptor.decode(ur64(b, sel, g.reg.index + 2))
-            addr_b = wgmma.byte_addresses(db, n, eb, tn_b)
-            _check(b, addr_b, ins)
+            addr_b, low, high, cores_b, text_b = read_by(ur64(b, sel, g.reg.index + 2), n, eb, tn_b)
+            _check(b, low, high, ins)
             addr_b = addr_b + base
             vb = wgmma.values(b.smem[addr_b], tb)
             taint = int(np.bitwise_or.reduce(b.tsmem[addr_b].ravel()))
@@ -79,24 +91,19 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
                 assert ra is not None
                 av, at = ra(b, sel)
                 raw = np.zeros((wgmma.M, wgmma.K_BYTES), dtype=np.uint8)
-                arow, akb = wgmma.a_fragment_layout(ta)
-                bytes_ = (
-                    np.asarray(av, dtype=np.uint32)[:, None, :]
-                    >> (8 * np.arange(4, dtype=np.uint32))[None, :, None]
-                )
+                bytes_ = np.asarray(av, dtype=np.uint32)[:, None, :] >> shifts
                 raw[arow, akb] = (bytes_ & 0xFF).astype(np.uint8)
                 va = wgmma.values(raw, ta)
-                read = f"A from registers; B {db.describe(tn_b)}"
-                cores = wgmma.core_matrices(addr_b)
+                read, cores = f"A from registers; B {text_b}", cores_b
             else:
-                da = wgmma.Descriptor.decode(ur64(b, sel, g.reg.index))
-                addr_a = wgmma.byte_addresses(da, wgmma.M, ea, tn_a)
-                _check(b, addr_a, ins)
+                addr_a, low, high, cores_a, text_a = read_by(
+                    ur64(b, sel, g.reg.index), wgmma.M, ea, tn_a
+                )
+                _check(b, low, high, ins)
                 addr_a = addr_a + base
                 va = wgmma.values(b.smem[addr_a], ta)
                 taint |= int(np.bitwise_or.reduce(b.tsmem[addr_a].ravel()))
-                read = f"A {da.describe(tn_a)}; B {db.describe(tn_b)}"
-                cores = wgmma.core_matrices(addr_a) + wgmma.core_matrices(addr_b)
+                read, cores = f"A {text_a}; B {text_b}", cores_a + cores_b
             prod = va @ vb.T  # (64, n)
             d = prod[row, col]  # (n/2, 128)
             add = True if rscale is None else bool(np.all(rscale(b, sel)[0]))
@@ -110,10 +117,24 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
     return step
 
 
-def _check(b: Block, addr: Any, ins: Instruction) -> None:
-    if int(addr.min()) < 0 or int(addr.max()) >= b.smem_size:
+#: descriptors whose reads a wgmma keeps (then it makes them afresh)
+_KNOWN = 4096
+
+
+def _warpgroups(b: Block, ids: Any) -> list[Any]:
+    """The threads ``ids`` (sorted) by warpgroup (128 threads of one CTA: a CTA's threads
+    start at a multiple of 32), in the warpgroups' order: runs of ``ids`` where their
+    warpgroups rise with them (a mask per warpgroup was quadratic in a batch's)."""
+    groups = b.cta[ids] * b.stride + (ids % b.stride) // wgmma.GROUP_THREADS
+    if len(groups) and not np.count_nonzero(groups[1:] < groups[:-1]):
+        return np.split(np.array(ids, dtype=np.intp), np.flatnonzero(np.diff(groups)) + 1)
+    return [np.asarray(ids[groups == g], dtype=np.intp) for g in np.unique(groups).tolist()]
+
+
+def _check(b: Block, low: int, high: int, ins: Instruction) -> None:
+    if low < 0 or high >= b.smem_size:
         raise TraceError(
-            f"a wgmma descriptor reads shared 0x{int(addr.min()):x}..0x{int(addr.max()):x}, "
+            f"a wgmma descriptor reads shared 0x{low:x}..0x{high:x}, "
             f"outside the block's shared memory (0x{b.smem_size:x} bytes)",
             ins,
         )
