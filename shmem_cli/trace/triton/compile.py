@@ -190,6 +190,7 @@ def compile_entry(
     from triton.backends import compiler
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+    from triton.compiler import compiler as front
 
     order = parameter_order(fn, signature, constexprs)
     consts = {**constexprs, **{name: 1 for name in ones}}
@@ -199,6 +200,10 @@ def compile_entry(
             hints = {i: 16 for (i,) in attrs or {}} | {order.index(n): 1 for n in ones}
             descriptor = compiler.AttrsDescriptor.from_hints(hints)
             source = ASTSource(fn, sig, consts, descriptor)
+        elif hasattr(front, "AttrsDescriptor"):  # 3.1: the positions, as its JIT gives them
+            sig = {n: signature[n] for n in order if n in signature and n not in constexprs}
+            sixteen, one = tuple(i for (i,) in attrs or {}), tuple(order.index(n) for n in ones)
+            source = ASTSource(fn, sig, consts, front.AttrsDescriptor(sixteen, one))
         else:  # 3.3 on: every parameter in the def's order, a compiled-in one a constexpr
             sig = {
                 n: "constexpr" if n in consts else signature[n]
