@@ -59,7 +59,7 @@ from .result import FileTrace
 from .trace_request import TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input
-from .triton.callsites import place
+from .triton.callsites import place, triton_source_file
 from .triton.launch import named_by_call, triton_launch, triton_params
 from .triton.metadata import TritonError, field_error
 from .triton.roots import open_entry
@@ -249,6 +249,7 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
         scope = disassembly_scope(info, (kernel,))
         disassembly = toolchain.disassemble(entry.cubin, functions=scope) if launch else ""
         constants = read_constants(entry.cubin, kernel.mangled)
+        callers = line_rows(entry.cubin, kernel.mangled)  # a @triton.jit helper's calls
     except toolchain.ToolError as exc:
         raise _tool_failure(exc, path) from None
     except ShmemError as exc:
@@ -256,8 +257,9 @@ def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
     chosen = CubinInfo(path=str(entry.cubin), arch=info.arch, kernels=(kernel,), target=info.target)
     libraries = include_folders(request.include_roots)
     return LoadedKernel(
-        kernel, chosen, params, disassembly, arch, entry, constants, plan=plan, libraries=libraries
-    )
+        kernel, chosen, params, disassembly, arch, entry, constants, plan=plan,
+        libraries=libraries, callers=callers,
+    )  # fmt: skip
 
 
 def _entry_kernel(info: CubinInfo, entry: TritonEntry) -> Kernel:
@@ -321,7 +323,10 @@ def trace_loaded(
         function = find_function(loaded.disassembly, loaded.kernel, path, virtual)
         binary = loaded.triton is None and kernel_input_kind(Path(path)) != "cu"
         tree, libraries = request.tree(), loaded.libraries
-        lines = placed_lines(function, tree, libraries, loaded.callers, binary=binary)
+        python = None if loaded.triton is None else triton_source_file  # the kernel's .py
+        lines = placed_lines(
+            function, tree, libraries, loaded.callers, binary=binary, kernel_file=python
+        )
         if loaded.triton is not None:  # tl.sum's lines in Triton's library: the caller's
             shared = {  # every shared-memory instruction (the op registry's opcodes)
                 i.pc: i.name for i in function.instructions if op_of_opcode(i.opcode) is not None

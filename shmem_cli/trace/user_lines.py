@@ -77,17 +77,22 @@ def placed_lines(
     table: LineRows,
     *,
     binary: bool,
+    kernel_file: Callable[[str], bool] | None = None,
 ) -> dict[int, Location]:
     """pc -> the line each instruction of ``function`` is reported at (``binary``: a cubin's or
     an executable's, whose build is unknown: see the module docstring); each instruction whose
     user line the line table cannot tell from a sibling call's is marked with the other lines
     (:mod:`..cuda.inline_siblings`), for the report to say so, and each one whose line the user's
-    own helper holds with the user's line that called it (:attr:`Instruction.caller`)."""
+    own helper holds with the user's line that called it (:attr:`Instruction.caller`);
+    ``kernel_file``: a file that is the user's wherever it lies (a Triton kernel's ``.py``, which
+    a cache entry's tree never holds), for that call."""
     user = user_files(tree, libraries)
     first = compiled_files(libraries) if binary else None
     lines = source_lines(function, user, first)
     found = sibling_lines(function, lines, first or user, table.links)
     mine = (lambda f: first(f) or user(f)) if first is not None else user
+    if kernel_file is not None:
+        mine = (lambda known: lambda f: known(f) or kernel_file(f))(mine)
     callers: dict[Location, set[Location]] = {}
     chains = (i.locations for i in function.instructions)
     pairs = (p for c in chains for p in zip(c, c[1:], strict=False))

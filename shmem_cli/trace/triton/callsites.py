@@ -35,6 +35,14 @@ _Frame = tuple[str, int, int]  # file, line, column
 #: ``tl.max``, libdevice) and PyTorch Inductor's runtime helpers (``triton_helpers.py``: the
 #: Welford and argmax reductions an Inductor kernel calls)
 LIBRARY = re.compile(r"/triton/language/|/torch/_inductor/runtime/")
+
+
+def triton_source_file(file: str) -> bool:
+    """A ``.py`` file of the user's (the kernel's, its helpers'), not Triton's or Inductor's
+    library: where a ``@triton.jit`` helper's call is the user's line."""
+    return file.endswith(".py") and not LIBRARY.search(file.replace("\\", "/"))
+
+
 MAX_DEPTH = 16  # levels of a callsite chain followed (the deepest of 264 TTGIRs: 7 frames)
 #: alias lines read: a TTGIR with more places no library line (real ones have about 100; 64
 #: MiB of callsites 64 frames deep, 600,000 of them, took 66 s and a gigabyte)
