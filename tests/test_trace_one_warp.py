@@ -101,6 +101,27 @@ def test_a_row_found_again_keeps_its_number() -> None:
     assert kept.add_row(pool[:1], partial) == 6
 
 
+def test_a_call_of_rows_all_alike_numbers_them_as_one_row_at_a_time() -> None:
+    """A call whose rows are all the first (a wgmma's warps: zero addresses, every lane on)
+    looks one row up; the numbers and the rows kept are those of its rows added one by one,
+    where the row is new, kept before, or alike in addresses but not in active lanes."""
+    rng = np.random.default_rng(4)
+    pool = rng.integers(0, 1 << 16, (3, 32)).astype(np.int64) * 4
+    on, part = np.ones((4, 32), dtype=bool), np.ones((4, 32), dtype=bool)
+    part[2, 5] = False
+    calls = [(np.zeros((4, 32), np.int64), on), (np.repeat(pool[:1], 4, axis=0), on)]
+    calls += [(np.zeros((4, 32), np.int64), on), (np.repeat(pool[1:2], 4, axis=0), part)]
+    together, alone = rows.DistinctRows(32), rows.DistinctRows(32)
+    together.add(pool, np.ones((3, 32), dtype=bool))
+    alone.add(pool, np.ones((3, 32), dtype=bool))
+    for addr, active in calls:
+        got = together.add(addr, active).tolist()
+        assert got == [alone.add_row(addr[k : k + 1], active[k : k + 1]) for k in range(4)]
+    assert together.n == alone.n == 5  # the pool's 3, the zeros, pool[1] with a lane off
+    assert (together.addr[:5] == alone.addr[:5]).all()
+    assert (together.active[:5] == alone.active[:5]).all()
+
+
 @pytest.mark.slow
 @needs_nvdisasm
 def test_the_staged_keys_and_values_are_stored_32_ways() -> None:

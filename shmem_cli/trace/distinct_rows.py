@@ -406,6 +406,10 @@ class DistinctRows:
                 return np.tile(self.add(first, active[:period]), n // period)
         if n == 1 and src is None:  # a warp's one request (most steps)
             return np.array([self.add_row(addr, active)], dtype=np.int64)
+        raw, act = addr.tobytes(), active.tobytes()  # every row the first's (a wgmma's warps)
+        alike = n > 1 and raw == raw[: len(raw) // n] * n and act == act[: len(act) // n] * n
+        if alike and src is None:  # one row looked up
+            return np.full(n, self.add_row(addr[:1], active[:1]), dtype=np.int64)
         h = _hash(addr, active, src, nbytes)
         if n <= _FEW:  # a block's few warps: their hashes grouped here, cheaper than np.unique
             keys = h.tolist()
