@@ -148,7 +148,7 @@ DESCS = ["-a", f"a_desc={DESC}", "-a", f"b_desc={DESC}", "-a", f"c_desc={DESC}"]
     [
         (["-a", "k=128"], "a_desc is a host-side tensor descriptor"),
         (["-a", "a_desc=tensordesc:shape=128,strides=1"], "has 2 dimensions; give 2 sizes"),
-        ([*DESCS, "-a", "kk=1"], "--arg kk: the compiled kernel has no parameter of that name"),
+        ([*DESCS, "-a", "kk=2"], "--arg kk: the compiled kernel has no parameter of that name"),
         ([*DESCS, "-a", "k=abc"], "--arg 15 (k): 'abc' is not a number"),
     ],
 )

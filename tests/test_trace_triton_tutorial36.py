@@ -92,12 +92,15 @@ def test_each_instruction_gives_nsight_computes_source_counters(ident: str) -> N
 
 
 @needs_nvdisasm
-def test_an_argument_triton_compiled_in_is_said_so() -> None:
+def test_an_argument_triton_compiled_in_is_taken_as_called_and_another_value_said_so() -> None:
     L = LAUNCHES["t_32x64_s5_64"]
-    with pytest.raises(ShmemError, match="1 at the call into the kernel") as err:
-        trace_file(
-            TraceRequest(
-                DATA / L["entry"], grid=(2, 1, 1), args=arg_texts({**L["args"], "sak": "1"})
-            )
-        )
+    # stride_ak (sak) was 1 at the call: Triton compiled it in; given as called it changes
+    # nothing (a user passes every scalar of the Python call)
+    entry, grid = DATA / L["entry"], (2, 1, 1)
+    plain = trace_file(TraceRequest(entry, grid=grid, args=arg_texts(L["args"])))
+    called = trace_file(TraceRequest(entry, grid=grid, args=arg_texts({**L["args"], "sak": "1"})))
+    assert called.kernels[0].totals == plain.kernels[0].totals
+    assert called.kernels[0].launch.arguments == plain.kernels[0].launch.arguments
+    with pytest.raises(ShmemError, match="1 or None at the call into the kernel") as err:
+        trace_file(TraceRequest(entry, grid=grid, args=arg_texts({**L["args"], "sak": "2"})))
     assert "--arg sak: the compiled kernel has no parameter of that name" in str(err.value)

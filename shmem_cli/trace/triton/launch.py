@@ -163,6 +163,9 @@ def triton_launch(
             named.add(param.name or "")
             given.append(f"{key}={value.strip()}")  # a float one takes 1 as 1.0 (launch)
         elif param is None and not position.isdigit():
+            known = not entry.def_names or position in entry.def_names
+            if known and value.strip() in ("1", "None"):
+                continue  # as called: Triton compiled a 1 or a None into the kernel
             raise LaunchError(_not_a_parameter(position, params, entry))
         else:
             given.append(text)  # plan_launch says what is wrong with it
@@ -277,6 +280,7 @@ def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> 
         )
     return (
         f"--arg {shorten(name)}: the compiled kernel has no parameter of that name (names: "
-        f"{shorten(names, 200)}); Triton compiles every constexpr and each integer argument "
-        "that was 1 at the call into the kernel and drops it from the parameters: leave it out"
+        f"{shorten(names, 200)}); Triton compiles every constexpr and each argument that was "
+        "1 or None at the call into the kernel and drops it from the parameters: leave it out "
+        "(or give it as called, NAME=1 or NAME=None)"
     )
