@@ -38,7 +38,6 @@ section 9d, tests/data/trace/clusterhist).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -55,8 +54,7 @@ from ..memory_bytes import gather_taint, or_all, scatter_taint
 from ..op_table import Context, Step, op, unsupported
 from ..operands import read_regs, read_u32, read_u64, write_pred, write_regs
 from ..state import SHARED_WINDOW_HI, TAINT_GLOBAL, Block, Idx
-from .convert import bf16_bits
-from .floating import flush, minimum_maximum
+from ..sync.atomic_words import serve
 from .memory import (
     address,
     ambient,
@@ -69,66 +67,6 @@ from .memory import (
 )
 
 _U = np.uint32
-_FLOAT = {"F32": np.float32, "F64": np.float64}
-
-
-def _signed(v: int, bits: int) -> int:
-    return v - (1 << bits) if v >> (bits - 1) else v
-
-
-def _half2(old: int, val: int, opname: str, bf16: bool) -> int:
-    """Lane by lane ``F16x2``/``BF16x2`` add, minimum or maximum (a minimum or maximum by the
-    emulator's one rule, :func:`.floating.minimum_maximum`: -0 below +0, a NaN loses to a
-    number, of two NaNs 0x7fff, as the H200's half2 and bf16x2 atomics compute them,
-    tests/data/trace/probes' ``atomics_half``)."""
-    if bf16:  # bf16 lanes are float32's high halves; a sum of two is exact there or far off
-        a, b = ((np.array([w], np.uint32).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-                for w in (old, val))  # fmt: skip
-        if opname == "ADD":
-            with np.errstate(over="ignore", invalid="ignore"):
-                r = bf16_bits(a + b)
-        else:
-            r = minimum_maximum(a, b, opname == "MIN").view(np.uint32) >> np.uint32(16)
-        return int(r[0] | (r[1] << 16))
-    h, g = np.array([old], np.uint32).view(np.float16), np.array([val], np.uint32).view(np.float16)
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = h + g if opname == "ADD" else minimum_maximum(h, g, opname == "MIN")
-    return int(np.asarray(r, dtype=np.float16).view(np.uint32)[0])
-
-
-def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits: int) -> int:
-    """The value an atomic leaves in memory, on ``bits``-wide unsigned words."""
-    mask = (1 << bits) - 1
-    if "F16x2" in mods or "BF16x2" in mods:
-        return _half2(old, val, opname, "BF16x2" in mods)
-    fmt = next((f for m, f in _FLOAT.items() if m in mods), None)
-    if fmt is not None and opname in ("ADD", "MIN", "MAX"):
-        ut = np.uint32 if bits == 32 else np.uint64
-        o, v = np.array([old, val], dtype=ut).view(fmt)
-        ftz = "FTZ" in mods and fmt is np.float32  # PTX's atom.add.f32: no denormal in or out
-        if ftz:
-            o, v = flush(np.array([o, v], dtype=np.float32))
-        r = o + v if opname == "ADD" else minimum_maximum(o, v, opname == "MIN")
-        if ftz:
-            r = flush(np.array([r], dtype=np.float32))[0]
-        return int(np.array([r], dtype=fmt).view(ut)[0])
-    signed = "S32" in mods or "S64" in mods
-    so, sv = (_signed(old, bits), _signed(val, bits)) if signed else (old, val)
-    table: dict[str, Callable[[], int]] = {
-        "ADD": lambda: old + val,
-        "POPC": lambda: old + 1,
-        "MIN": lambda: min(so, sv),
-        "MAX": lambda: max(so, sv),
-        "INC": lambda: 0 if old >= val else old + 1,
-        "DEC": lambda: val if old == 0 or old > val else old - 1,
-        "AND": lambda: old & val,
-        "OR": lambda: old | val,
-        "XOR": lambda: old ^ val,
-        "EXCH": lambda: val,
-        "CAS": lambda: val if old == cmp else old,
-        "CAST": lambda: val if old == cmp else old,
-    }
-    return table[opname]() & mask
 
 
 def spin_phase(ids: Any, width: int, warp_size: int) -> Any:
@@ -259,23 +197,12 @@ def _atomic(ins: Instruction, ctx: Context) -> Step:
         else:
             zero = np.zeros(n, np.uint64)
             cmp_v = new_v = vals[0] if vals else zero
-        tried: set[tuple[int, int]] = set()  # (phase, cell) pairs whose spin swapped
-        changed = False  # a word took another value
         ids = b.ids(ix)
         reached = served(ids, off, width, b.warp_size) if spin else None
         phase = spin_phase(ids, width, b.warp_size)
-        for k in warp_order(b, index, ids):
-            c = int(cell[k])
-            o = int(cells[c])
-            old[k] = o
-            if reached is not None:
-                key = (int(phase[k]), c)
-                if key in tried or not reached[k] or o != int(cmp_v[k]):
-                    continue
-                tried.add(key)
-            ok[k] = o == int(cmp_v[k])
-            cells[c] = value = apply(opname, o, int(new_v[k]), int(cmp_v[k]), ins.mods, bits)
-            changed = changed or value != o
+        order = warp_order(b, index, ids)
+        changed = serve(cells, cell, order, (new_v, cmp_v), (opname, ins.mods, bits), reached,
+                        phase, old, ok)  # fmt: skip
         if changed:
             b.atomic_changes += 1
             if data is not b.smem:
