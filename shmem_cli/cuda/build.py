@@ -68,6 +68,12 @@ MAX_FILES = toolchain.COMPILE_FILES  # files one compile may read
 _PIECE, _OVERLAP = 1 << 20, 256  # bytes read at a time, and kept across pieces
 #: folders of the host compiler's own headers when it cannot be asked
 _SYSTEM_DEFAULT = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib64/gcc")
+#: what ptxas says of a build that succeeded that a report shows: its warnings (a spill, with
+#: ``--warn-on-spills``) and its coded advisories (``ptxas info    : (C7511) Potential
+#: Performance Loss: wgmma.mma_async instructions are serialized ...``); not ``-v``'s
+#: statistics, nor nvcc's own words (an architecture's deprecation)
+_PTXAS_SAID = re.compile(r"ptxas(?:\s+\S+?, line \d+;)? *(?:warning *:|info *: *\(C\d+\))")
+MAX_WARNINGS, MAX_WARNING_CHARS = 200, 2000  # lines of ptxas kept, and characters of each
 
 
 @frozen
@@ -82,6 +88,8 @@ class Build:
     #: target read it, so that the trace does not disassemble the cubin again ("": not read)
     sass: str = ""
     cached: str | None = None  # the build cache folder it came from (None: compiled now)
+    #: ptxas's warnings and advisories of the build (:data:`_PTXAS_SAID`), each once, as said
+    warnings: tuple[str, ...] = ()
 
 
 def compile_checked(
@@ -108,10 +116,11 @@ def compile_checked(
         return _choose(source, arch, default, folder, args, allowed, explain, seconds)
     hit = lookup(kept, key, folder / "cached", allowed)  # a file outside the roots: a miss
     if hit is not None:
-        return Build(hit.cubin, hit.arch, hit.note, hit.files, hit.sass, str(kept.folder))
+        found = (hit.cubin, hit.arch, hit.note, hit.files, hit.sass)
+        return Build(*found, str(kept.folder), hit.warnings)
     started = time.time_ns()
     build = _choose(source, arch, default, folder, args, allowed, explain, seconds)
-    made = Cached(build.cubin, build.arch, build.note, build.files, build.sass)
+    made = Cached(build.cubin, build.arch, build.note, build.files, build.sass, build.warnings)
     store(kept, key, made, started)
     return build
 
@@ -144,7 +153,7 @@ def _choose(
         build = _compile(source, chosen + "a", folder / "build_a", args, allowed, explain, seconds)
         note = f"compiled for {chosen}a: ptxas refused {chosen} ({said})"
         files = _union(read_files(folder / "build", _base(source)), build.files)
-        return Build(build.cubin, build.arch, note, files)
+        return Build(build.cubin, build.arch, note, files, warnings=build.warnings)
     if arch is not None or chosen.endswith("a"):
         return build
     sass = toolchain.disassemble(build.cubin)
@@ -167,7 +176,8 @@ def _choose(
         f"compiled for {chosen}a: the {chosen} build {how} where the {chosen}a one runs "
         f"wgmma/TMA (give --arch {chosen} to trace the {chosen} build)"
     )
-    return Build(other.cubin, other.arch, note, _union(build.files, other.files), other_sass)
+    files = _union(build.files, other.files)
+    return Build(other.cubin, other.arch, note, files, other_sass, warnings=other.warnings)
 
 
 def names_a_feature(files: Sequence[str], arch: str) -> bool:
@@ -252,16 +262,25 @@ def _compile(
     seconds: float,
 ) -> Build:
     folder.mkdir(parents=True, exist_ok=True)
+    said: list[str] = []
     try:
         cubin = toolchain.compile_cu(
-            source, arch, folder, args, explain=explain, keep=True, seconds=seconds
+            source, arch, folder, args, explain=explain, keep=True, seconds=seconds, said=said
         )
     except toolchain.ToolError:
         _check(read_files(folder, _base(source)), source, allowed)  # says more than the failure
         raise
     files = read_files(folder, _base(source))
     _check(files, source, allowed)
-    return Build(cubin, arch, None, tuple(files))
+    return Build(cubin, arch, None, tuple(files), warnings=ptxas_warnings("".join(said)))
+
+
+def ptxas_warnings(text: str) -> tuple[str, ...]:
+    """The lines of nvcc's messages ``text`` that :data:`_PTXAS_SAID` keeps, each once, at
+    most :data:`MAX_WARNINGS` of :data:`MAX_WARNING_CHARS` characters."""
+    lines = (ln.strip()[:MAX_WARNING_CHARS] for ln in text.splitlines())
+    kept = dict.fromkeys(ln for ln in lines if _PTXAS_SAID.match(ln))
+    return tuple(kept)[:MAX_WARNINGS]
 
 
 def _base(source: Path) -> Path:

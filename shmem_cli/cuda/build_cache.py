@@ -17,14 +17,15 @@ and the source's resolved path and bytes.
 
 **An entry** is three files in the folder, named by the key: ``KEY.cubin``, ``KEY.sass``
 (the whole cubin's listing, where choosing the target read it) and ``KEY.json``, written
-last, holding the build's architecture, note, the files the compiles read (what their line
-markers named, :func:`shmem_cli.cuda.build.read_files`) with each file's SHA-256, and the
-cubin's and listing's SHA-256. A lookup hits only when every recorded file still has its
-hash (an edited header misses), the entry's own files are whole and of this key; anything
-else (missing, truncated, foreign, a link, too large) is a miss and the next build writes
-the entry again. The recorded files are checked against the folders a build may read now
-before any is read: one outside them is a miss (shmem reads no file outside those folders,
-whatever a manifest names), and the fresh build that follows is checked as every build is.
+last, holding the build's architecture, note, ptxas's warnings, the files the compiles read
+(what their line markers named, :func:`shmem_cli.cuda.build.read_files`) with each file's
+SHA-256, and the cubin's and listing's SHA-256. A lookup hits only when every recorded file
+still has its hash (an edited header misses), the entry's own files are whole and of this
+key; anything else (missing, truncated, foreign, a link, too large) is a miss and the next
+build writes the entry again. The recorded files are checked against the folders a build may
+read now before any is read: one outside them is a miss (shmem reads no file outside those
+folders, whatever a manifest names), and the fresh build that follows is checked as every
+build is.
 
 Files are read without following links out of the folder, written to a temporary file in
 it and renamed into place; the folder keeps at most :data:`MAX_ENTRIES` entries and
@@ -98,6 +99,7 @@ class Cached:
     note: str | None
     files: tuple[str, ...]
     sass: str
+    warnings: tuple[str, ...] = ()  # ptxas's (build.ptxas_warnings), shown from a hit too
 
 
 def folder_problem(path: str | os.PathLike[str]) -> str | None:
@@ -258,11 +260,16 @@ def _manifest(cache: BuildCache, key: str) -> dict[str, Any] | None:
         and isinstance(files, list)
         and isinstance(hashes, list)
         and len(files) == len(hashes) <= MAX_FILES
-        and all(isinstance(f, str) for f in files)
+        and all(isinstance(f, str) for f in [*files, *_listed_or(doc.get("warnings"))])
         and all(isinstance(h, str) and _HEX.match(h) for h in [*hashes, doc.get("cubin")])
         and (doc.get("sass") is None or (isinstance(doc["sass"], str) and _HEX.match(doc["sass"])))
     )
     return doc if fields_ok else None
+
+
+def _listed_or(value: object) -> list[object]:
+    """``value`` where it is a list, else a list no check passes (a manifest's missing list)."""
+    return value if isinstance(value, list) else [None]
 
 
 def _all_allowed(files: Sequence[str], allowed: Callable[[Path], bool]) -> bool:
@@ -299,7 +306,8 @@ def lookup(
     write_bytes(out, cubin)
     with contextlib.suppress(OSError):  # else only its place in the eviction order is old
         os.utime(cache.folder / f"{key}.json", follow_symlinks=False)
-    return Cached(out, doc["arch"], doc["note"], tuple(doc["files"]), sass)
+    found = (out, doc["arch"], doc["note"], tuple(doc["files"]), sass)
+    return Cached(*found, tuple(doc["warnings"]))
 
 
 def store(
@@ -332,6 +340,7 @@ def store(
         "hashes": hashes,
         "cubin": _sha(cubin),
         "sass": None if sass is None else _sha(sass),
+        "warnings": list(built.warnings),
     }
     manifest = json.dumps(doc, ensure_ascii=True).encode()
     if len(manifest) > MAX_MANIFEST_BYTES:

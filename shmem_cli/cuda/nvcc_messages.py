@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from ..plumbing.errors import shorten
@@ -156,3 +156,39 @@ def _instantiated_at(after: Sequence[str], inside: Callable[[str], bool]) -> str
 
 def _library(header: str) -> bool:
     return header.startswith(("cute/", "cutlass/"))
+
+
+# --- what ptxas said of a build that succeeded, per kernel ------------------------------------
+
+#: a line :func:`shmem_cli.cuda.build.ptxas_warnings` kept: its words, without the PTX file
+_PTXAS_LINE = re.compile(r"ptxas(?:\s+\S+?, line \d+;)? *(?:warning|info) *: *(?P<msg>.*)")
+_AROUND = re.compile(r",? (?:in )?around line \d+")  # of the temporary PTX: no use to a reader
+_QUOTED = re.compile(r"'([^'\s]{1,4096})'")
+MAX_KERNEL_WARNINGS = 10  # distinct warnings shown per kernel
+WARNING_CHARS = 300  # the most of one shown
+
+
+def kernel_warnings(
+    said: Sequence[str], kernel: str, kernels: Collection[str] = ()
+) -> tuple[str, ...]:
+    """ptxas's lines ``said`` (a build's warnings and advisories) that are about the kernel
+    whose mangled name is ``kernel``: those that name it, and those that name none of the
+    other ``kernels`` (a device function's, the module's); each ``ptxas: MESSAGE``, its own
+    name and the PTX line left out, each once (with how often it was said), at most
+    :data:`MAX_KERNEL_WARNINGS` and a line saying how many more."""
+    own = re.compile(r",? (?:in|for) (?:the )?(?:entry )?function '" + re.escape(kernel) + "'")
+    counts: dict[str, int] = {}
+    for line in said:
+        m = _PTXAS_LINE.match(line)
+        if m is None:
+            continue
+        names = set(_QUOTED.findall(m.group("msg")))
+        if kernel not in names and any(n in names for n in kernels if n != kernel):
+            continue  # another kernel's
+        msg = shorten(_AROUND.sub("", own.sub("", m.group("msg"))).strip(), WARNING_CHARS)
+        counts[msg] = counts.get(msg, 0) + 1
+    out = [f"ptxas: {m}" + (f" ({n} places)" if n > 1 else "") for m, n in counts.items()]
+    if len(out) > MAX_KERNEL_WARNINGS:
+        left = len(out) - MAX_KERNEL_WARNINGS + 1
+        out = [*out[: MAX_KERNEL_WARNINGS - 1], f"ptxas: ... and {left} more warnings"]
+    return tuple(out)

@@ -200,10 +200,11 @@ def run_checked(
     explain: Callable[[str], str] = tail,
     hint: str = "",
     special: bool = False,
+    said: list[str] | None = None,
 ) -> str:
     """Run a tool; its standard output, or a :class:`ToolError` with what it printed
     (``explain`` picks what of its messages is shown; ``hint``, said after a time limit, what
-    to do)."""
+    to do; ``said``: given, gets the standard error of a run that succeeded)."""
     name = Path(args[0]).name
     try:
         res = run(
@@ -215,18 +216,20 @@ def run_checked(
             special=special,
         )
     except subprocess.TimeoutExpired:
-        said = f"{name} did not finish within {timeout:g} s"
-        raise ToolError(f"{said}, shmem's limit: {hint}" if hint else said) from None
+        late = f"{name} did not finish within {timeout:g} s"
+        raise ToolError(f"{late}, shmem's limit: {hint}" if hint else late) from None
     except OSError as exc:
         raise ToolError(f"cannot run {args[0]}: {exc.strerror or exc}") from None
     if res.returncode != 0:
-        said = explain(res.stderr or res.stdout) or "(no output)"
+        shown = explain(res.stderr or res.stdout) or "(no output)"
         status = (
             f"killed by signal {-res.returncode}"
             if res.returncode < 0
             else f"exit status {res.returncode}"
         )
-        raise ToolError(f"{name} failed ({status}):\n{said}")
+        raise ToolError(f"{name} failed ({status}):\n{shown}")
+    if said is not None:
+        said.append(res.stderr)
     return res.stdout
 
 
@@ -243,6 +246,7 @@ def compile_cu(
     explain: Callable[[str], str] = tail,
     keep: bool = False,
     seconds: float = COMPILE_SECONDS,
+    said: list[str] | None = None,
 ) -> Path:
     """``nvcc -cubin -lineinfo -O3 -arch=ARCH [extra] -o folder/kernel.cubin source``.
 
@@ -252,7 +256,9 @@ def compile_cu(
     keeps nvcc's intermediate files in ``folder`` (the preprocessed source it compiled:
     :mod:`.build` reads what the compile read from it). ``seconds``: its wall time; a compile
     past it, or one whose step wrote a file of :data:`COMPILE_FILE_LIMIT` bytes (its kept files
-    looked at), is a :class:`ToolError` that names the limit and the way around it."""
+    looked at), is a :class:`ToolError` that names the limit and the way around it. ``said``:
+    given, gets nvcc's messages (ptxas's warnings; ptxas runs with ``--warn-on-spills``
+    unless the arguments make its warnings errors)."""
     args, out = _nvcc_command(source, arch, folder, extra, nvcc, keep=keep)
     limit = COMPILE_FILE_LIMIT
     try:
@@ -265,6 +271,7 @@ def compile_cu(
             explain=explain,
             hint=_COMPILE_HINT,
             special=True,
+            said=said,
         )
     except ToolError:
         full = [e for e in os.scandir(folder) if _size_of(e) >= limit]
@@ -357,6 +364,8 @@ def _nvcc_command(
             )
     nvcc = nvcc or require("nvcc", f"to compile {source}")
     args = [nvcc, "-cubin", "-lineinfo", "-O3", f"-arch={arch}", *extra, "-o", str(out)]
+    if not any("warning-as-error" in a or "Werror" in a for a in extra):
+        args.append("-Xptxas=--warn-on-spills")  # a spill said as a warning, without -v
     if keep:
         args += ["--keep", "--keep-dir", str(folder)]
     return [*args, str(src)], out

@@ -114,6 +114,7 @@ def compiled_sweep_view(result: CompiledSweep) -> list[Block]:
     ]
     if result.arch_note:
         out.append(Styled(f"note: {result.arch_note}", "dim"))  # as shmem trace says it
+    out += [Styled(line, "yellow") for line in _compiler_warnings(result)]
     if warning := _work_warning(result):
         out.append(Styled(warning, "yellow"))
     failed = [v for v in result.variants if v.error is not None]
@@ -151,3 +152,18 @@ def compiled_sweep_renderables(
 ) -> list[RenderableType]:
     """The table as rich renderables, for pictures."""
     return [to_rich(b) for b in compiled_sweep_view(result)]
+
+
+def _compiler_warnings(result: CompiledSweep) -> list[str]:
+    """ptxas's warnings about the kernel, each once, with the variants whose builds said it
+    where those are not all the traced ones (``ptxas: ... (variants PAD=1, PAD=2)``)."""
+    traced = [v for v in result.variants if v.kernel is not None]
+    said: dict[str, list[str]] = {}
+    for v in traced:
+        assert v.kernel is not None
+        for line in v.kernel.compiler_warnings:
+            said.setdefault(line, []).append(_settings(v))
+    return [
+        line if len(who) == len(traced) else f"{line} (variant(s) {'; '.join(who)})"
+        for line, who in said.items()
+    ]

@@ -35,7 +35,7 @@ from typing import TypeVar
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
 from ..cuda.cu_inputs import include_folders
-from ..cuda.nvcc_messages import compiler_messages
+from ..cuda.nvcc_messages import compiler_messages, kernel_warnings
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
@@ -43,14 +43,7 @@ from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import check_outputs
 from .kernel.binaries import Cubin, extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
-from .kernel.cubin import (
-    CubinInfo,
-    Kernel,
-    disassembly_scope,
-    entry_names,
-    find_kernel,
-    read_cubin,
-)
+from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, entry_names, find_kernel, read_cubin
 from .kernel.launch import LaunchPlan, plan_launch
 from .kernel.line_table import LineRows, line_rows
 from .kernel.params import Param, kernel_params
@@ -95,6 +88,7 @@ class LoadedKernel:
     constants: Constants = field(default_factory=Constants)  # the cubin's __constant__ banks
     note: str | None = None  # why a .cu was built for its target (sm_90a), when shmem chose
     cached: str | None = None  # the build cache folder a .cu's cubin came from
+    warnings: tuple[str, ...] = ()  # ptxas's about the kernel, of a .cu's build (in words)
     #: the launch, planned from the request that loaded it (a Triton entry's: before the SASS)
     plan: LaunchPlan | None = None
     #: the library folders of the build (include roots, a .cu's typed -I in every spelling):
@@ -119,6 +113,7 @@ class _Cubins:
     libraries: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     cached: str | None = None
+    warnings: tuple[str, ...] = ()  # ptxas's, of the whole build (cuda.build.ptxas_warnings)
 
 
 def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
@@ -179,8 +174,10 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
     )
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     info = read_cubin(build.cubin)
-    note, sass, libraries = build.note, build.sass, inputs.libraries
-    return _Cubins([info], [path], info.arch, note, sass, libraries, build.files, build.cached)
+    b, libraries = build, inputs.libraries
+    return _Cubins(
+        [info], [path], info.arch, b.note, b.sass, libraries, b.files, b.cached, b.warnings
+    )
 
 
 def _disassemble(info: CubinInfo, scope: tuple[int, ...], sass: str) -> str:
@@ -303,9 +300,11 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     params = _params(kernel, texts)
     constants = dataclasses.replace(constants, types=declared_types(texts))
     note, libraries, cached = built.note, built.libraries, built.cached
+    others = [k.mangled for info in built.infos for k in info.kernels]  # a warning names one
+    warnings = kernel_warnings(built.warnings, kernel.mangled, others)
     return LoadedKernel(
         kernel, chosen, params, disassembly, arch, constants=constants, note=note,
-        libraries=libraries, cached=cached, callers=callers,
+        libraries=libraries, cached=cached, callers=callers, warnings=warnings,
     )  # fmt: skip
 
 
@@ -345,7 +344,8 @@ def trace_loaded(
     except ShmemError as exc:
         raise outside_not_quoted(exc, path, request.tree()).located(path) from None
     target = loaded.cubin.target_name
-    traced = dataclasses.replace(traced, target=target, arch_note=loaded.note, cached=loaded.cached)
+    n, c, w = loaded.note, loaded.cached, loaded.warnings  # how its .cu was built
+    traced = dataclasses.replace(traced, target=target, arch_note=n, cached=c, compiler_warnings=w)
     if loaded.triton is not None:  # a cache root: the report names the entry --kernel picked
         path = _entry_shown(Path(path), loaded.triton.folder)
     return FileTrace(path, (traced,))

@@ -254,20 +254,19 @@ class KernelTrace:
     totals: dict[str, Totals]  # per op name, every op of hardware.ops (zero when unused)
     not_modelled: tuple[NotModelled, ...] = ()
     instructions_executed: int = 0  # warp-level instructions the emulator ran
-    # the emulator's per-instruction requests (trace.requests.InstructionRecords), kept for
-    # what re-costs them (``--suggest``); not part of the JSON
+    # the emulator's per-instruction requests (requests.InstructionRecords) for --suggest
     records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     # shared memory that TMA copies wrote (requests.TmaFill): what fixes an array's layout
     fills: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     # ``--suggest``: per array with conflicts, its layout suggestions
     # (trace.fixes.layout_search.ArraySuggestions); None when not asked for
     suggestions: tuple[Any, ...] | None = None
-    # a launch with more blocks than the GPU holds at once: why Nsight's per-op totals run
-    # above the figures (a note in words), else None
+    # more blocks than the GPU holds at once: why Nsight's per-op totals run above (words)
     fills_gpu: str | None = None
     target: str | None = None  # the cubin's target when it is not arch (sm_90a)
     arch_note: str | None = None  # why a .cu was built for that target
     cached: str | None = None  # the build cache folder its .cu's cubin came from (--build-cache)
+    compiler_warnings: tuple[str, ...] = ()  # ptxas's about it of its .cu's build ("ptxas: ...")
     # the instructions that cost op_misc wavefronts, in program order (hardware.misc)
     misc_rows: tuple[MiscRow, ...] = ()
     # the generic atomics whose op_atom wavefronts ``totals["atomic"]`` holds beside its rows'
@@ -358,6 +357,7 @@ class KernelTrace:
             "target": self.target or self.arch,
             "arch_note": self.arch_note,
             "build_cached": self.cached is not None,
+            "compiler_warnings": list(self.compiler_warnings),
             "records_note": self.records_note,
             "clock_note": self.clock_note,
             "wait_note": self.wait_note,

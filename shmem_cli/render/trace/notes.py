@@ -125,6 +125,7 @@ def notes(kernel: KernelTrace) -> list[Block]:
     notes += [f"note: {kernel.clock_note}"] if kernel.clock_note else []
     notes += [f"note: {kernel.wait_note}"] if kernel.wait_note else []
     out += [Styled(text, "dim") for text in notes]
+    out += [Styled(text, "yellow") for text in kernel.compiler_warnings]  # "ptxas: ..."
     if kernel.tensor_map_note:
         out.append(Styled(f"note: {kernel.tensor_map_note}", "yellow"))
     if launch.unset_constants:

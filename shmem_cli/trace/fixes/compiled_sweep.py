@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...analysis.sweep.report import RANKS, RankedVariant, sweep_json
 from ...cuda import toolchain
-from ...cuda.build import compile_checked
+from ...cuda.build import Build, compile_checked
 from ...cuda.cu_inputs import CuInputs
-from ...cuda.nvcc_messages import compiler_messages
+from ...cuda.nvcc_messages import compiler_messages, kernel_warnings
 from ...cuda.sources import SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
@@ -45,6 +45,7 @@ from ...model import Totals
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
+from ..kernel.cubin import read_cubin
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -220,6 +221,7 @@ class CompiledSweep:
             error=v.error,
             details={
                 "note": v.note or None,
+                "compiler_warnings": None if k is None else list(k.compiler_warnings),
                 "work_note": self.work_note(v) or None,
                 "bytes": None if k is None else v.bytes_moved(),
                 "totals": None
@@ -240,10 +242,11 @@ def compile_variant(
     explain: Callable[[str], str] = toolchain.tail,
     build_cache: str | None = None,
     seconds: float = toolchain.COMPILE_SECONDS,
-) -> tuple[Path, str | None]:
-    """The cubin of ``source`` built with ``args`` for ``arch`` (None: the default, or its
-    ``a`` variant where the code needs it, as ``shmem trace`` builds) in a new folder under
-    ``folder``, and why its ``a`` target was chosen (None: not chosen by shmem); what the
+) -> Build:
+    """The build (:class:`~shmem_cli.cuda.build.Build`: its cubin, ptxas's warnings, why its
+    ``a`` target was chosen as ``note``, None where shmem did not choose it) of ``source``
+    built with ``args`` for ``arch`` (None: the default, or its ``a`` variant where the code
+    needs it, as ``shmem trace`` builds) in a new folder under ``folder``; what the
     compile read is checked against ``inputs``. ``explain``: what of nvcc's messages a
     failure shows; ``build_cache``: the build cache folder the build goes through
     (``--build-cache``), None for none; ``seconds``: the compile's wall time."""
@@ -259,7 +262,7 @@ def compile_variant(
         cache=build_cache,
         seconds=seconds,
     )
-    return build.cubin, build.note
+    return build
 
 
 def _checked_build(request: TraceRequest, tree: SourceTree) -> CuInputs:
@@ -355,7 +358,7 @@ def run_compiled_sweep(
     with tempfile.TemporaryDirectory(prefix="shmem-sweep-") as tmp:
         folder = Path(tmp)
 
-        def build(point: tuple[int, ...]) -> tuple[Path, str | None] | ShmemError:
+        def build(point: tuple[int, ...]) -> Build | ShmemError:
             args = [*inputs.args, *(f"-D{n}={v}" for n, v in zip(names, point, strict=True))]
             try:
                 return compile_variant(
@@ -385,7 +388,7 @@ def run_compiled_sweep(
             if isinstance(made, ShmemError):
                 variants.append(Variant(index, defines, error=made))
                 continue
-            cubin, note = made
+            cubin, note = made.cubin, made.note
             if note:
                 notes[note] = None
             one = dataclasses.replace(
@@ -403,6 +406,10 @@ def run_compiled_sweep(
                     exc.path = str(source)
                 variants.append(Variant(index, defines, error=exc.located(str(source))))
                 continue
+            if made.warnings:  # ptxas's of this variant's build, about the kernel
+                others = [k.mangled for k in read_cubin(cubin).kernels]
+                said = kernel_warnings(made.warnings, kernel.mangled, others)
+                kernel = dataclasses.replace(kernel, compiler_warnings=said)
             variants.append(Variant(index, defines, kernel=kernel))
     first = next((v for v in variants if v.valid), None)
     if first is not None:
