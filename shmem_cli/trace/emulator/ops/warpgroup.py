@@ -41,6 +41,11 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
         raise unsupported(ins)
     g = ops[gpos]
     assert isinstance(g, Gdesc)
+    if ops[0].is_zero and g.reg.is_zero:
+        # HGMMA RZ, gdesc[URZ], RZ, !UPT: the empty wgmma ptxas puts where a group may have
+        # none (a loop of wgmma that may run no turn): it writes no register; taken as reading
+        # no shared memory and costing nothing (not measured: docs/hardware-model.md 10)
+        return lambda b, ix: None
     rs = gpos == 2
     tn_a, tn_b = "tnspA" in g.flags, "tnspB" in g.flags
     c_op = ops[gpos + 1] if len(ops) > gpos + 1 else ops[0]
