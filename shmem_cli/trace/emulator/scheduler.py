@@ -23,7 +23,8 @@ every thread again only after a branch, an exit or a barrier, or where other thr
 wait at the next instruction. Where every thread of the batch runs a straight run of such
 instructions (unguarded, deciding nothing on taint, counting no op_misc, reading no clock:
 :func:`_straight_runs`), its steps run one after the other in one loop and the counts and
-budget looks are made once for the run, as step by step (a warp stepping alone); there an
+budget looks are made once for the run, as step by step (a warp stepping alone; under a
+watch, told of every step: :mod:`.whole.watched`); there an
 instruction with a whole step runs it (:mod:`.whole`: on the block's register rows), plain
 float steps that follow one another as a chain (:mod:`.whole.chains`: one test for them all).
 """
@@ -54,6 +55,7 @@ from .sync.clock import reads_clock
 from .sync.convergence import arrived, settle
 from .sync.parking import Parking, Wait
 from .whole.rows import Rows, usable
+from .whole.watched import run_watched
 
 PROGRESS_EVERY = 2048  # steps between progress calls
 #: a step of a register-to-register instruction runs over every thread of the batch, its
@@ -158,7 +160,6 @@ def run_block(
         if (
             end > m + 1
             and at is everyone
-            and watch is None
             and not blk.regions
             and not blk.calls_active
             and executed + threads * (end - m) <= limit
@@ -167,7 +168,8 @@ def run_block(
                 rows = Rows(blk)
             try:
                 whole = rows if rows is not None and usable(blk) else None
-                _run_straight(program, instructions, stirs, blk, m, end, hits, whole)
+                args = (program, instructions, stirs, blk, m, end, hits, whole)
+                _run_straight(*args) if watch is None else run_watched(watch, *args)
             except RecordsFull:
                 name = f"{blk.cta_name(blk.ctas - 1)} {limits.of_blocks}".rstrip()
                 raise limits.records_full(name) from None
