@@ -117,20 +117,7 @@ def test_compile_passes_the_documented_flags(bare: Path, tmp_path: Path) -> None
 
 def test_embedded_cubins_are_listed_and_the_arch_chosen(tmp_path: Path) -> None:
     # a name can be listed twice; it is extracted once
-    listing = (
-        "ELF file    1: app.1.sm_80.cubin\\nELF file    2: app.2.sm_90.cubin"
-        "\\nELF file    3: app.2.sm_90.cubin"
-    )
-    body = (
-        "import sys, pathlib\n"
-        "if sys.argv[1] == '-lelf':\n"
-        f"    print('{listing}')\n"
-        "else:\n"
-        "    pathlib.Path(sys.argv[2]).write_bytes(b'elf')\n"
-    )
-    tool = make_tool(tmp_path / "bin", "cuobjdump", body)
-    app = tmp_path / "app"
-    app.write_bytes(b"\x7fELF")
+    app, tool = _lister(tmp_path, "app.1.sm_80.cubin", "app.2.sm_90.cubin", "app.2.sm_90.cubin")
     work = tmp_path / "work"
     work.mkdir()
     found = binaries.extract_cubins(app, "sm_90", work, cuobjdump=str(tool))
