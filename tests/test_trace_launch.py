@@ -117,10 +117,10 @@ def test_a_struct_s_field_that_does_not_fit_its_share_names_the_offsets() -> Non
     with pytest.raises(ShmemError) as err:
         value_bytes("0x7f0000000000,48,2", Param(0, 0, 16, "v", "View"))
     assert err.value.message == (
-        "--arg 0 (v) field 0: 0x7f0000000000 does not fit in 4 byte(s) (3 values are 4-byte "
-        "fields from offset 0 of the 16-byte parameter; a struct of fields of other sizes takes "
-        "each at its offset: --arg v+OFFSET=VALUE:WIDTH, e.g. v+8=0x7f0000000000:8, a pointer's "
-        "buffer as v+OFFSET=@FILE)"
+        "--arg 0 (v) field 0: 0x7f0000000000 does not fit in 4 byte(s) (from -0x80000000 to "
+        "0xffffffff, signed or unsigned); 3 values are 4-byte fields from offset 0 of the "
+        "16-byte parameter (a struct of fields of other sizes takes each at its offset: --arg "
+        "v+OFFSET=VALUE:WIDTH, e.g. v+8=0x7f0000000000:8, a pointer's buffer as v+OFFSET=@FILE)"
     )
 
 

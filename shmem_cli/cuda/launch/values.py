@@ -288,8 +288,8 @@ def value_bytes(
         if key is None:
             raise
         raise LaunchError(
-            f"{exc.message} ({n} values are {each}-byte fields from offset 0 of the "
-            f"{size}-byte parameter; a struct of fields of other sizes takes each at its "
+            f"{exc.message}; {n} values are {each}-byte fields from offset 0 of the "
+            f"{size}-byte parameter (a struct of fields of other sizes takes each at its "
             f"offset: --arg {key}+OFFSET=VALUE:WIDTH, e.g. {key}+8=0x7f0000000000:8, a "
             f"pointer's buffer as {key}+OFFSET=@FILE)"
         ) from None

@@ -57,7 +57,8 @@ def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits
         ftz = "FTZ" in mods and fmt is np.float32  # PTX's atom.add.f32: no denormal in or out
         if ftz:
             o, v = flush(np.array([o, v], dtype=np.float32))
-        r = o + v if opname == "ADD" else minimum_maximum(o, v, opname == "MIN")
+        with np.errstate(all="ignore"):  # inf + -inf is the NaN the hardware writes too
+            r = o + v if opname == "ADD" else minimum_maximum(o, v, opname == "MIN")
         if ftz:
             r = flush(np.array([r], dtype=np.float32))[0]
         return int(np.array([r], dtype=fmt).view(ut)[0])
