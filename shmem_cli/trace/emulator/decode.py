@@ -104,6 +104,11 @@ def recording() -> Iterator[set[str]]:
             outer |= inner
 
 
+def is_recording() -> bool:
+    """Whether :func:`recording` is active (its steps then run one by one: no chains)."""
+    return _EXECUTED is not None
+
+
 def decode(ins: Instruction, ctx: Context) -> Step:
     """The step of one instruction, or a :class:`TraceError` naming it."""
     if ins.error is not None:
@@ -163,7 +168,7 @@ def decode_function(fn: Function) -> Program:
             if clock.observable(ins):
                 steps[k] = _touching(steps[k])
                 steps.whole[k] = None
-    counted = _EXECUTED is not None  # (then each step notes its opcode: none runs chained)
+    counted = is_recording()  # (then each step notes its opcode: none runs chained)
     steps.chains = [None] * len(steps) if counted else chains_of(fn.instructions, steps.whole)
     return steps
 
