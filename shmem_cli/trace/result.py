@@ -202,9 +202,10 @@ class TraceAccess:
 
 def _short(file: str | None, line: int | None) -> str:
     """``fa2.cu:31``: a file by its name, for a repr."""
-    return (
-        "?" if line is None else f"{(file or '?').replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
-    )
+    if line is None:
+        return "?"
+    name = (file or "?").replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{line}"
 
 
 def _location(where: tuple[str, int] | None) -> dict[str, Any] | None:

@@ -90,9 +90,11 @@ def placed_lines(
     first = compiled_files(libraries) if binary else None
     lines = source_lines(function, user, first)
     found = sibling_lines(function, lines, first or user, table.links)
-    mine = (lambda f: first(f) or user(f)) if first is not None else user
-    if kernel_file is not None:
-        mine = (lambda known: lambda f: known(f) or kernel_file(f))(mine)
+
+    def mine(file: str) -> bool:  # a file of the user's: the build's, the tree's, the kernel's
+        built = first is not None and first(file)
+        return bool(built or user(file) or (kernel_file is not None and kernel_file(file)))
+
     callers: dict[Location, set[Location]] = {}
     chains = (i.locations for i in function.instructions)
     pairs = (p for c in chains for p in zip(c, c[1:], strict=False))

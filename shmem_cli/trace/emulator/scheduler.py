@@ -54,6 +54,7 @@ from .sync.barriers import release
 from .sync.clock import reads_clock
 from .sync.convergence import arrived, settle
 from .sync.parking import Parking, Wait
+from .trace_error import INTERNAL_ERRORS
 from .whole.rows import Rows, usable
 from .whole.watched import run_watched
 
@@ -242,7 +243,7 @@ def run_block(
             except RecordsFull:
                 name = f"{blk.cta_name(blk.ctas - 1)} {limits.of_blocks}".rstrip()
                 raise limits.records_full(name) from None
-            except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
+            except INTERNAL_ERRORS as exc:
                 raise TraceError(f"internal emulator error: {exc}", instructions[m]) from exc
             if watch is not None:
                 watch.after(forms, m, blk, ix)
@@ -397,7 +398,7 @@ def _run_straight(
                 w(blk, rows)
             hits[k] += 1
             k += 1
-    except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError) as exc:
+    except INTERNAL_ERRORS as exc:
         raise TraceError(f"internal emulator error: {exc}", instructions[k]) from exc
 
 

@@ -25,3 +25,8 @@ class TraceError(ShmemError):
 class NotModelled(TraceError):
     """An instruction (or special register) the emulator does not model: no launch value
     would change that, so its error names no parameter left at 0."""
+
+
+#: what a step's own fault raises (NumPy and Python on values no rule foresaw): said as an
+#: internal emulator error at the instruction, never a traceback
+INTERNAL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError)

@@ -24,13 +24,12 @@ import numpy as np
 from ....cuda.sass_operands import Reg
 from ..alike.evaluated import EVALUATED, base_opcode, sources
 from ..state import Block, TraceError
+from ..trace_error import INTERNAL_ERRORS
 from .rows import EVERY, Rows
 
 if TYPE_CHECKING:
     from ..alike.watch import Watcher
     from ..decode import Program
-
-_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError)
 
 
 def run_watched(
@@ -111,5 +110,5 @@ def _guarded(step: Any, blk: Block, arg: Any, ins: Any) -> None:
     """``step(blk, arg)``; an internal error names ``ins``."""
     try:
         step(blk, arg)
-    except _ERRORS as exc:
+    except INTERNAL_ERRORS as exc:
         raise TraceError(f"internal emulator error: {exc}", ins) from exc
