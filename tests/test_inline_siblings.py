@@ -25,7 +25,7 @@ from shmem_cli.cuda.inline_siblings import sibling_lines
 from shmem_cli.cuda.sass import parse, source_lines
 from shmem_cli.trace.kernel import line_table
 from shmem_cli.trace.kernel.binary_formats.elf import Elf
-from shmem_cli.trace.kernel.line_table import caller_links
+from shmem_cli.trace.kernel.line_table import line_rows
 
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
 
@@ -43,7 +43,7 @@ def _user(file: str) -> bool:
 
 
 def test_the_line_table_rows_hold_the_second_call() -> None:
-    links = {(_short(a), _short(b)) for a, b in caller_links(CUBIN, KERNEL)}
+    links = {(_short(a), _short(b)) for a, b in line_rows(CUBIN, KERNEL).links}
     # copy() (copy.h:25) is inlined at both calls; atom's line 21 at copy's 25, and so on
     assert (("copy.h", 25), ("two_copies.cu", 16)) in links
     assert (("copy.h", 25), ("two_copies.cu", 17)) in links
@@ -55,8 +55,8 @@ def test_the_line_table_rows_hold_the_second_call() -> None:
 def test_no_table_no_links(tmp_path: Path) -> None:
     junk = tmp_path / "junk.cubin"
     junk.write_bytes(b"\x7fELF not really")
-    assert caller_links(junk, KERNEL) == ()
-    assert caller_links(tmp_path / "missing.cubin", KERNEL) == ()
+    assert line_rows(junk, KERNEL).links == ()
+    assert line_rows(tmp_path / "missing.cubin", KERNEL).links == ()
 
 
 def _unrelocated(cubin: Path) -> bytearray:
@@ -97,9 +97,9 @@ def test_a_line_table_past_its_bound_is_not_read(tmp_path: Path) -> None:
     # took 15 s and 1.7 GB; the largest table of 1,189 real cubins is 31 KB
     small, large = tmp_path / "small.cubin", tmp_path / "large.cubin"
     small.write_bytes(_with_line_program(1000))
-    assert (("a.cu", 3), ("a.cu", 2)) in caller_links(small, KERNEL)  # line 1 + 1 per row
+    assert (("a.cu", 3), ("a.cu", 2)) in line_rows(small, KERNEL).links  # line 1 + 1 per row
     large.write_bytes(_with_line_program(line_table.MAX_TABLE_BYTES))
-    assert caller_links(large, KERNEL) == ()
+    assert line_rows(large, KERNEL).links == ()
     assert line_table.MAX_TABLE_BYTES <= 1 << 20
 
 
@@ -109,16 +109,16 @@ def test_a_line_table_of_another_dwarf_version_is_refused(tmp_path: Path, versio
     # instruction length and the folder list: read as 2-4, its bytes were taken for rows
     for good in (2, 3, 4):
         (tmp_path / "good.cubin").write_bytes(_with_line_program(3, good))
-        assert (("a.cu", 3), ("a.cu", 2)) in caller_links(tmp_path / "good.cubin", KERNEL)
+        assert (("a.cu", 3), ("a.cu", 2)) in line_rows(tmp_path / "good.cubin", KERNEL).links
     (tmp_path / "other.cubin").write_bytes(_with_line_program(3, version))
-    assert caller_links(tmp_path / "other.cubin", KERNEL) == ()
+    assert line_rows(tmp_path / "other.cubin", KERNEL).links == ()
 
 
 TWO = HERE / "two_kernels.sm_90.cubin"  # first() calls the copy at line 12, second() at 21
 
 
 def _callers_of_copy(cubin: Path, kernel: str) -> set[int]:
-    return {b[1] for a, b in caller_links(cubin, kernel) if _short(a) == ("copy.h", 25)}
+    return {b[1] for a, b in line_rows(cubin, kernel).links if _short(a) == ("copy.h", 25)}
 
 
 def test_each_kernel_reads_its_own_sequence() -> None:
@@ -131,11 +131,11 @@ def test_unnamed_sequences_of_a_cubin_of_two_kernels_give_no_links(tmp_path: Pat
     # relocations naming them, first()'s links held second()'s call at line 21 too
     bare = tmp_path / "bare.cubin"
     bare.write_bytes(_unrelocated(TWO))
-    assert caller_links(bare, "_Z5firstPj") == ()
-    assert caller_links(bare, "_Z6secondPj") == ()
+    assert line_rows(bare, "_Z5firstPj").links == ()
+    assert line_rows(bare, "_Z6secondPj").links == ()
     one = tmp_path / "one.cubin"  # a cubin whose only code is the kernel's: its sequences
     one.write_bytes(_unrelocated(CUBIN))
-    assert set(caller_links(one, KERNEL)) == set(caller_links(CUBIN, KERNEL)) != set()
+    assert set(line_rows(one, KERNEL).links) == set(line_rows(CUBIN, KERNEL).links) != set()
 
 
 @needs_nvdisasm
@@ -154,7 +154,7 @@ def test_each_ldmatrix_is_marked_with_the_sibling_line() -> None:
     assert all(loc[1] != 17 for i in fn.instructions for loc in i.locations if _user(loc[0]))
     # from nvdisasm's chains alone the second call is invisible: nothing is marked
     assert sibling_lines(fn, lines, _user) == {}
-    found = sibling_lines(fn, lines, _user, caller_links(CUBIN, KERNEL))
+    found = sibling_lines(fn, lines, _user, line_rows(CUBIN, KERNEL).links)
     assert {i.pc for i in ldsm} <= set(found)
     # every row the table places at line 16 through copy.h's lines (the addresses too)
     assert {pc: [_short(s) for s in sib] for pc, sib in found.items()} == {

@@ -41,7 +41,7 @@ def sibling_lines(
     instruction whose reported line is two or more calls out of its innermost location and
     the line table cannot tell which (see the module docstring); sorted. The links between
     locations are those of the instructions' chains and ``links`` ((location, its caller's)
-    of every row of the line table: :func:`shmem_cli.trace.kernel.line_table.caller_links`;
+    of every row of the line table: :attr:`shmem_cli.trace.kernel.line_table.LineRows.links`;
     nvdisasm prints a row only where the innermost line changes, and a sibling call's rows
     may all be among those it leaves out)."""
     callers: dict[Location, set[Location]] = {}

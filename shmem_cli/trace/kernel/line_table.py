@@ -6,7 +6,7 @@ function's code) and the function's name (an offset into ``.debug_str``). ``nvdi
 prints a row only where the innermost line changes, so where two calls run through the same
 library line the second call's rows (and with them its line) may never be printed: the
 ``ldmatrix`` of the project's tests/data/trace/inline_siblings kernel's second copy is listed
-at the first copy's line. :func:`caller_links` reads every row of a kernel's sequences and
+at the first copy's line. :func:`line_rows` reads every row of a kernel's sequences and
 returns each (location, its caller's location) pair they hold, for
 :mod:`shmem_cli.cuda.inline_siblings`. A table this reader does not follow (64-bit DWARF, a
 cut or malformed program, a DWARF version other than 2 to 4) gives no links or those read
@@ -102,11 +102,6 @@ class LineRows:
         changes, so the next call of a helper's line is listed with the first one's caller)."""
         k = bisect.bisect_right(self.rows, pc, key=lambda row: row[0])
         return None if k == 0 else self.rows[k - 1][1:]
-
-
-def caller_links(path: str | Path, function: str) -> tuple[tuple[Location, Location], ...]:
-    """:attr:`LineRows.links` of :func:`line_rows`."""
-    return line_rows(path, function).links
 
 
 def line_rows(path: str | Path, function: str) -> LineRows:
