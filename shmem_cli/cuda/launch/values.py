@@ -421,15 +421,20 @@ def check_typed_form(value: str, where: str) -> None:
     type_name, colon, numbers = v.partition(":")
     if colon:
         element_type(type_name, where)
-    numbers = numbers if colon else v
-    fields = numbers.split(",", MAX_CONST_VALUES)
-    if len(fields) > MAX_CONST_VALUES:  # the trace's bound too (trace/kernel/constants.py)
+    for i, field in enumerate(table_fields(numbers if colon else v, where)):
+        check_number(field, f"{where} value {i}")
+
+
+def table_fields(numbers: str, where: str) -> list[str]:
+    """The values of ``v,v,...`` (a ``--const`` or ``--memory`` table, a spec's too), at most
+    :data:`MAX_CONST_VALUES` of them: the one bound of both, before the trace and in it."""
+    fields = [f.strip() for f in numbers.split(",", MAX_CONST_VALUES)]
+    if len(fields) > MAX_CONST_VALUES:
         raise LaunchError(
             f"{where}: more than {MAX_CONST_VALUES:,} values; give a larger table as @FILE "
             "(its raw bytes, or a .npy)"
         )
-    for i, field in enumerate(fields):
-        check_number(field, f"{where} value {i}")
+    return fields
 
 
 def element_type(type_name: str, where: str) -> tuple[str, int]:

@@ -29,10 +29,10 @@ from pathlib import Path
 
 from ...cuda.launch.c_types import scalar_of
 from ...cuda.launch.values import (
-    MAX_CONST_VALUES,
     LaunchError,
     element_type,
     is_integer,
+    table_fields,
     value_bytes,
 )
 from ...plumbing.bounded_read import read_bounded
@@ -237,19 +237,14 @@ def _value(symbol: ConstSymbol, value: str, declared: str | None) -> bytes:
 def typed_values(value: str, where: str, declared: str | None = None) -> bytes:
     """The bytes of ``TYPE:v,v,...`` (or ``v,v,...`` in the ``declared`` C type; without
     either, integers as 4-byte ints and other numbers as 4-byte floats), at most
-    :data:`MAX_CONST_VALUES` values: ``--const`` and ``--memory`` values."""
+    ``MAX_CONST_VALUES`` values (:func:`table_fields`): ``--const`` and ``--memory`` values."""
     type_name, colon, numbers = value.partition(":")
     if colon:
         scalar: tuple[str, int] | None = element_type(type_name, where)
     else:
         numbers = value
         scalar = scalar_of(declared) if declared else None
-    fields = [f.strip() for f in numbers.split(",", MAX_CONST_VALUES)]
-    if len(fields) > MAX_CONST_VALUES:
-        raise LaunchError(
-            f"{where}: more than {MAX_CONST_VALUES:,} values; give a larger table as @FILE "
-            "(its raw bytes, or a .npy)"
-        )
+    fields = table_fields(numbers, where)
     return b"".join(_element(f, scalar, f"{where} value {i}") for i, f in enumerate(fields))
 
 
