@@ -156,25 +156,27 @@ _TINY_BITS = np.float64(2.0**-126).view(np.uint64)  # the smallest normal float3
 _TINY_F64 = np.float64(2.0**-126)
 
 
-def _maybe_halfway(r: Any) -> bool:
-    """Whether some float64 value of ``r`` could be a float32 tie that float64 rounded onto
-    (the 29 bits float32 drops exactly one half), or is nonzero below the smallest normal
-    float32 (where float32 drops more): only there does rounding twice differ from once."""
+def _halfway(r: Any) -> Any:
+    """Where a float64 value of ``r`` could be a float32 tie that float64 rounded onto (the 29
+    bits float32 drops exactly one half), or is nonzero below the smallest normal float32
+    (where float32 drops more): only there does rounding twice differ from once."""
     bits = np.asarray(r, dtype=np.float64).view(np.uint64)
-    tie = (bits & _LOW29) == _HALF29
-    return bool(np.count_nonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)))
+    return ((bits & _LOW29) == _HALF29) | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE)
+
+
+def _maybe_halfway(r: Any) -> bool:
+    """Whether some value of ``r`` is one :func:`_halfway` names."""
+    return bool(np.count_nonzero(_halfway(r)))
 
 
 def _exact_at(r: Any, p: Any, c: Any, v: Any) -> Any:
     """``v`` (the float32 bits cast from the float64 sums ``r`` of the exact products ``p``
-    and the float32 addends ``c``) with the lanes :func:`_maybe_halfway` names rounded
+    and the float32 addends ``c``) with the lanes :func:`_halfway` names rounded
     exactly (:func:`round_exact_f32`): elsewhere the exact rounding is the cast (no tie to
     round twice onto), so only those lanes are made (a batch of many blocks has a few)."""
     if np.ndim(r) != 1 or np.ndim(v) != 1:
         return round_exact_f32(*two_sum(p, np.asarray(c, dtype=np.float64)), "RN", False)
-    bits = r.view(np.uint64)
-    tie = (bits & _LOW29) == _HALF29
-    at = np.flatnonzero(tie | ((bits & _ABS) - _ONE < _TINY_BITS - _ONE))
+    at = np.flatnonzero(_halfway(r))
     pp = np.broadcast_to(p, r.shape)[at]
     cc = np.broadcast_to(np.asarray(c, dtype=np.float64), r.shape)[at]
     v[at] = round_exact_f32(*two_sum(pp, cc), "RN", False)
