@@ -23,6 +23,7 @@ times its conflict-free cost each variant pays) instead of by wavefronts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import os
@@ -111,9 +112,10 @@ class Variant:
         assert self.kernel is not None
         return self.kernel.launch.static_smem + self.kernel.launch.dynamic_smem
 
+    @functools.cached_property
     def bytes_moved(self) -> dict[str, int]:
         """Shared-memory bytes its accesses moved, per op (lanes times their width): the
-        same for any layout of the same work."""
+        same for any layout of the same work (added up once)."""
         assert self.kernel is not None
         moved: Counter[str] = Counter()
         for a in self.kernel.accesses:
@@ -156,14 +158,14 @@ class CompiledSweep:
     def fits(self, v: Variant) -> bool:
         return v.valid and v.smem_bytes <= self.smem_limit
 
-    @property
+    @functools.cached_property
     def same_work(self) -> bool:
         """Whether every traced variant moves the first one's shared-memory bytes, op by op."""
         ref = self.reference
         if ref is None:
             return True
-        first = ref.bytes_moved()
-        return all(v.bytes_moved() == first for v in self.variants if v.valid)
+        first = ref.bytes_moved
+        return all(v.bytes_moved == first for v in self.variants if v.valid)
 
     @property
     def best(self) -> Variant | None:
@@ -184,7 +186,7 @@ class CompiledSweep:
         ref = self.reference
         if ref is None or not v.valid or v is ref:
             return ""
-        mine, first = v.bytes_moved(), ref.bytes_moved()
+        mine, first = v.bytes_moved, ref.bytes_moved
         ops = [op for op in sorted({*mine, *first}) if mine.get(op, 0) != first.get(op, 0)]
         if not ops:
             return ""
@@ -223,7 +225,7 @@ class CompiledSweep:
                 "note": v.note or None,
                 "compiler_warnings": None if k is None else list(k.compiler_warnings),
                 "work_note": self.work_note(v) or None,
-                "bytes": None if k is None else v.bytes_moved(),
+                "bytes": None if k is None else v.bytes_moved,
                 "totals": None
                 if k is None
                 else {op: k.totals[op].json(*OP_TOTALS_KEYS) for op in TRACE_OPS},
