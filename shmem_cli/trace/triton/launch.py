@@ -80,6 +80,11 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
     return out
 
 
+#: the values of an argument Triton compiles into the kernel at the call (the JIT's
+#: specialization of an integer 1, and None), given as called
+COMPILED_IN = ("1", "None")
+
+
 def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
     """An older entry whose Python ``def`` has more parameters than its TTGIR: Triton compiled
     each that was 1 (or None) at the call into the kernel, and says not which. The user's
@@ -91,7 +96,7 @@ def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
     for text in args:
         key, _, value = text.partition("=")
         given[key.strip()] = value.strip()
-    called = {k for k, v in given.items() if k in entry.def_names and v in ("1", "None")}
+    called = {k for k, v in given.items() if k in entry.def_names and v in COMPILED_IN}
     params = named([n for n in entry.def_names if n not in called], entry.params)
     if params is None:
         return entry
@@ -164,7 +169,7 @@ def triton_launch(
             given.append(f"{key}={value.strip()}")  # a float one takes 1 as 1.0 (launch)
         elif param is None and not position.isdigit():
             known = not entry.def_names or position in entry.def_names
-            if known and value.strip() in ("1", "None"):
+            if known and value.strip() in COMPILED_IN:
                 continue  # as called: Triton compiled a 1 or a None into the kernel
             raise LaunchError(_not_a_parameter(position, params, entry))
         else:
