@@ -84,7 +84,7 @@ def params_json(
     """``--list-params --format json``: per kernel its names, parameter block and parameters
     (what the text table shows, the type unshortened), for a script to build ``--params``;
     ``entries``: each kernel's Triton cache entry folder, where a cache root held several."""
-    import json
+    from ..plumbing import json_text
 
     folders = [{"entry": folder} for folder in entries] or [{} for _ in listed]
     kernels = [
@@ -108,7 +108,7 @@ def params_json(
         }
         for folder, (kernel, params) in zip(folders, listed, strict=True)
     ]
-    return json.dumps({"schema_version": 1, "kernels": kernels}, indent=2) + "\n"
+    return json_text.dumps({"schema_version": 1, "kernels": kernels}) + "\n"
 
 
 def output(

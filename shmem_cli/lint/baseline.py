@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.report import CheckReport, Finding
+from ..plumbing import json_text
 from ..plumbing.bounded_read import read_bounded
 from ..plumbing.errors import ShmemError, shorten
 
@@ -35,7 +36,7 @@ Key = tuple[str, str, str]
 
 
 def key_of(finding: Finding) -> Key:
-    return (finding.path, finding.access or "", finding.code)
+    return (json_text.spelled(finding.path), json_text.spelled(finding.access or ""), finding.code)
 
 
 def render_baseline(findings: Iterable[Finding]) -> str:
@@ -54,7 +55,7 @@ def render_baseline(findings: Iterable[Finding]) -> str:
         key=lambda e: (e["file"], e["access"] or "", e["rule"], e["message"]),
     )
     doc = {"schema_version": SCHEMA_VERSION, "tool": "shmem", "findings": entries}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(doc, ensure_ascii=False) + "\n"
 
 
 def load_baseline(path: str | Path) -> Counter[Key]:

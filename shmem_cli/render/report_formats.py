@@ -13,10 +13,10 @@ kind of report one view and one :func:`register_view` (CONTRIBUTING.md).
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..plumbing import json_text
 from ..plumbing.frozen import frozen
 from .options import RenderOptions
 
@@ -30,7 +30,7 @@ class HasJson(Protocol):
 
 def render_json(result: HasJson) -> str:
     """The result's JSON document, indented, with a final newline (no rich import)."""
-    return json.dumps(result.to_json(), indent=2) + "\n"
+    return json_text.dumps(result.to_json()) + "\n"
 
 
 @frozen

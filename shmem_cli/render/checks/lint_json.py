@@ -14,11 +14,11 @@ Shape (version 1)::
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ... import __version__
 from ...checks.report import CheckReport, Finding, Severity
+from ...plumbing import json_text
 
 SCHEMA_VERSION = 1
 
@@ -66,4 +66,4 @@ def render_lint_json(report: CheckReport, *, fail_on: Severity = Severity.ERROR)
         ],
         "findings": [finding_record(f) for f in report.findings],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(doc, ensure_ascii=False) + "\n"

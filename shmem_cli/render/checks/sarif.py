@@ -10,7 +10,6 @@ moves within its file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
@@ -18,6 +17,7 @@ from urllib.parse import quote
 
 from ... import __version__
 from ...checks.report import CheckReport, Finding, RuleInfo, Severity
+from ...plumbing import json_text
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -100,4 +100,4 @@ def render_sarif(report: CheckReport, *, rules: Sequence[RuleInfo]) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(doc, ensure_ascii=False) + "\n"
