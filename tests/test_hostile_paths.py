@@ -162,7 +162,7 @@ def test_a_folder_too_deep_to_list_is_reported_and_the_others_analyzed(
         ran = shmem(command, "deep", "good.yaml", cwd=tmp_path)
         assert ran.code == 2, ran.text[-2000:]
         assert "Traceback" not in ran.text
-        assert "error: cannot read spec: File name too long" in ran.text
+        assert "error: cannot look into this folder: File name too long" in ran.text
         assert ("2 specs, 2 accesses" if command == "analyze" else "1 of 2 files") in ran.text
 
 

@@ -5,6 +5,13 @@ A file name that is not UTF-8 reached every JSON output (``analyze``, ``sweep``,
 JSON, SARIF and baselines) as a lone surrogate escape (``"bad\\udcff.yaml"``), which strict
 JSON parsers refuse; each stray byte is written as the text ``\\xff`` now
 (``plumbing.json_text``), and a baseline matches its findings by the same spelling.
+
+``shmem analyze /`` walked the whole machine and analyzed every YAML file it found, and a link
+named like a spec was read wherever it led; FIFOs and links to nothing were passed over
+unsaid. One walk (``spec.spec_files``) for ``analyze``, ``lint`` and ``verify`` now: bounded
+(names looked at, specs taken: past either the folder is one error, the other paths still
+analyzed), regular files only, no link out of the folder given, each name like a spec's that is
+skipped said on standard error, the lint's excluded folders not entered.
 """
 
 from __future__ import annotations
@@ -16,8 +23,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from shmem_cli.cli import main
 from shmem_cli.plumbing import json_text
+from shmem_cli.spec import spec_files
 
 from .hostile import shmem
 
@@ -87,3 +97,88 @@ def test_a_baseline_of_a_non_utf8_name_is_valid_json_and_still_matches(tmp_path:
     assert "1 accepted by the baseline" in ran.text
     shutil.copy(tmp_path / BAD, tmp_path / "other.yaml")  # not baselined: still a finding
     assert shmem("lint", "--baseline", "b.json", ".", cwd=tmp_path).code == 1
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A folder of one spec, a link to it, and names like a spec's that are no spec to read:
+    a FIFO, a link out of the folder, a link to itself; and a link to a folder outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(COLUMN, outside / "secret.yaml")
+    tree = tmp_path / "t"
+    tree.mkdir()
+    shutil.copy(COLUMN, tree / "good.yaml")
+    (tree / "in.yaml").symlink_to("good.yaml")
+    (tree / "out.yaml").symlink_to(outside / "secret.yaml")
+    (tree / "loop.yaml").symlink_to("loop.yaml")
+    (tree / "folder").symlink_to(outside)
+    os.mkfifo(tree / "fifo.yaml")
+    return tree
+
+
+@pytest.mark.parametrize("command", ["analyze", "lint"])
+def test_a_walk_takes_regular_files_in_the_folder_and_says_what_it_skipped(
+    tmp_path: Path, command: str
+) -> None:
+    _tree(tmp_path)
+    ran = shmem(command, "t", "--format", "json", cwd=tmp_path)
+    assert ran.code == 0, ran.text[-2000:]
+    paths = re.findall(r'"(?:path|file)": "([^"]*)"', ran.stdout)
+    # the link inside is read (the lint takes each file once, by what the link names)
+    taken = ["t/good.yaml", "t/in.yaml"] if command == "analyze" else ["t/good.yaml"]
+    assert sorted(set(paths)) == taken, ran.stdout[-2000:]
+    assert ran.stderr.splitlines() == [
+        f"shmem {command}: skipped t/out.yaml: a link to {tmp_path / 'outside' / 'secret.yaml'}"
+        ", outside t",
+        f"shmem {command}: skipped t/loop.yaml: a link to no file (or a loop of links)",
+        f"shmem {command}: skipped t/fifo.yaml: a FIFO (named pipe), not a regular file",
+    ]
+    assert not ran.opened(tmp_path / "outside")
+
+
+def test_a_folder_past_the_walk_s_bounds_is_one_error_and_the_others_analyzed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(6):
+        shutil.copy(COLUMN, big / f"s{i}.yaml")
+    shutil.copy(COLUMN, tmp_path / "good.yaml")
+    found = spec_files.find_specs([big, tmp_path / "good.yaml"])
+    assert len(found.paths) == 7 and found.errors == ()
+    monkeypatch.chdir(tmp_path)
+    for limit, what in (
+        ("MAX_SPECS", "5 spec files"),
+        ("MAX_NAMES", "5 names of files and folders"),
+    ):
+        with monkeypatch.context() as patched:
+            patched.setattr(spec_files, limit, 5)
+            for command in ("analyze", "lint"):
+                ran = CliRunner().invoke(main, [command, "big", "good.yaml"])
+                assert ran.exit_code == 2, ran.output
+                said = ran.stdout + ran.stderr
+                assert (
+                    f"big: error: the search for spec files stopped at {what} in this folder "
+                    "(the limit), and none of its specs is analyzed: name the folders that hold "
+                    "your specs"
+                ) in said
+                assert "s0.yaml" not in said
+                assert ("2 specs, 2 accesses" if command == "analyze" else "of 2 files") in said
+
+
+def test_the_lint_does_not_walk_into_an_excluded_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "specs").mkdir()
+    shutil.copy(COLUMN, tmp_path / "specs" / "good.yaml")
+    (tmp_path / "node_modules").mkdir()
+    for i in range(6):
+        (tmp_path / "node_modules" / f"f{i}.js").write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(spec_files, "MAX_NAMES", 5)
+    ran = CliRunner().invoke(main, ["lint", ".", "--exclude", "node_modules", "--no-config"])
+    assert ran.exit_code == 0, ran.output
+    assert "no findings in 1 file, 2 accesses" in ran.stdout
+    ran = CliRunner().invoke(main, ["lint", ".", "--no-config"])
+    assert ran.exit_code == 2, ran.output
+    assert "(or leave the others out: --exclude, [tool.shmem] exclude)" in ran.stdout

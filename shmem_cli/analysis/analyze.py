@@ -6,7 +6,6 @@ CLI, ``sweep`` and ``lint`` share.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
 from ..spec.layout import Layout, Variant, resolve
 from ..spec.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, shown_name
 from ..spec.space import Space
+from ..spec.spec_files import SpecFiles, find_specs
 from .cost import cost_requests
 from .totals import space_batches
 
@@ -128,38 +128,10 @@ def analyze_path(path: str | Path, *, choice: RequestChoice | None = None) -> Fi
 
 
 def collect_specs(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        out.extend(_spec_files(p) if os.path.isdir(p) else [p])
-    return out
-
-
-def _spec_files(folder: Path) -> list[Path]:
-    """The spec files at any depth under ``folder`` (links to folders not followed), sorted.
-    The walk keeps its own list of folders to visit (a tree 2,000 folders deep is no
-    recursion), and a folder it cannot list (its path too long, no permission) is kept as
-    an entry itself: reading it then says why, beside the other files' results."""
-    found: list[Path] = []
-    todo = [os.fspath(folder)]
-    while todo:
-        here = todo.pop()
-        try:
-            with os.scandir(here) as listing:
-                entries = list(listing)
-        except OSError:
-            found.append(Path(here))
-            continue
-        for entry in entries:
-            spec = Path(entry.name).suffix in (".yaml", ".yml")
-            try:  # the listing's own type where it has one: a path too long is still seen
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append(entry.path)
-                elif spec and entry.is_file(follow_symlinks=True):
-                    found.append(Path(entry.path))
-            except OSError:  # a link that loops: no file, skipped as before
-                continue
-    return sorted(found)
+    """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given
+    (:func:`~shmem_cli.spec.spec_files.find_specs`: a folder that could not be searched is
+    itself an entry, its error :func:`analyze_many`'s)."""
+    return list(find_specs(paths).paths)
 
 
 def analyze(
@@ -187,5 +159,18 @@ def analyze(
     return analyze_spec(spec, choice=choice)
 
 
-def analyze_many(paths: Iterable[str | Path], *, choice: RequestChoice | None = None) -> Report:
-    return Report(files=tuple(analyze_path(p, choice=choice) for p in collect_specs(paths)))
+def analyze_many(
+    paths: Iterable[str | Path] | SpecFiles, *, choice: RequestChoice | None = None
+) -> Report:
+    """Every spec file of ``paths`` (or of the walk already made) analyzed; a folder that could
+    not be searched is its own error."""
+    found = paths if isinstance(paths, SpecFiles) else find_specs(paths)
+    return Report(files=tuple(_result(p, found.error_of(p), choice) for p in found.paths))
+
+
+def _result(path: Path, walk_error: str | None, choice: RequestChoice | None) -> FileResult:
+    if walk_error is None:
+        return analyze_path(path, choice=choice)
+    shown = shown_name(path)
+    error = ShmemError(walk_error).located(shown)
+    return FileResult(path=shown, name=one_line(Path(shown).stem), error=error)

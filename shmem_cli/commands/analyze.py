@@ -121,8 +121,10 @@ def analyze(
     --no-tables every access's summary row; --request, --words, --rows and
     --heatmap ask for the full report too.
 
-    Directories are searched recursively for *.yaml and *.yml; '-' reads one
-    spec from standard input. A bad spec is reported at file:line:column and the
+    Directories are searched recursively for *.yaml and *.yml (regular files,
+    no link out of the folder or to a folder; a name skipped is said on standard
+    error; a folder of more than 200,000 names or 10,000 specs is an error);
+    '-' reads one spec from standard input. A bad spec is reported at file:line:column and the
     others are still analyzed. Colors are used on a terminal only (never with
     --no-color or NO_COLOR set); --svg and --html save the colored report as a
     picture or a web page in addition to the normal output.
@@ -147,14 +149,14 @@ def analyze(
     from ..spec.source import error_sources
 
     env = current_environment()
-    require_specs(paths)
+    found = require_specs(paths, "analyze")
     from ..plumbing.fsutil import check_outputs
 
     check_outputs((output, *pictures().values()), paths)
     if tables and no_tables:
         fail_usage("--tables and --no-tables exclude each other")
     max_rows = parse_rows(rows)
-    report = analyze_many(paths, choice=parse_request(request))
+    report = analyze_many(found, choice=parse_request(request))
     title = " ".join(["shmem analyze", *paths])
     sources = error_sources(*(f.error for f in report.files))
     detail = tables or no_tables or request or words or heatmap is not None or rows != "16"

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..analysis.analyze import RequestChoice
     from ..plumbing.errors import ShmemError
     from ..render.options import RenderOptions
+    from ..spec.spec_files import SpecFiles
     from .environment import Environment
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -191,13 +192,30 @@ def kernel_inputs(path: str, args: Iterable[str], *more: str | None) -> list[str
     return out
 
 
-def require_specs(paths: tuple[str, ...]) -> None:
-    """Every path exists and together they name at least one spec file."""
-    from ..analysis.analyze import collect_specs
+def require_specs(paths: tuple[str, ...], command: str) -> SpecFiles:
+    """Every path exists and together they name at least one spec file (what the walk
+    skipped said on standard error first)."""
+    from ..spec.spec_files import find_specs
 
     require_paths(paths)
-    if not collect_specs(paths):
+    found = find_specs(paths)
+    say_skipped(found, command)
+    if not found.paths:
         fail_usage("no *.yaml or *.yml spec files found in " + ", ".join(paths))
+    return found
+
+
+def say_skipped(found: SpecFiles, command: str) -> None:
+    """One line on standard error for each name like a spec's the walk did not take (the
+    first 20, then how many more), so that none is passed over unseen."""
+    from ..plumbing.errors import MAX_LISTED, shorten
+
+    env = current_environment()
+    for path, why in found.skipped[:MAX_LISTED]:
+        env.err(f"shmem {command}: skipped {shorten(str(path), 200)}: {why}")
+    more = len(found.skipped) - MAX_LISTED
+    if more > 0:
+        env.err(f"shmem {command}: ... and {more:,} more names like a spec's skipped")
 
 
 class LiveChoice(click.Choice):  # type: ignore[type-arg]

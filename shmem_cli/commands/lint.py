@@ -27,6 +27,7 @@ from .common import (
     fail_usage,
     output_options,
     require_paths,
+    say_skipped,
 )
 from .environment import current_environment
 
@@ -164,7 +165,8 @@ def lint(
     or for the whole spec. Each problem is a finding with a rule code
     (`shmem rules` lists them), a severity and the file, line and column.
 
-    Directories are searched recursively for *.yaml and *.yml. Settings come
+    Directories are searched recursively for *.yaml and *.yml, as by shmem
+    analyze, never into an excluded folder. Settings come
     from [tool.shmem] in the nearest pyproject.toml (paths, exclude, fail-on,
     baseline, expect); flags override them. A spec with a kernel: block is
     also checked against its compiled kernel (traced as by shmem trace; a .cu
@@ -189,7 +191,7 @@ def lint(
     from ..lint import baseline as baselines
     from ..lint.config import find_repo_root, strings_problem
     from ..lint.core import LintOptions, lint_files
-    from ..lint.paths import Excludes, collect_targets
+    from ..lint.paths import Excludes, collect_targets, find_walk
     from ..plumbing.errors import ShmemError
 
     problem = strings_problem("--exclude", exclude, globs=True)  # every spec is matched to each
@@ -222,7 +224,9 @@ def lint(
     if write_baseline is None and read_baseline is not None:
         check_outputs((output,), [read_baseline])
     excludes = [Excludes(config.base, config.exclude), Excludes(cwd, exclude)]
-    targets = collect_targets(inputs, root=root, excludes=excludes)
+    found = find_walk(inputs, excludes)
+    say_skipped(found, "lint")
+    targets = collect_targets(found, root=root, excludes=excludes)
     if not targets:
         current_environment().err("shmem lint: no spec files to lint")
         sys.exit(ExitCode.OK)

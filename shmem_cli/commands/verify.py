@@ -48,17 +48,19 @@ def _say(message: str) -> None:
 
 
 def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
-    from ..analysis.analyze import collect_specs
     from ..plumbing.errors import ShmemError
     from ..spec.compile import load_spec
     from ..verify.codegen import plan_spec
 
-    require_specs(paths)
-    files = collect_specs(paths)
+    found = require_specs(paths, "verify")
     targets: list[Target] = []
     errors: list[ShmemError] = []
     used: set[str] = set()
-    for f in files:
+    for f in found.paths:
+        walk_error = found.error_of(f)
+        if walk_error is not None:  # a folder that could not be searched
+            errors.append(ShmemError(walk_error).located(str(f)))
+            continue
         try:
             targets += plan_spec(load_spec(f), used)
         except ShmemError as exc:

@@ -76,6 +76,8 @@ class Target:
 
     path: str
     display: str
+    #: why a folder given could not be searched for specs (it stands for its specs), else None
+    error: str | None = None
 
 
 def effective_expect(
@@ -123,6 +125,8 @@ def lint_file(target: Target, options: LintOptions = DEFAULT_OPTIONS) -> Checked
 
 
 def _lint_file(target: Target, options: LintOptions) -> CheckedFile:
+    if target.error is not None:
+        return _invalid(target, ShmemError(target.error), options)
     try:
         spec = load_spec(target.path)
         result = analyze_spec(spec)

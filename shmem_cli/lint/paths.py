@@ -1,9 +1,10 @@
 """Which files a lint run checks, and how they are named in findings.
 
-Directories are searched recursively for ``*.yaml``/``*.yml`` (sorted); files
-are taken as given. Exclude patterns are globs matched against the path
-relative to the directory they were given for (the config file's directory for
-``[tool.shmem] exclude``, the current directory for ``--exclude``); a pattern
+Directories are searched for ``*.yaml``/``*.yml`` by the walk ``analyze`` makes
+(:mod:`shmem_cli.spec.spec_files`: regular files only, no link out of the folder, bounded),
+never into an excluded folder; files are taken as given. Exclude patterns are globs
+matched against the path relative to the directory they were given for (the config file's
+directory for ``[tool.shmem] exclude``, the current directory for ``--exclude``); a pattern
 naming a directory excludes everything under it, and a pattern without ``/``
 also matches a bare file name. Findings name files relative to the repository
 root with ``/`` separators (what SARIF and GitHub annotations need), or by
@@ -17,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ..analysis.analyze import collect_specs
 from ..plumbing.frozen import frozen
+from ..spec.spec_files import SpecFiles, find_specs
 from .core import Target
 
 
@@ -60,15 +61,25 @@ def display_path(path: Path, root: Path) -> str:
 
 
 def collect_targets(
-    paths: Iterable[str | Path], *, root: Path, excludes: Sequence[Excludes] = ()
+    paths: Iterable[str | Path] | SpecFiles, *, root: Path, excludes: Sequence[Excludes] = ()
 ) -> list[Target]:
-    """The spec files under ``paths``, in order, each once, minus the excluded ones."""
+    """The spec files under ``paths`` (or of the walk made: :func:`find_walk`), in order, each
+    once, minus the excluded ones; a folder that could not be searched with its error."""
+    found = paths if isinstance(paths, SpecFiles) else find_walk(paths, excludes)
     seen: set[Path] = set()
     out: list[Target] = []
-    for p in collect_specs(paths):
+    for p in found.paths:
         key = p.resolve()
         if key in seen or any(ex.matches(p) for ex in excludes):
             continue
         seen.add(key)
-        out.append(Target(path=str(p), display=display_path(p, root)))
+        out.append(Target(path=str(p), display=display_path(p, root), error=found.error_of(p)))
     return out
+
+
+def find_walk(paths: Iterable[str | Path], excludes: Sequence[Excludes] = ()) -> SpecFiles:
+    """The walk of ``paths`` (:func:`~shmem_cli.spec.spec_files.find_specs`), never into a
+    folder an exclude names."""
+    if not any(ex.patterns for ex in excludes):  # none to match: the walk still says them
+        return find_specs(paths, pruned=lambda _folder: False)
+    return find_specs(paths, pruned=lambda folder: any(ex.matches(folder) for ex in excludes))
