@@ -42,10 +42,7 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
     g = ops[gpos]
     assert isinstance(g, Gdesc)
     if ops[0].is_zero and g.reg.is_zero:
-        # HGMMA RZ, gdesc[URZ], RZ, !UPT: the empty wgmma ptxas puts where a group may have
-        # none (a loop of wgmma that may run no turn): it writes no register; taken as reading
-        # no shared memory and costing nothing (not measured: docs/hardware-model.md 10)
-        return lambda b, ix: None
+        return _empty(ins, ctx)
     rs = gpos == 2
     tn_a, tn_b = "tnspA" in g.flags, "tnspB" in g.flags
     c_op = ops[gpos + 1] if len(ops) > gpos + 1 else ops[0]
@@ -118,6 +115,25 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
             wd(b, sel, _acc_bits(d, acc), TAINT_UNKNOWN if taint & TAINT_UNKNOWN else taint)
             b.rec.record_cost(index, ins, kind, sel, cost, b.warp_ids)
             b.rec.note(index, f"{read}; {len(cores)} core matrices of 128 B")
+
+    return step
+
+
+def _empty(ins: Instruction, ctx: Context) -> Step:
+    """``HGMMA RZ, gdesc[URZ], RZ, !UPT``: the empty wgmma ptxas puts where a group may hold
+    none (after a loop of wgmma that may run no turn). It writes no register and reads no
+    operand, but it executes: measured (tests/data/trace/empty_wgmma), one shared request a
+    warp and no LSU wavefront (docs/hardware-model.md 9b)."""
+    index = ctx.position(ins)
+    kind = wgmma_kind()
+    none = [0] * (wgmma.GROUP_THREADS // wgmma.WARP_LANES)
+
+    def step(b: Block, ix: Idx) -> None:
+        for sel in _warpgroups(b, b.ids(ix)):
+            if len(sel) != wgmma.GROUP_THREADS:
+                raise TraceError("wgmma executed by a partial warpgroup", ins)
+            b.rec.record_cost(index, ins, kind, sel, none, b.warp_ids)
+            b.rec.note(index, "the empty wgmma: no operand read, no wavefront")
 
     return step
 
