@@ -71,8 +71,10 @@ _SYSTEM_DEFAULT = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/l
 #: what ptxas says of a build that succeeded that a report shows: its warnings (a spill, with
 #: ``--warn-on-spills``) and its coded advisories (``ptxas info    : (C7511) Potential
 #: Performance Loss: wgmma.mma_async instructions are serialized ...``); not ``-v``'s
-#: statistics, nor nvcc's own words (an architecture's deprecation)
-_PTXAS_SAID = re.compile(r"ptxas(?:\s+\S+?, line \d+;)? *(?:warning *:|info *: *\(C\d+\))")
+#: statistics, nor nvcc's own words (an architecture's deprecation); ``msg``: its words
+PTXAS_SAID = re.compile(
+    r"ptxas(?:\s+\S+?, line \d+;)? *(?:warning *: *|info *: *(?=\(C\d+\)))(?P<msg>.*)"
+)
 MAX_WARNINGS, MAX_WARNING_CHARS = 200, 2000  # lines of ptxas kept, and characters of each
 
 
@@ -88,7 +90,7 @@ class Build:
     #: target read it, so that the trace does not disassemble the cubin again ("": not read)
     sass: str = ""
     cached: str | None = None  # the build cache folder it came from (None: compiled now)
-    #: ptxas's warnings and advisories of the build (:data:`_PTXAS_SAID`), each once, as said
+    #: ptxas's warnings and advisories of the build (:data:`PTXAS_SAID`), each once, as said
     warnings: tuple[str, ...] = ()
 
 
@@ -276,10 +278,10 @@ def _compile(
 
 
 def ptxas_warnings(text: str) -> tuple[str, ...]:
-    """The lines of nvcc's messages ``text`` that :data:`_PTXAS_SAID` keeps, each once, at
+    """The lines of nvcc's messages ``text`` that :data:`PTXAS_SAID` keeps, each once, at
     most :data:`MAX_WARNINGS` of :data:`MAX_WARNING_CHARS` characters."""
     lines = (ln.strip()[:MAX_WARNING_CHARS] for ln in text.splitlines())
-    kept = dict.fromkeys(ln for ln in lines if _PTXAS_SAID.match(ln))
+    kept = dict.fromkeys(ln for ln in lines if PTXAS_SAID.match(ln))
     return tuple(kept)[:MAX_WARNINGS]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from ..plumbing.errors import shorten
-from .build import within
+from .build import PTXAS_SAID, within
 from .sources import SourceTree
 
 # --- what of the compiler's messages is shown ------------------------------------------------
@@ -160,8 +160,6 @@ def _library(header: str) -> bool:
 
 # --- what ptxas said of a build that succeeded, per kernel ------------------------------------
 
-#: a line :func:`shmem_cli.cuda.build.ptxas_warnings` kept: its words, without the PTX file
-_PTXAS_LINE = re.compile(r"ptxas(?:\s+\S+?, line \d+;)? *(?:warning|info) *: *(?P<msg>.*)")
 _AROUND = re.compile(r",? (?:in )?around line \d+")  # of the temporary PTX: no use to a reader
 _QUOTED = re.compile(r"'([^'\s]{1,4096})'")
 MAX_KERNEL_WARNINGS = 10  # distinct warnings shown per kernel
@@ -179,7 +177,7 @@ def kernel_warnings(
     own = re.compile(r",? (?:in|for) (?:the )?(?:entry )?function '" + re.escape(kernel) + "'")
     counts: dict[str, int] = {}
     for line in said:
-        m = _PTXAS_LINE.match(line)
+        m = PTXAS_SAID.match(line)
         if m is None:
             continue
         names = set(_QUOTED.findall(m.group("msg")))
