@@ -251,7 +251,8 @@ def trace(
         MAX_GRID_BLOCKS,
         check_dims,
     )
-    from .pipeline import BLOCK_REQUIRED, TraceRequest, trace_file
+    from .pipeline import TraceRequest, trace_file
+    from .trace_request import BlockRequired
 
     call = "trace"
     where = arguments.path(call, "path", path)
@@ -325,8 +326,8 @@ def trace(
         except ShmemError as exc:
             for e in exc.all:
                 e.message = _labelled(e.message, Path(tmp), labels)
-                if e.message == BLOCK_REQUIRED:  # no block, and the kernel has no .reqntid
-                    e.message = "block is required (e.g. block=256 or block=(32, 8))"
+                if isinstance(e, BlockRequired):
+                    e.message = e.in_python
                 e.args = (e.message,)
             raise
         traced = _relabelled(traced, Path(tmp), labels)

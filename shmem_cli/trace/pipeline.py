@@ -49,7 +49,7 @@ from .kernel.line_table import LineRows, line_rows
 from .kernel.params import Param, kernel_params
 from .kernel.signature import declared_type, param_declarations
 from .result import FileTrace
-from .trace_request import TraceRequest, arg_texts
+from .trace_request import BlockRequired, TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input
 from .triton.callsites import place, triton_source_file
@@ -361,10 +361,6 @@ def _entry_shown(given: Path, folder: Path) -> str:
     return str(given / os.path.relpath(entry, root)) if inside else str(folder)
 
 
-#: a launch without a block, of a kernel without ``.reqntid`` (the Python API says it its way)
-BLOCK_REQUIRED = "--block is required to trace (e.g. --block 256 or --block 32,8)"
-
-
 def _plan(
     kernel: Kernel, params: Sequence[Param], triton: TritonEntry | None, request: TraceRequest
 ) -> LaunchPlan:
@@ -381,7 +377,7 @@ def _plan(
         dynamic_smem, sizes, cluster = launch.dynamic_smem, launch.buffer_sizes, launch.cluster
     block = block or kernel.required_block  # .reqntid: the one block CUDA launches it with
     if block is None:
-        raise ShmemError(BLOCK_REQUIRED, code="invalid-launch")
+        raise BlockRequired()
     return plan_launch(
         kernel,
         params,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..cuda.cu_inputs import CuInputs, cu_inputs
 from ..cuda.sources import SourceTree, tree_for
+from ..plumbing.errors import ShmemError
 from ..plumbing.frozen import frozen
 from .emulator.budget import DEFAULT as DEFAULT_BUDGET
 from .emulator.budget import Budget
@@ -87,3 +88,16 @@ def arg_texts(values: Mapping[str, object]) -> tuple[str, ...]:
             value = ",".join(str(v) for v in value)
         out.append(f"{key}={value}")
     return tuple(out)
+
+
+class BlockRequired(ShmemError):
+    """A launch without a block, of a kernel without ``.reqntid``: said as the command line
+    asks for it; :attr:`in_python` as :func:`shmem_cli.trace.api.trace` does."""
+
+    in_python = "block is required (e.g. block=256 or block=(32, 8))"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "--block is required to trace (e.g. --block 256 or --block 32,8)",
+            code="invalid-launch",
+        )
