@@ -143,11 +143,16 @@ def test_a_maps_data_is_the_spec_folders_and_stays_in_the_source_tree(tmp_path: 
     assert dict(spec.kernel.args)["p"].endswith(f",data=@{home / 'a.bin'}")
     out = "  args: {p: 'tensormap:dtype=f32,dims=64,box=64,data=@../away/secret.bin'}"
     _spec(home, out, "out.yaml")
-    # the lint, which would trace the kernel, refuses the file outside the tree at its key,
-    # never reading it (the trace read it as the tensor's data)
-    ran = shmem("lint", str(home / "out.yaml"), cwd=home)
-    refused(ran, "out.yaml:5:10: error: the buffer file of kernel.args 'p'", "is outside the kern")
-    assert not ran.opened(away / "secret.bin")
+    # the spec refuses the file outside the tree at its value (round 23: the lint and
+    # analyze alike), never reading it (the trace read it as the tensor's data)
+    for command in ("lint", "analyze"):
+        ran = shmem(command, str(home / "out.yaml"), cwd=home)
+        refused(
+            ran,
+            "out.yaml:5:13: error: kernel.args p: ../away/secret.bin is outside the kernel's "
+            f"source tree ({home})",
+        )
+        assert not ran.opened(away / "secret.bin")
 
 
 def test_a_npy_header_of_a_negative_size_is_said_so() -> None:

@@ -12,6 +12,12 @@ unsaid. One walk (``spec.spec_files``) for ``analyze``, ``lint`` and ``verify`` 
 (names looked at, specs taken: past either the folder is one error, the other paths still
 analyzed), regular files only, no link out of the folder given, each name like a spec's that is
 skipped said on standard error, the lint's excluded folders not entered.
+
+``analyze`` did not confine the files a spec's ``kernel:`` names (its source, ``@FILE``
+values, a map's ``data=@FILE``, ``kernel.params``) as the lint does: it took a spec the lint
+refused, and the lint said the first file out of the tree only. The spec's compile confines
+each now, at its value, with the lint's roots ([tool.shmem] source-roots, which ``analyze``
+reads too).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from shmem_cli.cli import main
 from shmem_cli.plumbing import json_text
 from shmem_cli.spec import spec_files
 
-from .hostile import shmem
+from .hostile import refused, shmem
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMN = ROOT / "access_specs" / "column_read_32x32.yaml"
@@ -182,3 +188,46 @@ def test_the_lint_does_not_walk_into_an_excluded_folder(
     ran = CliRunner().invoke(main, ["lint", ".", "--no-config"])
     assert ran.exit_code == 2, ran.output
     assert "(or leave the others out: --exclude, [tool.shmem] exclude)" in ran.stdout
+
+
+KERNEL_OUT = """name: t
+block: [32]
+kernel:
+  source: ../out/k.cu
+  args: {a: '@../out/data.bin', b: 'tensormap:dtype=f32,dims=64,box=64,data=@../out/d.bin'}
+  const: {c: '@../out/data.bin'}
+  params: '@../out/data.bin'
+arrays:
+  a: {dtype: float, shape: [32]}
+accesses:
+  - array: a
+    index: [lane]
+"""
+
+
+@pytest.mark.parametrize("command", ["analyze", "lint"])
+def test_analyze_and_lint_confine_a_spec_s_files_alike_each_at_its_value(
+    tmp_path: Path, command: str
+) -> None:
+    repo, out = tmp_path / "repo", tmp_path / "out"
+    (repo / ".git").mkdir(parents=True)
+    out.mkdir()
+    for name in ("data.bin", "d.bin", "k.cu"):
+        (out / name).write_bytes(bytes(256))
+    (repo / "k.yaml").write_text(KERNEL_OUT)
+    ran = shmem(command, str(repo / "k.yaml"), cwd=repo)
+    tree = f"is outside the kernel's source tree ({repo}); keep it inside, or name a wider"
+    refused(
+        ran,
+        f"k.yaml:4:11: error: kernel.source ../out/k.cu {tree}",
+        f"k.yaml:5:13: error: kernel.args a: ../out/data.bin {tree}",
+        f"k.yaml:5:36: error: kernel.args b: ../out/d.bin {tree}",
+        f"k.yaml:6:14: error: kernel.const c: ../out/data.bin {tree}",
+        f"k.yaml:7:11: error: kernel.params: ../out/data.bin {tree}",
+    )
+    assert not ran.opened(out)
+    # the configured roots take them, for both commands
+    (repo / "pyproject.toml").write_text('[tool.shmem]\nsource-roots = [".", "../out"]\n')
+    ran = shmem(command, "k.yaml", "--no-compile" if command == "lint" else "--no-tables", cwd=repo)
+    assert "outside" not in ran.text, ran.text[-2000:]
+    assert ran.code == 0, ran.text[-2000:]

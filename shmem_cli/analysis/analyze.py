@@ -113,12 +113,15 @@ def analyze_spec(
     )
 
 
-def analyze_path(path: str | Path, *, choice: RequestChoice | None = None) -> FileResult:
+def analyze_path(
+    path: str | Path, *, choice: RequestChoice | None = None, roots: tuple[str, ...] = ()
+) -> FileResult:
     """Analyze one file; a bad spec becomes a FileResult carrying its error, and so does a bug
-    it reaches (:func:`~shmem_cli.plumbing.errors.file_bug`: the other files are analyzed)."""
+    it reaches (:func:`~shmem_cli.plumbing.errors.file_bug`: the other files are analyzed).
+    ``roots``: the folders its kernel's files must lie in (:func:`load_spec`)."""
     shown = shown_name(path)  # "<stdin>" for "-"
     try:
-        spec = load_spec(path)
+        spec = load_spec(path, roots=roots)
         return analyze_spec(spec, choice=choice)
     except ShmemError as exc:
         error = exc.located(shown)
@@ -160,17 +163,22 @@ def analyze(
 
 
 def analyze_many(
-    paths: Iterable[str | Path] | SpecFiles, *, choice: RequestChoice | None = None
+    paths: Iterable[str | Path] | SpecFiles,
+    *,
+    choice: RequestChoice | None = None,
+    roots: tuple[str, ...] = (),
 ) -> Report:
     """Every spec file of ``paths`` (or of the walk already made) analyzed; a folder that could
-    not be searched is its own error."""
+    not be searched is its own error. ``roots``: as :func:`analyze_path`'s."""
     found = paths if isinstance(paths, SpecFiles) else find_specs(paths)
-    return Report(files=tuple(_result(p, found.error_of(p), choice) for p in found.paths))
+    return Report(files=tuple(_result(p, found.error_of(p), choice, roots) for p in found.paths))
 
 
-def _result(path: Path, walk_error: str | None, choice: RequestChoice | None) -> FileResult:
+def _result(
+    path: Path, walk_error: str | None, choice: RequestChoice | None, roots: tuple[str, ...]
+) -> FileResult:
     if walk_error is None:
-        return analyze_path(path, choice=choice)
+        return analyze_path(path, choice=choice, roots=roots)
     shown = shown_name(path)
     error = ShmemError(walk_error).located(shown)
     return FileResult(path=shown, name=one_line(Path(shown).stem), error=error)

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 SEVERITIES = ("error", "warning", "info")
 
 
-def _read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConfig:
+def read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConfig:
+    """[tool.shmem] of ``--config`` or the nearest pyproject.toml (a bad one: exit status 2)."""
     from ..lint.config import LintConfig, find_pyproject, load_config
     from ..plumbing.errors import ShmemError, shorten
 
@@ -198,7 +199,7 @@ def lint(
     if problem is not None:
         fail_usage(problem)
     cwd = Path.cwd()
-    config = _read_config(config_path, no_config, cwd)
+    config = read_config(config_path, no_config, cwd)
     root = find_repo_root(cwd) or (config.base if config.source else cwd)
 
     inputs: list[Path]

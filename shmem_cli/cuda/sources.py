@@ -102,11 +102,13 @@ def tree_for(anchor: str | Path, roots: Sequence[str | Path] = ()) -> SourceTree
     return SourceTree((folder,) if here is None or here == folder else (folder, here))
 
 
-def confine(path: str | Path, tree: SourceTree, what: str) -> None:
-    """Refuse ``path`` (a kernel source, a buffer file) outside ``tree``, in words."""
+def confine(path: str | Path, tree: SourceTree, what: str, *, shown: str | None = None) -> None:
+    """Refuse ``path`` (a kernel source, a buffer file) outside ``tree``, in words (``shown``:
+    the path as the user wrote it)."""
     if not tree.inside(path):
         raise ShmemError(
-            f"{what} {shorten(str(path))} is outside the kernel's source tree "
+            f"{what} {shorten(shown if shown is not None else str(path))} is outside the "
+            "kernel's source tree "
             f"({shorten(tree.describe(), 200)}); keep it inside, or name a wider folder in "
             "[tool.shmem] source-roots (shmem trace: --source-root)",
             code="refused",

@@ -128,7 +128,7 @@ def _lint_file(target: Target, options: LintOptions) -> CheckedFile:
     if target.error is not None:
         return _invalid(target, ShmemError(target.error), options)
     try:
-        spec = load_spec(target.path)
+        spec = load_spec(target.path, roots=options.source_roots)
         result = analyze_spec(spec)
     except ShmemError as exc:
         return _invalid(target, exc, options)

@@ -148,29 +148,32 @@ def _refusal(
     kernel: KernelDecl, roots: tuple[str, ...], includes: tuple[str, ...] = ()
 ) -> KernelUnavailable | None:
     """Why the spec's kernel may not be built or read at all (outside the tree, a refused
-    argument), or None."""
+    argument), or None. A spec's compile confined its source and the files its values name
+    already (``spec.compile``, with the same ``roots`` and words: ``analyze`` refuses them
+    alike); a kernel made otherwise is confined here, before anything reads them."""
     from ..cuda.launch.files import check_file, named_file
     from ..cuda.nvcc_args import NvccArgError, check_nvcc_args
     from ..cuda.sources import confine, tree_for
 
     tree = tree_for(kernel.spec_path or kernel.path, roots)
     try:
-        confine(kernel.path, tree, "kernel.source")
+        confine(kernel.path, tree, "kernel.source", shown=kernel.source)
     except ShmemError as exc:
         return _spec_error(kernel, exc.message)
     given = [
-        *(("args", k, v, "the buffer file") for k, v in kernel.args),
-        *(("const", k, v, "the file") for k, v in kernel.consts),
-        *(("memory", k, v, "the file") for k, v in kernel.memory),
+        *(("args", k, v) for k, v in kernel.args),
+        *(("const", k, v) for k, v in kernel.consts),
+        *(("memory", k, v) for k, v in kernel.memory),
     ]
     if kernel.params:
-        given.append(("params", "", kernel.params, "the file"))
-    for part, key, value, what in given:  # a tensor map's data=@FILE too
+        given.append(("params", "", kernel.params))
+    for part, key, value in given:  # a tensor map's data=@FILE too
         name = named_file(value)
+        where = f"kernel.{part}" + (f" {key}" if key else "")
         try:
-            if name:  # then looked at (the spec's compile looks only in the spec's own tree)
-                confine(name, tree, f"{what} of kernel.{part}" + (f" {key!r}" if key else ""))
-                check_file(value, f"kernel.{part}" + (f" {key}" if key else ""))
+            if name:  # then looked at
+                confine(name, tree, where + ":")
+                check_file(value, where)
         except ShmemError as exc:  # at the value's key, where the spec writes one
             return _spec_error(kernel, exc.message, at=dict(kernel.key_pos).get(f"{part} {key}"))
     try:

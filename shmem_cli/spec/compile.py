@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hardware import dtypes
 from ..hardware.arch import DEFAULT_ARCH, PROFILES, unmeasured_arch
@@ -41,6 +41,9 @@ from .records import (
 from .schema import validate
 from .source import Document, load_yaml, read_spec_bytes, shown_name
 
+if TYPE_CHECKING:
+    from ..cuda.sources import SourceTree
+
 __all__ = [
     "AccessDecl",
     "ArrayDecl",
@@ -59,10 +62,12 @@ __all__ = [
 ]
 
 
-def load_spec(path: str | Path) -> SpecFile:
-    """Read, validate and compile one spec file. Raises :class:`ShmemError`."""
+def load_spec(path: str | Path, *, roots: tuple[str, ...] = ()) -> SpecFile:
+    """Read, validate and compile one spec file. Raises :class:`ShmemError`. ``roots``: the
+    folders its kernel's files must lie in ([tool.shmem] source-roots; default: the spec's
+    source tree, :func:`~shmem_cli.cuda.sources.tree_for`)."""
     raw = read_spec_bytes(path)
-    return compile_spec(load_yaml(raw, shown_name(path)), raw)
+    return compile_spec(load_yaml(raw, shown_name(path)), raw, roots=roots)
 
 
 def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecFile:
@@ -70,21 +75,42 @@ def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecF
     import yaml
 
     text = yaml.safe_dump(dict(data), sort_keys=False)
-    return compile_spec(load_yaml(text, name), text.encode())
+    return compile_spec(load_yaml(text, name), text.encode(), confined=False)
 
 
-def compile_spec(doc: Document, raw: bytes | str = b"") -> SpecFile:
+def compile_spec(
+    doc: Document, raw: bytes | str = b"", *, roots: tuple[str, ...] = (), confined: bool = True
+) -> SpecFile:
+    """A spec read (``raw``: its text). ``confined``: its kernel's files must lie in its source
+    tree (a spec file, or standard input: the tree of the folder shmem runs in); a mapping the
+    Python API is given is the caller's own, its files looked at only in the tree, refused
+    there by the lint's trace."""
     check_text(doc)  # aliases can repeat a long expression thousands of times
     check_accesses(doc)
     problems = validate(doc) or pitfalls(doc)  # the schema first, then the usual slips
     if problems:
         raise ShmemError.collect(problems)
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    return _Compiler(doc, tuple(text.splitlines())).run()
+    return _Compiler(doc, tuple(text.splitlines()), roots, confined).run()
 
 
 class _Compiler(AccessCompiler):
     """The whole document: arch, block, params, arrays and kernel, then the accesses."""
+
+    def __init__(
+        self, doc: Document, lines: tuple[str, ...], roots: tuple[str, ...], confined: bool
+    ) -> None:
+        super().__init__(doc, lines)
+        self.roots = roots
+        self.confined = confined
+
+    def tree(self, base: Path) -> SourceTree:
+        """The folders the kernel's files must lie in: :func:`~shmem_cli.cuda.sources.tree_for`
+        of the spec (its repository, else its folder) or of the configured roots; the lint and
+        ``analyze`` confine by it alike, before anything is read."""
+        from ..cuda.sources import tree_for
+
+        return tree_for(self.path if os.path.isfile(self.path) else base, self.roots)
 
     def run(self) -> SpecFile:
         data = self.doc.data
@@ -214,6 +240,13 @@ class _Compiler(AccessCompiler):
             raise self.err(exc.message, "kernel", "grid") from None
         key_pos: list[tuple[str, SourcePos | None]] = []  # as an error names each
         problems: list[ShmemError] = []  # every malformed value, each at its place
+        from ..cuda.sources import confine
+
+        try:  # the kernel read or built: in the tree, as every file a value names
+            if self.confined:
+                confine(path, self.tree(base), "kernel.source", shown=str(value["source"]))
+        except ShmemError as exc:
+            problems.append(self.err(exc.message, "kernel", "source"))
         args = []
         for key, arg in (value.get("args") or {}).items():
             text = self.written(arg, "kernel", "args", key)
@@ -325,7 +358,7 @@ class _Compiler(AccessCompiler):
         value, before any trace. What only the compiled kernel says (a parameter's or
         variable's name, the value's fit to its type) is the trace's."""
         from ..cuda.launch import files, values
-        from ..cuda.sources import tree_for
+        from ..cuda.sources import confine
 
         name = f"0x{key:x}" if isinstance(key, int) and part == "memory" else str(key)
         where = f"kernel.{part}" + (f" {shorten(name)}" if key is not None else "")
@@ -337,12 +370,11 @@ class _Compiler(AccessCompiler):
             elif part != "params":
                 values.check_typed_form(text, where)
             shown = files.named_file(text)
-            if shown:  # looked at in the spec's own tree only
-                anchor = self.path if os.path.isfile(self.path) else base
-                files.check_file(placed, where, shown, tree_for(anchor).inside)
-            elif shown is not None:  # a bare '@'
-                files.check_file(placed, where, shown)
-        except values.LaunchError as exc:
+            tree = self.tree(base)
+            if shown and self.confined:  # confined to the tree before its inode is looked at
+                confine(str(files.named_file(placed)), tree, where + ":", shown=shown)
+            files.check_file(placed, where, shown, tree.inside)
+        except ShmemError as exc:  # values.LaunchError, or a file out of the tree
             problems.append(self.err(exc.message, *keys))
         return placed
 

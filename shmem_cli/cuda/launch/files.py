@@ -4,8 +4,9 @@
 A spec's ``kernel:`` values name them relative to the spec's folder (:func:`rebased`), and
 each is checked before any trace (:func:`check_file`): named, a regular file that can be read,
 of at most :data:`MAX_FILE_BYTES`. The check asks the file's inode only (``os.stat``), never
-opens it, and only of a file in the spec's source tree: one outside it is the lint's to refuse
-or take, with the tree's configured roots ([tool.shmem] source-roots), before anything reads
+opens it, and only of a file in the spec's source tree: one outside it is refused first, with
+the tree's configured roots ([tool.shmem] source-roots), when a spec file is read
+(spec/compile.py, for ``analyze`` and the lint alike) and again before the lint's trace reads
 it (lint/kernel_trace.py); what its bytes hold (a ``.npy`` header, a parameter block's size),
 the trace's.
 """
