@@ -115,6 +115,9 @@ def test_the_instructions_that_compute_values_only_come_from_the_op_table() -> N
     assert not only("FMUL R0, R1, c[0x3][0x10]")  # a __constant__ (an unset one is named)
     assert not only("LDS R0, [R1]")
     assert not only("LDC R0, c[0x0][R1+0x10]")
+    assert only("@P3 LDC R8, c[0x0][0x228]")  # a parameter, the same in every block
+    assert only("ULDC.64 UR4, c[0x0][0x218]")
+    assert not only("LDC R0, c[0x3][0x10]")
     for text in ("STS [R1], R0", "LDG.E R0, desc[UR4][R2.64]", "SHFL.BFLY PT, R0, R1, 0x1, 0x1f"):
         assert not only(text)
     for text in ("VOTE.ANY R0, PT, P0", "BAR.SYNC.DEFER_BLOCKING 0x0", "BRA `(.L_x_1)", "EXIT"):

@@ -65,17 +65,23 @@ FAMILIES: tuple[ModuleType, ...] = (
     ops_warpgroup,
 )
 _VALUE_BUILDERS = frozenset(m.__name__ for m in VALUE_FAMILIES)
+#: the constant loads, values alike where they read the parameters' bank at a fixed offset
+#: (FlashAttention-2's ``@P4 LDC R11, c[0x0][0x2e8]`` of its scale, under the row sum's test)
+_CONSTANT_LOADS = frozenset({"LDC", "ULDC"})
 
 
 def values_only(ins: Instruction) -> bool:
     """Whether ``ins`` only computes values in its thread's registers and predicates: an
-    opcode of :data:`VALUE_FAMILIES` reading no constant but the parameters' bank at a fixed
+    opcode of :data:`VALUE_FAMILIES`, or a constant load (``LDC``, ``ULDC``: no other
+    memory, nothing counted), reading no constant but the parameters' bank at a fixed
     offset (an indexed read may fail the bank's bounds, an unset ``__constant__`` is named in
     the report). A decision on global data that chooses only among such instructions changes
     values, which its taint follows, and nothing else (:mod:`.taint_flow`,
     :mod:`.alike.watch`)."""
     builder = TABLE.get(ins.opcode)
-    if builder is None or builder.__module__ not in _VALUE_BUILDERS:
+    if builder is None:
+        return False
+    if builder.__module__ not in _VALUE_BUILDERS and ins.opcode not in _CONSTANT_LOADS:
         return False
     return all(o.bank == 0 and o.reg is None for o in ins.operands if isinstance(o, Const))
 
