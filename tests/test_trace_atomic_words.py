@@ -1,7 +1,8 @@
 """A step's atomic lanes served in rounds (shmem_cli/trace/emulator/sync/atomic_words.py)
 against the same lanes served one by one in serving order, the way the emulator served them
-before (a reference written here over the one-lane rule ``apply``): the words left in memory,
-each lane's old word, whether its compare held, and whether a word changed, bit for bit."""
+before (a reference written here, one lane at a time: the integer ops in plain Python, a float
+or half2 lane as ``apply_many`` takes one lane): the words left in memory, each lane's old
+word, whether its compare held, and whether a word changed, bit for bit."""
 
 from __future__ import annotations
 
@@ -10,7 +11,39 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shmem_cli.trace.emulator.sync.atomic_words import apply, apply_many, serve
+from shmem_cli.trace.emulator.sync.atomic_words import apply_many, serve
+
+
+def _signed(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits: int) -> int:
+    """One lane's atomic on ``bits``-wide unsigned words: integer ops by Python's ints (the
+    reference), float and half2 lanes through ``apply_many`` on that one lane."""
+    if any(m in mods for m in ("F32", "F64", "F16x2", "BF16x2")) and opname in (
+        "ADD",
+        "MIN",
+        "MAX",
+    ):
+        return int(apply_many(opname, [old], [val], [cmp], mods, bits)[0])
+    signed = "S32" in mods or "S64" in mods
+    so, sv = (_signed(old, bits), _signed(val, bits)) if signed else (old, val)
+    table = {
+        "ADD": old + val,
+        "POPC": old + 1,
+        "MIN": min(so, sv),
+        "MAX": max(so, sv),
+        "INC": 0 if old >= val else old + 1,
+        "DEC": val if old == 0 or old > val else old - 1,
+        "AND": old & val,
+        "OR": old | val,
+        "XOR": old ^ val,
+        "EXCH": val,
+        "CAS": val if old == cmp else old,
+        "CAST": val if old == cmp else old,
+    }
+    return table[opname] & ((1 << bits) - 1)
 
 
 def _one_by_one(cells: Any, cell: Any, order: Any, new: Any, cmp: Any, how: Any, reached: Any,

@@ -1,6 +1,6 @@
-"""The words atomics leave in memory: one lane's (:func:`apply`), many lanes' on distinct
-words at once (:func:`apply_many`, the same values), and a step's lanes served in order
-(:func:`serve`), round by round, for ``ops/atomic.py``.
+"""The words atomics leave in memory: many lanes' on distinct words at once
+(:func:`apply_many`), and a step's lanes served in order (:func:`serve`), round by round,
+for ``ops/atomic.py``.
 
 A step of a batch of blocks may hold thousands of atomic lanes (a layer norm's backward
 pass adds each row's gradients into shared memory: 12.6 million lanes over 264 blocks);
@@ -19,10 +19,6 @@ from ..ops.convert import bf16_bits
 from ..ops.floating import flush, minimum_maximum
 
 _FLOAT = {"F32": np.float32, "F64": np.float64}
-
-
-def _signed(v: int, bits: int) -> int:
-    return v - (1 << bits) if v >> (bits - 1) else v
 
 
 def _half2(old: int, val: int, opname: str, bf16: bool) -> int:
@@ -45,50 +41,30 @@ def _half2(old: int, val: int, opname: str, bf16: bool) -> int:
     return int(np.asarray(r, dtype=np.float16).view(np.uint32)[0])
 
 
-def apply(opname: str, old: int, val: int, cmp: int, mods: tuple[str, ...], bits: int) -> int:
-    """The value an atomic leaves in memory, on ``bits``-wide unsigned words."""
-    mask = (1 << bits) - 1
-    if "F16x2" in mods or "BF16x2" in mods:
-        return _half2(old, val, opname, "BF16x2" in mods)
-    fmt = next((f for m, f in _FLOAT.items() if m in mods), None)
-    if fmt is not None and opname in ("ADD", "MIN", "MAX"):
-        ut = np.uint32 if bits == 32 else np.uint64
-        o, v = np.array([old, val], dtype=ut).view(fmt)
-        ftz = "FTZ" in mods and fmt is np.float32  # PTX's atom.add.f32: no denormal in or out
-        if ftz:
-            o, v = flush(np.array([o, v], dtype=np.float32))
-        with np.errstate(all="ignore"):  # inf + -inf is the NaN the hardware writes too
-            r = o + v if opname == "ADD" else minimum_maximum(o, v, opname == "MIN")
-        if ftz:
-            r = flush(np.array([r], dtype=np.float32))[0]
-        return int(np.array([r], dtype=fmt).view(ut)[0])
-    signed = "S32" in mods or "S64" in mods
-    so, sv = (_signed(old, bits), _signed(val, bits)) if signed else (old, val)
-    table: dict[str, Callable[[], int]] = {
-        "ADD": lambda: old + val,
-        "POPC": lambda: old + 1,
-        "MIN": lambda: min(so, sv),
-        "MAX": lambda: max(so, sv),
-        "INC": lambda: 0 if old >= val else old + 1,
-        "DEC": lambda: val if old == 0 or old > val else old - 1,
-        "AND": lambda: old & val,
-        "OR": lambda: old | val,
-        "XOR": lambda: old ^ val,
-        "EXCH": lambda: val,
-        "CAS": lambda: val if old == cmp else old,
-        "CAST": lambda: val if old == cmp else old,
-    }
-    return table[opname]() & mask
+def _float_one(opname: str, old: int, val: int, mods: tuple[str, ...], bits: int) -> int:
+    """One lane's float ``ADD``/``MIN``/``MAX`` on ``bits``-wide words, its NaN's bits as the
+    hardware leaves them (the lanes :func:`apply_many` cannot take whole)."""
+    fmt = next(f for m, f in _FLOAT.items() if m in mods)
+    ut = np.uint32 if bits == 32 else np.uint64
+    o, v = np.array([old, val], dtype=ut).view(fmt)
+    ftz = "FTZ" in mods and fmt is np.float32  # PTX's atom.add.f32: no denormal in or out
+    if ftz:
+        o, v = flush(np.array([o, v], dtype=np.float32))
+    with np.errstate(all="ignore"):  # inf + -inf is the NaN the hardware writes too
+        r = o + v if opname == "ADD" else minimum_maximum(o, v, opname == "MIN")
+    if ftz:
+        r = flush(np.array([r], dtype=np.float32))[0]
+    return int(np.array([r], dtype=fmt).view(ut)[0])
 
 
 def apply_many(opname: str, old: Any, val: Any, cmp: Any, mods: tuple[str, ...], bits: int) -> Any:
-    """:func:`apply` over lanes on distinct words (uint64 arrays), the same values."""
+    """The values atomics leave in memory, of lanes on distinct words (uint64 arrays of
+    ``bits``-wide unsigned words): each lane's op on its word's ``old`` value with its
+    ``val`` (and compare value ``cmp``)."""
     old, val, cmp = (np.asarray(x, dtype=np.uint64) for x in (old, val, cmp))
     if "F16x2" in mods or "BF16x2" in mods:
-        each = [
-            apply(opname, int(o), int(v), int(c), mods, bits)
-            for o, v, c in zip(old, val, cmp, strict=True)
-        ]
+        bf16 = "BF16x2" in mods
+        each = [_half2(int(o), int(v), opname, bf16) for o, v in zip(old, val, strict=True)]
         return np.array(each, dtype=np.uint64)
     ut = np.uint32 if bits == 32 else np.uint64
     fmt = next((f for m, f in _FLOAT.items() if m in mods), None)
@@ -102,7 +78,7 @@ def apply_many(opname: str, old: Any, val: Any, cmp: Any, mods: tuple[str, ...],
         r = flush(r) if ftz else np.asarray(r, dtype=fmt)
         got = r.view(ut).astype(np.uint64)
         for k in np.flatnonzero(np.isnan(r)):  # a NaN's bits as the one-lane rule makes them
-            got[k] = apply(opname, int(old[k]), int(val[k]), int(cmp[k]), mods, bits)
+            got[k] = _float_one(opname, int(old[k]), int(val[k]), mods, bits)
         return got
     so, sv = old, val
     if "S32" in mods or "S64" in mods:  # compared as signed, stored as the same bits
