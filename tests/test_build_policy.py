@@ -199,6 +199,26 @@ def test_isystem_is_an_include_folder_and_a_spaced_one_says_so(tmp_path: Path) -
     )
 
 
+def test_a_programs_link_and_thread_options_are_taken_and_left_out() -> None:
+    """A build line copied from a program's (llm.c's Makefile: ``-t=0``, ``--threads=0``; its
+    dev/cuda files: ``-lcublas -lcublasLt``) is taken: nvcc ignores the link's options for a
+    cubin and builds one target, so the build is the one without them."""
+    args = ["-O3", "--threads=0", "-t=0", "-t", "4", "--threads", "2", "-lcublas",
+            "-l", "cublasLt", "--library=nvidia-ml", "--library", "m", "-L/opt/lib",
+            "-L", "/usr/lib/x86_64-linux-gnu/openmpi/lib/", "--library-path=/x",
+            "-lineinfo", "--use_fast_math"]  # fmt: skip
+    assert allowed(args) == ["-O3", "-lineinfo", "--use_fast_math"]
+    assert refused(["-t=all"]) == "-t takes a number of threads, got 'all'"
+    assert refused(["-lcu;id"]) == "-l takes a library's name, got 'cu;id'"
+    assert refused(["-L="]) == "-L takes a folder, got ''"
+    assert "needs a value after it" in refused(["-O3", "--threads"])
+    # -t joined to its value is another option (-time is not -t ime); -lineinfo stays a flag
+    assert "is not allowed" in refused(["-time"])
+    assert refused(["--generate-code", "arch=compute_90,code=sm_90"]).startswith(
+        "nvcc argument '--generate-code' is not allowed: it sets the target (use --arch"
+    )
+
+
 # --- the source tree --------------------------------------------------------------------------
 
 

@@ -24,7 +24,11 @@ a form that is inert on a shell command line:
 * ``-Xptxas OPTS`` (``--ptxas-options``) whose comma-separated options only tune
   code generation: ``-O0``..``-O3``, ``-v``, ``-maxrregcount=N``, ``-dlcm=``/``-dscm=``
   cache defaults, ``--allow-expensive-optimizations=``, the spill and local-memory
-  warnings.
+  warnings;
+* taken and left out of the build, which they would not change: the link's ``-lNAME``
+  (``--library``) and ``-LDIR`` (``--library-path``), as a program's build line has them
+  (llm.c's ``-lcublas -lcublasLt``; a cubin is not linked), and nvcc's own ``-t N``
+  (``--threads``: how many targets it builds at once; a kernel build has one).
 
 Everything else is refused with the reason. :func:`check_nvcc_args` is the one
 place this rule lives; the spec compiler and ``shmem trace`` call it before any
@@ -122,6 +126,7 @@ _WHY = {
     "-arch": "sets the target (use --arch, or the spec's arch)",
     "--gpu-architecture": "sets the target (use --arch, or the spec's arch)",
     "-gencode": "sets the target (use --arch, or the spec's arch)",
+    "--generate-code": "sets the target (use --arch, or the spec's arch)",
     "-code": "sets the target (use --arch, or the spec's arch)",
     "--run": "runs the program it builds",
     "-Xlinker": "passes options to the host linker",
@@ -131,6 +136,13 @@ _WHY = {
     "--dryrun": "changes what nvcc does (prints instead of compiling)",
 }
 _WRITERS = ("-M", "--generate-dependencies", "--dependency-output", "-MF", "-MD", "-MMD")
+#: options a kernel build takes and leaves out (:func:`_inert`): the link's, which a cubin
+#: build ignores, and nvcc's count of targets built at once (one here); the value's form
+_INERT = (
+    ("-l", "--library", re.compile(r"[A-Za-z0-9_.+,\-]+\Z"), "a library's name"),
+    ("-L", "--library-path", re.compile(r".+\Z", re.DOTALL), "a folder"),
+    ("-t", "--threads", re.compile(r"[0-9]{1,4}\Z"), "a number of threads"),
+)
 
 
 class NvccArgError(ValueError):
@@ -211,10 +223,35 @@ def check_nvcc_args(
             if flag not in _BOOL:
                 raise NvccArgError(where, f"{name} takes =true or =false, got {_q(arg)}")
             out.append(arg)
+        elif (last := _inert(args, i)) is not None:
+            i = last  # (checked, not passed: it would not change the cubin)
         else:
             raise NvccArgError(where, refusal(arg))
         i += 1
     return out, dirs
+
+
+def _inert(args: Sequence[str], i: int) -> int | None:
+    """The index of the last token of an option :data:`_INERT` names at ``args[i]``
+    (``-lcublas``, ``-l cublas``, ``--library=cublas``, ``-t 0``, ``--threads=0``), its value
+    checked; None for another argument (``-t`` takes no joined value: ``-time`` is not
+    ``-t ime``)."""
+    arg = args[i]
+    for short, long, form, says in _INERT:
+        if arg in (short, long):
+            if i + 1 >= len(args):
+                raise NvccArgError(i, f"nvcc argument {arg!r} needs a value after it")
+            value, last = args[i + 1], i + 1
+        elif arg.startswith((long + "=", short + "=")):
+            value, last = arg.partition("=")[2], i
+        elif short != "-t" and arg.startswith(short) and not arg.startswith("--"):
+            value, last = arg[len(short) :], i
+        else:
+            continue
+        if not form.match(value):
+            raise NvccArgError(i, f"{short} takes {says}, got {_q(value)}")
+        return last
+    return None
 
 
 def macro_spans(args: Sequence[str]) -> Iterator[tuple[int, int, str]]:
@@ -284,8 +321,8 @@ def refusal(arg: str) -> str:
         head += f": it {why}"
     return (
         head + "; a kernel build may take -D/-U macros, -I/-isystem folders (a spec's: inside "
-        "its source tree), -std=, --expt-*, -G, -lineinfo, -maxrregcount= and -Xptxas "
-        "code-generation options"
+        "its source tree), -std=, --expt-*, -G, -lineinfo, -maxrregcount=, -Xptxas "
+        "code-generation options, and (left out: they would not change the cubin) -l/-L and -t"
     )
 
 
