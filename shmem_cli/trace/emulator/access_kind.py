@@ -1,7 +1,7 @@
 """What a memory instruction accesses, read from its opcode and modifiers: the width of
 a lane's access, an atomic's operation and class, an ldmatrix/stmatrix's matrix count,
 and the engine's :class:`~shmem_cli.hardware.engine.AccessKind` the recorder is given for a
-shared-memory access.
+shared-memory access; the local word a spill or a refill reaches (:func:`local_word`).
 
 One place for these, so that the memory families (:mod:`.ops_mem`, :mod:`.ops_atomic`,
 :mod:`.ops.mma`) and the emulator's up-front pass over a function agree; which opcodes
@@ -11,10 +11,18 @@ vocabulary's (:mod:`shmem_cli.hardware.ops`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
 from ...cuda.sass import Instruction
+from ...cuda.sass_operands import Mem
 from ...hardware import ops
 from ...hardware.engine import AccessKind
 from .op_table import unsupported
+
+if TYPE_CHECKING:
+    from .state import Block
 
 
 def access_width(ins: Instruction) -> tuple[int, bool]:
@@ -108,3 +116,16 @@ def matrix_shape(ins: Instruction) -> tuple[int, bool]:
     if "16" not in ins.mods:
         raise unsupported(ins, "only 16-bit element matrices")
     return count, trans
+
+
+def local_word(ins: Instruction, blk: Block, ids: Any) -> int:
+    """The first 4-byte word of local memory a whole-word ``STL``/``LDL`` reaches, the same
+    for every thread of ``ids`` from an address free of taint (``[R1+0x38]``); else -1."""
+    mem = next((o for o in ins.operands if isinstance(o, Mem)), None)
+    if mem is None or mem.ureg is not None or mem.reg is None or access_width(ins)[0] % 4:
+        return -1
+    values, taints = blk.file("R")
+    at = values[mem.reg.index][ids].astype(np.int64) + mem.offset
+    if np.count_nonzero(taints[mem.reg.index][ids]) or at.min() != at.max() or at[0] % 4:
+        return -1
+    return int(at[0]) // 4

@@ -4,8 +4,11 @@ base: :func:`base_opcode`) and the operands each reads (:func:`sources`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Imm, Operand, Reg
+from ..operands import is_pred
 
 TWINS = frozenset(
     ("IADD3", "IMAD", "LEA", "MOV", "SHF", "ISETP", "LOP3", "SEL", "PRMT")
@@ -56,3 +59,29 @@ def sources(ins: Instruction) -> list[Operand]:
             break
         start += 1
     return ops[start:]
+
+
+_WIDE = {"X", "64", "WIDE", "HI"}
+
+
+def additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[bool]) -> set[int]:
+    """Which sources (positions in ``sources``) pass a thread's constant through unchanged:
+    the result is a sum of them and the others, each additive source times a factor the
+    group shares (so only their vectors group the threads)."""
+    op, mods = base_opcode(ins), set(ins.mods)
+    if mods & _WIDE or len(ins.operands) > 1 and is_pred(ins.operands[1]):
+        return set()  # a carry out (IADD3 R, P1, ...) depends on a thread's constant too
+    n = len(sources)
+    if op in ("MOV", "IADD3", "VIADD"):
+        return set(range(n))
+    if op == "LEA" and n == 3:  # (a << s) + b
+        return {0, 1}
+    if op == "SHF" and "L" in mods and n == 3:  # the low word of a << s
+        return {0}
+    if op == "IMAD" and n == 3:  # a * b + c: linear in the factor the other one scales
+        if not blocky[1]:
+            return {0, 2}
+        if not blocky[0]:
+            return {1, 2}
+        return {2}
+    return set()

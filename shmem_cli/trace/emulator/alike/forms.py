@@ -13,23 +13,23 @@ where the register's writer is
   min/max, SEL, ISETP, PLOP3, ...: the divisions and remainders by a constant nvcc emits are
   made of them; I2F, MUFU.RCP, F2I for a runtime divisor; FMUL: CUTLASS's, in float) whose
   sources are free of taint or have forms. The threads are grouped by their sources
-  (:data:`_ADDITIVE` sources of the sums only by their vectors: a thread's constant passes
+  (:func:`.evaluated.additive` sources of the sums only by their vectors: a constant passes
   through a sum unchanged), at most :data:`GROUPS` groups; for each group the instruction
   runs once for every candidate block, through the emulator's own step on a *shadow* block
   whose threads are the candidate blocks (:mod:`.shadow`), with one thread's sources; its
   result is the group's vector, and ``k`` what makes the representative's value (checked: a
   thread's value must be what the register holds, else no form). Where the groups' vectors
   would be large they are kept as the step and evaluated a window of blocks at a time
-  (:class:`.vectors.Vectors`).
+  (:class:`.vectors.Vectors`);
+* ``LDL`` of words an ``STL`` of such registers spilled, reading the values stored there.
 
 Predicates keep, per thread, the blocks in which they hold the representative's value (an
-*agreement*, a boolean vector: from the shadow's values of the predicate in each block, made
-where a decision reads it (:data:`DERIVED`), else
-:mod:`.agree` proves it for a compare) and, where the shadow gave it, their value in each
-block. A guard on a predicate that carries the block index's taint keeps the blocks of its
-agreement (:meth:`agreement`). Anything else (another writer, global data, an inexact value,
-more than :data:`GROUPS` groups, vectors past :data:`.vectors.VECTOR_BYTES`) leaves no form:
-a decision that reads it is not proven.
+*agreement*, a boolean vector: from the shadow's values of the predicate in each block, made where
+a decision reads it (:data:`DERIVED`), else :mod:`.agree` proves it for a compare) and, where the
+shadow gave it, their value in each block. A guard on a predicate that carries the block index's
+taint keeps the blocks of its agreement (:meth:`agreement`). Anything else (another writer, global
+data, an inexact value, more than :data:`GROUPS` groups, vectors past
+:data:`.vectors.VECTOR_BYTES`) leaves no form: a decision that reads it is not proven.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ import numpy as np
 
 from ....cuda.sass import Instruction
 from ....cuda.sass_operands import Operand, Reg, Special
-from ..operands import Dest, is_pred
+from ..access_kind import access_width, local_word
+from ..operands import Dest
 from ..ops.warp.collective import waterfall
 from ..state import PT, TAINT_BLOCK, Block, Idx, Launch
 from ..taint_flow import taint_destinations
@@ -63,30 +64,6 @@ B8: TypeAlias = "npt.NDArray[np.bool_]"
 #: most threads: every thread its own group)
 GROUPS = 1024
 _AXES = {"SR_CTAID.X": 0, "SR_CTAID.Y": 1, "SR_CTAID.Z": 2}
-_WIDE = {"X", "64", "WIDE", "HI"}
-
-
-def _additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[bool]) -> set[int]:
-    """Which sources (positions in ``sources``) pass a thread's constant through unchanged:
-    the result is a sum of them and the others, each additive source times a factor the
-    group shares (so only their vectors group the threads)."""
-    op, mods = base_opcode(ins), set(ins.mods)
-    if mods & _WIDE or len(ins.operands) > 1 and is_pred(ins.operands[1]):
-        return set()  # a carry out (IADD3 R, P1, ...) depends on a thread's constant too
-    n = len(sources)
-    if op in ("MOV", "IADD3", "VIADD"):
-        return set(range(n))
-    if op == "LEA" and n == 3:  # (a << s) + b
-        return {0, 1}
-    if op == "SHF" and "L" in mods and n == 3:  # the low word of a << s
-        return {0}
-    if op == "IMAD" and n == 3:  # a * b + c: linear in the factor the other one scales
-        if not blocky[1]:
-            return {0, 2}
-        if not blocky[0]:
-            return {1, 2}
-        return {2}
-    return set()
 
 
 class Source(NamedTuple):
@@ -115,6 +92,7 @@ class Pending:
     # read for several CTAs at once (None: read in after)
     reads: dict[tuple[str, int], tuple[Any, Any]] | None = None
     chose: bool = False  # a select under a guard (.guarded): for every thread of ``ids``
+    local: int | None = None  # STL/LDL: the first word of its slot (-1: no slot known)
 
 
 #: a predicate's agreement that is its value vector's with the representative's value (made
@@ -154,9 +132,8 @@ class Forms:
         self.regs: dict[tuple[str, int], tuple[U32, I32, B8]] = {}
         # per predicate: (agreement id, value id) per thread; -1: unknown
         self.preds: dict[tuple[str, int], tuple[I32, I32]] = {}
+        self.stored: dict[int, U32] = {}  # per spill slot's word: the values stored (_local)
         self.shadow = shadow
-
-    # --- what the watch asks -----------------------------------------------------------
 
     def agreement(self, kind: str, index: int, ids: Any, blk: Block) -> B8 | None:
         """The candidate blocks in which predicate ``kind``/``index`` holds the
@@ -228,8 +205,6 @@ class Forms:
             out |= _formless(taints[o.index][ids], known)
         return out
 
-    # --- one step ----------------------------------------------------------------------
-
     def before(self, m: int, blk: Block, ix: Idx, whole: bool = False) -> Pending | None:
         """What instruction ``m`` will write for the threads ``ix``, from the state before it
         runs; None where it writes no form. ``whole``: the threads of several CTAs at once
@@ -247,6 +222,8 @@ class Forms:
             if not isinstance(dest, Reg) or dest.is_zero:
                 return None
             return Pending(ids, axis=(dest.kind, dest.index, self.axes[axis]))
+        if op in ("STL", "LDL"):  # a spill and its refill carry forms (:meth:`_local`)
+            return SPLIT if whole else Pending(ids, local=local_word(ins, blk, ids))
         if op in ("VOTE", "VOTEU") and not self.vec.full:  # per warp (.votes)
             got = votes.results(self.vec, ins, self.source, blk, ids)
             return None if got is None else Pending(ids, got[0], group=got[1])
@@ -277,7 +254,7 @@ class Forms:
         additive: set[int] = set()
         if all(f is not None for f in forms):
             known = [f for f in forms if f is not None]
-            additive = _additive(ins, sources, [f.blocky for f in known])
+            additive = evaluated.additive(ins, sources, [f.blocky for f in known])
             key_rows = []
             for p, (k, vid, _) in enumerate(known):
                 key_rows.append(vid.astype(np.int64))
@@ -327,7 +304,12 @@ class Forms:
                 if kind == ("UP" if self.instructions[m].opcode == "UR2P" else "P"):
                     got[0][ids] = -1
                     got[1][ids] = -1
+        if self.instructions[m].opcode in ("ST", "ATOM", "RED"):  # may write a spill slot
+            self._local(None, -1, blk, ids)
         if pending is None:
+            return
+        if pending.local is not None:
+            self._local(self.instructions[m], pending.local, blk, ids)
             return
         if pending.axis is not None:  # S2R of the block index
             kind, index, vector = pending.axis
@@ -368,8 +350,6 @@ class Forms:
                 continue
             self._set_pred(kind, index, ids, blk, np.where(was != -1, was, a), vals)
 
-    # --- forms -------------------------------------------------------------------------
-
     def _set(self, kind: str, index: int, ids: Any, blk: Block, vid: Any, k: Any) -> None:
         key = (kind, index)
         if key not in self.regs:
@@ -377,8 +357,32 @@ class Forms:
             self.regs[key] = (np.zeros(t, np.uint32), np.full(t, -1, np.int32), np.zeros(t, bool))
         ks, vids, known = self.regs[key]
         ks[ids], vids[ids] = k, vid
-        taint = blk.file(kind)[1][index][ids]
+        taint = 0 if kind == "L" else blk.file(kind)[1][index][ids]  # ("L": a spill slot)
         known[ids] = (vid >= 0) & ((taint & ~np.uint8(TAINT_BLOCK)) == 0)
+
+    def _local(self, ins: Instruction | None, word: int, blk: Block, ids: Any) -> None:
+        """A spill (``STL``) keeps its registers' forms as ``("L", word)`` and their values; a
+        refill (``LDL``) takes them back where it reads those values. A spill to a word not
+        known, or another store to local memory (``ins`` None), forgets every slot."""
+        spill = ins is None or ins.opcode == "STL"
+        if ins is None or word < 0:
+            for key, kept in self.regs.items():
+                if key[0] == "L" and spill:
+                    kept[2][ids] = False
+            return
+        reg = ins.operands[1 if spill else 0]
+        assert isinstance(reg, Reg)
+        for w in range(max(1, access_width(ins)[0] // 4)):
+            at, slot, zero = ("R", reg.index + w), ("L", word + w), np.zeros(len(ids), np.uint32)
+            value = zero if reg.is_zero else blk.file("R")[0][reg.index + w][ids]
+            held = self.regs.get(at if spill else slot)
+            if spill:
+                k, vid = (zero, -1) if held is None else (held[0][ids], held[1][ids])
+                self._set(*slot, ids, blk, np.where(held is not None and held[2][ids], vid, -1), k)
+                self.stored.setdefault(word + w, np.zeros(blk.threads, np.uint32))[ids] = value
+            elif held is not None:
+                ok = held[2][ids] & (self.stored[word + w][ids] == value)
+                self._set(*at, ids, blk, np.where(ok, held[1][ids], -1), held[0][ids])
 
     def _set_pred(
         self, kind: str, index: int, ids: Any, blk: Block, agreement: Any, value: Any

@@ -71,6 +71,7 @@ class Watches:
         for w in self.watches[1:]:  # one store: each CTA's threads have their own rows
             if w.forms is not None and forms is not None:
                 w.forms.regs, w.forms.preds = forms.regs, forms.preds
+                w.forms.stored = forms.stored
         self.instructions: list[Instruction] = first.instructions
         n = len(self.instructions)
         self.watched = [
@@ -233,7 +234,7 @@ def _formed(ins: Instruction) -> list[tuple[str, int]] | None:
     """The registers whose taint makes :meth:`.forms.Forms.before` look at ``ins`` (an empty
     list: always, an S2R; None: never)."""
     op = base_opcode(ins)
-    if op == "S2R":
+    if op in ("S2R", "STL", "LDL"):  # (a spill or a refill carries a form: .forms)
         return []
     if op not in EVALUATED and op not in ("VOTE", "VOTEU"):
         return None

@@ -78,7 +78,7 @@ def looked_at(ins: Any) -> list[tuple[str, int]] | None:
     """The registers whose taint makes the watch look at what ``ins`` will write (an empty
     list: always, an S2R or a vote; None: never, an instruction it does not evaluate)."""
     op = base_opcode(ins)
-    if op in ("S2R", "VOTE", "VOTEU"):
+    if op in ("S2R", "VOTE", "VOTEU", "STL", "LDL"):  # (a spill or a refill carries a form)
         return []
     if op not in EVALUATED:
         return None
