@@ -199,6 +199,33 @@ def test_what_the_rest_will_cost_is_measured_on_blocks_spread_over_it(tmp_path: 
     assert set(grids.probe(63)) >= {0, 62} and len(grids.probe(63)) == grids.PROBE
 
 
+@needs_nvdisasm
+def test_the_block_run_before_does_not_judge_the_rest(tmp_path: Path) -> None:
+    # al_loaded the other way round: block 0's flag 1 (one more store a warp) and the 63
+    # others' 0, the way llm.c's wte_backward_kernel sorts its buckets largest first. The
+    # budget's share fits the 63 light blocks exactly: the blocks run first, spread over
+    # them, tell, and the whole grid runs (judged by block 0, the heaviest, it was sampled)
+    alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
+    cost = []  # thread-instructions of one block with flag 0, and with flag 1, each alone
+    for flag in (0, 1):
+        one = tmp_path / f"flag{flag}.bin"
+        one.write_bytes(bytes([flag, 0, 0, 0]))
+        cost.append(traced(alike, "al_loaded", 256, (1, 1, 1), (f"1=@{one}",)))
+    light, heavy = (k.instructions_executed for k in cost)
+    assert heavy > light
+    flags = tmp_path / "flags.bin"
+    flags.write_bytes(bytes([1, 0, 0, 0]) + bytes(4 * 63))
+    small = Budget(launch_instructions=grids.WHOLE_SHARE * 63 * light)
+    kernel = traced(alike, "al_loaded", 256, (64, 1, 1), (f"1=@{flags}",), budget=small)
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "whole" and cov.run == 64, cov
+    assert kernel.instructions_executed == heavy + 63 * light
+    # a store and a load of tile[threadIdx.x] a warp in each block (8 warps), and block 0's
+    # 8 stores more
+    assert kernel.totals["store"].requests == 64 * 8 + 8
+    assert kernel.totals["load"].requests == 64 * 8
+
+
 def test_a_sample_is_spread_over_the_grid() -> None:
     assert grids.sample(64, 26)[0] == 0 and grids.sample(64, 26)[-1] == 63
     assert len(grids.sample(64, 26)) == 26

@@ -153,9 +153,8 @@ def _resident(run_: _Run, plan: grids.Plan, why: SharesWork, every_block: bool) 
             run_.batch(batch, None)
     else:
         unit = "clusters" if plan.launch.cluster_ctas > 1 else "blocks"
-        most = -(-run_.executed // len(first))  # a cluster of the first batch, about
         what = f"{unit} after the first {len(first):,}"
-        _, sampled = run_rest(run_, plan, rest, most, run_.budget, what)
+        _, sampled = run_rest(run_, plan, rest, run_.budget, what)
     mode = "whole" if sampled is None else "sample"
     coverage = grids.Coverage(mode, plan.blocks, run_.blocks, differs=why, why_sampled=sampled)
     return run_.trace(coverage)
@@ -177,7 +176,7 @@ def _huge_grid(run_: _Run, plan: grids.Plan, budget: budgets.Budget) -> Trace:
         proof = grids.Proof(n, watch.decisions, unit, grid=n, chosen=len(watch.chosen))
         return run_.trace(grids.Coverage("alike", plan.blocks, run_.blocks, proof=proof))
     what = f"{unit} after the first"
-    chosen, why = run_rest(run_, plan, range(1, n), run_.executed, budget, what)  # no list
+    chosen, why = run_rest(run_, plan, range(1, n), budget, what)  # no list
     mode = "whole" if chosen is None else "sample"
     coverage = grids.Coverage(
         mode, plan.blocks, run_.blocks, differs=watch.differs, why_sampled=why

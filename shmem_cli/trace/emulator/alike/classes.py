@@ -430,8 +430,7 @@ def _run_left(rounds: _Rounds, budget: Budget) -> tuple[tuple[int, ...] | None, 
     unit = rounds.unit
     if rounds.late is not None:
         return (), f"{rounds.late}: {len(rest):,} {unit} in no class not traced", len(rest)
-    most = _per_block(rounds.found)
-    chosen, why = run_rest(rounds.run, rounds.plan, rest, most, budget, f"{unit} in no class")
+    chosen, why = run_rest(rounds.run, rounds.plan, rest, budget, f"{unit} in no class")
     return chosen, why, 0
 
 

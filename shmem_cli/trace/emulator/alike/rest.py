@@ -18,12 +18,14 @@ from ..budget import Budget
 
 
 def run_rest(
-    run: Any, plan: grids.Plan, rest: Sequence[int], most: int, budget: Budget, what: str
+    run: Any, plan: grids.Plan, rest: Sequence[int], budget: Budget, what: str
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """Run the blocks (clusters) ``rest``: first a few spread over them (:func:`..grid.probe`),
-    then the others, or an even sample of them where what the few took, times the blocks,
-    would pass the budget (``most``: the thread-instructions of the heaviest block run so
-    far). Returns :func:`..grid.sampled`'s answer."""
+    then the others, or an even sample of them where what the few took on average, times
+    the blocks, would pass the budget. Returns :func:`..grid.sampled`'s answer. The blocks
+    run before (the first, a class's) are none of the rest and do not count: a kernel that
+    puts its heaviest work first (llm.c's ``wte_backward_kernel`` sorts its buckets largest
+    first, its first block 57 times the average) would be judged by its heaviest block."""
     recorder, memory = run.recorder, run.launch.memory
     first = grids.probe(len(rest))
     executed, requests, wrote = run.executed, recorder.requests, memory.written_bytes
@@ -36,7 +38,7 @@ def run_rest(
     now = time.monotonic()  # the time a block takes, against the time left (--time-limit)
     seconds = ((now - started) / max(1, len(first)), run.deadline - now)
     runs = max(1, len(first))
-    per_block = max(most, -(-(run.executed - executed) // runs))
+    per_block = -(-(run.executed - executed) // runs)
     # records that reach their bound are folded: then the requests bound nothing
     per_requests = 0 if recorder.can_fold else -(-(recorder.requests - requests) // runs)
     # the global memory a block makes real (its output), against the room the arena has left;
