@@ -299,11 +299,11 @@ class Forms:
                 if got is not None:
                     got[0][ids] = -1
                     got[1][ids] = -1
-        if self.instructions[m].opcode in ("R2P", "UR2P"):  # writes predicates directly
-            for (kind, _), got in self.preds.items():
-                if kind == ("UP" if self.instructions[m].opcode == "UR2P" else "P"):
-                    got[0][ids] = -1
-                    got[1][ids] = -1
+        if (ins := self.instructions[m]).opcode in ("R2P", "UR2P"):  # its mask's predicates
+            mask = getattr(ins.operands[-1], "int_value", None) or 0x7F
+            for (kind, k), got in self.preds.items():
+                if kind == ("UP" if ins.opcode == "UR2P" else "P") and mask >> k & 1:
+                    got[0][ids], got[1][ids] = -1, -1
         if self.instructions[m].opcode in ("ST", "ATOM", "RED"):  # may write a spill slot
             self._local(None, -1, blk, ids)
         if pending is None:
