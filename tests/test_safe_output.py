@@ -373,6 +373,28 @@ def test_the_console_script_is_the_one_that_handles_an_early_ctrl_c() -> None:
     assert scripts == {"shmem": "shmem_cli.console:main"}
 
 
+def test_python_dash_m_runs_the_shmem_command() -> None:
+    # `python -m shmem_cli trace ...` (where the script is not on PATH) runs the same command
+    # group: it said "No module named shmem_cli.__main__"
+    from shmem_cli import __version__
+
+    root = Path(__file__).parents[1]
+    version = subprocess.run(
+        [sys.executable, "-m", "shmem_cli", "--version"],
+        capture_output=True, text=True, timeout=60, cwd=root,
+    )  # fmt: skip
+    assert (version.returncode, version.stdout) == (0, f"shmem, version {__version__}\n")
+    usage = subprocess.run(
+        [sys.executable, "-m", "shmem_cli", "trace"],
+        capture_output=True, text=True, timeout=60, cwd=root,
+    )  # fmt: skip
+    assert usage.returncode == 2
+    assert usage.stderr.splitlines() == [
+        "shmem: error: Missing argument 'KERNEL'.",
+        "(see: python -m shmem_cli trace --help)",
+    ]
+
+
 def children(pid: int) -> list[int]:
     try:
         text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
