@@ -231,3 +231,17 @@ def test_analyze_and_lint_confine_a_spec_s_files_alike_each_at_its_value(
     ran = shmem(command, "k.yaml", "--no-compile" if command == "lint" else "--no-tables", cwd=repo)
     assert "outside" not in ran.text, ran.text[-2000:]
     assert ran.code == 0, ran.text[-2000:]
+
+
+def test_a_name_with_bidirectional_controls_is_shown_escaped(tmp_path: Path) -> None:
+    # U+202E (right-to-left override) reordered the rest of the report's line on a terminal or
+    # in a CI log: a spec named "\u202eevil" read "live" (C0 controls were escaped already)
+    text = COLUMN.read_text().replace("name: column read, tile[32][32]", 'name: "\\u202eevil"')
+    (tmp_path / "s.yaml").write_text(text)
+    (tmp_path / "x.yaml").write_text('name: "\u2067x"\nblock: [32]\n')
+    ran = shmem("analyze", "s.yaml", "x.yaml", "--no-tables", cwd=tmp_path)
+    assert ran.code == 2, ran.text[-2000:]
+    for control in ("\u202e", "\u2067"):
+        assert control not in ran.text
+    assert "s.yaml  \\u202eevil  block 32x32x1" in ran.stdout
+    assert '1 | name: "\\u2067x"' in ran.stdout  # the error's line, quoted

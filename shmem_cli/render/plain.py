@@ -28,10 +28,15 @@ Justify: TypeAlias = Literal["left", "center", "right"]
 # control characters (C0 but the newline, DEL, C1) that user text (a name, a path, an
 # error quoting a spec) could carry into a terminal: shown as escapes, never sent raw
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c != 0x0A}
+# and the marks and overrides of bidirectional text, which reorder what a terminal or a CI log
+# shows of the rest of the line (a spec named "\u202eevil" read "live"; "Trojan Source")
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_CONTROLS.update({c: f"\\u{c:04x}" for c in _BIDI})
 
 
 def visible(text: str) -> str:
-    """``text`` with its control characters written as ``\\xNN`` (a newline stays)."""
+    """``text`` with its control characters written as ``\\xNN`` (a newline stays), and the
+    controls of bidirectional text as ``\\u202e``."""
     return text.translate(_CONTROLS)
 
 
