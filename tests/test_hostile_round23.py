@@ -18,6 +18,10 @@ values, a map's ``data=@FILE``, ``kernel.params``) as the lint does: it took a s
 refused, and the lint said the first file out of the tree only. The spec's compile confines
 each now, at its value, with the lint's roots ([tool.shmem] source-roots, which ``analyze``
 reads too).
+
+Found hunting: the controls of bidirectional text in a name reached the terminal raw; an ELF
+file of another class or byte order was taken for a host executable, and a host program without
+device code was "cuobjdump failed (exit status 255)".
 """
 
 from __future__ import annotations
@@ -26,16 +30,18 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
+from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing import json_text
 from shmem_cli.spec import spec_files
 
-from .hostile import refused, shmem
+from .hostile import CUBIN, refused, shmem
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMN = ROOT / "access_specs" / "column_read_32x32.yaml"
@@ -245,3 +251,34 @@ def test_a_name_with_bidirectional_controls_is_shown_escaped(tmp_path: Path) -> 
         assert control not in ran.text
     assert "s.yaml  \\u202eevil  block 32x32x1" in ran.stdout
     assert '1 | name: "\\u2067x"' in ran.stdout  # the error's line, quoted
+
+
+@pytest.mark.parametrize(("byte", "value", "said"), [(4, 1, "32-bit little"), (5, 2, "64-bit big")])
+def test_an_elf_file_of_another_class_or_byte_order_is_said_as_such(
+    tmp_path: Path, byte: int, value: int, said: str
+) -> None:
+    # a big-endian one was taken for a host executable: "cuobjdump failed (exit status 255)"
+    data = bytearray(CUBIN.read_bytes())
+    data[byte] = value
+    (tmp_path / "k.cubin").write_bytes(bytes(data))
+    ran = shmem("trace", str(tmp_path / "k.cubin"), "-b", "32", cwd=tmp_path)
+    refused(
+        ran,
+        f"k.cubin: error: {tmp_path / 'k.cubin'} is a {said}-endian ELF file: a cubin, and an "
+        "executable or library with embedded cubins, is a 64-bit little-endian one",
+    )
+    assert not ran.paths("run")  # no tool asked
+
+
+@pytest.mark.skipif(toolchain.which("cuobjdump") is None, reason="needs cuobjdump")
+def test_a_host_program_without_device_code_is_said_to_hold_no_cubin(tmp_path: Path) -> None:
+    # cuobjdump -lelf exits 255 for it, which was "cuobjdump failed (exit status 255)"
+    host = tmp_path / "app"
+    shutil.copy(sys.executable, host)
+    ran = shmem("trace", str(host), "-b", "32", cwd=tmp_path)
+    refused(
+        ran,
+        f"{host} holds no cubin (cuobjdump -lelf lists none): a program built for PTX only",
+        "build it with -arch=sm_90, or trace the .cu",
+    )
+    assert "cuobjdump failed" not in ran.text

@@ -34,11 +34,16 @@ class Cubin:
 def embedded_cubins(binary: Path, *, cuobjdump: str | None = None) -> list[str]:
     """Names of the cubins embedded in an executable or shared library (``cuobjdump -lelf``)."""
     tool = cuobjdump or require("cuobjdump", f"to list the cubins in {binary}")
-    listing = run_checked(
-        [tool, "-lelf", str(binary.resolve())],
-        file_limit=MAX_CUBIN_BYTES,
-        memory_limit=INSPECT_MEMORY,
-    )
+    try:
+        listing = run_checked(
+            [tool, "-lelf", str(binary.resolve())],
+            file_limit=MAX_CUBIN_BYTES,
+            memory_limit=INSPECT_MEMORY,
+        )
+    except ToolError as exc:  # a host file without device code: cuobjdump exits 255
+        if NO_DEVICE_CODE in str(exc):
+            return []
+        raise
     names = []
     for line in listing.splitlines():
         # "ELF file    1: app.1.sm_90.cubin"
@@ -158,9 +163,18 @@ def kernel_input_kind(path: Path) -> str:
             f"{path} is neither CUDA source (.cu) nor a cubin nor an executable or "
             f"shared library with embedded cubins{_NOT_A_KERNEL.get(suffix, '')}"
         )
-    little = head[5] == 1
-    machine = int.from_bytes(head[18:20], "little" if little else "big")
+    if head[4:6] != b"\x02\x01":  # ELFCLASS64, ELFDATA2LSB
+        raise ToolError(
+            f"{path} is a {'32' if head[4] == 1 else '64' if head[4] == 2 else '?'}-bit "
+            f"{'big' if head[5] == 2 else 'little' if head[5] == 1 else '?'}-endian ELF file: "
+            "a cubin, and an executable or library with embedded cubins, is a 64-bit "
+            "little-endian one (build the kernel with nvcc for an x86-64 or AArch64 host, or "
+            "trace the .cu)"
+        )
+    machine = int.from_bytes(head[18:20], "little")
     return "cubin" if machine == EM_CUDA else "binary"
 
 
 EM_CUDA = 190
+#: what cuobjdump -lelf says (exit status 255) of an ELF file without a fat binary
+NO_DEVICE_CODE = "does not contain device code"
