@@ -282,3 +282,16 @@ def test_a_host_program_without_device_code_is_said_to_hold_no_cubin(tmp_path: P
         "build it with -arch=sm_90, or trace the .cu",
     )
     assert "cuobjdump failed" not in ran.text
+
+
+def test_a_section_without_a_name_that_runs_past_the_file_is_said_by_its_number(
+    tmp_path: Path,
+) -> None:
+    import struct
+
+    data = bytearray(CUBIN.read_bytes())
+    (table,) = struct.unpack_from("<Q", data, 0x28)
+    struct.pack_into("<Q", data, table + 0x20, 1 << 60)  # section 0's size (SHT_NULL, no name)
+    (tmp_path / "k.cubin").write_bytes(bytes(data))
+    ran = shmem("trace", str(tmp_path / "k.cubin"), "-b", "32", cwd=tmp_path)
+    refused(ran, "error: not a valid cubin: section 0 (it has no name) runs past the end of")

@@ -85,9 +85,10 @@ class Elf:
             Section(self._string(names[4], names[5], r[0]), r[1], r[4], r[5], r[6], r[2])
             for r in raw
         ]
-        for s in self.sections:
+        for i, s in enumerate(self.sections):
             if s.type != SHT_NOBITS and s.offset + s.size > len(data):
-                self._fail(f"section {s.name} runs past the end of the file")
+                said = s.name or f"{i} (it has no name)"  # was "section  runs past"
+                self._fail(f"section {said} runs past the end of the file")
         self._check_disjoint()
         self.by_name = self._by_name()
 
