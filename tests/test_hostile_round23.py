@@ -295,3 +295,15 @@ def test_a_section_without_a_name_that_runs_past_the_file_is_said_by_its_number(
     (tmp_path / "k.cubin").write_bytes(bytes(data))
     ran = shmem("trace", str(tmp_path / "k.cubin"), "-b", "32", cwd=tmp_path)
     refused(ran, "error: not a valid cubin: section 0 (it has no name) runs past the end of")
+
+
+def test_a_baseline_written_before_with_a_surrogate_escape_still_matches(tmp_path: Path) -> None:
+    _conflicting(tmp_path)
+    wrote = shmem("lint", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    assert wrote.code == 0, wrote.text[-2000:]
+    text = (tmp_path / "b.json").read_text()
+    (tmp_path / "b.json").write_text(text.replace("bad\\\\xff.yaml", "bad\\udcff.yaml"))
+    assert '"file": "bad\\udcff.yaml"' in (tmp_path / "b.json").read_text()  # as shmem wrote it
+    ran = shmem("lint", "--baseline", "b.json", ".", cwd=tmp_path)
+    assert ran.code == 0, ran.text[-2000:]
+    assert "1 accepted by the baseline" in ran.text
