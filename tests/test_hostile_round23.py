@@ -21,7 +21,8 @@ reads too).
 
 Found hunting: the controls of bidirectional text in a name reached the terminal raw; an ELF
 file of another class or byte order was taken for a host executable, and a host program without
-device code was "cuobjdump failed (exit status 255)".
+device code was "cuobjdump failed (exit status 255)"; a Triton entry whose .json's num_warps
+is not its cubin's block was said as a --block never given.
 """
 
 from __future__ import annotations
@@ -41,10 +42,14 @@ from shmem_cli.cuda import toolchain
 from shmem_cli.plumbing import json_text
 from shmem_cli.spec import spec_files
 
+from .conftest import TEST_DATA, needs_nvdisasm
 from .hostile import CUBIN, refused, shmem
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMN = ROOT / "access_specs" / "column_read_32x32.yaml"
+TRITON_ENTRY = (
+    TEST_DATA / "triton" / "cache" / "DEKKSS6LMVZRLUWHJITG765ALDXAATTMELW7NBX6MBSYHAQKZNMA"
+)
 #: a name with a byte that is no UTF-8 (0xff), as os.fsdecode gives it
 BAD = os.fsdecode(b"bad\xff.yaml")
 
@@ -307,3 +312,23 @@ def test_a_baseline_written_before_with_a_surrogate_escape_still_matches(tmp_pat
     ran = shmem("lint", "--baseline", "b.json", ".", cwd=tmp_path)
     assert ran.code == 0, ran.text[-2000:]
     assert "1 accepted by the baseline" in ran.text
+
+
+@needs_nvdisasm
+def test_a_triton_entry_whose_num_warps_is_not_its_cubins_block_is_said_at_num_warps(
+    tmp_path: Path,
+) -> None:
+    # the cubin is built for 128 threads (.reqntid); the .json said num_warps 8: the trace said
+    # "--block 256,1,1 (256 threads): ... leave --block out", of a --block never given
+    entry = tmp_path / "entry"
+    shutil.copytree(TRITON_ENTRY, entry)
+    meta = entry / "transpose_tiles.json"
+    meta.write_text(meta.read_text().replace('"num_warps": 4', '"num_warps": 8'))
+    ran = shmem("trace", str(entry), "--no-tables", cwd=tmp_path)
+    refused(
+        ran,
+        "transpose_tiles.json:1:138: error: unexpected metadata: 'num_warps' is 8 (a block of 256 "
+        "threads), where the entry's cubin was built for a block of exactly 128x1x1 (.reqntid): "
+        "the entry's files come from different compiles; give an entry folder as Triton wrote it",
+    )
+    assert "--block" not in ran.text

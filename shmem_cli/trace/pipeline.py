@@ -53,7 +53,7 @@ from .trace_request import BlockRequired, TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input
 from .triton.callsites import place, triton_source_file
-from .triton.launch import named_by_call, triton_launch, triton_params
+from .triton.launch import check_entry_block, named_by_call, triton_launch, triton_params
 from .triton.metadata import TritonError, field_error
 from .triton.roots import open_entry
 from .user_lines import placed_lines
@@ -369,6 +369,7 @@ def _plan(
     block, grid, args = request.block, request.grid, request.args
     dynamic_smem, sizes, cluster = request.dynamic_smem or 0, None, request.cluster
     if triton is not None:
+        check_entry_block(kernel, triton)
         launch = triton_launch(
             triton, params, block=block, grid=grid, dynamic_smem=request.dynamic_smem, args=args,
             cluster=cluster, params_file=request.params_file,

@@ -106,6 +106,25 @@ def named_by_call(entry: TritonEntry, args: Sequence[str]) -> TritonEntry:
     return replace(entry, params=params, compiled_in=tuple(sorted(called)))
 
 
+def check_entry_block(kernel: Kernel, entry: TritonEntry) -> None:
+    """The block of the entry's metadata (num_warps x warp size) is the one its cubin was built
+    for (``.reqntid``), as in every entry Triton writes: another is the entry's error at
+    ``num_warps`` (it was "--block 256,1,1 ...: leave --block out", of a --block never given)."""
+    need = kernel.required_block
+    if need is None or need == entry.block:
+        return
+    from .metadata import field_error
+
+    raise field_error(
+        entry.cubin.with_suffix(".json"),
+        f"unexpected metadata: 'num_warps' is {entry.num_warps} (a block of "
+        f"{entry.block[0]:,} threads), where the entry's cubin was built for a block of exactly "
+        f"{need[0]}x{need[1]}x{need[2]} (.reqntid): the entry's files come from different "
+        "compiles; give an entry folder as Triton wrote it",
+        "num_warps",
+    )
+
+
 def triton_launch(
     entry: TritonEntry,
     params: Sequence[Param],
