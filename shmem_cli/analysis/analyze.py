@@ -15,7 +15,7 @@ from ..model import AccessResult, FileResult, Report, SpecSite
 from ..plumbing.errors import ShmemError, file_bug, one_line
 from ..plumbing.frozen import frozen
 from ..spec.budget import check_work
-from ..spec.compile import AccessDecl, SpecFile, load_spec, spec_from_mapping
+from ..spec.compile import AccessDecl, Roots, SpecFile, load_spec, spec_from_mapping
 from ..spec.layout import Layout, Variant, resolve
 from ..spec.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, shown_name
 from ..spec.space import Space
@@ -114,7 +114,7 @@ def analyze_spec(
 
 
 def analyze_path(
-    path: str | Path, *, choice: RequestChoice | None = None, roots: tuple[str, ...] = ()
+    path: str | Path, *, choice: RequestChoice | None = None, roots: Roots = ()
 ) -> FileResult:
     """Analyze one file; a bad spec becomes a FileResult carrying its error, and so does a bug
     it reaches (:func:`~shmem_cli.plumbing.errors.file_bug`: the other files are analyzed).
@@ -166,7 +166,7 @@ def analyze_many(
     paths: Iterable[str | Path] | SpecFiles,
     *,
     choice: RequestChoice | None = None,
-    roots: tuple[str, ...] = (),
+    roots: Roots = (),
 ) -> Report:
     """Every spec file of ``paths`` (or of the walk already made) analyzed; a folder that could
     not be searched is its own error. ``roots``: as :func:`analyze_path`'s."""
@@ -175,7 +175,7 @@ def analyze_many(
 
 
 def _result(
-    path: Path, walk_error: str | None, choice: RequestChoice | None, roots: tuple[str, ...]
+    path: Path, walk_error: str | None, choice: RequestChoice | None, roots: Roots
 ) -> FileResult:
     if walk_error is None:
         return analyze_path(path, choice=choice, roots=roots)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import TYPE_CHECKING
 
 import click
@@ -156,7 +157,8 @@ def analyze(
     if tables and no_tables:
         fail_usage("--tables and --no-tables exclude each other")
     max_rows = parse_rows(rows)
-    report = analyze_many(found, choice=parse_request(request), roots=_source_roots())
+    roots = functools.cache(_source_roots)  # [tool.shmem] read where a spec has a kernel
+    report = analyze_many(found, choice=parse_request(request), roots=roots)
     title = " ".join(["shmem analyze", *paths])
     sources = error_sources(*(f.error for f in report.files))
     detail = tables or no_tables or request or words or heatmap is not None or rows != "16"
@@ -193,7 +195,8 @@ def analyze(
 
 def _source_roots() -> tuple[str, ...]:
     """[tool.shmem] source-roots of the nearest pyproject.toml, as the lint reads them: the
-    folders a spec's kernel files must lie in (empty: each spec's own tree)."""
+    folders a spec's kernel files must lie in (empty: each spec's own tree); read when a spec
+    with a kernel first asks (a plain analyze imports no lint)."""
     from pathlib import Path
 
     from .lint import read_config

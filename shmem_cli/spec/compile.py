@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,7 @@ __all__ = [
     "KernelDecl",
     "LOOP_TYPE",
     "Located",
+    "Roots",
     "Loop",
     "SourceLine",
     "SpecFile",
@@ -62,7 +63,12 @@ __all__ = [
 ]
 
 
-def load_spec(path: str | Path, *, roots: tuple[str, ...] = ()) -> SpecFile:
+#: the folders a spec's kernel files must lie in, or what gives them when first needed (a spec
+#: with a kernel: ``analyze`` reads [tool.shmem] only then)
+Roots = tuple[str, ...] | Callable[[], tuple[str, ...]]
+
+
+def load_spec(path: str | Path, *, roots: Roots = ()) -> SpecFile:
     """Read, validate and compile one spec file. Raises :class:`ShmemError`. ``roots``: the
     folders its kernel's files must lie in ([tool.shmem] source-roots; default: the spec's
     source tree, :func:`~shmem_cli.cuda.sources.tree_for`)."""
@@ -79,7 +85,7 @@ def spec_from_mapping(data: Mapping[str, Any], name: str = "<mapping>") -> SpecF
 
 
 def compile_spec(
-    doc: Document, raw: bytes | str = b"", *, roots: tuple[str, ...] = (), confined: bool = True
+    doc: Document, raw: bytes | str = b"", *, roots: Roots = (), confined: bool = True
 ) -> SpecFile:
     """A spec read (``raw``: its text). ``confined``: its kernel's files must lie in its source
     tree (a spec file, or standard input: the tree of the folder shmem runs in); a mapping the
@@ -97,9 +103,7 @@ def compile_spec(
 class _Compiler(AccessCompiler):
     """The whole document: arch, block, params, arrays and kernel, then the accesses."""
 
-    def __init__(
-        self, doc: Document, lines: tuple[str, ...], roots: tuple[str, ...], confined: bool
-    ) -> None:
+    def __init__(self, doc: Document, lines: tuple[str, ...], roots: Roots, confined: bool) -> None:
         super().__init__(doc, lines)
         self.roots = roots
         self.confined = confined
@@ -110,7 +114,8 @@ class _Compiler(AccessCompiler):
         ``analyze`` confine by it alike, before anything is read."""
         from ..cuda.sources import tree_for
 
-        return tree_for(self.path if os.path.isfile(self.path) else base, self.roots)
+        roots = self.roots() if callable(self.roots) else self.roots
+        return tree_for(self.path if os.path.isfile(self.path) else base, roots)
 
     def run(self) -> SpecFile:
         data = self.doc.data
