@@ -332,3 +332,14 @@ def test_a_triton_entry_whose_num_warps_is_not_its_cubins_block_is_said_at_num_w
         "the entry's files come from different compiles; give an entry folder as Triton wrote it",
     )
     assert "--block" not in ran.text
+
+
+def test_an_argument_error_shows_the_value_typed_with_its_escapes_escaped(tmp_path: Path) -> None:
+    # "shmem: error: no such file or directory: x<ESC>[2J.yaml" cleared the terminal
+    ran = shmem("analyze", "x\x1b[2J.yaml", cwd=tmp_path)
+    refused(ran, "shmem: error: no such file or directory: x\\x1b[2J.yaml")
+    (tmp_path / "k.cu").write_text("__global__ void k(float *p) {}\n")
+    ran = shmem("sweep", str(tmp_path / "k.cu"), "-b", "32", "--define", "PAD=\x1b]0;PWN\x07")
+    assert ran.code == 2, ran.text[-2000:]
+    assert "\x1b" not in ran.text and "\x07" not in ran.text
+    assert "--define PAD=\\x1b]0;PWN\\x07" in ran.stderr

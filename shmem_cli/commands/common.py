@@ -59,9 +59,11 @@ class UsageError(click.UsageError):
     """
 
     def show(self, file: IO[Any] | None = None) -> None:
+        from ..render.plain import visible  # the value typed, quoted: no escape sent raw
+
         stream = file if file is not None else current_stream()
         see = f"\n(see: {self.ctx.command_path} --help)" if self.ctx is not None else ""
-        say(f"shmem: error: {_cut_runs(self.format_message())}{see}", stream)
+        say(f"shmem: error: {visible(_cut_runs(self.format_message()))}{see}", stream)
 
 
 #: the longest run of non-blank characters an argument error shows (click's "Invalid value"
