@@ -343,3 +343,25 @@ def test_an_argument_error_shows_the_value_typed_with_its_escapes_escaped(tmp_pa
     assert ran.code == 2, ran.text[-2000:]
     assert "\x1b" not in ran.text and "\x07" not in ran.text
     assert "--define PAD=\\x1b]0;PWN\\x07" in ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("analyze", "s.yaml", "-o", ""), "--output"),
+        (("analyze", "s.yaml", "--svg", ""), "--svg"),
+        (("lint", "s.yaml", "--baseline", ""), "--baseline"),
+        (("lint", "s.yaml", "--write-baseline", ""), "--write-baseline"),
+        (("examples", "--copy", ""), "--copy"),
+        (("analyze", ""), "PATHS"),
+        (("trace", ""), "KERNEL"),
+    ],
+)
+def test_an_empty_file_name_is_refused(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
+    # '-o ""' and '--write-baseline ""' wrote to standard output ("wrote 0 findings to "),
+    # '--baseline ""' read none, 'examples --copy ""' copied into the folder shmem ran in
+    shutil.copy(COLUMN, tmp_path / "s.yaml")
+    ran = shmem(*args, cwd=tmp_path)
+    refused(ran, f"shmem: error: {said}: the name is empty; name a file or folder")
+    assert sorted(os.listdir(tmp_path)) == ["s.yaml"]
+    assert ran.stdout == ""

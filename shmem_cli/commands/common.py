@@ -103,6 +103,24 @@ class ShmemCommand(click.Command):
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         return help_written_safely(super().get_help_option(ctx))
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command, once no file or folder it is given is named by an empty string (an
+        unset variable of a CI script): ``-o ""`` wrote to standard output, ``--baseline ""``
+        read none, ``examples --copy ""`` copied into the current folder."""
+        named: list[tuple[str, Sequence[object]]] = [  # the pictures: not in params
+            (f"--{fmt}", (path,)) for fmt, path in pictures().items()
+        ]
+        for param in self.params:
+            value = ctx.params.get(param.name or "")
+            if isinstance(param.type, click.Path):
+                option = isinstance(param, click.Option)
+                said = param.opts[-1] if option else param.human_readable_name
+                named.append((said, value if isinstance(value, tuple | list) else (value,)))
+        for said, given in named:
+            if "" in given:
+                fail_usage(f"{said}: the name is empty; name a file or folder")
+        return super().invoke(ctx)
+
 
 def current_stream() -> IO[str] | None:
     ctx = click.get_current_context(silent=True)
