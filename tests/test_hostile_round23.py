@@ -365,3 +365,18 @@ def test_an_empty_file_name_is_refused(tmp_path: Path, args: tuple[str, ...], sa
     refused(ran, f"shmem: error: {said}: the name is empty; name a file or folder")
     assert sorted(os.listdir(tmp_path)) == ["s.yaml"]
     assert ran.stdout == ""
+
+
+def test_a_checkout_s_git_folder_is_not_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its loose objects counted toward the bound on names (and a .yaml in it was a spec)
+    shutil.copy(COLUMN, tmp_path / "good.yaml")
+    (tmp_path / ".git" / "objects").mkdir(parents=True)
+    for i in range(8):
+        (tmp_path / ".git" / "objects" / f"o{i}").write_text("")
+    shutil.copy(COLUMN, tmp_path / ".git" / "x.yaml")
+    monkeypatch.setattr(spec_files, "MAX_NAMES", 5)
+    found = spec_files.find_specs([tmp_path])
+    assert found.paths == (tmp_path / "good.yaml",)
+    assert found.errors == ()

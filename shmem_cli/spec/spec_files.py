@@ -7,7 +7,7 @@ A file given is taken as it is. A folder given is searched at any depth for ``*.
   folder given; a FIFO, a device or a socket named like a spec, a link out of the folder and a
   link to nothing (or to itself) are skipped, each said (:attr:`SpecFiles.skipped`);
 * links to folders are not followed, nor are folders the caller leaves out (``pruned``: the
-  lint's excludes), so a link loop is no walk;
+  lint's excludes) or a version control system's (``.git``), so a link loop is no walk;
 * the walk keeps its own list of folders to visit (a tree 2,000 folders deep is no recursion);
   a folder it cannot list (no permission, its path too long) is that folder's error, beside the
   others' results;
@@ -34,6 +34,9 @@ MAX_NAMES = 200_000
 #: spec files one folder given may hold (some 40 s of ``analyze`` at 4 ms a spec)
 MAX_SPECS = 10_000
 SUFFIXES = (".yaml", ".yml")
+#: a version control system's own folders: never specs, and a checkout's .git may hold
+#: hundreds of thousands of loose objects, which the bound on names would count
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 
 
 @frozen
@@ -107,6 +110,8 @@ class _Walk:
             return False
         try:  # the listing's own type where it has one: a path too long is still seen
             if entry.is_dir(follow_symlinks=False):
+                if entry.name in VCS_FOLDERS:
+                    return True
                 if self.pruned is None or not self.pruned(Path(entry.path)):
                     todo.append(entry.path)
                 return True
