@@ -170,6 +170,16 @@ def test_a_grid_past_the_budget_is_sampled_and_said_so(tmp_path: Path) -> None:
     assert said.endswith("so no block could stand for the others)")
 
 
+def _one_block_each(alike: Path, tmp_path: Path) -> list[Any]:
+    """al_loaded's one block with its flag 0, and with its flag 1, each traced alone."""
+    cost = []
+    for flag in (0, 1):
+        one = tmp_path / f"flag{flag}.bin"
+        one.write_bytes(bytes([flag, 0, 0, 0]))
+        cost.append(traced(alike, "al_loaded", 256, (1, 1, 1), (f"1=@{one}",)))
+    return cost
+
+
 @needs_nvdisasm
 def test_what_the_rest_will_cost_is_measured_on_blocks_spread_over_it(tmp_path: Path) -> None:
     # al_loaded with block 0's flag 0 and the others' 1: a block with its flag set runs one
@@ -178,11 +188,7 @@ def test_what_the_rest_will_cost_is_measured_on_blocks_spread_over_it(tmp_path: 
     # is sampled (estimated from block 0 alone it would run whole, and a grid whose later
     # blocks loop longer, such as differ.cu's, would stop at the records' bound instead)
     alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
-    cost = []  # thread-instructions of one block with flag 0, and with flag 1, each alone
-    for flag in (0, 1):
-        one = tmp_path / f"flag{flag}.bin"
-        one.write_bytes(bytes([flag, 0, 0, 0]))
-        cost.append(traced(alike, "al_loaded", 256, (1, 1, 1), (f"1=@{one}",)))
+    cost = _one_block_each(alike, tmp_path)
     light, heavy = (k.instructions_executed for k in cost)
     assert cost[1].totals["store"].requests == cost[0].totals["store"].requests + 8
     flags = tmp_path / "flags.bin"
@@ -206,11 +212,7 @@ def test_the_block_run_before_does_not_judge_the_rest(tmp_path: Path) -> None:
     # budget's share fits the 63 light blocks exactly: the blocks run first, spread over
     # them, tell, and the whole grid runs (judged by block 0, the heaviest, it was sampled)
     alike = TRACE_DATA / "alike" / "alike.sm_90.cubin"
-    cost = []  # thread-instructions of one block with flag 0, and with flag 1, each alone
-    for flag in (0, 1):
-        one = tmp_path / f"flag{flag}.bin"
-        one.write_bytes(bytes([flag, 0, 0, 0]))
-        cost.append(traced(alike, "al_loaded", 256, (1, 1, 1), (f"1=@{one}",)))
+    cost = _one_block_each(alike, tmp_path)
     light, heavy = (k.instructions_executed for k in cost)
     assert heavy > light
     flags = tmp_path / "flags.bin"
