@@ -1,13 +1,15 @@
 """What the proof of alike blocks evaluates over the grid's blocks: the instructions whose
 values it computes for every candidate block (:data:`EVALUATED`, uniform twins read as their
-base: :func:`base_opcode`) and the operands each reads (:func:`sources`)."""
+base: :func:`base_opcode`), the operands each reads (:func:`sources`), and those whose values
+may reach a decision (:func:`needed`: no other's are evaluated)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Imm, Operand, Reg
+from ....cuda.sass_operands import Gdesc, Imm, Mem, Operand, Reg
 from ..operands import is_pred
 
 TWINS = frozenset(
@@ -85,3 +87,106 @@ def additive(ins: Instruction, sources: Sequence[Operand], blocky: Sequence[bool
             return {1, 2}
         return {2}
     return set()
+
+
+#: the instructions that write a form (:meth:`.forms.Forms.before`) besides :data:`EVALUATED`
+_FORMED = frozenset(("S2R", "VOTE", "VOTEU", "LDL"))
+
+
+def reads(o: Any, pair: bool = False) -> list[tuple[str, int]]:
+    """The registers operand ``o`` reads (a register and, where ``pair``, the one after it;
+    a memory operand's base pair, uniform base and descriptor; a wgmma descriptor's four)."""
+    if isinstance(o, Reg):
+        if o.kind not in ("R", "UR", "P", "UP") or o.is_zero or o.is_true:
+            return []
+        two = pair and o.kind in ("R", "UR")
+        return [(o.kind, o.index + i) for i in range(2 if two else 1)]
+    if isinstance(o, Mem):
+        return [r for x in (o.reg, o.ureg, o.desc) if x is not None for r in reads(x, True)]
+    if isinstance(o, Gdesc):
+        return [(o.reg.kind, o.reg.index + i) for i in range(4)]
+    return []
+
+
+#: where each kind's registers start in a mask of registers (:func:`needed`); the spill
+#: slots, one bit for all, after them
+_BITS = {"R": (0, 256), "UR": (256, 64), "P": (320, 8), "UP": (328, 8)}
+_SLOTS = 1 << 336
+#: jumps through a register, which :func:`needed` does not follow: every form is made
+_UNFOLLOWED = frozenset(("BRX", "BRXU", "JMX", "JMXU"))
+
+
+_ALWAYS = Reg("P", 7)  # (@PT)
+
+
+def _wide(ins: Instruction, k: int) -> bool:
+    """Whether source ``k`` of ``ins`` (:func:`sources`) may be a register pair:
+    ``IMAD.WIDE``'s addend, any source of a 64-bit form (``.U64``, ``.S64``, ``.64``)."""
+    if any("64" in mod for mod in ins.mods):
+        return True
+    return k == 2 and "WIDE" in ins.mods
+
+
+def _mask(regs: Sequence[tuple[str, int]]) -> int:
+    """The bits of registers ``regs`` (:data:`_BITS`)."""
+    out = 0
+    for kind, index in regs:
+        start, count = _BITS.get(kind, (0, 0))
+        if index < count:
+            out |= 1 << (start + index)
+    return out
+
+
+def needed(
+    instructions: Sequence[Instruction],
+    destinations: Sequence[Any],
+    flow: Any,
+    decided: Sequence[Sequence[tuple[str, int]]],
+) -> list[bool]:
+    """Per instruction: whether a form it writes may reach a decision (``decided``: the
+    registers each instruction's decisions read, :mod:`.watch`'s) along some path of
+    ``flow`` (a :class:`..taint_flow.ControlFlow`; a call goes on at its target and after
+    it, a return after every call), through the instructions that write forms (a backward
+    liveness of the registers decisions read); every one where the code jumps through a
+    register. A form no decision reads is not made: a 64-bit global address's high word,
+    whose carries differ block by block, cost a vector per group of threads at each step of
+    a loop (llm.c's fused classifier: 16.8 s of CPU where its block took 3.1)."""
+    n = len(instructions)
+    succ = [list(s) for s in flow.succ]
+    sites = [m + 1 for m, ins in enumerate(instructions) if ins.opcode == "CALL"]
+    for m, ins in enumerate(instructions):
+        target = flow.target(ins) if ins.opcode == "CALL" else None
+        if ins.opcode in _UNFOLLOWED or ins.opcode == "CALL" and target is None:
+            return [True] * n
+        succ[m] += [target] if target is not None else sites if ins.opcode == "RET" else []
+    decides, defs, reading, formed = [0] * n, [0] * n, [0] * n, [False] * n
+    for m, ins in enumerate(instructions):
+        decides[m] = _mask(decided[m])
+        defs[m] = _mask([(k, i + j) for k, i, c in destinations[m] for j in range(c)])
+        op = base_opcode(ins)
+        formed[m] = op in EVALUATED or op in _FORMED
+        if op == "STL":  # a spill: its registers reach the slots, read by a refill
+            formed[m], defs[m] = True, _SLOTS
+            r = reads(ins.operands[1])
+            reading[m] = _mask([(k, i + j) for k, i in r for j in range(4)])
+        elif op == "LDL":
+            reading[m] = _SLOTS
+        elif formed[m]:
+            regs = [r for k, o in enumerate(sources(ins)) for r in reads(o, _wide(ins, k))]
+            reading[m] = _mask(regs)
+    kills = [x.opcode != "STL" and (x.guard is None or x.guard == _ALWAYS) for x in instructions]
+    live, out = [0] * n, [False] * n
+    changed = True
+    while changed:
+        changed = False
+        for m in range(n - 1, -1, -1):
+            after = 0
+            for s in succ[m]:
+                after |= live[s] if 0 <= s < n else 0
+            out[m] = formed[m] and after & defs[m] != 0
+            if kills[m]:  # (a guarded write, a spill to one slot of many: may not)
+                after &= ~defs[m]
+            now = decides[m] | after | (reading[m] if out[m] else 0)
+            if now != live[m]:
+                live[m], changed = now, True
+    return out

@@ -50,7 +50,7 @@ from .. import taint_flow
 from ..grid import Differs
 from ..state import TAINT_BLOCK, Block, Idx
 from . import guarded
-from .evaluated import EVALUATED, base_opcode
+from .evaluated import EVALUATED, base_opcode, needed, reads, sources
 from .forms import Forms
 from .held import tidy
 
@@ -144,6 +144,22 @@ def _address(ins: Instruction) -> list[tuple[str, int]]:
     return []
 
 
+#: global accesses: their addresses place no shared request and decide nothing the watch
+#: looks at (where they read is global data's taint, watched where it is read)
+_GLOBAL = frozenset(("LDG", "STG"))
+
+
+def _decided(ins: Instruction) -> list[tuple[str, int]]:
+    """The registers the watch's decisions at ``ins`` read (:func:`.evaluated.needed`): its
+    guard, its branch condition, its watched registers, and its memory operands' (but a
+    global access's, which place no shared request)."""
+    regs = [*taint_flow.branch_conditions(ins), *_registers(ins)]
+    regs += reads(ins.guard) if ins.guard is not None else []
+    if ins.opcode not in _GLOBAL:
+        regs += [r for o in ins.operands if isinstance(o, (Mem, Gdesc)) for r in reads(o)]
+    return regs
+
+
 class Chooser:
     """Whether a decision at an instruction that global data takes only chooses values: the
     instruction only computes values (:attr:`..decode.Program.values`), or it is a branch
@@ -178,6 +194,17 @@ class Chooser:
             and base_opcode(ins) in EVALUATED
             for m, ins in enumerate(self.function.instructions)
         ]
+
+    @cached_property
+    def needed(self) -> list[bool]:
+        """Per instruction: a form it writes may reach a decision (:func:`.evaluated.needed`)."""
+        ins, dests = self.function.instructions, self.program.destinations
+        decided = [_decided(x) for x in ins]
+        for m, select in enumerate(self.selects):  # its guard evaluates it (.guarded): what
+            if select:  # it reads, and what its registers held where it does not run
+                decided[m] += [r for o in sources(ins[m]) for r in reads(o, True)]
+                decided[m] += [(k, i + j) for k, i, c in dests[m] for j in range(c)]
+        return needed(ins, dests, self._flow(), decided)
 
     def return_sites(self, m: int) -> frozenset[int]:
         """The calls (instruction indices) a return at ``m`` is proven for."""
@@ -340,7 +367,9 @@ class Watch:
         if self.chose is not None and self.chose[0] == m:
             pending, self.chose = self.chose[1], None
             return pending
-        return None if self.forms is None else self.forms.before(m, blk, ix, whole)
+        if self.forms is None or (self.chooses is not None and not self.chooses.needed[m]):
+            return None  # (no decision reads what it writes: :func:`.evaluated.needed`)
+        return self.forms.before(m, blk, ix, whole)
 
     def after(self, pending: Any, m: int, blk: Block, ix: Idx, alone: bool = True) -> None:
         """The step :meth:`before` looked at ran (:meth:`.forms.Forms.after`); ``alone``:
