@@ -117,8 +117,10 @@ def say(text: str, stream: IO[str] | None) -> None:
     """Write a line to standard error (``stream``, else the process's): where it cannot be
     written (a full disk, a closed pipe) the message is lost but never the exit status (a
     failed write raised, and a refused spec exited 1, the status of findings)."""
+    from ..plumbing.json_text import spelled  # a file name's stray byte: \xff, as in JSON
+
     with contextlib.suppress(OSError, ValueError):  # ValueError: the stream is closed
-        click.echo(text, file=stream, err=True)
+        click.echo(spelled(text), file=stream, err=True)
 
 
 def current_environment() -> Environment:

@@ -11,8 +11,9 @@ Rules (docs/robustness.md, "Writing files"):
 * Symbolic links are followed: the file the link points to is replaced and the
   link stays a link.
 * The folder must exist; shmem does not create folders for an output file.
-* Text is written as UTF-8; what cannot be encoded (file names that are not
-  UTF-8 reach us as lone surrogates) is written as a backslash escape.
+* Text is written as UTF-8; a file name's byte that is not UTF-8 (it reaches us as a lone
+  surrogate) is spelled ``\\xff`` as in every JSON output (``json_text.spelled``), in
+  text, GitHub annotations and JUnit alike; what else cannot be encoded is a backslash escape.
 
 Every failure is an :class:`OutputError` naming the file and the reason.
 """
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from .errors import ShmemError, shorten
+from .json_text import spelled
 
 #: What the operating system's terse error names mean, in words.
 _REASONS = {
@@ -64,18 +66,20 @@ def reason(exc: OSError) -> str:
 
 
 def encode(text: str) -> bytes:
-    """UTF-8 bytes of ``text``; unencodable characters become ``\\udcff``-style escapes."""
-    return text.encode("utf-8", errors="backslashreplace")
+    """UTF-8 bytes of ``text``; a file name's stray byte spelled ``\\xff`` (as JSON spells
+    it), any other unencodable character a backslash escape."""
+    return spelled(text).encode("utf-8", errors="backslashreplace")
 
 
 def display(path: str | os.PathLike[str]) -> str:
-    """A path as text that can always be printed (undecodable bytes escaped)."""
-    return os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
+    """A path as text that can always be printed (a stray byte spelled ``\\xff``)."""
+    return spelled(os.fspath(path)).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def printable(text: str, stream: IO[str]) -> str:
     """``text`` with whatever ``stream``'s encoding cannot hold written as backslash escapes."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
+    text = spelled(text)  # a file name's stray byte: \xff, as in the JSON outputs
     try:
         text.encode(encoding)
     except UnicodeEncodeError:
