@@ -2,6 +2,9 @@
 
 * A file name's byte that is not UTF-8 is spelled ``\\xff`` in every output, text, GitHub
   annotations, JUnit and standard error alike, as the JSON outputs spell it.
+* ``--arg NAME=zeros:...`` without an offset says the form to write and the size's bound,
+  and what is wrong with the size given; ``NAME+0=zeros:BYTES`` past the bound is refused at
+  its value, in the same words.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .hostile import shmem
+from .hostile import refused, shmem
 
+CUBIN3 = Path(__file__).resolve().parent / "data" / "hostile" / "hostile3.sm_90.cubin"
 ROOT = Path(__file__).resolve().parent.parent
 COLUMN = ROOT / "access_specs" / "column_read_32x32.yaml"
 #: a name with a byte that is no UTF-8 (0xff), as os.fsdecode gives it
@@ -50,3 +54,36 @@ def test_a_stray_byte_is_spelled_so_on_standard_error(tmp_path: Path) -> None:
     ran = shmem("analyze", os.fsdecode(b"nope\xfe"), cwd=tmp_path)
     assert ran.code == 2
     assert "shmem: error: no such file or directory: nope\\xfe" in ran.stderr, ran.stderr
+
+
+_FORM = (
+    "is not a number: a zero-filled buffer of BYTES is given at a byte offset of the parameter, "
+    "NAME+0=zeros:BYTES for a pointer, BYTES a count of bytes from 1 to 68,719,476,736 (64 GiB), "
+    "decimal or 0x..."
+)
+_SIZE = "zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB), decimal or 0x..."
+
+
+@pytest.mark.parametrize(
+    ("arg", "said"),
+    [
+        ("out=zeros:0", f"--arg 1 (out): 'zeros:0' {_FORM}, not '0'\n"),
+        ("out=zeros:64GiB", f"--arg 1 (out): 'zeros:64GiB' {_FORM}, not '64GiB'\n"),
+        ("out=zeros:4096", f"--arg 1 (out): 'zeros:4096' {_FORM}\n"),
+        ("out+0=zeros:0", f"--arg out+0: {_SIZE} (e.g. zeros:4096), got '0'\n"),
+        ("out+0=zeros:68719476737", f"--arg out+0: {_SIZE} (e.g. zeros:4096), got '68719476737'"),
+    ],
+)
+def test_zeros_says_its_form_and_its_bound(arg: str, said: str) -> None:
+    ran = shmem("trace", str(CUBIN3), "-k", "tma_2d", "--no-tables", "-b", "32", "-a", arg)
+    refused(ran, said)
+
+
+def test_zeros_at_the_bound_is_taken() -> None:
+    # 64 GiB exactly passes the launch's checks: the trace runs on to the kernel's own error
+    ran = shmem(
+        "trace", str(CUBIN3), "-k", "tma_2d", "--no-tables", "-b", "32",
+        "-a", "out+0=zeros:68719476736",
+    )  # fmt: skip
+    assert "error: the TMA load's shared destination at 0x480 is outside" in ran.text, ran.text
+    assert "zeros:BYTES" not in ran.text

@@ -270,11 +270,15 @@ BAD = {  # id: (--arg texts, what the error says)
     "same-bytes-by-name": (["0+8=1", "v+8=2"], "--arg 0+8 (bytes 8-11) and --arg v+8 (bytes"),
     "missing-file": (["0+0=@MISSING"], "--arg 0+0: cannot read"),
     "empty-file": (["0+0=@EMPTY"], "empty.bin holds no bytes"),
-    "zero-size": (["0+0=zeros:0"], "--arg 0+0: zeros:BYTES wants the buffer's size in bytes"),
+    "zero-size": (
+        ["0+0=zeros:0"],
+        "--arg 0+0: zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB)",
+    ),
     "too-much-memory": (
-        ["0+0=zeros:0x1000000001"],
-        # the field's buffer and out's zero-filled one of --buffer-size (8 MiB)
-        f"span {0x10_0000_0001 + (8 << 20):,} bytes of global memory; the most is 64 GiB",
+        ["0+0=zeros:0x1000000000"],
+        # the field's buffer (64 GiB, the most one may be) and out's zero-filled one of
+        # --buffer-size (8 MiB)
+        f"span {0x10_0000_0000 + (8 << 20):,} bytes of global memory; the most is 64 GiB",
     ),
     "whole-and-parts": (
         ["1=@D", "1+0=@D"],

@@ -15,8 +15,9 @@ import struct
 
 from ...hardware.arch import DEFAULT_ARCH, PROFILES
 from ...plumbing.errors import ShmemError, shorten
-from . import tensormap
+from . import tensormap, zeros
 from .c_types import BF16, FLOAT_VECTORS, FLOATING, INTEGRAL, scalar_of
+from .zeros import ZEROS
 
 #: the most threads a block may have: the default architecture profile's
 MAX_BLOCK_THREADS = PROFILES[DEFAULT_ARCH].max_threads
@@ -237,11 +238,8 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
             return struct.pack(_FLOAT_FORMAT[size], value_f)
         except (OverflowError, struct.error):
             raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
-    if t.startswith("zeros:"):  # said in the budget's error (a smaller ... zeros:BYTES)
-        raise LaunchError(
-            f"{where}: {shorten(t)!r} is not a number: a zero-filled buffer of BYTES is given "
-            "at a byte offset of the parameter, NAME+0=zeros:BYTES for a pointer"
-        )
+    if t.lower().startswith(ZEROS):  # said in the budget's error (a smaller ... zeros:BYTES)
+        raise LaunchError(f"{where}: {zeros.not_at_an_offset(t)}")
     floats = "" if INTEGRAL.get(ctype or "") == size else "floats: 1.5, 1e-3, inf; "
     raise LaunchError(
         f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; {floats}true, false)"
@@ -298,19 +296,16 @@ def value_bytes(
 
 # --- a launch value's form, whatever the kernel ---------------------------------------------
 
-#: the value text of a pointer to a zero-filled buffer: ``zeros:BYTES``
-ZEROS = "zeros:"
 #: the ``tensormap:...`` value of a ``CUtensorMap`` (cuda/launch/tensormap.py)
 TENSORMAP = tensormap.PREFIX
 #: bytes of a number given at an offset when ``:WIDTH`` is left out (an ``int``)
 DEFAULT_WIDTH = 4
 _OFFSET = re.compile(r"(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,9})\Z")  # ASCII, below 2^32
-_BYTES = re.compile(r"(0[xX][0-9a-fA-F]{1,16}|[0-9]{1,20})\Z")
 _WIDTHS = {"1": 1, "2": 2, "4": 4, "8": 8}
 
 
 def _whole(text: str) -> int:
-    """A count matched by :data:`_OFFSET` or :data:`_BYTES`: ``0x`` hexadecimal, else decimal
+    """A count matched by :data:`_OFFSET`: ``0x`` hexadecimal, else decimal
     (leading zeros too, as a launch's numbers: ``010`` is ten, not a Python error)."""
     return int(text[2:], 16) if text[:2].lower() == "0x" else int(text, 10)
 
@@ -327,14 +322,10 @@ def field_offset(text: str, where: str) -> int:
 
 
 def zeros_bytes(text: str, where: str) -> int:
-    """The BYTES of ``zeros:BYTES``: a positive size (the launch's total is bounded)."""
-    t = text.strip()
-    size = _whole(t) if _BYTES.match(t) else 0
-    if size <= 0:
-        raise LaunchError(
-            f"{where}: {ZEROS}BYTES wants the buffer's size in bytes, more than 0 (e.g. "
-            f"{ZEROS}4096), got {shorten(t)!r}"
-        )
+    """The BYTES of ``zeros:BYTES``: a size within :data:`.zeros.MAX_GLOBAL_BYTES`."""
+    size = zeros.size_of(text)
+    if size is None:
+        raise LaunchError(f"{where}: {zeros.size_error(text)}")
     return size
 
 

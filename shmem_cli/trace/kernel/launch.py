@@ -38,6 +38,7 @@ from ...cuda.launch.values import (
     check_dims,
     parse_dims,
 )
+from ...cuda.launch.zeros import MAX_GLOBAL_BYTES
 from ...hardware.arch import rules_for
 from ...plumbing.errors import ShmemError, brief_name, shorten
 from ...plumbing.frozen import frozen
@@ -65,9 +66,6 @@ __all__ = [
 ]
 
 DEFAULT_BUFFER_BYTES = 8 << 20  # each synthetic buffer: 8 MiB, zero-filled
-#: the global memory of a launch (every buffer and tensor map, reserved but only touched pages
-#: are real): 64 GiB of address space
-MAX_GLOBAL_BYTES = 64 << 30
 
 
 class BufferSink(Protocol):

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from ...cuda.launch import tensormap, values
 from ...cuda.launch.files import MAX_FILE_BYTES
 from ...cuda.launch.values import LaunchError
+from ...cuda.launch.zeros import ZEROS
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
 from .buffers import buffer_source, read_buffer
 from .param_block import Handover
 from .params import Param, resolve_key
 
-ZEROS = values.ZEROS
 POINTER_BYTES = 8
 
 
