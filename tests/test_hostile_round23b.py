@@ -5,6 +5,8 @@
 * ``--arg NAME=zeros:...`` without an offset says the form to write and the size's bound,
   and what is wrong with the size given; ``NAME+0=zeros:BYTES`` past the bound is refused at
   its value, in the same words.
+* ``sweep`` and ``verify`` confine a spec's kernel files with ``[tool.shmem] source-roots``,
+  as ``analyze`` and the lint do (they used the spec's own tree alone).
 """
 
 from __future__ import annotations
@@ -87,3 +89,49 @@ def test_zeros_at_the_bound_is_taken() -> None:
     )  # fmt: skip
     assert "error: the TMA load's shared destination at 0x480 is outside" in ran.text, ran.text
     assert "zeros:BYTES" not in ran.text
+
+
+KERNEL_UP = """name: t
+block: [32]
+kernel:
+  source: ../k.cu
+arrays:
+  a: {dtype: float, shape: [32]}
+accesses:
+  - array: a
+    index: [lane]
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("analyze", "src/k.yaml"),
+        ("sweep", "src/k.yaml", "--pad", "0,1"),
+        ("verify", "src/k.yaml", "--emit", "emitted"),
+        ("lint", "src/k.yaml", "--no-compile"),
+    ],
+)
+def test_every_command_confines_a_spec_s_files_with_the_configured_roots(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "src" / "k.yaml").write_text(KERNEL_UP)
+    (repo / "k.cu").write_text("__global__ void k() {}\n")
+    # the repository holds the kernel; the configured roots, narrower, do not
+    (repo / "pyproject.toml").write_text('[tool.shmem]\nsource-roots = ["src"]\n')
+    ran = shmem(*args, cwd=repo)
+    refused(
+        ran,
+        f"src/k.yaml:4:11: error: kernel.source ../k.cu is outside the kernel's source tree "
+        f"({repo / 'src'}); keep it inside, or name a wider folder in [tool.shmem] source-roots",
+        roots=[repo],  # its pyproject.toml is read
+    )
+    assert not (repo / "emitted").exists()
+    # roots that hold it take it
+    (repo / "pyproject.toml").write_text('[tool.shmem]\nsource-roots = ["."]\n')
+    ran = shmem(*args, cwd=repo)
+    assert "outside" not in ran.text, ran.text[-2000:]
+    assert ran.code == 0, ran.text[-2000:]

@@ -157,7 +157,9 @@ def analyze(
     if tables and no_tables:
         fail_usage("--tables and --no-tables exclude each other")
     max_rows = parse_rows(rows)
-    roots = functools.cache(_source_roots)  # [tool.shmem] read where a spec has a kernel
+    from .lint import source_roots
+
+    roots = functools.cache(source_roots)  # [tool.shmem] read where a spec has a kernel
     report = analyze_many(found, choice=parse_request(request), roots=roots)
     title = " ".join(["shmem analyze", *paths])
     sources = error_sources(*(f.error for f in report.files))
@@ -191,17 +193,6 @@ def analyze(
     if report.has_errors:
         _errors_to_stderr(env, report, sources, shown=fmt == "text" and output is None)
         raise SystemExit(ExitCode.USAGE)
-
-
-def _source_roots() -> tuple[str, ...]:
-    """[tool.shmem] source-roots of the nearest pyproject.toml, as the lint reads them: the
-    folders a spec's kernel files must lie in (empty: each spec's own tree); read when a spec
-    with a kernel first asks (a plain analyze imports no lint)."""
-    from pathlib import Path
-
-    from .lint import read_config
-
-    return read_config(None, False, Path.cwd()).source_roots
 
 
 def _errors_to_stderr(env: Environment, report: Report, sources: Sources, *, shown: bool) -> None:

@@ -60,6 +60,14 @@ def read_config(config_path: str | None, no_config: bool, cwd: Path) -> LintConf
         fail_input(err)
 
 
+def source_roots() -> tuple[str, ...]:
+    """[tool.shmem] source-roots of the nearest pyproject.toml, as the lint reads them: the
+    folders a spec's kernel files must lie in (empty: each spec's own tree), for ``analyze``,
+    ``sweep`` and ``verify`` alike; called where a spec with a kernel first asks (a plain
+    analyze imports no lint)."""
+    return read_config(None, False, Path.cwd()).source_roots
+
+
 def _render(report: CheckReport, fmt: str, fail_on: Severity, color: bool) -> str:
     if fmt == "json":
         from ..render.checks.lint_json import render_lint_json

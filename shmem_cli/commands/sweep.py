@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,7 @@ def sweep(
     from ..analysis.sweep import Axis, Plan, parse_axis, run_sweep
     from ..plumbing.errors import ShmemError, shorten
     from ..spec.compile import load_spec
+    from .lint import source_roots
 
     require_paths([spec])
     from ..plumbing.fsutil import check_outputs
@@ -170,7 +172,7 @@ def sweep(
             "nothing to sweep: give --pad, --swizzle and/or --param (see shmem sweep --help)"
         )
     try:
-        compiled = load_spec(spec)
+        compiled = load_spec(spec, roots=functools.cache(source_roots))  # the lint's [tool.shmem]
         plan = Plan.of(axes)
         plan.check(compiled)
         result = run_sweep(compiled, plan)

@@ -6,6 +6,7 @@ the SASS and CSV readers and the comparison live in :mod:`shmem_cli.verify`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -51,8 +52,10 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
     from ..plumbing.errors import ShmemError
     from ..spec.compile import load_spec
     from ..verify.codegen import plan_spec
+    from .lint import source_roots
 
     found = require_specs(paths, "verify")
+    roots = functools.cache(source_roots)  # [tool.shmem], read where a spec has a kernel
     targets: list[Target] = []
     errors: list[ShmemError] = []
     used: set[str] = set()
@@ -62,7 +65,7 @@ def _plan(paths: tuple[str, ...]) -> tuple[list[Target], list[ShmemError]]:
             errors.append(ShmemError(walk_error).located(str(f)))
             continue
         try:
-            targets += plan_spec(load_spec(f), used)
+            targets += plan_spec(load_spec(f, roots=roots), used)
         except ShmemError as exc:
             errors.append(exc.located(str(f)))
     return targets, errors
