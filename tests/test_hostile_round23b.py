@@ -7,17 +7,25 @@
   its value, in the same words.
 * ``sweep`` and ``verify`` confine a spec's kernel files with ``[tool.shmem] source-roots``,
   as ``analyze`` and the lint do (they used the spec's own tree alone).
+* A value given twice to a sweep (``--pad 1,1``, ``--define PAD=1,1``) is swept once.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from shmem_cli.analysis.sweep.options import parse_axis
+from shmem_cli.hardware.swizzle import parse_swizzle
+from shmem_cli.trace.fixes.compiled_sweep import Define, parse_define
+
 from .hostile import refused, shmem
+from .test_compiled_sweep import SGEMM, needs_nvcc
+from .test_trace_suggest import SGEMM_ARGS
 
 CUBIN3 = Path(__file__).resolve().parent / "data" / "hostile" / "hostile3.sm_90.cubin"
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,3 +143,35 @@ def test_every_command_confines_a_spec_s_files_with_the_configured_roots(
     ran = shmem(*args, cwd=repo)
     assert "outside" not in ran.text, ran.text[-2000:]
     assert ran.code == 0, ran.text[-2000:]
+
+
+def test_a_value_given_twice_to_a_sweep_is_swept_once_in_the_order_first_given() -> None:
+    assert parse_axis("pad", "1,1").values == (1,)
+    assert parse_axis("pad", "A=2,0,2,1,0").values == (2, 0, 1)
+    assert parse_axis("param", "N=+4,4,04").values == (4,)
+    assert parse_axis("swizzle", "none,128B,none,128B").values == (None, parse_swizzle("128B"))
+    assert parse_define("PAD=1,1") == Define("PAD", (1,))
+    assert parse_define("PAD=0..2").values == (0, 1, 2)
+
+
+def test_a_spec_sweep_of_a_value_given_twice_has_its_row_once(tmp_path: Path) -> None:
+    spec = ROOT / "access_specs" / "sweep_transpose_pad.yaml"
+    ran = shmem("sweep", str(spec), "--pad", "0,1,0,1", "--format", "json", cwd=tmp_path)
+    assert ran.code == 0, ran.text[-2000:]
+    doc = json.loads(ran.stdout)
+    assert [v["pad"] for v in doc["variants"]] == [0, 1]
+    assert doc["sweep"] == ["pad 0,1 (every array)"]
+
+
+@pytest.mark.slow  # one nvcc build
+@needs_nvcc
+def test_a_kernel_sweep_of_a_define_given_twice_traces_it_once(tmp_path: Path) -> None:
+    source = tmp_path / "warp_sgemm.cu"
+    shutil.copy(SGEMM, source)
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ("sweep", str(source), "--define", "PAD=4,4,4", "-b", "256", *SGEMM_ARGS)
+    ran = shmem(*args, "--format", "json", cwd=tmp_path, env=env, timeout=300)
+    assert ran.code == 0, ran.text[-2000:]
+    doc = json.loads(ran.stdout)
+    assert [v["defines"] for v in doc["variants"]] == [{"PAD": "4"}]
+    assert doc["best"]["defines"] == {"PAD": "4"}

@@ -29,8 +29,15 @@ _INT = r"[+-]?[0-9]{1,20}"  # ASCII digits, a 64-bit value at most
 _RANGE = re.compile(rf"^\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?\Z")
 
 
+def distinct(values: Sequence[Any]) -> tuple[Any, ...]:
+    """Each value once, in the order first given: a value given twice (``--pad 1,1``,
+    ``--define PAD=1,1``) is swept once, its row the same (for a kernel, one compile)."""
+    return tuple(dict.fromkeys(values))
+
+
 def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
-    """``a..b`` (inclusive), ``a..b:step``, ``a,b,c`` or ``a``. Raises ValueError."""
+    """``a..b`` (inclusive), ``a..b:step``, ``a,b,c`` or ``a`` (each distinct value once, in
+    the order given: :func:`distinct`). Raises ValueError."""
     m = _RANGE.match(text)
     if m:
         lo, hi = int(m.group(1)), int(m.group(2))
@@ -52,7 +59,7 @@ def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
                 f"{shorten(text)!r} is not a list of integers or a range (a..b, a..b:step, a,b,c)"
             )
         out.append(int(part))
-    return tuple(out)
+    return distinct(out)
 
 
 def split_swizzles(text: str) -> list[str]:
@@ -113,9 +120,11 @@ def parse_axis(kind: str, text: str) -> Axis:
     elif kind == "param":
         raise ValueError(f"--param expects NAME=RANGE, got {shorten(text)!r}")
     if kind == "swizzle":
-        values: tuple[Any, ...] = tuple(
-            SYNTH if p.strip().lower() == "synth" else parse_swizzle(p)
-            for p in split_swizzles(body)
+        values: tuple[Any, ...] = distinct(
+            [
+                SYNTH if p.strip().lower() == "synth" else parse_swizzle(p)
+                for p in split_swizzles(body)
+            ]
         )
     else:
         values = parse_values(body)
