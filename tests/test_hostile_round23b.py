@@ -175,3 +175,14 @@ def test_a_kernel_sweep_of_a_define_given_twice_traces_it_once(tmp_path: Path) -
     doc = json.loads(ran.stdout)
     assert [v["defines"] for v in doc["variants"]] == [{"PAD": "4"}]
     assert doc["best"]["defines"] == {"PAD": "4"}
+
+
+@pytest.mark.slow  # 20 s: the emitted program of 2 kernels
+def test_verify_s_manifest_names_a_non_utf8_spec_in_valid_json(tmp_path: Path) -> None:
+    (tmp_path / BAD).write_text(COLUMN.read_text())
+    ran = shmem("verify", BAD, "--emit", "e", cwd=tmp_path)
+    assert ran.code == 0, ran.text[-2000:]
+    text = (tmp_path / "e" / "manifest.json").read_text()
+    assert "\\ud" not in text  # a lone surrogate's escape, which strict parsers refuse
+    doc = json.loads(text)
+    assert {k["spec"] for k in doc["kernels"]} == {"bad\\xff.yaml"}

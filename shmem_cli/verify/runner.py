@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 from ..cuda.toolchain import COMPILE_SECONDS, TOOL_TIMEOUT, ToolError, run, tail, which
+from ..plumbing import json_text
 from ..plumbing.frozen import frozen
 from ..plumbing.fsutil import make_folder, write_atomic
 from . import ncu
@@ -169,7 +170,7 @@ def manifest(targets: list[Target], arch: str) -> str:
         }
         for t in targets
     ]
-    return json.dumps({"arch": arch, "kernels": rows}, indent=1) + "\n"
+    return json_text.dumps({"arch": arch, "kernels": rows}, indent=1) + "\n"  # \xff: a stray byte
 
 
 #: the files ``--emit DIR`` writes
