@@ -41,6 +41,13 @@ REFUSED = [
     ("n", "0x1" + "0" * 16, "does not fit in 8 byte(s)"),
     ("n", "9" * 65, "is too long to be a number"),
     ("in", "zeros:64", "write the key as in+0"),
+    (
+        "in",
+        "zeros:0",
+        "'zeros:0' is a pointer to a new zero-filled buffer, given at a byte offset of the "
+        "parameter: write the key as in+0; zeros:BYTES wants a count of bytes from 1 to "
+        "68,719,476,736 (64 GiB), decimal or 0x... (e.g. zeros:4096), got '0'",
+    ),
     ("in", " ", "the value is empty"),
     ("p+8", "zeros:-5", "zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB)"),
     ("p+8", "zeros:0", "zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB)"),

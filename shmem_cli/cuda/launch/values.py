@@ -390,11 +390,12 @@ def check_arg_form(key: str, value: str, where: str) -> None:
         else:
             field_number(v, where)
         return
-    if v.lower().startswith(ZEROS):
-        zeros_bytes(v[len(ZEROS) :], where)
+    if v.lower().startswith(ZEROS):  # the form first, and the size where it is wrong too
+        size = v[len(ZEROS) :]
+        wrong = "" if zeros.size_of(size) is not None else f"; {zeros.size_error(size)}"
         raise LaunchError(
             f"{where}: {shorten(v)!r} is a pointer to a new zero-filled buffer, given at a "
-            f"byte offset of the parameter: write the key as {shorten(key.strip())}+0"
+            f"byte offset of the parameter: write the key as {shorten(key.strip())}+0{wrong}"
         )
     for i, field in enumerate(v.split(",")):
         check_number(field, where if "," not in v else f"{where} field {i}")
