@@ -250,11 +250,11 @@ def test_a_compare_with_one_side_without_a_form_is_not_evaluated(
     # (int)(b * 0.5f) > b % 4 with the FMUL left out of the evaluated instructions (as before
     # it was one): the float side has no form; read as the first block's value it put blocks 4
     # and up (whose outcome differs) in block 0's class
-    from shmem_cli.trace.emulator.alike import forms, together
+    from shmem_cli.trace.emulator.alike import evaluated, forms
 
     without = forms.EVALUATED - {"FMUL"}
     monkeypatch.setattr(forms, "EVALUATED", without)
-    monkeypatch.setattr(together, "EVALUATED", without)
+    monkeypatch.setattr(evaluated, "EVALUATED", without)  # (looked_at's)
     traced_ = _same("cl_half", (12, 1, 1), ())
     cov = traced_.launch.coverage
     assert cov is not None and cov.mode == "whole" and cov.run == 12

@@ -81,3 +81,14 @@ def test_a_grid_of_classes_runs_straight_under_the_watch_with_the_same_report(
     fast, slow, calls = _both(CLASSES, kernel, 256, grid, args)
     assert _report(fast) == _report(slow)
     assert calls  # straight runs ran under the watch
+
+
+@needs_nvdisasm
+def test_a_spill_and_its_refill_in_a_straight_run_carry_the_form_as_when_stepped() -> None:
+    # tests/data/trace/spills: hundreds of STL and LDL of the first block run in straight
+    # runs under the watch, which looks at them by the rule a step uses
+    # (alike.evaluated.looked_at): the same report, the five classes of blocks found
+    spills = TRACE_DATA / "spills" / "spills.sm_90.cubin"
+    fast, slow, calls = _both(spills, "sp_rows", 128, (16, 1, 1), ("2=8", "3=8"))
+    assert _report(fast) == _report(slow)
+    assert calls and classes_of(fast.launch.coverage) == 5

@@ -143,7 +143,7 @@ class Program(list[Step]):
     values: list[bool]  # per instruction: decoded, and it computes values only (values_only)
     flow: Any = None  # taint_flow.ControlFlow, made when a decision first carries taint
     tables: Any = None  # scheduler.ProgramTables, made when a block first runs it
-    looked: Any = None  # whole.watched.looked_at, made when a watched block first runs it
+    looked: Any = None  # alike.evaluated.looked_at of each, made when a watched block runs
     whole: list[Any]  # per instruction: its whole step (whole.pick), or None
     chains: list[Any]  # per instruction: the chain of whole steps from it (whole.chains)
 

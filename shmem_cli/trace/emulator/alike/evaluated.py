@@ -63,6 +63,24 @@ def sources(ins: Instruction) -> list[Operand]:
     return ops[start:]
 
 
+def looked_at(ins: Instruction) -> list[tuple[str, int]] | None:
+    """The registers whose taint makes the proof look at what ``ins`` writes
+    (:meth:`.forms.Forms.before`): an empty list where it always looks (an ``S2R``; a spill or
+    a refill, which carries a form), None where it never does (an instruction it does not
+    evaluate); else the registers it reads, looked at where one carries taint (a value of
+    sources free of taint is the same in every block: no form is needed)."""
+    op = base_opcode(ins)
+    if op in ("S2R", "STL", "LDL"):
+        return []
+    if op not in EVALUATED and op not in ("VOTE", "VOTEU"):
+        return None
+    return [
+        (o.kind, o.index)
+        for o in sources(ins)
+        if isinstance(o, Reg) and not o.is_zero and not o.is_true
+    ]
+
+
 _WIDE = {"X", "64", "WIDE", "HI"}
 
 

@@ -29,11 +29,10 @@ from typing import Any
 import numpy as np
 
 from ....cuda.sass import Instruction
-from ....cuda.sass_operands import Reg
 from ....plumbing.frozen import frozen
 from ..state import Block, Idx
 from . import agree
-from .evaluated import EVALUATED, base_opcode, sources
+from .evaluated import base_opcode, looked_at
 from .forms import SPLIT, Pending
 from .held import tidy
 from .watch import Watch
@@ -81,7 +80,7 @@ class Watches:
             len(first.branches[m]) + bool(first.registers[m]) + bool(first.addresses[m])
             for m in range(n)
         ]
-        self.formed = [_formed(ins) for ins in self.instructions]
+        self.formed = [looked_at(ins) for ins in self.instructions]
         # what an instruction writes is the same vectors whichever CTA's forms evaluate it,
         # each CTA's constants taken after (:meth:`.forms.Forms.after`), but for a compare's
         # or a predicate combination's agreements, made against a CTA's own block
@@ -228,21 +227,6 @@ def _read_reps(pending: list[tuple[Watch, Any, Pending | None]]) -> None:
             one = pending[k][2]
             if one is not None:
                 one.reads = {row: (vals[:, j], ids[:, j]) for row, (vals, ids) in got.items()}
-
-
-def _formed(ins: Instruction) -> list[tuple[str, int]] | None:
-    """The registers whose taint makes :meth:`.forms.Forms.before` look at ``ins`` (an empty
-    list: always, an S2R; None: never)."""
-    op = base_opcode(ins)
-    if op in ("S2R", "STL", "LDL"):  # (a spill or a refill carries a form: .forms)
-        return []
-    if op not in EVALUATED and op not in ("VOTE", "VOTEU"):
-        return None
-    return [
-        (o.kind, o.index)
-        for o in sources(ins)
-        if isinstance(o, Reg) and not o.is_zero and not o.is_true
-    ]
 
 
 def _tainted(blk: Block, kind: str, index: int, at: Idx) -> bool:

@@ -8,10 +8,10 @@ the same taint, the same decisions), and each step run by its whole step where i
 blocks (FMUL: :data:`..alike.evaluated.EVALUATED`), whose look before it reads the registers
 the chain's earlier steps write: there the watch looks before every step and is told after
 every step, in order (nothing it keeps is read in between: its looks at FADD and FFMA read
-nothing). The watch's look before a step is skipped where it finds nothing to write
-(:func:`looked_at`): an instruction it does not evaluate, or one whose source registers are
-free of taint in every thread (no source depends on the block index: :meth:`.alike.forms.
-Forms.before` returns None, as :class:`..alike.together.Watches` skips it). An internal error
+nothing). The watch's look before a step is skipped where it finds nothing to write, by
+the rule :class:`..alike.together.Watches` skips it by (:func:`..alike.evaluated.looked_at`):
+an instruction it does not evaluate, or one whose source registers are free of taint in
+every thread (no source depends on the block index). An internal error
 of a step names its instruction (a chain's: its first), as :func:`..scheduler._run_straight`
 does; one of the watch's is its own, as in a step."""
 
@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ....cuda.sass_operands import Reg
-from ..alike.evaluated import EVALUATED, base_opcode, sources
+from ..alike.evaluated import EVALUATED, base_opcode, looked_at
 from ..state import Block, TraceError
 from ..trace_error import INTERNAL_ERRORS
 from .rows import EVERY, Rows
@@ -74,21 +73,9 @@ def run_watched(
         k += 1
 
 
-def looked_at(ins: Any) -> list[tuple[str, int]] | None:
-    """The registers whose taint makes the watch look at what ``ins`` will write (an empty
-    list: always, an S2R or a vote; None: never, an instruction it does not evaluate)."""
-    op = base_opcode(ins)
-    if op in ("S2R", "VOTE", "VOTEU", "STL", "LDL"):  # (a spill or a refill carries a form)
-        return []
-    if op not in EVALUATED:
-        return None
-    regs = [o for o in sources(ins) if isinstance(o, Reg) and not o.is_zero and not o.is_true]
-    return [(o.kind, o.index) for o in regs]
-
-
 def _before(watch: Watcher, k: int, blk: Block, looked: list[tuple[str, int]] | None) -> Any:
     """The watch's looks before step ``k`` (its operands, then what it will write, where
-    ``looked``, :func:`looked_at`'s, says it may write something)."""
+    ``looked``, :func:`..alike.evaluated.looked_at`'s, says it may write something)."""
     watch.operands(k, blk, EVERY)
     if looked is None or (looked and not any(_tainted(blk, kind, i) for kind, i in looked)):
         return None
