@@ -80,6 +80,5 @@ def collect_targets(
 def find_walk(paths: Iterable[str | Path], excludes: Sequence[Excludes] = ()) -> SpecFiles:
     """The walk of ``paths`` (:func:`~shmem_cli.spec.spec_files.find_specs`), never into a
     folder an exclude names."""
-    if not any(ex.patterns for ex in excludes):  # none to match: the walk still says them
-        return find_specs(paths, pruned=lambda _folder: False)
-    return find_specs(paths, pruned=lambda folder: any(ex.matches(folder) for ex in excludes))
+    active = [ex for ex in excludes if ex.patterns]  # (no folder resolved for none)
+    return find_specs(paths, pruned=lambda folder: any(ex.matches(folder) for ex in active))
