@@ -80,9 +80,7 @@ def _gmma(ins: Instruction, ctx: Context) -> Step:
         if b.warp_size != wgmma.WARP_LANES:
             raise unsupported(ins, f"wgmma's fragments of {wgmma.WARP_LANES}-lane warps")
         ids = b.ids(ix)
-        for sel in _warpgroups(b, ids):
-            if len(sel) != wgmma.GROUP_THREADS:
-                raise TraceError("wgmma executed by a partial warpgroup", ins)
+        for sel in _warpgroups(b, ids, ins):
             base = int(b.shared_base(int(sel[0])))
             addr_b, low, high, cores_b, text_b = read_by(ur64(b, sel, g.reg.index + 2), n, eb, tn_b)
             _check(b, low, high, ins)
@@ -129,9 +127,7 @@ def _empty(ins: Instruction, ctx: Context) -> Step:
     none = [0] * (wgmma.GROUP_THREADS // wgmma.WARP_LANES)
 
     def step(b: Block, ix: Idx) -> None:
-        for sel in _warpgroups(b, b.ids(ix)):
-            if len(sel) != wgmma.GROUP_THREADS:
-                raise TraceError("wgmma executed by a partial warpgroup", ins)
+        for sel in _warpgroups(b, b.ids(ix), ins):
             b.rec.record_cost(index, ins, kind, sel, none, b.warp_ids)
             b.rec.note(index, "the empty wgmma: no operand read, no wavefront")
 
@@ -142,14 +138,19 @@ def _empty(ins: Instruction, ctx: Context) -> Step:
 _KNOWN = 4096
 
 
-def _warpgroups(b: Block, ids: Any) -> list[Any]:
+def _warpgroups(b: Block, ids: Any, ins: Instruction) -> list[Any]:
     """The threads ``ids`` (sorted) by warpgroup (128 threads of one CTA: a CTA's threads
     start at a multiple of 32), in the warpgroups' order: runs of ``ids`` where their
-    warpgroups rise with them (a mask per warpgroup was quadratic in a batch's)."""
+    warpgroups rise with them (a mask per warpgroup was quadratic in a batch's). A warpgroup
+    not whole at ``ins`` is the trace's error."""
     groups = b.cta[ids] * b.stride + (ids % b.stride) // wgmma.GROUP_THREADS
     if len(groups) and not np.count_nonzero(groups[1:] < groups[:-1]):
-        return np.split(np.array(ids, dtype=np.intp), np.flatnonzero(np.diff(groups)) + 1)
-    return [np.asarray(ids[groups == g], dtype=np.intp) for g in np.unique(groups).tolist()]
+        out = np.split(np.array(ids, dtype=np.intp), np.flatnonzero(np.diff(groups)) + 1)
+    else:
+        out = [np.asarray(ids[groups == g], dtype=np.intp) for g in np.unique(groups).tolist()]
+    if any(len(sel) != wgmma.GROUP_THREADS for sel in out):
+        raise TraceError("wgmma executed by a partial warpgroup", ins)
+    return out
 
 
 def _check(b: Block, low: int, high: int, ins: Instruction) -> None:
