@@ -438,6 +438,7 @@ def test_an_error_in_a_typed_library_header_is_shown_with_the_kernels_line() -> 
     # folder): its words are not shown, the kernel's line still is
     hidden = compiler_messages(text, tree).splitlines()
     assert "no vectors" not in " ".join(hidden) and "(not shown" in hidden[0]
+    assert hidden[1] == "/proj/inc/load.h:12: note: instantiated from here (the kernel's own line)"
 
 
 # --- end to end -------------------------------------------------------------------------------

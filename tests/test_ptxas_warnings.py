@@ -1,12 +1,15 @@
 """ptxas's warnings and advisories of a ``.cu`` build that succeeded reach the report (a
 register spill, wgmma serialized): ``ptxas:`` lines in the text, ``compiler_warnings`` in the
 JSON, per kernel, each once; kept with a cached build; nvcc's own words (an architecture's
-deprecation) and ``-v``'s statistics never shown. The kernels are our own
-(tests/data/trace/ptxas_warnings/); the ptxas lines below are CUDA 13.0's for them."""
+deprecation) and ``-v``'s statistics never shown. Before them nvcc's front end's warnings,
+as nvcc wrote them, by the rule a failed build's messages follow. The kernels are our own
+(tests/data/trace/ptxas_warnings/); the ptxas and nvcc lines below are CUDA 13.0's for
+them."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,9 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from shmem_cli.cli import main
-from shmem_cli.cuda.build import ptxas_warnings
+from shmem_cli.cuda.build import build_warnings
 from shmem_cli.cuda.build_cache import Cached, lookup, open_cache, store
-from shmem_cli.cuda.nvcc_messages import MAX_KERNEL_WARNINGS, kernel_warnings
+from shmem_cli.cuda.nvcc_messages import MAX_KERNEL_WARNINGS, kernel_warnings, source_warnings
+from shmem_cli.cuda.sources import SourceTree
 
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
 
@@ -50,7 +54,93 @@ NOISE = [  # nvcc's own and -Xptxas -v's: never shown
 
 def test_only_ptxas_warnings_and_coded_advisories_are_kept() -> None:
     said = "\n".join([NOISE[0], SPILL, *NOISE[1:], *SERIALIZED, SPILL]) + "\n"
-    assert ptxas_warnings(said) == (SPILL, *SERIALIZED)  # each once, in ptxas's order
+    assert build_warnings(said) == (SPILL, *SERIALIZED)  # each once, in ptxas's order
+
+
+# what CUDA 13.0's nvcc writes building front_end.cu (copied to /proj/src, its library to
+# /proj/lib) with -I/proj/lib, source lines quoted and all
+FRONT_END = """\
+/proj/src/front_end.cu:6:2: warning: #warning "tile size not tuned" [-Wcpp]
+    6 | #warning "tile size not tuned"
+      |  ^~~~~~~
+/proj/src/front_end.cu(16): warning #69-D: integer conversion resulted in truncation
+      char c = 1000;
+               ^
+
+Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"
+
+/proj/src/front_end.cu(17): warning #20058-D: the #pragma unroll must precede a loop
+  #pragma unroll
+          ^
+
+/proj/src/front_end.cu(19): warning #1444-D: function "old_twice" was declared deprecated \
+("use twice")
+      out[k] = old_twice(out[k]) + scaled(n);
+               ^
+/proj/src/front_end.cu(8): note #3287-D: because of a "deprecated" attribute
+  __attribute__((device)) __attribute__((deprecated("use twice"))) float old_twice(float x) \
+{ return x * 2; }
+                                         ^
+
+/proj/src/front_end.cu(11): warning #177-D: variable "unused_tile" was declared but never \
+referenced
+      __attribute__((shared)) float unused_tile[32];
+                                    ^
+
+/proj/src/front_end.cu(12): warning #177-D: variable "unused_local" was declared but never \
+referenced
+      int unused_local = 3;
+          ^
+
+/proj/lib/scale.h(4): warning #69-D: integer conversion resulted in truncation
+      T big = 5000000000;
+              ^
+          detected during instantiation of "T scaled(T) [with T=int]" at line 19 of \
+/proj/src/front_end.cu
+
+"""
+#: what the report says of it, the sources under /proj/src and the library typed
+FRONT_END_SHOWN = [
+    '/proj/src/front_end.cu:6:2: warning: #warning "tile size not tuned" [-Wcpp]',
+    "/proj/src/front_end.cu(16): warning #69-D: integer conversion resulted in truncation",
+    "/proj/src/front_end.cu(17): warning #20058-D: the #pragma unroll must precede a loop",
+    '/proj/src/front_end.cu(19): warning #1444-D: function "old_twice" was declared '
+    'deprecated ("use twice")',
+    '/proj/src/front_end.cu(8): note #3287-D: because of a "deprecated" attribute',
+    '/proj/src/front_end.cu(11): warning #177-D: variable "unused_tile" was declared but '
+    "never referenced",
+    '/proj/src/front_end.cu(12): warning #177-D: variable "unused_local" was declared but '
+    "never referenced",
+    "/proj/lib/scale.h(4): warning #69-D: integer conversion resulted in truncation",
+    "/proj/src/front_end.cu:19: note: instantiated from here (the kernel's own line)",
+]
+
+
+def test_front_end_warnings_are_shown_as_nvcc_wrote_them() -> None:
+    said = build_warnings(SPILL + "\n" + FRONT_END + SPILL + "\n")
+    assert said[0] == SPILL and said.count(SPILL) == 1  # ptxas's first, each once
+    front = said[1:]
+    assert "Remark" not in " ".join(front) and not any("^" in line for line in front)
+    assert not any("char c = 1000" in line for line in front)  # no source line quoted
+    tree = SourceTree((Path("/proj/src"),))
+    assert source_warnings(said, tree, ("/proj/lib",)) == tuple(FRONT_END_SHOWN)
+    # the library not typed (an include root, or any folder): its place, not its words
+    hidden = source_warnings(said, tree)
+    assert hidden[:7] == tuple(FRONT_END_SHOWN[:7])
+    assert hidden[7] == (
+        "/proj/lib/scale.h(4): warning #69-D (not shown: the file is outside the kernel's "
+        "source tree)"
+    )
+    assert "5000000000" not in " ".join(hidden) and hidden[8] == FRONT_END_SHOWN[8]
+    # nvcc repeats a warning (a header's, per compile pass): once; many: 15 lines at most
+    assert source_warnings(build_warnings(FRONT_END * 2), tree, ("/proj/lib",)) == tuple(
+        FRONT_END_SHOWN
+    )
+    many = "".join(f"/proj/src/k.cu({n}): warning #177-D: variable unused\n" for n in range(40))
+    cut = source_warnings(build_warnings(many), tree)
+    assert len(cut) == 15 and cut[-1] == "... and 26 more lines (warnings)"
+    # nvcc's own words about the build and ptxas's statistics are none of them
+    assert source_warnings(build_warnings("\n".join(NOISE)), tree) == ()
 
 
 def test_each_kernel_gets_its_own_each_distinct_one_once() -> None:
@@ -158,3 +248,31 @@ def test_a_compiled_sweep_says_each_warning_once(tmp_path: Path) -> None:
     assert len(said) == 2 and said[0] == said[1] and len(said[0]) == 1
     assert said[0][0].startswith("ptxas: Registers are spilled to local memory, ")
     assert _shmem(*words).count(said[0][0] + "\n") == 1  # both variants': said once
+
+
+@pytest.mark.slow
+@needs_nvcc
+@needs_nvdisasm
+def test_front_end_warnings_reach_the_report_once(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    source = tmp_path / "src" / "front_end.cu"
+    shutil.copy(KERNELS / "front_end.cu", source)
+    shutil.copytree(KERNELS / "lib", tmp_path / "lib")
+    root = os.path.realpath(tmp_path)
+    shown = [line.replace("/proj", root) for line in FRONT_END_SHOWN]
+    words = [
+        "trace", str(source), "-b", "64", "--arg", "n=2", f"--nvcc-arg=-I{tmp_path / 'lib'}",
+        "--build-cache", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    fresh = _kernels(_shmem(*words, "--format", "json"))["_Z6warnedPfi"]
+    assert fresh["build_cached"] is False and fresh["compiler_warnings"] == shown
+    text = _shmem(*words, "--no-tables")  # from the cache now: the same, each once
+    assert "build: cached" in text and all(text.count(line + "\n") == 1 for line in shown)
+    assert "Traceback" not in text and "^" not in text and "char c = 1000" not in text
+    cached = _kernels(_shmem(*words, "--format", "json"))["_Z6warnedPfi"]
+    assert cached["build_cached"] is True and cached["compiler_warnings"] == shown
+    sweep = [str(source), "--define", "UNUSED=0,1", *words[2:7]]
+    doc = json.loads(_shmem("sweep", *sweep, "-f", "json"))
+    assert [v["compiler_warnings"] for v in doc["variants"]] == [shown, shown]
+    said = _shmem("sweep", *sweep)
+    assert all(said.count(line + "\n") == 1 for line in shown)  # both variants': said once

@@ -76,6 +76,14 @@ PTXAS_SAID = re.compile(
     r"ptxas(?:\s+\S+?, line \d+;)? *(?:warning *: *|info *: *(?=\(C\d+\)))(?P<msg>.*)"
 )
 MAX_WARNINGS, MAX_WARNING_CHARS = 200, 2000  # lines of ptxas kept, and characters of each
+#: a diagnostic of nvcc's front end (``k.cu(3): warning #177-D: ...``) or of the host
+#: compiler's preprocessor (``k.cu:1:2: warning: #warning ...``), located
+DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^\s(][^()]*?)(?:\((?P<line>\d+)\)|:(?P<l2>\d+):(?P<col>\d+)):\s+"
+    r"(?P<msg>(?:catastrophic error|fatal error|error|warning|remark|note)\b.*)$"
+)
+#: where nvcc says a template was instantiated, after a diagnostic in its header
+INSTANTIATED = re.compile(r"\bat line (\d{1,9}) of (\S.{0,4095})$")
 
 
 @frozen
@@ -274,15 +282,32 @@ def _compile(
         raise
     files = read_files(folder, _base(source))
     _check(files, source, allowed)
-    return Build(cubin, arch, None, tuple(files), warnings=ptxas_warnings("".join(said)))
+    return Build(cubin, arch, None, tuple(files), warnings=build_warnings("".join(said)))
 
 
-def ptxas_warnings(text: str) -> tuple[str, ...]:
-    """The lines of nvcc's messages ``text`` that :data:`PTXAS_SAID` keeps, each once, at
-    most :data:`MAX_WARNINGS` of :data:`MAX_WARNING_CHARS` characters."""
-    lines = (ln.strip()[:MAX_WARNING_CHARS] for ln in text.splitlines())
-    kept = dict.fromkeys(ln for ln in lines if PTXAS_SAID.match(ln))
-    return tuple(kept)[:MAX_WARNINGS]
+def build_warnings(text: str) -> tuple[str, ...]:
+    """The lines of nvcc's messages ``text`` (of a build that succeeded) that a report may
+    show, at most :data:`MAX_WARNINGS` of each kind, of :data:`MAX_WARNING_CHARS` characters:
+    those :data:`PTXAS_SAID` keeps, each once; then, in nvcc's order, the front end's
+    warnings (:data:`DIAGNOSTIC`) and what nvcc says after each up to the next diagnostic
+    that is not a note: its notes (``note #3287-D: because of a "deprecated" attribute``) and
+    where a template was instantiated (:data:`INSTANTIATED`); not the source lines it quotes,
+    nor its ``Remark:`` on suppressing them."""
+    ptxas: dict[str, None] = {}
+    front: list[str] = []
+    after = False  # in what nvcc says after a warning
+    for raw in text.splitlines():
+        line = raw.strip()[:MAX_WARNING_CHARS]
+        if PTXAS_SAID.match(line):
+            ptxas.setdefault(line)
+            continue
+        m = DIAGNOSTIC.match(line)
+        if m is not None:
+            msg = m.group("msg")
+            after = msg.startswith("warning") or (after and msg.startswith("note"))
+        if after and (m is not None or INSTANTIATED.search(line)):
+            front.append(line)
+    return (*tuple(ptxas)[:MAX_WARNINGS], *front[:MAX_WARNINGS])
 
 
 def _base(source: Path) -> Path:

@@ -58,8 +58,9 @@ from . import sources, toolchain
 
 #: of the key's record and of the manifest (2: the sm_90a choice also on a printed error; 3: not
 #: where the sm_90 build runs the same sm_90a-only opcodes; 4: no sm_90a build where no file
-#: read names an sm_90a-only macro, its files then not recorded)
-FORMAT = 4
+#: read names an sm_90a-only macro, its files then not recorded; 5: the warnings kept hold
+#: nvcc's front end's too)
+FORMAT = 5
 MAX_ENTRIES = 64
 MAX_BYTES = 1 << 30
 MAX_HASHED_BYTES = 512 << 20  # the files one build read, hashed to store or check it
@@ -99,7 +100,7 @@ class Cached:
     note: str | None
     files: tuple[str, ...]
     sass: str
-    warnings: tuple[str, ...] = ()  # ptxas's (build.ptxas_warnings), shown from a hit too
+    warnings: tuple[str, ...] = ()  # nvcc's (build.build_warnings), shown from a hit too
 
 
 def folder_problem(path: str | os.PathLike[str]) -> str | None:

@@ -1,9 +1,10 @@
-"""What of nvcc's messages a failed kernel build shows: the diagnostics located in the
-kernel's own source tree, the CUDA toolkit's headers or a library's folder the user typed
+"""What of nvcc's messages a kernel build shows. A failed build: the diagnostics located in
+the kernel's own source tree, the CUDA toolkit's headers or a library's folder the user typed
 (``--nvcc-arg=-I$CUTLASS/include``), never a line of any other file, at most
 :data:`MAX_MESSAGES` of them. A diagnostic in a header says where the kernel's own code
 instantiated it (nvcc's ``detected during: ... at line 58 of k.cu``: the innermost such line
-in the tree)."""
+in the tree). A build that succeeded: its front end's warnings by that very rule
+(:func:`source_warnings`), then what ptxas said of the kernel (:func:`kernel_warnings`)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,11 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from ..plumbing.errors import shorten
-from .build import PTXAS_SAID, within
+from .build import DIAGNOSTIC, INSTANTIATED, PTXAS_SAID, within
 from .sources import SourceTree
 
 # --- what of the compiler's messages is shown ------------------------------------------------
 
-_DIAGNOSTIC = re.compile(
-    r"^(?P<file>[^\s(][^()]*?)(?:\((?P<line>\d+)\)|:(?P<l2>\d+):(?P<col>\d+)):\s+"
-    r"(?P<msg>(?:catastrophic error|fatal error|error|warning|remark|note)\b.*)$"
-)
 # ptxas names the PTX it assembles, a temporary file: "ptxas /tmp/tmpxft_.._k.ptx, line 26;
 # error   : Instruction 'wgmma.fence' not supported on .target 'sm_90'"
 _PTXAS = re.compile(r"^ptxas\s+\S+?, line (\d+); (error|warning)\s*:\s*(.*)$")
@@ -40,7 +37,6 @@ _NO_HEADER = re.compile(
 )
 
 
-_INSTANTIATED = re.compile(r"\bat line (\d{1,9}) of (\S.{0,4095})$")
 MAX_NOTE_LINES = 200  # lines after a diagnostic read for where the kernel instantiated it
 
 
@@ -61,26 +57,23 @@ def compiler_messages(
     )
     for k, raw in enumerate(lines):
         line = raw.rstrip()
-        m = _DIAGNOSTIC.match(line)
+        m = DIAGNOSTIC.match(line)
         if m is not None:
             file = m.group("file")
             own = inside(file)
             error = _ERROR.match(m.group("msg")) is not None
             if own or shown(file):
                 group = [shorten(line, 300)]
-                where = (
-                    None if own else _instantiated_at(lines[k + 1 : k + 1 + MAX_NOTE_LINES], inside)
-                )
-                if where is not None:
-                    group.append(f"{where}: note: instantiated from here (the kernel's own line)")
-                said.append((error, group))
-            else:
-                where = m.group("line") or m.group("l2")
-                hidden = (
-                    f"{shorten(file, 200)}({where}): {m.group('msg').split(':')[0]} "
+            else:  # its place, not its words
+                at = m.group("line") or m.group("l2")
+                group = [
+                    f"{shorten(file, 200)}({at}): {m.group('msg').split(':')[0]} "
                     "(not shown: the file is outside the kernel's source tree)"
-                )
-                said.append((error, [hidden]))
+                ]
+            where = None if own else _instantiated_at(lines[k + 1 : k + 1 + MAX_NOTE_LINES], inside)
+            if where is not None:  # the kernel's own line, shown wherever the header lies
+                group.append(f"{where}: note: instantiated from here (the kernel's own line)")
+            said.append((error, group))
         elif (p := _PTXAS.match(line)) is not None:
             ptxas = f"ptxas {p.group(2)}: {p.group(3)} (line {p.group(1)} of the PTX)"
             said.append((p.group(2) == "error", [shorten(ptxas, 300)]))
@@ -146,9 +139,9 @@ def _instantiated_at(after: Sequence[str], inside: Callable[[str], bool]) -> str
     at most :data:`MAX_NOTE_LINES`, a slice, never the rest of the output per diagnostic)."""
     for raw in after:
         line = raw.strip()
-        if _DIAGNOSTIC.match(line) or _SUMMARY.match(line):
+        if DIAGNOSTIC.match(line) or _SUMMARY.match(line):
             return None
-        m = _INSTANTIATED.search(line)
+        m = INSTANTIATED.search(line)
         if m is not None and inside(m.group(2)):
             return f"{shorten(m.group(2), 200)}:{m.group(1)}"
     return None
@@ -156,6 +149,22 @@ def _instantiated_at(after: Sequence[str], inside: Callable[[str], bool]) -> str
 
 def _library(header: str) -> bool:
     return header.startswith(("cute/", "cutlass/"))
+
+
+# --- what nvcc said of a build that succeeded ---------------------------------------------------
+
+
+def source_warnings(
+    said: Sequence[str], tree: SourceTree, libraries: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """The warnings of nvcc's front end among a build's lines ``said``
+    (:func:`.build.build_warnings`: those that are not ptxas's), as a failed build shows its
+    messages (:func:`compiler_messages`: each once, as nvcc wrote it, ``k.cu(3): warning
+    #177-D: variable "t" was declared but never referenced``; one in a file outside the tree,
+    the toolkit's and the typed ``libraries`` keeps its place, not its words; at most
+    :data:`MAX_MESSAGES` lines); the same for every kernel of the build."""
+    front = [line for line in said if not PTXAS_SAID.match(line)]
+    return tuple(compiler_messages("\n".join(front), tree, libraries).splitlines())
 
 
 # --- what ptxas said of a build that succeeded, per kernel ------------------------------------

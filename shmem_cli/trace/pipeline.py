@@ -35,7 +35,7 @@ from typing import TypeVar
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
 from ..cuda.cu_inputs import include_folders
-from ..cuda.nvcc_messages import compiler_messages, kernel_warnings
+from ..cuda.nvcc_messages import compiler_messages, kernel_warnings, source_warnings
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
@@ -88,7 +88,7 @@ class LoadedKernel:
     constants: Constants = field(default_factory=Constants)  # the cubin's __constant__ banks
     note: str | None = None  # why a .cu was built for its target (sm_90a), when shmem chose
     cached: str | None = None  # the build cache folder a .cu's cubin came from
-    warnings: tuple[str, ...] = ()  # ptxas's about the kernel, of a .cu's build (in words)
+    warnings: tuple[str, ...] = ()  # nvcc's front end's and ptxas's about it, of a .cu's build
     #: the launch, planned from the request that loaded it (a Triton entry's: before the SASS)
     plan: LaunchPlan | None = None
     #: the library folders of the build (include roots, a .cu's typed -I in every spelling):
@@ -113,7 +113,8 @@ class _Cubins:
     libraries: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     cached: str | None = None
-    warnings: tuple[str, ...] = ()  # ptxas's, of the whole build (cuda.build.ptxas_warnings)
+    warnings: tuple[str, ...] = ()  # ptxas's, of the whole build (cuda.build.build_warnings)
+    front: tuple[str, ...] = ()  # nvcc's front end's warnings, as shown (source_warnings)
 
 
 def _cubins(request: TraceRequest, folder: Path) -> _Cubins:
@@ -175,8 +176,9 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     info = read_cubin(build.cubin)
     b, libraries = build, inputs.libraries
+    front = source_warnings(b.warnings, tree, inputs.typed)  # the same for every kernel
     return _Cubins(
-        [info], [path], info.arch, b.note, b.sass, libraries, b.files, b.cached, b.warnings
+        [info], [path], info.arch, b.note, b.sass, libraries, b.files, b.cached, b.warnings, front
     )
 
 
@@ -301,7 +303,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     constants = dataclasses.replace(constants, types=declared_types(texts))
     note, libraries, cached = built.note, built.libraries, built.cached
     others = [k.mangled for info in built.infos for k in info.kernels]  # a warning names one
-    warnings = kernel_warnings(built.warnings, kernel.mangled, others)
+    warnings = (*built.front, *kernel_warnings(built.warnings, kernel.mangled, others))
     return LoadedKernel(
         kernel, chosen, params, disassembly, arch, constants=constants, note=note,
         libraries=libraries, cached=cached, callers=callers, warnings=warnings,

@@ -38,7 +38,7 @@ from ...analysis.sweep.report import RANKS, RankedVariant, sweep_json
 from ...cuda import toolchain
 from ...cuda.build import Build, compile_checked
 from ...cuda.cu_inputs import CuInputs
-from ...cuda.nvcc_messages import compiler_messages, kernel_warnings
+from ...cuda.nvcc_messages import compiler_messages, kernel_warnings, source_warnings
 from ...cuda.sources import SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
@@ -408,9 +408,10 @@ def run_compiled_sweep(
                     exc.path = str(source)
                 variants.append(Variant(index, defines, error=exc.located(str(source))))
                 continue
-            if made.warnings:  # ptxas's of this variant's build, about the kernel
+            if made.warnings:  # nvcc's of this variant's build, ptxas's about the kernel
                 others = [k.mangled for k in read_cubin(cubin).kernels]
-                said = kernel_warnings(made.warnings, kernel.mangled, others)
+                front = source_warnings(made.warnings, tree, inputs.typed)
+                said = (*front, *kernel_warnings(made.warnings, kernel.mangled, others))
                 kernel = dataclasses.replace(kernel, compiler_warnings=said)
             variants.append(Variant(index, defines, kernel=kernel))
     first = next((v for v in variants if v.valid), None)
