@@ -1,4 +1,4 @@
-"""The cache layouts of the Triton versions PyTorch releases pin (3.2 to 3.6) and the newest
+"""The cache layouts of the Triton versions PyTorch releases pin (3.0 to 3.6) and the newest
 (3.9): three of the project's kernels compiled ahead of time with each
 (tests/data/triton/versions/build.py), traced from their entries as a user's."""
 
@@ -39,16 +39,17 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_the_versions_are_those_pytorch_pins_and_the_newest() -> None:
-    assert VERSIONS == ["3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.9.0"]
+    assert VERSIONS == ["3.0.0", "3.1.0", "3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.9.0"]
 
 
-# the oldest and the newest version's entries in `make test`; those in between slow
+# the oldest, 3.2 (the oldest PyTorch 2.6 on pin) and the newest version's entries in `make
+# test`; those in between slow
+FAST = (VERSIONS[0], "3.2.0", VERSIONS[-1])
+
+
 @pytest.mark.parametrize(
     ("version", "entry"),
-    [
-        pytest.param(v, e, marks=() if v in (VERSIONS[0], VERSIONS[-1]) else pytest.mark.slow)
-        for v, e in CASES
-    ],
+    [pytest.param(v, e, marks=() if v in FAST else pytest.mark.slow) for v, e in CASES],
     ids=[f"{v}-{e['id']}" for v, e in CASES],
 )
 def test_each_versions_entry_traces_with_only_the_grid_and_named_scalars(
@@ -61,8 +62,8 @@ def test_each_versions_entry_traces_with_only_the_grid_and_named_scalars(
     ).kernels[0]
     names = [label.split("(", 1)[1].rstrip(")") for label, _ in kernel.launch.arguments]
     own = [n for n in names if n not in ("global_scratch", "profile_scratch")]
-    # Triton's own pointers: none in 3.2, the global scratch from 3.3, the profile one from 3.5
-    hidden = {"3.2.0": 0, "3.3.1": 1, "3.4.0": 1}.get(version, 2)
+    # Triton's own pointers: none to 3.2, the global scratch from 3.3, the profile one from 3.5
+    hidden = {"3.0.0": 0, "3.1.0": 0, "3.2.0": 0, "3.3.1": 1, "3.4.0": 1}.get(version, 2)
     assert len(names) - len(own) == hidden
     assert own == PARAMS[entry["id"]]
     assert kernel.launch.block == (32 * L["num_warps"], 1, 1)
@@ -84,9 +85,9 @@ def test_each_versions_layout(version: str) -> None:
         # every version keeps the cubin, metadata, TTGIR and PTX, and a group file listing them
         assert {f"{name}.cubin", f"{name}.json", f"{name}.ttgir", f"{name}.ptx"} <= set(e["files"])
         assert f"__grp__{name}.json" in e["files"]
-        # folder names: the hash in URL-safe base64 in 3.2, base32 from 3.3 on
-        alphabet = r"[A-Za-z0-9_-]{43}" if version == "3.2.0" else r"[A-Z2-7]{52}"
-        assert re.fullmatch(alphabet, folder), folder
+        # folder names: the hash in hex in 3.0 and 3.1, URL-safe base64 in 3.2, base32 from 3.3
+        alphabet = {"3.0.0": "[0-9a-f]{64}", "3.1.0": "[0-9a-f]{64}", "3.2.0": r"[A-Za-z0-9_-]{43}"}
+        assert re.fullmatch(alphabet.get(version, r"[A-Z2-7]{52}"), folder), folder
         keys = set(e["metadata_keys"])
         assert {"name", "num_warps", "shared", "target", "hash"} <= keys
         assert ("global_scratch_size" in keys) == (version >= "3.3")

@@ -52,11 +52,11 @@ from .result import FileTrace
 from .trace_request import BlockRequired, TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
 from .triton.cache import TritonEntry, is_triton_input
-from .triton.callsites import place, triton_source_file
+from .triton.callsites import calls, place, triton_source_file
 from .triton.launch import check_entry_block, named_by_call, triton_launch, triton_params
 from .triton.metadata import TritonError, field_error
 from .triton.roots import open_entry
-from .user_lines import placed_lines
+from .user_lines import named_calls, placed_lines
 
 _T = TypeVar("_T")
 
@@ -333,6 +333,8 @@ def trace_loaded(
                 i.pc: i.name for i in function.instructions if op_of_opcode(i.opcode) is not None
             }
             lines = place(lines, loaded.triton.callers, shared)
+            bars = {i.pc for i in function.instructions if i.opcode == "BAR"}
+            named_calls(function, calls(lines, loaded.triton.helper_calls, shared, bars))
         traced = trace_kernel(
             function,
             loaded.kernel,

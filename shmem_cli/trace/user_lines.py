@@ -23,7 +23,7 @@ from ..cuda.sass import TOOLKIT_HEADER, Function, Instruction, source_lines
 from ..cuda.sources import SourceTree
 from .kernel.line_table import LineRows
 
-__all__ = ["COMPILED", "compiled_files", "placed_lines", "user_files"]
+__all__ = ["COMPILED", "compiled_files", "named_calls", "placed_lines", "user_files"]
 
 #: the suffixes of a translation unit's source (nvcc compiles each; headers are included)
 COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c")
@@ -130,3 +130,16 @@ def _with_caller(
     if not siblings and caller is None:
         return ins
     return dataclasses.replace(ins, siblings=siblings, caller=caller)
+
+
+def named_calls(function: Function, calls: dict[int, Location]) -> None:
+    """Name the call (pc -> the user's line) of each instruction of ``function`` whose line
+    table named none: a Triton 3.0-3.6 helper's, whose calls only the TTGIR records
+    (:func:`.triton.callsites.calls`); an instruction the table named a call or siblings for
+    keeps them."""
+    function.instructions = [
+        dataclasses.replace(i, caller=calls[i.pc])
+        if i.pc in calls and i.caller is None and not i.siblings
+        else i
+        for i in function.instructions
+    ]

@@ -206,8 +206,8 @@ class Block:
         self.byte_clean: dict[tuple[str, int], U8] = {}  # by register: :mod:`.ops.byte_taint`
         size = launch.shared_base + launch.static_smem + launch.dynamic_smem
         self.smem_size = size  # the shared window of one CTA
-        # where CTA c's window starts in smem: c * smem_stride (aligned for wide accesses)
-        self.smem_stride = -(-size // 1024) * 1024 if nb > 1 else size
+        # CTA c's window starts at c * smem_stride, 1 KiB-aligned (one CTA's: 16 B, word views)
+        self.smem_stride = -(-size // 1024) * 1024 if nb > 1 else -(-size // 16) * 16
         self.smem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)
         self._smem_base: I64 | None = None  # where each thread's window starts (shared_base)
         self.tsmem: U8 = np.zeros(nb * self.smem_stride, dtype=np.uint8)

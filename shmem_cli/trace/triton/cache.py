@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ...plumbing.bounded_read import read_bounded
 from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
-from .callsites import Location, is_library, library_callers
+from .callsites import Location, is_library, read_callsites
 from .metadata import TritonError, read_metadata
 from .ttgir import (
     DESC_TYPE,
@@ -93,6 +93,9 @@ class TritonEntry:
     #: an older entry's Python file, as its TTGIR names it, where its ``def`` was not read
     #: (outside the source tree, or not there): the error names it
     unread_def: str = ""
+    #: a line of the user's ``@triton.jit`` helper -> the kernel's lines that call it, one a
+    #: call in program order, where two or more do (:func:`.callsites.calls` names them)
+    helper_calls: Mapping[Location, tuple[Location, ...]] = field(default_factory=dict)
 
     @property
     def num_warps(self) -> int:
@@ -305,7 +308,9 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     by_def = named(names, params) if names is not None else None
     more = names if names is not None and by_def is None else ()  # some compiled in: the call says
     params = by_def or params
-    callers = library_callers(text, is_library)
+    callers, helpers = read_callsites(text, is_library)
     unread = (def_file(text) or "") if names is None and unnamed(p.name for p in params) else ""
     shapes = tensor_shapes(text)
-    return TritonEntry(folder, name, cubin, meta, params, shapes, callers, more, (), unread)
+    return TritonEntry(
+        folder, name, cubin, meta, params, shapes, callers, more, (), unread, helper_calls=helpers
+    )

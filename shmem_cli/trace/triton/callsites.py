@@ -2,8 +2,10 @@
 
 A Triton cubin's line table places the shared-memory traffic of ``tl.max`` and ``tl.sum`` at
 their lines in ``triton/language/standard.py`` (an Inductor kernel's Welford reduction at
-``torch/_inductor/runtime/triton_helpers.py``), with no inlining chain (Triton 3.2-3.6): the
-kernel's line that called them is known only to the TTGIR, whose location aliases say it::
+``torch/_inductor/runtime/triton_helpers.py``), with no inlining chain (Triton 3.0-3.6, whose
+PTX has no ``.loc ... inlined_at``): the kernel's line that called them, and the line that
+called a ``@triton.jit`` helper of the user's, are known only to the TTGIR, whose location
+aliases say it::
 
     #loc11 = loc("/.../triton/language/standard.py":191:40)
     #loc12 = loc("/.../kernels.py":16:37)
@@ -17,7 +19,8 @@ caller's line, or, where several calls share the library's lines (two ``tl.sum``
 the exchanges of two reductions are kept apart by barriers, which ptxas moves no shared
 access across, so the k-th run of the library line's shared instructions is the k-th call's
 (used only where the instructions split into as many runs as calls, each the same sequence of
-opcodes; otherwise they stay the library's line). The TTGIR comes from a cache anyone can
+opcodes; otherwise they stay the library's line); :func:`calls` names a helper line's call
+so, where a barrier lies between one run and the next. The TTGIR comes from a cache anyone can
 commit: only whole ``#loc`` alias lines are read, each pattern linear, at most
 :data:`MAX_ALIASES` of them (past it, no line is placed), and a chain is followed at most
 :data:`MAX_DEPTH` levels.
@@ -26,7 +29,7 @@ commit: only whole ``#loc`` alias lines are read, each pattern linear, at most
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 Location = tuple[str, int]
 _Frame = tuple[str, int, int]  # file, line, column
@@ -71,12 +74,24 @@ def library_callers(
     """library (file, line) -> the kernel's innermost (file, line) of each site that inlines
     it, in program order (a line may repeat: two calls on one line), for every library line
     (``library(file)``) of a callsite of the TTGIR ``text``."""
+    return read_callsites(text, library)[0]
+
+
+def read_callsites(
+    text: str, library: Callable[[str], bool]
+) -> tuple[dict[Location, tuple[Location, ...]], dict[Location, tuple[Location, ...]]]:
+    """:func:`library_callers`, and the calls of the user's ``@triton.jit`` helpers: a line of
+    the user's inlined into another of the user's lines -> the line of each call (the next of
+    the user's frames out), in program order, where two or more lines call it (:func:`calls`
+    places them). Triton 3.0 to 3.6 write no inlining chain into the PTX (no ``.loc ...
+    inlined_at``), so their cubin's line table holds the helper's own lines alone; the TTGIR's
+    callsites are the only record of its calls."""
     files: dict[str, _Frame] = {}
     named: dict[str, str] = {}
     calls: dict[str, tuple[str, str]] = {}
     for count, m in enumerate(_ALIAS.finditer(text)):
         if count >= MAX_ALIASES:
-            return {}
+            return {}, {}
         alias, file, named_as, callee = m.group(1, "file", "named", "callee")
         if file is not None:
             files[alias] = (file, int(m.group("line")), int(m.group("column")))
@@ -124,12 +139,35 @@ def library_callers(
         number = kernels.setdefault(tuple(reversed(chain[user:])), len(kernels))
         for frame in chain[:user]:  # each library frame: a site of this call
             sites.setdefault(frame[:2], set()).add(number)
+    # a chain that is the inner part of another (the library inlined into a helper, the TTGIR's
+    # step before the helper's call) is no call of its own: two calls of the helper are two
+    partial = {kernels[k[i:]] for k in kernels for i in range(1, len(k)) if k[i:] in kernels}
+    sites = {lib: found - partial or found for lib, found in sites.items()}
     listed = list(kernels)
     out = {}
     for lib, found in sites.items():
         # one site per call: the kernel's frames (outermost first) decide the order
         kernel = sorted(listed[n] for n in found)
         out[lib] = tuple((k[-1][0], k[-1][1]) for k in kernel)
+    return out, _helper_calls([k for n, k in enumerate(listed) if n not in partial])
+
+
+def _helper_calls(kernels: list[tuple[_Frame, ...]]) -> dict[Location, tuple[Location, ...]]:
+    """The user's line -> its calls' lines in program order, from the user's frames of each
+    callsite (outermost first), where two or more lines call it. A frame's own call is told
+    by the frames out from it (``from 20`` and ``from 21`` of a helper called twice); a line
+    called from one line only (a helper's helper, the kernel's one call) names none, as the
+    line table's chains name none there."""
+    sites: dict[Location, set[tuple[_Frame, ...]]] = {}
+    for frames in kernels:
+        for i in range(1, len(frames)):  # each frame inside another: its call is frames[:i]
+            sites.setdefault(frames[i][:2], set()).add(frames[:i])
+    out = {}
+    for line, found in sites.items():
+        ordered = sorted(found)  # program order: the outer frames first
+        lines = tuple((c[-1][0], c[-1][1]) for c in ordered)
+        if len(set(lines)) > 1:
+            out[line] = lines
     return out
 
 
@@ -164,4 +202,44 @@ def place(
         for site, part in zip(sites, parts, strict=True):
             for pc in part:
                 out[pc] = site
+    return out
+
+
+def calls(
+    lines: Mapping[int, Location],
+    helpers: Mapping[Location, tuple[Location, ...]],
+    shared: Mapping[int, str],
+    barriers: Collection[int],
+) -> dict[int, Location]:
+    """pc -> the user's line that called the helper line the instruction is placed at
+    (``lines``, after :func:`place`), for the shared-memory instructions (``shared``) of each
+    helper line called from two or more lines (``helpers``, :func:`read_callsites`), by order
+    as :func:`place` tells two calls of a library line apart: the k-th run of the line's
+    shared-memory instructions is the k-th call's, where they split into as many runs as
+    calls, each the same opcodes, and a barrier (``barriers``: the pcs of ``BAR``, which
+    ptxas moves no shared-memory access across) lies between each run and the next: two
+    calls' accesses with none between them may be interleaved. Otherwise none is named."""
+    runs: dict[Location, list[int]] = {}
+    for pc in sorted(shared):
+        where = lines.get(pc)
+        if where is not None and where in helpers:
+            runs.setdefault(where, []).append(pc)
+    out: dict[int, Location] = {}
+    for line, pcs in runs.items():
+        sites = helpers[line]
+        k = len(sites)
+        if len(pcs) % k:
+            continue
+        m = len(pcs) // k
+        parts = [pcs[j * m : (j + 1) * m] for j in range(k)]
+        if len({tuple(shared[pc] for pc in part) for part in parts}) != 1:
+            continue  # the runs differ: which is which cannot be told
+        apart = all(
+            any(a[-1] < bar < b[0] for bar in barriers)
+            for a, b in zip(parts, parts[1:], strict=False)
+        )
+        if not apart:
+            continue  # nothing keeps two calls' accesses from being scheduled among each other
+        for site, part in zip(sites, parts, strict=True):
+            out.update((pc, site) for pc in part)
     return out

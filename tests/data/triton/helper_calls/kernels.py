@@ -21,3 +21,18 @@ def two_stages(c_ptr, a_ptr, b_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.c
     acc = tile_mm(a_ptr, b_ptr, offs_m, offs_n, offs_k, acc)
     acc = tile_mm(a_ptr + BK, b_ptr + BK * 64, offs_m, offs_n, offs_k, acc)
     tl.store(c_ptr + offs_m[:, None] * 64 + offs_n[None, :], acc)
+
+
+@triton.jit
+def column_sums(ptr, rows, cols):
+    tile = tl.load(ptr + rows[:, None] * 64 + cols[None, :])
+    return tl.sum(tile, axis=0)
+
+
+@triton.jit
+def two_sums(out_ptr, x_ptr, y_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)
+    cols = tl.arange(0, C)
+    sx = column_sums(x_ptr, rows, cols)
+    sy = column_sums(y_ptr, rows, cols)
+    tl.store(out_ptr + cols, sx + sy)

@@ -51,7 +51,12 @@ def main() -> None:
                 sig[p] = "fp32" if isinstance(value, float) else "i32"
                 if isinstance(value, int) and value % 16 == 0:
                     attrs[(i,)] = [["tt.divisibility", 16]]
-        if triton.__version__.startswith("3.2."):  # attrs as a descriptor object then
+        if triton.__version__.startswith(("3.0.", "3.1.")):  # a descriptor of index sets
+            from triton.compiler.compiler import AttrsDescriptor
+
+            hints = AttrsDescriptor(divisible_by_16={i for (i,) in attrs}, equal_to_1=set())
+            src = ASTSource(fn, {k: v for k, v in sig.items() if v != "constexpr"}, consts, hints)
+        elif triton.__version__.startswith("3.2."):  # attrs as a descriptor object then
             from triton.backends.compiler import AttrsDescriptor
 
             hints = AttrsDescriptor.from_hints({i: 16 for (i,) in attrs})
