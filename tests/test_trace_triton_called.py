@@ -138,6 +138,55 @@ def test_an_older_entry_whose_def_is_out_of_reach_names_its_file(
     assert got.exit_code == 2
     said = " ".join(got.output.split())
     assert "whose file, /work/wt/trisweep/tests/data/triton/kernels.py as the TTGIR names" in said
+    assert "is not there (compiled on another machine, or moved)" in said
+    assert "the kernel's .py file (/work/wt/trisweep/tests/data/triton where it was" in said
+
+
+def _moved_entry(tmp_path: Path, def_file: Path) -> Path:
+    """3.3.1's centred_rows entry whose TTGIR names ``def_file`` as the kernel's file."""
+    folder = tmp_path / "cache" / entry("3.3.1").name
+    shutil.copytree(entry("3.3.1"), folder)
+    ttgir = next(folder.glob("*.ttgir"))
+    text = ttgir.read_text()
+    ttgir.write_text(text.replace("/work/wt/trisweep/tests/data/triton/kernels.py", str(def_file)))
+    return folder
+
+
+def test_an_older_entrys_def_outside_the_tree_is_named_with_the_root_to_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the kernel's .py is where the TTGIR says, outside the entry's folder (no repository):
+    # the error says it is there and which --source-root reads it, and that one does
+    src = tmp_path / "src" / "kernels.py"
+    src.parent.mkdir()
+    shutil.copyfile(TEST_DATA / "triton" / "kernels.py", src)
+    folder = _moved_entry(tmp_path, src)
+    monkeypatch.chdir(tmp_path / "cache")
+    args = ["trace", str(folder), "--grid", "2", "--arg", "n_cols=1000"]
+    got = CliRunner().invoke(main, args)
+    assert got.exit_code == 2
+    said = " ".join(got.output.split())
+    assert f"in {src}, outside the source tree" in said
+    assert f"give --source-root {src.parent} (or a folder above it)" in said
+    call = ["--arg", "row_stride=1024", "--arg", "col_stride=1", "--arg", "scale=0.5"]
+    call += ["--arg", "CENTRE=True", "--source-root", str(src.parent), "--no-tables"]
+    got = CliRunner().invoke(main, [*args, *call])
+    assert got.exit_code == 0, got.output
+    assert "(n_cols)=1000" in got.output
+
+
+def test_an_older_entrys_file_without_its_def_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "cache" / "kernels.py"  # found, read, and the def renamed since
+    folder = _moved_entry(tmp_path, src)
+    src.write_text((TEST_DATA / "triton" / "kernels.py").read_text().replace("centred_rows", "x"))
+    monkeypatch.chdir(tmp_path / "cache")
+    got = CliRunner().invoke(
+        main, ["trace", str(folder), "--source-root", str(src.parent), "--arg", "n_cols=1000"]
+    )
+    assert got.exit_code == 2
+    said = " ".join(got.output.split())
     assert (
-        "--source-root with the folder of the kernel's .py file (/work/wt/trisweep/tests/" in said
+        f"{src}, the file the TTGIR names as shmem found it, holds no def of centred_rows" in said
     )

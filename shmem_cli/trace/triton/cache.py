@@ -93,6 +93,9 @@ class TritonEntry:
     #: an older entry's Python file, as its TTGIR names it, where its ``def`` was not read
     #: (outside the source tree, or not there): the error names it
     unread_def: str = ""
+    #: why: "outside" the source tree, "gone" (not there, nor found by its trailing path
+    #: parts), or "no def" (found and read, without that ``def``)
+    unread_why: str = ""
     #: a line of the user's ``@triton.jit`` helper -> the kernel's lines that call it, one a
     #: call in program order, where two or more do (:func:`.callsites.calls` names them)
     helper_calls: Mapping[Location, tuple[Location, ...]] = field(default_factory=dict)
@@ -309,8 +312,27 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
     more = names if names is not None and by_def is None else ()  # some compiled in: the call says
     params = by_def or params
     callers, helpers = read_callsites(text, is_library)
-    unread = (def_file(text) or "") if names is None and unnamed(p.name for p in params) else ""
+    untold = names is None and unnamed(p.name for p in params)
+    unread, why = _unread(text, folder, allowed) if untold else ("", "")
     shapes = tensor_shapes(text)
     return TritonEntry(
-        folder, name, cubin, meta, params, shapes, callers, more, (), unread, helper_calls=helpers
+        folder, name, cubin, meta, params, shapes, callers, more, (), unread, why, helpers
     )
+
+
+def _unread(text: str, folder: Path, allowed: Callable[[Path], bool] | None) -> tuple[str, str]:
+    """The Python file an older TTGIR names whose ``def`` gave no names, and why
+    (:attr:`TritonEntry.unread_why`): the file found and read (no such ``def``), else the
+    TTGIR's path, outside the source tree or gone."""
+    from ...cuda.named_sources import locate_source
+
+    said = def_file(text) or ""
+    if not said:
+        return "", ""
+    bases = [Path.cwd(), folder]
+    found = locate_source(said, bases, allowed or (lambda _: True))
+    if found is not None:
+        return str(found), "no def"
+    # there, but not to be read (a .py file's existence alone is said, never another's)
+    elsewhere = locate_source(said, bases) if said.endswith(".py") else None
+    return (str(elsewhere), "outside") if elsewhere is not None else (said, "gone")

@@ -291,20 +291,43 @@ def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> 
             "0=...; --list-params lists them)"
         )
     if unnamed(own):
-        where = entry.unread_def
-        root = f" ({shorten(os.path.dirname(where), 200)})" if where else ""
-        named_at = f", {shorten(where, 200)} as the TTGIR names it," if where else ""
-        return (
-            f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
-            f"Triton writes {shorten(names, 120)}), and their names come from the kernel's "
-            f"Python def, whose file{named_at} was not found inside the source tree (the "
-            "entry's repository or folder, and the repository shmem runs in): give "
-            f"--source-root with the folder of the kernel's .py file{root}, or name the "
-            "parameters by position (--arg 0=...; --list-params lists them)"
-        )
+        return _unread_def(name, names, entry)
     return (
         f"--arg {shorten(name)}: the compiled kernel has no parameter of that name (names: "
         f"{shorten(names, 200)}); Triton compiles every constexpr and each argument that was "
         "1 or None at the call into the kernel and drops it from the parameters: leave it out "
         "(or give it as called, NAME=1 or NAME=None)"
+    )
+
+
+def _unread_def(name: str, names: str, entry: TritonEntry) -> str:
+    """Why an older entry's parameters have no names: the kernel's ``.py`` (as its TTGIR names
+    it) lies outside the source tree, is not on this machine, or has no such ``def``."""
+    where = entry.unread_def
+    said = (
+        f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
+        f"Triton writes {shorten(names, 120)}), and their names come from the kernel's Python "
+        "def"
+    )
+    by_position = "or name the parameters by position (--arg 0=...; --list-params lists them)"
+    if where and entry.unread_why == "no def":
+        return (
+            f"{said}: {shorten(where, 200)}, the file the TTGIR names as shmem found it, holds "
+            f"no def of {shorten(entry.name)} that shmem could read (edited since the compile?): "
+            f"{by_position.removeprefix('or ')}"
+        )
+    if where and entry.unread_why == "outside":
+        return (
+            f"{said}, in {shorten(where, 200)}, outside the source tree "
+            "(the entry's repository or folder, and the repository shmem runs in, if any), "
+            "where shmem reads no file unless told: give --source-root "
+            f"{shorten(os.path.dirname(where), 200)} (or a folder above it), {by_position}"
+        )
+    named_at = f", {shorten(where, 200)} as the TTGIR names it," if where else ""
+    root = f" ({shorten(os.path.dirname(where), 200)} where it was compiled)" if where else ""
+    return (
+        f"{said}, whose file{named_at} is not there (compiled on another machine, or moved), "
+        "nor found by its trailing path parts under the current folder or the entry's: run "
+        f"shmem from the folder that holds the kernel's .py file{root} with --source-root "
+        f"naming it, {by_position}"
     )
