@@ -168,6 +168,13 @@ def test_an_older_entrys_def_outside_the_tree_is_named_with_the_root_to_give(
     said = " ".join(got.output.split())
     assert f"in {src}, outside the source tree" in said
     assert f"give --source-root {src.parent} (or a folder above it)" in said
+    listed = CliRunner().invoke(main, ["trace", str(folder), "--list-params"])
+    assert listed.exit_code == 0, listed.output
+    said = " ".join(listed.output.split())  # the same reason under the argN listing
+    assert " arg5 " in said and "note: this entry's TTGIR does not name the parameters" in said
+    assert f"give --source-root {src.parent} (or a folder above it), or name the" in said
+    named = CliRunner().invoke(main, ["trace", str(entry("3.6.0")), "--list-params"])
+    assert named.exit_code == 0 and " CENTRE " in named.output and "note:" not in named.output
     call = ["--arg", "row_stride=1024", "--arg", "col_stride=1", "--arg", "scale=0.5"]
     call += ["--arg", "CENTRE=True", "--source-root", str(src.parent), "--no-tables"]
     got = CliRunner().invoke(main, [*args, *call])

@@ -291,7 +291,7 @@ def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> 
             "0=...; --list-params lists them)"
         )
     if unnamed(own):
-        return _unread_def(name, names, entry)
+        return f"--arg {shorten(name)}: {_unread_def(names, entry)}"
     return (
         f"--arg {shorten(name)}: the compiled kernel has no parameter of that name (names: "
         f"{shorten(names, 200)}); Triton compiles every constexpr and each argument that was "
@@ -300,14 +300,24 @@ def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> 
     )
 
 
-def _unread_def(name: str, names: str, entry: TritonEntry) -> str:
+def unnamed_note(entry: TritonEntry, params: Sequence[Param]) -> str | None:
+    """``--list-params``'s note on an older entry whose parameters have no names (``arg0``,
+    ...): why the kernel's ``def`` gave none (None where they are named, or it could not
+    have: a TTGIR that names no file)."""
+    own = [p.name for p in params if p.name and p.name not in HIDDEN]
+    if not (unnamed(own) and entry.unread_def):
+        return None
+    said = _unread_def(", ".join(own), entry)
+    return "note: " + said.replace("; --list-params lists them)", ")")
+
+
+def _unread_def(names: str, entry: TritonEntry) -> str:
     """Why an older entry's parameters have no names: the kernel's ``.py`` (as its TTGIR names
     it) lies outside the source tree, is not on this machine, or has no such ``def``."""
     where = entry.unread_def
     said = (
-        f"--arg {shorten(name)}: this entry's TTGIR does not name the parameters (an older "
-        f"Triton writes {shorten(names, 120)}), and their names come from the kernel's Python "
-        "def"
+        f"this entry's TTGIR does not name the parameters (an older Triton writes "
+        f"{shorten(names, 120)}), and their names come from the kernel's Python def"
     )
     by_position = "or name the parameters by position (--arg 0=...; --list-params lists them)"
     if where and entry.unread_why == "no def":
