@@ -40,10 +40,7 @@ from .trace_report import params_json, print_params, progress_line
 from .trace_sizes import parse_cluster, parse_launch_sizes
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from ..lint.config import LintConfig
-    from ..trace.kernel.params import Param
     from ..trace.ncu.compare import KernelCompare
     from ..trace.trace_request import TraceRequest
     from ..trace.triton.cache import TritonEntry
@@ -200,7 +197,7 @@ def trace(
     """
     from ..plumbing.errors import ShmemError
     from ..trace.emulator.budget import Budget
-    from ..trace.kernel.params import param_table
+    from ..trace.kernel.params import param_table, unnamed_note
     from ..trace.ncu.compare import compare_file
     from ..trace.pipeline import TraceRequest, kernel_parameters, trace_file, trace_with_code
     from ..trace.result import TraceResult
@@ -284,11 +281,9 @@ def trace(
                 if head:
                     env.out(head)
                 print_params(env, kernel, param_table(params))
-                said = (
-                    _unnamed(request, entries[n] if entries else None, params) if triton else None
-                )
-                if said:  # an older entry's arg0, ...: why its def gave no names
-                    env.out(said)
+                said = unnamed_note(params)  # no names (arg0, ...): why the source gave none
+                if said:
+                    env.out(f"note: {said}")
             return
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
         compares: list[KernelCompare] | None = None
@@ -344,18 +339,6 @@ def _triton_entries(request: TraceRequest) -> list[TritonEntry] | None:
     from ..trace.triton.roots import listed_entries
 
     return listed_entries(Path(request.path), request.kernel, request.tree().inside)
-
-
-def _unnamed(
-    request: TraceRequest, entry: TritonEntry | None, params: Sequence[Param]
-) -> str | None:
-    """The note on a Triton entry's parameters without names (its own, or the request's)."""
-    from ..trace.triton.launch import unnamed_note
-    from ..trace.triton.roots import open_entry
-
-    if entry is None:
-        entry = open_entry(Path(request.path), request.kernel, request.tree().inside)
-    return unnamed_note(entry, params)
 
 
 def _entry(request: TraceRequest, folder: Path | None) -> TraceRequest:

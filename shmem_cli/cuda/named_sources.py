@@ -109,3 +109,54 @@ def library_texts(
         if kept is not None:
             out.append(kept)
     return out
+
+
+#: why a source that names a kernel's parameters gave no names (:func:`unread_source`): it
+#: lies outside the source tree, it is not there (nor found by its trailing path parts), or
+#: it was found and read without the kernel's declaration
+OUTSIDE, GONE, NO_DECLARATION = "outside", "gone", "no def"
+
+
+def unread_source(
+    said: str, bases: Sequence[Path], allowed: Callable[[Path], bool], suffixes: tuple[str, ...]
+) -> tuple[str, str]:
+    """The file ``said`` (as a cubin's line table or a TTGIR names it) that gave no parameter
+    names and why: found inside (``allowed``) and read, ``NO_DECLARATION``; there outside,
+    ``OUTSIDE`` (a file's existence is said only of a kernel source, one of ``suffixes``);
+    else ``GONE``, named as said. One rule for a ``.cu``, a cubin and a Triton entry."""
+    found = locate_source(said, bases, allowed)
+    if found is not None:
+        return str(found), NO_DECLARATION
+    elsewhere = locate_source(said, bases) if said.endswith(suffixes) else None
+    return (str(elsewhere), OUTSIDE) if elsewhere is not None else (said, GONE)
+
+
+def unread_words(where: str, why: str, *, names_it: str, declaration: str, of: str) -> str:
+    """Why the parameters have no names, after "their names come from ...": ``where`` and
+    ``why`` as :func:`unread_source` says them; ``names_it`` what names the file ("the
+    TTGIR"), ``declaration`` what it lacks ("def of k"), ``of`` whose tree and file it is
+    ("entry", "cubin")."""
+    from ..plumbing.errors import shorten
+
+    by_position = "name the parameters by position (--arg 0=...; --list-params lists them)"
+    folder = shorten(os.path.dirname(where), 200)
+    if why == NO_DECLARATION:
+        return (
+            f": {shorten(where, 200)}, the file {names_it} names as shmem found it, holds no "
+            f"{declaration} that shmem could read (edited since the compile?): {by_position}"
+        )
+    if why == OUTSIDE:
+        return (
+            f", in {shorten(where, 200)}, outside the source tree (the {of}'s repository or "
+            "folder, and the repository shmem runs in, if any), where shmem reads no file "
+            f"unless told: give --source-root {folder} (or a folder above it), or {by_position}"
+        )
+    kind = ".py file" if where.endswith(".py") or of == "entry" else "source file"
+    named = f", {shorten(where, 200)} as {names_it} names it," if where else ""
+    compiled = f" ({folder} where it was compiled)" if where else ""
+    return (
+        f", whose file{named} is not there (compiled on another machine, or moved), nor found "
+        f"by its trailing path parts under the current folder or the {of}'s: run shmem from "
+        f"the folder that holds the kernel's {kind}{compiled} with --source-root naming it, "
+        f"or {by_position}"
+    )

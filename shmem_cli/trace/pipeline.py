@@ -46,8 +46,7 @@ from .kernel.constants import Constants, declared_types, read_constants, set_con
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, entry_names, find_kernel, read_cubin
 from .kernel.launch import LaunchPlan, plan_launch
 from .kernel.line_table import LineRows, line_rows
-from .kernel.params import Param, kernel_params
-from .kernel.signature import declared_type, param_declarations
+from .kernel.params import Param, named_params, unnamed_why
 from .result import FileTrace
 from .trace_request import BlockRequired, TraceRequest, arg_texts
 from .tracer import find_function, outside_not_quoted, source_texts, trace_kernel
@@ -217,15 +216,6 @@ def _tool_failure(exc: toolchain.ToolError, path: Path, folder: Path | None = No
     return ShmemError(text, path=str(path), code=code)
 
 
-def _params(kernel: Kernel, texts: Sequence[str]) -> tuple[Param, ...]:
-    """The kernel's parameters, named from ``texts`` (:func:`.tracer.source_texts`: the source
-    files given or named by its line table in the source tree, a library's declaration)."""
-    found = param_declarations(list(texts), kernel.name, len(kernel.params))
-    names = None if found is None else [name for _, name in found]
-    types = None if found is None else [declared_type(text, name) for text, name in found]
-    return tuple(kernel_params(kernel, names, types))
-
-
 def _load_triton(request: TraceRequest, launch: bool) -> LoadedKernel:
     """A Triton cache entry's kernel: its cubin, with names and types from the TTGIR;
     ``launch``: the request's launch checked (and planned) first, before the disassembly,
@@ -298,8 +288,11 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
         raise _tool_failure(exc, path, folder) from None
     except ShmemError as exc:
         raise exc.located(str(path)) from None
-    texts = source_texts(chosen, disassembly, built, path, request.tree(), request.outputs)
-    params = _params(kernel, texts)
+    tree = request.tree()
+    texts = source_texts(chosen, disassembly, built, path, tree, request.outputs)
+    params = named_params(
+        kernel, texts, lambda: unnamed_why(kernel, chosen, disassembly, path, tree)
+    )
     constants = dataclasses.replace(constants, types=declared_types(texts))
     note, libraries, cached = built.note, built.libraries, built.cached
     others = [k.mangled for info in built.infos for k in info.kernels]  # a warning names one
@@ -438,7 +431,9 @@ def kernel_parameters(request: TraceRequest) -> list[tuple[Kernel, tuple[Param, 
                     disassembly = _disassemble(info, scope, sass)
                     tree = request.tree()
                     texts = source_texts(info, disassembly, built, path, tree)  # once
-                    found.extend((k, _params(k, texts)) for k in kernels)
+                    for k in kernels:  # each kernel's note asked only where it has no names
+                        why = partial(unnamed_why, k, info, disassembly, path, tree)
+                        found.append((k, named_params(k, texts, why)))
         except toolchain.ToolError as exc:
             raise _tool_failure(exc, path) from None
     if not found:

@@ -70,6 +70,8 @@ class LaunchInfo:
     memory: tuple[tuple[int, int, str], ...] = ()  # --memory: (address, bytes, file or values)
     coverage: GridCoverage | None = None  # a grid of more than one block: how it was traced
     cluster: tuple[int, int, int] = (1, 1, 1)  # the thread-block cluster the CTAs ran in
+    #: where the parameters have no names (labelled by position): why, once (its note)
+    unnamed: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Its keys of the kernel's JSON object, in their order there."""
@@ -84,6 +86,7 @@ class LaunchInfo:
             "arguments": {label: value for label, value in self.arguments},
             "zero_filled_buffers": list(self.zero_filled),
             "defaulted_arguments": list(self.defaulted),
+            "unnamed_parameters": self.unnamed,
             "constants": {name: value for name, value in self.constants},
             "unset_constants": list(self.unset_constants),
             "undescribed_memory": {

@@ -38,6 +38,7 @@ from .kernel.constants import Constants
 from .kernel.cubin import CubinInfo, Kernel
 from .kernel.externals import link_globals
 from .kernel.launch import LaunchPlan, name_defaults, read_defaults
+from .kernel.params import unnamed_note
 from .result import KernelTrace
 from .traced_launch import GridCoverage, LaunchInfo, describe_arguments, zero_map_note
 
@@ -285,6 +286,7 @@ def trace_kernel(
             undescribed=memory.shadow_summary(),
             undescribed_reads=memory.untouched_reads,
             cluster=plan.cluster,
+            unnamed=unnamed_note(plan.params),
         ),
         accesses=accesses,
         lines=line_totals(accesses),

@@ -222,6 +222,8 @@ def kernel_header(path: str, kernel: KernelTrace) -> list[Block]:
         args = Styled("arguments: ", "dim")
         args.append(", ".join(f"{k}={v}" for k, v in launch.arguments))
         parts.append(args)
+    if launch.unnamed:  # labelled by position: why the source gave no names, once
+        parts.append(Styled(f"note: {launch.unnamed}", "dim"))
     if launch.constants:
         consts = Styled("__constant__: ", "dim")
         consts.append(", ".join(f"{k}={v}" for k, v in launch.constants))

@@ -5,12 +5,17 @@ parameter ``--arg KEY=`` means; the table ``--list-params`` prints."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...cuda.launch.values import LaunchError
 from ...plumbing.errors import shorten
 from ...plumbing.frozen import frozen
-from .cubin import Kernel
+from .cubin import CubinInfo, Kernel
+
+if TYPE_CHECKING:
+    from ...cuda.sources import SourceTree
 
 _POSITION = re.compile(r"[0-9]{1,9}\Z")
 
@@ -24,6 +29,9 @@ class Param:
     size: int
     name: str | None
     type: str | None  # from the demangled signature or the source, where known
+    #: where the kernel's parameters have no names: why, in words (the source the line table
+    #: or the TTGIR names is outside the tree, gone, or without the declaration)
+    unnamed: str | None = None
 
     @property
     def is_pointer(self) -> bool:
@@ -61,9 +69,11 @@ def kernel_params(
     kernel: Kernel,
     names: Sequence[str | None] | None,
     declared: Sequence[str | None] | None = None,
+    unnamed: str | None = None,
 ) -> list[Param]:
     """The kernel's parameters with their names (from the source) and types: the demangled
-    signature's, else (an ``extern "C"`` kernel's name has none) ``declared``, the source's."""
+    signature's, else (an ``extern "C"`` kernel's name has none) ``declared``, the source's;
+    ``unnamed``: why there are no names (where ``names`` is None)."""
     types: Sequence[str | None] | None = signature_types(kernel.signature)
     if types is None and not kernel.signature.rstrip().endswith(")"):
         types = declared
@@ -78,9 +88,63 @@ def kernel_params(
                 size=p.size,
                 name=names[i] if names is not None and i < len(names) else None,
                 type=types[i] if types is not None else None,
+                unnamed=unnamed if names is None else None,
             )
         )
     return out
+
+
+#: a line table's files whose existence outside the source tree may be said (a kernel's)
+KERNEL_SOURCES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".inl", ".cpp", ".cc", ".cxx")
+
+
+def named_params(
+    kernel: Kernel, texts: Sequence[str], why: Callable[[], str | None]
+) -> tuple[Param, ...]:
+    """The kernel's parameters, named from ``texts`` (:func:`.tracer.source_texts`: the source files
+    given or named by its line table in the source tree, a library's declaration); ``why``
+    says why they have none (:func:`unnamed_why`), asked only then."""
+    from .signature import declared_type, param_declarations
+
+    found = param_declarations(list(texts), kernel.name, len(kernel.params))
+    if found is None:
+        return tuple(kernel_params(kernel, None, None, why()))
+    names = [name for _, name in found]
+    types = [declared_type(text, name) for text, name in found]
+    return tuple(kernel_params(kernel, names, types))
+
+
+def unnamed_why(
+    kernel: Kernel, cubin: CubinInfo, disassembly: str, path: Path, tree: SourceTree
+) -> str | None:
+    """Why the sources the line table names gave the kernel no parameter names, in the words
+    a Triton entry's get (:func:`.named_sources.unread_words`): its ``.cu`` outside the
+    source tree (and the ``--source-root`` that reads it), not there, or found without the
+    kernel's declaration; None where the table names no file (built without -lineinfo:
+    :func:`.kernel.params.resolve_key` says so)."""
+    from ...cuda.named_sources import GONE, NO_DECLARATION, OUTSIDE, unread_source, unread_words
+    from ...cuda.sass import line_table_files
+    from .signature import base_name
+
+    files = list(dict.fromkeys(line_table_files(disassembly)))[:64]  # bounded work
+    own = [f for f in files if f.lower().endswith((".cu", ".cuh"))] or files
+    if not own:
+        return None
+    bases = [path.resolve().parent, Path(cubin.path).resolve().parent, Path.cwd()]
+    seen = [unread_source(f, bases, tree.inside, KERNEL_SOURCES) for f in own]
+    where, why = next(
+        (s for rank in (OUTSIDE, NO_DECLARATION, GONE) for s in seen if s[1] == rank), seen[0]
+    )
+    suffix = path.suffix.lower()
+    of = "kernel file" if suffix in (".cu", ".cuh") else "cubin" if suffix == ".cubin" else "binary"
+    said = (
+        "the kernel's parameters have no names, which come from its __global__ declaration "
+        "in the source the line table names"
+    )
+    declaration = f"__global__ declaration of {shorten(base_name(kernel.name) or kernel.name)}"
+    return said + unread_words(
+        where, why, names_it="the line table", declaration=declaration, of=of
+    )
 
 
 def resolve_key(key: str, params: Sequence[Param]) -> Param:
@@ -100,6 +164,9 @@ def resolve_key(key: str, params: Sequence[Param]) -> Param:
         if p.name == k:
             return p
     known = shorten(", ".join(p.name for p in params if p.name), 200)
+    why = next((p.unnamed for p in params if p.unnamed), None)
+    if why and not known:  # the source that names them, out of reach: why, and what to do
+        raise LaunchError(f"--arg {shorten(k)}: no parameter of that name: {why}")
     hint = (
         f" (names: {known})"
         if known
@@ -109,6 +176,13 @@ def resolve_key(key: str, params: Sequence[Param]) -> Param:
     raise LaunchError(
         f"--arg {shorten(k)}: no parameter of that name{hint}; use its position 0-based"
     )
+
+
+def unnamed_note(params: Sequence[Param]) -> str | None:
+    """The note under ``--list-params``' table and a trace's arguments where the parameters
+    have no names and it is known why (:attr:`Param.unnamed`), said once."""
+    why = next((p.unnamed for p in params if p.unnamed), None)
+    return None if why is None else why.replace("; --list-params lists them)", ")")
 
 
 def param_table(params: Sequence[Param]) -> list[tuple[str, str, str, str, str]]:

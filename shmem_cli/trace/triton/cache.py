@@ -322,17 +322,11 @@ def read_entry(meta_path: Path, allowed: Callable[[Path], bool] | None = None) -
 
 def _unread(text: str, folder: Path, allowed: Callable[[Path], bool] | None) -> tuple[str, str]:
     """The Python file an older TTGIR names whose ``def`` gave no names, and why
-    (:attr:`TritonEntry.unread_why`): the file found and read (no such ``def``), else the
-    TTGIR's path, outside the source tree or gone."""
-    from ...cuda.named_sources import locate_source
+    (:attr:`TritonEntry.unread_why`, :func:`~shmem_cli.cuda.named_sources.unread_source`'s
+    rule, a cubin's too)."""
+    from ...cuda.named_sources import unread_source
 
     said = def_file(text) or ""
     if not said:
         return "", ""
-    bases = [Path.cwd(), folder]
-    found = locate_source(said, bases, allowed or (lambda _: True))
-    if found is not None:
-        return str(found), "no def"
-    # there, but not to be read (a .py file's existence alone is said, never another's)
-    elsewhere = locate_source(said, bases) if said.endswith(".py") else None
-    return (str(elsewhere), "outside") if elsewhere is not None else (said, "gone")
+    return unread_source(said, [Path.cwd(), folder], allowed or (lambda _: True), (".py",))

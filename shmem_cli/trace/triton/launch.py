@@ -9,7 +9,6 @@ zero-filled buffer of ``size * programs * num_ctas`` bytes).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -77,7 +76,8 @@ def triton_params(kernel: Kernel, entry: TritonEntry) -> list[Param]:
         else:
             name, c_type = HIDDEN[i - len(own)], "void*"
         out.append(Param(p.ordinal, p.offset, p.size, name, c_type))
-    return out
+    why = _unnamed_why(entry, out)
+    return [replace(p, unnamed=why) for p in out] if why else out
 
 
 #: the values of an argument Triton compiles into the kernel at the call (the JIT's
@@ -300,44 +300,28 @@ def _not_a_parameter(name: str, params: Sequence[Param], entry: TritonEntry) -> 
     )
 
 
-def unnamed_note(entry: TritonEntry, params: Sequence[Param]) -> str | None:
-    """``--list-params``'s note on an older entry whose parameters have no names (``arg0``,
-    ...): why the kernel's ``def`` gave none (None where they are named, or it could not
-    have: a TTGIR that names no file)."""
+def _unnamed_why(entry: TritonEntry, params: Sequence[Param]) -> str | None:
+    """Why an older entry's parameters have no names (``arg0``, ...), for ``--list-params``
+    and the trace's note (:func:`.kernel.params.unnamed_note`): None where they are named, or
+    could not have been (a TTGIR that names no file)."""
     own = [p.name for p in params if p.name and p.name not in HIDDEN]
     if not (unnamed(own) and entry.unread_def):
         return None
-    said = _unread_def(", ".join(own), entry)
-    return "note: " + said.replace("; --list-params lists them)", ")")
+    return _unread_def(", ".join(own), entry)
 
 
 def _unread_def(names: str, entry: TritonEntry) -> str:
     """Why an older entry's parameters have no names: the kernel's ``.py`` (as its TTGIR names
-    it) lies outside the source tree, is not on this machine, or has no such ``def``."""
-    where = entry.unread_def
+    it) lies outside the source tree, is not on this machine, or has no such ``def`` (in the
+    words a cubin's line table's source gets: :func:`.named_sources.unread_words`)."""
+    from ...cuda.named_sources import GONE, unread_words
+
     said = (
         f"this entry's TTGIR does not name the parameters (an older Triton writes "
         f"{shorten(names, 120)}), and their names come from the kernel's Python def"
     )
-    by_position = "or name the parameters by position (--arg 0=...; --list-params lists them)"
-    if where and entry.unread_why == "no def":
-        return (
-            f"{said}: {shorten(where, 200)}, the file the TTGIR names as shmem found it, holds "
-            f"no def of {shorten(entry.name)} that shmem could read (edited since the compile?): "
-            f"{by_position.removeprefix('or ')}"
-        )
-    if where and entry.unread_why == "outside":
-        return (
-            f"{said}, in {shorten(where, 200)}, outside the source tree "
-            "(the entry's repository or folder, and the repository shmem runs in, if any), "
-            "where shmem reads no file unless told: give --source-root "
-            f"{shorten(os.path.dirname(where), 200)} (or a folder above it), {by_position}"
-        )
-    named_at = f", {shorten(where, 200)} as the TTGIR names it," if where else ""
-    root = f" ({shorten(os.path.dirname(where), 200)} where it was compiled)" if where else ""
-    return (
-        f"{said}, whose file{named_at} is not there (compiled on another machine, or moved), "
-        "nor found by its trailing path parts under the current folder or the entry's: run "
-        f"shmem from the folder that holds the kernel's .py file{root} with --source-root "
-        f"naming it, {by_position}"
+    why = entry.unread_why or GONE
+    declaration = f"def of {shorten(entry.name)}"
+    return said + unread_words(
+        entry.unread_def, why, names_it="the TTGIR", declaration=declaration, of="entry"
     )
