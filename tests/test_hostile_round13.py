@@ -181,5 +181,5 @@ def test_a_layout_search_over_too_many_distinct_requests_of_all_arrays_is_refuse
 
 def test_zeros_for_a_whole_pointer_parameter_says_where_it_goes() -> None:
     ran = shmem(*_trace("tma_2d", "-b", "32", "-a", "out=zeros:4096"))
-    refused(ran, "'zeros:4096' is not a number: a zero-filled buffer of BYTES is given at a byte")
-    assert "NAME+0=zeros:BYTES for a pointer" in ran.text
+    refused(ran, "'zeros:4096' is a pointer to a new zero-filled buffer, given at a byte offset")
+    assert "write the key as out+0" in ran.text

@@ -67,9 +67,8 @@ def test_a_stray_byte_is_spelled_so_on_standard_error(tmp_path: Path) -> None:
 
 
 _FORM = (
-    "is not a number: a zero-filled buffer of BYTES is given at a byte offset of the parameter, "
-    "NAME+0=zeros:BYTES for a pointer, BYTES a count of bytes from 1 to 68,719,476,736 (64 GiB), "
-    "decimal or 0x..."
+    "is a pointer to a new zero-filled buffer, given at a byte offset of the parameter: write "
+    "the key as out+0"
 )
 _SIZE = "zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB), decimal or 0x..."
 
@@ -77,9 +76,13 @@ _SIZE = "zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB), d
 @pytest.mark.parametrize(
     ("arg", "said"),
     [
-        ("out=zeros:0", f"--arg 1 (out): 'zeros:0' {_FORM}, not '0'\n"),
-        ("out=zeros:64GiB", f"--arg 1 (out): 'zeros:64GiB' {_FORM}, not '64GiB'\n"),
+        ("out=zeros:0", f"--arg 1 (out): 'zeros:0' {_FORM}; {_SIZE} (e.g. zeros:4096), got '0'\n"),
+        (
+            "out=zeros:64GiB",
+            f"--arg 1 (out): 'zeros:64GiB' {_FORM}; {_SIZE} (e.g. zeros:4096), got '64GiB'\n",
+        ),
         ("out=zeros:4096", f"--arg 1 (out): 'zeros:4096' {_FORM}\n"),
+        ("1=zeros:4096", f"--arg 1 (out): 'zeros:4096' {_FORM}\n"),  # its name's key
         ("out+0=zeros:0", f"--arg out+0: {_SIZE} (e.g. zeros:4096), got '0'\n"),
         ("out+0=zeros:68719476737", f"--arg out+0: {_SIZE} (e.g. zeros:4096), got '68719476737'"),
     ],
@@ -87,6 +90,21 @@ _SIZE = "zeros:BYTES wants a count of bytes from 1 to 68,719,476,736 (64 GiB), d
 def test_zeros_says_its_form_and_its_bound(arg: str, said: str) -> None:
     ran = shmem("trace", str(CUBIN3), "-k", "tma_2d", "--no-tables", "-b", "32", "-a", arg)
     refused(ran, said)
+
+
+@pytest.mark.parametrize("value", ["zeros:4096", "zeros:0", "zeros:64GiB"])
+def test_zeros_without_an_offset_is_one_message_in_a_spec_and_an_arg(value: str) -> None:
+    # the spec's kernel.args form check and --arg's value say it in the very same words
+    from shmem_cli.cuda.launch.values import LaunchError, check_arg_form, value_bytes
+
+    with pytest.raises(LaunchError) as spec:
+        check_arg_form("out", value, "kernel.args out")
+    with pytest.raises(LaunchError) as arg:
+        value_bytes(value, 8, "--arg 1 (out)", "float*", key="out")
+    assert spec.value.message.removeprefix("kernel.args out: ") == (
+        arg.value.message.removeprefix("--arg 1 (out): ")
+    )
+    assert "write the key as out+0" in spec.value.message
 
 
 def test_zeros_at_the_bound_is_taken() -> None:

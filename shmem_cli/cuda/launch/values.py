@@ -197,7 +197,9 @@ def integer(text: str) -> int | None:
     return _integer(t) if len(t) <= 64 and is_integer(t) else None
 
 
-def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) -> bytes:
+def _number_bytes(
+    text: str, size: int, where: str, ctype: str | None = None, key: str | None = None
+) -> bytes:
     """One number in ``size`` bytes, little-endian; ``ctype``: the parameter's type where
     known (a floating one takes a decimal integer as a float, :data:`FLOATING`)."""
     t = as_typed(text, size, ctype)
@@ -239,7 +241,7 @@ def _number_bytes(text: str, size: int, where: str, ctype: str | None = None) ->
         except (OverflowError, struct.error):
             raise LaunchError(f"{where}: {t} does not fit in a {size}-byte float") from None
     if t.lower().startswith(ZEROS):  # said in the budget's error (a smaller ... zeros:BYTES)
-        raise LaunchError(f"{where}: {zeros.not_at_an_offset(t)}")
+        raise LaunchError(f"{where}: {zeros.not_at_an_offset(key, t)}")
     floats = "" if INTEGRAL.get(ctype or "") == size else "floats: 1.5, 1e-3, inf; "
     raise LaunchError(
         f"{where}: {shorten(t)!r} is not a number (integers: 42, -1, 0x2a; {floats}true, false)"
@@ -272,7 +274,7 @@ def value_bytes(
     fields = text.split(",")
     n = len(fields)
     if n == 1 and size in (1, 2, 4, 8):
-        return _number_bytes(text, size, where, ctype)
+        return _number_bytes(text, size, where, ctype, key)
     each = size // n if size % n == 0 else 0
     if each not in (1, 2, 4, 8):
         each = 4
@@ -391,12 +393,7 @@ def check_arg_form(key: str, value: str, where: str) -> None:
             field_number(v, where)
         return
     if v.lower().startswith(ZEROS):  # the form first, and the size where it is wrong too
-        size = v[len(ZEROS) :]
-        wrong = "" if zeros.size_of(size) is not None else f"; {zeros.size_error(size)}"
-        raise LaunchError(
-            f"{where}: {shorten(v)!r} is a pointer to a new zero-filled buffer, given at a "
-            f"byte offset of the parameter: write the key as {shorten(key.strip())}+0{wrong}"
-        )
+        raise LaunchError(f"{where}: {zeros.not_at_an_offset(key, v)}")
     for i, field in enumerate(v.split(",")):
         check_number(field, where if "," not in v else f"{where} field {i}")
 

@@ -37,13 +37,15 @@ def size_error(text: str) -> str:
     return f"{ZEROS}BYTES wants {BOUND} (e.g. {ZEROS}4096), got {shorten(text.strip())!r}"
 
 
-def not_at_an_offset(value: str) -> str:
-    """Why ``NAME=zeros:...`` (no ``+OFFSET``) is refused: the form to write, BYTES's bound,
-    and what is wrong with the size given, where it is."""
+def not_at_an_offset(key: str | None, value: str) -> str:
+    """Why ``KEY=zeros:...`` (no ``+OFFSET``) is refused, in one sentence wherever it is given
+    (``--arg``, a spec's ``kernel.args``): the key to write (``KEY+0``; ``NAME+0`` where the
+    key is not known), and what is wrong with the size too, where it is (its bound)."""
     v = value.strip()
     size = v[len(ZEROS) :]
-    wrong = "" if size_of(size) is not None else f", not {shorten(size.strip())!r}"
+    wrong = "" if size_of(size) is not None else f"; {size_error(size)}"
+    k = shorten(key.strip()) if key and key.strip() else "NAME"
     return (
-        f"{shorten(v)!r} is not a number: a zero-filled buffer of BYTES is given at a byte "
-        f"offset of the parameter, NAME+0={ZEROS}BYTES for a pointer, BYTES {BOUND}{wrong}"
+        f"{shorten(v)!r} is a pointer to a new zero-filled buffer, given at a byte offset of "
+        f"the parameter: write the key as {k}+0{wrong}"
     )
