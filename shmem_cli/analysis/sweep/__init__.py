@@ -4,7 +4,8 @@ A sweep is the cross product of its *axes* (``--param``, ``--pad``, ``--swizzle`
 params outermost, the last axis fastest; :mod:`.options`). Every point is a
 :class:`~shmem_cli.spec.layout.Variant`; :class:`~.evaluate.Evaluator` analyzes it
 (:mod:`.evaluate`) and :func:`~.evaluate.run_sweep` ranks the results
-(:mod:`.results`): fewest wavefronts, then fewest extra shared-memory bytes, then
+(:mod:`.results`; swizzles that are one map over the arrays are one row,
+:mod:`.same_maps`): fewest wavefronts, then fewest extra shared-memory bytes, then
 sweep order. A variant that does not fit shared memory is still analyzed (and
 shown) but never best; one that is invalid (an index out of bounds with the new
 pad, a swizzle whose alignment is not met) carries the reason instead of

@@ -20,7 +20,8 @@ access goes through :func:`shmem_cli.analysis.totals.scan_access`, analyze's own
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -45,6 +46,7 @@ from ..spec_synthesis import SynthesisBudget
 from ..totals import distinct_rows, request_totals, scan_access
 from .options import SYNTH, Plan
 from .results import AccessTotals, Outcome, SweepResult, VariantResult, pick_best
+from .same_maps import merge_same_maps
 
 I64: TypeAlias = "npt.NDArray[np.int64]"
 B8: TypeAlias = "npt.NDArray[np.bool_]"
@@ -302,6 +304,8 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
         outcome = ev.evaluate(variant, bare=plan.swept_arrays(spec))
         shown = plan.resolved_point(point, variant)
         results.append(VariantResult(n, shown, plan.settings(spec, shown), variant, outcome))
+    settings = functools.partial(plan.settings, spec)
+    results = merge_same_maps(results, plan, _array_bytes(ev), settings)  # one row a map
     return SweepResult(
         path=spec.path,
         name=spec.name,
@@ -311,6 +315,26 @@ def run_sweep(spec: SpecFile, plan: Plan, evaluator: Evaluator | None = None) ->
         smem_limit=spec.arch.smem_per_block,
         best=pick_best(results),
     )
+
+
+def _array_bytes(ev: Evaluator) -> Callable[[VariantResult], Mapping[str, int] | None]:
+    """Each array's bytes under a row's params and pads (None where they do not resolve),
+    one layout for each params value and pad: what :func:`.same_maps.merge_same_maps`
+    compares a row's swizzles over."""
+    known: dict[tuple[Any, ...], Mapping[str, int] | None] = {}
+
+    def sizes(row: VariantResult) -> Mapping[str, int] | None:
+        params, pad = row.variant.params, row.variant.pad
+        key = (_params_key(params), tuple(sorted(pad.items())))
+        if key not in known:
+            try:
+                layout = resolve(ev.specialized(params), Variant(params=params, pad=pad))
+                known[key] = {name: a.nbytes for name, a in layout.arrays.items()}
+            except ShmemError:
+                known[key] = None
+        return known[key]
+
+    return sizes
 
 
 def _params_spaces(ev: Evaluator, plan: Plan) -> Iterator[list[Space]]:
