@@ -15,13 +15,19 @@ A file given is taken as it is. A folder given is searched at any depth for ``*.
   :data:`MAX_SPECS` spec files at most, for each folder given: past either the folder is one
   error, none of its specs analyzed (a part of them, in no order the user chose, would be a
   result that looks whole), and the other paths are still analyzed. ``shmem analyze /`` stops
-  in a fraction of a second, where it walked the machine and analyzed every YAML file found.
+  in a fraction of a second, where it walked the machine and analyzed every YAML file found;
+* and it takes :data:`MAX_SECONDS` at most for each folder given, read between one name and
+  the next: a slow tree (a network file system, millions of names a listing takes long to
+  give) stops there in the same words, where the counts alone let it run for as long as the
+  file system took to give 200,000 names. A FIFO or a device is never opened (its type is the
+  listing's, or a ``stat`` of the link), so no name waits on a writer.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -33,6 +39,8 @@ from ..plumbing.frozen import frozen
 MAX_NAMES = 200_000
 #: spec files one folder given may hold (some 40 s of ``analyze`` at 4 ms a spec)
 MAX_SPECS = 10_000
+#: seconds one folder's walk may take (200,000 names take 0.3 s on a local disk)
+MAX_SECONDS = 20.0
 SUFFIXES = (".yaml", ".yml")
 #: a version control system's own folders: never specs, and a checkout's .git may hold
 #: hundreds of thousands of loose objects, which the bound on names would count
@@ -82,6 +90,8 @@ class _Walk:
         self.real = os.path.realpath(folder)
         self.pruned = pruned
         self.names = 0
+        self.deadline = time.monotonic() + MAX_SECONDS
+        self.late = False  # stopped by the time bound
         self.found: list[Path] = []
         self.errors: list[tuple[Path, str]] = []
         self.skipped: list[tuple[Path, str]] = []
@@ -93,6 +103,9 @@ class _Walk:
         todo = [os.fspath(self.folder)]
         while todo:
             here = todo.pop()
+            if time.monotonic() > self.deadline:
+                self.late = True
+                return self._stop()
             try:
                 with os.scandir(here) as listing:
                     for entry in listing:
@@ -107,6 +120,9 @@ class _Walk:
         """Take one name; False once past a bound."""
         self.names += 1
         if self.names > MAX_NAMES:
+            return False
+        if self.names % 256 == 0 and time.monotonic() > self.deadline:  # a slow listing
+            self.late = True
             return False
         try:  # the listing's own type where it has one: a path too long is still seen
             if entry.is_dir(follow_symlinks=False):
@@ -144,7 +160,9 @@ class _Walk:
     def _stop(self) -> None:
         """Past a bound: the folder is one error, its specs not analyzed."""
         what = (
-            f"{MAX_NAMES:,} names of files and folders"
+            f"{MAX_SECONDS:g} seconds ({self.names:,} names looked at; a slow or huge tree)"
+            if self.late
+            else f"{MAX_NAMES:,} names of files and folders"
             if self.names > MAX_NAMES
             else f"{MAX_SPECS:,} spec files"
         )
