@@ -283,21 +283,26 @@ class _Converter:
             self.active.discard(id(node))
 
 
+def _too_large(unit: str) -> str:
+    """A spec past :data:`MAX_BYTES`, which is read to one byte past it and no further: its
+    whole size is not known, and "2097153 bytes" would say a size it does not have."""
+    return (
+        f"spec file too large: more than {MAX_BYTES:,} {unit} (the limit, {MAX_BYTES >> 20} "
+        "MiB); split it into smaller specs (a folder of them is analyzed in one run)"
+    )
+
+
 def load_yaml(source: str | bytes, path: str) -> Document:
     """Parse one YAML spec document safely; every problem is a located ShmemError."""
     if isinstance(source, bytes | bytearray | memoryview):
         raw = bytes(source)
         if len(raw) > MAX_BYTES:
-            raise ShmemError(
-                f"spec file too large ({len(raw)} bytes, limit {MAX_BYTES})", path=path
-            )
+            raise ShmemError(_too_large("bytes"), path=path)
         text = decode_text(raw, path)
     else:
         text = source
         if len(text) > MAX_BYTES:
-            raise ShmemError(
-                f"spec file too large ({len(text)} characters, limit {MAX_BYTES})", path=path
-            )
+            raise ShmemError(_too_large("characters"), path=path)
         if text.startswith("\ufeff"):
             text = text[1:]
         nul = text.find("\x00")

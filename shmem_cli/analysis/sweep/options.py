@@ -38,6 +38,12 @@ def distinct(values: Sequence[Any]) -> tuple[Any, ...]:
 def parse_values(text: str, limit: int = MAX_VARIANTS) -> tuple[int, ...]:
     """``a..b`` (inclusive), ``a..b:step``, ``a,b,c`` or ``a`` (each distinct value once, in
     the order given: :func:`distinct`). Raises ValueError."""
+    long = re.search(r"[0-9]{21,}", text)
+    if long:  # a range's or a list's number past 64 bits: said as that, not as a bad form
+        raise ValueError(
+            f"{shorten(text)!r} holds a number of {len(long.group()):,} digits; a value here "
+            "has at most 20"
+        )
     m = _RANGE.match(text)
     if m:
         lo, hi = int(m.group(1)), int(m.group(2))

@@ -1,0 +1,41 @@
+"""Round 24 of attacking the CLI as a hostile user (docs/robustness.md): what was found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmem_cli.analysis.sweep.options import parse_values
+
+from .conftest import ROOT
+from .hostile import refused, shmem
+
+COLUMN = ROOT / "shmem_cli" / "example_specs" / "column_read_32x32.yaml"
+
+
+@pytest.mark.parametrize(
+    ("text", "digits"),
+    [("0..100000000000000000000", "21"), ("1,2," + "9" * 30, "30"), ("1..4:" + "7" * 25, "25")],
+)
+def test_a_sweep_value_past_20_digits_is_said_as_that(text: str, digits: str) -> None:
+    # it said "is not a list of integers or a range (a..b, a..b:step, a,b,c)" of a range
+    with pytest.raises(
+        ValueError, match=f"holds a number of {digits} digits; a value here has at most 20"
+    ):
+        parse_values(text)
+    assert parse_values("0..2") == (0, 1, 2)  # 20 digits and fewer, as before
+
+
+def test_a_sweep_value_past_20_digits_on_the_command_line() -> None:
+    ran = shmem("sweep", str(COLUMN), "--pad", "0..100000000000000000000")
+    refused(ran, "--pad 0..100000000000000000000: '0..100000000000000000000' holds a number of 21")
+
+
+def test_a_spec_past_the_size_limit_says_no_size_it_does_not_have(tmp_path: Path) -> None:
+    # read to one byte past the limit, it said "(2097153 bytes, limit 2097152)" of 3 MB
+    spec = tmp_path / "big.yaml"
+    spec.write_bytes(b"name: x\n" + b"a: 1\n" * 600_000)
+    ran = shmem("analyze", str(spec))
+    refused(ran, "spec file too large: more than 2,097,152 bytes (the limit, 2 MiB); split it")
+    assert "2097153" not in ran.text and "3,000,008" not in ran.text
