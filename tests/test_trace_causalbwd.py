@@ -9,10 +9,19 @@ and checked against every block run.
 
 from __future__ import annotations
 
+from shmem_cli.trace.emulator.access_kind import shared_op_of
+from shmem_cli.trace.emulator.alike.watch import Chooser
+from shmem_cli.trace.emulator.decode import decode_function
+from shmem_cli.trace.kernel.cubin import find_kernel
+from shmem_cli.trace.tracer import find_function
+
 from .conftest import TRACE_DATA, needs_nvdisasm
 from .test_trace_grid import classes_of, every_block, traced
+from .test_trace_measured import cubin
 
 CUBIN = TRACE_DATA / "causalbwd" / "causal_bwd.sm_90.cubin"
+#: the selects that compute values (an address's sum and carry, a product)
+_VALUES = ("IADD3", "FMUL")
 
 
 @needs_nvdisasm
@@ -40,3 +49,40 @@ def test_the_rows_below_zero_return() -> None:
     kernel = traced(CUBIN, "causal_bwd", 256, (16, 2, 1), args)
     assert (kernel.totals["store"].requests, kernel.totals["load"].requests) == (992, 992)
     assert every_block(CUBIN, "causal_bwd", 256, (16, 2, 1), args).totals == kernel.totals
+
+
+@needs_nvdisasm
+def test_a_launch_scale_grid_has_every_row_block_proven() -> None:
+    # T = 256 over 64 x 12 blocks: every block's 4 rows are at or above 0, 32 stores and 32
+    # loads a block, 24,576 of each over the 768; a class per x (the row guard j <= t) of the
+    # 12 heads, all 64 found. Before, the first block's compares of each thread's column
+    # against the block's row (256 groups of threads) cost a table of groups x blocks each,
+    # and the rounds ended after 19 blocks, 559 of the 768 run.
+    args = ("2=256", "3=0.125")
+    kernel = traced(CUBIN, "causal_bwd", 256, (64, 12, 1), args)
+    totals = kernel.totals
+    assert (totals["store"].requests, totals["store"].wavefronts) == (24576, 24576)
+    assert (totals["load"].requests, totals["load"].wavefronts) == (24576, 24576)
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.blocks == 768 and cov.run == 64
+    assert classes_of(cov) == 64
+    assert every_block(CUBIN, "causal_bwd", 256, (64, 12, 1), args).totals == kernel.totals
+
+
+@needs_nvdisasm
+def test_the_row_guards_selects_and_the_head_are_not_evaluated() -> None:
+    # the causal part's selects under the row guard (`@P3 IADD3 R10, P4, ...` of a column's
+    # address, `@!P0 FMUL` of its value) only place global loads and stores or make data, and
+    # the head (blockIdx.y) only moves the global pointers: no decision reads what they write,
+    # so the proof makes no vector of them (it made one per thread of the block for each)
+    info, disassembly = cubin(CUBIN)
+    function = find_function(disassembly, find_kernel(info, "causal_bwd"), info.path)
+    program = decode_function(function)
+    chooser = Chooser(program, function, [shared_op_of(ins) for ins in function.instructions])
+    need, ins = chooser.needed, function.instructions
+    selects = [m for m, s in enumerate(chooser.selects) if s and ins[m].opcode in _VALUES]
+    assert len(selects) >= 6 and not any(need[m] for m in selects)
+    head = [m for m, x in enumerate(ins) if "SR_CTAID.Y" in str(x.operands)]
+    assert len(head) == 1 and not need[head[0]]
+    row = [m for m, x in enumerate(ins) if "SR_CTAID.X" in str(x.operands)]
+    assert len(row) == 1 and need[row[0]]  # (the row guard's)

@@ -160,6 +160,7 @@ def needed(
     destinations: Sequence[Any],
     flow: Any,
     decided: Sequence[Sequence[tuple[str, int]]],
+    selects: Sequence[bool] = (),
 ) -> list[bool]:
     """Per instruction: whether a form it writes may reach a decision (``decided``: the
     registers each instruction's decisions read, :mod:`.watch`'s) along some path of
@@ -168,7 +169,12 @@ def needed(
     liveness of the registers decisions read); every one where the code jumps through a
     register. A form no decision reads is not made: a 64-bit global address's high word,
     whose carries differ block by block, cost a vector per group of threads at each step of
-    a loop (llm.c's fused classifier: 16.8 s of CPU where its block took 3.1)."""
+    a loop (llm.c's fused classifier: 16.8 s of CPU where its block took 3.1). A guarded
+    select (``selects``: :mod:`.guarded`) that is needed reads its sources as pairs and what
+    its registers held (kept where its guard is false); one that is not is chosen by its
+    guard without its sources: they were needed for its guard alone, and made the first
+    block of llm.c's attention backward evaluate 50 million values (each column's address
+    chain, under the row guard, for a global load and store)."""
     n = len(instructions)
     succ = [list(s) for s in flow.succ]
     sites = [m + 1 for m, ins in enumerate(instructions) if ins.opcode == "CALL"]
@@ -189,6 +195,9 @@ def needed(
             reading[m] = _mask([(k, i + j) for k, i in r for j in range(4)])
         elif op == "LDL":
             reading[m] = _SLOTS
+        elif m < len(selects) and selects[m]:  # evaluated as a select where it is needed
+            regs = [r for o in sources(ins) for r in reads(o, True)]  # (.guarded): what it
+            reading[m] = _mask(regs) | defs[m]  # reads, what its registers held where not run
         elif formed[m]:
             regs = [r for k, o in enumerate(sources(ins)) for r in reads(o, _wide(ins, k))]
             reading[m] = _mask(regs)

@@ -16,6 +16,13 @@ thread at the instruction, run or not in the representative: after the step thos
 take the block index's taint (their value may differ between blocks whichever way the guard
 went here) and forms that give each block's value, so a later decision that reads them is
 evaluated as any other. Anything else leaves the guard a decision that narrows the class.
+
+Where no decision reads what the instruction writes (:func:`.evaluated.needed`: llm.c's
+attention backward selects each column's global address under its row guard, ``@!P2 IADD3
+R18, P3, R4, R9``, for a load and a store alone), :func:`unread` chooses it without
+evaluating it: only the guard's form is needed, for each block's count of threads that run
+it; its registers take the block index's taint and no form, as a select's would in a block
+whose guard went the other way, so a decision that did read them would not be proven.
 """
 
 from __future__ import annotations
@@ -72,6 +79,20 @@ def select(forms: Forms, m: int, blk: Block, ids: Any, guard: Reg) -> tuple[Pend
     if counts is None:
         return None
     return Pending(ids, results, group=inverse.reshape(-1), chose=True), counts
+
+
+def unread(forms: Forms, m: int, blk: Block, ids: Any, guard: Reg) -> tuple[Pending, Any] | None:
+    """Instruction ``m`` under ``guard`` for the threads ``ids`` (all at it), whose values no
+    decision reads, chosen without evaluating it: a :class:`.forms.Pending` that leaves
+    its registers formless and of the block index's taint, and per block how many of the
+    threads run it (:func:`ran`); None where the guard has no form."""
+    if forms.vec.full:
+        return None
+    held = forms.source(Reg(guard.kind, guard.index), blk, ids)
+    counts = None if held is None else ran(forms.vec, held, bool(guard.not_))
+    if counts is None:
+        return None
+    return Pending(ids, chose=True), counts
 
 
 def ran(vec: Vectors, guard: Source, negated: bool) -> Any:

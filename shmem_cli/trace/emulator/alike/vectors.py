@@ -10,12 +10,13 @@ instruction and, per group, what each source register holds: a constant and a so
 vector), and evaluates it on demand over a window of blocks, every step it depends on
 evaluated for the same window first, through the emulator's own step on the shadow block
 (:meth:`.shadow.Shadow.step`; once per distinct block of its sources where they are whole:
-:mod:`.distinct`). A window holds at most :data:`ELEMENTS` values of the steps
-it evaluates, so memory stays bounded for any grid; the values are the same ones a whole
-evaluation would give (each block's value depends on that block's sources only). Vectors a
-decision read are then kept whole where they fit half of :data:`VECTOR_BYTES` (the next
-class's block often reads them again), and the evaluations of one trace stop at
-:data:`WORK` pairs, or fewer (:attr:`Vectors.most`): past that a vector is :class:`Unknown`.
+:mod:`.distinct`). A window holds at most :data:`ELEMENTS` values of the steps it evaluates,
+so memory stays bounded for any grid; the values are the same ones a whole evaluation would
+give (each block's value depends on that block's sources only). Vectors a decision read are
+then kept whole where they fit half of :data:`VECTOR_BYTES` (the next class's block often
+reads them again), and the evaluations of one trace stop at :data:`WORK` pairs (a step's
+groups at the distinct blocks it ran for), or fewer (:attr:`Vectors.most`): past that a
+vector is :class:`Unknown`.
 
 Agreements (boolean vectors: the blocks in which a predicate keeps the representative's
 value) are kept whole (one byte per block, once by content), made from a vector on first
@@ -172,10 +173,9 @@ class Vectors:
             or self.work >= self.allowed()
             or any(self.any_step(ld.vids) for ld in step.loads)
         )
+        plans = [planned(ld.vids, self.values, _Made) for ld in step.loads]
         if not lazy:
-            got, at = self._values(
-                step, [planned(ld.vids, self.values, _Made) for ld in step.loads], 0, self.n, {}
-            )
+            got, at = self._values(step, plans, 0, self.n, {}, False)
             made = MADE_WEIGHT * step.groups * (self.n if at is None else int(at.max()) + 1)
             self.work, self.made = self.work + made, self.made + made
             out: dict[tuple[str, int], list[int]] = {}
@@ -202,7 +202,6 @@ class Vectors:
         if end > len(self._made):
             self._made = np.resize(self._made, max(end, 2 * len(self._made)))
         self._made[first:end] = True
-        plans = [planned(ld.vids, self.values, _Made) for ld in step.loads]
         self._plans.append(plans)
         self._deps.append(tuple(sorted({k[0] for p in plans for k in p.made})))
         s = len(self.steps) - 1
@@ -400,10 +399,7 @@ class Vectors:
 
     def _window(self, vids: Sequence[int], lo: int, hi: int, memo: dict[int, Any]) -> Any:
         for s in self._needed(vids, memo):
-            self.work += self.steps[s].groups * (hi - lo)
-            if self.work > self.allowed():
-                raise Unknown(f"the steps kept were evaluated for {self.work:,} pairs")
-            memo[s] = spread(*self._values(self.steps[s], self._plans[s], lo, hi, memo))
+            memo[s] = spread(*self._values(self.steps[s], self._plans[s], lo, hi, memo, True))
         return {v: self._slice(v, lo, hi, memo) for v in vids}
 
     def _slice(self, vid: int, lo: int, hi: int, memo: dict[int, Any]) -> Any:
@@ -421,13 +417,17 @@ class Vectors:
         return got
 
     def _values(
-        self, step: Step, plans: list[Plan], lo: int, hi: int, memo: dict[int, Any]
+        self, step: Step, plans: list[Plan], lo: int, hi: int, memo: dict[int, Any], count: bool
     ) -> tuple[dict[tuple[str, int], Any], Any]:
-        """(Per register ``step`` writes: its values, groups x the distinct blocks of lo..hi
-        (:mod:`.distinct`), or None; each block's distinct block, None: the step ran for
-        every block); ``plans``: its loads' (:func:`.distinct.planned`)."""
+        """(Per register ``step`` writes: its values, groups x the distinct blocks of lo..hi, or
+        None; each block's distinct block, None: the step ran for every block). ``count``: the
+        pairs it runs count toward :attr:`work` (:class:`Unknown` past :meth:`allowed`)."""
         few = self._distinct.of(plans, self.values, lo, hi)
         w = hi - lo if few is None else len(few[0])
+        if count:
+            self.work += step.groups * w
+            if self.work > self.allowed():
+                raise Unknown(f"the steps kept were evaluated for {self.work:,} pairs")
         loads = []
         for ld, plan in zip(step.loads, plans, strict=True):
             pred = ld.kind in ("P", "UP")

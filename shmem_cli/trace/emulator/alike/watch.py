@@ -50,7 +50,7 @@ from .. import taint_flow
 from ..grid import Differs
 from ..state import TAINT_BLOCK, Block, Idx
 from . import guarded
-from .evaluated import EVALUATED, base_opcode, needed, reads, sources
+from .evaluated import EVALUATED, base_opcode, needed, reads
 from .forms import Forms
 from .held import tidy
 
@@ -152,11 +152,16 @@ _GLOBAL = frozenset(("LDG", "STG"))
 def _decided(ins: Instruction) -> list[tuple[str, int]]:
     """The registers the watch's decisions at ``ins`` read (:func:`.evaluated.needed`): its
     guard, its branch condition, its watched registers, and its memory operands' (but a
-    global access's, which place no shared request)."""
+    global access's, which place no shared request), as the watch reads them: an address
+    register's pair only where it is a 64-bit one (``[R11+UR8]`` reads R11 alone; its pair
+    kept R12 alive around llm.c's attention backward's row loop, and with it every select
+    that writes R12)."""
     regs = [*taint_flow.branch_conditions(ins), *_registers(ins)]
     regs += reads(ins.guard) if ins.guard is not None else []
     if ins.opcode not in _GLOBAL:
-        regs += [r for o in ins.operands if isinstance(o, (Mem, Gdesc)) for r in reads(o)]
+        for k, o in enumerate(ins.operands):
+            regs += _mem_registers(ins, k, o) if isinstance(o, Mem) else []
+            regs += reads(o) if isinstance(o, Gdesc) else []
     return regs
 
 
@@ -200,11 +205,7 @@ class Chooser:
         """Per instruction: a form it writes may reach a decision (:func:`.evaluated.needed`)."""
         ins, dests = self.function.instructions, self.program.destinations
         decided = [_decided(x) for x in ins]
-        for m, select in enumerate(self.selects):  # its guard evaluates it (.guarded): what
-            if select:  # it reads, and what its registers held where it does not run
-                decided[m] += [r for o in sources(ins[m]) for r in reads(o, True)]
-                decided[m] += [(k, i + j) for k, i, c in dests[m] for j in range(c)]
-        return needed(ins, dests, self._flow(), decided)
+        return needed(ins, dests, self._flow(), decided, self.selects)
 
     def return_sites(self, m: int) -> frozenset[int]:
         """The calls (instruction indices) a return at ``m`` is proven for."""
@@ -304,13 +305,15 @@ class Watch:
 
     def _choose(self, m: int, blk: Block, kind: str, index: int, at: Idx) -> bool:
         """Whether the guard of ``m``, on the block index alone, only chose values: ``m``
-        computes values alone and is evaluated as a select in every candidate block
-        (:mod:`.guarded`); then no block leaves the class by it."""
+        computes values alone and is evaluated as a select in every candidate block, or no
+        decision reads what it writes (:mod:`.guarded`); then no block leaves the class by
+        it."""
         guard = self.instructions[m].guard
         if self.forms is None or self.chooses is None or not self.chooses.selects[m]:
             return False
         assert guard is not None
-        got = guarded.select(self.forms, m, blk, blk.ids(at), guard)
+        choose = guarded.select if self.chooses.needed[m] else guarded.unread
+        got = choose(self.forms, m, blk, blk.ids(at), guard)
         if got is None:
             return False
         pending, counts = got
