@@ -15,6 +15,16 @@ evaluated in each block from the two vectors, once per distinct pair of the thre
 constants, a window of blocks (:meth:`.vectors.Vectors.windows`) and a slice of pairs at a
 time: at most :data:`.vectors.ELEMENTS` values. The compare's predicate input narrows it
 further.
+
+Where in every group of threads one side moves with a whole vector and the predicate input
+does not, the compare's outcome itself is kept that way (:func:`arcs`): per group, the arc of
+``D`` on which it is true, an :class:`.distinct.Arc` read as its bool vector, so the
+predicate's values are the shadow's, bit for bit. What a decision asks of them is then
+answered from the arcs' ends, not from a table of groups x blocks (llm.c's attention
+backward: 256 threads' columns against the row over 12,288 blocks, 3 million values at each
+decision): the blocks that keep every deciding thread's outcome (:func:`met`: outside the
+union of the arcs' complements, exactly the blocks whose values all equal the
+representative's) and how many threads a guard on it runs in each block (:func:`counted`).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from ..operands import read_u32
 from ..ops.integer import COMPARES
 from ..state import Block
 from . import vectors
+from .distinct import Arc, Spread
 
 _W = 1 << 32
 _FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
@@ -216,3 +227,136 @@ def unique_columns(a: Any) -> tuple[Any, Any, Any]:
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return ranked[:, new], order[new], inverse
+
+
+def _true_arc(cmp: str, k: Any, c: Any, signed: bool) -> tuple[Any, Any]:
+    """Per thread: the arc of ``d`` (start, length, mod 2^32) where ``k + d ? c`` holds."""
+    k, c = np.asarray(k, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    if signed:  # flip the top bit of both sides: an unsigned compare
+        k, c = (k + (1 << 31)) % _W, c ^ (1 << 31)
+    base = cmp if cmp in ("LT", "LE", "EQ") else {"GE": "LT", "GT": "LE", "NE": "EQ"}[cmp]
+    start, length = ((c - k) % _W, np.ones_like(k)) if base == "EQ" else ((-k) % _W, c)
+    length = length + 1 if base == "LE" else length
+    if base != cmp:  # the complement
+        start, length = (start + length) % _W, _W - length
+    return start, length
+
+
+def arcs(
+    forms: Any, ins: Instruction, known: list[Any], ids: Any, blk: Block, firsts: Any
+) -> dict[tuple[str, int], list[int]] | None:
+    """The vectors of the predicate ``ISETP.cmp.op P, PT, a, c, pin`` writes, one per group
+    of threads (``firsts``: each group's first), each an :class:`.distinct.Arc`, where in
+    every group one side moves with a whole vector, the other does not, and the predicate
+    input does not either: the same values the shadow gives (a thread's outcome is a
+    function of that vector's value alone), read as thresholds (a per-thread column against
+    the block's row: llm.c's ``t3 <= t``, 256 groups, whose agreement and count over 12,288
+    blocks were a table of 3 million); None for any other compare."""
+    ops = ins.operands
+    cmp = next((x for x in ins.mods if x in _ORDER), None)
+    op = next((x for x in ins.mods if x in ("AND", "OR", "XOR")), None)
+    if cmp is None or op is None or set(ins.mods) - {cmp, op, "U32"} or len(known) != 3:
+        return None
+    p, q, pin = ops[0], ops[1], ops[4] if len(ops) == 5 else None
+    if not isinstance(p, Reg) or not isinstance(q, Reg) or not isinstance(pin, Reg):
+        return None
+    if p.is_true or not q.is_true or np.any(known[2].vids >= 0):
+        return None  # the predicate input moves with the block
+    held = (pin.is_true | (known[2].k != 0)) ^ pin.not_  # its value, per thread (PT: true)
+    a = _side(forms, ins, 2, known[0], blk, ids)
+    c = _side(forms, ins, 3, known[1], blk, ids)
+    if a is None or c is None:
+        return None
+    at = np.asarray(firsts, dtype=np.intp)
+    (va, ia, na), (vc, ic, nc) = a, c
+    ia, ic = np.asarray(ia)[at], np.asarray(ic)[at]
+    if np.any((ia >= 0) == (ic >= 0)):
+        return None  # a group where both sides move, or neither
+    out: list[int] = []
+    for g in range(len(at)):
+        flip = bool(ic[g] >= 0)
+        vid, neg = (int(ic[g]), nc) if flip else (int(ia[g]), na)
+        base = forms.vec.values[vid]
+        if not isinstance(base, (np.ndarray, Spread)):
+            return None  # kept as a step
+        k = (int((vc if flip else va)[at[g]]) - _at(forms, vid, neg)) % _W
+        other = int((va if flip else vc)[at[g]])
+        s, n = _true_arc(_FLIP[cmp] if flip else cmp, k, other, "U32" not in ins.mods)
+        if bool(held[at[g]]) == (op == "OR"):  # (AND false: never; OR true: always)
+            s, n = 0, _W * (op == "OR")
+        elif op == "XOR" and held[at[g]]:  # the complement
+            s, n = (s + n) % _W, _W - n
+        key = ("arc", vid, bool(neg), int(s), int(n))
+        got = forms.vec.intern(Arc(base, bool(neg), int(s), int(n)), key)
+        if got < 0:
+            return None
+        out.append(got)
+    return {(p.kind, p.index): out}
+
+
+def _by_base(vec: Any, vids: Any) -> tuple[dict[tuple[int, bool], list[Arc]], list[int]]:
+    """The :class:`.distinct.Arc` vectors of ``vids`` by the vector they read, and the rest."""
+    by: dict[tuple[int, bool], list[Arc]] = {}
+    rest: list[int] = []
+    for v in (int(x) for x in vids):
+        got = vec.values[v] if v >= 0 else None
+        if isinstance(got, Arc):
+            by.setdefault((id(got.base), got.negated), []).append(got)
+        else:
+            rest.append(v)
+    return by, rest
+
+
+def met(vec: Any, vids: Any, rep: int) -> tuple[Any, list[int]]:
+    """The blocks in which every :class:`.distinct.Arc` vector of ``vids`` holds its value in
+    block ``rep`` (None: there is none), and the other vectors: each holds it where ``D`` is
+    on the arc that holds ``D(rep)``, so the blocks outside the union of those arcs'
+    complements (each an interval of ``D - D(rep)`` that does not wrap), merged: the same
+    blocks as comparing each vector with its value, without a table of them."""
+    by, rest = _by_base(vec, vids)
+    out = None
+    for held in by.values():
+        d = held[0].d()
+        d0 = int(d[rep])
+        start = np.array([a.start for a in held], dtype=np.int64)
+        length = np.array([a.length for a in held], dtype=np.int64)
+        inside = (d0 - start) % _W < length
+        start = np.where(inside, start, (start + length) % _W)
+        length = np.where(inside, length, _W - length)
+        lo = (start + length - d0) % _W  # each complement, from D(rep)
+        hi = lo + _W - length
+        keep = length < _W
+        order = np.argsort(lo[keep], kind="stable")
+        lo, hi = lo[keep][order], np.maximum.accumulate(hi[keep][order])
+        e = (d - d0) % _W
+        k = np.searchsorted(lo, e, side="right") - 1
+        gap = (k >= 0) & (e < hi[np.maximum(k, 0)]) if len(lo) else np.zeros(len(d), bool)
+        out = ~gap if out is None else out & ~gap
+    return out, rest
+
+
+def counted(vec: Any, vids: Any, times: Any, negated: bool) -> tuple[Any, list[int]]:
+    """Per block, how many threads run an instruction under a guard whose vectors are
+    ``vids`` (``times`` threads each; ``negated``: ``@!P``), from those that are
+    :class:`.distinct.Arc` (None: none is), and the rest: a sum of each arc's thread count
+    over the intervals of ``D`` it holds on, by its ends (not a table of blocks x arcs)."""
+    times_of = {int(v): int(t) for v, t in zip(vids, times, strict=True)}
+    by, rest = _by_base(vec, vids)
+    ids = {id(a): v for v in times_of if isinstance(a := vec.values[v], Arc)} if by else {}
+    out = None
+    for held in by.values():
+        d = held[0].d()
+        start = np.array([a.start for a in held], dtype=np.int64)
+        length = np.array([a.length for a in held], dtype=np.int64)
+        if negated:
+            start, length = (start + length) % _W, _W - length
+        t = np.array([times_of[ids[id(a)]] for a in held], dtype=np.int64)
+        end = start + length  # past 2^32: wraps to [0, end - 2^32) as well
+        at = np.concatenate([start, np.minimum(end, _W), np.zeros_like(start), end - _W])
+        add = np.concatenate([t, -t, np.where(end > _W, t, 0), np.where(end > _W, -t, 0)])
+        order = np.argsort(at, kind="stable")
+        at, total = at[order], np.cumsum(add[order])
+        k = np.searchsorted(at, d, side="right") - 1
+        got = np.where(k >= 0, total[np.maximum(k, 0)], 0)
+        out = got if out is None else out + got
+    return out, rest

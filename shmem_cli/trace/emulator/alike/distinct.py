@@ -212,6 +212,41 @@ class Spread:
         return int(self.small.nbytes)
 
 
+class Arc:
+    """A compare's outcome over the blocks held as its threshold (:func:`.agree.arcs`): true
+    in block ``b`` where ``D(b)``, a whole vector's value there (``base``, negated mod 2^32
+    where ``negated``), lies on the arc of ``length`` values from ``start`` (mod 2^32); read
+    as the bool array it stands for (``v[key]``, ``np.asarray(v)``)."""
+
+    __slots__ = ("base", "length", "negated", "start")
+
+    def __init__(self, base: Any, negated: bool, start: int, length: int) -> None:
+        self.base, self.negated, self.start, self.length = base, negated, start, length
+
+    def d(self, key: Any = slice(None)) -> Any:
+        """``D`` at the blocks ``key`` (int64, 0..2^32-1)."""
+        v = np.asarray(self.base[key]).astype(np.int64)
+        return (-v) % (1 << 32) if self.negated else v
+
+    def __getitem__(self, key: Any) -> Any:
+        return (self.d(key) - self.start) % (1 << 32) < self.length
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        whole = self[slice(None)]
+        return whole if dtype is None else whole.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    @property
+    def dtype(self) -> Any:
+        return np.dtype(bool)
+
+    @property
+    def nbytes(self) -> int:
+        return 64  # (its base is held apart)
+
+
 def rows(held: Sequence[Any], cut: Any) -> Any:
     """The values at ``cut`` (a slice or the positions of blocks) of the whole vectors
     ``held``, a row each (as ``np.stack`` of each one's): those held spread on one map

@@ -146,15 +146,14 @@ class Forms:
         which = held[0][ids[blocky]]
         if (which == -1).any():
             return None
-        derived = which == DERIVED  # the agreement of the value's vector, made now
+        derived = which == DERIVED  # the agreement of the value's vector, made now (those
+        out = np.ones(self.vec.n, dtype=bool)  # of thresholds met at once: .agree.met)
         if derived.any():
-            made = [
-                self.vec.same_as(int(v), self.rep) for v in np.unique(held[1][ids[blocky]][derived])
-            ]
-            if min(made) < 0:
+            met, rest = agree.met(self.vec, np.unique(held[1][ids[blocky]][derived]), self.rep)
+            made = np.array([self.vec.same_as(v, self.rep) for v in rest], dtype=np.int64)
+            if len(made) and min(made) < 0:
                 return None
-            which = np.concatenate([which[~derived], made])
-        out = np.ones(self.vec.n, dtype=bool)
+            which, out = np.concatenate([which[~derived], made]), out if met is None else met
         try:
             for mask in self.vec.masks([int(i) for i in np.unique(which)]):
                 out &= mask
@@ -264,10 +263,10 @@ class Forms:
             if whole and (keys.shape[1] > GROUPS or keys.shape[1] * self.vec.n > vectors.EAGER):
                 return SPLIT
             if keys.shape[1] <= GROUPS:
-                group = inverse.reshape(-1)
-                firsts = index.tolist()
+                group, firsts = inverse.reshape(-1), index.tolist()
                 pairs = [self.pair(o, blk, ids) for o in sources]
-                results = self.shadow.run(m, sources, known, pairs, firsts, self.vec)
+                got = agree.arcs(self, ins, known, ids, blk, firsts) if op == "ISETP" else None
+                results = got or self.shadow.run(m, sources, known, pairs, firsts, self.vec)
         elif whole:
             return SPLIT
         if not results and not preds and lazy is None:

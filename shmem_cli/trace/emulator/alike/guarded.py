@@ -101,8 +101,11 @@ def ran(vec: Vectors, guard: Source, negated: bool) -> Any:
     clean = guard.vids < 0
     out = np.full(vec.n, np.count_nonzero((guard.k[clean] != 0) ^ negated), np.int64)
     used, times = np.unique(guard.vids[~clean], return_counts=True)
+    arcs, rest = agree.counted(vec, used, times, negated)  # (thresholds: by their ends)
+    out = out if arcs is None else out + arcs
+    used, times = np.array(rest, dtype=np.int64), times[np.isin(used, rest)]
     try:
-        for lo, hi, got in vec.windows([int(v) for v in used]):
+        for lo, hi, got in vec.windows([int(v) for v in used]) if len(used) else ():
             for v, t in zip(used, times, strict=True):
                 out[lo:hi] += t * (np.asarray(got[int(v)], dtype=bool) ^ negated)
     except Unknown:

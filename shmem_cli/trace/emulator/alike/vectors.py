@@ -127,11 +127,11 @@ class Vectors:
 
     # --- making vectors ---------------------------------------------------------------
 
-    def intern(self, v: Any) -> int:
-        """The id of whole vector ``v`` (uint32 or bool over the candidates); -1 past the
-        budget."""
-        v = np.ascontiguousarray(v)
-        key = (v.dtype.str, v.tobytes())
+    def intern(self, v: Any, key: tuple[Any, ...] | None = None) -> int:
+        """The id of whole vector ``v`` (uint32 or bool over the candidates; or one read in
+        place, an :class:`.distinct.Arc`, kept once by ``key``); -1 past the budget."""
+        v = np.ascontiguousarray(v) if key is None else v
+        key = (v.dtype.str, v.tobytes()) if key is None else key
         got = self._ids.get(key)
         if got is not None:
             return got
