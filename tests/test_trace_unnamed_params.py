@@ -84,7 +84,8 @@ def test_a_source_without_the_kernel_says_so(apart: tuple[Path, Path]) -> None:
     assert code == 2
     assert (
         f"{source}, the file the line table names as shmem found it, holds no __global__ "
-        "declaration of k that shmem could read" in said
+        "declaration of k that shmem could read (edited since the compile, or written through "
+        "a macro?)" in said
     )
 
 
@@ -102,3 +103,39 @@ def test_a_named_kernel_has_no_note(apart: tuple[Path, Path]) -> None:
     code, run = _said([str(cubin), "-b", "32", "--source-root", str(source.parent)])
     assert code == 0 and "note: the kernel's parameters" not in run
     assert "0 (out)=zero-filled buffer" in run
+
+
+def test_a_cu_whose_kernel_a_macro_declares_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a .cu just built holds what was compiled: never "edited since the compile?"
+    source = tmp_path / "m.cu"
+    source.write_text(
+        "#define KERNEL(name) __global__ void name(float *out, int e)\n"
+        + KERNEL.replace("__global__ void k(float *out, int e)", "KERNEL(k)")
+    )
+    monkeypatch.chdir(tmp_path)
+    code, said = _said([str(source), "-b", "32", "-a", "e=4"])
+    assert code == 2
+    assert (
+        f"{source}, the file the line table names as shmem found it, holds no __global__ "
+        "declaration of k that shmem could read (written through a macro, which shmem does "
+        "not expand?)" in said
+    )
+
+
+def test_the_kernels_of_one_cubin_share_one_note(tmp_path: Path) -> None:
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    second = KERNEL.replace("void k(", "void k2(")
+    (src / "two.cu").write_text(KERNEL + second)
+    nvcc = toolchain.which("nvcc")
+    assert nvcc is not None
+    cmd = [nvcc, "-cubin", "-arch=sm_90", "-lineinfo", "-o", str(out / "two.cubin"), "two.cu"]
+    subprocess.run(cmd, cwd=src, check=True, capture_output=True)
+    code, listed = _said([str(out / "two.cubin"), "--list-params"])
+    assert code == 0 and "2 kernels" in listed
+    assert listed.count("note: the kernel's parameters have no names") == 1
+    assert listed.endswith(f"give --source-root {src} (or a folder above it), or name the "
+                           "parameters by position (--arg 0=...)")  # fmt: skip

@@ -275,6 +275,7 @@ def trace(
             elif len(listed) > 1:
                 env.out(f"{len(listed)} kernels (trace one with --kernel NAME):\n")
             heads = [e.describe() for e in entries] if entries else [""] * len(listed)
+            notes: list[str] = []  # a file's kernels': each said once, after their tables
             for n, (head, (kernel, params)) in enumerate(zip(heads, listed, strict=True)):
                 if n:
                     env.out("")
@@ -282,8 +283,12 @@ def trace(
                     env.out(head)
                 print_params(env, kernel, param_table(params))
                 said = unnamed_note(params)  # no names (arg0, ...): why the source gave none
-                if said:
+                if said and entries:  # each Triton entry's own
                     env.out(f"note: {said}")
+                elif said and said not in notes:
+                    notes.append(said)
+            for said in notes:
+                env.out(f"note: {said}")
             return
         blocks = grid_dims[0] * grid_dims[1] * grid_dims[2]
         compares: list[KernelCompare] | None = None

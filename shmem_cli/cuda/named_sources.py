@@ -131,11 +131,19 @@ def unread_source(
     return (str(elsewhere), OUTSIDE) if elsewhere is not None else (said, GONE)
 
 
-def unread_words(where: str, why: str, *, names_it: str, declaration: str, of: str) -> str:
+def unread_words(
+    where: str,
+    why: str,
+    *,
+    names_it: str,
+    declaration: str,
+    of: str,
+    guess: str = "edited since the compile?",
+) -> str:
     """Why the parameters have no names, after "their names come from ...": ``where`` and
     ``why`` as :func:`unread_source` says them; ``names_it`` what names the file ("the
     TTGIR"), ``declaration`` what it lacks ("def of k"), ``of`` whose tree and file it is
-    ("entry", "cubin")."""
+    ("entry", "cubin"); ``guess`` why a file found lacks the declaration."""
     from ..plumbing.errors import shorten
 
     by_position = "name the parameters by position (--arg 0=...; --list-params lists them)"
@@ -143,7 +151,7 @@ def unread_words(where: str, why: str, *, names_it: str, declaration: str, of: s
     if why == NO_DECLARATION:
         return (
             f": {shorten(where, 200)}, the file {names_it} names as shmem found it, holds no "
-            f"{declaration} that shmem could read (edited since the compile?): {by_position}"
+            f"{declaration} that shmem could read ({guess}): {by_position}"
         )
     if why == OUTSIDE:
         return (

@@ -142,9 +142,15 @@ def unnamed_why(
         "in the source the line table names"
     )
     declaration = f"__global__ declaration of {shorten(base_name(kernel.name) or kernel.name)}"
-    return said + unread_words(
-        where, why, names_it="the line table", declaration=declaration, of=of
+    guess = (  # a .cu just built is as compiled; a cubin's source may have changed since
+        "written through a macro, which shmem does not expand?"
+        if of == "kernel file"
+        else "edited since the compile, or written through a macro?"
     )
+    words = unread_words(
+        where, why, names_it="the line table", declaration=declaration, of=of, guess=guess
+    )
+    return said + words
 
 
 def resolve_key(key: str, params: Sequence[Param]) -> Param:
