@@ -66,6 +66,9 @@ def test_a_source_outside_the_tree_is_named_with_the_root_that_reads_it(
     assert code == 0
     assert "note: the kernel's parameters have no names" in listed
     assert f"give --source-root {source.parent} (or a folder above it)" in listed
+    got = CliRunner().invoke(main, ["trace", str(cubin), "--list-params", "--format", "json"])
+    kernel = json.loads(got.output)["kernels"][0]
+    assert f"in {source}, outside the source tree" in kernel["unnamed_parameters"]
     code, run = _said([str(cubin), "-b", "32"])  # labelled by position: why, once
     assert code == 0 and run.count("have no names") == 1
     assert "0=zero-filled buffer" in run

@@ -85,6 +85,7 @@ def params_json(
     (what the text table shows, the type unshortened), for a script to build ``--params``;
     ``entries``: each kernel's Triton cache entry folder, where a cache root held several."""
     from ..plumbing import json_text
+    from ..trace.kernel.params import unnamed_note
 
     folders = [{"entry": folder} for folder in entries] or [{} for _ in listed]
     kernels = [
@@ -95,6 +96,7 @@ def params_json(
             "param_bytes": kernel.param_bytes,
             "param_base": kernel.param_base,
             "static_shared_bytes": kernel.static_shared_bytes,
+            "unnamed_parameters": unnamed_note(params),  # why the names are missing
             "params": [
                 {
                     "position": p.ordinal,
