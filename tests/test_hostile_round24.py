@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,19 @@ def test_a_spec_past_the_size_limit_says_no_size_it_does_not_have(tmp_path: Path
     ran = shmem("analyze", str(spec))
     refused(ran, "spec file too large: more than 2,097,152 bytes (the limit, 2 MiB); split it")
     assert "2097153" not in ran.text and "3,000,008" not in ran.text
+
+
+def test_lint_text_never_sends_a_quoted_nul_or_escape_raw(tmp_path: Path) -> None:
+    # the lint's text line spelled only the file's name: a finding quoting an access's name
+    # or a kernel argument's key wrote its NUL or terminal escape to the terminal as it was
+    compiled = ROOT / "tests" / "data" / "compiled_specs"
+    shutil.copytree(compiled / "kernels", tmp_path / "kernels")
+    text = (compiled / "row_scale_v1.yaml").read_text()
+    text = text.replace("  name: row_scale\n", '  name: row_scale\n  args: {"n\\0": 1}\n')
+    text = text.replace("  - name: w[tx]\n", '  - name: "w\\e[31m\\u202e[tx]"\n')
+    (tmp_path / "s.yaml").write_text(text)
+    ran = shmem("lint", "s.yaml", cwd=tmp_path)
+    assert "Traceback" not in ran.text
+    assert "\x00" not in ran.stdout and "\x1b" not in ran.stdout and "\u202e" not in ran.stdout
+    assert "kernel.args n\\x00: no parameter of that name" in ran.stdout
+    assert "'w\\x1b[31m\\u202e[tx]'" in ran.stdout

@@ -74,7 +74,9 @@ def render_lint_text(report: CheckReport, *, color: bool = False) -> str:
             tag = click.style(f"[{f.title}]", dim=True)
         else:
             head, tag = location(f) + ":", f"[{f.title}]"
-        message = " ".join(f.message.splitlines())  # one finding, one line
+        # one finding, one line; a name or key it quotes (an access's, a kernel argument's)
+        # with a NUL or a terminal escape: shown as \x00, \x1b, never sent raw
+        message = visible(" ".join(f.message.splitlines()))
         lines.append(f"{head} {sev}: {message} {tag}")
     if lines:
         lines.append("")
