@@ -56,3 +56,21 @@ def test_lint_text_never_sends_a_quoted_nul_or_escape_raw(tmp_path: Path) -> Non
     assert "\x00" not in ran.stdout and "\x1b" not in ran.stdout and "\u202e" not in ran.stdout
     assert "kernel.args n\\x00: no parameter of that name" in ran.stdout
     assert "'w\\x1b[31m\\u202e[tx]'" in ran.stdout
+
+
+@pytest.mark.parametrize("command", [["analyze"], ["lint"], ["trace", "-b", "32"]])
+def test_a_link_loop_or_a_dangling_link_given_is_said_as_that(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # both were "no such file or directory", though `ls` lists them
+    (tmp_path / "loop.yaml").symlink_to("loop.yaml")
+    (tmp_path / "dangling.yaml").symlink_to("gone.yaml")
+    ran = shmem(command[0], "loop.yaml", *command[1:], cwd=tmp_path)
+    refused(
+        ran,
+        "error: a loop of links (each links to the next, and none to a file or folder): loop.yaml",
+    )
+    ran = shmem(command[0], "dangling.yaml", *command[1:], cwd=tmp_path)
+    refused(
+        ran, "error: a link to nothing (it names 'gone.yaml', which is not there): dangling.yaml"
+    )

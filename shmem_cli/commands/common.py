@@ -11,11 +11,13 @@ from __future__ import annotations
 import enum
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from ..plumbing.fsutil import missing
 from .environment import current_environment, say
 
 if TYPE_CHECKING:
@@ -179,20 +181,18 @@ def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -
         if stdin and p == STDIO:
             continue
         if not os.path.exists(p):
-            fail_usage(f"no such file or directory: {p}{note}")
+            fail_usage(f"{missing(p)}: {p}{note}")
 
 
 def require_file(path: str, *, folder: bool = False) -> None:
     """A kernel file (or, with ``folder``, a Triton cache folder) exists and is one: a FIFO or
     a device is refused by its kind, never waited on or read."""
-    import stat
-
     from ..plumbing.errors import shorten
 
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        fail_usage(f"no such file: {shorten(path, 200)}")
+        fail_usage(f"{missing(path, 'no such file')}: {shorten(path, 200)}")
     if stat.S_ISREG(mode) or folder and stat.S_ISDIR(mode):
         return
     kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"

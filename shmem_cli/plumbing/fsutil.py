@@ -337,3 +337,20 @@ def _overwrites(output: str, source: str, folder_suffixes: tuple[str, ...]) -> b
     real_dir = os.path.realpath(source)
     real_out = os.path.realpath(output)
     return os.path.commonpath([real_dir, real_out]) == real_dir
+
+
+def missing(path: str, plain: str = "no such file or directory") -> str:
+    """Why ``path`` is not there: no such name (``plain``), a link to nothing, or a loop of
+    links."""
+    if not os.path.islink(path):
+        return plain
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of links (each links to the next, and none to a file or folder)"
+    try:
+        target = os.readlink(path)
+    except OSError:  # gone since
+        return plain
+    return f"a link to nothing (it names {shorten(target)!r}, which is not there)"
