@@ -9,6 +9,7 @@ but without the kernel, or gone, is said as that."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -142,3 +143,22 @@ def test_the_kernels_of_one_cubin_share_one_note(tmp_path: Path) -> None:
     assert listed.count("note: the kernel's parameters have no names") == 1
     assert listed.endswith(f"give --source-root {src} (or a folder above it), or name the "
                            "parameters by position (--arg 0=...)")  # fmt: skip
+
+
+def test_an_older_triton_entrys_run_says_why_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Triton 3.3.1 writes %arg0, ...; its def's file (where it was compiled) is not here: the
+    # trace by position says so under its arguments, once, as a cubin's does (one rule)
+    from .conftest import TEST_DATA
+
+    (meta,) = (TEST_DATA / "triton" / "called" / "3.3.1").glob("*/centred_rows.json")
+    folder = tmp_path / "cache" / meta.parent.name
+    shutil.copytree(meta.parent, folder)
+    monkeypatch.chdir(tmp_path)
+    args = ["-a", "2=1000", "-a", "3=1024", "-a", "4=0.5", "-a", "5=1", "--grid", "2"]
+    code, run = _said([str(folder), *args])
+    assert code == 0, run
+    assert "2 (arg2)=1000" in run
+    assert run.count("note: this entry's TTGIR does not name the parameters") == 1
+    assert "/work/wt/trisweep/tests/data/triton/kernels.py as the TTGIR names it, is not" in run
