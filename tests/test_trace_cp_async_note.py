@@ -33,7 +33,12 @@ def test_copies_without_wavefronts_are_explained_once() -> None:
     text = _trace(str(ENTRY), *LAUNCH, "--no-tables")
     said = f"note: {len(free)} cp.async instruction(s) ({sum(a['requests'] for a in free):,} "
     assert text.count("cost no wavefronts") == 1 and said in text
-    assert "only zero-filled lanes do" in " ".join(text.split())
+    flat = " ".join(text.split())
+    assert "only zero-filled lanes do" in flat
+    # the K tail's copies cost: the note says their figure is their zero fills' alone
+    assert all("LDGSTS.E.BYPASS.128" in a["sass"] for a in copies)
+    other = f"The other {len(copies) - len(free)} cp.async.cg instruction(s) cost only in the "
+    assert other in flat and "executions that zero-filled lanes" in flat
 
 
 @needs_nvdisasm

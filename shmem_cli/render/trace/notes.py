@@ -171,12 +171,27 @@ def _free_copies(kernel: KernelTrace) -> str | None:
     if not free:
         return None
     requests = sum(a.result.requests for a in free)
+    # .cg copies that do cost: only their zero-filling executions do, so a row's figure per
+    # request is an average (Triton's prefetch past a pipelined loop's end, a masked tail)
+    filling = [
+        a
+        for a in kernel.accesses
+        if a.op == "cp_async" and a.result.wavefronts and ".BYPASS" in a.site.opcode
+    ]
+    others = (
+        f" The other {len(filling)} cp.async.cg instruction(s) cost only in the executions "
+        "that zero-filled lanes (src-size below 16: a masked tail, or a pipelined loop's "
+        "prefetch past its last iteration), so their wavefronts per request average those "
+        "with the free ones."
+        if filling
+        else ""
+    )
     return (
         f"{len(free)} cp.async instruction(s) ({requests:,} requests) cost no wavefronts: a "
         "16-byte cp.async.cg (LDGSTS.BYPASS) whose lanes all copy costs the shared-memory pipe "
-        "nothing, as the H200 measured (only zero-filled lanes do; docs/trace.md, cp.async). "
-        "Nsight Compute's source view counts each as a store of its width (--compare: verdict "
-        "cp.async)"
+        "nothing, as the H200 measured (only zero-filled lanes do; docs/trace.md, cp.async)."
+        f"{others} Nsight Compute's source view counts each as a store of its width (--compare: "
+        "verdict cp.async)"
     )
 
 
