@@ -35,7 +35,8 @@ from .decode import Program, decode_function
 from .scheduler import run_block
 from .state import LOCAL_WINDOW_SLOT, Block, Launch
 from .sync.shared_work import SharesWork, at_once, shares_work
-from .sync.waiting_blocks import GridWaits, may_wait, wait_note
+from .sync.spin_loops import may_wait
+from .sync.waiting_blocks import GridWaits, wait_note
 
 #: the most clusters (blocks) of a grid traced by class, whose masks and block vectors span
 #: the grid; a larger one (up to CUDA's 2^31-1 x 65,535 x 65,535) goes by :func:`_huge_grid`
@@ -120,7 +121,7 @@ def run(
     if grid and 1 < plan.clusters <= MAX_CLASS_CLUSTERS:  # blocks may wait on each other
         one = grids.batch_bytes(launch, launch.cluster_ctas, local=False, registers=rows)
         most = max(1, budgets.REPEAT_BYTES // max(1, one))  # a batch whose spins can be proven
-        if may_wait(function.instructions):  # every batch (sync/waiting_blocks.py)
+        if may_wait(function, program.destinations):  # every batch (sync/waiting_blocks.py)
             plan = replace(plan, per_batch=min(plan.per_batch, most))
         hold, restore = recorder.held, recorder.hold_back
         run_.waits = GridWaits(plan, run_.silent, hold, restore, most, run_.ledger)

@@ -49,7 +49,7 @@ from .alike.watch import Watcher
 from .decode import Program
 from .op_table import MOVES, widens
 from .state import BLOCKED, Block, TraceError
-from .sync import misc_events
+from .sync import barriers
 from .sync.barriers import release
 from .sync.clock import reads_clock
 from .sync.convergence import arrived, settle
@@ -193,7 +193,7 @@ def run_block(
             at_ids = blk.ids(at)
             decided = taint_flow.before_step(blk, program, function, kinds, m, at_ids, decides[m])
         if pairs[m] and guards[m] is None:  # (before it stirs)
-            misc_events.together(blk, m, at)
+            barriers.together(blk, m, at)
         if stirs[m]:  # reached, its lanes on or off: its CTAs' next barrier costs op_misc
             blk.stirred[0 if blk.ctas == 1 else blk.cta[at]] = True
         g = guards[m]
@@ -248,7 +248,7 @@ def run_block(
             if watch is not None:
                 watch.after(forms, m, blk, ix)
             if arrives[m]:
-                misc_events.arrive(blk, m, ix)
+                barriers.arrive(blk, m, ix)
             if misc_cost[m]:
                 blk.count_misc(m, ix, retires[m], _read_before(blk, ix) if first_free[m] else None)
             executed += n
@@ -268,7 +268,7 @@ def run_block(
         if decided is not None:
             taint_flow.after_step(blk, program, m, at_ids, decided)
         if moving[m] and parts:
-            misc_events.part(blk, at)
+            barriers.part(blk, at)
         if moving[m] and blk.converge.pulled:
             executed += arrived(blk, per_cta)  # a yield took threads to their BSYNC
         if moving[m] and blk.converge.waiters:
@@ -299,9 +299,9 @@ class ProgramTables:
     first_free: tuple[bool, ...]  # ... for each warp's second on
     misc_off: tuple[bool, ...]  # ... for each warp guarded off
     stirs: tuple[bool, ...]  # reached, its CTAs' next barrier costs op_misc
-    arrives: tuple[bool, ...]  # complete where the warps run it (misc_events.arrive)
-    pairs: tuple[bool, ...]  # in pairs where a CTA's warps are together (misc_events)
-    parts: bool  # whether a CTA's threads going apart matters (misc_events.part)
+    arrives: tuple[bool, ...]  # complete where the warps run it (barriers.arrive)
+    pairs: tuple[bool, ...]  # in pairs where a CTA's warps are together (barriers.together)
+    parts: bool  # whether a CTA's threads going apart matters (barriers.part)
     retires: tuple[bool, ...]  # EXIT
     moving: tuple[bool, ...]  # may move threads elsewhere (op_table.MOVES)
     decides: tuple[Any, ...]  # the predicates that decide at it (taint_flow.conditions)

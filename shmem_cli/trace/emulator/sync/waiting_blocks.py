@@ -22,14 +22,16 @@ naming the memory and the blocks. The report says that blocks ran out of order, 
 
 A spin is found only where the batch's state can be kept (budget.REPEAT_BYTES): a batch
 past it spins to the time limit, never set aside. So in a grid whose code may wait on
-another block (:func:`may_wait`), every batch holds no more blocks than that bound allows,
-not only those run while others wait (a stream-K GEMM's fixup: 104 CTAs of 384 threads and
-225 KiB of shared memory, 78 MiB, spun to the 180 s limit; tests/data/trace/bigwait).
+another block (:func:`.spin_loops.may_wait`: a loop left on a value read from global memory
+inside it, however the read is marked), every batch holds no more blocks than that bound
+allows, not only those run while others wait (a stream-K GEMM's fixup: 104 CTAs of 384
+threads and 225 KiB of shared memory, 78 MiB, spun to the 180 s limit; a spin on a weak
+``ld.global`` with no fence anywhere; tests/data/trace/bigwait).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -40,16 +42,8 @@ from ..grid import Batch, Plan
 from .turns import Turn, Turns
 
 if TYPE_CHECKING:
-    from ....cuda.sass import Instruction
     from ..budget import Ledger
     from .parking import Wait
-
-#: loads that read memory afresh each time (ld.volatile, ld.relaxed, ld.acquire), atomics,
-#: and fences (a plain load after one reads afresh: ``while (!*f) __threadfence();``)
-_FRESH_LOADS = frozenset({"LD", "LDG"})
-_FRESH_MODS = frozenset({"STRONG", "VOLATILE"})
-_ATOMICS = frozenset({"ATOM", "ATOMG"})
-_FENCES = frozenset({"MEMBAR", "CCTL"})
 
 #: the state the batches set aside may hold together (registers, shared and local memory,
 #: scheduling, what their parked threads keep: :func:`held_bytes`); with the running batch
@@ -288,16 +282,3 @@ def held_bytes(wait: Wait) -> int:
     for g in wait.groups:
         add((g.ids, g.shared, g.addresses, g.values))
     return sum(seen.values())
-
-
-def may_wait(instructions: Sequence[Instruction]) -> bool:
-    """Whether this code may spin on global memory that another block writes: it reads some
-    afresh (a strong or volatile load, an atomic) or fences (the module's text). A spin on
-    plain loads and no fence reads a register the compiler loaded once: it never ends."""
-    for ins in instructions:
-        op = ins.opcode
-        if op in _ATOMICS or op in _FENCES:
-            return True
-        if op in _FRESH_LOADS and _FRESH_MODS.intersection(ins.mods):
-            return True
-    return False
