@@ -9,6 +9,8 @@ and checked against every block run.
 
 from __future__ import annotations
 
+import pytest
+
 from shmem_cli.trace.emulator.access_kind import shared_op_of
 from shmem_cli.trace.emulator.alike.watch import Chooser
 from shmem_cli.trace.emulator.decode import decode_function
@@ -67,6 +69,26 @@ def test_a_launch_scale_grid_has_every_row_block_proven() -> None:
     assert cov is not None and cov.mode == "alike" and cov.blocks == 768 and cov.run == 64
     assert classes_of(cov) == 64
     assert every_block(CUBIN, "causal_bwd", 256, (64, 12, 1), args).totals == kernel.totals
+
+
+@pytest.mark.slow
+@needs_nvdisasm
+def test_a_long_loop_over_a_large_grid_runs_plainly_where_watching_costs_more() -> None:
+    # T = 1,024 over 256 x 12 blocks: 4 rows of 1,024 columns a block, 32 stores and 32 loads,
+    # 98,304 of each over the 3,072. A block watched evaluates each of its decisions (its rows'
+    # loops) over the 3,072 blocks, and its class saves only the 11 other heads' blocks: the
+    # rounds end where watching another would cost more than the blocks it saves (before, they
+    # watched 64 blocks, their cap then, and ran the 2,304 left)
+    args = ("2=1024", "3=0.125")
+    grid = (256, 12, 1)
+    kernel = traced(CUBIN, "causal_bwd", 256, grid, args, buffer_size=64 << 20)
+    totals = kernel.totals
+    assert (totals["store"].requests, totals["store"].wavefronts) == (98304, 98304)
+    assert (totals["load"].requests, totals["load"].wavefronts) == (98304, 98304)
+    cov = kernel.launch.coverage
+    assert cov is not None and cov.mode == "alike" and cov.sampled is None
+    assert "would cost more than running the" in (cov.proof or "")
+    assert classes_of(cov) < 64 and cov.run > 3072 - 12 * 64
 
 
 @needs_nvdisasm

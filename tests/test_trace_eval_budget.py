@@ -44,6 +44,24 @@ def test_watching_and_evaluating_draw_on_one_budget() -> None:
     assert spend.Spend(4).ran(1, 1_000, 40_000, 40_000).fit(16, 1_000, 100_000) == 0
 
 
+def test_a_block_is_watched_only_where_its_class_saves_more() -> None:
+    # a round of 2 blocks over a grid of 10,000 ran 2,000,000 thread-instructions and
+    # evaluated 30,000 decisions, each over the 10,000 blocks: 4 x 2,000,000 x (2 + 8) / 2 =
+    # 40 million for the watch, 8 x 30,000 x 10,000 = 2.4 billion for the decisions
+    assert spend.DECIDE_COST == 8
+    ran = spend.Spend(10_000).ran(2, 2_000_000, 0, 0, 30_000)
+    assert ran.spent == 2_440_000_000
+    # a block of 1,000,000 more: 4 million watched, its 15,000 decisions over 10,000 blocks
+    # 1.2 billion: 1,204 million in all, what a class of 1,205 saves run plainly (1,204 blocks
+    # besides it): not paid; a class of 1,206 saves a block more
+    assert ran.watched(1_000_000) == 1_204_000_000
+    assert not ran.pays(1_000_000, 1_205)
+    assert ran.pays(1_000_000, 1_206)
+    # a small grid's rounds within the floor watch on whatever a class saves
+    small = spend.Spend(100).ran(1, 1_000, 0, 0, 10)
+    assert small.spent + small.watched(1_000) <= spend.FLOOR and small.pays(1_000, 1)
+
+
 def _most_allowed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The values the rounds' evaluations might reach, each time they were asked."""
     asked: list[int] = []

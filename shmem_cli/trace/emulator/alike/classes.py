@@ -7,15 +7,17 @@ they are counted as it. Of the blocks left, the lowest-numbered run next, togeth
 batch (:mod:`.together`: as many as the classes found say are left, at most :data:`GROWTH`
 times the last round's blocks in no other's class), each watched for its own class taken
 among them; a block of the batch in the class of one beside it is one of that class, run.
-At most :data:`ROUNDS` blocks run watched. A decision the forms cannot evaluate ends the
-rounds, and so do :data:`LONERS` blocks in a row that stand for themselves alone, or classes
-of fewer than :data:`AVERAGE` blocks on average past that many classes (the blocks left cost
-less run together), or a round past its share of the time left (:data:`ROUND_SHARE`: the
-classes found before it stand, and the blocks in no class are not traced); a round watches
-no more blocks than the rounds' work may cost against running every block plainly
-(:mod:`.spend`: none, and the rounds end, where classes turn out small). The blocks in no
-class then run in batches (sampled where they pass the budget, :mod:`.rest`), as every block
-did before.
+They go on while a block watched costs less than the rest of its class run plainly (as
+:meth:`.spend.Spend.pays` expects: its decisions are evaluated over the grid's blocks), or
+the blocks left would be sampled, within :func:`.spend.allowed`. A decision the forms cannot
+evaluate ends the rounds, and so do :data:`LONERS` blocks in a row that stand for themselves
+alone, or classes of fewer than :data:`AVERAGE` blocks on average past that many classes
+(the blocks left cost less run together), or a round past its share of the time left
+(:data:`ROUND_SHARE`: the classes found before it stand, and the blocks in no class are not
+traced); a round watches no more blocks than the rounds' work may cost against running every
+block plainly (:mod:`.spend`: none, and the rounds end, where classes turn out small). The
+blocks in no class then run in batches (sampled where they pass the budget, :mod:`.rest`),
+as every block did before.
 
 :class:`ClassCounts` keeps what each class's block counted besides its requests (a
 :class:`Counts`, the difference of the run's) to count again for the rest of its class; the
@@ -43,8 +45,6 @@ from .together import Watches, counts_of_ctas, how_many, is_last
 from .vectors import Vectors
 from .watch import Chooser, Watch
 
-#: blocks run watched at most (each a class's, or one of a class run beside its block)
-ROUNDS = 64
 #: rounds in a row whose block stands for itself alone that end them
 LONERS = 8
 #: blocks run together in a round, at most this many times those of the round before that
@@ -162,7 +162,7 @@ def trace_grid(run: Any, plan: grids.Plan, budget: Budget) -> Any:
     thread-block clusters: a cluster's CTAs run together, and clusters alike to a cluster
     are counted as it), those in no class in batches; ``run`` is the launch's
     execute._Run. Returns its Trace."""
-    rounds = _Rounds(run, plan)
+    rounds = _Rounds(run, plan, budget)
     while rounds.more():
         if not rounds.play():
             break
@@ -187,9 +187,10 @@ class _Rounds:
     """The rounds of a grid traced by class: the classes found so far, the blocks left, and
     how many run together next (the module's rule)."""
 
-    def __init__(self, run: Any, plan: grids.Plan) -> None:
+    def __init__(self, run: Any, plan: grids.Plan, budget: Budget) -> None:
         launch = run.launch
         self.run, self.plan = run, plan
+        self.whole = budget.launch_instructions // grids.WHOLE_SHARE  # the rest unsampled
         self.size, n = launch.cluster_ctas, plan.clusters
         self.n, self.unit = n, "clusters" if self.size > 1 else "blocks"
         self.shared = [k is not None for k in run.kinds]
@@ -215,7 +216,7 @@ class _Rounds:
     def more(self) -> bool:
         """Whether another round runs: blocks in no class and rounds left, fewer than
         :data:`LONERS` loners in a row, and every decision so far evaluated."""
-        more = self.watched < ROUNDS and self.left.any() and self.loners < LONERS
+        more = self.left.any() and self.loners < LONERS
         return bool(more) and not self.stop
 
     def play(self) -> bool:
@@ -224,20 +225,19 @@ class _Rounds:
         ran = self._run(self._pick())
         if ran is None:
             return False
+        proven = self.proven
         times = self._take_classes(ran)
         self.left[list(ran.reps)] = False
         self._close(ran, times)
         vec, executed = self.vectors, self.run.executed - ran.before.executed
-        self.spend = self.spend.ran(
-            len(ran.reps), executed, vec.work - ran.work[0], vec.made - ran.work[1]
-        )
+        work, made = vec.work - ran.work[0], vec.made - ran.work[1]
+        self.spend = self.spend.ran(len(ran.reps), executed, work, made, self.proven - proven)
         return self._size_next(fresh=len(times))
 
     def _pick(self) -> list[int]:
         """The blocks the next round runs: the lowest-numbered in no class, as many as run
-        together next (within the rounds left)."""
-        most = min(self.together, ROUNDS - self.watched)
-        reps = [int(b) for b in np.flatnonzero(self.left)[:most]]
+        together next."""
+        reps = [int(b) for b in np.flatnonzero(self.left)[: self.together]]
         self.watched += len(reps)
         return reps
 
@@ -353,13 +353,14 @@ class _Rounds:
         if len(self.found) >= LONERS and classed < AVERAGE * len(self.found):
             return False
         # at most GROWTH times the blocks of the last batch that were in no class of another's
-        cap = (
-            min(self.plan.per_batch, ROUNDS - self.watched, GROWTH * fresh) if self.split_ok else 1
-        )
+        cap = min(self.plan.per_batch, GROWTH * fresh) if self.split_ok else 1
         left = int(self.left.sum())
         together = how_many(left, classed, len(self.found), cap)
         per_block = _per_block(self.found, mean=True)
         self.together = self.spend.fit(together, per_block, most) if left else together
+        sampled = left * per_block > self.whole  # the blocks left would be sampled: prove more
+        if left and not sampled and not self.spend.pays(per_block, classed / len(self.found)):
+            self.together = 0  # a block's class is expected to save less than watching it costs
         if not self.together:  # watching more costs more than running the rest plainly
             self.ended = self.spend.said(self.watched, left, self.unit)
             return False

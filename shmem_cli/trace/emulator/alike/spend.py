@@ -13,13 +13,15 @@ far, both in thread-instructions of plain batches, and one budget holds them
 (:func:`allowed`): :data:`SHARE` times what running every block of the grid plainly costs,
 plus what the classes found so far save (their blocks counted without running), plus
 :data:`FLOOR`. The next round watches only as many blocks as fit what is left, each at the
-watch's cost and the values a block is expected to make whole (:meth:`Spend.fit`: a quarter
-of the first block's, :data:`REUSED`, until a later round measures its own), and its
-evaluations stop where they would pass it (:meth:`Spend.evaluations`: a vector is then
+watch's cost, the values a block is expected to make whole (:meth:`Spend.fit`: a quarter of
+the first block's, :data:`REUSED`, until a later round measures its own) and its decisions
+over the grid's blocks, as many as the last round's block's (:data:`DECIDE_COST` each), and
+its evaluations stop where they would pass it (:meth:`Spend.evaluations`: a vector is then
 unknown, and the decision reading it is not proven). The first round, before any class is
 known, may evaluate :data:`FIRST` of running every block plainly as its block's
 thread-instructions so far say (:func:`first_round`). Where the classes turn out small, or a
-watched block costs more than the blocks its class saves, the blocks left run in plain
+watched block costs more than the blocks its class saves (:meth:`Spend.pays`: the blocks
+besides it of a class as large as those so far on average), the blocks left run in plain
 batches, so a grid costs at most about ``1 + SHARE`` times running every block plainly, and
 its first block's round (at most ``FIRST`` of it), and a fraction of a second. The counts
 are thread-instructions and values, not seconds: the same launch takes the same decision
@@ -62,6 +64,16 @@ SHARE = 1 / 4
 #: are found whatever they cost; cl_persist's 16 blocks, every vector kept as a step, take
 #: 290,145 values)
 FLOOR = 1 << 26
+#: an evaluated decision (a guard, branch or address on the block index that the watch
+#: evaluated for the grid's blocks: its agreement over them, an arc's ends searched for each)
+#: costs about this many thread-instructions of plain batches per block of the grid
+#: (2026-12-07, CPU of each round at load 2.5 on 2 cores, against the plain batches of the
+#: same run: tests/data/trace/causalbwd at T = 1,024 over 256 x 12 blocks, a round of 171
+#: blocks 11.0 s for 39,000 decisions over 3,072 blocks, some 6 each; llm.c's attention
+#: backward at T = 1,024 over 256 x 48, rounds of 64 and 171 blocks 20.8 and 56.5 s, some 14
+#: each): a watched block's decisions grow with its loop and with the grid, what its class
+#: saves only with the loop
+DECIDE_COST = 8
 #: the first round (the first block, before any class is known) may evaluate this share of
 #: running every block plainly, as its block's thread-instructions so far say (bl_tiles's
 #: first block, k = 3 or 7 over 8 tiles, makes some 0.35 and 0.4 times it: the one's class
@@ -100,14 +112,31 @@ class Spend:
     spent: float = 0.0
     made: float = 0.0
     rounds: int = 0
+    decided: float = 0.0  # decisions evaluated a block of the last round, times the grid's blocks
 
-    def ran(self, blocks: int, executed: int, work: int, made: int) -> Spend:
+    def ran(self, blocks: int, executed: int, work: int, made: int, decided: int = 0) -> Spend:
         """A round of ``blocks`` watched blocks ran ``executed`` thread-instructions and
         evaluated ``work`` values, ``made`` of them made whole (:attr:`.vectors.Vectors.work`
-        and ``made``'s counts)."""
+        and ``made``'s counts), and ``decided`` decisions over the grid's blocks."""
         cost = WATCH_COST * executed * (blocks + WATCH_FIXED) / max(1, blocks)
+        cost += DECIDE_COST * decided * self.n
         each = made / max(1, blocks) * (REUSED if not self.rounds else 1)
-        return Spend(self.n, self.spent + cost + EVAL_COST * work, each, self.rounds + 1)
+        per = decided * self.n / max(1, blocks)
+        return Spend(self.n, self.spent + cost + EVAL_COST * work, each, self.rounds + 1, per)
+
+    def watched(self, per_block: float) -> float:
+        """What watching one more block of about ``per_block`` thread-instructions is
+        expected to cost: the watch, the values it makes whole, and its decisions as many as
+        the last round's block's, over the grid's blocks."""
+        return WATCH_COST * per_block + EVAL_COST * self.made + DECIDE_COST * self.decided
+
+    def pays(self, per_block: float, size: float) -> bool:
+        """Whether watching a block pays: the ``size - 1`` blocks of its class (of about
+        ``per_block`` thread-instructions each, ``size`` as large as the classes so far on
+        average) would cost more run plainly than watching it (:meth:`watched`), or the
+        rounds cost no more than :data:`FLOOR` with it (a small grid's classes are found)."""
+        cost = self.watched(per_block)
+        return (size - 1) * per_block > cost or self.spent + cost <= FLOOR
 
     def evaluations(self, most: float, work: int) -> int:
         """The count :attr:`.vectors.Vectors.work` may reach in the next round (``work`` so
@@ -122,7 +151,7 @@ class Spend:
         window are not expected again: the vectors are kept whole once evaluated)."""
         each = WATCH_COST * per_block
         room = most - self.spent - WATCH_FIXED * each
-        fits = int(room // max(1.0, each + EVAL_COST * self.made))
+        fits = int(room // max(1.0, self.watched(per_block)))
         return max(0, min(want, fits))
 
     def said(self, watched: int, left: int, unit: str) -> str:
@@ -131,9 +160,10 @@ class Spend:
         return (
             f"The rounds ended after {watched:,} {one} run watched, where watching more to find "
             f"their classes would cost more than running the {left:,} {unit} left in plain "
-            f"batches (a block watched costs about {WATCH_COST} run plainly and the values "
-            f"evaluated for it, and the rounds at most {_share(SHARE)} of what running "
-            "every block plainly costs, besides what the classes found save)."
+            f"batches (a block watched costs about {WATCH_COST} run plainly, the values "
+            "evaluated for it and its decisions over every block, and the rounds at most "
+            f"{_share(SHARE)} of what running every block plainly costs, besides what the "
+            "classes found save)."
         )
 
 
