@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from shmem_cli.trace.emulator.alike import agree
+from shmem_cli.trace.emulator.alike import agree, guarded
 from shmem_cli.trace.emulator.alike.distinct import Arc
 
 W = 1 << 32
@@ -103,4 +103,28 @@ def test_the_threads_a_guard_of_arcs_runs_are_counted_from_their_ends(
     got, rest = agree.counted(vec, list(range(1, len(vec.values))), times, negated)
     assert rest == []
     want = (times[:, None] * (_table(vec) ^ negated)).sum(axis=0)
+    assert np.array_equal(got, want)
+
+
+def test_counted_refuses_a_vector_given_twice() -> None:
+    # its arcs are summed from the list, its threads read by vector: a repeat would count
+    # them twice, so the one caller passes distinct vectors and a repeat is refused
+    vec = _vectors(np.arange(8, dtype=np.uint32), [(False, 2, 3)])
+    with pytest.raises(ValueError, match="given twice"):
+        agree.counted(vec, [1, 1], np.array([2, 3]), False)
+
+
+@pytest.mark.parametrize("negated", [False, True])
+def test_a_guard_read_by_several_threads_of_one_vector_counts_each_thread_once(
+    negated: bool,
+) -> None:
+    # guarded.ran over threads that share vectors (three threads on arc 1, one on arc 2, two
+    # not moving): each block counts each thread once, as the arcs' bool vectors say
+    base = np.arange(10, dtype=np.uint32)
+    vec = _vectors(base, [(False, 2, 5), (True, W - 4, 3)])
+    vec.n, vec.full = len(base), False
+    guard = SimpleNamespace(vids=np.array([1, 2, 1, -1, 1, -1]), k=np.array([0, 0, 0, 1, 0, 0]))
+    got = guarded.ran(vec, guard, negated)
+    table = _table(vec) ^ negated
+    want = 3 * table[0] + table[1] + 1  # of the two still: k = 1 runs, or k = 0 under @!P
     assert np.array_equal(got, want)

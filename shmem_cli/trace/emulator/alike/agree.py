@@ -339,8 +339,14 @@ def counted(vec: Any, vids: Any, times: Any, negated: bool) -> tuple[Any, list[i
     """Per block, how many threads run an instruction under a guard whose vectors are
     ``vids`` (``times`` threads each; ``negated``: ``@!P``), from those that are
     :class:`.distinct.Arc` (None: none is), and the rest: a sum of each arc's thread count
-    over the intervals of ``D`` it holds on, by its ends (not a table of blocks x arcs)."""
+    over the intervals of ``D`` it holds on, by its ends (not a table of blocks x arcs).
+
+    ``vids`` must be distinct (each vector once, with all its threads in ``times``: the
+    caller, :func:`.guarded.ran`, passes ``np.unique``'s): the arcs are summed from the list
+    while ``times`` is read by vector, so a repeat would count its threads twice."""
     times_of = {int(v): int(t) for v, t in zip(vids, times, strict=True)}
+    if len(times_of) != len(times):
+        raise ValueError("agree.counted: a vector given twice (its threads would count twice)")
     by, rest = _by_base(vec, vids)
     ids = {id(a): v for v in times_of if isinstance(a := vec.values[v], Arc)} if by else {}
     out = None
