@@ -20,7 +20,12 @@ from click.testing import CliRunner
 from shmem_cli.cli import main
 from shmem_cli.cuda.build import build_warnings
 from shmem_cli.cuda.build_cache import Cached, lookup, open_cache, store
-from shmem_cli.cuda.nvcc_messages import MAX_KERNEL_WARNINGS, kernel_warnings, source_warnings
+from shmem_cli.cuda.nvcc_messages import (
+    MAX_KERNEL_WARNINGS,
+    kernel_front,
+    kernel_warnings,
+    source_warnings,
+)
 from shmem_cli.cuda.sources import SourceTree
 
 from .conftest import TRACE_DATA, needs_nvcc, needs_nvdisasm
@@ -141,6 +146,19 @@ def test_front_end_warnings_are_shown_as_nvcc_wrote_them() -> None:
     assert len(cut) == 15 and cut[-1] == "... and 26 more lines (warnings)"
     # nvcc's own words about the build and ptxas's statistics are none of them
     assert source_warnings(build_warnings("\n".join(NOISE)), tree) == ()
+
+
+def test_a_front_end_warning_goes_with_the_kernel_whose_lines_hold_it() -> None:
+    warned = [("/proj/src/front_end.cu", 9, 20)]  # its line table's own rows, in nvcc's words
+    other = [("src/front_end.cu", 22, 30), ("/proj/src/other.cu", 1, 99)]
+    assert kernel_front(FRONT_END_SHOWN, warned, other) == tuple(FRONT_END_SHOWN)
+    # another kernel's: the #warning at global scope only; the deprecated call's note (line
+    # 8) goes with its warning, the header's with the line that instantiated it (19)
+    assert kernel_front(FRONT_END_SHOWN, other, warned) == (FRONT_END_SHOWN[0],)
+    # a header's warning with no instantiating line, or one outside every kernel: everyone's
+    header = "/proj/lib/scale.h(4): warning #69-D: integer conversion resulted in truncation"
+    outside = "/proj/src/front_end.cu(21): warning #177-D: variable unused"
+    assert kernel_front([header, outside], other, warned) == (header, outside)
 
 
 def test_each_kernel_gets_its_own_each_distinct_one_once() -> None:
@@ -276,3 +294,30 @@ def test_front_end_warnings_reach_the_report_once(tmp_path: Path) -> None:
     assert [v["compiler_warnings"] for v in doc["variants"]] == [shown, shown]
     said = _shmem("sweep", *sweep)
     assert all(said.count(line + "\n") == 1 for line in shown)  # both variants': said once
+
+
+@pytest.mark.slow
+@needs_nvcc
+@needs_nvdisasm
+def test_each_kernel_of_a_file_shows_its_own_front_end_warnings(tmp_path: Path) -> None:
+    source = tmp_path / "two_kernels.cu"
+    shutil.copy(KERNELS / "two_kernels.cu", source)
+    at = os.path.realpath(source)
+    said = {
+        k: _kernels(_shmem("trace", str(source), "-k", k, "-b", "64", "--format", "json"))
+        for k in ("first", "second")
+    }
+    file_level = f'{at}:3:2: warning: #warning "file level" [-Wcpp]'
+    assert said["first"]["_Z5firstPf"]["compiler_warnings"] == [
+        file_level,
+        f"{at}(8): warning #69-D: integer conversion resulted in truncation",
+        f'{at}(6): warning #177-D: variable "unused_a" was declared but never referenced',
+    ]
+    second = [
+        file_level,
+        f'{at}(13): warning #177-D: variable "unused_b" was declared but never referenced',
+    ]
+    assert said["second"]["_Z6secondPf"]["compiler_warnings"] == second
+    sweep = ["sweep", str(source), "--define", "UNUSED=0,1", "-k", "second", "-b", "64"]
+    doc = json.loads(_shmem(*sweep, "-f", "json"))  # a compiled sweep's variants: the same
+    assert [v["compiler_warnings"] for v in doc["variants"]] == [second, second]

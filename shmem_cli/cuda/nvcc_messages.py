@@ -162,9 +162,61 @@ def source_warnings(
     messages (:func:`compiler_messages`: each once, as nvcc wrote it, ``k.cu(3): warning
     #177-D: variable "t" was declared but never referenced``; one in a file outside the tree,
     the toolkit's and the typed ``libraries`` keeps its place, not its words; at most
-    :data:`MAX_MESSAGES` lines); the same for every kernel of the build."""
+    :data:`MAX_MESSAGES` lines); each kernel's are then picked by :func:`kernel_front`."""
     front = [line for line in said if not PTXAS_SAID.match(line)]
     return tuple(compiler_messages("\n".join(front), tree, libraries).splitlines())
+
+
+Span = tuple[str, int, int]  # a kernel's own lines in a file: (file, first, last)
+_HERE = re.compile(r"^(?P<file>.+):(?P<line>\d+): note: instantiated from here")
+
+
+def kernel_front(
+    shown: Sequence[str], mine: Sequence[Span], others: Sequence[Span]
+) -> tuple[str, ...]:
+    """The front end's warnings ``shown`` (:func:`source_warnings`) about one kernel, whose
+    own lines are ``mine`` (:func:`..trace.kernel.line_table.own_spans`), the build's other
+    kernels' ``others``: a warning (with its notes) located in another kernel's lines and not
+    in its own is left out; one in a header goes by the line that instantiated it. The rest
+    (``#warning``, one at global scope, in a device function or a header without an
+    instantiating line) are about every kernel."""
+    groups: list[list[str]] = []
+    for line in shown:
+        m = DIAGNOSTIC.match(line)
+        joins = _HERE.match(line) or (m is not None and m.group("msg").startswith("note"))
+        if groups and joins:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    out: list[str] = []
+    for group in groups:
+        place = _place(group)
+        if place is None or _within(place, mine) or not _within(place, others):
+            out += group
+    return tuple(out)
+
+
+def _place(group: Sequence[str]) -> tuple[str, int] | None:
+    """Where a warning is: the kernel's line that instantiated it, else its own place."""
+    for line in group[1:]:
+        if (h := _HERE.match(line)) is not None:
+            return h.group("file"), int(h.group("line"))
+    m = DIAGNOSTIC.match(group[0])
+    at = None if m is None else m.group("line") or m.group("l2")
+    return None if m is None or at is None else (m.group("file"), int(at))
+
+
+def _within(place: tuple[str, int], spans: Sequence[Span]) -> bool:
+    """Whether ``place`` lies in one of ``spans`` (a file named as nvcc or the line table
+    wrote it: the same where one's path ends with the other's)."""
+    file, line = place
+    a = Path(file).parts
+    for name, lo, hi in spans:
+        b = Path(name).parts
+        n = min(len(a), len(b))
+        if lo <= line <= hi and n and a[-n:] == b[-n:]:
+            return True
+    return False
 
 
 # --- what ptxas said of a build that succeeded, per kernel ------------------------------------

@@ -35,7 +35,7 @@ from typing import TypeVar
 from ..cuda import toolchain
 from ..cuda.build import compile_checked
 from ..cuda.cu_inputs import include_folders
-from ..cuda.nvcc_messages import compiler_messages, kernel_warnings, source_warnings
+from ..cuda.nvcc_messages import compiler_messages, kernel_front, kernel_warnings, source_warnings
 from ..hardware.arch import DEFAULT_ARCH
 from ..hardware.ops import op_of_opcode
 from ..plumbing.errors import ShmemError, shorten
@@ -45,7 +45,7 @@ from .kernel.binaries import Cubin, extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, entry_names, find_kernel, read_cubin
 from .kernel.launch import LaunchPlan, plan_launch
-from .kernel.line_table import LineRows, line_rows
+from .kernel.line_table import LineRows, line_rows, own_spans
 from .kernel.params import Param, named_params, unnamed_why
 from .result import FileTrace
 from .trace_request import BlockRequired, TraceRequest, arg_texts
@@ -175,7 +175,7 @@ def _compile(request: TraceRequest, path: Path, folder: Path) -> _Cubins:
     check_outputs(request.outputs, list(build.files))  # nor one the compile read (computed)
     info = read_cubin(build.cubin)
     b, libraries = build, inputs.libraries
-    front = source_warnings(b.warnings, tree, inputs.typed)  # the same for every kernel
+    front = source_warnings(b.warnings, tree, inputs.typed)  # each kernel's: kernel_front
     return _Cubins(
         [info], [path], info.arch, b.note, b.sass, libraries, b.files, b.cached, b.warnings, front
     )
@@ -296,7 +296,10 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     constants = dataclasses.replace(constants, types=declared_types(texts))
     note, libraries, cached = built.note, built.libraries, built.cached
     others = [k.mangled for info in built.infos for k in info.kernels]  # a warning names one
-    warnings = (*built.front, *kernel_warnings(built.warnings, kernel.mangled, others))
+    named = [(i.path, k.mangled) for i in built.infos for k in i.kernels] if built.front else []
+    spans = {m: own_spans(line_rows(p, m)) for p, m in named}  # which kernel a warning is in
+    front = kernel_front(built.front, spans.pop(kernel.mangled, ()), sum(spans.values(), ()))
+    warnings = (*front, *kernel_warnings(built.warnings, kernel.mangled, others))
     return LoadedKernel(
         kernel, chosen, params, disassembly, arch, constants=constants, note=note,
         libraries=libraries, cached=cached, callers=callers, warnings=warnings,

@@ -38,7 +38,12 @@ from ...analysis.sweep.report import RANKS, RankedVariant, sweep_json
 from ...cuda import toolchain
 from ...cuda.build import Build, compile_checked
 from ...cuda.cu_inputs import CuInputs
-from ...cuda.nvcc_messages import compiler_messages, kernel_warnings, source_warnings
+from ...cuda.nvcc_messages import (
+    compiler_messages,
+    kernel_front,
+    kernel_warnings,
+    source_warnings,
+)
 from ...cuda.sources import SourceTree
 from ...hardware.arch import DEFAULT_ARCH, rules_for
 from ...hardware.ops import OP_NAMES as TRACE_OPS
@@ -47,6 +52,7 @@ from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
 from ..kernel.cubin import read_cubin
+from ..kernel.line_table import line_rows, own_spans
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -410,7 +416,10 @@ def run_compiled_sweep(
                 continue
             if made.warnings:  # nvcc's of this variant's build, ptxas's about the kernel
                 others = [k.mangled for k in read_cubin(cubin).kernels]
-                front = source_warnings(made.warnings, tree, inputs.typed)
+                spans = {m: own_spans(line_rows(cubin, m)) for m in others}  # (whose lines)
+                mine = spans.pop(kernel.mangled, ())
+                shown = source_warnings(made.warnings, tree, inputs.typed)
+                front = kernel_front(shown, mine, sum(spans.values(), ()))
                 said = (*front, *kernel_warnings(made.warnings, kernel.mangled, others))
                 kernel = dataclasses.replace(kernel, compiler_warnings=said)
             variants.append(Variant(index, defines, kernel=kernel))

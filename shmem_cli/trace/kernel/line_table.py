@@ -275,3 +275,15 @@ def _unit(data: bytes, start: int, end: int, keep: Callable[[int], bool] | None)
             for _ in range(lengths[op - 1] if op - 1 < len(lengths) else 0):
                 r.uleb()
     return rows
+
+
+def own_spans(rows: LineRows) -> tuple[tuple[str, int, int], ...]:
+    """The lines a kernel's own code spans, per file (file, first, last): of its rows not
+    inlined into it (ptxas places the first at the ``__global__`` line, the last at the
+    closing brace), for telling which kernel a compiler's warning is about."""
+    spans: dict[str, tuple[int, int]] = {}
+    for _, (file, line), up in rows.rows:
+        if up is None and line > 0:
+            lo, hi = spans.get(file, (line, line))
+            spans[file] = (min(lo, line), max(hi, line))
+    return tuple((file, lo, hi) for file, (lo, hi) in spans.items())
