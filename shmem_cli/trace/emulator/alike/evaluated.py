@@ -5,7 +5,7 @@ may reach a decision (:func:`needed`: no other's are evaluated)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ....cuda.sass import Instruction
@@ -126,12 +126,12 @@ def reads(o: Any, pair: bool = False) -> list[tuple[str, int]]:
     return []
 
 
-#: where each kind's registers start in a mask of registers (:func:`needed`); the spill
-#: slots, one bit for all, after them
-_BITS = {"R": (0, 256), "UR": (256, 64), "P": (320, 8), "UP": (328, 8)}
+#: where each kind's registers start in a mask of registers (:func:`needed`, and
+#: :mod:`..sync.spin_loops`); one bit after them stands for memory (spill slots)
+REGISTER_BITS = {"R": (0, 256), "UR": (256, 64), "P": (320, 8), "UP": (328, 8)}
 _SLOTS = 1 << 336
 #: jumps through a register, which :func:`needed` does not follow: every form is made
-_UNFOLLOWED = frozenset(("BRX", "BRXU", "JMX", "JMXU"))
+UNFOLLOWED = frozenset(("BRX", "BRXU", "JMX", "JMXU"))
 
 
 _ALWAYS = Reg("P", 7)  # (@PT)
@@ -145,11 +145,11 @@ def _wide(ins: Instruction, k: int) -> bool:
     return k == 2 and "WIDE" in ins.mods
 
 
-def _mask(regs: Sequence[tuple[str, int]]) -> int:
-    """The bits of registers ``regs`` (:data:`_BITS`)."""
+def register_bits(regs: Iterable[tuple[str, int]]) -> int:
+    """The bits of registers ``regs`` (:data:`REGISTER_BITS`)."""
     out = 0
     for kind, index in regs:
-        start, count = _BITS.get(kind, (0, 0))
+        start, count = REGISTER_BITS.get(kind, (0, 0))
         if index < count:
             out |= 1 << (start + index)
     return out
@@ -180,27 +180,28 @@ def needed(
     sites = [m + 1 for m, ins in enumerate(instructions) if ins.opcode == "CALL"]
     for m, ins in enumerate(instructions):
         target = flow.target(ins) if ins.opcode == "CALL" else None
-        if ins.opcode in _UNFOLLOWED or ins.opcode == "CALL" and target is None:
+        if ins.opcode in UNFOLLOWED or ins.opcode == "CALL" and target is None:
             return [True] * n
         succ[m] += [target] if target is not None else sites if ins.opcode == "RET" else []
     decides, defs, reading, formed = [0] * n, [0] * n, [0] * n, [False] * n
     for m, ins in enumerate(instructions):
-        decides[m] = _mask(decided[m])
-        defs[m] = _mask([(k, i + j) for k, i, c in destinations[m] for j in range(c)])
+        decides[m] = register_bits(decided[m])
+        defs[m] = register_bits([(k, i + j) for k, i, c in destinations[m] for j in range(c)])
         op = base_opcode(ins)
         formed[m] = op in EVALUATED or op in _FORMED
         if op == "STL":  # a spill: its registers reach the slots, read by a refill
             formed[m], defs[m] = True, _SLOTS
             r = reads(ins.operands[1])
-            reading[m] = _mask([(k, i + j) for k, i in r for j in range(4)])
+            reading[m] = register_bits([(k, i + j) for k, i in r for j in range(4)])
         elif op == "LDL":
             reading[m] = _SLOTS
         elif m < len(selects) and selects[m]:  # evaluated as a select where it is needed
-            regs = [r for o in sources(ins) for r in reads(o, True)]  # (.guarded): what it
-            reading[m] = _mask(regs) | defs[m]  # reads, what its registers held where not run
+            # (.guarded): what it reads, and what its registers held where it did not run
+            regs = [r for o in sources(ins) for r in reads(o, True)]
+            reading[m] = register_bits(regs) | defs[m]
         elif formed[m]:
             regs = [r for k, o in enumerate(sources(ins)) for r in reads(o, _wide(ins, k))]
-            reading[m] = _mask(regs)
+            reading[m] = register_bits(regs)
     kills = [x.opcode != "STL" and (x.guard is None or x.guard == _ALWAYS) for x in instructions]
     live, out = [0] * n, [False] * n
     changed = True

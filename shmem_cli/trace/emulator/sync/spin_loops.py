@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..alike.evaluated import reads, sources
+from ..alike.evaluated import UNFOLLOWED, reads, register_bits, sources
 from ..taint_flow import CONTROL, ControlFlow, conditions
 from . import subroutines
 
@@ -31,9 +31,7 @@ if TYPE_CHECKING:
 _READS = frozenset({"LD", "LDG", "ATOM", "ATOMG", "SULD", "SUATOM", "LDS", "LDSM", "ATOMS"})
 #: local memory, which passes such a value on (a register spilled and refilled)
 _LOCAL_READS, _LOCAL_WRITES = frozenset({"LD", "LDL"}), frozenset({"ST", "STL"})
-_UNFOLLOWED = frozenset({"BRX", "BRXU", "JMX", "JMXU"})
-#: a bit per register (:data:`_BITS`) and one for local memory
-_BITS = {"R": (0, 256), "UR": (256, 64), "P": (320, 8), "UP": (328, 8)}
+#: a bit per register (:data:`..alike.evaluated.REGISTER_BITS`) and one for local memory
 _MEMORY = 1 << 336
 _EVERY = (1 << 337) - 1
 
@@ -48,7 +46,7 @@ def may_wait(function: Function, destinations: Sequence[tuple[Dest, ...]]) -> bo
     code = function.instructions
     if not any(ins.opcode in _READS for ins in code):
         return False
-    if any(ins.opcode in _UNFOLLOWED for ins in code):
+    if any(ins.opcode in UNFOLLOWED for ins in code):
         return True  # a jump through a register: its loops are not known
     flow = ControlFlow(function, list(destinations), [None] * len(code))
     for latch, after in enumerate(flow.succ):
@@ -99,7 +97,7 @@ def _left_on_global(flow: ControlFlow, body: set[int]) -> bool:
         more = set(chosen)
         for i in sorted(body):
             decide = conditions(code[i]) if code[i].opcode in CONTROL else None
-            if decide is None or not _bits(decide) & state[i]:
+            if decide is None or not register_bits(decide) & state[i]:
                 continue
             if any(s not in body for s in flow.succ[i]):
                 return True  # a way out of the loop, taken on the value
@@ -124,10 +122,10 @@ def _next(flow: ControlFlow, i: int, sites: list[int]) -> list[int]:
 def _spread(
     flow: ControlFlow, every: set[int], succ: dict[int, list[int]], chosen: set[int], held: bool
 ) -> dict[int, int]:
-    """The bits (:data:`_BITS`) that hold a value read from global memory in the loop, before
-    each of its instructions ``every``, along its paths ``succ`` (``chosen``: instructions
-    whose writes hold one; ``held``: its calls were followed, else a call makes every bit
-    hold)."""
+    """The bits (:data:`..alike.evaluated.REGISTER_BITS`) that hold a value read from global
+    memory in the loop, before each of its instructions ``every``, along its paths ``succ``
+    (``chosen``: instructions whose writes hold one; ``held``: its calls were followed, else
+    a call makes every bit hold)."""
     code = flow.function.instructions
     state = dict.fromkeys(every, 0)
     todo = sorted(every, reverse=True)  # every instruction once, then where a bit is new
@@ -148,27 +146,17 @@ def _step(ins: Instruction, dests: tuple[Dest, ...], held: int, chosen: bool, ca
         return _EVERY
     writes = op in _LOCAL_WRITES
     wide = any("64" in m for m in ins.mods)  # every source a pair; IMAD.WIDE's addend alone
-    read = _bits(
+    read = register_bits(
         r
         for k, o in enumerate(ins.operands if writes else sources(ins))
         for r in reads(o, wide or k == 2 and "WIDE" in ins.mods)
     )
     g = ins.guard
-    guard = _bits([(g.kind, g.index)]) if g is not None and g.index != 7 else 0
-    defs = _bits([(k, r + j) for k, r, n in dests for j in range(n)])
+    guard = register_bits([(g.kind, g.index)]) if g is not None and g.index != 7 else 0
+    defs = register_bits([(k, r + j) for k, r, n in dests for j in range(n)])
     taken = chosen or held & (read | guard) or op in _READS
     if taken or op in _LOCAL_READS and held & _MEMORY:
         held |= defs
     elif not guard:
         held &= ~defs
     return held | (_MEMORY if writes and taken else 0)
-
-
-def _bits(regs: Iterable[tuple[str, int]]) -> int:
-    """The bits of registers ``regs`` (:data:`_BITS`)."""
-    out = 0
-    for kind, index in regs:
-        start, count = _BITS.get(kind, (0, 0))
-        if index < count:
-            out |= 1 << (start + index)
-    return out
