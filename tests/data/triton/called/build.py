@@ -12,7 +12,6 @@ same through Triton 3.3's experimental create_2d_tma_descriptor maps (nvTmaDesc)
 metadata, cubin and TTGIR of each entry are kept.
 """
 
-import json
 import os
 import shutil
 import sys
@@ -21,6 +20,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # kernels.py
+sys.path.insert(0, str(HERE.parents[1] / "lab_common"))
+
+from triton_keep import keep_entry  # noqa: E402
 
 
 def _matmul(descriptor: str, only: str) -> tuple:
@@ -85,15 +87,10 @@ def main() -> None:
             attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
             src = ASTSource(fn, signature, consts, attrs)
         compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
-        folder = next(
-            m.parent
-            for m in scratch.glob(f"*/{name}.json")
-            if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
+        entry = keep_entry(
+            scratch, name, compiled, HERE / triton.__version__, (".json", ".cubin", ".ttgir")
         )
-        dest = HERE / triton.__version__ / folder.name
-        dest.mkdir(parents=True)
-        for kind in (".json", ".cubin", ".ttgir"):
-            shutil.copyfile(folder / f"{name}{kind}", dest / f"{name}{kind}")
+        dest = HERE / triton.__version__ / entry
         print(triton.__version__, name, dest.relative_to(HERE))
     shutil.rmtree(scratch, ignore_errors=True)
 

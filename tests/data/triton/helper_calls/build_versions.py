@@ -7,7 +7,6 @@ Triton 3.0 to 3.6 write no inlining chain into the PTX, so a helper's calls are 
 TTGIR's callsite locations (tests/test_trace_triton_helper_versions.py).
 """
 
-import json
 import os
 import shutil
 import sys
@@ -16,6 +15,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "lab_common"))
+
+from triton_keep import keep_entry  # noqa: E402
 
 # name: signature, constexprs, options
 CALLS = {
@@ -49,15 +51,8 @@ def main() -> None:
         else:
             src = ASTSource(fn, {**signature, **dict.fromkeys(consts, "constexpr")}, consts)
         compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
-        folder = next(
-            m.parent
-            for m in scratch.glob(f"*/{name}.json")
-            if json.loads(m.read_text()).get("hash") == compiled.metadata.hash
-        )
-        dest = out / folder.name
-        dest.mkdir(parents=True)
-        for kind in (".json", ".cubin", ".ttgir"):
-            shutil.copyfile(folder / f"{name}{kind}", dest / f"{name}{kind}")
+        entry = keep_entry(scratch, name, compiled, out, (".json", ".cubin", ".ttgir"))
+        dest = out / entry
         print(triton.__version__, name, dest.relative_to(HERE))
     shutil.rmtree(scratch, ignore_errors=True)
 
