@@ -107,6 +107,19 @@ def test_one_usage_error_style_for_click_and_shmem_errors() -> None:
     assert "no such file or directory: no/such.yaml" in missing_file.stderr
 
 
+def test_every_missing_path_is_named_not_only_the_first() -> None:
+    spec = str(ROOT / "access_specs" / "transpose_naive.yaml")
+    for command in ("analyze", "lint", "verify"):
+        args = [command, "no/a.yaml", spec, "no/b.yaml"]
+        result = CliRunner().invoke(main, args, prog_name="shmem")
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines() == [
+            "shmem: error: no such file or directory: no/a.yaml",
+            "shmem: error: no such file or directory: no/b.yaml",
+            f"(see: shmem {command} --help)",
+        ]
+
+
 def test_errors_are_printed_once_when_stdout_and_stderr_share_a_pipe(tmp_path: Path) -> None:
     # what a CI log shows: `shmem analyze bad.yaml 2>&1 | cat`
     spec = tmp_path / "bad.yaml"

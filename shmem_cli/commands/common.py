@@ -177,11 +177,11 @@ def emit_simple_report(
 
 def require_paths(paths: Iterable[str], *, stdin: bool = True, note: str = "") -> None:
     """The one "no such file" check: every path exists (``-``, standard input, too)."""
-    for p in paths:
-        if stdin and p == STDIO:
-            continue
-        if not os.path.exists(p):
-            fail_usage(f"{missing(p)}: {p}{note}")
+    gone = [p for p in paths if not (stdin and p == STDIO or os.path.exists(p))]
+    for p in gone[:-1]:  # each missing path its own line, none hidden by the first
+        UsageError(f"{missing(p)}: {p}{note}").show()
+    if gone:  # the last, with "(see: ... --help)"; exit status 2
+        fail_usage(f"{missing(gone[-1])}: {gone[-1]}{note}")
 
 
 def require_file(path: str, *, folder: bool = False) -> None:
