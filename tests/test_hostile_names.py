@@ -63,3 +63,23 @@ def test_a_file_name_with_a_line_break_is_shown_on_one_line(tmp_path: Path) -> N
         assert code == status, out
         assert forged_lines(out) == [], (args, out)
         assert "a\\n::error file=x.cu,line=1::forged" in out, (args, out)
+
+
+def test_a_kernel_args_key_with_a_control_character_is_refused_at_the_spec_check(
+    tmp_path: Path,
+) -> None:
+    # it was taken, and only the trace said "kernel.args k\x00x: no parameter of that name"
+    (tmp_path / "k.cu").write_text("__global__ void k(int m) {}\n")
+    spec = tmp_path / "s.yaml"
+    kernel = 'kernel:\n  source: k.cu\n  name: k\n  args: {m: 2, 0: 3, "k\\0x": 1, "\\e[2J": 4}\n'
+    spec.write_text(kernel + SPEC + "  - {name: r, array: a, index: [threadIdx.x]}\n")
+    hint = (
+        "holds a control character: write the parameter's name as the kernel declares it "
+        "(NAME or NAME+OFFSET), or its 0-based position"
+    )
+    for command in ("analyze", "lint"):
+        code, out = run(command, str(spec))
+        assert code == 2, out
+        assert f"{spec}:4:22: error: kernel.args: 'k\\x00x' {hint}" in out, out
+        assert f"{spec}:4:33: error: kernel.args: '\\x1b[2J' {hint}" in out, out
+        assert out.count(hint) == 2 and "\x00" not in out and "\x1b" not in out, out

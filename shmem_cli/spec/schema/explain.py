@@ -23,6 +23,8 @@ _IDENT_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
 #: a name shown in reports: one line, so that no name can start a line of its own there
 #: (a line "::error file=..." in a CI log is a command to the runner)
 _ONE_LINE_PATTERN = "^[^\\n\\r]*$"
+#: a kernel argument's key: no control character (a NUL, an escape), which no C name holds
+_NO_CONTROL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 _IDENT_RE = regex(_IDENT_PATTERN)  # '$' as the schema means it: the end of the text
 
 _TYPE_NAMES = {
@@ -120,6 +122,11 @@ def _pattern_hint(pattern: str, value: Any) -> str:
         )
     if pattern == _ONE_LINE_PATTERN:
         return f"{_show(value)} holds a line break: a name is one line of the report"
+    if pattern == _NO_CONTROL_PATTERN:
+        return (
+            f"{_show(value)} holds a control character: write the parameter's name as the "
+            "kernel declares it (NAME or NAME+OFFSET), or its 0-based position"
+        )
     if "\\.\\." in pattern:
         return (
             f"{_show(value)} is not a valid range "
