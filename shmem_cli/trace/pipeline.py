@@ -45,7 +45,7 @@ from .kernel.binaries import Cubin, extract_cubins, kernel_input_kind
 from .kernel.constants import Constants, declared_types, read_constants, set_constants
 from .kernel.cubin import CubinInfo, Kernel, disassembly_scope, entry_names, find_kernel, read_cubin
 from .kernel.launch import LaunchPlan, plan_launch
-from .kernel.line_table import LineRows, line_rows, own_spans
+from .kernel.line_table import LineRows, kernel_spans, line_rows
 from .kernel.params import Param, named_params, unnamed_why
 from .result import FileTrace
 from .trace_request import BlockRequired, TraceRequest, arg_texts
@@ -297,8 +297,7 @@ def load_kernel(request: TraceRequest, folder: Path, *, launch: bool = True) -> 
     note, libraries, cached = built.note, built.libraries, built.cached
     others = [k.mangled for info in built.infos for k in info.kernels]  # a warning names one
     named = [(i.path, k.mangled) for i in built.infos for k in i.kernels] if built.front else []
-    spans = {m: own_spans(line_rows(p, m)) for p, m in named}  # which kernel a warning is in
-    front = kernel_front(built.front, spans.pop(kernel.mangled, ()), sum(spans.values(), ()))
+    front = kernel_front(built.front, *kernel_spans(named, kernel.mangled))  # whose warning
     warnings = (*front, *kernel_warnings(built.warnings, kernel.mangled, others))
     return LoadedKernel(
         kernel, chosen, params, disassembly, arch, constants=constants, note=note,

@@ -52,7 +52,7 @@ from ...plumbing.errors import ShmemError, shorten
 from ...plumbing.frozen import frozen
 from ...plumbing.tool_threads import map_tools
 from ..kernel.cubin import read_cubin
-from ..kernel.line_table import line_rows, own_spans
+from ..kernel.line_table import kernel_spans
 from ..pipeline import TraceRequest, trace_file
 from ..result import OP_TOTALS_KEYS, KernelTrace
 
@@ -416,10 +416,9 @@ def run_compiled_sweep(
                 continue
             if made.warnings:  # nvcc's of this variant's build, ptxas's about the kernel
                 others = [k.mangled for k in read_cubin(cubin).kernels]
-                spans = {m: own_spans(line_rows(cubin, m)) for m in others}  # (whose lines)
-                mine = spans.pop(kernel.mangled, ())
                 shown = source_warnings(made.warnings, tree, inputs.typed)
-                front = kernel_front(shown, mine, sum(spans.values(), ()))
+                spans = kernel_spans([(cubin, m) for m in others], kernel.mangled)
+                front = kernel_front(shown, *spans)  # those in the kernel's lines, or the file's
                 said = (*front, *kernel_warnings(made.warnings, kernel.mangled, others))
                 kernel = dataclasses.replace(kernel, compiler_warnings=said)
             variants.append(Variant(index, defines, kernel=kernel))

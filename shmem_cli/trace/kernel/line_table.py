@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ...plumbing.bounded_read import read_bounded
@@ -287,3 +287,20 @@ def own_spans(rows: LineRows) -> tuple[tuple[str, int, int], ...]:
             lo, hi = spans.get(file, (line, line))
             spans[file] = (min(lo, line), max(hi, line))
     return tuple((file, lo, hi) for file, (lo, hi) in spans.items())
+
+
+def kernel_spans(
+    kernels: Sequence[tuple[str | Path, str]], function: str
+) -> tuple[tuple[tuple[str, int, int], ...], tuple[tuple[str, int, int], ...]]:
+    """The own lines (:func:`own_spans`) of ``function`` and those of the build's other
+    ``kernels`` (each a cubin's path and a mangled name), for telling which kernel a
+    compiler's warning is about (:func:`...cuda.nvcc_messages.kernel_front`)."""
+    mine: tuple[tuple[str, int, int], ...] = ()
+    others: tuple[tuple[str, int, int], ...] = ()
+    for path, name in kernels:
+        spans = own_spans(line_rows(path, name))
+        if name == function:
+            mine = spans
+        else:
+            others += spans
+    return mine, others
