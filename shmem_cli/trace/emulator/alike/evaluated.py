@@ -137,7 +137,7 @@ UNFOLLOWED = frozenset(("BRX", "BRXU", "JMX", "JMXU"))
 _ALWAYS = Reg("P", 7)  # (@PT)
 
 
-def _wide(ins: Instruction, k: int) -> bool:
+def wide_source(ins: Instruction, k: int) -> bool:
     """Whether source ``k`` of ``ins`` (:func:`sources`) may be a register pair:
     ``IMAD.WIDE``'s addend, any source of a 64-bit form (``.U64``, ``.S64``, ``.64``)."""
     if any("64" in mod for mod in ins.mods):
@@ -200,7 +200,7 @@ def needed(
             regs = [r for o in sources(ins) for r in reads(o, True)]
             reading[m] = register_bits(regs) | defs[m]
         elif formed[m]:
-            regs = [r for k, o in enumerate(sources(ins)) for r in reads(o, _wide(ins, k))]
+            regs = [r for k, o in enumerate(sources(ins)) for r in reads(o, wide_source(ins, k))]
             reading[m] = register_bits(regs)
     kills = [x.opcode != "STL" and (x.guard is None or x.guard == _ALWAYS) for x in instructions]
     live, out = [0] * n, [False] * n

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..alike.evaluated import UNFOLLOWED, reads, register_bits, sources
+from ..alike.evaluated import UNFOLLOWED, reads, register_bits, sources, wide_source
 from ..taint_flow import CONTROL, ControlFlow, conditions
 from . import subroutines
 
@@ -145,11 +145,10 @@ def _step(ins: Instruction, dests: tuple[Dest, ...], held: int, chosen: bool, ca
     if op == "CALL" and not calls:
         return _EVERY
     writes = op in _LOCAL_WRITES
-    wide = any("64" in m for m in ins.mods)  # every source a pair; IMAD.WIDE's addend alone
     read = register_bits(
         r
         for k, o in enumerate(ins.operands if writes else sources(ins))
-        for r in reads(o, wide or k == 2 and "WIDE" in ins.mods)
+        for r in reads(o, wide_source(ins, k))
     )
     g = ins.guard
     guard = register_bits([(g.kind, g.index)]) if g is not None and g.index != 7 else 0
