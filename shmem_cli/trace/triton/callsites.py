@@ -180,26 +180,14 @@ def place(
     kernel's line that called it (see the module docstring); ``shared``: pc -> opcode of
     every shared-memory instruction."""
     out = dict(lines)
-    runs: dict[Location, list[int]] = {}
-    for pc in sorted(shared):
-        where = lines.get(pc)
-        if where is not None and where in callers:
-            runs.setdefault(where, []).append(pc)
+    split = _call_runs(lines, callers, shared)
     for lib, sites in callers.items():
         if len(set(sites)) == 1:
             for pc, where in lines.items():
                 if where == lib:
                     out[pc] = sites[0]
             continue
-        pcs = runs.get(lib, [])
-        k = len(sites)
-        if not pcs or len(pcs) % k:
-            continue
-        m = len(pcs) // k
-        parts = [pcs[j * m : (j + 1) * m] for j in range(k)]
-        if len({tuple(shared[pc] for pc in part) for part in parts}) != 1:
-            continue  # the runs differ: which is which cannot be told
-        for site, part in zip(sites, parts, strict=True):
+        for site, part in zip(sites, split.get(lib, ()), strict=False):
             for pc in part:
                 out[pc] = site
     return out
@@ -219,27 +207,40 @@ def calls(
     calls, each the same opcodes, and a barrier (``barriers``: the pcs of ``BAR``, which
     ptxas moves no shared-memory access across) lies between each run and the next: two
     calls' accesses with none between them may be interleaved. Otherwise none is named."""
-    runs: dict[Location, list[int]] = {}
-    for pc in sorted(shared):
-        where = lines.get(pc)
-        if where is not None and where in helpers:
-            runs.setdefault(where, []).append(pc)
     out: dict[int, Location] = {}
-    for line, pcs in runs.items():
-        sites = helpers[line]
-        k = len(sites)
-        if len(pcs) % k:
-            continue
-        m = len(pcs) // k
-        parts = [pcs[j * m : (j + 1) * m] for j in range(k)]
-        if len({tuple(shared[pc] for pc in part) for part in parts}) != 1:
-            continue  # the runs differ: which is which cannot be told
+    for line, parts in _call_runs(lines, helpers, shared).items():
         apart = all(
             any(a[-1] < bar < b[0] for bar in barriers)
             for a, b in zip(parts, parts[1:], strict=False)
         )
         if not apart:
             continue  # nothing keeps two calls' accesses from being scheduled among each other
-        for site, part in zip(sites, parts, strict=True):
+        for site, part in zip(helpers[line], parts, strict=True):
             out.update((pc, site) for pc in part)
+    return out
+
+
+def _call_runs(
+    lines: Mapping[int, Location],
+    sites: Mapping[Location, tuple[Location, ...]],
+    shared: Mapping[int, str],
+) -> dict[Location, list[list[int]]]:
+    """Each line of ``sites`` -> its shared-memory instructions (``shared``, placed by
+    ``lines``) split into one run a call, in program order, where they split into as many
+    runs as calls, each the same opcodes (which run is which call is told by order alone:
+    otherwise the line has none)."""
+    runs: dict[Location, list[int]] = {}
+    for pc in sorted(shared):
+        where = lines.get(pc)
+        if where is not None and where in sites:
+            runs.setdefault(where, []).append(pc)
+    out: dict[Location, list[list[int]]] = {}
+    for line, pcs in runs.items():
+        k = len(sites[line])
+        if len(pcs) % k:
+            continue
+        m = len(pcs) // k
+        parts = [pcs[j * m : (j + 1) * m] for j in range(k)]
+        if len({tuple(shared[pc] for pc in part) for part in parts}) == 1:
+            out[line] = parts
     return out
